@@ -1,0 +1,81 @@
+"""streammetrics: streaming evaluation metrics for classifiers and rankers.
+
+Every metric is an accumulator: ``update`` folds in a batch (or one sample), ``compute`` reads the
+current value, ``merge`` combines workers, ``save``/``load`` persist without pickle. See SPEC
+section 0 for the protocol and README.md for a tour.
+"""
+
+from ._base import Metric, UndefinedMetricWarning
+from ._persistence import dumps, load, loads, save
+from .confusion import (
+    F1,
+    FDR,
+    FNR,
+    FOR,
+    FPR,
+    NPV,
+    PPV,
+    TNR,
+    TPR,
+    Accuracy,
+    BalancedAccuracy,
+    CohenKappa,
+    ConfusionMatrix,
+    ErrorRate,
+    FallOut,
+    FBeta,
+    HammingLoss,
+    Jaccard,
+    MatthewsCorrCoef,
+    MissRate,
+    Precision,
+    Prevalence,
+    Recall,
+    Sensitivity,
+    Specificity,
+    WeightedAccuracy,
+)
+from .metricset import MetricSet
+from .report import ClassificationReport, Report
+from .topk import TopKAccuracy
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Metric",
+    "MetricSet",
+    "UndefinedMetricWarning",
+    "save",
+    "load",
+    "dumps",
+    "loads",
+    "ConfusionMatrix",
+    "Accuracy",
+    "ErrorRate",
+    "HammingLoss",
+    "Precision",
+    "Recall",
+    "Specificity",
+    "FallOut",
+    "MissRate",
+    "NPV",
+    "FDR",
+    "FOR",
+    "Prevalence",
+    "FBeta",
+    "F1",
+    "Jaccard",
+    "BalancedAccuracy",
+    "WeightedAccuracy",
+    "MatthewsCorrCoef",
+    "CohenKappa",
+    "TopKAccuracy",
+    "ClassificationReport",
+    "Report",
+    "TPR",
+    "Sensitivity",
+    "TNR",
+    "FPR",
+    "FNR",
+    "PPV",
+]

@@ -1,0 +1,89 @@
+"""Command line entry point: ``streammetrics [COMMAND]`` / ``python -m streammetrics``.
+
+Commands:
+
+* ``demo`` (the default): stream the bundled example predictions through a MetricSet in batches
+  and print the metrics with their Wilson intervals and the classification report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections.abc import Iterator, Sequence
+from importlib import resources
+
+import numpy as np
+
+EXAMPLE = "breast_cancer_scores.csv"
+
+
+def example_batches(batch_size: int = 100) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The bundled example (label, score) in batches, read as a stream."""
+    path = resources.files("streammetrics") / "data" / EXAMPLE
+    with path.open("r", encoding="utf-8") as fh:
+        rows = csv.DictReader(line for line in fh if not line.startswith("#"))
+        labels: list[int] = []
+        scores: list[float] = []
+        for row in rows:
+            labels.append(int(row["label"]))
+            scores.append(float(row["score"]))
+            if len(labels) == batch_size:
+                yield np.array(labels), np.array(scores)
+                labels, scores = [], []
+        if labels:
+            yield np.array(labels), np.array(scores)
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    import streammetrics as sm
+
+    metrics = sm.MetricSet(
+        accuracy=sm.Accuracy(threshold=args.threshold),
+        precision=sm.Precision(threshold=args.threshold),
+        recall=sm.Recall(threshold=args.threshold),
+        specificity=sm.Specificity(threshold=args.threshold),
+        npv=sm.NPV(threshold=args.threshold),
+        f1=sm.F1(threshold=args.threshold),
+        balanced_accuracy=sm.BalancedAccuracy(threshold=args.threshold),
+        mcc=sm.MatthewsCorrCoef(threshold=args.threshold),
+        report=sm.ClassificationReport(threshold=args.threshold),
+    )
+    rows = 0
+    for labels, scores in example_batches(args.batch_size):
+        metrics.update(labels, scores)
+        rows += len(labels)
+    values = metrics.compute()
+    print(f"streammetrics demo: {rows} rows of bundled example predictions ({EXAMPLE}),")
+    print(f"streamed in batches of {args.batch_size}, threshold {args.threshold}\n")
+    print(f"{'metric':<20}{'value':>10}   95% Wilson interval")
+    for name, value in values.items():
+        if name == "report":
+            continue
+        metric = metrics[name]
+        interval = ""
+        if hasattr(metric, "interval"):
+            low, high = metric.interval()
+            interval = f"   [{low:.4f}, {high:.4f}]"
+        print(f"{name:<20}{value:>10.4f}{interval}")
+    print("\nclassification report\n")
+    print(values["report"].table())
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="streammetrics", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command")
+    demo = sub.add_parser("demo", help="stream the bundled example through a MetricSet")
+    for p in (parser, demo):
+        p.add_argument("--batch-size", type=int, default=100, help="rows per update (default 100)")
+        p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (default 0.5)")
+    args = parser.parse_args(argv)
+    if args.batch_size < 1:
+        parser.error("--batch-size must be >= 1")
+    return run_demo(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,192 @@
+"""The accumulator protocol shared by every metric (SPEC section 0).
+
+A :class:`Metric` owns one :class:`~streammetrics._state.State` and a lock. Everything generic
+lives here -- ``update`` (validate and prepare outside the lock, apply inside it, so a rejected
+batch changes nothing), ``merge``, ``reset``, ``copy``, ``state_dict`` / ``from_state_dict``,
+``nbytes`` and pickling -- so a concrete metric only says how to build its state from its
+configuration and how to read a value from it.
+
+Thread safety: each accumulator has a re-entrant lock. ``update`` holds it only while folding in a
+prepared increment; ``compute``, ``merge``, ``reset`` and ``state_dict`` hold it while they read or
+write. Concurrent calls therefore give the state of some sequential order of them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any, ClassVar, TypeVar
+
+from ._state import State
+
+__all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS"]
+
+#: Version of the ``state_dict`` layout (and of the file format built on it).
+FORMAT_VERSION = 1
+#: Keys of a state dict that are not state arrays.
+RESERVED_KEYS = frozenset({"class", "format_version", "config"})
+
+M = TypeVar("M", bound="Metric")
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric was undefined on the data seen (e.g. a zero denominator) and was replaced."""
+
+
+class Metric:
+    """Base class of all streaming accumulators.
+
+    Subclasses set ``self._state`` in ``__init__`` and implement ``_config`` (the constructor
+    arguments, JSON-able) and ``_compute``. Classification metrics inherit ``update(y_true,
+    y_pred, *, sample_weight=None)``; other families define their own ``update`` signature and
+    call :meth:`_update_state`.
+    """
+
+    #: Which ``update`` shape the metric takes; a MetricSet holds one family only.
+    family: str = "classification"
+    _registry: ClassVar[dict[str, type[Metric]]] = {}
+
+    _state: State
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            Metric._registry.setdefault(cls.__name__, cls)
+
+    # -- configuration ---------------------------------------------------------------------
+    def _config(self) -> dict[str, Any]:
+        """Constructor arguments as JSON-able values (re-creates an empty twin)."""
+        raise NotImplementedError
+
+    def share_key(self) -> Any:
+        """Identity of the state: metrics with equal keys may share one state in a MetricSet."""
+        return (type(self._state).__name__, self._state.key())
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- the protocol ----------------------------------------------------------------------
+    def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
+        """Fold in one batch (or one sample). Atomic: a rejected batch changes nothing.
+
+        Returns ``self``.
+        """
+        return self._update_state(y_true, y_pred, sample_weight)
+
+    def _update_state(self: M, *args: Any, **kwargs: Any) -> M:
+        delta = self._state.prepare(*args, **kwargs)
+        with self._lock:
+            self._state.apply(delta)
+        return self
+
+    def compute(self) -> Any:
+        """The current value. Never changes the value, the state or the configuration."""
+        with self._lock:
+            return self._compute()
+
+    def _compute(self) -> Any:
+        raise NotImplementedError
+
+    def _check_mergeable(self, other: Metric) -> None:
+        if type(other) is not type(self):
+            raise ValueError(
+                f"merge: cannot merge {type(other).__name__} into {type(self).__name__}"
+            )
+        mine, theirs = self._config(), other._config()
+        if mine != theirs:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            detail = ", ".join(f"{k}: {mine.get(k)!r} vs {theirs.get(k)!r}" for k in diff)
+            raise ValueError(f"merge: configuration mismatch ({detail})")
+
+    def merge(self: M, *others: Metric) -> M:
+        """Fold other accumulators of the same configuration into this one; returns ``self``.
+
+        A configuration mismatch is a ``ValueError`` (and nothing is merged). Cost: the size of
+        the others' states.
+        """
+        for other in others:
+            self._check_mergeable(other)
+        snapshots = []
+        for other in others:
+            with other._lock:
+                snapshots.append(other._state.copy())
+        with self._lock:
+            for snap in snapshots:
+                self._state.merge(snap)
+        return self
+
+    def reset(self: M) -> M:
+        """Back to the empty state; returns ``self``."""
+        with self._lock:
+            self._state.reset()
+        return self
+
+    def copy(self: M) -> M:
+        """An independent deep copy (own state, own lock)."""
+        return type(self).from_state_dict(self.state_dict())
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the state arrays."""
+        with self._lock:
+            return self._state.nbytes
+
+    # -- persistence -----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The full state: ``class``, ``format_version``, ``config`` and the state arrays."""
+        with self._lock:
+            out: dict[str, Any] = {
+                "class": type(self).__name__,
+                "format_version": FORMAT_VERSION,
+                "config": self._config(),
+            }
+            out.update(self._state_arrays())
+            return out
+
+    def _state_arrays(self) -> dict[str, Any]:
+        return self._state.arrays()
+
+    @classmethod
+    def _from_config(cls: type[M], config: Mapping[str, Any]) -> M:
+        try:
+            return cls(**config)
+        except TypeError as exc:
+            raise ValueError(f"state: bad configuration for {cls.__name__}: {exc}") from exc
+
+    def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        self._state.load_arrays(arrays)
+
+    @classmethod
+    def from_state_dict(cls: type[M], state: Mapping[str, Any]) -> M:
+        """Rebuild an accumulator from :meth:`state_dict` output (validated: untrusted input)."""
+        if not isinstance(state, Mapping):
+            raise ValueError("state: expected a mapping")
+        name = state.get("class")
+        version = state.get("format_version")
+        if version != FORMAT_VERSION:
+            raise ValueError(
+                f"state: unknown format version {version!r} (this library reads {FORMAT_VERSION})"
+            )
+        target = Metric._registry.get(name) if isinstance(name, str) else None
+        if target is None:
+            raise ValueError(f"state: unknown metric class {name!r}")
+        if not issubclass(target, cls):
+            raise ValueError(f"state: holds a {name}, not a {cls.__name__}")
+        config = state.get("config")
+        if not isinstance(config, Mapping):
+            raise ValueError("state: 'config' must be a mapping")
+        obj = target._from_config(config)
+        obj._load_arrays({k: v for k, v in state.items() if k not in RESERVED_KEYS})
+        return obj  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickling (multiprocessing, Dask) goes through the compact, validated state dict.
+        return (_rebuild, (self.state_dict(),))
+
+
+def _rebuild(state: Mapping[str, Any]) -> Metric:
+    return Metric.from_state_dict(state)

@@ -1,0 +1,368 @@
+"""The one confusion-count kernel every confusion metric is a view of (SPEC section 2).
+
+State (float64, weighted sums; rows = actual class, columns = predicted class):
+
+* binary: ``counts`` (2, 2) = ``[[TN, FP], [FN, TP]]``;
+* multiclass (C classes): ``counts`` (C, C);
+* multilabel (L labels): ``counts`` (L, 2, 2), one binary matrix per label, plus ``rows`` (3,) =
+  (weight of rows whose labels are all right, total row weight, total squared row weight) for
+  subset accuracy;
+* ``counts_w2``: the same cells summing squared weights (for Wilson intervals with the effective
+  sample size). While every weight seen is 1 it equals ``counts`` and is not maintained.
+
+``update`` cost: binary, unweighted -- three ``count_nonzero`` passes over the batch plus one
+validation reduction per argument; weighted or multiclass -- one ``bincount``. Scalars (one sample,
+river style) take a pure-Python path into a small pending dict that is folded into the arrays on
+the next read. Memory O(C^2) (O(L) for multilabel), independent of the number of samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._state import State, SummedState
+from ._validation import (
+    as_numpy,
+    check_binary_labels,
+    check_class_labels,
+    check_scores,
+    check_weights,
+    is_scalar,
+)
+
+__all__ = ["ConfusionCounts", "OneVsRest", "task_of"]
+
+TASKS = ("binary", "multiclass", "multilabel")
+
+
+def task_of(num_classes: int | None, multilabel: bool) -> str:
+    """Validate the task arguments shared by every classification metric."""
+    if multilabel:
+        if num_classes is None:
+            raise ValueError("num_classes: required with multilabel=True (the number of labels)")
+        task = "multilabel"
+    else:
+        task = "binary" if num_classes is None else "multiclass"
+    if num_classes is not None:
+        if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)):
+            raise ValueError(f"num_classes: must be an int >= 2, got {num_classes!r}")
+        if num_classes < (1 if multilabel else 2):
+            raise ValueError(
+                f"num_classes: must be >= {1 if multilabel else 2}, got {num_classes!r}"
+            )
+    return task
+
+
+@dataclass(frozen=True)
+class OneVsRest:
+    """Per-class one-vs-rest counts (each an array of shape (K,)): class c vs not c."""
+
+    tp: np.ndarray
+    fp: np.ndarray
+    fn: np.ndarray
+    tn: np.ndarray
+
+    @property
+    def support(self) -> np.ndarray:  # actual positives P_c
+        return self.tp + self.fn
+
+    @property
+    def predicted(self) -> np.ndarray:  # predicted positives PP_c
+        return self.tp + self.fp
+
+    @property
+    def total(self) -> np.ndarray:
+        return self.tp + self.fp + self.fn + self.tn
+
+
+class ConfusionCounts(SummedState):
+    """Weighted confusion counts for one task configuration (see the module docstring)."""
+
+    def __init__(
+        self,
+        task: str,
+        num_classes: int | None = None,
+        threshold: float = 0.5,
+        ignore_index: int | None = None,
+    ) -> None:
+        if task not in TASKS:
+            raise ValueError(f"task: must be one of {TASKS}, got {task!r}")
+        threshold = float(threshold)
+        if not np.isfinite(threshold):
+            raise ValueError(f"threshold: must be finite, got {threshold!r}")
+        if ignore_index is not None and (
+            isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer))
+        ):
+            raise ValueError(f"ignore_index: must be an int or None, got {ignore_index!r}")
+        self.task = task
+        self.num_classes = 2 if task == "binary" else int(num_classes)  # type: ignore[arg-type]
+        self.threshold = threshold
+        self.ignore_index = None if ignore_index is None else int(ignore_index)
+        k = self.num_classes
+        shape = (k, 2, 2) if task == "multilabel" else (k, k)
+        self._arrays = {"counts": np.zeros(shape), "counts_w2": np.zeros(shape)}
+        if task == "multilabel":
+            self._arrays["rows"] = np.zeros(3)
+        self._w2_tracked = False  # False: every weight so far was 1, counts_w2 == counts
+        self._pending: dict[int, float] = {}
+        self._pending_w2: dict[int, float] = {}
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.task, self.num_classes, self.threshold, self.ignore_index)
+
+    # -- preparing a batch (validation; never mutates) ---------------------------------------
+    def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        if self.task != "multilabel" and is_scalar(y_true) and is_scalar(y_pred):
+            return self._prepare_one(y_true, y_pred, sample_weight)
+        y = as_numpy(y_true, "y_true")
+        p = as_numpy(y_pred, "y_pred")
+        if self.task == "multilabel":
+            return self._prepare_multilabel(y, p, sample_weight)
+        if y.ndim == 0:  # one sample given as a 0-d array / scalar with a row of scores
+            y = y.reshape(1)
+            p = p.reshape(1, -1) if (self.task == "multiclass" and p.ndim == 1) else p.reshape(1)
+        if y.ndim != 1:
+            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        n = y.shape[0]
+        w = check_weights(sample_weight, n)
+        y = (
+            check_binary_labels(y, "y_true", self.ignore_index)
+            if self.task == "binary"
+            else check_class_labels(y, "y_true", self.num_classes, self.ignore_index)
+        )
+        pred = self._predicted_classes(p, n)
+        if n == 0:
+            return None
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+            if not keep.all():
+                y, pred = y[keep], pred[keep]
+                w = None if w is None else w[keep]
+        if self.task == "binary" and w is None:
+            n = y.shape[0]
+            pos = int(np.count_nonzero(y))
+            pp = int(np.count_nonzero(pred))
+            tp = int(np.count_nonzero(y & pred))
+            return ("cells", ((0, n - pos - pp + tp), (1, pp - tp), (2, pos - tp), (3, tp)))
+        k = self.num_classes
+        cell = y.astype(np.intp, copy=False) * k + pred
+        counts = np.bincount(cell, weights=w, minlength=k * k).reshape(k, k)
+        w2 = None if w is None else np.bincount(cell, weights=w * w, minlength=k * k).reshape(k, k)
+        return ("arrays", counts, w2, None)
+
+    def _predicted_classes(self, p: np.ndarray, n: int) -> np.ndarray:
+        """Hard predictions from labels or scores (binary: score >= threshold; argmax)."""
+        if self.task == "binary":
+            if p.shape != (n,):
+                raise ValueError(f"y_pred: expected shape ({n},) like y_true, got {p.shape}")
+            if p.dtype.kind == "f":
+                return check_scores(p, "y_pred") >= self.threshold
+            return check_binary_labels(p, "y_pred")
+        k = self.num_classes
+        if p.ndim == 2:
+            if p.shape != (n, k):
+                raise ValueError(f"y_pred: expected scores of shape ({n}, {k}), got {p.shape}")
+            if n == 0:
+                return np.zeros(0, dtype=np.intp)
+            return np.argmax(check_scores(p, "y_pred"), axis=1)
+        if p.shape != (n,):
+            raise ValueError(
+                f"y_pred: expected labels of shape ({n},) or scores of shape ({n}, {k}), got {p.shape}"
+            )
+        if p.dtype.kind == "f":
+            p = check_scores(p, "y_pred")
+        return check_class_labels(p, "y_pred", k)
+
+    def _prepare_one(self, y: Any, p: Any, sample_weight: Any) -> Any:
+        """The per-sample path: plain Python, a few hundred nanoseconds."""
+        w = 1.0
+        if sample_weight is not None:
+            if not is_scalar(sample_weight):
+                raise ValueError("sample_weight: expected a scalar weight for a single sample")
+            w = float(sample_weight)
+            if not (w >= 0 and w != float("inf")):
+                raise ValueError(f"sample_weight: weights must be finite and >= 0; got {w!r}")
+        if y == self.ignore_index:
+            return None
+        k = self.num_classes
+        if y != int(y) or not (0 <= y < k):
+            allowed = "0 or 1" if k == 2 and self.task == "binary" else f"integers in [0, {k})"
+            raise ValueError(f"y_true: labels must be {allowed}; got {y!r}")
+        if isinstance(p, (float, np.floating)):
+            if p != p:
+                raise ValueError("y_pred: scores must not be NaN; got nan")
+            if self.task == "binary":
+                j = 1 if p >= self.threshold else 0
+            elif p == int(p) and 0 <= p < k:
+                j = int(p)
+            else:
+                raise ValueError(f"y_pred: class labels must be integers in [0, {k}); got {p!r}")
+        else:
+            if not (0 <= p < k):
+                allowed = "0 or 1" if self.task == "binary" else f"integers in [0, {k})"
+                raise ValueError(f"y_pred: labels must be {allowed}; got {p!r}")
+            j = int(p)
+        return ("cells", ((int(y) * k + j, w),))
+
+    def _prepare_multilabel(self, y: np.ndarray, p: np.ndarray, sample_weight: Any) -> Any:
+        num_labels = self.num_classes
+        if y.ndim == 1 and p.ndim == 1:  # one sample as a row
+            y, p = y.reshape(1, -1), p.reshape(1, -1)
+            if sample_weight is not None and is_scalar(sample_weight):
+                sample_weight = [sample_weight]
+        if y.ndim != 2 or y.shape[1] != num_labels:
+            raise ValueError(f"y_true: expected shape (n, {num_labels}), got {y.shape}")
+        if p.shape != y.shape:
+            raise ValueError(f"y_pred: expected shape {y.shape} like y_true, got {p.shape}")
+        n = y.shape[0]
+        w = check_weights(sample_weight, n)
+        y = check_binary_labels(y, "y_true", self.ignore_index)
+        pred = (
+            check_scores(p, "y_pred") >= self.threshold
+            if p.dtype.kind == "f"
+            else check_binary_labels(p, "y_pred")
+        )
+        if n == 0:
+            return None
+        cell = 2 * y.astype(np.intp) + pred + 4 * np.arange(num_labels)
+        ww = np.ones(n) if w is None else w
+        correct = y == pred
+        if self.ignore_index is not None:
+            valid = y != self.ignore_index
+            cell_w = np.broadcast_to(ww[:, None], y.shape)[valid]
+            cell = cell[valid]
+            row_ok = (correct | ~valid).all(axis=1)
+            row_w = np.where(valid.any(axis=1), ww, 0.0)
+        else:
+            cell_w = np.broadcast_to(ww[:, None], y.shape).ravel()
+            cell = cell.ravel()
+            row_ok = correct.all(axis=1)
+            row_w = ww
+        size = 4 * num_labels
+        counts = np.bincount(cell, weights=cell_w, minlength=size).reshape(num_labels, 2, 2)
+        w2 = None
+        if w is not None:
+            w2 = np.bincount(cell, weights=cell_w * cell_w, minlength=size)
+            w2 = w2.reshape(num_labels, 2, 2)
+        rows = np.array([row_w[row_ok].sum(), row_w.sum(), (row_w * row_w).sum()])
+        return ("arrays", counts, w2, rows)
+
+    # -- applying (never raises) ---------------------------------------------------------------
+    def apply(self, delta: Any) -> None:
+        if delta is None:
+            return
+        if delta[0] == "cells":
+            pending = self._pending
+            weighted = False
+            for cell, w in delta[1]:
+                pending[cell] = pending.get(cell, 0) + w
+                if w != 1 and w != 0 and not isinstance(w, int):
+                    weighted = True
+            if weighted or self._w2_tracked:
+                if not self._w2_tracked:
+                    self._track_w2(exclude=delta[1])
+                pw2 = self._pending_w2
+                for cell, w in delta[1]:
+                    pw2[cell] = pw2.get(cell, 0) + (w * w if not isinstance(w, int) else w)
+            return
+        _, counts, w2, rows = delta
+        if w2 is not None and not self._w2_tracked:
+            self._track_w2()
+        arrays = self._arrays
+        arrays["counts"] += counts
+        if self._w2_tracked:
+            arrays["counts_w2"] += counts if w2 is None else w2
+        if rows is not None:
+            arrays["rows"] += rows
+
+    def _track_w2(self, exclude: Any = ()) -> None:
+        """Start maintaining ``counts_w2`` (until now equal to ``counts``)."""
+        self._flush()
+        # The cells of the current delta were already added to pending and flushed into counts;
+        # they are about to be added to counts_w2 with their squared weights, so take them out.
+        w2 = self._arrays["counts"].copy()
+        flat = w2.reshape(-1)
+        for cell, w in exclude:
+            flat[cell] -= w
+        self._arrays["counts_w2"] = w2
+        self._w2_tracked = True
+
+    def _flush(self) -> None:
+        if self._pending:
+            flat = self._arrays["counts"].reshape(-1)
+            for cell, w in self._pending.items():
+                flat[cell] += w
+            self._pending = {}
+        if self._pending_w2:
+            flat = self._arrays["counts_w2"].reshape(-1)
+            for cell, w in self._pending_w2.items():
+                flat[cell] += w
+            self._pending_w2 = {}
+
+    # -- reads -------------------------------------------------------------------------------
+    def arrays(self) -> dict[str, Any]:
+        self._flush()
+        out = {k: v.copy() for k, v in self._arrays.items()}
+        if not self._w2_tracked:
+            out["counts_w2"] = out["counts"].copy()
+        return out
+
+    def matrix(self) -> np.ndarray:
+        """The count matrix (a live view: read under the owner's lock, do not modify)."""
+        self._flush()
+        return self._arrays["counts"]
+
+    def matrix_w2(self) -> np.ndarray:
+        self._flush()
+        return self._arrays["counts_w2"] if self._w2_tracked else self._arrays["counts"]
+
+    def rows(self) -> np.ndarray:
+        return self._arrays["rows"]
+
+    def one_vs_rest(self, squared: bool = False) -> OneVsRest:
+        """Per-class (tp, fp, fn, tn); binary gives the positive class only (K = 1)."""
+        m = self.matrix_w2() if squared else self.matrix()
+        if self.task == "multilabel":
+            return OneVsRest(m[:, 1, 1], m[:, 0, 1], m[:, 1, 0], m[:, 0, 0])
+        if self.task == "binary":
+            return OneVsRest(m[1:, 1], m[:1, 1], m[1:, 0], m[:1, 0])
+        tp = np.diag(m).copy()
+        fp = m.sum(axis=0) - tp
+        fn = m.sum(axis=1) - tp
+        tn = m.sum() - tp - fp - fn
+        return OneVsRest(tp, fp, fn, tn)
+
+    # -- generic hooks -----------------------------------------------------------------------
+    def _after_load(self) -> None:
+        self._w2_tracked = True
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, ConfusionCounts)
+        if other._w2_tracked and not self._w2_tracked:
+            self._track_w2()
+        self._flush()
+        theirs = other.arrays()
+        for name, arr in self._arrays.items():
+            if name == "counts_w2" and not self._w2_tracked:
+                continue
+            arr += theirs[name]
+
+    def reset(self) -> None:
+        self._pending = {}
+        self._pending_w2 = {}
+        for arr in self._arrays.values():
+            arr[...] = 0
+        self._w2_tracked = False
+
+    def load_arrays(self, arrays: Any) -> None:
+        self._pending = {}
+        self._pending_w2 = {}
+        super().load_arrays(arrays)
+        a = self._arrays
+        if self.task == "multilabel" and a["rows"][0] > a["rows"][1]:
+            raise ValueError("state: array 'rows' has more exact matches than rows")
+        if np.array_equal(a["counts_w2"], a["counts"]):
+            self._w2_tracked = False

@@ -1,0 +1,206 @@
+"""Saving and loading accumulators: a versioned, checksummed, pickle-free file format.
+
+Layout (all integers little-endian)::
+
+    8 bytes   magic  b"SMSTATE\\x00"
+    32 bytes  SHA-256 of everything after it
+    8 bytes   header length H
+    H bytes   header: UTF-8 JSON {"file_version", "class", "format_version", "config",
+              "scalars", "arrays": [{"name", "dtype", "shape", "offset", "nbytes"}, ...]}
+    ...       the arrays' raw bytes, C order, at the offsets the header gives
+
+Loading never unpickles anything: the header is JSON, arrays are rebuilt with ``np.frombuffer``
+from an allow-list of plain numeric dtypes, and the state is then validated by the metric class
+like any untrusted input. A file that is empty, truncated, corrupted, foreign or of an unknown
+version raises ``ValueError`` saying which. Saving writes a temporary file in the target directory,
+fsyncs it and renames it over the target, so a crash mid-save leaves the previous file intact.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._base import Metric
+
+__all__ = ["save", "load", "dumps", "loads"]
+
+MAGIC = b"SMSTATE\x00"
+FILE_VERSION = 1
+_DIGEST = 32
+_PREFIX = len(MAGIC) + _DIGEST + 8
+_DTYPES = {
+    np.dtype(t).str: np.dtype(t)
+    for t in ("<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "|b1")
+}
+
+
+def _encode(state: Mapping[str, Any]) -> tuple[bytes, list[bytes]]:
+    arrays: list[dict[str, Any]] = []
+    chunks: list[bytes] = []
+    scalars: dict[str, Any] = {}
+    offset = 0
+    for key, value in state.items():
+        if key in ("class", "format_version", "config"):
+            continue
+        if isinstance(value, np.ndarray):
+            arr = np.ascontiguousarray(value)
+            dt = arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
+            if dt.str not in _DTYPES:
+                raise ValueError(f"save: array {key!r} has unsupported dtype {arr.dtype}")
+            data = arr.astype(dt, copy=False).tobytes()
+            arrays.append(
+                {"name": key, "dtype": dt.str, "shape": list(arr.shape), "offset": offset,
+                 "nbytes": len(data)}
+            )
+            chunks.append(data)
+            offset += len(data)
+        elif value is None or isinstance(value, (bool, int, float, str)):
+            scalars[key] = value
+        elif isinstance(value, (np.integer, np.floating, np.bool_)):
+            scalars[key] = value.item()
+        else:
+            raise ValueError(f"save: state entry {key!r} of type {type(value).__name__} is not storable")
+    header = {
+        "file_version": FILE_VERSION,
+        "class": state["class"],
+        "format_version": state["format_version"],
+        "config": state["config"],
+        "scalars": scalars,
+        "arrays": arrays,
+    }
+    return json.dumps(header, separators=(",", ":")).encode("utf-8"), chunks
+
+
+def dumps(metric: Metric) -> bytes:
+    """The file-format bytes of ``metric`` (see the module docstring)."""
+    header, chunks = _encode(metric.state_dict())
+    body = [len(header).to_bytes(8, "little"), header, *chunks]
+    digest = hashlib.sha256()
+    for part in body:
+        digest.update(part)
+    return b"".join([MAGIC, digest.digest(), *body])
+
+
+def save(metric: Metric, path: str | os.PathLike[str]) -> None:
+    """Write ``metric`` (any accumulator or MetricSet) to ``path`` atomically.
+
+    The bytes go to a temporary file beside ``path``, are flushed to disk, and the temporary file
+    is renamed over ``path``: readers see the old file or the new one, never a partial one.
+    O(state size).
+    """
+    if not isinstance(metric, Metric):
+        raise ValueError(f"save: expected a streammetrics metric, got {type(metric).__name__}")
+    target = Path(path)
+    data = dumps(metric)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    try:  # make the rename itself durable
+        dir_fd = os.open(target.parent or ".", os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+    except OSError:
+        pass
+
+
+def loads(data: bytes, source: str = "data") -> Metric:
+    """Rebuild an accumulator from :func:`dumps` bytes, validating everything."""
+    if len(data) == 0:
+        raise ValueError(f"load: {source} is empty, not a streammetrics state file")
+    head = bytes(data[: len(MAGIC)])
+    if not MAGIC.startswith(head):
+        raise ValueError(f"load: {source} is not a streammetrics state file (bad magic bytes)")
+    if len(data) < _PREFIX:
+        raise ValueError(f"load: {source} is truncated ({len(data)} bytes)")
+    digest = data[len(MAGIC) : len(MAGIC) + _DIGEST]
+    body = memoryview(data)[len(MAGIC) + _DIGEST :]
+    header_len = int.from_bytes(body[:8], "little")
+    if 8 + header_len > len(body):
+        raise ValueError(f"load: {source} is truncated (header needs {header_len} bytes)")
+    if hashlib.sha256(body).digest() != digest:
+        raise ValueError(f"load: {source} failed its checksum (corrupted or truncated)")
+    try:
+        header = json.loads(bytes(body[8 : 8 + header_len]).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"load: {source} has a corrupted header ({exc})") from exc
+    if not isinstance(header, dict):
+        raise ValueError(f"load: {source} has a corrupted header (not an object)")
+    version = header.get("file_version")
+    if version != FILE_VERSION:
+        raise ValueError(
+            f"load: {source} has unknown file format version {version!r} "
+            f"(this library reads version {FILE_VERSION})"
+        )
+    payload = body[8 + header_len :]
+    state: dict[str, Any] = {
+        "class": header.get("class"),
+        "format_version": header.get("format_version"),
+        "config": header.get("config"),
+    }
+    scalars = header.get("scalars", {})
+    arrays = header.get("arrays", [])
+    if not isinstance(scalars, dict) or not isinstance(arrays, list):
+        raise ValueError(f"load: {source} has a corrupted header (scalars/arrays)")
+    for key, value in scalars.items():
+        if not (value is None or isinstance(value, (bool, int, float, str))):
+            raise ValueError(f"load: {source} has a non-scalar entry {key!r}")
+        state[key] = value
+    for spec in arrays:
+        state[_array_name(spec, source)] = _read_array(spec, payload, source)
+    return Metric.from_state_dict(state)
+
+
+def _array_name(spec: Any, source: str) -> str:
+    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
+        raise ValueError(f"load: {source} has a corrupted array entry")
+    return str(spec["name"])
+
+
+def _read_array(spec: dict[str, Any], payload: memoryview, source: str) -> np.ndarray:
+    name = spec["name"]
+    dtype = _DTYPES.get(spec.get("dtype"))  # type: ignore[arg-type]
+    shape = spec.get("shape")
+    offset, nbytes = spec.get("offset"), spec.get("nbytes")
+    if dtype is None:
+        raise ValueError(f"load: {source}: array {name!r} has a disallowed dtype {spec.get('dtype')!r}")
+    if not (
+        isinstance(shape, list)
+        and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+        and isinstance(offset, int)
+        and isinstance(nbytes, int)
+        and offset >= 0
+    ):
+        raise ValueError(f"load: {source}: array {name!r} has a corrupted description")
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if count * dtype.itemsize != nbytes or offset + nbytes > len(payload):
+        raise ValueError(f"load: {source}: array {name!r} does not fit the file (corrupted)")
+    return np.frombuffer(payload[offset : offset + nbytes], dtype=dtype).reshape(shape).copy()
+
+
+def load(path: str | os.PathLike[str]) -> Metric:
+    """Load an accumulator or MetricSet written by :func:`save`. O(file size).
+
+    Raises ``ValueError`` for an empty, truncated, corrupted, foreign or unknown-version file.
+    """
+    target = Path(path)
+    data = target.read_bytes()
+    return loads(data, source=f"file {str(target)!r}")

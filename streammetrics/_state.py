@@ -1,0 +1,125 @@
+"""State blocks: the arrays an accumulator holds, declared once with their merge rule.
+
+A :class:`State` is the unit that metrics own, that a :class:`~streammetrics.MetricSet` shares
+between members that need the same data, and that persistence serialises. Subclasses implement
+``prepare`` (validate a batch and build its increment without touching the state -- may raise)
+and ``apply`` (fold a prepared increment in -- never raises). That split is what makes every
+update atomic, including a MetricSet update that feeds several states.
+
+:class:`SummedState` is the generic block whose arrays all merge by addition (confusion counts,
+running sums); reset, merge, copy and load need no per-metric code.
+"""
+
+from __future__ import annotations
+
+import copy as _copy
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+__all__ = ["State", "SummedState"]
+
+
+class State:
+    """Base class of a state block. See the module docstring."""
+
+    #: JSON-able description of everything that must match for two states to merge or share.
+    def key(self) -> Hashable:
+        raise NotImplementedError
+
+    def prepare(self, *args: Any, **kwargs: Any) -> Any:
+        """Validate inputs and build the increment; must not mutate ``self``."""
+        raise NotImplementedError
+
+    def apply(self, delta: Any) -> None:
+        """Fold an increment built by :meth:`prepare` into the state; must not raise."""
+        raise NotImplementedError
+
+    def arrays(self) -> dict[str, Any]:
+        """The state as named numpy arrays (and plain scalars); copies, never views."""
+        raise NotImplementedError
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        """Replace the state with ``arrays`` after validating them (untrusted input)."""
+        raise NotImplementedError
+
+    def merge(self, other: State) -> None:
+        raise NotImplementedError
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def copy(self) -> State:
+        return _copy.deepcopy(self)
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(np.asarray(a).nbytes for a in self.arrays().values()))
+
+    def equals(self, other: State) -> bool:
+        """True if both states hold exactly the same data."""
+        if self.key() != other.key():
+            return False
+        a, b = self.arrays(), other.arrays()
+        return a.keys() == b.keys() and all(
+            np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a
+        )
+
+
+class SummedState(State):
+    """Named float64 arrays of fixed shape that merge by element-wise addition.
+
+    Subclasses set ``self._arrays`` in ``__init__`` (zeros of the right shapes) and implement
+    ``key``, ``prepare`` and ``apply``. Loaded arrays must have exactly the declared shapes and
+    hold finite, non-negative values.
+    """
+
+    _arrays: dict[str, np.ndarray]
+
+    def _flush(self) -> None:
+        """Hook for lazily buffered increments; called before any read."""
+
+    def arrays(self) -> dict[str, Any]:
+        self._flush()
+        return {k: v.copy() for k, v in self._arrays.items()}
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        self._flush()
+        new: dict[str, np.ndarray] = {}
+        for name, current in self._arrays.items():
+            if name not in arrays:
+                raise ValueError(f"state: missing array {name!r}")
+            arr = np.asarray(arrays[name])
+            if arr.shape != current.shape:
+                raise ValueError(
+                    f"state: array {name!r} has shape {arr.shape}, expected {current.shape}"
+                )
+            if arr.dtype.kind not in "biuf":
+                raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
+            arr = arr.astype(np.float64)
+            if arr.size and not (np.isfinite(arr).all() and (arr >= 0).all()):
+                raise ValueError(f"state: array {name!r} holds negative or non-finite counts")
+            new[name] = arr
+        extra = set(arrays) - set(self._arrays)
+        if extra:
+            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+        self._arrays = new
+        self._after_load()
+
+    def _after_load(self) -> None:
+        """Hook for derived caches after a load or merge."""
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, SummedState)
+        self._flush()
+        theirs = other.arrays()
+        for name, arr in self._arrays.items():
+            arr += theirs[name]
+        self._after_load()
+
+    def reset(self) -> None:
+        self._flush()
+        for arr in self._arrays.values():
+            arr[...] = 0
+        self._after_load()

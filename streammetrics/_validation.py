@@ -1,0 +1,199 @@
+"""Input conversion and vectorised validation shared by every accumulator.
+
+Everything here runs once per ``update`` call, at the boundary: a batch is converted to numpy
+(lists, numpy arrays, and any object exposing ``__array__`` or ``__dlpack__`` -- torch, jax, cupy
+tensors -- without importing those frameworks), then checked with a few vectorised passes. On
+failure a :class:`ValueError` names the argument, the rule and the first offending index and
+value. Nothing here mutates an accumulator, which is what makes updates atomic: callers validate
+and prepare the whole increment first and only then apply it.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "as_numpy",
+    "check_weights",
+    "check_binary_labels",
+    "check_class_labels",
+    "check_scores",
+    "first_bad",
+]
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _host_copy(x: Any) -> np.ndarray | None:
+    """Try the framework-neutral ways of getting a host copy of a foreign tensor."""
+    try:  # DLPack 1.0: ask the producer for a CPU copy (works for CUDA tensors too).
+        return np.from_dlpack(x, device="cpu", copy=True)
+    except Exception:  # noqa: BLE001 - any failure just means "try the next way"
+        pass
+    for method in ("cpu", "get"):  # torch/jax ``.cpu()``, cupy ``.get()``
+        fn = getattr(x, method, None)
+        if callable(fn):
+            try:
+                y = fn()
+                if y is not x:
+                    return np.asarray(y)
+            except Exception:  # noqa: BLE001
+                pass
+    return None
+
+
+def as_numpy(x: Any, name: str) -> np.ndarray:
+    """View ``x`` as a numpy array without importing any framework.
+
+    numpy arrays pass through untouched (no copy). Objects with ``__array__`` are converted with
+    ``np.asarray``; if that fails (a CUDA tensor, bfloat16) the DLPack protocol is asked for a host
+    copy, then ``.cpu()`` / ``.get()``; half-precision types numpy lacks (bfloat16) are upcast with
+    the tensor's own ``.float()``. Object and string arrays are rejected.
+    """
+    if type(x) is np.ndarray:
+        arr = x
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception as exc:  # noqa: BLE001
+            copied = None
+            if hasattr(x, "__dlpack__") or hasattr(x, "__array__"):
+                copied = _host_copy(x)
+                if copied is None and callable(getattr(x, "float", None)):
+                    copied = _host_copy(x.float())  # bfloat16 and other types numpy lacks
+            if copied is None:
+                raise ValueError(f"{name}: cannot convert {type(x).__name__} to an array ({exc})") from exc
+            arr = copied
+    if arr.dtype.kind not in "biuf":
+        if arr.dtype.kind == "O" and arr.size == 0:
+            return np.zeros(arr.shape, dtype=np.float64)
+        raise ValueError(
+            f"{name}: expected numbers or booleans, got an array of dtype {arr.dtype}"
+            + (f" (first value {arr.flat[0]!r})" if arr.size else "")
+        )
+    return arr
+
+
+def first_bad(mask: npt.NDArray[np.bool_]) -> tuple[int, ...] | int:
+    """Index of the first True in ``mask`` (an int for 1-D, a tuple otherwise)."""
+    flat = int(np.argmax(mask.ravel()))
+    if mask.ndim == 1:
+        return flat
+    return tuple(int(i) for i in np.unravel_index(flat, mask.shape))
+
+
+def _value_at(arr: np.ndarray, idx: tuple[int, ...] | int) -> Any:
+    v = arr[idx]
+    return v.item() if hasattr(v, "item") else v
+
+
+def check_scores(scores: np.ndarray, name: str) -> np.ndarray:
+    """Reject NaN scores (±inf are valid); returns the array as float.
+
+    One reduction pass (``min`` propagates NaN), plus a locating pass only on failure.
+    """
+    if scores.dtype.kind == "f":
+        if scores.size and np.isnan(scores.min()):
+            idx = first_bad(np.isnan(scores))
+            raise ValueError(f"{name}: scores must not be NaN; first NaN at index {idx}")
+        return scores
+    return scores.astype(np.float64)
+
+
+def check_binary_labels(y: np.ndarray, name: str, ignore_index: int | None = None) -> np.ndarray:
+    """Check that ``y`` holds only 0/1 (bool, integer, or integral floats), and ``ignore_index``.
+
+    Returns an integer or boolean array with the same shape. Cost: one reduction over an unsigned
+    view (negative values wrap to huge ones, so one ``max`` catches both sides).
+    """
+    kind = y.dtype.kind
+    if kind == "b" or y.size == 0:
+        return y
+    if kind == "f":
+        y = _integral_floats(y, name)
+    if ignore_index is not None:
+        bad = ~((y == 0) | (y == 1) | (y == ignore_index))
+        if bad.any():
+            idx = first_bad(bad)
+            raise ValueError(
+                f"{name}: labels must be 0 or 1 (or ignore_index={ignore_index}); "
+                f"first invalid value {_value_at(y, idx)!r} at index {idx}"
+            )
+        return y
+    top = y.view(_UNSIGNED[y.dtype.itemsize]).max() if kind == "i" else y.max()
+    if top > 1:
+        bad = (y != 0) & (y != 1)
+        idx = first_bad(bad)
+        raise ValueError(
+            f"{name}: labels must be 0 or 1; first invalid value {_value_at(y, idx)!r} at index {idx}"
+        )
+    return y
+
+
+def check_class_labels(
+    y: np.ndarray, name: str, num_classes: int, ignore_index: int | None = None
+) -> np.ndarray:
+    """Check that ``y`` holds integers in [0, num_classes) (or ``ignore_index``)."""
+    kind = y.dtype.kind
+    if y.size == 0:
+        return y.astype(np.int64)
+    if kind == "b":
+        return y.view(np.uint8)
+    if kind == "f":
+        y = _integral_floats(y, name)
+    if ignore_index is not None:
+        bad = ((y < 0) | (y >= num_classes)) & (y != ignore_index)
+    else:
+        top = y.view(_UNSIGNED[y.dtype.itemsize]).max() if y.dtype.kind == "i" else y.max()
+        if top < num_classes:
+            return y
+        bad = (y < 0) | (y >= num_classes)
+    if bad.any():
+        idx = first_bad(bad)
+        extra = f" (or ignore_index={ignore_index})" if ignore_index is not None else ""
+        raise ValueError(
+            f"{name}: class labels must be integers in [0, {num_classes}){extra}; "
+            f"first invalid value {_value_at(y, idx)!r} at index {idx}"
+        )
+    return y
+
+
+def _integral_floats(y: np.ndarray, name: str) -> np.ndarray:
+    """Accept float labels that are whole numbers (0.0/1.0 from a float tensor)."""
+    bad = ~np.isfinite(y) | (y != np.floor(y))
+    if bad.any():
+        idx = first_bad(bad)
+        raise ValueError(
+            f"{name}: labels must be integers; first invalid value {_value_at(y, idx)!r} at index {idx}"
+        )
+    return y.astype(np.int64)
+
+
+def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
+    """Validate ``sample_weight``: shape (n,), finite, >= 0. ``None`` stays ``None``."""
+    if sample_weight is None:
+        return None
+    w = as_numpy(sample_weight, "sample_weight")
+    if w.ndim == 0:
+        raise ValueError(f"sample_weight: expected shape ({n},), got a scalar")
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight: expected shape ({n},), got {w.shape}")
+    w = w.astype(np.float64, copy=False)
+    if n:
+        bad = ~np.isfinite(w) | (w < 0)
+        if bad.any():
+            idx = first_bad(bad)
+            raise ValueError(
+                "sample_weight: weights must be finite and >= 0; "
+                f"first invalid value {_value_at(w, idx)!r} at index {idx}"
+            )
+    return w
+
+
+def is_scalar(x: Any) -> bool:
+    """True for Python/numpy scalars (the per-sample path)."""
+    return isinstance(x, (numbers.Number, np.bool_)) and not isinstance(x, np.ndarray)

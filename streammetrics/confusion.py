@@ -1,0 +1,638 @@
+"""The confusion-matrix family (SPEC section 2): thin views of one confusion-count kernel.
+
+Every class here holds a :class:`~streammetrics._confusion_counts.ConfusionCounts` state and reads
+its value from it; nothing is counted twice. Task: ``num_classes=None`` is binary (labels 0/1,
+scores thresholded with ``score >= threshold``), ``num_classes=C`` multiclass (labels in [0, C)
+or scores of shape (n, C), predicted class = argmax, first index on ties), ``multilabel=True``
+with ``num_classes=L`` multilabel ((n, L) labels or scores thresholded per label).
+
+Per class c the counts are one-vs-rest (c vs not c): TP, FP, FN, TN; P = TP+FN, N = FP+TN,
+PP = TP+FP, PN = FN+TN. ``average``: ``"micro"`` pools the per-class numerators and denominators,
+``"macro"`` is the unweighted mean over all classes, ``"weighted"`` weights by support P_c (a plain
+mean if every support is 0), ``None`` returns the per-class array. A zero denominator takes
+``zero_division`` (``"warn"``: 0.0 plus one :class:`UndefinedMetricWarning` per ``compute``
+naming the classes; or 0.0, 1.0, nan -- a macro or weighted average skips nan classes, as
+scikit-learn does).
+
+Complexity: ``update`` O(n) vectorised (a few numpy passes); ``compute`` O(C^2); memory O(C^2)
+(O(L) multilabel), independent of n.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ._base import Metric, UndefinedMetricWarning
+from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
+from ._intervals import wilson
+
+__all__ = [
+    "ConfusionMatrix",
+    "Accuracy",
+    "ErrorRate",
+    "HammingLoss",
+    "Precision",
+    "Recall",
+    "Specificity",
+    "FallOut",
+    "MissRate",
+    "NPV",
+    "FDR",
+    "FOR",
+    "Prevalence",
+    "FBeta",
+    "F1",
+    "Jaccard",
+    "BalancedAccuracy",
+    "WeightedAccuracy",
+    "MatthewsCorrCoef",
+    "CohenKappa",
+]
+
+AVERAGES = ("micro", "macro", "weighted", None)
+
+
+def check_zero_division(zero_division: Any) -> str | float:
+    if isinstance(zero_division, str):
+        if zero_division != "warn":
+            raise ValueError(f"zero_division: must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
+        return zero_division
+    try:
+        value = float(zero_division)
+    except (TypeError, ValueError):
+        value = -1.0
+    if not (value in (0.0, 1.0) or math.isnan(value)):
+        raise ValueError(f"zero_division: must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
+    return value
+
+
+def zero_value(zero_division: str | float) -> float:
+    return 0.0 if zero_division == "warn" else float(zero_division)
+
+
+def warn_undefined(name: str, what: str, classes: Any = None) -> None:
+    where = "" if classes is None else f" for classes {list(classes)}"
+    warnings.warn(
+        f"{name} is ill-defined and set to 0.0{where}: {what}. "
+        "Use `zero_division` to choose the value and silence this warning.",
+        UndefinedMetricWarning,
+        stacklevel=4,
+    )
+
+
+class _ZeroDivisionOption(Metric):
+    """Mixin for metrics with a ``zero_division`` option: nan is stored as "nan" in the config
+    so that configurations compare equal and survive JSON."""
+
+    zero_division: str | float
+
+    def _zero_division_config(self) -> str | float:
+        zd = self.zero_division
+        return zd if isinstance(zd, str) or not math.isnan(zd) else "nan"
+
+    @classmethod
+    def _from_config(cls, config: Any) -> Any:
+        config = dict(config)
+        if config.get("zero_division") == "nan":
+            config["zero_division"] = float("nan")
+        return super()._from_config(config)
+
+
+class _ConfusionMetric(_ZeroDivisionOption):
+    """Common constructor and state of the confusion family."""
+
+    #: whether the metric accepts ``average`` (and needs it for multiclass/multilabel)
+    _averaged: ClassVar[bool] = False
+    #: whether the metric is defined for multilabel
+    _multilabel_ok: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        num_classes: int | None = None,
+        *,
+        multilabel: bool = False,
+        threshold: float = 0.5,
+        ignore_index: int | None = None,
+        zero_division: str | float = "warn",
+    ) -> None:
+        super().__init__()
+        self.num_classes = num_classes
+        self.multilabel = bool(multilabel)
+        self.task = task_of(num_classes, self.multilabel)
+        if self.task == "multilabel" and not self._multilabel_ok:
+            raise ValueError(f"multilabel: {type(self).__name__} is not defined for multilabel data")
+        self.threshold = float(threshold)
+        self.ignore_index = ignore_index
+        self.zero_division = check_zero_division(zero_division)
+        self._state: ConfusionCounts = ConfusionCounts(
+            self.task, num_classes, threshold, ignore_index
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "num_classes": self.num_classes,
+            "multilabel": self.multilabel,
+            "threshold": self.threshold,
+            "ignore_index": self.ignore_index,
+            "zero_division": self._zero_division_config(),
+        }
+
+    def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """num/den with zero-division values filled in; also returns the zero-denominator mask."""
+        num = np.asarray(num, dtype=np.float64)
+        den = np.asarray(den, dtype=np.float64)
+        undefined = den == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = num / np.where(undefined, 1.0, den)
+        out[undefined] = zero_value(self.zero_division)
+        return out, undefined
+
+
+class _Averaged(_ConfusionMetric):
+    """A per-class ratio num_c / den_c of one-vs-rest counts, averaged per ``average``."""
+
+    _averaged = True
+    #: name used in warnings
+    _label: ClassVar[str] = "metric"
+    #: what an undefined value means, for the warning
+    _undefined: ClassVar[str] = "the denominator is 0"
+    #: macro/weighted averages skip nan classes (scikit-learn's rule); Jaccard does not
+    _skip_nan: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        num_classes: int | None = None,
+        *,
+        multilabel: bool = False,
+        average: str | None = "macro",
+        threshold: float = 0.5,
+        ignore_index: int | None = None,
+        zero_division: str | float = "warn",
+    ) -> None:
+        super().__init__(
+            num_classes,
+            multilabel=multilabel,
+            threshold=threshold,
+            ignore_index=ignore_index,
+            zero_division=zero_division,
+        )
+        if average not in AVERAGES:
+            raise ValueError(f"average: must be one of {AVERAGES}, got {average!r}")
+        self.average = average
+
+    def _config(self) -> dict[str, Any]:
+        return {**super()._config(), "average": self.average}
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _per_class(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        num, den = self._ratio(s)
+        return self._divide(num, den)
+
+    def _compute(self) -> Any:
+        s = self._state.one_vs_rest()
+        if self.task == "binary":
+            values, undefined = self._per_class(s)
+            if undefined[0] and self.zero_division == "warn":
+                warn_undefined(self._label, self._undefined)
+            return float(values[0])
+        if self.average == "micro":
+            pooled = OneVsRest(
+                s.tp.sum(keepdims=True),
+                s.fp.sum(keepdims=True),
+                s.fn.sum(keepdims=True),
+                s.tn.sum(keepdims=True),
+            )
+            values, undefined = self._per_class(pooled)
+            if undefined[0] and self.zero_division == "warn":
+                warn_undefined(self._label, self._undefined)
+            return float(values[0])
+        values, undefined = self._per_class(s)
+        if undefined.any() and self.zero_division == "warn":
+            warn_undefined(self._label, self._undefined, np.flatnonzero(undefined))
+        if self.average is None:
+            return values
+        return average_classes(values, s.support if self.average == "weighted" else None,
+                               self._skip_nan)
+
+
+def average_classes(values: np.ndarray, weights: np.ndarray | None, skip_nan: bool) -> float:
+    """Macro (``weights=None``) or support-weighted mean of per-class values.
+
+    With ``skip_nan`` nan classes are left out (all nan gives nan); all-zero weights fall back
+    to the plain mean -- both as scikit-learn averages.
+    """
+    if values.size == 0:
+        return float("nan")
+    if skip_nan:
+        keep = ~np.isnan(values)
+        if not keep.any():
+            return float("nan")
+        values = values[keep]
+        weights = None if weights is None else weights[keep]
+    if weights is None or not np.any(weights):
+        return float(np.mean(values))
+    return float(np.average(values, weights=weights))
+
+
+class _Proportion(_Averaged):
+    """A ratio whose numerator counts a subset of its denominator: it has a Wilson interval."""
+
+    def interval(self, confidence: float = 0.95) -> tuple[Any, Any]:
+        """Wilson score interval of the proportion (binary, per-class or micro values).
+
+        The weighted version uses the effective sample size (sum w)^2 / sum w^2 of the
+        denominator. An empty denominator gives (nan, nan). O(C^2).
+        """
+        if self.task != "binary" and self.average not in ("micro", None):
+            raise ValueError(
+                "interval: defined for binary, per-class (average=None) and micro values, "
+                f"not average={self.average!r}"
+            )
+        with self._lock:
+            s = self._state.one_vs_rest()
+            s2 = self._state.one_vs_rest(squared=True)
+        num, den = self._ratio(s)
+        _, den2 = self._ratio(s2)
+        if self.average == "micro" and self.task != "binary":
+            num, den, den2 = num.sum(keepdims=True), den.sum(keepdims=True), den2.sum(keepdims=True)
+        low, high = wilson(num, den, den2, confidence)
+        if self.task == "binary" or self.average == "micro":
+            return float(low[0]), float(high[0])
+        return low, high
+
+
+class Precision(_Proportion):
+    """Precision (PPV) = TP / (TP + FP) = TP / PP."""
+
+    _label = "Precision"
+    _undefined = "no predicted samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tp, s.predicted
+
+
+class Recall(_Proportion):
+    """Recall (TPR, sensitivity, hit rate) = TP / (TP + FN) = TP / P."""
+
+    _label = "Recall"
+    _undefined = "no true samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tp, s.support
+
+
+class Specificity(_Proportion):
+    """Specificity (TNR, selectivity) = TN / (TN + FP) = TN / N."""
+
+    _label = "Specificity"
+    _undefined = "no negative samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tn, s.tn + s.fp
+
+
+class FallOut(_Proportion):
+    """Fall-out (FPR) = FP / (FP + TN) = FP / N = 1 - specificity."""
+
+    _label = "Fall-out"
+    _undefined = "no negative samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.fp, s.fp + s.tn
+
+
+class MissRate(_Proportion):
+    """Miss rate (FNR) = FN / (TP + FN) = FN / P = 1 - recall."""
+
+    _label = "Miss rate"
+    _undefined = "no true samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.fn, s.support
+
+
+class NPV(_Proportion):
+    """Negative predictive value = TN / (TN + FN) = TN / PN."""
+
+    _label = "NPV"
+    _undefined = "no predicted negatives"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tn, s.tn + s.fn
+
+
+class FDR(_Proportion):
+    """False discovery rate = FP / (TP + FP) = 1 - precision."""
+
+    _label = "FDR"
+    _undefined = "no predicted samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.fp, s.predicted
+
+
+class FOR(_Proportion):
+    """False omission rate = FN / (FN + TN) = 1 - NPV."""
+
+    _label = "FOR"
+    _undefined = "no predicted negatives"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.fn, s.fn + s.tn
+
+
+class Prevalence(_Proportion):
+    """Prevalence = P / n (per class: the share of samples whose actual class is c)."""
+
+    _label = "Prevalence"
+    _undefined = "no samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.support, s.total
+
+
+class Jaccard(_Averaged):
+    """Jaccard index = TP / (TP + FP + FN), as scikit-learn's ``jaccard_score``.
+
+    Unlike precision/recall/F, scikit-learn's macro Jaccard does not skip nan classes
+    (``zero_division=nan`` makes the macro average nan); so does this one.
+    """
+
+    _label = "Jaccard"
+    _undefined = "no true or predicted samples"
+    _skip_nan = False
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tp, s.tp + s.fp + s.fn
+
+
+class FBeta(_Averaged):
+    """F-beta = (1+β²)·TP / ((1+β²)·TP + β²·FN + FP); β=1 is F1, β=0 precision, β=inf recall."""
+
+    _label = "F-score"
+    _undefined = "no true nor predicted samples"
+
+    def __init__(self, num_classes: int | None = None, *, beta: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(num_classes, **kwargs)
+        beta = float(beta)
+        if not beta >= 0:
+            raise ValueError(f"beta: must be >= 0, got {beta!r}")
+        self.beta = beta
+
+    def _config(self) -> dict[str, Any]:
+        return {**super()._config(), "beta": self.beta}
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        if math.isinf(self.beta):
+            return s.tp, s.support
+        b2 = self.beta**2
+        return (1 + b2) * s.tp, b2 * s.support + s.predicted
+
+
+class F1(FBeta):
+    """F1 = 2·TP / (2·TP + FP + FN), the harmonic mean of precision and recall."""
+
+    def __init__(self, num_classes: int | None = None, **kwargs: Any) -> None:
+        kwargs.pop("beta", None)
+        super().__init__(num_classes, beta=1.0, **kwargs)
+
+    def _config(self) -> dict[str, Any]:
+        config = super()._config()
+        config.pop("beta")
+        return config
+
+
+class Accuracy(_ConfusionMetric):
+    """Accuracy = (TP + TN) / n; multiclass: trace / n; multilabel: subset accuracy.
+
+    Multilabel accuracy is the (weighted) share of rows whose labels are all right, as
+    scikit-learn's ``accuracy_score``; use :class:`HammingLoss` for the share of wrong labels.
+    """
+
+    #: ErrorRate reads the complement of the same counts
+    _complement: ClassVar[bool] = False
+
+    def _counts(self) -> tuple[float, float, float]:
+        """(correct, total, total of squared weights)."""
+        st = self._state
+        if self.task == "multilabel":
+            correct, total, total_w2 = st.rows()
+            return float(correct), float(total), float(total_w2)
+        m = st.matrix()
+        return float(np.trace(m)), float(m.sum()), float(st.matrix_w2().sum())
+
+    def _value(self, correct: float, total: float) -> float:
+        return (total - correct) / total if self._complement else correct / total
+
+    def _compute(self) -> float:
+        correct, total, _ = self._counts()
+        if total == 0:
+            if self.zero_division == "warn":
+                warn_undefined(type(self).__name__, "no samples")
+            return zero_value(self.zero_division)
+        return self._value(correct, total)
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Wilson score interval (effective sample size with weights); (nan, nan) if empty."""
+        with self._lock:
+            correct, total, total_w2 = self._counts()
+        low, high = wilson(np.array([correct]), np.array([total]), np.array([total_w2]), confidence)
+        if self._complement:  # error rate: the interval of 1 - accuracy
+            return float(1.0 - high[0]), float(1.0 - low[0])
+        return float(low[0]), float(high[0])
+
+
+class ErrorRate(Accuracy):
+    """Error rate (misclassification rate, zero-one loss) = (FP + FN) / n = 1 - accuracy."""
+
+    _complement = True
+
+
+class HammingLoss(_ConfusionMetric):
+    """Hamming loss: the (weighted) share of wrong labels; 1 - accuracy for single-label tasks."""
+
+    def _compute(self) -> float:
+        m = self._state.matrix()
+        if self.task == "multilabel":
+            wrong, total = float((m[:, 0, 1] + m[:, 1, 0]).sum()), float(m.sum())
+        else:
+            wrong, total = float(m.sum() - np.trace(m)), float(m.sum())
+        if total == 0:
+            if self.zero_division == "warn":
+                warn_undefined("Hamming loss", "no samples")
+            return zero_value(self.zero_division)
+        return wrong / total
+
+
+class BalancedAccuracy(_ConfusionMetric):
+    """Balanced accuracy: the mean recall over the classes that occur in ``y_true``.
+
+    Binary with both classes present: (TPR + TNR) / 2. As scikit-learn's
+    ``balanced_accuracy_score``; ``adjusted=True`` rescales so that chance is 0 and perfect is 1.
+    Not defined for multilabel.
+    """
+
+    _multilabel_ok = False
+
+    def __init__(self, num_classes: int | None = None, *, adjusted: bool = False, **kw: Any) -> None:
+        super().__init__(num_classes, **kw)
+        self.adjusted = bool(adjusted)
+
+    def _config(self) -> dict[str, Any]:
+        return {**super()._config(), "adjusted": self.adjusted}
+
+    def _compute(self) -> float:
+        m = self._state.matrix()
+        support = m.sum(axis=1)
+        present = support > 0
+        if not present.any():
+            if self.zero_division == "warn":
+                warn_undefined("Balanced accuracy", "no samples")
+            return zero_value(self.zero_division)
+        recalls = np.diag(m)[present] / support[present]
+        score = float(np.mean(recalls))
+        if self.adjusted:
+            chance = 1.0 / recalls.size
+            score = (score - chance) / (1.0 - chance)
+        return score
+
+
+class WeightedAccuracy(_ConfusionMetric):
+    """Class-weighted accuracy A_w = Σ_c w_c · TPR(c) (the Binder lecture's A_{2,w}, A_{C,w}).
+
+    ``weights``: one non-negative weight per class in class order, summing to 1 (binary:
+    ``[w_0, w_1]``, so A = w_1·TPR + w_0·TNR). ``None`` means uniform weights (balanced
+    accuracy when every class occurs). A class with positive weight and no samples has an
+    undefined recall, which takes ``zero_division``. Not defined for multilabel.
+    """
+
+    _multilabel_ok = False
+
+    def __init__(self, num_classes: int | None = None, *, weights: Any = None, **kw: Any) -> None:
+        super().__init__(num_classes, **kw)
+        k = self._state.num_classes
+        if weights is None:
+            w = np.full(k, 1.0 / k)
+        else:
+            w = np.asarray(weights, dtype=np.float64)
+            if w.shape != (k,):
+                raise ValueError(f"weights: expected {k} class weights, got shape {w.shape}")
+            if not (np.isfinite(w).all() and (w >= 0).all()):
+                raise ValueError(f"weights: must be finite and >= 0, got {w.tolist()}")
+            if abs(w.sum() - 1.0) > 1e-9:
+                raise ValueError(f"weights: must sum to 1, got sum {w.sum()!r}")
+        self.weights = w
+
+    def _config(self) -> dict[str, Any]:
+        return {**super()._config(), "weights": self.weights.tolist()}
+
+    def _compute(self) -> float:
+        m = self._state.matrix()
+        recall, undefined = self._divide(np.diag(m), m.sum(axis=1))
+        used = undefined & (self.weights > 0)
+        if used.any() and self.zero_division == "warn":
+            warn_undefined("Recall", "no true samples", np.flatnonzero(used))
+        return float(np.dot(self.weights, recall))
+
+
+class MatthewsCorrCoef(_ConfusionMetric):
+    """Matthews correlation coefficient over the whole C×C matrix (scikit-learn's formula).
+
+    MCC = (c·s − Σ_k p_k·t_k) / sqrt((s² − Σ p_k²)(s² − Σ t_k²)) with c the trace, s the total,
+    t_k the actual and p_k the predicted class totals; 0.0 when the denominator is 0 (as
+    scikit-learn). Binary: (TP·TN − FP·FN) / sqrt(PP·P·N·PN). Not defined for multilabel.
+    """
+
+    _multilabel_ok = False
+
+    def _compute(self) -> float:
+        m = self._state.matrix()
+        t, p = m.sum(axis=1), m.sum(axis=0)
+        c, s = float(np.trace(m)), float(m.sum())
+        cov_ytyp = c * s - float(np.dot(t, p))
+        cov_ypyp = s * s - float(np.dot(p, p))
+        cov_ytyt = s * s - float(np.dot(t, t))
+        if cov_ypyp * cov_ytyt == 0:
+            return 0.0
+        return cov_ytyp / math.sqrt(cov_ytyt * cov_ypyp)
+
+
+class CohenKappa(_ConfusionMetric):
+    """Cohen's kappa between actual and predicted classes, as scikit-learn's.
+
+    κ = 1 − Σ W∘C / Σ W∘E with E = outer(row totals, column totals) / total and W the
+    disagreement weights: ``weights=None`` (0 on the diagonal, 1 elsewhere), ``"linear"``
+    (|i−j|) or ``"quadratic"`` ((i−j)²). Undefined (Σ W∘E = 0) takes ``zero_division``.
+    Not defined for multilabel.
+    """
+
+    _multilabel_ok = False
+
+    def __init__(self, num_classes: int | None = None, *, weights: str | None = None, **kw: Any) -> None:
+        super().__init__(num_classes, **kw)
+        if weights not in (None, "linear", "quadratic"):
+            raise ValueError(f"weights: must be None, 'linear' or 'quadratic', got {weights!r}")
+        self.weights = weights
+
+    def _config(self) -> dict[str, Any]:
+        return {**super()._config(), "weights": self.weights}
+
+    def _compute(self) -> float:
+        m = self._state.matrix()
+        k = m.shape[0]
+        total = m.sum()
+        idx = np.arange(k)
+        if self.weights is None:
+            w = 1.0 - np.eye(k)
+        elif self.weights == "linear":
+            w = np.abs(idx[:, None] - idx[None, :]).astype(np.float64)
+        else:
+            w = ((idx[:, None] - idx[None, :]) ** 2).astype(np.float64)
+        expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / total if total else np.zeros_like(m)
+        denom = float((w * expected).sum())
+        if denom == 0:
+            if self.zero_division == "warn":
+                warn_undefined("Cohen's kappa", "the expected disagreement is 0")
+            return zero_value(self.zero_division)
+        return 1.0 - float((w * m).sum()) / denom
+
+
+class ConfusionMatrix(_ConfusionMetric):
+    """The confusion matrix: rows = actual, columns = predicted (scikit-learn's orientation).
+
+    Binary: ``[[TN, FP], [FN, TP]]``; multiclass: (C, C); multilabel: (L, 2, 2) like
+    ``multilabel_confusion_matrix``. Weighted sums as float64. ``normalize``: ``None``,
+    ``"true"`` (rows sum to 1), ``"pred"`` (columns) or ``"all"``; empty rows give 0.
+    """
+
+    def __init__(self, num_classes: int | None = None, *, normalize: str | None = None, **kw: Any) -> None:
+        super().__init__(num_classes, **kw)
+        if normalize not in (None, "true", "pred", "all"):
+            raise ValueError(f"normalize: must be None, 'true', 'pred' or 'all', got {normalize!r}")
+        self.normalize = normalize
+
+    def _config(self) -> dict[str, Any]:
+        return {**super()._config(), "normalize": self.normalize}
+
+    def _compute(self) -> np.ndarray:
+        m = self._state.matrix().copy()
+        if self.normalize is None:
+            return m
+        axis: Any = {"true": -1, "pred": -2, "all": (-2, -1)}[self.normalize]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = m / m.sum(axis=axis, keepdims=True)
+        return np.nan_to_num(out)
+
+
+# Aliases (SPEC section 0).
+TPR = Sensitivity = Recall
+TNR = Specificity
+FPR = FallOut
+FNR = MissRate
+PPV = Precision

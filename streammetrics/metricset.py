@@ -1,0 +1,208 @@
+"""``MetricSet``: many metrics fed by one ``update``, sharing state where they can.
+
+Members whose states are interchangeable (same state type and configuration -- e.g. Precision,
+Recall and F1 with the same task, threshold and ``ignore_index``) share one state object, so four
+confusion metrics cost one counting pass per batch. An update is atomic across the whole set: every
+state prepares (validates) its increment first, and only then are all of them applied.
+
+The set owns its members: they share its lock and (where they can) their states with each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ._base import Metric
+from ._state import State
+from ._validation import as_numpy, is_scalar
+
+__all__ = ["MetricSet"]
+
+_SEP = "."
+
+
+class MetricSet(Metric):
+    """A named collection of accumulators with the whole accumulator protocol.
+
+    ``MetricSet(precision=Precision(), recall=Recall(), auroc=AUROC())``; ``update`` feeds all,
+    ``compute()`` returns ``{name: value}``. All members must take the same ``update`` shape
+    (one family: classification or retrieval), else ``ValueError``.
+
+    Complexity: ``update`` costs one pass per distinct state, not per member.
+    """
+
+    family = "classification"
+
+    def __init__(self, metrics: Mapping[str, Metric] | None = None, /, **named: Metric) -> None:
+        super().__init__()
+        members = {**(dict(metrics) if metrics else {}), **named}
+        if not members:
+            raise ValueError("MetricSet: needs at least one metric")
+        for name, m in members.items():
+            if not isinstance(name, str) or not name.isidentifier():
+                raise ValueError(f"MetricSet: member names must be identifiers, got {name!r}")
+            if not isinstance(m, Metric) or isinstance(m, MetricSet):
+                raise ValueError(
+                    f"MetricSet: member {name!r} must be a metric (not a MetricSet), "
+                    f"got {type(m).__name__}"
+                )
+        families = {m.family for m in members.values()}
+        if len(families) > 1:
+            raise ValueError(
+                f"MetricSet: members take different update shapes ({sorted(families)}); "
+                "keep one family per set"
+            )
+        self.family = families.pop()
+        self._members = members
+        self._groups: list[list[str]] = []
+        for name, m in members.items():
+            for group in self._groups:
+                owner = members[group[0]]
+                if owner.share_key() == m.share_key() and owner._state.equals(m._state):
+                    m._state = owner._state
+                    group.append(name)
+                    break
+            else:
+                self._groups.append([name])
+        for m in members.values():
+            m._lock = self._lock
+
+    # -- mapping-like access ---------------------------------------------------------------
+    def __getitem__(self, name: str) -> Metric:
+        return self._members[name]
+
+    def __iter__(self) -> Any:
+        return iter(self._members)
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    def items(self) -> Any:
+        return self._members.items()
+
+    @property
+    def groups(self) -> list[list[str]]:
+        """Member names grouped by the state they share."""
+        return [list(g) for g in self._groups]
+
+    def _states(self) -> list[State]:
+        return [self._members[g[0]]._state for g in self._groups]
+
+    # -- protocol ----------------------------------------------------------------------------
+    def update(self, *args: Any, **kwargs: Any) -> MetricSet:  # type: ignore[override]
+        """Feed one batch to every member (each distinct state once). Atomic for the set."""
+        if self.family == "classification" and len(args) >= 2:
+            # Convert foreign tensors once for all states, not once per state.
+            args = tuple(a if is_scalar(a) else as_numpy(a, n)
+                         for a, n in zip(args, ("y_true", "y_pred"), strict=False)) + args[2:]
+        deltas = [state.prepare(*args, **kwargs) for state in self._states()]
+        with self._lock:
+            for state, delta in zip(self._states(), deltas, strict=False):
+                state.apply(delta)
+        return self
+
+    def _compute(self) -> dict[str, Any]:
+        return {name: m._compute() for name, m in self._members.items()}
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "members": {
+                name: {"class": type(m).__name__, "config": m._config()}
+                for name, m in self._members.items()
+            },
+            "groups": self.groups,
+        }
+
+    def _check_mergeable(self, other: Metric) -> None:
+        if not isinstance(other, MetricSet):
+            raise ValueError(f"merge: cannot merge {type(other).__name__} into a MetricSet")
+        mine, theirs = self._config(), other._config()
+        if mine["members"] != theirs["members"]:
+            raise ValueError(
+                f"merge: MetricSet members differ ({sorted(mine['members'])} vs "
+                f"{sorted(theirs['members'])}, or their configurations)"
+            )
+        if mine["groups"] != theirs["groups"]:
+            raise ValueError("merge: MetricSets share states differently; build both the same way")
+
+    def merge(self, *others: Metric) -> MetricSet:
+        for other in others:
+            self._check_mergeable(other)
+        snapshots = []
+        for other in others:
+            assert isinstance(other, MetricSet)
+            with other._lock:
+                snapshots.append([s.copy() for s in other._states()])
+        with self._lock:
+            for snap in snapshots:
+                for state, theirs in zip(self._states(), snap, strict=False):
+                    state.merge(theirs)
+        return self
+
+    def reset(self) -> MetricSet:
+        with self._lock:
+            for state in self._states():
+                state.reset()
+        return self
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(state.nbytes for state in self._states())
+
+    def _state_arrays(self) -> dict[str, Any]:
+        out = {}
+        for group in self._groups:
+            for key, value in self._members[group[0]]._state.arrays().items():
+                out[f"{group[0]}{_SEP}{key}"] = value
+        return out
+
+    def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        per_owner: dict[str, dict[str, Any]] = {g[0]: {} for g in self._groups}
+        for key, value in arrays.items():
+            owner, _, name = key.partition(_SEP)
+            if owner not in per_owner or not name:
+                raise ValueError(f"state: unexpected array {key!r} in a MetricSet")
+            per_owner[owner][name] = value
+        for owner, owned in per_owner.items():
+            self._members[owner]._state.load_arrays(owned)
+
+    @classmethod
+    def _from_config(cls, config: Mapping[str, Any]) -> MetricSet:
+        members_cfg = config.get("members")
+        groups = config.get("groups")
+        if not isinstance(members_cfg, Mapping) or not isinstance(groups, list):
+            raise ValueError("state: a MetricSet config needs 'members' and 'groups'")
+        members: dict[str, Metric] = {}
+        for name, spec in members_cfg.items():
+            if not isinstance(spec, Mapping):
+                raise ValueError(f"state: bad member entry {name!r}")
+            target = Metric._registry.get(spec.get("class", ""))
+            if target is None or target is MetricSet:
+                raise ValueError(f"state: unknown metric class {spec.get('class')!r}")
+            cfg = spec.get("config")
+            if not isinstance(cfg, Mapping):
+                raise ValueError(f"state: bad configuration for member {name!r}")
+            members[name] = target._from_config(cfg)
+        out = cls(members)
+        flat = sorted(n for g in groups for n in g) if all(isinstance(g, list) for g in groups) else None
+        if flat != sorted(members):
+            raise ValueError("state: MetricSet groups do not match its members")
+        if out.groups != groups:
+            out._regroup(groups)
+        return out
+
+    def _regroup(self, groups: list[list[str]]) -> None:
+        """Share states exactly as ``groups`` says (used when loading)."""
+        for group in groups:
+            owner = self._members[group[0]]
+            for name in group[1:]:
+                if self._members[name].share_key() != owner.share_key():
+                    raise ValueError(f"state: members {group[0]!r} and {name!r} cannot share a state")
+        for group in groups:
+            owner = self._members[group[0]]
+            owner._state = owner._state.copy()
+            for name in group[1:]:
+                self._members[name]._state = owner._state
+        self._groups = [list(g) for g in groups]

@@ -1,0 +1,142 @@
+"""``ClassificationReport``: every per-class confusion measure and its averages from one state."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ._base import UndefinedMetricWarning
+from ._confusion_counts import ConfusionCounts
+from .confusion import (
+    F1,
+    FDR,
+    FOR,
+    NPV,
+    Accuracy,
+    FallOut,
+    Jaccard,
+    MissRate,
+    Precision,
+    Prevalence,
+    Recall,
+    Specificity,
+    _Averaged,
+    _ConfusionMetric,
+)
+
+__all__ = ["ClassificationReport", "Report"]
+
+#: measure name -> the class that defines it (the report is a view of the same kernel)
+MEASURES: dict[str, type[_Averaged]] = {
+    "precision": Precision,
+    "recall": Recall,
+    "f1": F1,
+    "specificity": Specificity,
+    "npv": NPV,
+    "fpr": FallOut,
+    "fnr": MissRate,
+    "fdr": FDR,
+    "for": FOR,
+    "jaccard": Jaccard,
+    "prevalence": Prevalence,
+}
+AVERAGE_ROWS = {"micro avg": "micro", "macro avg": "macro", "weighted avg": "weighted"}
+
+
+class Report(dict):  # type: ignore[type-arg]
+    """A classification report: a dict (per class, ``accuracy``, averages) that prints as a table."""
+
+    def table(self, digits: int = 4) -> str:
+        """The report as a fixed-width text table."""
+        columns = [*MEASURES, "support"]
+        rows = [k for k in self if isinstance(self[k], dict)]
+        width = max(12, *(len(r) for r in rows))
+        col = max(digits + 4, 12)
+        lines = [" " * width + "".join(f"{c:>{col}}" for c in columns)]
+        for name in rows:
+            if name in AVERAGE_ROWS and name == next(iter(AVERAGE_ROWS)):
+                lines.append("")
+                if "accuracy" in self:
+                    lines.append(f"{'accuracy':>{width}}" + f"{self['accuracy']:>{col}.{digits}f}")
+            cells = []
+            for c in columns:
+                v = self[name].get(c)
+                if v is None:
+                    cells.append(" " * col)
+                elif c == "support":
+                    cells.append(f"{v:>{col}.6g}")
+                else:
+                    cells.append(f"{v:>{col}.{digits}f}")
+            lines.append(f"{name:>{width}}" + "".join(cells))
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+class ClassificationReport(_ConfusionMetric):
+    """Every per-class measure (precision, recall, F1, specificity, NPV, FPR, FNR, FDR, FOR,
+    Jaccard, prevalence, support) plus accuracy and the micro, macro and weighted averages.
+
+    ``compute()`` returns a :class:`Report` -- a dict keyed by class (``"0"``, ``"1"``, ...),
+    ``"accuracy"``, ``"micro avg"``, ``"macro avg"``, ``"weighted avg"`` -- whose ``str()`` is a
+    table. Binary reports both classes, as scikit-learn's ``classification_report`` does.
+    Undefined values follow ``zero_division``, with one warning per ``compute`` listing them.
+    O(C^2) per ``compute``; the state is the shared confusion counts.
+    """
+
+    def _view_state(self) -> ConfusionCounts:
+        if self.task != "binary":
+            return self._state
+        view = ConfusionCounts("multiclass", 2)  # both classes of the binary matrix
+        view.load_arrays(self._state.arrays())
+        return view
+
+    def _compute(self) -> Report:
+        state = self._view_state()
+        num_classes = state.num_classes
+        task_kw: dict[str, Any] = {"multilabel": self.multilabel}
+        undefined: set[str] = set()
+        report = Report()
+        per_class: dict[str, np.ndarray] = {}
+        averages: dict[str, dict[str, float]] = {row: {} for row in AVERAGE_ROWS}
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UndefinedMetricWarning)
+            for name, cls in MEASURES.items():
+                for average in (None, *AVERAGE_ROWS.values()):
+                    view = cls(num_classes, average=average, zero_division=self.zero_division, **task_kw)
+                    view._state = state
+                    value = view._compute()
+                    if average is None:
+                        per_class[name] = value
+                    else:
+                        row = next(r for r, a in AVERAGE_ROWS.items() if a == average)
+                        averages[row][name] = float(value)
+                if any(issubclass(w.category, UndefinedMetricWarning) for w in caught):
+                    undefined.add(name)
+                    caught.clear()
+            acc = Accuracy(num_classes, zero_division=self.zero_division, **task_kw)
+            acc._state = state
+            accuracy = acc._compute()
+        if undefined and self.zero_division == "warn":
+            warnings.warn(
+                f"ClassificationReport: {', '.join(sorted(undefined))} ill-defined for some "
+                "classes and set to 0.0. Use `zero_division` to choose the value.",
+                UndefinedMetricWarning,
+                stacklevel=3,
+            )
+        support = state.one_vs_rest().support
+        for c in range(num_classes):
+            entry = {name: float(values[c]) for name, values in per_class.items()}
+            entry["support"] = float(support[c])
+            report[str(c)] = entry
+        report["accuracy"] = float(accuracy)
+        for row, values in averages.items():
+            report[row] = {**values, "support": float(support.sum())}
+        return report
+
+    def table(self, digits: int = 4) -> str:
+        """The current report as a text table."""
+        return self.compute().table(digits)

@@ -1,0 +1,112 @@
+"""Top-k accuracy for multiclass scores (scikit-learn's ``top_k_accuracy_score``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._intervals import wilson
+from ._state import SummedState
+from ._validation import as_numpy, check_class_labels, check_scores, check_weights
+from .confusion import _ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
+
+__all__ = ["TopKAccuracy"]
+
+
+class HitCounts(SummedState):
+    """``hits`` = (weight of hits, total weight, total squared weight) of top-k membership."""
+
+    def __init__(self, num_classes: int, k: int, ignore_index: int | None) -> None:
+        self.num_classes, self.k, self.ignore_index = num_classes, k, ignore_index
+        self._arrays = {"hits": np.zeros(3)}
+
+    def key(self) -> tuple[Any, ...]:
+        return ("topk", self.num_classes, self.k, self.ignore_index)
+
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        y = as_numpy(y_true, "y_true")
+        s = as_numpy(y_score, "y_score")
+        if y.ndim == 0:
+            y, s = y.reshape(1), s.reshape(1, -1)
+        c = self.num_classes
+        if y.ndim != 1:
+            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        n = y.shape[0]
+        if s.shape != (n, c):
+            raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
+        w = check_weights(sample_weight, n)
+        y = check_class_labels(y, "y_true", c, self.ignore_index)
+        s = check_scores(s, "y_score")
+        if n == 0:
+            return None
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+            y, s = y[keep], s[keep]
+            w = None if w is None else w[keep]
+        rows = np.arange(y.shape[0])
+        true_score = s[rows, y][:, None]
+        # Rank of the true class as scikit-learn breaks ties: among equal scores the higher class
+        # index ranks first (it reverses a stable argsort).
+        ahead = (s > true_score).sum(axis=1) + (
+            (s == true_score) & (np.arange(c)[None, :] > y[:, None])
+        ).sum(axis=1)
+        hit = ahead < self.k
+        ww = np.ones(y.shape[0]) if w is None else w
+        return np.array([ww[hit].sum(), ww.sum(), (ww * ww).sum()])
+
+    def apply(self, delta: Any) -> None:
+        if delta is not None:
+            self._arrays["hits"] += delta
+
+
+class TopKAccuracy(_ZeroDivisionOption):
+    """Share of samples whose true class is among the k highest scores.
+
+    Multiclass only (``num_classes`` >= 2, scores of shape (n, C)). Ties are ranked as
+    scikit-learn's ``top_k_accuracy_score`` ranks them (higher class index first). ``update``
+    O(n·C), ``compute`` O(1), memory O(1).
+    """
+
+    def __init__(
+        self,
+        num_classes: int,
+        *,
+        k: int = 5,
+        ignore_index: int | None = None,
+        zero_division: str | float = "warn",
+    ) -> None:
+        super().__init__()
+        if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
+            raise ValueError(f"num_classes: must be an int >= 2, got {num_classes!r}")
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= num_classes:
+            raise ValueError(f"k: must be an int in [1, num_classes={num_classes}], got {k!r}")
+        self.num_classes, self.k, self.ignore_index = int(num_classes), int(k), ignore_index
+        self.zero_division = check_zero_division(zero_division)
+        self._state: HitCounts = HitCounts(self.num_classes, self.k, ignore_index)
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "num_classes": self.num_classes,
+            "k": self.k,
+            "ignore_index": self.ignore_index,
+            "zero_division": self._zero_division_config(),
+        }
+
+    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> TopKAccuracy:
+        return self._update_state(y_true, y_score, sample_weight)
+
+    def _compute(self) -> float:
+        hits, total, _ = self._state.arrays()["hits"]
+        if total == 0:
+            if self.zero_division == "warn":
+                warn_undefined("Top-k accuracy", "no samples")
+            return zero_value(self.zero_division)
+        return float(hits / total)
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Wilson score interval (effective sample size with weights)."""
+        with self._lock:
+            hits, total, total_w2 = self._state.arrays()["hits"]
+        low, high = wilson(np.array([hits]), np.array([total]), np.array([total_w2]), confidence)
+        return float(low[0]), float(high[0])
