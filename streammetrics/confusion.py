@@ -75,7 +75,7 @@ def zero_value(zero_division: str | float) -> float:
 
 
 def warn_undefined(name: str, what: str, classes: Any = None) -> None:
-    where = "" if classes is None else f" for classes {list(classes)}"
+    where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
     warnings.warn(
         f"{name} is ill-defined and set to 0.0{where}: {what}. "
         "Use `zero_division` to choose the value and silence this warning.",
