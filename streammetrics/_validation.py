@@ -59,14 +59,18 @@ def as_numpy(x: Any, name: str) -> np.ndarray:
     else:
         try:
             arr = np.asarray(x)
-        except Exception as exc:  # noqa: BLE001
+            failure: Exception | None = None
+        except Exception as exc:  # noqa: BLE001 - e.g. a CUDA tensor or bfloat16
+            arr, failure = np.empty(0), exc
+        if failure is not None or (arr.dtype.kind == "O" and arr.ndim == 0):
             copied = None
             if hasattr(x, "__dlpack__") or hasattr(x, "__array__"):
                 copied = _host_copy(x)
                 if copied is None and callable(getattr(x, "float", None)):
                     copied = _host_copy(x.float())  # bfloat16 and other types numpy lacks
             if copied is None:
-                raise ValueError(f"{name}: cannot convert {type(x).__name__} to an array ({exc})") from exc
+                reason = f" ({failure})" if failure is not None else ""
+                raise ValueError(f"{name}: cannot convert {type(x).__name__} to an array{reason}")
             arr = copied
     if arr.dtype.kind not in "biuf":
         if arr.dtype.kind == "O" and arr.size == 0:
