@@ -37,6 +37,22 @@ from .confusion import (
 )
 from .metricset import MetricSet
 from .report import ClassificationReport, Report
+from .retrieval import (
+    CG,
+    DCG,
+    MAP,
+    MRR,
+    NDCG,
+    ElevenPointAP,
+    InterpolatedPrecision,
+    PrecisionAtK,
+    PrecisionAtRecall,
+    RecallAtK,
+    RPrecision,
+    SetPrecision,
+    SetRecall,
+    SystemEfficiency,
+)
 from .topk import TopKAccuracy
 
 __version__ = "0.1.0"
@@ -78,4 +94,18 @@ __all__ = [
     "FPR",
     "FNR",
     "PPV",
+    "PrecisionAtK",
+    "RecallAtK",
+    "RPrecision",
+    "PrecisionAtRecall",
+    "MAP",
+    "MRR",
+    "CG",
+    "DCG",
+    "NDCG",
+    "InterpolatedPrecision",
+    "ElevenPointAP",
+    "SystemEfficiency",
+    "SetPrecision",
+    "SetRecall",
 ]

@@ -1,0 +1,480 @@
+"""Private kernels for the retrieval measures (SPEC section 4): validate a batch of queries, rank
+every query once, and evaluate any number of per-query measures on the ranked batch.
+
+A batch is ``Q`` queries laid out flat (each query's rows contiguous). Ranking never loops over
+documents in Python: queries are grouped by their number of retrieved documents ``L`` (a loop over
+*distinct lengths*, usually a handful), each group is gathered into a ``(q, L)`` matrix and sorted
+along its rows in one numpy call. Every measure is then a few vectorised passes over those
+matrices. Cost of :func:`prepare_queries`: O(n log L) for n rows; each measure adds O(n) (or
+O(q·k) for a cutoff k).
+
+Ranking rule (trec_eval's): score descending; ties broken by document id descending *as strings*
+when ``doc_ids`` are given, else by input order (a stable sort). Measures that take
+``ties="average"`` replace each gain by the mean gain of its tie group (expected value over all
+orders of the tied documents, McSherry & Najork 2008), which is exact for measures linear in the
+gains.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_numpy, first_bad
+
+__all__ = ["Group", "RankedQueries", "prepare_queries"]
+
+
+@dataclass
+class Group:
+    """Queries of one length ``L``: ``rows`` index the batch's queries; matrices are (q, L)."""
+
+    rows: np.ndarray
+    grades: np.ndarray
+    scores: np.ndarray
+    _tie_ids: np.ndarray | None = None
+
+    def tie_average(self, x: np.ndarray) -> np.ndarray:
+        """``x`` (q, L) with each entry replaced by the mean over its tie group of equal scores."""
+        q, n = x.shape
+        if n == 0:
+            return x.astype(np.float64)
+        if self._tie_ids is None:
+            new = np.ones((q, n), dtype=bool)
+            new[:, 1:] = self.scores[:, 1:] != self.scores[:, :-1]
+            self._tie_ids = np.cumsum(new.ravel()) - 1
+        gid = self._tie_ids
+        sums = np.bincount(gid, weights=x.ravel().astype(np.float64))
+        counts = np.bincount(gid)
+        return (sums / counts)[gid].reshape(q, n)
+
+
+def _as_1d(x: Any, name: str) -> np.ndarray:
+    arr = as_numpy(x, name)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array, got shape {arr.shape}")
+    return arr
+
+
+def _check_grades(g: np.ndarray, name: str) -> np.ndarray:
+    g = g.astype(np.float64, copy=False)
+    if g.size and not np.isfinite(g).all():
+        idx = first_bad(~np.isfinite(g))
+        raise ValueError(
+            f"{name}: grades must be finite numbers; first invalid value {g[idx]!r} at index {idx}"
+        )
+    return g
+
+
+def _ids(x: Any, name: str, n: int) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"{name}: expected {n} ids (one per row of relevance), got shape {arr.shape}")
+    if arr.dtype.kind == "f" and n and np.isnan(arr).any():
+        idx = first_bad(np.isnan(arr))
+        raise ValueError(f"{name}: ids must not be NaN; first NaN at index {idx}")
+    if arr.dtype.kind not in "biuUSO" and arr.dtype.kind != "f":
+        raise ValueError(f"{name}: ids must be strings or integers, got dtype {arr.dtype}")
+    return arr
+
+
+def _segment_sorted_desc(
+    values: np.ndarray, lengths: np.ndarray, k: int | None
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per segment, the values sorted descending and cut to ``k``: list of (rows, (q, ≤k) matrix)."""
+    starts = np.zeros(lengths.shape[0], dtype=np.int64)
+    if lengths.shape[0] > 1:
+        np.cumsum(lengths[:-1], out=starts[1:])
+    out = []
+    for length in np.unique(lengths):
+        rows = np.flatnonzero(lengths == length)
+        if length == 0:
+            out.append((rows, np.zeros((rows.shape[0], 0))))
+            continue
+        idx = starts[rows][:, None] + np.arange(length)
+        m = -np.sort(-values[idx], axis=1)
+        out.append((rows, m if k is None else m[:, :k]))
+    return out
+
+
+def dcg_matrix(gains: np.ndarray, k: int | None) -> np.ndarray:
+    """Σ_{i ≤ k} gains[:, i-1] / log2(i + 1) for a (q, L) matrix of gains in rank order."""
+    m = gains if k is None else gains[:, :k]
+    if m.shape[1] == 0:
+        return np.zeros(m.shape[0])
+    disc = 1.0 / np.log2(np.arange(2, m.shape[1] + 2, dtype=np.float64))
+    return (m * disc).sum(axis=1)
+
+
+def gain(grades: np.ndarray, kind: str) -> np.ndarray:
+    """Gain of graded relevance: ``linear`` max(g, 0), ``exponential`` 2^max(g, 0) − 1."""
+    g = np.maximum(grades, 0.0)
+    return g if kind == "linear" else np.exp2(g) - 1.0
+
+
+@dataclass
+class RankedQueries:
+    """A validated batch of queries, each ranked once; measures read it (see module docstring).
+
+    ``n_queries`` queries with ``lengths`` retrieved documents each; ``groups`` hold the ranked
+    grades; ``R`` / ideal DCG values are computed on demand (cached per ``rel_level`` / cutoff).
+    """
+
+    n_queries: int
+    lengths: np.ndarray
+    groups: list[Group]
+    qids: list[Any] | None
+    n_relevant: np.ndarray | None
+    judged: np.ndarray | None
+    judged_lengths: np.ndarray | None
+    _cache: dict[Any, Any] = field(default_factory=dict)
+
+    def _where(self, i: int) -> str:
+        return f"query {self.qids[i]!r}" if self.qids is not None else f"query {i}"
+
+    def hits_total(self, rel_level: float) -> np.ndarray:
+        """Relevant retrieved documents per query."""
+        key = ("hits", rel_level)
+        if key not in self._cache:
+            out = np.zeros(self.n_queries)
+            for g in self.groups:
+                out[g.rows] = (g.grades >= rel_level).sum(axis=1)
+            self._cache[key] = out
+        return self._cache[key]  # type: ignore[no-any-return]
+
+    def R(self, rel_level: float) -> np.ndarray:
+        """Number of relevant documents per query (float64), validated against the retrieved."""
+        key = ("R", rel_level)
+        if key in self._cache:
+            return self._cache[key]  # type: ignore[no-any-return]
+        hits = self.hits_total(rel_level)
+        counted = None
+        if self.judged is not None:
+            assert self.judged_lengths is not None
+            seg = np.repeat(np.arange(self.n_queries), self.judged_lengths)
+            counted = np.bincount(
+                seg, weights=(self.judged >= rel_level).astype(np.float64), minlength=self.n_queries
+            )
+        if self.n_relevant is not None:
+            r = self.n_relevant
+            if counted is not None and (counted != r).any():
+                i = first_bad(counted != r)
+                assert isinstance(i, int)
+                raise ValueError(
+                    f"judged/n_relevant: disagree for {self._where(i)}: judged has {int(counted[i])} "
+                    f"grades >= rel_level={rel_level}, n_relevant is {int(r[i])}"
+                )
+        elif counted is not None:
+            r = counted
+        else:
+            r = hits
+        if (hits > r).any():
+            i = first_bad(hits > r)
+            assert isinstance(i, int)
+            raise ValueError(
+                f"relevance: {self._where(i)} retrieved {int(hits[i])} relevant documents "
+                f"(grade >= {rel_level}) but n_relevant/judged say only {int(r[i])} exist"
+            )
+        self._cache[key] = r
+        return r
+
+    def ideal_dcg(self, k: int | None, kind: str) -> np.ndarray:
+        """IDCG@k per query: from all judged grades if given, else from the retrieved grades."""
+        key = ("idcg", k, kind)
+        if key in self._cache:
+            return self._cache[key]  # type: ignore[no-any-return]
+        out = np.zeros(self.n_queries)
+        if self.judged is not None:
+            assert self.judged_lengths is not None
+            for rows, m in _segment_sorted_desc(self.judged, self.judged_lengths, k):
+                out[rows] = dcg_matrix(gain(m, kind), k)
+        else:
+            for g in self.groups:
+                m = -np.sort(-g.grades, axis=1)
+                out[g.rows] = dcg_matrix(gain(m, kind), k)
+        self._cache[key] = out
+        return out
+
+
+def _lookup(mapping: Any, qids: list[Any] | None, name: str, n_queries: int) -> list[Any]:
+    """Per-query values from a mapping (by query id) or a sequence aligned with the queries."""
+    if isinstance(mapping, Mapping):
+        if qids is None:
+            raise ValueError(f"{name}: a mapping needs query_ids=")
+        return [mapping.get(q) for q in qids]
+    seq = list(mapping)
+    if len(seq) != n_queries:
+        raise ValueError(
+            f"{name}: expected a mapping from query id or one entry per query ({n_queries}), got {len(seq)}"
+        )
+    return seq
+
+
+def prepare_queries(
+    relevance: Any,
+    scores: Any,
+    *,
+    doc_ids: Any = None,
+    judged: Any = None,
+    n_relevant: Any = None,
+    query_ids: Any = None,
+) -> RankedQueries:
+    """Validate a batch (one query, or many with ``query_ids``) and rank each query.
+
+    Raises ``ValueError`` naming the argument and first offending value; never mutates anything.
+    """
+    rel = _check_grades(_as_1d(relevance, "relevance"), "relevance")
+    sc = _as_1d(scores, "scores")
+    n = rel.shape[0]
+    if sc.shape[0] != n:
+        raise ValueError(f"scores: expected {n} scores (one per row of relevance), got {sc.shape[0]}")
+    sc = sc.astype(np.float64, copy=False)
+    if n and np.isnan(sc.min()):
+        raise ValueError(f"scores: scores must not be NaN; first NaN at index {first_bad(np.isnan(sc))}")
+
+    qids: list[Any] | None
+    if query_ids is None:
+        lengths = np.array([n], dtype=np.int64)
+        starts = np.zeros(1, dtype=np.int64)
+        qids = None
+    else:
+        q = _ids(query_ids, "query_ids", n)
+        if n == 0:
+            lengths = np.zeros(0, dtype=np.int64)
+            starts = lengths
+            qids = []
+        else:
+            change = np.empty(n, dtype=bool)
+            change[0] = True
+            np.not_equal(q[1:], q[:-1], out=change[1:])
+            starts = np.flatnonzero(change)
+            lengths = np.diff(np.append(starts, n))
+            block = q[starts]
+            uniq, first, counts = np.unique(block, return_index=True, return_counts=True)
+            if uniq.shape[0] != block.shape[0]:
+                dup = int(np.flatnonzero(counts > 1)[0])
+                again = starts[np.flatnonzero(block == uniq[dup])[1]]
+                raise ValueError(
+                    f"query_ids: each query's rows must be contiguous; query {uniq[dup].item()!r} "
+                    f"reappears at row {int(again)} after another query"
+                )
+            qids = block.tolist()
+    n_queries = lengths.shape[0]
+
+    codes = None
+    if doc_ids is not None:
+        d = _ids(doc_ids, "doc_ids", n)
+        # trec_eval: ties by document id descending, compared as strings.
+        _, inv = np.unique(d.astype(str), return_inverse=True)
+        codes = (inv.max(initial=0) - inv).astype(np.int64) if n else inv.astype(np.int64)
+
+    groups: list[Group] = []
+    for length in np.unique(lengths):
+        rows = np.flatnonzero(lengths == length)
+        if length == 0:
+            empty = np.zeros((rows.shape[0], 0))
+            groups.append(Group(rows, empty, empty))
+            continue
+        idx = starts[rows][:, None] + np.arange(length)
+        s = sc[idx]
+        if codes is not None:
+            dc = codes[idx]
+            o1 = np.argsort(dc, axis=1)
+            dsorted = np.take_along_axis(dc, o1, axis=1)
+            dup = dsorted[:, 1:] == dsorted[:, :-1]
+            if dup.any():
+                r, c = np.argwhere(dup)[0]
+                pos = int(idx[r, o1[r, c]])
+                raise ValueError(
+                    f"doc_ids: duplicate document {np.asarray(doc_ids).ravel()[pos]!r} at row {pos} "
+                    "within one query"
+                )
+            o2 = np.argsort(-np.take_along_axis(s, o1, axis=1), axis=1, kind="stable")
+            order = np.take_along_axis(o1, o2, axis=1)
+        else:
+            order = np.argsort(-s, axis=1)
+            ss = np.take_along_axis(s, order, axis=1)
+            tied = (ss[:, 1:] == ss[:, :-1]).any(axis=1)
+            if tied.any():  # unstable sort is fast; redo rows with ties stably (input order)
+                order[tied] = np.argsort(-s[tied], axis=1, kind="stable")
+        flat = np.take_along_axis(idx, order, axis=1)
+        groups.append(Group(rows, rel[flat], sc[flat]))
+
+    nrel = None
+    if n_relevant is not None:
+        vals = [n_relevant] if qids is None else _lookup(n_relevant, qids, "n_relevant", n_queries)
+        nrel = np.empty(n_queries)
+        for i, v in enumerate(vals):
+            if v is None:
+                raise ValueError(f"n_relevant: no entry for query {qids[i] if qids else i!r}")
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"n_relevant: expected a non-negative integer, got {v!r}") from None
+            if not (math.isfinite(f) and f >= 0 and f == int(f)):
+                raise ValueError(f"n_relevant: expected a non-negative integer, got {v!r}")
+            nrel[i] = f
+
+    jg = jl = None
+    if judged is not None:
+        parts = [judged] if qids is None else _lookup(judged, qids, "judged", n_queries)
+        arrays = [np.zeros(0) if p is None else _check_grades(_as_1d(p, "judged"), "judged") for p in parts]
+        jl = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+        jg = np.concatenate(arrays) if arrays else np.zeros(0)
+
+    return RankedQueries(n_queries, lengths, groups, qids, nrel, jg, jl)
+
+
+# -- measures: each returns per-query values (n_queries,) or (n_queries, m) ------------------------
+
+
+def _div(a: np.ndarray, b: np.ndarray | float) -> np.ndarray:
+    b_arr = np.broadcast_to(np.asarray(b, dtype=np.float64), np.shape(a))
+    out = np.zeros(np.shape(a))
+    np.divide(a, b_arr, out=out, where=b_arr > 0)
+    return out
+
+
+def _binary(g: Group, rel_level: float, ties: str) -> np.ndarray:
+    b = (g.grades >= rel_level).astype(np.float64)
+    return g.tie_average(b) if ties == "average" else b
+
+
+def precision_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.ndarray:
+    out = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        out[g.rows] = _binary(g, rel_level, ties)[:, :k].sum(axis=1) / k
+    return out
+
+
+def recall_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.ndarray:
+    hits = precision_at_k(rq, k, rel_level, ties) * k
+    return _div(hits, rq.R(rel_level))
+
+
+def r_precision(rq: RankedQueries, rel_level: float, ties: str) -> np.ndarray:
+    r = rq.R(rel_level)
+    hits = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        if g.grades.shape[1] == 0:
+            continue
+        c = np.cumsum(_binary(g, rel_level, ties), axis=1)
+        rr = r[g.rows].astype(np.int64)
+        col = np.minimum(rr, c.shape[1]) - 1
+        hits[g.rows] = np.where(rr > 0, c[np.arange(c.shape[0]), np.maximum(col, 0)], 0.0)
+    return _div(hits, r)
+
+
+def _prec_recall(g: Group, rel_level: float, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    b = (g.grades >= rel_level).astype(np.float64)
+    c = np.cumsum(b, axis=1)
+    prec = c / np.arange(1, c.shape[1] + 1)
+    rec = _div(c, r[g.rows][:, None])
+    return b, prec, rec
+
+
+def precision_at_recall(rq: RankedQueries, level: float, rel_level: float) -> np.ndarray:
+    r = rq.R(rel_level)
+    out = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        if g.grades.shape[1] == 0:
+            continue
+        _, prec, rec = _prec_recall(g, rel_level, r)
+        reach = (rec >= level) & (r[g.rows] > 0)[:, None]
+        first = np.argmax(reach, axis=1)
+        rows = np.arange(prec.shape[0])
+        out[g.rows] = np.where(reach.any(axis=1), prec[rows, first], 0.0)
+    return out
+
+
+def interpolated_precision(rq: RankedQueries, levels: tuple[float, ...], rel_level: float) -> np.ndarray:
+    r = rq.R(rel_level)
+    out = np.zeros((rq.n_queries, len(levels)))
+    for g in rq.groups:
+        if g.grades.shape[1] == 0:
+            continue
+        _, prec, rec = _prec_recall(g, rel_level, r)
+        # best precision at ranks with recall >= level: a suffix max of precision.
+        suffix = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]
+        has = (r[g.rows] > 0)[:, None]
+        for j, level in enumerate(levels):
+            reach = (rec >= level) & has
+            first = np.argmax(reach, axis=1)
+            out[g.rows, j] = np.where(reach.any(axis=1), suffix[np.arange(prec.shape[0]), first], 0.0)
+    return out
+
+
+def system_efficiency(rq: RankedQueries, rel_level: float) -> np.ndarray:
+    r = rq.R(rel_level)
+    out = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        if g.grades.shape[1] == 0:
+            continue
+        _, prec, rec = _prec_recall(g, rel_level, r)
+        d = np.sqrt((1.0 - rec) ** 2 + (1.0 - prec) ** 2).min(axis=1)
+        out[g.rows] = np.where(r[g.rows] > 0, 1.0 - d / math.sqrt(2.0), 0.0)
+    return out
+
+
+def average_precision(rq: RankedQueries, k: int | None, rel_level: float, denominator: str) -> np.ndarray:
+    r = rq.R(rel_level)
+    total = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        b = (g.grades >= rel_level)[:, :k] if k is not None else (g.grades >= rel_level)
+        if b.shape[1] == 0:
+            continue
+        c = np.cumsum(b, axis=1, dtype=np.float64)
+        total[g.rows] = (np.where(b, c, 0.0) / np.arange(1, b.shape[1] + 1)).sum(axis=1)
+    denom = np.minimum(r, k) if (k is not None and denominator == "min_k_r") else r
+    return _div(total, denom)
+
+
+def reciprocal_rank(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+    out = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        b = (g.grades >= rel_level)[:, :k] if k is not None else (g.grades >= rel_level)
+        if b.shape[1] == 0:
+            continue
+        first = np.argmax(b, axis=1)
+        out[g.rows] = np.where(b.any(axis=1), 1.0 / (first + 1.0), 0.0)
+    return out
+
+
+def cumulative_gain(rq: RankedQueries, k: int, ties: str) -> np.ndarray:
+    out = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        x = gain(g.grades, "linear")
+        if ties == "average":
+            x = g.tie_average(x)
+        out[g.rows] = x[:, :k].sum(axis=1)
+    return out
+
+
+def dcg(rq: RankedQueries, k: int | None, kind: str, ties: str) -> np.ndarray:
+    out = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        x = gain(g.grades, kind)
+        if ties == "average":
+            x = g.tie_average(x)
+        out[g.rows] = dcg_matrix(x, k)
+    return out
+
+
+def ndcg(rq: RankedQueries, k: int | None, kind: str, ties: str) -> np.ndarray:
+    return _div(dcg(rq, k, kind, ties), rq.ideal_dcg(k, kind))
+
+
+def set_counts(rq: RankedQueries, rel_level: float) -> np.ndarray:
+    """Columns: set precision, set recall, relevant retrieved, retrieved, relevant (R)."""
+    r = rq.R(rel_level)
+    hits = rq.hits_total(rel_level)
+    ret = rq.lengths.astype(np.float64)
+    return np.column_stack([_div(hits, ret), _div(hits, r), hits, ret, r])

@@ -1,0 +1,765 @@
+"""Retrieval measures over a stream of queries (SPEC section 4), equal to trec_eval.
+
+Each query is folded in as it arrives -- one query per ``update``, or many per call with
+``query_ids=`` -- and only running sums are kept, so memory is constant in the number of queries
+(unless ``per_query=True`` asks to keep every query's value).
+
+``update(relevance, scores, *, doc_ids=None, judged=None, n_relevant=None, query_ids=None)``:
+``relevance`` are the grades of the retrieved documents (unjudged = 0), ``scores`` the system's
+scores (ranked descending), ``doc_ids`` break score ties as trec_eval does (document id descending,
+as strings; without ids tied documents keep their input order), ``judged`` the grades of all
+judged documents of the query (gives R and the ideal ranking of nDCG), ``n_relevant`` the number R
+of relevant documents. With ``query_ids`` the arrays hold many queries (each query's rows
+contiguous) and ``judged`` / ``n_relevant`` are mappings from query id (or sequences with one entry
+per query in order of appearance). R comes from ``n_relevant``, else ``judged``, else the relevant
+retrieved documents. An update with an empty retrieved list is a query scoring 0.
+
+Design -- one ranking per batch for a whole MetricSet: every retrieval measure stores its running
+sums in a :class:`QueryState` under a *measure spec* (kind and options). All retrieval metrics
+have the same state key, so a :class:`~streammetrics.MetricSet` of NDCG@10, MAP and MRR makes them
+share one ``QueryState`` holding the three specs: the batch is validated and ranked once
+(:func:`~streammetrics._ranking_queries.prepare_queries`, the expensive part) and each spec adds
+O(n) vectorised work. Each spec keeps its own (count, sums), so the state stays O(1) per measure
+and every member reads only its own spec. (When a metric is put into a set, its spec is registered
+in the shared state; states that already hold data are only shared if they hold identical data.)
+
+Complexity: ``update`` O(n log L) for n rows of queries with L documents, plus O(n) per measure;
+``compute`` O(1); memory O(1) per measure (O(queries) with ``per_query=True``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from . import _ranking_queries as K
+from ._base import Metric, UndefinedMetricWarning
+from ._state import State
+
+__all__ = [
+    "QueryState",
+    "RetrievalMetric",
+    "PrecisionAtK",
+    "RecallAtK",
+    "RPrecision",
+    "PrecisionAtRecall",
+    "MAP",
+    "MRR",
+    "CG",
+    "DCG",
+    "NDCG",
+    "InterpolatedPrecision",
+    "ElevenPointAP",
+    "SystemEfficiency",
+    "SetPrecision",
+    "SetRecall",
+]
+
+ELEVEN_POINTS = tuple(round(i / 10, 1) for i in range(11))
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One measure's identity inside a :class:`QueryState` (what is summed per query)."""
+
+    kind: str
+    k: int | None = None
+    rel_level: float = 1.0
+    gain: str = "linear"
+    ties: str = "first"
+    denominator: str = "R"
+    levels: tuple[float, ...] = ()
+    rel_max: float | None = None
+    per_query: bool = False
+
+    @property
+    def width(self) -> int:
+        if self.kind == "set":
+            return 5
+        if self.kind == "iprec":
+            return len(self.levels)
+        return 1
+
+    @property
+    def name(self) -> str:
+        d = {k: v for k, v in asdict(self).items() if v not in (None, (), False) and k != "kind"}
+        body = ",".join(f"{k}={v}" for k, v in d.items())
+        return f"{self.kind}({body})"
+
+    def evaluate(self, rq: K.RankedQueries) -> np.ndarray:
+        """Per-query values, shape (queries, width)."""
+        kind = self.kind
+        if kind == "p":
+            assert self.k is not None
+            v = K.precision_at_k(rq, self.k, self.rel_level, self.ties)
+        elif kind == "r":
+            assert self.k is not None
+            v = K.recall_at_k(rq, self.k, self.rel_level, self.ties)
+        elif kind == "rprec":
+            v = K.r_precision(rq, self.rel_level, self.ties)
+        elif kind == "p_at_r":
+            v = K.precision_at_recall(rq, self.levels[0], self.rel_level)
+        elif kind == "ap":
+            v = K.average_precision(rq, self.k, self.rel_level, self.denominator)
+        elif kind == "rr":
+            v = K.reciprocal_rank(rq, self.k, self.rel_level)
+        elif kind == "cg":
+            assert self.k is not None
+            if self.rel_max is not None:
+                for g in rq.groups:
+                    if g.grades.size and g.grades.max() > self.rel_max:
+                        raise ValueError(
+                            f"relevance: grade {g.grades.max()!r} exceeds rel_max={self.rel_max}"
+                        )
+            v = K.cumulative_gain(rq, self.k, self.ties)
+        elif kind == "dcg":
+            v = K.dcg(rq, self.k, self.gain, self.ties)
+        elif kind == "ndcg":
+            v = K.ndcg(rq, self.k, self.gain, self.ties)
+        elif kind == "iprec":
+            return K.interpolated_precision(rq, self.levels, self.rel_level)
+        elif kind == "eff":
+            v = K.system_efficiency(rq, self.rel_level)
+        elif kind == "set":
+            return K.set_counts(rq, self.rel_level)
+        else:  # pragma: no cover - specs are built by the classes below
+            raise AssertionError(kind)
+        return v[:, None]
+
+
+class _Acc:
+    """Running (count, sums) of one spec, plus the per-query values if asked for."""
+
+    __slots__ = ("count", "sums", "chunks")
+
+    def __init__(self, spec: Spec) -> None:
+        self.count = 0
+        self.sums = np.zeros(spec.width)
+        self.chunks: list[np.ndarray] | None = [] if spec.per_query else None
+
+    def values(self) -> np.ndarray | None:
+        if self.chunks is None:
+            return None
+        if len(self.chunks) != 1:
+            width = self.sums.shape[0]
+            merged = np.concatenate(self.chunks) if self.chunks else np.zeros((0, width))
+            self.chunks = [merged]
+        return self.chunks[0]
+
+
+class QueryState(State):
+    """Running sums of any number of retrieval measure specs over one stream of queries.
+
+    ``prepare`` validates and ranks the batch once and evaluates every spec; ``apply`` adds the
+    per-spec (count, sums) -- and appends per-query values for specs with ``per_query``.
+    Arrays: ``{spec}.count`` (int64 scalar), ``{spec}.sums`` (float64, width), ``{spec}.values``
+    (float64, (count, width), only with ``per_query``). Merge rule: add counts and sums,
+    concatenate values.
+    """
+
+    def __init__(self, specs: Sequence[Spec] = ()) -> None:
+        self._acc: dict[Spec, _Acc] = {}
+        for s in specs:
+            self.add_spec(s)
+
+    @property
+    def specs(self) -> list[Spec]:
+        return list(self._acc)
+
+    def add_spec(self, spec: Spec, source: QueryState | None = None) -> None:
+        """Register ``spec`` (copying its data from ``source`` if that holds it)."""
+        if spec in self._acc:
+            return
+        acc = _Acc(spec)
+        if source is not None and spec in source._acc:
+            theirs = source._acc[spec]
+            acc.count, acc.sums = theirs.count, theirs.sums.copy()
+            vals = theirs.values()
+            if vals is not None:
+                acc.chunks = [vals.copy()]
+        self._acc[spec] = acc
+
+    def acc(self, spec: Spec) -> _Acc:
+        return self._acc[spec]
+
+    def key(self) -> Hashable:
+        return ("retrieval",)
+
+    def is_empty(self) -> bool:
+        return all(a.count == 0 for a in self._acc.values())
+
+    def equals(self, other: State) -> bool:
+        """Shareable: the same key and either both empty or holding identical data."""
+        if not isinstance(other, QueryState):
+            return False
+        if self.is_empty() and other.is_empty():
+            return True
+        return super().equals(other)
+
+    def prepare(
+        self,
+        relevance: Any,
+        scores: Any,
+        *,
+        doc_ids: Any = None,
+        judged: Any = None,
+        n_relevant: Any = None,
+        query_ids: Any = None,
+    ) -> Any:
+        rq = K.prepare_queries(
+            relevance, scores, doc_ids=doc_ids, judged=judged, n_relevant=n_relevant, query_ids=query_ids
+        )
+        out = []
+        for spec in self._acc:
+            vals = spec.evaluate(rq)
+            out.append((spec, rq.n_queries, vals.sum(axis=0), vals if spec.per_query else None))
+        return out
+
+    def apply(self, delta: Any) -> None:
+        for spec, n, sums, vals in delta:
+            acc = self._acc.get(spec)
+            if acc is None:
+                continue
+            acc.count += n
+            acc.sums += sums
+            if acc.chunks is not None and vals is not None and n:
+                acc.chunks.append(vals)
+
+    def arrays(self, specs: Sequence[Spec] | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for spec in self._acc if specs is None else specs:
+            acc = self._acc[spec]
+            out[f"{spec.name}.count"] = np.array(acc.count, dtype=np.int64)
+            out[f"{spec.name}.sums"] = acc.sums.copy()
+            vals = acc.values()
+            if vals is not None:
+                out[f"{spec.name}.values"] = vals.copy()
+        return out
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        new: dict[Spec, _Acc] = {}
+        expected: set[str] = set()
+        for spec in self._acc:
+            acc = _Acc(spec)
+            name = spec.name
+            for suffix in ("count", "sums") + (("values",) if spec.per_query else ()):
+                expected.add(f"{name}.{suffix}")
+                if f"{name}.{suffix}" not in arrays:
+                    raise ValueError(f"state: missing array {name}.{suffix!s}")
+            count = np.asarray(arrays[f"{name}.count"])
+            if count.shape != () or count.dtype.kind not in "iu" or int(count) < 0:
+                raise ValueError(f"state: {name}.count must be a non-negative integer scalar")
+            sums = np.asarray(arrays[f"{name}.sums"])
+            if sums.shape != (spec.width,) or sums.dtype.kind not in "fiu":
+                raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")
+            sums = sums.astype(np.float64)
+            if not np.isfinite(sums).all():
+                raise ValueError(f"state: {name}.sums holds non-finite values")
+            acc.count, acc.sums = int(count), sums
+            if spec.per_query:
+                vals = np.asarray(arrays[f"{name}.values"])
+                if vals.shape != (int(count), spec.width) or vals.dtype.kind != "f":
+                    raise ValueError(
+                        f"state: {name}.values must have shape ({int(count)}, {spec.width}), got {vals.shape}"
+                    )
+                if not np.isfinite(vals).all():
+                    raise ValueError(f"state: {name}.values holds non-finite values")
+                acc.chunks = [vals.astype(np.float64)]
+            new[spec] = acc
+        extra = set(arrays) - expected
+        if extra:
+            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+        self._acc = new
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, QueryState)
+        for spec, acc in self._acc.items():
+            theirs = other._acc.get(spec)
+            if theirs is None:
+                continue
+            acc.count += theirs.count
+            acc.sums += theirs.sums
+            vals = theirs.values()
+            if acc.chunks is not None and vals is not None and vals.shape[0]:
+                acc.chunks.append(vals.copy())
+
+    def reset(self) -> None:
+        self._acc = {spec: _Acc(spec) for spec in self._acc}
+
+    @property
+    def nbytes(self) -> int:
+        total = 0
+        for acc in self._acc.values():
+            total += 8 + acc.sums.nbytes
+            if acc.chunks is not None:
+                total += sum(c.nbytes for c in acc.chunks)
+        return total
+
+
+# -- argument checks ---------------------------------------------------------------------------
+
+
+def _check_k(k: Any, name: str = "k", optional: bool = False) -> int | None:
+    if k is None and optional:
+        return None
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"{name}: expected a positive integer{' or None' if optional else ''}, got {k!r}")
+    return int(k)
+
+
+def _check_level(x: Any, name: str) -> float:
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a number, got {x!r}") from None
+    if not np.isfinite(f):
+        raise ValueError(f"{name}: expected a finite number, got {x!r}")
+    return f
+
+
+def _check_fraction(x: Any, name: str) -> float:
+    f = _check_level(x, name)
+    if not 0.0 <= f <= 1.0:
+        raise ValueError(f"{name}: expected a recall level in [0, 1], got {x!r}")
+    return f
+
+
+def _check_choice(x: Any, name: str, choices: tuple[str, ...]) -> str:
+    if x not in choices:
+        raise ValueError(f"{name}: expected one of {list(choices)}, got {x!r}")
+    return str(x)
+
+
+def _check_ties(ties: Any, linear: bool) -> str:
+    ties = _check_choice(ties, "ties", ("first", "average"))
+    if ties == "average" and not linear:
+        raise ValueError(
+            "ties: 'average' (tie-averaged gains) is exact only for measures linear in the gains "
+            "(P@k, R@k, R-precision, CG, DCG, nDCG); use ties='first'"
+        )
+    return ties
+
+
+def _plain(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else float(x)
+
+
+class RetrievalMetric(Metric):
+    """Base of the retrieval family: one spec in a (possibly shared) :class:`QueryState`.
+
+    ``compute()`` is the mean over queries (nan with ``UndefinedMetricWarning`` before any query);
+    ``per_query_values()`` returns every query's value in update order when ``per_query=True``.
+    """
+
+    family = "retrieval"
+    _spec: Spec
+
+    def __init__(self, spec: Spec) -> None:
+        super().__init__()
+        self._spec = spec
+        self._state = QueryState([spec])
+
+    # ``_state`` is a property so that a MetricSet assigning a shared state registers this spec.
+    @property  # type: ignore[override]
+    def _state(self) -> QueryState:
+        return self.__dict__["_qstate"]  # type: ignore[no-any-return]
+
+    @_state.setter
+    def _state(self, state: State) -> None:
+        assert isinstance(state, QueryState)
+        state.add_spec(self._spec, self.__dict__.get("_qstate"))
+        self.__dict__["_qstate"] = state
+
+    def update(  # type: ignore[override]
+        self,
+        relevance: Any,
+        scores: Any,
+        *,
+        doc_ids: Any = None,
+        judged: Any = None,
+        n_relevant: Any = None,
+        query_ids: Any = None,
+    ) -> RetrievalMetric:
+        """Fold in one query (or many with ``query_ids``); atomic; returns ``self``.
+
+        Cost O(n log L) for n rows (queries of L documents), no Python loop per document.
+        """
+        return self._update_state(
+            relevance, scores, doc_ids=doc_ids, judged=judged, n_relevant=n_relevant, query_ids=query_ids
+        )
+
+    def _state_arrays(self) -> dict[str, Any]:
+        return self._state.arrays([self._spec])
+
+    def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        fresh = QueryState([self._spec])
+        fresh.load_arrays(arrays)
+        self._state.add_spec(self._spec)
+        self._state._acc[self._spec] = fresh._acc[self._spec]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by this measure's sums (and per-query values)."""
+        with self._lock:
+            acc = self._state.acc(self._spec)
+            return 8 + acc.sums.nbytes + sum(c.nbytes for c in (acc.chunks or []))
+
+    def _mean(self) -> np.ndarray:
+        acc = self._state.acc(self._spec)
+        if acc.count == 0:
+            warnings.warn(
+                f"{type(self).__name__}: no queries seen; the mean is undefined (nan)",
+                UndefinedMetricWarning,
+                stacklevel=3,
+            )
+            return np.full(acc.sums.shape, np.nan)
+        return acc.sums / acc.count
+
+    def _compute(self) -> Any:
+        return float(self._mean()[0])
+
+    @property
+    def n_queries(self) -> int:
+        """Number of queries folded in."""
+        with self._lock:
+            return self._state.acc(self._spec).count
+
+    def per_query_values(self) -> np.ndarray:
+        """Every query's value in update order (needs ``per_query=True``). O(queries)."""
+        if not self._spec.per_query:
+            raise ValueError(f"{type(self).__name__}: per-query values are kept only with per_query=True")
+        with self._lock:
+            vals = self._state.acc(self._spec).values()
+            assert vals is not None
+            return self._per_query(vals.copy())
+
+    def _per_query(self, vals: np.ndarray) -> np.ndarray:
+        return vals[:, 0]
+
+
+class PrecisionAtK(RetrievalMetric):
+    """P@k = (relevant documents in the top k) / k; ranks past the list's end are non-relevant.
+
+    trec_eval ``P_k``. With ``ties="average"``: the expected P@k over orders of tied documents.
+    """
+
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+        self.k, self.rel_level = _check_k(k), _check_level(rel_level, "rel_level")
+        self.ties, self.per_query = _check_ties(ties, True), bool(per_query)
+        super().__init__(
+            Spec("p", k=self.k, rel_level=self.rel_level, ties=self.ties, per_query=self.per_query)
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "rel_level": _plain(self.rel_level),
+            "ties": self.ties,
+            "per_query": self.per_query,
+        }
+
+
+class RecallAtK(RetrievalMetric):
+    """R@k = (relevant documents in the top k) / R (0 when R = 0). trec_eval ``recall_k``."""
+
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+        self.k, self.rel_level = _check_k(k), _check_level(rel_level, "rel_level")
+        self.ties, self.per_query = _check_ties(ties, True), bool(per_query)
+        super().__init__(
+            Spec("r", k=self.k, rel_level=self.rel_level, ties=self.ties, per_query=self.per_query)
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "rel_level": _plain(self.rel_level),
+            "ties": self.ties,
+            "per_query": self.per_query,
+        }
+
+
+class RPrecision(RetrievalMetric):
+    """R-precision = (relevant documents in the top R) / R, divided by R even when fewer than R
+    were retrieved; 0 when R = 0. trec_eval ``Rprec``."""
+
+    def __init__(self, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+        self.rel_level = _check_level(rel_level, "rel_level")
+        self.ties, self.per_query = _check_ties(ties, True), bool(per_query)
+        super().__init__(Spec("rprec", rel_level=self.rel_level, ties=self.ties, per_query=self.per_query))
+
+    def _config(self) -> dict[str, Any]:
+        return {"rel_level": _plain(self.rel_level), "ties": self.ties, "per_query": self.per_query}
+
+
+class PrecisionAtRecall(RetrievalMetric):
+    """Precision at the first rank where recall reaches ``r`` (Weber); 0 if it never does or R = 0."""
+
+    def __init__(self, r: float, *, rel_level: float = 1, per_query: bool = False) -> None:
+        self.r, self.rel_level = _check_fraction(r, "r"), _check_level(rel_level, "rel_level")
+        self.per_query = bool(per_query)
+        super().__init__(Spec("p_at_r", levels=(self.r,), rel_level=self.rel_level, per_query=self.per_query))
+
+    def _config(self) -> dict[str, Any]:
+        return {"r": self.r, "rel_level": _plain(self.rel_level), "per_query": self.per_query}
+
+
+class MAP(RetrievalMetric):
+    """Mean average precision. Per query AP = (1/R) Σ_{relevant retrieved d} P(rank(d)) (trec_eval
+    ``map``; unretrieved relevant documents add 0, R = 0 gives 0).
+
+    With ``k``: AP@k = Σ_{i≤k} P(i)·rel(i) / min(k, R) (the seeds' definition, default
+    ``denominator="min_k_r"``); ``denominator="R"`` divides by R (trec_eval ``map_cut_k``).
+    """
+
+    def __init__(
+        self,
+        k: int | None = None,
+        *,
+        denominator: str = "min_k_r",
+        rel_level: float = 1,
+        ties: str = "first",
+        per_query: bool = False,
+    ) -> None:
+        self.k = _check_k(k, optional=True)
+        self.denominator = _check_choice(denominator, "denominator", ("min_k_r", "R"))
+        self.rel_level, self.ties = _check_level(rel_level, "rel_level"), _check_ties(ties, False)
+        self.per_query = bool(per_query)
+        denom = "R" if self.k is None else self.denominator  # identical without a cutoff
+        super().__init__(
+            Spec("ap", k=self.k, rel_level=self.rel_level, denominator=denom, per_query=self.per_query)
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "denominator": self.denominator,
+            "rel_level": _plain(self.rel_level),
+            "ties": self.ties,
+            "per_query": self.per_query,
+        }
+
+
+class MRR(RetrievalMetric):
+    """Mean reciprocal rank: per query 1 / (rank of the first relevant document), 0 if none is
+    retrieved (RR@k: 0 if it ranks below k). trec_eval ``recip_rank``."""
+
+    def __init__(
+        self, k: int | None = None, *, rel_level: float = 1, ties: str = "first", per_query: bool = False
+    ) -> None:
+        self.k = _check_k(k, optional=True)
+        self.rel_level, self.ties = _check_level(rel_level, "rel_level"), _check_ties(ties, False)
+        self.per_query = bool(per_query)
+        super().__init__(Spec("rr", k=self.k, rel_level=self.rel_level, per_query=self.per_query))
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "rel_level": _plain(self.rel_level),
+            "ties": self.ties,
+            "per_query": self.per_query,
+        }
+
+
+class CG(RetrievalMetric):
+    """Cumulative gain CG@k = Σ_{i≤k} max(grade_i, 0); ``normalize=True`` divides by k·rel_max
+    (Weber; with binary grades and rel_max = 1 it equals P@k). Grades above ``rel_max`` are a
+    ``ValueError``. ``rel_level`` is accepted for uniformity and unused (graded measure)."""
+
+    def __init__(
+        self,
+        k: int,
+        *,
+        normalize: bool = False,
+        rel_max: float | None = None,
+        rel_level: float = 1,
+        ties: str = "first",
+        per_query: bool = False,
+    ) -> None:
+        self.k, self.normalize = _check_k(k), bool(normalize)
+        self.rel_max = None if rel_max is None else _check_level(rel_max, "rel_max")
+        if self.normalize and (self.rel_max is None or self.rel_max <= 0):
+            raise ValueError(
+                f"rel_max: normalize=True needs the top grade of the scale (> 0), got {rel_max!r}"
+            )
+        self.rel_level, self.ties = _check_level(rel_level, "rel_level"), _check_ties(ties, True)
+        self.per_query = bool(per_query)
+        super().__init__(
+            Spec(
+                "cg",
+                k=self.k,
+                ties=self.ties,
+                rel_max=self.rel_max if self.normalize else None,
+                per_query=self.per_query,
+            )
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "normalize": self.normalize,
+            "rel_max": None if self.rel_max is None else _plain(self.rel_max),
+            "rel_level": _plain(self.rel_level),
+            "ties": self.ties,
+            "per_query": self.per_query,
+        }
+
+    def _scale(self) -> float:
+        assert self.k is not None
+        return self.k * self.rel_max if (self.normalize and self.rel_max) else 1.0
+
+    def _compute(self) -> Any:
+        return float(self._mean()[0] / self._scale())
+
+    def _per_query(self, vals: np.ndarray) -> np.ndarray:
+        return vals[:, 0] / self._scale()
+
+
+class DCG(RetrievalMetric):
+    """DCG@k = Σ_{i≤k} g(grade_i) / log2(i + 1); ``gain="linear"``: g = max(grade, 0) (trec_eval),
+    ``"exponential"``: g = 2^max(grade, 0) − 1. ``k=None``: the whole list."""
+
+    def __init__(
+        self,
+        k: int | None = None,
+        *,
+        gain: str = "linear",
+        rel_level: float = 1,
+        ties: str = "first",
+        per_query: bool = False,
+    ) -> None:
+        self.k, self.gain = _check_k(k, optional=True), _check_choice(gain, "gain", ("linear", "exponential"))
+        self.rel_level, self.ties = _check_level(rel_level, "rel_level"), _check_ties(ties, True)
+        self.per_query = bool(per_query)
+        super().__init__(Spec(self._kind, k=self.k, gain=self.gain, ties=self.ties, per_query=self.per_query))
+
+    _kind = "dcg"
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "gain": self.gain,
+            "rel_level": _plain(self.rel_level),
+            "ties": self.ties,
+            "per_query": self.per_query,
+        }
+
+
+class NDCG(DCG):
+    """nDCG@k = DCG@k / IDCG@k, the ideal ranking built from all judged documents of the query
+    when ``judged`` is given (trec_eval ``ndcg_cut_k``; ``ndcg`` with ``k=None``), else from the
+    retrieved documents (scikit-learn's ``ndcg_score``); IDCG = 0 gives 0."""
+
+    _kind = "ndcg"
+
+
+class InterpolatedPrecision(RetrievalMetric):
+    """Interpolated precision at recall r = the best precision at any rank whose recall >= r
+    (textbook rule; 0 if recall r is never reached). ``recall`` is one level (``compute`` gives a
+    float) or a sequence of levels (an array)."""
+
+    def __init__(
+        self, recall: float | Sequence[float], *, rel_level: float = 1, per_query: bool = False
+    ) -> None:
+        self.scalar = np.ndim(recall) == 0
+        levels = [recall] if self.scalar else list(recall)  # type: ignore[arg-type]
+        if not levels:
+            raise ValueError("recall: expected at least one recall level")
+        self.recall = tuple(_check_fraction(r, "recall") for r in levels)
+        self.rel_level, self.per_query = _check_level(rel_level, "rel_level"), bool(per_query)
+        super().__init__(
+            Spec("iprec", levels=self.recall, rel_level=self.rel_level, per_query=self.per_query)
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "recall": self.recall[0] if self.scalar else list(self.recall),
+            "rel_level": _plain(self.rel_level),
+            "per_query": self.per_query,
+        }
+
+    def _compute(self) -> Any:
+        m = self._mean()
+        return float(m[0]) if self.scalar else m
+
+    def _per_query(self, vals: np.ndarray) -> np.ndarray:
+        return vals[:, 0] if self.scalar else vals
+
+
+class ElevenPointAP(RetrievalMetric):
+    """11-point interpolated average precision: the mean of the interpolated precision at recall
+    0, 0.1, ..., 1 (textbook rule, see :class:`InterpolatedPrecision`)."""
+
+    def __init__(self, *, rel_level: float = 1, per_query: bool = False) -> None:
+        self.rel_level, self.per_query = _check_level(rel_level, "rel_level"), bool(per_query)
+        super().__init__(
+            Spec("iprec", levels=ELEVEN_POINTS, rel_level=self.rel_level, per_query=self.per_query)
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {"rel_level": _plain(self.rel_level), "per_query": self.per_query}
+
+    def _compute(self) -> Any:
+        return float(self._mean().mean())
+
+    def _per_query(self, vals: np.ndarray) -> np.ndarray:
+        return vals.mean(axis=1)
+
+
+class SystemEfficiency(RetrievalMetric):
+    """System efficiency (Weber) E = 1 − d/√2, d the smallest distance from a per-rank (recall,
+    precision) point to (1, 1); 0 when nothing relevant exists or nothing is retrieved."""
+
+    def __init__(self, *, rel_level: float = 1, per_query: bool = False) -> None:
+        self.rel_level, self.per_query = _check_level(rel_level, "rel_level"), bool(per_query)
+        super().__init__(Spec("eff", rel_level=self.rel_level, per_query=self.per_query))
+
+    def _config(self) -> dict[str, Any]:
+        return {"rel_level": _plain(self.rel_level), "per_query": self.per_query}
+
+
+class _SetMeasure(RetrievalMetric):
+    _column = 0
+
+    def __init__(self, *, average: str = "macro", rel_level: float = 1, per_query: bool = False) -> None:
+        self.average = _check_choice(average, "average", ("macro", "micro"))
+        self.rel_level, self.per_query = _check_level(rel_level, "rel_level"), bool(per_query)
+        super().__init__(Spec("set", rel_level=self.rel_level, per_query=self.per_query))
+
+    def _config(self) -> dict[str, Any]:
+        return {"average": self.average, "rel_level": _plain(self.rel_level), "per_query": self.per_query}
+
+    def _compute(self) -> Any:
+        acc = self._state.acc(self._spec)
+        if self.average == "macro":
+            return float(self._mean()[self._column])
+        denom = acc.sums[3 + self._column]
+        if denom == 0:
+            warnings.warn(
+                f"{type(self).__name__}: micro average undefined "
+                f"(no {'retrieved' if self._column == 0 else 'relevant'} documents); returning nan",
+                UndefinedMetricWarning,
+                stacklevel=3,
+            )
+            return float("nan")
+        return float(acc.sums[2] / denom)
+
+    def _per_query(self, vals: np.ndarray) -> np.ndarray:
+        return vals[:, self._column]
+
+
+class SetPrecision(_SetMeasure):
+    """Set precision = relevant retrieved / retrieved (0 for an empty list; trec_eval ``set_P``).
+    ``average="macro"``: mean over queries; ``"micro"``: Σ relevant retrieved / Σ retrieved."""
+
+    _column = 0
+
+
+class SetRecall(_SetMeasure):
+    """Set recall = relevant retrieved / R (0 when R = 0; trec_eval ``set_recall``).
+    ``average="macro"``: mean over queries; ``"micro"``: Σ relevant retrieved / Σ R."""
+
+    _column = 1
