@@ -294,7 +294,7 @@ def prepare_queries(
                 r, c = np.argwhere(dup)[0]
                 pos = int(idx[r, o1[r, c]])
                 raise ValueError(
-                    f"doc_ids: duplicate document {np.asarray(doc_ids).ravel()[pos]!r} at row {pos} "
+                    f"doc_ids: duplicate document {np.asarray(doc_ids).ravel()[pos].item()!r} at row {pos} "
                     "within one query"
                 )
             o2 = np.argsort(-np.take_along_axis(s, o1, axis=1), axis=1, kind="stable")

@@ -156,7 +156,7 @@ class QueryState(State):
 
     ``prepare`` validates and ranks the batch once and evaluates every spec; ``apply`` adds the
     per-spec (count, sums) -- and appends per-query values for specs with ``per_query``.
-    Arrays: ``{spec}.count`` (int64 scalar), ``{spec}.sums`` (float64, width), ``{spec}.values``
+    Arrays: ``{spec}.count`` (int64, shape (1,)), ``{spec}.sums`` (float64, width), ``{spec}.values``
     (float64, (count, width), only with ``per_query``). Merge rule: add counts and sums,
     concatenate values.
     """
@@ -233,7 +233,7 @@ class QueryState(State):
         out: dict[str, Any] = {}
         for spec in self._acc if specs is None else specs:
             acc = self._acc[spec]
-            out[f"{spec.name}.count"] = np.array(acc.count, dtype=np.int64)
+            out[f"{spec.name}.count"] = np.array([acc.count], dtype=np.int64)
             out[f"{spec.name}.sums"] = acc.sums.copy()
             vals = acc.values()
             if vals is not None:
@@ -251,20 +251,27 @@ class QueryState(State):
                 if f"{name}.{suffix}" not in arrays:
                     raise ValueError(f"state: missing array {name}.{suffix!s}")
             count = np.asarray(arrays[f"{name}.count"])
-            if count.shape != () or count.dtype.kind not in "iu" or int(count) < 0:
-                raise ValueError(f"state: {name}.count must be a non-negative integer scalar")
+            if (
+                count.shape != (1,)
+                or count.dtype.kind not in "iuf"
+                or not np.isfinite(count)
+                or count < 0
+                or count != np.floor(count)
+            ):
+                raise ValueError(f"state: {name}.count must hold one non-negative integer")
             sums = np.asarray(arrays[f"{name}.sums"])
             if sums.shape != (spec.width,) or sums.dtype.kind not in "fiu":
                 raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")
             sums = sums.astype(np.float64)
             if not np.isfinite(sums).all():
                 raise ValueError(f"state: {name}.sums holds non-finite values")
-            acc.count, acc.sums = int(count), sums
+            acc.count, acc.sums = int(count[0]), sums
             if spec.per_query:
                 vals = np.asarray(arrays[f"{name}.values"])
-                if vals.shape != (int(count), spec.width) or vals.dtype.kind != "f":
+                if vals.shape != (int(count[0]), spec.width) or vals.dtype.kind != "f":
                     raise ValueError(
-                        f"state: {name}.values must have shape ({int(count)}, {spec.width}), got {vals.shape}"
+                        f"state: {name}.values must have shape ({int(count[0])}, {spec.width}), "
+                        f"got {vals.shape}"
                     )
                 if not np.isfinite(vals).all():
                     raise ValueError(f"state: {name}.values holds non-finite values")

@@ -1,0 +1,234 @@
+"""Retrieval accumulators: split / merge / save-load invariance, MetricSet sharing, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streammetrics as sm
+from streammetrics.retrieval import (
+    CG,
+    DCG,
+    MAP,
+    MRR,
+    NDCG,
+    ElevenPointAP,
+    InterpolatedPrecision,
+    PrecisionAtK,
+    PrecisionAtRecall,
+    RecallAtK,
+    RPrecision,
+    SetPrecision,
+    SetRecall,
+    SystemEfficiency,
+)
+from tests import retrieval_oracles as O
+
+
+def all_metrics(per_query: bool = False) -> dict[str, sm.Metric]:
+    pq = {"per_query": per_query}
+    return {
+        "p5": PrecisionAtK(5, **pq),
+        "p3avg": PrecisionAtK(3, ties="average", **pq),
+        "r5": RecallAtK(5, **pq),
+        "rprec": RPrecision(**pq),
+        "par": PrecisionAtRecall(0.5, **pq),
+        "map": MAP(**pq),
+        "map3": MAP(3, **pq),
+        "mrr": MRR(**pq),
+        "cg": CG(4, normalize=True, rel_max=3, **pq),
+        "dcg": DCG(5, gain="exponential", **pq),
+        "ndcg": NDCG(10, **pq),
+        "ndcg_avg": NDCG(ties="average", **pq),
+        "iprec": InterpolatedPrecision([0.2, 0.8], **pq),
+        "e11": ElevenPointAP(**pq),
+        "eff": SystemEfficiency(**pq),
+        "sp": SetPrecision(average="micro", **pq),
+        "sr": SetRecall(**pq),
+    }
+
+
+def assert_same(a: dict, b: dict) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-15, err_msg=k)
+
+
+@st.composite
+def query_stream(draw):
+    seed = draw(st.integers(0, 2**32 - 1))
+    n = draw(st.integers(1, 25))
+    qrels, run = O.random_trec(np.random.default_rng(seed), n, max_docs=8)
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
+    return qrels, run, cuts
+
+
+def batch(qrels, run, qs):
+    sub = {q: run[q] for q in qs}
+    return O.flatten(qrels, sub)
+
+
+def feed(m, qrels, run, qs):
+    f = batch(qrels, run, qs)
+    m.update(f["relevance"], f["scores"], doc_ids=f["doc_ids"], query_ids=f["query_ids"], judged=f["judged"])
+
+
+@settings(max_examples=25, deadline=None)
+@given(query_stream())
+def test_split_merge_and_save_load_invariance(data):
+    qrels, run, cuts = data
+    qs = list(run)
+    one = sm.MetricSet(all_metrics(per_query=True))
+    feed(one, qrels, run, qs)
+    want = one.compute()
+    pieces = [qs[a:b] for a, b in zip([0, *cuts], [*cuts, len(qs)], strict=True)]
+    # batch-split invariance
+    split = sm.MetricSet(all_metrics(per_query=True))
+    for piece in pieces:
+        feed(split, qrels, run, piece)
+    assert_same(split.compute(), want)
+    # merge of a partition
+    parts = []
+    for piece in pieces:
+        m = sm.MetricSet(all_metrics(per_query=True))
+        feed(m, qrels, run, piece)
+        parts.append(m)
+    merged = parts[0].merge(*parts[1:])
+    assert_same(merged.compute(), want)
+    for name in merged:
+        np.testing.assert_allclose(merged[name].per_query_values(), one[name].per_query_values(), rtol=1e-12)
+    # save / load round trip of the set and of single members
+    back = sm.loads(sm.dumps(merged))
+    assert_same(back.compute(), want)
+    for name in ("map", "ndcg", "sp", "iprec"):
+        single = sm.loads(sm.dumps(one[name]))
+        np.testing.assert_allclose(single.compute(), want[name], rtol=1e-12)
+        np.testing.assert_allclose(single.per_query_values(), one[name].per_query_values(), rtol=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(query_stream())
+def test_one_query_per_update_equals_batched(data):
+    qrels, run, _ = data
+    batched = sm.MetricSet(all_metrics())
+    feed(batched, qrels, run, list(run))
+    singles = all_metrics()
+    for q in run:
+        inp = O.per_query_inputs(qrels, run, q)
+        for m in singles.values():
+            m.update(inp["relevance"], inp["scores"], doc_ids=inp["doc_ids"], judged=inp["judged"])
+    assert_same({k: m.compute() for k, m in singles.items()}, batched.compute())
+
+
+def test_metricset_shares_one_state_and_members_stay_independent_in_state_dict():
+    ms = sm.MetricSet(ndcg=NDCG(10), ap=MAP(), rr=MRR())
+    assert ms.groups == [["ndcg", "ap", "rr"]]
+    ms.update([2, 0, 1], [0.3, 0.2, 0.1])
+    alone = NDCG(10).update([2, 0, 1], [0.3, 0.2, 0.1])
+    assert ms["ndcg"].compute() == alone.compute()
+    assert set(ms["ap"].state_dict()) == set(MAP().state_dict())
+    copy = ms.copy()
+    assert copy.groups == ms.groups and copy.compute() == ms.compute()
+    # a metric that already holds data joins a set only by its own state
+    used = MAP().update([1, 0], [1, 0])
+    ms2 = sm.MetricSet(ap=used, rr=MRR())
+    assert len(ms2.groups) == 2
+    with pytest.warns(sm.UndefinedMetricWarning, match="MRR: no queries"):
+        assert ms2.compute()["ap"] == 1.0
+
+
+def test_per_query_off_by_default_keeps_constant_memory():
+    m = MAP()
+    before = m.nbytes
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        m.update(rng.integers(0, 2, 20), rng.random(20))
+    assert m.nbytes == before
+    with pytest.raises(ValueError, match="per_query=True"):
+        m.per_query_values()
+    kept = MAP(per_query=True)
+    kept.update([1, 0], [1, 0]).update([0, 1], [1, 0])
+    np.testing.assert_allclose(kept.per_query_values(), [1.0, 0.5])
+
+
+def test_merge_config_mismatch():
+    with pytest.raises(ValueError, match="configuration mismatch"):
+        MAP(5).merge(MAP(10))
+
+
+BAD = [
+    (dict(relevance=[1, np.nan], scores=[1, 2]), "relevance: grades must be finite"),
+    (dict(relevance=[1, 0], scores=[1, np.nan]), "scores: scores must not be NaN; first NaN at index 1"),
+    (dict(relevance=[1, 0], scores=[1, 2, 3]), "scores: expected 2 scores"),
+    (dict(relevance=[1, 0, 1], scores=[1, 2, 3], query_ids=["a", "b", "a"]), "query 'a' reappears at row 2"),
+    (dict(relevance=[1, 0], scores=[1, 2], query_ids=["a"]), "query_ids: expected 2 ids"),
+    (dict(relevance=[1, 0], scores=[1, 2], judged=[1, 1, 0], n_relevant=1), "judged/n_relevant: disagree"),
+    (dict(relevance=[1, 1], scores=[1, 2], n_relevant=1), "retrieved 2 relevant documents"),
+    (dict(relevance=[1, 0], scores=[1, 2], n_relevant=-1), "n_relevant: expected a non-negative integer"),
+    (dict(relevance=[1, 0], scores=[1, 1], doc_ids=["x", "x"]), "doc_ids: duplicate document 'x'"),
+    (dict(relevance=[[1, 0]], scores=[[1, 1]]), "relevance: expected a 1-D array"),
+    (
+        dict(relevance=[1, 0], scores=[1, 2], query_ids=["a", "b"], judged={"a": [1], "b": [np.inf]}),
+        "judged: grades must be finite",
+    ),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", BAD)
+def test_bad_input_is_rejected_atomically(kwargs, message):
+    ms = sm.MetricSet(all_metrics(per_query=True))
+    ms.update([1, 0, 2], [0.3, 0.2, 0.1])
+    before = ms.state_dict()
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        ms.update(**kwargs)
+    after = ms.state_dict()
+    assert before.keys() == after.keys()
+    for k in before:
+        if k != "config":
+            np.testing.assert_array_equal(before[k], after[k])
+
+
+def test_grade_above_rel_max_and_bad_constructor_arguments():
+    with pytest.raises(ValueError, match="exceeds rel_max=3"):
+        CG(3, normalize=True, rel_max=3).update([4, 0], [1, 0])
+    for make, msg in [
+        (lambda: PrecisionAtK(0), "k: expected a positive integer"),
+        (lambda: MAP(denominator="x"), "denominator: expected one of"),
+        (lambda: MAP(ties="average"), "ties: 'average'"),
+        (lambda: NDCG(gain="cubic"), "gain: expected one of"),
+        (lambda: CG(3, normalize=True), "rel_max: normalize=True needs"),
+        (lambda: PrecisionAtRecall(1.5), r"r: expected a recall level in \[0, 1\]"),
+        (lambda: SetPrecision(average="weighted"), "average: expected one of"),
+    ]:
+        with pytest.raises(ValueError, match=msg):
+            make()
+
+
+def test_corrupt_state_is_rejected():
+    m = MAP(per_query=True).update([1, 0], [1, 0])
+    d = m.state_dict()
+    name = next(k for k in d if k.endswith(".values"))
+    bad = dict(d, **{name: np.zeros((5, 1))})
+    with pytest.raises(ValueError, match="values must have shape"):
+        MAP.from_state_dict(bad)
+    cnt = next(k for k in d if k.endswith(".count"))
+    with pytest.raises(ValueError, match="one non-negative integer"):
+        MAP.from_state_dict(dict(d, **{cnt: np.array([-1])}))
+    with pytest.raises(ValueError, match="missing array"):
+        MAP.from_state_dict({k: v for k, v in d.items() if k != cnt})
+    with pytest.raises(ValueError, match="unexpected arrays"):
+        MAP.from_state_dict(dict(d, extra=np.zeros(1)))
+
+
+def test_mixing_families_in_a_metricset_is_rejected():
+    with pytest.raises(ValueError, match="different update shapes"):
+        sm.MetricSet(ap=MAP(), acc=sm.Accuracy())
+
+
+def test_integer_doc_ids_tie_break_as_strings():
+    # trec_eval compares ids as strings: "9" > "10", so doc 9 ranks first among ties.
+    m = MRR()
+    m.update([0, 1], [1.0, 1.0], doc_ids=[10, 9])
+    assert m.compute() == 1.0
