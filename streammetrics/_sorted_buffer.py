@@ -1,0 +1,643 @@
+"""The sorted score buffer shared by every exact ranking metric (SPEC section 3).
+
+Layout
+------
+The state is a grid of *groups*: K columns (binary: 1; multiclass: one per class, one-vs-rest;
+multilabel: one per label) times G groups per column. In the default layout G = 2: group 1 holds
+the scores (of that column) of the samples that are positive for the column, group 0 those of the
+negatives. For one-vs-one AUROC (``by_class=True``, multiclass only) G = C: group k of column c
+holds column-c scores of the samples of true class k, and the positive group of column c is c.
+
+Each group keeps its scores at their input precision (float16/32/64; integer scores become
+float64) as a few sorted numpy runs of geometrically decreasing size (an LSM layout: a new run is
+merged into the previous one while it is at least half its size), plus optional per-sample weights
+with their cumulative sums. Labels need no storage: the group says what they are.
+
+Alongside, ``u2[c, g]`` is twice the Mann-Whitney statistic of column c's positives against group
+g (a tied pair counts 1/2, so 2U is an exact integer for unit weights; with float weights it is a
+float): ``u2[c, g] = sum_{p, n} w_p w_n (2 [s_p > s_n] + [s_p = s_n])``. AUROC (one-vs-rest or
+one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``.
+
+Complexity
+----------
+* ``update`` (``prepare`` + ``apply``): validation and one split of the batch into groups (a few
+  vectorised passes, O(n)); ``apply`` only queues the copies (O(1)). A single sample given as
+  scalars takes a pure-Python path and costs one tuple append.
+* The queue is folded in lazily, on the next read: the queued scores of each group are sorted once
+  (O(m log m)), ranked against the stored runs of the opposite groups with ``searchsorted``
+  (O(m log n) per run, O(log n) runs) to bring ``u2`` up to date, and pushed as a new run
+  (amortised O(log(n/m)) merge passes per element). Reading after every batch therefore never
+  re-sorts the stored scores.
+* Memory: one score per sample and column (8 bytes for float64 scores, 4 for float32), plus 16
+  bytes per sample once non-unit weights appear. Samples of weight 0 are dropped (as scikit-learn
+  drops them).
+
+Persistence stores, for every group in (column, group) order, its scores as one sorted run
+(``values`` concatenated, ``offsets`` delimiting the groups) and, if any weight differed from 1,
+``weights``. ``u2`` is derived and recomputed on load, so an untrusted file cannot make it
+inconsistent with the scores.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ._state import State
+from ._validation import (
+    as_numpy,
+    check_binary_labels,
+    check_class_labels,
+    check_scores,
+    check_weights,
+    first_bad,
+    is_scalar,
+)
+
+__all__ = ["SortedScores", "count2", "merge_sorted"]
+
+_FLOAT_KINDS = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
+
+
+def _score_dtype(arr: np.ndarray) -> np.ndarray:
+    """Keep float16/32/64 scores as they are; anything else (ints, bools) becomes float64."""
+    if arr.dtype in _FLOAT_KINDS:
+        return arr
+    return arr.astype(np.float64)
+
+
+def _cumw(w: np.ndarray) -> np.ndarray:
+    """Cumulative weights with a leading 0 (``cw[i]`` = weight of the first i elements)."""
+    out = np.empty(w.shape[0] + 1)
+    out[0] = 0.0
+    np.cumsum(w, out=out[1:])
+    return out
+
+
+def count2(values: np.ndarray, cw: np.ndarray | None, x: np.ndarray, xw: np.ndarray | None) -> int | float:
+    """``sum_i xw_i * (L(x_i) + R(x_i))`` with L / R the weight of ``values`` below / at-or-below.
+
+    ``values`` is sorted ascending, ``cw`` its cumulative weights (``None``: unit weights), ``x``
+    any array of needles (sorted needles are faster), ``xw`` their weights (``None``: units). The
+    result is an exact int when both sides are unweighted. O(len(x) · log len(values)); the
+    at-or-below side is only searched for needles that tie with a stored value.
+    """
+    n = values.shape[0]
+    if n == 0 or x.shape[0] == 0:
+        return 0
+    left = np.searchsorted(values, x, "left")
+    probe = np.minimum(left, n - 1)
+    tie = values[probe] == x
+    if tie.any():
+        right = left.copy()
+        right[tie] = np.searchsorted(values, x[tie], "right")
+    else:
+        right = left
+    if cw is None:
+        if xw is None:
+            return int(left.sum(dtype=np.int64)) + int(right.sum(dtype=np.int64))
+        return float(xw @ left.astype(np.float64)) + float(xw @ right.astype(np.float64))
+    per = cw[left] + cw[right]
+    return float(per.sum()) if xw is None else float(xw @ per)
+
+
+def merge_sorted(
+    a: np.ndarray, aw: np.ndarray | None, b: np.ndarray, bw: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Merge two ascending runs (and their weights; ``None`` = unit weights). O(n) to O(n log n)."""
+    if a.dtype != b.dtype:
+        dt = np.result_type(a.dtype, b.dtype)
+        a, b = a.astype(dt), b.astype(dt)
+    if aw is None and bw is None:
+        out = np.concatenate([a, b])
+        out.sort(kind="stable")  # timsort: two sorted runs merge in linear time
+        return out, None
+    v = np.concatenate([a, b])
+    order = np.argsort(v, kind="stable")
+    w = np.concatenate(
+        [
+            np.ones(a.shape[0]) if aw is None else aw,
+            np.ones(b.shape[0]) if bw is None else bw,
+        ]
+    )
+    return v[order], w[order]
+
+
+class _Group:
+    """One group's scores: sorted runs (largest first) with optional weights and their cumsums."""
+
+    __slots__ = ("runs", "wts", "cws", "total")
+
+    def __init__(self) -> None:
+        self.runs: list[np.ndarray] = []
+        self.wts: list[np.ndarray | None] = []
+        self.cws: list[np.ndarray | None] = []
+        self.total: int | float = 0
+
+    def count2(self, x: np.ndarray, xw: np.ndarray | None) -> int | float:
+        """See :func:`count2`, summed over the runs."""
+        s: int | float = 0
+        for v, cw in zip(self.runs, self.cws, strict=True):
+            s += count2(v, cw, x, xw)
+        return s
+
+    def push(self, v: np.ndarray, w: np.ndarray | None, total: int | float) -> None:
+        """Add a sorted run and restore the geometric shape (merge while the last run is at
+        least half the size of the one before it)."""
+        if v.shape[0] == 0:
+            return
+        self.runs.append(v)
+        self.wts.append(w)
+        self.cws.append(None if w is None else _cumw(w))
+        self.total += total
+        runs, wts, cws = self.runs, self.wts, self.cws
+        while len(runs) > 1 and 2 * runs[-1].shape[0] >= runs[-2].shape[0]:
+            b, bw = runs.pop(), wts.pop()
+            cws.pop()
+            a, aw = runs.pop(), wts.pop()
+            cws.pop()
+            mv, mw = merge_sorted(a, aw, b, bw)
+            runs.append(mv)
+            wts.append(mw)
+            cws.append(None if mw is None else _cumw(mw))
+
+    def consolidate(self) -> tuple[np.ndarray, np.ndarray | None]:
+        """Merge every run into one and return it (values, weights or None)."""
+        if not self.runs:
+            return np.zeros(0), None
+        if len(self.runs) > 1:
+            if all(w is None for w in self.wts):
+                v = np.concatenate(self.runs)
+                v.sort(kind="stable")
+                w = None
+            else:
+                v = np.concatenate(self.runs)
+                order = np.argsort(v, kind="stable")
+                w = np.concatenate(
+                    [
+                        np.ones(r.shape[0]) if rw is None else rw
+                        for r, rw in zip(self.runs, self.wts, strict=True)
+                    ]
+                )[order]
+                v = v[order]
+            self.runs, self.wts = [v], [w]
+            self.cws = [None if w is None else _cumw(w)]
+        return self.runs[0], self.wts[0]
+
+    def promote(self, dtype: np.dtype) -> None:
+        self.runs = [r.astype(dtype) for r in self.runs]
+
+    @property
+    def nbytes(self) -> int:
+        n = 0
+        for v, w, cw in zip(self.runs, self.wts, self.cws, strict=True):
+            n += v.nbytes + (0 if w is None else w.nbytes) + (0 if cw is None else cw.nbytes)
+        return n
+
+
+_Parts = list[tuple[int, int, np.ndarray, "np.ndarray | None"]]
+
+
+class SortedScores(State):
+    """Exact sorted score buffer (see the module docstring)."""
+
+    def __init__(
+        self,
+        task: str,
+        num_classes: int | None = None,
+        ignore_index: int | None = None,
+        by_class: bool = False,
+    ) -> None:
+        if task not in ("binary", "multiclass", "multilabel"):
+            raise ValueError(f"task: must be binary, multiclass or multilabel, got {task!r}")
+        if by_class and task != "multiclass":
+            raise ValueError("by_class: only meaningful for multiclass scores")
+        if ignore_index is not None and (
+            isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer))
+        ):
+            raise ValueError(f"ignore_index: must be an int or None, got {ignore_index!r}")
+        self.task = task
+        self.num_classes = None if task == "binary" else int(num_classes)  # type: ignore[arg-type]
+        self.ignore_index = None if ignore_index is None else int(ignore_index)
+        self.by_class = bool(by_class)
+        self.n_columns = 1 if task == "binary" else int(num_classes)  # type: ignore[arg-type]
+        self.n_groups = self.n_columns if self.by_class else 2
+        self._init_storage()
+
+    def _init_storage(self) -> None:
+        k, g = self.n_columns, self.n_groups
+        self._groups = [[_Group() for _ in range(g)] for _ in range(k)]
+        self._u2: np.ndarray = np.zeros((k, g), dtype=np.int64)
+        self._weighted = False
+        self._dtype: np.dtype | None = None
+        self._pending: list[_Parts] = []
+        self._scalars: list[tuple[int, float, float | None]] = []
+
+    def pos_group(self, column: int) -> int:
+        """Index of the positive group of ``column``."""
+        return column if self.by_class else 1
+
+    def key(self) -> Hashable:
+        return ("sorted_scores", self.task, self.num_classes, self.ignore_index, self.by_class)
+
+    # -- preparing a batch (validation; never mutates) ---------------------------------------
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        if self.task == "binary" and is_scalar(y_true) and is_scalar(y_score):
+            return self._prepare_one(y_true, y_score, sample_weight)
+        y = as_numpy(y_true, "y_true")
+        s = as_numpy(y_score, "y_score")
+        if self.task == "multilabel":
+            return self._prepare_multilabel(y, s, sample_weight)
+        if y.ndim == 0:  # one sample: a label with a score (binary) or a row of scores
+            y = y.reshape(1)
+            s = s.reshape(1, -1) if self.task == "multiclass" else s.reshape(1)
+            if sample_weight is not None and is_scalar(sample_weight):
+                sample_weight = [sample_weight]
+        if y.ndim != 1:
+            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        n = y.shape[0]
+        if self.task == "binary":
+            if s.shape != (n,):
+                raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
+        else:
+            c = self.n_columns
+            if s.shape != (n, c):
+                raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
+        w = check_weights(sample_weight, n)
+        if self.task == "binary":
+            y = check_binary_labels(y, "y_true", self.ignore_index)
+        else:
+            y = check_class_labels(y, "y_true", self.n_columns, self.ignore_index)
+        s = _score_dtype(check_scores(s, "y_score"))
+        if n == 0:
+            return None
+        keep = None
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+        w, keep = _unit_or_positive(w, keep)
+        if keep is not None:
+            y, s = y[keep], s[keep]
+            w = None if w is None else w[keep]
+        if y.shape[0] == 0:
+            return None
+        if self.task == "binary":
+            pos = y.astype(bool, copy=False)
+            neg = ~pos
+            return [
+                (0, 0, s[neg], None if w is None else w[neg]),
+                (0, 1, s[pos], None if w is None else w[pos]),
+            ]
+        return self._split_multiclass(y.astype(np.intp, copy=False), s, w)
+
+    def _split_multiclass(self, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> _Parts:
+        c = self.n_columns
+        parts: _Parts = []
+        st = s.T
+        if self.by_class:
+            order = np.argsort(y, kind="stable")
+            counts = np.bincount(y, minlength=c)
+            ends = np.cumsum(counts)
+            block = s[order].T.copy()  # (C, n): column-major copy, rows grouped by class
+            wb = None if w is None else w[order]
+            for k in range(c):
+                lo, hi = int(ends[k] - counts[k]), int(ends[k])
+                if hi == lo:
+                    continue
+                for col in range(c):
+                    parts.append((col, k, block[col, lo:hi], None if wb is None else wb[lo:hi]))
+            return parts
+        onehot = y[None, :] == np.arange(c)[:, None]  # (C, n)
+        for col in range(c):
+            m = onehot[col]
+            pos_v, neg_v = st[col][m], st[col][~m]
+            parts.append((col, 1, pos_v, None if w is None else w[m]))
+            parts.append((col, 0, neg_v, None if w is None else w[~m]))
+        return parts
+
+    def _prepare_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        num_labels = self.n_columns
+        if y.ndim == 1 and s.ndim == 1:  # one sample as a row
+            y, s = y.reshape(1, -1), s.reshape(1, -1)
+            if sample_weight is not None and is_scalar(sample_weight):
+                sample_weight = [sample_weight]
+        if y.ndim != 2 or y.shape[1] != num_labels:
+            raise ValueError(f"y_true: expected shape (n, {num_labels}), got {y.shape}")
+        if s.shape != y.shape:
+            raise ValueError(f"y_score: expected shape {y.shape} like y_true, got {s.shape}")
+        n = y.shape[0]
+        w = check_weights(sample_weight, n)
+        y = check_binary_labels(y, "y_true", self.ignore_index)
+        s = _score_dtype(check_scores(s, "y_score"))
+        if n == 0:
+            return None
+        w, keep = _unit_or_positive(w, None)
+        if keep is not None:
+            y, s = y[keep], s[keep]
+            w = None if w is None else w[keep]
+        yt, st = y.T, s.T
+        parts: _Parts = []
+        for col in range(num_labels):
+            lab = yt[col]
+            if self.ignore_index is not None:
+                pos = lab == 1
+                neg = lab == 0
+            else:
+                pos = lab.astype(bool, copy=False)
+                neg = ~pos
+            parts.append((col, 1, st[col][pos], None if w is None else w[pos]))
+            parts.append((col, 0, st[col][neg], None if w is None else w[neg]))
+        return parts
+
+    def _prepare_one(self, y: Any, p: Any, sample_weight: Any) -> Any:
+        """The per-sample path: plain Python, no numpy (about a microsecond)."""
+        w = None
+        if sample_weight is not None:
+            if not is_scalar(sample_weight):
+                raise ValueError("sample_weight: expected a scalar weight for a single sample")
+            w = float(sample_weight)
+            if not (w >= 0 and w != float("inf")):
+                raise ValueError(f"sample_weight: weights must be finite and >= 0; got {w!r}")
+            if w == 1.0:
+                w = None
+            elif w == 0.0:
+                return None
+        if self.ignore_index is not None and y == self.ignore_index:
+            return None
+        if y != 0 and y != 1:
+            allowed = (
+                f"0 or 1 (or ignore_index={self.ignore_index})" if self.ignore_index is not None else "0 or 1"
+            )
+            raise ValueError(f"y_true: labels must be {allowed}; got {y!r}")
+        score = float(p)
+        if score != score:
+            raise ValueError("y_score: scores must not be NaN; got nan")
+        return ("one", int(y), score, w)
+
+    # -- applying (never raises) ---------------------------------------------------------------
+    def apply(self, delta: Any) -> None:
+        if delta is None:
+            return
+        if type(delta) is tuple:
+            self._scalars.append(delta[1:])
+            return
+        self._pending.append(delta)
+
+    def _flush(self) -> None:
+        """Fold the queued batches and samples in: sort them per group, update ``u2``, push runs."""
+        if not self._pending and not self._scalars:
+            return
+        k, g = self.n_columns, self.n_groups
+        bucket: list[list[list[np.ndarray]]] = [[[] for _ in range(g)] for _ in range(k)]
+        wbucket: list[list[list[np.ndarray | None]]] = [[[] for _ in range(g)] for _ in range(k)]
+        pending, self._pending = self._pending, []
+        for parts in pending:
+            for col, grp, v, w in parts:
+                if v.shape[0]:
+                    bucket[col][grp].append(v)
+                    wbucket[col][grp].append(w)
+        del pending
+        if self._scalars:
+            scalars, self._scalars = self._scalars, []
+            for grp in (0, 1):
+                vals = [v for (gg, v, _) in scalars if gg == grp]
+                if not vals:
+                    continue
+                arr = np.asarray(vals, dtype=np.float64)
+                sw = [1.0 if ww is None else ww for (gg, _, ww) in scalars if gg == grp]
+                warr = None if all(ww is None for (gg, _, ww) in scalars if gg == grp) else np.asarray(sw)
+                bucket[0][grp].append(arr)
+                wbucket[0][grp].append(warr)
+        new: list[list[tuple[np.ndarray, np.ndarray | None]]] = []
+        for col in range(k):
+            row = []
+            for grp in range(g):
+                vs, ws = bucket[col][grp], wbucket[col][grp]
+                bucket[col][grp] = []
+                row.append(_sorted_batch(vs, ws))
+            new.append(row)
+        self._fold(new)
+
+    def _fold(self, new: list[list[tuple[np.ndarray, np.ndarray | None]]]) -> None:
+        """Add sorted per-group arrays ``new[col][grp] = (values, weights|None)``; update ``u2``."""
+        dtypes = {v.dtype for row in new for v, _ in row if v.shape[0]}
+        if not dtypes:
+            return
+        target = np.result_type(*dtypes) if self._dtype is None else np.result_type(self._dtype, *dtypes)
+        if self._dtype is not None and target != self._dtype:
+            for groups in self._groups:
+                for group in groups:
+                    group.promote(target)
+        self._dtype = target
+        if not self._weighted and any(w is not None for row in new for _, w in row):
+            self._weighted = True
+            self._u2 = self._u2.astype(np.float64)
+        u2 = self._u2
+        for col in range(self.n_columns):
+            p = self.pos_group(col)
+            row = [(v.astype(target, copy=False), w) for v, w in new[col]]
+            pv, pw = row[p]
+            old_p = self._groups[col][p]
+            totals = [(v.shape[0] if w is None else float(w.sum())) for v, w in row]
+            for grp in range(self.n_groups):
+                if grp == p:
+                    continue
+                nv, nw = row[grp]
+                d: int | float = 0
+                if pv.shape[0]:
+                    d += self._groups[col][grp].count2(pv, pw)
+                if nv.shape[0]:
+                    d += 2 * old_p.total * totals[grp] - old_p.count2(nv, nw)
+                    if pv.shape[0]:
+                        d += count2(nv, None if nw is None else _cumw(nw), pv, pw)
+                u2[col, grp] += d
+            for grp in range(self.n_groups):
+                v, w = row[grp]
+                self._groups[col][grp].push(v, w, totals[grp])
+
+    # -- reads (call under the owner's lock) ---------------------------------------------------
+    def u2(self) -> np.ndarray:
+        """``u2[c, g]``: 2 x Mann-Whitney U of column c's positives vs group g (live; read only)."""
+        self._flush()
+        return self._u2
+
+    def totals(self) -> np.ndarray:
+        """Total weight of every group, shape (K, G)."""
+        self._flush()
+        return np.array([[float(grp.total) for grp in row] for row in self._groups], dtype=np.float64)
+
+    def group(self, column: int, grp: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """One group's scores as a single sorted run (consolidated in place)."""
+        self._flush()
+        return self._groups[column][grp].consolidate()
+
+    def column(self, column: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]:
+        """(positive scores, weights, negative scores, weights) of one column, each sorted."""
+        self._flush()
+        p = self.pos_group(column)
+        pv, pw = self.group(column, p)
+        negs = [self.group(column, g) for g in range(self.n_groups) if g != p]
+        nv, nw = _merge_many(negs)
+        return pv, pw, nv, nw
+
+    def pooled(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]:
+        """Positives and negatives of every column pooled (micro averaging), each sorted."""
+        self._flush()
+        pos, neg = [], []
+        for col in range(self.n_columns):
+            pv, pw, nv, nw = self.column(col)
+            pos.append((pv, pw))
+            neg.append((nv, nw))
+        pv, pw = _merge_many(pos)
+        nv, nw = _merge_many(neg)
+        return pv, pw, nv, nw
+
+    @property
+    def is_weighted(self) -> bool:
+        self._flush()
+        return self._weighted
+
+    # -- generic state protocol -------------------------------------------------------------------
+    def arrays(self) -> dict[str, Any]:
+        self._flush()
+        values, offsets, weights = [], [0], []
+        for row in self._groups:
+            for grp in row:
+                v, w = grp.consolidate()
+                values.append(v)
+                offsets.append(offsets[-1] + v.shape[0])
+                weights.append(np.ones(v.shape[0]) if w is None else w)
+        dtype = self._dtype if self._dtype is not None else np.dtype(np.float64)
+        out: dict[str, Any] = {
+            "values": np.concatenate(values).astype(dtype) if values else np.zeros(0),
+            "offsets": np.asarray(offsets, dtype=np.int64),
+        }
+        if self._weighted:
+            out["weights"] = np.concatenate(weights) if weights else np.zeros(0)
+        return out
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        extra = set(arrays) - {"values", "offsets", "weights"}
+        if extra:
+            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+        for name in ("values", "offsets"):
+            if name not in arrays:
+                raise ValueError(f"state: missing array {name!r}")
+        values = np.asarray(arrays["values"])
+        offsets = np.asarray(arrays["offsets"])
+        if values.ndim != 1 or values.dtype not in _FLOAT_KINDS:
+            raise ValueError(
+                f"state: array 'values' must be 1-D float16/32/64, got {values.dtype} {values.shape}"
+            )
+        if values.size and np.isnan(values).any():
+            raise ValueError(f"state: array 'values' holds NaN at index {first_bad(np.isnan(values))}")
+        ng = self.n_columns * self.n_groups
+        if offsets.shape != (ng + 1,) or offsets.dtype.kind not in "iu":
+            raise ValueError(
+                f"state: array 'offsets' must be {ng + 1} integers, got {offsets.dtype} {offsets.shape}"
+            )
+        offsets = offsets.astype(np.int64)
+        if offsets[0] != 0 or offsets[-1] != values.shape[0] or (np.diff(offsets) < 0).any():
+            raise ValueError("state: array 'offsets' must rise from 0 to len(values)")
+        weights = None
+        if "weights" in arrays:
+            weights = np.asarray(arrays["weights"])
+            if weights.shape != values.shape or weights.dtype.kind not in "iuf":
+                raise ValueError(
+                    f"state: array 'weights' must match 'values' ({values.shape}), got {weights.shape}"
+                )
+            weights = weights.astype(np.float64)
+            if weights.size and not (np.isfinite(weights).all() and (weights > 0).all()):
+                raise ValueError("state: array 'weights' must be finite and > 0")
+        if values.shape[0] > 1:
+            down = values[1:] < values[:-1]
+            down[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < values.shape[0])] - 1] = False
+            if down.any():
+                raise ValueError(
+                    "state: array 'values' is not sorted within its groups "
+                    f"(index {int(np.argmax(down)) + 1})"
+                )
+        new = []
+        for col in range(self.n_columns):
+            row = []
+            for grp in range(self.n_groups):
+                i = col * self.n_groups + grp
+                lo, hi = int(offsets[i]), int(offsets[i + 1])
+                row.append((values[lo:hi].copy(), None if weights is None else weights[lo:hi].copy()))
+            new.append(row)
+        self._init_storage()
+        self._fold(new)
+        if weights is not None and not self._weighted:
+            self._weighted = True
+            self._u2 = self._u2.astype(np.float64)
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, SortedScores)
+        other._flush()
+        self._flush()
+        new = [[grp.consolidate() for grp in row] for row in other._groups]
+        new = [[(v.copy(), None if w is None else w.copy()) for v, w in row] for row in new]
+        self._fold(new)
+        if other._weighted and not self._weighted:
+            self._weighted = True
+            self._u2 = self._u2.astype(np.float64)
+
+    def reset(self) -> None:
+        self._init_storage()
+
+    @property
+    def nbytes(self) -> int:
+        n = sum(grp.nbytes for row in self._groups for grp in row) + self._u2.nbytes
+        for parts in self._pending:
+            for _, _, v, w in parts:
+                n += v.nbytes + (0 if w is None else w.nbytes)
+        n += len(self._scalars) * (sys.getsizeof((0, 0.0, None)) + 32)
+        return n
+
+
+def _unit_or_positive(
+    w: np.ndarray | None, keep: np.ndarray | None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Drop weights that are all 1 (unit mode) and rows of weight 0 (they change nothing)."""
+    if w is None:
+        return None, keep
+    if keep is not None:
+        if (w[keep] == 1.0).all():
+            return None, keep
+    elif (w == 1.0).all():
+        return None, None
+    zero = w == 0.0
+    if zero.any():
+        keep = ~zero if keep is None else keep & ~zero
+    return w, keep
+
+
+def _sorted_batch(vs: list[np.ndarray], ws: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray | None]:
+    """Concatenate queued arrays of one group and sort them (with their weights)."""
+    if not vs:
+        return np.zeros(0), None
+    if all(w is None for w in ws):
+        # The queued arrays are this state's own copies (made by ``prepare``): sort in place.
+        v = np.concatenate(vs) if len(vs) > 1 else vs[0]
+        v.sort()
+        return v, None
+    v = np.concatenate(vs)
+    w = np.concatenate([np.ones(a.shape[0]) if b is None else b for a, b in zip(vs, ws, strict=True)])
+    order = np.argsort(v, kind="stable")
+    return v[order], w[order]
+
+
+def _merge_many(
+    items: list[tuple[np.ndarray, np.ndarray | None]],
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Merge several sorted runs (with optional weights) into one sorted run."""
+    items = [it for it in items if it[0].shape[0]]
+    if not items:
+        return np.zeros(0), None
+    if len(items) == 1:
+        return items[0]
+    vs = [v for v, _ in items]
+    ws = [w for _, w in items]
+    return _sorted_batch(vs, ws)
