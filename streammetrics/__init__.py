@@ -36,6 +36,15 @@ from .confusion import (
     WeightedAccuracy,
 )
 from .metricset import MetricSet
+from .ranking import (
+    AUROC,
+    AveragePrecision,
+    OperatingPoint,
+    PRCurve,
+    PRCurveResult,
+    ROCCurve,
+    ROCCurveResult,
+)
 from .report import ClassificationReport, Report
 from .retrieval import (
     CG,
@@ -86,6 +95,13 @@ __all__ = [
     "MatthewsCorrCoef",
     "CohenKappa",
     "TopKAccuracy",
+    "AUROC",
+    "AveragePrecision",
+    "ROCCurve",
+    "PRCurve",
+    "ROCCurveResult",
+    "PRCurveResult",
+    "OperatingPoint",
     "ClassificationReport",
     "Report",
     "TPR",
