@@ -1,0 +1,169 @@
+"""streammetrics.dask on a real 2-process LocalCluster over Parquet files == one process.
+
+The data: a few hundred thousand rows in several Parquet files plus an empty one. Integer-valued
+weights keep every weighted count exact, so states must match bit for bit whatever the partition
+count, order or the merge tree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.dataframe")
+pytest.importorskip("distributed")
+pytest.importorskip("pyarrow")
+
+import dask  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+import pandas as pd  # noqa: E402
+from distributed import Client, LocalCluster  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
+
+N_ROWS = 240_000
+N_FILES = 4
+C = 4
+
+
+def _frame(seed: int, n: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, C))
+    scores = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    out = {
+        "y": rng.integers(0, 2, n).astype(np.int64),
+        # rounded scores: many ties, as in real (quantised) model outputs
+        "p": np.round(rng.random(n), 3),
+        "w": rng.integers(0, 4, n).astype(np.float64),
+        "yc": rng.integers(0, C, n).astype(np.int64),
+    }
+    for c in range(C):
+        out[f"s{c}"] = np.round(scores[:, c], 4)
+    out["q"] = rng.integers(0, 2_000, n).astype(np.int64)
+    out["doc"] = [f"d{i}" for i in rng.permutation(n)]
+    out["rel"] = rng.integers(0, 3, n).astype(np.int64)
+    return pd.DataFrame(out)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    root = tmp_path_factory.mktemp("parquet")
+    frames = []
+    per = N_ROWS // N_FILES
+    for i in range(N_FILES):
+        df = _frame(100 + i, per)
+        df.to_parquet(root / f"part-{i}.parquet", row_group_size=per // 3, index=False)
+        frames.append(df)
+    # an empty file with the same schema
+    frames[0].iloc[:0].to_parquet(root / "part-9-empty.parquet", index=False)
+    whole = pd.concat(frames, ignore_index=True)
+    return root, whole
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, Client(cluster) as c:
+        yield c
+
+
+def _binary_set() -> sm.MetricSet:
+    return sm.MetricSet(
+        cm=sm.ConfusionMatrix(),
+        precision=sm.Precision(),
+        recall=sm.Recall(),
+        f1=sm.F1(),
+        mcc=sm.MatthewsCorrCoef(),
+        acc_t=sm.Accuracy(threshold=0.3),
+    )
+
+
+def _assert_same_state(a: sm.Metric, b: sm.Metric) -> None:
+    da, db = a.state_dict(), b.state_dict()
+    assert da.keys() == db.keys()
+    assert da["config"] == db["config"]
+    for k in da:
+        if k not in ("class", "format_version", "config"):
+            np.testing.assert_array_equal(np.asarray(da[k]), np.asarray(db[k]), err_msg=k)
+
+
+def _assert_values_equal(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_array_equal(np.asarray(a[k]), np.asarray(b[k]), err_msg=k)
+
+
+def test_parquet_on_cluster_equals_single_process(client: Any, data: tuple[Path, pd.DataFrame]) -> None:
+    root, whole = data
+    ms = _binary_set()
+    one = _binary_set().update(whole["y"].to_numpy(), whole["p"].to_numpy(),
+                               sample_weight=whole["w"].to_numpy())
+    # state built on the workers, merged in a tree there, equal bit for bit
+    merged = evaluate_parquet(str(root / "*.parquet"), ms, label="y", score="p", weight="w",
+                              split_every=2, compute=False)
+    assert isinstance(merged, sm.MetricSet)
+    _assert_same_state(merged, one)
+    values = evaluate_parquet(root, ms, label="y", score="p", weight="w")
+    _assert_values_equal(values, one.compute())
+    # the templates are not modified
+    assert ms["cm"].compute().sum() == 0
+
+
+def test_repartitioning_and_partition_order(client: Any, data: tuple[Path, pd.DataFrame]) -> None:
+    root, whole = data
+    one = _binary_set().update(whole["y"].to_numpy(), whole["p"].to_numpy(),
+                               sample_weight=whole["w"].to_numpy())
+    ddf = dd.read_parquet(str(root / "*.parquet"), columns=["y", "p", "w"])
+    parts = ddf.to_delayed()
+    empty = dask.delayed(lambda df: df.iloc[:0])
+    variants = [
+        ddf.repartition(npartitions=11),
+        ddf.repartition(npartitions=1),
+        dd.from_delayed(list(reversed(parts)), meta=ddf._meta),
+        dd.from_delayed([empty(parts[0])] + [x for p in parts for x in (p, empty(p))], meta=ddf._meta),
+    ]
+    for variant in variants:
+        got = evaluate(variant, _binary_set(), label="y", score="p", weight="w", split_every=3,
+                       compute=False)
+        _assert_same_state(got, one)
+
+
+def test_multiclass_scores_dict_of_metrics(client: Any, data: tuple[Path, pd.DataFrame]) -> None:
+    root, whole = data
+    scores = [f"s{c}" for c in range(C)]
+    metrics = {
+        "confusion matrix": sm.ConfusionMatrix(num_classes=C),
+        "macro f1": sm.F1(num_classes=C),
+        "weighted recall": sm.Recall(num_classes=C, average="weighted"),
+        "kappa": sm.CohenKappa(num_classes=C),
+        "top2": sm.TopKAccuracy(num_classes=C, k=2),
+    }
+    got = evaluate_parquet(root, metrics, label="yc", score=scores)
+    y, s = whole["yc"].to_numpy(), whole[scores].to_numpy()
+    for name, m in metrics.items():
+        ref = m.copy().update(y, s).compute()
+        np.testing.assert_array_equal(np.asarray(got[name]), np.asarray(ref), err_msg=name)
+    accs = evaluate_parquet(root, metrics, label="yc", score=scores, compute=False)
+    for name, m in metrics.items():
+        _assert_same_state(accs[name], m.copy().update(y, s))
+    # a single metric gives its value / accumulator
+    single = evaluate_parquet(root, sm.Accuracy(num_classes=C), label="yc", score=scores)
+    assert single == sm.Accuracy(num_classes=C).update(y, s).compute()
+
+
+def test_errors_surface_as_value_errors(client: Any, data: tuple[Path, pd.DataFrame]) -> None:
+    root, _ = data
+    with pytest.raises(ValueError, match="nope"):
+        evaluate_parquet(root, sm.F1(), label="nope", score="p")
+    # labels outside {0, 1} are rejected on the worker with the usual message
+    with pytest.raises(ValueError, match="y_true"):
+        evaluate_parquet(root, sm.F1(), label="yc", score="p")
+    with pytest.raises(ValueError, match="split_every"):
+        evaluate_parquet(root, sm.F1(), label="y", score="p", split_every=1)
+    with pytest.raises(ValueError, match="query"):
+        evaluate_parquet(root, sm.F1(), label="y", score="p", query="q")
