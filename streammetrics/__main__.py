@@ -79,7 +79,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in (parser, demo):
         p.add_argument("--batch-size", type=int, default=100, help="rows per update (default 100)")
         p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (default 0.5)")
+    from .trec import add_parser as add_trec_parser
+    from .trec import run as run_trec
+
+    add_trec_parser(sub)  # ``streammetrics trec QRELS RUN``: trec_eval's measures and output format
     args = parser.parse_args(argv)
+    if args.command == "trec":
+        return run_trec(args)
     if args.batch_size < 1:
         parser.error("--batch-size must be >= 1")
     return run_demo(args)

@@ -757,6 +757,22 @@ class _SetMeasure(RetrievalMetric):
     def _per_query(self, vals: np.ndarray) -> np.ndarray:
         return vals[:, self._column]
 
+    def totals(self) -> dict[str, int]:
+        """Pooled counts: ``relevant_retrieved``, ``retrieved``, ``relevant`` (trec_eval's
+        ``num_rel_ret``, ``num_ret``, ``num_rel``). O(1)."""
+        with self._lock:
+            sums = self._state.acc(self._spec).sums
+            return {"relevant_retrieved": int(sums[2]), "retrieved": int(sums[3]), "relevant": int(sums[4])}
+
+    def per_query_counts(self) -> np.ndarray:
+        """(queries, 3) int array of relevant retrieved, retrieved, relevant (``per_query=True``)."""
+        if not self._spec.per_query:
+            raise ValueError(f"{type(self).__name__}: per-query values are kept only with per_query=True")
+        with self._lock:
+            vals = self._state.acc(self._spec).values()
+            assert vals is not None
+            return vals[:, 2:5].astype(np.int64)
+
 
 class SetPrecision(_SetMeasure):
     """Set precision = relevant retrieved / retrieved (0 for an empty list; trec_eval ``set_P``).

@@ -1,0 +1,373 @@
+"""TREC file readers and the ``streammetrics trec QRELS RUN`` command (trec_eval's output format).
+
+``streammetrics trec QRELS RUN [-m MEASURE ...] [-q] [-c] [-l LEVEL]`` reads a qrels file
+(``qid iter docno grade``) into memory (judgments are small) and streams the run file
+(``qid Q0 docno rank score runid``) query by query, evaluating batches of queries with the
+retrieval accumulators; it prints ``measure<TAB>qid|all<TAB>value`` lines as trec_eval does, so
+existing scripts can switch. Measure names are trec_eval's: ``map``, ``map_cut_K``, ``P_K``,
+``recall_K``, ``Rprec``, ``recip_rank``, ``ndcg``, ``ndcg_cut_K``, ``set_P``, ``set_recall``,
+``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``runid``; a family name alone (``P``,
+``map_cut``, ``ndcg_cut``, ``recall``) means trec_eval's default cutoffs, and ``P.5,10`` picks
+cutoffs.
+
+To print trec_eval's values the command uses trec_eval's conventions where the library's defaults
+differ: AP@k divides by R (``denominator="R"``), scores are rounded to float32 before ranking
+(trec_eval stores them as C floats, so scores equal in float32 tie), ties are broken by document id
+descending, and only queries present in both files are averaged (``-c``: every qrels query, a query
+missing from the run scoring 0). The rank column is ignored (trec_eval sorts by score).
+
+Differences from trec_eval: each query's lines must be contiguous in the run file (a query that
+reappears is an error naming the line: sort the run with ``sort -s -k1,1``); with ``-q`` queries
+are printed in run-file order. Memory: the qrels plus one batch of queries.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+import numpy as np
+
+from .metricset import MetricSet
+from .retrieval import (
+    MAP,
+    MRR,
+    NDCG,
+    PrecisionAtK,
+    RecallAtK,
+    RetrievalMetric,
+    RPrecision,
+    SetPrecision,
+    SetRecall,
+)
+
+__all__ = ["read_qrels", "iter_run", "trec_metrics", "evaluate_files", "main", "add_parser"]
+
+DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+DEFAULT_MEASURES = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
+_COUNTERS = {"num_ret": "retrieved", "num_rel": "relevant", "num_rel_ret": "relevant_retrieved"}
+_COUNT_COLUMN = {"num_ret": 1, "num_rel": 2, "num_rel_ret": 0}
+
+
+class TrecFormatError(ValueError):
+    """A malformed line in a qrels or run file (the message names file and line)."""
+
+
+@dataclass
+class Qrels:
+    """Judgments per query: document ids and their grades (in file order)."""
+
+    docs: dict[str, dict[str, float]]
+
+    def grades(self, qid: str) -> np.ndarray:
+        return np.fromiter(self.docs.get(qid, {}).values(), dtype=np.float64)
+
+
+def read_qrels(path: str) -> Qrels:
+    """Read ``qid iter docno grade`` lines (whitespace separated). O(judgments) memory."""
+    docs: dict[str, dict[str, float]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 4:
+                raise TrecFormatError(
+                    f"{path}:{lineno}: expected 4 fields 'qid iter docno grade', "
+                    f"got {len(parts)}: {line.strip()!r}"
+                )
+            qid, _, docno, grade = parts
+            try:
+                g = float(grade)
+            except ValueError:
+                raise TrecFormatError(f"{path}:{lineno}: grade {grade!r} is not a number") from None
+            if not math.isfinite(g):
+                raise TrecFormatError(f"{path}:{lineno}: grade {grade!r} is not finite")
+            per_q = docs.setdefault(qid, {})
+            if docno in per_q:
+                raise TrecFormatError(
+                    f"{path}:{lineno}: duplicate judgment of document {docno!r} for query {qid!r}"
+                )
+            per_q[docno] = g
+    return Qrels(docs)
+
+
+def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
+    """Stream ``qid Q0 docno rank score runid`` lines as (qid, docnos, scores, runid) per query.
+
+    Each query's lines must be contiguous; duplicates and malformed lines raise
+    :class:`TrecFormatError` naming file and line. O(one query) memory.
+    """
+    seen: set[str] = set()
+    qid: str | None = None
+    docs: list[str] = []
+    scores: list[float] = []
+    docset: set[str] = set()
+    runid = ""
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                raise TrecFormatError(
+                    f"{path}:{lineno}: expected 6 fields 'qid Q0 docno rank score runid', "
+                    f"got {len(parts)}: {line.strip()!r}"
+                )
+            q, _, docno, _, score, runid = parts
+            try:
+                s = float(score)
+            except ValueError:
+                raise TrecFormatError(f"{path}:{lineno}: score {score!r} is not a number") from None
+            if math.isnan(s):
+                raise TrecFormatError(f"{path}:{lineno}: score is NaN")
+            if q != qid:
+                if qid is not None:
+                    yield qid, docs, scores, runid
+                if q in seen:
+                    raise TrecFormatError(
+                        f"{path}:{lineno}: query {q!r} reappears after other queries; each query's lines "
+                        "must be contiguous (sort the run with: sort -s -k1,1)"
+                    )
+                seen.add(q)
+                qid, docs, scores, docset = q, [], [], set()
+            if docno in docset:
+                raise TrecFormatError(f"{path}:{lineno}: duplicate document {docno!r} for query {q!r}")
+            docset.add(docno)
+            docs.append(docno)
+            scores.append(s)
+    if qid is not None:
+        yield qid, docs, scores, runid
+
+
+def _parse_measure(name: str) -> list[str]:
+    """Expand trec_eval measure syntax to single names: ``P`` / ``P.5,10`` / ``P_5``."""
+    families = {"P": "P_", "recall": "recall_", "map_cut": "map_cut_", "ndcg_cut": "ndcg_cut_"}
+    base, dot, cuts = name.partition(".")
+    if base in families:
+        ks = DEFAULT_CUTOFFS if not dot else tuple(int(c) for c in cuts.split(",") if c)
+        return [f"{families[base]}{k}" for k in ks]
+    if dot:
+        raise ValueError(f"measure {name!r}: only P, recall, map_cut and ndcg_cut take cutoffs")
+    return [name]
+
+
+def trec_metrics(
+    names: Sequence[str], rel_level: float = 1, per_query: bool = False
+) -> dict[str, RetrievalMetric]:
+    """Accumulators that print trec_eval's values for the given (single) trec_eval measure names."""
+    out: dict[str, RetrievalMetric] = {}
+    kw: dict[str, Any] = {"rel_level": rel_level, "per_query": per_query}
+    for name in names:
+        if name in ("runid", "num_q"):
+            continue
+        if name in _COUNTERS:
+            out["_set"] = SetPrecision(average="micro", **kw)
+            continue
+        family, _, k = name.rpartition("_")
+        try:
+            if name == "map":
+                out[name] = MAP(**kw)
+            elif name == "Rprec":
+                out[name] = RPrecision(**kw)
+            elif name == "recip_rank":
+                out[name] = MRR(**kw)
+            elif name == "ndcg":
+                out[name] = NDCG(per_query=per_query)
+            elif name == "set_P":
+                out[name] = SetPrecision(**kw)
+            elif name == "set_recall":
+                out[name] = SetRecall(**kw)
+            elif family == "P":
+                out[name] = PrecisionAtK(int(k), **kw)
+            elif family == "recall":
+                out[name] = RecallAtK(int(k), **kw)
+            elif family == "map_cut":
+                out[name] = MAP(int(k), denominator="R", **kw)
+            elif family == "ndcg_cut":
+                out[name] = NDCG(int(k), per_query=per_query)
+            else:
+                raise ValueError
+        except ValueError:
+            raise ValueError(
+                f"measure {name!r} is not supported; supported: runid num_q num_ret num_rel num_rel_ret map "
+                "map_cut_K P_K recall_K Rprec recip_rank ndcg ndcg_cut_K set_P set_recall"
+            ) from None
+    return out
+
+
+@dataclass
+class _Batch:
+    qids: list[str]
+    rel: list[np.ndarray]
+    scores: list[np.ndarray]
+    docs: list[list[str]]
+
+    def arrays(self) -> dict[str, Any]:
+        lengths = [len(d) for d in self.docs]
+        return {
+            "relevance": np.concatenate(self.rel) if self.rel else np.zeros(0),
+            "scores": np.concatenate(self.scores) if self.scores else np.zeros(0),
+            "doc_ids": np.array([d for ds in self.docs for d in ds], dtype=str),
+            "query_ids": np.repeat(np.arange(len(self.qids)), lengths),
+        }
+
+
+def _fmt(value: float | int | str, digits: int) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    return f"{value:.{digits}f}"
+
+
+def evaluate_files(
+    qrels_path: str,
+    run_path: str,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    rel_level: float = 1,
+    digits: int = 4,
+    batch_queries: int = 4096,
+    out: IO[str] | None = None,
+) -> dict[str, float | int | str]:
+    """Evaluate a run against qrels as trec_eval does; print trec_eval's lines to ``out``.
+
+    Returns the ``all`` values by measure name. Cost: one pass over the run file, batches of
+    ``batch_queries`` queries through one MetricSet (one ranking per batch).
+    """
+    out = sys.stdout if out is None else out
+    names: list[str] = []
+    for m in measures:
+        for n in _parse_measure(m):
+            if n not in names:
+                names.append(n)
+    total = MetricSet(trec_metrics(names, rel_level))
+    qrels = read_qrels(qrels_path)
+    seen: set[str] = set()
+    runid = ""
+    num_q = 0
+
+    def lines(qid: str, values: dict[str, Any]) -> None:
+        for n in names:
+            if n in values:
+                out.write(f"{n:<22}\t{qid}\t{_fmt(values[n], digits)}\n")
+
+    def flush(batch: _Batch) -> None:
+        nonlocal num_q
+        if not batch.qids:
+            return
+        arr = batch.arrays()
+        judged = [qrels.grades(q) for q in batch.qids]
+        kwargs = {"doc_ids": arr["doc_ids"], "query_ids": arr["query_ids"], "judged": judged}
+        total.update(arr["relevance"], arr["scores"], **kwargs)
+        num_q += len(batch.qids)
+        if per_query:
+            chunk = MetricSet(trec_metrics(names, rel_level, per_query=True))
+            chunk.update(arr["relevance"], arr["scores"], **kwargs)
+            members = {name: m for name, m in chunk.items() if isinstance(m, RetrievalMetric)}
+            cols = {name: m.per_query_values() for name, m in members.items()}
+            pooled_q = members.get("_set")
+            counts = pooled_q.per_query_counts() if isinstance(pooled_q, SetPrecision) else None
+            for i, q in enumerate(batch.qids):
+                vals: dict[str, Any] = {}
+                for n in names:
+                    if n in cols:
+                        vals[n] = float(cols[n][i])
+                    elif n in _COUNTERS and counts is not None:
+                        vals[n] = int(counts[i, _COUNT_COLUMN[n]])
+                lines(q, vals)
+
+    batch = _Batch([], [], [], [])
+    for qid, docs, scores, run_name in iter_run(run_path):
+        runid = run_name
+        if qid not in qrels.docs:  # trec_eval evaluates the queries judged in the qrels only
+            continue
+        seen.add(qid)
+        judged = qrels.docs[qid]
+        batch.qids.append(qid)
+        batch.rel.append(np.fromiter((judged.get(d, 0.0) for d in docs), dtype=np.float64, count=len(docs)))
+        # trec_eval keeps scores as C floats: round to float32 so that its ties are ours.
+        batch.scores.append(np.asarray(scores, dtype=np.float32).astype(np.float64))
+        batch.docs.append(docs)
+        if len(batch.qids) >= batch_queries:
+            flush(batch)
+            batch = _Batch([], [], [], [])
+    flush(batch)
+    if complete:  # every judged query counts; one missing from the run retrieved nothing
+        for qid in qrels.docs:
+            if qid not in seen:
+                total.update(np.zeros(0), np.zeros(0), judged=qrels.grades(qid))
+                num_q += 1
+
+    results: dict[str, float | int | str] = {}
+    values = total.compute() if num_q else {}
+    pooled = total["_set"] if "_set" in total._members else None
+    for n in names:
+        if n == "runid":
+            results[n] = runid
+        elif n == "num_q":
+            results[n] = num_q
+        elif n in _COUNTERS:
+            results[n] = pooled.totals()[_COUNTERS[n]] if isinstance(pooled, SetPrecision) and num_q else 0
+        else:
+            results[n] = float(values[n]) if num_q else 0.0
+    lines("all", results)
+    return results
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register the ``trec`` subcommand on an argparse subparsers object."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "trec", help="evaluate a TREC run against qrels (trec_eval's measures and output format)"
+    )
+    p.add_argument("qrels", help="qrels file: qid iter docno grade")
+    p.add_argument("run", help="run file: qid Q0 docno rank score runid (each query's lines contiguous)")
+    p.add_argument(
+        "-m",
+        dest="measures",
+        action="append",
+        default=None,
+        help="measure (trec_eval name; repeatable), e.g. map, P_5, P.5,10, ndcg_cut_10",
+    )
+    p.add_argument("-q", dest="per_query", action="store_true", help="also print each query's values")
+    p.add_argument(
+        "-c",
+        dest="complete",
+        action="store_true",
+        help="average over every qrels query (queries missing from the run score 0)",
+    )
+    p.add_argument("-l", dest="rel_level", type=float, default=1, help="relevance level of binary measures")
+    p.add_argument("--digits", type=int, default=4, help="decimals printed (trec_eval: 4)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``streammetrics trec`` (errors go to stderr with exit status 2)."""
+    try:
+        evaluate_files(
+            args.qrels,
+            args.run,
+            args.measures or DEFAULT_MEASURES,
+            per_query=args.per_query,
+            complete=args.complete,
+            rel_level=args.rel_level,
+            digits=args.digits,
+        )
+    except (OSError, ValueError) as exc:
+        print(f"streammetrics trec: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="streammetrics")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,145 @@
+"""``streammetrics trec``: trec_eval's values and output format from TREC files, vs pytrec_eval."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pytrec_eval
+
+from streammetrics.__main__ import main
+from streammetrics.trec import evaluate_files, iter_run, read_qrels
+from tests import retrieval_oracles as O
+
+MEASURES = [
+    "map",
+    "map_cut_5",
+    "map_cut_10",
+    "P_1",
+    "P_5",
+    "P_10",
+    "recall_5",
+    "Rprec",
+    "recip_rank",
+    "ndcg",
+    "ndcg_cut_3",
+    "ndcg_cut_10",
+    "set_P",
+    "set_recall",
+]
+
+
+def write(tmp_path, qrels, run, extra_qrels=None):
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    with open(qp, "w") as f:
+        for q, d in {**qrels, **(extra_qrels or {})}.items():
+            for doc, g in d.items():
+                f.write(f"{q} 0 {doc} {g}\n")
+    with open(rp, "w") as f:
+        for q, d in run.items():
+            for i, (doc, s) in enumerate(d.items()):
+                f.write(f"{q} Q0 {doc} {i + 1} {s!r} run_x\n")
+    return str(qp), str(rp)
+
+
+def parse(out: str) -> dict[tuple[str, str], str]:
+    rows = {}
+    for line in out.splitlines():
+        name, qid, value = line.split("\t")
+        assert name == name.rstrip() or len(name) == 22
+        rows[(name.strip(), qid)] = value
+    return rows
+
+
+def near_ties(rng, run):
+    """Scores that differ only below float32 precision: trec_eval ties them."""
+    out = {}
+    for q, d in run.items():
+        out[q] = {doc: float(s) + float(rng.integers(0, 3)) * 1e-9 for doc, s in d.items()}
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_trec_command_matches_pytrec_eval(tmp_path, capsys, seed):
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 80)
+    run = near_ties(rng, run)
+    run["q_unjudged"] = {"dx": 1.0}  # not in the qrels: trec_eval skips it
+    qp, rp = write(tmp_path, qrels, run)
+    args = ["trec", qp, rp, "-q", "--digits", "17"]
+    for m in MEASURES + ["num_q", "num_ret", "num_rel", "num_rel_ret", "runid"]:
+        args += ["-m", m]
+    assert main(args) == 0
+    rows = parse(capsys.readouterr().out)
+    ev = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES) | {"num_ret", "num_rel", "num_rel_ret"})
+    want = ev.evaluate(run)
+    assert set(want) == set(qrels)
+    for q, vals in want.items():
+        for m in MEASURES:
+            assert abs(float(rows[(m, q)]) - vals[m]) <= 1e-12, (m, q)
+    for m in MEASURES:
+        mean = float(np.mean([want[q][m] for q in want]))
+        assert abs(float(rows[(m, "all")]) - mean) <= 1e-12, m
+    for m in ("num_ret", "num_rel", "num_rel_ret"):
+        assert int(rows[(m, "all")]) == sum(int(want[q][m]) for q in want)
+    assert rows[("num_q", "all")] == str(len(want)) and rows[("runid", "all")] == "run_x"
+
+
+def test_default_output_format_and_families(tmp_path, capsys):
+    qrels = {"1": {"a": 1, "b": 0, "c": 2}}
+    run = {"1": {"a": 0.5, "b": 0.9, "c": 0.1}}
+    qp, rp = write(tmp_path, qrels, run)
+    assert main(["trec", qp, rp]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"{'runid':<22}\tall\trun_x"
+    assert out[1] == f"{'num_q':<22}\tall\t1"
+    assert any(line.startswith("map ") and line.endswith("\tall\t0.5833") for line in out)
+    assert [line.split()[0] for line in out if line.startswith("P_")] == [
+        f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+    ]
+    with open(tmp_path / "o.txt", "w") as sink:
+        res = evaluate_files(qp, rp, ["P.1,2", "ndcg_cut.2"], out=sink)
+    assert list(res) == ["P_1", "P_2", "ndcg_cut_2"] and res["P_1"] == 0.0 and res["P_2"] == 0.5
+
+
+def test_complete_flag_counts_queries_missing_from_the_run(tmp_path, capsys):
+    qrels = {"1": {"a": 1}, "2": {"b": 1}}
+    run = {"1": {"a": 1.0}}
+    qp, rp = write(tmp_path, qrels, run)
+    assert main(["trec", qp, rp, "-m", "map", "-m", "num_q"]) == 0
+    rows = parse(capsys.readouterr().out)
+    assert rows[("map", "all")] == "1.0000" and rows[("num_q", "all")] == "1"
+    assert main(["trec", qp, rp, "-m", "map", "-m", "num_q", "-c"]) == 0
+    rows = parse(capsys.readouterr().out)
+    assert rows[("map", "all")] == "0.5000" and rows[("num_q", "all")] == "2"
+
+
+@pytest.mark.parametrize(
+    "qrels_text,run_text,message",
+    [
+        ("1 0 a 1\n1 0 b\n", "1 Q0 a 1 1.0 r\n", "qrels.txt:2: expected 4 fields"),
+        ("1 0 a x\n", "1 Q0 a 1 1.0 r\n", "qrels.txt:1: grade 'x' is not a number"),
+        ("1 0 a 1\n1 0 a 2\n", "1 Q0 a 1 1.0 r\n", "qrels.txt:2: duplicate judgment"),
+        ("1 0 a 1\n", "1 Q0 a 1 1.0 r\n1 Q0 b 2 r\n", "run.txt:2: expected 6 fields"),
+        ("1 0 a 1\n", "1 Q0 a 1 high r\n", "run.txt:1: score 'high' is not a number"),
+        ("1 0 a 1\n", "1 Q0 a 1 nan r\n", "run.txt:1: score is NaN"),
+        ("1 0 a 1\n", "1 Q0 a 1 1 r\n1 Q0 a 2 0.5 r\n", "run.txt:2: duplicate document 'a'"),
+        ("1 0 a 1\n", "1 Q0 a 1 1 r\n2 Q0 a 1 1 r\n1 Q0 b 2 0.5 r\n", "run.txt:3: query '1' reappears"),
+    ],
+)
+def test_malformed_files_name_file_and_line(tmp_path, capsys, qrels_text, run_text, message):
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_text(qrels_text)
+    rp.write_text(run_text)
+    assert main(["trec", str(qp), str(rp), "-m", "map"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "streammetrics trec: error:" in err
+
+
+def test_unknown_measure_and_readers(tmp_path, capsys):
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_text("1 0 a 2\n\n1 0 b 0\n")
+    rp.write_text("1 Q0 a 1 1.5 r\n1 Q0 b 2 0.5 r\n2 Q0 c 1 3 r\n")
+    assert read_qrels(str(qp)).docs == {"1": {"a": 2.0, "b": 0.0}}
+    assert [(q, d) for q, d, _, _ in iter_run(str(rp))] == [("1", ["a", "b"]), ("2", ["c"])]
+    assert main(["trec", str(qp), str(rp), "-m", "bpref"]) == 2
+    assert "measure 'bpref' is not supported" in capsys.readouterr().err
