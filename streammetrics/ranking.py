@@ -205,12 +205,12 @@ class AUROC(_Ranking):
             if not 0.0 < max_fpr <= 1.0:
                 raise ValueError(f"max_fpr: must be in (0, 1], got {max_fpr!r}")
         self.max_fpr = max_fpr
-        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index)
         if multi_class == "ovo":
-            if self.task != "multiclass":
+            if task_of(num_classes, bool(multilabel)) != "multiclass":
                 raise ValueError("multi_class: 'ovo' needs multiclass scores (num_classes=C)")
             if average not in ("macro", "weighted"):
                 raise ValueError(f"average: one-vs-one AUROC takes 'macro' or 'weighted', got {average!r}")
+        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index)
 
     def _by_class(self) -> bool:
         return self.multi_class == "ovo"
@@ -308,12 +308,17 @@ class AUROC(_Ranking):
         with self._lock:
             cols = [self._state.column(c) for c in range(self._state.n_columns)]
         lo, hi = np.full(len(cols), math.nan), np.full(len(cols), math.nan)
+        undefined = []
         for c, (pv, pw, nv, nw) in enumerate(cols):
             auc, var = delong(pv, pw, nv, nw)
             if math.isnan(var):
+                undefined.append(c)
                 continue
             half = z * math.sqrt(max(var, 0.0))
             lo[c], hi[c] = max(0.0, auc - half), min(1.0, auc + half)
+        if undefined:
+            what = "DeLong's variance needs at least two positives and two negatives"
+            _warn("AUROC interval", what, None if self.task == "binary" else undefined)
         if self.task == "binary":
             return float(lo[0]), float(hi[0])
         return lo, hi
