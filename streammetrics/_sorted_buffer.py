@@ -494,6 +494,34 @@ class SortedScores(State):
         nv, nw = _merge_many(neg)
         return pv, pw, nv, nw
 
+    def check_invariants(self) -> None:
+        """Assert every internal invariant (for tests): runs sorted and geometric, totals and
+        cumulative weights consistent, ``u2`` equal to a recount from scratch. O(n log n)."""
+        self._flush()
+        for row in self._groups:
+            for grp in row:
+                sizes = [r.shape[0] for r in grp.runs]
+                assert all(2 * b < a for a, b in zip(sizes, sizes[1:], strict=False)), sizes
+                total: int | float = 0
+                for v, w, cw in zip(grp.runs, grp.wts, grp.cws, strict=True):
+                    assert v.shape[0] > 0 and not (v[1:] < v[:-1]).any()
+                    assert (w is None) == (cw is None)
+                    if w is not None and cw is not None:
+                        assert w.shape == v.shape and cw.shape[0] == v.shape[0] + 1
+                    total += v.shape[0] if w is None else float(w.sum())
+                assert abs(total - grp.total) <= 1e-9 * max(1.0, abs(total))
+        fresh = SortedScores(self.task, self.num_classes, self.ignore_index, self.by_class)
+        fresh._fold(
+            [
+                [(v.copy(), None if w is None else w.copy()) for v, w in (g.consolidate() for g in row)]
+                for row in _copy_groups(self._groups)
+            ]
+        )
+        np.testing.assert_allclose(fresh._u2, self._u2, rtol=1e-12, atol=1e-9)
+        if not self._weighted:
+            assert self._u2.dtype == np.int64
+            np.testing.assert_array_equal(fresh._u2, self._u2)
+
     @property
     def is_weighted(self) -> bool:
         self._flush()
@@ -595,6 +623,18 @@ class SortedScores(State):
                 n += v.nbytes + (0 if w is None else w.nbytes)
         n += len(self._scalars) * (sys.getsizeof((0, 0.0, None)) + 32)
         return n
+
+
+def _copy_groups(groups: list[list[_Group]]) -> list[list[_Group]]:
+    out = []
+    for row in groups:
+        new_row = []
+        for grp in row:
+            g = _Group()
+            g.runs, g.wts, g.cws, g.total = list(grp.runs), list(grp.wts), list(grp.cws), grp.total
+            new_row.append(g)
+        out.append(new_row)
+    return out
 
 
 def _unit_or_positive(

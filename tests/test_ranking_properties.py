@@ -1,0 +1,285 @@
+"""Property tests of the ranking accumulators (hypothesis), over a registry of configurations.
+
+For every registered metric: any split into batches, any partition merged back and a save/load
+round trip give the one-shot result; the value read after each batch equals the one-shot value on
+the prefix (reads in between fold the lazy queue; nothing is re-sorted); unit weights = no
+weights, integer weights = repetition, zero weight = removal; the per-sample scalar path equals
+the batch path. A long random sequence of operations checks the buffer's internal invariants
+(sorted geometric runs, the Mann-Whitney statistic recounted from scratch) after every step.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ranking_oracles import finite
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+import streammetrics as sm
+from streammetrics._curves import PRCurveResult, ROCCurveResult
+
+REGISTRY = {
+    "binary_auroc": (lambda: sm.AUROC(), "binary"),
+    "binary_partial_auroc": (lambda: sm.AUROC(max_fpr=0.3), "binary"),
+    "binary_ap": (lambda: sm.AveragePrecision(), "binary"),
+    "binary_ap_11pt": (lambda: sm.AveragePrecision(eleven_point=True), "binary"),
+    "binary_roc": (lambda: sm.ROCCurve(), "binary"),
+    "binary_pr": (lambda: sm.PRCurve(), "binary"),
+    "multiclass_auroc_macro": (lambda: sm.AUROC(3), "multiclass"),
+    "multiclass_auroc_ovo": (lambda: sm.AUROC(3, multi_class="ovo", average="weighted"), "multiclass"),
+    "multiclass_ap_micro": (lambda: sm.AveragePrecision(3, average="micro"), "multiclass"),
+    "multilabel_auroc_none": (lambda: sm.AUROC(3, multilabel=True, average=None), "multilabel"),
+    "multilabel_roc": (lambda: sm.ROCCurve(2, multilabel=True), "multilabel2"),
+    "metricset": (
+        lambda: sm.MetricSet(a=sm.AUROC(), ap=sm.AveragePrecision(), r=sm.ROCCurve(), p=sm.PRCurve()),
+        "binary",
+    ),
+}
+NAMES = sorted(REGISTRY)
+
+
+def make_data(kind: str, rng: np.random.Generator, n: int):
+    levels = int(rng.integers(1, 6))
+    if kind == "binary":
+        s = np.round(rng.random(n) * levels) / levels
+        s[rng.random(n) < 0.05] = np.inf
+        s[rng.random(n) < 0.05] = -np.inf
+        return rng.integers(0, 2, n), s
+    if kind == "multiclass":
+        return rng.integers(0, 3, n), np.round(rng.random((n, 3)) * levels) / levels
+    cols = 3 if kind == "multilabel" else 2
+    return rng.integers(0, 2, (n, cols)), np.round(rng.random((n, cols)) * levels) / levels
+
+
+def flat(v) -> list[np.ndarray]:
+    """Any result (float, array, curve, list of curves, dict) as a list of float arrays."""
+    if isinstance(v, dict):
+        return [a for k in sorted(v) for a in flat(v[k])]
+    if isinstance(v, list):
+        return [a for x in v for a in flat(x)]
+    if isinstance(v, ROCCurveResult):
+        return [v.fpr, v.tpr, v.thresholds]
+    if isinstance(v, PRCurveResult):
+        return [v.precision, v.recall, v.thresholds]
+    return [np.asarray(v, dtype=float)]
+
+
+def value(metric):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return flat(metric.compute())
+
+
+def assert_same(a, b, exact=False):
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        if exact:
+            np.testing.assert_array_equal(x, y)
+        else:
+            assert x.shape == y.shape
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
+def canonical_state(metric):
+    """State arrays with ties put in a canonical order (the order of equal scores, and so of
+    their weights, depends on arrival order and carries no meaning)."""
+    sd = metric.state_dict()
+    out = {}
+    for key, arr in sd.items():
+        if key in ("class", "format_version", "config"):
+            continue
+        out[key] = arr
+    for prefix in {k.rpartition("values")[0] for k in out if k.endswith("values")}:
+        w_key = prefix + "weights"
+        if w_key in out:
+            v, w = out[prefix + "values"], out[w_key]
+            off = out[prefix + "offsets"]
+            group = np.repeat(np.arange(len(off) - 1), np.diff(off))
+            order = np.lexsort((w, v, group))
+            out[w_key] = w[order]
+    return sd["config"], out
+
+
+def assert_same_state(m1, m2, exact=False):
+    c1, s1 = canonical_state(m1)
+    c2, s2 = canonical_state(m2)
+    assert c1 == c2 and s1.keys() == s2.keys()
+    for k in s1:
+        if exact or not k.endswith("weights"):
+            np.testing.assert_array_equal(s1[k], s2[k])
+        else:
+            np.testing.assert_allclose(s1[k], s2[k], rtol=1e-12)
+
+
+def feed(metric, y, s, w=None, cuts=()):
+    bounds = [0, *sorted(cuts), len(y)]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        metric.update(y[a:b], s[a:b], sample_weight=None if w is None else w[a:b])
+    return metric
+
+
+common = settings(max_examples=12, deadline=None)
+seeds = st.integers(0, 2**32 - 1)
+sizes = st.integers(0, 40)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@common
+@given(seed=seeds, n=sizes, data=st.data())
+def test_any_batch_split_equals_one_shot(name, seed, n, data):
+    factory, kind = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    y, s = make_data(kind, rng, n)
+    w = rng.random(n) * 3
+    cuts = data.draw(st.lists(st.integers(0, n), max_size=6))
+    one = feed(factory(), y, s, w)
+    split = feed(factory(), y, s, w, cuts)
+    assert_same_state(one, split)
+    assert_same(value(one), value(split))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@common
+@given(seed=seeds, n=sizes, parts=st.integers(1, 4))
+def test_any_partition_merged_equals_one_shot(name, seed, n, parts):
+    factory, kind = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    y, s = make_data(kind, rng, n)
+    owner = rng.integers(0, parts, n)
+    workers = [feed(factory(), y[owner == i], s[owner == i]) for i in range(parts)]
+    merged = workers[0].merge(*workers[1:])
+    one = feed(factory(), y, s)
+    assert_same_state(one, merged, exact=True)
+    assert_same(value(one), value(merged), exact=True)  # unit weights: exact integer statistics
+
+
+@pytest.mark.parametrize("name", NAMES)
+@common
+@given(seed=seeds, n=sizes, weighted=st.booleans())
+def test_save_load_round_trip(name, seed, n, weighted, tmp_path_factory):
+    factory, kind = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    y, s = make_data(kind, rng, n)
+    m = feed(factory(), y, s, rng.random(n) if weighted else None, cuts=[n // 3])
+    path = tmp_path_factory.mktemp("state") / "m.sm"
+    sm.save(m, path)
+    loaded = sm.load(path)
+    assert type(loaded) is type(m)
+    assert_same_state(m, loaded, exact=True)
+    assert_same(value(m), value(loaded), exact=not weighted)
+    again = feed(loaded.copy(), y, s)  # keeps working after loading
+    assert_same_state(again, feed(m, y, s), exact=not weighted)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@common
+@given(seed=seeds, n=sizes)
+def test_weight_invariances(name, seed, n):
+    factory, kind = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    y, s = make_data(kind, rng, n)
+    # unit weights = no weights (bit for bit)
+    assert_same(value(feed(factory(), y, s, np.ones(n))), value(feed(factory(), y, s)), exact=True)
+    # integer weights = repetition
+    reps = rng.integers(0, 4, n)
+    repeated = feed(factory(), np.repeat(y, reps, axis=0), np.repeat(s, reps, axis=0))
+    assert_same(value(feed(factory(), y, s, reps.astype(float))), value(repeated))
+    # zero weight = removal
+    keep = rng.random(n) < 0.6
+    removed = feed(factory(), y[keep], s[keep])
+    assert_same(value(feed(factory(), y, s, keep.astype(float))), value(removed), exact=True)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@common
+@given(seed=seeds, n=sizes, data=st.data())
+def test_prefix_equality(name, seed, n, data):
+    factory, kind = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    y, s = make_data(kind, rng, n)
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=5)))
+    streaming = factory()
+    bounds = [0, *cuts, n]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        streaming.update(y[a:b], s[a:b])
+        assert_same(value(streaming), value(feed(factory(), y[:b], s[:b])), exact=True)
+        if name == "binary_auroc" and 0 < y[:b].sum() < b:
+            np.testing.assert_allclose(
+                streaming.compute(), roc_auc_score(y[:b], finite(s[:b])), rtol=1e-12, atol=1e-12
+            )
+        if name == "binary_ap" and y[:b].sum() > 0:
+            np.testing.assert_allclose(
+                streaming.compute(), average_precision_score(y[:b], finite(s[:b])), rtol=1e-12, atol=1e-12
+            )
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if REGISTRY[n][1] == "binary"])
+@common
+@given(seed=seeds, n=sizes)
+def test_per_sample_scalars_equal_batch(name, seed, n):
+    factory, kind = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    y, s = make_data(kind, rng, n)
+    w = rng.random(n)
+    one_by_one = factory()
+    for i, (yi, si, wi) in enumerate(zip(y.tolist(), s.tolist(), w.tolist(), strict=True)):
+        one_by_one.update(yi, si, sample_weight=wi if i % 2 else None)
+        if i % 7 == 3:
+            value(one_by_one)
+    ww = np.where(np.arange(n) % 2 == 1, w, 1.0)
+    assert_same(value(one_by_one), value(feed(factory(), y, s, ww)))
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=seeds,
+    ops=st.lists(
+        st.sampled_from(["batch", "batch", "big", "sample", "weighted", "compute", "merge", "reset"]),
+        min_size=1,
+        max_size=25,
+    ),
+    by_class=st.booleans(),
+)
+def test_random_operation_sequences_keep_invariants(seed, ops, by_class):
+    """Against a plain list of every sample seen; the buffer's invariants after every step."""
+    rng = np.random.default_rng(seed)
+    kind = "multiclass" if by_class else "binary"
+    make = (lambda: sm.AUROC(3, multi_class="ovo")) if by_class else (lambda: sm.AUROC())
+    metric = make()
+    ys, ss, ws = [], [], []
+    for op in ops:
+        if op in ("batch", "big", "weighted"):
+            n = int(rng.integers(0, 200 if op == "big" else 12))
+            y, s = make_data(kind, rng, n)
+            w = rng.random(n) * 2 if op == "weighted" else None
+            metric.update(y, s, sample_weight=w)
+            ys.append(y)
+            ss.append(s)
+            ws.append(np.ones(n) if w is None else w)
+        elif op == "sample" and not by_class:
+            y1, s1 = int(rng.integers(0, 2)), float(rng.integers(0, 4) / 4)
+            metric.update(y1, s1)
+            ys.append(np.array([y1]))
+            ss.append(np.array([s1]))
+            ws.append(np.ones(1))
+        elif op == "merge":
+            n = int(rng.integers(0, 30))
+            y, s = make_data(kind, rng, n)
+            metric.merge(make().update(y, s))
+            ys.append(y)
+            ss.append(s)
+            ws.append(np.ones(n))
+        elif op == "reset":
+            metric.reset()
+            ys, ss, ws = [], [], []
+        else:
+            value(metric)
+        metric._state.check_invariants()
+    reference = make()
+    if ys:
+        reference.update(np.concatenate(ys), np.concatenate(ss), sample_weight=np.concatenate(ws))
+    assert_same(value(metric), value(reference))
