@@ -1,0 +1,283 @@
+"""Merge accumulators across ``torch.distributed`` ranks: :func:`sync`, plus sampler-padding helpers.
+
+Uses the installed torch (streammetrics declares no torch dependency); importing this module
+imports torch. Every rank must call :func:`sync` with an accumulator of the same configuration
+(same class, constructor arguments and MetricSet layout), in the same order relative to other
+collectives, like any ``torch.distributed`` collective.
+
+How a state travels
+-------------------
+``state_dict()`` is split by merge rule:
+
+* **fixed-shape counts** (every :class:`~streammetrics._state.SummedState` block: confusion
+  counts, binned ranking counts, running sums) are packed into one float64 vector and summed with
+  one ``all_reduce``;
+* **everything else** (variable-length sorted score buffers, retrieval sums, and any other state,
+  including fixed-shape bounded ranking states whose merge is not a plain sum) is serialised to one
+  byte buffer per rank (a small JSON header naming each array, its dtype and shape, then the raw
+  array bytes -- no pickle); ranks first exchange their buffer sizes (one small ``all_gather``),
+  then ``all_gather`` their buffers padded to the largest, and every rank rebuilds all ranks' states
+  (validated, as any untrusted state) and merges them in rank order.
+
+The same small ``all_gather`` carries a digest of each rank's configuration and of the layout of
+its summed arrays, so a mismatch raises the same ``ValueError`` on every rank instead of hanging or
+silently mixing states. With NCCL the buffers go through the current CUDA device; with gloo they
+stay on the CPU. A rank that saw no data contributes an empty state and works like any other.
+
+Result: every rank holds the same merged accumulator, equal to the single-process state (bit for
+bit for unit or integer weights; with float weights, the all-reduced sums equal the sequential
+ones within float rounding).
+
+Complexity: one ``all_reduce`` of the summed arrays (O(C^2) for confusion counts) and, when there
+are unsummed arrays, two ``all_gather`` rounds: O(W * max state bytes) received per rank (W
+ranks), then an O(total state) merge on each rank. An exact ranking state is one score per sample,
+so gathering 10^8 scores puts ~0.8 GB on every rank: use bounded ranking (``max_bytes``) there.
+
+DistributedSampler padding
+--------------------------
+``torch.utils.data.DistributedSampler(drop_last=False)`` pads the dataset so every rank gets the
+same number of samples: it repeats the first indices, so up to W - 1 samples are seen twice and
+**counted twice** after :func:`sync`. :func:`num_unpadded` says how many of this rank's samples
+are real (they come first), and :class:`PaddingFilter` trims the duplicates off the batches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+from ._base import RESERVED_KEYS, Metric
+from ._state import State, SummedState
+from .metricset import MetricSet
+
+__all__ = ["sync", "num_unpadded", "PaddingFilter"]
+
+M = TypeVar("M", bound=Metric)
+
+_SEP = "."
+_HEADER_WORDS = 6  # 4 digest words, payload length, summed length
+
+
+def _blocks(metric: Metric) -> list[tuple[str, State]]:
+    """(key prefix, state block) pairs, in state_dict order."""
+    if isinstance(metric, MetricSet):
+        return [(f"{g[0]}{_SEP}", metric[g[0]]._state) for g in metric.groups]
+    return [("", metric._state)]
+
+
+def _summed_keys(metric: Metric, arrays: Mapping[str, Any]) -> list[str]:
+    """State keys whose merge rule is element-wise addition (owned by a SummedState)."""
+    prefixes = [p for p, s in _blocks(metric) if isinstance(s, SummedState)]
+    return [
+        k for k in arrays
+        if isinstance(arrays[k], np.ndarray) and any(k.startswith(p) for p in prefixes)
+    ]
+
+
+def _digest(sd: Mapping[str, Any], summed: list[str]) -> list[int]:
+    layout = [(k, list(np.shape(sd[k])), str(np.asarray(sd[k]).dtype)) for k in summed]
+    text = json.dumps({"class": sd["class"], "config": sd["config"], "summed": layout},
+                      sort_keys=True, default=str)
+    raw = hashlib.sha256(text.encode()).digest()
+    return [int.from_bytes(raw[i : i + 8], "little", signed=True) for i in range(0, 32, 8)]
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _encode(arrays: Mapping[str, Any]) -> np.ndarray:
+    """Arrays and scalars -> one uint8 buffer: [8-byte header length][JSON header][raw bytes]."""
+    entries, scalars, chunks = [], {}, []
+    for name, value in arrays.items():
+        if isinstance(value, np.ndarray):
+            arr = np.ascontiguousarray(value)
+            entries.append([name, arr.dtype.str, list(arr.shape)])
+            chunks.append(arr.reshape(-1).view(np.uint8))
+        else:
+            scalars[name] = _plain(value)
+    header = json.dumps({"arrays": entries, "scalars": scalars}).encode()
+    parts = [np.frombuffer(len(header).to_bytes(8, "little"), np.uint8),
+             np.frombuffer(header, np.uint8), *chunks]
+    return np.concatenate(parts) if parts else np.zeros(0, np.uint8)
+
+
+def _decode(buf: np.ndarray) -> dict[str, Any]:
+    n = int.from_bytes(buf[:8].tobytes(), "little")
+    header = json.loads(buf[8 : 8 + n].tobytes())
+    out: dict[str, Any] = dict(header["scalars"])
+    pos = 8 + n
+    for name, dtype, shape in header["arrays"]:
+        dt = np.dtype(dtype)
+        size = dt.itemsize * math.prod(shape)
+        out[name] = buf[pos : pos + size].view(dt).reshape(shape).copy()
+        pos += size
+    return out
+
+
+def _device(group: Any, device: Any) -> torch.device:
+    if device is not None:
+        return torch.device(device)
+    if dist.get_backend(group) == "nccl":
+        return torch.device("cuda", torch.cuda.current_device())
+    return torch.device("cpu")
+
+
+def _all_gather(t: torch.Tensor, world: int, group: Any) -> list[torch.Tensor]:
+    out = [torch.empty_like(t) for _ in range(world)]
+    dist.all_gather(out, t, group=group)
+    return out
+
+
+def sync(metric: M, group: Any = None, *, device: Any = None) -> M:
+    """The accumulator merged over all ranks of ``group``, returned on every rank.
+
+    Parameters
+    ----------
+    metric : Metric or MetricSet
+        This rank's accumulator. It is not modified (so calling ``sync`` again later, after more
+        updates, does not double count).
+    group : ProcessGroup, optional
+        The ranks to merge over (default: the whole world).
+    device : torch.device, optional
+        Where the communication buffers live (default: the current CUDA device for NCCL, the CPU
+        otherwise).
+
+    Returns
+    -------
+    A new accumulator of the same class and configuration holding the merge of every rank's state
+    (a copy of ``metric`` when torch.distributed is not initialised or the group has one rank).
+
+    Raises
+    ------
+    ValueError
+        On every rank, if the ranks' configurations (or summed-array layouts) differ.
+
+    Complexity: see the module docstring -- one ``all_reduce`` of the fixed-shape counts, two
+    ``all_gather`` rounds for anything else, then an O(total state) merge per rank.
+    """
+    if not isinstance(metric, Metric):
+        raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
+    if not (dist.is_available() and dist.is_initialized()):
+        return metric.copy()
+    world = dist.get_world_size(group)
+    if world == 1:
+        return metric.copy()
+    dev = _device(group, device)
+    sd = metric.state_dict()
+    arrays = {k: v for k, v in sd.items() if k not in RESERVED_KEYS}
+    summed = _summed_keys(metric, arrays)
+    rest = {k: v for k, v in arrays.items() if k not in summed}
+    payload = _encode(rest) if rest else np.zeros(0, np.uint8)
+    n_summed = int(sum(np.asarray(arrays[k]).size for k in summed))
+
+    # Round 1: configuration digest and buffer sizes from every rank.
+    header = torch.tensor([*_digest(sd, summed), payload.size, n_summed], dtype=torch.int64, device=dev)
+    headers = [h.cpu().tolist() for h in _all_gather(header, world, group)]
+    if any(h[:4] != headers[0][:4] or h[5] != headers[0][5] for h in headers):
+        bad = [r for r, h in enumerate(headers) if h[:4] != headers[0][:4]]
+        raise ValueError(
+            f"sync: ranks hold accumulators of different configurations (ranks {bad} differ from "
+            "rank 0); every rank must sync the same class with the same constructor arguments"
+        )
+
+    # Round 2: fixed-shape counts, summed in place.
+    total = None
+    if n_summed:
+        flat = np.concatenate([np.asarray(arrays[k], dtype=np.float64).ravel() for k in summed])
+        t = torch.from_numpy(flat).to(dev)
+        dist.all_reduce(t, op=dist.ReduceOp.SUM, group=group)
+        total = t.cpu().numpy()
+
+    # Round 3: variable-length (or otherwise merged) states, padded to the largest.
+    sizes = [h[4] for h in headers]
+    per_rank: list[dict[str, Any]] = [{} for _ in range(world)]
+    if max(sizes):
+        buf = np.zeros(max(sizes), np.uint8)
+        buf[: payload.size] = payload
+        gathered = _all_gather(torch.from_numpy(buf).to(dev), world, group)
+        per_rank = [
+            _decode(g.cpu().numpy()[:size]) if size else {}
+            for g, size in zip(gathered, sizes, strict=True)
+        ]
+
+    def state_of(rank: int) -> dict[str, Any]:
+        out: dict[str, Any] = {k: sd[k] for k in RESERVED_KEYS}
+        pos = 0
+        for k in summed:
+            ref = np.asarray(arrays[k])
+            if total is not None and rank == 0:
+                out[k] = total[pos : pos + ref.size].reshape(ref.shape).astype(ref.dtype)
+            else:
+                out[k] = np.zeros_like(ref)
+            pos += ref.size
+        out.update(per_rank[rank])
+        return out
+
+    cls = type(metric)
+    merged = cls.from_state_dict(state_of(0))
+    if any(sizes):
+        merged.merge(*[cls.from_state_dict(state_of(r)) for r in range(1, world)])
+    return merged
+
+
+def num_unpadded(sampler: Any) -> int:
+    """How many of this rank's samples from a ``DistributedSampler`` are not padding duplicates.
+
+    With ``drop_last=False`` the sampler pads the index list to ``num_samples * num_replicas`` by
+    repeating its first indices, and rank r gets positions r, r + W, r + 2W, ... of it; position p
+    is a duplicate iff p >= len(dataset). The real samples therefore come first: this returns
+    ``ceil((len(dataset) - rank) / W)`` (never more than ``num_samples``). With ``drop_last=True``
+    nothing is padded (the tail is dropped instead) and this is ``num_samples``.
+
+    Works with any object that has ``dataset``, ``num_replicas``, ``rank``, ``num_samples`` and
+    ``drop_last`` (duck-typed). O(1).
+    """
+    try:
+        n = len(sampler.dataset)
+        world, rank, per_rank = int(sampler.num_replicas), int(sampler.rank), int(sampler.num_samples)
+        drop_last = bool(sampler.drop_last)
+    except AttributeError as exc:
+        raise ValueError(f"sampler: expected a DistributedSampler-like object ({exc})") from exc
+    if drop_last:
+        return per_rank
+    return max(0, min(per_rank, -(-(n - rank) // world)))
+
+
+class PaddingFilter:
+    """Trim ``DistributedSampler`` padding duplicates off batches, in iteration order.
+
+    ``keep = PaddingFilter(sampler)``; then for each batch ``y, s = keep(y, s)`` before
+    ``metric.update(y, s)``. It counts the samples it has seen this epoch and cuts every argument
+    (tensors, arrays, anything sliceable along dim 0) to the real ones. Call :meth:`reset` at the
+    start of each epoch (or build a new filter). O(1) per batch (a slice, no copy).
+    """
+
+    def __init__(self, sampler: Any) -> None:
+        self._real = num_unpadded(sampler)
+        self._seen = 0
+
+    @property
+    def remaining(self) -> int:
+        """Real samples still expected this epoch."""
+        return max(0, self._real - self._seen)
+
+    def reset(self) -> PaddingFilter:
+        self._seen = 0
+        return self
+
+    def __call__(self, *batch: Any) -> Any:
+        if not batch:
+            raise ValueError("PaddingFilter: give at least one batch argument")
+        n = len(batch[0])
+        keep = min(n, self.remaining)
+        self._seen += n
+        out = tuple(b if keep == n else b[:keep] for b in batch)
+        return out[0] if len(out) == 1 else out

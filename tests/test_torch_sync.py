@@ -1,0 +1,189 @@
+"""streammetrics.torch.sync across real gloo ranks (torch.multiprocessing.spawn on 127.0.0.1).
+
+Rank r gets shard r of a fixed dataset; the last rank gets nothing. After ``sync`` every rank must
+hold exactly the single-process state: confusion counts (all_reduce), exact ranking buffers
+(padded all_gather), a MetricSet mixing both, and retrieval sums.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import tempfile
+from typing import Any
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+
+if not dist.is_available():  # pragma: no cover
+    pytest.skip("torch.distributed is not available", allow_module_level=True)
+
+from streammetrics.torch import PaddingFilter, num_unpadded, sync  # noqa: E402
+
+N = 30_000
+C = 3
+
+
+def _data() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(7)
+    logits = rng.normal(size=(N, C))
+    return {
+        "y": rng.integers(0, 2, N),
+        "p": np.round(rng.random(N), 3),  # ties
+        "w": rng.integers(0, 4, N).astype(np.float64),
+        "yc": rng.integers(0, C, N),
+        "s": np.round(np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True), 3),
+        "q": np.repeat(np.arange(N // 10), 10),
+        "rel": rng.integers(0, 3, N),
+    }
+
+
+def _shard(world: int, rank: int) -> slice:
+    """Shards over the first world - 1 ranks; the last rank is empty. Cut at query boundaries."""
+    cuts = np.linspace(0, N // 10, world).astype(int) * 10
+    if rank == world - 1:
+        return slice(N, N)
+    return slice(int(cuts[rank]), int(cuts[rank + 1]))
+
+
+def _accumulators() -> dict[str, sm.Metric]:
+    return {
+        "confusion": sm.MetricSet(cm=sm.ConfusionMatrix(), f1=sm.F1(), acc=sm.Accuracy(threshold=0.3)),
+        "multiclass": sm.ConfusionMatrix(num_classes=C),
+        "auroc_w": sm.AUROC(),
+        "mixed": sm.MetricSet(auroc=sm.AUROC(num_classes=C), ap=sm.AveragePrecision(num_classes=C),
+                              f1=sm.F1(num_classes=C), cm=sm.ConfusionMatrix(num_classes=C)),
+        "retrieval": sm.MetricSet(ndcg=sm.NDCG(k=5), map=sm.MAP(), p5=sm.PrecisionAtK(5)),
+    }
+
+
+def _feed(accs: dict[str, sm.Metric], d: dict[str, np.ndarray], sl: slice, as_tensor: bool) -> None:
+    def t(x: np.ndarray) -> Any:
+        return torch.from_numpy(np.ascontiguousarray(x)) if as_tensor else x
+
+    y, p, w, yc, s = (d[k][sl] for k in ("y", "p", "w", "yc", "s"))
+    accs["confusion"].update(t(y), t(p), sample_weight=t(w))
+    accs["multiclass"].update(t(yc), t(s))
+    accs["auroc_w"].update(t(y), t(p), sample_weight=t(w))
+    accs["mixed"].update(t(yc), t(s))
+    if sl.stop > sl.start:
+        accs["retrieval"].update(d["rel"][sl], d["p"][sl], query_ids=d["q"][sl])
+
+
+def _same_state(a: sm.Metric, b: sm.Metric, what: str) -> None:
+    da, db = a.state_dict(), b.state_dict()
+    assert da.keys() == db.keys(), what
+    assert da["config"] == db["config"], what
+    for k in da:
+        if k in ("class", "format_version", "config"):
+            continue
+        x, y = np.asarray(da[k]), np.asarray(db[k])
+        if x.dtype.kind == "f" and what == "retrieval":  # per-query sums added in another order
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=0, err_msg=f"{what}: {k}")
+        else:
+            np.testing.assert_array_equal(x, y, err_msg=f"{what}: {k}")
+
+
+def _worker(rank: int, world: int, init: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    try:
+        d = _data()
+        local = _accumulators()
+        _feed(local, d, _shard(world, rank), as_tensor=(rank % 2 == 1))
+        before = {k: m.state_dict() for k, m in local.items()}
+        ref = _accumulators()
+        _feed(ref, d, slice(0, N), as_tensor=False)
+        for name, acc in local.items():
+            merged = sync(acc)
+            assert type(merged) is type(acc)
+            _same_state(merged, ref[name], name)
+            got, want = merged.compute(), ref[name].compute()
+            if name == "retrieval":
+                for k in want:
+                    np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=0)
+            else:
+                np.testing.assert_equal(got, want)
+            # the local accumulator is untouched: a later sync does not double count
+            _same_state(acc, type(acc).from_state_dict(before[name]), f"{name} unchanged")
+        # a configuration mismatch raises the same ValueError on every rank (no hang)
+        try:
+            sync(sm.F1(threshold=0.5 if rank == 0 else 0.25))
+        except ValueError as exc:
+            assert "configuration" in str(exc)
+        else:
+            raise AssertionError("sync accepted different configurations")
+        # the group is still usable afterwards
+        again = sync(local["multiclass"])
+        _same_state(again, ref["multiclass"], "after error")
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("world", [3])
+def test_gloo_ranks_hold_the_single_process_state(world: int) -> None:
+    init = f"tcp://127.0.0.1:{_free_port()}"
+    with tempfile.TemporaryDirectory() as tmp:
+        env = os.environ.copy()
+        os.environ["TMPDIR"] = tmp
+        try:
+            mp.spawn(_worker, args=(world, init), nprocs=world, join=True)
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+
+
+def test_sync_without_process_group_is_a_copy() -> None:
+    m = sm.F1().update([0, 1, 1], [0.2, 0.7, 0.4])
+    c = sync(m)
+    assert c is not m and c.compute() == m.compute()
+    with pytest.raises(ValueError, match="accumulator"):
+        sync([1, 2, 3])  # type: ignore[type-var]
+
+
+class _FakeSampler:
+    def __init__(self, n: int, world: int, rank: int, drop_last: bool) -> None:
+        self.sampler = torch.utils.data.DistributedSampler(
+            range(n), num_replicas=world, rank=rank, shuffle=True, seed=3, drop_last=drop_last)
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_padding_helpers_count_every_sample_once(drop_last: bool) -> None:
+    for n in range(1, 23):
+        for world in (1, 2, 3, 4, 5):
+            seen: list[int] = []
+            for rank in range(world):
+                sampler = _FakeSampler(n, world, rank, drop_last).sampler
+                indices = np.fromiter(iter(sampler), dtype=np.int64)
+                k = num_unpadded(sampler)
+                keep = PaddingFilter(sampler)
+                kept = [keep(torch.from_numpy(b)) for b in np.array_split(indices, 3)]
+                kept_idx = np.concatenate([b.numpy() for b in kept]) if kept else np.zeros(0)
+                np.testing.assert_array_equal(kept_idx, indices[:k])
+                seen.extend(indices[:k].tolist())
+            if drop_last:
+                assert len(seen) == len(set(seen))  # nothing duplicated (the tail is dropped)
+            else:
+                assert sorted(seen) == list(range(n)), (n, world)
+    # several arguments are cut together; reset starts a new epoch
+    sampler = _FakeSampler(5, 3, 2, False).sampler  # rank 2 of 3 on 5 samples: 1 real, 1 padded
+    keep = PaddingFilter(sampler)
+    y, s = keep(np.array([1, 0]), np.array([0.3, 0.8]))
+    assert y.tolist() == [1] and s.tolist() == [0.3]
+    assert keep.remaining == 0
+    assert keep.reset().remaining == 1
+    with pytest.raises(ValueError, match="DistributedSampler"):
+        num_unpadded(object())
