@@ -44,7 +44,7 @@ def _frame(seed: int, n: int) -> pd.DataFrame:
     for c in range(C):
         out[f"s{c}"] = np.round(scores[:, c], 4)
     out["q"] = rng.integers(0, 2_000, n).astype(np.int64)
-    out["doc"] = [f"d{i}" for i in rng.permutation(n)]
+    out["doc"] = [f"d{seed}-{i}" for i in rng.permutation(n)]
     out["rel"] = rng.integers(0, 3, n).astype(np.int64)
     return pd.DataFrame(out)
 
@@ -167,3 +167,50 @@ def test_errors_surface_as_value_errors(client: Any, data: tuple[Path, pd.DataFr
         evaluate_parquet(root, sm.F1(), label="y", score="p", split_every=1)
     with pytest.raises(ValueError, match="query"):
         evaluate_parquet(root, sm.F1(), label="y", score="p", query="q")
+
+
+def _ranking_set() -> sm.MetricSet:
+    return sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(), roc=sm.ROCCurve(), pr=sm.PRCurve(),
+                        pauc=sm.AUROC(max_fpr=0.2), f1=sm.F1())
+
+
+def test_exact_ranking_on_cluster(client: Any, data: tuple[Path, pd.DataFrame]) -> None:
+    root, whole = data
+    y, p, w = whole["y"].to_numpy(), whole["p"].to_numpy(), whole["w"].to_numpy()
+    ref = _ranking_set().update(y, p, sample_weight=w)
+    ddf = dd.read_parquet(root).repartition(npartitions=9)
+    got = evaluate(ddf, _ranking_set(), label="y", score="p", weight="w", split_every=4, compute=False)
+    _assert_same_state(got, ref)
+    a, b = got.compute(), ref.compute()
+    assert a["auroc"] == b["auroc"] and a["ap"] == b["ap"] and a["pauc"] == b["pauc"]
+    for field in ("fpr", "tpr", "thresholds"):
+        np.testing.assert_array_equal(getattr(a["roc"], field), getattr(b["roc"], field))
+    # multiclass one-vs-rest from one score column per class
+    scores = [f"s{c}" for c in range(C)]
+    mc = {"auroc": sm.AUROC(num_classes=C), "ap": sm.AveragePrecision(num_classes=C, average=None)}
+    got_mc = evaluate_parquet(root, mc, label="yc", score=scores)
+    yc, s = whole["yc"].to_numpy(), whole[scores].to_numpy()
+    assert got_mc["auroc"] == sm.AUROC(num_classes=C).update(yc, s).compute()
+    np.testing.assert_array_equal(got_mc["ap"], mc["ap"].copy().update(yc, s).compute())
+
+
+def test_retrieval_on_cluster(client: Any, data: tuple[Path, pd.DataFrame]) -> None:
+    root, whole = data
+
+    def metrics() -> sm.MetricSet:
+        return sm.MetricSet(ndcg10=sm.NDCG(k=10), map=sm.MAP(), p10=sm.PrecisionAtK(10), mrr=sm.MRR(),
+                            rprec=sm.RPrecision())
+
+    # rows of one query are scattered over files and partitions: evaluate shuffles them together
+    got = evaluate_parquet(root, metrics(), label="rel", score="p", query="q", doc_id="doc")
+    srt = whole.sort_values("q", kind="stable")
+    ref = metrics().update(srt["rel"].to_numpy(), srt["p"].to_numpy(), query_ids=srt["q"].to_numpy(),
+                           doc_ids=srt["doc"].to_numpy().astype(str))
+    want = ref.compute()
+    assert got.keys() == want.keys()
+    for k in want:  # means over ~2000 queries, summed in another order
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=0, err_msg=k)
+    assert evaluate_parquet(root, metrics(), label="rel", score="p", query="q", doc_id="doc",
+                            compute=False)["map"].n_queries == whole["q"].nunique()
+    with pytest.raises(ValueError, match="query"):
+        evaluate_parquet(root, metrics(), label="rel", score="p")
