@@ -218,6 +218,57 @@ def _lookup(mapping: Any, qids: list[Any] | None, name: str, n_queries: int) -> 
     return seq
 
 
+
+def _counts(vals: list[Any], qids: list[Any] | None) -> np.ndarray:
+    """``n_relevant`` values as float64, each a non-negative integer (vectorised check)."""
+    try:
+        arr = np.asarray(vals, dtype=np.float64)
+        ok = arr.ndim == 1 and bool(
+            (np.isfinite(arr) & (arr >= 0) & (arr == np.floor(np.where(np.isfinite(arr), arr, 0)))).all()
+        )
+    except (TypeError, ValueError):
+        ok = False
+    if ok:
+        return arr
+    for i, v in enumerate(vals):  # locate the first bad entry for the message
+        where = f"query {qids[i]!r}" if qids is not None else f"entry {i}"
+        if v is None:
+            raise ValueError(f"n_relevant: no entry for {where}")
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            raise ValueError(f"n_relevant: expected a non-negative integer for {where}, got {v!r}") from None
+        if not (math.isfinite(f) and f >= 0 and f == int(f)):
+            raise ValueError(f"n_relevant: expected a non-negative integer for {where}, got {v!r}")
+    raise ValueError("n_relevant: expected one non-negative integer per query")  # pragma: no cover
+
+
+def _judged(parts: list[Any], qids: list[Any] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate per-query judged grades (one C-level concatenate; slow path only for errors)."""
+    items = [() if p is None else p for p in parts]
+    try:
+        lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
+        flat = np.concatenate(items) if items else np.zeros(0)
+        fast = flat.ndim == 1 and flat.shape[0] == int(lengths.sum()) and flat.dtype.kind in "biuf"
+    except (TypeError, ValueError):
+        fast = False
+    if not fast:
+        arrays = []
+        for i, p in enumerate(items):
+            where = f"judged[{qids[i]!r}]" if qids is not None else "judged"
+            arrays.append(_as_1d(p, where).astype(np.float64))
+        lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
+        flat = np.concatenate(arrays) if arrays else np.zeros(0)
+    flat = flat.astype(np.float64, copy=False)
+    if flat.size and not np.isfinite(flat).all():
+        pos = first_bad(~np.isfinite(flat))
+        assert isinstance(pos, int)
+        q = int(np.searchsorted(np.cumsum(lengths), pos, side="right"))
+        where = f" of query {qids[q]!r}" if qids is not None else ""
+        raise ValueError(f"judged: grades must be finite numbers; invalid value {flat[pos]!r}{where}")
+    return flat, lengths
+
+
 def prepare_queries(
     relevance: Any,
     scores: Any,
@@ -277,58 +328,51 @@ def prepare_queries(
         codes = (inv.max(initial=0) - inv).astype(np.int64) if n else inv.astype(np.int64)
 
     groups: list[Group] = []
-    for length in np.unique(lengths):
-        rows = np.flatnonzero(lengths == length)
+    distinct = np.unique(lengths)
+    for length in distinct:
+        if distinct.shape[0] == 1:  # every query has the same length: the flat arrays reshape
+            rows = np.arange(n_queries)
+            s, g0 = sc.reshape(n_queries, length), rel.reshape(n_queries, length)
+        else:
+            rows = np.flatnonzero(lengths == length)
+            idx = starts[rows][:, None] + np.arange(length)
+            s, g0 = sc[idx], rel[idx]
         if length == 0:
-            empty = np.zeros((rows.shape[0], 0))
-            groups.append(Group(rows, empty, empty))
+            groups.append(Group(rows, s, s))
             continue
-        idx = starts[rows][:, None] + np.arange(length)
-        s = sc[idx]
         if codes is not None:
-            dc = codes[idx]
+            dc = codes[starts[rows][:, None] + np.arange(length)]
             o1 = np.argsort(dc, axis=1)
             dsorted = np.take_along_axis(dc, o1, axis=1)
             dup = dsorted[:, 1:] == dsorted[:, :-1]
             if dup.any():
                 r, c = np.argwhere(dup)[0]
-                pos = int(idx[r, o1[r, c]])
+                pos = int(starts[rows[r]] + o1[r, c])
                 raise ValueError(
                     f"doc_ids: duplicate document {np.asarray(doc_ids).ravel()[pos].item()!r} at row {pos} "
                     "within one query"
                 )
             o2 = np.argsort(-np.take_along_axis(s, o1, axis=1), axis=1, kind="stable")
             order = np.take_along_axis(o1, o2, axis=1)
+            ss = np.take_along_axis(s, order, axis=1)
         else:
             order = np.argsort(-s, axis=1)
             ss = np.take_along_axis(s, order, axis=1)
             tied = (ss[:, 1:] == ss[:, :-1]).any(axis=1)
             if tied.any():  # unstable sort is fast; redo rows with ties stably (input order)
                 order[tied] = np.argsort(-s[tied], axis=1, kind="stable")
-        flat = np.take_along_axis(idx, order, axis=1)
-        groups.append(Group(rows, rel[flat], sc[flat]))
+                ss[tied] = np.take_along_axis(s[tied], order[tied], axis=1)
+        groups.append(Group(rows, np.take_along_axis(g0, order, axis=1), ss))
 
     nrel = None
     if n_relevant is not None:
         vals = [n_relevant] if qids is None else _lookup(n_relevant, qids, "n_relevant", n_queries)
-        nrel = np.empty(n_queries)
-        for i, v in enumerate(vals):
-            if v is None:
-                raise ValueError(f"n_relevant: no entry for query {qids[i] if qids else i!r}")
-            try:
-                f = float(v)
-            except (TypeError, ValueError):
-                raise ValueError(f"n_relevant: expected a non-negative integer, got {v!r}") from None
-            if not (math.isfinite(f) and f >= 0 and f == int(f)):
-                raise ValueError(f"n_relevant: expected a non-negative integer, got {v!r}")
-            nrel[i] = f
+        nrel = _counts(vals, qids)
 
     jg = jl = None
     if judged is not None:
         parts = [judged] if qids is None else _lookup(judged, qids, "judged", n_queries)
-        arrays = [np.zeros(0) if p is None else _check_grades(_as_1d(p, "judged"), "judged") for p in parts]
-        jl = np.array([a.shape[0] for a in arrays], dtype=np.int64)
-        jg = np.concatenate(arrays) if arrays else np.zeros(0)
+        jg, jl = _judged(parts, qids)
 
     return RankedQueries(n_queries, lengths, groups, qids, nrel, jg, jl)
 
