@@ -24,7 +24,58 @@ import streammetrics as sm  # noqa: E402
 if not dist.is_available():  # pragma: no cover
     pytest.skip("torch.distributed is not available", allow_module_level=True)
 
+from streammetrics._base import Metric  # noqa: E402
+from streammetrics._state import State  # noqa: E402
 from streammetrics.torch import PaddingFilter, num_unpadded, sync  # noqa: E402
+
+
+class _TopScoreState(State):
+    """A fixed-shape state whose merge is not a sum (per-label maximum score), standing in for
+    bounded ranking states: it must travel through the gather path, not all_reduce."""
+
+    def __init__(self) -> None:
+        self.top = np.full(2, -np.inf)
+
+    def key(self) -> Any:
+        return ("top-score",)
+
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> np.ndarray:
+        out = np.full(2, -np.inf)
+        np.maximum.at(out, np.asarray(y_true).astype(np.int64), np.asarray(y_score, dtype=np.float64))
+        return out
+
+    def apply(self, delta: np.ndarray) -> None:
+        np.maximum(self.top, delta, out=self.top)
+
+    def arrays(self) -> dict[str, Any]:
+        return {"top": self.top.copy()}
+
+    def load_arrays(self, arrays: Any) -> None:
+        top = np.asarray(arrays["top"], dtype=np.float64)
+        if top.shape != (2,):
+            raise ValueError("state: bad shape")
+        self.top = top.copy()
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, _TopScoreState)
+        np.maximum(self.top, other.top, out=self.top)
+
+    def reset(self) -> None:
+        self.top[:] = -np.inf
+
+
+class ScaleoutTopScore(Metric):
+    """Test double: the highest score seen per label (fixed shape, merged by maximum)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = _TopScoreState()
+
+    def _config(self) -> dict[str, Any]:
+        return {}
+
+    def _compute(self) -> np.ndarray:
+        return self._state.top.copy()
 
 N = 30_000
 C = 3
@@ -59,6 +110,7 @@ def _accumulators() -> dict[str, sm.Metric]:
         "auroc_w": sm.AUROC(),
         "mixed": sm.MetricSet(auroc=sm.AUROC(num_classes=C), ap=sm.AveragePrecision(num_classes=C),
                               f1=sm.F1(num_classes=C), cm=sm.ConfusionMatrix(num_classes=C)),
+        "fixed_unsummed": sm.MetricSet(top=ScaleoutTopScore(), f1=sm.F1()),
         "retrieval": sm.MetricSet(ndcg=sm.NDCG(k=5), map=sm.MAP(), p5=sm.PrecisionAtK(5)),
     }
 
@@ -72,6 +124,7 @@ def _feed(accs: dict[str, sm.Metric], d: dict[str, np.ndarray], sl: slice, as_te
     accs["multiclass"].update(t(yc), t(s))
     accs["auroc_w"].update(t(y), t(p), sample_weight=t(w))
     accs["mixed"].update(t(yc), t(s))
+    accs["fixed_unsummed"].update(y, p)
     if sl.stop > sl.start:
         accs["retrieval"].update(d["rel"][sl], d["p"][sl], query_ids=d["q"][sl])
 
