@@ -35,6 +35,7 @@ from .confusion import (
     Specificity,
     WeightedAccuracy,
 )
+from .decay import Decayed
 from .metricset import MetricSet
 from .ranking import (
     AUROC,
@@ -63,11 +64,14 @@ from .retrieval import (
     SystemEfficiency,
 )
 from .topk import TopKAccuracy
+from .window import Window
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Metric",
+    "Window",
+    "Decayed",
     "MetricSet",
     "UndefinedMetricWarning",
     "save",

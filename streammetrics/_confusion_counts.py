@@ -81,6 +81,9 @@ class OneVsRest:
 class ConfusionCounts(SummedState):
     """Weighted confusion counts for one task configuration (see the module docstring)."""
 
+    #: ``rows`` = (exact-match weight, total weight, total squared weight), for ``scale``.
+    weight_powers = {"rows": (1.0, 1.0, 2.0)}
+
     def __init__(
         self,
         task: str,

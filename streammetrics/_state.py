@@ -53,6 +53,18 @@ class State:
     def copy(self) -> State:
         return _copy.deepcopy(self)
 
+    # -- optional capabilities (used by the service wrappers: Window, Decayed) -----------------
+    def subtract(self, other: State) -> None:
+        """Remove data that was folded in earlier: ``other`` holds exactly some samples that
+        this state absorbed (same key). Optional; states that cannot remove samples raise
+        ``NotImplementedError`` and windows rebuild them from their rows instead."""
+        raise NotImplementedError(f"{type(self).__name__} cannot subtract samples")
+
+    def scale(self, factor: float) -> None:
+        """Multiply the weight of every sample folded in so far by ``factor`` (0 <= factor <= 1).
+        Optional; used for exponential decay. ``NotImplementedError`` when unsupported."""
+        raise NotImplementedError(f"{type(self).__name__} cannot rescale its samples")
+
     @property
     def nbytes(self) -> int:
         return int(sum(np.asarray(a).nbytes for a in self.arrays().values()))
@@ -76,6 +88,11 @@ class SummedState(State):
     """
 
     _arrays: dict[str, np.ndarray]
+
+    #: For :meth:`scale`: the power of the sample weight each array sums, by array name (a
+    #: number, or one number per element of the last axis). Unlisted arrays: 2 if the name ends
+    #: in ``_w2`` (sums of squared weights), else 1.
+    weight_powers: Mapping[str, Any] = {}
 
     def _flush(self) -> None:
         """Hook for lazily buffered increments; called before any read."""
@@ -123,3 +140,22 @@ class SummedState(State):
         for arr in self._arrays.values():
             arr[...] = 0
         self._after_load()
+
+    def subtract(self, other: State) -> None:
+        """Element-wise ``self -= other`` (exact for integer weights); goes through
+        :meth:`load_arrays` so subclasses' derived fields stay consistent. O(state size)."""
+        assert isinstance(other, SummedState)
+        mine, theirs = self.arrays(), other.arrays()
+        for name, arr in mine.items():
+            np.subtract(arr, theirs[name], out=arr)
+            np.maximum(arr, 0.0, out=arr)
+        self.load_arrays(mine)
+
+    def scale(self, factor: float) -> None:
+        """Multiply every sample weight by ``factor``: arrays summing w**p scale by factor**p
+        (see :attr:`weight_powers`). O(state size)."""
+        mine = self.arrays()
+        for name, arr in mine.items():
+            power = self.weight_powers.get(name, 2.0 if name.endswith("_w2") else 1.0)
+            arr *= np.power(float(factor), np.asarray(power, dtype=np.float64))
+        self.load_arrays(mine)

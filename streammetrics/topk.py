@@ -17,6 +17,8 @@ __all__ = ["TopKAccuracy"]
 class HitCounts(SummedState):
     """``hits`` = (weight of hits, total weight, total squared weight) of top-k membership."""
 
+    weight_powers = {"hits": (1.0, 1.0, 2.0)}  # for ``scale``: the last entry sums w**2
+
     def __init__(self, num_classes: int, k: int, ignore_index: int | None) -> None:
         self.num_classes, self.k, self.ignore_index = num_classes, k, ignore_index
         self._arrays = {"hits": np.zeros(3)}

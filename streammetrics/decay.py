@@ -1,0 +1,377 @@
+"""Exponential forgetting for any classification accumulator (SPEC section 5).
+
+``Decayed(metric, half_life=h)`` weighs the i-th of the n samples seen so far (0-based, in
+arrival order: ``update`` calls, then rows) by ``0.5 ** ((n - 1 - i) / h)``: the newest sample
+weighs 1, and every row decays individually, even inside one batch.
+``Decayed(metric, half_life_seconds=h)`` weighs a sample stamped t_i by
+``0.5 ** ((t_newest - t_i) / h)`` (timestamps as for :class:`~streammetrics.Window`:
+``update(..., timestamp=...)`` or the injected ``clock``). The value is exactly the undecayed
+metric computed with those sample weights (times the sample's own ``sample_weight``) -- e.g.
+scikit-learn's ``f1_score(y, pred, sample_weight=decay)``.
+
+How it works
+------------
+* States that can rescale (every :class:`~streammetrics._state.SummedState`: the confusion
+  family, top-k) keep the decayed sums themselves: before a batch of m rows is added the state is
+  multiplied by ``0.5 ** (m / h)`` (sums of squared weights by its square, so Wilson intervals
+  use the right effective size), and the batch's row j gets weight ``0.5 ** ((m - 1 - j) / h)``.
+  ``update`` O(batch + state), ``compute`` O(state), memory O(state). Rounding: each update adds
+  one rounding per cell; old contributions (and their error) decay with the mass, so the relative
+  error stays at a few ulps times ~h/ln 2 updates' worth, never growing with the stream length.
+* Other states (the exact ranking buffer: AUROC, AP, curves) keep the rows with their age
+  coordinate (sample index or timestamp) and rebuild the wrapped state with the decay weights on
+  the first read after an update: O(R log R) for the R rows kept. A row whose decay factor has
+  underflowed to 0.0 (age > ~1075 half-lives) has weight exactly 0, which scikit-learn treats as
+  absent, so it is dropped: R <= ~1100·h rows by samples. Exact.
+
+Merge semantics (shards of one stream): by time, both sides are aligned to the newer of their
+newest timestamps (the older side decays by the gap) and added -- exactly the decayed metric of
+the union of the shards' samples. By samples there is no global order: each shard's samples
+keep the ages they have in their own shard (the states are added).
+
+Concurrent updates racing on timestamps (a batch prepared before a newer one was applied) are
+folded in with their own newest timestamp as reference, i.e. not decayed by the race's gap.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ._base import Metric
+from ._state import State
+from ._validation import as_numpy, check_weights, is_scalar
+from .window import (
+    Clock,
+    _interleave,
+    _Piece,
+    _Rows,
+    canonical_rows,
+    check_timestamps,
+    check_wrappable,
+    load_rows,
+    metric_from_nested,
+    nested_config,
+    optional_float,
+    register_wrapper,
+    rows_arrays,
+)
+
+__all__ = ["Decayed"]
+
+_PREFIX = "inner."
+_HORIZON = 1100.0  # half-lives after which 0.5 ** age is exactly 0.0 in float64
+
+
+def _n_rows(state: State, y_true: Any) -> int:
+    y = as_numpy(y_true, "y_true")
+    if y.ndim == 0 or (getattr(state, "task", None) == "multilabel" and y.ndim == 1):
+        return 1
+    return int(y.shape[0])
+
+
+class DecayedState(State):
+    """Decayed sums of a rescalable state, or the aged rows of any state (module docstring)."""
+
+    def __init__(self, inner: State, half_life: float | None, half_life_seconds: float | None,
+                 clock: Clock) -> None:
+        self.inner = inner
+        self.half_life, self.half_life_seconds, self.clock = half_life, half_life_seconds, clock
+        self.by_time = half_life_seconds is not None
+        self.h = float(half_life_seconds if self.by_time else half_life)  # type: ignore[arg-type]
+        self.scaled = type(inner).scale is not State.scale
+        self.newest: float | None = None  # by time: newest timestamp; by samples: newest index
+        self.n_seen = 0
+        self.rows = _Rows()  # only without ``scale``: ts = age coordinate
+        self._dirty = False
+
+    def key(self) -> Hashable:
+        return ("decayed", self.half_life, self.half_life_seconds, type(self.inner).__name__,
+                self.inner.key())
+
+    # -- update --------------------------------------------------------------------------------
+    def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None, *,
+                timestamp: Any = None) -> Any:
+        if not self.by_time and timestamp is not None:
+            raise ValueError("timestamp: only time decay (half_life_seconds=...) takes timestamps")
+        n = _n_rows(self.inner, y_true)
+        if n == 0:
+            self.inner.prepare(y_true, y_pred, sample_weight)  # validate shapes
+            return None
+        if self.by_time:
+            ts = check_timestamps(timestamp, n, self.clock, self.newest)
+            age = ts[-1] - ts
+        else:
+            ts = None
+            age = np.arange(n - 1, -1, -1, dtype=np.float64)
+        if not self.scaled:
+            self.inner.prepare(y_true, y_pred, sample_weight)  # validate
+            y, p, w = canonical_rows(self.inner, y_true, y_pred, sample_weight)
+            coord = ts if ts is not None else np.arange(n, dtype=np.float64)  # offset at apply
+            return ("rows", _Piece(y, p, w, coord), n)
+        if n == 1:  # the newest row weighs 1: keep the caller's weight (and the scalar path)
+            weights = sample_weight
+        else:
+            one_sample = is_scalar(sample_weight) or np.ndim(sample_weight) == 0
+            base = check_weights(None if one_sample else sample_weight, n)
+            if one_sample and sample_weight is not None:
+                raise ValueError(f"sample_weight: expected shape ({n},), got a scalar")
+            weights = np.exp2(-age / self.h)
+            if base is not None:
+                weights = weights * base
+        delta = self.inner.prepare(y_true, y_pred, weights)
+        return ("scaled", delta, n, None if ts is None else float(ts[-1]))
+
+    def apply(self, delta: Any) -> None:
+        if delta is None:
+            return
+        if delta[0] == "rows":
+            _, piece, n = delta
+            if self.by_time:
+                if self.newest is not None and piece.ts[0] < self.newest:
+                    piece.ts = np.maximum(piece.ts, self.newest)
+            elif self.newest is not None:
+                piece.ts = piece.ts + (self.newest + 1.0)
+            self.rows.append(piece)
+            self.n_seen += n
+            t = float(piece.ts[-1])
+            self.newest = t if self.newest is None else max(self.newest, t)
+            self._drop_old()
+            self._dirty = True
+            return
+        _, inner_delta, n, t = delta
+        if self.by_time:
+            if self.newest is not None and t > self.newest:
+                self.inner.scale(math.exp2(-(t - self.newest) / self.h))
+            if self.newest is None or t > self.newest:
+                self.newest = t
+        else:
+            self.inner.scale(math.exp2(-n / self.h))
+            self.newest = float(self.n_seen + n - 1)
+        self.inner.apply(inner_delta)
+        self.n_seen += n
+
+    def _drop_old(self) -> None:  # rows mode: weights that underflowed to exactly 0
+        if self.newest is not None and self.rows.n:
+            k = self.rows.count_not_after(self.newest - _HORIZON * self.h)
+            if k:
+                self.rows.drop_front(k)
+
+    def sync(self) -> None:
+        """Rows mode: rebuild the wrapped state with the current decay weights."""
+        if self.scaled or not self._dirty:
+            return
+        self.inner.reset()
+        for q in self.rows:
+            n = len(q)
+            y, p, w = q.part(0, n)
+            dw = np.exp2(-(self.newest - q.ts[q.lo:]) / self.h)  # type: ignore[index,operator]
+            self.inner.apply(self.inner.prepare(y, p, dw if w is None else dw * w))
+        self._dirty = False
+
+    # -- state protocol ------------------------------------------------------------------------
+    def arrays(self) -> dict[str, Any]:
+        if self.scaled:
+            out = {_PREFIX + k: v for k, v in self.inner.arrays().items()}
+        else:
+            out = rows_arrays(self.rows)
+        out["newest"] = self.newest
+        out["n_seen"] = self.n_seen
+        return out
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        n_seen = arrays.get("n_seen")
+        if isinstance(n_seen, bool) or not isinstance(n_seen, (int, np.integer)) or n_seen < 0:
+            raise ValueError(f"state: 'n_seen' must be an int >= 0, got {n_seen!r}")
+        if "newest" not in arrays:
+            raise ValueError("state: missing entry 'newest'")
+        newest = optional_float(arrays["newest"], "newest")
+        if (newest is None) != (int(n_seen) == 0):
+            raise ValueError("state: 'newest' must be set exactly when samples were seen")
+        if self.scaled:
+            inner = {}
+            for k, v in arrays.items():
+                if k in ("newest", "n_seen"):
+                    continue
+                if not k.startswith(_PREFIX):
+                    raise ValueError(f"state: unexpected array {k!r} in a Decayed state")
+                inner[k[len(_PREFIX):]] = v
+            fresh = self.inner.copy()
+            fresh.load_arrays(inner)
+            self.inner = fresh
+            self.rows = _Rows()
+        else:
+            fresh = self.inner.copy()
+            fresh.reset()
+            rows, _ = load_rows(arrays, True, lambda q: fresh.apply(fresh.prepare(*q.part(0, len(q)))),
+                                "Decayed state", scalars=("newest", "n_seen"))
+            if rows.n and (newest is None or rows.pieces[-1].ts[-1] > newest):  # type: ignore[index]
+                raise ValueError("state: Decayed rows are newer than 'newest'")
+            if not self.by_time and any(not np.all(q.ts == np.floor(q.ts)) for q in rows):  # type: ignore[arg-type]
+                raise ValueError("state: Decayed sample indices are inconsistent")
+            self.rows = rows
+            self._dirty = True
+        self.newest, self.n_seen = newest, int(n_seen)
+
+    @property
+    def nbytes(self) -> int:
+        return self.inner.nbytes + self.rows.nbytes()
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, DecayedState)
+        if other.n_seen == 0:
+            return
+        if self.scaled:
+            theirs = other.inner.copy()
+            if self.by_time and self.newest is not None and other.newest is not None:
+                top = max(self.newest, other.newest)
+                if top > self.newest:
+                    self.inner.scale(math.exp2(-(top - self.newest) / self.h))
+                if top > other.newest:
+                    theirs.scale(math.exp2(-(top - other.newest) / self.h))
+            self.inner.merge(theirs)
+        else:
+            pieces = [q.live() for q in other.rows]
+            if not self.by_time and self.newest is not None:  # keep each sample's age in its shard
+                shift = self.newest - other.newest  # type: ignore[operator]
+                pieces = [_Piece(q.y, q.p, q.w, q.ts + shift) for q in pieces]  # type: ignore[operator,arg-type]
+            merged = _interleave([q.live() for q in self.rows], pieces)
+            rows = _Rows()
+            for q in merged:
+                rows.append(q)
+            self.rows = rows
+            self._dirty = True
+        if self.newest is None:
+            self.newest = other.newest
+        elif self.by_time:
+            self.newest = max(self.newest, other.newest)  # type: ignore[type-var]
+        elif self.scaled:
+            self.newest = float(self.n_seen + other.n_seen - 1)
+        self.n_seen += other.n_seen
+        if not self.scaled:
+            self._drop_old()
+
+    def reset(self) -> None:
+        self.inner.reset()
+        self.rows = _Rows()
+        self.newest, self.n_seen, self._dirty = None, 0, False
+
+    def equals(self, other: State) -> bool:
+        return isinstance(other, DecayedState) and super().equals(other)
+
+
+class Decayed(Metric):
+    """``metric`` with exponential forgetting: by samples (``half_life``) or by time
+    (``half_life_seconds``). See the module docstring for the exact weights.
+
+    Parameters
+    ----------
+    metric
+        An empty classification accumulator.
+    half_life, half_life_seconds
+        Exactly one, > 0: the number of samples (or seconds) after which a sample weighs 1/2.
+    clock
+        Time source for updates without ``timestamp`` (time decay); default :func:`time.time`.
+
+    ``update(y_true, y_pred, *, sample_weight=None, timestamp=None)``; ``compute()`` is the
+    wrapped metric's value under the decay weights; ``interval()`` / ``bounds()`` pass through.
+    Complexity: O(batch + state) per update for the confusion family; see the module docstring.
+
+    Example
+    -------
+    >>> import numpy as np
+    >>> from sklearn.metrics import recall_score
+    >>> from streammetrics import Decayed, Recall
+    >>> y, p = np.array([1, 1, 0, 1]), np.array([0, 1, 1, 1])
+    >>> d = Decayed(Recall(), half_life=2).update(y[:2], p[:2]).update(y[2:], p[2:])
+    >>> w = 0.5 ** ((3 - np.arange(4)) / 2)
+    >>> bool(abs(d.compute() - recall_score(y, p, sample_weight=w)) < 1e-12)
+    True
+    """
+
+    def __init__(self, metric: Metric, *, half_life: float | None = None,
+                 half_life_seconds: float | None = None, clock: Clock | None = None) -> None:
+        super().__init__()
+        if (half_life is None) == (half_life_seconds is None):
+            raise ValueError("Decayed: give exactly one of half_life= (samples) or half_life_seconds=")
+        for name, v in (("half_life", half_life), ("half_life_seconds", half_life_seconds)):
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
+                math.isfinite(float(v)) and float(v) > 0
+            ):
+                raise ValueError(f"{name}: must be a finite number > 0, got {v!r}")
+        if clock is not None and not callable(clock):
+            raise ValueError(f"clock: must be callable, got {clock!r}")
+        self._metric = check_wrappable(metric, "Decayed")
+        self.half_life = None if half_life is None else float(half_life)
+        self.half_life_seconds = None if half_life_seconds is None else float(half_life_seconds)
+        self._state: DecayedState = DecayedState(
+            self._metric._state, self.half_life, self.half_life_seconds, clock or time.time
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {"metric": nested_config(self._metric), "half_life": self.half_life,
+                "half_life_seconds": self.half_life_seconds}
+
+    @classmethod
+    def _from_config(cls, config: Mapping[str, Any]) -> Decayed:
+        extra = set(config) - {"metric", "half_life", "half_life_seconds"}
+        if extra:
+            raise ValueError(f"state: bad configuration for Decayed: unexpected {sorted(extra)}")
+        return cls(metric_from_nested(config.get("metric"), "Decayed"),
+                   half_life=config.get("half_life"), half_life_seconds=config.get("half_life_seconds"))
+
+    def __repr__(self) -> str:
+        h = (f"half_life={self.half_life}" if self.half_life is not None
+             else f"half_life_seconds={self.half_life_seconds}")
+        return f"Decayed({self._metric!r}, {h})"
+
+    @property
+    def metric(self) -> Metric:
+        return self._metric
+
+    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None,  # type: ignore[override]
+               timestamp: Any = None) -> Decayed:
+        """Fold in a batch (or one sample) with its decay weights. Atomic."""
+        return self._update_state(y_true, y_pred, sample_weight, timestamp=timestamp)
+
+    @property
+    def n_seen(self) -> int:
+        """Samples seen (rows of every update, including ``ignore_index`` rows)."""
+        with self._lock:
+            return self._state.n_seen
+
+    def _synced(self) -> Metric:
+        self._state.sync()
+        self._metric._state = self._state.inner
+        return self._metric
+
+    def _compute(self) -> Any:
+        return self._synced()._compute()
+
+    def _passthrough(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        if not hasattr(self._metric, name):
+            raise AttributeError(f"{type(self._metric).__name__} has no {name}()")
+        with self._lock:
+            return getattr(self._synced(), name)(*args, **kwargs)
+
+    def interval(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped metric's ``interval`` under the decay weights."""
+        return self._passthrough("interval", *args, **kwargs)
+
+    def bounds(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped metric's certified ``bounds`` under the decay weights."""
+        return self._passthrough("bounds", *args, **kwargs)
+
+    def copy(self) -> Decayed:
+        out = super().copy()
+        out._state.clock = self._state.clock
+        return out
+
+
+register_wrapper(Decayed)
