@@ -37,6 +37,14 @@ class Group:
     grades: np.ndarray
     scores: np.ndarray
     _tie_ids: np.ndarray | None = None
+    _binary: dict[float, np.ndarray] = field(default_factory=dict)
+
+    def binary(self, rel_level: float) -> np.ndarray:
+        """Relevance indicator (grade >= rel_level) in rank order, cached per level."""
+        b = self._binary.get(rel_level)
+        if b is None:
+            b = self._binary[rel_level] = self.grades >= rel_level
+        return b
 
     def tie_average(self, x: np.ndarray) -> np.ndarray:
         """``x`` (q, L) with each entry replaced by the mean over its tie group of equal scores."""
@@ -110,8 +118,21 @@ def dcg_matrix(gains: np.ndarray, k: int | None) -> np.ndarray:
     m = gains if k is None else gains[:, :k]
     if m.shape[1] == 0:
         return np.zeros(m.shape[0])
-    disc = 1.0 / np.log2(np.arange(2, m.shape[1] + 2, dtype=np.float64))
-    return (m * disc).sum(axis=1)
+    return (m * _discount(m.shape[1])).sum(axis=1)
+
+
+_DISCOUNTS: dict[int, np.ndarray] = {}
+
+
+def _discount(n: int) -> np.ndarray:
+    """1 / log2(i + 1) for ranks i = 1..n (cached; read-only)."""
+    d = _DISCOUNTS.get(n)
+    if d is None:
+        d = 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
+        d.flags.writeable = False
+        if len(_DISCOUNTS) < 256:
+            _DISCOUNTS[n] = d
+    return d
 
 
 def gain(grades: np.ndarray, kind: str) -> np.ndarray:
@@ -146,7 +167,7 @@ class RankedQueries:
         if key not in self._cache:
             out = np.zeros(self.n_queries)
             for g in self.groups:
-                out[g.rows] = (g.grades >= rel_level).sum(axis=1)
+                out[g.rows] = g.binary(rel_level).sum(axis=1)
             self._cache[key] = out
         return self._cache[key]  # type: ignore[no-any-return]
 
@@ -216,7 +237,6 @@ def _lookup(mapping: Any, qids: list[Any] | None, name: str, n_queries: int) -> 
             f"{name}: expected a mapping from query id or one entry per query ({n_queries}), got {len(seq)}"
         )
     return seq
-
 
 
 def _counts(vals: list[Any], qids: list[Any] | None) -> np.ndarray:
@@ -328,7 +348,7 @@ def prepare_queries(
         codes = (inv.max(initial=0) - inv).astype(np.int64) if n else inv.astype(np.int64)
 
     groups: list[Group] = []
-    distinct = np.unique(lengths)
+    distinct = lengths[:1] if n_queries <= 1 or (lengths == lengths[0]).all() else np.unique(lengths)
     for length in distinct:
         if distinct.shape[0] == 1:  # every query has the same length: the flat arrays reshape
             rows = np.arange(n_queries)
@@ -381,14 +401,15 @@ def prepare_queries(
 
 
 def _div(a: np.ndarray, b: np.ndarray | float) -> np.ndarray:
-    b_arr = np.broadcast_to(np.asarray(b, dtype=np.float64), np.shape(a))
+    """a / b elementwise, 0 where b <= 0 (trec_eval's convention for empty denominators)."""
+    b_arr = np.asarray(b, dtype=np.float64)
     out = np.zeros(np.shape(a))
     np.divide(a, b_arr, out=out, where=b_arr > 0)
     return out
 
 
 def _binary(g: Group, rel_level: float, ties: str) -> np.ndarray:
-    b = (g.grades >= rel_level).astype(np.float64)
+    b = g.binary(rel_level).astype(np.float64)
     return g.tie_average(b) if ties == "average" else b
 
 
@@ -418,7 +439,7 @@ def r_precision(rq: RankedQueries, rel_level: float, ties: str) -> np.ndarray:
 
 
 def _prec_recall(g: Group, rel_level: float, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    b = (g.grades >= rel_level).astype(np.float64)
+    b = g.binary(rel_level).astype(np.float64)
     c = np.cumsum(b, axis=1)
     prec = c / np.arange(1, c.shape[1] + 1)
     rec = _div(c, r[g.rows][:, None])
@@ -472,7 +493,7 @@ def average_precision(rq: RankedQueries, k: int | None, rel_level: float, denomi
     r = rq.R(rel_level)
     total = np.zeros(rq.n_queries)
     for g in rq.groups:
-        b = (g.grades >= rel_level)[:, :k] if k is not None else (g.grades >= rel_level)
+        b = g.binary(rel_level)[:, :k] if k is not None else g.binary(rel_level)
         if b.shape[1] == 0:
             continue
         c = np.cumsum(b, axis=1, dtype=np.float64)
@@ -484,7 +505,7 @@ def average_precision(rq: RankedQueries, k: int | None, rel_level: float, denomi
 def reciprocal_rank(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
     out = np.zeros(rq.n_queries)
     for g in rq.groups:
-        b = (g.grades >= rel_level)[:, :k] if k is not None else (g.grades >= rel_level)
+        b = g.binary(rel_level)[:, :k] if k is not None else g.binary(rel_level)
         if b.shape[1] == 0:
             continue
         first = np.argmax(b, axis=1)
