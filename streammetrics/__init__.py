@@ -36,6 +36,7 @@ from .confusion import (
     WeightedAccuracy,
 )
 from .decay import Decayed
+from .delayed import DelayedLabels
 from .metricset import MetricSet
 from .ranking import (
     AUROC,
@@ -72,6 +73,7 @@ __all__ = [
     "Metric",
     "Window",
     "Decayed",
+    "DelayedLabels",
     "MetricSet",
     "UndefinedMetricWarning",
     "save",
