@@ -7,6 +7,7 @@ section 0 for the protocol and README.md for a tour.
 
 from ._base import Metric, UndefinedMetricWarning
 from ._persistence import dumps, load, loads, save
+from .checkpoint import Checkpointer
 from .confusion import (
     F1,
     FDR,
@@ -74,6 +75,7 @@ __all__ = [
     "Window",
     "Decayed",
     "DelayedLabels",
+    "Checkpointer",
     "MetricSet",
     "UndefinedMetricWarning",
     "save",

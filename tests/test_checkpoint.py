@@ -1,0 +1,147 @@
+"""Checkpointing: a process killed at random moments always leaves its last state loadable."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics import AUROC, F1, Checkpointer, ConfusionMatrix, Decayed, MetricSet, Window
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    sys.path.insert(0, {root!r})
+    from streammetrics import AUROC, F1, Checkpointer, ConfusionMatrix, Decayed, MetricSet, Window
+
+    def build():
+        return MetricSet(f1=F1(num_classes=3), cm=ConfusionMatrix(num_classes=3), auc=AUROC(num_classes=3),
+                         win=Window(F1(num_classes=3), size=5000), dec=Decayed(F1(num_classes=3), half_life=1e4))
+
+    def batch(i):
+        rng = np.random.default_rng(i)
+        return rng.integers(0, 3, 4000), rng.random((4000, 3))
+
+    if __name__ == "__main__":
+        metric = build()
+        ck = Checkpointer(metric, sys.argv[1])
+        for i in range(10 ** 6):
+            y, s = batch(i)
+            metric.update(y, s)
+            ck.checkpoint()
+            print(i, flush=True)
+    """
+)
+
+
+def _replay(ns, upto):
+    metric = ns["build"]()
+    for i in range(upto + 1):
+        metric.update(*ns["batch"](i))
+    return metric
+
+
+def _same(a, b) -> bool:
+    da, db = a.state_dict(), b.state_dict()
+    return da.keys() == db.keys() and all(np.array_equal(np.asarray(da[k]), np.asarray(db[k])) for k in da)
+
+
+def test_sigkill_at_random_moments_never_loses_a_checkpoint(tmp_path):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(sm.__file__)))
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER.format(root=root))
+    ns: dict = {}
+    exec(compile(WRITER.format(root=root).replace('if __name__ == "__main__":', "if False:"), "w", "exec"), ns)
+    rng = np.random.default_rng(2024)
+    replays: dict[int, object] = {}
+    for run in range(5):
+        path = tmp_path / f"state{run}.sm"
+        proc = subprocess.Popen([sys.executable, str(script), str(path)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        first = proc.stdout.readline()  # wait for the first completed checkpoint
+        assert first.strip() == "0"
+        time.sleep(float(rng.uniform(0.0, 0.6)))
+        os.kill(proc.pid, signal.SIGKILL)
+        rest = proc.stdout.read()
+        proc.wait()
+        done = [int(x) for x in (first + rest).split()]
+        acked = done[-1]
+        restored = Checkpointer.restore(path)
+        assert not list(tmp_path.glob(f".{path.name}.*.tmp"))  # stale temp files cleaned
+        # the file holds the last acknowledged checkpoint or the one after it (written, not yet
+        # acknowledged when the kill came): never less
+        for j in (acked, acked + 1):
+            if j not in replays:
+                replays[j] = _replay(ns, j)
+            if _same(restored, replays[j]):
+                break
+        else:
+            pytest.fail(f"run {run}: restored state matches neither checkpoint {acked} nor {acked + 1}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert restored.compute().keys() == {"f1", "cm", "auc", "win", "dec"}
+
+
+def test_tampered_and_truncated_checkpoints_are_rejected(tmp_path):
+    path = tmp_path / "m.sm"
+    metric = MetricSet(f1=F1(), w=Window(AUROC(), size=10))
+    metric.update([1, 0, 1], [0.9, 0.2, 0.4])
+    Checkpointer(metric, path).checkpoint()
+    good = path.read_bytes()
+    assert _same(Checkpointer.restore(path), metric)
+    for pos in (9, 50, len(good) // 2, len(good) - 1):
+        bad = bytearray(good)
+        bad[pos] ^= 0x01
+        path.write_bytes(bytes(bad))
+        with pytest.raises(ValueError):
+            Checkpointer.restore(path)
+    path.write_bytes(good[: len(good) - 5])
+    with pytest.raises(ValueError, match="truncated|checksum"):
+        Checkpointer.restore(path)
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match="empty"):
+        Checkpointer.restore(path)
+    path.unlink()
+    with pytest.raises(FileNotFoundError):
+        Checkpointer.restore(path)
+    fallback = F1()
+    assert Checkpointer.restore(path, default=fallback) is fallback
+
+
+def test_background_and_call_driven_checkpoints(tmp_path):
+    path = tmp_path / "bg.sm"
+    metric = ConfusionMatrix()
+    with Checkpointer(metric, path, every_seconds=0.02) as ck:
+        for _ in range(20):
+            metric.update([1, 0], [1, 1])
+            time.sleep(0.005)
+        deadline = time.monotonic() + 5
+        while ck.saves < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert ck.saves >= 2 and ck.last_error is None
+    assert np.array_equal(Checkpointer.restore(path).compute(), metric.compute())  # final save on exit
+    now = [0.0]
+    m2 = Decayed(F1(), half_life=10)
+    ck2 = Checkpointer(m2, tmp_path / "cd.sm", every_seconds=30, background=False, clock=lambda: now[0])
+    m2.update([1], [1])
+    assert ck2.maybe_checkpoint() is False and ck2.saves == 0
+    now[0] = 31.0
+    assert ck2.maybe_checkpoint() is True and ck2.saves == 1
+    assert ck2.maybe_checkpoint() is False
+    assert _same(Checkpointer.restore(tmp_path / "cd.sm"), m2)
+    ck2.close(final=False)
+    with pytest.raises(ValueError, match="every_seconds"):
+        Checkpointer(m2, tmp_path / "x.sm", every_seconds=0)
+    with pytest.raises(ValueError, match="background"):
+        Checkpointer(m2, tmp_path / "x.sm", background=True)
+    with pytest.raises(ValueError, match="does not exist"):
+        Checkpointer(m2, tmp_path / "nope" / "x.sm")
