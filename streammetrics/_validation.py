@@ -50,9 +50,10 @@ def as_numpy(x: Any, name: str) -> np.ndarray:
     """View ``x`` as a numpy array without importing any framework.
 
     numpy arrays pass through untouched (no copy). Objects with ``__array__`` are converted with
-    ``np.asarray``; if that fails (a CUDA tensor, bfloat16) the DLPack protocol is asked for a host
-    copy, then ``.cpu()`` / ``.get()``; half-precision types numpy lacks (bfloat16) are upcast with
-    the tensor's own ``.float()``. Object and string arrays are rejected.
+    ``np.asarray``; if that fails (a CUDA tensor, bfloat16, a tensor that requires grad -- detached
+    first) the DLPack protocol is asked for a host copy, then ``.cpu()`` / ``.get()``;
+    half-precision types numpy lacks (bfloat16) are upcast with the tensor's own ``.float()``
+    (exact). Object and string arrays are rejected.
     """
     if type(x) is np.ndarray:
         arr = x
@@ -65,6 +66,8 @@ def as_numpy(x: Any, name: str) -> np.ndarray:
         if failure is not None or (arr.dtype.kind == "O" and arr.ndim == 0):
             copied = None
             if hasattr(x, "__dlpack__") or hasattr(x, "__array__"):
+                if callable(getattr(x, "detach", None)):  # a torch tensor that requires grad
+                    x = x.detach()
                 copied = _host_copy(x)
                 if copied is None and callable(getattr(x, "float", None)):
                     copied = _host_copy(x.float())  # bfloat16 and other types numpy lacks
@@ -98,13 +101,17 @@ def _value_at(arr: np.ndarray, idx: tuple[int, ...] | int) -> Any:
 def check_scores(scores: np.ndarray, name: str) -> np.ndarray:
     """Reject NaN scores (±inf are valid); returns the array as float.
 
-    One reduction pass (``min`` propagates NaN), plus a locating pass only on failure.
+    float32/float64 pass through; float16 (numpy's, torch's ``half``) is upcast to float64
+    (exact), so ``score >= threshold`` is decided on the true value rather than on the threshold
+    rounded to half precision; non-float scores become float64. (bfloat16 arrives here as float32,
+    see :func:`as_numpy`.) One reduction pass (``min`` propagates NaN), plus a locating pass only
+    on failure.
     """
     if scores.dtype.kind == "f":
         if scores.size and np.isnan(scores.min()):
             idx = first_bad(np.isnan(scores))
             raise ValueError(f"{name}: scores must not be NaN; first NaN at index {idx}")
-        return scores
+        return scores.astype(np.float64) if scores.dtype.itemsize < 4 else scores
     return scores.astype(np.float64)
 
 
