@@ -78,6 +78,51 @@ class OneVsRest:
         return self.tp + self.fp + self.fn + self.tn
 
 
+_or_reduce = np.bitwise_or.reduce
+_count_nonzero = np.count_nonzero
+
+
+def _binary_label_counts(y: Any, p: Any) -> Any:
+    """The delta ``("bin", TN, FP, FN, TP)`` of 1-D integer/bool 0/1 label arrays, or ``None``
+    whenever anything is unusual (then the general path validates and reports).
+
+    The batch path at its cheapest. Validation: the bitwise OR of all values is 0 or 1 exactly
+    when every value is 0 or 1 (a negative value sets the sign bit). With equal dtypes that is
+    one ``y | p`` and one OR-reduction for both arguments, and ``count_nonzero(y | p)`` gives
+    TP = pos + pp - either: five numpy calls per batch.
+    """
+    if type(p) is not np.ndarray or y.ndim != 1 or p.shape != y.shape:
+        return None
+    n = y.shape[0]
+    if n == 0:
+        return None
+    dt = y.dtype
+    kind = dt.kind
+    if kind != "i" and kind != "u" and kind != "b":
+        return None
+    if p.dtype == dt:
+        either = y | p
+        if kind != "b":
+            top = _or_reduce(either)
+            if top < 0 or top > 1:
+                return None
+        pos = _count_nonzero(y)
+        pp = _count_nonzero(p)
+        tp = pos + pp - _count_nonzero(either)
+    else:
+        if p.dtype.kind not in "iub":
+            return None
+        for a in (y, p):
+            if a.dtype.kind != "b":
+                top = _or_reduce(a)
+                if top < 0 or top > 1:
+                    return None
+        pos = _count_nonzero(y)
+        pp = _count_nonzero(p)
+        tp = _count_nonzero(np.logical_and(y, p))
+    return ("bin", n - pos - pp + tp, pp - tp, pos - tp, tp)
+
+
 class ConfusionCounts(SummedState):
     """Weighted confusion counts for one task configuration (see the module docstring)."""
 
@@ -118,6 +163,20 @@ class ConfusionCounts(SummedState):
 
     # -- preparing a batch (validation; never mutates) ---------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        if sample_weight is None and self.task != "multilabel":
+            # Fast paths for the two hot shapes; anything unusual (including every invalid
+            # input, which must get the general path's error message) falls through.
+            ty = type(y_true)
+            if ty is int and type(y_pred) is int:  # one unweighted sample, Python ints
+                k = self.num_classes
+                if y_true == self.ignore_index:
+                    return None
+                if 0 <= y_true < k and 0 <= y_pred < k:
+                    return ("cell", y_true * k + y_pred)
+            elif ty is np.ndarray and self.task == "binary" and self.ignore_index is None:
+                delta = _binary_label_counts(y_true, y_pred)
+                if delta is not None:
+                    return delta
         if self.task != "multilabel" and is_scalar(y_true) and is_scalar(y_pred):
             return self._prepare_one(y_true, y_pred, sample_weight)
         y = as_numpy(y_true, "y_true")
@@ -148,10 +207,10 @@ class ConfusionCounts(SummedState):
             n = y.shape[0]
             pos = int(np.count_nonzero(y))
             pp = int(np.count_nonzero(pred))
-            tp = int(np.count_nonzero(y & pred))
+            tp = int(np.count_nonzero(np.logical_and(y, pred)))  # any int/uint/bool mix
             return ("cells", ((0, n - pos - pp + tp), (1, pp - tp), (2, pos - tp), (3, tp)))
         k = self.num_classes
-        cell = y.astype(np.intp, copy=False) * k + pred
+        cell = y.astype(np.intp, copy=False) * k + pred.astype(np.intp, copy=False)  # uint64 too
         counts = np.bincount(cell, weights=w, minlength=k * k).reshape(k, k)
         w2 = None if w is None else np.bincount(cell, weights=w * w, minlength=k * k).reshape(k, k)
         return ("arrays", counts, w2, None)
@@ -257,7 +316,23 @@ class ConfusionCounts(SummedState):
     def apply(self, delta: Any) -> None:
         if delta is None:
             return
-        if delta[0] == "cells":
+        tag = delta[0]
+        if tag == "cell":  # one unweighted sample
+            cell = delta[1]
+            self._pending[cell] = self._pending.get(cell, 0) + 1
+            if self._w2_tracked:
+                self._pending_w2[cell] = self._pending_w2.get(cell, 0) + 1
+            return
+        if tag == "bin":  # unweighted binary batch: integer (TN, FP, FN, TP)
+            _, tn, fp, fn, tp = delta
+            for pending in (self._pending, self._pending_w2) if self._w2_tracked else (self._pending,):
+                get = pending.get
+                pending[0] = get(0, 0) + tn
+                pending[1] = get(1, 0) + fp
+                pending[2] = get(2, 0) + fn
+                pending[3] = get(3, 0) + tp
+            return
+        if tag == "cells":
             pending = self._pending
             weighted = False
             for cell, w in delta[1]:

@@ -207,4 +207,9 @@ def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
 
 def is_scalar(x: Any) -> bool:
     """True for Python/numpy scalars (the per-sample path)."""
+    t = type(x)
+    if t is int or t is float:  # exact-type shortcuts: the ABC check below costs ~0.3 µs
+        return True
+    if t is np.ndarray:
+        return False
     return isinstance(x, (numbers.Number, np.bool_)) and not isinstance(x, np.ndarray)

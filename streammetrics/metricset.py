@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from ._base import Metric
 from ._state import State
 from ._validation import as_numpy, is_scalar
@@ -20,6 +22,13 @@ from ._validation import as_numpy, is_scalar
 __all__ = ["MetricSet"]
 
 _SEP = "."
+
+
+def _as_is(x: Any) -> bool:
+    """True if the conversion in :meth:`MetricSet.update` would return ``x`` itself (a cheap
+    exact-type test for the hot path; anything else goes through that conversion)."""
+    t = type(x)
+    return t is int or t is float or (t is np.ndarray and x.dtype.kind in "biuf")
 
 
 class MetricSet(Metric):
@@ -92,13 +101,21 @@ class MetricSet(Metric):
     # -- protocol ----------------------------------------------------------------------------
     def update(self, *args: Any, **kwargs: Any) -> MetricSet:  # type: ignore[override]
         """Feed one batch to every member (each distinct state once). Atomic for the set."""
-        if self.family == "classification" and len(args) >= 2:
+        if self.family == "classification" and len(args) >= 2 and not (
+            _as_is(args[0]) and _as_is(args[1])
+        ):
             # Convert foreign tensors once for all states, not once per state.
             args = tuple(a if is_scalar(a) else as_numpy(a, n)
                          for a, n in zip(args, ("y_true", "y_pred"), strict=False)) + args[2:]
-        deltas = [state.prepare(*args, **kwargs) for state in self._states()]
+        states = self._states()
+        if len(states) == 1:  # the common case: every member shares one state
+            delta = states[0].prepare(*args, **kwargs)
+            with self._lock:
+                states[0].apply(delta)
+            return self
+        deltas = [state.prepare(*args, **kwargs) for state in states]
         with self._lock:
-            for state, delta in zip(self._states(), deltas, strict=False):
+            for state, delta in zip(states, deltas, strict=False):
                 state.apply(delta)
         return self
 

@@ -1,0 +1,283 @@
+"""Shared helpers for the benchmark scripts in ``benchmarks/`` (not part of the library).
+
+The API is deliberately small; every ``bench_*.py`` module may use it:
+
+* :func:`measure` -- time a callable: warm-up runs, then ``repeat`` runs, median and best.
+* :func:`measure_interleaved` -- time several callables in alternation (run 1 of each, run 2 of
+  each, ...), so that load from other processes disturbs all of them alike: use it for ratios.
+* :func:`run_limited` -- run ``module:function(**kwargs)`` in a fresh Python subprocess with an
+  address-space limit (``resource.setrlimit(RLIMIT_AS)``), one thread for torch / BLAS / OpenMP,
+  and a timeout. Returns the function's JSON-able dict plus ``status`` (``"ok"``,
+  ``"out of memory (limit N MB)"``, ``"timeout (N s)"`` or ``"error: ..."``) and ``peak_rss_mb``
+  (the child's peak resident set). A workload a peer cannot run on this machine is therefore
+  *reported* with its status instead of being dropped.
+* :func:`default_mem_limit_mb` -- the default limit: 75 % of the memory available now.
+* :func:`single_thread` -- pin torch (if importable) and the BLAS pools to one thread.
+* :func:`markdown_table` -- a GitHub markdown table from headers and rows.
+* :func:`env_header` -- a markdown block with CPU count, platform and package versions.
+* :func:`fmt_rate`, :func:`fmt_ratio`, :func:`fmt_us` -- number formatting for the tables.
+
+Each benchmark module exposes ``main(argv: list[str] | None) -> str`` returning the markdown it
+printed; ``python -m benchmarks.run_all`` discovers and runs them all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any
+
+__all__ = [
+    "Timing",
+    "measure",
+    "measure_interleaved",
+    "run_limited",
+    "default_mem_limit_mb",
+    "single_thread",
+    "markdown_table",
+    "env_header",
+    "fmt_rate",
+    "fmt_ratio",
+    "fmt_us",
+]
+
+#: Environment that keeps every numeric library in a child process on one thread.
+_ONE_THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+}
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Wall-clock seconds of the measured runs of one callable."""
+
+    runs: tuple[float, ...]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.runs)
+
+    @property
+    def best(self) -> float:
+        return min(self.runs)
+
+
+def measure(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1) -> Timing:
+    """Call ``fn()`` ``warmup`` times untimed, then ``repeat`` times timed (``perf_counter``).
+
+    ``fn`` must redo its whole workload each call (e.g. build a fresh accumulator and feed every
+    batch). Report :attr:`Timing.median`; :attr:`Timing.best` is the least-disturbed run.
+    """
+    for _ in range(warmup):
+        fn()
+    runs = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t0)
+    return Timing(tuple(runs))
+
+
+def measure_interleaved(fns: Sequence[Callable[[], Any]], *, repeat: int = 5,
+                        warmup: int = 1) -> list[Timing]:
+    """Like :func:`measure` for several callables, alternating them run by run.
+
+    Returns one :class:`Timing` per callable, in order. A ratio of two medians measured this
+    way is far less sensitive to a busy machine than one of two separate measurements.
+    """
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    runs: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, out in zip(fns, runs, strict=True):
+            t0 = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - t0)
+    return [Timing(tuple(r)) for r in runs]
+
+
+def single_thread() -> None:
+    """One thread for torch (if installed) and for BLAS/OpenMP pools started after this call."""
+    for key, value in _ONE_THREAD_ENV.items():
+        os.environ.setdefault(key, value)
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+    with contextlib.suppress(RuntimeError):  # already set, or parallel work already started
+        torch.set_num_interop_threads(1)
+
+
+def _mem_available_mb() -> int | None:
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        return None
+    return None
+
+
+def default_mem_limit_mb() -> int:
+    """75 % of the memory available now (Linux ``/proc/meminfo``), or 4096 MB if unknown."""
+    avail = _mem_available_mb()
+    return 4096 if avail is None else max(512, int(avail * 0.75))
+
+
+def _peak_rss_mb() -> float:
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20  # KiB on Linux, bytes on macOS
+
+
+def _child_main() -> None:
+    """Entry point of :func:`run_limited`'s subprocess: spec on stdin, JSON on stdout."""
+    spec = json.loads(sys.stdin.read())
+    limit_mb = spec.get("mem_limit_mb")
+    if limit_mb:
+        import resource
+
+        limit = int(limit_mb) * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    single_thread()
+    out: dict[str, Any]
+    try:
+        module, _, func = spec["target"].partition(":")
+        fn = getattr(importlib.import_module(module), func)
+        out = dict(fn(**spec["kwargs"]))
+        out.setdefault("status", "ok")
+    except MemoryError:
+        out = {"status": f"out of memory (limit {limit_mb} MB)"}
+    except Exception as exc:  # noqa: BLE001 - reported, not hidden
+        text = str(exc).splitlines()[0][:160] if str(exc) else ""
+        # allocators other than CPython's report exhaustion with their own exception types
+        oom = any(s in text.lower() for s in ("out of memory", "cannot allocate", "bad_alloc"))
+        out = {"status": f"out of memory (limit {limit_mb} MB)" if oom
+               else f"error: {type(exc).__name__}: {text}"}
+    out["peak_rss_mb"] = round(_peak_rss_mb(), 1)
+    sys.stdout.write("\n@@RESULT@@" + json.dumps(out) + "\n")
+    sys.stdout.flush()
+
+
+def run_limited(
+    target: str,
+    kwargs: dict[str, Any] | None = None,
+    *,
+    mem_limit_mb: int | None = None,
+    timeout: float = 900.0,
+) -> dict[str, Any]:
+    """Run ``target`` (``"package.module:function"``) with ``kwargs`` in a limited subprocess.
+
+    The function must be importable, take JSON-able keyword arguments and return a JSON-able dict
+    (it usually builds its seeded data, times itself with :func:`measure` and returns numbers).
+    ``mem_limit_mb=None`` uses :func:`default_mem_limit_mb`; ``0`` means no limit. The result
+    always has ``status`` and (unless the child was killed) ``peak_rss_mb``; it never raises for
+    a failing workload. The repository root and the parent's ``sys.path`` are passed on.
+    """
+    limit = default_mem_limit_mb() if mem_limit_mb is None else mem_limit_mb
+    spec = {"target": target, "kwargs": kwargs or {}, "mem_limit_mb": limit}
+    env = {**os.environ, **_ONE_THREAD_ENV}
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # so ``benchmarks`` imports
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [root, *sys.path] if p)
+    code = "from benchmarks._harness import _child_main; _child_main()"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            input=json.dumps(spec),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+        )
+    except subprocess.TimeoutExpired:
+        return {"status": f"timeout ({timeout:.0f} s)"}
+    marker = proc.stdout.rfind("@@RESULT@@")
+    if marker >= 0:
+        return dict(json.loads(proc.stdout[marker + len("@@RESULT@@"):].strip()))
+    tail = (proc.stderr.strip().splitlines() or ["no output"])[-1][:160]
+    if proc.returncode < 0 or "MemoryError" in proc.stderr or "bad_alloc" in proc.stderr:
+        return {"status": f"out of memory or killed (limit {limit} MB, exit {proc.returncode}): {tail}"}
+    return {"status": f"error (exit {proc.returncode}): {tail}"}
+
+
+def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]],
+                   align: str | None = None) -> str:
+    """A GitHub markdown table; ``align`` is one character per column (``l``/``r``)."""
+    rows = [[str(c) for c in row] for row in rows]
+    align = align or "l" * len(headers)
+    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(
+            c.rjust(w) if a == "r" else c.ljust(w) for c, w, a in zip(cells, widths, align, strict=True)
+        ) + " |"
+
+    rule = "|" + "|".join(
+        ("-" * (w + 1) + ":") if a == "r" else ("-" * (w + 2)) for w, a in zip(widths, align, strict=True)
+    ) + "|"
+    return "\n".join([line(list(headers)), rule, *(line(r) for r in rows)])
+
+
+def env_header(packages: Sequence[str] = ("numpy", "streammetrics", "torch", "torchmetrics",
+                                          "torcheval", "river", "scikit-learn")) -> str:
+    """Markdown lines describing the machine and the package versions (missing ones say so)."""
+    versions = []
+    for name in packages:
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} (not installed)")
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            names = [ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")]
+        cpu = names[0] if names else cpu
+    except OSError:
+        pass
+    avail = _mem_available_mb()
+    return "\n".join([
+        f"- machine: {cpu}, {os.cpu_count()} CPUs, "
+        f"{'?' if avail is None else f'{avail / 1024:.1f} GiB'} available memory, "
+        f"{platform.system()} {platform.release()}",
+        f"- Python {platform.python_version()}; " + ", ".join(versions),
+        "- every peer runs single-threaded (torch.set_num_threads(1), OMP/MKL/OpenBLAS = 1), "
+        "in its own subprocess with an address-space limit",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+    ])
+
+
+def fmt_rate(samples_per_s: float | None) -> str:
+    """Samples per second as ``"312.4 M/s"`` / ``"45.1 k/s"``."""
+    if samples_per_s is None:
+        return "-"
+    for scale, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if samples_per_s >= scale:
+            return f"{samples_per_s / scale:.1f} {unit}/s"
+    return f"{samples_per_s:.1f} /s"
+
+
+def fmt_ratio(ratio: float | None) -> str:
+    """A ratio to the reference as ``"0.83x"``."""
+    return "-" if ratio is None else f"{ratio:.2f}x"
+
+
+def fmt_us(seconds: float | None) -> str:
+    """Seconds as microseconds, ``"2.41 µs"``."""
+    return "-" if seconds is None else f"{seconds * 1e6:.2f} µs"

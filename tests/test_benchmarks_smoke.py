@@ -1,0 +1,46 @@
+"""Smoke test of the benchmark harness: the quickest workload on tiny data (no timing asserts)."""
+
+from __future__ import annotations
+
+from benchmarks import _harness as h
+from benchmarks import bench_confusion as bc
+
+
+def test_quickest_workload_runs_and_agrees() -> None:
+    # batch 1k over 2k samples, every implementation that needs no third-party import, in-process
+    text = bc.main(["--inprocess", "--workloads", "binary labels, batch 1k", "--samples", "2000",
+                    "--repeat", "1", "--impls", "bare,streammetrics,streammetrics-nolock"])
+    assert "| binary labels, batch 1k" in text
+    assert "streammetrics MetricSet, lock no-op" in text
+    assert "WARNING" not in text  # every value agrees with the bincount reference to 1e-9
+    assert "the lock costs" in text
+
+
+def test_case_checks_values_against_reference() -> None:
+    res = bc.case("per-sample scalars", "streammetrics", 500, repeat=1)
+    assert res["samples"] == 500 and res["max_diff"] <= 1e-12
+    y, p = bc.make_data("binary", 500)
+    counts = [[((y == i) & (p == j)).sum() for j in (0, 1)] for i in (0, 1)]
+    assert res["values"] == bc.values_from_counts(__import__("numpy").array(counts), "binary")
+
+
+def test_run_limited_reports_results_and_failures() -> None:
+    ok = h.run_limited("benchmarks.bench_confusion:case",
+                       {"workload": "binary labels, batch 1k", "impl": "bare", "n": 2000, "repeat": 1},
+                       mem_limit_mb=0, timeout=60)
+    assert ok["status"] == "ok" and ok["samples"] == 2000 and ok["peak_rss_mb"] > 0
+    # 20M samples (320 MB of int64 data) cannot fit in 300 MB: reported, not raised
+    oom = h.run_limited("benchmarks.bench_confusion:case",
+                        {"workload": "binary labels, batch 100k", "impl": "bare", "n": 20_000_000},
+                        mem_limit_mb=300, timeout=60)
+    assert oom["status"] == "out of memory (limit 300 MB)"
+
+
+def test_table_and_header_helpers() -> None:
+    table = h.markdown_table(["a", "bb"], [["x", 1.5], ["yy", 22]], align="lr")
+    lines = table.splitlines()
+    assert lines[0] == "| a  |  bb |" and lines[1] == "|----|----:|" and lines[3] == "| yy |  22 |"
+    assert "CPUs" in h.env_header(("numpy",))
+    assert h.fmt_rate(3.2e8) == "320.0 M/s" and h.fmt_ratio(0.5) == "0.50x" and h.fmt_us(2e-6) == "2.00 µs"
+    timings = h.measure_interleaved([lambda: None, lambda: sum(range(100))], repeat=3, warmup=0)
+    assert len(timings) == 2 and all(len(t.runs) == 3 for t in timings)
