@@ -460,18 +460,32 @@ def precision_at_recall(rq: RankedQueries, level: float, rel_level: float) -> np
     return out
 
 
-def interpolated_precision(rq: RankedQueries, levels: tuple[float, ...], rel_level: float) -> np.ndarray:
+def interpolated_precision(
+    rq: RankedQueries, levels: tuple[float, ...], rel_level: float, rule: str = "textbook"
+) -> np.ndarray:
+    """Best precision at any rank whose recall reaches each level (0 if never reached).
+
+    ``rule="textbook"``: recall = hits / R >= level. ``rule="trec"``: trec_eval 9's
+    ``iprec_at_recall``: hits >= floor(level · R + 0.9) (a level that needs 0 hits is reached
+    at every rank).
+    """
     r = rq.R(rel_level)
     out = np.zeros((rq.n_queries, len(levels)))
     for g in rq.groups:
         if g.grades.shape[1] == 0:
             continue
         _, prec, rec = _prec_recall(g, rel_level, r)
+        hits = np.cumsum(g.binary(rel_level), axis=1)
+        rg = r[g.rows]
         # best precision at ranks with recall >= level: a suffix max of precision.
         suffix = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]
-        has = (r[g.rows] > 0)[:, None]
+        has = (rg > 0)[:, None]
         for j, level in enumerate(levels):
-            reach = (rec >= level) & has
+            if rule == "trec":
+                need = np.floor(level * rg + 0.9)[:, None]
+                reach = (hits >= need) & has
+            else:
+                reach = (rec >= level) & has
             first = np.argmax(reach, axis=1)
             out[g.rows, j] = np.where(reach.any(axis=1), suffix[np.arange(prec.shape[0]), first], 0.0)
     return out

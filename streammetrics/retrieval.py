@@ -74,6 +74,7 @@ class Spec:
     denominator: str = "R"
     levels: tuple[float, ...] = ()
     rel_max: float | None = None
+    interpolation: str | None = None
     per_query: bool = False
 
     @property
@@ -121,7 +122,7 @@ class Spec:
         elif kind == "ndcg":
             v = K.ndcg(rq, self.k, self.gain, self.ties)
         elif kind == "iprec":
-            return K.interpolated_precision(rq, self.levels, self.rel_level)
+            return K.interpolated_precision(rq, self.levels, self.rel_level, self.interpolation or "textbook")
         elif kind == "eff":
             v = K.system_efficiency(rq, self.rel_level)
         elif kind == "set":
@@ -665,25 +666,40 @@ class NDCG(DCG):
 
 class InterpolatedPrecision(RetrievalMetric):
     """Interpolated precision at recall r = the best precision at any rank whose recall >= r
-    (textbook rule; 0 if recall r is never reached). ``recall`` is one level (``compute`` gives a
-    float) or a sequence of levels (an array)."""
+    (textbook rule, default; 0 if recall r is never reached). ``interpolation="trec"`` uses
+    trec_eval 9's ``iprec_at_recall`` rule instead: recall r counts as reached at the rank of the
+    ⌊r·R + 0.9⌋-th relevant document (so r = 0.7 with R = 3 is reached by 2 relevant documents).
+    ``recall`` is one level (``compute`` gives a float) or a sequence of levels (an array)."""
 
     def __init__(
-        self, recall: float | Sequence[float], *, rel_level: float = 1, per_query: bool = False
+        self,
+        recall: float | Sequence[float],
+        *,
+        interpolation: str = "textbook",
+        rel_level: float = 1,
+        per_query: bool = False,
     ) -> None:
         self.scalar = np.ndim(recall) == 0
         levels = [recall] if self.scalar else list(recall)  # type: ignore[arg-type]
         if not levels:
             raise ValueError("recall: expected at least one recall level")
         self.recall = tuple(_check_fraction(r, "recall") for r in levels)
+        self.interpolation = _check_choice(interpolation, "interpolation", ("textbook", "trec"))
         self.rel_level, self.per_query = _check_level(rel_level, "rel_level"), bool(per_query)
         super().__init__(
-            Spec("iprec", levels=self.recall, rel_level=self.rel_level, per_query=self.per_query)
+            Spec(
+                "iprec",
+                levels=self.recall,
+                rel_level=self.rel_level,
+                per_query=self.per_query,
+                interpolation=None if self.interpolation == "textbook" else self.interpolation,
+            )
         )
 
     def _config(self) -> dict[str, Any]:
         return {
             "recall": self.recall[0] if self.scalar else list(self.recall),
+            "interpolation": self.interpolation,
             "rel_level": _plain(self.rel_level),
             "per_query": self.per_query,
         }
@@ -698,16 +714,30 @@ class InterpolatedPrecision(RetrievalMetric):
 
 class ElevenPointAP(RetrievalMetric):
     """11-point interpolated average precision: the mean of the interpolated precision at recall
-    0, 0.1, ..., 1 (textbook rule, see :class:`InterpolatedPrecision`)."""
+    0, 0.1, ..., 1 (textbook rule by default; ``interpolation="trec"`` gives trec_eval's
+    ``11pt_avg``, see :class:`InterpolatedPrecision`)."""
 
-    def __init__(self, *, rel_level: float = 1, per_query: bool = False) -> None:
+    def __init__(
+        self, *, interpolation: str = "textbook", rel_level: float = 1, per_query: bool = False
+    ) -> None:
+        self.interpolation = _check_choice(interpolation, "interpolation", ("textbook", "trec"))
         self.rel_level, self.per_query = _check_level(rel_level, "rel_level"), bool(per_query)
         super().__init__(
-            Spec("iprec", levels=ELEVEN_POINTS, rel_level=self.rel_level, per_query=self.per_query)
+            Spec(
+                "iprec",
+                levels=ELEVEN_POINTS,
+                rel_level=self.rel_level,
+                per_query=self.per_query,
+                interpolation=None if self.interpolation == "textbook" else self.interpolation,
+            )
         )
 
     def _config(self) -> dict[str, Any]:
-        return {"rel_level": _plain(self.rel_level), "per_query": self.per_query}
+        return {
+            "interpolation": self.interpolation,
+            "rel_level": _plain(self.rel_level),
+            "per_query": self.per_query,
+        }
 
     def _compute(self) -> Any:
         return float(self._mean().mean())

@@ -6,12 +6,13 @@
 retrieval accumulators; it prints ``measure<TAB>qid|all<TAB>value`` lines as trec_eval does, so
 existing scripts can switch. Measure names are trec_eval's: ``map``, ``map_cut_K``, ``P_K``,
 ``recall_K``, ``Rprec``, ``recip_rank``, ``ndcg``, ``ndcg_cut_K``, ``set_P``, ``set_recall``,
-``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``, ``runid``; a family name alone (``P``,
-``map_cut``, ``ndcg_cut``, ``recall``) means trec_eval's default cutoffs, and ``P.5,10`` picks
-cutoffs.
+``iprec_at_recall_0.10``, ``11pt_avg``, ``num_q``, ``num_ret``, ``num_rel``, ``num_rel_ret``,
+``runid``; a family name alone (``P``, ``map_cut``, ``ndcg_cut``, ``recall``, ``iprec_at_recall``)
+means trec_eval's default cutoffs, and ``P.5,10`` picks cutoffs.
 
 To print trec_eval's values the command uses trec_eval's conventions where the library's defaults
-differ: AP@k divides by R (``denominator="R"``), scores are rounded to float32 before ranking
+differ: AP@k divides by R (``denominator="R"``), interpolated precision uses trec_eval's rule
+(``interpolation="trec"``), scores are rounded to float32 before ranking
 (trec_eval stores them as C floats, so scores equal in float32 tie), ties are broken by document id
 descending, and only queries present in both files are averaged (``-c``: every qrels query, a query
 missing from the run scoring 0). The rank column is ignored (trec_eval sorts by score).
@@ -37,6 +38,8 @@ from .retrieval import (
     MAP,
     MRR,
     NDCG,
+    ElevenPointAP,
+    InterpolatedPrecision,
     PrecisionAtK,
     RecallAtK,
     RetrievalMetric,
@@ -48,6 +51,7 @@ from .retrieval import (
 __all__ = ["read_qrels", "iter_run", "trec_metrics", "evaluate_files", "main", "add_parser"]
 
 DEFAULT_CUTOFFS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+IPREC_CUTOFFS = tuple(i / 10 for i in range(11))
 DEFAULT_MEASURES = ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank", "P")
 _COUNTERS = {"num_ret": "retrieved", "num_rel": "relevant", "num_rel_ret": "relevant_retrieved"}
 _COUNT_COLUMN = {"num_ret": 1, "num_rel": 2, "num_rel_ret": 0}
@@ -147,12 +151,19 @@ def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
 def _parse_measure(name: str) -> list[str]:
     """Expand trec_eval measure syntax to single names: ``P`` / ``P.5,10`` / ``P_5``."""
     families = {"P": "P_", "recall": "recall_", "map_cut": "map_cut_", "ndcg_cut": "ndcg_cut_"}
+    if name.startswith("iprec_at_recall_"):
+        return [name]
     base, dot, cuts = name.partition(".")
+    if base == "iprec_at_recall":
+        levels = IPREC_CUTOFFS if not dot else tuple(float(c) for c in cuts.split(",") if c)
+        return [f"iprec_at_recall_{c:.2f}" for c in levels]
     if base in families:
         ks = DEFAULT_CUTOFFS if not dot else tuple(int(c) for c in cuts.split(",") if c)
         return [f"{families[base]}{k}" for k in ks]
     if dot:
-        raise ValueError(f"measure {name!r}: only P, recall, map_cut and ndcg_cut take cutoffs")
+        raise ValueError(
+            f"measure {name!r}: only P, recall, map_cut, ndcg_cut and iprec_at_recall take cutoffs"
+        )
     return [name]
 
 
@@ -182,6 +193,10 @@ def trec_metrics(
                 out[name] = SetPrecision(**kw)
             elif name == "set_recall":
                 out[name] = SetRecall(**kw)
+            elif name == "11pt_avg":
+                out[name] = ElevenPointAP(interpolation="trec", **kw)
+            elif family == "iprec_at_recall":
+                out[name] = InterpolatedPrecision(float(k), interpolation="trec", **kw)
             elif family == "P":
                 out[name] = PrecisionAtK(int(k), **kw)
             elif family == "recall":
@@ -195,7 +210,8 @@ def trec_metrics(
         except ValueError:
             raise ValueError(
                 f"measure {name!r} is not supported; supported: runid num_q num_ret num_rel num_rel_ret map "
-                "map_cut_K P_K recall_K Rprec recip_rank ndcg ndcg_cut_K set_P set_recall"
+                "map_cut_K P_K recall_K Rprec recip_rank ndcg ndcg_cut_K set_P set_recall "
+                "iprec_at_recall_X 11pt_avg"
             ) from None
     return out
 
@@ -215,6 +231,19 @@ class _Batch:
             "doc_ids": np.array([d for ds in self.docs for d in ds], dtype=str),
             "query_ids": np.repeat(np.arange(len(self.qids)), lengths),
         }
+
+
+def _key(name: str) -> str:
+    """A MetricSet member name (an identifier) for a trec_eval measure name."""
+    return "m_" + name.replace(".", "_dot_")
+
+
+def _unkey(key: str) -> str:
+    return key[2:].replace("_dot_", ".")
+
+
+def _metric_set(metrics: dict[str, RetrievalMetric]) -> MetricSet:
+    return MetricSet({_key(name): m for name, m in metrics.items()})
 
 
 def _fmt(value: float | int | str, digits: int) -> str:
@@ -248,7 +277,7 @@ def evaluate_files(
         for n in _parse_measure(m):
             if n not in names:
                 names.append(n)
-    total = MetricSet(trec_metrics(names, rel_level))
+    total = _metric_set(trec_metrics(names, rel_level))
     qrels = read_qrels(qrels_path)
     seen: set[str] = set()
     runid = ""
@@ -269,9 +298,9 @@ def evaluate_files(
         total.update(arr["relevance"], arr["scores"], **kwargs)
         num_q += len(batch.qids)
         if per_query:
-            chunk = MetricSet(trec_metrics(names, rel_level, per_query=True))
+            chunk = _metric_set(trec_metrics(names, rel_level, per_query=True))
             chunk.update(arr["relevance"], arr["scores"], **kwargs)
-            members = {name: m for name, m in chunk.items() if isinstance(m, RetrievalMetric)}
+            members = {_unkey(name): m for name, m in chunk.items() if isinstance(m, RetrievalMetric)}
             cols = {name: m.per_query_values() for name, m in members.items()}
             pooled_q = members.get("_set")
             counts = pooled_q.per_query_counts() if isinstance(pooled_q, SetPrecision) else None
@@ -307,8 +336,8 @@ def evaluate_files(
                 num_q += 1
 
     results: dict[str, float | int | str] = {}
-    values = total.compute() if num_q else {}
-    pooled = total["_set"] if "_set" in total._members else None
+    values = {_unkey(k): v for k, v in total.compute().items()} if num_q else {}
+    pooled = dict(total.items()).get(_key("_set"))
     for n in names:
         if n == "runid":
             results[n] = runid

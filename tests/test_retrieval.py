@@ -127,6 +127,38 @@ def test_n_relevant_gives_the_same_as_judged():
         assert close(got["r10"], np.mean([expected[q]["recall_10"] for q in run]))
 
 
+def test_trec_interpolation_matches_pytrec_eval_iprec_and_11pt():
+    rng = np.random.default_rng(6)
+    qrels, run = O.random_trec(rng, 150, max_docs=15)
+    ev = trec_values(qrels, run, {"iprec_at_recall", "11pt_avg"})
+    flat = O.flatten(qrels, run)
+    levels = [i / 10 for i in range(11)]
+    ms = sm.MetricSet(
+        ip=InterpolatedPrecision(levels, interpolation="trec", per_query=True),
+        e11=ElevenPointAP(interpolation="trec", per_query=True),
+        textbook=ElevenPointAP(per_query=True),
+    )
+    ms.update(
+        flat["relevance"],
+        flat["scores"],
+        doc_ids=flat["doc_ids"],
+        query_ids=flat["query_ids"],
+        judged=flat["judged"],
+    )
+    ip, e11 = ms["ip"].per_query_values(), ms["e11"].per_query_values()
+    for i, q in enumerate(run):
+        want = [ev[q][f"iprec_at_recall_{c:.2f}"] for c in levels]
+        assert np.allclose(ip[i], want, rtol=1e-12, atol=0), q
+        assert close(e11[i], ev[q]["11pt_avg"]), q
+    assert close(ms.compute()["e11"], float(np.mean([ev[q]["11pt_avg"] for q in run])))
+    # the two rules differ, e.g. R = 3 with 2 relevant retrieved: trec counts recall 0.7 reached
+    m = InterpolatedPrecision(0.7, interpolation="trec")
+    t = InterpolatedPrecision(0.7)
+    for x in (m, t):
+        x.update([1, 1, 0], [3, 2, 1], n_relevant=3)
+    assert m.compute() == 1.0 and t.compute() == 0.0
+
+
 # -- measures no tool has: slow oracles ---------------------------------------------------------
 
 

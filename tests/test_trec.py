@@ -25,6 +25,11 @@ MEASURES = [
     "ndcg_cut_10",
     "set_P",
     "set_recall",
+    "iprec_at_recall_0.00",
+    "iprec_at_recall_0.30",
+    "iprec_at_recall_0.70",
+    "iprec_at_recall_1.00",
+    "11pt_avg",
 ]
 
 
@@ -70,7 +75,8 @@ def test_trec_command_matches_pytrec_eval(tmp_path, capsys, seed):
         args += ["-m", m]
     assert main(args) == 0
     rows = parse(capsys.readouterr().out)
-    ev = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES) | {"num_ret", "num_rel", "num_rel_ret"})
+    trec_names = {m for m in MEASURES if not m.startswith("iprec")} | {"iprec_at_recall"}
+    ev = pytrec_eval.RelevanceEvaluator(qrels, trec_names | {"num_ret", "num_rel", "num_rel_ret"})
     want = ev.evaluate(run)
     assert set(want) == set(qrels)
     for q, vals in want.items():
@@ -97,8 +103,9 @@ def test_default_output_format_and_families(tmp_path, capsys):
         f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)
     ]
     with open(tmp_path / "o.txt", "w") as sink:
-        res = evaluate_files(qp, rp, ["P.1,2", "ndcg_cut.2"], out=sink)
-    assert list(res) == ["P_1", "P_2", "ndcg_cut_2"] and res["P_1"] == 0.0 and res["P_2"] == 0.5
+        res = evaluate_files(qp, rp, ["P.1,2", "ndcg_cut.2", "iprec_at_recall.0.5"], out=sink)
+    assert list(res) == ["P_1", "P_2", "ndcg_cut_2", "iprec_at_recall_0.50"]
+    assert res["P_1"] == 0.0 and res["P_2"] == 0.5 and abs(res["iprec_at_recall_0.50"] - 2 / 3) < 1e-15
 
 
 def test_complete_flag_counts_queries_missing_from_the_run(tmp_path, capsys):
