@@ -433,6 +433,8 @@ class WindowState(State):
         if self.rows.n == 0:
             self.inner.reset()
             self._expired, self._dirty = [], False
+        elif not self._can_subtract:
+            self._expired, self._dirty = [], True  # rebuilt from the rows on the next read
         elif not self._dirty:
             self._expired.extend(gone)
             if len(self._expired) > 64:  # bound the backlog between reads

@@ -1,0 +1,169 @@
+"""A small HTTP inference service that monitors its own quality with streammetrics.
+
+Endpoints (JSON over HTTP/1.1, stdlib ``http.server``):
+
+* ``POST /predict`` ``{"id": "req-17", "features": [0.3, -1.2, ...]}`` -> ``{"id", "score"}``:
+  scores with a toy logistic model and stores the prediction as pending (``DelayedLabels``).
+* ``POST /label`` ``{"id": "req-17", "label": 1}`` -> ``{"fed": 1}``: the truth arrives later and
+  feeds the metrics; an id that is not pending is a 404 with the reason (never silent).
+* ``GET /metrics``: Prometheus text format (needs prometheus-client), ``GET /metrics.json``: the
+  values and the DelayedLabels counters as JSON.
+
+Metrics: AUROC and AP over everything labelled, F1 over the last 2000 labelled samples (a count
+window), AUROC over the last 10 minutes (a time window) and an exponentially decayed F1 (half-life
+1000 samples). The state is checkpointed every few seconds (``--state``) and restored on start,
+so a restart loses at most one period. ``--no-metrics`` serves predictions only (the load test's
+baseline).
+
+Run: ``python examples/service.py --port 8000 --state /tmp/service.sm``; the first line printed
+is ``listening on <port>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import streammetrics as sm
+
+WEIGHTS = [0.8, -0.5, 1.2, 0.3]
+
+
+def score(features: list[float]) -> float:
+    z = sum(w * x for w, x in zip(WEIGHTS, features, strict=False))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def build_metrics() -> sm.DelayedLabels:
+    quality = sm.MetricSet(
+        auroc=sm.AUROC(),
+        ap=sm.AveragePrecision(),
+        f1_last_2000=sm.Window(sm.F1(), size=2000),
+        auroc_last_10min=sm.Window(sm.AUROC(), seconds=600),
+        f1_decayed=sm.Decayed(sm.F1(), half_life=1000),
+    )
+    return sm.DelayedLabels(quality, capacity=200_000, ttl=3600.0, on_unknown="raise")
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes
+    server: Service
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(self, code: int, body: bytes, ctype: str = "application/json") -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _json(self, code: int, obj: Any) -> None:
+        self._send(code, json.dumps(obj).encode())
+
+    def do_POST(self) -> None:
+        try:
+            length = int(self.headers.get("Content-Length", "0"))
+            req = json.loads(self.rfile.read(length) or b"{}")
+        except (ValueError, json.JSONDecodeError):
+            self._json(400, {"error": "body must be JSON"})
+            return
+        metrics = self.server.metrics
+        try:
+            if self.path == "/predict":
+                s = score(req["features"])
+                if metrics is not None:
+                    metrics.predict(req["id"], s)
+                self._json(200, {"id": req["id"], "score": s})
+            elif self.path == "/label":
+                fed = metrics.label(req["id"], int(req["label"])) if metrics is not None else 0
+                self._json(200, {"fed": fed})
+            else:
+                self._json(404, {"error": f"no endpoint {self.path}"})
+        except KeyError as exc:
+            self._json(404, {"error": str(exc)})
+        except (ValueError, TypeError) as exc:
+            self._json(400, {"error": str(exc)})
+
+    def do_GET(self) -> None:
+        metrics = self.server.metrics
+        if self.path == "/metrics.json":
+            if metrics is None:
+                self._json(200, {})
+                return
+            values = metrics.compute()
+            self._json(200, {"values": {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                                        for k, v in values.items()},
+                             "labels": metrics.stats()})
+        elif self.path == "/metrics":
+            if self.server.registry is None:
+                self._json(501, {"error": "pip install prometheus-client for /metrics"})
+                return
+            from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+            self._send(200, generate_latest(self.server.registry), CONTENT_TYPE_LATEST)
+        else:
+            self._json(404, {"error": f"no endpoint {self.path}"})
+
+
+class Service(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, port: int, metrics_on: bool, state: Path | None, every: float) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.metrics: sm.DelayedLabels | None = None
+        self.registry: Any = None
+        self.checkpointer: sm.Checkpointer | None = None
+        if not metrics_on:
+            return
+        fresh = build_metrics()
+        restored = sm.Checkpointer.restore(state, default=fresh) if state else fresh
+        self.metrics = restored if isinstance(restored, sm.DelayedLabels) else fresh
+        if state:
+            self.checkpointer = sm.Checkpointer(self.metrics, state, every_seconds=every)
+        try:
+            from prometheus_client import CollectorRegistry
+
+            from streammetrics.prometheus import register
+
+            self.registry = CollectorRegistry()
+            register(self.metrics, self.registry, prefix="service")
+        except ImportError:
+            self.registry = None
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=8000, help="0 picks a free port")
+    ap.add_argument("--state", type=Path, default=None, help="checkpoint file (restored on start)")
+    ap.add_argument("--checkpoint-every", type=float, default=5.0)
+    ap.add_argument("--no-metrics", action="store_true")
+    args = ap.parse_args(argv)
+    server = Service(args.port, not args.no_metrics, args.state, args.checkpoint_every)
+    print(f"listening on {server.server_address[1]}", flush=True)
+
+    def stop(*_: Any) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    finally:
+        if server.checkpointer is not None:
+            server.checkpointer.close(final=True)
+        server.server_close()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The example service (examples/service.py) end to end on loopback, driven from this process."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+import streammetrics as sm
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+sys.path.insert(0, str(EXAMPLES))
+import load_test  # noqa: E402
+
+
+def call(port: int, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.request(method, path, None if body is None else json.dumps(body).encode(),
+                 {"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    data = json.loads(resp.read() or b"{}")
+    conn.close()
+    return resp.status, data
+
+
+def test_service_predict_label_metrics_and_restart(tmp_path):
+    state = tmp_path / "svc.sm"
+    proc, port = load_test.start_service(True, state)
+    try:
+        code, out = call(port, "POST", "/predict", {"id": "a", "features": [1, 0, 1, 0]})
+        assert code == 200 and 0 < out["score"] < 1
+        call(port, "POST", "/predict", {"id": "b", "features": [-1, 1, -1, 0]})
+        assert call(port, "POST", "/label", {"id": "b", "label": 0}) == (200, {"fed": 1})
+        assert call(port, "POST", "/label", {"id": "a", "label": 1}) == (200, {"fed": 1})
+        code, out = call(port, "POST", "/label", {"id": "zzz", "label": 1})
+        assert code == 404 and "not pending" in out["error"]  # unknown ids are never silent
+        code, out = call(port, "POST", "/label", {"id": "a", "label": 1})
+        assert code == 404
+        stats = load_test.drive(port, requests=300, seconds=20, clients=2, seed=1)
+        assert stats["requests"] == 300
+        code, out = call(port, "GET", "/metrics.json")
+        assert code == 200 and out["labels"]["labelled"] >= 2
+        assert 0.0 <= out["values"]["auroc"] <= 1.0
+        values, text = load_test.scrape(port)
+        if text:  # prometheus-client installed
+            assert "service_auroc " in text and "service_delayed_pending" in text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    # the final checkpoint on shutdown restores the same metrics
+    restored = sm.Checkpointer.restore(state)
+    assert isinstance(restored, sm.DelayedLabels)
+    assert restored.stats()["labelled"] == values["labels"]["labelled"]
+    assert restored.compute()["auroc"] == pytest.approx(values["values"]["auroc"], rel=1e-12)
+    proc, port = load_test.start_service(True, state)  # restart: resumes from the checkpoint
+    try:
+        code, out = call(port, "GET", "/metrics.json")
+        assert out["labels"]["labelled"] == values["labels"]["labelled"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
