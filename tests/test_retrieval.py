@@ -351,3 +351,37 @@ def test_no_queries_is_nan_with_warning():
         assert math.isnan(MAP().compute())
     with pytest.warns(sm.UndefinedMetricWarning):
         assert math.isnan(SetPrecision(average="micro").update([], []).compute())
+
+
+def test_module_docstring_example():
+    import doctest
+
+    import streammetrics.retrieval as module
+
+    assert doctest.testmod(module).failed == 0
+
+
+def test_every_prefix_of_the_stream_equals_pytrec_eval():
+    # river-style: the running value after each query equals trec_eval on the queries seen so far.
+    rng = np.random.default_rng(7)
+    qrels, run = O.random_trec(rng, 40)
+    expected = trec_values(qrels, run, {"map", "ndcg_cut_10", "recip_rank"})
+    ms = sm.MetricSet(map=MAP(), ndcg=NDCG(10), rr=MRR())
+    seen = []
+    for q in run:
+        inp = O.per_query_inputs(qrels, run, q)
+        ms.update(inp["relevance"], inp["scores"], doc_ids=inp["doc_ids"], judged=inp["judged"])
+        seen.append(q)
+        got = ms.compute()
+        for ours, theirs in (("map", "map"), ("ndcg", "ndcg_cut_10"), ("rr", "recip_rank")):
+            assert close(got[ours], float(np.mean([expected[s][theirs] for s in seen])))
+
+
+def test_judged_mapping_without_a_query_means_no_judgments():
+    ms = sm.MetricSet(ap=MAP(per_query=True), nd=NDCG(per_query=True))
+    ms.update([1, 0, 0, 0], [0.9, 0.1, 0.5, 0.4], query_ids=["a", "a", "b", "b"], judged={"a": [1, 1, 0]})
+    np.testing.assert_allclose(ms["ap"].per_query_values(), [0.5, 0.0])  # b: R = 0 scores 0
+    np.testing.assert_allclose(ms["nd"].per_query_values(), [1 / (1 + 1 / np.log2(3)), 0.0])
+    # relevant retrieved documents that the judgments do not have are inconsistent: rejected
+    with pytest.raises(ValueError, match="query 'b' retrieved 1 relevant documents"):
+        ms.update([1, 0, 1], [0.9, 0.1, 0.5], query_ids=["a", "a", "b"], judged={"a": [1]})
