@@ -289,6 +289,32 @@ def _judged(parts: list[Any], qids: list[Any] | None) -> tuple[np.ndarray, np.nd
     return flat, lengths
 
 
+
+def _id_keys(d: np.ndarray) -> np.ndarray:
+    """int64 keys equal for equal ids (the ids themselves, or Python's string hash)."""
+    if d.dtype.kind in "biu":
+        return d.astype(np.int64)
+    if d.dtype.kind == "f":
+        return d.view(np.int64) if d.dtype.itemsize == 8 else d.astype(np.float64).view(np.int64)
+    return np.fromiter(map(hash, d.astype(str).tolist()), dtype=np.int64, count=d.shape[0])
+
+
+def _check_duplicates(d: np.ndarray, keys: np.ndarray, idx: np.ndarray) -> None:
+    """Reject a document id that occurs twice within one query (rows of ``idx``); equal keys
+    are confirmed on the ids themselves (hash collisions are not duplicates)."""
+    if keys.shape[1] < 2:
+        return
+    srt = np.sort(keys, axis=1)
+    for r in np.flatnonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1)):
+        rows = idx[r].tolist()
+        seen: dict[Any, int] = {}
+        for pos in rows:
+            v = d[pos].item()
+            if v in seen:
+                raise ValueError(f"doc_ids: duplicate document {v!r} at row {pos} within one query")
+            seen[v] = pos
+
+
 def prepare_queries(
     relevance: Any,
     scores: Any,
@@ -340,12 +366,10 @@ def prepare_queries(
             qids = block.tolist()
     n_queries = lengths.shape[0]
 
-    codes = None
+    d = keys = None
     if doc_ids is not None:
         d = _ids(doc_ids, "doc_ids", n)
-        # trec_eval: ties by document id descending, compared as strings.
-        _, inv = np.unique(d.astype(str), return_inverse=True)
-        codes = (inv.max(initial=0) - inv).astype(np.int64) if n else inv.astype(np.int64)
+        keys = _id_keys(d)
 
     groups: list[Group] = []
     distinct = lengths[:1] if n_queries <= 1 or (lengths == lengths[0]).all() else np.unique(lengths)
@@ -360,28 +384,25 @@ def prepare_queries(
         if length == 0:
             groups.append(Group(rows, s, s))
             continue
-        if codes is not None:
-            dc = codes[starts[rows][:, None] + np.arange(length)]
-            o1 = np.argsort(dc, axis=1)
-            dsorted = np.take_along_axis(dc, o1, axis=1)
-            dup = dsorted[:, 1:] == dsorted[:, :-1]
-            if dup.any():
-                r, c = np.argwhere(dup)[0]
-                pos = int(starts[rows[r]] + o1[r, c])
-                raise ValueError(
-                    f"doc_ids: duplicate document {np.asarray(doc_ids).ravel()[pos].item()!r} at row {pos} "
-                    "within one query"
-                )
-            o2 = np.argsort(-np.take_along_axis(s, o1, axis=1), axis=1, kind="stable")
-            order = np.take_along_axis(o1, o2, axis=1)
-            ss = np.take_along_axis(s, order, axis=1)
-        else:
-            order = np.argsort(-s, axis=1)
-            ss = np.take_along_axis(s, order, axis=1)
-            tied = (ss[:, 1:] == ss[:, :-1]).any(axis=1)
-            if tied.any():  # unstable sort is fast; redo rows with ties stably (input order)
-                order[tied] = np.argsort(-s[tied], axis=1, kind="stable")
-                ss[tied] = np.take_along_axis(s[tied], order[tied], axis=1)
+        rid = starts[rows][:, None] + np.arange(length) if d is not None else None
+        order = np.argsort(-s, axis=1)
+        ss = np.take_along_axis(s, order, axis=1)
+        tied = (ss[:, 1:] == ss[:, :-1]).any(axis=1)
+        if d is not None and keys is not None and rid is not None:
+            _check_duplicates(d, keys[rid], rid)
+        if tied.any():  # unstable sort is fast; re-sort only the rows with tied scores
+            st = s[tied]
+            if d is not None and rid is not None:
+                # trec_eval: tied documents by id descending, compared as strings.
+                sub = d[rid[tied]].astype(str)
+                _, inv = np.unique(sub, return_inverse=True)
+                codes = inv.reshape(sub.shape).max() - inv.reshape(sub.shape)
+                o1 = np.argsort(codes, axis=1)
+                o2 = np.argsort(-np.take_along_axis(st, o1, axis=1), axis=1, kind="stable")
+                order[tied] = np.take_along_axis(o1, o2, axis=1)
+            else:  # input order among ties: a stable sort
+                order[tied] = np.argsort(-st, axis=1, kind="stable")
+            ss[tied] = np.take_along_axis(st, order[tied], axis=1)
         groups.append(Group(rows, np.take_along_axis(g0, order, axis=1), ss))
 
     nrel = None
