@@ -45,6 +45,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
+from sortedcontainers import SortedList
 
 from ._state import State
 from ._validation import (
@@ -59,6 +60,7 @@ from ._validation import (
 
 __all__ = ["SortedScores", "count2", "merge_sorted"]
 
+_PY_SCALARS = (int, float, bool)
 _FLOAT_KINDS = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
 
 
@@ -77,18 +79,69 @@ def _cumw(w: np.ndarray) -> np.ndarray:
     return out
 
 
-def count2(values: np.ndarray, cw: np.ndarray | None, x: np.ndarray, xw: np.ndarray | None) -> int | float:
+#: Block size of the coarse index kept for large runs, and the run size from which it pays off.
+_BLOCK = 64
+_COARSE_MIN = 1 << 18
+#: A new run is merged into the last one while it is at least 1/_RATIO of its size.
+_RATIO = 4
+#: Samples folded one at a time go to a SortedList tail of at most this many before becoming a run.
+_TAIL_MAX = 4096
+#: A read folds at most this many queued scalar samples one by one (more: as one batch).
+_SCALAR_FOLD_MAX = 64
+
+
+def coarse_index(values: np.ndarray) -> np.ndarray | None:
+    """The last element of every full block of ``_BLOCK`` (None for runs too small to need it)."""
+    if values.shape[0] < _COARSE_MIN:
+        return None
+    return values[_BLOCK - 1 :: _BLOCK].copy()
+
+
+def rank_left(values: np.ndarray, coarse: np.ndarray | None, x: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(values, x, "left")``, faster on large runs.
+
+    numpy's search walks each needle's path alone, so on a run larger than the cache every
+    needle waits for one memory miss after another. Here the first levels go through the small,
+    cache-resident ``coarse`` index (1/64 of the run), and the last six levels are done for all
+    needles at once, level by level (branch-free lower bound inside a block of 64): the loads of
+    one level are independent, so their misses overlap. Same O(log n) per needle.
+    """
+    if coarse is None:
+        return np.searchsorted(values, x, "left")
+    pos = np.searchsorted(coarse, x, "left")
+    pos *= _BLOCK  # every element of the blocks before is < x; the answer is in this block
+    step = _BLOCK // 2
+    idx = np.empty_like(pos)
+    while step >= 1:
+        np.add(pos, step - 1, out=idx)
+        pos += (values.take(idx, mode="clip") < x) * step
+        step //= 2
+    pos += values.take(pos, mode="clip") < x
+    n = values.shape[0]
+    # Past the end, the clipped probes read the last value: if it is < x the walk overshoots n.
+    np.minimum(pos, n, out=pos)
+    return pos
+
+
+def count2(
+    values: np.ndarray,
+    cw: np.ndarray | None,
+    x: np.ndarray,
+    xw: np.ndarray | None,
+    coarse: np.ndarray | None = None,
+) -> int | float:
     """``sum_i xw_i * (L(x_i) + R(x_i))`` with L / R the weight of ``values`` below / at-or-below.
 
     ``values`` is sorted ascending, ``cw`` its cumulative weights (``None``: unit weights), ``x``
-    any array of needles (sorted needles are faster), ``xw`` their weights (``None``: units). The
-    result is an exact int when both sides are unweighted. O(len(x) · log len(values)); the
-    at-or-below side is only searched for needles that tie with a stored value.
+    any array of needles (sorted needles are faster), ``xw`` their weights (``None``: units),
+    ``coarse`` the run's :func:`coarse_index`. The result is an exact int when both sides are
+    unweighted. O(len(x) · log len(values)); the at-or-below side is only searched for needles
+    that tie with a stored value.
     """
     n = values.shape[0]
     if n == 0 or x.shape[0] == 0:
         return 0
-    left = np.searchsorted(values, x, "left")
+    left = rank_left(values, coarse, x)
     probe = np.minimum(left, n - 1)
     tie = values[probe] == x
     if tie.any():
@@ -129,19 +182,61 @@ def merge_sorted(
 class _Group:
     """One group's scores: sorted runs (largest first) with optional weights and their cumsums."""
 
-    __slots__ = ("runs", "wts", "cws", "total")
+    __slots__ = ("runs", "wts", "cws", "coarse", "tail", "total")
 
     def __init__(self) -> None:
         self.runs: list[np.ndarray] = []
         self.wts: list[np.ndarray | None] = []
         self.cws: list[np.ndarray | None] = []
+        self.coarse: list[np.ndarray | None] = []
+        self.tail: SortedList | None = None  # unit-weight float64 samples folded one at a time
         self.total: int | float = 0
 
-    def count2(self, x: np.ndarray, xw: np.ndarray | None) -> int | float:
-        """See :func:`count2`, summed over the runs."""
+    def count2_scalar(self, x: float) -> int | float:
+        """:func:`count2` for one unit-weight needle: O(log n) per run, no temporaries."""
         s: int | float = 0
         for v, cw in zip(self.runs, self.cws, strict=True):
-            s += count2(v, cw, x, xw)
+            left = int(v.searchsorted(x, "left"))
+            right = left if left == v.shape[0] or v[left] != x else int(v.searchsorted(x, "right"))
+            s += left + right if cw is None else float(cw[left] + cw[right])
+        if self.tail:
+            s += self.tail.bisect_left(x) + self.tail.bisect_right(x)
+        return s
+
+    def add_scalar(self, x: float) -> None:
+        """Insert one unit-weight sample into the SortedList tail (O(log n))."""
+        if self.tail is None:
+            self.tail = SortedList()
+        self.tail.add(x)
+        self.total += 1
+        if len(self.tail) >= _TAIL_MAX:
+            self.flush_tail()
+
+    def flush_tail(self) -> None:
+        """Turn the tail into a sorted run."""
+        if self.tail:
+            v = np.fromiter(self.tail, dtype=np.float64, count=len(self.tail))
+            self.tail.clear()
+            self.push(v, None, 0)
+
+    def count2(self, x: np.ndarray, xw: np.ndarray | None) -> int | float:
+        """See :func:`count2`, summed over the runs; ``x`` must be sorted.
+
+        A run much smaller than the needles is searched the other way round (its elements in
+        the needles, a cache-resident haystack), using sum_x (L_v + R_v)(x) = 2 W_v W_x -
+        sum_v (L_x + R_x)(v).
+        """
+        s: int | float = 0
+        x_cw: np.ndarray | None = None
+        x_total: int | float = x.shape[0] if xw is None else float(xw.sum())
+        for v, w, cw, co in zip(self.runs, self.wts, self.cws, self.coarse, strict=True):
+            if 4 * v.shape[0] < x.shape[0]:
+                if xw is not None and x_cw is None:
+                    x_cw = _cumw(xw)
+                v_total = v.shape[0] if cw is None else float(cw[-1])
+                s += 2 * v_total * x_total - count2(x, x_cw, v, w)
+            else:
+                s += count2(v, cw, x, xw, co)
         return s
 
     def push(self, v: np.ndarray, w: np.ndarray | None, total: int | float) -> None:
@@ -149,23 +244,21 @@ class _Group:
         least half the size of the one before it)."""
         if v.shape[0] == 0:
             return
-        self.runs.append(v)
-        self.wts.append(w)
-        self.cws.append(None if w is None else _cumw(w))
         self.total += total
-        runs, wts, cws = self.runs, self.wts, self.cws
-        while len(runs) > 1 and 2 * runs[-1].shape[0] >= runs[-2].shape[0]:
-            b, bw = runs.pop(), wts.pop()
-            cws.pop()
+        runs, wts, cws, coarse = self.runs, self.wts, self.cws, self.coarse
+        while runs and _RATIO * v.shape[0] >= runs[-1].shape[0]:
             a, aw = runs.pop(), wts.pop()
             cws.pop()
-            mv, mw = merge_sorted(a, aw, b, bw)
-            runs.append(mv)
-            wts.append(mw)
-            cws.append(None if mw is None else _cumw(mw))
+            coarse.pop()
+            v, w = merge_sorted(a, aw, v, w)
+        runs.append(v)
+        wts.append(w)
+        cws.append(None if w is None else _cumw(w))
+        coarse.append(coarse_index(v))
 
     def consolidate(self) -> tuple[np.ndarray, np.ndarray | None]:
         """Merge every run into one and return it (values, weights or None)."""
+        self.flush_tail()
         if not self.runs:
             return np.zeros(0), None
         if len(self.runs) > 1:
@@ -185,16 +278,21 @@ class _Group:
                 v = v[order]
             self.runs, self.wts = [v], [w]
             self.cws = [None if w is None else _cumw(w)]
+            self.coarse = [coarse_index(v)]
         return self.runs[0], self.wts[0]
 
     def promote(self, dtype: np.dtype) -> None:
         self.runs = [r.astype(dtype) for r in self.runs]
+        self.coarse = [coarse_index(r) for r in self.runs]
 
     @property
     def nbytes(self) -> int:
         n = 0
-        for v, w, cw in zip(self.runs, self.wts, self.cws, strict=True):
+        for v, w, cw, co in zip(self.runs, self.wts, self.cws, self.coarse, strict=True):
             n += v.nbytes + (0 if w is None else w.nbytes) + (0 if cw is None else cw.nbytes)
+            n += 0 if co is None else co.nbytes
+        if self.tail:
+            n += 40 * len(self.tail)  # list slot + float object, roughly
         return n
 
 
@@ -245,7 +343,10 @@ class SortedScores(State):
 
     # -- preparing a batch (validation; never mutates) ---------------------------------------
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        if self.task == "binary" and is_scalar(y_true) and is_scalar(y_score):
+        if self.task == "binary" and (
+            (type(y_true) in _PY_SCALARS and type(y_score) in _PY_SCALARS)
+            or (is_scalar(y_true) and is_scalar(y_score))
+        ):
             return self._prepare_one(y_true, y_score, sample_weight)
         y = as_numpy(y_true, "y_true")
         s = as_numpy(y_score, "y_score")
@@ -389,6 +490,14 @@ class SortedScores(State):
         """Fold the queued batches and samples in: sort them per group, update ``u2``, push runs."""
         if not self._pending and not self._scalars:
             return
+        if (
+            not self._pending
+            and len(self._scalars) <= _SCALAR_FOLD_MAX
+            and (self._dtype is None or self._dtype == np.float64)
+            and all(w is None for _, _, w in self._scalars)
+        ):
+            self._fold_scalars()
+            return
         k, g = self.n_columns, self.n_groups
         bucket: list[list[list[np.ndarray]]] = [[[] for _ in range(g)] for _ in range(k)]
         wbucket: list[list[list[np.ndarray | None]]] = [[[] for _ in range(g)] for _ in range(k)]
@@ -420,8 +529,28 @@ class SortedScores(State):
             new.append(row)
         self._fold(new)
 
+    def _fold_scalars(self) -> None:
+        """The per-sample read path: each queued unit-weight sample is ranked against the other
+        class (O(log n) per run, a bisect in the SortedList tail) and inserted into its class's
+        tail. A read after every sample therefore costs microseconds, not a batch fold."""
+        scalars, self._scalars = self._scalars, []
+        neg, pos = self._groups[0]
+        u2 = self._u2
+        for grp, x, _ in scalars:
+            if grp == 1:
+                u2[0, 0] += neg.count2_scalar(x)
+                pos.add_scalar(x)
+            else:
+                u2[0, 0] += 2 * pos.total - pos.count2_scalar(x)
+                neg.add_scalar(x)
+        if self._dtype is None:
+            self._dtype = np.dtype(np.float64)
+
     def _fold(self, new: list[list[tuple[np.ndarray, np.ndarray | None]]]) -> None:
         """Add sorted per-group arrays ``new[col][grp] = (values, weights|None)``; update ``u2``."""
+        for groups in self._groups:
+            for group in groups:
+                group.flush_tail()
         dtypes = {v.dtype for row in new for v, _ in row if v.shape[0]}
         if not dtypes:
             return
@@ -463,6 +592,12 @@ class SortedScores(State):
         self._flush()
         return self._u2
 
+    def binary_stat(self) -> tuple[int | float, int | float, int | float]:
+        """(2U, P, N) of a binary state, as exact ints for unit weights. O(1) once folded."""
+        self._flush()
+        neg, pos = self._groups[0]
+        return self._u2[0, 0].item(), pos.total, neg.total
+
     def totals(self) -> np.ndarray:
         """Total weight of every group, shape (K, G)."""
         self._flush()
@@ -501,14 +636,22 @@ class SortedScores(State):
         for row in self._groups:
             for grp in row:
                 sizes = [r.shape[0] for r in grp.runs]
-                assert all(2 * b < a for a, b in zip(sizes, sizes[1:], strict=False)), sizes
+                assert all(_RATIO * b < a for a, b in zip(sizes, sizes[1:], strict=False)), sizes
                 total: int | float = 0
-                for v, w, cw in zip(grp.runs, grp.wts, grp.cws, strict=True):
+                if grp.tail is not None:
+                    grp.tail._check()
+                    assert len(grp.tail) < _TAIL_MAX
+                for v, w, cw, co in zip(grp.runs, grp.wts, grp.cws, grp.coarse, strict=True):
                     assert v.shape[0] > 0 and not (v[1:] < v[:-1]).any()
+                    ref = coarse_index(v)
+                    assert (co is None) == (ref is None)
+                    if co is not None and ref is not None:
+                        assert np.array_equal(co, ref)
                     assert (w is None) == (cw is None)
                     if w is not None and cw is not None:
                         assert w.shape == v.shape and cw.shape[0] == v.shape[0] + 1
                     total += v.shape[0] if w is None else float(w.sum())
+                total += len(grp.tail) if grp.tail else 0
                 assert abs(total - grp.total) <= 1e-9 * max(1.0, abs(total))
         fresh = SortedScores(self.task, self.num_classes, self.ignore_index, self.by_class)
         fresh._fold(
@@ -632,6 +775,8 @@ def _copy_groups(groups: list[list[_Group]]) -> list[list[_Group]]:
         for grp in row:
             g = _Group()
             g.runs, g.wts, g.cws, g.total = list(grp.runs), list(grp.wts), list(grp.cws), grp.total
+            g.coarse = list(grp.coarse)
+            g.tail = None if grp.tail is None else SortedList(grp.tail)
             new_row.append(g)
         out.append(new_row)
     return out

@@ -274,6 +274,12 @@ class AUROC(_Ranking):
         return counts_from_sorted(pv, pw, nv, nw)
 
     def _compute(self) -> Any:
+        if self.task == "binary" and self.max_fpr is None:  # the O(1) read
+            u2, P, N = self._state.binary_stat()
+            if P <= 0 or N <= 0:
+                _warn(self._name, "no positives or no negatives")
+                return math.nan
+            return u2 / (2 * P * N)  # unit weights: Python ints, one correctly rounded division
         if self.multi_class == "ovo":
             return self._ovo()
         if self.task != "binary" and self.average == "micro":
