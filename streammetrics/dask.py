@@ -211,6 +211,7 @@ def evaluate(
     weight: str | None = None,
     query: str | None = None,
     doc_id: str | None = None,
+    query_partitioned: bool = False,
     split_every: int = 8,
     compute: bool = True,
     **update_kwargs: Any,
@@ -233,8 +234,10 @@ def evaluate(
     query, doc_id : str, optional
         Retrieval family only: the query id column (required) and the document id column (breaks
         score ties as trec_eval does; without it tied documents keep their input order, which a
-        shuffle may change). The rows are shuffled so each query's rows land in one partition,
-        unless the frame is already partitioned by ``query`` (pass ``query_partitioned=True``).
+        shuffle may change). The rows are shuffled so each query's rows land in one partition.
+    query_partitioned : bool
+        Retrieval only: the frame is already partitioned by ``query`` (all rows of a query in one
+        partition), so the shuffle is skipped.
     split_every : int
         Fan-in of the merge tree (>= 2).
     compute : bool
@@ -261,7 +264,6 @@ def evaluate(
     if not isinstance(split_every, int) or isinstance(split_every, bool) or split_every < 2:
         raise ValueError(f"split_every: must be an integer >= 2, got {split_every!r}")
     template, unwrap = _normalise(metrics)
-    query_partitioned = bool(update_kwargs.pop("query_partitioned", False))
     if template.family == "retrieval":
         if query is None:
             raise ValueError("query: retrieval metrics need the query id column (query=...)")
@@ -303,6 +305,7 @@ def evaluate_parquet(
     weight: str | None = None,
     query: str | None = None,
     doc_id: str | None = None,
+    query_partitioned: bool = False,
     split_every: int = 8,
     compute: bool = True,
     read_kwargs: Mapping[str, Any] | None = None,
@@ -326,6 +329,7 @@ def evaluate_parquet(
         weight=weight,
         query=query,
         doc_id=doc_id,
+        query_partitioned=query_partitioned,
         split_every=split_every,
         compute=compute,
         **update_kwargs,

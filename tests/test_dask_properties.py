@@ -104,3 +104,33 @@ def test_empty_frame_and_pandas_nullable_columns() -> None:
         bad = pd.DataFrame({"y": pd.array([1, None], dtype="Int64"), "p": [0.1, 0.2]})
         with pytest.raises(ValueError, match="y_true"):
             evaluate(dd.from_pandas(bad, npartitions=1), sm.Accuracy(), label="y", score="p")
+
+
+def _retrieval() -> sm.MetricSet:
+    return sm.MetricSet(ndcg=sm.NDCG(k=3), map=sm.MAP(), rr=sm.MRR())
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 6))
+def test_retrieval_any_partitioning(seed: int, nparts: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    df = pd.DataFrame({"q": rng.integers(0, 9, n), "rel": rng.integers(0, 3, n),
+                       "s": rng.integers(0, 4, n) / 4.0, "doc": [f"d{i}" for i in rng.permutation(n)]})
+    srt = df.sort_values("q", kind="stable")
+    ref = _retrieval().update(srt["rel"].to_numpy(), srt["s"].to_numpy(), query_ids=srt["q"].to_numpy(),
+                              doc_ids=srt["doc"].to_numpy())
+    want = ref.compute()
+    with dask.config.set(scheduler="sync"):
+        # rows of one query scattered over partitions: evaluate shuffles them together
+        got = evaluate(dd.from_pandas(df, npartitions=nparts, sort=False), _retrieval(), label="rel",
+                       score="s", query="q", doc_id="doc", split_every=2)
+        # already partitioned by query: no shuffle
+        parts = [dask.delayed(g) for _, g in df.groupby("q", sort=False)]
+        by_query = dd.from_delayed(parts, meta=df.iloc[:0])
+        got2 = evaluate(by_query, _retrieval(), label="rel", score="s", query="q", doc_id="doc",
+                        query_partitioned=True, compute=False)
+    assert got2["map"].n_queries == ref["map"].n_queries
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=0)
+        np.testing.assert_allclose(got2.compute()[k], want[k], rtol=1e-12, atol=0)
