@@ -296,6 +296,86 @@ class _Rows:
         return sum(sum(a.nbytes for a in (q.y, q.p, q.w, q.ts) if a is not None) for q in self.pieces)
 
 
+def _remove_values(runs: list[np.ndarray], values: np.ndarray) -> list[np.ndarray]:
+    """Sorted runs minus the multiset ``values`` (each must be present). O(total run size)."""
+    u, cnt = np.unique(values, return_counts=True)
+    out = []
+    for run in runs:
+        if not cnt.any() or run.size == 0:
+            if run.size:
+                out.append(run)
+            continue
+        left = np.searchsorted(run, u, "left")
+        take = np.minimum(cnt, np.searchsorted(run, u, "right") - left)
+        k = int(take.sum())
+        if k:
+            starts = np.repeat(left, take)
+            offs = np.arange(k) - np.repeat(np.cumsum(take) - take, take)
+            run = np.delete(run, starts + offs)
+            cnt = cnt - take
+        if run.size:
+            out.append(run)
+    if cnt.any():
+        raise ValueError("subtract: values not held by the state")
+    return out
+
+
+def _subtract_sorted(inner: Any, removed: Any) -> None:
+    """Remove ``removed``'s samples from an unweighted exact ranking buffer (SortedScores):
+    ``u2`` by inclusion-exclusion of the Mann-Whitney pair counts (O(m log W) searches), the
+    scores by a vectorised multiset deletion from the group's consolidated sorted run (a merge
+    of its few runs plus an O(W) memmove; no full sort). Uses only the buffer's own group
+    operations (``count2``, ``consolidate``, ``push``).
+    Raises ``NotImplementedError`` for weighted buffers (the window then rebuilds)."""
+    from ._sorted_buffer import count2
+
+    inner._flush()
+    removed._flush()
+    if inner._weighted or removed._weighted:
+        raise NotImplementedError("weighted ranking buffers are rebuilt, not subtracted")
+    rem = [[grp.consolidate()[0] for grp in row] for row in removed._groups]
+    for row in inner._groups:  # one sorted run per group (folds any per-sample side buffer)
+        for grp in row:
+            grp.consolidate()
+    u2 = inner._u2.copy()
+    for col in range(inner.n_columns):
+        p = inner.pos_group(col)
+        pos, rp = inner._groups[col][p], rem[col][p]
+        for g in range(inner.n_groups):
+            if g == p:
+                continue
+            grp, rg = inner._groups[col][g], rem[col][g]
+            d = 0
+            if rp.size:
+                d += grp.count2(rp, None)
+            if rg.size:
+                d += 2 * pos.total * rg.shape[0] - pos.count2(rg, None)
+                if rp.size:
+                    d -= count2(rg, None, rp, None)
+            u2[col, g] -= d
+    dtype = inner._dtype
+    new = {}
+    for col, row in enumerate(inner._groups):
+        for g, grp in enumerate(row):
+            rv = rem[col][g]
+            if rv.size:
+                values, _ = grp.consolidate()
+                new[col, g] = _remove_values([values], rv.astype(dtype, copy=False))
+    for (col, g), runs in new.items():
+        grp = type(inner._groups[col][g])()
+        if runs:
+            grp.push(runs[0], None, runs[0].shape[0])
+        inner._groups[col][g] = grp
+    inner._u2 = u2
+
+
+def _external_subtract(state: State) -> Callable[[Any, Any], None] | None:
+    """Subtraction for states whose module does not define ``State.subtract``."""
+    from ._sorted_buffer import SortedScores
+
+    return _subtract_sorted if type(state) is SortedScores else None
+
+
 def _fold(state: State, piece: _Piece) -> None:
     """Fold a piece's rows into ``state`` (rows were validated when they arrived)."""
     if len(piece):
@@ -388,7 +468,10 @@ class WindowState(State):
         self._dirty = False  # ``inner`` must be rebuilt from the rows
         self._scratch = inner.copy()
         self._scratch.reset()
-        self._can_subtract = type(inner).subtract is not State.subtract
+        self._subtract: Callable[[Any, Any], None] | None = (
+            type(inner).subtract if type(inner).subtract is not State.subtract else _external_subtract(inner)
+        )
+        self._can_subtract = self._subtract is not None
 
     def key(self) -> Hashable:
         return ("window", self.size, self.seconds, type(self.inner).__name__, self.inner.key())
@@ -455,7 +538,7 @@ class WindowState(State):
                     scratch.reset()
                     for q in self._expired:
                         _fold(scratch, q)
-                    self.inner.subtract(scratch)
+                    self._subtract(self.inner, scratch)  # type: ignore[misc]
                 except Exception:  # noqa: BLE001 - fall back to the exact rebuild
                     self._dirty = True
             else:

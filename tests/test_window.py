@@ -436,3 +436,49 @@ def test_batch_split_invariance(data, cuts, size):
     assert quiet(cm_split.compute) == quiet(cm_one.compute)
     back = sm.loads(sm.dumps(split))
     np.testing.assert_array_equal(quiet(back.compute), quiet(one.compute))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: AUROC(),
+    lambda: AUROC(num_classes=3, multi_class="ovo"),
+    lambda: AveragePrecision(num_classes=3, multilabel=True, average=None),
+    lambda: sm.ROCCurve(),
+])
+def test_ranking_windows_subtract_exactly(make):
+    """Unweighted ranking windows remove expired scores in place (no rebuild); the state then
+    equals a fresh accumulator fed exactly the window's rows."""
+    rng = np.random.default_rng(21)
+    size = 37
+    proto = make()
+    win = Window(make(), size=size)
+    rows_y, rows_s = [], []
+    for b in range(40):
+        n = int(rng.integers(0, 12))
+        if proto.task == "binary":
+            y = rng.integers(0, 2, n)
+            s = np.round(rng.random(n), 1).astype(np.float32 if b % 3 == 0 else np.float64)
+        elif proto.task == "multiclass":
+            y = rng.integers(0, 3, n)
+            s = rng.random((n, 3))
+            s = np.round(s / s.sum(axis=1, keepdims=True), 2)
+        else:
+            y = rng.integers(0, 2, (n, 3))
+            s = np.round(rng.random((n, 3)), 1)
+        if n == 1 and proto.task == "binary":
+            win.update(int(y[0]), float(s[0]))
+        else:
+            win.update(y, s)
+        rows_y += list(y)
+        rows_s += list(s.astype(np.float64))
+        got = quiet(win.compute)
+        assert not win._state._dirty  # the subtract path, not a rebuild
+        if not rows_y:
+            continue
+        fresh = make().update(np.array(rows_y[-size:]), np.array(rows_s[-size:]))
+        want = quiet(fresh.compute)
+        if isinstance(want, (float, np.ndarray)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+        else:
+            np.testing.assert_array_equal(got.fpr, want.fpr)
+            np.testing.assert_array_equal(got.tpr, want.tpr)
+            np.testing.assert_array_equal(got.thresholds, want.thresholds)
