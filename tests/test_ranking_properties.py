@@ -10,6 +10,7 @@ the batch path. A long random sequence of operations checks the buffer's interna
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -20,7 +21,22 @@ from ranking_oracles import finite
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
+import streammetrics._sorted_buffer as sb
 from streammetrics._curves import PRCurveResult, ROCCurveResult
+
+
+@contextlib.contextmanager
+def small_capacities(on: bool = True):
+    """Shrink the buffer's internal capacities so that rare paths run on small data (the coarse
+    index of large runs, the SortedList tail turning into a run, scalar folds as batches)."""
+    saved = (sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX)
+    if on:
+        sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX = 70, 5, 3
+    try:
+        yield
+    finally:
+        sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX = saved
+
 
 REGISTRY = {
     "binary_auroc": (lambda: sm.AUROC(), "binary"),
@@ -243,9 +259,15 @@ def test_per_sample_scalars_equal_batch(name, seed, n):
         max_size=25,
     ),
     by_class=st.booleans(),
+    small=st.booleans(),
 )
-def test_random_operation_sequences_keep_invariants(seed, ops, by_class):
+def test_random_operation_sequences_keep_invariants(seed, ops, by_class, small):
     """Against a plain list of every sample seen; the buffer's invariants after every step."""
+    with small_capacities(small):
+        _operation_sequence(seed, ops, by_class)
+
+
+def _operation_sequence(seed, ops, by_class):
     rng = np.random.default_rng(seed)
     kind = "multiclass" if by_class else "binary"
     make = (lambda: sm.AUROC(3, multi_class="ovo")) if by_class else (lambda: sm.AUROC())
@@ -261,11 +283,12 @@ def test_random_operation_sequences_keep_invariants(seed, ops, by_class):
             ss.append(s)
             ws.append(np.ones(n) if w is None else w)
         elif op == "sample" and not by_class:
-            y1, s1 = int(rng.integers(0, 2)), float(rng.integers(0, 4) / 4)
-            metric.update(y1, s1)
-            ys.append(np.array([y1]))
-            ss.append(np.array([s1]))
-            ws.append(np.ones(1))
+            for _ in range(int(rng.integers(1, 8))):
+                y1, s1 = int(rng.integers(0, 2)), float(rng.integers(0, 4) / 4)
+                metric.update(y1, s1)
+                ys.append(np.array([y1]))
+                ss.append(np.array([s1]))
+                ws.append(np.ones(1))
         elif op == "merge":
             n = int(rng.integers(0, 30))
             y, s = make_data(kind, rng, n)
@@ -283,3 +306,48 @@ def test_random_operation_sequences_keep_invariants(seed, ops, by_class):
     if ys:
         reference.update(np.concatenate(ys), np.concatenate(ss), sample_weight=np.concatenate(ws))
     assert_same(value(metric), value(reference))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=seeds,
+    n=st.integers(1, 2000),
+    m=st.integers(0, 300),
+    levels=st.integers(1, 50),
+    dtype=st.sampled_from([np.float64, np.float32]),
+)
+def test_rank_left_equals_searchsorted(seed, n, m, levels, dtype):
+    rng = np.random.default_rng(seed)
+    v = np.sort(np.round(rng.normal(size=n) * levels) / levels).astype(dtype)
+    v[rng.random(n) < 0.02] = np.inf
+    v.sort()
+    x = np.concatenate([rng.choice(v, m), rng.normal(size=m) * 3, [v[0], v[-1], np.inf, -np.inf]]).astype(
+        dtype
+    )
+    with small_capacities():
+        co = sb.coarse_index(v)
+        assert (co is None) == (n < sb._COARSE_MIN)
+        np.testing.assert_array_equal(sb.rank_left(v, co, x), np.searchsorted(v, x, "left"))
+        np.testing.assert_array_equal(sb.rank_left(v, co, np.sort(x)), np.searchsorted(v, np.sort(x), "left"))
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=6, deadline=None)
+@given(seed=seeds, n=st.integers(0, 400), data=st.data())
+def test_small_capacities_give_the_same_results(name, seed, n, data):
+    factory, kind = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    y, s = make_data(kind, rng, n)
+    cuts = data.draw(st.lists(st.integers(0, n), max_size=8))
+    expected = value(feed(factory(), y, s))
+    with small_capacities():
+        split = feed(factory(), y, s, cuts=cuts)
+        got = value(split)
+        if kind == "binary" and name != "metricset":
+            one = factory()
+            for yi, si in zip(y.tolist(), s.tolist(), strict=True):
+                one.update(yi, si)
+                if rng.random() < 0.3:
+                    value(one)
+            assert_same(value(one), expected, exact=True)
+    assert_same(got, expected, exact=True)
