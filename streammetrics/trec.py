@@ -25,6 +25,7 @@ are printed in run-file order. Memory: the qrels plus one batch of queries.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import sys
 from collections.abc import Iterator, Sequence
@@ -100,52 +101,134 @@ def read_qrels(path: str) -> Qrels:
     return Qrels(docs)
 
 
-def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
-    """Stream ``qid Q0 docno rank score runid`` lines as (qid, docnos, scores, runid) per query.
+@dataclass
+class RunChunk:
+    """Complete queries read from a run file: ``qids`` (one per query, file order), ``lengths``
+    (documents per query), flat ``docs`` and ``scores`` (float64), and the run id."""
 
-    Each query's lines must be contiguous; duplicates and malformed lines raise
-    :class:`TrecFormatError` naming file and line. O(one query) memory.
+    qids: list[str]
+    lengths: np.ndarray
+    docs: list[str]
+    scores: np.ndarray
+    runid: str
+
+
+def _bad_run_line(path: str, lineno: int, line: str) -> TrecFormatError | None:
+    """The error for one run line, or None if it is well formed."""
+    parts = line.split()
+    if not parts:
+        return None
+    if len(parts) != 6:
+        return TrecFormatError(
+            f"{path}:{lineno}: expected 6 fields 'qid Q0 docno rank score runid', "
+            f"got {len(parts)}: {line.strip()!r}"
+        )
+    try:
+        s = float(parts[4])
+    except ValueError:
+        return TrecFormatError(f"{path}:{lineno}: score {parts[4]!r} is not a number")
+    if math.isnan(s):
+        return TrecFormatError(f"{path}:{lineno}: score is NaN")
+    return None
+
+
+def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]:
+    """Stream a run file (``qid Q0 docno rank score runid``) in chunks of complete queries.
+
+    Parsing is per chunk: one ``split`` per line, columns via ``zip``, scores converted by numpy;
+    a malformed line, a NaN score, a document twice in a query, or a query whose lines are not
+    contiguous raises :class:`TrecFormatError` naming file and line. Memory: one chunk.
     """
     seen: set[str] = set()
-    qid: str | None = None
-    docs: list[str] = []
-    scores: list[float] = []
-    docset: set[str] = set()
+    carry: tuple[list[str], list[str], np.ndarray, list[int]] | None = None  # last, maybe partial, query
     runid = ""
+    lineno = 0
     with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts:
+        while True:
+            lines = list(itertools.islice(fh, chunk_lines))
+            first = lineno + 1
+            lineno += len(lines)
+            rows = [line.split() for line in lines]
+            keep = [i for i, r in enumerate(rows) if len(r) != 6]
+            if keep:  # blank lines are skipped; anything else that is not 6 fields is an error
+                for i in keep:
+                    err = _bad_run_line(path, first + i, lines[i])
+                    if err is not None:
+                        raise err
+                line_of = [first + i for i, r in enumerate(rows) if r]
+                rows = [r for r in rows if r]
+            else:
+                line_of = list(range(first, first + len(rows)))
+            if rows:
+                q_col, _, d_col, _, s_col, r_col = zip(*rows, strict=True)
+                try:
+                    sc = np.array(s_col, dtype=np.float64)
+                except ValueError:
+                    sc = np.zeros(0)
+                    for i, r in enumerate(rows):
+                        err = _bad_run_line(path, line_of[i], " ".join(r))
+                        if err is not None:
+                            raise err from None
+                if np.isnan(sc).any():
+                    i = int(np.flatnonzero(np.isnan(sc))[0])
+                    raise TrecFormatError(f"{path}:{line_of[i]}: score is NaN")
+                runid = r_col[-1]
+                qs, ds = list(q_col), list(d_col)
+            else:
+                qs, ds, sc = [], [], np.zeros(0)
+            if carry is not None:
+                qs, ds = carry[0] + qs, carry[1] + ds
+                sc = np.concatenate([carry[2], sc])
+                line_of = carry[3] + line_of
+            if not qs:
+                if not lines:
+                    break
                 continue
-            if len(parts) != 6:
-                raise TrecFormatError(
-                    f"{path}:{lineno}: expected 6 fields 'qid Q0 docno rank score runid', "
-                    f"got {len(parts)}: {line.strip()!r}"
-                )
-            q, _, docno, _, score, runid = parts
-            try:
-                s = float(score)
-            except ValueError:
-                raise TrecFormatError(f"{path}:{lineno}: score {score!r} is not a number") from None
-            if math.isnan(s):
-                raise TrecFormatError(f"{path}:{lineno}: score is NaN")
-            if q != qid:
-                if qid is not None:
-                    yield qid, docs, scores, runid
+            qa = np.asarray(qs)
+            starts = np.flatnonzero(np.concatenate([[True], qa[1:] != qa[:-1]]))
+            ends = np.append(starts[1:], len(qs))
+            done = len(starts) - (1 if lines else 0)  # the last query may continue in the next chunk
+            block_ids = [qs[i] for i in starts.tolist()]
+            errors: list[tuple[int, str]] = []  # (line, message): the first in file order is raised
+            for j, q in enumerate(block_ids):
                 if q in seen:
-                    raise TrecFormatError(
-                        f"{path}:{lineno}: query {q!r} reappears after other queries; each query's lines "
-                        "must be contiguous (sort the run with: sort -s -k1,1)"
+                    errors.append(
+                        (
+                            line_of[int(starts[j])],
+                            f"query {q!r} reappears after other queries; each query's lines must be "
+                            "contiguous (sort the run with: sort -s -k1,1)",
+                        )
                     )
-                seen.add(q)
-                qid, docs, scores, docset = q, [], [], set()
-            if docno in docset:
-                raise TrecFormatError(f"{path}:{lineno}: duplicate document {docno!r} for query {q!r}")
-            docset.add(docno)
-            docs.append(docno)
-            scores.append(s)
-    if qid is not None:
-        yield qid, docs, scores, runid
+                    break
+                if j < done:
+                    seen.add(q)
+            cut = int(ends[done - 1]) if done > 0 else 0
+            pairs = list(zip(qs[:cut], ds[:cut], strict=True))
+            if len(set(pairs)) != cut:
+                found: set[tuple[str, str]] = set()
+                for i, pair in enumerate(pairs):
+                    if pair in found:
+                        errors.append((line_of[i], f"duplicate document {pair[1]!r} for query {pair[0]!r}"))
+                        break
+                    found.add(pair)
+            if errors:
+                line, message = min(errors)
+                raise TrecFormatError(f"{path}:{line}: {message}")
+            if done > 0:
+                yield RunChunk(block_ids[:done], (ends - starts)[:done], ds[:cut], sc[:cut], runid)
+            carry = (qs[cut:], ds[cut:], sc[cut:], line_of[cut:]) if cut < len(qs) else None
+            if not lines:
+                break
+
+
+def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
+    """Stream a run file query by query as (qid, docnos, scores, runid); see
+    :func:`read_run_chunks` for the checks."""
+    for chunk in read_run_chunks(path):
+        pos = 0
+        for q, n in zip(chunk.qids, chunk.lengths.tolist(), strict=True):
+            yield q, chunk.docs[pos : pos + n], chunk.scores[pos : pos + n].tolist(), chunk.runid
+            pos += n
 
 
 def _parse_measure(name: str) -> list[str]:
@@ -263,13 +346,12 @@ def evaluate_files(
     complete: bool = False,
     rel_level: float = 1,
     digits: int = 4,
-    batch_queries: int = 4096,
     out: IO[str] | None = None,
 ) -> dict[str, float | int | str]:
     """Evaluate a run against qrels as trec_eval does; print trec_eval's lines to ``out``.
 
-    Returns the ``all`` values by measure name. Cost: one pass over the run file, batches of
-    ``batch_queries`` queries through one MetricSet (one ranking per batch).
+    Returns the ``all`` values by measure name. Cost: one pass over the run file, each chunk of
+    complete queries (see :func:`read_run_chunks`) through one MetricSet (one ranking per chunk).
     """
     out = sys.stdout if out is None else out
     names: list[str] = []
@@ -313,22 +395,22 @@ def evaluate_files(
                         vals[n] = int(counts[i, _COUNT_COLUMN[n]])
                 lines(q, vals)
 
-    batch = _Batch([], [], [], [])
-    for qid, docs, scores, run_name in iter_run(run_path):
-        runid = run_name
-        if qid not in qrels.docs:  # trec_eval evaluates the queries judged in the qrels only
-            continue
-        seen.add(qid)
-        judged = qrels.docs[qid]
-        batch.qids.append(qid)
-        batch.rel.append(np.fromiter((judged.get(d, 0.0) for d in docs), dtype=np.float64, count=len(docs)))
-        # trec_eval keeps scores as C floats: round to float32 so that its ties are ours.
-        batch.scores.append(np.asarray(scores, dtype=np.float32).astype(np.float64))
-        batch.docs.append(docs)
-        if len(batch.qids) >= batch_queries:
-            flush(batch)
-            batch = _Batch([], [], [], [])
-    flush(batch)
+    for chunk in read_run_chunks(run_path):
+        runid = chunk.runid
+        batch = _Batch([], [], [], [])
+        pos = 0
+        for qid, n in zip(chunk.qids, chunk.lengths.tolist(), strict=True):
+            docs = chunk.docs[pos : pos + n]
+            if qid in qrels.docs:  # trec_eval evaluates the queries judged in the qrels only
+                seen.add(qid)
+                judged = qrels.docs[qid]
+                batch.qids.append(qid)
+                batch.rel.append(np.array([judged.get(d, 0.0) for d in docs], dtype=np.float64))
+                # trec_eval keeps scores as C floats: round to float32 so that its ties are ours.
+                batch.scores.append(chunk.scores[pos : pos + n].astype(np.float32).astype(np.float64))
+                batch.docs.append(docs)
+            pos += n
+        flush(batch)
     if complete:  # every judged query counts; one missing from the run retrieved nothing
         for qid in qrels.docs:
             if qid not in seen:

@@ -7,7 +7,7 @@ import pytest
 import pytrec_eval
 
 from streammetrics.__main__ import main
-from streammetrics.trec import evaluate_files, iter_run, read_qrels
+from streammetrics.trec import evaluate_files, iter_run, read_qrels, read_run_chunks
 from tests import retrieval_oracles as O
 
 MEASURES = [
@@ -150,3 +150,32 @@ def test_unknown_measure_and_readers(tmp_path, capsys):
     assert [(q, d) for q, d, _, _ in iter_run(str(rp))] == [("1", ["a", "b"]), ("2", ["c"])]
     assert main(["trec", str(qp), str(rp), "-m", "bpref"]) == 2
     assert "measure 'bpref' is not supported" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("chunk_lines", [1, 2, 3, 7, 1000])
+def test_run_chunks_carry_queries_across_chunk_boundaries(tmp_path, chunk_lines):
+    rng = np.random.default_rng(chunk_lines)
+    rows, expected = [], []
+    for q in range(6):
+        n = int(rng.integers(1, 6))
+        docs = [f"d{j}" for j in rng.permutation(10)[:n]]
+        scores = rng.integers(0, 5, n).astype(float).tolist()
+        expected.append((f"q{q}", docs, scores))
+        rows += [f"q{q} Q0 {d} {i + 1} {s} rid" for i, (d, s) in enumerate(zip(docs, scores, strict=True))]
+        rows.append("")  # blank lines are skipped
+    path = tmp_path / "run.txt"
+    path.write_text("\n".join(rows) + "\n")
+    got = []
+    for chunk in read_run_chunks(str(path), chunk_lines=chunk_lines):
+        pos = 0
+        for q, n in zip(chunk.qids, chunk.lengths.tolist(), strict=True):
+            got.append((q, chunk.docs[pos : pos + n], chunk.scores[pos : pos + n].tolist()))
+            pos += n
+    assert got == expected
+    # a duplicate or a reappearing query split over chunks is still found, with its line
+    path.write_text("a Q0 x 1 1 r\na Q0 y 2 1 r\na Q0 x 3 1 r\nb Q0 x 1 1 r\na Q0 z 1 1 r\n")
+    with pytest.raises(ValueError, match="run.txt:3: duplicate document 'x' for query 'a'"):
+        list(read_run_chunks(str(path), chunk_lines=chunk_lines))
+    path.write_text("a Q0 x 1 1 r\nb Q0 x 1 1 r\na Q0 z 1 1 r\n")
+    with pytest.raises(ValueError, match="run.txt:3: query 'a' reappears"):
+        list(read_run_chunks(str(path), chunk_lines=chunk_lines))
