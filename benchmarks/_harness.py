@@ -259,8 +259,17 @@ def env_header(packages: Sequence[str] = ("numpy", "streammetrics", "torch", "to
         f"- Python {platform.python_version()}; " + ", ".join(versions),
         "- every peer runs single-threaded (torch.set_num_threads(1), OMP/MKL/OpenBLAS = 1), "
         "in its own subprocess with an address-space limit",
-        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
+        f"- date: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; load average at the start "
+        f"of this section: {_load()} (other processes compete for the CPUs when it exceeds the "
+        "CPU count; ratios are measured in alternation, absolute times are inflated)",
     ])
+
+
+def _load() -> str:
+    try:
+        return " / ".join(f"{x:.1f}" for x in os.getloadavg()) + " (1/5/15 min)"
+    except OSError:
+        return "unknown"
 
 
 def fmt_rate(samples_per_s: float | None) -> str:
