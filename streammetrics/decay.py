@@ -65,6 +65,7 @@ __all__ = ["Decayed"]
 
 _PREFIX = "inner."
 _HORIZON = 1100.0  # half-lives after which 0.5 ** age is exactly 0.0 in float64
+_RENORM = 300.0  # rebase when absolute weights would exceed 2 ** 300 (squares stay finite)
 
 
 def _n_rows(state: State, y_true: Any) -> int:
@@ -72,6 +73,11 @@ def _n_rows(state: State, y_true: Any) -> int:
     if y.ndim == 0 or (getattr(state, "task", None) == "multilabel" and y.ndim == 1):
         return 1
     return int(y.shape[0])
+
+
+def _as_decayed(state: State) -> DecayedState:
+    assert isinstance(state, DecayedState)
+    return state
 
 
 class DecayedState(State):
@@ -85,6 +91,9 @@ class DecayedState(State):
         self.h = float(half_life_seconds if self.by_time else half_life)  # type: ignore[arg-type]
         self.scaled = type(inner).scale is not State.scale
         self.newest: float | None = None  # by time: newest timestamp; by samples: newest index
+        # Scale mode stores sums with absolute weights 2 ** ((coord - ref) / h), so an update
+        # never rescales the state; ``sync`` (before any read) rebases ``ref`` to ``newest``.
+        self.ref: float | None = None
         self.n_seen = 0
         self.rows = _Rows()  # only without ``scale``: ts = age coordinate
         self._dirty = False
@@ -102,29 +111,40 @@ class DecayedState(State):
         if n == 0:
             self.inner.prepare(y_true, y_pred, sample_weight)  # validate shapes
             return None
-        if self.by_time:
-            ts = check_timestamps(timestamp, n, self.clock, self.newest)
-            age = ts[-1] - ts
-        else:
-            ts = None
-            age = np.arange(n - 1, -1, -1, dtype=np.float64)
+        ts = check_timestamps(timestamp, n, self.clock, self.newest) if self.by_time else None
         if not self.scaled:
             self.inner.prepare(y_true, y_pred, sample_weight)  # validate
             y, p, w = canonical_rows(self.inner, y_true, y_pred, sample_weight)
             coord = ts if ts is not None else np.arange(n, dtype=np.float64)  # offset at apply
             return ("rows", _Piece(y, p, w, coord), n)
-        if n == 1:  # the newest row weighs 1: keep the caller's weight (and the scalar path)
-            weights = sample_weight
-        else:
+        if n > 1:
             one_sample = is_scalar(sample_weight) or np.ndim(sample_weight) == 0
-            base = check_weights(None if one_sample else sample_weight, n)
             if one_sample and sample_weight is not None:
                 raise ValueError(f"sample_weight: expected shape ({n},), got a scalar")
-            weights = np.exp2(-age / self.h)
-            if base is not None:
-                weights = weights * base
+            check_weights(sample_weight, n)
+        n0, ref = self.n_seen, self.ref
+        return self._weighted_delta(y_true, y_pred, sample_weight, ts, n, n0, ref)
+
+    def _weighted_delta(self, y_true: Any, y_pred: Any, sample_weight: Any, ts: np.ndarray | None,
+                        n: int, n0: int, ref: float | None) -> Any:
+        """The batch prepared with absolute weights 2 ** ((coord - ref) / h) (see ``sync``)."""
+        last = float(ts[-1]) if ts is not None else float(n0 + n - 1)
+        if ref is None or (last - ref) / self.h > _RENORM:
+            ref = last  # provisional after a long gap: ``apply`` rebases and weighs again
+        if n == 1:  # keep the per-sample path: a scalar weight for scalar inputs
+            f = math.exp2((last - ref) / self.h)
+            if sample_weight is None:
+                weights: Any = f if np.ndim(y_true) == 0 or is_scalar(y_true) else [f]
+            else:
+                weights = (float(sample_weight) * f if np.ndim(sample_weight) == 0
+                           else np.asarray(sample_weight, dtype=np.float64) * f)
+        else:
+            coord = ts if ts is not None else n0 + np.arange(n, dtype=np.float64)
+            weights = np.exp2((coord - ref) / self.h)
+            if sample_weight is not None:
+                weights = weights * as_numpy(sample_weight, "sample_weight").astype(np.float64)
         delta = self.inner.prepare(y_true, y_pred, weights)
-        return ("scaled", delta, n, None if ts is None else float(ts[-1]))
+        return ("scaled", delta, n, n0, ref, last, (y_true, y_pred, sample_weight, ts))
 
     def apply(self, delta: Any) -> None:
         if delta is None:
@@ -143,17 +163,27 @@ class DecayedState(State):
             self._drop_old()
             self._dirty = True
             return
-        _, inner_delta, n, t = delta
-        if self.by_time:
-            if self.newest is not None and t > self.newest:
-                self.inner.scale(math.exp2(-(t - self.newest) / self.h))
-            if self.newest is None or t > self.newest:
-                self.newest = t
-        else:
-            self.inner.scale(math.exp2(-n / self.h))
-            self.newest = float(self.n_seen + n - 1)
+        _, inner_delta, n, n0, ref, last, args = delta
+        if self.ref is not None and (last - self.ref) / self.h > _RENORM:
+            self._rebase(last)  # keep the absolute weights far from overflow
+        if (n0 != self.n_seen and not self.by_time) or (self.ref is not None and ref != self.ref):
+            # another update (or a rebase) came between prepare and apply: weigh again (the
+            # inputs were validated, so this cannot raise)
+            y_true, y_pred, sample_weight, ts = args
+            again = self._weighted_delta(y_true, y_pred, sample_weight, ts, n, self.n_seen, self.ref)
+            inner_delta, last = again[1], again[5]
+        elif self.ref is None:
+            self.ref = ref
         self.inner.apply(inner_delta)
         self.n_seen += n
+        self.newest = last if self.newest is None else max(self.newest, last)
+
+    def _rebase(self, to: float) -> None:
+        """Rescale the stored sums so that the reference point becomes ``to``."""
+        assert self.ref is not None
+        if to != self.ref:
+            self.inner.scale(math.exp2(-(to - self.ref) / self.h))
+            self.ref = to
 
     def _drop_old(self) -> None:  # rows mode: weights that underflowed to exactly 0
         if self.newest is not None and self.rows.n:
@@ -162,20 +192,26 @@ class DecayedState(State):
                 self.rows.drop_front(k)
 
     def sync(self) -> None:
-        """Rows mode: rebuild the wrapped state with the current decay weights."""
-        if self.scaled or not self._dirty:
+        """Bring the wrapped state to the decay weights relative to the newest sample: rescale
+        the stored sums once (scale mode) or rebuild from the aged rows (rows mode)."""
+        if self.scaled:
+            if self.ref is not None and self.newest is not None:
+                self._rebase(self.newest)
+            return
+        if not self._dirty:
             return
         self.inner.reset()
-        for q in self.rows:
+        for q in self.rows.segments():
             n = len(q)
             y, p, w = q.part(0, n)
-            dw = np.exp2(-(self.newest - q.ts[q.lo:]) / self.h)  # type: ignore[index,operator]
+            dw = np.exp2(-(self.newest - q.ts[q.lo:q.hi]) / self.h)  # type: ignore[index,operator]
             self.inner.apply(self.inner.prepare(y, p, dw if w is None else dw * w))
         self._dirty = False
 
     # -- state protocol ------------------------------------------------------------------------
     def arrays(self) -> dict[str, Any]:
         if self.scaled:
+            self.sync()
             out = {_PREFIX + k: v for k, v in self.inner.arrays().items()}
         else:
             out = rows_arrays(self.rows)
@@ -200,10 +236,13 @@ class DecayedState(State):
                 if not k.startswith(_PREFIX):
                     raise ValueError(f"state: unexpected array {k!r} in a Decayed state")
                 inner[k[len(_PREFIX):]] = v
+            if not self.by_time and newest is not None and newest != int(n_seen) - 1:
+                raise ValueError("state: 'newest' must be n_seen - 1 for decay by samples")
             fresh = self.inner.copy()
             fresh.load_arrays(inner)
             self.inner = fresh
             self.rows = _Rows()
+            self.ref = newest
         else:
             fresh = self.inner.copy()
             fresh.reset()
@@ -226,7 +265,10 @@ class DecayedState(State):
         if other.n_seen == 0:
             return
         if self.scaled:
-            theirs = other.inner.copy()
+            self.sync()
+            other = _as_decayed(other.copy())
+            other.sync()
+            theirs = other.inner
             if self.by_time and self.newest is not None and other.newest is not None:
                 top = max(self.newest, other.newest)
                 if top > self.newest:
@@ -252,13 +294,15 @@ class DecayedState(State):
         elif self.scaled:
             self.newest = float(self.n_seen + other.n_seen - 1)
         self.n_seen += other.n_seen
-        if not self.scaled:
+        if self.scaled:
+            self.ref = self.newest
+        else:
             self._drop_old()
 
     def reset(self) -> None:
         self.inner.reset()
         self.rows = _Rows()
-        self.newest, self.n_seen, self._dirty = None, 0, False
+        self.newest, self.n_seen, self._dirty, self.ref = None, 0, False, None
 
     def equals(self, other: State) -> bool:
         return isinstance(other, DecayedState) and super().equals(other)

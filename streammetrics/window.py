@@ -178,20 +178,24 @@ def optional_float(value: Any, name: str) -> float | None:
 
 # -- the row FIFO -------------------------------------------------------------------------------
 class _Piece:
-    """Rows of one batch (or of several small batches of one signature); immutable arrays,
-    rows before ``lo`` have expired."""
+    """Rows of one batch (or of several small batches of one signature). Rows [lo, hi) of the
+    arrays are live: rows before ``lo`` have expired, and a small tail piece grows in place past
+    ``hi`` (written only beyond ``hi``, so views of live rows never change)."""
 
-    __slots__ = ("y", "p", "w", "ts", "lo")
+    __slots__ = ("y", "p", "w", "ts", "lo", "hi", "_sig")
 
     def __init__(self, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, ts: np.ndarray | None) -> None:
-        self.y, self.p, self.w, self.ts, self.lo = y, p, w, ts, 0
+        self.y, self.p, self.w, self.ts, self.lo, self.hi = y, p, w, ts, 0, y.shape[0]
+        self._sig: Hashable = None
 
     def __len__(self) -> int:
-        return self.y.shape[0] - self.lo
+        return self.hi - self.lo
 
     def signature(self) -> Hashable:
-        return (self.y.dtype.str, self.y.shape[1:], self.p.dtype.str, self.p.shape[1:],
-                self.w is None, self.ts is None)
+        if self._sig is None:
+            self._sig = (self.y.dtype.str, self.y.shape[1:], self.p.dtype.str, self.p.shape[1:],
+                         self.w is None, self.ts is None)
+        return self._sig
 
     def part(self, a: int, b: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Rows [a, b) of the live rows."""
@@ -199,15 +203,36 @@ class _Piece:
         return self.y[s], self.p[s], (None if self.w is None else self.w[s])
 
     def live(self) -> _Piece:
-        if self.lo == 0:
+        if self.lo == 0 and self.hi == self.y.shape[0]:
             return self
-        return _Piece(self.y[self.lo:], self.p[self.lo:],
-                      None if self.w is None else self.w[self.lo:],
-                      None if self.ts is None else self.ts[self.lo:])
+        s = slice(self.lo, self.hi)
+        return _Piece(self.y[s], self.p[s], None if self.w is None else self.w[s],
+                      None if self.ts is None else self.ts[s])
 
     def integral(self) -> bool:
-        w = self.w if self.w is None else self.w[self.lo:]
+        w = self.w if self.w is None else self.w[self.lo:self.hi]
         return w is None or bool(np.all(w == np.floor(w)))
+
+    def extend(self, other: _Piece) -> None:
+        """Append ``other``'s live rows (same signature) in place; amortised O(len(other))."""
+        n = len(other)
+        fields = ("y", "p", "w", "ts")
+        if self.hi + n > self.y.shape[0]:
+            cap = max(16, 2 * (len(self) + n))
+            for f in fields:
+                a = getattr(self, f)
+                if a is not None:
+                    grown = np.empty((cap, *a.shape[1:]), dtype=a.dtype)
+                    grown[: len(self)] = a[self.lo:self.hi]
+                    setattr(self, f, grown)
+            self.hi -= self.lo
+            self.lo = 0
+        src = other.lo
+        for f in fields:
+            a = getattr(self, f)
+            if a is not None:
+                a[self.hi:self.hi + n] = getattr(other, f)[src:src + n]
+        self.hi += n
 
 
 def _concat(pieces: list[_Piece]) -> _Piece:
@@ -222,30 +247,45 @@ def _concat(pieces: list[_Piece]) -> _Piece:
     )
 
 
+def _runs(pieces: list[_Piece]) -> list[_Piece]:
+    """Consecutive pieces of one signature concatenated (fewer, larger prepares)."""
+    out: list[_Piece] = []
+    run: list[_Piece] = []
+    for q in pieces:
+        if run and run[0].signature() != q.signature():
+            out.append(_concat(run))
+            run = []
+        run.append(q)
+    if run:
+        out.append(_concat(run))
+    return out
+
+
 class _Rows:
-    """FIFO of pieces with O(1) append and amortised O(1) expiry per row."""
+    """FIFO of pieces with amortised O(1) append and expiry per row."""
 
     def __init__(self) -> None:
         self.pieces: deque[_Piece] = deque()
         self.n = 0
 
     def append(self, piece: _Piece) -> None:
-        if len(piece) == 0:
+        n = len(piece)
+        if n == 0:
             return
         if self.pieces:
             last = self.pieces[-1]
-            if (len(last) + len(piece) <= _COALESCE and last.signature() == piece.signature()):
-                self.pieces[-1] = _concat([last, piece])
-                self.n += len(piece)
+            if len(last) + n <= _COALESCE and last.signature() == piece.signature():
+                last.extend(piece)
+                self.n += n
                 return
         self.pieces.append(piece)
-        self.n += len(piece)
+        self.n += n
 
     def count_not_after(self, cutoff: float) -> int:
         """Number of leading rows whose timestamp is <= cutoff."""
         k = 0
         for q in self.pieces:
-            ts = q.ts[q.lo:]  # type: ignore[index]
+            ts = q.ts[q.lo:q.hi]  # type: ignore[index]
             if ts[-1] <= cutoff:
                 k += len(q)
                 continue
@@ -271,23 +311,14 @@ class _Rows:
             q.lo += k
             self.n -= k
             if q.lo > q.y.shape[0] // 2 and q.lo > _COALESCE:  # compact: free the expired half
-                self.pieces[0] = _Piece(*(None if a is None else a[q.lo:].copy()
+                self.pieces[0] = _Piece(*(None if a is None else a[q.lo:q.hi].copy()
                                           for a in (q.y, q.p, q.w, q.ts)))  # type: ignore[arg-type]
             k = 0
         return out
 
     def segments(self) -> list[_Piece]:
         """The live rows as maximal runs of one signature (concatenated)."""
-        out: list[_Piece] = []
-        run: list[_Piece] = []
-        for q in self.pieces:
-            if run and run[0].signature() != q.signature():
-                out.append(_concat(run))
-                run = []
-            run.append(q)
-        if run:
-            out.append(_concat(run))
-        return out
+        return _runs(list(self.pieces))
 
     def __iter__(self) -> Iterator[_Piece]:
         return iter(self.pieces)
@@ -536,7 +567,7 @@ class WindowState(State):
                 try:
                     scratch = self._scratch
                     scratch.reset()
-                    for q in self._expired:
+                    for q in _runs(self._expired):
                         _fold(scratch, q)
                     self._subtract(self.inner, scratch)  # type: ignore[misc]
                 except Exception:  # noqa: BLE001 - fall back to the exact rebuild
@@ -546,7 +577,7 @@ class WindowState(State):
         self._expired = []
         if self._dirty:
             self.inner.reset()
-            for q in self.rows:
+            for q in self.rows.segments():
                 _fold(self.inner, q)
             self._dirty = False
 

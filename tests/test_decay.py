@@ -320,3 +320,27 @@ def test_batch_split_invariance(data, cuts, h):
         cm_split.update(y[a:b], s[a:b])
     np.testing.assert_array_equal(quiet(split.compute), quiet(one.compute))
     np.testing.assert_allclose(cm_split.compute(), cm_one.compute(), rtol=1e-13)
+
+
+def test_racing_updates_and_long_gaps_are_reweighed_exactly():
+    # two batches prepared before either is applied (as two threads would): the second is
+    # re-weighed at apply time, so the result equals the sequential one
+    y1, p1 = np.array([1, 0, 1]), np.array([1, 1, 0])
+    y2, p2 = np.array([0, 1]), np.array([0, 1])
+    raced = Decayed(ConfusionMatrix(), half_life=2.0)
+    d1 = raced._state.prepare(y1, p1)
+    d2 = raced._state.prepare(y2, p2)
+    raced._state.apply(d1)
+    raced._state.apply(d2)
+    seq = Decayed(ConfusionMatrix(), half_life=2.0).update(y1, p1).update(y2, p2)
+    np.testing.assert_allclose(raced.compute(), seq.compute(), rtol=1e-15)
+    w = 0.5 ** ((4 - np.arange(5)) / 2.0)
+    np.testing.assert_allclose(seq.compute(), confusion_matrix(np.r_[y1, y2], np.r_[p1, p2], sample_weight=w),
+                               rtol=1e-12)
+    # a gap of thousands of half-lives: the old samples' weights underflow to exactly 0
+    t = Decayed(ConfusionMatrix(), half_life_seconds=1.0)
+    t.update([1, 1], [1, 0], timestamp=0.0)
+    t.update([0], [0], timestamp=5000.0)
+    assert np.array_equal(t.compute(), [[1.0, 0.0], [0.0, 0.0]])
+    t.update([1], [1], timestamp=5001.0)
+    assert np.allclose(t.compute(), [[0.5, 0.0], [0.0, 1.0]], rtol=1e-15)
