@@ -70,9 +70,17 @@ def _as_1d(x: Any, name: str) -> np.ndarray:
     return arr
 
 
+def _take(a: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``np.take_along_axis(a, order, axis=1)``, with a cheap path for one row."""
+    if a.shape[0] == 1:
+        return a[0][order[0]][None, :]
+    return np.take_along_axis(a, order, axis=1)
+
+
 def _check_grades(g: np.ndarray, name: str) -> np.ndarray:
     g = g.astype(np.float64, copy=False)
-    if g.size and not np.isfinite(g).all():
+    # one reduction: a NaN or inf makes the sum non-finite (overflow too: then look closer)
+    if g.size and not np.isfinite(g.sum()) and not np.isfinite(g).all():
         idx = first_bad(~np.isfinite(g))
         raise ValueError(
             f"{name}: grades must be finite numbers; first invalid value {g[idx]!r} at index {idx}"
@@ -386,7 +394,7 @@ def prepare_queries(
             continue
         rid = starts[rows][:, None] + np.arange(length) if d is not None else None
         order = np.argsort(-s, axis=1)
-        ss = np.take_along_axis(s, order, axis=1)
+        ss = _take(s, order)
         tied = (ss[:, 1:] == ss[:, :-1]).any(axis=1)
         if d is not None and keys is not None and rid is not None:
             _check_duplicates(d, keys[rid], rid)
@@ -398,12 +406,12 @@ def prepare_queries(
                 _, inv = np.unique(sub, return_inverse=True)
                 codes = inv.reshape(sub.shape).max() - inv.reshape(sub.shape)
                 o1 = np.argsort(codes, axis=1)
-                o2 = np.argsort(-np.take_along_axis(st, o1, axis=1), axis=1, kind="stable")
-                order[tied] = np.take_along_axis(o1, o2, axis=1)
+                o2 = np.argsort(-_take(st, o1), axis=1, kind="stable")
+                order[tied] = _take(o1, o2)
             else:  # input order among ties: a stable sort
                 order[tied] = np.argsort(-st, axis=1, kind="stable")
-            ss[tied] = np.take_along_axis(st, order[tied], axis=1)
-        groups.append(Group(rows, np.take_along_axis(g0, order, axis=1), ss))
+            ss[tied] = _take(st, order[tied])
+        groups.append(Group(rows, _take(g0, order), ss))
 
     nrel = None
     if n_relevant is not None:
