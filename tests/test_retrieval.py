@@ -385,3 +385,19 @@ def test_judged_mapping_without_a_query_means_no_judgments():
     # relevant retrieved documents that the judgments do not have are inconsistent: rejected
     with pytest.raises(ValueError, match="query 'b' retrieved 1 relevant documents"):
         ms.update([1, 0, 1], [0.9, 0.1, 0.5], query_ids=["a", "a", "b"], judged={"a": [1]})
+
+
+def test_weber_graded_example_shape():
+    # Weber §2.4: 10 results graded 0..3 with CG10 = 15, so nCG10 = 15 / (3 * 10) = 0.5, and 7 of
+    # them graded > 0 (P@10 = 0.7); the collection holds 5 documents of grade 3 and 10 of grade 2,
+    # and the ideal ranking comes from those judged documents, not from the 10 retrieved.
+    grades = [3, 2, 3, 0, 1, 2, 0, 3, 1, 0]
+    scores = list(range(10, 0, -1))
+    judged = [3] * 5 + [2] * 10 + [1] * 2
+    ncg, p10, nd = CG(10, normalize=True, rel_max=3), PrecisionAtK(10), NDCG(10)
+    for m in (ncg, p10, nd):
+        m.update(grades, scores, judged=judged)
+    assert close(ncg.compute(), 0.5) and close(p10.compute(), 0.7)
+    dcg = sum(g / math.log2(i + 2) for i, g in enumerate(grades))
+    idcg = sum(g / math.log2(i + 2) for i, g in enumerate([3] * 5 + [2] * 5))
+    assert close(nd.compute(), dcg / idcg)
