@@ -12,25 +12,33 @@ scikit-learn's ``f1_score(y, pred, sample_weight=decay)``.
 How it works
 ------------
 * States that can rescale (every :class:`~streammetrics._state.SummedState`: the confusion
-  family, top-k) keep the decayed sums themselves: before a batch of m rows is added the state is
-  multiplied by ``0.5 ** (m / h)`` (sums of squared weights by its square, so Wilson intervals
-  use the right effective size), and the batch's row j gets weight ``0.5 ** ((m - 1 - j) / h)``.
-  ``update`` O(batch + state), ``compute`` O(state), memory O(state). Rounding: each update adds
-  one rounding per cell; old contributions (and their error) decay with the mass, so the relative
-  error stays at a few ulps times ~h/ln 2 updates' worth, never growing with the stream length.
+  family, top-k) keep the decayed sums themselves. They are stored with *absolute* weights
+  ``2 ** ((coord_i - ref) / h)`` (coord = sample index or timestamp), so an update only weighs
+  its own rows -- O(batch), no pass over the state -- and the first read after updates rescales
+  the sums once by ``2 ** (-(newest - ref) / h)`` (sums of squared weights by its square, so
+  Wilson intervals use the right effective size) and moves ``ref`` to the newest sample: O(state).
+  The reference also moves before the absolute weights could approach overflow (every ~300
+  half-lives), so any stream length is safe; a gap of more than ~1075 half-lives leaves the old
+  weights exactly 0, as in the definition. Rounding: a few ulps per rescale, and old
+  contributions (with their error) decay with the mass, so the relative error does not grow
+  with the stream length (checked against scikit-learn to 1e-11 after 20k samples).
 * Other states (the exact ranking buffer: AUROC, AP, curves) keep the rows with their age
   coordinate (sample index or timestamp) and rebuild the wrapped state with the decay weights on
   the first read after an update: O(R log R) for the R rows kept. A row whose decay factor has
   underflowed to 0.0 (age > ~1075 half-lives) has weight exactly 0, which scikit-learn treats as
   absent, so it is dropped: R <= ~1100·h rows by samples. Exact.
 
+Rows whose label is the wrapped metric's ``ignore_index`` count as arrivals (they age the other
+samples) but contribute nothing.
+
 Merge semantics (shards of one stream): by time, both sides are aligned to the newer of their
 newest timestamps (the older side decays by the gap) and added -- exactly the decayed metric of
 the union of the shards' samples. By samples there is no global order: each shard's samples
 keep the ages they have in their own shard (the states are added).
 
-Concurrent updates racing on timestamps (a batch prepared before a newer one was applied) are
-folded in with their own newest timestamp as reference, i.e. not decayed by the race's gap.
+Concurrent updates: a batch prepared (outside the lock) before another batch was applied is
+weighed again when it is applied, so the result is that of some sequential order. In rows mode
+a batch racing on timestamps is stamped with the newest timestamp seen.
 """
 
 from __future__ import annotations
@@ -323,7 +331,8 @@ class Decayed(Metric):
 
     ``update(y_true, y_pred, *, sample_weight=None, timestamp=None)``; ``compute()`` is the
     wrapped metric's value under the decay weights; ``interval()`` / ``bounds()`` pass through.
-    Complexity: O(batch + state) per update for the confusion family; see the module docstring.
+    Complexity (confusion family): ``update`` O(batch), a read O(state); see the module
+    docstring for the ranking metrics.
 
     Example
     -------

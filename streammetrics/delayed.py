@@ -116,7 +116,8 @@ class DelayedLabels(Metric):
     >>> from streammetrics import DelayedLabels, Recall
     >>> d = DelayedLabels(Recall(), capacity=1000)
     >>> d.predict(["a", "b", "c"], [0.9, 0.2, 0.7])
-    >>> d.label(["c", "a"], [1, 0])
+    >>> d.label(["c", "a"], [1, 0])  # returns how many pairs were fed
+    2
     >>> d.compute(), d.stats()["pending"]
     (1.0, 1)
     """

@@ -24,12 +24,19 @@ next read:
   is 0), or for states that cannot subtract, the state is rebuilt from the window's rows on the
   first read after an expiry: O(W) per such read, exact.
 
+* unweighted exact ranking buffers (AUROC, AP, ROC/PR curves) remove the expired scores in
+  place: the Mann-Whitney pair counts by inclusion-exclusion (O(m log W) searches for m expired
+  rows), the scores by a vectorised deletion from the sorted run (an O(W) memmove, no sort), so
+  AUROC reads stay O(1) after that; weighted ranking windows are rebuilt.
+
 Either way the value always equals the wrapped metric computed from scratch on exactly the
 window's rows (scikit-learn on the same rows, for exact metrics; bounded ranking metrics keep
 their own certificates).
 
 Memory: the rows (O(W) for a count window, O(rows in the last T seconds) for a time window) plus
-the wrapped state. A batch larger than the window is stored once and compacted as it expires.
+the wrapped state. Rows whose label is the wrapped metric's ``ignore_index`` occupy window slots
+(they arrived) but contribute nothing. A batch larger than the window is stored once and
+compacted as it expires.
 
 Merge semantics (shards of one stream): ``a.merge(b)`` for time windows interleaves both
 windows' rows by timestamp (stable: on equal timestamps ``a``'s rows come first) and keeps the
