@@ -376,6 +376,10 @@ class RetrievalMetric(Metric):
 
     ``compute()`` is the mean over queries (nan with ``UndefinedMetricWarning`` before any query);
     ``per_query_values()`` returns every query's value in update order when ``per_query=True``.
+
+    Complexity: ``update`` O(n log L) for n rows (queries of L documents), vectorised over the
+    batch; ``compute`` O(1); memory O(1) -- a count and the per-query sums -- unless
+    ``per_query=True`` (then 8 bytes per query and value).
     """
 
     family = "retrieval"
