@@ -107,12 +107,13 @@ class MetricSet(Metric):
             # Convert foreign tensors once for all states, not once per state.
             args = tuple(a if is_scalar(a) else as_numpy(a, n)
                          for a, n in zip(args, ("y_true", "y_pred"), strict=False)) + args[2:]
-        states = self._states()
-        if len(states) == 1:  # the common case: every member shares one state
-            delta = states[0].prepare(*args, **kwargs)
+        if len(self._groups) == 1:  # the common case: every member shares one state
+            state = self._members[self._groups[0][0]]._state
+            delta = state.prepare(*args, **kwargs)
             with self._lock:
-                states[0].apply(delta)
+                state.apply(delta)
             return self
+        states = self._states()
         deltas = [state.prepare(*args, **kwargs) for state in states]
         with self._lock:
             for state, delta in zip(states, deltas, strict=False):
