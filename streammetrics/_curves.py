@@ -104,12 +104,10 @@ def counts_from_sorted(
             thresholds = both
     tps = _suffix_weight(pos, pos_w, thresholds)
     fps = _suffix_weight(neg, neg_w, thresholds)
-    total_pos = float(pos.shape[0] if pos_w is None else pos_w.sum())
-    total_neg = float(neg.shape[0] if neg_w is None else neg_w.sum())
-    if pos_w is not None and pos.shape[0]:
-        total_pos = float(_suffix_weight(pos, pos_w, np.array([-np.inf]))[0])
-    if neg_w is not None and neg.shape[0]:
-        total_neg = float(_suffix_weight(neg, neg_w, np.array([-np.inf]))[0])
+    # totals summed in the same order as the counts, so the lowest threshold gives exactly P, N
+    everything = np.array([-np.inf])
+    total_pos = float(_suffix_weight(pos, pos_w, everything)[0])
+    total_neg = float(_suffix_weight(neg, neg_w, everything)[0])
     return ThresholdCounts(np.asarray(thresholds, dtype=np.float64), tps, fps, total_pos, total_neg)
 
 
@@ -264,7 +262,7 @@ def _point(counts: ThresholdCounts, i: int, criterion: str | None = None) -> Ope
     )
 
 
-def operating_point_at(counts: ThresholdCounts, threshold: float, pos: Any = None) -> OperatingPoint:
+def operating_point_at(counts: ThresholdCounts, threshold: float) -> OperatingPoint:
     """Counts at an arbitrary threshold: those of the lowest distinct score that is >= it."""
     t = float(threshold)
     if t != t:

@@ -10,8 +10,11 @@ holds column-c scores of the samples of true class k, and the positive group of 
 
 Each group keeps its scores at their input precision (float16/32/64; integer scores become
 float64) as a few sorted numpy runs of geometrically decreasing size (an LSM layout: a new run is
-merged into the previous one while it is at least half its size), plus optional per-sample weights
-with their cumulative sums. Labels need no storage: the group says what they are.
+merged into the last one while it is at least 1/4 of its size, so there are O(log n) runs), plus
+optional per-sample weights with their cumulative sums. Runs of 256k or more also keep a coarse
+index (every 64th value, 1/64 of the run) that speeds up ranking needles in them. Samples folded
+in one at a time go to a ``sortedcontainers.SortedList`` tail (at most 4096, then it becomes a
+run). Labels need no storage: the group says what they are.
 
 Alongside, ``u2[c, g]`` is twice the Mann-Whitney statistic of column c's positives against group
 g (a tied pair counts 1/2, so 2U is an exact integer for unit weights; with float weights it is a
@@ -24,13 +27,15 @@ Complexity
   vectorised passes, O(n)); ``apply`` only queues the copies (O(1)). A single sample given as
   scalars takes a pure-Python path and costs one tuple append.
 * The queue is folded in lazily, on the next read: the queued scores of each group are sorted once
-  (O(m log m)), ranked against the stored runs of the opposite groups with ``searchsorted``
-  (O(m log n) per run, O(log n) runs) to bring ``u2`` up to date, and pushed as a new run
-  (amortised O(log(n/m)) merge passes per element). Reading after every batch therefore never
-  re-sorts the stored scores.
+  (O(m log m)), ranked against the stored runs of the opposite groups (O(m log n) per run,
+  O(log n) runs) to bring ``u2`` up to date, and pushed as a new run (amortised O(log(n/m)) merge
+  passes per element, each a linear merge of two sorted runs). Reading after every batch
+  therefore never re-sorts the stored scores. A few queued single samples are folded one by one
+  instead: a bisect per run and a SortedList insertion, O(log n) each, so ``update`` + ``compute``
+  per sample (river style) costs microseconds.
 * Memory: one score per sample and column (8 bytes for float64 scores, 4 for float32), plus 16
-  bytes per sample once non-unit weights appear. Samples of weight 0 are dropped (as scikit-learn
-  drops them).
+  bytes per sample once non-unit weights appear. While a batch is queued its copy adds the same
+  again. Samples of weight 0 are dropped (as scikit-learn drops them).
 
 Persistence stores, for every group in (column, group) order, its scores as one sorted run
 (``values`` concatenated, ``offsets`` delimiting the groups) and, if any weight differed from 1,
@@ -82,8 +87,11 @@ def _cumw(w: np.ndarray) -> np.ndarray:
 #: Block size of the coarse index kept for large runs, and the run size from which it pays off.
 _BLOCK = 64
 _COARSE_MIN = 1 << 18
-#: A new run is merged into the last one while it is at least 1/_RATIO of its size.
-_RATIO = 4
+#: A new run is merged into the last one while it is at least 1/_RATIO of its size; for a group
+#: searched by over _BUSY times more new samples than it receives, 1/_RATIO_BUSY.
+_RATIO = 2
+_RATIO_BUSY = 16
+_BUSY = 2
 #: Samples folded one at a time go to a SortedList tail of at most this many before becoming a run.
 _TAIL_MAX = 4096
 #: A read folds at most this many queued scalar samples one by one (more: as one batch).
@@ -239,14 +247,16 @@ class _Group:
                 s += count2(v, cw, x, xw, co)
         return s
 
-    def push(self, v: np.ndarray, w: np.ndarray | None, total: int | float) -> None:
-        """Add a sorted run and restore the geometric shape (merge while the last run is at
-        least half the size of the one before it)."""
+    def push(self, v: np.ndarray, w: np.ndarray | None, total: int | float, ratio: int = 0) -> None:
+        """Add a sorted run and restore the geometric shape: merge it into the last run while it
+        is at least 1/``ratio`` of its size (default ``_RATIO``; a larger ratio means fewer runs
+        to search and more merging)."""
         if v.shape[0] == 0:
             return
+        ratio = ratio or _RATIO
         self.total += total
         runs, wts, cws, coarse = self.runs, self.wts, self.cws, self.coarse
-        while runs and _RATIO * v.shape[0] >= runs[-1].shape[0]:
+        while runs and ratio * v.shape[0] >= runs[-1].shape[0]:
             a, aw = runs.pop(), wts.pop()
             cws.pop()
             coarse.pop()
@@ -582,9 +592,13 @@ class SortedScores(State):
                     if pv.shape[0]:
                         d += count2(nv, None if nw is None else _cumw(nw), pv, pw)
                 u2[col, grp] += d
+            # Balance merging against searching: a group whose runs are searched by many more
+            # needles (the other groups' new samples) than it receives is kept in fewer runs.
+            n_new = sum(v.shape[0] for v, _ in row)
             for grp in range(self.n_groups):
                 v, w = row[grp]
-                self._groups[col][grp].push(v, w, totals[grp])
+                busy = n_new - v.shape[0] > _BUSY * v.shape[0]
+                self._groups[col][grp].push(v, w, totals[grp], _RATIO_BUSY if busy else _RATIO)
 
     # -- reads (call under the owner's lock) ---------------------------------------------------
     def u2(self) -> np.ndarray:
@@ -636,7 +650,7 @@ class SortedScores(State):
         for row in self._groups:
             for grp in row:
                 sizes = [r.shape[0] for r in grp.runs]
-                assert all(_RATIO * b < a for a, b in zip(sizes, sizes[1:], strict=False)), sizes
+                assert all(min(_RATIO, _RATIO_BUSY) * b < a for a, b in zip(sizes, sizes[1:], strict=False))
                 total: int | float = 0
                 if grp.tail is not None:
                     grp.tail._check()

@@ -108,14 +108,8 @@ class _Ranking(Metric):
         if average not in _AVERAGES:
             raise ValueError(f"average: must be one of {_AVERAGES}, got {average!r}")
         self.average = average
-        if ignore_index is not None and (
-            isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer))
-        ):
-            raise ValueError(f"ignore_index: must be an int or None, got {ignore_index!r}")
-        self.ignore_index = None if ignore_index is None else int(ignore_index)
-        self._state: SortedScores = SortedScores(
-            self.task, num_classes, self.ignore_index, by_class=self._by_class()
-        )
+        self._state: SortedScores = SortedScores(self.task, num_classes, ignore_index, self._by_class())
+        self.ignore_index = self._state.ignore_index  # validated there
 
     def _by_class(self) -> bool:
         return False
@@ -381,13 +375,13 @@ class _CurveMetric(_Ranking):
     def _curve(self, counts: ThresholdCounts) -> Any:
         raise NotImplementedError
 
-    def _check(self, counts: ThresholdCounts, cls: int | None) -> None:
+    def _check(self, counts: ThresholdCounts) -> None:
         raise NotImplementedError
 
     def _compute(self) -> Any:
         if self.task == "binary" or self.average == "micro":
             counts = self._column_counts(0) if self.task == "binary" else self._pooled_counts()
-            self._check(counts, None)
+            self._check(counts)
             return self._curve(counts)
         out = []
         bad = []
@@ -409,7 +403,9 @@ class ROCCurve(_CurveMetric):
     ``compute()`` returns a :class:`ROCCurveResult` (``fpr``, ``tpr``, ``thresholds``,
     ``best_threshold``, ``at``, ``area``) equal to ``sklearn.metrics.roc_curve(...,
     drop_intermediate=False)``, or with ``drop_intermediate=True`` to scikit-learn's default.
-    O(n log n) per ``compute`` (a merge of the sorted positives and negatives)."""
+    Multiclass / multilabel: a list with one curve per class (one-vs-rest, in class order), or
+    one pooled curve with ``average="micro"``. O(n log n) per ``compute`` (a linear merge of the
+    sorted positives and negatives, then a ranking of the distinct scores)."""
 
     _name = "ROCCurve"
 
@@ -423,7 +419,7 @@ class ROCCurve(_CurveMetric):
     def _curve(self, counts: ThresholdCounts) -> ROCCurveResult:
         return ROCCurveResult(counts, self.drop_intermediate)
 
-    def _check(self, counts: ThresholdCounts, cls: int | None) -> None:
+    def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0 or counts.total_neg <= 0:
             _warn(self._name, "no positives or no negatives: tpr or fpr is nan")
 
@@ -433,6 +429,7 @@ class PRCurve(_CurveMetric):
     returns a :class:`PRCurveResult` (``precision``, ``recall``, ``thresholds``, ``area(method=
     "step" | "interpolated" | "eleven_point" | "trapezoid")``, ``best_threshold``, ``at``) equal to
     ``sklearn.metrics.precision_recall_curve`` reversed, without its appended (0, 1) point.
+    Multiclass / multilabel: one curve per class, or one pooled curve with ``average="micro"``.
     O(n log n) per ``compute``."""
 
     _name = "PRCurve"
@@ -442,6 +439,6 @@ class PRCurve(_CurveMetric):
     def _curve(self, counts: ThresholdCounts) -> PRCurveResult:
         return PRCurveResult(counts)
 
-    def _check(self, counts: ThresholdCounts, cls: int | None) -> None:
+    def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0:
             _warn(self._name, "no positives: recall is nan")
