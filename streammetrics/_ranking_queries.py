@@ -304,7 +304,8 @@ def _id_keys(d: np.ndarray) -> np.ndarray:
         return d.astype(np.int64)
     if d.dtype.kind == "f":
         return d.view(np.int64) if d.dtype.itemsize == 8 else d.astype(np.float64).view(np.int64)
-    return np.fromiter(map(hash, d.astype(str).tolist()), dtype=np.int64, count=d.shape[0])
+    items = d.tolist() if d.dtype.kind == "O" else d.astype(str).tolist()
+    return np.fromiter(map(hash, items), dtype=np.int64, count=d.shape[0])
 
 
 def _check_duplicates(d: np.ndarray, keys: np.ndarray, idx: np.ndarray) -> None:
@@ -317,7 +318,8 @@ def _check_duplicates(d: np.ndarray, keys: np.ndarray, idx: np.ndarray) -> None:
         rows = idx[r].tolist()
         seen: dict[Any, int] = {}
         for pos in rows:
-            v = d[pos].item()
+            v = d[pos]
+            v = v.item() if isinstance(v, np.generic) else v
             if v in seen:
                 raise ValueError(f"doc_ids: duplicate document {v!r} at row {pos} within one query")
             seen[v] = pos

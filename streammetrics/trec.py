@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import operator
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -132,10 +133,68 @@ def _bad_run_line(path: str, lineno: int, line: str) -> TrecFormatError | None:
     return None
 
 
+def _split_run_lines(
+    path: str, lines: list[str], first: int
+) -> tuple[list[str], list[str], list[str], list[str], list[int]]:
+    """Columns (qid, docno, score, runid) and line numbers of the non-blank run lines.
+
+    Fast path: one ``split`` of the whole chunk with a sentinel token per line end, which also
+    proves that every line has exactly 6 fields; otherwise line by line (blank lines skipped,
+    anything else that is not 6 fields is an error naming the line).
+    """
+    n = len(lines)
+    if not n:
+        return [], [], [], [], []
+    text = "".join(lines)
+    if "\x00" not in text:
+        tokens = text.replace("\n", " \x00 ").split()
+        if not text.endswith("\n"):
+            tokens.append("\x00")
+        if len(tokens) == 7 * n and tokens[6::7].count("\x00") == n:
+            return tokens[0::7], tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
+    rows = [line.split() for line in lines]
+    for i, r in enumerate(rows):
+        if r and len(r) != 6:
+            err = _bad_run_line(path, first + i, lines[i])
+            assert err is not None
+            raise err
+    line_of = [first + i for i, r in enumerate(rows) if r]
+    rows = [r for r in rows if r]
+    if not rows:
+        return [], [], [], [], []
+    q_col, _, d_col, _, s_col, r_col = zip(*rows, strict=True)
+    return list(q_col), list(d_col), list(s_col), list(r_col), line_of
+
+
+def _first_duplicate(docs: list[str], starts: np.ndarray, ends: np.ndarray) -> int | None:
+    """Index of the first document that repeats within its query (queries are [start, end)).
+
+    Vectorised on string hashes (sort by query, hash); candidate queries are confirmed on the
+    strings, so a hash collision is never reported.
+    """
+    cut = int(ends[-1]) if len(ends) else 0
+    if cut < 2:
+        return None
+    keys = np.fromiter(map(hash, docs[:cut]), dtype=np.int64, count=cut)
+    block = np.repeat(np.arange(len(starts)), ends - starts)
+    order = np.lexsort((keys, block))
+    k, bl = keys[order], block[order]
+    same = (k[1:] == k[:-1]) & (bl[1:] == bl[:-1])
+    if not same.any():
+        return None
+    for b in np.unique(bl[1:][same]).tolist():
+        found: set[str] = set()
+        for i in range(int(starts[b]), int(ends[b])):
+            if docs[i] in found:
+                return i
+            found.add(docs[i])
+    return None
+
+
 def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]:
     """Stream a run file (``qid Q0 docno rank score runid``) in chunks of complete queries.
 
-    Parsing is per chunk: one ``split`` per line, columns via ``zip``, scores converted by numpy;
+    Parsing is per chunk: one ``split`` of the chunk, columns by slicing, scores converted by numpy;
     a malformed line, a NaN score, a document twice in a query, or a query whose lines are not
     contiguous raises :class:`TrecFormatError` naming file and line. Memory: one chunk.
     """
@@ -148,34 +207,22 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
             lines = list(itertools.islice(fh, chunk_lines))
             first = lineno + 1
             lineno += len(lines)
-            rows = [line.split() for line in lines]
-            keep = [i for i, r in enumerate(rows) if len(r) != 6]
-            if keep:  # blank lines are skipped; anything else that is not 6 fields is an error
-                for i in keep:
-                    err = _bad_run_line(path, first + i, lines[i])
-                    if err is not None:
-                        raise err
-                line_of = [first + i for i, r in enumerate(rows) if r]
-                rows = [r for r in rows if r]
-            else:
-                line_of = list(range(first, first + len(rows)))
-            if rows:
-                q_col, _, d_col, _, s_col, r_col = zip(*rows, strict=True)
+            qs, ds, s_col, r_col, line_of = _split_run_lines(path, lines, first)
+            if qs:
                 try:
                     sc = np.array(s_col, dtype=np.float64)
                 except ValueError:
                     sc = np.zeros(0)
-                    for i, r in enumerate(rows):
-                        err = _bad_run_line(path, line_of[i], " ".join(r))
+                    for i, tok in enumerate(s_col):
+                        err = _bad_run_line(path, line_of[i], f"q Q0 d 0 {tok} r")
                         if err is not None:
                             raise err from None
                 if np.isnan(sc).any():
                     i = int(np.flatnonzero(np.isnan(sc))[0])
                     raise TrecFormatError(f"{path}:{line_of[i]}: score is NaN")
                 runid = r_col[-1]
-                qs, ds = list(q_col), list(d_col)
             else:
-                qs, ds, sc = [], [], np.zeros(0)
+                sc = np.zeros(0)
             if carry is not None:
                 qs, ds = carry[0] + qs, carry[1] + ds
                 sc = np.concatenate([carry[2], sc])
@@ -184,8 +231,8 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
                 if not lines:
                     break
                 continue
-            qa = np.asarray(qs)
-            starts = np.flatnonzero(np.concatenate([[True], qa[1:] != qa[:-1]]))
+            change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+            starts = np.flatnonzero(np.concatenate([[True], change]))
             ends = np.append(starts[1:], len(qs))
             done = len(starts) - (1 if lines else 0)  # the last query may continue in the next chunk
             block_ids = [qs[i] for i in starts.tolist()]
@@ -203,14 +250,10 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
                 if j < done:
                     seen.add(q)
             cut = int(ends[done - 1]) if done > 0 else 0
-            pairs = list(zip(qs[:cut], ds[:cut], strict=True))
-            if len(set(pairs)) != cut:
-                found: set[tuple[str, str]] = set()
-                for i, pair in enumerate(pairs):
-                    if pair in found:
-                        errors.append((line_of[i], f"duplicate document {pair[1]!r} for query {pair[0]!r}"))
-                        break
-                    found.add(pair)
+            if cut:
+                dup = _first_duplicate(ds, starts[:done], ends[:done])
+                if dup is not None:
+                    errors.append((line_of[dup], f"duplicate document {ds[dup]!r} for query {qs[dup]!r}"))
             if errors:
                 line, message = min(errors)
                 raise TrecFormatError(f"{path}:{line}: {message}")
@@ -299,23 +342,6 @@ def trec_metrics(
     return out
 
 
-@dataclass
-class _Batch:
-    qids: list[str]
-    rel: list[np.ndarray]
-    scores: list[np.ndarray]
-    docs: list[list[str]]
-
-    def arrays(self) -> dict[str, Any]:
-        lengths = [len(d) for d in self.docs]
-        return {
-            "relevance": np.concatenate(self.rel) if self.rel else np.zeros(0),
-            "scores": np.concatenate(self.scores) if self.scores else np.zeros(0),
-            "doc_ids": np.array([d for ds in self.docs for d in ds], dtype=str),
-            "query_ids": np.repeat(np.arange(len(self.qids)), lengths),
-        }
-
-
 def _key(name: str) -> str:
     """A MetricSet member name (an identifier) for a trec_eval measure name."""
     return "m_" + name.replace(".", "_dot_")
@@ -370,23 +396,42 @@ def evaluate_files(
             if n in values:
                 out.write(f"{n:<22}\t{qid}\t{_fmt(values[n], digits)}\n")
 
-    def flush(batch: _Batch) -> None:
+    def evaluate_chunk(chunk: RunChunk) -> None:
         nonlocal num_q
-        if not batch.qids:
+        lengths = chunk.lengths
+        keep = np.array([q in qrels.docs for q in chunk.qids], dtype=bool)
+        qids = [q for q, k in zip(chunk.qids, keep.tolist(), strict=True) if k]
+        if not qids:
             return
-        arr = batch.arrays()
-        judged = [qrels.grades(q) for q in batch.qids]
-        kwargs = {"doc_ids": arr["doc_ids"], "query_ids": arr["query_ids"], "judged": judged}
-        total.update(arr["relevance"], arr["scores"], **kwargs)
-        num_q += len(batch.qids)
+        seen.update(qids)
+        rel = np.zeros(len(chunk.docs))
+        pos = 0
+        for qid, n in zip(chunk.qids, lengths.tolist(), strict=True):
+            judged = qrels.docs.get(qid)
+            if judged:
+                rel[pos : pos + n] = [judged.get(d, 0.0) for d in chunk.docs[pos : pos + n]]
+            pos += n
+        # trec_eval keeps scores as C floats: round to float32 so that its ties are ours.
+        scores = chunk.scores.astype(np.float32).astype(np.float64)
+        docs = np.array(chunk.docs, dtype=object)
+        if not keep.all():  # trec_eval evaluates the queries judged in the qrels only
+            rows = np.repeat(keep, lengths)
+            rel, scores, docs, lengths = rel[rows], scores[rows], docs[rows], lengths[keep]
+        kwargs = {
+            "doc_ids": docs,
+            "query_ids": np.repeat(np.arange(len(qids)), lengths),
+            "judged": [qrels.grades(q) for q in qids],
+        }
+        total.update(rel, scores, **kwargs)
+        num_q += len(qids)
         if per_query:
-            chunk = _metric_set(trec_metrics(names, rel_level, per_query=True))
-            chunk.update(arr["relevance"], arr["scores"], **kwargs)
-            members = {_unkey(name): m for name, m in chunk.items() if isinstance(m, RetrievalMetric)}
+            part = _metric_set(trec_metrics(names, rel_level, per_query=True))
+            part.update(rel, scores, **kwargs)
+            members = {_unkey(name): m for name, m in part.items() if isinstance(m, RetrievalMetric)}
             cols = {name: m.per_query_values() for name, m in members.items()}
             pooled_q = members.get("_set")
             counts = pooled_q.per_query_counts() if isinstance(pooled_q, SetPrecision) else None
-            for i, q in enumerate(batch.qids):
+            for i, q in enumerate(qids):
                 vals: dict[str, Any] = {}
                 for n in names:
                     if n in cols:
@@ -397,20 +442,7 @@ def evaluate_files(
 
     for chunk in read_run_chunks(run_path):
         runid = chunk.runid
-        batch = _Batch([], [], [], [])
-        pos = 0
-        for qid, n in zip(chunk.qids, chunk.lengths.tolist(), strict=True):
-            docs = chunk.docs[pos : pos + n]
-            if qid in qrels.docs:  # trec_eval evaluates the queries judged in the qrels only
-                seen.add(qid)
-                judged = qrels.docs[qid]
-                batch.qids.append(qid)
-                batch.rel.append(np.array([judged.get(d, 0.0) for d in docs], dtype=np.float64))
-                # trec_eval keeps scores as C floats: round to float32 so that its ties are ours.
-                batch.scores.append(chunk.scores[pos : pos + n].astype(np.float32).astype(np.float64))
-                batch.docs.append(docs)
-            pos += n
-        flush(batch)
+        evaluate_chunk(chunk)
     if complete:  # every judged query counts; one missing from the run retrieved nothing
         for qid in qrels.docs:
             if qid not in seen:
