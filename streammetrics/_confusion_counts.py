@@ -78,18 +78,26 @@ class OneVsRest:
         return self.tp + self.fp + self.fn + self.tn
 
 
-_or_reduce = np.bitwise_or.reduce
+_UNSIGNED_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _count_nonzero = np.count_nonzero
+
+
+def _over_one(a: np.ndarray) -> bool:
+    """True if a non-empty integer array holds a value above 1 read as unsigned (a negative
+    value wraps to a huge one), i.e. anything but 0 and 1. ``argmax`` has a far smaller fixed
+    cost than a ufunc reduction (~0.3 µs vs ~1.2 µs) and the same per-element speed."""
+    if a.dtype.kind == "i":
+        a = a.view(_UNSIGNED_VIEW[a.dtype.itemsize])
+    return bool(a[a.argmax()] > 1)
 
 
 def _binary_label_counts(y: Any, p: Any) -> Any:
     """The delta ``("bin", TN, FP, FN, TP)`` of 1-D integer/bool 0/1 label arrays, or ``None``
     whenever anything is unusual (then the general path validates and reports).
 
-    The batch path at its cheapest. Validation: the bitwise OR of all values is 0 or 1 exactly
-    when every value is 0 or 1 (a negative value sets the sign bit). With equal dtypes that is
-    one ``y | p`` and one OR-reduction for both arguments, and ``count_nonzero(y | p)`` gives
-    TP = pos + pp - either: five numpy calls per batch.
+    The batch path at its cheapest. Validation: the bitwise OR ``y | p`` holds only 0 and 1
+    exactly when both arguments do; its largest value (as unsigned) is found with ``argmax``.
+    ``count_nonzero(y | p)`` gives TP = pos + pp - either: five numpy calls per batch.
     """
     if type(p) is not np.ndarray or y.ndim != 1 or p.shape != y.shape:
         return None
@@ -102,10 +110,8 @@ def _binary_label_counts(y: Any, p: Any) -> Any:
         return None
     if p.dtype == dt:
         either = y | p
-        if kind != "b":
-            top = _or_reduce(either)
-            if top < 0 or top > 1:
-                return None
+        if kind != "b" and _over_one(either):
+            return None
         pos = _count_nonzero(y)
         pp = _count_nonzero(p)
         tp = pos + pp - _count_nonzero(either)
@@ -113,10 +119,8 @@ def _binary_label_counts(y: Any, p: Any) -> Any:
         if p.dtype.kind not in "iub":
             return None
         for a in (y, p):
-            if a.dtype.kind != "b":
-                top = _or_reduce(a)
-                if top < 0 or top > 1:
-                    return None
+            if a.dtype.kind != "b" and _over_one(a):
+                return None
         pos = _count_nonzero(y)
         pp = _count_nonzero(p)
         tp = _count_nonzero(np.logical_and(y, p))
