@@ -32,6 +32,7 @@ there -- see docs/scale-out.md.
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -151,54 +152,79 @@ def merge_states(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any])
     return _state_of(acc)
 
 
-def _normalise(metrics: Any) -> tuple[MetricSet, Any]:
-    """Wrap ``metrics`` in a MetricSet; return it and a function mapping results back."""
+def merge_and_compute(
+    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    """The root of the tree when values are wanted: merge, then compute on the worker.
+
+    Returns ``({name: value}, warnings)``: the (small) values travel to the client instead of the
+    merged state, which for exact ranking metrics is one score per row. Warnings raised by
+    ``compute`` (e.g. ``UndefinedMetricWarning``) are recorded and re-raised on the client.
+    """
+    acc = _rebuild(config, states[0])
+    if len(states) > 1:
+        acc.merge(*[_rebuild(config, s) for s in states[1:]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = acc.compute()
+    return values, [(str(w.message), w.category) for w in caught]
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """How to give results back in the shape of the ``metrics`` argument."""
+
+    kind: str  # "set", "one" or "mapping"
+    names: tuple[str, ...] = ()
+
+    def values(self, values: dict[str, Any]) -> Any:
+        if self.kind == "one":
+            return values["m"]
+        if self.kind == "mapping":
+            return {name: values[f"m{i}"] for i, name in enumerate(self.names)}
+        return values
+
+    def accumulators(self, acc: MetricSet) -> Any:
+        if self.kind == "one":
+            return acc["m"].copy()
+        if self.kind == "mapping":
+            return {name: acc[f"m{i}"].copy() for i, name in enumerate(self.names)}
+        return acc
+
+
+def _normalise(metrics: Any) -> tuple[MetricSet, _Shape]:
+    """Wrap ``metrics`` in an empty MetricSet twin; return it and how to unwrap the results."""
     if isinstance(metrics, MetricSet):
-        template = MetricSet._from_config(metrics._config())
-
-        def unwrap(acc: MetricSet, compute: bool) -> Any:
-            return acc.compute() if compute else acc
-
-        return template, unwrap
+        return MetricSet._from_config(metrics._config()), _Shape("set")
     if isinstance(metrics, Metric):
-        template = MetricSet(m=type(metrics)._from_config(metrics._config()))
-
-        def unwrap_one(acc: MetricSet, compute: bool) -> Any:
-            return acc["m"].compute() if compute else acc["m"].copy()
-
-        return template, unwrap_one
+        return MetricSet(m=type(metrics)._from_config(metrics._config())), _Shape("one")
     if isinstance(metrics, Mapping):
         if not metrics:
             raise ValueError("metrics: needs at least one metric")
-        names = list(metrics)
         members: dict[str, Metric] = {}
-        for i, name in enumerate(names):
-            m = metrics[name]
+        for i, (name, m) in enumerate(metrics.items()):
             if not isinstance(m, Metric) or isinstance(m, MetricSet):
                 raise ValueError(f"metrics: {name!r} is not a metric (got {type(m).__name__})")
             members[f"m{i}"] = type(m)._from_config(m._config())
-        template = MetricSet(members)
-
-        def unwrap_map(acc: MetricSet, compute: bool) -> Any:
-            if compute:
-                values = acc.compute()
-                return {name: values[f"m{i}"] for i, name in enumerate(names)}
-            return {name: acc[f"m{i}"].copy() for i, name in enumerate(names)}
-
-        return template, unwrap_map
+        return MetricSet(members), _Shape("mapping", tuple(metrics))
     raise ValueError(
         f"metrics: expected a MetricSet, a metric or a mapping of metrics, got {type(metrics).__name__}"
     )
 
 
-def _tree(parts: list[Any], config: dict[str, Any], split_every: int) -> Any:
-    """Merge delayed states in a tree of fan-in ``split_every`` (each node a worker task)."""
+def _tree(parts: list[Any], config: Any, split_every: int, compute: bool) -> Any:
+    """Merge delayed states in a tree of fan-in ``split_every`` (each node a worker task).
+
+    With ``compute`` the root also computes the values (see :func:`merge_and_compute`).
+    """
     import dask
 
     merge = dask.delayed(merge_states, pure=True)
     level = parts
-    while len(level) > 1:
+    while len(level) > split_every or (len(level) > 1 and not compute):
         level = [merge(level[i : i + split_every], config) for i in range(0, len(level), split_every)]
+    if compute:
+        return dask.delayed(merge_and_compute, pure=True)(level, config)
     return level[0]
 
 
@@ -263,7 +289,7 @@ def evaluate(
 
     if not isinstance(split_every, int) or isinstance(split_every, bool) or split_every < 2:
         raise ValueError(f"split_every: must be an integer >= 2, got {split_every!r}")
-    template, unwrap = _normalise(metrics)
+    template, shape = _normalise(metrics)
     if template.family == "retrieval":
         if query is None:
             raise ValueError("query: retrieval metrics need the query id column (query=...)")
@@ -289,11 +315,19 @@ def evaluate(
     if plan.family == "retrieval" and not query_partitioned:
         frame = frame.shuffle(on=query)
     part = dask.delayed(partition_state, pure=True)
-    parts = [part(p, plan) for p in frame.to_delayed()]
+    # The plan and the configuration are one node each in the graph: shipped once per worker,
+    # not embedded in every task (``update_kwargs`` may hold large mappings).
+    plan_node = dask.delayed(plan, pure=True)
+    parts = [part(p, plan_node) for p in frame.to_delayed()]
     if not parts:
-        return unwrap(template, compute)
-    (arrays,) = dask.compute(_tree(parts, plan.config, split_every))
-    return unwrap(_rebuild(plan.config, arrays), compute)
+        return shape.values(template.compute()) if compute else shape.accumulators(template)
+    (result,) = dask.compute(_tree(parts, dask.delayed(plan.config, pure=True), split_every, compute))
+    if not compute:
+        return shape.accumulators(_rebuild(plan.config, result))
+    values, caught = result
+    for message, category in caught:
+        warnings.warn(message, category, stacklevel=2)
+    return shape.values(values)
 
 
 def evaluate_parquet(

@@ -68,7 +68,8 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
 def client() -> Any:
     with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, Client(cluster) as c:
+    ) as cluster, Client(cluster.scheduler_address) as c:  # "tcp://127.0.0.1:...", as for a remote cluster
+        assert cluster.scheduler_address.startswith("tcp://")
         yield c
 
 
@@ -167,6 +168,9 @@ def test_errors_surface_as_value_errors(client: Any, data: tuple[Path, pd.DataFr
         evaluate_parquet(root, sm.F1(), label="y", score="p", split_every=1)
     with pytest.raises(ValueError, match="query"):
         evaluate_parquet(root, sm.F1(), label="y", score="p", query="q")
+    # values are computed on a worker; its warnings are re-raised here
+    with pytest.warns(sm.UndefinedMetricWarning):
+        assert evaluate_parquet(root, sm.Precision(threshold=2.0), label="y", score="p") == 0.0
 
 
 def _ranking_set() -> sm.MetricSet:

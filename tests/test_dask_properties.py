@@ -55,7 +55,7 @@ def _frames(draw: Any) -> tuple[pd.DataFrame, list[int], list[int], int]:
     return df, cuts, list(order), split_every
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(_frames())
 def test_any_partitioning_gives_the_single_process_state(case: Any) -> None:
     df, cuts, order, split_every = case
@@ -101,6 +101,8 @@ def test_empty_frame_and_pandas_nullable_columns() -> None:
             acc = evaluate(ddf.head(0, npartitions=2, compute=False), sm.Accuracy(zero_division=0.0),
                            label="y", score="p")
         assert acc == 0.0
+        with pytest.warns(sm.UndefinedMetricWarning):
+            assert evaluate(ddf, sm.Precision(threshold=2.0), label="y", score="p") == 0.0
         bad = pd.DataFrame({"y": pd.array([1, None], dtype="Int64"), "p": [0.1, 0.2]})
         with pytest.raises(ValueError, match="y_true"):
             evaluate(dd.from_pandas(bad, npartitions=1), sm.Accuracy(), label="y", score="p")
@@ -110,7 +112,7 @@ def _retrieval() -> sm.MetricSet:
     return sm.MetricSet(ndcg=sm.NDCG(k=3), map=sm.MAP(), rr=sm.MRR())
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 6))
 def test_retrieval_any_partitioning(seed: int, nparts: int) -> None:
     rng = np.random.default_rng(seed)
