@@ -232,3 +232,45 @@ def test_integer_doc_ids_tie_break_as_strings():
     m = MRR()
     m.update([0, 1], [1.0, 1.0], doc_ids=[10, 9])
     assert m.compute() == 1.0
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2)), min_size=1, max_size=6),
+    st.integers(1, 4),
+)
+def test_tie_average_equals_the_mean_over_all_orders_of_tied_documents(docs, k):
+    from itertools import permutations
+
+    grades = [float(g) for g, _ in docs]
+    scores = [float(s) for _, s in docs]
+    R = sum(1 for g in grades if g >= 1)
+    orders = set()
+    for perm in permutations(range(len(docs))):  # every ranking consistent with the scores
+        if all(scores[perm[i]] >= scores[perm[i + 1]] for i in range(len(perm) - 1)):
+            orders.add(perm)
+    rankings = [[grades[i] for i in p] for p in orders]
+
+    def mean(f):
+        return float(np.mean([f(r) for r in rankings]))
+
+    want = {
+        "p": mean(lambda r: O.precision_at_k(r, k)),
+        "r": mean(lambda r: O.recall_at_k(r, k, R)),
+        "rp": mean(lambda r: O.r_precision(r, R)),
+        "cg": mean(lambda r: O.cg(r, k)),
+        "dcg": mean(lambda r: O.dcg(r, k, "exponential")),
+        "ndcg": mean(lambda r: O.ndcg(r, None, k)),
+    }
+    ms = sm.MetricSet(
+        p=PrecisionAtK(k, ties="average"),
+        r=RecallAtK(k, ties="average"),
+        rp=RPrecision(ties="average"),
+        cg=CG(k, ties="average"),
+        dcg=DCG(k, gain="exponential", ties="average"),
+        ndcg=NDCG(k, ties="average"),
+    )
+    ms.update(grades, scores)
+    got = ms.compute()
+    for name, value in want.items():
+        assert abs(got[name] - value) <= 1e-12 * max(1.0, abs(value)), (name, got[name], value)
