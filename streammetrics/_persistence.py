@@ -52,7 +52,7 @@ def _encode(state: Mapping[str, Any]) -> tuple[bytes, list[bytes]]:
         if key in ("class", "format_version", "config"):
             continue
         if isinstance(value, np.ndarray):
-            arr = np.ascontiguousarray(value)
+            arr = np.array(value, order="C", copy=True)  # keeps 0-d shapes (ascontiguousarray makes them 1-d)
             dt = arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
             if dt.str not in _DTYPES:
                 raise ValueError(f"save: array {key!r} has unsupported dtype {arr.dtype}")

@@ -161,3 +161,10 @@ sm.save(sm.Recall().update([1] * 1000, [0.9] * 1000), {str(path)!r})
 def test_save_rejects_non_metrics(tmp_path):
     with pytest.raises(ValueError, match="metric"):
         sm.save({"a": 1}, tmp_path / "x.sm")  # type: ignore[arg-type]
+
+
+def test_zero_dimensional_arrays_keep_their_shape():
+    from streammetrics._persistence import _encode
+
+    header, chunks = _encode({"class": "F1", "format_version": 1, "config": {}, "x": np.array(2.5)})
+    assert b'"shape":[]' in header and len(chunks[0]) == 8
