@@ -24,13 +24,6 @@ __all__ = ["MetricSet"]
 _SEP = "."
 
 
-def _as_is(x: Any) -> bool:
-    """True if the conversion in :meth:`MetricSet.update` would return ``x`` itself (a cheap
-    exact-type test for the hot path; anything else goes through that conversion)."""
-    t = type(x)
-    return t is int or t is float or (t is np.ndarray and x.dtype.kind in "biuf")
-
-
 class MetricSet(Metric):
     """A named collection of accumulators with the whole accumulator protocol.
 
@@ -102,7 +95,11 @@ class MetricSet(Metric):
     def update(self, *args: Any, **kwargs: Any) -> MetricSet:  # type: ignore[override]
         """Feed one batch to every member (each distinct state once). Atomic for the set."""
         if self.family == "classification" and len(args) >= 2 and not (
-            _as_is(args[0]) and _as_is(args[1])
+            # Skip the conversion when it would return both arguments unchanged (ints, floats,
+            # numeric numpy arrays); inline because the per-sample path is call-bound.
+            ((t := type(args[0])) is int or t is float or (t is np.ndarray and args[0].dtype.kind in "biuf"))
+            and ((t := type(args[1])) is int or t is float
+                 or (t is np.ndarray and args[1].dtype.kind in "biuf"))
         ):
             # Convert foreign tensors once for all states, not once per state.
             args = tuple(a if is_scalar(a) else as_numpy(a, n)
