@@ -73,12 +73,22 @@ def _blocks(metric: Metric) -> list[tuple[str, State]]:
 
 
 def _summed_keys(metric: Metric, arrays: Mapping[str, Any]) -> list[str]:
-    """State keys whose merge rule is element-wise addition (owned by a SummedState)."""
-    prefixes = [p for p, s in _blocks(metric) if isinstance(s, SummedState)]
-    return [
-        k for k in arrays
-        if isinstance(arrays[k], np.ndarray) and any(k.startswith(p) for p in prefixes)
-    ]
+    """State keys whose merge rule is element-wise addition (arrays of a SummedState block).
+
+    Only for plain metrics and MetricSets, whose state dict is exactly their blocks' arrays;
+    a wrapper that adds its own entries (windows, delayed labels, ...) takes the gather path,
+    which merges with the wrapper's own ``merge`` and is always correct.
+    """
+    if type(metric)._state_arrays not in (Metric._state_arrays, MetricSet._state_arrays):
+        return []
+    out: list[str] = []
+    for prefix, state in _blocks(metric):
+        if isinstance(state, SummedState):
+            out.extend(
+                k for k in (prefix + name for name in state._arrays)
+                if isinstance(arrays.get(k), np.ndarray)
+            )
+    return out
 
 
 def _digest(sd: Mapping[str, Any], summed: list[str]) -> list[int]:

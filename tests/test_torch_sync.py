@@ -240,3 +240,19 @@ def test_padding_helpers_count_every_sample_once(drop_last: bool) -> None:
     assert keep.reset().remaining == 1
     with pytest.raises(ValueError, match="DistributedSampler"):
         num_unpadded(object())
+
+
+def test_only_plain_summed_blocks_take_the_all_reduce_path() -> None:
+    from streammetrics.torch import _summed_keys
+
+    def keys(m: sm.Metric) -> list[str]:
+        sd = m.state_dict()
+        return _summed_keys(m, {k: v for k, v in sd.items() if k not in ("class", "format_version", "config")})
+
+    assert keys(sm.MetricSet(cm=sm.ConfusionMatrix(), au=sm.AUROC())) == ["cm.counts", "cm.counts_w2"]
+    assert keys(sm.F1()) == ["counts", "counts_w2"]
+    assert keys(sm.AUROC()) == []
+    assert keys(sm.MetricSet(top=ScaleoutTopScore())) == []
+    # wrappers add their own entries (clocks, counters): they always take the gather path
+    assert keys(sm.Decayed(sm.F1(), half_life=10)) == []
+    assert keys(sm.Window(sm.F1(), size=10)) == []
