@@ -105,17 +105,48 @@ def scrape(port: int) -> tuple[dict, str]:
     return values, text
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process (Linux /proc), or None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def run_once(metrics: bool, requests: int, seconds: float, clients: int, seed: int,
              state: Path | None) -> tuple[dict[str, float], dict, str]:
+    """One service process: warm-up, then the timed run. ``stats`` has requests/s and the
+    service's CPU time per request (robust to other load on the machine)."""
     proc, port = start_service(metrics, state)
     try:
         drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
+        cpu0 = cpu_seconds(proc.pid)
         stats = drive(port, requests, seconds, clients, seed)
+        cpu1 = cpu_seconds(proc.pid)
+        if cpu0 is not None and cpu1 is not None and stats["requests"]:
+            stats["cpu_us_per_request"] = (cpu1 - cpu0) / stats["requests"] * 1e6
         values, text = scrape(port)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
     return stats, values, text
+
+
+def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
+    """Metrics cost from the best requests/s and from the service's CPU time per request."""
+    on = [st for _, label, st in rows if label == "on"]
+    off = [st for _, label, st in rows if label == "off"]
+    best_on, best_off = max(st["rps"] for st in on), max(st["rps"] for st in off)
+    text = (f"best requests/s: metrics off {best_off:.0f}, on {best_on:.0f} "
+            f"(throughput cost {100 * (1 - best_on / best_off):.1f}%)")
+    cpu_on = [st["cpu_us_per_request"] for st in on if "cpu_us_per_request" in st]
+    cpu_off = [st["cpu_us_per_request"] for st in off if "cpu_us_per_request" in st]
+    if cpu_on and cpu_off:
+        a, b = min(cpu_on), min(cpu_off)
+        text += (f"; service CPU per request: off {b:.0f} µs, on {a:.0f} µs "
+                 f"(metrics cost {100 * (a / b - 1):.1f}% of the service's CPU; target < 10%)")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -127,22 +158,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--state", type=Path, default=None, help="checkpoint file for the metrics run")
     args = ap.parse_args(argv)
     rows = []
-    on_rps, off_rps = [], []
     last: tuple[dict, str] = ({}, "")
     for r in range(args.rounds):
         for metrics in (False, True):
             stats, values, text = run_once(metrics, args.requests, args.seconds, args.clients, r, args.state)
-            (on_rps if metrics else off_rps).append(stats["rps"])
             rows.append((r, "on" if metrics else "off", stats))
             if metrics:
                 last = (values, text)
-    print("| round | metrics | requests | seconds | requests/s |")
-    print("|---|---|---|---|---|")
+    print("| round | metrics | requests | seconds | requests/s | service CPU µs/request |")
+    print("|---|---|---|---|---|---|")
     for r, label, st in rows:
-        print(f"| {r} | {label} | {st['requests']:.0f} | {st['seconds']:.2f} | {st['rps']:.0f} |")
-    best_on, best_off = max(on_rps), max(off_rps)
-    print(f"\nbest requests/s: metrics off {best_off:.0f}, on {best_on:.0f}; "
-          f"metrics cost {100 * (1 - best_on / best_off):.1f}% (target < 10%)")
+        cpu = st.get("cpu_us_per_request")
+        print(f"| {r} | {label} | {st['requests']:.0f} | {st['seconds']:.2f} | {st['rps']:.0f} | "
+              f"{'n/a' if cpu is None else f'{cpu:.0f}'} |")
+    print("\n" + summary(rows))
     values, text = last
     print(f"\nmetrics after the last run: {json.dumps(values)}")
     print(f"/metrics exposes {sum(1 for ln in text.splitlines() if ln and not ln.startswith('#'))} samples")

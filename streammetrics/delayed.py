@@ -51,6 +51,7 @@ _STATS = ("predicted", "labelled", "replaced", "evicted", "expired", "unknown")
 _MSEP = "metric."
 _PSEP = "pending."
 _INT64 = (-(2**63), 2**63 - 1)
+_FLOAT_SPEC = (np.dtype(np.float64).str, ())
 
 
 class _NoState(State):
@@ -201,6 +202,9 @@ class DelayedLabels(Metric):
                 timestamp: float | None = None) -> None:
         """Store predictions (one id with one score / row of scores, or a batch) until their
         labels arrive. Validated and atomic; O(k)."""
+        if type(y_score) is float and sample_weight is None and type(ids) in (int, str):
+            self._predict_one(ids, y_score, timestamp)  # the per-request path
+            return
         keys, single = _check_ids(ids)
         s = as_numpy(y_score, "y_score")
         if single:
@@ -240,6 +244,33 @@ class DelayedLabels(Metric):
                 pending.popitem(last=False)
                 self._stats["evicted"] += 1
 
+    def _predict_one(self, key: int | str, score: float, timestamp: float | None) -> None:
+        """``predict`` of one id with a Python float score: no numpy on the way."""
+        if score != score:
+            raise ValueError("y_score: scores must not be NaN; got nan")
+        if type(key) is int and not _INT64[0] <= key <= _INT64[1]:
+            raise ValueError(f"ids: integer ids must fit in int64; got {key}")
+        now = float(self.clock() if timestamp is None else timestamp)
+        if not math.isfinite(now):
+            raise ValueError(f"timestamp: must be finite, got {now!r}")
+        with self._lock:
+            self._expire(now)
+            if self._spec is not None and self._spec != _FLOAT_SPEC:
+                raise ValueError(
+                    f"y_score: pending predictions have dtype {self._spec[0]} and row shape "
+                    f"{self._spec[1]}; got <f8 () (keep one kind of prediction)"
+                )
+            self._spec = _FLOAT_SPEC
+            pending = self._pending
+            if key in pending:
+                del pending[key]
+                self._stats["replaced"] += 1
+            pending[key] = (np.float64(score), None, now)
+            self._stats["predicted"] += 1
+            if len(pending) > self.capacity:
+                pending.popitem(last=False)
+                self._stats["evicted"] += 1
+
     def label(self, ids: Any, y_true: Any, *, timestamp: float | None = None) -> int:
         """Feed the labelled pending predictions to the metric; returns how many were fed.
 
@@ -266,7 +297,11 @@ class DelayedLabels(Metric):
                     f"label: id {first!r} is not pending (never predicted, already labelled, "
                     f"evicted or expired); {missing} of {k} ids unknown"
                 )
-            if found:
+            if len(found) == 1 and y.ndim == 1 and np.ndim(pending[keys[found[0]]][0]) == 0:
+                # one binary sample: the metrics' per-sample (scalar) paths
+                score, weight, _ = pending[keys[found[0]]]
+                self._metric.update(y[found[0]].item(), score.item(), sample_weight=weight)
+            elif found:
                 entries = [pending[keys[i]] for i in found]
                 scores = np.stack([e[0] for e in entries])
                 weights = None
@@ -274,10 +309,10 @@ class DelayedLabels(Metric):
                     weights = np.array([1.0 if e[1] is None else e[1] for e in entries])
                 labels = y if len(found) == k else y[np.asarray(found)]
                 self._metric.update(labels, scores, sample_weight=weights)
-                for i in found:
-                    del pending[keys[i]]
-                if not pending:
-                    self._spec = None
+            for i in found:
+                del pending[keys[i]]
+            if not pending:
+                self._spec = None
             self._stats["labelled"] += len(found)
             self._stats["unknown"] += missing
             return len(found)

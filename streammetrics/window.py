@@ -91,6 +91,9 @@ def canonical_rows(
 
     A scalar ``y_true`` (or, for a multilabel state, a 1-D row) is one sample.
     """
+    if is_scalar(y_true) and is_scalar(y_pred):  # the per-sample path
+        w1 = None if sample_weight is None else np.array([float(sample_weight)])
+        return storable(np.array([y_true])), storable(np.array([y_pred])), w1
     y = as_numpy(y_true, "y_true")
     p = as_numpy(y_pred, "y_pred")
     multilabel = getattr(state, "task", None) == "multilabel"
@@ -137,6 +140,22 @@ def check_timestamps(timestamp: Any, n: int, clock: Clock, newest: float | None)
             f"timestamp: must be non-decreasing; {float(ts[0])!r} is older than the newest seen ({newest!r})"
         )
     return ts
+
+
+def _now(clock: Clock, newest: float | None) -> float:
+    """The clock's time as a validated timestamp (finite, not older than ``newest``)."""
+    t = clock()
+    try:
+        t = float(t)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"timestamp: the clock returned {t!r}, not a number") from exc
+    if not math.isfinite(t):
+        raise ValueError(f"timestamp: must be finite, got {t!r}")
+    if newest is not None and t < newest:
+        raise ValueError(
+            f"timestamp: must be non-decreasing; {t!r} is older than the newest seen ({newest!r})"
+        )
+    return t
 
 
 def check_wrappable(metric: Any, wrapper: str) -> Metric:
@@ -269,16 +288,42 @@ def _runs(pieces: list[_Piece]) -> list[_Piece]:
 
 
 class _Rows:
-    """FIFO of pieces with amortised O(1) append and expiry per row."""
+    """FIFO of pieces with amortised O(1) append and expiry per row. Single samples given as
+    scalars collect in a plain-Python ``tail`` (no numpy per sample) that becomes a piece when it
+    is read, reaches ``_COALESCE`` rows, or a different kind of row arrives."""
 
     def __init__(self) -> None:
         self.pieces: deque[_Piece] = deque()
         self.n = 0
+        self.tail: list[tuple[Any, Any, Any, Any]] = []
+        self.tail_sig: Hashable = None
+
+    def append_one(self, y: Any, p: Any, w: float | None, ts: float | None) -> None:
+        sig = (type(y), type(p), w is None, ts is None)
+        if self.tail and sig != self.tail_sig:
+            self.flush_tail()
+        self.tail_sig = sig
+        self.tail.append((y, p, w, ts))
+        self.n += 1
+        if len(self.tail) >= _COALESCE:
+            self.flush_tail()
+
+    def flush_tail(self) -> None:
+        if not self.tail:
+            return
+        tail, self.tail = self.tail, []
+        ys, ps, ws, tss = zip(*tail, strict=True)
+        piece = _Piece(storable(np.array(ys)), storable(np.array(ps)),
+                       None if ws[0] is None else np.array(ws, dtype=np.float64),
+                       None if tss[0] is None else np.array(tss, dtype=np.float64))
+        self.n -= len(tail)
+        self.append(piece)
 
     def append(self, piece: _Piece) -> None:
         n = len(piece)
         if n == 0:
             return
+        self.flush_tail()
         if self.pieces:
             last = self.pieces[-1]
             if len(last) + n <= _COALESCE and last.signature() == piece.signature():
@@ -296,12 +341,17 @@ class _Rows:
             if ts[-1] <= cutoff:
                 k += len(q)
                 continue
-            k += int(np.searchsorted(ts, cutoff, side="right"))
-            break
+            return k + int(np.searchsorted(ts, cutoff, side="right"))
+        for row in self.tail:
+            if row[3] > cutoff:
+                break
+            k += 1
         return k
 
     def drop_front(self, k: int) -> list[_Piece]:
         """Remove the first k rows; returns them as pieces."""
+        if k > self.n - len(self.tail):
+            self.flush_tail()
         out: list[_Piece] = []
         while k > 0 and self.pieces:
             q = self.pieces[0]
@@ -325,12 +375,15 @@ class _Rows:
 
     def segments(self) -> list[_Piece]:
         """The live rows as maximal runs of one signature (concatenated)."""
+        self.flush_tail()
         return _runs(list(self.pieces))
 
     def __iter__(self) -> Iterator[_Piece]:
+        self.flush_tail()
         return iter(self.pieces)
 
     def nbytes(self) -> int:
+        self.flush_tail()
         return sum(sum(a.nbytes for a in (q.y, q.p, q.w, q.ts) if a is not None) for q in self.pieces)
 
 
@@ -520,15 +573,33 @@ class WindowState(State):
         if self.seconds is None and timestamp is not None:
             raise ValueError("timestamp: only time windows (seconds=...) take timestamps")
         delta = self.inner.prepare(y_true, y_pred, sample_weight)
+        if is_scalar(y_true) and is_scalar(y_pred) and (sample_weight is None or is_scalar(sample_weight)):
+            t = None
+            if self.seconds is not None:  # one sample: a scalar timestamp
+                t = float(check_timestamps(timestamp, 1, self.clock, self.newest)[0]) \
+                    if timestamp is not None else _now(self.clock, self.newest)
+            w1 = None if sample_weight is None else float(sample_weight)
+            return ("one", delta, y_true, y_pred, w1, t)
         y, p, w = canonical_rows(self.inner, y_true, y_pred, sample_weight)
         n = y.shape[0]
         ts = None
         if self.seconds is not None:
             ts = check_timestamps(timestamp, n, self.clock, self.newest)
-        return delta, _Piece(y, p, w, ts)
+        return ("rows", delta, _Piece(y, p, w, ts))
 
     def apply(self, delta: Any) -> None:
-        inner_delta, piece = delta
+        if delta[0] == "one":
+            _, inner_delta, y, p, w, t = delta
+            if t is not None and self.newest is not None and t < self.newest:
+                t = self.newest  # lost a race with a newer batch
+            self.rows.append_one(y, p, w, t)
+            if not self._dirty:
+                self.inner.apply(inner_delta)
+            if t is not None:
+                self.newest = t
+            self._expire()
+            return
+        _, inner_delta, piece = delta
         if len(piece) == 0:
             return
         if piece.ts is not None and self.newest is not None and piece.ts[0] < self.newest:

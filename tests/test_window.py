@@ -482,3 +482,28 @@ def test_ranking_windows_subtract_exactly(make):
             np.testing.assert_array_equal(got.fpr, want.fpr)
             np.testing.assert_array_equal(got.tpr, want.tpr)
             np.testing.assert_array_equal(got.thresholds, want.thresholds)
+
+
+def test_time_window_one_sample_at_a_time():
+    rng = np.random.default_rng(31)
+    now = [0.0]
+    win = MetricSet(f1=Window(F1(), seconds=3.0, clock=lambda: now[0]),
+                    auc=Window(AUROC(), seconds=3.0, clock=lambda: now[0]))
+    stream = Stream()
+    for i in range(300):
+        now[0] += float(rng.choice([0.0, 0.25, 1.0]))
+        y, s = int(rng.integers(0, 2)), float(np.round(rng.random(), 1))
+        if i % 7 == 0:
+            win.update(y, s, timestamp=now[0])
+        else:
+            win.update(y, s)  # the clock
+        stream.add([y], [s], t=now[0])
+        if i % 3 == 0:
+            got = quiet(win.compute)
+            yy, ss, _ = stream.recent(3.0)
+            assert len(win["f1"]) == len(yy)
+            assert close(got["f1"], f1_score(yy, ss >= 0.5, zero_division=0.0))
+            if 0 < yy.sum() < len(yy):
+                assert close(got["auc"], roc_auc_score(yy, ss))
+    back = sm.loads(sm.dumps(win))
+    assert quiet(back.compute) == quiet(win.compute)
