@@ -9,8 +9,9 @@ How it runs
 partition's columns to an empty twin of ``metrics`` and returns its state -- a flat ``dict`` of
 numpy arrays and scalars (``state_dict`` without the configuration, which is shipped once in the
 graph, not once per state). Those states are merged in a tree of fan-in ``split_every`` by tasks
-that also run on the workers; only the single merged state travels to the client, where it is
-rebuilt and computed. Nothing is pickled as a Python object graph: a state is a few contiguous
+that also run on the workers, and the root task computes the values there: only the values
+travel to the client (with ``compute=False``, the merged state, rebuilt there). Nothing is
+pickled as a Python object graph: a state is a few contiguous
 numpy buffers (pickle protocol 5 sends them out of band), so a confusion state is O(C^2) bytes
 and an exact ranking state one score (plus one weight, if weighted) per sample.
 
@@ -26,7 +27,9 @@ Complexity: one pass over the data (the cost of ``update`` per partition), plus
 O(states x state size) for the merge tree, spread over the workers; the client holds one state.
 Memory per worker: one partition plus ``split_every`` states. For an exact ranking state of
 10^10 scores, the final merge needs ~80 GB on one worker; use the bounded variants (``max_bytes``)
-there -- see docs/scale-out.md.
+there -- see docs/scale-out.md. Cost note: merging exact ranking states re-validates each loaded
+state (the sorted buffer recomputes its Mann-Whitney counts), so on few cores the tree costs a
+few times the single-process update; the win is parallel reading and memory spread over workers.
 """
 
 from __future__ import annotations
