@@ -77,6 +77,8 @@ _RENORM = 300.0  # rebase when absolute weights would exceed 2 ** 300 (squares s
 
 
 def _n_rows(state: State, y_true: Any) -> int:
+    if is_scalar(y_true):
+        return 1
     y = as_numpy(y_true, "y_true")
     if y.ndim == 0 or (getattr(state, "task", None) == "multilabel" and y.ndim == 1):
         return 1
@@ -142,7 +144,7 @@ class DecayedState(State):
         if n == 1:  # keep the per-sample path: a scalar weight for scalar inputs
             f = math.exp2((last - ref) / self.h)
             if sample_weight is None:
-                weights: Any = f if np.ndim(y_true) == 0 or is_scalar(y_true) else [f]
+                weights: Any = f if is_scalar(y_true) or np.ndim(y_true) == 0 else [f]
             else:
                 weights = (float(sample_weight) * f if np.ndim(sample_weight) == 0
                            else np.asarray(sample_weight, dtype=np.float64) * f)

@@ -278,6 +278,8 @@ class DelayedLabels(Metric):
         per ``on_unknown``. Labels the metric rejects: ``ValueError``, nothing applied.
         O(k) plus the metric's update.
         """
+        if type(ids) in (int, str) and type(y_true) is int and timestamp is None:
+            return self._label_one(ids, y_true)  # the per-request path
         keys, single = _check_ids(ids)
         y = as_numpy(y_true, "y_true")
         if single:
@@ -316,6 +318,32 @@ class DelayedLabels(Metric):
             self._stats["labelled"] += len(found)
             self._stats["unknown"] += missing
             return len(found)
+
+    def _label_one(self, key: int | str, y: int) -> int:
+        """``label`` of one id with a Python int label: no numpy on the way."""
+        now = float(self.clock())
+        with self._lock:
+            self._expire(now)
+            entry = self._pending.get(key)
+            if entry is None:
+                if self.on_unknown == "raise":
+                    raise KeyError(
+                        f"label: id {key!r} is not pending (never predicted, already labelled, "
+                        "evicted or expired); 1 of 1 ids unknown"
+                    )
+                self._stats["unknown"] += 1
+                return 0
+            score, weight, _ = entry
+            if np.ndim(score) == 0:
+                self._metric.update(y, score.item(), sample_weight=weight)
+            else:
+                self._metric.update(np.array([y]), score[None],
+                                    sample_weight=None if weight is None else [weight])
+            del self._pending[key]
+            if not self._pending:
+                self._spec = None
+            self._stats["labelled"] += 1
+            return 1
 
     def expire(self, timestamp: float | None = None) -> None:
         """Apply the ttl now (it is also applied on every predict/label/stats call)."""
