@@ -11,9 +11,9 @@ numpy arrays and scalars (``state_dict`` without the configuration, which is shi
 graph, not once per state). Those states are merged in a tree of fan-in ``split_every`` by tasks
 that also run on the workers, and the root task computes the values there: only the values
 travel to the client (with ``compute=False``, the merged state, rebuilt there). Nothing is
-pickled as a Python object graph: a state is a few contiguous
-numpy buffers (pickle protocol 5 sends them out of band), so a confusion state is O(C^2) bytes
-and an exact ranking state one score (plus one weight, if weighted) per sample.
+pickled as a Python object graph: a state is a few contiguous numpy buffers (pickle protocol 5
+sends them out of band), so a confusion state is O(C^2) bytes and an exact ranking state one
+score (plus one weight, if weighted) per sample.
 
 Because every accumulator's state is a function of the multiset of rows it has seen (and merge is
 associative and commutative), empty partitions, repartitioning and any partition order give the
