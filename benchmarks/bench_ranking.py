@@ -24,6 +24,9 @@ Workloads (full size; ``--quick`` divides the sizes by ten):
 * ``per-sample``: scalar ``update(y, s)`` calls on an accumulator already holding 1M samples
   (µs per call), and ``update`` + ``compute`` per sample (the river-style loop).
 
+The machine may be shared: wall times include waiting for a CPU, so CPU times (``time.process_time``)
+are shown beside them; ratios of CPU times are the steadier ones.
+
 Every child checks that its value agrees with scikit-learn's on the same data (torch peers work in
 float32 internally and agree to ~1e-6).
 """
@@ -181,14 +184,16 @@ def child_stream(impl: str, n: int, batches: int, repeat: int, read_every: bool 
         value = run()
         traced = tracemalloc.get_traced_memory()[1] / n
         tracemalloc.stop()
-    t_runs = []
+    t_runs, c_runs = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         value = run()
         t_runs.append(time.perf_counter() - t0)
+        c_runs.append(time.process_time() - c0)
     diff = abs(value - roc_auc_score(y, s)) if impl != "argsort" else 0.0
     return {
         "seconds": float(np.median(t_runs)),
+        "cpu": float(np.median(c_runs)),
         "value": value,
         "diff": diff,
         "extra_bytes_per_sample": extra,
@@ -261,16 +266,18 @@ def child_multiclass(impl: str, n: int, batches: int, repeat: int) -> dict[str, 
                 m.update(a, c)
             return float(m.compute())
 
-    runs = []
+    runs, cpu = [], []
     value = float("nan")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         value = run()
         runs.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
     from sklearn.metrics import roc_auc_score
 
     return {
         "seconds": float(np.median(runs)),
+        "cpu": float(np.median(cpu)),
         "value": value,
         "diff": abs(value - roc_auc_score(y, p, multi_class="ovr", average="macro")),
     }
@@ -297,7 +304,12 @@ def child_per_sample(stored: int, calls: int) -> dict[str, Any]:
         m.compute()
     t_both = (time.perf_counter() - t0) / k
     c_both = (time.process_time() - c0) / k
-    return {"update": t_update, "update_cpu": c_update, "update_compute": t_both, "update_compute_cpu": c_both}
+    return {
+        "update": t_update,
+        "update_cpu": c_update,
+        "update_compute": t_both,
+        "update_compute_cpu": c_both,
+    }
 
 
 # -- driver ------------------------------------------------------------------------------------------------------
@@ -322,6 +334,7 @@ def main(argv: list[str] | None = None) -> str:
         for impl in ("argsort", "streammetrics", "sklearn", "torchmetrics", "torcheval")
     }
     ref = res["argsort"].get("seconds")
+    ref_cpu = res["argsort"].get("cpu")
     rows = []
     labels = {
         "argsort": "bare np.argsort of the whole array (reference)",
@@ -337,20 +350,31 @@ def main(argv: list[str] | None = None) -> str:
         mem = "-" if extra is None else f"{extra:.1f}"
         if traced is not None:
             mem += f" (numpy traced {traced:.1f})"
-        rows.append([
-            labels[impl],
-            r.get("status", "?") if sec is None else f"{sec:.3f} s",
-            "-" if sec is None or not ref else fmt_ratio(sec / ref),
-            mem,
-            "-" if r.get("diff") is None else f"{r['diff']:.1e}",
-        ])
+        cpu = r.get("cpu")
+        rows.append(
+            [
+                labels[impl],
+                r.get("status", "?") if sec is None else f"{sec:.3f} s",
+                "-" if sec is None or not ref else fmt_ratio(sec / ref),
+                "-" if cpu is None or not ref_cpu else f"{cpu:.3f} s ({fmt_ratio(cpu / ref_cpu)})",
+                mem,
+                "-" if r.get("diff") is None else f"{r['diff']:.1e}",
+            ]
+        )
     out += [
         f"### {n:,} float64 scores (10% positives) in {batches} batches of {n // batches:,}, one AUROC read",
         "",
         markdown_table(
-            ["implementation", "time", "vs argsort", "peak extra bytes/sample", "|diff| vs sklearn"],
+            [
+                "implementation",
+                "time",
+                "vs argsort",
+                "CPU time (vs argsort)",
+                "peak extra bytes/sample",
+                "|diff| vs sklearn",
+            ],
             rows,
-            "lrrrr",
+            "lrrrrr",
         ),
         "",
     ]
@@ -358,32 +382,43 @@ def main(argv: list[str] | None = None) -> str:
     # 2. read after every batch
     every = _run("child_stream", impl="streammetrics", n=n, batches=batches, repeat=repeat, read_every=True)
     once = res["streammetrics"].get("seconds")
+    once_cpu = res["streammetrics"].get("cpu")
     rows = []
-    if every.get("seconds") is not None and once:
-        rows.append([
-            "streammetrics AUROC, read after every batch",
-            f"{every['seconds']:.3f} s",
-            fmt_ratio(every["seconds"] / once),
-            f"{every['seconds'] / batches * 1e3:.2f} ms",
-        ])
+    if every.get("seconds") is not None and once and once_cpu:
+        rows.append(
+            [
+                "streammetrics AUROC, read after every batch",
+                f"{every['seconds']:.3f} s",
+                fmt_ratio(every["seconds"] / once),
+                f"{every['cpu']:.3f} s ({fmt_ratio(every['cpu'] / once_cpu)})",
+                f"{every['seconds'] / batches * 1e3:.2f} ms",
+            ]
+        )
     for impl in ("torchmetrics", "torcheval"):
         one = _run("child_one_read_cost", impl=impl, n=n)
         stream_s = res[impl].get("seconds")
         if one.get("seconds") is not None and stream_s is not None and once:
             # each read re-sorts everything seen so far: on average half the final size
             est = stream_s + batches * one["seconds"] / 2
-            rows.append([
-                f"{impl} (estimate: stream + {batches} reads x half the final read cost)",
-                f"~{est:.1f} s",
-                fmt_ratio(est / once),
-                f"{one['seconds'] * 1e3:.1f} ms at the end",
-            ])
+            rows.append(
+                [
+                    f"{impl} (estimate: stream + {batches} reads x half the final read cost)",
+                    f"~{est:.1f} s",
+                    fmt_ratio(est / once),
+                    "-",
+                    f"{one['seconds'] * 1e3:.1f} ms at the end",
+                ]
+            )
         else:
-            rows.append([impl, one.get("status", "?"), "-", "-"])
+            rows.append([impl, one.get("status", "?"), "-", "-", "-"])
     out += [
         "### AUROC read after every batch (same stream)",
         "",
-        markdown_table(["implementation", "total", "vs streammetrics one read", "per read"], rows, "lrrr"),
+        markdown_table(
+            ["implementation", "total", "vs streammetrics one read", "CPU time (vs one read)", "per read"],
+            rows,
+            "lrrrr",
+        ),
         "",
     ]
 
@@ -398,15 +433,18 @@ def main(argv: list[str] | None = None) -> str:
     ):
         r = _run("child_multiclass", impl=impl, n=mn, batches=mb, repeat=repeat)
         sec = r.get("seconds")
-        rows.append([
-            label,
-            r.get("status", "?") if sec is None else f"{sec:.3f} s",
-            "-" if r.get("diff") is None else f"{r['diff']:.1e}",
-        ])
+        rows.append(
+            [
+                label,
+                r.get("status", "?") if sec is None else f"{sec:.3f} s",
+                "-" if r.get("cpu") is None else f"{r['cpu']:.3f} s",
+                "-" if r.get("diff") is None else f"{r['diff']:.1e}",
+            ]
+        )
     out += [
         f"### 10-class macro AUROC, {mn:,} rows in {mb} batches",
         "",
-        markdown_table(["implementation", "time", "|diff| vs sklearn"], rows, "lrr"),
+        markdown_table(["implementation", "time", "CPU time", "|diff| vs sklearn"], rows, "lrrr"),
         "",
     ]
 

@@ -96,6 +96,8 @@ _BUSY = 2
 _TAIL_MAX = 4096
 #: A read folds at most this many queued scalar samples one by one (more: as one batch).
 _SCALAR_FOLD_MAX = 64
+#: Queued batches (or single samples) folded in without waiting for a read.
+_MAX_QUEUED = 4096
 
 
 def coarse_index(values: np.ndarray) -> np.ndarray | None:
@@ -406,7 +408,6 @@ class SortedScores(State):
     def _split_multiclass(self, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> _Parts:
         c = self.n_columns
         parts: _Parts = []
-        st = s.T
         if self.by_class:
             order = np.argsort(y, kind="stable")
             counts = np.bincount(y, minlength=c)
@@ -421,6 +422,7 @@ class SortedScores(State):
                     parts.append((col, k, block[col, lo:hi], None if wb is None else wb[lo:hi]))
             return parts
         onehot = y[None, :] == np.arange(c)[:, None]  # (C, n)
+        st = np.ascontiguousarray(s.T)  # one copy; boolean selections then read contiguous rows
         for col in range(c):
             m = onehot[col]
             pos_v, neg_v = st[col][m], st[col][~m]
@@ -493,8 +495,12 @@ class SortedScores(State):
             return
         if type(delta) is tuple:
             self._scalars.append(delta[1:])
+            if len(self._scalars) >= _MAX_QUEUED:
+                self._flush()  # bound the queue's Python overhead when nothing is ever read
             return
         self._pending.append(delta)
+        if len(self._pending) >= _MAX_QUEUED:
+            self._flush()
 
     def _flush(self) -> None:
         """Fold the queued batches and samples in: sort them per group, update ``u2``, push runs."""
@@ -590,7 +596,7 @@ class SortedScores(State):
                 if nv.shape[0]:
                     d += 2 * old_p.total * totals[grp] - old_p.count2(nv, nw)
                     if pv.shape[0]:
-                        d += count2(nv, None if nw is None else _cumw(nw), pv, pw)
+                        d += count2(nv, None if nw is None else _cumw(nw), pv, pw, coarse_index(nv))
                 u2[col, grp] += d
             # Balance merging against searching: a group whose runs are searched by many more
             # needles (the other groups' new samples) than it receives is kept in fewer runs.

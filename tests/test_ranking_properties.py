@@ -29,13 +29,13 @@ from streammetrics._curves import PRCurveResult, ROCCurveResult
 def small_capacities(on: bool = True):
     """Shrink the buffer's internal capacities so that rare paths run on small data (the coarse
     index of large runs, the SortedList tail turning into a run, scalar folds as batches)."""
-    saved = (sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX)
+    saved = (sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED)
     if on:
-        sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX = 70, 5, 3
+        sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED = 70, 5, 3, 4
     try:
         yield
     finally:
-        sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX = saved
+        sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED = saved
 
 
 REGISTRY = {
