@@ -110,8 +110,10 @@ def _binary_label_counts(y: Any, p: Any) -> Any:
         return None
     if p.dtype == dt:
         either = y | p
-        if kind != "b" and _over_one(either):
-            return None
+        if kind != "b":  # _over_one(either), inline
+            u = either.view(_UNSIGNED_VIEW[dt.itemsize]) if kind == "i" else either
+            if u[u.argmax()] > 1:
+                return None
         pos = _count_nonzero(y)
         pp = _count_nonzero(p)
         tp = pos + pp - _count_nonzero(either)
@@ -328,13 +330,16 @@ class ConfusionCounts(SummedState):
                 self._pending_w2[cell] = self._pending_w2.get(cell, 0) + 1
             return
         if tag == "bin":  # unweighted binary batch: integer (TN, FP, FN, TP)
-            _, tn, fp, fn, tp = delta
-            for pending in (self._pending, self._pending_w2) if self._w2_tracked else (self._pending,):
-                get = pending.get
-                pending[0] = get(0, 0) + tn
-                pending[1] = get(1, 0) + fp
-                pending[2] = get(2, 0) + fn
-                pending[3] = get(3, 0) + tp
+            pending = self._pending
+            get = pending.get
+            pending[0] = get(0, 0) + delta[1]
+            pending[1] = get(1, 0) + delta[2]
+            pending[2] = get(2, 0) + delta[3]
+            pending[3] = get(3, 0) + delta[4]
+            if self._w2_tracked:  # unit weights: squared weights sum to the same counts
+                pw2 = self._pending_w2
+                for cell in range(4):
+                    pw2[cell] = pw2.get(cell, 0) + delta[1 + cell]
             return
         if tag == "cells":
             pending = self._pending
