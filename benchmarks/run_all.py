@@ -1,15 +1,17 @@
-"""Run every benchmark: ``python -m benchmarks.run_all [--quick] [--only NAME ...] [--output PATH]``.
+"""Run every benchmark: ``python -m benchmarks.run_all [--quick] [--only NAME ...] [--merge]``.
 
 Discovers the modules ``benchmarks/bench_*.py`` (each exposes ``main(argv) -> str`` returning the
 markdown it printed), runs them one after the other with ``--quick`` passed on if given, and
 writes the combined markdown to ``benchmarks/RESULTS.md`` (or ``--output``). A module that fails
-is reported in the output with its error instead of stopping the run.
+is reported in the output with its error instead of stopping the run. ``--merge`` (with
+``--only``) re-runs some modules and replaces just their sections in the existing file.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 import time
 import traceback
@@ -26,11 +28,31 @@ def discover() -> list[str]:
     return [f"benchmarks.{p.stem}" for p in sorted(HERE.glob("bench_*.py"))]
 
 
+_FOOTER = re.compile(r"^_(benchmarks\.bench_\w+): [0-9.]+ s[^\n]*_\n", re.M)
+
+
+def split_sections(text: str) -> tuple[str, dict[str, str]]:
+    """(header, {module: section}) of a file written by this script; each section ends with
+    its ``_benchmarks.bench_x: N s_`` footer line."""
+    sections: dict[str, str] = {}
+    header, pos = "", 0
+    for m in _FOOTER.finditer(text):
+        chunk = text[pos:m.end()]
+        if not sections and not header:
+            cut = chunk.find("\n## ")
+            header, chunk = (chunk[:cut + 1], chunk[cut + 1:]) if cut >= 0 else ("", chunk)
+        sections[m.group(1)] = chunk
+        pos = m.end()
+    return header, sections
+
+
 def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.run_all", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="pass --quick to every benchmark")
     ap.add_argument("--only", nargs="*", default=[], help="run only these (e.g. bench_confusion)")
     ap.add_argument("--output", default=str(HERE / "RESULTS.md"), help="markdown file to write")
+    ap.add_argument("--merge", action="store_true",
+                    help="replace only the re-run modules' sections of an existing --output")
     args = ap.parse_args(argv)
     modules = [m for m in discover() if not args.only or m.rsplit(".", 1)[1] in args.only]
     sections = [
@@ -41,6 +63,7 @@ def main(argv: list[str] | None = None) -> str:
         + ", ".join(f"`{m.rsplit('.', 1)[1]}`" for m in modules) + ".",
         "",
     ]
+    done: dict[str, str] = {}
     for name in modules:
         print(f"== {name}", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
@@ -50,8 +73,19 @@ def main(argv: list[str] | None = None) -> str:
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - reported in the results
             traceback.print_exc()
             text = f"## {name}\n\nFAILED: {type(exc).__name__}: {exc}\n"
-        sections += [str(text).rstrip(), "", f"_{name}: {time.perf_counter() - t0:.0f} s_", ""]
-    combined = "\n".join(sections)
+        stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        done[name] = "\n".join([str(text).rstrip(), "", f"_{name}: {time.perf_counter() - t0:.0f} s, "
+                                f"finished {stamp}{' (--quick)' if args.quick else ''}_", ""])
+    old = Path(args.output).read_text(encoding="utf-8") if args.merge and Path(args.output).exists() else ""
+    header, previous = split_sections(old)
+    if args.merge and previous:
+        merged = {**previous, **done}
+        order = [m for m in discover() if m in merged] + [m for m in merged if m not in discover()]
+        combined = header.rstrip() + "\n" + (
+            f"Sections re-run later with `--only ... --merge`: {', '.join(f'`{m}`' for m in done)}.\n\n"
+        ) + "\n".join(merged[m] for m in order)
+    else:
+        combined = "\n".join(sections + [done[m] for m in modules])
     Path(args.output).write_text(combined + "\n", encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
     return combined

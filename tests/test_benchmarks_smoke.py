@@ -44,3 +44,36 @@ def test_table_and_header_helpers() -> None:
     assert h.fmt_rate(3.2e8) == "320.0 M/s" and h.fmt_ratio(0.5) == "0.50x" and h.fmt_us(2e-6) == "2.00 µs"
     timings = h.measure_interleaved([lambda: None, lambda: sum(range(100))], repeat=3, warmup=0)
     assert len(timings) == 2 and all(len(t.runs) == 3 for t in timings)
+
+
+def test_run_all_writes_and_merges_sections(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import sys
+    import types
+
+    from benchmarks import run_all
+
+    calls = {"n": 0}
+
+    def fake(name: str):  # type: ignore[no-untyped-def]
+        mod = types.ModuleType(name)
+
+        def main(argv: list[str] | None = None) -> str:
+            calls["n"] += 1
+            return f"## {name} run {calls['n']}\n\n| a |\n|---|\n"
+        mod.main = main  # type: ignore[attr-defined]
+        return mod
+
+    names = ["benchmarks.bench_fake_a", "benchmarks.bench_fake_b"]
+    for n in names:
+        monkeypatch.setitem(sys.modules, n, fake(n))
+    monkeypatch.setattr(run_all, "discover", lambda: list(names))
+    out = tmp_path / "R.md"
+    run_all.main(["--output", str(out)])
+    first = out.read_text()
+    assert "bench_fake_a run 1" in first and "bench_fake_b run 2" in first
+    run_all.main(["--output", str(out), "--only", "bench_fake_b", "--merge"])
+    merged = out.read_text()
+    assert "bench_fake_a run 1" in merged and "bench_fake_b run 3" in merged
+    assert "run 2" not in merged and merged.index("fake_a run") < merged.index("fake_b run")
+    header, sections = run_all.split_sections(merged)
+    assert header.startswith("# streammetrics benchmark results") and list(sections) == names
