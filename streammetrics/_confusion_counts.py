@@ -154,6 +154,12 @@ class ConfusionCounts(SummedState):
         self.task = task
         self.num_classes = 2 if task == "binary" else int(num_classes)  # type: ignore[arg-type]
         self.threshold = threshold
+        # float32 scores are compared in float32 (numpy keeps their precision): against the
+        # smallest float32 >= threshold, so that `score >= threshold` holds exactly as in float64.
+        t32 = np.float32(threshold)
+        if float(t32) < threshold:
+            t32 = np.nextafter(t32, np.float32(np.inf))
+        self._threshold32 = t32
         self.ignore_index = None if ignore_index is None else int(ignore_index)
         k = self.num_classes
         shape = (k, 2, 2) if task == "multilabel" else (k, k)
@@ -227,7 +233,7 @@ class ConfusionCounts(SummedState):
             if p.shape != (n,):
                 raise ValueError(f"y_pred: expected shape ({n},) like y_true, got {p.shape}")
             if p.dtype.kind == "f":
-                return check_scores(p, "y_pred") >= self.threshold
+                return self._at_or_above(check_scores(p, "y_pred"))
             return check_binary_labels(p, "y_pred")
         k = self.num_classes
         if p.ndim == 2:
@@ -243,6 +249,12 @@ class ConfusionCounts(SummedState):
         if p.dtype.kind == "f":
             p = check_scores(p, "y_pred")
         return check_class_labels(p, "y_pred", k)
+
+    def _at_or_above(self, scores: np.ndarray) -> np.ndarray:
+        """``scores >= threshold`` exactly, whatever the float precision of ``scores``."""
+        if scores.dtype == np.float32:
+            return scores >= self._threshold32
+        return scores >= np.float64(self.threshold)
 
     def _prepare_one(self, y: Any, p: Any, sample_weight: Any) -> Any:
         """The per-sample path: plain Python, a few hundred nanoseconds."""
@@ -263,7 +275,7 @@ class ConfusionCounts(SummedState):
             if p != p:
                 raise ValueError("y_pred: scores must not be NaN; got nan")
             if self.task == "binary":
-                j = 1 if p >= self.threshold else 0
+                j = 1 if float(p) >= self.threshold else 0  # exact for numpy float32 scalars too
             elif p == int(p) and 0 <= p < k:
                 j = int(p)
             else:
@@ -289,7 +301,7 @@ class ConfusionCounts(SummedState):
         w = check_weights(sample_weight, n)
         y = check_binary_labels(y, "y_true", self.ignore_index)
         pred = (
-            check_scores(p, "y_pred") >= self.threshold
+            self._at_or_above(check_scores(p, "y_pred"))
             if p.dtype.kind == "f"
             else check_binary_labels(p, "y_pred")
         )

@@ -191,3 +191,19 @@ def test_compute_does_not_change_state():
     after = m.state_dict()
     for k in before:
         np.testing.assert_array_equal(np.asarray(before[k], dtype=object), np.asarray(after[k], dtype=object))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64])
+def test_threshold_is_exact_for_every_score_precision(dtype):
+    threshold = 0.2999
+    scores = np.array([0.2999, 0.3, 0.29989, 0.5, 0.0], dtype=dtype)
+    expected = (scores.astype(np.float64) >= threshold).astype(int)
+    m = sm.ConfusionMatrix(threshold=threshold).update(np.ones(5, dtype=int), scores)
+    np.testing.assert_array_equal(m.compute()[1], [5 - expected.sum(), expected.sum()])
+    ml = sm.ConfusionMatrix(5, multilabel=True, threshold=threshold).update(np.ones((1, 5), dtype=int), scores[None, :])
+    np.testing.assert_array_equal(ml.compute()[:, 1, 1], expected)
+
+
+def test_threshold_is_exact_for_float32_scalars():
+    m = sm.ConfusionMatrix(threshold=0.2999).update(1, np.float32(0.2999))
+    assert m.compute()[1, 0] == 1  # float32(0.2999) < 0.2999
