@@ -3,7 +3,8 @@
 Commands:
 
 * ``demo`` (the default): stream the bundled example predictions through a MetricSet in batches
-  and print the metrics with their Wilson intervals and the classification report.
+  and print the metrics with their intervals, the best threshold and the classification report.
+* ``trec QRELS RUN``: trec_eval's measures and output format over TREC files, in one streaming pass.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ def run_demo(args: argparse.Namespace) -> int:
         f1=sm.F1(threshold=args.threshold),
         balanced_accuracy=sm.BalancedAccuracy(threshold=args.threshold),
         mcc=sm.MatthewsCorrCoef(threshold=args.threshold),
+        auroc=sm.AUROC(),
+        average_precision=sm.AveragePrecision(),
+        roc=sm.ROCCurve(),
         report=sm.ClassificationReport(threshold=args.threshold),
     )
     rows = 0
@@ -57,9 +61,9 @@ def run_demo(args: argparse.Namespace) -> int:
     values = metrics.compute()
     print(f"streammetrics demo: {rows} rows of bundled example predictions ({EXAMPLE}),")
     print(f"streamed in batches of {args.batch_size}, threshold {args.threshold}\n")
-    print(f"{'metric':<20}{'value':>10}   95% Wilson interval")
+    print(f"{'metric':<20}{'value':>10}   95% interval (Wilson; DeLong for AUROC)")
     for name, value in values.items():
-        if name == "report":
+        if name in ("report", "roc"):
             continue
         metric = metrics[name]
         interval = ""
@@ -67,6 +71,9 @@ def run_demo(args: argparse.Namespace) -> int:
             low, high = metric.interval()
             interval = f"   [{low:.4f}, {high:.4f}]"
         print(f"{name:<20}{value:>10.4f}{interval}")
+    best = values["roc"].best_threshold("youden")
+    print(f"\nbest threshold by Youden's J: {best.threshold:.4f} "
+          f"(TPR {best.tpr:.4f}, FPR {best.fpr:.4f}, accuracy {best.accuracy:.4f})")
     print("\nclassification report\n")
     print(values["report"].table())
     return 0

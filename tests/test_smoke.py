@@ -8,6 +8,7 @@ def test_demo_runs(capsys):
     assert main([]) == 0
     out = capsys.readouterr().out
     assert "569 rows" in out and "accuracy" in out and "weighted avg" in out
+    assert "auroc                   0.9945" in out and "Youden" in out
 
 
 def test_public_names_importable():
