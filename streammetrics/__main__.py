@@ -90,9 +90,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .trec import run as run_trec
 
     add_trec_parser(sub)  # ``streammetrics trec QRELS RUN``: trec_eval's measures and output format
+    from .cli.evaluate import add_parser as add_evaluate_parser  # pyarrow/rich/matplotlib load lazily
+    from .cli.evaluate import run as run_evaluate
+
+    add_evaluate_parser(sub)  # ``streammetrics evaluate [FILE ...]``: metrics of prediction files
     args = parser.parse_args(argv)
     if args.command == "trec":
         return run_trec(args)
+    if args.command == "evaluate":
+        return run_evaluate(args)
     if args.batch_size < 1:
         parser.error("--batch-size must be >= 1")
     return run_demo(args)

@@ -1,0 +1,120 @@
+"""PNG plots for ``streammetrics evaluate --plot DIR``: ROC curve, PR curve (with the no-skill
+baseline), confusion-matrix heatmap and a score histogram per class. matplotlib (Agg backend) is
+imported only here, only when plots are asked for.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from .readers import InputError
+
+__all__ = ["write_plots"]
+
+
+def _series(plan: Any, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, list):
+        return list(zip(plan.classes or [str(i) for i in range(len(value))], value, strict=False))
+    return [("", value)]
+
+
+def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, Any]) -> list[str]:
+    """Write roc.png, pr.png, confusion_matrix.png (binary/multiclass) and score_histogram.png to
+    ``directory`` (created if needed); returns the paths written."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise InputError("--plot needs matplotlib: pip install 'streammetrics[cli]'", 2) from None
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--plot: cannot create {directory}: {exc.strerror}", 2) from None
+    import warnings
+
+    written: list[str] = []
+    approx = "" if res["exact"] else " (binned: certified bounds shaded)"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        roc = ms["plot_roc"].compute()
+        pr = ms["plot_pr"].compute()
+
+    def save(fig: Any, name: str) -> None:
+        path = os.path.join(directory, name)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+
+    # ROC
+    fig, ax = plt.subplots(figsize=(5.2, 5))
+    for name, curve in _series(plan, roc):
+        area = curve.area()
+        label = f"{name + ': ' if name else ''}AUROC {area:.4f}"
+        ax.plot(curve.fpr, curve.tpr, drawstyle="default", label=label)
+        _shade(ax, curve, "fpr", "tpr")
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="chance")
+    ax.set(xlabel="false positive rate", ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1.01),
+           title=f"ROC curve ({res['rows']:,} rows){approx}")
+    ax.legend(loc="lower right", fontsize=8)
+    save(fig, "roc.png")
+
+    # PR with the no-skill baseline (the prevalence of each class)
+    fig, ax = plt.subplots(figsize=(5.2, 5))
+    for name, curve in _series(plan, pr):
+        c = curve.counts
+        prevalence = c.total_pos / (c.total_pos + c.total_neg) if (c.total_pos + c.total_neg) > 0 else np.nan
+        line = ax.step(curve.recall, curve.precision, where="post",
+                       label=f"{name + ': ' if name else ''}AP {curve.area():.4f}")[0]
+        _shade(ax, curve, "recall", "precision")
+        ax.axhline(prevalence, linestyle="--", linewidth=1, color=line.get_color(), alpha=0.6,
+                   label=f"{name + ': ' if name else ''}no skill ({prevalence:.3f})")
+    ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1), ylim=(0, 1.01),
+           title=f"Precision-recall curve{approx}")
+    ax.legend(loc="lower left", fontsize=8)
+    save(fig, "pr.png")
+
+    # confusion matrix
+    if "plot_cm" in ms:
+        cm = np.asarray(ms["plot_cm"].compute(), dtype=float)
+        classes = plan.classes or [str(i) for i in range(cm.shape[0])]
+        fig, ax = plt.subplots(figsize=(max(4.5, 0.6 * len(classes) + 3), max(4, 0.6 * len(classes) + 2.5)))
+        im = ax.imshow(cm, cmap="Blues")
+        fig.colorbar(im, ax=ax, fraction=0.046)
+        ax.set_xticks(range(len(classes)), classes, rotation=45 if len(classes) > 4 else 0)
+        ax.set_yticks(range(len(classes)), classes)
+        top = cm.max() if cm.size else 0
+        for (i, j), v in np.ndenumerate(cm):
+            ax.text(j, i, f"{v:.6g}", ha="center", va="center",
+                    color="white" if v > top / 2 else "black", fontsize=9)
+        thr = f", threshold {res['threshold']}" if res.get("threshold") is not None else ""
+        ax.set(xlabel="predicted", ylabel="actual", title=f"Confusion matrix{thr}")
+        save(fig, "confusion_matrix.png")
+
+    # score histograms
+    if hist is not None and hist.lo is not None:
+        edges = hist.edges
+        fig, ax = plt.subplots(figsize=(6, 4))
+        names = (plan.classes or ["0", "1"]) if plan.task == "binary" else (plan.classes or [])
+        for i, counts in enumerate(hist.counts):
+            label = f"class {names[i] if i < len(names) else i}"
+            ax.stairs(counts, edges, fill=True, alpha=0.45, label=label)
+        what = {"binary": "score by actual class", "multiclass": "score of the true class",
+                "multilabel": "score of the positives, per label"}[plan.task]
+        ax.set(xlabel="score", ylabel="weight" if plan.weight else "count", title=f"Histogram: {what}")
+        ax.legend(fontsize=8)
+        save(fig, "score_histogram.png")
+    return written
+
+
+def _shade(ax: Any, curve: Any, x: str, y: str) -> None:
+    """Draw the certified band of a binned curve when the result carries one (``<y>_low`` /
+    ``<y>_high`` arrays); exact curves have none."""
+    low, high = getattr(curve, f"{y}_low", None), getattr(curve, f"{y}_high", None)
+    if low is not None and high is not None:
+        ax.fill_between(getattr(curve, x), low, high, alpha=0.2, step="post", linewidth=0)

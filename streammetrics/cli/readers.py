@@ -1,0 +1,221 @@
+"""Streaming readers for ``streammetrics evaluate``: CSV (plain or compressed), Parquet, JSON Lines.
+
+Every reader yields ``pyarrow.RecordBatch`` objects of at most about ``batch_size`` rows restricted to
+the requested columns, so the memory held is one batch (plus pyarrow's read-ahead buffer),
+whatever the file size. Several files, directories (every supported file inside, sorted) and glob
+patterns form one stream, in the order given. pyarrow is imported lazily by the caller
+(:mod:`streammetrics.cli.evaluate`), never at import time of the core library.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["InputError", "Source", "expand_inputs", "format_of", "open_source"]
+
+_CSV = (".csv", ".tsv", ".txt")
+_PARQUET = (".parquet", ".pq", ".parq")
+_JSONL = (".jsonl", ".ndjson", ".json")
+_COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
+
+
+class InputError(Exception):
+    """An error the user can act on; ``code`` is the exit status (2 usage, 1 data)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def format_of(path: str) -> str | None:
+    """``"csv"``, ``"parquet"`` or ``"jsonl"`` from the file name (a compression suffix is skipped)."""
+    name = path.lower()
+    for suffix in _COMPRESSED:
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+            break
+    if name.endswith(_CSV):
+        return "csv"
+    if name.endswith(_PARQUET):
+        return "parquet"
+    if name.endswith(_JSONL):
+        return "jsonl"
+    return None
+
+
+def expand_inputs(items: Sequence[str]) -> list[str]:
+    """Files from paths, directories (their supported files, sorted) and glob patterns.
+
+    Raises :class:`InputError` (code 2) for a path that does not exist, a pattern that matches
+    nothing, an empty directory or a file of an unknown format.
+    """
+    out: list[str] = []
+    for item in items:
+        if os.path.isdir(item):
+            found = sorted(
+                os.path.join(item, f) for f in os.listdir(item)
+                if os.path.isfile(os.path.join(item, f)) and format_of(f) is not None
+            )
+            if not found:
+                raise InputError(f"{item}: directory holds no CSV, Parquet or JSON Lines file", 2)
+            out.extend(found)
+        elif os.path.exists(item):
+            out.append(item)
+        elif glob.has_magic(item):
+            found = sorted(glob.glob(item, recursive=True))
+            found = [f for f in found if os.path.isfile(f)]
+            if not found:
+                raise InputError(f"{item}: no file matches this pattern", 2)
+            out.extend(found)
+        else:
+            raise InputError(f"{item}: no such file or directory", 2)
+    for path in out:
+        if format_of(path) is None:
+            raise InputError(
+                f"{path}: unknown format (expected .csv, .parquet or .jsonl, optionally "
+                ".gz/.bz2/.zst compressed)",
+                2,
+            )
+    return out
+
+
+@dataclass
+class Source:
+    """One opened input: its column names, its row count when known, and a batch iterator."""
+
+    path: str
+    columns: list[str]
+    num_rows: int | None
+    batches: Iterator[Any]
+
+
+def _comment_lines(path: str) -> int:
+    """Number of leading lines starting with ``#`` (skipped before the CSV header)."""
+    import pyarrow as pa
+
+    n = 0
+    with pa.input_stream(path, compression="detect") as fh:
+        head = fh.read(1 << 16)
+    for line in head.split(b"\n"):
+        if not line.startswith(b"#"):
+            break
+        n += 1
+    return n
+
+
+def open_source(
+    path: str, wanted: Sequence[str], batch_size: int, float_columns: Sequence[str] = ()
+) -> Source:
+    """Open ``path`` for streaming the columns ``wanted`` (after checking they exist).
+
+    ``float_columns`` are read as float64 (CSV: converted while parsing, so a non-numeric value is
+    an error). Raises :class:`InputError`: code 2 for a missing column (listing the available
+    ones), code 1 for a file pyarrow cannot read.
+    """
+    import pyarrow as pa
+
+    fmt = format_of(path)
+    try:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pf = pq.ParquetFile(path)
+            names = list(pf.schema_arrow.names)
+            _check_columns(path, names, wanted)
+            return Source(path, names, pf.metadata.num_rows,
+                          pf.iter_batches(batch_size=batch_size, columns=list(wanted)))
+        if fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            delimiter = "\t" if path.lower().replace(".gz", "").endswith(".tsv") else ","
+            read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=1 << 20)
+            parse = pcsv.ParseOptions(delimiter=delimiter)
+            header = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
+                                   parse_options=parse)
+            names = list(header.schema.names)
+            header.close()
+            _check_columns(path, names, wanted)
+            convert = pcsv.ConvertOptions(
+                include_columns=list(wanted),
+                column_types={c: pa.float64() for c in float_columns},
+            )
+            reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
+                                   parse_options=parse, convert_options=convert)
+            return Source(path, names, None, _rebatch(reader, batch_size))
+        if fmt == "jsonl":
+            import pyarrow.json as pjson
+
+            stream = pa.input_stream(path, compression="detect")
+            reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=1 << 20))
+            names = list(reader.schema.names)
+            _check_columns(path, names, wanted)
+            return Source(path, names, None, _select(reader, wanted, batch_size))
+    except InputError:
+        raise
+    except (pa.ArrowException, OSError) as exc:
+        if fmt == "csv" and "conversion error" in str(exc):
+            raise conversion_error(path, float_columns, str(exc)) from None
+        raise InputError(f"{path}: cannot read as {fmt}: {exc}", 1) from None
+    raise InputError(f"{path}: unknown format", 2)
+
+
+def _check_columns(path: str, names: Sequence[str], wanted: Sequence[str]) -> None:
+    missing = [c for c in wanted if c not in names]
+    if missing:
+        raise InputError(
+            f"{path}: no column {', '.join(repr(m) for m in missing)}; available columns: "
+            + ", ".join(names),
+            2,
+        )
+
+
+def _rebatch(reader: Any, batch_size: int) -> Iterator[Any]:
+    for batch in reader:
+        for start in range(0, batch.num_rows, batch_size):
+            yield batch.slice(start, batch_size)
+
+
+def _select(reader: Any, wanted: Sequence[str], batch_size: int) -> Iterator[Any]:
+    for batch in reader:
+        batch = batch.select(list(wanted))
+        for start in range(0, batch.num_rows, batch_size):
+            yield batch.slice(start, batch_size)
+
+
+def locate_bad_number(path: str, column: str) -> tuple[int, str] | None:
+    """Re-read a CSV column as text to find the first value that is not a number: (row, value),
+    the row counted from 1 over the data rows. Used only after a conversion error."""
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=1 << 20)
+    convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
+    delimiter = "\t" if path.lower().replace(".gz", "").endswith(".tsv") else ","
+    reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
+                           parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert)
+    row = 0
+    for batch in reader:
+        for value in batch.column(0).to_pylist():
+            row += 1
+            if value is None:
+                return row, ""
+            try:
+                float(value)
+            except ValueError:
+                return row, value
+    return None
+
+
+def conversion_error(path: str, columns: Sequence[str], message: str) -> InputError:
+    """The data error for a CSV value that is not a number, naming the file, row and column."""
+    for col in columns:
+        found = locate_bad_number(path, col)
+        if found:
+            row, value = found
+            what = "is missing" if value == "" else f"{value!r} is not a number"
+            return InputError(f"{path}: row {row}: column {col!r}: {what}", 1)
+    return InputError(f"{path}: cannot read: {message}", 1)

@@ -1,0 +1,364 @@
+"""``streammetrics evaluate``: results equal the library and scikit-learn on CSV, gzip CSV, Parquet
+and JSON Lines; multiclass via columns and list columns; errors with exit codes, no traceback;
+plots are PNGs; bounded peak RSS on a file of millions of rows."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+pytest.importorskip("rich")
+metrics = pytest.importorskip("sklearn.metrics")
+
+import streammetrics as sm  # noqa: E402
+from streammetrics.__main__ import main  # noqa: E402
+from streammetrics.cli.evaluate import _Histogram, max_bytes_supported, parse_size  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
+    rc = main(["evaluate", *argv, "--json", "-"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    return json.loads(out.out)
+
+
+def run_err(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:
+    rc = main(["evaluate", *argv])
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    return rc, out.err
+
+
+def binary_data(n: int = 3000, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.random(n) * 0.6 + 0.4 * y, 2)  # ties
+    w = rng.integers(1, 4, n).astype(float)
+    return y, s, w
+
+
+def write_all(tmp_path, y, s, w) -> dict[str, str]:
+    table = pa.table({"y": y, "p": s, "w": w, "other": np.zeros(len(y))})
+    paths = {}
+    import pyarrow.csv as pcsv
+
+    paths["csv"] = str(tmp_path / "d.csv")
+    pcsv.write_csv(table, paths["csv"])
+    paths["gz"] = str(tmp_path / "d.csv.gz")
+    with open(paths["csv"], "rb") as src, gzip.open(paths["gz"], "wb") as dst:
+        dst.write(src.read())
+    paths["parquet"] = str(tmp_path / "d.parquet")
+    pq.write_table(table, paths["parquet"], row_group_size=700)
+    paths["jsonl"] = str(tmp_path / "d.jsonl")
+    with open(paths["jsonl"], "w") as fh:
+        for a, b, c in zip(y.tolist(), s.tolist(), w.tolist(), strict=True):
+            fh.write(json.dumps({"y": a, "p": b, "w": c, "other": 0.0}) + "\n")
+    return paths
+
+
+def sklearn_binary(y, s, w=None, t=0.5) -> dict[str, float]:
+    pred = (s >= t).astype(int)
+    return {
+        "accuracy": metrics.accuracy_score(y, pred, sample_weight=w),
+        "precision": metrics.precision_score(y, pred, sample_weight=w),
+        "recall": metrics.recall_score(y, pred, sample_weight=w),
+        "f1": metrics.f1_score(y, pred, sample_weight=w),
+        "specificity": metrics.recall_score(y, pred, pos_label=0, sample_weight=w),
+        "npv": metrics.precision_score(y, pred, pos_label=0, sample_weight=w),
+        "balanced_accuracy": metrics.balanced_accuracy_score(y, pred, sample_weight=w),
+        "mcc": metrics.matthews_corrcoef(y, pred, sample_weight=w),
+        "auroc": metrics.roc_auc_score(y, s, sample_weight=w),
+        "average_precision": metrics.average_precision_score(y, s, sample_weight=w),
+    }
+
+
+@pytest.mark.parametrize("fmt", ["csv", "gz", "parquet", "jsonl"])
+def test_binary_formats_equal_sklearn_and_library(tmp_path, capsys, fmt):
+    y, s, w = binary_data()
+    paths = write_all(tmp_path, y, s, w)
+    res = run_json(capsys, paths[fmt], "--label", "y", "--score", "p", "--batch-size", "512",
+                   "--threshold", "0.55")
+    assert res["rows"] == len(y) and res["exact"] is True and res["task"] == "binary"
+    expected = sklearn_binary(y, s, t=0.55)
+    assert set(res["metrics"]) == set(expected)
+    for name, v in expected.items():
+        assert res["metrics"][name] == pytest.approx(v, rel=1e-12, abs=1e-15), name
+    lib = sm.AUROC().update(y, s)
+    assert res["metrics"]["auroc"] == lib.compute()
+    lo, hi = lib.interval()
+    assert res["intervals"]["auroc"] == [lo, hi]
+    lo, hi = sm.Precision(threshold=0.55).update(y, s).interval()
+    assert res["intervals"]["precision"] == [lo, hi]
+    # weighted
+    res = run_json(capsys, paths[fmt], "--label", "y", "--score", "p", "--weight", "w", "--batch-size", "999")
+    assert res["weighted"] is True
+    for name, v in sklearn_binary(y, s, w).items():
+        assert res["metrics"][name] == pytest.approx(v, rel=1e-12, abs=1e-15), name
+
+
+def test_several_files_directory_and_glob_form_one_stream(tmp_path, capsys):
+    y, s, _ = binary_data(2000, seed=3)
+    d = tmp_path / "parts"
+    d.mkdir()
+    for i, (a, b) in enumerate([(0, 500), (500, 1400), (1400, 2000)]):
+        pq.write_table(pa.table({"y": y[a:b], "p": s[a:b]}), str(d / f"part{i}.parquet"))
+    expected = metrics.roc_auc_score(y, s)
+    for argv in ([str(d)], [str(d / "part*.parquet")],
+                 [str(d / "part0.parquet"), str(d / "part1.parquet"), str(d / "part2.parquet")]):
+        res = run_json(capsys, *argv, "--label", "y", "--score", "p", "--metrics", "auroc,accuracy")
+        assert res["rows"] == 2000
+        assert list(res["metrics"]) == ["auroc", "accuracy"]
+        assert res["metrics"]["auroc"] == pytest.approx(expected, rel=1e-12)
+
+
+def multiclass_data(n: int = 2500, k: int = 4, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    logits = rng.normal(size=(n, k)) + 1.5 * np.eye(k)[y]
+    p = np.exp(logits)
+    p /= p.sum(axis=1, keepdims=True)
+    return y, np.round(p, 3)
+
+
+def check_multiclass(res, y, p, classes):
+    pred = p.argmax(axis=1)
+    m = res["metrics"]
+    assert res["task"] == "multiclass" and res["classes"] == classes
+    assert m["accuracy"] == pytest.approx(metrics.accuracy_score(y, pred), rel=1e-12)
+    assert m["f1"] == pytest.approx(metrics.f1_score(y, pred, average="macro"), rel=1e-12)
+    assert m["mcc"] == pytest.approx(metrics.matthews_corrcoef(y, pred), rel=1e-12)
+    assert m["cohen_kappa"] == pytest.approx(metrics.cohen_kappa_score(y, pred), rel=1e-12)
+    k = p.shape[1]
+    yb = np.eye(k)[y]
+    auc = [metrics.roc_auc_score(yb[:, c], p[:, c]) for c in range(k)]  # one-vs-rest (rounded p)
+    assert m["auroc"] == pytest.approx(np.mean(auc), rel=1e-12)
+    ap = [metrics.average_precision_score(yb[:, c], p[:, c]) for c in range(k)]
+    assert m["average_precision"] == pytest.approx(np.mean(ap), rel=1e-12)
+    recall = metrics.recall_score(y, pred, average=None)
+    assert [res["per_class"]["recall"][c] for c in classes] == pytest.approx(recall, rel=1e-12)
+    assert [res["per_class"]["average_precision"][c] for c in classes] == pytest.approx(ap, rel=1e-12)
+
+
+def test_multiclass_from_columns_and_from_a_list_column(tmp_path, capsys):
+    y, p = multiclass_data()
+    cols = {f"p{c}": p[:, c] for c in range(4)}
+    pq.write_table(pa.table({"y": y, **cols}), str(tmp_path / "cols.parquet"))
+    score_args = [a for c in range(4) for a in ("--score", f"p{c}")]
+    res = run_json(capsys, str(tmp_path / "cols.parquet"), "--label", "y", *score_args, "--batch-size", "300")
+    check_multiclass(res, y, p, ["p0", "p1", "p2", "p3"])
+    # one list column, in Parquet and in JSON Lines
+    pq.write_table(pa.table({"y": y, "probs": list(p)}), str(tmp_path / "list.parquet"))
+    res = run_json(capsys, str(tmp_path / "list.parquet"), "--label", "y", "--score", "probs")
+    check_multiclass(res, y, p, ["0", "1", "2", "3"])
+    with open(tmp_path / "list.jsonl", "w") as fh:
+        for a, b in zip(y.tolist(), p.tolist(), strict=True):
+            fh.write(json.dumps({"y": a, "probs": b}) + "\n")
+    res = run_json(capsys, str(tmp_path / "list.jsonl"), "--label", "y", "--score", "probs")
+    check_multiclass(res, y, p, ["0", "1", "2", "3"])
+
+
+def test_string_labels_are_mapped_and_reported(tmp_path, capsys):
+    y, p = multiclass_data(1200, 3, seed=5)
+    names = np.array(["cat", "dog", "eel"])
+    # labels name the score columns
+    pq.write_table(pa.table({"animal": names[y], "cat": p[:, 0], "dog": p[:, 1], "eel": p[:, 2]}),
+                   str(tmp_path / "a.parquet"))
+    res = run_json(capsys, str(tmp_path / "a.parquet"), "--label", "animal",
+                   "--score", "cat", "--score", "dog", "--score", "eel")
+    assert res["label_mapping"] == {"cat": 0, "dog": 1, "eel": 2}
+    check_multiclass(res, y, p, ["cat", "dog", "eel"])
+    # binary text labels: sorted (negative first), or given with --classes
+    yb, s, _ = binary_data(800, seed=2)
+    text = np.array(["benign", "malignant"])[yb]
+    pq.write_table(pa.table({"dx": text, "p": s}), str(tmp_path / "b.parquet"))
+    res = run_json(capsys, str(tmp_path / "b.parquet"), "--label", "dx", "--score", "p")
+    assert res["label_mapping"] == {"benign": 0, "malignant": 1}
+    assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(yb, s), rel=1e-12)
+    res = run_json(capsys, str(tmp_path / "b.parquet"), "--label", "dx", "--score", "p",
+                   "--classes", "malignant,benign")
+    assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(1 - yb, s), rel=1e-12)
+
+
+def test_multilabel_from_label_and_score_columns(tmp_path, capsys):
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, (900, 3))
+    s = np.round(rng.random((900, 3)) * 0.7 + 0.3 * y, 2)
+    table = {**{f"y{i}": y[:, i] for i in range(3)}, **{f"s{i}": s[:, i] for i in range(3)}}
+    pq.write_table(pa.table(table), str(tmp_path / "m.parquet"))
+    args = [a for i in range(3) for a in ("--label", f"y{i}")] + [a for i in range(3) for a in ("--score", f"s{i}")]
+    res = run_json(capsys, str(tmp_path / "m.parquet"), *args, "--task", "multilabel")
+    m = res["metrics"]
+    pred = (s >= 0.5).astype(int)
+    assert m["hamming_loss"] == pytest.approx(metrics.hamming_loss(y, pred), rel=1e-12)
+    assert m["f1"] == pytest.approx(metrics.f1_score(y, pred, average="macro"), rel=1e-12)
+    assert m["auroc"] == pytest.approx(metrics.roc_auc_score(y, s), rel=1e-12)
+    assert res["classes"] == ["y0", "y1", "y2"]
+
+
+def test_bundled_example_runs(capsys):
+    assert main(["evaluate"]) == 0
+    out = capsys.readouterr().out
+    assert "569 rows" in out and "auroc" in out and "0.9945" in out
+    res = run_json(capsys)
+    from streammetrics.__main__ import example_batches
+
+    y = np.concatenate([b[0] for b in example_batches()])
+    s = np.concatenate([b[1] for b in example_batches()])
+    assert res["rows"] == 569
+    for name, v in sklearn_binary(y, s).items():
+        assert res["metrics"][name] == pytest.approx(v, rel=1e-12), name
+
+
+def test_entry_point_runs_as_a_process(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "streammetrics", "evaluate", "--json", str(tmp_path / "r.json")],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["rows"] == 569
+    bad = subprocess.run([sys.executable, "-m", "streammetrics", "evaluate", str(tmp_path / "nope.csv"),
+                          "--label", "y", "--score", "p"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr and "no such file" in bad.stderr
+
+
+def test_plots_are_pngs(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    assert main(["evaluate", "--plot", str(tmp_path / "plots")]) == 0
+    names = sorted(os.listdir(tmp_path / "plots"))
+    assert names == ["confusion_matrix.png", "pr.png", "roc.png", "score_histogram.png"]
+    for n in names:
+        data = (tmp_path / "plots" / n).read_bytes()
+        assert data[:8] == PNG and len(data) > 5000
+    y, p = multiclass_data(600, 3)
+    pq.write_table(pa.table({"y": y, "probs": list(p)}), str(tmp_path / "mc.parquet"))
+    assert main(["evaluate", str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs",
+                 "--plot", str(tmp_path / "mc")]) == 0
+    assert len(os.listdir(tmp_path / "mc")) == 4
+
+
+def test_errors_have_messages_and_exit_codes(tmp_path, capsys):
+    y, s, w = binary_data(300)
+    paths = write_all(tmp_path, y, s, w)
+    rc, err = run_err(capsys, str(tmp_path / "missing.csv"), "--label", "y", "--score", "p")
+    assert rc == 2 and "missing.csv: no such file" in err
+    rc, err = run_err(capsys, paths["parquet"], "--label", "y", "--score", "prob")
+    assert rc == 2 and "no column 'prob'" in err and "available columns: y, p, w, other" in err
+    rc, err = run_err(capsys, paths["csv"], "--label", "y")
+    assert rc == 2 and "--label and --score are required" in err
+    rc, err = run_err(capsys, paths["csv"], "--label", "y", "--score", "p", "--metrics", "auroc,bogus")
+    assert rc == 2 and "unknown bogus" in err
+    # non-numeric and NaN scores, with file and row
+    lines = ["y,p"] + [f"{a},{b}" for a, b in zip(y[:50], s[:50], strict=True)]
+    lines[31] = "1,abc"
+    (tmp_path / "text.csv").write_text("\n".join(lines) + "\n")
+    rc, err = run_err(capsys, str(tmp_path / "text.csv"), "--label", "y", "--score", "p")
+    assert rc == 1 and "text.csv: row 31: column 'p': 'abc' is not a number" in err
+    lines[31] = "1,nan"
+    (tmp_path / "nan.csv").write_text("\n".join(lines) + "\n")
+    rc, err = run_err(capsys, str(tmp_path / "nan.csv"), "--label", "y", "--score", "p", "--batch-size", "7")
+    assert rc == 1 and "nan.csv: row 31: column 'p': value is missing (empty, NA or NaN)" in err
+    s_nan = s.copy()
+    s_nan[122] = np.nan
+    pq.write_table(pa.table({"y": y, "p": s_nan}), str(tmp_path / "nan.parquet"))
+    rc, err = run_err(capsys, str(tmp_path / "nan.parquet"), "--label", "y", "--score", "p", "--batch-size", "50")
+    assert rc == 1 and "nan.parquet: row 123: column 'p': value is NaN" in err
+    lines[31] = "1,"
+    (tmp_path / "empty.csv").write_text("\n".join(lines) + "\n")
+    rc, err = run_err(capsys, str(tmp_path / "empty.csv"), "--label", "y", "--score", "p")
+    assert rc == 1 and "row 31: column 'p': value is missing" in err
+    # labels outside the task
+    lines[31] = "2,0.3"
+    (tmp_path / "lab.csv").write_text("\n".join(lines) + "\n")
+    rc, err = run_err(capsys, str(tmp_path / "lab.csv"), "--label", "y", "--score", "p", "--batch-size", "10")
+    assert rc == 1 and "row 31: column 'y': label 2 is outside the binary task (labels must be 0 or 1)" in err
+    yy, pp = multiclass_data(100, 3)
+    yy[57] = 3
+    pq.write_table(pa.table({"y": yy, "probs": list(pp)}), str(tmp_path / "mc.parquet"))
+    rc, err = run_err(capsys, str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs")
+    assert rc == 1 and "row 58: column 'y': label 3 is outside the multiclass task" in err
+    # unreadable and unknown formats
+    (tmp_path / "bad.parquet").write_bytes(b"this is not parquet at all")
+    rc, err = run_err(capsys, str(tmp_path / "bad.parquet"), "--label", "y", "--score", "p")
+    assert rc == 1 and "bad.parquet: cannot read as parquet" in err
+    (tmp_path / "data.xlsx").write_bytes(b"PK")
+    rc, err = run_err(capsys, str(tmp_path / "data.xlsx"), "--label", "y", "--score", "p")
+    assert rc == 2 and "unknown format" in err
+    # argparse usage errors exit 2 too
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "--max-bytes", "lots"])
+    assert exc.value.code == 2
+    assert "not a size" in capsys.readouterr().err
+
+
+def test_max_bytes_bounded_or_clear_usage_error(tmp_path, capsys):
+    supported = max_bytes_supported(plots=False)
+    y, s, _ = binary_data(20000, seed=9)
+    pq.write_table(pa.table({"y": y, "p": s + np.random.default_rng(0).random(len(s)) * 1e-3}),
+                   str(tmp_path / "b.parquet"))
+    argv = [str(tmp_path / "b.parquet"), "--label", "y", "--score", "p", "--max-bytes", "64k"]
+    if not supported:
+        rc, err = run_err(capsys, *argv)
+        assert rc == 2 and "bounded mode is not available yet" in err
+        return
+    res = run_json(capsys, *argv)
+    exact = metrics.roc_auc_score(y, s)
+    if not res["exact"]:
+        lo, hi = res["bounds"]["auroc"]
+        assert lo - 1e-3 <= exact <= hi + 1e-3
+    assert res["max_bytes"] == 65536
+
+
+def test_parse_size_and_histogram():
+    assert parse_size("1048576") == 1048576
+    assert parse_size("512k") == 512 * 1024
+    assert parse_size("64MB") == 64 << 20
+    assert parse_size("1.5G") == int(1.5 * (1 << 30))
+    h = _Histogram(1, bins=8)
+    h.add(0, np.array([0.1, 0.6, 0.9]), None)
+    h.add(0, np.array([3.5, -2.0]), None)
+    assert h.counts.sum() == 5
+    assert h.edges[0] <= -2.0 and h.edges[-1] >= 3.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        counts, _ = np.histogram([0.1, 0.6, 0.9, 3.5, -2.0], bins=h.edges)
+    assert counts.tolist() == h.counts[0].tolist()
+
+
+RSS_SCRIPT = """
+import os, sys, resource
+from streammetrics.__main__ import main
+sys.exit(main(["evaluate", sys.argv[1], "--label", "y", "--score", "p", "--metrics", sys.argv[2],
+               "--batch-size", "65536", "--json", os.devnull]))
+"""
+
+
+def peak_rss_mb(path: str, metric_names: str) -> float:
+    proc = subprocess.Popen([sys.executable, "-c", RSS_SCRIPT, path, metric_names])
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert proc.returncode == 0
+    return usage.ru_maxrss / 1024.0  # kilobytes on Linux
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss units differ")
+def test_millions_of_rows_run_in_bounded_memory(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 3_000_000
+    for name, rows in (("small", 30_000), ("big", n)):
+        y = rng.integers(0, 2, rows).astype(np.int8)
+        s = rng.random(rows)
+        pq.write_table(pa.table({"y": y, "p": s}), str(tmp_path / f"{name}.parquet"), row_group_size=65536)
+    confusion = "accuracy,precision,recall,f1,mcc"
+    small = peak_rss_mb(str(tmp_path / "small.parquet"), confusion)
+    big = peak_rss_mb(str(tmp_path / "big.parquet"), confusion)
+    # the data is 27 MB raw (~60 MB as numpy float64 + int64 labels); the stream holds one batch
+    assert big - small < 20, (small, big)
