@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric, UndefinedMetricWarning
+from ._bins import BinnedScores, _widen, ap_bounds, auroc_bounds
 from ._confusion_counts import task_of
 from ._curves import (
     OperatingPoint,
@@ -89,8 +90,6 @@ class _Ranking(Metric):
     class at input precision (+16 bytes per sample with non-unit weights).
     """
 
-    #: Exact accumulators: ``bounds()`` is (value, value).
-    is_exact = True
     _name = "metric"
 
     def __init__(
@@ -100,6 +99,9 @@ class _Ranking(Metric):
         multilabel: bool = False,
         average: str | None = "macro",
         ignore_index: int | None = None,
+        max_bytes: int | None = None,
+        thresholds: Any = None,
+        scores: str = "raw",
     ) -> None:
         super().__init__()
         self.num_classes = num_classes
@@ -108,8 +110,39 @@ class _Ranking(Metric):
         if average not in _AVERAGES:
             raise ValueError(f"average: must be one of {_AVERAGES}, got {average!r}")
         self.average = average
-        self._state: SortedScores = SortedScores(self.task, num_classes, ignore_index, self._by_class())
+        self._state: Any
+        if max_bytes is None and thresholds is None:
+            if scores not in ("raw", "logit", "probability"):
+                raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
+            self._state = SortedScores(self.task, num_classes, ignore_index, self._by_class())
+        else:
+            if self._by_class():
+                raise ValueError("max_bytes/thresholds: one-vs-one AUROC needs the exact state")
+            self._state = BinnedScores(
+                self.task,
+                num_classes,
+                ignore_index,
+                max_bytes=max_bytes,
+                thresholds=thresholds,
+                scores=scores,
+            )
+        self.max_bytes = max_bytes
+        self.thresholds = thresholds
+        self.scores = scores
         self.ignore_index = self._state.ignore_index  # validated there
+
+    @property
+    def _binned(self) -> bool:
+        return isinstance(self._state, BinnedScores)
+
+    @property
+    def is_exact(self) -> bool:
+        """True when the value is exact: always for the exact state; for ``max_bytes`` while
+        every bin is one distinct score; never with ``thresholds=``."""
+        if not self._binned:
+            return True
+        with self._lock:
+            return bool(self._state.is_exact)
 
     def _by_class(self) -> bool:
         return False
@@ -119,30 +152,88 @@ class _Ranking(Metric):
         return self._update_state(y_true, y_score, sample_weight)
 
     def _config(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "num_classes": self.num_classes,
             "multilabel": self.multilabel,
             "average": self.average,
             "ignore_index": self.ignore_index,
         }
+        if self.max_bytes is not None:
+            out["max_bytes"] = int(self.max_bytes)
+        if self.thresholds is not None:
+            t = self.thresholds
+            out["thresholds"] = (
+                int(t) if isinstance(t, (int, np.integer)) else [float(x) for x in np.asarray(t).ravel()]
+            )
+        if self.scores != "raw":
+            out["scores"] = self.scores
+        return out
 
     def bounds(self) -> tuple[Any, Any]:
-        """Certified (low, high) interval of the exact value on the data seen; the state is
-        exact, so both ends are the value."""
-        v = self.compute()
-        return v, v
+        """Certified (low, high) interval holding the exact value on the data seen. Exact
+        state: (value, value). Binned state (``max_bytes``/``thresholds``): AUROC
+        A ± ½ Σ_b p_b n_b / (P N) and the AP interval of :func:`streammetrics._bins.ap_bounds`
+        (curves: those of their area); per class with ``average=None``, and for averages the
+        same average of the per-class ends. O(bins)."""
+        if not self._binned:
+            v = self.compute()
+            return v, v
+        with self._lock:
+            _, lo, hi = self._binned_values()
+        return lo, hi
+
+    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+        """(estimate, low, high) of this metric from one column's bins (increasing score)."""
+        raise NotImplementedError
+
+    def _binned_values(self) -> tuple[Any, Any, Any]:
+        """(value, low, high) from the binned state (call under the lock); binary floats,
+        per-class arrays, or their average (micro: from the pooled bins)."""
+        st: BinnedScores = self._state
+        if self.task != "binary" and self.average == "micro":
+            _, p, n, exact = st.pooled_counts()
+            return self._bin_stats(p, n, exact)
+        stats = np.array(
+            [self._bin_stats(*st.bins(c), st.column_exact(c)) for c in range(st.n_columns)]
+        ).reshape(-1, 3)
+        if self.task == "binary":
+            return float(stats[0, 0]), float(stats[0, 1]), float(stats[0, 2])
+        if self.average is None:
+            return stats[:, 0], stats[:, 1], stats[:, 2]
+        weights = (
+            np.array([float(st.bins(c)[0].sum()) for c in range(st.n_columns)])
+            if self.average == "weighted"
+            else None
+        )
+        return tuple(average_classes(stats[:, i], weights, skip_nan=True) for i in range(3))  # type: ignore[return-value]
+
+    def _binned_compute(self, undefined_what: str) -> Any:
+        value, _, _ = self._binned_values()
+        if self.task != "binary" and self.average == "micro":
+            if isinstance(value, float) and math.isnan(value):
+                _warn(self._name, undefined_what)
+            return value
+        st: BinnedScores = self._state
+        per = np.array([self._bin_stats(*st.bins(c), st.column_exact(c))[0] for c in range(st.n_columns)])
+        return self._average(per, undefined_what)
 
     # -- helpers (call under the lock) -----------------------------------------------------------
     def _column_counts(self, col: int, positive_thresholds: bool = False) -> ThresholdCounts:
+        if self._binned:
+            return self._state.counts(col)
         pv, pw, nv, nw = self._state.column(col)
         return counts_from_sorted(pv, pw, nv, nw, _distinct_desc(pv) if positive_thresholds else None)
 
     def _pooled_counts(self, positive_thresholds: bool = False) -> ThresholdCounts:
+        if self._binned:
+            return self._state.pooled_counts()[0]
         pv, pw, nv, nw = self._state.pooled()
         return counts_from_sorted(pv, pw, nv, nw, _distinct_desc(pv) if positive_thresholds else None)
 
     def _support(self) -> np.ndarray:
         """Weight of the positives of every column, shape (K,)."""
+        if self._binned:
+            return np.array([float(self._state.bins(c)[0].sum()) for c in range(self._state.n_columns)])
         tot = self._state.totals()
         return np.array([tot[c, self._state.pos_group(c)] for c in range(tot.shape[0])])
 
@@ -188,6 +279,9 @@ class AUROC(_Ranking):
         ignore_index: int | None = None,
         max_fpr: float | None = None,
         multi_class: str = "ovr",
+        max_bytes: int | None = None,
+        thresholds: Any = None,
+        scores: str = "raw",
     ) -> None:
         if multi_class not in ("ovr", "ovo"):
             raise ValueError(f"multi_class: must be 'ovr' or 'ovo', got {multi_class!r}")
@@ -204,7 +298,19 @@ class AUROC(_Ranking):
                 raise ValueError("multi_class: 'ovo' needs multiclass scores (num_classes=C)")
             if average not in ("macro", "weighted"):
                 raise ValueError(f"average: one-vs-one AUROC takes 'macro' or 'weighted', got {average!r}")
-        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index)
+        if max_fpr is not None and (max_bytes is not None or thresholds is not None):
+            raise ValueError(
+                "max_fpr: not available with max_bytes/thresholds (no certified partial area yet)"
+            )
+        super().__init__(
+            num_classes,
+            multilabel=multilabel,
+            average=average,
+            ignore_index=ignore_index,
+            max_bytes=max_bytes,
+            thresholds=thresholds,
+            scores=scores,
+        )
 
     def _by_class(self) -> bool:
         return self.multi_class == "ovo"
@@ -267,7 +373,16 @@ class AUROC(_Ranking):
         nv, nw = self._state.group(i, j)
         return counts_from_sorted(pv, pw, nv, nw)
 
+    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+        a, lo, hi = auroc_bounds(pos, neg)
+        if exact or math.isnan(a):
+            return a, a, a
+        lo, hi = _widen(lo, hi)
+        return a, lo, hi
+
     def _compute(self) -> Any:
+        if self._binned:
+            return self._binned_compute("no positives or no negatives")
         if self.task == "binary" and self.max_fpr is None:  # the O(1) read
             u2, P, N = self._state.binary_stat()
             if P <= 0 or N <= 0:
@@ -298,6 +413,8 @@ class AUROC(_Ranking):
         ``average=None`` gives two per-class arrays. Undefined (fewer than two positives or
         negatives) gives nan. Not available with ``max_fpr``, one-vs-one, or other averages."""
         z = z_value(confidence)
+        if self._binned:
+            raise ValueError("interval: DeLong's interval needs the exact state (no max_bytes/thresholds)")
         if self.max_fpr is not None or self.multi_class == "ovo":
             raise ValueError("interval: DeLong's interval is for the full one-vs-rest AUROC only")
         if self.task != "binary" and self.average is not None:
@@ -347,10 +464,26 @@ class AveragePrecision(_Ranking):
         ignore_index: int | None = None,
         interpolated: bool = False,
         eleven_point: bool = False,
+        max_bytes: int | None = None,
+        thresholds: Any = None,
+        scores: str = "raw",
     ) -> None:
         self.interpolated = bool(interpolated)
         self.eleven_point = bool(eleven_point)
-        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index)
+        if (self.interpolated or self.eleven_point) and (max_bytes is not None or thresholds is not None):
+            raise ValueError(
+                "interpolated/eleven_point: not available with max_bytes/thresholds "
+                "(no certified interval yet)"
+            )
+        super().__init__(
+            num_classes,
+            multilabel=multilabel,
+            average=average,
+            ignore_index=ignore_index,
+            max_bytes=max_bytes,
+            thresholds=thresholds,
+            scores=scores,
+        )
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "interpolated": self.interpolated, "eleven_point": self.eleven_point}
@@ -358,7 +491,12 @@ class AveragePrecision(_Ranking):
     def _ap(self, counts: ThresholdCounts) -> float:
         return average_precision(counts, self.interpolated, self.eleven_point)
 
+    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+        return _ap_stats(pos, neg, exact)
+
     def _compute(self) -> Any:
+        if self._binned:
+            return self._binned_compute("no positives")
         if self.task != "binary" and self.average == "micro":
             counts = self._pooled_counts(positive_thresholds=True)
             if counts.total_pos <= 0:
@@ -423,6 +561,9 @@ class ROCCurve(_CurveMetric):
         if counts.total_pos <= 0 or counts.total_neg <= 0:
             _warn(self._name, "no positives or no negatives: tpr or fpr is nan")
 
+    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+        return AUROC._bin_stats(self, pos, neg, exact)  # type: ignore[arg-type]
+
 
 class PRCurve(_CurveMetric):
     """The precision-recall curve at every distinct score (decreasing threshold); ``compute()``
@@ -442,3 +583,19 @@ class PRCurve(_CurveMetric):
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0:
             _warn(self._name, "no positives: recall is nan")
+
+    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+        return _ap_stats(pos, neg, exact)
+
+
+def _ap_stats(pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+    """(estimate, low, high) of the AP from one column's bins (increasing score): the estimate
+    treats each bin as tied scores (the step AP at the bin edges), which lies in the interval."""
+    tps, fps = np.cumsum(pos[::-1]), np.cumsum(neg[::-1])
+    P = float(tps[-1]) if tps.shape[0] else 0.0
+    N = float(fps[-1]) if fps.shape[0] else 0.0
+    v = average_precision(ThresholdCounts(np.zeros(tps.shape[0]), tps, fps, P, N))
+    if exact or math.isnan(v):
+        return v, v, v
+    lo, hi = _widen(*ap_bounds(pos, neg))
+    return v, min(lo, v), max(hi, v)

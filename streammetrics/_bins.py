@@ -1,0 +1,506 @@
+"""Bounded-memory ranking state: adaptive mergeable binned counts (SPEC section 3, "Bounded memory").
+
+Keys
+----
+Every score is mapped to an order-preserving 64-bit integer *key* after a declared transform
+(never guessed from a batch):
+
+* ``scores="raw"`` (default; also ``"logit"``): any orderable float. key = the float64 bits with
+  the low 63 bits flipped for negative numbers (so integer order = float order; -0.0 is folded
+  into 0.0). Float32 scores are widened to float64 first (exact).
+* ``scores="probability"``: scores in [0, 1]. key(p) = bits(p) for p <= 1/2 and
+  2·bits(1/2) − bits(1 − p) above (1 − p is exact there, Sterbenz), so resolution is relative
+  near both 0 and 1 -- the shape of the logit, without any rounding in the transform.
+
+Both maps are strictly increasing and injective on distinct scores, so at shift 0 every bin is
+one distinct score and the state is exact.
+
+Bins
+----
+Per column (binary: 1; one-vs-rest column per class or label) the state is a sparse map
+``key >> shift -> (positive weight, negative weight)`` with at most ``capacity`` entries, stored
+as sorted arrays. When a fold would exceed the capacity, the shift is raised to the smallest value
+at which the column fits. The shift is therefore the smallest L with at most ``capacity`` distinct
+``key >> L`` over the data seen -- a function of the multiset of inputs only -- so the state of a
+stream split in any way and merged (align shifts, add, coarsen) is bit-for-bit the single-stream
+state for unit or integer weights (float weights: the same bins, sums within rounding).
+
+With ``thresholds=`` (fixed edges e_0 < ... < e_{T-1}) the key is the number of edges <= score,
+bins never coarsen, and the state is a plain per-bin count.
+
+Every bin is an interval of scores, so the counts at each bin's lower edge are the exact counts
+of "score >= edge": curve points read from binned state are exact points of the true curve at
+those thresholds; only the order *inside* a bin is lost, which the certificates of
+:func:`auroc_bounds` and :func:`ap_bounds` account for.
+
+Complexity: a fold of m scores into a column of b bins is O((m + b) log(m + b)) (one sort);
+coarsening O(b) per extra shift bit; reads O(b). Memory: 24 bytes per bin + 16 per column.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from ._curves import ThresholdCounts
+from ._sorted_buffer import SortedScores
+from ._state import State
+from ._validation import as_numpy
+
+__all__ = ["BinnedScores", "auroc_bounds", "ap_bounds", "SCORE_TRANSFORMS", "BIN_BYTES"]
+
+SCORE_TRANSFORMS = ("raw", "logit", "probability")
+#: Bytes per bin (int64 key, float64 positive and negative weight) and per column (offset, shift).
+BIN_BYTES = 24
+COLUMN_BYTES = 16
+#: The smallest number of bins per column a budget may give.
+MIN_BINS = 16
+
+_LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
+_HALF_BITS = int(np.float64(0.5).view(np.int64))
+_NEG_INF_KEY = int(np.float64(-np.inf).view(np.int64)) ^ 0x7FFFFFFFFFFFFFFF
+_POS_INF_KEY = int(np.float64(np.inf).view(np.int64))
+
+
+def _raw_keys(s: np.ndarray) -> np.ndarray:
+    b = (np.asarray(s, dtype=np.float64) + 0.0).view(np.int64)  # + 0.0 folds -0.0 into 0.0
+    return b ^ ((b >> 63) & _LOW63)
+
+
+def _raw_decode(k: np.ndarray) -> np.ndarray:
+    k = np.asarray(k, dtype=np.int64)
+    below = k < _NEG_INF_KEY  # a lower bin edge below -inf's key: everything -> -inf
+    b = k ^ ((k >> 63) & _LOW63)
+    out = b.view(np.float64).copy()
+    out[below] = -np.inf
+    return out
+
+
+def _prob_keys(p: np.ndarray) -> np.ndarray:
+    p = np.asarray(p, dtype=np.float64) + 0.0
+    high = p > 0.5
+    q = np.where(high, 1.0 - p, p)  # exact for p in [1/2, 1]
+    bits = q.view(np.int64)
+    return np.where(high, 2 * _HALF_BITS - bits, bits)
+
+
+def _prob_decode(k: np.ndarray) -> np.ndarray:
+    """Smallest probability whose key is >= k (for every k in [0, 2·bits(1/2)])."""
+    k = np.asarray(k, dtype=np.int64)
+    out = np.empty(k.shape[0])
+    low = k <= _HALF_BITS
+    out[low] = k[low].view(np.float64)
+    hk = k[~low]
+    if hk.shape[0]:
+        q = (2 * _HALF_BITS - hk).view(np.float64)
+        t = 1.0 - q
+        up = _prob_keys(t) < hk
+        t[up] = np.nextafter(t[up], 2.0)
+        prev = np.nextafter(t, 0.0)
+        down = _prob_keys(prev) >= hk
+        t[down] = prev[down]
+        out[~low] = t
+    return out
+
+
+def auroc_bounds(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float, float]:
+    """(estimate, low, high) of the AUROC from per-bin weights in *increasing* score order.
+
+    Estimate A = (Σ_b p_b·(Σ_{b'<b} n_b') + ½ Σ_b p_b·n_b) / (P·N) (ties-as-half = the trapezoid
+    over the bin edges); the exact AUROC lies in A ± ½ Σ_b p_b·n_b / (P·N) (SPEC section 3).
+    nan if P or N is 0. O(b).
+    """
+    P, N = float(pos.sum()), float(neg.sum())
+    if P <= 0 or N <= 0:
+        return math.nan, math.nan, math.nan
+    if P * N < 2.0**61 and (pos == np.floor(pos)).all() and (neg == np.floor(neg)).all():
+        # integer weights: 2U and the tied mass as exact integers, one correctly rounded division
+        pi, ni = pos.astype(np.int64), neg.astype(np.int64)
+        bi = np.cumsum(ni) - ni
+        tied = int(np.dot(pi, ni))
+        u2 = 2 * int(np.dot(pi, bi)) + tied
+        den = 2 * int(P) * int(N)
+        return u2 / den, max(0.0, (u2 - tied) / den), min(1.0, (u2 + tied) / den)
+    below = np.cumsum(neg) - neg
+    within = float(np.dot(pos, neg))
+    a = (float(np.dot(pos, below)) + 0.5 * within) / (P * N)
+    half = 0.5 * within / (P * N)
+    return a, max(0.0, a - half), min(1.0, a + half)
+
+
+def ap_bounds(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
+    """Certified (low, high) of the average precision from per-bin weights in increasing order.
+
+    With T_b, F_b the positive / negative weight above bin b: the high end ranks each bin's
+    positives first, (1/P) Σ_b p_b (T_b + p_b) / (T_b + F_b + p_b); the low end ranks its
+    negatives first and bounds the positives' precisions from below by an integral,
+    (1/P) Σ_b [p_b − (F_b + n_b)·ln(1 + p_b / (T_b + F_b + n_b))] (valid for any weights; for
+    unit weights within O(p_b / (T_b + F_b + n_b)²) of the exact minimum of the notes). nan if
+    P = 0. O(b).
+    """
+    P = float(pos.sum())
+    if P <= 0:
+        return math.nan, math.nan
+    p, n = pos[::-1], neg[::-1]  # decreasing score
+    T = np.cumsum(p) - p
+    F = np.cumsum(n) - n
+    m = p > 0
+    p, n, T, F = p[m], n[m], T[m], F[m]
+    hi = float(np.sum(p * (T + p) / (T + F + p))) / P
+    x = T + F + n
+    fn = F + n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo_terms = np.where(fn > 0, p - fn * np.log1p(p / np.where(x > 0, x, 1.0)), p)
+    lo = float(np.sum(lo_terms)) / P
+    return max(0.0, lo), min(1.0, hi)
+
+
+def _widen(lo: float, hi: float) -> tuple[float, float]:
+    """Guard the certified ends against the rounding of their own float evaluation."""
+    eps = 1e-12
+    return max(0.0, lo - eps * max(1.0, abs(lo))), min(1.0, hi + eps * max(1.0, abs(hi)))
+
+
+class BinnedScores(State):
+    """Adaptive (or fixed-edge) binned positive/negative weights per column (module docstring).
+
+    ``max_bytes`` bounds the whole state (all columns); ``thresholds`` fixes the edges instead.
+    """
+
+    def __init__(
+        self,
+        task: str,
+        num_classes: int | None = None,
+        ignore_index: int | None = None,
+        *,
+        max_bytes: int | None = None,
+        thresholds: Any = None,
+        scores: str = "raw",
+    ) -> None:
+        self._split = SortedScores(task, num_classes, ignore_index)  # validation and splitting
+        self.task = task
+        self.num_classes = self._split.num_classes
+        self.ignore_index = self._split.ignore_index
+        self.n_columns = self._split.n_columns
+        if scores not in SCORE_TRANSFORMS:
+            raise ValueError(f"scores: must be one of {SCORE_TRANSFORMS}, got {scores!r}")
+        self.scores = "raw" if scores == "logit" else scores
+        if max_bytes is None and thresholds is None:
+            raise ValueError("max_bytes: a binned state needs max_bytes= or thresholds=")
+        self.edges: np.ndarray | None = None
+        if thresholds is not None:
+            self.edges = _check_thresholds(thresholds)
+            if self.scores != "raw":
+                raise ValueError("scores: fixed thresholds= compare raw scores; leave scores='raw'")
+        self.max_bytes: int | None = None
+        cap = None
+        if max_bytes is not None:
+            if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
+                raise ValueError(f"max_bytes: must be an int, got {max_bytes!r}")
+            self.max_bytes = int(max_bytes)
+            cap = (self.max_bytes - COLUMN_BYTES * (self.n_columns + 1)) // (BIN_BYTES * self.n_columns)
+            if cap < MIN_BINS:
+                need = BIN_BYTES * self.n_columns * MIN_BINS + COLUMN_BYTES * (self.n_columns + 1)
+                raise ValueError(
+                    f"max_bytes: {self.max_bytes} is too small for {self.n_columns} column(s); "
+                    f"need at least {need}"
+                )
+        if self.edges is not None:
+            nb = self.edges.shape[0] + 1
+            if cap is not None and nb > cap:
+                raise ValueError(
+                    f"thresholds: {self.edges.shape[0]} thresholds need {nb} bins per column, "
+                    f"max_bytes={self.max_bytes} allows {cap}"
+                )
+            cap = nb
+        assert cap is not None
+        self.capacity = int(cap)
+        self.reset()
+
+    # -- configuration --------------------------------------------------------------------------
+    def key(self) -> Hashable:
+        edges = None if self.edges is None else tuple(float(e) for e in self.edges)
+        return (
+            "binned_scores",
+            self.task,
+            self.num_classes,
+            self.ignore_index,
+            self.max_bytes,
+            edges,
+            self.scores,
+        )
+
+    def reset(self) -> None:
+        k = self.n_columns
+        self._keys: list[np.ndarray] = [np.zeros(0, dtype=np.int64) for _ in range(k)]
+        self._pos: list[np.ndarray] = [np.zeros(0) for _ in range(k)]
+        self._neg: list[np.ndarray] = [np.zeros(0) for _ in range(k)]
+        self._shift = np.zeros(k, dtype=np.int64)
+
+    # -- keys ---------------------------------------------------------------------------------------
+    def to_keys(self, s: np.ndarray, name: str = "y_score") -> np.ndarray:
+        """Order-preserving int64 keys of scores (validates the declared transform's range)."""
+        s = np.asarray(s, dtype=np.float64)
+        if self.edges is not None:
+            return np.searchsorted(self.edges, s, "right").astype(np.int64)
+        if self.scores == "probability":
+            bad = (s < 0) | (s > 1)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise ValueError(
+                    f"{name}: scores='probability' needs scores in [0, 1]; got {float(s[i])!r} at index {i}"
+                )
+            return _prob_keys(s)
+        return _raw_keys(s)
+
+    def lower_edges(self, col: int) -> np.ndarray:
+        """Per bin of ``col`` (increasing), the smallest score the bin can hold: the counts at
+        this threshold (score >= edge) are exact."""
+        k = self._keys[col]
+        if self.edges is not None:
+            return np.concatenate([[-np.inf], self.edges])[k]
+        lo = k << self._shift[col]
+        return _prob_decode(lo) if self.scores == "probability" else _raw_decode(lo)
+
+    # -- updates --------------------------------------------------------------------------------------
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        if self.scores == "probability" and self.edges is None:
+            arr = as_numpy(y_score, "y_score")
+            if arr.dtype.kind in "fiub" and arr.size:
+                bad = (arr < 0) | (arr > 1)
+                if bad.any():
+                    i = np.unravel_index(int(np.argmax(bad)), arr.shape)
+                    where = i[0] if len(i) == 1 else tuple(int(j) for j in i)
+                    raise ValueError(
+                        "y_score: scores='probability' needs scores in [0, 1]; "
+                        f"got {float(arr[i])!r} at index {where}"
+                    )
+        parts = self._split.prepare(y_true, y_score, sample_weight)
+        if parts is None:
+            return None
+        if type(parts) is tuple:  # one scalar sample
+            _, y, score, w = parts
+            parts = [(0, int(y), np.array([score]), None if w is None else np.array([w]))]
+        out = []
+        for col, grp, v, w in parts:
+            if v.shape[0]:
+                out.append((col, grp, self.to_keys(v), w))
+        return out
+
+    def apply(self, delta: Any) -> None:
+        if not delta:
+            return
+        by_col: dict[int, list[tuple[int, np.ndarray, np.ndarray | None]]] = {}
+        for col, grp, keys, w in delta:
+            by_col.setdefault(col, []).append((grp, keys, w))
+        for col, items in by_col.items():
+            keys = [self._keys[col]]
+            pw = [self._pos[col]]
+            nw = [self._neg[col]]
+            sh = int(self._shift[col])
+            for grp, k, w in items:
+                keys.append(k >> sh)
+                ww = np.ones(k.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
+                z = np.zeros(k.shape[0])
+                pw.append(ww if grp == 1 else z)
+                nw.append(z if grp == 1 else ww)
+            self._fold(col, np.concatenate(keys), np.concatenate(pw), np.concatenate(nw), sh)
+
+    def _fold(self, col: int, keys: np.ndarray, pos: np.ndarray, neg: np.ndarray, shift: int) -> None:
+        """Set column ``col`` to the bins of (keys at ``shift``, weights), coarsened to fit."""
+        uniq, inv = np.unique(keys, return_inverse=True)
+        p = np.bincount(inv, weights=pos, minlength=uniq.shape[0])
+        n = np.bincount(inv, weights=neg, minlength=uniq.shape[0])
+        while uniq.shape[0] > self.capacity:
+            shift += 1
+            uniq, p, n = _coarsen1(uniq, p, n)
+        self._keys[col], self._pos[col], self._neg[col] = uniq, p, n
+        self._shift[col] = shift
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, BinnedScores)
+        for col in range(self.n_columns):
+            sh = max(int(self._shift[col]), int(other._shift[col]))
+            ka = self._keys[col] >> (sh - int(self._shift[col]))
+            kb = other._keys[col] >> (sh - int(other._shift[col]))
+            self._fold(
+                col,
+                np.concatenate([ka, kb]),
+                np.concatenate([self._pos[col], other._pos[col]]),
+                np.concatenate([self._neg[col], other._neg[col]]),
+                sh,
+            )
+
+    # -- reads ------------------------------------------------------------------------------------------
+    def bins(self, col: int) -> tuple[np.ndarray, np.ndarray]:
+        """(positive, negative) weights per bin of ``col``, increasing score."""
+        return self._pos[col], self._neg[col]
+
+    def column_exact(self, col: int) -> bool:
+        """True when every bin of ``col`` is a single distinct score (shift 0, adaptive keys)."""
+        return self.edges is None and int(self._shift[col]) == 0
+
+    @property
+    def is_exact(self) -> bool:
+        return all(self.column_exact(c) for c in range(self.n_columns))
+
+    def counts(self, col: int) -> ThresholdCounts:
+        """Exact counts at every bin's lower edge (decreasing), for the curve views."""
+        p, n = self._pos[col], self._neg[col]
+        thr = self.lower_edges(col)[::-1]
+        tps, fps = np.cumsum(p[::-1]), np.cumsum(n[::-1])
+        P = float(tps[-1]) if tps.shape[0] else 0.0
+        N = float(fps[-1]) if fps.shape[0] else 0.0
+        return ThresholdCounts(thr, tps, fps, P, N)
+
+    def pooled(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        """All columns' bins aligned to the largest shift and added (micro averaging):
+        (keys, pos, neg, shift), increasing."""
+        sh = int(self._shift.max()) if self.n_columns else 0
+        keys = np.concatenate([self._keys[c] >> (sh - int(self._shift[c])) for c in range(self.n_columns)])
+        uniq, inv = np.unique(keys, return_inverse=True)
+        p = np.bincount(inv, weights=np.concatenate(self._pos), minlength=uniq.shape[0])
+        n = np.bincount(inv, weights=np.concatenate(self._neg), minlength=uniq.shape[0])
+        return uniq, p, n, sh
+
+    def pooled_counts(self) -> tuple[ThresholdCounts, np.ndarray, np.ndarray, bool]:
+        uniq, p, n, sh = self.pooled()
+        if self.edges is not None:
+            thr = np.concatenate([[-np.inf], self.edges])[uniq]
+        else:
+            lo = uniq << sh
+            thr = _prob_decode(lo) if self.scores == "probability" else _raw_decode(lo)
+        tps, fps = np.cumsum(p[::-1]), np.cumsum(n[::-1])
+        P = float(tps[-1]) if tps.shape[0] else 0.0
+        N = float(fps[-1]) if fps.shape[0] else 0.0
+        exact = self.edges is None and sh == 0
+        return ThresholdCounts(thr[::-1], tps, fps, P, N), p, n, exact
+
+    # -- persistence ------------------------------------------------------------------------------------
+    def arrays(self) -> dict[str, Any]:
+        offsets = np.zeros(self.n_columns + 1, dtype=np.int64)
+        np.cumsum([k.shape[0] for k in self._keys], out=offsets[1:])
+        return {
+            "bin_keys": np.concatenate(self._keys).astype(np.int64),
+            "bin_pos": np.concatenate(self._pos).astype(np.float64),
+            "bin_neg": np.concatenate(self._neg).astype(np.float64),
+            "bin_offsets": offsets,
+            "bin_shift": self._shift.copy(),
+        }
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        names = {"bin_keys", "bin_pos", "bin_neg", "bin_offsets", "bin_shift"}
+        extra = set(arrays) - names
+        if extra:
+            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+        for name in sorted(names):
+            if name not in arrays:
+                raise ValueError(f"state: missing array {name!r}")
+        keys = np.asarray(arrays["bin_keys"])
+        pos = np.asarray(arrays["bin_pos"])
+        neg = np.asarray(arrays["bin_neg"])
+        offsets = np.asarray(arrays["bin_offsets"])
+        shift = np.asarray(arrays["bin_shift"])
+        k = self.n_columns
+        if keys.ndim != 1 or keys.dtype.kind not in "iu" or keys.dtype.itemsize > 8:
+            raise ValueError(f"state: array 'bin_keys' must be 1-D integers, got {keys.dtype} {keys.shape}")
+        if keys.dtype == np.uint64 and keys.size and int(keys.max()) > 2**63 - 1:
+            raise ValueError("state: array 'bin_keys' holds values outside int64")
+        keys = keys.astype(np.int64)
+        for name, arr in (("bin_pos", pos), ("bin_neg", neg)):
+            if arr.shape != keys.shape or arr.dtype.kind not in "biuf":
+                raise ValueError(
+                    f"state: array {name!r} must be numbers of shape {keys.shape}, "
+                    f"got {arr.dtype} {arr.shape}"
+                )
+        pos, neg = pos.astype(np.float64), neg.astype(np.float64)
+        for name, arr in (("bin_pos", pos), ("bin_neg", neg)):
+            if arr.size and not (np.isfinite(arr).all() and (arr >= 0).all()):
+                raise ValueError(f"state: array {name!r} must be finite and >= 0")
+        if keys.size and ((pos + neg) <= 0).any():
+            raise ValueError(f"state: empty bin at index {int(np.argmax((pos + neg) <= 0))}")
+        if offsets.shape != (k + 1,) or offsets.dtype.kind not in "iu":
+            raise ValueError(
+                f"state: array 'bin_offsets' must be {k + 1} integers, got {offsets.dtype} {offsets.shape}"
+            )
+        offsets = offsets.astype(np.int64)
+        if offsets[0] != 0 or offsets[-1] != keys.shape[0] or (np.diff(offsets) < 0).any():
+            raise ValueError("state: array 'bin_offsets' must rise from 0 to len(bin_keys)")
+        if shift.shape != (k,) or shift.dtype.kind not in "iu":
+            raise ValueError(
+                f"state: array 'bin_shift' must be {k} integers, got {shift.dtype} {shift.shape}"
+            )
+        shift = shift.astype(np.int64)
+        if (shift < 0).any() or (shift > 63).any() or (self.edges is not None and (shift != 0).any()):
+            raise ValueError("state: array 'bin_shift' out of range")
+        new_k, new_p, new_n = [], [], []
+        for c in range(k):
+            lo, hi = int(offsets[c]), int(offsets[c + 1])
+            kc = keys[lo:hi]
+            if hi - lo > self.capacity:
+                raise ValueError(
+                    f"state: column {c} has {hi - lo} bins, more than the capacity {self.capacity}"
+                )
+            if kc.shape[0] > 1 and (np.diff(kc) <= 0).any():
+                raise ValueError(f"state: array 'bin_keys' is not strictly increasing in column {c}")
+            if kc.shape[0]:
+                if self.edges is not None:
+                    if kc[0] < 0 or kc[-1] > self.edges.shape[0]:
+                        raise ValueError(f"state: array 'bin_keys' out of range in column {c}")
+                else:
+                    top = 2 * _HALF_BITS if self.scores == "probability" else _POS_INF_KEY
+                    bottom = 0 if self.scores == "probability" else _NEG_INF_KEY
+                    s = int(shift[c])
+                    if int(kc[0]) < (bottom >> s) or int(kc[-1]) > (top >> s):
+                        raise ValueError(f"state: array 'bin_keys' out of range in column {c}")
+            new_k.append(kc.copy())
+            new_p.append(pos[lo:hi].copy())
+            new_n.append(neg[lo:hi].copy())
+        self._keys, self._pos, self._neg, self._shift = new_k, new_p, new_n, shift.copy()
+
+    @property
+    def nbytes(self) -> int:
+        return int(
+            sum(
+                a.nbytes + b.nbytes + c.nbytes
+                for a, b, c in zip(self._keys, self._pos, self._neg, strict=True)
+            )
+            + COLUMN_BYTES * (self.n_columns + 1)
+        )
+
+    def copy(self) -> BinnedScores:
+        out = BinnedScores.__new__(BinnedScores)
+        out.__dict__.update(self.__dict__)
+        out._keys = [a.copy() for a in self._keys]
+        out._pos = [a.copy() for a in self._pos]
+        out._neg = [a.copy() for a in self._neg]
+        out._shift = self._shift.copy()
+        return out
+
+
+def _coarsen1(keys: np.ndarray, p: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Raise the shift by one: merge bins whose keys agree above the lowest bit. O(b)."""
+    k = keys >> 1
+    start = np.empty(k.shape[0], dtype=bool)
+    start[0] = True
+    np.not_equal(k[1:], k[:-1], out=start[1:])
+    idx = np.flatnonzero(start)
+    return k[idx], np.add.reduceat(p, idx), np.add.reduceat(n, idx)
+
+
+def _check_thresholds(thresholds: Any) -> np.ndarray:
+    if isinstance(thresholds, bool):
+        raise ValueError(f"thresholds: must be an int >= 2 or an array of numbers, got {thresholds!r}")
+    if isinstance(thresholds, (int, np.integer)):
+        if thresholds < 2:
+            raise ValueError(f"thresholds: an int must be >= 2, got {thresholds!r}")
+        return np.linspace(0.0, 1.0, int(thresholds))
+    arr = np.asarray(thresholds, dtype=np.float64) if not isinstance(thresholds, str) else None
+    if arr is None or arr.ndim != 1 or arr.shape[0] == 0:
+        raise ValueError("thresholds: must be an int >= 2 or a non-empty 1-D array of numbers")
+    if np.isnan(arr).any():
+        raise ValueError(f"thresholds: must not hold NaN (index {int(np.argmax(np.isnan(arr)))})")
+    return np.unique(arr + 0.0)
