@@ -58,6 +58,7 @@ from .window import (
     _interleave,
     _Piece,
     _Rows,
+    _WrappedMetric,
     canonical_rows,
     check_timestamps,
     check_wrappable,
@@ -318,7 +319,7 @@ class DecayedState(State):
         return isinstance(other, DecayedState) and super().equals(other)
 
 
-class Decayed(Metric):
+class Decayed(_WrappedMetric):
     """``metric`` with exponential forgetting: by samples (``half_life``) or by time
     (``half_life_seconds``). See the module docstring for the exact weights.
 
@@ -387,46 +388,11 @@ class Decayed(Metric):
         return f"Decayed({self._metric!r}, {h})"
 
     @property
-    def metric(self) -> Metric:
-        return self._metric
-
-    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None,  # type: ignore[override]
-               timestamp: Any = None) -> Decayed:
-        """Fold in a batch (or one sample) with its decay weights. Atomic."""
-        return self._update_state(y_true, y_pred, sample_weight, timestamp=timestamp)
-
-    @property
     def n_seen(self) -> int:
         """Samples seen (rows of every update, including ``ignore_index`` rows)."""
         with self._lock:
             return self._state.n_seen
 
-    def _synced(self) -> Metric:
-        self._state.sync()
-        self._metric._state = self._state.inner
-        return self._metric
-
-    def _compute(self) -> Any:
-        return self._synced()._compute()
-
-    def _passthrough(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        if not hasattr(self._metric, name):
-            raise AttributeError(f"{type(self._metric).__name__} has no {name}()")
-        with self._lock:
-            return getattr(self._synced(), name)(*args, **kwargs)
-
-    def interval(self, *args: Any, **kwargs: Any) -> Any:
-        """The wrapped metric's ``interval`` under the decay weights."""
-        return self._passthrough("interval", *args, **kwargs)
-
-    def bounds(self, *args: Any, **kwargs: Any) -> Any:
-        """The wrapped metric's certified ``bounds`` under the decay weights."""
-        return self._passthrough("bounds", *args, **kwargs)
-
-    def copy(self) -> Decayed:
-        out = super().copy()
-        out._state.clock = self._state.clock
-        return out
 
 
 register_wrapper(Decayed)

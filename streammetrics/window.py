@@ -741,7 +741,53 @@ def _interleave(a: list[_Piece], b: list[_Piece]) -> list[_Piece]:
     return out
 
 
-class Window(Metric):
+class _WrappedMetric(Metric):
+    """What every sample-reweighting wrapper (``Window``, ``Decayed``) shares: it holds a twin of
+    the wrapped metric whose state is kept in sync with the wrapper's state before each read, and
+    passes ``interval``/``bounds`` through to it."""
+
+    _metric: Metric
+    _state: Any  # a wrapper state with ``inner``, ``clock`` and ``sync()``
+
+    @property
+    def metric(self) -> Metric:
+        """The wrapped accumulator (its state is the wrapper's inner state)."""
+        return self._metric
+
+    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None,  # type: ignore[override]
+               timestamp: Any = None) -> Any:
+        """Fold in a batch (or one sample), with per-row or per-batch ``timestamp``. Atomic."""
+        return self._update_state(y_true, y_pred, sample_weight, timestamp=timestamp)
+
+    def _synced(self) -> Metric:
+        self._state.sync()
+        self._metric._state = self._state.inner
+        return self._metric
+
+    def _compute(self) -> Any:
+        return self._synced()._compute()
+
+    def _passthrough(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        if not hasattr(self._metric, name):
+            raise AttributeError(f"{type(self._metric).__name__} has no {name}()")
+        with self._lock:
+            return getattr(self._synced(), name)(*args, **kwargs)
+
+    def interval(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped metric's statistical ``interval`` on the wrapper's (weighted) samples."""
+        return self._passthrough("interval", *args, **kwargs)
+
+    def bounds(self, *args: Any, **kwargs: Any) -> Any:
+        """The wrapped metric's certified ``bounds`` on the wrapper's (weighted) samples."""
+        return self._passthrough("bounds", *args, **kwargs)
+
+    def copy(self) -> Any:
+        out = super().copy()
+        out._state.clock = self._state.clock  # an injected clock is configuration, not state
+        return out
+
+
+class Window(_WrappedMetric):
     """``metric`` over a sliding window of the stream: the last ``size`` samples, or the samples
     of the last ``seconds`` (strictly newer than newest - seconds).
 
@@ -804,16 +850,6 @@ class Window(Metric):
         return cls(metric_from_nested(config.get("metric"), "Window"),
                    size=config.get("size"), seconds=config.get("seconds"))
 
-    @property
-    def metric(self) -> Metric:
-        """The wrapped accumulator (its state is the window's)."""
-        return self._metric
-
-    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None,  # type: ignore[override]
-               timestamp: Any = None) -> Window:
-        """Fold in a batch (or one sample) and drop what left the window. Atomic."""
-        return self._update_state(y_true, y_pred, sample_weight, timestamp=timestamp)
-
     def advance(self, timestamp: float | None = None) -> Window:
         """Time windows: move "now" to ``timestamp`` (default: the clock) without a sample, so
         rows older than ``timestamp - seconds`` leave. Earlier than the newest seen: no-op."""
@@ -830,36 +866,10 @@ class Window(Metric):
         with self._lock:
             return self._state.n_rows
 
-    def _synced(self) -> Metric:
-        self._state.sync()
-        self._metric._state = self._state.inner
-        return self._metric
-
-    def _compute(self) -> Any:
-        return self._synced()._compute()
-
-    def _passthrough(self, name: str, *args: Any, **kwargs: Any) -> Any:
-        if not hasattr(self._metric, name):
-            raise AttributeError(f"{type(self._metric).__name__} has no {name}()")
-        with self._lock:
-            return getattr(self._synced(), name)(*args, **kwargs)
-
-    def interval(self, *args: Any, **kwargs: Any) -> Any:
-        """The wrapped metric's ``interval`` on the window's samples."""
-        return self._passthrough("interval", *args, **kwargs)
-
-    def bounds(self, *args: Any, **kwargs: Any) -> Any:
-        """The wrapped metric's certified ``bounds`` on the window's samples."""
-        return self._passthrough("bounds", *args, **kwargs)
-
     def __repr__(self) -> str:
         span = f"size={self.size}" if self.size is not None else f"seconds={self.seconds}"
         return f"Window({self._metric!r}, {span})"
 
-    def copy(self) -> Window:
-        out = super().copy()
-        out._state.clock = self._state.clock
-        return out
 
 
 _WRAPPERS: tuple[type, ...] = (Window,)
