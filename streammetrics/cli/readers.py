@@ -123,7 +123,9 @@ def open_source(
         if fmt == "parquet":
             import pyarrow.parquet as pq
 
-            pf = pq.ParquetFile(path)
+            # no pre-buffering: pyarrow would otherwise read ahead (and keep) the column chunks
+            # of many row groups, so memory would grow with the file
+            pf = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
             names = list(pf.schema_arrow.names)
             _check_columns(path, names, wanted)
             return Source(path, names, pf.metadata.num_rows,
