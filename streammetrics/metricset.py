@@ -10,6 +10,7 @@ The set owns its members: they share its lock and (where they can) their states 
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,19 @@ from ._state import State
 from ._validation import as_numpy, is_scalar
 
 __all__ = ["MetricSet"]
+
+
+def _second_parameter(metric: Metric) -> str:
+    params = list(inspect.signature(metric.update).parameters)
+    return params[1] if len(params) > 1 else "y_pred"
+
+
+def _keywords(prepare: Any) -> set[str] | None:
+    """Keyword names ``prepare`` accepts, or None if it takes ``**kwargs``."""
+    params = inspect.signature(prepare).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 _SEP = "."
 
@@ -69,6 +83,12 @@ class MetricSet(Metric):
                 self._groups.append([name])
         for m in members.values():
             m._lock = self._lock
+        # Name of the second positional argument in conversion errors (ranking says y_score).
+        seconds = {_second_parameter(m) for m in members.values()}
+        self._arg_names = ("y_true", "y_pred" if "y_pred" in seconds or len(seconds) != 1 else seconds.pop())
+        # Keyword arguments each state's ``prepare`` accepts (None: any), so that e.g. the
+        # ``timestamp=`` of a Window member is not forced on a plain member of the same set.
+        self._accepted = [_keywords(self._members[g[0]]._state.prepare) for g in self._groups]
 
     # -- mapping-like access ---------------------------------------------------------------
     def __getitem__(self, name: str) -> Metric:
@@ -103,7 +123,7 @@ class MetricSet(Metric):
         ):
             # Convert foreign tensors once for all states, not once per state.
             args = tuple(a if is_scalar(a) else as_numpy(a, n)
-                         for a, n in zip(args, ("y_true", "y_pred"), strict=False)) + args[2:]
+                         for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
         if len(self._groups) == 1:  # the common case: every member shares one state
             state = self._members[self._groups[0][0]]._state
             delta = state.prepare(*args, **kwargs)
@@ -111,7 +131,16 @@ class MetricSet(Metric):
                 state.apply(delta)
             return self
         states = self._states()
-        deltas = [state.prepare(*args, **kwargs) for state in states]
+        if kwargs:
+            accepted = [None if a is None else {k: v for k, v in kwargs.items() if k in a}
+                        for a in self._accepted]
+            unused = set(kwargs).difference(*(a for a in self._accepted if a is not None))
+            if unused and all(a is not None for a in self._accepted):
+                raise TypeError(f"update() got unexpected keyword arguments {sorted(unused)}")
+            deltas = [state.prepare(*args, **(kwargs if kw is None else kw))
+                      for state, kw in zip(states, accepted, strict=True)]
+        else:
+            deltas = [state.prepare(*args) for state in states]
         with self._lock:
             for state, delta in zip(states, deltas, strict=False):
                 state.apply(delta)

@@ -207,3 +207,19 @@ def test_threshold_is_exact_for_every_score_precision(dtype):
 def test_threshold_is_exact_for_float32_scalars():
     m = sm.ConfusionMatrix(threshold=0.2999).update(1, np.float32(0.2999))
     assert m.compute()[1, 0] == 1  # float32(0.2999) < 0.2999
+
+
+def test_metricset_passes_keywords_only_to_members_that_take_them():
+    ms = sm.MetricSet(recent=sm.Window(sm.F1(), seconds=10), total=sm.F1(), auroc=sm.AUROC())
+    ms.update([0, 1, 1], [0.2, 0.8, 0.4], timestamp=5.0)
+    ms.update([1], [0.9], timestamp=20.0)  # the window keeps only t > 10
+    values = ms.compute()
+    assert values["recent"] == 1.0 and values["total"] == pytest.approx(0.8)
+    with pytest.raises(TypeError, match="bogus"):
+        ms.update([0], [0.1], bogus=1)
+
+
+def test_metricset_names_the_score_argument_of_ranking_members():
+    ms = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision())
+    with pytest.raises(ValueError, match="y_score"):
+        ms.update([0, 1], object())
