@@ -66,8 +66,11 @@ _POS_INF_KEY = int(np.float64(np.inf).view(np.int64))
 
 
 def _raw_keys(s: np.ndarray) -> np.ndarray:
-    b = (np.asarray(s, dtype=np.float64) + 0.0).view(np.int64)  # + 0.0 folds -0.0 into 0.0
-    return b ^ ((b >> 63) & _LOW63)
+    b = np.add(s, 0.0, dtype=np.float64).view(np.int64)  # a copy; + 0.0 folds -0.0 into 0.0
+    m = b >> 63
+    m &= _LOW63
+    b ^= m
+    return b
 
 
 def _raw_decode(k: np.ndarray) -> np.ndarray:
@@ -80,11 +83,13 @@ def _raw_decode(k: np.ndarray) -> np.ndarray:
 
 
 def _prob_keys(p: np.ndarray) -> np.ndarray:
-    p = np.asarray(p, dtype=np.float64) + 0.0
-    high = p > 0.5
-    q = np.where(high, 1.0 - p, p)  # exact for p in [1/2, 1]
+    p = np.asarray(p, dtype=np.float64)
+    q = np.subtract(1.0, p)  # exact for p in [1/2, 1]
+    np.minimum(q, p, out=q)  # p below 1/2, 1 - p above
+    q += 0.0
     bits = q.view(np.int64)
-    return np.where(high, 2 * _HALF_BITS - bits, bits)
+    np.subtract(2 * _HALF_BITS, bits, out=bits, where=p > 0.5)
+    return bits
 
 
 def _prob_decode(k: np.ndarray) -> np.ndarray:
@@ -297,17 +302,23 @@ class BinnedScores(State):
         for col, grp, keys, w in delta:
             by_col.setdefault(col, []).append((grp, keys, w))
         for col, items in by_col.items():
-            keys = [self._keys[col]]
-            pw = [self._pos[col]]
-            nw = [self._neg[col]]
-            sh = int(self._shift[col])
-            for grp, k, w in items:
-                keys.append(k >> sh)
-                ww = np.ones(k.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
-                z = np.zeros(k.shape[0])
-                pw.append(ww if grp == 1 else z)
-                nw.append(z if grp == 1 else ww)
-            self._fold(col, np.concatenate(keys), np.concatenate(pw), np.concatenate(nw), sh)
+            self._apply_column(col, items)
+
+    def _apply_column(self, col: int, items: list[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
+        """Fold new keys into one column: each group's keys (at the column's shift) are sorted
+        and run-length encoded (O(m log m), numpy's fast sort for unit weights), then the few
+        distinct keys are folded with the stored bins (O(b + u) after one small sort)."""
+        sh = int(self._shift[col])
+        ks_all = [self._keys[col]]
+        ps = [self._pos[col]]
+        ns = [self._neg[col]]
+        for grp, k, w in items:
+            uk, sums = _run_length(k >> sh, w)
+            z = np.zeros(uk.shape[0])
+            ks_all.append(uk)
+            ps.append(sums if grp == 1 else z)
+            ns.append(z if grp == 1 else sums)
+        self._fold(col, np.concatenate(ks_all), np.concatenate(ps), np.concatenate(ns), sh)
 
     def _fold(self, col: int, keys: np.ndarray, pos: np.ndarray, neg: np.ndarray, shift: int) -> None:
         """Set column ``col`` to the bins of (keys at ``shift``, weights), coarsened to fit."""
@@ -479,6 +490,27 @@ class BinnedScores(State):
         out._neg = [a.copy() for a in self._neg]
         out._shift = self._shift.copy()
         return out
+
+
+def _run_length(keys: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys (increasing) and the weight of each (count for ``w is None``)."""
+    n = keys.shape[0]
+    if w is None:
+        ks = np.sort(keys)
+        ws = None
+    else:
+        order = np.argsort(keys)
+        ks, ws = keys[order], np.asarray(w, dtype=np.float64)[order]
+    start = np.empty(n, dtype=bool)
+    if n:
+        start[0] = True
+        np.not_equal(ks[1:], ks[:-1], out=start[1:])
+    idx = np.flatnonzero(start)
+    if ws is None:
+        sums = np.diff(np.append(idx, n)).astype(np.float64)
+    else:
+        sums = np.add.reduceat(ws, idx) if n else np.zeros(0)
+    return ks[idx], sums
 
 
 def _coarsen1(keys: np.ndarray, p: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
