@@ -325,9 +325,10 @@ class BinnedScores(State):
         uniq, inv = np.unique(keys, return_inverse=True)
         p = np.bincount(inv, weights=pos, minlength=uniq.shape[0])
         n = np.bincount(inv, weights=neg, minlength=uniq.shape[0])
-        while uniq.shape[0] > self.capacity:
-            shift += 1
-            uniq, p, n = _coarsen1(uniq, p, n)
+        if uniq.shape[0] > self.capacity:
+            d = _bits_to_fit(uniq, self.capacity, 63 - shift)
+            shift += d
+            uniq, p, n = _coarsen(uniq, p, n, d)
         self._keys[col], self._pos[col], self._neg[col] = uniq, p, n
         self._shift[col] = shift
 
@@ -513,9 +514,29 @@ def _run_length(keys: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.
     return ks[idx], sums
 
 
-def _coarsen1(keys: np.ndarray, p: np.ndarray, n: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Raise the shift by one: merge bins whose keys agree above the lowest bit. O(b)."""
-    k = keys >> 1
+def _distinct_after(keys: np.ndarray, d: int) -> int:
+    k = keys >> d
+    return 1 + int(np.count_nonzero(k[1:] != k[:-1]))
+
+
+def _bits_to_fit(keys: np.ndarray, capacity: int, most: int) -> int:
+    """Smallest d with at most ``capacity`` distinct ``keys >> d`` (keys increasing, unique):
+    a binary search, the count being non-increasing in d. O(b log 64)."""
+    lo, hi = 1, most  # total shift 63 leaves at most two keys (-1 and 0) <= MIN_BINS
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if _distinct_after(keys, mid) <= capacity:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _coarsen(
+    keys: np.ndarray, p: np.ndarray, n: np.ndarray, d: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Raise the shift by ``d``: merge bins whose keys agree above the lowest d bits. O(b)."""
+    k = keys >> d
     start = np.empty(k.shape[0], dtype=bool)
     start[0] = True
     np.not_equal(k[1:], k[:-1], out=start[1:])
