@@ -243,6 +243,10 @@ def test_plots_are_pngs(tmp_path, capsys):
     assert main(["evaluate", str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs",
                  "--plot", str(tmp_path / "mc")]) == 0
     assert len(os.listdir(tmp_path / "mc")) == 4
+    if max_bytes_supported(plots=True):  # binned state: the uncertainty boxes are drawn
+        assert main(["evaluate", "--max-bytes", "1k", "--plot", str(tmp_path / "binned"), "--quiet"]) == 0
+        for n in ("roc.png", "pr.png"):
+            assert (tmp_path / "binned" / n).read_bytes()[:8] == PNG
 
 
 def test_errors_have_messages_and_exit_codes(tmp_path, capsys):
@@ -376,3 +380,31 @@ def test_millions_of_rows_run_in_bounded_memory(tmp_path):
     if max_bytes_supported(plots=False):
         bounded = peak_rss_mb(str(tmp_path / "big.parquet"), "auroc,average_precision", "--max-bytes", "1M")
         assert bounded - small < 20, (small, bounded)
+
+
+@pytest.mark.parametrize("kind", ["roc", "pr"])
+def test_binned_curve_boxes_hold_the_exact_curve(kind):
+    if not max_bytes_supported(plots=True):
+        pytest.skip("bounded ranking metrics not available")
+    from streammetrics.cli.plots import _boxes
+
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, 2, 5000)
+    s = np.round(rng.normal(size=5000) + y, 3)
+    metric = (sm.ROCCurve if kind == "roc" else sm.PRCurve)(max_bytes=1024)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        curve = metric.update(y, s).compute()
+    assert not metric.is_exact
+    boxes = _boxes(curve.counts, kind)
+    assert boxes.shape[0] > 5
+    if kind == "roc":
+        x, yy, _ = metrics.roc_curve(y, s, drop_intermediate=False)
+    else:
+        yy, x, _ = metrics.precision_recall_curve(y, s)
+        x, yy = x[:-1], yy[:-1]  # drop scikit-learn's appended (recall 0, precision 1)
+    lo, hi = boxes.min(axis=1), boxes.max(axis=1)  # (m, 2) corners
+    eps = 1e-12
+    inside = ((lo[None, :, 0] - eps <= x[:, None]) & (x[:, None] <= hi[None, :, 0] + eps)
+              & (lo[None, :, 1] - eps <= yy[:, None]) & (yy[:, None] <= hi[None, :, 1] + eps)).any(axis=1)
+    assert inside.all(), np.flatnonzero(~inside)[:5]

@@ -38,7 +38,7 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
     import warnings
 
     written: list[str] = []
-    approx = "" if res["exact"] else " (binned: certified bounds shaded)"
+    approx = "" if res["exact"] else "\n(binned: the true curve lies in the shaded boxes)"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         roc = ms["plot_roc"].compute()
@@ -56,8 +56,8 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
     for name, curve in _series(plan, roc):
         area = curve.area()
         label = f"{name + ': ' if name else ''}AUROC {area:.4f}"
-        ax.plot(curve.fpr, curve.tpr, drawstyle="default", label=label)
-        _shade(ax, curve, "fpr", "tpr")
+        line = ax.plot(curve.fpr, curve.tpr, label=label)[0]
+        _shade(ax, curve, "roc", line.get_color(), res["exact"])
     ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="chance")
     ax.set(xlabel="false positive rate", ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1.01),
            title=f"ROC curve ({res['rows']:,} rows){approx}")
@@ -71,7 +71,7 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
         prevalence = c.total_pos / (c.total_pos + c.total_neg) if (c.total_pos + c.total_neg) > 0 else np.nan
         line = ax.step(curve.recall, curve.precision, where="post",
                        label=f"{name + ': ' if name else ''}AP {curve.area():.4f}")[0]
-        _shade(ax, curve, "recall", "precision")
+        _shade(ax, curve, "pr", line.get_color(), res["exact"])
         ax.axhline(prevalence, linestyle="--", linewidth=1, color=line.get_color(), alpha=0.6,
                    label=f"{name + ': ' if name else ''}no skill ({prevalence:.3f})")
     ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1), ylim=(0, 1.01),
@@ -112,9 +112,42 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
     return written
 
 
-def _shade(ax: Any, curve: Any, x: str, y: str) -> None:
-    """Draw the certified band of a binned curve when the result carries one (``<y>_low`` /
-    ``<y>_high`` arrays); exact curves have none."""
-    low, high = getattr(curve, f"{y}_low", None), getattr(curve, f"{y}_high", None)
-    if low is not None and high is not None:
-        ax.fill_between(getattr(curve, x), low, high, alpha=0.2, step="post", linewidth=0)
+def _boxes(counts: Any, kind: str) -> np.ndarray:
+    """Uncertainty boxes of a binned curve, shape (m, 4, 2): between consecutive thresholds the
+    points are exact (the counts at each bin edge); inside a bin the order of its positives and
+    negatives is unknown, so the true curve runs inside the box spanned by the two points --
+    for ROC [fpr_k, fpr_k+1] x [tpr_k, tpr_k+1]; for PR recall [R_k, R_k+1] x the precision
+    range over every order of the bin, [tp_k / (tp_k + fp_k+1), tp_k+1 / (tp_k+1 + fp_k)]
+    widened to hold both end points. O(bins)."""
+    tps = np.concatenate([[0.0], np.asarray(counts.tps, dtype=float)])
+    fps = np.concatenate([[0.0], np.asarray(counts.fps, dtype=float)])
+    P, N = float(counts.total_pos), float(counts.total_neg)
+    if P <= 0 or (kind == "roc" and N <= 0) or tps.shape[0] < 2:
+        return np.zeros((0, 4, 2))
+    t0, t1, f0, f1 = tps[:-1], tps[1:], fps[:-1], fps[1:]
+    if kind == "roc":
+        x0, x1, y0, y1 = f0 / N, f1 / N, t0 / P, t1 / P
+    else:
+        def prec(t: np.ndarray, f: np.ndarray) -> np.ndarray:
+            d = t + f
+            return np.divide(t, d, out=np.ones_like(t), where=d > 0)
+
+        x0, x1 = t0 / P, t1 / P
+        ends = np.stack([prec(t0, f0), prec(t1, f1), prec(t0, f1), prec(t1, f0)])
+        y0, y1 = ends.min(axis=0), ends.max(axis=0)
+    keep = (x1 > x0) | (y1 > y0)  # boxes of nonzero size only: bins holding one class are exact
+    x0, x1, y0, y1 = x0[keep], x1[keep], y0[keep], y1[keep]
+    return np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1),
+                     np.stack([x1, y1], 1), np.stack([x0, y1], 1)], axis=1)
+
+
+def _shade(ax: Any, curve: Any, kind: str, color: Any, exact: bool) -> None:
+    """Draw the uncertainty of a binned curve as boxes between its exact points (none for an
+    exact curve: every distinct score is its own point)."""
+    if exact:
+        return
+    from matplotlib.collections import PolyCollection
+
+    boxes = _boxes(curve.counts, kind)
+    if boxes.shape[0]:
+        ax.add_collection(PolyCollection(list(boxes), facecolors=color, edgecolors="none", alpha=0.25))
