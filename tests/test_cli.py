@@ -188,6 +188,10 @@ def test_string_labels_are_mapped_and_reported(tmp_path, capsys):
     res = run_json(capsys, str(tmp_path / "b.parquet"), "--label", "dx", "--score", "p",
                    "--classes", "malignant,benign")
     assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(1 - yb, s), rel=1e-12)
+    first = int(np.argmax(yb == 1))
+    rc = main(["evaluate", str(tmp_path / "b.parquet"), "--label", "dx", "--score", "p", "--classes", "benign,other"])
+    err = capsys.readouterr().err
+    assert rc == 1 and f"row {first + 1}: column 'dx': label 'malignant' is not one of the classes" in err
 
 
 def test_multilabel_from_label_and_score_columns(tmp_path, capsys):
