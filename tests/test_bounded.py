@@ -352,3 +352,14 @@ def test_undefined_is_nan_with_warning() -> None:
         lo, hi = m.bounds()
     assert np.isnan(lo) and np.isnan(hi)
     assert isinstance(m._state, BinnedScores)
+
+
+def test_benchmark_smoke() -> None:
+    from benchmarks import bench_bounded
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)  # 300 rows: classes without positives
+        text = bench_bounded.main(
+            ["--samples", "20000", "--rows", "300", "--no-peers", "--dists", "crowded,peaked"]
+        )
+    assert "### crowded" in text and "max_bytes=128 KiB" in text and "1000 classes" in text
