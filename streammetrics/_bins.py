@@ -309,15 +309,29 @@ class BinnedScores(State):
         and run-length encoded (O(m log m), numpy's fast sort for unit weights), then the few
         distinct keys are folded with the stored bins (O(b + u) after one small sort)."""
         sh = int(self._shift[col])
-        ks_all = [self._keys[col]]
-        ps = [self._pos[col]]
-        ns = [self._neg[col]]
+        keys = self._keys[col]
+        nb = keys.shape[0]
+        pos, neg = self._pos[col].copy(), self._neg[col].copy()
+        ks_all = [keys]
+        ps = [pos]
+        ns = [neg]
         for grp, k, w in items:
             uk, sums = _run_length(k >> sh, w)
+            if nb:  # distinct keys already binned are added in place (the common steady state)
+                idx = np.searchsorted(keys, uk)
+                np.minimum(idx, nb - 1, out=idx)
+                hit = keys[idx] == uk
+                (pos if grp == 1 else neg)[idx[hit]] += sums[hit]  # idx unique: no lost updates
+                if hit.all():
+                    continue
+                uk, sums = uk[~hit], sums[~hit]
             z = np.zeros(uk.shape[0])
             ks_all.append(uk)
             ps.append(sums if grp == 1 else z)
             ns.append(z if grp == 1 else sums)
+        if len(ks_all) == 1:
+            self._pos[col], self._neg[col] = pos, neg
+            return
         self._fold(col, np.concatenate(ks_all), np.concatenate(ps), np.concatenate(ns), sh)
 
     def _fold(self, col: int, keys: np.ndarray, pos: np.ndarray, neg: np.ndarray, shift: int) -> None:
