@@ -363,3 +363,21 @@ def test_benchmark_smoke() -> None:
             ["--samples", "20000", "--rows", "300", "--no-peers", "--dists", "crowded,peaked"]
         )
     assert "### crowded" in text and "max_bytes=128 KiB" in text and "1000 classes" in text
+
+
+def test_pickle_copy_and_torch_sync_without_group() -> None:
+    import pickle
+
+    from streammetrics.torch import sync
+
+    rng = np.random.default_rng(9)
+    y, s = rng.integers(0, 2, 5000), rng.random(5000)
+    m = sm.AveragePrecision(max_bytes=2048, scores="probability").update(y, s)
+    for other in (pickle.loads(pickle.dumps(m)), m.copy(), sync(m)):
+        assert other is not m and other._state.equals(m._state)
+        assert other.bounds() == m.bounds() and other.is_exact == m.is_exact
+    c = m.copy().update(y[:10], s[:10])
+    assert not c._state.equals(m._state)  # copies are independent
+    merged = m.copy().merge(m.copy(), m.copy())
+    assert merged.nbytes <= 2048
+    np.testing.assert_array_equal(merged.state_dict()["bin_pos"], 3 * m.state_dict()["bin_pos"])
