@@ -18,7 +18,8 @@ address-space limit as every benchmark here):
   ``precision_score``, ... each re-validating and re-counting).
 
 Values are checked against the exact ``evaluate`` (max abs difference; bounded AUROC/AP differ
-within their certified bounds). Run: ``python -m benchmarks.bench_cli [--rows N]``. Prints markdown.
+within their certified bounds). Run: ``python -m benchmarks.bench_cli [--rows N] [--quick]``.
+Prints markdown.
 """
 
 from __future__ import annotations
@@ -141,10 +142,13 @@ def case(impl: str, path: str, rows: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--quick", action="store_true", help="1M rows (run_all --quick)")
     ap.add_argument("--impls", default=",".join(IMPLS), help=f"comma list of {', '.join(IMPLS)}")
     ap.add_argument("--mem-limit-mb", type=int, default=None)
     ap.add_argument("--timeout", type=float, default=900.0)
     args = ap.parse_args(argv)
+    if args.quick:
+        args.rows = min(args.rows, 1_000_000)
     impls = [i.strip() for i in args.impls.split(",") if i.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "scores.parquet")
