@@ -580,7 +580,7 @@ def _print_table(res: dict[str, Any], title: str) -> None:
             print("  ".join(f"{c:<20}" for c in row))
         return
     console = Console()
-    console.print(title, highlight=False)
+    console.print(title, highlight=False, soft_wrap=True)
     table = Table()
     for i, h in enumerate(headers):
         table.add_column(h, justify="left" if i == 0 else "right")
