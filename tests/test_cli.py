@@ -381,6 +381,17 @@ def test_millions_of_rows_run_in_bounded_memory(tmp_path):
     # the data is 27 MB raw (~50 MB as numpy float64 + int64 labels); the stream holds one batch
     # (measured: +4 MB over the 30k-row run; the exact AUROC/AP state would add ~120 MB)
     assert big - small < 15, (small, big)
+    # CSV: pyarrow's streaming reader keeps a fixed read-ahead (~17 MB of blocks, plus what its
+    # allocator retains) that a small file never fills, so compare 1M rows with 3M rows: the
+    # file triples (22 -> 66 MB), the peak must not follow
+    import pyarrow.csv as pcsv
+
+    table = pq.read_table(str(tmp_path / "big.parquet"))
+    pcsv.write_csv(table, str(tmp_path / "big.csv"))
+    pcsv.write_csv(table.slice(0, 1_000_000), str(tmp_path / "medium.csv"))
+    medium_csv = peak_rss_mb(str(tmp_path / "medium.csv"), confusion)
+    big_csv = peak_rss_mb(str(tmp_path / "big.csv"), confusion)
+    assert big_csv - medium_csv < 12, (medium_csv, big_csv)
     if max_bytes_supported(plots=False):
         bounded = peak_rss_mb(str(tmp_path / "big.parquet"), "auroc,average_precision", "--max-bytes", "1M")
         assert bounded - small < 20, (small, bounded)
