@@ -423,3 +423,45 @@ def test_binned_curve_boxes_hold_the_exact_curve(kind):
     inside = ((lo[None, :, 0] - eps <= x[:, None]) & (x[:, None] <= hi[None, :, 0] + eps)
               & (lo[None, :, 1] - eps <= yy[:, None]) & (yy[:, None] <= hi[None, :, 1] + eps)).any(axis=1)
     assert inside.all(), np.flatnonzero(~inside)[:5]
+
+
+def test_core_and_other_commands_work_without_the_cli_extra():
+    code = """
+import sys, io, contextlib
+for name in ("pyarrow", "rich", "matplotlib"):
+    sys.modules[name] = None  # as if not installed: importing them raises ImportError
+from streammetrics.__main__ import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    assert main([]) == 0  # the demo
+assert "classification report" in out.getvalue()
+rc = main(["evaluate"])
+sys.exit(10 + rc)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 12, proc.stderr
+    assert "evaluate needs pyarrow: pip install 'streammetrics[cli]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_list_columns_in_a_fresh_process(tmp_path):
+    # a fresh interpreter: nothing imported beforehand by other tests (pyarrow.compute, ...)
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, (400, 3))
+    s = np.round(rng.random((400, 3)) * 0.7 + 0.3 * y, 2)
+    pq.write_table(pa.table({"y": list(y), "s": list(s)}), str(tmp_path / "ml.parquet"))
+    out = tmp_path / "ml.json"
+    proc = subprocess.run([sys.executable, "-m", "streammetrics", "evaluate", str(tmp_path / "ml.parquet"),
+                           "--label", "y", "--score", "s", "--task", "multilabel", "--json", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    res = json.loads(out.read_text())
+    assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(y, s), rel=1e-12)
+    pred = (s >= 0.5).astype(int)
+    assert res["metrics"]["f1"] == pytest.approx(metrics.f1_score(y, pred, average="macro"), rel=1e-12)
+    y[7, 2] = 2
+    pq.write_table(pa.table({"y": list(y), "s": list(s)}), str(tmp_path / "bad.parquet"))
+    proc = subprocess.run([sys.executable, "-m", "streammetrics", "evaluate", str(tmp_path / "bad.parquet"),
+                           "--label", "y", "--score", "s", "--task", "multilabel"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "labels must be 0 or 1; first invalid value 2" in proc.stderr

@@ -348,7 +348,9 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
             raise InputError("--task binary takes one score column", 2)
     else:
         if plan.list_scores:
-            n = pa.compute.list_value_length(first.column(plan.scores[0]))
+            import pyarrow.compute as pc
+
+            n = pc.list_value_length(first.column(plan.scores[0]))
             plan.num_classes = int(n[0].as_py())
         else:
             plan.num_classes = len(plan.scores)

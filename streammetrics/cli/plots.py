@@ -84,7 +84,7 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
         cm = np.asarray(ms["plot_cm"].compute(), dtype=float)
         classes = plan.classes or [str(i) for i in range(cm.shape[0])]
         fig, ax = plt.subplots(figsize=(max(4.5, 0.6 * len(classes) + 3), max(4, 0.6 * len(classes) + 2.5)))
-        im = ax.imshow(cm, cmap="Blues")
+        im = ax.imshow(cm, cmap="Blues", vmin=0.0)  # text colour below assumes the scale starts at 0
         fig.colorbar(im, ax=ax, fraction=0.046)
         ax.set_xticks(range(len(classes)), classes, rotation=45 if len(classes) > 4 else 0)
         ax.set_yticks(range(len(classes)), classes)
