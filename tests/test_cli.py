@@ -465,3 +465,17 @@ def test_list_columns_in_a_fresh_process(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "labels must be 0 or 1; first invalid value 2" in proc.stderr
+
+
+def test_benchmark_peers_agree_on_a_small_file(tmp_path):
+    pytest.importorskip("pandas")
+    from benchmarks import bench_cli
+
+    path = str(tmp_path / "b.parquet")
+    bench_cli.make_file(path, 30_000)
+    ours = bench_cli.case("evaluate", path, 30_000)
+    for impl in ("sklearn", "sklearn-each"):
+        theirs = bench_cli.case(impl, path, 30_000)
+        assert theirs["rows"] == ours["rows"] == 30_000
+        for name in bench_cli.NAMES:
+            assert theirs["values"][name] == pytest.approx(ours["values"][name], rel=1e-12, abs=1e-15), (impl, name)
