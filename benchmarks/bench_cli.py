@@ -9,6 +9,8 @@ address-space limit as every benchmark here):
 
 * ``evaluate`` exact: ``streammetrics evaluate FILE --label y --score p --json OUT --quiet``
   (in-process call of the CLI entry point: reading, validation, MetricSet, JSON);
+* ``evaluate --no-intervals``: the same without the 95% intervals (DeLong's for AUROC is
+  O(n log n), the one part of the job scikit-learn does not do);
 * ``evaluate --max-bytes 16M``: bounded AUROC/AP (binned; reported as unavailable if the installed
   ranking metrics do not take ``max_bytes``);
 * pandas + scikit-learn: ``pd.read_parquet`` then one ``confusion_matrix`` (the eight confusion
@@ -44,6 +46,7 @@ NAMES = ["accuracy", "precision", "recall", "f1", "specificity", "npv", "balance
          "auroc", "average_precision"]
 IMPLS = {
     "evaluate": "streammetrics evaluate (exact)",
+    "evaluate-nointervals": "streammetrics evaluate --no-intervals (exact)",
     "evaluate-bounded": "streammetrics evaluate --max-bytes 16M",
     "sklearn": "pandas + scikit-learn (one confusion_matrix + AUROC + AP)",
     "sklearn-each": "pandas + scikit-learn (one call per metric)",
@@ -117,6 +120,8 @@ def case(impl: str, path: str, rows: int) -> dict[str, Any]:
         argv = ["evaluate", path, "--label", "y", "--score", "p", "--json", out, "--quiet"]
         if impl == "evaluate-bounded":
             argv += ["--max-bytes", "16M"]
+        if impl == "evaluate-nointervals":
+            argv += ["--no-intervals"]
         start = time.perf_counter()
         with redirect_stdout(io.StringIO()):
             rc = main(argv)

@@ -100,6 +100,8 @@ def test_binary_formats_equal_sklearn_and_library(tmp_path, capsys, fmt):
     assert res["intervals"]["auroc"] == [lo, hi]
     lo, hi = sm.Precision(threshold=0.55).update(y, s).interval()
     assert res["intervals"]["precision"] == [lo, hi]
+    res = run_json(capsys, paths[fmt], "--label", "y", "--score", "p", "--no-intervals")
+    assert res["intervals"] == {} and res["metrics"]["auroc"] == lib.compute()
     # weighted
     res = run_json(capsys, paths[fmt], "--label", "y", "--score", "p", "--weight", "w", "--batch-size", "999")
     assert res["weighted"] is True

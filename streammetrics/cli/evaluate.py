@@ -144,6 +144,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="DIR", help="write ROC, PR, confusion-matrix and histogram PNGs to DIR")
     p.add_argument("--batch-size", type=int, default=65536, help="rows per update (default 65536)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-intervals", action="store_true",
+                   help="skip the 95%% intervals (DeLong's for AUROC is O(n log n): ~2 s at 10M rows)")
     return p
 
 
@@ -530,7 +532,9 @@ def _results(plan: _Plan, ms: Any, names: list[str], rows: int, args: argparse.N
                 if not is_exact and hasattr(m, "bounds"):
                     lo, hi = m.bounds()
                     bounds[name] = [_clean(lo), _clean(hi)]
-            if hasattr(m, "interval") and (plan.task == "binary" or name == "accuracy"):
+            if not args.no_intervals and hasattr(m, "interval") and (
+                plan.task == "binary" or name == "accuracy"
+            ):
                 try:
                     lo, hi = m.interval(confidence)
                     intervals[name] = [_clean(lo), _clean(hi)]
