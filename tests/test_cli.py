@@ -481,3 +481,17 @@ def test_benchmark_peers_agree_on_a_small_file(tmp_path):
         assert theirs["rows"] == ours["rows"] == 30_000
         for name in bench_cli.NAMES:
             assert theirs["values"][name] == pytest.approx(ours["values"][name], rel=1e-12, abs=1e-15), (impl, name)
+
+
+def test_jsonl_scores_that_look_like_integers_in_the_first_block(tmp_path, capsys):
+    # pyarrow infers JSON types from the first block: 0/1 scores there would become int64 and a
+    # later 0.5 a conversion error; evaluate declares score columns float64
+    n = 60_000
+    y = np.arange(n) % 2
+    s = np.where(np.arange(n) < 40_000, y, 0.5).astype(float)
+    with open(tmp_path / "d.jsonl", "w") as fh:
+        for a, b in zip(y.tolist(), s.tolist(), strict=True):
+            fh.write(json.dumps({"y": a, "p": int(b) if b in (0.0, 1.0) else b}) + "\n")
+    res = run_json(capsys, str(tmp_path / "d.jsonl"), "--label", "y", "--score", "p")
+    assert res["rows"] == n
+    assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(y, s), rel=1e-12)

@@ -155,7 +155,14 @@ def open_source(
             import pyarrow.json as pjson
 
             stream = pa.input_stream(path, compression="detect")
-            reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=BLOCK))
+            # numeric columns declared float64: inferred from the first block, a column of whole
+            # numbers there (0, 1) would become int64 and a later 0.5 an error
+            parse = pjson.ParseOptions(
+                explicit_schema=pa.schema([(c, pa.float64()) for c in float_columns]),
+                unexpected_field_behavior="infer",
+            )
+            reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=BLOCK),
+                                     parse_options=parse)
             names = list(reader.schema.names)
             _check_columns(path, names, wanted)
             return Source(path, names, None, _select(reader, wanted, batch_size))
