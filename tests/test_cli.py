@@ -109,6 +109,17 @@ def test_binary_formats_equal_sklearn_and_library(tmp_path, capsys, fmt):
         assert res["metrics"][name] == pytest.approx(v, rel=1e-12, abs=1e-15), name
 
 
+def test_float32_scores_are_exact(tmp_path, capsys):
+    rng = np.random.default_rng(8)
+    y = rng.integers(0, 2, 5000)
+    s = rng.random(5000).astype(np.float32)
+    s[:100] = np.float32(0.5)  # ties at the threshold
+    pq.write_table(pa.table({"y": y, "p": s}), str(tmp_path / "f32.parquet"))
+    res = run_json(capsys, str(tmp_path / "f32.parquet"), "--label", "y", "--score", "p")
+    for name, v in sklearn_binary(y, s.astype(np.float64)).items():
+        assert res["metrics"][name] == pytest.approx(v, rel=1e-12, abs=1e-15), name
+
+
 def test_several_files_directory_and_glob_form_one_stream(tmp_path, capsys):
     y, s, _ = binary_data(2000, seed=3)
     d = tmp_path / "parts"

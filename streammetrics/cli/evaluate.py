@@ -215,7 +215,9 @@ def _to_float(arr: Any, path: str, column: str, offset: int) -> np.ndarray:
                 raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: "
                                  f"score {v!r} is not a number", 1) from None
         raise InputError(f"{path}: column {column!r} is not numeric (type {arr.type})", 1)
-    out = _numpy(arr).astype(np.float64, copy=False)
+    out = _numpy(arr)
+    if out.dtype.kind != "f" or out.dtype.itemsize < 4:  # float32 stays float32: half the state
+        out = out.astype(np.float64)
     if out.size and np.isnan(out.min()):
         i = int(np.argmax(np.isnan(out)))
         what = "missing (empty, NA or NaN)" if arr.null_count and not arr[i].is_valid else "NaN"
