@@ -688,6 +688,18 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _known_rows(files: list[str]) -> int | None:
+    """Total rows when every file is Parquet (read from the footers), else None."""
+    if not all(format_of(f) == "parquet" for f in files):
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
+    except Exception:  # noqa: BLE001 - only for the progress bar; reading reports real errors
+        return None
+
+
 def _stream(plan: _Plan, ms: Any, hist: _Histogram | None, args: argparse.Namespace) -> int:
     rows = 0
     show = not args.quiet and sys.stdout.isatty() and sys.stderr.isatty()
@@ -695,16 +707,17 @@ def _stream(plan: _Plan, ms: Any, hist: _Histogram | None, args: argparse.Namesp
     if show:
         try:
             from rich.console import Console
-            from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
         except ImportError:
             show = False
         else:
-            progress = Progress(SpinnerColumn(), TextColumn("{task.description}"),
+            total = _known_rows(plan.files)  # Parquet footers give the row count; else unknown
+            progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                                 TextColumn("{task.completed:,.0f} rows"),
                                 TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
                                 console=Console(stderr=True), transient=True)
             progress.start()
-            task_id = progress.add_task("evaluating", total=None, rate="")
+            task_id = progress.add_task("evaluating", total=total, rate="")
     start = time.perf_counter()
     try:
         for src, batch, offset in _read(plan, args.batch_size):
