@@ -15,7 +15,8 @@ state (``MetricSet``) at ``max_bytes`` = 128 KiB and 1 MiB (the declared transfo
 ``scores="probability"`` for probabilities, raw for logits), the exact streammetrics accumulator
 (its value is the reference; it equals scikit-learn to 1e-12, see tests/test_ranking.py),
 torchmetrics ``BinaryAUROC``/``BinaryAveragePrecision(thresholds=200)``, torcheval
-``BinaryBinnedAUROC(threshold=200)``, Keras-style uniform bins in numpy (200 thresholds on
+``BinaryBinnedAUROC(threshold=200)`` (on the first 1M samples only: it keeps every input until
+``compute``, which ran out of 24 GB at 10M), Keras-style uniform bins in numpy (200 thresholds on
 [0, 1], bincount + trapezoid, what ``tf.keras.metrics.AUC`` computes), and river ``ROCAUC``
 (default 10 thresholds, per-sample, on the first 100k samples only -- labelled -- since it runs at
 ~100k samples/s). Logits are passed through a sigmoid for the peers that need [0, 1].
@@ -47,6 +48,8 @@ import streammetrics as sm  # noqa: E402
 from benchmarks._harness import env_header, fmt_rate, fmt_ratio, markdown_table, single_thread  # noqa: E402
 
 BATCH = 100_000
+#: torcheval's binned metrics keep every input until compute: run them on a prefix only.
+TORCHEVAL_MAX = 1_000_000
 DISTRIBUTIONS = ("calibrated", "logits", "crowded", "peaked", "ties")
 
 
@@ -72,12 +75,14 @@ def _prob(dist: str, s: np.ndarray) -> np.ndarray:
     return 1.0 / (1.0 + np.exp(-s)) if dist == "logits" else s
 
 
-def run_streammetrics(dist: str, n: int, max_bytes: int | None) -> dict[str, Any]:
+def run_streammetrics(
+    dist: str, data: list[tuple[np.ndarray, np.ndarray]], max_bytes: int | None
+) -> dict[str, Any]:
     scores = "raw" if dist == "logits" else "probability"
     kw: dict[str, Any] = {} if max_bytes is None else {"max_bytes": max_bytes, "scores": scores}
     ms = sm.MetricSet(auroc=sm.AUROC(**kw), ap=sm.AveragePrecision(**kw))
     t = time.perf_counter()
-    for y, s in batches(dist, n):
+    for y, s in data:
         ms.update(y, s)
     au: Any = ms["auroc"]
     ap: Any = ms["ap"]
@@ -87,13 +92,13 @@ def run_streammetrics(dist: str, n: int, max_bytes: int | None) -> dict[str, Any
     return out
 
 
-def run_torchmetrics(dist: str, n: int) -> dict[str, Any]:
+def run_torchmetrics(dist: str, data: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
     import torch
     from torchmetrics.classification import BinaryAUROC, BinaryAveragePrecision
 
     au, ap = BinaryAUROC(thresholds=200), BinaryAveragePrecision(thresholds=200)
     t = time.perf_counter()
-    for y, s in batches(dist, n):
+    for y, s in data:
         ps, yt = torch.from_numpy(_prob(dist, s)), torch.from_numpy(y.astype(np.int64))
         au.update(ps, yt)
         ap.update(ps, yt)
@@ -103,13 +108,15 @@ def run_torchmetrics(dist: str, n: int) -> dict[str, Any]:
     return out
 
 
-def run_torcheval(dist: str, n: int) -> dict[str, Any]:
+def run_torcheval(dist: str, data: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
     import torch
     from torcheval.metrics import BinaryBinnedAUPRC, BinaryBinnedAUROC
 
     au, ap = BinaryBinnedAUROC(threshold=200), BinaryBinnedAUPRC(threshold=200)
+    n = sum(y.shape[0] for y, _ in data)
+    n_sub = min(n, TORCHEVAL_MAX)  # it keeps every input until compute (~16 GB at 1e7 here)
     t = time.perf_counter()
-    for y, s in batches(dist, n):
+    for y, s in data[: n_sub // BATCH]:
         ps, yt = torch.from_numpy(_prob(dist, s)), torch.from_numpy(y.astype(np.int64))
         au.update(ps, yt)
         ap.update(ps, yt)
@@ -119,10 +126,16 @@ def run_torcheval(dist: str, n: int) -> dict[str, Any]:
     out["ap"] = float(p[0] if isinstance(p, tuple) else p)
     out["time"] = time.perf_counter() - t
     out["bytes"] = None
+    if n_sub < n:
+        out["n"] = n_sub
+        exact = sm.AUROC()
+        for y, s in data[: n_sub // BATCH]:
+            exact.update(y, s)
+        out["exact_auroc"] = exact.compute()
     return out
 
 
-def run_keras_numpy(dist: str, n: int) -> dict[str, Any]:
+def run_keras_numpy(dist: str, data: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
     """Keras ``AUC(num_thresholds=200)``: uniform thresholds on [0, 1], bucket counts, trapezoid
     (Keras' default summation_method="interpolation" for ROC), and its PR curve with the
     step-free "careful interpolation" replaced by the step AP over the same points."""
@@ -130,7 +143,7 @@ def run_keras_numpy(dist: str, n: int) -> dict[str, Any]:
     tp = np.zeros(201)
     fp = np.zeros(201)
     t = time.perf_counter()
-    for y, s in batches(dist, n):
+    for y, s in data:
         idx = np.searchsorted(thr, _prob(dist, s), "right")
         tp += np.bincount(idx[y == 1], minlength=201)
         fp += np.bincount(idx[y == 0], minlength=201)
@@ -144,18 +157,18 @@ def run_keras_numpy(dist: str, n: int) -> dict[str, Any]:
     return {"auroc": auroc, "ap": ap, "time": time.perf_counter() - t, "bytes": int(tp.nbytes + fp.nbytes)}
 
 
-def run_river(dist: str, n: int) -> dict[str, Any]:
+def run_river(dist: str, data: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, Any]:
     from river.metrics import ROCAUC
 
     m = ROCAUC()
-    n_sub = min(n, 100_000)
+    n_sub = min(sum(y.shape[0] for y, _ in data), 100_000)
     t = time.perf_counter()
-    for y, s in batches(dist, n_sub):
+    for y, s in data[: n_sub // BATCH]:
         for yi, pi in zip(y.tolist(), _prob(dist, s).tolist(), strict=True):
             m.update(bool(yi), {True: pi, False: 1.0 - pi})
     out = {"auroc": float(m.get()), "ap": None, "time": time.perf_counter() - t, "bytes": None, "n": n_sub}
     exact = sm.AUROC()
-    for y, s in batches(dist, n_sub):
+    for y, s in data[: n_sub // BATCH]:
         exact.update(y, s)
     out["exact_auroc"] = exact.compute()
     return out
@@ -175,15 +188,16 @@ def _e(x: float | None) -> str:
 
 
 def distribution_table(dist: str, n: int, peers: bool) -> tuple[str, dict[str, Any]]:
+    data = list(batches(dist, n))  # built before any timed region
     res: dict[str, dict[str, Any]] = {}
-    res["streammetrics, max_bytes=128 KiB"] = run_streammetrics(dist, n, 128 * 1024)
-    res["streammetrics, max_bytes=1 MiB"] = run_streammetrics(dist, n, 1 << 20)
-    res["streammetrics exact accumulator"] = run_streammetrics(dist, n, None)
+    res["streammetrics, max_bytes=128 KiB"] = run_streammetrics(dist, data, 128 * 1024)
+    res["streammetrics, max_bytes=1 MiB"] = run_streammetrics(dist, data, 1 << 20)
+    res["streammetrics exact accumulator"] = run_streammetrics(dist, data, None)
     if peers:
-        res["torchmetrics thresholds=200"] = _guard(lambda: run_torchmetrics(dist, n))
-        res["torcheval binned (200)"] = _guard(lambda: run_torcheval(dist, n))
-        res["Keras-style uniform 200 (numpy)"] = _guard(lambda: run_keras_numpy(dist, n))
-        res["river ROCAUC (first 100k only)"] = _guard(lambda: run_river(dist, n))
+        res["torchmetrics thresholds=200"] = _guard(lambda: run_torchmetrics(dist, data))
+        res["torcheval binned (200; first 1M only)"] = _guard(lambda: run_torcheval(dist, data))
+        res["Keras-style uniform 200 (numpy)"] = _guard(lambda: run_keras_numpy(dist, data))
+        res["river ROCAUC (first 100k only)"] = _guard(lambda: run_river(dist, data))
     ex = res["streammetrics exact accumulator"]
     ref_rate = n / res["streammetrics, max_bytes=128 KiB"]["time"]
     rows = []
@@ -298,9 +312,15 @@ def main(argv: list[str] | None = None) -> str:
         pass
     n = args.samples or (200_000 if args.quick else 10_000_000)
     rows = args.rows or (10_000 if args.quick else 100_000)
-    out = ["## Bounded-memory ranking metrics (bench_bounded)", "", env_header()]
+    out = [
+        "## Bounded-memory ranking metrics (bench_bounded)",
+        "",
+        env_header(),
+        "- this module runs every implementation in-process, on batches built before the timed region",
+    ]
     for dist in args.dists.split(","):
         text, _ = distribution_table(dist, n, not args.no_peers)
+        print(text, flush=True, file=sys.stderr)  # progress: each table as soon as it is done
         out.append(text)
     sizes = [10**k for k in range(5, 9 if args.large else 8) if 10**k <= max(n, 10**5)]
     out.append(memory_table(sizes))
