@@ -2,7 +2,7 @@
 
 Rank r gets shard r of a fixed dataset; the last rank gets nothing. After ``sync`` every rank must
 hold exactly the single-process state: confusion counts (all_reduce), exact ranking buffers
-(padded all_gather), a MetricSet mixing both, and retrieval sums.
+(padded all_gather), bounded (binned) ranking states, a MetricSet mixing both, and retrieval sums.
 """
 
 from __future__ import annotations
@@ -112,6 +112,9 @@ def _accumulators() -> dict[str, sm.Metric]:
                               f1=sm.F1(num_classes=C), cm=sm.ConfusionMatrix(num_classes=C)),
         "fixed_unsummed": sm.MetricSet(top=ScaleoutTopScore(), f1=sm.F1()),
         "retrieval": sm.MetricSet(ndcg=sm.NDCG(k=5), map=sm.MAP(), p5=sm.PrecisionAtK(5)),
+        # bounded ranking: binned once the distinct scores exceed the 2 KiB budget
+        "bounded": sm.MetricSet(auroc=sm.AUROC(max_bytes=2048), ap=sm.AveragePrecision(max_bytes=2048)),
+        "bounded_mc": sm.AUROC(num_classes=C, max_bytes=4096, average=None),
     }
 
 
@@ -125,6 +128,8 @@ def _feed(accs: dict[str, sm.Metric], d: dict[str, np.ndarray], sl: slice, as_te
     accs["auroc_w"].update(t(y), t(p), sample_weight=t(w))
     accs["mixed"].update(t(yc), t(s))
     accs["fixed_unsummed"].update(y, p)
+    accs["bounded"].update(t(y), t(p), sample_weight=t(w))
+    accs["bounded_mc"].update(t(yc), t(s))
     if sl.stop > sl.start:
         accs["retrieval"].update(d["rel"][sl], d["p"][sl], query_ids=d["q"][sl])
 
@@ -163,6 +168,11 @@ def _worker(rank: int, world: int, init: str) -> None:
                     np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=0)
             else:
                 np.testing.assert_equal(got, want)
+            if name.startswith("bounded"):  # really binned, and still certified
+                member = merged["auroc"] if isinstance(merged, sm.MetricSet) else merged
+                assert not member.is_exact
+                np.testing.assert_equal(member.bounds(), ref[name]["auroc"].bounds()
+                                        if isinstance(merged, sm.MetricSet) else ref[name].bounds())
             # the local accumulator is untouched: a later sync does not double count
             _same_state(acc, type(acc).from_state_dict(before[name]), f"{name} unchanged")
         # a configuration mismatch raises the same ValueError on every rank (no hang)
