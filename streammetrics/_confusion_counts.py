@@ -28,6 +28,7 @@ from ._validation import (
     as_numpy,
     check_binary_labels,
     check_class_labels,
+    check_multilabel_batch,
     check_scores,
     check_weights,
     is_scalar,
@@ -289,16 +290,8 @@ class ConfusionCounts(SummedState):
 
     def _prepare_multilabel(self, y: np.ndarray, p: np.ndarray, sample_weight: Any) -> Any:
         num_labels = self.num_classes
-        if y.ndim == 1 and p.ndim == 1:  # one sample as a row
-            y, p = y.reshape(1, -1), p.reshape(1, -1)
-            if sample_weight is not None and is_scalar(sample_weight):
-                sample_weight = [sample_weight]
-        if y.ndim != 2 or y.shape[1] != num_labels:
-            raise ValueError(f"y_true: expected shape (n, {num_labels}), got {y.shape}")
-        if p.shape != y.shape:
-            raise ValueError(f"y_pred: expected shape {y.shape} like y_true, got {p.shape}")
+        y, p, w = check_multilabel_batch(y, p, sample_weight, num_labels, "y_pred")
         n = y.shape[0]
-        w = check_weights(sample_weight, n)
         y = check_binary_labels(y, "y_true", self.ignore_index)
         pred = (
             self._at_or_above(check_scores(p, "y_pred"))

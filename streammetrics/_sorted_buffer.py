@@ -57,6 +57,7 @@ from ._validation import (
     as_numpy,
     check_binary_labels,
     check_class_labels,
+    check_multilabel_batch,
     check_scores,
     check_weights,
     first_bad,
@@ -432,16 +433,8 @@ class SortedScores(State):
 
     def _prepare_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
         num_labels = self.n_columns
-        if y.ndim == 1 and s.ndim == 1:  # one sample as a row
-            y, s = y.reshape(1, -1), s.reshape(1, -1)
-            if sample_weight is not None and is_scalar(sample_weight):
-                sample_weight = [sample_weight]
-        if y.ndim != 2 or y.shape[1] != num_labels:
-            raise ValueError(f"y_true: expected shape (n, {num_labels}), got {y.shape}")
-        if s.shape != y.shape:
-            raise ValueError(f"y_score: expected shape {y.shape} like y_true, got {s.shape}")
+        y, s, w = check_multilabel_batch(y, s, sample_weight, num_labels, "y_score")
         n = y.shape[0]
-        w = check_weights(sample_weight, n)
         y = check_binary_labels(y, "y_true", self.ignore_index)
         s = _score_dtype(check_scores(s, "y_score"))
         if n == 0:

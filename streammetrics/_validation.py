@@ -205,6 +205,22 @@ def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
     return w
 
 
+def check_multilabel_batch(
+    y: np.ndarray, p: np.ndarray, sample_weight: Any, num_labels: int, pred_name: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Shapes of a multilabel batch: (n, L) labels and (n, L) predictions or scores; two 1-D rows
+    are one sample. Returns (y, p, validated weights)."""
+    if y.ndim == 1 and p.ndim == 1:  # one sample as a row
+        y, p = y.reshape(1, -1), p.reshape(1, -1)
+        if sample_weight is not None and is_scalar(sample_weight):
+            sample_weight = [sample_weight]
+    if y.ndim != 2 or y.shape[1] != num_labels:
+        raise ValueError(f"y_true: expected shape (n, {num_labels}), got {y.shape}")
+    if p.shape != y.shape:
+        raise ValueError(f"{pred_name}: expected shape {y.shape} like y_true, got {p.shape}")
+    return y, p, check_weights(sample_weight, y.shape[0])
+
+
 def is_scalar(x: Any) -> bool:
     """True for Python/numpy scalars (the per-sample path)."""
     t = type(x)
