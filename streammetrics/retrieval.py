@@ -468,45 +468,40 @@ class RetrievalMetric(Metric):
         return vals[:, 0]
 
 
-class PrecisionAtK(RetrievalMetric):
+class _AtK(RetrievalMetric):
+    """A count of relevant documents in the top k, divided per ``_kind`` (P@k by k, R@k by R)."""
+
+    _kind = ""
+
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+        self.k, self.rel_level = _check_k(k), _check_level(rel_level, "rel_level")
+        self.ties, self.per_query = _check_ties(ties, True), bool(per_query)
+        super().__init__(
+            Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties, per_query=self.per_query)
+        )
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "k": self.k,
+            "rel_level": _plain(self.rel_level),
+            "ties": self.ties,
+            "per_query": self.per_query,
+        }
+
+
+class PrecisionAtK(_AtK):
     """P@k = (relevant documents in the top k) / k; ranks past the list's end are non-relevant.
 
     trec_eval ``P_k``. With ``ties="average"``: the expected P@k over orders of tied documents.
     """
 
-    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
-        self.k, self.rel_level = _check_k(k), _check_level(rel_level, "rel_level")
-        self.ties, self.per_query = _check_ties(ties, True), bool(per_query)
-        super().__init__(
-            Spec("p", k=self.k, rel_level=self.rel_level, ties=self.ties, per_query=self.per_query)
-        )
-
-    def _config(self) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "rel_level": _plain(self.rel_level),
-            "ties": self.ties,
-            "per_query": self.per_query,
-        }
+    _kind = "p"
 
 
-class RecallAtK(RetrievalMetric):
+class RecallAtK(_AtK):
     """R@k = (relevant documents in the top k) / R (0 when R = 0). trec_eval ``recall_k``."""
 
-    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
-        self.k, self.rel_level = _check_k(k), _check_level(rel_level, "rel_level")
-        self.ties, self.per_query = _check_ties(ties, True), bool(per_query)
-        super().__init__(
-            Spec("r", k=self.k, rel_level=self.rel_level, ties=self.ties, per_query=self.per_query)
-        )
-
-    def _config(self) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "rel_level": _plain(self.rel_level),
-            "ties": self.ties,
-            "per_query": self.per_query,
-        }
+    _kind = "r"
 
 
 class RPrecision(RetrievalMetric):
