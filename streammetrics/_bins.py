@@ -59,6 +59,11 @@ COLUMN_BYTES = 16
 #: The smallest number of bins per column a budget may give.
 MIN_BINS = 16
 
+#: subtract: a weight going negative by more than this (relative) is not contained; a remainder
+#: within _SNAP_RTOL of the bin's weight before is float rounding and set to 0.
+_SUB_RTOL = 1e-9
+_SNAP_RTOL = 1e-12
+
 _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 _HALF_BITS = int(np.float64(0.5).view(np.int64))
 _NEG_INF_KEY = int(np.float64(-np.inf).view(np.int64)) ^ 0x7FFFFFFFFFFFFFFF
@@ -272,18 +277,9 @@ class BinnedScores(State):
 
     # -- updates --------------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        parts = self._split.prepare(y_true, y_score, sample_weight)  # validates everything else
         if self.scores == "probability" and self.edges is None:
-            arr = as_numpy(y_score, "y_score")
-            if arr.dtype.kind in "fiub" and arr.size:
-                bad = (arr < 0) | (arr > 1)
-                if bad.any():
-                    i = np.unravel_index(int(np.argmax(bad)), arr.shape)
-                    where = i[0] if len(i) == 1 else tuple(int(j) for j in i)
-                    raise ValueError(
-                        "y_score: scores='probability' needs scores in [0, 1]; "
-                        f"got {float(arr[i])!r} at index {where}"
-                    )
-        parts = self._split.prepare(y_true, y_score, sample_weight)
+            self._check_probability(y_true, y_score)
         if parts is None:
             return None
         if type(parts) is tuple:  # one scalar sample
@@ -294,6 +290,30 @@ class BinnedScores(State):
             if v.shape[0]:
                 out.append((col, grp, self.to_keys(v), w))
         return out
+
+    def _check_probability(self, y_true: Any, y_score: Any) -> None:
+        """``scores="probability"``: every score of a row that counts is in [0, 1] (rows or
+        elements whose label is ``ignore_index`` are skipped). Inputs already validated."""
+        arr = as_numpy(y_score, "y_score")
+        if arr.dtype.kind not in "fiub" or not arr.size:
+            return
+        bad = (arr < 0) | (arr > 1)
+        if not bad.any():
+            return
+        if self.ignore_index is not None:
+            y = np.asarray(as_numpy(y_true, "y_true"))
+            ign = y == self.ignore_index
+            if ign.ndim < bad.ndim and ign.shape == bad.shape[: ign.ndim]:
+                ign = ign.reshape(ign.shape + (1,) * (bad.ndim - ign.ndim))  # whole rows
+            if np.broadcast_shapes(ign.shape, bad.shape) == bad.shape:
+                bad &= ~ign
+            if not bad.any():
+                return
+        i = np.unravel_index(int(np.argmax(bad)), arr.shape)
+        where = i[0] if len(i) == 1 else tuple(int(j) for j in i)
+        raise ValueError(
+            f"y_score: scores='probability' needs scores in [0, 1]; got {float(arr[i])!r} at index {where}"
+        )
 
     def apply(self, delta: Any) -> None:
         if not delta:
@@ -359,6 +379,90 @@ class BinnedScores(State):
                 np.concatenate([self._neg[col], other._neg[col]]),
                 sh,
             )
+
+    # -- removal and decay (used by Window / Decayed) -------------------------------------------------
+    def subtract(self, other: State) -> None:
+        """Remove ``other``'s samples, which must be a sub-multiset of this state's (same
+        :meth:`key`; e.g. the expired rows of a window folded into a fresh state).
+
+        Per column, ``other``'s bins are coarsened to this state's shift (they are never coarser
+        when ``other`` holds a subset of what this state absorbed) and their weights subtracted
+        from the matching bins; bins left with no weight are dropped. This state keeps its
+        current resolution: coarsening is never undone, so after a subtraction the state depends
+        on the history of the stream, not only on the multiset of remaining samples (it may be
+        coarser than a fresh state built from them; merges of such states are still exact
+        unions, and every bin is still an interval of scores, so the certificates still hold).
+        Integer weights subtract exactly; float residues within 1e-12 of the bin's weight are
+        set to 0.
+
+        Raises ``ValueError`` (leaving this state unchanged) when ``other`` is not contained:
+        another configuration, a coarser column, a bin this state does not have, or a weight
+        that would go negative by more than float rounding (1e-9 relative). O(b + b_other).
+        """
+        if not isinstance(other, BinnedScores) or other.key() != self.key():
+            raise ValueError("subtract: other must be a binned state of the same configuration")
+        new: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
+        for col in range(self.n_columns):
+            ko = other._keys[col]
+            if ko.shape[0] == 0:
+                new.append(None)
+                continue
+            ss, so = int(self._shift[col]), int(other._shift[col])
+            if so > ss:
+                raise ValueError(
+                    f"subtract: column {col} of other is coarser (shift {so}) than this state "
+                    f"(shift {ss}); it cannot hold a subset of these samples"
+                )
+            po, no = other._pos[col], other._neg[col]
+            if so < ss:
+                ko, po, no = _coarsen(ko, po, no, ss - so)
+            ks = self._keys[col]
+            idx = np.searchsorted(ks, ko)
+            np.minimum(idx, max(ks.shape[0] - 1, 0), out=idx)
+            hit = ks[idx] == ko if ks.shape[0] else np.zeros(ko.shape[0], dtype=bool)
+            if not hit.all():
+                j = int(np.argmin(hit))
+                raise ValueError(
+                    f"subtract: other holds samples in a bin this state does not have "
+                    f"(column {col}, bin key {int(ko[j])} at shift {ss})"
+                )
+            p, n = self._pos[col].copy(), self._neg[col].copy()
+            for name, mine, theirs in (("positive", p, po), ("negative", n, no)):
+                before = mine[idx]
+                after = before - theirs
+                if (after < -_SUB_RTOL * before).any():
+                    j = int(np.argmax(after < -_SUB_RTOL * before))
+                    raise ValueError(
+                        f"subtract: other holds more {name} weight than this state in column "
+                        f"{col} (bin key {int(ko[j])}: {float(theirs[j])!r} > {float(before[j])!r})"
+                    )
+                after[after <= _SNAP_RTOL * before] = 0.0
+                mine[idx] = after
+            keep = (p + n) > 0
+            new.append((ks[keep], p[keep], n[keep]))
+        for col, got in enumerate(new):
+            if got is not None:
+                self._keys[col], self._pos[col], self._neg[col] = got
+
+    def scale(self, factor: float) -> None:
+        """Multiply the weight of every sample seen so far by ``factor`` (0 <= factor <= 1;
+        exponential decay). Bins are unchanged (bins whose weight underflows to 0 are dropped;
+        ``factor=0`` empties the state but keeps its shifts), so the certificates still hold for
+        the rescaled weights. Counts are float64 throughout; after a scale the state depends on
+        the history (weights are no longer integers, merges are exact up to rounding). O(b).
+        """
+        f = float(factor)
+        if not 0.0 <= f <= 1.0:
+            raise ValueError(f"factor: must be in [0, 1], got {factor!r}")
+        if f == 1.0:
+            return
+        for col in range(self.n_columns):
+            p, n = self._pos[col] * f, self._neg[col] * f
+            keep = (p + n) > 0
+            if keep.all():
+                self._pos[col], self._neg[col] = p, n
+            else:
+                self._keys[col], self._pos[col], self._neg[col] = self._keys[col][keep], p[keep], n[keep]
 
     # -- reads ------------------------------------------------------------------------------------------
     def bins(self, col: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,248 @@
+"""State operations of the bounded ranking state (``BinnedScores.subtract`` / ``.scale``) used by
+sliding windows and exponential decay: the certificates hold on the remaining / decayed samples
+(scikit-learn's exact value with the decay weights lies inside), containment is checked, the
+state stays loadable and under budget; plus the ``scores="probability"`` range check, which skips
+rows whose label is ``ignore_index``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+import streammetrics as sm
+from streammetrics._bins import BinnedScores
+
+
+def _inside(lo: float, v: float, hi: float, tol: float = 1e-12) -> bool:
+    return lo - tol <= v <= hi + tol
+
+
+def _data(rng: np.random.Generator, n: int, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    y = (rng.random(n) < 0.3).astype(int)
+    z = rng.normal(size=n) + 1.5 * y
+    if kind == "ties":
+        return y, np.round(1.0 / (1.0 + np.exp(-z)), 2)
+    if kind == "crowded":
+        return y, 1.0 - 10.0 ** (-3.0 - rng.random(n) - 0.5 * y)
+    return y, 1.0 / (1.0 + np.exp(-z))
+
+
+def _pair(max_bytes: int) -> tuple[sm.AUROC, sm.AveragePrecision]:
+    return (
+        sm.AUROC(max_bytes=max_bytes, scores="probability"),
+        sm.AveragePrecision(max_bytes=max_bytes, scores="probability"),
+    )
+
+
+def _fold(metric: sm.AUROC | sm.AveragePrecision, y: np.ndarray, s: np.ndarray, w: np.ndarray | None = None,
+          step: int = 3000) -> None:
+    for i in range(0, y.shape[0], step):
+        metric.update(y[i : i + step], s[i : i + step], sample_weight=None if w is None else w[i : i + step])
+
+
+@pytest.mark.parametrize("kind", ["calibrated", "ties", "crowded"])
+@pytest.mark.parametrize("max_bytes", [2048, 1 << 20])
+def test_subtract_certificate_on_remaining_samples(kind: str, max_bytes: int) -> None:
+    rng = np.random.default_rng(7)
+    y, s = _data(rng, 12000, kind)
+    w = rng.integers(1, 4, y.shape[0]).astype(float) if kind == "ties" else None
+    keep = np.arange(y.shape[0]) >= 5000  # a window: the first 5000 expire
+    for metric, oracle in zip(_pair(max_bytes), (roc_auc_score, average_precision_score), strict=True):
+        _fold(metric, y, s, w)
+        gone = metric.copy()
+        gone.reset()
+        _fold(gone, y[:5000], s[:5000], None if w is None else w[:5000], step=1700)
+        shift_before = metric._state._shift.copy()
+        metric._state.subtract(gone._state)
+        assert (metric._state._shift == shift_before).all()  # the resolution is kept
+        ex = oracle(y[keep], s[keep], sample_weight=None if w is None else w[keep])
+        lo, hi = metric.bounds()
+        assert _inside(lo, ex, hi), (kind, max_bytes, lo, ex, hi)
+        assert _inside(lo, metric.compute(), hi)
+        assert metric.nbytes <= max_bytes
+        # integer weights subtract exactly: total weight equals the remaining samples' weight
+        p, n = metric._state.bins(0)
+        ww = np.ones(y.shape[0]) if w is None else w
+        assert p.sum() == ww[keep][y[keep] == 1].sum() and n.sum() == ww[keep][y[keep] == 0].sum()
+        if max_bytes == 1 << 20:  # nothing coarsened: bit-for-bit the state of the remaining rows
+            fresh = metric.copy()
+            fresh.reset()
+            _fold(fresh, y[keep], s[keep], None if w is None else w[keep])
+            assert metric.is_exact and fresh._state.equals(metric._state)
+        # still a valid state: a save/load round trip and further updates work
+        twin = type(metric).from_state_dict(metric.state_dict())
+        assert twin._state.equals(metric._state)
+        metric.update(y[:5000], s[:5000], sample_weight=None if w is None else w[:5000])
+        ex = oracle(y, s, sample_weight=w)
+        lo, hi = metric.bounds()
+        assert _inside(lo, ex, hi)
+
+
+def test_subtract_multiclass_and_coarse_self() -> None:
+    rng = np.random.default_rng(3)
+    n, c = 6000, 5
+    y = rng.integers(0, c, n)
+    z = rng.normal(size=(n, c))
+    z[np.arange(n), y] += 1.0
+    p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    m = sm.AUROC(c, max_bytes=c * 24 * 40 + 200, scores="probability", average=None)
+    m.update(y, p)
+    gone = m.copy()
+    gone.reset()
+    gone.update(y[:1000], p[:1000])
+    assert (gone._state._shift < m._state._shift).any()  # other is finer: coarsened on the fly
+    m._state.subtract(gone._state)
+    lo, hi = m.bounds()
+    ex = roc_auc_score(y[1000:], p[1000:], multi_class="ovr", average=None)
+    assert all(_inside(a, b, c_) for a, b, c_ in zip(lo, ex, hi, strict=True))
+
+
+def test_subtract_rejects_what_is_not_contained() -> None:
+    rng = np.random.default_rng(5)
+    y, s = _data(rng, 4000, "calibrated")
+    m = sm.AUROC(max_bytes=1 << 16, scores="probability").update(y[:2000], s[:2000])
+    before = m.state_dict()
+
+    def same(a: dict, b: dict) -> bool:
+        return all(np.array_equal(np.asarray(a[k]), np.asarray(b[k])) for k in a if k != "config")
+
+    other = m.copy()
+    other.reset()
+    other.update(y[2000:2100], s[2000:2100])  # scores this state never saw
+    with pytest.raises(ValueError, match="bin this state does not have"):
+        m._state.subtract(other._state)
+    assert same(m.state_dict(), before)
+    twice = m.copy()
+    twice.merge(m)
+    with pytest.raises(ValueError, match="more positive weight|more negative weight"):
+        m._state.subtract(twice._state)
+    assert same(m.state_dict(), before)
+    with pytest.raises(ValueError, match="same configuration"):
+        m._state.subtract(sm.AUROC(max_bytes=1 << 15, scores="probability")._state)
+    small = sm.AUROC(max_bytes=2048, scores="probability").update(y, s)
+    coarse = sm.AUROC(max_bytes=2048, scores="probability").update(y[:3000], s[:3000])
+    fine = sm.AUROC(max_bytes=2048, scores="probability").update(y[:10], s[:10])
+    fine._state.subtract(fine._state.copy())  # everything removed: an empty (valid) state
+    assert fine._state.nbytes <= 2048 and all(k.shape[0] == 0 for k in fine._state._keys)
+    coarse._state._shift[0] += 5  # fake a coarser other
+    coarse._state._keys[0] = np.unique(coarse._state._keys[0] >> 5)
+    coarse._state._pos[0] = np.ones(coarse._state._keys[0].shape[0])
+    coarse._state._neg[0] = np.ones(coarse._state._keys[0].shape[0])
+    assert coarse._state._shift[0] > small._state._shift[0]
+    with pytest.raises(ValueError, match="coarser"):
+        small._state.subtract(coarse._state)
+    # an empty other is a no-op
+    st = m._state.copy()
+    empty = m.copy()
+    empty.reset()
+    st.subtract(empty._state)
+    assert st.equals(m._state)
+
+
+@pytest.mark.parametrize("max_bytes", [1536, 1 << 20])
+def test_scale_is_exponential_decay(max_bytes: int) -> None:
+    rng = np.random.default_rng(11)
+    y, s = _data(rng, 9000, "calibrated")
+    w0 = rng.random(y.shape[0]) + 0.5
+    f = 0.8
+    au, ap = _pair(max_bytes)
+    decay = np.zeros(y.shape[0])
+    step = 500
+    for i in range(0, y.shape[0], step):
+        for m in (au, ap):
+            m._state.scale(f)
+            m.update(y[i : i + step], s[i : i + step], sample_weight=w0[i : i + step])
+        decay[:i] *= f
+        decay[i : i + step] = 1.0
+        assert au.nbytes <= max_bytes
+    wt = decay * w0
+    lo, hi = au.bounds()
+    assert _inside(lo, roc_auc_score(y, s, sample_weight=wt), hi)
+    lo, hi = ap.bounds()
+    assert _inside(lo, average_precision_score(y, s, sample_weight=wt), hi)
+    if max_bytes == 1 << 20:
+        assert au.is_exact
+        assert abs(au.compute() - roc_auc_score(y, s, sample_weight=wt)) < 1e-12
+    # the decayed state saves and loads
+    twin = sm.AUROC.from_state_dict(au.state_dict())
+    assert twin._state.equals(au._state)
+
+
+def test_scale_edge_cases() -> None:
+    rng = np.random.default_rng(2)
+    y, s = _data(rng, 500, "calibrated")
+    m = sm.AUROC(max_bytes=4096, scores="probability").update(y, s)
+    ref = m._state.copy()
+    m._state.scale(1.0)
+    assert m._state.equals(ref)
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="factor"):
+            m._state.scale(bad)
+    assert m._state.equals(ref)
+    m._state.scale(1e-300)
+    m._state.scale(1e-300)  # every weight underflows to 0: the bins are dropped
+    assert all(k.shape[0] == 0 for k in m._state._keys)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert np.isnan(m.compute())
+    m2 = sm.AUROC(max_bytes=4096, scores="probability").update(y, s)
+    shifts = m2._state._shift.copy()
+    m2._state.scale(0.0)
+    assert all(k.shape[0] == 0 for k in m2._state._keys) and (m2._state._shift == shifts).all()
+    sm.AUROC.from_state_dict(m2.state_dict())  # still loadable
+
+
+def test_window_and_decayed_over_bounded_auroc() -> None:
+    rng = np.random.default_rng(4)
+    y, s = _data(rng, 8000, "ties")
+    win = sm.Window(sm.AUROC(max_bytes=2048, scores="probability"), size=3000)
+    for i in range(0, y.shape[0], 700):
+        win.update(y[i : i + 700], s[i : i + 700])
+        lo, hi = win.bounds()
+        j = min(i + 700, y.shape[0])
+        ex = roc_auc_score(y[max(0, j - 3000) : j], s[max(0, j - 3000) : j])
+        assert _inside(lo, ex, hi), (i, lo, ex, hi)
+    dec = sm.Decayed(sm.AUROC(max_bytes=2048, scores="probability"), half_life=1500)
+    for i in range(0, y.shape[0], 700):
+        dec.update(y[i : i + 700], s[i : i + 700])
+    wt = 0.5 ** ((y.shape[0] - 1 - np.arange(y.shape[0])) / 1500)
+    v = dec.compute()
+    ex = roc_auc_score(y, s, sample_weight=wt)
+    assert abs(v - ex) < 0.01  # an estimate from the decayed bins (certified in the tests above)
+
+
+def test_probability_check_skips_ignored_rows() -> None:
+    # binary: the ignored row's score is out of range and does not count
+    m = sm.AUROC(max_bytes=4096, scores="probability", ignore_index=-1)
+    m.update(np.array([0, 1, -1, 1]), np.array([0.2, 0.9, 7.0, 0.6]))
+    assert m.compute() == 1.0
+    with pytest.raises(ValueError, match=r"y_score: scores='probability' needs scores in \[0, 1\]; got 7.0 at index 3"):
+        m.update(np.array([0, 1, -1, 1]), np.array([0.2, 0.9, 7.0, 7.0]))
+    assert m.compute() == 1.0  # unchanged
+    # multiclass: whole rows are ignored
+    mc = sm.AUROC(3, max_bytes=8192, scores="probability", ignore_index=-100)
+    p = np.array([[0.7, 0.2, 0.1], [-5.0, 9.0, 0.0], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6]])
+    mc.update(np.array([0, -100, 1, 2]), p)
+    with pytest.raises(ValueError, match=r"got -5.0 at index \(1, 0\)"):
+        mc.update(np.array([0, 1, 1, 2]), p)
+    # multilabel: element-wise
+    ml = sm.AUROC(2, multilabel=True, max_bytes=8192, scores="probability", ignore_index=-1)
+    ml.update(np.array([[1, -1], [0, 1], [1, 0]]), np.array([[0.9, 3.0], [0.1, 0.8], [0.7, 0.4]]))
+    with pytest.raises(ValueError, match=r"got 3.0 at index \(0, 1\)"):
+        ml.update(np.array([[1, 0], [0, 1], [1, 0]]), np.array([[0.9, 3.0], [0.1, 0.8], [0.7, 0.4]]))
+    # without ignore_index nothing is skipped
+    with pytest.raises(ValueError, match="got 7.0 at index 2"):
+        sm.AUROC(max_bytes=4096, scores="probability").update(np.array([0, 1, 1]), np.array([0.2, 0.9, 7.0]))
+    # a scalar sample
+    with pytest.raises(ValueError, match="needs scores in"):
+        sm.AUROC(max_bytes=4096, scores="probability").update(1, 1.5)
+    s1 = sm.AUROC(max_bytes=4096, scores="probability", ignore_index=-1)
+    s1.update(-1, 1.5)
+
+
+def test_binned_state_type() -> None:
+    assert isinstance(sm.AUROC(max_bytes=4096)._state, BinnedScores)
