@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,9 @@ from ._curves import (
     ROCCurveResult,
     ThresholdCounts,
     average_precision,
+    average_precision_bounds,
     counts_from_sorted,
+    roc_auc_bounds,
     roc_auc_from_counts,
 )
 from ._delong import delong
@@ -117,7 +120,13 @@ class _Ranking(Metric):
             self._state = SortedScores(self.task, num_classes, ignore_index, self._by_class())
         else:
             if self._by_class():
-                raise ValueError("max_bytes/thresholds: one-vs-one AUROC needs the exact state")
+                raise ValueError(
+                    "multi_class: one-vs-one AUROC is not available with max_bytes/thresholds: "
+                    "it compares class i's column-i scores with those of each other class j "
+                    "separately, and the binned state keeps one negative histogram per column "
+                    "(all other classes pooled), so AUC(i|j) has no certified bound from it; "
+                    "use the exact state or one-vs-rest (multi_class='ovr')"
+                )
             self._state = BinnedScores(
                 self.task,
                 num_classes,
@@ -172,9 +181,13 @@ class _Ranking(Metric):
     def bounds(self) -> tuple[Any, Any]:
         """Certified (low, high) interval holding the exact value on the data seen. Exact
         state: (value, value). Binned state (``max_bytes``/``thresholds``): AUROC
-        A ± ½ Σ_b p_b n_b / (P N) and the AP interval of :func:`streammetrics._bins.ap_bounds`
-        (curves: those of their area); per class with ``average=None``, and for averages the
-        same average of the per-class ends. O(bins)."""
+        A ± ½ Σ_b p_b n_b / (P N) (with ``max_fpr``: the standardised partial areas under the
+        ROC envelope, :func:`streammetrics._curves.roc_auc_bounds`), the AP interval of
+        :func:`streammetrics._bins.ap_bounds` (interpolated / 11-point:
+        :func:`streammetrics._curves.average_precision_bounds`); curves: those of their area
+        (the point-wise certificates are on the curve results: ``exact``, ``envelope()``,
+        ``area_bounds()``, ``best_threshold``). Per class with ``average=None``, and for
+        averages the same average of the per-class ends. O(bins)."""
         if not self._binned:
             v = self.compute()
             return v, v
@@ -220,13 +233,14 @@ class _Ranking(Metric):
     # -- helpers (call under the lock) -----------------------------------------------------------
     def _column_counts(self, col: int, positive_thresholds: bool = False) -> ThresholdCounts:
         if self._binned:
-            return self._state.counts(col)
+            return replace(self._state.counts(col), binned=not self._state.column_exact(col))
         pv, pw, nv, nw = self._state.column(col)
         return counts_from_sorted(pv, pw, nv, nw, _distinct_desc(pv) if positive_thresholds else None)
 
     def _pooled_counts(self, positive_thresholds: bool = False) -> ThresholdCounts:
         if self._binned:
-            return self._state.pooled_counts()[0]
+            counts, _, _, exact = self._state.pooled_counts()
+            return replace(counts, binned=not exact)
         pv, pw, nv, nw = self._state.pooled()
         return counts_from_sorted(pv, pw, nv, nw, _distinct_desc(pv) if positive_thresholds else None)
 
@@ -298,10 +312,6 @@ class AUROC(_Ranking):
                 raise ValueError("multi_class: 'ovo' needs multiclass scores (num_classes=C)")
             if average not in ("macro", "weighted"):
                 raise ValueError(f"average: one-vs-one AUROC takes 'macro' or 'weighted', got {average!r}")
-        if max_fpr is not None and (max_bytes is not None or thresholds is not None):
-            raise ValueError(
-                "max_fpr: not available with max_bytes/thresholds (no certified partial area yet)"
-            )
         super().__init__(
             num_classes,
             multilabel=multilabel,
@@ -374,6 +384,11 @@ class AUROC(_Ranking):
         return counts_from_sorted(pv, pw, nv, nw)
 
     def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+        if getattr(self, "max_fpr", None) not in (None, 1.0):  # ROCCurve borrows this method
+            counts = _bin_counts(pos, neg, exact)
+            a = roc_auc_from_counts(counts, self.max_fpr)  # type: ignore[attr-defined]
+            lo, hi = roc_auc_bounds(counts, self.max_fpr)  # type: ignore[attr-defined]
+            return a, lo, hi
         a, lo, hi = auroc_bounds(pos, neg)
         if exact or math.isnan(a):
             return a, a, a
@@ -470,11 +485,6 @@ class AveragePrecision(_Ranking):
     ) -> None:
         self.interpolated = bool(interpolated)
         self.eleven_point = bool(eleven_point)
-        if (self.interpolated or self.eleven_point) and (max_bytes is not None or thresholds is not None):
-            raise ValueError(
-                "interpolated/eleven_point: not available with max_bytes/thresholds "
-                "(no certified interval yet)"
-            )
         super().__init__(
             num_classes,
             multilabel=multilabel,
@@ -492,6 +502,11 @@ class AveragePrecision(_Ranking):
         return average_precision(counts, self.interpolated, self.eleven_point)
 
     def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+        if self.interpolated or self.eleven_point:
+            counts = _bin_counts(pos, neg, exact)
+            v = average_precision(counts, self.interpolated, self.eleven_point)
+            lo, hi = average_precision_bounds(counts, self.interpolated, self.eleven_point)
+            return v, lo, hi
         return _ap_stats(pos, neg, exact)
 
     def _compute(self) -> Any:
@@ -586,6 +601,15 @@ class PRCurve(_CurveMetric):
 
     def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
         return _ap_stats(pos, neg, exact)
+
+
+def _bin_counts(pos: np.ndarray, neg: np.ndarray, exact: bool) -> ThresholdCounts:
+    """Counts at the lower edges of one column's bins (given in increasing score; thresholds
+    left as placeholders: only the counts are read)."""
+    tps, fps = np.cumsum(pos[::-1]), np.cumsum(neg[::-1])
+    P = float(tps[-1]) if tps.shape[0] else 0.0
+    N = float(fps[-1]) if fps.shape[0] else 0.0
+    return ThresholdCounts(np.zeros(tps.shape[0]), tps, fps, P, N, not exact)
 
 
 def _ap_stats(pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:

@@ -318,7 +318,7 @@ def test_bad_inputs_leave_state_unchanged() -> None:
         with pytest.raises(ValueError):
             sm.AUROC(**kw)
     with pytest.raises(ValueError, match="max_fpr"):
-        sm.AUROC(max_bytes=4096, max_fpr=0.5)
+        sm.AUROC(max_bytes=4096, max_fpr=1.5)
     with pytest.raises(ValueError, match="one-vs-one"):
         sm.AUROC(3, multi_class="ovo", max_bytes=4096)
     with pytest.raises(ValueError, match="interval"):
