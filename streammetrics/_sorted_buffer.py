@@ -33,6 +33,12 @@ Complexity
   therefore never re-sorts the stored scores. A few queued single samples are folded one by one
   instead: a bisect per run and a SortedList insertion, O(log n) each, so ``update`` + ``compute``
   per sample (river style) costs microseconds.
+* ``subtract(other)`` (sliding windows) removes samples held by ``other`` and folds the queue in
+  the same pass: the changes to ``u2`` are one signed search per stored run, and removed scores
+  become tombstones (a small sorted structure subtracted from every count) purged in one O(n)
+  pass when they reach a quarter of their group -- amortised O(log n) per removed sample, no
+  re-sort. Runs shorter than 1024 always merge with the next one pushed, so a stream of small
+  batches does not pile up runs to search.
 * Memory: one score per sample and column (8 bytes for float64 scores, 4 for float32), plus 16
   bytes per sample once non-unit weights appear. While a batch is queued its copy adds the same
   again. Samples of weight 0 are dropped (as scikit-learn drops them).
@@ -64,7 +70,7 @@ from ._validation import (
     is_scalar,
 )
 
-__all__ = ["SortedScores", "count2", "merge_sorted"]
+__all__ = ["SortedScores", "count2", "delete_sorted", "merge_sorted"]
 
 _PY_SCALARS = (int, float, bool)
 _FLOAT_KINDS = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
@@ -93,6 +99,11 @@ _COARSE_MIN = 1 << 18
 _RATIO = 2
 _RATIO_BUSY = 16
 _BUSY = 2
+#: Up to this many unweighted needles, :func:`count2` searches both sides directly.
+_SMALL_NEEDLES = 256
+#: Runs smaller than this always merge with the next run pushed (small batches then cost one
+#: short merge, not one more run to search on every later fold).
+_MIN_RUN = 1024
 #: Samples folded one at a time go to a SortedList tail of at most this many before becoming a run.
 _TAIL_MAX = 4096
 #: A read folds at most this many queued scalar samples one by one (more: as one batch).
@@ -152,6 +163,11 @@ def count2(
     n = values.shape[0]
     if n == 0 or x.shape[0] == 0:
         return 0
+    if coarse is None and cw is None and xw is None and x.shape[0] <= _SMALL_NEEDLES:
+        # few needles (a small batch or a window's expiry): two plain searches beat the
+        # tie-probing path's extra numpy calls
+        return int(values.searchsorted(x, "left").sum(dtype=np.int64)) + int(
+            values.searchsorted(x, "right").sum(dtype=np.int64))
     left = rank_left(values, coarse, x)
     probe = np.minimum(left, n - 1)
     tie = values[probe] == x
@@ -190,10 +206,39 @@ def merge_sorted(
     return v[order], w[order]
 
 
+def delete_sorted(values: np.ndarray, remove: np.ndarray) -> np.ndarray:
+    """``values`` (sorted) minus the multiset ``remove`` (sorted; each element present, as many
+    times as it is removed). O(n + m log n), no sort: the k-th copy of a removed value is the
+    k-th stored copy of it. A missing value is an ``AssertionError`` (a broken contract)."""
+    m = remove.shape[0]
+    if m == 0:
+        return values
+    idx = np.searchsorted(values, remove, "left")
+    idx += np.arange(m) - np.searchsorted(remove, remove, "left")  # rank among equal removals
+    if idx[-1] >= values.shape[0] or not np.array_equal(values[np.minimum(idx, values.shape[0] - 1)], remove):
+        raise AssertionError("delete_sorted: a removed value is not held")
+    keep = np.ones(values.shape[0], dtype=bool)
+    keep[idx] = False
+    return values[keep]
+
+
+def _signed(add: np.ndarray, remove: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Needles ``add`` (sign +1) and ``remove`` (sign -1) as one sorted array with int64 signs."""
+    if remove.shape[0] == 0:
+        return add, np.ones(add.shape[0], dtype=np.int64)
+    if add.shape[0] == 0:
+        return remove, np.full(remove.shape[0], -1, dtype=np.int64)
+    x = np.concatenate([add, remove])
+    sign = np.ones(x.shape[0], dtype=np.int64)
+    sign[add.shape[0]:] = -1
+    order = np.argsort(x, kind="stable")
+    return x[order], sign[order]
+
+
 class _Group:
     """One group's scores: sorted runs (largest first) with optional weights and their cumsums."""
 
-    __slots__ = ("runs", "wts", "cws", "coarse", "tail", "total")
+    __slots__ = ("runs", "wts", "cws", "coarse", "tail", "total", "dead")
 
     def __init__(self) -> None:
         self.runs: list[np.ndarray] = []
@@ -201,7 +246,10 @@ class _Group:
         self.cws: list[np.ndarray | None] = []
         self.coarse: list[np.ndarray | None] = []
         self.tail: SortedList | None = None  # unit-weight float64 samples folded one at a time
-        self.total: int | float = 0
+        self.total: int | float = 0  # weight of the live samples (runs + tail - dead)
+        # Removed unit-weight samples still physically present in ``runs``/``tail`` (tombstones;
+        # unweighted groups only): every count subtracts them, ``consolidate`` purges them.
+        self.dead: _Group | None = None
 
     def count2_scalar(self, x: float) -> int | float:
         """:func:`count2` for one unit-weight needle: O(log n) per run, no temporaries."""
@@ -212,6 +260,8 @@ class _Group:
             s += left + right if cw is None else float(cw[left] + cw[right])
         if self.tail:
             s += self.tail.bisect_left(x) + self.tail.bisect_right(x)
+        if self.dead is not None:
+            s -= self.dead.count2_scalar(x)
         return s
 
     def add_scalar(self, x: float) -> None:
@@ -248,7 +298,33 @@ class _Group:
                 s += 2 * v_total * x_total - count2(x, x_cw, v, w)
             else:
                 s += count2(v, cw, x, xw, co)
+        if self.dead is not None:
+            s -= self.dead.count2(x, xw)
         return s
+
+    def count2_signed(self, x: np.ndarray, sign: np.ndarray) -> int:
+        """``sum_i sign_i (L(x_i) + R(x_i))`` over the live samples of an unweighted group
+        (runs minus tombstones; the tail must be flushed). Exact int; O(len(x) log n) per run."""
+        s = 0
+        for v in self.runs:
+            s += int(sign @ (v.searchsorted(x, "left") + v.searchsorted(x, "right")))
+        if self.dead is not None:
+            s -= self.dead.count2_signed(x, sign)
+        return s
+
+    def remove(self, values: np.ndarray) -> None:
+        """Remove unit-weight samples (``values`` sorted, a sub-multiset of this unweighted
+        group's samples -- the caller's contract): recorded as tombstones (a push into ``dead``,
+        amortised O(m log(n/m))), purged by one O(n) pass once they reach 1/4 of the live
+        samples or on :meth:`consolidate`. Amortised O(log n) per removed sample."""
+        if values.shape[0] == 0:
+            return
+        if self.dead is None:
+            self.dead = _Group()
+        self.dead.push(values, None, values.shape[0])
+        self.total -= values.shape[0]
+        if 4 * self.dead.total >= self.total:
+            self.consolidate()
 
     def push(self, v: np.ndarray, w: np.ndarray | None, total: int | float, ratio: int = 0) -> None:
         """Add a sorted run and restore the geometric shape: merge it into the last run while it
@@ -259,7 +335,7 @@ class _Group:
         ratio = ratio or _RATIO
         self.total += total
         runs, wts, cws, coarse = self.runs, self.wts, self.cws, self.coarse
-        while runs and ratio * v.shape[0] >= runs[-1].shape[0]:
+        while runs and (ratio * v.shape[0] >= runs[-1].shape[0] or runs[-1].shape[0] < _MIN_RUN):
             a, aw = runs.pop(), wts.pop()
             cws.pop()
             coarse.pop()
@@ -270,9 +346,10 @@ class _Group:
         coarse.append(coarse_index(v))
 
     def consolidate(self) -> tuple[np.ndarray, np.ndarray | None]:
-        """Merge every run into one and return it (values, weights or None)."""
+        """Merge every run into one (purging tombstones) and return it (values, weights or None)."""
         self.flush_tail()
         if not self.runs:
+            self.dead = None
             return np.zeros(0), None
         if len(self.runs) > 1:
             if all(w is None for w in self.wts):
@@ -289,14 +366,27 @@ class _Group:
                     ]
                 )[order]
                 v = v[order]
-            self.runs, self.wts = [v], [w]
-            self.cws = [None if w is None else _cumw(w)]
-            self.coarse = [coarse_index(v)]
-        return self.runs[0], self.wts[0]
+        elif self.dead is not None:
+            v, w = self.runs[0], self.wts[0]
+        else:
+            return self.runs[0], self.wts[0]
+        if self.dead is not None:  # purge the tombstones (unweighted groups only)
+            dv, _ = self.dead.consolidate()
+            self.dead = None
+            v = delete_sorted(v, dv.astype(v.dtype, copy=False))
+            if v.shape[0] == 0:
+                self.runs, self.wts, self.cws, self.coarse = [], [], [], []
+                return v, None
+        self.runs, self.wts = [v], [w]
+        self.cws = [None if w is None else _cumw(w)]
+        self.coarse = [coarse_index(v)]
+        return v, w
 
     def promote(self, dtype: np.dtype) -> None:
         self.runs = [r.astype(dtype) for r in self.runs]
         self.coarse = [coarse_index(r) for r in self.runs]
+        if self.dead is not None:
+            self.dead.promote(dtype)
 
     @property
     def nbytes(self) -> int:
@@ -306,6 +396,8 @@ class _Group:
             n += 0 if co is None else co.nbytes
         if self.tail:
             n += 40 * len(self.tail)  # list slot + float object, roughly
+        if self.dead is not None:
+            n += self.dead.nbytes
         return n
 
 
@@ -665,6 +757,9 @@ class SortedScores(State):
                         assert w.shape == v.shape and cw.shape[0] == v.shape[0] + 1
                     total += v.shape[0] if w is None else float(w.sum())
                 total += len(grp.tail) if grp.tail else 0
+                if grp.dead is not None:
+                    assert not self._weighted
+                    total -= grp.dead.total
                 assert abs(total - grp.total) <= 1e-9 * max(1.0, abs(total))
         fresh = SortedScores(self.task, self.num_classes, self.ignore_index, self.by_class)
         fresh._fold(
@@ -768,6 +863,125 @@ class SortedScores(State):
             self._weighted = True
             self._u2 = self._u2.astype(np.float64)
 
+    def subtract(self, other: State) -> None:
+        """Remove the samples held by ``other`` (a state of the same key holding a sub-multiset
+        of the samples folded into this one -- the caller's contract, as for
+        :meth:`State.subtract`; a sliding window is the user). Unweighted states only: weighted
+        ones raise ``NotImplementedError`` (float weights cannot be removed without residue; the
+        window rebuilds them instead).
+
+        Batches still queued in this state are folded in by the same pass: with A the queued
+        samples and R the removed ones, ``u2`` changes by the pairs of (A - R) against the stored
+        samples -- one search of the signed needles A u R per stored run and opposite group,
+        O((|A| + |R|) log n) -- plus the pairs inside (A - R) (O(m log m)). The added scores are
+        pushed as a run and the removed ones tombstoned (see ``_Group.remove``), purged in one
+        O(n) pass once they reach a quarter of a group, so AUROC reads stay O(1) and a sliding
+        window costs amortised O(log n) per sample. ``other`` is read, not changed.
+        """
+        if not isinstance(other, SortedScores) or other.key() != self.key():
+            raise ValueError("subtract: the other state has a different configuration")
+        rem = other._sample_groups()  # NotImplementedError if weighted
+        if (self._weighted or any(w is not None for parts in self._pending for *_, w in parts)
+                or any(w is not None for *_, w in self._scalars)):
+            self._flush()
+            raise NotImplementedError("weighted ranking buffers are rebuilt, not subtracted")
+        groups = self._groups
+        queued = self._queued_groups()
+        for col in range(self.n_columns):
+            for g in range(self.n_groups):
+                if rem[col][g].shape[0] > groups[col][g].total + queued[col][g].shape[0]:
+                    self._flush()
+                    raise ValueError("subtract: the other state holds samples this one does not")
+        self._pending, self._scalars = [], []
+        for row in groups:
+            for grp in row:
+                grp.flush_tail()  # the searches below cover the runs only
+        dtypes = {v.dtype for row in queued for v in row if v.shape[0]}
+        if self._dtype is not None:
+            dtypes.add(self._dtype)
+        if not dtypes:
+            return  # empty, and nothing to remove (checked above)
+        target = np.result_type(*dtypes)
+        if self._dtype is not None and target != self._dtype:
+            for row in groups:
+                for grp in row:
+                    grp.promote(target)
+        self._dtype = target
+        add = [[v.astype(target, copy=False) for v in row] for row in queued]
+        rv = [[v.astype(target, copy=False) for v in row] for row in rem]
+        u2 = self._u2
+        for col in range(self.n_columns):
+            p = self.pos_group(col)
+            pos = groups[col][p]
+            xp, sp = _signed(add[col][p], rv[col][p])
+            for g in range(self.n_groups):
+                if g == p:
+                    continue
+                xn, sn = _signed(add[col][g], rv[col][g])
+                d = 0
+                if xp.shape[0]:
+                    d += groups[col][g].count2_signed(xp, sp)
+                if xn.shape[0]:
+                    d += 2 * int(pos.total) * int(sn.sum()) - pos.count2_signed(xn, sn)
+                    if xp.shape[0]:
+                        cw = np.zeros(xn.shape[0] + 1, dtype=np.int64)
+                        np.cumsum(sn, out=cw[1:])
+                        d += int(sp @ (cw[xn.searchsorted(xp, "left")] + cw[xn.searchsorted(xp, "right")]))
+                u2[col, g] += d
+        for col in range(self.n_columns):
+            for g in range(self.n_groups):
+                grp = groups[col][g]
+                if add[col][g].shape[0]:
+                    grp.push(add[col][g], None, add[col][g].shape[0])
+                if rv[col][g].shape[0]:
+                    grp.remove(rv[col][g])
+
+    def _queued_groups(self) -> list[list[np.ndarray]]:
+        """The queued unit-weight samples (batches and single samples) per group, each sorted.
+        Does not change the state."""
+        k, g = self.n_columns, self.n_groups
+        vs: list[list[list[np.ndarray]]] = [[[] for _ in range(g)] for _ in range(k)]
+        for parts in self._pending:
+            for col, gi, v, _ in parts:
+                if v.shape[0]:
+                    vs[col][gi].append(v)
+        for gi, x, _ in self._scalars:
+            vs[0][gi].append(np.array([x]))
+        out = []
+        for row in vs:
+            out_row = []
+            for arrs in row:
+                v = np.concatenate(arrs) if len(arrs) > 1 else (arrs[0].copy() if arrs else np.zeros(0))
+                v.sort()
+                out_row.append(v)
+            out.append(out_row)
+        return out
+
+    def _sample_groups(self) -> list[list[np.ndarray]]:
+        """Every group's unit-weight samples (stored runs, tail and queue) as one sorted run,
+        without folding the queue into ``u2``; weighted states raise ``NotImplementedError``.
+        The value is unchanged."""
+        if self._weighted:
+            raise NotImplementedError("weighted ranking buffers are rebuilt, not subtracted")
+        if any(w is not None for parts in self._pending for *_, w in parts) or any(
+                w is not None for *_, w in self._scalars):
+            raise NotImplementedError("weighted ranking buffers are rebuilt, not subtracted")
+        queued = self._queued_groups()
+        out = []
+        for col, row in enumerate(self._groups):
+            out_row = []
+            for gi, grp in enumerate(row):
+                q = queued[col][gi]
+                if grp.runs or grp.tail:
+                    v, _ = grp.consolidate()
+                    if q.shape[0]:
+                        q, _ = merge_sorted(v, None, q, None)
+                    else:
+                        q = v
+                out_row.append(q)
+            out.append(out_row)
+        return out
+
     def reset(self) -> None:
         self._init_storage()
 
@@ -790,6 +1004,7 @@ def _copy_groups(groups: list[list[_Group]]) -> list[list[_Group]]:
             g.runs, g.wts, g.cws, g.total = list(grp.runs), list(grp.wts), list(grp.cws), grp.total
             g.coarse = list(grp.coarse)
             g.tail = None if grp.tail is None else SortedList(grp.tail)
+            g.dead = None if grp.dead is None else _copy_groups([[grp.dead]])[0][0]
             new_row.append(g)
         out.append(new_row)
     return out

@@ -24,10 +24,13 @@ next read:
   is 0), or for states that cannot subtract, the state is rebuilt from the window's rows on the
   first read after an expiry: O(W) per such read, exact.
 
-* unweighted exact ranking buffers (AUROC, AP, ROC/PR curves) remove the expired scores in
-  place: the Mann-Whitney pair counts by inclusion-exclusion (O(m log W) searches for m expired
-  rows), the scores by a vectorised deletion from the sorted run (an O(W) memmove, no sort), so
-  AUROC reads stay O(1) after that; weighted ranking windows are rebuilt.
+* unweighted exact ranking buffers (AUROC, AP, ROC/PR curves) subtract too
+  (:meth:`~streammetrics._sorted_buffer.SortedScores.subtract`): the Mann-Whitney pair counts
+  change by one signed search of the new and the expired scores against the stored runs
+  (O(m log W) for m rows), and the expired scores are tombstoned and purged in one pass once
+  they reach a quarter of the window, so an update + AUROC read costs amortised O(m log W) --
+  O(log W) per sample, the read O(1) -- and never re-sorts the window; weighted ranking
+  windows are rebuilt.
 
 Either way the value always equals the wrapped metric computed from scratch on exactly the
 window's rows (scikit-learn on the same rows, for exact metrics; bounded ranking metrics keep
@@ -387,86 +390,6 @@ class _Rows:
         return sum(sum(a.nbytes for a in (q.y, q.p, q.w, q.ts) if a is not None) for q in self.pieces)
 
 
-def _remove_values(runs: list[np.ndarray], values: np.ndarray) -> list[np.ndarray]:
-    """Sorted runs minus the multiset ``values`` (each must be present). O(total run size)."""
-    u, cnt = np.unique(values, return_counts=True)
-    out = []
-    for run in runs:
-        if not cnt.any() or run.size == 0:
-            if run.size:
-                out.append(run)
-            continue
-        left = np.searchsorted(run, u, "left")
-        take = np.minimum(cnt, np.searchsorted(run, u, "right") - left)
-        k = int(take.sum())
-        if k:
-            starts = np.repeat(left, take)
-            offs = np.arange(k) - np.repeat(np.cumsum(take) - take, take)
-            run = np.delete(run, starts + offs)
-            cnt = cnt - take
-        if run.size:
-            out.append(run)
-    if cnt.any():
-        raise ValueError("subtract: values not held by the state")
-    return out
-
-
-def _subtract_sorted(inner: Any, removed: Any) -> None:
-    """Remove ``removed``'s samples from an unweighted exact ranking buffer (SortedScores):
-    ``u2`` by inclusion-exclusion of the Mann-Whitney pair counts (O(m log W) searches), the
-    scores by a vectorised multiset deletion from the group's consolidated sorted run (a merge
-    of its few runs plus an O(W) memmove; no full sort). Uses only the buffer's own group
-    operations (``count2``, ``consolidate``, ``push``).
-    Raises ``NotImplementedError`` for weighted buffers (the window then rebuilds)."""
-    from ._sorted_buffer import count2
-
-    inner._flush()
-    removed._flush()
-    if inner._weighted or removed._weighted:
-        raise NotImplementedError("weighted ranking buffers are rebuilt, not subtracted")
-    rem = [[grp.consolidate()[0] for grp in row] for row in removed._groups]
-    for row in inner._groups:  # one sorted run per group (folds any per-sample side buffer)
-        for grp in row:
-            grp.consolidate()
-    u2 = inner._u2.copy()
-    for col in range(inner.n_columns):
-        p = inner.pos_group(col)
-        pos, rp = inner._groups[col][p], rem[col][p]
-        for g in range(inner.n_groups):
-            if g == p:
-                continue
-            grp, rg = inner._groups[col][g], rem[col][g]
-            d = 0
-            if rp.size:
-                d += grp.count2(rp, None)
-            if rg.size:
-                d += 2 * pos.total * rg.shape[0] - pos.count2(rg, None)
-                if rp.size:
-                    d -= count2(rg, None, rp, None)
-            u2[col, g] -= d
-    dtype = inner._dtype
-    new = {}
-    for col, row in enumerate(inner._groups):
-        for g, grp in enumerate(row):
-            rv = rem[col][g]
-            if rv.size:
-                values, _ = grp.consolidate()
-                new[col, g] = _remove_values([values], rv.astype(dtype, copy=False))
-    for (col, g), runs in new.items():
-        grp = type(inner._groups[col][g])()
-        if runs:
-            grp.push(runs[0], None, runs[0].shape[0])
-        inner._groups[col][g] = grp
-    inner._u2 = u2
-
-
-def _external_subtract(state: State) -> Callable[[Any, Any], None] | None:
-    """Subtraction for states whose module does not define ``State.subtract``."""
-    from ._sorted_buffer import SortedScores
-
-    return _subtract_sorted if type(state) is SortedScores else None
-
-
 def _fold(state: State, piece: _Piece) -> None:
     """Fold a piece's rows into ``state`` (rows were validated when they arrived)."""
     if len(piece):
@@ -559,10 +482,8 @@ class WindowState(State):
         self._dirty = False  # ``inner`` must be rebuilt from the rows
         self._scratch = inner.copy()
         self._scratch.reset()
-        self._subtract: Callable[[Any, Any], None] | None = (
-            type(inner).subtract if type(inner).subtract is not State.subtract else _external_subtract(inner)
-        )
-        self._can_subtract = self._subtract is not None
+        # Only the State protocol: a state that overrides ``subtract`` can remove expired rows.
+        self._can_subtract = type(inner).subtract is not State.subtract
 
     def key(self) -> Hashable:
         return ("window", self.size, self.seconds, type(self.inner).__name__, self.inner.key())
@@ -647,7 +568,7 @@ class WindowState(State):
                     scratch.reset()
                     for q in _runs(self._expired):
                         _fold(scratch, q)
-                    self._subtract(self.inner, scratch)  # type: ignore[misc]
+                    self.inner.subtract(scratch)
                 except Exception:  # noqa: BLE001 - fall back to the exact rebuild
                     self._dirty = True
             else:
@@ -806,7 +727,9 @@ class Window(_WrappedMetric):
     ``interval()`` and ``bounds()`` pass through when the wrapped metric has them.
 
     Complexity: ``update`` O(batch); a read O(expired rows + state) for subtractable states with
-    integer weights, O(W) after an expiry otherwise (see the module docstring). Memory: the rows.
+    integer weights (unweighted exact AUROC: amortised O(log W) per new or expired row, the
+    value O(1)), O(W) after an expiry otherwise (see the module docstring). Memory: the rows
+    plus the wrapped state.
 
     Example
     -------
