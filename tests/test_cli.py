@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -477,7 +478,8 @@ def test_list_columns_in_a_fresh_process(tmp_path):
                            "--label", "y", "--score", "s", "--task", "multilabel"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "labels must be 0 or 1; first invalid value 2" in proc.stderr
+    assert ("bad.parquet: row 8: column 'y' (position 3 of 3): label 2 is outside the multilabel task "
+            "(labels must be 0 or 1)") in proc.stderr
 
 
 def test_benchmark_peers_agree_on_a_small_file(tmp_path):
@@ -506,3 +508,222 @@ def test_jsonl_scores_that_look_like_integers_in_the_first_block(tmp_path, capsy
     res = run_json(capsys, str(tmp_path / "d.jsonl"), "--label", "y", "--score", "p")
     assert res["rows"] == n
     assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(y, s), rel=1e-12)
+
+
+def test_list_column_errors_name_the_file_row(tmp_path, capsys):
+    rng = np.random.default_rng(12)
+    n = 700
+    y = rng.integers(0, 2, (n, 3))
+    s = np.round(rng.random((n, 3)), 2)
+    y[555, 1] = 3
+    pq.write_table(pa.table({"y": list(y), "s": list(s)}), str(tmp_path / "ml.parquet"))
+    # a bad label in a later batch (batch size 100): the file row, not the batch index
+    rc, err = run_err(capsys, str(tmp_path / "ml.parquet"), "--label", "y", "--score", "s", "--batch-size", "100")
+    assert rc == 1
+    assert "ml.parquet: row 556: column 'y' (position 2 of 3): label 3 is outside the multilabel task" in err
+    # list labels need the multilabel task (inferred when the scores are a list too)
+    y[555, 1] = 1
+    pq.write_table(pa.table({"y": list(y), "s": list(s)}), str(tmp_path / "ok.parquet"))
+    res = run_json(capsys, str(tmp_path / "ok.parquet"), "--label", "y", "--score", "s", "--metrics", "auroc")
+    assert res["task"] == "multilabel"
+    assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(y, s), rel=1e-12)
+    rc, err = run_err(capsys, str(tmp_path / "ok.parquet"), "--label", "y", "--score", "s", "--task", "multiclass")
+    assert rc == 2 and "list labels are for --task multilabel" in err
+    # a NaN score inside a list, a missing list, a list of another length: file row and position
+    s_nan = s.copy()
+    s_nan[432, 2] = np.nan
+    pq.write_table(pa.table({"y": list(y), "s": list(s_nan)}), str(tmp_path / "nan.parquet"))
+    rc, err = run_err(capsys, str(tmp_path / "nan.parquet"), "--label", "y", "--score", "s", "--batch-size", "64")
+    assert rc == 1 and "nan.parquet: row 433: column 's' (position 3 of 3): value is NaN" in err
+    lists = [list(r) for r in s]
+    lists[300] = None
+    pq.write_table(pa.table({"y": list(y), "s": lists}), str(tmp_path / "null.parquet"))
+    rc, err = run_err(capsys, str(tmp_path / "null.parquet"), "--label", "y", "--score", "s", "--batch-size", "64")
+    assert rc == 1 and "null.parquet: row 301: column 's': value is missing" in err
+    lists[300] = [0.1, 0.2]
+    pq.write_table(pa.table({"y": list(y), "s": lists}), str(tmp_path / "short.parquet"))
+    rc, err = run_err(capsys, str(tmp_path / "short.parquet"), "--label", "y", "--score", "s")
+    assert rc == 1 and "short.parquet: row 301: column 's' holds 2 values, expected 3" in err
+
+
+def test_weight_errors_and_library_errors_name_the_file_row(tmp_path, capsys):
+    from streammetrics.cli.evaluate import _library_error
+
+    y, s, w = binary_data(500, seed=4)
+    w[321] = -1.0
+    pq.write_table(pa.table({"y": y, "p": s, "w": w}), str(tmp_path / "w.parquet"))
+    rc, err = run_err(capsys, str(tmp_path / "w.parquet"), "--label", "y", "--score", "p", "--weight", "w",
+                      "--batch-size", "100")
+    assert rc == 1 and "w.parquet: row 322: column 'w': weight -1.0 is not finite and >= 0" in err
+    # any other ValueError of the library's update: its batch index becomes the file row
+    e = _library_error(ValueError("y_true: labels must be 0 or 1; first invalid value 7 at index (4, 2)"),
+                       "f.parquet", 1000, 64)
+    assert str(e) == "f.parquet: row 1005 (class column 2): y_true: labels must be 0 or 1; first invalid value 7"
+    assert e.code == 1
+    e = _library_error(ValueError("sample_weight: bad; first invalid value 3 at index 9"), "f.csv", 10, 64)
+    assert str(e) == "f.csv: row 20: sample_weight: bad; first invalid value 3"
+    e = _library_error(ValueError("y_score: expected shape (64, 3)"), "f.csv", 10, 64)
+    assert str(e) == "f.csv: rows 11-74: y_score: expected shape (64, 3)"
+
+
+def test_jsonl_list_column_with_decimals_after_the_first_block(tmp_path, capsys):
+    # pyarrow infers [1, 0, 0] in the first block (512 KB here) as list<int64>; the first
+    # decimals come ~20k rows (~0.6 MB) later: the reader declares list columns list<float64>
+    n = 60_000
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 3, n)
+    p = np.eye(3)[y]
+    later = np.arange(n) >= 20_000
+    q = rng.random((n, 3))
+    p[later] = np.round(q[later] / q[later].sum(axis=1, keepdims=True), 4)
+    with open(tmp_path / "mc.jsonl", "w") as fh:
+        for i in range(n):
+            row = [int(v) for v in p[i]] if not later[i] else p[i].tolist()
+            fh.write(json.dumps({"y": int(y[i]), "p": row}) + "\n")
+    assert os.path.getsize(tmp_path / "mc.jsonl") > 2 * (1 << 19)
+    head = b"".join((tmp_path / "mc.jsonl").read_bytes().splitlines()[:20_000])
+    assert b"." not in head  # whole numbers only before the decimals start
+    res = run_json(capsys, str(tmp_path / "mc.jsonl"), "--label", "y", "--score", "p", "--metrics", "auroc,accuracy")
+    assert res["rows"] == n
+    auc = [metrics.roc_auc_score(y == c, p[:, c]) for c in range(3)]
+    assert res["metrics"]["auroc"] == pytest.approx(np.mean(auc), rel=1e-12)
+    assert res["metrics"]["accuracy"] == pytest.approx(metrics.accuracy_score(y, p.argmax(axis=1)), rel=1e-12)
+    # a text value inside a list in a later block: pyarrow's in-block row becomes the file row
+    lines = (tmp_path / "mc.jsonl").read_text().splitlines()
+    lines[45_000] = json.dumps({"y": 1, "p": [0.1, "x", 0.2]})
+    (tmp_path / "bad.jsonl").write_text("\n".join(lines) + "\n")
+    rc, err = run_err(capsys, str(tmp_path / "bad.jsonl"), "--label", "y", "--score", "p")
+    assert rc == 1 and "bad.jsonl: cannot read" in err and "in row 45001" in err
+
+
+def test_per_class_intervals_and_bounds(tmp_path, capsys):
+    y, p = multiclass_data(3000, 3, seed=9)
+    pq.write_table(pa.table({"y": y, "probs": list(p)}), str(tmp_path / "mc.parquet"))
+    res = run_json(capsys, str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs", "--batch-size", "700",
+                   "--metrics", "accuracy,precision,recall,specificity,f1,auroc,average_precision")
+    classes = ["0", "1", "2"]
+    assert set(res["per_class_intervals"]) == {"precision", "recall", "specificity", "auroc"}
+    for name, cls in (("precision", sm.Precision), ("recall", sm.Recall), ("specificity", sm.Specificity)):
+        lo, hi = cls(3, average=None).update(y, p).interval()
+        assert res["per_class_intervals"][name] == {c: [a, b] for c, a, b in zip(classes, lo, hi, strict=True)}
+    lo, hi = sm.AUROC(3, average=None).update(y, p).interval()
+    assert res["per_class_intervals"]["auroc"] == {c: [a, b] for c, a, b in zip(classes, lo, hi, strict=True)}
+    for c in classes:  # each interval holds its value
+        for name in ("recall", "auroc"):
+            a, b = res["per_class_intervals"][name][c]
+            assert a <= res["per_class"][name][c] <= b
+    assert res["intervals"] == {"accuracy": list(sm.Accuracy(3).update(y, p).interval())}
+    assert res["per_class_bounds"] == {} and res["bounds"] == {}
+    # the table shows the per-class intervals under the values
+    assert main(["evaluate", str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    a, b = res["per_class_intervals"]["recall"]["1"]
+    assert f"{a:.3f}–{b:.3f}" in out and "95% interval (Wilson; DeLong for AUROC)" in out
+    res = run_json(capsys, str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs", "--no-intervals")
+    assert res["per_class_intervals"] == {} and res["intervals"] == {}
+    if not max_bytes_supported(plots=False):
+        return
+    res = run_json(capsys, str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs", "--max-bytes", "2k",
+                   "--metrics", "recall,auroc,average_precision")
+    assert res["exact"] is False
+    assert "auroc" not in res["per_class_intervals"] and "recall" in res["per_class_intervals"]
+    yb = np.eye(3)[y]
+    for name, fn in (("auroc", metrics.roc_auc_score), ("average_precision", metrics.average_precision_score)):
+        for k, c in enumerate(classes):
+            lo, hi = res["per_class_bounds"][name][c]
+            assert lo - 1e-12 <= fn(yb[:, k], p[:, k]) <= hi + 1e-12
+
+
+def test_multilabel_per_class_intervals(tmp_path, capsys):
+    rng = np.random.default_rng(10)
+    y = rng.integers(0, 2, (800, 3))
+    s = np.round(rng.random((800, 3)) * 0.7 + 0.3 * y, 2)
+    pq.write_table(pa.table({"y": list(y), "s": list(s)}), str(tmp_path / "ml.parquet"))
+    res = run_json(capsys, str(tmp_path / "ml.parquet"), "--label", "y", "--score", "s", "--metrics", "recall,auroc")
+    lo, hi = sm.Recall(3, multilabel=True, average=None).update(y, s).interval()
+    assert res["per_class_intervals"]["recall"] == {str(c): [lo[c], hi[c]] for c in range(3)}
+    lo, hi = sm.AUROC(3, multilabel=True, average=None).update(y, s).interval()
+    assert res["per_class_intervals"]["auroc"] == {str(c): [lo[c], hi[c]] for c in range(3)}
+
+
+def test_partitioned_directory_is_read_recursively(tmp_path, capsys):
+    y, s, _ = binary_data(1500, seed=13)
+    root = tmp_path / "preds"
+    for i, (a, b) in enumerate([(0, 400), (400, 1000), (1000, 1500)]):
+        part = root / f"day=2024-01-0{i + 1}"
+        part.mkdir(parents=True)
+        pq.write_table(pa.table({"y": y[a:b], "p": s[a:b]}), str(part / "part-0.snappy.parquet"))
+        (part / ".part-0.snappy.parquet.crc").write_bytes(b"crc")
+    (root / "_SUCCESS").write_bytes(b"")
+    (root / "_temporary").mkdir()
+    pq.write_table(pa.table({"y": y[:5], "p": s[:5]}), str(root / "_temporary" / "junk.parquet"))
+    res = run_json(capsys, str(root), "--label", "y", "--score", "p", "--metrics", "auroc")
+    assert res["rows"] == 1500 and len(res["files"]) == 3
+    assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(y, s), rel=1e-12)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    rc, err = run_err(capsys, str(empty), "--label", "y", "--score", "p")
+    assert rc == 2 and "directory holds no CSV, Parquet or JSON Lines file" in err
+
+
+def run_on_terminals(argv: list[str], stdout_tty: bool, stderr_tty: bool) -> tuple[int, str, str]:
+    """Run a child with its stdout / stderr on real pseudo-terminals (or pipes); (rc, out, err)."""
+    import fcntl
+    import select
+    import struct
+    import termios
+
+    slaves: dict[str, int] = {}
+    masters: dict[str, int] = {}
+    for name, tty in (("out", stdout_tty), ("err", stderr_tty)):
+        if tty:
+            masters[name], slaves[name] = os.openpty()
+            fcntl.ioctl(slaves[name], termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES", "TERM")}
+    env["TERM"] = "xterm-256color"
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=env,
+                            stdout=slaves.get("out", subprocess.PIPE), stderr=slaves.get("err", subprocess.PIPE))
+    for fd in slaves.values():
+        os.close(fd)
+    names = {fd: n for n, fd in masters.items()}
+    for n, pipe in (("out", proc.stdout), ("err", proc.stderr)):
+        if pipe is not None:
+            names[pipe.fileno()] = n
+    chunks: dict[str, list[bytes]] = {"out": [], "err": []}
+    deadline = time.monotonic() + 60
+    while names and time.monotonic() < deadline:
+        ready, _, _ = select.select(list(names), [], [], 5)
+        for fd in ready:
+            try:
+                data = os.read(fd, 1 << 16)
+            except OSError:  # EIO: the terminal's other end closed
+                data = b""
+            if data:
+                chunks[names[fd]].append(data)
+            else:
+                del names[fd]
+    proc.wait(timeout=30)
+    for fd in masters.values():
+        os.close(fd)
+    for pipe in (proc.stdout, proc.stderr):
+        if pipe is not None:
+            pipe.close()
+    out, err = (b"".join(chunks[n]).decode("utf-8", "replace") for n in ("out", "err"))
+    return proc.returncode, out, err
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="pseudo-terminals")
+def test_progress_bar_on_a_terminal_only(tmp_path):
+    rng = np.random.default_rng(14)
+    pq.write_table(pa.table({"y": rng.integers(0, 2, 20_000), "p": rng.random(20_000)}),
+                   str(tmp_path / "pb.parquet"))
+    argv = [sys.executable, "-m", "streammetrics", "evaluate", str(tmp_path / "pb.parquet"), "--label", "y",
+            "--score", "p", "--metrics", "accuracy,auroc", "--batch-size", "1000"]
+    rc, out, err = run_on_terminals(argv, stdout_tty=True, stderr_tty=True)
+    assert rc == 0, err
+    assert "rows/s" in err and "20,000 rows" in err  # the bar, with the rate, on stderr
+    assert "rows/s" not in out and "auroc" in out  # the table on stdout
+    rc, out, err = run_on_terminals(argv, stdout_tty=False, stderr_tty=True)  # stdout redirected
+    assert rc == 0 and "rows/s" not in err and "auroc" in out
+    rc, out, err = run_on_terminals([*argv, "--quiet"], stdout_tty=True, stderr_tty=True)
+    assert rc == 0 and "rows/s" not in err and "auroc" in out

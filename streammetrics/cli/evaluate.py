@@ -18,6 +18,7 @@ state (O(n) scores for exact AUROC/AP, O(max_bytes) with ``--max-bytes``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
 import json
 import math
@@ -32,7 +33,15 @@ from typing import Any
 
 import numpy as np
 
-from .readers import InputError, Source, conversion_error, expand_inputs, format_of, open_source
+from .readers import (
+    InputError,
+    Source,
+    conversion_error,
+    expand_inputs,
+    format_of,
+    json_rows,
+    open_source,
+)
 
 __all__ = ["add_parser", "run", "parse_size", "max_bytes_supported", "METRICS"]
 
@@ -203,8 +212,17 @@ def _numpy(arr: Any) -> np.ndarray:
     return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
 
 
-def _to_float(arr: Any, path: str, column: str, offset: int) -> np.ndarray:
-    """A numeric arrow array as float64 numpy; None/NaN -> data error naming the file and row."""
+def _where(path: str, column: str, offset: int, i: int, per_row: int) -> str:
+    """``path: row R: column 'c'`` for element ``i`` of a batch starting at file row ``offset``
+    (``per_row`` values per row for list columns: the position in the list is named too)."""
+    row = f"{path}: row {offset + i // per_row + 1}: column {column!r}"
+    return row + (f" (position {i % per_row + 1} of {per_row})" if per_row > 1 else "")
+
+
+def _to_float(arr: Any, path: str, column: str, offset: int, per_row: int = 1,
+              what: str = "score") -> np.ndarray:
+    """A numeric arrow array as float64 numpy; None/NaN -> data error naming the file and row
+    (``per_row`` values per file row for the flattened values of a list column)."""
     import pyarrow as pa
 
     if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type) or pa.types.is_boolean(arr.type)):
@@ -212,21 +230,23 @@ def _to_float(arr: Any, path: str, column: str, offset: int) -> np.ndarray:
             try:
                 float(v)
             except (TypeError, ValueError):
-                raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: "
-                                 f"score {v!r} is not a number", 1) from None
+                raise InputError(f"{_where(path, column, offset, i, per_row)}: "
+                                 f"{what} {v!r} is not a number", 1) from None
         raise InputError(f"{path}: column {column!r} is not numeric (type {arr.type})", 1)
     out = _numpy(arr)
     if out.dtype.kind != "f" or out.dtype.itemsize < 4:  # float32 stays float32: half the state
         out = out.astype(np.float64)
     if out.size and np.isnan(out.min()):
         i = int(np.argmax(np.isnan(out)))
-        what = "missing (empty, NA or NaN)" if arr.null_count and not arr[i].is_valid else "NaN"
-        raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: value is {what}", 1)
+        kind = "missing (empty, NA or NaN)" if arr.null_count and not arr[i].is_valid else "NaN"
+        raise InputError(f"{_where(path, column, offset, i, per_row)}: value is {kind}", 1)
     return out
 
 
-def _list_matrix(arr: Any, path: str, column: str, offset: int, width: int | None) -> np.ndarray:
-    """A list column (one list per row) as an (n, width) float64 matrix."""
+def _list_matrix(arr: Any, path: str, column: str, offset: int, width: int | None,
+                 what: str = "score") -> np.ndarray:
+    """A list column (one list per row) as an (n, width) float64 matrix; a missing list, a list of
+    another length, a missing or non-numeric element -> data error naming the file row."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -237,11 +257,13 @@ def _list_matrix(arr: Any, path: str, column: str, offset: int, width: int | Non
     bad = np.flatnonzero(lengths != w)
     if bad.size:
         i = int(bad[0])
+        if lengths[i] < 0:
+            raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: value is missing", 1)
         raise InputError(f"{path}: row {offset + i + 1}: column {column!r} holds {lengths[i]} values, "
                          f"expected {w} (one per class)", 1)
     values = arr.flatten() if not isinstance(arr, pa.ChunkedArray) else pa.concat_arrays(
         [c.flatten() for c in arr.chunks])
-    flat = _to_float(values, path, column, 0)
+    flat = _to_float(values, path, column, offset, per_row=max(w, 1), what=what)
     return flat.reshape(len(lengths), w)
 
 
@@ -249,7 +271,16 @@ def _labels(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     import pyarrow as pa
 
     if plan.list_labels:
-        return _list_matrix(batch.column(plan.labels[0]), path, plan.labels[0], offset, plan.num_classes)
+        col = plan.labels[0]
+        y = _list_matrix(batch.column(col), path, col, offset, plan.num_classes, what="label")
+        bad = (y != 0) & (y != 1)
+        if bad.any():
+            i = int(np.argmax(bad.ravel()))
+            v = y.ravel()[i]
+            shown = int(v) if np.isfinite(v) and v == np.round(v) else float(v)
+            raise InputError(f"{_where(path, col, offset, i, y.shape[1])}: label {shown!r} is outside "
+                             "the multilabel task (labels must be 0 or 1)", 1)
+        return y.astype(np.int8)
     if len(plan.labels) > 1:
         return np.column_stack([_labels_1d(plan, batch.column(c), path, c, offset, multilabel=True)
                                 for c in plan.labels])
@@ -312,9 +343,11 @@ def _read(plan: _Plan, batch_size: int) -> Iterator[tuple[Source, Any, int]]:
     """(source, batch, row offset within the file) over every file, in order."""
     import pyarrow as pa
 
-    float_cols = [] if plan.list_scores else list(plan.scores)
+    float_cols = ([] if plan.list_scores else list(plan.scores)) + ([plan.weight] if plan.weight else [])
+    list_cols = [plan.scores[0]] if plan.list_scores else []
+    list_cols += [plan.labels[0]] if plan.list_labels else []
     for path in plan.files:
-        src = open_source(path, plan.columns, batch_size, float_cols + ([plan.weight] if plan.weight else []))
+        src = open_source(path, plan.columns, batch_size, float_cols, list_cols)
         offset = 0
         try:
             for batch in src.batches:
@@ -323,9 +356,10 @@ def _read(plan: _Plan, batch_size: int) -> Iterator[tuple[Source, Any, int]]:
         except pa.ArrowInvalid as exc:
             msg = str(exc)
             if format_of(path) == "csv" and "conversion error" in msg:
-                numeric = float_cols + ([plan.weight] if plan.weight else [])
-                raise conversion_error(path, numeric, msg) from None
-            raise InputError(f"{path}: cannot read: {msg}", 1) from None
+                raise conversion_error(path, float_cols, msg) from None
+            # JSON Lines: pyarrow counts rows within the failing block, which follows the rows
+            # already yielded (blocks are consumed whole, in order)
+            raise InputError(f"{path}: cannot read: {json_rows(msg, offset)}", 1) from None
 
 
 def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
@@ -347,6 +381,12 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
     plan.list_labels = len(plan.labels) == 1 and (
         pa.types.is_list(label_type) or pa.types.is_large_list(label_type)
         or pa.types.is_fixed_size_list(label_type))
+    if plan.list_labels:  # one 0/1 per label in each row's list
+        if args.task is None and (plan.list_scores or len(plan.scores) > 1):
+            plan.task = "multilabel"
+        if plan.task != "multilabel":
+            raise InputError(f"--label {plan.labels[0]}: a list column; list labels are for "
+                             "--task multilabel (one 0/1 per label)", 2)
     if plan.task == "binary":
         if plan.list_scores or len(plan.scores) > 1:
             raise InputError("--task binary takes one score column", 2)
@@ -521,12 +561,21 @@ def _results(plan: _Plan, ms: Any, names: list[str], rows: int, args: argparse.N
         per_class: dict[str, Any] = {}
         intervals: dict[str, Any] = {}
         bounds: dict[str, Any] = {}
+        pc_intervals: dict[str, Any] = {}
+        pc_bounds: dict[str, Any] = {}
         classes = plan.classes or []
         exact = True
         for name in names:
             metrics[name] = _clean(values[name])
             if f"{name}_per_class" in values:
                 per_class[name] = dict(zip(classes, _clean(values[f"{name}_per_class"]), strict=False))
+                pcm = ms[f"{name}_per_class"]
+                if name in RANKING and not getattr(pcm, "is_exact", True) and hasattr(pcm, "bounds"):
+                    pc_bounds[name] = _per_class_pairs(classes, *pcm.bounds())
+                if not args.no_intervals and hasattr(pcm, "interval"):
+                    # Wilson for proportions, DeLong for AUROC (exact state only)
+                    with contextlib.suppress(ValueError, TypeError, NotImplementedError):
+                        pc_intervals[name] = _per_class_pairs(classes, *pcm.interval(confidence))
             m = ms[name]
             if name in RANKING:
                 is_exact = bool(getattr(m, "is_exact", True))
@@ -547,8 +596,10 @@ def _results(plan: _Plan, ms: Any, names: list[str], rows: int, args: argparse.N
         "metrics": metrics,
         "per_class": per_class,
         "intervals": intervals,
+        "per_class_intervals": pc_intervals,
         "confidence": confidence,
         "bounds": bounds,
+        "per_class_bounds": pc_bounds,
         "rows": rows,
         "exact": exact,
         "task": plan.task,
@@ -561,6 +612,12 @@ def _results(plan: _Plan, ms: Any, names: list[str], rows: int, args: argparse.N
         "files": plan.files,
         "warnings": caught,
     }
+
+
+def _per_class_pairs(classes: list[str], lo: Any, hi: Any) -> dict[str, list[Any]]:
+    """{class: [low, high]} from two per-class arrays (nan -> null)."""
+    return {c: [_clean(a), _clean(b)] for c, a, b in zip(classes, np.asarray(lo).tolist(),
+                                                          np.asarray(hi).tolist(), strict=False)}
 
 
 def _print_table(res: dict[str, Any], title: str) -> None:
@@ -596,17 +653,45 @@ def _print_table(res: dict[str, Any], title: str) -> None:
         table.add_row(*row)
     console.print(table)
     if per_class:
-        pc = Table(title="per class", title_justify="left")
-        pc.add_column("class")
-        for name in per_class:
-            pc.add_column(name, justify="right")
-        for c in res["classes"]:
-            pc.add_row(str(c), *(fmt(per_class[n].get(c)) for n in per_class))
-        console.print(pc)
+        console.print(_per_class_table(res, fmt))
     if res["label_mapping"]:
         console.print("labels: " + ", ".join(f"{k!r} -> {v}" for k, v in res["label_mapping"].items()))
     for msg in res["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {msg}")
+
+
+def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> Any:
+    """The per-class rich table: one row per class, one column per metric; below a value its
+    interval (``low–high``) or, for a binned value, its certified bounds (``[low–high]``)."""
+    from rich.table import Table
+
+    def short(v: Any) -> str:
+        return "?" if v is None else f"{v:.3f}"
+
+    per_class, ivs, bds = res["per_class"], res["per_class_intervals"], res["per_class_bounds"]
+    notes = []
+    if ivs:
+        notes.append(f"below a value: its {res['confidence']:.0%} interval (Wilson; DeLong for AUROC)")
+    if bds:
+        notes.append("\\[low–high]: certified bounds of a binned value")
+    pc = Table(title="per class", title_justify="left", caption="; ".join(notes) or None,
+               caption_justify="left")
+    pc.add_column("class")
+    for name in per_class:
+        pc.add_column(name, justify="right")
+    for c in res["classes"]:
+        cells = []
+        for n in per_class:
+            cell = fmt(per_class[n].get(c))
+            if n in ivs and ivs[n].get(c) and ivs[n][c][0] is not None:
+                lo, hi = ivs[n][c]
+                cell += f"\n[dim]{short(lo)}–{short(hi)}[/dim]"
+            elif n in bds and bds[n].get(c):
+                lo, hi = bds[n][c]
+                cell += f"\n[dim]\\[{short(lo)}–{short(hi)}][/dim]"
+            cells.append(cell)
+        pc.add_row(str(c), *cells)
+    return pc
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -723,12 +808,11 @@ def _stream(plan: _Plan, ms: Any, hist: _Histogram | None, args: argparse.Namesp
         for src, batch, offset in _read(plan, args.batch_size):
             y = _labels(plan, batch, src.path, offset)
             s = _scores(plan, batch, src.path, offset)
-            w = _to_float(batch.column(plan.weight), src.path, plan.weight, offset) if plan.weight else None
+            w = _weights(plan, batch, src.path, offset) if plan.weight else None
             try:
                 ms.update(y, s, sample_weight=w)
             except ValueError as exc:
-                where = f"{src.path}: rows {offset + 1}-{offset + batch.num_rows}"
-                raise InputError(f"{where}: {exc}", 1) from None
+                raise _library_error(exc, src.path, offset, batch.num_rows) from None
             if hist is not None:
                 _histogram(plan, hist, y, s, w)
             rows += batch.num_rows
@@ -740,6 +824,35 @@ def _stream(plan: _Plan, ms: Any, hist: _Histogram | None, args: argparse.Namesp
         if progress is not None:
             progress.stop()
     return rows
+
+
+def _weights(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
+    """The weight column as float64; NaN, missing, infinite or negative -> data error (file, row)."""
+    assert plan.weight is not None
+    w = _to_float(batch.column(plan.weight), path, plan.weight, offset, what="weight")
+    if w.size and not (np.isfinite(w).all() and w.min() >= 0):
+        i = int(np.argmax(~np.isfinite(w) | (w < 0)))
+        raise InputError(f"{path}: row {offset + i + 1}: column {plan.weight!r}: weight {w[i].item()!r} "
+                         "is not finite and >= 0", 1)
+    return w
+
+
+_AT_INDEX = re.compile(r"\s*at index (\d+|\((\d+), (\d+)\))")
+
+
+def _library_error(exc: ValueError, path: str, offset: int, n: int) -> InputError:
+    """A ValueError of the library's ``update`` as a data error: its batch index (``at index 5``
+    or ``at index (5, 2)``) becomes the 1-based file row (and class column); without an index the
+    batch's row range is named."""
+    msg = str(exc)
+    m = _AT_INDEX.search(msg)
+    if m is None:
+        return InputError(f"{path}: rows {offset + 1}-{offset + n}: {msg}", 1)
+    row = int(m.group(2) if m.group(2) is not None else m.group(1))
+    where = f"{path}: row {offset + row + 1}"
+    if m.group(3) is not None:
+        where += f" (class column {int(m.group(3))})"
+    return InputError(f"{where}: {msg[: m.start()] + msg[m.end():]}", 1)
 
 
 def _histogram(plan: _Plan, hist: _Histogram, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> None:

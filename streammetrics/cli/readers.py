@@ -2,8 +2,8 @@
 
 Every reader yields ``pyarrow.RecordBatch`` objects of at most about ``batch_size`` rows restricted to
 the requested columns, so the memory held is one batch (plus pyarrow's read-ahead buffer),
-whatever the file size. Several files, directories (every supported file inside, sorted) and glob
-patterns form one stream, in the order given. pyarrow is imported lazily by the caller
+whatever the file size. Several files, directories (every supported file inside, recursively,
+sorted) and glob patterns form one stream, in the order given. pyarrow is imported lazily by the caller
 (:mod:`streammetrics.cli.evaluate`), never at import time of the core library.
 """
 
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["InputError", "Source", "expand_inputs", "format_of", "open_source"]
+__all__ = ["InputError", "Source", "expand_inputs", "format_of", "json_rows", "open_source"]
 
 #: Bytes per CSV / JSON Lines block: pyarrow's streaming readers keep a few dozen blocks read
 #: ahead (measured: ~34 blocks), so this sets their memory (~17 MB) against the per-batch cost.
@@ -51,7 +52,7 @@ def format_of(path: str) -> str | None:
 
 
 def expand_inputs(items: Sequence[str]) -> list[str]:
-    """Files from paths, directories (their supported files, sorted) and glob patterns.
+    """Files from paths, directories (their supported files, recursively, sorted) and glob patterns.
 
     Raises :class:`InputError` (code 2) for a path that does not exist, a pattern that matches
     nothing, an empty directory or a file of an unknown format.
@@ -59,10 +60,7 @@ def expand_inputs(items: Sequence[str]) -> list[str]:
     out: list[str] = []
     for item in items:
         if os.path.isdir(item):
-            found = sorted(
-                os.path.join(item, f) for f in os.listdir(item)
-                if os.path.isfile(os.path.join(item, f)) and format_of(f) is not None
-            )
+            found = _walk(item)
             if not found:
                 raise InputError(f"{item}: directory holds no CSV, Parquet or JSON Lines file", 2)
             out.extend(found)
@@ -84,6 +82,18 @@ def expand_inputs(items: Sequence[str]) -> list[str]:
                 2,
             )
     return out
+
+
+def _walk(top: str) -> list[str]:
+    """Supported files under ``top``, recursively (partitioned datasets such as
+    ``preds/day=2024-01-01/part-0.parquet``), sorted by path; names starting with ``.`` or ``_``
+    (``_SUCCESS``, ``.part-0.crc``, hidden directories) are skipped, as Spark and Hive do."""
+    found: list[str] = []
+    for root, dirs, files in os.walk(top):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "_"))]
+        found.extend(os.path.join(root, f) for f in files
+                     if not f.startswith((".", "_")) and format_of(f) is not None)
+    return sorted(found)
 
 
 @dataclass
@@ -111,13 +121,20 @@ def _comment_lines(path: str) -> int:
 
 
 def open_source(
-    path: str, wanted: Sequence[str], batch_size: int, float_columns: Sequence[str] = ()
+    path: str,
+    wanted: Sequence[str],
+    batch_size: int,
+    float_columns: Sequence[str] = (),
+    list_columns: Sequence[str] = (),
 ) -> Source:
     """Open ``path`` for streaming the columns ``wanted`` (after checking they exist).
 
     ``float_columns`` are read as float64 (CSV: converted while parsing, so a non-numeric value is
-    an error). Raises :class:`InputError`: code 2 for a missing column (listing the available
-    ones), code 1 for a file pyarrow cannot read.
+    an error); ``list_columns`` (JSON Lines) as lists of float64. pyarrow's JSON reader infers the
+    types from the first block, so without the declaration a column holding only whole numbers
+    there (0, 1, or ``[1, 0, 0]``) becomes int64 and a later 0.5 fails. Raises
+    :class:`InputError`: code 2 for a missing column (listing the available ones), code 1 for a
+    file pyarrow cannot read.
     """
     import pyarrow as pa
 
@@ -157,10 +174,10 @@ def open_source(
             stream = pa.input_stream(path, compression="detect")
             # numeric columns declared float64: inferred from the first block, a column of whole
             # numbers there (0, 1) would become int64 and a later 0.5 an error
-            parse = pjson.ParseOptions(
-                explicit_schema=pa.schema([(c, pa.float64()) for c in float_columns]),
-                unexpected_field_behavior="infer",
-            )
+            declared = [(c, pa.float64()) for c in float_columns]
+            declared += [(c, pa.list_(pa.float64())) for c in list_columns if c not in float_columns]
+            parse = pjson.ParseOptions(explicit_schema=pa.schema(declared),
+                                       unexpected_field_behavior="infer")
             reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=BLOCK),
                                      parse_options=parse)
             names = list(reader.schema.names)
@@ -171,8 +188,15 @@ def open_source(
     except (pa.ArrowException, OSError) as exc:
         if fmt == "csv" and "conversion error" in str(exc):
             raise conversion_error(path, float_columns, str(exc)) from None
-        raise InputError(f"{path}: cannot read as {fmt}: {exc}", 1) from None
+        raise InputError(f"{path}: cannot read as {fmt}: {json_rows(str(exc), 0)}", 1) from None
     raise InputError(f"{path}: unknown format", 2)
+
+
+def json_rows(message: str, offset: int) -> str:
+    """pyarrow's JSON errors say ``in row N`` counting from 0 within the failing block; blocks are
+    consumed whole and in order, so the file row (from 1) is ``offset + N + 1`` with ``offset``
+    the rows read before."""
+    return re.sub(r"\bin row (\d+)", lambda m: f"in row {offset + int(m.group(1)) + 1}", message)
 
 
 def _check_columns(path: str, names: Sequence[str], wanted: Sequence[str]) -> None:
