@@ -6,6 +6,13 @@ buffer (one sorted copy of every score per column, at its input precision), so i
 that only change the readout (``average``, ``max_fpr``, ``interpolated``, ...) are not part of the
 state. Every value is exact: it equals scikit-learn's on the same data.
 
+With ``max_bytes=`` or ``thresholds=`` the state is binned (:mod:`streammetrics._bins`; exact
+while every bin is one distinct score) and every readout is certified (docs/bounded.md):
+``bounds()`` holds the exact value (AUROC, also with ``max_fpr``; AP, also interpolated and
+11-point), curve results carry per-point exactness, envelopes, ``area_bounds`` and
+``best_threshold`` with a certified ``score_bound`` (:mod:`streammetrics._curves`). One-vs-one
+AUROC and DeLong intervals need the exact state.
+
 Tasks (SPEC section 0): ``num_classes=None`` binary (scores shape (n,)); ``num_classes=C``
 multiclass (scores (n, C), one-vs-rest per class, or one-vs-one for ``AUROC(multi_class="ovo")``);
 ``multilabel=True, num_classes=L`` (labels and scores (n, L)). A single sample may be given as
@@ -280,6 +287,13 @@ class AUROC(_Ranking):
     buffer is current -- the exact 2U statistic is kept up to date as batches are folded in;
     ``max_fpr`` and ``micro`` walk the sorted scores (O(n log n)). ``interval`` is DeLong's.
     Undefined (no positives or no negatives): nan with an ``UndefinedMetricWarning``.
+
+    Binned (``max_bytes`` / ``thresholds``): ``compute`` is the trapezoid over the bin edges
+    (ties inside a bin count 1/2), ``bounds()`` certifies it, O(bins) per class; with
+    ``max_fpr`` the bounds are the standardised partial areas under the ROC envelope
+    (:func:`streammetrics._curves.roc_auc_bounds`). ``multi_class="ovo"`` is refused there:
+    the binned state pools each column's negatives over classes, which leaves AUC(i|j)
+    unbounded.
     """
 
     _name = "AUROC"
@@ -466,6 +480,12 @@ class AveragePrecision(_Ranking):
 
     Complexity: ``compute`` O(P log n) per class (the precision is read at the distinct positive
     scores by ranking them among the sorted negatives).
+
+    Binned (``max_bytes`` / ``thresholds``): ``compute`` treats each bin as tied scores (O(bins)
+    per class) and ``bounds()`` certifies it: step AP by
+    :func:`streammetrics._bins.ap_bounds`, interpolated / 11-point AP from the bin edges (low
+    end, = ``compute()``) and the bins' best corners (high end), see
+    :func:`streammetrics._curves.average_precision_bounds`.
     """
 
     _name = "AveragePrecision"
@@ -558,7 +578,12 @@ class ROCCurve(_CurveMetric):
     drop_intermediate=False)``, or with ``drop_intermediate=True`` to scikit-learn's default.
     Multiclass / multilabel: a list with one curve per class (one-vs-rest, in class order), or
     one pooled curve with ``average="micro"``. O(n log n) per ``compute`` (a linear merge of the
-    sorted positives and negatives, then a ranking of the distinct scores)."""
+    sorted positives and negatives, then a ranking of the distinct scores).
+
+    Binned (``max_bytes`` / ``thresholds``): one point per bin edge, each an exact point of the
+    exact curve; ``exact``, ``envelope()``, ``area_bounds(max_fpr)``, ``at`` count ranges and
+    ``best_threshold``'s ``score_bound`` / ``search_range`` certify the rest
+    (:class:`ROCCurveResult`); O(bins) per ``compute``."""
 
     _name = "ROCCurve"
 
@@ -586,7 +611,12 @@ class PRCurve(_CurveMetric):
     "step" | "interpolated" | "eleven_point" | "trapezoid")``, ``best_threshold``, ``at``) equal to
     ``sklearn.metrics.precision_recall_curve`` reversed, without its appended (0, 1) point.
     Multiclass / multilabel: one curve per class, or one pooled curve with ``average="micro"``.
-    O(n log n) per ``compute``."""
+    O(n log n) per ``compute``.
+
+    Binned (``max_bytes`` / ``thresholds``): one point per bin edge, each an exact point of the
+    exact curve, with ``precision_low`` / ``precision_high`` per point, ``envelope()``,
+    ``area_bounds(method)`` and the certified ``best_threshold`` (:class:`PRCurveResult`);
+    O(bins) per ``compute``."""
 
     _name = "PRCurve"
     _needs_neg = False

@@ -479,3 +479,39 @@ def test_counts_helpers() -> None:
     np.testing.assert_array_equal(b.previous()[1], [0.0, 0.0, 2.0])
     empty = ThresholdCounts(np.zeros(0), np.zeros(0), np.zeros(0), 0.0, 0.0, binned=True)
     assert empty.previous()[0].shape == (0,) and not empty.mixed().any()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**31),
+    n=st.integers(2, 300),
+    levels=st.integers(2, 40),
+    budget=st.sampled_from([416, 512, 800]),
+    weighted=st.sampled_from(["none", "int", "float"]),
+)
+def test_certificates_hold_on_random_small_data(seed, n, levels, budget, weighted) -> None:
+    """Random few-level scores (ties, bins holding both classes in any order), any weights."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    y[:2] = [0, 1]
+    s = rng.integers(0, levels, n) / levels + 0.01 * y * rng.integers(0, 2, n)
+    w = {"none": None, "int": rng.integers(1, 4, n).astype(float), "float": rng.random(n) + 0.05}[weighted]
+    roc = sm.ROCCurve(max_bytes=budget).update(y, s, sample_weight=w).compute()
+    pr = sm.PRCurve(max_bytes=budget).update(y, s, sample_weight=w).compute()
+    _check_roc(roc, y, s, w)
+    _check_pr(pr, y, s, w)
+    _check_at(roc, y, s, w)
+    for criterion in ("accuracy", "youden", "f1", "precision_at_recall", "tpr_at_tnr"):
+        value = VALUES.get(criterion)
+        t_ref, v_ref = best_threshold_brute(y, s, w, criterion, value)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
+            got = roc.best_threshold(criterion, value)
+        if math.isnan(t_ref):
+            assert math.isnan(got.threshold)
+            continue
+        assert v_ref <= got.score_bound + 1e-12
+        if math.isnan(got.threshold) or v_ref > got.score + 1e-12:
+            assert got.search_range[0] < t_ref < got.search_range[1]
+        else:
+            assert got.score <= v_ref + 1e-12
