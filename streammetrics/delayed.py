@@ -16,14 +16,43 @@ Nothing is dropped silently. ``stats()`` counts:
 * ``unknown``: labels whose id was not pending (never predicted, already labelled, evicted or
   expired) -- a ``KeyError`` naming the id by default (``on_unknown="raise"``; then nothing of
   that call is applied), or counted and skipped with ``on_unknown="count"``;
-* ``pending``: predictions waiting for a label.
+* ``rejected``: labelled pairs the metric refused when a buffered batch was folded in (see
+  below; a pair is checked when its label arrives, so this stays 0 unless the metric's own
+  rules depend on more than the label value and the kind of prediction);
+* ``pending``: predictions waiting for a label; ``buffered``: labelled pairs not yet folded in.
+
+Batched folding (``batch_size > 1``), for per-request services: one metric update per labelled
+pair costs the metric's whole per-call overhead (validation, locks, every member of a
+MetricSet, every window/decay bookkeeping step) for one row. With ``batch_size=B`` a single
+label (``label(id, int)``) is checked and buffered instead, and the buffer is folded into the
+metric as one batch update -- rows in arrival order, so the value is exactly the one the
+per-pair updates would have given (count windows hold the same last W rows, sample-decay
+weighs the same rows, to rounding) -- when
+
+* B pairs are buffered;
+* the oldest buffered pair is ``max_delay`` seconds old (checked on every ``predict`` /
+  ``label`` call, so under traffic the metric lags by at most B pairs and ``max_delay`` s);
+* anything reads or moves the metric: ``compute()``, ``metric``, ``flush()``, ``state_dict()``
+  / ``save`` / checkpoints, ``merge``, ``copy``, ``nbytes`` and the Prometheus collector.
+
+So every read through the wrapper is exact and up to date; only code that reaches into the
+wrapped metric while holding a reference from before can see it lag. Time-based wrapped
+metrics (``Window(seconds=...)``, ``Decayed(half_life_seconds=...)``) stamp the rows with the
+fold time, at most ``max_delay`` s after the label arrived under traffic (an idle service should
+call ``flush()`` from a timer, as ``examples/service.py`` does). A label is validated when it
+arrives: the first label of each value (per kind of prediction) is checked against the metric
+with a dry run of its update (so a label the metric rejects is still a ``ValueError`` from
+``label`` with nothing applied); later ones cost a set look-up. Batches of ids, and labels with
+an explicit ``timestamp``, fold the buffer and then update the metric directly.
 
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
 an int label, or a row of C scores), so that a batch of labels becomes one update of the metric.
 
 Complexity: ``predict`` and ``label`` O(k) dictionary operations for k ids plus the metric's
-update of the k labelled rows; memory O(capacity) (about 150 bytes per pending prediction plus
-its scores). Thread-safe: every call holds the wrapper's lock.
+update of the k labelled rows (with ``batch_size=B``: one update per B single labels, i.e. the
+update's fixed cost divided by B); memory O(capacity + B) (about 150 bytes per pending
+prediction plus its scores). Thread-safe: every call holds the wrapper's lock, and a fold runs
+under it, so batches reach the metric whole and in label order.
 
 Persistence stores the wrapped metric's state (prefix ``metric.``), the pending predictions
 (prefix ``pending.``: ids, scores, weights, times) and the counters, so a restarted service
@@ -43,11 +72,13 @@ import numpy as np
 from ._base import RESERVED_KEYS, Metric
 from ._state import State
 from ._validation import as_numpy, check_scores, check_weights, first_bad
+from .metricset import MetricSet
 from .window import Clock, metric_from_nested, nested_config
 
 __all__ = ["DelayedLabels"]
 
-_STATS = ("predicted", "labelled", "replaced", "evicted", "expired", "unknown")
+_STATS = ("predicted", "labelled", "replaced", "evicted", "expired", "unknown", "rejected")
+_OPTIONAL_STATS = {"rejected"}  # absent from files written before batched folding
 _MSEP = "metric."
 _PSEP = "pending."
 _INT64 = (-(2**63), 2**63 - 1)
@@ -110,7 +141,13 @@ class DelayedLabels(Metric):
         ``"raise"`` (default): a label for an id that is not pending is a ``KeyError``;
         ``"count"``: it is counted in ``stats()["unknown"]`` and skipped.
     clock
-        Time source for ttl (default :func:`time.time`); not persisted.
+        Time source for ttl and ``max_delay`` (default :func:`time.time`); not persisted.
+    batch_size
+        Fold single labels into the metric in batches of this many pairs (1, the default: one
+        update per label). See "Batched folding" in the module docstring.
+    max_delay
+        With ``batch_size > 1``: seconds a labelled pair may wait in the buffer before the
+        next ``predict``/``label`` call folds it (> 0; default 1.0).
 
     Example
     -------
@@ -126,7 +163,8 @@ class DelayedLabels(Metric):
     family = "delayed"
 
     def __init__(self, metric: Metric, *, capacity: int = 100_000, ttl: float | None = None,
-                 on_unknown: str = "raise", clock: Clock | None = None) -> None:
+                 on_unknown: str = "raise", clock: Clock | None = None, batch_size: int = 1,
+                 max_delay: float = 1.0) -> None:
         super().__init__()
         if not isinstance(metric, Metric) or isinstance(metric, DelayedLabels):
             raise ValueError(f"DelayedLabels: metric must be an accumulator, got {type(metric).__name__}")
@@ -145,6 +183,11 @@ class DelayedLabels(Metric):
             raise ValueError(f"on_unknown: must be 'raise' or 'count', got {on_unknown!r}")
         if clock is not None and not callable(clock):
             raise ValueError(f"clock: must be callable, got {clock!r}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
+            raise ValueError(f"batch_size: must be an int >= 1, got {batch_size!r}")
+        if isinstance(max_delay, bool) or not isinstance(max_delay, (int, float, np.integer, np.floating)) \
+                or not (math.isfinite(float(max_delay)) and float(max_delay) > 0):
+            raise ValueError(f"max_delay: must be a finite number of seconds > 0, got {max_delay!r}")
         self._metric = metric
         self.capacity = int(capacity)
         self.ttl = None if ttl is None else float(ttl)
@@ -154,31 +197,104 @@ class DelayedLabels(Metric):
         self._pending: OrderedDict[int | str, tuple[Any, float | None, float]] = OrderedDict()
         self._spec: tuple[str, tuple[int, ...]] | None = None  # dtype and row shape of pending
         self._stats = dict.fromkeys(_STATS, 0)
+        self.batch_size = int(batch_size)
+        self.max_delay = float(max_delay)
+        # Batched folding: labelled (label, score, weight) triples waiting to be folded in, the
+        # time the oldest arrived, their kind of prediction, and the (label, kind) pairs that
+        # passed a dry run of the metric's update.
+        self._buffer: list[tuple[Any, Any, float | None]] = []
+        self._buffer_t0 = 0.0
+        self._buffer_spec: tuple[str, tuple[int, ...]] | None = None
+        self._checked: set[tuple[Any, Any]] = set()
 
     # -- configuration -------------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
         return {"metric": nested_config(self._metric), "capacity": self.capacity, "ttl": self.ttl,
-                "on_unknown": self.on_unknown}
+                "on_unknown": self.on_unknown, "batch_size": self.batch_size,
+                "max_delay": self.max_delay}
 
     @classmethod
     def _from_config(cls, config: Mapping[str, Any]) -> DelayedLabels:
-        extra = set(config) - {"metric", "capacity", "ttl", "on_unknown"}
+        extra = set(config) - {"metric", "capacity", "ttl", "on_unknown", "batch_size", "max_delay"}
         if extra:
             raise ValueError(f"state: bad configuration for DelayedLabels: unexpected {sorted(extra)}")
         inner = metric_from_nested(config.get("metric"), "DelayedLabels")
         if isinstance(inner, DelayedLabels):
             raise ValueError("state: DelayedLabels cannot wrap DelayedLabels")
         return cls(inner, capacity=config.get("capacity", 0), ttl=config.get("ttl"),
-                   on_unknown=config.get("on_unknown", ""))
+                   on_unknown=config.get("on_unknown", ""), batch_size=config.get("batch_size", 1),
+                   max_delay=config.get("max_delay", 1.0))
+
+    def _check_mergeable(self, other: Metric) -> None:
+        """Like the base check, but the folding knobs (batch_size, max_delay) may differ."""
+        if type(other) is not type(self):
+            raise ValueError(f"merge: cannot merge {type(other).__name__} into {type(self).__name__}")
+        mine, theirs = self._config(), other._config()
+        for key in ("batch_size", "max_delay"):
+            mine.pop(key)
+            theirs.pop(key)
+        if mine != theirs:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            detail = ", ".join(f"{k}: {mine.get(k)!r} vs {theirs.get(k)!r}" for k in diff)
+            raise ValueError(f"merge: configuration mismatch ({detail})")
 
     def __repr__(self) -> str:
+        extra = (f", batch_size={self.batch_size}, max_delay={self.max_delay}"
+                 if self.batch_size > 1 else "")
         return (f"DelayedLabels({self._metric!r}, capacity={self.capacity}, ttl={self.ttl}, "
-                f"on_unknown={self.on_unknown!r})")
+                f"on_unknown={self.on_unknown!r}{extra})")
 
     @property
     def metric(self) -> Metric:
-        """The wrapped accumulator."""
+        """The wrapped accumulator (buffered labelled pairs are folded in first)."""
+        self.flush()
         return self._metric
+
+    # -- batched folding ---------------------------------------------------------------------------
+    def flush(self) -> int:
+        """Fold the buffered labelled pairs into the metric now; returns how many were folded.
+        Call it from a timer in an idle service (reads through the wrapper flush anyway)."""
+        with self._lock:
+            return self._flush_locked()
+
+    def _flush_locked(self) -> int:
+        """One batch update of the buffered pairs, in arrival order (the lock is held)."""
+        buf = self._buffer
+        if not buf:
+            return 0
+        self._buffer = []
+        self._buffer_spec = None
+        labels = np.array([e[0] for e in buf], dtype=np.int64)
+        scores = np.array([e[1] for e in buf], dtype=np.float64) if type(buf[0][1]) is float \
+            else np.stack([e[1] for e in buf])
+        weights = None
+        if any(e[2] is not None for e in buf):
+            weights = np.array([1.0 if e[2] is None else e[2] for e in buf])
+        try:
+            self._metric.update(labels, scores, sample_weight=weights)
+        except ValueError:
+            # Every pair passed a dry run when it arrived, so this takes a metric whose rules
+            # depend on more than the label value; fold pair by pair and count the refusals.
+            for i in range(len(buf)):
+                try:
+                    self._metric.update(labels[i:i + 1], scores[i:i + 1],
+                                        sample_weight=None if weights is None else weights[i:i + 1])
+                except ValueError:
+                    self._stats["rejected"] += 1
+        return len(buf)
+
+    def _check_label(self, y: int, score: Any, weight: float | None) -> None:
+        """Dry run of the metric's update for one pair (prepare only: validates, changes
+        nothing); ``ValueError`` if the metric rejects it. Remembered per (label, kind)."""
+        metric = self._metric
+        states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
+        if type(score) is float or np.ndim(score) == 0:
+            args: tuple[Any, ...] = (y, float(score), weight)
+        else:
+            args = (np.array([y]), score[None], None if weight is None else [weight])
+        for state in states:
+            state.prepare(*args)
+        self._checked.add((y, self._spec))
 
     # -- the service API -------------------------------------------------------------------------
     def update(self, *args: Any, **kwargs: Any) -> DelayedLabels:  # type: ignore[override]
@@ -223,6 +339,8 @@ class DelayedLabels(Metric):
         if not math.isfinite(now):
             raise ValueError(f"timestamp: must be finite, got {now!r}")
         spec = (s.dtype.str, s.shape[1:])
+        if spec == _FLOAT_SPEC:
+            spec = _FLOAT_SPEC  # the fast paths compare by identity
         with self._lock:
             self._expire(now)
             if self._spec is not None and spec != self._spec and k:
@@ -230,6 +348,8 @@ class DelayedLabels(Metric):
                     f"y_score: pending predictions have dtype {self._spec[0]} and row shape "
                     f"{self._spec[1]}; got {spec[0]} {spec[1]} (keep one kind of prediction)"
                 )
+            if self._buffer and (spec != self._buffer_spec or now - self._buffer_t0 >= self.max_delay):
+                self._flush_locked()
             if k:
                 self._spec = spec
             pending = self._pending
@@ -254,18 +374,24 @@ class DelayedLabels(Metric):
         if not math.isfinite(now):
             raise ValueError(f"timestamp: must be finite, got {now!r}")
         with self._lock:
-            self._expire(now)
-            if self._spec is not None and self._spec != _FLOAT_SPEC:
-                raise ValueError(
-                    f"y_score: pending predictions have dtype {self._spec[0]} and row shape "
-                    f"{self._spec[1]}; got <f8 () (keep one kind of prediction)"
-                )
-            self._spec = _FLOAT_SPEC
+            if self.ttl is not None:
+                self._expire(now)
+            spec = self._spec
+            if spec is not _FLOAT_SPEC:
+                if spec is not None and spec != _FLOAT_SPEC:
+                    raise ValueError(
+                        f"y_score: pending predictions have dtype {spec[0]} and row shape "
+                        f"{spec[1]}; got <f8 () (keep one kind of prediction)"
+                    )
+                self._spec = _FLOAT_SPEC
+            if self._buffer and (self._buffer_spec is not _FLOAT_SPEC
+                                 or now - self._buffer_t0 >= self.max_delay):
+                self._flush_locked()
             pending = self._pending
             if key in pending:
                 del pending[key]
                 self._stats["replaced"] += 1
-            pending[key] = (np.float64(score), None, now)
+            pending[key] = (score, None, now)  # a Python float: float64 when stacked
             self._stats["predicted"] += 1
             if len(pending) > self.capacity:
                 pending.popitem(last=False)
@@ -290,6 +416,7 @@ class DelayedLabels(Metric):
         now = float(self.clock() if timestamp is None else timestamp)
         with self._lock:
             self._expire(now)
+            self._flush_locked()  # buffered pairs arrived first
             pending = self._pending
             found = [i for i, key in enumerate(keys) if key in pending]
             missing = k - len(found)
@@ -302,7 +429,7 @@ class DelayedLabels(Metric):
             if len(found) == 1 and y.ndim == 1 and np.ndim(pending[keys[found[0]]][0]) == 0:
                 # one binary sample: the metrics' per-sample (scalar) paths
                 score, weight, _ = pending[keys[found[0]]]
-                self._metric.update(y[found[0]].item(), score.item(), sample_weight=weight)
+                self._metric.update(y[found[0]].item(), float(score), sample_weight=weight)
             elif found:
                 entries = [pending[keys[i]] for i in found]
                 scores = np.stack([e[0] for e in entries])
@@ -320,11 +447,14 @@ class DelayedLabels(Metric):
             return len(found)
 
     def _label_one(self, key: int | str, y: int) -> int:
-        """``label`` of one id with a Python int label: no numpy on the way."""
+        """``label`` of one id with a Python int label: no numpy on the way (buffered when
+        ``batch_size > 1``)."""
         now = float(self.clock())
         with self._lock:
-            self._expire(now)
-            entry = self._pending.get(key)
+            if self.ttl is not None:
+                self._expire(now)
+            pending = self._pending
+            entry = pending.get(key)
             if entry is None:
                 if self.on_unknown == "raise":
                     raise KeyError(
@@ -334,13 +464,32 @@ class DelayedLabels(Metric):
                 self._stats["unknown"] += 1
                 return 0
             score, weight, _ = entry
+            spec = self._spec
+            if self.batch_size > 1:
+                if (y, spec) not in self._checked:
+                    self._check_label(y, score, weight)  # ValueError: nothing changed
+                buf = self._buffer
+                if buf and spec != self._buffer_spec:
+                    self._flush_locked()
+                    buf = self._buffer
+                if not buf:
+                    self._buffer_t0 = now
+                    self._buffer_spec = spec
+                buf.append((y, score, weight))
+                del pending[key]
+                if not pending:
+                    self._spec = None
+                self._stats["labelled"] += 1
+                if len(buf) >= self.batch_size or now - self._buffer_t0 >= self.max_delay:
+                    self._flush_locked()
+                return 1
             if np.ndim(score) == 0:
-                self._metric.update(y, score.item(), sample_weight=weight)
+                self._metric.update(y, float(score), sample_weight=weight)
             else:
                 self._metric.update(np.array([y]), score[None],
                                     sample_weight=None if weight is None else [weight])
-            del self._pending[key]
-            if not self._pending:
+            del pending[key]
+            if not pending:
                 self._spec = None
             self._stats["labelled"] += 1
             return 1
@@ -354,7 +503,7 @@ class DelayedLabels(Metric):
         """Counters (see the module docstring) after applying the ttl."""
         with self._lock:
             self._expire(float(self.clock()))
-            return {**self._stats, "pending": len(self._pending)}
+            return {**self._stats, "pending": len(self._pending), "buffered": len(self._buffer)}
 
     def __len__(self) -> int:
         with self._lock:
@@ -362,10 +511,13 @@ class DelayedLabels(Metric):
 
     # -- accumulator protocol ----------------------------------------------------------------------
     def compute(self) -> Any:
-        """The wrapped metric's value over the labelled pairs."""
-        return self._metric.compute()
+        """The wrapped metric's value over the labelled pairs (buffered pairs folded in first)."""
+        with self._lock:
+            self._flush_locked()
+        return self._metric.compute()  # the metric's own lock: predictions go on meanwhile
 
     def _compute(self) -> Any:
+        self._flush_locked()
         return self._metric._compute()
 
     def merge(self, *others: Metric) -> DelayedLabels:
@@ -377,9 +529,11 @@ class DelayedLabels(Metric):
         for other in others:
             assert isinstance(other, DelayedLabels)
             with other._lock:
+                other._flush_locked()
                 snaps.append((other._metric.copy(), OrderedDict(other._pending), other._spec,
                               dict(other._stats)))
         with self._lock:
+            self._flush_locked()
             for _, _, spec, _ in snaps:
                 if spec is not None and self._spec is not None and spec != self._spec:
                     raise ValueError("merge: pending predictions of different dtype or shape")
@@ -407,6 +561,8 @@ class DelayedLabels(Metric):
             self._metric.reset()
             self._pending.clear()
             self._spec = None
+            self._buffer = []
+            self._buffer_spec = None
             self._stats = dict.fromkeys(_STATS, 0)
         return self
 
@@ -418,10 +574,12 @@ class DelayedLabels(Metric):
     @property
     def nbytes(self) -> int:
         with self._lock:
+            self._flush_locked()
             rows = sum(np.asarray(e[0]).nbytes + 150 for e in self._pending.values())
             return self._metric.nbytes + rows
 
     def _state_arrays(self) -> dict[str, Any]:
+        self._flush_locked()  # the caller (state_dict) holds the lock
         inner = self._metric.state_dict()
         out: dict[str, Any] = {_MSEP + k: v for k, v in inner.items() if k not in RESERVED_KEYS}
         keys = list(self._pending)
@@ -459,8 +617,11 @@ class DelayedLabels(Metric):
                 stats[key[6:]] = int(value)
             else:
                 raise ValueError(f"state: unexpected entry {key!r} in DelayedLabels")
-        if set(stats) != set(_STATS):
-            raise ValueError(f"state: DelayedLabels counters missing: {sorted(set(_STATS) - set(stats))}")
+        missing = set(_STATS) - set(stats) - _OPTIONAL_STATS
+        if missing:
+            raise ValueError(f"state: DelayedLabels counters missing: {sorted(missing)}")
+        for name in _OPTIONAL_STATS:
+            stats.setdefault(name, 0)
         names = ("ids_int", "is_str", "str_bytes", "str_offsets", "scores", "weights", "times")
         if set(pend) != set(names) or not all(isinstance(pend[n], np.ndarray) for n in names):
             raise ValueError(f"state: DelayedLabels needs arrays {[_PSEP + n for n in names]}")
@@ -506,5 +667,8 @@ class DelayedLabels(Metric):
             pending[ident] = (rows[i], None if math.isnan(w) else w, float(times[i]))
         self._metric = metric
         self._pending = pending
-        self._spec = (scores.dtype.str, scores.shape[1:]) if k else None
+        spec = (scores.dtype.str, scores.shape[1:])
+        self._spec = (_FLOAT_SPEC if spec == _FLOAT_SPEC else spec) if k else None
         self._stats = stats
+        self._buffer = []
+        self._buffer_spec = None

@@ -22,7 +22,9 @@ the current values -- no background thread, no copy of the state. For a
   labelled, expired, evicted, unknown, ...).
 
 Extra constant ``labels`` (e.g. ``{"model": "v3"}``) are attached to every sample. A scrape
-holds the metric's lock while it reads, so all gauges of one scrape describe the same state.
+holds the metric's lock while it reads, so all gauges of one scrape describe the same state; a
+DelayedLabels with ``batch_size > 1`` folds its buffered labels in first, so a scrape is never
+stale. The exposition work (compute, text format) happens only on a scrape, never per update.
 """
 
 from __future__ import annotations
@@ -119,6 +121,8 @@ class MetricsCollector:
     def collect(self) -> Iterator[GaugeMetricFamily]:
         with self.metric._lock, self._inner._lock, warnings.catch_warnings():
             warnings.simplefilter("ignore")
+            if isinstance(self.metric, DelayedLabels):
+                self.metric._flush_locked()  # batched labels: the scrape sees every one
             out: list[GaugeMetricFamily] = []
             for member, m in self.members.items():
                 out.extend(self._member(member, m))

@@ -74,7 +74,7 @@ def test_unknown_ids_raise_by_default_and_nothing_is_applied():
     with pytest.raises(KeyError, match="id 9 is not pending"):
         d.label([1, 9], [1, 0])
     assert d.stats() == {"predicted": 3, "labelled": 0, "replaced": 0, "evicted": 0, "expired": 0,
-                         "unknown": 0, "pending": 3}
+                         "unknown": 0, "rejected": 0, "pending": 3, "buffered": 0}
     assert quiet(d.compute) == 0.0
     d.label([1], [1])
     with pytest.raises(KeyError, match="already labelled"):
@@ -103,7 +103,7 @@ def test_capacity_ttl_and_replacement_are_counted():
     st = d.stats()
     assert st["unknown"] == 1 and st["labelled"] == 1 and st["pending"] == 0
     assert st == {"predicted": 6, "labelled": 1, "replaced": 1, "evicted": 2, "expired": 2,
-                  "unknown": 1, "pending": 0}
+                  "unknown": 1, "rejected": 0, "pending": 0, "buffered": 0}
 
 
 def test_bad_inputs_rejected_and_state_unchanged():

@@ -118,6 +118,19 @@ def test_delayed_labels_counters_and_undefined_values(server):
     assert got[("svc_auc", ())] == pytest.approx(1.0)
 
 
+def test_batched_delayed_labels_scrape_folds_the_buffer_first(server):
+    registry, port = server
+    d = DelayedLabels(MetricSet(f1=F1(), w=Window(F1(), size=100)), capacity=10, batch_size=64)
+    register(d, registry, prefix="svc")
+    d.predict([1, 2, 3], [0.9, 0.1, 0.8])
+    for key, y in ((1, 1), (2, 0), (3, 0)):
+        d.label(key, y)
+    assert d.stats()["buffered"] == 3
+    got = scrape(port)
+    assert got[("svc_delayed_buffered", ())] == 0.0 and got[("svc_delayed_labelled", ())] == 3.0
+    assert got[("svc_f1", ())] == pytest.approx(2 / 3) and got[("svc_w_samples", ())] == 3.0
+
+
 def test_single_metric_and_validation():
     registry = prometheus_client.CollectorRegistry()
     f1 = F1().update([1, 0, 1], [1, 0, 0])
