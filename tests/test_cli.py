@@ -727,3 +727,15 @@ def test_progress_bar_on_a_terminal_only(tmp_path):
     assert rc == 0 and "rows/s" not in err and "auroc" in out
     rc, out, err = run_on_terminals([*argv, "--quiet"], stdout_tty=True, stderr_tty=True)
     assert rc == 0 and "rows/s" not in err and "auroc" in out
+
+
+def test_empty_files_in_a_stream(tmp_path, capsys):
+    (tmp_path / "a_header_only.csv").write_text("y,p\n")
+    (tmp_path / "b.tsv.gz").write_bytes(gzip.compress(b"y\tp\n1\t0.9\n0\t0.2\n1\t0.6\n0\t0.7\n"))
+    (tmp_path / "c_empty.jsonl").write_bytes(b"")
+    res = run_json(capsys, str(tmp_path), "--label", "y", "--score", "p", "--metrics", "auroc,accuracy")
+    assert res["rows"] == 4 and len(res["files"]) == 3
+    assert res["metrics"]["auroc"] == 0.75 and res["metrics"]["accuracy"] == 0.75
+    rc, err = run_err(capsys, str(tmp_path / "a_header_only.csv"), str(tmp_path / "c_empty.jsonl"),
+                      "--label", "y", "--score", "p")
+    assert rc == 1 and "no rows" in err

@@ -366,10 +366,14 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
     """Inspect the first file's schema: list columns, string labels, the number of classes."""
     import pyarrow as pa
 
-    src = open_source(plan.files[0], plan.columns, 1024)
-    first = next(iter(src.batches), None)
+    first = None
+    for path in plan.files:  # the first file with a row (a partition may be empty)
+        src = open_source(path, plan.columns, 1024)
+        first = next((b for b in src.batches if b.num_rows), None)
+        if first is not None:
+            break
     if first is None:
-        raise InputError(f"{plan.files[0]}: no rows", 1)
+        raise InputError(f"{plan.files[0] if len(plan.files) == 1 else 'the inputs'}: no rows", 1)
     schema = first.schema
     score_type = schema.field(plan.scores[0]).type
     plan.list_scores = len(plan.scores) == 1 and (
@@ -725,7 +729,8 @@ def _run(args: argparse.Namespace) -> int:
             if not args.label or not args.score:
                 raise InputError("--label and --score are required with input files", 2)
             files = expand_inputs(args.files)
-            title = f"streammetrics evaluate: {', '.join(args.files)}"
+            shown = args.files if len(args.files) <= 3 else [*args.files[:2], f"... ({len(files)} files)"]
+            title = f"streammetrics evaluate: {', '.join(shown)}"
         else:
             ex_stack, path = _bundled_example()
             stack.enter_context(ex_stack)

@@ -75,7 +75,7 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
         ax.axhline(prevalence, linestyle="--", linewidth=1, color=line.get_color(), alpha=0.6,
                    label=f"{name + ': ' if name else ''}no skill ({prevalence:.3f})")
     ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1), ylim=(0, 1.01),
-           title=f"Precision-recall curve{approx}")
+           title=f"Precision-recall curve ({res['rows']:,} rows){approx}")
     ax.legend(loc="lower left", fontsize=8)
     save(fig, "pr.png")
 
@@ -102,7 +102,8 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
         fig, ax = plt.subplots(figsize=(6, 4))
         names = (plan.classes or ["0", "1"]) if plan.task == "binary" else (plan.classes or [])
         for i, counts in enumerate(hist.counts):
-            label = f"class {names[i] if i < len(names) else i}"
+            kind = "label" if plan.task == "multilabel" else "class"
+            label = f"{kind} {names[i] if i < len(names) else i}"
             ax.stairs(counts, edges, fill=True, alpha=0.45, label=label)
         what = {"binary": "score by actual class", "multiclass": "score of the true class",
                 "multilabel": "score of the positives, per label"}[plan.task]

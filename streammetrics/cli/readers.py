@@ -106,6 +106,14 @@ class Source:
     batches: Iterator[Any]
 
 
+def _delimiter(path: str) -> str:
+    """Tab for ``.tsv`` (also compressed), else comma."""
+    name = path.lower()
+    for suffix in _COMPRESSED:
+        name = name.removesuffix(suffix)
+    return "\t" if name.endswith(".tsv") else ","
+
+
 def _comment_lines(path: str) -> int:
     """Number of leading lines starting with ``#`` (skipped before the CSV header)."""
     import pyarrow as pa
@@ -139,6 +147,8 @@ def open_source(
     import pyarrow as pa
 
     fmt = format_of(path)
+    if fmt != "parquet" and os.path.isfile(path) and os.path.getsize(path) == 0:
+        return Source(path, [], 0, iter(()))  # an empty CSV / JSON Lines file: no rows
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -153,7 +163,7 @@ def open_source(
         if fmt == "csv":
             import pyarrow.csv as pcsv
 
-            delimiter = "\t" if path.lower().replace(".gz", "").endswith(".tsv") else ","
+            delimiter = _delimiter(path)
             read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
             parse = pcsv.ParseOptions(delimiter=delimiter)
             header = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
@@ -230,7 +240,7 @@ def locate_bad_number(path: str, column: str) -> tuple[int, str] | None:
 
     read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
     convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
-    delimiter = "\t" if path.lower().replace(".gz", "").endswith(".tsv") else ","
+    delimiter = _delimiter(path)
     reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
                            parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert)
     row = 0
