@@ -521,8 +521,10 @@ def best_threshold(
     result has threshold nan and an :class:`UndefinedMetricWarning` is issued.
 
     Binned counts: the candidates are the bin edges, where the counts (so ``score``) are exact
-    and attained; a threshold inside a bin holding both classes reaches at most the criterion at
-    the bin's corner (tp of its lower edge, fp of its upper edge): ``score_bound`` is the
+    and attained; a threshold inside a bin holding both classes (or inside the top bin, whose
+    upper neighbour -- nothing predicted positive -- is no candidate) reaches at most the
+    criterion at the bin's corner (tp of its lower edge, fp of its upper edge, 0 above the top
+    bin): ``score_bound`` is the
     largest of those and ``score`` (certified), ``search_range`` the hull of the bins whose
     corner beats ``score``. Exact counts: ``score_bound = score``, ``search_range = None``. O(T).
     """
@@ -548,6 +550,10 @@ def best_threshold(
     # certificate: the corners of the mixed bins
     bound, search = best, None
     mixed = counts.mixed()
+    if counts.binned and mixed.shape[0] and counts.fps[0] > 0:
+        # the top bin's points inside may also beat its edge when it holds only negatives: its
+        # upper neighbour (nothing predicted positive) is no candidate; its corner is (tp_0, 0)
+        mixed[0] = True
     if mixed.any():
         _, fp0 = counts.previous()
         corner = _criterion_scores(counts.tps, fp0, P, N, criterion, v, beta)

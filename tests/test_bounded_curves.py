@@ -256,6 +256,23 @@ def test_certificates_with_weights_and_brute_force_optimum(seed: int) -> None:
             assert got.search_range[0] < t_ref < got.search_range[1]
 
 
+def test_best_threshold_inside_a_top_bin_of_negatives() -> None:
+    # the top bin holds only negatives: a threshold inside it (fewer false positives) beats its
+    # edge for accuracy, and nothing-predicted-positive is no candidate to dominate it
+    rng = np.random.default_rng(0)
+    y = np.r_[np.zeros(20, int), (rng.random(400) < 0.1).astype(int)]
+    s = np.r_[1000.0 + np.arange(20), rng.random(400) * 0.9]
+    roc = sm.ROCCurve(max_bytes=416).update(y, s).compute()
+    assert roc.tpr[1] == 0 and roc.fpr[1] > 0 and roc.exact[1]  # a pure-negative top bin
+    for criterion in ("accuracy", "youden", "f1", "closest", "tnr_at_tpr"):
+        got = roc.best_threshold(criterion, VALUES.get(criterion))
+        t_ref, v_ref = best_threshold_brute(y, s, None, criterion, VALUES.get(criterion))
+        assert got.score <= v_ref + TOL and v_ref <= got.score_bound + TOL
+        if v_ref > got.score + TOL:
+            assert got.search_range[0] < t_ref < got.search_range[1]
+    assert roc.best_threshold("accuracy").search_range[1] == np.inf
+
+
 def test_partial_auroc_and_interpolated_ap_metrics() -> None:
     rng = np.random.default_rng(3)
     for name, (y, s, scores) in _distributions(rng, 20000).items():
@@ -481,20 +498,27 @@ def test_counts_helpers() -> None:
     assert empty.previous()[0].shape == (0,) and not empty.mixed().any()
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     seed=st.integers(0, 2**31),
     n=st.integers(2, 300),
     levels=st.integers(2, 40),
     budget=st.sampled_from([416, 512, 800]),
     weighted=st.sampled_from(["none", "int", "float"]),
+    far=st.tuples(st.integers(0, 6), st.integers(0, 6)),
+    rate=st.sampled_from([0.05, 0.5, 0.95]),
 )
-def test_certificates_hold_on_random_small_data(seed, n, levels, budget, weighted) -> None:
-    """Random few-level scores (ties, bins holding both classes in any order), any weights."""
+def test_certificates_hold_on_random_small_data(seed, n, levels, budget, weighted, far, rate) -> None:
+    """Random few-level scores (ties, bins holding both classes in any order), any weights, and
+    optionally far-away negatives on top / positives at the bottom (one-class end bins)."""
     rng = np.random.default_rng(seed)
-    y = rng.integers(0, 2, n)
+    y = (rng.random(n) < rate).astype(int)
     y[:2] = [0, 1]
     s = rng.integers(0, levels, n) / levels + 0.01 * y * rng.integers(0, 2, n)
+    top, bottom = far
+    y = np.r_[y, np.zeros(top, int), np.ones(bottom, int)]
+    s = np.r_[s, 1000.0 + rng.integers(0, 3, top), -1000.0 - rng.integers(0, 3, bottom)]
+    n = y.shape[0]
     w = {"none": None, "int": rng.integers(1, 4, n).astype(float), "float": rng.random(n) + 0.05}[weighted]
     roc = sm.ROCCurve(max_bytes=budget).update(y, s, sample_weight=w).compute()
     pr = sm.PRCurve(max_bytes=budget).update(y, s, sample_weight=w).compute()
