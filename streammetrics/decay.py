@@ -1,4 +1,4 @@
-"""Exponential forgetting for any classification accumulator (SPEC section 5).
+"""Exponential forgetting for any accumulator (SPEC section 5): classification, ranking, retrieval.
 
 ``Decayed(metric, half_life=h)`` weighs the i-th of the n samples seen so far (0-based, in
 arrival order: ``update`` calls, then rows) by ``0.5 ** ((n - 1 - i) / h)``: the newest sample
@@ -27,6 +27,13 @@ How it works
   the first read after an update: O(R log R) for the R rows kept. A row whose decay factor has
   underflowed to 0.0 (age > ~1075 half-lives) has weight exactly 0, which scikit-learn treats as
   absent, so it is dropped: R <= ~1100·h rows by samples. Exact.
+
+Retrieval metrics decay per *query*: the q-th of the n queries seen weighs
+``0.5 ** ((n - 1 - q) / h)`` (or ``0.5 ** ((t_newest - t_q) / h)`` with one timestamp per
+query), and the value is the decay-weighted mean ``sum_q w_q m_q / sum_q w_q`` of the per-query
+values m_q (micro-averaged set measures: the ratio of the decay-weighted pooled counts). The
+state is O(1): the weighted sums and the total weight (:class:`DecayedQueriesState`).
+``per_query=True`` metrics are refused (their stored values are not decayed).
 
 Rows whose label is the wrapped metric's ``ignore_index`` count as arrivals (they age the other
 samples) but contribute nothing.
@@ -66,8 +73,10 @@ from .window import (
     metric_from_nested,
     nested_config,
     optional_float,
+    query_values,
     register_wrapper,
     rows_arrays,
+    spec_layout,
 )
 
 __all__ = ["Decayed"]
@@ -319,6 +328,182 @@ class DecayedState(State):
         return isinstance(other, DecayedState) and super().equals(other)
 
 
+class DecayedQueriesState(State):
+    """Decay over queries, for the retrieval family.
+
+    The q-th query of the n seen (0-based, arrival order: ``update`` calls, then queries in
+    order of appearance) weighs ``w_q = 0.5 ** ((n - 1 - q) / h)`` by queries, or
+    ``0.5 ** ((t_newest - t_q) / h)`` by time (one timestamp per query). The value is the
+    decay-weighted mean over queries, ``sum_q w_q m_q / sum_q w_q`` (for micro-averaged set
+    measures, the ratio of the decay-weighted pooled counts).
+
+    Stored: ``S = sum_q a_q v_q`` (every per-query value column of the wrapped measure) and
+    ``M = sum_q a_q`` with absolute weights ``a_q = 2 ** ((coord_q - ref) / h)``: an update is
+    O(queries · width) and never touches the past; the reference moves only to keep the weights
+    far from overflow (a weighted mean does not depend on it). Before a read the wrapped
+    :class:`~streammetrics.retrieval.QueryState` is loaded, through its ``load_arrays``, with one
+    pseudo-query holding ``S / M``, so the wrapped metric's own ``compute`` returns the decayed
+    mean. Memory O(width).
+    """
+
+    def __init__(self, inner: State, half_life: float | None, half_life_seconds: float | None,
+                 clock: Clock) -> None:
+        self.inner = inner
+        self.half_life, self.half_life_seconds, self.clock = half_life, half_life_seconds, clock
+        self.by_time = half_life_seconds is not None
+        self.h = float(half_life_seconds if self.by_time else half_life)  # type: ignore[arg-type]
+        self.specs = list(inner.specs)  # type: ignore[attr-defined]
+        if any(spec.per_query for spec in self.specs):
+            raise ValueError("Decayed: per-query values are not decayed; wrap the metric without "
+                             "per_query=True")
+        self.width = sum(spec.width for spec in self.specs)
+        self.sums = np.zeros(self.width)
+        self.mass = 0.0
+        self.ref: float | None = None
+        self.newest: float | None = None
+        self.n_seen = 0
+        self._dirty = False
+
+    def key(self) -> Hashable:
+        return ("decayed-queries", self.half_life, self.half_life_seconds,
+                tuple(spec.name for spec in self.specs))
+
+    def prepare(self, relevance: Any, scores: Any, *, doc_ids: Any = None, judged: Any = None,
+                n_relevant: Any = None, query_ids: Any = None, timestamp: Any = None) -> Any:
+        if not self.by_time and timestamp is not None:
+            raise ValueError("timestamp: only time decay (half_life_seconds=...) takes timestamps")
+        vals = query_values(self.specs, relevance, scores, doc_ids=doc_ids, judged=judged,
+                            n_relevant=n_relevant, query_ids=query_ids)
+        ts = check_timestamps(timestamp, vals.shape[0], self.clock, self.newest) if self.by_time else None
+        return vals, ts
+
+    def apply(self, delta: Any) -> None:
+        vals, ts = delta
+        n = vals.shape[0]
+        if n == 0:
+            return
+        if ts is not None:
+            if self.newest is not None and ts[0] < self.newest:
+                ts = np.maximum(ts, self.newest)  # lost a race with a newer batch
+            coord = ts
+        else:  # by queries: coordinates assigned here, so racing updates get consecutive ones
+            coord = self.n_seen + np.arange(n, dtype=np.float64)
+        last = float(coord[-1])
+        if self.ref is None:
+            self.ref = last
+        elif (last - self.ref) / self.h > _RENORM:
+            self._rebase(last)
+        a = np.exp2((coord - self.ref) / self.h)
+        self.sums += a @ vals
+        self.mass += float(a.sum())
+        self.n_seen += n
+        self.newest = last
+        self._dirty = True
+
+    def _rebase(self, to: float) -> None:
+        assert self.ref is not None
+        if to != self.ref:
+            f = math.exp2(-(to - self.ref) / self.h)
+            self.sums *= f
+            self.mass *= f
+            self.ref = to
+
+    def sync(self) -> None:
+        """Load the decay-weighted mean into the wrapped state (one pseudo-query)."""
+        if not self._dirty:
+            return
+        if self.n_seen == 0:
+            self.inner.reset()
+        else:
+            self._rebase(self.newest)  # type: ignore[arg-type]  # the stored form (as saved)
+            mean = self.sums / self.mass
+            arrays: dict[str, Any] = {}
+            for spec, a, b in spec_layout(self.specs):
+                arrays[f"{spec.name}.count"] = np.array([1], dtype=np.int64)
+                arrays[f"{spec.name}.sums"] = mean[a:b].copy()
+            self.inner.load_arrays(arrays)
+        self._dirty = False
+
+    def arrays(self) -> dict[str, Any]:
+        if self.newest is not None and self.ref is not None:
+            self._rebase(self.newest)  # the stored form: the newest query weighs 1
+        return {"sums": self.sums.copy(), "mass": float(self.mass), "newest": self.newest,
+                "n_seen": self.n_seen}
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        expected = {"sums", "mass", "newest", "n_seen"}
+        if set(arrays) != expected:
+            raise ValueError(f"state: a decayed query state has exactly {sorted(expected)}, got "
+                             f"{sorted(arrays)}")
+        n_seen = arrays["n_seen"]
+        if isinstance(n_seen, bool) or not isinstance(n_seen, (int, np.integer)) or n_seen < 0:
+            raise ValueError(f"state: 'n_seen' must be an int >= 0, got {n_seen!r}")
+        newest = optional_float(arrays["newest"], "newest")
+        if (newest is None) != (int(n_seen) == 0):
+            raise ValueError("state: 'newest' must be set exactly when queries were seen")
+        if not self.by_time and newest is not None and newest != int(n_seen) - 1:
+            raise ValueError("state: 'newest' must be n_seen - 1 for decay by queries")
+        sums = arrays["sums"]
+        if not isinstance(sums, np.ndarray) or sums.shape != (self.width,) or sums.dtype.kind != "f" \
+                or not np.isfinite(sums).all():
+            raise ValueError(f"state: 'sums' must be {self.width} finite floats")
+        mass = optional_float(arrays["mass"], "mass")
+        if mass is None or (mass < 1.0 if int(n_seen) else mass != 0.0):
+            raise ValueError("state: 'mass' must be >= 1 (the newest query weighs 1), or 0 when empty")
+        if not int(n_seen) and sums.any():
+            raise ValueError("state: an empty decayed query state has non-zero sums")
+        self.sums, self.mass = sums.astype(np.float64), float(mass)
+        self.newest, self.n_seen = newest, int(n_seen)
+        self.ref = newest
+        self._dirty = True
+        self.sync()
+
+    @property
+    def nbytes(self) -> int:
+        return self.sums.nbytes + 8 + self.inner.nbytes
+
+    def merge(self, other: State) -> None:
+        """By time: both sides aligned to the newer newest timestamp (the older side decays by
+        the gap) and added. By queries: each shard's queries keep their ages in their shard."""
+        assert isinstance(other, DecayedQueriesState)
+        if other.n_seen == 0:
+            return
+        theirs = other.arrays()  # rebased to its newest (other is a snapshot)
+        if self.n_seen == 0:
+            self.sums, self.mass = theirs["sums"], theirs["mass"]
+            self.newest = self.ref = theirs["newest"]
+            self.n_seen = other.n_seen
+            self._dirty = True
+            return
+        self.arrays()  # rebase to our newest
+        assert self.newest is not None
+        t_sums, t_mass, t_newest = theirs["sums"], theirs["mass"], float(theirs["newest"])
+        if self.by_time:
+            top = max(self.newest, t_newest)
+            f_mine, f_theirs = math.exp2(-(top - self.newest) / self.h), math.exp2(-(top - t_newest) / self.h)
+            self.sums = self.sums * f_mine + t_sums * f_theirs
+            self.mass = self.mass * f_mine + t_mass * f_theirs
+            self.newest = top
+        else:
+            self.sums = self.sums + t_sums
+            self.mass = self.mass + t_mass
+            self.newest = float(self.n_seen + other.n_seen - 1)
+        self.ref = self.newest
+        self.n_seen += other.n_seen
+        self._dirty = True
+
+    def reset(self) -> None:
+        self.inner.reset()
+        self.sums = np.zeros(self.width)
+        self.mass = 0.0
+        self.ref = self.newest = None
+        self.n_seen = 0
+        self._dirty = False
+
+    def equals(self, other: State) -> bool:
+        return isinstance(other, DecayedQueriesState) and super().equals(other)
+
+
 class Decayed(_WrappedMetric):
     """``metric`` with exponential forgetting: by samples (``half_life``) or by time
     (``half_life_seconds``). See the module docstring for the exact weights.
@@ -326,9 +511,10 @@ class Decayed(_WrappedMetric):
     Parameters
     ----------
     metric
-        An empty classification accumulator.
+        An empty accumulator (classification, ranking, or retrieval -- then per query).
     half_life, half_life_seconds
-        Exactly one, > 0: the number of samples (or seconds) after which a sample weighs 1/2.
+        Exactly one, > 0: the number of samples -- retrieval: queries -- (or seconds) after
+        which a sample weighs 1/2.
     clock
         Time source for updates without ``timestamp`` (time decay); default :func:`time.time`.
 
@@ -364,9 +550,11 @@ class Decayed(_WrappedMetric):
         if clock is not None and not callable(clock):
             raise ValueError(f"clock: must be callable, got {clock!r}")
         self._metric = check_wrappable(metric, "Decayed")
+        self.family = self._metric.family
         self.half_life = None if half_life is None else float(half_life)
         self.half_life_seconds = None if half_life_seconds is None else float(half_life_seconds)
-        self._state: DecayedState = DecayedState(
+        state_type = DecayedQueriesState if self.family == "retrieval" else DecayedState
+        self._state: DecayedState | DecayedQueriesState = state_type(
             self._metric._state, self.half_life, self.half_life_seconds, clock or time.time
         )
 

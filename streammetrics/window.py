@@ -1,4 +1,4 @@
-"""Sliding windows over any classification accumulator (SPEC section 5).
+"""Sliding windows over any accumulator (SPEC section 5): classification, ranking and retrieval.
 
 ``Window(metric, size=W)`` is ``metric`` over exactly the last W samples that arrived;
 ``Window(metric, seconds=T)`` is ``metric`` over the samples whose timestamp is strictly greater
@@ -47,6 +47,18 @@ rows newer than max(newest_a, newest_b) - T; for count windows, there being no g
 ``b``'s rows are taken to arrive after ``a``'s and the last W of the concatenation are kept.
 Merging never widens a window (unlike torcheval's windowed AUROC, whose merge doubles it).
 O(rows) plus one rebuild of the state.
+
+Retrieval metrics (``NDCG``, ``MAP``, ``MRR``, ...): the window holds *queries*.
+``Window(NDCG(10), size=W)`` is the measure's mean over the last W queries that arrived
+(arrival order: ``update`` calls, then queries in order of appearance);
+``Window(MAP(), seconds=T)`` over the queries whose timestamp is strictly newer than (newest -
+T), with one timestamp per query (``timestamp=`` a scalar for the call or one per query, in
+order of appearance). ``update`` takes the retrieval arguments (``relevance, scores, *, doc_ids,
+judged, n_relevant, query_ids, timestamp``). The window keeps each query's per-query values (8
+bytes per query and value column, independent of the query's length), and a read writes their
+count and sums into the wrapped state (:class:`QueryWindowState`). Merge semantics as above, per
+query. Two windowed retrieval measures do not share a state in a MetricSet (each ranks the
+batch itself).
 
 Persistence stores the rows (segments of rows of one dtype/shape: ``seg{i}.y_true``,
 ``seg{i}.y_pred``, optionally ``seg{i}.weight`` and ``seg{i}.ts``) and ``newest``; loading
@@ -172,8 +184,9 @@ def check_wrappable(metric: Any, wrapper: str) -> Metric:
         )
     if isinstance(metric, _WRAPPERS):
         raise ValueError(f"{wrapper}: cannot wrap a {type(metric).__name__}")
-    if metric.family != "classification":
-        raise ValueError(f"{wrapper}: supports classification-family metrics, got family {metric.family!r}")
+    if metric.family not in ("classification", "retrieval"):
+        raise ValueError(f"{wrapper}: supports classification and retrieval metrics, got family "
+                         f"{metric.family!r}")
     twin = type(metric)._from_config(metric._config())
     with metric._lock:
         if not metric._state.equals(twin._state):
@@ -662,6 +675,203 @@ def _interleave(a: list[_Piece], b: list[_Piece]) -> list[_Piece]:
     return out
 
 
+# -- retrieval: windows of queries ---------------------------------------------------------------
+def query_values(specs: list[Any], relevance: Any, scores: Any, *, doc_ids: Any = None,
+                 judged: Any = None, n_relevant: Any = None,
+                 query_ids: Any = None) -> np.ndarray:
+    """Every query's values of every spec, (queries, total width): the batch validated and
+    ranked once (:func:`~streammetrics._ranking_queries.prepare_queries`)."""
+    from . import _ranking_queries as K
+
+    rq = K.prepare_queries(relevance, scores, doc_ids=doc_ids, judged=judged, n_relevant=n_relevant,
+                           query_ids=query_ids)
+    cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
+            for spec in specs]
+    return np.ascontiguousarray(np.hstack(cols)) if cols else np.zeros((rq.n_queries, 0))
+
+
+def spec_layout(specs: list[Any]) -> list[tuple[Any, int, int]]:
+    """(spec, first column, end column) of every spec in a values matrix."""
+    out, at = [], 0
+    for spec in specs:
+        out.append((spec, at, at + spec.width))
+        at += spec.width
+    return out
+
+
+def check_values(values: Any, width: int, what: str) -> np.ndarray:
+    """Untrusted per-query values: a finite float matrix with ``width`` columns."""
+    if not isinstance(values, np.ndarray) or values.ndim != 2 or values.shape[1] != width \
+            or values.dtype.kind != "f":
+        raise ValueError(f"state: {what} 'values' must be a float array of shape (n, {width})")
+    values = values.astype(np.float64)
+    if values.size and not np.isfinite(values).all():
+        raise ValueError(f"state: {what} 'values' holds non-finite numbers")
+    return values
+
+
+class QueryWindowState(State):
+    """A window over queries for the retrieval family: the last ``size`` queries, or those whose
+    timestamp is strictly newer than newest - ``seconds`` (one timestamp per query).
+
+    Keeps every window query's per-query values of the wrapped measure(s) -- ``(queries, width)``
+    float64, 8 bytes per query and value column, whatever the queries' lengths -- and, before a
+    read, writes their count and sums (and the values, for ``per_query=True``) into the wrapped
+    :class:`~streammetrics.retrieval.QueryState` through its ``load_arrays``; the mean over the
+    window's queries is then the wrapped metric's own ``compute``. The sums are re-added from
+    the rows on the first read after a change: O(W · width) vectorised, no drift.
+    """
+
+    def __init__(self, inner: State, size: int | None, seconds: float | None, clock: Clock) -> None:
+        self.inner = inner
+        self.size, self.seconds, self.clock = size, seconds, clock
+        self.specs = list(inner.specs)  # type: ignore[attr-defined]
+        self.width = sum(spec.width for spec in self.specs)
+        self.rows = _Rows()  # y = values (q, width), p = empty (q, 0), ts = one per query
+        self.newest: float | None = None
+        self._dirty = False
+
+    def key(self) -> Hashable:
+        return ("window-queries", self.size, self.seconds, tuple(spec.name for spec in self.specs))
+
+    def prepare(self, relevance: Any, scores: Any, *, doc_ids: Any = None, judged: Any = None,
+                n_relevant: Any = None, query_ids: Any = None, timestamp: Any = None) -> Any:
+        if self.seconds is None and timestamp is not None:
+            raise ValueError("timestamp: only time windows (seconds=...) take timestamps")
+        vals = query_values(self.specs, relevance, scores, doc_ids=doc_ids, judged=judged,
+                            n_relevant=n_relevant, query_ids=query_ids)
+        n = vals.shape[0]
+        ts = check_timestamps(timestamp, n, self.clock, self.newest) if self.seconds is not None else None
+        return _Piece(vals, np.zeros((n, 0)), None, ts)
+
+    def apply(self, delta: Any) -> None:
+        piece: _Piece = delta
+        if len(piece) == 0:
+            return
+        if piece.ts is not None:
+            if self.newest is not None and piece.ts[0] < self.newest:
+                piece.ts = np.maximum(piece.ts, self.newest)  # lost a race with a newer batch
+            t = float(piece.ts[-1])
+            self.newest = t if self.newest is None else max(self.newest, t)
+        self.rows.append(piece)
+        self._dirty = True
+        self._expire()
+
+    def _expire(self) -> None:
+        if self.size is not None:
+            k = self.rows.n - self.size
+        elif self.newest is not None and self.rows.n:
+            k = self.rows.count_not_after(self.newest - self.seconds)  # type: ignore[operator]
+        else:
+            k = 0
+        if k > 0:
+            self.rows.drop_front(k)
+            self._dirty = True
+
+    def advance(self, timestamp: float) -> None:
+        if self.newest is None or timestamp > self.newest:
+            self.newest = float(timestamp)
+        self._expire()
+
+    def values(self) -> np.ndarray:
+        """The window's per-query values in arrival order, (queries, width)."""
+        live = [q.y[q.lo:q.hi] for q in self.rows]
+        return np.concatenate(live) if live else np.zeros((0, self.width))
+
+    def sync(self) -> None:
+        """Write the window's query count and sums into the wrapped state."""
+        if not self._dirty:
+            return
+        vals = self.values()
+        arrays: dict[str, Any] = {}
+        sums = vals.sum(axis=0)
+        for spec, a, b in spec_layout(self.specs):
+            arrays[f"{spec.name}.count"] = np.array([vals.shape[0]], dtype=np.int64)
+            arrays[f"{spec.name}.sums"] = sums[a:b].copy()
+            if spec.per_query:
+                arrays[f"{spec.name}.values"] = vals[:, a:b].copy()
+        self.inner.load_arrays(arrays)
+        self._dirty = False
+
+    @property
+    def n_rows(self) -> int:
+        return self.rows.n
+
+    def arrays(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"values": self.values().copy()}
+        if self.seconds is not None:
+            live = [q.ts[q.lo:q.hi] for q in self.rows]  # type: ignore[index]
+            out["ts"] = np.concatenate(live) if live else np.zeros(0)
+        out["newest"] = self.newest
+        return out
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        timed = self.seconds is not None
+        expected = {"values", "newest"} | ({"ts"} if timed else set())
+        missing = expected - set(arrays)
+        if missing:
+            raise ValueError(f"state: missing entries {sorted(missing)} in a query window")
+        extra = set(arrays) - expected
+        if extra:
+            raise ValueError(f"state: unexpected arrays {sorted(extra)} in a query window")
+        vals = check_values(arrays["values"], self.width, "query window")
+        n = vals.shape[0]
+        newest = optional_float(arrays["newest"], "newest")
+        ts = None
+        if timed:
+            ts = arrays["ts"]
+            if not isinstance(ts, np.ndarray) or ts.shape != (n,) or ts.dtype.kind != "f" \
+                    or not np.isfinite(ts).all():
+                raise ValueError(f"state: query window 'ts' must be {n} finite floats")
+            ts = ts.astype(np.float64)
+            if n > 1 and bool((np.diff(ts) < 0).any()):
+                raise ValueError("state: query window timestamps must be non-decreasing")
+            if n and (newest is None or newest < ts[-1] or ts[0] <= newest - self.seconds):  # type: ignore[operator]
+                raise ValueError("state: window rows lie outside the window")
+        else:
+            if newest is not None:
+                raise ValueError("state: a count window has no 'newest' timestamp")
+            if n > self.size:  # type: ignore[operator]
+                raise ValueError(f"state: a window of size {self.size} holds {n} queries")
+        rows = _Rows()
+        if n:
+            rows.append(_Piece(vals, np.zeros((n, 0)), None, ts))
+        self.rows, self.newest, self._dirty = rows, newest, True
+        self.sync()
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows.nbytes() + self.inner.nbytes
+
+    def merge(self, other: State) -> None:
+        """Count windows: ``other``'s queries come after this one's, the last ``size`` stay.
+        Time windows: both interleaved by timestamp (stable), older than the new newest - T
+        leave."""
+        assert isinstance(other, QueryWindowState)
+        mine, theirs = list(self.rows), list(other.rows)
+        if self.seconds is None:
+            pieces = [q.live() for q in mine + theirs]
+        else:
+            pieces = _interleave([q.live() for q in mine], [q.live() for q in theirs])
+            cand = [t for t in (self.newest, other.newest) if t is not None]
+            self.newest = max(cand) if cand else None
+        rows = _Rows()
+        for q in pieces:
+            rows.append(_Piece(q.y.copy(), q.p, None, None if q.ts is None else q.ts.copy()))
+        self.rows = rows
+        self._dirty = True
+        self._expire()
+
+    def reset(self) -> None:
+        self.inner.reset()
+        self.rows = _Rows()
+        self.newest = None
+        self._dirty = False
+
+    def equals(self, other: State) -> bool:
+        return isinstance(other, QueryWindowState) and super().equals(other)
+
+
 class _WrappedMetric(Metric):
     """What every sample-reweighting wrapper (``Window``, ``Decayed``) shares: it holds a twin of
     the wrapped metric whose state is kept in sync with the wrapper's state before each read, and
@@ -676,8 +886,18 @@ class _WrappedMetric(Metric):
         return self._metric
 
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None,  # type: ignore[override]
-               timestamp: Any = None) -> Any:
-        """Fold in a batch (or one sample), with per-row or per-batch ``timestamp``. Atomic."""
+               timestamp: Any = None, **query_kwargs: Any) -> Any:
+        """Fold in a batch (or one sample), with per-row or per-batch ``timestamp``. Atomic.
+
+        Retrieval metrics take their own update arguments -- ``update(relevance, scores, *,
+        doc_ids=None, judged=None, n_relevant=None, query_ids=None, timestamp=None)`` -- with
+        one timestamp per query (or one for the call)."""
+        if self.family == "retrieval":
+            if sample_weight is not None:
+                raise TypeError("update() of a retrieval metric takes no sample_weight")
+            return self._update_state(y_true, y_pred, timestamp=timestamp, **query_kwargs)
+        if query_kwargs:
+            raise TypeError(f"update() got unexpected keyword arguments {sorted(query_kwargs)}")
         return self._update_state(y_true, y_pred, sample_weight, timestamp=timestamp)
 
     def _synced(self) -> Metric:
@@ -715,10 +935,11 @@ class Window(_WrappedMetric):
     Parameters
     ----------
     metric
-        An empty classification accumulator (``F1()``, ``ConfusionMatrix(num_classes=3)``,
-        ``AUROC()``, ...). The window holds its own twin of it.
+        An empty accumulator (``F1()``, ``ConfusionMatrix(num_classes=3)``, ``AUROC()``,
+        ``AUROC(max_bytes=...)``, ``NDCG(10)``, ...). The window holds its own twin of it.
     size, seconds
-        Exactly one: a count window of ``size`` >= 1 samples, or a time window of ``seconds`` > 0.
+        Exactly one: a count window of ``size`` >= 1 samples (retrieval: queries), or a time
+        window of ``seconds`` > 0.
     clock
         Time source for updates without ``timestamp`` (time windows); default :func:`time.time`.
 
@@ -756,9 +977,11 @@ class Window(_WrappedMetric):
         if clock is not None and not callable(clock):
             raise ValueError(f"clock: must be callable, got {clock!r}")
         self._metric = check_wrappable(metric, "Window")
+        self.family = self._metric.family
         self.size = None if size is None else int(size)
         self.seconds = None if seconds is None else float(seconds)
-        self._state: WindowState = WindowState(
+        state_type = QueryWindowState if self.family == "retrieval" else WindowState
+        self._state: WindowState | QueryWindowState = state_type(
             self._metric._state, self.size, self.seconds, clock or time.time
         )
 

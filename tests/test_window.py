@@ -288,8 +288,10 @@ def test_constructor_validation():
         Window(MetricSet(f1=F1()), size=3)
     with pytest.raises(ValueError, match="cannot wrap"):
         Window(Window(F1(), size=2), size=3)
-    with pytest.raises(ValueError, match="classification"):
-        Window(sm.MAP(), size=3)
+    assert Window(sm.MAP(), size=3).family == "retrieval"  # windows of queries (test_window_retrieval)
+    delayed = sm.DelayedLabels(F1(), capacity=4)
+    with pytest.raises(ValueError):
+        Window(delayed, size=3)
 
 
 def test_metricset_shares_one_window_state():
