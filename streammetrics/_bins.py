@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 
 from ._curves import ThresholdCounts
-from ._sorted_buffer import SortedScores
+from ._sorted_buffer import SortedScores, _unit_or_positive
 from ._state import State
-from ._validation import as_numpy
+from ._validation import as_numpy, check_binary_labels, check_scores, check_weights
 
 __all__ = ["BinnedScores", "auroc_bounds", "ap_bounds", "SCORE_TRANSFORMS", "BIN_BYTES"]
 
@@ -63,6 +63,12 @@ MIN_BINS = 16
 #: within _SNAP_RTOL of the bin's weight before is float rounding and set to 0.
 _SUB_RTOL = 1e-9
 _SNAP_RTOL = 1e-12
+#: apply: fold by ``bincount`` over the key span when span <= _DENSE_FACTOR·(new + stored) +
+#: _DENSE_MIN (temporary memory 16 bytes per slot), else sort.
+_DENSE_FACTOR = 2
+_DENSE_MIN = 4096
+#: Elements per chunk of the branch-free loops (their temporaries stay in cache).
+_CHUNK = 8192
 
 _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 _HALF_BITS = int(np.float64(0.5).view(np.int64))
@@ -88,13 +94,31 @@ def _raw_decode(k: np.ndarray) -> np.ndarray:
 
 
 def _prob_keys(p: np.ndarray) -> np.ndarray:
-    p = np.asarray(p, dtype=np.float64)
-    q = np.subtract(1.0, p)  # exact for p in [1/2, 1]
+    """key(p) = bits(p) for p < 1/2, 2·bits(1/2) − bits(1 − p) for p >= 1/2 (equal at 1/2).
+
+    Out-of-range scores (p < 0 or p > 1) get keys outside [0, 2·bits(1/2)], so a range check
+    is a min/max of the keys. Branch-free, in place, in cache-sized chunks (no large temporary:
+    fresh large arrays cost page faults)."""
+    p = np.asarray(p, dtype=np.float64).reshape(-1)
+    n = p.shape[0]
+    out = np.empty(n, dtype=np.int64)
+    q = out.view(np.float64)
+    np.subtract(1.0, p, out=q)  # exact for p in [1/2, 1]
     np.minimum(q, p, out=q)  # p below 1/2, 1 - p above
-    q += 0.0
-    bits = q.view(np.int64)
-    np.subtract(2 * _HALF_BITS, bits, out=bits, where=p > 0.5)
-    return bits
+    q += 0.0  # -0.0 -> 0.0
+    t = np.empty(min(n, _CHUNK), dtype=np.int64)
+    tf = t.view(np.float64)
+    for i in range(0, n, _CHUNK):
+        j = min(i + _CHUNK, n)
+        b, tt = out[i:j], t[: j - i]
+        np.subtract(p[i:j], 0.5, out=tf[: j - i])  # sign bit set iff p < 1/2 (exact sign)
+        tt >>= 63
+        np.invert(tt, out=tt)  # -1 where p >= 1/2, else 0
+        b ^= tt
+        b -= tt  # -bits where p >= 1/2
+        tt &= 2 * _HALF_BITS
+        b += tt
+    return out
 
 
 def _prob_decode(k: np.ndarray) -> np.ndarray:
@@ -251,14 +275,15 @@ class BinnedScores(State):
         self._shift = np.zeros(k, dtype=np.int64)
 
     # -- keys ---------------------------------------------------------------------------------------
-    def to_keys(self, s: np.ndarray, name: str = "y_score") -> np.ndarray:
-        """Order-preserving int64 keys of scores (validates the declared transform's range)."""
+    def to_keys(self, s: np.ndarray, name: str = "y_score", check: bool = True) -> np.ndarray:
+        """Order-preserving int64 keys of scores (validates the declared transform's range
+        unless ``check=False``)."""
         s = np.asarray(s, dtype=np.float64)
         if self.edges is not None:
             return np.searchsorted(self.edges, s, "right").astype(np.int64)
         if self.scores == "probability":
-            bad = (s < 0) | (s > 1)
-            if bad.any():
+            bad = (s < 0) | (s > 1) if check else None
+            if bad is not None and bad.any():
                 i = int(np.argmax(bad))
                 raise ValueError(
                     f"{name}: scores='probability' needs scores in [0, 1]; got {float(s[i])!r} at index {i}"
@@ -277,6 +302,9 @@ class BinnedScores(State):
 
     # -- updates --------------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        if self.task == "binary" and type(y_true) is np.ndarray and type(y_score) is np.ndarray \
+                and y_true.ndim == 1:
+            return self._prepare_binary(y_true, y_score, sample_weight)
         parts = self._split.prepare(y_true, y_score, sample_weight)  # validates everything else
         if self.scores == "probability" and self.edges is None:
             self._check_probability(y_true, y_score)
@@ -290,6 +318,37 @@ class BinnedScores(State):
             if v.shape[0]:
                 out.append((col, grp, self.to_keys(v), w))
         return out
+
+    def _prepare_binary(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """Binary batch of arrays: the validation of :class:`SortedScores` (same rules and
+        messages) without splitting by label; the increment is ``("binary", keys, labels,
+        weights, min key, max key)``, split (or not) at apply."""
+        n = y.shape[0]
+        if s.shape != (n,):
+            raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
+        w = check_weights(sample_weight, n)
+        y0, s0 = y, s
+        y = check_binary_labels(y, "y_true", self.ignore_index)
+        s = check_scores(s, "y_score")
+        if n == 0:
+            return None
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+            if not keep.all():
+                y, s = y[keep], s[keep]
+                w = None if w is None else w[keep]
+                if y.shape[0] == 0:
+                    return None
+        keys = self.to_keys(s, check=False)
+        kmin, kmax = int(keys.min()), int(keys.max())
+        if self.scores == "probability" and self.edges is None and (kmin < 0 or kmax > 2 * _HALF_BITS):
+            self._check_probability(y0, s0)  # raises, naming the first offending row
+        w, keep = _unit_or_positive(w, None)
+        if keep is not None:  # rows of weight 0
+            keys, y, w = keys[keep], y[keep], None if w is None else w[keep]
+            if keys.shape[0] == 0:
+                return None
+        return ("binary", keys, y.astype(bool, copy=False), w, kmin, kmax)
 
     def _check_probability(self, y_true: Any, y_score: Any) -> None:
         """``scores="probability"``: every score of a row that counts is in [0, 1] (rows or
@@ -318,26 +377,154 @@ class BinnedScores(State):
     def apply(self, delta: Any) -> None:
         if not delta:
             return
+        if type(delta) is tuple:  # ("binary", keys, labels, weights)
+            self._apply_binary(*delta[1:])
+            return
         by_col: dict[int, list[tuple[int, np.ndarray, np.ndarray | None]]] = {}
         for col, grp, keys, w in delta:
             by_col.setdefault(col, []).append((grp, keys, w))
         for col, items in by_col.items():
             self._apply_column(col, items)
 
+    def _dense_plan(
+        self, col: int, ks: list[np.ndarray], m: int, lo: int | None = None, hi: int | None = None
+    ) -> tuple[int, int, int, int] | None:
+        """How to fold keys ``ks`` (at the column's shift; ``lo``/``hi`` their extremes if known)
+        by ``bincount``: (lo, span, a, gap) with slot = key − lo, minus ``gap`` for keys above
+        ``a`` (the largest empty stretch between stored keys, e.g. around 0 for logits), when
+        the slots needed are at most _DENSE_FACTOR·(new + stored) + _DENSE_MIN; None: sort
+        instead. O(m)."""
+        keys = self._keys[col]
+        nb = keys.shape[0]
+        if lo is None or hi is None:
+            lo = min(int(k.min()) for k in ks)
+            hi = max(int(k.max()) for k in ks)
+        if nb:
+            lo, hi = min(lo, int(keys[0])), max(hi, int(keys[-1]))
+        limit = _DENSE_FACTOR * (m + nb) + _DENSE_MIN
+        if hi - lo < limit:
+            return lo, hi - lo + 1, hi, 0
+        if nb < 2:
+            return None
+        j = int(np.argmax(np.diff(keys)))
+        a, above = int(keys[j]), int(keys[j + 1])
+        if above - a - 1 < hi - lo + 1 - limit:
+            return None  # even an empty stretch would not make it dense enough
+        for k in ks:
+            above = _min_above(k, a, above)
+        gap = above - a - 1
+        span = hi - lo + 1 - gap
+        if gap <= 0 or span > limit:
+            return None
+        return lo, span, a, gap
+
+    @staticmethod
+    def _slots(
+        k: np.ndarray, plan: tuple[int, int, int, int], shift: int = 0, own: bool = False
+    ) -> np.ndarray:
+        """Dense slot of each key ``k >> shift`` of a plan: a new array (``own``: may reuse
+        ``k``, which the caller no longer needs). Branch-free, chunked for the gap."""
+        lo, _, a, gap = plan
+        if shift:
+            idx = np.right_shift(k, shift)
+        elif own:
+            idx = k
+        else:
+            idx = k.copy()
+        idx -= np.int64(lo)
+        if gap:
+            _sub_above(idx, a - lo, gap)
+        return idx
+
+    def _store_dense(self, col: int, dp: np.ndarray, dn: np.ndarray, plan: tuple[int, int, int, int],
+                     sh: int) -> None:
+        """Set column ``col`` from per-slot weights of a plan (stored bins already added),
+        coarsened to fit."""
+        lo, _, a, gap = plan
+        occ = np.flatnonzero(np.add(dp, dn) > 0)
+        p, n = dp[occ], dn[occ]
+        uniq = occ
+        uniq += np.int64(lo)
+        if gap:
+            uniq[np.searchsorted(uniq, a, "right"):] += np.int64(gap)
+        if uniq.shape[0] > self.capacity:
+            d = _bits_to_fit(uniq, self.capacity, 63 - sh)
+            sh += d
+            uniq, p, n = _coarsen(uniq, p, n, d)
+        self._keys[col], self._pos[col], self._neg[col] = uniq, p, n
+        self._shift[col] = sh
+
+    def _stored_slots(self, col: int, plan: tuple[int, int, int, int]) -> np.ndarray:
+        lo, _, a, gap = plan
+        keys = self._keys[col]
+        at = keys - np.int64(lo)
+        if gap:
+            at[np.searchsorted(keys, a, "right"):] -= np.int64(gap)
+        return at
+
+    def _apply_binary(
+        self, keys: np.ndarray, y: np.ndarray, w: np.ndarray | None, kmin: int, kmax: int
+    ) -> None:
+        """Fold a binary batch: dense -- one ``bincount`` over (slot, label) pairs -- or split
+        by label and sorted (:meth:`_apply_column`)."""
+        sh = int(self._shift[0])
+        plan = self._dense_plan(0, [keys >> sh if sh else keys], keys.shape[0], kmin >> sh, kmax >> sh) \
+            if self._keys[0].shape[0] or sh else None
+        if plan is None:
+            items: list[tuple[int, np.ndarray, np.ndarray | None]] = []
+            for grp, m in ((0, ~y), (1, y)):
+                if m.any():
+                    items.append((grp, keys[m], None if w is None else w[m]))
+            self._apply_column(0, items)
+            return
+        idx = self._slots(keys, plan, sh)
+        idx <<= 1
+        idx |= y
+        span = plan[1]
+        c = np.bincount(idx, weights=w, minlength=2 * span)
+        if c.dtype != np.float64:
+            c = c.astype(np.float64)
+        c2 = c.reshape(span, 2)
+        dn, dp = c2[:, 0], c2[:, 1]
+        if self._keys[0].shape[0]:
+            at = self._stored_slots(0, plan)
+            dp[at] += self._pos[0]
+            dn[at] += self._neg[0]
+        self._store_dense(0, dp, dn, plan, sh)
+
     def _apply_column(self, col: int, items: list[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
-        """Fold new keys into one column: each group's keys (at the column's shift) are sorted
-        and run-length encoded (O(m log m), numpy's fast sort for unit weights), then the few
-        distinct keys are folded with the stored bins (O(b + u) after one small sort)."""
+        """Fold new keys into one column at its current shift, then coarsen if it overflows.
+
+        Dense path (the steady state: the stored and new keys need at most a few times as many
+        slots as they hold, see :meth:`_dense_plan`): one ``bincount`` per group over the slots,
+        the stored bins added in, the occupied slots read back -- O(m + slots), no sort.
+        Otherwise (e.g. while exact: raw float bits are sparse) each group is sorted and
+        run-length encoded and the few distinct keys are folded with the stored bins:
+        O(m log m + b). Both give the same bins (integer weights: the same sums exactly)."""
         sh = int(self._shift[col])
         keys = self._keys[col]
         nb = keys.shape[0]
+        shifted = [(grp, k >> sh if sh else k, w) for grp, k, w in items]
+        plan = self._dense_plan(col, [k for _, k, _ in shifted], sum(k.shape[0] for _, k, _ in shifted))
+        if plan is not None:
+            span = plan[1]
+            dense = [np.zeros(span), np.zeros(span)]  # negative, positive weight per slot
+            for grp, k, w in shifted:
+                dense[grp] += np.bincount(self._slots(k, plan, own=sh > 0), weights=w, minlength=span)
+            dn, dp = dense
+            if nb:
+                at = self._stored_slots(col, plan)
+                dp[at] += self._pos[col]
+                dn[at] += self._neg[col]
+            self._store_dense(col, dp, dn, plan, sh)
+            return
         pos, neg = self._pos[col].copy(), self._neg[col].copy()
         ks_all = [keys]
         ps = [pos]
         ns = [neg]
-        for grp, k, w in items:
-            uk, sums = _run_length(k >> sh, w)
-            if nb:  # distinct keys already binned are added in place (the common steady state)
+        for grp, k, w in shifted:
+            uk, sums = _run_length(k, w)
+            if nb:  # distinct keys already binned are added in place
                 idx = np.searchsorted(keys, uk)
                 np.minimum(idx, nb - 1, out=idx)
                 hit = keys[idx] == uk
@@ -630,6 +817,31 @@ def _run_length(keys: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.
     else:
         sums = np.add.reduceat(ws, idx) if n else np.zeros(0)
     return ks[idx], sums
+
+
+def _min_above(k: np.ndarray, a: int, init: int) -> int:
+    """min(init, smallest element of ``k`` greater than ``a``), chunked. O(len(k))."""
+    out = init
+    ia = np.int64(a)
+    for i in range(0, k.shape[0], _CHUNK):
+        c = k[i : i + _CHUNK]
+        c = c[c > ia]
+        if c.shape[0]:
+            out = min(out, int(c.min()))
+    return out
+
+
+def _sub_above(idx: np.ndarray, a: int, gap: int) -> None:
+    """In place: ``idx[idx > a] -= gap``, branch-free in chunks. O(len(idx))."""
+    t = np.empty(min(idx.shape[0], _CHUNK), dtype=np.int64)
+    ia, g = np.int64(a), np.int64(gap)
+    for i in range(0, idx.shape[0], _CHUNK):
+        c = idx[i : i + _CHUNK]
+        tt = t[: c.shape[0]]
+        np.subtract(ia, c, out=tt)  # negative where c > a
+        tt >>= 63  # -1 where c > a
+        tt &= g
+        c -= tt
 
 
 def _distinct_after(keys: np.ndarray, d: int) -> int:

@@ -246,3 +246,88 @@ def test_probability_check_skips_ignored_rows() -> None:
 
 def test_binned_state_type() -> None:
     assert isinstance(sm.AUROC(max_bytes=4096)._state, BinnedScores)
+
+
+def _oracle_bins(keys: np.ndarray, y: np.ndarray, w: np.ndarray, capacity: int) -> tuple[np.ndarray, ...]:
+    """The documented state of a column: the smallest shift L with at most ``capacity`` distinct
+    ``key >> L`` over everything seen, and per such bin the positive / negative weight."""
+    lo, hi = 0, 63  # the distinct count is non-increasing in the shift: bisect
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if np.unique(keys >> mid).shape[0] <= capacity:
+            hi = mid
+        else:
+            lo = mid + 1
+    shift = lo
+    uniq, inv = np.unique(keys >> shift, return_inverse=True)
+    p = np.bincount(inv, weights=w * (y == 1), minlength=uniq.shape[0])
+    n = np.bincount(inv, weights=w * (y == 0), minlength=uniq.shape[0])
+    return uniq, p, n, np.int64(shift)
+
+
+@pytest.mark.parametrize("kind", ["probability", "logits", "ties", "two_clusters"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("budget", [4096, 1 << 16])
+def test_streamed_state_is_the_documented_function_of_the_data(kind: str, weighted: bool, budget: int) -> None:
+    """Every fold path (sorted while exact, dense bincount, dense with a gap, generic columns)
+    gives bit for bit the state defined by the multiset of inputs (integer weights)."""
+    rng = np.random.default_rng(len(kind) + weighted)
+    n = 40000
+    y = (rng.random(n) < 0.4).astype(np.int8)
+    z = rng.normal(size=n) * 3 + y
+    scores = "raw"
+    if kind == "probability":
+        s, scores = 1.0 / (1.0 + np.exp(-z)), "probability"
+    elif kind == "logits":
+        s = z
+    elif kind == "ties":
+        s = np.round(z, 1)
+    else:  # two far-apart clusters: the dense fold needs its gap
+        s = np.where(rng.random(n) < 0.5, 1e-12 * (1 + rng.random(n)), 1e6 * (1 + rng.random(n)))
+    w = rng.integers(0, 4, n).astype(float) if weighted else np.ones(n)
+    st = BinnedScores("binary", max_bytes=budget, scores=scores)
+    mc = BinnedScores("multiclass", 2, max_bytes=2 * budget, scores=scores)  # generic column path
+    sizes = [1, 7, 300, 5000, 20000]
+    i = 0
+    while i < n:
+        j = min(n, i + sizes[i % len(sizes)])
+        st.apply(st.prepare(y[i:j], s[i:j], w[i:j] if weighted else None))
+        two = np.stack([1.0 - s[i:j], s[i:j]], 1) if kind == "probability" else np.stack([-s[i:j], s[i:j]], 1)
+        mc.apply(mc.prepare(y[i:j].astype(int), two, w[i:j] if weighted else None))
+        assert st.nbytes <= budget and mc.nbytes <= 2 * budget
+        i = j
+    keep = w > 0
+    keys = st.to_keys(s[keep])
+    uniq, p, n_, sh = _oracle_bins(keys, y[keep], w[keep], st.capacity)
+    assert st._shift[0] == sh
+    assert np.array_equal(st._keys[0], uniq) and np.array_equal(st._pos[0], p) and np.array_equal(st._neg[0], n_)
+    # column 1 of the 2-class state scores the positive class with the same scores
+    ukeys = mc.to_keys(s[keep])
+    uniq, p, n_, sh = _oracle_bins(ukeys, y[keep], w[keep], mc.capacity)
+    assert mc._shift[1] == sh and np.array_equal(mc._keys[1], uniq)
+    assert np.array_equal(mc._pos[1], p) and np.array_equal(mc._neg[1], n_)
+
+
+def test_binary_fast_path_validation() -> None:
+    m = sm.AUROC(max_bytes=4096, scores="probability", ignore_index=-1)
+    y = np.array([0, 1, -1, 1, 0])
+    s = np.array([0.2, 0.9, 3.0, 0.6, 0.1], dtype=np.float32)
+    m.update(y, s, sample_weight=np.array([1.0, 2.0, 5.0, 0.0, 1.0]))
+    assert m.compute() == 1.0
+    before = m.state_dict()
+    with pytest.raises(ValueError, match=r"got 1.5 at index 3"):  # a weight-0 row is still checked
+        m.update(y, np.array([0.2, 0.9, 3.0, 1.5, 0.1]), sample_weight=np.array([1.0, 2.0, 5.0, 0.0, 1.0]))
+    with pytest.raises(ValueError, match=r"y_score: expected shape \(5,\)"):
+        m.update(y, s[:4])
+    with pytest.raises(ValueError, match="sample_weight"):
+        m.update(y, s, sample_weight=np.array([1.0, -2.0, 1.0, 1.0, 1.0]))
+    with pytest.raises(ValueError, match="y_true"):
+        m.update(np.array([0, 2, 1, 1, 0]), s)
+    with pytest.raises(ValueError, match="NaN"):
+        m.update(y, np.array([0.2, np.nan, 0.3, 0.6, 0.1]))
+    after = m.state_dict()
+    assert all(np.array_equal(np.asarray(before[k]), np.asarray(after[k])) for k in before if k != "config")
+    m.update(np.array([-1, -1]), np.array([9.0, 9.0]))  # only ignored rows: nothing happens
+    m.update(np.zeros(0, dtype=int), np.zeros(0))
+    after = m.state_dict()
+    assert all(np.array_equal(np.asarray(before[k]), np.asarray(after[k])) for k in before if k != "config")
