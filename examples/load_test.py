@@ -4,7 +4,9 @@ Starts the service in another process on 127.0.0.1 (a free port), drives it from
 over keep-alive HTTP connections -- every request is a ``/predict``, and each prediction's label
 is sent later (a few requests later, out of order) as a ``/label`` -- for a bounded number of
 requests and seconds, then scrapes ``/metrics.json`` and ``/metrics`` once. Runs the service with
-``--no-metrics`` and with metrics, alternating, and prints a markdown table.
+``--no-metrics`` and with metrics, alternating (same seeded request mix in both; the metrics-off
+service still parses, scores and replies), then once more with ``--time-metrics`` to measure the
+CPU time spent inside the metrics calls where it is spent, and prints a markdown table.
 
 Run: ``python examples/load_test.py --requests 20000 --seconds 20``. Exit status 1 if a run
 fails (a non-200 reply or the service dying).
@@ -27,10 +29,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def start_service(metrics: bool, state: Path | None) -> tuple[subprocess.Popen[str], int]:
+def start_service(metrics: bool, state: Path | None,
+                  time_metrics: bool = False) -> tuple[subprocess.Popen[str], int]:
     cmd = [sys.executable, str(HERE / "service.py"), "--port", "0"]
     if not metrics:
         cmd.append("--no-metrics")
+    if time_metrics:
+        cmd.append("--time-metrics")
     if state is not None:
         cmd += ["--state", str(state), "--checkpoint-every", "1"]
     env = {**os.environ, "PYTHONPATH": str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -115,18 +120,26 @@ def cpu_seconds(pid: int) -> float | None:
 
 
 def run_once(metrics: bool, requests: int, seconds: float, clients: int, seed: int,
-             state: Path | None) -> tuple[dict[str, float], dict, str]:
+             state: Path | None, time_metrics: bool = False) -> tuple[dict[str, float], dict, str]:
     """One service process: warm-up, then the timed run. ``stats`` has requests/s and the
-    service's CPU time per request (robust to other load on the machine)."""
-    proc, port = start_service(metrics, state)
+    service's CPU time per request (robust to other load on the machine); with
+    ``time_metrics`` also the CPU time spent inside the metrics calls per request."""
+    proc, port = start_service(metrics, state, time_metrics)
     try:
         drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
+        before = scrape(port)[0].get("metrics_cost") if time_metrics else None
         cpu0 = cpu_seconds(proc.pid)
         stats = drive(port, requests, seconds, clients, seed)
         cpu1 = cpu_seconds(proc.pid)
         if cpu0 is not None and cpu1 is not None and stats["requests"]:
             stats["cpu_us_per_request"] = (cpu1 - cpu0) / stats["requests"] * 1e6
         values, text = scrape(port)
+        if before is not None and stats["requests"]:
+            cost = values["metrics_cost"]
+            spent = cost["cpu_seconds"] - before["cpu_seconds"]
+            timer = (cost["calls"] - before["calls"]) * cost["timer_seconds_per_call"]
+            stats["metrics_us_per_request"] = (spent - timer) / stats["requests"] * 1e6
+            stats["timer_us_per_request"] = timer / stats["requests"] * 1e6
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -134,19 +147,71 @@ def run_once(metrics: bool, requests: int, seconds: float, clients: int, seed: i
 
 
 def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
-    """Metrics cost from the best requests/s and from the service's CPU time per request."""
-    on = [st for _, label, st in rows if label == "on"]
-    off = [st for _, label, st in rows if label == "off"]
-    best_on, best_off = max(st["rps"] for st in on), max(st["rps"] for st in off)
-    text = (f"best requests/s: metrics off {best_off:.0f}, on {best_on:.0f} "
-            f"(throughput cost {100 * (1 - best_on / best_off):.1f}%)")
-    cpu_on = [st["cpu_us_per_request"] for st in on if "cpu_us_per_request" in st]
-    cpu_off = [st["cpu_us_per_request"] for st in off if "cpu_us_per_request" in st]
-    if cpu_on and cpu_off:
-        a, b = min(cpu_on), min(cpu_off)
-        text += (f"; service CPU per request: off {b:.0f} µs, on {a:.0f} µs "
-                 f"(metrics cost {100 * (a / b - 1):.1f}% of the service's CPU; target < 10%)")
+    """Metrics cost from requests/s and from the service's CPU time per request: the best run of
+    each (the least disturbed by other processes) and the median of the rounds' on/off ratios
+    (each round runs off then on, back to back); plus, from a ``timed`` run, the CPU time spent
+    inside the metrics calls."""
+    on = {r: st for r, label, st in rows if label == "on"}
+    off = {r: st for r, label, st in rows if label == "off"}
+    best_on, best_off = max(st["rps"] for st in on.values()), max(st["rps"] for st in off.values())
+    paired = sorted(on[r]["rps"] / off[r]["rps"] for r in on if r in off)
+    text = (f"requests/s: best off {best_off:.0f}, best on {best_on:.0f} "
+            f"(on/off {best_on / best_off:.3f}, throughput cost {100 * (1 - best_on / best_off):.1f}%; "
+            f"median of {len(paired)} paired rounds on/off {_median(paired):.3f})")
+    cpu_pairs = sorted(on[r]["cpu_us_per_request"] / off[r]["cpu_us_per_request"] for r in on
+                       if r in off and "cpu_us_per_request" in on[r] and "cpu_us_per_request" in off[r])
+    if cpu_pairs:
+        a = min(st["cpu_us_per_request"] for st in on.values())
+        b = min(st["cpu_us_per_request"] for st in off.values())
+        text += (f"; service CPU per request: best off {b:.0f} µs, best on {a:.0f} µs "
+                 f"(metrics cost {100 * (a / b - 1):.1f}%; median of the paired rounds "
+                 f"{100 * (_median(cpu_pairs) - 1):.1f}%; target < 10%)")
+    timed = [st for _, label, st in rows if label == "on (timed)" and "metrics_us_per_request" in st]
+    if timed:
+        m = min(st["metrics_us_per_request"] for st in timed)
+        cpu = [st["cpu_us_per_request"] for st in timed if "cpu_us_per_request" in st]
+        share = f" = {100 * m / (min(cpu) - m):.1f}% of the rest of the service's CPU" if cpu else ""
+        timer = min(st.get("timer_us_per_request", 0.0) for st in timed)
+        text += (f"; CPU inside the metrics calls (measured in the service, thread CPU time, less "
+                 f"{timer:.1f} µs/request that reading the clock itself costs): "
+                 f"{m:.1f} µs per request{share}")
     return text
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def load_test(requests: int, seconds: float, clients: int, rounds: int, state: Path | None,
+              attribute: bool = True) -> tuple[list[tuple[int, str, dict[str, float]]], tuple[dict, str]]:
+    """``rounds`` alternating off/on runs (then one ``--time-metrics`` run if ``attribute``)."""
+    rows: list[tuple[int, str, dict[str, float]]] = []
+    last: tuple[dict, str] = ({}, "")
+    for r in range(rounds):
+        for metrics in (False, True):
+            stats, values, text = run_once(metrics, requests, seconds, clients, r, state)
+            rows.append((r, "on" if metrics else "off", stats))
+            if metrics:
+                last = (values, text)
+    if attribute:
+        stats, _, _ = run_once(True, requests, seconds, clients, 0, state, time_metrics=True)
+        rows.append((rounds, "on (timed)", stats))
+    return rows, last
+
+
+def table(rows: list[tuple[int, str, dict[str, float]]]) -> list[list[str]]:
+    out = []
+    for r, label, st in rows:
+        cpu, mine = st.get("cpu_us_per_request"), st.get("metrics_us_per_request")
+        out.append([str(r), label, f"{st['requests']:.0f}", f"{st['seconds']:.2f}", f"{st['rps']:.0f}",
+                    "n/a" if cpu is None else f"{cpu:.0f}", "" if mine is None else f"{mine:.1f}"])
+    return out
+
+
+HEADERS = ["round", "metrics", "requests", "seconds", "requests/s", "service CPU µs/request",
+           "metrics calls CPU µs/request"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -154,25 +219,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--requests", type=int, default=20_000)
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--clients", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=2, help="off/on pairs, alternating")
+    ap.add_argument("--rounds", type=int, default=3, help="off/on pairs, alternating")
     ap.add_argument("--state", type=Path, default=None, help="checkpoint file for the metrics run")
+    ap.add_argument("--no-attribute", action="store_true",
+                    help="skip the extra run that times the metrics calls inside the service")
     args = ap.parse_args(argv)
-    rows = []
-    last: tuple[dict, str] = ({}, "")
-    for r in range(args.rounds):
-        for metrics in (False, True):
-            stats, values, text = run_once(metrics, args.requests, args.seconds, args.clients, r, args.state)
-            rows.append((r, "on" if metrics else "off", stats))
-            if metrics:
-                last = (values, text)
-    print("| round | metrics | requests | seconds | requests/s | service CPU µs/request |")
-    print("|---|---|---|---|---|---|")
-    for r, label, st in rows:
-        cpu = st.get("cpu_us_per_request")
-        print(f"| {r} | {label} | {st['requests']:.0f} | {st['seconds']:.2f} | {st['rps']:.0f} | "
-              f"{'n/a' if cpu is None else f'{cpu:.0f}'} |")
+    rows, (values, text) = load_test(args.requests, args.seconds, args.clients, args.rounds,
+                                     args.state, not args.no_attribute)
+    print("| " + " | ".join(HEADERS) + " |")
+    print("|" + "---|" * len(HEADERS))
+    for row in table(rows):
+        print("| " + " | ".join(row) + " |")
     print("\n" + summary(rows))
-    values, text = last
     print(f"\nmetrics after the last run: {json.dumps(values)}")
     print(f"/metrics exposes {sum(1 for ln in text.splitlines() if ln and not ln.startswith('#'))} samples")
     return 0

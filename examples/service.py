@@ -7,7 +7,8 @@ Endpoints (JSON over HTTP/1.1, stdlib ``http.server``):
 * ``POST /label`` ``{"id": "req-17", "label": 1}`` -> ``{"fed": 1}``: the truth arrives later and
   feeds the metrics; an id that is not pending is a 404 with the reason (never silent).
 * ``GET /metrics``: Prometheus text format (needs prometheus-client), ``GET /metrics.json``: the
-  values and the DelayedLabels counters as JSON.
+  values and the DelayedLabels counters as JSON (with ``--time-metrics`` also the CPU time the
+  request threads spent inside the metrics calls).
 
 Metrics: AUROC and AP over everything labelled, F1 over the last 2000 labelled samples (a count
 window), AUROC over the last 10 minutes (a time window) and an exponentially decayed F1 (half-life
@@ -29,6 +30,7 @@ import math
 import signal
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -86,14 +88,22 @@ class Handler(BaseHTTPRequestHandler):
             self._json(400, {"error": "body must be JSON"})
             return
         metrics = self.server.metrics
+        cost = self.server.cost
         try:
+            t0 = time.thread_time() if cost is not None else 0.0
             if self.path == "/predict":
                 s = score(req["features"])
+                if cost is not None:
+                    t0 = time.thread_time()  # the model's work is not the metrics'
                 if metrics is not None:
                     metrics.predict(req["id"], s)
+                if cost is not None:
+                    cost.add(time.thread_time() - t0)
                 self._json(200, {"id": req["id"], "score": s})
             elif self.path == "/label":
                 fed = metrics.label(req["id"], int(req["label"])) if metrics is not None else 0
+                if cost is not None:
+                    cost.add(time.thread_time() - t0)
                 self._json(200, {"fed": fed})
             else:
                 self._json(404, {"error": f"no endpoint {self.path}"})
@@ -109,9 +119,12 @@ class Handler(BaseHTTPRequestHandler):
                 self._json(200, {})
                 return
             values = metrics.compute()
-            self._json(200, {"values": {k: (None if isinstance(v, float) and math.isnan(v) else v)
-                                        for k, v in values.items()},
-                             "labels": metrics.stats()})
+            out = {"values": {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                              for k, v in values.items()},
+                   "labels": metrics.stats()}
+            if self.server.cost is not None:
+                out["metrics_cost"] = self.server.cost.snapshot()
+            self._json(200, out)
         elif self.path == "/metrics":
             if self.server.registry is None:
                 self._json(501, {"error": "pip install prometheus-client for /metrics"})
@@ -123,14 +136,40 @@ class Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": f"no endpoint {self.path}"})
 
 
+class Cost:
+    """CPU seconds the request threads spent inside the metrics calls (``--time-metrics``):
+    the metrics' own share of the service's CPU, measured where it is spent."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.seconds = 0.0
+        self.calls = 0
+        # What one measurement adds by itself (reading a thread's CPU clock is a system call):
+        # the median of back-to-back readings, subtracted by the reader.
+        gaps = sorted(-time.thread_time() + time.thread_time() for _ in range(2001))
+        self.timer_seconds = gaps[len(gaps) // 2]
+
+    def add(self, dt: float) -> None:
+        with self._lock:
+            self.seconds += dt
+            self.calls += 1
+
+    def snapshot(self) -> dict[str, float]:
+        with self._lock:
+            return {"cpu_seconds": self.seconds, "calls": self.calls,
+                    "timer_seconds_per_call": self.timer_seconds}
+
+
 class Service(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int, metrics_on: bool, state: Path | None, every: float) -> None:
+    def __init__(self, port: int, metrics_on: bool, state: Path | None, every: float,
+                 time_metrics: bool = False) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         self.metrics: sm.DelayedLabels | None = None
         self.registry: Any = None
         self.checkpointer: sm.Checkpointer | None = None
+        self.cost: Cost | None = Cost() if time_metrics and metrics_on else None
         if not metrics_on:
             return
         fresh = build_metrics()
@@ -155,8 +194,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--state", type=Path, default=None, help="checkpoint file (restored on start)")
     ap.add_argument("--checkpoint-every", type=float, default=5.0)
     ap.add_argument("--no-metrics", action="store_true")
+    ap.add_argument("--time-metrics", action="store_true",
+                    help="measure the CPU time of the metrics calls (reported in /metrics.json)")
     args = ap.parse_args(argv)
-    server = Service(args.port, not args.no_metrics, args.state, args.checkpoint_every)
+    server = Service(args.port, not args.no_metrics, args.state, args.checkpoint_every,
+                     args.time_metrics)
     print(f"listening on {server.server_address[1]}", flush=True)
 
     def stop(*_: Any) -> None:
@@ -170,7 +212,10 @@ def main(argv: list[str] | None = None) -> None:
 
         def flush_timer() -> None:  # an idle service still folds its last labels in on time
             while not done.wait(MAX_DELAY):
+                t0 = time.thread_time()
                 metrics.flush()
+                if server.cost is not None:
+                    server.cost.add(time.thread_time() - t0)
 
         threading.Thread(target=flush_timer, name="flush", daemon=True).start()
     try:

@@ -82,7 +82,8 @@ _OPTIONAL_STATS = {"rejected"}  # absent from files written before batched foldi
 _MSEP = "metric."
 _PSEP = "pending."
 _INT64 = (-(2**63), 2**63 - 1)
-_FLOAT_SPEC = (np.dtype(np.float64).str, ())
+_FLOAT_SPEC = (np.dtype(np.float64).str, ())  # one Python/numpy float64 score per id
+_time = time.time  # the default clock: the per-request paths skip validating its readings
 
 
 class _NoState(State):
@@ -197,15 +198,18 @@ class DelayedLabels(Metric):
         self._pending: OrderedDict[int | str, tuple[Any, float | None, float]] = OrderedDict()
         self._spec: tuple[str, tuple[int, ...]] | None = None  # dtype and row shape of pending
         self._stats = dict.fromkeys(_STATS, 0)
+        self._expire_at = math.inf  # no pending prediction can expire before this time
         self.batch_size = int(batch_size)
         self.max_delay = float(max_delay)
         # Batched folding: labelled (label, score, weight) triples waiting to be folded in, the
         # time the oldest arrived, their kind of prediction, and the (label, kind) pairs that
         # passed a dry run of the metric's update.
         self._buffer: list[tuple[Any, Any, float | None]] = []
-        self._buffer_t0 = 0.0
+        self._flush_at = math.inf  # the oldest buffered pair's arrival + max_delay
         self._buffer_spec: tuple[str, tuple[int, ...]] | None = None
-        self._checked: set[tuple[Any, Any]] = set()
+        self._checked: dict[Any, set[Any]] = {}  # kind of prediction -> labels that passed
+        self._ok_spec: Any = None  # the kind whose set is ``_ok_labels`` (the current one)
+        self._ok_labels: set[Any] = set()
 
     # -- configuration -------------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -264,6 +268,7 @@ class DelayedLabels(Metric):
             return 0
         self._buffer = []
         self._buffer_spec = None
+        self._flush_at = math.inf
         labels = np.array([e[0] for e in buf], dtype=np.int64)
         scores = np.array([e[1] for e in buf], dtype=np.float64) if type(buf[0][1]) is float \
             else np.stack([e[1] for e in buf])
@@ -286,6 +291,12 @@ class DelayedLabels(Metric):
     def _check_label(self, y: int, score: Any, weight: float | None) -> None:
         """Dry run of the metric's update for one pair (prepare only: validates, changes
         nothing); ``ValueError`` if the metric rejects it. Remembered per (label, kind)."""
+        spec = self._spec
+        if spec is not self._ok_spec:
+            self._ok_labels = self._checked.setdefault(spec, set())
+            self._ok_spec = spec
+        if y in self._ok_labels:
+            return
         metric = self._metric
         states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
         if type(score) is float or np.ndim(score) == 0:
@@ -294,32 +305,75 @@ class DelayedLabels(Metric):
             args = (np.array([y]), score[None], None if weight is None else [weight])
         for state in states:
             state.prepare(*args)
-        self._checked.add((y, self._spec))
+        self._ok_labels.add(y)
+
+    def _set_float_spec(self) -> None:
+        """Pending predictions become Python-float scores (``ValueError`` if other kinds are
+        pending); labelled pairs of another kind still buffered are folded first."""
+        spec = self._spec
+        if spec is not None and spec != _FLOAT_SPEC:
+            raise ValueError(
+                f"y_score: pending predictions have dtype {spec[0]} and row shape "
+                f"{spec[1]}; got <f8 () (keep one kind of prediction)"
+            )
+        self._spec = _FLOAT_SPEC
+        if self._buffer and self._buffer_spec is not _FLOAT_SPEC:
+            self._flush_locked()
 
     # -- the service API -------------------------------------------------------------------------
     def update(self, *args: Any, **kwargs: Any) -> DelayedLabels:  # type: ignore[override]
         raise ValueError("DelayedLabels: feed it with predict(ids, y_score) and label(ids, y_true)")
 
     def _expire(self, now: float) -> None:
+        """Drop the pending predictions older than ttl (from the front: oldest first) and note
+        when the next one can expire (``_expire_at``, so the per-request paths skip the walk)."""
         if self.ttl is None:
             return
         cutoff = now - self.ttl
         pending = self._pending
         while pending:
             first = next(iter(pending))
-            if pending[first][2] > cutoff:
-                break
+            t = pending[first][2]
+            if t > cutoff:
+                self._expire_at = t + self.ttl
+                return
             pending.popitem(last=False)
             self._stats["expired"] += 1
-        if not pending:
-            self._spec = None
+        self._spec = None
+        self._expire_at = math.inf
 
     def predict(self, ids: Any, y_score: Any, *, sample_weight: Any = None,
                 timestamp: float | None = None) -> None:
         """Store predictions (one id with one score / row of scores, or a batch) until their
         labels arrive. Validated and atomic; O(k)."""
+        if type(y_score) is float and sample_weight is None and timestamp is None \
+                and ((t := type(ids)) is str or (t is int and _INT64[0] <= ids <= _INT64[1])) \
+                and y_score == y_score and self.clock is _time:
+            # The per-request path, inline: one id, a Python float score (not NaN), the default
+            # clock. Everything else (and every error) goes through the general paths below.
+            now = _time()
+            with self._lock:
+                if now >= self._expire_at:  # only when the oldest pending one may expire
+                    self._expire(now)
+                if self._spec is not _FLOAT_SPEC:
+                    self._set_float_spec()
+                if now >= self._flush_at:
+                    self._flush_locked()
+                pending = self._pending
+                stats = self._stats
+                if ids in pending:
+                    del pending[ids]
+                    stats["replaced"] += 1
+                pending[ids] = (y_score, None, now)  # a Python float: float64 when stacked
+                if self.ttl is not None and now + self.ttl < self._expire_at:
+                    self._expire_at = now + self.ttl
+                stats["predicted"] += 1
+                if len(pending) > self.capacity:
+                    pending.popitem(last=False)
+                    stats["evicted"] += 1
+            return
         if type(y_score) is float and sample_weight is None and type(ids) in (int, str):
-            self._predict_one(ids, y_score, timestamp)  # the per-request path
+            self._predict_one(ids, y_score, timestamp)  # one id, another clock or a timestamp
             return
         keys, single = _check_ids(ids)
         s = as_numpy(y_score, "y_score")
@@ -348,7 +402,9 @@ class DelayedLabels(Metric):
                     f"y_score: pending predictions have dtype {self._spec[0]} and row shape "
                     f"{self._spec[1]}; got {spec[0]} {spec[1]} (keep one kind of prediction)"
                 )
-            if self._buffer and (spec != self._buffer_spec or now - self._buffer_t0 >= self.max_delay):
+            if spec == self._spec:
+                spec = self._spec  # keep one object per kind (the fast paths compare identity)
+            if self._buffer and (spec != self._buffer_spec or now >= self._flush_at):
                 self._flush_locked()
             if k:
                 self._spec = spec
@@ -359,6 +415,8 @@ class DelayedLabels(Metric):
                     del pending[key]
                     self._stats["replaced"] += 1
                 pending[key] = (rows[i], None if w is None else float(w[i]), now)
+            if self.ttl is not None and k:
+                self._expire_at = min(self._expire_at, now + self.ttl)
             self._stats["predicted"] += k
             while len(pending) > self.capacity:
                 pending.popitem(last=False)
@@ -374,24 +432,19 @@ class DelayedLabels(Metric):
         if not math.isfinite(now):
             raise ValueError(f"timestamp: must be finite, got {now!r}")
         with self._lock:
-            if self.ttl is not None:
+            if now >= self._expire_at:  # only when the oldest pending prediction may expire
                 self._expire(now)
-            spec = self._spec
-            if spec is not _FLOAT_SPEC:
-                if spec is not None and spec != _FLOAT_SPEC:
-                    raise ValueError(
-                        f"y_score: pending predictions have dtype {spec[0]} and row shape "
-                        f"{spec[1]}; got <f8 () (keep one kind of prediction)"
-                    )
-                self._spec = _FLOAT_SPEC
-            if self._buffer and (self._buffer_spec is not _FLOAT_SPEC
-                                 or now - self._buffer_t0 >= self.max_delay):
+            if self._spec is not _FLOAT_SPEC:
+                self._set_float_spec()
+            if now >= self._flush_at:
                 self._flush_locked()
             pending = self._pending
             if key in pending:
                 del pending[key]
                 self._stats["replaced"] += 1
             pending[key] = (score, None, now)  # a Python float: float64 when stacked
+            if self.ttl is not None and now + self.ttl < self._expire_at:
+                self._expire_at = now + self.ttl
             self._stats["predicted"] += 1
             if len(pending) > self.capacity:
                 pending.popitem(last=False)
@@ -449,9 +502,9 @@ class DelayedLabels(Metric):
     def _label_one(self, key: int | str, y: int) -> int:
         """``label`` of one id with a Python int label: no numpy on the way (buffered when
         ``batch_size > 1``)."""
-        now = float(self.clock())
+        now = _time() if self.clock is _time else float(self.clock())
         with self._lock:
-            if self.ttl is not None:
+            if now >= self._expire_at:
                 self._expire(now)
             pending = self._pending
             entry = pending.get(key)
@@ -464,23 +517,23 @@ class DelayedLabels(Metric):
                 self._stats["unknown"] += 1
                 return 0
             score, weight, _ = entry
-            spec = self._spec
             if self.batch_size > 1:
-                if (y, spec) not in self._checked:
+                spec = self._spec
+                if spec is not self._ok_spec or y not in self._ok_labels:
                     self._check_label(y, score, weight)  # ValueError: nothing changed
                 buf = self._buffer
-                if buf and spec != self._buffer_spec:
+                if buf and spec is not self._buffer_spec and spec != self._buffer_spec:
                     self._flush_locked()
                     buf = self._buffer
                 if not buf:
-                    self._buffer_t0 = now
+                    self._flush_at = now + self.max_delay
                     self._buffer_spec = spec
                 buf.append((y, score, weight))
                 del pending[key]
                 if not pending:
                     self._spec = None
                 self._stats["labelled"] += 1
-                if len(buf) >= self.batch_size or now - self._buffer_t0 >= self.max_delay:
+                if len(buf) >= self.batch_size or now >= self._flush_at:
                     self._flush_locked()
                 return 1
             if np.ndim(score) == 0:
@@ -551,6 +604,7 @@ class DelayedLabels(Metric):
                 for name in _STATS:
                     self._stats[name] += stats[name]
             self._pending = OrderedDict(sorted(self._pending.items(), key=lambda kv: kv[1][2]))
+            self._expire_at = -math.inf  # recomputed by the next call
             while len(self._pending) > self.capacity:
                 self._pending.popitem(last=False)
                 self._stats["evicted"] += 1
@@ -560,9 +614,11 @@ class DelayedLabels(Metric):
         with self._lock:
             self._metric.reset()
             self._pending.clear()
+            self._expire_at = math.inf
             self._spec = None
             self._buffer = []
             self._buffer_spec = None
+            self._flush_at = math.inf
             self._stats = dict.fromkeys(_STATS, 0)
         return self
 
@@ -670,5 +726,7 @@ class DelayedLabels(Metric):
         spec = (scores.dtype.str, scores.shape[1:])
         self._spec = (_FLOAT_SPEC if spec == _FLOAT_SPEC else spec) if k else None
         self._stats = stats
+        self._expire_at = -math.inf  # recomputed by the next call
         self._buffer = []
         self._buffer_spec = None
+        self._flush_at = math.inf
