@@ -22,6 +22,10 @@ How it works
   weights exactly 0, as in the definition. Rounding: a few ulps per rescale, and old
   contributions (with their error) decay with the mass, so the relative error does not grow
   with the stream length (checked against scikit-learn to 1e-11 after 20k samples).
+* Bounded ranking metrics (``AUROC(max_bytes=...)``, AP, curves) rescale too
+  (:meth:`~streammetrics._bins.BinnedScores.scale`): O(bins) per read, the state stays under its
+  budget, and ``bounds()`` certifies the exact decayed value (scikit-learn with the decay
+  weights).
 * Other states (the exact ranking buffer: AUROC, AP, curves) keep the rows with their age
   coordinate (sample index or timestamp) and rebuild the wrapped state with the decay weights on
   the first read after an update: O(R log R) for the R rows kept. A row whose decay factor has

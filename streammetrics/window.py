@@ -32,6 +32,13 @@ next read:
   O(log W) per sample, the read O(1) -- and never re-sorts the window; weighted ranking
   windows are rebuilt.
 
+* bounded ranking metrics (``AUROC(max_bytes=...)``, AP, curves) subtract the expired rows'
+  bins (:meth:`~streammetrics._bins.BinnedScores.subtract`, O(bins)): the state stays under
+  its budget and ``bounds()`` certifies the exact value on exactly the window's rows. Its bins
+  never get finer again after coarsening (subtraction cannot undo it), so the estimate depends
+  on the stream's history; loading and merging rebuild the state from the rows (a fresh state
+  of the window's rows, possibly finer). Memory: the window's rows plus the budget.
+
 Either way the value always equals the wrapped metric computed from scratch on exactly the
 window's rows (scikit-learn on the same rows, for exact metrics; bounded ranking metrics keep
 their own certificates).
