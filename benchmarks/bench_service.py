@@ -22,9 +22,19 @@ Run ``python -m benchmarks.bench_service [--quick]`` (or ``python benchmarks/ben
 2. **Lock overhead on the per-sample path.** ``update(y, p)`` with Python scalars, one sample per
    call, with the accumulator's lock vs the lock replaced by ``contextlib.nullcontext()`` in this
    process only (interleaved runs, medians).
-3. **Load test.** ``examples/load_test.py``: the example HTTP service in another process on
-   loopback, client threads sending predictions and delayed labels, requests/s with metrics off
-   vs on (best of the rounds; target: metrics cost < 10%).
+3. **The per-request metrics path, in process.** The example service's metrics
+   (``DelayedLabels`` over AUROC, AP, a count-window F1, a time-window AUROC and a decayed F1)
+   fed as the service feeds them: one ``predict(id, score)`` per prediction and one
+   ``label(id, y)`` eight requests later. Labels folded one by one (``batch_size=1``) vs in
+   batches of 256 (the service's setting), each with its locks and with every lock replaced by
+   ``contextlib.nullcontext()`` (the lock's cost on this path); once as a tight loop and once
+   with the request work of an HTTP/JSON service between the calls (header parsing, JSON in and
+   out: the caches are as cold as in the service), whose own cost is shown for scale.
+4. **Load test.** ``examples/load_test.py``: the example HTTP service in another process on
+   loopback, client threads sending predictions and delayed labels, requests/s and the
+   service's CPU time per request with metrics off vs on, alternating (best runs and the median
+   of the paired rounds; target: metrics cost < 10%), plus one run that measures the CPU time
+   spent inside the metrics calls in the service itself.
 
 Timings never go into tests; this file prints a markdown report.
 """
@@ -166,70 +176,195 @@ def bench_lock(n: int) -> list[list[str]]:
     return rows
 
 
-# -- 3. load test --------------------------------------------------------------------------------
-def bench_load(requests: int, seconds: float, rounds: int) -> tuple[list[list[str]], str]:
+# -- 3. the per-request metrics path ---------------------------------------------------------------
+_HEADERS = (b"Host: 127.0.0.1:8000\r\nAccept-Encoding: identity\r\nContent-Length: 80\r\n"
+            b"Content-Type: application/json\r\n\r\n")
+
+
+def _request_work(i: int) -> None:
+    """What the example service does per request besides the metrics (minus the socket I/O):
+    parse the headers, decode the JSON body, encode the JSON reply."""
+    import io
+    import json
+    from http.client import parse_headers
+
+    parse_headers(io.BytesIO(_HEADERS))
+    req = json.loads(json.dumps({"id": f"c1-{i}", "features": [0.25, -1.5, 0.75, 0.125]}))
+    json.dumps({"id": req["id"], "score": 0.5}).encode()
+
+
+def _no_locks(d: Any) -> None:
+    d._lock = contextlib.nullcontext()
+    inner = d._metric
+    inner._lock = d._lock
+    for member in getattr(inner, "_members", {}).values():
+        member._lock = d._lock
+
+
+def bench_delayed(n: int, repeat: int) -> list[list[str]]:
+    sys.path.insert(0, str(ROOT / "examples"))
+    import service  # type: ignore[import-not-found]
+
+    import streammetrics as sm
+
+    rng = np.random.default_rng(0)
+    ids = [f"s0-c1-{i}" for i in range(n)]
+    scores = rng.random(n).tolist()
+    labels = (rng.random(n) < np.asarray(scores)).astype(int).tolist()
+    lag = 8
+
+    def make(batch: int, locked: bool) -> Any:
+        d = sm.DelayedLabels(service.build_metrics().metric, capacity=200_000, ttl=3600.0,
+                             batch_size=batch, max_delay=service.MAX_DELAY)
+        if not locked:
+            _no_locks(d)
+        return d
+
+    clock = time.perf_counter
+    empty = sorted(-clock() + clock() for _ in range(10_001))[5_000]  # one timed region's own cost
+
+    def run(batch: int | None, locked: bool, work: bool) -> tuple[float, float]:
+        """(seconds for the whole loop, seconds inside the metrics calls)."""
+        d = make(batch, locked) if batch is not None else None
+        inside = 0.0
+        t0 = clock()
+        for i in range(n + lag):
+            if i < n:
+                if work:
+                    _request_work(i)
+                if d is not None:
+                    t = clock()
+                    d.predict(ids[i], scores[i])
+                    inside += clock() - t
+            if i >= lag:
+                if work:
+                    _request_work(i)
+                if d is not None:
+                    t = clock()
+                    d.label(ids[i - lag], labels[i - lag])
+                    inside += clock() - t
+        if d is not None:
+            t = clock()
+            d.flush()  # folds the last batch: part of the cost (a read would do it too)
+            inside += clock() - t
+        return clock() - t0, inside - (2 * n + 1) * empty if d is not None else 0.0
+
+    rows = []
+    for work in (False, True):
+        cases: list[tuple[str, int | None, bool]] = [
+            ("one by one (batch_size=1)", 1, True),
+            ("one by one, locks no-op", 1, False),
+            ("batches of 256", 256, True),
+            ("batches of 256, locks no-op", 256, False),
+        ]
+        if work:
+            cases.append(("request work only, no metrics", None, True))
+        results: list[list[tuple[float, float]]] = [[] for _ in cases]
+        for _ in range(repeat):  # interleaved: every case once per round
+            for k, (_, b, locked) in enumerate(cases):
+                results[k].append(run(b, locked, work))
+        total = [min(r[0] for r in res) / (2 * n) for res in results]  # best: least disturbed
+        inside = [min(r[1] for r in res) / (2 * n) for res in results]
+        base = total[-1] if work else None
+        for k, (label, b, locked) in enumerate(cases):
+            lock = inside[k] - inside[k + 1] if b is not None and locked else None
+            rows.append([
+                "between request work" if work else "tight loop", label, f"{total[k] * 1e6:.2f}",
+                "" if b is None else f"{inside[k] * 1e6:.2f}",
+                "" if lock is None else f"{lock * 1e9:.0f}",
+                f"{100 * inside[k] / base:.1f}%" if base is not None and b is not None else "",
+            ])
+    return rows
+
+
+def bench_load(requests: int, seconds: float, rounds: int) -> tuple[list[list[str]], str, list[str]]:
     sys.path.insert(0, str(ROOT / "examples"))
     import load_test  # type: ignore[import-not-found]
 
-    rows = []
-    raw = []
-    for r in range(rounds):
-        for metrics in (False, True):
-            stats, _, _ = load_test.run_once(metrics, requests, seconds, 4, r, None)
-            raw.append((r, "on" if metrics else "off", stats))
-            cpu = stats.get("cpu_us_per_request")
-            rows.append([str(r), "on" if metrics else "off", f"{stats['requests']:.0f}",
-                         f"{stats['seconds']:.2f}", f"{stats['rps']:.0f}",
-                         "n/a" if cpu is None else f"{cpu:.0f}"])
-    return rows, load_test.summary(raw)
+    rows, _ = load_test.load_test(requests, seconds, 4, rounds, None, attribute=True)
+    return load_test.table(rows), load_test.summary(rows), load_test.HEADERS
+
+
+SECTIONS = ("window", "lock", "delayed", "load")
 
 
 def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.bench_service", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smaller budgets")
     ap.add_argument("--budget", type=float, default=None, help="seconds per windowed implementation")
+    ap.add_argument("--sections", default=",".join(SECTIONS),
+                    help=f"comma-separated subset of {','.join(SECTIONS)}")
     args = ap.parse_args(argv)
+    sections = set(args.sections.split(","))
+    if not sections <= set(SECTIONS):
+        ap.error(f"--sections: unknown {sorted(sections - set(SECTIONS))}")
     single_thread()
     budget = args.budget or (2.0 if args.quick else 8.0)
     out = [
-        "## bench_service: windows, locks, load test",
+        "## bench_service: windows, locks, the per-request metrics path, load test",
         "",
         env_header(("numpy", "streammetrics", "torch", "torcheval", "river", "scikit-learn",
                     "prometheus-client")).replace(
             "in its own subprocess with an address-space limit",
             "all in this one process (the load test's service in its own)"),
-        "",
-        "### Windowed AUROC, read after every batch",
-        "",
-        markdown_table(
-            ["implementation", "W", "batch", "ms per batch+read", "µs per sample", "prefill s",
-             "max |Δ| vs sklearn"],
-            [row for w in (10_000, 1_000_000) for m in (1000, 10)
-             for row in bench_window(w, m, budget, 200 if m == 1000 else 400)],
-            "llrrrrl",
-        ),
-        "",
-        "### Lock overhead, one sample per update (Python scalars)",
-        "",
     ]
-    n = 20_000 if args.quick else 100_000
-    out.append(markdown_table(["accumulator", "µs/sample with lock", "µs/sample lock no-op",
-                               "lock cost ns/sample", "overhead"], bench_lock(n), "lrrrr"))
-    out.append("\nBest of 7 interleaved runs each; the lock is an uncontended ``threading.RLock``.")
-    requests, seconds = (3000, 8.0) if args.quick else (15_000, 20.0)
-    rows, summary = bench_load(requests, seconds, 3 if not args.quick else 2)
-    out += [
-        "",
-        f"### Load test: examples/service.py on loopback ({requests} requests, 4 client threads)",
-        "",
-        markdown_table(["round", "metrics", "requests", "seconds", "requests/s", "service CPU µs/request"],
-                       rows, "llrrrr"),
-        "",
-        summary[0].upper() + summary[1:] + ".",
-        "The service's CPU time per request is the robust measure on a busy machine: other",
-        "processes slow the wall clock (requests/s) of both runs unevenly, not the CPU the service",
-        "itself spends.",
-    ]
+    if "window" in sections:
+        out += [
+            "",
+            "### Windowed AUROC, read after every batch",
+            "",
+            markdown_table(
+                ["implementation", "W", "batch", "ms per batch+read", "µs per sample", "prefill s",
+                 "max |Δ| vs sklearn"],
+                [row for w in (10_000, 1_000_000) for m in (1000, 10)
+                 for row in bench_window(w, m, budget, 200 if m == 1000 else 400)],
+                "llrrrrl",
+            ),
+        ]
+    if "lock" in sections:
+        n = 20_000 if args.quick else 100_000
+        out += [
+            "",
+            "### Lock overhead, one sample per update (Python scalars)",
+            "",
+            markdown_table(["accumulator", "µs/sample with lock", "µs/sample lock no-op",
+                            "lock cost ns/sample", "overhead"], bench_lock(n), "lrrrr"),
+            "",
+            "Best of 7 interleaved runs each; the lock is an uncontended ``threading.RLock``.",
+        ]
+    if "delayed" in sections:
+        n, repeat = (4_000, 3) if args.quick else (10_000, 5)
+        out += [
+            "",
+            f"### The service's metrics path per request, in process ({n:,} predictions + {n:,} labels)",
+            "",
+            markdown_table(["loop", "labels folded", "µs per request", "in the metrics calls µs/request",
+                            "lock cost ns/request", "metrics / request work"],
+                           bench_delayed(n, repeat), "llrrrr"),
+            "",
+            f"Best of {repeat} interleaved runs; a request is a ``predict`` or a ``label`` call (half",
+            "each). 'In the metrics calls' is timed around the calls themselves (less the timer's own",
+            "cost), the final ``flush`` that folds the last batch included; 'lock cost' is that time",
+            "with the locks minus with no-op locks; 'metrics / request work' divides it by the loop",
+            "with the request work alone.",
+        ]
+    if "load" in sections:
+        requests, seconds, rounds = (3000, 8.0, 2) if args.quick else (10_000, 20.0, 5)
+        rows, summary, headers = bench_load(requests, seconds, rounds)
+        out += [
+            "",
+            f"### Load test: examples/service.py on loopback ({requests} requests per run, 4 client threads)",
+            "",
+            markdown_table(headers, rows, "llrrrrr"),
+            "",
+            summary[0].upper() + summary[1:] + ".",
+            "",
+            "The service's CPU time per request is the more robust measure on a busy machine: other",
+            "processes slow the wall clock (requests/s) of both runs unevenly, less the CPU the",
+            "service itself spends; each round runs off then on back to back, and the median of the",
+            "rounds' ratios discounts a disturbed round. The last run (``--time-metrics``) reads the",
+            "request threads' CPU clocks around the metrics calls inside the service.",
+        ]
     text = "\n".join(out)
     print(text)
     return text
