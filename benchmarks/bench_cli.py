@@ -9,8 +9,9 @@ address-space limit as every benchmark here):
 
 * ``evaluate`` exact: ``streammetrics evaluate FILE --label y --score p --json OUT --quiet``
   (in-process call of the CLI entry point: reading, validation, MetricSet, JSON);
-* ``evaluate --no-intervals``: the same without the 95% intervals (DeLong's for AUROC is
-  O(n log n), the one part of the job scikit-learn does not do);
+* ``evaluate --no-intervals``: the same without the 95% intervals (DeLong's for AUROC, a linear
+  merge of the sorted positive and negative scores, is the one part of the job scikit-learn does
+  not do);
 * ``evaluate --max-bytes 16M``: bounded AUROC/AP (binned; reported as unavailable if the installed
   ranking metrics do not take ``max_bytes``);
 * pandas + scikit-learn: ``pd.read_parquet`` then one ``confusion_matrix`` (the eight confusion
@@ -20,7 +21,9 @@ address-space limit as every benchmark here):
   ``precision_score``, ... each re-validating and re-counting).
 
 Values are checked against the exact ``evaluate`` (max abs difference; bounded AUROC/AP differ
-within their certified bounds). Run: ``python -m benchmarks.bench_cli [--rows N] [--quick]``.
+within their certified bounds). ``--repeat`` rounds (default 3) run the implementations in turn;
+the table gives median seconds and the range, so a burst of load from other processes shows.
+Run: ``python -m benchmarks.bench_cli [--rows N] [--quick] [--repeat R]``.
 Prints markdown.
 """
 
@@ -144,6 +147,21 @@ def case(impl: str, path: str, rows: int) -> dict[str, Any]:
             "values": {k: float(v) for k, v in values.items()}}
 
 
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median time (a failed run makes the result that failure), with every
+    run's seconds and the largest peak RSS."""
+    bad = [r for r in runs if r.get("status") != "ok"]
+    if bad:
+        return bad[0]
+    ordered = sorted(runs, key=lambda r: r["seconds"])
+    out = dict(ordered[(len(ordered) - 1) // 2])
+    out["all_seconds"] = [r["seconds"] for r in runs]
+    peaks = [r["peak_rss_mb"] for r in runs if isinstance(r.get("peak_rss_mb"), (int, float))]
+    if peaks:
+        out["peak_rss_mb"] = max(peaks)
+    return out
+
+
 def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=10_000_000)
@@ -151,21 +169,28 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--impls", default=",".join(IMPLS), help=f"comma list of {', '.join(IMPLS)}")
     ap.add_argument("--mem-limit-mb", type=int, default=None)
     ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="rounds (each implementation once per round, in turn); median seconds")
     args = ap.parse_args(argv)
     if args.quick:
         args.rows = min(args.rows, 1_000_000)
+    if args.repeat < 1:
+        ap.error("--repeat must be >= 1")
     impls = [i.strip() for i in args.impls.split(",") if i.strip()]
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "scores.parquet")
         make_file(path, args.rows)
         size_mb = os.path.getsize(path) / 2**20
-        results = {impl: h.run_limited("benchmarks.bench_cli:case", {"impl": impl, "path": path,
-                                                                     "rows": args.rows},
-                                       mem_limit_mb=args.mem_limit_mb, timeout=args.timeout)
-                   for impl in impls}
+        runs: dict[str, list[dict[str, Any]]] = {impl: [] for impl in impls}
+        for _ in range(args.repeat):  # rounds: every implementation once per round, interleaved
+            for impl in impls:
+                runs[impl].append(h.run_limited("benchmarks.bench_cli:case",
+                                                {"impl": impl, "path": path, "rows": args.rows},
+                                                mem_limit_mb=args.mem_limit_mb, timeout=args.timeout))
+        results = {impl: _median_run(rs) for impl, rs in runs.items()}
     ref = results.get("evaluate", {}).get("values") if results.get("evaluate", {}).get("status") == "ok" else None
     base = results.get("sklearn", {})
-    headers = ["implementation", "status", "seconds", "rows/s", "vs pandas+sklearn", "peak RSS MB",
+    headers = ["implementation", "status", "seconds", "range", "rows/s", "vs pandas+sklearn", "peak RSS MB",
                "max abs diff vs evaluate"]
     rows = []
     warnings: list[str] = []
@@ -185,8 +210,9 @@ def main(argv: list[str] | None = None) -> str:
                 if not lo - 1e-12 <= ref[k] <= hi + 1e-12:
                     warnings.append(f"WARNING: exact {k} {ref[k]} outside the bounds [{lo}, {hi}]")
                 diff += f"; {k} bounds width {hi - lo:.1e}"
+        spread = f"{min(r['all_seconds']):.2f}-{max(r['all_seconds']):.2f}" if ok and len(r["all_seconds"]) > 1 else ""
         rows.append([IMPLS.get(impl, impl), r.get("status", "?"),
-                     f"{secs:.2f}" if secs else "", h.fmt_rate(args.rows / secs) if secs else "",
+                     f"{secs:.2f}" if secs else "", spread, h.fmt_rate(args.rows / secs) if secs else "",
                      h.fmt_ratio(ratio), r.get("peak_rss_mb", ""), diff])
     text = "\n".join([
         "## bench_cli: `streammetrics evaluate` on a Parquet file",
@@ -195,10 +221,12 @@ def main(argv: list[str] | None = None) -> str:
         "",
         f"{args.rows:,} rows (label int8, score float64 rounded to 1e-6), one file of {size_mb:.0f} MB, "
         "row groups of 1M; the default binary report (8 confusion measures at 0.5, AUROC, AP), file "
-        "to numbers, one run each in a fresh process. `vs pandas+sklearn` > 1 means faster than the "
-        "one-confusion-matrix scikit-learn script.",
+        f"to numbers, each run in a fresh process, {args.repeat} round(s) with the implementations in "
+        "turn: `seconds` is the median, `range` the fastest and slowest run, `vs pandas+sklearn` the "
+        "ratio of medians (> 1: faster than the one-confusion-matrix scikit-learn script); peak RSS "
+        "is the largest of the runs.",
         "",
-        h.markdown_table(headers, rows, align="llrrrrl"),
+        h.markdown_table(headers, rows, align="llrrrrrl"),
         *([""] + warnings if warnings else []),
         "",
     ])

@@ -154,7 +154,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=65536, help="rows per update (default 65536)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--no-intervals", action="store_true",
-                   help="skip the 95%% intervals (DeLong's for AUROC is O(n log n): ~2 s at 10M rows)")
+                   help="skip the 95%% intervals (DeLong's for AUROC: a linear pass over the sorted "
+                        "scores per class, ~0.7 s at 10M rows)")
     return p
 
 
