@@ -223,16 +223,14 @@ def delete_sorted(values: np.ndarray, remove: np.ndarray) -> np.ndarray:
 
 
 def _signed(add: np.ndarray, remove: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Needles ``add`` (sign +1) and ``remove`` (sign -1) as one sorted array with int64 signs."""
+    """Needles ``add`` (sign +1) then ``remove`` (sign -1) as one array with int64 signs."""
     if remove.shape[0] == 0:
         return add, np.ones(add.shape[0], dtype=np.int64)
     if add.shape[0] == 0:
         return remove, np.full(remove.shape[0], -1, dtype=np.int64)
-    x = np.concatenate([add, remove])
-    sign = np.ones(x.shape[0], dtype=np.int64)
+    sign = np.ones(add.shape[0] + remove.shape[0], dtype=np.int64)
     sign[add.shape[0]:] = -1
-    order = np.argsort(x, kind="stable")
-    return x[order], sign[order]
+    return np.concatenate([add, remove]), sign
 
 
 class _Group:
@@ -307,7 +305,7 @@ class _Group:
         (runs minus tombstones; the tail must be flushed). Exact int; O(len(x) log n) per run."""
         s = 0
         for v in self.runs:
-            s += int(sign @ (v.searchsorted(x, "left") + v.searchsorted(x, "right")))
+            s += int(np.dot(sign, v.searchsorted(x, "left") + v.searchsorted(x, "right")))
         if self.dead is not None:
             s -= self.dead.count2_signed(x, sign)
         return s
@@ -923,10 +921,12 @@ class SortedScores(State):
                     d += groups[col][g].count2_signed(xp, sp)
                 if xn.shape[0]:
                     d += 2 * int(pos.total) * int(sn.sum()) - pos.count2_signed(xn, sn)
-                    if xp.shape[0]:
-                        cw = np.zeros(xn.shape[0] + 1, dtype=np.int64)
-                        np.cumsum(sn, out=cw[1:])
-                        d += int(sp @ (cw[xn.searchsorted(xp, "left")] + cw[xn.searchsorted(xp, "right")]))
+                    if xp.shape[0]:  # pairs inside (A - R): A_n and R_n are each sorted
+                        an, rn = add[col][g], rv[col][g]
+                        lr = an.searchsorted(xp, "left") + an.searchsorted(xp, "right")
+                        if rn.shape[0]:
+                            lr -= rn.searchsorted(xp, "left") + rn.searchsorted(xp, "right")
+                        d += int(np.dot(sp, lr))
                 u2[col, g] += d
         for col in range(self.n_columns):
             for g in range(self.n_groups):
