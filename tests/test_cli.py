@@ -739,3 +739,38 @@ def test_empty_files_in_a_stream(tmp_path, capsys):
     rc, err = run_err(capsys, str(tmp_path / "a_header_only.csv"), str(tmp_path / "c_empty.jsonl"),
                       "--label", "y", "--score", "p")
     assert rc == 1 and "no rows" in err
+
+
+def test_text_labels_named_by_prefixed_score_columns(tmp_path, capsys):
+    y, p = multiclass_data(600, 3, seed=15)
+    names = np.array(["cat", "dog", "eel"])
+    pq.write_table(pa.table({"animal": names[y], "p_cat": p[:, 0], "p_dog": p[:, 1], "p_eel": p[:, 2]}),
+                   str(tmp_path / "a.parquet"))
+    argv = [str(tmp_path / "a.parquet"), "--label", "animal", "--score", "p_cat", "--score", "p_dog",
+            "--score", "p_eel"]
+    res = run_json(capsys, *argv, "--metrics", "accuracy,f1")
+    assert res["label_mapping"] == {"cat": 0, "dog": 1, "eel": 2} and res["classes"] == ["cat", "dog", "eel"]
+    assert res["metrics"]["accuracy"] == pytest.approx(metrics.accuracy_score(y, p.argmax(axis=1)), rel=1e-12)
+    text = names[y].astype(object)
+    text[444] = "fox"
+    pq.write_table(pa.table({"animal": text.astype(str), "p_cat": p[:, 0], "p_dog": p[:, 1], "p_eel": p[:, 2]}),
+                   str(tmp_path / "b.parquet"))
+    rc, err = run_err(capsys, str(tmp_path / "b.parquet"), *argv[1:])
+    assert rc == 1 and "row 445: column 'animal': label 'fox' is not one of the classes" in err
+    assert "give --classes with the label of each --score column" in err
+
+
+def test_stdin_and_many_classes(tmp_path, capsys):
+    rc, err = run_err(capsys, "-", "--label", "y", "--score", "p")
+    assert rc == 2 and "standard input is not supported" in err
+    rng = np.random.default_rng(16)
+    y = rng.integers(0, 50, 5000)
+    p = rng.random((5000, 50))
+    p[np.arange(5000), y] += 0.5
+    pq.write_table(pa.table({"y": y, "p": list(p)}), str(tmp_path / "k50.parquet"))
+    assert main(["evaluate", str(tmp_path / "k50.parquet"), "--label", "y", "--score", "p", "--quiet",
+                 "--metrics", "recall"]) == 0
+    out = capsys.readouterr().out
+    assert "… 10 more" in out and "every class is in --json" in out
+    res = run_json(capsys, str(tmp_path / "k50.parquet"), "--label", "y", "--score", "p", "--metrics", "recall")
+    assert len(res["per_class"]["recall"]) == 50 and len(res["per_class_intervals"]["recall"]) == 50

@@ -112,6 +112,9 @@ DEFAULTS = {
     "multilabel": ["accuracy", "hamming_loss", "precision", "recall", "f1", "auroc", "average_precision"],
 }
 
+#: the terminal's per-class table shows this many classes (all of them are in --json)
+MAX_TABLE_CLASSES = 40
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
 
 
@@ -174,6 +177,7 @@ class _Plan:
         self.mapping: dict[Any, int] | None = None  # string label -> class index
         self.list_scores = False
         self.list_labels = False
+        self.classes_from_columns = False  # text labels mapped by the score column names
 
     @property
     def columns(self) -> list[str]:
@@ -306,8 +310,12 @@ def _labels_1d(plan: _Plan, arr: Any, path: str, column: str, offset: int, multi
         idx = pc.index_in(text, value_set=pa.array(list(plan.mapping), type=text.type))
         if idx.null_count:  # a label that is not one of the classes
             i = int(np.argmax(_numpy(idx.is_valid()) == 0))
+            hint = ""
+            if plan.classes_from_columns:
+                hint = ("; the classes are named after the --score columns: give --classes with the label "
+                        "of each --score column, in order")
             raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {text[i].as_py()!r} "
-                             f"is not one of the classes {list(plan.mapping)}", 1)
+                             f"is not one of the classes {list(plan.mapping)}{hint}", 1)
         return _numpy(idx).astype(np.int64)
     if pa.types.is_boolean(arr.type):
         return _numpy(arr).astype(np.int64)
@@ -423,7 +431,8 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
             plan.mapping = {n: i for i, n in enumerate(names)}
     elif is_text:
         if plan.task == "multiclass" and not plan.list_scores and len(plan.scores) > 1:
-            names = list(plan.scores)  # labels name the score columns
+            names = _class_names_from_columns(plan.scores, first.column(plan.labels[0]))
+            plan.classes_from_columns = True
         else:
             names = sorted(_distinct_labels(plan))
             want = 2 if plan.task == "binary" else plan.num_classes
@@ -442,6 +451,39 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
                         else [str(i) for i in range(plan.num_classes or 0)])
     else:
         plan.classes = ["0", "1"] if plan.task == "binary" else [str(i) for i in range(plan.num_classes or 0)]
+
+
+def _strip_affixes(names: Sequence[str]) -> list[str] | None:
+    """Column names without their common prefix and suffix (``p_cat, p_dog`` -> ``cat, dog``;
+    ``cat_prob, dog_prob`` -> ``cat, dog``), cut at a separator; None if nothing is common or the
+    results are empty or not distinct."""
+    import os.path
+
+    def cut(common: str) -> int:  # keep the common part only up to its last separator
+        ends = [i + 1 for i, ch in enumerate(common) if not ch.isalnum()]
+        return ends[-1] if ends else 0
+
+    pre = cut(os.path.commonprefix(list(names)))
+    suf = cut(os.path.commonprefix([n[::-1] for n in names]))
+    out = [n[pre: len(n) - suf] for n in names]
+    if (pre == 0 and suf == 0) or not all(out) or len(set(out)) != len(out):
+        return None
+    return out
+
+
+def _class_names_from_columns(scores: Sequence[str], first_labels: Any) -> list[str]:
+    """Class names for text labels with one score column per class: the column names, or the
+    names without their common prefix / suffix (``p_cat`` -> ``cat``) when more of the labels of
+    the first batch are those."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = first_labels.cast(pa.string()) if pa.types.is_dictionary(first_labels.type) else first_labels
+    seen = {v for v in pc.unique(col).to_pylist() if v is not None}
+    stripped = _strip_affixes(scores)
+    if stripped is not None and len(seen & set(stripped)) > len(seen & set(scores)):
+        return stripped
+    return list(scores)
 
 
 def _distinct_labels(plan: _Plan) -> set[str]:
@@ -658,16 +700,20 @@ def _print_table(res: dict[str, Any], title: str) -> None:
         table.add_row(*row)
     console.print(table)
     if per_class:
-        console.print(_per_class_table(res, fmt))
+        table, note = _per_class_table(res, fmt)
+        console.print(table)
+        if note:
+            console.print(note, soft_wrap=True, highlight=False, markup=False)
     if res["label_mapping"]:
         console.print("labels: " + ", ".join(f"{k!r} -> {v}" for k, v in res["label_mapping"].items()))
     for msg in res["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {msg}")
 
 
-def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> Any:
-    """The per-class rich table: one row per class, one column per metric; below a value its
-    interval (``low–high``) or, for a binned value, its certified bounds (``[low–high]``)."""
+def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> tuple[Any, str]:
+    """The per-class rich table -- one row per class (the first ``MAX_TABLE_CLASSES``), one column
+    per metric; below a value its interval (``low–high``) or, for a binned value, its certified
+    bounds (``[low–high]``) -- and the note explaining it."""
     from rich.table import Table
 
     def short(v: Any) -> str:
@@ -678,13 +724,13 @@ def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> Any:
     if ivs:
         notes.append(f"below a value: its {res['confidence']:.0%} interval (Wilson; DeLong for AUROC)")
     if bds:
-        notes.append("\\[low–high]: certified bounds of a binned value")
-    pc = Table(title="per class", title_justify="left", caption="; ".join(notes) or None,
-               caption_justify="left")
-    pc.add_column("class")
+        notes.append("[low–high]: certified bounds of a binned value")
+    pc = Table(title="per class", title_justify="left")
+    pc.add_column("class", no_wrap=True)
     for name in per_class:
         pc.add_column(name, justify="right")
-    for c in res["classes"]:
+    shown = res["classes"][:MAX_TABLE_CLASSES]
+    for c in shown:
         cells = []
         for n in per_class:
             cell = fmt(per_class[n].get(c))
@@ -696,7 +742,10 @@ def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> Any:
                 cell += f"\n[dim]\\[{short(lo)}–{short(hi)}][/dim]"
             cells.append(cell)
         pc.add_row(str(c), *cells)
-    return pc
+    if len(res["classes"]) > len(shown):
+        pc.add_row(f"… {len(res['classes']) - len(shown)} more", *([""] * len(per_class)))
+        notes.append("every class is in --json")
+    return pc, "; ".join(notes)
 
 
 # -- the command ---------------------------------------------------------------------------------

@@ -59,6 +59,10 @@ def expand_inputs(items: Sequence[str]) -> list[str]:
     """
     out: list[str] = []
     for item in items:
+        if item == "-":
+            raise InputError("-: standard input is not supported (evaluate reads its input more than "
+                             "once: the schema, then the stream); save it to a file", 2)
+        item = os.path.expanduser(item)
         if os.path.isdir(item):
             found = _walk(item)
             if not found:
