@@ -23,9 +23,11 @@ torchmetrics ``BinaryAUROC``/``BinaryAveragePrecision(thresholds=200)``, torchev
 
 Columns: time, samples/s, state bytes, |AUROC − exact|, certified AUROC half-width (only
 streammetrics certifies), |AP − exact|, certified AP interval width, and the rate ratio to
-streammetrics at 128 KiB. Then the state size of the 128 KiB accumulator after 1e5 … 1e7 (1e8
-with ``--large``) samples, and 1000 classes × ``--rows`` rows (default 100k) at 64 MiB
-(macro-AUROC certified half-width, rate in scores/s).
+streammetrics at 128 KiB. Then, each in a subprocess: one stream of 1e5 … 1e8 samples (default
+run; up to ``--samples`` with ``--quick``/``--samples`` unless ``--large``) into 128 KiB and
+1 MiB accumulators -- state bytes (checked after every batch), certified half-width and process
+RSS at each size -- and 1000 classes × ``--rows`` rows (default 1M; 10k with ``--quick``) at
+64 MiB: update time and rate, state size, macro-AUROC with its certified half-width, peak RSS.
 """
 
 from __future__ import annotations
@@ -45,7 +47,14 @@ if __package__ in (None, ""):  # ``python benchmarks/bench_bounded.py``
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import streammetrics as sm  # noqa: E402
-from benchmarks._harness import env_header, fmt_rate, fmt_ratio, markdown_table, single_thread  # noqa: E402
+from benchmarks._harness import (  # noqa: E402
+    env_header,
+    fmt_rate,
+    fmt_ratio,
+    markdown_table,
+    run_limited,
+    single_thread,
+)
 
 BATCH = 100_000
 #: torcheval's binned metrics keep every input until compute: run them on a prefix only.
@@ -246,52 +255,162 @@ def distribution_table(dist: str, n: int, peers: bool) -> tuple[str, dict[str, A
     return text, res
 
 
-def memory_table(sizes: list[int]) -> str:
-    rows = []
-    m = sm.AUROC(max_bytes=128 * 1024, scores="probability")
+def _rss_mb(field: str = "VmRSS") -> float:
+    """Resident set size now (``VmRSS``) or its peak (``VmHWM``) of this process, from Linux
+    /proc (0 elsewhere). Unlike ``ru_maxrss``, VmHWM starts afresh in an exec'ed subprocess
+    (``ru_maxrss`` keeps the parent's size at fork)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0.0
+
+
+def memory_run(sizes: list[int]) -> dict[str, Any]:
+    """One stream of calibrated probabilities (batches built on the fly, never kept) into
+    AUROC at 128 KiB and 1 MiB; the state size is checked after every batch; at each of
+    ``sizes`` the state bytes, the process RSS and the certified half-width are recorded."""
+    budgets = (128 * 1024, 1 << 20)
+    ms = [sm.AUROC(max_bytes=b, scores="probability") for b in budgets]
+    rows: list[list[Any]] = []
     done = 0
     todo = sorted(sizes)
+    t_update = 0.0
+    worst = [0, 0]
     for y, s in batches("calibrated", max(sizes), seed=1):
-        m.update(y, s)
+        t = time.perf_counter()
+        for m in ms:
+            m.update(y, s)
+        t_update += time.perf_counter() - t
         done += y.shape[0]
-        assert m.nbytes <= 128 * 1024
+        for i, (m, b) in enumerate(zip(ms, budgets, strict=True)):
+            assert m.nbytes <= b, (m.nbytes, b)
+            worst[i] = max(worst[i], m.nbytes)
         while todo and done >= todo[0]:
-            lo, hi = m.bounds()
-            rows.append([f"{todo.pop(0):,}", f"{m.nbytes:,} B", _e((hi - lo) / 2)])
-    return "\n### State size, max_bytes=128 KiB (calibrated)\n\n" + markdown_table(
-        ["samples", "state bytes", "AUROC half-width"], rows, "rrr"
+            row: list[Any] = [todo.pop(0)]
+            for m in ms:
+                lo, hi = m.bounds()
+                row += [m.nbytes, (hi - lo) / 2]
+            row.append(_rss_mb())
+            rows.append(row)
+    return {"rows": rows, "worst": worst, "rate": 2 * done / t_update, "hwm": _rss_mb("VmHWM")}
+
+
+def _run(fn: Callable[..., dict[str, Any]], inline: bool, **kwargs: Any) -> dict[str, Any]:
+    """``fn(**kwargs)`` in a fresh subprocess (its own RSS), or here with ``inline``."""
+    if inline:
+        return {**fn(**kwargs), "status": "ok"}
+    return run_limited(f"benchmarks.bench_bounded:{fn.__name__}", kwargs, mem_limit_mb=0, timeout=3600)
+
+
+def memory_table(sizes: list[int], inline: bool = False) -> str:
+    r = _run(memory_run, inline, sizes=sizes)
+    title = "\n### Memory over the stream: calibrated probabilities, batch 100k (subprocess)\n\n"
+    if r.get("status") != "ok":
+        return title + f"{r.get('status')}\n"
+    body = [
+        [f"{n:,}", f"{b1:,} B", _e(h1), f"{b2:,} B", _e(h2), f"{rss:.0f} MB"]
+        for n, b1, h1, b2, h2, rss in r["rows"]
+    ]
+    return title + markdown_table(
+        ["samples", "state, 128 KiB", "AUROC half-width", "state, 1 MiB", "AUROC half-width", "process RSS"],
+        body,
+        "rrrrrr",
+    ) + (
+        f"\n\nLargest state after any batch: {r['worst'][0]:,} B (budget {128 * 1024:,}) and "
+        f"{r['worst'][1]:,} B (budget {1 << 20:,}); peak RSS {r['hwm']:.0f} MB; "
+        f"{fmt_rate(r['rate'])} per accumulator (excluding data generation).\n"
     )
 
 
-def many_classes_table(rows: int, classes: int = 1000) -> str:
+def many_classes_run(rows: int, classes: int = 1000, max_bytes: int = 64 << 20, batch: int = 10_000) -> dict[str, Any]:
+    """``classes``-class probabilities (softmax-free: sigmoid of N(0, 1) + 2 on the true class,
+    float32) in batches of ``batch`` rows into ``AUROC(classes, max_bytes=...)``; the state size
+    is checked after every batch. Run in a subprocess (``run_limited``) for its peak RSS."""
     rng = np.random.default_rng(2)
-    m = sm.AUROC(classes, max_bytes=64 << 20, scores="probability")
-    batch = 10_000
-    t = time.perf_counter()
+    m = sm.AUROC(classes, max_bytes=max_bytes, scores="probability", average=None)
+    t_update = 0.0
+    t0 = time.perf_counter()
     peak = 0
+    rss0 = _rss_mb("VmHWM")
     for start in range(0, rows, batch):
         k = min(batch, rows - start)
         y = rng.integers(0, classes, k)
         z = rng.normal(size=(k, classes)).astype(np.float32)
         z[np.arange(k), y] += 2.0
         p = 1.0 / (1.0 + np.exp(-z))
+        del z
+        t = time.perf_counter()
         m.update(y, p)
+        t_update += time.perf_counter() - t
         peak = max(peak, m.nbytes)
-    dt = time.perf_counter() - t
+        assert m.nbytes <= max_bytes, (m.nbytes, max_bytes)
+    total = time.perf_counter() - t0
+    t = time.perf_counter()
     lo, hi = m.bounds()
-    return f"\n### {classes} classes × {rows:,} rows, max_bytes=64 MiB\n\n" + markdown_table(
-        ["time (incl. data generation)", "scores/s", "state bytes (peak)", "macro-AUROC", "half-width"],
+    est = m.compute()
+    t_read = time.perf_counter() - t
+    hw = (np.asarray(hi) - np.asarray(lo)) / 2
+    st: Any = m._state
+    return {
+        "rows": rows,
+        "classes": classes,
+        "time_total": total,
+        "time_update": t_update,
+        "time_read": t_read,
+        "peak_state": peak,
+        "final_state": m.nbytes,
+        "macro_auroc": float(np.mean(est)),
+        "macro_half_width": float(np.mean(hw)),
+        "max_class_half_width": float(np.max(hw)),
+        "shifts": sorted({int(s) for s in st._shift}),
+        "rss_before_mb": rss0,
+        "hwm": _rss_mb("VmHWM"),
+    }
+
+
+def many_classes_table(rows: int, classes: int = 1000, inline: bool = False) -> str:
+    r = _run(many_classes_run, inline, rows=rows, classes=classes)
+    title = f"\n### {classes} classes × {rows:,} rows, max_bytes=64 MiB (subprocess)\n\n"
+    if r.get("status") != "ok":
+        return title + f"{r.get('status')}\n"
+    n = rows * classes
+    return title + markdown_table(
+        [
+            "time (update only)",
+            "scores/s (update only)",
+            "time incl. data generation",
+            "state bytes (peak / final)",
+            "macro-AUROC",
+            "macro half-width",
+            "max per-class half-width",
+            "peak RSS",
+        ],
         [
             [
-                f"{dt:.1f} s",
-                fmt_rate(rows * classes / dt),
-                f"{peak / 2**20:.1f} MiB",
-                f"{m.compute():.6f}",
-                _e((hi - lo) / 2),
+                f"{r['time_update']:.1f} s",
+                fmt_rate(n / r["time_update"]),
+                f"{r['time_total']:.1f} s",
+                f"{r['peak_state'] / 2**20:.1f} / {r['final_state'] / 2**20:.1f} MiB",
+                f"{r['macro_auroc']:.6f}",
+                _e(r["macro_half_width"]),
+                _e(r["max_class_half_width"]),
+                f"{r['hwm']:.0f} MB",
             ]
         ],
-        "rrrrr",
+        "rrrrrrrr",
+    ) + (
+        "\n\nPeak RSS includes the Python process (~"
+        f"{r['rss_before_mb']:.0f} MB before the first batch) and one float32 batch of scores "
+        f"({batch_mb(rows, classes):.0f} MB) with its keys.\n"
     )
+
+
+def batch_mb(rows: int, classes: int, batch: int = 10_000) -> float:
+    return min(rows, batch) * classes * 4 / 2**20
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -299,19 +418,22 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--quick", action="store_true", help="200k samples, 10k-row many-class run")
     ap.add_argument("--samples", type=int, default=None)
     ap.add_argument("--rows", type=int, default=None, help="rows of the 1000-class run")
-    ap.add_argument("--large", action="store_true", help="memory table up to 1e8 samples")
+    ap.add_argument("--large", action="store_true",
+                    help="memory table up to 1e8 samples also with --quick / --samples")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--inline", action="store_true", help="no subprocesses (RSS figures then include the rest)")
     ap.add_argument("--dists", default=",".join(DISTRIBUTIONS))
     args = ap.parse_args(argv)
     single_thread()
-    try:
-        import torch
+    if not args.no_peers:  # importing torch takes seconds: only for the peers that need it
+        try:
+            import torch
 
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
+            torch.set_num_threads(1)
+        except ImportError:
+            pass
     n = args.samples or (200_000 if args.quick else 10_000_000)
-    rows = args.rows or (10_000 if args.quick else 100_000)
+    rows = args.rows or (10_000 if args.quick else 1_000_000)
     out = [
         "## Bounded-memory ranking metrics (bench_bounded)",
         "",
@@ -322,9 +444,10 @@ def main(argv: list[str] | None = None) -> str:
         text, _ = distribution_table(dist, n, not args.no_peers)
         print(text, flush=True, file=sys.stderr)  # progress: each table as soon as it is done
         out.append(text)
-    sizes = [10**k for k in range(5, 9 if args.large else 8) if 10**k <= max(n, 10**5)]
-    out.append(memory_table(sizes))
-    out.append(many_classes_table(rows))
+    full = not (args.quick or args.samples)  # the default run goes to 1e8 samples
+    sizes = [10**k for k in range(5, 9) if args.large or full or 10**k <= max(n, 10**5)]
+    out.append(memory_table(sizes, args.inline))
+    out.append(many_classes_table(rows, inline=args.inline))
     text = "\n".join(out) + "\n"
     print(text)
     return text

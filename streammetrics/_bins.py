@@ -48,7 +48,7 @@ import numpy as np
 from ._curves import ThresholdCounts
 from ._sorted_buffer import SortedScores, _unit_or_positive
 from ._state import State
-from ._validation import as_numpy, check_binary_labels, check_scores, check_weights
+from ._validation import as_numpy, check_binary_labels, check_class_labels, check_scores, check_weights
 
 __all__ = ["BinnedScores", "auroc_bounds", "ap_bounds", "SCORE_TRANSFORMS", "BIN_BYTES"]
 
@@ -99,11 +99,13 @@ def _prob_keys(p: np.ndarray) -> np.ndarray:
     Out-of-range scores (p < 0 or p > 1) get keys outside [0, 2·bits(1/2)], so a range check
     is a min/max of the keys. Branch-free, in place, in cache-sized chunks (no large temporary:
     fresh large arrays cost page faults)."""
-    p = np.asarray(p, dtype=np.float64).reshape(-1)
+    p = np.asarray(p).reshape(-1)
+    if p.dtype != np.float32:
+        p = p.astype(np.float64, copy=False)
     n = p.shape[0]
     out = np.empty(n, dtype=np.int64)
     q = out.view(np.float64)
-    np.subtract(1.0, p, out=q)  # exact for p in [1/2, 1]
+    np.subtract(1.0, p, out=q, dtype=np.float64)  # exact for p in [1/2, 1]
     np.minimum(q, p, out=q)  # p below 1/2, 1 - p above
     q += 0.0  # -0.0 -> 0.0
     t = np.empty(min(n, _CHUNK), dtype=np.int64)
@@ -111,7 +113,7 @@ def _prob_keys(p: np.ndarray) -> np.ndarray:
     for i in range(0, n, _CHUNK):
         j = min(i + _CHUNK, n)
         b, tt = out[i:j], t[: j - i]
-        np.subtract(p[i:j], 0.5, out=tf[: j - i])  # sign bit set iff p < 1/2 (exact sign)
+        np.subtract(p[i:j], 0.5, out=tf[: j - i], dtype=np.float64)  # sign bit set iff p < 1/2
         tt >>= 63
         np.invert(tt, out=tt)  # -1 where p >= 1/2, else 0
         b ^= tt
@@ -277,8 +279,10 @@ class BinnedScores(State):
     # -- keys ---------------------------------------------------------------------------------------
     def to_keys(self, s: np.ndarray, name: str = "y_score", check: bool = True) -> np.ndarray:
         """Order-preserving int64 keys of scores (validates the declared transform's range
-        unless ``check=False``)."""
-        s = np.asarray(s, dtype=np.float64)
+        unless ``check=False``). float32 scores are read as they are (widened exactly)."""
+        s = np.asarray(s)
+        if s.dtype != np.float32:
+            s = s.astype(np.float64, copy=False)
         if self.edges is not None:
             return np.searchsorted(self.edges, s, "right").astype(np.int64)
         if self.scores == "probability":
@@ -302,9 +306,11 @@ class BinnedScores(State):
 
     # -- updates --------------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        if self.task == "binary" and type(y_true) is np.ndarray and type(y_score) is np.ndarray \
-                and y_true.ndim == 1:
-            return self._prepare_binary(y_true, y_score, sample_weight)
+        if type(y_true) is np.ndarray and type(y_score) is np.ndarray and y_true.ndim == 1:
+            if self.task == "binary":
+                return self._prepare_binary(y_true, y_score, sample_weight)
+            if self.task == "multiclass" and y_score.ndim == 2:
+                return self._prepare_multiclass(y_true, y_score, sample_weight)
         parts = self._split.prepare(y_true, y_score, sample_weight)  # validates everything else
         if self.scores == "probability" and self.edges is None:
             self._check_probability(y_true, y_score)
@@ -350,6 +356,41 @@ class BinnedScores(State):
                 return None
         return ("binary", keys, y.astype(bool, copy=False), w, kmin, kmax)
 
+    def _prepare_multiclass(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """Multiclass batch of arrays: the validation of :class:`SortedScores` (same rules and
+        messages); the keys of all columns in one pass over the transposed scores; the increment
+        is ``("columns", keys (C, n), labels, weights, min keys, max keys)``."""
+        n, c = y.shape[0], self.n_columns
+        if s.shape != (n, c):
+            raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
+        w = check_weights(sample_weight, n)
+        y0, s0 = y, s
+        y = check_class_labels(y, "y_true", c, self.ignore_index)
+        s = check_scores(s, "y_score")
+        if n == 0:
+            return None
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+            if not keep.all():
+                y, s = y[keep], s[keep]
+                w = None if w is None else w[keep]
+                if y.shape[0] == 0:
+                    return None
+        w, keep = _unit_or_positive(w, None)  # rows of weight 0: range-checked, then dropped
+        st = np.ascontiguousarray(s.T)  # (C, n): each column's scores contiguous
+        keys = self.to_keys(st.reshape(-1), check=False).reshape(st.shape)
+        del st
+        kmin, kmax = keys.min(axis=1), keys.max(axis=1)
+        if self.scores == "probability" and self.edges is None and (
+            int(kmin.min()) < 0 or int(kmax.max()) > 2 * _HALF_BITS
+        ):
+            self._check_probability(y0, s0)  # raises, naming the first offending row
+        if keep is not None:
+            keys, y, w = keys[:, keep], y[keep], None if w is None else w[keep]
+            if y.shape[0] == 0:
+                return None
+        return ("columns", keys, y.astype(np.intp, copy=False), w, kmin, kmax)
+
     def _check_probability(self, y_true: Any, y_score: Any) -> None:
         """``scores="probability"``: every score of a row that counts is in [0, 1] (rows or
         elements whose label is ``ignore_index`` are skipped). Inputs already validated."""
@@ -377,8 +418,13 @@ class BinnedScores(State):
     def apply(self, delta: Any) -> None:
         if not delta:
             return
-        if type(delta) is tuple:  # ("binary", keys, labels, weights)
-            self._apply_binary(*delta[1:])
+        if type(delta) is tuple:
+            if delta[0] == "binary":  # ("binary", keys, labels, weights, min key, max key)
+                self._apply_binary(0, *delta[1:])
+                return
+            _, keys, y, w, kmin, kmax = delta  # ("columns", ...): one-vs-rest per column
+            for col in range(self.n_columns):
+                self._apply_binary(col, keys[col], y == col, w, int(kmin[col]), int(kmax[col]))
             return
         by_col: dict[int, list[tuple[int, np.ndarray, np.ndarray | None]]] = {}
         for col, grp, keys, w in delta:
@@ -463,19 +509,22 @@ class BinnedScores(State):
         return at
 
     def _apply_binary(
-        self, keys: np.ndarray, y: np.ndarray, w: np.ndarray | None, kmin: int, kmax: int
+        self, col: int, keys: np.ndarray, y: np.ndarray, w: np.ndarray | None, kmin: int, kmax: int
     ) -> None:
-        """Fold a binary batch: dense -- one ``bincount`` over (slot, label) pairs -- or split
-        by label and sorted (:meth:`_apply_column`)."""
-        sh = int(self._shift[0])
-        plan = self._dense_plan(0, [keys >> sh if sh else keys], keys.shape[0], kmin >> sh, kmax >> sh) \
-            if self._keys[0].shape[0] or sh else None
+        """Fold the keys of one column with boolean labels: dense -- one ``bincount`` over
+        (slot, label) pairs -- or split by label and sorted (:meth:`_apply_column`)."""
+        sh = int(self._shift[col])
+        plan = (
+            self._dense_plan(col, [keys >> sh if sh else keys], keys.shape[0], kmin >> sh, kmax >> sh)
+            if self._keys[col].shape[0] or sh
+            else None
+        )
         if plan is None:
             items: list[tuple[int, np.ndarray, np.ndarray | None]] = []
             for grp, m in ((0, ~y), (1, y)):
                 if m.any():
                     items.append((grp, keys[m], None if w is None else w[m]))
-            self._apply_column(0, items)
+            self._apply_column(col, items)
             return
         idx = self._slots(keys, plan, sh)
         idx <<= 1
@@ -486,11 +535,11 @@ class BinnedScores(State):
             c = c.astype(np.float64)
         c2 = c.reshape(span, 2)
         dn, dp = c2[:, 0], c2[:, 1]
-        if self._keys[0].shape[0]:
-            at = self._stored_slots(0, plan)
-            dp[at] += self._pos[0]
-            dn[at] += self._neg[0]
-        self._store_dense(0, dp, dn, plan, sh)
+        if self._keys[col].shape[0]:
+            at = self._stored_slots(col, plan)
+            dp[at] += self._pos[col]
+            dn[at] += self._neg[col]
+        self._store_dense(col, dp, dn, plan, sh)
 
     def _apply_column(self, col: int, items: list[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
         """Fold new keys into one column at its current shift, then coarsen if it overflows.

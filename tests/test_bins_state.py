@@ -331,3 +331,48 @@ def test_binary_fast_path_validation() -> None:
     m.update(np.zeros(0, dtype=int), np.zeros(0))
     after = m.state_dict()
     assert all(np.array_equal(np.asarray(before[k]), np.asarray(after[k])) for k in before if k != "config")
+
+
+@pytest.mark.parametrize("scores", ["probability", "raw"])
+def test_multiclass_fast_path_equals_generic_path(scores: str) -> None:
+    """Arrays take the vectorised multiclass path, lists the generic split: the same state."""
+    rng = np.random.default_rng(9)
+    n, c = 3000, 4
+    y = rng.integers(0, c, n)
+    y[::17] = -1  # ignored rows
+    z = rng.normal(size=(n, c)).astype(np.float32)
+    p = 1.0 / (1.0 + np.exp(-z)) if scores == "probability" else z
+    p = np.asfortranarray(p)  # non-contiguous rows
+    w = rng.integers(0, 3, n).astype(float)
+    fast = sm.AUROC(c, max_bytes=c * 24 * 64 + 200, scores=scores, ignore_index=-1, average=None)
+    slow = sm.AUROC(c, max_bytes=c * 24 * 64 + 200, scores=scores, ignore_index=-1, average=None)
+    for i in range(0, n, 700):
+        fast.update(y[i : i + 700], p[i : i + 700], sample_weight=w[i : i + 700])
+        slow.update(y[i : i + 700].tolist(), p[i : i + 700].tolist(), sample_weight=w[i : i + 700].tolist())
+    assert fast._state.equals(slow._state)
+    keep = (y >= 0) & (w > 0)
+    lo, hi = fast.bounds()
+    ex = [roc_auc_score(y[keep] == k, p[keep, k], sample_weight=w[keep]) for k in range(c)]
+    assert all(_inside(a, b, c_) for a, b, c_ in zip(lo, ex, hi, strict=True))
+
+
+def test_multiclass_fast_path_validation() -> None:
+    m = sm.AUROC(3, max_bytes=8192, scores="probability", ignore_index=-1)
+    p = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.3, 0.3, 0.4]])
+    m.update(np.array([0, 1, 2, 2]), p)
+    before = m.state_dict()
+    bad = p.copy()
+    bad[3, 1] = 1.5
+    with pytest.raises(ValueError, match=r"got 1.5 at index \(3, 1\)"):  # weight 0 is still checked
+        m.update(np.array([0, 1, 2, 2]), bad, sample_weight=np.array([1.0, 1.0, 1.0, 0.0]))
+    with pytest.raises(ValueError, match=r"y_score: expected scores of shape \(4, 3\)"):
+        m.update(np.array([0, 1, 2, 2]), p[:, :2])
+    with pytest.raises(ValueError, match="y_true"):
+        m.update(np.array([0, 1, 3, 2]), p)
+    with pytest.raises(ValueError, match="NaN"):
+        m.update(np.array([0, 1, 2, 2]), np.where(p > 0.65, np.nan, p))
+    after = m.state_dict()
+    assert all(np.array_equal(np.asarray(before[k]), np.asarray(after[k])) for k in before if k != "config")
+    m.update(np.array([-1, 0]), np.array([[5.0, 0.0, 0.0], [0.5, 0.3, 0.2]]))  # ignored row skipped
+    m.update(np.array([0, 1]), p[:2], sample_weight=np.zeros(2))  # all weight 0: nothing
+    m.update(np.zeros(0, dtype=int), np.zeros((0, 3)))

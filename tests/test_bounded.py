@@ -360,7 +360,7 @@ def test_benchmark_smoke() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sm.UndefinedMetricWarning)  # 300 rows: classes without positives
         text = bench_bounded.main(
-            ["--samples", "20000", "--rows", "300", "--no-peers", "--dists", "crowded,peaked"]
+            ["--samples", "20000", "--rows", "300", "--no-peers", "--dists", "crowded,peaked", "--inline"]
         )
     assert "### crowded" in text and "max_bytes=128 KiB" in text and "1000 classes" in text
 
