@@ -40,6 +40,7 @@ coarsening O(b) per extra shift bit; reads O(b). Memory: 24 bytes per bin + 16 p
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -433,7 +434,8 @@ class BinnedScores(State):
             self._apply_column(col, items)
 
     def _dense_plan(
-        self, col: int, ks: list[np.ndarray], m: int, lo: int | None = None, hi: int | None = None
+        self, col: int, ks: list[np.ndarray], m: int, lo: int | None = None, hi: int | None = None,
+        coarse: bool = True,
     ) -> tuple[int, int, int, int] | None:
         """How to fold keys ``ks`` (at the column's shift; ``lo``/``hi`` their extremes if known)
         by ``bincount``: (lo, span, a, gap) with slot = key − lo, minus ``gap`` for keys above
@@ -450,7 +452,7 @@ class BinnedScores(State):
         limit = _DENSE_FACTOR * (m + nb) + _DENSE_MIN
         if hi - lo < limit:
             return lo, hi - lo + 1, hi, 0
-        if nb < 2:
+        if nb < 2 or not coarse:  # at shift 0 raw keys are too far apart to gain from a gap
             return None
         j = int(np.argmax(np.diff(keys)))
         a, above = int(keys[j]), int(keys[j + 1])
@@ -486,8 +488,9 @@ class BinnedScores(State):
                      sh: int) -> None:
         """Set column ``col`` from per-slot weights of a plan (stored bins already added),
         coarsened to fit."""
-        lo, _, a, gap = plan
-        occ = np.flatnonzero(np.add(dp, dn) > 0)
+        lo, span, a, gap = plan
+        tot = np.add(dp, dn, out=_workspace("tot", span, np.float64))
+        occ = np.flatnonzero(np.greater(tot, 0.0, out=_workspace("occupied", span, np.bool_)))
         p, n = dp[occ], dn[occ]
         uniq = occ
         uniq += np.int64(lo)
@@ -501,9 +504,10 @@ class BinnedScores(State):
         self._shift[col] = sh
 
     def _stored_slots(self, col: int, plan: tuple[int, int, int, int]) -> np.ndarray:
+        """Dense slots of the stored bins of ``col`` (a workspace view)."""
         lo, _, a, gap = plan
         keys = self._keys[col]
-        at = keys - np.int64(lo)
+        at = np.subtract(keys, np.int64(lo), out=_workspace("stored", keys.shape[0], np.int64))
         if gap:
             at[np.searchsorted(keys, a, "right"):] -= np.int64(gap)
         return at
@@ -511,34 +515,40 @@ class BinnedScores(State):
     def _apply_binary(
         self, col: int, keys: np.ndarray, y: np.ndarray, w: np.ndarray | None, kmin: int, kmax: int
     ) -> None:
-        """Fold the keys of one column with boolean labels: dense -- one ``bincount`` over
-        (slot, label) pairs -- or split by label and sorted (:meth:`_apply_column`)."""
+        """Fold the keys of one column with boolean labels: dense -- the weights of (slot,
+        label) pairs summed into a zeroed workspace -- or split by label and sorted
+        (:meth:`_apply_column`)."""
         sh = int(self._shift[col])
+        m = keys.shape[0]
+        k = np.right_shift(keys, sh, out=_workspace("slots", m, np.int64)) if sh else keys
         plan = (
-            self._dense_plan(col, [keys >> sh if sh else keys], keys.shape[0], kmin >> sh, kmax >> sh)
+            self._dense_plan(col, [k], m, kmin >> sh, kmax >> sh, sh > 0)
             if self._keys[col].shape[0] or sh
             else None
         )
         if plan is None:
             items: list[tuple[int, np.ndarray, np.ndarray | None]] = []
-            for grp, m in ((0, ~y), (1, y)):
-                if m.any():
-                    items.append((grp, keys[m], None if w is None else w[m]))
+            for grp, sel in ((0, ~y), (1, y)):
+                if sel.any():
+                    items.append((grp, keys[sel], None if w is None else w[sel]))
             self._apply_column(col, items)
             return
-        idx = self._slots(keys, plan, sh)
+        if not sh:  # the workspace gets the slots, never the caller's keys
+            k = _workspace("slots", m, np.int64)
+            np.copyto(k, keys)
+        idx = self._slots(k, plan, own=True)
         idx <<= 1
         idx |= y
         span = plan[1]
-        c = np.bincount(idx, weights=w, minlength=2 * span)
-        if c.dtype != np.float64:
-            c = c.astype(np.float64)
+        c = _workspace("dense", 2 * span, np.float64)
+        c.fill(0.0)
+        np.add.at(c, idx, 1.0 if w is None else w)  # like bincount, into a reused buffer
         c2 = c.reshape(span, 2)
         dn, dp = c2[:, 0], c2[:, 1]
         if self._keys[col].shape[0]:
             at = self._stored_slots(col, plan)
-            dp[at] += self._pos[col]
-            dn[at] += self._neg[col]
+            np.add.at(dp, at, self._pos[col])
+            np.add.at(dn, at, self._neg[col])
         self._store_dense(col, dp, dn, plan, sh)
 
     def _apply_column(self, col: int, items: list[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
@@ -554,7 +564,9 @@ class BinnedScores(State):
         keys = self._keys[col]
         nb = keys.shape[0]
         shifted = [(grp, k >> sh if sh else k, w) for grp, k, w in items]
-        plan = self._dense_plan(col, [k for _, k, _ in shifted], sum(k.shape[0] for _, k, _ in shifted))
+        plan = self._dense_plan(
+            col, [k for _, k, _ in shifted], sum(k.shape[0] for _, k, _ in shifted), coarse=sh > 0
+        )
         if plan is not None:
             span = plan[1]
             dense = [np.zeros(span), np.zeros(span)]  # negative, positive weight per slot
@@ -868,15 +880,37 @@ def _run_length(keys: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.
     return ks[idx], sums
 
 
+_WORK = threading.local()
+#: Workspace arrays larger than this are not kept between updates.
+_WORK_MAX_BYTES = 64 << 20
+
+
+def _workspace(name: str, n: int, dtype: Any) -> np.ndarray:
+    """A reusable scratch array of ``n`` elements (contents undefined), one per name and
+    thread: the fold's temporaries cost page faults when freshly allocated on every batch.
+    Per thread, so concurrent updates of different states never share one."""
+    buf = getattr(_WORK, name, None)
+    if buf is None or buf.shape[0] < n or buf.dtype != dtype:
+        buf = np.empty(max(n, 1024), dtype=dtype)
+        if buf.nbytes <= _WORK_MAX_BYTES:
+            setattr(_WORK, name, buf)
+    return buf[:n]
+
+
 def _min_above(k: np.ndarray, a: int, init: int) -> int:
-    """min(init, smallest element of ``k`` greater than ``a``), chunked. O(len(k))."""
+    """min(init, smallest element of ``k`` greater than ``a``), in cache-sized chunks: the
+    minimum of ``k − (a + 1)`` read as unsigned (elements <= a wrap to >= 2^63). The caller
+    guarantees |k|, |a| < 2^62 (keys at shift >= 1), so the difference cannot overflow. O(len(k))."""
     out = init
-    ia = np.int64(a)
+    b = np.int64(a + 1)
+    t = np.empty(min(k.shape[0], _CHUNK), dtype=np.int64)
     for i in range(0, k.shape[0], _CHUNK):
         c = k[i : i + _CHUNK]
-        c = c[c > ia]
-        if c.shape[0]:
-            out = min(out, int(c.min()))
+        tt = t[: c.shape[0]]
+        np.subtract(c, b, out=tt)
+        m = int(tt.view(np.uint64).min())
+        if m < 2**63:
+            out = min(out, a + 1 + m)
     return out
 
 
