@@ -78,6 +78,10 @@ def placements(
 def _half(left: np.ndarray, right: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     """Weight of the first ``left`` of the other class's sorted samples plus half the weight of
     those in [left, right) (unit weights: counts)."""
+    if right is left:  # no tie: (x + x) / 2 == x exactly, without the temporaries
+        if w is None:
+            return left.astype(np.float64)
+        return np.concatenate([[0.0], np.cumsum(w)])[left]
     if w is None:
         return (left + right) / 2.0
     cw = np.concatenate([[0.0], np.cumsum(w)])
@@ -110,9 +114,10 @@ def delong(
     n_w = float(neg.shape[0] if neg_w is None else neg_w.sum())
     if m_w <= 0 or n_w <= 0:
         return math.nan, math.nan
-    below_pos, below_neg = placements(pos, pos_w, neg, neg_w)
-    v10 = below_pos / n_w
-    v01 = 1.0 - below_neg / m_w  # share of positives above (+ half tied)
+    v10, v01 = placements(pos, pos_w, neg, neg_w)  # fresh arrays: scaled in place
+    v10 /= n_w
+    v01 /= m_w
+    np.subtract(1.0, v01, out=v01)  # share of positives above (+ half tied)
     auc = float(v10.mean() if pos_w is None else (pos_w @ v10) / m_w)
     s10, m_eff = _weighted_var(v10, pos_w)
     s01, n_eff = _weighted_var(v01, neg_w)
