@@ -18,7 +18,9 @@ to zero, so their partial sums are bit-identical to the per-class cumulative sum
 With sample weights the components are weighted means and the sizes become Kish effective sizes
 (sum w)^2 / sum w^2 -- an approximation that reduces to DeLong's formula for unit weights.
 
-Memory: O(m + n) temporaries (about 24 bytes per sample at the peak, freed on return).
+Memory: O(m + n) temporaries, freed on return: at the peak the merged scores and the merge order
+(17 bytes per sample), then the components (8 bytes per sample); 172 MB at 10M samples against
+237 MB for the binary-search version.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ def placements(
     scores its counts of each class, and every sample of a run shares the run's values. The
     weights are read from the per-class cumulative sums at those counts, as the binary-search
     version did, so the results are bit-identical to it. Few temporaries (this machine pays for
-    every freshly touched page): about 18 bytes per sample plus 40 per distinct score.
+    every freshly touched page): 17 bytes per sample at the peak, plus 40 per distinct score.
     """
     m, n = pos.shape[0], neg.shape[0]
     total = m + n
