@@ -29,13 +29,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def start_service(metrics: bool, state: Path | None,
-                  time_metrics: bool = False) -> tuple[subprocess.Popen[str], int]:
+def start_service(metrics: bool, state: Path | None, time_metrics: bool = False,
+                  batch_size: int | None = None) -> tuple[subprocess.Popen[str], int]:
     cmd = [sys.executable, str(HERE / "service.py"), "--port", "0"]
     if not metrics:
         cmd.append("--no-metrics")
     if time_metrics:
         cmd.append("--time-metrics")
+    if batch_size is not None:
+        cmd += ["--batch-size", str(batch_size)]
     if state is not None:
         cmd += ["--state", str(state), "--checkpoint-every", "1"]
     env = {**os.environ, "PYTHONPATH": str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -120,11 +122,12 @@ def cpu_seconds(pid: int) -> float | None:
 
 
 def run_once(metrics: bool, requests: int, seconds: float, clients: int, seed: int,
-             state: Path | None, time_metrics: bool = False) -> tuple[dict[str, float], dict, str]:
+             state: Path | None, time_metrics: bool = False,
+             batch_size: int | None = None) -> tuple[dict[str, float], dict, str]:
     """One service process: warm-up, then the timed run. ``stats`` has requests/s and the
     service's CPU time per request (robust to other load on the machine); with
     ``time_metrics`` also the CPU time spent inside the metrics calls per request."""
-    proc, port = start_service(metrics, state, time_metrics)
+    proc, port = start_service(metrics, state, time_metrics, batch_size)
     try:
         drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
         before = scrape(port)[0].get("metrics_cost") if time_metrics else None
@@ -151,28 +154,34 @@ def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
     each (the least disturbed by other processes) and the median of the rounds' on/off ratios
     (each round runs off then on, back to back); plus, from a ``timed`` run, the CPU time spent
     inside the metrics calls."""
-    on = {r: st for r, label, st in rows if label == "on"}
     off = {r: st for r, label, st in rows if label == "off"}
-    best_on, best_off = max(st["rps"] for st in on.values()), max(st["rps"] for st in off.values())
-    paired = sorted(on[r]["rps"] / off[r]["rps"] for r in on if r in off)
-    text = (f"requests/s: best off {best_off:.0f}, best on {best_on:.0f} "
-            f"(on/off {best_on / best_off:.3f}, throughput cost {100 * (1 - best_on / best_off):.1f}%; "
-            f"median of {len(paired)} paired rounds on/off {_median(paired):.3f})")
-    cpu_pairs = sorted(on[r]["cpu_us_per_request"] / off[r]["cpu_us_per_request"] for r in on
-                       if r in off and "cpu_us_per_request" in on[r] and "cpu_us_per_request" in off[r])
-    if cpu_pairs:
-        a = min(st["cpu_us_per_request"] for st in on.values())
-        b = min(st["cpu_us_per_request"] for st in off.values())
-        text += (f"; service CPU per request: best off {b:.0f} µs, best on {a:.0f} µs "
-                 f"(metrics cost {100 * (a / b - 1):.1f}%; median of the paired rounds "
-                 f"{100 * (_median(cpu_pairs) - 1):.1f}%; target < 10%)")
+    best_off = max(st["rps"] for st in off.values())
+    parts = []
+    names = [label for _, label, _ in rows if label.startswith("on") and label != "on (timed)"]
+    for name in dict.fromkeys(names):
+        on = {r: st for r, label, st in rows if label == name}
+        best_on = max(st["rps"] for st in on.values())
+        paired = sorted(on[r]["rps"] / off[r]["rps"] for r in on if r in off)
+        text = (f"metrics {name}: requests/s best off {best_off:.0f}, best on {best_on:.0f} "
+                f"(on/off {best_on / best_off:.3f}, throughput cost {100 * (1 - best_on / best_off):.1f}%; "
+                f"median of {len(paired)} paired rounds on/off {_median(paired):.3f})")
+        cpu_pairs = sorted(on[r]["cpu_us_per_request"] / off[r]["cpu_us_per_request"] for r in on
+                           if r in off and "cpu_us_per_request" in on[r] and "cpu_us_per_request" in off[r])
+        if cpu_pairs:
+            a = min(st["cpu_us_per_request"] for st in on.values())
+            b = min(st["cpu_us_per_request"] for st in off.values())
+            text += (f"; service CPU per request: best off {b:.0f} µs, best on {a:.0f} µs "
+                     f"(metrics cost {100 * (a / b - 1):.1f}%; median of the paired rounds "
+                     f"{100 * (_median(cpu_pairs) - 1):.1f}%; target < 10%)")
+        parts.append(text)
+    text = ";\n".join(parts)
     timed = [st for _, label, st in rows if label == "on (timed)" and "metrics_us_per_request" in st]
     if timed:
         m = min(st["metrics_us_per_request"] for st in timed)
         cpu = [st["cpu_us_per_request"] for st in timed if "cpu_us_per_request" in st]
         share = f" = {100 * m / (min(cpu) - m):.1f}% of the rest of the service's CPU" if cpu else ""
         timer = min(st.get("timer_us_per_request", 0.0) for st in timed)
-        text += (f"; CPU inside the metrics calls (measured in the service, thread CPU time, less "
+        text += (f";\nCPU inside the metrics calls (measured in the service, thread CPU time, less "
                  f"{timer:.1f} µs/request that reading the clock itself costs): "
                  f"{m:.1f} µs per request{share}")
     return text
@@ -185,15 +194,22 @@ def _median(xs: list[float]) -> float:
 
 
 def load_test(requests: int, seconds: float, clients: int, rounds: int, state: Path | None,
-              attribute: bool = True) -> tuple[list[tuple[int, str, dict[str, float]]], tuple[dict, str]]:
-    """``rounds`` alternating off/on runs (then one ``--time-metrics`` run if ``attribute``)."""
+              attribute: bool = True, compare_batch_size: int | None = None,
+              ) -> tuple[list[tuple[int, str, dict[str, float]]], tuple[dict, str]]:
+    """``rounds`` alternating off/on runs (and an on run whose service folds labels in batches
+    of ``compare_batch_size``, e.g. 1, if given), then one ``--time-metrics`` run if
+    ``attribute``."""
     rows: list[tuple[int, str, dict[str, float]]] = []
     last: tuple[dict, str] = ({}, "")
+    configs: list[tuple[str, bool, int | None]] = [("off", False, None), ("on", True, None)]
+    if compare_batch_size is not None:
+        configs.append((f"on, batch_size={compare_batch_size}", True, compare_batch_size))
     for r in range(rounds):
-        for metrics in (False, True):
-            stats, values, text = run_once(metrics, requests, seconds, clients, r, state)
-            rows.append((r, "on" if metrics else "off", stats))
-            if metrics:
+        for label, metrics, batch in configs:
+            stats, values, text = run_once(metrics, requests, seconds, clients, r, state,
+                                           batch_size=batch)
+            rows.append((r, label, stats))
+            if label == "on":
                 last = (values, text)
     if attribute:
         stats, _, _ = run_once(True, requests, seconds, clients, 0, state, time_metrics=True)
@@ -223,9 +239,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--state", type=Path, default=None, help="checkpoint file for the metrics run")
     ap.add_argument("--no-attribute", action="store_true",
                     help="skip the extra run that times the metrics calls inside the service")
+    ap.add_argument("--compare-batch-size", type=int, default=None,
+                    help="also run the service folding labels in batches of this size (1: one "
+                         "metric update per label, as before batching), in every round")
     args = ap.parse_args(argv)
     rows, (values, text) = load_test(args.requests, args.seconds, args.clients, args.rounds,
-                                     args.state, not args.no_attribute)
+                                     args.state, not args.no_attribute, args.compare_batch_size)
     print("| " + " | ".join(HEADERS) + " |")
     print("|" + "---|" * len(HEADERS))
     for row in table(rows):

@@ -47,7 +47,7 @@ def score(features: list[float]) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def build_metrics() -> sm.DelayedLabels:
+def build_metrics(batch_size: int = BATCH_SIZE) -> sm.DelayedLabels:
     quality = sm.MetricSet(
         auroc=sm.AUROC(),
         ap=sm.AveragePrecision(),
@@ -59,7 +59,7 @@ def build_metrics() -> sm.DelayedLabels:
     # on every read and on the flush timer below): one metric update per label would cost the
     # whole MetricSet's per-call overhead for one row (see examples/README.md).
     return sm.DelayedLabels(quality, capacity=200_000, ttl=3600.0, on_unknown="raise",
-                            batch_size=BATCH_SIZE, max_delay=MAX_DELAY)
+                            batch_size=batch_size, max_delay=MAX_DELAY)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -164,7 +164,7 @@ class Service(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, port: int, metrics_on: bool, state: Path | None, every: float,
-                 time_metrics: bool = False) -> None:
+                 time_metrics: bool = False, batch_size: int = BATCH_SIZE) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         self.metrics: sm.DelayedLabels | None = None
         self.registry: Any = None
@@ -172,7 +172,7 @@ class Service(ThreadingHTTPServer):
         self.cost: Cost | None = Cost() if time_metrics and metrics_on else None
         if not metrics_on:
             return
-        fresh = build_metrics()
+        fresh = build_metrics(batch_size)
         restored = sm.Checkpointer.restore(state, default=fresh) if state else fresh
         self.metrics = restored if isinstance(restored, sm.DelayedLabels) else fresh
         if state:
@@ -196,9 +196,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-metrics", action="store_true")
     ap.add_argument("--time-metrics", action="store_true",
                     help="measure the CPU time of the metrics calls (reported in /metrics.json)")
+    ap.add_argument("--batch-size", type=int, default=BATCH_SIZE,
+                    help="labels folded into the metrics per update (1: one update per label)")
     args = ap.parse_args(argv)
     server = Service(args.port, not args.no_metrics, args.state, args.checkpoint_every,
-                     args.time_metrics)
+                     args.time_metrics, args.batch_size)
     print(f"listening on {server.server_address[1]}", flush=True)
 
     def stop(*_: Any) -> None:

@@ -62,3 +62,24 @@ def test_service_predict_label_metrics_and_restart(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_service_batched_labels_bad_label_and_cost_timing():
+    proc, port = load_test.start_service(True, None, time_metrics=True)
+    try:
+        call(port, "POST", "/predict", {"id": "x", "features": [1, 0, 1, 0]})
+        code, out = call(port, "POST", "/label", {"id": "x", "label": 2})
+        assert code == 400 and "y_true" in out["error"]  # checked on arrival, though batched
+        assert call(port, "POST", "/label", {"id": "x", "label": 1}) == (200, {"fed": 1})
+        code, out = call(port, "GET", "/metrics.json")
+        labels = out["labels"]
+        assert labels["labelled"] == 1 and labels["buffered"] == 0 and labels["pending"] == 0
+        assert out["values"]["f1_last_2000"] == 1.0  # the read folded the buffered label in
+        load_test.drive(port, requests=200, seconds=20, clients=2, seed=2)
+        code, out = call(port, "GET", "/metrics.json")
+        cost = out["metrics_cost"]
+        assert cost["calls"] >= 200 and cost["cpu_seconds"] > 0 and cost["timer_seconds_per_call"] > 0
+        assert out["labels"]["buffered"] == 0 and out["labels"]["rejected"] == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
