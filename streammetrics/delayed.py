@@ -40,9 +40,10 @@ wrapped metric while holding a reference from before can see it lag. Time-based 
 metrics (``Window(seconds=...)``, ``Decayed(half_life_seconds=...)``) stamp the rows with the
 fold time, at most ``max_delay`` s after the label arrived under traffic (an idle service should
 call ``flush()`` from a timer, as ``examples/service.py`` does). A label is validated when it
-arrives: the first label of each value (per kind of prediction) is checked against the metric
-with a dry run of its update (so a label the metric rejects is still a ``ValueError`` from
-``label`` with nothing applied); later ones cost a set look-up. Batches of ids, and labels with
+arrives: the first label of each value (per kind of prediction; for hard predictions, per
+(label, prediction) value pair) is checked against the metric with a dry run of its update (so
+a pair the metric rejects is still a ``ValueError`` from ``label`` with nothing applied); later
+ones cost a set look-up. Batches of ids, and labels with
 an explicit ``timestamp``, fold the buffer and then update the metric directly.
 
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
@@ -84,6 +85,11 @@ _PSEP = "pending."
 _INT64 = (-(2**63), 2**63 - 1)
 _FLOAT_SPEC = (np.dtype(np.float64).str, ())  # one Python/numpy float64 score per id
 _time = time.time  # the default clock: the per-request paths skip validating its readings
+
+
+def _scalar(score: Any) -> Any:
+    """A pending scalar prediction as a Python scalar (float score, int or bool label)."""
+    return score if type(score) is float else score.item()
 
 
 class _NoState(State):
@@ -295,17 +301,22 @@ class DelayedLabels(Metric):
         if spec is not self._ok_spec:
             self._ok_labels = self._checked.setdefault(spec, set())
             self._ok_spec = spec
-        if y in self._ok_labels:
+        # Scores (float kinds) were checked on arrival; hard predictions (int/bool kinds) are
+        # checked by the metric like labels, so their value is part of what passed.
+        key: Any = y
+        if spec is not None and spec[0][1] in "iub" and np.ndim(score) == 0:
+            key = (y, _scalar(score))
+        if key in self._ok_labels:
             return
         metric = self._metric
         states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
         if type(score) is float or np.ndim(score) == 0:
-            args: tuple[Any, ...] = (y, float(score), weight)
+            args: tuple[Any, ...] = (y, _scalar(score), weight)
         else:
             args = (np.array([y]), score[None], None if weight is None else [weight])
         for state in states:
             state.prepare(*args)
-        self._ok_labels.add(y)
+        self._ok_labels.add(key)
 
     def _set_float_spec(self) -> None:
         """Pending predictions become Python-float scores (``ValueError`` if other kinds are
@@ -482,7 +493,7 @@ class DelayedLabels(Metric):
             if len(found) == 1 and y.ndim == 1 and np.ndim(pending[keys[found[0]]][0]) == 0:
                 # one binary sample: the metrics' per-sample (scalar) paths
                 score, weight, _ = pending[keys[found[0]]]
-                self._metric.update(y[found[0]].item(), float(score), sample_weight=weight)
+                self._metric.update(y[found[0]].item(), _scalar(score), sample_weight=weight)
             elif found:
                 entries = [pending[keys[i]] for i in found]
                 scores = np.stack([e[0] for e in entries])
@@ -519,7 +530,7 @@ class DelayedLabels(Metric):
             score, weight, _ = entry
             if self.batch_size > 1:
                 spec = self._spec
-                if spec is not self._ok_spec or y not in self._ok_labels:
+                if spec is not _FLOAT_SPEC or spec is not self._ok_spec or y not in self._ok_labels:
                     self._check_label(y, score, weight)  # ValueError: nothing changed
                 buf = self._buffer
                 if buf and spec is not self._buffer_spec and spec != self._buffer_spec:
@@ -537,7 +548,7 @@ class DelayedLabels(Metric):
                     self._flush_locked()
                 return 1
             if np.ndim(score) == 0:
-                self._metric.update(y, float(score), sample_weight=weight)
+                self._metric.update(y, _scalar(score), sample_weight=weight)
             else:
                 self._metric.update(np.array([y]), score[None],
                                     sample_weight=None if weight is None else [weight])

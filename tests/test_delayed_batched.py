@@ -285,3 +285,18 @@ def test_threads_predicting_labelling_and_reading_equal_the_sequential_result():
     want = MetricSet(f1=F1(), auc=AUROC(), ap=AveragePrecision(),
                      w=Window(Precision(), size=threads * per)).update(labels, scores).compute()
     assert close(shared.compute(), want)
+
+
+def test_label_predictions_keep_their_type_one_by_one_and_batched():
+    # hard predictions (ints) are labels, not scores: the dry run and the fold agree
+    for batch in (1, 8):
+        d = DelayedLabels(F1(), capacity=10, batch_size=batch)
+        d.predict(["a", "b", "c"], np.array([1, 0, 1]))
+        d.label("a", 1)
+        d.label("b", 1)
+        d.label("c", 0)
+        assert d.compute() == F1().update([1, 1, 0], [1, 0, 1]).compute()
+        d.predict(["z"], np.array([3]))
+        with pytest.raises(ValueError, match="y_pred"):
+            d.label("z", 1)  # 3 is not a binary prediction: refused on arrival
+        assert d.stats()["rejected"] == 0 and "z" in d._pending
