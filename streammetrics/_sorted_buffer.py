@@ -369,6 +369,7 @@ class _Group:
         else:
             return self.runs[0], self.wts[0]
         if self.dead is not None:  # purge the tombstones (unweighted groups only)
+            assert w is None, "tombstones are purged before a group gets weights"
             dv, _ = self.dead.consolidate()
             self.dead = None
             v = delete_sorted(v, dv.astype(v.dtype, copy=False))
@@ -660,6 +661,7 @@ class SortedScores(State):
                     group.promote(target)
         self._dtype = target
         if not self._weighted and any(w is not None for row in new for _, w in row):
+            self._purge_tombstones()  # tombstones are unit samples of unweighted groups only
             self._weighted = True
             self._u2 = self._u2.astype(np.float64)
         u2 = self._u2
@@ -858,6 +860,7 @@ class SortedScores(State):
         new = [[(v.copy(), None if w is None else w.copy()) for v, w in row] for row in new]
         self._fold(new)
         if other._weighted and not self._weighted:
+            self._purge_tombstones()
             self._weighted = True
             self._u2 = self._u2.astype(np.float64)
 
@@ -935,6 +938,13 @@ class SortedScores(State):
                     grp.push(add[col][g], None, add[col][g].shape[0])
                 if rv[col][g].shape[0]:
                     grp.remove(rv[col][g])
+
+    def _purge_tombstones(self) -> None:
+        """Delete removed samples from the runs of every group that has tombstones. O(n)."""
+        for row in self._groups:
+            for grp in row:
+                if grp.dead is not None:
+                    grp.consolidate()
 
     def _queued_groups(self) -> list[list[np.ndarray]]:
         """The queued unit-weight samples (batches and single samples) per group, each sorted.

@@ -167,3 +167,31 @@ def test_window_uses_the_subtraction_not_a_rebuild(monkeypatch):
         end = min(i + 9, 400)
         assert abs(win.compute() - roc_auc_score(y[max(0, end - 50):end], s[max(0, end - 50):end])) <= 1e-12
     assert calls["subtract"] > 30 and calls["rebuilds"] == 0
+
+
+def test_weights_after_a_subtraction():
+    """A weighted batch (or a merge of a weighted state) after a subtraction purges the
+    tombstones first; the state equals a fresh one fed the remaining rows with their weights."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 300)
+    s = np.round(rng.random(300), 2)
+    w = rng.integers(1, 4, 300).astype(float)
+    for via_merge in (False, True):
+        state = SortedScores("binary")
+        state.apply(state.prepare(y[:200], s[:200]))
+        gone = SortedScores("binary")
+        gone.apply(gone.prepare(y[:30], s[:30]))
+        state.subtract(gone)
+        if via_merge:
+            other = SortedScores("binary")
+            other.apply(other.prepare(y[200:], s[200:], w[200:]))
+            state.merge(other)
+        else:
+            state.apply(state.prepare(y[200:], s[200:], w[200:]))
+        state.check_invariants()
+        fresh = SortedScores("binary")
+        fresh.apply(fresh.prepare(y[30:], s[30:], np.concatenate([np.ones(170), w[200:]])))
+        np.testing.assert_allclose(state.u2(), fresh.u2(), rtol=1e-12)
+        a, b = state.arrays(), fresh.arrays()
+        np.testing.assert_array_equal(a["values"], b["values"])
+        np.testing.assert_array_equal(a["weights"], b["weights"])
