@@ -33,8 +33,28 @@ of "score >= edge": curve points read from binned state are exact points of the 
 those thresholds; only the order *inside* a bin is lost, which the certificates of
 :func:`auroc_bounds` and :func:`ap_bounds` account for.
 
-Complexity: a fold of m scores into a column of b bins is O((m + b) log(m + b)) (one sort);
-coarsening O(b) per extra shift bit; reads O(b). Memory: 24 bytes per bin + 16 per column.
+Folding a batch
+---------------
+A batch's keys (computed in ``prepare``, outside the lock; a multiclass batch in one pass over
+all its scores) are shifted to the column's current resolution. When the stored and new keys
+span at most about 2·(m + b) key values -- the steady state once the column is binned, also for
+logits after cutting out the empty stretch around 0 -- their weights are summed into dense
+slots (O(m + span), no sort) in a per-thread workspace that is reused between updates (it grows
+to the largest batch seen, at most 64 MiB per array); otherwise (while the state is exact) the
+keys are sorted and run-length encoded (O(m log m + b)). Either way the column is then the union
+at that shift, coarsened only if it exceeds the capacity, so the result does not depend on the
+path taken.
+
+Removal and decay
+-----------------
+:meth:`BinnedScores.subtract` removes a sub-multiset of the samples (sliding windows) and
+:meth:`BinnedScores.scale` multiplies every weight by a factor in [0, 1] (exponential decay).
+Neither refines the bins: afterwards the state depends on its history, not only on the multiset
+of remaining samples, but every bin is still an interval of scores, so the certificates hold.
+
+Complexity: a fold of m scores into a column of b bins is O(m + b) on the dense path,
+O(m log m + b) while exact; coarsening O(b log 64); reads O(b). Memory: 24 bytes per bin + 16
+per column (the workspace is per thread, not per state, and is not counted).
 """
 
 from __future__ import annotations
