@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
@@ -376,3 +378,36 @@ def test_multiclass_fast_path_validation() -> None:
     m.update(np.array([-1, 0]), np.array([[5.0, 0.0, 0.0], [0.5, 0.3, 0.2]]))  # ignored row skipped
     m.update(np.array([0, 1]), p[:2], sample_weight=np.zeros(2))  # all weight 0: nothing
     m.update(np.zeros(0, dtype=int), np.zeros((0, 3)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(2, 400),
+    budget=st.sampled_from([1024, 4096, 1 << 16]),
+    cut=st.floats(0.0, 1.0),
+    factor=st.sampled_from([1.0, 0.5, 0.01]),
+)
+def test_property_window_then_decay_certified(seed: int, n: int, budget: int, cut: float, factor: float) -> None:
+    """Remove a prefix (subtract), rescale (scale), add a suffix: the bounds hold the exact
+    AUROC of what remains with the matching weights; arrays round-trip through load."""
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.5).astype(int)
+    s = np.round(rng.random(n), int(rng.integers(1, 6)))  # ties at random resolutions
+    k = int(cut * n)
+    m = sm.AUROC(max_bytes=budget, scores="probability")
+    m.update(y, s)
+    gone = sm.AUROC(max_bytes=budget, scores="probability")
+    if k:
+        gone.update(y[:k], s[:k])
+    m._state.subtract(gone._state)
+    m._state.scale(factor)
+    m.update(y[:k], s[:k])  # the removed rows come back with weight 1
+    w = np.concatenate([np.ones(k), np.full(n - k, factor)])
+    assert m.nbytes <= budget
+    twin = sm.AUROC.from_state_dict(m.state_dict())
+    assert twin._state.equals(m._state)
+    if 0 < y.sum() < n:
+        ex = roc_auc_score(y, s, sample_weight=w)
+        lo, hi = m.bounds()
+        assert _inside(lo, ex, hi), (lo, ex, hi)
