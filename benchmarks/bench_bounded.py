@@ -438,7 +438,8 @@ def main(argv: list[str] | None = None) -> str:
         "## Bounded-memory ranking metrics (bench_bounded)",
         "",
         env_header(),
-        "- this module runs every implementation in-process, on batches built before the timed region",
+        "- the distribution tables run every implementation in-process, on batches built before the timed "
+        "region; the memory stream and the many-class run each go to a subprocess (their RSS is their own)",
     ]
     for dist in args.dists.split(","):
         text, _ = distribution_table(dist, n, not args.no_peers)
