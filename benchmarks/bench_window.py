@@ -7,7 +7,7 @@ numbers):
 
 * ``streammetrics`` -- ``Window(AUROC(), size=W)``: exact; the expired rows are removed with
   ``SortedScores.subtract`` (signed searches against the stored runs, tombstones purged once
-  they reach a quarter of the window): amortised O(m log W) per batch, O(1) read;
+  they reach max(1024, W/32)): amortised O(m log W) per batch, O(1) read;
 * ``streammetrics bounded`` -- ``Window(AUROC(max_bytes=65536), size=W)``: bins under a 64 KiB
   budget, value with a certified interval (``bounds()``); the window's rows are kept as well;
 * ``river`` -- ``metrics.RollingROCAUC(window_size=W)``, one ``update`` per sample (its C++

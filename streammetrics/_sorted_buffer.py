@@ -36,9 +36,9 @@ Complexity
 * ``subtract(other)`` (sliding windows) removes samples held by ``other`` and folds the queue in
   the same pass: the changes to ``u2`` are one signed search per stored run, and removed scores
   become tombstones (a small sorted structure subtracted from every count) purged in one O(n)
-  pass when they reach a quarter of their group -- amortised O(log n) per removed sample, no
-  re-sort. Runs shorter than 1024 always merge with the next one pushed, so a stream of small
-  batches does not pile up runs to search.
+  pass when they reach max(1024, n/32) -- amortised O(log n) per removed sample, no re-sort.
+  Runs shorter than 1024 always merge with the next one pushed, so a stream of small batches
+  does not pile up runs to search.
 * Memory: one score per sample and column (8 bytes for float64 scores, 4 for float32), plus 16
   bytes per sample once non-unit weights appear. While a batch is queued its copy adds the same
   again. Samples of weight 0 are dropped (as scikit-learn drops them).
@@ -313,15 +313,17 @@ class _Group:
     def remove(self, values: np.ndarray) -> None:
         """Remove unit-weight samples (``values`` sorted, a sub-multiset of this unweighted
         group's samples -- the caller's contract): recorded as tombstones (a push into ``dead``,
-        amortised O(m log(n/m))), purged by one O(n) pass once they reach 1/4 of the live
-        samples or on :meth:`consolidate`. Amortised O(log n) per removed sample."""
+        amortised O(m log(n/m))), purged by one O(n) pass once they reach max(1024, n/32) (or
+        n/4 for small groups), or on :meth:`consolidate`. So at most a few tombstone runs are
+        searched per count, and the purges cost amortised O(1) moves per removed sample."""
         if values.shape[0] == 0:
             return
         if self.dead is None:
             self.dead = _Group()
         self.dead.push(values, None, values.shape[0])
         self.total -= values.shape[0]
-        if 4 * self.dead.total >= self.total:
+        live = self.total
+        if self.dead.total >= min(live / 4, max(_MIN_RUN, live / 32)):
             self.consolidate()
 
     def push(self, v: np.ndarray, w: np.ndarray | None, total: int | float, ratio: int = 0) -> None:
@@ -876,8 +878,8 @@ class SortedScores(State):
         samples -- one search of the signed needles A u R per stored run and opposite group,
         O((|A| + |R|) log n) -- plus the pairs inside (A - R) (O(m log m)). The added scores are
         pushed as a run and the removed ones tombstoned (see ``_Group.remove``), purged in one
-        O(n) pass once they reach a quarter of a group, so AUROC reads stay O(1) and a sliding
-        window costs amortised O(log n) per sample. ``other`` is read, not changed.
+        O(n) pass once they reach max(1024, n/32) of a group, so AUROC reads stay O(1) and a
+        sliding window costs amortised O(log n) per sample. ``other`` is read, not changed.
         """
         if not isinstance(other, SortedScores) or other.key() != self.key():
             raise ValueError("subtract: the other state has a different configuration")

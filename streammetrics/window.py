@@ -28,7 +28,7 @@ next read:
   (:meth:`~streammetrics._sorted_buffer.SortedScores.subtract`): the Mann-Whitney pair counts
   change by one signed search of the new and the expired scores against the stored runs
   (O(m log W) for m rows), and the expired scores are tombstoned and purged in one pass once
-  they reach a quarter of the window, so an update + AUROC read costs amortised O(m log W) --
+  they reach max(1024, W/32), so an update + AUROC read costs amortised O(m log W) --
   O(log W) per sample, the read O(1) -- and never re-sorts the window; weighted ranking
   windows are rebuilt.
 
