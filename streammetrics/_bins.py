@@ -69,7 +69,14 @@ import numpy as np
 from ._curves import ThresholdCounts
 from ._sorted_buffer import SortedScores, _unit_or_positive
 from ._state import State
-from ._validation import as_numpy, check_binary_labels, check_class_labels, check_scores, check_weights
+from ._validation import (
+    as_numpy,
+    check_binary_labels,
+    check_class_labels,
+    check_scores,
+    check_weights,
+    is_scalar,
+)
 
 __all__ = ["BinnedScores", "auroc_bounds", "ap_bounds", "SCORE_TRANSFORMS", "BIN_BYTES"]
 
@@ -327,11 +334,19 @@ class BinnedScores(State):
 
     # -- updates --------------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        if type(y_true) is np.ndarray and type(y_score) is np.ndarray and y_true.ndim == 1:
-            if self.task == "binary":
-                return self._prepare_binary(y_true, y_score, sample_weight)
-            if self.task == "multiclass" and y_score.ndim == 2:
-                return self._prepare_multiclass(y_true, y_score, sample_weight)
+        if self.task != "multilabel" and not (is_scalar(y_true) and is_scalar(y_score)):
+            y_true, y_score = as_numpy(y_true, "y_true"), as_numpy(y_score, "y_score")  # lists, tensors
+            if y_true.ndim == 1:
+                if self.task == "binary":
+                    return self._prepare_binary(y_true, y_score, sample_weight)
+                if y_score.ndim == 2:
+                    return self._prepare_multiclass(y_true, y_score, sample_weight)
+        return self._prepare_generic(y_true, y_score, sample_weight)
+
+    def _prepare_generic(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        """Any batch (scalars, multilabel, other shapes): :class:`SortedScores` validates and
+        splits it by column and label; the increment is a list of (column, label, keys,
+        weights)."""
         parts = self._split.prepare(y_true, y_score, sample_weight)  # validates everything else
         if self.scores == "probability" and self.edges is None:
             self._check_probability(y_true, y_score)

@@ -337,7 +337,7 @@ def test_binary_fast_path_validation() -> None:
 
 @pytest.mark.parametrize("scores", ["probability", "raw"])
 def test_multiclass_fast_path_equals_generic_path(scores: str) -> None:
-    """Arrays take the vectorised multiclass path, lists the generic split: the same state."""
+    """The vectorised multiclass path (arrays, lists) and the generic split: the same state."""
     rng = np.random.default_rng(9)
     n, c = 3000, 4
     y = rng.integers(0, c, n)
@@ -348,10 +348,12 @@ def test_multiclass_fast_path_equals_generic_path(scores: str) -> None:
     w = rng.integers(0, 3, n).astype(float)
     fast = sm.AUROC(c, max_bytes=c * 24 * 64 + 200, scores=scores, ignore_index=-1, average=None)
     slow = sm.AUROC(c, max_bytes=c * 24 * 64 + 200, scores=scores, ignore_index=-1, average=None)
+    lists = sm.AUROC(c, max_bytes=c * 24 * 64 + 200, scores=scores, ignore_index=-1, average=None)
     for i in range(0, n, 700):
         fast.update(y[i : i + 700], p[i : i + 700], sample_weight=w[i : i + 700])
-        slow.update(y[i : i + 700].tolist(), p[i : i + 700].tolist(), sample_weight=w[i : i + 700].tolist())
-    assert fast._state.equals(slow._state)
+        lists.update(y[i : i + 700].tolist(), p[i : i + 700].tolist(), sample_weight=w[i : i + 700].tolist())
+        slow._state.apply(slow._state._prepare_generic(y[i : i + 700], p[i : i + 700], w[i : i + 700]))
+    assert fast._state.equals(slow._state) and lists._state.equals(slow._state)
     keep = (y >= 0) & (w > 0)
     lo, hi = fast.bounds()
     ex = [roc_auc_score(y[keep] == k, p[keep, k], sample_weight=w[keep]) for k in range(c)]
@@ -411,3 +413,18 @@ def test_property_window_then_decay_certified(seed: int, n: int, budget: int, cu
         ex = roc_auc_score(y, s, sample_weight=w)
         lo, hi = m.bounds()
         assert _inside(lo, ex, hi), (lo, ex, hi)
+
+
+def test_lists_and_tensors_take_the_same_binary_path() -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    y = (rng.random(5000) < 0.3).astype(np.int64)
+    s = rng.random(5000).astype(np.float32)
+    ref = BinnedScores("binary", max_bytes=2048, scores="probability")
+    ref.apply(ref._prepare_generic(y, s))
+    for yy, ss in ((y.tolist(), s.tolist()), (torch.from_numpy(y), torch.from_numpy(s)), (y, s)):
+        st_ = BinnedScores("binary", max_bytes=2048, scores="probability")
+        d = st_.prepare(yy, ss)
+        assert d[0] == "binary"
+        st_.apply(d)
+        assert st_.equals(ref)
