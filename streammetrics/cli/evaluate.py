@@ -139,10 +139,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="input files, directories or glob patterns (default: the bundled example)")
     p.add_argument("--label", action="append", metavar="COL",
-                   help="label column (repeat for multilabel label columns)")
+                   help="label column (repeat for multilabel label columns, or name one list column of 0/1)")
     p.add_argument("--score", action="append", metavar="COL",
                    help="score column; repeat for one column per class, or name one list column")
-    p.add_argument("--task", choices=TASKS, help="default: binary for one score column, else multiclass")
+    p.add_argument("--task", choices=TASKS,
+                   help="default: binary for one score column, multilabel for a list label column, "
+                        "else multiclass")
     p.add_argument("--metrics", metavar="LIST",
                    help="comma-separated metric names (default: the confusion family and AUROC, AP); "
                         f"available: {', '.join(METRICS)}")
