@@ -95,6 +95,8 @@ def test_subtract_a_whole_window_stream_matches_auroc():
         gone = SortedScores("binary")
         gone.apply(gone.prepare(y[i - size:i - size + m], s[i - size:i - size + m]))
         state.subtract(gone)
+        if (i // m) % 5:
+            continue  # scikit-learn on every fifth window (the state is checked at the end too)
         u2, p, n = state.binary_stat()
         lo = i + m - size
         want = roc_auc_score(y[lo:i + m], s[lo:i + m])
