@@ -149,6 +149,47 @@ def run_once(metrics: bool, requests: int, seconds: float, clients: int, seed: i
     return stats, values, text
 
 
+def run_side_by_side(configs: list[tuple[str, bool, int | None]], requests: int, seconds: float,
+                     clients: int, seed: int) -> list[tuple[str, dict[str, float]]]:
+    """One service per configuration, all driven at the same time with the same request mix
+    (``clients`` threads each): whatever else runs on the machine disturbs them alike, so the
+    ratio of their CPU time per request is robust where sequential runs are not."""
+    started = [start_service(metrics, None, False, batch) for _, metrics, batch in configs]
+    try:
+        for _, port in started:
+            drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
+        out: list[dict[str, float] | None] = [None] * len(started)
+        errors: list[BaseException] = []
+
+        def one(i: int) -> None:
+            try:
+                out[i] = drive(started[i][1], requests, seconds, clients, seed)
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                errors.append(exc)
+
+        cpu0 = [cpu_seconds(proc.pid) for proc, _ in started]
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(started))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        cpu1 = [cpu_seconds(proc.pid) for proc, _ in started]
+        if errors:
+            raise errors[0]
+        rows = []
+        for (label, _, _), stats, a, b in zip(configs, out, cpu0, cpu1, strict=True):
+            assert stats is not None
+            if a is not None and b is not None and stats["requests"]:
+                stats["cpu_us_per_request"] = (b - a) / stats["requests"] * 1e6
+            rows.append((label, stats))
+        return rows
+    finally:
+        for proc, _ in started:
+            proc.terminate()
+        for proc, _ in started:
+            proc.wait(timeout=30)
+
+
 def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
     """Metrics cost from requests/s and from the service's CPU time per request: the best run of
     each (the least disturbed by other processes) and the median of the rounds' on/off ratios
@@ -157,7 +198,8 @@ def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
     off = {r: st for r, label, st in rows if label == "off"}
     best_off = max(st["rps"] for st in off.values())
     parts = []
-    names = [label for _, label, _ in rows if label.startswith("on") and label != "on (timed)"]
+    names = [label for _, label, _ in rows if label.startswith("on") and label != "on (timed)"
+             and not label.endswith(SIDE)]
     for name in dict.fromkeys(names):
         on = {r: st for r, label, st in rows if label == name}
         best_on = max(st["rps"] for st in on.values())
@@ -174,6 +216,17 @@ def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
                      f"(metrics cost {100 * (a / b - 1):.1f}%; median of the paired rounds "
                      f"{100 * (_median(cpu_pairs) - 1):.1f}%; target < 10%)")
         parts.append(text)
+    side = [label for _, label, _ in rows if label.startswith("on") and label.endswith(SIDE)]
+    for name in dict.fromkeys(side):
+        side_off = {r: st for r, label, st in rows if label == f"off, vs {name}"}
+        ratios = sorted(st["cpu_us_per_request"] / side_off[r]["cpu_us_per_request"]
+                        for r, label, st in rows if label == name and r in side_off
+                        and "cpu_us_per_request" in st and "cpu_us_per_request" in side_off[r])
+        if ratios:
+            parts.append(f"metrics {name[:-len(SIDE)]}, side by side with off (same time, same "
+                         f"requests): service CPU per request on/off median {_median(ratios):.3f} "
+                         f"over {len(ratios)} rounds (metrics cost {100 * (_median(ratios) - 1):.1f}%; "
+                         f"rounds {', '.join(f'{100 * (x - 1):.1f}%' for x in ratios)})")
     text = ";\n".join(parts)
     timed = [st for _, label, st in rows if label == "on (timed)" and "metrics_us_per_request" in st]
     if timed:
@@ -193,12 +246,15 @@ def _median(xs: list[float]) -> float:
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
 
 
+SIDE = " (side by side)"
+
+
 def load_test(requests: int, seconds: float, clients: int, rounds: int, state: Path | None,
-              attribute: bool = True, compare_batch_size: int | None = None,
+              attribute: bool = True, compare_batch_size: int | None = None, side_rounds: int = 0,
               ) -> tuple[list[tuple[int, str, dict[str, float]]], tuple[dict, str]]:
     """``rounds`` alternating off/on runs (and an on run whose service folds labels in batches
     of ``compare_batch_size``, e.g. 1, if given), then one ``--time-metrics`` run if
-    ``attribute``."""
+    ``attribute``, then ``side_rounds`` rounds running the configurations side by side."""
     rows: list[tuple[int, str, dict[str, float]]] = []
     last: tuple[dict, str] = ({}, "")
     configs: list[tuple[str, bool, int | None]] = [("off", False, None), ("on", True, None)]
@@ -214,6 +270,10 @@ def load_test(requests: int, seconds: float, clients: int, rounds: int, state: P
     if attribute:
         stats, _, _ = run_once(True, requests, seconds, clients, 0, state, time_metrics=True)
         rows.append((rounds, "on (timed)", stats))
+    for r in range(side_rounds):
+        for other in configs[1:]:  # each metrics configuration in a pair with metrics off
+            for label, stats in run_side_by_side([configs[0], other], requests, seconds, clients, r):
+                rows.append((r, (label if label != "off" else f"off, vs {other[0]}") + SIDE, stats))
     return rows, last
 
 
@@ -242,9 +302,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-batch-size", type=int, default=None,
                     help="also run the service folding labels in batches of this size (1: one "
                          "metric update per label, as before batching), in every round")
+    ap.add_argument("--side-rounds", type=int, default=3,
+                    help="rounds running off and on services at the same time (robust CPU ratio)")
     args = ap.parse_args(argv)
     rows, (values, text) = load_test(args.requests, args.seconds, args.clients, args.rounds,
-                                     args.state, not args.no_attribute, args.compare_batch_size)
+                                     args.state, not args.no_attribute, args.compare_batch_size,
+                                     args.side_rounds)
     print("| " + " | ".join(HEADERS) + " |")
     print("|" + "---|" * len(HEADERS))
     for row in table(rows):
