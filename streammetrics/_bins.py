@@ -73,6 +73,7 @@ from ._validation import (
     as_numpy,
     check_binary_labels,
     check_class_labels,
+    check_multilabel_batch,
     check_scores,
     check_weights,
     is_scalar,
@@ -334,8 +335,10 @@ class BinnedScores(State):
 
     # -- updates --------------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        if self.task != "multilabel" and not (is_scalar(y_true) and is_scalar(y_score)):
+        if not (is_scalar(y_true) and is_scalar(y_score)):
             y_true, y_score = as_numpy(y_true, "y_true"), as_numpy(y_score, "y_score")  # lists, tensors
+            if self.task == "multilabel":
+                return self._prepare_multilabel(y_true, y_score, sample_weight)
             if y_true.ndim == 1:
                 if self.task == "binary":
                     return self._prepare_binary(y_true, y_score, sample_weight)
@@ -427,6 +430,34 @@ class BinnedScores(State):
                 return None
         return ("columns", keys, y.astype(np.intp, copy=False), w, kmin, kmax)
 
+    def _prepare_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """Multilabel batch: validated like :class:`SortedScores`; without ignored entries the
+        increment is ``("columns", keys (L, n), labels (L, n), ...)`` as for multiclass; a batch
+        with ignored entries takes the generic split."""
+        y2, s2, w = check_multilabel_batch(y, s, sample_weight, self.n_columns, "y_score")
+        n = y2.shape[0]
+        lab = check_binary_labels(y2, "y_true", self.ignore_index)
+        sc = check_scores(s2, "y_score")
+        if n == 0:
+            return None
+        if self.ignore_index is not None and (lab == self.ignore_index).any():
+            return self._prepare_generic(y, s, sample_weight)
+        w, keep = _unit_or_positive(w, None)
+        st = np.ascontiguousarray(sc.T)
+        keys = self.to_keys(st.reshape(-1), check=False).reshape(st.shape)
+        del st
+        kmin, kmax = keys.min(axis=1), keys.max(axis=1)
+        if self.scores == "probability" and self.edges is None and (
+            int(kmin.min()) < 0 or int(kmax.max()) > 2 * _HALF_BITS
+        ):
+            self._check_probability(y2, s2)  # raises, naming the first offending entry
+        labels = np.ascontiguousarray(lab.T, dtype=bool)
+        if keep is not None:
+            keys, labels, w = keys[:, keep], labels[:, keep], None if w is None else w[keep]
+            if labels.shape[1] == 0:
+                return None
+        return ("columns", keys, labels, w, kmin, kmax)
+
     def _check_probability(self, y_true: Any, y_score: Any) -> None:
         """``scores="probability"``: every score of a row that counts is in [0, 1] (rows or
         elements whose label is ``ignore_index`` are skipped). Inputs already validated."""
@@ -459,8 +490,9 @@ class BinnedScores(State):
                 self._apply_binary(0, *delta[1:])
                 return
             _, keys, y, w, kmin, kmax = delta  # ("columns", ...): one-vs-rest per column
-            for col in range(self.n_columns):
-                self._apply_binary(col, keys[col], y == col, w, int(kmin[col]), int(kmax[col]))
+            for col in range(self.n_columns):  # y: class per row, or a (column, row) label matrix
+                lab = y[col] if y.ndim == 2 else y == col
+                self._apply_binary(col, keys[col], lab, w, int(kmin[col]), int(kmax[col]))
             return
         by_col: dict[int, list[tuple[int, np.ndarray, np.ndarray | None]]] = {}
         for col, grp, keys, w in delta:

@@ -428,3 +428,32 @@ def test_lists_and_tensors_take_the_same_binary_path() -> None:
         assert d[0] == "binary"
         st_.apply(d)
         assert st_.equals(ref)
+
+
+@pytest.mark.parametrize("ignore", [None, -1])
+def test_multilabel_fast_path_equals_generic_path(ignore: int | None) -> None:
+    rng = np.random.default_rng(21)
+    n, L = 2000, 3
+    y = (rng.random((n, L)) < 0.4).astype(int)
+    if ignore is not None:
+        y[1500:1600, 1] = ignore  # only some batches hold ignored entries
+    p = rng.random((n, L))
+    w = rng.integers(0, 3, n).astype(float)
+    kw = {"max_bytes": L * 24 * 48 + 100, "scores": "probability", "ignore_index": ignore}
+    fast = BinnedScores("multilabel", L, **kw)
+    slow = BinnedScores("multilabel", L, **kw)
+    for i in range(0, n, 300):
+        d = fast.prepare(y[i : i + 300], p[i : i + 300], w[i : i + 300])
+        assert (d[0] == "columns") == (ignore is None or not (y[i : i + 300] == ignore).any())
+        fast.apply(d)
+        slow.apply(slow._prepare_generic(y[i : i + 300], p[i : i + 300], w[i : i + 300]))
+    fast.apply(fast.prepare(y[0], p[0]))  # one sample as two 1-D rows
+    slow.apply(slow._prepare_generic(y[0], p[0]))
+    assert fast.equals(slow)
+    m = sm.AUROC(L, multilabel=True, max_bytes=4096, scores="probability", ignore_index=ignore)
+    bad = p[:4].copy()
+    bad[2, 1] = -0.5
+    with pytest.raises(ValueError, match=r"got -0.5 at index \(2, 1\)"):
+        m.update(y[:4], bad)
+    with pytest.raises(ValueError, match="y_score"):
+        m.update(y[:4], p[:4, :2])
