@@ -774,3 +774,14 @@ def test_stdin_and_many_classes(tmp_path, capsys):
     assert "… 10 more" in out and "every class is in --json" in out
     res = run_json(capsys, str(tmp_path / "k50.parquet"), "--label", "y", "--score", "p", "--metrics", "recall")
     assert len(res["per_class"]["recall"]) == 50 and len(res["per_class_intervals"]["recall"]) == 50
+
+
+def test_csv_row_with_the_wrong_number_of_fields(tmp_path, capsys):
+    lines = ["# a comment line", "y,p"] + [f"{i % 2},{(i % 100) / 100}" for i in range(200_000)]
+    for name, bad in (("early.csv", 6), ("late.csv", 150_002)):  # the first block / a later block
+        rows = list(lines)
+        rows[bad] = "1,0.5,7"
+        (tmp_path / name).write_text("\n".join(rows) + "\n")
+        rc, err = run_err(capsys, str(tmp_path / name), "--label", "y", "--score", "p")
+        assert rc == 1, err
+        assert f"{name}: row {bad - 1} (line {bad + 1}): expected 2 fields (the header's), got 3: 1,0.5,7" in err

@@ -41,6 +41,7 @@ from .readers import (
     format_of,
     json_rows,
     open_source,
+    parse_error,
 )
 
 __all__ = ["add_parser", "run", "parse_size", "max_bytes_supported", "METRICS"]
@@ -368,6 +369,8 @@ def _read(plan: _Plan, batch_size: int) -> Iterator[tuple[Source, Any, int]]:
             msg = str(exc)
             if format_of(path) == "csv" and "conversion error" in msg:
                 raise conversion_error(path, float_cols, msg) from None
+            if format_of(path) == "csv" and "Expected" in msg:
+                raise parse_error(path, msg) from None
             # JSON Lines: pyarrow counts rows within the failing block, which follows the rows
             # already yielded (blocks are consumed whole, in order)
             raise InputError(f"{path}: cannot read: {json_rows(msg, offset)}", 1) from None

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["InputError", "Source", "expand_inputs", "format_of", "json_rows", "open_source"]
+__all__ = ["InputError", "Source", "expand_inputs", "format_of", "json_rows", "open_source", "parse_error"]
 
 #: Bytes per CSV / JSON Lines block: pyarrow's streaming readers keep a few dozen blocks read
 #: ahead (measured: ~34 blocks), so this sets their memory (~17 MB) against the per-batch cost.
@@ -202,6 +202,8 @@ def open_source(
     except (pa.ArrowException, OSError) as exc:
         if fmt == "csv" and "conversion error" in str(exc):
             raise conversion_error(path, float_columns, str(exc)) from None
+        if fmt == "csv" and "Expected" in str(exc):
+            raise parse_error(path, str(exc)) from None
         raise InputError(f"{path}: cannot read as {fmt}: {json_rows(str(exc), 0)}", 1) from None
     raise InputError(f"{path}: unknown format", 2)
 
@@ -268,4 +270,37 @@ def conversion_error(path: str, columns: Sequence[str], message: str) -> InputEr
             row, value = found
             what = "is missing" if value == "" else f"{value!r} is not a number"
             return InputError(f"{path}: row {row}: column {col!r}: {what}", 1)
+    return InputError(f"{path}: cannot read: {message}", 1)
+
+
+_FIELDS = re.compile(r"Expected (\d+) columns, got (\d+)")
+
+
+def parse_error(path: str, message: str) -> InputError:
+    """The data error for a CSV row with the wrong number of fields: pyarrow's message names the
+    counts and the text but not the row, so the file is re-read (only after the error) with the
+    ``csv`` module to find it: ``row R (line L): expected N fields, got M``. Rows count from 1 over
+    the data rows, lines from 1 over the file (quoted fields may span lines)."""
+    import csv
+    import io
+
+    import pyarrow as pa
+
+    m = _FIELDS.search(message)
+    if m is None:
+        return InputError(f"{path}: cannot read: {message}", 1)
+    want = int(m.group(1))
+    skip = _comment_lines(path)
+    with pa.input_stream(path, compression="detect") as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+        for _ in range(skip):
+            text.readline()
+        reader = csv.reader(text, delimiter=_delimiter(path))
+        next(reader, None)  # the header
+        for row, fields in enumerate(reader, start=1):
+            if len(fields) != want and fields:
+                shown = _delimiter(path).join(fields)
+                shown = shown if len(shown) <= 80 else shown[:77] + "..."
+                return InputError(f"{path}: row {row} (line {reader.line_num + skip}): expected {want} "
+                                  f"fields (the header's), got {len(fields)}: {shown}", 1)
     return InputError(f"{path}: cannot read: {message}", 1)
