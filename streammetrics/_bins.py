@@ -98,6 +98,8 @@ _DENSE_FACTOR = 2
 _DENSE_MIN = 4096
 #: Elements per chunk of the branch-free loops (their temporaries stay in cache).
 _CHUNK = 8192
+#: Scores per block of columns keyed at once when folding a multiclass / multilabel batch.
+_BLOCK = 1 << 18
 
 _LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 _HALF_BITS = int(np.float64(0.5).view(np.int64))
@@ -105,8 +107,10 @@ _NEG_INF_KEY = int(np.float64(-np.inf).view(np.int64)) ^ 0x7FFFFFFFFFFFFFFF
 _POS_INF_KEY = int(np.float64(np.inf).view(np.int64))
 
 
-def _raw_keys(s: np.ndarray) -> np.ndarray:
-    b = np.add(s, 0.0, dtype=np.float64).view(np.int64)  # a copy; + 0.0 folds -0.0 into 0.0
+def _raw_keys(s: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Float64 bits with the low 63 bits flipped for negatives (into ``out`` if given)."""
+    f = None if out is None else out.view(np.float64)
+    b = np.add(s, 0.0, dtype=np.float64, out=f).view(np.int64)  # a copy; + 0.0 folds -0.0 into 0.0
     m = b >> 63
     m &= _LOW63
     b ^= m
@@ -122,7 +126,7 @@ def _raw_decode(k: np.ndarray) -> np.ndarray:
     return out
 
 
-def _prob_keys(p: np.ndarray) -> np.ndarray:
+def _prob_keys(p: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """key(p) = bits(p) for p < 1/2, 2·bits(1/2) − bits(1 − p) for p >= 1/2 (equal at 1/2).
 
     Out-of-range scores (p < 0 or p > 1) get keys outside [0, 2·bits(1/2)], so a range check
@@ -132,7 +136,8 @@ def _prob_keys(p: np.ndarray) -> np.ndarray:
     if p.dtype != np.float32:
         p = p.astype(np.float64, copy=False)
     n = p.shape[0]
-    out = np.empty(n, dtype=np.int64)
+    if out is None:
+        out = np.empty(n, dtype=np.int64)
     q = out.view(np.float64)
     np.subtract(1.0, p, out=q, dtype=np.float64)  # exact for p in [1/2, 1]
     np.minimum(q, p, out=q)  # p below 1/2, 1 - p above
@@ -306,9 +311,12 @@ class BinnedScores(State):
         self._shift = np.zeros(k, dtype=np.int64)
 
     # -- keys ---------------------------------------------------------------------------------------
-    def to_keys(self, s: np.ndarray, name: str = "y_score", check: bool = True) -> np.ndarray:
+    def to_keys(
+        self, s: np.ndarray, name: str = "y_score", check: bool = True, out: np.ndarray | None = None
+    ) -> np.ndarray:
         """Order-preserving int64 keys of scores (validates the declared transform's range
-        unless ``check=False``). float32 scores are read as they are (widened exactly)."""
+        unless ``check=False``; ``out``: an int64 array of the same size to write them to, for
+        the adaptive transforms). float32 scores are read as they are (widened exactly)."""
         s = np.asarray(s)
         if s.dtype != np.float32:
             s = s.astype(np.float64, copy=False)
@@ -321,8 +329,8 @@ class BinnedScores(State):
                 raise ValueError(
                     f"{name}: scores='probability' needs scores in [0, 1]; got {float(s[i])!r} at index {i}"
                 )
-            return _prob_keys(s)
-        return _raw_keys(s)
+            return _prob_keys(s, out)
+        return _raw_keys(s, out)
 
     def lower_edges(self, col: int) -> np.ndarray:
         """Per bin of ``col`` (increasing), the smallest score the bin can hold: the counts at
@@ -397,8 +405,7 @@ class BinnedScores(State):
 
     def _prepare_multiclass(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
         """Multiclass batch of arrays: the validation of :class:`SortedScores` (same rules and
-        messages); the keys of all columns in one pass over the transposed scores; the increment
-        is ``("columns", keys (C, n), labels, weights, min keys, max keys)``."""
+        messages); the increment is :meth:`_scores_delta`'s."""
         n, c = y.shape[0], self.n_columns
         if s.shape != (n, c):
             raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
@@ -416,23 +423,11 @@ class BinnedScores(State):
                 if y.shape[0] == 0:
                     return None
         w, keep = _unit_or_positive(w, None)  # rows of weight 0: range-checked, then dropped
-        st = np.ascontiguousarray(s.T)  # (C, n): each column's scores contiguous
-        keys = self.to_keys(st.reshape(-1), check=False).reshape(st.shape)
-        del st
-        kmin, kmax = keys.min(axis=1), keys.max(axis=1)
-        if self.scores == "probability" and self.edges is None and (
-            int(kmin.min()) < 0 or int(kmax.max()) > 2 * _HALF_BITS
-        ):
-            self._check_probability(y0, s0)  # raises, naming the first offending row
-        if keep is not None:
-            keys, y, w = keys[:, keep], y[keep], None if w is None else w[keep]
-            if y.shape[0] == 0:
-                return None
-        return ("columns", keys, y.astype(np.intp, copy=False), w, kmin, kmax)
+        return self._scores_delta(y.astype(np.intp, copy=False), s, w, keep, y0, s0)
 
     def _prepare_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
         """Multilabel batch: validated like :class:`SortedScores`; without ignored entries the
-        increment is ``("columns", keys (L, n), labels (L, n), ...)`` as for multiclass; a batch
+        increment is :meth:`_scores_delta`'s (labels as an (L, n) matrix) as for multiclass; a batch
         with ignored entries takes the generic split."""
         y2, s2, w = check_multilabel_batch(y, s, sample_weight, self.n_columns, "y_score")
         n = y2.shape[0]
@@ -443,20 +438,32 @@ class BinnedScores(State):
         if self.ignore_index is not None and (lab == self.ignore_index).any():
             return self._prepare_generic(y, s, sample_weight)
         w, keep = _unit_or_positive(w, None)
-        st = np.ascontiguousarray(sc.T)
-        keys = self.to_keys(st.reshape(-1), check=False).reshape(st.shape)
-        del st
-        kmin, kmax = keys.min(axis=1), keys.max(axis=1)
+        return self._scores_delta(np.ascontiguousarray(lab.T, dtype=bool), sc, w, keep, y2, s2)
+
+    def _scores_delta(
+        self, labels: np.ndarray, sc: np.ndarray, w: np.ndarray | None, keep: np.ndarray | None,
+        y0: np.ndarray, s0: np.ndarray,
+    ) -> Any:
+        """The increment of a validated (n, C) score matrix: ``("scores", scores, labels,
+        weights, min key, max key per column)`` -- labels a class per row (multiclass) or a
+        (C, n) boolean matrix (multilabel). No keys yet: :meth:`apply` keys the scores in
+        cache-sized blocks of columns, so a batch never holds a second (n, C) array. The range
+        check and the per-column key extremes come from each column's min / max score (the key
+        maps are increasing). O(n·C)."""
+        if sc.dtype != np.float32:
+            sc = sc.astype(np.float64, copy=False)
+        lo_s, hi_s = sc.min(axis=0), sc.max(axis=0)
         if self.scores == "probability" and self.edges is None and (
-            int(kmin.min()) < 0 or int(kmax.max()) > 2 * _HALF_BITS
+            float(lo_s.min()) < 0.0 or float(hi_s.max()) > 1.0
         ):
-            self._check_probability(y2, s2)  # raises, naming the first offending entry
-        labels = np.ascontiguousarray(lab.T, dtype=bool)
+            self._check_probability(y0, s0)  # raises, naming the first offending row or entry
+        kmin, kmax = self.to_keys(lo_s, check=False), self.to_keys(hi_s, check=False)
         if keep is not None:
-            keys, labels, w = keys[:, keep], labels[:, keep], None if w is None else w[keep]
-            if labels.shape[1] == 0:
+            sc, w = sc[keep], None if w is None else w[keep]
+            labels = labels[:, keep] if labels.ndim == 2 else labels[keep]
+            if sc.shape[0] == 0:
                 return None
-        return ("columns", keys, labels, w, kmin, kmax)
+        return ("scores", sc, labels, w, kmin, kmax)
 
     def _check_probability(self, y_true: Any, y_score: Any) -> None:
         """``scores="probability"``: every score of a row that counts is in [0, 1] (rows or
@@ -489,10 +496,19 @@ class BinnedScores(State):
             if delta[0] == "binary":  # ("binary", keys, labels, weights, min key, max key)
                 self._apply_binary(0, *delta[1:])
                 return
-            _, keys, y, w, kmin, kmax = delta  # ("columns", ...): one-vs-rest per column
-            for col in range(self.n_columns):  # y: class per row, or a (column, row) label matrix
-                lab = y[col] if y.ndim == 2 else y == col
-                self._apply_binary(col, keys[col], lab, w, int(kmin[col]), int(kmax[col]))
+            _, sc, y, w, kmin, kmax = delta  # ("scores", ...): one-vs-rest per column
+            n, c = sc.shape
+            step = max(1, _BLOCK // max(n, 1))
+            for c0 in range(0, c, step):  # key a block of columns in a reused workspace
+                c1 = min(c, c0 + step)
+                blk = _workspace("block", (c1 - c0) * n, np.float64).reshape(c1 - c0, n)
+                np.copyto(blk, sc[:, c0:c1].T)  # float32 widened here (exact), keyed as float64
+                kb = self.to_keys(
+                    blk.reshape(-1), check=False, out=_workspace("block_keys", (c1 - c0) * n, np.int64)
+                ).reshape(c1 - c0, n)
+                for col in range(c0, c1):  # y: class per row, or a (column, row) label matrix
+                    lab = y[col] if y.ndim == 2 else y == col
+                    self._apply_binary(col, kb[col - c0], lab, w, int(kmin[col]), int(kmax[col]))
             return
         by_col: dict[int, list[tuple[int, np.ndarray, np.ndarray | None]]] = {}
         for col, grp, keys, w in delta:

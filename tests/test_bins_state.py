@@ -444,7 +444,7 @@ def test_multilabel_fast_path_equals_generic_path(ignore: int | None) -> None:
     slow = BinnedScores("multilabel", L, **kw)
     for i in range(0, n, 300):
         d = fast.prepare(y[i : i + 300], p[i : i + 300], w[i : i + 300])
-        assert (d[0] == "columns") == (ignore is None or not (y[i : i + 300] == ignore).any())
+        assert (d[0] == "scores") == (ignore is None or not (y[i : i + 300] == ignore).any())
         fast.apply(d)
         slow.apply(slow._prepare_generic(y[i : i + 300], p[i : i + 300], w[i : i + 300]))
     fast.apply(fast.prepare(y[0], p[0]))  # one sample as two 1-D rows
