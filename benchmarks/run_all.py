@@ -41,9 +41,12 @@ def split_sections(text: str) -> tuple[str, dict[str, str]]:
         if not sections and not header:
             cut = chunk.find("\n## ")
             header, chunk = (chunk[:cut + 1], chunk[cut + 1:]) if cut >= 0 else ("", chunk)
-        sections[m.group(1)] = chunk
+        sections[m.group(1)] = chunk.strip("\n") + "\n"
         pos = m.end()
     return header, sections
+
+
+_RERUN = re.compile(r"^Sections re-run later with `--only ... --merge`: (.*)\.\n+", re.M)
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -81,8 +84,12 @@ def main(argv: list[str] | None = None) -> str:
     if args.merge and previous:
         merged = {**previous, **done}
         order = [m for m in discover() if m in merged] + [m for m in merged if m not in discover()]
-        combined = header.rstrip() + "\n" + (
-            f"Sections re-run later with `--only ... --merge`: {', '.join(f'`{m}`' for m in done)}.\n\n"
+        rerun = {name.strip("` ") for found in _RERUN.findall(header) for name in found.split(",")}
+        rerun.update(done)
+        header = _RERUN.sub("", header)
+        combined = header.rstrip() + "\n\n" + (
+            "Sections re-run later with `--only ... --merge`: "
+            f"{', '.join(f'`{m}`' for m in order if m in rerun)}.\n\n"
         ) + "\n".join(merged[m] for m in order)
     else:
         combined = "\n".join(sections + [done[m] for m in modules])
