@@ -52,6 +52,7 @@ inconsistent with the scores.
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -110,6 +111,14 @@ _TAIL_MAX = 4096
 _SCALAR_FOLD_MAX = 64
 #: Queued batches (or single samples) folded in without waiting for a read.
 _MAX_QUEUED = 4096
+#: List mode of :meth:`SortedScores.remove_groups` (a small binary window fed small batches):
+#: states of at most _FLAT_MAX samples go to list mode after _STREAK consecutive batches of at
+#: most _PER_SAMPLE_MAX changed (added + removed) samples, and back to runs on a batch of more
+#: than _LIST_MAX.
+_FLAT_MAX = 1 << 17
+_PER_SAMPLE_MAX = 40
+_LIST_MAX = 160
+_STREAK = 4
 
 
 def coarse_index(values: np.ndarray) -> np.ndarray | None:
@@ -233,6 +242,47 @@ def _signed(add: np.ndarray, remove: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return np.concatenate([add, remove]), sign
 
 
+class _FlatList:
+    """A sorted plain Python list with the part of the ``SortedList`` interface a group's tail
+    needs. Insertion and removal are a C bisect and a memmove of pointers: for the few
+    thousand to ~100k scores of a small window's group this beats ``SortedList``'s Python-level
+    bookkeeping, and ``a[i]`` is O(1) (the tie test of :meth:`SortedScores.slide_rows`)."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, values: Any = ()) -> None:
+        self.a: list[float] = list(values)  # the caller passes sorted values
+
+    def __len__(self) -> int:
+        return len(self.a)
+
+    def __iter__(self) -> Any:
+        return iter(self.a)
+
+    def bisect_left(self, x: float) -> int:
+        return bisect_left(self.a, x)
+
+    def bisect_right(self, x: float) -> int:
+        return bisect_right(self.a, x)
+
+    def add(self, x: float) -> None:
+        insort(self.a, x)
+
+    def remove(self, x: float) -> None:
+        a = self.a
+        i = bisect_left(a, x)
+        if i == len(a) or a[i] != x:
+            raise ValueError(f"{x!r} is not held")
+        del a[i]
+
+    def clear(self) -> None:
+        self.a.clear()
+
+    def _check(self) -> None:
+        a = self.a
+        assert all(a[i] <= a[i + 1] for i in range(len(a) - 1))
+
+
 class _Group:
     """One group's scores: sorted runs (largest first) with optional weights and their cumsums."""
 
@@ -243,7 +293,9 @@ class _Group:
         self.wts: list[np.ndarray | None] = []
         self.cws: list[np.ndarray | None] = []
         self.coarse: list[np.ndarray | None] = []
-        self.tail: SortedList | None = None  # unit-weight float64 samples folded one at a time
+        # unit-weight float64 samples folded one at a time (a small window's list mode: all of
+        # the group's samples, in a _FlatList)
+        self.tail: SortedList | _FlatList | None = None
         self.total: int | float = 0  # weight of the live samples (runs + tail - dead)
         # Removed unit-weight samples still physically present in ``runs``/``tail`` (tombstones;
         # unweighted groups only): every count subtracts them, ``consolidate`` purges them.
@@ -439,6 +491,7 @@ class SortedScores(State):
         self._dtype: np.dtype | None = None
         self._pending: list[_Parts] = []
         self._scalars: list[tuple[int, float, float | None]] = []
+        self._small_streak = 0  # consecutive small flat slides (see ``_flat_slide``)
 
     def pos_group(self, column: int) -> int:
         """Index of the positive group of ``column``."""
@@ -747,7 +800,7 @@ class SortedScores(State):
                 total: int | float = 0
                 if grp.tail is not None:
                     grp.tail._check()
-                    assert len(grp.tail) < _TAIL_MAX
+                    assert len(grp.tail) < max(_TAIL_MAX, _FLAT_MAX + 1)
                 for v, w, cw, co in zip(grp.runs, grp.wts, grp.cws, grp.coarse, strict=True):
                     assert v.shape[0] > 0 and not (v[1:] < v[:-1]).any()
                     ref = coarse_index(v)
@@ -883,7 +936,72 @@ class SortedScores(State):
         """
         if not isinstance(other, SortedScores) or other.key() != self.key():
             raise ValueError("subtract: the other state has a different configuration")
-        rem = other._sample_groups()  # NotImplementedError if weighted
+        self.remove_groups(other._sample_groups())  # NotImplementedError if weighted
+
+    def split_trusted(self, y: np.ndarray, s: np.ndarray) -> list[list[np.ndarray]]:
+        """Rows that this (binary) state's ``prepare`` already accepted once -- a window's
+        expired rows -- as sorted per-group scores ``[[negatives, positives]]``, without
+        validating them again: rows labelled ``ignore_index`` are dropped, scores take the
+        state's score dtype. O(m log m), a handful of numpy calls."""
+        assert self.task == "binary"
+        s = _score_dtype(s)
+        if self.ignore_index is None:
+            pos = y.astype(bool, copy=False)
+            neg = ~pos
+        else:
+            pos = y == 1
+            neg = y == 0
+            if self.ignore_index in (0, 1):
+                if self.ignore_index == 1:
+                    pos = np.zeros_like(pos)
+                else:
+                    neg = np.zeros_like(neg)
+        sn, sp = s[neg], s[pos]
+        sn.sort()
+        sp.sort()
+        return [[sn, sp]]
+
+    def slide_rows(self, y: np.ndarray, s: np.ndarray) -> None:
+        """Remove rows that this binary state's ``prepare`` accepted once (a window's expired
+        rows: labels ``y``, scores ``s``; the caller's contract is that they are held) and fold
+        the queue in. In list mode (see :meth:`_flat_slide`) with few changes this is one
+        plain-Python pass -- no re-validation, no numpy temporaries, no sorting. Otherwise
+        ``remove_groups(split_trusted(y, s))``: no re-validation either."""
+        neg_g, pos_g = self._groups[0]
+        if (type(neg_g.tail) is not _FlatList or type(pos_g.tail) is not _FlatList or neg_g.runs
+                or pos_g.runs or self._scalars or self._dtype != np.float64):
+            self.remove_groups(self.split_trusted(y, s))
+            return
+        adds: list[tuple[list[float], list[float]]] = []
+        n_changes = y.shape[0]
+        for parts in self._pending:
+            (_, _, vn, wn), (_, _, vp, wp) = parts
+            if wn is not None or wp is not None or vn.dtype != np.float64 or vp.dtype != np.float64:
+                self.remove_groups(self.split_trusted(y, s))
+                return
+            n_changes += vn.shape[0] + vp.shape[0]
+            adds.append((vn.tolist(), vp.tolist()))
+        if n_changes > _LIST_MAX:
+            self.remove_groups(self.split_trusted(y, s))
+            return
+        self._pending = []
+        rn: list[float] = []
+        rp: list[float] = []
+        ignore = self.ignore_index
+        for label, x in zip(y.tolist(), s.astype(np.float64, copy=False).tolist(), strict=True):
+            if label != ignore:
+                (rp if label else rn).append(x)
+        self._slide_lists(adds, rn, rp)
+
+    def remove_groups(self, rem: list[list[np.ndarray]]) -> None:
+        """Remove unit-weight samples given as sorted per-group scores ``rem[col][grp]`` (a
+        sub-multiset of the samples folded in or queued -- the caller's contract) and fold the
+        queue in: see :meth:`subtract`. Binary states whose groups are single runs of at most
+        ``_FLAT_MAX`` samples in all (a small window) take the flat path: the queued and removed
+        scores are counted against the one run of the other group (two searches each) and
+        inserted into / deleted from their group's run in place of runs and tombstones, so a
+        window of W <= ``_FLAT_MAX`` costs about 30 numpy calls per batch and O(m log W + W)
+        (a memmove) however small the batch."""
         if (self._weighted or any(w is not None for parts in self._pending for *_, w in parts)
                 or any(w is not None for *_, w in self._scalars)):
             self._flush()
@@ -896,6 +1014,8 @@ class SortedScores(State):
                     self._flush()
                     raise ValueError("subtract: the other state holds samples this one does not")
         self._pending, self._scalars = [], []
+        if self.task == "binary" and self._flat_slide(queued[0], rem[0]):
+            return
         for row in groups:
             for grp in row:
                 grp.flush_tail()  # the searches below cover the runs only
@@ -940,6 +1060,96 @@ class SortedScores(State):
                     grp.push(add[col][g], None, add[col][g].shape[0])
                 if rv[col][g].shape[0]:
                     grp.remove(rv[col][g])
+
+    def _flat_slide(self, add: list[np.ndarray], rem: list[np.ndarray]) -> bool:
+        """The list mode of :meth:`remove_groups` for small binary windows (``add`` / ``rem``
+        the sorted queued / removed scores of the negatives and positives). Returns False,
+        changing nothing but the representation, when the generic runs-and-tombstones path
+        should do the work instead.
+
+        In list mode each group is one sorted plain Python list (a :class:`_FlatList` tail, no
+        runs): every added or removed score is a C bisect in the other group (two on ties) and
+        one insertion or deletion (a memmove of pointers), O(log W) comparisons, no numpy call
+        -- cheaper than the generic path's few dozen numpy calls when a batch changes a handful
+        of samples. After ``_STREAK`` consecutive batches of at most ``_PER_SAMPLE_MAX`` changed
+        samples a state of at most ``_FLAT_MAX`` samples goes to list mode (an O(W)
+        conversion); a batch of more than ``_LIST_MAX`` changes takes it back to runs (O(W)).
+        """
+        neg_g, pos_g = self._groups[0]
+        an, ap = add
+        rn, rp = rem
+        n_add = an.shape[0] + ap.shape[0]
+        changes = n_add + rn.shape[0] + rp.shape[0]
+        listed = type(neg_g.tail) is _FlatList and type(pos_g.tail) is _FlatList \
+            and not neg_g.runs and not pos_g.runs
+        f64 = self._dtype == np.float64 and all(v.dtype == np.float64 for v in add if v.shape[0])
+        if listed:
+            if changes <= _LIST_MAX and f64:
+                self._slide_listed(an, ap, rn, rp)
+                return True
+            neg_g.flush_tail()
+            pos_g.flush_tail()
+            self._small_streak = 0
+            return False
+        if changes > _PER_SAMPLE_MAX:
+            self._small_streak = 0
+            return False
+        self._small_streak += 1
+        size = int(neg_g.total) + int(pos_g.total) + n_add
+        if self._small_streak < _STREAK or size > _FLAT_MAX or not f64:
+            return False
+        for grp in (neg_g, pos_g):
+            v, _ = grp.consolidate()  # flushes the tail, purges tombstones
+            grp.tail = _FlatList(v.tolist())
+            grp.runs, grp.wts, grp.cws, grp.coarse = [], [], [], []
+        self._slide_listed(an, ap, rn, rp)
+        return True
+
+    def _slide_listed(self, an: np.ndarray, ap: np.ndarray, rn: np.ndarray, rp: np.ndarray) -> None:
+        """List mode: add ``an`` / ``ap``, then remove ``rn`` / ``rp`` (see :meth:`_flat_slide`)."""
+        self._slide_lists([(an.tolist(), ap.tolist())], rn.tolist(), rp.tolist())
+
+    def _slide_lists(self, adds: list[tuple[list[float], list[float]]], rn: list[float],
+                     rp: list[float]) -> None:
+        """The list-mode kernel: add every (negatives, positives) pair of ``adds``, then remove
+        the scores ``rn`` / ``rp``, keeping ``u2`` and the totals exact. A removed score that is
+        not held raises ``ValueError`` (a broken contract; the state is then inconsistent and
+        the caller rebuilds it)."""
+        neg_g, pos_g = self._groups[0]
+        ln = neg_g.tail.a  # type: ignore[union-attr]
+        lp = pos_g.tail.a  # type: ignore[union-attr]
+        u2 = int(self._u2[0, 0])
+        # u2 counts 2 per (pos > neg) pair and 1 per tie: for a score x against a sorted list
+        # L, left + right = 2 * #(< x) + #(== x); the right bisect only when x is held.
+        try:
+            for an, ap in adds:
+                for x in ap:
+                    i = bisect_left(ln, x)
+                    u2 += 2 * i if i == len(ln) or ln[i] != x else i + bisect_right(ln, x, i)
+                    insort(lp, x)
+                for x in an:
+                    i = bisect_left(lp, x)
+                    lr = 2 * i if i == len(lp) or lp[i] != x else i + bisect_right(lp, x, i)
+                    u2 += 2 * len(lp) - lr
+                    insort(ln, x)
+            for x in rp:
+                j = bisect_left(lp, x)
+                if j == len(lp) or lp[j] != x:
+                    raise ValueError(f"remove: positive score {x!r} is not held")
+                del lp[j]
+                i = bisect_left(ln, x)
+                u2 -= 2 * i if i == len(ln) or ln[i] != x else i + bisect_right(ln, x, i)
+            for x in rn:
+                j = bisect_left(ln, x)
+                if j == len(ln) or ln[j] != x:
+                    raise ValueError(f"remove: negative score {x!r} is not held")
+                del ln[j]
+                i = bisect_left(lp, x)
+                lr = 2 * i if i == len(lp) or lp[i] != x else i + bisect_right(lp, x, i)
+                u2 -= 2 * len(lp) - lr
+        finally:
+            self._u2[0, 0] = u2
+            neg_g.total, pos_g.total = len(ln), len(lp)
 
     def _purge_tombstones(self) -> None:
         """Delete removed samples from the runs of every group that has tombstones. O(n)."""
@@ -1015,7 +1225,8 @@ def _copy_groups(groups: list[list[_Group]]) -> list[list[_Group]]:
             g = _Group()
             g.runs, g.wts, g.cws, g.total = list(grp.runs), list(grp.wts), list(grp.cws), grp.total
             g.coarse = list(grp.coarse)
-            g.tail = None if grp.tail is None else SortedList(grp.tail)
+            g.tail = None if grp.tail is None else (
+                _FlatList(grp.tail) if isinstance(grp.tail, _FlatList) else SortedList(grp.tail))
             g.dead = None if grp.dead is None else _copy_groups([[grp.dead]])[0][0]
             new_row.append(g)
         out.append(new_row)

@@ -86,6 +86,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._sorted_buffer import SortedScores
 from ._state import State
 from ._validation import as_numpy, first_bad, is_scalar
 
@@ -504,6 +505,7 @@ class WindowState(State):
         self._scratch.reset()
         # Only the State protocol: a state that overrides ``subtract`` can remove expired rows.
         self._can_subtract = type(inner).subtract is not State.subtract
+        self._trusted = isinstance(inner, SortedScores) and inner.task == "binary"
 
     def key(self) -> Hashable:
         return ("window", self.size, self.seconds, type(self.inner).__name__, self.inner.key())
@@ -582,7 +584,20 @@ class WindowState(State):
     def sync(self) -> None:
         """Bring ``inner`` to exactly the window's rows. Called under the owner's lock."""
         if self._expired and not self._dirty:
-            if self._can_subtract and all(q.integral() for q in self._expired):
+            if self._trusted and all(q.w is None for q in self._expired):
+                # binary exact ranking: the expired rows go straight to per-group scores (no
+                # second validation, no scratch state)
+                try:
+                    gone = self._expired
+                    if len(gone) == 1:
+                        y, p, _ = gone[0].part(0, len(gone[0]))
+                    else:
+                        y = np.concatenate([q.y[q.lo:q.hi] for q in gone])
+                        p = np.concatenate([q.p[q.lo:q.hi] for q in gone])
+                    self.inner.slide_rows(y, p)  # type: ignore[attr-defined]
+                except Exception:  # noqa: BLE001 - fall back to the exact rebuild
+                    self._dirty = True
+            elif self._can_subtract and all(q.integral() for q in self._expired):
                 try:
                     scratch = self._scratch
                     scratch.reset()

@@ -141,15 +141,16 @@ def test_delete_sorted():
 
 
 def test_window_uses_the_subtraction_not_a_rebuild(monkeypatch):
-    """Unweighted ranking windows go through ``SortedScores.subtract``; no rebuild happens."""
+    """Unweighted binary ranking windows remove expired rows with ``SortedScores.slide_rows``
+    (no second validation, no scratch state); no rebuild happens."""
     calls = {"subtract": 0, "rebuilds": 0}
-    real = sb.SortedScores.subtract
+    real = sb.SortedScores.slide_rows
 
-    def spy(self, other):
+    def spy(self, y, s):
         calls["subtract"] += 1
-        return real(self, other)
+        return real(self, y, s)
 
-    monkeypatch.setattr(sb.SortedScores, "subtract", spy)
+    monkeypatch.setattr(sb.SortedScores, "slide_rows", spy)
     win = sm.Window(sm.AUROC(), size=50)
     real_reset = sb.SortedScores.reset
 
