@@ -320,7 +320,7 @@ class _Group:
             self.tail = SortedList()
         self.tail.add(x)
         self.total += 1
-        if len(self.tail) >= _TAIL_MAX:
+        if len(self.tail) >= _TAIL_MAX and type(self.tail) is not _FlatList:  # list mode stays
             self.flush_tail()
 
     def flush_tail(self) -> None:
