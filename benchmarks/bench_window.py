@@ -5,9 +5,11 @@ arrive and the AUROC of the window is read after each one. Implementations, run 
 alternation on the same batches** (so machine load hits them alike; the ratios are the robust
 numbers):
 
-* ``streammetrics`` -- ``Window(AUROC(), size=W)``: exact; the expired rows are removed with
-  ``SortedScores.subtract`` (signed searches against the stored runs, tombstones purged once
-  they reach max(1024, W/32)): amortised O(m log W) per batch, O(1) read;
+* ``streammetrics`` -- ``Window(AUROC(), size=W)``: exact; the expired rows are removed as
+  stored (``SortedScores.slide_rows``: no second validation): signed searches against the
+  stored runs, tombstones purged once they reach max(1024, W/32) -- amortised O(m log W) per
+  batch, O(1) read -- or, for W <= 131072 fed batches of at most 20 rows, the per-sample list
+  mode (a C bisect and a list insertion / deletion per new or expired row);
 * ``streammetrics bounded`` -- ``Window(AUROC(max_bytes=65536), size=W)``: bins under a 64 KiB
   budget, value with a certified interval (``bounds()``); the window's rows are kept as well;
 * ``river`` -- ``metrics.RollingROCAUC(window_size=W)``, one ``update`` per sample (its C++

@@ -38,7 +38,11 @@ Complexity
   become tombstones (a small sorted structure subtracted from every count) purged in one O(n)
   pass when they reach max(1024, n/32) -- amortised O(log n) per removed sample, no re-sort.
   Runs shorter than 1024 always merge with the next one pushed, so a stream of small batches
-  does not pile up runs to search.
+  does not pile up runs to search. A binary window's expired rows come in through
+  ``slide_rows`` (trusted rows: no validation, no scratch state); a binary state of at most
+  ``_FLAT_MAX`` samples fed small batches switches to *list mode* (each group one sorted plain
+  Python list, updated sample by sample with C bisects: no numpy call per batch), see
+  ``SortedScores._flat_slide``.
 * Memory: one score per sample and column (8 bytes for float64 scores, 4 for float32), plus 16
   bytes per sample once non-unit weights appear. While a batch is queued its copy adds the same
   again. Samples of weight 0 are dropped (as scikit-learn drops them).

@@ -30,7 +30,13 @@ next read:
   (O(m log W) for m rows), and the expired scores are tombstoned and purged in one pass once
   they reach max(1024, W/32), so an update + AUROC read costs amortised O(m log W) --
   O(log W) per sample, the read O(1) -- and never re-sorts the window; weighted ranking
-  windows are rebuilt.
+  windows are rebuilt. Binary buffers take the expired rows as they are stored
+  (:meth:`~streammetrics._sorted_buffer.SortedScores.slide_rows`: they were validated on
+  arrival, so no second ``prepare`` and no scratch state), and a window of at most 131072
+  samples fed small batches (at most 20 rows) switches to a per-sample *list mode*: each
+  class's scores in one sorted Python list, every new or expired score one C bisect in the
+  other class (two on ties) plus one insertion or deletion -- no numpy call per batch
+  beyond the new batch's validation. A larger batch switches back to runs (O(W), amortised).
 
 * bounded ranking metrics (``AUROC(max_bytes=...)``, AP, curves) subtract the expired rows'
   bins (:meth:`~streammetrics._bins.BinnedScores.subtract`, O(bins)): the state stays under
@@ -971,7 +977,8 @@ class Window(_WrappedMetric):
 
     Complexity: ``update`` O(batch); a read O(expired rows + state) for subtractable states with
     integer weights (unweighted exact AUROC: amortised O(log W) per new or expired row, the
-    value O(1)), O(W) after an expiry otherwise (see the module docstring). Memory: the rows
+    value O(1); small windows fed small batches: a bisect and a list insertion / deletion per
+    row), O(W) after an expiry otherwise (see the module docstring). Memory: the rows
     plus the wrapped state.
 
     Example
