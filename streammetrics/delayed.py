@@ -18,7 +18,8 @@ Nothing is dropped silently. ``stats()`` counts:
   that call is applied), or counted and skipped with ``on_unknown="count"``;
 * ``rejected``: labelled pairs the metric refused when a buffered batch was folded in (see
   below; a pair is checked when its label arrives, so this stays 0 unless the metric's own
-  rules depend on more than the label value and the kind of prediction);
+  rules depend on more than the label value, the kind of prediction and the range of the
+  scores);
 * ``pending``: predictions waiting for a label; ``buffered``: labelled pairs not yet folded in.
 
 Batched folding (``batch_size > 1``), for per-request services: one metric update per labelled
@@ -42,8 +43,10 @@ fold time, at most ``max_delay`` s after the label arrived under traffic (an idl
 call ``flush()`` from a timer, as ``examples/service.py`` does). A label is validated when it
 arrives: the first label of each value (per kind of prediction; for hard predictions, per
 (label, prediction) value pair) is checked against the metric with a dry run of its update (so
-a pair the metric rejects is still a ``ValueError`` from ``label`` with nothing applied); later
-ones cost a set look-up. Batches of ids, and labels with
+a pair the metric rejects is still a ``ValueError`` from ``label`` with nothing applied); the
+range of scores that passed with each label is remembered, so later pairs cost a dictionary
+look-up and two comparisons, and a score outside that range (e.g. 1.5 for a
+``scores="probability"`` metric) gets its own dry run. Batches of ids, and labels with
 an explicit ``timestamp``, fold the buffer and then update the metric directly.
 
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
@@ -213,9 +216,11 @@ class DelayedLabels(Metric):
         self._buffer: list[tuple[Any, Any, float | None]] = []
         self._flush_at = math.inf  # the oldest buffered pair's arrival + max_delay
         self._buffer_spec: tuple[str, tuple[int, ...]] | None = None
-        self._checked: dict[Any, set[Any]] = {}  # kind of prediction -> labels that passed
-        self._ok_spec: Any = None  # the kind whose set is ``_ok_labels`` (the current one)
-        self._ok_labels: set[Any] = set()
+        # kind of prediction -> {label (hard kinds: (label, prediction)): the (lowest, highest)
+        # score that passed with it}
+        self._checked: dict[Any, dict[Any, tuple[float, float]]] = {}
+        self._ok_spec: Any = None  # the kind whose map is ``_ok_labels`` (the current one)
+        self._ok_labels: dict[Any, tuple[float, float]] = {}
 
     # -- configuration -------------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -296,17 +301,25 @@ class DelayedLabels(Metric):
 
     def _check_label(self, y: int, score: Any, weight: float | None) -> None:
         """Dry run of the metric's update for one pair (prepare only: validates, changes
-        nothing); ``ValueError`` if the metric rejects it. Remembered per (label, kind)."""
+        nothing); ``ValueError`` if the metric rejects it. Remembered per (label, kind) with the
+        range of scores that passed: a later pair with the same label and a score (row) inside
+        that range skips the dry run (the metrics' score rules -- not NaN, ``scores="probability"``
+        in [0, 1] -- are ranges), one outside it is checked again."""
         spec = self._spec
         if spec is not self._ok_spec:
-            self._ok_labels = self._checked.setdefault(spec, set())
+            self._ok_labels = self._checked.setdefault(spec, {})
             self._ok_spec = spec
-        # Scores (float kinds) were checked on arrival; hard predictions (int/bool kinds) are
-        # checked by the metric like labels, so their value is part of what passed.
+        # Hard predictions (int/bool kinds) are checked by the metric like labels, so their
+        # value is part of what passed.
         key: Any = y
         if spec is not None and spec[0][1] in "iub" and np.ndim(score) == 0:
             key = (y, _scalar(score))
-        if key in self._ok_labels:
+        if type(score) is float:
+            lo = hi = score
+        else:
+            lo, hi = float(np.min(score)), float(np.max(score))
+        seen = self._ok_labels.get(key)
+        if seen is not None and seen[0] <= lo and hi <= seen[1]:
             return
         metric = self._metric
         states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
@@ -316,7 +329,7 @@ class DelayedLabels(Metric):
             args = (np.array([y]), score[None], None if weight is None else [weight])
         for state in states:
             state.prepare(*args)
-        self._ok_labels.add(key)
+        self._ok_labels[key] = (lo, hi) if seen is None else (min(seen[0], lo), max(seen[1], hi))
 
     def _set_float_spec(self) -> None:
         """Pending predictions become Python-float scores (``ValueError`` if other kinds are
@@ -530,7 +543,8 @@ class DelayedLabels(Metric):
             score, weight, _ = entry
             if self.batch_size > 1:
                 spec = self._spec
-                if spec is not _FLOAT_SPEC or spec is not self._ok_spec or y not in self._ok_labels:
+                seen = self._ok_labels.get(y) if spec is _FLOAT_SPEC and spec is self._ok_spec else None
+                if seen is None or not seen[0] <= score <= seen[1]:
                     self._check_label(y, score, weight)  # ValueError: nothing changed
                 buf = self._buffer
                 if buf and spec is not self._buffer_spec and spec != self._buffer_spec:

@@ -170,6 +170,23 @@ def test_bad_labels_raise_at_label_time_and_change_nothing():
     assert e.compute() == 1.0 and e.stats()["labelled"] == 2
 
 
+def test_a_score_outside_the_checked_range_is_checked_again_at_label_time():
+    # The dry run's verdict depends on the score too (scores="probability" needs [0, 1]): a
+    # label value that passed with 0.5 must not wave 1.5 through into the buffer.
+    for rows in (False, True):
+        metric = AUROC(max_bytes=4096, scores="probability", num_classes=3 if rows else None)
+        d = DelayedLabels(metric, capacity=10, batch_size=8)
+        good, bad = ([0.2, 0.3, 0.5], [0.2, -0.5, 1.3]) if rows else (0.5, 1.5)
+        d.predict([1, 2, 3], [good, bad, good] if rows else [good, bad, good])
+        d.label(1, 1)
+        with pytest.raises(ValueError, match="probability"):
+            d.label(2, 1)
+        assert 2 in d._pending and d.stats()["buffered"] == 1 and d.stats()["labelled"] == 1
+        d.label(3, 1 if rows else 0)
+        d.flush()
+        assert d.stats()["rejected"] == 0 and d.stats()["labelled"] == 2
+
+
 def test_a_batch_the_metric_refuses_is_folded_pair_by_pair_and_counted():
     # A time window refuses a clock that went backwards; the label value was checked before,
     # so the refusal only shows when the batch is folded.
