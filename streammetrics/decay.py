@@ -454,6 +454,11 @@ class DecayedQueriesState(State):
         mass = optional_float(arrays["mass"], "mass")
         if mass is None or (mass < 1.0 if int(n_seen) else mass != 0.0):
             raise ValueError("state: 'mass' must be >= 1 (the newest query weighs 1), or 0 when empty")
+        # every query weighs at most 1 (merged shards by queries too: each keeps its own ages)
+        most = float(n_seen)
+        if mass > most * (1.0 + 1e-12):
+            raise ValueError(f"state: 'mass' must be at most {most!r} for {int(n_seen)} queries, "
+                             f"got {mass!r}")
         if not int(n_seen) and sums.any():
             raise ValueError("state: an empty decayed query state has non-zero sums")
         self.sums, self.mass = sums.astype(np.float64), float(mass)

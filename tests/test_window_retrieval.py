@@ -207,6 +207,14 @@ def test_save_load_round_trip_and_tampering(tmp_path):
     d["mass"] = 0.5
     with pytest.raises(ValueError, match="mass"):
         Decayed.from_state_dict(d)
+    d["mass"] = d["n_seen"] * 1.001  # every query weighs at most 1
+    with pytest.raises(ValueError, match="at most"):
+        Decayed.from_state_dict(d)
+    # merged shards by queries keep their own ages: their total mass still loads
+    twin = Decayed.from_state_dict(made[2].state_dict())
+    merged = made[2].copy().merge(twin)
+    back = Decayed.from_state_dict(merged.state_dict())
+    assert back.compute() == merged.compute()
 
 
 def test_per_query_values_of_a_window_are_the_windows_queries():
