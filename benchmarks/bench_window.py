@@ -8,7 +8,7 @@ numbers):
 * ``streammetrics`` -- ``Window(AUROC(), size=W)``: exact; the expired rows are removed as
   stored (``SortedScores.slide_rows``: no second validation): signed searches against the
   stored runs, tombstones purged once they reach max(1024, W/32) -- amortised O(m log W) per
-  batch, O(1) read -- or, for W <= 131072 fed batches of at most 20 rows, the per-sample list
+  batch, O(1) read -- or, for W <= 65536 fed batches of at most 20 rows, the per-sample list
   mode (a C bisect and a list insertion / deletion per new or expired row);
 * ``streammetrics bounded`` -- ``Window(AUROC(max_bytes=65536), size=W)``: bins under a 64 KiB
   budget, value with a certified interval (``bounds()``); the window's rows are kept as well;

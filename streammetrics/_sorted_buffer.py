@@ -119,7 +119,7 @@ _MAX_QUEUED = 4096
 #: states of at most _FLAT_MAX samples go to list mode after _STREAK consecutive batches of at
 #: most _PER_SAMPLE_MAX changed (added + removed) samples, and back to runs on a batch of more
 #: than _LIST_MAX.
-_FLAT_MAX = 1 << 17
+_FLAT_MAX = 1 << 16
 _PER_SAMPLE_MAX = 40
 _LIST_MAX = 160
 _STREAK = 4

@@ -32,11 +32,12 @@ next read:
   O(log W) per sample, the read O(1) -- and never re-sorts the window; weighted ranking
   windows are rebuilt. Binary buffers take the expired rows as they are stored
   (:meth:`~streammetrics._sorted_buffer.SortedScores.slide_rows`: they were validated on
-  arrival, so no second ``prepare`` and no scratch state), and a window of at most 131072
+  arrival, so no second ``prepare`` and no scratch state), and a window of at most 65536
   samples fed small batches (at most 20 rows) switches to a per-sample *list mode*: each
   class's scores in one sorted Python list, every new or expired score one C bisect in the
-  other class (two on ties) plus one insertion or deletion -- no numpy call per batch
-  beyond the new batch's validation. A larger batch switches back to runs (O(W), amortised).
+  other class (two on ties) plus one insertion or deletion (a memmove of up to W/2 pointers)
+  -- no numpy call per batch beyond the new batch's validation; 32 bytes per score instead of
+  8 while it lasts. A larger batch switches back to runs (O(W), amortised).
 
 * bounded ranking metrics (``AUROC(max_bytes=...)``, AP, curves) subtract the expired rows'
   bins (:meth:`~streammetrics._bins.BinnedScores.subtract`, O(bins)): the state stays under
