@@ -373,28 +373,9 @@ class DelayedLabels(Metric):
         if type(y_score) is float and sample_weight is None and timestamp is None \
                 and ((t := type(ids)) is str or (t is int and _INT64[0] <= ids <= _INT64[1])) \
                 and y_score == y_score and self.clock is _time:
-            # The per-request path, inline: one id, a Python float score (not NaN), the default
-            # clock. Everything else (and every error) goes through the general paths below.
-            now = _time()
-            with self._lock:
-                if now >= self._expire_at:  # only when the oldest pending one may expire
-                    self._expire(now)
-                if self._spec is not _FLOAT_SPEC:
-                    self._set_float_spec()
-                if now >= self._flush_at:
-                    self._flush_locked()
-                pending = self._pending
-                stats = self._stats
-                if ids in pending:
-                    del pending[ids]
-                    stats["replaced"] += 1
-                pending[ids] = (y_score, None, now)  # a Python float: float64 when stacked
-                if self.ttl is not None and now + self.ttl < self._expire_at:
-                    self._expire_at = now + self.ttl
-                stats["predicted"] += 1
-                if len(pending) > self.capacity:
-                    pending.popitem(last=False)
-                    stats["evicted"] += 1
+            # The per-request path: one id, a Python float score (not NaN), the default clock.
+            # Everything else (and every error) goes through the general paths below.
+            self._store_one(ids, y_score, _time())
             return
         if type(y_score) is float and sample_weight is None and type(ids) in (int, str):
             self._predict_one(ids, y_score, timestamp)  # one id, another clock or a timestamp
@@ -455,6 +436,10 @@ class DelayedLabels(Metric):
         now = float(self.clock() if timestamp is None else timestamp)
         if not math.isfinite(now):
             raise ValueError(f"timestamp: must be finite, got {now!r}")
+        self._store_one(key, score, now)
+
+    def _store_one(self, key: int | str, score: float, now: float) -> None:
+        """Store one validated prediction (a Python float score) made at ``now``. O(1)."""
         with self._lock:
             if now >= self._expire_at:  # only when the oldest pending prediction may expire
                 self._expire(now)
@@ -463,16 +448,17 @@ class DelayedLabels(Metric):
             if now >= self._flush_at:
                 self._flush_locked()
             pending = self._pending
+            stats = self._stats
             if key in pending:
                 del pending[key]
-                self._stats["replaced"] += 1
+                stats["replaced"] += 1
             pending[key] = (score, None, now)  # a Python float: float64 when stacked
             if self.ttl is not None and now + self.ttl < self._expire_at:
                 self._expire_at = now + self.ttl
-            self._stats["predicted"] += 1
+            stats["predicted"] += 1
             if len(pending) > self.capacity:
                 pending.popitem(last=False)
-                self._stats["evicted"] += 1
+                stats["evicted"] += 1
 
     def label(self, ids: Any, y_true: Any, *, timestamp: float | None = None) -> int:
         """Feed the labelled pending predictions to the metric; returns how many were fed.
