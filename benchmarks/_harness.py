@@ -143,8 +143,18 @@ def default_mem_limit_mb() -> int:
 
 
 def _peak_rss_mb() -> float:
+    """This process's peak resident set size in MB: ``VmHWM`` on Linux (``ru_maxrss`` survives
+    fork and exec, so a child of a large parent would report the parent's peak), else
+    ``ru_maxrss``."""
     import resource
 
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return peak / 1024 if sys.platform != "darwin" else peak / 2**20  # KiB on Linux, bytes on macOS
 
