@@ -175,6 +175,9 @@ class Service(ThreadingHTTPServer):
         fresh = build_metrics(batch_size)
         restored = sm.Checkpointer.restore(state, default=fresh) if state else fresh
         self.metrics = restored if isinstance(restored, sm.DelayedLabels) else fresh
+        # The folding knobs are how this process serves, not state: a checkpoint written with
+        # another --batch-size (or before batching, i.e. batch_size=1) must not override them.
+        self.metrics.batch_size, self.metrics.max_delay = batch_size, MAX_DELAY
         if state:
             self.checkpointer = sm.Checkpointer(self.metrics, state, every_seconds=every)
         try:

@@ -83,3 +83,21 @@ def test_service_batched_labels_bad_label_and_cost_timing():
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_restart_keeps_this_process_batch_size_not_the_checkpoints(tmp_path):
+    import service
+
+    state = tmp_path / "svc.sm"
+    old = service.build_metrics(batch_size=1)  # e.g. a checkpoint written before batching
+    old.predict("a", 0.5)
+    sm.save(old, state)
+    server = service.Service(0, True, state, 60.0, batch_size=64)
+    try:
+        assert server.metrics is not None and server.metrics.batch_size == 64
+        assert server.metrics.max_delay == service.MAX_DELAY
+        assert len(server.metrics) == 1  # the pending prediction was restored
+    finally:
+        if server.checkpointer is not None:
+            server.checkpointer.close(final=False)
+        server.server_close()
