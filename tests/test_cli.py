@@ -736,8 +736,10 @@ def test_empty_files_in_a_stream(tmp_path, capsys):
     (tmp_path / "a_header_only.csv").write_text("y,p\n")
     (tmp_path / "b.tsv.gz").write_bytes(gzip.compress(b"y\tp\n1\t0.9\n0\t0.2\n1\t0.6\n0\t0.7\n"))
     (tmp_path / "c_empty.jsonl").write_bytes(b"")
+    (tmp_path / "d_empty.csv.gz").write_bytes(gzip.compress(b""))  # compressed, still empty
+    (tmp_path / "e_empty.jsonl.gz").write_bytes(gzip.compress(b""))
     res = run_json(capsys, str(tmp_path), "--label", "y", "--score", "p", "--metrics", "auroc,accuracy")
-    assert res["rows"] == 4 and len(res["files"]) == 3
+    assert res["rows"] == 4 and len(res["files"]) == 5
     assert res["metrics"]["auroc"] == 0.75 and res["metrics"]["accuracy"] == 0.75
     rc, err = run_err(capsys, str(tmp_path / "a_header_only.csv"), str(tmp_path / "c_empty.jsonl"),
                       "--label", "y", "--score", "p")

@@ -151,7 +151,7 @@ def open_source(
     import pyarrow as pa
 
     fmt = format_of(path)
-    if fmt != "parquet" and os.path.isfile(path) and os.path.getsize(path) == 0:
+    if fmt != "parquet" and _is_empty(path):
         return Source(path, [], 0, iter(()))  # an empty CSV / JSON Lines file: no rows
     try:
         if fmt == "parquet":
@@ -206,6 +206,22 @@ def open_source(
             raise parse_error(path, str(exc)) from None
         raise InputError(f"{path}: cannot read as {fmt}: {json_rows(str(exc), 0)}", 1) from None
     raise InputError(f"{path}: unknown format", 2)
+
+
+def _is_empty(path: str) -> bool:
+    """True for a file of 0 bytes, or a compressed one (``.gz``, ...) that decompresses to 0
+    bytes; False when it cannot be read (the reader then reports why). O(1)."""
+    import pyarrow as pa
+
+    if not os.path.isfile(path):
+        return False
+    if os.path.getsize(path) == 0:
+        return True
+    try:
+        with pa.input_stream(path, compression="detect") as stream:
+            return not stream.read(1)
+    except (pa.ArrowException, OSError):
+        return False
 
 
 def json_rows(message: str, offset: int) -> str:
