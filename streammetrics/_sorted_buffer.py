@@ -328,8 +328,13 @@ class _Group:
             self.flush_tail()
 
     def flush_tail(self) -> None:
-        """Turn the tail into a sorted run."""
-        if self.tail:
+        """Turn the tail into a sorted run (a list-mode tail is dropped: later single samples
+        go to a fresh ``SortedList``)."""
+        if type(self.tail) is _FlatList:
+            tail, self.tail = self.tail, None
+            if tail:
+                self.push(np.array(tail.a, dtype=np.float64), None, 0)
+        elif self.tail:
             v = np.fromiter(self.tail, dtype=np.float64, count=len(self.tail))
             self.tail.clear()
             self.push(v, None, 0)
@@ -1127,30 +1132,33 @@ class SortedScores(State):
         # L, left + right = 2 * #(< x) + #(== x); the right bisect only when x is held.
         try:
             for an, ap in adds:
+                nn = len(ln)
                 for x in ap:
                     i = bisect_left(ln, x)
-                    u2 += 2 * i if i == len(ln) or ln[i] != x else i + bisect_right(ln, x, i)
+                    u2 += i + bisect_right(ln, x, i) if i < nn and ln[i] == x else 2 * i
                     insort(lp, x)
+                npos = len(lp)
                 for x in an:
                     i = bisect_left(lp, x)
-                    lr = 2 * i if i == len(lp) or lp[i] != x else i + bisect_right(lp, x, i)
-                    u2 += 2 * len(lp) - lr
+                    u2 += 2 * npos - (i + bisect_right(lp, x, i) if i < npos and lp[i] == x else 2 * i)
                     insort(ln, x)
+            nn, npos = len(ln), len(lp)
             for x in rp:
                 j = bisect_left(lp, x)
-                if j == len(lp) or lp[j] != x:
+                if j == npos or lp[j] != x:
                     raise ValueError(f"remove: positive score {x!r} is not held")
                 del lp[j]
+                npos -= 1
                 i = bisect_left(ln, x)
-                u2 -= 2 * i if i == len(ln) or ln[i] != x else i + bisect_right(ln, x, i)
+                u2 -= i + bisect_right(ln, x, i) if i < nn and ln[i] == x else 2 * i
             for x in rn:
                 j = bisect_left(ln, x)
-                if j == len(ln) or ln[j] != x:
+                if j == nn or ln[j] != x:
                     raise ValueError(f"remove: negative score {x!r} is not held")
                 del ln[j]
+                nn -= 1
                 i = bisect_left(lp, x)
-                lr = 2 * i if i == len(lp) or lp[i] != x else i + bisect_right(lp, x, i)
-                u2 -= 2 * len(lp) - lr
+                u2 -= 2 * npos - (i + bisect_right(lp, x, i) if i < npos and lp[i] == x else 2 * i)
         finally:
             self._u2[0, 0] = u2
             neg_g.total, pos_g.total = len(ln), len(lp)

@@ -249,3 +249,30 @@ def test_flat_list_interface():
         fl.remove(0.4)
     fl.clear()
     assert len(fl) == 0
+
+
+def test_list_mode_then_reads_without_expiry_then_single_samples():
+    """A time window in list mode gets batches that expire nothing (folded by a plain read,
+    which turns the lists back into runs), then single samples, then expiring batches again."""
+    rng = np.random.default_rng(13)
+    n = 400
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.random(n), 2)
+    ts = np.concatenate([np.arange(150, dtype=float), np.full(50, 149.0),
+                         149.0 + np.arange(1, 201, dtype=float) / 2])
+    win = sm.Window(sm.AUROC(), seconds=40.0)
+    seen_listed = False
+    i = 0
+    while i < n:
+        if 150 <= i < 200 or 300 <= i < 330:
+            win.update(int(y[i]), float(s[i]), timestamp=float(ts[i]))  # one sample
+            i += 1
+        else:
+            win.update(y[i:i + 3], s[i:i + 3], timestamp=ts[i:i + 3])
+            i += 3
+        end = min(i, n)
+        keep = ts[:end] > ts[end - 1] - 40.0
+        assert close(value(win), ref_auc(y[:end][keep], s[:end][keep]))
+        seen_listed |= listed(win)
+    assert seen_listed
+    win._state.inner.check_invariants()
