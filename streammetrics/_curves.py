@@ -180,9 +180,7 @@ def roc_auc_from_counts(counts: ThresholdCounts, max_fpr: float | None = None) -
     y_at = np.interp(max_fpr, [fpr[stop - 1], fpr[stop]], [tpr[stop - 1], tpr[stop]])
     tpr = np.append(tpr[:stop], y_at)
     fpr = np.append(fpr[:stop], max_fpr)
-    partial = float(np.trapezoid(tpr, fpr))
-    min_area = 0.5 * max_fpr**2
-    return 0.5 * (1 + (partial - min_area) / (max_fpr - min_area))
+    return _mcclish(float(np.trapezoid(tpr, fpr)), max_fpr)
 
 
 def _guard(lo: float, hi: float, floor: float = 0.0, ceil: float = 1.0) -> tuple[float, float]:
@@ -228,6 +226,8 @@ def _partial_area(x: np.ndarray, y: np.ndarray, stop: float) -> float:
 
 
 def _mcclish(partial: float, max_fpr: float) -> float:
+    """McClish's standardisation of a partial area over [0, max_fpr] (0.5 for the diagonal, 1
+    for a perfect ranking), as scikit-learn's ``roc_auc_score(max_fpr=...)``. O(1)."""
     min_area = 0.5 * max_fpr**2
     return 0.5 * (1 + (partial - min_area) / (max_fpr - min_area))
 
