@@ -24,6 +24,7 @@ from sklearn.metrics import (
     roc_auc_score,
     roc_curve,
 )
+from test_bounded import _distributions as bounded_distributions
 
 import streammetrics as sm
 from streammetrics._curves import CRITERIA, ThresholdCounts
@@ -33,27 +34,13 @@ VALUES = {"tpr_at_tnr": 0.8, "tnr_at_tpr": 0.7, "precision_at_recall": 0.5, "rec
 
 
 def _distributions(rng: np.random.Generator, n: int) -> dict[str, tuple[np.ndarray, np.ndarray, str]]:
-    """The issue's distributions: calibrated probabilities, logits, probabilities crowded near
-    0.999, the peaked perfect classifier, heavy ties, adversarial orders inside bins."""
-    y = (rng.random(n) < 0.3).astype(int)
-    z = rng.normal(size=n) + 1.5 * y
-    calibrated = 1.0 / (1.0 + np.exp(-z))
-    crowded = 1.0 - 10.0 ** (-3.0 - rng.random(n) - 0.5 * y)
-    peaked = np.where(y == 1, 0.999 + 0.001 * rng.random(n), 0.998 + 0.001 * rng.random(n))
-    ties = np.round(calibrated, 2)
-    base = np.repeat(rng.random(n // 2), 2)  # every positive just below a negative
-    adv_y = np.tile([1, 0], n // 2)
-    adversarial = base + np.tile([0.0, 1e-9], n // 2)
-    adv_y2 = np.tile([0, 1], n // 2)  # and the reverse: every positive just above
-    return {
-        "calibrated": (y, calibrated, "probability"),
-        "logits": (y, z, "raw"),
-        "crowded": (y, crowded, "probability"),
-        "peaked": (y, peaked, "probability"),
-        "ties": (y, ties, "probability"),
-        "adversarial": (adv_y, adversarial, "raw"),
-        "adversarial_up": (adv_y2, adversarial, "raw"),
-    }
+    """The issue's distributions (tests/test_bounded.py: calibrated probabilities, logits,
+    probabilities crowded near 0.999, the peaked perfect classifier, heavy ties, every positive
+    just below a negative inside a bin) plus the reverse adversarial order."""
+    out = bounded_distributions(rng, n)
+    adv_y, adversarial, scores = out["adversarial"]
+    out["adversarial_up"] = (1 - adv_y, adversarial, scores)  # every positive just above
+    return out
 
 
 def _cases(n: int = 6000, seed: int = 0):
