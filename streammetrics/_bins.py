@@ -609,6 +609,11 @@ class BinnedScores(State):
             if self._keys[col].shape[0] or sh
             else None
         )
+        if plan is None and sh:  # keys >> sh < 2^62: sort (key, label) pairs as one int64
+            k <<= 1
+            k |= y
+            self._merge_sorted(col, *_pair_runs(k, w), sh)
+            return
         if plan is None:
             items: list[tuple[int, np.ndarray, np.ndarray | None]] = []
             for grp, sel in ((0, ~y), (1, y)):
@@ -662,28 +667,59 @@ class BinnedScores(State):
                 dn[at] += self._neg[col]
             self._store_dense(col, dp, dn, plan, sh)
             return
-        pos, neg = self._pos[col].copy(), self._neg[col].copy()
-        ks_all = [keys]
-        ps = [pos]
-        ns = [neg]
-        for grp, k, w in shifted:
-            uk, sums = _run_length(k, w)
-            if nb:  # distinct keys already binned are added in place
-                idx = np.searchsorted(keys, uk)
-                np.minimum(idx, nb - 1, out=idx)
-                hit = keys[idx] == uk
-                (pos if grp == 1 else neg)[idx[hit]] += sums[hit]  # idx unique: no lost updates
-                if hit.all():
-                    continue
-                uk, sums = uk[~hit], sums[~hit]
-            z = np.zeros(uk.shape[0])
-            ks_all.append(uk)
-            ps.append(sums if grp == 1 else z)
-            ns.append(z if grp == 1 else sums)
-        if len(ks_all) == 1:
-            self._pos[col], self._neg[col] = pos, neg
+        # sorted path: run-length encode each group of the batch (O(m log m)), then fold the
+        # batch's few distinct keys into the stored sorted keys by a linear merge -- never a
+        # sort of the stored bins (O(b) per batch, not O(b log b))
+        runs = [(grp, *_run_length(k, w)) for grp, k, w in shifted if k.shape[0]]
+        if not runs:
             return
-        self._fold(col, np.concatenate(ks_all), np.concatenate(ps), np.concatenate(ns), sh)
+        if len(runs) == 1:
+            grp, uk, sums = runs[0]
+            z = np.zeros(uk.shape[0])
+            up, un = (sums, z) if grp == 1 else (z, sums)
+        else:
+            uk = _union_sorted([r[1] for r in runs])
+            up, un = np.zeros(uk.shape[0]), np.zeros(uk.shape[0])
+            for grp, k, sums in runs:
+                (up if grp == 1 else un)[np.searchsorted(uk, k)] += sums  # k unique: no lost updates
+        self._merge_sorted(col, uk, up, un, sh)
+
+    def _merge_sorted(self, col: int, uk: np.ndarray, up: np.ndarray, un: np.ndarray, sh: int) -> None:
+        """Fold distinct increasing keys ``uk`` (at the column's shift ``sh``) with weights
+        ``up``/``un`` into column ``col``: keys already binned add in place, the others are
+        inserted at their ``searchsorted`` positions (a linear merge of two sorted arrays); the
+        column is then coarsened if it exceeds the capacity. The union at shift ``sh`` -- the
+        same bins and sums as folding them in any other way. O(b + u log b)."""
+        keys, pos, neg = self._keys[col], self._pos[col], self._neg[col]
+        nb = keys.shape[0]
+        if nb:
+            at = np.searchsorted(keys, uk)
+            idx = np.minimum(at, nb - 1)
+            hit = keys[idx] == uk
+            if hit.all():  # new arrays: arrays handed out by bins() are never changed
+                pos, neg = pos.copy(), neg.copy()
+                pos[idx] += up  # idx unique: no lost updates
+                neg[idx] += un
+                self._pos[col], self._neg[col] = pos, neg
+                return
+            miss = ~hit
+            at_miss = at[miss]
+            keys, pos, neg = (
+                _insert_sorted(a, at_miss, v[miss]) for a, v in ((keys, uk), (pos, up), (neg, un))
+            )
+            if not miss.all():
+                ih = idx[hit]
+                ih += np.searchsorted(at_miss, ih, "right")  # the stored bins' new places
+                pos[ih] += up[hit]
+                neg[ih] += un[hit]
+        else:
+            keys, pos, neg = uk, up, un
+        if keys.shape[0] > self.capacity:
+            d = _bits_to_fit(keys, self.capacity, 63 - sh)
+            sh += d
+            keys, pos, neg = _coarsen(keys, pos, neg, d)
+        self._keys[col], self._pos[col], self._neg[col] = keys, pos, neg
+        self._shift[col] = sh
 
     def _fold(self, col: int, keys: np.ndarray, pos: np.ndarray, neg: np.ndarray, shift: int) -> None:
         """Set column ``col`` to the bins of (keys at ``shift``, weights), coarsened to fit."""
@@ -942,11 +978,72 @@ class BinnedScores(State):
         return out
 
 
-def _run_length(keys: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct keys (increasing) and the weight of each (count for ``w is None``)."""
+def _pair_runs(c: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct key of the pairs ``c = key << 1 | label`` (sorted in place when unweighted:
+    ``c`` is a workspace): (keys increasing, positive weight, negative weight). O(m log m)."""
+    ks, sums = _run_length(c, w, in_place=True)
+    lab = (ks & 1).astype(bool)
+    ks >>= 1
+    first = np.empty(ks.shape[0], dtype=bool)
+    first[0] = True
+    np.not_equal(ks[1:], ks[:-1], out=first[1:])
+    uk = ks[first]
+    slot = np.cumsum(first)
+    slot -= 1
+    up, un = np.zeros(uk.shape[0]), np.zeros(uk.shape[0])
+    up[slot[lab]] = sums[lab]  # at most one run per (key, label)
+    un[slot[~lab]] = sums[~lab]
+    return uk, up, un
+
+
+def _union_sorted(parts: list[np.ndarray]) -> np.ndarray:
+    """Distinct elements of increasing arrays (each without repeats), increasing: a stable
+    sort of the concatenation (a merge of sorted runs) and a pass dropping repeats. O(n)
+    for two parts."""
+    if len(parts) == 1:
+        return parts[0]
+    k = np.sort(np.concatenate(parts), kind="stable")
+    if k.shape[0] < 2:
+        return k
+    keep = np.empty(k.shape[0], dtype=bool)
+    keep[0] = True
+    np.not_equal(k[1:], k[:-1], out=keep[1:])
+    return k[keep]
+
+
+#: _insert_sorted: up to this many insertions copy the segments between them one by one.
+_FEW_INSERTS = 256
+
+
+def _insert_sorted(a: np.ndarray, at: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``np.insert(a, at, v)`` for increasing ``at`` (values inserted before ``a[at]``, in
+    order): a new array. Few insertions copy the runs of ``a`` between them (memcpy speed);
+    many go through ``np.insert``. O(len(a) + len(at))."""
+    u = at.shape[0]
+    if u > _FEW_INSERTS:
+        return np.insert(a, at, v)
+    out = np.empty(a.shape[0] + u, dtype=a.dtype)
+    prev = 0
+    for j, i in enumerate(at.tolist()):
+        out[prev + j : i + j] = a[prev:i]
+        out[i + j] = v[j]
+        prev = i
+    out[prev + u :] = a[prev:]
+    return out
+
+
+def _run_length(
+    keys: np.ndarray, w: np.ndarray | None, in_place: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct keys (increasing; a new array) and the weight of each (count for ``w is None``);
+    ``in_place``: ``keys`` may be sorted in place."""
     n = keys.shape[0]
     if w is None:
-        ks = np.sort(keys)
+        if in_place:
+            keys.sort()
+            ks = keys
+        else:
+            ks = np.sort(keys)
         ws = None
     else:
         order = np.argsort(keys)

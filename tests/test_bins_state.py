@@ -8,6 +8,7 @@ rows whose label is ``ignore_index``.
 from __future__ import annotations
 
 import warnings
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
+from streammetrics import _bins
 from streammetrics._bins import BinnedScores
 
 
@@ -457,3 +459,98 @@ def test_multilabel_fast_path_equals_generic_path(ignore: int | None) -> None:
         m.update(y[:4], bad)
     with pytest.raises(ValueError, match="y_score"):
         m.update(y[:4], p[:4, :2])
+
+
+def _bins_of(st_: BinnedScores) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, int]]:
+    return [(st_._keys[c], st_._pos[c], st_._neg[c], int(st_._shift[c])) for c in range(st_.n_columns)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(1, 3000),
+    digits=st.integers(0, 6),
+    spread=st.sampled_from([1.0, 30.0, 1000.0]),
+    budget=st.sampled_from([1024, 4096, 1 << 14, 1 << 16]),
+    weighted=st.booleans(),
+    cuts=st.lists(st.floats(0.0, 1.0), max_size=12),
+    parts=st.integers(1, 4),
+    sorted_only=st.booleans(),
+)
+def test_property_sorted_fold_splits_and_merges_are_the_single_stream_state(
+    seed: int, n: int, digits: int, spread: float, budget: int, weighted: bool, cuts: list[float],
+    parts: int, sorted_only: bool,
+) -> None:
+    """Scores on a decimal grid (raw keys stay sparse after coarsening, so batches take the
+    sorted fold: run-length pairs, a linear merge with few or many insertions, coarsening on
+    overflow): any batch split, and a merge of partitions, give bit for bit the state the
+    multiset defines (integer weights), never over budget at any step. ``sorted_only`` turns
+    the dense fold off, so every batch, binned or not, takes the sorted fold."""
+    if sorted_only:
+        with mock.patch.object(_bins, "_DENSE_FACTOR", 0), mock.patch.object(_bins, "_DENSE_MIN", 0):
+            _check_sorted_fold(seed, n, digits, spread, budget, weighted, cuts, parts)
+    else:
+        _check_sorted_fold(seed, n, digits, spread, budget, weighted, cuts, parts)
+
+
+def _check_sorted_fold(
+    seed: int, n: int, digits: int, spread: float, budget: int, weighted: bool, cuts: list[float],
+    parts: int,
+) -> None:
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.4).astype(np.int8)
+    s = np.round(spread * rng.normal(size=n) + y, digits)
+    w = rng.integers(0, 3, n).astype(float) if weighted else None
+    bounds = sorted({0, n, *(int(c * n) for c in cuts)})
+    one = BinnedScores("binary", max_bytes=budget)
+    for i, j in zip(bounds[:-1], bounds[1:], strict=True):
+        if j > i:
+            one.apply(one.prepare(y[i:j], s[i:j], None if w is None else w[i:j]))
+            assert one.nbytes <= budget
+    ww = np.ones(n) if w is None else w
+    keep = ww > 0
+    uniq, p, n_, sh = _oracle_bins(one.to_keys(s[keep]), y[keep], ww[keep], one.capacity)
+    assert one._shift[0] == sh
+    assert np.array_equal(one._keys[0], uniq)
+    assert np.array_equal(one._pos[0], p) and np.array_equal(one._neg[0], n_)
+    pieces = np.array_split(rng.permutation(n), parts)
+    merged = BinnedScores("binary", max_bytes=budget)
+    for idx in pieces:
+        part = BinnedScores("binary", max_bytes=budget)
+        for k in range(0, idx.shape[0], 97):
+            sel = idx[k : k + 97]
+            part.apply(part.prepare(y[sel], s[sel], None if w is None else w[sel]))
+        merged.merge(part)
+        assert merged.nbytes <= budget
+    for a, b in zip(_bins_of(one), _bins_of(merged), strict=True):
+        assert a[3] == b[3] and all(np.array_equal(u, v) for u, v in zip(a[:3], b[:3], strict=True))
+
+
+def test_insert_sorted_matches_np_insert() -> None:
+    """The segment-copy insertion equals ``np.insert`` for few and many insertions, at both
+    ends and repeated positions."""
+    from streammetrics._bins import _FEW_INSERTS, _insert_sorted, _union_sorted
+
+    rng = np.random.default_rng(3)
+    a = np.sort(rng.integers(-1000, 1000, 500))
+    for u in (0, 1, 5, _FEW_INSERTS, _FEW_INSERTS + 1, 2000):
+        at = np.sort(rng.integers(0, a.shape[0] + 1, u))
+        at[: min(u, 2)] = 0
+        v = rng.integers(-5, 5, u)
+        assert np.array_equal(_insert_sorted(a, at, v), np.insert(a, at, v))
+    x, z = np.unique(rng.integers(0, 50, 30)), np.unique(rng.integers(0, 50, 30))
+    assert np.array_equal(_union_sorted([x, z]), np.union1d(x, z))
+    assert np.array_equal(_union_sorted([x[:0], z[:0]]), np.zeros(0, dtype=x.dtype))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("sorted_only", [False, True])
+def test_sorted_fold_while_binned(weighted: bool, sorted_only: bool) -> None:
+    """Deterministic cover of the property above with a stream that coarsens early and keeps
+    folding (binned) batches on the sorted path when the dense fold is off."""
+    args = (5, 3000, 3, 30.0, 4096, weighted, [0.02, 0.3, 0.31, 0.7], 3)
+    if sorted_only:
+        with mock.patch.object(_bins, "_DENSE_FACTOR", 0), mock.patch.object(_bins, "_DENSE_MIN", 0):
+            _check_sorted_fold(*args)
+    else:
+        _check_sorted_fold(*args)
