@@ -104,8 +104,9 @@ def _as_decayed(state: State) -> DecayedState:
     return state
 
 
-class DecayedState(State):
-    """Decayed sums of a rescalable state, or the aged rows of any state (module docstring)."""
+class _DecayBase(State):
+    """What both decay states share: the wrapped state, the half-life (in samples / queries, or
+    in seconds with ``by_time``) as ``h``, and the clock."""
 
     def __init__(self, inner: State, half_life: float | None, half_life_seconds: float | None,
                  clock: Clock) -> None:
@@ -113,6 +114,14 @@ class DecayedState(State):
         self.half_life, self.half_life_seconds, self.clock = half_life, half_life_seconds, clock
         self.by_time = half_life_seconds is not None
         self.h = float(half_life_seconds if self.by_time else half_life)  # type: ignore[arg-type]
+
+
+class DecayedState(_DecayBase):
+    """Decayed sums of a rescalable state, or the aged rows of any state (module docstring)."""
+
+    def __init__(self, inner: State, half_life: float | None, half_life_seconds: float | None,
+                 clock: Clock) -> None:
+        super().__init__(inner, half_life, half_life_seconds, clock)
         self.scaled = type(inner).scale is not State.scale
         self.newest: float | None = None  # by time: newest timestamp; by samples: newest index
         # Scale mode stores sums with absolute weights 2 ** ((coord - ref) / h), so an update
@@ -332,7 +341,7 @@ class DecayedState(State):
         return isinstance(other, DecayedState) and super().equals(other)
 
 
-class DecayedQueriesState(State):
+class DecayedQueriesState(_DecayBase):
     """Decay over queries, for the retrieval family.
 
     The q-th query of the n seen (0-based, arrival order: ``update`` calls, then queries in
@@ -352,10 +361,7 @@ class DecayedQueriesState(State):
 
     def __init__(self, inner: State, half_life: float | None, half_life_seconds: float | None,
                  clock: Clock) -> None:
-        self.inner = inner
-        self.half_life, self.half_life_seconds, self.clock = half_life, half_life_seconds, clock
-        self.by_time = half_life_seconds is not None
-        self.h = float(half_life_seconds if self.by_time else half_life)  # type: ignore[arg-type]
+        super().__init__(inner, half_life, half_life_seconds, clock)
         self.specs = list(inner.specs)  # type: ignore[attr-defined]
         if any(spec.per_query for spec in self.specs):
             raise ValueError("Decayed: per-query values are not decayed; wrap the metric without "
