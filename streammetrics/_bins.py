@@ -309,6 +309,9 @@ class BinnedScores(State):
         self._pos: list[np.ndarray] = [np.zeros(0) for _ in range(k)]
         self._neg: list[np.ndarray] = [np.zeros(0) for _ in range(k)]
         self._shift = np.zeros(k, dtype=np.int64)
+        #: per column, None or pending bins (keys, pos, neg) at the column's shift: sorted,
+        #: disjoint from the stored keys, folded in by :meth:`_settle` (see :meth:`_merge_sorted`)
+        self._pend: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * k
 
     # -- keys ---------------------------------------------------------------------------------------
     def to_keys(
@@ -335,6 +338,7 @@ class BinnedScores(State):
     def lower_edges(self, col: int) -> np.ndarray:
         """Per bin of ``col`` (increasing), the smallest score the bin can hold: the counts at
         this threshold (score >= edge) are exact."""
+        self._settle()
         k = self._keys[col]
         if self.edges is not None:
             return np.concatenate([[-np.inf], self.edges])[k]
@@ -612,8 +616,11 @@ class BinnedScores(State):
         if plan is None and sh:  # keys >> sh < 2^62: sort (key, label) pairs as one int64
             k <<= 1
             k |= y
-            self._merge_sorted(col, *_pair_runs(k, w), sh)
+            self._merge_sorted(col, *_pair_runs(k, w), sh, lazy=True)
             return
+        if self._pend[col] is not None:  # the other paths read the stored bins: fold it first
+            self._settle_column(col)
+            plan = self._dense_plan(col, [k], m, kmin >> sh, kmax >> sh, sh > 0)
         if plan is None:
             items: list[tuple[int, np.ndarray, np.ndarray | None]] = []
             for grp, sel in ((0, ~y), (1, y)):
@@ -648,6 +655,7 @@ class BinnedScores(State):
         Otherwise (e.g. while exact: raw float bits are sparse) each group is sorted and
         run-length encoded and the few distinct keys are folded with the stored bins:
         O(m log m + b). Both give the same bins (integer weights: the same sums exactly)."""
+        self._settle_column(col)
         sh = int(self._shift[col])
         keys = self._keys[col]
         nb = keys.shape[0]
@@ -684,12 +692,63 @@ class BinnedScores(State):
                 (up if grp == 1 else un)[np.searchsorted(uk, k)] += sums  # k unique: no lost updates
         self._merge_sorted(col, uk, up, un, sh)
 
-    def _merge_sorted(self, col: int, uk: np.ndarray, up: np.ndarray, un: np.ndarray, sh: int) -> None:
+    def _merge_sorted(
+        self, col: int, uk: np.ndarray, up: np.ndarray, un: np.ndarray, sh: int, lazy: bool = False
+    ) -> None:
         """Fold distinct increasing keys ``uk`` (at the column's shift ``sh``) with weights
         ``up``/``un`` into column ``col``: keys already binned add in place, the others are
         inserted at their ``searchsorted`` positions (a linear merge of two sorted arrays); the
         column is then coarsened if it exceeds the capacity. The union at shift ``sh`` -- the
-        same bins and sums as folding them in any other way. O(b + u log b)."""
+        same bins and sums as folding them in any other way. O(b + u log b).
+
+        ``lazy`` (binned batches of the sorted path, where most keys hit stored bins): new keys
+        go to a small sorted *pending* set of bins instead (O(p + u log b) per batch, no copy of
+        the stored bins); it is folded in (:meth:`_settle_column`, O(b + p)) when it grows past
+        1/16 of the stored bins, when the column overflows (then coarsened from the union, as
+        always) and before anything reads the state. Stored and pending keys are disjoint and
+        each bin's weight is summed in arrival order wherever it lives, so the state and its
+        sums do not depend on when the pending set is folded; stored + pending bins never exceed
+        the capacity, and ``nbytes`` counts both."""
+        keys, pos, neg = self._keys[col], self._pos[col], self._neg[col]
+        nb = keys.shape[0]
+        if lazy and nb:
+            at = np.searchsorted(keys, uk)
+            idx = np.minimum(at, nb - 1)
+            hit = keys[idx] == uk
+            ih = idx[hit]
+            pos[ih] += up[hit]  # in place (the caller holds the state's lock); ih unique
+            neg[ih] += un[hit]
+            if hit.all():
+                return
+            miss = ~hit
+            uk, up, un = uk[miss], up[miss], un[miss]
+            pend = self._pend[col]
+            if pend is not None:
+                pk, pp, pn = pend
+                pat = np.searchsorted(pk, uk)
+                pidx = np.minimum(pat, pk.shape[0] - 1)
+                phit = pk[pidx] == uk
+                jh = pidx[phit]
+                pp[jh] += up[phit]
+                pn[jh] += un[phit]
+                if not phit.all():
+                    pmiss = ~phit
+                    pat = pat[pmiss]
+                    pend = (_insert_sorted(pk, pat, uk[pmiss]), _insert_sorted(pp, pat, up[pmiss]),
+                            _insert_sorted(pn, pat, un[pmiss]))
+            else:
+                pend = (uk, up, un)
+            self._pend[col] = pend
+            np_ = pend[0].shape[0]
+            if nb + np_ > self.capacity or np_ > max(_PENDING_MIN, nb >> 4):
+                self._settle_column(col)
+                if self._keys[col].shape[0] > self.capacity:
+                    keys, pos, neg = self._keys[col], self._pos[col], self._neg[col]
+                    d = _bits_to_fit(keys, self.capacity, 63 - sh)
+                    self._keys[col], self._pos[col], self._neg[col] = _coarsen(keys, pos, neg, d)
+                    self._shift[col] = sh + d
+            return
+        self._settle_column(col)
         keys, pos, neg = self._keys[col], self._pos[col], self._neg[col]
         nb = keys.shape[0]
         if nb:
@@ -721,6 +780,25 @@ class BinnedScores(State):
         self._keys[col], self._pos[col], self._neg[col] = keys, pos, neg
         self._shift[col] = sh
 
+    def _settle_column(self, col: int) -> None:
+        """Fold column ``col``'s pending bins into its stored bins (disjoint keys: an insertion,
+        no sums). No coarsening: the union fits (checked when the pending set grows). O(b + p)."""
+        pend = self._pend[col]
+        if pend is None:
+            return
+        pk, pp, pn = pend
+        at = np.searchsorted(self._keys[col], pk)
+        self._keys[col] = _insert_sorted(self._keys[col], at, pk)
+        self._pos[col] = _insert_sorted(self._pos[col], at, pp)
+        self._neg[col] = _insert_sorted(self._neg[col], at, pn)
+        self._pend[col] = None
+
+    def _settle(self) -> None:
+        """Fold every column's pending bins in (before any read of the bins)."""
+        for col in range(self.n_columns):
+            if self._pend[col] is not None:
+                self._settle_column(col)
+
     def _fold(self, col: int, keys: np.ndarray, pos: np.ndarray, neg: np.ndarray, shift: int) -> None:
         """Set column ``col`` to the bins of (keys at ``shift``, weights), coarsened to fit."""
         uniq, inv = np.unique(keys, return_inverse=True)
@@ -735,6 +813,8 @@ class BinnedScores(State):
 
     def merge(self, other: State) -> None:
         assert isinstance(other, BinnedScores)
+        self._settle()
+        other._settle()
         for col in range(self.n_columns):
             sh = max(int(self._shift[col]), int(other._shift[col]))
             ka = self._keys[col] >> (sh - int(self._shift[col]))
@@ -768,6 +848,8 @@ class BinnedScores(State):
         """
         if not isinstance(other, BinnedScores) or other.key() != self.key():
             raise ValueError("subtract: other must be a binned state of the same configuration")
+        self._settle()
+        other._settle()
         new: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
         for col in range(self.n_columns):
             ko = other._keys[col]
@@ -823,6 +905,7 @@ class BinnedScores(State):
             raise ValueError(f"factor: must be in [0, 1], got {factor!r}")
         if f == 1.0:
             return
+        self._settle()
         for col in range(self.n_columns):
             p, n = self._pos[col] * f, self._neg[col] * f
             keep = (p + n) > 0
@@ -834,6 +917,7 @@ class BinnedScores(State):
     # -- reads ------------------------------------------------------------------------------------------
     def bins(self, col: int) -> tuple[np.ndarray, np.ndarray]:
         """(positive, negative) weights per bin of ``col``, increasing score."""
+        self._settle()
         return self._pos[col], self._neg[col]
 
     def column_exact(self, col: int) -> bool:
@@ -846,6 +930,7 @@ class BinnedScores(State):
 
     def counts(self, col: int) -> ThresholdCounts:
         """Exact counts at every bin's lower edge (decreasing), for the curve views."""
+        self._settle()
         p, n = self._pos[col], self._neg[col]
         thr = self.lower_edges(col)[::-1]
         tps, fps = np.cumsum(p[::-1]), np.cumsum(n[::-1])
@@ -856,6 +941,7 @@ class BinnedScores(State):
     def pooled(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         """All columns' bins aligned to the largest shift and added (micro averaging):
         (keys, pos, neg, shift), increasing."""
+        self._settle()
         sh = int(self._shift.max()) if self.n_columns else 0
         keys = np.concatenate([self._keys[c] >> (sh - int(self._shift[c])) for c in range(self.n_columns)])
         uniq, inv = np.unique(keys, return_inverse=True)
@@ -878,6 +964,7 @@ class BinnedScores(State):
 
     # -- persistence ------------------------------------------------------------------------------------
     def arrays(self) -> dict[str, Any]:
+        self._settle()
         offsets = np.zeros(self.n_columns + 1, dtype=np.int64)
         np.cumsum([k.shape[0] for k in self._keys], out=offsets[1:])
         return {
@@ -957,6 +1044,7 @@ class BinnedScores(State):
             new_p.append(pos[lo:hi].copy())
             new_n.append(neg[lo:hi].copy())
         self._keys, self._pos, self._neg, self._shift = new_k, new_p, new_n, shift.copy()
+        self._pend = [None] * k
 
     @property
     def nbytes(self) -> int:
@@ -965,16 +1053,19 @@ class BinnedScores(State):
                 a.nbytes + b.nbytes + c.nbytes
                 for a, b, c in zip(self._keys, self._pos, self._neg, strict=True)
             )
+            + sum(3 * p[0].nbytes for p in self._pend if p is not None)
             + COLUMN_BYTES * (self.n_columns + 1)
         )
 
     def copy(self) -> BinnedScores:
+        self._settle()
         out = BinnedScores.__new__(BinnedScores)
         out.__dict__.update(self.__dict__)
         out._keys = [a.copy() for a in self._keys]
         out._pos = [a.copy() for a in self._pos]
         out._neg = [a.copy() for a in self._neg]
         out._shift = self._shift.copy()
+        out._pend = [None] * self.n_columns
         return out
 
 
@@ -1013,6 +1104,8 @@ def _union_sorted(parts: list[np.ndarray]) -> np.ndarray:
 
 #: _insert_sorted: up to this many insertions copy the segments between them one by one.
 _FEW_INSERTS = 256
+#: BinnedScores: a column's pending bins are folded in beyond max(this, stored bins / 16).
+_PENDING_MIN = 4096
 
 
 def _insert_sorted(a: np.ndarray, at: np.ndarray, v: np.ndarray) -> np.ndarray:

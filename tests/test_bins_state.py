@@ -132,6 +132,7 @@ def test_subtract_rejects_what_is_not_contained() -> None:
     fine = sm.AUROC(max_bytes=2048, scores="probability").update(y[:10], s[:10])
     fine._state.subtract(fine._state.copy())  # everything removed: an empty (valid) state
     assert fine._state.nbytes <= 2048 and all(k.shape[0] == 0 for k in fine._state._keys)
+    coarse._state._settle()
     coarse._state._shift[0] += 5  # fake a coarser other
     coarse._state._keys[0] = np.unique(coarse._state._keys[0] >> 5)
     coarse._state._pos[0] = np.ones(coarse._state._keys[0].shape[0])
@@ -301,6 +302,8 @@ def test_streamed_state_is_the_documented_function_of_the_data(kind: str, weight
         assert st.nbytes <= budget and mc.nbytes <= 2 * budget
         i = j
     keep = w > 0
+    st._settle()  # pending bins (lazy sorted fold) into the stored arrays read below
+    mc._settle()
     keys = st.to_keys(s[keep])
     uniq, p, n_, sh = _oracle_bins(keys, y[keep], w[keep], st.capacity)
     assert st._shift[0] == sh
@@ -509,6 +512,7 @@ def _check_sorted_fold(
             assert one.nbytes <= budget
     ww = np.ones(n) if w is None else w
     keep = ww > 0
+    one._settle()  # pending bins (lazy sorted fold) into the stored arrays read below
     uniq, p, n_, sh = _oracle_bins(one.to_keys(s[keep]), y[keep], ww[keep], one.capacity)
     assert one._shift[0] == sh
     assert np.array_equal(one._keys[0], uniq)
