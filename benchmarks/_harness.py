@@ -304,3 +304,30 @@ def fmt_ratio(ratio: float | None) -> str:
 def fmt_us(seconds: float | None) -> str:
     """Seconds as microseconds, ``"2.41 µs"``."""
     return "-" if seconds is None else f"{seconds * 1e6:.2f} µs"
+
+
+def windowed_auroc_peer(name: str, window: int) -> tuple[Callable[[Any, Any], None], Callable[[], float]]:
+    """(update(y, s), read()) of a peer's sliding-window AUROC over the last ``window`` samples:
+    ``"river"`` (RollingROCAUC, one sample per call) or ``"torcheval"`` (WindowedBinaryAUROC).
+    Raises ImportError when the peer is not installed."""
+    if name == "river":
+        from river import metrics
+
+        r = metrics.RollingROCAUC(window_size=window)
+
+        def update_r(y: Any, s: Any) -> None:
+            for yi, si in zip(y.tolist(), s.tolist(), strict=True):
+                r.update(bool(yi), si)
+
+        return update_r, r.get
+    if name == "torcheval":
+        import torch
+        from torcheval.metrics import WindowedBinaryAUROC
+
+        t = WindowedBinaryAUROC(max_num_samples=window)
+
+        def update_t(y: Any, s: Any) -> None:
+            t.update(torch.from_numpy(s), torch.from_numpy(y))
+
+        return update_t, lambda: float(t.compute())
+    raise ValueError(f"name: unknown windowed AUROC peer {name!r}")

@@ -55,9 +55,23 @@ import numpy as np
 
 if __package__ in (None, ""):  # ``python benchmarks/bench_service.py``
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from benchmarks._harness import _load, env_header, markdown_table, measure_interleaved, single_thread
+    from benchmarks._harness import (
+        _load,
+        env_header,
+        markdown_table,
+        measure_interleaved,
+        single_thread,
+        windowed_auroc_peer,
+    )
 else:
-    from ._harness import _load, env_header, markdown_table, measure_interleaved, single_thread
+    from ._harness import (
+        _load,
+        env_header,
+        markdown_table,
+        measure_interleaved,
+        single_thread,
+        windowed_auroc_peer,
+    )
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,27 +97,7 @@ def _impl(name: str, window: int) -> tuple[Callable[[np.ndarray, np.ndarray], No
             w.update(y, s)
 
         return update, w.compute
-    if name == "river":
-        from river import metrics
-
-        r = metrics.RollingROCAUC(window_size=window)
-
-        def update_r(y: np.ndarray, s: np.ndarray) -> None:
-            for yi, si in zip(y.tolist(), s.tolist(), strict=True):
-                r.update(bool(yi), si)
-
-        return update_r, r.get
-    if name == "torcheval":
-        import torch
-        from torcheval.metrics import WindowedBinaryAUROC
-
-        t = WindowedBinaryAUROC(max_num_samples=window)
-
-        def update_t(y: np.ndarray, s: np.ndarray) -> None:
-            t.update(torch.from_numpy(s), torch.from_numpy(y))
-
-        return update_t, lambda: float(t.compute())
-    raise ValueError(name)
+    return windowed_auroc_peer(name, window)
 
 
 def bench_window(window: int, batch: int, budget: float, max_batches: int) -> list[list[str]]:

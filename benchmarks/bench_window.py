@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._harness import env_header, markdown_table, single_thread
+from benchmarks._harness import env_header, markdown_table, single_thread, windowed_auroc_peer
 
 Impl = tuple[Callable[[np.ndarray, np.ndarray], None], Callable[[], Any]]
 NAMES = ("streammetrics", "streammetrics bounded", "river", "torcheval")
@@ -57,27 +57,7 @@ def _impl(name: str, window: int) -> Impl:
             w.update(y, s)
 
         return update, (w.bounds if name.endswith("bounded") else w.compute)
-    if name == "river":
-        from river import metrics
-
-        r = metrics.RollingROCAUC(window_size=window)
-
-        def update_r(y: np.ndarray, s: np.ndarray) -> None:
-            for yi, si in zip(y.tolist(), s.tolist(), strict=True):
-                r.update(bool(yi), si)
-
-        return update_r, r.get
-    if name == "torcheval":
-        import torch
-        from torcheval.metrics import WindowedBinaryAUROC
-
-        t = WindowedBinaryAUROC(max_num_samples=window)
-
-        def update_t(y: np.ndarray, s: np.ndarray) -> None:
-            t.update(torch.from_numpy(s), torch.from_numpy(y))
-
-        return update_t, lambda: float(t.compute())
-    raise ValueError(name)
+    return windowed_auroc_peer(name, window)
 
 
 def bench(window: int, batch: int, budget: float, max_batches: int) -> list[list[str]]:
