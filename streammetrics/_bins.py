@@ -715,11 +715,13 @@ class BinnedScores(State):
             at = np.searchsorted(keys, uk)
             idx = np.minimum(at, nb - 1)
             hit = keys[idx] == uk
-            ih = idx[hit]
-            pos[ih] += up[hit]  # in place (the caller holds the state's lock); ih unique
-            neg[ih] += un[hit]
             if hit.all():
+                pos[idx] += up  # in place (the caller holds the state's lock); idx unique
+                neg[idx] += un
                 return
+            ih = idx[hit]
+            pos[ih] += up[hit]
+            neg[ih] += un[hit]
             miss = ~hit
             uk, up, un = uk[miss], up[miss], un[miss]
             pend = self._pend[col]
@@ -762,10 +764,8 @@ class BinnedScores(State):
                 self._pos[col], self._neg[col] = pos, neg
                 return
             miss = ~hit
+            keys, pos, neg = _insert_sorted_many((keys, pos, neg), at[miss], (uk[miss], up[miss], un[miss]))
             at_miss = at[miss]
-            keys, pos, neg = (
-                _insert_sorted(a, at_miss, v[miss]) for a, v in ((keys, uk), (pos, up), (neg, un))
-            )
             if not miss.all():
                 ih = idx[hit]
                 ih += np.searchsorted(at_miss, ih, "right")  # the stored bins' new places
@@ -786,11 +786,10 @@ class BinnedScores(State):
         pend = self._pend[col]
         if pend is None:
             return
-        pk, pp, pn = pend
-        at = np.searchsorted(self._keys[col], pk)
-        self._keys[col] = _insert_sorted(self._keys[col], at, pk)
-        self._pos[col] = _insert_sorted(self._pos[col], at, pp)
-        self._neg[col] = _insert_sorted(self._neg[col], at, pn)
+        at = np.searchsorted(self._keys[col], pend[0])
+        self._keys[col], self._pos[col], self._neg[col] = _insert_sorted_many(
+            (self._keys[col], self._pos[col], self._neg[col]), at, pend
+        )
         self._pend[col] = None
 
     def _settle(self) -> None:
@@ -1071,19 +1070,31 @@ class BinnedScores(State):
 
 def _pair_runs(c: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per distinct key of the pairs ``c = key << 1 | label`` (sorted in place when unweighted:
-    ``c`` is a workspace): (keys increasing, positive weight, negative weight). O(m log m)."""
-    ks, sums = _run_length(c, w, in_place=True)
-    lab = (ks & 1).astype(bool)
-    ks >>= 1
-    first = np.empty(ks.shape[0], dtype=bool)
+    ``c`` is a workspace): (keys increasing, positive weight, negative weight), each weight
+    summed in sorted order. O(m log m)."""
+    if w is None:
+        c.sort()
+        cs, ws = c, None
+    else:
+        order = np.argsort(c)
+        cs, ws = c[order], np.asarray(w, dtype=np.float64)[order]
+    lab = (cs & 1).astype(np.float64)
+    k = cs >> 1
+    first = np.empty(k.shape[0], dtype=bool)
     first[0] = True
-    np.not_equal(ks[1:], ks[:-1], out=first[1:])
-    uk = ks[first]
+    np.not_equal(k[1:], k[:-1], out=first[1:])
+    uk = k[first]
     slot = np.cumsum(first)
     slot -= 1
-    up, un = np.zeros(uk.shape[0]), np.zeros(uk.shape[0])
-    up[slot[lab]] = sums[lab]  # at most one run per (key, label)
-    un[slot[~lab]] = sums[~lab]
+    u = uk.shape[0]
+    if ws is None:
+        up = np.bincount(slot, weights=lab, minlength=u)
+        un = np.bincount(slot, minlength=u) - up  # counts: exact
+    else:
+        up = np.bincount(slot, weights=ws * lab, minlength=u)
+        lab -= 1.0
+        lab *= -ws
+        un = np.bincount(slot, weights=lab, minlength=u)
     return uk, up, un
 
 
@@ -1123,6 +1134,29 @@ def _insert_sorted(a: np.ndarray, at: np.ndarray, v: np.ndarray) -> np.ndarray:
         prev = i
     out[prev + u :] = a[prev:]
     return out
+
+
+def _insert_sorted_many(
+    arrays: tuple[np.ndarray, ...], at: np.ndarray, values: tuple[np.ndarray, ...]
+) -> tuple[np.ndarray, ...]:
+    """:func:`_insert_sorted` of each ``values[i]`` into ``arrays[i]`` at the same positions
+    ``at``: many insertions compute the destinations once (old element i goes to i + the
+    number of insertions at or before it) and scatter each array. O(len(a) + len(at))."""
+    u = at.shape[0]
+    if u <= _FEW_INSERTS:
+        return tuple(_insert_sorted(a, at, v) for a, v in zip(arrays, values, strict=True))
+    nb = arrays[0].shape[0]
+    new_at = at + np.arange(u)
+    dst = np.bincount(at, minlength=nb + 1)[:nb]
+    np.cumsum(dst, out=dst)
+    dst += np.arange(nb)
+    out = []
+    for a, v in zip(arrays, values, strict=True):
+        o = np.empty(nb + u, dtype=a.dtype)
+        o[dst] = a
+        o[new_at] = v
+        out.append(o)
+    return tuple(out)
 
 
 def _run_length(

@@ -533,7 +533,7 @@ def _check_sorted_fold(
 def test_insert_sorted_matches_np_insert() -> None:
     """The segment-copy insertion equals ``np.insert`` for few and many insertions, at both
     ends and repeated positions."""
-    from streammetrics._bins import _FEW_INSERTS, _insert_sorted, _union_sorted
+    from streammetrics._bins import _FEW_INSERTS, _insert_sorted, _insert_sorted_many, _union_sorted
 
     rng = np.random.default_rng(3)
     a = np.sort(rng.integers(-1000, 1000, 500))
@@ -542,6 +542,9 @@ def test_insert_sorted_matches_np_insert() -> None:
         at[: min(u, 2)] = 0
         v = rng.integers(-5, 5, u)
         assert np.array_equal(_insert_sorted(a, at, v), np.insert(a, at, v))
+        f = a * 0.5
+        got = _insert_sorted_many((a, f), at, (v, v * 0.5))
+        assert np.array_equal(got[0], np.insert(a, at, v)) and np.array_equal(got[1], np.insert(f, at, v * 0.5))
     x, z = np.unique(rng.integers(0, 50, 30)), np.unique(rng.integers(0, 50, 30))
     assert np.array_equal(_union_sorted([x, z]), np.union1d(x, z))
     assert np.array_equal(_union_sorted([x[:0], z[:0]]), np.zeros(0, dtype=x.dtype))
