@@ -80,7 +80,9 @@ def _take(a: np.ndarray, order: np.ndarray) -> np.ndarray:
 def _check_grades(g: np.ndarray, name: str) -> np.ndarray:
     g = g.astype(np.float64, copy=False)
     # one reduction: a NaN or inf makes the sum non-finite (overflow too: then look closer)
-    if g.size and not np.isfinite(g.sum()) and not np.isfinite(g).all():
+    with np.errstate(over="ignore"):
+        total = g.sum() if g.size else 0.0
+    if not np.isfinite(total) and not np.isfinite(g).all():
         idx = first_bad(~np.isfinite(g))
         raise ValueError(
             f"{name}: grades must be finite numbers; first invalid value {g[idx]!r} at index {idx}"
@@ -579,7 +581,18 @@ def dcg(rq: RankedQueries, k: int | None, kind: str, ties: str) -> np.ndarray:
 
 
 def ndcg(rq: RankedQueries, k: int | None, kind: str, ties: str) -> np.ndarray:
-    return _div(dcg(rq, k, kind, ties), rq.ideal_dcg(k, kind))
+    """DCG / IDCG (0 when IDCG = 0). A DCG above the ideal one (beyond rounding) means the
+    retrieved grades are not among the judged grades: a ValueError."""
+    d, ideal = dcg(rq, k, kind, ties), rq.ideal_dcg(k, kind)
+    over = d > ideal * (1.0 + 1e-12)
+    if over.any():
+        i = first_bad(over)
+        assert isinstance(i, int)
+        raise ValueError(
+            f"relevance: {rq._where(i)} has DCG {float(d[i])!r} above the ideal DCG "
+            f"{float(ideal[i])!r} of its judged grades (a retrieved grade missing from judged)"
+        )
+    return _div(d, ideal)
 
 
 def set_counts(rq: RankedQueries, rel_level: float) -> np.ndarray:

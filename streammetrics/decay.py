@@ -467,6 +467,8 @@ class DecayedQueriesState(_DecayBase):
                              f"got {mass!r}")
         if not int(n_seen) and sums.any():
             raise ValueError("state: an empty decayed query state has non-zero sums")
+        for spec, a, b in spec_layout(self.specs):  # sums within mass x each measure's range
+            spec.check_block(sums[a:b], mass, f"decayed query 'sums' of {spec.name}", 0.5e-9)
         self.sums, self.mass = sums.astype(np.float64), float(mass)
         self.newest, self.n_seen = newest, int(n_seen)
         self.ref = newest

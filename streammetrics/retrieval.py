@@ -54,6 +54,7 @@ import numpy as np
 from . import _ranking_queries as K
 from ._base import Metric, UndefinedMetricWarning
 from ._state import State
+from ._validation import first_bad
 
 __all__ = [
     "QueryState",
@@ -75,6 +76,7 @@ __all__ = [
 ]
 
 ELEVEN_POINTS = tuple(round(i / 10, 1) for i in range(11))
+_RTOL = 1e-9  # relative slack of the stored-range checks (float rounding of sums)
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,80 @@ class Spec:
         body = ",".join(f"{k}={v}" for k, v in d.items())
         return f"{self.kind}({body})"
 
+    def value_range(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lowest, highest) possible per-query value of every column, each shape (width,).
+
+        Fractions (P@k, R@k, R-precision, precision at recall, AP, RR, nDCG, interpolated
+        precision, system efficiency, set precision/recall) lie in [0, 1]; gains are >= 0 (CG is
+        at most k * rel_max when normalised, whose grades above rel_max are refused; DCG with
+        linear or exponential gains is unbounded); set counts are >= 0. No measure is undefined
+        (nan) for a query: empty denominators give 0.
+        """
+        lo = np.zeros(self.width)
+        if self.kind == "set":
+            return lo, np.array([1.0, 1.0, np.inf, np.inf, np.inf])
+        if self.kind == "dcg":
+            return lo, np.full(self.width, np.inf)
+        if self.kind == "cg":
+            assert self.k is not None
+            top = np.inf if self.rel_max is None else self.k * max(self.rel_max, 0.0)
+            return lo, np.full(self.width, top)
+        return lo, np.ones(self.width)
+
+    def check_block(self, x: np.ndarray, total: float | None, what: str, rtol: float = _RTOL) -> None:
+        """Refuse untrusted stored numbers no stream of queries could have produced.
+
+        ``total=None``: ``x`` are per-query values, shape (n, width), each within
+        :meth:`value_range`. Otherwise ``x`` are sums over queries of total weight ``total`` (the
+        query count, or a decayed mass), within ``total`` times the range. ``rtol`` (relative to
+        the bound, at least 1) absorbs float rounding. Set measures also need relevant retrieved
+        <= retrieved and <= relevant, and per query whole counts. ValueError names ``what`` and
+        the first offending index and value. O(x.size).
+        """
+        lo, hi = self.value_range()
+        scale = 1.0 if total is None else float(total)
+        finite_hi = np.where(np.isfinite(hi), hi, 0.0)
+        tol = rtol * np.maximum(finite_hi, 1.0) * max(scale, 1.0)
+        bad = (x < lo * scale - tol) | (x > hi * scale + tol)
+        if bad.any():
+            idx = first_bad(bad)
+            col = idx if isinstance(idx, int) else idx[-1]
+            raise ValueError(
+                f"state: {what}[{idx}] = {float(x[idx])!r} is outside the range of {self.name} "
+                f"([{float(lo[col] * scale)!r}, {float(hi[col] * scale)!r}] for weight {scale!r})"
+            )
+        if self.kind != "set" or x.shape[-1] != 5:
+            return
+        hits, ret, rel = x[..., 2], x[..., 3], x[..., 4]
+        slack = rtol * np.maximum(np.maximum(ret, rel), 1.0)
+        bad = (hits > ret + slack) | (hits > rel + slack)
+        if total is None:
+            bad |= (x[:, 2:] != np.floor(x[:, 2:])).any(axis=1)
+        if np.any(bad):
+            if total is None:
+                i = first_bad(bad)
+                where, shown = f"{what}[{i}]", x[i].tolist()
+            else:
+                where, shown = what, x.tolist()
+            raise ValueError(
+                f"state: {where} = {shown}: set counts need whole numbers with relevant "
+                "retrieved <= retrieved and <= relevant"
+            )
+
     def evaluate(self, rq: K.RankedQueries) -> np.ndarray:
-        """Per-query values, shape (queries, width)."""
+        """Per-query values, shape (queries, width); non-finite values (a gain overflowing
+        float64) are a ValueError."""
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = self._evaluate(rq)
+        if not np.isfinite(v).all():
+            q = first_bad(~np.isfinite(v).all(axis=1))
+            assert isinstance(q, int)
+            raise ValueError(
+                f"relevance: {self.name} overflows float64 for query {q} (grades too large)"
+            )
+        return v
+
+    def _evaluate(self, rq: K.RankedQueries) -> np.ndarray:
         kind = self.kind
         if kind == "p":
             assert self.k is not None
@@ -174,7 +248,9 @@ class QueryState(State):
     per-spec (count, sums) -- and appends per-query values for specs with ``per_query``.
     Arrays: ``{spec}.count`` (int64, shape (1,)), ``{spec}.sums`` (float64, width), ``{spec}.values``
     (float64, (count, width), only with ``per_query``). Merge rule: add counts and sums,
-    concatenate values.
+    concatenate values. ``load_arrays`` refuses what no stream could store: values outside the
+    measure's :meth:`Spec.value_range`, sums outside count times it, sums that are not the sum
+    of the stored values (relative slack 1e-9 for rounding).
     """
 
     def __init__(self, specs: Sequence[Spec] = ()) -> None:
@@ -281,6 +357,7 @@ class QueryState(State):
             sums = sums.astype(np.float64)
             if not np.isfinite(sums).all():
                 raise ValueError(f"state: {name}.sums holds non-finite values")
+            spec.check_block(sums, float(count[0]), f"{name}.sums")
             acc.count, acc.sums = int(count[0]), sums
             if spec.per_query:
                 vals = np.asarray(arrays[f"{name}.values"])
@@ -291,7 +368,17 @@ class QueryState(State):
                     )
                 if not np.isfinite(vals).all():
                     raise ValueError(f"state: {name}.values holds non-finite values")
-                acc.chunks = [vals.astype(np.float64)]
+                vals = vals.astype(np.float64)
+                spec.check_block(vals, None, f"{name}.values", _RTOL / 2)
+                total = vals.sum(axis=0)
+                off = np.abs(sums - total) > _RTOL * (np.abs(vals).sum(axis=0) + 1.0)
+                if off.any():
+                    j = first_bad(off)
+                    raise ValueError(
+                        f"state: {name}.sums[{j}] = {float(sums[j])!r} is not the sum of "
+                        f"{name}.values ({float(total[j])!r})"
+                    )
+                acc.chunks = [vals]
             new[spec] = acc
         extra = set(arrays) - expected
         if extra:

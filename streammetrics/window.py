@@ -844,6 +844,8 @@ class QueryWindowState(State):
         if extra:
             raise ValueError(f"state: unexpected arrays {sorted(extra)} in a query window")
         vals = check_values(arrays["values"], self.width, "query window")
+        for spec, a, b in spec_layout(self.specs):  # per measure: values within its range
+            spec.check_block(vals[:, a:b], None, f"query window values of {spec.name}", 0.5e-9)
         n = vals.shape[0]
         newest = optional_float(arrays["newest"], "newest")
         ts = None
