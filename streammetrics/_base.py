@@ -14,7 +14,9 @@ write. Concurrent calls therefore give the state of some sequential order of the
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
 from ._state import State
@@ -27,6 +29,30 @@ FORMAT_VERSION = 1
 RESERVED_KEYS = frozenset({"class", "format_version", "config"})
 
 M = TypeVar("M", bound="Metric")
+
+#: Set while a state dict is produced for, or rebuilt from, a *trusted* channel (pickling,
+#: in-process copies, Dask tasks): states may then add derived statistics to ``arrays()`` and
+#: ``load_arrays`` may restore them without recomputing them (see :func:`trusted_states`).
+_TRUSTED: ContextVar[bool] = ContextVar("streammetrics_trusted_states", default=False)
+
+
+@contextmanager
+def trusted_states() -> Iterator[None]:
+    """Within this block (this thread / task only), ``State.arrays`` may add derived statistics
+    (e.g. the sorted buffer's Mann-Whitney counts) and ``State.load_arrays`` may restore them
+    as given, skipping the O(n log n) recomputation. Only for data this process produced itself
+    or received through pickle (which can run code anyway); never around ``streammetrics.load``
+    of a file. Without the extra entries, ``load_arrays`` validates as usual."""
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def states_trusted() -> bool:
+    """True inside :func:`trusted_states`."""
+    return _TRUSTED.get()
 
 
 class UndefinedMetricWarning(UserWarning):
@@ -126,8 +152,28 @@ class Metric:
         return self
 
     def copy(self: M) -> M:
-        """An independent deep copy (own state, own lock)."""
-        return type(self).from_state_dict(self.state_dict())
+        """An independent deep copy (own state, own lock).
+
+        A metric whose whole state is ``self._state`` copies it with ``State.copy`` (O(state
+        size), no re-validation); others (a MetricSet, DelayedLabels, retrieval measures) go
+        through a trusted state-dict round trip (also O(state size): derived statistics are
+        carried over, not recomputed).
+        """
+        cls = type(self)
+        with self._lock:
+            if cls._plain_layout():
+                out = cls._from_config(self._config())
+                out._state = self._state.copy()
+                return out
+            with trusted_states():
+                state = self.state_dict()
+        with trusted_states():
+            return cls.from_state_dict(state)
+
+    @classmethod
+    def _plain_layout(cls) -> bool:
+        """True if the state dict is exactly ``self._state``'s arrays (no subclass layout)."""
+        return cls._state_arrays is Metric._state_arrays and cls._load_arrays is Metric._load_arrays
 
     @property
     def nbytes(self) -> int:
@@ -184,9 +230,20 @@ class Metric:
         return obj  # type: ignore[return-value]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Pickling (multiprocessing, Dask) goes through the compact, validated state dict.
-        return (_rebuild, (self.state_dict(),))
+        # Pickling (multiprocessing, Dask) goes through the compact state dict. Pickle is a
+        # trusted channel (unpickling can run code anyway), so the dict carries the states'
+        # derived statistics and the rebuild skips their O(n log n) re-validation.
+        with trusted_states():
+            return (_rebuild_trusted, (self.state_dict(),))
 
 
 def _rebuild(state: Mapping[str, Any]) -> Metric:
+    """Rebuild from a (validated) state dict; kept for pickles made by earlier versions."""
     return Metric.from_state_dict(state)
+
+
+def _rebuild_trusted(state: Mapping[str, Any]) -> Metric:
+    """Rebuild from a state dict made by :meth:`Metric.__reduce__` (trusted: see
+    :func:`trusted_states`)."""
+    with trusted_states():
+        return Metric.from_state_dict(state)

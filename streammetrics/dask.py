@@ -27,9 +27,13 @@ Complexity: one pass over the data (the cost of ``update`` per partition), plus
 O(states x state size) for the merge tree, spread over the workers; the client holds one state.
 Memory per worker: one partition plus ``split_every`` states. For an exact ranking state of
 10^10 scores, the final merge needs ~80 GB on one worker; use the bounded variants (``max_bytes``)
-there -- see docs/scale-out.md. Cost note: merging exact ranking states re-validates each loaded
-state (the sorted buffer recomputes its Mann-Whitney counts), so on few cores the tree costs a
-few times the single-process update; the win is parallel reading and memory spread over workers.
+there -- see docs/scale-out.md. Cost note: the states that ``evaluate``'s own tasks ship to each
+other are trusted (made by those tasks, carried by Dask's pickle): they include the sorted
+buffer's Mann-Whitney counts and are restored in O(n), without the O(n log n) re-validation
+that the public :func:`merge_states` (which accepts any shipped state) performs. Merging still
+ranks each incoming state against the accumulated one (O(m log n)), so on few cores the tree
+costs more than the single-process update; the win is parallel reading and memory spread over
+workers.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric
+from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric, trusted_states
 from .metricset import MetricSet
 
 __all__ = ["evaluate", "evaluate_parquet", "partition_state", "merge_states"]
@@ -173,6 +177,28 @@ def merge_and_compute(
     return values, [(str(w.message), w.category) for w in caught]
 
 
+# The tasks ``evaluate`` builds: the functions above, run inside ``trusted_states()``. A state
+# shipped between them was made by another of these tasks and travels through Dask's pickle (a
+# trusted channel), so it carries its derived statistics (the sorted buffer's Mann-Whitney
+# counts) and is restored without the O(n log n) re-validation. The public functions above keep
+# validating whatever they are given.
+def _partition_task(df: Any, plan: _Plan) -> dict[str, Any]:
+    with trusted_states():
+        return partition_state(df, plan)
+
+
+def _merge_task(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
+    with trusted_states():
+        return merge_states(states, config)
+
+
+def _root_task(
+    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    with trusted_states():
+        return merge_and_compute(states, config)
+
+
 @dataclass(frozen=True)
 class _Shape:
     """How to give results back in the shape of the ``metrics`` argument."""
@@ -222,12 +248,12 @@ def _tree(parts: list[Any], config: Any, split_every: int, compute: bool) -> Any
     """
     import dask
 
-    merge = dask.delayed(merge_states, pure=True)
+    merge = dask.delayed(_merge_task, pure=True)
     level = parts
     while len(level) > split_every or (len(level) > 1 and not compute):
         level = [merge(level[i : i + split_every], config) for i in range(0, len(level), split_every)]
     if compute:
-        return dask.delayed(merge_and_compute, pure=True)(level, config)
+        return dask.delayed(_root_task, pure=True)(level, config)
     return level[0]
 
 
@@ -317,7 +343,7 @@ def evaluate(
     frame = ddf[cols]
     if plan.family == "retrieval" and not query_partitioned:
         frame = frame.shuffle(on=query)
-    part = dask.delayed(partition_state, pure=True)
+    part = dask.delayed(_partition_task, pure=True)
     # The plan and the configuration are one node each in the graph: shipped once per worker,
     # not embedded in every task (``update_kwargs`` may hold large mappings).
     plan_node = dask.delayed(plan, pure=True)
@@ -326,7 +352,9 @@ def evaluate(
         return shape.values(template.compute()) if compute else shape.accumulators(template)
     (result,) = dask.compute(_tree(parts, dask.delayed(plan.config, pure=True), split_every, compute))
     if not compute:
-        return shape.accumulators(_rebuild(plan.config, result))
+        with trusted_states():  # made by our own tasks (see _partition_task)
+            acc = _rebuild(plan.config, result)
+        return shape.accumulators(acc)
     values, caught = result
     for message, category in caught:
         warnings.warn(message, category, stacklevel=2)
