@@ -273,13 +273,16 @@ class DelayedLabels(Metric):
             return self._flush_locked()
 
     def _flush_locked(self) -> int:
-        """One batch update of the buffered pairs, in arrival order (the lock is held)."""
+        """One batch update of the buffered pairs, in arrival order (the lock is held).
+
+        Atomic: the buffer is emptied only once the update succeeded. If the wrapped metric
+        raises anything but a ``ValueError`` (updates are atomic, so nothing was folded), the
+        pairs stay buffered -- they were already counted as labelled -- and the error
+        propagates; on the pair-by-pair fallback, the pairs not yet folded stay buffered.
+        """
         buf = self._buffer
         if not buf:
             return 0
-        self._buffer = []
-        self._buffer_spec = None
-        self._flush_at = math.inf
         labels = np.array([e[0] for e in buf], dtype=np.int64)
         scores = np.array([e[1] for e in buf], dtype=np.float64) if type(buf[0][1]) is float \
             else np.stack([e[1] for e in buf])
@@ -291,12 +294,20 @@ class DelayedLabels(Metric):
         except ValueError:
             # Every pair passed a dry run when it arrived, so this takes a metric whose rules
             # depend on more than the label value; fold pair by pair and count the refusals.
-            for i in range(len(buf)):
-                try:
-                    self._metric.update(labels[i:i + 1], scores[i:i + 1],
-                                        sample_weight=None if weights is None else weights[i:i + 1])
-                except ValueError:
-                    self._stats["rejected"] += 1
+            i = 0
+            try:
+                for i in range(len(buf)):
+                    try:
+                        self._metric.update(labels[i:i + 1], scores[i:i + 1],
+                                            sample_weight=None if weights is None else weights[i:i + 1])
+                    except ValueError:
+                        self._stats["rejected"] += 1
+            except BaseException:
+                self._buffer = buf[i:]  # pair i and later were not folded
+                raise
+        self._buffer = []
+        self._buffer_spec = None
+        self._flush_at = math.inf
         return len(buf)
 
     def _check_label(self, y: int, score: Any, weight: float | None) -> None:
