@@ -418,6 +418,17 @@ class _Rows:
         return sum(sum(a.nbytes for a in (q.y, q.p, q.w, q.ts) if a is not None) for q in self.pieces)
 
 
+def _rows_to_expire(rows: _Rows, size: int | None, seconds: float | None, newest: float | None) -> int:
+    """How many leading rows leave the window: beyond the last ``size`` (count windows), or
+    with a timestamp <= newest - ``seconds`` (time windows). O(pieces + log rows)."""
+    if size is not None:
+        return rows.n - size
+    if newest is not None and rows.n:
+        assert seconds is not None
+        return rows.count_not_after(newest - seconds)
+    return 0
+
+
 def _fold(state: State, piece: _Piece) -> None:
     """Fold a piece's rows into ``state`` (rows were validated when they arrived)."""
     if len(piece):
@@ -563,12 +574,7 @@ class WindowState(State):
         self._expire()
 
     def _expire(self) -> None:
-        if self.size is not None:
-            k = self.rows.n - self.size
-        elif self.newest is not None and self.rows.n:
-            k = self.rows.count_not_after(self.newest - self.seconds)  # type: ignore[operator]
-        else:
-            k = 0
+        k = _rows_to_expire(self.rows, self.size, self.seconds, self.newest)
         if k <= 0:
             return
         gone = self.rows.drop_front(k)
@@ -787,12 +793,7 @@ class QueryWindowState(State):
         self._expire()
 
     def _expire(self) -> None:
-        if self.size is not None:
-            k = self.rows.n - self.size
-        elif self.newest is not None and self.rows.n:
-            k = self.rows.count_not_after(self.newest - self.seconds)  # type: ignore[operator]
-        else:
-            k = 0
+        k = _rows_to_expire(self.rows, self.size, self.seconds, self.newest)
         if k > 0:
             self.rows.drop_front(k)
             self._dirty = True
