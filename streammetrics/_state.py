@@ -51,7 +51,9 @@ class State:
         raise NotImplementedError
 
     def copy(self) -> State:
-        return _copy.deepcopy(self)
+        # Callables held as attributes (an injected clock) are configuration: shared, not copied.
+        shared = {id(v): v for v in getattr(self, "__dict__", {}).values() if callable(v)}
+        return _copy.deepcopy(self, shared)
 
     # -- optional capabilities (used by the service wrappers: Window, Decayed) -----------------
     def subtract(self, other: State) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import pickle
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -226,3 +227,33 @@ def test_wrapper_pickles_and_copies_skip_the_recount(name: str, monkeypatch: Any
     monkeypatch.undo()
     for clone in clones:
         _assert_same(clone, m)
+
+
+class _LockedClock:
+    """A clock object that cannot be deep-copied (it holds a lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        with self.lock:
+            return self.now
+
+
+@pytest.mark.parametrize("kind", ["window", "decayed"])
+def test_copies_share_an_injected_clock(kind: str) -> None:
+    clock = _LockedClock()
+    make = {
+        "window": lambda: sm.Window(sm.AUROC(), seconds=10.0, clock=clock),
+        "decayed": lambda: sm.Decayed(sm.AUROC(), half_life_seconds=10.0, clock=clock),
+    }[kind]
+    m = make().update([0, 1, 1], [0.2, 0.4, 0.3])
+    clone = m.copy()
+    assert clone._state.clock is clock
+    clock.now = 105.0
+    m.update([0], [0.5])
+    clone.update([1], [0.1])
+    _assert_same(m, make().update([0, 1, 1], [0.2, 0.4, 0.3], timestamp=100.0).update([0], [0.5]))
+    assert clone.compute() == make().update([0, 1, 1, 1], [0.2, 0.4, 0.3, 0.1],
+                                             timestamp=[100.0, 100.0, 100.0, 105.0]).compute()
