@@ -257,3 +257,31 @@ def test_copies_share_an_injected_clock(kind: str) -> None:
     _assert_same(m, make().update([0, 1, 1], [0.2, 0.4, 0.3], timestamp=100.0).update([0], [0.5]))
     assert clone.compute() == make().update([0, 1, 1, 1], [0.2, 0.4, 0.3, 0.1],
                                              timestamp=[100.0, 100.0, 100.0, 105.0]).compute()
+
+
+def test_dask_tasks_trust_each_other_but_public_merge_states_validates() -> None:
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("dask")
+    from streammetrics.dask import _merge_task, _Plan, _root_task, merge_states, partition_state
+
+    ms = sm.MetricSet(a=sm.AUROC(), p=sm.AveragePrecision(), f=sm.F1())
+    plan = _Plan(config=ms._config(), family="classification", label="y", score="p")
+    rng = np.random.default_rng(9)
+    frames = [pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.random(n).round(2)}) for n in (50, 0, 70)]
+    with trusted_states():
+        trusted = [partition_state(df, plan) for df in frames]
+    assert not states_trusted()
+    plain = [partition_state(df, plan) for df in frames]
+    assert any(k.endswith("trusted.u2") for k in trusted[0]) and not any("trusted" in k for k in plain[0])
+    merged = _merge_task(trusted, plan.config)
+    ref = merge_states(plain, plan.config)
+    assert {k for k in merged if "trusted" not in k} == set(ref)
+    for k in ref:
+        np.testing.assert_array_equal(merged[k], ref[k])
+    values, _ = _root_task([merged], plan.config)
+    whole = pd.concat(frames)
+    expected = ms.copy().update(whole["y"].to_numpy(), whole["p"].to_numpy()).compute()
+    assert values == expected
+    # the public function treats shipped states as untrusted: derived counts are refused
+    with pytest.raises(ValueError, match="unexpected arra"):
+        merge_states(trusted, plan.config)
