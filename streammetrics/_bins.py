@@ -40,7 +40,8 @@ all its scores) are shifted to the column's current resolution. When the stored 
 span at most about 2·(m + b) key values -- the steady state once the column is binned, also for
 logits after cutting out the empty stretch around 0 -- their weights are summed into dense
 slots (O(m + span), no sort) in a per-thread workspace that is reused between updates (it grows
-to the largest batch seen, at most 64 MiB per array); otherwise (while the state is exact) the
+with the batches seen, at most 16 MiB per thread in all; larger temporaries are freed after the
+batch); otherwise (while the state is exact) the
 keys are sorted and run-length encoded (O(m log m + b)). Either way the column is then the union
 at that shift, coarsened only if it exceeds the capacity, so the result does not depend on the
 path taken.
@@ -54,7 +55,8 @@ of remaining samples, but every bin is still an interval of scores, so the certi
 
 Complexity: a fold of m scores into a column of b bins is O(m + b) on the dense path,
 O(m log m + b) while exact; coarsening O(b log 64); reads O(b). Memory: 24 bytes per bin + 16
-per column (the workspace is per thread, not per state, and is not counted).
+per column (the scratch workspace, at most 16 MiB per thread that has updated a bounded state,
+is not per state and is not counted).
 """
 
 from __future__ import annotations
@@ -1188,19 +1190,27 @@ def _run_length(
 
 
 _WORK = threading.local()
-#: Workspace arrays larger than this are not kept between updates.
-_WORK_MAX_BYTES = 64 << 20
+#: Scratch memory one thread keeps between updates, all names together (larger temporaries
+#: are allocated per batch and freed).
+_WORK_MAX_BYTES = 16 << 20
 
 
 def _workspace(name: str, n: int, dtype: Any) -> np.ndarray:
     """A reusable scratch array of ``n`` elements (contents undefined), one per name and
     thread: the fold's temporaries cost page faults when freshly allocated on every batch.
     Per thread, so concurrent updates of different states never share one."""
-    buf = getattr(_WORK, name, None)
+    kept: dict[str, np.ndarray] | None = getattr(_WORK, "arrays", None)
+    if kept is None:
+        kept = _WORK.arrays = {}
+    buf = kept.get(name)
     if buf is None or buf.shape[0] < n or buf.dtype != dtype:
+        old = kept.pop(name, None)
         buf = np.empty(max(n, 1024), dtype=dtype)
-        if buf.nbytes <= _WORK_MAX_BYTES:
-            setattr(_WORK, name, buf)
+        held = sum(a.nbytes for a in kept.values())
+        if held + buf.nbytes <= _WORK_MAX_BYTES:
+            kept[name] = buf
+        elif old is not None and old.dtype == dtype:
+            kept[name] = old  # keep the smaller one for the usual batch size
     return buf[:n]
 
 

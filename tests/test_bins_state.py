@@ -561,3 +561,29 @@ def test_sorted_fold_while_binned(weighted: bool, sorted_only: bool) -> None:
             _check_sorted_fold(*args)
     else:
         _check_sorted_fold(*args)
+
+
+def test_scratch_workspace_kept_per_thread_is_capped():
+    """Huge batches must not leave more than the documented 16 MiB of scratch per thread."""
+    import threading
+
+    from streammetrics import _bins
+
+    def run() -> None:
+        rng = np.random.default_rng(5)
+        m = sm.AUROC(max_bytes=1 << 20)
+        for _ in range(3):
+            m.update(rng.integers(0, 2, 2_000_000), rng.random(2_000_000))
+        kept = getattr(_bins._WORK, "arrays", {})
+        held.append(sum(a.nbytes for a in kept.values()))
+        lo, hi = m.bounds()
+        values.append((lo, m.compute(), hi))
+
+    held: list[int] = []
+    values: list[tuple[float, float, float]] = []
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert held and 0 < held[0] <= _bins._WORK_MAX_BYTES == 16 << 20
+    lo, v, hi = values[0]
+    assert lo <= v <= hi and hi - lo < 1e-3
