@@ -22,6 +22,7 @@ __all__ = [
     "check_binary_labels",
     "check_class_labels",
     "check_scores",
+    "drop_ignored",
     "first_bad",
 ]
 
@@ -229,3 +230,17 @@ def is_scalar(x: Any) -> bool:
     if t is np.ndarray:
         return False
     return isinstance(x, (numbers.Number, np.bool_)) and not isinstance(x, np.ndarray)
+
+
+def drop_ignored(
+    y: np.ndarray, s: np.ndarray, w: np.ndarray | None, ignore_index: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The rows of labels ``y``, predictions/scores ``s`` and weights ``w`` (or None) whose label
+    is not ``ignore_index``; the inputs themselves when ``ignore_index`` is None or no row has
+    it (no copy). O(n)."""
+    if ignore_index is None:
+        return y, s, w
+    keep = y != ignore_index
+    if keep.all():
+        return y, s, w
+    return y[keep], s[keep], None if w is None else w[keep]

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._intervals import wilson
 from ._state import SummedState
-from ._validation import as_numpy, check_class_labels, check_scores, check_weights
+from ._validation import as_numpy, check_class_labels, check_scores, check_weights, drop_ignored
 from .confusion import _ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
 
 __all__ = ["TopKAccuracy"]
@@ -42,10 +42,7 @@ class HitCounts(SummedState):
         s = check_scores(s, "y_score")
         if n == 0:
             return None
-        if self.ignore_index is not None:
-            keep = y != self.ignore_index
-            y, s = y[keep], s[keep]
-            w = None if w is None else w[keep]
+        y, s, w = drop_ignored(y, s, w, self.ignore_index)
         rows = np.arange(y.shape[0])
         true_score = s[rows, y][:, None]
         # Rank of the true class as scikit-learn breaks ties: among equal scores the higher class
