@@ -78,6 +78,7 @@ from ._validation import (
     check_multilabel_batch,
     check_scores,
     check_weights,
+    drop_ignored,
     is_scalar,
 )
 
@@ -391,13 +392,9 @@ class BinnedScores(State):
         s = check_scores(s, "y_score")
         if n == 0:
             return None
-        if self.ignore_index is not None:
-            keep = y != self.ignore_index
-            if not keep.all():
-                y, s = y[keep], s[keep]
-                w = None if w is None else w[keep]
-                if y.shape[0] == 0:
-                    return None
+        y, s, w = drop_ignored(y, s, w, self.ignore_index)
+        if y.shape[0] == 0:
+            return None
         keys = self.to_keys(s, check=False)
         kmin, kmax = int(keys.min()), int(keys.max())
         if self.scores == "probability" and self.edges is None and (kmin < 0 or kmax > 2 * _HALF_BITS):
@@ -421,13 +418,9 @@ class BinnedScores(State):
         s = check_scores(s, "y_score")
         if n == 0:
             return None
-        if self.ignore_index is not None:
-            keep = y != self.ignore_index
-            if not keep.all():
-                y, s = y[keep], s[keep]
-                w = None if w is None else w[keep]
-                if y.shape[0] == 0:
-                    return None
+        y, s, w = drop_ignored(y, s, w, self.ignore_index)
+        if y.shape[0] == 0:
+            return None
         w, keep = _unit_or_positive(w, None)  # rows of weight 0: range-checked, then dropped
         return self._scores_delta(y.astype(np.intp, copy=False), s, w, keep, y0, s0)
 
