@@ -31,6 +31,7 @@ from ._validation import (
     check_multilabel_batch,
     check_scores,
     check_weights,
+    drop_ignored,
     is_scalar,
 )
 
@@ -211,11 +212,7 @@ class ConfusionCounts(SummedState):
         pred = self._predicted_classes(p, n)
         if n == 0:
             return None
-        if self.ignore_index is not None:
-            keep = y != self.ignore_index
-            if not keep.all():
-                y, pred = y[keep], pred[keep]
-                w = None if w is None else w[keep]
+        y, pred, w = drop_ignored(y, pred, w, self.ignore_index)
         if self.task == "binary" and w is None:
             n = y.shape[0]
             pos = int(np.count_nonzero(y))
