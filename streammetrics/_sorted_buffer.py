@@ -715,8 +715,11 @@ class SortedScores(State):
         if self._dtype is None:
             self._dtype = np.dtype(np.float64)
 
-    def _fold(self, new: list[list[tuple[np.ndarray, np.ndarray | None]]]) -> None:
-        """Add sorted per-group arrays ``new[col][grp] = (values, weights|None)``; update ``u2``."""
+    def _fold(self, new: list[list[tuple[np.ndarray, np.ndarray | None]]],
+              inner_u2: np.ndarray | None = None) -> None:
+        """Add sorted per-group arrays ``new[col][grp] = (values, weights|None)``; update ``u2``.
+        ``inner_u2``: the pairs within ``new`` when already known (a merged state's own ``u2``),
+        which saves counting them again."""
         for groups in self._groups:
             for group in groups:
                 group.flush_tail()
@@ -749,8 +752,10 @@ class SortedScores(State):
                     d += self._groups[col][grp].count2(pv, pw)
                 if nv.shape[0]:
                     d += 2 * old_p.total * totals[grp] - old_p.count2(nv, nw)
-                    if pv.shape[0]:
+                    if pv.shape[0] and inner_u2 is None:
                         d += count2(nv, None if nw is None else _cumw(nw), pv, pw, coarse_index(nv))
+                if inner_u2 is not None:
+                    d += inner_u2[col, grp].item()
                 u2[col, grp] += d
             # Balance merging against searching: a group whose runs are searched by many more
             # needles (the other groups' new samples) than it receives is kept in fewer runs.
@@ -953,7 +958,7 @@ class SortedScores(State):
         self._flush()
         new = [[grp.consolidate() for grp in row] for row in other._groups]
         new = [[(v.copy(), None if w is None else w.copy()) for v, w in row] for row in new]
-        self._fold(new)
+        self._fold(new, other._u2.copy())  # the pairs within ``other``: counted in its u2
         if other._weighted and not self._weighted:
             self._purge_tombstones()
             self._weighted = True

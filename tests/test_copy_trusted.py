@@ -285,3 +285,14 @@ def test_dask_tasks_trust_each_other_but_public_merge_states_validates() -> None
     # the public function treats shipped states as untrusted: derived counts are refused
     with pytest.raises(ValueError, match="unexpected arra"):
         merge_states(trusted, plan.config)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("make", [lambda: sm.AUROC(), lambda: sm.AUROC(num_classes=3, multi_class="ovo")])
+def test_merge_reuses_the_other_states_counts(make: Callable[[], Metric], weighted: bool) -> None:
+    kind = "binary" if make()._config().get("num_classes") is None else "multiclass"
+    parts = [_feed(make(), [_batch(seed, 60, kind, weighted and seed % 2 == 0)]) for seed in range(4)]
+    merged = parts[0].copy().merge(*parts[1:])
+    merged._state.check_invariants()  # u2 equal to a recount from scratch
+    whole = _feed(make(), [_batch(seed, 60, kind, weighted and seed % 2 == 0) for seed in range(4)])
+    _assert_same(merged, whole)
