@@ -578,12 +578,7 @@ class BinnedScores(State):
         uniq += np.int64(lo)
         if gap:
             uniq[np.searchsorted(uniq, a, "right"):] += np.int64(gap)
-        if uniq.shape[0] > self.capacity:
-            d = _bits_to_fit(uniq, self.capacity, 63 - sh)
-            sh += d
-            uniq, p, n = _coarsen(uniq, p, n, d)
-        self._keys[col], self._pos[col], self._neg[col] = uniq, p, n
-        self._shift[col] = sh
+        self._store_fitted(col, uniq, p, n, sh)
 
     def _stored_slots(self, col: int, plan: tuple[int, int, int, int]) -> np.ndarray:
         """Dense slots of the stored bins of ``col`` (a workspace view)."""
@@ -739,11 +734,7 @@ class BinnedScores(State):
             np_ = pend[0].shape[0]
             if nb + np_ > self.capacity or np_ > max(_PENDING_MIN, nb >> 4):
                 self._settle_column(col)
-                if self._keys[col].shape[0] > self.capacity:
-                    keys, pos, neg = self._keys[col], self._pos[col], self._neg[col]
-                    d = _bits_to_fit(keys, self.capacity, 63 - sh)
-                    self._keys[col], self._pos[col], self._neg[col] = _coarsen(keys, pos, neg, d)
-                    self._shift[col] = sh + d
+                self._store_fitted(col, self._keys[col], self._pos[col], self._neg[col], sh)
             return
         self._settle_column(col)
         keys, pos, neg = self._keys[col], self._pos[col], self._neg[col]
@@ -768,12 +759,19 @@ class BinnedScores(State):
                 neg[ih] += un[hit]
         else:
             keys, pos, neg = uk, up, un
+        self._store_fitted(col, keys, pos, neg, sh)
+
+    def _store_fitted(
+        self, col: int, keys: np.ndarray, pos: np.ndarray, neg: np.ndarray, shift: int
+    ) -> None:
+        """Store increasing unique ``keys`` (at ``shift``) with their weights as column ``col``,
+        coarsened by the fewest bits that bring it within the capacity. O(b log 64)."""
         if keys.shape[0] > self.capacity:
-            d = _bits_to_fit(keys, self.capacity, 63 - sh)
-            sh += d
+            d = _bits_to_fit(keys, self.capacity, 63 - shift)
+            shift += d
             keys, pos, neg = _coarsen(keys, pos, neg, d)
         self._keys[col], self._pos[col], self._neg[col] = keys, pos, neg
-        self._shift[col] = sh
+        self._shift[col] = shift
 
     def _settle_column(self, col: int) -> None:
         """Fold column ``col``'s pending bins into its stored bins (disjoint keys: an insertion,
@@ -798,12 +796,7 @@ class BinnedScores(State):
         uniq, inv = np.unique(keys, return_inverse=True)
         p = np.bincount(inv, weights=pos, minlength=uniq.shape[0])
         n = np.bincount(inv, weights=neg, minlength=uniq.shape[0])
-        if uniq.shape[0] > self.capacity:
-            d = _bits_to_fit(uniq, self.capacity, 63 - shift)
-            shift += d
-            uniq, p, n = _coarsen(uniq, p, n, d)
-        self._keys[col], self._pos[col], self._neg[col] = uniq, p, n
-        self._shift[col] = shift
+        self._store_fitted(col, uniq, p, n, shift)
 
     def merge(self, other: State) -> None:
         assert isinstance(other, BinnedScores)
