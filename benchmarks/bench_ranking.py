@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import sys
 import time
 from typing import Any
@@ -46,6 +45,7 @@ if __package__ in (None, ""):  # ``python benchmarks/bench_ranking.py``
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks._harness import (  # noqa: E402
+    _peak_rss_mb,
     env_header,
     fmt_ratio,
     fmt_us,
@@ -100,14 +100,7 @@ def _reset_peak() -> bool:
 
 def _peak_mb() -> float:
     """Peak RSS since the last :func:`_reset_peak` (VmHWM), else since the process started."""
-    try:
-        with open("/proc/self/status") as fh:
-            for line in fh:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return _peak_rss_mb()
 
 
 # -- child workloads (run in subprocesses) ---------------------------------------------------------------
