@@ -1164,19 +1164,15 @@ class SortedScores(State):
         ln = neg_g.tail.a  # type: ignore[union-attr]
         lp = pos_g.tail.a  # type: ignore[union-attr]
         u2 = int(self._u2[0, 0])
-        # u2 counts 2 per (pos > neg) pair and 1 per tie: for a score x against a sorted list
-        # L, left + right = 2 * #(< x) + #(== x); the right bisect only when x is held.
+        # u2 counts 2 per (pos > neg) pair and 1 per tie: see _rank2
         try:
             for an, ap in adds:
-                nn = len(ln)
                 for x in ap:
-                    i = bisect_left(ln, x)
-                    u2 += i + bisect_right(ln, x, i) if i < nn and ln[i] == x else 2 * i
+                    u2 += _rank2(ln, x)
                     insort(lp, x)
                 npos = len(lp)
                 for x in an:
-                    i = bisect_left(lp, x)
-                    u2 += 2 * npos - (i + bisect_right(lp, x, i) if i < npos and lp[i] == x else 2 * i)
+                    u2 += 2 * npos - _rank2(lp, x)
                     insort(ln, x)
             nn, npos = len(ln), len(lp)
             for x in rp:
@@ -1185,16 +1181,14 @@ class SortedScores(State):
                     raise ValueError(f"remove: positive score {x!r} is not held")
                 del lp[j]
                 npos -= 1
-                i = bisect_left(ln, x)
-                u2 -= i + bisect_right(ln, x, i) if i < nn and ln[i] == x else 2 * i
+                u2 -= _rank2(ln, x)
             for x in rn:
                 j = bisect_left(ln, x)
                 if j == nn or ln[j] != x:
                     raise ValueError(f"remove: negative score {x!r} is not held")
                 del ln[j]
                 nn -= 1
-                i = bisect_left(lp, x)
-                u2 -= 2 * npos - (i + bisect_right(lp, x, i) if i < npos and lp[i] == x else 2 * i)
+                u2 -= 2 * npos - _rank2(lp, x)
         finally:
             self._u2[0, 0] = u2
             neg_g.total, pos_g.total = len(ln), len(lp)
@@ -1325,3 +1319,10 @@ def _merge_many(
     vs = [v for v, _ in items]
     ws = [w for _, w in items]
     return _sorted_batch(vs, ws)
+
+
+def _rank2(lst: list[float], x: float) -> int:
+    """2 * #(elements < x) + #(elements == x) of a sorted list: ``x``'s doubled Mann-Whitney
+    count against it (the right bisect only when ``x`` is held). O(log n)."""
+    i = bisect_left(lst, x)
+    return i + bisect_right(lst, x, i) if i < len(lst) and lst[i] == x else 2 * i
