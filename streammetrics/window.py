@@ -143,13 +143,7 @@ def check_timestamps(timestamp: Any, n: int, clock: Clock, newest: float | None)
     if timestamp is None:
         timestamp = clock()
     if is_scalar(timestamp) or np.ndim(timestamp) == 0:
-        try:
-            t = float(timestamp)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"timestamp: expected a number, got {timestamp!r}") from exc
-        if not math.isfinite(t):
-            raise ValueError(f"timestamp: must be finite, got {t!r}")
-        ts = np.full(n, t)
+        ts = np.full(n, _one_time(timestamp, None, f"expected a number, got {timestamp!r}"))
     else:
         ts = as_numpy(timestamp, "timestamp").astype(np.float64)
         if ts.shape != (n,):
@@ -175,10 +169,16 @@ def check_timestamps(timestamp: Any, n: int, clock: Clock, newest: float | None)
 def _now(clock: Clock, newest: float | None) -> float:
     """The clock's time as a validated timestamp (finite, not older than ``newest``)."""
     t = clock()
+    return _one_time(t, newest, f"the clock returned {t!r}, not a number")
+
+
+def _one_time(value: Any, newest: float | None, not_a_number: str) -> float:
+    """One timestamp as a float: a number (else ``ValueError("timestamp: " + not_a_number)``),
+    finite, and not older than ``newest`` (when given)."""
     try:
-        t = float(t)
+        t = float(value)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"timestamp: the clock returned {t!r}, not a number") from exc
+        raise ValueError(f"timestamp: {not_a_number}") from exc
     if not math.isfinite(t):
         raise ValueError(f"timestamp: must be finite, got {t!r}")
     if newest is not None and t < newest:
