@@ -76,6 +76,7 @@ from ._validation import (
     check_binary_labels,
     check_class_labels,
     check_multilabel_batch,
+    check_offsets,
     check_scores,
     check_weights,
     drop_ignored,
@@ -993,13 +994,7 @@ class BinnedScores(State):
                 raise ValueError(f"state: array {name!r} must be finite and >= 0")
         if keys.size and ((pos + neg) <= 0).any():
             raise ValueError(f"state: empty bin at index {int(np.argmax((pos + neg) <= 0))}")
-        if offsets.shape != (k + 1,) or offsets.dtype.kind not in "iu":
-            raise ValueError(
-                f"state: array 'bin_offsets' must be {k + 1} integers, got {offsets.dtype} {offsets.shape}"
-            )
-        offsets = offsets.astype(np.int64)
-        if offsets[0] != 0 or offsets[-1] != keys.shape[0] or (np.diff(offsets) < 0).any():
-            raise ValueError("state: array 'bin_offsets' must rise from 0 to len(bin_keys)")
+        offsets = check_offsets(offsets, "bin_offsets", k, keys.shape[0], "bin_keys")
         if shift.shape != (k,) or shift.dtype.kind not in "iu":
             raise ValueError(
                 f"state: array 'bin_shift' must be {k} integers, got {shift.dtype} {shift.shape}"

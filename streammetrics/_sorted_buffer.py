@@ -70,6 +70,7 @@ from ._validation import (
     check_binary_labels,
     check_class_labels,
     check_multilabel_batch,
+    check_offsets,
     check_scores,
     check_weights,
     first_bad,
@@ -913,13 +914,7 @@ class SortedScores(State):
         if values.size and np.isnan(values).any():
             raise ValueError(f"state: array 'values' holds NaN at index {first_bad(np.isnan(values))}")
         ng = self.n_columns * self.n_groups
-        if offsets.shape != (ng + 1,) or offsets.dtype.kind not in "iu":
-            raise ValueError(
-                f"state: array 'offsets' must be {ng + 1} integers, got {offsets.dtype} {offsets.shape}"
-            )
-        offsets = offsets.astype(np.int64)
-        if offsets[0] != 0 or offsets[-1] != values.shape[0] or (np.diff(offsets) < 0).any():
-            raise ValueError("state: array 'offsets' must rise from 0 to len(values)")
+        offsets = check_offsets(offsets, "offsets", ng, values.shape[0], "values")
         weights = None
         if "weights" in arrays:
             weights = np.asarray(arrays["weights"])

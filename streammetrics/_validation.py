@@ -244,3 +244,17 @@ def drop_ignored(
     if keep.all():
         return y, s, w
     return y[keep], s[keep], None if w is None else w[keep]
+
+
+def check_offsets(arr: Any, name: str, n_groups: int, total: int, of: str) -> np.ndarray:
+    """Validate a loaded offsets array (untrusted): ``n_groups + 1`` integers rising from 0 to
+    ``total`` (the length of the array ``of`` that they cut into groups). Returns int64. O(n)."""
+    offsets = np.asarray(arr)
+    if offsets.shape != (n_groups + 1,) or offsets.dtype.kind not in "iu":
+        raise ValueError(
+            f"state: array {name!r} must be {n_groups + 1} integers, got {offsets.dtype} {offsets.shape}"
+        )
+    offsets = offsets.astype(np.int64)
+    if offsets[0] != 0 or offsets[-1] != total or (np.diff(offsets) < 0).any():
+        raise ValueError(f"state: array {name!r} must rise from 0 to len({of})")
+    return offsets
