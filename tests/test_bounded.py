@@ -365,15 +365,27 @@ def test_benchmark_smoke() -> None:
     assert "### crowded" in text and "max_bytes=128 KiB" in text and "1000 classes" in text
 
 
-def test_pickle_copy_and_torch_sync_without_group() -> None:
-    import pickle
-
-    from streammetrics.torch import sync
-
+def _binned_ap() -> tuple[sm.AveragePrecision, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(9)
     y, s = rng.integers(0, 2, 5000), rng.random(5000)
-    m = sm.AveragePrecision(max_bytes=2048, scores="probability").update(y, s)
-    for other in (pickle.loads(pickle.dumps(m)), m.copy(), sync(m)):
+    return sm.AveragePrecision(max_bytes=2048, scores="probability").update(y, s), y, s
+
+
+def test_torch_sync_without_group() -> None:
+    pytest.importorskip("torch")
+    from streammetrics.torch import sync
+
+    m, _, _ = _binned_ap()
+    other = sync(m)
+    assert other is not m and other._state.equals(m._state)
+    assert other.bounds() == m.bounds() and other.is_exact == m.is_exact
+
+
+def test_pickle_and_copy() -> None:
+    import pickle
+
+    m, y, s = _binned_ap()
+    for other in (pickle.loads(pickle.dumps(m)), m.copy()):
         assert other is not m and other._state.equals(m._state)
         assert other.bounds() == m.bounds() and other.is_exact == m.is_exact
     c = m.copy().update(y[:10], s[:10])
