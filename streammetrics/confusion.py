@@ -21,7 +21,6 @@ Complexity: ``update`` O(n) vectorised (a few numpy passes); ``compute`` O(C^2);
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,6 +28,7 @@ import numpy as np
 from ._base import Metric, UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
 from ._intervals import wilson
+from ._warnings import warn
 
 __all__ = [
     "ConfusionMatrix",
@@ -76,11 +76,10 @@ def zero_value(zero_division: str | float) -> float:
 
 def warn_undefined(name: str, what: str, classes: Any = None) -> None:
     where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
-    warnings.warn(
+    warn(
         f"{name} is ill-defined and set to 0.0{where}: {what}. "
         "Use `zero_division` to choose the value and silence this warning.",
         UndefinedMetricWarning,
-        stacklevel=4,
     )
 
 
