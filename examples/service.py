@@ -4,8 +4,11 @@ Endpoints (JSON over HTTP/1.1, stdlib ``http.server``):
 
 * ``POST /predict`` ``{"id": "req-17", "features": [0.3, -1.2, ...]}`` -> ``{"id", "score"}``:
   scores with a toy logistic model and stores the prediction as pending (``DelayedLabels``).
-* ``POST /label`` ``{"id": "req-17", "label": 1}`` -> ``{"fed": 1}``: the truth arrives later and
-  feeds the metrics; an id that is not pending is a 404 with the reason (never silent).
+* ``POST /label`` ``{"id": "req-17", "label": 1}`` (or ``{"ids": [...], "labels": [...]}``) ->
+  ``{"fed": 1, "unknown": []}``: the truth arrives later and feeds the metrics. Ids that are not
+  pending (never predicted, already labelled, evicted or expired) are skipped, counted in the
+  ``unknown`` counter and listed in the reply's ``"unknown"`` with the reason (never silent);
+  the other ids of the request are labelled. A label the metrics reject is a 400, nothing fed.
 * ``GET /metrics``: Prometheus text format (needs prometheus-client), ``GET /metrics.json``: the
   values and the DelayedLabels counters as JSON (with ``--time-metrics`` also the CPU time the
   request threads spent inside the metrics calls).
@@ -58,7 +61,7 @@ def build_metrics(batch_size: int = BATCH_SIZE) -> sm.DelayedLabels:
     # Labels are folded into the metrics in batches of up to 256 (or after 1 s under traffic,
     # on every read and on the flush timer below): one metric update per label would cost the
     # whole MetricSet's per-call overhead for one row (see examples/README.md).
-    return sm.DelayedLabels(quality, capacity=200_000, ttl=3600.0, on_unknown="raise",
+    return sm.DelayedLabels(quality, capacity=200_000, ttl=3600.0, on_unknown="skip",
                             batch_size=batch_size, max_delay=MAX_DELAY)
 
 
@@ -101,16 +104,25 @@ class Handler(BaseHTTPRequestHandler):
                     cost.add(time.thread_time() - t0)
                 self._json(200, {"id": req["id"], "score": s})
             elif self.path == "/label":
-                fed = metrics.label(req["id"], int(req["label"])) if metrics is not None else 0
+                ids, labels = ((req["id"], int(req["label"])) if "ids" not in req
+                               else (list(req["ids"]), list(req["labels"])))
+                if metrics is None:
+                    self._json(200, {"fed": 0, "unknown": []})
+                    return
+                report = metrics.label_report(ids, labels)
                 if cost is not None:
                     cost.add(time.thread_time() - t0)
-                self._json(200, {"fed": fed})
+                reply: dict[str, Any] = {"fed": report.fed, "unknown": list(report.unknown)}
+                if report.unknown:
+                    reply["reason"] = ("not pending: never predicted, already labelled, "
+                                       "evicted or expired (skipped and counted as unknown)")
+                self._json(200, reply)
             else:
                 self._json(404, {"error": f"no endpoint {self.path}"})
-        except KeyError as exc:
-            self._json(404, {"error": str(exc)})
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError) as exc:  # a bad value (the metrics' message says which)
             self._json(400, {"error": str(exc)})
+        except KeyError as exc:
+            self._json(400, {"error": f"missing field {exc}"})
 
     def do_GET(self) -> None:
         metrics = self.server.metrics

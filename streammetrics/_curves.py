@@ -17,13 +17,13 @@ one point per distinct score in decreasing-threshold order (without scikit-learn
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ._base import UndefinedMetricWarning
+from ._warnings import warn
 
 __all__ = [
     "ThresholdCounts",
@@ -567,12 +567,11 @@ def best_threshold(
             upper = np.concatenate([[np.inf], counts.thresholds[:-1]])
             search = (float(counts.thresholds[idx].min()), float(upper[idx].max()))
     if not defined:
-        warnings.warn(
+        warn(
             f"best_threshold: no threshold satisfies {criterion!r}"
             + (f" with value={value}" if value is not None else "")
             + " on the data seen; returning threshold nan",
             UndefinedMetricWarning,
-            stacklevel=3,
         )
         nan = math.nan
         return OperatingPoint(nan, nan, nan, nan, nan, criterion, value, nan, bound, search)

@@ -21,7 +21,6 @@ Complexity: ``update`` O(n) vectorised (a few numpy passes); ``compute`` O(C^2);
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -29,6 +28,7 @@ import numpy as np
 from ._base import Metric, UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
 from ._intervals import wilson
+from ._warnings import warn
 
 __all__ = [
     "ConfusionMatrix",
@@ -76,11 +76,10 @@ def zero_value(zero_division: str | float) -> float:
 
 def warn_undefined(name: str, what: str, classes: Any = None) -> None:
     where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
-    warnings.warn(
+    warn(
         f"{name} is ill-defined and set to 0.0{where}: {what}. "
         "Use `zero_division` to choose the value and silence this warning.",
         UndefinedMetricWarning,
-        stacklevel=4,
     )
 
 
@@ -603,12 +602,26 @@ class CohenKappa(_ConfusionMetric):
         return 1.0 - float((w * m).sum()) / denom
 
 
+def _counts_dtype(m: np.ndarray, w2: np.ndarray) -> np.ndarray:
+    """``m`` as int64 if it holds unit-weight counts (equal to the squared-weight sums and
+    integral, so the conversion is exact), else unchanged (float64)."""
+    if np.array_equal(m, w2) and bool((m == np.round(m)).all()) and (m.size == 0 or float(m.max()) < 2.0**63):
+        return m.astype(np.int64)
+    return m
+
+
 class ConfusionMatrix(_ConfusionMetric):
     """The confusion matrix: rows = actual, columns = predicted (scikit-learn's orientation).
 
     Binary: ``[[TN, FP], [FN, TP]]``; multiclass: (C, C); multilabel: (L, 2, 2) like
-    ``multilabel_confusion_matrix``. Weighted sums as float64. ``normalize``: ``None``,
-    ``"true"`` (rows sum to 1), ``"pred"`` (columns) or ``"all"``; empty rows give 0.
+    ``multilabel_confusion_matrix``. ``normalize``: ``None``, ``"true"`` (rows sum to 1),
+    ``"pred"`` (columns) or ``"all"``; empty rows give 0.
+
+    dtype, as scikit-learn: counts are int64 while the state holds unit-weight counts (no
+    ``sample_weight``, or weights that were all 0 or 1), float64 weighted sums otherwise
+    (decided from the state itself -- each cell's sum of weights equals its sum of squared
+    weights and is an integer -- so it survives merge, copy, save and load; a merge with a
+    weighted state gives float64); normalized matrices are float64.
     """
 
     def __init__(self, num_classes: int | None = None, *, normalize: str | None = None, **kw: Any) -> None:
@@ -623,7 +636,7 @@ class ConfusionMatrix(_ConfusionMetric):
     def _compute(self) -> np.ndarray:
         m = self._state.matrix().copy()
         if self.normalize is None:
-            return m
+            return _counts_dtype(m, self._state.matrix_w2())
         axis: Any = {"true": -1, "pred": -2, "all": (-2, -1)}[self.normalize]
         with np.errstate(divide="ignore", invalid="ignore"):
             out = m / m.sum(axis=axis, keepdims=True)

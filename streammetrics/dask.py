@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric, trusted_states
+from ._warnings import warn
 from .metricset import MetricSet
 
 __all__ = ["evaluate", "evaluate_parquet", "partition_state", "merge_states"]
@@ -357,7 +358,7 @@ def evaluate(
         return shape.accumulators(acc)
     values, caught = result
     for message, category in caught:
-        warnings.warn(message, category, stacklevel=2)
+        warn(message, category)
     return shape.values(values)
 
 

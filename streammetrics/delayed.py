@@ -14,8 +14,8 @@ Nothing is dropped silently. ``stats()`` counts:
 * ``evicted``: the oldest pending predictions pushed out by ``capacity``;
 * ``expired``: pending predictions older than ``ttl`` seconds (checked on every call);
 * ``unknown``: labels whose id was not pending (never predicted, already labelled, evicted or
-  expired) -- a ``KeyError`` naming the id by default (``on_unknown="raise"``; then nothing of
-  that call is applied), or counted and skipped with ``on_unknown="count"``;
+  expired): counted and skipped by default (``on_unknown="skip"``), or a ``ValueError`` naming
+  the first one with nothing of the call applied (``"raise"``; see ``_delayed_unknown``);
 * ``rejected``: labelled pairs the metric refused when a buffered batch was folded in (see
   below; a pair is checked when its label arrives, so this stays 0 unless the metric's own
   rules depend on more than the label value, the kind of prediction and the range of the
@@ -74,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
+from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
 from ._state import State
 from ._validation import as_numpy, check_scores, check_weights, first_bad
 from .metricset import MetricSet
@@ -148,8 +149,8 @@ class DelayedLabels(Metric):
         Seconds a prediction may wait for its label (None: forever); older ones are expired and
         counted.
     on_unknown
-        ``"raise"`` (default): a label for an id that is not pending is a ``KeyError``;
-        ``"count"``: it is counted in ``stats()["unknown"]`` and skipped.
+        An id labelled that is not pending: ``"skip"`` (default; old name ``"count"``) counts
+        and skips it; ``"raise"``: ``ValueError`` (also a ``KeyError``), nothing labelled.
     clock
         Time source for ttl and ``max_delay`` (default :func:`time.time`); not persisted.
     batch_size
@@ -173,7 +174,7 @@ class DelayedLabels(Metric):
     family = "delayed"
 
     def __init__(self, metric: Metric, *, capacity: int = 100_000, ttl: float | None = None,
-                 on_unknown: str = "raise", clock: Clock | None = None, batch_size: int = 1,
+                 on_unknown: str = "skip", clock: Clock | None = None, batch_size: int = 1,
                  max_delay: float = 1.0) -> None:
         super().__init__()
         if not isinstance(metric, Metric) or isinstance(metric, DelayedLabels):
@@ -189,8 +190,7 @@ class DelayedLabels(Metric):
             or not (math.isfinite(float(ttl)) and float(ttl) > 0)
         ):
             raise ValueError(f"ttl: must be a finite number of seconds > 0 or None, got {ttl!r}")
-        if on_unknown not in ("raise", "count"):
-            raise ValueError(f"on_unknown: must be 'raise' or 'count', got {on_unknown!r}")
+        on_unknown = check_on_unknown(on_unknown)
         if clock is not None and not callable(clock):
             raise ValueError(f"clock: must be callable, got {clock!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
@@ -237,7 +237,7 @@ class DelayedLabels(Metric):
         if isinstance(inner, DelayedLabels):
             raise ValueError("state: DelayedLabels cannot wrap DelayedLabels")
         return cls(inner, capacity=config.get("capacity", 0), ttl=config.get("ttl"),
-                   on_unknown=config.get("on_unknown", ""), batch_size=config.get("batch_size", 1),
+                   on_unknown=config.get("on_unknown", "skip"), batch_size=config.get("batch_size", 1),
                    max_delay=config.get("max_delay", 1.0))
 
     def _check_mergeable(self, other: Metric) -> None:
@@ -474,12 +474,19 @@ class DelayedLabels(Metric):
     def label(self, ids: Any, y_true: Any, *, timestamp: float | None = None) -> int:
         """Feed the labelled pending predictions to the metric; returns how many were fed.
 
-        An id that is not pending: ``KeyError`` (nothing applied) or counted and skipped,
+        An id that is not pending: counted and skipped, or ``ValueError`` with nothing applied,
         per ``on_unknown``. Labels the metric rejects: ``ValueError``, nothing applied.
         O(k) plus the metric's update.
         """
         if type(ids) in (int, str) and type(y_true) is int and timestamp is None:
             return self._label_one(ids, y_true)  # the per-request path
+        return self.label_report(ids, y_true, timestamp=timestamp).fed
+
+    def label_report(self, ids: Any, y_true: Any, *, timestamp: float | None = None) -> LabelReport:
+        """:meth:`label`, also returning the ids skipped as unknown (``on_unknown="skip"``)."""
+        if type(ids) in (int, str) and type(y_true) is int and timestamp is None:
+            fed = self._label_one(ids, y_true)
+            return LabelReport(fed, () if fed else (ids,))
         keys, single = _check_ids(ids)
         y = as_numpy(y_true, "y_true")
         if single:
@@ -493,13 +500,9 @@ class DelayedLabels(Metric):
             self._flush_locked()  # buffered pairs arrived first
             pending = self._pending
             found = [i for i, key in enumerate(keys) if key in pending]
-            missing = k - len(found)
-            if missing and self.on_unknown == "raise":
-                first = next(key for key in keys if key not in pending)
-                raise KeyError(
-                    f"label: id {first!r} is not pending (never predicted, already labelled, "
-                    f"evicted or expired); {missing} of {k} ids unknown"
-                )
+            unknown = [key for key in keys if key not in pending] if len(found) < k else []
+            if unknown and self.on_unknown == "raise":
+                raise unknown_error(unknown[0], len(unknown), k)
             if len(found) == 1 and y.ndim == 1 and np.ndim(pending[keys[found[0]]][0]) == 0:
                 # one binary sample: the metrics' per-sample (scalar) paths
                 score, weight, _ = pending[keys[found[0]]]
@@ -517,8 +520,8 @@ class DelayedLabels(Metric):
             if not pending:
                 self._spec = None
             self._stats["labelled"] += len(found)
-            self._stats["unknown"] += missing
-            return len(found)
+            self._stats["unknown"] += len(unknown)
+            return LabelReport(len(found), tuple(unknown))
 
     def _label_one(self, key: int | str, y: int) -> int:
         """``label`` of one id with a Python int label: no numpy on the way (buffered when
@@ -531,10 +534,7 @@ class DelayedLabels(Metric):
             entry = pending.get(key)
             if entry is None:
                 if self.on_unknown == "raise":
-                    raise KeyError(
-                        f"label: id {key!r} is not pending (never predicted, already labelled, "
-                        "evicted or expired); 1 of 1 ids unknown"
-                    )
+                    raise unknown_error(key, 1, 1)
                 self._stats["unknown"] += 1
                 return 0
             score, weight, _ = entry

@@ -4,7 +4,7 @@ Needs the ``prometheus`` extra (``pip install prometheus-client``); importing th
 it raises ``ImportError`` saying so. The core never imports it.
 
 ``register(metric)`` (or ``registry.register(MetricsCollector(metric))``) makes every scrape read
-the current values -- no background thread, no copy of the state. For a
+the current values -- no background thread, nothing done per update. For a
 :class:`~streammetrics.MetricSet` (also inside :class:`~streammetrics.DelayedLabels`) each member
 ``m`` becomes gauges named ``{prefix}_{m}``:
 
@@ -21,10 +21,24 @@ the current values -- no background thread, no copy of the state. For a
 * for DelayedLabels, ``{prefix}_delayed_{stat}`` for every counter of ``stats()`` (pending,
   labelled, expired, evicted, unknown, ...).
 
-Extra constant ``labels`` (e.g. ``{"model": "v3"}``) are attached to every sample. A scrape
-holds the metric's lock while it reads, so all gauges of one scrape describe the same state; a
-DelayedLabels with ``batch_size > 1`` folds its buffered labels in first, so a scrape is never
-stale. The exposition work (compute, text format) happens only on a scrape, never per update.
+Extra constant ``labels`` (e.g. ``{"model": "v3"}``) are attached to every sample.
+
+Locking: a scrape holds the metric's lock only while it copies the state (``metric.copy()``,
+O(state size), no validation; a DelayedLabels with ``batch_size > 1`` folds its buffered labels
+in first, so a scrape is never stale). Every value, interval and text line is then computed from
+the copy with the lock released, so ``update`` on other threads waits at most for that copy, and
+all gauges of one scrape describe the same state. The exposition work happens only on a scrape.
+
+Per-class series (``per_class``, ``max_series``): an array value exports one series per class
+(a C-class confusion matrix: C² series, 1M for C = 1000 -- seconds to render and heavy for
+Prometheus). ``per_class="auto"`` (default) exports array-valued gauges while the scrape stays
+within ``max_series`` series (default 10,000): gauges are taken in order (members in order; for
+each its value, interval ends, bounds ends), and one that would push the scrape past the cap is
+left out whole -- never truncated -- and counted in ``{prefix}_{m}_omitted_series`` (the number of
+series not exported for member ``m``; present only when something was left out). Scalar gauges
+(values, scalar intervals, sample counts, counters) are always exported. ``per_class=False``
+exports no array values (all counted as omitted); ``per_class=True`` exports all of them, with no
+cap (an explicit opt-in for large C).
 """
 
 from __future__ import annotations
@@ -88,16 +102,29 @@ class MetricsCollector:
         Constant labels for every sample.
     confidence
         Confidence level of the exported ``interval()`` gauges (None: do not export them).
+    per_class
+        ``"auto"`` (default): array-valued (per-class) gauges while the scrape holds at most
+        ``max_series`` series; ``True``: all of them, no cap; ``False``: none (module docstring).
+    max_series
+        The cap of ``per_class="auto"`` (an int >= 0; default 10,000).
 
-    Cost per scrape: one ``compute`` (plus ``interval``/``bounds``) per member, under the lock.
+    Cost per scrape: a copy of the state under the lock (O(state size)), then, without the
+    lock, one ``compute`` (plus ``interval``/``bounds``) per member and one sample per series.
     """
 
     def __init__(self, metric: Metric, *, name: str | None = None, prefix: str = "streammetrics",
-                 labels: Mapping[str, str] | None = None, confidence: float | None = 0.95) -> None:
+                 labels: Mapping[str, str] | None = None, confidence: float | None = 0.95,
+                 per_class: bool | str = "auto", max_series: int = 10_000) -> None:
         if not isinstance(metric, Metric):
             raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
         if not _NAME.match(prefix):
             raise ValueError(f"prefix: not a valid Prometheus metric name: {prefix!r}")
+        if per_class not in (True, False, "auto") or not isinstance(per_class, (bool, str)):
+            raise ValueError(f"per_class: must be True, False or 'auto', got {per_class!r}")
+        if isinstance(max_series, bool) or not isinstance(max_series, (int, np.integer)) or max_series < 0:
+            raise ValueError(f"max_series: must be an int >= 0, got {max_series!r}")
+        self.per_class = per_class
+        self.max_series = int(max_series)
         self.metric = metric
         self.prefix = prefix
         self.labels = {str(k): str(v) for k, v in (labels or {}).items()}
@@ -107,10 +134,11 @@ class MetricsCollector:
         self.confidence = confidence
         inner = metric.metric if isinstance(metric, DelayedLabels) else metric
         self._inner = inner
+        self._name = name or type(inner).__name__.lower()
         if isinstance(inner, MetricSet):
             self.members = dict(inner.items())
         else:
-            self.members = {name or type(inner).__name__.lower(): inner}
+            self.members = {self._name: inner}
         for member in self.members:
             if not _NAME.match(f"{prefix}_{member}"):
                 raise ValueError(f"name: {member!r} does not make a valid Prometheus metric name")
@@ -118,48 +146,75 @@ class MetricsCollector:
     def describe(self) -> list[Any]:
         return []  # names depend on the values; skip the registry's duplicate check
 
+    def _snapshot(self) -> tuple[dict[str, Metric], dict[str, int] | None]:
+        """Copies of the members (and the DelayedLabels counters): the only step that holds
+        the metric's lock, for the time of a copy of its state."""
+        metric = self.metric
+        stats = None
+        if isinstance(metric, DelayedLabels):
+            with metric._lock:
+                metric._flush_locked()  # batched labels: the scrape sees every one
+                inner = metric._metric.copy()
+                stats = metric.stats()
+        else:
+            inner = metric.copy()
+        members = dict(inner.items()) if isinstance(inner, MetricSet) else {self._name: inner}
+        return members, stats
+
     def collect(self) -> Iterator[GaugeMetricFamily]:
-        with self.metric._lock, self._inner._lock, warnings.catch_warnings():
+        members, stats = self._snapshot()
+        out: list[GaugeMetricFamily] = []
+        budget = [self.max_series]  # series the "auto" cap still allows in this scrape
+        with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if isinstance(self.metric, DelayedLabels):
-                self.metric._flush_locked()  # batched labels: the scrape sees every one
-            out: list[GaugeMetricFamily] = []
-            for member, m in self.members.items():
-                out.extend(self._member(member, m))
-            if isinstance(self.metric, DelayedLabels):
-                for stat, value in self.metric.stats().items():
-                    fam = self._family(f"{self.prefix}_delayed_{stat}",
-                                       f"DelayedLabels counter {stat!r}", [])
-                    fam.add_metric(list(self.labels.values()), float(value))
-                    out.append(fam)
+            for member, m in members.items():
+                out.extend(self._member(member, m, budget))
+        for stat, value in (stats or {}).items():
+            fam = self._family(f"{self.prefix}_delayed_{stat}", f"DelayedLabels counter {stat!r}", [])
+            fam.add_metric(list(self.labels.values()), float(value))
+            out.append(fam)
         yield from out
 
     # -- helpers -----------------------------------------------------------------------------------
     def _family(self, name: str, doc: str, extra: list[str]) -> GaugeMetricFamily:
         return GaugeMetricFamily(name, doc, labels=[*self.labels, *extra])
 
-    def _emit(self, name: str, doc: str, value: Any) -> GaugeMetricFamily | None:
+    def _emit(self, name: str, doc: str, value: Any, budget: list[int],
+              omitted: list[int]) -> GaugeMetricFamily | None:
+        """One gauge family for a scalar or an array value (None: not exportable, or an array
+        left out by ``per_class``; then its series count is added to ``omitted[0]``)."""
         if isinstance(value, (bool, int, float, np.integer, np.floating)):
             fam = self._family(name, doc, [])
             fam.add_metric(list(self.labels.values()), float(value))
+            budget[0] -= 1
             return fam
         if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf" or value.ndim > 3:
             return None
+        if value.ndim and (self.per_class is False
+                           or (self.per_class == "auto" and value.size > budget[0])):
+            omitted[0] += value.size
+            return None
+        budget[0] -= value.size
         axes = {1: ["class"], 2: ["actual", "predicted"], 3: ["label", "actual", "predicted"]}[value.ndim] \
             if value.ndim else []
         fam = self._family(name, doc, axes)
-        for idx in np.ndindex(value.shape):
-            fam.add_metric([*self.labels.values(), *(str(i) for i in idx)], float(value[idx]))
+        const = list(self.labels.values())
+        flat = value.astype(np.float64).ravel().tolist()
+        for idx, v in zip(np.ndindex(value.shape), flat, strict=True):
+            fam.add_metric([*const, *map(str, idx)], v)
         return fam
 
-    def _member(self, member: str, m: Metric) -> list[GaugeMetricFamily]:
+    def _member(self, member: str, m: Metric, budget: list[int]) -> list[GaugeMetricFamily]:
         base = f"{self.prefix}_{member}"
         kind = type(m._metric).__name__ if isinstance(m, (Window, Decayed)) else type(m).__name__
         out: list[GaugeMetricFamily] = []
-        fam = self._emit(base, f"{repr(m)[:200]}", m._compute())
-        if fam is None:
-            return out
-        out.append(fam)
+        omitted = [0]
+        value = m.compute()
+        fam = self._emit(base, f"{repr(m)[:200]}", value, budget, omitted)
+        if fam is None and not omitted[0]:
+            return out  # not a number (e.g. a curve): nothing to export
+        if fam is not None:
+            out.append(fam)
         pairs: list[tuple[str, Any]] = []
         if self.confidence is not None and hasattr(m, "interval"):
             with contextlib.suppress(ValueError, AttributeError, TypeError, NotImplementedError):
@@ -169,12 +224,18 @@ class MetricsCollector:
                 pairs.append(("bounds", m.bounds()))
         for what, (low, high) in pairs:
             for end, v in (("low", low), ("high", high)):
-                f = self._emit(f"{base}_{what}_{end}", f"{kind} {what} {end} end", v)
+                f = self._emit(f"{base}_{what}_{end}", f"{kind} {what} {end} end", v, budget, omitted)
                 if f is not None:
                     out.append(f)
         n = _samples(m)
         if n is not None:
-            f = self._emit(f"{base}_samples", f"{kind}: (weighted) samples behind the value", n)
+            f = self._emit(f"{base}_samples", f"{kind}: (weighted) samples behind the value", n,
+                           budget, omitted)
+            if f is not None:
+                out.append(f)
+        if omitted[0]:
+            f = self._emit(f"{base}_omitted_series", f"{kind}: per-class series not exported "
+                           "(per_class / max_series)", omitted[0], budget, omitted)
             if f is not None:
                 out.append(f)
         return out

@@ -38,7 +38,6 @@ True
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -61,6 +60,7 @@ from ._curves import (
 from ._delong import delong
 from ._intervals import z_value
 from ._sorted_buffer import SortedScores, count2
+from ._warnings import warn
 from .confusion import average_classes
 
 __all__ = [
@@ -78,7 +78,7 @@ _AVERAGES = ("macro", "weighted", "micro", None)
 
 def _warn(name: str, what: str, classes: Any = None) -> None:
     where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
-    warnings.warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning, stacklevel=4)
+    warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning)
 
 
 def _distinct_desc(v: np.ndarray) -> np.ndarray:

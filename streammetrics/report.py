@@ -9,6 +9,7 @@ import numpy as np
 
 from ._base import UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts
+from ._warnings import warn
 from .confusion import (
     F1,
     FDR,
@@ -121,11 +122,10 @@ class ClassificationReport(_ConfusionMetric):
             acc._state = state
             accuracy = acc._compute()
         if undefined and self.zero_division == "warn":
-            warnings.warn(
+            warn(
                 f"ClassificationReport: {', '.join(sorted(undefined))} ill-defined for some "
                 "classes and set to 0.0. Use `zero_division` to choose the value.",
                 UndefinedMetricWarning,
-                stacklevel=3,
             )
         support = state.one_vs_rest().support
         for c in range(num_classes):

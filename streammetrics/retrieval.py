@@ -44,7 +44,6 @@ Example -- streaming one query, then two more in one call, equals one call with 
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -55,6 +54,7 @@ from . import _ranking_queries as K
 from ._base import Metric, UndefinedMetricWarning
 from ._state import State
 from ._validation import first_bad
+from ._warnings import warn
 
 __all__ = [
     "QueryState",
@@ -525,10 +525,9 @@ class RetrievalMetric(Metric):
     def _mean(self) -> np.ndarray:
         acc = self._state.acc(self._spec)
         if acc.count == 0:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: no queries seen; the mean is undefined (nan)",
                 UndefinedMetricWarning,
-                stacklevel=3,
             )
             return np.full(acc.sums.shape, np.nan)
         return acc.sums / acc.count
@@ -876,11 +875,10 @@ class _SetMeasure(RetrievalMetric):
             return float(self._mean()[self._column])
         denom = acc.sums[3 + self._column]
         if denom == 0:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__}: micro average undefined "
                 f"(no {'retrieved' if self._column == 0 else 'relevant'} documents); returning nan",
                 UndefinedMetricWarning,
-                stacklevel=3,
             )
             return float("nan")
         return float(acc.sums[2] / denom)

@@ -68,18 +68,18 @@ def test_single_ids_strings_and_rows():
     assert d.stats()["pending"] == 0
 
 
-def test_unknown_ids_raise_by_default_and_nothing_is_applied():
-    d = DelayedLabels(Precision(), capacity=10)
+def test_unknown_ids_raise_on_request_and_nothing_is_applied():
+    d = DelayedLabels(Precision(), capacity=10, on_unknown="raise")
     d.predict([1, 2, 3], [0.9, 0.8, 0.1])
-    with pytest.raises(KeyError, match="id 9 is not pending"):
+    with pytest.raises(ValueError, match="id 9 is not pending"):
         d.label([1, 9], [1, 0])
     assert d.stats() == {"predicted": 3, "labelled": 0, "replaced": 0, "evicted": 0, "expired": 0,
                          "unknown": 0, "rejected": 0, "pending": 3, "buffered": 0}
     assert quiet(d.compute) == 0.0
     d.label([1], [1])
-    with pytest.raises(KeyError, match="already labelled"):
+    with pytest.raises(KeyError, match="already labelled"):  # still a KeyError, as in 0.1.0
         d.label(1, 1)
-    c = DelayedLabels(Precision(), capacity=10, on_unknown="count")
+    c = DelayedLabels(Precision(), capacity=10, on_unknown="count")  # the old name of "skip"
     c.predict([1, 2], [0.9, 0.8])
     assert c.label([1, 5, 6], [1, 0, 0]) == 1
     assert c.stats()["unknown"] == 2 and c.stats()["labelled"] == 1

@@ -33,12 +33,18 @@ def test_service_predict_label_metrics_and_restart(tmp_path):
         code, out = call(port, "POST", "/predict", {"id": "a", "features": [1, 0, 1, 0]})
         assert code == 200 and 0 < out["score"] < 1
         call(port, "POST", "/predict", {"id": "b", "features": [-1, 1, -1, 0]})
-        assert call(port, "POST", "/label", {"id": "b", "label": 0}) == (200, {"fed": 1})
-        assert call(port, "POST", "/label", {"id": "a", "label": 1}) == (200, {"fed": 1})
-        code, out = call(port, "POST", "/label", {"id": "zzz", "label": 1})
-        assert code == 404 and "not pending" in out["error"]  # unknown ids are never silent
-        code, out = call(port, "POST", "/label", {"id": "a", "label": 1})
-        assert code == 404
+        assert call(port, "POST", "/label", {"id": "b", "label": 0}) == (200, {"fed": 1, "unknown": []})
+        call(port, "POST", "/predict", {"id": "c", "features": [0, 0, 1, 0]})
+        # unknown ids are skipped, counted and reported (never silent); known ones are labelled
+        code, out = call(port, "POST", "/label", {"ids": ["a", "zzz", "c"], "labels": [1, 1, 0]})
+        assert code == 200 and out["fed"] == 2 and out["unknown"] == ["zzz"]
+        assert "not pending" in out["reason"]
+        code, out = call(port, "POST", "/label", {"id": "a", "label": 1})  # already labelled
+        assert code == 200 and out["fed"] == 0 and out["unknown"] == ["a"]
+        code, out = call(port, "POST", "/label", {"ids": ["q"]})
+        assert code == 400 and "labels" in out["error"]
+        code, out = call(port, "GET", "/metrics.json")
+        assert out["labels"]["unknown"] == 2 and out["labels"]["labelled"] == 3
         stats = load_test.drive(port, requests=300, seconds=20, clients=2, seed=1)
         assert stats["requests"] == 300
         code, out = call(port, "GET", "/metrics.json")
@@ -70,7 +76,7 @@ def test_service_batched_labels_bad_label_and_cost_timing():
         call(port, "POST", "/predict", {"id": "x", "features": [1, 0, 1, 0]})
         code, out = call(port, "POST", "/label", {"id": "x", "label": 2})
         assert code == 400 and "y_true" in out["error"]  # checked on arrival, though batched
-        assert call(port, "POST", "/label", {"id": "x", "label": 1}) == (200, {"fed": 1})
+        assert call(port, "POST", "/label", {"id": "x", "label": 1}) == (200, {"fed": 1, "unknown": []})
         code, out = call(port, "GET", "/metrics.json")
         labels = out["labels"]
         assert labels["labelled"] == 1 and labels["buffered"] == 0 and labels["pending"] == 0

@@ -1,0 +1,61 @@
+"""What :class:`~streammetrics.DelayedLabels` does with a label whose id is not pending.
+
+An id is not pending when it was never predicted, was already labelled, or was evicted by
+``capacity`` or expired by ``ttl`` (the wrapper keeps no memory of dropped ids, so these cases
+are one notion: "unknown"). ``on_unknown`` chooses:
+
+* ``"skip"`` (default): the unknown ids are counted in ``stats()["unknown"]`` and skipped; the
+  known ids of the same call are labelled. :meth:`DelayedLabels.label_report` also says which
+  ids were skipped.
+* ``"raise"``: :class:`UnknownIdError` (a ``ValueError``) naming the first unknown id; atomic --
+  nothing of that call is labelled and no counter changes.
+
+``"count"``, the 0.1.0 name of ``"skip"``, is still accepted (and stored as ``"skip"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+__all__ = ["LabelReport", "ON_UNKNOWN", "UnknownIdError", "check_on_unknown", "unknown_error"]
+
+#: The accepted values of ``on_unknown`` (plus the 0.1.0 alias ``"count"`` of ``"skip"``).
+ON_UNKNOWN = ("skip", "raise")
+_ALIASES = {"count": "skip"}
+
+
+class UnknownIdError(ValueError, KeyError):
+    """``label`` got an id that is not pending, with ``on_unknown="raise"``.
+
+    A ``ValueError`` like every other rejected input; also a ``KeyError``, which is what
+    streammetrics 0.1.0 raised, so existing ``except KeyError`` handlers keep working.
+    """
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class LabelReport(NamedTuple):
+    """What one :meth:`DelayedLabels.label_report` call did."""
+
+    #: Labelled pairs fed to the metric (or buffered for it).
+    fed: int
+    #: Ids skipped because they were not pending (``on_unknown="skip"``), in call order.
+    unknown: tuple[int | str, ...]
+
+
+def check_on_unknown(value: Any) -> str:
+    """``on_unknown`` validated: ``"skip"`` or ``"raise"`` (``"count"`` means ``"skip"``)."""
+    if isinstance(value, str) and value in _ALIASES:
+        return _ALIASES[value]
+    if not isinstance(value, str) or value not in ON_UNKNOWN:
+        raise ValueError(f"on_unknown: must be 'skip' or 'raise', got {value!r}")
+    return value
+
+
+def unknown_error(first: int | str, missing: int, total: int) -> UnknownIdError:
+    """The error for a ``label`` call whose ids include ``missing`` (of ``total``) unknown ones."""
+    return UnknownIdError(
+        f"ids: id {first!r} is not pending (never predicted, already labelled, evicted or "
+        f"expired); {missing} of {total} ids unknown, nothing labelled (on_unknown='raise')"
+    )

@@ -1,0 +1,38 @@
+"""Warnings attributed to the user's line, however deep inside the library they are raised.
+
+A fixed ``stacklevel`` cannot be right: the same ``UndefinedMetricWarning`` is reached from
+``metric.compute()``, through a ``MetricSet``, a ``Window``, ``Decayed``, ``DelayedLabels``,
+a report or a Dask evaluation, each a different number of frames deep. :func:`warn` walks the
+stack instead and attributes the warning to the first frame outside the ``streammetrics``
+package -- the caller's line -- as ``warnings.warn(..., skip_file_prefixes=...)`` does on
+Python 3.12+.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import warnings
+
+__all__ = ["warn"]
+
+_PACKAGE_DIR = os.path.normcase(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+@functools.lru_cache(maxsize=256)
+def _inside(filename: str) -> bool:
+    """True if ``filename`` (a code object's file) belongs to this package."""
+    return os.path.normcase(os.path.abspath(filename)).startswith(_PACKAGE_DIR)
+
+
+def warn(message: str, category: type[Warning]) -> None:
+    """``warnings.warn(message, category)`` pointing at the first caller outside the package
+    (the outermost library frame if there is none, e.g. on a thread the library started).
+    O(stack depth)."""
+    frame = sys._getframe(1)
+    level = 2  # stacklevel 2 = the frame that called this function
+    while frame.f_back is not None and _inside(frame.f_code.co_filename):
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, category, stacklevel=level)
