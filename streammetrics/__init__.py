@@ -6,6 +6,7 @@ section 0 for the protocol and README.md for a tour.
 """
 
 from ._base import Metric, UndefinedMetricWarning
+from ._delayed_unknown import LabelReport, UnknownIdError
 from ._persistence import dumps, load, loads, save
 from .checkpoint import Checkpointer
 from .confusion import (
@@ -75,6 +76,8 @@ __all__ = [
     "Window",
     "Decayed",
     "DelayedLabels",
+    "LabelReport",
+    "UnknownIdError",
     "Checkpointer",
     "MetricSet",
     "UndefinedMetricWarning",
