@@ -16,7 +16,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["InputError", "Source", "expand_inputs", "format_of", "json_rows", "open_source", "parse_error"]
+from .errors import InputError
+from .jsondepth import check_depth
+
+__all__ = ["InputError", "Source", "expand_inputs", "format_of", "json_rows", "open_source", "parse_error",
+           "original_value"]
 
 #: Bytes per CSV / JSON Lines block: pyarrow's streaming readers keep a few dozen blocks read
 #: ahead (measured: ~34 blocks), so this sets their memory (~17 MB) against the per-batch cost.
@@ -25,14 +29,6 @@ _CSV = (".csv", ".tsv", ".txt")
 _PARQUET = (".parquet", ".pq", ".parq")
 _JSONL = (".jsonl", ".ndjson", ".json")
 _COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
-
-
-class InputError(Exception):
-    """An error the user can act on; ``code`` is the exit status (2 usage, 1 data)."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def format_of(path: str) -> str | None:
@@ -153,6 +149,8 @@ def open_source(
     fmt = format_of(path)
     if fmt != "parquet" and _is_empty(path):
         return Source(path, [], 0, iter(()))  # an empty CSV / JSON Lines file: no rows
+    if fmt == "jsonl":
+        _check_depth_once(path)
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -163,7 +161,8 @@ def open_source(
             names = list(pf.schema_arrow.names)
             _check_columns(path, names, wanted)
             return Source(path, names, pf.metadata.num_rows,
-                          pf.iter_batches(batch_size=batch_size, columns=list(wanted)))
+                          _guarded(path, pf.iter_batches(batch_size=batch_size, columns=list(wanted)),
+                                   float_columns))
         if fmt == "csv":
             import pyarrow.csv as pcsv
 
@@ -181,7 +180,7 @@ def open_source(
             )
             reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
                                    parse_options=parse, convert_options=convert)
-            return Source(path, names, None, _rebatch(reader, batch_size))
+            return Source(path, names, None, _guarded(path, _rebatch(reader, batch_size), float_columns))
         if fmt == "jsonl":
             import pyarrow.json as pjson
 
@@ -196,9 +195,13 @@ def open_source(
                                      parse_options=parse)
             names = list(reader.schema.names)
             _check_columns(path, names, wanted)
-            return Source(path, names, None, _select(reader, wanted, batch_size))
+            batches = _select(reader, wanted, batch_size)
+            return Source(path, names, None, _guarded(path, batches, float_columns))
     except InputError:
         raise
+    except UnicodeDecodeError as exc:  # pyarrow decodes the column names with Python's codec
+        raise InputError(f"{path}: the header is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} "
+                         f"at position {exc.start + 1} of a column name)", 1) from None
     except (pa.ArrowException, OSError) as exc:
         if fmt == "csv" and "conversion error" in str(exc):
             raise conversion_error(path, float_columns, str(exc)) from None
@@ -206,6 +209,21 @@ def open_source(
             raise parse_error(path, str(exc)) from None
         raise InputError(f"{path}: cannot read as {fmt}: {json_rows(str(exc), 0)}", 1) from None
     raise InputError(f"{path}: unknown format", 2)
+
+
+_DEPTH_CHECKED: set[tuple[str, int, int]] = set()
+
+
+def _check_depth_once(path: str) -> None:
+    """:func:`check_depth` once per file version (the CLI opens a file more than once)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # the reader reports it
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    if key not in _DEPTH_CHECKED:
+        check_depth(path)
+        _DEPTH_CHECKED.add(key)
 
 
 def _is_empty(path: str) -> bool:
@@ -239,6 +257,30 @@ def _check_columns(path: str, names: Sequence[str], wanted: Sequence[str]) -> No
             + ", ".join(names),
             2,
         )
+
+
+def _guarded(path: str, batches: Iterator[Any], float_columns: Sequence[str]) -> Iterator[Any]:
+    """``batches`` with the reader's errors while streaming as data errors naming the file (and the
+    row where pyarrow tells it)."""
+    import pyarrow as pa
+
+    fmt = format_of(path)
+    offset = 0
+    try:
+        for batch in batches:
+            yield batch
+            offset += batch.num_rows
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})", 1) from None
+    except (pa.ArrowException, OSError) as exc:
+        msg = str(exc)
+        if fmt == "csv" and "conversion error" in msg and float_columns:
+            raise conversion_error(path, float_columns, msg) from None
+        if fmt == "csv" and "Expected" in msg:
+            raise parse_error(path, msg) from None
+        # JSON Lines: pyarrow counts rows within the failing block, which follows the rows
+        # already yielded (blocks are consumed whole, in order)
+        raise InputError(f"{path}: cannot read as {fmt}: {json_rows(msg, offset)}", 1) from None
 
 
 def _rebatch(reader: Any, batch_size: int) -> Iterator[Any]:
@@ -320,3 +362,43 @@ def parse_error(path: str, message: str) -> InputError:
                 return InputError(f"{path}: row {row} (line {reader.line_num + skip}): expected {want} "
                                   f"fields (the header's), got {len(fields)}: {shown}", 1)
     return InputError(f"{path}: cannot read: {message}", 1)
+
+
+def original_value(path: str, column: str, row: int) -> str | None:
+    """The text of ``column`` at data row ``row`` (from 1) as written in a CSV or JSON Lines file --
+    for messages about numbers a float cannot hold exactly (``99999999999999999999999``); None for
+    other formats or when it cannot be found. Only used on the error path: re-reads the file."""
+    import json
+
+    import pyarrow as pa
+
+    fmt = format_of(path)
+    try:
+        if fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
+            convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
+            reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
+                                   parse_options=pcsv.ParseOptions(delimiter=_delimiter(path)),
+                                   convert_options=convert)
+            seen = 0
+            for batch in reader:
+                if seen + batch.num_rows >= row:
+                    value = batch.column(0)[row - seen - 1].as_py()
+                    return None if value is None else str(value).strip()
+                seen += batch.num_rows
+        elif fmt == "jsonl":
+            seen = 0
+            import io
+
+            with pa.input_stream(path, compression="detect") as raw:
+                for line in io.BufferedReader(raw):  # type: ignore[arg-type]
+                    if line.strip():
+                        seen += 1
+                        if seen == row:
+                            value = json.loads(line, parse_float=str, parse_int=str).get(column)
+                            return None if value is None else str(value)
+    except (pa.ArrowException, OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return None
