@@ -30,6 +30,26 @@ def number(v: Any) -> int | float:
     return int(f) if np.isfinite(f) and f == np.round(f) and abs(f) < _EXACT else f
 
 
+def text_of(scalar: Any) -> Any:
+    """A text scalar's value for a message: the str, or the bytes when they are not UTF-8."""
+    import pyarrow as pa
+
+    try:
+        return scalar.as_py()
+    except UnicodeDecodeError:
+        return scalar.cast(pa.binary()).as_py()
+
+
+def _utf8(v: Any) -> bool:
+    try:
+        v.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    except AttributeError:
+        return True
+    return True
+
+
 def to_numpy(arr: Any) -> np.ndarray:
     """A null-free numeric arrow array (or floats, nulls becoming NaN) as numpy, without pyarrow's
     ``to_numpy`` (which imports pandas, ~0.4 s): a view of the values buffer where possible."""
@@ -151,9 +171,14 @@ def _labels_1d(plan: _Plan, arr: Any, path: str, column: str, offset: int, multi
             if plan.classes_from_columns:
                 hint = ("; the classes are named after the --score columns: give --classes with the label "
                         "of each --score column, in order")
-            raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {text[i].as_py()!r} "
+            raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {text_of(text[i])!r} "
                              f"is not one of the classes {list(plan.mapping)}{hint}", 1)
-        return to_numpy(idx).astype(np.int64)
+        # index_in gives the position in the value set; the mapping's values are the classes
+        return np.fromiter(plan.mapping.values(), np.int64, len(plan.mapping))[to_numpy(idx)]
+    if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):  # CSV text that is not UTF-8
+        i, raw = next(((i, v) for i, v in enumerate(arr.to_pylist()) if not _utf8(v)), (0, None))
+        raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {raw!r} is not valid "
+                         "UTF-8 text", 1)
     if plan.mapping is not None:
         raise InputError(f"{path}: column {column!r}: labels are not text (type {arr.type}) but the "
                          "first file's are; the files must agree", 1)

@@ -202,8 +202,10 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
         if plan.list_scores:
             import pyarrow.compute as pc
 
-            n = pc.list_value_length(first.column(plan.scores[0]))
-            plan.num_classes = int(n[0].as_py())
+            lengths = pc.list_value_length(first.column(plan.scores[0])).drop_null()
+            if len(lengths) == 0:
+                raise InputError(f"{plan.files[0]}: column {plan.scores[0]!r}: no list in the first rows", 1)
+            plan.num_classes = int(lengths[0].as_py())
         else:
             plan.num_classes = len(plan.scores)
         if plan.task == "multiclass" and plan.num_classes < 2:

@@ -40,6 +40,9 @@ def resolve(plan: _Plan, args: argparse.Namespace, first: Any) -> None:
     label_type = first.schema.field(plan.labels[0]).type
     is_text = (pa.types.is_string(label_type) or pa.types.is_large_string(label_type)
                or pa.types.is_dictionary(label_type))
+    if pa.types.is_binary(label_type) or pa.types.is_large_binary(label_type):
+        raise InputError(f"{plan.files[0]}: column {plan.labels[0]!r}: the labels are not valid UTF-8 "
+                         "text", 1)
     if args.pos_label is not None and plan.task != "binary":
         raise InputError(f"--pos-label is for the binary task (one score column), not {plan.task}; "
                          "for text labels of several classes give --classes", 2)
@@ -189,7 +192,7 @@ def _class_names_from_columns(scores: Sequence[str], first_labels: Any) -> list[
     import pyarrow.compute as pc
 
     col = first_labels.cast(pa.string()) if pa.types.is_dictionary(first_labels.type) else first_labels
-    seen = {v for v in pc.unique(col).to_pylist() if v is not None}
+    seen = {v for v in _texts(pc.unique(col), "the first file", "--label") if v is not None}
     stripped = _strip_affixes(scores)
     if stripped is not None and len(seen & set(stripped)) > len(seen & set(scores)):
         return stripped
@@ -202,15 +205,29 @@ def _distinct_labels(plan: _Plan) -> set[str]:
     import pyarrow.compute as pc
 
     seen: set[str] = set()
+    name = plan.labels[0]
     for path in plan.files:
-        src = open_source(path, [plan.labels[0]], 1 << 16)
+        src = open_source(path, [name], 1 << 16)
         for batch in src.batches:
             col = batch.column(0)
             if pa.types.is_dictionary(col.type):
                 col = col.cast(pa.string())
-            seen.update(v for v in pc.unique(col).to_pylist() if v is not None)
+            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                raise InputError(f"{path}: column {name!r}: labels are not text (type {col.type}) but the "
+                                 "first file's are; the files must agree", 1)
+            seen.update(v for v in _texts(pc.unique(col), path, name) if v is not None)
             if len(seen) > 1000:
                 return seen
     return seen
 
 
+
+
+def _texts(arr: Any, path: str, column: str) -> list[Any]:
+    """A text array as Python strings; invalid UTF-8 (which pyarrow's JSON reader lets through) is a
+    data error naming the file and the column."""
+    try:
+        return list(arr.to_pylist())
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: column {column!r}: a label is not valid UTF-8 text "
+                         f"(byte 0x{exc.object[exc.start]:02x})", 1) from None

@@ -250,6 +250,10 @@ def json_rows(message: str, offset: int) -> str:
 
 
 def _check_columns(path: str, names: Sequence[str], wanted: Sequence[str]) -> None:
+    twice = [c for c in wanted if names.count(c) > 1]
+    if twice:
+        raise InputError(f"{path}: column {twice[0]!r} appears {names.count(twice[0])} times in the header; "
+                         "rename the copies", 1)
     missing = [c for c in wanted if c not in names]
     if missing:
         raise InputError(

@@ -143,6 +143,7 @@ def print_table(res: dict[str, Any], title: str) -> None:
             print(_mapping_line(res))
         return
     console = Console()
+    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]  # rich would exit 1 itself
     console.print(title, highlight=False, soft_wrap=True)
     table = Table()
     for i, h in enumerate(headers):
@@ -210,3 +211,8 @@ def _mapping_line(res: dict[str, Any]) -> str:
     if res["label_mapping_from"]:
         notes.append(f"from {res['label_mapping_from']}")
     return line + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _broken_pipe() -> None:
+    """rich's hook for a closed stdout (``| head``): raise, for the command's handler (exit 0)."""
+    raise BrokenPipeError
