@@ -7,9 +7,11 @@
 Files are CSV (plain or gzip/bz2/zstd), Parquet or JSON Lines, read in record batches through
 pyarrow: memory is the accumulators' state plus one batch. Several files, directories and globs
 form one stream. With no FILE the bundled example (out-of-fold scores on the breast cancer data)
-is evaluated. Exit status: 0 success, 1 data error (NaN or non-numeric score, bad label, unreadable
-file), 2 usage error (missing file or column, bad option). pyarrow, rich and matplotlib (the
-``cli`` extra) are imported only when the command runs.
+is evaluated. The positive class of text labels is never guessed: ``--pos-label``, a score column
+named after a label (``p_cancer``) or ``--classes`` (see :mod:`streammetrics.cli.labels`). Exit
+status: 0 success, 1 data error (NaN or non-numeric score, bad label, unreadable file), 2 usage
+error (missing file or column, bad option), 130 interrupted; errors are one line on stderr.
+pyarrow, rich and matplotlib (the ``cli`` extra) are imported only when the command runs.
 
 Complexity: one pass over the input; per batch the cost of the metrics' ``update`` (O(n) for the
 confusion family, O(n log n) amortised for exact ranking metrics); memory O(batch) plus the

@@ -127,11 +127,11 @@ def _binary(plan: _Plan, args: argparse.Namespace, is_text: bool, is_bool: bool)
     else:
         matches = [s for s in seen if named_after(plan.scores[0], s)]
         if len(matches) != 1:
-            example = f"p_{seen[-1]}" if seen else "p_LABEL"
+            names = "names none of them" if not matches else "names more than one of them"
             raise InputError(f"--label {col}: the labels are text ({', '.join(repr(s) for s in seen)}) "
-                             f"and the score column {plan.scores[0]!r} names none of them: which is the "
-                             f"positive class? give --pos-label LABEL (or name the score column after "
-                             f"it, e.g. {example})", 2)
+                             f"and the score column {plan.scores[0]!r} {names}: which is the positive "
+                             "class? give --pos-label LABEL (or name the score column after it: "
+                             "p_<label>)", 2)
         pos = matches[0]
         plan.mapping_from = f"the score column name {plan.scores[0]!r}"
     negatives = [s for s in seen if s != pos]
