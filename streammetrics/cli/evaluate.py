@@ -115,6 +115,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "evaluate",
         help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass",
         description=plain(__doc__.split("\n\n")[1]) if __doc__ else None,
+        epilog="exit status: 0 success, 1 data error, 2 usage error, 130 interrupted (errors are one "
+               "line on stderr)",
     )
     add_arguments(p, list(METRICS), TASKS)
     return p
@@ -216,6 +218,9 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
     if plan.task == "multilabel" and len(plan.labels) > 1 and len(plan.labels) != plan.num_classes:
         raise InputError(f"multilabel: {len(plan.labels)} label columns but {plan.num_classes} "
                          "score columns", 2)
+    if plan.task == "multilabel" and plan.num_classes == 1:
+        raise InputError("--task multilabel needs a label and a score per label (several columns or list "
+                         "columns); one label is --task binary", 2)
     if plan.task != "multilabel" and len(plan.labels) > 1:
         raise InputError("several --label columns are for --task multilabel", 2)
     resolve_labels(plan, args, first)
@@ -293,6 +298,9 @@ def _run(args: argparse.Namespace) -> int:
     unknown = [n for n in args.metrics or [] if n not in METRICS]
     if unknown:
         raise InputError(f"--metrics: unknown {', '.join(unknown)}; available: {', '.join(METRICS)}", 2)
+    for option, value in (("--json", args.json), ("--plot", args.plot)):
+        if value is not None and not value.strip():
+            raise InputError(f"{option}: an empty path", 2)
     if args.json not in (None, "-"):
         _check_json_path(args.json)
     with ExitStack() as stack:

@@ -58,6 +58,8 @@ def expand_inputs(items: Sequence[str]) -> list[str]:
         if item == "-":
             raise InputError("-: standard input is not supported (evaluate reads its input more than "
                              "once: the schema, then the stream); save it to a file", 2)
+        if not item.strip():
+            raise InputError(f"{item!r}: an empty file name", 2)
         item = os.path.expanduser(item)
         if os.path.isdir(item):
             found = _walk(item)
