@@ -91,7 +91,7 @@ def test_classes_give_list_positions_and_the_sklearn_accuracy(tmp_path, capsys):
     assert res["metrics"]["auroc"] == pytest.approx(
         metrics.roc_auc_score(y, p, multi_class="ovr", average="macro"), rel=1e-12)
     assert res["label_mapping"] == {n: i for i, n in enumerate(names)} and res["classes"] == names
-    assert res["label_mapping_from"] == "--classes (class i: position i of the list column 'probs')"
+    assert res["label_mapping_from"] == "--classes, class i = position i of the list column 'probs'"
     assert res["positive_label"] is None
 
 

@@ -60,7 +60,7 @@ def resolve(plan: _Plan, args: argparse.Namespace, first: Any) -> None:
         plan.classes = names
         if is_text:
             plan.mapping = {n: i for i, n in enumerate(names)}
-            plan.mapping_from = f"--classes (class i: {_class_source(plan, each=True)})"
+            plan.mapping_from = f"--classes, class i = {_class_source(plan, each=True)}"
     elif is_text:
         if plan.list_scores:
             raise InputError(f"--label {plan.labels[0]}: the labels are text but the score column "
