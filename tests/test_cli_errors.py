@@ -40,6 +40,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> str:
     text("ok.csv", "y,p\n1,0.9\n0,0.2\n1,0.6\n0,0.7\n")
     raw("bad_header.csv", b"y,p\xff\xfe\n1,0.5\n0,0.2\n")
     raw("bad_label_utf8.csv", b"y,p\n\xff\xfe,0.5\nb,0.2\n")
+    raw("bad_score_utf8.csv", b"y,p\n1,0.5\n1,\xff\n")
     raw("bad_label_utf8.jsonl", b'{"y": "\xff", "p": 0.5}\n{"y": "b", "p": 0.2}\n')
     text("big_label.csv", "y,p\n0,0.2\n99999999999999999999999,0.9\n")
     text("big_label.jsonl", '{"y": 0, "p": 0.2}\n{"y": 99999999999999999999999, "p": 0.9}\n')
@@ -142,6 +143,8 @@ CASES = [
     ("label-not-utf8-csv", ["{d}/bad_label_utf8.csv", "--label", "y", "--score", "p"], 1, "not valid UTF-8"),
     ("label-not-utf8-jsonl", ["{d}/bad_label_utf8.jsonl", "--label", "y", "--score", "p", "--pos-label", "b"], 1,
      "not valid UTF-8"),
+    ("score-not-utf8-csv", ["{d}/bad_score_utf8.csv", "--label", "y", "--score", "p"], 1,
+     "row 2: column 'p': b'\\xff' is not a number"),
     ("big-label-csv", ["{d}/big_label.csv", "--label", "y", "--score", "p"], 1,
      "row 2: column 'y': label 99999999999999999999999 is outside the binary task"),
     ("big-label-jsonl", ["{d}/big_label.jsonl", "--label", "y", "--score", "p"], 1,

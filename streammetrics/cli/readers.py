@@ -302,14 +302,15 @@ def _select(reader: Any, wanted: Sequence[str], batch_size: int) -> Iterator[Any
             yield batch.slice(start, batch_size)
 
 
-def locate_bad_number(path: str, column: str) -> tuple[int, str] | None:
+def locate_bad_number(path: str, column: str) -> tuple[int, str | bytes] | None:
     """Re-read a CSV column as text to find the first value that is not a number: (row, value),
     the row counted from 1 over the data rows. Used only after a conversion error."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
-    convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
+    # read as bytes: a value that is not UTF-8 is not a number either (and must not fail the search)
+    convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.binary()})
     delimiter = _delimiter(path)
     reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
                            parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert)
@@ -317,19 +318,27 @@ def locate_bad_number(path: str, column: str) -> tuple[int, str] | None:
     for batch in reader:
         for value in batch.column(0).to_pylist():
             row += 1
-            if value is None:
+            if value is None or not value.strip():
                 return row, ""
             try:
                 float(value)
             except ValueError:
-                return row, value
+                try:
+                    return row, value.decode("utf-8")
+                except UnicodeDecodeError:
+                    return row, value  # shown as bytes
     return None
 
 
 def conversion_error(path: str, columns: Sequence[str], message: str) -> InputError:
     """The data error for a CSV value that is not a number, naming the file, row and column."""
+    import pyarrow as pa
+
     for col in columns:
-        found = locate_bad_number(path, col)
+        try:
+            found = locate_bad_number(path, col)
+        except (pa.ArrowException, OSError):
+            break
         if found:
             row, value = found
             what = "is missing" if value == "" else f"{value!r} is not a number"
