@@ -1,6 +1,6 @@
-"""Command line entry point: ``streammetrics [COMMAND]`` / ``python -m streammetrics``.
+"""streammetrics: streaming evaluation metrics from the command line.
 
-Commands:
+Run as ``streammetrics [COMMAND]`` or ``python -m streammetrics``. Commands:
 
 * ``demo`` (the default): stream the bundled example predictions through a MetricSet in batches
   and print the metrics with their intervals, the best threshold and the classification report.
@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from importlib import resources
 
 import numpy as np
+
+from .cli.options import batch_size, finite_float
 
 EXAMPLE = "breast_cancer_scores.csv"
 
@@ -79,29 +81,63 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="streammetrics", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="stream the bundled example through a MetricSet")
-    for p in (parser, demo):
-        p.add_argument("--batch-size", type=int, default=100, help="rows per update (default 100)")
-        p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (default 0.5)")
+def _version() -> str:
+    """The installed distribution's version (package metadata), else the package's ``__version__``."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        return version("streammetrics")
+    except (ImportError, PackageNotFoundError):  # running from a source tree
+        from . import __version__
+
+        return str(__version__)
+
+
+def _parser() -> argparse.ArgumentParser:
+    from .cli.errors import OneLineParser
+
+    parser = OneLineParser(prog="streammetrics", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"streammetrics {_version()}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,trec,evaluate}",
+                                description="without a command: demo")
+    demo = sub.add_parser("demo", help="stream the bundled example through a MetricSet (the default)",
+                          description="Stream the bundled example predictions (569 rows) through a "
+                                      "MetricSet in small batches and print the metrics, the best "
+                                      "threshold and the classification report.")
+    demo.add_argument("--batch-size", type=batch_size, default=100, metavar="N",
+                      help="rows per update (default 100: the 569 rows stream in 6 batches)")
+    demo.add_argument("--threshold", type=finite_float, default=0.5, help="decision threshold (default 0.5)")
+    # ``streammetrics`` alone runs the demo; its options stay accepted before any command, as in
+    # 0.1.0, but are shown on ``demo`` only (``evaluate`` has its own --batch-size, default 65536)
+    parser.add_argument("--batch-size", type=batch_size, default=100, help=argparse.SUPPRESS)
+    parser.add_argument("--threshold", type=finite_float, default=0.5, help=argparse.SUPPRESS)
     from .trec import add_parser as add_trec_parser
-    from .trec import run as run_trec
 
     add_trec_parser(sub)  # ``streammetrics trec QRELS RUN``: trec_eval's measures and output format
     from .cli.evaluate import add_parser as add_evaluate_parser  # pyarrow/rich/matplotlib load lazily
-    from .cli.evaluate import run as run_evaluate
 
     add_evaluate_parser(sub)  # ``streammetrics evaluate [FILE ...]``: metrics of prediction files
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``streammetrics [COMMAND] ...``: returns the exit status (0 ok, 1 data error, 2 usage error,
+    130 interrupted); errors are one line on stderr, never a traceback."""
+    from .cli.errors import guarded
+
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # a usage error (one line, status 2), --help or --version (status 0)
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     if args.command == "trec":
-        return run_trec(args)
+        from .trec import run as run_trec
+
+        return guarded("streammetrics trec", lambda: run_trec(args))
     if args.command == "evaluate":
+        from .cli.evaluate import run as run_evaluate
+
         return run_evaluate(args)
-    if args.batch_size < 1:
-        parser.error("--batch-size must be >= 1")
-    return run_demo(args)
+    return guarded("streammetrics", lambda: run_demo(args))
 
 
 if __name__ == "__main__":

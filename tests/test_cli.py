@@ -192,12 +192,14 @@ def test_string_labels_are_mapped_and_reported(tmp_path, capsys):
                    "--score", "cat", "--score", "dog", "--score", "eel")
     assert res["label_mapping"] == {"cat": 0, "dog": 1, "eel": 2}
     check_multiclass(res, y, p, ["cat", "dog", "eel"])
-    # binary text labels: sorted (negative first), or given with --classes
+    # binary text labels: never guessed -- an error without --pos-label, or given with --classes
     yb, s, _ = binary_data(800, seed=2)
     text = np.array(["benign", "malignant"])[yb]
     pq.write_table(pa.table({"dx": text, "p": s}), str(tmp_path / "b.parquet"))
-    res = run_json(capsys, str(tmp_path / "b.parquet"), "--label", "dx", "--score", "p")
-    assert res["label_mapping"] == {"benign": 0, "malignant": 1}
+    rc, err = run_err(capsys, str(tmp_path / "b.parquet"), "--label", "dx", "--score", "p")
+    assert rc == 2 and "'benign', 'malignant'" in err and "--pos-label" in err
+    res = run_json(capsys, str(tmp_path / "b.parquet"), "--label", "dx", "--score", "p", "--pos-label", "malignant")
+    assert res["label_mapping"] == {"benign": 0, "malignant": 1} and res["positive_label"] == "malignant"
     assert res["metrics"]["auroc"] == pytest.approx(metrics.roc_auc_score(yb, s), rel=1e-12)
     res = run_json(capsys, str(tmp_path / "b.parquet"), "--label", "dx", "--score", "p",
                    "--classes", "malignant,benign")
@@ -315,9 +317,7 @@ def test_errors_have_messages_and_exit_codes(tmp_path, capsys):
     rc, err = run_err(capsys, str(tmp_path / "data.xlsx"), "--label", "y", "--score", "p")
     assert rc == 2 and "unknown format" in err
     # argparse usage errors exit 2 too
-    with pytest.raises(SystemExit) as exc:
-        main(["evaluate", "--max-bytes", "lots"])
-    assert exc.value.code == 2
+    assert main(["evaluate", "--max-bytes", "lots"]) == 2
     assert "not a size" in capsys.readouterr().err
 
 

@@ -1,14 +1,17 @@
 """``streammetrics evaluate``: stream prediction files through a MetricSet and report the metrics.
 
 ``streammetrics evaluate [FILE ...] --label COL --score COL [--score COL ...] [--task TASK]
-[--metrics LIST] [--threshold T] [--max-bytes SIZE] [--weight COL] [--json PATH|-] [--plot DIR]``
+[--pos-label LABEL] [--classes LIST] [--metrics LIST] [--threshold T] [--max-bytes SIZE] [--weight COL]
+[--json PATH|-] [--plot DIR]``
 
 Files are CSV (plain or gzip/bz2/zstd), Parquet or JSON Lines, read in record batches through
 pyarrow: memory is the accumulators' state plus one batch. Several files, directories and globs
 form one stream. With no FILE the bundled example (out-of-fold scores on the breast cancer data)
-is evaluated. Exit status: 0 success, 1 data error (NaN or non-numeric score, bad label, unreadable
-file), 2 usage error (missing file or column, bad option). pyarrow, rich and matplotlib (the
-``cli`` extra) are imported only when the command runs.
+is evaluated. The positive class of text labels is never guessed: ``--pos-label``, a score column
+named after a label (``p_cancer``) or ``--classes`` (see :mod:`streammetrics.cli.labels`). Exit
+status: 0 success, 1 data error (NaN or non-numeric score, bad label, unreadable file), 2 usage
+error (missing file or column, bad option), 130 interrupted; errors are one line on stderr.
+pyarrow, rich and matplotlib (the ``cli`` extra) are imported only when the command runs.
 
 Complexity: one pass over the input; per batch the cost of the metrics' ``update`` (O(n) for the
 confusion family, O(n log n) amortised for exact ranking metrics); memory O(batch) plus the
@@ -18,33 +21,27 @@ state (O(n) scores for exact AUROC/AP, O(max_bytes) with ``--max-bytes``).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import inspect
 import json
-import math
 import re
 import sys
 import time
-import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from importlib import resources
 from typing import Any
 
-import numpy as np
-
-from .readers import (
-    InputError,
-    Source,
-    conversion_error,
-    expand_inputs,
-    format_of,
-    json_rows,
-    open_source,
-    parse_error,
-)
+from . import columns
+from .errors import InputError, OneLineParser, guarded, plain
+from .labels import resolve as resolve_labels
+from .options import add_arguments, parse_size
+from .plots import Histogram, add_batch, check_plot_dir
+from .readers import Source, expand_inputs, format_of, open_source
+from .report import RANKING, print_table, results
 
 __all__ = ["add_parser", "run", "parse_size", "max_bytes_supported", "METRICS"]
+
+_Histogram = Histogram  # the name of 0.1.0's tests
 
 EXAMPLE = "breast_cancer_scores.csv"
 TASKS = ("binary", "multiclass", "multilabel")
@@ -104,7 +101,6 @@ METRICS: dict[str, tuple[MetricFactory, tuple[str, ...], bool]] = {
     "auroc": (_ranking("AUROC"), _ALL, True),
     "average_precision": (_ranking("AveragePrecision"), _ALL, True),
 }
-RANKING = ("auroc", "average_precision")
 DEFAULTS = {
     "binary": ["accuracy", "precision", "recall", "f1", "specificity", "npv", "balanced_accuracy", "mcc",
                "auroc", "average_precision"],
@@ -113,55 +109,16 @@ DEFAULTS = {
     "multilabel": ["accuracy", "hamming_loss", "precision", "recall", "f1", "auroc", "average_precision"],
 }
 
-#: the terminal's per-class table shows this many classes (all of them are in --json)
-MAX_TABLE_CLASSES = 40
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b?)\s*$", re.IGNORECASE)
-
-
-def parse_size(text: str) -> int:
-    """``"64MB"``, ``"1.5G"``, ``"500k"``, ``"1048576"`` -> bytes (powers of 1024)."""
-    m = _SIZE.match(text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 1048576, 512k, 64MB, 2G)")
-    value = float(m.group(1)) * 1024 ** "_kmgt".index(m.group(2).lower() or "_")
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"size must be positive, got {text!r}")
-    return int(value)
-
-
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``evaluate`` on an ``argparse`` subparsers object."""
-    p = sub.add_parser(
+    p: argparse.ArgumentParser = sub.add_parser(
         "evaluate",
         help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass",
-        description=__doc__.split("\n\n")[1].replace("``", "") if __doc__ else None,
+        description=plain(__doc__.split("\n\n")[1]) if __doc__ else None,
+        epilog="exit status: 0 success, 1 data error, 2 usage error, 130 interrupted (errors are one "
+               "line on stderr)",
     )
-    p.add_argument("files", nargs="*", metavar="FILE",
-                   help="input files, directories or glob patterns (default: the bundled example)")
-    p.add_argument("--label", action="append", metavar="COL",
-                   help="label column (repeat for multilabel label columns, or name one list column of 0/1)")
-    p.add_argument("--score", action="append", metavar="COL",
-                   help="score column; repeat for one column per class, or name one list column")
-    p.add_argument("--task", choices=TASKS,
-                   help="default: binary for one score column, multilabel for a list label column, "
-                        "else multiclass")
-    p.add_argument("--metrics", metavar="LIST",
-                   help="comma-separated metric names (default: the confusion family and AUROC, AP); "
-                        f"available: {', '.join(METRICS)}")
-    p.add_argument("--threshold", type=float, default=0.5, help="decision threshold (default 0.5)")
-    p.add_argument("--max-bytes", type=parse_size, metavar="SIZE",
-                   help="bound the memory of AUROC/AP (binned beyond SIZE; results carry bounds)")
-    p.add_argument("--weight", metavar="COL", help="sample weight column")
-    p.add_argument("--classes", metavar="LIST",
-                   help="comma-separated class names, in class order, for string labels")
-    p.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-' for stdout)")
-    p.add_argument("--plot", metavar="DIR", help="write ROC, PR, confusion-matrix and histogram PNGs to DIR")
-    p.add_argument("--batch-size", type=int, default=65536, help="rows per update (default 65536)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--no-intervals", action="store_true",
-                   help="skip the 95%% intervals (DeLong's for AUROC: a linear pass over the sorted "
-                        "scores per class, ~0.7 s at 10M rows)")
+    add_arguments(p, list(METRICS), TASKS)
     return p
 
 
@@ -178,6 +135,10 @@ class _Plan:
         self.num_classes: int | None = None  # set from the first batch for list columns
         self.classes: list[str] | None = None  # display names of the classes / labels
         self.mapping: dict[Any, int] | None = None  # string label -> class index
+        self.positive: Any = None  # binary: the positive label
+        self.pos_value: float | None = None  # binary numeric labels with --pos-label: the positive one
+        self.neg_value: Any = None  # ... and the other one, from the first batch that holds it
+        self.mapping_from: str | None = None  # how the mapping was chosen (an option, column names)
         self.list_scores = False
         self.list_labels = False
         self.classes_from_columns = False  # text labels mapped by the score column names
@@ -196,184 +157,17 @@ def _bundled_example() -> tuple[ExitStack, str]:
     return stack, str(path)
 
 
-def _numpy(arr: Any) -> np.ndarray:
-    """A null-free numeric arrow array (or floats, nulls becoming NaN) as numpy, without pyarrow's
-    ``to_numpy`` (which imports pandas, ~0.4 s): a view of the values buffer where possible."""
-    import pyarrow as pa
-
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    t = arr.type
-    if pa.types.is_boolean(t):
-        arr, t = arr.cast(pa.uint8()), pa.uint8()
-    if arr.null_count and pa.types.is_floating(t):
-        arr = arr.fill_null(float("nan"))
-    if pa.types.is_floating(t):
-        kind = "f"
-    elif pa.types.is_signed_integer(t):
-        kind = "i"
-    elif pa.types.is_unsigned_integer(t):
-        kind = "u"
-    else:
-        raise TypeError(f"not a numeric arrow type: {t}")
-    dtype = np.dtype(f"{kind}{t.bit_width // 8}")
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr), offset=arr.offset * dtype.itemsize)
-
-
-def _where(path: str, column: str, offset: int, i: int, per_row: int) -> str:
-    """``path: row R: column 'c'`` for element ``i`` of a batch starting at file row ``offset``
-    (``per_row`` values per row for list columns: the position in the list is named too)."""
-    row = f"{path}: row {offset + i // per_row + 1}: column {column!r}"
-    return row + (f" (position {i % per_row + 1} of {per_row})" if per_row > 1 else "")
-
-
-def _to_float(arr: Any, path: str, column: str, offset: int, per_row: int = 1,
-              what: str = "score") -> np.ndarray:
-    """A numeric arrow array as float64 numpy; None/NaN -> data error naming the file and row
-    (``per_row`` values per file row for the flattened values of a list column)."""
-    import pyarrow as pa
-
-    if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type) or pa.types.is_boolean(arr.type)):
-        for i, v in enumerate(arr.to_pylist()):
-            try:
-                float(v)
-            except (TypeError, ValueError):
-                raise InputError(f"{_where(path, column, offset, i, per_row)}: "
-                                 f"{what} {v!r} is not a number", 1) from None
-        raise InputError(f"{path}: column {column!r} is not numeric (type {arr.type})", 1)
-    out = _numpy(arr)
-    if out.dtype.kind != "f" or out.dtype.itemsize < 4:  # float32 stays float32: half the state
-        out = out.astype(np.float64)
-    if out.size and np.isnan(out.min()):
-        i = int(np.argmax(np.isnan(out)))
-        kind = "missing (empty, NA or NaN)" if arr.null_count and not arr[i].is_valid else "NaN"
-        raise InputError(f"{_where(path, column, offset, i, per_row)}: value is {kind}", 1)
-    return out
-
-
-def _list_matrix(arr: Any, path: str, column: str, offset: int, width: int | None,
-                 what: str = "score") -> np.ndarray:
-    """A list column (one list per row) as an (n, width) float64 matrix; a missing list, a list of
-    another length, a missing or non-numeric element -> data error naming the file row."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    lengths = _numpy(pc.list_value_length(arr).fill_null(-1))
-    if len(lengths) == 0:
-        return np.zeros((0, width or 0))
-    w = width if width is not None else int(lengths[0])
-    bad = np.flatnonzero(lengths != w)
-    if bad.size:
-        i = int(bad[0])
-        if lengths[i] < 0:
-            raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: value is missing", 1)
-        raise InputError(f"{path}: row {offset + i + 1}: column {column!r} holds {lengths[i]} values, "
-                         f"expected {w} (one per class)", 1)
-    values = arr.flatten() if not isinstance(arr, pa.ChunkedArray) else pa.concat_arrays(
-        [c.flatten() for c in arr.chunks])
-    flat = _to_float(values, path, column, offset, per_row=max(w, 1), what=what)
-    return flat.reshape(len(lengths), w)
-
-
-def _labels(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
-    import pyarrow as pa
-
-    if plan.list_labels:
-        col = plan.labels[0]
-        y = _list_matrix(batch.column(col), path, col, offset, plan.num_classes, what="label")
-        bad = (y != 0) & (y != 1)
-        if bad.any():
-            i = int(np.argmax(bad.ravel()))
-            v = y.ravel()[i]
-            shown = int(v) if np.isfinite(v) and v == np.round(v) else float(v)
-            raise InputError(f"{_where(path, col, offset, i, y.shape[1])}: label {shown!r} is outside "
-                             "the multilabel task (labels must be 0 or 1)", 1)
-        return y.astype(np.int8)
-    if len(plan.labels) > 1:
-        return np.column_stack([_labels_1d(plan, batch.column(c), path, c, offset, multilabel=True)
-                                for c in plan.labels])
-    arr = batch.column(plan.labels[0])
-    if isinstance(arr, pa.ChunkedArray):
-        arr = arr.combine_chunks()
-    return _labels_1d(plan, arr, path, plan.labels[0], offset, multilabel=plan.task == "multilabel")
-
-
-def _labels_1d(plan: _Plan, arr: Any, path: str, column: str, offset: int, multilabel: bool) -> np.ndarray:
-    import pyarrow as pa
-
-    if arr.null_count:
-        i = int(np.argmax(_numpy(arr.is_valid()) == 0))
-        raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label is missing", 1)
-    if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_dictionary(arr.type):
-        if plan.mapping is None:
-            raise InputError(f"{path}: column {column!r}: labels are text; give --classes", 2)
-        import pyarrow.compute as pc
-
-        text = arr.cast(pa.string()) if pa.types.is_dictionary(arr.type) else arr
-        idx = pc.index_in(text, value_set=pa.array(list(plan.mapping), type=text.type))
-        if idx.null_count:  # a label that is not one of the classes
-            i = int(np.argmax(_numpy(idx.is_valid()) == 0))
-            hint = ""
-            if plan.classes_from_columns:
-                hint = ("; the classes are named after the --score columns: give --classes with the label "
-                        "of each --score column, in order")
-            raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {text[i].as_py()!r} "
-                             f"is not one of the classes {list(plan.mapping)}{hint}", 1)
-        return _numpy(idx).astype(np.int64)
-    if pa.types.is_boolean(arr.type):
-        return _numpy(arr).astype(np.int64)
-    if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type)):
-        raise InputError(f"{path}: column {column!r}: labels must be integers or strings, "
-                         f"got type {arr.type}", 1)
-    y = _numpy(arr)
-    if y.dtype.kind == "f":
-        bad = ~np.isfinite(y) | (y != np.round(y))
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {y[i].item()!r} "
-                             "is not an integer", 1)
-        y = y.astype(np.int64)
-    top = 2 if (plan.task == "binary" or multilabel) else plan.num_classes
-    assert top is not None
-    bad = (y < 0) | (y >= top)
-    if bad.any():
-        i = int(np.argmax(bad))
-        rule = "0 or 1" if top == 2 and plan.task != "multiclass" else f"in [0, {top})"
-        raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {y[i].item()!r} is outside "
-                         f"the {plan.task} task (labels must be {rule})", 1)
-    return y
-
-
-def _scores(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
-    if plan.list_scores:
-        return _list_matrix(batch.column(plan.scores[0]), path, plan.scores[0], offset, plan.num_classes)
-    cols = [_to_float(batch.column(c), path, c, offset) for c in plan.scores]
-    return cols[0] if len(cols) == 1 else np.column_stack(cols)
-
-
 def _read(plan: _Plan, batch_size: int) -> Iterator[tuple[Source, Any, int]]:
     """(source, batch, row offset within the file) over every file, in order."""
-    import pyarrow as pa
-
     float_cols = ([] if plan.list_scores else list(plan.scores)) + ([plan.weight] if plan.weight else [])
     list_cols = [plan.scores[0]] if plan.list_scores else []
     list_cols += [plan.labels[0]] if plan.list_labels else []
     for path in plan.files:
         src = open_source(path, plan.columns, batch_size, float_cols, list_cols)
         offset = 0
-        try:
-            for batch in src.batches:
-                yield src, batch, offset
-                offset += batch.num_rows
-        except pa.ArrowInvalid as exc:
-            msg = str(exc)
-            if format_of(path) == "csv" and "conversion error" in msg:
-                raise conversion_error(path, float_cols, msg) from None
-            if format_of(path) == "csv" and "Expected" in msg:
-                raise parse_error(path, msg) from None
-            # JSON Lines: pyarrow counts rows within the failing block, which follows the rows
-            # already yielded (blocks are consumed whole, in order)
-            raise InputError(f"{path}: cannot read: {json_rows(msg, offset)}", 1) from None
+        for batch in src.batches:
+            yield src, batch, offset
+            offset += batch.num_rows
 
 
 def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
@@ -412,8 +206,10 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
         if plan.list_scores:
             import pyarrow.compute as pc
 
-            n = pc.list_value_length(first.column(plan.scores[0]))
-            plan.num_classes = int(n[0].as_py())
+            lengths = pc.list_value_length(first.column(plan.scores[0])).drop_null()
+            if len(lengths) == 0:
+                raise InputError(f"{plan.files[0]}: column {plan.scores[0]!r}: no list in the first rows", 1)
+            plan.num_classes = int(lengths[0].as_py())
         else:
             plan.num_classes = len(plan.scores)
         if plan.task == "multiclass" and plan.num_classes < 2:
@@ -422,91 +218,12 @@ def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
     if plan.task == "multilabel" and len(plan.labels) > 1 and len(plan.labels) != plan.num_classes:
         raise InputError(f"multilabel: {len(plan.labels)} label columns but {plan.num_classes} "
                          "score columns", 2)
+    if plan.task == "multilabel" and plan.num_classes == 1:
+        raise InputError("--task multilabel needs a label and a score per label (several columns or list "
+                         "columns); one label is --task binary", 2)
     if plan.task != "multilabel" and len(plan.labels) > 1:
         raise InputError("several --label columns are for --task multilabel", 2)
-    is_text = pa.types.is_string(label_type) or pa.types.is_large_string(label_type) or \
-        pa.types.is_dictionary(label_type)
-    if args.classes:
-        names = [c.strip() for c in args.classes.split(",")]
-        want = 2 if plan.task == "binary" else plan.num_classes
-        if len(names) != want or len(set(names)) != len(names):
-            raise InputError(f"--classes: expected {want} distinct names, got {len(names)}", 2)
-        plan.classes = names
-        if is_text:
-            plan.mapping = {n: i for i, n in enumerate(names)}
-    elif is_text:
-        if plan.task == "multiclass" and not plan.list_scores and len(plan.scores) > 1:
-            names = _class_names_from_columns(plan.scores, first.column(plan.labels[0]))
-            plan.classes_from_columns = True
-        else:
-            names = sorted(_distinct_labels(plan))
-            want = 2 if plan.task == "binary" else plan.num_classes
-            if len(names) > (want or 0):
-                raise InputError(f"{plan.labels[0]!r}: {len(names)} distinct labels {names[:10]} for a "
-                                 f"{plan.task} task with {want} classes; give --classes", 1)
-            if plan.task == "binary" and len(names) < 2:
-                raise InputError(f"{plan.labels[0]!r}: only the label {names} is present; give --classes "
-                                 "NEGATIVE,POSITIVE", 2)
-        plan.classes = names
-        plan.mapping = {n: i for i, n in enumerate(names)}
-    elif plan.task == "multiclass" and not plan.list_scores:
-        plan.classes = list(plan.scores)
-    elif plan.task == "multilabel":
-        plan.classes = (list(plan.labels) if len(plan.labels) > 1
-                        else [str(i) for i in range(plan.num_classes or 0)])
-    else:
-        plan.classes = ["0", "1"] if plan.task == "binary" else [str(i) for i in range(plan.num_classes or 0)]
-
-
-def _strip_affixes(names: Sequence[str]) -> list[str] | None:
-    """Column names without their common prefix and suffix (``p_cat, p_dog`` -> ``cat, dog``;
-    ``cat_prob, dog_prob`` -> ``cat, dog``), cut at a separator; None if nothing is common or the
-    results are empty or not distinct."""
-    import os.path
-
-    def cut(common: str) -> int:  # keep the common part only up to its last separator
-        ends = [i + 1 for i, ch in enumerate(common) if not ch.isalnum()]
-        return ends[-1] if ends else 0
-
-    pre = cut(os.path.commonprefix(list(names)))
-    suf = cut(os.path.commonprefix([n[::-1] for n in names]))
-    out = [n[pre: len(n) - suf] for n in names]
-    if (pre == 0 and suf == 0) or not all(out) or len(set(out)) != len(out):
-        return None
-    return out
-
-
-def _class_names_from_columns(scores: Sequence[str], first_labels: Any) -> list[str]:
-    """Class names for text labels with one score column per class: the column names, or the
-    names without their common prefix / suffix (``p_cat`` -> ``cat``) when more of the labels of
-    the first batch are those."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    col = first_labels.cast(pa.string()) if pa.types.is_dictionary(first_labels.type) else first_labels
-    seen = {v for v in pc.unique(col).to_pylist() if v is not None}
-    stripped = _strip_affixes(scores)
-    if stripped is not None and len(seen & set(stripped)) > len(seen & set(scores)):
-        return stripped
-    return list(scores)
-
-
-def _distinct_labels(plan: _Plan) -> set[str]:
-    """A pass over the label column only, collecting the (few) distinct text labels."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    seen: set[str] = set()
-    for path in plan.files:
-        src = open_source(path, [plan.labels[0]], 1 << 16)
-        for batch in src.batches:
-            col = batch.column(0)
-            if pa.types.is_dictionary(col.type):
-                col = col.cast(pa.string())
-            seen.update(v for v in pc.unique(col).to_pylist() if v is not None)
-            if len(seen) > 1000:
-                return seen
-    return seen
+    resolve_labels(plan, args, first)
 
 
 # -- metrics -------------------------------------------------------------------------------------
@@ -530,6 +247,19 @@ def max_bytes_supported(plots: bool = True) -> bool:
 
 
 def _build(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool) -> Any:
+    """The MetricSet of ``names`` (and of the plots); a value the metrics refuse (``--max-bytes``
+    too small for the number of classes, say) is a usage error naming the option."""
+    try:
+        return _members(plan, names, args, plots)
+    except ValueError as exc:
+        msg = str(exc)
+        for param, option in (("max_bytes", "--max-bytes"), ("threshold", "--threshold")):
+            if msg.startswith(param):
+                raise InputError(option + msg[len(param):], 2) from None
+        raise InputError(f"cannot set up the metrics: {msg}", 2) from None
+
+
+def _members(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool) -> Any:
     import streammetrics as sm
 
     task, k = plan.task, plan.num_classes
@@ -551,222 +281,10 @@ def _build(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool)
     return sm.MetricSet(**{n if not n.startswith("_") else "plot" + n: m for n, m in members.items()})
 
 
-class _Histogram:
-    """Streaming per-class score histogram with a fixed number of bins whose range grows by
-    doubling (pairs of bins merge), so memory is O(bins) whatever the data."""
-
-    def __init__(self, n_series: int, bins: int = 64) -> None:
-        self.bins = bins
-        self.counts = np.zeros((n_series, bins))
-        self.lo: float | None = None
-        self.width = 0.0
-
-    def add(self, series: int, values: np.ndarray, weights: np.ndarray | None) -> None:
-        values = values[np.isfinite(values)] if weights is None else values
-        if values.size == 0:
-            return
-        vmin, vmax = float(values.min()), float(values.max())
-        if self.lo is None:
-            if vmin >= 0.0 and vmax <= 1.0:
-                self.lo, self.width = 0.0, 1.0 / self.bins
-            else:
-                self.lo, self.width = vmin, max(vmax - vmin, 1e-12) / self.bins * (1 + 1e-9)
-        while vmin < self.lo or vmax > self.lo + self.width * self.bins:
-            merged = self.counts.reshape(self.counts.shape[0], self.bins // 2, 2).sum(axis=2)
-            self.counts[:] = 0.0
-            if vmin < self.lo:  # grow downwards: the old range becomes the upper half
-                self.counts[:, self.bins // 2:] = merged
-                self.lo -= self.width * self.bins
-            else:
-                self.counts[:, : self.bins // 2] = merged
-            self.width *= 2.0
-        idx = np.minimum(((values - self.lo) / self.width).astype(np.int64), self.bins - 1)
-        self.counts[series] += np.bincount(idx, weights=weights, minlength=self.bins)
-
-    @property
-    def edges(self) -> np.ndarray:
-        lo = 0.0 if self.lo is None else self.lo
-        return lo + self.width * np.arange(self.bins + 1)
-
-
-# -- output --------------------------------------------------------------------------------------
-def _clean(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return [_clean(x) for x in v.tolist()]
-    if isinstance(v, (list, tuple)):
-        return [_clean(x) for x in v]
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        return None if math.isnan(f) else f
-    if isinstance(v, np.integer):
-        return int(v)
-    return v
-
-
-def _results(plan: _Plan, ms: Any, names: list[str], rows: int, args: argparse.Namespace,
-             confidence: float = 0.95) -> dict[str, Any]:
-    caught: list[str] = []
-    with warnings.catch_warnings(record=True) as w:
-        warnings.simplefilter("always")
-        values = {n: ms[n].compute() for n in ms if not n.startswith("plot_")}
-        metrics: dict[str, Any] = {}
-        per_class: dict[str, Any] = {}
-        intervals: dict[str, Any] = {}
-        bounds: dict[str, Any] = {}
-        pc_intervals: dict[str, Any] = {}
-        pc_bounds: dict[str, Any] = {}
-        classes = plan.classes or []
-        exact = True
-        for name in names:
-            metrics[name] = _clean(values[name])
-            if f"{name}_per_class" in values:
-                per_class[name] = dict(zip(classes, _clean(values[f"{name}_per_class"]), strict=False))
-                pcm = ms[f"{name}_per_class"]
-                if name in RANKING and not getattr(pcm, "is_exact", True) and hasattr(pcm, "bounds"):
-                    pc_bounds[name] = _per_class_pairs(classes, *pcm.bounds())
-                if not args.no_intervals and hasattr(pcm, "interval"):
-                    # Wilson for proportions, DeLong for AUROC (exact state only)
-                    with contextlib.suppress(ValueError, TypeError, NotImplementedError):
-                        pc_intervals[name] = _per_class_pairs(classes, *pcm.interval(confidence))
-            m = ms[name]
-            if name in RANKING:
-                is_exact = bool(getattr(m, "is_exact", True))
-                exact = exact and is_exact
-                if not is_exact and hasattr(m, "bounds"):
-                    lo, hi = m.bounds()
-                    bounds[name] = [_clean(lo), _clean(hi)]
-            if not args.no_intervals and hasattr(m, "interval") and (
-                plan.task == "binary" or name == "accuracy"
-            ):
-                try:
-                    lo, hi = m.interval(confidence)
-                    intervals[name] = [_clean(lo), _clean(hi)]
-                except (ValueError, TypeError, NotImplementedError):
-                    pass
-        caught = list(dict.fromkeys(str(x.message) for x in w))
-    return {
-        "metrics": metrics,
-        "per_class": per_class,
-        "intervals": intervals,
-        "per_class_intervals": pc_intervals,
-        "confidence": confidence,
-        "bounds": bounds,
-        "per_class_bounds": pc_bounds,
-        "rows": rows,
-        "exact": exact,
-        "task": plan.task,
-        "threshold": args.threshold if plan.task != "multiclass" else None,
-        "classes": classes,
-        "label_mapping": plan.mapping,
-        "weighted": plan.weight is not None,
-        "max_bytes": args.max_bytes,
-        "state_bytes": int(ms.nbytes),
-        "files": plan.files,
-        "warnings": caught,
-    }
-
-
-def _per_class_pairs(classes: list[str], lo: Any, hi: Any) -> dict[str, list[Any]]:
-    """{class: [low, high]} from two per-class arrays (nan -> null)."""
-    return {c: [_clean(a), _clean(b)] for c, a, b in zip(classes, np.asarray(lo).tolist(),
-                                                          np.asarray(hi).tolist(), strict=False)}
-
-
-def _print_table(res: dict[str, Any], title: str) -> None:
-    def fmt(v: Any) -> str:
-        return "undefined" if v is None else f"{v:.4f}"
-
-    headers = ["metric", "value", f"{res['confidence']:.0%} interval"]
-    if res["bounds"]:
-        headers.append("certified bounds")
-    rows = []
-    for name, v in res["metrics"].items():
-        iv = res["intervals"].get(name)
-        row = [name, fmt(v), f"[{fmt(iv[0])}, {fmt(iv[1])}]" if iv else ""]
-        if res["bounds"]:
-            b = res["bounds"].get(name)
-            row.append(f"[{fmt(b[0])}, {fmt(b[1])}]" if b else "")
-        rows.append(row)
-    per_class = res["per_class"]
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:  # rich missing: plain text
-        print(title)
-        for row in [headers, *rows]:
-            print("  ".join(f"{c:<20}" for c in row))
-        return
-    console = Console()
-    console.print(title, highlight=False, soft_wrap=True)
-    table = Table()
-    for i, h in enumerate(headers):
-        table.add_column(h, justify="left" if i == 0 else "right")
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-    if per_class:
-        table, note = _per_class_table(res, fmt)
-        console.print(table)
-        if note:
-            console.print(note, soft_wrap=True, highlight=False, markup=False)
-    if res["label_mapping"]:
-        console.print("labels: " + ", ".join(f"{k!r} -> {v}" for k, v in res["label_mapping"].items()))
-    for msg in res["warnings"]:
-        console.print(f"[yellow]warning:[/yellow] {msg}")
-
-
-def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> tuple[Any, str]:
-    """The per-class rich table -- one row per class (the first ``MAX_TABLE_CLASSES``), one column
-    per metric; below a value its interval (``low–high``) or, for a binned value, its certified
-    bounds (``[low–high]``) -- and the note explaining it."""
-    from rich.table import Table
-
-    def short(v: Any) -> str:
-        return "?" if v is None else f"{v:.3f}"
-
-    per_class, ivs, bds = res["per_class"], res["per_class_intervals"], res["per_class_bounds"]
-    notes = []
-    if ivs:
-        notes.append(f"below a value: its {res['confidence']:.0%} interval (Wilson; DeLong for AUROC)")
-    if bds:
-        notes.append("[low–high]: certified bounds of a binned value")
-    pc = Table(title="per class", title_justify="left")
-    pc.add_column("class", no_wrap=True)
-    for name in per_class:
-        pc.add_column(name, justify="right")
-    shown = res["classes"][:MAX_TABLE_CLASSES]
-    for c in shown:
-        cells = []
-        for n in per_class:
-            cell = fmt(per_class[n].get(c))
-            if n in ivs and ivs[n].get(c) and ivs[n][c][0] is not None:
-                lo, hi = ivs[n][c]
-                cell += f"\n[dim]{short(lo)}–{short(hi)}[/dim]"
-            elif n in bds and bds[n].get(c):
-                lo, hi = bds[n][c]
-                cell += f"\n[dim]\\[{short(lo)}–{short(hi)}][/dim]"
-            cells.append(cell)
-        pc.add_row(str(c), *cells)
-    if len(res["classes"]) > len(shown):
-        pc.add_row(f"… {len(res['classes']) - len(shown)} more", *([""] * len(per_class)))
-        notes.append("every class is in --json")
-    return pc, "; ".join(notes)
-
-
 # -- the command ---------------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> int:
     """Run ``streammetrics evaluate``; returns the exit status (errors are printed, not raised)."""
-    try:
-        return _run(args)
-    except InputError as exc:
-        print(f"streammetrics evaluate: error: {exc}", file=sys.stderr)
-        return exc.code
-    except KeyboardInterrupt:
-        print("streammetrics evaluate: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # e.g. ``| head``: the reader went away
-        sys.stderr.close()
-        return 0
+    return guarded("streammetrics evaluate", lambda: _run(args))
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -774,11 +292,17 @@ def _run(args: argparse.Namespace) -> int:
         import pyarrow  # noqa: F401
     except ImportError:
         raise InputError("evaluate needs pyarrow: pip install 'streammetrics[cli]'", 2) from None
-    if args.batch_size < 1:
-        raise InputError("--batch-size must be >= 1", 2)
     if args.max_bytes is not None and not max_bytes_supported(plots=args.plot is not None):
         raise InputError("--max-bytes: bounded mode is not available yet in this version of "
                          "streammetrics (the ranking metrics do not take max_bytes); run without it", 2)
+    unknown = [n for n in args.metrics or [] if n not in METRICS]
+    if unknown:
+        raise InputError(f"--metrics: unknown {', '.join(unknown)}; available: {', '.join(METRICS)}", 2)
+    for option, value in (("--json", args.json), ("--plot", args.plot)):
+        if value is not None and not value.strip():
+            raise InputError(f"{option}: an empty path", 2)
+    if args.json not in (None, "-"):
+        _check_json_path(args.json)
     with ExitStack() as stack:
         if args.files:
             if not args.label or not args.score:
@@ -795,35 +319,30 @@ def _run(args: argparse.Namespace) -> int:
             title = f"streammetrics evaluate: bundled example ({EXAMPLE})"
         plan = _Plan(args, files)
         _first_batch_setup(plan, args)
-        if args.metrics:
-            names = [n.strip() for n in args.metrics.split(",") if n.strip()]
-            unknown = [n for n in names if n not in METRICS]
-            if unknown:
-                raise InputError(f"--metrics: unknown {', '.join(unknown)}; "
-                                 f"available: {', '.join(METRICS)}", 2)
-            wrong = [n for n in names if plan.task not in METRICS[n][1]]
-            if wrong:
-                raise InputError(f"--metrics: {', '.join(wrong)} not defined for the {plan.task} task", 2)
-        else:
-            names = DEFAULTS[plan.task]
+        names = args.metrics or DEFAULTS[plan.task]
+        wrong = [n for n in names if plan.task not in METRICS[n][1]]
+        if wrong:
+            raise InputError(f"--metrics: {', '.join(wrong)} not defined for the {plan.task} task", 2)
         ms = _build(plan, names, args, plots=args.plot is not None)
-        hist = _Histogram(2 if plan.task == "binary" else (plan.num_classes or 1)) if args.plot else None
+        if args.plot:
+            check_plot_dir(args.plot)  # before the pass over the data, not after
+        hist = Histogram(2 if plan.task == "binary" else (plan.num_classes or 1)) if args.plot else None
         rows = _stream(plan, ms, hist, args)
-        res = _results(plan, ms, names, rows, args)
+        res = results(plan, ms, names, rows, args)
         title += f" -- {rows} rows, {plan.task}" + (
             f", threshold {args.threshold}" if plan.task != "multiclass" else "")
         if args.json == "-":
             json.dump(res, sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
-            _print_table(res, title)
+            print_table(res, title)
             if args.json:
                 try:
                     with open(args.json, "w", encoding="utf-8") as fh:
                         json.dump(res, fh, indent=2)
                         fh.write("\n")
                 except OSError as exc:
-                    raise InputError(f"--json: cannot write {args.json}: {exc.strerror}", 2) from None
+                    raise InputError(f"--json: cannot write {args.json}: {exc.strerror or exc}", 2) from None
         if args.plot:
             from .plots import write_plots
 
@@ -831,6 +350,17 @@ def _run(args: argparse.Namespace) -> int:
             if args.json != "-":
                 print(f"plots: {', '.join(written)}")
     return 0
+
+
+def _check_json_path(path: str) -> None:
+    """A usage error, before any work, for a --json path that cannot be a file."""
+    import os
+
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise InputError(f"--json: cannot write {path}: it is a directory", 2)
+    if not os.path.isdir(parent):
+        raise InputError(f"--json: cannot write {path}: no directory {parent}", 2)
 
 
 def _known_rows(files: list[str]) -> int | None:
@@ -845,7 +375,7 @@ def _known_rows(files: list[str]) -> int | None:
         return None
 
 
-def _stream(plan: _Plan, ms: Any, hist: _Histogram | None, args: argparse.Namespace) -> int:
+def _stream(plan: _Plan, ms: Any, hist: Histogram | None, args: argparse.Namespace) -> int:
     rows = 0
     show = not args.quiet and sys.stdout.isatty() and sys.stderr.isatty()
     progress: Any = None
@@ -866,15 +396,15 @@ def _stream(plan: _Plan, ms: Any, hist: _Histogram | None, args: argparse.Namesp
     start = time.perf_counter()
     try:
         for src, batch, offset in _read(plan, args.batch_size):
-            y = _labels(plan, batch, src.path, offset)
-            s = _scores(plan, batch, src.path, offset)
-            w = _weights(plan, batch, src.path, offset) if plan.weight else None
+            y = columns.labels(plan, batch, src.path, offset)
+            s = columns.scores(plan, batch, src.path, offset)
+            w = columns.weights(plan, batch, src.path, offset) if plan.weight else None
             try:
                 ms.update(y, s, sample_weight=w)
             except ValueError as exc:
                 raise _library_error(exc, src.path, offset, batch.num_rows) from None
             if hist is not None:
-                _histogram(plan, hist, y, s, w)
+                add_batch(plan, hist, y, s, w)
             rows += batch.num_rows
             if progress is not None:
                 rate = rows / max(time.perf_counter() - start, 1e-9)
@@ -884,17 +414,6 @@ def _stream(plan: _Plan, ms: Any, hist: _Histogram | None, args: argparse.Namesp
         if progress is not None:
             progress.stop()
     return rows
-
-
-def _weights(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
-    """The weight column as float64; NaN, missing, infinite or negative -> data error (file, row)."""
-    assert plan.weight is not None
-    w = _to_float(batch.column(plan.weight), path, plan.weight, offset, what="weight")
-    if w.size and not (np.isfinite(w).all() and w.min() >= 0):
-        i = int(np.argmax(~np.isfinite(w) | (w < 0)))
-        raise InputError(f"{path}: row {offset + i + 1}: column {plan.weight!r}: weight {w[i].item()!r} "
-                         "is not finite and >= 0", 1)
-    return w
 
 
 _AT_INDEX = re.compile(r"\s*at index (\d+|\((\d+), (\d+)\))")
@@ -915,24 +434,13 @@ def _library_error(exc: ValueError, path: str, offset: int, n: int) -> InputErro
     return InputError(f"{where}: {msg[: m.start()] + msg[m.end():]}", 1)
 
 
-def _histogram(plan: _Plan, hist: _Histogram, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> None:
-    if plan.task == "binary":
-        for c in (0, 1):
-            m = y == c
-            hist.add(c, s[m], None if w is None else w[m])
-    elif plan.task == "multiclass":  # score of the true class, per class
-        for c in range(plan.num_classes or 0):
-            m = y == c
-            hist.add(c, s[m, c], None if w is None else w[m])
-    else:  # multilabel: scores of the positives of each label
-        for c in range(plan.num_classes or 0):
-            m = y[:, c] == 1
-            hist.add(c, s[m, c], None if w is None else w[m])
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m streammetrics.cli.evaluate ...`` (same as ``streammetrics evaluate ...``)."""
-    parser = argparse.ArgumentParser(prog="streammetrics")
+    parser = OneLineParser(prog="streammetrics")
     sub = parser.add_subparsers(dest="command")
     add_parser(sub)
-    return run(parser.parse_args(["evaluate", *(argv if argv is not None else sys.argv[1:])]))
+    try:
+        args = parser.parse_args(["evaluate", *(argv if argv is not None else sys.argv[1:])])
+    except SystemExit as exc:  # usage errors, --help
+        return exc.code if isinstance(exc.code, int) else 2
+    return run(args)

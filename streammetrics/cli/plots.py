@@ -10,15 +10,91 @@ from typing import Any
 
 import numpy as np
 
-from .readers import InputError
+from .errors import InputError
 
-__all__ = ["write_plots"]
+PLOTS = ("roc.png", "pr.png", "confusion_matrix.png", "score_histogram.png")
+
+__all__ = ["write_plots", "check_plot_dir", "Histogram", "add_batch"]
+
+
+class Histogram:
+    """Streaming per-class score histogram with a fixed number of bins whose range grows by
+    doubling (pairs of bins merge), so memory is O(bins) whatever the data."""
+
+    def __init__(self, n_series: int, bins: int = 64) -> None:
+        self.bins = bins
+        self.counts = np.zeros((n_series, bins))
+        self.lo: float | None = None
+        self.width = 0.0
+
+    def add(self, series: int, values: np.ndarray, weights: np.ndarray | None) -> None:
+        values = values[np.isfinite(values)] if weights is None else values
+        if values.size == 0:
+            return
+        vmin, vmax = float(values.min()), float(values.max())
+        if self.lo is None:
+            if vmin >= 0.0 and vmax <= 1.0:
+                self.lo, self.width = 0.0, 1.0 / self.bins
+            else:
+                self.lo, self.width = vmin, max(vmax - vmin, 1e-12) / self.bins * (1 + 1e-9)
+        while vmin < self.lo or vmax > self.lo + self.width * self.bins:
+            merged = self.counts.reshape(self.counts.shape[0], self.bins // 2, 2).sum(axis=2)
+            self.counts[:] = 0.0
+            if vmin < self.lo:  # grow downwards: the old range becomes the upper half
+                self.counts[:, self.bins // 2:] = merged
+                self.lo -= self.width * self.bins
+            else:
+                self.counts[:, : self.bins // 2] = merged
+            self.width *= 2.0
+        idx = np.minimum(((values - self.lo) / self.width).astype(np.int64), self.bins - 1)
+        self.counts[series] += np.bincount(idx, weights=weights, minlength=self.bins)
+
+    @property
+    def edges(self) -> np.ndarray:
+        lo = 0.0 if self.lo is None else self.lo
+        return lo + self.width * np.arange(self.bins + 1)
+
+
+def add_batch(plan: Any, hist: Histogram, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> None:
+    """Add a batch to the per-class histograms: binary, the scores of each actual class;
+    multiclass, the score of the true class; multilabel, the scores of each label's positives."""
+    if plan.task == "binary":
+        for c in (0, 1):
+            m = y == c
+            hist.add(c, s[m], None if w is None else w[m])
+    elif plan.task == "multiclass":  # score of the true class, per class
+        for c in range(plan.num_classes or 0):
+            m = y == c
+            hist.add(c, s[m, c], None if w is None else w[m])
+    else:  # multilabel: scores of the positives of each label
+        for c in range(plan.num_classes or 0):
+            m = y[:, c] == 1
+            hist.add(c, s[m, c], None if w is None else w[m])
 
 
 def _series(plan: Any, value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, list):
         return list(zip(plan.classes or [str(i) for i in range(len(value))], value, strict=False))
     return [("", value)]
+
+
+def check_plot_dir(directory: str) -> None:
+    """Create ``directory`` if needed and check that files can be written in it (before the pass
+    over the data, not after): a usage error naming the reason otherwise."""
+    import tempfile
+
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--plot: cannot create {directory}: {exc.strerror or exc}", 2) from None
+    for name in PLOTS:
+        if os.path.isdir(os.path.join(directory, name)):
+            raise InputError(f"--plot: cannot write {os.path.join(directory, name)}: it is a directory", 2)
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise InputError(f"--plot: cannot write in {directory}: {exc.strerror or exc}", 2) from None
 
 
 def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, Any]) -> list[str]:
@@ -31,10 +107,7 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
         import matplotlib.pyplot as plt
     except ImportError:
         raise InputError("--plot needs matplotlib: pip install 'streammetrics[cli]'", 2) from None
-    try:
-        os.makedirs(directory, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"--plot: cannot create {directory}: {exc.strerror}", 2) from None
+    check_plot_dir(directory)
     import warnings
 
     written: list[str] = []
@@ -47,8 +120,12 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
     def save(fig: Any, name: str) -> None:
         path = os.path.join(directory, name)
         fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        try:
+            fig.savefig(path, dpi=110)
+        except OSError as exc:
+            raise InputError(f"--plot: cannot write {path}: {exc.strerror or exc}", 2) from None
+        finally:
+            plt.close(fig)
         written.append(path)
 
     # ROC

@@ -16,7 +16,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["InputError", "Source", "expand_inputs", "format_of", "json_rows", "open_source", "parse_error"]
+from .errors import InputError
+from .jsondepth import check_depth
+
+__all__ = ["InputError", "Source", "expand_inputs", "format_of", "json_rows", "open_source", "parse_error",
+           "original_value"]
 
 #: Bytes per CSV / JSON Lines block: pyarrow's streaming readers keep a few dozen blocks read
 #: ahead (measured: ~34 blocks), so this sets their memory (~17 MB) against the per-batch cost.
@@ -25,14 +29,6 @@ _CSV = (".csv", ".tsv", ".txt")
 _PARQUET = (".parquet", ".pq", ".parq")
 _JSONL = (".jsonl", ".ndjson", ".json")
 _COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
-
-
-class InputError(Exception):
-    """An error the user can act on; ``code`` is the exit status (2 usage, 1 data)."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def format_of(path: str) -> str | None:
@@ -62,6 +58,8 @@ def expand_inputs(items: Sequence[str]) -> list[str]:
         if item == "-":
             raise InputError("-: standard input is not supported (evaluate reads its input more than "
                              "once: the schema, then the stream); save it to a file", 2)
+        if not item.strip():
+            raise InputError(f"{item!r}: an empty file name", 2)
         item = os.path.expanduser(item)
         if os.path.isdir(item):
             found = _walk(item)
@@ -153,6 +151,8 @@ def open_source(
     fmt = format_of(path)
     if fmt != "parquet" and _is_empty(path):
         return Source(path, [], 0, iter(()))  # an empty CSV / JSON Lines file: no rows
+    if fmt == "jsonl":
+        _check_depth_once(path)
     try:
         if fmt == "parquet":
             import pyarrow.parquet as pq
@@ -163,7 +163,8 @@ def open_source(
             names = list(pf.schema_arrow.names)
             _check_columns(path, names, wanted)
             return Source(path, names, pf.metadata.num_rows,
-                          pf.iter_batches(batch_size=batch_size, columns=list(wanted)))
+                          _guarded(path, pf.iter_batches(batch_size=batch_size, columns=list(wanted)),
+                                   float_columns))
         if fmt == "csv":
             import pyarrow.csv as pcsv
 
@@ -181,7 +182,7 @@ def open_source(
             )
             reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
                                    parse_options=parse, convert_options=convert)
-            return Source(path, names, None, _rebatch(reader, batch_size))
+            return Source(path, names, None, _guarded(path, _rebatch(reader, batch_size), float_columns))
         if fmt == "jsonl":
             import pyarrow.json as pjson
 
@@ -196,9 +197,13 @@ def open_source(
                                      parse_options=parse)
             names = list(reader.schema.names)
             _check_columns(path, names, wanted)
-            return Source(path, names, None, _select(reader, wanted, batch_size))
+            batches = _select(reader, wanted, batch_size)
+            return Source(path, names, None, _guarded(path, batches, float_columns))
     except InputError:
         raise
+    except UnicodeDecodeError as exc:  # pyarrow decodes the column names with Python's codec
+        raise InputError(f"{path}: the header is not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} "
+                         f"at position {exc.start + 1} of a column name)", 1) from None
     except (pa.ArrowException, OSError) as exc:
         if fmt == "csv" and "conversion error" in str(exc):
             raise conversion_error(path, float_columns, str(exc)) from None
@@ -206,6 +211,21 @@ def open_source(
             raise parse_error(path, str(exc)) from None
         raise InputError(f"{path}: cannot read as {fmt}: {json_rows(str(exc), 0)}", 1) from None
     raise InputError(f"{path}: unknown format", 2)
+
+
+_DEPTH_CHECKED: set[tuple[str, int, int]] = set()
+
+
+def _check_depth_once(path: str) -> None:
+    """:func:`check_depth` once per file version (the CLI opens a file more than once)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return  # the reader reports it
+    key = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    if key not in _DEPTH_CHECKED:
+        check_depth(path)
+        _DEPTH_CHECKED.add(key)
 
 
 def _is_empty(path: str) -> bool:
@@ -232,6 +252,10 @@ def json_rows(message: str, offset: int) -> str:
 
 
 def _check_columns(path: str, names: Sequence[str], wanted: Sequence[str]) -> None:
+    twice = [c for c in wanted if names.count(c) > 1]
+    if twice:
+        raise InputError(f"{path}: column {twice[0]!r} appears {names.count(twice[0])} times in the header; "
+                         "rename the copies", 1)
     missing = [c for c in wanted if c not in names]
     if missing:
         raise InputError(
@@ -239,6 +263,30 @@ def _check_columns(path: str, names: Sequence[str], wanted: Sequence[str]) -> No
             + ", ".join(names),
             2,
         )
+
+
+def _guarded(path: str, batches: Iterator[Any], float_columns: Sequence[str]) -> Iterator[Any]:
+    """``batches`` with the reader's errors while streaming as data errors naming the file (and the
+    row where pyarrow tells it)."""
+    import pyarrow as pa
+
+    fmt = format_of(path)
+    offset = 0
+    try:
+        for batch in batches:
+            yield batch
+            offset += batch.num_rows
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x})", 1) from None
+    except (pa.ArrowException, OSError) as exc:
+        msg = str(exc)
+        if fmt == "csv" and "conversion error" in msg and float_columns:
+            raise conversion_error(path, float_columns, msg) from None
+        if fmt == "csv" and "Expected" in msg:
+            raise parse_error(path, msg) from None
+        # JSON Lines: pyarrow counts rows within the failing block, which follows the rows
+        # already yielded (blocks are consumed whole, in order)
+        raise InputError(f"{path}: cannot read as {fmt}: {json_rows(msg, offset)}", 1) from None
 
 
 def _rebatch(reader: Any, batch_size: int) -> Iterator[Any]:
@@ -254,14 +302,15 @@ def _select(reader: Any, wanted: Sequence[str], batch_size: int) -> Iterator[Any
             yield batch.slice(start, batch_size)
 
 
-def locate_bad_number(path: str, column: str) -> tuple[int, str] | None:
+def locate_bad_number(path: str, column: str) -> tuple[int, str | bytes] | None:
     """Re-read a CSV column as text to find the first value that is not a number: (row, value),
     the row counted from 1 over the data rows. Used only after a conversion error."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
-    convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
+    # read as bytes: a value that is not UTF-8 is not a number either (and must not fail the search)
+    convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.binary()})
     delimiter = _delimiter(path)
     reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
                            parse_options=pcsv.ParseOptions(delimiter=delimiter), convert_options=convert)
@@ -269,19 +318,27 @@ def locate_bad_number(path: str, column: str) -> tuple[int, str] | None:
     for batch in reader:
         for value in batch.column(0).to_pylist():
             row += 1
-            if value is None:
+            if value is None or not value.strip():
                 return row, ""
             try:
                 float(value)
             except ValueError:
-                return row, value
+                try:
+                    return row, value.decode("utf-8")
+                except UnicodeDecodeError:
+                    return row, value  # shown as bytes
     return None
 
 
 def conversion_error(path: str, columns: Sequence[str], message: str) -> InputError:
     """The data error for a CSV value that is not a number, naming the file, row and column."""
+    import pyarrow as pa
+
     for col in columns:
-        found = locate_bad_number(path, col)
+        try:
+            found = locate_bad_number(path, col)
+        except (pa.ArrowException, OSError):
+            break
         if found:
             row, value = found
             what = "is missing" if value == "" else f"{value!r} is not a number"
@@ -320,3 +377,43 @@ def parse_error(path: str, message: str) -> InputError:
                 return InputError(f"{path}: row {row} (line {reader.line_num + skip}): expected {want} "
                                   f"fields (the header's), got {len(fields)}: {shown}", 1)
     return InputError(f"{path}: cannot read: {message}", 1)
+
+
+def original_value(path: str, column: str, row: int) -> str | None:
+    """The text of ``column`` at data row ``row`` (from 1) as written in a CSV or JSON Lines file --
+    for messages about numbers a float cannot hold exactly (``99999999999999999999999``); None for
+    other formats or when it cannot be found. Only used on the error path: re-reads the file."""
+    import json
+
+    import pyarrow as pa
+
+    fmt = format_of(path)
+    try:
+        if fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
+            convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
+            reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
+                                   parse_options=pcsv.ParseOptions(delimiter=_delimiter(path)),
+                                   convert_options=convert)
+            seen = 0
+            for batch in reader:
+                if seen + batch.num_rows >= row:
+                    value = batch.column(0)[row - seen - 1].as_py()
+                    return None if value is None else str(value).strip()
+                seen += batch.num_rows
+        elif fmt == "jsonl":
+            seen = 0
+            import io
+
+            with pa.input_stream(path, compression="detect") as raw:
+                for line in io.BufferedReader(raw):  # type: ignore[arg-type]
+                    if line.strip():
+                        seen += 1
+                        if seen == row:
+                            value = json.loads(line, parse_float=str, parse_int=str).get(column)
+                            return None if value is None else str(value)
+    except (pa.ArrowException, OSError, ValueError, AttributeError, RecursionError):
+        return None
+    return None

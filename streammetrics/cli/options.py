@@ -1,0 +1,115 @@
+"""The options of ``streammetrics evaluate`` and their value types.
+
+Each type function turns one option value into a checked value or raises
+``argparse.ArgumentTypeError``, which the parser reports as one usage line (exit status 2): sizes
+(``--max-bytes``), positive row counts (``--batch-size``), finite thresholds, comma-separated
+name lists (``--metrics``, ``--classes``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from decimal import Decimal, InvalidOperation
+
+__all__ = ["add_arguments", "parse_size", "batch_size", "finite_float", "name_list",
+           "MAX_BATCH", "MAX_BYTES"]
+
+#: the largest --batch-size: pyarrow's slices and numpy's arrays are indexed by int64, and a batch
+#: is held in memory, so more than 2**31 rows per batch is a typing mistake, not a plan
+MAX_BATCH = 2**31 - 1
+#: the largest --max-bytes (1 PiB): the ranking metrics' budget is held as int64 byte counts
+MAX_BYTES = 2**50
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """``"64MB"``, ``"1.5G"``, ``"500k"``, ``"1048576"`` -> bytes (powers of 1024), at least 1 and at
+    most ``MAX_BYTES``."""
+    m = _SIZE.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 1048576, 512k, 64MB, 2G)")
+    try:
+        value = Decimal(m.group(1)) * 1024 ** "_kmgtp".index(m.group(2).lower() or "_")
+    except InvalidOperation:  # pragma: no cover - the pattern admits only decimal numbers
+        raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"size must be at least 1 byte, got {text!r}")
+    if value > MAX_BYTES:
+        raise argparse.ArgumentTypeError(f"size {text!r} is larger than the limit of 1 PiB")
+    return int(value)
+
+
+def batch_size(text: str) -> int:
+    """A row count per batch: an integer in ``[1, MAX_BATCH]``."""
+    try:
+        value = int(text.strip().replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    if value > MAX_BATCH:
+        raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {MAX_BATCH} rows per batch)")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A finite number (``nan`` and ``inf`` are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def name_list(text: str) -> list[str]:
+    """``"a,b, c"`` -> ``["a", "b", "c"]``; an empty list, an empty name or a repeated name is refused."""
+    names = [n.strip() for n in text.split(",")]
+    if not any(names):
+        raise argparse.ArgumentTypeError(f"no names in {text!r} (expected a comma-separated list)")
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"an empty name in {text!r} (position {names.index('') + 1})")
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise argparse.ArgumentTypeError(f"{repeated[0]!r} is repeated in {text!r}")
+    return names
+
+
+def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tuple[str, ...]) -> None:
+    """The arguments of ``evaluate`` on its parser ``p``."""
+    p.add_argument("files", nargs="*", metavar="FILE",
+                   help="input files, directories or glob patterns (default: the bundled example)")
+    p.add_argument("--label", action="append", metavar="COL",
+                   help="label column (repeat for multilabel label columns, or name one list column of 0/1)")
+    p.add_argument("--score", action="append", metavar="COL",
+                   help="score column; repeat for one column per class, or name one list column")
+    p.add_argument("--task", choices=tasks,
+                   help="default: binary for one score column, multilabel for a list label column, "
+                        "else multiclass")
+    p.add_argument("--metrics", type=name_list, metavar="LIST",
+                   help="comma-separated metric names (default: the confusion family and AUROC, AP); "
+                        f"available: {', '.join(metric_names)}")
+    p.add_argument("--pos-label", metavar="LABEL",
+                   help="binary task: the label of the positive class (text labels must say which one "
+                        "is positive: this, or a score column named after it, e.g. p_cancer)")
+    p.add_argument("--classes", type=name_list, metavar="LIST",
+                   help="comma-separated class names in class order: class i is position i of a list "
+                        "score column (required for text labels with a list column), or the i-th "
+                        "--score column; binary: NEGATIVE,POSITIVE")
+    p.add_argument("--threshold", type=finite_float, default=0.5, help="decision threshold (default 0.5)")
+    p.add_argument("--max-bytes", type=parse_size, metavar="SIZE",
+                   help="bound the memory of AUROC/AP (binned beyond SIZE; results carry bounds)")
+    p.add_argument("--weight", metavar="COL", help="sample weight column")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-' for stdout)")
+    p.add_argument("--plot", metavar="DIR", help="write ROC, PR, confusion-matrix and histogram PNGs to DIR")
+    p.add_argument("--batch-size", type=batch_size, default=65536, metavar="N",
+                   help="rows per update (default 65536)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--no-intervals", action="store_true",
+                   help="skip the 95%% intervals (DeLong's for AUROC: a linear pass over the sorted "
+                        "scores per class, ~0.7 s at 10M rows)")
+
