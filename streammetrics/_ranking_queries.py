@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_numpy, first_bad
+from ._validation import as_numpy, check_scores, first_bad
 
 __all__ = ["Group", "RankedQueries", "prepare_queries"]
 
@@ -77,15 +77,20 @@ def _take(a: np.ndarray, order: np.ndarray) -> np.ndarray:
     return np.take_along_axis(a, order, axis=1)
 
 
+#: Largest |grade|: sums of grades over any feasible number of documents and queries (fewer
+#: than 2**100 in all) stay far below the float64 range (2**1024).
+MAX_GRADE = 2.0**128
+
+
 def _check_grades(g: np.ndarray, name: str) -> np.ndarray:
     g = g.astype(np.float64, copy=False)
-    # one reduction: a NaN or inf makes the sum non-finite (overflow too: then look closer)
-    with np.errstate(over="ignore"):
-        total = g.sum() if g.size else 0.0
-    if not np.isfinite(total) and not np.isfinite(g).all():
-        idx = first_bad(~np.isfinite(g))
+    # one reduction each way: a NaN propagates, inf or a grade beyond the bound shows
+    if g.size and not (g.min() >= -MAX_GRADE and g.max() <= MAX_GRADE):
+        bad = ~(np.abs(g) <= MAX_GRADE)
+        idx = first_bad(bad)
         raise ValueError(
-            f"{name}: grades must be finite numbers; first invalid value {g[idx]!r} at index {idx}"
+            f"{name}: grades must be finite numbers in [-2**128, 2**128]; first invalid value "
+            f"{g[idx]!r} at index {idx}"
         )
     return g
 
@@ -290,12 +295,14 @@ def _judged(parts: list[Any], qids: list[Any] | None) -> tuple[np.ndarray, np.nd
         lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
         flat = np.concatenate(arrays) if arrays else np.zeros(0)
     flat = flat.astype(np.float64, copy=False)
-    if flat.size and not np.isfinite(flat).all():
-        pos = first_bad(~np.isfinite(flat))
+    if flat.size and not (np.abs(flat) <= MAX_GRADE).all():
+        pos = first_bad(~(np.abs(flat) <= MAX_GRADE))
         assert isinstance(pos, int)
         q = int(np.searchsorted(np.cumsum(lengths), pos, side="right"))
         where = f" of query {qids[q]!r}" if qids is not None else ""
-        raise ValueError(f"judged: grades must be finite numbers; invalid value {flat[pos]!r}{where}")
+        raise ValueError(
+            f"judged: grades must be finite numbers in [-2**128, 2**128]; invalid value {flat[pos]!r}{where}"
+        )
     return flat, lengths
 
 
@@ -345,9 +352,7 @@ def prepare_queries(
     n = rel.shape[0]
     if sc.shape[0] != n:
         raise ValueError(f"scores: expected {n} scores (one per row of relevance), got {sc.shape[0]}")
-    sc = sc.astype(np.float64, copy=False)
-    if n and np.isnan(sc.min()):
-        raise ValueError(f"scores: scores must not be NaN; first NaN at index {first_bad(np.isnan(sc))}")
+    sc = check_scores(sc, "scores").astype(np.float64, copy=False)
 
     qids: list[Any] | None
     if query_ids is None:

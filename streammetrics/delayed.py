@@ -68,7 +68,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -77,7 +77,7 @@ from ._base import RESERVED_KEYS, Metric
 from ._state import State
 from ._validation import as_numpy, check_scores, check_weights, first_bad
 from .metricset import MetricSet
-from .window import Clock, metric_from_nested, nested_config
+from .window import Clock, _one_time, metric_from_nested, nested_config
 
 __all__ = ["DelayedLabels"]
 
@@ -88,6 +88,12 @@ _PSEP = "pending."
 _INT64 = (-(2**63), 2**63 - 1)
 _FLOAT_SPEC = (np.dtype(np.float64).str, ())  # one Python/numpy float64 score per id
 _time = time.time  # the default clock: the per-request paths skip validating its readings
+
+
+def _when(clock: Clock, timestamp: Any) -> float:
+    """The time of a predict/label call: ``timestamp``, else the clock's reading; finite."""
+    value = clock() if timestamp is None else timestamp
+    return _one_time(value, None, f"expected a number, got {value!r}")
 
 
 def _scalar(score: Any) -> Any:
@@ -114,6 +120,8 @@ class _NoState(State):
 def _check_ids(ids: Any) -> tuple[list[int | str], bool]:
     """Ids as a list of Python ints/strs (and whether a single id was given)."""
     single = isinstance(ids, (str, int, np.integer)) and not isinstance(ids, (bool, np.bool_))
+    if not single and (isinstance(ids, (bytes, bytearray, Mapping)) or not isinstance(ids, Iterable)):
+        raise ValueError(f"ids: expected an int, a str or a sequence of them, got {ids!r}")
     seq = [ids] if single else (ids.tolist() if isinstance(ids, np.ndarray) else list(ids))
     out: list[int | str] = []
     for i, x in enumerate(seq):
@@ -405,9 +413,7 @@ class DelayedLabels(Metric):
         if single and sample_weight is not None and np.ndim(sample_weight) == 0:
             sample_weight = [sample_weight]
         w = check_weights(sample_weight, k)
-        now = float(self.clock() if timestamp is None else timestamp)
-        if not math.isfinite(now):
-            raise ValueError(f"timestamp: must be finite, got {now!r}")
+        now = _when(self.clock, timestamp)
         spec = (s.dtype.str, s.shape[1:])
         if spec == _FLOAT_SPEC:
             spec = _FLOAT_SPEC  # the fast paths compare by identity
@@ -444,9 +450,7 @@ class DelayedLabels(Metric):
             raise ValueError("y_score: scores must not be NaN; got nan")
         if type(key) is int and not _INT64[0] <= key <= _INT64[1]:
             raise ValueError(f"ids: integer ids must fit in int64; got {key}")
-        now = float(self.clock() if timestamp is None else timestamp)
-        if not math.isfinite(now):
-            raise ValueError(f"timestamp: must be finite, got {now!r}")
+        now = _when(self.clock, timestamp)
         self._store_one(key, score, now)
 
     def _store_one(self, key: int | str, score: float, now: float) -> None:
@@ -487,7 +491,7 @@ class DelayedLabels(Metric):
         k = len(keys)
         if y.ndim == 0 or y.shape[0] != k:
             raise ValueError(f"y_true: expected {k} labels (one per id), got shape {y.shape}")
-        now = float(self.clock() if timestamp is None else timestamp)
+        now = _when(self.clock, timestamp)
         with self._lock:
             self._expire(now)
             self._flush_locked()  # buffered pairs arrived first
