@@ -111,8 +111,8 @@ def _binary_label_counts(y: Any, p: Any) -> Any:
         return None
     dt = y.dtype
     kind = dt.kind
-    if kind != "i" and kind != "u" and kind != "b":
-        return None
+    if (kind != "i" and kind != "u" and kind != "b") or not (dt.isnative and p.dtype.isnative):
+        return None  # (the unsigned views below read native byte order)
     if p.dtype == dt:
         either = y | p
         if kind != "b":  # _over_one(either), inline

@@ -80,6 +80,9 @@ def _take(a: np.ndarray, order: np.ndarray) -> np.ndarray:
 #: Largest |grade|: sums of grades over any feasible number of documents and queries (fewer
 #: than 2**100 in all) stay far below the float64 range (2**1024).
 MAX_GRADE = 2.0**128
+#: Largest |per-query value| (an exponential gain grows fast): sums over any feasible number of
+#: queries (decay weights of up to 2**300 included) stay finite.
+MAX_QUERY_VALUE = 2.0**256
 
 
 def _check_grades(g: np.ndarray, name: str) -> np.ndarray:
