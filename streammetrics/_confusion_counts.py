@@ -35,6 +35,7 @@ from ._validation import (
     is_scalar,
     one_label,
     one_score,
+    one_value,
     one_weight,
 )
 
@@ -264,6 +265,7 @@ class ConfusionCounts(SummedState):
         binary = self.task == "binary"
         k = self.num_classes
         label = one_label(y, "y_true", None if binary else k, self.ignore_index)
+        p = one_value(p, "y_pred")  # a score or a label, as a batch would tell
         if isinstance(p, (float, np.floating)):  # a score (binary) or a float class label
             score = one_score(p, "y_pred")
             j = int(score >= self.threshold) if binary else one_label(score, "y_pred", k)

@@ -26,6 +26,7 @@ __all__ = [
     "as_numpy",
     "derived_weights",
     "one_label",
+    "one_value",
     "one_score",
     "one_weight",
     "check_weights",
@@ -323,6 +324,23 @@ def one_row(x: Any, name: str) -> np.ndarray:
     """One sample's value as an array of one row (for the array validators)."""
     arr = as_numpy(x, name)
     return arr.reshape(1) if arr.ndim == 0 else arr
+
+
+def one_value(x: Any, name: str) -> Any:
+    """One sample's value as the kind a batch would make of it: Python bools, floats and ints
+    within int64 and numpy real scalars unchanged; anything else through :func:`as_numpy` (a
+    Python int beyond int64 becomes a float64 scalar, as in a list; strings, ``None``, complex
+    numbers are a ``ValueError``). Lets the per-sample paths tell scores from labels as a
+    batch does. O(1)."""
+    t = type(x)
+    if t is float or t is bool or (t is int and _INT64_MIN <= x < _INT64_END):
+        return x
+    if isinstance(x, (np.floating, np.integer, np.bool_)) and x.dtype.isnative:
+        return x
+    arr = one_row(x, name)
+    if arr.shape != (1,):
+        raise ValueError(f"{name}: expected one value, got shape {arr.shape}")
+    return arr[0]
 
 
 def one_weight(sample_weight: Any) -> float:

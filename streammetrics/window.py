@@ -95,7 +95,7 @@ import numpy as np
 from ._base import Metric
 from ._sorted_buffer import SortedScores
 from ._state import State
-from ._validation import as_numpy, first_bad, is_scalar, one_weight
+from ._validation import as_numpy, first_bad, is_scalar, one_value, one_weight
 
 __all__ = ["Window"]
 
@@ -114,14 +114,6 @@ def storable(arr: np.ndarray) -> np.ndarray:
     return np.array(arr, copy=True, order="C")
 
 
-def _storable_scalar(x: Any) -> Any:
-    """A validated scalar as the rows store it: a Python int beyond int64 (a valid score) as a
-    float, so that a row of such scalars stacks into a storable array."""
-    if type(x) is int and not -(2**63) <= x < 2**63:
-        return float(x)
-    return x
-
-
 def canonical_rows(
     state: State, y_true: Any, y_pred: Any, sample_weight: Any
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -131,8 +123,9 @@ def canonical_rows(
     """
     if is_scalar(y_true) and is_scalar(y_pred):  # the per-sample path
         w1 = None if sample_weight is None else np.array([one_weight(sample_weight)])
-        return (storable(as_numpy(_storable_scalar(y_true), "y_true").reshape(1)),
-                storable(as_numpy(_storable_scalar(y_pred), "y_pred").reshape(1)), w1)
+        # as the kinds a batch would make of them (a Python int beyond int64 is a float64 score)
+        return (storable(as_numpy(one_value(y_true, "y_true"), "y_true").reshape(1)),
+                storable(as_numpy(one_value(y_pred, "y_pred"), "y_pred").reshape(1)), w1)
     y = as_numpy(y_true, "y_true")
     p = as_numpy(y_pred, "y_pred")
     multilabel = getattr(state, "task", None) == "multilabel"
@@ -549,7 +542,7 @@ class WindowState(State):
                 t = float(check_timestamps(timestamp, 1, self.clock, self.newest)[0]) \
                     if timestamp is not None else _now(self.clock, self.newest)
             w1 = None if sample_weight is None else one_weight(sample_weight)
-            return ("one", delta, _storable_scalar(y_true), _storable_scalar(y_pred), w1, t)
+            return ("one", delta, one_value(y_true, "y_true"), one_value(y_pred, "y_pred"), w1, t)
         y, p, w = canonical_rows(self.inner, y_true, y_pred, sample_weight)
         n = y.shape[0]
         ts = None
