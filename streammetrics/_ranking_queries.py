@@ -260,8 +260,10 @@ def _lookup(mapping: Any, qids: list[Any] | None, name: str, n_queries: int) -> 
 def _counts(vals: list[Any], qids: list[Any] | None) -> np.ndarray:
     """``n_relevant`` values as float64, each a non-negative integer (vectorised check)."""
     try:
-        arr = np.asarray(vals, dtype=np.float64)
-        ok = arr.ndim == 1 and bool(
+        arr = np.asarray(vals)  # numbers only (float64 would parse strings)
+        ok = arr.dtype.kind in "biuf" and arr.ndim == 1
+        arr = arr.astype(np.float64)
+        ok = ok and bool(
             (np.isfinite(arr) & (arr >= 0) & (arr == np.floor(np.where(np.isfinite(arr), arr, 0)))).all()
         )
     except (TypeError, ValueError):
@@ -273,8 +275,10 @@ def _counts(vals: list[Any], qids: list[Any] | None) -> np.ndarray:
         if v is None:
             raise ValueError(f"n_relevant: no entry for {where}")
         try:
+            if isinstance(v, (str, bytes)):
+                raise TypeError
             f = float(v)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ValueError(f"n_relevant: expected a non-negative integer for {where}, got {v!r}") from None
         if not (math.isfinite(f) and f >= 0 and f == int(f)):
             raise ValueError(f"n_relevant: expected a non-negative integer for {where}, got {v!r}")

@@ -320,6 +320,21 @@ def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
     return w
 
 
+def kept_predictions(s: np.ndarray, name: str) -> np.ndarray:
+    """Predictions in a dtype a buffer keeps: scores (NaN rejected) as float16/32/64, hard
+    predictions as bool or int64 (an unsigned value beyond int64 is a ``ValueError``, never
+    wrapped to a negative one). O(n)."""
+    if s.dtype.kind == "f":
+        s = check_scores(s, name)
+    if s.dtype in (np.float64, np.float32, np.float16, np.int64, np.bool_):
+        return s
+    if s.dtype.kind == "u" and s.size and s.max() >= _INT64_END:
+        idx = first_bad(s >= _INT64_END)
+        raise ValueError(f"{name}: integer predictions must fit in int64; first invalid value "
+                         f"{_value_at(s, idx)!r} at index {idx}")
+    return s.astype(np.float64 if s.dtype.kind == "f" else np.int64)
+
+
 def one_row(x: Any, name: str) -> np.ndarray:
     """One sample's value as an array of one row (for the array validators)."""
     arr = as_numpy(x, name)

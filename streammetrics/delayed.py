@@ -75,7 +75,7 @@ import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
 from ._state import State
-from ._validation import as_numpy, check_scores, check_weights, first_bad
+from ._validation import as_numpy, check_weights, first_bad, kept_predictions
 from .metricset import MetricSet
 from .window import Clock, _one_time, metric_from_nested, nested_config
 
@@ -406,10 +406,7 @@ class DelayedLabels(Metric):
         k = len(keys)
         if s.ndim == 0 or s.shape[0] != k:
             raise ValueError(f"y_score: expected {k} rows (one per id), got shape {s.shape}")
-        if s.dtype.kind == "f":
-            s = check_scores(s, "y_score")
-        if s.dtype not in (np.float64, np.float32, np.float16, np.int64, np.bool_):
-            s = s.astype(np.float64 if s.dtype.kind == "f" else np.int64)
+        s = kept_predictions(s, "y_score")
         if single and sample_weight is not None and np.ndim(sample_weight) == 0:
             sample_weight = [sample_weight]
         w = check_weights(sample_weight, k)

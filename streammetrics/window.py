@@ -139,9 +139,11 @@ def canonical_rows(
     return storable(y), storable(p), (None if w is None else np.array(w, copy=True))
 
 
-def check_timestamps(timestamp: Any, n: int, clock: Clock, newest: float | None) -> np.ndarray:
+def check_timestamps(timestamp: Any, n: int, clock: Clock, newest: float | None,
+                     seconds: float | None = None) -> np.ndarray:
     """Per-row float64 timestamps: a scalar for the batch or one per row, finite, non-decreasing
-    within the batch and not older than ``newest``. ``None`` asks ``clock``."""
+    within the batch and not older than ``newest``. ``None`` asks ``clock``. With ``seconds`` (a
+    time window), the newest must be far enough below float64's limits that t - seconds < t."""
     if timestamp is None:
         timestamp = clock()
     if is_scalar(timestamp) or np.ndim(timestamp) == 0:
@@ -165,7 +167,18 @@ def check_timestamps(timestamp: Any, n: int, clock: Clock, newest: float | None)
         raise ValueError(
             f"timestamp: must be non-decreasing; {float(ts[0])!r} is older than the newest seen ({newest!r})"
         )
+    if n and seconds is not None:
+        resolvable(float(ts[-1]), seconds)
     return ts
+
+
+def resolvable(t: float, seconds: float) -> float:
+    """``t`` if a window of ``seconds`` can hold a row stamped ``t`` (else every row would
+    expire on arrival: float64 rounds t - seconds to t)."""
+    if t - seconds >= t:
+        raise ValueError(f"timestamp: {t!r} is too far from 0 for a window of {seconds!r} seconds "
+                         "(float64 cannot tell t - seconds from t there)")
+    return t
 
 
 def _now(clock: Clock, newest: float | None) -> float:
@@ -179,6 +192,8 @@ def _one_time(value: Any, newest: float | None, not_a_number: str) -> float:
     finite, and not older than ``newest`` (when given)."""
     try:
         t = float(value)
+    except OverflowError as exc:
+        raise ValueError("timestamp: must be finite, got an int beyond the float64 range") from exc
     except (TypeError, ValueError) as exc:
         raise ValueError(f"timestamp: {not_a_number}") from exc
     if not math.isfinite(t):
@@ -539,15 +554,15 @@ class WindowState(State):
         if is_scalar(y_true) and is_scalar(y_pred) and (sample_weight is None or is_scalar(sample_weight)):
             t = None
             if self.seconds is not None:  # one sample: a scalar timestamp
-                t = float(check_timestamps(timestamp, 1, self.clock, self.newest)[0]) \
-                    if timestamp is not None else _now(self.clock, self.newest)
+                t = float(check_timestamps(timestamp, 1, self.clock, self.newest, self.seconds)[0]) \
+                    if timestamp is not None else resolvable(_now(self.clock, self.newest), self.seconds)
             w1 = None if sample_weight is None else one_weight(sample_weight)
             return ("one", delta, one_value(y_true, "y_true"), one_value(y_pred, "y_pred"), w1, t)
         y, p, w = canonical_rows(self.inner, y_true, y_pred, sample_weight)
         n = y.shape[0]
         ts = None
         if self.seconds is not None:
-            ts = check_timestamps(timestamp, n, self.clock, self.newest)
+            ts = check_timestamps(timestamp, n, self.clock, self.newest, self.seconds)
         return ("rows", delta, _Piece(y, p, w, ts))
 
     def apply(self, delta: Any) -> None:
@@ -778,7 +793,8 @@ class QueryWindowState(State):
         vals = query_values(self.specs, relevance, scores, doc_ids=doc_ids, judged=judged,
                             n_relevant=n_relevant, query_ids=query_ids)
         n = vals.shape[0]
-        ts = check_timestamps(timestamp, n, self.clock, self.newest) if self.seconds is not None else None
+        sec = self.seconds
+        ts = None if sec is None else check_timestamps(timestamp, n, self.clock, self.newest, sec)
         return _Piece(vals, np.zeros((n, 0)), None, ts)
 
     def apply(self, delta: Any) -> None:
