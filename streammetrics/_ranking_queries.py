@@ -262,7 +262,7 @@ def _counts(vals: list[Any], qids: list[Any] | None) -> np.ndarray:
     try:
         arr = np.asarray(vals)  # numbers only (float64 would parse strings)
         ok = arr.dtype.kind in "biuf" and arr.ndim == 1
-        arr = arr.astype(np.float64)
+        arr = arr.astype(np.float64) if ok else arr
         ok = ok and bool(
             (np.isfinite(arr) & (arr >= 0) & (arr == np.floor(np.where(np.isfinite(arr), arr, 0)))).all()
         )

@@ -191,6 +191,8 @@ def _one_time(value: Any, newest: float | None, not_a_number: str) -> float:
     """One timestamp as a float: a number (else ``ValueError("timestamp: " + not_a_number)``),
     finite, and not older than ``newest`` (when given)."""
     try:
+        if isinstance(value, (str, bytes, bytearray)):  # float() would parse them
+            raise TypeError
         t = float(value)
     except OverflowError as exc:
         raise ValueError("timestamp: must be finite, got an int beyond the float64 range") from exc

@@ -507,3 +507,119 @@ def test_weight_bounds_keep_every_accepted_state_finite() -> None:
     mcc = sm.MatthewsCorrCoef().update(y, s > 0.5, sample_weight=np.full(4000, 2.0**-128))
     ref = sm.MatthewsCorrCoef().update(y, s > 0.5)
     assert abs(value(mcc) - value(ref)) < 1e-12
+
+
+# -- timestamps (time windows, time decay, delayed labels) ----------------------------------------
+def _clock() -> float:
+    return 100.0
+
+
+TIMED: dict[str, Callable[[], Any]] = {
+    "Window(Recall)": lambda: sm.Window(sm.Recall(), seconds=1e6, clock=_clock),
+    "Window(AUROC)": lambda: sm.Window(sm.AUROC(), seconds=1e6, clock=_clock),
+    "Decayed(Recall)": lambda: sm.Decayed(sm.Recall(), half_life_seconds=50.0, clock=_clock),
+    "Decayed(AUROC)": lambda: sm.Decayed(sm.AUROC(), half_life_seconds=50.0, clock=_clock),
+    "Window(NDCG)": lambda: sm.Window(sm.NDCG(), seconds=1e6, clock=_clock),
+    "DelayedLabels": lambda: sm.DelayedLabels(sm.Recall(), clock=_clock),
+}
+# (value given for a batch of 2 rows, its clean float64 twin or None when it must be rejected)
+TIMESTAMPS: list[tuple[Any, Any]] = [
+    (200, 200.0), (np.float32(250.5), 250.5), (np.int8(120), 120.0), (True, None),
+    (np.array([150.0, 160.0], dtype=">f8"), np.array([150.0, 160.0])), ([150, 170], np.array([150.0, 170.0])),
+    (np.array(300.0), 300.0), (None, None), (float("nan"), None), (float("inf"), None), (-float("inf"), None),
+    ("200", None), (1j, None), (10**400, None), ([170.0, 160.0], None), ([150.0, float("nan")], None),
+    ([150.0], None), (np.ma.masked_array([150.0, 160.0], [False, True]), None), (iter([150.0, 160.0]), None),
+    (50.0, None),  # older than the newest seen (100.0)
+    (1e300, None),  # too far from 0 for a window of 1e6 seconds (Decayed accepts it: ages are exact)
+]
+
+
+@pytest.mark.filterwarnings("ignore")
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(TIMED)), st.sampled_from(range(len(TIMESTAMPS))), st.integers(0, 2**16))
+def test_malformed_timestamps(name: str, which: int, seed: int) -> None:
+    ts, twin = TIMESTAMPS[which]
+    if ts is True or ts is None:  # a bool is a number to float(); None asks the clock
+        twin = 1.0 if ts is True else 100.0
+    if ts is True and name != "DelayedLabels":
+        twin = None  # older than the newest seen (100.0)
+    if name == "DelayedLabels":  # one time per call, in any order
+        twin = None if np.ndim(ts) == 1 or isinstance(ts, type(iter([]))) else twin
+        twin = {50.0: 50.0, 1e300: 1e300}.get(ts, twin) if isinstance(ts, float) else twin
+    if isinstance(ts, float) and ts == 1e300 and name.startswith("Decayed"):
+        twin = 1e300
+    m, ref = TIMED[name](), TIMED[name]()
+    rng = np.random.default_rng(seed)
+    ret = name == "Window(NDCG)"
+
+    def put(x: Any, t: Any, ids: list[int]) -> None:
+        y, s = (rng.integers(0, 3, 2), rng.random(2)) if ret else (rng.integers(0, 2, 2), rng.random(2))
+        if name == "DelayedLabels":
+            x.predict(ids, s, timestamp=t)
+            x.label(ids, y, timestamp=None if t is None else t)
+        elif ret:
+            x.update(y, s, query_ids=[0, 0] if np.ndim(t) == 0 else [0, 1], timestamp=t)
+        else:
+            x.update(y, s, timestamp=t)
+
+    state = rng.bit_generator.state
+    for x in (m, ref):
+        rng.bit_generator.state = state
+        put(x, 100.0, [1, 2])
+    state = rng.bit_generator.state
+    before = _snapshot(m)
+    try:
+        put(m, ts, [3, 4])
+    except ValueError:
+        assert twin is None, f"{name}: rejected timestamp {ts!r}"
+        assert same_state(_snapshot(m), before)
+        healthy(m)
+        return
+    assert twin is not None, f"{name}: accepted timestamp {ts!r}"
+    rng.bit_generator.state = state
+    put(ref, twin, [3, 4])
+    assert same_value(value(m), value(ref))
+    healthy(m)
+
+
+# -- retrieval's keyword arguments ----------------------------------------------------------------
+RET_KW: list[tuple[str, Any, Any]] = [
+    ("n_relevant", 3, 3), ("n_relevant", np.int8(2), 2), ("n_relevant", 2.0, 2),
+    ("n_relevant", np.array(4, dtype=">i8"), 4), ("n_relevant", -1, None), ("n_relevant", 1.5, None),
+    ("n_relevant", float("nan"), None), ("n_relevant", "2", None), ("n_relevant", None, "skip"),
+    ("n_relevant", 1j, None), ("n_relevant", 10**400, None),
+    ("judged", [1, 0, 2, 1], [1, 0, 2, 1]), ("judged", np.array([1, 0, 2, 1], dtype=">i4"), [1, 0, 2, 1]),
+    ("judged", [1.0, 0.0, 2.0, 1.0], [1, 0, 2, 1]), ("judged", [1, None, 2, 1], None),
+    ("judged", [1, float("nan"), 2, 1], None), ("judged", ["a", 0, 2, 1], None), ("judged", [1e300, 0, 2, 1], None),
+    ("doc_ids", [7, 8, 9], [7, 8, 9]), ("doc_ids", np.array([7, 8, 9], dtype=">i8"), [7, 8, 9]),
+    ("doc_ids", ["a", "b", "c"], ["a", "b", "c"]), ("doc_ids", [7.0, float("nan"), 9.0], None),
+    ("doc_ids", [7, 7, 9], None), ("doc_ids", [7, 8], None),
+]
+
+
+@pytest.mark.filterwarnings("ignore")
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(["MAP", "NDCG", "RPrecision", "SetRecall", "MetricSet", "Decayed(MAP)"]),
+       st.sampled_from(range(len(RET_KW))), st.integers(0, 2**16))
+def test_malformed_retrieval_keywords(name: str, which: int, seed: int) -> None:
+    key, given_value, twin = RET_KW[which]
+    if twin == "skip":
+        return
+    m, ref = make("ret", name), make("ret", name)
+    rng = np.random.default_rng(seed)
+    rel = np.array([2, 1, 0])  # judged above holds these grades (and one more relevant)
+    s = rng.random(3)
+    for x in (m, ref):
+        x.update(rel, s)
+    before = _snapshot(m)
+    try:
+        m.update(rel, s, **{key: given_value})
+    except ValueError:
+        assert twin is None, f"{name}: rejected {key}={given_value!r}"
+        assert same_state(_snapshot(m), before)
+        healthy(m)
+        return
+    assert twin is not None, f"{name}: accepted {key}={given_value!r}"
+    ref.update(rel, s, **{key: np.asarray(twin)})
+    assert same_value(value(m), value(ref))
+    healthy(m)
