@@ -119,10 +119,12 @@ class _NoState(State):
 
 def _check_ids(ids: Any) -> tuple[list[int | str], bool]:
     """Ids as a list of Python ints/strs (and whether a single id was given)."""
-    single = isinstance(ids, (str, int, np.integer)) and not isinstance(ids, (bool, np.bool_))
+    if hasattr(ids, "tolist") and not isinstance(ids, str):  # numpy arrays/scalars, tensors (0-d: one id)
+        ids = ids.tolist()
+    single = isinstance(ids, (str, int)) and not isinstance(ids, bool)
     if not single and (isinstance(ids, (bytes, bytearray, Mapping)) or not isinstance(ids, Iterable)):
         raise ValueError(f"ids: expected an int, a str or a sequence of them, got {ids!r}")
-    seq = [ids] if single else (ids.tolist() if isinstance(ids, np.ndarray) else list(ids))
+    seq = [ids] if single else list(ids)
     out: list[int | str] = []
     for i, x in enumerate(seq):
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, str, np.integer)):

@@ -623,3 +623,31 @@ def test_malformed_retrieval_keywords(name: str, which: int, seed: int) -> None:
     ref.update(rel, s, **{key: np.asarray(twin)})
     assert same_value(value(m), value(ref))
     healthy(m)
+
+
+# -- framework tensors (when torch is installed) ----------------------------------------------------
+@pytest.mark.filterwarnings("ignore")
+def test_torch_tensors_follow_the_array_rules() -> None:
+    torch = pytest.importorskip("torch")
+    y, s = torch.tensor([1, 0, 1, 1]), torch.tensor([0.9, 0.2, 0.4, 0.7], dtype=torch.float64)
+    for kind, name in CASES:
+        if kind not in ("bin", "delayed"):
+            continue
+        m, ref = make(kind, name), make(kind, name)
+        b = {"y": y.to(torch.int8), "s": s.T.contiguous().requires_grad_(), "w": s * 2}
+        clean = {"y": y.numpy().astype(np.int64), "s": s.numpy(), "w": s.numpy() * 2}
+        b["ids"] = clean["ids"] = [next(_ids) for _ in range(4)]
+        feed(m, kind, b)
+        feed(ref, kind, clean)
+        assert same_value(value(m), value(ref)), name
+        before = _snapshot(m)
+        for bad in ({"s": torch.tensor([0.9, float("nan"), 0.4, 0.7])}, {"s": s.to(torch.complex64)},
+                    {"w": torch.full((4,), 1e200, dtype=torch.float64)}, {"y": y.to_sparse()}):
+            with pytest.raises(ValueError):
+                feed(m, kind, {**b, "ids": [next(_ids) for _ in range(4)], **bad})
+            if "y" not in bad:
+                assert same_state(_snapshot(m), before), name
+    d = sm.DelayedLabels(sm.Recall())
+    d.predict(torch.tensor([1, 2]), torch.tensor([0.3, 0.8], dtype=torch.float64))
+    d.predict(torch.tensor(3), 0.9)  # a 0-d tensor is one id
+    assert d.label(np.array([1, 2, 3]), [0, 1, 1]) == 3 and d.compute() == 1.0
