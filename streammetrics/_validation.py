@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "MAX_TOTAL_WEIGHT",
     "MAX_WEIGHT",
     "MIN_WEIGHT",
     "as_numpy",
@@ -47,9 +48,14 @@ _INT64_MIN, _INT64_END = -(2**63), 2**63  # int64 holds [_INT64_MIN, _INT64_END)
 #: weight is at least 2**-256 (no underflow to 0). ``Decayed`` multiplies weights by up to
 #: 2**300 between reads (its rebasing bound) inside :func:`derived_weights`: squared sums stay
 #: below 2**(2*428+64) = 2**920.
+#: Every metric is invariant to a common factor on all weights: rescale weights outside the
+#: bounds. ``MAX_TOTAL_WEIGHT`` bounds what a state built by updates can hold (a sum of fewer
+#: than 2**64 weights), for checks of loaded states.
 MAX_WEIGHT = 2.0**128
 MIN_WEIGHT = 2.0**-128
-_WEIGHT_RULE = "weights must be 0 or in [2**-128, 2**128] (bounds that keep every sum finite)"
+MAX_TOTAL_WEIGHT = MAX_WEIGHT * 2.0**64
+_WEIGHT_RULE = ("weights must be 0 or in [2**-128, 2**128] (bounds that keep every sum finite; "
+                "rescaling all weights by one factor changes no metric)")
 _weight_bounds: ContextVar[tuple[float, float]] = ContextVar(
     "streammetrics_weight_bounds", default=(MIN_WEIGHT, MAX_WEIGHT)
 )
