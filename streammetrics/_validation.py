@@ -54,8 +54,8 @@ _INT64_MIN, _INT64_END = -(2**63), 2**63  # int64 holds [_INT64_MIN, _INT64_END)
 MAX_WEIGHT = 2.0**128
 MIN_WEIGHT = 2.0**-128
 MAX_TOTAL_WEIGHT = MAX_WEIGHT * 2.0**64
-_WEIGHT_RULE = ("weights must be 0 or in [2**-128, 2**128] (bounds that keep every sum finite; "
-                "rescaling all weights by one factor changes no metric)")
+_WEIGHT_RULE = ("weights must be finite, >= 0, and 0 or in [2**-128, 2**128] (bounds that keep every "
+                "sum finite; rescaling all weights by one factor changes no metric)")
 _weight_bounds: ContextVar[tuple[float, float]] = ContextVar(
     "streammetrics_weight_bounds", default=(MIN_WEIGHT, MAX_WEIGHT)
 )
