@@ -575,7 +575,7 @@ class DelayedLabels(Metric):
     def expire(self, timestamp: float | None = None) -> None:
         """Apply the ttl now (it is also applied on every predict/label/stats call)."""
         with self._lock:
-            self._expire(float(self.clock() if timestamp is None else timestamp))
+            self._expire(_when(self.clock, timestamp))
 
     def stats(self) -> dict[str, int]:
         """Counters (see the module docstring) after applying the ttl."""

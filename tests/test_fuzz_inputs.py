@@ -651,3 +651,21 @@ def test_torch_tensors_follow_the_array_rules() -> None:
     d.predict(torch.tensor([1, 2]), torch.tensor([0.3, 0.8], dtype=torch.float64))
     d.predict(torch.tensor(3), 0.9)  # a 0-d tensor is one id
     assert d.label(np.array([1, 2, 3]), [0, 1, 1]) == 3 and d.compute() == 1.0
+
+
+@pytest.mark.parametrize("bad", ["5", 1j, float("nan"), float("inf"), 10**400, {1.0}, None])
+def test_clock_arguments_outside_updates_follow_the_same_rules(bad: Any) -> None:
+    d = sm.DelayedLabels(sm.Recall(), ttl=5.0, clock=_clock)
+    d.predict([1, 2], [0.3, 0.8])
+    w = sm.Window(sm.Recall(), seconds=5.0, clock=_clock).update([1, 0], [0.7, 0.2])
+    before = (d.state_dict(), w.state_dict())
+    if bad is None:  # the clock's reading
+        d.expire(bad)
+        w.advance(bad)
+        assert len(d) == 2 and len(w) == 2
+        return
+    with pytest.raises(ValueError, match="timestamp: "):
+        d.expire(bad)
+    with pytest.raises(ValueError, match="timestamp: "):
+        w.advance(bad)
+    assert same_state(d.state_dict(), before[0]) and same_state(w.state_dict(), before[1])
