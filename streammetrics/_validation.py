@@ -47,12 +47,12 @@ _INT64_MIN, _INT64_END = -(2**63), 2**63  # int64 holds [_INT64_MIN, _INT64_END)
 #: samples, a sum is at most 2**192 and its fourth power 2**768 (finite), and a nonzero squared
 #: weight is at least 2**-256 (no underflow to 0). ``Decayed`` multiplies weights by up to
 #: 2**300 between reads (its rebasing bound) inside :func:`derived_weights`: squared sums stay
-#: below 2**(2*428+64) = 2**920.
-#: Every metric is invariant to a common factor on all weights: rescale weights outside the
-#: bounds. ``MAX_TOTAL_WEIGHT`` bounds what a state built by updates can hold (a sum of fewer
-#: than 2**64 weights), for checks of loaded states.
+#: below 2**(2*428+64) = 2**920. Every metric is invariant to a common factor on all weights,
+#: so weights outside the bounds can be rescaled.
 MAX_WEIGHT = 2.0**128
 MIN_WEIGHT = 2.0**-128
+#: The most a state built by updates can hold as a sum of weights (fewer than 2**64 of them);
+#: for the checks of loaded states.
 MAX_TOTAL_WEIGHT = MAX_WEIGHT * 2.0**64
 _WEIGHT_RULE = ("weights must be finite, >= 0, and 0 or in [2**-128, 2**128] (bounds that keep every "
                 "sum finite; rescaling all weights by one factor changes no metric)")

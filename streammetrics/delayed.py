@@ -93,6 +93,8 @@ _time = time.time  # the default clock: the per-request paths skip validating it
 def _when(clock: Clock, timestamp: Any) -> float:
     """The time of a predict/label call: ``timestamp``, else the clock's reading; finite."""
     value = clock() if timestamp is None else timestamp
+    if type(value) is float and math.isfinite(value):
+        return value
     return _one_time(value, None, f"expected a number, got {value!r}")
 
 
