@@ -246,11 +246,11 @@ BAD_SCORES = [np.nan, None, "0.5", 1j, 10**400]
 BAD_WEIGHTS = [-1.0, np.nan, np.inf, 1e160, 2.0**128 * 1.5, 1e-200, None, "1", 1j]
 
 
-class _Unhashable:
-    pass
+class _Opaque:
+    """An object numpy can only wrap in a 0-d object array."""
 
 
-def whole(kind: str, arg: str, how: str, a: np.ndarray) -> Any:
+def whole(how: str, a: np.ndarray) -> Any:
     """A whole argument of the wrong kind (always invalid)."""
     if how == "complex":
         return a.astype(np.complex128)
@@ -277,7 +277,7 @@ def whole(kind: str, arg: str, how: str, a: np.ndarray) -> Any:
     if how == "set":
         return set(a.ravel().tolist())
     if how == "object":
-        return _Unhashable()
+        return _Opaque()
     raise AssertionError(how)
 
 
@@ -324,7 +324,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     how = draw(st.sampled_from(WHOLE))
     if kind == "delayed" and how in ("too-short", "2-d") and arg == "s":
         how = "complex"  # a row of scores per id is a valid DelayedLabels prediction
-    mal[arg] = whole(kind, arg, how, a)
+    mal[arg] = whole(how, a)
     return kind, name, mal, None, arg, f"{arg}:{how}"
 
 
