@@ -10,7 +10,6 @@ and prepare the whole increment first and only then apply it.
 
 from __future__ import annotations
 
-import math
 import numbers
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -66,7 +65,7 @@ def derived_weights() -> Iterator[None]:
     """Inside this block :func:`check_weights` only requires finite weights >= 0: for wrappers
     that pass a state weights derived from already validated ones (decay factors times sample
     weights), which may leave the bounds on purpose."""
-    token = _weight_bounds.set((0.0, math.inf))
+    token = _weight_bounds.set((0.0, np.finfo(np.float64).max))
     try:
         yield
     finally:
@@ -319,7 +318,7 @@ def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
         ):
             bad = ~((w == 0.0) | ((w >= lo) & (w <= hi)))
             idx = first_bad(bad)
-            rule = _WEIGHT_RULE if hi < math.inf else "weights must be finite and >= 0"
+            rule = _WEIGHT_RULE if lo > 0.0 else "weights must be finite and >= 0"
             raise ValueError(
                 f"sample_weight: {rule}; first invalid value {_value_at(w, idx)!r} at index {idx}"
             )
