@@ -75,7 +75,7 @@ import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
 from ._state import State
-from ._validation import as_numpy, check_weights, first_bad, kept_predictions
+from ._validation import as_numpy, check_weights, first_bad, kept_predictions, one_score
 from .metricset import MetricSet
 from .window import Clock, _one_time, metric_from_nested, nested_config
 
@@ -447,10 +447,9 @@ class DelayedLabels(Metric):
 
     def _predict_one(self, key: int | str, score: float, timestamp: float | None) -> None:
         """``predict`` of one id with a Python float score: no numpy on the way."""
-        if score != score:
-            raise ValueError("y_score: scores must not be NaN; got nan")
+        score = one_score(score, "y_score")  # NaN: the batch path's message
         if type(key) is int and not _INT64[0] <= key <= _INT64[1]:
-            raise ValueError(f"ids: integer ids must fit in int64; got {key}")
+            _check_ids(key)  # raises, with the batch path's message
         now = _when(self.clock, timestamp)
         self._store_one(key, score, now)
 
