@@ -75,9 +75,10 @@ import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
 from ._state import State
+from ._timestamps import call_time
 from ._validation import as_numpy, check_weights, first_bad, kept_predictions, one_score
 from .metricset import MetricSet
-from .window import Clock, _one_time, metric_from_nested, nested_config
+from .window import Clock, metric_from_nested, nested_config
 
 __all__ = ["DelayedLabels"]
 
@@ -88,14 +89,6 @@ _PSEP = "pending."
 _INT64 = (-(2**63), 2**63 - 1)
 _FLOAT_SPEC = (np.dtype(np.float64).str, ())  # one Python/numpy float64 score per id
 _time = time.time  # the default clock: the per-request paths skip validating its readings
-
-
-def _when(clock: Clock, timestamp: Any) -> float:
-    """The time of a predict/label call: ``timestamp``, else the clock's reading; finite."""
-    value = clock() if timestamp is None else timestamp
-    if type(value) is float and math.isfinite(value):
-        return value
-    return _one_time(value, None, f"expected a number, got {value!r}")
 
 
 def _scalar(score: Any) -> Any:
@@ -414,7 +407,7 @@ class DelayedLabels(Metric):
         if single and sample_weight is not None and np.ndim(sample_weight) == 0:
             sample_weight = [sample_weight]
         w = check_weights(sample_weight, k)
-        now = _when(self.clock, timestamp)
+        now = call_time(self.clock, timestamp)
         spec = (s.dtype.str, s.shape[1:])
         if spec == _FLOAT_SPEC:
             spec = _FLOAT_SPEC  # the fast paths compare by identity
@@ -450,7 +443,7 @@ class DelayedLabels(Metric):
         score = one_score(score, "y_score")  # NaN: the batch path's message
         if type(key) is int and not _INT64[0] <= key <= _INT64[1]:
             _check_ids(key)  # raises, with the batch path's message
-        now = _when(self.clock, timestamp)
+        now = call_time(self.clock, timestamp)
         self._store_one(key, score, now)
 
     def _store_one(self, key: int | str, score: float, now: float) -> None:
@@ -491,7 +484,7 @@ class DelayedLabels(Metric):
         k = len(keys)
         if y.ndim == 0 or y.shape[0] != k:
             raise ValueError(f"y_true: expected {k} labels (one per id), got shape {y.shape}")
-        now = _when(self.clock, timestamp)
+        now = call_time(self.clock, timestamp)
         with self._lock:
             self._expire(now)
             self._flush_locked()  # buffered pairs arrived first
@@ -576,7 +569,7 @@ class DelayedLabels(Metric):
     def expire(self, timestamp: float | None = None) -> None:
         """Apply the ttl now (it is also applied on every predict/label/stats call)."""
         with self._lock:
-            self._expire(_when(self.clock, timestamp))
+            self._expire(call_time(self.clock, timestamp))
 
     def stats(self) -> dict[str, int]:
         """Counters (see the module docstring) after applying the ttl."""
