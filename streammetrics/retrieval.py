@@ -169,8 +169,8 @@ class Spec:
             )
 
     def evaluate(self, rq: K.RankedQueries) -> np.ndarray:
-        """Per-query values, shape (queries, width); non-finite values (a gain overflowing
-        float64) are a ValueError."""
+        """Per-query values, shape (queries, width); a value beyond ``K.MAX_QUERY_VALUE`` (a
+        large exponential gain) or not finite is a ValueError."""
         with np.errstate(over="ignore", invalid="ignore"):
             v = self._evaluate(rq)
         if not (np.abs(v) <= K.MAX_QUERY_VALUE).all():  # NaN too
