@@ -537,7 +537,7 @@ class BinnedScores(State):
             return lo, hi - lo + 1, hi, 0
         if nb < 2 or not coarse:  # at shift 0 raw keys are too far apart to gain from a gap
             return None
-        j = int(np.argmax(np.diff(keys)))
+        j = int(np.argmax(np.diff(keys.view(np.uint64))))  # exact: int64 gaps can exceed 2**63
         a, above = int(keys[j]), int(keys[j + 1])
         if above - a - 1 < hi - lo + 1 - limit:
             return None  # even an empty stretch would not make it dense enough
@@ -1010,7 +1010,7 @@ class BinnedScores(State):
                 raise ValueError(
                     f"state: column {c} has {hi - lo} bins, more than the capacity {self.capacity}"
                 )
-            if kc.shape[0] > 1 and (np.diff(kc) <= 0).any():
+            if kc.shape[0] > 1 and (kc[1:] <= kc[:-1]).any():  # (np.diff overflows int64)
                 raise ValueError(f"state: array 'bin_keys' is not strictly increasing in column {c}")
             if kc.shape[0]:
                 if self.edges is not None:

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_numpy, first_bad
+from ._validation import as_numpy, check_scores, first_bad
 
 __all__ = ["Group", "RankedQueries", "prepare_queries"]
 
@@ -77,15 +77,23 @@ def _take(a: np.ndarray, order: np.ndarray) -> np.ndarray:
     return np.take_along_axis(a, order, axis=1)
 
 
+#: Largest |grade|: sums of grades over any feasible number of documents and queries (fewer
+#: than 2**100 in all) stay far below the float64 range (2**1024).
+MAX_GRADE = 2.0**128
+#: Largest |per-query value| (an exponential gain grows fast): sums over any feasible number of
+#: queries (decay weights of up to 2**300 included) stay finite.
+MAX_QUERY_VALUE = 2.0**256
+
+
 def _check_grades(g: np.ndarray, name: str) -> np.ndarray:
     g = g.astype(np.float64, copy=False)
-    # one reduction: a NaN or inf makes the sum non-finite (overflow too: then look closer)
-    with np.errstate(over="ignore"):
-        total = g.sum() if g.size else 0.0
-    if not np.isfinite(total) and not np.isfinite(g).all():
-        idx = first_bad(~np.isfinite(g))
+    # one reduction each way: a NaN propagates, inf or a grade beyond the bound shows
+    if g.size and not (g.min() >= -MAX_GRADE and g.max() <= MAX_GRADE):
+        bad = ~(np.abs(g) <= MAX_GRADE)
+        idx = first_bad(bad)
         raise ValueError(
-            f"{name}: grades must be finite numbers; first invalid value {g[idx]!r} at index {idx}"
+            f"{name}: grades must be finite numbers in [-2**128, 2**128]; first invalid value "
+            f"{g[idx]!r} at index {idx}"
         )
     return g
 
@@ -252,8 +260,10 @@ def _lookup(mapping: Any, qids: list[Any] | None, name: str, n_queries: int) -> 
 def _counts(vals: list[Any], qids: list[Any] | None) -> np.ndarray:
     """``n_relevant`` values as float64, each a non-negative integer (vectorised check)."""
     try:
-        arr = np.asarray(vals, dtype=np.float64)
-        ok = arr.ndim == 1 and bool(
+        arr = np.asarray(vals)  # numbers only (float64 would parse strings)
+        ok = arr.dtype.kind in "biuf" and arr.ndim == 1
+        arr = arr.astype(np.float64) if ok else arr
+        ok = ok and bool(
             (np.isfinite(arr) & (arr >= 0) & (arr == np.floor(np.where(np.isfinite(arr), arr, 0)))).all()
         )
     except (TypeError, ValueError):
@@ -265,8 +275,10 @@ def _counts(vals: list[Any], qids: list[Any] | None) -> np.ndarray:
         if v is None:
             raise ValueError(f"n_relevant: no entry for {where}")
         try:
+            if isinstance(v, (str, bytes)):
+                raise TypeError
             f = float(v)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             raise ValueError(f"n_relevant: expected a non-negative integer for {where}, got {v!r}") from None
         if not (math.isfinite(f) and f >= 0 and f == int(f)):
             raise ValueError(f"n_relevant: expected a non-negative integer for {where}, got {v!r}")
@@ -290,12 +302,14 @@ def _judged(parts: list[Any], qids: list[Any] | None) -> tuple[np.ndarray, np.nd
         lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
         flat = np.concatenate(arrays) if arrays else np.zeros(0)
     flat = flat.astype(np.float64, copy=False)
-    if flat.size and not np.isfinite(flat).all():
-        pos = first_bad(~np.isfinite(flat))
+    if flat.size and not (np.abs(flat) <= MAX_GRADE).all():
+        pos = first_bad(~(np.abs(flat) <= MAX_GRADE))
         assert isinstance(pos, int)
         q = int(np.searchsorted(np.cumsum(lengths), pos, side="right"))
         where = f" of query {qids[q]!r}" if qids is not None else ""
-        raise ValueError(f"judged: grades must be finite numbers; invalid value {flat[pos]!r}{where}")
+        raise ValueError(
+            f"judged: grades must be finite numbers in [-2**128, 2**128]; invalid value {flat[pos]!r}{where}"
+        )
     return flat, lengths
 
 
@@ -345,9 +359,7 @@ def prepare_queries(
     n = rel.shape[0]
     if sc.shape[0] != n:
         raise ValueError(f"scores: expected {n} scores (one per row of relevance), got {sc.shape[0]}")
-    sc = sc.astype(np.float64, copy=False)
-    if n and np.isnan(sc.min()):
-        raise ValueError(f"scores: scores must not be NaN; first NaN at index {first_bad(np.isnan(sc))}")
+    sc = check_scores(sc, "scores").astype(np.float64, copy=False)
 
     qids: list[Any] | None
     if query_ids is None:

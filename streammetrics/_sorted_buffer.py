@@ -75,6 +75,9 @@ from ._validation import (
     check_weights,
     first_bad,
     is_scalar,
+    one_label,
+    one_score,
+    one_weight,
 )
 
 __all__ = ["SortedScores", "count2", "delete_sorted", "merge_sorted"]
@@ -619,29 +622,14 @@ class SortedScores(State):
         return parts
 
     def _prepare_one(self, y: Any, p: Any, sample_weight: Any) -> Any:
-        """The per-sample path: plain Python, no numpy (about a microsecond)."""
-        w = None
-        if sample_weight is not None:
-            if not is_scalar(sample_weight):
-                raise ValueError("sample_weight: expected a scalar weight for a single sample")
-            w = float(sample_weight)
-            if not (w >= 0 and w != float("inf")):
-                raise ValueError(f"sample_weight: weights must be finite and >= 0; got {w!r}")
-            if w == 1.0:
-                w = None
-            elif w == 0.0:
-                return None
-        if self.ignore_index is not None and y == self.ignore_index:
+        """The per-sample path: plain Python, no numpy (about a microsecond). The same rules and
+        messages as a batch (the shared ``one_*`` helpers fall back to the array checks)."""
+        w = None if sample_weight is None else one_weight(sample_weight)
+        label = one_label(y, "y_true", None, self.ignore_index)
+        score = one_score(p, "y_score")
+        if label is None or w == 0.0:
             return None
-        if y != 0 and y != 1:
-            allowed = (
-                f"0 or 1 (or ignore_index={self.ignore_index})" if self.ignore_index is not None else "0 or 1"
-            )
-            raise ValueError(f"y_true: labels must be {allowed}; got {y!r}")
-        score = float(p)
-        if score != score:
-            raise ValueError("y_score: scores must not be NaN; got nan")
-        return ("one", int(y), score, w)
+        return ("one", label, score, None if w == 1.0 else w)
 
     # -- applying (never raises) ---------------------------------------------------------------
     def apply(self, delta: Any) -> None:

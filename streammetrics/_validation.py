@@ -11,13 +11,24 @@ and prepare the whole increment first and only then apply it.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "MAX_TOTAL_WEIGHT",
+    "MAX_WEIGHT",
+    "MIN_WEIGHT",
     "as_numpy",
+    "derived_weights",
+    "one_label",
+    "one_value",
+    "one_score",
+    "one_weight",
     "check_weights",
     "check_binary_labels",
     "check_class_labels",
@@ -27,6 +38,38 @@ __all__ = [
 ]
 
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_INT64_MIN, _INT64_END = -(2**63), 2**63  # int64 holds [_INT64_MIN, _INT64_END)
+
+#: Bounds of a nonzero sample weight. Every state sums weights and squared weights, and compute
+#: takes products of up to four such sums (MCC's denominator; AUROC's positive x negative
+#: weight; Wilson's (sum w)^2 / sum w^2). With w in [2**-128, 2**128] and fewer than 2**64
+#: samples, a sum is at most 2**192 and its fourth power 2**768 (finite), and a nonzero squared
+#: weight is at least 2**-256 (no underflow to 0). ``Decayed`` multiplies weights by up to
+#: 2**300 between reads (its rebasing bound) inside :func:`derived_weights`: squared sums stay
+#: below 2**(2*428+64) = 2**920. Every metric is invariant to a common factor on all weights,
+#: so weights outside the bounds can be rescaled.
+MAX_WEIGHT = 2.0**128
+MIN_WEIGHT = 2.0**-128
+#: The most a state built by updates can hold as a sum of weights (fewer than 2**64 of them);
+#: for the checks of loaded states.
+MAX_TOTAL_WEIGHT = MAX_WEIGHT * 2.0**64
+_WEIGHT_RULE = ("weights must be finite, >= 0, and 0 or in [2**-128, 2**128] (bounds that keep every "
+                "sum finite; rescaling all weights by one factor changes no metric)")
+_weight_bounds: ContextVar[tuple[float, float]] = ContextVar(
+    "streammetrics_weight_bounds", default=(MIN_WEIGHT, MAX_WEIGHT)
+)
+
+
+@contextmanager
+def derived_weights() -> Iterator[None]:
+    """Inside this block :func:`check_weights` only requires finite weights >= 0: for wrappers
+    that pass a state weights derived from already validated ones (decay factors times sample
+    weights), which may leave the bounds on purpose."""
+    token = _weight_bounds.set((0.0, np.finfo(np.float64).max))
+    try:
+        yield
+    finally:
+        _weight_bounds.reset(token)
 
 
 def _host_copy(x: Any) -> np.ndarray | None:
@@ -48,17 +91,39 @@ def _host_copy(x: Any) -> np.ndarray | None:
 
 
 def as_numpy(x: Any, name: str) -> np.ndarray:
-    """View ``x`` as a numpy array without importing any framework.
+    """View ``x`` as a numpy array of numbers or booleans in native byte order, without
+    importing any framework.
 
-    numpy arrays pass through untouched (no copy). Objects with ``__array__`` are converted with
-    ``np.asarray``; if that fails (a CUDA tensor, bfloat16, a tensor that requires grad -- detached
-    first) the DLPack protocol is asked for a host copy, then ``.cpu()`` / ``.get()``;
+    numpy arrays in native byte order pass through untouched (no copy); other byte orders are
+    converted (the values are kept). Objects with ``__array__`` are converted with
+    ``np.asarray``; if that fails (a CUDA tensor, bfloat16, a tensor that requires grad --
+    detached first) the DLPack protocol is asked for a host copy, then ``.cpu()`` / ``.get()``;
     half-precision types numpy lacks (bfloat16) are upcast with the tensor's own ``.float()``
-    (exact). Object and string arrays are rejected.
+    (exact). A list holding Python ints beyond int64 (numpy makes it an object array) becomes
+    float64 when every entry is a real number that float64 can hold. Rejected (``ValueError``
+    naming ``name`` and the first offending value): strings, bytes, complex, dates, ``None`` and
+    other objects; generators and iterators (materialise them with ``list``); masked arrays
+    with a masked entry (the mask cannot be honoured consistently across ``y_true``, scores and
+    weights: pass ``.compressed()`` of a shared mask, or ``.filled(...)``). O(n) only when a
+    conversion is needed.
     """
     if type(x) is np.ndarray:
         arr = x
     else:
+        if isinstance(x, np.ma.MaskedArray):
+            mask = np.ma.getmaskarray(x)
+            if mask.any():
+                idx = first_bad(mask) if mask.ndim else 0
+                raise ValueError(
+                    f"{name}: masked arrays are not supported (masked entry at index {idx}); "
+                    "pass the unmasked rows, e.g. .compressed() of a mask shared by all arguments"
+                )
+            x = x.data
+        elif isinstance(x, Iterator):
+            raise ValueError(
+                f"{name}: expected an array, a list or a number, got an iterator "
+                f"({type(x).__name__}); materialise it first, e.g. list(...)"
+            )
         try:
             arr = np.asarray(x)
             failure: Exception | None = None
@@ -72,18 +137,44 @@ def as_numpy(x: Any, name: str) -> np.ndarray:
                 copied = _host_copy(x)
                 if copied is None and callable(getattr(x, "float", None)):
                     copied = _host_copy(x.float())  # bfloat16 and other types numpy lacks
-            if copied is None:
+            if copied is not None:
+                arr = copied
+            elif failure is not None or not isinstance(x, numbers.Real):
                 reason = f" ({failure})" if failure is not None else ""
                 raise ValueError(f"{name}: cannot convert {type(x).__name__} to an array{reason}")
-            arr = copied
     if arr.dtype.kind not in "biuf":
-        if arr.dtype.kind == "O" and arr.size == 0:
-            return np.zeros(arr.shape, dtype=np.float64)
-        raise ValueError(
-            f"{name}: expected numbers or booleans, got an array of dtype {arr.dtype}"
-            + (f" (first value {arr.flat[0]!r})" if arr.size else "")
-        )
+        if arr.dtype.kind == "O":
+            return _from_objects(arr, name)
+        where = ""
+        if arr.size:
+            first = arr.flat[0].item() if hasattr(arr.flat[0], "item") else arr.flat[0]
+            where = (f"; got {first!r}" if arr.ndim == 0
+                     else f"; first value {first!r} at index {first_bad(np.ones(arr.shape, bool))}")
+        raise ValueError(f"{name}: expected numbers or booleans, got an array of dtype {arr.dtype}{where}")
+    if not arr.dtype.isnative:
+        arr = arr.astype(arr.dtype.newbyteorder("="))
     return arr
+
+
+def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array (numpy's choice for lists holding ints beyond int64 or ``None``): float64
+    (or int64, bool) when every entry is a real number float64 can hold, else ``ValueError``
+    naming the first entry that is not. O(n) in Python (object arrays are slow anyway)."""
+    if arr.size == 0:
+        return np.zeros(arr.shape, dtype=np.float64)
+    flat = arr.ravel()
+    for i, v in enumerate(flat):
+        bad = not isinstance(v, (numbers.Real, np.bool_)) or isinstance(v, np.ndarray)
+        if not bad and isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)):
+            bad = abs(int(v)) >= 2**1024  # float64 cannot hold it
+        if bad:
+            idx = i if arr.ndim == 1 else tuple(int(j) for j in np.unravel_index(i, arr.shape))
+            where = f"got {v!r}" if arr.ndim == 0 else f"first invalid value {v!r} at index {idx}"
+            raise ValueError(f"{name}: expected numbers or booleans that float64 can hold; {where}")
+    out = np.array(flat.tolist())  # ints within int64 and bools keep their kind
+    if out.dtype.kind not in "biuf":  # an int beyond int64 among them
+        out = np.array([float(v) for v in flat], dtype=np.float64)
+    return out.reshape(arr.shape)
 
 
 def first_bad(mask: npt.NDArray[np.bool_]) -> tuple[int, ...] | int:
@@ -104,16 +195,35 @@ def check_scores(scores: np.ndarray, name: str) -> np.ndarray:
 
     float32/float64 pass through; float16 (numpy's, torch's ``half``) is upcast to float64
     (exact), so ``score >= threshold`` is decided on the true value rather than on the threshold
-    rounded to half precision; non-float scores become float64. (bfloat16 arrives here as float32,
-    see :func:`as_numpy`.) One reduction pass (``min`` propagates NaN), plus a locating pass only
-    on failure.
+    rounded to half precision; non-float scores become float64, as do extended-precision floats
+    (a finite value beyond the float64 range is rejected rather than turned into ±inf). (bfloat16
+    arrives here as float32, see :func:`as_numpy`.) One reduction pass (``min`` propagates NaN),
+    plus a locating pass only on failure.
     """
     if scores.dtype.kind == "f":
         if scores.size and np.isnan(scores.min()):
             idx = first_bad(np.isnan(scores))
             raise ValueError(f"{name}: scores must not be NaN; first NaN at index {idx}")
+        if scores.dtype.itemsize > 8:  # long double
+            out = scores.astype(np.float64)
+            bad = np.isinf(out) & np.isfinite(scores)
+            if bad.any():
+                idx = first_bad(bad)
+                raise ValueError(
+                    f"{name}: scores must fit in float64; first invalid value "
+                    f"{_value_at(scores, idx)!r} at index {idx}"
+                )
+            return out
         return scores.astype(np.float64) if scores.dtype.itemsize < 4 else scores
     return scores.astype(np.float64)
+
+
+def _unsigned_max(y: np.ndarray) -> Any:
+    """Largest value of an integer array read as unsigned (a negative value wraps to a huge
+    one, so one ``max`` catches both sides). Any byte order."""
+    if not y.dtype.isnative:
+        y = y.astype(y.dtype.newbyteorder("="))
+    return y.view(_UNSIGNED[y.dtype.itemsize]).max() if y.dtype.kind == "i" else y.max()
 
 
 def check_binary_labels(y: np.ndarray, name: str, ignore_index: int | None = None) -> np.ndarray:
@@ -136,8 +246,7 @@ def check_binary_labels(y: np.ndarray, name: str, ignore_index: int | None = Non
                 f"first invalid value {_value_at(y, idx)!r} at index {idx}"
             )
         return y
-    top = y.view(_UNSIGNED[y.dtype.itemsize]).max() if kind == "i" else y.max()
-    if top > 1:
+    if _unsigned_max(y) > 1:
         bad = (y != 0) & (y != 1)
         idx = first_bad(bad)
         raise ValueError(
@@ -160,8 +269,7 @@ def check_class_labels(
     if ignore_index is not None:
         bad = ((y < 0) | (y >= num_classes)) & (y != ignore_index)
     else:
-        top = y.view(_UNSIGNED[y.dtype.itemsize]).max() if y.dtype.kind == "i" else y.max()
-        if top < num_classes:
+        if _unsigned_max(y) < num_classes:
             return y
         bad = (y < 0) | (y >= num_classes)
     if bad.any():
@@ -175,35 +283,125 @@ def check_class_labels(
 
 
 def _integral_floats(y: np.ndarray, name: str) -> np.ndarray:
-    """Accept float labels that are whole numbers (0.0/1.0 from a float tensor)."""
-    bad = ~np.isfinite(y) | (y != np.floor(y))
+    """Accept float labels that are whole numbers in the int64 range (0.0/1.0 from a float
+    tensor); returns int64."""
+    bad = ~np.isfinite(y) | (y != np.floor(y)) | (y < _INT64_MIN) | (y >= _INT64_END)
     if bad.any():
         idx = first_bad(bad)
         raise ValueError(
-            f"{name}: labels must be integers; first invalid value {_value_at(y, idx)!r} at index {idx}"
+            f"{name}: labels must be integers in the int64 range; first invalid value "
+            f"{_value_at(y, idx)!r} at index {idx}"
         )
     return y.astype(np.int64)
 
 
 def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
-    """Validate ``sample_weight``: shape (n,), finite, >= 0. ``None`` stays ``None``."""
+    """Validate ``sample_weight``: shape (n,) (a scalar when n == 1), each weight 0 or in
+    [:data:`MIN_WEIGHT`, :data:`MAX_WEIGHT`] (see there: the bounds keep every sum, square and
+    product a state computes finite and nonzero). ``None`` stays ``None``. Returns float64.
+    Two reductions, plus a locating pass only on failure."""
     if sample_weight is None:
         return None
     w = as_numpy(sample_weight, "sample_weight")
     if w.ndim == 0:
-        raise ValueError(f"sample_weight: expected shape ({n},), got a scalar")
+        if n != 1:
+            raise ValueError(f"sample_weight: expected shape ({n},), got a scalar")
+        w = w.reshape(1)
     if w.shape != (n,):
         raise ValueError(f"sample_weight: expected shape ({n},), got {w.shape}")
     w = w.astype(np.float64, copy=False)
     if n:
-        bad = ~np.isfinite(w) | (w < 0)
-        if bad.any():
+        lo, hi = _weight_bounds.get()
+        bottom, top = w.min(), w.max()
+        if not (top <= hi and bottom >= 0.0) or (
+            bottom < lo and bool(((w > 0.0) & (w < lo)).any())
+        ):
+            bad = ~((w == 0.0) | ((w >= lo) & (w <= hi)))
             idx = first_bad(bad)
+            rule = _WEIGHT_RULE if lo > 0.0 else "weights must be finite and >= 0"
             raise ValueError(
-                "sample_weight: weights must be finite and >= 0; "
-                f"first invalid value {_value_at(w, idx)!r} at index {idx}"
+                f"sample_weight: {rule}; first invalid value {_value_at(w, idx)!r} at index {idx}"
             )
     return w
+
+
+def kept_predictions(s: np.ndarray, name: str) -> np.ndarray:
+    """Predictions in a dtype a buffer keeps: scores (NaN rejected) as float16/32/64, hard
+    predictions as bool or int64 (an unsigned value beyond int64 is a ``ValueError``, never
+    wrapped to a negative one). O(n)."""
+    if s.dtype.kind == "f":
+        s = check_scores(s, name)
+    if s.dtype in (np.float64, np.float32, np.float16, np.int64, np.bool_):
+        return s
+    if s.dtype.kind == "u" and s.size and s.max() >= _INT64_END:
+        idx = first_bad(s >= _INT64_END)
+        raise ValueError(f"{name}: integer predictions must fit in int64; first invalid value "
+                         f"{_value_at(s, idx)!r} at index {idx}")
+    return s.astype(np.float64 if s.dtype.kind == "f" else np.int64)
+
+
+def one_row(x: Any, name: str) -> np.ndarray:
+    """One sample's value as an array of one row (for the array validators)."""
+    arr = as_numpy(x, name)
+    return arr.reshape(1) if arr.ndim == 0 else arr
+
+
+def one_value(x: Any, name: str) -> Any:
+    """One sample's value as the kind a batch would make of it: Python bools, floats and ints
+    within int64 and numpy real scalars unchanged; anything else through :func:`as_numpy` (a
+    Python int beyond int64 becomes a float64 scalar, as in a list; strings, ``None``, complex
+    numbers are a ``ValueError``). Lets the per-sample paths tell scores from labels as a
+    batch does. O(1)."""
+    t = type(x)
+    if t is float or t is bool or (t is int and _INT64_MIN <= x < _INT64_END):
+        return x
+    if isinstance(x, (np.floating, np.integer, np.bool_)) and x.dtype.isnative:
+        return x
+    arr = one_row(x, name)
+    if arr.shape != (1,):
+        raise ValueError(f"{name}: expected one value, got shape {arr.shape}")
+    return arr[0]
+
+
+def one_weight(sample_weight: Any) -> float:
+    """One sample's weight as a float, by the rules and with the messages of
+    :func:`check_weights` (which a value off the fast path goes through). O(1)."""
+    t = type(sample_weight)
+    if t is float or t is int:
+        lo, hi = _weight_bounds.get()
+        if sample_weight == 0 or lo <= sample_weight <= hi:
+            return float(sample_weight)
+    w = check_weights(one_row(sample_weight, "sample_weight"), 1)
+    assert w is not None
+    return float(w[0])
+
+
+def one_label(y: Any, name: str, num_classes: int | None, ignore_index: int | None = None) -> int | None:
+    """One sample's label as an int (``None`` if it is ``ignore_index``), by the rules and with
+    the messages of :func:`check_binary_labels` (``num_classes=None``) or
+    :func:`check_class_labels`, which a value off the fast path goes through. O(1)."""
+    t = type(y)
+    if (t is int or t is bool) and y != ignore_index and 0 <= y < (num_classes or 2):
+        return int(y)
+    arr = one_row(y, name)
+    if arr.shape != (1,):
+        raise ValueError(f"{name}: expected one label, got shape {arr.shape}")
+    arr = (check_binary_labels(arr, name, ignore_index) if num_classes is None
+           else check_class_labels(arr, name, num_classes, ignore_index))
+    v = int(arr[0])
+    return None if v == ignore_index else v
+
+
+def one_score(p: Any, name: str) -> float:
+    """One sample's score as a float, by the rules and with the messages of
+    :func:`check_scores`, which a value off the fast path goes through. O(1)."""
+    t = type(p)
+    if (t is float and p == p) or (t is int and _INT64_MIN <= p < _INT64_END):
+        return float(p)
+    arr = one_row(p, name)
+    if arr.shape != (1,):
+        raise ValueError(f"{name}: expected one score, got shape {arr.shape}")
+    return float(check_scores(arr, name)[0])
 
 
 def check_multilabel_batch(

@@ -63,7 +63,7 @@ import numpy as np
 
 from ._base import Metric
 from ._state import State
-from ._validation import as_numpy, check_weights, is_scalar
+from ._validation import as_numpy, check_weights, derived_weights, is_scalar, one_weight
 from .window import (
     Clock,
     _interleave,
@@ -150,11 +150,9 @@ class DecayedState(_DecayBase):
             y, p, w = canonical_rows(self.inner, y_true, y_pred, sample_weight)
             coord = ts if ts is not None else np.arange(n, dtype=np.float64)  # offset at apply
             return ("rows", _Piece(y, p, w, coord), n)
-        if n > 1:
-            one_sample = is_scalar(sample_weight) or np.ndim(sample_weight) == 0
-            if one_sample and sample_weight is not None:
-                raise ValueError(f"sample_weight: expected shape ({n},), got a scalar")
-            check_weights(sample_weight, n)
+        if sample_weight is not None:  # the rules of the wrapped state, before any decay factor
+            sample_weight = (one_weight(sample_weight) if n == 1 and np.ndim(sample_weight) == 0
+                             else check_weights(sample_weight, n))
         n0, ref = self.n_seen, self.ref
         return self._weighted_delta(y_true, y_pred, sample_weight, ts, n, n0, ref)
 
@@ -176,7 +174,8 @@ class DecayedState(_DecayBase):
             weights = np.exp2((coord - ref) / self.h)
             if sample_weight is not None:
                 weights = weights * as_numpy(sample_weight, "sample_weight").astype(np.float64)
-        delta = self.inner.prepare(y_true, y_pred, weights)
+        with derived_weights():  # validated weights times factors up to 2 ** _RENORM
+            delta = self.inner.prepare(y_true, y_pred, weights)
         return ("scaled", delta, n, n0, ref, last, (y_true, y_pred, sample_weight, ts))
 
     def apply(self, delta: Any) -> None:
@@ -238,7 +237,8 @@ class DecayedState(_DecayBase):
             n = len(q)
             y, p, w = q.part(0, n)
             dw = np.exp2(-(self.newest - q.ts[q.lo:q.hi]) / self.h)  # type: ignore[index,operator]
-            self.inner.apply(self.inner.prepare(y, p, dw if w is None else dw * w))
+            with derived_weights():  # stored weights times factors down to 0
+                self.inner.apply(self.inner.prepare(y, p, dw if w is None else dw * w))
         self._dirty = False
 
     # -- state protocol ------------------------------------------------------------------------

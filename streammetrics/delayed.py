@@ -68,7 +68,7 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -76,7 +76,8 @@ import numpy as np
 from ._base import RESERVED_KEYS, Metric
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
 from ._state import State
-from ._validation import as_numpy, check_scores, check_weights, first_bad
+from ._timestamps import call_time
+from ._validation import as_numpy, check_weights, first_bad, kept_predictions, one_score
 from .metricset import MetricSet
 from .window import Clock, metric_from_nested, nested_config
 
@@ -114,8 +115,12 @@ class _NoState(State):
 
 def _check_ids(ids: Any) -> tuple[list[int | str], bool]:
     """Ids as a list of Python ints/strs (and whether a single id was given)."""
-    single = isinstance(ids, (str, int, np.integer)) and not isinstance(ids, (bool, np.bool_))
-    seq = [ids] if single else (ids.tolist() if isinstance(ids, np.ndarray) else list(ids))
+    if hasattr(ids, "tolist") and not isinstance(ids, str):  # numpy arrays/scalars, tensors (0-d: one id)
+        ids = ids.tolist()
+    single = isinstance(ids, (str, int)) and not isinstance(ids, bool)
+    if not single and (isinstance(ids, (bytes, bytearray, Mapping)) or not isinstance(ids, Iterable)):
+        raise ValueError(f"ids: expected an int, a str or a sequence of them, got {ids!r}")
+    seq = [ids] if single else list(ids)
     out: list[int | str] = []
     for i, x in enumerate(seq):
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, str, np.integer)):
@@ -398,16 +403,11 @@ class DelayedLabels(Metric):
         k = len(keys)
         if s.ndim == 0 or s.shape[0] != k:
             raise ValueError(f"y_score: expected {k} rows (one per id), got shape {s.shape}")
-        if s.dtype.kind == "f":
-            s = check_scores(s, "y_score")
-        if s.dtype not in (np.float64, np.float32, np.float16, np.int64, np.bool_):
-            s = s.astype(np.float64 if s.dtype.kind == "f" else np.int64)
+        s = kept_predictions(s, "y_score")
         if single and sample_weight is not None and np.ndim(sample_weight) == 0:
             sample_weight = [sample_weight]
         w = check_weights(sample_weight, k)
-        now = float(self.clock() if timestamp is None else timestamp)
-        if not math.isfinite(now):
-            raise ValueError(f"timestamp: must be finite, got {now!r}")
+        now = call_time(self.clock, timestamp)
         spec = (s.dtype.str, s.shape[1:])
         if spec == _FLOAT_SPEC:
             spec = _FLOAT_SPEC  # the fast paths compare by identity
@@ -440,13 +440,10 @@ class DelayedLabels(Metric):
 
     def _predict_one(self, key: int | str, score: float, timestamp: float | None) -> None:
         """``predict`` of one id with a Python float score: no numpy on the way."""
-        if score != score:
-            raise ValueError("y_score: scores must not be NaN; got nan")
+        score = one_score(score, "y_score")  # NaN: the batch path's message
         if type(key) is int and not _INT64[0] <= key <= _INT64[1]:
-            raise ValueError(f"ids: integer ids must fit in int64; got {key}")
-        now = float(self.clock() if timestamp is None else timestamp)
-        if not math.isfinite(now):
-            raise ValueError(f"timestamp: must be finite, got {now!r}")
+            _check_ids(key)  # raises, with the batch path's message
+        now = call_time(self.clock, timestamp)
         self._store_one(key, score, now)
 
     def _store_one(self, key: int | str, score: float, now: float) -> None:
@@ -494,7 +491,7 @@ class DelayedLabels(Metric):
         k = len(keys)
         if y.ndim == 0 or y.shape[0] != k:
             raise ValueError(f"y_true: expected {k} labels (one per id), got shape {y.shape}")
-        now = float(self.clock() if timestamp is None else timestamp)
+        now = call_time(self.clock, timestamp)
         with self._lock:
             self._expire(now)
             self._flush_locked()  # buffered pairs arrived first
@@ -572,7 +569,7 @@ class DelayedLabels(Metric):
     def expire(self, timestamp: float | None = None) -> None:
         """Apply the ttl now (it is also applied on every predict/label/stats call)."""
         with self._lock:
-            self._expire(float(self.clock() if timestamp is None else timestamp))
+            self._expire(call_time(self.clock, timestamp))
 
     def stats(self) -> dict[str, int]:
         """Counters (see the module docstring) after applying the ttl."""

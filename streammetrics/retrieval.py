@@ -169,16 +169,15 @@ class Spec:
             )
 
     def evaluate(self, rq: K.RankedQueries) -> np.ndarray:
-        """Per-query values, shape (queries, width); non-finite values (a gain overflowing
-        float64) are a ValueError."""
+        """Per-query values, shape (queries, width); a value beyond ``K.MAX_QUERY_VALUE`` (a
+        large exponential gain) or not finite is a ValueError."""
         with np.errstate(over="ignore", invalid="ignore"):
             v = self._evaluate(rq)
-        if not np.isfinite(v).all():
-            q = first_bad(~np.isfinite(v).all(axis=1))
+        if not (np.abs(v) <= K.MAX_QUERY_VALUE).all():  # NaN too
+            q = first_bad(~(np.abs(v) <= K.MAX_QUERY_VALUE).all(axis=1))
             assert isinstance(q, int)
-            raise ValueError(
-                f"relevance: {self.name} overflows float64 for query {q} (grades too large)"
-            )
+            raise ValueError(f"relevance: {self.name} of query {q} is beyond 2**256, the bound "
+                             "that keeps sums over queries finite (grades too large)")
         return v
 
     def _evaluate(self, rq: K.RankedQueries) -> np.ndarray:

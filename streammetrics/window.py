@@ -95,11 +95,11 @@ import numpy as np
 from ._base import Metric
 from ._sorted_buffer import SortedScores
 from ._state import State
-from ._validation import as_numpy, first_bad, is_scalar
+from ._timestamps import Clock, _now, check_timestamps, resolvable
+from ._validation import as_numpy, is_scalar, one_value, one_weight
 
 __all__ = ["Window"]
 
-Clock = Callable[[], float]
 
 _STORABLE = {np.dtype(t) for t in ("<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1",
                                     "<u8", "<u4", "<u2", "|u1", "|b1")}
@@ -122,8 +122,10 @@ def canonical_rows(
     A scalar ``y_true`` (or, for a multilabel state, a 1-D row) is one sample.
     """
     if is_scalar(y_true) and is_scalar(y_pred):  # the per-sample path
-        w1 = None if sample_weight is None else np.array([float(sample_weight)])
-        return storable(np.array([y_true])), storable(np.array([y_pred])), w1
+        w1 = None if sample_weight is None else np.array([one_weight(sample_weight)])
+        # as the kinds a batch would make of them (a Python int beyond int64 is a float64 score)
+        return (storable(as_numpy(one_value(y_true, "y_true"), "y_true").reshape(1)),
+                storable(as_numpy(one_value(y_pred, "y_pred"), "y_pred").reshape(1)), w1)
     y = as_numpy(y_true, "y_true")
     p = as_numpy(y_pred, "y_pred")
     multilabel = getattr(state, "task", None) == "multilabel"
@@ -135,57 +137,6 @@ def canonical_rows(
     if w is not None:
         w = w.reshape(-1)
     return storable(y), storable(p), (None if w is None else np.array(w, copy=True))
-
-
-def check_timestamps(timestamp: Any, n: int, clock: Clock, newest: float | None) -> np.ndarray:
-    """Per-row float64 timestamps: a scalar for the batch or one per row, finite, non-decreasing
-    within the batch and not older than ``newest``. ``None`` asks ``clock``."""
-    if timestamp is None:
-        timestamp = clock()
-    if is_scalar(timestamp) or np.ndim(timestamp) == 0:
-        ts = np.full(n, _one_time(timestamp, None, f"expected a number, got {timestamp!r}"))
-    else:
-        ts = as_numpy(timestamp, "timestamp").astype(np.float64)
-        if ts.shape != (n,):
-            raise ValueError(f"timestamp: expected a scalar or shape ({n},), got {ts.shape}")
-        if n:
-            bad = ~np.isfinite(ts)
-            if bad.any():
-                i = first_bad(bad)
-                raise ValueError(f"timestamp: must be finite; first invalid value {ts[i]!r} at index {i}")
-            dec = ts[1:] < ts[:-1]
-            if dec.any():
-                i = int(first_bad(dec)) + 1  # type: ignore[arg-type]
-                raise ValueError(
-                    f"timestamp: must be non-decreasing; {ts[i]!r} at index {i} follows {ts[i - 1]!r}"
-                )
-    if n and newest is not None and ts[0] < newest:
-        raise ValueError(
-            f"timestamp: must be non-decreasing; {float(ts[0])!r} is older than the newest seen ({newest!r})"
-        )
-    return ts
-
-
-def _now(clock: Clock, newest: float | None) -> float:
-    """The clock's time as a validated timestamp (finite, not older than ``newest``)."""
-    t = clock()
-    return _one_time(t, newest, f"the clock returned {t!r}, not a number")
-
-
-def _one_time(value: Any, newest: float | None, not_a_number: str) -> float:
-    """One timestamp as a float: a number (else ``ValueError("timestamp: " + not_a_number)``),
-    finite, and not older than ``newest`` (when given)."""
-    try:
-        t = float(value)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"timestamp: {not_a_number}") from exc
-    if not math.isfinite(t):
-        raise ValueError(f"timestamp: must be finite, got {t!r}")
-    if newest is not None and t < newest:
-        raise ValueError(
-            f"timestamp: must be non-decreasing; {t!r} is older than the newest seen ({newest!r})"
-        )
-    return t
 
 
 def check_wrappable(metric: Any, wrapper: str) -> Metric:
@@ -537,15 +488,15 @@ class WindowState(State):
         if is_scalar(y_true) and is_scalar(y_pred) and (sample_weight is None or is_scalar(sample_weight)):
             t = None
             if self.seconds is not None:  # one sample: a scalar timestamp
-                t = float(check_timestamps(timestamp, 1, self.clock, self.newest)[0]) \
-                    if timestamp is not None else _now(self.clock, self.newest)
-            w1 = None if sample_weight is None else float(sample_weight)
-            return ("one", delta, y_true, y_pred, w1, t)
+                t = float(check_timestamps(timestamp, 1, self.clock, self.newest, self.seconds)[0]) \
+                    if timestamp is not None else resolvable(_now(self.clock, self.newest), self.seconds)
+            w1 = None if sample_weight is None else one_weight(sample_weight)
+            return ("one", delta, one_value(y_true, "y_true"), one_value(y_pred, "y_pred"), w1, t)
         y, p, w = canonical_rows(self.inner, y_true, y_pred, sample_weight)
         n = y.shape[0]
         ts = None
         if self.seconds is not None:
-            ts = check_timestamps(timestamp, n, self.clock, self.newest)
+            ts = check_timestamps(timestamp, n, self.clock, self.newest, self.seconds)
         return ("rows", delta, _Piece(y, p, w, ts))
 
     def apply(self, delta: Any) -> None:
@@ -776,7 +727,8 @@ class QueryWindowState(State):
         vals = query_values(self.specs, relevance, scores, doc_ids=doc_ids, judged=judged,
                             n_relevant=n_relevant, query_ids=query_ids)
         n = vals.shape[0]
-        ts = check_timestamps(timestamp, n, self.clock, self.newest) if self.seconds is not None else None
+        sec = self.seconds
+        ts = None if sec is None else check_timestamps(timestamp, n, self.clock, self.newest, sec)
         return _Piece(vals, np.zeros((n, 0)), None, ts)
 
     def apply(self, delta: Any) -> None:

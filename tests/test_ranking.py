@@ -520,7 +520,7 @@ def test_constructor_validation():
             r"y_true: .*\(1, 1\)",
         ),
         (sm.AUROC(), 1, float("nan"), None, "y_score: .*NaN"),
-        (sm.AUROC(), 2, 0.5, None, "y_true: labels must be 0 or 1; got 2"),
+        (sm.AUROC(), 2, 0.5, None, "y_true: labels must be 0 or 1; first invalid value 2 at index 0"),
         (sm.AUROC(), 1, 0.5, -1.0, "sample_weight"),
         (sm.AUROC(), ["a"], [0.5], None, "y_true"),
     ],

@@ -194,13 +194,13 @@ def test_inputs_no_stream_may_store_are_refused_and_change_nothing() -> None:
     before = m.state_dict()
     with pytest.raises(ValueError, match="relevance: query 0 has DCG 3.0 above the ideal DCG 1.0"):
         m.update([3, 0], [0.9, 0.1], judged=[1, 0])  # retrieved grade 3 is not among the judged
-    with pytest.raises(ValueError, match="overflows float64 for query 1"):
+    with pytest.raises(ValueError, match=r"of query 1 is beyond 2\*\*256"):
         sm.MetricSet(a=m, b=sm.DCG(gain="exponential")).update(
             [1, 0, 2000], [0.9, 0.1, 0.5], query_ids=[0, 0, 1]
         )
     np.testing.assert_equal(m.state_dict(), before)
     c = sm.CG(2)
-    with pytest.raises(ValueError, match="overflows float64 for query 0"):
+    with pytest.raises(ValueError, match=r"relevance: grades must be finite numbers in \[-2\*\*128"):
         c.update([1e308, 1e308], [0.9, 0.1])
     assert c.n_queries == 0
     ok = sm.NDCG().update([1, 0], [0.9, 0.1], judged=[1, 0, 0])  # consistent grades: 1
