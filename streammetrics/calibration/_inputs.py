@@ -71,9 +71,9 @@ def _check_logits(x: np.ndarray, name: str, finite: bool) -> None:
     bad = ~np.isfinite(x) if finite else np.isnan(x)
     if x.size and bad.any():
         idx = first_bad(bad)
-        rule = "finite" if finite else "not NaN"
+        rule = "be finite" if finite else "not be NaN"
         raise ValueError(
-            f"{name}: logits must be {rule}; first invalid value {_value(x, idx)!r} at index {idx}"
+            f"{name}: logits must {rule}; first invalid value {_value(x, idx)!r} at index {idx}"
         )
 
 
