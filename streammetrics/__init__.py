@@ -14,6 +14,10 @@ from .calibration import (
     CalibrationCurve,
     CalibrationCurveResult,
     CalibrationError,
+    GainsCurve,
+    GainsCurveResult,
+    KSStatistic,
+    LiftCurve,
     LogLoss,
 )
 from .checkpoint import Checkpointer
@@ -150,4 +154,8 @@ __all__ = [
     "CalibrationError",
     "CalibrationCurve",
     "CalibrationCurveResult",
+    "KSStatistic",
+    "GainsCurve",
+    "LiftCurve",
+    "GainsCurveResult",
 ]
