@@ -91,3 +91,26 @@ def weighted_curve(p, o, w, n_bins: int) -> tuple[np.ndarray, np.ndarray, np.nda
         pred.append(sum(r[0] * r[2] for r in rows) / nb)
         counts.append(nb)
     return np.array(true), np.array(pred), np.array(counts)
+
+
+def calibration_error_on_edges(conf, outcome, w, edges, norm: str) -> float:
+    """The binned definition on arbitrary edges: bin j holds edges[j] <= c < edges[j + 1], the
+    last bin closed (numpy.histogram's rule)."""
+    n_bins = len(edges) - 1
+    sums: dict[int, list[float]] = {}
+    for c, a, wi in zip(conf, outcome, w, strict=True):
+        j = 0
+        for k in range(n_bins):
+            if c >= edges[k]:
+                j = k
+        s = sums.setdefault(j, [0.0, 0.0, 0.0])
+        s[0] += float(wi)
+        s[1] += float(wi) * float(c)
+        s[2] += float(wi) * float(a)
+    n = sum(float(x) for x in w)
+    gaps = [(s[0], abs(s[2] / s[0] - s[1] / s[0])) for s in sums.values() if s[0] > 0]
+    if norm == "l1":
+        return sum(nb / n * g for nb, g in gaps)
+    if norm == "l2":
+        return math.sqrt(sum(nb / n * g * g for nb, g in gaps))
+    return max(g for _, g in gaps)

@@ -104,7 +104,7 @@ def test_bad_logits_and_weights() -> None:
         (lambda: sm.CalibrationError(10**4, n_bins=10**4), "exceeds the limit"),
         (lambda: sm.CalibrationError(norm="l3"), "norm: must be one of"),
         (lambda: sm.CalibrationError(classwise=True), "classwise: only for multiclass"),
-        (lambda: sm.CalibrationError(strategy="quantile"), "strategy: 'quantile' is not implemented"),
+        (lambda: sm.CalibrationError(strategy="Quantile"), "strategy: must be one of"),
         (lambda: sm.CalibrationCurve(strategy="kmeans"), "strategy: must be one of"),
         (lambda: sm.LogLoss(1), "num_classes: must be >= 2"),
         (lambda: sm.LogLoss(from_logits="yes"), "from_logits: must be True or False"),

@@ -54,10 +54,5 @@ def check_choice(value: Any, name: str, allowed: tuple[Any, ...]) -> Any:
 
 
 def check_strategy(strategy: Any) -> str:
-    """Only ``"uniform"`` is implemented; ``"quantile"`` is refused with a clear message."""
-    if strategy == "quantile":
-        raise ValueError(
-            "strategy: 'quantile' is not implemented yet (it needs the exact sorted score "
-            "buffer); use strategy='uniform'"
-        )
-    return str(check_choice(strategy, "strategy", ("uniform",)))
+    """``"uniform"`` (fixed bins, O(n_bins) state) or ``"quantile"`` (exact sorted values)."""
+    return str(check_choice(strategy, "strategy", ("uniform", "quantile")))

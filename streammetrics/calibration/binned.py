@@ -13,7 +13,12 @@ Binary: c = P(1), a = the label. Multiclass: c = max_k p_k, a = [argmax == y] (f
 ties); ``classwise=True``: the mean over classes of the one-vs-rest error (c = p_k,
 a = [y == k]).
 
-``CalibrationCurve`` is scikit-learn's ``calibration_curve`` (uniform strategy), whose bins put a
+``strategy="quantile"`` (both): edges at the quantiles of the confidences seen, ``numpy.percentile``
+at ``linspace(0, 1, n_bins + 1)`` as scikit-learn's ``calibration_curve`` places them (weighted:
+the same linear rule on cumulative weights, = repetition for integer weights), held exactly in a
+sorted buffer of every confidence (:mod:`._quantile`; O(n) memory, O(n log n) per ``compute``).
+
+``CalibrationCurve`` is scikit-learn's ``calibration_curve``, whose bins put a
 value lying exactly on an inner edge in the *lower* bin (``searchsorted(edges[1:-1], p)``), the
 opposite of the bins above; weights make the counts weighted sums.
 
@@ -31,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from ._common import ProbabilityMetric, check_choice, check_strategy, undefined
+from ._quantile import QuantileProbabilities
 
 __all__ = ["CalibrationError", "CalibrationCurve", "CalibrationCurveResult"]
 
@@ -61,8 +67,10 @@ class CalibrationError(ProbabilityMetric):
     n_bins : int
         Number of uniform bins on [0, 1].
     norm : {"l1", "l2", "max"}
-    strategy : {"uniform"}
-        ``"quantile"`` is not implemented yet (``ValueError``).
+    strategy : {"uniform", "quantile"}
+        ``"quantile"``: edges at the quantiles of the confidences seen (as scikit-learn's
+        ``calibration_curve`` places them), bins as above on those edges; exact, from a sorted
+        buffer of every confidence (O(n) memory, O(n log n) per ``compute``).
     classwise : bool
         Multiclass only: the mean over classes of the one-vs-rest error.
     from_logits : bool
@@ -102,6 +110,9 @@ class CalibrationError(ProbabilityMetric):
         if classwise and num_classes is None:
             raise ValueError("classwise: only for multiclass (give num_classes=C), got True")
         self.classwise = bool(classwise)
+        if self.strategy == "quantile":
+            mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
+            self._state = QuantileProbabilities(mode, self.num_classes, self.from_logits)  # type: ignore[assignment]
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
@@ -109,6 +120,8 @@ class CalibrationError(ProbabilityMetric):
                 "from_logits": self.from_logits}
 
     def _compute(self) -> float:
+        if isinstance(self._state, QuantileProbabilities):
+            return self._compute_quantile(self._state)
         st = self._state
         if st.totals()[0] <= 0:
             return undefined("CalibrationError")
@@ -121,6 +134,16 @@ class CalibrationError(ProbabilityMetric):
             return float(np.mean(per_class))
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
+
+    def _compute_quantile(self, st: QuantileProbabilities) -> float:
+        if st.inner.totals().sum() <= 0:
+            return undefined("CalibrationError")
+        columns = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
+        errors = []
+        for k in columns:
+            b = st.bin_sums(k, self.n_bins, "right")
+            errors.append(binned_error(b[:, 0], b[:, 1], b[:, 2], self.norm))
+        return float(np.mean(errors))
 
 
 @dataclass(frozen=True)
@@ -144,8 +167,10 @@ class CalibrationCurve(ProbabilityMetric):
     ----------
     n_bins : int
         Number of uniform bins on [0, 1] (a value on an inner edge goes to the lower bin).
-    strategy : {"uniform"}
-        ``"quantile"`` is not implemented yet (``ValueError``).
+    strategy : {"uniform", "quantile"}
+        ``"quantile"``: scikit-learn's quantile strategy (edges ``numpy.percentile`` of the
+        probabilities seen), exact from a sorted buffer of every probability (O(n) memory,
+        O(n log n) per ``compute``).
     num_classes : int or None
     from_logits : bool
 
@@ -174,13 +199,21 @@ class CalibrationCurve(ProbabilityMetric):
         self._init_state(num_classes, n_bins, "left", from_logits)
         self.n_bins = int(n_bins)
         self.strategy = check_strategy(strategy)
+        if self.strategy == "quantile":
+            mode = "binary" if num_classes is None else "ovr"
+            self._state = QuantileProbabilities(mode, self.num_classes, self.from_logits)  # type: ignore[assignment]
 
     def _config(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "strategy": self.strategy,
                 "num_classes": self.num_classes, "from_logits": self.from_logits}
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
-        curves = [_curve(b) for b in self._state.bins()]
+        st: Any = self._state
+        if isinstance(st, QuantileProbabilities):
+            k = 1 if self.num_classes is None else self.num_classes
+            curves = [_curve(st.bin_sums(c, self.n_bins, "left")) for c in range(k)]
+        else:
+            curves = [_curve(b) for b in st.bins()]
         return curves[0] if self.num_classes is None else curves
 
 
