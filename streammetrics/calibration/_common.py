@@ -27,7 +27,13 @@ class ProbabilityMetric(Metric):
     _state: ProbabilityBins
 
     def _init_state(
-        self, num_classes: Any, n_bins: Any, side: str, from_logits: Any, allow_zero: bool = False
+        self,
+        num_classes: Any,
+        n_bins: Any,
+        side: str,
+        from_logits: Any,
+        allow_zero: bool = False,
+        ovr: bool = True,
     ) -> None:
         task_of(num_classes, False)
         check_n_bins(n_bins, 1 if num_classes is None else int(num_classes), allow_zero)
@@ -35,7 +41,7 @@ class ProbabilityMetric(Metric):
             raise ValueError(f"from_logits: must be True or False, got {from_logits!r}")
         self.num_classes = None if num_classes is None else int(num_classes)
         self.from_logits = bool(from_logits)
-        self._state = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits)
+        self._state = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
 
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
         """Fold in one batch: labels and probabilities (or logits with ``from_logits=True``).

@@ -46,6 +46,16 @@ class Batch:
     brier: np.ndarray
 
 
+_EPS = {np.dtype(np.float32): float(np.finfo(np.float32).eps),
+        np.dtype(np.float64): float(np.finfo(np.float64).eps)}
+
+
+def _row_sums(p: np.ndarray) -> np.ndarray:
+    """Row sums of an (n, C) array; a matrix-vector product is several times faster than
+    ``sum(axis=1)`` on short rows (rounding may differ by an ulp)."""
+    return np.asarray(p @ np.ones(p.shape[1], dtype=p.dtype))
+
+
 def _value(arr: np.ndarray, idx: Any) -> Any:
     v = arr[idx]
     return v.item() if hasattr(v, "item") else v
@@ -105,8 +115,8 @@ def _check_row_sums(p: np.ndarray, name: str) -> None:
     """Rows must sum to 1 within scikit-learn's ``isclose(sum, 1, rtol=sqrt(eps))``."""
     if p.shape[0] == 0:
         return
-    sums = p.sum(axis=1).astype(np.float64)
-    tol = 1e-8 + float(np.sqrt(np.finfo(p.dtype).eps))
+    sums = _row_sums(p).astype(np.float64)
+    tol = 1e-8 + float(np.sqrt(_EPS[p.dtype]))
     bad = np.abs(sums - 1.0) > tol
     if bad.any():
         i = int(first_bad(bad))  # type: ignore[arg-type]
@@ -163,7 +173,7 @@ def prepare_batch(
     if n == 0:
         return None
     y = y.astype(np.intp, copy=False)
-    eps = np.finfo(p.dtype).eps
+    eps = p.dtype.type(_EPS[p.dtype])
     one = p.dtype.type(1)
     if num_classes is None:
         p1 = np.clip(p, eps, one - eps)
@@ -178,7 +188,7 @@ def prepare_batch(
         sq = p64 * p64
         rows = np.arange(n)
         sq[rows, y] = (p64[rows, y] - 1.0) ** 2
-        brier = sq.sum(axis=1)
+        brier = _row_sums(sq)
     return Batch(y=y, p=p64, w=w, log_loss=-np.log(picked), brier=brier)
 
 

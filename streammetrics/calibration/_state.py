@@ -4,7 +4,8 @@
 merging by addition (a :class:`~streammetrics._state.SummedState`):
 
 * ``totals`` (3,): sum of w, of w * log loss, of w * Brier term;
-* ``bins`` (K, n_bins, 5), K = 1 for binary (the column P(1)) or C (one-vs-rest, column c):
+* ``bins`` (K, n_bins, 5), K = 1 for binary (the column P(1)) or C (one-vs-rest, column c;
+  K = 0 with ``ovr=False``, for a multiclass top-label CalibrationError alone):
   per bin of the column's probability p with outcome o (binary: the label; multiclass:
   ``y == c``), the sums of w, w p, w o, w p^2 and w p o;
 * ``top`` (n_bins, 3), multiclass only (shape (0, 3) for binary): per bin of the top-label
@@ -65,7 +66,9 @@ class ProbabilityBins(SummedState):
     # Opt out of SummedState.subtract (see the module docstring): windows rebuild exactly.
     subtract = State.subtract  # type: ignore[assignment]
 
-    def __init__(self, num_classes: int | None, n_bins: int, side: str, from_logits: bool) -> None:
+    def __init__(
+        self, num_classes: int | None, n_bins: int, side: str, from_logits: bool, ovr: bool = True
+    ) -> None:
         if side not in ("left", "right"):
             raise ValueError(f"side: must be 'left' or 'right', got {side!r}")
         self.num_classes = num_classes
@@ -73,15 +76,16 @@ class ProbabilityBins(SummedState):
         self.n_bins = check_n_bins(n_bins, self.k, allow_zero=True)
         self.side = side
         self.from_logits = bool(from_logits)
+        self.ovr = bool(ovr) or num_classes is None
         top = 0 if num_classes is None else self.n_bins
         self._arrays = {
             "totals": np.zeros(3),
-            "bins": np.zeros((self.k, self.n_bins, 5)),
+            "bins": np.zeros((self.k if self.ovr else 0, self.n_bins, 5)),
             "top": np.zeros((top, 3)),
         }
 
     def key(self) -> tuple[Any, ...]:
-        return (self.num_classes, self.n_bins, self.side, self.from_logits)
+        return (self.num_classes, self.n_bins, self.side, self.from_logits, self.ovr)
 
     # -- update ----------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -102,34 +106,13 @@ class ProbabilityBins(SummedState):
         nb = self.n_bins
         if nb == 0:
             return out
-        if self.num_classes is None:
-            p, o = b.p, b.y.astype(np.float64)
-            cell = self._binned(p)
-            ww = w
-        else:
-            p = b.p.ravel()  # row-major: sample i, class c at i * C + c
-            onehot = np.zeros_like(b.p)
-            onehot[np.arange(b.y.shape[0]), b.y] = 1.0
-            o = onehot.ravel()
-            cell = self._binned(p) + nb * np.tile(np.arange(self.k), b.y.shape[0])
-            ww = np.repeat(w, self.k)
-        size = self.k * nb
-        wp = ww * p
-        bins = np.stack(
-            [
-                np.bincount(cell, weights=ww, minlength=size),
-                np.bincount(cell, weights=wp, minlength=size),
-                np.bincount(cell, weights=ww * o, minlength=size),
-                np.bincount(cell, weights=wp * p, minlength=size),
-                np.bincount(cell, weights=wp * o, minlength=size),
-            ],
-            axis=-1,
-        ).reshape(self.k, nb, 5)
-        out["bins"] = bins
+        if self.ovr:
+            out["bins"] = self._ovr_bins(b, w)
         if self.num_classes is not None:
-            conf = b.p.max(axis=1)
-            correct = (b.p.argmax(axis=1) == b.y).astype(np.float64)
-            tcell = histogram_bins(conf, nb) if self.side == "right" else curve_bins(conf, nb)
+            top = b.p.argmax(axis=1)  # first index on ties
+            conf = b.p[np.arange(top.shape[0]), top]
+            correct = (top == b.y).astype(np.float64)
+            tcell = self._binned(conf)
             out["top"] = np.stack(
                 [
                     np.bincount(tcell, weights=w, minlength=nb),
@@ -139,6 +122,36 @@ class ProbabilityBins(SummedState):
                 axis=-1,
             )
         return out
+
+    def _ovr_bins(self, b: Batch, w: np.ndarray) -> np.ndarray:
+        """(K, n_bins, 5) sums of one batch, one-vs-rest per column. The outcome o is 1 only in
+        the true class's column, so the sums with o use n entries, the others n K."""
+        nb = self.n_bins
+        n = b.y.shape[0]
+        if self.num_classes is None:
+            p, ww, cell = b.p, w, self._binned(b.p)
+            hit = b.y.astype(bool)
+            cell_o, w_o, p_o = cell[hit], w[hit], p[hit]
+        else:
+            p = b.p.ravel()  # row-major: sample i, class c at i * C + c
+            cell = self._binned(p) + nb * np.tile(np.arange(self.k), n)
+            ww = np.repeat(w, self.k)
+            true = np.arange(n) * self.k + b.y
+            cell_o, w_o, p_o = cell[true], w, p[true]
+        size = self.k * nb
+        wp = ww * p
+        wp_o = w_o * p_o
+        bins: np.ndarray = np.stack(
+            [
+                np.bincount(cell, weights=ww, minlength=size),
+                np.bincount(cell, weights=wp, minlength=size),
+                np.bincount(cell_o, weights=w_o, minlength=size),
+                np.bincount(cell, weights=wp * p, minlength=size),
+                np.bincount(cell_o, weights=wp_o, minlength=size),
+            ],
+            axis=-1,
+        ).reshape(self.k, nb, 5)
+        return bins
 
     def apply(self, delta: Any) -> None:
         if delta is None:

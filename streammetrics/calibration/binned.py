@@ -24,7 +24,8 @@ opposite of the bins above; weights make the counts weighted sums.
 
 Both keep O(C n_bins) sums (exact: float64 sums, the one-shot value to rounding), merge by
 addition, and share one state with ``BrierScore`` in a MetricSet when ``num_classes``,
-``n_bins`` and ``from_logits`` agree (``CalibrationError`` only: the curve's bins differ).
+``n_bins`` and ``from_logits`` agree (binary, or multiclass with ``classwise=True``: a top-label
+multiclass error keeps only its top-label bins; ``CalibrationCurve`` never: its bins differ).
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ class CalibrationError(ProbabilityMetric):
         from_logits: bool = False,
     ) -> None:
         super().__init__()
-        self._init_state(num_classes, n_bins, "right", from_logits)
+        # Top-label multiclass error needs no one-vs-rest bins (they cost n C per update).
+        self._init_state(num_classes, n_bins, "right", from_logits, ovr=bool(classwise))
         self.n_bins = int(n_bins)
         self.norm = check_choice(norm, "norm", NORMS)
         self.strategy = check_strategy(strategy)
