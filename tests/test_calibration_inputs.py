@@ -69,6 +69,14 @@ def test_bad_multiclass_input_is_rejected_and_changes_nothing(factory, args, mes
     assert sm.dumps(m) == before
 
 
+def test_zero_dimensional_arrays_are_one_sample() -> None:
+    a = sm.BrierScore().update(np.array(1), np.array(0.25), sample_weight=2.0)
+    b = sm.BrierScore().update([1], [0.25], sample_weight=[2.0])
+    assert a.compute() == b.compute() == 0.5625
+    c = sm.LogLoss(3).update(np.array(2), np.array([0.2, 0.3, 0.5]))
+    assert c.compute() == sm.LogLoss(3).update([2], [[0.2, 0.3, 0.5]]).compute()
+
+
 def test_row_sum_tolerance_is_sklearns() -> None:
     eps64, eps32 = np.finfo(np.float64).eps, np.finfo(np.float32).eps
     ok = 1e-8 + np.sqrt(eps64)
@@ -107,6 +115,7 @@ def test_bad_logits_and_weights() -> None:
         (lambda: sm.CalibrationError(strategy="Quantile"), "strategy: must be one of"),
         (lambda: sm.CalibrationCurve(strategy="kmeans"), "strategy: must be one of"),
         (lambda: sm.LogLoss(1), "num_classes: must be >= 2"),
+        (lambda: sm.CalibrationCurve(1, "quantile", num_classes=10**6), "num_classes: at most 65536"),
         (lambda: sm.LogLoss(from_logits="yes"), "from_logits: must be True or False"),
     ],
 )

@@ -148,6 +148,10 @@ def prepare_batch(
             sample_weight = [sample_weight]
     y = as_numpy(y_true, "y_true")
     p = as_numpy(y_pred, "y_pred")
+    if y.ndim == 0 and p.ndim == (0 if num_classes is None else 1):  # one sample as 0-d arrays
+        y, p = y.reshape(1), p[None]
+        if sample_weight is not None and np.ndim(sample_weight) == 0:
+            sample_weight = [sample_weight]
     if y.ndim != 1:
         raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
     n = y.shape[0]

@@ -33,6 +33,8 @@ from ._inputs import prepare_batch
 __all__ = ["QuantileProbabilities", "weighted_quantiles"]
 
 MODES = ("binary", "top", "ovr")
+#: Largest number of classes of a one-vs-rest quantile state (two buffers per class).
+MAX_OVR_CLASSES = 1 << 16
 
 
 def weighted_quantiles(v: np.ndarray, w: np.ndarray | None, q: np.ndarray) -> np.ndarray:
@@ -61,6 +63,11 @@ class QuantileProbabilities(State):
     def __init__(self, mode: str, num_classes: int | None, from_logits: bool) -> None:
         if mode not in MODES:
             raise ValueError(f"mode: must be one of {MODES}, got {mode!r}")
+        if mode == "ovr" and int(num_classes or 0) > MAX_OVR_CLASSES:
+            raise ValueError(
+                f"num_classes: at most {MAX_OVR_CLASSES} for one-vs-rest quantile bins "
+                f"(one sorted buffer per class), got {num_classes!r}"
+            )
         self.mode = mode
         self.num_classes = num_classes
         self.from_logits = bool(from_logits)
