@@ -223,10 +223,9 @@ def test_empty_is_nan_with_a_warning() -> None:
 
 
 # -- torchmetrics (same bins except at a confidence of exactly 1.0) ----------------------------
-torch = pytest.importorskip("torch")
-
-
 def _tm():
+    """torchmetrics' functions and torch, or skip (only these tests) if either is missing."""
+    torch = pytest.importorskip("torch")
     try:
         from torchmetrics.functional.classification import (
             binary_calibration_error,
@@ -234,13 +233,13 @@ def _tm():
         )
     except ImportError:
         pytest.skip("torchmetrics is not installed")
-    return binary_calibration_error, multiclass_calibration_error
+    return torch, binary_calibration_error, multiclass_calibration_error
 
 
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("norm", ["l1", "l2", "max"])
 def test_binary_matches_torchmetrics_below_one(seed: int, norm: str) -> None:
-    binary, _ = _tm()
+    torch, binary, _ = _tm()
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, 500)
     p = rng.integers(0, 64, 500) / 64  # exact in float32, many on the edges k/16, never 1.0
@@ -252,7 +251,7 @@ def test_binary_matches_torchmetrics_below_one(seed: int, norm: str) -> None:
 
 
 def test_torchmetrics_differs_at_confidence_one() -> None:
-    binary, _ = _tm()
+    torch, binary, _ = _tm()
     y, p = np.array([0, 1, 1]), np.array([1.0, 0.6, 0.6])
     ours = sm.CalibrationError(n_bins=2).update(y, p).compute()
     with warnings.catch_warnings():
@@ -267,7 +266,7 @@ def test_torchmetrics_differs_at_confidence_one() -> None:
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("norm", ["l1", "l2", "max"])
 def test_multiclass_matches_torchmetrics(seed: int, norm: str) -> None:
-    _, multiclass = _tm()
+    torch, _, multiclass = _tm()
     rng = np.random.default_rng(seed)
     c = 5
     y = rng.integers(0, c, 400)
