@@ -8,6 +8,18 @@ section 0 for the protocol and README.md for a tour.
 from ._base import Metric, UndefinedMetricWarning
 from ._delayed_unknown import LabelReport, UnknownIdError
 from ._persistence import dumps, load, loads, save
+from .calibration import (
+    BrierDecomposition,
+    BrierScore,
+    CalibrationCurve,
+    CalibrationCurveResult,
+    CalibrationError,
+    GainsCurve,
+    GainsCurveResult,
+    KSStatistic,
+    LiftCurve,
+    LogLoss,
+)
 from .checkpoint import Checkpointer
 from .confusion import (
     F1,
@@ -135,4 +147,15 @@ __all__ = [
     "SystemEfficiency",
     "SetPrecision",
     "SetRecall",
+    # calibration (issue #17)
+    "LogLoss",
+    "BrierScore",
+    "BrierDecomposition",
+    "CalibrationError",
+    "CalibrationCurve",
+    "CalibrationCurveResult",
+    "KSStatistic",
+    "GainsCurve",
+    "LiftCurve",
+    "GainsCurveResult",
 ]

@@ -1,0 +1,212 @@
+"""Probability inputs of the calibration family: validation and conversion (one shared helper).
+
+A batch is checked at the boundary with a few vectorised passes and turned into float64
+probabilities plus the per-sample quantities every calibration state needs. Rules:
+
+* binary: ``y_true`` 0/1 of shape (n,), ``y_pred`` = P(class 1) of shape (n,);
+* multiclass (C classes): ``y_true`` integers in [0, C) of shape (n,), ``y_pred`` of shape
+  (n, C), each row summing to 1 within scikit-learn's tolerance
+  ``|sum - 1| <= 1e-8 + sqrt(eps)`` (``eps`` of the input's float type);
+* probabilities must lie in [0, 1] and not be NaN;
+* ``from_logits=True``: ``y_pred`` are logits (binary: any non-NaN number, the sigmoid is taken;
+  multiclass: finite numbers, the softmax of each row is taken), converted in float64.
+
+A scalar ``y_true`` with a scalar probability (a row of C for multiclass) is one sample.
+Nothing here mutates a state: callers build their increment from the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._validation import (
+    as_numpy,
+    check_binary_labels,
+    check_class_labels,
+    check_weights,
+    first_bad,
+    is_scalar,
+)
+
+__all__ = ["Batch", "prepare_batch", "histogram_bins", "curve_bins"]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A validated batch: ``y`` int labels (n,), ``p`` float64 probabilities ((n,) binary,
+    (n, C) multiclass), ``w`` weights or None, and the per-sample log loss and Brier terms."""
+
+    y: np.ndarray
+    p: np.ndarray
+    w: np.ndarray | None
+    log_loss: np.ndarray
+    brier: np.ndarray
+
+
+_EPS = {np.dtype(np.float32): float(np.finfo(np.float32).eps),
+        np.dtype(np.float64): float(np.finfo(np.float64).eps)}
+
+
+def _row_sums(p: np.ndarray) -> np.ndarray:
+    """Row sums of an (n, C) array; a matrix-vector product is several times faster than
+    ``sum(axis=1)`` on short rows (rounding may differ by an ulp)."""
+    return np.asarray(p @ np.ones(p.shape[1], dtype=p.dtype))
+
+
+def _value(arr: np.ndarray, idx: Any) -> Any:
+    v = arr[idx]
+    return v.item() if hasattr(v, "item") else v
+
+
+def _check_probabilities(p: np.ndarray, name: str) -> None:
+    """NaN or a value outside [0, 1] is a ValueError naming the first one. Two reductions."""
+    if p.size == 0:
+        return
+    lo, hi = p.min(), p.max()
+    if np.isnan(lo) or np.isnan(hi):
+        idx = first_bad(np.isnan(p))
+        raise ValueError(f"{name}: probabilities must not be NaN; first NaN at index {idx}")
+    if lo < 0 or hi > 1:
+        idx = first_bad((p < 0) | (p > 1))
+        raise ValueError(
+            f"{name}: probabilities must lie in [0, 1]; first invalid value "
+            f"{_value(p, idx)!r} at index {idx} (pass from_logits=True for logits)"
+        )
+
+
+def _check_logits(x: np.ndarray, name: str, finite: bool) -> None:
+    bad = ~np.isfinite(x) if finite else np.isnan(x)
+    if x.size and bad.any():
+        idx = first_bad(bad)
+        rule = "be finite" if finite else "not be NaN"
+        raise ValueError(
+            f"{name}: logits must {rule}; first invalid value {_value(x, idx)!r} at index {idx}"
+        )
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64)
+    out = np.empty_like(x)
+    pos = x >= 0
+    with np.errstate(over="ignore"):
+        out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
+        e = np.exp(x[~pos])
+        out[~pos] = e / (1.0 + e)
+    return out
+
+
+def _softmax(x: np.ndarray) -> np.ndarray:
+    z = x.astype(np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    np.exp(z, out=z)
+    z /= z.sum(axis=1, keepdims=True)
+    return z
+
+
+def _working_dtype(p: np.ndarray) -> np.dtype[Any]:
+    """scikit-learn's: float32 stays float32, every other type becomes float64."""
+    return np.dtype(np.float32) if p.dtype == np.float32 else np.dtype(np.float64)
+
+
+def _check_row_sums(p: np.ndarray, name: str) -> None:
+    """Rows must sum to 1 within scikit-learn's ``isclose(sum, 1, rtol=sqrt(eps))``."""
+    if p.shape[0] == 0:
+        return
+    sums = _row_sums(p).astype(np.float64)
+    tol = 1e-8 + float(np.sqrt(_EPS[p.dtype]))
+    bad = np.abs(sums - 1.0) > tol
+    if bad.any():
+        i = int(first_bad(bad))  # type: ignore[arg-type]
+        raise ValueError(
+            f"{name}: each row of probabilities must sum to 1 (tolerance {tol:.3g}); "
+            f"first invalid row {i} sums to {float(sums[i])!r} (pass from_logits=True for logits)"
+        )
+
+
+def prepare_batch(
+    y_true: Any,
+    y_pred: Any,
+    sample_weight: Any,
+    num_classes: int | None,
+    from_logits: bool,
+) -> Batch | None:
+    """Validate one batch and compute its per-sample terms; ``None`` for an empty batch.
+
+    Log loss follows scikit-learn's ``log_loss``: probabilities are clipped to
+    ``[eps, 1 - eps]`` in the input's float type (``eps`` of float32 for float32 input, else of
+    float64; binary: P(0) = 1 - p is formed in that type before clipping), then the negative log
+    of the true class's clipped probability is taken in float64. Brier: binary ``(p - y)^2``,
+    multiclass ``sum_c (p_c - [y = c])^2``. O(n C).
+    """
+    if is_scalar(y_true) and (is_scalar(y_pred) or num_classes is not None):
+        y_true = np.asarray([y_true])
+        y_pred = np.asarray(y_pred)[None]
+        if sample_weight is not None and is_scalar(sample_weight):
+            sample_weight = [sample_weight]
+    y = as_numpy(y_true, "y_true")
+    p = as_numpy(y_pred, "y_pred")
+    if y.ndim == 0 and p.ndim == (0 if num_classes is None else 1):  # one sample as 0-d arrays
+        y, p = y.reshape(1), p[None]
+        if sample_weight is not None and np.ndim(sample_weight) == 0:
+            sample_weight = [sample_weight]
+    if y.ndim != 1:
+        raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+    n = y.shape[0]
+    w = check_weights(sample_weight, n)
+    if num_classes is None:
+        if p.shape != (n,):
+            raise ValueError(f"y_pred: expected probabilities of shape ({n},) like y_true, got {p.shape}")
+        y = check_binary_labels(y, "y_true")
+    else:
+        if p.shape != (n, num_classes):
+            raise ValueError(
+                f"y_pred: expected probabilities of shape ({n}, {num_classes}), got {p.shape}"
+            )
+        y = check_class_labels(y, "y_true", num_classes)
+    if from_logits:
+        _check_logits(p, "y_pred", finite=num_classes is not None)
+        p = _sigmoid(p) if num_classes is None else _softmax(p)
+    else:
+        _check_probabilities(p, "y_pred")
+        p = p.astype(_working_dtype(p), copy=False)
+        if num_classes is not None:
+            _check_row_sums(p, "y_pred")
+    if n == 0:
+        return None
+    y = y.astype(np.intp, copy=False)
+    eps = p.dtype.type(_EPS[p.dtype])
+    one = p.dtype.type(1)
+    if num_classes is None:
+        p1 = np.clip(p, eps, one - eps)
+        p0 = np.clip(one - p, eps, one - eps)
+        picked = np.where(y == 1, p1, p0).astype(np.float64)
+        p64 = p.astype(np.float64)
+        brier = (p64 - y) ** 2
+    else:
+        true_p = p[np.arange(n), y]
+        picked = np.clip(true_p, eps, one - eps).astype(np.float64)
+        p64 = p.astype(np.float64)
+        sq = p64 * p64
+        rows = np.arange(n)
+        sq[rows, y] = (p64[rows, y] - 1.0) ** 2
+        brier = _row_sums(sq)
+    return Batch(y=y, p=p64, w=w, log_loss=-np.log(picked), brier=brier)
+
+
+def histogram_bins(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin of each confidence as ``numpy.histogram`` on [0, 1] with ``n_bins`` uniform bins:
+    ``searchsorted(linspace(0, 1, n_bins + 1), c, side="right") - 1``, the last bin closed."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    idx = np.searchsorted(edges, conf, side="right") - 1
+    return np.minimum(idx, n_bins - 1)
+
+
+def curve_bins(conf: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin of each probability as scikit-learn's ``calibration_curve`` (uniform strategy):
+    ``searchsorted(linspace(0, 1, n_bins + 1)[1:-1], c)`` -- a value on an inner edge goes to
+    the lower bin."""
+    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    return np.searchsorted(edges[1:-1], conf, side="left")

@@ -1,0 +1,142 @@
+"""Quantile bins: the exact probabilities, kept in a sorted score buffer.
+
+``QuantileProbabilities(mode, num_classes, from_logits)`` validates probabilities as every
+calibration metric does (:func:`~streammetrics.calibration._inputs.prepare_batch`) and keeps them
+in an inner :class:`~streammetrics._sorted_buffer.SortedScores`:
+
+* ``mode="binary"``: the binary buffer of (label, P(1));
+* ``mode="top"`` (multiclass top-label): a binary buffer of ([argmax == y], max_k p_k);
+* ``mode="ovr"`` (multiclass one-vs-rest): the multiclass buffer of (y, p), one column per class.
+
+Bin edges are the quantiles of the values of a column at ``linspace(0, 1, n_bins + 1)`` --
+unweighted, exactly ``numpy.percentile`` as scikit-learn's ``calibration_curve`` places them;
+weighted, the same linear rule on the weights' cumulative sum (:func:`weighted_quantiles`, which
+equals ``numpy.percentile`` of the samples repeated by integer weights). Reading a column costs
+O(n log n); memory one float64 per sample and column (+16 bytes with non-unit weights).
+
+It is its own state class (not shared with AUROC's buffer): the shared buffer accepts any score,
+while calibration must refuse probabilities outside [0, 1] in ``prepare``. Windows and decay
+rebuild it from their rows (it neither subtracts nor rescales).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .._sorted_buffer import SortedScores
+from .._state import State
+from ._inputs import prepare_batch
+
+__all__ = ["QuantileProbabilities", "weighted_quantiles"]
+
+MODES = ("binary", "top", "ovr")
+#: Largest number of classes of a one-vs-rest quantile state (two buffers per class).
+MAX_OVR_CLASSES = 1 << 16
+
+
+def weighted_quantiles(v: np.ndarray, w: np.ndarray | None, q: np.ndarray) -> np.ndarray:
+    """Quantiles ``q`` of sorted values ``v`` with weights ``w`` (None: ``numpy.percentile``).
+
+    Weighted: with cumulative weights cw and N = sum w, position h = (N - 1) q; the k-th
+    value (0-based) of the implicit repeated array is v[i] for the first i with cw[i] > k; the
+    quantile interpolates linearly between the values at floor(h) and floor(h) + 1. O(T log n).
+    """
+    if w is None:
+        return np.asarray(np.percentile(v, q * 100.0), dtype=np.float64)
+    cw = np.cumsum(w)
+    n = float(cw[-1])
+    h = np.maximum((n - 1.0) * q, 0.0)
+    lo = np.floor(h)
+    last = v.shape[0] - 1
+    a = v[np.minimum(np.searchsorted(cw, lo, side="right"), last)]
+    b = v[np.minimum(np.searchsorted(cw, lo + 1.0, side="right"), last)]
+    t = h - lo
+    return np.asarray(a + t * (b - a), dtype=np.float64)
+
+
+class QuantileProbabilities(State):
+    """Validated probabilities in an inner sorted buffer (see the module docstring)."""
+
+    def __init__(self, mode: str, num_classes: int | None, from_logits: bool) -> None:
+        if mode not in MODES:
+            raise ValueError(f"mode: must be one of {MODES}, got {mode!r}")
+        if mode == "ovr" and int(num_classes or 0) > MAX_OVR_CLASSES:
+            raise ValueError(
+                f"num_classes: at most {MAX_OVR_CLASSES} for one-vs-rest quantile bins "
+                f"(one sorted buffer per class), got {num_classes!r}"
+            )
+        self.mode = mode
+        self.num_classes = num_classes
+        self.from_logits = bool(from_logits)
+        self.inner = SortedScores("multiclass", num_classes) if mode == "ovr" else SortedScores("binary")
+
+    def key(self) -> Hashable:
+        return ("quantile", self.mode, self.num_classes, self.from_logits)
+
+    def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        b = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits)
+        if b is None:
+            return None
+        if self.mode == "top":
+            correct = (b.p.argmax(axis=1) == b.y).astype(np.int8)
+            return self.inner.prepare(correct, b.p.max(axis=1), b.w)
+        return self.inner.prepare(b.y, b.p, b.w)
+
+    def apply(self, delta: Any) -> None:
+        if delta is not None:
+            self.inner.apply(delta)
+
+    def arrays(self) -> dict[str, Any]:
+        return self.inner.arrays()
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        """The inner buffer's validation, and every value must be a probability in [0, 1]."""
+        values = np.asarray(arrays.get("values", np.zeros(0)))
+        if values.dtype.kind == "f" and values.size and not (
+            (values >= 0).all() and (values <= 1).all()
+        ):
+            raise ValueError("state: array 'values' holds a probability outside [0, 1]")
+        self.inner.load_arrays(arrays)
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, QuantileProbabilities)
+        self.inner.merge(other.inner)
+
+    def reset(self) -> None:
+        self.inner.reset()
+
+    @property
+    def nbytes(self) -> int:
+        return self.inner.nbytes
+
+    def column(self, k: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """Column k's values sorted ascending, their weights (None: all 1) and outcomes."""
+        pv, pw, nv, nw = self.inner.column(k)
+        v = np.concatenate([nv, pv]).astype(np.float64)
+        o = np.concatenate([np.zeros(nv.shape[0]), np.ones(pv.shape[0])])
+        order = np.argsort(v, kind="stable")
+        w = None
+        if pw is not None or nw is not None:
+            w = np.concatenate([np.ones(nv.shape[0]) if nw is None else nw,
+                                np.ones(pv.shape[0]) if pw is None else pw])[order]
+        return v[order], w, o[order]
+
+    def bin_sums(self, k: int, n_bins: int, side: str) -> np.ndarray:
+        """(n_bins, 3) sums of (w, w p, w o) of column k over its quantile bins: ``side="left"``
+        as ``calibration_curve`` (``searchsorted(edges[1:-1], p)``), ``"right"`` as
+        ``numpy.histogram`` on the edges (last bin closed). Zeros when empty. O(n log n)."""
+        v, w, o = self.column(k)
+        if v.shape[0] == 0:
+            return np.zeros((n_bins, 3))
+        edges = weighted_quantiles(v, w, np.linspace(0.0, 1.0, n_bins + 1))
+        if side == "left":
+            ids = np.searchsorted(edges[1:-1], v, side="left")
+        else:
+            ids = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, n_bins - 1)
+        ww = np.ones(v.shape[0]) if w is None else w
+        return np.stack([np.bincount(ids, weights=ww, minlength=n_bins),
+                         np.bincount(ids, weights=ww * v, minlength=n_bins),
+                         np.bincount(ids, weights=ww * o, minlength=n_bins)], axis=-1)

@@ -1,0 +1,194 @@
+"""The one decomposable state of the calibration family: sums and uniform probability bins.
+
+``ProbabilityBins(num_classes, n_bins, side, from_logits)`` holds float64 weighted sums, all
+merging by addition (a :class:`~streammetrics._state.SummedState`):
+
+* ``totals`` (3,): sum of w, of w * log loss, of w * Brier term;
+* ``bins`` (K, n_bins, 5), K = 1 for binary (the column P(1)) or C (one-vs-rest, column c;
+  K = 0 with ``ovr=False``, for a multiclass top-label CalibrationError alone):
+  per bin of the column's probability p with outcome o (binary: the label; multiclass:
+  ``y == c``), the sums of w, w p, w o, w p^2 and w p o;
+* ``top`` (n_bins, 3), multiclass only (shape (0, 3) for binary): per bin of the top-label
+  confidence c = max_k p_k with correctness a = [argmax == y] (first index on ties), the sums
+  of w, w c, w a.
+
+``side="right"`` bins as ``numpy.histogram`` (the last bin closed; CalibrationError and the Brier
+decomposition), ``side="left"`` as scikit-learn's ``calibration_curve``. ``n_bins=0`` keeps the
+totals only (LogLoss).
+
+Complexity: ``update`` O(n K log n_bins) (a ``searchsorted`` and five ``bincount`` per batch);
+memory O(K n_bins), independent of n. Metrics whose configuration maps to the same key share one
+state in a :class:`~streammetrics.MetricSet`.
+
+Window/Decayed: every sum is linear in the sample weight, so :meth:`scale` is exact up to
+rounding and ``Decayed`` rescales the O(K n_bins) state. Subtraction is deliberately not offered:
+the sums of probabilities are not integers, so removing expired rows by float subtraction would
+leave rounding residue that grows with the stream's history; a ``Window`` therefore rebuilds this
+state from its rows on the first read after an expiry (O(W), exact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .._state import State, SummedState
+from ._inputs import Batch, curve_bins, histogram_bins, prepare_batch
+
+__all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
+
+#: Largest K * n_bins a state may declare (each cell holds 5 float64 sums: 160 MiB at most).
+MAX_CELLS = 1 << 22
+#: The largest per-sample log loss: -log(eps of float64), plus slack for rounding.
+_MAX_LOG_LOSS = -float(np.log(np.finfo(np.float64).eps)) + 1e-6
+_TOL = 1e-9  # relative slack for the per-bin consistency checks of a loaded state
+
+
+def check_n_bins(n_bins: Any, k: int, allow_zero: bool = False) -> int:
+    """Validate ``n_bins``: an int >= 1 with ``k * n_bins <= MAX_CELLS``."""
+    lowest = 0 if allow_zero else 1
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < lowest:
+        raise ValueError(f"n_bins: must be an int >= {lowest}, got {n_bins!r}")
+    if k * int(n_bins) > MAX_CELLS:
+        raise ValueError(
+            f"n_bins: {k} classes x {n_bins} bins exceeds the limit of {MAX_CELLS} cells, got {n_bins!r}"
+        )
+    return int(n_bins)
+
+
+class ProbabilityBins(SummedState):
+    """Weighted sums and uniform bins of probabilities (see the module docstring)."""
+
+    # Every sum is linear in the weight (the default power 1).
+    weight_powers: Mapping[str, Any] = {}
+    # Opt out of SummedState.subtract (see the module docstring): windows rebuild exactly.
+    subtract = State.subtract  # type: ignore[assignment]
+
+    def __init__(
+        self, num_classes: int | None, n_bins: int, side: str, from_logits: bool, ovr: bool = True
+    ) -> None:
+        if side not in ("left", "right"):
+            raise ValueError(f"side: must be 'left' or 'right', got {side!r}")
+        self.num_classes = num_classes
+        self.k = 1 if num_classes is None else int(num_classes)
+        self.n_bins = check_n_bins(n_bins, self.k, allow_zero=True)
+        self.side = side
+        self.from_logits = bool(from_logits)
+        self.ovr = bool(ovr) or num_classes is None
+        top = 0 if num_classes is None else self.n_bins
+        self._arrays = {
+            "totals": np.zeros(3),
+            "bins": np.zeros((self.k if self.ovr else 0, self.n_bins, 5)),
+            "top": np.zeros((top, 3)),
+        }
+
+    def key(self) -> tuple[Any, ...]:
+        return (self.num_classes, self.n_bins, self.side, self.from_logits, self.ovr)
+
+    # -- update ----------------------------------------------------------------------------------
+    def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        batch = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits)
+        if batch is None:
+            return None
+        return self._increment(batch)
+
+    def _binned(self, conf: np.ndarray) -> np.ndarray:
+        if self.side == "right":
+            return histogram_bins(conf, self.n_bins)
+        return curve_bins(conf, self.n_bins)
+
+    def _increment(self, b: Batch) -> dict[str, np.ndarray]:
+        w = np.ones(b.y.shape[0]) if b.w is None else b.w
+        totals = np.array([w.sum(), (w * b.log_loss).sum(), (w * b.brier).sum()])
+        out = {"totals": totals}
+        nb = self.n_bins
+        if nb == 0:
+            return out
+        if self.ovr:
+            out["bins"] = self._ovr_bins(b, w)
+        if self.num_classes is not None:
+            top = b.p.argmax(axis=1)  # first index on ties
+            conf = b.p[np.arange(top.shape[0]), top]
+            correct = (top == b.y).astype(np.float64)
+            tcell = self._binned(conf)
+            out["top"] = np.stack(
+                [
+                    np.bincount(tcell, weights=w, minlength=nb),
+                    np.bincount(tcell, weights=w * conf, minlength=nb),
+                    np.bincount(tcell, weights=w * correct, minlength=nb),
+                ],
+                axis=-1,
+            )
+        return out
+
+    def _ovr_bins(self, b: Batch, w: np.ndarray) -> np.ndarray:
+        """(K, n_bins, 5) sums of one batch, one-vs-rest per column. The outcome o is 1 only in
+        the true class's column, so the sums with o use n entries, the others n K."""
+        nb = self.n_bins
+        n = b.y.shape[0]
+        if self.num_classes is None:
+            p, ww, cell = b.p, w, self._binned(b.p)
+            hit = b.y.astype(bool)
+            cell_o, w_o, p_o = cell[hit], w[hit], p[hit]
+        else:
+            p = b.p.ravel()  # row-major: sample i, class c at i * C + c
+            cell = self._binned(p) + nb * np.tile(np.arange(self.k), n)
+            ww = np.repeat(w, self.k)
+            true = np.arange(n) * self.k + b.y
+            cell_o, w_o, p_o = cell[true], w, p[true]
+        size = self.k * nb
+        wp = ww * p
+        wp_o = w_o * p_o
+        bins: np.ndarray = np.stack(
+            [
+                np.bincount(cell, weights=ww, minlength=size),
+                np.bincount(cell, weights=wp, minlength=size),
+                np.bincount(cell_o, weights=w_o, minlength=size),
+                np.bincount(cell, weights=wp * p, minlength=size),
+                np.bincount(cell_o, weights=wp_o, minlength=size),
+            ],
+            axis=-1,
+        ).reshape(self.k, nb, 5)
+        return bins
+
+    def apply(self, delta: Any) -> None:
+        if delta is None:
+            return
+        for name, inc in delta.items():
+            self._arrays[name] += inc
+
+    # -- reads -----------------------------------------------------------------------------------
+    def totals(self) -> np.ndarray:
+        """(sum w, sum w log loss, sum w Brier); a live view: read under the owner's lock."""
+        return self._arrays["totals"]
+
+    def bins(self) -> np.ndarray:
+        return self._arrays["bins"]
+
+    def top(self) -> np.ndarray:
+        return self._arrays["top"]
+
+    # -- loading (untrusted) -----------------------------------------------------------------------
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        """Shapes, finiteness and signs as every summed state; then the sums must be consistent
+        (per bin: w p <= w, w o <= w, w p^2 <= w p, w p o <= min(w p, w o); top: w c, w a <= w;
+        totals: log loss <= -log(eps) w, Brier <= 2 w), else ``ValueError``. O(state size)."""
+        old = self._arrays
+        super().load_arrays(arrays)
+        new, self._arrays = self._arrays, old
+        b, t, tot = new["bins"], new["top"], new["totals"]
+
+        def above(a: np.ndarray, bound: np.ndarray, what: str) -> None:
+            if a.size and (a > bound * (1 + _TOL) + 1e-300).any():
+                raise ValueError(f"state: inconsistent sums ({what})")
+
+        above(b[..., 1], b[..., 0], "bins: sum of w p exceeds sum of w")
+        above(b[..., 2], b[..., 0], "bins: sum of w o exceeds sum of w")
+        above(b[..., 3], b[..., 1], "bins: sum of w p^2 exceeds sum of w p")
+        above(b[..., 4], np.minimum(b[..., 1], b[..., 2]), "bins: sum of w p o exceeds its bounds")
+        above(t[..., 1:], t[..., :1], "top: confidence or accuracy sums exceed sum of w")
+        above(tot[1:2], _MAX_LOG_LOSS * tot[:1], "totals: log loss exceeds -log(eps) per sample")
+        above(tot[2:3], 2.0 * tot[:1], "totals: Brier exceeds 2 per sample")
+        self._arrays = new

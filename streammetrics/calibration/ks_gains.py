@@ -1,0 +1,147 @@
+"""Business curves over the exact sorted score buffer: KS statistic, cumulative gains and lift.
+
+All three hold the binary :class:`~streammetrics._sorted_buffer.SortedScores` state that
+``AUROC()``, ``AveragePrecision()``, ``ROCCurve()`` and ``PRCurve()`` hold, so in a
+:class:`~streammetrics.MetricSet` they share one buffer (one update pass). They read the
+counts at every distinct threshold t (decreasing; ``score >= t`` selects): TP(t), FP(t), with
+P, N the total positive and negative weight.
+
+* ``KSStatistic``: max over thresholds of |TPR(t) - FPR(t)|, which is scipy's ``ks_2samp``
+  statistic between the positives' and the negatives' scores (the two-sample Kolmogorov-Smirnov
+  distance between their empirical CDFs; weighted ECDFs with weights). ``threshold()`` is the
+  highest threshold where the maximum is attained.
+* ``GainsCurve`` / ``LiftCurve``: per threshold, the share of samples selected
+  (TP + FP) / (P + N), the share of positives captured (the gain, TP / P) and the lift
+  (gain / share selected); ``at_fraction(q)`` reads gain and lift at the top q, interpolating
+  linearly inside a block of tied scores (the expected value with random tie-breaking).
+
+Scores are any non-NaN numbers (as for AUROC). ``compute`` O(n log n) (a linear merge of the
+sorted runs); memory one score per sample (see the sorted buffer). Undefined values (no
+positives, or for KS no negatives) are nan with an UndefinedMetricWarning.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._base import Metric
+from .._curves import ThresholdCounts, counts_from_sorted
+from .._sorted_buffer import SortedScores
+from ._common import undefined
+
+__all__ = ["KSStatistic", "GainsCurve", "LiftCurve", "GainsCurveResult"]
+
+
+class _SortedBinary(Metric):
+    """A binary metric on the shared exact sorted buffer."""
+
+    _state: SortedScores
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = SortedScores("binary")
+
+    def _config(self) -> dict[str, Any]:
+        return {}
+
+    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
+        """Fold in one batch (labels 0/1 and scores) or one sample; atomic; returns ``self``.
+        O(n) plus the buffer's amortised folding (see the sorted buffer)."""
+        return self._update_state(y_true, y_score, sample_weight)
+
+    def _counts(self) -> ThresholdCounts:
+        pv, pw, nv, nw = self._state.column(0)
+        return counts_from_sorted(pv, pw, nv, nw)
+
+
+class KSStatistic(_SortedBinary):
+    """Kolmogorov-Smirnov statistic max_t |TPR(t) - FPR(t)| (scipy's ``ks_2samp`` statistic).
+
+    Examples
+    --------
+    >>> m = KSStatistic().update([0, 0, 1, 1], [0.1, 0.6, 0.4, 0.9])
+    >>> m.compute(), m.threshold()
+    (0.5, 0.9)
+    """
+
+    def _ks(self) -> tuple[float, float]:
+        c = self._counts()
+        if c.total_pos <= 0 or c.total_neg <= 0:
+            return undefined("KSStatistic"), math.nan
+        gap = np.abs(c.tps / c.total_pos - c.fps / c.total_neg)
+        i = int(np.argmax(gap))
+        return float(gap[i]), float(c.thresholds[i])
+
+    def _compute(self) -> float:
+        return self._ks()[0]
+
+    def threshold(self) -> float:
+        """The highest threshold t (select ``score >= t``) where the statistic is attained;
+        nan when undefined. O(n log n)."""
+        with self._lock:
+            return self._ks()[1]
+
+
+@dataclass(frozen=True)
+class GainsCurveResult:
+    """Cumulative gains and lift at every distinct threshold (decreasing).
+
+    ``fraction``: share of (weighted) samples with ``score >= threshold``; ``gain``: share of the
+    positives among them; ``lift`` = gain / fraction.
+    """
+
+    thresholds: np.ndarray
+    fraction: np.ndarray
+    gain: np.ndarray
+    lift: np.ndarray
+
+    def at_fraction(self, q: float) -> tuple[float, float]:
+        """(gain, lift) when the top share ``q`` in [0, 1] of the samples is selected, linear
+        inside tied blocks (the gains curve joins (0, 0) and its points with segments); the
+        lift at q = 0 is the limit, the first block's lift. O(log T)."""
+        q = float(q)
+        if not 0.0 <= q <= 1.0:
+            raise ValueError(f"q: must lie in [0, 1], got {q!r}")
+        if self.gain.shape[0] == 0 or math.isnan(self.gain[-1]):
+            return math.nan, math.nan
+        x = np.r_[0.0, self.fraction]
+        g = float(np.interp(q, x, np.r_[0.0, self.gain]))
+        if q == 0.0:
+            return 0.0, float(self.lift[0])
+        return g, g / q
+
+
+class GainsCurve(_SortedBinary):
+    """Cumulative gains (and lift) curve; ``compute()`` returns a :class:`GainsCurveResult`.
+
+    Examples
+    --------
+    >>> r = GainsCurve().update([0, 0, 1, 1], [0.1, 0.6, 0.4, 0.9]).compute()
+    >>> r.fraction.tolist(), r.gain.tolist(), r.at_fraction(0.5)
+    ([0.25, 0.5, 0.75, 1.0], [0.5, 0.5, 1.0, 1.0], (0.5, 1.0))
+    """
+
+    _name = "GainsCurve"
+
+    def _compute(self) -> GainsCurveResult:
+        c = self._counts()
+        total = c.total_pos + c.total_neg
+        if c.total_pos <= 0:
+            undefined(self._name)
+            nan = np.full(c.tps.shape[0], np.nan)
+            frac = (c.tps + c.fps) / total if total > 0 else nan
+            return GainsCurveResult(c.thresholds, frac, nan, nan)
+        frac = (c.tps + c.fps) / total
+        gain = c.tps / c.total_pos
+        return GainsCurveResult(c.thresholds, frac, gain, gain / frac)
+
+
+class LiftCurve(GainsCurve):
+    """The lift curve: the same :class:`GainsCurveResult` as :class:`GainsCurve` (read its
+    ``lift`` and ``fraction``)."""
+
+    _name = "LiftCurve"
