@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from ._load_checks import reserve
 from ._state import State, SummedState
+from ._state_checks import check_confusion_arrays
 from ._validation import (
     as_numpy,
     check_binary_labels,
@@ -165,6 +167,8 @@ class ConfusionCounts(SummedState):
         self.ignore_index = None if ignore_index is None else int(ignore_index)
         k = self.num_classes
         shape = (k, 2, 2) if task == "multilabel" else (k, k)
+        reserve(16.0 * shape[0] * shape[1] * shape[-1] / (2 if task != "multilabel" else 1),
+                f"num_classes={k}")
         self._arrays = {"counts": np.zeros(shape), "counts_w2": np.zeros(shape)}
         if task == "multilabel":
             self._arrays["rows"] = np.zeros(3)
@@ -445,6 +449,9 @@ class ConfusionCounts(SummedState):
         for arr in self._arrays.values():
             arr[...] = 0
         self._w2_tracked = False
+
+    def _check_loaded(self, arrays: Any) -> None:
+        check_confusion_arrays(arrays, self.task)
 
     def load_arrays(self, arrays: Any) -> None:
         self._pending = {}

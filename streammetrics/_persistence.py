@@ -29,7 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from ._base import Metric
+from ._base import RESERVED_KEYS, Metric
+from ._load_checks import MAX_DEPTH, json_depth, load_budget
 
 __all__ = ["save", "load", "dumps", "loads"]
 
@@ -37,6 +38,7 @@ MAGIC = b"SMSTATE\x00"
 FILE_VERSION = 1
 _DIGEST = 32
 _PREFIX = len(MAGIC) + _DIGEST + 8
+_HEADER_KEYS = frozenset({"file_version", "class", "format_version", "config", "scalars", "arrays"})
 _DTYPES = {
     np.dtype(t).str: np.dtype(t)
     for t in ("<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "<u2", "|u1", "|b1")
@@ -122,8 +124,35 @@ def save(metric: Metric, path: str | os.PathLike[str]) -> None:
         pass
 
 
-def loads(data: bytes, source: str = "data") -> Metric:
-    """Rebuild an accumulator from :func:`dumps` bytes, validating everything."""
+#: Default size limit of :func:`load` / :func:`loads` (bytes): 1 GiB.
+DEFAULT_MAX_BYTES = 2**30
+
+
+def _check_max_bytes(max_bytes: Any) -> int | None:
+    if max_bytes is None:
+        return None
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
+        raise ValueError(f"max_bytes: must be an int >= 1 or None, got {max_bytes!r}")
+    return int(max_bytes)
+
+
+def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> Metric:
+    """Rebuild an accumulator from :func:`dumps` bytes, validating everything.
+
+    The bytes are hostile input: anything malformed (even with a recomputed checksum) is a
+    ``ValueError`` saying what; the memory used is bounded by the size of ``data`` (a state
+    never allocates more than a small multiple of the bytes it carries, see
+    :mod:`streammetrics._load_checks`). ``max_bytes`` (default 1 GiB, None = no limit) refuses
+    larger inputs before anything is parsed. O(len(data)) (O(n log n) for sorted buffers).
+    """
+    limit = _check_max_bytes(max_bytes)
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ValueError(f"load: {source} must be bytes, got {type(data).__name__}")
+    if limit is not None and len(data) > limit:
+        raise ValueError(
+            f"load: {source} is {len(data)} bytes, more than max_bytes={limit} "
+            "(pass a larger max_bytes, or None, to load it)"
+        )
     if len(data) == 0:
         raise ValueError(f"load: {source} is empty, not a streammetrics state file")
     head = bytes(data[: len(MAGIC)])
@@ -138,18 +167,32 @@ def loads(data: bytes, source: str = "data") -> Metric:
         raise ValueError(f"load: {source} is truncated (header needs {header_len} bytes)")
     if hashlib.sha256(body).digest() != digest:
         raise ValueError(f"load: {source} failed its checksum (corrupted or truncated)")
+    raw = bytes(body[8 : 8 + header_len])
+    depth = json_depth(raw)
+    if depth > MAX_DEPTH:
+        raise ValueError(
+            f"load: {source} has a corrupted header (JSON nested {depth} deep, at most {MAX_DEPTH})"
+        )
     try:
-        header = json.loads(bytes(body[8 : 8 + header_len]).decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"load: {source} has a corrupted header ({exc})") from exc
+        header = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"load: {source} has a corrupted header ({exc})") from None
     if not isinstance(header, dict):
         raise ValueError(f"load: {source} has a corrupted header (not an object)")
     version = header.get("file_version")
-    if version != FILE_VERSION:
+    if isinstance(version, int) and not isinstance(version, bool) and version > FILE_VERSION:
+        raise ValueError(
+            f"load: {source} has unknown file format version {version}, newer than this library "
+            f"reads (version {FILE_VERSION}): written by a later streammetrics, upgrade to load it"
+        )
+    if version != FILE_VERSION or isinstance(version, bool):
         raise ValueError(
             f"load: {source} has unknown file format version {version!r} "
             f"(this library reads version {FILE_VERSION})"
         )
+    unknown = set(header) - _HEADER_KEYS
+    if unknown:
+        raise ValueError(f"load: {source} has a corrupted header (unknown keys {sorted(unknown)})")
     payload = body[8 + header_len :]
     state: dict[str, Any] = {
         "class": header.get("class"),
@@ -159,48 +202,84 @@ def loads(data: bytes, source: str = "data") -> Metric:
     scalars = header.get("scalars", {})
     arrays = header.get("arrays", [])
     if not isinstance(scalars, dict) or not isinstance(arrays, list):
-        raise ValueError(f"load: {source} has a corrupted header (scalars/arrays)")
+        raise ValueError(f"load: {source} has a corrupted header (scalars must be an object, "
+                         "arrays a list)")
     for key, value in scalars.items():
         if not (value is None or isinstance(value, (bool, int, float, str))):
             raise ValueError(f"load: {source} has a non-scalar entry {key!r}")
+        if key in RESERVED_KEYS:
+            raise ValueError(f"load: {source} has a scalar named {key!r} (a reserved name)")
         state[key] = value
     for spec in arrays:
-        state[_array_name(spec, source)] = _read_array(spec, payload, source)
-    return Metric.from_state_dict(state)
+        name = _array_name(spec, source)
+        if name in state:
+            raise ValueError(f"load: {source} has two entries named {name!r}")
+        state[name] = _read_array(spec, payload, source)
+    with load_budget(len(data), limit):
+        return Metric.from_state_dict(state)
 
 
 def _array_name(spec: Any, source: str) -> str:
-    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise ValueError(f"load: {source} has a corrupted array entry")
-    return str(spec["name"])
+    if not isinstance(spec, dict):
+        raise ValueError(
+            f"load: {source} has a corrupted array entry (an object with a name, got "
+            f"{type(spec).__name__})"
+        )
+    name = spec.get("name")
+    if not isinstance(name, str):
+        raise ValueError(f"load: {source} has a corrupted array entry (name {name!r} is not a string)")
+    if name in RESERVED_KEYS:
+        raise ValueError(f"load: {source} has an array named {name!r} (a reserved name)")
+    unknown = set(spec) - {"name", "dtype", "shape", "offset", "nbytes"}
+    if unknown:
+        raise ValueError(f"load: {source}: array {name!r} has unknown fields {sorted(unknown)}")
+    return name
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _read_array(spec: dict[str, Any], payload: memoryview, source: str) -> np.ndarray:
     name = spec["name"]
-    dtype = _DTYPES.get(spec.get("dtype"))  # type: ignore[arg-type]
+    dt = spec.get("dtype")
+    dtype = _DTYPES.get(dt) if isinstance(dt, str) else None
     shape = spec.get("shape")
     offset, nbytes = spec.get("offset"), spec.get("nbytes")
     if dtype is None:
-        raise ValueError(f"load: {source}: array {name!r} has a disallowed dtype {spec.get('dtype')!r}")
+        raise ValueError(f"load: {source}: array {name!r} has a disallowed dtype {dt!r}")
     if not (
         isinstance(shape, list)
-        and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
-        and isinstance(offset, int)
-        and isinstance(nbytes, int)
+        and len(shape) <= 32
+        and all(_is_int(d) and d >= 0 for d in shape)
+        and isinstance(offset, int) and not isinstance(offset, bool)
+        and isinstance(nbytes, int) and not isinstance(nbytes, bool)
         and offset >= 0
     ):
         raise ValueError(f"load: {source}: array {name!r} has a corrupted description")
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    count = 1
+    for d in shape:  # Python ints: no int64 overflow on hostile shapes
+        count *= d
     if count * dtype.itemsize != nbytes or offset + nbytes > len(payload):
         raise ValueError(f"load: {source}: array {name!r} does not fit the file (corrupted)")
     return np.frombuffer(payload[offset : offset + nbytes], dtype=dtype).reshape(shape).copy()
 
 
-def load(path: str | os.PathLike[str]) -> Metric:
+def load(path: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> Metric:
     """Load an accumulator or MetricSet written by :func:`save`. O(file size).
 
-    Raises ``ValueError`` for an empty, truncated, corrupted, foreign or unknown-version file.
+    The file is hostile input (see :func:`loads`). ``max_bytes`` (default 1 GiB; None = no
+    limit) refuses a larger file before reading it. Raises ``ValueError`` for an empty,
+    truncated, corrupted, foreign, oversized, malformed or unknown-version file.
     """
+    limit = _check_max_bytes(max_bytes)
     target = Path(path)
-    data = target.read_bytes()
-    return loads(data, source=f"file {str(target)!r}")
+    with open(target, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if limit is not None and size > limit:
+            raise ValueError(
+                f"load: file {str(target)!r} is {size} bytes, more than max_bytes={limit} "
+                "(pass a larger max_bytes, or None, to load it)"
+            )
+        data = fh.read() if limit is None else fh.read(limit + 1)
+    return loads(data, source=f"file {str(target)!r}", max_bytes=limit)

@@ -216,7 +216,8 @@ def nested_config(metric: Metric) -> dict[str, Any]:
 def metric_from_nested(spec: Any, wrapper: str) -> Metric:
     if not isinstance(spec, Mapping) or not isinstance(spec.get("config"), Mapping):
         raise ValueError(f"state: bad metric entry in a {wrapper} config")
-    target = Metric._registry.get(spec.get("class", ""))  # type: ignore[arg-type]
+    name = spec.get("class")
+    target = Metric._registry.get(name) if isinstance(name, str) else None
     if target is None:
         raise ValueError(f"state: unknown metric class {spec.get('class')!r}")
     return target._from_config(spec["config"])
