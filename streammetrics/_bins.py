@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from ._curves import ThresholdCounts
-from ._load_checks import reserve
+from ._load_checks import check_total, reserve
 from ._sorted_buffer import SortedScores, _unit_or_positive
 from ._state import State
 from ._validation import (
@@ -994,6 +994,7 @@ class BinnedScores(State):
         for name, arr in (("bin_pos", pos), ("bin_neg", neg)):
             if arr.size and not (np.isfinite(arr).all() and (arr >= 0).all()):
                 raise ValueError(f"state: array {name!r} must be finite and >= 0")
+            check_total(arr, name)
         if keys.size and ((pos + neg) <= 0).any():
             raise ValueError(f"state: empty bin at index {int(np.argmax((pos + neg) <= 0))}")
         offsets = check_offsets(offsets, "bin_offsets", k, keys.shape[0], "bin_keys")
@@ -1012,7 +1013,7 @@ class BinnedScores(State):
                 raise ValueError(
                     f"state: column {c} has {hi - lo} bins, more than the capacity {self.capacity}"
                 )
-            if kc.shape[0] > 1 and (np.diff(kc) <= 0).any():
+            if kc.shape[0] > 1 and (kc[1:] <= kc[:-1]).any():  # (np.diff could overflow)
                 raise ValueError(f"state: array 'bin_keys' is not strictly increasing in column {c}")
             if kc.shape[0]:
                 if self.edges is not None:

@@ -38,6 +38,7 @@ __all__ = [
     "carried_nbytes",
     "check_plain",
     "check_sums",
+    "check_total",
     "check_weight_pair",
     "config_int",
     "json_depth",
@@ -165,6 +166,16 @@ def check_sums(arr: np.ndarray, name: str) -> None:
             f"state: array {name!r} must hold finite counts in [0, {MAX_SUM:g}], "
             f"got {float(arr.reshape(-1)[i])!r} at flat index {i}"
         )
+
+
+def check_total(arr: np.ndarray, name: str) -> None:
+    """Weights (or per-bin weight sums) whose every entry and whose total are finite counts
+    in [0, ``MAX_SUM``]: sums over them (AUROC's products of totals, a window's running sums)
+    stay finite."""
+    check_sums(arr, name)
+    total = float(np.sum(arr, dtype=np.float64)) if arr.size else 0.0
+    if not total <= MAX_SUM:
+        raise ValueError(f"state: array {name!r} sums to {total!r}, more than {MAX_SUM:g}")
 
 
 def check_weight_pair(total: np.ndarray, total_w2: np.ndarray, name: str) -> None:

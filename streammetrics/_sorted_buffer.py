@@ -64,7 +64,7 @@ import numpy as np
 from sortedcontainers import SortedList
 
 from ._base import states_trusted
-from ._load_checks import reserve
+from ._load_checks import check_total, reserve
 from ._state import State
 from ._validation import (
     as_numpy,
@@ -927,6 +927,7 @@ class SortedScores(State):
             weights = weights.astype(np.float64)
             if weights.size and not (np.isfinite(weights).all() and (weights > 0).all()):
                 raise ValueError("state: array 'weights' must be finite and > 0")
+            check_total(weights, "weights")
         if values.shape[0] > 1:
             down = values[1:] < values[:-1]
             down[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < values.shape[0])] - 1] = False

@@ -93,6 +93,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._load_checks import check_total
 from ._sorted_buffer import SortedScores
 from ._state import State
 from ._validation import as_numpy, first_bad, is_scalar
@@ -489,6 +490,8 @@ def load_rows(
         w = seg.get("weight")
         if w is not None and (w.shape != (n,) or w.dtype.kind != "f"):
             raise ValueError(f"state: {what} segment {i} weight must be float of shape ({n},)")
+        if w is not None:
+            check_total(w, f"seg{i}.weight")
         ts = seg.get("ts")
         if timed != (ts is not None):
             raise ValueError(f"state: {what} segment {i} {'lacks' if timed else 'has'} timestamps")
