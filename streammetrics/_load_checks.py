@@ -8,8 +8,7 @@ This module is the shared toolbox of those checks:
   ``reserve(nbytes, what)`` *before* they allocate what their configuration implies (C x C
   confusion counts, one group object per class, a grid of T thresholds); outside a load it is a
   no-op. The budget of a load is ``AMPLIFICATION`` times the bytes of state the input carries
-  plus ``ALLOWANCE`` (so that a small valid file of a many-class metric still loads), capped by
-  the caller's ``max_bytes``.
+  plus ``ALLOWANCE`` (so that a small valid file of a many-class metric still loads).
 * :func:`check_plain` -- a configuration is JSON data (None, bool, int, float, str, lists and
   string-keyed dicts) nested at most ``MAX_DEPTH`` deep; :func:`json_depth` measures the nesting
   of a JSON text without parsing it (no recursion).
@@ -63,16 +62,14 @@ _BUDGET: ContextVar[list[float] | None] = ContextVar("streammetrics_load_budget"
 
 
 @contextmanager
-def load_budget(carried: int, max_bytes: int | None = None) -> Iterator[None]:
+def load_budget(carried: int) -> Iterator[None]:
     """Within this block, :func:`reserve` charges allocations against a budget of
-    ``AMPLIFICATION * carried + ALLOWANCE`` bytes (at most ``max_bytes`` when given). Nested
-    blocks keep the outer budget (one load, one budget)."""
+    ``AMPLIFICATION * carried + ALLOWANCE`` bytes. Nested blocks keep the outer budget (one
+    load, one budget)."""
     if _BUDGET.get() is not None:
         yield
         return
     budget = float(AMPLIFICATION) * max(int(carried), 0) + ALLOWANCE
-    if max_bytes is not None:
-        budget = min(budget, float(max_bytes))
     token = _BUDGET.set([budget, budget])
     try:
         yield
@@ -98,7 +95,7 @@ def reserve(nbytes: float, what: str) -> None:
         raise ValueError(
             f"state: {what} implies about {_human(nbytes)} of state, more than this load allows "
             f"({_human(budget[1])}: {AMPLIFICATION} x the state bytes the input carries "
-            f"+ {_human(ALLOWANCE)}, or max_bytes)"
+            f"+ {_human(ALLOWANCE)})"
         )
     budget[0] -= nbytes
 

@@ -23,7 +23,9 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Mapping
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ import numpy as np
 from ._base import RESERVED_KEYS, Metric
 from ._load_checks import MAX_DEPTH, json_depth, load_budget
 
-__all__ = ["save", "load", "dumps", "loads"]
+__all__ = ["save", "load", "dumps", "loads", "remove_stale_temps"]
 
 MAGIC = b"SMSTATE\x00"
 FILE_VERSION = 1
@@ -95,15 +97,19 @@ def dumps(metric: Metric) -> bytes:
 def save(metric: Metric, path: str | os.PathLike[str]) -> None:
     """Write ``metric`` (any accumulator or MetricSet) to ``path`` atomically.
 
-    The bytes go to a temporary file beside ``path``, are flushed to disk, and the temporary file
-    is renamed over ``path``: readers see the old file or the new one, never a partial one.
-    O(state size).
+    The bytes go to a temporary file beside ``path`` (``.<name>.<pid>-<random>.tmp``), are
+    flushed to disk, and the temporary file is renamed over ``path``: readers see the old file or
+    the new one, never a partial one. A process killed between the two leaves its temporary
+    file behind; every ``save`` to the same ``path`` first removes such leftovers (see
+    :func:`remove_stale_temps`). O(state size).
     """
     if not isinstance(metric, Metric):
         raise ValueError(f"save: expected a streammetrics metric, got {type(metric).__name__}")
     target = Path(path)
     data = dumps(metric)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+    remove_stale_temps(target)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp",
+                               dir=target.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -134,6 +140,49 @@ def _check_max_bytes(max_bytes: Any) -> int | None:
     if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
         raise ValueError(f"max_bytes: must be an int >= 1 or None, got {max_bytes!r}")
     return int(max_bytes)
+
+
+#: A leftover temporary file is removed once its writer is gone and it is this old (seconds) ...
+STALE_SECONDS = 60.0
+#: ... or, whoever wrote it (a pid of another host, a name without a pid), this old.
+ABANDONED_SECONDS = 24 * 3600.0
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError, OSError):
+        return True  # exists (owned by someone else), or cannot tell: keep its file
+    return True
+
+
+def remove_stale_temps(path: str | os.PathLike[str], *, now: float | None = None) -> list[Path]:
+    """Remove the temporary files that killed saves to ``path`` left behind; returns them.
+
+    A file ``.<name>.<pid>-<random>.tmp`` beside ``path`` is stale when its writer's process
+    no longer exists and it was last modified more than ``STALE_SECONDS`` ago, or in any case
+    after ``ABANDONED_SECONDS`` (a writer on another host, or a name from streammetrics 0.1.0,
+    ``.<name>.<random>.tmp``). A save in progress is never touched. O(files in the directory).
+    """
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    now = time.time() if now is None else now
+    removed = []
+    for tmp in parent.glob(f".{glob_escape(target.name)}.*.tmp"):
+        middle = tmp.name[len(target.name) + 2 : -len(".tmp")]
+        pid_text, dash, _ = middle.partition("-")
+        try:
+            age = now - tmp.stat().st_mtime
+        except OSError:
+            continue
+        writer_gone = bool(dash) and pid_text.isdigit() and not _pid_alive(int(pid_text))
+        if (writer_gone and age > STALE_SECONDS) or age > ABANDONED_SECONDS:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed.append(tmp)
+    return removed
 
 
 def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_MAX_BYTES) -> Metric:
@@ -215,7 +264,7 @@ def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_
         if name in state:
             raise ValueError(f"load: {source} has two entries named {name!r}")
         state[name] = _read_array(spec, payload, source)
-    with load_budget(len(data), limit):
+    with load_budget(len(data)):
         return Metric.from_state_dict(state)
 
 
