@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
-from ._load_checks import carried_nbytes, check_plain, load_budget
+from ._load_checks import carried_nbytes, check_config_types, check_plain, load_budget
 from ._state import State
 
 __all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS"]
@@ -202,7 +202,10 @@ class Metric:
         try:
             return cls(**config)
         except TypeError as exc:
-            raise ValueError(f"state: bad configuration for {cls.__name__}: {exc}") from exc
+            shown = ", ".join(f"{k}={v!r}" for k, v in config.items())
+            raise ValueError(
+                f"state: bad configuration for {cls.__name__}: {exc} (config: {shown[:300]})"
+            ) from None
 
     def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
         self._state.load_arrays(arrays)
@@ -254,6 +257,7 @@ class Metric:
         if not isinstance(config, Mapping):
             raise ValueError("state: 'config' must be a mapping")
         check_plain(config, f"{name} config")
+        check_config_types(config, f"{name} config")
         obj = target._from_config(config)
         arrays = {k: v for k, v in state.items() if k not in RESERVED_KEYS}
         for key in arrays:

@@ -160,7 +160,8 @@ class ConfusionCounts(SummedState):
         self.threshold = threshold
         # float32 scores are compared in float32 (numpy keeps their precision): against the
         # smallest float32 >= threshold, so that `score >= threshold` holds exactly as in float64.
-        t32 = np.float32(threshold)
+        with np.errstate(over="ignore"):  # a threshold beyond float32: +-inf
+            t32 = np.float32(threshold)
         if float(t32) < threshold:
             t32 = np.nextafter(t32, np.float32(np.inf))
         self._threshold32 = t32

@@ -15,7 +15,9 @@ This module is the shared toolbox of those checks:
 * :func:`check_sums` / :func:`check_weight_pair` -- counts and weight sums are finite, >= 0,
   at most ``MAX_SUM`` (so their squares stay finite), and a sum of squared weights is consistent
   with its sum of weights (``sum w**2 <= (sum w)**2``, and > 0 when the sum is).
-* :func:`config_int` -- an int field of a configuration (not a bool, not a float).
+* :func:`config_int` -- an int field of a configuration (not a bool, not a float);
+  :func:`check_config_types` -- the flags, sizes and numeric parameters of a whole (nested)
+  configuration have their types (``multilabel: nan`` is malformed, not truthy).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ __all__ = [
     "MAX_SAMPLES",
     "MAX_SUM",
     "carried_nbytes",
+    "check_config_types",
     "check_plain",
     "check_sums",
     "check_total",
@@ -217,3 +220,41 @@ def _count_leaves(value: Any, depth: int) -> int:
     if isinstance(value, Mapping):
         return sum(_count_leaves(v, depth + 1) for v in value.values())
     return 1
+
+
+#: Configuration keys (of any metric or wrapper) whose loaded values must have these types
+#: (None is left to the constructor): flags are real bools, sizes real ints, parameters real
+#: numbers -- a file saying ``multilabel: nan`` or ``threshold: true`` is malformed, not truthy.
+_BOOL_KEYS = frozenset({"multilabel", "interpolated", "eleven_point", "per_query", "drop_intermediate",
+                        "adjusted"})
+_INT_KEYS = frozenset({"num_classes", "k", "ignore_index", "capacity", "batch_size", "size", "max_bytes"})
+_NUMBER_KEYS = frozenset({"threshold", "beta", "rel_level", "rel_max", "max_fpr", "r", "half_life",
+                          "half_life_seconds", "ttl", "max_delay", "seconds", "zero_division"})
+
+
+def check_config_types(config: Any, where: str, depth: int = 0) -> None:
+    """The typed keys of every mapping in a (nested) configuration; see ``_BOOL_KEYS`` etc."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"state: {where} is nested more than {MAX_DEPTH} deep")
+    if isinstance(config, Mapping):
+        for key, value in config.items():
+            if key in _BOOL_KEYS and not isinstance(value, bool):
+                raise ValueError(f"state: {where} {key!r} must be true or false, got {value!r}")
+            if key == "thresholds" and isinstance(value, list) and any(isinstance(v, bool) for v in value):
+                raise ValueError(f"state: {where} 'thresholds' must be numbers, got {value!r}")
+            if value is not None:
+                if key in _INT_KEYS and (isinstance(value, bool) or not isinstance(value, int)):
+                    raise ValueError(f"state: {where} {key!r} must be an int, got {value!r}")
+                if key in _NUMBER_KEYS and (
+                    isinstance(value, bool) or not isinstance(value, (int, float, str))
+                    or (isinstance(value, str) and key != "zero_division")
+                ):
+                    raise ValueError(f"state: {where} {key!r} must be a number, got {value!r}")
+            if key == "members" and isinstance(value, Mapping):  # a MetricSet: names are free
+                for spec in value.values():
+                    check_config_types(spec, where, depth + 2)
+            else:
+                check_config_types(value, where, depth + 1)
+    elif isinstance(config, list):
+        for item in config:
+            check_config_types(item, where, depth + 1)

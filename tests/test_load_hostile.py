@@ -272,3 +272,29 @@ def test_a_loaded_state_computes_and_saves_again():
             m = sm.loads(saved(name))
             m.compute()
             assert sm.dumps(sm.loads(sm.dumps(m))) == sm.dumps(m)
+
+
+def test_config_values_of_the_wrong_type_are_malformed_not_truthy():
+    cases = [
+        ("AUROC-multiclass", ["multilabel"], float("nan"), "multilabel"),
+        ("AveragePrecision-max_bytes", ["interpolated"], 2.0, "interpolated"),
+        ("F1-binary", ["multilabel"], None, "multilabel"),
+        ("F1-binary", ["threshold"], True, "threshold"),
+        ("F1-binary", ["zero_division"], True, "zero_division"),
+        ("ConfusionMatrix", ["num_classes"], 3.0, "num_classes"),
+        ("TopKAccuracy", ["k"], True, "'k'"),
+        ("NDCG", ["rel_level"], False, "rel_level"),
+        ("Window-Recall", ["size"], 10.0, "size"),
+        ("DelayedLabels", ["capacity"], True, "capacity"),
+        ("Window-Recall", ["metric", "config", "multilabel"], 0, "multilabel"),
+        ("MetricSet", ["members", "k", "config", "k"], 2.5, "'k'"),
+        ("PRCurve-multilabel-thresholds", ["thresholds"], [0.2, True], "thresholds"),
+    ]
+    for name, path, value, match in cases:
+        refused(tampered(name, set_config(path, value)), match)
+
+
+def test_subnormal_bin_weights_are_refused():
+    header, payload = split(saved("AveragePrecision-max_bytes"))
+    n = next(a for a in header["arrays"] if a["name"] == "bin_neg")["shape"][0]
+    refused(with_array("AveragePrecision-max_bytes", "bin_neg", [1e-320] * n), "subnormal")
