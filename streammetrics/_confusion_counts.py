@@ -168,8 +168,7 @@ class ConfusionCounts(SummedState):
         self.ignore_index = None if ignore_index is None else int(ignore_index)
         k = self.num_classes
         shape = (k, 2, 2) if task == "multilabel" else (k, k)
-        reserve(16.0 * shape[0] * shape[1] * shape[-1] / (2 if task != "multilabel" else 1),
-                f"num_classes={k}")
+        reserve(16.0 * k * shape[1] * (shape[2] if len(shape) == 3 else 1), f"num_classes={k}")
         self._arrays = {"counts": np.zeros(shape), "counts_w2": np.zeros(shape)}
         if task == "multilabel":
             self._arrays["rows"] = np.zeros(3)

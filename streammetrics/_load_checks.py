@@ -54,7 +54,7 @@ MAX_DEPTH = 64
 #: Memory a load may use beyond AMPLIFICATION x the state bytes it carries (bytes).
 ALLOWANCE = 64 * 2**20
 #: Memory a load may use per byte of state it carries (object overheads, sort buffers).
-AMPLIFICATION = 64
+AMPLIFICATION = 128
 #: Largest count or weight sum a loaded state may hold: its square (a sum of squared weights,
 #: a product of two sums) is still a finite float64.
 MAX_SUM = 1e150

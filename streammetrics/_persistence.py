@@ -11,9 +11,21 @@ Layout (all integers little-endian)::
 
 Loading never unpickles anything: the header is JSON, arrays are rebuilt with ``np.frombuffer``
 from an allow-list of plain numeric dtypes, and the state is then validated by the metric class
-like any untrusted input. A file that is empty, truncated, corrupted, foreign or of an unknown
-version raises ``ValueError`` saying which. Saving writes a temporary file in the target directory,
-fsyncs it and renames it over the target, so a crash mid-save leaves the previous file intact.
+like any untrusted input. A checksum is not authentication (anyone can edit a file and recompute
+it), so a file is treated as hostile: anything malformed -- wrong types or nesting in the header,
+sizes the arrays do not carry, counts or weights that no stream produces -- raises ``ValueError``
+saying what, and loading takes time and memory bounded by the file's size (a configuration that
+implies more state than ``AMPLIFICATION`` x the file's bytes + ``ALLOWANCE`` is refused before
+anything is allocated: see :mod:`streammetrics._load_checks`). ``load``/``loads`` also refuse
+inputs over ``max_bytes`` (default 1 GiB; None = no limit) before reading them.
+
+Versions: this library writes and reads file version 1 (the format of streammetrics 0.1.0);
+a file of a later version is refused with a message saying to upgrade.
+
+Saving writes a temporary file ``.<name>.<pid>-<random>.tmp`` in the target directory, fsyncs it
+and renames it over the target, so a crash mid-save leaves the previous file intact; the next
+``save`` to that target removes the temporary files of killed writers
+(:func:`remove_stale_temps`).
 """
 
 from __future__ import annotations

@@ -298,3 +298,19 @@ def test_subnormal_bin_weights_are_refused():
     header, payload = split(saved("AveragePrecision-max_bytes"))
     n = next(a for a in header["arrays"] if a["name"] == "bin_neg")["shape"][0]
     refused(with_array("AveragePrecision-max_bytes", "bin_neg", [1e-320] * n), "subnormal")
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sm.AUROC(20_000),
+    lambda: sm.AUROC(200, multi_class="ovo"),
+    lambda: sm.AUROC(5_000, thresholds=10),
+    lambda: sm.AveragePrecision(2_000, max_bytes=2**22),
+    lambda: sm.ConfusionMatrix(1_000),
+    lambda: sm.Precision(50_000, multilabel=True),
+    lambda: sm.ROCCurve(thresholds=10**6),
+], ids=["auroc", "ovo", "thresholds", "max_bytes", "confusion", "multilabel", "grid"])
+def test_valid_many_class_states_still_load(make):
+    """The memory budget (a multiple of the bytes a file carries) admits every valid state."""
+    metric = make()
+    again = sm.loads(sm.dumps(metric))
+    assert type(again) is type(metric) and again._config() == metric._config()
