@@ -271,11 +271,18 @@ def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_
         if key in RESERVED_KEYS:
             raise ValueError(f"load: {source} has a scalar named {key!r} (a reserved name)")
         state[key] = value
+    regions = []
     for spec in arrays:
         name = _array_name(spec, source)
         if name in state:
             raise ValueError(f"load: {source} has two entries named {name!r}")
         state[name] = _read_array(spec, payload, source)
+        regions.append((spec["offset"], spec["offset"] + spec["nbytes"], name))
+    # arrays may not share bytes: a few bytes described by many entries would load as many copies
+    regions.sort()
+    for (_, end, first), (start, _, second) in zip(regions, regions[1:], strict=False):
+        if start < end:
+            raise ValueError(f"load: {source}: arrays {first!r} and {second!r} overlap (corrupted)")
     with load_budget(len(data)):
         return Metric.from_state_dict(state)
 

@@ -53,6 +53,7 @@ import numpy as np
 
 from . import _ranking_queries as K
 from ._base import Metric, UndefinedMetricWarning
+from ._load_checks import MAX_SAMPLES
 from ._state import State
 from ._validation import first_bad
 
@@ -349,8 +350,9 @@ class QueryState(State):
                 or not np.isfinite(count)
                 or count < 0
                 or count != np.floor(count)
+                or count > MAX_SAMPLES
             ):
-                raise ValueError(f"state: {name}.count must hold one non-negative integer")
+                raise ValueError(f"state: {name}.count must hold one integer in [0, 2**53]")
             sums = np.asarray(arrays[f"{name}.sums"])
             if sums.shape != (spec.width,) or sums.dtype.kind not in "fiu":
                 raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")

@@ -314,3 +314,17 @@ def test_valid_many_class_states_still_load(make):
     metric = make()
     again = sm.loads(sm.dumps(metric))
     assert type(again) is type(metric) and again._config() == metric._config()
+
+
+def test_arrays_may_not_share_bytes():
+    """Many entries over the same bytes would load as many copies: memory beyond the file."""
+    def overlap(header, payload):
+        for spec in header["arrays"]:
+            spec["offset"] = 0
+    refused(tampered("ConfusionMatrix", overlap), "overlap")
+
+
+def test_retrieval_counts_beyond_any_stream():
+    header, payload = split(saved("NDCG"))
+    name = next(a["name"] for a in header["arrays"] if a["name"].endswith(".count"))
+    refused(with_array("NDCG", name, [2**62]), "count")
