@@ -227,8 +227,8 @@ class Metric:
                 return cls._rebuild_from(state)
             except ValueError:
                 raise
-            except (KeyError, TypeError, IndexError, AttributeError, OverflowError, ZeroDivisionError,
-                    RecursionError, MemoryError, AssertionError, UnicodeError) as exc:
+            except (LookupError, TypeError, AttributeError, ArithmeticError, RecursionError,
+                    MemoryError, AssertionError, UnicodeError) as exc:  # a backstop: say which
                 raise ValueError(
                     f"state: malformed {state.get('class')!r} state ({type(exc).__name__}: {exc})"
                 ) from None

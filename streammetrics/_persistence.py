@@ -142,6 +142,9 @@ def save(metric: Metric, path: str | os.PathLike[str]) -> None:
         pass
 
 
+#: Largest JSON header accepted (bytes): parsed JSON takes many times its size in memory, and a
+#: valid header only holds the configuration (say a grid of a million thresholds: ~20 MB).
+MAX_HEADER = 64 * 2**20
 #: Default size limit of :func:`load` / :func:`loads` (bytes): 1 GiB.
 DEFAULT_MAX_BYTES = 2**30
 
@@ -226,6 +229,9 @@ def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_
     header_len = int.from_bytes(body[:8], "little")
     if 8 + header_len > len(body):
         raise ValueError(f"load: {source} is truncated (header needs {header_len} bytes)")
+    if header_len > MAX_HEADER:
+        raise ValueError(f"load: {source} has a corrupted header ({header_len} bytes, at most "
+                         f"{MAX_HEADER}: a header describes arrays, it does not hold them)")
     if hashlib.sha256(body).digest() != digest:
         raise ValueError(f"load: {source} failed its checksum (corrupted or truncated)")
     raw = bytes(body[8 : 8 + header_len])
@@ -236,7 +242,7 @@ def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_
         )
     try:
         header = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # incl. JSONDecodeError
         raise ValueError(f"load: {source} has a corrupted header ({exc})") from None
     if not isinstance(header, dict):
         raise ValueError(f"load: {source} has a corrupted header (not an object)")

@@ -328,3 +328,12 @@ def test_retrieval_counts_beyond_any_stream():
     header, payload = split(saved("NDCG"))
     name = next(a["name"] for a in header["arrays"] if a["name"].endswith(".count"))
     refused(with_array("NDCG", name, [2**62]), "count")
+
+
+def test_oversized_headers_and_integers():
+    header, payload = split(saved("F1-binary"))
+    text = json.dumps(header).encode().replace(b'"format_version": 1', b'"format_version": ' + b"9" * 5000)
+    refused(build(None, payload, raw=text), "corrupted header")
+    from streammetrics._persistence import MAX_HEADER
+    big = json.dumps(header).encode()[:-1] + b', "pad": "' + b" " * MAX_HEADER + b'"}'
+    refused(build(None, payload, raw=big), "corrupted header")
