@@ -451,7 +451,7 @@ class ConfusionCounts(SummedState):
         self._w2_tracked = False
 
     def _check_loaded(self, arrays: Any) -> None:
-        check_confusion_arrays(arrays, self.task)
+        check_confusion_arrays(arrays, self.task, self.ignore_index)
 
     def load_arrays(self, arrays: Any) -> None:
         self._pending = {}

@@ -39,20 +39,24 @@ def check_hit_counts(hits: np.ndarray) -> None:
     check_weight_pair(hits[1], hits[2], "array 'hits' (total weight vs squared weights)")
 
 
-def check_confusion_arrays(arrays: Mapping[str, np.ndarray], task: str) -> None:
+def check_confusion_arrays(arrays: Mapping[str, np.ndarray], task: str,
+                           ignore_index: int | None = None) -> None:
     """Confusion ``counts`` with their ``counts_w2`` cell by cell; multilabel ``rows`` =
-    (exact-match weight, total weight, total squared weight) consistent with the counts."""
+    (exact-match weight, total weight, total squared weight) consistent with the counts: each
+    label counts every row once (at most once with ``ignore_index``, which skips single cells)."""
     check_weight_pair(arrays["counts"], arrays["counts_w2"], "arrays 'counts'/'counts_w2'")
     if task == "multilabel":
         rows = arrays["rows"]
         check_part_of(rows[0], rows[1], "array 'rows' (exact matches vs rows)")
         check_weight_pair(rows[1], rows[2], "array 'rows' (total weight vs squared weights)")
         per_label = arrays["counts"].reshape(arrays["counts"].shape[0], -1).sum(axis=1)
-        # every label of every row is counted once: each label's total is the rows' total
-        close = np.abs(per_label - rows[1]) <= 1e-9 * np.maximum(per_label, rows[1]) + 1e-300
-        if per_label.size and not close.all():
-            i = int(np.argmax(~close))
+        slack = 1e-9 * np.maximum(per_label, rows[1]) + 1e-300
+        ok = per_label <= rows[1] + slack
+        if ignore_index is None:
+            ok &= per_label >= rows[1] - slack
+        if per_label.size and not ok.all():
+            i = int(np.argmax(~ok))
             raise ValueError(
-                f"state: array 'counts' of label {i} sums to {per_label[i]!r}, but 'rows' says "
-                f"{rows[1]!r} rows were counted"
+                f"state: array 'counts' of label {i} sums to {float(per_label[i])!r}, but 'rows' "
+                f"says {float(rows[1])!r} rows were counted"
             )

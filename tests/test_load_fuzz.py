@@ -243,3 +243,60 @@ def test_huge_declared_sizes_fail_fast_under_an_address_space_limit():
         assert float(seconds) < SECONDS, line
         if name != "TopKAccuracy" and key in ("num_classes", "thresholds"):  # top-k: O(1) state
             assert outcome == "ValueError", line
+
+
+# -- the other side: every state a valid stream produces must load -------------------------------
+def _ml(c):
+    return lambda rng, n: (rng.integers(-1, 2, (n, c)), rng.random((n, c)))
+
+
+def _mc(c, ignore=None):
+    def make(rng, n):
+        y = rng.integers(0, c, n)
+        if ignore is not None:
+            y[rng.random(n) < 0.3] = ignore
+        return y, rng.random((n, c))
+    return make
+
+
+def _bin(rng, n):
+    return rng.integers(0, 2, n), rng.random(n)
+
+
+STREAMS = {
+    "multilabel-ignore": (lambda: sm.Precision(3, multilabel=True, ignore_index=-1), _ml(3)),
+    "decayed-multilabel": (lambda: sm.Decayed(sm.Recall(3, multilabel=True, ignore_index=-1),
+                                              half_life=0.7), _ml(3)),
+    "accuracy-ignore": (lambda: sm.Accuracy(3, ignore_index=0), _mc(3)),
+    "topk-ignore": (lambda: sm.TopKAccuracy(4, k=2, ignore_index=1), _mc(4, ignore=1)),
+    "decayed-topk": (lambda: sm.Decayed(sm.TopKAccuracy(3, k=1), half_life=0.3), _mc(3)),
+    "decayed-f1": (lambda: sm.Decayed(sm.F1(), half_life=0.25), _bin),
+    "decayed-binned": (lambda: sm.Decayed(sm.AUROC(max_bytes=2048), half_life=0.5), _bin),
+    "binned-multiclass": (lambda: sm.AUROC(3, max_bytes=4096), _mc(3)),
+    "thresholds": (lambda: sm.ROCCurve(thresholds=7), _bin),
+    "exact": (lambda: sm.AveragePrecision(), _bin),
+    "window": (lambda: sm.Window(sm.MatthewsCorrCoef(), size=5), _bin),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STREAMS))
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 60),
+       weights=st.sampled_from([None, (1e-3, 1e3), (1e-12, 1e-9), (1e9, 1e12)]),
+       merge=st.booleans())
+def test_states_of_valid_streams_load(name, seed, steps, weights, merge):
+    make, batch = STREAMS[name]
+    rng = np.random.default_rng(seed)
+    metrics = [make(), make()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
+        for i in range(steps):
+            n = int(rng.integers(1, 5))
+            y, s = batch(rng, n)
+            w = None if weights is None else rng.uniform(*weights, n)
+            metrics[i % 2 if merge else 0].update(y, s, sample_weight=w)
+        metric = metrics[0].merge(metrics[1]) if merge else metrics[0]
+        data = sm.dumps(metric)
+        again = sm.loads(data)
+        assert sm.dumps(again) == data
+        np.testing.assert_equal(values_of(again.compute()), values_of(metric.compute()))
