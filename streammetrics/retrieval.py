@@ -359,6 +359,9 @@ class QueryState(State):
             sums = sums.astype(np.float64)
             if not np.isfinite(sums).all():
                 raise ValueError(f"state: {name}.sums holds non-finite values")
+            if count[0] == 0 and sums.any():
+                raise ValueError(f"state: {name}.sums must be 0 when {name}.count is 0, got "
+                                 f"{float(sums[np.flatnonzero(sums)[0]])!r}")
             spec.check_block(sums, float(count[0]), f"{name}.sums")
             acc.count, acc.sums = int(count[0]), sums
             if spec.per_query:

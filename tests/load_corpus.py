@@ -87,7 +87,41 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "MetricSet": lambda: _multiclass(sm.MetricSet(a=sm.Precision(3), b=sm.Recall(3), c=sm.AUROC(3),
                                                   k=sm.TopKAccuracy(3, k=2))),
     "ClassificationReport": lambda: _multiclass(sm.ClassificationReport(3)),
+    "Report-multilabel": lambda: _multilabel(sm.ClassificationReport(3, multilabel=True)),
+    "HammingLoss": lambda: _multilabel(sm.HammingLoss(3, multilabel=True)),
+    "CohenKappa-linear": lambda: _multiclass(sm.CohenKappa(3, weights="linear")),
+    "FBeta": lambda: _multiclass(sm.FBeta(3, beta=2.0, average=None)),
+    "AUROC-max_bytes-multiclass": lambda: _multiclass(sm.AUROC(3, max_bytes=4096), 200),
+    "AUROC-max_fpr": lambda: _binary(sm.AUROC(max_fpr=0.5)),
+    "ROCCurve-max_bytes": lambda: _binary(sm.ROCCurve(max_bytes=2048), 300),
+    "AveragePrecision-interpolated": lambda: _binary(sm.AveragePrecision(interpolated=True)),
+    "PrecisionAtK": lambda: _queries(sm.PrecisionAtK(3)),
+    "RecallAtK-per_query": lambda: _queries(sm.RecallAtK(3, per_query=True)),
+    "PrecisionAtRecall": lambda: _queries(sm.PrecisionAtRecall(0.5)),
+    "MRR": lambda: _queries(sm.MRR(k=4)),
+    "CG": lambda: _queries(sm.CG(3, normalize=True, rel_max=2)),
+    "DCG-exponential": lambda: _queries(sm.DCG(gain="exponential")),
+    "InterpolatedPrecision": lambda: _queries(sm.InterpolatedPrecision(recall=[0.2, 0.5])),
+    "ElevenPointAP": lambda: _queries(sm.ElevenPointAP()),
+    "SystemEfficiency": lambda: _queries(sm.SystemEfficiency()),
+    "SetPrecision-micro": lambda: _queries(sm.SetPrecision(average="micro")),
+    "SetRecall": lambda: _queries(sm.SetRecall()),
+    "MetricSet-retrieval": lambda: _queries(sm.MetricSet(n=sm.NDCG(k=3), m=sm.MAP(), p=sm.PrecisionAtK(2))),
+    "DelayedLabels-multiclass": lambda: _delayed_multiclass(),
 }
+
+
+for _cls in (sm.ErrorRate, sm.Specificity, sm.FallOut, sm.MissRate, sm.NPV, sm.FDR, sm.FOR,
+             sm.Prevalence, sm.Jaccard, sm.BalancedAccuracy, sm.Recall):
+    CORPUS[_cls.__name__] = (lambda c: lambda: _multiclass(c(3)))(_cls)
+
+
+def _delayed_multiclass() -> sm.Metric:
+    dl = sm.DelayedLabels(sm.MetricSet(a=sm.Accuracy(3), k=sm.TopKAccuracy(3, k=2)), capacity=10)
+    rng = _rng()
+    dl.predict(list(range(6)), rng.random((6, 3)))
+    dl.label([0, 1, 2], [0, 2, 1])
+    return dl
 
 
 def saved(name: str) -> bytes:
