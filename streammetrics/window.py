@@ -657,7 +657,10 @@ class WindowState(State):
         if timed:
             if newest is None and rows.n:
                 raise ValueError("state: a time window holding rows needs 'newest'")
-            if newest is not None and (newest < last_ts or rows.pieces[0].ts[0] <= newest - self.seconds):  # type: ignore[operator,index]
+            first_ts = float(rows.pieces[0].ts[0]) if rows.n else None  # type: ignore[index]
+            if newest is not None and first_ts is not None and (
+                newest < last_ts or first_ts <= newest - self.seconds  # type: ignore[operator]
+            ):
                 raise ValueError("state: window rows lie outside the window")
         elif rows.n > self.size:  # type: ignore[operator]
             raise ValueError(f"state: a window of size {self.size} holds {rows.n} rows")

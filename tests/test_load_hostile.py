@@ -337,3 +337,13 @@ def test_oversized_headers_and_integers():
     from streammetrics._persistence import MAX_HEADER
     big = json.dumps(header).encode()[:-1] + b', "pad": "' + b" " * MAX_HEADER + b'"}'
     refused(build(None, payload, raw=big), "corrupted header")
+
+
+def test_an_empty_time_window_with_a_clock_position_loads():
+    """No rows but a 'newest' time: a time window after its rows expired (was a TypeError)."""
+    window = sm.Window(sm.Precision(), seconds=10.0, clock=lambda: 100.0)
+    window.update([1, 0], [0.7, 0.2]).advance(200.0)
+    header, payload = split(sm.dumps(window))
+    assert header["arrays"] == [] and header["scalars"]["newest"] == 200.0
+    loaded = sm.loads(build(header, payload))
+    assert len(loaded) == 0 and sm.dumps(loaded) == sm.dumps(window)
