@@ -352,7 +352,7 @@ class QueryState(State):
                 or count != np.floor(count)
                 or count > MAX_SAMPLES
             ):
-                raise ValueError(f"state: {name}.count must hold one integer in [0, 2**53]")
+                raise ValueError(f"state: {name}.count must hold one non-negative integer (at most 2**53)")
             sums = np.asarray(arrays[f"{name}.sums"])
             if sums.shape != (spec.width,) or sums.dtype.kind not in "fiu":
                 raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")
