@@ -994,11 +994,7 @@ class BinnedScores(State):
         for name, arr in (("bin_pos", pos), ("bin_neg", neg)):
             if arr.size and not (np.isfinite(arr).all() and (arr >= 0).all()):
                 raise ValueError(f"state: array {name!r} must be finite and >= 0")
-            check_total(arr, name)
-            subnormal = (arr > 0) & (arr < np.finfo(np.float64).tiny)
-            if subnormal.any():  # their ratios overflow in the certified bounds
-                raise ValueError(f"state: array {name!r} holds a subnormal weight "
-                                 f"{float(arr[subnormal][0])!r} at index {int(np.argmax(subnormal))}")
+            check_total(arr, name, normal=True)  # (subnormal ratios overflow in the bounds)
         if keys.size and ((pos + neg) <= 0).any():
             raise ValueError(f"state: empty bin at index {int(np.argmax((pos + neg) <= 0))}")
         offsets = check_offsets(offsets, "bin_offsets", k, keys.shape[0], "bin_keys")

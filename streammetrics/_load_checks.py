@@ -168,11 +168,16 @@ def check_sums(arr: np.ndarray, name: str) -> None:
         )
 
 
-def check_total(arr: np.ndarray, name: str) -> None:
+def check_total(arr: np.ndarray, name: str, *, normal: bool = False) -> None:
     """Weights (or per-bin weight sums) whose every entry and whose total are finite counts
     in [0, ``MAX_SUM``]: sums over them (AUROC's products of totals, a window's running sums)
-    stay finite."""
+    stay finite. ``normal``: no subnormal entries either (ratios of them overflow)."""
     check_sums(arr, name)
+    if normal:
+        subnormal = (arr > 0) & (arr < np.finfo(np.float64).tiny)
+        if subnormal.any():
+            raise ValueError(f"state: array {name!r} holds a subnormal weight "
+                             f"{float(arr[subnormal][0])!r} at index {int(np.argmax(subnormal))}")
     total = float(np.sum(arr, dtype=np.float64)) if arr.size else 0.0
     if not total <= MAX_SUM:
         raise ValueError(f"state: array {name!r} sums to {total!r}, more than {MAX_SUM:g}")

@@ -360,8 +360,8 @@ class QueryState(State):
             if not np.isfinite(sums).all():
                 raise ValueError(f"state: {name}.sums holds non-finite values")
             if count[0] == 0 and sums.any():  # (before check_block: inf * 0 for unbounded gains)
-                j = int(np.flatnonzero(sums)[0])
-                raise ValueError(f"state: {name}.sums[{j}] = {float(sums[j])!r} is outside the range "
+                nz = int(np.flatnonzero(sums)[0])
+                raise ValueError(f"state: {name}.sums[{nz}] = {float(sums[nz])!r} is outside the range "
                                  f"of 0 queries ({name}.count is 0)")
             spec.check_block(sums, float(count[0]), f"{name}.sums")
             acc.count, acc.sums = int(count[0]), sums
