@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
+from ._load_checks import carried_nbytes, check_config_types, check_plain, load_budget
 from ._state import State
 
 __all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS"]
@@ -201,19 +202,49 @@ class Metric:
         try:
             return cls(**config)
         except TypeError as exc:
-            raise ValueError(f"state: bad configuration for {cls.__name__}: {exc}") from exc
+            shown = ", ".join(f"{k}={v!r}" for k, v in config.items())
+            raise ValueError(
+                f"state: bad configuration for {cls.__name__}: {exc} (config: {shown[:300]})"
+            ) from None
 
     def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
         self._state.load_arrays(arrays)
 
     @classmethod
     def from_state_dict(cls: type[M], state: Mapping[str, Any]) -> M:
-        """Rebuild an accumulator from :meth:`state_dict` output (validated: untrusted input)."""
+        """Rebuild an accumulator from :meth:`state_dict` output (validated: untrusted input).
+
+        Anything malformed -- wrong types, sizes the arrays do not carry, broken invariants -- is
+        a ``ValueError`` saying what; memory is bounded by the state the input carries (see
+        :mod:`streammetrics._load_checks`). Cost: O(state size) (O(n log n) for sorted buffers).
+        """
+        if states_trusted():
+            return cls._rebuild_from(state)
+        if not isinstance(state, Mapping):
+            raise ValueError("state: expected a mapping")
+        with load_budget(carried_nbytes(state)):
+            try:
+                return cls._rebuild_from(state)
+            except ValueError:
+                raise
+            except (LookupError, TypeError, AttributeError, ArithmeticError, RecursionError,
+                    MemoryError, AssertionError, UnicodeError) as exc:  # a backstop: say which
+                raise ValueError(
+                    f"state: malformed {state.get('class')!r} state ({type(exc).__name__}: {exc})"
+                ) from None
+
+    @classmethod
+    def _rebuild_from(cls: type[M], state: Mapping[str, Any]) -> M:
         if not isinstance(state, Mapping):
             raise ValueError("state: expected a mapping")
         name = state.get("class")
         version = state.get("format_version")
-        if version != FORMAT_VERSION:
+        if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+            raise ValueError(
+                f"state: unknown format version {version}, newer than this library reads "
+                f"({FORMAT_VERSION}): written by a later streammetrics, upgrade to load it"
+            )
+        if version != FORMAT_VERSION or isinstance(version, bool):
             raise ValueError(
                 f"state: unknown format version {version!r} (this library reads {FORMAT_VERSION})"
             )
@@ -225,8 +256,14 @@ class Metric:
         config = state.get("config")
         if not isinstance(config, Mapping):
             raise ValueError("state: 'config' must be a mapping")
+        check_plain(config, f"{name} config")
+        check_config_types(config, f"{name} config")
         obj = target._from_config(config)
-        obj._load_arrays({k: v for k, v in state.items() if k not in RESERVED_KEYS})
+        arrays = {k: v for k, v in state.items() if k not in RESERVED_KEYS}
+        for key in arrays:
+            if not isinstance(key, str):
+                raise ValueError(f"state: entry names must be strings, got {key!r}")
+        obj._load_arrays(arrays)
         return obj  # type: ignore[return-value]
 
     def __reduce__(self) -> tuple[Any, ...]:

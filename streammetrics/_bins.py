@@ -69,6 +69,7 @@ from typing import Any
 import numpy as np
 
 from ._curves import ThresholdCounts
+from ._load_checks import check_total, reserve
 from ._sorted_buffer import SortedScores, _unit_or_positive
 from ._state import State
 from ._validation import (
@@ -259,6 +260,7 @@ class BinnedScores(State):
         self.num_classes = self._split.num_classes
         self.ignore_index = self._split.ignore_index
         self.n_columns = self._split.n_columns
+        reserve(512.0 * self.n_columns, f"num_classes={self.num_classes}")
         if scores not in SCORE_TRANSFORMS:
             raise ValueError(f"scores: must be one of {SCORE_TRANSFORMS}, got {scores!r}")
         self.scores = "raw" if scores == "logit" else scores
@@ -992,6 +994,7 @@ class BinnedScores(State):
         for name, arr in (("bin_pos", pos), ("bin_neg", neg)):
             if arr.size and not (np.isfinite(arr).all() and (arr >= 0).all()):
                 raise ValueError(f"state: array {name!r} must be finite and >= 0")
+            check_total(arr, name, normal=True)  # (subnormal ratios overflow in the bounds)
         if keys.size and ((pos + neg) <= 0).any():
             raise ValueError(f"state: empty bin at index {int(np.argmax((pos + neg) <= 0))}")
         offsets = check_offsets(offsets, "bin_offsets", k, keys.shape[0], "bin_keys")
@@ -1261,6 +1264,7 @@ def _check_thresholds(thresholds: Any) -> np.ndarray:
     if isinstance(thresholds, (int, np.integer)):
         if thresholds < 2:
             raise ValueError(f"thresholds: an int must be >= 2, got {thresholds!r}")
+        reserve(48.0 * int(thresholds), f"thresholds={int(thresholds)}")
         return np.linspace(0.0, 1.0, int(thresholds))
     arr = np.asarray(thresholds, dtype=np.float64) if not isinstance(thresholds, str) else None
     if arr is None or arr.ndim != 1 or arr.shape[0] == 0:

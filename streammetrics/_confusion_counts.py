@@ -23,7 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from ._load_checks import reserve
 from ._state import State, SummedState
+from ._state_checks import check_confusion_arrays
 from ._validation import (
     as_numpy,
     check_binary_labels,
@@ -162,13 +164,15 @@ class ConfusionCounts(SummedState):
         self.threshold = threshold
         # float32 scores are compared in float32 (numpy keeps their precision): against the
         # smallest float32 >= threshold, so that `score >= threshold` holds exactly as in float64.
-        t32 = np.float32(threshold)
+        with np.errstate(over="ignore"):  # a threshold beyond float32: +-inf
+            t32 = np.float32(threshold)
         if float(t32) < threshold:
             t32 = np.nextafter(t32, np.float32(np.inf))
         self._threshold32 = t32
         self.ignore_index = None if ignore_index is None else int(ignore_index)
         k = self.num_classes
         shape = (k, 2, 2) if task == "multilabel" else (k, k)
+        reserve(16.0 * k * shape[1] * (shape[2] if len(shape) == 3 else 1), f"num_classes={k}")
         self._arrays = {"counts": np.zeros(shape), "counts_w2": np.zeros(shape)}
         if task == "multilabel":
             self._arrays["rows"] = np.zeros(3)
@@ -436,6 +440,9 @@ class ConfusionCounts(SummedState):
         for arr in self._arrays.values():
             arr[...] = 0
         self._w2_tracked = False
+
+    def _check_loaded(self, arrays: Any) -> None:
+        check_confusion_arrays(arrays, self.task, self.ignore_index)
 
     def load_arrays(self, arrays: Any) -> None:
         self._pending = {}

@@ -64,6 +64,7 @@ import numpy as np
 from sortedcontainers import SortedList
 
 from ._base import states_trusted
+from ._load_checks import check_total, reserve
 from ._state import State
 from ._validation import (
     as_numpy,
@@ -499,6 +500,7 @@ class SortedScores(State):
         self.by_class = bool(by_class)
         self.n_columns = 1 if task == "binary" else int(num_classes)  # type: ignore[arg-type]
         self.n_groups = self.n_columns if self.by_class else 2
+        reserve(384.0 * self.n_columns * self.n_groups, f"num_classes={self.num_classes}")
         self._init_storage()
 
     def _init_storage(self) -> None:
@@ -913,6 +915,7 @@ class SortedScores(State):
             weights = weights.astype(np.float64)
             if weights.size and not (np.isfinite(weights).all() and (weights > 0).all()):
                 raise ValueError("state: array 'weights' must be finite and > 0")
+            check_total(weights, "weights")
         if values.shape[0] > 1:
             down = values[1:] < values[:-1]
             down[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < values.shape[0])] - 1] = False

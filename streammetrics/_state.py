@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from ._load_checks import check_sums, loading
+
 __all__ = ["State", "SummedState"]
 
 
@@ -123,8 +125,18 @@ class SummedState(State):
         extra = set(arrays) - set(self._arrays)
         if extra:
             raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+        if loading():
+            for name, arr in new.items():
+                check_sums(arr, name)
+            self._check_loaded(new)
         self._arrays = new
         self._after_load()
+
+    def _check_loaded(self, arrays: Mapping[str, np.ndarray]) -> None:
+        """Hook: the semantic invariants of untrusted arrays (shapes, finiteness, signs and the
+        ``MAX_SUM`` bound are checked already); raise ``ValueError`` saying which is broken.
+        Called only while loading untrusted state (not when ``subtract``/``scale`` reuse
+        :meth:`load_arrays`, where rounding may blur the relations)."""
 
     def _after_load(self) -> None:
         """Hook for derived caches after a load or merge."""

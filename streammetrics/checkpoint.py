@@ -121,12 +121,14 @@ class Checkpointer:
         self.close(final=True)
 
     @staticmethod
-    def restore(path: str | os.PathLike[str], default: Metric | None = None) -> Metric:
+    def restore(path: str | os.PathLike[str], default: Metric | None = None, *,
+                max_bytes: int | None = None) -> Metric:
         """Load the last checkpoint at ``path``; ``default`` (if given) when there is none yet.
 
-        Temporary files left by a write that was killed are removed. A corrupted, truncated or
-        foreign file raises ``ValueError``; a missing file without ``default`` raises
-        ``FileNotFoundError``.
+        Temporary files left by a write that was killed are removed. A corrupted, truncated,
+        malformed or foreign file raises ``ValueError``; a missing file without ``default``
+        raises ``FileNotFoundError``. ``max_bytes`` is :func:`streammetrics.load`'s size limit;
+        None (the default here) lets a service's own checkpoint grow past ``load``'s 1 GiB.
         """
         target = Path(path)
         for stale in target.parent.glob(f".{target.name}.*.tmp"):
@@ -136,4 +138,4 @@ class Checkpointer:
             if default is not None:
                 return default
             raise FileNotFoundError(f"restore: no checkpoint at {str(target)!r}")
-        return load(target)
+        return load(target, max_bytes=max_bytes)

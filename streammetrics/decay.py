@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._load_checks import MAX_SAMPLES
 from ._state import State
 from ._validation import as_numpy, check_weights, derived_weights, is_scalar, one_weight
 from .window import (
@@ -254,8 +255,9 @@ class DecayedState(_DecayBase):
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
         n_seen = arrays.get("n_seen")
-        if isinstance(n_seen, bool) or not isinstance(n_seen, (int, np.integer)) or n_seen < 0:
-            raise ValueError(f"state: 'n_seen' must be an int >= 0, got {n_seen!r}")
+        if (isinstance(n_seen, bool) or not isinstance(n_seen, (int, np.integer))
+                or not 0 <= n_seen <= MAX_SAMPLES):
+            raise ValueError(f"state: 'n_seen' must be an int in [0, 2**53], got {n_seen!r}")
         if "newest" not in arrays:
             raise ValueError("state: missing entry 'newest'")
         newest = optional_float(arrays["newest"], "newest")
@@ -283,6 +285,10 @@ class DecayedState(_DecayBase):
                                 "Decayed state", scalars=("newest", "n_seen"))
             if rows.n and (newest is None or rows.pieces[-1].ts[-1] > newest):  # type: ignore[index]
                 raise ValueError("state: Decayed rows are newer than 'newest'")
+            if rows.n and newest is not None and rows.count_not_after(newest - _HORIZON * self.h):
+                raise ValueError(  # they weigh exactly 0: ``_drop_old`` would have dropped them
+                    f"state: Decayed rows older than {_HORIZON} half-lives before 'newest' "
+                    f"({newest!r})")
             if not self.by_time and any(not np.all(q.ts == np.floor(q.ts)) for q in rows):  # type: ignore[arg-type]
                 raise ValueError("state: Decayed sample indices are inconsistent")
             self.rows = rows
@@ -446,8 +452,9 @@ class DecayedQueriesState(_DecayBase):
             raise ValueError(f"state: a decayed query state has exactly {sorted(expected)}, got "
                              f"{sorted(arrays)}")
         n_seen = arrays["n_seen"]
-        if isinstance(n_seen, bool) or not isinstance(n_seen, (int, np.integer)) or n_seen < 0:
-            raise ValueError(f"state: 'n_seen' must be an int >= 0, got {n_seen!r}")
+        if (isinstance(n_seen, bool) or not isinstance(n_seen, (int, np.integer))
+                or not 0 <= n_seen <= MAX_SAMPLES):
+            raise ValueError(f"state: 'n_seen' must be an int in [0, 2**53], got {n_seen!r}")
         newest = optional_float(arrays["newest"], "newest")
         if (newest is None) != (int(n_seen) == 0):
             raise ValueError("state: 'newest' must be set exactly when queries were seen")

@@ -737,7 +737,10 @@ class DelayedLabels(Metric):
         metric._load_arrays(inner)
         pending: OrderedDict[int | str, tuple[Any, float | None, float]] = OrderedDict()
         rows = list(scores) if k else []
-        for i, ident in enumerate(keys):
+        # expiry walks from the front (oldest first): out-of-order times would never expire, so
+        # the pending predictions are put in time order (stable, as ``merge`` does)
+        for i in (np.argsort(times, kind="stable") if k else ()):
+            ident = keys[i]
             w = float(weights[i])
             pending[ident] = (rows[i], None if math.isnan(w) else w, float(times[i]))
         self._metric = metric

@@ -222,15 +222,19 @@ class MetricSet(Metric):
         for name, spec in members_cfg.items():
             if not isinstance(spec, Mapping):
                 raise ValueError(f"state: bad member entry {name!r}")
-            target = Metric._registry.get(spec.get("class", ""))
+            member_class = spec.get("class")
+            target = Metric._registry.get(member_class) if isinstance(member_class, str) else None
             if target is None or target is MetricSet:
                 raise ValueError(f"state: unknown metric class {spec.get('class')!r}")
             cfg = spec.get("config")
             if not isinstance(cfg, Mapping):
                 raise ValueError(f"state: bad configuration for member {name!r}")
             members[name] = target._from_config(cfg)
+        if not all(isinstance(g, list) and g and all(isinstance(n, str) for n in g) for g in groups):
+            raise ValueError(f"state: MetricSet groups must be non-empty lists of member names, got "
+                             f"{str(groups)[:200]}")
         out = cls(members)
-        flat = sorted(n for g in groups for n in g) if all(isinstance(g, list) for g in groups) else None
+        flat = sorted(n for g in groups for n in g)
         if flat != sorted(members):
             raise ValueError("state: MetricSet groups do not match its members")
         if out.groups != groups:

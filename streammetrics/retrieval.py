@@ -52,6 +52,7 @@ import numpy as np
 
 from . import _ranking_queries as K
 from ._base import Metric, UndefinedMetricWarning
+from ._load_checks import MAX_SAMPLES
 from ._state import State
 from ._validation import first_bad
 from ._warnings import warn
@@ -348,14 +349,19 @@ class QueryState(State):
                 or not np.isfinite(count)
                 or count < 0
                 or count != np.floor(count)
+                or count > MAX_SAMPLES
             ):
-                raise ValueError(f"state: {name}.count must hold one non-negative integer")
+                raise ValueError(f"state: {name}.count must hold one non-negative integer (at most 2**53)")
             sums = np.asarray(arrays[f"{name}.sums"])
             if sums.shape != (spec.width,) or sums.dtype.kind not in "fiu":
                 raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")
             sums = sums.astype(np.float64)
             if not np.isfinite(sums).all():
                 raise ValueError(f"state: {name}.sums holds non-finite values")
+            if count[0] == 0 and sums.any():  # (before check_block: inf * 0 for unbounded gains)
+                nz = int(np.flatnonzero(sums)[0])
+                raise ValueError(f"state: {name}.sums[{nz}] = {float(sums[nz])!r} is outside the range "
+                                 f"of 0 queries ({name}.count is 0)")
             spec.check_block(sums, float(count[0]), f"{name}.sums")
             acc.count, acc.sums = int(count[0]), sums
             if spec.per_query:

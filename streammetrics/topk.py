@@ -8,6 +8,7 @@ import numpy as np
 
 from ._intervals import wilson
 from ._state import SummedState
+from ._state_checks import check_hit_counts
 from ._validation import as_numpy, check_class_labels, check_scores, check_weights, drop_ignored
 from .confusion import _ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
 
@@ -22,6 +23,9 @@ class HitCounts(SummedState):
     def __init__(self, num_classes: int, k: int, ignore_index: int | None) -> None:
         self.num_classes, self.k, self.ignore_index = num_classes, k, ignore_index
         self._arrays = {"hits": np.zeros(3)}
+
+    def _check_loaded(self, arrays: Any) -> None:
+        check_hit_counts(arrays["hits"])
 
     def key(self) -> tuple[Any, ...]:
         return ("topk", self.num_classes, self.k, self.ignore_index)

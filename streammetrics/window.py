@@ -93,6 +93,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._load_checks import check_total
 from ._sorted_buffer import SortedScores
 from ._state import State
 from ._timestamps import Clock, _now, check_timestamps, resolvable
@@ -167,7 +168,8 @@ def nested_config(metric: Metric) -> dict[str, Any]:
 def metric_from_nested(spec: Any, wrapper: str) -> Metric:
     if not isinstance(spec, Mapping) or not isinstance(spec.get("config"), Mapping):
         raise ValueError(f"state: bad metric entry in a {wrapper} config")
-    target = Metric._registry.get(spec.get("class", ""))  # type: ignore[arg-type]
+    name = spec.get("class")
+    target = Metric._registry.get(name) if isinstance(name, str) else None
     if target is None:
         raise ValueError(f"state: unknown metric class {spec.get('class')!r}")
     return target._from_config(spec["config"])
@@ -439,6 +441,8 @@ def load_rows(
         w = seg.get("weight")
         if w is not None and (w.shape != (n,) or w.dtype.kind != "f"):
             raise ValueError(f"state: {what} segment {i} weight must be float of shape ({n},)")
+        if w is not None:
+            check_total(w, f"seg{i}.weight")
         ts = seg.get("ts")
         if timed != (ts is not None):
             raise ValueError(f"state: {what} segment {i} {'lacks' if timed else 'has'} timestamps")
@@ -604,7 +608,10 @@ class WindowState(State):
         if timed:
             if newest is None and rows.n:
                 raise ValueError("state: a time window holding rows needs 'newest'")
-            if newest is not None and (newest < last_ts or rows.pieces[0].ts[0] <= newest - self.seconds):  # type: ignore[operator,index]
+            first_ts = float(rows.pieces[0].ts[0]) if rows.n else None  # type: ignore[index]
+            if newest is not None and first_ts is not None and (
+                newest < last_ts or first_ts <= newest - self.seconds  # type: ignore[operator]
+            ):
                 raise ValueError("state: window rows lie outside the window")
         elif rows.n > self.size:  # type: ignore[operator]
             raise ValueError(f"state: a window of size {self.size} holds {rows.n} rows")

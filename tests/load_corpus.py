@@ -1,0 +1,166 @@
+"""Valid saved states of every public accumulator and wrapper, and helpers to tamper with them
+(rebuild a file from an edited header and payload, with a recomputed checksum)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import streammetrics as sm
+from streammetrics._persistence import MAGIC
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(7)
+
+
+def _binary(m: sm.Metric, n: int = 30, weighted: bool = True) -> sm.Metric:
+    rng = _rng()
+    w = rng.random(n) + 0.1 if weighted else None
+    return m.update(rng.integers(0, 2, n), rng.random(n), sample_weight=w)
+
+
+def _multiclass(m: sm.Metric, n: int = 30, c: int = 3) -> sm.Metric:
+    rng = _rng()
+    return m.update(rng.integers(0, c, n), rng.random((n, c)), sample_weight=rng.random(n) + 0.1)
+
+
+def _multilabel(m: sm.Metric, n: int = 20, c: int = 3) -> sm.Metric:
+    rng = _rng()
+    return m.update(rng.integers(0, 2, (n, c)), rng.random((n, c)))
+
+
+def _queries(m: sm.Metric, q: int = 4) -> sm.Metric:
+    rng = _rng()
+    for _ in range(q):
+        m.update(rng.integers(0, 3, 6), rng.random(6))
+    return m
+
+
+def _delayed() -> sm.Metric:
+    dl = sm.DelayedLabels(sm.Recall(), ttl=100.0, clock=lambda: 5.0)
+    dl.predict(["a", "b", 3], [0.2, 0.7, 0.9])
+    dl.label(["a"], [1])
+    return dl
+
+
+def _window_by_time() -> sm.Metric:
+    w = sm.Window(sm.Precision(), seconds=10.0, clock=lambda: 100.0)
+    rng = _rng()
+    return w.update(rng.integers(0, 2, 8), rng.random(8))
+
+
+#: name -> a function building a small valid accumulator holding some data.
+CORPUS: dict[str, Callable[[], sm.Metric]] = {
+    "ConfusionMatrix": lambda: _multiclass(sm.ConfusionMatrix(3)),
+    "F1-binary": lambda: _binary(sm.F1()),
+    "Accuracy-unweighted": lambda: _binary(sm.Accuracy(), weighted=False),
+    "Precision-multilabel": lambda: _multilabel(sm.Precision(3, multilabel=True)),
+    "MatthewsCorrCoef": lambda: _multiclass(sm.MatthewsCorrCoef(3)),
+    "WeightedAccuracy": lambda: _binary(sm.WeightedAccuracy(weights=[0.3, 0.7])),
+    "TopKAccuracy": lambda: _multiclass(sm.TopKAccuracy(3, k=2)),
+    "AUROC": lambda: _binary(sm.AUROC()),
+    "AUROC-multiclass": lambda: _multiclass(sm.AUROC(3)),
+    "AUROC-ovo": lambda: _multiclass(sm.AUROC(3, multi_class="ovo")),
+    "AveragePrecision-max_bytes": lambda: _binary(sm.AveragePrecision(max_bytes=2048), 300),
+    "ROCCurve-thresholds": lambda: _binary(sm.ROCCurve(thresholds=11)),
+    "PRCurve": lambda: _binary(sm.PRCurve()),
+    "PRCurve-multilabel-thresholds": lambda: _multilabel(sm.PRCurve(3, multilabel=True,
+                                                                     thresholds=[0.2, 0.5, 0.8])),
+    "NDCG": lambda: _queries(sm.NDCG(k=5)),
+    "MAP-per_query": lambda: _queries(sm.MAP(per_query=True)),
+    "RPrecision": lambda: _queries(sm.RPrecision()),
+    "Window-Recall": lambda: _binary(sm.Window(sm.Recall(), size=10)),
+    "Window-AUROC": lambda: _binary(sm.Window(sm.AUROC(), size=10)),
+    "Window-seconds": _window_by_time,
+    "Window-NDCG": lambda: _queries(sm.Window(sm.NDCG(k=3), size=3)),
+    "Decayed-Precision": lambda: _binary(sm.Decayed(sm.Precision(), half_life=10)),
+    "Decayed-AUROC": lambda: _binary(sm.Decayed(sm.AUROC(), half_life=10)),
+    "Decayed-AUROC-thresholds": lambda: _binary(sm.Decayed(sm.AUROC(thresholds=5), half_life=10)),
+    "Decayed-MRR": lambda: _queries(sm.Decayed(sm.MRR(), half_life=3)),
+    "DelayedLabels": _delayed,
+    "MetricSet": lambda: _multiclass(sm.MetricSet(a=sm.Precision(3), b=sm.Recall(3), c=sm.AUROC(3),
+                                                  k=sm.TopKAccuracy(3, k=2))),
+    "ClassificationReport": lambda: _multiclass(sm.ClassificationReport(3)),
+    "Report-multilabel": lambda: _multilabel(sm.ClassificationReport(3, multilabel=True)),
+    "HammingLoss": lambda: _multilabel(sm.HammingLoss(3, multilabel=True)),
+    "CohenKappa-linear": lambda: _multiclass(sm.CohenKappa(3, weights="linear")),
+    "FBeta": lambda: _multiclass(sm.FBeta(3, beta=2.0, average=None)),
+    "AUROC-max_bytes-multiclass": lambda: _multiclass(sm.AUROC(3, max_bytes=4096), 200),
+    "AUROC-max_fpr": lambda: _binary(sm.AUROC(max_fpr=0.5)),
+    "ROCCurve-max_bytes": lambda: _binary(sm.ROCCurve(max_bytes=2048), 300),
+    "AveragePrecision-interpolated": lambda: _binary(sm.AveragePrecision(interpolated=True)),
+    "PrecisionAtK": lambda: _queries(sm.PrecisionAtK(3)),
+    "RecallAtK-per_query": lambda: _queries(sm.RecallAtK(3, per_query=True)),
+    "PrecisionAtRecall": lambda: _queries(sm.PrecisionAtRecall(0.5)),
+    "MRR": lambda: _queries(sm.MRR(k=4)),
+    "CG": lambda: _queries(sm.CG(3, normalize=True, rel_max=2)),
+    "DCG-exponential": lambda: _queries(sm.DCG(gain="exponential")),
+    "InterpolatedPrecision": lambda: _queries(sm.InterpolatedPrecision(recall=[0.2, 0.5])),
+    "ElevenPointAP": lambda: _queries(sm.ElevenPointAP()),
+    "SystemEfficiency": lambda: _queries(sm.SystemEfficiency()),
+    "SetPrecision-micro": lambda: _queries(sm.SetPrecision(average="micro")),
+    "SetRecall": lambda: _queries(sm.SetRecall()),
+    "MetricSet-retrieval": lambda: _queries(sm.MetricSet(n=sm.NDCG(k=3), m=sm.MAP(), p=sm.PrecisionAtK(2))),
+    "DelayedLabels-multiclass": lambda: _delayed_multiclass(),
+}
+
+
+for _cls in (sm.ErrorRate, sm.Specificity, sm.FallOut, sm.MissRate, sm.NPV, sm.FDR, sm.FOR,
+             sm.Prevalence, sm.Jaccard, sm.BalancedAccuracy, sm.Recall):
+    CORPUS[_cls.__name__] = (lambda c: lambda: _multiclass(c(3)))(_cls)
+
+
+def _delayed_multiclass() -> sm.Metric:
+    dl = sm.DelayedLabels(sm.MetricSet(a=sm.Accuracy(3), k=sm.TopKAccuracy(3, k=2)), capacity=10)
+    rng = _rng()
+    dl.predict(list(range(6)), rng.random((6, 3)))
+    dl.label([0, 1, 2], [0, 2, 1])
+    return dl
+
+
+def saved(name: str) -> bytes:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sm.dumps(CORPUS[name]())
+
+
+def split(data: bytes) -> tuple[dict[str, Any], bytes]:
+    """(header, payload) of a state file."""
+    body = data[len(MAGIC) + 32:]
+    n = int.from_bytes(body[:8], "little")
+    return json.loads(body[8:8 + n]), body[8 + n:]
+
+
+def build(header: Any, payload: bytes, raw: bytes | None = None) -> bytes:
+    """A state file from a header (or raw header bytes) and payload, with a valid checksum."""
+    text = raw if raw is not None else json.dumps(header).encode()
+    body = len(text).to_bytes(8, "little") + text + payload
+    return MAGIC + hashlib.sha256(body).digest() + body
+
+
+def values_of(result: Any) -> list[float]:
+    """Every number in a compute() result (floats, arrays, dicts, curve results), except
+    curves' ``thresholds`` (their first one is +inf by scikit-learn's layout)."""
+    out: list[float] = []
+    if hasattr(result, "_asdict"):
+        result = result._asdict()
+    elif hasattr(result, "__dict__") and not isinstance(result, np.ndarray):
+        result = dict(vars(result))
+    if isinstance(result, dict):
+        for k, v in result.items():
+            if k != "thresholds":
+                out += values_of(v)
+    elif isinstance(result, (list, tuple)):
+        for v in result:
+            out += values_of(v)
+    elif isinstance(result, (int, float, np.number, np.ndarray)):
+        arr = np.asarray(result)
+        if arr.dtype.kind in "biuf":
+            out += [float(x) for x in arr.reshape(-1)]
+    return out
