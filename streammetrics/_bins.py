@@ -97,6 +97,8 @@ MIN_BINS = 16
 #: within _SNAP_RTOL of the bin's weight before is float rounding and set to 0.
 _SUB_RTOL = 1e-9
 _SNAP_RTOL = 1e-12
+#: Smallest normal float64: scaled weights below it are flushed to 0 (subnormal ratios overflow).
+_TINY = float(np.finfo(np.float64).tiny)
 #: apply: fold by ``bincount`` over the key span when span <= _DENSE_FACTOR·(new + stored) +
 #: _DENSE_MIN (temporary memory 16 bytes per slot), else sort.
 _DENSE_FACTOR = 2
@@ -885,7 +887,8 @@ class BinnedScores(State):
 
     def scale(self, factor: float) -> None:
         """Multiply the weight of every sample seen so far by ``factor`` (0 <= factor <= 1;
-        exponential decay). Bins are unchanged (bins whose weight underflows to 0 are dropped;
+        exponential decay). Bins are unchanged (weights that fall below the smallest normal float
+        are flushed to 0, as ``load`` refuses subnormal weights, and bins left empty are dropped;
         ``factor=0`` empties the state but keeps its shifts), so the certificates still hold for
         the rescaled weights. Counts are float64 throughout; after a scale the state depends on
         the history (weights are no longer integers, merges are exact up to rounding). O(b).
@@ -898,6 +901,7 @@ class BinnedScores(State):
         self._settle()
         for col in range(self.n_columns):
             p, n = self._pos[col] * f, self._neg[col] * f
+            p[p < _TINY], n[n < _TINY] = 0.0, 0.0
             keep = (p + n) > 0
             if keep.all():
                 self._pos[col], self._neg[col] = p, n

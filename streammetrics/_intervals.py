@@ -9,6 +9,9 @@ quantile for the requested confidence,
 With sample weights, x and n are weighted sums and n is replaced by the effective sample size
 n_eff = (sum w)^2 / sum w^2 (Kish), which equals n for unit weights. Unlike the normal (Wald)
 interval it stays inside [0, 1] and behaves at p = 0 or 1. An empty denominator gives (nan, nan).
+n_eff >= 1 whenever sum w > 0; where the squared sums have underflowed (weights decayed below
+about 1e-154, e.g. hundreds of half-lives after the only sample of a class) n_eff is not
+recoverable and the most conservative value, 1, is used, so the interval stays finite and wide.
 Cost: O(1) per value, from counts the accumulators already keep.
 """
 
@@ -40,6 +43,7 @@ def wilson(
     with np.errstate(divide="ignore", invalid="ignore"):
         p = np.clip(x / w, 0.0, 1.0)
         n = w * w / w2
+        n = np.where(np.isfinite(n) & (n >= 1.0), n, 1.0)  # n_eff >= 1; underflowed sums: 1
         z2n = z * z / n
         center = (p + z2n / 2.0) / (1.0 + z2n)
         half = z / (1.0 + z2n) * np.sqrt(p * (1.0 - p) / n + z2n / (4.0 * n))

@@ -344,3 +344,29 @@ def test_racing_updates_and_long_gaps_are_reweighed_exactly():
     assert np.array_equal(t.compute(), [[1.0, 0.0], [0.0, 0.0]])
     t.update([1], [1], timestamp=5001.0)
     assert np.allclose(t.compute(), [[0.5, 0.0], [0.0, 1.0]], rtol=1e-15)
+
+
+def test_interval_stays_finite_after_squared_weights_underflow() -> None:
+    # One positive, then 600 half-lives of negatives: the positive's squared decayed weight
+    # underflows to 0 while its weight does not. The interval falls back to n_eff = 1 (the most
+    # conservative effective size) instead of nan, and the state still saves and loads.
+    d = sm.Decayed(sm.Recall(), half_life=1)
+    d.update(1, 0.9)
+    for _ in range(600):
+        d.update(0, 0.1)
+    low, high = d.interval(0.95)
+    expected = sm.Recall().update([1], [0.9]).interval(0.95)  # n_eff = 1 exactly
+    assert np.isfinite(low) and np.isfinite(high)
+    np.testing.assert_allclose((low, high), expected, rtol=1e-12)
+    again = sm.loads(sm.dumps(d))
+    assert again.compute() == d.compute() == 1.0
+
+
+def test_decayed_binned_state_saves_and_loads_after_long_decay() -> None:
+    # Scaling flushes weights that would become subnormal (load refuses subnormal bin weights).
+    rng = np.random.default_rng(0)
+    d = sm.Decayed(sm.AUROC(max_bytes=4096, scores="probability"), half_life=1)
+    for _ in range(40):
+        d.update(rng.integers(0, 2, 50), rng.random(50), sample_weight=np.full(50, 2.0**127))
+        again = sm.loads(sm.dumps(d))
+        assert again.compute() == d.compute()
