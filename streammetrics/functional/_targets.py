@@ -1,0 +1,281 @@
+"""scikit-learn's target-type rules and label mapping for the one-shot functions.
+
+The functions of :mod:`streammetrics.functional` take labels as users have them (strings,
+non-contiguous integers, booleans, dense or sparse indicator matrices) and hand the accumulators
+codes ``0..C-1``. This module holds that boundary, following scikit-learn's rules (its
+``type_of_target``, ``_check_targets`` and ``unique_labels``) without importing scikit-learn:
+
+* :func:`type_of_target` -- ``"binary"``, ``"multiclass"``, ``"multilabel-indicator"``,
+  ``"continuous"``, ``"...-multioutput"`` or ``"unknown"``;
+* :func:`check_targets` -- both arguments of a classification metric: one common type (a mix of
+  types, continuous or multioutput targets, different lengths, empty input or string mixed with
+  number labels are a ``ValueError``), the sorted union of their labels;
+* :func:`encode` -- labels to codes in the order of given classes (O(n) for small integer ranges,
+  else one ``np.unique``/``searchsorted`` pass, O(n log n));
+* :func:`relay_undefined` -- folds the accumulators' :class:`UndefinedMetricWarning` s of one
+  call into one warning worded for the function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._base import UndefinedMetricWarning
+from .._validation import as_numpy
+
+__all__ = [
+    "Targets",
+    "as_labels",
+    "check_consistent_length",
+    "check_targets",
+    "check_weight",
+    "column_or_1d",
+    "encode",
+    "relay_undefined",
+    "type_of_target",
+]
+
+
+def _is_sparse(x: Any) -> bool:
+    return hasattr(x, "toarray") and hasattr(x, "nnz")
+
+
+def as_labels(y: Any, name: str) -> np.ndarray:
+    """``y`` as a numpy array that may hold strings (sparse matrices are densified).
+
+    Numeric framework tensors go through :func:`streammetrics._validation.as_numpy`."""
+    if _is_sparse(y):
+        return np.asarray(y.toarray())
+    if isinstance(y, np.ndarray):
+        return y
+    if isinstance(y, str):
+        raise ValueError(f"{name}: expected an array-like (array or non-string sequence), got {y!r}")
+    if hasattr(y, "__dlpack__") and not hasattr(y, "dtype") or hasattr(y, "detach"):
+        return as_numpy(y, name)
+    if hasattr(y, "dtype") and str(getattr(y, "dtype", "")) == "category":  # pandas categorical
+        return np.asarray(y.astype(object))
+    return np.asarray(y)
+
+
+def _is_integral_float(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f" and bool(np.all(a.astype(np.int64) == a))
+
+
+def _unique(y: np.ndarray) -> np.ndarray:
+    if y.dtype.kind == "O":
+        return np.array(sorted(set(y.ravel().tolist())), dtype=object)
+    return np.unique(y)
+
+
+def type_of_target(y: Any, input_name: str = "y") -> str:
+    """scikit-learn's ``type_of_target`` for dense (or densified sparse) arrays.
+
+    ``"multilabel-indicator"``: 2-D, at least two columns, at most two distinct values, integer
+    or integral float; ``"continuous"``: float with a non-integral value (``-multioutput`` if 2-D
+    with several columns); ``"multiclass"``: more than two distinct values (or a 2-D target with
+    several columns, ``"multiclass-multioutput"``); ``"binary"``: at most two distinct values;
+    ``"unknown"``: 3-D and more, an empty 2-D array or an object array of non-strings. O(n log n).
+    """
+    sparse = _is_sparse(y)
+    a = as_labels(y, input_name)
+    if a.ndim == 2 and a.shape[1] > 1:
+        values = np.unique(a.data if sparse else a) if a.dtype.kind != "O" else None
+        if values is not None and values.shape[0] < 3 and (a.dtype.kind in "biu" or _is_integral_float(values)):
+            return "multilabel-indicator"
+    if a.ndim not in (1, 2):
+        return "unknown"
+    if min(a.shape) == 0:
+        return "binary" if a.ndim == 1 else "unknown"
+    if a.dtype.kind == "O" and not isinstance(a.flat[0], str):
+        return "unknown"
+    suffix = "-multioutput" if a.ndim == 2 and a.shape[1] > 1 else ""
+    if a.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            integral = a.astype(np.int64)
+        if np.any(a != integral):
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{input_name}: contains NaN or infinity")
+            return "continuous" + suffix
+    if _unique(a).shape[0] > 2 or (a.ndim == 2 and a.shape[1] > 1):
+        return "multiclass" + suffix
+    return "binary"
+
+
+def column_or_1d(y: np.ndarray, name: str) -> np.ndarray:
+    """A 1-D view of ``y``: (n,) or a column vector (n, 1); anything else is a ``ValueError``."""
+    if y.ndim == 1:
+        return y
+    if y.ndim == 2 and y.shape[1] == 1:
+        return y.ravel()
+    raise ValueError(f"{name}: expected a 1-D array, got an array of shape {y.shape}")
+
+
+def check_consistent_length(*arrays: Any) -> None:
+    """``ValueError`` unless every non-None argument has the same number of rows."""
+    lengths = [a.shape[0] if hasattr(a, "shape") and np.ndim(a) else len(a) for a in arrays if a is not None]
+    if len(set(lengths)) > 1:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: {lengths}")
+
+
+def check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+    """``sample_weight`` as a float64 array of shape (n,), or None."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(as_labels(sample_weight, "sample_weight"), dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    w = column_or_1d(w, "sample_weight")
+    if w.shape[0] != n:
+        raise ValueError(f"sample_weight: expected {n} weights, got {w.shape[0]}")
+    return w
+
+
+def _label_kinds(*arrays: np.ndarray) -> None:
+    """scikit-learn's "Mix of label input types (string and number)" check."""
+    kinds = set()
+    for a in arrays:
+        if a.dtype.kind in "US":
+            kinds.add(True)
+        elif a.dtype.kind == "O":
+            kinds.update(isinstance(v, str) for v in set(a.ravel().tolist()))
+        elif a.size:
+            kinds.add(False)
+    if len(kinds) > 1:
+        raise ValueError(
+            "Mix of label input types (string and number): "
+            + " and ".join(str(_unique(a)) for a in arrays)
+        )
+
+
+@dataclass
+class Targets:
+    """Checked targets of a classification metric (see :func:`check_targets`)."""
+
+    type: str
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    sample_weight: np.ndarray | None
+    classes: np.ndarray  # sorted union of the labels (column indices for indicators)
+
+
+def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Targets:
+    """scikit-learn's ``_check_targets``: both targets of one task, their labels, the weights.
+
+    binary + multiclass is multiclass; binary whose union has three labels or more is
+    multiclass; any other mix, continuous, multioutput or unknown targets, different lengths,
+    empty input and labels mixing strings and numbers are a ``ValueError``. Indicator matrices
+    come back dense (int8). O(n log n) (the label union).
+    """
+    yt = as_labels(y_true, "y_true")
+    yp = as_labels(y_pred, "y_pred")
+    check_consistent_length(yt, yp, None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight)))
+    type_true = type_of_target(yt, "y_true")
+    type_pred = type_of_target(yp, "y_pred")
+    if yt.shape[0] < 1 or yp.shape[0] < 1:
+        raise ValueError(
+            "Found empty input array (e.g., `y_true` or `y_pred`) while a minimum of 1 sample is required."
+        )
+    types = {type_true, type_pred}
+    if types == {"binary", "multiclass"}:
+        types = {"multiclass"}
+    if len(types) > 1:
+        raise ValueError(f"Classification metrics can't handle a mix of {type_true} and {type_pred} targets")
+    y_type = types.pop()
+    if y_type not in ("binary", "multiclass", "multilabel-indicator"):
+        raise ValueError(f"{y_type} is not supported")
+    w = check_weight(sample_weight, yt.shape[0])
+    if y_type == "multilabel-indicator":
+        if yt.shape[1] != yp.shape[1]:
+            raise ValueError("Multi-label binary indicator input with different numbers of labels")
+        return Targets(y_type, (yt != 0).astype(np.int8), (yp != 0).astype(np.int8), w, np.arange(yt.shape[1]))
+    yt, yp = column_or_1d(yt, "y_true"), column_or_1d(yp, "y_pred")
+    _label_kinds(yt, yp)
+    classes = _union(yt, yp)
+    if y_type == "binary" and classes.shape[0] > 2:
+        y_type = "multiclass"
+    return Targets(y_type, yt, yp, w, classes)
+
+
+def _union(*arrays: np.ndarray) -> np.ndarray:
+    if all(a.dtype.kind in "biu" for a in arrays):
+        small = _small_range(*arrays)
+        if small is not None:
+            lo, present = small
+            return (np.flatnonzero(present) + lo).astype(np.result_type(*arrays))
+    if any(a.dtype.kind == "O" for a in arrays):
+        return _unique(np.concatenate([a.astype(object) for a in arrays]))
+    return np.unique(np.concatenate([np.unique(a) for a in arrays]))
+
+
+def _small_range(*arrays: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """For integer arrays spanning a small range: (lowest value, presence mask over the range)."""
+    nonempty = [a for a in arrays if a.size]
+    if not nonempty:
+        return None
+    lo = min(int(a.min()) for a in nonempty)
+    hi = max(int(a.max()) for a in nonempty)
+    total = sum(a.size for a in nonempty)
+    if hi - lo > max(1024, 4 * total):
+        return None
+    present = np.zeros(hi - lo + 1, dtype=bool)
+    for a in nonempty:
+        present |= np.bincount(a.astype(np.intp) - lo, minlength=hi - lo + 1).astype(bool)
+    return lo, present
+
+
+def encode(y: np.ndarray, classes: np.ndarray, missing: int = -1) -> np.ndarray:
+    """Codes of ``y`` in ``classes`` (any order, distinct): ``classes[code] == label``; labels
+    not in ``classes`` get ``missing``. O(n) for small integer ranges, else O(n log C)."""
+    k = classes.shape[0]
+    if y.dtype.kind in "biu" and classes.dtype.kind in "biu" and k:
+        yi = y.astype(np.int64)
+        ci = classes.astype(np.int64)
+        lo = min(int(yi.min()), int(ci.min())) if yi.size else int(ci.min())
+        hi = max(int(yi.max()), int(ci.max())) if yi.size else int(ci.max())
+        if hi - lo <= max(1024, 4 * (yi.size + k)):
+            table = np.full(hi - lo + 1, missing, dtype=np.intp)
+            table[ci - lo] = np.arange(k)
+            return table[yi - lo]
+    if k == 0:
+        return np.full(y.shape[0], missing, dtype=np.intp)
+    try:
+        order = np.argsort(classes, kind="stable")
+        sorted_classes = classes[order]
+        pos = np.searchsorted(sorted_classes, y)
+    except TypeError:  # incomparable objects
+        lookup = {v: i for i, v in enumerate(classes.tolist())}
+        return np.array([lookup.get(v, missing) for v in y.tolist()], dtype=np.intp)
+    pos = np.minimum(pos, k - 1)
+    found = sorted_classes[pos] == y
+    return np.where(found, order[pos], missing).astype(np.intp)
+
+
+def contains(classes: np.ndarray, label: Any) -> bool:
+    """Whether ``label`` is one of ``classes`` (scikit-learn's ``label in array`` test)."""
+    try:
+        return bool(np.any(classes == label))
+    except (TypeError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def relay_undefined(message: str | None, category: type[Warning] = UndefinedMetricWarning) -> Iterator[None]:
+    """Fold the :class:`UndefinedMetricWarning` s raised inside into one ``category`` warning
+    with ``message`` (none if ``message`` is None); other warnings pass through unchanged."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    undefined = False
+    for w in caught:
+        if issubclass(w.category, UndefinedMetricWarning):
+            undefined = True
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if undefined and message is not None:
+        warnings.warn(message, category, stacklevel=4)

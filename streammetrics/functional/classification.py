@@ -1,0 +1,314 @@
+"""One-shot set-wise scores with scikit-learn's signatures: precision, recall, F-beta, Jaccard.
+
+``precision_score``, ``recall_score``, ``f1_score``, ``fbeta_score``, ``jaccard_score``,
+``precision_recall_fscore_support`` and ``classification_report``. Each maps the labels as
+scikit-learn does (:func:`_setwise`), feeds the matching accumulators of
+:mod:`streammetrics.confusion` (sharing one count state through a :class:`~streammetrics.MetricSet`)
+once and returns their ``compute()``:
+
+* ``average="binary"``: the binary accumulator on ``y == pos_label``;
+* ``labels=None`` on single-label targets: the multiclass accumulator over the sorted labels;
+* ``labels=[...]`` (scikit-learn's meaning: the classes that the per-class values and averages
+  cover) and indicator targets: the multilabel accumulator over the one-hot columns of those
+  classes (one-vs-rest counts are the same; micro pools only those classes);
+* ``average="samples"`` (indicator targets): the multilabel accumulator on the transposed
+  indicator (one "class" per sample), averaged with the sample weights.
+
+``zero_division`` and the undefined-value warnings follow scikit-learn (one
+:class:`~streammetrics.UndefinedMetricWarning` per call and measure).
+Cost: O(n) for small integer labels and ``labels=None`` (O(n log n) for other labels), O(n·L) with
+``labels=`` or indicator targets; memory O(C^2) (O(n·L) for the one-hot indicator).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall, average_classes
+from ..metricset import MetricSet
+from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
+
+__all__ = [
+    "classification_report",
+    "f1_score",
+    "fbeta_score",
+    "jaccard_score",
+    "precision_recall_fscore_support",
+    "precision_score",
+    "recall_score",
+]
+
+_AVERAGES = (None, "micro", "macro", "weighted", "samples")
+
+
+class _Fed:
+    """Accumulators fed with the mapped targets, and how to read them as scikit-learn would."""
+
+    def __init__(self, metrics: dict[str, Any], average: str | None, samples_weight: Any, support: Any) -> None:
+        self.metrics, self.average, self.samples_weight, self.support = metrics, average, samples_weight, support
+
+    def read(self, name: str, skip_nan: bool = True) -> Any:
+        value = self.metrics[name].compute()
+        if self.average == "samples":
+            return average_classes(np.asarray(value), self.samples_weight, skip_nan)
+        return value if self.average is None else float(value)
+
+
+def _setwise(
+    members: dict[str, Any],
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any,
+    pos_label: Any,
+    average: str | None,
+    sample_weight: Any,
+) -> _Fed:
+    """scikit-learn's ``_check_set_wise_labels`` + ``multilabel_confusion_matrix``, with the
+    counting done by the accumulators ``members`` (name -> (class, keyword arguments))."""
+    if average not in _AVERAGES and average != "binary":
+        raise ValueError(f"average has to be one of {_AVERAGES}")
+    t = check_targets(y_true, y_pred, sample_weight)
+    w = t.sample_weight
+    if average == "binary":
+        if t.type != "binary":
+            options = [a for a in _AVERAGES if not (t.type == "multiclass" and a == "samples")]
+            raise ValueError(
+                f"Target is {t.type} but average='binary'. Please choose another average setting, one of {options!r}."
+            )
+        if not contains(t.classes, pos_label) and t.classes.shape[0] >= 2:
+            raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {t.classes}")
+        ms = _build(members, None, multilabel=False, average="macro")
+        ms.update(_is(t.y_true, pos_label), _is(t.y_pred, pos_label), sample_weight=w)
+        return _Fed(dict(ms.items()), "binary", None, None)
+    if pos_label not in (None, 1):
+        warnings.warn(
+            f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got "
+            f"{average!r}). You may use labels=[pos_label] to specify a single positive class.",
+            UserWarning,
+            stacklevel=3,
+        )
+    if t.type == "multilabel-indicator":
+        yt, yp = _select_columns(t, labels)
+        if average == "samples":
+            ms = _build(members, yt.shape[0], multilabel=True, average=None)
+            ms.update(yt.T, yp.T)
+            return _Fed(dict(ms.items()), "samples", w, None)
+        ms = _build(members, yt.shape[1], multilabel=True, average=average)
+        ms.update(yt, yp, sample_weight=w)
+        return _Fed(dict(ms.items()), average, None, None)
+    if average == "samples":
+        raise ValueError("Samplewise metrics are not available outside of multilabel classification.")
+    k = t.classes.shape[0]
+    if labels is None and k >= 2:
+        ms = _build(members, k, multilabel=False, average=average)
+        ms.update(encode(t.y_true, t.classes), encode(t.y_pred, t.classes), sample_weight=w)
+        return _Fed(dict(ms.items()), average, None, None)
+    lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
+    cols = np.arange(lab.shape[0])
+    ms = _build(members, lab.shape[0], multilabel=True, average=average)
+    ms.update(encode(t.y_true, lab)[:, None] == cols, encode(t.y_pred, lab)[:, None] == cols, sample_weight=w)
+    return _Fed(dict(ms.items()), average, None, None)
+
+
+def _is(y: np.ndarray, label: Any) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy's elementwise-comparison FutureWarning
+        out = np.asarray(y == label)
+    return out if out.shape == y.shape else np.zeros(y.shape, dtype=bool)
+
+
+def _select_columns(t: Targets, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    if labels is None:
+        return t.y_true, t.y_pred
+    lab = np.asarray(labels).ravel()
+    n = t.y_true.shape[1]
+    if lab.size and lab.max() >= n:
+        raise ValueError(f"All labels must be in [0, n labels) for multilabel targets. Got {lab.max()} > {n - 1}")
+    if lab.size and lab.min() < 0:
+        raise ValueError(f"All labels must be in [0, n labels) for multilabel targets. Got {lab.min()} < 0")
+    return t.y_true[:, lab], t.y_pred[:, lab]
+
+
+def _build(members: dict[str, Any], num_classes: int | None, *, multilabel: bool, average: Any) -> MetricSet:
+    built = {}
+    for name, (cls, kw) in members.items():
+        if cls is ConfusionMatrix:
+            built[name] = cls(num_classes, multilabel=multilabel)
+        else:
+            built[name] = cls(num_classes, multilabel=multilabel, average=average, **kw)
+    return MetricSet(built)
+
+
+def _zd(zero_division: Any) -> Any:
+    if isinstance(zero_division, str) and zero_division == "nan":
+        return np.nan
+    return zero_division
+
+
+def _prf_message(what: str, modifier: str, average: Any, size: int) -> str:
+    axis0, axis1 = ("label", "sample") if average == "samples" else ("sample", "label")
+    where = "due to" if size == 1 else f"in {axis1}s with"
+    return (
+        f"{what} is ill-defined and being set to 0.0 {where} no {modifier} {axis0}s. Use `zero_division` "
+        "parameter to control this behavior."
+    )
+
+
+def _one(
+    cls: type, what: str, modifier: str, y_true: Any, y_pred: Any, *, labels: Any, pos_label: Any,
+    average: Any, sample_weight: Any, zero_division: Any, skip_nan: bool = True, **kw: Any,
+) -> Any:
+    fed = _setwise({"m": (cls, {"zero_division": _zd(zero_division), **kw})}, y_true, y_pred,
+                   labels=labels, pos_label=pos_label, average=average, sample_weight=sample_weight)
+    size = 1 if average in ("binary", "micro") else 2
+    with relay_undefined(_prf_message(what, modifier, average, size)):
+        return fed.read("m", skip_nan)
+
+
+def precision_score(
+    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn",
+) -> Any:
+    """Precision TP / (TP + FP), as ``sklearn.metrics.precision_score`` (a float, or a float64
+    array per label with ``average=None``). A thin call to :class:`streammetrics.Precision`."""
+    return _one(Precision, "Precision", "predicted", y_true, y_pred, labels=labels, pos_label=pos_label,
+                average=average, sample_weight=sample_weight, zero_division=zero_division)
+
+
+def recall_score(
+    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn",
+) -> Any:
+    """Recall TP / (TP + FN), as ``sklearn.metrics.recall_score``. A thin call to
+    :class:`streammetrics.Recall`."""
+    return _one(Recall, "Recall", "true", y_true, y_pred, labels=labels, pos_label=pos_label,
+                average=average, sample_weight=sample_weight, zero_division=zero_division)
+
+
+def fbeta_score(
+    y_true: Any, y_pred: Any, *, beta: float, labels: Any = None, pos_label: Any = 1,
+    average: str | None = "binary", sample_weight: Any = None, zero_division: Any = "warn",
+) -> Any:
+    """F-beta (1+β²)TP / ((1+β²)TP + β²FN + FP), as ``sklearn.metrics.fbeta_score``. A thin call
+    to :class:`streammetrics.FBeta`."""
+    return _one(FBeta, "F-score", "true nor predicted", y_true, y_pred, labels=labels, pos_label=pos_label,
+                average=average, sample_weight=sample_weight, zero_division=zero_division, beta=beta)
+
+
+def f1_score(
+    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn",
+) -> Any:
+    """F1 = 2TP / (2TP + FP + FN), as ``sklearn.metrics.f1_score``. A thin call to
+    :class:`streammetrics.FBeta` with β = 1."""
+    return fbeta_score(y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average,
+                       sample_weight=sample_weight, zero_division=zero_division)
+
+
+def jaccard_score(
+    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
+    sample_weight: Any = None, zero_division: Any = "warn",
+) -> Any:
+    """Jaccard index TP / (TP + FP + FN), as ``sklearn.metrics.jaccard_score`` (its macro
+    average keeps nan classes). A thin call to :class:`streammetrics.Jaccard`."""
+    return _one(Jaccard, "Jaccard", "true or predicted", y_true, y_pred, labels=labels, pos_label=pos_label,
+                average=average, sample_weight=sample_weight, zero_division=zero_division, skip_nan=False)
+
+
+def precision_recall_fscore_support(
+    y_true: Any, y_pred: Any, *, beta: float = 1.0, labels: Any = None, pos_label: Any = 1,
+    average: str | None = None, warn_for: Any = ("precision", "recall", "f-score"),
+    sample_weight: Any = None, zero_division: Any = "warn",
+) -> tuple[Any, Any, Any, Any]:
+    """(precision, recall, F-beta, support), as scikit-learn: per-label arrays and the int64
+    (float64 if weighted) support with ``average=None``, else three floats and ``None``.
+
+    One count state shared by :class:`~streammetrics.Precision`, :class:`~streammetrics.Recall`,
+    :class:`~streammetrics.FBeta` and :class:`~streammetrics.ConfusionMatrix` (the support)."""
+    zd = _zd(zero_division)
+    if not (isinstance(beta, (int, float, np.number)) and beta >= 0):
+        raise ValueError(f"beta: must be a number >= 0, got {beta!r}")
+    fed = _setwise(
+        {"p": (Precision, {"zero_division": zd}), "r": (Recall, {"zero_division": zd}),
+         "f": (FBeta, {"zero_division": zd, "beta": beta}), "cm": (ConfusionMatrix, {})},
+        y_true, y_pred, labels=labels, pos_label=pos_label, average=average, sample_weight=sample_weight,
+    )
+    size = 1 if average in ("binary", "micro") else 2
+    out = []
+    for key, what, modifier in (("p", "precision", "predicted"), ("r", "recall", "true"),
+                                ("f", "f-score", "true nor predicted")):
+        message = _prf_message(what.capitalize(), modifier, average, size) if what in warn_for else None
+        with relay_undefined(message):
+            out.append(fed.read(key))
+    support = None
+    if average is None:
+        cm = fed.metrics["cm"].compute()
+        support = cm[:, 1, :].sum(axis=1) if cm.ndim == 3 else cm.sum(axis=1)
+        if sample_weight is None:
+            support = support.astype(np.int64)
+    return out[0], out[1], out[2], support
+
+
+def classification_report(
+    y_true: Any, y_pred: Any, *, labels: Any = None, target_names: Any = None, sample_weight: Any = None,
+    digits: int = 2, output_dict: bool = False, zero_division: Any = "warn",
+) -> Any:
+    """Precision, recall, F1 and support per class plus the averages, as
+    ``sklearn.metrics.classification_report``: a text table, or a dict with ``output_dict=True``
+    (the micro row is ``"accuracy"`` for single-label targets covering every label).
+
+    Every number comes from :func:`precision_recall_fscore_support` (the accumulators above);
+    :class:`streammetrics.ClassificationReport` is the streaming counterpart with more measures."""
+    t = check_targets(y_true, y_pred, sample_weight)
+    labels_given = labels is not None
+    lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
+    single = t.type in ("binary", "multiclass")
+    micro_is_accuracy = single and (not labels_given or bool(np.all(encode(t.classes, lab) >= 0)))
+    if target_names is not None and len(lab) != len(target_names):
+        if labels_given:
+            warnings.warn(
+                f"labels size, {len(lab)}, does not match size of target_names, {len(target_names)}",
+                UserWarning, stacklevel=2,
+            )
+        else:
+            raise ValueError(
+                f"Number of classes, {len(lab)}, does not match size of target_names, {len(target_names)}. "
+                "Try specifying the labels parameter"
+            )
+    names = [f"{v}" for v in lab.tolist()] if target_names is None else list(target_names)
+    headers = ["precision", "recall", "f1-score", "support"]
+    kw = {"labels": lab, "sample_weight": sample_weight, "zero_division": zero_division}
+    p, r, f1, s = precision_recall_fscore_support(y_true, y_pred, average=None, **kw)
+    rows = list(zip(names, p, r, f1, s))
+    averages = ("micro", "macro", "weighted") + (() if single else ("samples",))
+    report: dict[str, Any] = {}
+    text = ""
+    if output_dict:
+        report = {row[0]: dict(zip(headers, [float(v) for v in row[1:]])) for row in rows}
+    else:
+        width = max(max(len(n) for n in names), len("weighted avg"), digits)
+        text = ("{:>{width}s} " + " {:>9}" * len(headers)).format("", *headers, width=width) + "\n\n"
+        row_fmt = "{:>{width}s} " + " {:>9.{digits}f}" * 3 + " {:>9}\n"
+        for row in rows:
+            text += row_fmt.format(*row, width=width, digits=digits)
+        text += "\n"
+    for average in averages:
+        heading = "accuracy" if average == "micro" and micro_is_accuracy else f"{average} avg"
+        ap, ar, af, _ = precision_recall_fscore_support(y_true, y_pred, average=average, **kw)
+        avg = [ap, ar, af, np.sum(s)]
+        if output_dict:
+            report[heading] = dict(zip(headers, [float(v) for v in avg]))
+        elif heading == "accuracy":
+            fmt = "{:>{width}s} " + " {:>9.{digits}}" * 2 + " {:>9.{digits}f}" + " {:>9}\n"
+            text += fmt.format(heading, "", "", *avg[2:], width=width, digits=digits)
+        else:
+            text += row_fmt.format(heading, *avg, width=width, digits=digits)
+    if output_dict:
+        if "accuracy" in report:
+            report["accuracy"] = report["accuracy"]["precision"]
+        return report
+    return text
