@@ -96,7 +96,10 @@ def zero_one_loss(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_we
     t = check_targets(y_true, y_pred, sample_weight)
     ml = t.type == "multilabel-indicator"
     value = float(_single(ErrorRate(_num_classes(t), multilabel=ml), t))
-    return value if normalize else _count(value, t)
+    if normalize:
+        return value
+    count = _count(value, t)
+    return count if t.sample_weight is None else np.float64(count)  # as scikit-learn
 
 
 def hamming_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
@@ -105,12 +108,24 @@ def hamming_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> floa
     A thin call to :class:`streammetrics.HammingLoss`. O(n·L)."""
     t = check_targets(y_true, y_pred, sample_weight)
     ml = t.type == "multilabel-indicator"
-    return float(_single(HammingLoss(_num_classes(t), multilabel=ml), t))
+    value = float(_single(HammingLoss(_num_classes(t), multilabel=ml), t))
+    return np.float64(value) if ml and t.sample_weight is not None else value  # as scikit-learn
 
 
 def _single_label(t: Targets, name: str) -> None:
     if t.type not in ("binary", "multiclass"):
         raise ValueError(f"{t.type} is not supported")
+    if t.classes.shape[0] == 1:  # scikit-learn builds its confusion_matrix, which warns
+        _warn_single_label()
+
+
+def _warn_single_label() -> None:
+    warnings.warn(
+        "A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have "
+        "the correct shape, use the 'labels' parameter to pass all known labels.",
+        UserWarning,
+        stacklevel=3,
+    )
 
 
 def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
@@ -188,12 +203,7 @@ def confusion_matrix(
     if normalize is None and _weight_kind(sample_weight) in "biu":
         cm = cm.astype(np.int64)
     if cm.shape == (1, 1):
-        warnings.warn(
-            "A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have "
-            "the correct shape, use the 'labels' parameter to pass all known labels.",
-            UserWarning,
-            stacklevel=2,
-        )
+        _warn_single_label()
     return cm
 
 
