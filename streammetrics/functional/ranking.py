@@ -191,21 +191,17 @@ def _multiclass_auc(
     check_consistent_length(y, s, w)
     codes = encode(y, classes)
     c = classes.shape[0]
-    present = np.bincount(codes, minlength=c) > 0
     if multi_class == "ovo":
         if w is not None:
             raise ValueError(
                 "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must "
                 "be None in this case."
             )
-        if not present.all():
-            warnings.warn(
-                "Only one class is present in y_true. ROC AUC score is not defined in that case.",
-                UndefinedMetricWarning,
-                stacklevel=3,
-            )
-            return float("nan")
-        return float(AUROC(c, multi_class="ovo", average=average).update(codes, s).compute())
+        # scikit-learn averages over the pairs of classes present in y_true, as the accumulator
+        # does (it warns about the absent ones; scikit-learn does not)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            return np.float64(AUROC(c, multi_class="ovo", average=average).update(codes, s).compute())
     if average == "micro":
         return float(AUROC(c, average="micro").update(codes, s, sample_weight=w).compute())
     values = AUROC(c, average=None).update(codes, s, sample_weight=w).compute()
