@@ -28,7 +28,7 @@ def assert_same(ours: Any, ref: Any, where: str = "") -> None:
     """Equal values (1e-12, nan == nan), equal Python types and numpy dtypes, recursively."""
     if isinstance(ref, tuple):
         assert isinstance(ours, tuple) and len(ours) == len(ref), where
-        for i, (a, b) in enumerate(zip(ours, ref)):
+        for i, (a, b) in enumerate(zip(ours, ref, strict=True)):
             assert_same(a, b, f"{where}[{i}]")
         return
     if isinstance(ref, dict):

@@ -102,7 +102,9 @@ def test_setwise_scores(data: str, weights: str, average: str | None) -> None:
 @pytest.mark.parametrize("average", [None, "micro", "macro", "weighted"])
 def test_labels_subset(data: str, average: str | None) -> None:
     yt, yp = DATASETS[data]
-    present = np.unique(np.concatenate([np.ravel(yt), np.ravel(yp)])) if data != "multilabel" else np.arange(4)
+    present = (
+        np.unique(np.concatenate([np.ravel(yt), np.ravel(yp)])) if data != "multilabel" else np.arange(4)
+    )
     subsets = [present[:1], present[::-1][:2], present[::-1]]
     if data in ("int3", "noncontiguous", "rare"):
         subsets.append(np.array([present[0], 999]))  # a label that never occurs

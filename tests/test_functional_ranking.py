@@ -96,8 +96,13 @@ def test_multiclass_labels() -> None:
         check("roc_auc_score", y, s4, multi_class="ovr", labels=labels, average=average)
     check("roc_auc_score", y, s4, multi_class="ovo", labels=labels)
     check("top_k_accuracy_score", y, s4, labels=labels, k=2)
-    check("top_k_accuracy_score", y[y != 3], s4[y != 3][:, :3] / s4[y != 3][:, :3].sum(1, keepdims=True),
-          labels=[0, 1, 2], k=2)
+    check(
+        "top_k_accuracy_score",
+        y[y != 3],
+        s4[y != 3][:, :3] / s4[y != 3][:, :3].sum(1, keepdims=True),
+        labels=[0, 1, 2],
+        k=2,
+    )
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -105,8 +110,14 @@ def test_multilabel_ranking(weighted: bool) -> None:
     w = W if weighted else None
     for average in ("micro", "macro", "weighted", "samples", None):
         for max_fpr in (None, 0.5):
-            check("roc_auc_score", Y_ML[20:], S_ML[20:], average=average, sample_weight=None if w is None else w[20:],
-                  max_fpr=max_fpr)
+            check(
+                "roc_auc_score",
+                Y_ML[20:],
+                S_ML[20:],
+                average=average,
+                sample_weight=None if w is None else w[20:],
+                max_fpr=max_fpr,
+            )
         check("average_precision_score", Y_ML, S_ML, average=average, sample_weight=w)
     y = Y_ML.copy()
     y[:, 1] = 0  # a label without positives: AP 0 (scikit-learn), AUROC nan

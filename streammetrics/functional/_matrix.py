@@ -225,7 +225,9 @@ def cohen_kappa_score(
     O(n + C^2)."""
     _, lab, ct, cp, w = _matrix_codes(y1, y2, labels, sample_weight, name_true="`y1`")
     k = lab.shape[0]
-    value = float(CohenKappa(max(k, 2), weights=weights, zero_division=np.nan).update(ct, cp, sample_weight=w).compute())
+    value = float(
+        CohenKappa(max(k, 2), weights=weights, zero_division=np.nan).update(ct, cp, sample_weight=w).compute()
+    )
     if np.isnan(value):
         warnings.warn(
             "`cohen_kappa_score` is undefined (`y1`, `y2` and `labels` have at most one label in "
@@ -255,10 +257,13 @@ def multilabel_confusion_matrix(
             lab = np.asarray(labels).ravel()
             if lab.size and lab.max() >= yt.shape[1]:
                 raise ValueError(
-                    f"All labels must be in [0, n labels) for multilabel targets. Got {lab.max()} > {yt.shape[1] - 1}"
+                    "All labels must be in [0, n labels) for multilabel targets. "
+                    f"Got {lab.max()} > {yt.shape[1] - 1}"
                 )
             if lab.size and lab.min() < 0:
-                raise ValueError(f"All labels must be in [0, n labels) for multilabel targets. Got {lab.min()} < 0")
+                raise ValueError(
+                    f"All labels must be in [0, n labels) for multilabel targets. Got {lab.min()} < 0"
+                )
             yt, yp = yt[:, lab], yp[:, lab]
         if samplewise:
             out = ConfusionMatrix(yt.shape[0], multilabel=True).update(yt.T, yp.T).compute()
@@ -269,13 +274,12 @@ def multilabel_confusion_matrix(
     else:
         if samplewise:
             raise ValueError("Samplewise metrics are not available outside of multilabel classification.")
-        if labels is None:
-            lab = t.classes
-        else:
-            lab = as_labels(labels, "labels").ravel()
+        lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
         indicator_true = encode(t.y_true, lab)[:, None] == np.arange(lab.shape[0])[None, :]
         indicator_pred = encode(t.y_pred, lab)[:, None] == np.arange(lab.shape[0])[None, :]
-        out = ConfusionMatrix(lab.shape[0], multilabel=True).update(
-            indicator_true, indicator_pred, sample_weight=w
-        ).compute()
+        out = (
+            ConfusionMatrix(lab.shape[0], multilabel=True)
+            .update(indicator_true, indicator_pred, sample_weight=w)
+            .compute()
+        )
     return out.astype(np.int64) if w is None else out

@@ -86,7 +86,11 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
     a = as_labels(y, input_name)
     if a.ndim == 2 and a.shape[1] > 1:
         values = np.unique(a.data if sparse else a) if a.dtype.kind != "O" else None
-        if values is not None and values.shape[0] < 3 and (a.dtype.kind in "biu" or _is_integral_float(values)):
+        if (
+            values is not None
+            and values.shape[0] < 3
+            and (a.dtype.kind in "biu" or _is_integral_float(values))
+        ):
             return "multilabel-indicator"
     if a.ndim not in (1, 2):
         return "unknown"
@@ -148,8 +152,7 @@ def _label_kinds(*arrays: np.ndarray) -> None:
             kinds.add(False)
     if len(kinds) > 1:
         raise ValueError(
-            "Mix of label input types (string and number): "
-            + " and ".join(str(_unique(a)) for a in arrays)
+            "Mix of label input types (string and number): " + " and ".join(str(_unique(a)) for a in arrays)
         )
 
 
@@ -174,7 +177,9 @@ def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Target
     """
     yt = as_labels(y_true, "y_true")
     yp = as_labels(y_pred, "y_pred")
-    check_consistent_length(yt, yp, None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight)))
+    check_consistent_length(
+        yt, yp, None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight))
+    )
     type_true = type_of_target(yt, "y_true")
     type_pred = type_of_target(yp, "y_pred")
     if yt.shape[0] < 1 or yp.shape[0] < 1:
@@ -193,7 +198,9 @@ def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Target
     if y_type == "multilabel-indicator":
         if yt.shape[1] != yp.shape[1]:
             raise ValueError("Multi-label binary indicator input with different numbers of labels")
-        return Targets(y_type, (yt != 0).astype(np.int8), (yp != 0).astype(np.int8), w, np.arange(yt.shape[1]))
+        return Targets(
+            y_type, (yt != 0).astype(np.int8), (yp != 0).astype(np.int8), w, np.arange(yt.shape[1])
+        )
     yt, yp = column_or_1d(yt, "y_true"), column_or_1d(yp, "y_pred")
     _label_kinds(yt, yp)
     classes = _union(yt, yp)

@@ -47,8 +47,15 @@ _AVERAGES = (None, "micro", "macro", "weighted", "samples")
 class _Fed:
     """Accumulators fed with the mapped targets, and how to read them as scikit-learn would."""
 
-    def __init__(self, metrics: dict[str, Any], average: str | None, samples_weight: Any, support: Any) -> None:
-        self.metrics, self.average, self.samples_weight, self.support = metrics, average, samples_weight, support
+    def __init__(
+        self, metrics: dict[str, Any], average: str | None, samples_weight: Any, support: Any
+    ) -> None:
+        self.metrics, self.average, self.samples_weight, self.support = (
+            metrics,
+            average,
+            samples_weight,
+            support,
+        )
 
     def read(self, name: str, skip_nan: bool = True) -> Any:
         value = self.metrics[name].compute()
@@ -77,7 +84,8 @@ def _setwise(
         if t.type != "binary":
             options = [a for a in _AVERAGES if not (t.type == "multiclass" and a == "samples")]
             raise ValueError(
-                f"Target is {t.type} but average='binary'. Please choose another average setting, one of {options!r}."
+                f"Target is {t.type} but average='binary'. Please choose another average setting, "
+                f"one of {options!r}."
             )
         if not contains(t.classes, pos_label) and t.classes.shape[0] >= 2:
             raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {t.classes}")
@@ -127,7 +135,9 @@ def _select_columns(t: Targets, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     lab = np.asarray(labels).ravel()
     n = t.y_true.shape[1]
     if lab.size and lab.max() >= n:
-        raise ValueError(f"All labels must be in [0, n labels) for multilabel targets. Got {lab.max()} > {n - 1}")
+        raise ValueError(
+            f"All labels must be in [0, n labels) for multilabel targets. Got {lab.max()} > {n - 1}"
+        )
     if lab.size and lab.min() < 0:
         raise ValueError(f"All labels must be in [0, n labels) for multilabel targets. Got {lab.min()} < 0")
     return t.y_true[:, lab], t.y_pred[:, lab]
@@ -159,70 +169,176 @@ def _prf_message(what: str, modifier: str, average: Any, size: int) -> str:
 
 
 def _one(
-    cls: type, what: str, modifier: str, y_true: Any, y_pred: Any, *, labels: Any, pos_label: Any,
-    average: Any, sample_weight: Any, zero_division: Any, skip_nan: bool = True, **kw: Any,
+    cls: type,
+    what: str,
+    modifier: str,
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any,
+    pos_label: Any,
+    average: Any,
+    sample_weight: Any,
+    zero_division: Any,
+    skip_nan: bool = True,
+    **kw: Any,
 ) -> Any:
-    fed = _setwise({"m": (cls, {"zero_division": _zd(zero_division), **kw})}, y_true, y_pred,
-                   labels=labels, pos_label=pos_label, average=average, sample_weight=sample_weight)
+    fed = _setwise(
+        {"m": (cls, {"zero_division": _zd(zero_division), **kw})},
+        y_true,
+        y_pred,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        sample_weight=sample_weight,
+    )
     size = 1 if average in ("binary", "micro") else 2
     with relay_undefined(_prf_message(what, modifier, average, size)):
         return fed.read("m", skip_nan)
 
 
 def precision_score(
-    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
-    sample_weight: Any = None, zero_division: Any = "warn",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
 ) -> Any:
     """Precision TP / (TP + FP), as ``sklearn.metrics.precision_score`` (a float, or a float64
     array per label with ``average=None``). A thin call to :class:`streammetrics.Precision`."""
-    return _one(Precision, "Precision", "predicted", y_true, y_pred, labels=labels, pos_label=pos_label,
-                average=average, sample_weight=sample_weight, zero_division=zero_division)
+    return _one(
+        Precision,
+        "Precision",
+        "predicted",
+        y_true,
+        y_pred,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+    )
 
 
 def recall_score(
-    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
-    sample_weight: Any = None, zero_division: Any = "warn",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
 ) -> Any:
     """Recall TP / (TP + FN), as ``sklearn.metrics.recall_score``. A thin call to
     :class:`streammetrics.Recall`."""
-    return _one(Recall, "Recall", "true", y_true, y_pred, labels=labels, pos_label=pos_label,
-                average=average, sample_weight=sample_weight, zero_division=zero_division)
+    return _one(
+        Recall,
+        "Recall",
+        "true",
+        y_true,
+        y_pred,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+    )
 
 
 def fbeta_score(
-    y_true: Any, y_pred: Any, *, beta: float, labels: Any = None, pos_label: Any = 1,
-    average: str | None = "binary", sample_weight: Any = None, zero_division: Any = "warn",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    beta: float,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
 ) -> Any:
     """F-beta (1+β²)TP / ((1+β²)TP + β²FN + FP), as ``sklearn.metrics.fbeta_score``. A thin call
     to :class:`streammetrics.FBeta`."""
-    return _one(FBeta, "F-score", "true nor predicted", y_true, y_pred, labels=labels, pos_label=pos_label,
-                average=average, sample_weight=sample_weight, zero_division=zero_division, beta=beta)
+    return _one(
+        FBeta,
+        "F-score",
+        "true nor predicted",
+        y_true,
+        y_pred,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        beta=beta,
+    )
 
 
 def f1_score(
-    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
-    sample_weight: Any = None, zero_division: Any = "warn",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
 ) -> Any:
     """F1 = 2TP / (2TP + FP + FN), as ``sklearn.metrics.f1_score``. A thin call to
     :class:`streammetrics.FBeta` with β = 1."""
-    return fbeta_score(y_true, y_pred, beta=1.0, labels=labels, pos_label=pos_label, average=average,
-                       sample_weight=sample_weight, zero_division=zero_division)
+    return fbeta_score(
+        y_true,
+        y_pred,
+        beta=1.0,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+    )
 
 
 def jaccard_score(
-    y_true: Any, y_pred: Any, *, labels: Any = None, pos_label: Any = 1, average: str | None = "binary",
-    sample_weight: Any = None, zero_division: Any = "warn",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = "binary",
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
 ) -> Any:
     """Jaccard index TP / (TP + FP + FN), as ``sklearn.metrics.jaccard_score`` (its macro
     average keeps nan classes). A thin call to :class:`streammetrics.Jaccard`."""
-    return _one(Jaccard, "Jaccard", "true or predicted", y_true, y_pred, labels=labels, pos_label=pos_label,
-                average=average, sample_weight=sample_weight, zero_division=zero_division, skip_nan=False)
+    return _one(
+        Jaccard,
+        "Jaccard",
+        "true or predicted",
+        y_true,
+        y_pred,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+        skip_nan=False,
+    )
 
 
 def precision_recall_fscore_support(
-    y_true: Any, y_pred: Any, *, beta: float = 1.0, labels: Any = None, pos_label: Any = 1,
-    average: str | None = None, warn_for: Any = ("precision", "recall", "f-score"),
-    sample_weight: Any = None, zero_division: Any = "warn",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    beta: float = 1.0,
+    labels: Any = None,
+    pos_label: Any = 1,
+    average: str | None = None,
+    warn_for: Any = ("precision", "recall", "f-score"),
+    sample_weight: Any = None,
+    zero_division: Any = "warn",
 ) -> tuple[Any, Any, Any, Any]:
     """(precision, recall, F-beta, support), as scikit-learn: per-label arrays and the int64
     (float64 if weighted) support with ``average=None``, else three floats and ``None``.
@@ -233,14 +349,26 @@ def precision_recall_fscore_support(
     if not (isinstance(beta, (int, float, np.number)) and beta >= 0):
         raise ValueError(f"beta: must be a number >= 0, got {beta!r}")
     fed = _setwise(
-        {"p": (Precision, {"zero_division": zd}), "r": (Recall, {"zero_division": zd}),
-         "f": (FBeta, {"zero_division": zd, "beta": beta}), "cm": (ConfusionMatrix, {})},
-        y_true, y_pred, labels=labels, pos_label=pos_label, average=average, sample_weight=sample_weight,
+        {
+            "p": (Precision, {"zero_division": zd}),
+            "r": (Recall, {"zero_division": zd}),
+            "f": (FBeta, {"zero_division": zd, "beta": beta}),
+            "cm": (ConfusionMatrix, {}),
+        },
+        y_true,
+        y_pred,
+        labels=labels,
+        pos_label=pos_label,
+        average=average,
+        sample_weight=sample_weight,
     )
     size = 1 if average in ("binary", "micro") else 2
     out = []
-    for key, what, modifier in (("p", "precision", "predicted"), ("r", "recall", "true"),
-                                ("f", "f-score", "true nor predicted")):
+    for key, what, modifier in (
+        ("p", "precision", "predicted"),
+        ("r", "recall", "true"),
+        ("f", "f-score", "true nor predicted"),
+    ):
         message = _prf_message(what.capitalize(), modifier, average, size) if what in warn_for else None
         with relay_undefined(message):
             out.append(fed.read(key))
@@ -254,8 +382,15 @@ def precision_recall_fscore_support(
 
 
 def classification_report(
-    y_true: Any, y_pred: Any, *, labels: Any = None, target_names: Any = None, sample_weight: Any = None,
-    digits: int = 2, output_dict: bool = False, zero_division: Any = "warn",
+    y_true: Any,
+    y_pred: Any,
+    *,
+    labels: Any = None,
+    target_names: Any = None,
+    sample_weight: Any = None,
+    digits: int = 2,
+    output_dict: bool = False,
+    zero_division: Any = "warn",
 ) -> Any:
     """Precision, recall, F1 and support per class plus the averages, as
     ``sklearn.metrics.classification_report``: a text table, or a dict with ``output_dict=True``
@@ -272,7 +407,8 @@ def classification_report(
         if labels_given:
             warnings.warn(
                 f"labels size, {len(lab)}, does not match size of target_names, {len(target_names)}",
-                UserWarning, stacklevel=2,
+                UserWarning,
+                stacklevel=2,
             )
         else:
             raise ValueError(
@@ -283,12 +419,12 @@ def classification_report(
     headers = ["precision", "recall", "f1-score", "support"]
     kw = {"labels": lab, "sample_weight": sample_weight, "zero_division": zero_division}
     p, r, f1, s = precision_recall_fscore_support(y_true, y_pred, average=None, **kw)
-    rows = list(zip(names, p, r, f1, s))
+    rows = list(zip(names, p, r, f1, s, strict=False))  # scikit-learn truncates
     averages = ("micro", "macro", "weighted") + (() if single else ("samples",))
     report: dict[str, Any] = {}
     text = ""
     if output_dict:
-        report = {row[0]: dict(zip(headers, [float(v) for v in row[1:]])) for row in rows}
+        report = {row[0]: dict(zip(headers, [float(v) for v in row[1:]], strict=True)) for row in rows}
     else:
         width = max(max(len(n) for n in names), len("weighted avg"), digits)
         text = ("{:>{width}s} " + " {:>9}" * len(headers)).format("", *headers, width=width) + "\n\n"
@@ -301,7 +437,7 @@ def classification_report(
         ap, ar, af, _ = precision_recall_fscore_support(y_true, y_pred, average=average, **kw)
         avg = [ap, ar, af, np.sum(s)]
         if output_dict:
-            report[heading] = dict(zip(headers, [float(v) for v in avg]))
+            report[heading] = dict(zip(headers, [float(v) for v in avg], strict=True))
         elif heading == "accuracy":
             fmt = "{:>{width}s} " + " {:>9.{digits}}" * 2 + " {:>9.{digits}f}" + " {:>9}\n"
             text += fmt.format(heading, "", "", *avg[2:], width=width, digits=digits)

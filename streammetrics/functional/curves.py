@@ -44,7 +44,8 @@ def _binary_targets(
         allowed = ([0, 1], [-1, 1], [0], [-1], [1])
         if classes.dtype.kind in "OUS" or not any(np.array_equal(classes, a) for a in allowed):
             raise ValueError(
-                f"y_true takes value in {{{', '.join(repr(c) for c in classes.tolist())}}} and pos_label is not "
+                f"y_true takes value in {{{', '.join(repr(c) for c in classes.tolist())}}} and "
+                "pos_label is not "
                 "specified: either make y_true take value in {0, 1} or {-1, 1} or pass pos_label explicitly."
             )
         pos_label = 1
@@ -66,7 +67,12 @@ def _quiet(metric: Any) -> Any:
 
 
 def roc_curve(
-    y_true: Any, y_score: Any, *, pos_label: Any = None, sample_weight: Any = None, drop_intermediate: bool = True
+    y_true: Any,
+    y_score: Any,
+    *,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    drop_intermediate: bool = True,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(fpr, tpr, thresholds) as ``sklearn.metrics.roc_curve``: ``thresholds[0] = inf`` at
     (0, 0), then the distinct scores in decreasing order (only the corners with
@@ -77,12 +83,14 @@ def roc_curve(
     if res.counts.total_neg <= 0:
         warnings.warn(
             "No negative samples in y_true, false positive value should be meaningless",
-            UndefinedMetricWarning, stacklevel=2,
+            UndefinedMetricWarning,
+            stacklevel=2,
         )
     if res.counts.total_pos <= 0:
         warnings.warn(
             "No positive samples in y_true, true positive value should be meaningless",
-            UndefinedMetricWarning, stacklevel=2,
+            UndefinedMetricWarning,
+            stacklevel=2,
         )
     return res.fpr, res.tpr, res.thresholds.astype(np.float64)
 
@@ -97,7 +105,12 @@ def _kept(tps: np.ndarray) -> np.ndarray:
 
 
 def precision_recall_curve(
-    y_true: Any, y_score: Any, *, pos_label: Any = None, sample_weight: Any = None, drop_intermediate: bool = False
+    y_true: Any,
+    y_score: Any,
+    *,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    drop_intermediate: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(precision, recall, thresholds) as ``sklearn.metrics.precision_recall_curve``: increasing
     thresholds (the distinct scores), precision and recall one longer, ending at (1, 0). No
@@ -111,7 +124,8 @@ def precision_recall_curve(
     if res.counts.total_pos <= 0:
         warnings.warn(
             "No positive class found in y_true, recall is set to one for all thresholds.",
-            UndefinedMetricWarning, stacklevel=2,
+            UndefinedMetricWarning,
+            stacklevel=2,
         )
         recall = np.ones(precision.shape[0])
     return (
@@ -122,7 +136,11 @@ def precision_recall_curve(
 
 
 def det_curve(
-    y_true: Any, y_score: Any, pos_label: Any = None, sample_weight: Any = None, drop_intermediate: bool = False
+    y_true: Any,
+    y_score: Any,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    drop_intermediate: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(fpr, fnr, thresholds) of the detection error tradeoff curve, as
     ``sklearn.metrics.det_curve`` (decreasing fpr, starting at the last threshold with FP

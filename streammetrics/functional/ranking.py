@@ -25,7 +25,15 @@ from .._validation import as_numpy
 from ..ranking import AUROC, AveragePrecision
 from ..retrieval import DCG, NDCG
 from ..topk import TopKAccuracy
-from ._targets import as_labels, check_consistent_length, check_weight, column_or_1d, contains, encode, type_of_target
+from ._targets import (
+    as_labels,
+    check_consistent_length,
+    check_weight,
+    column_or_1d,
+    contains,
+    encode,
+    type_of_target,
+)
 
 __all__ = [
     "average_precision_score",
@@ -74,7 +82,9 @@ def _by_column(
     if y.shape != s.shape:
         raise ValueError(f"y_score: expected shape {y.shape}, got {s.shape}")
     if average == "micro":
-        return float(cls(y.shape[1], multilabel=True, average="micro", **kw).update(y, s, sample_weight=w).compute())
+        return float(
+            cls(y.shape[1], multilabel=True, average="micro", **kw).update(y, s, sample_weight=w).compute()
+        )
     if average == "samples":
         values = cls(y.shape[0], multilabel=True, average=None, **kw).update(y.T, s.T).compute()
         return sklearn_average(np.asarray(values, dtype=np.float64), w, average)
@@ -91,8 +101,14 @@ def _drop_zero_weights(y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> tu
 
 
 def roc_auc_score(
-    y_true: Any, y_score: Any, *, average: str | None = "macro", sample_weight: Any = None,
-    max_fpr: float | None = None, multi_class: str = "raise", labels: Any = None,
+    y_true: Any,
+    y_score: Any,
+    *,
+    average: str | None = "macro",
+    sample_weight: Any = None,
+    max_fpr: float | None = None,
+    multi_class: str = "raise",
+    labels: Any = None,
 ) -> Any:
     """Area under the ROC curve, as ``sklearn.metrics.roc_auc_score``.
 
@@ -158,7 +174,8 @@ def _multiclass_auc(
         )
     if not np.allclose(1, s.sum(axis=1)):
         raise ValueError(
-            "Target scores need to be probabilities for multiclass roc_auc, i.e. they should sum up to 1.0 over classes"
+            "Target scores need to be probabilities for multiclass roc_auc, i.e. they should sum up "
+            "to 1.0 over classes"
         )
     options: tuple[Any, ...] = ("macro", "weighted", None)
     if multi_class == "ovr":
@@ -167,7 +184,8 @@ def _multiclass_auc(
         raise ValueError(f"average must be one of {options} for multiclass problems")
     if multi_class not in ("ovo", "ovr"):
         raise ValueError(
-            f"multi_class='{multi_class}' is not supported for multiclass ROC AUC, multi_class must be in ('ovo', 'ovr')"
+            f"multi_class='{multi_class}' is not supported for multiclass ROC AUC, "
+            "multi_class must be in ('ovo', 'ovr')"
         )
     if average is None and multi_class == "ovo":
         raise NotImplementedError("average=None is not implemented for multi_class='ovo'.")
@@ -180,7 +198,8 @@ def _multiclass_auc(
             raise ValueError("Parameter 'labels' must be ordered")
         if len(classes) != s.shape[1]:
             raise ValueError(
-                f"Number of given labels, {len(classes)}, not equal to the number of columns in 'y_score', {s.shape[1]}"
+                f"Number of given labels, {len(classes)}, not equal to the number of columns in "
+                f"'y_score', {s.shape[1]}"
             )
         if np.any(encode(y, classes) < 0):
             raise ValueError("'y_true' contains labels not in parameter 'labels'")
@@ -261,13 +280,15 @@ def average_precision_score(
     if y_type == "multilabel-indicator":
         if pos_label != 1:
             raise ValueError(
-                "Parameter pos_label is fixed to 1 for multilabel-indicator y_true. Do not set pos_label or set pos_label to 1."
+                "Parameter pos_label is fixed to 1 for multilabel-indicator y_true. Do not set pos_label "
+                "or set pos_label to 1."
             )
         return _by_column(_APZeroIfNoPositives, (y != 0).astype(np.int8), s, w, average)
     if y_type == "multiclass":
         if pos_label != 1:
             raise ValueError(
-                "Parameter pos_label is fixed to 1 for multiclass y_true. Do not set pos_label or set pos_label to 1."
+                "Parameter pos_label is fixed to 1 for multiclass y_true. Do not set pos_label or set "
+                "pos_label to 1."
             )
         y = column_or_1d(y, "y_true")
         classes = np.unique(y)
@@ -282,7 +303,13 @@ def average_precision_score(
 
 
 def top_k_accuracy_score(
-    y_true: Any, y_score: Any, *, k: int = 2, normalize: bool = True, sample_weight: Any = None, labels: Any = None
+    y_true: Any,
+    y_score: Any,
+    *,
+    k: int = 2,
+    normalize: bool = True,
+    sample_weight: Any = None,
+    labels: Any = None,
 ) -> float:
     """Share of samples whose true class is among the ``k`` highest scores, as scikit-learn
     (ties: the higher class index ranks first). Binary scores (n,) with ``k=1``: predicted
@@ -327,7 +354,8 @@ def top_k_accuracy_score(
             raise ValueError("Parameter 'labels' must be ordered.")
         if classes.shape[0] != n_score:
             raise ValueError(
-                f"Number of given labels ({classes.shape[0]}) not equal to the number of classes in 'y_score' ({n_score})."
+                f"Number of given labels ({classes.shape[0]}) not equal to the number of classes in "
+                f"'y_score' ({n_score})."
             )
         if np.any(encode(y, classes) < 0):
             raise ValueError("'y_true' contains labels not in parameter 'labels'.")
@@ -379,7 +407,12 @@ def _per_query(cls: type, y: np.ndarray, s: np.ndarray, k: Any, ignore_ties: boo
 
 
 def dcg_score(
-    y_true: Any, y_score: Any, *, k: int | None = None, log_base: float = 2, sample_weight: Any = None,
+    y_true: Any,
+    y_score: Any,
+    *,
+    k: int | None = None,
+    log_base: float = 2,
+    sample_weight: Any = None,
     ignore_ties: bool = False,
 ) -> float:
     """Discounted cumulative gain Σ_{i≤k} y_(i) / log_base(i + 1), averaged over the rows
