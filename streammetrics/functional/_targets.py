@@ -39,6 +39,7 @@ __all__ = [
     "encode",
     "relay_undefined",
     "type_of_target",
+    "unique",
 ]
 
 
@@ -67,9 +68,15 @@ def _is_integral_float(a: np.ndarray) -> bool:
     return a.dtype.kind == "f" and bool(np.all(a.astype(np.int64) == a))
 
 
-def _unique(y: np.ndarray) -> np.ndarray:
+def unique(y: np.ndarray) -> np.ndarray:
+    """Sorted distinct values: O(n) for integers spanning a small range, else a sort."""
     if y.dtype.kind == "O":
         return np.array(sorted(set(y.ravel().tolist())), dtype=object)
+    if y.dtype.kind in "biu" and y.size:
+        small = _small_range(y.ravel())
+        if small is not None:
+            lo, present = small
+            return (np.flatnonzero(present) + lo).astype(y.dtype)
     return np.unique(y)
 
 
@@ -85,7 +92,7 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
     sparse = _is_sparse(y)
     a = as_labels(y, input_name)
     if a.ndim == 2 and a.shape[1] > 1:
-        values = np.unique(a.data if sparse else a) if a.dtype.kind != "O" else None
+        values = unique(a.data if sparse else a) if a.dtype.kind != "O" else None
         if (
             values is not None
             and values.shape[0] < 3
@@ -106,7 +113,7 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"{input_name}: contains NaN or infinity")
             return "continuous" + suffix
-    if _unique(a).shape[0] > 2 or (a.ndim == 2 and a.shape[1] > 1):
+    if unique(a).shape[0] > 2 or (a.ndim == 2 and a.shape[1] > 1):
         return "multiclass" + suffix
     return "binary"
 
@@ -152,7 +159,7 @@ def _label_kinds(*arrays: np.ndarray) -> None:
             kinds.add(False)
     if len(kinds) > 1:
         raise ValueError(
-            "Mix of label input types (string and number): " + " and ".join(str(_unique(a)) for a in arrays)
+            "Mix of label input types (string and number): " + " and ".join(str(unique(a)) for a in arrays)
         )
 
 
@@ -216,8 +223,8 @@ def _union(*arrays: np.ndarray) -> np.ndarray:
             lo, present = small
             return (np.flatnonzero(present) + lo).astype(np.result_type(*arrays))
     if any(a.dtype.kind == "O" for a in arrays):
-        return _unique(np.concatenate([a.astype(object) for a in arrays]))
-    return np.unique(np.concatenate([np.unique(a) for a in arrays]))
+        return unique(np.concatenate([a.astype(object) for a in arrays]))
+    return np.unique(np.concatenate([unique(a) for a in arrays]))
 
 
 def _small_range(*arrays: np.ndarray) -> tuple[int, np.ndarray] | None:
@@ -232,7 +239,8 @@ def _small_range(*arrays: np.ndarray) -> tuple[int, np.ndarray] | None:
         return None
     present = np.zeros(hi - lo + 1, dtype=bool)
     for a in nonempty:
-        present |= np.bincount(a.astype(np.intp) - lo, minlength=hi - lo + 1).astype(bool)
+        b = a if a.dtype == np.intp else a.astype(np.intp)
+        present |= np.bincount(b - lo if lo else b, minlength=hi - lo + 1).astype(bool)
     return lo, present
 
 
@@ -240,6 +248,18 @@ def encode(y: np.ndarray, classes: np.ndarray, missing: int = -1) -> np.ndarray:
     """Codes of ``y`` in ``classes`` (any order, distinct): ``classes[code] == label``; labels
     not in ``classes`` get ``missing``. O(n) for small integer ranges, else O(n log C)."""
     k = classes.shape[0]
+    if (
+        y.dtype.kind in "iu"
+        and classes.dtype.kind in "iu"
+        and k
+        and classes[0] == 0
+        and classes[-1] == k - 1
+        and np.array_equal(classes, np.arange(k))
+        and y.size
+        and y.min() >= 0
+        and y.max() < k
+    ):
+        return y  # already the codes
     if y.dtype.kind in "biu" and classes.dtype.kind in "biu" and k:
         yi = y.astype(np.int64)
         ci = classes.astype(np.int64)

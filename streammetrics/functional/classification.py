@@ -61,7 +61,7 @@ class _Fed:
         value = self.metrics[name].compute()
         if self.average == "samples":
             return average_classes(np.asarray(value), self.samples_weight, skip_nan)
-        return value if self.average is None else float(value)
+        return value if isinstance(value, np.ndarray) else float(value)
 
 
 def _setwise(
@@ -145,11 +145,15 @@ def _select_columns(t: Targets, labels: Any) -> tuple[np.ndarray, np.ndarray]:
 
 def _build(members: dict[str, Any], num_classes: int | None, *, multilabel: bool, average: Any) -> MetricSet:
     built = {}
-    for name, (cls, kw) in members.items():
+    for name, (cls, options) in members.items():
         if cls is ConfusionMatrix:
             built[name] = cls(num_classes, multilabel=multilabel)
-        else:
-            built[name] = cls(num_classes, multilabel=multilabel, average=average, **kw)
+            continue
+        kw = dict(options)
+        avg = kw.pop("average", average)
+        # the binary accumulator takes no average; per-sample values are read per "class"
+        avg = {"binary": "macro", "samples": None}.get(avg, avg)
+        built[name] = cls(num_classes, multilabel=multilabel, average=avg, **kw)
     return MetricSet(built)
 
 
@@ -345,40 +349,70 @@ def precision_recall_fscore_support(
 
     One count state shared by :class:`~streammetrics.Precision`, :class:`~streammetrics.Recall`,
     :class:`~streammetrics.FBeta` and :class:`~streammetrics.ConfusionMatrix` (the support)."""
+    return _prfs(
+        y_true,
+        y_pred,
+        beta=beta,
+        labels=labels,
+        pos_label=pos_label,
+        averages=(average,),
+        warn_for=warn_for,
+        sample_weight=sample_weight,
+        zero_division=zero_division,
+    )[average]
+
+
+def _prfs(
+    y_true: Any,
+    y_pred: Any,
+    *,
+    beta: float,
+    labels: Any,
+    pos_label: Any,
+    averages: tuple[Any, ...],
+    warn_for: Any,
+    sample_weight: Any,
+    zero_division: Any,
+) -> dict[Any, tuple[Any, Any, Any, Any]]:
+    """{average: (precision, recall, F-beta, support)} for several averages from one update
+    (the first average picks scikit-learn's path: binary, samples or per label)."""
     zd = _zd(zero_division)
     if not (isinstance(beta, (int, float, np.number)) and beta >= 0):
         raise ValueError(f"beta: must be a number >= 0, got {beta!r}")
+    members: dict[str, Any] = {"cm": (ConfusionMatrix, {})}
+    for i, avg in enumerate(averages):
+        members[f"p{i}"] = (Precision, {"zero_division": zd, "average": avg})
+        members[f"r{i}"] = (Recall, {"zero_division": zd, "average": avg})
+        members[f"f{i}"] = (FBeta, {"zero_division": zd, "beta": beta, "average": avg})
     fed = _setwise(
-        {
-            "p": (Precision, {"zero_division": zd}),
-            "r": (Recall, {"zero_division": zd}),
-            "f": (FBeta, {"zero_division": zd, "beta": beta}),
-            "cm": (ConfusionMatrix, {}),
-        },
+        members,
         y_true,
         y_pred,
         labels=labels,
         pos_label=pos_label,
-        average=average,
+        average=averages[0],
         sample_weight=sample_weight,
     )
-    size = 1 if average in ("binary", "micro") else 2
-    out = []
-    for key, what, modifier in (
-        ("p", "precision", "predicted"),
-        ("r", "recall", "true"),
-        ("f", "f-score", "true nor predicted"),
-    ):
-        message = _prf_message(what.capitalize(), modifier, average, size) if what in warn_for else None
-        with relay_undefined(message):
-            out.append(fed.read(key))
-    support = None
-    if average is None:
-        cm = fed.metrics["cm"].compute()
-        support = cm[:, 1, :].sum(axis=1) if cm.ndim == 3 else cm.sum(axis=1)
-        if sample_weight is None:
-            support = support.astype(np.int64)
-    return out[0], out[1], out[2], support
+    result = {}
+    for i, average in enumerate(averages):
+        size = 1 if average in ("binary", "micro") else 2
+        out = []
+        for key, what, modifier in (
+            ("p", "precision", "predicted"),
+            ("r", "recall", "true"),
+            ("f", "f-score", "true nor predicted"),
+        ):
+            message = _prf_message(what.capitalize(), modifier, average, size) if what in warn_for else None
+            with relay_undefined(message):
+                out.append(fed.read(f"{key}{i}"))
+        support = None
+        if average is None:
+            cm = fed.metrics["cm"].compute()
+            support = cm[:, 1, :].sum(axis=1) if cm.ndim == 3 else cm.sum(axis=1)
+            if sample_weight is None:
+                support = support.astype(np.int64)
+        result[average] = (out[0], out[1], out[2], support)
+    return result
 
 
 def classification_report(
@@ -417,8 +451,19 @@ def classification_report(
             )
     names = [f"{v}" for v in lab.tolist()] if target_names is None else list(target_names)
     headers = ["precision", "recall", "f1-score", "support"]
-    kw = {"labels": lab, "sample_weight": sample_weight, "zero_division": zero_division}
-    p, r, f1, s = precision_recall_fscore_support(y_true, y_pred, average=None, **kw)
+    # labels=None keeps the fast multiclass path (the sorted union is what scikit-learn uses)
+    kw = {"labels": labels, "sample_weight": sample_weight, "zero_division": zero_division}
+    warn_for = ("precision", "recall", "f-score")
+    values = _prfs(
+        y_true,
+        y_pred,
+        beta=1.0,
+        pos_label=1,
+        averages=(None, "micro", "macro", "weighted"),
+        warn_for=warn_for,
+        **kw,
+    )
+    p, r, f1, s = values[None]
     rows = list(zip(names, p, r, f1, s, strict=False))  # scikit-learn truncates
     averages = ("micro", "macro", "weighted") + (() if single else ("samples",))
     report: dict[str, Any] = {}
@@ -434,7 +479,9 @@ def classification_report(
         text += "\n"
     for average in averages:
         heading = "accuracy" if average == "micro" and micro_is_accuracy else f"{average} avg"
-        ap, ar, af, _ = precision_recall_fscore_support(y_true, y_pred, average=average, **kw)
+        if average not in values:
+            values[average] = precision_recall_fscore_support(y_true, y_pred, average=average, **kw)
+        ap, ar, af, _ = values[average]
         avg = [ap, ar, af, np.sum(s)]
         if output_dict:
             report[heading] = dict(zip(headers, [float(v) for v in avg], strict=True))

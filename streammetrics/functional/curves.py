@@ -21,7 +21,7 @@ import numpy as np
 from .._base import UndefinedMetricWarning
 from .._validation import as_numpy
 from ..ranking import PRCurve, ROCCurve
-from ._targets import as_labels, check_consistent_length, check_weight, column_or_1d, type_of_target
+from ._targets import as_labels, check_consistent_length, check_weight, column_or_1d, type_of_target, unique
 
 __all__ = ["auc", "det_curve", "precision_recall_curve", "roc_curve"]
 
@@ -39,7 +39,7 @@ def _binary_targets(
     s = column_or_1d(as_numpy(y_score, "y_score"), "y_score")
     w = check_weight(sample_weight, y.shape[0])
     check_consistent_length(y, s, w)
-    classes = np.unique(y)
+    classes = unique(y)
     if pos_label is None:
         allowed = ([0, 1], [-1, 1], [0], [-1], [1])
         if classes.dtype.kind in "OUS" or not any(np.array_equal(classes, a) for a in allowed):

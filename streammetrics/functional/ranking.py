@@ -33,6 +33,7 @@ from ._targets import (
     contains,
     encode,
     type_of_target,
+    unique,
 )
 
 __all__ = [
@@ -139,7 +140,7 @@ def roc_auc_score(
         y = column_or_1d(y, "y_true")
         s = column_or_1d(s, "y_score")
         check_consistent_length(y, s, w)
-        classes = np.unique(y)
+        classes = unique(y)
         return _binary_auc(_is(y, classes[-1]), s, w, max_fpr)
     if y_type == "multilabel-indicator":
         return _by_column(AUROC, (y != 0).astype(np.int8), s, w, average, max_fpr=max_fpr)
@@ -204,7 +205,7 @@ def _multiclass_auc(
         if np.any(encode(y, classes) < 0):
             raise ValueError("'y_true' contains labels not in parameter 'labels'")
     else:
-        classes = np.unique(y)
+        classes = unique(y)
         if len(classes) != s.shape[1]:
             raise ValueError("Number of classes in y_true not equal to the number of columns in 'y_score'")
     check_consistent_length(y, s, w)
@@ -268,7 +269,7 @@ def average_precision_score(
     w = check_weight(sample_weight, y.shape[0])
     if y_type == "binary":
         y = column_or_1d(y, "y_true")
-        present = np.unique(y)
+        present = unique(y)
         if present.shape[0] == 2 and not contains(present, pos_label):
             raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {present}")
         if average not in _BINARY_AVERAGES:
@@ -291,7 +292,7 @@ def average_precision_score(
                 "pos_label to 1."
             )
         y = column_or_1d(y, "y_true")
-        classes = np.unique(y)
+        classes = unique(y)
         if s.shape != (y.shape[0], classes.shape[0]):
             raise ValueError(
                 "`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains multiple "
@@ -338,7 +339,7 @@ def top_k_accuracy_score(
     check_consistent_length(y, s, w)
     n_score = s.shape[1] if s.ndim == 2 else 2
     if labels is None:
-        classes = np.unique(y)
+        classes = unique(y)
         if classes.shape[0] != n_score:
             raise ValueError(
                 f"Number of classes in 'y_true' ({classes.shape[0]}) not equal to the number of classes in "
