@@ -176,6 +176,11 @@ def _matrix_codes(
         if lab.size == 0:
             raise ValueError("'labels' should contain at least one label.")
         if not np.any(encode(t.y_true, lab) >= 0):
+            if name_true == "`y1`":  # cohen_kappa_score's wording
+                raise ValueError(
+                    "At least one label in `labels` must be present in `y1` (even though "
+                    "`cohen_kappa_score` is otherwise agnostic to the order of `y1` and `y2`)."
+                )
             raise ValueError(f"At least one label specified must be in {name_true}")
     ct, cp = encode(t.y_true, lab), encode(t.y_pred, lab)
     keep = (ct >= 0) & (cp >= 0)
@@ -229,9 +234,15 @@ def cohen_kappa_score(
         CohenKappa(max(k, 2), weights=weights, zero_division=np.nan).update(ct, cp, sample_weight=w).compute()
     )
     if np.isnan(value):
+        empty = ct.shape[0] == 0 or (w is not None and not np.any(w))
+        what = (
+            "`y2` contains no labels that are present in both `y1` and `labels`."
+            if empty
+            else "`y1`, `y2` and `labels` have only one label in common."
+        )
         warnings.warn(
-            "`cohen_kappa_score` is undefined (`y1`, `y2` and `labels` have at most one label in "
-            f"common) and set to replace_undefined_by={replace_undefined_by}.",
+            f"{what} `cohen_kappa_score` is undefined and set to the value defined by the "
+            f"`replace_undefined_by` param, which is set to {replace_undefined_by}.",
             UndefinedMetricWarning,
             stacklevel=2,
         )

@@ -91,6 +91,11 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
     """
     sparse = _is_sparse(y)
     a = as_labels(y, input_name)
+    if a.size and (a.dtype.kind == "S" or (a.dtype.kind == "O" and isinstance(a.flat[0], bytes))):
+        raise TypeError(
+            "Support for labels represented as bytes is not supported. Convert the labels to a "
+            "string or integer format."
+        )
     if a.ndim == 2 and a.shape[1] > 1:
         values = unique(a.data if sparse else a) if a.dtype.kind != "O" else None
         if (
@@ -141,7 +146,8 @@ def check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     w = np.asarray(as_labels(sample_weight, "sample_weight"), dtype=np.float64)
     if w.ndim == 0:
         w = np.full(n, float(w))
-    w = column_or_1d(w, "sample_weight")
+    if w.ndim != 1:
+        raise ValueError(f"Sample weights must be 1D array or scalar, got shape {w.shape}")
     if w.shape[0] != n:
         raise ValueError(f"sample_weight: expected {n} weights, got {w.shape[0]}")
     return w

@@ -181,5 +181,5 @@ def auc(x: Any, y: Any) -> float:
         if np.all(dx <= 0):
             direction = -1.0
         else:
-            raise ValueError(f"x is neither increasing nor decreasing : {xa}.")
+            raise ValueError(f"x is neither increasing nor decreasing : {np.ravel(np.asarray(x))}.")
     return float(direction * np.trapezoid(ya, xa))

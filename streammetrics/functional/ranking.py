@@ -32,6 +32,7 @@ from ._targets import (
     column_or_1d,
     contains,
     encode,
+    relay_undefined,
     type_of_target,
     unique,
 )
@@ -46,6 +47,7 @@ __all__ = [
 ]
 
 _BINARY_AVERAGES = (None, "micro", "macro", "weighted", "samples")
+_ONE_CLASS = "Only one class is present in y_true. ROC AUC score is not defined in that case."
 
 
 def _scores(y_score: Any) -> np.ndarray:
@@ -122,6 +124,11 @@ def roc_auc_score(
     y_type = type_of_target(y_true, "y_true")
     y = as_labels(y_true, "y_true")
     s = _scores(y_score)
+    if multi_class == "ovo" and sample_weight is not None and y_type == "multiclass":
+        raise ValueError(
+            "sample_weight is not supported for multiclass one-vs-one ROC AUC, 'sample_weight' must "
+            "be None in this case."
+        )
     w = check_weight(sample_weight, y.shape[0])
     if max_fpr is not None and max_fpr == 1:
         max_fpr = None
@@ -143,7 +150,8 @@ def roc_auc_score(
         classes = unique(y)
         return _binary_auc(_is(y, classes[-1]), s, w, max_fpr)
     if y_type == "multilabel-indicator":
-        return _by_column(AUROC, (y != 0).astype(np.int8), s, w, average, max_fpr=max_fpr)
+        with relay_undefined(_ONE_CLASS):
+            return _by_column(AUROC, (y != 0).astype(np.int8), s, w, average, max_fpr=max_fpr)
     raise ValueError(f"{y_type} format is not supported")
 
 
@@ -157,7 +165,7 @@ def _is(y: np.ndarray, label: Any) -> np.ndarray:
 def _binary_auc(y01: np.ndarray, s: np.ndarray, w: np.ndarray | None, max_fpr: float | None) -> float:
     if y01.all() or not y01.any():
         warnings.warn(
-            "Only one class is present in y_true. ROC AUC score is not defined in that case.",
+            _ONE_CLASS,
             UndefinedMetricWarning,
             stacklevel=3,
         )
@@ -224,7 +232,8 @@ def _multiclass_auc(
             return np.float64(AUROC(c, multi_class="ovo", average=average).update(codes, s).compute())
     if average == "micro":
         return float(AUROC(c, average="micro").update(codes, s, sample_weight=w).compute())
-    values = AUROC(c, average=None).update(codes, s, sample_weight=w).compute()
+    with relay_undefined(_ONE_CLASS):
+        values = AUROC(c, average=None).update(codes, s, sample_weight=w).compute()
     weights = None
     if average == "weighted":
         weights = np.bincount(codes, weights=w, minlength=c).astype(np.float64)
