@@ -89,7 +89,6 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
     several columns, ``"multiclass-multioutput"``); ``"binary"``: at most two distinct values;
     ``"unknown"``: 3-D and more, an empty 2-D array or an object array of non-strings. O(n log n).
     """
-    sparse = _is_sparse(y)
     a = as_labels(y, input_name)
     if a.size and (a.dtype.kind == "S" or (a.dtype.kind == "O" and isinstance(a.flat[0], bytes))):
         raise TypeError(
@@ -97,7 +96,7 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
             "string or integer format."
         )
     if a.ndim == 2 and a.shape[1] > 1:
-        values = unique(a.data if sparse else a) if a.dtype.kind != "O" else None
+        values = unique(a) if a.dtype.kind != "O" else None
         if (
             values is not None
             and values.shape[0] < 3
