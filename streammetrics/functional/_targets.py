@@ -87,9 +87,14 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
     or integral float; ``"continuous"``: float with a non-integral value (``-multioutput`` if 2-D
     with several columns); ``"multiclass"``: more than two distinct values (or a 2-D target with
     several columns, ``"multiclass-multioutput"``); ``"binary"``: at most two distinct values;
-    ``"unknown"``: 3-D and more, an empty 2-D array or an object array of non-strings. O(n log n).
+    ``"unknown"``: 3-D and more, an empty 2-D array or an object array of non-strings. O(n log n)
+    (O(n) for integers spanning a small range).
     """
-    a = as_labels(y, input_name)
+    return _type_and_labels(as_labels(y, input_name), input_name)[0]
+
+
+def _type_and_labels(a: np.ndarray, input_name: str) -> tuple[str, np.ndarray | None]:
+    """:func:`type_of_target` and, where it computed them, the sorted distinct values."""
     if a.size and (a.dtype.kind == "S" or (a.dtype.kind == "O" and isinstance(a.flat[0], bytes))):
         raise TypeError(
             "Support for labels represented as bytes is not supported. Convert the labels to a "
@@ -102,13 +107,13 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
             and values.shape[0] < 3
             and (a.dtype.kind in "biu" or _is_integral_float(values))
         ):
-            return "multilabel-indicator"
+            return "multilabel-indicator", None
     if a.ndim not in (1, 2):
-        return "unknown"
+        return "unknown", None
     if min(a.shape) == 0:
-        return "binary" if a.ndim == 1 else "unknown"
+        return ("binary" if a.ndim == 1 else "unknown"), None
     if a.dtype.kind == "O" and not isinstance(a.flat[0], str):
-        return "unknown"
+        return "unknown", None
     suffix = "-multioutput" if a.ndim == 2 and a.shape[1] > 1 else ""
     if a.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
@@ -116,10 +121,11 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
         if np.any(a != integral):
             if not np.all(np.isfinite(a)):
                 raise ValueError(f"{input_name}: contains NaN or infinity")
-            return "continuous" + suffix
-    if unique(a).shape[0] > 2 or (a.ndim == 2 and a.shape[1] > 1):
-        return "multiclass" + suffix
-    return "binary"
+            return "continuous" + suffix, None
+    values = unique(a)
+    if values.shape[0] > 2 or (a.ndim == 2 and a.shape[1] > 1):
+        return "multiclass" + suffix, values
+    return "binary", values
 
 
 def column_or_1d(y: np.ndarray, name: str) -> np.ndarray:
@@ -192,8 +198,8 @@ def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Target
     check_consistent_length(
         yt, yp, None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight))
     )
-    type_true = type_of_target(yt, "y_true")
-    type_pred = type_of_target(yp, "y_pred")
+    type_true, labels_true = _type_and_labels(yt, "y_true")
+    type_pred, labels_pred = _type_and_labels(yp, "y_pred")
     if yt.shape[0] < 1 or yp.shape[0] < 1:
         raise ValueError(
             "Found empty input array (e.g., `y_true` or `y_pred`) while a minimum of 1 sample is required."
@@ -215,7 +221,12 @@ def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Target
         )
     yt, yp = column_or_1d(yt, "y_true"), column_or_1d(yp, "y_pred")
     _label_kinds(yt, yp)
-    classes = _union(yt, yp)
+    if labels_true is None or labels_pred is None:  # empty input
+        classes = _union(yt, yp)
+    elif labels_true.dtype.kind == "O" or labels_pred.dtype.kind == "O":
+        classes = unique(np.concatenate([labels_true.astype(object), labels_pred.astype(object)]))
+    else:
+        classes = np.union1d(labels_true, labels_pred)
     if y_type == "binary" and classes.shape[0] > 2:
         y_type = "multiclass"
     return Targets(y_type, yt, yp, w, classes)
