@@ -105,7 +105,7 @@ def test_labels_subset(data: str, average: str | None) -> None:
     present = (
         np.unique(np.concatenate([np.ravel(yt), np.ravel(yp)])) if data != "multilabel" else np.arange(4)
     )
-    subsets = [present[:1], present[::-1][:2], present[::-1]]
+    subsets = [present[:1], present[::-1][:2], present[::-1], present[:0]]
     if data in ("int3", "noncontiguous", "rare"):
         subsets.append(np.array([present[0], 999]))  # a label that never occurs
     for labels in subsets:

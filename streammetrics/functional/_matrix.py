@@ -112,7 +112,7 @@ def hamming_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> floa
     return np.float64(value) if ml and t.sample_weight is not None else value  # as scikit-learn
 
 
-def _single_label(t: Targets, name: str) -> None:
+def _single_label(t: Targets) -> None:
     if t.type not in ("binary", "multiclass"):
         raise ValueError(f"{t.type} is not supported")
     if t.classes.shape[0] == 1:  # scikit-learn builds its confusion_matrix, which warns
@@ -132,7 +132,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) ->
     """Matthews correlation coefficient over the C×C matrix, as scikit-learn (0.0 when a
     denominator is 0). A thin call to :class:`streammetrics.MatthewsCorrCoef`. O(n + C^2)."""
     t = check_targets(y_true, y_pred, sample_weight)
-    _single_label(t, "matthews_corrcoef")
+    _single_label(t)
     return float(_single(MatthewsCorrCoef(_num_classes(t)), t))
 
 
@@ -145,7 +145,7 @@ def balanced_accuracy_score(
     A thin call to :class:`streammetrics.BalancedAccuracy` (sharing its state with a
     :class:`streammetrics.ConfusionMatrix` that tells which classes are absent). O(n + C^2)."""
     t = check_targets(y_true, y_pred, sample_weight)
-    _single_label(t, "balanced_accuracy_score")
+    _single_label(t)
     k = _num_classes(t)
     ms = MetricSet(cm=ConfusionMatrix(k), ba=BalancedAccuracy(k))
     _single(ms, t)
@@ -262,6 +262,8 @@ def multilabel_confusion_matrix(
     ``labels``). O(n·L)."""
     t = check_targets(y_true, y_pred, sample_weight)
     w = t.sample_weight
+    if labels is not None and len(labels) == 0 and not samplewise:
+        return np.zeros((0, 2, 2), dtype=np.int64 if w is None else np.float64)
     if t.type == "multilabel-indicator":
         yt, yp = t.y_true, t.y_pred
         if labels is not None:

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .._base import UndefinedMetricWarning
 from ..confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall, average_classes
 from ..metricset import MetricSet
 from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
@@ -47,21 +48,38 @@ _AVERAGES = (None, "micro", "macro", "weighted", "samples")
 class _Fed:
     """Accumulators fed with the mapped targets, and how to read them as scikit-learn would."""
 
-    def __init__(
-        self, metrics: dict[str, Any], average: str | None, samples_weight: Any, support: Any
-    ) -> None:
-        self.metrics, self.average, self.samples_weight, self.support = (
-            metrics,
-            average,
-            samples_weight,
-            support,
-        )
+    def __init__(self, metrics: dict[str, Any], average: str | None, samples_weight: Any = None) -> None:
+        self.metrics, self.average, self.samples_weight = metrics, average, samples_weight
 
     def read(self, name: str, skip_nan: bool = True) -> Any:
         value = self.metrics[name].compute()
         if self.average == "samples":
             return average_classes(np.asarray(value), self.samples_weight, skip_nan)
         return value if isinstance(value, np.ndarray) else float(value)
+
+
+class _NoLabels(_Fed):
+    """``labels=[]``: empty per-label arrays, nan class averages and, micro, the zero-division
+    value of the empty pooled counts (with a warning for ``"warn"``), as scikit-learn gives."""
+
+    class _Empty:
+        def compute(self) -> np.ndarray:
+            return np.zeros((0, 2, 2))
+
+    def __init__(self, average: str | None, members: dict[str, Any]) -> None:
+        super().__init__({"cm": self._Empty()}, average)
+        self.members = members
+
+    def read(self, name: str, skip_nan: bool = True) -> Any:
+        if self.average is None:
+            return np.zeros(0)
+        if self.average != "micro":
+            return float("nan")
+        zd = self.members[name][1].get("zero_division", "warn")
+        if isinstance(zd, str):
+            warnings.warn("ill-defined: no labels", UndefinedMetricWarning, stacklevel=2)
+            return 0.0
+        return float(zd)
 
 
 def _setwise(
@@ -91,7 +109,7 @@ def _setwise(
             raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {t.classes}")
         ms = _build(members, None, multilabel=False, average="macro")
         ms.update(_is(t.y_true, pos_label), _is(t.y_pred, pos_label), sample_weight=w)
-        return _Fed(dict(ms.items()), "binary", None, None)
+        return _Fed(dict(ms.items()), "binary")
     if pos_label not in (None, 1):
         warnings.warn(
             f"Note that pos_label (set to {pos_label!r}) is ignored when average != 'binary' (got "
@@ -99,27 +117,29 @@ def _setwise(
             UserWarning,
             stacklevel=3,
         )
+    if labels is not None and len(labels) == 0 and average != "samples":
+        return _NoLabels(average, members)
     if t.type == "multilabel-indicator":
         yt, yp = _select_columns(t, labels)
         if average == "samples":
             ms = _build(members, yt.shape[0], multilabel=True, average=None)
             ms.update(yt.T, yp.T)
-            return _Fed(dict(ms.items()), "samples", w, None)
+            return _Fed(dict(ms.items()), "samples", w)
         ms = _build(members, yt.shape[1], multilabel=True, average=average)
         ms.update(yt, yp, sample_weight=w)
-        return _Fed(dict(ms.items()), average, None, None)
+        return _Fed(dict(ms.items()), average)
     if average == "samples":
         raise ValueError("Samplewise metrics are not available outside of multilabel classification.")
     k = t.classes.shape[0]
     if labels is None and k >= 2:
         ms = _build(members, k, multilabel=False, average=average)
         ms.update(encode(t.y_true, t.classes), encode(t.y_pred, t.classes), sample_weight=w)
-        return _Fed(dict(ms.items()), average, None, None)
+        return _Fed(dict(ms.items()), average)
     lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
     cols = np.arange(lab.shape[0])
     ms = _build(members, lab.shape[0], multilabel=True, average=average)
     ms.update(encode(t.y_true, lab)[:, None] == cols, encode(t.y_pred, lab)[:, None] == cols, sample_weight=w)
-    return _Fed(dict(ms.items()), average, None, None)
+    return _Fed(dict(ms.items()), average)
 
 
 def _is(y: np.ndarray, label: Any) -> np.ndarray:
