@@ -288,11 +288,29 @@ def multilabel_confusion_matrix(
         if samplewise:
             raise ValueError("Samplewise metrics are not available outside of multilabel classification.")
         lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
-        indicator_true = encode(t.y_true, lab)[:, None] == np.arange(lab.shape[0])[None, :]
-        indicator_pred = encode(t.y_pred, lab)[:, None] == np.arange(lab.shape[0])[None, :]
-        out = (
-            ConfusionMatrix(lab.shape[0], multilabel=True)
-            .update(indicator_true, indicator_pred, sample_weight=w)
+        classes = t.classes if labels is None else _union_labels(t.classes, lab)
+        k = classes.shape[0]
+        cm = (
+            ConfusionMatrix(max(k, 2))
+            .update(encode(t.y_true, classes), encode(t.y_pred, classes), sample_weight=w)
             .compute()
         )
+        out = _one_vs_rest(cm)[encode(lab, classes)]
     return out.astype(np.int64) if w is None else out
+
+
+def _union_labels(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    try:
+        return np.union1d(classes, labels)
+    except TypeError:  # strings and numbers: the unknown labels only widen the list
+        return np.concatenate([classes.astype(object), labels[encode(labels, classes) < 0].astype(object)])
+
+
+def _one_vs_rest(cm: np.ndarray) -> np.ndarray:
+    """The (C, 2, 2) one-vs-rest matrices ``[[TN, FP], [FN, TP]]`` of a C×C confusion matrix
+    (class c vs not c: TP = C[c, c], FP = column c minus TP, FN = row c minus TP)."""
+    tp = np.diag(cm)
+    fp = cm.sum(axis=0) - tp
+    fn = cm.sum(axis=1) - tp
+    tn = cm.sum() - tp - fp - fn
+    return np.stack([tn, fp, fn, tp], axis=1).reshape(-1, 2, 2)
