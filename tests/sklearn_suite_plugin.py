@@ -27,6 +27,8 @@ import streammetrics.functional as F
 
 NAMES = {n for n in F.__all__ if n != "type_of_target"}
 _BOUND = pytest.StashKey[bool]()
+_TALLY = {"collected": 0, "passed": 0, "failed": 0, "skipped": 0}
+_FLAGGED: set[str] = set()
 
 
 def _ours(value: Any) -> Any:
@@ -67,6 +69,28 @@ def pytest_collection_modifyitems(
                 if ours is not value:
                     callspec.params[key] = ours
                     item.stash[_BOUND] = True
+        if _uses_ours(item):
+            item.stash[_BOUND] = True
+            _TALLY["collected"] += 1
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _FLAGGED.update(item.nodeid for item in session.items if item.stash.get(_BOUND, False))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.nodeid not in _FLAGGED:
+        return
+    if report.when == "call" or (report.when == "setup" and not report.passed):
+        _TALLY["passed" if report.passed else "skipped" if report.skipped else "failed"] += 1
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    t = _TALLY
+    terminalreporter.write_line(
+        f"streammetrics.functional: {t['collected']} tests call it directly: {t['passed']} passed, "
+        f"{t['failed']} failed, {t['skipped']} skipped"
+    )
 
 
 @pytest.fixture(autouse=True)
