@@ -32,7 +32,6 @@ from ._matrix import (
 )
 from ._targets import type_of_target
 from .classification import (
-    classification_report,
     f1_score,
     fbeta_score,
     jaccard_score,
@@ -42,6 +41,7 @@ from .classification import (
 )
 from .curves import auc, det_curve, precision_recall_curve, roc_curve
 from .ranking import average_precision_score, dcg_score, ndcg_score, roc_auc_score, top_k_accuracy_score
+from .report import classification_report
 
 __all__ = [
     "accuracy_score",

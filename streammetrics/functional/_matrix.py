@@ -82,7 +82,26 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_w
     """Accuracy (subset accuracy for indicator targets), as ``sklearn.metrics.accuracy_score``.
 
     ``normalize=False`` gives the (weighted) number of correct samples. A thin call to
-    :class:`streammetrics.Accuracy`. O(n) (+ the label union)."""
+    :class:`streammetrics.Accuracy`. O(n) (+ the label union).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    normalize : bool, default True
+        False gives the (weighted) count instead of the fraction.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     t = check_targets(y_true, y_pred, sample_weight)
     ml = t.type == "multilabel-indicator"
     value = float(_single(Accuracy(_num_classes(t), multilabel=ml), t))
@@ -92,7 +111,26 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_w
 def zero_one_loss(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None) -> float:
     """1 - accuracy (``normalize=False``: the weight of misclassified samples), as scikit-learn.
 
-    A thin call to :class:`streammetrics.ErrorRate`. O(n)."""
+    A thin call to :class:`streammetrics.ErrorRate`. O(n).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    normalize : bool, default True
+        False gives the (weighted) count instead of the fraction.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     t = check_targets(y_true, y_pred, sample_weight)
     ml = t.type == "multilabel-indicator"
     value = float(_single(ErrorRate(_num_classes(t), multilabel=ml), t))
@@ -105,7 +143,24 @@ def zero_one_loss(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_we
 def hamming_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     """The (weighted) share of wrong labels, as ``sklearn.metrics.hamming_loss``.
 
-    A thin call to :class:`streammetrics.HammingLoss`. O(n·L)."""
+    A thin call to :class:`streammetrics.HammingLoss`. O(n·L).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     t = check_targets(y_true, y_pred, sample_weight)
     ml = t.type == "multilabel-indicator"
     value = float(_single(HammingLoss(_num_classes(t), multilabel=ml), t))
@@ -130,7 +185,24 @@ def _warn_single_label() -> None:
 
 def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     """Matthews correlation coefficient over the C×C matrix, as scikit-learn (0.0 when a
-    denominator is 0). A thin call to :class:`streammetrics.MatthewsCorrCoef`. O(n + C^2)."""
+    denominator is 0). A thin call to :class:`streammetrics.MatthewsCorrCoef`. O(n + C^2).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     t = check_targets(y_true, y_pred, sample_weight)
     _single_label(t)
     return float(_single(MatthewsCorrCoef(_num_classes(t)), t))
@@ -143,7 +215,26 @@ def balanced_accuracy_score(
     is 0). Warns (``UserWarning``) when ``y_pred`` has classes absent from ``y_true``.
 
     A thin call to :class:`streammetrics.BalancedAccuracy` (sharing its state with a
-    :class:`streammetrics.ConfusionMatrix` that tells which classes are absent). O(n + C^2)."""
+    :class:`streammetrics.ConfusionMatrix` that tells which classes are absent). O(n + C^2).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    adjusted : bool, default False
+        Rescale so that chance scores 0 and perfect 1.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     t = check_targets(y_true, y_pred, sample_weight)
     _single_label(t)
     k = _num_classes(t)
@@ -201,7 +292,28 @@ def confusion_matrix(
     default: the sorted union); ``normalize``: ``None``, ``"true"``, ``"pred"`` or ``"all"``.
     int64 without (or with integer) weights, float64 otherwise or when normalised. A single
     label found warns (``UserWarning``) as scikit-learn does. A thin call to
-    :class:`streammetrics.ConfusionMatrix`. O(n + C^2)."""
+    :class:`streammetrics.ConfusionMatrix`. O(n + C^2).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    labels : array-like, optional
+        The classes to show, in that order; samples with other labels are left out.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    normalize : {"true", "pred", "all"} or None
+        Divide by the row sums, the column sums or the total.
+
+    Returns
+    -------
+    ndarray of shape (C, C)
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     t, lab, ct, cp, w = _matrix_codes(y_true, y_pred, labels, sample_weight)
     k = lab.shape[0]
     cm = ConfusionMatrix(max(k, 2), normalize=normalize).update(ct, cp, sample_weight=w).compute()[:k, :k]
@@ -227,7 +339,30 @@ def cohen_kappa_score(
     Undefined (no label in common, or one label only) warns with
     :class:`~streammetrics.UndefinedMetricWarning` and returns ``replace_undefined_by``. A thin
     call to :class:`streammetrics.CohenKappa` on the same codes as :func:`confusion_matrix`.
-    O(n + C^2)."""
+    O(n + C^2).
+
+    Parameters
+    ----------
+    y1, y2 : array-like of shape (n,)
+        The two annotators' labels.
+    labels : array-like, optional
+        The classes to show, in that order; samples with other labels are left out.
+    weights : {None, "linear", "quadratic"}
+        Disagreement weights by position in ``labels``.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    replace_undefined_by : float, default nan
+        Returned (with a warning) when kappa is undefined.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     _, lab, ct, cp, w = _matrix_codes(y1, y2, labels, sample_weight, name_true="`y1`")
     k = lab.shape[0]
     value = float(
@@ -259,7 +394,29 @@ def multilabel_confusion_matrix(
     ``labels``: the classes (column indices for indicators) to report, in that order. int64
     without weights, float64 with. A thin call to :class:`streammetrics.ConfusionMatrix` with
     ``multilabel=True`` (single-label targets are fed as their one-hot indicator over
-    ``labels``). O(n·L)."""
+    ``labels``). O(n·L).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    labels : array-like, optional
+        The classes the per-class values and averages cover, in that order (default: every
+        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    samplewise : bool, default False
+        One matrix per sample (indicator targets only).
+
+    Returns
+    -------
+    ndarray of shape (L, 2, 2)
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     t = check_targets(y_true, y_pred, sample_weight)
     w = t.sample_weight
     if labels is not None and len(labels) == 0 and not samplewise:

@@ -1,8 +1,8 @@
 """One-shot set-wise scores with scikit-learn's signatures: precision, recall, F-beta, Jaccard.
 
 ``precision_score``, ``recall_score``, ``f1_score``, ``fbeta_score``, ``jaccard_score``,
-``precision_recall_fscore_support`` and ``classification_report``. Each maps the labels as
-scikit-learn does (:func:`_setwise`), feeds the matching accumulators of
+``precision_recall_fscore_support`` (``classification_report`` reads them: :mod:`.report`). Each
+maps the labels as scikit-learn does (:func:`_setwise`), feeds the matching accumulators of
 :mod:`streammetrics.confusion` (sharing one count state through a :class:`~streammetrics.MetricSet`)
 once and returns their ``compute()``:
 
@@ -33,7 +33,6 @@ from ..metricset import MetricSet
 from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
 
 __all__ = [
-    "classification_report",
     "f1_score",
     "fbeta_score",
     "jaccard_score",
@@ -232,7 +231,34 @@ def precision_score(
     zero_division: Any = "warn",
 ) -> Any:
     """Precision TP / (TP + FP), as ``sklearn.metrics.precision_score`` (a float, or a float64
-    array per label with ``average=None``). A thin call to :class:`streammetrics.Precision`."""
+    array per label with ``average=None``). A thin call to :class:`streammetrics.Precision`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    labels : array-like, optional
+        The classes the per-class values and averages cover, in that order (default: every
+        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    pos_label : label, default 1
+        The positive class of binary targets (``average="binary"``).
+    average : {"binary", "micro", "macro", "weighted", "samples"} or None
+        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+
+    Returns
+    -------
+    float or ndarray of float64
+        The score, or one per class with ``average=None``.
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     return _one(
         Precision,
         "Precision",
@@ -258,7 +284,33 @@ def recall_score(
     zero_division: Any = "warn",
 ) -> Any:
     """Recall TP / (TP + FN), as ``sklearn.metrics.recall_score``. A thin call to
-    :class:`streammetrics.Recall`."""
+    :class:`streammetrics.Recall`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    labels : array-like, optional
+        The classes the per-class values and averages cover, in that order (default: every
+        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    pos_label : label, default 1
+        The positive class of binary targets (``average="binary"``).
+    average : {"binary", "micro", "macro", "weighted", "samples"} or None
+        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+
+    Returns
+    -------
+    float or ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     return _one(
         Recall,
         "Recall",
@@ -285,7 +337,35 @@ def fbeta_score(
     zero_division: Any = "warn",
 ) -> Any:
     """F-beta (1+β²)TP / ((1+β²)TP + β²FN + FP), as ``sklearn.metrics.fbeta_score``. A thin call
-    to :class:`streammetrics.FBeta`."""
+    to :class:`streammetrics.FBeta`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    beta : float
+        Weight of recall (beta > 1 favours recall).
+    labels : array-like, optional
+        The classes the per-class values and averages cover, in that order (default: every
+        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    pos_label : label, default 1
+        The positive class of binary targets (``average="binary"``).
+    average : {"binary", "micro", "macro", "weighted", "samples"} or None
+        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+
+    Returns
+    -------
+    float or ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     return _one(
         FBeta,
         "F-score",
@@ -312,7 +392,33 @@ def f1_score(
     zero_division: Any = "warn",
 ) -> Any:
     """F1 = 2TP / (2TP + FP + FN), as ``sklearn.metrics.f1_score``. A thin call to
-    :class:`streammetrics.FBeta` with β = 1."""
+    :class:`streammetrics.FBeta` with β = 1.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    labels : array-like, optional
+        The classes the per-class values and averages cover, in that order (default: every
+        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    pos_label : label, default 1
+        The positive class of binary targets (``average="binary"``).
+    average : {"binary", "micro", "macro", "weighted", "samples"} or None
+        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+
+    Returns
+    -------
+    float or ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     return fbeta_score(
         y_true,
         y_pred,
@@ -336,7 +442,33 @@ def jaccard_score(
     zero_division: Any = "warn",
 ) -> Any:
     """Jaccard index TP / (TP + FP + FN), as ``sklearn.metrics.jaccard_score`` (its macro
-    average keeps nan classes). A thin call to :class:`streammetrics.Jaccard`."""
+    average keeps nan classes). A thin call to :class:`streammetrics.Jaccard`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    labels : array-like, optional
+        The classes the per-class values and averages cover, in that order (default: every
+        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    pos_label : label, default 1
+        The positive class of binary targets (``average="binary"``).
+    average : {"binary", "micro", "macro", "weighted", "samples"} or None
+        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+
+    Returns
+    -------
+    float or ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     return _one(
         Jaccard,
         "Jaccard",
@@ -368,7 +500,38 @@ def precision_recall_fscore_support(
     (float64 if weighted) support with ``average=None``, else three floats and ``None``.
 
     One count state shared by :class:`~streammetrics.Precision`, :class:`~streammetrics.Recall`,
-    :class:`~streammetrics.FBeta` and :class:`~streammetrics.ConfusionMatrix` (the support)."""
+    :class:`~streammetrics.FBeta` and :class:`~streammetrics.ConfusionMatrix` (the support).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    beta : float
+        Weight of recall (beta > 1 favours recall).
+    labels : array-like, optional
+        The classes the per-class values and averages cover, in that order (default: every
+        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    pos_label : label, default 1
+        The positive class of binary targets (``average="binary"``).
+    average : {"binary", "micro", "macro", "weighted", "samples"} or None
+        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
+    warn_for : tuple of str
+        Which of "precision", "recall", "f-score" warn when undefined.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+
+    Returns
+    -------
+    tuple
+        (precision, recall, fbeta, support).
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     return _prfs(
         y_true,
         y_pred,
@@ -433,85 +596,3 @@ def _prfs(
                 support = support.astype(np.int64)
         result[average] = (out[0], out[1], out[2], support)
     return result
-
-
-def classification_report(
-    y_true: Any,
-    y_pred: Any,
-    *,
-    labels: Any = None,
-    target_names: Any = None,
-    sample_weight: Any = None,
-    digits: int = 2,
-    output_dict: bool = False,
-    zero_division: Any = "warn",
-) -> Any:
-    """Precision, recall, F1 and support per class plus the averages, as
-    ``sklearn.metrics.classification_report``: a text table, or a dict with ``output_dict=True``
-    (the micro row is ``"accuracy"`` for single-label targets covering every label).
-
-    Every number comes from :func:`precision_recall_fscore_support` (the accumulators above);
-    :class:`streammetrics.ClassificationReport` is the streaming counterpart with more measures."""
-    t = check_targets(y_true, y_pred, sample_weight)
-    labels_given = labels is not None
-    lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
-    single = t.type in ("binary", "multiclass")
-    micro_is_accuracy = single and (not labels_given or bool(np.all(encode(t.classes, lab) >= 0)))
-    if target_names is not None and len(lab) != len(target_names):
-        if labels_given:
-            warnings.warn(
-                f"labels size, {len(lab)}, does not match size of target_names, {len(target_names)}",
-                UserWarning,
-                stacklevel=2,
-            )
-        else:
-            raise ValueError(
-                f"Number of classes, {len(lab)}, does not match size of target_names, {len(target_names)}. "
-                "Try specifying the labels parameter"
-            )
-    names = [f"{v}" for v in lab.tolist()] if target_names is None else list(target_names)
-    headers = ["precision", "recall", "f1-score", "support"]
-    # labels=None keeps the fast multiclass path (the sorted union is what scikit-learn uses)
-    kw = {"labels": labels, "sample_weight": sample_weight, "zero_division": zero_division}
-    warn_for = ("precision", "recall", "f-score")
-    values = _prfs(
-        y_true,
-        y_pred,
-        beta=1.0,
-        pos_label=1,
-        averages=(None, "micro", "macro", "weighted"),
-        warn_for=warn_for,
-        **kw,
-    )
-    p, r, f1, s = values[None]
-    rows = list(zip(names, p, r, f1, s, strict=False))  # scikit-learn truncates
-    averages = ("micro", "macro", "weighted") + (() if single else ("samples",))
-    report: dict[str, Any] = {}
-    text = ""
-    if output_dict:
-        report = {row[0]: dict(zip(headers, [float(v) for v in row[1:]], strict=True)) for row in rows}
-    else:
-        width = max(max(len(n) for n in names), len("weighted avg"), digits)
-        text = ("{:>{width}s} " + " {:>9}" * len(headers)).format("", *headers, width=width) + "\n\n"
-        row_fmt = "{:>{width}s} " + " {:>9.{digits}f}" * 3 + " {:>9}\n"
-        for row in rows:
-            text += row_fmt.format(*row, width=width, digits=digits)
-        text += "\n"
-    for average in averages:
-        heading = "accuracy" if average == "micro" and micro_is_accuracy else f"{average} avg"
-        if average not in values:
-            values[average] = precision_recall_fscore_support(y_true, y_pred, average=average, **kw)
-        ap, ar, af, _ = values[average]
-        avg = [ap, ar, af, np.sum(s)]
-        if output_dict:
-            report[heading] = dict(zip(headers, [float(v) for v in avg], strict=True))
-        elif heading == "accuracy":
-            fmt = "{:>{width}s} " + " {:>9.{digits}}" * 2 + " {:>9.{digits}f}" + " {:>9}\n"
-            text += fmt.format(heading, "", "", *avg[2:], width=width, digits=digits)
-        else:
-            text += row_fmt.format(heading, *avg, width=width, digits=digits)
-    if output_dict:
-        if "accuracy" in report:
-            report["accuracy"] = report["accuracy"]["precision"]
-        return report
-    return text

@@ -77,7 +77,31 @@ def roc_curve(
     """(fpr, tpr, thresholds) as ``sklearn.metrics.roc_curve``: ``thresholds[0] = inf`` at
     (0, 0), then the distinct scores in decreasing order (only the corners with
     ``drop_intermediate``). No negatives (positives) makes fpr (tpr) nan, with an
-    :class:`~streammetrics.UndefinedMetricWarning`. A thin call to :class:`streammetrics.ROCCurve`."""
+    :class:`~streammetrics.UndefinedMetricWarning`. A thin call to :class:`streammetrics.ROCCurve`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    pos_label : label, optional
+        The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    drop_intermediate : bool
+        Keep only the points that change the curve's shape.
+
+    Returns
+    -------
+    tuple of ndarray
+        (fpr, tpr, thresholds).
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
     res = _quiet(ROCCurve(drop_intermediate=drop_intermediate).update(y01, s, sample_weight=w))
     if res.counts.total_neg <= 0:
@@ -114,7 +138,31 @@ def precision_recall_curve(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(precision, recall, thresholds) as ``sklearn.metrics.precision_recall_curve``: increasing
     thresholds (the distinct scores), precision and recall one longer, ending at (1, 0). No
-    positives sets recall to 1 with a warning. A thin call to :class:`streammetrics.PRCurve`."""
+    positives sets recall to 1 with a warning. A thin call to :class:`streammetrics.PRCurve`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    pos_label : label, optional
+        The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    drop_intermediate : bool
+        Keep only the points that change the curve's shape.
+
+    Returns
+    -------
+    tuple of ndarray
+        (precision, recall, thresholds).
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
     res = _quiet(PRCurve().update(y01, s, sample_weight=w))
     precision, recall, thresholds = res.precision, res.recall, res.thresholds
@@ -145,7 +193,31 @@ def det_curve(
     """(fpr, fnr, thresholds) of the detection error tradeoff curve, as
     ``sklearn.metrics.det_curve`` (decreasing fpr, starting at the last threshold with FP
     unchanged from +inf, ending where FN reaches 0). One class in ``y_true`` is a ``ValueError``.
-    Read off the counts of :class:`streammetrics.ROCCurve`."""
+    Read off the counts of :class:`streammetrics.ROCCurve`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    pos_label : label, optional
+        The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    drop_intermediate : bool
+        Keep only the points that change the curve's shape.
+
+    Returns
+    -------
+    tuple of ndarray
+        (fpr, fnr, thresholds).
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     y01, s, w, classes = _binary_targets(y_true, y_score, pos_label, sample_weight)
     res = _quiet(ROCCurve().update(y01, s, sample_weight=w))
     tps = np.concatenate([[0.0], res.counts.tps])
@@ -167,7 +239,22 @@ def det_curve(
 
 def auc(x: Any, y: Any) -> float:
     """Area under a curve by the trapezoidal rule, as ``sklearn.metrics.auc``: ``x`` must be
-    monotonic (increasing or decreasing), at least 2 points. O(n)."""
+    monotonic (increasing or decreasing), at least 2 points. O(n).
+
+    Parameters
+    ----------
+    x, y : array-like of shape (m,)
+        Curve points; ``x`` monotonic.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     xa = column_or_1d(np.asarray(as_numpy(x, "x"), dtype=np.float64), "x")
     ya = column_or_1d(np.asarray(as_numpy(y, "y"), dtype=np.float64), "y")
     check_consistent_length(xa, ya)

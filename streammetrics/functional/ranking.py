@@ -120,7 +120,34 @@ def roc_auc_score(
     or ``"ovo"`` (Hand & Till) with macro/weighted; ``labels`` names the score columns).
     ``max_fpr``: McClish-standardised partial AUC (binary and multilabel only). A column with
     one class only warns (:class:`~streammetrics.UndefinedMetricWarning`) and is nan.
-    A thin call to :class:`streammetrics.AUROC`. O(n log n) per class."""
+    A thin call to :class:`streammetrics.AUROC`. O(n log n) per class.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    average : {"micro", "macro", "weighted", "samples"} or None, default "macro"
+        Class average (binary targets give one value whatever the average).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    max_fpr : float in (0, 1], optional
+        Standardised partial AUC up to this false-positive rate (binary and multilabel).
+    multi_class : {"raise", "ovr", "ovo"}, default "raise"
+        Multiclass strategy (one-vs-rest or Hand & Till's one-vs-one; required for multiclass).
+    labels : array-like, optional
+        The classes naming the score columns, sorted (default: the labels of ``y_true``).
+
+    Returns
+    -------
+    float or ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     y_type = type_of_target(y_true, "y_true")
     y = as_labels(y_true, "y_true")
     s = _scores(y_score)
@@ -271,7 +298,30 @@ def average_precision_score(
 
     Binary (``pos_label``), multilabel indicator and multiclass (one-vs-rest over the labels of
     ``y_true``, scores of shape (n, C)); ``average`` as in :func:`roc_auc_score`. A class without
-    positives gives 0 with a warning. A thin call to :class:`streammetrics.AveragePrecision`."""
+    positives gives 0 with a warning. A thin call to :class:`streammetrics.AveragePrecision`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    average : {"micro", "macro", "weighted", "samples"} or None, default "macro"
+        Class average (binary targets give one value whatever the average).
+    pos_label : label, default 1
+        The positive class of binary targets (``average="binary"``).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float or ndarray of float64
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     y_type = type_of_target(y_true, "y_true")
     y = as_labels(y_true, "y_true")
     s = _scores(y_score)
@@ -324,7 +374,32 @@ def top_k_accuracy_score(
     """Share of samples whose true class is among the ``k`` highest scores, as scikit-learn
     (ties: the higher class index ranks first). Binary scores (n,) with ``k=1``: predicted
     positive iff score > 0.5 (scores in [0, 1]) or > 0. ``normalize=False``: the weight of hits.
-    A thin call to :class:`streammetrics.TopKAccuracy`. O(n·C)."""
+    A thin call to :class:`streammetrics.TopKAccuracy`. O(n·C).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    k : int, default 2
+        How many top scores count as a hit.
+    normalize : bool, default True
+        False gives the (weighted) count instead of the fraction.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    labels : array-like, optional
+        The classes naming the score columns, sorted (default: the labels of ``y_true``).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     y = column_or_1d(as_labels(y_true, "y_true"), "y_true")
     y_type = type_of_target(y, "y_true")
     if y_type == "binary" and labels is not None and len(labels) > 2:
@@ -428,7 +503,32 @@ def dcg_score(
     """Discounted cumulative gain Σ_{i≤k} y_(i) / log_base(i + 1), averaged over the rows
     (weighted by ``sample_weight``), as ``sklearn.metrics.dcg_score``. Ties in ``y_score`` get
     the mean gain of their group unless ``ignore_ties`` (then equal to scikit-learn when a row has
-    no tied scores). A thin call to :class:`streammetrics.DCG` (one query per row)."""
+    no tied scores). A thin call to :class:`streammetrics.DCG` (one query per row).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_queries, n_documents)
+        Relevance grades (one row per query).
+    y_score : array-like of shape (n_queries, n_documents)
+        Scores ranking each row's documents.
+    k : int, optional
+        Only the top k documents of each row count.
+    log_base : float, default 2
+        Base of the logarithm of the discount.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    ignore_ties : bool, default False
+        Rank tied scores by position instead of averaging their gains.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     y, s, w = _dcg_input(y_true, y_score, sample_weight)
     _check_dcg_type(y)
     values = _per_query(DCG, np.maximum(y, 0), s, k, ignore_ties)
@@ -442,7 +542,30 @@ def ndcg_score(
 ) -> float:
     """Normalised DCG (DCG / ideal DCG of the row; 0 for a row without relevant documents),
     averaged over the rows, as ``sklearn.metrics.ndcg_score``. A thin call to
-    :class:`streammetrics.NDCG` (one query per row)."""
+    :class:`streammetrics.NDCG` (one query per row).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_queries, n_documents)
+        Relevance grades (one row per query).
+    y_score : array-like of shape (n_queries, n_documents)
+        Scores ranking each row's documents.
+    k : int, optional
+        Only the top k documents of each row count.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    ignore_ties : bool, default False
+        Rank tied scores by position instead of averaging their gains.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
     y, s, w = _dcg_input(y_true, y_score, sample_weight)
     if y.min() < 0:
         raise ValueError("ndcg_score should not be used on negative y_true values.")
