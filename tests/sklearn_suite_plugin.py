@@ -29,6 +29,7 @@ NAMES = {n for n in F.__all__ if n != "type_of_target"}
 _BOUND = pytest.StashKey[bool]()
 _TALLY = {"collected": 0, "passed": 0, "failed": 0, "skipped": 0}
 _FLAGGED: set[str] = set()
+_REBOUND_KEYS: set[Any] = set()  # registry keys (metric names) that now name our functions
 
 
 def _ours(value: Any) -> Any:
@@ -47,6 +48,9 @@ def _uses_ours(item: pytest.Item) -> bool:
     """Whether a test calls a bound function (by name in its source or its parameters)."""
     if item.stash.get(_BOUND, False):
         return True
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if any(isinstance(v, str) and v in _REBOUND_KEYS for v in params.values()):
+        return True  # a registry test (test_common) parametrized by the name of one of ours
     fn = getattr(item, "function", None)
     code = getattr(fn, "__code__", None)
     return code is not None and bool(NAMES & set(code.co_names))
@@ -62,6 +66,13 @@ def pytest_collection_modifyitems(
             patched.add(id(mod))
             for name in NAMES & set(mod.__dict__):
                 mod.__dict__[name] = getattr(F, name)
+            for value in list(mod.__dict__.values()):  # registries (test_common's ALL_METRICS)
+                if isinstance(value, dict):
+                    for key, metric in list(value.items()):
+                        ours = _ours(metric)
+                        if ours is not metric:
+                            value[key] = ours
+                            _REBOUND_KEYS.add(key)
         callspec = getattr(item, "callspec", None)
         if callspec is not None:
             for key, value in list(callspec.params.items()):

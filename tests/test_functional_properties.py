@@ -61,7 +61,7 @@ def test_f1_and_confusion_matrix_equal_streamed_accumulators(case: Any, average:
 def scored(draw: Any) -> tuple[np.ndarray, np.ndarray, Any, int]:
     n = draw(st.integers(2, 80))
     y = np.array(draw(st.lists(st.sampled_from(["neg", "pos"]), min_size=n, max_size=n)))
-    s = np.array(draw(st.lists(st.sampled_from([-1.0, 0.0, 0.25, 0.5, 2.0, np.inf]), min_size=n, max_size=n)))
+    s = np.array(draw(st.lists(st.sampled_from([-1.0, 0.0, 0.25, 0.5, 2.0, 1e300]), min_size=n, max_size=n)))
     w = draw(st.none() | st.lists(st.floats(0.1, 5.0), min_size=n, max_size=n).map(np.array))
     return y, s, w, draw(st.integers(0, n))
 

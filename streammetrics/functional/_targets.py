@@ -37,6 +37,7 @@ __all__ = [
     "check_weight",
     "column_or_1d",
     "encode",
+    "finite_scores",
     "relay_undefined",
     "type_of_target",
     "unique",
@@ -120,12 +121,24 @@ def _type_and_labels(a: np.ndarray, input_name: str) -> tuple[str, np.ndarray | 
             integral = a.astype(np.int64)
         if np.any(a != integral):
             if not np.all(np.isfinite(a)):
-                raise ValueError(f"{input_name}: contains NaN or infinity")
+                what = "NaN" if np.isnan(a).any() else "infinity or a value too large"
+                raise ValueError(f"Input {input_name} contains {what}")
             return "continuous" + suffix, None
     values = unique(a)
     if values.shape[0] > 2 or (a.ndim == 2 and a.shape[1] > 1):
         return "multiclass" + suffix, values
     return "binary", values
+
+
+def finite_scores(s: np.ndarray, name: str = "y_score") -> np.ndarray:
+    """Float scores, all finite: scikit-learn's functions reject NaN and infinite scores (the
+    accumulators accept +-inf as scores; the functions follow scikit-learn)."""
+    s = s if s.dtype.kind == "f" else s.astype(np.float64)
+    if not np.isfinite(s).all():
+        bad = int(np.flatnonzero(~np.isfinite(s.ravel()))[0])
+        what = "NaN" if np.isnan(s).any() else "infinity or a value too large"
+        raise ValueError(f"Input {name} contains {what} (first bad value at flat index {bad})")
+    return s
 
 
 def column_or_1d(y: np.ndarray, name: str) -> np.ndarray:
@@ -148,13 +161,22 @@ def check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     """``sample_weight`` as a float64 array of shape (n,), or None."""
     if sample_weight is None:
         return None
-    w = np.asarray(as_labels(sample_weight, "sample_weight"), dtype=np.float64)
+    raw = as_labels(sample_weight, "sample_weight")
+    if raw.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported in sample_weight: {raw!r}")
+    w = np.asarray(raw, dtype=np.float64)
     if w.ndim == 0:
         w = np.full(n, float(w))
     if w.ndim != 1:
         raise ValueError(f"Sample weights must be 1D array or scalar, got shape {w.shape}")
     if w.shape[0] != n:
-        raise ValueError(f"sample_weight: expected {n} weights, got {w.shape[0]}")
+        raise ValueError(  # scikit-learn's wording (targets of n samples, then the weights)
+            f"Found input variables with inconsistent numbers of samples: [{n}, {n}, {w.shape[0]}]"
+        )
+    if not np.isfinite(w).all():
+        bad = int(np.flatnonzero(~np.isfinite(w))[0])
+        what = "NaN" if np.isnan(w[bad]) else "infinity"
+        raise ValueError(f"Input sample_weight contains {what} (first at index {bad}: {w[bad]})")
     return w
 
 

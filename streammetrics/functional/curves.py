@@ -21,7 +21,15 @@ import numpy as np
 from .._base import UndefinedMetricWarning
 from .._validation import as_numpy
 from ..ranking import PRCurve, ROCCurve
-from ._targets import as_labels, check_consistent_length, check_weight, column_or_1d, type_of_target, unique
+from ._targets import (
+    as_labels,
+    check_consistent_length,
+    check_weight,
+    column_or_1d,
+    finite_scores,
+    type_of_target,
+    unique,
+)
 
 __all__ = ["auc", "det_curve", "precision_recall_curve", "roc_curve"]
 
@@ -36,7 +44,7 @@ def _binary_targets(
     if not (y_type == "binary" or (y_type == "multiclass" and pos_label is not None)):
         raise ValueError(f"{y_type} format is not supported")
     y = column_or_1d(y, "y_true")
-    s = column_or_1d(as_numpy(y_score, "y_score"), "y_score")
+    s = column_or_1d(finite_scores(as_numpy(y_score, "y_score")), "y_score")
     w = check_weight(sample_weight, y.shape[0])
     check_consistent_length(y, s, w)
     classes = unique(y)

@@ -32,6 +32,7 @@ from ._targets import (
     column_or_1d,
     contains,
     encode,
+    finite_scores,
     relay_undefined,
     type_of_target,
     unique,
@@ -51,8 +52,7 @@ _ONE_CLASS = "Only one class is present in y_true. ROC AUC score is not defined 
 
 
 def _scores(y_score: Any) -> np.ndarray:
-    s = as_numpy(y_score, "y_score")
-    return s if s.dtype.kind == "f" else s.astype(np.float64)
+    return finite_scores(as_numpy(y_score, "y_score"))
 
 
 def sklearn_average(values: np.ndarray, weights: np.ndarray | None, average: str | None) -> Any:
@@ -468,6 +468,8 @@ def top_k_accuracy_score(
 
 def _dcg_input(y_true: Any, y_score: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray, Any]:
     y = as_labels(y_true, "y_true")
+    if y.dtype.kind not in "biuf":
+        raise ValueError(f"y_true: relevance grades must be numbers, got dtype {y.dtype}")
     s = _scores(y_score)
     w = None if sample_weight is None else check_weight(sample_weight, y.shape[0])
     check_consistent_length(y, s, w)
