@@ -3,12 +3,13 @@
 Not collected by the default test run (its name does not start with ``test_``). The job::
 
     PYTHONPATH=.:tests python -m pytest -p sklearn_suite_plugin -o addopts="" -o filterwarnings="" \\
-        --pyargs sklearn.metrics.tests.test_classification sklearn.metrics.tests.test_ranking
+        --pyargs sklearn.metrics.tests.test_classification sklearn.metrics.tests.test_ranking \\
+        sklearn.metrics.tests.test_common
 
 runs the installed scikit-learn's test modules (never copied into this repository) with, at run
 time, every name of :data:`streammetrics.functional.__all__` in those modules bound to
-streammetrics' function -- module globals and ``@pytest.mark.parametrize`` values alike (also
-inside ``functools.partial``) -- and scikit-learn's ``UndefinedMetricWarning`` bound to
+streammetrics' function -- module globals, ``@pytest.mark.parametrize`` values (also inside
+``functools.partial``) and module-level metric registries (``test_common``'s ``ALL_METRICS``) -- and scikit-learn's ``UndefinedMetricWarning`` bound to
 streammetrics' own (the functions warn with it). Tests of functions streammetrics does not
 provide (log_loss, d2_* scores, ...) run unchanged, with scikit-learn's warning class. Failures
 that remain are listed by the run; the known ones assert the exact wording of a message or
