@@ -9,11 +9,12 @@ Not collected by the default test run (its name does not start with ``test_``). 
 runs the installed scikit-learn's test modules (never copied into this repository) with, at run
 time, every name of :data:`streammetrics.functional.__all__` in those modules bound to
 streammetrics' function -- module globals, ``@pytest.mark.parametrize`` values (also inside
-``functools.partial``) and module-level metric registries (``test_common``'s ``ALL_METRICS``) -- and scikit-learn's ``UndefinedMetricWarning`` bound to
+``functools.partial``) and module-level metric registries (``test_common``'s ``ALL_METRICS``) --
+and, for the tests that call them, scikit-learn's ``UndefinedMetricWarning`` bound to
 streammetrics' own (the functions warn with it). Tests of functions streammetrics does not
-provide (log_loss, d2_* scores, ...) run unchanged, with scikit-learn's warning class. Failures
-that remain are listed by the run; the known ones assert the exact wording of a message or
-integer overflow of int64 weights (streammetrics counts in float64).
+provide (log_loss, d2_* scores, ...) run unchanged. The run ends with a tally of the tests that
+call streammetrics. Known failure (scikit-learn 1.9.1): ``test_confusion_matrix_dtype`` (int64
+weights of 2**63 - 1 overflow: streammetrics counts in float64).
 """
 
 from __future__ import annotations
