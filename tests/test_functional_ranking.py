@@ -205,3 +205,14 @@ def test_functions_equal_their_accumulators() -> None:
     for i in range(0, N, 100):
         ap.update(Y3[i : i + 100], S3[i : i + 100])
     assert_same(F.average_precision_score(Y3, S3), ap.compute())
+
+
+def test_framework_tensors_and_object_labels() -> None:
+    torch = __import__("pytest").importorskip("torch")
+    y, s = BINARY["01_ties"]
+    assert_same(F.roc_auc_score(torch.from_numpy(y), torch.from_numpy(s)), F.roc_auc_score(y, s))
+    assert_same(
+        F.f1_score(torch.from_numpy(y), torch.from_numpy((s > 0.5).astype(int))), F.f1_score(y, s > 0.5)
+    )
+    names = np.array(["neg", "pos"], dtype=object)[y]
+    check("average_precision_score", names, s, pos_label="pos")

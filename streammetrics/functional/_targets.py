@@ -58,7 +58,7 @@ def as_labels(y: Any, name: str) -> np.ndarray:
         return y
     if isinstance(y, str):
         raise ValueError(f"{name}: expected an array-like (array or non-string sequence), got {y!r}")
-    if hasattr(y, "__dlpack__") and not hasattr(y, "dtype") or hasattr(y, "detach"):
+    if (hasattr(y, "__dlpack__") and not hasattr(y, "dtype")) or hasattr(y, "detach"):
         return as_numpy(y, name)
     if hasattr(y, "dtype") and str(getattr(y, "dtype", "")) == "category":  # pandas categorical
         return np.asarray(y.astype(object))
