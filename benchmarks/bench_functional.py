@@ -1,0 +1,168 @@
+"""``streammetrics.functional`` against ``sklearn.metrics``: the same call, timed in alternation.
+
+Run ``python -m benchmarks.bench_functional [--quick] [--sizes 1e6,1e7] [--repeat 3]``.
+
+Workloads (seeded, built before timing): ``binary`` -- labels 0/1 (30 % positives), scores
+N(0, 1) + 1 for positives rounded to 1e-4 (ties), hard predictions ``score > 0.5``; ``10-class``
+-- labels 0..9, predictions right 60 % of the time, softmax scores of N(0, 1) logits + 1 on the
+true class; each with and without random weights in [0, 1) (``+w``). Every function of
+``streammetrics.functional`` that has a scikit-learn namesake runs on the workload it fits, both
+implementations on the very same arrays, alternating run by run
+(:func:`benchmarks._harness.measure_interleaved`), so that load from other processes disturbs
+both alike; the ratio is scikit-learn's median time over streammetrics'. Each pair of results is
+compared (to 1e-9; a difference prints a WARNING row). In-process, one thread for BLAS.
+
+Targets (issue #13): ranking functions (AUROC, AP, curves) >= 5x, confusion-family >= 3x.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import sys
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+if __package__ in (None, ""):  # ``python benchmarks/bench_functional.py``
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks._harness import (  # noqa: E402
+    env_header,
+    fmt_ratio,
+    markdown_table,
+    measure_interleaved,
+    single_thread,
+)
+
+SEED = 20261125
+
+#: (function, workload kind, keyword arguments); the kind picks the arrays (see ``_data``)
+CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("accuracy_score", "binary", {}),
+    ("f1_score", "binary", {}),
+    ("precision_recall_fscore_support", "binary", {"average": "binary"}),
+    ("matthews_corrcoef", "binary", {}),
+    ("confusion_matrix", "binary", {}),
+    ("roc_auc_score", "binary-score", {}),
+    ("average_precision_score", "binary-score", {}),
+    ("roc_curve", "binary-score", {}),
+    ("precision_recall_curve", "binary-score", {}),
+    ("det_curve", "binary-score", {}),
+    ("accuracy_score", "10-class", {}),
+    ("balanced_accuracy_score", "10-class", {}),
+    ("f1_score", "10-class", {"average": "macro"}),
+    ("precision_score", "10-class", {"average": "weighted"}),
+    ("jaccard_score", "10-class", {"average": "macro"}),
+    ("precision_recall_fscore_support", "10-class", {}),
+    ("classification_report", "10-class", {"output_dict": True}),
+    ("confusion_matrix", "10-class", {}),
+    ("multilabel_confusion_matrix", "10-class", {}),
+    ("matthews_corrcoef", "10-class", {}),
+    ("cohen_kappa_score", "10-class", {"weights": "quadratic"}),
+    ("hamming_loss", "10-class", {}),
+    ("zero_one_loss", "10-class", {}),
+    ("roc_auc_score", "10-class-score", {"multi_class": "ovr"}),
+    ("average_precision_score", "10-class-score", {}),
+    ("top_k_accuracy_score", "10-class-score", {"k": 3}),
+]
+
+
+def _data(n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(SEED)
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    s = np.round(rng.normal(size=n) + y, 4)
+    y10 = rng.integers(0, 10, n)
+    p10 = np.where(rng.random(n) < 0.6, y10, rng.integers(0, 10, n))
+    z = rng.normal(size=(n, 10))
+    z[np.arange(n), y10] += 1.0
+    z = np.exp(z)
+    s10 = z / z.sum(axis=1, keepdims=True)
+    return {
+        "binary": (y, (s > 0.5).astype(np.int64)),
+        "binary-score": (y, s),
+        "10-class": (y10, p10),
+        "10-class-score": (y10, s10),
+        "weights": (rng.random(n), np.empty(0)),
+    }
+
+
+def _agree(a: Any, b: Any) -> bool:
+    if isinstance(a, dict):
+        return all(_agree(a[k], b[k]) for k in b)
+    if isinstance(a, tuple):
+        return all(_agree(x, y) for x, y in zip(a, b, strict=True))
+    if a is None or b is None:
+        return a is b
+    return bool(np.allclose(a, b, rtol=1e-9, atol=1e-9, equal_nan=True))
+
+
+def run(n: int, repeat: int) -> list[list[str]]:
+    """Rows (function, workload, scikit-learn time, streammetrics time, ratio) at size n."""
+    import sklearn.metrics as skm
+
+    import streammetrics.functional as F
+
+    data = _data(n)
+    w = data["weights"][0]
+    rows = []
+    for name, kind, kw in CASES:
+        y, p = data[kind]
+        for weighted in (False, True):
+            if weighted and name == "roc_auc_score" and kw.get("multi_class") == "ovo":
+                continue
+            args = {**kw, **({"sample_weight": w} if weighted else {})}
+            ours = functools.partial(getattr(F, name), y, p, **args)
+            ref = functools.partial(getattr(skm, name), y, p, **args)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                same = _agree(ours(), ref())
+                t_ref, t_ours = measure_interleaved([ref, ours], repeat=repeat, warmup=0)
+            label = kind + (" +w" if weighted else "")
+            ratio = t_ref.median / t_ours.median
+            rows.append(
+                [
+                    f"`{name}`" + ("" if same else " WARNING: values differ"),
+                    label,
+                    f"{t_ref.median * 1e3:.1f}",
+                    f"{t_ours.median * 1e3:.1f}",
+                    fmt_ratio(ratio),
+                ]
+            )
+            print(f"  n={n:.0e} {name} {label}: {ratio:.2f}x", file=sys.stderr)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> str:
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.bench_functional", description=__doc__.split("\n")[0]
+    )
+    ap.add_argument("--quick", action="store_true", help="1e5 samples instead of the sizes")
+    ap.add_argument("--sizes", default="1e6", help="comma-separated sample counts (default 1e6)")
+    ap.add_argument("--repeat", type=int, default=3, help="timed runs per implementation")
+    args = ap.parse_args(argv)
+    single_thread()
+    sizes = [100_000] if args.quick else [int(float(s)) for s in args.sizes.split(",")]
+    t0 = time.perf_counter()
+    parts = ["## bench_functional\n", env_header(), ""]
+    for n in sizes:
+        parts.append(f"### {n:,} samples (median ms of {args.repeat} alternating runs)\n")
+        parts.append(
+            markdown_table(
+                ["function", "workload", "scikit-learn ms", "streammetrics ms", "speed-up"],
+                run(n, args.repeat),
+                align="llrrr",
+            )
+        )
+        parts.append("")
+    parts.append(f"_benchmarks.bench_functional: {time.perf_counter() - t0:.0f} s_\n")
+    text = "\n".join(parts)
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+"""``streammetrics.functional``: scikit-learn's metric functions on streammetrics' kernels.
+
+A drop-in for ``sklearn.metrics`` (same names, signatures, defaults, return types and dtypes;
+reference: scikit-learn 1.9)::
+
+    from streammetrics.functional import roc_auc_score, f1_score   # was: from sklearn.metrics
+
+Labels are taken as users have them (strings, non-contiguous integers, booleans, indicator
+matrices, dense or sparse) and checked with scikit-learn's target-type rules (binary /
+multiclass / multilabel-indicator; a mix, continuous or multioutput targets are a
+``ValueError``). Each function maps the labels to codes 0..C-1, builds the matching accumulator
+(:class:`~streammetrics.ConfusionMatrix`, :class:`~streammetrics.Precision`,
+:class:`~streammetrics.AUROC`, :class:`~streammetrics.ROCCurve`, :class:`~streammetrics.NDCG`,
+...), calls ``update`` once and returns ``compute()``: no metric is implemented twice, so the
+one-shot value equals the streaming one. Undefined values warn with
+:class:`streammetrics.UndefinedMetricWarning` where scikit-learn warns.
+
+Differences from scikit-learn: negative ``sample_weight`` is a ``ValueError`` (the
+accumulators' rule); ``ndcg_score``/``dcg_score`` with ``ignore_ties=True`` equal scikit-learn's
+only for rows without tied scores (its tie order is that of an unstable sort).
+"""
+
+from ._matrix import (
+    accuracy_score,
+    balanced_accuracy_score,
+    cohen_kappa_score,
+    confusion_matrix,
+    hamming_loss,
+    matthews_corrcoef,
+    multilabel_confusion_matrix,
+    zero_one_loss,
+)
+from ._targets import type_of_target
+from .classification import (
+    f1_score,
+    fbeta_score,
+    jaccard_score,
+    precision_recall_fscore_support,
+    precision_score,
+    recall_score,
+)
+from .curves import auc, det_curve, precision_recall_curve, roc_curve
+from .ranking import average_precision_score, dcg_score, ndcg_score, roc_auc_score, top_k_accuracy_score
+from .report import classification_report
+
+__all__ = [
+    "accuracy_score",
+    "auc",
+    "average_precision_score",
+    "balanced_accuracy_score",
+    "classification_report",
+    "cohen_kappa_score",
+    "confusion_matrix",
+    "dcg_score",
+    "det_curve",
+    "f1_score",
+    "fbeta_score",
+    "hamming_loss",
+    "jaccard_score",
+    "matthews_corrcoef",
+    "multilabel_confusion_matrix",
+    "ndcg_score",
+    "precision_recall_curve",
+    "precision_recall_fscore_support",
+    "precision_score",
+    "recall_score",
+    "roc_auc_score",
+    "roc_curve",
+    "top_k_accuracy_score",
+    "type_of_target",
+    "zero_one_loss",
+]

@@ -1,0 +1,473 @@
+"""One-shot confusion-matrix functions with scikit-learn's signatures.
+
+``confusion_matrix``, ``multilabel_confusion_matrix``, ``accuracy_score``, ``zero_one_loss``,
+``hamming_loss``, ``balanced_accuracy_score``, ``matthews_corrcoef`` and ``cohen_kappa_score``.
+Each checks and maps the labels (:mod:`streammetrics.functional._targets`), builds the matching
+accumulator of :mod:`streammetrics.confusion`, calls ``update`` once and returns ``compute()``:
+the counting is the accumulators' kernel. Cost: O(n) for small integer labels, O(n log n)
+otherwise (the label union); memory O(C^2) beyond the inputs (O(n·C) for the one-hot indicator
+of ``multilabel_confusion_matrix`` on multiclass targets).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._base import UndefinedMetricWarning
+from ..confusion import (
+    Accuracy,
+    BalancedAccuracy,
+    CohenKappa,
+    ConfusionMatrix,
+    ErrorRate,
+    HammingLoss,
+    MatthewsCorrCoef,
+)
+from ..metricset import MetricSet
+from ._targets import Targets, as_labels, check_targets, encode
+
+__all__ = [
+    "accuracy_score",
+    "balanced_accuracy_score",
+    "cohen_kappa_score",
+    "confusion_matrix",
+    "hamming_loss",
+    "matthews_corrcoef",
+    "multilabel_confusion_matrix",
+    "zero_one_loss",
+]
+
+
+def class_codes(t: Targets) -> tuple[int, np.ndarray, np.ndarray]:
+    """(number of classes, codes of y_true, codes of y_pred) over the sorted label union.
+
+    At least 2 classes are reported (a single-label task gets an empty second class), since the
+    multiclass accumulators need ``num_classes >= 2``."""
+    k = t.classes.shape[0]
+    return max(k, 2), encode(t.y_true, t.classes), encode(t.y_pred, t.classes)
+
+
+def _weight_kind(sample_weight: Any) -> str:
+    return "i" if sample_weight is None else np.asarray(sample_weight).dtype.kind
+
+
+def _total(t: Targets) -> float:
+    return float(t.y_true.shape[0]) if t.sample_weight is None else float(t.sample_weight.sum())
+
+
+def _count(value: float, t: Targets) -> float:
+    """A normalised score times the total weight (rounded to the integer count if unweighted)."""
+    out = value * _total(t)
+    return float(round(out)) if t.sample_weight is None else float(out)
+
+
+def _single(metric: Any, t: Targets) -> Any:
+    """``metric`` fed the targets once (codes for single-label tasks) and computed."""
+    if t.type == "multilabel-indicator":
+        metric.update(t.y_true, t.y_pred, sample_weight=t.sample_weight)
+    else:
+        _, ct, cp = class_codes(t)
+        metric.update(ct, cp, sample_weight=t.sample_weight)
+    return metric.compute()
+
+
+def _num_classes(t: Targets) -> int:
+    return t.y_true.shape[1] if t.type == "multilabel-indicator" else max(t.classes.shape[0], 2)
+
+
+def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None) -> float:
+    """Accuracy (subset accuracy for indicator targets), as ``sklearn.metrics.accuracy_score``.
+
+    ``normalize=False`` gives the (weighted) number of correct samples. A thin call to
+    :class:`streammetrics.Accuracy`. O(n) (+ the label union).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    normalize : bool, default True
+        False gives the (weighted) count instead of the fraction.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    t = check_targets(y_true, y_pred, sample_weight)
+    ml = t.type == "multilabel-indicator"
+    value = float(_single(Accuracy(_num_classes(t), multilabel=ml), t))
+    return value if normalize else _count(value, t)
+
+
+def zero_one_loss(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None) -> float:
+    """1 - accuracy (``normalize=False``: the weight of misclassified samples), as scikit-learn.
+
+    A thin call to :class:`streammetrics.ErrorRate`. O(n).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    normalize : bool, default True
+        False gives the (weighted) count instead of the fraction.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    t = check_targets(y_true, y_pred, sample_weight)
+    ml = t.type == "multilabel-indicator"
+    value = float(_single(ErrorRate(_num_classes(t), multilabel=ml), t))
+    if normalize:
+        return value
+    count = _count(value, t)
+    return count if t.sample_weight is None else np.float64(count)  # as scikit-learn
+
+
+def hamming_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
+    """The (weighted) share of wrong labels, as ``sklearn.metrics.hamming_loss``.
+
+    A thin call to :class:`streammetrics.HammingLoss`. O(n·L).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    t = check_targets(y_true, y_pred, sample_weight)
+    ml = t.type == "multilabel-indicator"
+    value = float(_single(HammingLoss(_num_classes(t), multilabel=ml), t))
+    return np.float64(value) if ml and t.sample_weight is not None else value  # as scikit-learn
+
+
+def _single_label(t: Targets) -> None:
+    if t.type not in ("binary", "multiclass"):
+        raise ValueError(f"{t.type} is not supported")
+    if t.classes.shape[0] == 1:  # scikit-learn builds its confusion_matrix, which warns
+        _warn_single_label()
+
+
+def _warn_single_label() -> None:
+    warnings.warn(
+        "A single label was found in 'y_true' and 'y_pred'. For the confusion matrix to have "
+        "the correct shape, use the 'labels' parameter to pass all known labels.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
+    """Matthews correlation coefficient over the C×C matrix, as scikit-learn (0.0 when a
+    denominator is 0). A thin call to :class:`streammetrics.MatthewsCorrCoef`. O(n + C^2).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    t = check_targets(y_true, y_pred, sample_weight)
+    _single_label(t)
+    return float(_single(MatthewsCorrCoef(_num_classes(t)), t))
+
+
+def balanced_accuracy_score(
+    y_true: Any, y_pred: Any, *, sample_weight: Any = None, adjusted: bool = False
+) -> float:
+    """Mean recall over the classes present in ``y_true``, as scikit-learn (``adjusted``: chance
+    is 0). Warns (``UserWarning``) when ``y_pred`` has classes absent from ``y_true``.
+
+    A thin call to :class:`streammetrics.BalancedAccuracy` (sharing its state with a
+    :class:`streammetrics.ConfusionMatrix` that tells which classes are absent). O(n + C^2).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    adjusted : bool, default False
+        Rescale so that chance scores 0 and perfect 1.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    t = check_targets(y_true, y_pred, sample_weight)
+    _single_label(t)
+    k = _num_classes(t)
+    ms = MetricSet(cm=ConfusionMatrix(k), ba=BalancedAccuracy(k))
+    _single(ms, t)
+    support = ms["cm"].compute().sum(axis=1)[: t.classes.shape[0]]
+    if np.any(support == 0):
+        warnings.warn("y_pred contains classes not in y_true", UserWarning, stacklevel=2)
+    score = float(ms["ba"].compute())
+    if adjusted:
+        present = int(np.count_nonzero(support))
+        chance = np.float64(1.0) / present
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float((np.float64(score) - chance) / (1 - chance))
+    return score
+
+
+def _matrix_codes(
+    y_true: Any, y_pred: Any, labels: Any, sample_weight: Any, name_true: str = "y_true"
+) -> tuple[Targets, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """Targets, the label list and the codes (rows whose labels are not all in ``labels``
+    dropped) for ``confusion_matrix`` and ``cohen_kappa_score``."""
+    t = check_targets(y_true, y_pred, sample_weight)
+    if t.type not in ("binary", "multiclass"):
+        raise ValueError(f"{t.type} is not supported")
+    if labels is None:
+        lab = t.classes
+    else:
+        lab = as_labels(labels, "labels").ravel()
+        if lab.size == 0:
+            raise ValueError("'labels' should contain at least one label.")
+        if not np.any(encode(t.y_true, lab) >= 0):
+            if name_true == "`y1`":  # cohen_kappa_score's wording
+                raise ValueError(
+                    "At least one label in `labels` must be present in `y1` (even though "
+                    "`cohen_kappa_score` is otherwise agnostic to the order of `y1` and `y2`)."
+                )
+            raise ValueError(f"At least one label specified must be in {name_true}")
+    ct, cp = encode(t.y_true, lab), encode(t.y_pred, lab)
+    keep = (ct >= 0) & (cp >= 0)
+    w = t.sample_weight
+    if not keep.all():
+        ct, cp = ct[keep], cp[keep]
+        w = None if w is None else w[keep]
+    return t, lab, ct, cp, w
+
+
+def confusion_matrix(
+    y_true: Any, y_pred: Any, *, labels: Any = None, sample_weight: Any = None, normalize: str | None = None
+) -> np.ndarray:
+    """Confusion matrix C[i, j] = weight of samples of class ``labels[i]`` predicted
+    ``labels[j]``, as ``sklearn.metrics.confusion_matrix``.
+
+    ``labels``: the classes to show, in that order (samples with another label are left out;
+    default: the sorted union); ``normalize``: ``None``, ``"true"``, ``"pred"`` or ``"all"``.
+    int64 without (or with integer) weights, float64 otherwise or when normalised. A single
+    label found warns (``UserWarning``) as scikit-learn does. A thin call to
+    :class:`streammetrics.ConfusionMatrix`. O(n + C^2).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    labels : array-like, optional
+        The classes to show, in that order; samples with other labels are left out.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    normalize : {"true", "pred", "all"} or None
+        Divide by the row sums, the column sums or the total.
+
+    Returns
+    -------
+    ndarray of shape (C, C)
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    t, lab, ct, cp, w = _matrix_codes(y_true, y_pred, labels, sample_weight)
+    k = lab.shape[0]
+    cm = ConfusionMatrix(max(k, 2), normalize=normalize).update(ct, cp, sample_weight=w).compute()[:k, :k]
+    if normalize is None and _weight_kind(sample_weight) in "biu":
+        cm = cm.astype(np.int64)
+    if cm.shape == (1, 1):
+        _warn_single_label()
+    return cm
+
+
+def cohen_kappa_score(
+    y1: Any,
+    y2: Any,
+    *,
+    labels: Any = None,
+    weights: str | None = None,
+    sample_weight: Any = None,
+    replace_undefined_by: float = np.nan,
+) -> float:
+    """Cohen's kappa between two annotators (``weights``: ``None``, ``"linear"`` or
+    ``"quadratic"`` by position in ``labels``), as ``sklearn.metrics.cohen_kappa_score``.
+
+    Undefined (no label in common, or one label only) warns with
+    :class:`~streammetrics.UndefinedMetricWarning` and returns ``replace_undefined_by``. A thin
+    call to :class:`streammetrics.CohenKappa` on the same codes as :func:`confusion_matrix`.
+    O(n + C^2).
+
+    Parameters
+    ----------
+    y1, y2 : array-like of shape (n,)
+        The two annotators' labels.
+    labels : array-like, optional
+        The classes to show, in that order; samples with other labels are left out.
+    weights : {None, "linear", "quadratic"}
+        Disagreement weights by position in ``labels``.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    replace_undefined_by : float, default nan
+        Returned (with a warning) when kappa is undefined.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    _, lab, ct, cp, w = _matrix_codes(y1, y2, labels, sample_weight, name_true="`y1`")
+    k = lab.shape[0]
+    value = float(
+        CohenKappa(max(k, 2), weights=weights, zero_division=np.nan).update(ct, cp, sample_weight=w).compute()
+    )
+    if np.isnan(value):
+        empty = ct.shape[0] == 0 or (w is not None and not np.any(w))
+        what = (
+            "`y2` contains no labels that are present in both `y1` and `labels`."
+            if empty
+            else "`y1`, `y2` and `labels` have only one label in common."
+        )
+        warnings.warn(
+            f"{what} `cohen_kappa_score` is undefined and set to the value defined by the "
+            f"`replace_undefined_by` param, which is set to {replace_undefined_by}.",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+        return replace_undefined_by
+    return value
+
+
+def multilabel_confusion_matrix(
+    y_true: Any, y_pred: Any, *, sample_weight: Any = None, labels: Any = None, samplewise: bool = False
+) -> np.ndarray:
+    """One-vs-rest 2×2 matrices ``[[TN, FP], [FN, TP]]`` per label (or per sample with
+    ``samplewise=True``, indicator targets only), as scikit-learn, shape (L, 2, 2).
+
+    ``labels``: the classes (column indices for indicators) to report, in that order. int64
+    without weights, float64 with. A thin call to :class:`streammetrics.ConfusionMatrix` with
+    ``multilabel=True`` (single-label targets are fed as their one-hot indicator over
+    ``labels``). O(n·L).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
+        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    labels : array-like, optional
+        The classes the per-class values and averages cover, in that order (default: every
+        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    samplewise : bool, default False
+        One matrix per sample (indicator targets only).
+
+    Returns
+    -------
+    ndarray of shape (L, 2, 2)
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    t = check_targets(y_true, y_pred, sample_weight)
+    w = t.sample_weight
+    if labels is not None and len(labels) == 0 and not samplewise:
+        return np.zeros((0, 2, 2), dtype=np.int64 if w is None else np.float64)
+    if t.type == "multilabel-indicator":
+        yt, yp = t.y_true, t.y_pred
+        if labels is not None:
+            lab = np.asarray(labels).ravel()
+            if lab.size and lab.max() >= yt.shape[1]:
+                raise ValueError(
+                    "All labels must be in [0, n labels) for multilabel targets. "
+                    f"Got {lab.max()} > {yt.shape[1] - 1}"
+                )
+            if lab.size and lab.min() < 0:
+                raise ValueError(
+                    f"All labels must be in [0, n labels) for multilabel targets. Got {lab.min()} < 0"
+                )
+            yt, yp = yt[:, lab], yp[:, lab]
+        if samplewise:
+            out = ConfusionMatrix(yt.shape[0], multilabel=True).update(yt.T, yp.T).compute()
+            if w is not None:
+                out = out * w[:, None, None]
+        else:
+            out = ConfusionMatrix(yt.shape[1], multilabel=True).update(yt, yp, sample_weight=w).compute()
+    else:
+        if samplewise:
+            raise ValueError("Samplewise metrics are not available outside of multilabel classification.")
+        lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
+        classes = t.classes if labels is None else _union_labels(t.classes, lab)
+        k = classes.shape[0]
+        cm = (
+            ConfusionMatrix(max(k, 2))
+            .update(encode(t.y_true, classes), encode(t.y_pred, classes), sample_weight=w)
+            .compute()
+        )
+        out = _one_vs_rest(cm)[encode(lab, classes)]
+    return out.astype(np.int64) if w is None else out
+
+
+def _union_labels(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    try:
+        return np.union1d(classes, labels)
+    except TypeError:  # strings and numbers: the unknown labels only widen the list
+        return np.concatenate([classes.astype(object), labels[encode(labels, classes) < 0].astype(object)])
+
+
+def _one_vs_rest(cm: np.ndarray) -> np.ndarray:
+    """The (C, 2, 2) one-vs-rest matrices ``[[TN, FP], [FN, TP]]`` of a C×C confusion matrix
+    (class c vs not c: TP = C[c, c], FP = column c minus TP, FN = row c minus TP)."""
+    tp = np.diag(cm)
+    fp = cm.sum(axis=0) - tp
+    fn = cm.sum(axis=1) - tp
+    tn = cm.sum() - tp - fp - fn
+    return np.stack([tn, fp, fn, tp], axis=1).reshape(-1, 2, 2)

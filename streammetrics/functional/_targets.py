@@ -1,0 +1,346 @@
+"""scikit-learn's target-type rules and label mapping for the one-shot functions.
+
+The functions of :mod:`streammetrics.functional` take labels as users have them (strings,
+non-contiguous integers, booleans, dense or sparse indicator matrices) and hand the accumulators
+codes ``0..C-1``. This module holds that boundary, following scikit-learn's rules (its
+``type_of_target``, ``_check_targets`` and ``unique_labels``) without importing scikit-learn:
+
+* :func:`type_of_target` -- ``"binary"``, ``"multiclass"``, ``"multilabel-indicator"``,
+  ``"continuous"``, ``"...-multioutput"`` or ``"unknown"``;
+* :func:`check_targets` -- both arguments of a classification metric: one common type (a mix of
+  types, continuous or multioutput targets, different lengths, empty input or string mixed with
+  number labels are a ``ValueError``), the sorted union of their labels;
+* :func:`encode` -- labels to codes in the order of given classes (O(n) for small integer ranges,
+  else one ``np.unique``/``searchsorted`` pass, O(n log n));
+* :func:`relay_undefined` -- folds the accumulators' :class:`UndefinedMetricWarning` s of one
+  call into one warning worded for the function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._base import UndefinedMetricWarning
+from .._validation import as_numpy
+
+__all__ = [
+    "Targets",
+    "as_labels",
+    "check_consistent_length",
+    "check_targets",
+    "check_weight",
+    "column_or_1d",
+    "encode",
+    "finite_scores",
+    "relay_undefined",
+    "type_of_target",
+    "unique",
+]
+
+
+def _is_sparse(x: Any) -> bool:
+    return hasattr(x, "toarray") and hasattr(x, "nnz")
+
+
+def as_labels(y: Any, name: str) -> np.ndarray:
+    """``y`` as a numpy array that may hold strings (sparse matrices are densified).
+
+    Numeric framework tensors go through :func:`streammetrics._validation.as_numpy`."""
+    if _is_sparse(y):
+        return np.asarray(y.toarray())
+    if isinstance(y, np.ndarray):
+        return y
+    if isinstance(y, str):
+        raise ValueError(f"{name}: expected an array-like (array or non-string sequence), got {y!r}")
+    if (hasattr(y, "__dlpack__") and not hasattr(y, "dtype")) or hasattr(y, "detach"):
+        return as_numpy(y, name)
+    if hasattr(y, "dtype") and str(getattr(y, "dtype", "")) == "category":  # pandas categorical
+        return np.asarray(y.astype(object))
+    return np.asarray(y)
+
+
+def _is_integral_float(a: np.ndarray) -> bool:
+    return a.dtype.kind == "f" and bool(np.all(a.astype(np.int64) == a))
+
+
+def unique(y: np.ndarray) -> np.ndarray:
+    """Sorted distinct values: O(n) for integers spanning a small range, else a sort."""
+    if y.dtype.kind == "O":
+        return np.array(sorted(set(y.ravel().tolist())), dtype=object)
+    if y.dtype.kind in "biu" and y.size:
+        small = _small_range(y.ravel())
+        if small is not None:
+            lo, present = small
+            return (np.flatnonzero(present) + lo).astype(y.dtype)
+    return np.unique(y)
+
+
+def type_of_target(y: Any, input_name: str = "y") -> str:
+    """scikit-learn's ``type_of_target`` for dense (or densified sparse) arrays.
+
+    ``"multilabel-indicator"``: 2-D, at least two columns, at most two distinct values, integer
+    or integral float; ``"continuous"``: float with a non-integral value (``-multioutput`` if 2-D
+    with several columns); ``"multiclass"``: more than two distinct values (or a 2-D target with
+    several columns, ``"multiclass-multioutput"``); ``"binary"``: at most two distinct values;
+    ``"unknown"``: 3-D and more, an empty 2-D array or an object array of non-strings. O(n log n)
+    (O(n) for integers spanning a small range).
+    """
+    return _type_and_labels(as_labels(y, input_name), input_name)[0]
+
+
+def _type_and_labels(a: np.ndarray, input_name: str) -> tuple[str, np.ndarray | None]:
+    """:func:`type_of_target` and, where it computed them, the sorted distinct values."""
+    if a.size and (a.dtype.kind == "S" or (a.dtype.kind == "O" and isinstance(a.flat[0], bytes))):
+        raise TypeError(
+            "Support for labels represented as bytes is not supported. Convert the labels to a "
+            "string or integer format."
+        )
+    if a.ndim == 2 and a.shape[1] > 1:
+        values = unique(a) if a.dtype.kind != "O" else None
+        if (
+            values is not None
+            and values.shape[0] < 3
+            and (a.dtype.kind in "biu" or _is_integral_float(values))
+        ):
+            return "multilabel-indicator", None
+    if a.ndim not in (1, 2):
+        return "unknown", None
+    if min(a.shape) == 0:
+        return ("binary" if a.ndim == 1 else "unknown"), None
+    if a.dtype.kind == "O" and not isinstance(a.flat[0], str):
+        return "unknown", None
+    suffix = "-multioutput" if a.ndim == 2 and a.shape[1] > 1 else ""
+    if a.dtype.kind == "f":
+        with np.errstate(invalid="ignore"):
+            integral = a.astype(np.int64)
+        if np.any(a != integral):
+            if not np.all(np.isfinite(a)):
+                what = "NaN" if np.isnan(a).any() else "infinity or a value too large"
+                raise ValueError(f"Input {input_name} contains {what}")
+            return "continuous" + suffix, None
+    values = unique(a)
+    if values.shape[0] > 2 or (a.ndim == 2 and a.shape[1] > 1):
+        return "multiclass" + suffix, values
+    return "binary", values
+
+
+def finite_scores(s: np.ndarray, name: str = "y_score") -> np.ndarray:
+    """Float scores, all finite: scikit-learn's functions reject NaN and infinite scores (the
+    accumulators accept +-inf as scores; the functions follow scikit-learn)."""
+    s = s if s.dtype.kind == "f" else s.astype(np.float64)
+    if not np.isfinite(s).all():
+        bad = int(np.flatnonzero(~np.isfinite(s.ravel()))[0])
+        what = "NaN" if np.isnan(s).any() else "infinity or a value too large"
+        raise ValueError(f"Input {name} contains {what} (first bad value at flat index {bad})")
+    return s
+
+
+def column_or_1d(y: np.ndarray, name: str) -> np.ndarray:
+    """A 1-D view of ``y``: (n,) or a column vector (n, 1); anything else is a ``ValueError``."""
+    if y.ndim == 1:
+        return y
+    if y.ndim == 2 and y.shape[1] == 1:
+        return y.ravel()
+    raise ValueError(f"{name}: expected a 1-D array, got an array of shape {y.shape}")
+
+
+def check_consistent_length(*arrays: Any) -> None:
+    """``ValueError`` unless every non-None argument has the same number of rows."""
+    lengths = [a.shape[0] if hasattr(a, "shape") and np.ndim(a) else len(a) for a in arrays if a is not None]
+    if len(set(lengths)) > 1:
+        raise ValueError(f"Found input variables with inconsistent numbers of samples: {lengths}")
+
+
+def check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+    """``sample_weight`` as a float64 array of shape (n,), or None."""
+    if sample_weight is None:
+        return None
+    raw = as_labels(sample_weight, "sample_weight")
+    if raw.dtype.kind == "c":
+        raise ValueError(f"Complex data not supported in sample_weight: {raw!r}")
+    w = np.asarray(raw, dtype=np.float64)
+    if w.ndim == 0:
+        w = np.full(n, float(w))
+    if w.ndim != 1:
+        raise ValueError(f"Sample weights must be 1D array or scalar, got shape {w.shape}")
+    if w.shape[0] != n:
+        raise ValueError(  # scikit-learn's wording (targets of n samples, then the weights)
+            f"Found input variables with inconsistent numbers of samples: [{n}, {n}, {w.shape[0]}]"
+        )
+    if not np.isfinite(w).all():
+        bad = int(np.flatnonzero(~np.isfinite(w))[0])
+        what = "NaN" if np.isnan(w[bad]) else "infinity"
+        raise ValueError(f"Input sample_weight contains {what} (first at index {bad}: {w[bad]})")
+    return w
+
+
+def _label_kinds(*arrays: np.ndarray) -> None:
+    """scikit-learn's "Mix of label input types (string and number)" check."""
+    kinds = set()
+    for a in arrays:
+        if a.dtype.kind in "US":
+            kinds.add(True)
+        elif a.dtype.kind == "O":
+            kinds.update(isinstance(v, str) for v in set(a.ravel().tolist()))
+        elif a.size:
+            kinds.add(False)
+    if len(kinds) > 1:
+        raise ValueError(
+            "Mix of label input types (string and number): " + " and ".join(str(unique(a)) for a in arrays)
+        )
+
+
+@dataclass
+class Targets:
+    """Checked targets of a classification metric (see :func:`check_targets`)."""
+
+    type: str
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    sample_weight: np.ndarray | None
+    classes: np.ndarray  # sorted union of the labels (column indices for indicators)
+
+
+def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Targets:
+    """scikit-learn's ``_check_targets``: both targets of one task, their labels, the weights.
+
+    binary + multiclass is multiclass; binary whose union has three labels or more is
+    multiclass; any other mix, continuous, multioutput or unknown targets, different lengths,
+    empty input and labels mixing strings and numbers are a ``ValueError``. Indicator matrices
+    come back dense (int8). O(n log n) (the label union).
+    """
+    yt = as_labels(y_true, "y_true")
+    yp = as_labels(y_pred, "y_pred")
+    check_consistent_length(
+        yt, yp, None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight))
+    )
+    type_true, labels_true = _type_and_labels(yt, "y_true")
+    type_pred, labels_pred = _type_and_labels(yp, "y_pred")
+    if yt.shape[0] < 1 or yp.shape[0] < 1:
+        raise ValueError(
+            "Found empty input array (e.g., `y_true` or `y_pred`) while a minimum of 1 sample is required."
+        )
+    types = {type_true, type_pred}
+    if types == {"binary", "multiclass"}:
+        types = {"multiclass"}
+    if len(types) > 1:
+        raise ValueError(f"Classification metrics can't handle a mix of {type_true} and {type_pred} targets")
+    y_type = types.pop()
+    if y_type not in ("binary", "multiclass", "multilabel-indicator"):
+        raise ValueError(f"{y_type} is not supported")
+    w = check_weight(sample_weight, yt.shape[0])
+    if y_type == "multilabel-indicator":
+        if yt.shape[1] != yp.shape[1]:
+            raise ValueError("Multi-label binary indicator input with different numbers of labels")
+        return Targets(
+            y_type, (yt != 0).astype(np.int8), (yp != 0).astype(np.int8), w, np.arange(yt.shape[1])
+        )
+    yt, yp = column_or_1d(yt, "y_true"), column_or_1d(yp, "y_pred")
+    _label_kinds(yt, yp)
+    if labels_true is None or labels_pred is None:  # empty input
+        classes = _union(yt, yp)
+    elif labels_true.dtype.kind == "O" or labels_pred.dtype.kind == "O":
+        classes = unique(np.concatenate([labels_true.astype(object), labels_pred.astype(object)]))
+    else:
+        classes = np.union1d(labels_true, labels_pred)
+    if y_type == "binary" and classes.shape[0] > 2:
+        y_type = "multiclass"
+    return Targets(y_type, yt, yp, w, classes)
+
+
+def _union(*arrays: np.ndarray) -> np.ndarray:
+    if all(a.dtype.kind in "biu" for a in arrays):
+        small = _small_range(*arrays)
+        if small is not None:
+            lo, present = small
+            return (np.flatnonzero(present) + lo).astype(np.result_type(*arrays))
+    if any(a.dtype.kind == "O" for a in arrays):
+        return unique(np.concatenate([a.astype(object) for a in arrays]))
+    return np.unique(np.concatenate([unique(a) for a in arrays]))
+
+
+def _small_range(*arrays: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """For integer arrays spanning a small range: (lowest value, presence mask over the range)."""
+    nonempty = [a for a in arrays if a.size]
+    if not nonempty:
+        return None
+    lo = min(int(a.min()) for a in nonempty)
+    hi = max(int(a.max()) for a in nonempty)
+    total = sum(a.size for a in nonempty)
+    if hi - lo > max(1024, 4 * total):
+        return None
+    present = np.zeros(hi - lo + 1, dtype=bool)
+    for a in nonempty:
+        b = a if a.dtype == np.intp else a.astype(np.intp)
+        present |= np.bincount(b - lo if lo else b, minlength=hi - lo + 1).astype(bool)
+    return lo, present
+
+
+def encode(y: np.ndarray, classes: np.ndarray, missing: int = -1) -> np.ndarray:
+    """Codes of ``y`` in ``classes`` (any order, distinct): ``classes[code] == label``; labels
+    not in ``classes`` get ``missing``. O(n) for small integer ranges, else O(n log C)."""
+    k = classes.shape[0]
+    if (
+        y.dtype.kind in "iu"
+        and classes.dtype.kind in "iu"
+        and k
+        and classes[0] == 0
+        and classes[-1] == k - 1
+        and np.array_equal(classes, np.arange(k))
+        and y.size
+        and y.min() >= 0
+        and y.max() < k
+    ):
+        return y  # already the codes
+    if y.dtype.kind in "biu" and classes.dtype.kind in "biu" and k:
+        yi = y.astype(np.int64)
+        ci = classes.astype(np.int64)
+        lo = min(int(yi.min()), int(ci.min())) if yi.size else int(ci.min())
+        hi = max(int(yi.max()), int(ci.max())) if yi.size else int(ci.max())
+        if hi - lo <= max(1024, 4 * (yi.size + k)):
+            table = np.full(hi - lo + 1, missing, dtype=np.intp)
+            table[ci - lo] = np.arange(k)
+            return table[yi - lo]
+    if k == 0:
+        return np.full(y.shape[0], missing, dtype=np.intp)
+    try:
+        order = np.argsort(classes, kind="stable")
+        sorted_classes = classes[order]
+        pos = np.searchsorted(sorted_classes, y)
+    except TypeError:  # incomparable objects
+        lookup = {v: i for i, v in enumerate(classes.tolist())}
+        return np.array([lookup.get(v, missing) for v in y.tolist()], dtype=np.intp)
+    pos = np.minimum(pos, k - 1)
+    found = sorted_classes[pos] == y
+    return np.where(found, order[pos], missing).astype(np.intp)
+
+
+def contains(classes: np.ndarray, label: Any) -> bool:
+    """Whether ``label`` is one of ``classes`` (scikit-learn's ``label in array`` test)."""
+    try:
+        return bool(np.any(classes == label))
+    except (TypeError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def relay_undefined(message: str | None, category: type[Warning] = UndefinedMetricWarning) -> Iterator[None]:
+    """Fold the :class:`UndefinedMetricWarning` s raised inside into one ``category`` warning
+    with ``message`` (none if ``message`` is None); other warnings pass through unchanged."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    undefined = False
+    for w in caught:
+        if issubclass(w.category, UndefinedMetricWarning):
+            undefined = True
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if undefined and message is not None:
+        warnings.warn(message, category, stacklevel=4)

@@ -1,0 +1,280 @@
+"""One-shot curves with scikit-learn's signatures: ``roc_curve``, ``precision_recall_curve``,
+``det_curve`` and ``auc``.
+
+The curves are thin calls into :class:`streammetrics.ROCCurve` and :class:`streammetrics.PRCurve`
+(one ``update`` of the binary targets ``y == pos_label``, one ``compute``). scikit-learn's layouts
+are read off the kernel's counts at the distinct thresholds (``result.counts``): the PR curve in
+increasing-threshold order with its final (recall 0, precision 1) point and its
+``drop_intermediate`` (points whose true-positive count equals both neighbours' are dropped);
+the DET curve (FPR, FNR) from the ROC counts, cut where FP stops changing at the start and where
+FN reaches 0, as scikit-learn cuts it. Zero-weight samples are dropped first (scikit-learn does:
+they add no threshold). O(n log n).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._base import UndefinedMetricWarning
+from .._validation import as_numpy
+from ..ranking import PRCurve, ROCCurve
+from ._targets import (
+    as_labels,
+    check_consistent_length,
+    check_weight,
+    column_or_1d,
+    finite_scores,
+    type_of_target,
+    unique,
+)
+
+__all__ = ["auc", "det_curve", "precision_recall_curve", "roc_curve"]
+
+
+def _binary_targets(
+    y_true: Any, y_score: Any, pos_label: Any, sample_weight: Any
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray]:
+    """(y == pos_label, scores, weights) without zero-weight samples, plus the labels of y_true
+    (scikit-learn's ``confusion_matrix_at_thresholds`` checks)."""
+    y = as_labels(y_true, "y_true")
+    y_type = type_of_target(y, "y_true")
+    if not (y_type == "binary" or (y_type == "multiclass" and pos_label is not None)):
+        raise ValueError(f"{y_type} format is not supported")
+    y = column_or_1d(y, "y_true")
+    s = column_or_1d(finite_scores(as_numpy(y_score, "y_score")), "y_score")
+    w = check_weight(sample_weight, y.shape[0])
+    check_consistent_length(y, s, w)
+    classes = unique(y)
+    if pos_label is None:
+        allowed = ([0, 1], [-1, 1], [0], [-1], [1])
+        if classes.dtype.kind in "OUS" or not any(np.array_equal(classes, a) for a in allowed):
+            raise ValueError(
+                f"y_true takes value in {{{', '.join(repr(c) for c in classes.tolist())}}} and "
+                "pos_label is not "
+                "specified: either make y_true take value in {0, 1} or {-1, 1} or pass pos_label explicitly."
+            )
+        pos_label = 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        y01 = np.asarray(y == pos_label)
+    if y01.shape != y.shape:
+        y01 = np.zeros(y.shape, dtype=bool)
+    if w is not None and not np.all(w != 0):
+        keep = w != 0
+        y01, s, w = y01[keep], s[keep], w[keep]
+    return y01, s, w, classes
+
+
+def _quiet(metric: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        return metric.compute()
+
+
+def roc_curve(
+    y_true: Any,
+    y_score: Any,
+    *,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    drop_intermediate: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fpr, tpr, thresholds) as ``sklearn.metrics.roc_curve``: ``thresholds[0] = inf`` at
+    (0, 0), then the distinct scores in decreasing order (only the corners with
+    ``drop_intermediate``). No negatives (positives) makes fpr (tpr) nan, with an
+    :class:`~streammetrics.UndefinedMetricWarning`. A thin call to :class:`streammetrics.ROCCurve`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    pos_label : label, optional
+        The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    drop_intermediate : bool
+        Keep only the points that change the curve's shape.
+
+    Returns
+    -------
+    tuple of ndarray
+        (fpr, tpr, thresholds).
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
+    res = _quiet(ROCCurve(drop_intermediate=drop_intermediate).update(y01, s, sample_weight=w))
+    if res.counts.total_neg <= 0:
+        warnings.warn(
+            "No negative samples in y_true, false positive value should be meaningless",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+    if res.counts.total_pos <= 0:
+        warnings.warn(
+            "No positive samples in y_true, true positive value should be meaningless",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+    return res.fpr, res.tpr, res.thresholds.astype(np.float64)
+
+
+def _kept(tps: np.ndarray) -> np.ndarray:
+    """scikit-learn's ``drop_intermediate`` for PR and DET curves: indices of the points whose
+    true-positive count differs from a neighbour's (first and last always kept)."""
+    if tps.shape[0] <= 2:
+        return np.arange(tps.shape[0])
+    keep = np.concatenate([[True], (np.diff(tps[:-1]) != 0) | (np.diff(tps[1:]) != 0), [True]])
+    return np.flatnonzero(keep)
+
+
+def precision_recall_curve(
+    y_true: Any,
+    y_score: Any,
+    *,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    drop_intermediate: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(precision, recall, thresholds) as ``sklearn.metrics.precision_recall_curve``: increasing
+    thresholds (the distinct scores), precision and recall one longer, ending at (1, 0). No
+    positives sets recall to 1 with a warning. A thin call to :class:`streammetrics.PRCurve`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    pos_label : label, optional
+        The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    drop_intermediate : bool
+        Keep only the points that change the curve's shape.
+
+    Returns
+    -------
+    tuple of ndarray
+        (precision, recall, thresholds).
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
+    res = _quiet(PRCurve().update(y01, s, sample_weight=w))
+    precision, recall, thresholds = res.precision, res.recall, res.thresholds
+    if drop_intermediate:
+        idx = _kept(res.counts.tps)
+        precision, recall, thresholds = precision[idx], recall[idx], thresholds[idx]
+    if res.counts.total_pos <= 0:
+        warnings.warn(
+            "No positive class found in y_true, recall is set to one for all thresholds.",
+            UndefinedMetricWarning,
+            stacklevel=2,
+        )
+        recall = np.ones(precision.shape[0])
+    return (
+        np.concatenate([precision[::-1], [1.0]]),
+        np.concatenate([recall[::-1], [0.0]]),
+        thresholds[::-1],
+    )
+
+
+def det_curve(
+    y_true: Any,
+    y_score: Any,
+    pos_label: Any = None,
+    sample_weight: Any = None,
+    drop_intermediate: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fpr, fnr, thresholds) of the detection error tradeoff curve, as
+    ``sklearn.metrics.det_curve`` (decreasing fpr, starting at the last threshold with FP
+    unchanged from +inf, ending where FN reaches 0). One class in ``y_true`` is a ``ValueError``.
+    Read off the counts of :class:`streammetrics.ROCCurve`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or indicator matrix (n, L)
+        True labels.
+    y_score : array-like of shape (n,) or (n, C)
+        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    pos_label : label, optional
+        The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    drop_intermediate : bool
+        Keep only the points that change the curve's shape.
+
+    Returns
+    -------
+    tuple of ndarray
+        (fpr, fnr, thresholds).
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    y01, s, w, classes = _binary_targets(y_true, y_score, pos_label, sample_weight)
+    res = _quiet(ROCCurve().update(y01, s, sample_weight=w))
+    tps = np.concatenate([[0.0], res.counts.tps])
+    fps = np.concatenate([[0.0], res.counts.fps])
+    thresholds = np.concatenate([[np.inf], res.counts.thresholds.astype(np.float64)])
+    if drop_intermediate:
+        idx = _kept(tps)
+        tps, fps, thresholds = tps[idx], fps[idx], thresholds[idx]
+    if classes.shape[0] != 2:
+        raise ValueError(
+            "Only one class is present in y_true. Detection error tradeoff curve is not defined in that case."
+        )
+    fns = tps[-1] - tps
+    first = int(np.searchsorted(fps, fps[0], side="right")) - 1
+    last = int(np.searchsorted(tps, tps[-1])) + 1
+    sl = slice(max(first, 0), last)
+    return fps[sl][::-1] / fps[-1], fns[sl][::-1] / tps[-1], thresholds[sl][::-1]
+
+
+def auc(x: Any, y: Any) -> float:
+    """Area under a curve by the trapezoidal rule, as ``sklearn.metrics.auc``: ``x`` must be
+    monotonic (increasing or decreasing), at least 2 points. O(n).
+
+    Parameters
+    ----------
+    x, y : array-like of shape (m,)
+        Curve points; ``x`` monotonic.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    """
+    xa = column_or_1d(np.asarray(as_numpy(x, "x"), dtype=np.float64), "x")
+    ya = column_or_1d(np.asarray(as_numpy(y, "y"), dtype=np.float64), "y")
+    check_consistent_length(xa, ya)
+    if xa.shape[0] < 2:
+        raise ValueError(
+            f"At least 2 points are needed to compute area under curve, but x.shape = {xa.shape}"
+        )
+    direction = 1.0
+    dx = np.diff(xa)
+    if np.any(dx < 0):
+        if np.all(dx <= 0):
+            direction = -1.0
+        else:
+            raise ValueError(f"x is neither increasing nor decreasing : {np.ravel(np.asarray(x))}.")
+    return float(direction * np.trapezoid(ya, xa))
