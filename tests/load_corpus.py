@@ -108,6 +108,16 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "SetRecall": lambda: _queries(sm.SetRecall()),
     "MetricSet-retrieval": lambda: _queries(sm.MetricSet(n=sm.NDCG(k=3), m=sm.MAP(), p=sm.PrecisionAtK(2))),
     "DelayedLabels-multiclass": lambda: _delayed_multiclass(),
+    "LogLoss": lambda: _binary(sm.LogLoss()),
+    "BrierScore": lambda: _binary(sm.BrierScore()),
+    "CalibrationError": lambda: _binary(sm.CalibrationError(n_bins=5)),
+    "CalibrationError-quantile": lambda: _binary(sm.CalibrationError(strategy="quantile")),
+    "CalibrationCurve": lambda: _binary(sm.CalibrationCurve()),
+    "KSStatistic": lambda: _binary(sm.KSStatistic()),
+    "GainsCurve": lambda: _binary(sm.GainsCurve()),
+    "LiftCurve": lambda: _binary(sm.LiftCurve()),
+    "Window-CalibrationError": lambda: _binary(sm.Window(sm.CalibrationError(), size=10)),
+    "Decayed-BrierScore": lambda: _binary(sm.Decayed(sm.BrierScore(), half_life=10)),
 }
 
 

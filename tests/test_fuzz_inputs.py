@@ -49,6 +49,12 @@ BIN: dict[str, Callable[[], Any]] = {
     "Decayed(MCC)": lambda: sm.Decayed(sm.MatthewsCorrCoef(), half_life=5),
     "Decayed(AUROC)": lambda: sm.Decayed(sm.AUROC(), half_life=5),
     "Decayed(AUROC[max_bytes])": lambda: sm.Decayed(sm.AUROC(max_bytes=4096), half_life=5),
+    "LogLoss": sm.LogLoss, "BrierScore": sm.BrierScore, "CalibrationError": sm.CalibrationError,
+    "CalibrationError[quantile]": lambda: sm.CalibrationError(strategy="quantile"),
+    "CalibrationCurve": sm.CalibrationCurve, "KSStatistic": sm.KSStatistic,
+    "GainsCurve": sm.GainsCurve, "LiftCurve": sm.LiftCurve,
+    "Window(CalibrationError)": lambda: sm.Window(sm.CalibrationError(), size=7),
+    "Decayed(BrierScore)": lambda: sm.Decayed(sm.BrierScore(), half_life=5),
 }
 MC: dict[str, Callable[[], Any]] = {
     "Accuracy": lambda: sm.Accuracy(C), "ConfusionMatrix": lambda: sm.ConfusionMatrix(C),
