@@ -9,8 +9,11 @@ reads ``high`` as 0), a score that is not a number, or NaN, is an error naming f
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+import itertools
+import operator
+from dataclasses import dataclass
+
+import numpy as np
 
 from .readers import TrecFormatError
 
@@ -19,9 +22,9 @@ from .readers import TrecFormatError
 class QueryLines:
     """One query's retrieved documents in file order, with their scores and line numbers."""
 
-    docs: list[str] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
+    docs: list[str]
+    scores: np.ndarray
+    lines: np.ndarray
 
 
 @dataclass
@@ -33,37 +36,94 @@ class GroupedRun:
     runid: str
 
 
-def _score(path: str, lineno: int, token: str) -> float:
+def _columns(
+    path: str, lines: list[str], first: int
+) -> tuple[list[str], list[str], list[str], list[str], list[int]]:
+    """(qid, docno, score, runid) columns and line numbers of a chunk's run lines.
+
+    Fast path: one ``split`` of the chunk with a sentinel per line end proves every line has exactly
+    6 fields; otherwise line by line (blank and ``#`` lines skipped, fields after the sixth ignored).
+    """
+    n = len(lines)
+    text = "".join(lines)
+    if n and "\x00" not in text:
+        tokens = text.replace("\n", " \x00 ").split()
+        if not text.endswith("\n"):
+            tokens.append("\x00")
+        if len(tokens) == 7 * n and tokens[6::7].count("\x00") == n:
+            qs = tokens[0::7]
+            if "#" not in text or not any(q.startswith("#") for q in qs):
+                return qs, tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
+    q_col: list[str] = []
+    d_col: list[str] = []
+    s_col: list[str] = []
+    r_col: list[str] = []
+    line_of: list[int] = []
+    for i, line in enumerate(lines):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) < 6:
+            raise TrecFormatError(
+                f"{path}:{first + i}: expected 6 fields 'qid Q0 docno rank score runid', "
+                f"got {len(parts)}: {line.strip()!r}"
+            )
+        q_col.append(parts[0])
+        d_col.append(parts[2])
+        s_col.append(parts[4])
+        r_col.append(parts[5])
+        line_of.append(first + i)
+    return q_col, d_col, s_col, r_col, line_of
+
+
+def _scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
     try:
-        s = float(token)
+        sc = np.array(tokens, dtype=np.float64)
     except ValueError:
-        raise TrecFormatError(f"{path}:{lineno}: score {token!r} is not a number") from None
-    if math.isnan(s):
-        raise TrecFormatError(f"{path}:{lineno}: score is NaN")
-    return s
+        for tok, line in zip(tokens, line_of, strict=True):
+            try:
+                float(tok)
+            except ValueError:
+                raise TrecFormatError(f"{path}:{line}: score {tok!r} is not a number") from None
+        raise
+    bad = np.flatnonzero(np.isnan(sc))
+    if len(bad):
+        raise TrecFormatError(f"{path}:{line_of[int(bad[0])]}: score is NaN")
+    return sc
 
 
-def read_run_grouped(path: str) -> GroupedRun:
-    """Read a run file into per-query lists. Cost: one pass, O(lines) time and memory."""
-    queries: dict[str, QueryLines] = {}
+def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
+    """Read a run file into per-query arrays. Cost: one pass, O(lines) time and memory; parsing is
+    per chunk of lines (one ``split``, scores converted by numpy)."""
+    pieces: dict[str, list[tuple[list[str], np.ndarray, np.ndarray]]] = {}
     runid = ""
+    lineno = 0
     with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
+        while True:
+            lines = list(itertools.islice(fh, chunk_lines))
+            if not lines:
+                break
+            first, lineno = lineno + 1, lineno + len(lines)
+            qs, ds, s_tok, rs, line_of = _columns(path, lines, first)
+            if not qs:
                 continue
-            if len(parts) < 6:
-                raise TrecFormatError(
-                    f"{path}:{lineno}: expected 6 fields 'qid Q0 docno rank score runid', "
-                    f"got {len(parts)}: {line.strip()!r}"
-                )
-            q = queries.get(parts[0])
-            if q is None:
-                q = queries[parts[0]] = QueryLines()
-            q.docs.append(parts[2])
-            q.scores.append(_score(path, lineno, parts[4]))
-            q.lines.append(lineno)
-            runid = parts[5]
+            sc = _scores(path, s_tok, line_of)
+            ln = np.asarray(line_of, dtype=np.int64)
+            runid = rs[-1]
+            change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+            starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
+            ends = [*starts[1:], len(qs)]
+            for a, b in zip(starts, ends, strict=True):
+                pieces.setdefault(qs[a], []).append((ds[a:b], sc[a:b], ln[a:b]))
+    queries = {}
+    for q, parts in pieces.items():
+        if len(parts) == 1:
+            queries[q] = QueryLines(*parts[0])
+        else:
+            docs = [d for p in parts for d in p[0]]
+            queries[q] = QueryLines(
+                docs, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
+            )
     return GroupedRun(queries, runid)
 
 
