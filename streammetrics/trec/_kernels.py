@@ -368,6 +368,7 @@ def setup_gains(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> Gains:
             hit[2] = int(rr.rel_levels[g])
         else:
             levels.append([g, float(g), int(rr.rel_levels[g])])
+
     def by_gain(a: list[float], b: list[float]) -> int:
         return int(a[1] - b[1])
 

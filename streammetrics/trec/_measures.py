@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _kernels as K
+from . import judgment_groups as JG
 
 Value = float | str
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -43,10 +44,11 @@ class Measure:
     name: str
     kind: str
     default: tuple[Any, ...]
-    compute: Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]
+    compute: Callable[[Any, tuple[Any, ...], Options], list[Value]]
     avg: str = "mean"
     value: str = "double"
     per_query: bool = True
+    source: str = "qrels"  # what compute takes: a ResRels ("qrels"), one per judgment group ("qrels_jg")
 
 
 def _one(f: Callable[[K.ResRels], float]) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
@@ -62,8 +64,12 @@ def _ndcg_kind(which: int) -> Callable[[K.ResRels, tuple[Any, ...], Options], li
 
 
 MEASURES: tuple[Measure, ...] = (
-    Measure("runid", "none", (), lambda rr, p, o: [], avg="none", value="runid", per_query=False),
-    Measure("num_q", "none", (), lambda rr, p, o: [1.0], avg="num_q", value="long", per_query=False),
+    Measure(
+        "runid", "none", (), lambda rr, p, o: [], avg="none", value="runid", per_query=False, source="any"
+    ),
+    Measure(
+        "num_q", "none", (), lambda rr, p, o: [1.0], avg="num_q", value="long", per_query=False, source="any"
+    ),
     Measure("num_ret", "none", (), lambda rr, p, o: [float(rr.num_ret)], avg="sum", value="long"),
     Measure("num_rel", "none", (), lambda rr, p, o: [float(rr.num_rel)], avg="num_rel", value="long"),
     Measure("num_rel_ret", "none", (), lambda rr, p, o: [float(rr.num_rel_ret)], avg="sum", value="long"),
@@ -114,6 +120,17 @@ MEASURES: tuple[Measure, ...] = (
         avg="sum",
         value="long",
     ),
+    Measure("map_avgjg", "none", (), lambda g, p, o: list(JG.map_avgjg(g)), source="qrels_jg"),
+    Measure(
+        "P_avgjg", "long_cuts", LONG_CUTS, lambda g, p, o: list(JG.precision_avgjg(g, p)), source="qrels_jg"
+    ),
+    Measure(
+        "Rprec_mult_avgjg",
+        "double_cuts",
+        RPREC_MULTS,
+        lambda g, p, o: list(JG.rprec_mult_avgjg(g, p)),
+        source="qrels_jg",
+    ),
     Measure("rbp", "pairs", (), lambda rr, p, o: [K.rbp(rr, p)]),
     Measure("rbp_resid", "pairs", (), lambda rr, p, o: [K.rbp_resid(rr, p)]),
     Measure("unj", "long_cuts", (5, 10, 20), lambda rr, p, o: list(K.unjudged_at(rr, p))),
@@ -131,7 +148,8 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
                  "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
                  "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
 }  # fmt: skip
-UNSUPPORTED = ("all_prefs", "prefs", "qrels_jg")  # need -R prefs / qrels_prefs / qrels_jg input formats
+NICKNAMES["qrels_jg"] = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+UNSUPPORTED = ("all_prefs", "prefs")  # need the -R prefs / qrels_prefs input formats
 
 _ATOL = re.compile(r"\s*([+-]?\d*)")
 _ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
@@ -200,11 +218,12 @@ def _value_names(m: Measure, params: tuple[Any, ...], printable: str | None) -> 
 _SINGLE = re.compile(r"^(P|recall|map_cut|ndcg_cut|relative_P|success|unj|iprec_at_recall|Rprec_mult)_(.+)$")
 
 
-def select_measures(args: Sequence[str]) -> list[Selected]:
-    """The measures that ``-m`` arguments select, in trec_eval's order.
+def select_measures(args: Sequence[str], rel_format: str = "qrels") -> list[Selected]:
+    """The measures that ``-m`` arguments select, in trec_eval's order, for judgments in
+    ``rel_format`` (``qrels`` or ``qrels_jg``).
 
-    Raises ValueError naming the argument for an unknown measure, bad parameters, or a measure set
-    that needs another input format (``-R``).
+    Raises ValueError naming the argument for an unknown measure, bad parameters, or a measure
+    that needs another judgment format (``-R``).
     """
     marked: set[str] = set()
     params: dict[str, str] = {}
@@ -226,8 +245,7 @@ def select_measures(args: Sequence[str]) -> list[Selected]:
             marked.add(base)
         elif base in UNSUPPORTED:
             raise ValueError(
-                f"measure {arg!r}: the preference and judgment-group measures (-R prefs, qrels_prefs, "
-                "qrels_jg) are not supported yet"
+                f"measure {arg!r}: the preference measures (-R prefs, qrels_prefs) are not supported yet"
             )
         else:
             raise ValueError(
@@ -237,6 +255,11 @@ def select_measures(args: Sequence[str]) -> list[Selected]:
     for m in MEASURES:
         if m.name not in marked:
             continue
+        if m.source not in ("any", rel_format):
+            raise ValueError(
+                f"measure {m.name!r} needs judgments in the '{m.source}' format (-R {m.source}), "
+                f"not '{rel_format}'"
+            )
         if m.name in params:
             p, printable = _parse_params(m, params[m.name])
         elif m.name in extra:

@@ -29,7 +29,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "(any line order, '#' comment lines and extra trailing fields allowed). Measures: -m official "
             "(default), all_trec, set, or any trec_eval measure with its parameters (P.5,10 ndcg_cut.10 "
             "iprec_at_recall.0.1,0.5 Rprec_mult.0.5 utility.2,-1,0,0 11pt_avg..25,.5 ndcg.1=3,2=9 "
-            "success.1,5 relstring.20 ...). Not supported yet: -R prefs|qrels_prefs|qrels_jg."
+            "success.1,5 relstring.20 ...). Not supported yet: -R prefs|qrels_prefs."
         ),
     )
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
@@ -60,8 +60,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "-R",
         dest="rel_format",
         default="qrels",
-        choices=["qrels"],
-        help="judgment format (only 'qrels' so far)",
+        choices=["qrels", "qrels_jg"],
+        help="judgment format: qrels, or qrels_jg ('qid jg docno grade', judgment groups); "
+        "prefs and qrels_prefs are not supported yet",
     )
     p.add_argument("--trec-version", type=int, choices=[9, 10], default=9, help=_VERSION_HELP)
     p.add_argument(
@@ -93,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
             zscores=getattr(args, "zscores", None),
             trec_version=getattr(args, "trec_version", 9),
             fused_cutoffs=getattr(args, "fused_cutoffs", False),
+            rel_format=getattr(args, "rel_format", "qrels"),
         )
     except (OSError, ValueError) as exc:
         print(f"streammetrics trec: error: {exc}", file=sys.stderr)

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import _kernels as K
 from ._measures import Options, Selected, select_measures
+from .judgment_groups import read_qrels_jg
 from .readers import Qrels, TrecFormatError, read_qrels
 from .runfile import QueryLines, read_run_grouped, read_zscores
 
@@ -37,9 +38,18 @@ def _qid_key(q: str) -> bytes:
     return q.encode("utf-8")
 
 
-def _grades(judged: dict[str, float]) -> dict[str, int]:
-    """trec_eval reads grades with ``atol``: integers, fractions truncated toward zero."""
-    return {d: int(g) for d, g in judged.items()}
+def _read_judgments(path: str, rel_format: str) -> dict[str, list[dict[str, int]]]:
+    """Each query's grades by document: one mapping (qrels) or one per judgment group (qrels_jg).
+    trec_eval reads grades with ``atol``: integers, fractions truncated toward zero."""
+    if rel_format == "qrels":
+        qrels: Qrels = read_qrels(path)
+        return {q: [{d: int(g) for d, g in judged.items()}] for q, judged in qrels.docs.items()}
+    if rel_format == "qrels_jg":
+        return {
+            q: [groups[jg] for jg in sorted(groups, key=_qid_key)]
+            for q, groups in read_qrels_jg(path).items()
+        }
+    raise ValueError(f"rel_format (-R) {rel_format!r} is not supported; supported: qrels, qrels_jg")
 
 
 def _rel_levels(grades: dict[str, int]) -> np.ndarray:
@@ -152,6 +162,7 @@ def evaluate_files(
     zscores: str | None = None,
     trec_version: int = 9,
     fused_cutoffs: bool = False,
+    rel_format: str = "qrels",
 ) -> dict[str, float | int | str]:
     """Evaluate a run against qrels as trec_eval does; print trec_eval's lines to ``out``.
 
@@ -161,7 +172,9 @@ def evaluate_files(
     ``trec_version`` (9: float32 scores and recall cutoffs ``(long)(c*R + 0.9)``; 10: double scores,
     ``lround(c*R)``, per-query lines of ``-c`` placeholder queries); ``fused_cutoffs`` computes
     9's ``c*R + 0.9`` with one rounding (a fused multiply-add, as trec_eval 9.x builds for arm64 and
-    macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is 23.999... there, 24 fused).
+    macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is 23.999... there, 24 fused);
+    ``rel_format`` (``-R``) is ``qrels`` or ``qrels_jg`` (judgment groups, see
+    :mod:`.judgment_groups`).
 
     Returns the summary values by printed name. Cost: O(run lines) to read and group, then
     O(documents) per query and measure.
@@ -169,30 +182,39 @@ def evaluate_files(
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
     out = sys.stdout if out is None else out
-    selected = select_measures(list(measures))
+    selected = select_measures(list(measures), rel_format)
     opts = Options(version=trec_version, fused=fused_cutoffs)
-    qrels: Qrels = read_qrels(qrels_path)
+    judgments = _read_judgments(qrels_path, rel_format)
     run = read_run_grouped(run_path)
     ztable = read_zscores(zscores) if zscores is not None else None
     printer = _Printer(out, digits, ztable is not None)
     sums: list[list[float]] = [[0.0] * len(s.names) for s in selected]
     num_q = 0
-    for qid in sorted(qrels.docs, key=_qid_key):
-        grades = _grades(qrels.docs[qid])
+    for qid in sorted(judgments, key=_qid_key):
         lines = run.queries.get(qid)
         if lines is None and not complete:
             continue
-        if lines is None:  # trec_eval's placeholder: one document that is not in the qrels
-            rels = np.array([K.NONPOOL], dtype=np.int64)
-        else:
-            rels = rank_query(
-                run_path, qid, lines, grades, version=trec_version, max_docs=max_docs, judged_only=judged_only
-            )
-        rr = K.ResRels(rels, _rel_levels(grades), level=rel_level, num_docs=num_docs)
+        groups = []
+        for grades in judgments[qid]:
+            if lines is None:  # trec_eval's placeholder: one document that is not in the qrels
+                rels = np.array([K.NONPOOL], dtype=np.int64)
+            else:
+                rels = rank_query(
+                    run_path,
+                    qid,
+                    lines,
+                    grades,
+                    version=trec_version,
+                    max_docs=max_docs,
+                    judged_only=judged_only,
+                )
+            groups.append(K.ResRels(rels, _rel_levels(grades), level=rel_level, num_docs=num_docs))
         show = per_query and (lines is not None or trec_version >= 10)
         num_q += 1
         for si, sel in enumerate(selected):
-            values = sel.measure.compute(rr, sel.params, opts)
+            values = sel.measure.compute(
+                groups if sel.measure.source == "qrels_jg" else groups[0], sel.params, opts
+            )
             if lines is None:
                 values = _bogus_fixups(sel, values)
             if ztable is not None and sel.measure.value != "string":
@@ -226,7 +248,7 @@ def evaluate_files(
             elif m.avg == "num_q":
                 v = float(num_q)
             elif m.avg == "num_rel" and complete:
-                v = float(sum(1 for j in qrels.docs.values() for g in j.values() if int(g) > 0))
+                v = float(sum(1 for gs in judgments.values() for j in gs for g in j.values() if g > 0))
             results[name] = math.trunc(v) if m.value == "long" and ztable is None else v
             if summary:
                 printer.value(name, "all", v, m.value)
