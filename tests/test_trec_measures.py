@@ -135,7 +135,7 @@ def test_duplicates_and_malformed_lines_name_the_line(tmp_path, capsys):
         ("P.5,5", "duplicate cutoffs"),
         ("ndcg.1", "malformed pair"),
         ("map.", "empty parameter"),
-        ("all_prefs", "not supported yet"),
+        ("all_prefs", "needs judgments in the 'prefs' format"),
         ("qrels_jg", "needs judgments in the 'qrels_jg' format"),
         ("nonsense", "is not supported"),
     ],

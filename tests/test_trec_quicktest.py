@@ -26,7 +26,6 @@ _CANDIDATES = [
 DATA = next((p for p in _CANDIDATES if (p / "QUICKTEST.md").is_file()), None)
 pytestmark = pytest.mark.skipif(DATA is None, reason="trec_eval's test files (shared/data/trec_eval_test) absent")
 
-_PREFS = "-R prefs / qrels_prefs input formats and the preference measures are not implemented yet"
 
 # (arguments before QRELS RUN as in QUICKTEST.md, expected output file, reason if not implemented yet)
 CASES = [
@@ -38,9 +37,9 @@ CASES = [
     ("-m all_trec -q -c qrels.test results.trunc", "out.test.aqc", None),
     ("-m all_trec -q -c -M100 qrels.test results.trunc", "out.test.aqcM", None),
     ("-m all_trec -mrelstring.20 -q -l2 qrels.rel_level results.test", "out.test.aql", None),
-    ("-m all_prefs -q -R prefs prefs.test prefs.results.test", "out.test.prefs", _PREFS),
-    ("-m all_prefs -q -R prefs prefs.comment.test prefs.results.test", "out.test.prefs", _PREFS),
-    ("-m all_prefs -q -R qrels_prefs qrels.test results.test", "out.test.qrels_prefs", _PREFS),
+    ("-m all_prefs -q -R prefs prefs.test prefs.results.test", "out.test.prefs", None),
+    ("-m all_prefs -q -R prefs prefs.comment.test prefs.results.test", "out.test.prefs", None),
+    ("-m all_prefs -q -R qrels_prefs qrels.test results.test", "out.test.qrels_prefs", None),
     ("-m qrels_jg -q -R qrels_jg qrels.123 results.test", "out.test.qrels_jg", None),
     ("-m qrels_jg -q -R qrels_jg qrels.comments.123 results.test", "out.test.qrels_jg", None),
     (

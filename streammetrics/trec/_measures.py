@@ -18,6 +18,7 @@ from typing import Any
 
 from . import _kernels as K
 from . import judgment_groups as JG
+from . import preferences as P
 
 Value = float | str
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -57,6 +58,10 @@ def _one(f: Callable[[K.ResRels], float]) -> Callable[[K.ResRels, tuple[Any, ...
 
 def _set(key: str) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
     return lambda rr, p, o: [K.set_values(rr, float(p[0]) if p else 1.0)[key]]
+
+
+def _pref(f: Callable[[P.ResultsPrefs], float]) -> Callable[[Any, tuple[Any, ...], Options], list[Value]]:
+    return lambda rp, p, o: [f(rp)]
 
 
 def _ndcg_kind(which: int) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
@@ -120,6 +125,25 @@ MEASURES: tuple[Measure, ...] = (
         avg="sum",
         value="long",
     ),
+    *(
+        Measure(name, "none", (), _pref(f), avg=avg, value=value, source="prefs")
+        for name, f, avg, value in (
+            ("prefs_num_prefs_poss", P.num_possible, "sum", "long"),
+            ("prefs_num_prefs_ful", P.num_fulfilled, "sum", "long"),
+            ("prefs_num_prefs_ful_ret", P.num_fulfilled_ret, "sum", "long"),
+            ("prefs_simp", lambda rp: P.simple(rp, "all"), "mean", "double"),
+            ("prefs_pair", lambda rp: P.pairs(rp, "all"), "mean", "double"),
+            ("prefs_avgjg", lambda rp: P.by_group(rp, "all"), "mean", "double"),
+            ("prefs_avgjg_Rnonrel", lambda rp: P.rnonrel(rp, False), "mean", "double"),
+            ("prefs_simp_ret", lambda rp: P.simple(rp, "ret"), "mean", "double"),
+            ("prefs_pair_ret", lambda rp: P.pairs(rp, "ret"), "mean", "double"),
+            ("prefs_avgjg_ret", lambda rp: P.by_group(rp, "ret"), "mean", "double"),
+            ("prefs_avgjg_Rnonrel_ret", lambda rp: P.rnonrel(rp, True), "mean", "double"),
+            ("prefs_simp_imp", lambda rp: P.simple(rp, "imp"), "mean", "double"),
+            ("prefs_pair_imp", lambda rp: P.pairs(rp, "imp"), "mean", "double"),
+            ("prefs_avgjg_imp", lambda rp: P.by_group(rp, "imp"), "mean", "double"),
+        )
+    ),
     Measure("map_avgjg", "none", (), lambda g, p, o: list(JG.map_avgjg(g)), source="qrels_jg"),
     Measure(
         "P_avgjg", "long_cuts", LONG_CUTS, lambda g, p, o: list(JG.precision_avgjg(g, p)), source="qrels_jg"
@@ -149,7 +173,9 @@ NICKNAMES: dict[str, tuple[str, ...]] = {
                  "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
 }  # fmt: skip
 NICKNAMES["qrels_jg"] = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
-UNSUPPORTED = ("all_prefs", "prefs")  # need the -R prefs / qrels_prefs input formats
+_PREFS = tuple(m.name for m in MEASURES if m.source == "prefs")
+NICKNAMES["all_prefs"] = ("runid", "num_q", *_PREFS)
+NICKNAMES["prefs"] = ("runid", "num_q", *_PREFS[:6])
 
 _ATOL = re.compile(r"\s*([+-]?\d*)")
 _ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
@@ -243,10 +269,6 @@ def select_measures(args: Sequence[str], rel_format: str = "qrels") -> list[Sele
             marked.update(NICKNAMES[base])
         elif base in BY_NAME:
             marked.add(base)
-        elif base in UNSUPPORTED:
-            raise ValueError(
-                f"measure {arg!r}: the preference measures (-R prefs, qrels_prefs) are not supported yet"
-            )
         else:
             raise ValueError(
                 f"measure {arg!r} is not supported; supported: {', '.join([*NICKNAMES, *BY_NAME])}"
@@ -255,7 +277,8 @@ def select_measures(args: Sequence[str], rel_format: str = "qrels") -> list[Sele
     for m in MEASURES:
         if m.name not in marked:
             continue
-        if m.source not in ("any", rel_format):
+        fmt = "prefs" if rel_format in ("prefs", "qrels_prefs") else rel_format
+        if m.source not in ("any", fmt):
             raise ValueError(
                 f"measure {m.name!r} needs judgments in the '{m.source}' format (-R {m.source}), "
                 f"not '{rel_format}'"

@@ -29,7 +29,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "(any line order, '#' comment lines and extra trailing fields allowed). Measures: -m official "
             "(default), all_trec, set, or any trec_eval measure with its parameters (P.5,10 ndcg_cut.10 "
             "iprec_at_recall.0.1,0.5 Rprec_mult.0.5 utility.2,-1,0,0 11pt_avg..25,.5 ndcg.1=3,2=9 "
-            "success.1,5 relstring.20 ...). Not supported yet: -R prefs|qrels_prefs."
+            "success.1,5 relstring.20 ...)."
         ),
     )
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
@@ -60,9 +60,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "-R",
         dest="rel_format",
         default="qrels",
-        choices=["qrels", "qrels_jg"],
-        help="judgment format: qrels, or qrels_jg ('qid jg docno grade', judgment groups); "
-        "prefs and qrels_prefs are not supported yet",
+        choices=["qrels", "qrels_jg", "prefs", "qrels_prefs"],
+        help="judgment format: qrels; qrels_jg ('qid jg docno grade', judgment groups); prefs "
+        "('qid jg jsg docno rel_level', preferences); qrels_prefs (a qrels file read as prefs)",
     )
     p.add_argument("--trec-version", type=int, choices=[9, 10], default=9, help=_VERSION_HELP)
     p.add_argument(

@@ -19,19 +19,21 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
 from . import _kernels as K
 from ._measures import Options, Selected, select_measures
 from .judgment_groups import read_qrels_jg
+from .preferences import form_prefs_counts, read_prefs
 from .readers import Qrels, TrecFormatError, read_qrels
 from .runfile import QueryLines, read_run_grouped, read_zscores
 
 MISSING_ZSCORE = -1000000.0
 Value = float | str
 DEFAULT_MEASURES = ("official",)
+PREFS_FORMATS = ("prefs", "qrels_prefs")
 
 
 def _qid_key(q: str) -> bytes:
@@ -44,12 +46,16 @@ def _read_judgments(path: str, rel_format: str) -> dict[str, list[dict[str, int]
     if rel_format == "qrels":
         qrels: Qrels = read_qrels(path)
         return {q: [{d: int(g) for d, g in judged.items()}] for q, judged in qrels.docs.items()}
+    if rel_format in PREFS_FORMATS:
+        return {}
     if rel_format == "qrels_jg":
         return {
             q: [groups[jg] for jg in sorted(groups, key=_qid_key)]
             for q, groups in read_qrels_jg(path).items()
         }
-    raise ValueError(f"rel_format (-R) {rel_format!r} is not supported; supported: qrels, qrels_jg")
+    raise ValueError(
+        f"rel_format (-R) {rel_format!r} is not supported; supported: qrels, qrels_jg, prefs, qrels_prefs"
+    )
 
 
 def _rel_levels(grades: dict[str, int]) -> np.ndarray:
@@ -58,24 +64,26 @@ def _rel_levels(grades: dict[str, int]) -> np.ndarray:
     return np.bincount(g) if len(g) else np.zeros(0, dtype=np.int64)
 
 
-def rank_query(
-    path: str,
-    qid: str,
-    q: QueryLines,
-    grades: dict[str, int],
-    *,
-    version: int,
-    max_docs: int | None,
-    judged_only: bool,
-) -> np.ndarray:
-    """The judgments of a query's retrieved documents in trec_eval's rank order (-1: not in the
-    qrels, -2: judged with a negative grade). Raises TrecFormatError for a duplicate document."""
+BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's ranking for a query missing from the run (-c)
+
+
+def rank_docs(
+    path: str, qid: str, q: QueryLines, *, version: int, max_docs: int | None, ties_ascending: bool = False
+) -> list[str]:
+    """A query's retrieved documents in trec_eval's rank order: score descending (float32 scores
+    for version 9), then document id descending (``ties_ascending``: ascending, as trec_eval's
+    preference measures break ties); the top ``max_docs``. Raises TrecFormatError for a document
+    retrieved twice among them, naming the line."""
     scores = np.asarray(q.scores, dtype=np.float64)
     if version < 10:
         with np.errstate(over="ignore"):
             scores = scores.astype(np.float32).astype(np.float64)
     docs = np.array(q.docs)
-    order = np.lexsort((docs, scores))[::-1]  # score descending, then docno descending
+    if ties_ascending:
+        _, inverse = np.unique(docs, return_inverse=True)
+        order = np.lexsort((inverse.reshape(-1), -scores))
+    else:
+        order = np.lexsort((docs, scores))[::-1]
     if max_docs is not None:
         order = order[: max(max_docs, 0)]
     kept = [q.docs[i] for i in order.tolist()]
@@ -87,13 +95,17 @@ def rank_query(
                     f"{path}:{q.lines[i]}: duplicate document {q.docs[i]!r} for query {qid!r}"
                 )
             seen.add(q.docs[i])
+    return kept
+
+
+def judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.ndarray:
+    """The judgment of each ranked document: its grade, -1 not in the qrels, -2 a negative grade
+    (``judged_only``, -J: unjudged documents dropped)."""
     rels = np.array(
         [(K.UNJUDGED if g < 0 else g) if (g := grades.get(d)) is not None else K.NONPOOL for d in kept],
         dtype=np.int64,
     )
-    if judged_only:
-        rels = rels[rels >= 0]
-    return rels
+    return rels[rels >= 0] if judged_only else rels
 
 
 def _zscore(
@@ -173,8 +185,8 @@ def evaluate_files(
     ``lround(c*R)``, per-query lines of ``-c`` placeholder queries); ``fused_cutoffs`` computes
     9's ``c*R + 0.9`` with one rounding (a fused multiply-add, as trec_eval 9.x builds for arm64 and
     macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is 23.999... there, 24 fused);
-    ``rel_format`` (``-R``) is ``qrels`` or ``qrels_jg`` (judgment groups, see
-    :mod:`.judgment_groups`).
+    ``rel_format`` (``-R``) is ``qrels``, ``qrels_jg`` (judgment groups, see
+    :mod:`.judgment_groups`), ``prefs`` or ``qrels_prefs`` (preferences, see :mod:`.preferences`).
 
     Returns the summary values by printed name. Cost: O(run lines) to read and group, then
     O(documents) per query and measure.
@@ -184,7 +196,8 @@ def evaluate_files(
     out = sys.stdout if out is None else out
     selected = select_measures(list(measures), rel_format)
     opts = Options(version=trec_version, fused=fused_cutoffs)
-    judgments = _read_judgments(qrels_path, rel_format)
+    prefs = read_prefs(qrels_path, rel_format == "qrels_prefs") if rel_format in PREFS_FORMATS else {}
+    judgments = _read_judgments(qrels_path, rel_format) if not prefs else {q: [] for q in prefs}
     run = read_run_grouped(run_path)
     ztable = read_zscores(zscores) if zscores is not None else None
     printer = _Printer(out, digits, ztable is not None)
@@ -194,27 +207,32 @@ def evaluate_files(
         lines = run.queries.get(qid)
         if lines is None and not complete:
             continue
-        groups = []
-        for grades in judgments[qid]:
-            if lines is None:  # trec_eval's placeholder: one document that is not in the qrels
-                rels = np.array([K.NONPOOL], dtype=np.int64)
-            else:
-                rels = rank_query(
-                    run_path,
-                    qid,
-                    lines,
-                    grades,
-                    version=trec_version,
-                    max_docs=max_docs,
-                    judged_only=judged_only,
+        kept = (
+            [BOGUS_DOC]
+            if lines is None
+            else rank_docs(
+                run_path,
+                qid,
+                lines,
+                version=trec_version,
+                max_docs=max_docs,
+                ties_ascending=rel_format in PREFS_FORMATS,
+            )
+        )
+        if rel_format in PREFS_FORMATS:
+            inputs: Any = form_prefs_counts(prefs[qid], kept)
+        else:
+            inputs = [
+                K.ResRels(
+                    judge(kept, grades, judged_only), _rel_levels(grades), level=rel_level, num_docs=num_docs
                 )
-            groups.append(K.ResRels(rels, _rel_levels(grades), level=rel_level, num_docs=num_docs))
+                for grades in judgments[qid]
+            ]
         show = per_query and (lines is not None or trec_version >= 10)
         num_q += 1
         for si, sel in enumerate(selected):
-            values = sel.measure.compute(
-                groups if sel.measure.source == "qrels_jg" else groups[0], sel.params, opts
-            )
+            src = sel.measure.source
+            values = sel.measure.compute(inputs[0] if src == "qrels" else inputs, sel.params, opts)
             if lines is None:
                 values = _bogus_fixups(sel, values)
             if ztable is not None and sel.measure.value != "string":
