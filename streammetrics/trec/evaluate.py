@@ -27,7 +27,7 @@ from . import _kernels as K
 from ._measures import Options, Selected, select_measures
 from .judgment_groups import read_qrels_jg
 from .preferences import form_prefs_counts, read_prefs
-from .readers import Qrels, TrecFormatError, read_qrels
+from .readers import TrecFormatError, read_qrels_grades
 from .runfile import QueryLines, read_run_grouped, read_zscores
 
 MISSING_ZSCORE = -1000000.0
@@ -44,8 +44,7 @@ def _read_judgments(path: str, rel_format: str) -> dict[str, list[dict[str, int]
     """Each query's grades by document: one mapping (qrels) or one per judgment group (qrels_jg).
     trec_eval reads grades with ``atol``: integers, fractions truncated toward zero."""
     if rel_format == "qrels":
-        qrels: Qrels = read_qrels(path)
-        return {q: [{d: int(g) for d, g in judged.items()}] for q, judged in qrels.docs.items()}
+        return {q: [judged] for q, judged in read_qrels_grades(path, integer=True).items()}
     if rel_format in PREFS_FORMATS:
         return {}
     if rel_format == "qrels_jg":
@@ -78,12 +77,11 @@ def rank_docs(
     if version < 10:
         with np.errstate(over="ignore"):
             scores = scores.astype(np.float32).astype(np.float64)
-    docs = np.array(q.docs)
-    if ties_ascending:
-        _, inverse = np.unique(docs, return_inverse=True)
-        order = np.lexsort((inverse.reshape(-1), -scores))
-    else:
-        order = np.lexsort((docs, scores))[::-1]
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    if len(ranked) > 1 and (ranked[1:] == ranked[:-1]).any():  # ties: break them by document id
+        docs = np.array(q.docs)
+        order = np.lexsort((docs, -scores)) if ties_ascending else np.lexsort((docs, scores))[::-1]
     if max_docs is not None:
         order = order[: max(max_docs, 0)]
     kept = [q.docs[i] for i in order.tolist()]

@@ -13,6 +13,7 @@ import math
 import operator
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -33,36 +34,103 @@ class Qrels:
         return np.fromiter(self.docs.get(qid, {}).values(), dtype=np.float64)
 
 
+def _qrels_chunks(
+    path: str, chunk_lines: int = 1 << 17
+) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
+    """(qid, docno, grade, line number) columns of a qrels file, per chunk of lines.
+
+    Fast path: one ``split`` of the chunk with a sentinel per line end proves every line has 4
+    fields; otherwise line by line (blank and ``#`` lines skipped, other than 4 fields an error).
+    """
+    lineno = 0
+    with open(path, encoding="utf-8") as fh:
+        while True:
+            lines = list(itertools.islice(fh, chunk_lines))
+            if not lines:
+                return
+            first, lineno = lineno + 1, lineno + len(lines)
+            n, text = len(lines), "".join(lines)
+            cols: tuple[list[str], list[str], list[str], list[int]] | None = None
+            if "\x00" not in text:
+                tokens = text.replace("\n", " \x00 ").split()
+                if not text.endswith("\n"):
+                    tokens.append("\x00")
+                if len(tokens) == 5 * n and tokens[4::5].count("\x00") == n:
+                    qs = tokens[0::5]
+                    if "#" not in text or not any(q.startswith("#") for q in qs):
+                        cols = (qs, tokens[2::5], tokens[3::5], list(range(first, first + n)))
+            if cols is None:
+                q_col: list[str] = []
+                d_col: list[str] = []
+                g_col: list[str] = []
+                line_of: list[int] = []
+                for k, line in enumerate(lines):
+                    parts = line.split()
+                    if not parts or parts[0].startswith("#"):
+                        continue
+                    if len(parts) != 4:
+                        raise TrecFormatError(
+                            f"{path}:{first + k}: expected 4 fields 'qid iter docno grade', "
+                            f"got {len(parts)}: {line.strip()!r}"
+                        )
+                    q_col.append(parts[0])
+                    d_col.append(parts[2])
+                    g_col.append(parts[3])
+                    line_of.append(first + k)
+                cols = (q_col, d_col, g_col, line_of)
+            qs, ds, g_tok, line_of = cols
+            try:
+                grades = np.array(g_tok, dtype=np.float64)
+            except ValueError:
+                for tok, ln in zip(g_tok, line_of, strict=True):
+                    try:
+                        float(tok)
+                    except ValueError:
+                        raise TrecFormatError(f"{path}:{ln}: grade {tok!r} is not a number") from None
+                raise
+            bad = np.flatnonzero(~np.isfinite(grades))
+            if len(bad):
+                k = int(bad[0])
+                raise TrecFormatError(f"{path}:{line_of[k]}: grade {g_tok[k]!r} is not finite")
+            yield qs, ds, grades, line_of
+
+
+def read_qrels_grades(path: str, integer: bool = False) -> dict[str, dict[str, Any]]:
+    """{qid: {docno: grade}} of a qrels file (``integer``: grades truncated toward zero, as
+    trec_eval's ``atol`` reads them). A document judged twice for a query is an error naming the
+    line. Cost: one pass, parsing vectorised per chunk; O(judgments) memory."""
+    docs: dict[str, dict[str, Any]] = {}
+    for qs, ds, grades, line_of in _qrels_chunks(path):
+        if not qs:
+            continue
+        values = (grades.astype(np.int64) if integer else grades).tolist()
+        change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+        starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
+        for a, b in zip(starts, [*starts[1:], len(qs)], strict=True):
+            block = dict(zip(ds[a:b], values[a:b], strict=True))
+            per_q = docs.get(qs[a])
+            if len(block) != b - a or (per_q is not None and not per_q.keys().isdisjoint(block)):
+                seen = set(per_q or ())
+                for k in range(a, b):
+                    if ds[k] in seen:
+                        raise TrecFormatError(
+                            f"{path}:{line_of[k]}: duplicate judgment of document {ds[k]!r} "
+                            f"for query {qs[k]!r}"
+                        )
+                    seen.add(ds[k])
+            if per_q is None:
+                docs[qs[a]] = block
+            else:
+                per_q.update(block)
+    return docs
+
+
 def read_qrels(path: str) -> Qrels:
     """Read ``qid iter docno grade`` lines (whitespace separated; ``#`` comment lines skipped).
 
     A document judged twice for a query is an error naming the line. O(judgments) memory.
     """
-    docs: dict[str, dict[str, float]] = {}
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) != 4:
-                raise TrecFormatError(
-                    f"{path}:{lineno}: expected 4 fields 'qid iter docno grade', "
-                    f"got {len(parts)}: {line.strip()!r}"
-                )
-            qid, _, docno, grade = parts
-            try:
-                g = float(grade)
-            except ValueError:
-                raise TrecFormatError(f"{path}:{lineno}: grade {grade!r} is not a number") from None
-            if not math.isfinite(g):
-                raise TrecFormatError(f"{path}:{lineno}: grade {grade!r} is not finite")
-            per_q = docs.setdefault(qid, {})
-            if docno in per_q:
-                raise TrecFormatError(
-                    f"{path}:{lineno}: duplicate judgment of document {docno!r} for query {qid!r}"
-                )
-            per_q[docno] = g
-    return Qrels(docs)
+    return Qrels(read_qrels_grades(path))
 
 
 @dataclass
