@@ -95,12 +95,14 @@ def _qrels_chunks(
             yield qs, ds, grades, line_of
 
 
-def read_qrels_grades(path: str, integer: bool = False) -> dict[str, dict[str, Any]]:
+def read_qrels_grades(
+    path: str, integer: bool = False, chunk_lines: int = 1 << 17
+) -> dict[str, dict[str, Any]]:
     """{qid: {docno: grade}} of a qrels file (``integer``: grades truncated toward zero, as
     trec_eval's ``atol`` reads them). A document judged twice for a query is an error naming the
     line. Cost: one pass, parsing vectorised per chunk; O(judgments) memory."""
     docs: dict[str, dict[str, Any]] = {}
-    for qs, ds, grades, line_of in _qrels_chunks(path):
+    for qs, ds, grades, line_of in _qrels_chunks(path, chunk_lines):
         if not qs:
             continue
         values = (grades.astype(np.int64) if integer else grades).tolist()
