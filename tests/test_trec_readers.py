@@ -99,3 +99,39 @@ def test_qrels_errors_name_the_line(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(TrecFormatError, match=message):
         read_qrels_grades(str(path))
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_contiguous_runs_stream_and_any_order_gives_the_same_output(tmp_path_factory, seed):
+    """A run with contiguous queries is evaluated query by query (RunStream); shuffled, it is
+    grouped in memory: trec_eval's output is the same either way."""
+    import io
+
+    from streammetrics.trec import evaluate_files
+    from streammetrics.trec.runfile import NotGrouped, RunStream
+    from tests import retrieval_oracles as O
+
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 6)
+    base = tmp_path_factory.mktemp("s")
+    (base / "qrels").write_text(
+        "".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items())
+    )
+    lines = [f"{q} Q0 {d} 1 {s} r" for q, docs in run.items() for d, s in docs.items()]
+    (base / "sorted").write_text("\n".join(lines) + "\n")
+    shuffled = [lines[i] for i in rng.permutation(len(lines))]
+    (base / "shuffled").write_text("\n".join(shuffled) + "\n")
+    assert [q for q, _ in RunStream(str(base / "sorted"), chunk_lines=3)] == list(run)
+    outputs = []
+    for name in ("sorted", "shuffled"):
+        sink = io.StringIO()
+        evaluate_files(
+            str(base / "qrels"), str(base / name), ["all_trec"], per_query=True, complete=True, out=sink
+        )
+        outputs.append(sink.getvalue())
+    assert outputs[0] == outputs[1]
+    firsts = [line.split()[0] for line in shuffled]
+    if any(q in firsts[: i - 1] and firsts[i - 1] != q for i, q in enumerate(firsts) if i):
+        with pytest.raises(NotGrouped, match="reappears"):
+            list(RunStream(str(base / "shuffled"), chunk_lines=3))

@@ -10,8 +10,9 @@ doubles. ``max_docs`` (``-M``) keeps the top documents; a document retrieved twi
 an error (as in trec_eval). Summary values: the mean over queries (``gm_map``, ``gm_bpref``: the
 geometric mean, ``exp`` of the mean log), sums for the ``num_*`` counts.
 
-Memory: the qrels and the run, grouped by query (see :mod:`.runfile`), plus one value per measure
-and query.
+Memory: the judgments, one value per measure and query, and -- when each query's lines are
+contiguous in the run (most runs) -- one chunk of run lines; otherwise the run grouped by query in
+memory, as trec_eval reads it (see :mod:`.runfile`).
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ import numpy as np
 from . import _kernels as K
 from ._measures import Options, Selected, select_measures
 from .judgment_groups import read_qrels_jg
-from .preferences import form_prefs_counts, read_prefs
+from .preferences import PrefLine, form_prefs_counts, read_prefs
 from .readers import TrecFormatError, read_qrels_grades
-from .runfile import QueryLines, read_run_grouped, read_zscores
+from .runfile import NotGrouped, QueryLines, RunStream, read_run_grouped, read_zscores
 
 MISSING_ZSCORE = -1000000.0
 Value = float | str
@@ -155,6 +156,63 @@ def _bogus_fixups(sel: Selected, values: list[Value]) -> list[Value]:
     return out
 
 
+class _QueryEvaluator:
+    """One query's values of the selected measures (a list per measure), from its run lines or,
+    for a query missing from the run (``lines=None``, -c), from trec_eval's placeholder ranking."""
+
+    def __init__(
+        self,
+        run_path: str,
+        selected: list[Selected],
+        judgments: dict[str, list[dict[str, int]]],
+        prefs: dict[str, list[PrefLine]],
+        opts: Options,
+        rel_format: str,
+        *,
+        max_docs: int | None,
+        judged_only: bool,
+        rel_level: float,
+        num_docs: int,
+    ) -> None:
+        self.run_path, self.selected, self.judgments, self.prefs = run_path, selected, judgments, prefs
+        self.opts, self.rel_format, self.max_docs, self.judged_only = opts, rel_format, max_docs, judged_only
+        self.rel_level, self.num_docs = rel_level, num_docs
+
+    def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
+        is_prefs = self.rel_format in PREFS_FORMATS
+        if lines is None:
+            kept = [BOGUS_DOC]
+        else:
+            kept = rank_docs(
+                self.run_path,
+                qid,
+                lines,
+                version=self.opts.version,
+                max_docs=self.max_docs,
+                ties_ascending=is_prefs,
+            )
+        inputs: Any
+        if is_prefs:
+            inputs = form_prefs_counts(self.prefs[qid], kept)
+        else:
+            inputs = [
+                K.ResRels(
+                    judge(kept, g, self.judged_only),
+                    _rel_levels(g),
+                    level=self.rel_level,
+                    num_docs=self.num_docs,
+                )
+                for g in self.judgments[qid]
+            ]
+        out = []
+        for sel in self.selected:
+            vals = sel.measure.compute(
+                inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
+            )
+            out.append(_bogus_fixups(sel, vals) if lines is None else vals)
+        return out
+
+
 def evaluate_files(
     qrels_path: str,
     run_path: str,
@@ -193,46 +251,39 @@ def evaluate_files(
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
     out = sys.stdout if out is None else out
     selected = select_measures(list(measures), rel_format)
-    opts = Options(version=trec_version, fused=fused_cutoffs)
     prefs = read_prefs(qrels_path, rel_format == "qrels_prefs") if rel_format in PREFS_FORMATS else {}
     judgments = _read_judgments(qrels_path, rel_format) if not prefs else {q: [] for q in prefs}
-    run = read_run_grouped(run_path)
+    ev = _QueryEvaluator(
+        run_path, selected, judgments, prefs, Options(version=trec_version, fused=fused_cutoffs), rel_format,
+        max_docs=max_docs, judged_only=judged_only, rel_level=rel_level, num_docs=num_docs,
+    )  # fmt: skip
+    store: dict[str, list[list[Value]]] = {}
+    stream = RunStream(run_path)
+    try:  # bounded memory when each query's lines are contiguous (one query at a time)
+        for qid, lines in stream:
+            if qid in judgments:
+                store[qid] = ev.values(qid, lines)
+        runid = stream.runid
+    except NotGrouped:  # any other line order: group the run in memory, as trec_eval does
+        store.clear()
+        run = read_run_grouped(run_path)
+        for qid, lines in run.queries.items():
+            if qid in judgments:
+                store[qid] = ev.values(qid, lines)
+        runid = run.runid
     ztable = read_zscores(zscores) if zscores is not None else None
     printer = _Printer(out, digits, ztable is not None)
     sums: list[list[float]] = [[0.0] * len(s.names) for s in selected]
     num_q = 0
     for qid in sorted(judgments, key=_qid_key):
-        lines = run.queries.get(qid)
-        if lines is None and not complete:
+        found = store.pop(qid, None)
+        if found is None and not complete:
             continue
-        kept = (
-            [BOGUS_DOC]
-            if lines is None
-            else rank_docs(
-                run_path,
-                qid,
-                lines,
-                version=trec_version,
-                max_docs=max_docs,
-                ties_ascending=rel_format in PREFS_FORMATS,
-            )
-        )
-        if rel_format in PREFS_FORMATS:
-            inputs: Any = form_prefs_counts(prefs[qid], kept)
-        else:
-            inputs = [
-                K.ResRels(
-                    judge(kept, grades, judged_only), _rel_levels(grades), level=rel_level, num_docs=num_docs
-                )
-                for grades in judgments[qid]
-            ]
-        show = per_query and (lines is not None or trec_version >= 10)
+        query_values = found if found is not None else ev.values(qid, None)
+        show = per_query and (found is not None or trec_version >= 10)
         num_q += 1
         for si, sel in enumerate(selected):
-            src = sel.measure.source
-            values = sel.measure.compute(inputs[0] if src == "qrels" else inputs, sel.params, opts)
-            if lines is None:
-                values = _bogus_fixups(sel, values)
+            values = query_values[si]
             if ztable is not None and sel.measure.value != "string":
                 values = list(_zscore(qid, list(sel.names), [float(v) for v in values], ztable))
             for vi, v in enumerate(values):
@@ -249,9 +300,9 @@ def evaluate_files(
     for si, sel in enumerate(selected):
         m = sel.measure
         if m.value == "runid":
-            results["runid"] = run.runid
+            results["runid"] = runid
             if summary:
-                printer.value("runid", "all", run.runid, "runid")
+                printer.value("runid", "all", runid, "runid")
             continue
         if m.value == "string":
             continue

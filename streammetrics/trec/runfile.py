@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -92,39 +93,79 @@ def _scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
     return sc
 
 
-def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
-    """Read a run file into per-query arrays. Cost: one pass, O(lines) time and memory; parsing is
-    per chunk of lines (one ``split``, scores converted by numpy)."""
-    pieces: dict[str, list[tuple[list[str], np.ndarray, np.ndarray]]] = {}
-    runid = ""
+_Piece = tuple[str, list[str], np.ndarray, np.ndarray, str]  # qid, docs, scores, line numbers, runid
+
+
+def _pieces(path: str, chunk_lines: int) -> Iterator[_Piece]:
+    """Contiguous same-query runs of lines in file order, per chunk (a query's lines may come in
+    several pieces), each with the run id of its last line."""
     lineno = 0
     with open(path, encoding="utf-8") as fh:
         while True:
             lines = list(itertools.islice(fh, chunk_lines))
             if not lines:
-                break
+                return
             first, lineno = lineno + 1, lineno + len(lines)
             qs, ds, s_tok, rs, line_of = _columns(path, lines, first)
             if not qs:
                 continue
             sc = _scores(path, s_tok, line_of)
             ln = np.asarray(line_of, dtype=np.int64)
-            runid = rs[-1]
             change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
             starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
-            ends = [*starts[1:], len(qs)]
-            for a, b in zip(starts, ends, strict=True):
-                pieces.setdefault(qs[a], []).append((ds[a:b], sc[a:b], ln[a:b]))
-    queries = {}
-    for q, parts in pieces.items():
-        if len(parts) == 1:
-            queries[q] = QueryLines(*parts[0])
-        else:
-            docs = [d for p in parts for d in p[0]]
-            queries[q] = QueryLines(
-                docs, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts])
-            )
-    return GroupedRun(queries, runid)
+            for a, b in zip(starts, [*starts[1:], len(qs)], strict=True):
+                yield qs[a], ds[a:b], sc[a:b], ln[a:b], rs[b - 1]
+
+
+def _join(parts: list[_Piece]) -> QueryLines:
+    if len(parts) == 1:
+        return QueryLines(parts[0][1], parts[0][2], parts[0][3])
+    return QueryLines(
+        [d for p in parts for d in p[1]],
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate([p[3] for p in parts]),
+    )
+
+
+def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
+    """Read a run file into per-query arrays. Cost: one pass, O(lines) time and memory; parsing is
+    per chunk of lines (one ``split``, scores converted by numpy)."""
+    pieces: dict[str, list[_Piece]] = {}
+    runid = ""
+    for piece in _pieces(path, chunk_lines):
+        pieces.setdefault(piece[0], []).append(piece)
+        runid = piece[4]
+    return GroupedRun({q: _join(parts) for q, parts in pieces.items()}, runid)
+
+
+class NotGrouped(Exception):
+    """A query's lines are not contiguous in the run file (raised by :class:`RunStream`)."""
+
+
+class RunStream:
+    """A run whose queries are contiguous, query by query in one pass with one chunk of lines and
+    one query in memory; raises :class:`NotGrouped` when a query reappears (the caller then reads
+    the run with :func:`read_run_grouped`). ``runid`` is the run id of the last line read."""
+
+    def __init__(self, path: str, chunk_lines: int = 1 << 17) -> None:
+        self.path, self.chunk_lines, self.runid = path, chunk_lines, ""
+
+    def __iter__(self) -> Iterator[tuple[str, QueryLines]]:
+        seen: set[str] = set()
+        current: list[_Piece] = []
+        for piece in _pieces(self.path, self.chunk_lines):
+            self.runid = piece[4]
+            if current and piece[0] == current[0][0]:
+                current.append(piece)
+                continue
+            if piece[0] in seen:
+                raise NotGrouped(f"{self.path}:{int(piece[3][0])}: query {piece[0]!r} reappears")
+            if current:
+                yield current[0][0], _join(current)
+            seen.add(piece[0])
+            current = [piece]
+        if current:
+            yield current[0][0], _join(current)
 
 
 def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
