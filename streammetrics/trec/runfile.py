@@ -96,9 +96,11 @@ def _scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
 _Piece = tuple[str, list[str], np.ndarray, np.ndarray, str]  # qid, docs, scores, line numbers, runid
 
 
-def _pieces(path: str, chunk_lines: int) -> Iterator[_Piece]:
-    """Contiguous same-query runs of lines in file order, per chunk (a query's lines may come in
-    several pieces), each with the run id of its last line."""
+def _pieces(path: str, chunk_lines: int, grouped_only: bool = False) -> Iterator[_Piece]:
+    """Each query's lines per chunk of lines, in file order within the query, with the run id of
+    the chunk's last line. When every query of a chunk is one contiguous block the pieces come in
+    file order; otherwise the chunk is grouped by a stable sort on the query id (``grouped_only``:
+    :class:`NotGrouped` is raised instead, naming the line where a query reappears)."""
     lineno = 0
     with open(path, encoding="utf-8") as fh:
         while True:
@@ -113,8 +115,26 @@ def _pieces(path: str, chunk_lines: int) -> Iterator[_Piece]:
             ln = np.asarray(line_of, dtype=np.int64)
             change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
             starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
-            for a, b in zip(starts, [*starts[1:], len(qs)], strict=True):
-                yield qs[a], ds[a:b], sc[a:b], ln[a:b], rs[b - 1]
+            block_qids = [qs[a] for a in starts]
+            if len(set(block_qids)) == len(block_qids):
+                for a, b in zip(starts, [*starts[1:], len(qs)], strict=True):
+                    yield qs[a], ds[a:b], sc[a:b], ln[a:b], rs[-1]
+                continue
+            if grouped_only:
+                seen: set[str] = set()
+                for a, q in zip(starts, block_qids, strict=True):
+                    if q in seen:
+                        raise NotGrouped(f"{path}:{line_of[a]}: query {q!r} reappears")
+                    seen.add(q)
+            index: dict[str, int] = {}
+            codes = np.fromiter((index.setdefault(q, len(index)) for q in qs), dtype=np.int64, count=len(qs))
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(len(index) + 1)).tolist()
+            ordered = [ds[i] for i in order.tolist()]
+            sc, ln = sc[order], ln[order]
+            for q, c in index.items():
+                a, b = bounds[c], bounds[c + 1]
+                yield q, ordered[a:b], sc[a:b], ln[a:b], rs[-1]
 
 
 def _join(parts: list[_Piece]) -> QueryLines:
@@ -153,7 +173,7 @@ class RunStream:
     def __iter__(self) -> Iterator[tuple[str, QueryLines]]:
         seen: set[str] = set()
         current: list[_Piece] = []
-        for piece in _pieces(self.path, self.chunk_lines):
+        for piece in _pieces(self.path, self.chunk_lines, grouped_only=True):
             self.runid = piece[4]
             if current and piece[0] == current[0][0]:
                 current.append(piece)
