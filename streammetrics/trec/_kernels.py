@@ -78,6 +78,20 @@ class ResRels:
         m = min(k, self.num_ret)
         return int(self.cum_rel[m - 1]) if m > 0 else 0
 
+    def rels_at(self, cutoffs: Sequence[int]) -> list[int]:
+        """:meth:`rel_at` of each cutoff (one numpy gather)."""
+        if not self.num_ret:
+            return [0] * len(cutoffs)
+        idx = np.minimum(np.asarray(cutoffs, dtype=np.int64), self.num_ret) - 1
+        return np.where(idx >= 0, self.cum_rel[np.maximum(idx, 0)], 0).tolist()
+
+    @functools.cached_property
+    def ap(self) -> float:
+        """Average precision (trec_eval's map for this query), shared by map and gm_map."""
+        if not len(self.rel_pos):
+            return 0.0
+        return seqsum(self.cum_rel[self.rel_pos] / (self.rel_pos + 1.0)) / self.num_rel
+
     @functools.cached_property
     def interpolated(self) -> np.ndarray:
         """Interpolated precision at each relevant document: max precision at its rank or below."""
@@ -97,9 +111,7 @@ class ResRels:
 
 
 def average_precision(rr: ResRels) -> float:
-    if not len(rr.rel_pos):
-        return 0.0
-    return seqsum(rr.cum_rel[rr.rel_pos] / (rr.rel_pos + 1.0)) / rr.num_rel
+    return rr.ap
 
 
 def gm_log(value: float) -> float:
@@ -163,23 +175,23 @@ def bin_g(rr: ResRels) -> float:
 
 
 def precision_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    return [rr.rel_at(k) / k for k in cutoffs]
+    return [r / k for r, k in zip(rr.rels_at(cutoffs), cutoffs, strict=True)]
 
 
 def recall_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     if not rr.num_rel:
         return [0.0] * len(cutoffs)
-    return [rr.rel_at(k) / rr.num_rel for k in cutoffs]
+    return [r / rr.num_rel for r in rr.rels_at(cutoffs)]
 
 
 def relative_precision_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     if not rr.num_rel:
         return [0.0] * len(cutoffs)
-    return [rr.rel_at(k) / min(k, rr.num_rel) for k in cutoffs]
+    return [r / min(k, rr.num_rel) for r, k in zip(rr.rels_at(cutoffs), cutoffs, strict=True)]
 
 
 def success_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    return [1.0 if rr.rel_at(k) else 0.0 for k in cutoffs]
+    return [1.0 if r else 0.0 for r in rr.rels_at(cutoffs)]
 
 
 def unjudged_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
