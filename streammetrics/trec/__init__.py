@@ -21,8 +21,8 @@ ranks double scores, uses ``lround(c*R)``, and with ``-c`` also prints the per-q
 queries missing from the run.
 
 Differences from trec_eval: a score or grade that is not a number is an error (trec_eval reads it
-as 0); ``name=gain`` pairs of ``ndcg``/``G``/``rbp`` set the gains as documented (trec_eval 10.0
-ignores them: its pair names are not terminated); a qrels query absent from the run is skipped
+as 0); ``rbp`` rescales gains outside [0, 1] from a range that starts at 0 (trec_eval leaves it
+uninitialised); a qrels query absent from the run is skipped
 without ``-c`` (trec_eval 10.0 exits with an error); a document judged twice in a query is an error
 when the qrels are read (trec_eval: when that query is evaluated). :func:`trec_metrics` gives the
 library's streaming accumulators of the common measures.

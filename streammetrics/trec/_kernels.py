@@ -528,7 +528,7 @@ def rbp(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> float:
     vals = [gain for _, gain, _ in gains.levels]
     lo, hi = min([0.0, *vals]), max([0.0, *vals])
     g = gains.of(rr.rels)
-    if lo < 0 or hi > 1:  # trec_eval rescales gains to [0, 1]
+    if lo < 0 or hi > 1:  # trec_eval rescales gains to [0, 1] (its min/max start uninitialised; here 0)
         table = {lv: (gain - lo) / (hi - lo) for lv, gain, _ in gains.levels}
         first: dict[int, float] = {}
         for lv, _, _ in gains.levels:
