@@ -104,7 +104,7 @@ def test_default_output_format_and_families(tmp_path, capsys):
     ]
     with open(tmp_path / "o.txt", "w") as sink:
         res = evaluate_files(qp, rp, ["P.1,2", "ndcg_cut.2", "iprec_at_recall.0.5"], out=sink)
-    assert list(res) == ["P_1", "P_2", "ndcg_cut_2", "iprec_at_recall_0.50"]
+    assert list(res) == ["iprec_at_recall_0.50", "P_1", "P_2", "ndcg_cut_2"]  # trec_eval's measure order
     assert res["P_1"] == 0.0 and res["P_2"] == 0.5 and abs(res["iprec_at_recall_0.50"] - 2 / 3) < 1e-15
 
 
@@ -130,7 +130,6 @@ def test_complete_flag_counts_queries_missing_from_the_run(tmp_path, capsys):
         ("1 0 a 1\n", "1 Q0 a 1 high r\n", "run.txt:1: score 'high' is not a number"),
         ("1 0 a 1\n", "1 Q0 a 1 nan r\n", "run.txt:1: score is NaN"),
         ("1 0 a 1\n", "1 Q0 a 1 1 r\n1 Q0 a 2 0.5 r\n", "run.txt:2: duplicate document 'a'"),
-        ("1 0 a 1\n", "1 Q0 a 1 1 r\n2 Q0 a 1 1 r\n1 Q0 b 2 0.5 r\n", "run.txt:3: query '1' reappears"),
     ],
 )
 def test_malformed_files_name_file_and_line(tmp_path, capsys, qrels_text, run_text, message):
@@ -148,8 +147,8 @@ def test_unknown_measure_and_readers(tmp_path, capsys):
     rp.write_text("1 Q0 a 1 1.5 r\n1 Q0 b 2 0.5 r\n2 Q0 c 1 3 r\n")
     assert read_qrels(str(qp)).docs == {"1": {"a": 2.0, "b": 0.0}}
     assert [(q, d) for q, d, _, _ in iter_run(str(rp))] == [("1", ["a", "b"]), ("2", ["c"])]
-    assert main(["trec", str(qp), str(rp), "-m", "bpref"]) == 2
-    assert "measure 'bpref' is not supported" in capsys.readouterr().err
+    assert main(["trec", str(qp), str(rp), "-m", "bpref_x"]) == 2
+    assert "measure 'bpref_x' is not supported" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("chunk_lines", [1, 2, 3, 7, 1000])

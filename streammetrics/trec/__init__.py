@@ -1,0 +1,54 @@
+"""TREC evaluation: trec_eval's measures, options and output format (``streammetrics trec``).
+
+``streammetrics trec QRELS RUN [-m MEASURE ...] [-q] [-c] [-l LEVEL] [-M N] [-J] [-N N] [-n] [-Z FILE]
+[-R qrels|qrels_jg|prefs|qrels_prefs] [--trec-version 9|10]`` prints ``measure<TAB>qid|all<TAB>value``
+lines exactly as trec_eval does (names, order, ``%6.4f``), so scripts can switch; it reproduces
+every line of the 15 cases of trec_eval's own quicktest. Every measure of trec_eval is computed with
+trec_eval's own definitions (per-query kernels in :mod:`._kernels`, :mod:`.judgment_groups`,
+:mod:`.preferences`; the measure table in :mod:`._measures`), with its parameter syntax (``P.5,10``,
+``ndcg_cut.10,20``, ``iprec_at_recall..1,.5``, ``Rprec_mult.0.5``, ``utility.2,-1,0,0``,
+``11pt_avg..25,.5``, ``ndcg.1=3,2=9``, ``success.1,5``, ``relstring.20``) and nicknames
+(``official``, the default, ``all_trec``, ``set``, ``all_prefs``, ``prefs``, ``qrels_jg``). Input is
+read as trec_eval reads it: ``#`` comment lines, extra trailing run fields, any line order. A run
+whose queries are contiguous is evaluated query by query in bounded memory; any other order is
+grouped in memory, as trec_eval does.
+
+Where trec_eval's versions differ, ``--trec-version`` picks one: 9 (default, as pytrec_eval and
+ir_measures) ranks float32-rounded scores and puts the recall cutoffs of ``iprec_at_recall`` /
+``11pt_avg`` at ``(long)(c*R + 0.9)`` relevant documents (``--fused-cutoffs``: with ``c*R + 0.9``
+rounded once, as arm64/macOS builds compute it, which the quicktest's ``v9/`` outputs follow); 10
+ranks double scores, uses ``lround(c*R)``, and with ``-c`` also prints the per-query lines of
+queries missing from the run.
+
+Differences from trec_eval: a score or grade that is not a number is an error (trec_eval reads it
+as 0); ``rbp`` rescales gains outside [0, 1] from a range that starts at 0 (trec_eval leaves it
+uninitialised); a qrels query absent from the run is skipped
+without ``-c`` (trec_eval 10.0 exits with an error); a document judged twice in a query is an error
+when the qrels are read (trec_eval: when that query is evaluated). :func:`trec_metrics` gives the
+library's streaming accumulators of the common measures.
+"""
+
+from __future__ import annotations
+
+from .accumulators import trec_metrics
+from .cli import add_parser, main, run
+from .evaluate import DEFAULT_MEASURES, evaluate_files
+from .readers import Qrels, RunChunk, TrecFormatError, iter_run, read_qrels, read_run_chunks
+from .runfile import GroupedRun, read_run_grouped
+
+__all__ = [
+    "read_qrels",
+    "iter_run",
+    "read_run_chunks",
+    "read_run_grouped",
+    "trec_metrics",
+    "evaluate_files",
+    "main",
+    "add_parser",
+    "run",
+    "DEFAULT_MEASURES",
+    "Qrels",
+    "RunChunk",
+    "GroupedRun",
+    "TrecFormatError",
+]

@@ -1,0 +1,296 @@
+"""trec_eval's measure table: names, parameter syntax, defaults, averaging and printing.
+
+Measures are listed in trec_eval's order (the order it computes and prints them). ``-m`` takes a
+measure, ``measure.params`` or a nickname (``official``, ``all_trec``, ``set``); as in trec_eval,
+parameters attach to the measure name and the first ``-m`` that gives them wins. Cutoff lists are
+sorted and must be unique (long cutoffs are read like C's ``atol``: ``23.4`` is 23, and positive);
+``name=value`` gain pairs and plain parameter lists keep their text in the printed name
+(``ndcg_1=3,2=9``, ``utility_2,-1,0,0``). For compatibility the single names ``P_5``,
+``iprec_at_recall_0.30``, ``map_cut_10``, ... also select one cutoff of their family.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import _kernels as K
+from . import judgment_groups as JG
+from . import preferences as P
+
+Value = float | str
+LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+TENTHS = tuple(i / 10 for i in range(11))
+RPREC_MULTS = tuple(i / 10 for i in range(2, 21, 2))
+
+
+@dataclass(frozen=True)
+class Options:
+    """Evaluation options the kernels need: the recall-cutoff rule (trec_eval 9 or 10, and for 9
+    whether ``c*R + 0.9`` is rounded once, as a fused multiply-add)."""
+
+    version: int = 9
+    fused: bool = False
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One trec_eval measure: ``kind`` is its parameter type (``none``, ``long_cuts``,
+    ``double_cuts``, ``doubles``, ``pairs``), ``avg`` how queries combine (``mean``, ``gm``,
+    ``sum``, ``num_q``, ``num_rel``, ``none``), ``value`` its printed type (``double``, ``long``,
+    ``string``, ``runid``)."""
+
+    name: str
+    kind: str
+    default: tuple[Any, ...]
+    compute: Callable[[Any, tuple[Any, ...], Options], list[Value]]
+    avg: str = "mean"
+    value: str = "double"
+    per_query: bool = True
+    source: str = "qrels"  # what compute takes: a ResRels ("qrels"), one per judgment group ("qrels_jg")
+
+
+def _one(f: Callable[[K.ResRels], float]) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
+    return lambda rr, p, o: [f(rr)]
+
+
+def _set(key: str) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
+    return lambda rr, p, o: [K.set_values(rr, float(p[0]) if p else 1.0)[key]]
+
+
+def _pref(f: Callable[[P.ResultsPrefs], float]) -> Callable[[Any, tuple[Any, ...], Options], list[Value]]:
+    return lambda rp, p, o: [f(rp)]
+
+
+def _ndcg_kind(which: int) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
+    return lambda rr, p, o: [K.ndcg_values(rr, p)[which]]
+
+
+MEASURES: tuple[Measure, ...] = (
+    Measure(
+        "runid", "none", (), lambda rr, p, o: [], avg="none", value="runid", per_query=False, source="any"
+    ),
+    Measure(
+        "num_q", "none", (), lambda rr, p, o: [1.0], avg="num_q", value="long", per_query=False, source="any"
+    ),
+    Measure("num_ret", "none", (), lambda rr, p, o: [float(rr.num_ret)], avg="sum", value="long"),
+    Measure("num_rel", "none", (), lambda rr, p, o: [float(rr.num_rel)], avg="num_rel", value="long"),
+    Measure("num_rel_ret", "none", (), lambda rr, p, o: [float(rr.num_rel_ret)], avg="sum", value="long"),
+    Measure("map", "none", (), _one(K.average_precision)),
+    Measure(
+        "gm_map", "none", (), _one(lambda rr: K.gm_log(K.average_precision(rr))), avg="gm", per_query=False
+    ),
+    Measure("Rprec", "none", (), _one(K.rprec)),
+    Measure("bpref", "none", (), _one(K.bpref)),
+    Measure("recip_rank", "none", (), _one(K.recip_rank)),
+    Measure(
+        "iprec_at_recall",
+        "double_cuts",
+        TENTHS,
+        lambda rr, p, o: list(K.iprec_at_recall(rr, p, o.version, o.fused)),
+    ),
+    Measure("P", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.precision_at(rr, p))),
+    Measure(
+        "relstring", "doubles", (10.0,), lambda rr, p, o: [K.relstring(rr, p[0])], avg="none", value="string"
+    ),
+    Measure("recall", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.recall_at(rr, p))),
+    Measure("infAP", "none", (), _one(K.infap)),
+    Measure("gm_bpref", "none", (), _one(lambda rr: K.gm_log(K.bpref(rr))), avg="gm", per_query=False),
+    Measure("Rprec_mult", "double_cuts", RPREC_MULTS, lambda rr, p, o: list(K.rprec_mult(rr, p))),
+    Measure("utility", "doubles", (1.0, -1.0, 0.0, 0.0), lambda rr, p, o: [K.utility(rr, p)]),
+    Measure("11pt_avg", "doubles", TENTHS, lambda rr, p, o: [K.eleven_pt_avg(rr, p, o.version, o.fused)]),
+    Measure("binG", "none", (), _one(K.bin_g)),
+    Measure("G", "pairs", (), lambda rr, p, o: [K.normalized_gain(rr, p)]),
+    Measure("dcg", "pairs", (), _ndcg_kind(0)),
+    Measure("ideal_dcg", "pairs", (), _ndcg_kind(1)),
+    Measure("ndcg", "pairs", (), lambda rr, p, o: [K.ndcg(rr, p)]),
+    Measure("ndcg_rel", "pairs", (), lambda rr, p, o: [K.ndcg_rel(rr, p)]),
+    Measure("Rndcg", "pairs", (), lambda rr, p, o: [K.rndcg(rr, p)]),
+    Measure("ndcg_cut", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.ndcg_at(rr, p))),
+    Measure("map_cut", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.map_at(rr, p))),
+    Measure("relative_P", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.relative_precision_at(rr, p))),
+    Measure("success", "long_cuts", (1, 5, 10), lambda rr, p, o: list(K.success_at(rr, p))),
+    Measure("set_P", "none", (), _set("set_P")),
+    Measure("set_relative_P", "none", (), _set("set_relative_P")),
+    Measure("set_recall", "none", (), _set("set_recall")),
+    Measure("set_map", "none", (), _set("set_map")),
+    Measure("set_F", "doubles", (1.0,), _set("set_F")),
+    Measure(
+        "num_nonrel_judged_ret",
+        "none",
+        (),
+        lambda rr, p, o: [float(rr.num_ret - rr.num_nonpool - rr.num_unjudged - rr.num_rel_ret)],
+        avg="sum",
+        value="long",
+    ),
+    *(
+        Measure(name, "none", (), _pref(f), avg=avg, value=value, source="prefs")
+        for name, f, avg, value in (
+            ("prefs_num_prefs_poss", P.num_possible, "sum", "long"),
+            ("prefs_num_prefs_ful", P.num_fulfilled, "sum", "long"),
+            ("prefs_num_prefs_ful_ret", P.num_fulfilled_ret, "sum", "long"),
+            ("prefs_simp", lambda rp: P.simple(rp, "all"), "mean", "double"),
+            ("prefs_pair", lambda rp: P.pairs(rp, "all"), "mean", "double"),
+            ("prefs_avgjg", lambda rp: P.by_group(rp, "all"), "mean", "double"),
+            ("prefs_avgjg_Rnonrel", lambda rp: P.rnonrel(rp, False), "mean", "double"),
+            ("prefs_simp_ret", lambda rp: P.simple(rp, "ret"), "mean", "double"),
+            ("prefs_pair_ret", lambda rp: P.pairs(rp, "ret"), "mean", "double"),
+            ("prefs_avgjg_ret", lambda rp: P.by_group(rp, "ret"), "mean", "double"),
+            ("prefs_avgjg_Rnonrel_ret", lambda rp: P.rnonrel(rp, True), "mean", "double"),
+            ("prefs_simp_imp", lambda rp: P.simple(rp, "imp"), "mean", "double"),
+            ("prefs_pair_imp", lambda rp: P.pairs(rp, "imp"), "mean", "double"),
+            ("prefs_avgjg_imp", lambda rp: P.by_group(rp, "imp"), "mean", "double"),
+        )
+    ),
+    Measure("map_avgjg", "none", (), lambda g, p, o: list(JG.map_avgjg(g)), source="qrels_jg"),
+    Measure(
+        "P_avgjg", "long_cuts", LONG_CUTS, lambda g, p, o: list(JG.precision_avgjg(g, p)), source="qrels_jg"
+    ),
+    Measure(
+        "Rprec_mult_avgjg",
+        "double_cuts",
+        RPREC_MULTS,
+        lambda g, p, o: list(JG.rprec_mult_avgjg(g, p)),
+        source="qrels_jg",
+    ),
+    Measure("rbp", "pairs", (), lambda rr, p, o: [K.rbp(rr, p)]),
+    Measure("rbp_resid", "pairs", (), lambda rr, p, o: [K.rbp_resid(rr, p)]),
+    Measure("unj", "long_cuts", (5, 10, 20), lambda rr, p, o: list(K.unjudged_at(rr, p))),
+)
+BY_NAME = {m.name: m for m in MEASURES}
+
+NICKNAMES: dict[str, tuple[str, ...]] = {
+    "official": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P"),
+    "set": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "utility", "set_P", "set_recall",
+            "set_relative_P", "set_map", "set_F"),
+    "all_trec": ("runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                 "recip_rank", "iprec_at_recall", "P", "relstring", "recall", "unj", "rbp", "rbp_resid",
+                 "infAP", "gm_bpref", "utility", "11pt_avg", "ndcg", "relative_P", "Rprec_mult", "success",
+                 "map_cut", "ndcg_cut", "ndcg_rel", "Rndcg", "binG", "G", "set_P", "set_recall",
+                 "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret"),
+}  # fmt: skip
+NICKNAMES["qrels_jg"] = ("runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+_PREFS = tuple(m.name for m in MEASURES if m.source == "prefs")
+NICKNAMES["all_prefs"] = ("runid", "num_q", *_PREFS)
+NICKNAMES["prefs"] = ("runid", "num_q", *_PREFS[:6])
+
+_ATOL = re.compile(r"\s*([+-]?\d*)")
+_ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+def atol(text: str) -> int:
+    """C's ``atol``: the leading integer of ``text`` (0 when there is none)."""
+    m = _ATOL.match(text)
+    digits = m.group(1) if m else ""
+    return int(digits) if digits.strip("+-") else 0
+
+
+def atof(text: str) -> float:
+    """C's ``atof``: the leading decimal number of ``text`` (0.0 when there is none)."""
+    m = _ATOF.match(text)
+    return float(m.group(1)) if m else 0.0
+
+
+@dataclass(frozen=True)
+class Selected:
+    """A requested measure with its parameters and the names of its values (as printed)."""
+
+    measure: Measure
+    params: tuple[Any, ...]
+    names: tuple[str, ...]
+
+
+def _parse_params(m: Measure, text: str) -> tuple[tuple[Any, ...], str | None]:
+    """Parameters from ``text`` (trec_eval's get_*_cutoffs / params / pairs) and the printable text."""
+    parts = text.split(",")
+    if m.kind == "long_cuts":
+        cuts = sorted(atol(p) for p in parts)
+        if cuts[0] <= 0:
+            raise ValueError(f"measure {m.name!r}: cutoffs must be positive, got {text!r}")
+        if len(set(cuts)) != len(cuts):
+            raise ValueError(f"measure {m.name!r}: duplicate cutoffs in {text!r}")
+        return tuple(cuts), text
+    if m.kind == "double_cuts":
+        vals = sorted(atof(p) for p in parts)
+        if len(set(vals)) != len(vals):
+            raise ValueError(f"measure {m.name!r}: duplicate cutoffs in {text!r}")
+        return tuple(vals), text
+    if m.kind == "doubles":
+        return tuple(atof(p) for p in parts), text
+    if m.kind == "pairs":
+        pairs = []
+        for p in parts:
+            name, eq, value = p.partition("=")
+            if not eq or not name or "=" in value:
+                raise ValueError(f"measure {m.name!r}: malformed pair parameters in {text!r}")
+            pairs.append((name, atof(value)))
+        return tuple(pairs), text
+    raise ValueError(f"measure {m.name!r} takes no parameters, got {text!r}")
+
+
+def _value_names(m: Measure, params: tuple[Any, ...], printable: str | None) -> tuple[str, ...]:
+    if m.value == "runid":
+        return ()
+    if m.kind == "long_cuts":
+        return tuple(f"{m.name}_{k}" for k in params)
+    if m.kind == "double_cuts":
+        return tuple(f"{m.name}_{c:3.2f}" for c in params)
+    return (f"{m.name}_{printable}",) if printable is not None else (m.name,)
+
+
+_SINGLE = re.compile(r"^(P|recall|map_cut|ndcg_cut|relative_P|success|unj|iprec_at_recall|Rprec_mult)_(.+)$")
+
+
+def select_measures(args: Sequence[str], rel_format: str = "qrels") -> list[Selected]:
+    """The measures that ``-m`` arguments select, in trec_eval's order, for judgments in
+    ``rel_format`` (``qrels`` or ``qrels_jg``).
+
+    Raises ValueError naming the argument for an unknown measure, bad parameters, or a measure
+    that needs another judgment format (``-R``).
+    """
+    marked: set[str] = set()
+    params: dict[str, str] = {}
+    extra: dict[str, list[str]] = {}  # P_5-style single names
+    for arg in args:
+        base, dot, text = arg.partition(".")
+        single = _SINGLE.match(arg) if base not in BY_NAME and base not in NICKNAMES else None
+        if single:
+            extra.setdefault(single.group(1), []).append(single.group(2))
+            marked.add(single.group(1))
+            continue
+        if dot:
+            if not text:
+                raise ValueError(f"measure {arg!r}: empty parameter list after '.'")
+            params.setdefault(base, text)
+        if base in NICKNAMES:
+            marked.update(NICKNAMES[base])
+        elif base in BY_NAME:
+            marked.add(base)
+        else:
+            raise ValueError(
+                f"measure {arg!r} is not supported; supported: {', '.join([*NICKNAMES, *BY_NAME])}"
+            )
+    out = []
+    for m in MEASURES:
+        if m.name not in marked:
+            continue
+        fmt = "prefs" if rel_format in ("prefs", "qrels_prefs") else rel_format
+        if m.source not in ("any", fmt):
+            raise ValueError(
+                f"measure {m.name!r} needs judgments in the '{m.source}' format (-R {m.source}), "
+                f"not '{rel_format}'"
+            )
+        if m.name in params:
+            p, printable = _parse_params(m, params[m.name])
+        elif m.name in extra:
+            p, printable = (), None
+        else:
+            p, printable = m.default, None
+        if m.name in extra:
+            more, _ = _parse_params(m, ",".join(extra[m.name]))
+            p = tuple(sorted(set(p) | set(more)))
+        out.append(Selected(m, p, _value_names(m, p, printable)))
+    return out

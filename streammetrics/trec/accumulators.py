@@ -1,0 +1,79 @@
+"""The library's streaming accumulators configured to give trec_eval's values (``trec_metrics``).
+
+Where the library's defaults differ from trec_eval these use trec_eval's conventions: AP@k divides
+by R (``denominator="R"``) and interpolated precision uses ``interpolation="trec"``. The
+``streammetrics trec`` command computes every trec_eval measure with the per-query kernels of
+:mod:`._kernels`; these accumulators are the streaming/mergeable form of the common ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..retrieval import (
+    MAP,
+    MRR,
+    NDCG,
+    ElevenPointAP,
+    InterpolatedPrecision,
+    PrecisionAtK,
+    RecallAtK,
+    RetrievalMetric,
+    RPrecision,
+    SetPrecision,
+    SetRecall,
+)
+
+__all__ = ["trec_metrics"]
+
+_COUNTERS = {"num_ret": "retrieved", "num_rel": "relevant", "num_rel_ret": "relevant_retrieved"}
+
+
+def trec_metrics(
+    names: Sequence[str], rel_level: float = 1, per_query: bool = False
+) -> dict[str, RetrievalMetric]:
+    """Accumulators that print trec_eval's values for the given (single) trec_eval measure names."""
+    out: dict[str, RetrievalMetric] = {}
+    kw: dict[str, Any] = {"rel_level": rel_level, "per_query": per_query}
+    for name in names:
+        if name in ("runid", "num_q"):
+            continue
+        if name in _COUNTERS:
+            out["_set"] = SetPrecision(average="micro", **kw)
+            continue
+        family, _, k = name.rpartition("_")
+        try:
+            if name == "map":
+                out[name] = MAP(**kw)
+            elif name == "Rprec":
+                out[name] = RPrecision(**kw)
+            elif name == "recip_rank":
+                out[name] = MRR(**kw)
+            elif name == "ndcg":
+                out[name] = NDCG(per_query=per_query)
+            elif name == "set_P":
+                out[name] = SetPrecision(**kw)
+            elif name == "set_recall":
+                out[name] = SetRecall(**kw)
+            elif name == "11pt_avg":
+                out[name] = ElevenPointAP(interpolation="trec", **kw)
+            elif family == "iprec_at_recall":
+                out[name] = InterpolatedPrecision(float(k), interpolation="trec", **kw)
+            elif family == "P":
+                out[name] = PrecisionAtK(int(k), **kw)
+            elif family == "recall":
+                out[name] = RecallAtK(int(k), **kw)
+            elif family == "map_cut":
+                out[name] = MAP(int(k), denominator="R", **kw)
+            elif family == "ndcg_cut":
+                out[name] = NDCG(int(k), per_query=per_query)
+            else:
+                raise ValueError
+        except ValueError:
+            raise ValueError(
+                f"measure {name!r} is not supported; supported: runid num_q num_ret num_rel num_rel_ret map "
+                "map_cut_K P_K recall_K Rprec recip_rank ndcg ndcg_cut_K set_P set_recall "
+                "iprec_at_recall_X 11pt_avg"
+            ) from None
+    return out

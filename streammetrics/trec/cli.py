@@ -1,0 +1,110 @@
+"""``streammetrics trec QRELS RUN``: trec_eval's options, measures and output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .evaluate import DEFAULT_MEASURES, evaluate_files
+
+__all__ = ["add_parser", "run", "main"]
+
+_VERSION_HELP = (
+    "trec_eval version to reproduce where versions differ (default 9, as pytrec_eval and ir_measures): "
+    "9 rounds scores to float32 before ranking and places the iprec_at_recall / 11pt_avg recall "
+    "cutoffs at (long)(c*R + 0.9) relevant documents; 10 keeps scores as doubles, uses lround(c*R), "
+    "and with -c prints the per-query lines of queries missing from the run"
+)
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register the ``trec`` subcommand on an argparse subparsers object."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "trec",
+        help="evaluate a TREC run against qrels (trec_eval's measures, options and output format)",
+        description=(
+            "trec_eval's evaluation: qrels 'qid iter docno grade', run 'qid Q0 docno rank score runid' "
+            "(any line order, '#' comment lines and extra trailing fields allowed). Measures: -m official "
+            "(default), all_trec, set, or any trec_eval measure with its parameters (P.5,10 ndcg_cut.10 "
+            "iprec_at_recall.0.1,0.5 Rprec_mult.0.5 utility.2,-1,0,0 11pt_avg..25,.5 ndcg.1=3,2=9 "
+            "success.1,5 relstring.20 ...)."
+        ),
+    )
+    p.add_argument("qrels", help="qrels file: qid iter docno grade")
+    p.add_argument("run", help="run file: qid Q0 docno rank score runid")
+    p.add_argument(
+        "-m",
+        dest="measures",
+        action="append",
+        default=None,
+        help="measure or measure set (trec_eval syntax; repeatable), e.g. all_trec, map, P.5,10",
+    )
+    p.add_argument("-q", dest="per_query", action="store_true", help="also print each query's values")
+    p.add_argument(
+        "-c",
+        dest="complete",
+        action="store_true",
+        help="average over every qrels query (a query missing from the run scores trec_eval's empty ranking)",
+    )
+    p.add_argument("-l", dest="rel_level", type=int, default=1, help="minimum grade of a relevant document")
+    p.add_argument("-M", dest="max_docs", type=int, default=None, help="evaluate only the top M documents")
+    p.add_argument("-J", dest="judged_only", action="store_true", help="drop unjudged documents first")
+    p.add_argument("-N", dest="num_docs", type=int, default=0, help="documents in the collection (utility)")
+    p.add_argument("-n", dest="no_summary", action="store_true", help="print no summary ('all') lines")
+    p.add_argument(
+        "-Z", dest="zscores", default=None, help="print z-scores: file of 'qid measure mean stddev'"
+    )
+    p.add_argument(
+        "-R",
+        dest="rel_format",
+        default="qrels",
+        choices=["qrels", "qrels_jg", "prefs", "qrels_prefs"],
+        help="judgment format: qrels; qrels_jg ('qid jg docno grade', judgment groups); prefs "
+        "('qid jg jsg docno rel_level', preferences); qrels_prefs (a qrels file read as prefs)",
+    )
+    p.add_argument("--trec-version", type=int, choices=[9, 10], default=9, help=_VERSION_HELP)
+    p.add_argument(
+        "--fused-cutoffs",
+        action="store_true",
+        help="with --trec-version 9: compute c*R + 0.9 with one rounding (fused multiply-add), as "
+        "trec_eval 9.x builds for arm64/macOS do (its v9 test outputs); default: two roundings, as "
+        "x86-64 builds and pytrec_eval",
+    )
+    p.add_argument("--digits", type=int, default=4, help="decimals printed (trec_eval: 4)")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``streammetrics trec`` (errors go to stderr with exit status 2)."""
+    try:
+        evaluate_files(
+            args.qrels,
+            args.run,
+            args.measures or DEFAULT_MEASURES,
+            per_query=args.per_query,
+            complete=args.complete,
+            rel_level=args.rel_level,
+            digits=args.digits,
+            max_docs=getattr(args, "max_docs", None),
+            judged_only=getattr(args, "judged_only", False),
+            num_docs=getattr(args, "num_docs", 0),
+            summary=not getattr(args, "no_summary", False),
+            zscores=getattr(args, "zscores", None),
+            trec_version=getattr(args, "trec_version", 9),
+            fused_cutoffs=getattr(args, "fused_cutoffs", False),
+            rel_format=getattr(args, "rel_format", "qrels"),
+        )
+    except (OSError, ValueError) as exc:
+        print(f"streammetrics trec: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``streammetrics trec ...`` as a function: ``main(["trec", QRELS, RUN, "-q"])``."""
+    parser = argparse.ArgumentParser(prog="streammetrics")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_parser(sub)
+    return run(parser.parse_args(argv))

@@ -1,0 +1,322 @@
+"""``evaluate_files``: trec_eval's evaluation loop, measure values and output lines.
+
+Queries are evaluated in trec_eval's order (query ids sorted bytewise) and only those present in
+both files, unless ``complete`` (``-c``): then every qrels query counts, one missing from the run
+scoring as trec_eval's placeholder ranking (trec_eval 10 prints its per-query lines, 9.x does not).
+Each query's retrieved documents are ranked by score descending, ties broken by document id
+descending (trec_eval's ``comp_sim_docno``); with ``trec_version=9`` scores are first rounded to
+float32 (trec_eval 9.x kept them as C ``float``, so scores equal in float32 tie), with 10 they stay
+doubles. ``max_docs`` (``-M``) keeps the top documents; a document retrieved twice among them is
+an error (as in trec_eval). Summary values: the mean over queries (``gm_map``, ``gm_bpref``: the
+geometric mean, ``exp`` of the mean log), sums for the ``num_*`` counts.
+
+Memory: the judgments, one value per measure and query, and -- when each query's lines are
+contiguous in the run (most runs) -- one chunk of run lines; otherwise the run grouped by query in
+memory, as trec_eval reads it (see :mod:`.runfile`).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from typing import IO, Any
+
+import numpy as np
+
+from . import _kernels as K
+from ._measures import Options, Selected, select_measures
+from .judgment_groups import read_qrels_jg
+from .preferences import PrefLine, form_prefs_counts, read_prefs
+from .readers import TrecFormatError, read_qrels_grades
+from .runfile import NotGrouped, QueryLines, RunStream, read_run_grouped, read_zscores
+
+MISSING_ZSCORE = -1000000.0
+Value = float | str
+DEFAULT_MEASURES = ("official",)
+PREFS_FORMATS = ("prefs", "qrels_prefs")
+
+
+def _qid_key(q: str) -> bytes:
+    return q.encode("utf-8")
+
+
+def _read_judgments(path: str, rel_format: str) -> dict[str, list[dict[str, int]]]:
+    """Each query's grades by document: one mapping (qrels) or one per judgment group (qrels_jg).
+    trec_eval reads grades with ``atol``: integers, fractions truncated toward zero."""
+    if rel_format == "qrels":
+        return {q: [judged] for q, judged in read_qrels_grades(path, integer=True).items()}
+    if rel_format in PREFS_FORMATS:
+        return {}
+    if rel_format == "qrels_jg":
+        return {
+            q: [groups[jg] for jg in sorted(groups, key=_qid_key)]
+            for q, groups in read_qrels_jg(path).items()
+        }
+    raise ValueError(
+        f"rel_format (-R) {rel_format!r} is not supported; supported: qrels, qrels_jg, prefs, qrels_prefs"
+    )
+
+
+def _rel_levels(grades: dict[str, int]) -> np.ndarray:
+    g = np.fromiter(grades.values(), dtype=np.int64, count=len(grades))
+    g = g[g >= 0]
+    return np.bincount(g) if len(g) else np.zeros(0, dtype=np.int64)
+
+
+BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's ranking for a query missing from the run (-c)
+
+
+def rank_docs(
+    path: str, qid: str, q: QueryLines, *, version: int, max_docs: int | None, ties_ascending: bool = False
+) -> list[str]:
+    """A query's retrieved documents in trec_eval's rank order: score descending (float32 scores
+    for version 9), then document id descending (``ties_ascending``: ascending, as trec_eval's
+    preference measures break ties); the top ``max_docs``. Raises TrecFormatError for a document
+    retrieved twice among them, naming the line."""
+    scores = np.asarray(q.scores, dtype=np.float64)
+    if version < 10:
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
+    order = np.argsort(-scores, kind="stable")
+    ranked = scores[order]
+    if len(ranked) > 1 and (ranked[1:] == ranked[:-1]).any():  # ties: break them by document id
+        docs = np.array(q.docs)
+        order = np.lexsort((docs, -scores)) if ties_ascending else np.lexsort((docs, scores))[::-1]
+    if max_docs is not None:
+        order = order[: max(max_docs, 0)]
+    kept = [q.docs[i] for i in order.tolist()]
+    if len(set(kept)) != len(kept):
+        seen: set[str] = set()
+        for i in sorted(order.tolist()):
+            if q.docs[i] in seen:
+                raise TrecFormatError(
+                    f"{path}:{q.lines[i]}: duplicate document {q.docs[i]!r} for query {qid!r}"
+                )
+            seen.add(q.docs[i])
+    return kept
+
+
+def judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.ndarray:
+    """The judgment of each ranked document: its grade, -1 not in the qrels, -2 a negative grade
+    (``judged_only``, -J: unjudged documents dropped)."""
+    rels = np.array(
+        [(K.UNJUDGED if g < 0 else g) if (g := grades.get(d)) is not None else K.NONPOOL for d in kept],
+        dtype=np.int64,
+    )
+    return rels[rels >= 0] if judged_only else rels
+
+
+def _zscore(
+    qid: str, names: list[str], values: list[float], table: dict[str, dict[str, tuple[float, float]]]
+) -> list[float]:
+    """trec_eval's -Z: (value - mean) / sd per query and measure; -1000000 when unknown."""
+    per_q = table.get(qid)
+    if per_q is None:
+        return [MISSING_ZSCORE] * len(values)
+    out = []
+    for n, v in zip(names, values, strict=True):
+        ms = per_q.get(n)
+        if ms is None:
+            out.append(MISSING_ZSCORE)
+        elif ms[1]:
+            out.append((v - ms[0]) / ms[1])
+        else:
+            out.append(0.0 if v == ms[0] else MISSING_ZSCORE)
+    return out
+
+
+class _Printer:
+    """trec_eval's line formats: ``%-22s\\t%s\\t%6.4f`` (``%ld`` for counts; ``Z`` before the name
+    with -Z), ``'...'`` for relstring."""
+
+    def __init__(self, out: IO[str], digits: int, zscore: bool) -> None:
+        self.out, self.digits, self.z = out, digits, zscore
+
+    def value(self, name: str, qid: str, value: Value, kind: str) -> None:
+        if kind == "string":
+            self.out.write(f"{name:<22}\t{qid}\t'{value}'\n")
+        elif kind == "runid":
+            self.out.write(f"{name:<22}\t{qid}\t{value}\n")
+        elif kind == "long" and not self.z:
+            self.out.write(f"{name:<22}\t{qid}\t{math.trunc(float(value))}\n")
+        else:
+            prefix = "Z" if self.z else ""
+            self.out.write(f"{prefix}{name:<22}\t{qid}\t{float(value):6.{self.digits}f}\n")
+
+
+def _bogus_fixups(sel: Selected, values: list[Value]) -> list[Value]:
+    """trec_eval 10's clean-up of the placeholder ranking of a query missing from the run (-c)."""
+    out = list(values)
+    for i, n in enumerate(sel.names):
+        if n in ("num_ret", "utility", "rbp_resid") or n.startswith("unj"):
+            out[i] = 0.0
+        elif n == "relstring":
+            out[i] = ""
+    return out
+
+
+class _QueryEvaluator:
+    """One query's values of the selected measures (a list per measure), from its run lines or,
+    for a query missing from the run (``lines=None``, -c), from trec_eval's placeholder ranking."""
+
+    def __init__(
+        self,
+        run_path: str,
+        selected: list[Selected],
+        judgments: dict[str, list[dict[str, int]]],
+        prefs: dict[str, list[PrefLine]],
+        opts: Options,
+        rel_format: str,
+        *,
+        max_docs: int | None,
+        judged_only: bool,
+        rel_level: float,
+        num_docs: int,
+    ) -> None:
+        self.run_path, self.selected, self.judgments, self.prefs = run_path, selected, judgments, prefs
+        self.opts, self.rel_format, self.max_docs, self.judged_only = opts, rel_format, max_docs, judged_only
+        self.rel_level, self.num_docs = rel_level, num_docs
+
+    def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
+        is_prefs = self.rel_format in PREFS_FORMATS
+        if lines is None:
+            kept = [BOGUS_DOC]
+        else:
+            kept = rank_docs(
+                self.run_path,
+                qid,
+                lines,
+                version=self.opts.version,
+                max_docs=self.max_docs,
+                ties_ascending=is_prefs,
+            )
+        inputs: Any
+        if is_prefs:
+            inputs = form_prefs_counts(self.prefs[qid], kept)
+        else:
+            inputs = [
+                K.ResRels(
+                    judge(kept, g, self.judged_only),
+                    _rel_levels(g),
+                    level=self.rel_level,
+                    num_docs=self.num_docs,
+                )
+                for g in self.judgments[qid]
+            ]
+        out = []
+        for sel in self.selected:
+            vals = sel.measure.compute(
+                inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
+            )
+            out.append(_bogus_fixups(sel, vals) if lines is None else vals)
+        return out
+
+
+def evaluate_files(
+    qrels_path: str,
+    run_path: str,
+    measures: Sequence[str] = DEFAULT_MEASURES,
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    rel_level: float = 1,
+    digits: int = 4,
+    out: IO[str] | None = None,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    num_docs: int = 0,
+    summary: bool = True,
+    zscores: str | None = None,
+    trec_version: int = 9,
+    fused_cutoffs: bool = False,
+    rel_format: str = "qrels",
+) -> dict[str, float | int | str]:
+    """Evaluate a run against qrels as trec_eval does; print trec_eval's lines to ``out``.
+
+    Parameters mirror trec_eval's options: ``measures`` (``-m``), ``per_query`` (``-q``),
+    ``complete`` (``-c``), ``rel_level`` (``-l``), ``max_docs`` (``-M``), ``judged_only`` (``-J``),
+    ``num_docs`` (``-N``), ``summary=False`` (``-n``), ``zscores`` (``-Z`` file), and
+    ``trec_version`` (9: float32 scores and recall cutoffs ``(long)(c*R + 0.9)``; 10: double scores,
+    ``lround(c*R)``, per-query lines of ``-c`` placeholder queries); ``fused_cutoffs`` computes
+    9's ``c*R + 0.9`` with one rounding (a fused multiply-add, as trec_eval 9.x builds for arm64 and
+    macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is 23.999... there, 24 fused);
+    ``rel_format`` (``-R``) is ``qrels``, ``qrels_jg`` (judgment groups, see
+    :mod:`.judgment_groups`), ``prefs`` or ``qrels_prefs`` (preferences, see :mod:`.preferences`).
+
+    Returns the summary values by printed name. Cost: O(run lines) to read and group, then
+    O(documents) per query and measure.
+    """
+    if trec_version not in (9, 10):
+        raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
+    out = sys.stdout if out is None else out
+    selected = select_measures(list(measures), rel_format)
+    prefs = read_prefs(qrels_path, rel_format == "qrels_prefs") if rel_format in PREFS_FORMATS else {}
+    judgments = _read_judgments(qrels_path, rel_format) if not prefs else {q: [] for q in prefs}
+    ev = _QueryEvaluator(
+        run_path, selected, judgments, prefs, Options(version=trec_version, fused=fused_cutoffs), rel_format,
+        max_docs=max_docs, judged_only=judged_only, rel_level=rel_level, num_docs=num_docs,
+    )  # fmt: skip
+    store: dict[str, list[list[Value]]] = {}
+    stream = RunStream(run_path)
+    try:  # bounded memory when each query's lines are contiguous (one query at a time)
+        for qid, lines in stream:
+            if qid in judgments:
+                store[qid] = ev.values(qid, lines)
+        runid = stream.runid
+    except NotGrouped:  # any other line order: group the run in memory, as trec_eval does
+        store.clear()
+        run = read_run_grouped(run_path)
+        for qid, lines in run.queries.items():
+            if qid in judgments:
+                store[qid] = ev.values(qid, lines)
+        runid = run.runid
+    ztable = read_zscores(zscores) if zscores is not None else None
+    printer = _Printer(out, digits, ztable is not None)
+    sums: list[list[float]] = [[0.0] * len(s.names) for s in selected]
+    num_q = 0
+    for qid in sorted(judgments, key=_qid_key):
+        found = store.pop(qid, None)
+        if found is None and not complete:
+            continue
+        query_values = found if found is not None else ev.values(qid, None)
+        show = per_query and (found is not None or trec_version >= 10)
+        num_q += 1
+        for si, sel in enumerate(selected):
+            values = query_values[si]
+            if ztable is not None and sel.measure.value != "string":
+                values = list(_zscore(qid, list(sel.names), [float(v) for v in values], ztable))
+            for vi, v in enumerate(values):
+                if not isinstance(v, str):
+                    sums[si][vi] += v
+                if show and sel.measure.per_query:
+                    printer.value(sel.names[vi], qid, v, sel.measure.value)
+    if not num_q:
+        raise ValueError(
+            f"no query of the run {run_path!r} is judged in the qrels {qrels_path!r} "
+            "(trec_eval: 'No queries with both results and relevance info')"
+        )
+    results: dict[str, float | int | str] = {}
+    for si, sel in enumerate(selected):
+        m = sel.measure
+        if m.value == "runid":
+            results["runid"] = runid
+            if summary:
+                printer.value("runid", "all", runid, "runid")
+            continue
+        if m.value == "string":
+            continue
+        for vi, name in enumerate(sel.names):
+            v = sums[si][vi]
+            if m.avg == "mean":
+                v = v / num_q
+            elif m.avg == "gm":
+                v = math.exp(v / num_q)
+            elif m.avg == "num_q":
+                v = float(num_q)
+            elif m.avg == "num_rel" and complete:
+                v = float(sum(1 for gs in judgments.values() for j in gs for g in j.values() if g > 0))
+            results[name] = math.trunc(v) if m.value == "long" and ztable is None else v
+            if summary:
+                printer.value(name, "all", v, m.value)
+    return results

@@ -1,0 +1,66 @@
+"""trec_eval's judgment-group input (``-R qrels_jg``) and its measures averaged over groups.
+
+A ``qrels_jg`` file has the qrels columns with the second one naming the judgment group (the user)
+that judged the document: ``qid jg docno grade``. Each query is evaluated once per group (groups
+sorted bytewise, as trec_eval does) and ``map_avgjg``, ``P_avgjg``, ``Rprec_mult_avgjg`` average the
+per-group ``map``, ``P`` and ``Rprec_mult`` over the query's groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import _kernels as K
+from .readers import TrecFormatError
+
+
+def read_qrels_jg(path: str) -> dict[str, dict[str, dict[str, int]]]:
+    """``qid jg docno grade`` lines -> {qid: {jg: {docno: grade}}}; grades read as C's ``atol``
+    (truncated), ``#`` comment lines and blank lines skipped, a document judged twice by one group
+    is an error naming the line. O(judgments) memory."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            parts = line.split()
+            if not parts or parts[0].startswith("#"):
+                continue
+            if len(parts) != 4:
+                raise TrecFormatError(
+                    f"{path}:{lineno}: expected 4 fields 'qid jg docno grade', "
+                    f"got {len(parts)}: {line.strip()!r}"
+                )
+            qid, jg, docno, grade = parts
+            try:
+                g = int(float(grade))
+            except (ValueError, OverflowError):
+                raise TrecFormatError(f"{path}:{lineno}: grade {grade!r} is not a finite number") from None
+            per_jg = out.setdefault(qid, {}).setdefault(jg, {})
+            if docno in per_jg:
+                raise TrecFormatError(
+                    f"{path}:{lineno}: duplicate judgment of document {docno!r} "
+                    f"for query {qid!r}, group {jg!r}"
+                )
+            per_jg[docno] = g
+    return out
+
+
+def _average(groups: Sequence[K.ResRels], per_group: list[list[float]], width: int) -> list[float]:
+    sums = [0.0] * width
+    for vals in per_group:
+        for i, v in enumerate(vals):
+            sums[i] += v
+    if len(groups) > 1:
+        sums = [s / len(groups) for s in sums]
+    return sums
+
+
+def map_avgjg(groups: Sequence[K.ResRels]) -> list[float]:
+    return _average(groups, [[K.average_precision(rr)] for rr in groups], 1)
+
+
+def precision_avgjg(groups: Sequence[K.ResRels], cutoffs: Sequence[int]) -> list[float]:
+    return _average(groups, [K.precision_at(rr, cutoffs) for rr in groups], len(cutoffs))
+
+
+def rprec_mult_avgjg(groups: Sequence[K.ResRels], mults: Sequence[float]) -> list[float]:
+    return _average(groups, [K.rprec_mult(rr, mults) for rr in groups], len(mults))

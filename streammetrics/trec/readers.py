@@ -1,0 +1,307 @@
+"""TREC file readers: qrels (``qid iter docno grade``) and streamed runs (``qid Q0 docno rank score runid``).
+
+:func:`read_qrels` reads the judgments into memory (they are small); lines whose first non-blank
+character is ``#`` and blank lines are skipped. :func:`read_run_chunks` streams a run whose queries
+are contiguous in chunks of complete queries (one chunk in memory); :func:`iter_run` yields them
+query by query. ``streammetrics trec`` reads runs in any order with :mod:`.runfile` instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import operator
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["TrecFormatError", "Qrels", "read_qrels", "RunChunk", "read_run_chunks", "iter_run"]
+
+
+class TrecFormatError(ValueError):
+    """A malformed line in a qrels or run file (the message names file and line)."""
+
+
+@dataclass
+class Qrels:
+    """Judgments per query: document ids and their grades (in file order)."""
+
+    docs: dict[str, dict[str, float]]
+
+    def grades(self, qid: str) -> np.ndarray:
+        return np.fromiter(self.docs.get(qid, {}).values(), dtype=np.float64)
+
+
+def _qrels_chunks(
+    path: str, chunk_lines: int = 1 << 17
+) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
+    """(qid, docno, grade, line number) columns of a qrels file, per chunk of lines.
+
+    Fast path: one ``split`` of the chunk with a sentinel per line end proves every line has 4
+    fields; otherwise line by line (blank and ``#`` lines skipped, other than 4 fields an error).
+    """
+    lineno = 0
+    with open(path, encoding="utf-8") as fh:
+        while True:
+            lines = list(itertools.islice(fh, chunk_lines))
+            if not lines:
+                return
+            first, lineno = lineno + 1, lineno + len(lines)
+            n, text = len(lines), "".join(lines)
+            cols: tuple[list[str], list[str], list[str], list[int]] | None = None
+            if "\x00" not in text:
+                tokens = text.replace("\n", " \x00 ").split()
+                if not text.endswith("\n"):
+                    tokens.append("\x00")
+                if len(tokens) == 5 * n and tokens[4::5].count("\x00") == n:
+                    qs = tokens[0::5]
+                    if "#" not in text or not any(q.startswith("#") for q in qs):
+                        cols = (qs, tokens[2::5], tokens[3::5], list(range(first, first + n)))
+            if cols is None:
+                q_col: list[str] = []
+                d_col: list[str] = []
+                g_col: list[str] = []
+                line_of: list[int] = []
+                for k, line in enumerate(lines):
+                    parts = line.split()
+                    if not parts or parts[0].startswith("#"):
+                        continue
+                    if len(parts) != 4:
+                        raise TrecFormatError(
+                            f"{path}:{first + k}: expected 4 fields 'qid iter docno grade', "
+                            f"got {len(parts)}: {line.strip()!r}"
+                        )
+                    q_col.append(parts[0])
+                    d_col.append(parts[2])
+                    g_col.append(parts[3])
+                    line_of.append(first + k)
+                cols = (q_col, d_col, g_col, line_of)
+            qs, ds, g_tok, line_of = cols
+            try:
+                grades = np.array(g_tok, dtype=np.float64)
+            except ValueError:
+                for tok, ln in zip(g_tok, line_of, strict=True):
+                    try:
+                        float(tok)
+                    except ValueError:
+                        raise TrecFormatError(f"{path}:{ln}: grade {tok!r} is not a number") from None
+                raise
+            bad = np.flatnonzero(~np.isfinite(grades))
+            if len(bad):
+                k = int(bad[0])
+                raise TrecFormatError(f"{path}:{line_of[k]}: grade {g_tok[k]!r} is not finite")
+            yield qs, ds, grades, line_of
+
+
+def read_qrels_grades(
+    path: str, integer: bool = False, chunk_lines: int = 1 << 17
+) -> dict[str, dict[str, Any]]:
+    """{qid: {docno: grade}} of a qrels file (``integer``: grades truncated toward zero, as
+    trec_eval's ``atol`` reads them). A document judged twice for a query is an error naming the
+    line. Cost: one pass, parsing vectorised per chunk; O(judgments) memory."""
+    docs: dict[str, dict[str, Any]] = {}
+    for qs, ds, grades, line_of in _qrels_chunks(path, chunk_lines):
+        if not qs:
+            continue
+        values = (grades.astype(np.int64) if integer else grades).tolist()
+        change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+        starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
+        for a, b in zip(starts, [*starts[1:], len(qs)], strict=True):
+            block = dict(zip(ds[a:b], values[a:b], strict=True))
+            per_q = docs.get(qs[a])
+            if len(block) != b - a or (per_q is not None and not per_q.keys().isdisjoint(block)):
+                seen = set(per_q or ())
+                for k in range(a, b):
+                    if ds[k] in seen:
+                        raise TrecFormatError(
+                            f"{path}:{line_of[k]}: duplicate judgment of document {ds[k]!r} "
+                            f"for query {qs[k]!r}"
+                        )
+                    seen.add(ds[k])
+            if per_q is None:
+                docs[qs[a]] = block
+            else:
+                per_q.update(block)
+    return docs
+
+
+def read_qrels(path: str) -> Qrels:
+    """Read ``qid iter docno grade`` lines (whitespace separated; ``#`` comment lines skipped).
+
+    A document judged twice for a query is an error naming the line. O(judgments) memory.
+    """
+    return Qrels(read_qrels_grades(path))
+
+
+@dataclass
+class RunChunk:
+    """Complete queries read from a run file: ``qids`` (one per query, file order), ``lengths``
+    (documents per query), flat ``docs`` and ``scores`` (float64), and the run id."""
+
+    qids: list[str]
+    lengths: np.ndarray
+    docs: list[str]
+    scores: np.ndarray
+    runid: str
+
+
+def _bad_run_line(path: str, lineno: int, line: str) -> TrecFormatError | None:
+    """The error for one run line, or None if it is well formed."""
+    parts = line.split()
+    if not parts:
+        return None
+    if len(parts) != 6:
+        return TrecFormatError(
+            f"{path}:{lineno}: expected 6 fields 'qid Q0 docno rank score runid', "
+            f"got {len(parts)}: {line.strip()!r}"
+        )
+    try:
+        s = float(parts[4])
+    except ValueError:
+        return TrecFormatError(f"{path}:{lineno}: score {parts[4]!r} is not a number")
+    if math.isnan(s):
+        return TrecFormatError(f"{path}:{lineno}: score is NaN")
+    return None
+
+
+def _split_run_lines(
+    path: str, lines: list[str], first: int
+) -> tuple[list[str], list[str], list[str], list[str], list[int]]:
+    """Columns (qid, docno, score, runid) and line numbers of the non-blank run lines.
+
+    Fast path: one ``split`` of the whole chunk with a sentinel token per line end, which also
+    proves that every line has exactly 6 fields; otherwise line by line (blank lines skipped,
+    anything else that is not 6 fields is an error naming the line).
+    """
+    n = len(lines)
+    if not n:
+        return [], [], [], [], []
+    text = "".join(lines)
+    if "\x00" not in text:
+        tokens = text.replace("\n", " \x00 ").split()
+        if not text.endswith("\n"):
+            tokens.append("\x00")
+        if len(tokens) == 7 * n and tokens[6::7].count("\x00") == n:
+            return tokens[0::7], tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
+    rows = [line.split() for line in lines]
+    for i, r in enumerate(rows):
+        if r and len(r) != 6:
+            err = _bad_run_line(path, first + i, lines[i])
+            assert err is not None
+            raise err
+    line_of = [first + i for i, r in enumerate(rows) if r]
+    rows = [r for r in rows if r]
+    if not rows:
+        return [], [], [], [], []
+    q_col, _, d_col, _, s_col, r_col = zip(*rows, strict=True)
+    return list(q_col), list(d_col), list(s_col), list(r_col), line_of
+
+
+def _first_duplicate(docs: list[str], starts: np.ndarray, ends: np.ndarray) -> int | None:
+    """Index of the first document that repeats within its query (queries are [start, end)).
+
+    Vectorised on string hashes (sort by query, hash); candidate queries are confirmed on the
+    strings, so a hash collision is never reported.
+    """
+    cut = int(ends[-1]) if len(ends) else 0
+    if cut < 2:
+        return None
+    keys = np.fromiter(map(hash, docs[:cut]), dtype=np.int64, count=cut)
+    block = np.repeat(np.arange(len(starts)), ends - starts)
+    order = np.lexsort((keys, block))
+    k, bl = keys[order], block[order]
+    same = (k[1:] == k[:-1]) & (bl[1:] == bl[:-1])
+    if not same.any():
+        return None
+    for b in np.unique(bl[1:][same]).tolist():
+        found: set[str] = set()
+        for i in range(int(starts[b]), int(ends[b])):
+            if docs[i] in found:
+                return i
+            found.add(docs[i])
+    return None
+
+
+def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]:
+    """Stream a run file (``qid Q0 docno rank score runid``) in chunks of complete queries.
+
+    Parsing is per chunk: one ``split`` of the chunk, columns by slicing, scores converted by numpy;
+    a malformed line, a NaN score, a document twice in a query, or a query whose lines are not
+    contiguous raises :class:`TrecFormatError` naming file and line. Memory: one chunk.
+    """
+    seen: set[str] = set()
+    carry: tuple[list[str], list[str], np.ndarray, list[int]] | None = None  # last, maybe partial, query
+    runid = ""
+    lineno = 0
+    with open(path, encoding="utf-8") as fh:
+        while True:
+            lines = list(itertools.islice(fh, chunk_lines))
+            first = lineno + 1
+            lineno += len(lines)
+            qs, ds, s_col, r_col, line_of = _split_run_lines(path, lines, first)
+            if qs:
+                try:
+                    sc = np.array(s_col, dtype=np.float64)
+                except ValueError:
+                    sc = np.zeros(0)
+                    for i, tok in enumerate(s_col):
+                        err = _bad_run_line(path, line_of[i], f"q Q0 d 0 {tok} r")
+                        if err is not None:
+                            raise err from None
+                if np.isnan(sc).any():
+                    i = int(np.flatnonzero(np.isnan(sc))[0])
+                    raise TrecFormatError(f"{path}:{line_of[i]}: score is NaN")
+                runid = r_col[-1]
+            else:
+                sc = np.zeros(0)
+            if carry is not None:
+                qs, ds = carry[0] + qs, carry[1] + ds
+                sc = np.concatenate([carry[2], sc])
+                line_of = carry[3] + line_of
+            if not qs:
+                if not lines:
+                    break
+                continue
+            change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+            starts = np.flatnonzero(np.concatenate([[True], change]))
+            ends = np.append(starts[1:], len(qs))
+            done = len(starts) - (1 if lines else 0)  # the last query may continue in the next chunk
+            block_ids = [qs[i] for i in starts.tolist()]
+            errors: list[tuple[int, str]] = []  # (line, message): the first in file order is raised
+            for j, q in enumerate(block_ids):
+                if q in seen:
+                    errors.append(
+                        (
+                            line_of[int(starts[j])],
+                            f"query {q!r} reappears after other queries; each query's lines must be "
+                            "contiguous (sort the run with: sort -s -k1,1)",
+                        )
+                    )
+                    break
+                if j < done:
+                    seen.add(q)
+            cut = int(ends[done - 1]) if done > 0 else 0
+            if cut:
+                dup = _first_duplicate(ds, starts[:done], ends[:done])
+                if dup is not None:
+                    errors.append((line_of[dup], f"duplicate document {ds[dup]!r} for query {qs[dup]!r}"))
+            if errors:
+                line, message = min(errors)
+                raise TrecFormatError(f"{path}:{line}: {message}")
+            if done > 0:
+                yield RunChunk(block_ids[:done], (ends - starts)[:done], ds[:cut], sc[:cut], runid)
+            carry = (qs[cut:], ds[cut:], sc[cut:], line_of[cut:]) if cut < len(qs) else None
+            if not lines:
+                break
+
+
+def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
+    """Stream a run file query by query as (qid, docnos, scores, runid); see
+    :func:`read_run_chunks` for the checks."""
+    for chunk in read_run_chunks(path):
+        pos = 0
+        for q, n in zip(chunk.qids, chunk.lengths.tolist(), strict=True):
+            yield q, chunk.docs[pos : pos + n], chunk.scores[pos : pos + n].tolist(), chunk.runid
+            pos += n

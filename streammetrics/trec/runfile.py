@@ -1,0 +1,208 @@
+"""Reading a TREC run as trec_eval does: any line order, comments, extra trailing fields.
+
+:func:`read_run_grouped` groups the run's lines by query in memory (trec_eval itself reads the
+whole file): O(run lines) memory. Lines are ``qid Q0 docno rank score runid [anything ...]``; blank
+lines and lines whose first non-blank character is ``#`` are skipped; fields after the sixth are
+ignored; the rank column is ignored (trec_eval ranks by score). Unlike trec_eval (whose ``atof``
+reads ``high`` as 0), a score that is not a number, or NaN, is an error naming file and line.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .readers import TrecFormatError
+
+
+@dataclass
+class QueryLines:
+    """One query's retrieved documents in file order, with their scores and line numbers."""
+
+    docs: list[str]
+    scores: np.ndarray
+    lines: np.ndarray
+
+
+@dataclass
+class GroupedRun:
+    """A run grouped by query (file order of first appearance) and its run id (the last line's,
+    as trec_eval reports it)."""
+
+    queries: dict[str, QueryLines]
+    runid: str
+
+
+def _columns(
+    path: str, lines: list[str], first: int
+) -> tuple[list[str], list[str], list[str], list[str], list[int]]:
+    """(qid, docno, score, runid) columns and line numbers of a chunk's run lines.
+
+    Fast path: one ``split`` of the chunk with a sentinel per line end proves every line has exactly
+    6 fields; otherwise line by line (blank and ``#`` lines skipped, fields after the sixth ignored).
+    """
+    n = len(lines)
+    text = "".join(lines)
+    if n and "\x00" not in text:
+        tokens = text.replace("\n", " \x00 ").split()
+        if not text.endswith("\n"):
+            tokens.append("\x00")
+        if len(tokens) == 7 * n and tokens[6::7].count("\x00") == n:
+            qs = tokens[0::7]
+            if "#" not in text or not any(q.startswith("#") for q in qs):
+                return qs, tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
+    q_col: list[str] = []
+    d_col: list[str] = []
+    s_col: list[str] = []
+    r_col: list[str] = []
+    line_of: list[int] = []
+    for i, line in enumerate(lines):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) < 6:
+            raise TrecFormatError(
+                f"{path}:{first + i}: expected 6 fields 'qid Q0 docno rank score runid', "
+                f"got {len(parts)}: {line.strip()!r}"
+            )
+        q_col.append(parts[0])
+        d_col.append(parts[2])
+        s_col.append(parts[4])
+        r_col.append(parts[5])
+        line_of.append(first + i)
+    return q_col, d_col, s_col, r_col, line_of
+
+
+def _scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
+    try:
+        sc = np.array(tokens, dtype=np.float64)
+    except ValueError:
+        for tok, line in zip(tokens, line_of, strict=True):
+            try:
+                float(tok)
+            except ValueError:
+                raise TrecFormatError(f"{path}:{line}: score {tok!r} is not a number") from None
+        raise
+    bad = np.flatnonzero(np.isnan(sc))
+    if len(bad):
+        raise TrecFormatError(f"{path}:{line_of[int(bad[0])]}: score is NaN")
+    return sc
+
+
+_Piece = tuple[str, list[str], np.ndarray, np.ndarray, str]  # qid, docs, scores, line numbers, runid
+
+
+def _pieces(path: str, chunk_lines: int, grouped_only: bool = False) -> Iterator[_Piece]:
+    """Each query's lines per chunk of lines, in file order within the query, with the run id of
+    the chunk's last line. When every query of a chunk is one contiguous block the pieces come in
+    file order; otherwise the chunk is grouped by a stable sort on the query id (``grouped_only``:
+    :class:`NotGrouped` is raised instead, naming the line where a query reappears)."""
+    lineno = 0
+    with open(path, encoding="utf-8") as fh:
+        while True:
+            lines = list(itertools.islice(fh, chunk_lines))
+            if not lines:
+                return
+            first, lineno = lineno + 1, lineno + len(lines)
+            qs, ds, s_tok, rs, line_of = _columns(path, lines, first)
+            if not qs:
+                continue
+            sc = _scores(path, s_tok, line_of)
+            ln = np.asarray(line_of, dtype=np.int64)
+            change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+            starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
+            block_qids = [qs[a] for a in starts]
+            if len(set(block_qids)) == len(block_qids):
+                for a, b in zip(starts, [*starts[1:], len(qs)], strict=True):
+                    yield qs[a], ds[a:b], sc[a:b], ln[a:b], rs[-1]
+                continue
+            if grouped_only:
+                seen: set[str] = set()
+                for a, q in zip(starts, block_qids, strict=True):
+                    if q in seen:
+                        raise NotGrouped(f"{path}:{line_of[a]}: query {q!r} reappears")
+                    seen.add(q)
+            index: dict[str, int] = {}
+            codes = np.fromiter((index.setdefault(q, len(index)) for q in qs), dtype=np.int64, count=len(qs))
+            order = np.argsort(codes, kind="stable")
+            bounds = np.searchsorted(codes[order], np.arange(len(index) + 1)).tolist()
+            ordered = [ds[i] for i in order.tolist()]
+            sc, ln = sc[order], ln[order]
+            for q, c in index.items():
+                a, b = bounds[c], bounds[c + 1]
+                yield q, ordered[a:b], sc[a:b], ln[a:b], rs[-1]
+
+
+def _join(parts: list[_Piece]) -> QueryLines:
+    if len(parts) == 1:
+        return QueryLines(parts[0][1], parts[0][2], parts[0][3])
+    return QueryLines(
+        [d for p in parts for d in p[1]],
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate([p[3] for p in parts]),
+    )
+
+
+def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
+    """Read a run file into per-query arrays. Cost: one pass, O(lines) time and memory; parsing is
+    per chunk of lines (one ``split``, scores converted by numpy)."""
+    pieces: dict[str, list[_Piece]] = {}
+    runid = ""
+    for piece in _pieces(path, chunk_lines):
+        pieces.setdefault(piece[0], []).append(piece)
+        runid = piece[4]
+    return GroupedRun({q: _join(parts) for q, parts in pieces.items()}, runid)
+
+
+class NotGrouped(Exception):
+    """A query's lines are not contiguous in the run file (raised by :class:`RunStream`)."""
+
+
+class RunStream:
+    """A run whose queries are contiguous, query by query in one pass with one chunk of lines and
+    one query in memory; raises :class:`NotGrouped` when a query reappears (the caller then reads
+    the run with :func:`read_run_grouped`). ``runid`` is the run id of the last line read."""
+
+    def __init__(self, path: str, chunk_lines: int = 1 << 17) -> None:
+        self.path, self.chunk_lines, self.runid = path, chunk_lines, ""
+
+    def __iter__(self) -> Iterator[tuple[str, QueryLines]]:
+        seen: set[str] = set()
+        current: list[_Piece] = []
+        for piece in _pieces(self.path, self.chunk_lines, grouped_only=True):
+            self.runid = piece[4]
+            if current and piece[0] == current[0][0]:
+                current.append(piece)
+                continue
+            if piece[0] in seen:
+                raise NotGrouped(f"{self.path}:{int(piece[3][0])}: query {piece[0]!r} reappears")
+            if current:
+                yield current[0][0], _join(current)
+            seen.add(piece[0])
+            current = [piece]
+        if current:
+            yield current[0][0], _join(current)
+
+
+def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """trec_eval's ``-Z`` file: ``qid measure mean stddev`` lines -> {qid: {measure: (mean, sd)}}."""
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            parts = line.split()
+            if not parts or parts[0].startswith("#"):
+                continue
+            if len(parts) != 4:
+                raise TrecFormatError(
+                    f"{path}:{lineno}: expected 4 fields 'qid measure mean stddev', got {len(parts)}"
+                )
+            try:
+                mean, sd = float(parts[2]), float(parts[3])
+            except ValueError:
+                raise TrecFormatError(f"{path}:{lineno}: mean and stddev must be numbers") from None
+            out.setdefault(parts[0], {})[parts[1]] = (mean, sd)
+    return out

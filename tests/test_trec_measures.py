@@ -1,0 +1,171 @@
+"""``streammetrics trec``'s measures and input handling against pytrec_eval and trec_eval's rules."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streammetrics.trec import evaluate_files, main
+from streammetrics.trec._kernels import recall_cutoffs
+from tests import retrieval_oracles as O
+
+# every measure pytrec_eval (trec_eval 9.0.x) computes, except runid / relstring / num_q
+PYTREC = sorted(set(pytrec_eval.supported_measures) - {"runid", "relstring", "num_q"})
+GEOMETRIC = {"gm_map", "gm_bpref"}  # pytrec_eval gives log values per query; trec_eval the summary only
+COUNTS = {"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+
+
+def _write(tmp_path, qrels, run, shuffle=None):
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    lines = [f"{q} Q0 {d} {i + 1} {s!r} run_x" for q, docs in run.items() for i, (d, s) in enumerate(docs.items())]
+    if shuffle is not None:
+        lines = [lines[i] for i in shuffle.permutation(len(lines))]
+    rp.write_text("".join(line + "\n" for line in lines))
+    return str(qp), str(rp)
+
+
+def _rows(text: str) -> dict[tuple[str, str], str]:
+    rows = {}
+    for line in text.splitlines():
+        name, qid, value = line.split("\t")
+        rows[(name.rstrip(), qid)] = value
+    return rows
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_every_measure_matches_pytrec_eval(tmp_path_factory, seed):
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 12, max_docs=15)
+    for docs in qrels.values():  # pytrec_eval crashes (heap corruption) on a query judged only negatively
+        if max(docs.values()) < 0:
+            docs[next(iter(docs))] = 0
+    run["unjudged_query"] = {"dx": 1.0}  # not in the qrels: skipped
+    qp, rp = _write(tmp_path_factory.mktemp("q"), qrels, run, shuffle=rng)  # any line order
+    out = _capture(lambda sink: evaluate_files(qp, rp, ["all_trec"], per_query=True, digits=17, out=sink))
+    rows, summary = _rows(out[0]), out[1]
+    want = pytrec_eval.RelevanceEvaluator(qrels, set(PYTREC)).evaluate({q: run[q] for q in qrels})
+    for q, vals in want.items():
+        for name, v in vals.items():
+            if name in GEOMETRIC or name == "runid":
+                continue
+            assert abs(float(rows[(name, q)]) - v) <= 1e-12, (name, q, rows[(name, q)], v)
+    for name in want[next(iter(want))]:
+        per_q = [want[q][name] for q in want]
+        if name in GEOMETRIC:
+            expected = math.exp(float(np.mean(per_q)))
+        elif name in COUNTS:
+            expected = sum(per_q)
+        else:
+            expected = float(np.mean(per_q))
+        assert abs(float(summary[name]) - expected) <= 1e-12, name
+
+
+def _capture(fn):
+    import io
+
+    sink = io.StringIO()
+    result = fn(sink)
+    return sink.getvalue(), result
+
+
+@pytest.mark.parametrize(
+    "c,R,v9,v9_fused,v10",
+    [(0.3, 77, 23, 24, 23), (0.7, 3, 2, 3, 2), (0.1, 474, 48, 48, 47), (0.5, 77, 39, 39, 39), (0.25, 2, 1, 1, 1)],
+)
+def test_recall_cutoff_rules(c, R, v9, v9_fused, v10):
+    assert recall_cutoffs([c], R, 9) == [v9]
+    assert recall_cutoffs([c], R, 9, fused=True) == [v9_fused]
+    assert recall_cutoffs([c], R, 10) == [v10]
+
+
+def test_ties_break_by_docno_descending_and_float32_in_9(tmp_path, capsys):
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 1\n1 0 b 0\n1 0 c 0\n")
+    # a and b tie; 'b' > 'a' so b ranks first: a relevant at rank 2
+    rp.write_text("1 Q0 a 1 0.5 r\n1 Q0 b 2 0.5 r\n1 Q0 c 3 0.9 r\n")
+    assert main(["trec", str(qp), str(rp), "-m", "recip_rank", "-q"]) == 0
+    assert _rows(capsys.readouterr().out)[("recip_rank", "1")] == "0.3333"
+    # 0.5 and 0.5 + 1e-9 are equal as float32 (9.x ties them: b first), distinct as doubles (10.0)
+    rp.write_text("1 Q0 a 1 0.500000001 r\n1 Q0 b 2 0.5 r\n1 Q0 c 3 0.9 r\n")
+    for version, want in (("9", "0.3333"), ("10", "0.5000")):
+        assert main(["trec", str(qp), str(rp), "-m", "recip_rank", "--trec-version", version]) == 0
+        assert _rows(capsys.readouterr().out)[("recip_rank", "all")] == want
+
+
+def test_comments_extra_fields_and_any_order_read_as_trec_eval(tmp_path, capsys):
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("# judged by hand\n2 0 x 1\n1 0 a 1\n#1 0 b 1\n1 0 c 2\n")
+    rp.write_text(
+        "# header\n1 Q0 a 1 0.2 run_a extra fields\n2 Q0 x 1 0.9 run_a\n  # indented comment\n\n"
+        "1 Q0 c 2 0.8 run_a\n2 Q0 y 2 0.1 run_b\n"
+    )
+    assert main(["trec", str(qp), str(rp), "-q", "-m", "num_ret", "-m", "num_rel", "-m", "map", "-m", "runid"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows[("num_ret", "1")] == "2" and rows[("num_rel", "1")] == "2" and rows[("map", "1")] == "1.0000"
+    assert rows[("num_ret", "2")] == "2" and rows[("runid", "all")] == "run_b"  # the last line's run id
+    lines = capsys.readouterr().out  # nothing left
+    assert lines == ""
+
+
+def test_duplicates_and_malformed_lines_name_the_line(tmp_path, capsys):
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 1\n")
+    rp.write_text("1 Q0 a 1 1 r\n2 Q0 a 1 1 r\n1 Q0 a 2 0.5 r\n")
+    assert main(["trec", str(qp), str(rp)]) == 2
+    assert "r:3: duplicate document 'a' for query '1'" in capsys.readouterr().err
+    # -M keeps the top documents only: a duplicate below the cut is not an error (as in trec_eval)
+    assert main(["trec", str(qp), str(rp), "-M", "1", "-m", "num_ret"]) == 0
+    assert _rows(capsys.readouterr().out)[("num_ret", "all")] == "1"
+    rp.write_text("1 Q0 a 1 r\n")
+    assert main(["trec", str(qp), str(rp)]) == 2
+    assert "r:1: expected 6 fields" in capsys.readouterr().err
+    rp.write_text("9 Q0 a 1 1 r\n")
+    assert main(["trec", str(qp), str(rp)]) == 2
+    assert "no query of the run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "arg,message",
+    [
+        ("P.0,5", "cutoffs must be positive"),
+        ("P.5,5", "duplicate cutoffs"),
+        ("ndcg.1", "malformed pair"),
+        ("map.", "empty parameter"),
+        ("all_prefs", "needs judgments in the 'prefs' format"),
+        ("qrels_jg", "needs judgments in the 'qrels_jg' format"),
+        ("nonsense", "is not supported"),
+    ],
+)
+def test_bad_measure_arguments(tmp_path, capsys, arg, message):
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 1\n")
+    rp.write_text("1 Q0 a 1 1 r\n")
+    assert main(["trec", str(qp), str(rp), "-m", arg]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_judged_only_summary_off_and_gain_pairs(tmp_path, capsys):
+    qp, rp = tmp_path / "q", tmp_path / "r"
+    qp.write_text("1 0 a 1\n1 0 b 0\n1 0 c 2\n")
+    rp.write_text("1 Q0 x 1 0.9 r\n1 Q0 a 2 0.8 r\n1 Q0 c 3 0.7 r\n")
+    assert main(["trec", str(qp), str(rp), "-q", "-n", "-J", "-m", "P.1", "-m", "num_ret"]) == 0
+    out = capsys.readouterr().out
+    assert "\tall\t" not in out  # -n: no summary
+    rows = _rows(out)
+    assert rows[("P_1", "1")] == "1.0000" and rows[("num_ret", "1")] == "2"  # x (unjudged) dropped
+    # gains: grade 1 -> 3, grade 2 -> 1: the ideal ranking puts a first
+    assert main(["trec", str(qp), str(rp), "-m", "ndcg.1=3,2=1", "-m", "ndcg"]) == 0
+    rows = _rows(capsys.readouterr().out)  # as in trec_eval, the first -m with parameters wins
+    dcg = 3 / math.log2(3) + 1 / math.log2(4)
+    assert list(rows) == [("ndcg_1=3,2=1", "all")]
+    assert rows[("ndcg_1=3,2=1", "all")] == f"{dcg / (3 + 1 / math.log2(3)):.4f}"
+    assert main(["trec", str(qp), str(rp), "-m", "ndcg"]) == 0
+    rows = _rows(capsys.readouterr().out)
+    assert rows[("ndcg", "all")] == f"{(1 / math.log2(3) + 2 / math.log2(4)) / (2 + 1 / math.log2(3)):.4f}"
