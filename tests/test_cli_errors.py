@@ -199,6 +199,10 @@ TOP = [
     ("demo-threshold-inf", ["demo", "--threshold", "inf"], 2, "--threshold: must be a finite number"),
     ("demo-batch-size-0", ["--batch-size", "0"], 2, "--batch-size: must be at least 1"),
     ("trec-missing-files", ["trec", "/nonexistent/qrels", "/nonexistent/run"], 2, "/nonexistent/"),
+    ("trec-digits-huge", ["trec", "/nonexistent/qrels", "/nonexistent/run", "--digits", "99999999999999"], 2,
+     "--digits: must be between 0 and 17"),
+    ("trec-digits-text", ["trec", "/nonexistent/qrels", "/nonexistent/run", "--digits", "four"], 2,
+     "--digits: expected an integer"),
 ]
 
 

@@ -72,8 +72,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "trec_eval 9.x builds for arm64/macOS do (its v9 test outputs); default: two roundings, as "
         "x86-64 builds and pytrec_eval",
     )
-    p.add_argument("--digits", type=int, default=4, help="decimals printed (trec_eval: 4)")
+    p.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 17 (trec_eval: 4)")
     return p
+
+
+def _digits(text: str) -> int:
+    """``--digits``: an integer in [0, 17] (float64 has 17 significant decimals), checked before any
+    output is printed."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    if not 0 <= value <= 17:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 17, got {value}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
