@@ -497,6 +497,10 @@ class BalancedAccuracy(_ConfusionMetric):
         recalls = np.diag(m)[present] / support[present]
         score = float(np.mean(recalls))
         if self.adjusted:
+            if recalls.size == 1:  # chance is 1: (score - 1) / 0, nan as scikit-learn gives
+                warn("Adjusted balanced accuracy is undefined with only one class in y_true; "
+                     "returning nan", UndefinedMetricWarning)
+                return float("nan")
             chance = 1.0 / recalls.size
             score = (score - chance) / (1.0 - chance)
         return score

@@ -409,3 +409,11 @@ def test_binary_report_has_both_classes():
     for c in ("0", "1"):
         close(rep[c]["precision"], expected[c]["precision"])
         close(rep[c]["recall"], expected[c]["recall"])
+
+
+def test_adjusted_balanced_accuracy_with_one_class_is_nan_like_sklearn() -> None:
+    # scikit-learn divides 0 by 0 (nan); the accumulator used to raise ZeroDivisionError.
+    with pytest.warns(sm.UndefinedMetricWarning, match="only one class"):
+        assert np.isnan(sm.BalancedAccuracy(adjusted=True).update([1, 1], [1, 0]).compute())
+    with pytest.warns(sm.UndefinedMetricWarning):
+        assert np.isnan(sm.BalancedAccuracy(3, adjusted=True).update([2, 2], [2, 1]).compute())
