@@ -32,7 +32,7 @@ def labelled(draw: Any) -> tuple[np.ndarray, np.ndarray, Any, int]:
     n = draw(st.integers(2, 60))
     yt = np.array(draw(st.lists(st.sampled_from(ALPHABET), min_size=n, max_size=n)))
     yp = np.array(draw(st.lists(st.sampled_from(ALPHABET), min_size=n, max_size=n)))
-    w = draw(st.none() | st.lists(st.floats(0.0, 5.0), min_size=n, max_size=n).map(np.array))
+    w = draw(st.none() | st.lists(st.just(0.0) | st.floats(2.0**-128, 5.0), min_size=n, max_size=n).map(np.array))
     return yt, yp, w, draw(st.integers(0, n))
 
 
