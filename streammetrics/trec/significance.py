@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Union
 
 import numpy as np
 
@@ -24,6 +25,7 @@ _EPS = 1e-16
 _MAX_ITER = 100_000
 _ENUM_CHUNK = 1 << 14
 _MAX_ENUMERATED = 26  # 2**26 sign vectors at most are enumerated
+Seed = Union[int, Sequence[int], None]  # anything numpy.random.default_rng takes
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -110,7 +112,7 @@ def _hits(d: np.ndarray, signs: np.ndarray, observed: float, tol: float) -> int:
     return int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
 
 
-def permutation_test(d: np.ndarray, permutations: int = 10000, seed: int | None = 0) -> float:
+def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -> float:
     """Two-sided paired randomization test of the differences ``d``: the p-value of ``|sum(d)|``
     among the sums ``|sum(s * d)|`` over sign vectors ``s`` in {-1, +1}^n.
 
@@ -144,7 +146,7 @@ def permutation_test(d: np.ndarray, permutations: int = 10000, seed: int | None 
 
 
 def bootstrap_ci(
-    d: np.ndarray, resamples: int = 10000, alpha: float = 0.05, seed: int | None = 0
+    d: np.ndarray, resamples: int = 10000, alpha: float = 0.05, seed: Seed = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap interval ``(low, high)`` at level ``1 - alpha`` of the mean of ``d``
     (queries resampled with replacement). O(n * resamples) time, O(n * 1024) memory."""
