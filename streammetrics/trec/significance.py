@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Union
 
 import numpy as np
 
@@ -25,7 +24,7 @@ _EPS = 1e-16
 _MAX_ITER = 100_000
 _ENUM_CHUNK = 1 << 14
 _MAX_ENUMERATED = 26  # 2**26 sign vectors at most are enumerated
-Seed = Union[int, Sequence[int], None]  # anything numpy.random.default_rng takes
+Seed = int | Sequence[int] | None  # anything numpy.random.default_rng takes
 
 
 def _betacf(a: float, b: float, x: float) -> float:
