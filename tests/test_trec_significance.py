@@ -15,7 +15,7 @@ scipy_stats = pytest.importorskip("scipy.stats")
 scipy_special = pytest.importorskip("scipy.special")
 
 
-@pytest.mark.parametrize("df", [1, 2, 3, 4.5, 9, 30, 99, 1000])
+@pytest.mark.parametrize("df", [1, 2, 3, 4.5, 9, 30, 99, 1000, 1e4, 1e5])
 def test_t_cdf_matches_scipy(df: float) -> None:
     for t in np.concatenate([np.linspace(-40, 40, 161), [-1e-3, 0.0, 1e-3, 1e3, -1e3]]):
         ours, ref = t_cdf(float(t), df), scipy_stats.t.cdf(t, df)

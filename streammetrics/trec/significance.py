@@ -58,16 +58,34 @@ def betainc(a: float, b: float, x: float) -> float:
         raise ValueError(f"betainc: a and b must be positive, got a={a!r}, b={b!r}")
     if not 0.0 <= x <= 1.0:
         raise ValueError(f"betainc: x must be in [0, 1], got {x!r}")
-    return _betainc(a, b, x, 1.0 - x)
+    if x in (0.0, 1.0):
+        return x
+    return _betainc(a, b, x, 1.0 - x, math.log(x), math.log1p(-x))
 
 
-def _betainc(a: float, b: float, x: float, y: float) -> float:
-    """``I_x(a, b)`` given both ``x`` and ``y = 1 - x`` (each computed accurately by the caller)."""
+def _stirling(x: float) -> float:
+    """``lgamma(x) - ((x - 0.5) log x - x + log(2 pi) / 2)`` for ``x >= 10`` (error below 1e-14)."""
+    x2 = x * x
+    return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - (1.0 / 1680 - 1.0 / (1188 * x2)) / x2) / x2) / x2) / x
+
+
+def _lbeta(a: float, b: float) -> float:
+    """``log B(a, b)``; for a large argument without the cancellation of three lgamma values."""
+    small, big = min(a, b), max(a, b)
+    if big < 10.0:
+        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    rise = (big - 0.5) * math.log1p(small / big) + small * math.log(big + small) - small
+    return math.lgamma(small) - rise - (_stirling(big + small) - _stirling(big))
+
+
+def _betainc(a: float, b: float, x: float, y: float, log_x: float, log_y: float) -> float:
+    """``I_x(a, b)`` given ``x``, ``y = 1 - x`` and their logarithms (each computed accurately by
+    the caller: near 0 or 1, ``log(1 - x)`` from a rounded ``x`` loses digits)."""
     if x <= 0.0:
         return 0.0
     if y <= 0.0:
         return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y)
+    log_front = a * log_x + b * log_y - _lbeta(a, b)
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _betacf(a, b, x) / a
     return 1.0 - math.exp(log_front) * _betacf(b, a, y) / b
@@ -79,8 +97,12 @@ def t_sf2(t: float, df: float) -> float:
         return math.nan
     if math.isinf(t):
         return 0.0
+    if t == 0.0:
+        return 1.0
     t2 = t * t
-    return _betainc(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2))
+    log_x = -math.log1p(t2 / df)  # x = df / (df + t^2), 1 - x = t^2 / (df + t^2)
+    log_y = 2.0 * math.log(abs(t)) - math.log(df) + log_x
+    return _betainc(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2), log_x, log_y)
 
 
 def t_cdf(t: float, df: float) -> float:
