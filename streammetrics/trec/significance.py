@@ -23,6 +23,7 @@ _TINY = 1e-300
 _EPS = 1e-16
 _MAX_ITER = 100_000
 _ENUM_CHUNK = 1 << 14
+_CHUNK_CELLS = 1 << 21  # sign or resample matrices are built at most this many cells at a time (16 MB)
 _MAX_ENUMERATED = 26  # 2**26 sign vectors at most are enumerated
 Seed = int | Sequence[int] | None  # anything numpy.random.default_rng takes
 
@@ -129,6 +130,11 @@ def ttest_rel(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     return t, t_sf2(t, n - 1.0)
 
 
+def _rows(n: int, cap: int) -> int:
+    """Rows per chunk of an ``(rows, n)`` matrix: at most ``cap`` and ``_CHUNK_CELLS`` cells."""
+    return max(1, min(cap, _CHUNK_CELLS // max(n, 1)))
+
+
 def _hits(d: np.ndarray, signs: np.ndarray, observed: float, tol: float) -> int:
     return int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
 
@@ -140,7 +146,8 @@ def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -
     With ``permutations >= 2**n`` every sign vector is enumerated and ``p`` is exact (the
     fraction of vectors at least as extreme, the identity included); otherwise ``permutations``
     random sign vectors give ``p = (hits + 1) / (permutations + 1)``. Sums within ``1e-12`` of the
-    observed one (relative to ``sum(|d|)``) count as ties. O(n * min(2**n, permutations)).
+    observed one (relative to ``sum(|d|)``) count as ties. O(n * min(2**n, permutations)) time,
+    O(2**21) memory.
     """
     d = np.asarray(d, dtype=np.float64)
     n = len(d)
@@ -149,18 +156,19 @@ def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -
     observed = abs(float(d.sum()))
     tol = 1e-12 * float(np.abs(d).sum())
     if n <= _MAX_ENUMERATED and permutations >= 2**n:
-        total, hits = 2**n, 0
+        total, hits, step = 2**n, 0, _rows(n, _ENUM_CHUNK)
         bits = np.arange(n, dtype=np.int64)
-        for start in range(0, total, _ENUM_CHUNK):
-            idx = np.arange(start, min(start + _ENUM_CHUNK, total), dtype=np.int64)
+        for start in range(0, total, step):
+            idx = np.arange(start, min(start + step, total), dtype=np.int64)
             signs = 1.0 - 2.0 * ((idx[:, None] >> bits) & 1)
             hits += _hits(d, signs, observed, tol)
         return hits / total
     rng = np.random.default_rng(seed)
     hits, done = 0, 0
     while done < permutations:
-        k = min(_ENUM_CHUNK, permutations - done)
-        signs = rng.integers(0, 2, size=(k, n)) * 2.0 - 1.0
+        k = min(_rows(n, _ENUM_CHUNK), permutations - done)
+        flips = np.unpackbits(rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8), axis=1)
+        signs = 1.0 - 2.0 * flips[:, :n]
         hits += _hits(d, signs, observed, tol)
         done += k
     return (hits + 1) / (permutations + 1)
@@ -170,7 +178,7 @@ def bootstrap_ci(
     d: np.ndarray, resamples: int = 10000, alpha: float = 0.05, seed: Seed = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap interval ``(low, high)`` at level ``1 - alpha`` of the mean of ``d``
-    (queries resampled with replacement). O(n * resamples) time, O(n * 1024) memory."""
+    (queries resampled with replacement). O(n * resamples) time, O(resamples + 2**21) memory."""
     d = np.asarray(d, dtype=np.float64)
     if resamples < 1:
         raise ValueError(f"resamples must be positive, got {resamples!r}")
@@ -178,9 +186,11 @@ def bootstrap_ci(
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
-    for start in range(0, resamples, 1024):
-        k = min(1024, resamples - start)
-        means[start : start + k] = d[rng.integers(0, len(d), size=(k, len(d)))].mean(axis=1)
+    step = _rows(len(d), 1024)
+    for start in range(0, resamples, step):
+        k = min(step, resamples - start)
+        idx = rng.integers(0, len(d), size=(k, len(d)), dtype=np.int32 if len(d) < 2**31 else np.int64)
+        means[start : start + k] = d[idx].mean(axis=1)
     low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
     return float(low), float(high)
 
