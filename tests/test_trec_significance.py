@@ -108,3 +108,14 @@ def test_holm_by_hand() -> None:
     assert holm([0.03, 0.01, 0.04, 0.02]) == pytest.approx([0.06, 0.04, 0.06, 0.06])
     assert holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])  # capped at 1
     assert holm([0.2]) == [0.2]
+
+
+def test_small_chunks_give_the_same_exact_p(monkeypatch) -> None:
+    import streammetrics.trec.significance as S
+
+    d = np.array([0.3, -0.1, 0.25, 0.0, 0.5, -0.2, 0.1, 0.05, -0.4, 0.2])
+    whole = S.permutation_test(d, permutations=2**10)
+    monkeypatch.setattr(S, "_CHUNK_CELLS", 8)  # one sign vector per chunk
+    assert S.permutation_test(d, permutations=2**10) == whole == pytest.approx(_brute_force_p(d), abs=1e-15)
+    low, high = S.bootstrap_ci(d, 200, 0.1, seed=1)
+    assert low <= d.mean() <= high
