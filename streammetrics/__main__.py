@@ -5,6 +5,7 @@ Run as ``streammetrics [COMMAND]`` or ``python -m streammetrics``. Commands:
 * ``demo`` (the default): stream the bundled example predictions through a MetricSet in batches
   and print the metrics with their intervals, the best threshold and the classification report.
 * ``trec QRELS RUN``: trec_eval's measures and output format over TREC files, in one streaming pass.
+* ``trec-compare QRELS RUN1 RUN2 ...``: paired significance tests of runs against the first.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
 
     parser = OneLineParser(prog="streammetrics", description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"streammetrics {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="{demo,trec,evaluate}",
+    sub = parser.add_subparsers(dest="command", metavar="{demo,trec,trec-compare,evaluate}",
                                 description="without a command: demo")
     demo = sub.add_parser("demo", help="stream the bundled example through a MetricSet (the default)",
                           description="Stream the bundled example predictions (569 rows) through a "
@@ -114,6 +115,9 @@ def _parser() -> argparse.ArgumentParser:
     from .trec import add_parser as add_trec_parser
 
     add_trec_parser(sub)  # ``streammetrics trec QRELS RUN``: trec_eval's measures and output format
+    from .trec.compare import add_parser as add_compare_parser
+
+    add_compare_parser(sub)  # ``streammetrics trec-compare QRELS RUN1 RUN2 ...``: significance tests
     from .cli.evaluate import add_parser as add_evaluate_parser  # pyarrow/rich/matplotlib load lazily
 
     add_evaluate_parser(sub)  # ``streammetrics evaluate [FILE ...]``: metrics of prediction files
@@ -133,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .trec import run as run_trec
 
         return guarded("streammetrics trec", lambda: run_trec(args))
+    if args.command == "trec-compare":
+        from .trec.compare import run as run_compare
+
+        return guarded("streammetrics trec-compare", lambda: run_compare(args))
     if args.command == "evaluate":
         from .cli.evaluate import run as run_evaluate
 

@@ -26,6 +26,16 @@ uninitialised); a qrels query absent from the run is skipped
 without ``-c`` (trec_eval 10.0 exits with an error); a document judged twice in a query is an error
 when the qrels are read (trec_eval: when that query is evaluated). :func:`trec_metrics` gives the
 library's streaming accumulators of the common measures.
+
+Beyond trec_eval: ir_measures' names (``AP``, ``AP@10``, ``nDCG``, ``nDCG@10``, ``P@5``, ``R@100``,
+``RR``, ``RR@10``, ``Rprec``, ``Bpref``, ``Judged@10``, ``NumRet``, ``NumRel``, ``NumRelRet``,
+``iprec@0.5``, ``infAP``, and ``ERR@k``, ``RBP(p=0.8)`` which trec_eval lacks) are accepted
+wherever a measure is, mapped to trec_eval's measures as ir_measures maps them and printed under
+the name given (:mod:`.irnames`, :mod:`._ir_kernels`). :func:`per_query_values` gives each run's
+per-query values as an array. ``streammetrics trec-compare QRELS RUN1 RUN2 ...`` (:mod:`.compare`)
+compares runs against the first: means, paired differences, the paired t-test, the randomization
+(sign-flip) test, the bootstrap interval of the mean difference, Holm-adjusted across runs, as a
+table, ``--json`` and ``--latex``; the tests (:mod:`.significance`) need numpy only.
 """
 
 from __future__ import annotations
@@ -33,6 +43,7 @@ from __future__ import annotations
 from .accumulators import trec_metrics
 from .cli import add_parser, main, run
 from .evaluate import DEFAULT_MEASURES, evaluate_files
+from .perquery import PerQuery, per_query_values
 from .readers import Qrels, RunChunk, TrecFormatError, iter_run, read_qrels, read_run_chunks
 from .runfile import GroupedRun, read_run_grouped
 
@@ -43,6 +54,8 @@ __all__ = [
     "read_run_grouped",
     "trec_metrics",
     "evaluate_files",
+    "per_query_values",
+    "PerQuery",
     "main",
     "add_parser",
     "run",

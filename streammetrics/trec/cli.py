@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .evaluate import DEFAULT_MEASURES, evaluate_files
+from .irnames import translate
 
 __all__ = ["add_parser", "run", "main"]
 
@@ -29,7 +30,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "(any line order, '#' comment lines and extra trailing fields allowed). Measures: -m official "
             "(default), all_trec, set, or any trec_eval measure with its parameters (P.5,10 ndcg_cut.10 "
             "iprec_at_recall.0.1,0.5 Rprec_mult.0.5 utility.2,-1,0,0 11pt_avg..25,.5 ndcg.1=3,2=9 "
-            "success.1,5 relstring.20 ...)."
+            "success.1,5 relstring.20 ...), or an ir_measures name (AP, AP@10, nDCG, nDCG@10, P@5, "
+            "R@100, RR, RR@10, Rprec, Bpref, Judged@10, NumRet, NumRel, NumRelRet, iprec@0.5, infAP, "
+            "ERR@10, RBP(p=0.8)), printed under the name given."
         ),
     )
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
@@ -91,10 +94,12 @@ def _digits(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``streammetrics trec`` (errors go to stderr with exit status 2)."""
     try:
+        measures, rename = translate(args.measures or DEFAULT_MEASURES)
         evaluate_files(
             args.qrels,
             args.run,
-            args.measures or DEFAULT_MEASURES,
+            measures,
+            rename=rename,
             per_query=args.per_query,
             complete=args.complete,
             rel_level=args.rel_level,

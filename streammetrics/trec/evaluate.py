@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 import numpy as np
@@ -231,6 +231,7 @@ def evaluate_files(
     trec_version: int = 9,
     fused_cutoffs: bool = False,
     rel_format: str = "qrels",
+    rename: Mapping[str, str] | None = None,
 ) -> dict[str, float | int | str]:
     """Evaluate a run against qrels as trec_eval does; print trec_eval's lines to ``out``.
 
@@ -242,7 +243,8 @@ def evaluate_files(
     9's ``c*R + 0.9`` with one rounding (a fused multiply-add, as trec_eval 9.x builds for arm64 and
     macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is 23.999... there, 24 fused);
     ``rel_format`` (``-R``) is ``qrels``, ``qrels_jg`` (judgment groups, see
-    :mod:`.judgment_groups`), ``prefs`` or ``qrels_prefs`` (preferences, see :mod:`.preferences`).
+    :mod:`.judgment_groups`), ``prefs`` or ``qrels_prefs`` (preferences, see :mod:`.preferences`);
+    ``rename`` prints (and returns) values under other names (ir_measures', see :mod:`.irnames`).
 
     Returns the summary values by printed name. Cost: O(run lines) to read and group, then
     O(documents) per query and measure.
@@ -273,6 +275,7 @@ def evaluate_files(
         runid = run.runid
     ztable = read_zscores(zscores) if zscores is not None else None
     printer = _Printer(out, digits, ztable is not None)
+    shown = dict(rename or {})
     sums: list[list[float]] = [[0.0] * len(s.names) for s in selected]
     num_q = 0
     for qid in sorted(judgments, key=_qid_key):
@@ -290,7 +293,7 @@ def evaluate_files(
                 if not isinstance(v, str):
                     sums[si][vi] += v
                 if show and sel.measure.per_query:
-                    printer.value(sel.names[vi], qid, v, sel.measure.value)
+                    printer.value(shown.get(sel.names[vi], sel.names[vi]), qid, v, sel.measure.value)
     if not num_q:
         raise ValueError(
             f"no query of the run {run_path!r} is judged in the qrels {qrels_path!r} "
@@ -306,7 +309,8 @@ def evaluate_files(
             continue
         if m.value == "string":
             continue
-        for vi, name in enumerate(sel.names):
+        for vi, trec_name in enumerate(sel.names):
+            name = shown.get(trec_name, trec_name)
             v = sums[si][vi]
             if m.avg == "mean":
                 v = v / num_q

@@ -1,0 +1,102 @@
+"""Per-query values of trec_eval (and ir_measures) measures as arrays: :func:`per_query_values`.
+
+The runs are read one at a time, each in one streaming pass (query by query when its queries are
+contiguous, else grouped in memory as trec_eval reads it), with the judgments read once; the
+per-query kernels are trec_eval's (:mod:`._kernels`), so the mean of a column equals
+``streammetrics trec``'s summary line of that measure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._measures import Options, select_measures
+from .evaluate import _qid_key, _QueryEvaluator, _read_judgments
+from .irnames import translate
+from .runfile import NotGrouped, RunStream, read_run_grouped
+
+__all__ = ["PerQuery", "per_query_values"]
+
+
+@dataclass(frozen=True)
+class PerQuery:
+    """``values[r, m, q]``: run ``runs[r]``'s value of measure ``names[m]`` on query ``qids[q]``
+    (names as the user gave them); ``runids`` the run id read from each run file."""
+
+    runs: tuple[str, ...]
+    runids: tuple[str, ...]
+    names: tuple[str, ...]
+    qids: tuple[str, ...]
+    values: np.ndarray
+
+
+def per_query_values(
+    qrels_path: str,
+    run_paths: Sequence[str],
+    measures: Sequence[str] = ("AP", "nDCG@10", "P@10", "RR"),
+    *,
+    rel_level: float = 1,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    trec_version: int = 9,
+) -> PerQuery:
+    """Each run's per-query values of ``measures`` (trec_eval or ir_measures names).
+
+    The queries are those of the qrels retrieved by at least one run (sorted as trec_eval sorts
+    them); a run that lacks one of them scores it as trec_eval's ``-c`` does (an empty ranking:
+    0 for every ranking measure), so that the runs pair query by query. Measures without
+    per-query values (``runid``, ``relstring``, the geometric means ``gm_map``/``gm_bpref``) are
+    left out. Raises ValueError (a :class:`.TrecFormatError` for a malformed file) naming the
+    file, the line and the problem; OSError for an unreadable file.
+
+    Cost: one pass over each run, O(documents) per query and measure; memory: the judgments, one
+    value per run, measure and query, and one run's query (or, unsorted, one run) at a time.
+    """
+    if trec_version not in (9, 10):
+        raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
+    trec_args, rename = translate(measures)
+    selected = [
+        s for s in select_measures(trec_args) if s.measure.per_query and s.measure.value in ("double", "long")
+    ]
+    names = [rename.get(n, n) for s in selected for n in s.names]
+    if not names:
+        raise ValueError(f"measures {list(measures)!r} have no per-query values to compare")
+    judgments = _read_judgments(qrels_path, "qrels")
+    ev = _QueryEvaluator(
+        "", selected, judgments, {}, Options(version=trec_version), "qrels",
+        max_docs=max_docs, judged_only=judged_only, rel_level=rel_level, num_docs=0,
+    )  # fmt: skip
+    per_run: list[dict[str, list[float]]] = []
+    runids: list[str] = []
+    for path in run_paths:
+        ev.run_path = path
+        found: dict[str, list[float]] = {}
+        stream = RunStream(path)
+        try:
+            for qid, lines in stream:
+                if qid in judgments:
+                    found[qid] = [float(v) for vals in ev.values(qid, lines) for v in vals]
+            runid = stream.runid
+        except NotGrouped:
+            found.clear()
+            grouped = read_run_grouped(path)
+            for qid, lines in grouped.queries.items():
+                if qid in judgments:
+                    found[qid] = [float(v) for vals in ev.values(qid, lines) for v in vals]
+            runid = grouped.runid
+        per_run.append(found)
+        runids.append(runid)
+    qids = sorted(set().union(*per_run), key=_qid_key)
+    if not qids:
+        raise ValueError(f"no query of the runs {list(run_paths)!r} is judged in the qrels {qrels_path!r}")
+    values = np.empty((len(run_paths), len(names), len(qids)))
+    for r, found in enumerate(per_run):
+        for q, qid in enumerate(qids):
+            row = found.get(qid)
+            if row is None:
+                row = [float(v) for vals in ev.values(qid, None) for v in vals]
+            values[r, :, q] = row
+    return PerQuery(tuple(run_paths), tuple(runids), tuple(names), tuple(qids), values)

@@ -1,0 +1,208 @@
+"""Paired significance tests of per-query differences, on numpy alone (no scipy at runtime).
+
+* :func:`t_cdf` -- Student's t distribution function, through the regularized incomplete beta
+  function :func:`betainc` (a continued fraction evaluated with the modified Lentz method);
+* :func:`ttest_rel` -- the paired t-test (two-sided), as ``scipy.stats.ttest_rel``;
+* :func:`permutation_test` -- the paired randomization test (two-sided sign flips of the
+  differences): exact, by enumerating all ``2**n`` sign vectors, when ``permutations >= 2**n``;
+  otherwise Monte Carlo with ``p = (hits + 1) / (permutations + 1)``;
+* :func:`bootstrap_ci` -- the percentile bootstrap interval of the mean difference;
+* :func:`holm` -- Holm's step-down adjustment of a family of p-values.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+__all__ = ["betainc", "t_cdf", "t_sf2", "ttest_rel", "permutation_test", "bootstrap_ci", "holm"]
+
+_TINY = 1e-300
+_EPS = 1e-16
+_MAX_ITER = 100_000
+_ENUM_CHUNK = 1 << 14
+_CHUNK_CELLS = 1 << 21  # sign or resample matrices are built at most this many cells at a time (16 MB)
+_MAX_ENUMERATED = 26  # 2**26 sign vectors at most are enumerated
+Seed = int | Sequence[int] | None  # anything numpy.random.default_rng takes
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > _TINY else _TINY)
+    h = d
+    for m in range(1, _MAX_ITER):
+        m2 = 2 * m
+        even = m * (b - m) * x / ((qam + m2) * (a + m2))
+        odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        for aa in (even, odd):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > _TINY else _TINY)
+            c = 1.0 + aa / c
+            c = c if abs(c) > _TINY else _TINY
+            h *= d * c
+        if abs(d * c - 1.0) < _EPS:
+            return h
+    raise ArithmeticError(f"incomplete beta continued fraction did not converge (a={a}, b={b}, x={x})")
+
+
+def betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function ``I_x(a, b)`` for ``a, b > 0``, ``0 <= x <= 1``.
+
+    Uses the continued fraction on the side of ``x`` where it converges fast
+    (``x < (a + 1) / (a + b + 2)``), and the symmetry ``I_x(a, b) = 1 - I_{1-x}(b, a)`` otherwise.
+    """
+    if not (a > 0 and b > 0):
+        raise ValueError(f"betainc: a and b must be positive, got a={a!r}, b={b!r}")
+    if not 0.0 <= x <= 1.0:
+        raise ValueError(f"betainc: x must be in [0, 1], got {x!r}")
+    if x in (0.0, 1.0):
+        return x
+    return _betainc(a, b, x, 1.0 - x, math.log(x), math.log1p(-x))
+
+
+def _stirling(x: float) -> float:
+    """``lgamma(x) - ((x - 0.5) log x - x + log(2 pi) / 2)`` for ``x >= 10`` (error below 1e-14)."""
+    x2 = x * x
+    return (1.0 / 12 - (1.0 / 360 - (1.0 / 1260 - (1.0 / 1680 - 1.0 / (1188 * x2)) / x2) / x2) / x2) / x
+
+
+def _lbeta(a: float, b: float) -> float:
+    """``log B(a, b)``; for a large argument without the cancellation of three lgamma values."""
+    small, big = min(a, b), max(a, b)
+    if big < 10.0:
+        return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    rise = (big - 0.5) * math.log1p(small / big) + small * math.log(big + small) - small
+    return math.lgamma(small) - rise - (_stirling(big + small) - _stirling(big))
+
+
+def _betainc(a: float, b: float, x: float, y: float, log_x: float, log_y: float) -> float:
+    """``I_x(a, b)`` given ``x``, ``y = 1 - x`` and their logarithms (each computed accurately by
+    the caller: near 0 or 1, ``log(1 - x)`` from a rounded ``x`` loses digits)."""
+    if x <= 0.0:
+        return 0.0
+    if y <= 0.0:
+        return 1.0
+    log_front = a * log_x + b * log_y - _lbeta(a, b)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _betacf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _betacf(b, a, y) / b
+
+
+def t_sf2(t: float, df: float) -> float:
+    """The two-sided tail ``P(|T| >= |t|)`` of Student's t with ``df`` degrees of freedom."""
+    if math.isnan(t):
+        return math.nan
+    if math.isinf(t):
+        return 0.0
+    if t == 0.0:
+        return 1.0
+    t2 = t * t
+    log_x = -math.log1p(t2 / df)  # x = df / (df + t^2), 1 - x = t^2 / (df + t^2)
+    log_y = 2.0 * math.log(abs(t)) - math.log(df) + log_x
+    return _betainc(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2), log_x, log_y)
+
+
+def t_cdf(t: float, df: float) -> float:
+    """Student's t distribution function ``P(T <= t)`` with ``df > 0`` degrees of freedom."""
+    half = 0.5 * t_sf2(t, df)
+    return half if t < 0 else 1.0 - half
+
+
+def ttest_rel(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Paired two-sided t-test of ``a - b``: ``(t, p)``, as ``scipy.stats.ttest_rel(a, b)``.
+
+    All differences zero gives ``(0.0, 1.0)`` (no evidence of a difference); equal nonzero
+    differences give ``(+-inf, 0.0)``. Needs two or more pairs. O(n).
+    """
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    n = len(d)
+    if n < 2:
+        raise ValueError(f"ttest_rel needs at least 2 paired values, got {n}")
+    mean = float(d.mean())
+    sd = float(d.std(ddof=1))
+    if sd == 0.0:
+        return (0.0, 1.0) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
+    t = mean / (sd / math.sqrt(n))
+    return t, t_sf2(t, n - 1.0)
+
+
+def _rows(n: int, cap: int) -> int:
+    """Rows per chunk of an ``(rows, n)`` matrix: at most ``cap`` and ``_CHUNK_CELLS`` cells."""
+    return max(1, min(cap, _CHUNK_CELLS // max(n, 1)))
+
+
+def _hits(d: np.ndarray, signs: np.ndarray, observed: float, tol: float) -> int:
+    return int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
+
+
+def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -> float:
+    """Two-sided paired randomization test of the differences ``d``: the p-value of ``|sum(d)|``
+    among the sums ``|sum(s * d)|`` over sign vectors ``s`` in {-1, +1}^n.
+
+    With ``permutations >= 2**n`` every sign vector is enumerated and ``p`` is exact (the
+    fraction of vectors at least as extreme, the identity included); otherwise ``permutations``
+    random sign vectors give ``p = (hits + 1) / (permutations + 1)``. Sums within ``1e-12`` of the
+    observed one (relative to ``sum(|d|)``) count as ties. O(n * min(2**n, permutations)) time,
+    O(2**21) memory.
+    """
+    d = np.asarray(d, dtype=np.float64)
+    n = len(d)
+    if permutations < 1:
+        raise ValueError(f"permutations must be positive, got {permutations!r}")
+    observed = abs(float(d.sum()))
+    tol = 1e-12 * float(np.abs(d).sum())
+    if n <= _MAX_ENUMERATED and permutations >= 2**n:
+        total, hits, step = 2**n, 0, _rows(n, _ENUM_CHUNK)
+        bits = np.arange(n, dtype=np.int64)
+        for start in range(0, total, step):
+            idx = np.arange(start, min(start + step, total), dtype=np.int64)
+            signs = 1.0 - 2.0 * ((idx[:, None] >> bits) & 1)
+            hits += _hits(d, signs, observed, tol)
+        return hits / total
+    rng = np.random.default_rng(seed)
+    hits, done = 0, 0
+    while done < permutations:
+        k = min(_rows(n, _ENUM_CHUNK), permutations - done)
+        flips = np.unpackbits(rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8), axis=1)
+        signs = 1.0 - 2.0 * flips[:, :n]
+        hits += _hits(d, signs, observed, tol)
+        done += k
+    return (hits + 1) / (permutations + 1)
+
+
+def bootstrap_ci(
+    d: np.ndarray, resamples: int = 10000, alpha: float = 0.05, seed: Seed = 0
+) -> tuple[float, float]:
+    """Percentile bootstrap interval ``(low, high)`` at level ``1 - alpha`` of the mean of ``d``
+    (queries resampled with replacement). O(n * resamples) time, O(resamples + 2**21) memory."""
+    d = np.asarray(d, dtype=np.float64)
+    if resamples < 1:
+        raise ValueError(f"resamples must be positive, got {resamples!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    step = _rows(len(d), 1024)
+    for start in range(0, resamples, step):
+        k = min(step, resamples - start)
+        idx = rng.integers(0, len(d), size=(k, len(d)), dtype=np.int32 if len(d) < 2**31 else np.int64)
+        means[start : start + k] = d[idx].mean(axis=1)
+    low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
+    return float(low), float(high)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values: the ``i``-th smallest of ``m`` becomes
+    ``max_{j <= i} min(1, (m - j + 1) * p_(j))``, returned in the input order."""
+    p = np.asarray(pvalues, dtype=np.float64)
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    adjusted = np.minimum(1.0, (m - np.arange(m)) * p[order])
+    adjusted = np.maximum.accumulate(adjusted)
+    out = np.empty(m)
+    out[order] = adjusted
+    return out.tolist()
