@@ -100,7 +100,8 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
                    help="comma-separated class names in class order: class i is position i of a list "
                         "score column (required for text labels with a list column), or the i-th "
                         "--score column; binary: NEGATIVE,POSITIVE")
-    p.add_argument("--threshold", type=finite_float, default=0.5, help="decision threshold (default 0.5)")
+    p.add_argument("--threshold", type=finite_float, default=None,
+                   help="decision threshold (default 0.5; 0 with --from-logits)")
     p.add_argument("--max-bytes", type=parse_size, metavar="SIZE",
                    help="bound the memory of AUROC/AP (binned beyond SIZE; results carry bounds)")
     p.add_argument("--weight", metavar="COL", help="sample weight column")
