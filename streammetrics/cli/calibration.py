@@ -20,6 +20,7 @@ the main set); it has no bounded mode, so ``--max-bytes`` drops it (default) or 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -122,13 +123,13 @@ class Members:
             self.prob.update(y, s, sample_weight=sample_weight)
         except ValueError as exc:
             if self.explicit:
-                raise ValueError(f"{exc}; {', '.join(self.explicit)} need probabilities "
-                                 "(--from-logits if the scores are logits)") from None
+                raise ValueError(f"{_no_hint(str(exc))} ({', '.join(self.explicit)} take probabilities; "
+                                 "--from-logits if the scores are logits)") from None
             dropped = [n for n in self.prob if not n.startswith("plot_")]
             what = ", ".join(dropped) if dropped else "the reliability diagram"
             if dropped and "plot_calibration" in self.prob:
                 what += " and the reliability diagram"
-            where = locate(exc) if locate else str(exc)
+            where = _no_hint(locate(exc) if locate else str(exc))
             self.notes.append(f"{what} skipped: the scores are not probabilities ({where}); "
                               "pass --from-logits if they are logits")
             self.prob = None
@@ -152,6 +153,12 @@ class Members:
     @property
     def nbytes(self) -> int:
         return int(sum(ms.nbytes for ms in self._sets()))
+
+
+def _no_hint(msg: str) -> str:
+    """The library's message without its Python hint ``(pass from_logits=True ...)``: the CLI
+    names its own option instead."""
+    return re.sub(r"\s*\(pass from_logits=True[^)]*\)", "", msg)
 
 
 def add_options(p: argparse.ArgumentParser) -> None:

@@ -54,7 +54,7 @@ def _reliability(plt: Any, save: Callable[[Any, str], None], plan: Any, ms: Any,
                                  gridspec_kw={"height_ratios": [3, 1]})
     ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="perfectly calibrated")
     for name, curve in series:
-        label = name if name else "model"
+        label = f"class {name}" if name else "model"
         line = ax.plot(curve.prob_pred, curve.prob_true, marker="o", markersize=4, label=label)[0]
         full = bin_counts(curve.prob_pred, curve.counts, ECE_BINS)
         hx.stairs(full, edges, fill=len(series) == 1, alpha=0.45 if len(series) == 1 else 0.9,
