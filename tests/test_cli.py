@@ -92,7 +92,8 @@ def test_binary_formats_equal_sklearn_and_library(tmp_path, capsys, fmt):
                    "--threshold", "0.55")
     assert res["rows"] == len(y) and res["exact"] is True and res["task"] == "binary"
     expected = sklearn_binary(y, s, t=0.55)
-    assert set(res["metrics"]) == set(expected)
+    # the default rows: these plus the calibration rows (tests/test_cli_calibration.py)
+    assert set(res["metrics"]) == set(expected) | {"log_loss", "brier", "ece", "ks"}
     for name, v in expected.items():
         assert res["metrics"][name] == pytest.approx(v, rel=1e-12, abs=1e-15), name
     lib = sm.AUROC().update(y, s)

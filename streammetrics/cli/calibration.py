@@ -97,8 +97,9 @@ def build_probabilistic(num_classes: int | None, names: list[str], from_logits: 
 
 
 class Members:
-    """The main MetricSet and the probabilistic one seen as one mapping of metrics (what
-    ``report.results`` and ``plots.write_plots`` read), with one ``update`` for both.
+    """The main MetricSet (None when only probabilistic rows are asked for) and the probabilistic
+    one seen as one mapping of metrics (what ``report.results`` and ``plots.write_plots`` read),
+    with one ``update`` for both.
 
     ``explicit``: the probabilistic rows asked for by name (a batch of non-probabilities is then
     an error); ``notes`` collects the one-line notes for the report."""
@@ -116,26 +117,28 @@ class Members:
         """Update the main set (its errors propagate), then the probabilistic one: a batch that is
         not probabilities is an error if those rows were asked for, else drops them (noted);
         ``locate`` turns the library's message into one naming the file and row."""
-        self.main.update(y, s, sample_weight=sample_weight)
+        if self.main is not None:
+            self.main.update(y, s, sample_weight=sample_weight)
         if self.prob is None:
             return
         try:
             self.prob.update(y, s, sample_weight=sample_weight)
-        except ValueError as exc:
+        except ValueError as raw:
+            exc = ValueError(_cli_message(str(raw)))
             if self.explicit:
-                raise ValueError(f"{_no_hint(str(exc))} ({', '.join(self.explicit)} take probabilities; "
+                raise ValueError(f"{exc} ({', '.join(self.explicit)} take probabilities; "
                                  "--from-logits if the scores are logits)") from None
             dropped = [n for n in self.prob if not n.startswith("plot_")]
             what = ", ".join(dropped) if dropped else "the reliability diagram"
             if dropped and "plot_calibration" in self.prob:
                 what += " and the reliability diagram"
-            where = _no_hint(locate(exc) if locate else str(exc))
+            where = locate(exc) if locate else str(exc)
             self.notes.append(f"{what} skipped: the scores are not probabilities ({where}); "
                               "pass --from-logits if they are logits")
             self.prob = None
 
     def _sets(self) -> list[Any]:
-        return [self.main] + ([self.prob] if self.prob is not None else [])
+        return [ms for ms in (self.main, self.prob) if ms is not None]
 
     def __iter__(self) -> Iterator[str]:
         for ms in self._sets():
@@ -155,10 +158,12 @@ class Members:
         return int(sum(ms.nbytes for ms in self._sets()))
 
 
-def _no_hint(msg: str) -> str:
-    """The library's message without its Python hint ``(pass from_logits=True ...)``: the CLI
-    names its own option instead."""
-    return re.sub(r"\s*\(pass from_logits=True[^)]*\)", "", msg)
+def _cli_message(msg: str) -> str:
+    """The library's message for the command line: without its Python hint ``(pass
+    from_logits=True ...)`` (the CLI names its own option), and its batch row ``first invalid
+    row 7`` as ``at index 7``, which the caller turns into the file's row."""
+    msg = re.sub(r"\s*\(pass from_logits=True[^)]*\)", "", msg)
+    return re.sub(r"first invalid row (\d+)", r"first invalid row at index \1", msg)
 
 
 def add_options(p: argparse.ArgumentParser) -> None:

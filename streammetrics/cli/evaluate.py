@@ -285,7 +285,8 @@ def _members(plan: _Plan, names: list[str], args: argparse.Namespace, plots: boo
             members["_cm"] = sm.ConfusionMatrix(k, threshold=args.threshold)
         if task == "binary" and args.max_bytes is None:
             members["_gains"] = sm.GainsCurve()  # shares the sorted buffer of ROC / AUROC
-    main = sm.MetricSet(**{n if not n.startswith("_") else "plot" + n: m for n, m in members.items()})
+    main = sm.MetricSet(**{n if not n.startswith("_") else "plot" + n: m for n, m in members.items()}) \
+        if members else None
     prob = None if ml else cal.build_probabilistic(k, names, args.from_logits, plots)
     explicit = [n for n in names if n in cal.PROBABILISTIC] if args.metrics else []
     return cal.Members(main, prob, explicit, args.from_logits, notes)
