@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["PROBABILISTIC", "ENTRIES", "DEFAULTS", "ECE_BINS", "Members", "build_probabilistic",
-           "check_names", "default_names"]
+           "check_names", "default_names", "ks_threshold"]
 
 #: the rows that need probabilities (their own MetricSet)
 PROBABILISTIC = ("log_loss", "brier", "ece")
@@ -156,6 +156,21 @@ class Members:
     @property
     def nbytes(self) -> int:
         return int(sum(ms.nbytes for ms in self._sets()))
+
+
+def ks_threshold(ks: Any) -> float | None:
+    """The threshold where KS is attained, None when it is undefined (its warning is already in
+    the report's ``warnings``)."""
+    import math
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            t = float(ks.threshold())
+        except ValueError:
+            return None
+    return t if math.isfinite(t) else None
 
 
 def _cli_message(msg: str) -> str:

@@ -346,8 +346,8 @@ def _run(args: argparse.Namespace) -> int:
         res = results(plan, ms, [n for n in names if n in ms], rows, args)
         res["from_logits"] = bool(args.from_logits)
         res["notes"] = notes
-        if "ks" in res["metrics"]:  # where the maximum is attained (select score >= t)
-            res["ks_threshold"] = float(ms["ks"].threshold())
+        if "ks" in res["metrics"]:  # where the maximum is attained (select score >= t); null if undefined
+            res["ks_threshold"] = cal.ks_threshold(ms["ks"])
         title += f" -- {rows} rows, {plan.task}" + (
             f", threshold {args.threshold}" if plan.task != "multiclass" else "")
         if args.json == "-":
