@@ -236,3 +236,16 @@ def test_bin_counts_rebuild_every_bin_of_the_curve(values, n_bins, seed):
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     expected = np.bincount(np.searchsorted(edges[1:-1], p), minlength=n_bins)
     np.testing.assert_array_equal(bin_counts(curve.prob_pred, curve.counts, n_bins), expected)
+
+
+def test_multilabel_has_no_calibration_rows(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, (200, 3))
+    z = rng.normal(size=(200, 3)) + y
+    path = write(tmp_path, "ml.parquet", pa.table({"y": list(y), "z": list(z)}))
+    rc, _, err = run(capsys, path, "--label", "y", "--score", "z", "--metrics", "log_loss")
+    assert rc == 2 and err.count("\n") == 1 and "log_loss not defined for the multilabel task" in err
+    res = run_json(capsys, path, "--label", "y", "--score", "z", "--from-logits")
+    assert res["threshold"] == 0.0 and not set(CAL) & set(res["metrics"]) and res["notes"] == []
+    expected = sm.Accuracy(3, threshold=0.0, multilabel=True).update(y, z).compute()
+    assert res["metrics"]["accuracy"] == pytest.approx(expected)
