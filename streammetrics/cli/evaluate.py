@@ -1,8 +1,8 @@
 """``streammetrics evaluate``: stream prediction files through a MetricSet and report the metrics.
 
 ``streammetrics evaluate [FILE ...] --label COL --score COL [--score COL ...] [--task TASK]
-[--pos-label LABEL] [--classes LIST] [--metrics LIST] [--threshold T] [--max-bytes SIZE] [--weight COL]
-[--json PATH|-] [--plot DIR]``
+[--pos-label LABEL] [--classes LIST] [--metrics LIST] [--threshold T] [--from-logits]
+[--max-bytes SIZE] [--weight COL] [--json PATH|-] [--plot DIR]``
 
 Files are CSV (plain or gzip/bz2/zstd), Parquet or JSON Lines, read in record batches through
 pyarrow: memory is the accumulators' state plus one batch. Several files, directories and globs
@@ -31,6 +31,7 @@ from contextlib import ExitStack
 from importlib import resources
 from typing import Any
 
+from . import calibration as cal
 from . import columns
 from .errors import InputError, OneLineParser, guarded, plain
 from .labels import resolve as resolve_labels
@@ -100,6 +101,7 @@ METRICS: dict[str, tuple[MetricFactory, tuple[str, ...], bool]] = {
     "hamming_loss": (_confusion("HammingLoss", averaged=False), ("multilabel",), False),
     "auroc": (_ranking("AUROC"), _ALL, True),
     "average_precision": (_ranking("AveragePrecision"), _ALL, True),
+    **cal.ENTRIES,  # log_loss, brier, ece (probabilities only), ks (binary)
 }
 DEFAULTS = {
     "binary": ["accuracy", "precision", "recall", "f1", "specificity", "npv", "balanced_accuracy", "mcc",
@@ -119,6 +121,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                "line on stderr)",
     )
     add_arguments(p, list(METRICS), TASKS)
+    cal.add_options(p)
     return p
 
 
@@ -246,11 +249,11 @@ def max_bytes_supported(plots: bool = True) -> bool:
     return True
 
 
-def _build(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool) -> Any:
+def _build(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool, notes: list[str]) -> Any:
     """The MetricSet of ``names`` (and of the plots); a value the metrics refuse (``--max-bytes``
     too small for the number of classes, say) is a usage error naming the option."""
     try:
-        return _members(plan, names, args, plots)
+        return _members(plan, names, args, plots, notes)
     except ValueError as exc:
         msg = str(exc)
         for param, option in (("max_bytes", "--max-bytes"), ("threshold", "--threshold")):
@@ -259,7 +262,7 @@ def _build(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool)
         raise InputError(f"cannot set up the metrics: {msg}", 2) from None
 
 
-def _members(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool) -> Any:
+def _members(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool, notes: list[str]) -> Any:
     import streammetrics as sm
 
     task, k = plan.task, plan.num_classes
@@ -267,6 +270,8 @@ def _members(plan: _Plan, names: list[str], args: argparse.Namespace, plots: boo
     rank_kw: dict[str, Any] = {} if args.max_bytes is None else {"max_bytes": args.max_bytes}
     members: dict[str, Any] = {}
     for name in names:
+        if name in cal.PROBABILISTIC:  # their own set: see streammetrics.cli.calibration
+            continue
         make, _, per_class = METRICS[name]
         extra = rank_kw if name in RANKING else {}
         members[name] = make(k, ml, args.threshold, "macro", **extra)
@@ -278,7 +283,13 @@ def _members(plan: _Plan, names: list[str], args: argparse.Namespace, plots: boo
         members["_pr"] = sm.PRCurve(k, **kw, **rank_kw)
         if task != "multilabel":
             members["_cm"] = sm.ConfusionMatrix(k, threshold=args.threshold)
-    return sm.MetricSet(**{n if not n.startswith("_") else "plot" + n: m for n, m in members.items()})
+        if task == "binary" and args.max_bytes is None:
+            members["_gains"] = sm.GainsCurve()  # shares the sorted buffer of ROC / AUROC
+    main = sm.MetricSet(**{n if not n.startswith("_") else "plot" + n: m for n, m in members.items()}) \
+        if members else None
+    prob = None if ml else cal.build_probabilistic(k, names, args.from_logits, plots)
+    explicit = [n for n in names if n in cal.PROBABILISTIC] if args.metrics else []
+    return cal.Members(main, prob, explicit, args.from_logits, notes)
 
 
 # -- the command ---------------------------------------------------------------------------------
@@ -319,16 +330,24 @@ def _run(args: argparse.Namespace) -> int:
             title = f"streammetrics evaluate: bundled example ({EXAMPLE})"
         plan = _Plan(args, files)
         _first_batch_setup(plan, args)
-        names = args.metrics or DEFAULTS[plan.task]
+        if args.threshold is None:  # sigmoid(0) = 0.5: logits are cut at 0
+            args.threshold = 0.0 if args.from_logits else 0.5
+        notes: list[str] = []
+        names = args.metrics or cal.default_names(DEFAULTS[plan.task], plan.task, args.max_bytes, notes)
         wrong = [n for n in names if plan.task not in METRICS[n][1]]
         if wrong:
             raise InputError(f"--metrics: {', '.join(wrong)} not defined for the {plan.task} task", 2)
-        ms = _build(plan, names, args, plots=args.plot is not None)
+        cal.check_names(names, args.max_bytes)
+        ms = _build(plan, names, args, plots=args.plot is not None, notes=notes)
         if args.plot:
             check_plot_dir(args.plot)  # before the pass over the data, not after
         hist = Histogram(2 if plan.task == "binary" else (plan.num_classes or 1)) if args.plot else None
         rows = _stream(plan, ms, hist, args)
-        res = results(plan, ms, names, rows, args)
+        res = results(plan, ms, [n for n in names if n in ms], rows, args)
+        res["from_logits"] = bool(args.from_logits)
+        res["notes"] = notes
+        if "ks" in res["metrics"]:  # where the maximum is attained (select score >= t); null if undefined
+            res["ks_threshold"] = cal.ks_threshold(ms["ks"])
         title += f" -- {rows} rows, {plan.task}" + (
             f", threshold {args.threshold}" if plan.task != "multiclass" else "")
         if args.json == "-":
@@ -400,7 +419,8 @@ def _stream(plan: _Plan, ms: Any, hist: Histogram | None, args: argparse.Namespa
             s = columns.scores(plan, batch, src.path, offset)
             w = columns.weights(plan, batch, src.path, offset) if plan.weight else None
             try:
-                ms.update(y, s, sample_weight=w)
+                ms.update(y, s, sample_weight=w, locate=lambda e, p=src.path, o=offset, n=batch.num_rows:
+                          str(_library_error(e, p, o, n)))
             except ValueError as exc:
                 raise _library_error(exc, src.path, offset, batch.num_rows) from None
             if hist is not None:

@@ -91,7 +91,8 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
                    help="default: binary for one score column, multilabel for a list label column, "
                         "else multiclass")
     p.add_argument("--metrics", type=name_list, metavar="LIST",
-                   help="comma-separated metric names (default: the confusion family and AUROC, AP); "
+                   help="comma-separated metric names (default: the confusion family, AUROC, AP and, "
+                        "for probabilities, log_loss, brier, ece; binary also ks); "
                         f"available: {', '.join(metric_names)}")
     p.add_argument("--pos-label", metavar="LABEL",
                    help="binary task: the label of the positive class (text labels must say which one "
@@ -100,12 +101,15 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
                    help="comma-separated class names in class order: class i is position i of a list "
                         "score column (required for text labels with a list column), or the i-th "
                         "--score column; binary: NEGATIVE,POSITIVE")
-    p.add_argument("--threshold", type=finite_float, default=0.5, help="decision threshold (default 0.5)")
+    p.add_argument("--threshold", type=finite_float, default=None,
+                   help="decision threshold (default 0.5; 0 with --from-logits)")
     p.add_argument("--max-bytes", type=parse_size, metavar="SIZE",
                    help="bound the memory of AUROC/AP (binned beyond SIZE; results carry bounds)")
     p.add_argument("--weight", metavar="COL", help="sample weight column")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-' for stdout)")
-    p.add_argument("--plot", metavar="DIR", help="write ROC, PR, confusion-matrix and histogram PNGs to DIR")
+    p.add_argument("--plot", metavar="DIR",
+                   help="write ROC, PR, confusion-matrix, histogram and reliability PNGs "
+                        "(binary: also gains and lift) to DIR")
     p.add_argument("--batch-size", type=batch_size, default=65536, metavar="N",
                    help="rows per update (default 65536)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -1,6 +1,7 @@
 """PNG plots for ``streammetrics evaluate --plot DIR``: ROC curve, PR curve (with the no-skill
-baseline), confusion-matrix heatmap and a score histogram per class. matplotlib (Agg backend) is
-imported only here, only when plots are asked for.
+baseline), confusion-matrix heatmap, a score histogram per class, and (in
+:mod:`streammetrics.cli.calplots`) the reliability diagram and the gains and lift charts.
+matplotlib (Agg backend) is imported only here, only when plots are asked for.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import numpy as np
 
 from .errors import InputError
 
-PLOTS = ("roc.png", "pr.png", "confusion_matrix.png", "score_histogram.png")
+PLOTS = ("roc.png", "pr.png", "confusion_matrix.png", "score_histogram.png", "reliability.png", "gains.png",
+         "lift.png")
 
 __all__ = ["write_plots", "check_plot_dir", "Histogram", "add_batch"]
 
@@ -187,6 +189,10 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
         ax.set(xlabel="score", ylabel="weight" if plan.weight else "count", title=f"Histogram: {what}")
         ax.legend(fontsize=8)
         save(fig, "score_histogram.png")
+
+    from .calplots import write_calibration_plots
+
+    write_calibration_plots(plt, save, plan, ms, res)  # reliability diagram, gains, lift
     return written
 
 

@@ -141,6 +141,8 @@ def print_table(res: dict[str, Any], title: str) -> None:
             print("  ".join(f"{c:<20}" for c in row))
         if res["label_mapping"]:
             print(_mapping_line(res))
+        for note in res.get("notes", []):
+            print(f"note: {note}")
         return
     console = Console()
     console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]  # rich would exit 1 itself
@@ -158,6 +160,8 @@ def print_table(res: dict[str, Any], title: str) -> None:
             console.print(note, soft_wrap=True, highlight=False, markup=False)
     if res["label_mapping"]:
         console.print(_mapping_line(res), soft_wrap=True, highlight=False, markup=False)
+    for note in res.get("notes", []):
+        console.print(f"note: {note}", soft_wrap=True, highlight=False, markup=False)
     for msg in res["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {msg}")
 
