@@ -10,8 +10,8 @@ of that one-hot matrix T, so each function feeds the cells to the binary accumul
   type) go to :class:`streammetrics.LogLoss` as positives, which clips ``q`` to
   ``[eps, 1 - eps]`` and takes ``-log`` -- scikit-learn's ``xlogy(T, clip(P))`` summed over a row;
 * ``brier_score_loss``: every cell ``(P[i, c], T[i, c])`` goes to :class:`streammetrics.BrierScore`
-  (binary), whose weighted sum of ``(p - t)^2`` is scikit-learn's row sum, halved as
-  ``scale_by_half`` says.
+  (binary; for binary targets the positive column only, counted twice), whose weighted sum of
+  ``(p - t)^2`` is scikit-learn's row sum, halved as ``scale_by_half`` says.
 
 Rows of probabilities that do not sum to 1 warn (``UserWarning``) and are used as given, as in
 scikit-learn. ``calibration_curve`` is one ``update`` of :class:`streammetrics.CalibrationCurve`.
@@ -286,14 +286,18 @@ def brier_score_loss(
         Where scikit-learn raises (see :mod:`streammetrics.functional`).
     """
     p = _probabilities(y_proba)
+    # n_bins=1: the value only (the decomposition's bins are not read)
     if p.ndim == 1 or p.shape[1] == 1:
         t, p, w = _binary(y_true, p, sample_weight, pos_label)
         halve = True
+        # the two cells of a row have the same square: (p - t)^2 = ((1 - p) - (1 - t))^2
+        metric = BrierScore(n_bins=1).update(t[:, 1], p[:, 1], sample_weight=w)
+        total = 2.0 * metric._state.totals()[2]
     else:
         t, p, w = _multiclass(y_true, p, sample_weight, labels)
         halve = p.shape[1] < 3
-    metric = BrierScore().update(t.ravel(), p.ravel(), sample_weight=_cells(t, w))
-    total = metric._state.totals()[2]  # sum over cells of w (p - t)^2
+        metric = BrierScore(n_bins=1).update(t.ravel(), p.ravel(), sample_weight=_cells(t, w))
+        total = metric._state.totals()[2]  # sum over cells of w (p - t)^2
     n = float(t.shape[0]) if w is None else float(w.sum())
     score = total / n
     if scale_by_half == "auto" and halve or scale_by_half is True:
