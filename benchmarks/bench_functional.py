@@ -52,6 +52,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("roc_curve", "binary-score", {}),
     ("precision_recall_curve", "binary-score", {}),
     ("det_curve", "binary-score", {}),
+    ("log_loss", "binary-proba", {}),
+    ("brier_score_loss", "binary-proba", {}),
     ("accuracy_score", "10-class", {}),
     ("balanced_accuracy_score", "10-class", {}),
     ("f1_score", "10-class", {"average": "macro"}),
@@ -68,6 +70,8 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("roc_auc_score", "10-class-score", {"multi_class": "ovr"}),
     ("average_precision_score", "10-class-score", {}),
     ("top_k_accuracy_score", "10-class-score", {"k": 3}),
+    ("log_loss", "10-class-score", {}),
+    ("brier_score_loss", "10-class-score", {}),
 ]
 
 
@@ -84,6 +88,7 @@ def _data(n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     return {
         "binary": (y, (s > 0.5).astype(np.int64)),
         "binary-score": (y, s),
+        "binary-proba": (y, 1.0 / (1.0 + np.exp(-s))),
         "10-class": (y10, p10),
         "10-class-score": (y10, s10),
         "weights": (rng.random(n), np.empty(0)),

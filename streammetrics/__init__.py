@@ -51,6 +51,7 @@ from .confusion import (
 )
 from .decay import Decayed
 from .delayed import DelayedLabels
+from .det import DETCurve, DETCurveResult
 from .metricset import MetricSet
 from .ranking import (
     AUROC,
@@ -122,7 +123,9 @@ __all__ = [
     "AveragePrecision",
     "ROCCurve",
     "PRCurve",
+    "DETCurve",
     "ROCCurveResult",
+    "DETCurveResult",
     "PRCurveResult",
     "OperatingPoint",
     "ClassificationReport",

@@ -118,6 +118,41 @@ class Metric:
     def _compute(self) -> Any:
         raise NotImplementedError
 
+    # -- torchmetrics' habit: metric(batch) ------------------------------------------------
+    #: How :meth:`forward` folds the batch in: ``merge`` of the twin (True) or a second
+    #: ``update`` with the same arguments (False: wrappers, whose samples carry time or order).
+    _forward_merges: ClassVar[bool] = True
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Fold in one batch (the arguments of :meth:`update`) and return that batch's own value
+        (torchmetrics' ``forward``, so ``self.log(name, metric(y, s))`` works per step).
+
+        The batch value is ``compute()`` of an empty twin (same configuration) fed only this
+        batch; the twin's state is then merged into this one (wrappers: the batch is also
+        passed to ``update``). A rejected batch raises before anything changes. O(batch) on top
+        of ``update`` (plus the twin's ``compute``).
+        """
+        if self.family == "delayed":
+            raise TypeError(
+                f"{type(self).__name__} has no per-batch value: its labels arrive after its "
+                "predictions; call predict() / label() and read compute()"
+            )
+        twin = type(self)._from_config(self._config())
+        clock = getattr(getattr(self, "_state", None), "clock", None)  # time wrappers keep their clock
+        if clock is not None:
+            twin._state.clock = clock  # type: ignore[attr-defined]
+        twin.update(*args, **kwargs)
+        value = twin.compute()
+        if self._forward_merges:
+            self.merge(twin)
+        else:
+            self.update(*args, **kwargs)
+        return value
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """``metric(...)`` is :meth:`forward`: fold the batch in, return its own value."""
+        return self.forward(*args, **kwargs)
+
     def _check_mergeable(self, other: Metric) -> None:
         if type(other) is not type(self):
             raise ValueError(

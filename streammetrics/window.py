@@ -869,6 +869,7 @@ class _WrappedMetric(Metric):
     passes ``interval``/``bounds`` through to it."""
 
     _metric: Metric
+    _forward_merges = False  # forward(): samples carry order / time: update, not merge
     _state: Any  # a wrapper state with ``inner``, ``clock`` and ``sync()``
 
     @property

@@ -70,6 +70,7 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "AveragePrecision-max_bytes": lambda: _binary(sm.AveragePrecision(max_bytes=2048), 300),
     "ROCCurve-thresholds": lambda: _binary(sm.ROCCurve(thresholds=11)),
     "PRCurve": lambda: _binary(sm.PRCurve()),
+    "DETCurve-multiclass": lambda: _multiclass(sm.DETCurve(3, drop_intermediate=True)),
     "PRCurve-multilabel-thresholds": lambda: _multilabel(sm.PRCurve(3, multilabel=True,
                                                                      thresholds=[0.2, 0.5, 0.8])),
     "NDCG": lambda: _queries(sm.NDCG(k=5)),

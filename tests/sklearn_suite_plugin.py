@@ -12,7 +12,7 @@ streammetrics' function -- module globals, ``@pytest.mark.parametrize`` values (
 ``functools.partial``) and module-level metric registries (``test_common``'s ``ALL_METRICS``) --
 and, for the tests that call them, scikit-learn's ``UndefinedMetricWarning`` bound to
 streammetrics' own (the functions warn with it). Tests of functions streammetrics does not
-provide (log_loss, d2_* scores, ...) run unchanged. The run ends with a tally of the tests that
+provide (d2_* scores, ...) run unchanged. The run ends with a tally of the tests that
 call streammetrics. Known failure (scikit-learn 1.9.1): ``test_confusion_matrix_dtype`` (int64
 weights of 2**63 - 1 overflow: streammetrics counts in float64).
 """

@@ -37,7 +37,7 @@ BIN: dict[str, Callable[[], Any]] = {
     "ConfusionMatrix": sm.ConfusionMatrix, "ClassificationReport": sm.ClassificationReport,
     "HammingLoss": sm.HammingLoss,
     "AUROC": sm.AUROC, "AveragePrecision": sm.AveragePrecision, "ROCCurve": sm.ROCCurve,
-    "PRCurve": sm.PRCurve,
+    "PRCurve": sm.PRCurve, "DETCurve": lambda: sm.DETCurve(drop_intermediate=True),
     "AUROC[max_bytes]": lambda: sm.AUROC(max_bytes=4096),
     "AveragePrecision[max_bytes]": lambda: sm.AveragePrecision(max_bytes=4096),
     "ROCCurve[max_bytes]": lambda: sm.ROCCurve(max_bytes=4096),

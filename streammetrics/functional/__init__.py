@@ -31,6 +31,7 @@ from ._matrix import (
     zero_one_loss,
 )
 from ._targets import type_of_target
+from .calibration import brier_score_loss, calibration_curve, log_loss
 from .classification import (
     f1_score,
     fbeta_score,
@@ -48,6 +49,8 @@ __all__ = [
     "auc",
     "average_precision_score",
     "balanced_accuracy_score",
+    "brier_score_loss",
+    "calibration_curve",
     "classification_report",
     "cohen_kappa_score",
     "confusion_matrix",
@@ -57,6 +60,7 @@ __all__ = [
     "fbeta_score",
     "hamming_loss",
     "jaccard_score",
+    "log_loss",
     "matthews_corrcoef",
     "multilabel_confusion_matrix",
     "ndcg_score",

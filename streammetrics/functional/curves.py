@@ -1,13 +1,12 @@
 """One-shot curves with scikit-learn's signatures: ``roc_curve``, ``precision_recall_curve``,
 ``det_curve`` and ``auc``.
 
-The curves are thin calls into :class:`streammetrics.ROCCurve` and :class:`streammetrics.PRCurve`
-(one ``update`` of the binary targets ``y == pos_label``, one ``compute``). scikit-learn's layouts
-are read off the kernel's counts at the distinct thresholds (``result.counts``): the PR curve in
-increasing-threshold order with its final (recall 0, precision 1) point and its
-``drop_intermediate`` (points whose true-positive count equals both neighbours' are dropped);
-the DET curve (FPR, FNR) from the ROC counts, cut where FP stops changing at the start and where
-FN reaches 0, as scikit-learn cuts it. Zero-weight samples are dropped first (scikit-learn does:
+The curves are thin calls into :class:`streammetrics.ROCCurve`, :class:`streammetrics.PRCurve`
+and :class:`streammetrics.DETCurve` (one ``update`` of the binary targets ``y == pos_label``, one
+``compute``). The PR curve's scikit-learn layout is read off the kernel's counts at the distinct
+thresholds (``result.counts``): increasing-threshold order with its final (recall 0, precision 1)
+point and its ``drop_intermediate`` (points whose true-positive count equals both neighbours' are
+dropped). Zero-weight samples are dropped first (scikit-learn does:
 they add no threshold). O(n log n).
 """
 
@@ -20,6 +19,7 @@ import numpy as np
 
 from .._base import UndefinedMetricWarning
 from .._validation import as_numpy
+from ..det import DETCurve
 from ..ranking import PRCurve, ROCCurve
 from ._targets import (
     as_labels,
@@ -201,7 +201,7 @@ def det_curve(
     """(fpr, fnr, thresholds) of the detection error tradeoff curve, as
     ``sklearn.metrics.det_curve`` (decreasing fpr, starting at the last threshold with FP
     unchanged from +inf, ending where FN reaches 0). One class in ``y_true`` is a ``ValueError``.
-    Read off the counts of :class:`streammetrics.ROCCurve`.
+    A thin call to :class:`streammetrics.DETCurve`.
 
     Parameters
     ----------
@@ -227,22 +227,12 @@ def det_curve(
         Where scikit-learn raises (see :mod:`streammetrics.functional`).
     """
     y01, s, w, classes = _binary_targets(y_true, y_score, pos_label, sample_weight)
-    res = _quiet(ROCCurve().update(y01, s, sample_weight=w))
-    tps = np.concatenate([[0.0], res.counts.tps])
-    fps = np.concatenate([[0.0], res.counts.fps])
-    thresholds = np.concatenate([[np.inf], res.counts.thresholds.astype(np.float64)])
-    if drop_intermediate:
-        idx = _kept(tps)
-        tps, fps, thresholds = tps[idx], fps[idx], thresholds[idx]
     if classes.shape[0] != 2:
         raise ValueError(
             "Only one class is present in y_true. Detection error tradeoff curve is not defined in that case."
         )
-    fns = tps[-1] - tps
-    first = int(np.searchsorted(fps, fps[0], side="right")) - 1
-    last = int(np.searchsorted(tps, tps[-1])) + 1
-    sl = slice(max(first, 0), last)
-    return fps[sl][::-1] / fps[-1], fns[sl][::-1] / tps[-1], thresholds[sl][::-1]
+    res = _quiet(DETCurve(drop_intermediate=drop_intermediate).update(y01, s, sample_weight=w))
+    return res.fpr, res.fnr, res.thresholds
 
 
 def auc(x: Any, y: Any) -> float:
