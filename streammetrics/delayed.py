@@ -74,6 +74,7 @@ from typing import Any
 import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
+from ._delayed_order import reorder_tail
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
 from ._state import State
 from ._timestamps import call_time
@@ -213,6 +214,7 @@ class DelayedLabels(Metric):
         self._spec: tuple[str, tuple[int, ...]] | None = None  # dtype and row shape of pending
         self._stats = dict.fromkeys(_STATS, 0)
         self._expire_at = math.inf  # no pending prediction can expire before this time
+        self._newest = -math.inf  # no pending prediction is newer (pending stays in time order)
         self.batch_size = int(batch_size)
         self.max_delay = float(max_delay)
         # Batched folding: labelled (label, score, weight) triples waiting to be folded in, the
@@ -385,7 +387,12 @@ class DelayedLabels(Metric):
     def predict(self, ids: Any, y_score: Any, *, sample_weight: Any = None,
                 timestamp: float | None = None) -> None:
         """Store predictions (one id with one score / row of scores, or a batch) until their
-        labels arrive. Validated and atomic; O(k)."""
+        labels arrive. Validated and atomic; O(k).
+
+        ``timestamp`` (default: the clock) may be in any order: a prediction older than pending
+        ones takes its place in time order (O(j) for the j newer ones), so ``ttl`` expiry and
+        ``capacity`` eviction always drop the oldest by prediction time.
+        """
         if type(y_score) is float and sample_weight is None and timestamp is None \
                 and ((t := type(ids)) is str or (t is int and _INT64[0] <= ids <= _INT64[1])) \
                 and y_score == y_score and self.clock is _time:
@@ -431,6 +438,10 @@ class DelayedLabels(Metric):
                     del pending[key]
                     self._stats["replaced"] += 1
                 pending[key] = (rows[i], None if w is None else float(w[i]), now)
+            if now < self._newest:
+                reorder_tail(pending, k, now)  # an older timestamp: put in time order
+            else:
+                self._newest = now
             if self.ttl is not None and k:
                 self._expire_at = min(self._expire_at, now + self.ttl)
             self._stats["predicted"] += k
@@ -461,6 +472,10 @@ class DelayedLabels(Metric):
                 del pending[key]
                 stats["replaced"] += 1
             pending[key] = (score, None, now)  # a Python float: float64 when stacked
+            if now < self._newest:
+                reorder_tail(pending, 1, now)  # an older timestamp: put in time order
+            else:
+                self._newest = now
             if self.ttl is not None and now + self.ttl < self._expire_at:
                 self._expire_at = now + self.ttl
             stats["predicted"] += 1
@@ -623,6 +638,7 @@ class DelayedLabels(Metric):
                 for name in _STATS:
                     self._stats[name] += stats[name]
             self._pending = OrderedDict(sorted(self._pending.items(), key=lambda kv: kv[1][2]))
+            self._newest = max([self._newest] + [e[2] for e in self._pending.values()][-1:])
             self._expire_at = -math.inf  # recomputed by the next call
             while len(self._pending) > self.capacity:
                 self._pending.popitem(last=False)
@@ -634,6 +650,7 @@ class DelayedLabels(Metric):
             self._metric.reset()
             self._pending.clear()
             self._expire_at = math.inf
+            self._newest = -math.inf
             self._spec = None
             self._buffer = []
             self._buffer_spec = None
@@ -749,6 +766,7 @@ class DelayedLabels(Metric):
         self._spec = (_FLOAT_SPEC if spec == _FLOAT_SPEC else spec) if k else None
         self._stats = stats
         self._expire_at = -math.inf  # recomputed by the next call
+        self._newest = float(times.max()) if k else -math.inf
         self._buffer = []
         self._buffer_spec = None
         self._flush_at = math.inf
