@@ -44,9 +44,10 @@ call ``flush()`` from a timer, as ``examples/service.py`` does). A label is vali
 arrives: the first label of each value (per kind of prediction; for hard predictions, per
 (label, prediction) value pair) is checked against the metric with a dry run of its update (so
 a pair the metric rejects is still a ``ValueError`` from ``label`` with nothing applied); the
-range of scores that passed with each label is remembered, so later pairs cost a dictionary
-look-up and two comparisons, and a score outside that range (e.g. 1.5 for a
-``scores="probability"`` metric) gets its own dry run. Batches of ids, and labels with
+range of scores (for a row of scores, also of its sums) that passed with each label is
+remembered, so later pairs cost a dictionary look-up and a few comparisons, and a score outside
+that range (e.g. 1.5 for a ``scores="probability"`` metric, or a probability row that does not
+sum to 1) gets its own dry run (``_delayed_checks``). Batches of ids, and labels with
 an explicit ``timestamp``, fold the buffer and then update the metric directly.
 
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
@@ -74,12 +75,12 @@ from typing import Any
 import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
+from ._delayed_checks import covered, dry_run, summary, widened
 from ._delayed_order import reorder_tail
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
 from ._state import State
 from ._timestamps import call_time
 from ._validation import as_numpy, check_weights, first_bad, kept_predictions, one_score
-from .metricset import MetricSet
 from .window import Clock, metric_from_nested, nested_config
 
 __all__ = ["DelayedLabels"]
@@ -225,9 +226,9 @@ class DelayedLabels(Metric):
         self._buffer_spec: tuple[str, tuple[int, ...]] | None = None
         # kind of prediction -> {label (hard kinds: (label, prediction)): the (lowest, highest)
         # score that passed with it}
-        self._checked: dict[Any, dict[Any, tuple[float, float]]] = {}
+        self._checked: dict[Any, dict[Any, tuple[float, ...]]] = {}
         self._ok_spec: Any = None  # the kind whose map is ``_ok_labels`` (the current one)
-        self._ok_labels: dict[Any, tuple[float, float]] = {}
+        self._ok_labels: dict[Any, tuple[float, ...]] = {}
 
     # -- configuration -------------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -318,11 +319,8 @@ class DelayedLabels(Metric):
         return len(buf)
 
     def _check_label(self, y: int, score: Any, weight: float | None) -> None:
-        """Dry run of the metric's update for one pair (prepare only: validates, changes
-        nothing); ``ValueError`` if the metric rejects it. Remembered per (label, kind) with the
-        range of scores that passed: a later pair with the same label and a score (row) inside
-        that range skips the dry run (the metrics' score rules -- not NaN, ``scores="probability"``
-        in [0, 1] -- are ranges), one outside it is checked again."""
+        """``ValueError`` if the metric rejects the pair; a dry run unless pairs with this label
+        and kind already passed over ranges that hold it (see ``_delayed_checks``)."""
         spec = self._spec
         if spec is not self._ok_spec:
             self._ok_labels = self._checked.setdefault(spec, {})
@@ -332,22 +330,11 @@ class DelayedLabels(Metric):
         key: Any = y
         if spec is not None and spec[0][1] in "iub" and np.ndim(score) == 0:
             key = (y, _scalar(score))
-        if type(score) is float:
-            lo = hi = score
-        else:
-            lo, hi = float(np.min(score)), float(np.max(score))
+        summ = summary(score)
         seen = self._ok_labels.get(key)
-        if seen is not None and seen[0] <= lo and hi <= seen[1]:
-            return
-        metric = self._metric
-        states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
-        if type(score) is float or np.ndim(score) == 0:
-            args: tuple[Any, ...] = (y, _scalar(score), weight)
-        else:
-            args = (np.array([y]), score[None], None if weight is None else [weight])
-        for state in states:
-            state.prepare(*args)
-        self._ok_labels[key] = (lo, hi) if seen is None else (min(seen[0], lo), max(seen[1], hi))
+        if not covered(seen, summ):
+            dry_run(self._metric, y, score, weight, _scalar)
+            self._ok_labels[key] = widened(seen, summ)
 
     def _set_float_spec(self) -> None:
         """Pending predictions become Python-float scores (``ValueError`` if other kinds are
