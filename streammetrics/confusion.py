@@ -131,6 +131,7 @@ class _ConfusionMetric(_ZeroDivisionOption):
         self._state: ConfusionCounts = ConfusionCounts(
             self.task, num_classes, threshold, ignore_index
         )
+        self.ignore_index = self._state.ignore_index  # checked, a Python int (np.int64 -> int)
 
     def _config(self) -> dict[str, Any]:
         return {
