@@ -70,6 +70,7 @@ import numpy as np
 
 from ._curves import ThresholdCounts
 from ._load_checks import check_total, reserve
+from ._params import float_array_param
 from ._sorted_buffer import SortedScores, _unit_or_positive
 from ._state import State
 from ._validation import (
@@ -1270,8 +1271,8 @@ def _check_thresholds(thresholds: Any) -> np.ndarray:
             raise ValueError(f"thresholds: an int must be >= 2, got {thresholds!r}")
         reserve(48.0 * int(thresholds), f"thresholds={int(thresholds)}")
         return np.linspace(0.0, 1.0, int(thresholds))
-    arr = np.asarray(thresholds, dtype=np.float64) if not isinstance(thresholds, str) else None
-    if arr is None or arr.ndim != 1 or arr.shape[0] == 0:
+    arr = float_array_param(thresholds, "thresholds", "an int >= 2 or a non-empty 1-D array of numbers")
+    if arr.ndim != 1 or arr.shape[0] == 0:
         raise ValueError("thresholds: must be an int >= 2 or a non-empty 1-D array of numbers")
     if np.isnan(arr).any():
         raise ValueError(f"thresholds: must not hold NaN (index {int(np.argmax(np.isnan(arr)))})")

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ._load_checks import reserve
+from ._params import real_param
 from ._state import State, SummedState
 from ._state_checks import check_confusion_arrays
 from ._validation import (
@@ -152,9 +153,7 @@ class ConfusionCounts(SummedState):
     ) -> None:
         if task not in TASKS:
             raise ValueError(f"task: must be one of {TASKS}, got {task!r}")
-        threshold = float(threshold)
-        if not np.isfinite(threshold):
-            raise ValueError(f"threshold: must be finite, got {threshold!r}")
+        threshold = real_param(threshold, "threshold")
         if ignore_index is not None and (
             isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer))
         ):

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from ._params import check_fits
+
 __all__ = [
     "ALLOWANCE",
     "AMPLIFICATION",
@@ -89,10 +91,12 @@ def loading() -> bool:
 
 def reserve(nbytes: float, what: str) -> None:
     """Charge ``nbytes`` against the current load's budget; ``ValueError`` naming ``what`` (the
-    configuration that implies the allocation) when it would exceed it. No-op outside a load.
+    configuration that implies the allocation) when it would exceed it. Outside a load (a
+    constructor): ``ValueError`` when it exceeds the machine's memory (:func:`check_fits`).
     Call it before allocating."""
     budget = _BUDGET.get()
     if budget is None:
+        check_fits(nbytes, what)  # a constructor: refuse what no allocation could hold
         return
     if not nbytes <= budget[0]:  # also refuses nan
         raise ValueError(

@@ -19,7 +19,8 @@ run). Labels need no storage: the group says what they are.
 Alongside, ``u2[c, g]`` is twice the Mann-Whitney statistic of column c's positives against group
 g (a tied pair counts 1/2, so 2U is an exact integer for unit weights; with float weights it is a
 float): ``u2[c, g] = sum_{p, n} w_p w_n (2 [s_p > s_n] + [s_p = s_n])``. AUROC (one-vs-rest or
-one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``.
+one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``. Unweighted, ``u2`` is int64
+until a column could hold about 3e9 samples, then Python ints: exact at any size (``_u2_counter``).
 
 Complexity
 ----------
@@ -66,6 +67,7 @@ from sortedcontainers import SortedList
 from ._base import states_trusted
 from ._load_checks import check_total, reserve
 from ._state import State
+from ._u2_counter import as_python, counter_copy, exact_u2
 from ._validation import (
     as_numpy,
     check_binary_labels,
@@ -507,6 +509,7 @@ class SortedScores(State):
         k, g = self.n_columns, self.n_groups
         self._groups = [[_Group() for _ in range(g)] for _ in range(k)]
         self._u2: np.ndarray = np.zeros((k, g), dtype=np.int64)
+        self._room = 0  # samples that can be added before u2 must be checked (_u2_counter)
         self._weighted = False
         self._dtype: np.dtype | None = None
         self._pending: list[_Parts] = []
@@ -695,6 +698,7 @@ class SortedScores(State):
         tail. A read after every sample therefore costs microseconds, not a batch fold."""
         scalars, self._scalars = self._scalars, []
         neg, pos = self._groups[0]
+        self._u2, self._room = exact_u2(self._u2, self._groups, len(scalars), self._room)
         u2 = self._u2
         for grp, x, _ in scalars:
             if grp == 1:
@@ -727,6 +731,8 @@ class SortedScores(State):
             self._purge_tombstones()  # tombstones are unit samples of unweighted groups only
             self._weighted = True
             self._u2 = self._u2.astype(np.float64)
+        n = sum(v.shape[0] for row in new for v, _ in row)
+        self._u2, self._room = exact_u2(self._u2, self._groups, n, self._room)
         u2 = self._u2
         for col in range(self.n_columns):
             p = self.pos_group(col)
@@ -746,7 +752,7 @@ class SortedScores(State):
                     if pv.shape[0] and inner_u2 is None:
                         d += count2(nv, None if nw is None else _cumw(nw), pv, pw, coarse_index(nv))
                 if inner_u2 is not None:
-                    d += inner_u2[col, grp].item()
+                    d += as_python(inner_u2[col, grp])
                 u2[col, grp] += d
             # Balance merging against searching: a group whose runs are searched by many more
             # needles (the other groups' new samples) than it receives is kept in fewer runs.
@@ -766,7 +772,7 @@ class SortedScores(State):
         """(2U, P, N) of a binary state, as exact ints for unit weights. O(1) once folded."""
         self._flush()
         neg, pos = self._groups[0]
-        return self._u2[0, 0].item(), pos.total, neg.total
+        return as_python(self._u2[0, 0]), pos.total, neg.total
 
     def totals(self) -> np.ndarray:
         """Total weight of every group, shape (K, G)."""
@@ -835,8 +841,8 @@ class SortedScores(State):
         )
         np.testing.assert_allclose(fresh._u2, self._u2, rtol=1e-12, atol=1e-9)
         if not self._weighted:
-            assert self._u2.dtype == np.int64
-            np.testing.assert_array_equal(fresh._u2, self._u2)
+            assert self._u2.dtype in (np.int64, object)
+            assert fresh._u2.tolist() == self._u2.tolist()
 
     @property
     def is_weighted(self) -> bool:
@@ -881,7 +887,7 @@ class SortedScores(State):
                 w = None if weights is None else np.asarray(weights[lo:hi], dtype=np.float64).copy()
                 self._groups[col][grp].push(v, w, v.shape[0] if w is None else float(w.sum()))
         self._weighted = weights is not None
-        self._u2 = np.array(arrays[_TRUSTED_U2], dtype=np.float64 if self._weighted else np.int64)
+        self._u2 = counter_copy(arrays[_TRUSTED_U2], self._weighted)
         dtype = arrays[_TRUSTED_DTYPE]
         self._dtype = np.dtype(dtype) if dtype else None
 
@@ -1063,6 +1069,8 @@ class SortedScores(State):
         self._dtype = target
         add = [[v.astype(target, copy=False) for v in row] for row in queued]
         rv = [[v.astype(target, copy=False) for v in row] for row in rem]
+        n = sum(v.shape[0] for row in add for v in row)
+        self._u2, self._room = exact_u2(self._u2, groups, n, self._room)
         u2 = self._u2
         for col in range(self.n_columns):
             p = self.pos_group(col)
@@ -1149,6 +1157,8 @@ class SortedScores(State):
         neg_g, pos_g = self._groups[0]
         ln = neg_g.tail.a  # type: ignore[union-attr]
         lp = pos_g.tail.a  # type: ignore[union-attr]
+        n = sum(len(an) + len(ap) for an, ap in adds)
+        self._u2, self._room = exact_u2(self._u2, self._groups, n, self._room)
         u2 = int(self._u2[0, 0])
         # u2 counts 2 per (pos > neg) pair and 1 per tie: see _rank2
         try:

@@ -11,7 +11,8 @@ metric's lock (a consistent state between two updates), written to a temporary f
 ``path``, fsynced, checksummed (SHA-256) and renamed over ``path``. A process killed at any
 moment therefore leaves either the previous checkpoint or the new one, both loadable; nothing
 that a completed checkpoint held is lost. A leftover temporary file from a killed write is
-ignored (and removed) by :meth:`restore`. A corrupted or truncated file is rejected with a
+ignored, and removed by :meth:`restore` (and by later saves) once stale -- never a write in
+progress. A corrupted or truncated file is rejected with a
 ``ValueError`` (checksum), never half-loaded.
 
 Cost: one ``state_dict`` under the lock (O(state)) plus the write outside it.
@@ -19,7 +20,6 @@ Cost: one ``state_dict`` under the lock (O(state)) plus the write outside it.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 import time
@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from ._base import Metric
-from ._persistence import load, save
+from ._persistence import load, remove_stale_temps, save
 
 __all__ = ["Checkpointer"]
 
@@ -125,15 +125,15 @@ class Checkpointer:
                 max_bytes: int | None = None) -> Metric:
         """Load the last checkpoint at ``path``; ``default`` (if given) when there is none yet.
 
-        Temporary files left by a write that was killed are removed. A corrupted, truncated,
+        Temporary files left by a write that was killed are removed once stale (see
+        :func:`~streammetrics._persistence.remove_stale_temps`: a save in progress, from this
+        or another process, is never touched). A corrupted, truncated,
         malformed or foreign file raises ``ValueError``; a missing file without ``default``
         raises ``FileNotFoundError``. ``max_bytes`` is :func:`streammetrics.load`'s size limit;
         None (the default here) lets a service's own checkpoint grow past ``load``'s 1 GiB.
         """
         target = Path(path)
-        for stale in target.parent.glob(f".{target.name}.*.tmp"):
-            with contextlib.suppress(OSError):
-                stale.unlink()
+        remove_stale_temps(target)  # never a live writer's
         if not target.exists():
             if default is not None:
                 return default

@@ -28,6 +28,7 @@ import numpy as np
 from ._base import Metric, UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
 from ._intervals import wilson
+from ._params import float_array_param, real_param
 from ._warnings import warn
 
 __all__ = [
@@ -124,12 +125,13 @@ class _ConfusionMetric(_ZeroDivisionOption):
         self.task = task_of(num_classes, self.multilabel)
         if self.task == "multilabel" and not self._multilabel_ok:
             raise ValueError(f"multilabel: {type(self).__name__} is not defined for multilabel data")
-        self.threshold = float(threshold)
+        self.threshold = real_param(threshold, "threshold")
         self.ignore_index = ignore_index
         self.zero_division = check_zero_division(zero_division)
         self._state: ConfusionCounts = ConfusionCounts(
             self.task, num_classes, threshold, ignore_index
         )
+        self.ignore_index = self._state.ignore_index  # checked, a Python int (np.int64 -> int)
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -379,7 +381,8 @@ class FBeta(_Averaged):
 
     def __init__(self, num_classes: int | None = None, *, beta: float = 1.0, **kwargs: Any) -> None:
         super().__init__(num_classes, **kwargs)
-        beta = float(beta)
+        if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
+            beta = real_param(beta, "beta", "a number >= 0 (or inf)")
         if not beta >= 0:
             raise ValueError(f"beta: must be >= 0, got {beta!r}")
         self.beta = beta
@@ -523,7 +526,7 @@ class WeightedAccuracy(_ConfusionMetric):
         if weights is None:
             w = np.full(k, 1.0 / k)
         else:
-            w = np.asarray(weights, dtype=np.float64)
+            w = float_array_param(weights, "weights", f"{k} class weights")
             if w.shape != (k,):
                 raise ValueError(f"weights: expected {k} class weights, got shape {w.shape}")
             if not (np.isfinite(w).all() and (w >= 0).all()):

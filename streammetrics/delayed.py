@@ -44,9 +44,10 @@ call ``flush()`` from a timer, as ``examples/service.py`` does). A label is vali
 arrives: the first label of each value (per kind of prediction; for hard predictions, per
 (label, prediction) value pair) is checked against the metric with a dry run of its update (so
 a pair the metric rejects is still a ``ValueError`` from ``label`` with nothing applied); the
-range of scores that passed with each label is remembered, so later pairs cost a dictionary
-look-up and two comparisons, and a score outside that range (e.g. 1.5 for a
-``scores="probability"`` metric) gets its own dry run. Batches of ids, and labels with
+range of scores (for a row of scores, also of its sums) that passed with each label is
+remembered, so later pairs cost a dictionary look-up and a few comparisons, and a score outside
+that range (e.g. 1.5 for a ``scores="probability"`` metric, or a probability row that does not
+sum to 1) gets its own dry run (``_delayed_checks``). Batches of ids, and labels with
 an explicit ``timestamp``, fold the buffer and then update the metric directly.
 
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
@@ -74,11 +75,12 @@ from typing import Any
 import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
+from ._delayed_checks import covered, dry_run, summary, widened
+from ._delayed_order import reorder_tail
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
 from ._state import State
 from ._timestamps import call_time
 from ._validation import as_numpy, check_weights, first_bad, kept_predictions, one_score
-from .metricset import MetricSet
 from .window import Clock, metric_from_nested, nested_config
 
 __all__ = ["DelayedLabels"]
@@ -213,6 +215,7 @@ class DelayedLabels(Metric):
         self._spec: tuple[str, tuple[int, ...]] | None = None  # dtype and row shape of pending
         self._stats = dict.fromkeys(_STATS, 0)
         self._expire_at = math.inf  # no pending prediction can expire before this time
+        self._newest = -math.inf  # no pending prediction is newer (pending stays in time order)
         self.batch_size = int(batch_size)
         self.max_delay = float(max_delay)
         # Batched folding: labelled (label, score, weight) triples waiting to be folded in, the
@@ -223,9 +226,9 @@ class DelayedLabels(Metric):
         self._buffer_spec: tuple[str, tuple[int, ...]] | None = None
         # kind of prediction -> {label (hard kinds: (label, prediction)): the (lowest, highest)
         # score that passed with it}
-        self._checked: dict[Any, dict[Any, tuple[float, float]]] = {}
+        self._checked: dict[Any, dict[Any, tuple[float, ...]]] = {}
         self._ok_spec: Any = None  # the kind whose map is ``_ok_labels`` (the current one)
-        self._ok_labels: dict[Any, tuple[float, float]] = {}
+        self._ok_labels: dict[Any, tuple[float, ...]] = {}
 
     # -- configuration -------------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -316,11 +319,8 @@ class DelayedLabels(Metric):
         return len(buf)
 
     def _check_label(self, y: int, score: Any, weight: float | None) -> None:
-        """Dry run of the metric's update for one pair (prepare only: validates, changes
-        nothing); ``ValueError`` if the metric rejects it. Remembered per (label, kind) with the
-        range of scores that passed: a later pair with the same label and a score (row) inside
-        that range skips the dry run (the metrics' score rules -- not NaN, ``scores="probability"``
-        in [0, 1] -- are ranges), one outside it is checked again."""
+        """``ValueError`` if the metric rejects the pair; a dry run unless pairs with this label
+        and kind already passed over ranges that hold it (see ``_delayed_checks``)."""
         spec = self._spec
         if spec is not self._ok_spec:
             self._ok_labels = self._checked.setdefault(spec, {})
@@ -330,22 +330,11 @@ class DelayedLabels(Metric):
         key: Any = y
         if spec is not None and spec[0][1] in "iub" and np.ndim(score) == 0:
             key = (y, _scalar(score))
-        if type(score) is float:
-            lo = hi = score
-        else:
-            lo, hi = float(np.min(score)), float(np.max(score))
+        summ = summary(score)
         seen = self._ok_labels.get(key)
-        if seen is not None and seen[0] <= lo and hi <= seen[1]:
-            return
-        metric = self._metric
-        states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
-        if type(score) is float or np.ndim(score) == 0:
-            args: tuple[Any, ...] = (y, _scalar(score), weight)
-        else:
-            args = (np.array([y]), score[None], None if weight is None else [weight])
-        for state in states:
-            state.prepare(*args)
-        self._ok_labels[key] = (lo, hi) if seen is None else (min(seen[0], lo), max(seen[1], hi))
+        if not covered(seen, summ):
+            dry_run(self._metric, y, score, weight, _scalar)
+            self._ok_labels[key] = widened(seen, summ)
 
     def _set_float_spec(self) -> None:
         """Pending predictions become Python-float scores (``ValueError`` if other kinds are
@@ -385,7 +374,12 @@ class DelayedLabels(Metric):
     def predict(self, ids: Any, y_score: Any, *, sample_weight: Any = None,
                 timestamp: float | None = None) -> None:
         """Store predictions (one id with one score / row of scores, or a batch) until their
-        labels arrive. Validated and atomic; O(k)."""
+        labels arrive. Validated and atomic; O(k).
+
+        ``timestamp`` (default: the clock) may be in any order: a prediction older than pending
+        ones takes its place in time order (O(j) for the j newer ones), so ``ttl`` expiry and
+        ``capacity`` eviction always drop the oldest by prediction time.
+        """
         if type(y_score) is float and sample_weight is None and timestamp is None \
                 and ((t := type(ids)) is str or (t is int and _INT64[0] <= ids <= _INT64[1])) \
                 and y_score == y_score and self.clock is _time:
@@ -431,6 +425,10 @@ class DelayedLabels(Metric):
                     del pending[key]
                     self._stats["replaced"] += 1
                 pending[key] = (rows[i], None if w is None else float(w[i]), now)
+            if now < self._newest:
+                reorder_tail(pending, k, now)  # an older timestamp: put in time order
+            else:
+                self._newest = now
             if self.ttl is not None and k:
                 self._expire_at = min(self._expire_at, now + self.ttl)
             self._stats["predicted"] += k
@@ -461,6 +459,10 @@ class DelayedLabels(Metric):
                 del pending[key]
                 stats["replaced"] += 1
             pending[key] = (score, None, now)  # a Python float: float64 when stacked
+            if now < self._newest:
+                reorder_tail(pending, 1, now)  # an older timestamp: put in time order
+            else:
+                self._newest = now
             if self.ttl is not None and now + self.ttl < self._expire_at:
                 self._expire_at = now + self.ttl
             stats["predicted"] += 1
@@ -623,6 +625,7 @@ class DelayedLabels(Metric):
                 for name in _STATS:
                     self._stats[name] += stats[name]
             self._pending = OrderedDict(sorted(self._pending.items(), key=lambda kv: kv[1][2]))
+            self._newest = max([self._newest] + [e[2] for e in self._pending.values()][-1:])
             self._expire_at = -math.inf  # recomputed by the next call
             while len(self._pending) > self.capacity:
                 self._pending.popitem(last=False)
@@ -634,6 +637,7 @@ class DelayedLabels(Metric):
             self._metric.reset()
             self._pending.clear()
             self._expire_at = math.inf
+            self._newest = -math.inf
             self._spec = None
             self._buffer = []
             self._buffer_spec = None
@@ -749,6 +753,7 @@ class DelayedLabels(Metric):
         self._spec = (_FLOAT_SPEC if spec == _FLOAT_SPEC else spec) if k else None
         self._stats = stats
         self._expire_at = -math.inf  # recomputed by the next call
+        self._newest = float(times.max()) if k else -math.inf
         self._buffer = []
         self._buffer_spec = None
         self._flush_at = math.inf

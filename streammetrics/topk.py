@@ -84,6 +84,10 @@ class TopKAccuracy(_ZeroDivisionOption):
             raise ValueError(f"num_classes: must be an int >= 2, got {num_classes!r}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= num_classes:
             raise ValueError(f"k: must be an int in [1, num_classes={num_classes}], got {k!r}")
+        if ignore_index is not None and (isinstance(ignore_index, bool)
+                                         or not isinstance(ignore_index, (int, np.integer))):
+            raise ValueError(f"ignore_index: must be an int or None, got {ignore_index!r}")
+        ignore_index = None if ignore_index is None else int(ignore_index)
         self.num_classes, self.k, self.ignore_index = int(num_classes), int(k), ignore_index
         self.zero_division = check_zero_division(zero_division)
         self._state: HitCounts = HitCounts(self.num_classes, self.k, ignore_index)

@@ -15,6 +15,7 @@ import pytest
 
 import streammetrics as sm
 from streammetrics import AUROC, F1, Checkpointer, ConfusionMatrix, Decayed, MetricSet, Window
+from streammetrics._persistence import STALE_SECONDS
 
 WRITER = textwrap.dedent(
     """
@@ -85,6 +86,10 @@ def test_sigkill_at_random_moments_never_loses_a_checkpoint(tmp_path):
         done = [int(x) for x in (first + rest).split()]
         acked = done[-1]
         restored = Checkpointer.restore(path)
+        left = list(tmp_path.glob(f".{path.name}.*.tmp"))  # the killed write's, if any: too
+        for tmp in left:  # recent to be called stale; once old enough, restore removes them
+            os.utime(tmp, (time.time() - 2 * STALE_SECONDS,) * 2)
+        Checkpointer.restore(path)
         assert not list(tmp_path.glob(f".{path.name}.*.tmp"))  # stale temp files cleaned
         # the file holds the last acknowledged checkpoint or the one after it (written, not yet
         # acknowledged when the kill came): never less
@@ -154,3 +159,17 @@ def test_background_and_call_driven_checkpoints(tmp_path):
         Checkpointer(m2, tmp_path / "x.sm", background=True)
     with pytest.raises(ValueError, match="does not exist"):
         Checkpointer(m2, tmp_path / "nope" / "x.sm")
+
+
+def test_restore_leaves_a_live_writers_temp_file(tmp_path):
+    path = tmp_path / "live.sm"
+    f1 = F1().update([0, 1, 1], [0.2, 0.8, 0.3])
+    sm.save(f1, path)
+    live = tmp_path / f".{path.name}.{os.getpid()}-abc123.tmp"  # a save in progress (this process)
+    live.write_bytes(b"partial")
+    os.utime(live, (time.time() - 2 * STALE_SECONDS,) * 2)  # even a slow one
+    dead = tmp_path / f".{path.name}.999999999-def456.tmp"  # its writer is gone
+    dead.write_bytes(b"partial")
+    os.utime(dead, (time.time() - 2 * STALE_SECONDS,) * 2)
+    assert Checkpointer.restore(path).compute() == f1.compute()
+    assert live.exists() and not dead.exists()

@@ -1,0 +1,62 @@
+"""DelayedLabels with batched folding checks every labelled pair at ``label`` time: a pair the
+metric would reject raises there (nothing applied) and is never counted as ``rejected`` when
+the buffer folds -- also for rows of scores whose values lie inside ranges that passed before
+(a probability row that does not sum to 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import streammetrics as sm
+
+
+def snapshot(d):
+    return d.stats(), list(d._pending), list(d._buffer)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sm.LogLoss(num_classes=3),
+    lambda: sm.CalibrationError(num_classes=3),
+    lambda: sm.MetricSet({"acc": sm.Accuracy(num_classes=3), "ll": sm.LogLoss(num_classes=3)}),
+])
+def test_row_not_summing_to_one_raises_at_label_time(make):
+    d = sm.DelayedLabels(make(), batch_size=8)
+    d.predict(["a", "b", "c"], np.array([[0.2, 0.3, 0.5], [0.3, 0.3, 0.3], [0.5, 0.3, 0.2]]))
+    assert d.label("a", 0) == 1
+    before = snapshot(d)
+    with pytest.raises(ValueError, match="sum to 1"):
+        d.label("b", 0)  # values inside [0.2, 0.5], which passed with label 0; sum 0.9
+    assert snapshot(d) == before
+    assert d.label("c", 0) == 1  # a valid row inside the ranges skips the dry run
+    d.flush()
+    assert d.stats()["rejected"] == 0 and d.stats()["labelled"] == 2
+    direct = make()
+    direct.update([0, 0], [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]])
+    assert d.compute() == direct.compute()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from([0.2, 0.3, 0.5, 0.25, 0.45]),
+                          st.sampled_from([0.2, 0.3, 0.5, 0.25, 0.45])), min_size=1, max_size=25))
+def test_label_raises_exactly_when_the_metric_rejects(rows):
+    d = sm.DelayedLabels(sm.LogLoss(num_classes=3), batch_size=5)
+    scores = np.array([[a, b, 1.0 - a - b if i % 3 else 0.3] for i, (_, a, b) in enumerate(rows)])
+    d.predict(list(range(len(rows))), scores)
+    accepted = 0
+    for i, (y, _, _) in enumerate(rows):
+        try:
+            sm.LogLoss(num_classes=3).update([y], scores[i:i + 1])
+            ok = True
+        except ValueError:
+            ok = False
+        if ok:
+            assert d.label(i, y) == 1
+            accepted += 1
+        else:
+            with pytest.raises(ValueError):
+                d.label(i, y)
+    d.flush()
+    assert d.stats()["rejected"] == 0 and d.stats()["labelled"] == accepted
