@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ._base import UndefinedMetricWarning
+from ._params import real_param
 from ._warnings import warn
 
 __all__ = [
@@ -461,9 +462,7 @@ def operating_point_at(counts: ThresholdCounts, threshold: float) -> OperatingPo
     """Counts at an arbitrary threshold: those of the lowest distinct score that is >= it.
     Binned counts: exact at a bin edge or outside the data; strictly inside a bin the counts
     of the edge above it with ``tp_range`` / ``fp_range`` spanning the bin. O(log T)."""
-    t = float(threshold)
-    if t != t:
-        raise ValueError("threshold: must not be NaN")
+    t = real_param(threshold, "threshold", "a number (+-inf allowed, not NaN)", allow_inf=True)
     thr = counts.thresholds
     n_t = thr.shape[0]
     # thresholds are decreasing; count of distinct scores >= t
@@ -534,13 +533,13 @@ def best_threshold(
     if constrained:
         if value is None or isinstance(value, bool):
             raise ValueError(f"value: criterion {criterion!r} needs value= in [0, 1]")
-        value = float(value)
+        value = real_param(value, "value", "a number in [0, 1]")
         if not 0.0 <= value <= 1.0:
             raise ValueError(f"value: must be in [0, 1], got {value!r}")
     elif value is not None:
         raise ValueError(f"value: criterion {criterion!r} takes no value")
-    beta = float(beta)
-    if criterion == "fbeta" and not (beta > 0 and math.isfinite(beta)):
+    beta = real_param(beta, "beta", "a finite number > 0")
+    if criterion == "fbeta" and not beta > 0:
         raise ValueError(f"beta: must be finite and > 0, got {beta!r}")
     P, N = counts.total_pos, counts.total_neg
     v = 0.0 if value is None else value

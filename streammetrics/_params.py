@@ -14,18 +14,20 @@ import numpy as np
 __all__ = ["check_fits", "float_array_param", "real_param"]
 
 
-def real_param(value: Any, name: str, rule: str = "a finite number") -> float:
+def real_param(value: Any, name: str, rule: str = "a finite number", *, allow_inf: bool = False) -> float:
     """``value`` as a Python float: a real number (int, float or a numpy scalar of either; not a
-    bool, string, complex, sequence or None) that is finite. Else ``ValueError`` reading
-    ``"<name>: expected <rule>, got <value>"``. Range checks stay with the caller, which words
-    them with the same ``rule``. O(1)."""
+    bool, string, complex, sequence or None) that is finite (or +-inf with ``allow_inf``; never
+    NaN). Else ``ValueError`` reading ``"<name>: expected <rule>, got <value>"``. Range checks
+    stay with the caller, which words them with the same ``rule``. O(1)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}: expected {rule}, got {value!r}")
+        raise ValueError(f"{name}: expected {rule}, got {value!r}"[:300])
     try:
         out = float(value)
     except OverflowError:  # an int beyond float64
+        if allow_inf:
+            return math.inf if value > 0 else -math.inf
         raise ValueError(f"{name}: expected {rule}, got an int beyond the float64 range") from None
-    if not math.isfinite(out):
+    if math.isnan(out) or (math.isinf(out) and not allow_inf):
         raise ValueError(f"{name}: expected {rule}, got {out!r}")
     return out
 
