@@ -392,7 +392,7 @@ SCALAR_CASES = [("bin", k) for k in BIN] + [("delayed", k) for k in DELAYED]
 GOOD_Y: list[Callable[[int], Any]] = [int, bool, np.int8, np.uint64, float, np.float32, np.float16,
                                       lambda v: np.array(v), lambda v: np.array(v, dtype=">i4")]
 GOOD_S: list[Callable[[float], tuple[Any, float]]] = [
-    lambda s: (s, s), lambda s: (np.float32(s), float(np.float32(s))),
+    lambda s: (s, s), lambda s: (np.float32(s), np.float32(s)),
     lambda s: (np.float16(s), float(np.float16(s))), lambda s: (int(s * 10), int(s * 10)),
     lambda s: (np.uint8(s * 2), int(s * 2)),
     lambda s: (10**30, 1e30), lambda s: (-(10**25), -1e25), lambda s: (float("inf"), np.inf),
