@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .readers import TrecFormatError
+from .readers import TrecFormatError, parse_numbers
 
 
 @dataclass
@@ -78,15 +78,7 @@ def _columns(
 
 
 def _scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
-    try:
-        sc = np.array(tokens, dtype=np.float64)
-    except ValueError:
-        for tok, line in zip(tokens, line_of, strict=True):
-            try:
-                float(tok)
-            except ValueError:
-                raise TrecFormatError(f"{path}:{line}: score {tok!r} is not a number") from None
-        raise
+    sc = parse_numbers(path, tokens, line_of, "score")
     bad = np.flatnonzero(np.isnan(sc))
     if len(bad):
         raise TrecFormatError(f"{path}:{line_of[int(bad[0])]}: score is NaN")
