@@ -140,7 +140,21 @@ def _feed(acc: MetricSet, df: Any, plan: _Plan) -> None:
 def partition_state(df: Any, plan: _Plan) -> dict[str, Any]:
     """State of one partition (a pandas DataFrame): an empty twin fed with its rows.
 
-    Complexity: one ``update`` of the partition. An empty partition gives the empty state.
+    The task :func:`evaluate` runs per partition. Complexity: one ``update`` of the partition.
+    An empty partition gives the empty state.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The partition's rows.
+    plan
+        What :func:`evaluate` built from its arguments: the metrics' configuration and the
+        column names.
+
+    Returns
+    -------
+    dict
+        The shipped state: ``state_dict()`` without the configuration.
     """
     acc = _empty_set(plan.config)
     if len(df):
@@ -153,6 +167,24 @@ def merge_states(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any])
 
     Complexity: the total size of ``states`` (plus the merge rule's cost, e.g. a k-way merge of
     sorted score runs).
+
+    Parameters
+    ----------
+    states : sequence of dict
+        Shipped states (:func:`partition_state` output, or earlier merges), at least one. Each
+        is validated as untrusted input.
+    config : mapping
+        The configuration of the ``MetricSet`` they belong to (its ``state_dict()["config"]``).
+
+    Returns
+    -------
+    dict
+        The merged shipped state.
+
+    Raises
+    ------
+    ValueError
+        A malformed state, or one of another configuration.
     """
     acc = _rebuild(config, states[0])
     if len(states) > 1:
@@ -165,9 +197,21 @@ def merge_and_compute(
 ) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
     """The root of the tree when values are wanted: merge, then compute on the worker.
 
-    Returns ``({name: value}, warnings)``: the (small) values travel to the client instead of the
-    merged state, which for exact ranking metrics is one score per row. Warnings raised by
-    ``compute`` (e.g. ``UndefinedMetricWarning``) are recorded and re-raised on the client.
+    The (small) values travel to the client instead of the merged state, which for exact
+    ranking metrics is one score per row. Warnings raised by ``compute`` (e.g.
+    ``UndefinedMetricWarning``) are recorded and re-raised on the client.
+
+    Parameters
+    ----------
+    states : sequence of dict
+        Shipped states, at least one (see :func:`merge_states`).
+    config : mapping
+        The configuration of the ``MetricSet`` they belong to.
+
+    Returns
+    -------
+    tuple of (dict, list)
+        ``({name: value}, [(message, warning category), ...])``.
     """
     acc = _rebuild(config, states[0])
     if len(states) > 1:
@@ -304,16 +348,37 @@ def evaluate(
 
     Returns
     -------
-    The values (``compute=True``) or accumulators of the same shape as ``metrics``.
+    dict, value, Metric or MetricSet
+        The values (``compute=True``) or accumulators of the same shape as ``metrics``.
 
+    Raises
+    ------
+    ValueError
+        A column that is not in the frame, ``query``/``doc_id`` with non-retrieval metrics (or
+        no ``query`` with retrieval ones), ``split_every`` < 2, or any input the metrics reject.
+
+    Notes
+    -----
     Complexity: one ``update`` pass per partition on the workers, ``ceil(log_k(P))`` merge rounds
     (k = ``split_every``, P partitions); the client receives one state.
 
     Examples
     --------
-    >>> from streammetrics import MetricSet, Precision, Recall            # doctest: +SKIP
-    >>> evaluate(ddf, MetricSet(p=Precision(), r=Recall()), label="y", score="p")  # doctest: +SKIP
-    {'p': 0.81, 'r': 0.77}
+    Any partitioning gives the single-process values (here on Dask's synchronous scheduler; a
+    ``distributed.Client`` runs the same graph on its workers):
+
+    >>> import dask, dask.dataframe as dd, pandas as pd
+    >>> import streammetrics as sm
+    >>> from streammetrics.dask import evaluate
+    >>> df = pd.DataFrame({"y": [0, 1, 1, 0, 1, 0], "p": [0.2, 0.9, 0.4, 0.6, 0.7, 0.1]})
+    >>> ddf = dd.from_pandas(df, npartitions=3)
+    >>> metrics = sm.MetricSet(auroc=sm.AUROC(), recall=sm.Recall())
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     values = evaluate(ddf, metrics, label="y", score="p")
+    >>> values == sm.MetricSet(auroc=sm.AUROC(), recall=sm.Recall()).update(df.y, df.p).compute()
+    True
+    >>> round(values["auroc"], 4)
+    0.8889
     """
     import dask
 
@@ -381,7 +446,37 @@ def evaluate_parquet(
 
     Only the needed columns are read (the column selection is pushed down into
     ``dask.dataframe.read_parquet``; ``read_kwargs`` are passed through).
-    Same parameters and result as :func:`evaluate`.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or list
+        Parquet files: a path, a directory, a glob or a list of them.
+    metrics, label, score, weight, query, doc_id, query_partitioned, split_every, compute
+        As for :func:`evaluate`.
+    read_kwargs : mapping, optional
+        Keyword arguments of ``dask.dataframe.read_parquet``.
+    **update_kwargs
+        Passed to every ``update``, as for :func:`evaluate`.
+
+    Returns
+    -------
+    dict, value, Metric or MetricSet
+        As for :func:`evaluate`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import dask, pandas as pd
+    >>> import streammetrics as sm
+    >>> from streammetrics.dask import evaluate_parquet
+    >>> folder = tempfile.mkdtemp()
+    >>> pd.DataFrame({"y": [0, 1, 1, 0], "p": [0.2, 0.9, 0.4, 0.6]}).to_parquet(
+    ...     os.path.join(folder, "part-0.parquet"))
+    >>> pd.DataFrame({"y": [1, 0], "p": [0.7, 0.1]}).to_parquet(os.path.join(folder, "part-1.parquet"))
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     f1 = evaluate_parquet(os.path.join(folder, "*.parquet"), sm.F1(), label="y", score="p")
+    >>> round(f1, 4)
+    0.6667
     """
     import dask.dataframe as dd
 

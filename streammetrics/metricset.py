@@ -41,11 +41,49 @@ _SEP = "."
 class MetricSet(Metric):
     """A named collection of accumulators with the whole accumulator protocol.
 
-    ``MetricSet(precision=Precision(), recall=Recall(), auroc=AUROC())``; ``update`` feeds all,
-    ``compute()`` returns ``{name: value}``. All members must take the same ``update`` shape
-    (one family: classification or retrieval), else ``ValueError``.
+    ``update`` feeds every member, ``compute()`` returns ``{name: value}``. Members whose states
+    are interchangeable (same state type and configuration: Precision, Recall and F1 of one task;
+    AUROC, AveragePrecision and the curves of one task; retrieval measures) share one state, so
+    the batch is validated and counted once for all of them. The set is itself an accumulator:
+    ``merge``, ``copy``, ``reset``, ``state_dict``, ``save`` / ``load`` and ``nbytes`` work on the
+    whole set, and an update is atomic across it (every state validates its increment before
+    any is applied).
 
-    Complexity: ``update`` costs one pass per distinct state, not per member.
+    Parameters
+    ----------
+    metrics : mapping of str to Metric, optional
+        Members by name (positional only); merged with ``named``.
+    **named : Metric
+        Members by name. Names must be Python identifiers; a member may not be a
+        ``MetricSet``. All members must take the same ``update`` shape (one family:
+        classification and ranking, or retrieval), else ``ValueError``. The set owns its
+        members: they share its lock and, where they can, their states.
+
+    Attributes
+    ----------
+    groups : list of list of str
+        Member names grouped by the state they share.
+    family : str
+        The ``update`` shape of the members (``"classification"`` or ``"retrieval"``).
+
+    Notes
+    -----
+    ``update`` costs one pass per distinct state, not per member; ``compute`` is the members'
+    reads; memory is the distinct states. Keyword arguments of ``update`` (``timestamp=`` of a
+    window, ``query_ids=`` of retrieval measures) go to the members that accept them.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> ms = sm.MetricSet(precision=sm.Precision(), recall=sm.Recall(), f1=sm.F1())
+    >>> ms.groups  # one confusion-count state for the three
+    [['precision', 'recall', 'f1']]
+    >>> _ = ms.update([1, 0, 1, 1], [0.9, 0.6, 0.4, 0.8])
+    >>> _ = ms.update([0, 1], [0.2, 0.7])
+    >>> {name: round(value, 4) for name, value in ms.compute().items()}
+    {'precision': 0.75, 'recall': 0.75, 'f1': 0.75}
+    >>> sm.loads(sm.dumps(ms)).compute() == ms.compute()
+    True
     """
 
     family = "classification"
@@ -101,6 +139,7 @@ class MetricSet(Metric):
         return len(self._members)
 
     def items(self) -> Any:
+        """``(name, metric)`` pairs of the members, in construction order."""
         return self._members.items()
 
     @property
@@ -113,7 +152,20 @@ class MetricSet(Metric):
 
     # -- protocol ----------------------------------------------------------------------------
     def update(self, *args: Any, **kwargs: Any) -> MetricSet:  # type: ignore[override]
-        """Feed one batch to every member (each distinct state once). Atomic for the set."""
+        """Feed one batch to every member (each distinct state once). Atomic for the set.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            The arguments of the members' ``update``: ``(y_true, y_pred, *, sample_weight=None)``
+            for classification and ranking, ``(relevance, scores, *, query_ids=None, ...)`` for
+            retrieval; keywords only some members accept (``timestamp=``) go to those.
+
+        Returns
+        -------
+        MetricSet
+            ``self``.
+        """
         if self.family == "classification" and len(args) >= 2 and not (
             # Skip the conversion when it would return both arguments unchanged (ints, floats,
             # numeric numpy arrays); inline because the per-sample path is call-bound.
@@ -171,6 +223,19 @@ class MetricSet(Metric):
             raise ValueError("merge: MetricSets share states differently; build both the same way")
 
     def merge(self, *others: Metric) -> MetricSet:
+        """Fold other sets with the same members, configurations and sharing into this one.
+
+        Parameters
+        ----------
+        *others : MetricSet
+            Sets built the same way (e.g. on other workers); anything else is a ``ValueError``
+            and nothing is merged.
+
+        Returns
+        -------
+        MetricSet
+            ``self``.
+        """
         for other in others:
             self._check_mergeable(other)
         snapshots = []
@@ -185,6 +250,7 @@ class MetricSet(Metric):
         return self
 
     def reset(self) -> MetricSet:
+        """Empty every member's state; returns ``self``."""
         with self._lock:
             for state in self._states():
                 state.reset()
@@ -192,6 +258,7 @@ class MetricSet(Metric):
 
     @property
     def nbytes(self) -> int:
+        """Bytes held by the distinct states (a shared state counts once)."""
         with self._lock:
             return sum(state.nbytes for state in self._states())
 
