@@ -90,26 +90,54 @@ def _samples(metric: Metric) -> float | None:
 class MetricsCollector:
     """A prometheus-client collector over one accumulator, MetricSet or DelayedLabels.
 
+    Every scrape reads the current values; nothing is done per update. Gauges per member
+    ``m``: ``{prefix}_{m}`` (the value; per-class arrays carry a ``class`` label),
+    ``{prefix}_{m}_interval_low`` / ``_high``, ``{prefix}_{m}_bounds_low`` / ``_high``,
+    ``{prefix}_{m}_samples``, and for DelayedLabels ``{prefix}_delayed_{stat}`` (module
+    docstring).
+
     Parameters
     ----------
-    metric
+    metric : Metric
         What to expose. A MetricSet (or a DelayedLabels around one) exposes each member.
-    name
+    name : str, optional
         Member name for a single accumulator (default: its class name, lower case).
-    prefix
-        Metric-name prefix (default ``"streammetrics"``).
-    labels
-        Constant labels for every sample.
-    confidence
+    prefix : str, default "streammetrics"
+        Metric-name prefix.
+    labels : mapping of str to str, optional
+        Constant labels for every sample (``class``, ``actual``, ``predicted`` and ``label`` are
+        reserved).
+    confidence : float or None, default 0.95
         Confidence level of the exported ``interval()`` gauges (None: do not export them).
-    per_class
-        ``"auto"`` (default): array-valued (per-class) gauges while the scrape holds at most
+    per_class : {"auto", True, False}, default "auto"
+        ``"auto"``: array-valued (per-class) gauges while the scrape holds at most
         ``max_series`` series; ``True``: all of them, no cap; ``False``: none (module docstring).
-    max_series
-        The cap of ``per_class="auto"`` (an int >= 0; default 10,000).
+    max_series : int, default 10000
+        The cap of ``per_class="auto"`` (an int >= 0).
 
+    Attributes
+    ----------
+    members : dict of str to Metric
+        The exposed members by name.
+
+    Notes
+    -----
     Cost per scrape: a copy of the state under the lock (O(state size)), then, without the
     lock, one ``compute`` (plus ``interval``/``bounds``) per member and one sample per series.
+
+    Examples
+    --------
+    >>> from prometheus_client import CollectorRegistry
+    >>> import streammetrics as sm
+    >>> from streammetrics.prometheus import MetricsCollector
+    >>> metrics = sm.MetricSet(recall=sm.Recall(), auroc=sm.AUROC())
+    >>> registry = CollectorRegistry()
+    >>> registry.register(MetricsCollector(metrics, labels={"model": "v3"}))
+    >>> _ = metrics.update([1, 0, 1, 1], [0.9, 0.2, 0.3, 0.8])
+    >>> round(registry.get_sample_value("streammetrics_recall", {"model": "v3"}), 4)
+    0.6667
+    >>> registry.get_sample_value("streammetrics_auroc_samples", {"model": "v3"})
+    4.0
     """
 
     def __init__(self, metric: Metric, *, name: str | None = None, prefix: str = "streammetrics",
@@ -144,6 +172,8 @@ class MetricsCollector:
                 raise ValueError(f"name: {member!r} does not make a valid Prometheus metric name")
 
     def describe(self) -> list[Any]:
+        """Nothing: the gauge names depend on the values (prometheus-client then skips its
+        duplicate-name check for this collector)."""
         return []  # names depend on the values; skip the registry's duplicate check
 
     def _snapshot(self) -> tuple[dict[str, Metric], dict[str, int] | None]:
@@ -162,6 +192,8 @@ class MetricsCollector:
         return members, stats
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
+        """The gauges of one scrape, all from one snapshot of the state (called by
+        prometheus-client)."""
         members, stats = self._snapshot()
         out: list[GaugeMetricFamily] = []
         budget = [self.max_series]  # series the "auto" cap still allows in this scrape
@@ -242,8 +274,35 @@ class MetricsCollector:
 
 
 def register(metric: Metric, registry: CollectorRegistry | None = None, **kwargs: Any) -> MetricsCollector:
-    """Register a :class:`MetricsCollector` for ``metric`` (default registry: prometheus-client's
-    global ``REGISTRY``) and return it (``registry.unregister(collector)`` removes it)."""
+    """Register a :class:`MetricsCollector` for ``metric`` and return it.
+
+    Parameters
+    ----------
+    metric : Metric
+        What to expose (an accumulator, a MetricSet, a wrapper or a DelayedLabels).
+    registry : prometheus_client.CollectorRegistry, optional
+        Where to register (default: prometheus-client's global ``REGISTRY``, which its
+        ``start_http_server`` serves).
+    **kwargs
+        The keyword arguments of :class:`MetricsCollector` (``name``, ``prefix``, ``labels``,
+        ``confidence``, ``per_class``, ``max_series``).
+
+    Returns
+    -------
+    MetricsCollector
+        The registered collector (``registry.unregister(collector)`` removes it).
+
+    Examples
+    --------
+    >>> from prometheus_client import CollectorRegistry, generate_latest
+    >>> import streammetrics as sm
+    >>> from streammetrics.prometheus import register
+    >>> registry = CollectorRegistry()
+    >>> f1 = sm.F1().update([1, 0, 1], [0.8, 0.3, 0.6])
+    >>> _ = register(f1, registry)
+    >>> print(generate_latest(registry).decode().splitlines()[2])
+    streammetrics_f1 1.0
+    """
     collector = MetricsCollector(metric, **kwargs)
     (REGISTRY if registry is None else registry).register(collector)  # type: ignore[arg-type]
     return collector

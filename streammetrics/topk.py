@@ -69,6 +69,34 @@ class TopKAccuracy(_ZeroDivisionOption):
     Multiclass only (``num_classes`` >= 2, scores of shape (n, C)). Ties are ranked as
     scikit-learn's ``top_k_accuracy_score`` ranks them (higher class index first). ``update``
     O(n·C), ``compute`` O(1), memory O(1).
+
+    Parameters
+    ----------
+    num_classes : int
+        The number of classes C (>= 2); ``update`` takes labels in [0, C) and scores of shape
+        (n, C).
+    k : int, default 5
+        How many of the highest-scored classes count as a hit (1 <= k <= C; k = 1 is accuracy
+        of the argmax with scikit-learn's tie order).
+    ignore_index : int, optional
+        Rows whose label equals it are skipped.
+    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+        The value before any sample was seen ("warn": 0.0 with an ``UndefinedMetricWarning``).
+
+    Notes
+    -----
+    ``interval(confidence)`` is the Wilson score interval, with the effective sample size when
+    weighted. Equals ``sklearn.metrics.top_k_accuracy_score(y, scores, k=k,
+    labels=range(C))``.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> top2 = sm.TopKAccuracy(3, k=2)
+    >>> _ = top2.update([0, 1], [[0.5, 0.3, 0.2], [0.6, 0.1, 0.3]])  # hit, miss
+    >>> _ = top2.update([2], [[0.2, 0.3, 0.5]])                       # hit
+    >>> round(top2.compute(), 4)
+    0.6667
     """
 
     def __init__(

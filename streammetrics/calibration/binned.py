@@ -68,6 +68,8 @@ class CalibrationError(ProbabilityMetric):
     n_bins : int
         Number of uniform bins on [0, 1].
     norm : {"l1", "l2", "max"}
+        ``"l1"``: expected calibration error (ECE); ``"l2"``: root-mean-square error;
+        ``"max"``: maximum calibration error over non-empty bins.
     strategy : {"uniform", "quantile"}
         ``"quantile"``: edges at the quantiles of the confidences seen (as scikit-learn's
         ``calibration_curve`` places them), bins as above on those edges; exact, from a sorted
@@ -150,9 +152,24 @@ class CalibrationError(ProbabilityMetric):
 
 @dataclass(frozen=True)
 class CalibrationCurveResult:
-    """One reliability curve over the non-empty bins, in bin order: ``prob_true`` (observed
-    frequency of the positive class), ``prob_pred`` (mean predicted probability) and ``counts``
-    (weight of the bin) -- scikit-learn's ``calibration_curve`` output plus the counts."""
+    """One reliability curve over the non-empty bins, in bin order: scikit-learn's
+    ``calibration_curve`` output plus the counts.
+
+    Attributes
+    ----------
+    prob_true : numpy.ndarray
+        Observed frequency of the positive class in each non-empty bin.
+    prob_pred : numpy.ndarray
+        Mean predicted probability in each non-empty bin.
+    counts : numpy.ndarray
+        (Weighted) number of samples in each non-empty bin.
+
+    Examples
+    --------
+    >>> r = CalibrationCurve(n_bins=4).update([0, 0, 1, 1], [0.1, 0.3, 0.6, 0.9]).compute()
+    >>> r.prob_true.tolist(), r.prob_pred.tolist(), r.counts.tolist()
+    ([0.0, 0.0, 1.0, 1.0], [0.1, 0.3, 0.6, 0.9], [1.0, 1.0, 1.0, 1.0])
+    """
 
     prob_true: np.ndarray
     prob_pred: np.ndarray
@@ -174,7 +191,9 @@ class CalibrationCurve(ProbabilityMetric):
         probabilities seen), exact from a sorted buffer of every probability (O(n) memory,
         O(n log n) per ``compute``).
     num_classes : int or None
+        None: binary (``y_pred`` = P(class 1)); C: multiclass, one curve per class.
     from_logits : bool
+        ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
 
     Notes
     -----

@@ -76,6 +76,31 @@ class BrierDecomposition:
     reliability = sum_b n_b (p_b - o_b)^2 / N, resolution = sum_b n_b (o_b - o)^2 / N,
     uncertainty = o (1 - o), within_bin_variance = sum_i (p_i - p_b(i))^2 / N,
     within_bin_covariance = sum_i (p_i - p_b(i)) (o_i - o_b(i)) / N (weighted).
+
+    Attributes
+    ----------
+    reliability : float
+        Weighted mean squared gap between each bin's mean forecast and observed frequency.
+    resolution : float
+        Weighted spread of the bins' observed frequencies around the overall frequency.
+    uncertainty : float
+        o (1 - o) of the overall frequency o (summed over classes for multiclass).
+    within_bin_variance : float
+        Spread of the forecasts around their bin's mean forecast.
+    within_bin_covariance : float
+        Covariance of forecasts and outcomes within the bins.
+    brier : float
+        The Brier score itself, equal to the identity above.
+
+    Examples
+    --------
+    >>> d = BrierScore(n_bins=2).update([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.4]).decomposition()
+    >>> total = (d.reliability - d.resolution + d.uncertainty
+    ...          + d.within_bin_variance - 2 * d.within_bin_covariance)
+    >>> round(total, 12) == round(d.brier, 12)
+    True
+    >>> round(d.uncertainty, 6)
+    0.25
     """
 
     reliability: float
