@@ -118,7 +118,13 @@ class Checkpointer:
             self._last = self.clock()
 
     def maybe_checkpoint(self) -> bool:
-        """Save if ``every_seconds`` have passed since the last save; returns whether it saved."""
+        """Save if ``every_seconds`` have passed since the last save (call it from a request loop).
+
+        Returns
+        -------
+        bool
+            Whether it saved.
+        """
         if self.every_seconds is None or self.clock() - self._last < self.every_seconds:
             return False
         self.checkpoint()

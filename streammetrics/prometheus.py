@@ -193,7 +193,13 @@ class MetricsCollector:
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """The gauges of one scrape, all from one snapshot of the state (called by
-        prometheus-client)."""
+        prometheus-client).
+
+        Returns
+        -------
+        iterator of GaugeMetricFamily
+            One family per exported gauge name.
+        """
         members, stats = self._snapshot()
         out: list[GaugeMetricFamily] = []
         budget = [self.max_series]  # series the "auto" cap still allows in this scrape
