@@ -25,6 +25,14 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ._averaging import (
+    AVERAGES,
+    ZeroDivisionOption,
+    average_classes,
+    check_zero_division,
+    warn_undefined,
+    zero_value,
+)
 from ._base import Metric, UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
 from ._intervals import wilson
@@ -54,55 +62,7 @@ __all__ = [
     "CohenKappa",
 ]
 
-AVERAGES = ("micro", "macro", "weighted", None)
-
-
-def check_zero_division(zero_division: Any) -> str | float:
-    if isinstance(zero_division, str):
-        if zero_division != "warn":
-            raise ValueError(f"zero_division: must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
-        return zero_division
-    try:
-        value = float(zero_division)
-    except (TypeError, ValueError):
-        value = -1.0
-    if not (value in (0.0, 1.0) or math.isnan(value)):
-        raise ValueError(f"zero_division: must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
-    return value
-
-
-def zero_value(zero_division: str | float) -> float:
-    return 0.0 if zero_division == "warn" else float(zero_division)
-
-
-def warn_undefined(name: str, what: str, classes: Any = None) -> None:
-    where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
-    warn(
-        f"{name} is ill-defined and set to 0.0{where}: {what}. "
-        "Use `zero_division` to choose the value and silence this warning.",
-        UndefinedMetricWarning,
-    )
-
-
-class _ZeroDivisionOption(Metric):
-    """Mixin for metrics with a ``zero_division`` option: nan is stored as "nan" in the config
-    so that configurations compare equal and survive JSON."""
-
-    zero_division: str | float
-
-    def _zero_division_config(self) -> str | float:
-        zd = self.zero_division
-        return zd if isinstance(zd, str) or not math.isnan(zd) else "nan"
-
-    @classmethod
-    def _from_config(cls, config: Any) -> Any:
-        config = dict(config)
-        if config.get("zero_division") == "nan":
-            config["zero_division"] = float("nan")
-        return super()._from_config(config)
-
-
-class _ConfusionMetric(_ZeroDivisionOption):
+class _ConfusionMetric(ZeroDivisionOption, Metric):
     """Common constructor and state of the confusion family."""
 
     #: whether the metric accepts ``average`` (and needs it for multiclass/multilabel)
@@ -220,25 +180,6 @@ class _Averaged(_ConfusionMetric):
             return values
         return average_classes(values, s.support if self.average == "weighted" else None,
                                self._skip_nan)
-
-
-def average_classes(values: np.ndarray, weights: np.ndarray | None, skip_nan: bool) -> float:
-    """Macro (``weights=None``) or support-weighted mean of per-class values.
-
-    With ``skip_nan`` nan classes are left out (all nan gives nan); all-zero weights fall back
-    to the plain mean -- both as scikit-learn averages.
-    """
-    if values.size == 0:
-        return float("nan")
-    if skip_nan:
-        keep = ~np.isnan(values)
-        if not keep.any():
-            return float("nan")
-        values = values[keep]
-        weights = None if weights is None else weights[keep]
-    if weights is None or not np.any(weights):
-        return float(np.mean(values))
-    return float(np.average(values, weights=weights))
 
 
 class _Proportion(_Averaged):

@@ -6,11 +6,12 @@ from typing import Any
 
 import numpy as np
 
+from ._averaging import ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
+from ._base import Metric
 from ._intervals import wilson
 from ._state import SummedState
 from ._state_checks import check_hit_counts
 from ._validation import as_numpy, check_class_labels, check_scores, check_weights, drop_ignored
-from .confusion import _ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
 
 __all__ = ["TopKAccuracy"]
 
@@ -63,7 +64,7 @@ class HitCounts(SummedState):
             self._arrays["hits"] += delta
 
 
-class TopKAccuracy(_ZeroDivisionOption):
+class TopKAccuracy(ZeroDivisionOption, Metric):
     """Share of samples whose true class is among the k highest scores.
 
     Multiclass only (``num_classes`` >= 2, scores of shape (n, C)). Ties are ranked as
