@@ -36,7 +36,7 @@ from ._averaging import (
 from ._base import Metric, UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
 from ._intervals import wilson
-from ._params import float_array_param, real_param
+from ._params import Param, check_param, float_array_param, real_param
 from ._warnings import warn
 
 __all__ = [
@@ -61,6 +61,13 @@ __all__ = [
     "MatthewsCorrCoef",
     "CohenKappa",
 ]
+
+# The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").
+_AVERAGE = Param("choice", f"must be one of {AVERAGES}", choices=AVERAGES)
+_KAPPA_WEIGHTS = Param("choice", "must be None, 'linear' or 'quadratic'",
+                       choices=(None, "linear", "quadratic"))
+_NORMALIZE = Param("choice", "must be None, 'true', 'pred' or 'all'", choices=(None, "true", "pred", "all"))
+
 
 class _ConfusionMetric(ZeroDivisionOption, Metric):
     """Common constructor and state of the confusion family."""
@@ -141,9 +148,7 @@ class _Averaged(_ConfusionMetric):
             ignore_index=ignore_index,
             zero_division=zero_division,
         )
-        if average not in AVERAGES:
-            raise ValueError(f"average: must be one of {AVERAGES}, got {average!r}")
-        self.average = average
+        self.average = check_param(average, "average", _AVERAGE)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "average": self.average}
@@ -523,9 +528,7 @@ class CohenKappa(_ConfusionMetric):
 
     def __init__(self, num_classes: int | None = None, *, weights: str | None = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
-        if weights not in (None, "linear", "quadratic"):
-            raise ValueError(f"weights: must be None, 'linear' or 'quadratic', got {weights!r}")
-        self.weights = weights
+        self.weights = check_param(weights, "weights", _KAPPA_WEIGHTS)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "weights": self.weights}
@@ -574,9 +577,7 @@ class ConfusionMatrix(_ConfusionMetric):
 
     def __init__(self, num_classes: int | None = None, *, normalize: str | None = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
-        if normalize not in (None, "true", "pred", "all"):
-            raise ValueError(f"normalize: must be None, 'true', 'pred' or 'all', got {normalize!r}")
-        self.normalize = normalize
+        self.normalize = check_param(normalize, "normalize", _NORMALIZE)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "normalize": self.normalize}
