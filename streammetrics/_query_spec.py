@@ -3,8 +3,7 @@
 A :class:`~streammetrics._query_state.QueryState` keeps running sums per spec; the spec says what
 is summed (the measure and its options), which range a per-query value lies in (to refuse
 stored numbers no stream could produce) and how the per-query values are read off a ranked batch
-(:mod:`streammetrics._ranking_queries`). Definitions: see docs/definitions.md, section
-'Retrieval'.
+(:mod:`streammetrics._ranking_queries`). Definitions: see docs/definitions/retrieval.md.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Private kernels for the retrieval measures: validate a batch of queries, rank every query
 once, and evaluate any number of per-query measures on the ranked batch (definitions: see
-docs/definitions.md, section 'Retrieval').
+docs/definitions/retrieval.md).
 
 A batch is ``Q`` queries laid out flat (each query's rows contiguous). Ranking never loops over
 documents in Python: queries are grouped by their number of retrieved documents ``L`` (a loop over

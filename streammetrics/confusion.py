@@ -1,4 +1,5 @@
-"""The confusion-matrix family (SPEC section 2): thin views of one confusion-count kernel.
+"""The confusion-matrix family: thin views of one confusion-count kernel (definitions: see
+docs/definitions/confusion.md).
 
 Every class here holds a :class:`~streammetrics._confusion_counts.ConfusionCounts` state and reads
 its value from it; nothing is counted twice. Task: ``num_classes=None`` is binary (labels 0/1,
@@ -592,7 +593,7 @@ class ConfusionMatrix(_ConfusionMetric):
         return np.nan_to_num(out)
 
 
-# Aliases (SPEC section 0).
+# Aliases (the other names of the same measures, see docs/definitions/confusion.md).
 TPR = Sensitivity = Recall
 TNR = Specificity
 FPR = FallOut

@@ -1,5 +1,5 @@
 """Retrieval measures over a stream of queries, equal to trec_eval (definitions: see
-docs/definitions.md, section 'Retrieval').
+docs/definitions/retrieval.md).
 
 Each query is folded in as it arrives -- one query per ``update``, or many per call with
 ``query_ids=`` -- and only running sums are kept, so memory is constant in the number of queries
