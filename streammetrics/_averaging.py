@@ -125,17 +125,8 @@ def warn_undefined(name: str, what: str, classes: Any = None) -> None:
 
 
 def warn_undefined_nan(name: str, what: str, classes: Any = None) -> None:
-    """Warn that ``name`` is undefined (``what`` says why) and returned as nan.
-
-    Parameters
-    ----------
-    name : str
-        The measure, as the message names it.
-    what : str
-        Why it is undefined, e.g. ``"no positive samples"``.
-    classes : array-like of int, optional
-        The classes whose value is undefined (``None``: the value as a whole).
-    """
+    """As :func:`warn_undefined` (same parameters), for a value that is returned as nan
+    (``what``, e.g. ``"no positive samples"``) rather than set by ``zero_division``."""
     where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
     warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning)
 

@@ -221,6 +221,10 @@ class RankedQueries:
             self._cache[key] = out
         return self._cache[key]  # type: ignore[no-any-return]
 
+    def nonempty_groups(self) -> list[Group]:
+        """The groups whose queries retrieved at least one document."""
+        return [g for g in self.groups if g.grades.shape[1]]
+
     def R(self, rel_level: float) -> np.ndarray:
         """Number of relevant documents per query (float64), validated against the retrieved."""
         key = ("R", rel_level)
@@ -504,9 +508,7 @@ def recall_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.nd
 def r_precision(rq: RankedQueries, rel_level: float, ties: str) -> np.ndarray:
     r = rq.R(rel_level)
     hits = np.zeros(rq.n_queries)
-    for g in rq.groups:
-        if g.grades.shape[1] == 0:
-            continue
+    for g in rq.nonempty_groups():
         c = np.cumsum(_binary(g, rel_level, ties), axis=1)
         rr = r[g.rows].astype(np.int64)
         col = np.minimum(rr, c.shape[1]) - 1
@@ -525,9 +527,7 @@ def _prec_recall(g: Group, rel_level: float, r: np.ndarray) -> tuple[np.ndarray,
 def precision_at_recall(rq: RankedQueries, level: float, rel_level: float) -> np.ndarray:
     r = rq.R(rel_level)
     out = np.zeros(rq.n_queries)
-    for g in rq.groups:
-        if g.grades.shape[1] == 0:
-            continue
+    for g in rq.nonempty_groups():
         _, prec, rec = _prec_recall(g, rel_level, r)
         reach = (rec >= level) & (r[g.rows] > 0)[:, None]
         first = np.argmax(reach, axis=1)
@@ -547,9 +547,7 @@ def interpolated_precision(
     """
     r = rq.R(rel_level)
     out = np.zeros((rq.n_queries, len(levels)))
-    for g in rq.groups:
-        if g.grades.shape[1] == 0:
-            continue
+    for g in rq.nonempty_groups():
         _, prec, rec = _prec_recall(g, rel_level, r)
         hits = np.cumsum(g.binary(rel_level), axis=1)
         rg = r[g.rows]
@@ -570,9 +568,7 @@ def interpolated_precision(
 def system_efficiency(rq: RankedQueries, rel_level: float) -> np.ndarray:
     r = rq.R(rel_level)
     out = np.zeros(rq.n_queries)
-    for g in rq.groups:
-        if g.grades.shape[1] == 0:
-            continue
+    for g in rq.nonempty_groups():
         _, prec, rec = _prec_recall(g, rel_level, r)
         d = np.sqrt((1.0 - rec) ** 2 + (1.0 - prec) ** 2).min(axis=1)
         out[g.rows] = np.where(r[g.rows] > 0, 1.0 - d / math.sqrt(2.0), 0.0)

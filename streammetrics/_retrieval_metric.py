@@ -9,7 +9,7 @@ only choose the spec and read the mean. The checks below declare each constructo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -92,6 +92,8 @@ class RetrievalMetric(Metric):
 
     family = "retrieval"
     _spec: Spec
+    #: The constructor options, in order, that the configuration holds (read from attributes).
+    _options: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, spec: Spec) -> None:
         super().__init__()
@@ -133,6 +135,16 @@ class RetrievalMetric(Metric):
         """
         return self._update_state(relevance, scores, **options)
 
+    def _config(self) -> dict[str, Any]:
+        return {name: self._config_value(name) for name in self._options}
+
+    def _config_value(self, name: str) -> Any:
+        """The option ``name`` as the configuration holds it (grades as plain numbers)."""
+        value = getattr(self, name)
+        if name in ("rel_level", "rel_max") and value is not None:
+            return plain(value)
+        return value
+
     def _state_arrays(self) -> dict[str, Any]:
         return self._state.arrays([self._spec])
 
@@ -167,12 +179,17 @@ class RetrievalMetric(Metric):
 
     def per_query_values(self) -> np.ndarray:
         """Every query's value in update order (needs ``per_query=True``). O(queries)."""
+        return self._per_query(self._stored_values())
+
+    def _stored_values(self) -> np.ndarray:
+        """A copy of the stored per-query columns, (queries, width); ``ValueError`` unless the
+        metric keeps them (``per_query=True``). O(queries)."""
         if not self._spec.per_query:
             raise ValueError(f"{type(self).__name__}: per-query values are kept only with per_query=True")
         with self._lock:
             vals = self._state.acc(self._spec).values()
             assert vals is not None
-            return self._per_query(vals.copy())
+            return vals.copy()
 
     def _per_query(self, vals: np.ndarray) -> np.ndarray:
         return vals[:, 0]

@@ -60,7 +60,6 @@ from ._retrieval_metric import (
     check_k,
     check_level,
     check_ties,
-    plain,
 )
 from ._warnings import warn
 
@@ -98,13 +97,7 @@ class _AtK(RetrievalMetric):
             Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties, per_query=self.per_query)
         )
 
-    def _config(self) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "rel_level": plain(self.rel_level),
-            "ties": self.ties,
-            "per_query": self.per_query,
-        }
+    _options = ("k", "rel_level", "ties", "per_query")
 
 
 class PrecisionAtK(_AtK):
@@ -131,8 +124,7 @@ class RPrecision(RetrievalMetric):
         self.ties, self.per_query = check_ties(ties, True), bool(per_query)
         super().__init__(Spec("rprec", rel_level=self.rel_level, ties=self.ties, per_query=self.per_query))
 
-    def _config(self) -> dict[str, Any]:
-        return {"rel_level": plain(self.rel_level), "ties": self.ties, "per_query": self.per_query}
+    _options = ("rel_level", "ties", "per_query")
 
 
 class PrecisionAtRecall(RetrievalMetric):
@@ -143,8 +135,7 @@ class PrecisionAtRecall(RetrievalMetric):
         self.per_query = bool(per_query)
         super().__init__(Spec("p_at_r", levels=(self.r,), rel_level=self.rel_level, per_query=self.per_query))
 
-    def _config(self) -> dict[str, Any]:
-        return {"r": self.r, "rel_level": plain(self.rel_level), "per_query": self.per_query}
+    _options = ("r", "rel_level", "per_query")
 
 
 class MAP(RetrievalMetric):
@@ -173,14 +164,7 @@ class MAP(RetrievalMetric):
             Spec("ap", k=self.k, rel_level=self.rel_level, denominator=denom, per_query=self.per_query)
         )
 
-    def _config(self) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "denominator": self.denominator,
-            "rel_level": plain(self.rel_level),
-            "ties": self.ties,
-            "per_query": self.per_query,
-        }
+    _options = ("k", "denominator", "rel_level", "ties", "per_query")
 
 
 class MRR(RetrievalMetric):
@@ -195,13 +179,7 @@ class MRR(RetrievalMetric):
         self.per_query = bool(per_query)
         super().__init__(Spec("rr", k=self.k, rel_level=self.rel_level, per_query=self.per_query))
 
-    def _config(self) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "rel_level": plain(self.rel_level),
-            "ties": self.ties,
-            "per_query": self.per_query,
-        }
+    _options = ("k", "rel_level", "ties", "per_query")
 
 
 class CG(RetrievalMetric):
@@ -237,15 +215,7 @@ class CG(RetrievalMetric):
             )
         )
 
-    def _config(self) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "normalize": self.normalize,
-            "rel_max": None if self.rel_max is None else plain(self.rel_max),
-            "rel_level": plain(self.rel_level),
-            "ties": self.ties,
-            "per_query": self.per_query,
-        }
+    _options = ("k", "normalize", "rel_max", "rel_level", "ties", "per_query")
 
     def _scale(self) -> float:
         assert self.k is not None
@@ -278,14 +248,7 @@ class DCG(RetrievalMetric):
 
     _kind = "dcg"
 
-    def _config(self) -> dict[str, Any]:
-        return {
-            "k": self.k,
-            "gain": self.gain,
-            "rel_level": plain(self.rel_level),
-            "ties": self.ties,
-            "per_query": self.per_query,
-        }
+    _options = ("k", "gain", "rel_level", "ties", "per_query")
 
 
 class NDCG(DCG):
@@ -328,13 +291,12 @@ class InterpolatedPrecision(RetrievalMetric):
             )
         )
 
-    def _config(self) -> dict[str, Any]:
-        return {
-            "recall": self.recall[0] if self.scalar else list(self.recall),
-            "interpolation": self.interpolation,
-            "rel_level": plain(self.rel_level),
-            "per_query": self.per_query,
-        }
+    _options = ("recall", "interpolation", "rel_level", "per_query")
+
+    def _config_value(self, name: str) -> Any:
+        if name == "recall":
+            return self.recall[0] if self.scalar else list(self.recall)
+        return super()._config_value(name)
 
     def _compute(self) -> Any:
         m = self._mean()
@@ -364,12 +326,7 @@ class ElevenPointAP(RetrievalMetric):
             )
         )
 
-    def _config(self) -> dict[str, Any]:
-        return {
-            "interpolation": self.interpolation,
-            "rel_level": plain(self.rel_level),
-            "per_query": self.per_query,
-        }
+    _options = ("interpolation", "rel_level", "per_query")
 
     def _compute(self) -> Any:
         return float(self._mean().mean())
@@ -386,8 +343,7 @@ class SystemEfficiency(RetrievalMetric):
         self.rel_level, self.per_query = check_level(rel_level, "rel_level"), bool(per_query)
         super().__init__(Spec("eff", rel_level=self.rel_level, per_query=self.per_query))
 
-    def _config(self) -> dict[str, Any]:
-        return {"rel_level": plain(self.rel_level), "per_query": self.per_query}
+    _options = ("rel_level", "per_query")
 
 
 class _SetMeasure(RetrievalMetric):
@@ -398,8 +354,7 @@ class _SetMeasure(RetrievalMetric):
         self.rel_level, self.per_query = check_level(rel_level, "rel_level"), bool(per_query)
         super().__init__(Spec("set", rel_level=self.rel_level, per_query=self.per_query))
 
-    def _config(self) -> dict[str, Any]:
-        return {"average": self.average, "rel_level": plain(self.rel_level), "per_query": self.per_query}
+    _options = ("average", "rel_level", "per_query")
 
     def _compute(self) -> Any:
         acc = self._state.acc(self._spec)
@@ -427,12 +382,7 @@ class _SetMeasure(RetrievalMetric):
 
     def per_query_counts(self) -> np.ndarray:
         """(queries, 3) int array of relevant retrieved, retrieved, relevant (``per_query=True``)."""
-        if not self._spec.per_query:
-            raise ValueError(f"{type(self).__name__}: per-query values are kept only with per_query=True")
-        with self._lock:
-            vals = self._state.acc(self._spec).values()
-            assert vals is not None
-            return vals[:, 2:5].astype(np.int64)
+        return self._stored_values()[:, 2:5].astype(np.int64)
 
 
 class SetPrecision(_SetMeasure):
