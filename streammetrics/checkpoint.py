@@ -28,9 +28,12 @@ from types import TracebackType
 from typing import Any
 
 from ._base import Metric
+from ._params import Param, check_param
 from ._persistence import load, remove_stale_temps, save
 
 __all__ = ["Checkpointer"]
+
+_EVERY_SECONDS = Param("real", "must be a finite number > 0 or None", low=0.0, low_open=True, optional=True)
 
 
 class Checkpointer:
@@ -87,18 +90,14 @@ class Checkpointer:
                  clock: Any = None) -> None:
         if not isinstance(metric, Metric):
             raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
-        if every_seconds is not None and (
-            isinstance(every_seconds, bool) or not isinstance(every_seconds, (int, float))
-            or not every_seconds > 0 or every_seconds == float("inf")
-        ):
-            raise ValueError(f"every_seconds: must be a finite number > 0 or None, got {every_seconds!r}")
+        every_seconds = check_param(every_seconds, "every_seconds", _EVERY_SECONDS)
         if background and every_seconds is None:
             raise ValueError("background: needs every_seconds")
         self.metric = metric
         self.path = Path(path)
         if not self.path.parent.is_dir():
             raise ValueError(f"path: directory {str(self.path.parent)!r} does not exist")
-        self.every_seconds = None if every_seconds is None else float(every_seconds)
+        self.every_seconds = every_seconds
         self.clock = clock or time.monotonic
         self.saves = 0
         self.last_error: BaseException | None = None

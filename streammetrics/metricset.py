@@ -28,9 +28,13 @@ def _second_parameter(metric: Metric) -> str:
     return params[1] if len(params) > 1 else "y_pred"
 
 
-def _keywords(prepare: Any) -> set[str] | None:
-    """Keyword names ``prepare`` accepts, or None if it takes ``**kwargs``."""
-    params = inspect.signature(prepare).parameters.values()
+def _keywords(state: State) -> set[str] | None:
+    """Keyword names ``state.prepare`` accepts -- those the state declares in
+    ``update_keywords`` if it does -- or None if it takes any ``**kwargs``."""
+    declared = getattr(state, "update_keywords", None)
+    if declared is not None:
+        return set(declared)
+    params = inspect.signature(state.prepare).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
     return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
@@ -126,7 +130,7 @@ class MetricSet(Metric):
         self._arg_names = ("y_true", "y_pred" if "y_pred" in seconds or len(seconds) != 1 else seconds.pop())
         # Keyword arguments each state's ``prepare`` accepts (None: any), so that e.g. the
         # ``timestamp=`` of a Window member is not forced on a plain member of the same set.
-        self._accepted = [_keywords(self._members[g[0]]._state.prepare) for g in self._groups]
+        self._accepted = [_keywords(self._members[g[0]]._state) for g in self._groups]
 
     # -- mapping-like access ---------------------------------------------------------------
     def __getitem__(self, name: str) -> Metric:

@@ -60,6 +60,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ._base import Metric
+from ._params import Param, check_param
 from .decay import Decayed
 from .delayed import DelayedLabels
 from .metricset import MetricSet
@@ -68,6 +69,8 @@ from .window import Window
 __all__ = ["MetricsCollector", "register"]
 
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+_PER_CLASS = Param("choice", "must be True, False or 'auto'", choices=(True, False, "auto"))
+_MAX_SERIES = Param("int", "must be an int >= 0", low=0)
 
 
 def _samples(metric: Metric) -> float | None:
@@ -147,12 +150,8 @@ class MetricsCollector:
             raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
         if not _NAME.match(prefix):
             raise ValueError(f"prefix: not a valid Prometheus metric name: {prefix!r}")
-        if per_class not in (True, False, "auto") or not isinstance(per_class, (bool, str)):
-            raise ValueError(f"per_class: must be True, False or 'auto', got {per_class!r}")
-        if isinstance(max_series, bool) or not isinstance(max_series, (int, np.integer)) or max_series < 0:
-            raise ValueError(f"max_series: must be an int >= 0, got {max_series!r}")
-        self.per_class = per_class
-        self.max_series = int(max_series)
+        self.per_class = check_param(per_class, "per_class", _PER_CLASS)
+        self.max_series = check_param(max_series, "max_series", _MAX_SERIES)
         self.metric = metric
         self.prefix = prefix
         self.labels = {str(k): str(v) for k, v in (labels or {}).items()}

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from ._averaging import average_classes
 from ._base import Metric, UndefinedMetricWarning
 from ._bins import BinnedScores, _widen, ap_bounds, auroc_bounds
 from ._confusion_counts import task_of
@@ -61,7 +62,6 @@ from ._delong import delong
 from ._intervals import z_value
 from ._sorted_buffer import SortedScores, count2
 from ._warnings import warn
-from .confusion import average_classes
 
 __all__ = [
     "AUROC",

@@ -6,13 +6,17 @@ from typing import Any
 
 import numpy as np
 
+from ._averaging import ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
+from ._base import Metric
 from ._intervals import wilson
+from ._params import IGNORE_INDEX, Param, check_param
 from ._state import SummedState
 from ._state_checks import check_hit_counts
 from ._validation import as_numpy, check_class_labels, check_scores, check_weights, drop_ignored
-from .confusion import _ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
 
 __all__ = ["TopKAccuracy"]
+
+_NUM_CLASSES = Param("int", "must be an int >= 2", low=2)
 
 
 class HitCounts(SummedState):
@@ -63,7 +67,7 @@ class HitCounts(SummedState):
             self._arrays["hits"] += delta
 
 
-class TopKAccuracy(_ZeroDivisionOption):
+class TopKAccuracy(ZeroDivisionOption, Metric):
     """Share of samples whose true class is among the k highest scores.
 
     Multiclass only (``num_classes`` >= 2, scores of shape (n, C)). Ties are ranked as
@@ -108,15 +112,11 @@ class TopKAccuracy(_ZeroDivisionOption):
         zero_division: str | float = "warn",
     ) -> None:
         super().__init__()
-        if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
-            raise ValueError(f"num_classes: must be an int >= 2, got {num_classes!r}")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= num_classes:
-            raise ValueError(f"k: must be an int in [1, num_classes={num_classes}], got {k!r}")
-        if ignore_index is not None and (isinstance(ignore_index, bool)
-                                         or not isinstance(ignore_index, (int, np.integer))):
-            raise ValueError(f"ignore_index: must be an int or None, got {ignore_index!r}")
-        ignore_index = None if ignore_index is None else int(ignore_index)
-        self.num_classes, self.k, self.ignore_index = int(num_classes), int(k), ignore_index
+        num_classes = check_param(num_classes, "num_classes", _NUM_CLASSES)
+        k = check_param(k, "k", Param("int", f"must be an int in [1, num_classes={num_classes}]",
+                                      low=1, high=num_classes))
+        ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
+        self.num_classes, self.k, self.ignore_index = num_classes, k, ignore_index
         self.zero_division = check_zero_division(zero_division)
         self._state: HitCounts = HitCounts(self.num_classes, self.k, ignore_index)
 

@@ -94,6 +94,7 @@ def test_constructor_argument_is_a_value_error_naming_it(case, value):
     (lambda: sm.WeightedAccuracy(3, weights="abc"), "weights: expected 3 class weights, got 'abc'"),
     (lambda: sm.Recall(num_classes=10**9), "num_classes=1000000000: implies about"),
     (lambda: sm.AUROC(num_classes=10**30), "num_classes=1000000000000000000000000000000: implies"),
+    (lambda: sm.BrierScore(num_classes=10**30), "num_classes: at most 4194304 classes"),
 ])
 def test_named_messages(make, text):
     with pytest.raises(ValueError) as info:

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import FLAG, check_param
 from ._common import ProbabilityMetric, check_choice, check_strategy, undefined
 from ._quantile import QuantileProbabilities
 
@@ -109,11 +110,9 @@ class CalibrationError(ProbabilityMetric):
         self.n_bins = int(n_bins)
         self.norm = check_choice(norm, "norm", NORMS)
         self.strategy = check_strategy(strategy)
-        if not isinstance(classwise, (bool, np.bool_)):
-            raise ValueError(f"classwise: must be True or False, got {classwise!r}")
-        if classwise and num_classes is None:
+        self.classwise = check_param(classwise, "classwise", FLAG)
+        if self.classwise and num_classes is None:
             raise ValueError("classwise: only for multiclass (give num_classes=C), got True")
-        self.classwise = bool(classwise)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
             self._state = QuantileProbabilities(mode, self.num_classes, self.from_logits)  # type: ignore[assignment]
