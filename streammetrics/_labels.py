@@ -42,6 +42,7 @@ __all__ = [
     "is_label_scalar",
     "is_sparse",
     "label_array",
+    "numeric_or_labels",
     "small_range",
     "split_labels",
     "unique",
@@ -508,3 +509,18 @@ def split_labels(state: Any) -> tuple[Any, LabelCodec | None]:
     state.__class__ = base
     del state.codec
     return state, codec
+
+
+def numeric_or_labels(x: Any, name: str) -> Any:
+    """``x`` converted once for several states (a ``MetricSet``): numbers through
+    :func:`as_numpy`; labels that only a codec reads (strings, objects, pandas categoricals,
+    sparse indicators, scalars) as they are or as a numpy array of them. O(n)."""
+    if is_label_scalar(x) or is_sparse(x) or _is_categorical(x):
+        return x
+    try:
+        return as_numpy(x, name)
+    except ValueError:
+        arr = label_array(x, name)
+        if arr.dtype.kind in "USO":
+            return arr
+        raise

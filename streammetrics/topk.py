@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ._intervals import wilson
+from ._label_options import label_options
 from ._state import SummedState
 from ._state_checks import check_hit_counts
 from ._validation import as_numpy, check_class_labels, check_scores, check_weights, drop_ignored
@@ -73,13 +74,20 @@ class TopKAccuracy(_ZeroDivisionOption):
 
     def __init__(
         self,
-        num_classes: int,
+        num_classes: int | None = None,
         *,
         k: int = 5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
+        classes: Any = None,
     ) -> None:
         super().__init__()
+        if classes is not None:  # the labels of the score columns, in order
+            self._labels = label_options(num_classes if num_classes is not None else len(classes),
+                                         classes=classes, ignore_index=ignore_index)
+            num_classes = self._labels.num_classes
+        else:
+            self._labels = label_options(None)
         if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
             raise ValueError(f"num_classes: must be an int >= 2, got {num_classes!r}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= num_classes:
@@ -90,7 +98,7 @@ class TopKAccuracy(_ZeroDivisionOption):
         ignore_index = None if ignore_index is None else int(ignore_index)
         self.num_classes, self.k, self.ignore_index = int(num_classes), int(k), ignore_index
         self.zero_division = check_zero_division(zero_division)
-        self._state: HitCounts = HitCounts(self.num_classes, self.k, ignore_index)
+        self._state: HitCounts = self._labels.attach(HitCounts(self.num_classes, self.k, ignore_index))
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -98,6 +106,7 @@ class TopKAccuracy(_ZeroDivisionOption):
             "k": self.k,
             "ignore_index": self.ignore_index,
             "zero_division": self._zero_division_config(),
+            **self._labels.config(),
         }
 
     def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> TopKAccuracy:
