@@ -57,7 +57,7 @@ def indicator_rows(x: Any, name: str, shape: tuple[int, int] | None, threshold: 
         except ValueError:
             bad = int(np.flatnonzero((data != 0) & (data != 1))[0])
             row = int(np.searchsorted(m.indptr, bad, side="right") - 1)
-            raise ValueError(f"{name}: labels must be 0 or 1; first invalid value {data[bad]!r} at "
+            raise ValueError(f"{name}: labels must be 0 or 1; first invalid value {data[bad].item()!r} at "
                              f"index ({row}, {int(m.indices[bad])})") from None
         keep = data != 0
     out = sparse.csr_matrix((np.ones(int(keep.sum()), dtype=bool),
