@@ -120,7 +120,10 @@ def label_options(
                          "the positive class: use pos_label= or classes=)")
     if isinstance(labels, (str, bytes)):
         raise ValueError(f"labels: expected a sequence of labels, got {labels!r}"[:300])
-    chosen = [_plain(v) for v in (labels.tolist() if isinstance(labels, np.ndarray) else list(labels))]
+    try:
+        chosen = [_plain(v) for v in (labels.tolist() if isinstance(labels, np.ndarray) else list(labels))]
+    except TypeError:
+        raise ValueError(f"labels: expected a sequence of labels, got {labels!r}"[:300]) from None
     if not chosen:
         raise ValueError("labels: expected at least one label, got an empty sequence")
     if mapping is not None:

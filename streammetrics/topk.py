@@ -82,12 +82,9 @@ class TopKAccuracy(_ZeroDivisionOption):
         classes: Any = None,
     ) -> None:
         super().__init__()
-        if classes is not None:  # the labels of the score columns, in order
-            self._labels = label_options(num_classes if num_classes is not None else len(classes),
-                                         classes=classes, ignore_index=ignore_index)
-            num_classes = self._labels.num_classes
-        else:
-            self._labels = label_options(None)
+        self._labels = label_options(num_classes, classes=classes, ignore_index=ignore_index)
+        if self._labels.mapping is not None:  # the labels of the score columns, in order
+            num_classes = len(self._labels.mapping)
         if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
             raise ValueError(f"num_classes: must be an int >= 2, got {num_classes!r}")
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= num_classes:
