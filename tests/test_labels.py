@@ -341,3 +341,24 @@ def test_samples_average_batches_and_sparse_equal_one_shot(data):
     b.update(y[cut:], sp.csr_matrix(p[cut:])) if cut < n else None
     a.merge(b)
     _close(a.compute(), skm.jaccard_score(y, p, average="samples", zero_division=1.0))
+
+
+def test_calibration_with_classes_and_pos_label_match_sklearn():
+    rng = np.random.default_rng(12)
+    y = rng.choice(np.array(CLASSES[:3]), 200)
+    s = rng.random((200, 3))
+    s /= s.sum(axis=1, keepdims=True)
+    _close(sm.LogLoss(classes=CLASSES[:3]).update(y, s).compute(), skm.log_loss(y, s, labels=CLASSES[:3]))
+    _close(sm.BrierScore(classes=CLASSES[:3]).update(y, s).compute(),
+           skm.brier_score_loss(y, s, labels=CLASSES[:3]))
+    yb = rng.choice(np.array(["ham", "spam"]), 200)
+    pb = rng.random(200)
+    _close(sm.BrierScore(pos_label="ham").update(yb, pb).compute(), skm.brier_score_loss(yb, pb, pos_label="ham"))
+    _close(sm.LogLoss(classes=["ham", "spam"]).update(yb, pb).compute(), skm.log_loss(yb, pb))
+    for strategy in ("uniform", "quantile"):
+        a = sm.CalibrationError(classes=CLASSES[:3], strategy=strategy, classwise=True).update(y, s)
+        codes = np.searchsorted(np.array(CLASSES[:3]), y)
+        b = sm.CalibrationError(3, strategy=strategy, classwise=True).update(codes, s)
+        _close(a.compute(), b.compute())
+        with pytest.raises(ValueError, match="y_true: unknown label 'eel'"):
+            a.update(["eel"], s[:1])

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._base import Metric, UndefinedMetricWarning
 from .._confusion_counts import task_of
+from .._label_options import label_options
 from .._warnings import warn
 from ._state import ProbabilityBins, check_n_bins
 
@@ -34,14 +35,21 @@ class ProbabilityMetric(Metric):
         from_logits: Any,
         allow_zero: bool = False,
         ovr: bool = True,
+        *,
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
+        # labels as users have them: classes= (score column i is classes[i]), pos_label= (binary)
+        self._labels = label_options(num_classes, classes=classes, pos_label=pos_label)
+        num_classes = self._labels.num_classes
         task_of(num_classes, False)
         check_n_bins(n_bins, 1 if num_classes is None else int(num_classes), allow_zero)
         if not isinstance(from_logits, (bool, np.bool_)):
             raise ValueError(f"from_logits: must be True or False, got {from_logits!r}")
         self.num_classes = None if num_classes is None else int(num_classes)
         self.from_logits = bool(from_logits)
-        self._state = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
+        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
+        self._state = self._labels.attach(bins)
 
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
         """Fold in one batch: labels and probabilities (or logits with ``from_logits=True``).
