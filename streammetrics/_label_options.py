@@ -105,9 +105,12 @@ def label_options(
             raise ValueError(f"ignore_index: with classes=, must be a label that is not a class and is "
                              f"outside [0, {2 if task == 'binary' else c}) (e.g. -100), got {ignore_index!r}")
     codec = None
+    ii = int(ignore_index) if _is_int(ignore_index) else None
     if task != "multilabel" and (mapping is not None or pos_label is not None):
-        ii = int(ignore_index) if _is_int(ignore_index) else None
         codec = LabelCodec(task, mapping, pos_label, ii, hard_predictions)  # checks pos_label
+    elif task == "multilabel" and not hard_predictions:
+        # scores for every label: a sparse y_true batch is read dense, like its (n, L) scores
+        codec = LabelCodec(task, None, None, ii, hard_predictions)
     out = LabelOptions(None if num_classes is None else int(num_classes), task, mapping,
                        None if codec is None else codec.pos_label, codec=codec)
     if labels is None:

@@ -368,8 +368,8 @@ class LabelCodec:
         return args, kwargs
 
     def true_codes(self, y: Any) -> Any:
-        if self.task == "multilabel":
-            return y
+        if self.task == "multilabel":  # an indicator matrix: a sparse batch as the dense scores
+            return y.toarray() if is_sparse(y) else y
         if is_label_scalar(y):
             return self._one(y, "y_true")
         if is_sparse(y):

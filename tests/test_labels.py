@@ -362,3 +362,42 @@ def test_calibration_with_classes_and_pos_label_match_sklearn():
         _close(a.compute(), b.compute())
         with pytest.raises(ValueError, match="y_true: unknown label 'eel'"):
             a.update(["eel"], s[:1])
+
+
+def test_sparse_indicator_for_multilabel_ranking():
+    rng = np.random.default_rng(13)
+    y = (rng.random((150, 5)) < 0.4).astype(int)
+    s = rng.random((150, 5))
+    for average in ("macro", "micro", None):
+        _close(sm.AUROC(5, multilabel=True, average=average).update(sp.csr_matrix(y), s).compute(),
+               skm.roc_auc_score(y, s, average=average))
+        _close(sm.AveragePrecision(5, multilabel=True, average=average).update(sp.coo_matrix(y), s).compute(),
+               skm.average_precision_score(y, s, average=average))
+
+
+@settings(max_examples=20, deadline=None)
+@given(data=st.data())
+def test_ranking_with_classes_batches_merges_save_load(data):
+    n = data.draw(st.integers(2, 50))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16)))
+    classes = [10, 20, 30]
+    y = rng.choice(classes, n)
+    s = rng.random((n, 3)).round(1)
+    cut = data.draw(st.integers(0, n))
+    make = lambda: sm.AveragePrecision(classes=classes, average=None)  # noqa: E731
+    a, b = make(), make()
+    if cut:
+        a.update(y[:cut], s[:cut])
+    if cut < n:
+        b.update(y[cut:], s[cut:])
+    path = os.path.join(tempfile.mkdtemp(), "ap.sm")
+    sm.save(a.merge(b), path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = sm.load(path).compute()
+        ref = make().update(y, s).compute()
+        onehot = (y[:, None] == np.array(classes)).astype(int)
+        want = [skm.average_precision_score(onehot[:, j], s[:, j]) if onehot[:, j].any() else np.nan
+                for j in range(3)]
+    _close(np.nan_to_num(got, nan=-1), np.nan_to_num(want, nan=-1))
+    _close(np.nan_to_num(ref, nan=-1), np.nan_to_num(want, nan=-1))
