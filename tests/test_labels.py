@@ -401,3 +401,19 @@ def test_ranking_with_classes_batches_merges_save_load(data):
                 for j in range(3)]
     _close(np.nan_to_num(got, nan=-1), np.nan_to_num(want, nan=-1))
     _close(np.nan_to_num(ref, nan=-1), np.nan_to_num(want, nan=-1))
+
+
+def test_delayed_labels_take_labels_as_users_have_them():
+    rng = np.random.default_rng(14)
+    y = rng.choice(np.array(CLASSES[:3]), 40)
+    s = rng.random((40, 3))
+    s /= s.sum(axis=1, keepdims=True)
+    d = sm.DelayedLabels(sm.AUROC(classes=CLASSES[:3]), capacity=100)
+    d.predict(list(range(40)), s)
+    d.label(list(range(20)), y[:20])
+    with pytest.raises(ValueError, match="y_true: unknown label 'eel'"):
+        d.label([20, 21], [y[20], "eel"])
+    assert d.stats()["pending"] == 20  # the rejected call changed nothing
+    for i in range(20, 40):
+        d.label(i, y[i])
+    _close(d.compute(), skm.roc_auc_score(y, s, multi_class="ovr", labels=CLASSES[:3]))
