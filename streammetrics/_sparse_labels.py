@@ -37,6 +37,9 @@ def indicator_rows(x: Any, name: str, shape: tuple[int, int] | None, threshold: 
     """
     from scipy import sparse
 
+    if (is_sparse(x) and x.format == "csr" and x.dtype == bool and x.has_canonical_format
+            and (shape is None or x.shape == shape) and bool(x.data.all())):
+        return x  # already checked (e.g. by streammetrics.functional): O(z) to confirm
     m = sparse.csr_matrix(x, copy=True) if is_sparse(x) else sparse.csr_matrix(np.asarray(x))
     if m.ndim != 2 or (shape is not None and m.shape != shape):
         want = "(n, L)" if shape is None else str(shape)

@@ -248,7 +248,7 @@ def _sparse_type(y: Any) -> str:
     if y.ndim != 2 or y.shape[1] < 2:
         return "unknown"
     data = y.tocsr().data
-    if data.size == 0:
+    if data.size == 0 or data.dtype == bool or bool(((data == 0) | (data == 1)).all()):
         return "multilabel-indicator"
     values = np.unique(data)
     integral = data.dtype.kind in "biu" or bool(np.all(values == np.round(values)))
