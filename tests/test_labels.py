@@ -151,9 +151,9 @@ def test_functional_keeps_sparse_and_equals_accumulator():
     p.data[:] = 1
     dense = y.toarray(), p.toarray()
     for avg in ("samples", "micro", "macro"):
-        got = smf.f1_score(y, p, average=avg)
-        _close(got, skm.f1_score(*dense, average=avg))
-        _close(got, sm.F1(40, multilabel=True, average=avg).update(y, p).compute())
+        got = smf.f1_score(y, p, average=avg, zero_division=0.0)
+        _close(got, skm.f1_score(*dense, average=avg, zero_division=0.0))
+        _close(got, sm.F1(40, multilabel=True, average=avg, zero_division=0.0).update(y, p).compute())
     t = smf._targets.check_targets(y, p)
     assert sp.issparse(t.y_true) and sp.issparse(t.y_pred)
     _close(smf.accuracy_score(y, p), skm.accuracy_score(*dense))
