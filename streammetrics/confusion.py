@@ -37,6 +37,8 @@ from ._averaging import (
 from ._base import Metric, UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
 from ._intervals import wilson
+from ._label_options import label_options
+from ._label_views import sample_average_state
 from ._params import Param, check_param, float_array_param, real_param
 from ._warnings import warn
 
@@ -64,7 +66,8 @@ __all__ = [
 ]
 
 # The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").
-_AVERAGE = Param("choice", f"must be one of {AVERAGES}", choices=AVERAGES)
+_AVERAGES_ALL = (*AVERAGES, "binary", "samples")
+_AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_ALL)
 _KAPPA_WEIGHTS = Param("choice", "must be None, 'linear' or 'quadratic'",
                        choices=(None, "linear", "quadratic"))
 _NORMALIZE = Param("choice", "must be None, 'true', 'pred' or 'all'", choices=(None, "true", "pred", "all"))
@@ -77,6 +80,8 @@ class _ConfusionMetric(ZeroDivisionOption, Metric):
     _averaged: ClassVar[bool] = False
     #: whether the metric is defined for multilabel
     _multilabel_ok: ClassVar[bool] = True
+    #: whether the metric takes scikit-learn's ``labels=`` (the classes its reads cover)
+    _takes_labels: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -86,8 +91,15 @@ class _ConfusionMetric(ZeroDivisionOption, Metric):
         threshold: float = 0.5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
+        classes: Any = None,
+        pos_label: Any = None,
+        labels: Any = None,
     ) -> None:
         super().__init__()
+        self._labels = label_options(num_classes, multilabel, classes=classes, pos_label=pos_label,
+                                     labels=labels, ignore_index=ignore_index, hard_predictions=True,
+                                     takes_labels=self._takes_labels, owner=type(self).__name__)
+        num_classes = self._labels.num_classes
         self.num_classes = num_classes
         self.multilabel = bool(multilabel)
         self.task = task_of(num_classes, self.multilabel)
@@ -100,6 +112,7 @@ class _ConfusionMetric(ZeroDivisionOption, Metric):
             self.task, num_classes, threshold, ignore_index
         )
         self.ignore_index = self._state.ignore_index  # checked, a Python int (np.int64 -> int)
+        self._state = self._labels.attach(self._state)  # classes / pos_label / labels= reads
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -108,6 +121,7 @@ class _ConfusionMetric(ZeroDivisionOption, Metric):
             "threshold": self.threshold,
             "ignore_index": self.ignore_index,
             "zero_division": self._zero_division_config(),
+            **self._labels.config(),
         }
 
     def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -125,6 +139,7 @@ class _Averaged(_ConfusionMetric):
     """A per-class ratio num_c / den_c of one-vs-rest counts, averaged per ``average``."""
 
     _averaged = True
+    _takes_labels = True
     #: name used in warnings
     _label: ClassVar[str] = "metric"
     #: what an undefined value means, for the warning
@@ -141,6 +156,7 @@ class _Averaged(_ConfusionMetric):
         threshold: float = 0.5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
+        **label_args: Any,
     ) -> None:
         super().__init__(
             num_classes,
@@ -148,8 +164,11 @@ class _Averaged(_ConfusionMetric):
             threshold=threshold,
             ignore_index=ignore_index,
             zero_division=zero_division,
+            **label_args,
         )
         self.average = check_param(average, "average", _AVERAGE)
+        if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
+            self._state = sample_average_state(self, average)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "average": self.average}
@@ -162,6 +181,11 @@ class _Averaged(_ConfusionMetric):
         return self._divide(num, den)
 
     def _compute(self) -> Any:
+        if self.average == "samples":
+            value, undefined = self._state.value(zero_value(self.zero_division))  # type: ignore[attr-defined]
+            if undefined and self.zero_division == "warn":
+                warn_undefined(self._label, self._undefined + " in some samples")
+            return value
         s = self._state.one_vs_rest()
         if self.task == "binary":
             values, undefined = self._per_class(s)
@@ -526,6 +550,7 @@ class CohenKappa(_ConfusionMetric):
     """
 
     _multilabel_ok = False
+    _takes_labels = True
 
     def __init__(self, num_classes: int | None = None, *, weights: str | None = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
@@ -575,6 +600,8 @@ class ConfusionMatrix(_ConfusionMetric):
     weights and is an integer -- so it survives merge, copy, save and load; a merge with a
     weighted state gives float64); normalized matrices are float64.
     """
+
+    _takes_labels = True
 
     def __init__(self, num_classes: int | None = None, *, normalize: str | None = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)

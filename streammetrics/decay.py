@@ -62,6 +62,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._labels import split_labels, with_labels
 from ._load_checks import MAX_SAMPLES
 from ._state import State
 from ._validation import as_numpy, check_weights, derived_weights, is_scalar, one_weight
@@ -578,9 +579,10 @@ class Decayed(_WrappedMetric):
         self.half_life = None if half_life is None else float(half_life)
         self.half_life_seconds = None if half_life_seconds is None else float(half_life_seconds)
         state_type = DecayedQueriesState if self.family == "retrieval" else DecayedState
-        self._state: DecayedState | DecayedQueriesState = state_type(
-            self._metric._state, self.half_life, self.half_life_seconds, clock or time.time
-        )
+        inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
+        self._state: DecayedState | DecayedQueriesState = with_labels(state_type(
+            inner, self.half_life, self.half_life_seconds, clock or time.time
+        ), codec)
 
     def _config(self) -> dict[str, Any]:
         return {"metric": nested_config(self._metric), "half_life": self.half_life,

@@ -78,6 +78,7 @@ from ._base import RESERVED_KEYS, Metric
 from ._delayed_checks import covered, dry_run, summary, widened
 from ._delayed_order import reorder_tail
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
+from ._labels import numeric_or_labels
 from ._state import State
 from ._timestamps import call_time
 from ._validation import as_numpy, check_weights, first_bad, kept_predictions, one_score
@@ -487,7 +488,7 @@ class DelayedLabels(Metric):
             fed = self._label_one(ids, y_true)
             return LabelReport(fed, () if fed else (ids,))
         keys, single = _check_ids(ids)
-        y = as_numpy(y_true, "y_true")
+        y = np.asarray(numeric_or_labels(y_true, "y_true"))  # labels as users have them: classes=
         if single:
             y = y[None]
         k = len(keys)

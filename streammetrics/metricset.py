@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._labels import numeric_or_labels
 from ._state import State
-from ._validation import as_numpy, is_scalar
+from ._validation import is_scalar
 
 __all__ = ["MetricSet"]
 
@@ -178,7 +179,7 @@ class MetricSet(Metric):
                  or (t is np.ndarray and args[1].dtype.kind in "biuf"))
         ):
             # Convert foreign tensors once for all states, not once per state.
-            args = tuple(a if is_scalar(a) else as_numpy(a, n)
+            args = tuple(a if is_scalar(a) else numeric_or_labels(a, n)
                          for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
         if len(self._groups) == 1:  # the common case: every member shares one state
             state = self._members[self._groups[0][0]]._state

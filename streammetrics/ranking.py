@@ -60,6 +60,7 @@ from ._curves import (
 )
 from ._delong import delong
 from ._intervals import z_value
+from ._label_options import label_options
 from ._sorted_buffer import SortedScores, count2
 from ._warnings import warn
 
@@ -112,8 +113,13 @@ class _Ranking(Metric):
         max_bytes: int | None = None,
         thresholds: Any = None,
         scores: str = "raw",
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         super().__init__()
+        self._labels = label_options(num_classes, bool(multilabel), classes=classes, pos_label=pos_label,
+                                     ignore_index=ignore_index)  # labels as users have them
+        num_classes = self._labels.num_classes
         self.num_classes = num_classes
         self.multilabel = bool(multilabel)
         self.task = task_of(num_classes, self.multilabel)
@@ -146,6 +152,7 @@ class _Ranking(Metric):
         self.thresholds = thresholds
         self.scores = scores
         self.ignore_index = self._state.ignore_index  # validated there
+        self._state = self._labels.attach(self._state)
 
     @property
     def _binned(self) -> bool:
@@ -183,7 +190,7 @@ class _Ranking(Metric):
             )
         if self.scores != "raw":
             out["scores"] = self.scores
-        return out
+        return {**out, **self._labels.config()}
 
     def bounds(self) -> tuple[Any, Any]:
         """Certified (low, high) interval holding the exact value on the data seen. Exact
@@ -310,6 +317,8 @@ class AUROC(_Ranking):
         max_bytes: int | None = None,
         thresholds: Any = None,
         scores: str = "raw",
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         if multi_class not in ("ovr", "ovo"):
             raise ValueError(f"multi_class: must be 'ovr' or 'ovo', got {multi_class!r}")
@@ -322,7 +331,8 @@ class AUROC(_Ranking):
                 raise ValueError(f"max_fpr: must be in (0, 1], got {max_fpr!r}")
         self.max_fpr = max_fpr
         if multi_class == "ovo":
-            if task_of(num_classes, bool(multilabel)) != "multiclass":
+            if task_of(label_options(num_classes, bool(multilabel), classes=classes).num_classes,
+                       bool(multilabel)) != "multiclass":
                 raise ValueError("multi_class: 'ovo' needs multiclass scores (num_classes=C)")
             if average not in ("macro", "weighted"):
                 raise ValueError(f"average: one-vs-one AUROC takes 'macro' or 'weighted', got {average!r}")
@@ -334,6 +344,8 @@ class AUROC(_Ranking):
             max_bytes=max_bytes,
             thresholds=thresholds,
             scores=scores,
+            classes=classes,
+            pos_label=pos_label,
         )
 
     def _by_class(self) -> bool:
@@ -502,6 +514,8 @@ class AveragePrecision(_Ranking):
         max_bytes: int | None = None,
         thresholds: Any = None,
         scores: str = "raw",
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         self.interpolated = bool(interpolated)
         self.eleven_point = bool(eleven_point)
@@ -513,6 +527,8 @@ class AveragePrecision(_Ranking):
             max_bytes=max_bytes,
             thresholds=thresholds,
             scores=scores,
+            classes=classes,
+            pos_label=pos_label,
         )
 
     def _config(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import numpy as np
 from ._averaging import ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
 from ._base import Metric
 from ._intervals import wilson
+from ._label_options import label_options
 from ._params import IGNORE_INDEX, Param, check_param
 from ._state import SummedState
 from ._state_checks import check_hit_counts
@@ -105,20 +106,24 @@ class TopKAccuracy(ZeroDivisionOption, Metric):
 
     def __init__(
         self,
-        num_classes: int,
+        num_classes: int | None = None,
         *,
         k: int = 5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
+        classes: Any = None,
     ) -> None:
         super().__init__()
+        self._labels = label_options(num_classes, classes=classes, ignore_index=ignore_index)
+        if self._labels.mapping is not None:  # the labels of the score columns, in order
+            num_classes = len(self._labels.mapping)
         num_classes = check_param(num_classes, "num_classes", _NUM_CLASSES)
         k = check_param(k, "k", Param("int", f"must be an int in [1, num_classes={num_classes}]",
                                       low=1, high=num_classes))
         ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
         self.num_classes, self.k, self.ignore_index = num_classes, k, ignore_index
         self.zero_division = check_zero_division(zero_division)
-        self._state: HitCounts = HitCounts(self.num_classes, self.k, ignore_index)
+        self._state: HitCounts = self._labels.attach(HitCounts(self.num_classes, self.k, ignore_index))
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -126,6 +131,7 @@ class TopKAccuracy(ZeroDivisionOption, Metric):
             "k": self.k,
             "ignore_index": self.ignore_index,
             "zero_division": self._zero_division_config(),
+            **self._labels.config(),
         }
 
     def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> TopKAccuracy:

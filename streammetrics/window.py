@@ -93,6 +93,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._labels import split_labels, with_labels
 from ._load_checks import check_total
 from ._sorted_buffer import SortedScores
 from ._state import State
@@ -974,9 +975,10 @@ class Window(_WrappedMetric):
         self.size = None if size is None else int(size)
         self.seconds = None if seconds is None else float(seconds)
         state_type = QueryWindowState if self.family == "retrieval" else WindowState
-        self._state: WindowState | QueryWindowState = state_type(
-            self._metric._state, self.size, self.seconds, clock or time.time
-        )
+        inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
+        self._state: WindowState | QueryWindowState = with_labels(state_type(
+            inner, self.size, self.seconds, clock or time.time
+        ), codec)
 
     def _config(self) -> dict[str, Any]:
         return {"metric": nested_config(self._metric), "size": self.size, "seconds": self.seconds}

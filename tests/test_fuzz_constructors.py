@@ -46,8 +46,10 @@ def parameters(name: str) -> list[str]:
 def arguments(name: str, param: str, value: object) -> dict[str, object]:
     cls = Metric._registry[name]
     sig = inspect.signature(cls.__init__)
+    # TopKAccuracy: num_classes defaults to None only because classes= may give it instead
     kwargs: dict[str, object] = {p.name: REQUIRED[p.name] for p in sig.parameters.values()
-                                 if p.default is p.empty and p.name in REQUIRED}
+                                 if (p.default is p.empty or (name, p.name) == ("TopKAccuracy", "num_classes"))
+                                 and p.name in REQUIRED and p.name != param}
     if name in WRAPPERS:
         kwargs["metric"] = sm.Recall()
         knobs = WRAPPERS[name]

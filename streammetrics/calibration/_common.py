@@ -8,6 +8,7 @@ from typing import Any
 from .._averaging import undefined_without_weight as undefined
 from .._base import Metric
 from .._confusion_counts import task_of
+from .._label_options import label_options
 from .._params import FLAG, Param, check_param
 from ._state import MAX_CELLS, ProbabilityBins, check_n_bins
 
@@ -27,7 +28,13 @@ class ProbabilityMetric(Metric):
         from_logits: Any,
         allow_zero: bool = False,
         ovr: bool = True,
+        *,
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
+        # labels as users have them: classes= (score column i is classes[i]), pos_label= (binary)
+        self._labels = label_options(num_classes, classes=classes, pos_label=pos_label)
+        num_classes = self._labels.num_classes
         task_of(num_classes, False)
         if num_classes is not None and int(num_classes) > MAX_CELLS:  # too many even for 1 bin
             raise ValueError(f"num_classes: at most {MAX_CELLS} classes (the cell limit of the "
@@ -35,7 +42,8 @@ class ProbabilityMetric(Metric):
         check_n_bins(n_bins, 1 if num_classes is None else int(num_classes), allow_zero)
         self.from_logits = check_param(from_logits, "from_logits", FLAG)
         self.num_classes = None if num_classes is None else int(num_classes)
-        self._state = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
+        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
+        self._state = self._labels.attach(bins)
 
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
         """Fold in one batch: labels and probabilities (or logits with ``from_logits=True``).

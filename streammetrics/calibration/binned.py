@@ -103,10 +103,14 @@ class CalibrationError(ProbabilityMetric):
         strategy: str = "uniform",
         classwise: bool = False,
         from_logits: bool = False,
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         super().__init__()
         # Top-label multiclass error needs no one-vs-rest bins (they cost n C per update).
-        self._init_state(num_classes, n_bins, "right", from_logits, ovr=bool(classwise))
+        self._init_state(num_classes, n_bins, "right", from_logits, ovr=bool(classwise), classes=classes,
+                         pos_label=pos_label)
+        num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.norm = check_choice(norm, "norm", NORMS)
         self.strategy = check_strategy(strategy)
@@ -115,12 +119,12 @@ class CalibrationError(ProbabilityMetric):
             raise ValueError("classwise: only for multiclass (give num_classes=C), got True")
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
-            self._state = QuantileProbabilities(mode, self.num_classes, self.from_logits)  # type: ignore[assignment]
+            self._state = self._labels.attach(QuantileProbabilities(mode, self.num_classes, self.from_logits))
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
                 "strategy": self.strategy, "classwise": self.classwise,
-                "from_logits": self.from_logits}
+                "from_logits": self.from_logits, **self._labels.config()}
 
     def _compute(self) -> float:
         if isinstance(self._state, QuantileProbabilities):
@@ -214,18 +218,21 @@ class CalibrationCurve(ProbabilityMetric):
         num_classes: int | None = None,
         *,
         from_logits: bool = False,
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         super().__init__()
-        self._init_state(num_classes, n_bins, "left", from_logits)
+        self._init_state(num_classes, n_bins, "left", from_logits, classes=classes, pos_label=pos_label)
+        num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.strategy = check_strategy(strategy)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else "ovr"
-            self._state = QuantileProbabilities(mode, self.num_classes, self.from_logits)  # type: ignore[assignment]
+            self._state = self._labels.attach(QuantileProbabilities(mode, self.num_classes, self.from_logits))
 
     def _config(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "strategy": self.strategy,
-                "num_classes": self.num_classes, "from_logits": self.from_logits}
+                "num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config()}
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
         st: Any = self._state

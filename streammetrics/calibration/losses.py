@@ -49,12 +49,14 @@ class LogLoss(ProbabilityMetric):
     0.228393
     """
 
-    def __init__(self, num_classes: int | None = None, *, from_logits: bool = False) -> None:
+    def __init__(self, num_classes: int | None = None, *, from_logits: bool = False,
+                 classes: Any = None, pos_label: Any = None) -> None:
         super().__init__()
-        self._init_state(num_classes, 0, "right", from_logits, allow_zero=True)
+        self._init_state(num_classes, 0, "right", from_logits, allow_zero=True, classes=classes,
+                         pos_label=pos_label)
 
     def _config(self) -> dict[str, Any]:
-        return {"num_classes": self.num_classes, "from_logits": self.from_logits}
+        return {"num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config()}
 
     def _compute(self) -> float:
         w, loss, _ = self._state.totals()
@@ -141,15 +143,16 @@ class BrierScore(ProbabilityMetric):
     """
 
     def __init__(
-        self, num_classes: int | None = None, *, n_bins: int = 15, from_logits: bool = False
+        self, num_classes: int | None = None, *, n_bins: int = 15, from_logits: bool = False,
+        classes: Any = None, pos_label: Any = None,
     ) -> None:
         super().__init__()
-        self._init_state(num_classes, n_bins, "right", from_logits)
+        self._init_state(num_classes, n_bins, "right", from_logits, classes=classes, pos_label=pos_label)
         self.n_bins = int(n_bins)
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins,
-                "from_logits": self.from_logits}
+                "from_logits": self.from_logits, **self._labels.config()}
 
     def _compute(self) -> float:
         w, _, brier = self._state.totals()
