@@ -71,22 +71,36 @@ class BinBatches(ScoreBatches):
                 out.append((col, grp, self.to_keys(v), w))
         return out
 
-    def _prepare_binary(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Binary batch of arrays: the validation of :meth:`split_batch` (same rules and
-        messages) without splitting by label; the increment is ``("binary", keys, labels,
-        weights, min key, max key)``, split (or not) at apply."""
+    def _checked_rows(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """Labels, scores and weights of a binary / multiclass batch of arrays, validated with
+        the rules and messages of :meth:`split_batch` and with ignored rows dropped; None when
+        no row counts. O(n) (O(n·C) for score matrices)."""
         n = y.shape[0]
-        if s.shape != (n,):
-            raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
+        binary = self.task == "binary"
+        shape = (n,) if binary else (n, self.n_columns)
+        if s.shape != shape:
+            what = f"shape ({n},) like y_true" if binary else f"scores of shape ({n}, {self.n_columns})"
+            raise ValueError(f"y_score: expected {what}, got {s.shape}")
         w = check_weights(sample_weight, n)
-        y0, s0 = y, s
-        y = check_binary_labels(y, "y_true", self.ignore_index)
+        if binary:
+            y = check_binary_labels(y, "y_true", self.ignore_index)
+        else:
+            y = check_class_labels(y, "y_true", self.n_columns, self.ignore_index)
         s = check_scores(s, "y_score")
         if n == 0:
             return None
         y, s, w = drop_ignored(y, s, w, self.ignore_index)
-        if y.shape[0] == 0:
+        return None if y.shape[0] == 0 else (y, s, w)
+
+    def _prepare_binary(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """Binary batch of arrays: :meth:`_checked_rows` without splitting by label; the
+        increment is ``("binary", keys, labels, weights, min key, max key)``, split (or not) at
+        apply."""
+        rows = self._checked_rows(y, s, sample_weight)
+        if rows is None:
             return None
+        y0, s0 = y, s
+        y, s, w = rows
         keys = self.to_keys(s, check=False)
         kmin, kmax = int(keys.min()), int(keys.max())
         if self.scores == "probability" and self.edges is None and (kmin < 0 or kmax > 2 * HALF_BITS):
@@ -99,20 +113,13 @@ class BinBatches(ScoreBatches):
         return ("binary", keys, y.astype(bool, copy=False), w, kmin, kmax)
 
     def _prepare_multiclass(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Multiclass batch of arrays: the validation of :meth:`split_batch` (same rules and
-        messages); the increment is :meth:`_scores_delta`'s."""
-        n, c = y.shape[0], self.n_columns
-        if s.shape != (n, c):
-            raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
-        w = check_weights(sample_weight, n)
+        """Multiclass batch of arrays: :meth:`_checked_rows`; the increment is
+        :meth:`_scores_delta`'s."""
+        rows = self._checked_rows(y, s, sample_weight)
+        if rows is None:
+            return None
         y0, s0 = y, s
-        y = check_class_labels(y, "y_true", c, self.ignore_index)
-        s = check_scores(s, "y_score")
-        if n == 0:
-            return None
-        y, s, w = drop_ignored(y, s, w, self.ignore_index)
-        if y.shape[0] == 0:
-            return None
+        y, s, w = rows
         w, keep = unit_or_positive(w, None)  # rows of weight 0: range-checked, then dropped
         return self._scores_delta(y.astype(np.intp, copy=False), s, w, keep, y0, s0)
 

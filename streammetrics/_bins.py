@@ -1,5 +1,11 @@
 """Bounded-memory ranking state: adaptive mergeable binned counts (SPEC section 3, "Bounded memory").
 
+It implements :class:`~streammetrics._score_state.ScoreState`. Its parts: keys in
+:mod:`streammetrics._bin_keys`, batch validation in :mod:`streammetrics._bin_batches` (on the
+shared :mod:`streammetrics._score_batches`), array kernels in :mod:`streammetrics._bin_arrays`,
+``subtract`` / ``scale`` in :mod:`streammetrics._bin_removal`, persistence in
+:mod:`streammetrics._bin_persist`; the certificates are in :mod:`streammetrics._curves`.
+
 Keys
 ----
 See :mod:`streammetrics._bin_keys`: every score maps to an order-preserving int64 key after a

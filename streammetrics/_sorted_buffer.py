@@ -1,5 +1,11 @@
 """The sorted score buffer shared by every exact ranking metric (SPEC section 3).
 
+It implements :class:`~streammetrics._score_state.ScoreState` (the protocol the ranking
+metrics read). Its parts: batch validation in :mod:`streammetrics._score_batches` (shared with
+the bins), the sorted runs and counting kernels in :mod:`streammetrics._sorted_runs`, removal
+for sliding windows in :mod:`streammetrics._sorted_slide`; this module keeps the pair counts
+``u2`` current and answers reads.
+
 Layout
 ------
 The state is a grid of *groups*: K columns (binary: 1; multiclass: one per class, one-vs-rest;

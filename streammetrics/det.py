@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._curves import ThresholdCounts
-from .ranking import _CurveMetric, _warn
+from .ranking import CurveMetric, warn_undefined
 
 __all__ = ["DETCurve", "DETCurveResult", "det_points"]
 
@@ -56,7 +56,7 @@ class DETCurveResult:
                 f"N={self.counts.total_neg:g})")
 
 
-class DETCurve(_CurveMetric):
+class DETCurve(CurveMetric):
     """The detection error tradeoff curve (FPR(t), FNR(t)); ``compute()`` returns a
     :class:`DETCurveResult` equal to ``sklearn.metrics.det_curve(..., drop_intermediate=)``.
     Multiclass / multilabel: one curve per class (one-vs-rest), or one pooled curve with
@@ -87,4 +87,4 @@ class DETCurve(_CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0 or counts.total_neg <= 0:
-            _warn(self._name, "no positives or no negatives: fpr or fnr is nan")
+            warn_undefined(self._name, "no positives or no negatives: fpr or fnr is nan")

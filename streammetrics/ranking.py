@@ -76,7 +76,9 @@ __all__ = [
 _AVERAGES = ("macro", "weighted", "micro", None)
 
 
-def _warn(name: str, what: str, classes: Any = None) -> None:
+def warn_undefined(name: str, what: str, classes: Any = None) -> None:
+    """One :class:`~streammetrics.UndefinedMetricWarning`: ``name`` is undefined (for
+    ``classes``, if given) because of ``what``; the value returned is nan."""
     where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
     warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning)
 
@@ -245,7 +247,7 @@ class _Ranking(Metric):
         if self.task == "binary" or self.average == "micro":
             value = self._stat(0 if self.task == "binary" else None)[0]
             if math.isnan(value):
-                _warn(self._name, undefined_what)
+                warn_undefined(self._name, undefined_what)
             return value
         per = np.array([self._stat(c)[0] for c in range(self._state.n_columns)])
         return self._average(per, undefined_what)
@@ -260,7 +262,7 @@ class _Ranking(Metric):
     def _average(self, values: np.ndarray, undefined_what: str) -> Any:
         undefined = np.isnan(values)
         if undefined.any():
-            _warn(self._name, undefined_what, np.flatnonzero(undefined))
+            warn_undefined(self._name, undefined_what, np.flatnonzero(undefined))
         if self.average is None:
             return values
         weights = self._state.support() if self.average == "weighted" else None
@@ -359,7 +361,7 @@ class AUROC(_Ranking):
                 pairs.append((a_ij + a_ji) / 2.0)
                 prev.append(w[i] + w[j])
         if missing:
-            _warn(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))
+            warn_undefined(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))
         if not pairs:
             return math.nan
         if self.average == "weighted":
@@ -417,7 +419,7 @@ class AUROC(_Ranking):
             lo[c], hi[c] = max(0.0, auc - half), min(1.0, auc + half)
         if undefined:
             what = "DeLong's variance needs at least two positives and two negatives"
-            _warn("AUROC interval", what, None if self.task == "binary" else undefined)
+            warn_undefined("AUROC interval", what, None if self.task == "binary" else undefined)
         if self.task == "binary":
             return float(lo[0]), float(hi[0])
         return lo, hi
@@ -479,9 +481,11 @@ class AveragePrecision(_Ranking):
         return self._scalar_compute("no positives")
 
 
-class _CurveMetric(_Ranking):
-    """Curves: binary gives one result; multiclass/multilabel give a list with one curve per
-    class (in class order), or one pooled curve with ``average="micro"``."""
+class CurveMetric(_Ranking):
+    """Base of the curve accumulators (ROC, PR, DET): binary gives one result;
+    multiclass/multilabel give a list with one curve per class (in class order), or one pooled
+    curve with ``average="micro"``. A curve subclass gives ``_curve(counts)`` and ``_check``;
+    ``bounds()`` certifies its area (the AUROC unless ``_stat`` says otherwise)."""
 
     def _curve(self, counts: ThresholdCounts) -> Any:
         raise NotImplementedError
@@ -508,14 +512,14 @@ class _CurveMetric(_Ranking):
                 bad.append(c)
             out.append(self._curve(counts))
         if bad:
-            _warn(self._name, self._what, bad)
+            warn_undefined(self._name, self._what, bad)
         return out
 
     _needs_neg = True
     _what = "no positives or no negatives"
 
 
-class ROCCurve(_CurveMetric):
+class ROCCurve(CurveMetric):
     """The ROC curve (FPR(t), TPR(t)) at every distinct score t, starting at (0, 0) for t = +inf;
     ``compute()`` returns a :class:`ROCCurveResult` (``fpr``, ``tpr``, ``thresholds``,
     ``best_threshold``, ``at``, ``area``) equal to ``sklearn.metrics.roc_curve(...,
@@ -543,10 +547,10 @@ class ROCCurve(_CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0 or counts.total_neg <= 0:
-            _warn(self._name, "no positives or no negatives: tpr or fpr is nan")
+            warn_undefined(self._name, "no positives or no negatives: tpr or fpr is nan")
 
 
-class PRCurve(_CurveMetric):
+class PRCurve(CurveMetric):
     """The precision-recall curve at every distinct score (decreasing threshold); ``compute()``
     returns a :class:`PRCurveResult` (``precision``, ``recall``, ``thresholds``, ``area(method=
     "step" | "interpolated" | "eleven_point" | "trapezoid")``, ``best_threshold``, ``at``) equal to
@@ -568,7 +572,7 @@ class PRCurve(_CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0:
-            _warn(self._name, "no positives: recall is nan")
+            warn_undefined(self._name, "no positives: recall is nan")
 
     def _stat(self, column: int | None) -> tuple[float, float, float]:
         return average_precision_certified(self._counts(column, positive_thresholds=True))
