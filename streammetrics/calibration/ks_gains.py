@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._base import Metric
-from .._curves import ThresholdCounts, counts_from_sorted
+from .._curves import ThresholdCounts
 from .._sorted_buffer import SortedScores
 from ._common import undefined
 
@@ -54,8 +54,7 @@ class _SortedBinary(Metric):
         return self._update_state(y_true, y_score, sample_weight)
 
     def _counts(self) -> ThresholdCounts:
-        pv, pw, nv, nw = self._state.column(0)
-        return counts_from_sorted(pv, pw, nv, nw)
+        return self._state.counts(0)
 
 
 class KSStatistic(_SortedBinary):
