@@ -502,6 +502,7 @@ class SortedScores(State):
         self.by_class = bool(by_class)
         self.n_columns = 1 if task == "binary" else int(num_classes)  # type: ignore[arg-type]
         self.n_groups = self.n_columns if self.by_class else 2
+        self.supports_row_slide = task == "binary"  # slide_rows: binary states only
         reserve(384.0 * self.n_columns * self.n_groups, f"num_classes={self.num_classes}")
         self._init_storage()
 
