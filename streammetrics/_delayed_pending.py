@@ -22,7 +22,7 @@ from ._state import State
 from ._validation import first_bad
 
 __all__ = ["FLOAT_SPEC", "INT64_RANGE", "PENDING_ARRAYS", "NoState", "Pending", "check_ids",
-           "load_pending", "pending_arrays"]
+           "load_pending", "pending_arrays", "pending_scalar"]
 
 INT64_RANGE = (-(2**63), 2**63 - 1)
 #: The kind of Python/numpy float64 scores, one per id (the fast paths compare it by identity).
@@ -31,6 +31,11 @@ FLOAT_SPEC = (np.dtype(np.float64).str, ())
 PENDING_ARRAYS = ("ids_int", "is_str", "str_bytes", "str_offsets", "scores", "weights", "times")
 
 Pending = OrderedDict  # id -> (score, weight or None, time), oldest first
+
+
+def pending_scalar(score: Any) -> Any:
+    """A pending scalar prediction as a Python scalar (float score, int or bool label)."""
+    return score if type(score) is float else score.item()
 
 
 class NoState(State):
