@@ -53,6 +53,10 @@ keep the ages they have in their own shard (the states are added).
 Concurrent updates: a batch prepared (outside the lock) before another batch was applied is
 weighed again when it is applied, so the result is that of some sequential order. In rows mode
 a batch racing on timestamps is stamped with the newest timestamp seen.
+
+Code: the shared wrapper base is ``_wrapper``; the states ``_decay_state`` (``DecayBase``,
+shared with the query decay, and ``DecayedState``, whose rows mode keeps a ``_rows`` queue) and
+``_decay_queries``.
 """
 
 from __future__ import annotations

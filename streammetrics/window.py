@@ -32,7 +32,8 @@ next read:
   (O(m log W) for m rows), and the expired scores are tombstoned and purged in one pass once
   they reach max(1024, W/32), so an update + AUROC read costs amortised O(m log W) --
   O(log W) per sample, the read O(1) -- and never re-sorts the window; weighted ranking
-  windows are rebuilt. Binary buffers take the expired rows as they are stored
+  windows are rebuilt. Binary buffers (states that declare ``supports_row_slide``) take the
+  expired rows as they are stored
   (:meth:`~streammetrics._sorted_buffer.SortedScores.slide_rows`: they were validated on
   arrival, so no second ``prepare`` and no scratch state), and a window of at most 65536
   samples fed small batches (at most 20 rows) switches to a per-sample *list mode*: each
@@ -82,6 +83,10 @@ Persistence stores the rows (segments of rows of one dtype/shape: ``seg{i}.y_tru
 validates the rows through the wrapped state's own ``prepare`` and rebuilds the state, so a file
 cannot make the state disagree with its rows. The clock is not persisted (a loaded window uses
 :func:`time.time`).
+
+Code: the shared wrapper base (nested configuration, clock, update, pass-through) is
+``_wrapper``; the row queue and its persisted form ``_rows``; the states ``_window_state``
+(``WindowBase``, shared with the query window, and ``WindowState``) and ``_window_queries``.
 """
 
 from __future__ import annotations
