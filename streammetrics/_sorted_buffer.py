@@ -66,6 +66,7 @@ from sortedcontainers import SortedList
 
 from ._base import states_trusted
 from ._load_checks import check_total, reserve
+from ._sort_kernels import runs, stable_sort_with
 from ._state import State
 from ._u2_counter import as_python, counter_copy, exact_u2
 from ._validation import (
@@ -193,10 +194,18 @@ def count2(
         # tie-probing path's extra numpy calls
         return int(values.searchsorted(x, "left").sum(dtype=np.int64)) + int(
             values.searchsorted(x, "right").sum(dtype=np.int64))
+    repeats = runs(x) if xw is None else None  # tied needles: search each distinct one once
+    if repeats is not None:
+        x, xw = repeats
+    if 8 * x.shape[0] >= n:
+        coarse = None  # dense sorted needles: numpy's own search already walks the run in order
     left = rank_left(values, coarse, x)
     probe = np.minimum(left, n - 1)
     tie = values[probe] == x
-    if tie.any():
+    n_tie = int(np.count_nonzero(tie))
+    if 2 * n_tie > x.shape[0]:
+        right = np.searchsorted(values, x, "right")
+    elif n_tie:
         right = left.copy()
         right[tie] = np.searchsorted(values, x[tie], "right")
     else:
@@ -204,6 +213,8 @@ def count2(
     if cw is None:
         if xw is None:
             return int(left.sum(dtype=np.int64)) + int(right.sum(dtype=np.int64))
+        if repeats is not None:  # integer multiplicities: an exact int
+            return int(xw @ left) + int(xw @ right)
         return float(xw @ left.astype(np.float64)) + float(xw @ right.astype(np.float64))
     per = cw[left] + cw[right]
     return float(per.sum()) if xw is None else float(xw @ per)
@@ -1297,10 +1308,10 @@ def _sorted_batch(vs: list[np.ndarray], ws: list[np.ndarray | None]) -> tuple[np
         v = np.concatenate(vs) if len(vs) > 1 else vs[0]
         v.sort()
         return v, None
-    v = np.concatenate(vs)
-    w = np.concatenate([np.ones(a.shape[0]) if b is None else b for a, b in zip(vs, ws, strict=True)])
-    order = np.argsort(v, kind="stable")
-    return v[order], w[order]
+    v = np.concatenate(vs) if len(vs) > 1 else vs[0]
+    w = ws[0] if len(ws) == 1 and ws[0] is not None else np.concatenate(
+        [np.ones(a.shape[0]) if b is None else b for a, b in zip(vs, ws, strict=True)])
+    return stable_sort_with(v, w)
 
 
 def _merge_many(
