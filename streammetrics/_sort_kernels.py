@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["runs", "stable_argsort", "stable_sort_with", "suffix_weight", "threshold_counts"]
+__all__ = ["run_starts", "runs", "stable_argsort", "stable_sort_with", "suffix_weight", "threshold_counts"]
 
 #: Below this many values numpy's own calls are as fast (their per-call overhead dominates).
 _MIN_FAST = 4096
@@ -71,7 +71,7 @@ def stable_sort_with(values: np.ndarray, other: np.ndarray) -> tuple[np.ndarray,
         The sorted values and ``other`` in the same order.
     """
     order, ordered = _order(values)
-    return ordered, other[order]
+    return ordered, other.take(order)
 
 
 def _order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -129,6 +129,15 @@ def runs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     tuple of ndarray or None
         The first element of each run and the run lengths (int64), or None.
     """
+    starts = run_starts(x)
+    if starts is None:
+        return None
+    return x[starts], np.diff(starts, append=x.shape[0])
+
+
+def run_starts(x: np.ndarray) -> np.ndarray | None:
+    """Start of every run of equal consecutive elements of ``x``, or None when fewer than half
+    of the elements repeat their predecessor (see :func:`runs`). O(n)."""
     n = x.shape[0]
     if n < _MIN_FAST:
         return None
@@ -136,9 +145,7 @@ def runs(x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     new[0] = True
     np.not_equal(x[1:], x[:-1], out=new[1:])
     starts = np.flatnonzero(new)
-    if 2 * starts.shape[0] > n:
-        return None
-    return x[starts], np.diff(starts, append=n)
+    return None if 2 * starts.shape[0] > n else starts
 
 
 def suffix_weight(w: np.ndarray | None, above: np.ndarray) -> np.ndarray:

@@ -66,7 +66,7 @@ from sortedcontainers import SortedList
 
 from ._base import states_trusted
 from ._load_checks import check_total, reserve
-from ._sort_kernels import runs, stable_sort_with
+from ._sort_kernels import run_starts, stable_sort_with
 from ._state import State
 from ._u2_counter import as_python, counter_copy, exact_u2
 from ._validation import (
@@ -183,8 +183,8 @@ def count2(
     ``values`` is sorted ascending, ``cw`` its cumulative weights (``None``: unit weights), ``x``
     any array of needles (sorted needles are faster), ``xw`` their weights (``None``: units),
     ``coarse`` the run's :func:`coarse_index`. The result is an exact int when both sides are
-    unweighted. O(len(x) · log len(values)); the at-or-below side is only searched for needles
-    that tie with a stored value.
+    unweighted. O(len(x) · log len(values)); a run of equal needles is searched once (with its
+    summed weight), and the at-or-below side only for needles that tie with a stored value.
     """
     n = values.shape[0]
     if n == 0 or x.shape[0] == 0:
@@ -194,10 +194,11 @@ def count2(
         # tie-probing path's extra numpy calls
         return int(values.searchsorted(x, "left").sum(dtype=np.int64)) + int(
             values.searchsorted(x, "right").sum(dtype=np.int64))
-    repeats = runs(x) if xw is None else None  # tied needles: search each distinct one once
-    if repeats is not None:
-        x, xw = repeats
-    if 8 * x.shape[0] >= n:
+    starts = run_starts(x)  # tied needles: search each distinct one once, with its weight
+    if starts is not None:
+        x, xw = x[starts], (np.diff(starts, append=x.shape[0]) if xw is None
+                            else np.add.reduceat(xw, starts))
+    if 32 * x.shape[0] >= n:
         coarse = None  # dense sorted needles: numpy's own search already walks the run in order
     left = rank_left(values, coarse, x)
     probe = np.minimum(left, n - 1)
@@ -213,7 +214,7 @@ def count2(
     if cw is None:
         if xw is None:
             return int(left.sum(dtype=np.int64)) + int(right.sum(dtype=np.int64))
-        if repeats is not None:  # integer multiplicities: an exact int
+        if xw.dtype.kind == "i":  # integer multiplicities: an exact int
             return int(xw @ left) + int(xw @ right)
         return float(xw @ left.astype(np.float64)) + float(xw @ right.astype(np.float64))
     per = cw[left] + cw[right]
