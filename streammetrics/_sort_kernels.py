@@ -177,8 +177,9 @@ def threshold_counts(
     """``(thresholds, tps, fps, P, N)`` at every distinct score of two ascending runs: the
     thresholds in decreasing order, the weight of positives / negatives scoring >= each, and
     the totals. One linear merge of the two runs (a stable argsort, which merges two sorted
-    runs in one pass) gives both the distinct scores and, by counting each run's elements up
-    to every group end, the counts -- no binary search. O(n).
+    runs in one pass; tied scores enter it once, with their multiplicity) gives both the
+    distinct scores and, by counting each run's elements up to every group end, the counts --
+    no binary search. O(n).
 
     Parameters
     ----------
@@ -192,8 +193,12 @@ def threshold_counts(
     tuple
         thresholds (float64, decreasing), tps, fps (float64), P, N.
     """
-    n_pos = pos.shape[0]
-    both = np.concatenate([pos, neg]).astype(np.float64, copy=False)
+    n_pos, n_neg = pos.shape[0], neg.shape[0]
+    # tied scores (runs in a sorted array) enter the merge once, with their multiplicity
+    ps, ns = run_starts(pos), run_starts(neg)
+    pv, pc = (pos, None) if ps is None else (pos[ps], np.diff(ps, append=n_pos))
+    nv, nc = (neg, None) if ns is None else (neg[ns], np.diff(ns, append=n_neg))
+    both = np.concatenate([pv, nv]).astype(np.float64, copy=False)
     order = np.argsort(both, kind="stable")
     merged = both[order]
     if merged.shape[0]:
@@ -203,13 +208,22 @@ def threshold_counts(
         ends = np.flatnonzero(last)
     else:
         ends = np.zeros(0, dtype=np.intp)
-    pos_upto = np.cumsum(order < n_pos)[ends]  # positives <= each distinct score (ascending)
-    neg_upto = ends + 1 - pos_upto
+    from_pos = order < pv.shape[0]
+    if pc is None and nc is None:
+        pos_upto = np.cumsum(from_pos)[ends]  # positives <= each distinct score (ascending)
+        all_upto = ends + 1
+    else:
+        mult = np.concatenate([np.ones(pv.shape[0], dtype=np.intp) if pc is None else pc,
+                               np.ones(nv.shape[0], dtype=np.intp) if nc is None else nc])[order]
+        all_upto = np.cumsum(mult)[ends]
+        mult[~from_pos] = 0
+        pos_upto = np.cumsum(mult)[ends]
+    neg_upto = all_upto - pos_upto
     # scores >= the k-th distinct score: all but those <= the (k-1)-th
     pos_above = n_pos - np.concatenate([[0], pos_upto])[:-1]
-    neg_above = neg.shape[0] - np.concatenate([[0], neg_upto])[:-1]
+    neg_above = n_neg - np.concatenate([[0], neg_upto])[:-1]
     tps = suffix_weight(pos_w, pos_above[::-1])
     fps = suffix_weight(neg_w, neg_above[::-1])
     total_pos = float(suffix_weight(pos_w, np.array([n_pos]))[0])
-    total_neg = float(suffix_weight(neg_w, np.array([neg.shape[0]]))[0])
+    total_neg = float(suffix_weight(neg_w, np.array([n_neg]))[0])
     return merged[ends][::-1], tps, fps, total_pos, total_neg
