@@ -92,22 +92,47 @@ def _order(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ordered = values.take(order)
     bad = np.flatnonzero(ordered[1:] < ordered[:-1])
     if bad.shape[0]:
-        _resort_groups(order, ordered, _keys(ordered) >> np.uint64(b), bad)
+        _resort_groups(order, ordered, b, bad)
     return order, ordered
 
 
-def _resort_groups(order: np.ndarray, ordered: np.ndarray, high: np.ndarray, bad: np.ndarray) -> None:
+#: Widening steps :func:`_resort_groups` takes before it scans the whole array instead.
+_MAX_STEPS = 32
+
+
+def _resort_groups(order: np.ndarray, ordered: np.ndarray, b: int, bad: np.ndarray) -> None:
     """Re-sort, in place (``order`` and ``ordered`` alike), the groups of equal truncated key
-    ``high`` (ascending) that hold an out-of-order pair ``bad[i], bad[i] + 1``: a stable sort by
-    value inside each group (its elements are in index order, so ties keep it). O(k log k) for
-    the k elements re-sorted."""
-    starts = np.flatnonzero(np.concatenate([[True], high[1:] != high[:-1]]))
-    ends = np.append(starts[1:], high.shape[0])
-    groups = np.unique(np.searchsorted(starts, bad, "right") - 1)
-    lo, hi = starts[groups], ends[groups]
+    (``_keys >> b``) that hold an out-of-order pair ``bad[i], bad[i] + 1``: a stable sort by
+    value inside each group (its elements are in index order, so ties keep it). The groups are
+    found by widening each pair while its neighbours share the key (a few steps: such groups
+    are small), or by one pass over the array if that takes long. O(k log k) for the k elements
+    re-sorted (plus O(n) in the rare fallback)."""
+    n, shift = ordered.shape[0], np.uint64(b)
+
+    def high(idx: np.ndarray) -> np.ndarray:
+        return _keys(ordered[idx]) >> shift
+
+    lo, hi = bad.copy(), bad + 2  # each group: [lo, hi)
+    for _ in range(_MAX_STEPS):
+        grow_lo = np.flatnonzero(lo > 0)
+        grow_lo = grow_lo[high(lo[grow_lo] - 1) == high(lo[grow_lo])]
+        grow_hi = np.flatnonzero(hi < n)
+        grow_hi = grow_hi[high(hi[grow_hi]) == high(hi[grow_hi] - 1)]
+        if not grow_lo.shape[0] and not grow_hi.shape[0]:
+            break
+        lo[grow_lo] -= 1
+        hi[grow_hi] += 1
+    else:  # a large group: find every group boundary in one pass
+        keys = _keys(ordered) >> shift
+        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+        ends = np.append(starts[1:], n)
+        groups = np.searchsorted(starts, bad, "right") - 1
+        lo, hi = starts[groups], ends[groups]
+    lo, first = np.unique(lo, return_index=True)
+    hi = hi[first]
     sizes = hi - lo
     pos = np.repeat(lo - np.cumsum(sizes) + sizes, sizes) + np.arange(int(sizes.sum()))
-    gid = np.repeat(np.arange(groups.shape[0]), sizes)
+    gid = np.repeat(np.arange(lo.shape[0]), sizes)
     perm = np.lexsort((ordered[pos], gid))
     order[pos] = order[pos][perm]
     ordered[pos] = ordered[pos][perm]

@@ -217,7 +217,8 @@ def count2(
         if xw.dtype.kind == "i":  # integer multiplicities: an exact int
             return int(xw @ left) + int(xw @ right)
         return float(xw @ left.astype(np.float64)) + float(xw @ right.astype(np.float64))
-    per = cw[left] + cw[right]
+    per = cw[left]
+    per += per if right is left else cw[right]  # no tie: L = R, one gather (exact: 2x)
     return float(per.sum()) if xw is None else float(xw @ per)
 
 
@@ -605,11 +606,12 @@ class SortedScores(State):
             return parts
         onehot = y[None, :] == np.arange(c)[:, None]  # (C, n)
         st = np.ascontiguousarray(s.T)  # one copy; boolean selections then read contiguous rows
-        for col in range(c):
+        for col in range(c):  # compress: a third faster than boolean indexing
             m = onehot[col]
-            pos_v, neg_v = st[col][m], st[col][~m]
-            parts.append((col, 1, pos_v, None if w is None else w[m]))
-            parts.append((col, 0, neg_v, None if w is None else w[~m]))
+            nm = ~m
+            pos_v, neg_v = st[col].compress(m), st[col].compress(nm)
+            parts.append((col, 1, pos_v, None if w is None else w.compress(m)))
+            parts.append((col, 0, neg_v, None if w is None else w.compress(nm)))
         return parts
 
     def _prepare_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
