@@ -305,14 +305,14 @@ def brier_score_loss(
     else:
         t, p, w = _multiclass(y_true, p, sample_weight, labels)
         halve = p.shape[1] < 3
-        total = None
+        by_row: float | None = None
         if as_labels(y_true, "y_true").ndim == 1:  # one class per row: the multiclass kernel
             try:
-                total = _brier_sum(t.argmax(axis=1), p, w, p.shape[1])
+                by_row = _brier_sum(t.argmax(axis=1), p, w, p.shape[1])
             except ValueError:  # rows that do not sum to 1 (scikit-learn only warns): by cell
-                total = None
-        if total is None:
-            total = _brier_sum(t.ravel(), p.ravel(), _cells(t, w), None)  # sum of w (p - t)^2
+                by_row = None
+        # else the sum of w (p - t)^2 over the cells
+        total = _brier_sum(t.ravel(), p.ravel(), _cells(t, w), None) if by_row is None else by_row
     n = float(t.shape[0]) if w is None else float(w.sum())
     score = total / n
     if scale_by_half == "auto" and halve or scale_by_half is True:
