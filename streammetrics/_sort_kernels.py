@@ -12,6 +12,8 @@ truncated key are re-sorted exactly. O(n log n); 3-6x faster than numpy's stable
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 __all__ = ["run_starts", "runs", "stable_argsort", "stable_sort_with", "suffix_weight", "threshold_counts"]
@@ -190,10 +192,15 @@ def suffix_weight(w: np.ndarray | None, above: np.ndarray) -> np.ndarray:
     """
     if w is None:
         return above.astype(np.float64)
+    return _top(w)[above]
+
+
+def _top(w: np.ndarray) -> np.ndarray:
+    """``top[i]``: the weight of the last i elements of ``w``, summed from the end. O(n)."""
     top = np.empty(w.shape[0] + 1)
     top[0] = 0.0
     np.cumsum(w[::-1], out=top[1:])
-    return top[above]
+    return top
 
 
 def threshold_counts(
@@ -247,8 +254,14 @@ def threshold_counts(
     # scores >= the k-th distinct score: all but those <= the (k-1)-th
     pos_above = n_pos - np.concatenate([[0], pos_upto])[:-1]
     neg_above = n_neg - np.concatenate([[0], neg_upto])[:-1]
-    tps = suffix_weight(pos_w, pos_above[::-1])
-    fps = suffix_weight(neg_w, neg_above[::-1])
-    total_pos = float(suffix_weight(pos_w, np.array([n_pos]))[0])
-    total_neg = float(suffix_weight(neg_w, np.array([n_neg]))[0])
-    return merged[ends][::-1], tps, fps, total_pos, total_neg
+    out: list[Any] = [merged[ends][::-1]]
+    for w, above, n in ((pos_w, pos_above, n_pos), (neg_w, neg_above, n_neg)):
+        if w is None:
+            out.append(above[::-1].astype(np.float64))
+        else:
+            top = _top(w)  # one cumulative sum gives the counts and the total
+            out.append(top[above[::-1]])
+            n = top[n]
+        out.append(float(n))
+    thresholds, tps, total_pos, fps, total_neg = out
+    return thresholds, tps, fps, total_pos, total_neg
