@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._sort_kernels import suffix_weight, threshold_counts
+
 __all__ = [
     "ThresholdCounts",
     "Polyline",
@@ -88,14 +90,7 @@ class ThresholdCounts:
 def _suffix_weight(v: np.ndarray, w: np.ndarray | None, t: np.ndarray) -> np.ndarray:
     """Weight of the elements of ascending ``v`` that are >= each t (summed from the top, the
     order scikit-learn's cumulative sums use)."""
-    n = v.shape[0]
-    above = n - np.searchsorted(v, t, "left")
-    if w is None:
-        return above.astype(np.float64)
-    top = np.empty(n + 1)
-    top[0] = 0.0
-    np.cumsum(w[::-1], out=top[1:])
-    return top[above]
+    return suffix_weight(w, v.shape[0] - np.searchsorted(v, t, "left"))
 
 
 def counts_from_sorted(
@@ -107,20 +102,12 @@ def counts_from_sorted(
 ) -> ThresholdCounts:
     """Counts at ``thresholds`` (default: every distinct score) from ascending score arrays.
 
-    ``pos_w`` / ``neg_w`` are the weights (``None``: unit weights). Cost O((n + T) log n) for T
-    thresholds: one linear merge of the two sorted runs for the distinct scores, then two
-    ``searchsorted`` passes.
+    ``pos_w`` / ``neg_w`` are the weights (``None``: unit weights). Cost O(n) for the default
+    thresholds (one linear merge of the two sorted runs, see
+    :func:`streammetrics._sort_kernels.threshold_counts`), O((n + T) log n) for T given ones.
     """
-    if thresholds is None:
-        both = np.concatenate([pos, neg]).astype(np.float64, copy=False)
-        both.sort(kind="stable")  # two sorted runs: a linear merge
-        if both.shape[0]:
-            last = np.empty(both.shape[0], dtype=bool)
-            np.not_equal(both[1:], both[:-1], out=last[:-1])
-            last[-1] = True
-            thresholds = both[last][::-1]
-        else:
-            thresholds = both
+    if thresholds is None:  # one linear merge of the two runs, no binary search
+        return ThresholdCounts(*threshold_counts(pos, pos_w, neg, neg_w))
     tps = _suffix_weight(pos, pos_w, thresholds)
     fps = _suffix_weight(neg, neg_w, thresholds)
     # totals summed in the same order as the counts, so the lowest threshold gives exactly P, N

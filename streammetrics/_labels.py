@@ -89,6 +89,8 @@ def small_range(*arrays: np.ndarray) -> tuple[int, np.ndarray] | None:
     total = sum(a.size for a in nonempty)
     if hi - lo > max(1024, 4 * total):
         return None
+    if hi - lo <= 1:  # the lowest and the highest value both occur: nothing to count
+        return lo, np.ones(hi - lo + 1, dtype=bool)
     present = np.zeros(hi - lo + 1, dtype=bool)
     for a in nonempty:
         b = a.ravel() if a.dtype == np.intp else a.ravel().astype(np.intp)

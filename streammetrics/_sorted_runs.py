@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 from sortedcontainers import SortedList
 
+from ._sort_kernels import run_starts, stable_sort_with
+
 __all__ = [
     "BUSY",
     "COARSE_MIN",
@@ -108,8 +110,8 @@ def count2(
     ``values`` is sorted ascending, ``cw`` its cumulative weights (``None``: unit weights), ``x``
     any array of needles (sorted needles are faster), ``xw`` their weights (``None``: units),
     ``coarse`` the run's :func:`coarse_index`. The result is an exact int when both sides are
-    unweighted. O(len(x) · log len(values)); the at-or-below side is only searched for needles
-    that tie with a stored value.
+    unweighted. O(len(x) · log len(values)); a run of equal needles is searched once (with its
+    summed weight), and the at-or-below side only for needles that tie with a stored value.
     """
     n = values.shape[0]
     if n == 0 or x.shape[0] == 0:
@@ -119,10 +121,19 @@ def count2(
         # tie-probing path's extra numpy calls
         return int(values.searchsorted(x, "left").sum(dtype=np.int64)) + int(
             values.searchsorted(x, "right").sum(dtype=np.int64))
+    starts = run_starts(x)  # tied needles: search each distinct one once, with its weight
+    if starts is not None:
+        x, xw = x[starts], (np.diff(starts, append=x.shape[0]) if xw is None
+                            else np.add.reduceat(xw, starts))
+    if 32 * x.shape[0] >= n:
+        coarse = None  # dense sorted needles: numpy's own search already walks the run in order
     left = rank_left(values, coarse, x)
     probe = np.minimum(left, n - 1)
     tie = values[probe] == x
-    if tie.any():
+    n_tie = int(np.count_nonzero(tie))
+    if 2 * n_tie > x.shape[0]:
+        right = np.searchsorted(values, x, "right")
+    elif n_tie:
         right = left.copy()
         right[tie] = np.searchsorted(values, x[tie], "right")
     else:
@@ -130,8 +141,11 @@ def count2(
     if cw is None:
         if xw is None:
             return int(left.sum(dtype=np.int64)) + int(right.sum(dtype=np.int64))
+        if xw.dtype.kind == "i":  # integer multiplicities: an exact int
+            return int(xw @ left) + int(xw @ right)
         return float(xw @ left.astype(np.float64)) + float(xw @ right.astype(np.float64))
-    per = cw[left] + cw[right]
+    per = cw[left]
+    per += per if right is left else cw[right]  # no tie: L = R, one gather (exact: 2x)
     return float(per.sum()) if xw is None else float(xw @ per)
 
 
@@ -426,10 +440,10 @@ def sorted_batch(vs: list[np.ndarray], ws: list[np.ndarray | None]) -> tuple[np.
         v = np.concatenate(vs) if len(vs) > 1 else vs[0]
         v.sort()
         return v, None
-    v = np.concatenate(vs)
-    w = np.concatenate([np.ones(a.shape[0]) if b is None else b for a, b in zip(vs, ws, strict=True)])
-    order = np.argsort(v, kind="stable")
-    return v[order], w[order]
+    v = np.concatenate(vs) if len(vs) > 1 else vs[0]
+    w = ws[0] if len(ws) == 1 and ws[0] is not None else np.concatenate(
+        [np.ones(a.shape[0]) if b is None else b for a, b in zip(vs, ws, strict=True)])
+    return stable_sort_with(v, w)
 
 
 def merge_many(

@@ -42,6 +42,7 @@ __all__ = [
     "encode",
     "finite_scores",
     "relay_undefined",
+    "target_type_and_labels",
     "type_of_target",
     "unique",
 ]
@@ -311,3 +312,11 @@ def relay_undefined(message: str | None, category: type[Warning] = UndefinedMetr
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if undefined and message is not None:
         warnings.warn(message, category, stacklevel=4)
+
+
+def target_type_and_labels(y: np.ndarray, input_name: str = "y") -> tuple[str, np.ndarray]:
+    """``(type_of_target(y), unique(y))`` of an array from :func:`as_labels`, reusing the labels
+    the type detection computed (one pass over ``y`` instead of two). O(n) for small integer
+    ranges, else O(n log n)."""
+    y_type, labels = _type_and_labels(y, input_name)
+    return y_type, unique(y) if labels is None else labels
