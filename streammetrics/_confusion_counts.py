@@ -452,3 +452,45 @@ class ConfusionCounts(SummedState):
             raise ValueError("state: array 'rows' has more exact matches than rows")
         if np.array_equal(a["counts_w2"], a["counts"]):
             self._w2_tracked = False
+
+    # -- grouped counting (Sliced) -------------------------------------------------------------
+    def row_cells(
+        self, y_true: Any, y_pred: Any, sample_weight: Any = None
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Each row's flat cell ``actual * C + predicted`` of a binary or multiclass batch,
+        validated exactly as :meth:`prepare` validates it (same rules, same messages).
+
+        Returns ``(cells, weights, kept)``: ``cells`` (m,) intp, the weights of those rows (or
+        None), and the mask of the n input rows that were kept (None when every row was; rows
+        whose ``y_true`` is ``ignore_index`` are dropped). The grouped variant of the kernel: a
+        caller adds ``group * C**2`` to the cells and counts every group's matrix with one
+        ``bincount``. Never mutates the state. O(n).
+        """
+        if self.task == "multilabel":
+            raise ValueError("row_cells: defined for binary and multiclass counts, not multilabel")
+        y = as_numpy(y_true, "y_true")
+        p = as_numpy(y_pred, "y_pred")
+        if y.ndim == 0:
+            y = y.reshape(1)
+            p = p.reshape(1, -1) if (self.task == "multiclass" and p.ndim == 1) else p.reshape(1)
+        if y.ndim != 1:
+            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        n = y.shape[0]
+        w = check_weights(sample_weight, n)
+        y = (
+            check_binary_labels(y, "y_true", self.ignore_index)
+            if self.task == "binary"
+            else check_class_labels(y, "y_true", self.num_classes, self.ignore_index)
+        )
+        pred = self._predicted_classes(p, n)
+        kept = None
+        if self.ignore_index is not None and n:
+            keep = y != self.ignore_index
+            if not keep.all():
+                kept = keep
+                y, pred = y[keep], pred[keep]
+                w = None if w is None else w[keep]
+        k = self.num_classes
+        cells = y.astype(np.intp) * k
+        cells += pred.astype(np.intp, copy=False)
+        return cells, w, kept
