@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._base import FORMAT_VERSION, Metric
-from ._slice_keys import cross, decode_json, encode_json, factorize, split_slices
+from ._slice_keys import Factorized, cross, decode_json, encode_json, factorize, split_slices
 from ._slice_store import SliceStore, stackable, states_of, twin_of
 from ._state import State
 from ._validation import as_numpy
@@ -51,6 +51,7 @@ class SlicedState(State):
         self.marginals: list[SliceStore] = []
         self.stacked = stackable(template)
         self.overall: Metric | None = twin_of(template) if order_dependent(template) else None
+        self._scratch = np.empty(0, np.intp)  # stacked layout: the largest batch's offsets
 
     def key(self) -> Hashable:
         cfg = {"class": type(self.template).__name__, "config": self.template._config()}
@@ -93,18 +94,18 @@ class SlicedState(State):
         if names is not None and len(columns) == 1 and not isinstance(slices, Mapping):
             names = None  # a 1-tuple is one unnamed column
         crossed, marginals, new_stores = self._stores_for(names, len(columns))
-        if self.stacked:
-            if kwargs:
-                raise TypeError(f"update() got unexpected keyword arguments {sorted(kwargs)}")
-            cells, w, kept = states_of(self.template)[0].row_cells(y, p, sample_weight)  # type: ignore[attr-defined]
+        if self.stacked and kwargs:
+            raise TypeError(f"update() got unexpected keyword arguments {sorted(kwargs)}")
         if n == 0:
+            if self.stacked:  # still validate (shapes, dtypes)
+                states_of(self.template)[0].row_cells(y, p, sample_weight)  # type: ignore[attr-defined]
             return None
         facts = [factorize(c, "slices" if names is None else f"slices[{nm!r}]")
                  for c, nm in zip(columns, names or (None,), strict=True)]
         crossed_fact = facts[0] if len(facts) == 1 else cross(facts)
         pairs = [(crossed, crossed_fact)] + (list(zip(marginals, facts, strict=True)) if marginals else [])
         if self.stacked:
-            deltas = [s.prepare_cells(f, cells, w, kept) for s, f in pairs]
+            deltas = self._count(pairs, y, p, sample_weight)
         else:
             args = (y, p, sample_weight)
             deltas = [s.prepare_rows(f, args, kwargs, n) for s, f in pairs]
@@ -113,6 +114,31 @@ class SlicedState(State):
             overall = [(st, st.prepare(y, p, sample_weight, **kwargs)) for st in states_of(self.overall)]
         stores = (names, crossed, marginals) if new_stores else None
         return (stores, deltas, overall)
+
+    def _count(self, pairs: list[tuple[SliceStore, Factorized]], y: np.ndarray, p: np.ndarray,
+               sample_weight: Any) -> list[Any]:
+        """Stacked layout: validate once, then one bincount per slicing over (slice, cell). With
+        one slicing the cells are added into the offsets ``code * C**2`` in place, in a scratch
+        buffer kept between batches (fresh large temporaries cost page faults; the update holds
+        the lock, so one buffer serves every batch)."""
+        counts = states_of(self.template)[0]
+        kk = pairs[0][0].k ** 2
+        if len(pairs) == 1:
+            store, fact = pairs[0]
+            n = fact.codes.shape[0]
+            if self._scratch.shape[0] < n:
+                self._scratch = np.empty(n, np.intp)
+            flat = np.multiply(fact.codes, kk, out=self._scratch[:n], casting="unsafe")
+            flat, w, kept = counts.row_cells(y, p, sample_weight, out=flat)  # type: ignore[attr-defined]
+            return [store.prepare_cells(fact, flat, w, kept)]
+        cells, w, kept = counts.row_cells(y, p, sample_weight)  # type: ignore[attr-defined]
+        out = []
+        for store, fact in pairs:
+            codes = fact.codes if kept is None else fact.codes[kept]
+            flat = np.multiply(codes, kk, dtype=np.intp)
+            flat += cells
+            out.append(store.prepare_cells(fact, flat, w, kept))
+        return out
 
     def apply(self, delta: Any) -> None:
         if delta is None:

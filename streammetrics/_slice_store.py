@@ -81,12 +81,16 @@ class SliceStore:
         """Slots (1-based; 0 = overflow) for a batch's distinct keys; new keys take the next
         slots in the given order. Raises the cap's ``ValueError`` (overflow="error"); never
         mutates."""
+        index = self.index
+        try:  # the common case: every key has its slot already
+            return np.array([index[k] for k in keys], dtype=np.intp), [], set()
+        except KeyError:
+            pass
         slots = np.empty(len(keys), np.intp)
         new: list[Any] = []
         absorbed: set[Any] = set()
         room = self.max_slices - len(self.keys)
         nxt = len(self.keys) + 1
-        index = self.index
         for i, key in enumerate(keys):
             slot = index.get(key)
             if slot is None:
@@ -124,13 +128,11 @@ class SliceStore:
                 self.metrics.extend([None] * grow)
 
     # -- update ------------------------------------------------------------------------------
-    def prepare_cells(self, fact: Factorized, cells: np.ndarray, w: np.ndarray | None,
+    def prepare_cells(self, fact: Factorized, flat: np.ndarray, w: np.ndarray | None,
                       kept: np.ndarray | None) -> Any:
-        """Stacked layout: count a batch's validated cells per slice (one bincount)."""
-        codes = fact.codes if kept is None else fact.codes[kept]
+        """Stacked layout: count a batch per slice with one bincount. ``flat`` holds each kept
+        row's ``code * C**2 + cell`` (see :meth:`ConfusionCounts.row_cells`)."""
         kk = self.k * self.k
-        flat = codes * kk
-        flat += cells
         c = np.bincount(flat, weights=w, minlength=fact.size * kk).reshape(fact.size, kk)
         c2 = None
         if w is not None:
@@ -180,6 +182,12 @@ class SliceStore:
             self._commit_keys(new, absorbed)
             if c2 is not None and self.counts_w2 is None:
                 self.counts_w2 = self.counts.copy()
+            if slots.shape[0] and slots[0] != 0 and not (slots == 0).any():  # distinct slots
+                self.counts[slots] += c
+                if self.counts_w2 is not None:
+                    self.counts_w2[slots] += c if c2 is None else c2
+                self.rows[slots] += rows
+                return
             np.add.at(self.counts, slots, c)
             if self.counts_w2 is not None:
                 np.add.at(self.counts_w2, slots, c if c2 is None else c2)
