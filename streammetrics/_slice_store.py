@@ -154,22 +154,31 @@ class SliceStore:
         slots, new, absorbed = self.resolve(fact.keys(present))
         slot_of = np.zeros(fact.size, np.intp)
         slot_of[present] = slots
-        row_slot = slot_of[fact.codes]
-        order = np.argsort(row_slot, kind="stable")
-        sorted_slots = row_slot[order]
-        starts = np.flatnonzero(np.r_[True, sorted_slots[1:] != sorted_slots[:-1]])
-        ends = np.r_[starts[1:], n]
         first_new = len(self.keys) + 1
         fresh: dict[int, Metric] = {}
         deltas = []
-        for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
-            slot = int(sorted_slots[a])
-            idx = order[a:b]
+        if len(set(slots.tolist())) == 1:  # one slot: the batch as it is, no grouping
+            blocks: Any = [(int(slots[0]), None)]
+        else:
+            # Slot numbers that fit 16 bits: numpy's stable sort of uint16 is a radix sort,
+            # O(n) and ~10x faster than sorting intp.
+            dtype = np.uint16 if len(self.keys) + len(new) < 65535 else np.uint32
+            row_slot = slot_of.astype(dtype)[fact.codes]
+            order = np.argsort(row_slot, kind="stable")
+            sorted_slots = row_slot[order]
+            starts = np.flatnonzero(np.r_[True, sorted_slots[1:] != sorted_slots[:-1]])
+            ends = np.r_[starts[1:], n]
+            blocks = [(int(sorted_slots[a]), order[a:b])
+                      for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        for slot, idx in blocks:
             metric = self.metrics[slot] if slot < first_new and slot < len(self.metrics) else None
             if metric is None:
                 metric = fresh.setdefault(slot, twin_of(self.template))
-            block = tuple(_take(x, idx, n) for x in args)
-            kw = {k: _take(v, idx, n) for k, v in kwargs.items()}
+            if idx is None:
+                block, kw = args, kwargs
+            else:
+                block = tuple(_take(x, idx, n) for x in args)
+                kw = {k: _take(v, idx, n) for k, v in kwargs.items()}
             deltas.append((slot, [(st, st.prepare(*block, **kw)) for st in states_of(metric)]))
         slot_rows = np.zeros(len(slots), np.int64)
         slot_rows[:] = rows[present]
