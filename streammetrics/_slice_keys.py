@@ -72,6 +72,8 @@ class Factorized:
     codes: np.ndarray
     size: int
     _lookup: Any  # callable: array of codes -> list of keys
+    #: integer keys whose code is ``key - offset`` (the dense path), else None
+    offset: int | None = None
 
     def keys(self, codes: np.ndarray) -> list[Any]:
         return list(self._lookup(codes))
@@ -123,7 +125,7 @@ def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
         if hi - lo < max(DENSE_RANGE, n):
             codes = (arr - arr.dtype.type(lo)) if lo else arr
             codes = codes.astype(np.intp, copy=False)
-            return Factorized(codes, hi - lo + 1, lambda c, lo=lo: (np.asarray(c) + lo).tolist())
+            return Factorized(codes, hi - lo + 1, lambda c, lo=lo: (np.asarray(c) + lo).tolist(), lo)
         uniques, codes = np.unique(arr, return_inverse=True)
         return Factorized(codes.reshape(-1).astype(np.intp, copy=False), len(uniques),
                           lambda c, u=uniques: u[c].tolist())

@@ -30,6 +30,9 @@ from .metricset import MetricSet
 
 __all__ = ["SliceStore", "states_of", "stackable", "twin_of"]
 
+#: Integer keys spanning at most this many values get a vectorised key -> slot table.
+TABLE_SPAN = 1 << 20
+
 
 def states_of(metric: Metric) -> list[State]:
     """The distinct state blocks of an accumulator (one per MetricSet sharing group)."""
@@ -66,6 +69,11 @@ class SliceStore:
         self.index: dict[Any, int] = {}
         self.absorbed: set[Any] = set()
         self.stacked = stackable(template)
+        # integer keys: slot of key (base + i) at table[i] (0: not a slice yet), kept while the
+        # keys span at most TABLE_SPAN values, so a batch of known keys needs no Python loop
+        self._base: int | None = None
+        self._table = np.zeros(0, np.intp)
+        self._dropped = False
         self.rows = np.zeros(1, np.int64)  # rows[0]: the overflow slot; rows[1 + i]: slot i
         if self.stacked:
             st = states_of(template)[0]
@@ -115,6 +123,8 @@ class SliceStore:
         self.keys.extend(new)
         for i, key in enumerate(new):
             self.index[key] = start + 1 + i
+        if new and self.width is None:
+            self._tabulate(new, start + 1)
         self.absorbed |= absorbed
         grow = 1 + len(self.keys) - self.rows.shape[0]
         if grow > 0:
@@ -126,6 +136,45 @@ class SliceStore:
                     self.counts_w2 = np.concatenate([self.counts_w2, pad])
             else:
                 self.metrics.extend([None] * grow)
+
+    def _tabulate(self, new: list[Any], first_slot: int) -> None:
+        """Record new integer keys in the lookup table (dropped if the keys are not all
+        integers or span more than ``TABLE_SPAN`` values)."""
+        if self._dropped:
+            return
+        if not all(type(k) is int for k in new):
+            self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
+            return
+        lo, hi = min(new), max(new)
+        base = lo if self._base is None else min(lo, self._base)
+        top = hi if self._base is None else max(hi, self._base + self._table.shape[0] - 1)
+        if top - base >= TABLE_SPAN:
+            self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
+            return
+        if self._base is None or base != self._base or top - base + 1 > self._table.shape[0]:
+            table = np.zeros(top - base + 1, np.intp)
+            if self._base is not None:
+                start = self._base - base
+                table[start : start + self._table.shape[0]] = self._table
+            self._base, self._table = base, table
+        idx = np.asarray(new, dtype=np.int64) - self._base
+        self._table[idx] = np.arange(first_slot, first_slot + len(new))
+
+    def _known(self, fact: Factorized, present: np.ndarray) -> np.ndarray | None:
+        """Slots of the present codes when every one is a known integer key, else None."""
+        if fact.offset is None or self._base is None or not present.shape[0]:
+            return None
+        idx = present + (fact.offset - self._base)
+        if idx[0] < 0 or idx[-1] >= self._table.shape[0]:
+            return None
+        slots = self._table[idx]
+        return slots if slots.all() else None
+
+    def _slots(self, fact: Factorized, present: np.ndarray) -> tuple[np.ndarray, list[Any], set[Any]]:
+        known = self._known(fact, present)
+        if known is not None:
+            return known, [], set()
+        return self.resolve(fact.keys(present))
 
     # -- update ------------------------------------------------------------------------------
     def prepare_cells(self, fact: Factorized, flat: np.ndarray, w: np.ndarray | None,
@@ -142,7 +191,7 @@ class SliceStore:
         else:
             rows = np.bincount(fact.codes, minlength=fact.size)
         present = np.flatnonzero(rows)
-        slots, new, absorbed = self.resolve(fact.keys(present))
+        slots, new, absorbed = self._slots(fact, present)
         return ("cells", slots, c[present], None if c2 is None else c2[present], rows[present],
                 new, absorbed)
 
@@ -151,7 +200,7 @@ class SliceStore:
         """Per-slot layout: group rows by slot (one argsort), prepare each slot's block."""
         rows = np.bincount(fact.codes, minlength=fact.size)
         present = np.flatnonzero(rows)
-        slots, new, absorbed = self.resolve(fact.keys(present))
+        slots, new, absorbed = self._slots(fact, present)
         slot_of = np.zeros(fact.size, np.intp)
         slot_of[present] = slots
         first_new = len(self.keys) + 1

@@ -293,3 +293,22 @@ def test_decayed_and_time_window_per_slice() -> None:
         assert close(w.compute()[key], float(np.mean(y[recent] == p[recent])))
     assert close(w.overall(), float(np.mean((y == p)[ts > ts.max() - 30.0])))
     assert sm.loads(sm.dumps(d)).compute() == d.compute()
+
+
+@settings(max_examples=20, deadline=None)
+@given(batches=st.lists(st.lists(st.sampled_from([-7, -1, 0, 3, 40, 2**21, 2**40]), min_size=1,
+                                 max_size=12), min_size=1, max_size=6))
+def test_integer_key_lookup_matches_plain_grouping(batches: list[list[int]]) -> None:
+    s = sm.Sliced(sm.Accuracy())
+    seen_y: dict[int, list[int]] = {}
+    rng = np.random.default_rng(len(batches))
+    for keys in batches:
+        y = rng.integers(0, 2, len(keys))
+        s.update(y, np.ones(len(keys), int), slices=np.array(keys))
+        for key, label in zip(keys, y.tolist(), strict=True):
+            seen_y.setdefault(key, []).append(label)
+    got = s.compute()
+    assert set(got) == set(seen_y)
+    for key, labels in seen_y.items():
+        assert close(got[key], float(np.mean(labels)))
+    assert s.counts() == {k: len(v) for k, v in seen_y.items()}
