@@ -18,6 +18,7 @@ state its contiguous block. Memory: slices x the wrapped state (``nbytes``).
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -70,7 +71,8 @@ class Sliced(Metric):
         A key beyond ``max_slices``: ``"error"`` refuses the batch (``ValueError`` naming the
         cap; nothing changes); ``"other"`` folds its rows into the slice ``OTHER``, which counts
         the distinct keys it absorbed (:attr:`n_absorbed`; it remembers them, to count them
-        exactly across merges). New keys of a batch take slots in sorted key order.
+        exactly across merges). New keys of a batch take the free slots in an order fixed by
+        the batch's keys (sorted, for integers).
     min_count : int, default 0
         A slice with fewer rows is reported as :class:`UndefinedSlice` (with its row count) and
         left out of the disparity summaries.
@@ -233,11 +235,16 @@ class Sliced(Metric):
 
     def interval(self, confidence: float = 0.95) -> dict[Any, Any]:
         """``{key: interval}`` of every slice whose metric has ``interval()`` (a MetricSet:
-        ``{key: {member: interval}}`` for the members that have one)."""
+        ``{key: {member: interval}}`` for the members that have one for their averaging mode).
+        ``ValueError`` if the wrapped metric has none."""
         def one(m: Metric) -> Any:
             if isinstance(m, MetricSet):
-                return {name: x.interval(confidence) for name, x in m.items()  # type: ignore[attr-defined]
-                        if hasattr(x, "interval")}
+                out = {}
+                for name, x in m.items():
+                    if hasattr(x, "interval"):
+                        with contextlib.suppress(ValueError):  # e.g. no interval for macro averages
+                            out[name] = x.interval(confidence)
+                return out
             if not hasattr(m, "interval"):
                 raise ValueError(f"interval: {type(m).__name__} has no interval()")
             return m.interval(confidence)
