@@ -80,6 +80,8 @@ from .retrieval import (
     SetRecall,
     SystemEfficiency,
 )
+from .selection import SelectionRate
+from .sliced import OTHER, Sliced, UndefinedSlice
 from .topk import TopKAccuracy
 from .window import Window
 
@@ -162,4 +164,9 @@ __all__ = [
     "GainsCurve",
     "LiftCurve",
     "GainsCurveResult",
+    # sliced evaluation (issue #18)
+    "Sliced",
+    "UndefinedSlice",
+    "OTHER",
+    "SelectionRate",
 ]

@@ -462,3 +462,55 @@ class ConfusionCounts(SummedState):
             raise ValueError("state: array 'rows' has more exact matches than rows")
         if np.array_equal(a["counts_w2"], a["counts"]):
             self._w2_tracked = False
+
+    # -- grouped counting (Sliced) -------------------------------------------------------------
+    def row_cells(
+        self, y_true: Any, y_pred: Any, sample_weight: Any = None, out: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """Each row's flat cell ``actual * C + predicted`` of a binary or multiclass batch,
+        validated exactly as :meth:`prepare` validates it (same rules, same messages).
+
+        Returns ``(cells, weights, kept)``: ``cells`` (m,) intp, the weights of those rows (or
+        None), and the mask of the n input rows that were kept (None when every row was; rows
+        whose ``y_true`` is ``ignore_index`` are dropped). ``out``: an intp array of n
+        per-row offsets (e.g. ``group * C**2``) that the cells are added into, in place (no
+        temporary of the batch's size). The grouped variant of the kernel: the caller counts
+        every group's matrix with one ``bincount`` of the offset cells. Never mutates the
+        state. O(n).
+        """
+        if self.task == "multilabel":
+            raise ValueError("row_cells: defined for binary and multiclass counts, not multilabel")
+        y = as_numpy(y_true, "y_true")
+        p = as_numpy(y_pred, "y_pred")
+        if y.ndim == 0:
+            y = y.reshape(1)
+            p = p.reshape(1, -1) if (self.task == "multiclass" and p.ndim == 1) else p.reshape(1)
+        if y.ndim != 1:
+            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        n = y.shape[0]
+        w = check_weights(sample_weight, n)
+        y = (
+            check_binary_labels(y, "y_true", self.ignore_index)
+            if self.task == "binary"
+            else check_class_labels(y, "y_true", self.num_classes, self.ignore_index)
+        )
+        pred = self._predicted_classes(p, n)
+        k = self.num_classes
+        if out is None:
+            cells = np.multiply(y, k, dtype=np.intp, casting="unsafe")
+        else:
+            cells = out
+            if k == 2:  # two in-place adds: no temporary
+                np.add(cells, y, out=cells, casting="unsafe")
+                np.add(cells, y, out=cells, casting="unsafe")
+            else:
+                cells += np.multiply(y, k, dtype=np.intp, casting="unsafe")
+        np.add(cells, pred, out=cells, casting="unsafe")
+        kept = None
+        if self.ignore_index is not None and n:
+            keep = y != self.ignore_index
+            if not keep.all():
+                kept = keep
+                cells = cells[keep]
+                w = None if w is None else w[keep]
+        return cells, w, kept

@@ -55,6 +55,12 @@ def _window_by_time() -> sm.Metric:
     return w.update(rng.integers(0, 2, 8), rng.random(8))
 
 
+def _sliced(m: sm.Metric, n: int = 30) -> sm.Metric:
+    rng = _rng()
+    keys = {"c": rng.choice(["x", "y", "z"], n), "d": rng.integers(0, 3, n)}
+    return m.update(rng.integers(0, 2, n), rng.random(n), slices=keys, sample_weight=rng.random(n) + 0.1)
+
+
 #: name -> a function building a small valid accumulator holding some data.
 CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "ConfusionMatrix": lambda: _multiclass(sm.ConfusionMatrix(3)),
@@ -118,6 +124,9 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "GainsCurve": lambda: _binary(sm.GainsCurve()),
     "LiftCurve": lambda: _binary(sm.LiftCurve()),
     "Window-CalibrationError": lambda: _binary(sm.Window(sm.CalibrationError(), size=10)),
+    "SelectionRate": lambda: _binary(sm.SelectionRate()),
+    "Sliced-F1": lambda: _sliced(sm.Sliced(sm.F1(), max_slices=3, overflow="other")),
+    "Sliced-MetricSet": lambda: _sliced(sm.Sliced(sm.MetricSet(r=sm.Recall(), a=sm.AUROC()), min_count=2)),
     "Decayed-BrierScore": lambda: _binary(sm.Decayed(sm.BrierScore(), half_life=10)),
 }
 

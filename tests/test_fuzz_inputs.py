@@ -55,6 +55,7 @@ BIN: dict[str, Callable[[], Any]] = {
     "GainsCurve": sm.GainsCurve, "LiftCurve": sm.LiftCurve,
     "Window(CalibrationError)": lambda: sm.Window(sm.CalibrationError(), size=7),
     "Decayed(BrierScore)": lambda: sm.Decayed(sm.BrierScore(), half_life=5),
+    "SelectionRate": sm.SelectionRate,
 }
 MC: dict[str, Callable[[], Any]] = {
     "Accuracy": lambda: sm.Accuracy(C), "ConfusionMatrix": lambda: sm.ConfusionMatrix(C),
@@ -81,13 +82,18 @@ RET: dict[str, Callable[[], Any]] = {
     "Window(NDCG)": lambda: sm.Window(sm.NDCG(), size=3),
     "Decayed(MAP)": lambda: sm.Decayed(sm.MAP(), half_life=3),
 }
+SLICED: dict[str, Callable[[], Any]] = {  # binary batches with slice keys (row index % 3)
+    "Sliced(F1)": lambda: sm.Sliced(sm.F1()),
+    "Sliced(MetricSet)": lambda: sm.Sliced(sm.MetricSet(r=sm.Recall(), a=sm.AUROC())),
+}
 DELAYED: dict[str, Callable[[], Any]] = {
     "DelayedLabels(Recall)": lambda: sm.DelayedLabels(sm.Recall()),
     "DelayedLabels(AUROC)": lambda: sm.DelayedLabels(sm.AUROC()),
 }
 CASES = ([("bin", k) for k in BIN] + [("mc", k) for k in MC] + [("ml", k) for k in ML]
-         + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED])
-FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED}
+         + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED]
+         + [("sliced", k) for k in SLICED])
+FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED}
 
 
 def make(kind: str, name: str) -> Any:
@@ -114,7 +120,7 @@ def test_registry_covers_every_public_accumulator() -> None:
 def batch(kind: str, n: int, seed: int, weighted: bool) -> dict[str, Any]:
     """A clean batch: y (int64), s (float64), w (float64 or None)."""
     rng = np.random.default_rng(seed)
-    if kind in ("bin", "delayed"):
+    if kind in ("bin", "delayed", "sliced"):
         y, s = rng.integers(0, 2, n), rng.random(n)
     elif kind == "mc":
         y, s = rng.integers(0, C, n), rng.random((n, C))
@@ -142,6 +148,9 @@ def feed(m: Any, kind: str, b: dict[str, Any]) -> None:
         m.label(ids, b["y"])
     elif kind == "ret":
         m.update(b["y"], b["s"])
+    elif kind == "sliced":
+        n = len(b["y"]) if np.ndim(b["y"]) else 1
+        m.update(b["y"], b["s"], sample_weight=b["w"], slices=np.arange(n) % 3)
     else:
         m.update(b["y"], b["s"], sample_weight=b["w"])
 
@@ -308,7 +317,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     if family == "same":
         table = dict(SAME)
         table.update({"y": SAME_LABELS, "s": SAME_SCORES, "w": SAME_WEIGHTS}[arg])
-        if kind in ("bin", "ml", "delayed") and arg == "y":
+        if kind in ("bin", "ml", "delayed", "sliced") and arg == "y":
             table["bool"] = lambda x: (x.astype(bool), x)
         if a.ndim == 1:
             table.pop("fortran")

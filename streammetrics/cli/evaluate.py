@@ -32,7 +32,7 @@ from importlib import resources
 from typing import Any
 
 from . import calibration as cal
-from . import columns
+from . import columns, slices
 from .errors import InputError, OneLineParser, guarded, plain
 from .labels import resolve as resolve_labels
 from .options import add_arguments, parse_size
@@ -122,6 +122,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     )
     add_arguments(p, list(METRICS), TASKS)
     cal.add_options(p)
+    slices.add_arguments(p)
     return p
 
 
@@ -338,6 +339,9 @@ def _run(args: argparse.Namespace) -> int:
         if wrong:
             raise InputError(f"--metrics: {', '.join(wrong)} not defined for the {plan.task} task", 2)
         cal.check_names(names, args.max_bytes)
+        if getattr(args, "by", None):  # per-slice evaluation: streammetrics.cli.slices
+            sliceable = [n for n in names if n not in cal.PROBABILISTIC]
+            return slices.run_sliced(plan, sliceable, args, title, METRICS)
         ms = _build(plan, names, args, plots=args.plot is not None, notes=notes)
         if args.plot:
             check_plot_dir(args.plot)  # before the pass over the data, not after

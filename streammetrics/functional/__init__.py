@@ -41,6 +41,12 @@ from .classification import (
     recall_score,
 )
 from .curves import auc, det_curve, precision_recall_curve, roc_curve
+from .fairness import (
+    demographic_parity_difference,
+    demographic_parity_ratio,
+    equalized_odds_difference,
+    equalized_odds_ratio,
+)
 from .ranking import average_precision_score, dcg_score, ndcg_score, roc_auc_score, top_k_accuracy_score
 from .report import classification_report
 
@@ -73,4 +79,9 @@ __all__ = [
     "top_k_accuracy_score",
     "type_of_target",
     "zero_one_loss",
+    # fairness (issue #18)
+    "demographic_parity_difference",
+    "demographic_parity_ratio",
+    "equalized_odds_difference",
+    "equalized_odds_ratio",
 ]

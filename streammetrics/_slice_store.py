@@ -1,0 +1,446 @@
+"""Per-slice accumulators for :class:`~streammetrics.Sliced`: one table of keys, two layouts.
+
+:class:`SliceStore` maps slice keys to slots (with the ``max_slices`` cap and the overflow slot)
+and holds one accumulator of the wrapped kind per slot, in one of two layouts:
+
+* **stacked counts** (the wrapped metric's whole state is one binary or multiclass confusion
+  count block): every slot's C x C matrix is a row of one (slots, C^2) array. A batch is
+  validated once (:meth:`ConfusionCounts.row_cells`) and counted for every slice at once with
+  one ``bincount`` over ``slice * C^2 + cell`` -- one scatter-add, whatever the number of slices.
+  A slot's accumulator is materialised on demand (O(C^2)).
+* **one accumulator per slot** (ranking buffers, bins, wrappers, multilabel, mixed MetricSets):
+  the rows are grouped by slot with one stable ``argsort`` and every slot's ``State.prepare``
+  gets its contiguous block; all blocks are prepared (validated) before any is applied.
+
+The overflow slot is slot 0 of the stacked array / ``other`` of the per-slot list; it exists only
+with ``overflow="other"`` and records the distinct keys it absorbed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._base import FORMAT_VERSION, Metric
+from ._confusion_counts import ConfusionCounts
+from ._slice_keys import Factorized, decode_json, decode_keys, encode_json, encode_keys
+from ._state import State
+from .metricset import MetricSet
+
+__all__ = ["SliceStore", "states_of", "stackable", "twin_of"]
+
+#: Integer keys spanning at most this many values get a vectorised key -> slot table.
+TABLE_SPAN = 1 << 20
+
+
+def states_of(metric: Metric) -> list[State]:
+    """The distinct state blocks of an accumulator (one per MetricSet sharing group)."""
+    if isinstance(metric, MetricSet):
+        return [metric[g[0]]._state for g in metric.groups]
+    return [metric._state]
+
+
+def twin_of(metric: Metric) -> Metric:
+    """An empty accumulator of ``metric``'s class and configuration."""
+    return type(metric)._from_config(metric._config())
+
+
+def stackable(template: Metric) -> bool:
+    """True if ``template``'s whole state is one binary/multiclass confusion count block."""
+    states = states_of(template)
+    return (
+        len(states) == 1
+        and type(states[0]) is ConfusionCounts
+        and states[0].task != "multilabel"
+        and (isinstance(template, MetricSet) or template._plain_layout())
+    )
+
+
+class SliceStore:
+    """Slots of one slicing (the crossed keys, or one key alone). See the module docstring."""
+
+    def __init__(self, template: Metric, width: int | None, max_slices: int, overflow: str) -> None:
+        self.template = template
+        self.width = width  # None: plain keys; else tuples of this many
+        self.max_slices = max_slices
+        self.overflow = overflow
+        self.keys: list[Any] = []
+        self.index: dict[Any, int] = {}
+        self.absorbed: set[Any] = set()
+        self.stacked = stackable(template)
+        # integer keys: slot of key (base + i) at table[i] (0: not a slice yet), kept while the
+        # keys span at most TABLE_SPAN values, so a batch of known keys needs no Python loop
+        self._base: int | None = None
+        self._table = np.zeros(0, np.intp)
+        self._dropped = False
+        self.rows = np.zeros(1, np.int64)  # rows[0]: the overflow slot; rows[1 + i]: slot i
+        if self.stacked:
+            st = states_of(template)[0]
+            assert isinstance(st, ConfusionCounts)
+            self.k = st.num_classes
+            self.counts = np.zeros((1, self.k * self.k))
+            self.counts_w2: np.ndarray | None = None  # None while every weight was 1
+        else:
+            self.metrics: list[Metric | None] = [None]  # [0]: the overflow slot (lazy)
+
+    # -- keys -> slots -----------------------------------------------------------------------
+    def resolve(self, keys: list[Any]) -> tuple[np.ndarray, list[Any], set[Any]]:
+        """Slots (1-based; 0 = overflow) for a batch's distinct keys; new keys take the next
+        slots in the given order. Raises the cap's ``ValueError`` (overflow="error"); never
+        mutates."""
+        index = self.index
+        try:  # the common case: every key has its slot already
+            return np.array([index[k] for k in keys], dtype=np.intp), [], set()
+        except KeyError:
+            pass
+        slots = np.empty(len(keys), np.intp)
+        new: list[Any] = []
+        absorbed: set[Any] = set()
+        room = self.max_slices - len(self.keys)
+        nxt = len(self.keys) + 1
+        for i, key in enumerate(keys):
+            slot = index.get(key)
+            if slot is None:
+                if len(new) < room:
+                    slot = nxt + len(new)
+                    new.append(key)
+                elif self.overflow == "error":
+                    raise ValueError(
+                        f"slices: more than max_slices={self.max_slices} distinct slice keys "
+                        f"(first key beyond the cap: {key!r}); raise max_slices or pass "
+                        "overflow='other'"
+                    )
+                else:
+                    slot = 0
+                    if key not in self.absorbed:
+                        absorbed.add(key)
+            slots[i] = slot
+        return slots, new, absorbed
+
+    def _commit_keys(self, new: list[Any], absorbed: set[Any]) -> None:
+        start = len(self.keys)
+        self.keys.extend(new)
+        for i, key in enumerate(new):
+            self.index[key] = start + 1 + i
+        if new and self.width is None:
+            self._tabulate(new, start + 1)
+        self.absorbed |= absorbed
+        grow = 1 + len(self.keys) - self.rows.shape[0]
+        if grow > 0:
+            self.rows = np.concatenate([self.rows, np.zeros(grow, np.int64)])
+            if self.stacked:
+                pad = np.zeros((grow, self.counts.shape[1]))
+                self.counts = np.concatenate([self.counts, pad])
+                if self.counts_w2 is not None:
+                    self.counts_w2 = np.concatenate([self.counts_w2, pad])
+            else:
+                self.metrics.extend([None] * grow)
+
+    def _tabulate(self, new: list[Any], first_slot: int) -> None:
+        """Record new integer keys in the lookup table (dropped if the keys are not all
+        integers or span more than ``TABLE_SPAN`` values)."""
+        if self._dropped:
+            return
+        if not all(type(k) is int for k in new):
+            self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
+            return
+        lo, hi = min(new), max(new)
+        base = lo if self._base is None else min(lo, self._base)
+        top = hi if self._base is None else max(hi, self._base + self._table.shape[0] - 1)
+        if top - base >= TABLE_SPAN:
+            self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
+            return
+        if self._base is None or base != self._base or top - base + 1 > self._table.shape[0]:
+            table = np.zeros(top - base + 1, np.intp)
+            if self._base is not None:
+                start = self._base - base
+                table[start : start + self._table.shape[0]] = self._table
+            self._base, self._table = base, table
+        idx = np.asarray(new, dtype=np.int64) - self._base
+        self._table[idx] = np.arange(first_slot, first_slot + len(new))
+
+    def _known(self, fact: Factorized, present: np.ndarray) -> np.ndarray | None:
+        """Slots of the present codes when every one is a known integer key, else None."""
+        if fact.offset is None or self._base is None or not present.shape[0]:
+            return None
+        idx = present + (fact.offset - self._base)
+        if idx[0] < 0 or idx[-1] >= self._table.shape[0]:
+            return None
+        slots = self._table[idx]
+        return slots if slots.all() else None
+
+    def _slots(self, fact: Factorized, present: np.ndarray) -> tuple[np.ndarray, list[Any], set[Any]]:
+        known = self._known(fact, present)
+        if known is not None:
+            return known, [], set()
+        return self.resolve(fact.keys(present))
+
+    # -- update ------------------------------------------------------------------------------
+    def prepare_cells(self, fact: Factorized, flat: np.ndarray, w: np.ndarray | None,
+                      kept: np.ndarray | None) -> Any:
+        """Stacked layout: count a batch per slice with one bincount. ``flat`` holds each kept
+        row's ``code * C**2 + cell`` (see :meth:`ConfusionCounts.row_cells`)."""
+        kk = self.k * self.k
+        c = np.bincount(flat, weights=w, minlength=fact.size * kk).reshape(fact.size, kk)
+        c2 = None
+        if w is not None:
+            c2 = np.bincount(flat, weights=w * w, minlength=fact.size * kk).reshape(fact.size, kk)
+        if w is None and kept is None:
+            rows = c.sum(axis=1).astype(np.int64)
+        else:
+            rows = np.bincount(fact.codes, minlength=fact.size)
+        present = np.flatnonzero(rows)
+        slots, new, absorbed = self._slots(fact, present)
+        return ("cells", slots, c[present], None if c2 is None else c2[present], rows[present],
+                new, absorbed)
+
+    def prepare_rows(self, fact: Factorized, args: tuple[Any, ...], kwargs: dict[str, Any],
+                     n: int) -> Any:
+        """Per-slot layout: group rows by slot (one argsort), prepare each slot's block."""
+        rows = np.bincount(fact.codes, minlength=fact.size)
+        present = np.flatnonzero(rows)
+        slots, new, absorbed = self._slots(fact, present)
+        slot_of = np.zeros(fact.size, np.intp)
+        slot_of[present] = slots
+        first_new = len(self.keys) + 1
+        fresh: dict[int, Metric] = {}
+        deltas = []
+        if len(set(slots.tolist())) == 1:  # one slot: the batch as it is, no grouping
+            blocks: Any = [(int(slots[0]), None)]
+        else:
+            # Slot numbers that fit 16 bits: numpy's stable sort of uint16 is a radix sort,
+            # O(n) and ~10x faster than sorting intp.
+            dtype = np.uint16 if len(self.keys) + len(new) < 65535 else np.uint32
+            row_slot = slot_of.astype(dtype)[fact.codes]
+            order = np.argsort(row_slot, kind="stable")
+            sorted_slots = row_slot[order]
+            starts = np.flatnonzero(np.r_[True, sorted_slots[1:] != sorted_slots[:-1]])
+            ends = np.r_[starts[1:], n]
+            blocks = [(int(sorted_slots[a]), order[a:b])
+                      for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        for slot, idx in blocks:
+            metric = self.metrics[slot] if slot < first_new and slot < len(self.metrics) else None
+            if metric is None:
+                metric = fresh.setdefault(slot, twin_of(self.template))
+            if idx is None:
+                block, kw = args, kwargs
+            else:
+                block = tuple(_take(x, idx, n) for x in args)
+                kw = {k: _take(v, idx, n) for k, v in kwargs.items()}
+            deltas.append((slot, [(st, st.prepare(*block, **kw)) for st in states_of(metric)]))
+        slot_rows = np.zeros(len(slots), np.int64)
+        slot_rows[:] = rows[present]
+        return ("rows", slots, fresh, deltas, slot_rows, new, absorbed)
+
+    def apply(self, delta: Any) -> None:
+        """Fold a prepared batch in (never raises)."""
+        if delta[0] == "cells":
+            _, slots, c, c2, rows, new, absorbed = delta
+            self._commit_keys(new, absorbed)
+            if c2 is not None and self.counts_w2 is None:
+                self.counts_w2 = self.counts.copy()
+            if slots.shape[0] and slots[0] != 0 and not (slots == 0).any():  # distinct slots
+                self.counts[slots] += c
+                if self.counts_w2 is not None:
+                    self.counts_w2[slots] += c if c2 is None else c2
+                self.rows[slots] += rows
+                return
+            np.add.at(self.counts, slots, c)
+            if self.counts_w2 is not None:
+                np.add.at(self.counts_w2, slots, c if c2 is None else c2)
+            np.add.at(self.rows, slots, rows)
+            return
+        _, slots, fresh, deltas, rows, new, absorbed = delta
+        self._commit_keys(new, absorbed)
+        for slot, metric in fresh.items():
+            self.metrics[slot] = metric
+        for _, pairs in deltas:
+            for st, d in pairs:
+                st.apply(d)
+        np.add.at(self.rows, slots, rows)
+
+    # -- reads -------------------------------------------------------------------------------
+    def slots(self) -> list[tuple[Any, int]]:
+        """(key, slot) of every slice, in insertion order (the overflow slot not included)."""
+        return [(k, i + 1) for i, k in enumerate(self.keys)]
+
+    def has_other(self) -> bool:
+        return bool(self.rows[0]) or bool(self.absorbed)
+
+    def metric(self, slot: int) -> Metric:
+        """The accumulator of a slot (stacked: materialised; per-slot: the live one)."""
+        if self.stacked:
+            m = twin_of(self.template)
+            k = self.k
+            st = states_of(m)[0]
+            w2 = self.counts if self.counts_w2 is None else self.counts_w2
+            st.load_arrays({"counts": self.counts[slot].reshape(k, k).copy(),
+                            "counts_w2": w2[slot].reshape(k, k).copy()})
+            return m
+        m_slot = self.metrics[slot]
+        return twin_of(self.template) if m_slot is None else m_slot
+
+    def total(self) -> Metric | None:
+        """Stacked layout: the accumulator of all rows (the slots' sum); else None."""
+        if not self.stacked:
+            return None
+        m = twin_of(self.template)
+        k = self.k
+        w2 = self.counts if self.counts_w2 is None else self.counts_w2
+        states_of(m)[0].load_arrays({"counts": self.counts.sum(axis=0).reshape(k, k),
+                                     "counts_w2": w2.sum(axis=0).reshape(k, k)})
+        return m
+
+    @property
+    def nbytes(self) -> int:
+        size = self.rows.nbytes + 64 * (len(self.keys) + len(self.absorbed))
+        if self.stacked:
+            size += self.counts.nbytes + (0 if self.counts_w2 is None else self.counts_w2.nbytes)
+        else:
+            size += sum(m.nbytes for m in self.metrics if m is not None)
+        return size
+
+    # -- merge / reset / persistence ---------------------------------------------------------
+    def merge(self, other: SliceStore) -> None:
+        """Fold ``other``'s slices in: shared keys merge, new keys take new slots (beyond the
+        cap they go to the overflow slot with ``overflow="other"``; with ``"error"`` the merge
+        was refused by :meth:`check_merge` beforehand)."""
+        slots, new, absorbed = self.resolve(list(other.keys)) if other.keys else (
+            np.zeros(0, np.intp), [], set())
+        self._commit_keys(new, absorbed | other.absorbed)
+        src = np.arange(len(other.keys) + 1)
+        dst = np.r_[0, slots].astype(np.intp)
+        if self.stacked:
+            if other.counts_w2 is not None and self.counts_w2 is None:
+                self.counts_w2 = self.counts.copy()
+            np.add.at(self.counts, dst, other.counts[src])
+            if self.counts_w2 is not None:
+                w2 = other.counts if other.counts_w2 is None else other.counts_w2
+                np.add.at(self.counts_w2, dst, w2[src])
+        else:
+            for s, d in zip(src.tolist(), dst.tolist(), strict=True):
+                theirs = other.metrics[s]
+                if theirs is None:
+                    continue
+                mine = self.metrics[d]
+                if mine is None:
+                    self.metrics[d] = theirs.copy()
+                else:
+                    mine.merge(theirs)
+        np.add.at(self.rows, dst, other.rows[src])
+
+    def check_merge(self, other: SliceStore) -> None:
+        if self.overflow != "error":
+            return
+        extra = [k for k in other.keys if k not in self.index]
+        if len(self.keys) + len(extra) > self.max_slices:
+            raise ValueError(
+                f"merge: the merged slices would exceed max_slices={self.max_slices} "
+                f"({len(self.keys)} + {len(extra)} new keys; first beyond the cap: "
+                f"{extra[self.max_slices - len(self.keys)]!r}); raise max_slices or pass "
+                "overflow='other'"
+            )
+
+    def copy(self) -> SliceStore:
+        out = SliceStore(self.template, self.width, self.max_slices, self.overflow)
+        out.merge(self)
+        return out
+
+    def arrays(self, prefix: str) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            f"{prefix}keys": encode_keys(self.keys),
+            f"{prefix}absorbed": encode_keys(sorted(self.absorbed, key=repr)),
+            f"{prefix}rows": self.rows[: len(self.keys) + 1].copy(),
+        }
+        if self.stacked:
+            n = len(self.keys) + 1
+            out[f"{prefix}counts"] = self.counts[:n].copy()
+            w2 = self.counts if self.counts_w2 is None else self.counts_w2
+            out[f"{prefix}counts_w2"] = w2[:n].copy()
+        else:
+            present = [i for i, m in enumerate(self.metrics[: len(self.keys) + 1]) if m is not None]
+            out[f"{prefix}present"] = encode_json(present)
+            for i in present:
+                m = self.metrics[i]
+                assert m is not None
+                for name, value in m.state_dict().items():
+                    if name not in ("class", "format_version", "config"):
+                        out[f"{prefix}{i}:{name}"] = value
+        return out
+
+    def load(self, arrays: dict[str, Any], prefix: str) -> set[str]:
+        """Replace the contents from ``arrays`` (untrusted); returns the entry names used."""
+        used = {f"{prefix}keys", f"{prefix}absorbed", f"{prefix}rows"}
+        for name in used:
+            if name not in arrays:
+                raise ValueError(f"state: missing entry {name!r}")
+        keys = decode_keys(arrays[f"{prefix}keys"], self.width, f"{prefix}keys")
+        absorbed = set(decode_keys(arrays[f"{prefix}absorbed"], self.width, f"{prefix}absorbed"))
+        if len(keys) > self.max_slices:
+            raise ValueError(f"state: {prefix}keys holds {len(keys)} slices, more than "
+                             f"max_slices={self.max_slices}")
+        if absorbed and self.overflow != "other":
+            raise ValueError(f"state: {prefix}absorbed is not empty but overflow={self.overflow!r}")
+        n = len(keys) + 1
+        rows = np.asarray(arrays[f"{prefix}rows"])
+        if rows.shape != (n,) or rows.dtype.kind not in "iu" or (rows < 0).any():
+            raise ValueError(f"state: {prefix}rows must be {n} non-negative integers")
+        fresh = SliceStore(self.template, self.width, self.max_slices, self.overflow)
+        fresh._commit_keys(keys, absorbed)
+        fresh.rows = rows.astype(np.int64)
+        if self.stacked:
+            k = self.k
+            used |= {f"{prefix}counts", f"{prefix}counts_w2"}
+            for name in (f"{prefix}counts", f"{prefix}counts_w2"):
+                if name not in arrays:
+                    raise ValueError(f"state: missing entry {name!r}")
+                a = np.asarray(arrays[name])
+                if a.shape != (n, k * k):
+                    raise ValueError(f"state: {name} has shape {a.shape}, expected {(n, k * k)}")
+            counts = np.asarray(arrays[f"{prefix}counts"], dtype=np.float64)
+            w2 = np.asarray(arrays[f"{prefix}counts_w2"], dtype=np.float64)
+            probe = twin_of(self.template)
+            st = states_of(probe)[0]
+            for i in range(n):  # each slot validated as a confusion state of its own
+                st.load_arrays({"counts": counts[i].reshape(k, k), "counts_w2": w2[i].reshape(k, k)})
+            fresh.counts = counts.copy()
+            fresh.counts_w2 = None if np.array_equal(w2, counts) else w2.copy()
+        else:
+            pname = f"{prefix}present"
+            used.add(pname)
+            if pname not in arrays:
+                raise ValueError(f"state: missing entry {pname!r}")
+            present = decode_json(arrays[pname], pname)
+            if (not isinstance(present, list)
+                    or not all(isinstance(i, int) and not isinstance(i, bool) for i in present)
+                    or sorted(set(present)) != present or (present and not present[0] >= 0)
+                    or (present and present[-1] >= n)):
+                raise ValueError(f"state: {pname} must be increasing slot numbers below {n}")
+            by_slot: dict[int, dict[str, Any]] = {i: {} for i in present}
+            for name, value in arrays.items():
+                if not name.startswith(prefix) or name in used:
+                    continue
+                head, sep, rest = name[len(prefix):].partition(":")
+                if not sep or not head.isdigit() or int(head) not in by_slot:
+                    continue
+                by_slot[int(head)][rest] = value
+                used.add(name)
+            cls = type(self.template)
+            for i, entries in by_slot.items():
+                sd = {"class": cls.__name__, "format_version": FORMAT_VERSION,
+                      "config": self.template._config(), **entries}
+                fresh.metrics[i] = cls.from_state_dict(sd)
+        self.__dict__.update(fresh.__dict__)
+        return used
+
+
+def _take(x: Any, idx: np.ndarray, n: int) -> Any:
+    """Rows ``idx`` of a per-row argument (an array whose first axis has length n); anything
+    else (None, a scalar, a batch timestamp) is passed through."""
+    if x is None or np.isscalar(x):
+        return x
+    arr = np.asarray(x)
+    if arr.ndim >= 1 and arr.shape[0] == n:
+        return arr[idx]
+    return x

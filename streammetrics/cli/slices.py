@@ -1,0 +1,265 @@
+"""``streammetrics evaluate --by COLUMN [--by COLUMN2]``: every metric per slice, in one pass.
+
+The rows are streamed once through a :class:`~streammetrics.Sliced` MetricSet keyed by the
+``--by`` columns (several columns: their combinations, plus each column alone). Printed: one
+table row per slice (rows seen, each metric with its 95% interval where it has one: Wilson,
+DeLong for AUROC), then the disparity summary per metric (overall value, the worst and best
+slice, ``max - min`` and ``min / max`` between slices, and the largest distance to the overall
+value: Fairlearn's ``MetricFrame`` definitions). ``--json`` writes the same (plus each column's
+marginal slices); ``--plot DIR`` overlays the slices' ROC and PR curves (the 10 largest slices).
+Probabilistic metrics (log loss, Brier, ECE, KS) are not sliced: they are left out here.
+
+Slice keys are read as integers (integer and boolean columns) or strings (anything else; a
+missing value is the key ``"(null)"``). At most 10,000 slices; beyond that the keys are folded
+into one ``OTHER`` slice, which the table reports with the number of keys it absorbed.
+
+Cost: one pass; per batch one grouping of the keys and the metrics' sliced update (one
+scatter-add over (slice, cell) for the confusion metrics, one grouping sort for the ranking
+ones). Memory: slices x the metrics' state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import numpy as np
+
+from . import columns
+from .errors import InputError
+from .readers import open_source
+
+__all__ = ["add_arguments", "run_sliced", "key_column"]
+
+MAX_SLICES = 10_000
+PLOTTED = 10
+RANKED = ("auroc", "average_precision")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The ``--by`` option of ``evaluate``."""
+    p.add_argument("--by", action="append", metavar="COL",
+                   help="evaluate per slice of this column (repeat for combinations; prints each "
+                        "slice's metrics with intervals and the disparity between slices)")
+
+
+def key_column(batch: Any, name: str) -> np.ndarray:
+    """A slice-key column as integers (integer / boolean columns without nulls) or strings."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    col = batch.column(name)
+    if (pa.types.is_integer(col.type) or pa.types.is_boolean(col.type)) and col.null_count == 0:
+        return np.asarray(col.to_numpy(zero_copy_only=False)).astype(np.int64)
+    text = pc.fill_null(pc.cast(col, pa.string()), "(null)")
+    return np.asarray(text.to_numpy(zero_copy_only=False), dtype=str)
+
+
+def _metric_set(plan: Any, names: list[str], args: argparse.Namespace, metrics: dict[str, Any]) -> Any:
+    import streammetrics as sm
+
+    members: dict[str, Any] = {}
+    ml = plan.task == "multilabel"
+    for name in names:
+        if name not in metrics:
+            continue
+        make = metrics[name][0]
+        extra = {"max_bytes": args.max_bytes} if args.max_bytes and name in RANKED else {}
+        members[name] = make(plan.num_classes, ml, args.threshold, "macro", **extra)
+    if args.plot and plan.task == "binary":
+        members["plot_roc"] = sm.ROCCurve()
+        members["plot_pr"] = sm.PRCurve()
+    if not members:
+        raise InputError("--by: none of the chosen metrics can be sliced (log loss, Brier, ECE and "
+                         "KS are not sliced); choose others with --metrics", 2)
+    return sm.Sliced(sm.MetricSet(**members), max_slices=MAX_SLICES, overflow="other")
+
+
+def _stream(plan: Any, sliced: Any, by: list[str], args: argparse.Namespace) -> int:
+    float_cols = ([] if plan.list_scores else list(plan.scores)) + ([plan.weight] if plan.weight else [])
+    list_cols = [plan.scores[0]] if plan.list_scores else []
+    list_cols += [plan.labels[0]] if plan.list_labels else []
+    wanted = list(dict.fromkeys([*plan.columns, *by]))
+    rows = 0
+    for path in plan.files:
+        src = open_source(path, wanted, args.batch_size, float_cols, list_cols)
+        offset = 0
+        for batch in src.batches:
+            y = columns.labels(plan, batch, path, offset)
+            s = columns.scores(plan, batch, path, offset)
+            w = columns.weights(plan, batch, path, offset) if plan.weight else None
+            keys = [key_column(batch, c) for c in by]
+            slices: Any = keys[0] if len(by) == 1 else dict(zip(by, keys, strict=True))
+            try:
+                sliced.update(y, s, slices=slices, sample_weight=w)
+            except ValueError as exc:
+                raise InputError(f"{path}: rows {offset + 1}-{offset + batch.num_rows}: {exc}", 1) from None
+            offset += batch.num_rows
+            rows += batch.num_rows
+    return rows
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (float, np.floating)):
+        return None if not np.isfinite(value) else float(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    return None  # curves, arrays, undefined slices
+
+
+def _key_dict(key: Any, by: list[str]) -> dict[str, Any]:
+    import streammetrics as sm
+
+    if key is sm.OTHER:
+        return dict.fromkeys(by, "OTHER")
+    values = key if len(by) > 1 else (key,)
+    return dict(zip(by, values, strict=True))
+
+
+def results(sliced: Any, by: list[str], names: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """The JSON-able per-slice table, marginals and disparity summary."""
+    import streammetrics as sm
+
+    shown = [n for n in names if n in sliced.metric]
+    values = sliced.compute()
+    counts = sliced.counts()
+    intervals = {} if args.no_intervals else sliced.interval()
+    table = []
+    for key, row in values.items():
+        entry: dict[str, Any] = {"key": _key_dict(key, by), "rows": counts.get(key, 0),
+                                 "metrics": {n: _plain(row[n]) for n in shown}, "intervals": {}}
+        for n in shown:
+            iv = intervals.get(key, {}).get(n) if isinstance(intervals.get(key), dict) else None
+            if iv is not None and all(np.ndim(x) == 0 for x in iv):
+                entry["intervals"][n] = [_plain(iv[0]), _plain(iv[1])]
+        table.append(entry)
+    overall = sliced.overall()
+    summary = {}
+    diff_b, diff_o = sliced.difference(), sliced.difference(method="to_overall")
+    ratio_b, ratio_o = sliced.ratio(), sliced.ratio(method="to_overall")
+    gmin, gmax = sliced.group_min(errors="coerce"), sliced.group_max(errors="coerce")
+    for n in shown:
+        summary[n] = {"overall": _plain(overall[n]), "min": _plain(gmin[n]), "max": _plain(gmax[n]),
+                      "difference": _plain(diff_b[n]), "ratio": _plain(ratio_b[n]),
+                      "difference_to_overall": _plain(diff_o[n]), "ratio_to_overall": _plain(ratio_o[n])}
+    marginals = {}
+    if len(by) > 1:
+        for j, col in enumerate(by):
+            marginals[col] = [{"key": (k if k is not sm.OTHER else "OTHER"),
+                               "metrics": {n: _plain(v[n]) for n in shown}}
+                              for k, v in sliced.marginal(j).items()]
+    return {"by": by, "slices": table, "disparity": summary, "marginals": marginals,
+            "absorbed_keys": sliced.n_absorbed, "confidence": 0.95}
+
+
+def _print(res: dict[str, Any], title: str) -> None:
+    def fmt(v: Any) -> str:
+        return "undefined" if v is None else f"{v:.4f}"
+
+    names = list(res["disparity"])
+    head = [*res["by"], "rows", *names]
+    rows = []
+    for entry in res["slices"]:
+        cells = [str(entry["key"][c]) for c in res["by"]] + [f"{entry['rows']:,}"]
+        for n in names:
+            iv = entry["intervals"].get(n)
+            cells.append(fmt(entry["metrics"][n]) + (f" [{fmt(iv[0])}, {fmt(iv[1])}]" if iv else ""))
+        rows.append(cells)
+    dhead = ["metric", "overall", "min", "max", "max - min", "min / max", "max |slice - overall|"]
+    drows = [[n, *(fmt(d[k]) for k in ("overall", "min", "max", "difference", "ratio",
+                                         "difference_to_overall"))]
+             for n, d in res["disparity"].items()]
+    try:
+        from rich.console import Console
+        from rich.table import Table
+    except ImportError:
+        print(title)
+        for r in [head, *rows, [], dhead, *drows]:
+            print("  ".join(f"{c:<18}" for c in r))
+        return
+    console = Console(width=None if sys.stdout.isatty() else 240)  # a file gets whole rows
+    console.print(title, highlight=False, soft_wrap=True)
+    for cols, body, caption in ((head, rows, "per slice (95% intervals)"),
+                                (dhead, drows, "disparity between slices")):
+        t = Table(title=caption)
+        for c in cols:
+            t.add_column(c, justify="left" if c in res["by"] or c == "metric" else "right")
+        for r in body:
+            t.add_row(*r)
+        console.print(t)
+    if res["absorbed_keys"]:
+        console.print(f"note: {res['absorbed_keys']} keys beyond {MAX_SLICES} slices are folded into OTHER")
+
+
+def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
+    import os
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    counts = sliced.counts()
+    chosen = sorted(counts, key=lambda k: -counts[k])[:PLOTTED]
+    written = []
+    for member, fname, xs, ys, xl, yl in (("plot_roc", "roc_by_slice.png", "fpr", "tpr", "FPR", "TPR"),
+                                          ("plot_pr", "pr_by_slice.png", "recall", "precision",
+                                           "recall", "precision")):
+        fig, ax = plt.subplots(figsize=(6, 5))
+        for key in chosen:
+            curve = sliced.slice(key)[member].compute()
+            label = ", ".join(f"{c}={v}" for c, v in _key_dict(key, by).items())
+            ax.plot(getattr(curve, xs), getattr(curve, ys), label=f"{label} ({counts[key]:,})")
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.set_title(f"{member[5:].upper()} curves by {' x '.join(by)}")
+        ax.legend(fontsize="small")
+        path = os.path.join(directory, fname)
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def run_sliced(plan: Any, names: list[str], args: argparse.Namespace, title: str,
+               metrics: dict[str, Any]) -> int:
+    """``evaluate --by``: stream, then print / write the per-slice results. Returns 0."""
+    import warnings
+
+    by: list[str] = args.by
+    if len(set(by)) != len(by):
+        raise InputError(f"--by: a column given twice ({by})", 2)
+    if args.plot:
+        if plan.task != "binary":
+            raise InputError("--by with --plot: slice curves are drawn for the binary task", 2)
+        from .plots import check_plot_dir
+
+        check_plot_dir(args.plot)
+    sliced = _metric_set(plan, names, args, metrics)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows = _stream(plan, sliced, by, args)
+        res = results(sliced, by, names, args)
+    res["rows"] = rows
+    title += f" -- {rows} rows by {', '.join(by)}, {len(res['slices'])} slices"
+    if args.json == "-":
+        json.dump(res, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print(res, title)
+        if args.json:
+            try:
+                with open(args.json, "w", encoding="utf-8") as fh:
+                    json.dump(res, fh, indent=2)
+                    fh.write("\n")
+            except OSError as exc:
+                raise InputError(f"--json: cannot write {args.json}: {exc.strerror or exc}", 2) from None
+    if args.plot:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            written = _plots(args.plot, sliced, by)
+        if args.json != "-":
+            print(f"plots: {', '.join(written)}")
+    return 0

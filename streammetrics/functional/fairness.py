@@ -1,0 +1,124 @@
+"""Fairlearn's disparity summaries, computed through :class:`~streammetrics.Sliced`.
+
+Same names, signatures and values as ``fairlearn.metrics`` (0.10+):
+
+* ``demographic_parity_difference`` / ``_ratio``: the spread of the selection rate
+  P(h(X) = 1 | A = a) over the groups a of the sensitive features;
+* ``equalized_odds_difference`` / ``_ratio``: the larger (``agg="worst_case"``) or the mean
+  (``agg="mean"``) of the spreads of the true positive rate P(h(X) = 1 | A = a, Y = 1) and of the
+  false positive rate P(h(X) = 1 | A = a, Y = 0); a group with no positives (negatives) has rate 0,
+  as Fairlearn's (scikit-learn's normalised confusion matrix).
+
+``method="between_groups"`` compares the groups with each other (max - min, min / max),
+``"to_overall"`` each group with the value over all rows (see :meth:`Sliced.difference`).
+``sensitive_features``: one column (an array or list), several (a 2-D array, a tuple of arrays, a
+dict or a DataFrame; groups are their combinations). ``y_true`` and ``y_pred`` are 0/1 labels
+({-1, 1} are read as {0, 1}, as Fairlearn does; scores are thresholded at 0.5).
+
+Cost: one pass (one grouping and one scatter-add over (group, confusion cell)).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_numpy
+from ..confusion import FallOut, Recall
+from ..metricset import MetricSet
+from ..selection import SelectionRate
+from ..sliced import METHODS, Sliced
+
+__all__ = [
+    "demographic_parity_difference",
+    "demographic_parity_ratio",
+    "equalized_odds_difference",
+    "equalized_odds_ratio",
+]
+
+AGGS = ("worst_case", "mean")
+
+
+def _labels(y: Any, name: str) -> np.ndarray:
+    arr = as_numpy(y, name).reshape(-1) if np.ndim(y) else as_numpy(y, name).reshape(1)
+    if arr.dtype.kind in "iu" and arr.size and int(arr.min()) == -1:
+        if not np.isin(arr, (-1, 1)).all():
+            bad = arr[~np.isin(arr, (-1, 1))][0]
+            raise ValueError(f"{name}: labels must be in {{0, 1}} or {{-1, 1}}; got {bad!r}")
+        return (arr == 1).astype(np.int8)
+    return arr
+
+
+def _features(sensitive_features: Any) -> Any:
+    sf = sensitive_features
+    columns = getattr(sf, "columns", None)
+    if columns is not None and hasattr(sf, "__getitem__"):  # a DataFrame
+        cols = [np.asarray(sf[c]) for c in columns]
+        return cols[0] if len(cols) == 1 else {str(c): v for c, v in zip(columns, cols, strict=True)}
+    if isinstance(sf, (dict, tuple)):
+        return sf
+    arr = np.asarray(sf)
+    if arr.ndim == 2:
+        return arr[:, 0] if arr.shape[1] == 1 else tuple(arr[:, j] for j in range(arr.shape[1]))
+    return sf
+
+
+def _sliced(metric: Any, y_true: Any, y_pred: Any, sensitive_features: Any,
+            sample_weight: Any) -> Sliced:
+    s = Sliced(metric, max_slices=2**31 - 1)
+    return s.update(_labels(y_true, "y_true"), _labels(y_pred, "y_pred"),
+                    slices=_features(sensitive_features), sample_weight=sample_weight)
+
+
+def _check(method: str, agg: str | None = None) -> None:
+    if method not in METHODS:
+        raise ValueError(f"method: must be one of {METHODS}, got {method!r}")
+    if agg is not None and agg not in AGGS:
+        raise ValueError(f"agg: must be one of {AGGS}, got {agg!r}")
+
+
+def demographic_parity_difference(y_true: Any, y_pred: Any, *, sensitive_features: Any,
+                                  method: str = "between_groups", sample_weight: Any = None) -> float:
+    """Largest minus smallest group selection rate (``method="to_overall"``: the largest
+    distance of a group's rate from the overall rate). 0 means parity. O(n)."""
+    _check(method)
+    s = _sliced(SelectionRate(zero_division=0.0), y_true, y_pred, sensitive_features, sample_weight)
+    return float(s.difference(method=method))
+
+
+def demographic_parity_ratio(y_true: Any, y_pred: Any, *, sensitive_features: Any,
+                             method: str = "between_groups", sample_weight: Any = None) -> float:
+    """Smallest over largest group selection rate (``"to_overall"``: the smallest of each
+    group's rate over the overall rate, taken as at most 1). 1 means parity. O(n)."""
+    _check(method)
+    s = _sliced(SelectionRate(zero_division=0.0), y_true, y_pred, sensitive_features, sample_weight)
+    return float(s.ratio(method=method))
+
+
+def _rates() -> MetricSet:
+    return MetricSet(tpr=Recall(zero_division=0.0), fpr=FallOut(zero_division=0.0))
+
+
+def equalized_odds_difference(y_true: Any, y_pred: Any, *, sensitive_features: Any,
+                              method: str = "between_groups", sample_weight: Any = None,
+                              agg: str = "worst_case") -> float:
+    """The larger (``agg="mean"``: the mean) of the true positive rate difference and the false
+    positive rate difference between groups. 0 means equalized odds. O(n)."""
+    _check(method, agg)
+    s = _sliced(_rates(), y_true, y_pred, sensitive_features, sample_weight)
+    d = s.difference(method=method)
+    pair = [float(d["tpr"]), float(d["fpr"])]
+    return max(pair) if agg == "worst_case" else float(np.mean(pair))
+
+
+def equalized_odds_ratio(y_true: Any, y_pred: Any, *, sensitive_features: Any,
+                         method: str = "between_groups", sample_weight: Any = None,
+                         agg: str = "worst_case") -> float:
+    """The smaller (``agg="mean"``: the mean) of the true positive rate ratio and the false
+    positive rate ratio between groups. 1 means equalized odds. O(n)."""
+    _check(method, agg)
+    s = _sliced(_rates(), y_true, y_pred, sensitive_features, sample_weight)
+    r = s.ratio(method=method)
+    pair = [float(r["tpr"]), float(r["fpr"])]
+    return min(pair) if agg == "worst_case" else float(np.mean(pair))
