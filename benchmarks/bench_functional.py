@@ -1,16 +1,19 @@
 """``streammetrics.functional`` against ``sklearn.metrics``: the same call, timed in alternation.
 
-Run ``python -m benchmarks.bench_functional [--quick] [--sizes 1e6,1e7] [--repeat 3]``.
+Run ``python -m benchmarks.bench_functional`` (1e6 and 1e7 samples; ``--quick``: 1e5;
+``--sizes 1e6``; ``--only roc_auc_score,det_curve``; ``--repeat 3``, ``--repeat-large 1``: timed
+runs per implementation below / from 5e6 samples).
 
 Workloads (seeded, built before timing): ``binary`` -- labels 0/1 (30 % positives), scores
 N(0, 1) + 1 for positives rounded to 1e-4 (ties), hard predictions ``score > 0.5``; ``10-class``
 -- labels 0..9, predictions right 60 % of the time, softmax scores of N(0, 1) logits + 1 on the
 true class; each with and without random weights in [0, 1) (``+w``). Every function of
 ``streammetrics.functional`` that has a scikit-learn namesake runs on the workload it fits, both
-implementations on the very same arrays, alternating run by run
+implementations on the very same arrays, alternating run by run in this one process
 (:func:`benchmarks._harness.measure_interleaved`), so that load from other processes disturbs
-both alike; the ratio is scikit-learn's median time over streammetrics'. Each pair of results is
-compared (to 1e-9; a difference prints a WARNING row). In-process, one thread for BLAS.
+both alike; the ratio is scikit-learn's median time over streammetrics'. The results of the timed
+runs are compared (to 1e-9; a difference prints a WARNING row). One thread for BLAS. Each size's
+section states the load average before and after it, and ends with the targets' status.
 
 Targets (issue #13): ranking functions (AUROC, AP, curves) >= 5x, confusion-family >= 3x.
 """
@@ -105,8 +108,30 @@ def _agree(a: Any, b: Any) -> bool:
     return bool(np.allclose(a, b, rtol=1e-9, atol=1e-9, equal_nan=True))
 
 
-def run(n: int, repeat: int) -> list[list[str]]:
-    """Rows (function, workload, scikit-learn time, streammetrics time, ratio) at size n."""
+#: The issue's targets: (label, functions, minimum speed-up over scikit-learn)
+TARGETS: list[tuple[str, tuple[str, ...], float]] = [
+    ("ranking", ("roc_auc_score", "average_precision_score", "roc_curve", "precision_recall_curve",
+                 "det_curve"), 5.0),
+    ("confusion family", ("accuracy_score", "balanced_accuracy_score", "f1_score", "precision_score",
+                          "jaccard_score", "precision_recall_fscore_support", "classification_report",
+                          "confusion_matrix", "multilabel_confusion_matrix", "matthews_corrcoef",
+                          "cohen_kappa_score", "hamming_loss", "zero_one_loss"), 3.0),
+]
+
+
+class _Kept:
+    """A callable that keeps its last result (the timed runs' results are the ones compared)."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn, self.out = fn, None
+
+    def __call__(self) -> None:
+        self.out = self.fn()
+
+
+def run(n: int, repeat: int, only: set[str] | None = None) -> list[list[str]]:
+    """Rows (function, workload, scikit-learn time, streammetrics time, ratio) at size n; ``only``
+    keeps the named functions."""
     import sklearn.metrics as skm
 
     import streammetrics.functional as F
@@ -115,17 +140,18 @@ def run(n: int, repeat: int) -> list[list[str]]:
     w = data["weights"][0]
     rows = []
     for name, kind, kw in CASES:
+        if only and name not in only:
+            continue
         y, p = data[kind]
         for weighted in (False, True):
-            if weighted and name == "roc_auc_score" and kw.get("multi_class") == "ovo":
-                continue
             args = {**kw, **({"sample_weight": w} if weighted else {})}
-            ours = functools.partial(getattr(F, name), y, p, **args)
-            ref = functools.partial(getattr(skm, name), y, p, **args)
+            ours = _Kept(functools.partial(getattr(F, name), y, p, **args))
+            ref = _Kept(functools.partial(getattr(skm, name), y, p, **args))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                same = _agree(ours(), ref())
                 t_ref, t_ours = measure_interleaved([ref, ours], repeat=repeat, warmup=0)
+            same = _agree(ours.out, ref.out)
+            ours.out = ref.out = None
             label = kind + (" +w" if weighted else "")
             ratio = t_ref.median / t_ours.median
             rows.append(
@@ -141,27 +167,61 @@ def run(n: int, repeat: int) -> list[list[str]]:
     return rows
 
 
+def target_summary(rows: list[list[str]]) -> list[list[str]]:
+    """Per target of the issue: the lowest speed-up measured among its functions, and whether it
+    is met."""
+    out = []
+    for label, names, goal in TARGETS:
+        got = [(float(r[4].rstrip("x")), r[0].split("`")[1], r[1]) for r in rows
+               if r[0].split("`")[1] in names]
+        if not got:
+            continue
+        low = min(got)
+        misses = sorted({f"{f} {k}" for v, f, k in got if v < goal})
+        out.append([label, f">= {goal:g}x", f"{low[0]:.2f}x ({low[1]} {low[2]})",
+                    "met" if not misses else f"not met: {len(misses)} of {len(got)} rows below"])
+    return out
+
+
+def _load() -> str:
+    try:
+        return " / ".join(f"{x:.1f}" for x in os.getloadavg()) + " (1/5/15 min)"
+    except OSError:
+        return "unknown"
+
+
 def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.bench_functional", description=__doc__.split("\n")[0]
     )
     ap.add_argument("--quick", action="store_true", help="1e5 samples instead of the sizes")
-    ap.add_argument("--sizes", default="1e6", help="comma-separated sample counts (default 1e6)")
+    ap.add_argument("--sizes", default="1e6,1e7", help="comma-separated sample counts (default 1e6,1e7)")
     ap.add_argument("--repeat", type=int, default=3, help="timed runs per implementation")
+    ap.add_argument("--repeat-large", type=int, default=1,
+                    help="timed runs per implementation from 5e6 samples on (default 1)")
+    ap.add_argument("--only", default="", help="comma-separated function names (default: all)")
     args = ap.parse_args(argv)
     single_thread()
     sizes = [100_000] if args.quick else [int(float(s)) for s in args.sizes.split(",")]
+    only = {s.strip() for s in args.only.split(",") if s.strip()} or None
     t0 = time.perf_counter()
     parts = ["## bench_functional\n", env_header(), ""]
     for n in sizes:
-        parts.append(f"### {n:,} samples (median ms of {args.repeat} alternating runs)\n")
+        repeat = args.repeat if n < 5_000_000 else args.repeat_large
+        load = _load()
+        rows = run(n, repeat, only)
+        parts.append(f"### {n:,} samples (median ms of {repeat} alternating run(s); load average "
+                     f"{load} before, {_load()} after)\n")
         parts.append(
             markdown_table(
                 ["function", "workload", "scikit-learn ms", "streammetrics ms", "speed-up"],
-                run(n, args.repeat),
+                rows,
                 align="llrrr",
             )
         )
+        parts.append("")
+        parts.append(markdown_table(["target", "goal", "lowest speed-up", "status"],
+                                    target_summary(rows), align="llll"))
         parts.append("")
     parts.append(f"_benchmarks.bench_functional: {time.perf_counter() - t0:.0f} s_\n")
     text = "\n".join(parts)

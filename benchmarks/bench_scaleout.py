@@ -101,7 +101,9 @@ def _evaluate_validated(root: Path, metrics: Any) -> dict[str, Any]:
     import dask
     import dask.dataframe as dd
 
-    from streammetrics.dask import _normalise, _Plan, merge_and_compute, merge_states, partition_state
+    from streammetrics._engine import Plan as _Plan
+    from streammetrics._engine import merge_and_compute, merge_states, partition_state
+    from streammetrics._engine import normalise as _normalise
 
     template, shape = _normalise(metrics)
     plan = _Plan(config=template._config(), family=template.family, label="y", score="p")

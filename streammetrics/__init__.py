@@ -1,8 +1,9 @@
 """streammetrics: streaming evaluation metrics for classifiers and rankers.
 
 Every metric is an accumulator: ``update`` folds in a batch (or one sample), ``compute`` reads the
-current value, ``merge`` combines workers, ``save``/``load`` persist without pickle. See SPEC
-section 0 for the protocol and README.md for a tour.
+current value, ``merge`` combines workers, ``save``/``load`` persist without pickle. The protocol:
+"The accumulator contract" in docs/definitions/index.md; the definitions of every metric: the
+other pages of docs/definitions/; a tour: README.md.
 """
 
 from ._base import Metric, UndefinedMetricWarning

@@ -1,4 +1,4 @@
-"""The accumulator protocol shared by every metric (SPEC section 0).
+"""The accumulator protocol shared by every metric ("The accumulator contract", docs/definitions/index.md).
 
 A :class:`Metric` owns one :class:`~streammetrics._state.State` and a lock. Everything generic
 lives here -- ``update`` (validate and prepare outside the lock, apply inside it, so a rejected

@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from ._labels import is_sparse
 from ._load_checks import reserve
 from ._params import real_param
+from ._sparse_labels import multilabel_delta
 from ._state import State, SummedState
 from ._state_checks import check_confusion_arrays
 from ._validation import (
@@ -42,7 +44,7 @@ from ._validation import (
     one_weight,
 )
 
-__all__ = ["ConfusionCounts", "OneVsRest", "task_of"]
+__all__ = ["ConfusionCounts", "OneVsRest", "one_vs_rest_of", "task_of"]
 
 TASKS = ("binary", "multiclass", "multilabel")
 
@@ -85,6 +87,19 @@ class OneVsRest:
     @property
     def total(self) -> np.ndarray:
         return self.tp + self.fp + self.fn + self.tn
+
+
+def one_vs_rest_of(task: str, m: np.ndarray) -> OneVsRest:
+    """Per-class (tp, fp, fn, tn) of a count matrix of ``task``; binary: the positive class only."""
+    if task == "multilabel":
+        return OneVsRest(m[:, 1, 1], m[:, 0, 1], m[:, 1, 0], m[:, 0, 0])
+    if task == "binary":
+        return OneVsRest(m[1:, 1], m[:1, 1], m[1:, 0], m[:1, 0])
+    tp = np.diag(m).copy()
+    fp = m.sum(axis=0) - tp
+    fn = m.sum(axis=1) - tp
+    tn = m.sum() - tp - fp - fn
+    return OneVsRest(tp, fp, fn, tn)
 
 
 _UNSIGNED_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
@@ -198,6 +213,10 @@ class ConfusionCounts(SummedState):
                 delta = _binary_label_counts(y_true, y_pred)
                 if delta is not None:
                     return delta
+        if self.task == "multilabel" and (is_sparse(y_true) or is_sparse(y_pred)):
+            if self.ignore_index is None:  # counted from the sparse structure
+                return multilabel_delta(y_true, y_pred, sample_weight, self.num_classes, self.threshold)
+            y_true, y_pred = (a.toarray() if is_sparse(a) else a for a in (y_true, y_pred))
         if self.task != "multilabel" and is_scalar(y_true) and is_scalar(y_pred):
             return self._prepare_one(y_true, y_pred, sample_weight)
         y = as_numpy(y_true, "y_true")
@@ -407,16 +426,7 @@ class ConfusionCounts(SummedState):
 
     def one_vs_rest(self, squared: bool = False) -> OneVsRest:
         """Per-class (tp, fp, fn, tn); binary gives the positive class only (K = 1)."""
-        m = self.matrix_w2() if squared else self.matrix()
-        if self.task == "multilabel":
-            return OneVsRest(m[:, 1, 1], m[:, 0, 1], m[:, 1, 0], m[:, 0, 0])
-        if self.task == "binary":
-            return OneVsRest(m[1:, 1], m[:1, 1], m[1:, 0], m[:1, 0])
-        tp = np.diag(m).copy()
-        fp = m.sum(axis=0) - tp
-        fn = m.sum(axis=1) - tp
-        tn = m.sum() - tp - fp - fn
-        return OneVsRest(tp, fp, fn, tn)
+        return one_vs_rest_of(self.task, self.matrix_w2() if squared else self.matrix())
 
     # -- generic hooks -----------------------------------------------------------------------
     def _after_load(self) -> None:

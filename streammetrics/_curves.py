@@ -6,7 +6,11 @@ P and N. ROC and PR curves, AUROC with ``max_fpr``, average precision (plain, in
 11-point), the trapezoidal PR area and threshold selection are all computed from it, exactly as
 scikit-learn factors its curves through ``_binary_clf_curve``. The exact sorted buffer produces
 the counts by ranking sorted scores (:func:`counts_from_sorted`); any other producer (binned
-counts: cumulative sums of per-bin counts) can feed the same views.
+counts: cumulative sums of per-bin counts, :func:`counts_from_bins`) feeds the same views.
+
+The certificates live here too: every ``*_bounds`` function returns a certified (low, high)
+interval holding the value on the exact data behind binned counts, and (v, v) for exact counts;
+:func:`guard` widens computed ends against the rounding of their own evaluation.
 
 Conventions: a sample is predicted positive at threshold t iff its score >= t; tied scores move
 together; ROC curves start at (0, 0) with threshold +inf (scikit-learn's layout); PR curves have
@@ -17,41 +21,35 @@ one point per distinct score in decreasing-threshold order (without scikit-learn
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
-from ._base import UndefinedMetricWarning
-from ._params import real_param
-from ._warnings import warn
+from ._sort_kernels import suffix_weight, threshold_counts
 
 __all__ = [
     "ThresholdCounts",
+    "Polyline",
     "counts_from_sorted",
-    "ROCCurveResult",
-    "PRCurveResult",
-    "OperatingPoint",
-    "CRITERIA",
-    "average_precision",
-    "roc_auc_from_counts",
+    "counts_from_bins",
+    "distinct_desc",
     "drop_intermediate_points",
+    "kept_points",
+    "roc_arrays",
+    "roc_auc_from_counts",
+    "roc_auc_bounds",
+    "roc_envelope",
+    "average_precision",
+    "average_precision_bounds",
+    "average_precision_certified",
+    "roc_auc_certified",
+    "auroc_bounds",
+    "ap_bounds",
+    "guard",
 ]
 
 #: A curve as (x, y) arrays.
 Polyline = tuple[np.ndarray, np.ndarray]
-
-CRITERIA = (
-    "accuracy",
-    "youden",
-    "closest",
-    "tpr_at_tnr",
-    "tnr_at_tpr",
-    "precision_at_recall",
-    "recall_at_precision",
-    "f1",
-    "fbeta",
-)
 
 
 @dataclass(frozen=True)
@@ -92,14 +90,7 @@ class ThresholdCounts:
 def _suffix_weight(v: np.ndarray, w: np.ndarray | None, t: np.ndarray) -> np.ndarray:
     """Weight of the elements of ascending ``v`` that are >= each t (summed from the top, the
     order scikit-learn's cumulative sums use)."""
-    n = v.shape[0]
-    above = n - np.searchsorted(v, t, "left")
-    if w is None:
-        return above.astype(np.float64)
-    top = np.empty(n + 1)
-    top[0] = 0.0
-    np.cumsum(w[::-1], out=top[1:])
-    return top[above]
+    return suffix_weight(w, v.shape[0] - np.searchsorted(v, t, "left"))
 
 
 def counts_from_sorted(
@@ -111,20 +102,12 @@ def counts_from_sorted(
 ) -> ThresholdCounts:
     """Counts at ``thresholds`` (default: every distinct score) from ascending score arrays.
 
-    ``pos_w`` / ``neg_w`` are the weights (``None``: unit weights). Cost O((n + T) log n) for T
-    thresholds: one linear merge of the two sorted runs for the distinct scores, then two
-    ``searchsorted`` passes.
+    ``pos_w`` / ``neg_w`` are the weights (``None``: unit weights). Cost O(n) for the default
+    thresholds (one linear merge of the two sorted runs, see
+    :func:`streammetrics._sort_kernels.threshold_counts`), O((n + T) log n) for T given ones.
     """
-    if thresholds is None:
-        both = np.concatenate([pos, neg]).astype(np.float64, copy=False)
-        both.sort(kind="stable")  # two sorted runs: a linear merge
-        if both.shape[0]:
-            last = np.empty(both.shape[0], dtype=bool)
-            np.not_equal(both[1:], both[:-1], out=last[:-1])
-            last[-1] = True
-            thresholds = both[last][::-1]
-        else:
-            thresholds = both
+    if thresholds is None:  # one linear merge of the two runs, no binary search
+        return ThresholdCounts(*threshold_counts(pos, pos_w, neg, neg_w))
     tps = _suffix_weight(pos, pos_w, thresholds)
     fps = _suffix_weight(neg, neg_w, thresholds)
     # totals summed in the same order as the counts, so the lowest threshold gives exactly P, N
@@ -134,12 +117,36 @@ def counts_from_sorted(
     return ThresholdCounts(np.asarray(thresholds, dtype=np.float64), tps, fps, total_pos, total_neg)
 
 
+def distinct_desc(v: np.ndarray) -> np.ndarray:
+    """Distinct values of an ascending array, in decreasing order (float64). O(n)."""
+    if v.shape[0] == 0:
+        return v.astype(np.float64)
+    last = np.empty(v.shape[0], dtype=bool)
+    np.not_equal(v[1:], v[:-1], out=last[:-1])
+    last[-1] = True
+    return v[last][::-1].astype(np.float64)
+
+
+def counts_from_bins(
+    pos: np.ndarray, neg: np.ndarray, edges: np.ndarray, binned: bool
+) -> ThresholdCounts:
+    """Counts at the lower edges of bins given in *increasing* score order: per bin its
+    positive and negative weight (``pos``, ``neg``) and the smallest score it can hold
+    (``edges``). The counts of "score >= edge" are exact; ``binned`` says whether a bin may hold
+    several distinct scores (then the order inside it is unknown and the views certify it).
+    The one place bins become threshold counts. O(b)."""
+    tps, fps = np.cumsum(pos[::-1]), np.cumsum(neg[::-1])
+    P = float(tps[-1]) if tps.shape[0] else 0.0
+    N = float(fps[-1]) if fps.shape[0] else 0.0
+    return ThresholdCounts(np.asarray(edges, dtype=np.float64)[::-1], tps, fps, P, N, binned)
+
+
 def drop_intermediate_points(counts: ThresholdCounts) -> ThresholdCounts:
     """Drop thresholds whose ROC point is collinear with its neighbours (scikit-learn's rule:
     keep the ends and every point where the second difference of fps or tps is non-zero)."""
     if counts.fps.shape[0] <= 2:
         return counts
-    idx = _kept_points(counts)
+    idx = kept_points(counts)
     return ThresholdCounts(
         counts.thresholds[idx],
         counts.tps[idx],
@@ -150,8 +157,8 @@ def drop_intermediate_points(counts: ThresholdCounts) -> ThresholdCounts:
     )
 
 
-def _kept_points(counts: ThresholdCounts) -> np.ndarray:
-    """Indices :func:`drop_intermediate_points` keeps."""
+def kept_points(counts: ThresholdCounts) -> np.ndarray:
+    """Indices of the points :func:`drop_intermediate_points` keeps. O(T)."""
     fps, tps = counts.fps, counts.tps
     if fps.shape[0] <= 2:
         return np.arange(fps.shape[0])
@@ -159,7 +166,9 @@ def _kept_points(counts: ThresholdCounts) -> np.ndarray:
     return np.flatnonzero(keep)
 
 
-def _roc_arrays(counts: ThresholdCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def roc_arrays(counts: ThresholdCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fpr, tpr, thresholds) in scikit-learn's layout: (0, 0) at threshold +inf first, nan
+    rates when N (fpr) or P (tpr) is 0. O(T)."""
     tps = np.concatenate([[0.0], counts.tps])
     fps = np.concatenate([[0.0], counts.fps])
     thr = np.concatenate([[np.inf], counts.thresholds])
@@ -174,7 +183,7 @@ def roc_auc_from_counts(counts: ThresholdCounts, max_fpr: float | None = None) -
     0. O(T)."""
     if counts.total_pos <= 0 or counts.total_neg <= 0:
         return math.nan
-    fpr, tpr, _ = _roc_arrays(drop_intermediate_points(counts))
+    fpr, tpr, _ = roc_arrays(drop_intermediate_points(counts))
     if max_fpr is None or max_fpr == 1:
         return float(np.trapezoid(tpr, fpr))
     stop = int(np.searchsorted(fpr, max_fpr, "right"))
@@ -184,7 +193,7 @@ def roc_auc_from_counts(counts: ThresholdCounts, max_fpr: float | None = None) -
     return _mcclish(float(np.trapezoid(tpr, fpr)), max_fpr)
 
 
-def _guard(lo: float, hi: float, floor: float = 0.0, ceil: float = 1.0) -> tuple[float, float]:
+def guard(lo: float, hi: float, floor: float = 0.0, ceil: float = 1.0) -> tuple[float, float]:
     """Widen certified ends by 1e-12 relative against the rounding of their own evaluation."""
     eps = 1e-12
     return max(floor, lo - eps * max(1.0, abs(lo))), min(ceil, hi + eps * max(1.0, abs(hi)))
@@ -233,21 +242,29 @@ def _mcclish(partial: float, max_fpr: float) -> float:
     return 0.5 * (1 + (partial - min_area) / (max_fpr - min_area))
 
 
-def roc_auc_bounds(counts: ThresholdCounts, max_fpr: float | None = None) -> tuple[float, float]:
-    """Certified (low, high) of the AUROC (McClish-standardised partial AUROC with ``max_fpr``)
-    of the exact data behind ``counts``: the areas under :func:`roc_envelope`'s polylines (up
-    to ``max_fpr``; the standardisation is increasing in the area). Exact counts: (v, v). nan
+def roc_auc_certified(
+    counts: ThresholdCounts, max_fpr: float | None = None
+) -> tuple[float, float, float]:
+    """(value, low, high) of the AUROC (McClish-standardised partial AUROC with ``max_fpr``):
+    the value of :func:`roc_auc_from_counts` and a certified interval holding the AUROC of the
+    exact data behind ``counts`` -- the areas under :func:`roc_envelope`'s polylines (up to
+    ``max_fpr``; the standardisation is increasing in the area). Exact counts: (v, v, v). nan
     if P or N is 0. O(T)."""
     v = roc_auc_from_counts(counts, max_fpr)
     if math.isnan(v) or not counts.mixed().any():
-        return v, v
+        return v, v, v
     stop = 1.0 if max_fpr is None else max_fpr
     (lx, ly), (ux, uy) = roc_envelope(counts)
     lo, hi = _partial_area(lx, ly, stop), _partial_area(ux, uy, stop)
     if stop != 1.0:
         lo, hi = _mcclish(lo, stop), _mcclish(hi, stop)
-    lo, hi = _guard(lo, hi)
-    return min(lo, v), max(hi, v)
+    lo, hi = guard(lo, hi)
+    return v, min(lo, v), max(hi, v)
+
+
+def roc_auc_bounds(counts: ThresholdCounts, max_fpr: float | None = None) -> tuple[float, float]:
+    """The (low, high) of :func:`roc_auc_certified`. O(T)."""
+    return roc_auc_certified(counts, max_fpr)[1:]
 
 
 def corner_counts(counts: ThresholdCounts) -> ThresholdCounts:
@@ -265,32 +282,38 @@ def corner_counts(counts: ThresholdCounts) -> ThresholdCounts:
     return ThresholdCounts(thr[keep], tps[keep], fps[keep], counts.total_pos, counts.total_neg)
 
 
-def average_precision_bounds(
+def average_precision_certified(
     counts: ThresholdCounts, interpolated: bool = False, eleven_point: bool = False
-) -> tuple[float, float]:
-    """Certified (low, high) of the average precision of the exact data behind ``counts``.
+) -> tuple[float, float, float]:
+    """(value, low, high): :func:`average_precision` of ``counts`` and a certified interval
+    holding the average precision of the exact data behind them.
 
-    Step AP: :func:`streammetrics._bins.ap_bounds` over the bins. Interpolated and 11-point AP
+    Step AP: :func:`ap_bounds` over the bins. Interpolated and 11-point AP
     are integrals of P_interp(r) = max{precision of a point with recall >= r}, which only grows
     with the point set: the exact points include the exact edge points (low end = the value
     over the edges) and are each dominated by an edge point or a box corner
     (:func:`corner_counts`; high end = the value over edges and corners); both ends are
-    attained by some order inside the bins. Exact counts: (v, v). nan if P = 0. O(T).
+    attained by some order inside the bins. Exact counts: (v, v, v). nan if P = 0. O(T).
     """
     v = average_precision(counts, interpolated, eleven_point)
     if math.isnan(v) or not counts.binned:
-        return v, v
+        return v, v, v
     if interpolated or eleven_point:
         if not counts.mixed().any():
-            return v, v
+            return v, v, v
         hi = average_precision(corner_counts(counts), interpolated, eleven_point)
-        lo, hi = _guard(v, hi)
-        return min(lo, v), max(hi, v)
-    from ._bins import ap_bounds  # _bins imports this module
-
+        lo, hi = guard(v, hi)
+        return v, min(lo, v), max(hi, v)
     dp, dn = counts.steps()
-    lo, hi = _guard(*ap_bounds(dp[::-1], dn[::-1]))
-    return min(lo, v), max(hi, v)
+    lo, hi = guard(*ap_bounds(dp[::-1], dn[::-1]))
+    return v, min(lo, v), max(hi, v)
+
+
+def average_precision_bounds(
+    counts: ThresholdCounts, interpolated: bool = False, eleven_point: bool = False
+) -> tuple[float, float]:
+    """The (low, high) of :func:`average_precision_certified`. O(T)."""
+    return average_precision_certified(counts, interpolated, eleven_point)[1:]
 
 
 def average_precision(
@@ -323,448 +346,54 @@ def average_precision(
     return float(max(0.0, float(np.sum((recall - prev) * precision))))
 
 
-# -- operating points and threshold selection ----------------------------------------------------
-_METRICS = ("tpr", "recall", "sensitivity", "fpr", "tnr", "specificity", "fnr", "precision", "npv",
-            "accuracy", "youden", "f1", "fbeta")
+# -- certificates from per-bin weights (increasing score) --------------------------------------
+def auroc_bounds(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float, float]:
+    """(estimate, low, high) of the AUROC from per-bin weights in *increasing* score order.
 
-
-@dataclass(frozen=True)
-class OperatingPoint:
-    """Confusion counts and metrics at one threshold (predicted positive iff score >= threshold).
-
-    ``float(point)`` is the threshold. Undefined ratios are nan.
-
-    Certificates (binned accumulators; for exact ones they are trivial):
-
-    * ``tp_range`` / ``fp_range``: ``None`` when ``tp`` / ``fp`` are the exact counts at the
-      threshold; otherwise the certified (low, high) range of the exact count (a threshold
-      strictly inside a bin of a binned state; ``tp``/``fp`` are then the counts at the bin edge
-      above it, the ``low`` ends). ``bounds(metric)`` gives the certified range of any metric
-      (every metric is monotone in tp and in fp, so its extremes are at the box's corners).
-    * from ``best_threshold``: ``score`` is the criterion's value at ``threshold`` (exact; for
-      ``"closest"`` the negated distance), ``score_bound`` a certified upper bound on the value
-      any threshold could reach on the data (equal to ``score`` when this threshold is certainly
-      optimal, always for exact accumulators), and ``search_range`` the open score interval
-      (low, high) outside of which no strictly better threshold exists (``None`` if none can).
+    Estimate A = (Σ_b p_b·(Σ_{b'<b} n_b') + ½ Σ_b p_b·n_b) / (P·N) (ties-as-half = the trapezoid
+    over the bin edges); the exact AUROC lies in A ± ½ Σ_b p_b·n_b / (P·N) (SPEC section 3).
+    nan if P or N is 0. O(b).
     """
-
-    threshold: float
-    tp: float
-    fp: float
-    fn: float
-    tn: float
-    criterion: str | None = None
-    value: float | None = field(default=None)
-    score: float | None = None
-    score_bound: float | None = None
-    search_range: tuple[float, float] | None = None
-    tp_range: tuple[float, float] | None = None
-    fp_range: tuple[float, float] | None = None
-
-    def __float__(self) -> float:
-        return float(self.threshold)
-
-    @staticmethod
-    def _ratio(a: float, b: float) -> float:
-        return a / b if b > 0 else math.nan
-
-    @property
-    def is_exact(self) -> bool:
-        """True when ``tp`` and ``fp`` (so every metric here) are the exact values."""
-        return self.tp_range is None and self.fp_range is None
-
-    @property
-    def tpr(self) -> float:
-        """Recall / sensitivity TP / P."""
-        return self._ratio(self.tp, self.tp + self.fn)
-
-    recall = sensitivity = tpr
-
-    @property
-    def fpr(self) -> float:
-        return self._ratio(self.fp, self.fp + self.tn)
-
-    @property
-    def tnr(self) -> float:
-        """Specificity TN / N."""
-        return self._ratio(self.tn, self.fp + self.tn)
-
-    specificity = tnr
-
-    @property
-    def fnr(self) -> float:
-        return self._ratio(self.fn, self.tp + self.fn)
-
-    @property
-    def precision(self) -> float:
-        return self._ratio(self.tp, self.tp + self.fp)
-
-    @property
-    def npv(self) -> float:
-        return self._ratio(self.tn, self.tn + self.fn)
-
-    @property
-    def accuracy(self) -> float:
-        return self._ratio(self.tp + self.tn, self.tp + self.fp + self.fn + self.tn)
-
-    @property
-    def youden(self) -> float:
-        return self.tpr - self.fpr
-
-    @property
-    def f1(self) -> float:
-        return self.fbeta(1.0)
-
-    def fbeta(self, beta: float = 1.0) -> float:
-        b2 = beta * beta
-        return self._ratio((1 + b2) * self.tp, (1 + b2) * self.tp + b2 * self.fn + self.fp)
-
-    def bounds(self, metric: str, *, beta: float = 1.0) -> tuple[float, float]:
-        """Certified (low, high) of ``metric`` (a property name: "tpr", "fpr", "tnr", "fnr",
-        "precision", "npv", "accuracy", "youden", "f1", "fbeta", ...) at this threshold:
-        (v, v) when exact, else the extremes over the corners of the count box (undefined
-        corners left out; nan if all are). O(1)."""
-        if metric not in _METRICS:
-            raise ValueError(f"metric: must be one of {_METRICS}, got {metric!r}")
-
-        def at(tp: float, fp: float) -> float:
-            pt = OperatingPoint(self.threshold, tp, fp, self.tp + self.fn - tp, self.fp + self.tn - fp)
-            return pt.fbeta(beta) if metric == "fbeta" else float(getattr(pt, metric))
-
-        if self.is_exact:
-            v = at(self.tp, self.fp)
-            return v, v
-        tps = self.tp_range or (self.tp, self.tp)
-        fps = self.fp_range or (self.fp, self.fp)
-        vals = np.array([at(t, f) for t in tps for f in fps])
-        if np.isnan(vals).all():
-            return math.nan, math.nan
-        return float(np.nanmin(vals)), float(np.nanmax(vals))
-
-    def __repr__(self) -> str:
-        extra = "" if self.is_exact else ", inexact"
-        if self.score_bound is not None and self.score is not None and self.score_bound > self.score:
-            extra += f", score={self.score:.6g} <= {self.score_bound:.6g}"
-        return (
-            f"OperatingPoint(threshold={self.threshold!r}, tpr={self.tpr:.6g}, fpr={self.fpr:.6g}, "
-            f"precision={self.precision:.6g}, accuracy={self.accuracy:.6g}{extra})"
-        )
+    P, N = float(pos.sum()), float(neg.sum())
+    if P <= 0 or N <= 0:
+        return math.nan, math.nan, math.nan
+    if P * N < 2.0**61 and (pos == np.floor(pos)).all() and (neg == np.floor(neg)).all():
+        # integer weights: 2U and the tied mass as exact integers, one correctly rounded division
+        pi, ni = pos.astype(np.int64), neg.astype(np.int64)
+        bi = np.cumsum(ni) - ni
+        tied = int(np.dot(pi, ni))
+        u2 = 2 * int(np.dot(pi, bi)) + tied
+        den = 2 * int(P) * int(N)
+        return u2 / den, max(0.0, (u2 - tied) / den), min(1.0, (u2 + tied) / den)
+    below = np.cumsum(neg) - neg
+    within = float(np.dot(pos, neg))
+    a = (float(np.dot(pos, below)) + 0.5 * within) / (P * N)
+    half = 0.5 * within / (P * N)
+    return a, max(0.0, a - half), min(1.0, a + half)
 
 
-def _point(counts: ThresholdCounts, i: int, criterion: str | None = None) -> OperatingPoint:
-    tp, fp = float(counts.tps[i]), float(counts.fps[i])
-    return OperatingPoint(
-        float(counts.thresholds[i]), tp, fp, counts.total_pos - tp, counts.total_neg - fp, criterion
-    )
+def ap_bounds(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
+    """Certified (low, high) of the average precision from per-bin weights in increasing order.
 
-
-def operating_point_at(counts: ThresholdCounts, threshold: float) -> OperatingPoint:
-    """Counts at an arbitrary threshold: those of the lowest distinct score that is >= it.
-    Binned counts: exact at a bin edge or outside the data; strictly inside a bin the counts
-    of the edge above it with ``tp_range`` / ``fp_range`` spanning the bin. O(log T)."""
-    t = real_param(threshold, "threshold", "a number (+-inf allowed, not NaN)", allow_inf=True)
-    thr = counts.thresholds
-    n_t = thr.shape[0]
-    # thresholds are decreasing; count of distinct scores >= t
-    k = int(n_t - np.searchsorted(thr[::-1], t, "left"))
-    tp = float(counts.tps[k - 1]) if k else 0.0
-    fp = float(counts.fps[k - 1]) if k else 0.0
-    tp_range = fp_range = None
-    if counts.binned and k < n_t and (k == 0 or thr[k - 1] != t):
-        # t is strictly above bin k's lower edge (and below the next edge): bin k is split
-        hi_tp, hi_fp = float(counts.tps[k]), float(counts.fps[k])
-        if hi_tp > tp:
-            tp_range = (tp, hi_tp)
-        if hi_fp > fp:
-            fp_range = (fp, hi_fp)
-    return OperatingPoint(
-        t, tp, fp, counts.total_pos - tp, counts.total_neg - fp, tp_range=tp_range, fp_range=fp_range
-    )
-
-
-def _criterion_scores(
-    tp: np.ndarray, fp: np.ndarray, P: float, N: float, criterion: str, v: float, beta: float
-) -> np.ndarray:
-    """The criterion at counts (tp, fp) (nan where infeasible or undefined); every criterion is
-    non-decreasing in tp and non-increasing in fp, feasibility too. O(len(tp))."""
-    fn, tn = P - tp, N - fp
+    With T_b, F_b the positive / negative weight above bin b: the high end ranks each bin's
+    positives first, (1/P) Σ_b p_b (T_b + p_b) / (T_b + F_b + p_b); the low end ranks its
+    negatives first and bounds the positives' precisions from below by an integral,
+    (1/P) Σ_b [p_b − (F_b + n_b)·ln(1 + p_b / (T_b + F_b + n_b))] (valid for any weights; for
+    unit weights within O(p_b / (T_b + F_b + n_b)²) of the exact minimum of the notes). nan if
+    P = 0. O(b).
+    """
+    P = float(pos.sum())
+    if P <= 0:
+        return math.nan, math.nan
+    p, n = pos[::-1], neg[::-1]  # decreasing score
+    T = np.cumsum(p) - p
+    F = np.cumsum(n) - n
+    m = p > 0
+    p, n, T, F = p[m], n[m], T[m], F[m]
+    hi = float(np.sum(p * (T + p) / (T + F + p))) / P
+    x = T + F + n
+    fn = F + n
     with np.errstate(divide="ignore", invalid="ignore"):
-        tpr = tp / P
-        fpr = fp / N
-        tnr = tn / N
-        precision = tp / (tp + fp)
-        if criterion == "accuracy":
-            return (tp + tn) / (P + N)
-        if criterion == "youden":
-            return tpr - fpr
-        if criterion == "closest":
-            return -np.sqrt(fpr * fpr + (1.0 - tpr) ** 2)
-        if criterion == "tpr_at_tnr":
-            return np.where(tnr >= v, tpr, np.nan)
-        if criterion == "tnr_at_tpr":
-            return np.where(tpr >= v, tnr, np.nan)
-        if criterion == "precision_at_recall":
-            return np.where(tpr >= v, precision, np.nan)
-        if criterion == "recall_at_precision":
-            return np.where(precision >= v, tpr, np.nan)
-        b2 = 1.0 if criterion == "f1" else beta * beta
-        return (1 + b2) * tp / ((1 + b2) * tp + b2 * fn + fp)
-
-
-def best_threshold(
-    counts: ThresholdCounts, criterion: str, value: float | None = None, beta: float = 1.0
-) -> OperatingPoint:
-    """The threshold that is best under ``criterion`` among the distinct scores (ties go to the
-    higher threshold). See :data:`CRITERIA`; the constrained criteria need ``value`` in [0, 1].
-    If no threshold satisfies the constraint (or the criterion is undefined on the data), the
-    result has threshold nan and an :class:`UndefinedMetricWarning` is issued.
-
-    Binned counts: the candidates are the bin edges, where the counts (so ``score``) are exact
-    and attained; a threshold inside a bin holding both classes (or inside the top bin, whose
-    upper neighbour -- nothing predicted positive -- is no candidate) reaches at most the
-    criterion at the bin's corner (tp of its lower edge, fp of its upper edge, 0 above the top
-    bin): ``score_bound`` is the
-    largest of those and ``score`` (certified), ``search_range`` the hull of the bins whose
-    corner beats ``score``. Exact counts: ``score_bound = score``, ``search_range = None``. O(T).
-    """
-    if criterion not in CRITERIA:
-        raise ValueError(f"criterion: must be one of {CRITERIA}, got {criterion!r}")
-    constrained = criterion in ("tpr_at_tnr", "tnr_at_tpr", "precision_at_recall", "recall_at_precision")
-    if constrained:
-        if value is None or isinstance(value, bool):
-            raise ValueError(f"value: criterion {criterion!r} needs value= in [0, 1]")
-        value = real_param(value, "value", "a number in [0, 1]")
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"value: must be in [0, 1], got {value!r}")
-    elif value is not None:
-        raise ValueError(f"value: criterion {criterion!r} takes no value")
-    beta = real_param(beta, "beta", "a finite number > 0")
-    if criterion == "fbeta" and not beta > 0:
-        raise ValueError(f"beta: must be finite and > 0, got {beta!r}")
-    P, N = counts.total_pos, counts.total_neg
-    v = 0.0 if value is None else value
-    score = _criterion_scores(counts.tps, counts.fps, P, N, criterion, v, beta)
-    defined = counts.tps.shape[0] > 0 and not np.isnan(score).all()
-    best = float(np.nanmax(score)) if defined else math.nan
-    # certificate: the corners of the mixed bins
-    bound, search = best, None
-    mixed = counts.mixed()
-    if counts.binned and mixed.shape[0] and counts.fps[0] > 0:
-        # the top bin's points inside may also beat its edge when it holds only negatives: its
-        # upper neighbour (nothing predicted positive) is no candidate; its corner is (tp_0, 0)
-        mixed[0] = True
-    if mixed.any():
-        _, fp0 = counts.previous()
-        corner = _criterion_scores(counts.tps, fp0, P, N, criterion, v, beta)
-        better = mixed & ~np.isnan(corner)
-        if defined:
-            better &= corner > best
-        if better.any():
-            idx = np.flatnonzero(better)
-            top = float(np.max(corner[idx]))
-            bound = _guard(top, top, -math.inf, math.inf)[1]
-            upper = np.concatenate([[np.inf], counts.thresholds[:-1]])
-            search = (float(counts.thresholds[idx].min()), float(upper[idx].max()))
-    if not defined:
-        warn(
-            f"best_threshold: no threshold satisfies {criterion!r}"
-            + (f" with value={value}" if value is not None else "")
-            + " on the data seen; returning threshold nan",
-            UndefinedMetricWarning,
-        )
-        nan = math.nan
-        return OperatingPoint(nan, nan, nan, nan, nan, criterion, value, nan, bound, search)
-    i = int(np.nanargmax(score))  # first maximum = highest threshold
-    pt = _point(counts, i, criterion)
-    return OperatingPoint(pt.threshold, pt.tp, pt.fp, pt.fn, pt.tn, criterion, value, best, bound, search)
-
-
-class _CurveResult:
-    """Shared part of the curve results: the counts, ``at`` and ``best_threshold``."""
-
-    counts: ThresholdCounts
-
-    def at(self, threshold: float) -> OperatingPoint:
-        """Confusion counts and metrics at ``threshold`` (score >= threshold is positive); from a
-        binned state, a threshold strictly inside a bin gives count ranges (see
-        :class:`OperatingPoint`). O(log T)."""
-        return operating_point_at(self.counts, threshold)
-
-    def best_threshold(
-        self, criterion: str, value: float | None = None, *, beta: float = 1.0
-    ) -> OperatingPoint:
-        """Best threshold under ``criterion`` (see :data:`CRITERIA`); ties go to the higher
-        threshold; candidates are the distinct scores (never the curve's +inf start), or the bin
-        edges of a binned state, where the result is exact, with ``score_bound`` /
-        ``search_range`` certifying how much better a threshold inside a bin could be. O(T)."""
-        return best_threshold(self.counts, criterion, value, beta)
-
-    @property
-    def is_exact(self) -> bool:
-        """True when the whole curve is known (every segment exact)."""
-        return bool(np.all(self.exact))
-
-    exact: np.ndarray
-
-    @property
-    def total_pos(self) -> float:
-        return self.counts.total_pos
-
-    @property
-    def total_neg(self) -> float:
-        return self.counts.total_neg
-
-
-class ROCCurveResult(_CurveResult):
-    """A ROC curve: ``fpr``, ``tpr``, ``thresholds`` in scikit-learn's layout (``thresholds[0] =
-    +inf`` at (0, 0), then the distinct scores in decreasing order). ``drop_intermediate=True``
-    keeps only the corners, as ``roc_curve(drop_intermediate=True)``. ``area()`` is the AUROC
-    (trapezoid). fpr (tpr) is nan when there are no negatives (positives).
-
-    From a binned state the points are at the bin edges and each is an exact point of the exact
-    curve (its threshold: the lowest score of the bin); ``exact[i]`` says whether the exact
-    curve between point i - 1 and point i is the straight segment drawn (always for exact
-    accumulators) or only known to lie in their box, ``envelope()`` gives the two polylines
-    around it and ``area_bounds()`` the certified area.
-    """
-
-    def __init__(self, counts: ThresholdCounts, drop_intermediate: bool = False) -> None:
-        self.counts = counts
-        mixed = counts.mixed()
-        if drop_intermediate:
-            idx = _kept_points(counts)
-            shown = drop_intermediate_points(counts)
-            # a kept segment is exact iff every segment it replaces is
-            seen = np.concatenate([[0], np.cumsum(mixed)])
-            prev = np.concatenate([[-1], idx[:-1]])
-            seg_mixed = seen[idx + 1] - seen[prev + 1] > 0
-        else:
-            shown, seg_mixed = counts, mixed
-        self.fpr, self.tpr, self.thresholds = _roc_arrays(shown)
-        self.exact = np.concatenate([[True], ~seg_mixed])
-
-    def area(self, max_fpr: float | None = None) -> float:
-        """AUROC (McClish-standardised partial area with ``max_fpr``); nan if undefined.
-        Binned state: the trapezoid over the bin edges (ties inside a bin count 1/2)."""
-        return roc_auc_from_counts(self.counts, max_fpr)
-
-    def area_bounds(self, max_fpr: float | None = None) -> tuple[float, float]:
-        """Certified (low, high) of the exact AUROC (partial, standardised, with ``max_fpr``):
-        the areas under ``envelope()``; (v, v) for an exact curve. O(T)."""
-        return roc_auc_bounds(self.counts, max_fpr)
-
-    def envelope(self) -> tuple[Polyline, Polyline]:
-        """``(lower, upper)``, each an ``(fpr, tpr)`` polyline from (0, 0) to (1, 1): the exact
-        ROC curve lies between them. Exact curve: both are the curve. O(T)."""
-        return roc_envelope(self.counts)
-
-    def __iter__(self) -> Any:  # fpr, tpr, thresholds = curve
-        return iter((self.fpr, self.tpr, self.thresholds))
-
-    def __repr__(self) -> str:
-        extra = "" if self.is_exact else ", binned"
-        return (
-            f"ROCCurveResult(points={self.fpr.shape[0]}, P={self.total_pos:g}, "
-            f"N={self.total_neg:g}{extra})"
-        )
-
-
-class PRCurveResult(_CurveResult):
-    """A precision-recall curve: ``precision``, ``recall``, ``thresholds``, one point per distinct
-    score in decreasing-threshold order (scikit-learn's ``precision_recall_curve`` reversed,
-    without its appended (recall 0, precision 1) point). Recall is nan when there are no
-    positives.
-
-    From a binned state the points are at the bin edges, each an exact point of the exact curve.
-    The exact curve's points with a threshold in [thresholds[i], thresholds[i - 1]) (bin i) have
-    recall in [recall[i - 1], recall[i]] (recall[-1] = 0) and precision in
-    [``precision_low[i]``, ``precision_high[i]``] = [tp_{i-1} / (tp_{i-1} + fp_i), tp_i / (tp_i +
-    fp_{i-1})] (the box's worst and best corners); ``exact[i]`` is True when that range is the
-    single value ``precision[i]`` (always for exact accumulators). ``envelope()`` draws those
-    boxes, ``area_bounds(method)`` certifies every area.
-    """
-
-    def __init__(self, counts: ThresholdCounts) -> None:
-        self.counts = counts
-        tps, fps = counts.tps, counts.fps
-        ps = tps + fps
-        self.precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
-        if counts.total_pos > 0:
-            self.recall = tps / counts.total_pos
-        else:
-            self.recall = np.full(tps.shape, np.nan)
-        self.thresholds = counts.thresholds
-        if counts.binned:
-            tp0, fp0 = counts.previous()
-            self.precision_low = _corner_precision(tp0, fps, 1.0)
-            self.precision_high = _corner_precision(tps, fp0, 0.0)
-        else:
-            self.precision_low = self.precision_high = self.precision
-        self.exact = self.precision_low == self.precision_high
-
-    def area(self, method: str = "step") -> float:
-        """Area under the PR curve. ``"step"``: average precision (no interpolation);
-        ``"interpolated"``: interpolated AP; ``"eleven_point"``: 11-point interpolated AP;
-        ``"trapezoid"``: trapezoidal area over the curve with the (recall 0, precision 1) start
-        point, i.e. scikit-learn's ``auc(recall, precision)`` -- optimistic, labelled as such.
-        nan when there are no positives. Binned state: the value over the bin edges (a bin's
-        scores count as tied)."""
-        if method == "step":
-            return average_precision(self.counts)
-        if method == "interpolated":
-            return average_precision(self.counts, interpolated=True)
-        if method == "eleven_point":
-            return average_precision(self.counts, eleven_point=True)
-        if method == "trapezoid":
-            if self.counts.total_pos <= 0:
-                return math.nan
-            r = np.concatenate([[0.0], self.recall])
-            p = np.concatenate([[1.0], self.precision])
-            return float(np.trapezoid(p, r))
-        raise ValueError(
-            f"method: must be 'step', 'interpolated', 'eleven_point' or 'trapezoid', got {method!r}"
-        )
-
-    def area_bounds(self, method: str = "step") -> tuple[float, float]:
-        """Certified (low, high) of ``area(method)`` on the exact data; (v, v) for an exact
-        curve. Step / interpolated / 11-point: :func:`average_precision_bounds`; trapezoid: the
-        exact polyline stays in the boxes, so Σ_i Δrecall_i · precision_low/high[i]. O(T)."""
-        v = self.area(method)
-        if math.isnan(v) or not self.counts.binned:
-            return v, v
-        if method == "trapezoid":
-            dr = np.diff(self.recall, prepend=0.0)
-            lo = float(np.sum(dr * self.precision_low))
-            hi = float(np.sum(dr * self.precision_high))
-            lo, hi = _guard(lo, hi)
-            return min(lo, v), max(hi, v)
-        return average_precision_bounds(self.counts, method == "interpolated", method == "eleven_point")
-
-    def envelope(self) -> tuple[Polyline, Polyline]:
-        """``(lower, upper)``, each a ``(recall, precision)`` step polyline over recall from 0:
-        bin i spans recall [recall[i - 1], recall[i]] at ``precision_low[i]`` /
-        ``precision_high[i]``; every point of the exact PR curve lies between them. O(T)."""
-        r0 = np.concatenate([[0.0], self.recall])[:-1]
-        x = np.stack([r0, self.recall], 1).ravel()
-        return (
-            (x, np.repeat(self.precision_low, 2)),
-            (x, np.repeat(self.precision_high, 2)),
-        )
-
-    def __iter__(self) -> Any:  # precision, recall, thresholds = curve
-        return iter((self.precision, self.recall, self.thresholds))
-
-    def __repr__(self) -> str:
-        extra = "" if self.is_exact else ", binned"
-        return (
-            f"PRCurveResult(points={self.precision.shape[0]}, P={self.total_pos:g}, "
-            f"N={self.total_neg:g}{extra})"
-        )
-
-
-def _corner_precision(tp: np.ndarray, fp: np.ndarray, empty: float) -> np.ndarray:
-    """tp / (tp + fp) at a box corner. A corner (0, 0) is no point of the curve: as the low
-    corner (tp_{i-1}, fp_i) it means the bin holds only positives (every point has precision
-    1), as the high corner (tp_i, fp_{i-1}) only negatives (precision 0): ``empty``."""
-    den = tp + fp
-    return np.divide(tp, den, out=np.full(tp.shape, empty), where=den != 0)
+        lo_terms = np.where(fn > 0, p - fn * np.log1p(p / np.where(x > 0, x, 1.0)), p)
+    lo = float(np.sum(lo_terms)) / P
+    return max(0.0, lo), min(1.0, hi)

@@ -1,17 +1,157 @@
 """Constructor arguments: one check per kind of parameter, shared by every public class, so a
 wrong argument is a ``ValueError`` that names it, states the rule and shows the value -- the same
 whether the class is built directly or by ``load`` from a file's configuration.
+
+A parameter is declared once as a :class:`Param` -- its kind (int, real number, number, flag,
+choice), range or choices, whether ``None`` passes, and the rule as the message words it -- and
+checked by :func:`check_param`::
+
+    K = Param("int", "must be an int >= 1", low=1)
+    k = check_param(k, "k", K)   # ValueError "k: must be an int >= 1, got 0"
 """
 
 from __future__ import annotations
 
 import math
 import os
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["check_fits", "float_array_param", "real_param"]
+__all__ = ["FLAG", "IGNORE_INDEX", "Param", "check_fits", "check_param", "float_array_param", "real_param"]
+
+ParamKind = Literal["int", "real", "number", "flag", "choice"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """How one constructor argument is checked (see :func:`check_param`).
+
+    Parameters
+    ----------
+    kind : {"int", "real", "number", "flag", "choice"}
+        ``"int"``: a Python or numpy integer, not a bool, returned as ``int``. ``"real"``: a real
+        number (int, float or numpy scalar of either; not a bool or string), returned as
+        ``float``. ``"number"``: anything ``float()`` takes, returned as ``float``. ``"flag"``:
+        ``True`` or ``False`` (a numpy bool too), returned as ``bool``. ``"choice"``: one of
+        ``choices`` -- a string equal to a string choice, a bool (numpy too) equal to a bool
+        choice, ``None`` for a ``None`` choice -- returned as that choice.
+    rule : str
+        The rule as the error message words it: ``"<name>: <rule>, got <value>"``.
+    low, high : float, optional
+        Inclusive bounds of an int, real or number (``low_open=True``: ``low`` excluded).
+    low_open : bool
+        Exclude ``low`` itself (e.g. ``> 0``).
+    finite : bool
+        A real or number must be finite (NaN is never accepted).
+    finite_rule : str, optional
+        The rule for a number that converts but is not finite (default: ``rule``).
+    choices : tuple
+        The allowed values of a choice.
+    optional : bool
+        ``None`` passes (and is returned).
+    """
+
+    kind: ParamKind
+    rule: str
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    finite: bool = True
+    finite_rule: str | None = None
+    choices: tuple[Any, ...] = ()
+    optional: bool = False
+
+
+#: The types of a real number (a bool excluded separately).
+_REALS = (int, float, np.integer, np.floating)
+
+#: ``ignore_index``: a label to leave out, or None.
+IGNORE_INDEX = Param("int", "must be an int or None", optional=True)
+#: A ``True``/``False`` option.
+FLAG = Param("flag", "must be True or False")
+
+
+def _choice(value: Any, choices: tuple[Any, ...]) -> tuple[bool, Any]:
+    """(found, the matching choice): same kind (str, bool or None) and equal."""
+    for c in choices:
+        if c is None:
+            if value is None:
+                return True, c
+        elif isinstance(c, bool):
+            if isinstance(value, (bool, np.bool_)) and bool(value) == c:
+                return True, c
+        elif isinstance(value, str) and isinstance(c, str) and value == c:
+            return True, c
+    return False, None
+
+
+def _in_range(x: Any, spec: Param) -> bool:
+    """``x`` (an int of any size, or a float) within the bounds of ``spec``."""
+    if spec.low is not None and not (x > spec.low if spec.low_open else x >= spec.low):
+        return False
+    return spec.high is None or x <= spec.high
+
+
+def check_param(value: Any, name: str, spec: Param) -> Any:
+    """``value`` checked against ``spec`` and returned in its plain Python type.
+
+    Parameters
+    ----------
+    value : Any
+        The argument as given.
+    name : str
+        The argument's name, which starts the error message.
+    spec : Param
+        Its declaration.
+
+    Returns
+    -------
+    Any
+        ``int``, ``float``, ``bool``, the matching choice, or ``None`` for an optional ``None``.
+        Otherwise ``ValueError`` reading ``"<name>: <rule>, got <value>"``. O(1)
+        (O(len(choices)) for a choice).
+    """
+    if value is None and spec.optional:
+        return None
+    bad = f"{name}: {spec.rule}, got {value!r}"[:300]
+    if spec.kind == "choice":
+        found, choice = _choice(value, spec.choices)
+        if not found:
+            raise ValueError(bad)
+        return choice
+    if spec.kind == "flag":
+        if not isinstance(value, (bool, np.bool_)):
+            raise ValueError(bad)
+        return bool(value)
+    if spec.kind == "int":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise ValueError(bad)
+        if not _in_range(value, spec):
+            raise ValueError(bad)
+        return int(value)
+    if spec.kind == "real":
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, _REALS):
+            raise ValueError(bad)
+        try:
+            x = float(value)
+        except OverflowError:  # an int beyond float64
+            if spec.finite:
+                raise ValueError(f"{name}: {spec.rule}, got an int beyond the float64 range") from None
+            x = math.inf if value > 0 else -math.inf
+        if math.isnan(x) or (spec.finite and math.isinf(x)):
+            raise ValueError(f"{name}: {spec.rule}, got {x!r}")
+    else:  # "number": whatever float() takes
+        try:
+            x = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(bad) from None
+        if math.isnan(x) or (spec.finite and math.isinf(x)):
+            raise ValueError(f"{name}: {spec.finite_rule or spec.rule}, got {value!r}"[:300])
+    if not _in_range(x, spec):
+        raise ValueError(bad)
+    return x
 
 
 def real_param(value: Any, name: str, rule: str = "a finite number", *, allow_inf: bool = False) -> float:
@@ -19,17 +159,7 @@ def real_param(value: Any, name: str, rule: str = "a finite number", *, allow_in
     bool, string, complex, sequence or None) that is finite (or +-inf with ``allow_inf``; never
     NaN). Else ``ValueError`` reading ``"<name>: expected <rule>, got <value>"``. Range checks
     stay with the caller, which words them with the same ``rule``. O(1)."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name}: expected {rule}, got {value!r}"[:300])
-    try:
-        out = float(value)
-    except OverflowError:  # an int beyond float64
-        if allow_inf:
-            return math.inf if value > 0 else -math.inf
-        raise ValueError(f"{name}: expected {rule}, got an int beyond the float64 range") from None
-    if math.isnan(out) or (math.isinf(out) and not allow_inf):
-        raise ValueError(f"{name}: expected {rule}, got {out!r}")
-    return out
+    return float(check_param(value, name, Param("real", f"expected {rule}", finite=not allow_inf)))
 
 
 def float_array_param(value: Any, name: str, rule: str) -> np.ndarray:

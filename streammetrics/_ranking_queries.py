@@ -1,5 +1,6 @@
-"""Private kernels for the retrieval measures (SPEC section 4): validate a batch of queries, rank
-every query once, and evaluate any number of per-query measures on the ranked batch.
+"""Private kernels for the retrieval measures: validate a batch of queries, rank every query
+once, and evaluate any number of per-query measures on the ranked batch (definitions: see
+docs/definitions/retrieval.md).
 
 A batch is ``Q`` queries laid out flat (each query's rows contiguous). Ranking never loops over
 documents in Python: queries are grouped by their number of retrieved documents ``L`` (a loop over
@@ -20,13 +21,44 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import numpy as np
 
 from ._validation import as_numpy, check_scores, first_bad
 
-__all__ = ["Group", "RankedQueries", "prepare_queries"]
+if TYPE_CHECKING:
+    from typing import Unpack
+
+__all__ = ["QUERY_OPTIONS", "Group", "QueryOptions", "RankedQueries", "prepare_queries"]
+
+
+class QueryOptions(TypedDict, total=False):
+    """The keyword arguments of every retrieval ``update`` besides ``relevance`` and ``scores``
+    -- their one definition; each defaults to ``None``.
+
+    Attributes
+    ----------
+    doc_ids : array-like, optional
+        One document id per row; ties of score are broken by id descending, compared as strings
+        (trec_eval's rule). Without ids tied documents keep their input order.
+    judged : array-like or mapping, optional
+        The grades of all judged documents of the query (gives R and the ideal ranking of
+        nDCG); with ``query_ids`` a mapping from query id, or one entry per query in order.
+    n_relevant : int, sequence or mapping, optional
+        The number R of relevant documents of the query (per query with ``query_ids``).
+    query_ids : array-like, optional
+        One query id per row, each query's rows contiguous: the batch holds many queries.
+    """
+
+    doc_ids: Any
+    judged: Any
+    n_relevant: Any
+    query_ids: Any
+
+
+#: The names of :class:`QueryOptions`.
+QUERY_OPTIONS: frozenset[str] = frozenset(QueryOptions.__optional_keys__)
 
 
 @dataclass
@@ -189,6 +221,10 @@ class RankedQueries:
             self._cache[key] = out
         return self._cache[key]  # type: ignore[no-any-return]
 
+    def nonempty_groups(self) -> list[Group]:
+        """The groups whose queries retrieved at least one document."""
+        return [g for g in self.groups if g.grades.shape[1]]
+
     def R(self, rel_level: float) -> np.ndarray:
         """Number of relevant documents per query (float64), validated against the retrieved."""
         key = ("R", rel_level)
@@ -341,19 +377,18 @@ def _check_duplicates(d: np.ndarray, keys: np.ndarray, idx: np.ndarray) -> None:
             seen[v] = pos
 
 
-def prepare_queries(
-    relevance: Any,
-    scores: Any,
-    *,
-    doc_ids: Any = None,
-    judged: Any = None,
-    n_relevant: Any = None,
-    query_ids: Any = None,
-) -> RankedQueries:
+def prepare_queries(relevance: Any, scores: Any, **options: Unpack[QueryOptions]) -> RankedQueries:
     """Validate a batch (one query, or many with ``query_ids``) and rank each query.
 
-    Raises ``ValueError`` naming the argument and first offending value; never mutates anything.
+    ``options`` are the :class:`QueryOptions` (an unknown name is a ``TypeError``, as Python
+    gives for a function's keywords). Raises ``ValueError`` naming the argument and first
+    offending value; never mutates anything.
     """
+    unknown = sorted(set(options) - QUERY_OPTIONS)
+    if unknown:
+        raise TypeError(f"update() got an unexpected keyword argument {unknown[0]!r}")
+    doc_ids, judged = options.get("doc_ids"), options.get("judged")
+    n_relevant, query_ids = options.get("n_relevant"), options.get("query_ids")
     rel = _check_grades(_as_1d(relevance, "relevance"), "relevance")
     sc = _as_1d(scores, "scores")
     n = rel.shape[0]
@@ -473,9 +508,7 @@ def recall_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.nd
 def r_precision(rq: RankedQueries, rel_level: float, ties: str) -> np.ndarray:
     r = rq.R(rel_level)
     hits = np.zeros(rq.n_queries)
-    for g in rq.groups:
-        if g.grades.shape[1] == 0:
-            continue
+    for g in rq.nonempty_groups():
         c = np.cumsum(_binary(g, rel_level, ties), axis=1)
         rr = r[g.rows].astype(np.int64)
         col = np.minimum(rr, c.shape[1]) - 1
@@ -494,9 +527,7 @@ def _prec_recall(g: Group, rel_level: float, r: np.ndarray) -> tuple[np.ndarray,
 def precision_at_recall(rq: RankedQueries, level: float, rel_level: float) -> np.ndarray:
     r = rq.R(rel_level)
     out = np.zeros(rq.n_queries)
-    for g in rq.groups:
-        if g.grades.shape[1] == 0:
-            continue
+    for g in rq.nonempty_groups():
         _, prec, rec = _prec_recall(g, rel_level, r)
         reach = (rec >= level) & (r[g.rows] > 0)[:, None]
         first = np.argmax(reach, axis=1)
@@ -516,9 +547,7 @@ def interpolated_precision(
     """
     r = rq.R(rel_level)
     out = np.zeros((rq.n_queries, len(levels)))
-    for g in rq.groups:
-        if g.grades.shape[1] == 0:
-            continue
+    for g in rq.nonempty_groups():
         _, prec, rec = _prec_recall(g, rel_level, r)
         hits = np.cumsum(g.binary(rel_level), axis=1)
         rg = r[g.rows]
@@ -539,9 +568,7 @@ def interpolated_precision(
 def system_efficiency(rq: RankedQueries, rel_level: float) -> np.ndarray:
     r = rq.R(rel_level)
     out = np.zeros(rq.n_queries)
-    for g in rq.groups:
-        if g.grades.shape[1] == 0:
-            continue
+    for g in rq.nonempty_groups():
         _, prec, rec = _prec_recall(g, rel_level, r)
         d = np.sqrt((1.0 - rec) ** 2 + (1.0 - prec) ** 2).min(axis=1)
         out[g.rows] = np.where(r[g.rows] > 0, 1.0 - d / math.sqrt(2.0), 0.0)

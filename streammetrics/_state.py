@@ -58,6 +58,10 @@ class State:
         return _copy.deepcopy(self, shared)
 
     # -- optional capabilities (used by the service wrappers: Window, Decayed) -----------------
+    #: True if the state has ``slide_rows(y, s)``: remove rows its ``prepare`` accepted once (a
+    #: window's expired rows, unweighted) as they are stored, without validating them again.
+    supports_row_slide: bool = False
+
     def subtract(self, other: State) -> None:
         """Remove data that was folded in earlier: ``other`` holds exactly some samples that
         this state absorbed (same key). Optional; states that cannot remove samples raise

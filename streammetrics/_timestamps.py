@@ -14,7 +14,7 @@ import numpy as np
 
 from ._validation import as_numpy, first_bad, is_scalar
 
-__all__ = ["Clock", "call_time", "check_timestamps", "resolvable"]
+__all__ = ["Clock", "call_time", "check_timestamps", "clock_now", "resolvable"]
 
 Clock = Callable[[], float]
 
@@ -61,7 +61,7 @@ def resolvable(t: float, seconds: float) -> float:
     return t
 
 
-def _now(clock: Clock, newest: float | None) -> float:
+def clock_now(clock: Clock, newest: float | None) -> float:
     """The clock's time as a validated timestamp (finite, not older than ``newest``)."""
     t = clock()
     return _one_time(t, newest, f"the clock returned {t!r}, not a number")

@@ -1,4 +1,5 @@
-"""The confusion-matrix family (SPEC section 2): thin views of one confusion-count kernel.
+"""The confusion-matrix family: thin views of one confusion-count kernel (definitions: see
+docs/definitions/confusion.md).
 
 Every class here holds a :class:`~streammetrics._confusion_counts.ConfusionCounts` state and reads
 its value from it; nothing is counted twice. Task: ``num_classes=None`` is binary (labels 0/1,
@@ -25,10 +26,20 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ._averaging import (
+    AVERAGES,
+    ZeroDivisionOption,
+    average_classes,
+    check_zero_division,
+    warn_undefined,
+    zero_value,
+)
 from ._base import Metric, UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
 from ._intervals import wilson
-from ._params import float_array_param, real_param
+from ._label_options import label_options
+from ._label_views import sample_average_state
+from ._params import Param, check_param, float_array_param, real_param
 from ._warnings import warn
 
 __all__ = [
@@ -54,61 +65,23 @@ __all__ = [
     "CohenKappa",
 ]
 
-AVERAGES = ("micro", "macro", "weighted", None)
+# The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").
+_AVERAGES_ALL = (*AVERAGES, "binary", "samples")
+_AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_ALL)
+_KAPPA_WEIGHTS = Param("choice", "must be None, 'linear' or 'quadratic'",
+                       choices=(None, "linear", "quadratic"))
+_NORMALIZE = Param("choice", "must be None, 'true', 'pred' or 'all'", choices=(None, "true", "pred", "all"))
 
 
-def check_zero_division(zero_division: Any) -> str | float:
-    if isinstance(zero_division, str):
-        if zero_division != "warn":
-            raise ValueError(f"zero_division: must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
-        return zero_division
-    try:
-        value = float(zero_division)
-    except (TypeError, ValueError):
-        value = -1.0
-    if not (value in (0.0, 1.0) or math.isnan(value)):
-        raise ValueError(f"zero_division: must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
-    return value
-
-
-def zero_value(zero_division: str | float) -> float:
-    return 0.0 if zero_division == "warn" else float(zero_division)
-
-
-def warn_undefined(name: str, what: str, classes: Any = None) -> None:
-    where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
-    warn(
-        f"{name} is ill-defined and set to 0.0{where}: {what}. "
-        "Use `zero_division` to choose the value and silence this warning.",
-        UndefinedMetricWarning,
-    )
-
-
-class _ZeroDivisionOption(Metric):
-    """Mixin for metrics with a ``zero_division`` option: nan is stored as "nan" in the config
-    so that configurations compare equal and survive JSON."""
-
-    zero_division: str | float
-
-    def _zero_division_config(self) -> str | float:
-        zd = self.zero_division
-        return zd if isinstance(zd, str) or not math.isnan(zd) else "nan"
-
-    @classmethod
-    def _from_config(cls, config: Any) -> Any:
-        config = dict(config)
-        if config.get("zero_division") == "nan":
-            config["zero_division"] = float("nan")
-        return super()._from_config(config)
-
-
-class _ConfusionMetric(_ZeroDivisionOption):
+class _ConfusionMetric(ZeroDivisionOption, Metric):
     """Common constructor and state of the confusion family."""
 
     #: whether the metric accepts ``average`` (and needs it for multiclass/multilabel)
     _averaged: ClassVar[bool] = False
     #: whether the metric is defined for multilabel
     _multilabel_ok: ClassVar[bool] = True
+    #: whether the metric takes scikit-learn's ``labels=`` (the classes its reads cover)
+    _takes_labels: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -118,8 +91,15 @@ class _ConfusionMetric(_ZeroDivisionOption):
         threshold: float = 0.5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
+        classes: Any = None,
+        pos_label: Any = None,
+        labels: Any = None,
     ) -> None:
         super().__init__()
+        self._labels = label_options(num_classes, multilabel, classes=classes, pos_label=pos_label,
+                                     labels=labels, ignore_index=ignore_index, hard_predictions=True,
+                                     takes_labels=self._takes_labels, owner=type(self).__name__)
+        num_classes = self._labels.num_classes
         self.num_classes = num_classes
         self.multilabel = bool(multilabel)
         self.task = task_of(num_classes, self.multilabel)
@@ -132,6 +112,7 @@ class _ConfusionMetric(_ZeroDivisionOption):
             self.task, num_classes, threshold, ignore_index
         )
         self.ignore_index = self._state.ignore_index  # checked, a Python int (np.int64 -> int)
+        self._state = self._labels.attach(self._state)  # classes / pos_label / labels= reads
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -140,6 +121,7 @@ class _ConfusionMetric(_ZeroDivisionOption):
             "threshold": self.threshold,
             "ignore_index": self.ignore_index,
             "zero_division": self._zero_division_config(),
+            **self._labels.config(),
         }
 
     def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,6 +139,7 @@ class _Averaged(_ConfusionMetric):
     """A per-class ratio num_c / den_c of one-vs-rest counts, averaged per ``average``."""
 
     _averaged = True
+    _takes_labels = True
     #: name used in warnings
     _label: ClassVar[str] = "metric"
     #: what an undefined value means, for the warning
@@ -173,6 +156,7 @@ class _Averaged(_ConfusionMetric):
         threshold: float = 0.5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
+        **label_args: Any,
     ) -> None:
         super().__init__(
             num_classes,
@@ -180,10 +164,11 @@ class _Averaged(_ConfusionMetric):
             threshold=threshold,
             ignore_index=ignore_index,
             zero_division=zero_division,
+            **label_args,
         )
-        if average not in AVERAGES:
-            raise ValueError(f"average: must be one of {AVERAGES}, got {average!r}")
-        self.average = average
+        self.average = check_param(average, "average", _AVERAGE)
+        if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
+            self._state = sample_average_state(self, average)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "average": self.average}
@@ -196,6 +181,11 @@ class _Averaged(_ConfusionMetric):
         return self._divide(num, den)
 
     def _compute(self) -> Any:
+        if self.average == "samples":
+            value, undefined = self._state.value(zero_value(self.zero_division))  # type: ignore[attr-defined]
+            if undefined and self.zero_division == "warn":
+                warn_undefined(self._label, self._undefined + " in some samples")
+            return value
         s = self._state.one_vs_rest()
         if self.task == "binary":
             values, undefined = self._per_class(s)
@@ -220,25 +210,6 @@ class _Averaged(_ConfusionMetric):
             return values
         return average_classes(values, s.support if self.average == "weighted" else None,
                                self._skip_nan)
-
-
-def average_classes(values: np.ndarray, weights: np.ndarray | None, skip_nan: bool) -> float:
-    """Macro (``weights=None``) or support-weighted mean of per-class values.
-
-    With ``skip_nan`` nan classes are left out (all nan gives nan); all-zero weights fall back
-    to the plain mean -- both as scikit-learn averages.
-    """
-    if values.size == 0:
-        return float("nan")
-    if skip_nan:
-        keep = ~np.isnan(values)
-        if not keep.any():
-            return float("nan")
-        values = values[keep]
-        weights = None if weights is None else weights[keep]
-    if weights is None or not np.any(weights):
-        return float(np.mean(values))
-    return float(np.average(values, weights=weights))
 
 
 class _Proportion(_Averaged):
@@ -579,12 +550,11 @@ class CohenKappa(_ConfusionMetric):
     """
 
     _multilabel_ok = False
+    _takes_labels = True
 
     def __init__(self, num_classes: int | None = None, *, weights: str | None = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
-        if weights not in (None, "linear", "quadratic"):
-            raise ValueError(f"weights: must be None, 'linear' or 'quadratic', got {weights!r}")
-        self.weights = weights
+        self.weights = check_param(weights, "weights", _KAPPA_WEIGHTS)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "weights": self.weights}
@@ -631,11 +601,11 @@ class ConfusionMatrix(_ConfusionMetric):
     weighted state gives float64); normalized matrices are float64.
     """
 
+    _takes_labels = True
+
     def __init__(self, num_classes: int | None = None, *, normalize: str | None = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
-        if normalize not in (None, "true", "pred", "all"):
-            raise ValueError(f"normalize: must be None, 'true', 'pred' or 'all', got {normalize!r}")
-        self.normalize = normalize
+        self.normalize = check_param(normalize, "normalize", _NORMALIZE)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "normalize": self.normalize}
@@ -650,7 +620,7 @@ class ConfusionMatrix(_ConfusionMetric):
         return np.nan_to_num(out)
 
 
-# Aliases (SPEC section 0).
+# Aliases (the other names of the same measures, see docs/definitions/confusion.md).
 TPR = Sensitivity = Recall
 TNR = Specificity
 FPR = FallOut

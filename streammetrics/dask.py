@@ -38,152 +38,21 @@ workers.
 
 from __future__ import annotations
 
-import contextlib
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric, trusted_states
+from ._base import trusted_states
+from ._engine import Columns, Plan, make_plan, merge_and_compute, merge_states, partition_state, rebuild
 from ._warnings import warn
-from .metricset import MetricSet
 
 __all__ = ["evaluate", "evaluate_parquet", "partition_state", "merge_states"]
-
-Columns = str | Sequence[str]
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """What each partition task needs: the set's configuration and the column mapping."""
-
-    config: dict[str, Any]
-    family: str
-    label: Columns
-    score: Columns
-    weight: str | None = None
-    query: str | None = None
-    doc_id: str | None = None
-    update_kwargs: dict[str, Any] = field(default_factory=dict)
-
-    def columns(self) -> list[str]:
-        cols: list[str] = []
-        for spec in (self.label, self.score, self.weight, self.query, self.doc_id):
-            if spec is None:
-                continue
-            for c in [spec] if isinstance(spec, str) else list(spec):
-                if c not in cols:
-                    cols.append(c)
-        return cols
-
-
-def _empty_set(config: Mapping[str, Any]) -> MetricSet:
-    return MetricSet._from_config(config)
-
-
-def _state_of(acc: MetricSet) -> dict[str, Any]:
-    """The shipped form of a state: the state arrays only (no class, version or configuration)."""
-    return {k: v for k, v in acc.state_dict().items() if k not in RESERVED_KEYS}
-
-
-def _rebuild(config: Mapping[str, Any], arrays: Mapping[str, Any]) -> MetricSet:
-    """Rebuild (and validate) a MetricSet from shipped arrays."""
-    acc = MetricSet.from_state_dict(
-        {"class": "MetricSet", "format_version": FORMAT_VERSION, "config": config, **arrays}
-    )
-    assert isinstance(acc, MetricSet)
-    return acc
-
-
-def _column(df: Any, spec: Columns, what: str) -> np.ndarray:
-    """One column as a 1-D array, or several as an (n, k) array; pandas NA becomes NaN (rejected)."""
-    cols = [spec] if isinstance(spec, str) else list(spec)
-    missing = [c for c in cols if c not in df.columns]
-    if missing:
-        raise ValueError(f"{what}: column(s) {missing} not in the DataFrame (has {list(df.columns)})")
-    frame = df[cols]
-    arr = frame.to_numpy()
-    if arr.dtype == object:  # pandas nullable dtypes: NA -> NaN, which validation rejects
-        with contextlib.suppress(TypeError, ValueError):
-            arr = frame.to_numpy(dtype=np.float64, na_value=np.nan)
-    return arr[:, 0] if isinstance(spec, str) else arr
-
-
-def _ids(df: Any, name: str) -> np.ndarray:
-    arr = df[name].to_numpy()
-    if arr.dtype == object or arr.dtype.kind in "US":
-        return arr.astype(str)
-    return arr
-
-
-def _feed(acc: MetricSet, df: Any, plan: _Plan) -> None:
-    if plan.family == "retrieval":
-        assert plan.query is not None
-        df = df.sort_values(plan.query, kind="stable")  # each query's rows contiguous
-        kwargs: dict[str, Any] = dict(plan.update_kwargs)
-        kwargs["query_ids"] = _ids(df, plan.query)
-        if plan.doc_id is not None:
-            kwargs["doc_ids"] = _ids(df, plan.doc_id)
-        acc.update(_column(df, plan.label, "label"), _column(df, plan.score, "score"), **kwargs)
-        return
-    weight = None if plan.weight is None else _column(df, plan.weight, "weight")
-    acc.update(
-        _column(df, plan.label, "label"),
-        _column(df, plan.score, "score"),
-        sample_weight=weight,
-        **plan.update_kwargs,
-    )
-
-
-def partition_state(df: Any, plan: _Plan) -> dict[str, Any]:
-    """State of one partition (a pandas DataFrame): an empty twin fed with its rows.
-
-    Complexity: one ``update`` of the partition. An empty partition gives the empty state.
-    """
-    acc = _empty_set(plan.config)
-    if len(df):
-        _feed(acc, df, plan)
-    return _state_of(acc)
-
-
-def merge_states(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
-    """Merge shipped states (validated on load) into one shipped state.
-
-    Complexity: the total size of ``states`` (plus the merge rule's cost, e.g. a k-way merge of
-    sorted score runs).
-    """
-    acc = _rebuild(config, states[0])
-    if len(states) > 1:
-        acc.merge(*[_rebuild(config, s) for s in states[1:]])
-    return _state_of(acc)
-
-
-def merge_and_compute(
-    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]
-) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
-    """The root of the tree when values are wanted: merge, then compute on the worker.
-
-    Returns ``({name: value}, warnings)``: the (small) values travel to the client instead of the
-    merged state, which for exact ranking metrics is one score per row. Warnings raised by
-    ``compute`` (e.g. ``UndefinedMetricWarning``) are recorded and re-raised on the client.
-    """
-    acc = _rebuild(config, states[0])
-    if len(states) > 1:
-        acc.merge(*[_rebuild(config, s) for s in states[1:]])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        values = acc.compute()
-    return values, [(str(w.message), w.category) for w in caught]
-
 
 # The tasks ``evaluate`` builds: the functions above, run inside ``trusted_states()``. A state
 # shipped between them was made by another of these tasks and travels through Dask's pickle (a
 # trusted channel), so it carries its derived statistics (the sorted buffer's Mann-Whitney
 # counts) and is restored without the O(n log n) re-validation. The public functions above keep
 # validating whatever they are given.
-def _partition_task(df: Any, plan: _Plan) -> dict[str, Any]:
+def _partition_task(df: Any, plan: Plan) -> dict[str, Any]:
     with trusted_states():
         return partition_state(df, plan)
 
@@ -198,48 +67,6 @@ def _root_task(
 ) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
     with trusted_states():
         return merge_and_compute(states, config)
-
-
-@dataclass(frozen=True)
-class _Shape:
-    """How to give results back in the shape of the ``metrics`` argument."""
-
-    kind: str  # "set", "one" or "mapping"
-    names: tuple[str, ...] = ()
-
-    def values(self, values: dict[str, Any]) -> Any:
-        if self.kind == "one":
-            return values["m"]
-        if self.kind == "mapping":
-            return {name: values[f"m{i}"] for i, name in enumerate(self.names)}
-        return values
-
-    def accumulators(self, acc: MetricSet) -> Any:
-        if self.kind == "one":
-            return acc["m"].copy()
-        if self.kind == "mapping":
-            return {name: acc[f"m{i}"].copy() for i, name in enumerate(self.names)}
-        return acc
-
-
-def _normalise(metrics: Any) -> tuple[MetricSet, _Shape]:
-    """Wrap ``metrics`` in an empty MetricSet twin; return it and how to unwrap the results."""
-    if isinstance(metrics, MetricSet):
-        return MetricSet._from_config(metrics._config()), _Shape("set")
-    if isinstance(metrics, Metric):
-        return MetricSet(m=type(metrics)._from_config(metrics._config())), _Shape("one")
-    if isinstance(metrics, Mapping):
-        if not metrics:
-            raise ValueError("metrics: needs at least one metric")
-        members: dict[str, Metric] = {}
-        for i, (name, m) in enumerate(metrics.items()):
-            if not isinstance(m, Metric) or isinstance(m, MetricSet):
-                raise ValueError(f"metrics: {name!r} is not a metric (got {type(m).__name__})")
-            members[f"m{i}"] = type(m)._from_config(m._config())
-        return MetricSet(members), _Shape("mapping", tuple(metrics))
-    raise ValueError(
-        f"metrics: expected a MetricSet, a metric or a mapping of metrics, got {type(metrics).__name__}"
-    )
 
 
 def _tree(parts: list[Any], config: Any, split_every: int, compute: bool) -> Any:
@@ -304,43 +131,47 @@ def evaluate(
 
     Returns
     -------
-    The values (``compute=True``) or accumulators of the same shape as ``metrics``.
+    dict, value, Metric or MetricSet
+        The values (``compute=True``) or accumulators of the same shape as ``metrics``.
 
+    Raises
+    ------
+    ValueError
+        A column that is not in the frame, ``query``/``doc_id`` with non-retrieval metrics (or
+        no ``query`` with retrieval ones), ``split_every`` < 2, or any input the metrics reject.
+
+    Notes
+    -----
     Complexity: one ``update`` pass per partition on the workers, ``ceil(log_k(P))`` merge rounds
     (k = ``split_every``, P partitions); the client receives one state.
 
     Examples
     --------
-    >>> from streammetrics import MetricSet, Precision, Recall            # doctest: +SKIP
-    >>> evaluate(ddf, MetricSet(p=Precision(), r=Recall()), label="y", score="p")  # doctest: +SKIP
-    {'p': 0.81, 'r': 0.77}
+    Any partitioning gives the single-process values (here on Dask's synchronous scheduler; a
+    ``distributed.Client`` runs the same graph on its workers):
+
+    >>> import dask, dask.dataframe as dd, pandas as pd
+    >>> import streammetrics as sm
+    >>> from streammetrics.dask import evaluate
+    >>> df = pd.DataFrame({"y": [0, 1, 1, 0, 1, 0], "p": [0.2, 0.9, 0.4, 0.6, 0.7, 0.1]})
+    >>> ddf = dd.from_pandas(df, npartitions=3)
+    >>> metrics = sm.MetricSet(auroc=sm.AUROC(), recall=sm.Recall())
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     values = evaluate(ddf, metrics, label="y", score="p")
+    >>> values == sm.MetricSet(auroc=sm.AUROC(), recall=sm.Recall()).update(df.y, df.p).compute()
+    True
+    >>> round(values["auroc"], 4)
+    0.8889
     """
     import dask
 
     if not isinstance(split_every, int) or isinstance(split_every, bool) or split_every < 2:
         raise ValueError(f"split_every: must be an integer >= 2, got {split_every!r}")
-    template, shape = _normalise(metrics)
-    if template.family == "retrieval":
-        if query is None:
-            raise ValueError("query: retrieval metrics need the query id column (query=...)")
-        if weight is not None:
-            raise ValueError("weight: retrieval metrics take no sample weights")
-    elif query is not None or doc_id is not None:
-        raise ValueError("query/doc_id: only retrieval metrics take query or document ids")
-    plan = _Plan(
-        config=template._config(),
-        family=template.family,
-        label=label,
-        score=score,
-        weight=weight,
-        query=query,
-        doc_id=doc_id,
-        update_kwargs=update_kwargs,
+    template, shape, plan = make_plan(
+        metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
+        update_kwargs=update_kwargs, available=list(ddf.columns),
     )
     cols = plan.columns()
-    missing = [c for c in cols if c not in ddf.columns]
-    if missing:
-        raise ValueError(f"columns {missing} are not in the DataFrame (has {list(ddf.columns)})")
     frame = ddf[cols]
     if plan.family == "retrieval" and not query_partitioned:
         frame = frame.shuffle(on=query)
@@ -354,7 +185,7 @@ def evaluate(
     (result,) = dask.compute(_tree(parts, dask.delayed(plan.config, pure=True), split_every, compute))
     if not compute:
         with trusted_states():  # made by our own tasks (see _partition_task)
-            acc = _rebuild(plan.config, result)
+            acc = rebuild(plan.config, result)
         return shape.accumulators(acc)
     values, caught = result
     for message, category in caught:
@@ -381,7 +212,37 @@ def evaluate_parquet(
 
     Only the needed columns are read (the column selection is pushed down into
     ``dask.dataframe.read_parquet``; ``read_kwargs`` are passed through).
-    Same parameters and result as :func:`evaluate`.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or list
+        Parquet files: a path, a directory, a glob or a list of them.
+    metrics, label, score, weight, query, doc_id, query_partitioned, split_every, compute
+        As for :func:`evaluate`.
+    read_kwargs : mapping, optional
+        Keyword arguments of ``dask.dataframe.read_parquet``.
+    **update_kwargs
+        Passed to every ``update``, as for :func:`evaluate`.
+
+    Returns
+    -------
+    dict, value, Metric or MetricSet
+        As for :func:`evaluate`.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import dask, pandas as pd
+    >>> import streammetrics as sm
+    >>> from streammetrics.dask import evaluate_parquet
+    >>> folder = tempfile.mkdtemp()
+    >>> pd.DataFrame({"y": [0, 1, 1, 0], "p": [0.2, 0.9, 0.4, 0.6]}).to_parquet(
+    ...     os.path.join(folder, "part-0.parquet"))
+    >>> pd.DataFrame({"y": [1, 0], "p": [0.7, 0.1]}).to_parquet(os.path.join(folder, "part-1.parquet"))
+    >>> with dask.config.set(scheduler="synchronous"):
+    ...     f1 = evaluate_parquet(os.path.join(folder, "*.parquet"), sm.F1(), label="y", score="p")
+    >>> round(f1, 4)
+    0.6667
     """
     import dask.dataframe as dd
 

@@ -1,4 +1,6 @@
-"""Delayed labels: score now, learn the truth later (SPEC section 5).
+"""Delayed labels: score now, learn the truth later.
+
+The definitions: docs/definitions.md, section 'Windows, decay and delayed labels'.
 
 An inference service knows its prediction at request time and the label minutes or days later.
 ``DelayedLabels(metric, capacity=..., ttl=...)`` holds the pending predictions:
@@ -22,33 +24,10 @@ Nothing is dropped silently. ``stats()`` counts:
   scores);
 * ``pending``: predictions waiting for a label; ``buffered``: labelled pairs not yet folded in.
 
-Batched folding (``batch_size > 1``), for per-request services: one metric update per labelled
-pair costs the metric's whole per-call overhead (validation, locks, every member of a
-MetricSet, every window/decay bookkeeping step) for one row. With ``batch_size=B`` a single
-label (``label(id, int)``) is checked and buffered instead, and the buffer is folded into the
-metric as one batch update -- rows in arrival order, so the value is exactly the one the
-per-pair updates would have given (count windows hold the same last W rows, sample-decay
-weighs the same rows, to rounding) -- when
-
-* B pairs are buffered;
-* the oldest buffered pair is ``max_delay`` seconds old (checked on every ``predict`` /
-  ``label`` call, so under traffic the metric lags by at most B pairs and ``max_delay`` s);
-* anything reads or moves the metric: ``compute()``, ``metric``, ``flush()``, ``state_dict()``
-  / ``save`` / checkpoints, ``merge``, ``copy``, ``nbytes`` and the Prometheus collector.
-
-So every read through the wrapper is exact and up to date; only code that reaches into the
-wrapped metric while holding a reference from before can see it lag. Time-based wrapped
-metrics (``Window(seconds=...)``, ``Decayed(half_life_seconds=...)``) stamp the rows with the
-fold time, at most ``max_delay`` s after the label arrived under traffic (an idle service should
-call ``flush()`` from a timer, as ``examples/service.py`` does). A label is validated when it
-arrives: the first label of each value (per kind of prediction; for hard predictions, per
-(label, prediction) value pair) is checked against the metric with a dry run of its update (so
-a pair the metric rejects is still a ``ValueError`` from ``label`` with nothing applied); the
-range of scores (for a row of scores, also of its sums) that passed with each label is
-remembered, so later pairs cost a dictionary look-up and a few comparisons, and a score outside
-that range (e.g. 1.5 for a ``scores="probability"`` metric, or a probability row that does not
-sum to 1) gets its own dry run (``_delayed_checks``). Batches of ids, and labels with
-an explicit ``timestamp``, fold the buffer and then update the metric directly.
+Batched folding (``batch_size > 1``), for per-request services: single labels are checked when
+they arrive and folded into the metric in batches of B pairs (after at most ``max_delay``
+seconds under traffic, and before anything reads or moves the metric), with exactly the value
+per-pair updates would give: see ``_delayed_fold``.
 
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
 an int label, or a row of C scores), so that a batch of labels becomes one update of the metric.
@@ -69,19 +48,28 @@ from __future__ import annotations
 import math
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
-from ._delayed_checks import covered, dry_run, summary, widened
+from ._delayed_fold import BatchedFolding
 from ._delayed_order import reorder_tail
+from ._delayed_pending import (
+    FLOAT_SPEC,
+    INT64_RANGE,
+    NoState,
+    check_ids,
+    load_pending,
+    pending_arrays,
+    pending_scalar,
+)
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
-from ._state import State
-from ._timestamps import call_time
-from ._validation import as_numpy, check_weights, first_bad, kept_predictions, one_score
-from .window import Clock, metric_from_nested, nested_config
+from ._labels import numeric_or_labels
+from ._timestamps import Clock, call_time
+from ._validation import as_numpy, check_weights, kept_predictions, one_score
+from ._wrapper import Wrapper, resolve_clock
 
 __all__ = ["DelayedLabels"]
 
@@ -89,61 +77,10 @@ _STATS = ("predicted", "labelled", "replaced", "evicted", "expired", "unknown", 
 _OPTIONAL_STATS = {"rejected"}  # absent from files written before batched folding
 _MSEP = "metric."
 _PSEP = "pending."
-_INT64 = (-(2**63), 2**63 - 1)
-_FLOAT_SPEC = (np.dtype(np.float64).str, ())  # one Python/numpy float64 score per id
 _time = time.time  # the default clock: the per-request paths skip validating its readings
 
 
-def _scalar(score: Any) -> Any:
-    """A pending scalar prediction as a Python scalar (float score, int or bool label)."""
-    return score if type(score) is float else score.item()
-
-
-class _NoState(State):
-    """DelayedLabels is fed by ``predict``/``label``; it never shares a state in a MetricSet."""
-
-    def key(self) -> Hashable:
-        return ("delayed", id(self))
-
-    def prepare(self, *args: Any, **kwargs: Any) -> Any:
-        raise ValueError("DelayedLabels: feed it with predict(ids, y_score) and label(ids, y_true)")
-
-    def arrays(self) -> dict[str, Any]:
-        return {}
-
-    def equals(self, other: State) -> bool:
-        return other is self
-
-
-def _check_ids(ids: Any) -> tuple[list[int | str], bool]:
-    """Ids as a list of Python ints/strs (and whether a single id was given)."""
-    if hasattr(ids, "tolist") and not isinstance(ids, str):  # numpy arrays/scalars, tensors (0-d: one id)
-        ids = ids.tolist()
-    single = isinstance(ids, (str, int)) and not isinstance(ids, bool)
-    if not single and (isinstance(ids, (bytes, bytearray, Mapping)) or not isinstance(ids, Iterable)):
-        raise ValueError(f"ids: expected an int, a str or a sequence of them, got {ids!r}")
-    seq = [ids] if single else list(ids)
-    out: list[int | str] = []
-    for i, x in enumerate(seq):
-        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, str, np.integer)):
-            raise ValueError(f"ids: must be ints or strings; first invalid value {x!r} at index {i}")
-        if isinstance(x, str):
-            out.append(x)
-        else:
-            v = int(x)
-            if not _INT64[0] <= v <= _INT64[1]:
-                raise ValueError(f"ids: integer ids must fit in int64; got {v} at index {i}")
-            out.append(v)
-    if len(set(out)) != len(out):
-        seen: set[int | str] = set()
-        for i, x in enumerate(out):
-            if x in seen:
-                raise ValueError(f"ids: duplicate id {x!r} at index {i}")
-            seen.add(x)
-    return out, single
-
-
-class DelayedLabels(Metric):
+class DelayedLabels(BatchedFolding, Wrapper):
     """Pending predictions that feed ``metric`` when their labels arrive (module docstring).
 
     Parameters
@@ -179,6 +116,9 @@ class DelayedLabels(Metric):
     """
 
     family = "delayed"
+    _params: ClassVar[tuple[str, ...]] = ("capacity", "ttl", "on_unknown", "batch_size", "max_delay")
+    _param_defaults: ClassVar[Mapping[str, Any]] = {"capacity": 0, "on_unknown": "skip",
+                                                     "batch_size": 1, "max_delay": 1.0}
 
     def __init__(self, metric: Metric, *, capacity: int = 100_000, ttl: float | None = None,
                  on_unknown: str = "skip", clock: Clock | None = None, batch_size: int = 1,
@@ -198,8 +138,7 @@ class DelayedLabels(Metric):
         ):
             raise ValueError(f"ttl: must be a finite number of seconds > 0 or None, got {ttl!r}")
         on_unknown = check_on_unknown(on_unknown)
-        if clock is not None and not callable(clock):
-            raise ValueError(f"clock: must be callable, got {clock!r}")
+        clock = resolve_clock(clock)
         if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
             raise ValueError(f"batch_size: must be an int >= 1, got {batch_size!r}")
         if isinstance(max_delay, bool) or not isinstance(max_delay, (int, float, np.integer, np.floating)) \
@@ -209,8 +148,8 @@ class DelayedLabels(Metric):
         self.capacity = int(capacity)
         self.ttl = None if ttl is None else float(ttl)
         self.on_unknown = on_unknown
-        self.clock: Clock = clock or time.time
-        self._state = _NoState()
+        self.clock: Clock = clock
+        self._state = NoState()
         self._pending: OrderedDict[int | str, tuple[Any, float | None, float]] = OrderedDict()
         self._spec: tuple[str, tuple[int, ...]] | None = None  # dtype and row shape of pending
         self._stats = dict.fromkeys(_STATS, 0)
@@ -218,35 +157,13 @@ class DelayedLabels(Metric):
         self._newest = -math.inf  # no pending prediction is newer (pending stays in time order)
         self.batch_size = int(batch_size)
         self.max_delay = float(max_delay)
-        # Batched folding: labelled (label, score, weight) triples waiting to be folded in, the
-        # time the oldest arrived, their kind of prediction, and the (label, kind) pairs that
-        # passed a dry run of the metric's update.
-        self._buffer: list[tuple[Any, Any, float | None]] = []
-        self._flush_at = math.inf  # the oldest buffered pair's arrival + max_delay
-        self._buffer_spec: tuple[str, tuple[int, ...]] | None = None
-        # kind of prediction -> {label (hard kinds: (label, prediction)): the (lowest, highest)
-        # score that passed with it}
-        self._checked: dict[Any, dict[Any, tuple[float, ...]]] = {}
-        self._ok_spec: Any = None  # the kind whose map is ``_ok_labels`` (the current one)
-        self._ok_labels: dict[Any, tuple[float, ...]] = {}
+        self._init_folding()
 
     # -- configuration -------------------------------------------------------------------------
-    def _config(self) -> dict[str, Any]:
-        return {"metric": nested_config(self._metric), "capacity": self.capacity, "ttl": self.ttl,
-                "on_unknown": self.on_unknown, "batch_size": self.batch_size,
-                "max_delay": self.max_delay}
-
     @classmethod
-    def _from_config(cls, config: Mapping[str, Any]) -> DelayedLabels:
-        extra = set(config) - {"metric", "capacity", "ttl", "on_unknown", "batch_size", "max_delay"}
-        if extra:
-            raise ValueError(f"state: bad configuration for DelayedLabels: unexpected {sorted(extra)}")
-        inner = metric_from_nested(config.get("metric"), "DelayedLabels")
-        if isinstance(inner, DelayedLabels):
+    def _check_nested(cls, metric: Metric) -> None:
+        if isinstance(metric, DelayedLabels):
             raise ValueError("state: DelayedLabels cannot wrap DelayedLabels")
-        return cls(inner, capacity=config.get("capacity", 0), ttl=config.get("ttl"),
-                   on_unknown=config.get("on_unknown", "skip"), batch_size=config.get("batch_size", 1),
-                   max_delay=config.get("max_delay", 1.0))
 
     def _check_mergeable(self, other: Metric) -> None:
         """Like the base check, but the folding knobs (batch_size, max_delay) may differ."""
@@ -273,80 +190,17 @@ class DelayedLabels(Metric):
         self.flush()
         return self._metric
 
-    # -- batched folding ---------------------------------------------------------------------------
-    def flush(self) -> int:
-        """Fold the buffered labelled pairs into the metric now; returns how many were folded.
-        Call it from a timer in an idle service (reads through the wrapper flush anyway)."""
-        with self._lock:
-            return self._flush_locked()
-
-    def _flush_locked(self) -> int:
-        """One batch update of the buffered pairs, in arrival order (the lock is held).
-
-        Atomic: the buffer is emptied only once the update succeeded. If the wrapped metric
-        raises anything but a ``ValueError`` (updates are atomic, so nothing was folded), the
-        pairs stay buffered -- they were already counted as labelled -- and the error
-        propagates; on the pair-by-pair fallback, the pairs not yet folded stay buffered.
-        """
-        buf = self._buffer
-        if not buf:
-            return 0
-        labels = np.array([e[0] for e in buf], dtype=np.int64)
-        scores = np.array([e[1] for e in buf], dtype=np.float64) if type(buf[0][1]) is float \
-            else np.stack([e[1] for e in buf])
-        weights = None
-        if any(e[2] is not None for e in buf):
-            weights = np.array([1.0 if e[2] is None else e[2] for e in buf])
-        try:
-            self._metric.update(labels, scores, sample_weight=weights)
-        except ValueError:
-            # Every pair passed a dry run when it arrived, so this takes a metric whose rules
-            # depend on more than the label value; fold pair by pair and count the refusals.
-            i = 0
-            try:
-                for i in range(len(buf)):
-                    try:
-                        self._metric.update(labels[i:i + 1], scores[i:i + 1],
-                                            sample_weight=None if weights is None else weights[i:i + 1])
-                    except ValueError:
-                        self._stats["rejected"] += 1
-            except BaseException:
-                self._buffer = buf[i:]  # pair i and later were not folded
-                raise
-        self._buffer = []
-        self._buffer_spec = None
-        self._flush_at = math.inf
-        return len(buf)
-
-    def _check_label(self, y: int, score: Any, weight: float | None) -> None:
-        """``ValueError`` if the metric rejects the pair; a dry run unless pairs with this label
-        and kind already passed over ranges that hold it (see ``_delayed_checks``)."""
-        spec = self._spec
-        if spec is not self._ok_spec:
-            self._ok_labels = self._checked.setdefault(spec, {})
-            self._ok_spec = spec
-        # Hard predictions (int/bool kinds) are checked by the metric like labels, so their
-        # value is part of what passed.
-        key: Any = y
-        if spec is not None and spec[0][1] in "iub" and np.ndim(score) == 0:
-            key = (y, _scalar(score))
-        summ = summary(score)
-        seen = self._ok_labels.get(key)
-        if not covered(seen, summ):
-            dry_run(self._metric, y, score, weight, _scalar)
-            self._ok_labels[key] = widened(seen, summ)
-
     def _set_float_spec(self) -> None:
         """Pending predictions become Python-float scores (``ValueError`` if other kinds are
         pending); labelled pairs of another kind still buffered are folded first."""
         spec = self._spec
-        if spec is not None and spec != _FLOAT_SPEC:
+        if spec is not None and spec != FLOAT_SPEC:
             raise ValueError(
                 f"y_score: pending predictions have dtype {spec[0]} and row shape "
                 f"{spec[1]}; got <f8 () (keep one kind of prediction)"
             )
-        self._spec = _FLOAT_SPEC
-        if self._buffer and self._buffer_spec is not _FLOAT_SPEC:
+        self._spec = FLOAT_SPEC
+        if self._buffer and self._buffer_spec is not FLOAT_SPEC:
             self._flush_locked()
 
     # -- the service API -------------------------------------------------------------------------
@@ -381,7 +235,7 @@ class DelayedLabels(Metric):
         ``capacity`` eviction always drop the oldest by prediction time.
         """
         if type(y_score) is float and sample_weight is None and timestamp is None \
-                and ((t := type(ids)) is str or (t is int and _INT64[0] <= ids <= _INT64[1])) \
+                and ((t := type(ids)) is str or (t is int and INT64_RANGE[0] <= ids <= INT64_RANGE[1])) \
                 and y_score == y_score and self.clock is _time:
             # The per-request path: one id, a Python float score (not NaN), the default clock.
             # Everything else (and every error) goes through the general paths below.
@@ -390,7 +244,7 @@ class DelayedLabels(Metric):
         if type(y_score) is float and sample_weight is None and type(ids) in (int, str):
             self._predict_one(ids, y_score, timestamp)  # one id, another clock or a timestamp
             return
-        keys, single = _check_ids(ids)
+        keys, single = check_ids(ids)
         s = as_numpy(y_score, "y_score")
         if single:
             s = s[None]
@@ -403,8 +257,8 @@ class DelayedLabels(Metric):
         w = check_weights(sample_weight, k)
         now = call_time(self.clock, timestamp)
         spec = (s.dtype.str, s.shape[1:])
-        if spec == _FLOAT_SPEC:
-            spec = _FLOAT_SPEC  # the fast paths compare by identity
+        if spec == FLOAT_SPEC:
+            spec = FLOAT_SPEC  # the fast paths compare by identity
         with self._lock:
             self._expire(now)
             if self._spec is not None and spec != self._spec and k:
@@ -439,8 +293,8 @@ class DelayedLabels(Metric):
     def _predict_one(self, key: int | str, score: float, timestamp: float | None) -> None:
         """``predict`` of one id with a Python float score: no numpy on the way."""
         score = one_score(score, "y_score")  # NaN: the batch path's message
-        if type(key) is int and not _INT64[0] <= key <= _INT64[1]:
-            _check_ids(key)  # raises, with the batch path's message
+        if type(key) is int and not INT64_RANGE[0] <= key <= INT64_RANGE[1]:
+            check_ids(key)  # raises, with the batch path's message
         now = call_time(self.clock, timestamp)
         self._store_one(key, score, now)
 
@@ -449,7 +303,7 @@ class DelayedLabels(Metric):
         with self._lock:
             if now >= self._expire_at:  # only when the oldest pending prediction may expire
                 self._expire(now)
-            if self._spec is not _FLOAT_SPEC:
+            if self._spec is not FLOAT_SPEC:
                 self._set_float_spec()
             if now >= self._flush_at:
                 self._flush_locked()
@@ -486,8 +340,8 @@ class DelayedLabels(Metric):
         if type(ids) in (int, str) and type(y_true) is int and timestamp is None:
             fed = self._label_one(ids, y_true)
             return LabelReport(fed, () if fed else (ids,))
-        keys, single = _check_ids(ids)
-        y = as_numpy(y_true, "y_true")
+        keys, single = check_ids(ids)
+        y = np.asarray(numeric_or_labels(y_true, "y_true"))  # labels as users have them: classes=
         if single:
             y = y[None]
         k = len(keys)
@@ -505,7 +359,7 @@ class DelayedLabels(Metric):
             if len(found) == 1 and y.ndim == 1 and np.ndim(pending[keys[found[0]]][0]) == 0:
                 # one binary sample: the metrics' per-sample (scalar) paths
                 score, weight, _ = pending[keys[found[0]]]
-                self._metric.update(y[found[0]].item(), _scalar(score), sample_weight=weight)
+                self._metric.update(y[found[0]].item(), pending_scalar(score), sample_weight=weight)
             elif found:
                 entries = [pending[keys[i]] for i in found]
                 scores = np.stack([e[0] for e in entries])
@@ -539,7 +393,7 @@ class DelayedLabels(Metric):
             score, weight, _ = entry
             if self.batch_size > 1:
                 spec = self._spec
-                seen = self._ok_labels.get(y) if spec is _FLOAT_SPEC and spec is self._ok_spec else None
+                seen = self._ok_labels.get(y) if spec is FLOAT_SPEC and spec is self._ok_spec else None
                 if seen is None or not seen[0] <= score <= seen[1]:
                     self._check_label(y, score, weight)  # ValueError: nothing changed
                 buf = self._buffer
@@ -558,7 +412,7 @@ class DelayedLabels(Metric):
                     self._flush_locked()
                 return 1
             if np.ndim(score) == 0:
-                self._metric.update(y, _scalar(score), sample_weight=weight)
+                self._metric.update(y, pending_scalar(score), sample_weight=weight)
             else:
                 self._metric.update(np.array([y]), score[None],
                                     sample_weight=None if weight is None else [weight])
@@ -645,11 +499,6 @@ class DelayedLabels(Metric):
             self._stats = dict.fromkeys(_STATS, 0)
         return self
 
-    def copy(self) -> DelayedLabels:
-        out = super().copy()
-        out.clock = self.clock
-        return out
-
     @property
     def nbytes(self) -> int:
         with self._lock:
@@ -661,22 +510,8 @@ class DelayedLabels(Metric):
         self._flush_locked()  # the caller (state_dict) holds the lock
         inner = self._metric.state_dict()
         out: dict[str, Any] = {_MSEP + k: v for k, v in inner.items() if k not in RESERVED_KEYS}
-        keys = list(self._pending)
-        entries = list(self._pending.values())
-        is_str = np.array([isinstance(x, str) for x in keys], dtype=bool)
-        encoded = [x.encode("utf-8") if isinstance(x, str) else b"" for x in keys]
-        offsets = np.zeros(len(keys) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in encoded], out=offsets[1:])
-        out[_PSEP + "ids_int"] = np.array([0 if isinstance(x, str) else x for x in keys], dtype=np.int64)
-        out[_PSEP + "is_str"] = is_str
-        out[_PSEP + "str_bytes"] = np.frombuffer(b"".join(encoded), dtype=np.uint8).copy()
-        out[_PSEP + "str_offsets"] = offsets
-        if entries:
-            out[_PSEP + "scores"] = np.stack([e[0] for e in entries])
-        else:
-            out[_PSEP + "scores"] = np.zeros(0)
-        out[_PSEP + "weights"] = np.array([math.nan if e[1] is None else e[1] for e in entries])
-        out[_PSEP + "times"] = np.array([e[2] for e in entries], dtype=np.float64)
+        for name, arr in pending_arrays(self._pending).items():
+            out[_PSEP + name] = arr
         for name in _STATS:
             out["stats." + name] = self._stats[name]
         return out
@@ -701,59 +536,15 @@ class DelayedLabels(Metric):
             raise ValueError(f"state: DelayedLabels counters missing: {sorted(missing)}")
         for name in _OPTIONAL_STATS:
             stats.setdefault(name, 0)
-        names = ("ids_int", "is_str", "str_bytes", "str_offsets", "scores", "weights", "times")
-        if set(pend) != set(names) or not all(isinstance(pend[n], np.ndarray) for n in names):
-            raise ValueError(f"state: DelayedLabels needs arrays {[_PSEP + n for n in names]}")
-        ids_int, is_str = pend["ids_int"], pend["is_str"]
-        raw, offsets = pend["str_bytes"], pend["str_offsets"]
-        scores, weights, times = pend["scores"], pend["weights"], pend["times"]
-        k = ids_int.shape[0] if ids_int.ndim == 1 else -1
-        ok = (
-            k >= 0 and ids_int.dtype.kind in "iu" and is_str.shape == (k,) and is_str.dtype == np.bool_
-            and raw.ndim == 1 and raw.dtype == np.uint8 and offsets.shape == (k + 1,)
-            and offsets.dtype.kind in "iu" and weights.shape == (k,) and weights.dtype.kind == "f"
-            and times.shape == (k,) and times.dtype.kind == "f"
-            and (k == 0 or (scores.ndim >= 1 and scores.shape[0] == k))
-        )
-        if not ok:
-            raise ValueError("state: DelayedLabels pending arrays have inconsistent shapes or dtypes")
-        if k > self.capacity:
-            raise ValueError(f"state: {k} pending predictions exceed capacity {self.capacity}")
-        if k and (offsets[0] != 0 or offsets[-1] != raw.shape[0] or bool((np.diff(offsets) < 0).any())):
-            raise ValueError("state: DelayedLabels id offsets are corrupted")
-        if k and not np.isfinite(times).all():
-            raise ValueError("state: DelayedLabels pending times must be finite")
-        bad_w = ~np.isnan(weights) & ~(np.isfinite(weights) & (weights >= 0))
-        if bad_w.any():
-            raise ValueError(f"state: DelayedLabels pending weight at index {first_bad(bad_w)} is invalid")
-        if k and scores.dtype.kind == "f" and np.isnan(scores).any():
-            raise ValueError("state: DelayedLabels pending scores hold NaN")
-        data = raw.tobytes()
-        keys: list[int | str] = []
-        try:
-            for i in range(k):
-                keys.append(data[offsets[i]:offsets[i + 1]].decode("utf-8") if is_str[i] else int(ids_int[i]))
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"state: DelayedLabels string id is not UTF-8 ({exc})") from exc
-        if len(set(keys)) != k:
-            raise ValueError("state: DelayedLabels pending ids are not unique")
+        pending, spec, newest = load_pending(pend, self.capacity)
         metric = type(self._metric)._from_config(self._metric._config())
         metric._load_arrays(inner)
-        pending: OrderedDict[int | str, tuple[Any, float | None, float]] = OrderedDict()
-        rows = list(scores) if k else []
-        # expiry walks from the front (oldest first): out-of-order times would never expire, so
-        # the pending predictions are put in time order (stable, as ``merge`` does)
-        for i in (np.argsort(times, kind="stable") if k else ()):
-            ident = keys[i]
-            w = float(weights[i])
-            pending[ident] = (rows[i], None if math.isnan(w) else w, float(times[i]))
         self._metric = metric
         self._pending = pending
-        spec = (scores.dtype.str, scores.shape[1:])
-        self._spec = (_FLOAT_SPEC if spec == _FLOAT_SPEC else spec) if k else None
+        self._spec = spec
         self._stats = stats
         self._expire_at = -math.inf  # recomputed by the next call
-        self._newest = float(times.max()) if k else -math.inf
+        self._newest = newest
         self._buffer = []
         self._buffer_spec = None
         self._flush_at = math.inf

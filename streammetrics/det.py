@@ -5,7 +5,8 @@ prepended by (0, 0) at threshold +inf) and P, N the totals, scikit-learn's ``det
 the points from the last one whose FP count equals the first's to the first one whose TP count
 reaches P, and returns them reversed (increasing threshold): ``fpr = fps / N``,
 ``fnr = (P - tps) / P``. ``drop_intermediate`` first drops the points whose TP count equals both
-neighbours' (scikit-learn's rule). Same state as ``ROCCurve`` (one in a MetricSet).
+neighbours' (scikit-learn's rule). Same state as ``ROCCurve`` (one in a MetricSet);
+``bounds()`` certifies the ROC area, as ``ROCCurve``'s.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._curves import ThresholdCounts
-from .ranking import ROCCurve, _CurveMetric, _warn
+from .ranking import CurveMetric, warn_undefined
 
 __all__ = ["DETCurve", "DETCurveResult", "det_points"]
 
@@ -55,7 +56,7 @@ class DETCurveResult:
                 f"N={self.counts.total_neg:g})")
 
 
-class DETCurve(_CurveMetric):
+class DETCurve(CurveMetric):
     """The detection error tradeoff curve (FPR(t), FNR(t)); ``compute()`` returns a
     :class:`DETCurveResult` equal to ``sklearn.metrics.det_curve(..., drop_intermediate=)``.
     Multiclass / multilabel: one curve per class (one-vs-rest), or one pooled curve with
@@ -86,6 +87,4 @@ class DETCurve(_CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0 or counts.total_neg <= 0:
-            _warn(self._name, "no positives or no negatives: fpr or fnr is nan")
-
-    _bin_stats = ROCCurve._bin_stats
+            warn_undefined(self._name, "no positives or no negatives: fpr or fnr is nan")

@@ -17,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._labels import numeric_or_labels
 from ._state import State
-from ._validation import as_numpy, is_scalar
+from ._validation import is_scalar
 
 __all__ = ["MetricSet"]
 
@@ -28,9 +29,13 @@ def _second_parameter(metric: Metric) -> str:
     return params[1] if len(params) > 1 else "y_pred"
 
 
-def _keywords(prepare: Any) -> set[str] | None:
-    """Keyword names ``prepare`` accepts, or None if it takes ``**kwargs``."""
-    params = inspect.signature(prepare).parameters.values()
+def _keywords(state: State) -> set[str] | None:
+    """Keyword names ``state.prepare`` accepts -- those the state declares in
+    ``update_keywords`` if it does -- or None if it takes any ``**kwargs``."""
+    declared = getattr(state, "update_keywords", None)
+    if declared is not None:
+        return set(declared)
+    params = inspect.signature(state.prepare).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
     return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
@@ -41,11 +46,49 @@ _SEP = "."
 class MetricSet(Metric):
     """A named collection of accumulators with the whole accumulator protocol.
 
-    ``MetricSet(precision=Precision(), recall=Recall(), auroc=AUROC())``; ``update`` feeds all,
-    ``compute()`` returns ``{name: value}``. All members must take the same ``update`` shape
-    (one family: classification or retrieval), else ``ValueError``.
+    ``update`` feeds every member, ``compute()`` returns ``{name: value}``. Members whose states
+    are interchangeable (same state type and configuration: Precision, Recall and F1 of one task;
+    AUROC, AveragePrecision and the curves of one task; retrieval measures) share one state, so
+    the batch is validated and counted once for all of them. The set is itself an accumulator:
+    ``merge``, ``copy``, ``reset``, ``state_dict``, ``save`` / ``load`` and ``nbytes`` work on the
+    whole set, and an update is atomic across it (every state validates its increment before
+    any is applied).
 
-    Complexity: ``update`` costs one pass per distinct state, not per member.
+    Parameters
+    ----------
+    metrics : mapping of str to Metric, optional
+        Members by name (positional only); merged with ``named``.
+    **named : Metric
+        Members by name. Names must be Python identifiers; a member may not be a
+        ``MetricSet``. All members must take the same ``update`` shape (one family:
+        classification and ranking, or retrieval), else ``ValueError``. The set owns its
+        members: they share its lock and, where they can, their states.
+
+    Attributes
+    ----------
+    groups : list of list of str
+        Member names grouped by the state they share.
+    family : str
+        The ``update`` shape of the members (``"classification"`` or ``"retrieval"``).
+
+    Notes
+    -----
+    ``update`` costs one pass per distinct state, not per member; ``compute`` is the members'
+    reads; memory is the distinct states. Keyword arguments of ``update`` (``timestamp=`` of a
+    window, ``query_ids=`` of retrieval measures) go to the members that accept them.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> ms = sm.MetricSet(precision=sm.Precision(), recall=sm.Recall(), f1=sm.F1())
+    >>> ms.groups  # one confusion-count state for the three
+    [['precision', 'recall', 'f1']]
+    >>> _ = ms.update([1, 0, 1, 1], [0.9, 0.6, 0.4, 0.8])
+    >>> _ = ms.update([0, 1], [0.2, 0.7])
+    >>> {name: round(value, 4) for name, value in ms.compute().items()}
+    {'precision': 0.75, 'recall': 0.75, 'f1': 0.75}
+    >>> sm.loads(sm.dumps(ms)).compute() == ms.compute()
+    True
     """
 
     family = "classification"
@@ -88,7 +131,7 @@ class MetricSet(Metric):
         self._arg_names = ("y_true", "y_pred" if "y_pred" in seconds or len(seconds) != 1 else seconds.pop())
         # Keyword arguments each state's ``prepare`` accepts (None: any), so that e.g. the
         # ``timestamp=`` of a Window member is not forced on a plain member of the same set.
-        self._accepted = [_keywords(self._members[g[0]]._state.prepare) for g in self._groups]
+        self._accepted = [_keywords(self._members[g[0]]._state) for g in self._groups]
 
     # -- mapping-like access ---------------------------------------------------------------
     def __getitem__(self, name: str) -> Metric:
@@ -101,6 +144,7 @@ class MetricSet(Metric):
         return len(self._members)
 
     def items(self) -> Any:
+        """``(name, metric)`` pairs of the members, in construction order."""
         return self._members.items()
 
     @property
@@ -113,7 +157,20 @@ class MetricSet(Metric):
 
     # -- protocol ----------------------------------------------------------------------------
     def update(self, *args: Any, **kwargs: Any) -> MetricSet:  # type: ignore[override]
-        """Feed one batch to every member (each distinct state once). Atomic for the set."""
+        """Feed one batch to every member (each distinct state once). Atomic for the set.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            The arguments of the members' ``update``: ``(y_true, y_pred, *, sample_weight=None)``
+            for classification and ranking, ``(relevance, scores, *, query_ids=None, ...)`` for
+            retrieval; keywords only some members accept (``timestamp=``) go to those.
+
+        Returns
+        -------
+        MetricSet
+            ``self``.
+        """
         if self.family == "classification" and len(args) >= 2 and not (
             # Skip the conversion when it would return both arguments unchanged (ints, floats,
             # numeric numpy arrays); inline because the per-sample path is call-bound.
@@ -122,7 +179,7 @@ class MetricSet(Metric):
                  or (t is np.ndarray and args[1].dtype.kind in "biuf"))
         ):
             # Convert foreign tensors once for all states, not once per state.
-            args = tuple(a if is_scalar(a) else as_numpy(a, n)
+            args = tuple(a if is_scalar(a) else numeric_or_labels(a, n)
                          for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
         if len(self._groups) == 1:  # the common case: every member shares one state
             state = self._members[self._groups[0][0]]._state
@@ -171,6 +228,19 @@ class MetricSet(Metric):
             raise ValueError("merge: MetricSets share states differently; build both the same way")
 
     def merge(self, *others: Metric) -> MetricSet:
+        """Fold other sets with the same members, configurations and sharing into this one.
+
+        Parameters
+        ----------
+        *others : MetricSet
+            Sets built the same way (e.g. on other workers); anything else is a ``ValueError``
+            and nothing is merged.
+
+        Returns
+        -------
+        MetricSet
+            ``self``.
+        """
         for other in others:
             self._check_mergeable(other)
         snapshots = []
@@ -185,6 +255,7 @@ class MetricSet(Metric):
         return self
 
     def reset(self) -> MetricSet:
+        """Empty every member's state; returns ``self``."""
         with self._lock:
             for state in self._states():
                 state.reset()
@@ -192,6 +263,7 @@ class MetricSet(Metric):
 
     @property
     def nbytes(self) -> int:
+        """Bytes held by the distinct states (a shared state counts once)."""
         with self._lock:
             return sum(state.nbytes for state in self._states())
 

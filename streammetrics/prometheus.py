@@ -60,6 +60,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ._base import Metric
+from ._params import Param, check_param
 from .decay import Decayed
 from .delayed import DelayedLabels
 from .metricset import MetricSet
@@ -68,6 +69,8 @@ from .window import Window
 __all__ = ["MetricsCollector", "register"]
 
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+_PER_CLASS = Param("choice", "must be True, False or 'auto'", choices=(True, False, "auto"))
+_MAX_SERIES = Param("int", "must be an int >= 0", low=0)
 
 
 def _samples(metric: Metric) -> float | None:
@@ -90,26 +93,54 @@ def _samples(metric: Metric) -> float | None:
 class MetricsCollector:
     """A prometheus-client collector over one accumulator, MetricSet or DelayedLabels.
 
+    Every scrape reads the current values; nothing is done per update. Gauges per member
+    ``m``: ``{prefix}_{m}`` (the value; per-class arrays carry a ``class`` label),
+    ``{prefix}_{m}_interval_low`` / ``_high``, ``{prefix}_{m}_bounds_low`` / ``_high``,
+    ``{prefix}_{m}_samples``, and for DelayedLabels ``{prefix}_delayed_{stat}`` (module
+    docstring).
+
     Parameters
     ----------
-    metric
+    metric : Metric
         What to expose. A MetricSet (or a DelayedLabels around one) exposes each member.
-    name
+    name : str, optional
         Member name for a single accumulator (default: its class name, lower case).
-    prefix
-        Metric-name prefix (default ``"streammetrics"``).
-    labels
-        Constant labels for every sample.
-    confidence
+    prefix : str, default "streammetrics"
+        Metric-name prefix.
+    labels : mapping of str to str, optional
+        Constant labels for every sample (``class``, ``actual``, ``predicted`` and ``label`` are
+        reserved).
+    confidence : float or None, default 0.95
         Confidence level of the exported ``interval()`` gauges (None: do not export them).
-    per_class
-        ``"auto"`` (default): array-valued (per-class) gauges while the scrape holds at most
+    per_class : {"auto", True, False}, default "auto"
+        ``"auto"``: array-valued (per-class) gauges while the scrape holds at most
         ``max_series`` series; ``True``: all of them, no cap; ``False``: none (module docstring).
-    max_series
-        The cap of ``per_class="auto"`` (an int >= 0; default 10,000).
+    max_series : int, default 10000
+        The cap of ``per_class="auto"`` (an int >= 0).
 
+    Attributes
+    ----------
+    members : dict of str to Metric
+        The exposed members by name.
+
+    Notes
+    -----
     Cost per scrape: a copy of the state under the lock (O(state size)), then, without the
     lock, one ``compute`` (plus ``interval``/``bounds``) per member and one sample per series.
+
+    Examples
+    --------
+    >>> from prometheus_client import CollectorRegistry
+    >>> import streammetrics as sm
+    >>> from streammetrics.prometheus import MetricsCollector
+    >>> metrics = sm.MetricSet(recall=sm.Recall(), auroc=sm.AUROC())
+    >>> registry = CollectorRegistry()
+    >>> registry.register(MetricsCollector(metrics, labels={"model": "v3"}))
+    >>> _ = metrics.update([1, 0, 1, 1], [0.9, 0.2, 0.3, 0.8])
+    >>> round(registry.get_sample_value("streammetrics_recall", {"model": "v3"}), 4)
+    0.6667
+    >>> registry.get_sample_value("streammetrics_auroc_samples", {"model": "v3"})
+    4.0
     """
 
     def __init__(self, metric: Metric, *, name: str | None = None, prefix: str = "streammetrics",
@@ -119,12 +150,8 @@ class MetricsCollector:
             raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
         if not _NAME.match(prefix):
             raise ValueError(f"prefix: not a valid Prometheus metric name: {prefix!r}")
-        if per_class not in (True, False, "auto") or not isinstance(per_class, (bool, str)):
-            raise ValueError(f"per_class: must be True, False or 'auto', got {per_class!r}")
-        if isinstance(max_series, bool) or not isinstance(max_series, (int, np.integer)) or max_series < 0:
-            raise ValueError(f"max_series: must be an int >= 0, got {max_series!r}")
-        self.per_class = per_class
-        self.max_series = int(max_series)
+        self.per_class = check_param(per_class, "per_class", _PER_CLASS)
+        self.max_series = check_param(max_series, "max_series", _MAX_SERIES)
         self.metric = metric
         self.prefix = prefix
         self.labels = {str(k): str(v) for k, v in (labels or {}).items()}
@@ -144,6 +171,8 @@ class MetricsCollector:
                 raise ValueError(f"name: {member!r} does not make a valid Prometheus metric name")
 
     def describe(self) -> list[Any]:
+        """Nothing: the gauge names depend on the values (prometheus-client then skips its
+        duplicate-name check for this collector)."""
         return []  # names depend on the values; skip the registry's duplicate check
 
     def _snapshot(self) -> tuple[dict[str, Metric], dict[str, int] | None]:
@@ -162,6 +191,14 @@ class MetricsCollector:
         return members, stats
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
+        """The gauges of one scrape, all from one snapshot of the state (called by
+        prometheus-client).
+
+        Returns
+        -------
+        iterator of GaugeMetricFamily
+            One family per exported gauge name.
+        """
         members, stats = self._snapshot()
         out: list[GaugeMetricFamily] = []
         budget = [self.max_series]  # series the "auto" cap still allows in this scrape
@@ -242,8 +279,35 @@ class MetricsCollector:
 
 
 def register(metric: Metric, registry: CollectorRegistry | None = None, **kwargs: Any) -> MetricsCollector:
-    """Register a :class:`MetricsCollector` for ``metric`` (default registry: prometheus-client's
-    global ``REGISTRY``) and return it (``registry.unregister(collector)`` removes it)."""
+    """Register a :class:`MetricsCollector` for ``metric`` and return it.
+
+    Parameters
+    ----------
+    metric : Metric
+        What to expose (an accumulator, a MetricSet, a wrapper or a DelayedLabels).
+    registry : prometheus_client.CollectorRegistry, optional
+        Where to register (default: prometheus-client's global ``REGISTRY``, which its
+        ``start_http_server`` serves).
+    **kwargs
+        The keyword arguments of :class:`MetricsCollector` (``name``, ``prefix``, ``labels``,
+        ``confidence``, ``per_class``, ``max_series``).
+
+    Returns
+    -------
+    MetricsCollector
+        The registered collector (``registry.unregister(collector)`` removes it).
+
+    Examples
+    --------
+    >>> from prometheus_client import CollectorRegistry, generate_latest
+    >>> import streammetrics as sm
+    >>> from streammetrics.prometheus import register
+    >>> registry = CollectorRegistry()
+    >>> f1 = sm.F1().update([1, 0, 1], [0.8, 0.3, 0.6])
+    >>> _ = register(f1, registry)
+    >>> print(generate_latest(registry).decode().splitlines()[2])
+    streammetrics_f1 1.0
+    """
     collector = MetricsCollector(metric, **kwargs)
     (REGISTRY if registry is None else registry).register(collector)  # type: ignore[arg-type]
     return collector

@@ -7,7 +7,9 @@ that only change the readout (``average``, ``max_fpr``, ``interpolated``, ...) a
 state. Every value is exact: it equals scikit-learn's on the same data.
 
 With ``max_bytes=`` or ``thresholds=`` the state is binned (:mod:`streammetrics._bins`; exact
-while every bin is one distinct score) and every readout is certified (docs/bounded.md):
+while every bin is one distinct score). Both states implement one protocol
+(:class:`streammetrics._score_state.ScoreState`) and the metrics below are written once against
+it: the exact state simply certifies (v, v) and every readout is certified (docs/bounded.md):
 ``bounds()`` holds the exact value (AUROC, also with ``max_fpr``; AP, also interpolated and
 11-point), curve results carry per-point exactness, envelopes, ``area_bounds`` and
 ``best_threshold`` with a certified ``score_bound`` (:mod:`streammetrics._curves`). One-vs-one
@@ -38,30 +40,29 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ._averaging import average_classes
 from ._base import Metric, UndefinedMetricWarning
-from ._bins import BinnedScores, _widen, ap_bounds, auroc_bounds
+from ._bins import BinnedScores
 from ._confusion_counts import task_of
+from ._curve_results import PRCurveResult, ROCCurveResult
 from ._curves import (
-    OperatingPoint,
-    PRCurveResult,
-    ROCCurveResult,
     ThresholdCounts,
-    average_precision,
-    average_precision_bounds,
+    average_precision_certified,
     counts_from_sorted,
-    roc_auc_bounds,
+    roc_auc_certified,
     roc_auc_from_counts,
 )
 from ._delong import delong
 from ._intervals import z_value
-from ._sorted_buffer import SortedScores, count2
+from ._label_options import label_options
+from ._operating_points import OperatingPoint
+from ._score_state import ScoreState
+from ._sorted_buffer import SortedScores
 from ._warnings import warn
-from .confusion import average_classes
 
 __all__ = [
     "AUROC",
@@ -76,19 +77,61 @@ __all__ = [
 _AVERAGES = ("macro", "weighted", "micro", None)
 
 
-def _warn(name: str, what: str, classes: Any = None) -> None:
+def warn_undefined(name: str, what: str, classes: Any = None) -> None:
+    """One :class:`~streammetrics.UndefinedMetricWarning`: ``name`` is undefined (for
+    ``classes``, if given) because of ``what``; the value returned is nan."""
     where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
     warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning)
 
 
-def _distinct_desc(v: np.ndarray) -> np.ndarray:
-    """Distinct values of an ascending array, in decreasing order."""
-    if v.shape[0] == 0:
-        return v.astype(np.float64)
-    last = np.empty(v.shape[0], dtype=bool)
-    np.not_equal(v[1:], v[:-1], out=last[:-1])
-    last[-1] = True
-    return v[last][::-1].astype(np.float64)
+def _make_state(
+    task: str,
+    num_classes: int | None,
+    ignore_index: int | None,
+    *,
+    by_class: bool = False,
+    max_bytes: int | None = None,
+    thresholds: Any = None,
+    scores: str = "raw",
+) -> ScoreState:
+    """The state a ranking metric's constructor arguments ask for.
+
+    Parameters
+    ----------
+    task, num_classes, ignore_index
+        The task (see :class:`ScoreState`).
+    by_class : bool
+        One-vs-one layout (multiclass; one group per true class in every column): exact only.
+    max_bytes : int, optional
+        Bound on the state's memory: adaptive bins (:class:`~streammetrics._bins.BinnedScores`).
+    thresholds : int or array-like, optional
+        Fixed bin edges instead.
+    scores : str
+        ``"raw"``, ``"logit"`` or ``"probability"``: the declared score range (bins only).
+
+    Returns
+    -------
+    ScoreState
+        The exact sorted buffer without ``max_bytes`` / ``thresholds``, else the bins.
+
+    Raises ``ValueError`` naming the argument for a bad ``scores`` or a one-vs-one layout with
+    bins. O(num_classes).
+    """
+    if max_bytes is None and thresholds is None:
+        if scores not in ("raw", "logit", "probability"):
+            raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
+        return SortedScores(task, num_classes, ignore_index, by_class)
+    if by_class:
+        raise ValueError(
+            "multi_class: one-vs-one AUROC is not available with max_bytes/thresholds: "
+            "it compares class i's column-i scores with those of each other class j "
+            "separately, and the binned state keeps one negative histogram per column "
+            "(all other classes pooled), so AUC(i|j) has no certified bound from it; "
+            "use the exact state or one-vs-rest (multi_class='ovr')"
+        )
+    return BinnedScores(
+        task, num_classes, ignore_index, max_bytes=max_bytes, thresholds=thresholds, scores=scores
+    )
 
 
 class _Ranking(Metric):
@@ -112,51 +155,38 @@ class _Ranking(Metric):
         max_bytes: int | None = None,
         thresholds: Any = None,
         scores: str = "raw",
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         super().__init__()
+        self._labels = label_options(num_classes, bool(multilabel), classes=classes, pos_label=pos_label,
+                                     ignore_index=ignore_index)  # labels as users have them
+        num_classes = self._labels.num_classes
         self.num_classes = num_classes
         self.multilabel = bool(multilabel)
         self.task = task_of(num_classes, self.multilabel)
         if average not in _AVERAGES:
             raise ValueError(f"average: must be one of {_AVERAGES}, got {average!r}")
         self.average = average
-        self._state: Any
-        if max_bytes is None and thresholds is None:
-            if scores not in ("raw", "logit", "probability"):
-                raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
-            self._state = SortedScores(self.task, num_classes, ignore_index, self._by_class())
-        else:
-            if self._by_class():
-                raise ValueError(
-                    "multi_class: one-vs-one AUROC is not available with max_bytes/thresholds: "
-                    "it compares class i's column-i scores with those of each other class j "
-                    "separately, and the binned state keeps one negative histogram per column "
-                    "(all other classes pooled), so AUC(i|j) has no certified bound from it; "
-                    "use the exact state or one-vs-rest (multi_class='ovr')"
-                )
-            self._state = BinnedScores(
-                self.task,
-                num_classes,
-                ignore_index,
-                max_bytes=max_bytes,
-                thresholds=thresholds,
-                scores=scores,
-            )
+        self._state: ScoreState = _make_state(
+            self.task,
+            num_classes,
+            ignore_index,
+            by_class=self._by_class(),
+            max_bytes=max_bytes,
+            thresholds=thresholds,
+            scores=scores,
+        )
         self.max_bytes = max_bytes
         self.thresholds = thresholds
         self.scores = scores
         self.ignore_index = self._state.ignore_index  # validated there
-
-    @property
-    def _binned(self) -> bool:
-        return isinstance(self._state, BinnedScores)
+        self._state = self._labels.attach(self._state)
 
     @property
     def is_exact(self) -> bool:
         """True when the value is exact: always for the exact state; for ``max_bytes`` while
         every bin is one distinct score; never with ``thresholds=``."""
-        if not self._binned:
-            return True
         with self._lock:
             return bool(self._state.is_exact)
 
@@ -183,92 +213,66 @@ class _Ranking(Metric):
             )
         if self.scores != "raw":
             out["scores"] = self.scores
-        return out
+        return {**out, **self._labels.config()}
 
     def bounds(self) -> tuple[Any, Any]:
-        """Certified (low, high) interval holding the exact value on the data seen. Exact
-        state: (value, value). Binned state (``max_bytes``/``thresholds``): AUROC
-        A ± ½ Σ_b p_b n_b / (P N) (with ``max_fpr``: the standardised partial areas under the
-        ROC envelope, :func:`streammetrics._curves.roc_auc_bounds`), the AP interval of
-        :func:`streammetrics._bins.ap_bounds` (interpolated / 11-point:
-        :func:`streammetrics._curves.average_precision_bounds`); curves: those of their area
-        (the point-wise certificates are on the curve results: ``exact``, ``envelope()``,
-        ``area_bounds()``, ``best_threshold``). Per class with ``average=None``, and for
-        averages the same average of the per-class ends. O(bins)."""
-        if not self._binned:
-            v = self.compute()
-            return v, v
+        """Certified (low, high) interval holding the exact value on the data seen: (value,
+        value) whenever the state is exact. Binned state (``max_bytes``/``thresholds``): AUROC
+        A ± ½ Σ_b p_b n_b / (P N) (:func:`streammetrics._curves.auroc_bounds`; with
+        ``max_fpr``: the standardised partial areas under the ROC envelope,
+        :func:`streammetrics._curves.roc_auc_certified`), AP by
+        :func:`streammetrics._curves.average_precision_certified`; curves: those of their area
+        (AUROC; step AP for PR curves; the point-wise certificates are on the curve results:
+        ``exact``, ``envelope()``, ``area_bounds()``, ``best_threshold``). Per class with
+        ``average=None``, and for averages the same average of the per-class ends. Issues no
+        warning (``compute`` reports undefined values). O(bins) binned."""
         with self._lock:
-            _, lo, hi = self._binned_values()
+            _, lo, hi = self._values()
         return lo, hi
 
-    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
-        """(estimate, low, high) of this metric from one column's bins (increasing score)."""
+    def _stat(self, column: int | None) -> tuple[float, float, float]:
+        """(value, low, high) of this metric's scalar for one column (None: every column
+        pooled, micro averaging), from the score state (call under the lock)."""
         raise NotImplementedError
 
-    def _binned_values(self) -> tuple[Any, Any, Any]:
-        """(value, low, high) from the binned state (call under the lock); binary floats,
-        per-class arrays, or their average (micro: from the pooled bins)."""
-        st: BinnedScores = self._state
+    def _values(self) -> tuple[Any, Any, Any]:
+        """(value, low, high): binary floats, per-class arrays, or their average (micro: from
+        the pooled state). Call under the lock."""
+        st = self._state
         if self.task != "binary" and self.average == "micro":
-            _, p, n, exact = st.pooled_counts()
-            return self._bin_stats(p, n, exact)
-        stats = np.array(
-            [self._bin_stats(*st.bins(c), st.column_exact(c)) for c in range(st.n_columns)]
-        ).reshape(-1, 3)
+            return self._stat(None)
+        stats = np.array([self._stat(c) for c in range(st.n_columns)]).reshape(-1, 3)
         if self.task == "binary":
             return float(stats[0, 0]), float(stats[0, 1]), float(stats[0, 2])
         if self.average is None:
             return stats[:, 0], stats[:, 1], stats[:, 2]
-        weights = (
-            np.array([float(st.bins(c)[0].sum()) for c in range(st.n_columns)])
-            if self.average == "weighted"
-            else None
-        )
+        weights = st.support() if self.average == "weighted" else None
         return tuple(average_classes(stats[:, i], weights, skip_nan=True) for i in range(3))  # type: ignore[return-value]
 
-    def _binned_compute(self, undefined_what: str) -> Any:
-        value, _, _ = self._binned_values()
-        if self.task != "binary" and self.average == "micro":
-            if isinstance(value, float) and math.isnan(value):
-                _warn(self._name, undefined_what)
+    def _scalar_compute(self, undefined_what: str) -> Any:
+        """The value (binary, per class or averaged) with one warning for undefined values."""
+        if self.task == "binary" or self.average == "micro":
+            value = self._stat(0 if self.task == "binary" else None)[0]
+            if math.isnan(value):
+                warn_undefined(self._name, undefined_what)
             return value
-        st: BinnedScores = self._state
-        per = np.array([self._bin_stats(*st.bins(c), st.column_exact(c))[0] for c in range(st.n_columns)])
+        per = np.array([self._stat(c)[0] for c in range(self._state.n_columns)])
         return self._average(per, undefined_what)
 
     # -- helpers (call under the lock) -----------------------------------------------------------
-    def _column_counts(self, col: int, positive_thresholds: bool = False) -> ThresholdCounts:
-        if self._binned:
-            return replace(self._state.counts(col), binned=not self._state.column_exact(col))
-        pv, pw, nv, nw = self._state.column(col)
-        return counts_from_sorted(pv, pw, nv, nw, _distinct_desc(pv) if positive_thresholds else None)
-
-    def _pooled_counts(self, positive_thresholds: bool = False) -> ThresholdCounts:
-        if self._binned:
-            counts, _, _, exact = self._state.pooled_counts()
-            return replace(counts, binned=not exact)
-        pv, pw, nv, nw = self._state.pooled()
-        return counts_from_sorted(pv, pw, nv, nw, _distinct_desc(pv) if positive_thresholds else None)
-
-    def _support(self) -> np.ndarray:
-        """Weight of the positives of every column, shape (K,)."""
-        if self._binned:
-            return np.array([float(self._state.bins(c)[0].sum()) for c in range(self._state.n_columns)])
-        tot = self._state.totals()
-        return np.array([tot[c, self._state.pos_group(c)] for c in range(tot.shape[0])])
+    def _counts(self, column: int | None, positive_thresholds: bool = False) -> ThresholdCounts:
+        """Counts of one column (None: every column pooled) from the score state."""
+        if column is None:
+            return self._state.pooled_counts(positive_thresholds=positive_thresholds)
+        return self._state.counts(column, positive_thresholds=positive_thresholds)
 
     def _average(self, values: np.ndarray, undefined_what: str) -> Any:
         undefined = np.isnan(values)
-        if self.task == "binary":
-            if undefined[0]:
-                _warn(self._name, undefined_what)
-            return float(values[0])
         if undefined.any():
-            _warn(self._name, undefined_what, np.flatnonzero(undefined))
+            warn_undefined(self._name, undefined_what, np.flatnonzero(undefined))
         if self.average is None:
             return values
-        weights = self._support() if self.average == "weighted" else None
+        weights = self._state.support() if self.average == "weighted" else None
         return average_classes(values, weights, skip_nan=True)
 
 
@@ -310,6 +314,8 @@ class AUROC(_Ranking):
         max_bytes: int | None = None,
         thresholds: Any = None,
         scores: str = "raw",
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         if multi_class not in ("ovr", "ovo"):
             raise ValueError(f"multi_class: must be 'ovr' or 'ovo', got {multi_class!r}")
@@ -322,7 +328,8 @@ class AUROC(_Ranking):
                 raise ValueError(f"max_fpr: must be in (0, 1], got {max_fpr!r}")
         self.max_fpr = max_fpr
         if multi_class == "ovo":
-            if task_of(num_classes, bool(multilabel)) != "multiclass":
+            if task_of(label_options(num_classes, bool(multilabel), classes=classes).num_classes,
+                       bool(multilabel)) != "multiclass":
                 raise ValueError("multi_class: 'ovo' needs multiclass scores (num_classes=C)")
             if average not in ("macro", "weighted"):
                 raise ValueError(f"average: one-vs-one AUROC takes 'macro' or 'weighted', got {average!r}")
@@ -334,6 +341,8 @@ class AUROC(_Ranking):
             max_bytes=max_bytes,
             thresholds=thresholds,
             scores=scores,
+            classes=classes,
+            pos_label=pos_label,
         )
 
     def _by_class(self) -> bool:
@@ -342,29 +351,8 @@ class AUROC(_Ranking):
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "max_fpr": self.max_fpr, "multi_class": self.multi_class}
 
-    def _per_column(self) -> np.ndarray:
-        st = self._state
-        u2 = st.u2()
-        tot = st.totals()
-        out = np.full(st.n_columns, math.nan)
-        exact = not st.is_weighted
-        for c in range(st.n_columns):
-            p = st.pos_group(c)
-            P = tot[c, p]
-            N = tot[c].sum() - P
-            if P <= 0 or N <= 0:
-                continue
-            if self.max_fpr is not None:
-                out[c] = roc_auc_from_counts(self._column_counts(c), self.max_fpr)
-            elif exact:  # exact rational: Python ints divide with one rounding
-                s = int(u2[c].sum())
-                out[c] = s / (2 * int(P) * int(N))
-            else:
-                out[c] = float(u2[c].sum()) / (2.0 * P * N)
-        return out
-
     def _ovo(self) -> float:
-        st = self._state
+        st: Any = self._state  # the exact one-vs-one layout (the constructor refuses bins)
         u2 = st.u2()
         w = st.totals()[0]  # weight of every class (the same in every column)
         c = st.n_columns
@@ -385,7 +373,7 @@ class AUROC(_Ranking):
                 pairs.append((a_ij + a_ji) / 2.0)
                 prev.append(w[i] + w[j])
         if missing:
-            _warn(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))
+            warn_undefined(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))
         if not pairs:
             return math.nan
         if self.average == "weighted":
@@ -393,48 +381,26 @@ class AUROC(_Ranking):
         return float(np.mean(pairs))
 
     def _pair_counts(self, i: int, j: int) -> ThresholdCounts:
-        pv, pw = self._state.group(i, i)
-        nv, nw = self._state.group(i, j)
+        st: Any = self._state  # the exact one-vs-one layout
+        pv, pw = st.group(i, i)
+        nv, nw = st.group(i, j)
         return counts_from_sorted(pv, pw, nv, nw)
 
-    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
-        if getattr(self, "max_fpr", None) not in (None, 1.0):  # ROCCurve borrows this method
-            counts = _bin_counts(pos, neg, exact)
-            a = roc_auc_from_counts(counts, self.max_fpr)  # type: ignore[attr-defined]
-            lo, hi = roc_auc_bounds(counts, self.max_fpr)  # type: ignore[attr-defined]
-            return a, lo, hi
-        a, lo, hi = auroc_bounds(pos, neg)
-        if exact or math.isnan(a):
-            return a, a, a
-        lo, hi = _widen(lo, hi)
-        return a, lo, hi
+    def _stat(self, column: int | None) -> tuple[float, float, float]:
+        if self.max_fpr is None or self.max_fpr == 1.0:  # the full area: the state's pair counts
+            return self._state.auroc(column) if column is not None else self._state.pooled_auroc()
+        return roc_auc_certified(self._counts(column), self.max_fpr)
+
+    def _values(self) -> tuple[Any, Any, Any]:
+        if self.multi_class == "ovo":
+            v = self._ovo()
+            return v, v, v
+        return super()._values()
 
     def _compute(self) -> Any:
-        if self._binned:
-            return self._binned_compute("no positives or no negatives")
-        if self.task == "binary" and self.max_fpr is None:  # the O(1) read
-            u2, P, N = self._state.binary_stat()
-            if P <= 0 or N <= 0:
-                _warn(self._name, "no positives or no negatives")
-                return math.nan
-            return u2 / (2 * P * N)  # unit weights: Python ints, one correctly rounded division
         if self.multi_class == "ovo":
             return self._ovo()
-        if self.task != "binary" and self.average == "micro":
-            pv, pw, nv, nw = self._state.pooled()
-            if pv.shape[0] == 0 or nv.shape[0] == 0:
-                _warn(self._name, "no positives or no negatives")
-                return math.nan
-            if self.max_fpr is not None:
-                return roc_auc_from_counts(self._pooled_counts(), self.max_fpr)
-            P = float(pv.shape[0] if pw is None else pw.sum())
-            N = float(nv.shape[0] if nw is None else nw.sum())
-            cw = None if nw is None else np.concatenate([[0.0], np.cumsum(nw)])
-            u2 = count2(nv, cw, pv, pw)
-            if isinstance(u2, int):
-                return u2 / (2 * int(P) * int(N))
-            return float(u2) / (2.0 * P * N)
-        return self._average(self._per_column(), "no positives or no negatives")
+        return self._scalar_compute("no positives or no negatives")
 
     def interval(self, confidence: float = 0.95) -> Any:
         """DeLong confidence interval (O(n log n), Sun & Xu's algorithm): AUROC ± z·sqrt(Var),
@@ -442,7 +408,7 @@ class AUROC(_Ranking):
         ``average=None`` gives two per-class arrays. Undefined (fewer than two positives or
         negatives) gives nan. Not available with ``max_fpr``, one-vs-one, or other averages."""
         z = z_value(confidence)
-        if self._binned:
+        if not getattr(self._state, "keeps_scores", False):
             raise ValueError("interval: DeLong's interval needs the exact state (no max_bytes/thresholds)")
         if self.max_fpr is not None or self.multi_class == "ovo":
             raise ValueError("interval: DeLong's interval is for the full one-vs-rest AUROC only")
@@ -451,8 +417,9 @@ class AUROC(_Ranking):
                 "interval: defined for binary and per-class (average=None) values, "
                 f"not average={self.average!r}"
             )
+        st: Any = self._state  # keeps every score (checked above)
         with self._lock:
-            cols = [self._state.column(c) for c in range(self._state.n_columns)]
+            cols = [st.column(c) for c in range(st.n_columns)]
         lo, hi = np.full(len(cols), math.nan), np.full(len(cols), math.nan)
         undefined = []
         for c, (pv, pw, nv, nw) in enumerate(cols):
@@ -464,7 +431,7 @@ class AUROC(_Ranking):
             lo[c], hi[c] = max(0.0, auc - half), min(1.0, auc + half)
         if undefined:
             what = "DeLong's variance needs at least two positives and two negatives"
-            _warn("AUROC interval", what, None if self.task == "binary" else undefined)
+            warn_undefined("AUROC interval", what, None if self.task == "binary" else undefined)
         if self.task == "binary":
             return float(lo[0]), float(hi[0])
         return lo, hi
@@ -502,6 +469,8 @@ class AveragePrecision(_Ranking):
         max_bytes: int | None = None,
         thresholds: Any = None,
         scores: str = "raw",
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         self.interpolated = bool(interpolated)
         self.eleven_point = bool(eleven_point)
@@ -513,37 +482,26 @@ class AveragePrecision(_Ranking):
             max_bytes=max_bytes,
             thresholds=thresholds,
             scores=scores,
+            classes=classes,
+            pos_label=pos_label,
         )
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "interpolated": self.interpolated, "eleven_point": self.eleven_point}
 
-    def _ap(self, counts: ThresholdCounts) -> float:
-        return average_precision(counts, self.interpolated, self.eleven_point)
-
-    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
-        if self.interpolated or self.eleven_point:
-            counts = _bin_counts(pos, neg, exact)
-            v = average_precision(counts, self.interpolated, self.eleven_point)
-            lo, hi = average_precision_bounds(counts, self.interpolated, self.eleven_point)
-            return v, lo, hi
-        return _ap_stats(pos, neg, exact)
+    def _stat(self, column: int | None) -> tuple[float, float, float]:
+        counts = self._counts(column, positive_thresholds=True)
+        return average_precision_certified(counts, self.interpolated, self.eleven_point)
 
     def _compute(self) -> Any:
-        if self._binned:
-            return self._binned_compute("no positives")
-        if self.task != "binary" and self.average == "micro":
-            counts = self._pooled_counts(positive_thresholds=True)
-            if counts.total_pos <= 0:
-                _warn(self._name, "no positives")
-            return self._ap(counts)
-        values = np.array([self._ap(self._column_counts(c, True)) for c in range(self._state.n_columns)])
-        return self._average(values, "no positives")
+        return self._scalar_compute("no positives")
 
 
-class _CurveMetric(_Ranking):
-    """Curves: binary gives one result; multiclass/multilabel give a list with one curve per
-    class (in class order), or one pooled curve with ``average="micro"``."""
+class CurveMetric(_Ranking):
+    """Base of the curve accumulators (ROC, PR, DET): binary gives one result;
+    multiclass/multilabel give a list with one curve per class (in class order), or one pooled
+    curve with ``average="micro"``. A curve subclass gives ``_curve(counts)`` and ``_check``;
+    ``bounds()`` certifies its area (the AUROC unless ``_stat`` says otherwise)."""
 
     def _curve(self, counts: ThresholdCounts) -> Any:
         raise NotImplementedError
@@ -551,27 +509,33 @@ class _CurveMetric(_Ranking):
     def _check(self, counts: ThresholdCounts) -> None:
         raise NotImplementedError
 
+    def _stat(self, column: int | None) -> tuple[float, float, float]:
+        """The certified area the curve's ``bounds()`` report: the AUROC (PR curves: step AP)."""
+        if column is None:
+            return self._state.pooled_auroc()
+        return self._state.auroc(column)
+
     def _compute(self) -> Any:
         if self.task == "binary" or self.average == "micro":
-            counts = self._column_counts(0) if self.task == "binary" else self._pooled_counts()
+            counts = self._counts(0 if self.task == "binary" else None)
             self._check(counts)
             return self._curve(counts)
         out = []
         bad = []
         for c in range(self._state.n_columns):
-            counts = self._column_counts(c)
+            counts = self._counts(c)
             if counts.total_pos <= 0 or (self._needs_neg and counts.total_neg <= 0):
                 bad.append(c)
             out.append(self._curve(counts))
         if bad:
-            _warn(self._name, self._what, bad)
+            warn_undefined(self._name, self._what, bad)
         return out
 
     _needs_neg = True
     _what = "no positives or no negatives"
 
 
-class ROCCurve(_CurveMetric):
+class ROCCurve(CurveMetric):
     """The ROC curve (FPR(t), TPR(t)) at every distinct score t, starting at (0, 0) for t = +inf;
     ``compute()`` returns a :class:`ROCCurveResult` (``fpr``, ``tpr``, ``thresholds``,
     ``best_threshold``, ``at``, ``area``) equal to ``sklearn.metrics.roc_curve(...,
@@ -599,13 +563,10 @@ class ROCCurve(_CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0 or counts.total_neg <= 0:
-            _warn(self._name, "no positives or no negatives: tpr or fpr is nan")
-
-    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
-        return AUROC._bin_stats(self, pos, neg, exact)  # type: ignore[arg-type]
+            warn_undefined(self._name, "no positives or no negatives: tpr or fpr is nan")
 
 
-class PRCurve(_CurveMetric):
+class PRCurve(CurveMetric):
     """The precision-recall curve at every distinct score (decreasing threshold); ``compute()``
     returns a :class:`PRCurveResult` (``precision``, ``recall``, ``thresholds``, ``area(method=
     "step" | "interpolated" | "eleven_point" | "trapezoid")``, ``best_threshold``, ``at``) equal to
@@ -627,29 +588,7 @@ class PRCurve(_CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0:
-            _warn(self._name, "no positives: recall is nan")
+            warn_undefined(self._name, "no positives: recall is nan")
 
-    def _bin_stats(self, pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
-        return _ap_stats(pos, neg, exact)
-
-
-def _bin_counts(pos: np.ndarray, neg: np.ndarray, exact: bool) -> ThresholdCounts:
-    """Counts at the lower edges of one column's bins (given in increasing score; thresholds
-    left as placeholders: only the counts are read)."""
-    tps, fps = np.cumsum(pos[::-1]), np.cumsum(neg[::-1])
-    P = float(tps[-1]) if tps.shape[0] else 0.0
-    N = float(fps[-1]) if fps.shape[0] else 0.0
-    return ThresholdCounts(np.zeros(tps.shape[0]), tps, fps, P, N, not exact)
-
-
-def _ap_stats(pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
-    """(estimate, low, high) of the AP from one column's bins (increasing score): the estimate
-    treats each bin as tied scores (the step AP at the bin edges), which lies in the interval."""
-    tps, fps = np.cumsum(pos[::-1]), np.cumsum(neg[::-1])
-    P = float(tps[-1]) if tps.shape[0] else 0.0
-    N = float(fps[-1]) if fps.shape[0] else 0.0
-    v = average_precision(ThresholdCounts(np.zeros(tps.shape[0]), tps, fps, P, N))
-    if exact or math.isnan(v):
-        return v, v, v
-    lo, hi = _widen(*ap_bounds(pos, neg))
-    return v, min(lo, v), max(hi, v)
+    def _stat(self, column: int | None) -> tuple[float, float, float]:
+        return average_precision_certified(self._counts(column, positive_thresholds=True))

@@ -6,13 +6,18 @@ from typing import Any
 
 import numpy as np
 
+from ._averaging import ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
+from ._base import Metric
 from ._intervals import wilson
+from ._label_options import label_options
+from ._params import IGNORE_INDEX, Param, check_param
 from ._state import SummedState
 from ._state_checks import check_hit_counts
 from ._validation import as_numpy, check_class_labels, check_scores, check_weights, drop_ignored
-from .confusion import _ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
 
 __all__ = ["TopKAccuracy"]
+
+_NUM_CLASSES = Param("int", "must be an int >= 2", low=2)
 
 
 class HitCounts(SummedState):
@@ -63,34 +68,62 @@ class HitCounts(SummedState):
             self._arrays["hits"] += delta
 
 
-class TopKAccuracy(_ZeroDivisionOption):
+class TopKAccuracy(ZeroDivisionOption, Metric):
     """Share of samples whose true class is among the k highest scores.
 
     Multiclass only (``num_classes`` >= 2, scores of shape (n, C)). Ties are ranked as
     scikit-learn's ``top_k_accuracy_score`` ranks them (higher class index first). ``update``
     O(n·C), ``compute`` O(1), memory O(1).
+
+    Parameters
+    ----------
+    num_classes : int
+        The number of classes C (>= 2); ``update`` takes labels in [0, C) and scores of shape
+        (n, C).
+    k : int, default 5
+        How many of the highest-scored classes count as a hit (1 <= k <= C; k = 1 is accuracy
+        of the argmax with scikit-learn's tie order).
+    ignore_index : int, optional
+        Rows whose label equals it are skipped.
+    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
+        The value before any sample was seen ("warn": 0.0 with an ``UndefinedMetricWarning``).
+
+    Notes
+    -----
+    ``interval(confidence)`` is the Wilson score interval, with the effective sample size when
+    weighted. Equals ``sklearn.metrics.top_k_accuracy_score(y, scores, k=k,
+    labels=range(C))``.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> top2 = sm.TopKAccuracy(3, k=2)
+    >>> _ = top2.update([0, 1], [[0.5, 0.3, 0.2], [0.6, 0.1, 0.3]])  # hit, miss
+    >>> _ = top2.update([2], [[0.2, 0.3, 0.5]])                       # hit
+    >>> round(top2.compute(), 4)
+    0.6667
     """
 
     def __init__(
         self,
-        num_classes: int,
+        num_classes: int | None = None,
         *,
         k: int = 5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
+        classes: Any = None,
     ) -> None:
         super().__init__()
-        if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)) or num_classes < 2:
-            raise ValueError(f"num_classes: must be an int >= 2, got {num_classes!r}")
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= num_classes:
-            raise ValueError(f"k: must be an int in [1, num_classes={num_classes}], got {k!r}")
-        if ignore_index is not None and (isinstance(ignore_index, bool)
-                                         or not isinstance(ignore_index, (int, np.integer))):
-            raise ValueError(f"ignore_index: must be an int or None, got {ignore_index!r}")
-        ignore_index = None if ignore_index is None else int(ignore_index)
-        self.num_classes, self.k, self.ignore_index = int(num_classes), int(k), ignore_index
+        self._labels = label_options(num_classes, classes=classes, ignore_index=ignore_index)
+        if self._labels.mapping is not None:  # the labels of the score columns, in order
+            num_classes = len(self._labels.mapping)
+        num_classes = check_param(num_classes, "num_classes", _NUM_CLASSES)
+        k = check_param(k, "k", Param("int", f"must be an int in [1, num_classes={num_classes}]",
+                                      low=1, high=num_classes))
+        ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
+        self.num_classes, self.k, self.ignore_index = num_classes, k, ignore_index
         self.zero_division = check_zero_division(zero_division)
-        self._state: HitCounts = HitCounts(self.num_classes, self.k, ignore_index)
+        self._state: HitCounts = self._labels.attach(HitCounts(self.num_classes, self.k, ignore_index))
 
     def _config(self) -> dict[str, Any]:
         return {
@@ -98,6 +131,7 @@ class TopKAccuracy(_ZeroDivisionOption):
             "k": self.k,
             "ignore_index": self.ignore_index,
             "zero_division": self._zero_division_config(),
+            **self._labels.config(),
         }
 
     def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> TopKAccuracy:

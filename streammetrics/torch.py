@@ -162,16 +162,33 @@ def sync(metric: M, group: Any = None, *, device: Any = None) -> M:
 
     Returns
     -------
-    A new accumulator of the same class and configuration holding the merge of every rank's state
-    (a copy of ``metric`` when torch.distributed is not initialised or the group has one rank).
+    Metric
+        A new accumulator of the same class and configuration holding the merge of every rank's
+        state (a copy of ``metric`` when torch.distributed is not initialised or the group has
+        one rank).
 
     Raises
     ------
     ValueError
         On every rank, if the ranks' configurations (or summed-array layouts) differ.
 
+    Notes
+    -----
     Complexity: see the module docstring -- one ``all_reduce`` of the fixed-shape counts, two
     ``all_gather`` rounds for anything else, then an O(total state) merge per rank.
+
+    Examples
+    --------
+    In a script started with ``torchrun``, after ``torch.distributed.init_process_group``, each
+    rank calls ``sync`` on its own accumulator and gets the merged one. Without an initialised
+    process group (one process) it returns a copy:
+
+    >>> import streammetrics as sm
+    >>> from streammetrics.torch import sync
+    >>> auroc = sm.AUROC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> merged = sync(auroc)
+    >>> merged.compute(), merged is auroc
+    (0.75, False)
     """
     if not isinstance(metric, Metric):
         raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
@@ -249,6 +266,31 @@ def num_unpadded(sampler: Any) -> int:
 
     Works with any object that has ``dataset``, ``num_replicas``, ``rank``, ``num_samples`` and
     ``drop_last`` (duck-typed). O(1).
+
+    Parameters
+    ----------
+    sampler : torch.utils.data.DistributedSampler
+        This rank's sampler (or any object with the attributes above).
+
+    Returns
+    -------
+    int
+        The number of real samples at the start of this rank's epoch.
+
+    Raises
+    ------
+    ValueError
+        If ``sampler`` lacks one of the attributes.
+
+    Examples
+    --------
+    Ten samples over four ranks: each rank gets three, two duplicates pad ranks 2 and 3.
+
+    >>> from torch.utils.data import DistributedSampler
+    >>> from streammetrics.torch import num_unpadded
+    >>> [num_unpadded(DistributedSampler(range(10), num_replicas=4, rank=r, shuffle=False))
+    ...  for r in range(4)]
+    [3, 3, 2, 2]
     """
     try:
         n = len(sampler.dataset)
@@ -268,6 +310,30 @@ class PaddingFilter:
     ``metric.update(y, s)``. It counts the samples it has seen this epoch and cuts every argument
     (tensors, arrays, anything sliceable along dim 0) to the real ones. Call :meth:`reset` at the
     start of each epoch (or build a new filter). O(1) per batch (a slice, no copy).
+
+    Parameters
+    ----------
+    sampler : torch.utils.data.DistributedSampler
+        This rank's sampler (see :func:`num_unpadded`), iterated in order (the filter keeps the
+        first real samples, which is where ``DistributedSampler`` puts them).
+
+    Attributes
+    ----------
+    remaining : int
+        Real samples still expected this epoch.
+
+    Examples
+    --------
+    Rank 3 of four over ten samples gets three indices, the last one a padding duplicate:
+
+    >>> import torch
+    >>> from torch.utils.data import DistributedSampler
+    >>> from streammetrics.torch import PaddingFilter
+    >>> sampler = DistributedSampler(range(10), num_replicas=4, rank=3, shuffle=False)
+    >>> keep = PaddingFilter(sampler)
+    >>> y, s = keep(torch.tensor([1, 0, 1]), torch.tensor([0.9, 0.2, 0.8]))
+    >>> y.tolist(), keep.remaining
+    ([1, 0], 0)
     """
 
     def __init__(self, sampler: Any) -> None:
@@ -280,6 +346,7 @@ class PaddingFilter:
         return max(0, self._real - self._seen)
 
     def reset(self) -> PaddingFilter:
+        """Start a new epoch (count from zero again); returns ``self``."""
         self._seen = 0
         return self
 

@@ -533,7 +533,10 @@ def _check_sorted_fold(
 def test_insert_sorted_matches_np_insert() -> None:
     """The segment-copy insertion equals ``np.insert`` for few and many insertions, at both
     ends and repeated positions."""
-    from streammetrics._bins import _FEW_INSERTS, _insert_sorted, _insert_sorted_many, _union_sorted
+    from streammetrics._bin_arrays import FEW_INSERTS as _FEW_INSERTS
+    from streammetrics._bin_arrays import insert_sorted as _insert_sorted
+    from streammetrics._bin_arrays import insert_sorted_many as _insert_sorted_many
+    from streammetrics._bin_arrays import union_sorted as _union_sorted
 
     rng = np.random.default_rng(3)
     a = np.sort(rng.integers(-1000, 1000, 500))
@@ -567,14 +570,14 @@ def test_scratch_workspace_kept_per_thread_is_capped():
     """Huge batches must not leave more than the documented 16 MiB of scratch per thread."""
     import threading
 
-    from streammetrics import _bins
+    from streammetrics import _bin_arrays
 
     def run() -> None:
         rng = np.random.default_rng(5)
         m = sm.AUROC(max_bytes=1 << 20)
         for _ in range(3):
             m.update(rng.integers(0, 2, 2_000_000), rng.random(2_000_000))
-        kept = getattr(_bins._WORK, "arrays", {})
+        kept = getattr(_bin_arrays.WORK, "arrays", {})
         held.append(sum(a.nbytes for a in kept.values()))
         lo, hi = m.bounds()
         values.append((lo, m.compute(), hi))
@@ -584,6 +587,6 @@ def test_scratch_workspace_kept_per_thread_is_capped():
     t = threading.Thread(target=run)
     t.start()
     t.join()
-    assert held and 0 < held[0] <= _bins._WORK_MAX_BYTES == 16 << 20
+    assert held and 0 < held[0] <= _bin_arrays.WORK_MAX_BYTES == 16 << 20
     lo, v, hi = values[0]
     assert lo <= v <= hi and hi - lo < 1e-3

@@ -262,7 +262,8 @@ def test_copies_share_an_injected_clock(kind: str) -> None:
 def test_dask_tasks_trust_each_other_but_public_merge_states_validates() -> None:
     pd = pytest.importorskip("pandas")
     pytest.importorskip("dask")
-    from streammetrics.dask import _merge_task, _Plan, _root_task, merge_states, partition_state
+    from streammetrics._engine import Plan as _Plan
+    from streammetrics.dask import _merge_task, _root_task, merge_states, partition_state
 
     ms = sm.MetricSet(a=sm.AUROC(), p=sm.AveragePrecision(), f=sm.F1())
     plan = _Plan(config=ms._config(), family="classification", label="y", score="p")

@@ -11,3 +11,11 @@ def test_bench_functional_runs_and_agrees() -> None:
     assert len(rows) == 2 * len(bf.CASES)
     assert not [row for row in rows if "WARNING" in row[0]]
     assert all(float(row[4].rstrip("x")) > 0 for row in rows)
+
+
+def test_bench_functional_main_prints_load_and_target_status() -> None:
+    text = bf.main(["--sizes", "2000", "--repeat", "1", "--only", "roc_auc_score,accuracy_score"])
+    assert "load average" in text and "2,000 samples" in text
+    status = bf.target_summary(bf.run(2000, repeat=1, only={"det_curve", "hamming_loss"}))
+    assert [row[0] for row in status] == ["ranking", "confusion family"]
+    assert all(row[3] == "met" or row[3].startswith("not met") for row in status)

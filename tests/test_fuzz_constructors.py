@@ -46,8 +46,10 @@ def parameters(name: str) -> list[str]:
 def arguments(name: str, param: str, value: object) -> dict[str, object]:
     cls = Metric._registry[name]
     sig = inspect.signature(cls.__init__)
+    # TopKAccuracy: num_classes defaults to None only because classes= may give it instead
     kwargs: dict[str, object] = {p.name: REQUIRED[p.name] for p in sig.parameters.values()
-                                 if p.default is p.empty and p.name in REQUIRED}
+                                 if (p.default is p.empty or (name, p.name) == ("TopKAccuracy", "num_classes"))
+                                 and p.name in REQUIRED and p.name != param}
     if name in WRAPPERS:
         kwargs["metric"] = sm.Recall()
         knobs = WRAPPERS[name]
@@ -94,6 +96,7 @@ def test_constructor_argument_is_a_value_error_naming_it(case, value):
     (lambda: sm.WeightedAccuracy(3, weights="abc"), "weights: expected 3 class weights, got 'abc'"),
     (lambda: sm.Recall(num_classes=10**9), "num_classes=1000000000: implies about"),
     (lambda: sm.AUROC(num_classes=10**30), "num_classes=1000000000000000000000000000000: implies"),
+    (lambda: sm.BrierScore(num_classes=10**30), "num_classes: at most 4194304 classes"),
 ])
 def test_named_messages(make, text):
     with pytest.raises(ValueError) as info:

@@ -22,20 +22,21 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
 import streammetrics._sorted_buffer as sb
-from streammetrics._curves import PRCurveResult, ROCCurveResult
+import streammetrics._sorted_runs as runs
+from streammetrics._curve_results import PRCurveResult, ROCCurveResult
 
 
 @contextlib.contextmanager
 def small_capacities(on: bool = True):
     """Shrink the buffer's internal capacities so that rare paths run on small data (the coarse
     index of large runs, the SortedList tail turning into a run, scalar folds as batches)."""
-    saved = (sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED)
+    saved = (runs.COARSE_MIN, runs.TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED)
     if on:
-        sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED = 70, 5, 3, 4
+        runs.COARSE_MIN, runs.TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED = 70, 5, 3, 4
     try:
         yield
     finally:
-        sb._COARSE_MIN, sb._TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED = saved
+        runs.COARSE_MIN, runs.TAIL_MAX, sb._SCALAR_FOLD_MAX, sb._MAX_QUEUED = saved
 
 
 REGISTRY = {
@@ -325,10 +326,10 @@ def test_rank_left_equals_searchsorted(seed, n, m, levels, dtype):
         dtype
     )
     with small_capacities():
-        co = sb.coarse_index(v)
-        assert (co is None) == (n < sb._COARSE_MIN)
-        np.testing.assert_array_equal(sb.rank_left(v, co, x), np.searchsorted(v, x, "left"))
-        np.testing.assert_array_equal(sb.rank_left(v, co, np.sort(x)), np.searchsorted(v, np.sort(x), "left"))
+        co = runs.coarse_index(v)
+        assert (co is None) == (n < runs.COARSE_MIN)
+        np.testing.assert_array_equal(runs.rank_left(v, co, x), np.searchsorted(v, x, "left"))
+        np.testing.assert_array_equal(runs.rank_left(v, co, np.sort(x)), np.searchsorted(v, np.sort(x), "left"))
 
 
 @pytest.mark.parametrize("name", NAMES)

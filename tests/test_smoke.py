@@ -14,3 +14,19 @@ def test_demo_runs(capsys):
 def test_public_names_importable():
     for name in sm.__all__:
         assert getattr(sm, name) is not None
+
+
+def test_import_loads_no_integration() -> None:
+    """``import streammetrics`` (and every public name) never imports an optional extra."""
+    import subprocess
+    import sys
+
+    extras = ["torch", "dask", "distributed", "pyspark", "ray", "prometheus_client", "pyarrow",
+              "pandas", "matplotlib", "rich", "scipy", "sklearn"]
+    code = (
+        "import sys, streammetrics as sm\n"
+        "[getattr(sm, n) for n in sm.__all__]\n"
+        f"print(sorted(m for m in {extras!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 import streammetrics as sm
-from streammetrics import _sorted_buffer as sb
 from streammetrics._sorted_buffer import SortedScores
+from streammetrics._sorted_runs import FlatList
 
 REL = 1e-12
 
@@ -32,7 +32,7 @@ def close(a: float, b: float) -> bool:
 def listed(win: sm.Window) -> bool:
     """True when the window's ranking state is in list mode."""
     neg, pos = win._state.inner._groups[0]
-    return type(neg.tail) is sb._FlatList and type(pos.tail) is sb._FlatList and not neg.runs \
+    return type(neg.tail) is FlatList and type(pos.tail) is FlatList and not neg.runs \
         and not pos.runs
 
 
@@ -232,14 +232,14 @@ def test_slide_rows_contract_violation_is_caught_by_the_window():
     state._flush()
     for grp in state._groups[0]:
         v, _ = grp.consolidate()
-        grp.tail = sb._FlatList(v.tolist())
+        grp.tail = FlatList(v.tolist())
         grp.runs, grp.wts, grp.cws, grp.coarse = [], [], [], []
     with pytest.raises(ValueError, match="not held"):
         state.slide_rows(np.array([1]), np.array([0.9]))
 
 
 def test_flat_list_interface():
-    fl = sb._FlatList([0.1, 0.2, 0.2, 0.5])
+    fl = FlatList([0.1, 0.2, 0.2, 0.5])
     assert len(fl) == 4 and fl.bisect_left(0.2) == 1 and fl.bisect_right(0.2) == 3
     fl.add(0.3)
     fl.remove(0.2)

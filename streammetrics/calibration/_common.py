@@ -1,24 +1,18 @@
-"""What the calibration metrics share: the constructor checks and the empty-state rule."""
+"""What the calibration metrics share: the constructor checks and the empty-state rule
+(:func:`undefined`: nan and one warning, from :mod:`streammetrics._averaging`)."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-
-from .._base import Metric, UndefinedMetricWarning
+from .._averaging import undefined_without_weight as undefined
+from .._base import Metric
 from .._confusion_counts import task_of
-from .._warnings import warn
-from ._state import ProbabilityBins, check_n_bins
+from .._label_options import label_options
+from .._params import FLAG, Param, check_param
+from ._state import MAX_CELLS, ProbabilityBins, check_n_bins
 
 __all__ = ["ProbabilityMetric", "undefined"]
-
-
-def undefined(name: str) -> float:
-    """nan with one :class:`UndefinedMetricWarning` (no samples, or total weight 0)."""
-    warn(f"{name} is undefined (nan): no samples with positive weight", UndefinedMetricWarning)
-    return math.nan
 
 
 class ProbabilityMetric(Metric):
@@ -34,14 +28,22 @@ class ProbabilityMetric(Metric):
         from_logits: Any,
         allow_zero: bool = False,
         ovr: bool = True,
+        *,
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
+        # labels as users have them: classes= (score column i is classes[i]), pos_label= (binary)
+        self._labels = label_options(num_classes, classes=classes, pos_label=pos_label)
+        num_classes = self._labels.num_classes
         task_of(num_classes, False)
+        if num_classes is not None and int(num_classes) > MAX_CELLS:  # too many even for 1 bin
+            raise ValueError(f"num_classes: at most {MAX_CELLS} classes (the cell limit of the "
+                             f"binned state), got {num_classes!r}")
         check_n_bins(n_bins, 1 if num_classes is None else int(num_classes), allow_zero)
-        if not isinstance(from_logits, (bool, np.bool_)):
-            raise ValueError(f"from_logits: must be True or False, got {from_logits!r}")
+        self.from_logits = check_param(from_logits, "from_logits", FLAG)
         self.num_classes = None if num_classes is None else int(num_classes)
-        self.from_logits = bool(from_logits)
-        self._state = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
+        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
+        self._state = self._labels.attach(bins)
 
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
         """Fold in one batch: labels and probabilities (or logits with ``from_logits=True``).
@@ -53,10 +55,9 @@ class ProbabilityMetric(Metric):
         return self._update_state(y_true, y_pred, sample_weight)
 
 
-def check_choice(value: Any, name: str, allowed: tuple[Any, ...]) -> Any:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name}: must be one of {allowed}, got {value!r}")
-    return value
+def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    """``value`` if it is one of the strings ``allowed``; ``ValueError`` naming ``name``."""
+    return str(check_param(value, name, Param("choice", f"must be one of {allowed}", choices=allowed)))
 
 
 def check_strategy(strategy: Any) -> str:

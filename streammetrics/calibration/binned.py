@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from .._params import FLAG, check_param
 from ._common import ProbabilityMetric, check_choice, check_strategy, undefined
 from ._quantile import QuantileProbabilities
 
@@ -68,6 +69,8 @@ class CalibrationError(ProbabilityMetric):
     n_bins : int
         Number of uniform bins on [0, 1].
     norm : {"l1", "l2", "max"}
+        ``"l1"``: expected calibration error (ECE); ``"l2"``: root-mean-square error;
+        ``"max"``: maximum calibration error over non-empty bins.
     strategy : {"uniform", "quantile"}
         ``"quantile"``: edges at the quantiles of the confidences seen (as scikit-learn's
         ``calibration_curve`` places them), bins as above on those edges; exact, from a sorted
@@ -100,26 +103,28 @@ class CalibrationError(ProbabilityMetric):
         strategy: str = "uniform",
         classwise: bool = False,
         from_logits: bool = False,
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         super().__init__()
         # Top-label multiclass error needs no one-vs-rest bins (they cost n C per update).
-        self._init_state(num_classes, n_bins, "right", from_logits, ovr=bool(classwise))
+        self._init_state(num_classes, n_bins, "right", from_logits, ovr=bool(classwise), classes=classes,
+                         pos_label=pos_label)
+        num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.norm = check_choice(norm, "norm", NORMS)
         self.strategy = check_strategy(strategy)
-        if not isinstance(classwise, (bool, np.bool_)):
-            raise ValueError(f"classwise: must be True or False, got {classwise!r}")
-        if classwise and num_classes is None:
+        self.classwise = check_param(classwise, "classwise", FLAG)
+        if self.classwise and num_classes is None:
             raise ValueError("classwise: only for multiclass (give num_classes=C), got True")
-        self.classwise = bool(classwise)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
-            self._state = QuantileProbabilities(mode, self.num_classes, self.from_logits)  # type: ignore[assignment]
+            self._state = self._labels.attach(QuantileProbabilities(mode, self.num_classes, self.from_logits))
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
                 "strategy": self.strategy, "classwise": self.classwise,
-                "from_logits": self.from_logits}
+                "from_logits": self.from_logits, **self._labels.config()}
 
     def _compute(self) -> float:
         if isinstance(self._state, QuantileProbabilities):
@@ -150,9 +155,24 @@ class CalibrationError(ProbabilityMetric):
 
 @dataclass(frozen=True)
 class CalibrationCurveResult:
-    """One reliability curve over the non-empty bins, in bin order: ``prob_true`` (observed
-    frequency of the positive class), ``prob_pred`` (mean predicted probability) and ``counts``
-    (weight of the bin) -- scikit-learn's ``calibration_curve`` output plus the counts."""
+    """One reliability curve over the non-empty bins, in bin order: scikit-learn's
+    ``calibration_curve`` output plus the counts.
+
+    Attributes
+    ----------
+    prob_true : numpy.ndarray
+        Observed frequency of the positive class in each non-empty bin.
+    prob_pred : numpy.ndarray
+        Mean predicted probability in each non-empty bin.
+    counts : numpy.ndarray
+        (Weighted) number of samples in each non-empty bin.
+
+    Examples
+    --------
+    >>> r = CalibrationCurve(n_bins=4).update([0, 0, 1, 1], [0.1, 0.3, 0.6, 0.9]).compute()
+    >>> r.prob_true.tolist(), r.prob_pred.tolist(), r.counts.tolist()
+    ([0.0, 0.0, 1.0, 1.0], [0.1, 0.3, 0.6, 0.9], [1.0, 1.0, 1.0, 1.0])
+    """
 
     prob_true: np.ndarray
     prob_pred: np.ndarray
@@ -174,7 +194,9 @@ class CalibrationCurve(ProbabilityMetric):
         probabilities seen), exact from a sorted buffer of every probability (O(n) memory,
         O(n log n) per ``compute``).
     num_classes : int or None
+        None: binary (``y_pred`` = P(class 1)); C: multiclass, one curve per class.
     from_logits : bool
+        ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
 
     Notes
     -----
@@ -196,18 +218,21 @@ class CalibrationCurve(ProbabilityMetric):
         num_classes: int | None = None,
         *,
         from_logits: bool = False,
+        classes: Any = None,
+        pos_label: Any = None,
     ) -> None:
         super().__init__()
-        self._init_state(num_classes, n_bins, "left", from_logits)
+        self._init_state(num_classes, n_bins, "left", from_logits, classes=classes, pos_label=pos_label)
+        num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.strategy = check_strategy(strategy)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else "ovr"
-            self._state = QuantileProbabilities(mode, self.num_classes, self.from_logits)  # type: ignore[assignment]
+            self._state = self._labels.attach(QuantileProbabilities(mode, self.num_classes, self.from_logits))
 
     def _config(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "strategy": self.strategy,
-                "num_classes": self.num_classes, "from_logits": self.from_logits}
+                "num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config()}
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
         st: Any = self._state

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from .._base import Metric
-from .._curves import ThresholdCounts, counts_from_sorted
+from .._curves import ThresholdCounts
 from .._sorted_buffer import SortedScores
 from ._common import undefined
 
@@ -54,12 +54,22 @@ class _SortedBinary(Metric):
         return self._update_state(y_true, y_score, sample_weight)
 
     def _counts(self) -> ThresholdCounts:
-        pv, pw, nv, nw = self._state.column(0)
-        return counts_from_sorted(pv, pw, nv, nw)
+        return self._state.counts(0)
 
 
 class KSStatistic(_SortedBinary):
     """Kolmogorov-Smirnov statistic max_t |TPR(t) - FPR(t)| (scipy's ``ks_2samp`` statistic).
+
+    ``KSStatistic()`` takes no arguments. ``update(y_true, y_score, *, sample_weight=None)``
+    takes binary labels and any non-NaN scores (one sample or a batch); ``threshold()`` is the
+    highest threshold where the maximum is attained.
+
+    Notes
+    -----
+    Exact, from the sorted score buffer that AUROC, AveragePrecision and the curves hold (one
+    buffer for all of them in a MetricSet): ``update`` O(n) plus the buffer's amortised folding,
+    ``compute`` O(n), memory 8 bytes per score (16 with weights). nan with an
+    ``UndefinedMetricWarning`` until both classes were seen.
 
     Examples
     --------
@@ -90,8 +100,26 @@ class KSStatistic(_SortedBinary):
 class GainsCurveResult:
     """Cumulative gains and lift at every distinct threshold (decreasing).
 
-    ``fraction``: share of (weighted) samples with ``score >= threshold``; ``gain``: share of the
-    positives among them; ``lift`` = gain / fraction.
+    Attributes
+    ----------
+    thresholds : numpy.ndarray
+        The distinct scores, in decreasing order.
+    fraction : numpy.ndarray
+        Share of the (weighted) samples with ``score >= threshold``.
+    gain : numpy.ndarray
+        Share of the positives among them (nan without positives).
+    lift : numpy.ndarray
+        ``gain / fraction``.
+
+    Examples
+    --------
+    >>> r = GainsCurve().update([0, 1, 1, 0, 1], [0.2, 0.9, 0.7, 0.7, 0.1]).compute()
+    >>> r.thresholds.tolist(), r.fraction.tolist()
+    ([0.9, 0.7, 0.2, 0.1], [0.2, 0.6, 0.8, 1.0])
+    >>> [round(v, 4) for v in r.lift.tolist()]
+    [1.6667, 1.1111, 0.8333, 1.0]
+    >>> r.at_fraction(0.4)  # half-way through the tied block at 0.7
+    (0.5, 1.25)
     """
 
     thresholds: np.ndarray
@@ -118,6 +146,17 @@ class GainsCurveResult:
 class GainsCurve(_SortedBinary):
     """Cumulative gains (and lift) curve; ``compute()`` returns a :class:`GainsCurveResult`.
 
+    ``GainsCurve()`` takes no arguments; ``update(y_true, y_score, *, sample_weight=None)``
+    takes binary labels and any non-NaN scores. One point per distinct score (tied samples are
+    selected together); :meth:`GainsCurveResult.at_fraction` reads gain and lift at any share
+    selected.
+
+    Notes
+    -----
+    Exact, from the sorted score buffer shared with AUROC (see :class:`KSStatistic`):
+    ``compute`` O(n), memory 8 bytes per score (16 with weights). Gain and lift are nan with an
+    ``UndefinedMetricWarning`` until a positive was seen.
+
     Examples
     --------
     >>> r = GainsCurve().update([0, 0, 1, 1], [0.1, 0.6, 0.4, 0.9]).compute()
@@ -142,6 +181,16 @@ class GainsCurve(_SortedBinary):
 
 class LiftCurve(GainsCurve):
     """The lift curve: the same :class:`GainsCurveResult` as :class:`GainsCurve` (read its
-    ``lift`` and ``fraction``)."""
+    ``lift`` and ``fraction``).
+
+    ``LiftCurve()`` takes no arguments; inputs, cost and undefined cases are those of
+    :class:`GainsCurve`.
+
+    Examples
+    --------
+    >>> r = LiftCurve().update([0, 0, 1, 1], [0.1, 0.6, 0.4, 0.9]).compute()
+    >>> r.fraction.tolist(), r.lift.tolist()
+    ([0.25, 0.5, 0.75, 1.0], [2.0, 1.0, 1.3333333333333333, 1.0])
+    """
 
     _name = "LiftCurve"

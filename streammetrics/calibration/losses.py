@@ -49,12 +49,14 @@ class LogLoss(ProbabilityMetric):
     0.228393
     """
 
-    def __init__(self, num_classes: int | None = None, *, from_logits: bool = False) -> None:
+    def __init__(self, num_classes: int | None = None, *, from_logits: bool = False,
+                 classes: Any = None, pos_label: Any = None) -> None:
         super().__init__()
-        self._init_state(num_classes, 0, "right", from_logits, allow_zero=True)
+        self._init_state(num_classes, 0, "right", from_logits, allow_zero=True, classes=classes,
+                         pos_label=pos_label)
 
     def _config(self) -> dict[str, Any]:
-        return {"num_classes": self.num_classes, "from_logits": self.from_logits}
+        return {"num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config()}
 
     def _compute(self) -> float:
         w, loss, _ = self._state.totals()
@@ -76,6 +78,31 @@ class BrierDecomposition:
     reliability = sum_b n_b (p_b - o_b)^2 / N, resolution = sum_b n_b (o_b - o)^2 / N,
     uncertainty = o (1 - o), within_bin_variance = sum_i (p_i - p_b(i))^2 / N,
     within_bin_covariance = sum_i (p_i - p_b(i)) (o_i - o_b(i)) / N (weighted).
+
+    Attributes
+    ----------
+    reliability : float
+        Weighted mean squared gap between each bin's mean forecast and observed frequency.
+    resolution : float
+        Weighted spread of the bins' observed frequencies around the overall frequency.
+    uncertainty : float
+        o (1 - o) of the overall frequency o (summed over classes for multiclass).
+    within_bin_variance : float
+        Spread of the forecasts around their bin's mean forecast.
+    within_bin_covariance : float
+        Covariance of forecasts and outcomes within the bins.
+    brier : float
+        The Brier score itself, equal to the identity above.
+
+    Examples
+    --------
+    >>> d = BrierScore(n_bins=2).update([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.4]).decomposition()
+    >>> total = (d.reliability - d.resolution + d.uncertainty
+    ...          + d.within_bin_variance - 2 * d.within_bin_covariance)
+    >>> round(total, 12) == round(d.brier, 12)
+    True
+    >>> round(d.uncertainty, 6)
+    0.25
     """
 
     reliability: float
@@ -116,15 +143,16 @@ class BrierScore(ProbabilityMetric):
     """
 
     def __init__(
-        self, num_classes: int | None = None, *, n_bins: int = 15, from_logits: bool = False
+        self, num_classes: int | None = None, *, n_bins: int = 15, from_logits: bool = False,
+        classes: Any = None, pos_label: Any = None,
     ) -> None:
         super().__init__()
-        self._init_state(num_classes, n_bins, "right", from_logits)
+        self._init_state(num_classes, n_bins, "right", from_logits, classes=classes, pos_label=pos_label)
         self.n_bins = int(n_bins)
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins,
-                "from_logits": self.from_logits}
+                "from_logits": self.from_logits, **self._labels.config()}
 
     def _compute(self) -> float:
         w, _, brier = self._state.totals()

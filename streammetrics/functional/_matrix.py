@@ -47,7 +47,12 @@ def class_codes(t: Targets) -> tuple[int, np.ndarray, np.ndarray]:
     At least 2 classes are reported (a single-label task gets an empty second class), since the
     multiclass accumulators need ``num_classes >= 2``."""
     k = t.classes.shape[0]
-    return max(k, 2), encode(t.y_true, t.classes), encode(t.y_pred, t.classes)
+    c = t.classes
+    if (t.y_true.dtype.kind in "iu" and t.y_pred.dtype.kind in "iu" and c.dtype.kind in "iu"
+            and k and c[0] == 0 and c[-1] == k - 1):
+        # the classes are the sorted union of the labels, so labels 0..k-1 are their own codes
+        return max(k, 2), t.y_true, t.y_pred
+    return max(k, 2), encode(t.y_true, c), encode(t.y_pred, c)
 
 
 def _weight_kind(sample_weight: Any) -> str:

@@ -10,8 +10,9 @@ codes ``0..C-1``. This module holds that boundary, following scikit-learn's rule
 * :func:`check_targets` -- both arguments of a classification metric: one common type (a mix of
   types, continuous or multioutput targets, different lengths, empty input or string mixed with
   number labels are a ``ValueError``), the sorted union of their labels;
-* :func:`encode` -- labels to codes in the order of given classes (O(n) for small integer ranges,
-  else one ``np.unique``/``searchsorted`` pass, O(n log n));
+* :func:`encode` -- labels to codes in the order of given classes: the one kernel the
+  accumulators' ``classes=`` use too (:func:`streammetrics._labels.encode`; O(n) for small integer
+  ranges, else O(n log C));
 * :func:`relay_undefined` -- folds the accumulators' :class:`UndefinedMetricWarning` s of one
   call into one warning worded for the function.
 """
@@ -27,6 +28,8 @@ from typing import Any
 import numpy as np
 
 from .._base import UndefinedMetricWarning
+from .._labels import encode, is_sparse, small_range, unique
+from .._sparse_labels import indicator_rows
 from .._validation import as_numpy
 
 __all__ = [
@@ -39,20 +42,17 @@ __all__ = [
     "encode",
     "finite_scores",
     "relay_undefined",
+    "target_type_and_labels",
     "type_of_target",
     "unique",
 ]
-
-
-def _is_sparse(x: Any) -> bool:
-    return hasattr(x, "toarray") and hasattr(x, "nnz")
 
 
 def as_labels(y: Any, name: str) -> np.ndarray:
     """``y`` as a numpy array that may hold strings (sparse matrices are densified).
 
     Numeric framework tensors go through :func:`streammetrics._validation.as_numpy`."""
-    if _is_sparse(y):
+    if is_sparse(y):
         return np.asarray(y.toarray())
     if isinstance(y, np.ndarray):
         return y
@@ -67,18 +67,6 @@ def as_labels(y: Any, name: str) -> np.ndarray:
 
 def _is_integral_float(a: np.ndarray) -> bool:
     return a.dtype.kind == "f" and bool(np.all(a.astype(np.int64) == a))
-
-
-def unique(y: np.ndarray) -> np.ndarray:
-    """Sorted distinct values: O(n) for integers spanning a small range, else a sort."""
-    if y.dtype.kind == "O":
-        return np.array(sorted(set(y.ravel().tolist())), dtype=object)
-    if y.dtype.kind in "biu" and y.size:
-        small = _small_range(y.ravel())
-        if small is not None:
-            lo, present = small
-            return (np.flatnonzero(present) + lo).astype(y.dtype)
-    return np.unique(y)
 
 
 def type_of_target(y: Any, input_name: str = "y") -> str:
@@ -215,6 +203,8 @@ def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Target
     empty input and labels mixing strings and numbers are a ``ValueError``. Indicator matrices
     come back dense (int8). O(n log n) (the label union).
     """
+    if is_sparse(y_true) or is_sparse(y_pred):
+        return _sparse_targets(y_true, y_pred, sample_weight)
     yt = as_labels(y_true, "y_true")
     yp = as_labels(y_pred, "y_pred")
     check_consistent_length(
@@ -254,71 +244,49 @@ def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Target
     return Targets(y_type, yt, yp, w, classes)
 
 
+def _sparse_type(y: Any) -> str:
+    """scikit-learn's ``type_of_target`` of a sparse matrix, from its stored values only."""
+    if y.ndim != 2 or y.shape[1] < 2:
+        return "unknown"
+    data = y.tocsr().data
+    if data.size == 0 or data.dtype == bool or bool(((data == 0) | (data == 1)).all()):
+        return "multilabel-indicator"
+    values = np.unique(data)
+    integral = data.dtype.kind in "biu" or bool(np.all(values == np.round(values)))
+    if integral and (values.size == 1 or (values.size == 2 and 0 in values)):
+        return "multilabel-indicator"
+    return "continuous-multioutput" if not integral else "multiclass-multioutput"
+
+
+def _sparse_targets(y_true: Any, y_pred: Any, sample_weight: Any) -> Targets:
+    """Indicator targets of which one or both are sparse: kept sparse (CSR booleans, no stored
+    zeros; O(z) for z stored values), as scikit-learn's ``_check_targets`` keeps them."""
+    args = {"y_true": y_true, "y_pred": y_pred}
+    types = {name: _sparse_type(a) if is_sparse(a) else type_of_target(a, name) for name, a in args.items()}
+    if len(set(types.values())) > 1:
+        raise ValueError(
+            f"Classification metrics can't handle a mix of {types['y_true']} and {types['y_pred']} targets"
+        )
+    if types["y_true"] != "multilabel-indicator":
+        raise ValueError(f"{types['y_true']} is not supported")
+    yt, yp = (indicator_rows(a, name, None, None) for name, a in args.items())
+    weights = None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight))
+    check_consistent_length(yt, yp, weights)
+    if yt.shape[1] != yp.shape[1]:
+        raise ValueError("Multi-label binary indicator input with different numbers of labels")
+    w = check_weight(sample_weight, yt.shape[0])
+    return Targets("multilabel-indicator", yt, yp, w, np.arange(yt.shape[1]))
+
+
 def _union(*arrays: np.ndarray) -> np.ndarray:
     if all(a.dtype.kind in "biu" for a in arrays):
-        small = _small_range(*arrays)
+        small = small_range(*arrays)
         if small is not None:
             lo, present = small
             return (np.flatnonzero(present) + lo).astype(np.result_type(*arrays))
     if any(a.dtype.kind == "O" for a in arrays):
         return unique(np.concatenate([a.astype(object) for a in arrays]))
     return np.unique(np.concatenate([unique(a) for a in arrays]))
-
-
-def _small_range(*arrays: np.ndarray) -> tuple[int, np.ndarray] | None:
-    """For integer arrays spanning a small range: (lowest value, presence mask over the range)."""
-    nonempty = [a for a in arrays if a.size]
-    if not nonempty:
-        return None
-    lo = min(int(a.min()) for a in nonempty)
-    hi = max(int(a.max()) for a in nonempty)
-    total = sum(a.size for a in nonempty)
-    if hi - lo > max(1024, 4 * total):
-        return None
-    present = np.zeros(hi - lo + 1, dtype=bool)
-    for a in nonempty:
-        b = a if a.dtype == np.intp else a.astype(np.intp)
-        present |= np.bincount(b - lo if lo else b, minlength=hi - lo + 1).astype(bool)
-    return lo, present
-
-
-def encode(y: np.ndarray, classes: np.ndarray, missing: int = -1) -> np.ndarray:
-    """Codes of ``y`` in ``classes`` (any order, distinct): ``classes[code] == label``; labels
-    not in ``classes`` get ``missing``. O(n) for small integer ranges, else O(n log C)."""
-    k = classes.shape[0]
-    if (
-        y.dtype.kind in "iu"
-        and classes.dtype.kind in "iu"
-        and k
-        and classes[0] == 0
-        and classes[-1] == k - 1
-        and np.array_equal(classes, np.arange(k))
-        and y.size
-        and y.min() >= 0
-        and y.max() < k
-    ):
-        return y  # already the codes
-    if y.dtype.kind in "biu" and classes.dtype.kind in "biu" and k:
-        yi = y.astype(np.int64)
-        ci = classes.astype(np.int64)
-        lo = min(int(yi.min()), int(ci.min())) if yi.size else int(ci.min())
-        hi = max(int(yi.max()), int(ci.max())) if yi.size else int(ci.max())
-        if hi - lo <= max(1024, 4 * (yi.size + k)):
-            table = np.full(hi - lo + 1, missing, dtype=np.intp)
-            table[ci - lo] = np.arange(k)
-            return table[yi - lo]
-    if k == 0:
-        return np.full(y.shape[0], missing, dtype=np.intp)
-    try:
-        order = np.argsort(classes, kind="stable")
-        sorted_classes = classes[order]
-        pos = np.searchsorted(sorted_classes, y)
-    except TypeError:  # incomparable objects
-        lookup = {v: i for i, v in enumerate(classes.tolist())}
-        return np.array([lookup.get(v, missing) for v in y.tolist()], dtype=np.intp)
-    pos = np.minimum(pos, k - 1)
-    found = sorted_classes[pos] == y
-    return np.where(found, order[pos], missing).astype(np.intp)
 
 
 def contains(classes: np.ndarray, label: Any) -> bool:
@@ -344,3 +312,11 @@ def relay_undefined(message: str | None, category: type[Warning] = UndefinedMetr
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if undefined and message is not None:
         warnings.warn(message, category, stacklevel=4)
+
+
+def target_type_and_labels(y: np.ndarray, input_name: str = "y") -> tuple[str, np.ndarray]:
+    """``(type_of_target(y), unique(y))`` of an array from :func:`as_labels`, reusing the labels
+    the type detection computed (one pass over ``y`` instead of two). O(n) for small integer
+    ranges, else O(n log n)."""
+    y_type, labels = _type_and_labels(y, input_name)
+    return y_type, unique(y) if labels is None else labels

@@ -9,9 +9,11 @@ of that one-hot matrix T, so each function feeds the cells to the binary accumul
 * ``log_loss``: the cells with T = 1 (the true class's probability ``q``, in the input's float
   type) go to :class:`streammetrics.LogLoss` as positives, which clips ``q`` to
   ``[eps, 1 - eps]`` and takes ``-log`` -- scikit-learn's ``xlogy(T, clip(P))`` summed over a row;
-* ``brier_score_loss``: every cell ``(P[i, c], T[i, c])`` goes to :class:`streammetrics.BrierScore`
-  (binary; for binary targets the positive column only, counted twice), whose weighted sum of
-  ``(p - t)^2`` is scikit-learn's row sum, halved as ``scale_by_half`` says.
+* ``brier_score_loss``: the state of :class:`streammetrics.BrierScore` without its bins sums
+  ``w (p - t)^2``: fed the codes and the rows (multiclass, rows summing to 1), the positive
+  column counted twice (binary targets), or every cell ``(P[i, c], T[i, c])`` as a binary
+  sample (indicator targets, rows not summing to 1): scikit-learn's row sum, halved as
+  ``scale_by_half`` says.
 
 Rows of probabilities that do not sum to 1 warn (``UserWarning``) and are used as given, as in
 scikit-learn. ``calibration_curve`` is one ``update`` of :class:`streammetrics.CalibrationCurve`.
@@ -25,7 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ..calibration import BrierScore, CalibrationCurve, LogLoss
+from ..calibration import CalibrationCurve, LogLoss
+from ..calibration._state import ProbabilityBins
 from ._targets import (
     as_labels,
     check_consistent_length,
@@ -178,6 +181,14 @@ def _binary(y_true: Any, p: np.ndarray, sample_weight: Any, pos_label: Any) -> _
     return t, np.stack([1 - p, p], axis=1), w
 
 
+def _brier_sum(y: np.ndarray, p: np.ndarray, w: np.ndarray | None, num_classes: int | None) -> float:
+    """The weighted sum of Brier terms, from the state of :class:`streammetrics.BrierScore`
+    without its decomposition bins (``n_bins=0``: the totals only). O(n C)."""
+    state = ProbabilityBins(num_classes, 0, "right", False)
+    state.apply(state.prepare(y, p, w))
+    return float(state.totals()[2])
+
+
 def _cells(t: np.ndarray, w: np.ndarray | None, keep: np.ndarray | None = None) -> np.ndarray | None:
     """Per-cell weights (each sample's weight on each of its columns)."""
     if w is None:
@@ -286,18 +297,22 @@ def brier_score_loss(
         Where scikit-learn raises (see :mod:`streammetrics.functional`).
     """
     p = _probabilities(y_proba)
-    # n_bins=1: the value only (the decomposition's bins are not read)
     if p.ndim == 1 or p.shape[1] == 1:
         t, p, w = _binary(y_true, p, sample_weight, pos_label)
         halve = True
         # the two cells of a row have the same square: (p - t)^2 = ((1 - p) - (1 - t))^2
-        metric = BrierScore(n_bins=1).update(t[:, 1], p[:, 1], sample_weight=w)
-        total = 2.0 * metric._state.totals()[2]
+        total = 2.0 * _brier_sum(t[:, 1], p[:, 1], w, None)
     else:
         t, p, w = _multiclass(y_true, p, sample_weight, labels)
         halve = p.shape[1] < 3
-        metric = BrierScore(n_bins=1).update(t.ravel(), p.ravel(), sample_weight=_cells(t, w))
-        total = metric._state.totals()[2]  # sum over cells of w (p - t)^2
+        by_row: float | None = None
+        if as_labels(y_true, "y_true").ndim == 1:  # one class per row: the multiclass kernel
+            try:
+                by_row = _brier_sum(t.argmax(axis=1), p, w, p.shape[1])
+            except ValueError:  # rows that do not sum to 1 (scikit-learn only warns): by cell
+                by_row = None
+        # else the sum of w (p - t)^2 over the cells
+        total = _brier_sum(t.ravel(), p.ravel(), _cells(t, w), None) if by_row is None else by_row
     n = float(t.shape[0]) if w is None else float(w.sum())
     score = total / n
     if scale_by_half == "auto" and halve or scale_by_half is True:

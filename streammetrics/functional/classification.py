@@ -27,8 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from .._averaging import average_classes
 from .._base import UndefinedMetricWarning
-from ..confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall, average_classes
+from ..confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall
 from ..metricset import MetricSet
 from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
 

@@ -27,8 +27,7 @@ from ._targets import (
     check_weight,
     column_or_1d,
     finite_scores,
-    type_of_target,
-    unique,
+    target_type_and_labels,
 )
 
 __all__ = ["auc", "det_curve", "precision_recall_curve", "roc_curve"]
@@ -40,14 +39,13 @@ def _binary_targets(
     """(y == pos_label, scores, weights) without zero-weight samples, plus the labels of y_true
     (scikit-learn's ``confusion_matrix_at_thresholds`` checks)."""
     y = as_labels(y_true, "y_true")
-    y_type = type_of_target(y, "y_true")
+    y_type, classes = target_type_and_labels(y, "y_true")
     if not (y_type == "binary" or (y_type == "multiclass" and pos_label is not None)):
         raise ValueError(f"{y_type} format is not supported")
     y = column_or_1d(y, "y_true")
     s = column_or_1d(finite_scores(as_numpy(y_score, "y_score")), "y_score")
     w = check_weight(sample_weight, y.shape[0])
     check_consistent_length(y, s, w)
-    classes = unique(y)
     if pos_label is None:
         allowed = ([0, 1], [-1, 1], [0], [-1], [1])
         if classes.dtype.kind in "OUS" or not any(np.array_equal(classes, a) for a in allowed):

@@ -34,6 +34,7 @@ from ._targets import (
     encode,
     finite_scores,
     relay_undefined,
+    target_type_and_labels,
     type_of_target,
     unique,
 )
@@ -148,8 +149,8 @@ def roc_auc_score(
     ValueError
         Where scikit-learn raises (see :mod:`streammetrics.functional`).
     """
-    y_type = type_of_target(y_true, "y_true")
     y = as_labels(y_true, "y_true")
+    y_type, present = target_type_and_labels(y, "y_true")
     s = _scores(y_score)
     if multi_class == "ovo" and sample_weight is not None and y_type == "multiclass":
         raise ValueError(
@@ -174,8 +175,7 @@ def roc_auc_score(
         y = column_or_1d(y, "y_true")
         s = column_or_1d(s, "y_score")
         check_consistent_length(y, s, w)
-        classes = unique(y)
-        return _binary_auc(_is(y, classes[-1]), s, w, max_fpr)
+        return _binary_auc(_is(y, present[-1]), s, w, max_fpr)
     if y_type == "multilabel-indicator":
         with relay_undefined(_ONE_CLASS):
             return _by_column(AUROC, (y != 0).astype(np.int8), s, w, average, max_fpr=max_fpr)
@@ -322,13 +322,12 @@ def average_precision_score(
     ValueError
         Where scikit-learn raises (see :mod:`streammetrics.functional`).
     """
-    y_type = type_of_target(y_true, "y_true")
     y = as_labels(y_true, "y_true")
+    y_type, present = target_type_and_labels(y, "y_true")
     s = _scores(y_score)
     w = check_weight(sample_weight, y.shape[0])
     if y_type == "binary":
         y = column_or_1d(y, "y_true")
-        present = unique(y)
         if present.shape[0] == 2 and not contains(present, pos_label):
             raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {present}")
         if average not in _BINARY_AVERAGES:

@@ -1,0 +1,66 @@
+"""Per-query values of the retrieval measures, as the query wrappers keep them.
+
+``Window`` and ``Decayed`` over a retrieval measure (``NDCG``, ``MAP``, ``MRR``, ...) do not keep
+documents: they keep every query's per-query values -- a ``(queries, width)`` float64 matrix,
+the columns of each wrapped measure's spec side by side (:func:`spec_layout`) -- computed once
+when the batch arrives (:func:`query_values`), and before a read they write a count and column
+sums into the wrapped :class:`~streammetrics.retrieval.QueryState` (:func:`write_query_sums`),
+whose own ``compute`` then gives the mean.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._ranking_queries import prepare_queries
+from ._state import State
+
+__all__ = ["check_values", "query_values", "spec_layout", "write_query_sums"]
+
+
+def query_values(specs: list[Any], relevance: Any, scores: Any, *, doc_ids: Any = None,
+                 judged: Any = None, n_relevant: Any = None,
+                 query_ids: Any = None) -> np.ndarray:
+    """Every query's values of every spec, (queries, total width): the batch validated and
+    ranked once (:func:`~streammetrics._ranking_queries.prepare_queries`)."""
+    rq = prepare_queries(relevance, scores, doc_ids=doc_ids, judged=judged, n_relevant=n_relevant,
+                           query_ids=query_ids)
+    cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
+            for spec in specs]
+    return np.ascontiguousarray(np.hstack(cols)) if cols else np.zeros((rq.n_queries, 0))
+
+
+def spec_layout(specs: list[Any]) -> list[tuple[Any, int, int]]:
+    """(spec, first column, end column) of every spec in a values matrix."""
+    out, at = [], 0
+    for spec in specs:
+        out.append((spec, at, at + spec.width))
+        at += spec.width
+    return out
+
+
+def check_values(values: Any, width: int, what: str) -> np.ndarray:
+    """Untrusted per-query values: a finite float matrix with ``width`` columns."""
+    if not isinstance(values, np.ndarray) or values.ndim != 2 or values.shape[1] != width \
+            or values.dtype.kind != "f":
+        raise ValueError(f"state: {what} 'values' must be a float array of shape (n, {width})")
+    values = values.astype(np.float64)
+    if values.size and not np.isfinite(values).all():
+        raise ValueError(f"state: {what} 'values' holds non-finite numbers")
+    return values
+
+
+def write_query_sums(inner: State, specs: list[Any], count: int, sums: np.ndarray,
+                     values: np.ndarray | None = None) -> None:
+    """Load ``count`` queries whose value columns sum to ``sums`` (and, for ``per_query``
+    specs, whose values are the rows of ``values``) into the wrapped query state. O(size of
+    the arrays)."""
+    arrays: dict[str, Any] = {}
+    for spec, a, b in spec_layout(specs):
+        arrays[f"{spec.name}.count"] = np.array([count], dtype=np.int64)
+        arrays[f"{spec.name}.sums"] = sums[a:b].copy()
+        if spec.per_query and values is not None:
+            arrays[f"{spec.name}.values"] = values[:, a:b].copy()
+    inner.load_arrays(arrays)

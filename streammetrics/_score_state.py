@@ -1,0 +1,154 @@
+"""The score-state protocol: what every ranking metric reads from its state.
+
+Two states implement it: the exact sorted buffer (:class:`~streammetrics._sorted_buffer.
+SortedScores`, every score kept) and the bounded bins (:class:`~streammetrics._bins.
+BinnedScores`, at most ``capacity`` bins per column). The ranking metrics (AUROC, average
+precision, ROC / PR / DET curves) and the business curves (KS, gains, lift) are written once
+against :class:`ScoreState`; which state a metric holds only changes how tight the certified
+bounds are (exact states: (v, v)).
+
+Layout shared by both: ``n_columns`` one-vs-rest columns (binary: 1; multiclass: one per class;
+multilabel: one per label); in each, the samples positive for the column and the others.
+
+A new ranking metric reads :meth:`ScoreState.counts` (or :meth:`ScoreState.pooled_counts`)
+and computes from the :class:`~streammetrics._curves.ThresholdCounts` with the kernel of
+:mod:`streammetrics._curves`, whose ``*_bounds`` functions give the certificate; it never asks
+which state it holds.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any
+
+from ._state import State
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ._curves import ThresholdCounts
+
+__all__ = ["ScoreState"]
+
+
+class ScoreState(State, ABC):
+    """A mergeable state of (label, score, weight) samples per one-vs-rest column.
+
+    An abstract base: the abstract methods below are the contract every implementation fulfils.
+    Windows and decay use two more methods of :class:`~streammetrics._state.State`, which this
+    class deliberately leaves as they are there (the wrappers test whether an implementation
+    overrides them, and otherwise rebuild the state from their rows):
+
+    * ``subtract(other)``: remove ``other``'s samples (a state of the same configuration
+      holding a sub-multiset of this one's). ``ValueError`` (state unchanged) when ``other`` is
+      not contained; ``NotImplementedError`` when this state cannot remove them (the exact
+      buffer with non-unit weights).
+    * ``scale(factor)``: multiply every weight seen so far by ``factor`` in [0, 1]
+      (exponential decay); bins rescale, the exact buffer does not (it is rebuilt).
+
+    Attributes
+    ----------
+    task : str
+        ``"binary"``, ``"multiclass"`` or ``"multilabel"``.
+    num_classes : int or None
+        Number of classes or labels (None for binary).
+    ignore_index : int or None
+        Label value whose samples (or multilabel entries) are left out.
+    n_columns : int
+        Number of one-vs-rest columns (1 for binary).
+    """
+
+    task: str
+    num_classes: int | None
+    ignore_index: int | None
+    n_columns: int
+
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        """Validate one batch (or one sample given as scalars) and return its increment.
+
+        The only place input is checked: a bad input raises ``ValueError`` naming the argument,
+        the problem and the first offending value, and the state is not touched. Never mutates.
+
+        Parameters
+        ----------
+        y_true : array-like
+            Labels: 0/1 (binary), class indices (multiclass) or an (n, L) 0/1 matrix
+            (multilabel).
+        y_score : array-like
+            Scores: shape (n,) (binary) or (n, C) / (n, L); any non-NaN numbers (a bounded
+            state may declare a narrower range).
+        sample_weight : array-like, optional
+            Finite weights >= 0, shape (n,); rows of weight 0 change nothing.
+
+        Returns
+        -------
+        object
+            An opaque increment for :meth:`apply` (None when nothing counts).
+
+        Complexity: O(n) (O(n·C) for score matrices).
+        """
+        raise NotImplementedError
+
+    def apply(self, delta: Any) -> None:
+        """Fold an increment from :meth:`prepare` in. Never raises. Amortised O(len(delta))."""
+        raise NotImplementedError
+
+    @property
+    @abstractmethod
+    def is_exact(self) -> bool:
+        """True when every column's counts are exact at every distinct score (then every
+        certificate is (v, v))."""
+        ...
+
+    @abstractmethod
+    def column_exact(self, column: int) -> bool:
+        """True when column ``column``'s counts are exact at every distinct score."""
+        ...
+
+    @abstractmethod
+    def counts(self, column: int, *, positive_thresholds: bool = False) -> ThresholdCounts:
+        """Cumulative positive / negative weight at distinct thresholds of one column.
+
+        Parameters
+        ----------
+        column : int
+            The column, 0 <= column < ``n_columns``.
+        positive_thresholds : bool
+            Only the thresholds where a positive occurs are needed (average precision); a
+            state may still return more.
+
+        Returns
+        -------
+        ThresholdCounts
+            Decreasing thresholds; the counts of "score >= threshold" are exact at every one;
+            ``binned`` is True when the order inside a bin is unknown (never for an exact
+            column). Exact states: every distinct score; binned states: every bin's lower edge.
+
+        Complexity: O(n log n) for the exact buffer, O(bins) for bins.
+        """
+        ...
+
+    @abstractmethod
+    def pooled_counts(self, *, positive_thresholds: bool = False) -> ThresholdCounts:
+        """The counts of every column's samples pooled (micro averaging); as :meth:`counts`."""
+        ...
+
+    @abstractmethod
+    def support(self) -> np.ndarray:
+        """Total positive weight of every column, shape (``n_columns``,). O(n_columns)."""
+        ...
+
+    @abstractmethod
+    def auroc(self, column: int) -> tuple[float, float, float]:
+        """(value, low, high) of one column's AUROC (a tied positive/negative pair counting
+        1/2); the exact AUROC of the samples seen lies in [low, high], and an exact column
+        gives (v, v, v). nan when the column has no positives or no negatives.
+        Complexity: O(1) for the exact buffer (its pair counts are kept current), O(bins) for
+        bins."""
+        ...
+
+    @abstractmethod
+    def pooled_auroc(self) -> tuple[float, float, float]:
+        """(value, low, high) of the AUROC of every column's samples pooled (micro); as
+        :meth:`auroc`. O(n log n) exact, O(bins) binned."""
+        ...

@@ -1,0 +1,143 @@
+"""Evaluate accumulators over PySpark DataFrames: per-partition states, merged in a tree.
+
+Install the extra: ``pip install 'streammetrics[spark]'`` (``pyspark``; Spark needs a Java 17+
+runtime, e.g. Debian's ``openjdk-17-jre-headless``).
+
+How it runs
+-----------
+``evaluate(df, metrics, label=..., score=...)`` selects the named columns and runs one Python
+task per partition through ``DataFrame.mapInArrow``: the task feeds the partition's Arrow record
+batches, one at a time, to an empty twin of ``metrics`` (so a classification partition is never
+held whole in memory) and emits one row, its state in the library's versioned, checksummed
+format. Those states are merged with ``RDD.treeReduce`` (fan-in set by ``depth``) on the
+executors; the driver receives one merged state and computes the values. Nothing is pickled as an
+accumulator object: a state crosses Spark as bytes and is validated when read back.
+
+Retrieval metrics need each query's rows in one partition: the frame is repartitioned by the
+query column (a hash shuffle) unless ``query_partitioned=True`` says it already is; a partition's
+rows are then grouped by query before they are fed.
+
+Because a state is a function of the multiset of rows it has seen and merge is associative and
+commutative, any partitioning, empty partitions and any partition order give the
+single-process result (bit for bit for counts with unit or integer weights and for the exact
+ranking buffers; within float rounding for sums of float weights and retrieval means).
+
+Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
+driver holds one merged state (for exact ranking metrics one score per row: use the bounded
+variants, ``max_bytes=``, beyond what the driver can hold -- see docs/scale-out.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ._base import trusted_states
+from ._engine import Columns, Plan, empty_set, feed, make_plan, state_from_bytes, state_to_bytes
+
+__all__ = ["evaluate"]
+
+_STATE_SCHEMA = "state binary"
+
+
+def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
+    """One partition's task: feed its Arrow record batches, emit one row holding the state."""
+    import pyarrow as pa
+
+    with trusted_states():
+        acc = empty_set(plan.config)
+        if plan.family == "retrieval":  # a query's rows may span batches: feed the partition once
+            table = pa.Table.from_batches(list(batches))
+            if table.num_rows:
+                feed(acc, table.to_pandas(), plan)
+        else:
+            for batch in batches:
+                if batch.num_rows:
+                    feed(acc, batch.to_pandas(), plan)
+        payload = state_to_bytes(acc)
+    yield pa.RecordBatch.from_pydict({"state": [payload]}, schema=pa.schema([("state", pa.binary())]))
+
+
+def _merge_two(left: bytes, right: bytes) -> bytes:
+    """The tree's merge step: two shipped states in, one out (all made by this module's tasks)."""
+    with trusted_states():
+        acc = state_from_bytes(left)
+        acc.merge(state_from_bytes(right))
+        return state_to_bytes(acc)
+
+
+def evaluate(
+    df: Any,
+    metrics: Any,
+    *,
+    label: Columns,
+    score: Columns,
+    weight: str | None = None,
+    query: str | None = None,
+    doc_id: str | None = None,
+    query_partitioned: bool = False,
+    depth: int = 2,
+    compute: bool = True,
+    **update_kwargs: Any,
+) -> Any:
+    """Run accumulators over a PySpark DataFrame on the executors and merge their states in a tree.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        The rows. Only the named columns are read.
+    metrics : MetricSet, Metric or mapping of name -> Metric
+        Templates: their configuration is used, their current state is not (they are not modified).
+    label : str or list of str
+        ``y_true`` column (several columns: an (n, L) multilabel array). For retrieval metrics:
+        the relevance grades.
+    score : str or list of str
+        ``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).
+    weight : str, optional
+        ``sample_weight`` column (classification family).
+    query, doc_id : str, optional
+        Retrieval family only: the query id column (required) and the document id column (breaks
+        score ties as trec_eval does).
+    query_partitioned : bool
+        Retrieval only: every query's rows are already in one partition (skips the shuffle).
+    depth : int
+        Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
+    compute : bool
+        True: return the computed values (a dict by name for a MetricSet or a mapping, the value
+        for a single metric). False: return the merged accumulator(s) instead.
+    **update_kwargs
+        Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).
+
+    Returns
+    -------
+    The values (``compute=True``) or accumulators of the same shape as ``metrics``.
+
+    Complexity: one ``update`` pass per partition; ``depth`` merge rounds; the driver receives
+    one state.
+
+    Examples
+    --------
+    >>> import streammetrics as sm                                          # doctest: +SKIP
+    >>> from streammetrics.spark import evaluate                            # doctest: +SKIP
+    >>> evaluate(df, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p")  # doctest: +SKIP
+    {'auroc': 0.91, 'f1': 0.77}
+    """
+    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
+        raise ValueError(f"depth: must be an integer >= 1, got {depth!r}")
+    template, shape, plan = make_plan(
+        metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
+        update_kwargs=update_kwargs, available=list(df.columns),
+    )
+    frame = df.select(*plan.columns())
+    if plan.family == "retrieval" and not query_partitioned:
+        frame = frame.repartition(query)
+    states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
+    rdd = states.rdd.map(lambda row: bytes(row[0]))
+    if rdd.getNumPartitions() == 0:
+        return shape.values(template.compute()) if compute else shape.accumulators(template)
+    merged = rdd.treeReduce(_merge_two, depth=depth)
+    with trusted_states():
+        acc = state_from_bytes(merged)
+    if not compute:
+        return shape.accumulators(acc)
+    return shape.values(acc.compute())

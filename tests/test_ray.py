@@ -1,0 +1,73 @@
+"""streammetrics.ray against a real local Ray: the single-process result on the same rows, for
+any blocking, empty blocks included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.data")
+
+import engine_cases as cases  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+from streammetrics.ray import evaluate  # noqa: E402
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+def _dataset(df: pd.DataFrame, blocks: int):
+    """``blocks`` pandas blocks of uneven size, one of them empty."""
+    cuts = np.linspace(0, len(df), blocks + 1).astype(int)
+    parts = [df.iloc[a:b] for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    return ray.data.from_pandas([df.iloc[:0], *parts])
+
+
+def test_binary_set_equals_single_process() -> None:
+    df = cases.classification_frame()
+    got = evaluate(_dataset(df, 4), cases.binary_set(), label="y", score="p", weight="w")
+    cases.assert_same(got, cases.single_process(cases.binary_set(), df, label="y", score="p", weight="w"))
+
+
+def test_multiclass_columns_and_shapes() -> None:
+    df = cases.classification_frame(500, seed=3)
+    scores = ["s0", "s1", "s2"]
+    ref = cases.single_process(cases.multiclass_set(), df, label="c", score=scores)
+    ds = _dataset(df, 3)
+    cases.assert_same(evaluate(ds, cases.multiclass_set(), label="c", score=scores), ref)
+    cases.assert_same(evaluate(ds, sm.AUROC(num_classes=3), label="c", score=scores), ref["auroc"])
+    accs = evaluate(ds, {"acc": sm.Accuracy(num_classes=3)}, label="c", score=scores, compute=False)
+    assert isinstance(accs["acc"], sm.Accuracy)
+    cases.assert_same(accs["acc"].compute(), ref["acc"])
+
+
+def test_no_rows() -> None:
+    df = cases.classification_frame(5)
+    np.testing.assert_array_equal(
+        evaluate(ray.data.from_pandas(df.iloc[:0]), sm.ConfusionMatrix(), label="y", score="p"),
+        np.zeros((2, 2)),
+    )
+
+
+def test_retrieval_rows_shuffled_by_query() -> None:
+    df = cases.retrieval_frame()
+    cols = dict(label="rel", score="s", query="q", doc_id="d")
+    got = evaluate(_dataset(df.sample(frac=1.0, random_state=0), 5), cases.retrieval_set(), **cols)
+    cases.assert_same(got, cases.single_process(cases.retrieval_set(), df, **cols))
+
+
+def test_bad_arguments_are_value_errors() -> None:
+    ds = ray.data.from_pandas(cases.classification_frame(10))
+    with pytest.raises(ValueError, match=r"columns \['nope'\]"):
+        evaluate(ds, sm.F1(), label="nope", score="p")
+    with pytest.raises(ValueError, match="query"):
+        evaluate(ds, sm.MAP(), label="y", score="p")

@@ -1,0 +1,95 @@
+"""The sorting kernels of the exact ranking state equal the numpy calls they replace, bit for bit:
+``stable_argsort`` is ``np.argsort(kind="stable")`` (including values that collide in the
+truncated key, -0.0 / +0.0, float32 and NaN inputs), ``threshold_counts`` is the two
+``searchsorted`` passes it replaces, ``runs`` the run-length encoding, and ``count2`` gives the
+same exact integers with and without tied needles."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streammetrics._sort_kernels import (
+    runs,
+    stable_argsort,
+    stable_sort_with,
+    suffix_weight,
+    threshold_counts,
+)
+from streammetrics._sorted_buffer import count2
+
+SIZES = st.integers(0, 12_000)
+
+
+def _values(kind: int, n: int, rng: np.random.Generator) -> np.ndarray:
+    if kind == 0:
+        return rng.normal(size=n)
+    if kind == 1:
+        return np.round(rng.normal(size=n), 2)  # many ties
+    if kind == 2:  # distinct values that share their truncated keys (differ in the last bits)
+        return 1.0 + rng.integers(0, 50, n) * 2.0**-50
+    if kind == 3:  # signed zeros and subnormals
+        return np.where(rng.random(n) < 0.5, -0.0, 0.0) + rng.integers(-2, 3, n) * 5e-324
+    if kind == 4:
+        return rng.normal(size=n).astype(np.float32)
+    v = rng.normal(size=n)  # NaN goes to numpy's own argsort
+    v[rng.random(n) < 0.01] = np.nan
+    return v
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.integers(0, 5), n=SIZES, seed=st.integers(0, 2**32 - 1))
+def test_stable_argsort_is_numpys_stable_argsort(kind: int, n: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    v = _values(kind, n, rng)
+    ref = np.argsort(v, kind="stable")
+    assert np.array_equal(stable_argsort(v), ref)
+    w = rng.random(n)
+    sv, sw = stable_sort_with(v, w)
+    assert np.array_equal(sv, v[ref], equal_nan=True) and np.array_equal(sw, w[ref])
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.integers(0, 4), n_pos=SIZES, n_neg=SIZES, weighted=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_threshold_counts_equal_the_searchsorted_counts(kind: int, n_pos: int, n_neg: int, weighted: bool,
+                                                        seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    pos = np.sort(_values(kind, n_pos, rng))
+    neg = np.sort(_values(kind, n_neg, rng))
+    pw = rng.random(n_pos) if weighted else None
+    nw = rng.random(n_neg) if weighted else None
+    thr, tps, fps, total_pos, total_neg = threshold_counts(pos, pw, neg, nw)
+    both = np.sort(np.concatenate([pos, neg]).astype(np.float64))
+    ref_thr = np.unique(both)[::-1]
+    assert np.array_equal(thr, ref_thr)
+    assert np.array_equal(tps, suffix_weight(pw, n_pos - np.searchsorted(pos, ref_thr, "left")))
+    assert np.array_equal(fps, suffix_weight(nw, n_neg - np.searchsorted(neg, ref_thr, "left")))
+    assert total_pos == (n_pos if pw is None else float(np.cumsum(pw[::-1])[-1]) if n_pos else 0.0)
+    assert total_neg == (n_neg if nw is None else float(np.cumsum(nw[::-1])[-1]) if n_neg else 0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.integers(0, 4), n=SIZES, m=SIZES, weighted=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_count2_with_tied_needles_is_the_pairwise_count(kind: int, n: int, m: int, weighted: bool,
+                                                        seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    v = np.sort(_values(kind, n, rng))
+    x = np.sort(_values(kind, m, rng))
+    left, right = np.searchsorted(v, x, "left"), np.searchsorted(v, x, "right")
+    if weighted:
+        w = rng.random(n)
+        cw = np.concatenate([[0.0], np.cumsum(w)])
+        ref = float((cw[left] + cw[right]).sum())
+        assert np.isclose(count2(v, cw, x, None), ref, rtol=1e-12, atol=1e-9)
+    else:
+        got = count2(v, None, x, None)
+        assert type(got) is int and got == int(left.sum()) + int(right.sum())
+
+
+def test_runs_are_the_run_length_encoding() -> None:
+    x = np.repeat(np.arange(3000.0), 3)
+    values, lengths = runs(x)  # type: ignore[misc]
+    assert np.array_equal(values, np.arange(3000.0)) and np.array_equal(lengths, np.full(3000, 3))
+    assert runs(np.arange(10_000.0)) is None  # nothing repeats: not worth it
+    assert runs(np.zeros(10)) is None  # small: not worth it

@@ -1,0 +1,101 @@
+"""streammetrics.spark against a real local Spark (local[2]): the single-process result on the
+same rows, for any partitioning, empty partitions included."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("pyspark")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs a Java runtime", allow_module_level=True)
+
+import engine_cases as cases  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+from streammetrics.spark import evaluate  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pyspark on pandas 3
+        session = (
+            SparkSession.builder.master("local[2]")
+            .appName("streammetrics-tests")
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", "4")
+            .getOrCreate()
+        )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+def _frame(spark, df: pd.DataFrame, partitions: int):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return spark.createDataFrame(df).repartition(partitions)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize("partitions", [1, 7])
+def test_binary_set_equals_single_process(spark, partitions: int) -> None:
+    df = cases.classification_frame()
+    got = evaluate(_frame(spark, df, partitions), cases.binary_set(), label="y", score="p", weight="w")
+    cases.assert_same(got, cases.single_process(cases.binary_set(), df, label="y", score="p", weight="w"))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_multiclass_columns_and_shapes(spark) -> None:
+    df = cases.classification_frame(500, seed=3)
+    frame = _frame(spark, df, 3)
+    scores = ["s0", "s1", "s2"]
+    ref = cases.single_process(cases.multiclass_set(), df, label="c", score=scores)
+    cases.assert_same(evaluate(frame, cases.multiclass_set(), label="c", score=scores), ref)
+    one = evaluate(frame, sm.AUROC(num_classes=3), label="c", score=scores, depth=1)
+    cases.assert_same(one, ref["auroc"])
+    accs = evaluate(frame, {"acc": sm.Accuracy(num_classes=3)}, label="c", score=scores, compute=False)
+    assert isinstance(accs["acc"], sm.Accuracy)
+    cases.assert_same(accs["acc"].compute(), ref["acc"])
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_more_partitions_than_rows_and_no_rows(spark) -> None:
+    df = cases.classification_frame(5, seed=4)
+    got = evaluate(_frame(spark, df, 9), sm.MetricSet(cm=sm.ConfusionMatrix()), label="y", score="p")
+    np.testing.assert_array_equal(got["cm"], cases.single_process(
+        sm.MetricSet(cm=sm.ConfusionMatrix()), df, label="y", score="p")["cm"])
+    empty = _frame(spark, df, 2).limit(0)
+    np.testing.assert_array_equal(
+        evaluate(empty, sm.ConfusionMatrix(), label="y", score="p"), np.zeros((2, 2))
+    )
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_retrieval_rows_shuffled_by_query(spark) -> None:
+    df = cases.retrieval_frame()
+    cols = dict(label="rel", score="s", query="q", doc_id="d")
+    got = evaluate(_frame(spark, df.sample(frac=1.0, random_state=0), 5), cases.retrieval_set(), **cols)
+    cases.assert_same(got, cases.single_process(cases.retrieval_set(), df, **cols))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_bad_arguments_are_value_errors(spark) -> None:
+    frame = _frame(spark, cases.classification_frame(10), 1)
+    with pytest.raises(ValueError, match=r"columns \['nope'\]"):
+        evaluate(frame, sm.F1(), label="nope", score="p")
+    with pytest.raises(ValueError, match="depth"):
+        evaluate(frame, sm.F1(), label="y", score="p", depth=0)
+    with pytest.raises(ValueError, match="query"):
+        evaluate(frame, sm.MAP(), label="y", score="p")
