@@ -48,7 +48,8 @@ def _batches(validation_data: Any, batch_size: int) -> Iterable[tuple[Any, ...]]
     for item in validation_data:
         if not isinstance(item, tuple | list) or len(item) not in (2, 3):
             raise ValueError(
-                f"validation_data: expected (x, y) or (x, y, sample_weight) batches, got {type(item).__name__}"
+                "validation_data: expected (x, y) or (x, y, sample_weight) batches, "
+                f"got {type(item).__name__}"
             )
         yield tuple(item)
 

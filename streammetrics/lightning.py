@@ -26,7 +26,7 @@ What happens each epoch, per stage (``"validate"``, ``"test"``):
   with ``drop_last=False`` the sampler repeats up to ``world_size - 1`` samples so that every rank
   gets the same count; they would be counted twice) and the batch is folded in;
 * at the end, on several ranks the states are merged with :func:`streammetrics.torch.sync`
-  (every rank then holds the global state), the values are computed and their scalars logged
+  (every rank then computes from the global state), the values are computed and their scalars logged
   with ``LightningModule.log_dict`` (the same value on every rank, so no further reduction).
 
 Complexity: the accumulators' own ``update`` per batch; one ``sync`` per epoch and stage.
@@ -155,7 +155,7 @@ class StreamMetricsCallback(pl.Callback):
             return
         ms = self.metrics[stage]
         if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
-            sync(ms)
+            ms = sync(ms)  # a new accumulator holding every rank's samples; ours stay per rank
         values = ms.compute()
         self.results[stage] = values
         if self.log and not trainer.sanity_checking:
