@@ -22,7 +22,8 @@ def test_import_loads_no_integration() -> None:
     import sys
 
     extras = ["torch", "dask", "distributed", "pyspark", "ray", "prometheus_client", "pyarrow",
-              "pandas", "matplotlib", "rich", "scipy", "sklearn"]
+              "pandas", "matplotlib", "rich", "scipy", "sklearn", "lightning", "keras",
+              "transformers", "mlflow", "tensorboard"]
     code = (
         "import sys, streammetrics as sm\n"
         "[getattr(sm, n) for n in sm.__all__]\n"

@@ -1,0 +1,76 @@
+"""streammetrics.mlflow against a real local MLflow file store, and streammetrics.tensorboard
+through torch's SummaryWriter read back from the event files."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics._integration import intervals
+
+
+def _metrics() -> sm.MetricSet:
+    rng = np.random.default_rng(0)
+    y, s = rng.integers(0, 2, 300), rng.random(300).round(2)
+    ms = sm.MetricSet(auroc=sm.AUROC(), bounded=sm.AUROC(max_bytes=1024), acc=sm.Accuracy(),
+                      cm=sm.ConfusionMatrix(), roc=sm.ROCCurve())
+    return ms.update(y, s)
+
+
+def test_mlflow_log_metrics_to_a_file_store(tmp_path) -> None:
+    mlflow = pytest.importorskip("mlflow")
+    from streammetrics.mlflow import log_metrics
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    mlflow.set_experiment("streammetrics-tests")
+    ms = _metrics()
+    values = ms.compute()
+    with mlflow.start_run() as run:
+        logged = log_metrics(ms, step=3, prefix="val_")
+    got = mlflow.get_run(run.info.run_id).data.metrics
+    assert got["val_auroc"] == pytest.approx(values["auroc"], abs=1e-12)
+    assert got["val_acc"] == pytest.approx(values["acc"], abs=1e-12)
+    lo, hi = ms["bounded"].bounds()
+    assert got["val_bounded_lower"] == pytest.approx(lo) and got["val_bounded_upper"] == pytest.approx(hi)
+    assert lo <= values["auroc"] <= hi  # the certified interval holds the exact value
+    assert set(logged) == set(got)
+    history = mlflow.tracking.MlflowClient().get_metric_history(run.info.run_id, "val_auroc")
+    assert [m.step for m in history] == [3]
+    local = mlflow.artifacts.download_artifacts(run_id=run.info.run_id, artifact_path="streammetrics",
+                                                dst_path=str(tmp_path / "art"))
+    cm = json.loads((tmp_path / "art" / "streammetrics" / "val_cm_step3.json").read_text())
+    np.testing.assert_array_equal(np.array(cm), values["cm"])
+    roc = json.loads((tmp_path / "art" / "streammetrics" / "val_roc_step3.json").read_text())
+    assert local and len(roc["fpr"]) == len(values["roc"].fpr)
+
+
+def test_tensorboard_scalars_read_back(tmp_path) -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+
+    from streammetrics.tensorboard import log_scalars
+
+    ms = _metrics()
+    writer = SummaryWriter(str(tmp_path))
+    records = log_scalars(writer, ms, step=7, prefix="val/")
+    writer.close()
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert tags == set(records)
+    assert {"val/auroc", "val/acc", "val/bounded_lower", "val/bounded_upper"} <= tags
+    (event,) = events.Scalars("val/auroc")
+    assert event.step == 7 and event.value == pytest.approx(ms.compute()["auroc"], rel=1e-6)  # float32
+
+
+def test_intervals_pick_certified_bounds_and_confidence_intervals() -> None:
+    ms = _metrics()
+    got = intervals(ms)
+    assert got["bounded"] == ms["bounded"].bounds()
+    assert got["acc"] == ms["acc"].interval(0.95)
+    assert "cm" not in got and "roc" not in got
