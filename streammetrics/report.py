@@ -81,7 +81,8 @@ class ClassificationReport(_ConfusionMetric):
     """Every per-class measure (precision, recall, F1, specificity, NPV, FPR, FNR, FDR, FOR,
     Jaccard, prevalence, support) plus accuracy and the micro, macro and weighted averages.
 
-    ``compute()`` returns a :class:`Report` -- a dict keyed by class (``"0"``, ``"1"``, ...),
+    ``compute()`` returns a :class:`Report` -- a dict keyed by class (``"0"``, ``"1"``, ...; with
+    ``classes=`` the labels themselves as strings, e.g. ``"cat"``),
     ``"accuracy"``, ``"micro avg"``, ``"macro avg"``, ``"weighted avg"`` -- whose ``str()`` is a
     table. Binary reports both classes, as scikit-learn's ``classification_report`` does.
     Undefined values follow ``zero_division``, with one warning per ``compute`` listing them.
@@ -128,14 +129,22 @@ class ClassificationReport(_ConfusionMetric):
                 UndefinedMetricWarning,
             )
         support = state.one_vs_rest().support
+        names = self._class_names(num_classes)
         for c in range(num_classes):
             entry = {name: float(values[c]) for name, values in per_class.items()}
             entry["support"] = float(support[c])
-            report[str(c)] = entry
+            report[names[c]] = entry
         report["accuracy"] = float(accuracy)
         for row, values in averages.items():
             report[row] = {**values, "support": float(support.sum())}
         return report
+
+    def _class_names(self, num_classes: int) -> list[str]:
+        """Row names: the ``classes=`` labels (as ``str``), else the class indices."""
+        mapping = self._labels.mapping
+        if mapping is not None and len(mapping) == num_classes:
+            return [str(label) for label in mapping.classes]
+        return [str(c) for c in range(num_classes)]
 
     def table(self, digits: int = 4) -> str:
         """The current report as a text table."""

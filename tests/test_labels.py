@@ -417,3 +417,18 @@ def test_delayed_labels_take_labels_as_users_have_them():
     for i in range(20, 40):
         d.label(i, y[i])
     _close(d.compute(), skm.roc_auc_score(y, s, multi_class="ovr", labels=CLASSES[:3]))
+
+
+def test_classification_report_rows_are_named_by_classes() -> None:
+    """With ``classes=``, the report's rows carry the labels, as scikit-learn's report does."""
+    from sklearn.metrics import classification_report
+
+    y = ["cat", "dog", "bird", "cat", "dog", "dog"]
+    p = ["cat", "bird", "bird", "cat", "dog", "cat"]
+    got = sm.ClassificationReport(classes=["bird", "cat", "dog"]).update(y, p).compute()
+    ref = classification_report(y, p, output_dict=True, zero_division=0)
+    for label in ("bird", "cat", "dog"):
+        for ours, theirs in (("precision", "precision"), ("recall", "recall"), ("f1", "f1-score"),
+                             ("support", "support")):
+            assert got[label][ours] == pytest.approx(ref[label][theirs], abs=1e-12)
+    assert got["accuracy"] == pytest.approx(ref["accuracy"], abs=1e-12)
