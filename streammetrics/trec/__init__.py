@@ -46,6 +46,7 @@ from .evaluate import DEFAULT_MEASURES, evaluate_files
 from .perquery import PerQuery, per_query_values
 from .readers import Qrels, RunChunk, TrecFormatError, iter_run, read_qrels, read_run_chunks
 from .runfile import GroupedRun, read_run_grouped
+from .stream import NOT_IN_QRELS, UNJUDGED, TrecBatch, TrecMeasure, TrecMeasures, trec_batch
 
 __all__ = [
     "read_qrels",
@@ -64,4 +65,10 @@ __all__ = [
     "RunChunk",
     "GroupedRun",
     "TrecFormatError",
+    "TrecMeasures",
+    "TrecMeasure",
+    "TrecBatch",
+    "trec_batch",
+    "NOT_IN_QRELS",
+    "UNJUDGED",
 ]
