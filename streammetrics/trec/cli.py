@@ -8,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from .evaluate import DEFAULT_MEASURES, evaluate_files
-from .irnames import translate
 
 __all__ = ["add_parser", "run", "main"]
 
@@ -94,12 +93,10 @@ def _digits(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``streammetrics trec`` (errors go to stderr with exit status 2)."""
     try:
-        measures, rename = translate(args.measures or DEFAULT_MEASURES)
         evaluate_files(
             args.qrels,
             args.run,
-            measures,
-            rename=rename,
+            args.measures or DEFAULT_MEASURES,
             per_query=args.per_query,
             complete=args.complete,
             rel_level=args.rel_level,

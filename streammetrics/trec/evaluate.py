@@ -25,7 +25,8 @@ from typing import IO, Any
 import numpy as np
 
 from . import _kernels as K
-from ._measures import Options, Selected, select_measures
+from ._measures import Options, Selected
+from .irnames import select
 from .judgment_groups import read_qrels_jg
 from .preferences import PrefLine, form_prefs_counts, read_prefs
 from .readers import TrecFormatError, read_qrels_grades
@@ -191,21 +192,20 @@ class _QueryEvaluator:
                 max_docs=self.max_docs,
                 ties_ascending=is_prefs,
             )
-        inputs: Any
-        if is_prefs:
-            inputs = form_prefs_counts(self.prefs[qid], kept)
-        else:
-            inputs = [
-                K.ResRels(
-                    judge(kept, g, self.judged_only),
-                    _rel_levels(g),
-                    level=self.rel_level,
-                    num_docs=self.num_docs,
-                )
-                for g in self.judgments[qid]
-            ]
+        prefs = form_prefs_counts(self.prefs[qid], kept) if is_prefs else None
+        ranked: dict[tuple[float, bool], list[K.ResRels]] = {}  # per (relevance level, -J)
         out = []
         for sel in self.selected:
+            inputs: Any = prefs
+            if not is_prefs:
+                level = self.rel_level if sel.level is None else sel.level
+                key = (level, self.judged_only or sel.judged_only)
+                inputs = ranked.get(key)
+                if inputs is None:
+                    inputs = ranked[key] = [
+                        K.ResRels(judge(kept, g, key[1]), _rel_levels(g), level=level, num_docs=self.num_docs)
+                        for g in self.judgments[qid]
+                    ]
             vals = sel.measure.compute(
                 inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
             )
@@ -252,7 +252,7 @@ def evaluate_files(
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
     out = sys.stdout if out is None else out
-    selected = select_measures(list(measures), rel_format)
+    selected = select(list(measures), rel_format)
     prefs = read_prefs(qrels_path, rel_format == "qrels_prefs") if rel_format in PREFS_FORMATS else {}
     judgments = _read_judgments(qrels_path, rel_format) if not prefs else {q: [] for q in prefs}
     ev = _QueryEvaluator(
@@ -293,7 +293,7 @@ def evaluate_files(
                 if not isinstance(v, str):
                     sums[si][vi] += v
                 if show and sel.measure.per_query:
-                    printer.value(shown.get(sel.names[vi], sel.names[vi]), qid, v, sel.measure.value)
+                    printer.value(shown.get(sel.names[vi], sel.printed[vi]), qid, v, sel.measure.value)
     if not num_q:
         raise ValueError(
             f"no query of the run {run_path!r} is judged in the qrels {qrels_path!r} "
@@ -310,7 +310,7 @@ def evaluate_files(
         if m.value == "string":
             continue
         for vi, trec_name in enumerate(sel.names):
-            name = shown.get(trec_name, trec_name)
+            name = shown.get(trec_name, sel.printed[vi])
             v = sums[si][vi]
             if m.avg == "mean":
                 v = v / num_q

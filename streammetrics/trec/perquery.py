@@ -13,9 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._measures import Options, select_measures
+from ._measures import Options
 from .evaluate import _qid_key, _QueryEvaluator, _read_judgments
-from .irnames import translate
+from .irnames import select
 from .runfile import NotGrouped, RunStream, read_run_grouped
 
 __all__ = ["PerQuery", "per_query_values"]
@@ -57,11 +57,8 @@ def per_query_values(
     """
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
-    trec_args, rename = translate(measures)
-    selected = [
-        s for s in select_measures(trec_args) if s.measure.per_query and s.measure.value in ("double", "long")
-    ]
-    names = [rename.get(n, n) for s in selected for n in s.names]
+    selected = [s for s in select(measures) if s.measure.per_query and s.measure.value in ("double", "long")]
+    names = [n for s in selected for n in s.printed]
     if not names:
         raise ValueError(f"measures {list(measures)!r} have no per-query values to compare")
     judgments = _read_judgments(qrels_path, "qrels")

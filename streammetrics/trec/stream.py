@@ -45,8 +45,8 @@ from .._base import UndefinedMetricWarning
 from .._warnings import warn
 from ..retrieval import RetrievalMetric
 from . import _kernels as K
-from ._measures import Options, Selected, select_measures
-from .irnames import translate
+from ._measures import Options, Selected
+from .irnames import select
 
 __all__ = ["TrecMeasures", "TrecMeasure", "TrecSpec", "TrecBatch", "trec_batch", "NOT_IN_QRELS", "UNJUDGED"]
 
@@ -74,9 +74,8 @@ class TrecSpec:
 
     @functools.cached_property
     def _selection(self) -> tuple[list[Selected], list[str]]:
-        args, rename = translate(self.measures)
-        sel = [s for s in select_measures(args) if s.measure.avg != "none"]
-        names = [rename.get(n, n) for s in sel for n in s.names]
+        sel = [s for s in select(self.measures) if s.measure.avg != "none"]
+        names = [n for s in sel for n in s.printed]
         if not names:
             raise ValueError(f"measures: {list(self.measures)!r} select no numeric measure")
         return sel, names
@@ -183,11 +182,14 @@ class TrecSpec:
                                  f"{grade} but judged holds {int(need[grade])}")  # fmt: skip
         if self.max_docs is not None:  # trec_eval: the top -M documents, then -J drops unjudged ones
             rels = rels[: self.max_docs]
-        if self.judged_only:
-            rels = rels[rels >= 0]
-        rr = K.ResRels(rels, levels, level=self.rel_level, num_docs=self.num_docs)
+        ranked: dict[tuple[float, bool], K.ResRels] = {}  # per (relevance level, -J)
         row: list[float] = []
         for s in self.selected:
+            key = (self.rel_level if s.level is None else s.level, self.judged_only or s.judged_only)
+            rr = ranked.get(key)
+            if rr is None:
+                kept = rels[rels >= 0] if key[1] else rels
+                rr = ranked[key] = K.ResRels(kept, levels, level=key[0], num_docs=self.num_docs)
             row.extend(float(v) for v in s.measure.compute(rr, s.params, opts))
         return row
 
