@@ -11,7 +11,8 @@ trec_eval's own definitions (per-query kernels in :mod:`._kernels`, :mod:`.judgm
 (``official``, the default, ``all_trec``, ``set``, ``all_prefs``, ``prefs``, ``qrels_jg``). Input is
 read as trec_eval reads it: ``#`` comment lines, extra trailing run fields, any line order. A run
 whose queries are contiguous is evaluated query by query in bounded memory; any other order is
-grouped in memory, as trec_eval does.
+grouped by query with an external sort, also in bounded memory (``--memory-lines``; trec_eval
+reads the whole run into memory).
 
 Where trec_eval's versions differ, ``--trec-version`` picks one: 9 (default, as pytrec_eval and
 ir_measures) ranks float32-rounded scores and puts the recall cutoffs of ``iprec_at_recall`` /

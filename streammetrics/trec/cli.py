@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .evaluate import DEFAULT_MEASURES, evaluate_files
+from .runfile import MEMORY_LINES
 
 __all__ = ["add_parser", "run", "main"]
 
@@ -75,7 +76,25 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "x86-64 builds and pytrec_eval",
     )
     p.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 17 (trec_eval: 4)")
+    p.add_argument(
+        "--memory-lines",
+        type=_positive,
+        default=MEMORY_LINES,
+        metavar="N",
+        help=f"a run whose queries are not contiguous is grouped by query with an external sort: at most "
+        f"2N lines in memory at once, the rest in temporary files (default {MEMORY_LINES})",
+    )
     return p
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def _digits(text: str) -> int:
@@ -109,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
             trec_version=getattr(args, "trec_version", 9),
             fused_cutoffs=getattr(args, "fused_cutoffs", False),
             rel_format=getattr(args, "rel_format", "qrels"),
+            memory_lines=getattr(args, "memory_lines", MEMORY_LINES),
         )
     except (OSError, ValueError) as exc:
         print(f"streammetrics trec: error: {exc}", file=sys.stderr)

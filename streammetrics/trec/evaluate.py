@@ -10,9 +10,10 @@ doubles. ``max_docs`` (``-M``) keeps the top documents; a document retrieved twi
 an error (as in trec_eval). Summary values: the mean over queries (``gm_map``, ``gm_bpref``: the
 geometric mean, ``exp`` of the mean log), sums for the ``num_*`` counts.
 
-Memory: the judgments, one value per measure and query, and -- when each query's lines are
-contiguous in the run (most runs) -- one chunk of run lines; otherwise the run grouped by query in
-memory, as trec_eval reads it (see :mod:`.runfile`).
+Memory: the judgments, one value per measure and query, and one chunk of run lines when each
+query's lines are contiguous in the run (most runs); in any other order, the run is grouped by
+query with an external sort in bounded memory (``memory_lines`` lines at a time, spilled to
+temporary files; see :class:`.runfile.SpilledRun`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .irnames import select
 from .judgment_groups import read_qrels_jg
 from .preferences import PrefLine, form_prefs_counts, read_prefs
 from .readers import TrecFormatError, read_qrels_grades
-from .runfile import NotGrouped, QueryLines, RunStream, read_run_grouped, read_zscores
+from .runfile import MEMORY_LINES, NotGrouped, QueryLines, RunStream, SpilledRun, read_zscores
 
 MISSING_ZSCORE = -1000000.0
 Value = float | str
@@ -232,6 +233,7 @@ def evaluate_files(
     fused_cutoffs: bool = False,
     rel_format: str = "qrels",
     rename: Mapping[str, str] | None = None,
+    memory_lines: int = MEMORY_LINES,
 ) -> dict[str, float | int | str]:
     """Evaluate a run against qrels as trec_eval does; print trec_eval's lines to ``out``.
 
@@ -244,7 +246,9 @@ def evaluate_files(
     macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is 23.999... there, 24 fused);
     ``rel_format`` (``-R``) is ``qrels``, ``qrels_jg`` (judgment groups, see
     :mod:`.judgment_groups`), ``prefs`` or ``qrels_prefs`` (preferences, see :mod:`.preferences`);
-    ``rename`` prints (and returns) values under other names (ir_measures', see :mod:`.irnames`).
+    ``rename`` prints (and returns) values under other names (ir_measures', see :mod:`.irnames`);
+    ``memory_lines`` bounds the run lines held at once when a run's queries are not contiguous
+    (they are then grouped by an external sort, :class:`.runfile.SpilledRun`).
 
     Returns the summary values by printed name. Cost: O(run lines) to read and group, then
     O(documents) per query and measure.
@@ -266,13 +270,13 @@ def evaluate_files(
             if qid in judgments:
                 store[qid] = ev.values(qid, lines)
         runid = stream.runid
-    except NotGrouped:  # any other line order: group the run in memory, as trec_eval does
+    except NotGrouped:  # any other line order: group by query in bounded memory (an external sort)
         store.clear()
-        run = read_run_grouped(run_path)
-        for qid, lines in run.queries.items():
+        spilled = SpilledRun(run_path, memory_lines)
+        for qid, lines in spilled:
             if qid in judgments:
                 store[qid] = ev.values(qid, lines)
-        runid = run.runid
+        runid = spilled.runid
     ztable = read_zscores(zscores) if zscores is not None else None
     printer = _Printer(out, digits, ztable is not None)
     shown = dict(rename or {})

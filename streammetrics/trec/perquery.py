@@ -1,7 +1,7 @@
 """Per-query values of trec_eval (and ir_measures) measures as arrays: :func:`per_query_values`.
 
 The runs are read one at a time, each in one streaming pass (query by query when its queries are
-contiguous, else grouped in memory as trec_eval reads it), with the judgments read once; the
+contiguous, else grouped by an external sort in bounded memory), with the judgments read once; the
 per-query kernels are trec_eval's (:mod:`._kernels`), so the mean of a column equals
 ``streammetrics trec``'s summary line of that measure.
 """
@@ -16,7 +16,7 @@ import numpy as np
 from ._measures import Options
 from .evaluate import _qid_key, _QueryEvaluator, _read_judgments
 from .irnames import select
-from .runfile import NotGrouped, RunStream, read_run_grouped
+from .runfile import NotGrouped, RunStream, SpilledRun
 
 __all__ = ["PerQuery", "per_query_values"]
 
@@ -79,11 +79,11 @@ def per_query_values(
             runid = stream.runid
         except NotGrouped:
             found.clear()
-            grouped = read_run_grouped(path)
-            for qid, lines in grouped.queries.items():
+            spilled = SpilledRun(path)
+            for qid, lines in spilled:
                 if qid in judgments:
                     found[qid] = [float(v) for vals in ev.values(qid, lines) for v in vals]
-            runid = grouped.runid
+            runid = spilled.runid
         per_run.append(found)
         runids.append(runid)
     qids = sorted(set().union(*per_run), key=_qid_key)
