@@ -1,5 +1,8 @@
 """TREC evaluation: trec_eval's measures, options and output format (``streammetrics trec``).
 
+This package is the library; the commands ``streammetrics trec`` and ``streammetrics
+trec-compare`` are :mod:`streammetrics.cli.trec` and :mod:`streammetrics.cli.trec_compare`.
+
 ``streammetrics trec QRELS RUN [-m MEASURE ...] [-q] [-c] [-l LEVEL] [-M N] [-J] [-N N] [-n] [-Z FILE]
 [-R qrels|qrels_jg|prefs|qrels_prefs] [--trec-version 9|10]`` prints ``measure<TAB>qid|all<TAB>value``
 lines exactly as trec_eval does (names, order, ``%6.4f``), so scripts can switch; it reproduces
@@ -42,7 +45,6 @@ table, ``--json`` and ``--latex``; the tests (:mod:`.significance`) need numpy o
 from __future__ import annotations
 
 from .accumulators import trec_metrics
-from .cli import add_parser, main, run
 from .evaluate import DEFAULT_MEASURES, evaluate_files
 from .perquery import PerQuery, per_query_values
 from .readers import Qrels, RunChunk, TrecFormatError, iter_run, read_qrels, read_run_chunks
@@ -58,9 +60,6 @@ __all__ = [
     "evaluate_files",
     "per_query_values",
     "PerQuery",
-    "main",
-    "add_parser",
-    "run",
     "DEFAULT_MEASURES",
     "Qrels",
     "RunChunk",

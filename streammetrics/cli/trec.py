@@ -1,4 +1,5 @@
-"""``streammetrics trec QRELS RUN``: trec_eval's options, measures and output."""
+"""``streammetrics trec QRELS RUN``: trec_eval's options, measures and output (the command line;
+the evaluation is :func:`streammetrics.trec.evaluate_files`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .evaluate import DEFAULT_MEASURES, evaluate_files
-from .runfile import MEMORY_LINES
+from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
+from ..trec.runfile import MEMORY_LINES
 
 __all__ = ["add_parser", "run", "main"]
 
