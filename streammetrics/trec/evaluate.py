@@ -27,11 +27,21 @@ import numpy as np
 
 from . import _kernels as K
 from ._measures import Options, Selected
+from .batched import block_values, fast_path, split_row
 from .irnames import select
 from .judgment_groups import read_qrels_jg
 from .preferences import PrefLine, form_prefs_counts, read_prefs
 from .readers import TrecFormatError, read_qrels_grades
-from .runfile import MEMORY_LINES, NotGrouped, QueryLines, RunStream, SpilledRun, read_zscores
+from .runfile import (
+    MEMORY_LINES,
+    NotGrouped,
+    QueryLines,
+    RunBlocks,
+    RunStream,
+    SpilledRun,
+    as_blocks,
+    read_zscores,
+)
 
 MISSING_ZSCORE = -1000000.0
 Value = float | str
@@ -264,18 +274,38 @@ def evaluate_files(
         max_docs=max_docs, judged_only=judged_only, rel_level=rel_level, num_docs=num_docs,
     )  # fmt: skip
     store: dict[str, list[list[Value]]] = {}
+    packed: dict[str, tuple[np.ndarray, int]] = {}  # the fast path's values: (block rows, row)
     stream = RunStream(run_path)
-    try:  # bounded memory when each query's lines are contiguous (one query at a time)
-        for qid, lines in stream:
-            if qid in judgments:
-                store[qid] = ev.values(qid, lines)
-        runid = stream.runid
+    try:  # bounded memory when each query's lines are contiguous (one query, or block, at a time)
+        if fast_path(selected, ev.opts, rel_level, max_docs, judged_only, rel_format):
+            blocks = RunBlocks(run_path)
+            for block in blocks:
+                qids, rows, slow = block_values(block, judgments, selected, ev.opts, rel_level, max_docs)
+                for j, qid in enumerate(qids):
+                    packed[qid] = (rows, j)  # 8 bytes per value until printed (not a list per measure)
+                for qid, lines in slow:
+                    store[qid] = ev.values(qid, lines)
+            runid = blocks.runid
+        else:
+            for qid, lines in stream:
+                if qid in judgments:
+                    store[qid] = ev.values(qid, lines)
+            runid = stream.runid
     except NotGrouped:  # any other line order: group by query in bounded memory (an external sort)
         store.clear()
+        packed.clear()
         spilled = SpilledRun(run_path, memory_lines)
-        for qid, lines in spilled:
-            if qid in judgments:
-                store[qid] = ev.values(qid, lines)
+        if fast_path(selected, ev.opts, rel_level, max_docs, judged_only, rel_format):
+            for block in as_blocks((q, lines) for q, lines in spilled if q in judgments):
+                qids, rows, slow = block_values(block, judgments, selected, ev.opts, rel_level, max_docs)
+                for j, qid in enumerate(qids):
+                    packed[qid] = (rows, j)
+                for qid, lines in slow:
+                    store[qid] = ev.values(qid, lines)
+        else:
+            for qid, lines in spilled:
+                if qid in judgments:
+                    store[qid] = ev.values(qid, lines)
         runid = spilled.runid
     ztable = read_zscores(zscores) if zscores is not None else None
     printer = _Printer(out, digits, ztable is not None)
@@ -284,6 +314,9 @@ def evaluate_files(
     num_q = 0
     for qid in sorted(judgments, key=_qid_key):
         found = store.pop(qid, None)
+        if found is None and qid in packed:
+            rows, j = packed.pop(qid)
+            found = split_row(rows[j], selected)
         if found is None and not complete:
             continue
         query_values = found if found is not None else ev.values(qid, None)

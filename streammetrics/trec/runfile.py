@@ -185,8 +185,84 @@ class RunStream:
             yield current[0][0], _join(current)
 
 
+@dataclass
+class Block:
+    """Complete queries of a run, flat: ``qids`` (file order), each query's rows
+    ``[bounds[i], bounds[i + 1])`` of ``docs``, ``scores`` and ``lines``."""
+
+    qids: list[str]
+    bounds: np.ndarray
+    docs: list[str]
+    scores: np.ndarray
+    lines: np.ndarray
+
+
+class RunBlocks:
+    """A run whose queries are contiguous, in blocks of complete queries (one chunk of
+    ``chunk_lines`` lines in memory); raises :class:`NotGrouped` when a query reappears.
+    ``runid``: the run id of the last line read."""
+
+    def __init__(self, path: str, chunk_lines: int = 1 << 17) -> None:
+        self.path, self.chunk_lines, self.runid = path, chunk_lines, ""
+
+    def __iter__(self) -> Iterator[Block]:
+        seen: set[str] = set()
+        carry: tuple[list[str], list[str], np.ndarray, np.ndarray] | None = None
+        lineno = 0
+        with open(self.path, encoding="utf-8") as fh:
+            while True:
+                lines = list(itertools.islice(fh, self.chunk_lines))
+                first, lineno = lineno + 1, lineno + len(lines)
+                empty: tuple[list[str], list[str], list[str], list[str], list[int]] = ([], [], [], [], [])
+                qs, ds, s_tok, rs, line_of = _columns(self.path, lines, first) if lines else empty
+                sc = _scores(self.path, s_tok, line_of) if qs else np.zeros(0)
+                ln = np.asarray(line_of, dtype=np.int64)
+                if rs:
+                    self.runid = rs[-1]
+                if carry is not None:
+                    qs, ds = carry[0] + qs, carry[1] + ds
+                    sc, ln = np.concatenate([carry[2], sc]), np.concatenate([carry[3], ln])
+                    carry = None
+                if qs:
+                    change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+                    starts = np.flatnonzero(np.concatenate([[True], change]))
+                    block_qids = [qs[a] for a in starts.tolist()]
+                    if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
+                        again: set[str] = set(seen)
+                        for a, q in zip(starts.tolist(), block_qids, strict=True):
+                            if q in again:
+                                raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q!r} reappears")
+                            again.add(q)
+                    done = len(block_qids) - (1 if lines else 0)  # the last may go on in the next chunk
+                    cut = int(starts[done]) if done < len(block_qids) else len(qs)
+                    if done > 0:
+                        seen.update(block_qids[:done])
+                        bounds = np.append(starts[:done], cut)
+                        yield Block(block_qids[:done], bounds, ds[:cut], sc[:cut], ln[:cut])
+                    if cut < len(qs):
+                        carry = (qs[cut:], ds[cut:], sc[cut:], ln[cut:])
+                if not lines:
+                    return
+
+
+def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) -> Iterator[Block]:
+    """Queries (as :class:`SpilledRun` yields them) in :class:`Block` s of about ``rows`` lines."""
+    batch: list[tuple[str, QueryLines]] = []
+    size = 0
+    for item in itertools.chain(queries, [None]):
+        if item is not None:
+            batch.append(item)
+            size += len(item[1].docs)
+        if batch and (item is None or size >= rows):
+            lengths = [len(q.docs) for _, q in batch]
+            yield Block([qid for qid, _ in batch], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                        [d for _, q in batch for d in q.docs], np.concatenate([q.scores for _, q in batch]),
+                        np.concatenate([q.lines for _, q in batch]))  # fmt: skip
+            batch, size = [], 0
+
+
 #: Default bound of :class:`SpilledRun`: run lines held in memory at once (two chunks at most).
-MEMORY_LINES = 1 << 20
+MEMORY_LINES = 1 << 18
 
 
 class SpilledRun:
