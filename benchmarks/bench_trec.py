@@ -45,10 +45,20 @@ _RANX = {"map": "map", "mrr": "recip_rank", "r-precision": "Rprec", "bpref": "bp
          **{f"precision@{k}": f"P_{k}" for k in CUTS}}  # fmt: skip
 
 
-def make_files(directory: str, queries: int, docs: int, seed: int = 0, shuffled: bool = False) -> tuple[str, str]:
+def shuffle_file(src: str, dst: str, seed: int = 1) -> str:
+    """Write the lines of ``src`` to ``dst`` in a seeded random order; returns ``dst``."""
+    with open(src) as fh:
+        lines = fh.readlines()
+    rng = np.random.default_rng(seed)
+    with open(dst, "w") as fh:
+        fh.writelines(lines[k] for k in rng.permutation(len(lines)))
+    return dst
+
+
+def make_files(directory: str, queries: int, docs: int, seed: int = 0) -> tuple[str, str]:
     """Write (and return the paths of) seeded qrels and run files; see the module docstring."""
     qrels_path = os.path.join(directory, f"qrels-{queries}.txt")
-    run_path = os.path.join(directory, f"run-{queries}{'-shuffled' if shuffled else ''}.txt")
+    run_path = os.path.join(directory, f"run-{queries}.txt")
     rng = np.random.default_rng(seed)
     block = 10000
     with open(qrels_path, "w") as qf, open(run_path, "w") as rf:
@@ -68,14 +78,7 @@ def make_files(directory: str, queries: int, docs: int, seed: int = 0, shuffled:
                 for r, d in enumerate(order[i].tolist()):
                     rlines.append(f"{q} Q0 d{d} {r + 1} {docs - r} bench\n")
             qf.writelines(qlines)
-            if shuffled:
-                rlines = [rlines[k] for k in rng.permutation(len(rlines))]
             rf.writelines(rlines)
-    if shuffled:  # shuffle across blocks too: rewrite in one random order, a block of lines at a time
-        with open(run_path) as fh:
-            lines = fh.readlines()
-        with open(run_path, "w") as fh:
-            fh.writelines(lines[k] for k in rng.permutation(len(lines)))
     return qrels_path, run_path
 
 
@@ -129,7 +132,7 @@ def main(argv: list[str] | None = None) -> str:
     with tempfile.TemporaryDirectory(prefix="bench-trec-") as tmp:
         for q in sorted({args.mem_queries, args.queries}):
             qrels, run = make_files(tmp, q, args.docs)
-            shuffled = make_files(tmp, q, args.docs, shuffled=True)[1] if "streammetrics (shuffled run)" in tools else run
+            shuffled = shuffle_file(run, run + ".shuffled") if "streammetrics (shuffled run)" in tools else run
             for tool in tools:
                 path = shuffled if "shuffled" in tool else run
                 results[(tool, q)] = h.run_limited("benchmarks.bench_trec:case",

@@ -162,3 +162,5 @@ __all__ = [
     "LiftCurve",
     "GainsCurveResult",
 ]
+
+from . import trec as trec  # noqa: E402  -- sm.trec: trec_eval measures as accumulators
