@@ -33,7 +33,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "iprec_at_recall.0.1,0.5 Rprec_mult.0.5 utility.2,-1,0,0 11pt_avg..25,.5 ndcg.1=3,2=9 "
             "success.1,5 relstring.20 ...), or an ir_measures name (AP, AP@10, nDCG, nDCG@10, P@5, "
             "R@100, RR, RR@10, Rprec, Bpref, Judged@10, NumRet, NumRel, NumRelRet, iprec@0.5, infAP, "
-            "ERR@10, RBP(p=0.8)), printed under the name given."
+            "ERR@10, RBP(p=0.8), Success@5, SetP, SetF(beta=0.5), ...) with ir_measures' parameters "
+            "(nDCG(cutoff=10), P(rel=2)@5, AP(rel=2, judged_only=True)), printed under the name given."
         ),
     )
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
