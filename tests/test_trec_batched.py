@@ -82,3 +82,21 @@ def test_a_shuffled_run_takes_the_block_path_through_the_external_sort(tmp_path_
     sink = io.StringIO()
     evaluate_files(qp, shuffled, MEASURES, per_query=True, digits=17, out=sink, memory_lines=memory)
     assert sink.getvalue() == slow
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), complete=st.booleans(), ties=st.sampled_from([3, 10**9]))
+def test_summaries_without_per_query_lines_equal_the_per_query_path(tmp_path_factory, seed, complete, ties):
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 25, max_docs=14, tie_levels=ties)
+    qrels["only_judged"] = {"z": 1}  # -c: a query missing from the run
+    qp, rp = _files(tmp_path_factory.mktemp("c"), qrels, run)
+    outs = []
+    for fast in (True, False):
+        with pytest.MonkeyPatch.context() as mp:
+            if not fast:
+                mp.setattr(E, "fast_path", lambda *a: False)
+            sink = io.StringIO()
+            result = evaluate_files(qp, rp, MEASURES, digits=17, out=sink, complete=complete)
+            outs.append((sink.getvalue(), result))
+    assert outs[0] == outs[1] and outs[0][1]["num_q"] == len(qrels) - (0 if complete else 1)

@@ -41,15 +41,15 @@ def fast_path(selected: Sequence[Selected], opts: Options, rel_level: float, max
                     for s in selected))  # fmt: skip
 
 
-def _counts(grades: dict[str, int], level: float) -> tuple[int, int]:
-    """(relevant, judged nonrelevant) documents of a query."""
-    rel = nonrel = 0
-    for g in grades.values():
-        if g >= level:
-            rel += 1
-        elif g >= 0:
-            nonrel += 1
-    return rel, nonrel
+def _counts(grades: Sequence[dict[str, int]], level: float) -> np.ndarray:
+    """(relevant, judged nonrelevant) documents of each query, shape (queries, 2)."""
+    sizes = np.fromiter(map(len, grades), dtype=np.int64, count=len(grades))
+    flat = np.fromiter(itertools.chain.from_iterable(g.values() for g in grades), dtype=np.int64,
+                       count=int(sizes.sum()))  # fmt: skip
+    seg = np.repeat(np.arange(len(grades)), sizes)
+    rel = np.bincount(seg, weights=flat >= level, minlength=len(grades))
+    nonrel = np.bincount(seg, weights=(flat >= 0) & (flat < level), minlength=len(grades))
+    return np.stack([rel, nonrel], axis=1).astype(np.int64)
 
 
 def block_values(
@@ -93,7 +93,7 @@ def block_values(
                  for g, i in zip(grades_of, fast.tolist(), strict=True))  # fmt: skip
     rels[rows] = np.fromiter(itertools.chain.from_iterable(looked_up), dtype=np.int64, count=len(rows))
     rels = np.where(rels == _MISSING, K.NONPOOL, np.where(rels < 0, K.UNJUDGED, rels))[order]
-    counts = np.array([_counts(g, rel_level) for g in grades_of], dtype=np.int64).reshape(-1, 2)
+    counts = _counts(grades_of, rel_level)
     kept = lengths[fast] if max_docs is None else np.minimum(lengths[fast], max_docs)
     values = np.zeros((len(fast), sum(width)))
     for n in np.unique(kept).tolist():

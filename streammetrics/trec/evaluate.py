@@ -312,7 +312,22 @@ def evaluate_files(
     shown = dict(rename or {})
     sums: list[list[float]] = [[0.0] * len(s.names) for s in selected]
     num_q = 0
+    column_sums = bool(packed) and not per_query and ztable is None  # block path, nothing per query
+    ordered: list[np.ndarray] = []  # then: each query's row, summed per column in numpy
     for qid in sorted(judgments, key=_qid_key):
+        if column_sums:
+            if qid in packed:
+                rows, j = packed.pop(qid)
+                ordered.append(rows[j])
+                num_q += 1
+                continue
+            found = store.pop(qid, None)
+            if found is None and not complete:
+                continue
+            vals = found if found is not None else ev.values(qid, None)
+            ordered.append(np.array([float(v) for vs in vals for v in vs], dtype=np.float64))
+            num_q += 1
+            continue
         found = store.pop(qid, None)
         if found is None and qid in packed:
             rows, j = packed.pop(qid)
@@ -331,6 +346,12 @@ def evaluate_files(
                     sums[si][vi] += v
                 if show and sel.measure.per_query:
                     printer.value(shown.get(sel.names[vi], sel.printed[vi]), qid, v, sel.measure.value)
+    if ordered:  # a running sum down each column, in query order: the loop's additions exactly
+        total = np.cumsum(np.vstack(ordered), axis=0)[-1].tolist()
+        at = 0
+        for si, sel in enumerate(selected):
+            sums[si] = total[at : at + len(sel.names)]
+            at += len(sel.names)
     if not num_q:
         raise ValueError(
             f"no query of the run {run_path!r} is judged in the qrels {qrels_path!r} "
