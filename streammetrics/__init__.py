@@ -170,3 +170,5 @@ __all__ = [
     "OTHER",
     "SelectionRate",
 ]
+
+from . import trec as trec  # noqa: E402  -- sm.trec: trec_eval measures as accumulators

@@ -112,10 +112,10 @@ def _parser() -> argparse.ArgumentParser:
     # 0.1.0, but are shown on ``demo`` only (``evaluate`` has its own --batch-size, default 65536)
     parser.add_argument("--batch-size", type=batch_size, default=100, help=argparse.SUPPRESS)
     parser.add_argument("--threshold", type=finite_float, default=0.5, help=argparse.SUPPRESS)
-    from .trec import add_parser as add_trec_parser
+    from .cli.trec import add_parser as add_trec_parser
 
     add_trec_parser(sub)  # ``streammetrics trec QRELS RUN``: trec_eval's measures and output format
-    from .trec.compare import add_parser as add_compare_parser
+    from .cli.trec_compare import add_parser as add_compare_parser
 
     add_compare_parser(sub)  # ``streammetrics trec-compare QRELS RUN1 RUN2 ...``: significance tests
     from .cli.evaluate import add_parser as add_evaluate_parser  # pyarrow/rich/matplotlib load lazily
@@ -134,11 +134,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # a usage error (one line, status 2), --help or --version (status 0)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     if args.command == "trec":
-        from .trec import run as run_trec
+        from .cli.trec import run as run_trec
 
         return guarded("streammetrics trec", lambda: run_trec(args))
     if args.command == "trec-compare":
-        from .trec.compare import run as run_compare
+        from .cli.trec_compare import run as run_compare
 
         return guarded("streammetrics trec-compare", lambda: run_compare(args))
     if args.command == "evaluate":

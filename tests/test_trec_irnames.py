@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streammetrics.trec import evaluate_files, main
+from streammetrics.cli.trec import main
+from streammetrics.trec import evaluate_files
 from streammetrics.trec.irnames import translate
 from streammetrics.trec.perquery import per_query_values
 from tests import retrieval_oracles as O

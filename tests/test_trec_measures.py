@@ -10,7 +10,8 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streammetrics.trec import evaluate_files, main
+from streammetrics.cli.trec import main
+from streammetrics.trec import evaluate_files
 from streammetrics.trec._kernels import recall_cutoffs
 from tests import retrieval_oracles as O
 

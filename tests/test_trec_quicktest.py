@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from streammetrics.trec import main
+from streammetrics.cli.trec import main
 
 _HERE = Path(__file__).resolve()
 _CANDIDATES = [

@@ -1,5 +1,8 @@
 """TREC evaluation: trec_eval's measures, options and output format (``streammetrics trec``).
 
+This package is the library; the commands ``streammetrics trec`` and ``streammetrics
+trec-compare`` are :mod:`streammetrics.cli.trec` and :mod:`streammetrics.cli.trec_compare`.
+
 ``streammetrics trec QRELS RUN [-m MEASURE ...] [-q] [-c] [-l LEVEL] [-M N] [-J] [-N N] [-n] [-Z FILE]
 [-R qrels|qrels_jg|prefs|qrels_prefs] [--trec-version 9|10]`` prints ``measure<TAB>qid|all<TAB>value``
 lines exactly as trec_eval does (names, order, ``%6.4f``), so scripts can switch; it reproduces
@@ -11,7 +14,8 @@ trec_eval's own definitions (per-query kernels in :mod:`._kernels`, :mod:`.judgm
 (``official``, the default, ``all_trec``, ``set``, ``all_prefs``, ``prefs``, ``qrels_jg``). Input is
 read as trec_eval reads it: ``#`` comment lines, extra trailing run fields, any line order. A run
 whose queries are contiguous is evaluated query by query in bounded memory; any other order is
-grouped in memory, as trec_eval does.
+grouped by query with an external sort, also in bounded memory (``--memory-lines``; trec_eval
+reads the whole run into memory).
 
 Where trec_eval's versions differ, ``--trec-version`` picks one: 9 (default, as pytrec_eval and
 ir_measures) ranks float32-rounded scores and puts the recall cutoffs of ``iprec_at_recall`` /
@@ -41,11 +45,11 @@ table, ``--json`` and ``--latex``; the tests (:mod:`.significance`) need numpy o
 from __future__ import annotations
 
 from .accumulators import trec_metrics
-from .cli import add_parser, main, run
 from .evaluate import DEFAULT_MEASURES, evaluate_files
 from .perquery import PerQuery, per_query_values
 from .readers import Qrels, RunChunk, TrecFormatError, iter_run, read_qrels, read_run_chunks
 from .runfile import GroupedRun, read_run_grouped
+from .stream import NOT_IN_QRELS, UNJUDGED, TrecBatch, TrecMeasure, TrecMeasures, trec_batch
 
 __all__ = [
     "read_qrels",
@@ -56,12 +60,15 @@ __all__ = [
     "evaluate_files",
     "per_query_values",
     "PerQuery",
-    "main",
-    "add_parser",
-    "run",
     "DEFAULT_MEASURES",
     "Qrels",
     "RunChunk",
     "GroupedRun",
     "TrecFormatError",
+    "TrecMeasures",
+    "TrecMeasure",
+    "TrecBatch",
+    "trec_batch",
+    "NOT_IN_QRELS",
+    "UNJUDGED",
 ]

@@ -202,11 +202,21 @@ def atof(text: str) -> float:
 
 @dataclass(frozen=True)
 class Selected:
-    """A requested measure with its parameters and the names of its values (as printed)."""
+    """A requested measure with its parameters and the names of its values (trec_eval's);
+    ``shown`` the names printed (ir_measures names as given; empty: ``names``), ``level`` and
+    ``judged_only`` its own relevance level and -J (ir_measures' ``rel``, ``judged_only``; None
+    and False: the evaluation's)."""
 
     measure: Measure
     params: tuple[Any, ...]
     names: tuple[str, ...]
+    shown: tuple[str, ...] = ()
+    level: float | None = None
+    judged_only: bool = False
+
+    @property
+    def printed(self) -> tuple[str, ...]:
+        return self.shown or self.names
 
 
 def _parse_params(m: Measure, text: str) -> tuple[tuple[Any, ...], str | None]:

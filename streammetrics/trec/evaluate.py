@@ -10,9 +10,10 @@ doubles. ``max_docs`` (``-M``) keeps the top documents; a document retrieved twi
 an error (as in trec_eval). Summary values: the mean over queries (``gm_map``, ``gm_bpref``: the
 geometric mean, ``exp`` of the mean log), sums for the ``num_*`` counts.
 
-Memory: the judgments, one value per measure and query, and -- when each query's lines are
-contiguous in the run (most runs) -- one chunk of run lines; otherwise the run grouped by query in
-memory, as trec_eval reads it (see :mod:`.runfile`).
+Memory: the judgments, one value per measure and query, and one chunk of run lines when each
+query's lines are contiguous in the run (most runs); in any other order, the run is grouped by
+query with an external sort in bounded memory (``memory_lines`` lines at a time, spilled to
+temporary files; see :class:`.runfile.SpilledRun`).
 """
 
 from __future__ import annotations
@@ -25,11 +26,22 @@ from typing import IO, Any
 import numpy as np
 
 from . import _kernels as K
-from ._measures import Options, Selected, select_measures
+from ._measures import Options, Selected
+from .batched import block_values, fast_path, split_row
+from .irnames import select
 from .judgment_groups import read_qrels_jg
 from .preferences import PrefLine, form_prefs_counts, read_prefs
 from .readers import TrecFormatError, read_qrels_grades
-from .runfile import NotGrouped, QueryLines, RunStream, read_run_grouped, read_zscores
+from .runfile import (
+    MEMORY_LINES,
+    NotGrouped,
+    QueryLines,
+    RunBlocks,
+    RunStream,
+    SpilledRun,
+    as_blocks,
+    read_zscores,
+)
 
 MISSING_ZSCORE = -1000000.0
 Value = float | str
@@ -191,21 +203,20 @@ class _QueryEvaluator:
                 max_docs=self.max_docs,
                 ties_ascending=is_prefs,
             )
-        inputs: Any
-        if is_prefs:
-            inputs = form_prefs_counts(self.prefs[qid], kept)
-        else:
-            inputs = [
-                K.ResRels(
-                    judge(kept, g, self.judged_only),
-                    _rel_levels(g),
-                    level=self.rel_level,
-                    num_docs=self.num_docs,
-                )
-                for g in self.judgments[qid]
-            ]
+        prefs = form_prefs_counts(self.prefs[qid], kept) if is_prefs else None
+        ranked: dict[tuple[float, bool], list[K.ResRels]] = {}  # per (relevance level, -J)
         out = []
         for sel in self.selected:
+            inputs: Any = prefs
+            if not is_prefs:
+                level = self.rel_level if sel.level is None else sel.level
+                key = (level, self.judged_only or sel.judged_only)
+                inputs = ranked.get(key)
+                if inputs is None:
+                    inputs = ranked[key] = [
+                        K.ResRels(judge(kept, g, key[1]), _rel_levels(g), level=level, num_docs=self.num_docs)
+                        for g in self.judgments[qid]
+                    ]
             vals = sel.measure.compute(
                 inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
             )
@@ -232,6 +243,7 @@ def evaluate_files(
     fused_cutoffs: bool = False,
     rel_format: str = "qrels",
     rename: Mapping[str, str] | None = None,
+    memory_lines: int = MEMORY_LINES,
 ) -> dict[str, float | int | str]:
     """Evaluate a run against qrels as trec_eval does; print trec_eval's lines to ``out``.
 
@@ -244,7 +256,9 @@ def evaluate_files(
     macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is 23.999... there, 24 fused);
     ``rel_format`` (``-R``) is ``qrels``, ``qrels_jg`` (judgment groups, see
     :mod:`.judgment_groups`), ``prefs`` or ``qrels_prefs`` (preferences, see :mod:`.preferences`);
-    ``rename`` prints (and returns) values under other names (ir_measures', see :mod:`.irnames`).
+    ``rename`` prints (and returns) values under other names (ir_measures', see :mod:`.irnames`);
+    ``memory_lines`` bounds the run lines held at once when a run's queries are not contiguous
+    (they are then grouped by an external sort, :class:`.runfile.SpilledRun`).
 
     Returns the summary values by printed name. Cost: O(run lines) to read and group, then
     O(documents) per query and measure.
@@ -252,7 +266,7 @@ def evaluate_files(
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
     out = sys.stdout if out is None else out
-    selected = select_measures(list(measures), rel_format)
+    selected = select(list(measures), rel_format)
     prefs = read_prefs(qrels_path, rel_format == "qrels_prefs") if rel_format in PREFS_FORMATS else {}
     judgments = _read_judgments(qrels_path, rel_format) if not prefs else {q: [] for q in prefs}
     ev = _QueryEvaluator(
@@ -260,26 +274,64 @@ def evaluate_files(
         max_docs=max_docs, judged_only=judged_only, rel_level=rel_level, num_docs=num_docs,
     )  # fmt: skip
     store: dict[str, list[list[Value]]] = {}
+    packed: dict[str, tuple[np.ndarray, int]] = {}  # the fast path's values: (block rows, row)
     stream = RunStream(run_path)
-    try:  # bounded memory when each query's lines are contiguous (one query at a time)
-        for qid, lines in stream:
-            if qid in judgments:
-                store[qid] = ev.values(qid, lines)
-        runid = stream.runid
-    except NotGrouped:  # any other line order: group the run in memory, as trec_eval does
+    try:  # bounded memory when each query's lines are contiguous (one query, or block, at a time)
+        if fast_path(selected, ev.opts, rel_level, max_docs, judged_only, rel_format):
+            blocks = RunBlocks(run_path)
+            for block in blocks:
+                qids, rows, slow = block_values(block, judgments, selected, ev.opts, rel_level, max_docs)
+                for j, qid in enumerate(qids):
+                    packed[qid] = (rows, j)  # 8 bytes per value until printed (not a list per measure)
+                for qid, lines in slow:
+                    store[qid] = ev.values(qid, lines)
+            runid = blocks.runid
+        else:
+            for qid, lines in stream:
+                if qid in judgments:
+                    store[qid] = ev.values(qid, lines)
+            runid = stream.runid
+    except NotGrouped:  # any other line order: group by query in bounded memory (an external sort)
         store.clear()
-        run = read_run_grouped(run_path)
-        for qid, lines in run.queries.items():
-            if qid in judgments:
-                store[qid] = ev.values(qid, lines)
-        runid = run.runid
+        packed.clear()
+        spilled = SpilledRun(run_path, memory_lines)
+        if fast_path(selected, ev.opts, rel_level, max_docs, judged_only, rel_format):
+            for block in as_blocks((q, lines) for q, lines in spilled if q in judgments):
+                qids, rows, slow = block_values(block, judgments, selected, ev.opts, rel_level, max_docs)
+                for j, qid in enumerate(qids):
+                    packed[qid] = (rows, j)
+                for qid, lines in slow:
+                    store[qid] = ev.values(qid, lines)
+        else:
+            for qid, lines in spilled:
+                if qid in judgments:
+                    store[qid] = ev.values(qid, lines)
+        runid = spilled.runid
     ztable = read_zscores(zscores) if zscores is not None else None
     printer = _Printer(out, digits, ztable is not None)
     shown = dict(rename or {})
     sums: list[list[float]] = [[0.0] * len(s.names) for s in selected]
     num_q = 0
+    column_sums = bool(packed) and not per_query and ztable is None  # block path, nothing per query
+    ordered: list[np.ndarray] = []  # then: each query's row, summed per column in numpy
     for qid in sorted(judgments, key=_qid_key):
+        if column_sums:
+            if qid in packed:
+                rows, j = packed.pop(qid)
+                ordered.append(rows[j])
+                num_q += 1
+                continue
+            found = store.pop(qid, None)
+            if found is None and not complete:
+                continue
+            vals = found if found is not None else ev.values(qid, None)
+            ordered.append(np.array([float(v) for vs in vals for v in vs], dtype=np.float64))
+            num_q += 1
+            continue
         found = store.pop(qid, None)
+        if found is None and qid in packed:
+            rows, j = packed.pop(qid)
+            found = split_row(rows[j], selected)
         if found is None and not complete:
             continue
         query_values = found if found is not None else ev.values(qid, None)
@@ -293,7 +345,13 @@ def evaluate_files(
                 if not isinstance(v, str):
                     sums[si][vi] += v
                 if show and sel.measure.per_query:
-                    printer.value(shown.get(sel.names[vi], sel.names[vi]), qid, v, sel.measure.value)
+                    printer.value(shown.get(sel.names[vi], sel.printed[vi]), qid, v, sel.measure.value)
+    if ordered:  # a running sum down each column, in query order: the loop's additions exactly
+        total = np.cumsum(np.vstack(ordered), axis=0)[-1].tolist()
+        at = 0
+        for si, sel in enumerate(selected):
+            sums[si] = total[at : at + len(sel.names)]
+            at += len(sel.names)
     if not num_q:
         raise ValueError(
             f"no query of the run {run_path!r} is judged in the qrels {qrels_path!r} "
@@ -310,7 +368,7 @@ def evaluate_files(
         if m.value == "string":
             continue
         for vi, trec_name in enumerate(sel.names):
-            name = shown.get(trec_name, trec_name)
+            name = shown.get(trec_name, sel.printed[vi])
             v = sums[si][vi]
             if m.avg == "mean":
                 v = v / num_q

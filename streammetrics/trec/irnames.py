@@ -18,82 +18,78 @@ ir_measures    trec_eval                   ir_measures    trec_eval
 ``ERR@k``      (none: Chapelle et al.)     ``RBP(p=x)``   (none: binary, default p 0.8)
 =============  ==========================  =============  ==========================
 
-(``IPrec@r`` is accepted for ``iprec@r``.) A value asked for both ways (``P@5`` and ``P.5`` or
-``official``) is printed once, under the ir_measures name. See :mod:`._ir_kernels` for the
-measures trec_eval lacks.
+also ``Success@k`` (``success.k``), ``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` (``set_P``,
+``set_relative_P``, ``set_recall``, ``set_F``), ``NumQ``, and ir_measures' aliases (``MAP``,
+``MRR``, ``NDCG``, ``Precision``, ``Recall``, ``BPref``, ``RPrec``, ``IPrec@r``). Parameters use
+ir_measures' syntax (:mod:`.irparse`): ``nDCG(cutoff=10)``, ``P(rel=2)@5``,
+``AP(rel=2, judged_only=True)``, ``SetF(beta=0.5)``, ``RBP(p=0.9)``; ``rel`` and ``judged_only``
+apply to that measure only (trec_eval's ``-l`` / ``-J`` for the rest). A value asked for both
+ways (``P@5`` and ``P.5`` or ``official``) is printed once, under the ir_measures name; two
+ir_measures names of one value are both printed. ``Judged`` ranks as trec_eval does (ties by
+document id descending; ir_measures' judged provider breaks ties ascending). See
+:mod:`._ir_kernels` for the measures trec_eval lacks.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
+from dataclasses import replace
 
-from ._measures import BY_NAME, NICKNAMES, atof
+from ._measures import BY_NAME, NICKNAMES, Selected, atof, select_measures
+from .irparse import IR_MEASURES, parse_ir
 
-__all__ = ["translate", "IR_NAMES"]
+__all__ = ["translate", "select", "IR_NAMES"]
 
-_PLAIN = {"AP": "map", "nDCG": "ndcg", "RR": "recip_rank", "Rprec": "Rprec", "Bpref": "bpref",
-          "NumRet": "num_ret", "NumRel": "num_rel", "NumRelRet": "num_rel_ret", "infAP": "infAP"}  # fmt: skip
-_CUT = {"AP": "map_cut", "nDCG": "ndcg_cut", "P": "P", "R": "recall", "RR": "RR_cut", "Judged": "Judged",
-        "ERR": "ERR_cut"}  # fmt: skip
-IR_NAMES = (*_PLAIN, *(f"{n}@k" for n in _CUT), "iprec@r", "RBP(p=x)")
-_AT = re.compile(r"^(\w+)@(\d+)$")
-_IPREC = re.compile(r"^(?:iprec|IPrec)@(\d*\.?\d+)$")
-_RBP = re.compile(r"^RBP(?:\(p=(\d*\.?\d+)\))?$")
-
-
-def _ir_name(arg: str) -> tuple[str, str | None, str] | None:
-    """``(trec_eval measure, parameter, printed value name)`` of an ir_measures name, else None."""
-    if arg in _PLAIN:
-        return _PLAIN[arg], None, _PLAIN[arg]
-    if (m := _AT.match(arg)) and m.group(1) in _CUT:
-        k = int(m.group(2))
-        if k <= 0:
-            raise ValueError(f"measure {arg!r}: the cutoff must be positive")
-        base = _CUT[m.group(1)]
-        return base, str(k), f"{base}_{k}"
-    if m := _IPREC.match(arg):
-        r = float(m.group(1))
-        if not 0.0 <= r <= 1.0:
-            raise ValueError(f"measure {arg!r}: the recall level must be in [0, 1]")
-        return "iprec_at_recall", m.group(1), f"iprec_at_recall_{r:3.2f}"
-    if m := _RBP.match(arg):
-        text = m.group(1) or "0.8"
-        if not 0.0 < float(text) < 1.0:
-            raise ValueError(f"measure {arg!r}: the persistence p must be in (0, 1)")
-        return "RBP_p", text, f"RBP_p_{text}"
-    return None
+_TREC_NAMES = frozenset([*BY_NAME, *NICKNAMES])
+IR_NAMES = (*IR_MEASURES, "Name@k", "Name(param=value, ...)@k")
+_Group = tuple[dict[str, dict[float, str]], set[str], dict[str, str]]  # cut params, plain, rename
 
 
 def _key(base: str, text: str) -> float:
     return float(text) if BY_NAME[base].kind in ("double_cuts", "doubles") else float(int(atof(text)))
 
 
-def translate(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """trec_eval ``-m`` arguments for ``args`` (ir_measures and trec_eval names mixed) and the
-    printed name of each value asked for by an ir_measures name: ``{trec_eval value name: name}``.
+_Key = tuple[int | None, bool, int]
 
-    Raises ValueError naming the argument for a malformed ir_measures name, or two ``RBP`` with
-    different ``p``.
-    """
-    params: dict[str, dict[float, str]] = {}
-    plain: set[str] = set()
-    rename: dict[str, str] = {}
+
+def _collect(args: Sequence[str]) -> tuple[dict[_Key, _Group], list[str]]:
+    """The ir_measures requests of ``args`` grouped by their own (rel, judged_only) -- a second
+    name of one value (``SetRelP`` and ``SetP(relative=True)``) goes to a group of its own --
+    and the trec_eval arguments."""
+    groups: dict[_Key, _Group] = {}
     rest: list[str] = []
     for arg in args:
-        found = _ir_name(arg)
-        if found is None:
+        req = parse_ir(arg, _TREC_NAMES)
+        if req is None:
             rest.append(arg)
             continue
-        base, text, value_name = found
-        rename[value_name] = arg
-        if text is None:
-            plain.add(base)
+        key = (req.rel, req.judged_only, 0)
+        while req.value_name in groups.get(key, ({}, set(), {}))[2]:
+            key = (req.rel, req.judged_only, key[2] + 1)
+        params, plain, rename = groups.setdefault(key, ({}, set(), {}))
+        rename[req.value_name] = arg
+        if req.param is None:
+            plain.add(req.base)
         else:
-            params.setdefault(base, {}).setdefault(_key(base, text), text)
-    if len(params.get("RBP_p", {})) > 1:
-        given = sorted(params["RBP_p"].values())
-        raise ValueError(f"measures RBP with p in {given!r}: only one RBP persistence p at a time")
+            params.setdefault(req.base, {}).setdefault(_key(req.base, req.param), req.param)
+    return groups, rest
+
+
+def _split_doubles(group: _Group) -> list[str]:
+    """Take out of ``group`` the second and later values of one-parameter measures (``RBP(p=)``,
+    ``SetF(beta=)``): their trec_eval arguments, each evaluated as a measure of its own."""
+    params = group[0]
+    extra: list[str] = []
+    for base, values in params.items():
+        if BY_NAME[base].kind == "doubles" and len(values) > 1:
+            keys = sorted(values)
+            extra.extend(f"{base}.{values[k]}" for k in keys[1:])
+            params[base] = {keys[0]: values[keys[0]]}
+    return extra
+
+
+def _arguments(group: _Group, rest: Sequence[str]) -> list[str]:
+    params, plain, _ = group
     out: list[str] = []
     for arg in rest:  # a trec_eval argument that also names a cut measure: merge its cutoffs
         base, dot, text = arg.partition(".")
@@ -108,4 +104,39 @@ def translate(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
         out.append(arg)
     out.extend(sorted(plain))
     out.extend(f"{b}.{','.join(t for _, t in sorted(cuts.items()))}" for b, cuts in params.items())
-    return out, rename
+    return out
+
+
+def translate(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """trec_eval ``-m`` arguments for ``args`` (ir_measures and trec_eval names mixed) and the
+    printed name of each value asked for by an ir_measures name: ``{trec_eval value name: name}``.
+
+    Raises ValueError naming the argument for a malformed ir_measures name, two values of a
+    one-parameter measure (``RBP`` with different ``p``), or a measure with its own ``rel`` /
+    ``judged_only`` (those need :func:`select`).
+    """
+    groups, rest = _collect(args)
+    group = groups.pop((None, False, 0), ({}, set(), {}))
+    if groups or _split_doubles(group):
+        raise ValueError("measures with their own rel= or judged_only=, two names of one value or "
+                         "several values of RBP / SetF need select(), not translate()")  # fmt: skip
+    return _arguments(group, rest), group[2]
+
+
+def select(args: Sequence[str], rel_format: str = "qrels") -> list[Selected]:
+    """The measures that ``args`` select (trec_eval arguments as ``-m`` takes them and ir_measures
+    names, mixed): trec_eval's in its order, then those with their own ``rel`` / ``judged_only``,
+    each with the names it prints. Raises ValueError naming the argument (see :func:`translate`
+    and :func:`._measures.select_measures`)."""
+    groups, rest = _collect(args)
+    main = groups.pop((None, False, 0), ({}, set(), {}))
+    out: list[Selected] = []
+    for (rel, judged_only, n), group in [((None, False, 0), main), *groups.items()]:
+        level = None if rel is None else float(rel)
+        extra = [[arg] for arg in _split_doubles(group)]
+        runs = [_arguments(group, rest if (rel, judged_only, n) == (None, False, 0) else []), *extra]
+        for trec_args in runs:
+            for s in select_measures(trec_args, rel_format):
+                shown = tuple(group[2].get(n, n) for n in s.names)
+                out.append(replace(s, shown=shown, level=level, judged_only=judged_only))
+    return out

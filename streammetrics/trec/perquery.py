@@ -1,7 +1,7 @@
 """Per-query values of trec_eval (and ir_measures) measures as arrays: :func:`per_query_values`.
 
 The runs are read one at a time, each in one streaming pass (query by query when its queries are
-contiguous, else grouped in memory as trec_eval reads it), with the judgments read once; the
+contiguous, else grouped by an external sort in bounded memory), with the judgments read once; the
 per-query kernels are trec_eval's (:mod:`._kernels`), so the mean of a column equals
 ``streammetrics trec``'s summary line of that measure.
 """
@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._measures import Options, select_measures
+from ._measures import Options
 from .evaluate import _qid_key, _QueryEvaluator, _read_judgments
-from .irnames import translate
-from .runfile import NotGrouped, RunStream, read_run_grouped
+from .irnames import select
+from .runfile import NotGrouped, RunStream, SpilledRun
 
 __all__ = ["PerQuery", "per_query_values"]
 
@@ -57,11 +57,8 @@ def per_query_values(
     """
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
-    trec_args, rename = translate(measures)
-    selected = [
-        s for s in select_measures(trec_args) if s.measure.per_query and s.measure.value in ("double", "long")
-    ]
-    names = [rename.get(n, n) for s in selected for n in s.names]
+    selected = [s for s in select(measures) if s.measure.per_query and s.measure.value in ("double", "long")]
+    names = [n for s in selected for n in s.printed]
     if not names:
         raise ValueError(f"measures {list(measures)!r} have no per-query values to compare")
     judgments = _read_judgments(qrels_path, "qrels")
@@ -82,11 +79,11 @@ def per_query_values(
             runid = stream.runid
         except NotGrouped:
             found.clear()
-            grouped = read_run_grouped(path)
-            for qid, lines in grouped.queries.items():
+            spilled = SpilledRun(path)
+            for qid, lines in spilled:
                 if qid in judgments:
                     found[qid] = [float(v) for vals in ev.values(qid, lines) for v in vals]
-            runid = grouped.runid
+            runid = spilled.runid
         per_run.append(found)
         runids.append(runid)
     qids = sorted(set().union(*per_run), key=_qid_key)

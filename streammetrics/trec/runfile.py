@@ -1,7 +1,9 @@
 """Reading a TREC run as trec_eval does: any line order, comments, extra trailing fields.
 
-:func:`read_run_grouped` groups the run's lines by query in memory (trec_eval itself reads the
-whole file): O(run lines) memory. Lines are ``qid Q0 docno rank score runid [anything ...]``; blank
+:class:`RunStream` reads a run whose queries are contiguous query by query; :class:`SpilledRun`
+groups a run in any line order by query in bounded memory (an external merge sort through
+temporary files); :func:`read_run_grouped` groups it in memory (O(run lines), as trec_eval, which
+reads the whole file). Lines are ``qid Q0 docno rank score runid [anything ...]``; blank
 lines and lines whose first non-blank character is ``#`` are skipped; fields after the sixth are
 ignored; the rank column is ignored (trec_eval ranks by score). Unlike trec_eval (whose ``atof``
 reads ``high`` as 0), a score that is not a number, or NaN, is an error naming file and line.
@@ -9,8 +11,11 @@ reads ``high`` as 0), a score that is not a number, or NaN, is an error naming f
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import operator
+import os
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -178,6 +183,166 @@ class RunStream:
             current = [piece]
         if current:
             yield current[0][0], _join(current)
+
+
+@dataclass
+class Block:
+    """Complete queries of a run, flat: ``qids`` (file order), each query's rows
+    ``[bounds[i], bounds[i + 1])`` of ``docs``, ``scores`` and ``lines``."""
+
+    qids: list[str]
+    bounds: np.ndarray
+    docs: list[str]
+    scores: np.ndarray
+    lines: np.ndarray
+
+
+class RunBlocks:
+    """A run whose queries are contiguous, in blocks of complete queries (one chunk of
+    ``chunk_lines`` lines in memory); raises :class:`NotGrouped` when a query reappears.
+    ``runid``: the run id of the last line read."""
+
+    def __init__(self, path: str, chunk_lines: int = 1 << 17) -> None:
+        self.path, self.chunk_lines, self.runid = path, chunk_lines, ""
+
+    def __iter__(self) -> Iterator[Block]:
+        seen: set[str] = set()
+        carry: tuple[list[str], list[str], np.ndarray, np.ndarray] | None = None
+        lineno = 0
+        with open(self.path, encoding="utf-8") as fh:
+            while True:
+                lines = list(itertools.islice(fh, self.chunk_lines))
+                first, lineno = lineno + 1, lineno + len(lines)
+                empty: tuple[list[str], list[str], list[str], list[str], list[int]] = ([], [], [], [], [])
+                qs, ds, s_tok, rs, line_of = _columns(self.path, lines, first) if lines else empty
+                sc = _scores(self.path, s_tok, line_of) if qs else np.zeros(0)
+                ln = np.asarray(line_of, dtype=np.int64)
+                if rs:
+                    self.runid = rs[-1]
+                if carry is not None:
+                    qs, ds = carry[0] + qs, carry[1] + ds
+                    sc, ln = np.concatenate([carry[2], sc]), np.concatenate([carry[3], ln])
+                    carry = None
+                if qs:
+                    change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+                    starts = np.flatnonzero(np.concatenate([[True], change]))
+                    block_qids = [qs[a] for a in starts.tolist()]
+                    if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
+                        again: set[str] = set(seen)
+                        for a, q in zip(starts.tolist(), block_qids, strict=True):
+                            if q in again:
+                                raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q!r} reappears")
+                            again.add(q)
+                    done = len(block_qids) - (1 if lines else 0)  # the last may go on in the next chunk
+                    cut = int(starts[done]) if done < len(block_qids) else len(qs)
+                    if done > 0:
+                        seen.update(block_qids[:done])
+                        bounds = np.append(starts[:done], cut)
+                        yield Block(block_qids[:done], bounds, ds[:cut], sc[:cut], ln[:cut])
+                    if cut < len(qs):
+                        carry = (qs[cut:], ds[cut:], sc[cut:], ln[cut:])
+                if not lines:
+                    return
+
+
+def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) -> Iterator[Block]:
+    """Queries (as :class:`SpilledRun` yields them) in :class:`Block` s of about ``rows`` lines."""
+    batch: list[tuple[str, QueryLines]] = []
+    size = 0
+    for item in itertools.chain(queries, [None]):
+        if item is not None:
+            batch.append(item)
+            size += len(item[1].docs)
+        if batch and (item is None or size >= rows):
+            lengths = [len(q.docs) for _, q in batch]
+            yield Block([qid for qid, _ in batch], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                        [d for _, q in batch for d in q.docs], np.concatenate([q.scores for _, q in batch]),
+                        np.concatenate([q.lines for _, q in batch]))  # fmt: skip
+            batch, size = [], 0
+
+
+#: Default bound of :class:`SpilledRun`: run lines held in memory at once (two chunks at most).
+MEMORY_LINES = 1 << 18
+
+
+class SpilledRun:
+    """A run in any line order, query by query (query ids in bytewise order, each query's lines in
+    file order), grouped in bounded memory: chunks of ``memory_lines`` lines are parsed, sorted
+    by query id and written to temporary files, which are then merged (a k-way heap merge holding
+    one line per file) -- an external merge sort. A run of at most ``memory_lines`` lines is
+    grouped in memory without temporary files. ``runid`` is the run id of the file's last line,
+    known once iteration has started.
+
+    Memory: two chunks of lines while spilling, then one line per temporary file plus one query;
+    disk: the run once (query id, document, score, line number per line); one open file per
+    chunk. Cost: O(n log n) for n lines. Malformed lines raise :class:`TrecFormatError` as
+    :func:`read_run_grouped` does.
+    """
+
+    def __init__(self, path: str, memory_lines: int = MEMORY_LINES, tmpdir: str | None = None) -> None:
+        if isinstance(memory_lines, bool) or not isinstance(memory_lines, int) or memory_lines < 1:
+            raise ValueError(f"memory_lines: expected a positive integer, got {memory_lines!r}")
+        self.path, self.memory_lines, self.tmpdir, self.runid = path, memory_lines, tmpdir, ""
+
+    def _chunks(self) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
+        """(qid, docno, score, line) columns of each chunk of lines, sorted by query id (stable)."""
+        lineno = 0
+        with open(self.path, encoding="utf-8") as fh:
+            while True:
+                lines = list(itertools.islice(fh, self.memory_lines))
+                if not lines:
+                    return
+                first, lineno = lineno + 1, lineno + len(lines)
+                qs, ds, s_tok, rs, line_of = _columns(self.path, lines, first)
+                del lines
+                if not qs:
+                    continue
+                sc = _scores(self.path, s_tok, line_of)
+                self.runid = rs[-1]
+                order = sorted(range(len(qs)), key=lambda i: qs[i].encode("utf-8"))
+                yield [qs[i] for i in order], [ds[i] for i in order], sc[order], [line_of[i] for i in order]
+
+    def __iter__(self) -> Iterator[tuple[str, QueryLines]]:
+        chunks = self._chunks()
+        pending = next(chunks, None)
+        if pending is None:
+            return
+        following = next(chunks, None)
+        if following is None:  # one chunk: no temporary files
+            yield from _group_rows(zip(*pending, strict=True))
+            return
+        with tempfile.TemporaryDirectory(prefix="streammetrics-trec-", dir=self.tmpdir) as tmp:
+            paths: list[str] = []
+            while pending is not None:
+                paths.append(os.path.join(tmp, f"{len(paths)}.tsv"))
+                with open(paths[-1], "w", encoding="utf-8") as out:
+                    qs, ds, sc, ln = pending
+                    spill = zip(qs, ds, sc.tolist(), ln, strict=True)
+                    out.writelines(f"{q}\t{d}\t{v!r}\t{n}\n" for q, d, v, n in spill)
+                pending, following = following, (next(chunks, None) if following is not None else None)
+            files = [open(p, encoding="utf-8") for p in paths]  # noqa: SIM115 -- closed below
+            try:
+                rows = heapq.merge(*(map(_spilled_row, f) for f in files), key=_row_key)
+                yield from _group_rows(rows)
+            finally:
+                for f in files:
+                    f.close()
+
+
+def _spilled_row(line: str) -> tuple[str, str, float, int]:
+    q, d, v, n = line.rstrip("\n").split("\t")
+    return q, d, float(v), int(n)
+
+
+def _row_key(row: tuple[str, str, float, int]) -> tuple[bytes, int]:
+    return row[0].encode("utf-8"), row[3]
+
+
+def _group_rows(rows: Iterator[tuple[str, str, float, int]]) -> Iterator[tuple[str, QueryLines]]:
+    """Consecutive rows of one query id as its :class:`QueryLines`."""
+    for qid, group in itertools.groupby(rows, key=operator.itemgetter(0)):
+        _, docs, scores, lines = zip(*group, strict=True)
+        yield qid, QueryLines(list(docs), np.array(scores, dtype=np.float64), np.array(lines, dtype=np.int64))
 
 
 def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:

@@ -1,4 +1,5 @@
-"""``streammetrics trec QRELS RUN``: trec_eval's options, measures and output."""
+"""``streammetrics trec QRELS RUN``: trec_eval's options, measures and output (the command line;
+the evaluation is :func:`streammetrics.trec.evaluate_files`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .evaluate import DEFAULT_MEASURES, evaluate_files
-from .irnames import translate
+from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
+from ..trec.runfile import MEMORY_LINES
 
 __all__ = ["add_parser", "run", "main"]
 
@@ -32,7 +33,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "iprec_at_recall.0.1,0.5 Rprec_mult.0.5 utility.2,-1,0,0 11pt_avg..25,.5 ndcg.1=3,2=9 "
             "success.1,5 relstring.20 ...), or an ir_measures name (AP, AP@10, nDCG, nDCG@10, P@5, "
             "R@100, RR, RR@10, Rprec, Bpref, Judged@10, NumRet, NumRel, NumRelRet, iprec@0.5, infAP, "
-            "ERR@10, RBP(p=0.8)), printed under the name given."
+            "ERR@10, RBP(p=0.8), Success@5, SetP, SetF(beta=0.5), ...) with ir_measures' parameters "
+            "(nDCG(cutoff=10), P(rel=2)@5, AP(rel=2, judged_only=True)), printed under the name given."
         ),
     )
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
@@ -76,7 +78,25 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "x86-64 builds and pytrec_eval",
     )
     p.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 17 (trec_eval: 4)")
+    p.add_argument(
+        "--memory-lines",
+        type=_positive,
+        default=MEMORY_LINES,
+        metavar="N",
+        help=f"a run whose queries are not contiguous is grouped by query with an external sort: at most "
+        f"2N lines in memory at once, the rest in temporary files (default {MEMORY_LINES})",
+    )
     return p
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
 
 
 def _digits(text: str) -> int:
@@ -94,12 +114,10 @@ def _digits(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Entry point of ``streammetrics trec`` (errors go to stderr with exit status 2)."""
     try:
-        measures, rename = translate(args.measures or DEFAULT_MEASURES)
         evaluate_files(
             args.qrels,
             args.run,
-            measures,
-            rename=rename,
+            args.measures or DEFAULT_MEASURES,
             per_query=args.per_query,
             complete=args.complete,
             rel_level=args.rel_level,
@@ -112,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
             trec_version=getattr(args, "trec_version", 9),
             fused_cutoffs=getattr(args, "fused_cutoffs", False),
             rel_format=getattr(args, "rel_format", "qrels"),
+            memory_lines=getattr(args, "memory_lines", MEMORY_LINES),
         )
     except (OSError, ValueError) as exc:
         print(f"streammetrics trec: error: {exc}", file=sys.stderr)

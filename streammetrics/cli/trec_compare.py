@@ -1,0 +1,155 @@
+"""``streammetrics trec-compare QRELS RUN1 RUN2 [...]``: paired significance tests of runs.
+
+The command line of :func:`streammetrics.trec.compare.compare`: for each measure (trec_eval or
+ir_measures names; default ``AP nDCG@10 P@10 RR``) each run's mean and, against the first run,
+the mean paired difference, the paired t-test, the randomization test, the bootstrap interval and
+Holm-adjusted p-values. Output: a plain-text table on stdout, ``--json FILE`` and ``--latex FILE``
+(booktabs; a dagger marks a Holm-adjusted randomization p below ``--alpha``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..trec.compare import DEFAULT, compare
+from ..trec.perquery import per_query_values
+from .errors import InputError
+
+__all__ = ["add_parser", "run", "format_table", "format_latex"]
+
+
+def _f(v: float | None, digits: int, sign: bool = False) -> str:
+    if v is None:
+        return "inf"
+    return f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
+
+
+def format_table(result: dict[str, Any], digits: int = 4) -> str:
+    """The plain-text table of :func:`compare`'s result."""
+    level = round(100 * (1 - result["alpha"]))
+    head = (f"{result['queries']} queries, baseline {result['baseline']}; paired two-sided tests, "
+            f"Holm-adjusted over the compared runs; randomization: {result['permutations']} sign flips "
+            f"(exact when >= 2^queries); bootstrap: {result['bootstrap']} resamples; "
+            f"seed {result['seed']}")  # fmt: skip
+    out = [head]
+    width = max(len("run"), *(len(r["run"]) for m in result["measures"] for r in m["runs"]))
+    cols = ("mean", "diff", "t", "p(t)", "p(t) Holm", "p(perm)", "p(perm) Holm")
+    for m in result["measures"]:
+        header = f"{'run':<{width}}" + "".join(f"{c:>13}" for c in cols) + f"   {level}% CI of diff"
+        out += ["", m["measure"], header]
+        for r in m["runs"]:
+            if "diff" not in r:
+                out.append(f"{r['run']:<{width}}{_f(r['mean'], digits):>13}")
+                continue
+            cells = [_f(r["mean"], digits), _f(r["diff"], digits, True), _f(r["t"], 3, True),
+                     _f(r["p_t"], digits), _f(r["p_t_holm"], digits), _f(r["p_perm"], digits),
+                     _f(r["p_perm_holm"], digits)]  # fmt: skip
+            ci = f"[{_f(r['ci'][0], digits, True)}, {_f(r['ci'][1], digits, True)}]" if r["ci"] else "-"
+            out.append(f"{r['run']:<{width}}" + "".join(f"{c:>13}" for c in cells) + f"   {ci}")
+    return "\n".join(out) + "\n"
+
+
+_TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+        "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\^{}"}  # fmt: skip
+
+
+def _tex(text: str) -> str:
+    return "".join(_TEX.get(c, c) for c in text)
+
+
+def format_latex(result: dict[str, Any], digits: int = 4) -> str:
+    """A booktabs table: one row per run, one column per measure (the mean); a dagger marks a
+    Holm-adjusted randomization-test p-value below ``alpha`` against the first run."""
+    names = [m["measure"] for m in result["measures"]]
+    lines = [r"\begin{tabular}{l" + "r" * len(names) + "}", r"\toprule",
+             "Run & " + " & ".join(_tex(n) for n in names) + r" \\", r"\midrule"]  # fmt: skip
+    for i, first in enumerate(result["measures"][0]["runs"]):
+        cells = []
+        for m in result["measures"]:
+            r = m["runs"][i]
+            mark = r"$^{\dagger}$" if i and r["p_perm_holm"] < result["alpha"] else ""
+            cells.append(f"{r['mean']:.{digits}f}{mark}")
+        lines.append(_tex(first["run"]) + " & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}",
+              f"% dagger: Holm-adjusted paired randomization test p < {result['alpha']} against "
+              f"{_tex(result['baseline'])} ({result['queries']} queries)"]  # fmt: skip
+    return "\n".join(lines) + "\n"
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    return 0 if text.strip() == "0" else _positive(text)
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {value}")
+    return value
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register the ``trec-compare`` subcommand on an argparse subparsers object."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        "trec-compare",
+        help="compare TREC runs against the first: means, paired t and randomization tests, "
+        "bootstrap intervals, Holm correction",
+        description=(__doc__ or "").split("\n\n")[0].replace("``", ""),
+    )
+    p.add_argument("qrels", help="qrels file: qid iter docno grade")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run files; the first is the baseline")
+    p.add_argument("-m", dest="measures", action="append", default=None,
+                   help="measure (repeatable; trec_eval or ir_measures names, e.g. AP nDCG@10 P.5 "
+                   "RBP(p=0.8); default AP nDCG@10 P@10 RR)")  # fmt: skip
+    p.add_argument("--permutations", type=_positive, default=10000, metavar="N",
+                   help="sign flips of the randomization test (default 10000; exact when >= 2^queries)")
+    p.add_argument("--bootstrap", type=_count, default=10000, metavar="N",
+                   help="bootstrap resamples of the interval of the mean difference (default 10000; 0: none)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - interval level; LaTeX dagger level (0.05)")
+    p.add_argument("-l", dest="rel_level", type=int, default=1, help="minimum grade of a relevant document")
+    p.add_argument("-M", dest="max_docs", type=int, default=None, help="evaluate only the top M documents")
+    p.add_argument("-J", dest="judged_only", action="store_true", help="drop unjudged documents first")
+    p.add_argument("--trec-version", type=int, choices=[9, 10], default=9, help="as in streammetrics trec")
+    p.add_argument("--digits", type=int, choices=range(0, 18), default=4, metavar="0..17",
+                   help="decimals printed (default 4)")
+    p.add_argument("--json", metavar="FILE", default=None, help="also write the results as JSON")
+    p.add_argument("--latex", metavar="FILE", default=None, help="also write a LaTeX (booktabs) table")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of ``streammetrics trec-compare``: 0, or raises InputError (2 usage, 1 data)."""
+    if len(args.runs) < 2:
+        got = len(args.runs)
+        raise InputError(f"trec-compare needs at least 2 runs (a baseline and one to compare), got {got}", 2)
+    try:
+        pq = per_query_values(args.qrels, args.runs, args.measures or DEFAULT, rel_level=args.rel_level,
+                              max_docs=args.max_docs, judged_only=args.judged_only,
+                              trec_version=args.trec_version)  # fmt: skip
+        result = compare(pq, permutations=args.permutations, bootstrap=args.bootstrap, alpha=args.alpha,
+                         seed=args.seed)  # fmt: skip
+        for path, text in ((args.json, lambda: json.dumps(result, indent=2, allow_nan=False) + "\n"),
+                           (args.latex, lambda: format_latex(result, args.digits))):  # fmt: skip
+            if path is not None:
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write(text())
+    except (OSError, ValueError) as exc:
+        raise InputError(str(exc), 1) from None
+    sys.stdout.write(format_table(result, args.digits))
+    return 0

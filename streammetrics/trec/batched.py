@@ -1,0 +1,209 @@
+"""trec_eval's common measures over a block of queries at once (the fast path of ``streammetrics trec``).
+
+For the measures of :data:`FAST` (trec_eval's ``official`` set, ``recall``, ``success``) a block
+of complete queries (:class:`.runfile.Block`) is judged, ranked and evaluated with numpy over
+``(queries, documents)`` matrices, one matrix per distinct ranking length, instead of one Python
+call per query and measure. The arithmetic is the per-query kernels' (:mod:`._kernels`), in the
+same order: every sum is a row-wise ``cumsum`` (left to right, as trec_eval's loops; zeros added
+where the kernel skips a term), so the values are the kernels' to the last bit. Queries whose
+ranking needs document ids (tied scores) or that retrieve a document twice are left to the
+per-query path, which breaks the ties and reports the duplicate.
+
+Cost per block of n rows: O(n log n) to rank, O(n) numpy work per measure; one Python call per
+query only to look its documents up in the judgments.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _kernels as K
+from ._measures import Options, Selected
+from .runfile import Block, QueryLines
+
+__all__ = ["FAST", "fast_path", "block_values", "split_row"]
+
+FAST = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                  "recip_rank", "iprec_at_recall", "P", "recall", "success"})  # fmt: skip
+_MISSING = -(2**62)  # a document not in the qrels, before it becomes NONPOOL
+
+
+def fast_path(selected: Sequence[Selected], opts: Options, rel_level: float, max_docs: int | None,
+              judged_only: bool, rel_format: str) -> bool:  # fmt: skip
+    """True if every selected measure (and option) is computed by :func:`block_values`."""
+    return (rel_format == "qrels" and not judged_only and rel_level > 0 and not opts.fused
+            and (max_docs is None or max_docs >= 1)
+            and all(s.measure.name in FAST and s.level is None and not s.judged_only
+                    for s in selected))  # fmt: skip
+
+
+def _counts(grades: Sequence[dict[str, int]], level: float) -> np.ndarray:
+    """(relevant, judged nonrelevant) documents of each query, shape (queries, 2)."""
+    sizes = np.fromiter(map(len, grades), dtype=np.int64, count=len(grades))
+    flat = np.fromiter(itertools.chain.from_iterable(g.values() for g in grades), dtype=np.int64,
+                       count=int(sizes.sum()))  # fmt: skip
+    seg = np.repeat(np.arange(len(grades)), sizes)
+    rel = np.bincount(seg, weights=flat >= level, minlength=len(grades))
+    nonrel = np.bincount(seg, weights=(flat >= 0) & (flat < level), minlength=len(grades))
+    return np.stack([rel, nonrel], axis=1).astype(np.int64)
+
+
+def block_values(
+    block: Block,
+    judgments: dict[str, list[dict[str, int]]],
+    selected: Sequence[Selected],
+    opts: Options,
+    rel_level: float,
+    max_docs: int | None,
+) -> tuple[list[str], np.ndarray, list[tuple[str, QueryLines]]]:
+    """The block's judged queries, their values (one row per query: the selected measures'
+    values in order, :func:`split_row` splits it), and the queries left to the per-query path."""
+    b = block.bounds
+    lengths = np.diff(b)
+    judged = np.fromiter((q in judgments for q in block.qids), dtype=bool, count=len(block.qids))
+    scores = block.scores
+    if opts.version < 10:
+        with np.errstate(over="ignore"):
+            scores = scores.astype(np.float32).astype(np.float64)
+    qidx = np.repeat(np.arange(len(block.qids)), lengths)
+    order = np.lexsort((-scores, qidx))
+    ranked = scores[order]
+    tie = (ranked[1:] == ranked[:-1]) & (qidx[1:] == qidx[:-1])
+    keys = np.fromiter(map(hash, block.docs), dtype=np.int64, count=len(block.docs))
+    by_doc = np.lexsort((keys, qidx))
+    tie |= (keys[by_doc][1:] == keys[by_doc][:-1]) & (qidx[by_doc][1:] == qidx[by_doc][:-1])
+    slow = np.zeros(len(block.qids), dtype=bool)
+    slow[qidx[1:][tie]] = True
+    slow_out = [(block.qids[i], QueryLines(block.docs[b[i]:b[i + 1]], block.scores[b[i]:b[i + 1]],
+                                           block.lines[b[i]:b[i + 1]]))
+                for i in np.flatnonzero(slow & judged).tolist()]  # fmt: skip
+    fast = np.flatnonzero(judged & ~slow)
+    width = [len(s.names) for s in selected if s.measure.name != "runid"]
+    if not len(fast):
+        return [], np.zeros((0, sum(width))), slow_out
+    docs = block.docs
+    grades_of = [judgments[block.qids[i]][0] for i in fast.tolist()]
+    rels = np.full(len(docs), _MISSING, dtype=np.int64)
+    rows = np.concatenate([np.arange(b[i], b[i + 1]) for i in fast.tolist()])
+    looked_up = (map(g.get, docs[b[i]:b[i + 1]], itertools.repeat(_MISSING, b[i + 1] - b[i]))
+                 for g, i in zip(grades_of, fast.tolist(), strict=True))  # fmt: skip
+    rels[rows] = np.fromiter(itertools.chain.from_iterable(looked_up), dtype=np.int64, count=len(rows))
+    rels = np.where(rels == _MISSING, K.NONPOOL, np.where(rels < 0, K.UNJUDGED, rels))[order]
+    counts = _counts(grades_of, rel_level)
+    kept = lengths[fast] if max_docs is None else np.minimum(lengths[fast], max_docs)
+    values = np.zeros((len(fast), sum(width)))
+    for n in np.unique(kept).tolist():
+        sub = np.flatnonzero(kept == n)
+        idx = b[fast[sub]][:, None] + np.arange(n)
+        values[sub] = _matrix_values(rels[idx], counts[sub, 0], counts[sub, 1], selected, opts, rel_level)
+    return [block.qids[j] for j in fast.tolist()], values, slow_out
+
+
+def split_row(row: np.ndarray, selected: Sequence[Selected]) -> list[list[Any]]:
+    """A row of :func:`block_values` as the per-query evaluator's values (a list per measure)."""
+    flat = row.tolist()
+    out: list[list[Any]] = []
+    at = 0
+    for s in selected:
+        n = 0 if s.measure.name == "runid" else len(s.names)
+        out.append(flat[at : at + n])
+        at += n
+    return out
+
+
+def _matrix_values(m: np.ndarray, R: np.ndarray, nonrel: np.ndarray, selected: Sequence[Selected],
+                   opts: Options, level: float) -> np.ndarray:  # fmt: skip
+    """Per row of ``m`` (ranked judgments, (q, n), n >= 1) the selected measures' values."""
+    q, n = m.shape
+    is_rel = m >= level
+    cum = np.cumsum(is_rel, axis=1)
+    nrr = cum[:, -1]
+    ranks = np.arange(1, n + 1)
+    prec = cum / ranks
+    Rf = R.astype(np.float64)
+    has_r = R > 0
+    cache: dict[str, np.ndarray] = {}
+
+    def ap() -> np.ndarray:
+        if "ap" not in cache:
+            s = np.cumsum(np.where(is_rel, prec, 0.0), axis=1)[:, -1]
+            cache["ap"] = np.divide(s, Rf, out=np.zeros(q), where=has_r)
+        return cache["ap"]
+
+    def rel_at(k: int) -> np.ndarray:
+        return cum[:, min(k, n) - 1]
+
+    cols: list[np.ndarray] = []
+    for s in selected:
+        name = s.measure.name
+        if name == "runid":
+            continue
+        if name == "num_q":
+            cols.append(np.ones((q, 1)))
+        elif name == "num_ret":
+            cols.append(np.full((q, 1), float(n)))
+        elif name == "num_rel":
+            cols.append(Rf[:, None])
+        elif name == "num_rel_ret":
+            cols.append(nrr[:, None].astype(np.float64))
+        elif name == "map":
+            cols.append(ap()[:, None])
+        elif name == "gm_map":
+            cols.append(np.array([K.gm_log(v) for v in ap().tolist()])[:, None])
+        elif name == "Rprec":
+            k = np.minimum(n, R)
+            hit = cum[np.arange(q), np.maximum(k, 1) - 1]
+            cols.append(np.divide(hit, Rf, out=np.zeros(q), where=k > 0)[:, None])
+        elif name == "bpref":
+            cols.append(_bpref(m, is_rel, R, nonrel, level)[:, None])
+        elif name == "recip_rank":
+            first = np.argmax(is_rel, axis=1)
+            cols.append(np.where(nrr > 0, 1.0 / (first + 1.0), 0.0)[:, None])
+        elif name == "P":
+            cols.append(np.stack([rel_at(k) / k for k in s.params], axis=1))
+        elif name == "recall":
+            recall = [np.divide(rel_at(k), Rf, out=np.zeros(q), where=has_r) for k in s.params]
+            cols.append(np.stack(recall, axis=1))
+        elif name == "success":
+            cols.append(np.stack([np.where(rel_at(k) > 0, 1.0, 0.0) for k in s.params], axis=1))
+        elif name == "iprec_at_recall":
+            cols.append(_iprec(prec, cum, nrr, R, s.params, opts.version))
+        else:  # pragma: no cover - fast_path admits FAST only
+            raise AssertionError(name)
+    return np.hstack(cols) if cols else np.zeros((q, 0))
+
+
+def _bpref(m: np.ndarray, is_rel: np.ndarray, R: np.ndarray, nonrel: np.ndarray, level: float) -> np.ndarray:
+    judged_nonrel = (m >= 0) & (m < level)
+    before = np.cumsum(judged_nonrel, axis=1)
+    denom = np.minimum(nonrel, R).astype(np.float64)[:, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        part = np.where(before > 0, 1.0 - np.minimum(before, R[:, None]) / denom, 1.0)
+    s = np.cumsum(np.where(is_rel, part, 0.0), axis=1)[:, -1]
+    return np.where(R > 0, s / np.maximum(R, 1), s)
+
+
+def _iprec(prec: np.ndarray, cum: np.ndarray, nrr: np.ndarray, R: np.ndarray, fractions: Sequence[float],
+           version: int) -> np.ndarray:  # fmt: skip
+    """iprec_at_recall: the interpolated precision at the c-th relevant document (c from the
+    recall-cutoff rule), 0 when fewer than c are retrieved, at the first one for c = 0."""
+    q = prec.shape[0]
+    best = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]  # max precision at this rank or below
+    rows = np.arange(q)
+    out = np.zeros((q, len(fractions)))
+    for j, c in enumerate(fractions):
+        x = c * R.astype(np.float64)
+        if version >= 10:
+            f = np.floor(x)
+            cut = (f + (x - f >= 0.5)).astype(np.int64)
+        else:
+            cut = (x + 0.9).astype(np.int64)
+        target = np.maximum(cut, 1)
+        pos = np.argmax(cum >= target[:, None], axis=1)
+        value = best[rows, pos]
+        out[:, j] = np.where((cut <= nrr) & (nrr > 0), value, 0.0)
+    return out

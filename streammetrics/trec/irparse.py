@@ -1,0 +1,188 @@
+"""ir_measures' measure syntax: ``Name``, ``Name@at``, ``Name(param=value, ...)``, ``Name(...)@at``.
+
+``nDCG(cutoff=10)`` is ``nDCG@10``, ``P(rel=2)@5`` precision at 5 with grade 2 as the relevance
+level, ``AP(rel=2, judged_only=True)``, ``RBP(p=0.8)``, ``IPrec@0.5`` (``@`` sets ``recall``),
+``SetF(beta=0.5)``. The text is parsed as one Python expression (:mod:`ast`: no code runs), its
+parameter values must be literals of the type ir_measures gives them (ints for ``cutoff`` and
+``rel``, booleans for ``judged_only``, numbers for ``p``, ``recall``, ``beta``), and each measure
+takes only the parameters ir_measures lets it take. :func:`parse_ir` returns what trec_eval
+measure computes the value (see :mod:`.irnames` for the table); ``rel`` and ``judged_only`` are
+per measure (``P(rel=2)@5`` beside ``P@5`` gives both). Not supported (a one-line error):
+``nDCG(dcg='exp-log2')`` and ``nDCG(gains=...)``, and a cutoff on ``RBP`` (our ``RBP`` is over
+the whole ranking, binary at the relevance level, as before).
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["IrRequest", "parse_ir", "IR_MEASURES"]
+
+_ALL = 2**31  # the "cutoff" of a measure over the whole ranking (Judged, ERR without @)
+_INT, _BOOL, _NUM = (int,), (bool,), (int, float)
+_REL = {"rel": _INT}
+_RJ = {"rel": _INT, "judged_only": _BOOL}
+# name: (parameters and their types, required parameter or None, parameter set by @)
+IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
+    "AP": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
+    "P": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
+    "R": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
+    "RR": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
+    "nDCG": ({"cutoff": _INT, "dcg": (str,), "judged_only": _BOOL}, None, "cutoff"),
+    "Rprec": (dict(_RJ), None, "cutoff"),
+    "Bpref": (dict(_REL), None, "cutoff"),
+    "infAP": (dict(_REL), None, "cutoff"),
+    "IPrec": ({"recall": _NUM, **_RJ}, "recall", "recall"),
+    "Success": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
+    "NumQ": ({}, None, "cutoff"),
+    "NumRel": (dict(_REL), None, "cutoff"),
+    "NumRet": (dict(_REL), None, "cutoff"),
+    "NumRelRet": (dict(_REL), None, "cutoff"),
+    "SetP": ({"relative": _BOOL, **_RJ}, None, "cutoff"),
+    "SetRelP": (dict(_RJ), None, "cutoff"),
+    "SetR": (dict(_REL), None, "cutoff"),
+    "SetF": ({"beta": _NUM, **_RJ}, None, "cutoff"),
+    "Judged": ({"cutoff": _INT}, None, "cutoff"),
+    "ERR": ({"cutoff": _INT}, None, "cutoff"),
+    "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
+}
+_IR_FIRST = frozenset({"Judged"})  # bare: ir_measures' (over the whole ranking), not trec_eval's Judged_10
+_ALIASES = {"MAP": "AP", "Precision": "P", "Recall": "R", "MRR": "RR", "NDCG": "nDCG", "RPrec": "Rprec",
+            "BPref": "Bpref", "iprec": "IPrec"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class IrRequest:
+    """One ir_measures measure: the trec_eval measure ``base`` with parameter text ``param``
+    (None: none), the trec_eval name of its value, and its own ``rel`` (None: the global level)
+    and ``judged_only``."""
+
+    base: str
+    param: str | None
+    value_name: str
+    rel: int | None = None
+    judged_only: bool = False
+
+
+def _literal(node: ast.expr, where: str) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        raise ValueError(f"measure {where!r}: parameter values must be literals (numbers, strings, "
+                         "True/False)") from None  # fmt: skip
+
+
+def _syntax(text: str) -> tuple[str, dict[str, Any]] | None:
+    """(name, parameters) of ``Name``, ``Name@x``, ``Name(k=v, ...)``, ``Name(...)@x``; None for
+    anything else (a trec_eval measure such as ``P.5,10`` or ``ndcg.1=3``)."""
+    try:
+        body = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    at: Any = None
+    has_at = isinstance(body, ast.BinOp) and isinstance(body.op, ast.MatMult)
+    if isinstance(body, ast.BinOp) and isinstance(body.op, ast.MatMult):
+        at = _literal(body.right, text)
+        body = body.left
+    params: dict[str, Any] = {}
+    if isinstance(body, ast.Call):
+        if body.args or any(k.arg is None for k in body.keywords):
+            raise ValueError(f"measure {text!r}: parameters must be named, as in P(rel=2)@5")
+        for kw in body.keywords:
+            params[str(kw.arg)] = _literal(kw.value, text)
+        body = body.func
+    if not isinstance(body, ast.Name):
+        return None
+    if has_at:
+        params["@"] = at
+    return body.id, params
+
+
+def parse_ir(text: str, trec_names: frozenset[str]) -> IrRequest | None:
+    """The trec_eval form of an ir_measures measure, or None when ``text`` is not one (a bare
+    name in ``trec_names`` -- trec_eval's measures and nicknames -- stays trec_eval's).
+
+    Raises ValueError naming the measure for an unknown ir_measures name, a parameter the
+    measure does not take, a missing or mistyped value, or a value out of range."""
+    found = _syntax(text)
+    if found is None:
+        return None
+    name, params = found
+    if not params and name not in _IR_FIRST and (name in trec_names or name not in IR_MEASURES | _ALIASES):
+        return None
+    name = _ALIASES.get(name, name)
+    if name not in IR_MEASURES:
+        raise ValueError(f"measure {text!r}: unknown measure {name!r}; ir_measures names: "
+                         f"{', '.join(IR_MEASURES)}")  # fmt: skip
+    allowed, required, at_param = IR_MEASURES[name]
+    if "@" in params:
+        if at_param in params:
+            raise ValueError(f"measure {text!r}: {at_param} given twice (by @ and by name)")
+        params[at_param] = params.pop("@")
+    for key, value in params.items():
+        if key not in allowed:
+            takes = ", ".join(allowed) or "no parameters"
+            raise ValueError(f"measure {text!r}: {name} takes no parameter {key!r} (takes {takes})")
+        types = allowed[key]
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            kind = " or ".join(t.__name__ for t in types)
+            raise ValueError(f"measure {text!r}: parameter {key} must be {kind}, got {value!r}")
+    if required is not None and required not in params:
+        example = "0.5" if required == "recall" else "10"
+        raise ValueError(f"measure {text!r}: {name} needs {required} (as in {name}@{example})")
+    return _request(text, name, params)
+
+
+def _positive(text: str, params: dict[str, Any], key: str) -> int | None:
+    v = params.get(key)
+    if v is not None and v <= 0:
+        raise ValueError(f"measure {text!r}: {key} must be positive, got {v!r}")
+    return v
+
+
+def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
+    k = _positive(text, params, "cutoff")
+    rel = params.get("rel")
+    jo = bool(params.get("judged_only", False))
+
+    def req(base: str, param: Any = None, value: str | None = None, r: int | None = rel) -> IrRequest:
+        shown = value or (base if param is None else f"{base}_{param}")
+        return IrRequest(base, None if param is None else str(param), shown, r, jo)
+
+    if name == "nDCG":
+        if params.get("dcg", "log2") != "log2":
+            raise ValueError(f"measure {text!r}: only dcg='log2' (trec_eval's) is supported")
+        return req("ndcg") if k is None else req("ndcg_cut", k)
+    if name in ("AP", "RR"):
+        base, cut = {"AP": ("map", "map_cut"), "RR": ("recip_rank", "RR_cut")}[name]
+        return req(base) if k is None else req(cut, k)
+    if name in ("P", "R", "Success"):
+        return req({"P": "P", "R": "recall", "Success": "success"}[name], k)
+    if name == "IPrec":
+        r = float(params["recall"])
+        if not 0.0 <= r <= 1.0:
+            raise ValueError(f"measure {text!r}: recall must be in [0, 1], got {r!r}")
+        return req("iprec_at_recall", repr(r), f"iprec_at_recall_{r:3.2f}")
+    if name in ("Judged", "ERR"):
+        base = {"Judged": "Judged", "ERR": "ERR_cut"}[name]
+        return req(base, k if k is not None else _ALL)
+    if name == "RBP":
+        if k is not None:
+            raise ValueError(f"measure {text!r}: RBP takes no cutoff here (it is over the whole ranking)")
+        p = float(params.get("p", 0.8))
+        if not 0.0 < p < 1.0:
+            raise ValueError(f"measure {text!r}: the persistence p must be in (0, 1), got {p!r}")
+        return req("RBP_p", repr(p))
+    if name == "SetF":
+        beta = float(params.get("beta", 1.0))
+        return req("set_F", repr(beta))
+    if name == "SetP" and params.get("relative"):
+        return req("set_relative_P")
+    simple = {"Rprec": "Rprec", "Bpref": "bpref", "infAP": "infAP", "NumQ": "num_q", "NumRel": "num_rel",
+              "NumRet": "num_ret", "NumRelRet": "num_rel_ret", "SetP": "set_P", "SetRelP": "set_relative_P",
+              "SetR": "set_recall"}  # fmt: skip
+    if name == "NumRet" and rel is not None:
+        return req("num_rel_ret")
+    return req(simple[name])

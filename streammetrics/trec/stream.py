@@ -1,0 +1,373 @@
+"""trec_eval's measures as streaming accumulators over queries: :class:`TrecMeasures`, :class:`TrecMeasure`.
+
+``TrecMeasures(["official", "ndcg_cut.10", "nDCG@10"])`` takes the measures ``streammetrics trec``
+takes (trec_eval names with their parameters, nicknames, ir_measures names) and folds queries in
+batch by batch with the retrieval family's update
+(``update(relevance, scores, *, doc_ids, judged, query_ids)``); :func:`trec_batch` builds those
+arguments from pytrec_eval-style dicts. Each query's values come from the same per-query kernels
+as ``streammetrics trec`` (:mod:`._kernels`, :mod:`._measures`), so ``compute()`` equals the
+command's summary lines: the mean over queries (``gm_map`` / ``gm_bpref``: the geometric mean,
+sums for the ``num_*`` counts, the query count for ``num_q``); ``per_query_values()`` gives every
+query's values as arrays. Being retrieval accumulators, they merge, save and load in the library's
+file format, share a batch's ranking in a :class:`~streammetrics.MetricSet`, and work under
+:class:`~streammetrics.Window` and :class:`~streammetrics.Decayed` over queries (under
+``Decayed`` a count is the decay-weighted mean per query).
+
+Inputs (trec_eval's judgments of the retrieved documents):
+
+* ``relevance``: per retrieved document its qrels grade (an integer >= 0), :data:`NOT_IN_QRELS`
+  (-1) for a document missing from the qrels, :data:`UNJUDGED` (-2) for one judged with a
+  negative grade;
+* ``judged``: per query the grades of all its judged documents (negative ones count as
+  unjudged), required: it gives R and the ideal rankings;
+* ``scores`` ranked descending, ties broken by ``doc_ids`` descending (trec_eval's order). trec_eval
+  9.x ranks scores rounded to float32: pass float32 scores, as :func:`trec_batch` does for
+  ``trec_version=9``; the accumulator's ``trec_version`` picks the recall-cutoff rule of
+  ``iprec_at_recall`` / ``11pt_avg``.
+
+``runid`` and ``relstring`` have no numeric value and are left out (``official`` gives the rest).
+Cost: ``update`` O(n log L) to rank n rows once, then O(retrieved) numpy work per query and measure
+(one Python call per query and measure); memory O(values) -- O(queries x values) with
+``per_query=True``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._base import UndefinedMetricWarning
+from .._warnings import warn
+from ..retrieval import RetrievalMetric
+from . import _kernels as K
+from ._measures import Options, Selected
+from .irnames import select
+
+__all__ = ["TrecMeasures", "TrecMeasure", "TrecSpec", "TrecBatch", "trec_batch", "NOT_IN_QRELS", "UNJUDGED"]
+
+NOT_IN_QRELS = K.NONPOOL
+UNJUDGED = K.UNJUDGED
+_UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "map_cut",
+                   "ndcg_cut", "success", "set_P", "set_recall", "set_relative_P", "set_map",
+                   "relative_P", "Rprec_mult", "11pt_avg", "unj", "RR_cut", "Judged", "ERR_cut",
+                   "RBP_p", "rbp_resid"})  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TrecSpec:
+    """The identity of a :class:`TrecMeasures` inside a retrieval query state: its measures and
+    options (what is evaluated per query) and its value columns."""
+
+    measures: tuple[str, ...]
+    rel_level: float = 1.0
+    trec_version: int = 9
+    fused_cutoffs: bool = False
+    judged_only: bool = False
+    max_docs: int | None = None
+    num_docs: int = 0
+    per_query: bool = False
+
+    @functools.cached_property
+    def _selection(self) -> tuple[list[Selected], list[str]]:
+        sel = [s for s in select(self.measures) if s.measure.avg != "none"]
+        names = [n for s in sel for n in s.printed]
+        if not names:
+            raise ValueError(f"measures: {list(self.measures)!r} select no numeric measure")
+        return sel, names
+
+    @property
+    def selected(self) -> list[Selected]:
+        return self._selection[0]
+
+    @property
+    def columns(self) -> list[str]:
+        """The printed name of each value column (ir_measures names as given)."""
+        return self._selection[1]
+
+    @property
+    def averages(self) -> list[str]:
+        """How each column combines over queries: mean, gm, sum, num_q, num_rel."""
+        return [s.measure.avg for s in self.selected for _ in s.names]
+
+    @property
+    def width(self) -> int:
+        return len(self.columns)
+
+    @property
+    def name(self) -> str:
+        opts = f"rel_level={self.rel_level},v={self.trec_version},fused={self.fused_cutoffs}"
+        opts += f",J={self.judged_only},M={self.max_docs},N={self.num_docs},per_query={self.per_query}"
+        return f"trec({' '.join(self.measures)};{opts})"
+
+    def value_range(self) -> tuple[np.ndarray, np.ndarray]:
+        """(lowest, highest) per-query value of each column: [0, 1] for fractions, [log 1e-5, 0]
+        for the logs of the geometric means, >= 0 for counts, unbounded otherwise."""
+        lo, hi = [], []
+        for s in self.selected:
+            m = s.measure
+            for _ in s.names:
+                if m.avg == "gm":
+                    lo.append(math.log(K.MIN_GEO_MEAN))
+                    hi.append(0.0)
+                elif m.name in _UNIT:
+                    lo.append(0.0)
+                    hi.append(1.0)
+                elif m.value == "long":
+                    lo.append(0.0)
+                    hi.append(np.inf)
+                else:
+                    lo.append(-np.inf)
+                    hi.append(np.inf)
+        return np.array(lo), np.array(hi)
+
+    def check_block(self, x: np.ndarray, total: float | None, what: str, rtol: float = 1e-9) -> None:
+        """Refuse stored numbers no stream of queries gives: per-query values (``total=None``)
+        outside :meth:`value_range`, or sums outside ``total`` times it. O(x.size)."""
+        lo, hi = self.value_range()
+        scale = 1.0 if total is None else float(total)
+        with np.errstate(invalid="ignore"):
+            tol = rtol * np.maximum(np.where(np.isfinite(hi), hi, 0.0), 1.0) * max(scale, 1.0)
+            low = np.where(np.isfinite(lo), lo * scale, -np.inf)
+            high = np.where(np.isfinite(hi), hi * scale, np.inf)
+            bad = (x < low - tol) | (x > high + tol)
+        if bad.any():
+            idx = tuple(int(i) for i in np.argwhere(bad)[0])
+            where = idx[0] if len(idx) == 1 else idx
+            raise ValueError(f"state: {what}[{where}] = {float(x[idx])!r} is outside the range of "
+                             f"{self.columns[idx[-1]]} for weight {scale!r}")  # fmt: skip
+
+    def evaluate(self, rq: Any) -> np.ndarray:
+        """Every query's values, shape (queries, width), from a ranked batch (one query at a time
+        through the trec_eval kernels). ValueError naming the argument for input the kernels do
+        not take."""
+        if rq.judged is None:
+            raise ValueError("judged: trec measures need every query's judged grades (judged=...)")
+        if rq.n_relevant is not None:
+            raise ValueError("n_relevant: trec measures take R from judged; leave n_relevant out")
+        judged = rq.judged
+        if judged.size and not (judged == np.floor(judged)).all():
+            bad = float(judged[judged != np.floor(judged)][0])
+            raise ValueError(f"judged: grades must be integers, got {bad!r}")
+        bounds = np.concatenate([[0], np.cumsum(rq.judged_lengths)])
+        out = np.zeros((rq.n_queries, self.width))
+        opts = Options(version=self.trec_version, fused=self.fused_cutoffs)
+        for g in rq.groups:
+            grades = g.grades
+            if grades.size and not ((grades == np.floor(grades)) & (grades >= UNJUDGED)).all():
+                bad = grades[~((grades == np.floor(grades)) & (grades >= UNJUDGED))][0]
+                raise ValueError(f"relevance: expected integer grades >= 0, {NOT_IN_QRELS} (not in the "
+                                 f"qrels) or {UNJUDGED} (judged negative), got {float(bad)!r}")  # fmt: skip
+            codes = grades.astype(np.int64)
+            for i, q in enumerate(g.rows.tolist()):
+                out[q] = self._query(rq, q, codes[i], judged[bounds[q] : bounds[q + 1]], opts)
+        return out
+
+    def _query(self, rq: Any, q: int, rels: np.ndarray, judged: np.ndarray, opts: Options) -> list[float]:
+        pos = judged[judged >= 0].astype(np.int64)
+        levels = np.bincount(pos) if len(pos) else np.zeros(0, dtype=np.int64)
+        got = rels[rels >= 0]
+        if len(got):
+            have = np.bincount(got)
+            need = np.zeros(len(have), dtype=np.int64)
+            need[: min(len(levels), len(have))] = levels[: len(have)]
+            if (have > need).any():
+                grade = int(np.flatnonzero(have > need)[0])
+                where = f"query {rq.qids[q]!r}" if rq.qids is not None else f"query {q}"
+                raise ValueError(f"relevance: {where} retrieved {int(have[grade])} documents of grade "
+                                 f"{grade} but judged holds {int(need[grade])}")  # fmt: skip
+        if self.max_docs is not None:  # trec_eval: the top -M documents, then -J drops unjudged ones
+            rels = rels[: self.max_docs]
+        ranked: dict[tuple[float, bool], K.ResRels] = {}  # per (relevance level, -J)
+        row: list[float] = []
+        for s in self.selected:
+            key = (self.rel_level if s.level is None else s.level, self.judged_only or s.judged_only)
+            rr = ranked.get(key)
+            if rr is None:
+                kept = rels[rels >= 0] if key[1] else rels
+                rr = ranked[key] = K.ResRels(kept, levels, level=key[0], num_docs=self.num_docs)
+            row.extend(float(v) for v in s.measure.compute(rr, s.params, opts))
+        return row
+
+
+def _measure_list(measures: Any) -> tuple[str, ...]:
+    items = [measures] if isinstance(measures, str) else list(measures)
+    if not items or not all(isinstance(m, str) for m in items):
+        raise ValueError(f"measures: expected a measure name or a non-empty list of names, got {measures!r}")
+    return tuple(items)
+
+
+class TrecMeasures(RetrievalMetric):
+    """trec_eval's measures (and ir_measures names) over a stream of queries.
+
+    Parameters
+    ----------
+    measures
+        What ``streammetrics trec -m`` takes: ``"official"`` (default), ``"all_trec"``,
+        ``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"nDCG@10"``, ``"RBP(p=0.8)"``, ...
+    rel_level
+        Minimum grade of a relevant document (trec_eval ``-l``).
+    trec_version
+        9 (default) or 10: the recall-cutoff rule of ``iprec_at_recall`` / ``11pt_avg``
+        (``fused_cutoffs``: 9's rule rounded once, as arm64 builds).
+    judged_only, max_docs, num_docs
+        trec_eval's ``-J``, ``-M``, ``-N``.
+    per_query
+        Keep every query's values (:meth:`per_query_values`).
+
+    ``compute()`` is a dict from value name to the summary trec_eval prints (nan with a warning
+    before any query). Cost: see the module docstring.
+    """
+
+    def __init__(
+        self,
+        measures: str | Sequence[str] = ("official",),
+        *,
+        rel_level: float = 1,
+        trec_version: int = 9,
+        fused_cutoffs: bool = False,
+        judged_only: bool = False,
+        max_docs: int | None = None,
+        num_docs: int = 0,
+        per_query: bool = False,
+    ) -> None:
+        names = _measure_list(measures)
+        try:
+            level = float(rel_level)
+        except (TypeError, ValueError):
+            raise ValueError(f"rel_level: expected a number, got {rel_level!r}") from None
+        if not math.isfinite(level):
+            raise ValueError(f"rel_level: expected a finite number, got {rel_level!r}")
+        if trec_version not in (9, 10) or isinstance(trec_version, bool):
+            raise ValueError(f"trec_version: expected 9 or 10, got {trec_version!r}")
+        for key, v in (("max_docs", max_docs), ("num_docs", num_docs)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
+                raise ValueError(f"{key}: expected a non-negative integer, got {v!r}")
+        cut = None if max_docs is None else int(max_docs)
+        spec = TrecSpec(names, level, int(trec_version), bool(fused_cutoffs), bool(judged_only), cut,
+                        int(num_docs), bool(per_query))  # fmt: skip
+        spec.columns  # noqa: B018 -- parse the measures now: a bad name fails in the constructor
+        self.spec = spec
+        super().__init__(spec)  # type: ignore[arg-type]
+
+    def _config(self) -> dict[str, Any]:
+        s = self.spec
+        return {"measures": list(s.measures), "rel_level": int(s.rel_level) if s.rel_level.is_integer()
+                else s.rel_level, "trec_version": s.trec_version, "fused_cutoffs": s.fused_cutoffs,
+                "judged_only": s.judged_only, "max_docs": s.max_docs, "num_docs": s.num_docs,
+                "per_query": s.per_query}  # fmt: skip
+
+    @property
+    def names(self) -> list[str]:
+        """The value names, in trec_eval's order (ir_measures names as given)."""
+        return list(self.spec.columns)
+
+    def _summary(self) -> np.ndarray:
+        acc = self._state.acc(self._spec)
+        if acc.count == 0:
+            warn(f"{type(self).__name__}: no queries seen; the values are undefined (nan)",
+                 UndefinedMetricWarning)
+            return np.full(self.spec.width, np.nan)
+        out = np.empty(self.spec.width)
+        for j, avg in enumerate(self.spec.averages):
+            s = float(acc.sums[j])
+            out[j] = (s / acc.count if avg == "mean" else math.exp(s / acc.count) if avg == "gm"
+                      else float(acc.count) if avg == "num_q" else s)  # fmt: skip
+        return out
+
+    def _compute(self) -> Any:
+        return dict(zip(self.spec.columns, self._summary().tolist(), strict=True))
+
+    def _per_query(self, vals: np.ndarray) -> Any:
+        out = vals.copy()
+        for j, avg in enumerate(self.spec.averages):
+            if avg == "gm":
+                out[:, j] = np.exp(out[:, j])
+        return {n: out[:, j].copy() for j, n in enumerate(self.spec.columns)}
+
+    def per_query_values(self) -> Any:
+        """``{name: values}``: every query's value in update order (needs ``per_query=True``;
+        ``gm_map`` / ``gm_bpref``: the value the geometric mean takes, at least 1e-5). O(queries)."""
+        return super().per_query_values()
+
+
+class TrecMeasure(TrecMeasures):
+    """One trec_eval (or ir_measures) value over a stream of queries: ``TrecMeasure("bpref")``,
+    ``TrecMeasure("P.10")``, ``TrecMeasure("nDCG@10")``; ``compute()`` is a float and
+    ``per_query_values()`` an array. Options as :class:`TrecMeasures`."""
+
+    def __init__(self, measure: str, **options: Any) -> None:
+        if not isinstance(measure, str):
+            raise ValueError(f"measure: expected one measure name, got {measure!r}")
+        super().__init__(measure, **options)
+        if self.spec.width != 1:
+            raise ValueError(f"measure: {measure!r} gives {self.spec.width} values "
+                             f"({', '.join(self.spec.columns)}); use TrecMeasures for several")  # fmt: skip
+
+    def _config(self) -> dict[str, Any]:
+        config = super()._config()
+        config["measure"] = config.pop("measures")[0]
+        return {"measure": config.pop("measure"), **config}
+
+    def _compute(self) -> Any:
+        return float(self._summary()[0])
+
+    def _per_query(self, vals: np.ndarray) -> Any:
+        return next(iter(super()._per_query(vals).values()))
+
+
+def _utf8(q: str) -> bytes:
+    return q.encode("utf-8")
+
+
+@dataclass(frozen=True)
+class TrecBatch:
+    """The ``update`` arguments of a batch of queries (see :func:`trec_batch`)."""
+
+    relevance: np.ndarray
+    scores: np.ndarray
+    doc_ids: np.ndarray
+    judged: dict[str, np.ndarray]
+    query_ids: np.ndarray
+
+    def feed(self, metric: Any) -> Any:
+        """``metric.update(relevance, scores, doc_ids=..., judged=..., query_ids=...)`` (any
+        retrieval accumulator, a MetricSet of them, or a Window / Decayed of one)."""
+        return metric.update(self.relevance, self.scores, doc_ids=self.doc_ids, judged=self.judged,
+                             query_ids=self.query_ids)  # fmt: skip
+
+
+def trec_batch(
+    qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], *, trec_version: int = 9
+) -> TrecBatch:
+    """The ``update`` arguments of the queries in both ``qrels`` ({qid: {docno: grade}}) and
+    ``run`` ({qid: {docno: score}}), pytrec_eval's dicts: ``relevance``, ``scores``, ``doc_ids``,
+    ``judged`` and ``query_ids``, queries in trec_eval's order (ids sorted bytewise). Grades are
+    truncated to integers (trec_eval reads them with ``atol``); with ``trec_version=9`` scores are
+    rounded to float32 (trec_eval 9.x ranks C floats). O(documents)."""
+    if trec_version not in (9, 10):
+        raise ValueError(f"trec_version: expected 9 or 10, got {trec_version!r}")
+    rel: list[int] = []
+    scores: list[float] = []
+    docs: list[str] = []
+    qids: list[str] = []
+    judged: dict[str, np.ndarray] = {}
+    for q in sorted((q for q in run if q in qrels), key=_utf8):
+        grades = {d: int(g) for d, g in qrels[q].items()}
+        judged[q] = np.fromiter(grades.values(), dtype=np.float64, count=len(grades))
+        for d, s in run[q].items():
+            g = grades.get(d)
+            rel.append(NOT_IN_QRELS if g is None else UNJUDGED if g < 0 else g)
+            scores.append(float(s))
+            docs.append(d)
+            qids.append(q)
+    sc = np.array(scores, dtype=np.float64)
+    if trec_version == 9:
+        with np.errstate(over="ignore"):
+            sc = sc.astype(np.float32).astype(np.float64)
+    return TrecBatch(np.array(rel, dtype=np.int64), sc, np.array(docs, dtype=str), judged,
+                     np.array(qids, dtype=str))

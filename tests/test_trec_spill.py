@@ -1,0 +1,83 @@
+"""Runs in any line order are grouped by query in bounded memory (an external sort through
+temporary files): a run shuffled line by line prints exactly what the sorted run prints."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from streammetrics.__main__ import main
+from streammetrics.trec import evaluate_files
+from streammetrics.trec.runfile import SpilledRun, read_run_grouped
+from tests import retrieval_oracles as O
+
+
+def _write(tmp_path, qrels, run, rng=None):
+    qp, rp = tmp_path / "qrels", tmp_path / ("shuffled" if rng is not None else "run")
+    qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
+    lines = [f"{q} Q0 {d} {i + 1} {s!r} run{q}" for q, docs in run.items() for i, (d, s) in enumerate(docs.items())]
+    if rng is not None:
+        lines = [lines[i] for i in rng.permutation(len(lines))]
+        lines.insert(len(lines) // 2, "# a comment line")
+    rp.write_text("".join(line + "\n" for line in lines))
+    return str(qp), str(rp)
+
+
+@settings(max_examples=8, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), memory=st.sampled_from([1, 2, 7, 40, 10**6]))
+def test_a_run_shuffled_line_by_line_prints_the_same(tmp_path_factory, seed, memory):
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 15, max_docs=10)
+    tmp = tmp_path_factory.mktemp("s")
+    qp, sorted_run = _write(tmp, qrels, run)
+    _, shuffled = _write(tmp, qrels, run, rng)
+    outputs = []
+    for path in (sorted_run, shuffled):
+        sink = io.StringIO()
+        evaluate_files(qp, path, ["all_trec", "nDCG@10"], per_query=True, digits=17, out=sink, memory_lines=memory)
+        outputs.append(sink.getvalue())
+    runid_sorted = [line for line in outputs[0].splitlines() if line.startswith("runid")]
+    runid_shuffled = [line for line in outputs[1].splitlines() if line.startswith("runid")]
+    body = [[line for line in out.splitlines() if not line.startswith("runid")] for out in outputs]
+    assert body[0] == body[1] and len(body[0]) > 20
+    assert runid_sorted and runid_shuffled  # the run id of each file's last line (they differ)
+    last_shuffled = Path(shuffled).read_text().splitlines()[-1].split()[5]
+    assert runid_shuffled[0].split("\t")[2] == last_shuffled
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), memory=st.integers(1, 60))
+def test_spilled_groups_equal_the_in_memory_grouping(tmp_path_factory, seed, memory):
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 8, max_docs=9)
+    tmp = tmp_path_factory.mktemp("g")
+    _, path = _write(tmp, qrels, run, rng)
+    want = read_run_grouped(path)
+    spilled = SpilledRun(path, memory_lines=memory, tmpdir=str(tmp))
+    got = dict(iter(spilled))
+    assert list(got) == sorted(want.queries, key=lambda q: q.encode())
+    for q, lines in want.queries.items():
+        assert got[q].docs == lines.docs
+        np.testing.assert_array_equal(got[q].scores, lines.scores)
+        np.testing.assert_array_equal(got[q].lines, lines.lines)
+    assert spilled.runid == want.runid
+    assert [p for p in os.listdir(tmp) if p.startswith("streammetrics-trec-")] == []  # temporary files removed
+
+
+def test_memory_lines_option(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    qrels, run = O.random_trec(rng, 6, max_docs=8)
+    qp, sorted_run = _write(tmp_path, qrels, run)
+    _, shuffled = _write(tmp_path, qrels, run, rng)
+    outs = []
+    for path, memory in ((sorted_run, "1000"), (shuffled, "3")):
+        assert main(["trec", qp, path, "-q", "-m", "map", "-m", "P(rel=2)@5", "--memory-lines", memory]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and outs[0].count("\n") > 6
+    assert main(["trec", qp, shuffled, "--memory-lines", "0"]) == 2
+    assert "expected a positive integer" in capsys.readouterr().err
