@@ -20,12 +20,10 @@ def heatmap(disp: Display, values: np.ndarray, rows: list[str], cols: list[str],
     ax = disp.ax_
     im = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax)
     disp.extra_["im"] = im
-    lo, hi = (float(np.min(values)), float(np.max(values))) if values.size else (0.0, 0.0)
-    mid = (lo + hi) / 2.0
     text = np.empty(values.shape, dtype=object)
     for (i, j), v in np.ndenumerate(values):
         cell = format(v, values_format) if values_format else f"{v:.4g}"
-        color = im.cmap(0.0) if v > mid else im.cmap(1.0)  # contrast with the cell's colour
+        color = im.cmap(0.0) if im.norm(v) > 0.5 else im.cmap(1.0)  # contrast with the cell's colour
         text[i, j] = ax.text(j, i, cell, ha="center", va="center", color=color, fontsize=9)
     disp.extra_["text"] = text
     ax.set_xticks(range(len(cols)), cols, rotation=45 if len(cols) > 4 else 0)
