@@ -9,6 +9,7 @@ other pages of docs/definitions/; a tour: README.md.
 from ._base import Metric, UndefinedMetricWarning
 from ._delayed_unknown import LabelReport, UnknownIdError
 from ._persistence import dumps, load, loads, save
+from ._result_output import MetricResults
 from .calibration import (
     BrierDecomposition,
     BrierScore,
@@ -96,6 +97,7 @@ __all__ = [
     "UnknownIdError",
     "Checkpointer",
     "MetricSet",
+    "MetricResults",
     "UndefinedMetricWarning",
     "save",
     "load",

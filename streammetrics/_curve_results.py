@@ -26,11 +26,12 @@ from ._curves import (
     roc_envelope,
 )
 from ._operating_points import OperatingPoint, best_threshold, operating_point_at
+from ._result_output import CurveOutput
 
 __all__ = ["ROCCurveResult", "PRCurveResult"]
 
 
-class _CurveResult:
+class _CurveResult(CurveOutput):
     """Shared part of the curve results: the counts, ``at`` and ``best_threshold``."""
 
     counts: ThresholdCounts
@@ -108,6 +109,14 @@ class ROCCurveResult(_CurveResult):
         """``(lower, upper)``, each an ``(fpr, tpr)`` polyline from (0, 0) to (1, 1): the exact
         ROC curve lies between them. Exact curve: both are the curve. O(T)."""
         return roc_envelope(self.counts)
+
+    _output_columns = ("fpr", "tpr", "thresholds", "exact")
+
+    def _summary(self) -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = [("AUC", self.area())]
+        if not self.is_exact:
+            out.append(("AUC bounds", self.area_bounds()))
+        return out
 
     def __iter__(self) -> Any:  # fpr, tpr, thresholds = curve
         return iter((self.fpr, self.tpr, self.thresholds))
@@ -201,6 +210,14 @@ class PRCurveResult(_CurveResult):
             (x, np.repeat(self.precision_low, 2)),
             (x, np.repeat(self.precision_high, 2)),
         )
+
+    _output_columns = ("precision", "recall", "thresholds", "precision_low", "precision_high", "exact")
+
+    def _summary(self) -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = [("AP", self.area())]
+        if not self.is_exact:
+            out.append(("AP bounds", self.area_bounds()))
+        return out
 
     def __iter__(self) -> Any:  # precision, recall, thresholds = curve
         return iter((self.precision, self.recall, self.thresholds))

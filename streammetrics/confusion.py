@@ -619,6 +619,20 @@ class ConfusionMatrix(_ConfusionMetric):
             out = m / m.sum(axis=axis, keepdims=True)
         return np.nan_to_num(out)
 
+    def plot(self, ax: Any = None, *, display_labels: Any = None, **kwargs: Any) -> Any:
+        """Heatmap of the current matrix (binary / multiclass; rows actual, columns predicted),
+        classes named by ``display_labels``, else the ``labels=`` / ``classes=`` given; returns
+        the display (``im_``, ``text_``, ``ax_``, ``figure_``). See
+        :func:`streammetrics.plot.plot_confusion_matrix` (matplotlib: the ``plot`` extra)."""
+        from .plot import plot_confusion_matrix
+
+        if display_labels is None:
+            if self._labels.labels is not None:
+                display_labels = [str(c) for c in self._labels.labels]
+            elif self._labels.mapping is not None:
+                display_labels = [str(c) for c in self._labels.mapping.classes]
+        return plot_confusion_matrix(self.compute(), ax, display_labels=display_labels, **kwargs)
+
 
 # Aliases (the other names of the same measures, see docs/definitions/confusion.md).
 TPR = Sensitivity = Recall

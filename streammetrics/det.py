@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._curves import ThresholdCounts
+from ._result_output import CurveOutput
 from .ranking import CurveMetric, warn_undefined
 
 __all__ = ["DETCurve", "DETCurveResult", "det_points"]
@@ -39,7 +40,7 @@ def det_points(counts: ThresholdCounts, drop_intermediate: bool = False) -> tupl
     return fpr, fnr, thresholds[sl][::-1]
 
 
-class DETCurveResult:
+class DETCurveResult(CurveOutput):
     """A DET curve in scikit-learn's layout: ``fpr``, ``fnr``, ``thresholds`` (increasing
     threshold, decreasing fpr), and the ``counts`` it was read from. Unpacks as
     ``fpr, fnr, thresholds = result``."""
@@ -50,6 +51,8 @@ class DETCurveResult:
 
     def __iter__(self) -> Any:
         return iter((self.fpr, self.fnr, self.thresholds))
+
+    _output_columns = ("fpr", "fnr", "thresholds")
 
     def __repr__(self) -> str:
         return (f"DETCurveResult(points={self.fpr.shape[0]}, P={self.counts.total_pos:g}, "

@@ -18,6 +18,7 @@ import numpy as np
 
 from ._base import Metric
 from ._labels import numeric_or_labels
+from ._result_output import MetricResults
 from ._state import State
 from ._validation import is_scalar
 
@@ -203,8 +204,8 @@ class MetricSet(Metric):
                 state.apply(delta)
         return self
 
-    def _compute(self) -> dict[str, Any]:
-        return {name: m._compute() for name, m in self._members.items()}
+    def _compute(self) -> MetricResults:
+        return MetricResults({name: m._compute() for name, m in self._members.items()})
 
     def _config(self) -> dict[str, Any]:
         return {

@@ -534,6 +534,17 @@ class CurveMetric(_Ranking):
     _needs_neg = True
     _what = "no positives or no negatives"
 
+    def plot(self, ax: Any = None, *, labels: Any = None, **kwargs: Any) -> Any:
+        """Draw the current curve (one per class for multiclass / multilabel, named by ``labels``
+        or the ``classes`` given) and return the display; see
+        :func:`streammetrics.plot.plot_curves` (matplotlib needed: the ``plot`` extra)."""
+        from .plot import plot_curves
+
+        value = self.compute()
+        if labels is None and isinstance(value, list) and self._labels.mapping is not None:
+            labels = [str(c) for c in self._labels.mapping.classes][: len(value)]
+        return plot_curves(value, ax, labels=labels, **kwargs)
+
 
 class ROCCurve(CurveMetric):
     """The ROC curve (FPR(t), TPR(t)) at every distinct score t, starting at (0, 0) for t = +inf;

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._base import UndefinedMetricWarning
 from ._confusion_counts import ConfusionCounts
+from ._result_output import html_table, needs_pandas
 from ._warnings import warn
 from .confusion import (
     F1,
@@ -75,6 +76,41 @@ class Report(dict):  # type: ignore[type-arg]
 
     def __str__(self) -> str:
         return self.table()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain dict copy (rows as plain dicts of floats): JSON-able. O(C)."""
+        return {k: dict(v) if isinstance(v, dict) else v for k, v in self.items()}
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per class and average, one column per measure and
+        ``support``; the ``accuracy`` row holds its value under ``f1`` and the total support
+        (scikit-learn's report layout). pandas is imported here. O(C)."""
+        pd = needs_pandas()
+        rows = {k: v for k, v in self.items() if isinstance(v, dict)}
+        frame = pd.DataFrame.from_dict(rows, orient="index", columns=[*MEASURES, "support"])
+        if "accuracy" in self:
+            support = next((v["support"] for k, v in rows.items() if k in AVERAGE_ROWS), float("nan"))
+            acc = pd.DataFrame({"f1": [self["accuracy"]], "support": [support]}, index=["accuracy"])
+            frame = pd.concat([frame.iloc[: len(rows) - len(AVERAGE_ROWS)], acc,
+                               frame.iloc[len(rows) - len(AVERAGE_ROWS):]])
+        return frame
+
+    def _repr_html_(self) -> str:
+        columns = [*MEASURES, "support"]
+        rows: list[list[Any]] = []
+        for name, v in self.items():
+            if isinstance(v, dict):
+                rows.append([name, *(v.get(c, "") for c in columns)])
+            else:
+                rows.append([name, *(v if c == "f1" else "" for c in columns)])
+        return html_table(["", *columns], rows, caption="Classification report")
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Heatmap of the report (classes and averages by measures; see
+        :func:`streammetrics.plot.plot_report`); returns the display."""
+        from .plot import plot_report
+
+        return plot_report(self, ax, **kwargs)
 
 
 class ClassificationReport(_ConfusionMetric):
@@ -149,3 +185,7 @@ class ClassificationReport(_ConfusionMetric):
     def table(self, digits: int = 4) -> str:
         """The current report as a text table."""
         return self.compute().table(digits)
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Heatmap of the current report; see :func:`streammetrics.plot.plot_report`."""
+        return self.compute().plot(ax, **kwargs)

@@ -418,34 +418,6 @@ def test_millions_of_rows_run_in_bounded_memory(tmp_path):
         assert bounded - small < 35, (small, bounded)
 
 
-@pytest.mark.parametrize("kind", ["roc", "pr"])
-def test_binned_curve_boxes_hold_the_exact_curve(kind):
-    if not max_bytes_supported(plots=True):
-        pytest.skip("bounded ranking metrics not available")
-    from streammetrics.cli.plots import _boxes
-
-    rng = np.random.default_rng(11)
-    y = rng.integers(0, 2, 5000)
-    s = np.round(rng.normal(size=5000) + y, 3)
-    metric = (sm.ROCCurve if kind == "roc" else sm.PRCurve)(max_bytes=1024)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        curve = metric.update(y, s).compute()
-    assert not metric.is_exact
-    boxes = _boxes(curve.counts, kind)
-    assert boxes.shape[0] > 5
-    if kind == "roc":
-        x, yy, _ = metrics.roc_curve(y, s, drop_intermediate=False)
-    else:
-        yy, x, _ = metrics.precision_recall_curve(y, s)
-        x, yy = x[:-1], yy[:-1]  # drop scikit-learn's appended (recall 0, precision 1)
-    lo, hi = boxes.min(axis=1), boxes.max(axis=1)  # (m, 2) corners
-    eps = 1e-12
-    inside = ((lo[None, :, 0] - eps <= x[:, None]) & (x[:, None] <= hi[None, :, 0] + eps)
-              & (lo[None, :, 1] - eps <= yy[:, None]) & (yy[:, None] <= hi[None, :, 1] + eps)).any(axis=1)
-    assert inside.all(), np.flatnonzero(~inside)[:5]
-
-
 def test_core_and_other_commands_work_without_the_cli_extra():
     code = """
 import sys, io, contextlib

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from .._params import FLAG, check_param
+from .._result_output import CurveOutput
 from ._common import ProbabilityMetric, check_choice, check_strategy, undefined
 from ._quantile import QuantileProbabilities
 
@@ -154,7 +155,7 @@ class CalibrationError(ProbabilityMetric):
 
 
 @dataclass(frozen=True)
-class CalibrationCurveResult:
+class CalibrationCurveResult(CurveOutput):
     """One reliability curve over the non-empty bins, in bin order: scikit-learn's
     ``calibration_curve`` output plus the counts.
 
@@ -177,6 +178,13 @@ class CalibrationCurveResult:
     prob_true: np.ndarray
     prob_pred: np.ndarray
     counts: np.ndarray
+
+    _output_columns = ("prob_true", "prob_pred", "counts")
+
+    def _summary(self) -> list[tuple[str, Any]]:
+        from ..plot import reliability_ece  # matplotlib-free: only the ECE over these bins
+
+        return [("ECE", reliability_ece(self))]
 
 
 class CalibrationCurve(ProbabilityMetric):
@@ -233,6 +241,15 @@ class CalibrationCurve(ProbabilityMetric):
     def _config(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "strategy": self.strategy,
                 "num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config()}
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Reliability diagram of the current curve(s), one per class for multiclass, with the
+        per-bin counts (see :func:`streammetrics.plot.plot_calibration`)."""
+        from ..plot import plot_calibration
+
+        if self.strategy == "uniform":
+            kwargs.setdefault("n_bins", self.n_bins)
+        return plot_calibration(self.compute(), ax, **kwargs)
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
         st: Any = self._state

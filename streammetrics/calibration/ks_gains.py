@@ -30,6 +30,7 @@ import numpy as np
 
 from .._base import Metric
 from .._curves import ThresholdCounts
+from .._result_output import CurveOutput
 from .._sorted_buffer import SortedScores
 from ._common import undefined
 
@@ -97,7 +98,7 @@ class KSStatistic(_SortedBinary):
 
 
 @dataclass(frozen=True)
-class GainsCurveResult:
+class GainsCurveResult(CurveOutput):
     """Cumulative gains and lift at every distinct threshold (decreasing).
 
     Attributes
@@ -126,6 +127,12 @@ class GainsCurveResult:
     fraction: np.ndarray
     gain: np.ndarray
     lift: np.ndarray
+
+    _output_columns = ("thresholds", "fraction", "gain", "lift")
+
+    def _summary(self) -> list[tuple[str, Any]]:
+        gain, lift = self.at_fraction(0.1)
+        return [("gain at top 10%", gain), ("lift at top 10%", lift)]
 
     def at_fraction(self, q: float) -> tuple[float, float]:
         """(gain, lift) when the top share ``q`` in [0, 1] of the samples is selected, linear
@@ -165,6 +172,15 @@ class GainsCurve(_SortedBinary):
     """
 
     _name = "GainsCurve"
+    _plot_kind = "gains"
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """The cumulative gains chart of the current curve (``LiftCurve``: the lift chart); see
+        :func:`streammetrics.plot.plot_gains`."""
+        from ..plot import plot_gains
+
+        kwargs.setdefault("kind", self._plot_kind)
+        return plot_gains(self.compute(), ax, **kwargs)
 
     def _compute(self) -> GainsCurveResult:
         c = self._counts()
@@ -194,3 +210,4 @@ class LiftCurve(GainsCurve):
     """
 
     _name = "LiftCurve"
+    _plot_kind = "lift"

@@ -1,7 +1,8 @@
 """PNG plots for ``streammetrics evaluate --plot DIR``: ROC curve, PR curve (with the no-skill
 baseline), confusion-matrix heatmap, a score histogram per class, and (in
-:mod:`streammetrics.cli.calplots`) the reliability diagram and the gains and lift charts.
-matplotlib (Agg backend) is imported only here, only when plots are asked for.
+:mod:`streammetrics.cli.calplots`) the reliability diagram and the gains and lift charts, drawn by
+:mod:`streammetrics.plot` (bounded curves with their certified envelopes). matplotlib (Agg
+backend) is imported only when plots are asked for.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
     import warnings
 
     written: list[str] = []
-    approx = "" if res["exact"] else "\n(binned: the true curve lies in the shaded boxes)"
+    approx = "" if res["exact"] else "\n(binned: the true curve lies in the shaded envelope)"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         roc = ms["plot_roc"].compute()
@@ -130,47 +131,22 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
             plt.close(fig)
         written.append(path)
 
-    # ROC
-    fig, ax = plt.subplots(figsize=(5.2, 5))
-    for name, curve in _series(plan, roc):
-        area = curve.area()
-        label = f"{name + ': ' if name else ''}AUROC {area:.4f}"
-        line = ax.plot(curve.fpr, curve.tpr, label=label)[0]
-        _shade(ax, curve, "roc", line.get_color(), res["exact"])
-    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="chance")
-    ax.set(xlabel="false positive rate", ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1.01),
-           title=f"ROC curve ({res['rows']:,} rows){approx}")
-    ax.legend(loc="lower right", fontsize=8)
-    save(fig, "roc.png")
+    from ..plot import plot_confusion_matrix, plot_curves
 
-    # PR with the no-skill baseline (the prevalence of each class)
-    fig, ax = plt.subplots(figsize=(5.2, 5))
-    for name, curve in _series(plan, pr):
-        c = curve.counts
-        prevalence = c.total_pos / (c.total_pos + c.total_neg) if (c.total_pos + c.total_neg) > 0 else np.nan
-        line = ax.step(curve.recall, curve.precision, where="post",
-                       label=f"{name + ': ' if name else ''}AP {curve.area():.4f}")[0]
-        _shade(ax, curve, "pr", line.get_color(), res["exact"])
-        ax.axhline(prevalence, linestyle="--", linewidth=1, color=line.get_color(), alpha=0.6,
-                   label=f"{name + ': ' if name else ''}no skill ({prevalence:.3f})")
-    ax.set(xlabel="recall", ylabel="precision", xlim=(0, 1), ylim=(0, 1.01),
-           title=f"Precision-recall curve ({res['rows']:,} rows){approx}")
-    ax.legend(loc="lower left", fontsize=8)
-    save(fig, "pr.png")
+    # ROC and PR (with the no-skill baseline, each class's prevalence): the library's plots,
+    # bounded curves with their certified envelopes
+    for curves, name, title in ((roc, "roc.png", "ROC curve"), (pr, "pr.png", "Precision-recall curve")):
+        fig, ax = plt.subplots(figsize=(5.2, 5))
+        plot_curves(dict(_series(plan, curves)), ax, digits=4)
+        ax.set_title(f"{title} ({res['rows']:,} rows){approx}")
+        save(fig, name)
 
     # confusion matrix
     if "plot_cm" in ms:
         cm = np.asarray(ms["plot_cm"].compute(), dtype=float)
         classes = plan.classes or [str(i) for i in range(cm.shape[0])]
         fig, ax = plt.subplots(figsize=(max(4.5, 0.6 * len(classes) + 3), max(4, 0.6 * len(classes) + 2.5)))
-        im = ax.imshow(cm, cmap="Blues", vmin=0.0)  # text colour below assumes the scale starts at 0
-        fig.colorbar(im, ax=ax, fraction=0.046)
-        ax.set_xticks(range(len(classes)), classes, rotation=45 if len(classes) > 4 else 0)
-        ax.set_yticks(range(len(classes)), classes)
-        top = cm.max() if cm.size else 0
-        for (i, j), v in np.ndenumerate(cm):
-            ax.text(j, i, f"{v:.6g}", ha="center", va="center",
-                    color="white" if v > top / 2 else "black", fontsize=9)
+        plot_confusion_matrix(cm, ax, display_labels=classes, values_format=".6g")
         thr = f", threshold {res['threshold']}" if res.get("threshold") is not None else ""
         ax.set(xlabel="predicted", ylabel="actual", title=f"Confusion matrix{thr}")
         save(fig, "confusion_matrix.png")
@@ -195,43 +171,3 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
     write_calibration_plots(plt, save, plan, ms, res)  # reliability diagram, gains, lift
     return written
 
-
-def _boxes(counts: Any, kind: str) -> np.ndarray:
-    """Uncertainty boxes of a binned curve, shape (m, 4, 2): between consecutive thresholds the
-    points are exact (the counts at each bin edge); inside a bin the order of its positives and
-    negatives is unknown, so the true curve runs inside the box spanned by the two points --
-    for ROC [fpr_k, fpr_k+1] x [tpr_k, tpr_k+1]; for PR recall [R_k, R_k+1] x the precision
-    range over every order of the bin, [tp_k / (tp_k + fp_k+1), tp_k+1 / (tp_k+1 + fp_k)]
-    widened to hold both end points. O(bins)."""
-    tps = np.concatenate([[0.0], np.asarray(counts.tps, dtype=float)])
-    fps = np.concatenate([[0.0], np.asarray(counts.fps, dtype=float)])
-    P, N = float(counts.total_pos), float(counts.total_neg)
-    if P <= 0 or (kind == "roc" and N <= 0) or tps.shape[0] < 2:
-        return np.zeros((0, 4, 2))
-    t0, t1, f0, f1 = tps[:-1], tps[1:], fps[:-1], fps[1:]
-    if kind == "roc":
-        x0, x1, y0, y1 = f0 / N, f1 / N, t0 / P, t1 / P
-    else:
-        def prec(t: np.ndarray, f: np.ndarray) -> np.ndarray:
-            d = t + f
-            return np.divide(t, d, out=np.ones_like(t), where=d > 0)
-
-        x0, x1 = t0 / P, t1 / P
-        ends = np.stack([prec(t0, f0), prec(t1, f1), prec(t0, f1), prec(t1, f0)])
-        y0, y1 = ends.min(axis=0), ends.max(axis=0)
-    keep = (x1 > x0) | (y1 > y0)  # boxes of nonzero size only: bins holding one class are exact
-    x0, x1, y0, y1 = x0[keep], x1[keep], y0[keep], y1[keep]
-    return np.stack([np.stack([x0, y0], 1), np.stack([x1, y0], 1),
-                     np.stack([x1, y1], 1), np.stack([x0, y1], 1)], axis=1)
-
-
-def _shade(ax: Any, curve: Any, kind: str, color: Any, exact: bool) -> None:
-    """Draw the uncertainty of a binned curve as boxes between its exact points (none for an
-    exact curve: every distinct score is its own point)."""
-    if exact:
-        return
-    from matplotlib.collections import PolyCollection
-
-    boxes = _boxes(curve.counts, kind)
-    if boxes.shape[0]:
-        ax.add_collection(PolyCollection(list(boxes), facecolors=color, edgecolors="none", alpha=0.25))

@@ -1,0 +1,170 @@
+"""ROC, precision-recall and DET curves on matplotlib axes, one line per curve, with the certified
+envelope of a bounded (binned) curve; :func:`plot_curves` overlays several labelled curves (one
+per class, slice or model) on one axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ._display import Display, envelope_polygon, fmt, get_axes, series_names
+
+__all__ = ["plot_curves", "curve_items", "draw_curve", "finish_curves"]
+
+
+def curve_items(results: Any, labels: Any = None) -> list[tuple[str, Any]]:
+    """``(name, result)`` pairs from one result, a list of results (one per class) or a mapping
+    ``{label: result or list of results}`` (a list under a label gives ``"label: class i"``)."""
+    if isinstance(results, Mapping):
+        out: list[tuple[str, Any]] = []
+        for key, value in results.items():
+            if isinstance(value, (list, tuple)):
+                names = series_names(len(value), None)
+                out.extend((f"{key}: {n}" if str(key) else n, v) for n, v in zip(names, value, strict=True))
+            else:
+                out.append((str(key), value))
+        return out
+    items = list(results) if isinstance(results, (list, tuple)) else [results]
+    return list(zip(series_names(len(items), labels), items, strict=True))
+
+
+def _kind(result: Any) -> str:
+    from .._curve_results import PRCurveResult, ROCCurveResult
+    from ..calibration.binned import CalibrationCurveResult
+    from ..calibration.ks_gains import GainsCurveResult
+    from ..det import DETCurveResult
+
+    for cls, kind in ((ROCCurveResult, "roc"), (PRCurveResult, "pr"), (DETCurveResult, "det"),
+                      (CalibrationCurveResult, "calibration"), (GainsCurveResult, "gains")):
+        if isinstance(result, cls):
+            return kind
+    raise ValueError("results: not a curve result (ROC, PR, DET, calibration, gains), got "
+                     f"{type(result).__name__}")
+
+
+def _label(name: str, text: str) -> str:
+    return f"{name} ({text})" if name else text
+
+
+def _value_text(metric: str, value: float, bounds: tuple[float, float] | None, digits: int) -> str:
+    text = f"{metric} = {fmt(value, digits)}"
+    if bounds is not None:
+        text += f" in [{fmt(bounds[0], digits)}, {fmt(bounds[1], digits)}]"
+    return text
+
+
+def draw_curve(disp: Display, kind: str, name: str, result: Any, *, envelope: bool = True,
+               digits: int = 3, **kwargs: Any) -> None:
+    """Draw one ROC / PR / DET curve on ``disp.ax_`` (line data: exactly the result's arrays),
+    labelled with its area, and its certified envelope when it is bounded."""
+    from .._curve_results import ROCCurveResult
+
+    ax = disp.ax_
+    bounded = False
+    if kind == "roc":
+        bounded = not result.is_exact
+        text = _value_text("AUC", result.area(), result.area_bounds() if bounded else None, digits)
+        line = ax.plot(result.fpr, result.tpr, label=_label(name, text), **kwargs)[0]
+        lower, upper = result.envelope() if bounded else (None, None)
+    elif kind == "pr":
+        bounded = not result.is_exact
+        text = _value_text("AP", result.area(), result.area_bounds() if bounded else None, digits)
+        kwargs.setdefault("drawstyle", "steps-pre")  # precision[i] holds on (recall[i-1], recall[i]]
+        line = ax.plot(result.recall, result.precision, label=_label(name, text), **kwargs)[0]
+        lower, upper = result.envelope() if bounded else (None, None)
+    else:  # det: the ROC area of the same counts; the ROC envelope mapped to (fpr, 1 - tpr)
+        roc = ROCCurveResult(result.counts)
+        bounded = not roc.is_exact
+        text = _value_text("AUC", roc.area(), roc.area_bounds() if bounded else None, digits)
+        line = ax.plot(result.fpr, result.fnr, label=_label(name, text), **kwargs)[0]
+        if bounded:
+            (lx, ly), (ux, uy) = roc.envelope()
+            lower, upper = (lx, 1.0 - ly), (ux, 1.0 - uy)
+    disp.lines_.append(line)
+    disp.labels_.append(line.get_label())
+    if bounded and envelope:
+        disp.envelopes_.append(envelope_polygon(ax, lower, upper, line.get_color()))
+
+
+AXES = {
+    "roc": ("False positive rate", "True positive rate"),
+    "pr": ("Recall", "Precision"),
+    "det": ("False positive rate", "False negative rate"),
+}
+
+
+def finish_curves(disp: Display, kind: str, items: list[tuple[str, Any]], chance_level: bool,
+                  legend: bool = True) -> None:
+    """Axis labels, limits, the chance level (ROC: the diagonal; PR: each curve's prevalence;
+    DET: the anti-diagonal) and the legend."""
+    ax = disp.ax_
+    xlabel, ylabel = AXES[kind]
+    ax.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.01, 1.01), ylim=(-0.01, 1.01))
+    if chance_level:
+        if kind == "roc":
+            chance = ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="Chance level")
+        elif kind == "det":
+            chance = ax.plot([0, 1], [1, 0], linestyle="--", color="grey", linewidth=1, label="Chance level")
+        else:
+            chance = []
+            for line, (_, r) in zip(disp.lines_, items, strict=True):
+                p, n = r.counts.total_pos, r.counts.total_neg
+                if p + n > 0:
+                    chance.append(ax.axhline(p / (p + n), linestyle="--", linewidth=1, color=line.get_color(),
+                                             alpha=0.6, label=f"Chance level ({fmt(p / (p + n))})"))
+        disp.extra_["chance_level"] = chance[0] if len(chance) == 1 else chance
+    if legend:
+        ax.legend(loc="lower left" if kind in ("pr", "det") else "lower right", fontsize=8)
+
+
+def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_level: bool = True,
+                envelope: bool = True, digits: int = 3, **kwargs: Any) -> Display:
+    """Overlay curve results on one axes and return the :class:`Display`.
+
+    Parameters
+    ----------
+    results : result, list of results or Mapping[label, result or list of results]
+        ROC, PR or DET curve results (all of one kind), or calibration / gains results (drawn
+        by :func:`streammetrics.plot.plot_calibration` / :func:`~streammetrics.plot.plot_gains`).
+        A list is one curve per class; a mapping names each curve (e.g. one per slice).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure's axes by default.
+    labels : list of str, optional
+        Names of a list's curves (default ``"class i"``).
+    chance_level : bool
+        Draw the chance level.
+    envelope : bool
+        Fill the certified envelope of bounded (binned) curves.
+    digits : int
+        Decimals of the values in the legend.
+    **kwargs
+        Passed to every ``Axes.plot`` call drawing a curve.
+
+    Notes
+    -----
+    Each line's data are exactly the result's arrays (ROC: ``fpr``, ``tpr``; PR: ``recall``,
+    ``precision`` drawn as steps; DET: ``fpr``, ``fnr`` on linear axes); its label holds the
+    area (AUC, AP; DET: the AUC of the same counts), with its certified interval for a bounded
+    curve. O(total points).
+    """
+    items = curve_items(results, labels)
+    if not items:
+        raise ValueError("results: no curve to draw, got an empty collection")
+    kinds = {_kind(r) for _, r in items}
+    if len(kinds) != 1:
+        raise ValueError(f"results: curves of one kind only, got {sorted(kinds)}")
+    kind = kinds.pop()
+    if kind == "calibration":
+        from ._calibration import plot_calibration
+
+        return plot_calibration(dict(items), ax, digits=digits, **kwargs)
+    if kind == "gains":
+        from ._calibration import plot_gains
+
+        return plot_gains(dict(items), ax, digits=digits, **kwargs)
+    disp = Display(get_axes(ax))
+    for name, result in items:
+        draw_curve(disp, kind, name, result, envelope=envelope, digits=digits, **kwargs)
+    finish_curves(disp, kind, items, chance_level)
+    return disp

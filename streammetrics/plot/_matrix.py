@@ -1,0 +1,109 @@
+"""Heatmaps: the confusion matrix (in the manner of scikit-learn's ``ConfusionMatrixDisplay``)
+and the classification report (classes by measures)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._display import Display, get_axes
+
+__all__ = ["plot_confusion_matrix", "plot_report", "heatmap"]
+
+
+def heatmap(disp: Display, values: np.ndarray, rows: list[str], cols: list[str], *, cmap: Any,
+            values_format: str | None, colorbar: bool, vmin: float | None = None,
+            vmax: float | None = None) -> None:
+    """Draw ``values`` (2-D) with one text per cell (``display.im_``, ``display.text_``: an object
+    array of Text, same shape), row / column tick labels and an optional colour bar."""
+    ax = disp.ax_
+    im = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=vmax)
+    disp.extra_["im"] = im
+    text = np.empty(values.shape, dtype=object)
+    for (i, j), v in np.ndenumerate(values):
+        cell = format(v, values_format) if values_format else f"{v:.4g}"
+        color = im.cmap(0.0) if im.norm(v) > 0.5 else im.cmap(1.0)  # contrast with the cell's colour
+        text[i, j] = ax.text(j, i, cell, ha="center", va="center", color=color, fontsize=9)
+    disp.extra_["text"] = text
+    ax.set_xticks(range(len(cols)), cols, rotation=45 if len(cols) > 4 else 0)
+    ax.set_yticks(range(len(rows)), rows)
+    if colorbar:
+        disp.extra_["colorbar"] = disp.figure_.colorbar(im, ax=ax, fraction=0.046)
+
+
+def plot_confusion_matrix(matrix: Any, ax: Any = None, *, display_labels: Any = None, cmap: Any = "Blues",
+                          values_format: str | None = None, colorbar: bool = True) -> Display:
+    """Heatmap of a (C, C) confusion matrix, rows = actual, columns = predicted.
+
+    Parameters
+    ----------
+    matrix : array-like, shape (C, C)
+        Counts or normalized values (``ConfusionMatrix.compute()``).
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure's axes by default.
+    display_labels : list of str, optional
+        Class names (default ``0 .. C-1``).
+    cmap : str or Colormap
+        The colour map.
+    values_format : str, optional
+        Format of the cell texts (default ``.4g``).
+    colorbar : bool
+        Add a colour bar.
+
+    Returns
+    -------
+    Display
+        ``im_`` (the AxesImage, array exactly ``matrix``), ``text_`` ((C, C) Text), ``ax_``,
+        ``figure_``, ``confusion_matrix_``. O(C^2).
+    """
+    m = np.asarray(matrix)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise ValueError(f"matrix: must be a square (C, C) matrix (a multilabel (L, 2, 2) one: plot "
+                         f"matrix[l] per label), got shape {m.shape}")
+    labels = [str(v) for v in (range(m.shape[0]) if display_labels is None else display_labels)]
+    if len(labels) != m.shape[0]:
+        raise ValueError(f"display_labels: needs {m.shape[0]} names, got {len(labels)}: {labels[:3]!r}")
+    disp = Display(get_axes(ax))
+    heatmap(disp, m, labels, labels, cmap=cmap, values_format=values_format, colorbar=colorbar)
+    disp.ax_.set(xlabel="Predicted label", ylabel="True label")
+    disp.extra_["confusion_matrix"] = m
+    return disp
+
+
+def plot_report(report: Any, ax: Any = None, *, measures: Any = ("precision", "recall", "f1"),
+                cmap: Any = "viridis", values_format: str = ".3f", colorbar: bool = True) -> Display:
+    """Heatmap of a classification report: one row per class and average, one column per
+    measure (values in [0, 1]), the support in the row labels and the accuracy in the title.
+
+    Parameters
+    ----------
+    report : Mapping
+        ``ClassificationReport.compute()``.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure's axes by default.
+    measures : sequence of str
+        The columns (keys of the report's rows).
+    cmap, values_format, colorbar
+        As :func:`plot_confusion_matrix`.
+
+    Returns
+    -------
+    Display
+        ``im_`` (array exactly ``report[row][measure]``), ``text_``, ``ax_``, ``figure_``.
+        O(rows x measures).
+    """
+    rows = [k for k, v in report.items() if isinstance(v, dict)]
+    measures = list(measures)
+    for m in measures:
+        if rows and m not in report[rows[0]]:
+            raise ValueError(f"measures: unknown measure {m!r} (the report has {sorted(report[rows[0]])})")
+    values = np.array([[float(report[r][m]) for m in measures] for r in rows], dtype=float).reshape(
+        len(rows), len(measures))
+    names = [f"{r} (n={report[r].get('support', float('nan')):g})" for r in rows]
+    disp = Display(get_axes(ax))
+    heatmap(disp, values, names, measures, cmap=cmap, values_format=values_format, colorbar=colorbar,
+            vmin=0.0, vmax=1.0)
+    if "accuracy" in report:
+        disp.ax_.set_title(f"Classification report (accuracy = {float(report['accuracy']):.3f})")
+    return disp
