@@ -60,7 +60,10 @@ class State:
         super().__init_subclass__(**kwargs)
         for name in MUTATORS:
             method = getattr(cls, name, None)
-            if callable(method) and not getattr(method, "bumps_version", False):
+            # State's own placeholders stay as they are: wrappers test ``type(s).scale is not
+            # State.scale`` to learn whether a state implements an optional capability
+            if (callable(method) and method is not State.__dict__.get(name)
+                    and not getattr(method, "bumps_version", False)):
                 setattr(cls, name, _bumping(method))
 
     #: JSON-able description of everything that must match for two states to merge or share.
