@@ -94,9 +94,17 @@ class PositiveCounts:
             if fresh.any():
                 df, kf, af = d[fresh], k[fresh], at[fresh]
                 ge = count_ge(neg_group, df)
-                self.u = np.insert(u, af, df)
-                self.pw = np.insert(self.pw, af, kf)
-                self.neg_ge = np.insert(self.neg_ge, af, ge)
+                # one scatter of old and new entries into their merged places (one O(P) pass)
+                size = u.shape[0] + df.shape[0]
+                slot = af + np.arange(df.shape[0])
+                old = np.ones(size, dtype=bool)
+                old[slot] = False
+                for name, fresh_vals in (("u", df), ("pw", kf), ("neg_ge", ge)):
+                    cur = getattr(self, name)
+                    out = np.empty(size, dtype=cur.dtype)
+                    out[old] = cur
+                    out[slot] = fresh_vals
+                    setattr(self, name, out)
             self.total_pos += pos.shape[0]
 
     def counts(self) -> ThresholdCounts:
