@@ -449,8 +449,11 @@ class AveragePrecision(_Ranking):
     of that interpolated precision at recall 0, 0.1, ..., 1. ``average`` as for AUROC (macro AP
     over classes is mAP). Undefined without positives (nan + ``UndefinedMetricWarning``).
 
-    Complexity: ``compute`` O(P log n) per class (the precision is read at the distinct positive
-    scores by ranking them among the sorted negatives).
+    Complexity: the first ``compute`` O(n) per class (a merge of the sorted runs, then the
+    precision at the distinct positive scores); later ones, unweighted, O(P + m log n) per class
+    (P distinct positive scores, m samples added since the last read: the counts at the
+    positive scores are kept and brought up to date, nothing is re-sorted or re-merged); a
+    repeated read with no change in between is O(1) (memoised, as for every ranking metric).
 
     Binned (``max_bytes`` / ``thresholds``): ``compute`` treats each bin as tied scores (O(bins)
     per class) and ``bounds()`` certifies it: step AP by
