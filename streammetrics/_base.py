@@ -14,7 +14,7 @@ write. Concurrent calls therefore give the state of some sequential order of the
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
@@ -30,6 +30,7 @@ FORMAT_VERSION = 1
 RESERVED_KEYS = frozenset({"class", "format_version", "config"})
 
 M = TypeVar("M", bound="Metric")
+T = TypeVar("T")
 
 #: Set while a state dict is produced for, or rebuilt from, a *trusted* channel (pickling,
 #: in-process copies, Dask tasks): states may then add derived statistics to ``arrays()`` and
@@ -117,6 +118,25 @@ class Metric:
 
     def _compute(self) -> Any:
         raise NotImplementedError
+
+    def _cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, memoised until the state changes (call under the lock).
+
+        The memo is keyed on the state object and its :attr:`~streammetrics._state.State.version`
+        (bumped by every update, merge, reset, load, subtract and scale), so a second read with
+        no change in between is a dictionary lookup. ``compute`` must depend only on the state
+        and the configuration, and return an immutable value (it is shared by later reads).
+        O(1) on a hit.
+        """
+        st = self._state
+        memo: tuple[State, int, dict[Hashable, Any]] | None = self.__dict__.get("_read_memo")
+        if memo is None or memo[0] is not st or memo[1] != st.version:
+            memo = (st, st.version, {})
+            self._read_memo = memo
+        values: dict[Hashable, Any] = memo[2]
+        if key not in values:
+            values[key] = compute()
+        return values[key]  # type: ignore[no-any-return]
 
     # -- torchmetrics' habit: metric(batch) ------------------------------------------------
     #: How :meth:`forward` folds the batch in: ``merge`` of the twin (True) or a second

@@ -72,6 +72,7 @@ import numpy as np
 from ._base import states_trusted
 from ._curves import ThresholdCounts, counts_from_sorted, distinct_desc
 from ._load_checks import check_total
+from ._positive_counts import PositiveCounts
 from ._score_batches import FLOAT_KINDS, Parts, ScoreBatches, check_layout
 from ._score_state import ScoreState
 from ._sorted_runs import (
@@ -137,6 +138,47 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         self._pending: list[Parts] = []
         self._scalars: list[tuple[int, float, float | None]] = []
         self._small_streak = 0  # consecutive small flat slides (see ``_flat_slide``)
+        self._drop_positive_counts()
+
+    def _drop_positive_counts(self) -> None:
+        """Forget the AP read cache (after anything but appending samples)."""
+        #: column -> its counts at the distinct positive scores, kept current by the log of
+        #: sorted batches folded in since the last read (:mod:`streammetrics._positive_counts`)
+        self._pcounts: dict[int, PositiveCounts] = {}
+        self._plog: list[list[list[tuple[np.ndarray, np.ndarray | None]]]] = []
+        self._plog_n = 0
+
+    def _log_fold(self, new: list[list[tuple[np.ndarray, np.ndarray | None]]], n: int) -> None:
+        """Keep the batch folded in for the AP read cache, or drop the cache when the batches
+        since the last read outgrow 1/16 of the state (a rebuild is then as cheap)."""
+        if not self._pcounts:
+            return
+        self._plog.append(new)
+        self._plog_n += n
+        if self._plog_n > max(1 << 16, sum(int(g.total) for row in self._groups for g in row) // 16):
+            self._drop_positive_counts()
+
+    def _positive_counts(self, column: int) -> ThresholdCounts:
+        """Counts at the distinct positive scores of an unweighted one-vs-rest column, from the
+        cache brought up to date (built by one full read the first time)."""
+        self._flush()
+        if self._plog:
+            log = self._plog
+            self._plog, self._plog_n = [], 0
+            for col, kept in self._pcounts.items():
+                # all at once: a new positive's negatives are counted in the stored runs, which
+                # already hold every logged batch
+                pos, neg = (log[0][col][1][0], log[0][col][0][0]) if len(log) == 1 else (
+                    np.sort(np.concatenate([b[col][1][0] for b in log])),
+                    np.sort(np.concatenate([b[col][0][0] for b in log])))
+                kept.add(pos, neg, self._groups[col][0])
+        cached = self._pcounts.get(column)
+        if cached is not None and cached.total_pos == self._groups[column][1].total:
+            return cached.counts()
+        pv, pw, nv, nw = self.column(column)
+        counts = counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv))
+        self._pcounts[column] = PositiveCounts(counts)
+        return counts
 
     #: Validation and the split of a batch by column and label (:mod:`streammetrics._score_batches`).
     prepare = ScoreBatches.split_batch
@@ -209,6 +251,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         class (O(log n) per run, a bisect in the SortedList tail) and inserted into its class's
         tail. A read after every sample therefore costs microseconds, not a batch fold."""
         scalars, self._scalars = self._scalars, []
+        self._drop_positive_counts()
         neg, pos = self._groups[0]
         self._u2, self._room = exact_u2(self._u2, self._groups, len(scalars), self._room)
         u2 = self._u2
@@ -235,12 +278,14 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
             return
         target = np.result_type(*dtypes) if self._dtype is None else np.result_type(self._dtype, *dtypes)
         if self._dtype is not None and target != self._dtype:
+            self._drop_positive_counts()
             for groups in self._groups:
                 for group in groups:
                     group.promote(target)
         self._dtype = target
         if not self._weighted and any(w is not None for row in new for _, w in row):
             self._purge_tombstones()  # tombstones are unit samples of unweighted groups only
+            self._drop_positive_counts()
             self._weighted = True
             self._u2 = self._u2.astype(np.float64)
         n = sum(v.shape[0] for row in new for v, _ in row)
@@ -273,6 +318,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                 v, w = row[grp]
                 busy = n_new - v.shape[0] > BUSY * v.shape[0]
                 self._groups[col][grp].push(v, w, totals[grp], RATIO_BUSY if busy else RATIO)
+        self._log_fold(new, n)
 
     # -- reads (call under the owner's lock) ---------------------------------------------------
     def u2(self) -> np.ndarray:
@@ -335,7 +381,11 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
 
     def counts(self, column: int, *, positive_thresholds: bool = False) -> ThresholdCounts:
         """Counts at every distinct score of ``column`` (or only at its positives' distinct
-        scores). O(n log n): a linear merge of the sorted runs, then a ranking."""
+        scores). O(n log n): a linear merge of the sorted runs, then a ranking. Unweighted
+        one-vs-rest columns at positive thresholds: O(P + m log n) after the first read (P
+        distinct positive scores, m samples folded in since the last read)."""
+        if positive_thresholds and not self._weighted and not self.by_class:
+            return self._positive_counts(column)
         pv, pw, nv, nw = self.column(column)
         return counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv) if positive_thresholds else None)
 

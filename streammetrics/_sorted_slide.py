@@ -63,6 +63,8 @@ class SortedSlide:
 
         def pos_group(self, column: int) -> int: ...
 
+        def _drop_positive_counts(self) -> None: ...
+
     def subtract(self, other: State) -> None:
         """Remove the samples held by ``other`` (a state of the same key holding a sub-multiset
         of the samples folded into this one -- the caller's contract, as for
@@ -150,6 +152,7 @@ class SortedSlide:
                 or any(w is not None for *_, w in self._scalars)):
             self._flush()
             raise NotImplementedError("weighted ranking buffers are rebuilt, not subtracted")
+        self._drop_positive_counts()
         groups = self._groups
         queued = self._queued_groups()
         for col in range(self.n_columns):

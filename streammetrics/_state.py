@@ -13,7 +13,8 @@ running sums); reset, merge, copy and load need no per-metric code.
 from __future__ import annotations
 
 import copy as _copy
-from collections.abc import Hashable, Mapping
+import functools
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -23,8 +24,47 @@ from ._load_checks import check_sums, loading
 __all__ = ["State", "SummedState"]
 
 
+#: The methods that change what a state holds: each bumps :attr:`State.version` (see
+#: :meth:`State.__init_subclass__`), which is what read caches are keyed on.
+MUTATORS = ("apply", "merge", "reset", "load_arrays", "subtract", "scale", "slide_rows",
+            "remove_groups", "_load_trusted")
+
+
+def _bumping(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` that also bumps the state's version when it returns or raises."""
+
+    @functools.wraps(method)
+    def wrapper(self: State, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            self.version += 1
+
+    wrapper.bumps_version = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 class State:
-    """Base class of a state block. See the module docstring."""
+    """Base class of a state block. See the module docstring.
+
+    Every state carries a :attr:`version`, an integer that changes whenever what it holds may
+    have changed (each method named in ``MUTATORS`` bumps it, in every subclass, whichever
+    class of its hierarchy defines the method). Two reads at the same version see the same
+    data, so a value computed at one version may be reused (``Metric._cached``).
+    """
+
+    #: Bumped by every mutating call (see the class docstring); copied by :meth:`copy`.
+    version: int = 0
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in MUTATORS:
+            method = getattr(cls, name, None)
+            # State's own placeholders stay as they are: wrappers test ``type(s).scale is not
+            # State.scale`` to learn whether a state implements an optional capability
+            if (callable(method) and method is not State.__dict__.get(name)
+                    and not getattr(method, "bumps_version", False)):
+                setattr(cls, name, _bumping(method))
 
     #: JSON-able description of everything that must match for two states to merge or share.
     def key(self) -> Hashable:

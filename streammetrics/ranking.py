@@ -235,13 +235,17 @@ class _Ranking(Metric):
         pooled, micro averaging), from the score state (call under the lock)."""
         raise NotImplementedError
 
+    def _stat_read(self, column: int | None) -> tuple[float, float, float]:
+        """:meth:`_stat`, memoised until the state changes (a repeated read is O(1))."""
+        return self._cached(("stat", column), lambda: self._stat(column))
+
     def _values(self) -> tuple[Any, Any, Any]:
         """(value, low, high): binary floats, per-class arrays, or their average (micro: from
         the pooled state). Call under the lock."""
         st = self._state
         if self.task != "binary" and self.average == "micro":
-            return self._stat(None)
-        stats = np.array([self._stat(c) for c in range(st.n_columns)]).reshape(-1, 3)
+            return self._stat_read(None)
+        stats = np.array([self._stat_read(c) for c in range(st.n_columns)]).reshape(-1, 3)
         if self.task == "binary":
             return float(stats[0, 0]), float(stats[0, 1]), float(stats[0, 2])
         if self.average is None:
@@ -252,11 +256,11 @@ class _Ranking(Metric):
     def _scalar_compute(self, undefined_what: str) -> Any:
         """The value (binary, per class or averaged) with one warning for undefined values."""
         if self.task == "binary" or self.average == "micro":
-            value = self._stat(0 if self.task == "binary" else None)[0]
+            value = self._stat_read(0 if self.task == "binary" else None)[0]
             if math.isnan(value):
                 warn_undefined(self._name, undefined_what)
             return value
-        per = np.array([self._stat(c)[0] for c in range(self._state.n_columns)])
+        per = np.array([self._stat_read(c)[0] for c in range(self._state.n_columns)])
         return self._average(per, undefined_what)
 
     # -- helpers (call under the lock) -----------------------------------------------------------
@@ -445,8 +449,11 @@ class AveragePrecision(_Ranking):
     of that interpolated precision at recall 0, 0.1, ..., 1. ``average`` as for AUROC (macro AP
     over classes is mAP). Undefined without positives (nan + ``UndefinedMetricWarning``).
 
-    Complexity: ``compute`` O(P log n) per class (the precision is read at the distinct positive
-    scores by ranking them among the sorted negatives).
+    Complexity: the first ``compute`` O(n) per class (a merge of the sorted runs, then the
+    precision at the distinct positive scores); later ones, unweighted, O(P + m log n) per class
+    (P distinct positive scores, m samples added since the last read: the counts at the
+    positive scores are kept and brought up to date, nothing is re-sorted or re-merged); a
+    repeated read with no change in between is O(1) (memoised, as for every ranking metric).
 
     Binned (``max_bytes`` / ``thresholds``): ``compute`` treats each bin as tied scores (O(bins)
     per class) and ``bounds()`` certifies it: step AP by
