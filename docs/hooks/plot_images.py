@@ -14,7 +14,8 @@ from typing import Any
 
 def on_pre_build(config: Any, **kwargs: Any) -> None:
     root = os.path.dirname(os.path.abspath(config["config_file_path"]))
-    spec = importlib.util.spec_from_file_location("plot_images", os.path.join(root, "examples", "plot_images.py"))
+    script = os.path.join(root, "examples", "plot_images.py")
+    spec = importlib.util.spec_from_file_location("plot_images", script)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
