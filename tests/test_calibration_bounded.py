@@ -164,3 +164,68 @@ def test_window_bounded_ks_holds_the_window_statistic():
     want = ks_2samp(s[-200:][y[-200:] == 1], s[-200:][y[-200:] == 0]).statistic
     lo, hi = win.bounds() if hasattr(win, "bounds") else win.metric.bounds()
     assert lo <= want + 1e-12 and want <= hi + 1e-12
+
+
+def brute_quantile_ece(c, a, w, n_bins):
+    """l1 error on quantile bins by definition: edges = numpy.percentile of the repeated
+    confidences (integer weights), numpy.histogram assignment (last bin closed)."""
+    rep_c, rep_a = np.repeat(c, w), np.repeat(a, w)
+    edges = np.percentile(rep_c, np.linspace(0, 1, n_bins + 1) * 100)  # as calibration_curve
+    ids = np.clip(np.searchsorted(edges, rep_c, side="right") - 1, 0, n_bins - 1)
+    total = sum(abs(rep_a[ids == b].sum() - rep_c[ids == b].sum()) for b in range(n_bins))
+    return total / rep_c.shape[0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(1, 700), digits=st.integers(1, 6),
+       budget=st.sampled_from([512, 2048, 1 << 16]), weighted=st.booleans(),
+       n_bins=st.integers(1, 12), cuts=st.lists(st.integers(0, 700), max_size=3))
+def test_bounded_quantile_ece_certifies_the_exact_error(seed, n, digits, budget, weighted, n_bins, cuts):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    p = np.round(np.clip(rng.random(n) ** 2 + 0.2 * y, 0, 1), digits)  # ties
+    w = rng.integers(1, 4, n).astype(float) if weighted else None
+    cuts = [min(c, n) for c in cuts]
+    want = brute_quantile_ece(p, y, np.ones(n, int) if w is None else w.astype(int), n_bins)
+    exact = sm.CalibrationError(n_bins=n_bins, strategy="quantile").update(y, p, sample_weight=w)
+    assert abs(exact.compute() - want) <= 1e-12
+    for m in feed(lambda: sm.CalibrationError(n_bins=n_bins, strategy="quantile", max_bytes=budget),
+                  y, p, w, cuts):
+        v, (lo, hi) = m.compute(), m.bounds()
+        assert lo - 1e-12 <= want <= hi + 1e-12 and lo <= v <= hi
+        if m.is_exact:
+            assert abs(v - want) <= 1e-12
+        assert m._state.nbytes <= budget
+
+
+@pytest.mark.parametrize("classwise", [False, True])
+def test_bounded_quantile_ece_multiclass(classwise):
+    rng = np.random.default_rng(7)
+    n, c = 3000, 3
+    y = rng.integers(0, c, n)
+    p = rng.dirichlet(np.ones(c), n)
+    make = lambda: sm.CalibrationError(c, n_bins=8, strategy="quantile", classwise=classwise,  # noqa: E731
+                                       max_bytes=6000)
+    exact = sm.CalibrationError(c, n_bins=8, strategy="quantile", classwise=classwise).update(y, p).compute()
+    if classwise:
+        want = np.mean([brute_quantile_ece(p[:, k], (y == k).astype(float), np.ones(n, int), 8) for k in range(c)])
+    else:
+        want = brute_quantile_ece(p.max(1), (p.argmax(1) == y).astype(float), np.ones(n, int), 8)
+    assert abs(exact - want) <= 1e-12
+    for m in feed(make, y, p, None, [1000, 2000]):
+        lo, hi = m.bounds()
+        assert lo <= want <= hi and not m.is_exact
+
+
+def test_bounded_quantile_arguments():
+    with pytest.raises(ValueError, match="max_bytes"):
+        sm.CalibrationError(max_bytes=4096)
+    with pytest.raises(ValueError, match="norm"):
+        sm.CalibrationError(strategy="quantile", norm="l2", max_bytes=4096)
+    with pytest.raises(ValueError, match="y_pred"):
+        sm.CalibrationError(strategy="quantile", max_bytes=4096).update([0, 1], [0.5, 1.5])
+    m = sm.CalibrationError(strategy="quantile", max_bytes=4096)
+    assert sm.loads(sm.dumps(m)).max_bytes == 4096
+    with pytest.warns(sm.UndefinedMetricWarning):
+        assert np.isnan(m.compute())
+    assert all(np.isnan(m.bounds()))

@@ -30,33 +30,21 @@ multiclass error keeps only its top-label bins; ``CalibrationCurve`` never: its 
 
 from __future__ import annotations
 
-import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._base import UndefinedMetricWarning
 from .._params import FLAG, check_param
-from ._common import ProbabilityMetric, check_choice, check_strategy, undefined
+from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
 from ._quantile import QuantileProbabilities
+from ._quantile_bounds import quantile_error_certified
 
 __all__ = ["CalibrationError", "CalibrationCurve", "CalibrationCurveResult"]
 
 NORMS = ("l1", "l2", "max")
-
-
-def binned_error(w: np.ndarray, wc: np.ndarray, wa: np.ndarray, norm: str) -> float:
-    """The calibration error of per-bin sums (n_bins,) each; nan if the total weight is 0."""
-    n = w.sum()
-    if n <= 0:
-        return math.nan
-    full = w > 0
-    if norm == "l1":
-        return float(np.abs(wa[full] - wc[full]).sum() / n)
-    gap = (wa[full] - wc[full]) / w[full]
-    if norm == "l2":
-        return float(math.sqrt((w[full] * gap * gap).sum() / n))
-    return float(np.abs(gap).max())
 
 
 class CalibrationError(ProbabilityMetric):
@@ -77,6 +65,11 @@ class CalibrationError(ProbabilityMetric):
         buffer of every confidence (O(n) memory, O(n log n) per ``compute``).
     classwise : bool
         Multiclass only: the mean over classes of the one-vs-rest error.
+    max_bytes : int or None
+        ``strategy="quantile"``, ``norm="l1"`` only: keep bounded bins of the probabilities
+        instead of every one (at most ``max_bytes``); ``compute()`` is then an estimate (exact
+        while every bin is one distinct value, see ``is_exact``) and ``bounds()`` a certified
+        interval holding the exact error.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
 
@@ -105,6 +98,7 @@ class CalibrationError(ProbabilityMetric):
         from_logits: bool = False,
         classes: Any = None,
         pos_label: Any = None,
+        max_bytes: int | None = None,
     ) -> None:
         super().__init__()
         # Top-label multiclass error needs no one-vs-rest bins (they cost n C per update).
@@ -117,14 +111,51 @@ class CalibrationError(ProbabilityMetric):
         self.classwise = check_param(classwise, "classwise", FLAG)
         if self.classwise and num_classes is None:
             raise ValueError("classwise: only for multiclass (give num_classes=C), got True")
+        if max_bytes is not None and self.strategy != "quantile":
+            raise ValueError(f"max_bytes: only for strategy='quantile' (uniform bins are already "
+                             f"O(n_bins)), got {max_bytes!r}")
+        if max_bytes is not None and self.norm != "l1":
+            raise ValueError(f"norm: bounded quantile bins (max_bytes=) certify the l1 error only, "
+                             f"got {norm!r}")
+        self.max_bytes = None if max_bytes is None else int(max_bytes)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
-            self._state = self._labels.attach(QuantileProbabilities(mode, self.num_classes, self.from_logits))
+            quantile = QuantileProbabilities(mode, self.num_classes, self.from_logits, max_bytes)
+            self._state = self._labels.attach(quantile)
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
                 "strategy": self.strategy, "classwise": self.classwise,
-                "from_logits": self.from_logits, **self._labels.config()}
+                "from_logits": self.from_logits, **self._labels.config(),
+                **({} if self.max_bytes is None else {"max_bytes": self.max_bytes})}
+
+    @property
+    def is_exact(self) -> bool:
+        """True when the value is exact (always but for ``max_bytes`` bins holding several
+        distinct probabilities)."""
+        with self._lock:
+            st = self._state
+            return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
+
+    def bounds(self) -> tuple[float, float]:
+        """Certified (low, high) holding the exact error of the samples seen: (value, value)
+        unless ``max_bytes`` bins hold several distinct probabilities (then see
+        :func:`streammetrics.calibration._quantile_bounds.quantile_error_certified`). nan while
+        empty; no warning. O(bins) bounded."""
+        with self._lock:
+            st = self._state
+            if isinstance(st, QuantileProbabilities) and st.bounded:
+                _, lo, hi = self._bounded(st)
+                return lo, hi
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                v = self._compute()
+            return v, v
+
+    def _bounded(self, st: QuantileProbabilities) -> tuple[float, float, float]:
+        cols = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
+        stats = np.array([quantile_error_certified(st.counts(k), self.n_bins, self.norm) for k in cols])
+        return float(stats[:, 0].mean()), float(stats[:, 1].mean()), float(stats[:, 2].mean())
 
     def _compute(self) -> float:
         if isinstance(self._state, QuantileProbabilities):
@@ -143,8 +174,10 @@ class CalibrationError(ProbabilityMetric):
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
     def _compute_quantile(self, st: QuantileProbabilities) -> float:
-        if st.inner.totals().sum() <= 0:
+        if st.weight() <= 0:
             return undefined("CalibrationError")
+        if st.bounded:
+            return self._bounded(st)[0]
         columns = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
         errors = []
         for k in columns:
