@@ -32,7 +32,7 @@ from .._sorted_buffer import SortedScores
 from .._state import State
 from ._inputs import prepare_batch
 
-__all__ = ["QuantileProbabilities", "quantile_bin_sums", "weighted_quantiles"]
+__all__ = ["QuantileProbabilities", "check_ovr_classes", "quantile_bin_sums", "sorted_column", "weighted_quantiles"]
 
 MODES = ("binary", "top", "ovr")
 #: Largest number of classes of a one-vs-rest quantile state (two buffers per class).
@@ -59,6 +59,16 @@ def weighted_quantiles(v: np.ndarray, w: np.ndarray | None, q: np.ndarray) -> np
     return np.asarray(a + t * (b - a), dtype=np.float64)
 
 
+def check_ovr_classes(mode: str, num_classes: int | None) -> None:
+    """``ValueError`` naming ``num_classes`` when a one-vs-rest quantile state would exceed
+    :data:`MAX_OVR_CLASSES` columns."""
+    if mode == "ovr" and int(num_classes or 0) > MAX_OVR_CLASSES:
+        raise ValueError(
+            f"num_classes: at most {MAX_OVR_CLASSES} for one-vs-rest quantile bins "
+            f"(one sorted buffer per class), got {num_classes!r}"
+        )
+
+
 class QuantileProbabilities(State):
     """Validated probabilities in an inner sorted buffer (see the module docstring)."""
 
@@ -67,11 +77,7 @@ class QuantileProbabilities(State):
     ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode: must be one of {MODES}, got {mode!r}")
-        if mode == "ovr" and int(num_classes or 0) > MAX_OVR_CLASSES:
-            raise ValueError(
-                f"num_classes: at most {MAX_OVR_CLASSES} for one-vs-rest quantile bins "
-                f"(one sorted buffer per class), got {num_classes!r}"
-            )
+        check_ovr_classes(mode, num_classes)
         self.mode = mode
         self.num_classes = num_classes
         self.from_logits = bool(from_logits)
@@ -141,22 +147,27 @@ class QuantileProbabilities(State):
     def column(self, k: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
         """Column k's values sorted ascending, their weights (None: all 1) and outcomes."""
         assert isinstance(self.inner, SortedScores), "column reads the exact buffer"
-        pv, pw, nv, nw = self.inner.column(k)
-        v = np.concatenate([nv, pv]).astype(np.float64)
-        o = np.concatenate([np.zeros(nv.shape[0]), np.ones(pv.shape[0])])
-        order = np.argsort(v, kind="stable")
-        w = None
-        if pw is not None or nw is not None:
-            w = np.concatenate([np.ones(nv.shape[0]) if nw is None else nw,
-                                np.ones(pv.shape[0]) if pw is None else pw])[order]
-        return v[order], w, o[order]
+        return sorted_column(self.inner, k)
 
     def bin_sums(self, k: int, n_bins: int, side: str) -> np.ndarray:
         """(n_bins, 3) sums of (w, w p, w o) of column k over its quantile bins (see
         :func:`quantile_bin_sums`). O(n log n)."""
-        assert isinstance(self.inner, SortedScores), "bin_sums reads the exact buffer"
         v, w, o = self.column(k)
         return quantile_bin_sums(v, w, o, n_bins, side)
+
+
+def sorted_column(buffer: SortedScores, k: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Column k of an exact buffer: its values sorted ascending, their weights (None: all 1)
+    and outcomes (1 for the column's positives). O(n log n)."""
+    pv, pw, nv, nw = buffer.column(k)
+    v = np.concatenate([nv, pv]).astype(np.float64)
+    o = np.concatenate([np.zeros(nv.shape[0]), np.ones(pv.shape[0])])
+    order = np.argsort(v, kind="stable")
+    w = None
+    if pw is not None or nw is not None:
+        w = np.concatenate([np.ones(nv.shape[0]) if nw is None else nw,
+                            np.ones(pv.shape[0]) if pw is None else pw])[order]
+    return v[order], w, o[order]
 
 
 def quantile_bin_sums(

@@ -38,8 +38,9 @@ import numpy as np
 
 from .._base import UndefinedMetricWarning
 from .._params import FLAG, check_param
+from .._probability_scores import ProbabilityScores
 from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
-from ._quantile import QuantileProbabilities
+from ._quantile import QuantileProbabilities, check_ovr_classes, quantile_bin_sums, sorted_column
 from ._quantile_bounds import quantile_error_certified
 
 __all__ = ["CalibrationError", "CalibrationCurve", "CalibrationCurveResult"]
@@ -120,8 +121,8 @@ class CalibrationError(ProbabilityMetric):
         self.max_bytes = None if max_bytes is None else int(max_bytes)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
-            quantile = QuantileProbabilities(mode, self.num_classes, self.from_logits, max_bytes)
-            self._state = self._labels.attach(quantile)
+            state = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
+            self._state = self._labels.attach(state)
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
@@ -158,7 +159,7 @@ class CalibrationError(ProbabilityMetric):
         return float(stats[:, 0].mean()), float(stats[:, 1].mean()), float(stats[:, 2].mean())
 
     def _compute(self) -> float:
-        if isinstance(self._state, QuantileProbabilities):
+        if isinstance(self._state, (QuantileProbabilities, ProbabilityScores)):
             return self._compute_quantile(self._state)
         st = self._state
         if st.totals()[0] <= 0:
@@ -173,17 +174,15 @@ class CalibrationError(ProbabilityMetric):
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
-    def _compute_quantile(self, st: QuantileProbabilities) -> float:
-        if st.weight() <= 0:
-            return undefined("CalibrationError")
-        if st.bounded:
+    def _compute_quantile(self, st: QuantileProbabilities | ProbabilityScores) -> float:
+        if isinstance(st, QuantileProbabilities) and st.bounded:
+            if st.weight() <= 0:
+                return undefined("CalibrationError")
             return self._bounded(st)[0]
-        columns = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
-        errors = []
-        for k in columns:
-            b = st.bin_sums(k, self.n_bins, "right")
-            errors.append(binned_error(b[:, 0], b[:, 1], b[:, 2], self.norm))
-        return float(np.mean(errors))
+        sums = _exact_sums(st, self.n_bins, "right")
+        if not sums or sums[0][:, 0].sum() <= 0:
+            return undefined("CalibrationError")
+        return float(np.mean([binned_error(b[:, 0], b[:, 1], b[:, 2], self.norm) for b in sums]))
 
 
 @dataclass(frozen=True)
@@ -261,7 +260,7 @@ class CalibrationCurve(ProbabilityMetric):
         self.strategy = check_strategy(strategy)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else "ovr"
-            self._state = self._labels.attach(QuantileProbabilities(mode, self.num_classes, self.from_logits))
+            self._state = self._labels.attach(_quantile_state(mode, self.num_classes, self.from_logits, None))
 
     def _config(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "strategy": self.strategy,
@@ -269,12 +268,30 @@ class CalibrationCurve(ProbabilityMetric):
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
         st: Any = self._state
-        if isinstance(st, QuantileProbabilities):
-            k = 1 if self.num_classes is None else self.num_classes
-            curves = [_curve(st.bin_sums(c, self.n_bins, "left")) for c in range(k)]
+        if isinstance(st, (QuantileProbabilities, ProbabilityScores)):
+            curves = [_curve(b) for b in _exact_sums(st, self.n_bins, "left")]
         else:
             curves = [_curve(b) for b in st.bins()]
         return curves[0] if self.num_classes is None else curves
+
+
+def _quantile_state(
+    mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None
+) -> QuantileProbabilities | ProbabilityScores:
+    """The exact probability buffer shared with ranking metrics (binary / one-vs-rest without
+    logits), else a quantile state of its own (top-label, logits, or bounded bins)."""
+    check_ovr_classes(mode, num_classes)
+    if mode != "top" and not from_logits and max_bytes is None:
+        return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes)
+    return QuantileProbabilities(mode, num_classes, from_logits, max_bytes)
+
+
+def _exact_sums(st: QuantileProbabilities | ProbabilityScores, n_bins: int, side: str) -> list[np.ndarray]:
+    """Per column, the (n_bins, 3) quantile-bin sums of an exact quantile state."""
+    if isinstance(st, ProbabilityScores):
+        return [quantile_bin_sums(*sorted_column(st, k), n_bins, side) for k in range(st.n_columns)]
+    k = st.num_classes if st.mode == "ovr" else 1
+    return [st.bin_sums(c, n_bins, side) for c in range(int(k or 1))]
 
 
 def _curve(b: np.ndarray) -> CalibrationCurveResult:

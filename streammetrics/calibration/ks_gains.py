@@ -42,6 +42,7 @@ from .._bins import BinnedScores
 from .._business_curves import gain_bounds, ks_certified
 from .._confusion_counts import task_of
 from .._curves import ThresholdCounts
+from .._probability_scores import ProbabilityScores
 from .._score_state import ScoreState
 from .._sorted_buffer import SortedScores
 from ..ranking import warn_undefined
@@ -55,15 +56,22 @@ class _ScoreCurve(Metric):
     _state: ScoreState
     _name = "KSStatistic"
 
-    def __init__(self, num_classes: int | None = None, *, max_bytes: int | None = None) -> None:
+    def __init__(
+        self, num_classes: int | None = None, *, max_bytes: int | None = None, scores: str = "raw"
+    ) -> None:
         super().__init__()
         task = task_of(num_classes, False)
         self.num_classes = None if num_classes is None else int(num_classes)
-        if max_bytes is None:
-            self._state = SortedScores(task, self.num_classes)
+        if scores not in ("raw", "logit", "probability"):
+            raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
+        if max_bytes is not None:
+            self._state = BinnedScores(task, self.num_classes, None, max_bytes=max_bytes, scores=scores)
+        elif scores == "probability":
+            self._state = ProbabilityScores(task, self.num_classes)
         else:
-            self._state = BinnedScores(task, self.num_classes, None, max_bytes=max_bytes)
+            self._state = SortedScores(task, self.num_classes)
         self.max_bytes = None if max_bytes is None else int(max_bytes)
+        self.scores = scores
 
     def _config(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -71,6 +79,8 @@ class _ScoreCurve(Metric):
             out["num_classes"] = self.num_classes
         if self.max_bytes is not None:
             out["max_bytes"] = self.max_bytes
+        if self.scores != "raw":
+            out["scores"] = self.scores
         return out
 
     @property
@@ -112,6 +122,9 @@ class KSStatistic(_ScoreCurve):
     max_bytes : int or None
         Bound the state's memory (bounded bins): the value is the maximum over the bin edges
         (exact there) and ``bounds()`` certifies the exact statistic.
+    scores : {"raw", "logit", "probability"}
+        The declared score range: ``"probability"`` checks scores as probabilities (multiclass
+        rows summing to 1) and shares one buffer with quantile calibration in a MetricSet.
 
     Notes
     -----
@@ -247,6 +260,8 @@ class GainsCurve(_ScoreCurve):
     max_bytes : int or None
         Bound the state's memory (bounded bins): one point per bin edge, each exact;
         :meth:`GainsCurveResult.at_fraction_bounds` certifies gain and lift between them.
+    scores : {"raw", "logit", "probability"}
+        As for :class:`KSStatistic`.
 
     Notes
     -----
