@@ -32,7 +32,13 @@ from .._sorted_buffer import SortedScores
 from .._state import State
 from ._inputs import prepare_batch
 
-__all__ = ["QuantileProbabilities", "check_ovr_classes", "quantile_bin_sums", "sorted_column", "weighted_quantiles"]
+__all__ = [
+    "QuantileProbabilities",
+    "check_ovr_classes",
+    "quantile_bin_sums",
+    "sorted_column",
+    "weighted_quantiles",
+]
 
 MODES = ("binary", "top", "ovr")
 #: Largest number of classes of a one-vs-rest quantile state (two buffers per class).
