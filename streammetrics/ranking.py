@@ -108,7 +108,9 @@ def _make_state(
     thresholds : int or array-like, optional
         Fixed bin edges instead.
     scores : str
-        ``"raw"``, ``"logit"`` or ``"probability"``: the declared score range (bins only).
+        ``"raw"``, ``"logit"`` or ``"probability"``: the declared score range (bins; exact
+        binary / multiclass ``"probability"``: the checked probability buffer shared with
+        quantile calibration, :mod:`streammetrics._probability_scores`).
 
     Returns
     -------
