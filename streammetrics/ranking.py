@@ -60,6 +60,7 @@ from ._delong import delong
 from ._intervals import z_value
 from ._label_options import label_options
 from ._operating_points import OperatingPoint
+from ._probability_scores import ProbabilityScores
 from ._score_state import ScoreState
 from ._sorted_buffer import SortedScores
 from ._warnings import warn
@@ -107,7 +108,9 @@ def _make_state(
     thresholds : int or array-like, optional
         Fixed bin edges instead.
     scores : str
-        ``"raw"``, ``"logit"`` or ``"probability"``: the declared score range (bins only).
+        ``"raw"``, ``"logit"`` or ``"probability"``: the declared score range (bins; exact
+        binary / multiclass ``"probability"``: the checked probability buffer shared with
+        quantile calibration, :mod:`streammetrics._probability_scores`).
 
     Returns
     -------
@@ -120,6 +123,8 @@ def _make_state(
     if max_bytes is None and thresholds is None:
         if scores not in ("raw", "logit", "probability"):
             raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
+        if scores == "probability" and task != "multilabel" and ignore_index is None and not by_class:
+            return ProbabilityScores(task, num_classes)  # checked probabilities, shared with calibration
         return SortedScores(task, num_classes, ignore_index, by_class)
     if by_class:
         raise ValueError(

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
+
+import numpy as np
 
 from .._averaging import undefined_without_weight as undefined
 from .._base import Metric
@@ -12,7 +15,7 @@ from .._label_options import label_options
 from .._params import FLAG, Param, check_param
 from ._state import MAX_CELLS, ProbabilityBins, check_n_bins
 
-__all__ = ["ProbabilityMetric", "undefined"]
+__all__ = ["ProbabilityMetric", "binned_error", "undefined"]
 
 
 class ProbabilityMetric(Metric):
@@ -63,3 +66,17 @@ def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
 def check_strategy(strategy: Any) -> str:
     """``"uniform"`` (fixed bins, O(n_bins) state) or ``"quantile"`` (exact sorted values)."""
     return str(check_choice(strategy, "strategy", ("uniform", "quantile")))
+
+
+def binned_error(w: np.ndarray, wc: np.ndarray, wa: np.ndarray, norm: str) -> float:
+    """The calibration error of per-bin sums (n_bins,) each; nan if the total weight is 0."""
+    n = w.sum()
+    if n <= 0:
+        return math.nan
+    full = w > 0
+    if norm == "l1":
+        return float(np.abs(wa[full] - wc[full]).sum() / n)
+    gap = (wa[full] - wc[full]) / w[full]
+    if norm == "l2":
+        return float(math.sqrt((w[full] * gap * gap).sum() / n))
+    return float(np.abs(gap).max())

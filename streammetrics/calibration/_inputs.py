@@ -182,13 +182,13 @@ def prepare_batch(
     if num_classes is None:
         p1 = np.clip(p, eps, one - eps)
         p0 = np.clip(one - p, eps, one - eps)
-        picked = np.where(y == 1, p1, p0).astype(np.float64)
-        p64 = p.astype(np.float64)
+        picked = np.where(y == 1, p1, p0).astype(np.float64, copy=False)
+        p64 = p.astype(np.float64, copy=False)  # read-only below: no copy of float64 input
         brier = (p64 - y) ** 2
     else:
         true_p = p[np.arange(n), y]
-        picked = np.clip(true_p, eps, one - eps).astype(np.float64)
-        p64 = p.astype(np.float64)
+        picked = np.clip(true_p, eps, one - eps).astype(np.float64, copy=False)
+        p64 = p.astype(np.float64, copy=False)  # read-only below: no copy of float64 input
         sq = p64 * p64
         rows = np.arange(n)
         sq[rows, y] = (p64[rows, y] - 1.0) ** 2

@@ -26,11 +26,19 @@ from typing import Any
 
 import numpy as np
 
+from .._bins import BinnedScores
+from .._curves import ThresholdCounts
 from .._sorted_buffer import SortedScores
 from .._state import State
 from ._inputs import prepare_batch
 
-__all__ = ["QuantileProbabilities", "weighted_quantiles"]
+__all__ = [
+    "QuantileProbabilities",
+    "check_ovr_classes",
+    "quantile_bin_sums",
+    "sorted_column",
+    "weighted_quantiles",
+]
 
 MODES = ("binary", "top", "ovr")
 #: Largest number of classes of a one-vs-rest quantile state (two buffers per class).
@@ -57,24 +65,54 @@ def weighted_quantiles(v: np.ndarray, w: np.ndarray | None, q: np.ndarray) -> np
     return np.asarray(a + t * (b - a), dtype=np.float64)
 
 
+def check_ovr_classes(mode: str, num_classes: int | None) -> None:
+    """``ValueError`` naming ``num_classes`` when a one-vs-rest quantile state would exceed
+    :data:`MAX_OVR_CLASSES` columns."""
+    if mode == "ovr" and int(num_classes or 0) > MAX_OVR_CLASSES:
+        raise ValueError(
+            f"num_classes: at most {MAX_OVR_CLASSES} for one-vs-rest quantile bins "
+            f"(one sorted buffer per class), got {num_classes!r}"
+        )
+
+
 class QuantileProbabilities(State):
     """Validated probabilities in an inner sorted buffer (see the module docstring)."""
 
-    def __init__(self, mode: str, num_classes: int | None, from_logits: bool) -> None:
+    def __init__(
+        self, mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None = None
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"mode: must be one of {MODES}, got {mode!r}")
-        if mode == "ovr" and int(num_classes or 0) > MAX_OVR_CLASSES:
-            raise ValueError(
-                f"num_classes: at most {MAX_OVR_CLASSES} for one-vs-rest quantile bins "
-                f"(one sorted buffer per class), got {num_classes!r}"
-            )
+        check_ovr_classes(mode, num_classes)
         self.mode = mode
         self.num_classes = num_classes
         self.from_logits = bool(from_logits)
-        self.inner = SortedScores("multiclass", num_classes) if mode == "ovr" else SortedScores("binary")
+        task, classes = ("multiclass", num_classes) if mode == "ovr" else ("binary", None)
+        self.max_bytes = None if max_bytes is None else max_bytes
+        self.inner: SortedScores | BinnedScores
+        if max_bytes is None:
+            self.inner = SortedScores(task, classes)
+        else:  # bounded: bins of probabilities (certified readouts, see _quantile_bounds)
+            self.inner = BinnedScores(task, classes, None, max_bytes=max_bytes, scores="probability")
 
     def key(self) -> Hashable:
-        return ("quantile", self.mode, self.num_classes, self.from_logits)
+        return ("quantile", self.mode, self.num_classes, self.from_logits, self.max_bytes)
+
+    @property
+    def bounded(self) -> bool:
+        """True for the bounded bins (``max_bytes``)."""
+        return isinstance(self.inner, BinnedScores)
+
+    def weight(self) -> float:
+        """Total weight seen (of column 0: every sample is in every column). O(bins)."""
+        if isinstance(self.inner, SortedScores):
+            return float(self.inner.totals().sum())
+        c = self.inner.counts(0)
+        return float(c.total_pos + c.total_neg)
+
+    def counts(self, k: int) -> ThresholdCounts:
+        """Column k's counts at its distinct values (exact) or bin edges (bounded)."""
+        return self.inner.counts(k)
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         b = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits)
@@ -114,29 +152,45 @@ class QuantileProbabilities(State):
 
     def column(self, k: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
         """Column k's values sorted ascending, their weights (None: all 1) and outcomes."""
-        pv, pw, nv, nw = self.inner.column(k)
-        v = np.concatenate([nv, pv]).astype(np.float64)
-        o = np.concatenate([np.zeros(nv.shape[0]), np.ones(pv.shape[0])])
-        order = np.argsort(v, kind="stable")
-        w = None
-        if pw is not None or nw is not None:
-            w = np.concatenate([np.ones(nv.shape[0]) if nw is None else nw,
-                                np.ones(pv.shape[0]) if pw is None else pw])[order]
-        return v[order], w, o[order]
+        assert isinstance(self.inner, SortedScores), "column reads the exact buffer"
+        return sorted_column(self.inner, k)
 
     def bin_sums(self, k: int, n_bins: int, side: str) -> np.ndarray:
-        """(n_bins, 3) sums of (w, w p, w o) of column k over its quantile bins: ``side="left"``
-        as ``calibration_curve`` (``searchsorted(edges[1:-1], p)``), ``"right"`` as
-        ``numpy.histogram`` on the edges (last bin closed). Zeros when empty. O(n log n)."""
+        """(n_bins, 3) sums of (w, w p, w o) of column k over its quantile bins (see
+        :func:`quantile_bin_sums`). O(n log n)."""
         v, w, o = self.column(k)
-        if v.shape[0] == 0:
-            return np.zeros((n_bins, 3))
-        edges = weighted_quantiles(v, w, np.linspace(0.0, 1.0, n_bins + 1))
-        if side == "left":
-            ids = np.searchsorted(edges[1:-1], v, side="left")
-        else:
-            ids = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, n_bins - 1)
-        ww = np.ones(v.shape[0]) if w is None else w
-        return np.stack([np.bincount(ids, weights=ww, minlength=n_bins),
-                         np.bincount(ids, weights=ww * v, minlength=n_bins),
-                         np.bincount(ids, weights=ww * o, minlength=n_bins)], axis=-1)
+        return quantile_bin_sums(v, w, o, n_bins, side)
+
+
+def sorted_column(buffer: SortedScores, k: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """Column k of an exact buffer: its values sorted ascending, their weights (None: all 1)
+    and outcomes (1 for the column's positives). O(n log n)."""
+    pv, pw, nv, nw = buffer.column(k)
+    v = np.concatenate([nv, pv]).astype(np.float64)
+    o = np.concatenate([np.zeros(nv.shape[0]), np.ones(pv.shape[0])])
+    order = np.argsort(v, kind="stable")
+    w = None
+    if pw is not None or nw is not None:
+        w = np.concatenate([np.ones(nv.shape[0]) if nw is None else nw,
+                            np.ones(pv.shape[0]) if pw is None else pw])[order]
+    return v[order], w, o[order]
+
+
+def quantile_bin_sums(
+    v: np.ndarray, w: np.ndarray | None, o: np.ndarray, n_bins: int, side: str
+) -> np.ndarray:
+    """(n_bins, 3) sums of (w, w p, w o) of sorted values ``v`` (weights ``w``, None: all 1;
+    outcomes ``o``) over their quantile bins: ``side="left"`` as ``calibration_curve``
+    (``searchsorted(edges[1:-1], p)``), ``"right"`` as ``numpy.histogram`` on the edges (last
+    bin closed). Zeros when empty. O(n log n)."""
+    if v.shape[0] == 0:
+        return np.zeros((n_bins, 3))
+    edges = weighted_quantiles(v, w, np.linspace(0.0, 1.0, n_bins + 1))
+    if side == "left":
+        ids = np.searchsorted(edges[1:-1], v, side="left")
+    else:
+        ids = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, n_bins - 1)
+    ww = np.ones(v.shape[0]) if w is None else w
+    return np.stack([np.bincount(ids, weights=ww, minlength=n_bins),
+                     np.bincount(ids, weights=ww * v, minlength=n_bins),
+                     np.bincount(ids, weights=ww * o, minlength=n_bins)], axis=-1)

@@ -125,25 +125,30 @@ class ProbabilityBins(SummedState):
 
     def _ovr_bins(self, b: Batch, w: np.ndarray) -> np.ndarray:
         """(K, n_bins, 5) sums of one batch, one-vs-rest per column. The outcome o is 1 only in
-        the true class's column, so the sums with o use n entries, the others n K."""
+        the true class's column, so the sums with o use n entries, the others n K. Unit weights
+        (``b.w`` None) count without a weight array; multiclass cells are offset per column by
+        broadcasting (no n K index or weight copies)."""
         nb = self.n_bins
         n = b.y.shape[0]
         if self.num_classes is None:
-            p, ww, cell = b.p, w, self._binned(b.p)
+            p, cell = b.p, self._binned(b.p)
             hit = b.y.astype(bool)
             cell_o, w_o, p_o = cell[hit], w[hit], p[hit]
+            ww: np.ndarray | None = None if b.w is None else w
         else:
             p = b.p.ravel()  # row-major: sample i, class c at i * C + c
-            cell = self._binned(p) + nb * np.tile(np.arange(self.k), n)
-            ww = np.repeat(w, self.k)
+            cell2 = self._binned(p).reshape(n, self.k)
+            cell2 += nb * np.arange(self.k)
+            cell = cell2.ravel()
+            ww = None if b.w is None else np.repeat(w, self.k)
             true = np.arange(n) * self.k + b.y
             cell_o, w_o, p_o = cell[true], w, p[true]
         size = self.k * nb
-        wp = ww * p
+        wp = p if ww is None else ww * p
         wp_o = w_o * p_o
         bins: np.ndarray = np.stack(
             [
-                np.bincount(cell, weights=ww, minlength=size),
+                np.bincount(cell, weights=ww, minlength=size).astype(np.float64, copy=False),
                 np.bincount(cell, weights=wp, minlength=size),
                 np.bincount(cell_o, weights=w_o, minlength=size),
                 np.bincount(cell, weights=wp * p, minlength=size),

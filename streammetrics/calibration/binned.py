@@ -30,34 +30,23 @@ multiclass error keeps only its top-label bins; ``CalibrationCurve`` never: its 
 
 from __future__ import annotations
 
-import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from .._base import UndefinedMetricWarning
 from .._params import FLAG, check_param
+from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
-from ._common import ProbabilityMetric, check_choice, check_strategy, undefined
-from ._quantile import QuantileProbabilities
+from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
+from ._quantile import QuantileProbabilities, check_ovr_classes, quantile_bin_sums, sorted_column
+from ._quantile_bounds import quantile_error_certified
 
 __all__ = ["CalibrationError", "CalibrationCurve", "CalibrationCurveResult"]
 
 NORMS = ("l1", "l2", "max")
-
-
-def binned_error(w: np.ndarray, wc: np.ndarray, wa: np.ndarray, norm: str) -> float:
-    """The calibration error of per-bin sums (n_bins,) each; nan if the total weight is 0."""
-    n = w.sum()
-    if n <= 0:
-        return math.nan
-    full = w > 0
-    if norm == "l1":
-        return float(np.abs(wa[full] - wc[full]).sum() / n)
-    gap = (wa[full] - wc[full]) / w[full]
-    if norm == "l2":
-        return float(math.sqrt((w[full] * gap * gap).sum() / n))
-    return float(np.abs(gap).max())
 
 
 class CalibrationError(ProbabilityMetric):
@@ -78,6 +67,11 @@ class CalibrationError(ProbabilityMetric):
         buffer of every confidence (O(n) memory, O(n log n) per ``compute``).
     classwise : bool
         Multiclass only: the mean over classes of the one-vs-rest error.
+    max_bytes : int or None
+        ``strategy="quantile"``, ``norm="l1"`` only: keep bounded bins of the probabilities
+        instead of every one (at most ``max_bytes``); ``compute()`` is then an estimate (exact
+        while every bin is one distinct value, see ``is_exact``) and ``bounds()`` a certified
+        interval holding the exact error.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
 
@@ -106,6 +100,7 @@ class CalibrationError(ProbabilityMetric):
         from_logits: bool = False,
         classes: Any = None,
         pos_label: Any = None,
+        max_bytes: int | None = None,
     ) -> None:
         super().__init__()
         # Top-label multiclass error needs no one-vs-rest bins (they cost n C per update).
@@ -118,17 +113,54 @@ class CalibrationError(ProbabilityMetric):
         self.classwise = check_param(classwise, "classwise", FLAG)
         if self.classwise and num_classes is None:
             raise ValueError("classwise: only for multiclass (give num_classes=C), got True")
+        if max_bytes is not None and self.strategy != "quantile":
+            raise ValueError(f"max_bytes: only for strategy='quantile' (uniform bins are already "
+                             f"O(n_bins)), got {max_bytes!r}")
+        if max_bytes is not None and self.norm != "l1":
+            raise ValueError(f"norm: bounded quantile bins (max_bytes=) certify the l1 error only, "
+                             f"got {norm!r}")
+        self.max_bytes = None if max_bytes is None else int(max_bytes)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
-            self._state = self._labels.attach(QuantileProbabilities(mode, self.num_classes, self.from_logits))
+            state = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
+            self._state = self._labels.attach(state)
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
                 "strategy": self.strategy, "classwise": self.classwise,
-                "from_logits": self.from_logits, **self._labels.config()}
+                "from_logits": self.from_logits, **self._labels.config(),
+                **({} if self.max_bytes is None else {"max_bytes": self.max_bytes})}
+
+    @property
+    def is_exact(self) -> bool:
+        """True when the value is exact (always but for ``max_bytes`` bins holding several
+        distinct probabilities)."""
+        with self._lock:
+            st = self._state
+            return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
+
+    def bounds(self) -> tuple[float, float]:
+        """Certified (low, high) holding the exact error of the samples seen: (value, value)
+        unless ``max_bytes`` bins hold several distinct probabilities (then see
+        :func:`streammetrics.calibration._quantile_bounds.quantile_error_certified`). nan while
+        empty; no warning. O(bins) bounded."""
+        with self._lock:
+            st = self._state
+            if isinstance(st, QuantileProbabilities) and st.bounded:
+                _, lo, hi = self._bounded(st)
+                return lo, hi
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UndefinedMetricWarning)
+                v = self._compute()
+            return v, v
+
+    def _bounded(self, st: QuantileProbabilities) -> tuple[float, float, float]:
+        cols = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
+        stats = np.array([quantile_error_certified(st.counts(k), self.n_bins, self.norm) for k in cols])
+        return float(stats[:, 0].mean()), float(stats[:, 1].mean()), float(stats[:, 2].mean())
 
     def _compute(self) -> float:
-        if isinstance(self._state, QuantileProbabilities):
+        if isinstance(self._state, (QuantileProbabilities, ProbabilityScores)):
             return self._compute_quantile(self._state)
         st = self._state
         if st.totals()[0] <= 0:
@@ -143,15 +175,15 @@ class CalibrationError(ProbabilityMetric):
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
-    def _compute_quantile(self, st: QuantileProbabilities) -> float:
-        if st.inner.totals().sum() <= 0:
+    def _compute_quantile(self, st: QuantileProbabilities | ProbabilityScores) -> float:
+        if isinstance(st, QuantileProbabilities) and st.bounded:
+            if st.weight() <= 0:
+                return undefined("CalibrationError")
+            return self._bounded(st)[0]
+        sums = _exact_sums(st, self.n_bins, "right")
+        if not sums or sums[0][:, 0].sum() <= 0:
             return undefined("CalibrationError")
-        columns = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
-        errors = []
-        for k in columns:
-            b = st.bin_sums(k, self.n_bins, "right")
-            errors.append(binned_error(b[:, 0], b[:, 1], b[:, 2], self.norm))
-        return float(np.mean(errors))
+        return float(np.mean([binned_error(b[:, 0], b[:, 1], b[:, 2], self.norm) for b in sums]))
 
 
 @dataclass(frozen=True)
@@ -236,7 +268,7 @@ class CalibrationCurve(ProbabilityMetric):
         self.strategy = check_strategy(strategy)
         if self.strategy == "quantile":
             mode = "binary" if num_classes is None else "ovr"
-            self._state = self._labels.attach(QuantileProbabilities(mode, self.num_classes, self.from_logits))
+            self._state = self._labels.attach(_quantile_state(mode, self.num_classes, self.from_logits, None))
 
     def _config(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "strategy": self.strategy,
@@ -253,12 +285,30 @@ class CalibrationCurve(ProbabilityMetric):
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
         st: Any = self._state
-        if isinstance(st, QuantileProbabilities):
-            k = 1 if self.num_classes is None else self.num_classes
-            curves = [_curve(st.bin_sums(c, self.n_bins, "left")) for c in range(k)]
+        if isinstance(st, (QuantileProbabilities, ProbabilityScores)):
+            curves = [_curve(b) for b in _exact_sums(st, self.n_bins, "left")]
         else:
             curves = [_curve(b) for b in st.bins()]
         return curves[0] if self.num_classes is None else curves
+
+
+def _quantile_state(
+    mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None
+) -> QuantileProbabilities | ProbabilityScores:
+    """The exact probability buffer shared with ranking metrics (binary / one-vs-rest without
+    logits), else a quantile state of its own (top-label, logits, or bounded bins)."""
+    check_ovr_classes(mode, num_classes)
+    if mode != "top" and not from_logits and max_bytes is None:
+        return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes)
+    return QuantileProbabilities(mode, num_classes, from_logits, max_bytes)
+
+
+def _exact_sums(st: QuantileProbabilities | ProbabilityScores, n_bins: int, side: str) -> list[np.ndarray]:
+    """Per column, the (n_bins, 3) quantile-bin sums of an exact quantile state."""
+    if isinstance(st, ProbabilityScores):
+        return [quantile_bin_sums(*sorted_column(st, k), n_bins, side) for k in range(st.n_columns)]
+    k = st.num_classes if st.mode == "ovr" else 1
+    return [st.bin_sums(c, n_bins, side) for c in range(int(k or 1))]
 
 
 def _curve(b: np.ndarray) -> CalibrationCurveResult:

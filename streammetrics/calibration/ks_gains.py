@@ -1,10 +1,11 @@
-"""Business curves over the exact sorted score buffer: KS statistic, cumulative gains and lift.
+"""Business curves over the shared score state: KS statistic, cumulative gains and lift.
 
-All three hold the binary :class:`~streammetrics._sorted_buffer.SortedScores` state that
-``AUROC()``, ``AveragePrecision()``, ``ROCCurve()`` and ``PRCurve()`` hold, so in a
-:class:`~streammetrics.MetricSet` they share one buffer (one update pass). They read the
-counts at every distinct threshold t (decreasing; ``score >= t`` selects): TP(t), FP(t), with
-P, N the total positive and negative weight.
+All three hold the score state that ``AUROC()``, ``AveragePrecision()``, ``ROCCurve()`` and
+``PRCurve()`` hold -- the exact sorted buffer, or with ``max_bytes=`` the bounded bins -- so in a
+:class:`~streammetrics.MetricSet` they share one state (one update pass) with ranking metrics of
+the same ``num_classes`` / ``max_bytes``. They read the counts at every distinct threshold t
+(decreasing; ``score >= t`` selects): TP(t), FP(t), with P, N the total positive and negative
+weight.
 
 * ``KSStatistic``: max over thresholds of |TPR(t) - FPR(t)|, which is scipy's ``ks_2samp``
   statistic between the positives' and the negatives' scores (the two-sample Kolmogorov-Smirnov
@@ -15,9 +16,17 @@ P, N the total positive and negative weight.
   (gain / share selected); ``at_fraction(q)`` reads gain and lift at the top q, interpolating
   linearly inside a block of tied scores (the expected value with random tie-breaking).
 
-Scores are any non-NaN numbers (as for AUROC). ``compute`` O(n log n) (a linear merge of the
-sorted runs); memory one score per sample (see the sorted buffer). Undefined values (no
-positives, or for KS no negatives) are nan with an UndefinedMetricWarning.
+``num_classes=C``: multiclass scores (n, C), one-vs-rest per class (class k's scores against
+[y == k]); KS gives per-class arrays, the curves a list of results in class order.
+
+``max_bytes=``: the bounded bins (:class:`~streammetrics._bins.BinnedScores`); every point at a
+bin edge is exact, and the values are certified (:mod:`streammetrics._business_curves`):
+``KSStatistic.bounds()`` holds the exact statistic, ``GainsCurveResult.at_fraction_bounds(q)``
+the exact gain and lift; ``is_exact`` says whether the value is exact.
+
+Scores are any non-NaN numbers (as for AUROC). ``compute`` O(n log n) exact (a linear merge of
+the sorted runs), O(bins) bounded; memory one score per sample (exact) or at most ``max_bytes``.
+Undefined values (no positives, or for KS no negatives) are nan with an UndefinedMetricWarning.
 """
 
 from __future__ import annotations
@@ -29,48 +38,101 @@ from typing import Any
 import numpy as np
 
 from .._base import Metric
+from .._bins import BinnedScores
+from .._business_curves import gain_bounds, ks_certified
+from .._confusion_counts import task_of
 from .._curves import ThresholdCounts
+from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
+from .._score_state import ScoreState
 from .._sorted_buffer import SortedScores
-from ._common import undefined
+from ..ranking import warn_undefined
 
 __all__ = ["KSStatistic", "GainsCurve", "LiftCurve", "GainsCurveResult"]
 
 
-class _SortedBinary(Metric):
-    """A binary metric on the shared exact sorted buffer."""
+class _ScoreCurve(Metric):
+    """A business curve on the shared score state (exact buffer or bounded bins)."""
 
-    _state: SortedScores
+    _state: ScoreState
+    _name = "KSStatistic"
 
-    def __init__(self) -> None:
+    def __init__(
+        self, num_classes: int | None = None, *, max_bytes: int | None = None, scores: str = "raw"
+    ) -> None:
         super().__init__()
-        self._state = SortedScores("binary")
+        task = task_of(num_classes, False)
+        self.num_classes = None if num_classes is None else int(num_classes)
+        if scores not in ("raw", "logit", "probability"):
+            raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
+        if max_bytes is not None:
+            self._state = BinnedScores(task, self.num_classes, None, max_bytes=max_bytes, scores=scores)
+        elif scores == "probability":
+            self._state = ProbabilityScores(task, self.num_classes)
+        else:
+            self._state = SortedScores(task, self.num_classes)
+        self.max_bytes = None if max_bytes is None else int(max_bytes)
+        self.scores = scores
 
     def _config(self) -> dict[str, Any]:
-        return {}
+        out: dict[str, Any] = {}
+        if self.num_classes is not None:
+            out["num_classes"] = self.num_classes
+        if self.max_bytes is not None:
+            out["max_bytes"] = self.max_bytes
+        if self.scores != "raw":
+            out["scores"] = self.scores
+        return out
+
+    @property
+    def is_exact(self) -> bool:
+        """True when the value is exact: always without ``max_bytes``; with it, while every bin
+        holds one distinct score."""
+        with self._lock:
+            return bool(self._state.is_exact)
 
     def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
-        """Fold in one batch (labels 0/1 and scores) or one sample; atomic; returns ``self``.
-        O(n) plus the buffer's amortised folding (see the sorted buffer)."""
+        """Fold in one batch (labels 0/1 and scores; multiclass: class indices and (n, C)
+        scores) or one sample; atomic; returns ``self``. O(n) (O(n C)) plus the state's
+        amortised folding."""
         return self._update_state(y_true, y_score, sample_weight)
 
-    def _counts(self) -> ThresholdCounts:
-        return self._state.counts(0)
+    def _counts(self, column: int = 0) -> ThresholdCounts:
+        return self._state.counts(column)
+
+    def _columns(self) -> range:
+        return range(self._state.n_columns)
+
+    def _warn(self, bad: list[int], what: str) -> None:
+        if bad:
+            warn_undefined(self._name, what, None if self.num_classes is None else bad)
 
 
-class KSStatistic(_SortedBinary):
+class KSStatistic(_ScoreCurve):
     """Kolmogorov-Smirnov statistic max_t |TPR(t) - FPR(t)| (scipy's ``ks_2samp`` statistic).
 
-    ``KSStatistic()`` takes no arguments. ``update(y_true, y_score, *, sample_weight=None)``
-    takes binary labels and any non-NaN scores (one sample or a batch); ``threshold()`` is the
-    highest threshold where the maximum is attained.
+    ``update(y_true, y_score, *, sample_weight=None)`` takes binary labels and any non-NaN
+    scores (one sample or a batch); ``threshold()`` is the highest threshold where the maximum
+    is attained.
+
+    Parameters
+    ----------
+    num_classes : int or None
+        None: binary; C: multiclass scores (n, C), one statistic per class (one-vs-rest);
+        ``compute()``, ``threshold()`` and ``bounds()`` then give arrays of length C.
+    max_bytes : int or None
+        Bound the state's memory (bounded bins): the value is the maximum over the bin edges
+        (exact there) and ``bounds()`` certifies the exact statistic.
+    scores : {"raw", "logit", "probability"}
+        The declared score range: ``"probability"`` checks scores as probabilities (multiclass
+        rows summing to 1) and shares one buffer with quantile calibration in a MetricSet.
 
     Notes
     -----
     Exact, from the sorted score buffer that AUROC, AveragePrecision and the curves hold (one
     buffer for all of them in a MetricSet): ``update`` O(n) plus the buffer's amortised folding,
-    ``compute`` O(n), memory 8 bytes per score (16 with weights). nan with an
-    ``UndefinedMetricWarning`` until both classes were seen.
+    ``compute`` O(n), memory 8 bytes per score (16 with weights); bounded: O(bins) per
+    ``compute``. nan with an ``UndefinedMetricWarning`` until both classes were seen.
 
     Examples
     --------
@@ -79,22 +141,34 @@ class KSStatistic(_SortedBinary):
     (0.5, 0.9)
     """
 
-    def _ks(self) -> tuple[float, float]:
-        c = self._counts()
-        if c.total_pos <= 0 or c.total_neg <= 0:
-            return undefined("KSStatistic"), math.nan
-        gap = np.abs(c.tps / c.total_pos - c.fps / c.total_neg)
-        i = int(np.argmax(gap))
-        return float(gap[i]), float(c.thresholds[i])
+    _name = "KSStatistic"
 
-    def _compute(self) -> float:
-        return self._ks()[0]
+    def _stats(self) -> np.ndarray:
+        """(C, 4) rows of (value, low, high, threshold) per column (call under the lock)."""
+        return np.array([ks_certified(self._counts(k)) for k in self._columns()]).reshape(-1, 4)
 
-    def threshold(self) -> float:
+    def _out(self, col: np.ndarray) -> Any:
+        return float(col[0]) if self.num_classes is None else col.copy()
+
+    def _compute(self) -> Any:
+        stats = self._stats()
+        self._warn(np.flatnonzero(np.isnan(stats[:, 0])).tolist(), "no positives or no negatives")
+        return self._out(stats[:, 0])
+
+    def threshold(self) -> Any:
         """The highest threshold t (select ``score >= t``) where the statistic is attained;
-        nan when undefined. O(n log n)."""
+        nan when undefined (per class for multiclass). O(n log n); O(bins) bounded."""
         with self._lock:
-            return self._ks()[1]
+            return self._out(self._stats()[:, 3])
+
+    def bounds(self) -> tuple[Any, Any]:
+        """Certified (low, high) interval holding the exact statistic of the data seen:
+        (value, value) for the exact state; bounded: the edge maximum and the largest gap at a
+        corner of a bin holding both classes (:func:`streammetrics._business_curves.
+        ks_certified`). Per class for multiclass; nan when undefined; no warning. O(bins)."""
+        with self._lock:
+            stats = self._stats()
+        return self._out(stats[:, 1]), self._out(stats[:, 2])
 
 
 @dataclass(frozen=True)
@@ -127,6 +201,34 @@ class GainsCurveResult(CurveOutput):
     fraction: np.ndarray
     gain: np.ndarray
     lift: np.ndarray
+    #: Per point: True when the segment ending there is a bounded-state bin holding both
+    #: classes in an unknown order (None: every segment exact).
+    mixed: np.ndarray | None = None
+    #: (P + N) / P: the lift of positives only, the steepest the gains curve can rise (the
+    #: bounded certificates use it; nan without positives).
+    max_lift: float = math.nan
+
+    @property
+    def is_exact(self) -> bool:
+        """True when ``at_fraction`` is exact at every q (always for the exact state)."""
+        return self.mixed is None or not bool(self.mixed.any())
+
+    def at_fraction_bounds(self, q: float) -> tuple[tuple[float, float], tuple[float, float]]:
+        """Certified ((gain low, gain high), (lift low, lift high)) at share ``q``: the exact
+        gain and lift of the data seen lie inside (equal ends where exact; see
+        :func:`streammetrics._business_curves.gain_bounds`). O(log T)."""
+        g, lift = self.at_fraction(q)
+        if math.isnan(g) or self.is_exact:
+            return (g, g), (lift, lift)
+        assert self.mixed is not None
+        q = float(q)
+        slope = float(self.max_lift)
+        if q == 0.0:
+            if self.mixed[0]:
+                return (0.0, 0.0), (0.0, slope)
+            return (0.0, 0.0), (lift, lift)
+        lo, hi = gain_bounds(self.fraction, self.gain, self.mixed, slope, q)
+        return (lo, hi), (lo / q, hi / q)
 
     _output_columns = ("thresholds", "fraction", "gain", "lift")
 
@@ -150,18 +252,29 @@ class GainsCurveResult(CurveOutput):
         return g, g / q
 
 
-class GainsCurve(_SortedBinary):
+class GainsCurve(_ScoreCurve):
     """Cumulative gains (and lift) curve; ``compute()`` returns a :class:`GainsCurveResult`.
 
-    ``GainsCurve()`` takes no arguments; ``update(y_true, y_score, *, sample_weight=None)``
-    takes binary labels and any non-NaN scores. One point per distinct score (tied samples are
-    selected together); :meth:`GainsCurveResult.at_fraction` reads gain and lift at any share
-    selected.
+    ``update(y_true, y_score, *, sample_weight=None)`` takes binary labels and any non-NaN
+    scores. One point per distinct score (tied samples are selected together);
+    :meth:`GainsCurveResult.at_fraction` reads gain and lift at any share selected.
+
+    Parameters
+    ----------
+    num_classes : int or None
+        None: binary; C: multiclass scores (n, C), ``compute()`` gives a list of C results
+        (one-vs-rest, class order).
+    max_bytes : int or None
+        Bound the state's memory (bounded bins): one point per bin edge, each exact;
+        :meth:`GainsCurveResult.at_fraction_bounds` certifies gain and lift between them.
+    scores : {"raw", "logit", "probability"}
+        As for :class:`KSStatistic`.
 
     Notes
     -----
     Exact, from the sorted score buffer shared with AUROC (see :class:`KSStatistic`):
-    ``compute`` O(n), memory 8 bytes per score (16 with weights). Gain and lift are nan with an
+    ``compute`` O(n), memory 8 bytes per score (16 with weights); bounded: O(bins) per
+    ``compute``, memory at most ``max_bytes``. Gain and lift are nan with an
     ``UndefinedMetricWarning`` until a positive was seen.
 
     Examples
@@ -182,24 +295,29 @@ class GainsCurve(_SortedBinary):
         kwargs.setdefault("kind", self._plot_kind)
         return plot_gains(self.compute(), ax, **kwargs)
 
-    def _compute(self) -> GainsCurveResult:
-        c = self._counts()
+    def _compute(self) -> Any:
+        results = [self._result(self._counts(k)) for k in self._columns()]
+        self._warn([k for k, r in enumerate(results) if math.isnan(r.max_lift)], "no positives")
+        return results[0] if self.num_classes is None else results
+
+    @staticmethod
+    def _result(c: ThresholdCounts) -> GainsCurveResult:
         total = c.total_pos + c.total_neg
+        mixed = c.mixed() if c.binned else None
         if c.total_pos <= 0:
-            undefined(self._name)
             nan = np.full(c.tps.shape[0], np.nan)
             frac = (c.tps + c.fps) / total if total > 0 else nan
-            return GainsCurveResult(c.thresholds, frac, nan, nan)
+            return GainsCurveResult(c.thresholds, frac, nan, nan, mixed)
         frac = (c.tps + c.fps) / total
         gain = c.tps / c.total_pos
-        return GainsCurveResult(c.thresholds, frac, gain, gain / frac)
+        return GainsCurveResult(c.thresholds, frac, gain, gain / frac, mixed, total / c.total_pos)
 
 
 class LiftCurve(GainsCurve):
     """The lift curve: the same :class:`GainsCurveResult` as :class:`GainsCurve` (read its
     ``lift`` and ``fraction``).
 
-    ``LiftCurve()`` takes no arguments; inputs, cost and undefined cases are those of
+    Arguments (``num_classes``, ``max_bytes``), inputs, cost and undefined cases are those of
     :class:`GainsCurve`.
 
     Examples
