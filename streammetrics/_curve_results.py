@@ -139,7 +139,7 @@ class PRCurveResult(_CurveResult):
         self.counts = counts
         tps, fps = counts.tps, counts.fps
         ps = tps + fps
-        self.precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
+        self.precision = np.divide(tps, ps, out=np.zeros(tps.shape), where=ps != 0)
         if counts.total_pos > 0:
             self.recall = tps / counts.total_pos
         else:
