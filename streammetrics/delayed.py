@@ -1,6 +1,6 @@
 """Delayed labels: score now, learn the truth later.
 
-The definitions: docs/definitions.md, section 'Windows, decay and delayed labels'.
+The definitions: docs/definitions/service.md#delayed-labels.
 
 An inference service knows its prediction at request time and the label minutes or days later.
 ``DelayedLabels(metric, capacity=..., ttl=...)`` holds the pending predictions:

@@ -1,4 +1,5 @@
-"""Exact ranking metrics over scores: AUROC, average precision, ROC and PR curves (SPEC section 3).
+"""Exact ranking metrics over scores: AUROC, average precision, ROC and PR curves
+(docs/definitions/ranking.md).
 
 All four accumulators keep the same state, a :class:`~streammetrics._sorted_buffer.SortedScores`
 buffer (one sorted copy of every score per column, at its input precision), so in a
@@ -15,7 +16,8 @@ it: the exact state simply certifies (v, v) and every readout is certified (docs
 ``best_threshold`` with a certified ``score_bound`` (:mod:`streammetrics._curves`). One-vs-one
 AUROC and DeLong intervals need the exact state.
 
-Tasks (SPEC section 0): ``num_classes=None`` binary (scores shape (n,)); ``num_classes=C``
+Tasks (docs/definitions/index.md#task-arguments): ``num_classes=None`` binary (scores shape
+(n,)); ``num_classes=C``
 multiclass (scores (n, C), one-vs-rest per class, or one-vs-one for ``AUROC(multi_class="ovo")``);
 ``multilabel=True, num_classes=L`` (labels and scores (n, L)). A single sample may be given as
 scalars (``update(1, 0.83)``) -- the cheap per-sample path.
@@ -280,7 +282,8 @@ class AUROC(_Ranking):
     """Area under the ROC curve = Mann-Whitney U / (P·N), a tied positive/negative pair counting
     1/2: P(f(x+) > f(x-)) + 1/2 P(f(x+) = f(x-)). Equals ``sklearn.metrics.roc_auc_score``.
 
-    Parameters: the task arguments of SPEC section 0; ``average`` ("macro", "weighted" by
+    Parameters: the task arguments of docs/definitions/index.md#task-arguments; ``average``
+    ("macro", "weighted" by
     support, "micro" pooling every (sample, class) pair, ``None`` per class); ``max_fpr``: the
     McClish-standardised partial AUROC up to that false positive rate (as scikit-learn; also per
     class for multiclass, where scikit-learn has none); ``multi_class="ovo"`` (multiclass only):

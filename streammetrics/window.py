@@ -1,6 +1,6 @@
 """Sliding windows over any accumulator: classification, ranking and retrieval.
 
-The definitions: docs/definitions.md, section 'Windows, decay and delayed labels'.
+The definitions: docs/definitions/service.md#windows.
 
 ``Window(metric, size=W)`` is ``metric`` over exactly the last W samples that arrived;
 ``Window(metric, seconds=T)`` is ``metric`` over the samples whose timestamp is strictly greater
