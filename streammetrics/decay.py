@@ -95,8 +95,8 @@ class Decayed(SampleWrapper):
     Complexity (confusion family): ``update`` O(batch), a read O(state); see the module
     docstring for the ranking metrics.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> from sklearn.metrics import recall_score
     >>> from streammetrics import Decayed, Recall

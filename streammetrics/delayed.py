@@ -104,8 +104,8 @@ class DelayedLabels(BatchedFolding, Wrapper):
         With ``batch_size > 1``: seconds a labelled pair may wait in the buffer before the
         next ``predict``/``label`` call folds it (> 0; default 1.0).
 
-    Example
-    -------
+    Examples
+    --------
     >>> from streammetrics import DelayedLabels, Recall
     >>> d = DelayedLabels(Recall(), capacity=1000)
     >>> d.predict(["a", "b", "c"], [0.9, 0.2, 0.7])

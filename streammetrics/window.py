@@ -131,8 +131,8 @@ class Window(SampleWrapper):
     row), O(W) after an expiry otherwise (see the module docstring). Memory: the rows
     plus the wrapped state.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from streammetrics import F1, Window
     >>> w = Window(F1(), size=3)
     >>> _ = w.update([1, 0, 1, 1], [1, 1, 0, 1])  # the window holds the last 3 rows
