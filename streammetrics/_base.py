@@ -44,7 +44,13 @@ def trusted_states() -> Iterator[None]:
     (e.g. the sorted buffer's Mann-Whitney counts) and ``State.load_arrays`` may restore them
     as given, skipping the O(n log n) recomputation. Only for data this process produced itself
     or received through pickle (which can run code anyway); never around ``streammetrics.load``
-    of a file. Without the extra entries, ``load_arrays`` validates as usual."""
+    of a file. Without the extra entries, ``load_arrays`` validates as usual.
+
+    Returns
+    -------
+    contextmanager
+        Yields ``None``; the trust ends with the block.
+    """
     token = _TRUSTED.set(True)
     try:
         yield
@@ -53,7 +59,13 @@ def trusted_states() -> Iterator[None]:
 
 
 def states_trusted() -> bool:
-    """True inside :func:`trusted_states`."""
+    """True inside :func:`trusted_states`.
+
+    Returns
+    -------
+    bool
+        Whether this thread / task is inside a :func:`trusted_states` block.
+    """
     return _TRUSTED.get()
 
 
@@ -68,6 +80,18 @@ class Metric:
     arguments, JSON-able) and ``_compute``. Classification metrics inherit ``update(y_true,
     y_pred, *, sample_weight=None)``; other families define their own ``update`` signature and
     call :meth:`_update_state`.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> a = sm.Accuracy().update([0, 1, 1], [0, 1, 0])
+    >>> b = sm.Accuracy().update([1, 0], [1, 0])
+    >>> a.copy().merge(b).compute()
+    0.8
+    >>> sm.Accuracy.from_state_dict(a.state_dict()).compute() == a.compute()
+    True
+    >>> a.reset().nbytes == sm.Accuracy().nbytes
+    True
     """
 
     #: Which ``update`` shape the metric takes; a MetricSet holds one family only.
@@ -90,7 +114,13 @@ class Metric:
         raise NotImplementedError
 
     def share_key(self) -> Any:
-        """Identity of the state: metrics with equal keys may share one state in a MetricSet."""
+        """Identity of the state: metrics with equal keys may share one state in a MetricSet.
+
+        Returns
+        -------
+        tuple
+            The state's type name and its configuration key (hashable).
+        """
         return (type(self._state).__name__, self._state.key())
 
     def __repr__(self) -> str:
@@ -101,7 +131,26 @@ class Metric:
     def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
         """Fold in one batch (or one sample). Atomic: a rejected batch changes nothing.
 
-        Returns ``self``.
+        Parameters
+        ----------
+        y_true : array-like
+            Actual labels: shape (n,) (one sample: a scalar), (n, L) for multilabel tasks
+            (docs/definitions/inputs.md).
+        y_pred : array-like
+            Predicted labels or scores, row-aligned with ``y_true``.
+        sample_weight : array-like, optional
+            One finite non-negative weight per row (default: 1 each).
+
+        Returns
+        -------
+        Metric
+            ``self``, so that calls chain.
+
+        Raises
+        ------
+        ValueError
+            A bad batch (naming the argument, the problem and the first offending value); the
+            state is left exactly as it was.
         """
         return self._update_state(y_true, y_pred, sample_weight)
 
@@ -112,7 +161,14 @@ class Metric:
         return self
 
     def compute(self) -> Any:
-        """The current value. Never changes the value, the state or the configuration."""
+        """The current value. Never changes the value, the state or the configuration.
+
+        Returns
+        -------
+        float, numpy.ndarray, dict or result object
+            The metric's value: a float, a per-class array (``average=None``), a dict
+            (``MetricSet``, ``ClassificationReport``) or a curve result.
+        """
         with self._lock:
             return self._compute()
 
@@ -151,6 +207,16 @@ class Metric:
         batch; the twin's state is then merged into this one (wrappers: the batch is also
         passed to ``update``). A rejected batch raises before anything changes. O(batch) on top
         of ``update`` (plus the twin's ``compute``).
+
+        Parameters
+        ----------
+        *args, **kwargs
+            The arguments of :meth:`update`.
+
+        Returns
+        -------
+        Any
+            The value of this batch alone (as :meth:`compute` gives it).
         """
         if self.family == "delayed":
             raise TypeError(
@@ -189,6 +255,16 @@ class Metric:
 
         A configuration mismatch is a ``ValueError`` (and nothing is merged). Cost: the size of
         the others' states.
+
+        Parameters
+        ----------
+        *others : Metric
+            Accumulators of the same class and configuration (left unchanged).
+
+        Returns
+        -------
+        Metric
+            ``self``.
         """
         for other in others:
             self._check_mergeable(other)
@@ -202,7 +278,13 @@ class Metric:
         return self
 
     def reset(self: M) -> M:
-        """Back to the empty state; returns ``self``."""
+        """Back to the empty state; returns ``self``.
+
+        Returns
+        -------
+        Metric
+            ``self``, empty.
+        """
         with self._lock:
             self._state.reset()
         return self
@@ -214,6 +296,11 @@ class Metric:
         size), no re-validation); others (a MetricSet, DelayedLabels, retrieval measures) go
         through a trusted state-dict round trip (also O(state size): derived statistics are
         carried over, not recomputed).
+
+        Returns
+        -------
+        Metric
+            A twin with the same configuration and state.
         """
         cls = type(self)
         with self._lock:
@@ -233,13 +320,26 @@ class Metric:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the state arrays."""
+        """Bytes held by the state arrays.
+
+        Returns
+        -------
+        int
+            The total ``nbytes`` of the state's arrays.
+        """
         with self._lock:
             return self._state.nbytes
 
     # -- persistence -----------------------------------------------------------------------
     def state_dict(self) -> dict[str, Any]:
-        """The full state: ``class``, ``format_version``, ``config`` and the state arrays."""
+        """The full state: ``class``, ``format_version``, ``config`` and the state arrays.
+
+        Returns
+        -------
+        dict
+            JSON-able ``class``, ``format_version`` and ``config`` entries and numpy arrays
+            (docs/definitions/persistence.md); :meth:`from_state_dict` rebuilds the metric.
+        """
         with self._lock:
             out: dict[str, Any] = {
                 "class": type(self).__name__,
@@ -272,6 +372,21 @@ class Metric:
         Anything malformed -- wrong types, sizes the arrays do not carry, broken invariants -- is
         a ``ValueError`` saying what; memory is bounded by the state the input carries (see
         :mod:`streammetrics._load_checks`). Cost: O(state size) (O(n log n) for sorted buffers).
+
+        Parameters
+        ----------
+        state : Mapping
+            A :meth:`state_dict` (of this class or a subclass).
+
+        Returns
+        -------
+        Metric
+            The rebuilt accumulator, of the class the state names.
+
+        Raises
+        ------
+        ValueError
+            A malformed state (saying what is wrong).
         """
         if states_trusted():
             return cls._rebuild_from(state)

@@ -1,4 +1,5 @@
-"""Bounded-memory ranking state: adaptive mergeable binned counts (SPEC section 3, "Bounded memory").
+"""Bounded-memory ranking state: adaptive mergeable binned counts
+(docs/definitions/ranking.md#bounded-memory).
 
 It implements :class:`~streammetrics._score_state.ScoreState`. Its parts: keys in
 :mod:`streammetrics._bin_keys`, batch validation in :mod:`streammetrics._bin_batches` (on the

@@ -1,4 +1,4 @@
-"""The one confusion-count kernel every confusion metric is a view of (SPEC section 2).
+"""The one confusion-count kernel every confusion metric is a view of (docs/definitions/confusion.md).
 
 State (float64, weighted sums; rows = actual class, columns = predicted class):
 

@@ -39,7 +39,18 @@ class _CurveResult(CurveOutput):
     def at(self, threshold: float) -> OperatingPoint:
         """Confusion counts and metrics at ``threshold`` (score >= threshold is positive); from a
         binned state, a threshold strictly inside a bin gives count ranges (see
-        :class:`OperatingPoint`). O(log T)."""
+        :class:`OperatingPoint`). O(log T).
+
+        Parameters
+        ----------
+        threshold : float
+            Any threshold (``+-inf`` allowed, not NaN).
+
+        Returns
+        -------
+        OperatingPoint
+            The confusion counts and metrics there.
+        """
         return operating_point_at(self.counts, threshold)
 
     def best_threshold(
@@ -48,7 +59,22 @@ class _CurveResult(CurveOutput):
         """Best threshold under ``criterion`` (see :data:`CRITERIA`); ties go to the higher
         threshold; candidates are the distinct scores (never the curve's +inf start), or the bin
         edges of a binned state, where the result is exact, with ``score_bound`` /
-        ``search_range`` certifying how much better a threshold inside a bin could be. O(T)."""
+        ``search_range`` certifying how much better a threshold inside a bin could be. O(T).
+
+        Parameters
+        ----------
+        criterion : str
+            One of :data:`~streammetrics._operating_points.CRITERIA`.
+        value : float, optional
+            The constraint in [0, 1] of the constrained criteria (``"tpr_at_tnr"``, ...).
+        beta : float, default 1.0
+            The beta of ``"fbeta"``.
+
+        Returns
+        -------
+        OperatingPoint
+            The chosen threshold with its counts and certificates.
+        """
         return best_threshold(self.counts, criterion, value, beta)
 
     @property
@@ -78,6 +104,37 @@ class ROCCurveResult(_CurveResult):
     curve between point i - 1 and point i is the straight segment drawn (always for exact
     accumulators) or only known to lie in their box, ``envelope()`` gives the two polylines
     around it and ``area_bounds()`` the certified area.
+
+    Attributes
+    ----------
+    fpr, tpr : numpy.ndarray
+        False and true positive rates, from (0, 0) at ``thresholds[0] = +inf``.
+    thresholds : numpy.ndarray
+        ``+inf``, then the distinct scores (or bin edges) in decreasing order.
+    exact : numpy.ndarray of bool
+        Whether the segment ending at each point is exact (always True for exact accumulators).
+    counts : ThresholdCounts
+        The counts at distinct thresholds the curve is read from.
+    is_exact : bool
+        True when every segment is exact.
+    total_pos, total_neg : float
+        The (weighted) numbers of positives P and negatives N.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> curve = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    >>> curve
+    ROCCurveResult(points=5, P=2, N=2)
+    >>> fpr, tpr, thresholds = curve
+    >>> tpr.tolist()
+    [0.0, 0.5, 0.5, 1.0, 1.0]
+    >>> curve.area()
+    0.75
+    >>> curve.at(0.35).tpr, curve.best_threshold("youden").threshold
+    (1.0, 0.8)
+    >>> curve.area_bounds()
+    (0.75, 0.75)
     """
 
     def __init__(self, counts: ThresholdCounts, drop_intermediate: bool = False) -> None:
@@ -97,17 +154,45 @@ class ROCCurveResult(_CurveResult):
 
     def area(self, max_fpr: float | None = None) -> float:
         """AUROC (McClish-standardised partial area with ``max_fpr``); nan if undefined.
-        Binned state: the trapezoid over the bin edges (ties inside a bin count 1/2)."""
+        Binned state: the trapezoid over the bin edges (ties inside a bin count 1/2).
+
+        Parameters
+        ----------
+        max_fpr : float, optional
+            The partial area up to this false positive rate, in (0, 1].
+
+        Returns
+        -------
+        float
+            The (standardised partial) AUROC.
+        """
         return roc_auc_from_counts(self.counts, max_fpr)
 
     def area_bounds(self, max_fpr: float | None = None) -> tuple[float, float]:
         """Certified (low, high) of the exact AUROC (partial, standardised, with ``max_fpr``):
-        the areas under ``envelope()``; (v, v) for an exact curve. O(T)."""
+        the areas under ``envelope()``; (v, v) for an exact curve. O(T).
+
+        Parameters
+        ----------
+        max_fpr : float, optional
+            The partial area up to this false positive rate, in (0, 1].
+
+        Returns
+        -------
+        (low, high) : tuple of float
+            The certified range of the exact AUROC.
+        """
         return roc_auc_bounds(self.counts, max_fpr)
 
     def envelope(self) -> tuple[Polyline, Polyline]:
         """``(lower, upper)``, each an ``(fpr, tpr)`` polyline from (0, 0) to (1, 1): the exact
-        ROC curve lies between them. Exact curve: both are the curve. O(T)."""
+        ROC curve lies between them. Exact curve: both are the curve. O(T).
+
+        Returns
+        -------
+        (lower, upper) : tuple of Polyline
+            Two ``(fpr, tpr)`` array pairs.
+        """
         return roc_envelope(self.counts)
 
     _output_columns = ("fpr", "tpr", "thresholds", "exact")
@@ -142,13 +227,43 @@ class PRCurveResult(_CurveResult):
     fp_{i-1})] (the box's worst and best corners); ``exact[i]`` is True when that range is the
     single value ``precision[i]`` (always for exact accumulators). ``envelope()`` draws those
     boxes, ``area_bounds(method)`` certifies every area.
+
+    Attributes
+    ----------
+    precision, recall : numpy.ndarray
+        Precision and recall at each threshold (decreasing threshold).
+    thresholds : numpy.ndarray
+        The distinct scores (or bin edges), decreasing.
+    precision_low, precision_high : numpy.ndarray
+        The certified range of the exact curve's precision in each bin (equal to ``precision`` for
+        exact accumulators).
+    exact : numpy.ndarray of bool
+        Whether that range is a single value.
+    counts : ThresholdCounts
+        The counts at distinct thresholds the curve is read from.
+    is_exact : bool
+        True when every point is exact.
+    total_pos, total_neg : float
+        The (weighted) numbers of positives P and negatives N.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> curve = sm.PRCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    >>> precision, recall, thresholds = curve
+    >>> precision.tolist(), recall.tolist()
+    ([1.0, 0.5, 0.6666666666666666, 0.5], [0.5, 0.5, 1.0, 1.0])
+    >>> curve.area("step"), curve.area("trapezoid")
+    (0.8333333333333333, 0.7916666666666666)
+    >>> curve.best_threshold("f1").threshold
+    0.35
     """
 
     def __init__(self, counts: ThresholdCounts) -> None:
         self.counts = counts
         tps, fps = counts.tps, counts.fps
         ps = tps + fps
-        self.precision = np.divide(tps, ps, out=np.zeros_like(tps), where=ps != 0)
+        self.precision = np.divide(tps, ps, out=np.zeros(tps.shape), where=ps != 0)
         if counts.total_pos > 0:
             self.recall = tps / counts.total_pos
         else:
@@ -168,7 +283,18 @@ class PRCurveResult(_CurveResult):
         ``"trapezoid"``: trapezoidal area over the curve with the (recall 0, precision 1) start
         point, i.e. scikit-learn's ``auc(recall, precision)`` -- optimistic, labelled as such.
         nan when there are no positives. Binned state: the value over the bin edges (a bin's
-        scores count as tied)."""
+        scores count as tied).
+
+        Parameters
+        ----------
+        method : {'step', 'interpolated', 'eleven_point', 'trapezoid'}, default 'step'
+            Which area.
+
+        Returns
+        -------
+        float
+            The area (nan without positives).
+        """
         if method == "step":
             return average_precision(self.counts)
         if method == "interpolated":
@@ -188,7 +314,18 @@ class PRCurveResult(_CurveResult):
     def area_bounds(self, method: str = "step") -> tuple[float, float]:
         """Certified (low, high) of ``area(method)`` on the exact data; (v, v) for an exact
         curve. Step / interpolated / 11-point: :func:`average_precision_bounds`; trapezoid: the
-        exact polyline stays in the boxes, so Σ_i Δrecall_i · precision_low/high[i]. O(T)."""
+        exact polyline stays in the boxes, so Σ_i Δrecall_i · precision_low/high[i]. O(T).
+
+        Parameters
+        ----------
+        method : {'step', 'interpolated', 'eleven_point', 'trapezoid'}, default 'step'
+            Which area.
+
+        Returns
+        -------
+        (low, high) : tuple of float
+            The certified range of the area on the exact data.
+        """
         v = self.area(method)
         if math.isnan(v) or not self.counts.binned:
             return v, v
@@ -203,7 +340,13 @@ class PRCurveResult(_CurveResult):
     def envelope(self) -> tuple[Polyline, Polyline]:
         """``(lower, upper)``, each a ``(recall, precision)`` step polyline over recall from 0:
         bin i spans recall [recall[i - 1], recall[i]] at ``precision_low[i]`` /
-        ``precision_high[i]``; every point of the exact PR curve lies between them. O(T)."""
+        ``precision_high[i]``; every point of the exact PR curve lies between them. O(T).
+
+        Returns
+        -------
+        (lower, upper) : tuple of Polyline
+            Two ``(recall, precision)`` array pairs.
+        """
         r0 = np.concatenate([[0.0], self.recall])[:-1]
         x = np.stack([r0, self.recall], 1).ravel()
         return (

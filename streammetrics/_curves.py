@@ -1,4 +1,4 @@
-"""One kernel for every ranking curve: counts at distinct thresholds (SPEC section 3).
+"""One kernel for every ranking curve: counts at distinct thresholds (docs/definitions/ranking.md).
 
 Everything score-based is a view of :class:`ThresholdCounts` -- for thresholds t_1 > t_2 > ...,
 the (weighted) number of positives ``tps`` and negatives ``fps`` with score >= t, plus the totals
@@ -204,7 +204,7 @@ def roc_envelope(counts: ThresholdCounts) -> tuple[Polyline, Polyline]:
     exact ROC curve lies. Exact counts: both are the curve itself. Binned counts: inside every
     mixed bin the upper one climbs first (the bin's positives ranked above its negatives) and the
     lower one runs right first; elsewhere both are the curve. Their areas are the ends of the
-    AUROC certificate (SPEC section 3). O(T)."""
+    AUROC certificate (docs/definitions/ranking.md#bounded-memory). O(T)."""
     P, N = counts.total_pos, counts.total_neg
     tp0, fp0 = counts.previous()
     mixed = counts.mixed()
@@ -351,7 +351,8 @@ def auroc_bounds(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float, float]
     """(estimate, low, high) of the AUROC from per-bin weights in *increasing* score order.
 
     Estimate A = (Σ_b p_b·(Σ_{b'<b} n_b') + ½ Σ_b p_b·n_b) / (P·N) (ties-as-half = the trapezoid
-    over the bin edges); the exact AUROC lies in A ± ½ Σ_b p_b·n_b / (P·N) (SPEC section 3).
+    over the bin edges); the exact AUROC lies in A ± ½ Σ_b p_b·n_b / (P·N)
+    (docs/definitions/ranking.md#bounded-memory).
     nan if P or N is 0. O(b).
     """
     P, N = float(pos.sum()), float(neg.sum())

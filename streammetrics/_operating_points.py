@@ -57,6 +57,37 @@ class OperatingPoint:
       any threshold could reach on the data (equal to ``score`` when this threshold is certainly
       optimal, always for exact accumulators), and ``search_range`` the open score interval
       (low, high) outside of which no strictly better threshold exists (``None`` if none can).
+
+    Attributes
+    ----------
+    threshold : float
+        The threshold (``float(point)``).
+    tp, fp, fn, tn : float
+        The (weighted) confusion counts at it.
+    criterion : str, optional
+        The criterion that chose it (from ``best_threshold``).
+    value : float, optional
+        The constraint of a constrained criterion.
+    score, score_bound : float, optional
+        The criterion's value here, and a certified upper bound over every threshold (from
+        ``best_threshold``).
+    search_range : tuple of float, optional
+        The open score interval outside of which no strictly better threshold exists (binned
+        counts).
+    tp_range, fp_range : tuple of float, optional
+        Certified ranges of the exact counts (a threshold strictly inside a bin); ``None`` when
+        exact.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> point = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute().at(0.35)
+    >>> point.tp, point.fp, point.fn, point.tn
+    (2.0, 1.0, 0.0, 1.0)
+    >>> point.tpr, point.precision, point.f1
+    (1.0, 0.6666666666666666, 0.8)
+    >>> point.bounds("accuracy")
+    (0.75, 0.75)
     """
 
     threshold: float
@@ -134,7 +165,20 @@ class OperatingPoint:
         """Certified (low, high) of ``metric`` (a property name: "tpr", "fpr", "tnr", "fnr",
         "precision", "npv", "accuracy", "youden", "f1", "fbeta", ...) at this threshold:
         (v, v) when exact, else the extremes over the corners of the count box (undefined
-        corners left out; nan if all are). O(1)."""
+        corners left out; nan if all are). O(1).
+
+        Parameters
+        ----------
+        metric : str
+            A metric property name of this class.
+        beta : float, default 1.0
+            The beta of ``"fbeta"``.
+
+        Returns
+        -------
+        (low, high) : tuple of float
+            The certified range of the metric.
+        """
         if metric not in _METRICS:
             raise ValueError(f"metric: must be one of {_METRICS}, got {metric!r}")
 
@@ -172,7 +216,20 @@ def _point(counts: ThresholdCounts, i: int, criterion: str | None = None) -> Ope
 def operating_point_at(counts: ThresholdCounts, threshold: float) -> OperatingPoint:
     """Counts at an arbitrary threshold: those of the lowest distinct score that is >= it.
     Binned counts: exact at a bin edge or outside the data; strictly inside a bin the counts
-    of the edge above it with ``tp_range`` / ``fp_range`` spanning the bin. O(log T)."""
+    of the edge above it with ``tp_range`` / ``fp_range`` spanning the bin. O(log T).
+
+    Parameters
+    ----------
+    counts : ThresholdCounts
+        The curve's counts at distinct thresholds.
+    threshold : float
+        Any threshold (``+-inf`` allowed, not NaN); score >= threshold is predicted positive.
+
+    Returns
+    -------
+    OperatingPoint
+        The counts and metrics there.
+    """
     t = real_param(threshold, "threshold", "a number (+-inf allowed, not NaN)", allow_inf=True)
     thr = counts.thresholds
     n_t = thr.shape[0]
@@ -237,6 +294,23 @@ def best_threshold(
     bin): ``score_bound`` is the
     largest of those and ``score`` (certified), ``search_range`` the hull of the bins whose
     corner beats ``score``. Exact counts: ``score_bound = score``, ``search_range = None``. O(T).
+
+    Parameters
+    ----------
+    counts : ThresholdCounts
+        The curve's counts at distinct thresholds.
+    criterion : str
+        One of :data:`CRITERIA`.
+    value : float, optional
+        The constraint in [0, 1] of ``"tpr_at_tnr"``, ``"tnr_at_tpr"``,
+        ``"precision_at_recall"`` and ``"recall_at_precision"``.
+    beta : float, default 1.0
+        The beta of ``"fbeta"``.
+
+    Returns
+    -------
+    OperatingPoint
+        The chosen threshold with its counts, ``score``, ``score_bound`` and ``search_range``.
     """
     if criterion not in CRITERIA:
         raise ValueError(f"criterion: must be one of {CRITERIA}, got {criterion!r}")

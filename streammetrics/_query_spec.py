@@ -84,7 +84,8 @@ class Spec:
         scale = 1.0 if total is None else float(total)
         finite_hi = np.where(np.isfinite(hi), hi, 0.0)
         tol = rtol * np.maximum(finite_hi, 1.0) * max(scale, 1.0)
-        bad = (x < lo * scale - tol) | (x > hi * scale + tol)
+        with np.errstate(invalid="ignore"):  # an unbounded range times no weight: no bound (NaN)
+            bad = (x < lo * scale - tol) | (x > hi * scale + tol)
         if bad.any():
             idx = first_bad(bad)
             col = idx if isinstance(idx, int) else idx[-1]

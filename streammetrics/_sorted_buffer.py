@@ -1,4 +1,4 @@
-"""The sorted score buffer shared by every exact ranking metric (SPEC section 3).
+"""The sorted score buffer shared by every exact ranking metric (docs/definitions/ranking.md).
 
 It implements :class:`~streammetrics._score_state.ScoreState` (the protocol the ranking
 metrics read). Its parts: batch validation in :mod:`streammetrics._score_batches` (shared with

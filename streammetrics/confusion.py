@@ -240,7 +240,41 @@ class _Proportion(_Averaged):
 
 
 class Precision(_Proportion):
-    """Precision (PPV) = TP / (TP + FP) = TP / PP."""
+    """Precision (PPV) = TP / (TP + FP) = TP / PP.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    multilabel : bool, default False
+        Labels and predictions are (n, L) indicator / score matrices.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        How per-class values combine for multiclass and multilabel tasks; ``None`` returns the
+        per-class array (see docs/definitions/confusion.md#averaging).
+    threshold : float, default 0.5
+        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
+        (binary, multilabel); multiclass scores predict their argmax.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped (padding).
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
+        :class:`~streammetrics.UndefinedMetricWarning`.
+    **label_args
+        The labels as the data has them, in class order (binary: ``[negative, positive]``)
+        (``classes=``); Binary tasks only: the positive label (one of ``classes`` when given)
+        (``pos_label=``); scikit-learn's ``labels=``: the classes per-class values, averages and
+        matrices cover, in that order (multiclass and multilabel) (``labels=``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Precision(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6666666666666666
+    >>> sm.Precision(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([1. , 0. , 0.5])
+    """
 
     _label = "Precision"
     _undefined = "no predicted samples"
@@ -250,7 +284,34 @@ class Precision(_Proportion):
 
 
 class Recall(_Proportion):
-    """Recall (TPR, sensitivity, hit rate) = TP / (TP + FN) = TP / P."""
+    """Recall (TPR, sensitivity, hit rate) = TP / (TP + FN) = TP / P.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Recall(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6666666666666666
+    >>> sm.Recall(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([1. , 0. , 0.5])
+    """
 
     _label = "Recall"
     _undefined = "no true samples"
@@ -260,7 +321,34 @@ class Recall(_Proportion):
 
 
 class Specificity(_Proportion):
-    """Specificity (TNR, selectivity) = TN / (TN + FP) = TN / N."""
+    """Specificity (TNR, selectivity) = TN / (TN + FP) = TN / N.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Specificity(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.Specificity(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([1.        , 0.66666667, 0.5       ])
+    """
 
     _label = "Specificity"
     _undefined = "no negative samples"
@@ -270,7 +358,34 @@ class Specificity(_Proportion):
 
 
 class FallOut(_Proportion):
-    """Fall-out (FPR) = FP / (FP + TN) = FP / N = 1 - specificity."""
+    """Fall-out (FPR) = FP / (FP + TN) = FP / N = 1 - specificity.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.FallOut(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.FallOut(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0.        , 0.33333333, 0.5       ])
+    """
 
     _label = "Fall-out"
     _undefined = "no negative samples"
@@ -280,7 +395,34 @@ class FallOut(_Proportion):
 
 
 class MissRate(_Proportion):
-    """Miss rate (FNR) = FN / (TP + FN) = FN / P = 1 - recall."""
+    """Miss rate (FNR) = FN / (TP + FN) = FN / P = 1 - recall.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.MissRate(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.3333333333333333
+    >>> sm.MissRate(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0. , 1. , 0.5])
+    """
 
     _label = "Miss rate"
     _undefined = "no true samples"
@@ -290,7 +432,34 @@ class MissRate(_Proportion):
 
 
 class NPV(_Proportion):
-    """Negative predictive value = TN / (TN + FN) = TN / PN."""
+    """Negative predictive value = TN / (TN + FN) = TN / PN.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.NPV(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.NPV(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([1.        , 0.66666667, 0.5       ])
+    """
 
     _label = "NPV"
     _undefined = "no predicted negatives"
@@ -300,7 +469,34 @@ class NPV(_Proportion):
 
 
 class FDR(_Proportion):
-    """False discovery rate = FP / (TP + FP) = 1 - precision."""
+    """False discovery rate = FP / (TP + FP) = 1 - precision.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.FDR(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.3333333333333333
+    >>> sm.FDR(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0. , 1. , 0.5])
+    """
 
     _label = "FDR"
     _undefined = "no predicted samples"
@@ -310,7 +506,34 @@ class FDR(_Proportion):
 
 
 class FOR(_Proportion):
-    """False omission rate = FN / (FN + TN) = 1 - NPV."""
+    """False omission rate = FN / (FN + TN) = 1 - NPV.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.FOR(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.FOR(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0.        , 0.33333333, 0.5       ])
+    """
 
     _label = "FOR"
     _undefined = "no predicted negatives"
@@ -320,7 +543,34 @@ class FOR(_Proportion):
 
 
 class Prevalence(_Proportion):
-    """Prevalence = P / n (per class: the share of samples whose actual class is c)."""
+    """Prevalence = P / n (per class: the share of samples whose actual class is c).
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Prevalence(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6
+    >>> sm.Prevalence(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0.25, 0.25, 0.5 ])
+    """
 
     _label = "Prevalence"
     _undefined = "no samples"
@@ -334,6 +584,31 @@ class Jaccard(_Averaged):
 
     Unlike precision/recall/F, scikit-learn's macro Jaccard does not skip nan classes
     (``zero_division=nan`` makes the macro average nan); so does this one.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.Jaccard().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.Jaccard(3, average="micro").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    0.3333333333333333
     """
 
     _label = "Jaccard"
@@ -345,7 +620,25 @@ class Jaccard(_Averaged):
 
 
 class FBeta(_Averaged):
-    """F-beta = (1+β²)·TP / ((1+β²)·TP + β²·FN + FP); β=1 is F1, β=0 precision, β=inf recall."""
+    """F-beta = (1+β²)·TP / ((1+β²)·TP + β²·FN + FP); β=1 is F1, β=0 precision, β=inf recall.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    beta : float, default 1.0
+        Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
+    **kwargs
+        The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
+        ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.FBeta(beta=2.0).update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6666666666666666
+    """
 
     _label = "F-score"
     _undefined = "no true nor predicted samples"
@@ -369,7 +662,25 @@ class FBeta(_Averaged):
 
 
 class F1(FBeta):
-    """F1 = 2·TP / (2·TP + FP + FN), the harmonic mean of precision and recall."""
+    """F1 = 2·TP / (2·TP + FP + FN), the harmonic mean of precision and recall.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    **kwargs
+        The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
+        ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.F1().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6666666666666666
+    >>> sm.F1(3, average="weighted").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    0.5
+    """
 
     def __init__(self, num_classes: int | None = None, **kwargs: Any) -> None:
         kwargs.pop("beta", None)
@@ -386,6 +697,37 @@ class Accuracy(_ConfusionMetric):
 
     Multilabel accuracy is the (weighted) share of rows whose labels are all right, as
     scikit-learn's ``accuracy_score``; use :class:`HammingLoss` for the share of wrong labels.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    multilabel : bool, default False
+        Labels and predictions are (n, L) indicator / score matrices.
+    threshold : float, default 0.5
+        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
+        (binary, multilabel); multiclass scores predict their argmax.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped (padding).
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
+        :class:`~streammetrics.UndefinedMetricWarning`.
+    classes : sequence, optional
+        The labels as the data has them, in class order (binary: ``[negative, positive]``).
+    pos_label : optional
+        Binary tasks only: the positive label (one of ``classes`` when given).
+    labels : sequence, optional
+        scikit-learn's ``labels=``: the classes per-class values, averages and matrices cover, in
+        that order (multiclass and multilabel).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.Accuracy().update([0, 1, 1, 0], [0.2, 0.9, 0.4, 0.1]).compute()
+    0.75
+    >>> sm.Accuracy(classes=["cat", "dog"]).update(["cat", "dog", "dog"], ["cat", "cat", "dog"]).compute()
+    0.6666666666666666
     """
 
     #: ErrorRate reads the complement of the same counts
@@ -422,13 +764,73 @@ class Accuracy(_ConfusionMetric):
 
 
 class ErrorRate(Accuracy):
-    """Error rate (misclassification rate, zero-one loss) = (FP + FN) / n = 1 - accuracy."""
+    """Error rate (misclassification rate, zero-one loss) = (FP + FN) / n = 1 - accuracy.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    multilabel : bool, default False
+        Labels and predictions are (n, L) indicator / score matrices.
+    threshold : float, default 0.5
+        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
+        (binary, multilabel); multiclass scores predict their argmax.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped (padding).
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
+        :class:`~streammetrics.UndefinedMetricWarning`.
+    classes : sequence, optional
+        The labels as the data has them, in class order (binary: ``[negative, positive]``).
+    pos_label : optional
+        Binary tasks only: the positive label (one of ``classes`` when given).
+    labels : sequence, optional
+        scikit-learn's ``labels=``: the classes per-class values, averages and matrices cover, in
+        that order (multiclass and multilabel).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.ErrorRate().update([0, 1, 1, 0], [0, 1, 0, 0]).compute()
+    0.25
+    """
 
     _complement = True
 
 
 class HammingLoss(_ConfusionMetric):
-    """Hamming loss: the (weighted) share of wrong labels; 1 - accuracy for single-label tasks."""
+    """Hamming loss: the (weighted) share of wrong labels; 1 - accuracy for single-label tasks.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    multilabel : bool, default False
+        Labels and predictions are (n, L) indicator / score matrices.
+    threshold : float, default 0.5
+        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
+        (binary, multilabel); multiclass scores predict their argmax.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped (padding).
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
+        :class:`~streammetrics.UndefinedMetricWarning`.
+    classes : sequence, optional
+        The labels as the data has them, in class order (binary: ``[negative, positive]``).
+    pos_label : optional
+        Binary tasks only: the positive label (one of ``classes`` when given).
+    labels : sequence, optional
+        scikit-learn's ``labels=``: the classes per-class values, averages and matrices cover, in
+        that order (multiclass and multilabel).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.HammingLoss(2, multilabel=True).update([[1, 0], [0, 1]], [[1, 1], [0, 1]]).compute()
+    0.25
+    """
 
     def _compute(self) -> float:
         m = self._state.matrix()
@@ -449,6 +851,23 @@ class BalancedAccuracy(_ConfusionMetric):
     Binary with both classes present: (TPR + TNR) / 2. As scikit-learn's
     ``balanced_accuracy_score``; ``adjusted=True`` rescales so that chance is 0 and perfect is 1.
     Not defined for multilabel.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    adjusted : bool, default False
+        Rescale so that chance is 0 and perfect is 1 (scikit-learn's ``adjusted=True``).
+    **kw
+        The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
+        ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.BalancedAccuracy(3).update([0, 0, 1, 2], [0, 1, 1, 2]).compute()
+    0.8333333333333334
     """
 
     _multilabel_ok = False
@@ -487,6 +906,23 @@ class WeightedAccuracy(_ConfusionMetric):
     ``[w_0, w_1]``, so A = w_1·TPR + w_0·TNR). ``None`` means uniform weights (balanced
     accuracy when every class occurs). A class with positive weight and no samples has an
     undefined recall, which takes ``zero_division``. Not defined for multilabel.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    weights : array-like
+        One non-negative weight per class in class order (binary ``[w_0, w_1]``), summing to 1.
+    **kw
+        The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
+        ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.WeightedAccuracy(weights=[0.25, 0.75]).update([0, 0, 1, 1], [0, 1, 1, 1]).compute()
+    0.875
     """
 
     _multilabel_ok = False
@@ -524,6 +960,35 @@ class MatthewsCorrCoef(_ConfusionMetric):
     MCC = (c·s − Σ_k p_k·t_k) / sqrt((s² − Σ p_k²)(s² − Σ t_k²)) with c the trace, s the total,
     t_k the actual and p_k the predicted class totals; 0.0 when the denominator is 0 (as
     scikit-learn). Binary: (TP·TN − FP·FN) / sqrt(PP·P·N·PN). Not defined for multilabel.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    multilabel : bool, default False
+        Labels and predictions are (n, L) indicator / score matrices.
+    threshold : float, default 0.5
+        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
+        (binary, multilabel); multiclass scores predict their argmax.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped (padding).
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
+        :class:`~streammetrics.UndefinedMetricWarning`.
+    classes : sequence, optional
+        The labels as the data has them, in class order (binary: ``[negative, positive]``).
+    pos_label : optional
+        Binary tasks only: the positive label (one of ``classes`` when given).
+    labels : sequence, optional
+        scikit-learn's ``labels=``: the classes per-class values, averages and matrices cover, in
+        that order (multiclass and multilabel).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.MatthewsCorrCoef().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.16666666666666666
     """
 
     _multilabel_ok = False
@@ -547,6 +1012,23 @@ class CohenKappa(_ConfusionMetric):
     disagreement weights: ``weights=None`` (0 on the diagonal, 1 elsewhere), ``"linear"``
     (|i−j|) or ``"quadratic"`` ((i−j)²). Undefined (Σ W∘E = 0) takes ``zero_division``.
     Not defined for multilabel.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    weights : {None, 'linear', 'quadratic'}, default None
+        Disagreement weights between classes (scikit-learn's ``weights=``).
+    **kw
+        The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
+        ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.CohenKappa(3, weights="linear").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    0.4285714285714286
     """
 
     _multilabel_ok = False
@@ -599,6 +1081,26 @@ class ConfusionMatrix(_ConfusionMetric):
     (decided from the state itself -- each cell's sum of weights equals its sum of squared
     weights and is an integer -- so it survives merge, copy, save and load; a merge with a
     weighted state gives float64); normalized matrices are float64.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    normalize : {None, 'true', 'pred', 'all'}, default None
+        Normalise over actual classes (rows), predicted classes (columns) or everything, as
+        scikit-learn's ``confusion_matrix``.
+    **kw
+        The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
+        ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.ConfusionMatrix(3).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([[1, 0, 0],
+           [0, 0, 1],
+           [0, 1, 1]])
     """
 
     _takes_labels = True

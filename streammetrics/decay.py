@@ -1,6 +1,6 @@
 """Exponential forgetting for any accumulator: classification, ranking, retrieval.
 
-The definitions: docs/definitions.md, section 'Windows, decay and delayed labels'.
+The definitions: docs/definitions/service.md#exponential-decay.
 
 ``Decayed(metric, half_life=h)`` weighs the i-th of the n samples seen so far (0-based, in
 arrival order: ``update`` calls, then rows) by ``0.5 ** ((n - 1 - i) / h)``: the newest sample
@@ -95,8 +95,8 @@ class Decayed(SampleWrapper):
     Complexity (confusion family): ``update`` O(batch), a read O(state); see the module
     docstring for the ranking metrics.
 
-    Example
-    -------
+    Examples
+    --------
     >>> import numpy as np
     >>> from sklearn.metrics import recall_score
     >>> from streammetrics import Decayed, Recall

@@ -1,6 +1,6 @@
 """Delayed labels: score now, learn the truth later.
 
-The definitions: docs/definitions.md, section 'Windows, decay and delayed labels'.
+The definitions: docs/definitions/service.md#delayed-labels.
 
 An inference service knows its prediction at request time and the label minutes or days later.
 ``DelayedLabels(metric, capacity=..., ttl=...)`` holds the pending predictions:
@@ -104,8 +104,8 @@ class DelayedLabels(BatchedFolding, Wrapper):
         With ``batch_size > 1``: seconds a labelled pair may wait in the buffer before the
         next ``predict``/``label`` call folds it (> 0; default 1.0).
 
-    Example
-    -------
+    Examples
+    --------
     >>> from streammetrics import DelayedLabels, Recall
     >>> d = DelayedLabels(Recall(), capacity=1000)
     >>> d.predict(["a", "b", "c"], [0.9, 0.2, 0.7])

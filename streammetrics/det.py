@@ -24,7 +24,20 @@ __all__ = ["DETCurve", "DETCurveResult", "det_points"]
 
 def det_points(counts: ThresholdCounts, drop_intermediate: bool = False) -> tuple[np.ndarray, ...]:
     """(fpr, fnr, thresholds) of scikit-learn's ``det_curve`` from ROC counts (module
-    docstring); nan rates when P or N is 0. O(T)."""
+    docstring); nan rates when P or N is 0. O(T).
+
+    Parameters
+    ----------
+    counts : ThresholdCounts
+        Positive and negative counts at the distinct thresholds (decreasing).
+    drop_intermediate : bool, default False
+        Drop the points that are not corners of the curve, as scikit-learn's option.
+
+    Returns
+    -------
+    fpr, fnr, thresholds : numpy.ndarray
+        False positive and false negative rates at increasing thresholds (decreasing fpr).
+    """
     tps = np.concatenate([[0.0], counts.tps])
     fps = np.concatenate([[0.0], counts.fps])
     thresholds = np.concatenate([[np.inf], counts.thresholds.astype(np.float64)])
@@ -43,7 +56,27 @@ def det_points(counts: ThresholdCounts, drop_intermediate: bool = False) -> tupl
 class DETCurveResult(CurveOutput):
     """A DET curve in scikit-learn's layout: ``fpr``, ``fnr``, ``thresholds`` (increasing
     threshold, decreasing fpr), and the ``counts`` it was read from. Unpacks as
-    ``fpr, fnr, thresholds = result``."""
+    ``fpr, fnr, thresholds = result``.
+
+    Attributes
+    ----------
+    fpr : numpy.ndarray
+        False positive rates, decreasing (increasing threshold).
+    fnr : numpy.ndarray
+        False negative rates at the same thresholds.
+    thresholds : numpy.ndarray
+        The distinct scores, increasing.
+    counts : ThresholdCounts
+        The counts at distinct thresholds the curve was read from.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> result = sm.DETCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    >>> result.fnr.tolist()
+    [0.0, 0.5, 0.5]
+    >>> fpr, fnr, thresholds = result
+    """
 
     def __init__(self, counts: ThresholdCounts, drop_intermediate: bool = False) -> None:
         self.counts = counts
@@ -68,6 +101,16 @@ class DETCurve(CurveMetric):
 
     Takes ``ROCCurve``'s arguments and shares its state in a MetricSet. O(n log n) per
     ``compute`` (binned state: O(bins), the points at the bin edges).
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None``: binary; C: multiclass; L with ``multilabel=True`` (as :class:`ROCCurve`).
+    drop_intermediate : bool, default False
+        Drop the points that are not corners of the curve.
+    **kw
+        The other arguments of :class:`ROCCurve` (``multilabel``, ``average``, ``ignore_index``,
+        ``max_bytes``, ``thresholds``, ``scores``, ``classes``, ``pos_label``).
 
     Examples
     --------

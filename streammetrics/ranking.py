@@ -1,4 +1,5 @@
-"""Exact ranking metrics over scores: AUROC, average precision, ROC and PR curves (SPEC section 3).
+"""Exact ranking metrics over scores: AUROC, average precision, ROC and PR curves
+(docs/definitions/ranking.md).
 
 All four accumulators keep the same state, a :class:`~streammetrics._sorted_buffer.SortedScores`
 buffer (one sorted copy of every score per column, at its input precision), so in a
@@ -15,7 +16,8 @@ it: the exact state simply certifies (v, v) and every readout is certified (docs
 ``best_threshold`` with a certified ``score_bound`` (:mod:`streammetrics._curves`). One-vs-one
 AUROC and DeLong intervals need the exact state.
 
-Tasks (SPEC section 0): ``num_classes=None`` binary (scores shape (n,)); ``num_classes=C``
+Tasks (docs/definitions/index.md#task-arguments): ``num_classes=None`` binary (scores shape
+(n,)); ``num_classes=C``
 multiclass (scores (n, C), one-vs-rest per class, or one-vs-one for ``AUROC(multi_class="ovo")``);
 ``multilabel=True, num_classes=L`` (labels and scores (n, L)). A single sample may be given as
 scalars (``update(1, 0.83)``) -- the cheap per-sample path.
@@ -80,7 +82,22 @@ _AVERAGES = ("macro", "weighted", "micro", None)
 
 def warn_undefined(name: str, what: str, classes: Any = None) -> None:
     """One :class:`~streammetrics.UndefinedMetricWarning`: ``name`` is undefined (for
-    ``classes``, if given) because of ``what``; the value returned is nan."""
+    ``classes``, if given) because of ``what``; the value returned is nan.
+
+    Parameters
+    ----------
+    name : str
+        The metric's name, as the message shows it.
+    what : str
+        Why it is undefined (``"no positives"``, ...).
+    classes : array-like of int, optional
+        The class indices it is undefined for (multiclass, multilabel).
+
+    Returns
+    -------
+    None
+        The warning is issued (attributed to the caller's line).
+    """
     where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
     warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning)
 
@@ -289,7 +306,8 @@ class AUROC(_Ranking):
     """Area under the ROC curve = Mann-Whitney U / (P·N), a tied positive/negative pair counting
     1/2: P(f(x+) > f(x-)) + 1/2 P(f(x+) = f(x-)). Equals ``sklearn.metrics.roc_auc_score``.
 
-    Parameters: the task arguments of SPEC section 0; ``average`` ("macro", "weighted" by
+    Parameters: the task arguments of docs/definitions/index.md#task-arguments; ``average``
+    ("macro", "weighted" by
     support, "micro" pooling every (sample, class) pair, ``None`` per class); ``max_fpr``: the
     McClish-standardised partial AUROC up to that false positive rate (as scikit-learn; also per
     class for multiclass, where scikit-learn has none); ``multi_class="ovo"`` (multiclass only):
@@ -307,6 +325,42 @@ class AUROC(_Ranking):
     (:func:`streammetrics._curves.roc_auc_bounds`). ``multi_class="ovo"`` is refused there:
     the binned state pools each column's negatives over classes, which leaves AUC(i|j)
     unbounded.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
+        ``multilabel=True``.
+    multilabel : bool, default False
+        Labels and scores are (n, L) matrices.
+    average : {'macro', 'weighted', 'micro', None}, default 'macro'
+        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
+        (sample, class) pair, or ``None`` for the per-class array.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped.
+    max_fpr : float, optional
+        The McClish-standardised partial AUROC up to this false positive rate, in (0, 1].
+    multi_class : {'ovr', 'ovo'}, default 'ovr'
+        Multiclass: one-vs-rest per class, or Hand & Till's one-vs-one.
+    max_bytes : int, optional
+        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
+        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
+    thresholds : array-like, optional
+        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
+    scores : {'raw', 'logit', 'probability'}, default 'raw'
+        The declared score range, used to place adaptive bins (bins only).
+    classes, pos_label : optional
+        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.AUROC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    0.75
+    >>> scores = [[0.8, 0.1, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7], [0.3, 0.4, 0.3]]
+    >>> m = sm.AUROC(3, average=None).update([0, 1, 2, 2], scores)
+    >>> m.compute()
+    array([1.   , 1.   , 0.875])
     """
 
     _name = "AUROC"
@@ -465,6 +519,38 @@ class AveragePrecision(_Ranking):
     :func:`streammetrics._bins.ap_bounds`, interpolated / 11-point AP from the bin edges (low
     end, = ``compute()``) and the bins' best corners (high end), see
     :func:`streammetrics._curves.average_precision_bounds`.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
+        ``multilabel=True``.
+    multilabel : bool, default False
+        Labels and scores are (n, L) matrices.
+    average : {'macro', 'weighted', 'micro', None}, default 'macro'
+        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
+        (sample, class) pair, or ``None`` for the per-class array.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped.
+    interpolated : bool, default False
+        Replace each precision by the best precision at the same or a higher recall.
+    eleven_point : bool, default False
+        The mean interpolated precision at recall 0, 0.1, ..., 1.
+    max_bytes : int, optional
+        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
+        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
+    thresholds : array-like, optional
+        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
+    scores : {'raw', 'logit', 'probability'}, default 'raw'
+        The declared score range, used to place adaptive bins (bins only).
+    classes, pos_label : optional
+        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.AveragePrecision().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    0.8333333333333333
     """
 
     _name = "AveragePrecision"
@@ -513,7 +599,37 @@ class CurveMetric(_Ranking):
     """Base of the curve accumulators (ROC, PR, DET): binary gives one result;
     multiclass/multilabel give a list with one curve per class (in class order), or one pooled
     curve with ``average="micro"``. A curve subclass gives ``_curve(counts)`` and ``_check``;
-    ``bounds()`` certifies its area (the AUROC unless ``_stat`` says otherwise)."""
+    ``bounds()`` certifies its area (the AUROC unless ``_stat`` says otherwise).
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
+        ``multilabel=True``.
+    multilabel : bool, default False
+        Labels and scores are (n, L) matrices.
+    average : {'macro', 'weighted', 'micro', None}, default 'macro'
+        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
+        (sample, class) pair, or ``None`` for the per-class array.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped.
+    max_bytes : int, optional
+        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
+        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
+    thresholds : array-like, optional
+        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
+    scores : {'raw', 'logit', 'probability'}, default 'raw'
+        The declared score range, used to place adaptive bins (bins only).
+    classes, pos_label : optional
+        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> roc = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    >>> isinstance(roc, sm.ranking.CurveMetric)
+    True
+    """
 
     def _curve(self, counts: ThresholdCounts) -> Any:
         raise NotImplementedError
@@ -570,7 +686,28 @@ class ROCCurve(CurveMetric):
     Binned (``max_bytes`` / ``thresholds``): one point per bin edge, each an exact point of the
     exact curve; ``exact``, ``envelope()``, ``area_bounds(max_fpr)``, ``at`` count ranges and
     ``best_threshold``'s ``score_bound`` / ``search_range`` certify the rest
-    (:class:`ROCCurveResult`); O(bins) per ``compute``."""
+    (:class:`ROCCurveResult`); O(bins) per ``compute``.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
+        ``multilabel=True``.
+    drop_intermediate : bool, default False
+        Drop the points that are not corners of the curve (scikit-learn's default ``True``).
+    **kw
+        The arguments of :class:`CurveMetric` (``multilabel``, ``average``, ``ignore_index``,
+        ``max_bytes``, ``thresholds``, ``scores``, ``classes``, ``pos_label``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> curve = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    >>> curve.fpr.tolist(), curve.tpr.tolist()
+    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
+    >>> curve.thresholds.tolist()
+    [inf, 0.8, 0.4, 0.35, 0.1]
+    """
 
     _name = "ROCCurve"
 
@@ -600,7 +737,39 @@ class PRCurve(CurveMetric):
     Binned (``max_bytes`` / ``thresholds``): one point per bin edge, each an exact point of the
     exact curve, with ``precision_low`` / ``precision_high`` per point, ``envelope()``,
     ``area_bounds(method)`` and the certified ``best_threshold`` (:class:`PRCurveResult`);
-    O(bins) per ``compute``."""
+    O(bins) per ``compute``.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
+        ``multilabel=True``.
+    multilabel : bool, default False
+        Labels and scores are (n, L) matrices.
+    average : {'macro', 'weighted', 'micro', None}, default 'macro'
+        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
+        (sample, class) pair, or ``None`` for the per-class array.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped.
+    max_bytes : int, optional
+        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
+        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
+    thresholds : array-like, optional
+        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
+    scores : {'raw', 'logit', 'probability'}, default 'raw'
+        The declared score range, used to place adaptive bins (bins only).
+    classes, pos_label : optional
+        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> curve = sm.PRCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    >>> curve.precision.tolist(), curve.recall.tolist()
+    ([1.0, 0.5, 0.6666666666666666, 0.5], [0.5, 0.5, 1.0, 1.0])
+    >>> float(curve.area())
+    0.8333333333333333
+    """
 
     _name = "PRCurve"
     _needs_neg = False

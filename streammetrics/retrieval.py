@@ -104,20 +104,77 @@ class PrecisionAtK(_AtK):
     """P@k = (relevant documents in the top k) / k; ranks past the list's end are non-relevant.
 
     trec_eval ``P_k``. With ``ties="average"``: the expected P@k over orders of tied documents.
+
+    Parameters
+    ----------
+    k : int
+        The rank cutoff, >= 1.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    ties : {'first', 'average'}, default 'first'
+        Equal scores: ranked by document id as trec_eval does, or the expected value over every
+        order of the tied documents (measures linear in the gains only).
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.PrecisionAtK(2)
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    0.5
     """
 
     _kind = "p"
 
 
 class RecallAtK(_AtK):
-    """R@k = (relevant documents in the top k) / R (0 when R = 0). trec_eval ``recall_k``."""
+    """R@k = (relevant documents in the top k) / R (0 when R = 0). trec_eval ``recall_k``.
+
+    Parameters
+    ----------
+    k : int
+        The rank cutoff, >= 1.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    ties : {'first', 'average'}, default 'first'
+        Equal scores: ranked by document id as trec_eval does, or the expected value over every
+        order of the tied documents (measures linear in the gains only).
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.RecallAtK(1)
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
+    """
 
     _kind = "r"
 
 
 class RPrecision(RetrievalMetric):
     """R-precision = (relevant documents in the top R) / R, divided by R even when fewer than R
-    were retrieved; 0 when R = 0. trec_eval ``Rprec``."""
+    were retrieved; 0 when R = 0. trec_eval ``Rprec``.
+
+    Parameters
+    ----------
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    ties : {'first', 'average'}, default 'first'
+        Equal scores: ranked by document id as trec_eval does, or the expected value over every
+        order of the tied documents (measures linear in the gains only).
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.RPrecision()
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
+    """
 
     def __init__(self, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
         self.rel_level = check_level(rel_level, "rel_level")
@@ -128,7 +185,24 @@ class RPrecision(RetrievalMetric):
 
 
 class PrecisionAtRecall(RetrievalMetric):
-    """Precision at the first rank where recall reaches ``r`` (Weber); 0 if it never does or R = 0."""
+    """Precision at the first rank where recall reaches ``r`` (Weber); 0 if it never does or R = 0.
+
+    Parameters
+    ----------
+    r : float
+        The recall level, in [0, 1].
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.PrecisionAtRecall(0.5)
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
+    """
 
     def __init__(self, r: float, *, rel_level: float = 1, per_query: bool = False) -> None:
         self.r, self.rel_level = check_fraction(r, "r"), check_level(rel_level, "rel_level")
@@ -144,6 +218,27 @@ class MAP(RetrievalMetric):
 
     With ``k``: AP@k = Σ_{i≤k} P(i)·rel(i) / min(k, R) (the seeds' definition, default
     ``denominator="min_k_r"``); ``denominator="R"`` divides by R (trec_eval ``map_cut_k``).
+
+    Parameters
+    ----------
+    k : int, optional
+        The rank cutoff (>= 1); ``None`` reads the whole list.
+    denominator : {'min_k_r', 'R'}, default 'min_k_r'
+        With ``k``: divide AP@k by min(k, R), or by R.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    ties : {'first', 'average'}, default 'first'
+        Equal scores: ranked by document id as trec_eval does, or the expected value over every
+        order of the tied documents (measures linear in the gains only).
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.MAP()
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
     """
 
     def __init__(
@@ -169,7 +264,27 @@ class MAP(RetrievalMetric):
 
 class MRR(RetrievalMetric):
     """Mean reciprocal rank: per query 1 / (rank of the first relevant document), 0 if none is
-    retrieved (RR@k: 0 if it ranks below k). trec_eval ``recip_rank``."""
+    retrieved (RR@k: 0 if it ranks below k). trec_eval ``recip_rank``.
+
+    Parameters
+    ----------
+    k : int, optional
+        The rank cutoff (>= 1); ``None`` reads the whole list.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    ties : {'first', 'average'}, default 'first'
+        Equal scores: ranked by document id as trec_eval does, or the expected value over every
+        order of the tied documents (measures linear in the gains only).
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.MRR()
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
+    """
 
     def __init__(
         self, k: int | None = None, *, rel_level: float = 1, ties: str = "first", per_query: bool = False
@@ -185,7 +300,31 @@ class MRR(RetrievalMetric):
 class CG(RetrievalMetric):
     """Cumulative gain CG@k = Σ_{i≤k} max(grade_i, 0); ``normalize=True`` divides by k·rel_max
     (Weber; with binary grades and rel_max = 1 it equals P@k). Grades above ``rel_max`` are a
-    ``ValueError``. ``rel_level`` is accepted for uniformity and unused (graded measure)."""
+    ``ValueError``. ``rel_level`` is accepted for uniformity and unused (graded measure).
+
+    Parameters
+    ----------
+    k : int
+        The rank cutoff, >= 1.
+    normalize : bool, default False
+        Divide by k times ``rel_max``.
+    rel_max : float, optional
+        The largest grade (needed by ``normalize=True``).
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    ties : {'first', 'average'}, default 'first'
+        Equal scores: ranked by document id as trec_eval does, or the expected value over every
+        order of the tied documents (measures linear in the gains only).
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.CG(2)
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.5
+    """
 
     def __init__(
         self,
@@ -230,7 +369,29 @@ class CG(RetrievalMetric):
 
 class DCG(RetrievalMetric):
     """DCG@k = Σ_{i≤k} g(grade_i) / log2(i + 1); ``gain="linear"``: g = max(grade, 0) (trec_eval),
-    ``"exponential"``: g = 2^max(grade, 0) − 1. ``k=None``: the whole list."""
+    ``"exponential"``: g = 2^max(grade, 0) − 1. ``k=None``: the whole list.
+
+    Parameters
+    ----------
+    k : int, optional
+        The rank cutoff (>= 1); ``None`` reads the whole list.
+    gain : {'linear', 'exponential'}, default 'linear'
+        The gain of a grade g: max(g, 0), or 2^max(g, 0) - 1.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    ties : {'first', 'average'}, default 'first'
+        Equal scores: ranked by document id as trec_eval does, or the expected value over every
+        order of the tied documents (measures linear in the gains only).
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.DCG(2)
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.5
+    """
 
     def __init__(
         self,
@@ -254,7 +415,29 @@ class DCG(RetrievalMetric):
 class NDCG(DCG):
     """nDCG@k = DCG@k / IDCG@k, the ideal ranking built from all judged documents of the query
     when ``judged`` is given (trec_eval ``ndcg_cut_k``; ``ndcg`` with ``k=None``), else from the
-    retrieved documents (scikit-learn's ``ndcg_score``); IDCG = 0 gives 0."""
+    retrieved documents (scikit-learn's ``ndcg_score``); IDCG = 0 gives 0.
+
+    Parameters
+    ----------
+    k : int, optional
+        The rank cutoff (>= 1); ``None`` reads the whole list.
+    gain : {'linear', 'exponential'}, default 'linear'
+        The gain of a grade g: max(g, 0), or 2^max(g, 0) - 1.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    ties : {'first', 'average'}, default 'first'
+        Equal scores: ranked by document id as trec_eval does, or the expected value over every
+        order of the tied documents (measures linear in the gains only).
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.NDCG(2)
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
+    """
 
     _kind = "ndcg"
 
@@ -264,7 +447,26 @@ class InterpolatedPrecision(RetrievalMetric):
     (textbook rule, default; 0 if recall r is never reached). ``interpolation="trec"`` uses
     trec_eval 9's ``iprec_at_recall`` rule instead: recall r counts as reached at the rank of the
     ⌊r·R + 0.9⌋-th relevant document (so r = 0.7 with R = 3 is reached by 2 relevant documents).
-    ``recall`` is one level (``compute`` gives a float) or a sequence of levels (an array)."""
+    ``recall`` is one level (``compute`` gives a float) or a sequence of levels (an array).
+
+    Parameters
+    ----------
+    recall : float or sequence of float
+        The recall level(s), in [0, 1].
+    interpolation : {'textbook', 'trec'}, default 'textbook'
+        The interpolation rule: the best precision at recall >= r, or trec_eval 9's rule.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.InterpolatedPrecision([0.0, 0.5])
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    array([1., 1.])
+    """
 
     def __init__(
         self,
@@ -309,7 +511,24 @@ class InterpolatedPrecision(RetrievalMetric):
 class ElevenPointAP(RetrievalMetric):
     """11-point interpolated average precision: the mean of the interpolated precision at recall
     0, 0.1, ..., 1 (textbook rule by default; ``interpolation="trec"`` gives trec_eval's
-    ``11pt_avg``, see :class:`InterpolatedPrecision`)."""
+    ``11pt_avg``, see :class:`InterpolatedPrecision`).
+
+    Parameters
+    ----------
+    interpolation : {'textbook', 'trec'}, default 'textbook'
+        The interpolation rule: the best precision at recall >= r, or trec_eval 9's rule.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.ElevenPointAP()
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
+    """
 
     def __init__(
         self, *, interpolation: str = "textbook", rel_level: float = 1, per_query: bool = False
@@ -337,7 +556,22 @@ class ElevenPointAP(RetrievalMetric):
 
 class SystemEfficiency(RetrievalMetric):
     """System efficiency (Weber) E = 1 − d/√2, d the smallest distance from a per-rank (recall,
-    precision) point to (1, 1); 0 when nothing relevant exists or nothing is retrieved."""
+    precision) point to (1, 1); 0 when nothing relevant exists or nothing is retrieved.
+
+    Parameters
+    ----------
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.SystemEfficiency()
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
+    """
 
     def __init__(self, *, rel_level: float = 1, per_query: bool = False) -> None:
         self.rel_level, self.per_query = check_level(rel_level, "rel_level"), bool(per_query)
@@ -387,13 +621,47 @@ class _SetMeasure(RetrievalMetric):
 
 class SetPrecision(_SetMeasure):
     """Set precision = relevant retrieved / retrieved (0 for an empty list; trec_eval ``set_P``).
-    ``average="macro"``: mean over queries; ``"micro"``: Σ relevant retrieved / Σ retrieved."""
+    ``average="macro"``: mean over queries; ``"micro"``: Σ relevant retrieved / Σ retrieved.
+
+    Parameters
+    ----------
+    average : {'macro', 'micro'}, default 'macro'
+        The mean over queries, or the ratio of the sums over queries.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.SetPrecision()
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    0.5
+    """
 
     _column = 0
 
 
 class SetRecall(_SetMeasure):
     """Set recall = relevant retrieved / R (0 when R = 0; trec_eval ``set_recall``).
-    ``average="macro"``: mean over queries; ``"micro"``: Σ relevant retrieved / Σ R."""
+    ``average="macro"``: mean over queries; ``"micro"``: Σ relevant retrieved / Σ R.
+
+    Parameters
+    ----------
+    average : {'macro', 'micro'}, default 'macro'
+        The mean over queries, or the ratio of the sums over queries.
+    rel_level : float, default 1
+        A document is relevant when its grade is >= ``rel_level``.
+    per_query : bool, default False
+        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.SetRecall()
+    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    1.0
+    """
 
     _column = 1

@@ -1,6 +1,6 @@
 """Sliding windows over any accumulator: classification, ranking and retrieval.
 
-The definitions: docs/definitions.md, section 'Windows, decay and delayed labels'.
+The definitions: docs/definitions/service.md#windows.
 
 ``Window(metric, size=W)`` is ``metric`` over exactly the last W samples that arrived;
 ``Window(metric, seconds=T)`` is ``metric`` over the samples whose timestamp is strictly greater
@@ -131,8 +131,8 @@ class Window(SampleWrapper):
     row), O(W) after an expiry otherwise (see the module docstring). Memory: the rows
     plus the wrapped state.
 
-    Example
-    -------
+    Examples
+    --------
     >>> from streammetrics import F1, Window
     >>> w = Window(F1(), size=3)
     >>> _ = w.update([1, 0, 1, 1], [1, 1, 0, 1])  # the window holds the last 3 rows

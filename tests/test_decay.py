@@ -1,4 +1,5 @@
-"""Exponential decay (SPEC section 5): equals the undecayed metric with the decay weights."""
+"""Exponential decay (docs/definitions/service.md#exponential-decay):
+equals the undecayed metric with the decay weights."""
 
 from __future__ import annotations
 

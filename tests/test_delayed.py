@@ -1,4 +1,5 @@
-"""DelayedLabels (SPEC section 5): equals the metric over the labelled pairs; nothing silent."""
+"""DelayedLabels (docs/definitions/service.md#delayed-labels):
+equals the metric over the labelled pairs; nothing silent."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Thread safety (SPEC section 5): concurrent update/compute from many threads equal a
+"""Thread safety (docs/definitions/service.md#threads): concurrent update/compute from many threads equal a
 sequential order of the same calls -- for a MetricSet, the service wrappers and DelayedLabels."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Input handling (SPEC section 1): accepted containers, clear errors, atomic updates."""
+"""Input handling (docs/definitions/inputs.md): accepted containers, clear errors, atomic updates."""
 
 from __future__ import annotations
 

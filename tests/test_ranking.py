@@ -1,4 +1,4 @@
-"""Exact ranking metrics against scikit-learn and brute-force oracles (SPEC section 3).
+"""Exact ranking metrics against scikit-learn and brute-force oracles (docs/definitions/ranking.md).
 
 Random data with heavy ties (scores rounded to a few levels), ±inf scores, sample weights
 (including zeros), binary / multiclass / multilabel, every average; ROC and PR curves point by

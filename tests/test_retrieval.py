@@ -1,4 +1,4 @@
-"""Retrieval measures (SPEC section 4) against pytrec_eval (trec_eval's own code) and the slow
+"""Retrieval measures (docs/definitions/retrieval.md) against pytrec_eval (trec_eval's own code) and the slow
 oracles in tests/retrieval_oracles.py, plus the seeds' worked examples."""
 
 from __future__ import annotations

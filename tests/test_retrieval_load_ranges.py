@@ -1,4 +1,5 @@
-"""Stored retrieval states are range-checked on load (SPEC section 0: a loaded state is one some
+"""Stored retrieval states are range-checked on load
+(docs/definitions/index.md#the-accumulator-contract: a loaded state is one some
 stream of queries could have produced): per-query ``values`` within each measure's range, ``sums``
 within count (or decayed mass) times that range, for plain, windowed and decayed metrics; honest
 states -- edge values 0 and 1, merged states -- still load. Also the two input checks that keep

@@ -1,4 +1,4 @@
-"""Sliding windows (SPEC section 5) against scikit-learn on exactly the window's rows."""
+"""Sliding windows (docs/definitions/service.md#windows) against scikit-learn on exactly the window's rows."""
 
 from __future__ import annotations
 

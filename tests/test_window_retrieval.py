@@ -1,4 +1,5 @@
-"""Windows and decay over the retrieval family (SPEC sections 4 and 5): a window of the last W
+"""Windows and decay over the retrieval family (docs/definitions/retrieval.md,
+docs/definitions/service.md#windows): a window of the last W
 *queries* (or of the queries of the last T seconds, one timestamp per query) equals the measure
 on exactly those queries, checked against pytrec_eval and the slow oracles; decay weighs each
 query's value by its decay weight (sum w_q m_q / sum w_q)."""

@@ -1,0 +1,369 @@
+"""One registry of every public metric and the helpers of the shared protocol laws.
+
+A :class:`Case` is a representative configuration of a public metric: how to build it, which
+kind of data it reads, how to feed it a slice of that data, and which of the protocol laws hold
+for it (a count window does not merge into the one-shot stream, a decayed stream does not see k
+copies as a weight of k, ...). ``tests/test_protocol_laws.py`` runs every law over every case.
+
+Data are rows with a group per row: a group is the unit a batch may not cut (a query of the
+retrieval metrics; a single row otherwise).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import streammetrics as sm
+import streammetrics.calibration as smc
+from streammetrics.retrieval import (
+    CG,
+    DCG,
+    MAP,
+    MRR,
+    NDCG,
+    ElevenPointAP,
+    InterpolatedPrecision,
+    PrecisionAtK,
+    PrecisionAtRecall,
+    RecallAtK,
+    RPrecision,
+    SetPrecision,
+    SetRecall,
+    SystemEfficiency,
+)
+
+C = 3  # classes of the multiclass data, columns of the multilabel data
+
+ALL_LAWS = frozenset({"split", "merge", "save_load", "unit_weights", "integer_weights", "prefix",
+                      "rejected", "window_equals_plain"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Data:
+    """Rows of one stream: labels, predictions, the group of each row (contiguous) and its id."""
+
+    y: np.ndarray
+    p: np.ndarray
+    groups: np.ndarray
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.groups[-1]) + 1 if len(self.groups) else 0
+
+    def rows(self, keep_groups: np.ndarray) -> np.ndarray:
+        """Indices of the rows whose group is in ``keep_groups`` (a boolean mask over groups)."""
+        return np.flatnonzero(keep_groups[self.groups]) if len(self.groups) else np.zeros(0, int)
+
+
+def make_data(kind: str, rng: np.random.Generator, n: int) -> Data:
+    """``n`` groups of data of one kind (ties, edges and, for ranking, infinite scores)."""
+    groups = np.arange(n)
+    levels = int(rng.integers(1, 6))
+    if kind == "binary_scores":
+        y, p = rng.integers(0, 2, n), np.round(rng.random(n) * levels) / levels
+    elif kind == "ranking_scores":
+        p = np.round(rng.random(n) * levels) / levels
+        p[rng.random(n) < 0.05] = np.inf
+        p[rng.random(n) < 0.05] = -np.inf
+        y = rng.integers(0, 2, n)
+    elif kind == "binary_labels":
+        y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    elif kind == "string_labels":
+        names = np.array(["ant", "bee", "cat"])
+        y, p = names[rng.integers(0, C, n)], names[rng.integers(0, C, n)]
+    elif kind == "string_binary_scores":
+        y = np.array(["neg", "pos"])[rng.integers(0, 2, n)]
+        p = np.round(rng.random(n) * levels) / levels
+    elif kind == "multiclass_scores":
+        y, p = rng.integers(0, C, n), np.round(rng.random((n, C)) * levels) / levels
+    elif kind == "multiclass_labels":
+        y, p = rng.integers(0, C, n), rng.integers(0, C, n)
+    elif kind == "multilabel_scores":
+        y, p = rng.integers(0, 2, (n, C)), np.round(rng.random((n, C)) * levels) / levels
+    elif kind == "multilabel_labels":
+        y, p = rng.integers(0, 2, (n, C)), rng.integers(0, 2, (n, C))
+    elif kind == "probabilities":
+        y, p = rng.integers(0, 2, n), rng.integers(0, 9, n) / 8  # 0 and 1 included
+    elif kind == "multiclass_probabilities":
+        q = rng.integers(0, 5, (n, C)).astype(float) + np.eye(C)[rng.integers(0, C, n)]
+        y, p = rng.integers(0, C, n), q / q.sum(axis=1, keepdims=True)
+    elif kind == "logits":
+        y, p = rng.integers(0, C, n), rng.integers(-3, 4, (n, C)).astype(float)
+    elif kind == "queries":
+        sizes = rng.integers(1, 6, n)
+        groups = np.repeat(np.arange(n), sizes)
+        m = len(groups)
+        y = rng.integers(0, 4, m) * (rng.random(m) < 0.6)
+        p = np.round(rng.random(m) * levels) / levels
+    else:
+        raise AssertionError(kind)
+    return Data(y, p, groups)
+
+
+def plain_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+               groups: np.ndarray) -> None:
+    metric.update(y, p, sample_weight=w)
+
+
+def query_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+               groups: np.ndarray) -> None:
+    assert w is None
+    metric.update(y, p, query_ids=groups)
+
+
+def delayed_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+                 groups: np.ndarray) -> None:
+    """Predictions first, then their labels (in reverse order: labels arrive in any order)."""
+    metric.predict(rows, p, sample_weight=w)
+    metric.label(rows[::-1], y[::-1])
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    make: Callable[[], Any]
+    kind: str
+    feed: Callable[..., None] = plain_feed
+    laws: frozenset[str] = ALL_LAWS
+    #: exact (bit for bit) comparisons where unit weights make every statistic an integer
+    exact: bool = True
+    #: compare the saved states (not only the values) in the split and merge laws
+    compare_state: bool = True
+
+
+def without(*names: str) -> frozenset[str]:
+    return ALL_LAWS - set(names)
+
+
+NOT_WEIGHTED = without("unit_weights", "integer_weights")
+# a wrapper is not wrapped again; a query metric takes no weights
+WRAPPER_LAWS = without("window_equals_plain", "integer_weights")
+
+REGISTRY: dict[str, Case] = {
+    # confusion family
+    "binary_f1_scores": Case(lambda: sm.F1(zero_division=0.0), "binary_scores"),
+    "binary_precision_labels": Case(lambda: sm.Precision(zero_division=1.0), "binary_labels"),
+    "binary_recall": Case(lambda: sm.Recall(zero_division=0.0), "binary_scores"),
+    "binary_specificity": Case(lambda: sm.Specificity(zero_division=0.0), "binary_scores"),
+    "binary_fallout": Case(lambda: sm.FallOut(zero_division=0.0), "binary_labels"),
+    "binary_missrate": Case(lambda: sm.MissRate(zero_division=0.0), "binary_scores"),
+    "binary_fdr": Case(lambda: sm.FDR(zero_division=0.0), "binary_scores"),
+    "binary_for": Case(lambda: sm.FOR(zero_division=0.0), "binary_labels"),
+    "binary_prevalence": Case(lambda: sm.Prevalence(zero_division=0.0), "binary_labels"),
+    "binary_error_rate": Case(lambda: sm.ErrorRate(zero_division=0.0), "binary_scores"),
+    "binary_mcc": Case(lambda: sm.MatthewsCorrCoef(), "binary_scores"),
+    "binary_kappa": Case(lambda: sm.CohenKappa(zero_division=0.0), "binary_labels"),
+    "binary_npv": Case(lambda: sm.NPV(zero_division=np.nan), "binary_scores"),
+    "binary_weighted_accuracy": Case(lambda: sm.WeightedAccuracy(weights=[0.2, 0.8], zero_division=0.0),
+                                     "binary_scores"),
+    "multiclass_recall_macro": Case(lambda: sm.Recall(C, zero_division=0.0), "multiclass_scores"),
+    "multiclass_fbeta_weighted": Case(
+        lambda: sm.FBeta(C, beta=2.0, average="weighted", zero_division=0.0), "multiclass_labels"),
+    "multiclass_jaccard_none": Case(lambda: sm.Jaccard(C, average=None, zero_division=0.0),
+                                    "multiclass_labels"),
+    "multiclass_accuracy": Case(lambda: sm.Accuracy(C, zero_division=0.0), "multiclass_scores"),
+    "multiclass_balanced": Case(lambda: sm.BalancedAccuracy(C, zero_division=0.0), "multiclass_labels"),
+    "multiclass_confusion": Case(lambda: sm.ConfusionMatrix(C), "multiclass_labels"),
+    "multiclass_topk": Case(lambda: sm.TopKAccuracy(C, k=2, zero_division=0.0), "multiclass_scores"),
+    "multilabel_specificity_micro": Case(
+        lambda: sm.Specificity(C, multilabel=True, average="micro", zero_division=0.0), "multilabel_scores"),
+    "multilabel_subset_accuracy": Case(lambda: sm.Accuracy(C, multilabel=True, zero_division=0.0),
+                                       "multilabel_labels"),
+    "multilabel_hamming": Case(lambda: sm.HammingLoss(C, multilabel=True, zero_division=0.0),
+                               "multilabel_scores"),
+    "classes_precision": Case(lambda: sm.Precision(classes=["ant", "bee", "cat"], zero_division=0.0),
+                              "string_labels"),
+    "report": Case(lambda: sm.ClassificationReport(C, zero_division=0.0), "multiclass_labels"),
+    "confusion_set": Case(lambda: sm.MetricSet(p=sm.Precision(zero_division=0.0), r=sm.Recall(zero_division=0.0),
+                                               f=sm.F1(zero_division=0.0), a=sm.Accuracy(zero_division=0.0)),
+                          "binary_scores", laws=without("window_equals_plain")),
+    # ranking family (exact and bounded)
+    "binary_auroc": Case(lambda: sm.AUROC(), "ranking_scores"),
+    "binary_partial_auroc": Case(lambda: sm.AUROC(max_fpr=0.3), "ranking_scores"),
+    "binary_ap": Case(lambda: sm.AveragePrecision(), "ranking_scores"),
+    "binary_ap_11pt": Case(lambda: sm.AveragePrecision(eleven_point=True), "ranking_scores"),
+    "binary_roc": Case(lambda: sm.ROCCurve(), "ranking_scores"),
+    "binary_pr": Case(lambda: sm.PRCurve(), "ranking_scores"),
+    "binary_det": Case(lambda: sm.DETCurve(), "binary_scores"),
+    "multiclass_auroc_macro": Case(lambda: sm.AUROC(C), "multiclass_scores"),
+    "multiclass_auroc_ovo": Case(lambda: sm.AUROC(C, multi_class="ovo", average="weighted"), "multiclass_scores"),
+    "multiclass_ap_micro": Case(lambda: sm.AveragePrecision(C, average="micro"), "multiclass_scores"),
+    "multilabel_auroc_none": Case(lambda: sm.AUROC(C, multilabel=True, average=None), "multilabel_scores"),
+    "multilabel_roc": Case(lambda: sm.ROCCurve(C, multilabel=True), "multilabel_scores"),
+    "multiclass_det": Case(lambda: sm.DETCurve(C), "multiclass_scores"),
+    "classes_auroc": Case(lambda: sm.AUROC(classes=["neg", "pos"]), "string_binary_scores"),
+    "bounded_auroc": Case(lambda: sm.AUROC(max_bytes=4096), "binary_scores"),
+    "bounded_ap_multiclass": Case(lambda: sm.AveragePrecision(C, max_bytes=8192), "multiclass_scores"),
+    "bounded_roc": Case(lambda: sm.ROCCurve(max_bytes=4096), "binary_scores"),
+    "fixed_thresholds_pr": Case(lambda: sm.PRCurve(thresholds=[0.25, 0.5, 0.75]), "binary_scores"),
+    "ranking_set": Case(lambda: sm.MetricSet(a=sm.AUROC(), ap=sm.AveragePrecision(), r=sm.ROCCurve(),
+                                             p=sm.PRCurve()), "ranking_scores", laws=without("window_equals_plain")),
+    # calibration family
+    "logloss": Case(lambda: sm.LogLoss(), "probabilities", exact=False),
+    "logloss_mc": Case(lambda: sm.LogLoss(C), "multiclass_probabilities", exact=False),
+    "brier": Case(lambda: sm.BrierScore(n_bins=4), "probabilities", exact=False),
+    "brier_mc": Case(lambda: sm.BrierScore(C, n_bins=4), "multiclass_probabilities", exact=False),
+    "ece": Case(lambda: sm.CalibrationError(n_bins=5), "probabilities", exact=False),
+    "mce_mc": Case(lambda: sm.CalibrationError(C, n_bins=5, norm="max"), "multiclass_probabilities", exact=False),
+    "rmsce_classwise": Case(lambda: sm.CalibrationError(C, n_bins=5, norm="l2", classwise=True),
+                            "multiclass_probabilities", exact=False),
+    "logits_ece": Case(lambda: sm.CalibrationError(C, n_bins=5, from_logits=True), "logits", exact=False),
+    "calibration_curve": Case(lambda: sm.CalibrationCurve(4), "probabilities", exact=False),
+    "calibration_curve_mc": Case(lambda: sm.CalibrationCurve(4, num_classes=C), "multiclass_probabilities", exact=False),
+    "ks": Case(lambda: sm.KSStatistic(), "binary_scores"),
+    "gains": Case(lambda: sm.GainsCurve(), "binary_scores"),
+    "lift": Case(lambda: sm.LiftCurve(), "binary_scores"),
+    "calibration_set": Case(lambda: sm.MetricSet(b=sm.BrierScore(n_bins=5), e=sm.CalibrationError(n_bins=5),
+                                                 l=sm.LogLoss()), "probabilities",
+                            laws=without("window_equals_plain"), exact=False),
+    # retrieval family (query batches; no sample weights)
+    "precision_at_k": Case(lambda: PrecisionAtK(3, ties="average"), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "recall_at_k": Case(lambda: RecallAtK(5), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "r_precision": Case(lambda: RPrecision(), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "precision_at_recall": Case(lambda: PrecisionAtRecall(0.5), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "map": Case(lambda: MAP(3, per_query=True), "queries", query_feed, NOT_WEIGHTED, exact=False,
+                compare_state=False),  # per-query values in merge order
+    "mrr": Case(lambda: MRR(), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "cg": Case(lambda: CG(4, normalize=True, rel_max=3), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "dcg": Case(lambda: DCG(5, gain="exponential"), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "ndcg": Case(lambda: NDCG(10, ties="average"), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "interpolated_precision": Case(lambda: InterpolatedPrecision([0.2, 0.8]), "queries", query_feed,
+                                   NOT_WEIGHTED, exact=False),
+    "eleven_point_ap": Case(lambda: ElevenPointAP(), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "system_efficiency": Case(lambda: SystemEfficiency(), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "set_precision": Case(lambda: SetPrecision(average="micro"), "queries", query_feed, NOT_WEIGHTED, exact=False),
+    "set_recall": Case(lambda: SetRecall(per_query=True), "queries", query_feed, NOT_WEIGHTED, exact=False,
+                       compare_state=False),
+    "retrieval_set": Case(lambda: sm.MetricSet(ndcg=NDCG(10), ap=MAP(), rr=MRR()), "queries", query_feed,
+                          NOT_WEIGHTED - {"window_equals_plain"}, exact=False),
+    # wrappers: a window of the last 7 rows does not merge into the one-shot stream; a decayed
+    # stream reads k copies as k steps of decay, not as a weight of k
+    "window_f1": Case(lambda: sm.Window(sm.F1(zero_division=0.0), size=7), "binary_scores",
+                      laws=WRAPPER_LAWS - {"merge"}, compare_state=False),
+    "window_large_auroc": Case(lambda: sm.Window(sm.AUROC(), size=10_000), "ranking_scores",
+                               laws=WRAPPER_LAWS, compare_state=False),
+    "window_map": Case(lambda: sm.Window(MAP(), size=4), "queries", query_feed,
+                       laws=NOT_WEIGHTED - {"merge", "window_equals_plain"}, exact=False, compare_state=False),
+    "decayed_accuracy": Case(lambda: sm.Decayed(sm.Accuracy(C, zero_division=0.0), half_life=5.0),
+                             "multiclass_labels", laws=WRAPPER_LAWS - {"merge"}, exact=False,
+                             compare_state=False),
+    "decayed_auroc": Case(lambda: sm.Decayed(sm.AUROC(), half_life=3.0), "binary_scores",
+                          laws=WRAPPER_LAWS - {"merge"}, exact=False, compare_state=False),
+    "delayed_precision": Case(lambda: sm.DelayedLabels(sm.Precision(zero_division=0.0)), "binary_scores",
+                              delayed_feed, laws=without("window_equals_plain"), compare_state=False),
+    "delayed_ece": Case(lambda: sm.DelayedLabels(sm.CalibrationError(n_bins=5)), "probabilities",
+                        delayed_feed, laws=without("window_equals_plain"), compare_state=False),
+}
+NAMES = sorted(REGISTRY)
+
+
+def public_metric_classes() -> set[type]:
+    """Every concrete :class:`streammetrics.Metric` subclass that ``streammetrics``,
+    ``streammetrics.calibration`` and ``streammetrics.retrieval`` export (the base itself not)."""
+    found: set[type] = set()
+    for module in (sm, smc, __import__("streammetrics.retrieval", fromlist=["x"])):
+        for name in getattr(module, "__all__", dir(module)):
+            obj = getattr(module, name, None)
+            if inspect.isclass(obj) and issubclass(obj, sm.Metric) and obj is not sm.Metric \
+                    and obj.__name__ != "RetrievalMetric" and not inspect.isabstract(obj):
+                found.add(obj)
+    return found
+
+
+def flat(value: Any) -> list[np.ndarray]:
+    """Any result (number, array, dict, list, tuple or result dataclass) as a list of float arrays."""
+    if isinstance(value, dict):
+        return [a for k in sorted(value, key=str) for a in flat(value[k])]
+    if isinstance(value, (list, tuple)) and not (value and np.isscalar(value[0])):
+        return [a for x in value for a in flat(x)]
+    if dataclasses.is_dataclass(value):
+        return [a for f in dataclasses.fields(value) for a in flat(getattr(value, f.name))]
+    if value is None or isinstance(value, str):
+        return []
+    arr = np.asarray(value)
+    if arr.dtype.kind in "OUS":
+        return []  # class names and other labels are compared by the state laws
+    return [arr.astype(float)]
+
+
+def result(metric: Any) -> list[np.ndarray]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return flat(metric.compute())
+
+
+def assert_same(a: list[np.ndarray], b: list[np.ndarray], exact: bool = False) -> None:
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x.shape == y.shape
+        if exact:
+            np.testing.assert_array_equal(x, y)
+        else:
+            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
+
+
+def canonical_state(metric: Any) -> tuple[Any, dict[str, Any]]:
+    """The saved state's configuration and arrays, with the weights of tied scores put in a
+    canonical order (the order of equal scores depends on arrival order and carries no meaning)."""
+    sd = metric.state_dict()
+    out = {k: v for k, v in sd.items() if k not in ("class", "format_version", "config")}
+    for prefix in {k.rpartition("values")[0] for k in out if k.endswith("values")}:
+        w_key, o_key = prefix + "weights", prefix + "offsets"
+        if w_key in out and o_key in out:
+            v, w, off = out[prefix + "values"], out[w_key], out[o_key]
+            if v.ndim == 1 and w.shape == v.shape:
+                group = np.repeat(np.arange(len(off) - 1), np.diff(off))
+                order = np.lexsort((w, v, group))
+                out[w_key] = w[order]
+    return sd.get("config"), out
+
+
+def assert_same_state(m1: Any, m2: Any, exact: bool = False) -> None:
+    c1, s1 = canonical_state(m1)
+    c2, s2 = canonical_state(m2)
+    assert c1 == c2 and s1.keys() == s2.keys()
+    for k in s1:
+        x, y = np.asarray(s1[k]), np.asarray(s2[k])
+        if exact or x.dtype.kind not in "fc":
+            np.testing.assert_array_equal(x, y, err_msg=k)
+        else:
+            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12, err_msg=k)
+
+
+def assert_state_unchanged(before: dict[str, Any], after: dict[str, Any]) -> None:
+    assert before.keys() == after.keys()
+    for k in before:
+        if isinstance(before[k], np.ndarray):
+            np.testing.assert_array_equal(before[k], after[k], err_msg=k)
+        else:
+            assert before[k] == after[k], k
+
+
+def feed(case: Case, metric: Any, data: Data, w: np.ndarray | None = None, cuts: Any = (),
+         keep_groups: np.ndarray | None = None) -> Any:
+    """Feed the rows of the kept groups (all by default), in batches cut before the given groups."""
+    keep = np.ones(data.n_groups, bool) if keep_groups is None else keep_groups
+    bounds = [0, *sorted(cuts), data.n_groups]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        in_batch = np.zeros(data.n_groups, bool)
+        in_batch[a:b] = True
+        rows = data.rows(in_batch & keep)
+        case.feed(metric, data.y[rows], data.p[rows], None if w is None else w[rows], rows, data.groups[rows])
+    return metric
+
+
+def bad_batches(data: Data) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Batches every metric rejects: labels and predictions of different lengths, and a NaN
+    prediction."""
+    y, p = data.y, data.p
+    nan_p = p.astype(float).copy() if p.dtype.kind in "fiu" else p.copy()
+    out = [(y[:-1], p)]
+    if nan_p.dtype.kind == "f":
+        nan_p.reshape(len(nan_p), -1)[len(nan_p) // 2, 0] = np.nan
+        out.append((y, nan_p))
+    return out

@@ -1,0 +1,172 @@
+"""The protocol laws, once, over the registry of every public metric (``tests/laws.py``).
+
+For every registered configuration (where the law holds for it):
+- any split into batches gives the one-shot state and value;
+- any partition, merged back, gives the one-shot state and value;
+- a save/load round trip gives the same state and value, and the loaded metric keeps working;
+- unit weights = no weights; integer weight k = k copies (0 = removal);
+- the value after each batch equals the one-shot value on the prefix;
+- a ``Window`` at least as large as the stream equals the plain metric;
+- a rejected batch leaves the saved state exactly as it was.
+A last test checks that every public metric class has a registry entry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from laws import (
+    NAMES,
+    REGISTRY,
+    assert_same,
+    assert_same_state,
+    assert_state_unchanged,
+    bad_batches,
+    feed,
+    make_data,
+    public_metric_classes,
+    result,
+)
+
+import streammetrics as sm
+
+common = settings(max_examples=8, deadline=None)
+seeds = st.integers(0, 2**32 - 1)
+sizes = st.integers(0, 30)
+
+
+def names_with(law: str) -> list[str]:
+    return [n for n in NAMES if law in REGISTRY[n].laws]
+
+
+@pytest.mark.parametrize("name", names_with("split"))
+@common
+@given(seed=seeds, n=sizes, data=st.data())
+def test_any_batch_split_equals_one_shot(name, seed, n, data):
+    case = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    d = make_data(case.kind, rng, n)
+    w = rng.random(len(d.y)) * 3 if "unit_weights" in case.laws else None
+    cuts = data.draw(st.lists(st.integers(0, n), max_size=5))
+    one = feed(case, case.make(), d, w)
+    split = feed(case, case.make(), d, w, cuts)
+    if case.compare_state:
+        assert_same_state(one, split, exact=w is None and case.exact)
+    assert_same(result(one), result(split), exact=w is None and case.exact)
+
+
+@pytest.mark.parametrize("name", names_with("merge"))
+@common
+@given(seed=seeds, n=sizes, parts=st.integers(1, 4))
+def test_any_partition_merged_equals_one_shot(name, seed, n, parts):
+    case = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    d = make_data(case.kind, rng, n)
+    owner = rng.integers(0, parts, n)
+    workers = [feed(case, case.make(), d, keep_groups=owner == i) for i in range(parts)]
+    merged = workers[0].merge(*workers[1:])
+    one = feed(case, case.make(), d)
+    if case.compare_state:
+        assert_same_state(one, merged, exact=case.exact)  # unit weights: integer statistics
+    assert_same(result(one), result(merged), exact=case.exact and case.kind != "queries")
+
+
+@pytest.mark.parametrize("name", names_with("save_load"))
+@common
+@given(seed=seeds, n=sizes, weighted=st.booleans())
+def test_save_load_round_trip(name, seed, n, weighted, tmp_path_factory):
+    case = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    d = make_data(case.kind, rng, n)
+    w = rng.random(len(d.y)) if weighted and "unit_weights" in case.laws else None
+    m = feed(case, case.make(), d, w, cuts=[n // 3])
+    path = tmp_path_factory.mktemp("state") / "m.sm"
+    sm.save(m, path)
+    loaded = sm.load(path)
+    assert type(loaded) is type(m)
+    assert_same_state(m, loaded, exact=True)
+    assert_same(result(m), result(loaded), exact=True)
+    assert_same_state(m, sm.loads(sm.dumps(m)), exact=True)
+    # keeps working after loading: the same rows again, as new rows
+    again = make_data(case.kind, np.random.default_rng(seed), n)
+    shifted = type(again)(again.y, again.p, again.groups + n)
+    assert_same(result(feed(case, loaded.copy(), shifted)), result(feed(case, m, shifted)), exact=True)
+
+
+@pytest.mark.parametrize("name", names_with("unit_weights"))
+@common
+@given(seed=seeds, n=sizes)
+def test_unit_weights_equal_no_weights(name, seed, n):
+    case = REGISTRY[name]
+    d = make_data(case.kind, np.random.default_rng(seed), n)
+    assert_same(result(feed(case, case.make(), d, np.ones(n))), result(feed(case, case.make(), d)),
+                exact=case.exact)
+
+
+@pytest.mark.parametrize("name", names_with("integer_weights"))
+@common
+@given(seed=seeds, n=sizes)
+def test_integer_weight_equals_repetition(name, seed, n):
+    case = REGISTRY[name]
+    rng = np.random.default_rng(seed)
+    d = make_data(case.kind, rng, n)
+    reps = rng.integers(0, 4, n)  # 0 = removal
+    repeated = type(d)(np.repeat(d.y, reps, axis=0), np.repeat(d.p, reps, axis=0), np.arange(reps.sum()))
+    assert_same(result(feed(case, case.make(), d, reps.astype(float))), result(feed(case, case.make(), repeated)))
+    keep = rng.random(n) < 0.6
+    removed = type(d)(d.y[keep], d.p[keep], np.arange(keep.sum()))
+    assert_same(result(feed(case, case.make(), d, keep.astype(float))), result(feed(case, case.make(), removed)),
+                exact=case.exact)
+
+
+@pytest.mark.parametrize("name", names_with("prefix"))
+@common
+@given(seed=seeds, n=sizes, data=st.data())
+def test_prefix_equality(name, seed, n, data):
+    case = REGISTRY[name]
+    d = make_data(case.kind, np.random.default_rng(seed), n)
+    cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=4)))
+    streaming = case.make()
+    bounds = [0, *cuts, n]
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        batch = np.zeros(n, bool)
+        batch[a:b] = True
+        feed(case, streaming, d, keep_groups=batch)
+        prefix = np.arange(n) < b
+        assert_same(result(streaming), result(feed(case, case.make(), d, keep_groups=prefix)),
+                    exact=case.exact)
+
+
+@pytest.mark.parametrize("name", names_with("window_equals_plain"))
+@common
+@given(seed=seeds, n=sizes, data=st.data())
+def test_window_larger_than_the_stream_equals_the_plain_metric(name, seed, n, data):
+    case = REGISTRY[name]
+    d = make_data(case.kind, np.random.default_rng(seed), n)
+    cuts = data.draw(st.lists(st.integers(0, n), max_size=4))
+    window = feed(case, sm.Window(case.make(), size=max(len(d.y), 1)), d, cuts=cuts)
+    assert_same(result(window), result(feed(case, case.make(), d)))
+
+
+@pytest.mark.parametrize("name", names_with("rejected"))
+@common
+@given(seed=seeds, n=st.integers(2, 30))
+def test_rejected_input_leaves_the_state_unchanged(name, seed, n):
+    case = REGISTRY[name]
+    d = make_data(case.kind, np.random.default_rng(seed), n)
+    m = feed(case, case.make(), d, cuts=[n // 2])
+    before, value = m.state_dict(), result(m)
+    for y, p in bad_batches(d):
+        rows = np.arange(len(y)) + len(d.y)
+        with pytest.raises(ValueError):
+            case.feed(m, y, p, None, rows, rows)
+        assert_state_unchanged(before, m.state_dict())
+    assert_same(result(m), value, exact=True)
+
+
+def test_registry_covers_every_public_metric_class():
+    covered = {type(REGISTRY[name].make()) for name in NAMES}
+    missing = sorted(c.__name__ for c in public_metric_classes() - covered)
+    assert not missing, f"public metrics without an entry in tests/laws.py REGISTRY: {missing}"
