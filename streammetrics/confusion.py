@@ -27,20 +27,32 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._averaging import (
-    AVERAGES,
-    ZeroDivisionOption,
-    average_classes,
-    check_zero_division,
     warn_undefined,
     zero_value,
 )
-from ._base import Metric, UndefinedMetricWarning
-from ._confusion_counts import ConfusionCounts, OneVsRest, task_of
+from ._base import UndefinedMetricWarning
+from ._confusion_base import ConfusionMetric
+from ._confusion_ratios import (
+    F1,
+    FDR,
+    FOR,
+    NPV,
+    FallOut,
+    FBeta,
+    Jaccard,
+    MissRate,
+    Precision,
+    Prevalence,
+    Recall,
+    Specificity,
+)
 from ._intervals import wilson
-from ._label_options import label_options
-from ._label_views import sample_average_state
-from ._params import Param, check_param, float_array_param, real_param
+from ._params import Param, check_param, float_array_param
 from ._warnings import warn
+
+_KAPPA_WEIGHTS = Param("choice", "must be None, 'linear' or 'quadratic'",
+                       choices=(None, "linear", "quadratic"))
+_NORMALIZE = Param("choice", "must be None, 'true', 'pred' or 'all'", choices=(None, "true", "pred", "all"))
 
 __all__ = [
     "ConfusionMatrix",
@@ -65,634 +77,9 @@ __all__ = [
     "CohenKappa",
 ]
 
-# The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").
-_AVERAGES_ALL = (*AVERAGES, "binary", "samples")
-_AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_ALL)
-_KAPPA_WEIGHTS = Param("choice", "must be None, 'linear' or 'quadratic'",
-                       choices=(None, "linear", "quadratic"))
-_NORMALIZE = Param("choice", "must be None, 'true', 'pred' or 'all'", choices=(None, "true", "pred", "all"))
 
 
-class _ConfusionMetric(ZeroDivisionOption, Metric):
-    """Common constructor and state of the confusion family."""
-
-    #: whether the metric accepts ``average`` (and needs it for multiclass/multilabel)
-    _averaged: ClassVar[bool] = False
-    #: whether the metric is defined for multilabel
-    _multilabel_ok: ClassVar[bool] = True
-    #: whether the metric takes scikit-learn's ``labels=`` (the classes its reads cover)
-    _takes_labels: ClassVar[bool] = False
-
-    def __init__(
-        self,
-        num_classes: int | None = None,
-        *,
-        multilabel: bool = False,
-        threshold: float = 0.5,
-        ignore_index: int | None = None,
-        zero_division: str | float = "warn",
-        classes: Any = None,
-        pos_label: Any = None,
-        labels: Any = None,
-    ) -> None:
-        super().__init__()
-        self._labels = label_options(num_classes, multilabel, classes=classes, pos_label=pos_label,
-                                     labels=labels, ignore_index=ignore_index, hard_predictions=True,
-                                     takes_labels=self._takes_labels, owner=type(self).__name__)
-        num_classes = self._labels.num_classes
-        self.num_classes = num_classes
-        self.multilabel = bool(multilabel)
-        self.task = task_of(num_classes, self.multilabel)
-        if self.task == "multilabel" and not self._multilabel_ok:
-            raise ValueError(f"multilabel: {type(self).__name__} is not defined for multilabel data")
-        self.threshold = real_param(threshold, "threshold")
-        self.ignore_index = ignore_index
-        self.zero_division = check_zero_division(zero_division)
-        self._state: ConfusionCounts = ConfusionCounts(
-            self.task, num_classes, threshold, ignore_index
-        )
-        self.ignore_index = self._state.ignore_index  # checked, a Python int (np.int64 -> int)
-        self._state = self._labels.attach(self._state)  # classes / pos_label / labels= reads
-
-    def _config(self) -> dict[str, Any]:
-        return {
-            "num_classes": self.num_classes,
-            "multilabel": self.multilabel,
-            "threshold": self.threshold,
-            "ignore_index": self.ignore_index,
-            "zero_division": self._zero_division_config(),
-            **self._labels.config(),
-        }
-
-    def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """num/den with zero-division values filled in; also returns the zero-denominator mask."""
-        num = np.asarray(num, dtype=np.float64)
-        den = np.asarray(den, dtype=np.float64)
-        undefined = den == 0
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out = num / np.where(undefined, 1.0, den)
-        out[undefined] = zero_value(self.zero_division)
-        return out, undefined
-
-
-class _Averaged(_ConfusionMetric):
-    """A per-class ratio num_c / den_c of one-vs-rest counts, averaged per ``average``."""
-
-    _averaged = True
-    _takes_labels = True
-    #: name used in warnings
-    _label: ClassVar[str] = "metric"
-    #: what an undefined value means, for the warning
-    _undefined: ClassVar[str] = "the denominator is 0"
-    #: macro/weighted averages skip nan classes (scikit-learn's rule); Jaccard does not
-    _skip_nan: ClassVar[bool] = True
-
-    def __init__(
-        self,
-        num_classes: int | None = None,
-        *,
-        multilabel: bool = False,
-        average: str | None = "macro",
-        threshold: float = 0.5,
-        ignore_index: int | None = None,
-        zero_division: str | float = "warn",
-        **label_args: Any,
-    ) -> None:
-        super().__init__(
-            num_classes,
-            multilabel=multilabel,
-            threshold=threshold,
-            ignore_index=ignore_index,
-            zero_division=zero_division,
-            **label_args,
-        )
-        self.average = check_param(average, "average", _AVERAGE)
-        if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
-            self._state = sample_average_state(self, average)
-
-    def _config(self) -> dict[str, Any]:
-        return {**super()._config(), "average": self.average}
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError
-
-    def _per_class(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        num, den = self._ratio(s)
-        return self._divide(num, den)
-
-    def _compute(self) -> Any:
-        if self.average == "samples":
-            value, undefined = self._state.value(zero_value(self.zero_division))  # type: ignore[attr-defined]
-            if undefined and self.zero_division == "warn":
-                warn_undefined(self._label, self._undefined + " in some samples")
-            return value
-        s = self._state.one_vs_rest()
-        if self.task == "binary":
-            values, undefined = self._per_class(s)
-            if undefined[0] and self.zero_division == "warn":
-                warn_undefined(self._label, self._undefined)
-            return float(values[0])
-        if self.average == "micro":
-            pooled = OneVsRest(
-                s.tp.sum(keepdims=True),
-                s.fp.sum(keepdims=True),
-                s.fn.sum(keepdims=True),
-                s.tn.sum(keepdims=True),
-            )
-            values, undefined = self._per_class(pooled)
-            if undefined[0] and self.zero_division == "warn":
-                warn_undefined(self._label, self._undefined)
-            return float(values[0])
-        values, undefined = self._per_class(s)
-        if undefined.any() and self.zero_division == "warn":
-            warn_undefined(self._label, self._undefined, np.flatnonzero(undefined))
-        if self.average is None:
-            return values
-        return average_classes(values, s.support if self.average == "weighted" else None,
-                               self._skip_nan)
-
-
-class _Proportion(_Averaged):
-    """A ratio whose numerator counts a subset of its denominator: it has a Wilson interval."""
-
-    def interval(self, confidence: float = 0.95) -> tuple[Any, Any]:
-        """Wilson score interval of the proportion (binary, per-class or micro values).
-
-        The weighted version uses the effective sample size (sum w)^2 / sum w^2 of the
-        denominator. An empty denominator gives (nan, nan). O(C^2).
-        """
-        if self.task != "binary" and self.average not in ("micro", None):
-            raise ValueError(
-                "interval: defined for binary, per-class (average=None) and micro values, "
-                f"not average={self.average!r}"
-            )
-        with self._lock:
-            s = self._state.one_vs_rest()
-            s2 = self._state.one_vs_rest(squared=True)
-        num, den = self._ratio(s)
-        _, den2 = self._ratio(s2)
-        if self.average == "micro" and self.task != "binary":
-            num, den, den2 = num.sum(keepdims=True), den.sum(keepdims=True), den2.sum(keepdims=True)
-        low, high = wilson(num, den, den2, confidence)
-        if self.task == "binary" or self.average == "micro":
-            return float(low[0]), float(high[0])
-        return low, high
-
-
-class Precision(_Proportion):
-    """Precision (PPV) = TP / (TP + FP) = TP / PP.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
-    multilabel : bool, default False
-        Labels and predictions are (n, L) indicator / score matrices.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        How per-class values combine for multiclass and multilabel tasks; ``None`` returns the
-        per-class array (see docs/definitions/confusion.md#averaging).
-    threshold : float, default 0.5
-        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
-        (binary, multilabel); multiclass scores predict their argmax.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped (padding).
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
-        :class:`~streammetrics.UndefinedMetricWarning`.
-    **label_args
-        The labels as the data has them, in class order (binary: ``[negative, positive]``)
-        (``classes=``); Binary tasks only: the positive label (one of ``classes`` when given)
-        (``pos_label=``); scikit-learn's ``labels=``: the classes per-class values, averages and
-        matrices cover, in that order (multiclass and multilabel) (``labels=``).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.Precision(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.6666666666666666
-    >>> sm.Precision(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([1. , 0. , 0.5])
-    """
-
-    _label = "Precision"
-    _undefined = "no predicted samples"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.tp, s.predicted
-
-
-class Recall(_Proportion):
-    """Recall (TPR, sensitivity, hit rate) = TP / (TP + FN) = TP / P.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.Recall(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.6666666666666666
-    >>> sm.Recall(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([1. , 0. , 0.5])
-    """
-
-    _label = "Recall"
-    _undefined = "no true samples"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.tp, s.support
-
-
-class Specificity(_Proportion):
-    """Specificity (TNR, selectivity) = TN / (TN + FP) = TN / N.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.Specificity(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.5
-    >>> sm.Specificity(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([1.        , 0.66666667, 0.5       ])
-    """
-
-    _label = "Specificity"
-    _undefined = "no negative samples"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.tn, s.tn + s.fp
-
-
-class FallOut(_Proportion):
-    """Fall-out (FPR) = FP / (FP + TN) = FP / N = 1 - specificity.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.FallOut(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.5
-    >>> sm.FallOut(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([0.        , 0.33333333, 0.5       ])
-    """
-
-    _label = "Fall-out"
-    _undefined = "no negative samples"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.fp, s.fp + s.tn
-
-
-class MissRate(_Proportion):
-    """Miss rate (FNR) = FN / (TP + FN) = FN / P = 1 - recall.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.MissRate(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.3333333333333333
-    >>> sm.MissRate(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([0. , 1. , 0.5])
-    """
-
-    _label = "Miss rate"
-    _undefined = "no true samples"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.fn, s.support
-
-
-class NPV(_Proportion):
-    """Negative predictive value = TN / (TN + FN) = TN / PN.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.NPV(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.5
-    >>> sm.NPV(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([1.        , 0.66666667, 0.5       ])
-    """
-
-    _label = "NPV"
-    _undefined = "no predicted negatives"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.tn, s.tn + s.fn
-
-
-class FDR(_Proportion):
-    """False discovery rate = FP / (TP + FP) = 1 - precision.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.FDR(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.3333333333333333
-    >>> sm.FDR(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([0. , 1. , 0.5])
-    """
-
-    _label = "FDR"
-    _undefined = "no predicted samples"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.fp, s.predicted
-
-
-class FOR(_Proportion):
-    """False omission rate = FN / (FN + TN) = 1 - NPV.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.FOR(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.5
-    >>> sm.FOR(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([0.        , 0.33333333, 0.5       ])
-    """
-
-    _label = "FOR"
-    _undefined = "no predicted negatives"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.fn, s.fn + s.tn
-
-
-class Prevalence(_Proportion):
-    """Prevalence = P / n (per class: the share of samples whose actual class is c).
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> m = sm.Prevalence(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.6
-    >>> sm.Prevalence(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    array([0.25, 0.25, 0.5 ])
-    """
-
-    _label = "Prevalence"
-    _undefined = "no samples"
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.support, s.total
-
-
-class Jaccard(_Averaged):
-    """Jaccard index = TP / (TP + FP + FN), as scikit-learn's ``jaccard_score``.
-
-    Unlike precision/recall/F, scikit-learn's macro Jaccard does not skip nan classes
-    (``zero_division=nan`` makes the macro average nan); so does this one.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> sm.Jaccard().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.5
-    >>> sm.Jaccard(3, average="micro").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    0.3333333333333333
-    """
-
-    _label = "Jaccard"
-    _undefined = "no true or predicted samples"
-    _skip_nan = False
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        return s.tp, s.tp + s.fp + s.fn
-
-
-class FBeta(_Averaged):
-    """F-beta = (1+β²)·TP / ((1+β²)·TP + β²·FN + FP); β=1 is F1, β=0 precision, β=inf recall.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
-    beta : float, default 1.0
-        Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
-    **kwargs
-        The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
-        ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> sm.FBeta(beta=2.0).update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.6666666666666666
-    """
-
-    _label = "F-score"
-    _undefined = "no true nor predicted samples"
-
-    def __init__(self, num_classes: int | None = None, *, beta: float = 1.0, **kwargs: Any) -> None:
-        super().__init__(num_classes, **kwargs)
-        if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
-            beta = real_param(beta, "beta", "a number >= 0 (or inf)")
-        if not beta >= 0:
-            raise ValueError(f"beta: must be >= 0, got {beta!r}")
-        self.beta = beta
-
-    def _config(self) -> dict[str, Any]:
-        return {**super()._config(), "beta": self.beta}
-
-    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
-        if math.isinf(self.beta):
-            return s.tp, s.support
-        b2 = self.beta**2
-        return (1 + b2) * s.tp, b2 * s.support + s.predicted
-
-
-class F1(FBeta):
-    """F1 = 2·TP / (2·TP + FP + FN), the harmonic mean of precision and recall.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
-    **kwargs
-        The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
-        ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> sm.F1().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
-    0.6666666666666666
-    >>> sm.F1(3, average="weighted").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
-    0.5
-    """
-
-    def __init__(self, num_classes: int | None = None, **kwargs: Any) -> None:
-        kwargs.pop("beta", None)
-        super().__init__(num_classes, beta=1.0, **kwargs)
-
-    def _config(self) -> dict[str, Any]:
-        config = super()._config()
-        config.pop("beta")
-        return config
-
-
-class Accuracy(_ConfusionMetric):
+class Accuracy(ConfusionMetric):
     """Accuracy = (TP + TN) / n; multiclass: trace / n; multilabel: subset accuracy.
 
     Multilabel accuracy is the (weighted) share of rows whose labels are all right, as
@@ -799,7 +186,7 @@ class ErrorRate(Accuracy):
     _complement = True
 
 
-class HammingLoss(_ConfusionMetric):
+class HammingLoss(ConfusionMetric):
     """Hamming loss: the (weighted) share of wrong labels; 1 - accuracy for single-label tasks.
 
     Parameters
@@ -845,7 +232,7 @@ class HammingLoss(_ConfusionMetric):
         return wrong / total
 
 
-class BalancedAccuracy(_ConfusionMetric):
+class BalancedAccuracy(ConfusionMetric):
     """Balanced accuracy: the mean recall over the classes that occur in ``y_true``.
 
     Binary with both classes present: (TPR + TNR) / 2. As scikit-learn's
@@ -899,7 +286,7 @@ class BalancedAccuracy(_ConfusionMetric):
         return score
 
 
-class WeightedAccuracy(_ConfusionMetric):
+class WeightedAccuracy(ConfusionMetric):
     """Class-weighted accuracy A_w = Σ_c w_c · TPR(c) (the Binder lecture's A_{2,w}, A_{C,w}).
 
     ``weights``: one non-negative weight per class in class order, summing to 1 (binary:
@@ -954,7 +341,7 @@ class WeightedAccuracy(_ConfusionMetric):
         return float(np.dot(self.weights, recall))
 
 
-class MatthewsCorrCoef(_ConfusionMetric):
+class MatthewsCorrCoef(ConfusionMetric):
     """Matthews correlation coefficient over the whole C×C matrix (scikit-learn's formula).
 
     MCC = (c·s − Σ_k p_k·t_k) / sqrt((s² − Σ p_k²)(s² − Σ t_k²)) with c the trace, s the total,
@@ -1005,7 +392,7 @@ class MatthewsCorrCoef(_ConfusionMetric):
         return cov_ytyp / math.sqrt(cov_ytyt * cov_ypyp)
 
 
-class CohenKappa(_ConfusionMetric):
+class CohenKappa(ConfusionMetric):
     """Cohen's kappa between actual and predicted classes, as scikit-learn's.
 
     κ = 1 − Σ W∘C / Σ W∘E with E = outer(row totals, column totals) / total and W the
@@ -1069,7 +456,7 @@ def _counts_dtype(m: np.ndarray, w2: np.ndarray) -> np.ndarray:
     return m
 
 
-class ConfusionMatrix(_ConfusionMetric):
+class ConfusionMatrix(ConfusionMetric):
     """The confusion matrix: rows = actual, columns = predicted (scikit-learn's orientation).
 
     Binary: ``[[TN, FP], [FN, TP]]``; multiclass: (C, C); multilabel: (L, 2, 2) like

@@ -39,6 +39,7 @@ Example
 True
 """
 
+
 from __future__ import annotations
 
 import math
@@ -46,9 +47,6 @@ from typing import Any
 
 import numpy as np
 
-from ._averaging import average_classes
-from ._base import Metric, UndefinedMetricWarning
-from ._bins import BinnedScores
 from ._confusion_counts import task_of
 from ._curve_results import PRCurveResult, ROCCurveResult
 from ._curves import (
@@ -62,10 +60,8 @@ from ._delong import delong
 from ._intervals import z_value
 from ._label_options import label_options
 from ._operating_points import OperatingPoint
-from ._probability_scores import ProbabilityScores
-from ._score_state import ScoreState
-from ._sorted_buffer import SortedScores
-from ._warnings import warn
+from ._ranking_base import RankingMetric, warn_undefined
+from ._ranking_curves import CurveMetric, PRCurve, ROCCurve
 
 __all__ = [
     "AUROC",
@@ -75,234 +71,12 @@ __all__ = [
     "ROCCurveResult",
     "PRCurveResult",
     "OperatingPoint",
+    "CurveMetric",
+    "warn_undefined",
 ]
 
-_AVERAGES = ("macro", "weighted", "micro", None)
 
-
-def warn_undefined(name: str, what: str, classes: Any = None) -> None:
-    """One :class:`~streammetrics.UndefinedMetricWarning`: ``name`` is undefined (for
-    ``classes``, if given) because of ``what``; the value returned is nan.
-
-    Parameters
-    ----------
-    name : str
-        The metric's name, as the message shows it.
-    what : str
-        Why it is undefined (``"no positives"``, ...).
-    classes : array-like of int, optional
-        The class indices it is undefined for (multiclass, multilabel).
-
-    Returns
-    -------
-    None
-        The warning is issued (attributed to the caller's line).
-    """
-    where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
-    warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning)
-
-
-def _make_state(
-    task: str,
-    num_classes: int | None,
-    ignore_index: int | None,
-    *,
-    by_class: bool = False,
-    max_bytes: int | None = None,
-    thresholds: Any = None,
-    scores: str = "raw",
-) -> ScoreState:
-    """The state a ranking metric's constructor arguments ask for.
-
-    Parameters
-    ----------
-    task, num_classes, ignore_index
-        The task (see :class:`ScoreState`).
-    by_class : bool
-        One-vs-one layout (multiclass; one group per true class in every column): exact only.
-    max_bytes : int, optional
-        Bound on the state's memory: adaptive bins (:class:`~streammetrics._bins.BinnedScores`).
-    thresholds : int or array-like, optional
-        Fixed bin edges instead.
-    scores : str
-        ``"raw"``, ``"logit"`` or ``"probability"``: the declared score range (bins; exact
-        binary / multiclass ``"probability"``: the checked probability buffer shared with
-        quantile calibration, :mod:`streammetrics._probability_scores`).
-
-    Returns
-    -------
-    ScoreState
-        The exact sorted buffer without ``max_bytes`` / ``thresholds``, else the bins.
-
-    Raises ``ValueError`` naming the argument for a bad ``scores`` or a one-vs-one layout with
-    bins. O(num_classes).
-    """
-    if max_bytes is None and thresholds is None:
-        if scores not in ("raw", "logit", "probability"):
-            raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
-        if scores == "probability" and task != "multilabel" and ignore_index is None and not by_class:
-            return ProbabilityScores(task, num_classes)  # checked probabilities, shared with calibration
-        return SortedScores(task, num_classes, ignore_index, by_class)
-    if by_class:
-        raise ValueError(
-            "multi_class: one-vs-one AUROC is not available with max_bytes/thresholds: "
-            "it compares class i's column-i scores with those of each other class j "
-            "separately, and the binned state keeps one negative histogram per column "
-            "(all other classes pooled), so AUC(i|j) has no certified bound from it; "
-            "use the exact state or one-vs-rest (multi_class='ovr')"
-        )
-    return BinnedScores(
-        task, num_classes, ignore_index, max_bytes=max_bytes, thresholds=thresholds, scores=scores
-    )
-
-
-class _Ranking(Metric):
-    """Constructor, state and per-class plumbing shared by the four ranking accumulators.
-
-    ``update`` validates a batch (vectorised) and queues a copy split by group: O(n) (O(n·C) for
-    multiclass scores); a scalar sample is a tuple append. Reads fold the queue into the sorted
-    buffer first (see :mod:`streammetrics._sorted_buffer`). Memory: one score per sample and
-    class at input precision (+16 bytes per sample with non-unit weights).
-    """
-
-    _name = "metric"
-
-    def __init__(
-        self,
-        num_classes: int | None = None,
-        *,
-        multilabel: bool = False,
-        average: str | None = "macro",
-        ignore_index: int | None = None,
-        max_bytes: int | None = None,
-        thresholds: Any = None,
-        scores: str = "raw",
-        classes: Any = None,
-        pos_label: Any = None,
-    ) -> None:
-        super().__init__()
-        self._labels = label_options(num_classes, bool(multilabel), classes=classes, pos_label=pos_label,
-                                     ignore_index=ignore_index)  # labels as users have them
-        num_classes = self._labels.num_classes
-        self.num_classes = num_classes
-        self.multilabel = bool(multilabel)
-        self.task = task_of(num_classes, self.multilabel)
-        if average not in _AVERAGES:
-            raise ValueError(f"average: must be one of {_AVERAGES}, got {average!r}")
-        self.average = average
-        self._state: ScoreState = _make_state(
-            self.task,
-            num_classes,
-            ignore_index,
-            by_class=self._by_class(),
-            max_bytes=max_bytes,
-            thresholds=thresholds,
-            scores=scores,
-        )
-        self.max_bytes = max_bytes
-        self.thresholds = thresholds
-        self.scores = scores
-        self.ignore_index = self._state.ignore_index  # validated there
-        self._state = self._labels.attach(self._state)
-
-    @property
-    def is_exact(self) -> bool:
-        """True when the value is exact: always for the exact state; for ``max_bytes`` while
-        every bin is one distinct score; never with ``thresholds=``."""
-        with self._lock:
-            return bool(self._state.is_exact)
-
-    def _by_class(self) -> bool:
-        return False
-
-    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
-        """Fold in one batch (or one sample given as scalars); atomic; returns ``self``."""
-        return self._update_state(y_true, y_score, sample_weight)
-
-    def _config(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "num_classes": self.num_classes,
-            "multilabel": self.multilabel,
-            "average": self.average,
-            "ignore_index": self.ignore_index,
-        }
-        if self.max_bytes is not None:
-            out["max_bytes"] = int(self.max_bytes)
-        if self.thresholds is not None:
-            t = self.thresholds
-            out["thresholds"] = (
-                int(t) if isinstance(t, (int, np.integer)) else [float(x) for x in np.asarray(t).ravel()]
-            )
-        if self.scores != "raw":
-            out["scores"] = self.scores
-        return {**out, **self._labels.config()}
-
-    def bounds(self) -> tuple[Any, Any]:
-        """Certified (low, high) interval holding the exact value on the data seen: (value,
-        value) whenever the state is exact. Binned state (``max_bytes``/``thresholds``): AUROC
-        A ± ½ Σ_b p_b n_b / (P N) (:func:`streammetrics._curves.auroc_bounds`; with
-        ``max_fpr``: the standardised partial areas under the ROC envelope,
-        :func:`streammetrics._curves.roc_auc_certified`), AP by
-        :func:`streammetrics._curves.average_precision_certified`; curves: those of their area
-        (AUROC; step AP for PR curves; the point-wise certificates are on the curve results:
-        ``exact``, ``envelope()``, ``area_bounds()``, ``best_threshold``). Per class with
-        ``average=None``, and for averages the same average of the per-class ends. Issues no
-        warning (``compute`` reports undefined values). O(bins) binned."""
-        with self._lock:
-            _, lo, hi = self._values()
-        return lo, hi
-
-    def _stat(self, column: int | None) -> tuple[float, float, float]:
-        """(value, low, high) of this metric's scalar for one column (None: every column
-        pooled, micro averaging), from the score state (call under the lock)."""
-        raise NotImplementedError
-
-    def _stat_read(self, column: int | None) -> tuple[float, float, float]:
-        """:meth:`_stat`, memoised until the state changes (a repeated read is O(1))."""
-        return self._cached(("stat", column), lambda: self._stat(column))
-
-    def _values(self) -> tuple[Any, Any, Any]:
-        """(value, low, high): binary floats, per-class arrays, or their average (micro: from
-        the pooled state). Call under the lock."""
-        st = self._state
-        if self.task != "binary" and self.average == "micro":
-            return self._stat_read(None)
-        stats = np.array([self._stat_read(c) for c in range(st.n_columns)]).reshape(-1, 3)
-        if self.task == "binary":
-            return float(stats[0, 0]), float(stats[0, 1]), float(stats[0, 2])
-        if self.average is None:
-            return stats[:, 0], stats[:, 1], stats[:, 2]
-        weights = st.support() if self.average == "weighted" else None
-        return tuple(average_classes(stats[:, i], weights, skip_nan=True) for i in range(3))  # type: ignore[return-value]
-
-    def _scalar_compute(self, undefined_what: str) -> Any:
-        """The value (binary, per class or averaged) with one warning for undefined values."""
-        if self.task == "binary" or self.average == "micro":
-            value = self._stat_read(0 if self.task == "binary" else None)[0]
-            if math.isnan(value):
-                warn_undefined(self._name, undefined_what)
-            return value
-        per = np.array([self._stat_read(c)[0] for c in range(self._state.n_columns)])
-        return self._average(per, undefined_what)
-
-    # -- helpers (call under the lock) -----------------------------------------------------------
-    def _counts(self, column: int | None, positive_thresholds: bool = False) -> ThresholdCounts:
-        """Counts of one column (None: every column pooled) from the score state."""
-        if column is None:
-            return self._state.pooled_counts(positive_thresholds=positive_thresholds)
-        return self._state.counts(column, positive_thresholds=positive_thresholds)
-
-    def _average(self, values: np.ndarray, undefined_what: str) -> Any:
-        undefined = np.isnan(values)
-        if undefined.any():
-            warn_undefined(self._name, undefined_what, np.flatnonzero(undefined))
-        if self.average is None:
-            return values
-        weights = self._state.support() if self.average == "weighted" else None
-        return average_classes(values, weights, skip_nan=True)
-
-
-class AUROC(_Ranking):
+class AUROC(RankingMetric):
     """Area under the ROC curve = Mann-Whitney U / (P·N), a tied positive/negative pair counting
     1/2: P(f(x+) > f(x-)) + 1/2 P(f(x+) = f(x-)). Equals ``sklearn.metrics.roc_auc_score``.
 
@@ -500,7 +274,7 @@ class AUROC(_Ranking):
         return lo, hi
 
 
-class AveragePrecision(_Ranking):
+class AveragePrecision(RankingMetric):
     """Average precision AP = sum_k (R_k - R_{k-1}) P_k over the distinct thresholds in decreasing
     order, R_0 = 0 (step, no interpolation; ``sklearn.metrics.average_precision_score``).
 
@@ -595,192 +369,3 @@ class AveragePrecision(_Ranking):
         return self._scalar_compute("no positives")
 
 
-class CurveMetric(_Ranking):
-    """Base of the curve accumulators (ROC, PR, DET): binary gives one result;
-    multiclass/multilabel give a list with one curve per class (in class order), or one pooled
-    curve with ``average="micro"``. A curve subclass gives ``_curve(counts)`` and ``_check``;
-    ``bounds()`` certifies its area (the AUROC unless ``_stat`` says otherwise).
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
-        ``multilabel=True``.
-    multilabel : bool, default False
-        Labels and scores are (n, L) matrices.
-    average : {'macro', 'weighted', 'micro', None}, default 'macro'
-        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
-        (sample, class) pair, or ``None`` for the per-class array.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped.
-    max_bytes : int, optional
-        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
-        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
-    thresholds : array-like, optional
-        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
-    scores : {'raw', 'logit', 'probability'}, default 'raw'
-        The declared score range, used to place adaptive bins (bins only).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> roc = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
-    >>> isinstance(roc, sm.ranking.CurveMetric)
-    True
-    """
-
-    def _curve(self, counts: ThresholdCounts) -> Any:
-        raise NotImplementedError
-
-    def _check(self, counts: ThresholdCounts) -> None:
-        raise NotImplementedError
-
-    def _stat(self, column: int | None) -> tuple[float, float, float]:
-        """The certified area the curve's ``bounds()`` report: the AUROC (PR curves: step AP)."""
-        if column is None:
-            return self._state.pooled_auroc()
-        return self._state.auroc(column)
-
-    def _compute(self) -> Any:
-        if self.task == "binary" or self.average == "micro":
-            counts = self._counts(0 if self.task == "binary" else None)
-            self._check(counts)
-            return self._curve(counts)
-        out = []
-        bad = []
-        for c in range(self._state.n_columns):
-            counts = self._counts(c)
-            if counts.total_pos <= 0 or (self._needs_neg and counts.total_neg <= 0):
-                bad.append(c)
-            out.append(self._curve(counts))
-        if bad:
-            warn_undefined(self._name, self._what, bad)
-        return out
-
-    _needs_neg = True
-    _what = "no positives or no negatives"
-
-    def plot(self, ax: Any = None, *, labels: Any = None, **kwargs: Any) -> Any:
-        """Draw the current curve (one per class for multiclass / multilabel, named by ``labels``
-        or the ``classes`` given) and return the display; see
-        :func:`streammetrics.plot.plot_curves` (matplotlib needed: the ``plot`` extra)."""
-        from .plot import plot_curves
-
-        value = self.compute()
-        if labels is None and isinstance(value, list) and self._labels.mapping is not None:
-            labels = [str(c) for c in self._labels.mapping.classes][: len(value)]
-        return plot_curves(value, ax, labels=labels, **kwargs)
-
-
-class ROCCurve(CurveMetric):
-    """The ROC curve (FPR(t), TPR(t)) at every distinct score t, starting at (0, 0) for t = +inf;
-    ``compute()`` returns a :class:`ROCCurveResult` (``fpr``, ``tpr``, ``thresholds``,
-    ``best_threshold``, ``at``, ``area``) equal to ``sklearn.metrics.roc_curve(...,
-    drop_intermediate=False)``, or with ``drop_intermediate=True`` to scikit-learn's default.
-    Multiclass / multilabel: a list with one curve per class (one-vs-rest, in class order), or
-    one pooled curve with ``average="micro"``. O(n log n) per ``compute`` (a linear merge of the
-    sorted positives and negatives, then a ranking of the distinct scores).
-
-    Binned (``max_bytes`` / ``thresholds``): one point per bin edge, each an exact point of the
-    exact curve; ``exact``, ``envelope()``, ``area_bounds(max_fpr)``, ``at`` count ranges and
-    ``best_threshold``'s ``score_bound`` / ``search_range`` certify the rest
-    (:class:`ROCCurveResult`); O(bins) per ``compute``.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
-        ``multilabel=True``.
-    drop_intermediate : bool, default False
-        Drop the points that are not corners of the curve (scikit-learn's default ``True``).
-    **kw
-        The arguments of :class:`CurveMetric` (``multilabel``, ``average``, ``ignore_index``,
-        ``max_bytes``, ``thresholds``, ``scores``, ``classes``, ``pos_label``).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> curve = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
-    >>> curve.fpr.tolist(), curve.tpr.tolist()
-    ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
-    >>> curve.thresholds.tolist()
-    [inf, 0.8, 0.4, 0.35, 0.1]
-    """
-
-    _name = "ROCCurve"
-
-    def __init__(self, num_classes: int | None = None, *, drop_intermediate: bool = False, **kw: Any) -> None:
-        self.drop_intermediate = bool(drop_intermediate)
-        super().__init__(num_classes, **kw)
-
-    def _config(self) -> dict[str, Any]:
-        return {**super()._config(), "drop_intermediate": self.drop_intermediate}
-
-    def _curve(self, counts: ThresholdCounts) -> ROCCurveResult:
-        return ROCCurveResult(counts, self.drop_intermediate)
-
-    def _check(self, counts: ThresholdCounts) -> None:
-        if counts.total_pos <= 0 or counts.total_neg <= 0:
-            warn_undefined(self._name, "no positives or no negatives: tpr or fpr is nan")
-
-
-class PRCurve(CurveMetric):
-    """The precision-recall curve at every distinct score (decreasing threshold); ``compute()``
-    returns a :class:`PRCurveResult` (``precision``, ``recall``, ``thresholds``, ``area(method=
-    "step" | "interpolated" | "eleven_point" | "trapezoid")``, ``best_threshold``, ``at``) equal to
-    ``sklearn.metrics.precision_recall_curve`` reversed, without its appended (0, 1) point.
-    Multiclass / multilabel: one curve per class, or one pooled curve with ``average="micro"``.
-    O(n log n) per ``compute``.
-
-    Binned (``max_bytes`` / ``thresholds``): one point per bin edge, each an exact point of the
-    exact curve, with ``precision_low`` / ``precision_high`` per point, ``envelope()``,
-    ``area_bounds(method)`` and the certified ``best_threshold`` (:class:`PRCurveResult`);
-    O(bins) per ``compute``.
-
-    Parameters
-    ----------
-    num_classes : int, optional
-        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
-        ``multilabel=True``.
-    multilabel : bool, default False
-        Labels and scores are (n, L) matrices.
-    average : {'macro', 'weighted', 'micro', None}, default 'macro'
-        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
-        (sample, class) pair, or ``None`` for the per-class array.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped.
-    max_bytes : int, optional
-        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
-        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
-    thresholds : array-like, optional
-        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
-    scores : {'raw', 'logit', 'probability'}, default 'raw'
-        The declared score range, used to place adaptive bins (bins only).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> curve = sm.PRCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
-    >>> curve.precision.tolist(), curve.recall.tolist()
-    ([1.0, 0.5, 0.6666666666666666, 0.5], [0.5, 0.5, 1.0, 1.0])
-    >>> float(curve.area())
-    0.8333333333333333
-    """
-
-    _name = "PRCurve"
-    _needs_neg = False
-    _what = "no positives: recall is nan"
-
-    def _curve(self, counts: ThresholdCounts) -> PRCurveResult:
-        return PRCurveResult(counts)
-
-    def _check(self, counts: ThresholdCounts) -> None:
-        if counts.total_pos <= 0:
-            warn_undefined(self._name, "no positives: recall is nan")
-
-    def _stat(self, column: int | None) -> tuple[float, float, float]:
-        return average_precision_certified(self._counts(column, positive_thresholds=True))

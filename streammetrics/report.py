@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._base import UndefinedMetricWarning
+from ._confusion_base import AveragedMetric, ConfusionMetric
 from ._confusion_counts import ConfusionCounts
 from ._result_output import html_table, needs_pandas
 from ._warnings import warn
@@ -24,14 +25,12 @@ from .confusion import (
     Prevalence,
     Recall,
     Specificity,
-    _Averaged,
-    _ConfusionMetric,
 )
 
 __all__ = ["ClassificationReport", "Report"]
 
 #: measure name -> the class that defines it (the report is a view of the same kernel)
-MEASURES: dict[str, type[_Averaged]] = {
+MEASURES: dict[str, type[AveragedMetric]] = {
     "precision": Precision,
     "recall": Recall,
     "f1": F1,
@@ -113,7 +112,7 @@ class Report(dict):  # type: ignore[type-arg]
         return plot_report(self, ax, **kwargs)
 
 
-class ClassificationReport(_ConfusionMetric):
+class ClassificationReport(ConfusionMetric):
     """Every per-class measure (precision, recall, F1, specificity, NPV, FPR, FNR, FDR, FOR,
     Jaccard, prevalence, support) plus accuracy and the micro, macro and weighted averages.
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._averaging import check_zero_division, warn_undefined, zero_value
 from ._base import Metric
 from ._confusion_counts import ConfusionCounts
 from ._intervals import wilson
 from ._params import real_param
-from .confusion import check_zero_division, warn_undefined, zero_value
 
 __all__ = ["SelectionRate"]
 

@@ -124,6 +124,13 @@ def delayed_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None
     metric.label(rows[::-1], y[::-1])
 
 
+def sliced_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+                groups: np.ndarray) -> None:
+    """Slice keys that belong to the rows (so any split gives each row the same key)."""
+    keys = np.array(["a", "b", "c"])[np.asarray(rows) % 3]
+    metric.update(y, p, slices=keys, sample_weight=w)
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     make: Callable[[], Any]
@@ -256,6 +263,11 @@ REGISTRY: dict[str, Case] = {
                           laws=WRAPPER_LAWS - {"merge"}, exact=False, compare_state=False),
     "delayed_precision": Case(lambda: sm.DelayedLabels(sm.Precision(zero_division=0.0)), "binary_scores",
                               delayed_feed, laws=without("window_equals_plain"), compare_state=False),
+    "selection_rate": Case(lambda: sm.SelectionRate(), "binary_scores"),
+    "sliced_f1": Case(lambda: sm.Sliced(sm.F1(zero_division=0.0)), "binary_scores", sliced_feed,
+                      laws=WRAPPER_LAWS, compare_state=False),
+    "sliced_set": Case(lambda: sm.Sliced(sm.MetricSet(auroc=sm.AUROC(), acc=sm.Accuracy(zero_division=0.0))),
+                       "ranking_scores", sliced_feed, laws=WRAPPER_LAWS, compare_state=False),
     "delayed_ece": Case(lambda: sm.DelayedLabels(sm.CalibrationError(n_bins=5)), "probabilities",
                         delayed_feed, laws=without("window_equals_plain"), compare_state=False),
 }

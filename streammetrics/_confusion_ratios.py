@@ -1,0 +1,475 @@
+"""The per-class ratios of the confusion family: precision, recall, specificity, fall-out, miss
+rate, NPV, FDR, FOR, prevalence, Jaccard and F-beta (definitions: see
+docs/definitions/confusion.md). Exported by :mod:`streammetrics.confusion` and the top level.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._confusion_base import AveragedMetric, ProportionMetric
+from ._confusion_counts import OneVsRest
+from ._params import real_param
+
+__all__ = [
+    "Precision", "Recall", "Specificity", "FallOut", "MissRate", "NPV", "FDR", "FOR", "Prevalence",
+    "Jaccard", "FBeta", "F1",
+]
+
+
+class Precision(ProportionMetric):
+    """Precision (PPV) = TP / (TP + FP) = TP / PP.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    multilabel : bool, default False
+        Labels and predictions are (n, L) indicator / score matrices.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        How per-class values combine for multiclass and multilabel tasks; ``None`` returns the
+        per-class array (see docs/definitions/confusion.md#averaging).
+    threshold : float, default 0.5
+        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
+        (binary, multilabel); multiclass scores predict their argmax.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped (padding).
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
+        :class:`~streammetrics.UndefinedMetricWarning`.
+    **label_args
+        The labels as the data has them, in class order (binary: ``[negative, positive]``)
+        (``classes=``); Binary tasks only: the positive label (one of ``classes`` when given)
+        (``pos_label=``); scikit-learn's ``labels=``: the classes per-class values, averages and
+        matrices cover, in that order (multiclass and multilabel) (``labels=``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Precision(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6666666666666666
+    >>> sm.Precision(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([1. , 0. , 0.5])
+    """
+
+    _label = "Precision"
+    _undefined = "no predicted samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tp, s.predicted
+
+
+class Recall(ProportionMetric):
+    """Recall (TPR, sensitivity, hit rate) = TP / (TP + FN) = TP / P.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Recall(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6666666666666666
+    >>> sm.Recall(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([1. , 0. , 0.5])
+    """
+
+    _label = "Recall"
+    _undefined = "no true samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tp, s.support
+
+
+class Specificity(ProportionMetric):
+    """Specificity (TNR, selectivity) = TN / (TN + FP) = TN / N.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Specificity(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.Specificity(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([1.        , 0.66666667, 0.5       ])
+    """
+
+    _label = "Specificity"
+    _undefined = "no negative samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tn, s.tn + s.fp
+
+
+class FallOut(ProportionMetric):
+    """Fall-out (FPR) = FP / (FP + TN) = FP / N = 1 - specificity.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.FallOut(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.FallOut(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0.        , 0.33333333, 0.5       ])
+    """
+
+    _label = "Fall-out"
+    _undefined = "no negative samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.fp, s.fp + s.tn
+
+
+class MissRate(ProportionMetric):
+    """Miss rate (FNR) = FN / (TP + FN) = FN / P = 1 - recall.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.MissRate(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.3333333333333333
+    >>> sm.MissRate(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0. , 1. , 0.5])
+    """
+
+    _label = "Miss rate"
+    _undefined = "no true samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.fn, s.support
+
+
+class NPV(ProportionMetric):
+    """Negative predictive value = TN / (TN + FN) = TN / PN.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.NPV(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.NPV(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([1.        , 0.66666667, 0.5       ])
+    """
+
+    _label = "NPV"
+    _undefined = "no predicted negatives"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tn, s.tn + s.fn
+
+
+class FDR(ProportionMetric):
+    """False discovery rate = FP / (TP + FP) = 1 - precision.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.FDR(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.3333333333333333
+    >>> sm.FDR(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0. , 1. , 0.5])
+    """
+
+    _label = "FDR"
+    _undefined = "no predicted samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.fp, s.predicted
+
+
+class FOR(ProportionMetric):
+    """False omission rate = FN / (FN + TN) = 1 - NPV.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.FOR(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.FOR(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0.        , 0.33333333, 0.5       ])
+    """
+
+    _label = "FOR"
+    _undefined = "no predicted negatives"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.fn, s.fn + s.tn
+
+
+class Prevalence(ProportionMetric):
+    """Prevalence = P / n (per class: the share of samples whose actual class is c).
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Prevalence(zero_division=0.0)
+    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6
+    >>> sm.Prevalence(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    array([0.25, 0.25, 0.5 ])
+    """
+
+    _label = "Prevalence"
+    _undefined = "no samples"
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.support, s.total
+
+
+class Jaccard(AveragedMetric):
+    """Jaccard index = TP / (TP + FP + FN), as scikit-learn's ``jaccard_score``.
+
+    Unlike precision/recall/F, scikit-learn's macro Jaccard does not skip nan classes
+    (``zero_division=nan`` makes the macro average nan); so does this one.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        None: binary; C: multiclass; L with ``multilabel=True``.
+    multilabel : bool, default False
+        Multilabel (n, L) inputs.
+    average : {'macro', 'micro', 'weighted', None}, default 'macro'
+        Averaging over classes.
+    threshold : float, default 0.5
+        Scores at or above it predict positive.
+    ignore_index : int, optional
+        Rows with this ``y_true`` are skipped.
+    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
+        The value of an undefined ratio.
+    **label_args
+        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.Jaccard().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.5
+    >>> sm.Jaccard(3, average="micro").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    0.3333333333333333
+    """
+
+    _label = "Jaccard"
+    _undefined = "no true or predicted samples"
+    _skip_nan = False
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        return s.tp, s.tp + s.fp + s.fn
+
+
+class FBeta(AveragedMetric):
+    """F-beta = (1+β²)·TP / ((1+β²)·TP + β²·FN + FP); β=1 is F1, β=0 precision, β=inf recall.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    beta : float, default 1.0
+        Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
+    **kwargs
+        The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
+        ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.FBeta(beta=2.0).update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6666666666666666
+    """
+
+    _label = "F-score"
+    _undefined = "no true nor predicted samples"
+
+    def __init__(self, num_classes: int | None = None, *, beta: float = 1.0, **kwargs: Any) -> None:
+        super().__init__(num_classes, **kwargs)
+        if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
+            beta = real_param(beta, "beta", "a number >= 0 (or inf)")
+        if not beta >= 0:
+            raise ValueError(f"beta: must be >= 0, got {beta!r}")
+        self.beta = beta
+
+    def _config(self) -> dict[str, Any]:
+        return {**super()._config(), "beta": self.beta}
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        if math.isinf(self.beta):
+            return s.tp, s.support
+        b2 = self.beta**2
+        return (1 + b2) * s.tp, b2 * s.support + s.predicted
+
+
+class F1(FBeta):
+    """F1 = 2·TP / (2·TP + FP + FN), the harmonic mean of precision and recall.
+
+    Parameters
+    ----------
+    num_classes : int, optional
+        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
+        ``multilabel=True``. May be omitted when ``classes`` is given.
+    **kwargs
+        The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
+        ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.F1().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    0.6666666666666666
+    >>> sm.F1(3, average="weighted").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    0.5
+    """
+
+    def __init__(self, num_classes: int | None = None, **kwargs: Any) -> None:
+        kwargs.pop("beta", None)
+        super().__init__(num_classes, beta=1.0, **kwargs)
+
+    def _config(self) -> dict[str, Any]:
+        config = super()._config()
+        config.pop("beta")
+        return config
+
+
