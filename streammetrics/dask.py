@@ -42,10 +42,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._base import trusted_states
+from ._dask_ranked import evaluate_ranked
 from ._engine import Columns, Plan, make_plan, merge_and_compute, merge_states, partition_state, rebuild
 from ._warnings import warn
 
-__all__ = ["evaluate", "evaluate_parquet", "partition_state", "merge_states"]
+__all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
 
 # The tasks ``evaluate`` builds: the functions above, run inside ``trusted_states()``. A state
 # shipped between them was made by another of these tasks and travels through Dask's pickle (a
