@@ -40,10 +40,11 @@ def _edges(ranges: int | Sequence[float]) -> tuple[int, np.ndarray | None]:
         return int(ranges), None
     edges = np.asarray(ranges, dtype=np.float64).ravel()
     if np.isnan(edges).any():
-        raise ValueError(f"ranges: edges must not be NaN, got {edges[np.isnan(edges)][0]!r}")
+        raise ValueError(f"ranges: edges must not be NaN, got nan at index {int(np.argmax(np.isnan(edges)))}")
     if edges.shape[0] > 1 and (np.diff(edges) < 0).any():
         i = int(np.argmax(np.diff(edges) < 0)) + 1
-        raise ValueError(f"ranges: edges must be non-decreasing, got {edges[i]!r} after {edges[i - 1]!r}")
+        raise ValueError(
+            f"ranges: edges must be non-decreasing, got {float(edges[i])!r} after {float(edges[i - 1])!r}")
     return edges.shape[0] + 1, edges
 
 
