@@ -3,10 +3,11 @@
 The steps are in :mod:`streammetrics._ranked`; this module wires them into one Dask graph:
 
 ``partition -> runs`` (one task per partition) ``-> sample`` ``-> edges`` (one small task)
-``-> split`` (per partition: views of its runs cut at the edges) ``-> piece`` (per partition and
-range: only that piece travels) ``-> range`` (per range: the k-way merge, the only place a range
-is whole) ``-> totals -> offsets`` (round one: R pairs of numbers) ``-> summary`` (round two, per
-range) ``-> combine`` (O(R) numbers, plus the curve when a curve metric asks for it).
+``-> split`` (per partition: views of its runs cut at the edges) ``-> totals -> offsets`` (round
+one: each piece's weights, R pairs of numbers per partition) ``-> piece`` (per partition and
+range: only that piece travels) ``-> range`` (round two, per range: the k-way merge -- the only
+place a range is whole -- and its summary, in one task) ``-> combine`` (O(R) numbers, plus the
+curve when a curve metric asks for it).
 """
 
 from __future__ import annotations
@@ -84,15 +85,24 @@ def range_summaries(
         samples = [delayed(K.run_sample, pure=True)(r, sample_size) for r in runs]
         edges = delayed(K.range_edges, pure=True)(samples, n_ranges)
     splits = [delayed(K.split_runs, pure=True)(r, edges) for r in runs]
-    ranged = [delayed(K.merge_range, pure=True)([delayed(operator.getitem, pure=True)(s, i)
-                                                  for s in splits]) for i in range(n_ranges)]
-    totals = [delayed(K.range_totals, pure=True)(r) for r in ranged]
+    # Round one from the pieces (no range is merged, so none is held while waiting for the
+    # others); round two merges each range and summarises it in one task, which returns O(1)
+    # numbers (plus its curve piece): a worker never keeps a merged range.
+    totals = delayed(K.add_totals, pure=True)([delayed(K.piece_totals, pure=True)(s) for s in splits])
     offs = delayed(K.offsets, pure=True)(totals)
     grand = delayed(_grand, pure=True)(totals)
-    summaries = [delayed(K.range_summary, pure=True)(r, delayed(operator.getitem)(offs, i), grand, curves)
-                 for i, r in enumerate(ranged)]
+    summaries = [
+        delayed(_range_task, pure=True)([delayed(operator.getitem, pure=True)(s, i) for s in splits],
+                                        delayed(operator.getitem)(offs, i), grand, curves)
+        for i in range(n_ranges)
+    ]
     out, total = dask.compute(summaries, grand)
     return list(out), total
+
+
+def _range_task(pieces: Sequence[K.Runs], offset: tuple[float, float, float],
+                totals: tuple[float, float], curves: bool) -> K.RangeSummary:
+    return K.range_summary(K.merge_range(pieces), offset, totals, curves)
 
 
 def _grand(totals: Sequence[tuple[float, float]]) -> tuple[float, float]:

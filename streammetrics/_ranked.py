@@ -9,14 +9,14 @@ scores always share a range and every score of range r is below every score of r
    ignore_index and weight rules) and gives its negatives and positives as sorted runs
    (:func:`partition_runs`); a few evenly spaced ranks of each run are its sample
    (:func:`run_sample`), from which weighted quantiles give the edges (:func:`range_edges`).
-2. Each run is cut at the edges (:func:`split_runs`: O(R log n)); the pieces of one range, from
-   every partition, are merged into that range's sorted runs (:func:`merge_range`) -- the only
-   place a range is held whole.
-3. Round one: each range's totals (:func:`range_totals`); the totals of the ranges above and
-   below each range (:func:`offsets`). Round two: each range's summary with those offsets
-   (:func:`range_summary`): its within-range Mann-Whitney pairs, its part of the average
-   precision, its piece of the curves. Everything comes from one kernel, the counts at distinct
-   thresholds (:func:`streammetrics._curves.counts_from_sorted`).
+2. Each run is cut at the edges (:func:`split_runs`: O(R log n), views).
+3. Round one: the weight of every piece (:func:`piece_totals`), summed per range
+   (:func:`add_totals`), gives the totals above and below each range (:func:`offsets`) -- before
+   any range is merged. Round two, per range: its pieces from every partition are merged
+   (:func:`merge_range`, the only place a range is held whole) and summarised with those offsets
+   (:func:`range_summary`): its Mann-Whitney pairs, its part of the average precision, its piece
+   of the curves. Everything comes from one kernel, the counts at distinct thresholds
+   (:func:`streammetrics._curves.counts_from_sorted`).
 4. :func:`combine`: AUROC = (sum_r U_r + sum_r P_r * N_below_r) / (P N) -- the pairs inside each
    range plus every positive of a range above every negative of the ranges below it; AP = the
    sum of the per-range parts; curves = the per-range pieces, offset and concatenated.
@@ -48,7 +48,8 @@ from .ranking import AUROC, AveragePrecision, PRCurve, ROCCurve
 
 __all__ = [
     "Runs", "RangeSummary", "check_metrics", "runs_config", "runs_of", "run_sample", "range_edges",
-    "split_runs", "merge_range", "range_totals", "offsets", "range_summary", "combine",
+    "split_runs", "merge_range", "range_totals", "piece_totals", "add_totals", "offsets",
+    "range_summary", "combine",
 ]
 
 #: (negatives, their weights or None, positives, their weights or None), each ascending.
@@ -142,9 +143,9 @@ def split_runs(runs: Runs, edges: np.ndarray) -> list[Runs]:
 def _merge(items: list[tuple[np.ndarray, np.ndarray | None]]) -> tuple[np.ndarray, np.ndarray | None]:
     if any(w is not None for _, w in items):  # one weighted piece: give the others unit weights
         items = [(v, np.ones(v.shape[0]) if w is None else w) for v, w in items]
-    v, w = merge_many([(np.array(v, dtype=np.float64), None if w is None else np.array(w))
-                       for v, w in items])
-    return v.astype(np.float64, copy=False), w
+    # merge_many concatenates (a new array) before it sorts: the pieces themselves are not changed
+    v, w = merge_many([(np.asarray(v, dtype=np.float64), w) for v, w in items])
+    return v, w
 
 
 def merge_range(pieces: Sequence[Runs]) -> Runs:
@@ -161,6 +162,18 @@ def _total(v: np.ndarray, w: np.ndarray | None) -> float:
 def range_totals(runs: Runs) -> tuple[float, float]:
     """(P_r, N_r): the range's positive and negative weight (round one)."""
     return _total(runs[2], runs[3]), _total(runs[0], runs[1])
+
+
+def piece_totals(pieces: Sequence[Runs]) -> list[tuple[float, float]]:
+    """(P, N) of each piece of one partition: round one needs no range to be merged. O(n)."""
+    return [range_totals(p) for p in pieces]
+
+
+def add_totals(per_partition: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
+    """Each range's (P_r, N_r), summed over the partitions' pieces. O(partitions x R)."""
+    n_ranges = len(per_partition[0]) if per_partition else 0
+    return [(float(sum(t[r][0] for t in per_partition)), float(sum(t[r][1] for t in per_partition)))
+            for r in range(n_ranges)]
 
 
 def offsets(totals: Sequence[tuple[float, float]]) -> list[tuple[float, float, float]]:
