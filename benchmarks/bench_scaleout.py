@@ -119,9 +119,29 @@ def _evaluate_validated(root: Path, metrics: Any) -> dict[str, Any]:
     return dict(shape.values(result[0]))
 
 
-def run_dask(root: Path) -> tuple[dict[str, float], float, dict[str, Any]]:
-    """Times of the confusion-only and the full (exact ranking) evaluation on a warm cluster,
-    and of the exact ranking one through the previous (validating) task graph, alternated."""
+def _cpu() -> float:
+    return time.process_time()
+
+
+def _ranked(root: Path) -> dict[str, Any]:
+    """Exact AUROC + AP by score ranges (``evaluate_ranked``), F1 + ConfusionMatrix by ``evaluate``."""
+    import dask.dataframe as dd
+
+    import streammetrics as sm
+    from streammetrics.dask import evaluate_parquet, evaluate_ranked
+
+    out = dict(evaluate_ranked(dd.read_parquet(str(root)), {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()},
+                               label="y", score="p", ranges=8))
+    out.update(evaluate_parquet(str(root), {"f1": sm.F1(), "cm": sm.ConfusionMatrix()}, label="y", score="p"))
+    return out
+
+
+def run_dask(root: Path, workers: int = 2, single: Any = None) -> tuple[dict[str, float], float, dict[str, Any]]:
+    """Times (wall, and CPU seconds summed over the workers and the client) of the confusion-only
+    and the full (exact ranking) evaluation on a warm cluster of ``workers`` single-threaded
+    processes, of the exact ranking one through the previous (validating) task graph and through
+    ``evaluate_ranked``, and -- when ``single`` is given -- of the single-process run, all
+    interleaved round by round so that every path sees the same machine load. Best of 3."""
     import dask
     from distributed import Client, LocalCluster
 
@@ -129,7 +149,7 @@ def run_dask(root: Path) -> tuple[dict[str, float], float, dict[str, Any]]:
 
     t0 = time.perf_counter()
     with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster, Client(cluster) as client:
         client.run(_warm)  # imports on the workers, outside the timings
         first = sorted(root.glob("*.parquet"))[0]
@@ -137,18 +157,28 @@ def run_dask(root: Path) -> tuple[dict[str, float], float, dict[str, Any]]:
         startup = time.perf_counter() - t0
         times: dict[str, float] = {}
         values: dict[str, Any] = {}
-        for _ in range(3):
-            t = time.perf_counter()
-            evaluate_parquet(str(root), _metrics(False), label="y", score="p", split_every=8)
-            times["confusion"] = min(times.get("confusion", float("inf")), time.perf_counter() - t)
-        for _ in range(3):  # alternated, so both see the same machine load
-            t = time.perf_counter()
-            values = evaluate_parquet(str(root), _metrics(), label="y", score="p", split_every=8)
-            times["ranking"] = min(times.get("ranking", float("inf")), time.perf_counter() - t)
-            t = time.perf_counter()
-            old = _evaluate_validated(root, _metrics())
-            times["validated"] = min(times.get("validated", float("inf")), time.perf_counter() - t)
+
+        def timed(name: str, fn: Any, on_cluster: bool = True) -> Any:
+            c0 = sum(client.run(_cpu).values()) if on_cluster else 0.0
+            p0, t = time.process_time(), time.perf_counter()
+            out = fn()
+            wall, cpu = time.perf_counter() - t, time.process_time() - p0
+            if on_cluster:
+                cpu += sum(client.run(_cpu).values()) - c0
+            times[name] = min(times.get(name, float("inf")), wall)
+            times[name + " cpu"] = min(times.get(name + " cpu", float("inf")), cpu)
+            return out
+
+        for _ in range(3):  # interleaved, so every path sees the same machine load
+            if single is not None:
+                timed("single confusion", lambda: single(root, ranking=False), on_cluster=False)
+                timed("single", lambda: single(root), on_cluster=False)
+            timed("confusion", lambda: evaluate_parquet(str(root), _metrics(False), label="y", score="p"))
+            values = timed("ranking", lambda: evaluate_parquet(str(root), _metrics(), label="y", score="p"))
+            old = timed("validated", lambda: _evaluate_validated(root, _metrics()))
+            ranked = timed("ranked", lambda: _ranked(root))
             assert old["auroc"] == values["auroc"] and old["ap"] == values["ap"]
+            assert abs(ranked["auroc"] - values["auroc"]) <= 1e-12 and abs(ranked["ap"] - values["ap"]) <= 1e-12
     return times, startup, values
 
 
@@ -309,11 +339,10 @@ def main(argv: list[str] | None = None) -> str:
             write_data(root, args.rows, args.files)
         write_s = time.perf_counter() - t
         load0 = " / ".join(f"{x:.1f}" for x in os.getloadavg())
-        single_c = min(run_single(root, ranking=False)[0] for _ in range(3))
-        single_s, single_v, state_bytes = run_single(root)
-        single_s = min(single_s, run_single(root)[0])
-        dask_t, startup_s, dask_v = run_dask(root)
-        dask_s = dask_t["ranking"]
+        _, single_v, state_bytes = run_single(root)  # values, state size; untimed warm-up
+        dask_t, startup_s, dask_v = run_dask(root, 2, single=lambda r, ranking=True: run_single(r, ranking))
+        one_t, _, _ = run_dask(root, 1)
+        single_c, single_s = dask_t["single confusion"], dask_t["single"]
         spark_status, spark_s, spark_v = ("skipped", None, {}) if args.skip_spark else run_spark(root)
         rows = args.rows
         lines = [
@@ -321,33 +350,43 @@ def main(argv: list[str] | None = None) -> str:
             "",
             f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs. Exact ranking state after the "
             f"merge: {state_bytes / 1e6:.0f} MB. Confusion metrics: F1, ConfusionMatrix, Accuracy; "
-            "exact ranking: AUROC, AveragePrecision, F1, ConfusionMatrix. Dask: 2 worker processes, "
-            f"1 thread each, warm (cluster start and warm-up {startup_s:.1f} s not included), split_every=8. "
-            "Best of 3 runs (ranking: current and previous graph alternated). Load average at the "
-            f"start: {load0}.",
+            "exact ranking: AUROC, AveragePrecision, F1, ConfusionMatrix. Dask: LocalCluster of 2 (or 1) "
+            f"worker processes, 1 thread each, warm (cluster start and warm-up {startup_s:.1f} s not "
+            "included), split_every=8. Best of 3 runs, every path interleaved in each round (the "
+            "single-process runs with the 2-worker ones). CPU: seconds of CPU summed over the workers "
+            "and the client (the single process: its own, pyarrow's threads included) -- the measure "
+            f"that a shared machine disturbs least. Load average at the start: {load0}.",
             "",
         ]
+
+        def row(metrics: str, run: str, t: dict[str, float], key: str, ref: float, ref_cpu: float) -> list[Any]:
+            return [metrics, run, f"{t[key]:.2f}", f"{t[key + ' cpu']:.2f}", f"{rows / t[key] / 1e6:.2f}",
+                    f"{ref / t[key]:.2f}", f"{ref_cpu / t[key + ' cpu']:.2f}"]
+
+        sc, ss = dask_t["single confusion cpu"], dask_t["single cpu"]
         table = [
-            ["confusion", "streammetrics single process (pyarrow row groups)", f"{single_c:.2f}",
-             f"{rows / single_c / 1e6:.2f}", "1.00", "ok"],
-            ["confusion", "streammetrics.dask, LocalCluster 2 workers", f"{dask_t['confusion']:.2f}",
-             f"{rows / dask_t['confusion'] / 1e6:.2f}", f"{single_c / dask_t['confusion']:.2f}", "ok"],
-            ["exact ranking", "streammetrics single process (pyarrow row groups)", f"{single_s:.2f}",
-             f"{rows / single_s / 1e6:.2f}", "1.00", "ok"],
-            ["exact ranking", "streammetrics.dask, LocalCluster 2 workers", f"{dask_s:.2f}",
-             f"{rows / dask_s / 1e6:.2f}", f"{single_s / dask_s:.2f}", "ok"],
-            ["exact ranking", "streammetrics.dask, previous graph (merge tasks re-validate states)",
-             f"{dask_t['validated']:.2f}", f"{rows / dask_t['validated'] / 1e6:.2f}",
-             f"{single_s / dask_t['validated']:.2f}", "ok"],
+            row("confusion", "single process (pyarrow row groups)", dask_t, "single confusion", single_c, sc),
+            row("confusion", "streammetrics.dask, 2 workers", dask_t, "confusion", single_c, sc),
+            row("confusion", "streammetrics.dask, 1 worker", one_t, "confusion", single_c, sc),
+            row("exact ranking", "single process (pyarrow row groups)", dask_t, "single", single_s, ss),
+            row("exact ranking", "streammetrics.dask.evaluate, 2 workers", dask_t, "ranking", single_s, ss),
+            row("exact ranking", "streammetrics.dask.evaluate, 1 worker", one_t, "ranking", single_s, ss),
+            row("exact ranking", "evaluate_ranked (AUROC, AP; 8 ranges) + evaluate (F1, CM), 2 workers",
+                dask_t, "ranked", single_s, ss),
+            row("exact ranking", "evaluate_ranked + evaluate, 1 worker", one_t, "ranked", single_s, ss),
+            row("exact ranking", "previous graph (merge tasks re-validate states), 2 workers", dask_t,
+                "validated", single_s, ss),
         ]
+        table = [r + ["ok"] for r in table]
         if spark_s is not None:
             table.append(["AUROC + PR area", "Spark MLlib BinaryClassificationMetrics, local[2]",
-                          f"{spark_s:.2f}", f"{rows / spark_s / 1e6:.2f}", f"{single_s / spark_s:.2f}",
-                          spark_status])
-        else:
-            table.append(["AUROC + PR area", "Spark MLlib BinaryClassificationMetrics, local[2]", "-", "-",
+                          f"{spark_s:.2f}", "-", f"{rows / spark_s / 1e6:.2f}", f"{single_s / spark_s:.2f}",
                           "-", spark_status])
-        lines.append(_table(["metrics", "run", "seconds", "M rows/s", "speed vs single", "status"], table))
+        else:
+            table.append(["AUROC + PR area", "Spark MLlib BinaryClassificationMetrics, local[2]", "-", "-", "-",
+                          "-", "-", spark_status])
+        lines.append(_table(["metrics", "run", "wall s", "CPU s", "M rows/s", "wall speed vs single",
+                             "CPU ratio single/run", "status"], table))
         lines += ["", "Values (must agree: AUROC exactly between streammetrics runs, to ~1e-12 with Spark):", ""]
         vals = [
             ["single process", f"{single_v['auroc']:.15f}", f"{single_v['ap']:.15f}", "-"],

@@ -1,0 +1,125 @@
+"""Exact AUROC + AP where a gather cannot fit: workers whose memory limit is below the full state.
+
+Workload (seeded, as ``bench_scaleout``): ``--rows`` binary rows (label ``y``, score ``p`` rounded
+to 1e-6, so ties) in ``--files`` Parquet files. The full exact state of those rows -- what the
+root of ``streammetrics.dask.evaluate`` (and a single process) holds -- is 8 bytes per score.
+``streammetrics.dask.evaluate_ranked`` runs on a LocalCluster of ``--workers`` (4) single-threaded
+workers whose
+``memory_limit`` is set below that size (spilling and pausing off, so a worker that crossed 95%
+of its limit would be killed and the run would fail), with ``--ranges`` score ranges. Printed:
+the state size, the limit, each worker's peak resident memory (``ru_maxrss``) before and after,
+the time, and the values next to the single-process ones (which the script computes, in this
+process, from the same files: a process that does hold every score).
+
+A worker holds its share of the scores (its partitions' sorted runs, until every range has taken
+its piece) plus one range, over a baseline of ~250 MB (Python, numpy, pandas, pyarrow, dask):
+the defaults (80M rows: 640 MB of scores; 4 workers limited to 600 MB) leave the ranked run
+room, while the root of a gather would need the 640 MB of scores alone.
+
+Run: ``python -m benchmarks.bench_ranked_memory [--rows N] [--files F] [--limit-mb M] [--ranges R]
+[--workers W]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.bench_scaleout import write_data
+
+
+def _peak_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _single(root: Path) -> dict[str, Any]:
+    import pyarrow.parquet as pq
+
+    import streammetrics as sm
+
+    ms = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision())
+    for f in sorted(root.glob("*.parquet")):
+        tab = pq.read_table(f, columns=["y", "p"])
+        ms.update(tab.column("y").to_numpy(), tab.column("p").to_numpy())
+    return dict(ms.compute())
+
+
+def main(argv: list[str] | None = None) -> str:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=80_000_000)
+    ap.add_argument("--files", type=int, default=80)
+    ap.add_argument("--limit-mb", type=int, default=600)
+    ap.add_argument("--ranges", type=int, default=64)
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--data", type=Path, default=None)
+    args = ap.parse_args(argv)
+
+    import dask
+    import dask.dataframe as dd
+    from distributed import Client, LocalCluster
+
+    import streammetrics as sm
+    from streammetrics.dask import evaluate_ranked
+
+    tmp = None
+    root = args.data
+    if root is None:
+        tmp = tempfile.mkdtemp(prefix="bench_ranked_")
+        root = Path(tmp)
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        if not list(root.glob("*.parquet")):
+            write_data(root, args.rows, args.files)
+        state_mb = args.rows * 8 / 1e6
+        memory = {"distributed.worker.memory.target": False, "distributed.worker.memory.spill": False,
+                  "distributed.worker.memory.pause": False, "distributed.worker.memory.terminate": 0.95,
+                  "distributed.worker.daemon": False}
+        with dask.config.set(memory), LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            memory_limit=f"{args.limit_mb}MB",
+        ) as cluster, Client(cluster) as client:
+            client.run(lambda: __import__("streammetrics.dask"))
+            before = client.run(_peak_mb)
+            t = time.perf_counter()
+            values = evaluate_ranked(dd.read_parquet(str(root)),
+                                     {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()},
+                                     label="y", score="p", ranges=args.ranges)
+            seconds = time.perf_counter() - t
+            after = client.run(_peak_mb)
+        single = _single(root)
+        lines = [
+            f"## Exact AUROC + AP of {args.rows:,} scores on workers limited to {args.limit_mb} MB",
+            "",
+            f"Full exact state: {state_mb:.0f} MB (8 bytes per score); worker memory_limit: "
+            f"{args.limit_mb} MB x {args.workers} workers (spill and pause off, terminate at 95%); "
+            f"{args.ranges} ranges; "
+            f"load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.",
+            "",
+            "| worker | peak RSS before (MB) | peak RSS after (MB) |",
+            "|---|---|---|",
+        ]
+        for i, w in enumerate(sorted(after)):
+            lines.append(f"| {i} | {before[w]:.0f} | {after[w]:.0f} |")
+        lines += [
+            "",
+            f"evaluate_ranked: {seconds:.1f} s ({args.rows / seconds / 1e6:.2f} M rows/s).",
+            f"AUROC {values['auroc']:.15f} (single process {single['auroc']:.15f}); "
+            f"AP {values['ap']:.15f} (single process {single['ap']:.15f}).",
+        ]
+        text = "\n".join(lines)
+        print(text)
+        return text
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""streammetrics.dask.evaluate_ranked == the single-process exact values, range by range.
+
+The oracle is the library's own exact accumulators fed the whole frame in one process (themselves
+tested against scikit-learn). Random data with heavy ties and float weights, any number of
+ranges, given edges that leave ranges empty, all-equal scores, empty partitions; and the memory
+claim: no range holds much more than its share of the scores.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("dask.dataframe")
+
+import dask  # noqa: E402
+import dask.dataframe as dd  # noqa: E402
+import pandas as pd  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+from streammetrics._dask_ranked import range_summaries  # noqa: E402
+from streammetrics.dask import evaluate_ranked  # noqa: E402
+
+TOL = 1e-12
+
+
+def _metrics() -> dict[str, Any]:
+    return {"auc": sm.AUROC(), "ap": sm.AveragePrecision(), "roc": sm.ROCCurve(),
+            "roc_drop": sm.ROCCurve(drop_intermediate=True), "pr": sm.PRCurve()}
+
+
+def _reference(df: pd.DataFrame, weight: str | None) -> dict[str, Any]:
+    w = None if weight is None else df[weight].to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sm.MetricSet(**_metrics()).update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=w).compute()
+
+
+def _close(a: float, b: float) -> bool:
+    return (a != a and b != b) or abs(a - b) <= TOL * max(1.0, abs(b))
+
+
+def _same(got: dict[str, Any], ref: dict[str, Any]) -> None:
+    assert _close(got["auc"], ref["auc"]), (got["auc"], ref["auc"])
+    assert _close(got["ap"], ref["ap"]), (got["ap"], ref["ap"])
+    for name, fields in (("roc", ("fpr", "tpr", "thresholds")), ("roc_drop", ("fpr", "tpr", "thresholds")),
+                         ("pr", ("precision", "recall", "thresholds"))):
+        for f in fields:
+            a, b = np.asarray(getattr(got[name], f)), np.asarray(getattr(ref[name], f))
+            assert a.shape == b.shape, (name, f, a.shape, b.shape)
+            np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL, equal_nan=True)
+
+
+def _run(df: pd.DataFrame, parts: int, ranges: Any, weight: str | None) -> dict[str, Any]:
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate_ranked(dd.from_pandas(df, npartitions=parts, sort=False), _metrics(),
+                               label="y", score="p", weight=weight, ranges=ranges)
+
+
+@st.composite
+def frames(draw: Any) -> pd.DataFrame:
+    n = draw(st.integers(0, 300))
+    seed = draw(st.integers(0, 2**32 - 1))
+    levels = draw(st.sampled_from([1, 3, 20, 1000]))  # 1: every score equal
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "y": rng.integers(0, 2, n).astype(np.int64),
+        "p": rng.integers(0, levels, n) / max(levels - 1, 1),
+        "w": np.round(rng.random(n) * 3 + 0.01, 3),
+    })
+
+
+@settings(max_examples=40, deadline=None)
+@given(df=frames(), parts=st.integers(1, 6), ranges=st.integers(1, 12), weighted=st.booleans())
+def test_any_ranges_equal_single_process(df: pd.DataFrame, parts: int, ranges: int, weighted: bool) -> None:
+    if len(df) == 0:
+        parts = 1
+    weight = "w" if weighted else None
+    _same(_run(df, parts, ranges, weight), _reference(df, weight))
+
+
+@settings(max_examples=25, deadline=None)
+@given(df=frames(), edges=st.lists(st.floats(-0.5, 1.5), min_size=0, max_size=10), weighted=st.booleans())
+def test_given_edges_with_empty_ranges(df: pd.DataFrame, edges: list[float], weighted: bool) -> None:
+    weight = "w" if weighted else None
+    _same(_run(df, 3 if len(df) else 1, sorted(edges), weight), _reference(df, weight))
+
+
+def test_all_equal_scores_and_single_class() -> None:
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 500), "p": np.full(500, 0.25)})
+    _same(_run(df, 4, 6, None), _reference(df, None))
+    only_neg = df.assign(y=0)
+    with pytest.warns(sm.UndefinedMetricWarning), dask.config.set(scheduler="synchronous"):
+        v = evaluate_ranked(dd.from_pandas(only_neg, npartitions=2), sm.AUROC(), label="y", score="p")
+    assert v != v
+
+
+def test_no_range_holds_much_more_than_its_share() -> None:
+    rng = np.random.default_rng(11)
+    n, ranges = 40_000, 8
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.normal(size=n)})
+    with dask.config.set(scheduler="synchronous"):
+        summaries, totals = range_summaries(dd.from_pandas(df, npartitions=10), {"a": sm.AUROC()},
+                                            label="y", score="p", ranges=ranges)
+    sizes = [s.n_scores for s in summaries]
+    assert sum(sizes) == n and totals == (float(df.y.sum()), float(n - df.y.sum()))
+    assert max(sizes) <= 1.25 * n / ranges, sizes  # quantile edges from 256 ranks per run
+
+
+def test_rejects_other_metrics_and_bad_ranges() -> None:
+    df = dd.from_pandas(pd.DataFrame({"y": [0, 1], "p": [0.1, 0.2]}), npartitions=1)
+    with pytest.raises(ValueError, match="metrics: range-partitioned evaluation supports"):
+        evaluate_ranked(df, sm.F1(), label="y", score="p")
+    with pytest.raises(ValueError, match="max_fpr=0.5"):
+        evaluate_ranked(df, sm.AUROC(max_fpr=0.5), label="y", score="p")
+    with pytest.raises(ValueError, match="ranges: must be an integer >= 1"):
+        evaluate_ranked(df, sm.AUROC(), label="y", score="p", ranges=0)
+    with pytest.raises(ValueError, match="ranges: edges must be non-decreasing, got 0.1 after 0.5"):
+        evaluate_ranked(df, sm.AUROC(), label="y", score="p", ranges=[0.5, 0.1])
+    with pytest.raises(ValueError, match=r"columns \['q'\]"):
+        evaluate_ranked(df, sm.AUROC(), label="q", score="p")
+    with pytest.raises(ValueError, match="y_true"), dask.config.set(scheduler="synchronous"):
+        evaluate_ranked(dd.from_pandas(pd.DataFrame({"y": [0, 2], "p": [0.1, 0.2]}), npartitions=1),
+                        sm.AUROC(), label="y", score="p")
+
+
+def test_local_cluster_equals_single_process() -> None:
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(3)
+    n = 20_000
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": np.round(rng.random(n), 3),
+                       "w": rng.integers(1, 4, n).astype(np.float64)})
+    with dask.config.set({"distributed.worker.daemon": False}), distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, distributed.Client(cluster), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = evaluate_ranked(dd.from_pandas(df, npartitions=6), _metrics(), label="y", score="p",
+                              weight="w", ranges=5)
+    _same(got, _reference(df, "w"))
