@@ -90,6 +90,7 @@ class SlicedState(State):
             if sample_weight is not None and np.ndim(sample_weight) == 0:
                 sample_weight = [sample_weight]
         n = y.shape[0]
+        _check_rows(n, y_pred=p, sample_weight=sample_weight, **kwargs)
         names, columns = split_slices(slices, n)
         if names is not None and len(columns) == 1 and not isinstance(slices, Mapping):
             names = None  # a 1-tuple is one unnamed column
@@ -270,3 +271,14 @@ class SlicedState(State):
         if extra:
             raise ValueError(f"state: unexpected entries {extra[:5]} in a Sliced state")
         self.__dict__.update(fresh.__dict__)
+
+
+def _check_rows(n: int, **arrays: Any) -> None:
+    """Every per-row argument must have ``n`` rows, like ``y_true``: the batch is cut into
+    per-slice blocks by row, and a shorter array would otherwise pass through whole."""
+    for name, value in arrays.items():
+        if value is None or np.isscalar(value) or isinstance(value, (str, bytes)):
+            continue
+        shape = np.shape(value)
+        if len(shape) >= 1 and shape[0] != n:
+            raise ValueError(f"{name}: expected {n} rows like y_true, got shape {shape}")

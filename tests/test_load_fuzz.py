@@ -14,7 +14,7 @@ import math
 import subprocess
 import sys
 import textwrap
-import time
+import tracemalloc
 import warnings
 from typing import Any
 
@@ -35,7 +35,7 @@ SPECIALS: list[Any] = [
 FLOAT_SPECIALS = [math.nan, math.inf, -math.inf, -1.0, -0.0, 0.0, 1e308, 1e200, 1e-320, 2.0**60, 3.0]
 INT_SPECIALS = [-1, 0, 1, 2, 3, 2**31, 2**62, 2**63 - 1, -(2**63), 10**12]
 CACHE = {name: saved(name) for name in NAMES}
-SECONDS = 2.0
+PEAK_BYTES = 64 * 2**20  # a load of a few kilobytes may not allocate more than this
 
 
 def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -134,8 +134,18 @@ def mutate_payload(header: dict[str, Any], payload: bytes, data: st.DataObject) 
 
 def assert_loads_safely(data: bytes) -> None:
     """``ValueError``, or a metric that computes finite values (nan = undefined), re-saves and
-    re-loads; all within ``SECONDS``."""
-    start = time.perf_counter()
+    re-loads; all within ``PEAK_BYTES`` of allocation (numpy's included: it reports to
+    tracemalloc), so no declared size makes a short file allocate at its word."""
+    tracemalloc.start()
+    try:
+        _load_compute_resave(data)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < PEAK_BYTES, f"allocated {peak} bytes at peak"
+
+
+def _load_compute_resave(data: bytes) -> None:
     try:
         metric = sm.loads(data)
     except ValueError as exc:
@@ -157,8 +167,6 @@ def assert_loads_safely(data: bytes) -> None:
                     pass
                 else:
                     assert not np.any(np.asarray(low) > np.asarray(high)), (low, high)
-    elapsed = time.perf_counter() - start
-    assert elapsed < SECONDS, f"took {elapsed:.2f} s"
 
 
 fuzz = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -237,8 +245,8 @@ for name, path, value in cases:
 
 
 def test_huge_declared_sizes_fail_fast_under_an_address_space_limit():
-    """A few hundred bytes declaring 10**7 classes or 3e8 thresholds: a ValueError at once,
-    in a process that may not map more than 1.5 GiB."""
+    """A few hundred bytes declaring 10**7 classes or 3e8 thresholds: a ValueError, in a
+    process that may not map more than 1.5 GiB (so nothing is allocated at the file's word)."""
     limit = 3 * 2**29
     script = HUGE_SIZES.replace("AS_LIMIT_BYTES", str(limit))
     result = subprocess.run([sys.executable, "-c", textwrap.dedent(script)], capture_output=True,
@@ -247,8 +255,7 @@ def test_huge_declared_sizes_fail_fast_under_an_address_space_limit():
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 14
     for line in lines:
-        name, key, outcome, seconds = line.split()
-        assert float(seconds) < SECONDS, line
+        name, key, outcome, _seconds = line.split()  # seconds: printed for reading, not judged
         if name != "TopKAccuracy" and key in ("num_classes", "thresholds"):  # top-k: O(1) state
             assert outcome == "ValueError", line
 

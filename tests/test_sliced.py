@@ -221,6 +221,19 @@ def test_rejected_batch_changes_nothing() -> None:
         assert sm.dumps(s) == before
 
 
+def test_short_per_row_arguments_are_refused_even_when_each_slice_has_one_row() -> None:
+    # One row per slice: cut by row, a one-element y_pred would otherwise fit every slice.
+    for metric in (sm.AUROC(), sm.MetricSet({"auroc": sm.AUROC(), "ap": sm.AveragePrecision()})):
+        s = sm.Sliced(metric)
+        before = sm.dumps(s)
+        with pytest.raises(ValueError, match=r"y_pred: expected 2 rows like y_true"):
+            s.update(np.array([1, 1]), np.array([0.27]), slices=np.arange(2))
+        with pytest.raises(ValueError, match=r"sample_weight: expected 2 rows like y_true"):
+            s.update(np.array([1, 0]), np.array([0.2, 0.7]), slices=np.arange(2),
+                     sample_weight=np.array([1.0]))
+        assert sm.dumps(s) == before
+
+
 def test_keys_validated_on_load() -> None:
     s = sm.Sliced(sm.F1()).update([0, 1, 1], [0, 1, 0], slices=[("x"), ("y"), ("x")])
     sd = s.state_dict()
