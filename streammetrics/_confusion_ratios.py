@@ -12,6 +12,7 @@ import numpy as np
 
 from ._confusion_base import AveragedMetric, ProportionMetric
 from ._confusion_counts import OneVsRest
+from ._docstrings import filled
 from ._params import real_param
 
 __all__ = [
@@ -20,32 +21,14 @@ __all__ = [
 ]
 
 
+@filled
 class Precision(ProportionMetric):
     """Precision (PPV) = TP / (TP + FP) = TP / PP.
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
-    multilabel : bool, default False
-        Labels and predictions are (n, L) indicator / score matrices.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        How per-class values combine for multiclass and multilabel tasks; ``None`` returns the
-        per-class array (see docs/definitions/confusion.md#averaging).
-    threshold : float, default 0.5
-        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
-        (binary, multilabel); multiclass scores predict their argmax.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped (padding).
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
-        :class:`~streammetrics.UndefinedMetricWarning`.
-    **label_args
-        The labels as the data has them, in class order (binary: ``[negative, positive]``)
-        (``classes=``); Binary tasks only: the positive label (one of ``classes`` when given)
-        (``pos_label=``); scikit-learn's ``labels=``: the classes per-class values, averages and
-        matrices cover, in that order (multiclass and multilabel) (``labels=``).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -64,25 +47,14 @@ class Precision(ProportionMetric):
         return s.tp, s.predicted
 
 
+@filled
 class Recall(ProportionMetric):
     """Recall (TPR, sensitivity, hit rate) = TP / (TP + FN) = TP / P.
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -101,25 +73,14 @@ class Recall(ProportionMetric):
         return s.tp, s.support
 
 
+@filled
 class Specificity(ProportionMetric):
     """Specificity (TNR, selectivity) = TN / (TN + FP) = TN / N.
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -138,25 +99,14 @@ class Specificity(ProportionMetric):
         return s.tn, s.tn + s.fp
 
 
+@filled
 class FallOut(ProportionMetric):
     """Fall-out (FPR) = FP / (FP + TN) = FP / N = 1 - specificity.
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -175,25 +125,14 @@ class FallOut(ProportionMetric):
         return s.fp, s.fp + s.tn
 
 
+@filled
 class MissRate(ProportionMetric):
     """Miss rate (FNR) = FN / (TP + FN) = FN / P = 1 - recall.
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -212,25 +151,14 @@ class MissRate(ProportionMetric):
         return s.fn, s.support
 
 
+@filled
 class NPV(ProportionMetric):
     """Negative predictive value = TN / (TN + FN) = TN / PN.
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -249,25 +177,14 @@ class NPV(ProportionMetric):
         return s.tn, s.tn + s.fn
 
 
+@filled
 class FDR(ProportionMetric):
     """False discovery rate = FP / (TP + FP) = 1 - precision.
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -286,25 +203,14 @@ class FDR(ProportionMetric):
         return s.fp, s.predicted
 
 
+@filled
 class FOR(ProportionMetric):
     """False omission rate = FN / (FN + TN) = 1 - NPV.
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -323,25 +229,14 @@ class FOR(ProportionMetric):
         return s.fn, s.fn + s.tn
 
 
+@filled
 class Prevalence(ProportionMetric):
     """Prevalence = P / n (per class: the share of samples whose actual class is c).
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -360,6 +255,7 @@ class Prevalence(ProportionMetric):
         return s.support, s.total
 
 
+@filled
 class Jaccard(AveragedMetric):
     """Jaccard index = TP / (TP + FP + FN), as scikit-learn's ``jaccard_score``.
 
@@ -368,20 +264,8 @@ class Jaccard(AveragedMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        None: binary; C: multiclass; L with ``multilabel=True``.
-    multilabel : bool, default False
-        Multilabel (n, L) inputs.
-    average : {'macro', 'micro', 'weighted', None}, default 'macro'
-        Averaging over classes.
-    threshold : float, default 0.5
-        Scores at or above it predict positive.
-    ignore_index : int, optional
-        Rows with this ``y_true`` are skipped.
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio.
-    **label_args
-        ``classes=``, ``pos_label=``, ``labels=`` (see :class:`Precision`).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: label_args}
 
     Examples
     --------
@@ -400,14 +284,13 @@ class Jaccard(AveragedMetric):
         return s.tp, s.tp + s.fp + s.fn
 
 
+@filled
 class FBeta(AveragedMetric):
     """F-beta = (1+β²)·TP / ((1+β²)·TP + β²·FN + FP); β=1 is F1, β=0 precision, β=inf recall.
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
+    {confusion: num_classes}
     beta : float, default 1.0
         Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
     **kwargs
@@ -442,14 +325,13 @@ class FBeta(AveragedMetric):
         return (1 + b2) * s.tp, b2 * s.support + s.predicted
 
 
+@filled
 class F1(FBeta):
     """F1 = 2·TP / (2·TP + FP + FN), the harmonic mean of precision and recall.
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
+    {confusion: num_classes}
     **kwargs
         The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
         ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).

@@ -11,11 +11,13 @@ from ._curves import (
     ThresholdCounts,
     average_precision_certified,
 )
+from ._docstrings import filled
 from ._ranking_base import RankingMetric, warn_undefined
 
 __all__ = ["CurveMetric", "ROCCurve", "PRCurve"]
 
 
+@filled
 class CurveMetric(RankingMetric):
     """Base of the curve accumulators (ROC, PR, DET): binary gives one result;
     multiclass/multilabel give a list with one curve per class (in class order), or one pooled
@@ -24,25 +26,8 @@ class CurveMetric(RankingMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
-        ``multilabel=True``.
-    multilabel : bool, default False
-        Labels and scores are (n, L) matrices.
-    average : {'macro', 'weighted', 'micro', None}, default 'macro'
-        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
-        (sample, class) pair, or ``None`` for the per-class array.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped.
-    max_bytes : int, optional
-        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
-        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
-    thresholds : array-like, optional
-        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
-    scores : {'raw', 'logit', 'probability'}, default 'raw'
-        The declared score range, used to place adaptive bins (bins only).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+    {ranking: num_classes, multilabel, average, ignore_index, max_bytes, thresholds, scores}
+    {ranking: label_args}
 
     Examples
     --------
@@ -95,6 +80,7 @@ class CurveMetric(RankingMetric):
         return plot_curves(value, ax, labels=labels, **kwargs)
 
 
+@filled
 class ROCCurve(CurveMetric):
     """The ROC curve (FPR(t), TPR(t)) at every distinct score t, starting at (0, 0) for t = +inf;
     ``compute()`` returns a :class:`ROCCurveResult` (``fpr``, ``tpr``, ``thresholds``,
@@ -111,9 +97,7 @@ class ROCCurve(CurveMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
-        ``multilabel=True``.
+    {ranking: num_classes}
     drop_intermediate : bool, default False
         Drop the points that are not corners of the curve (scikit-learn's default ``True``).
     **kw
@@ -147,6 +131,7 @@ class ROCCurve(CurveMetric):
             warn_undefined(self._name, "no positives or no negatives: tpr or fpr is nan")
 
 
+@filled
 class PRCurve(CurveMetric):
     """The precision-recall curve at every distinct score (decreasing threshold); ``compute()``
     returns a :class:`PRCurveResult` (``precision``, ``recall``, ``thresholds``, ``area(method=
@@ -162,25 +147,8 @@ class PRCurve(CurveMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
-        ``multilabel=True``.
-    multilabel : bool, default False
-        Labels and scores are (n, L) matrices.
-    average : {'macro', 'weighted', 'micro', None}, default 'macro'
-        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
-        (sample, class) pair, or ``None`` for the per-class array.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped.
-    max_bytes : int, optional
-        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
-        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
-    thresholds : array-like, optional
-        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
-    scores : {'raw', 'logit', 'probability'}, default 'raw'
-        The declared score range, used to place adaptive bins (bins only).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+    {ranking: num_classes, multilabel, average, ignore_index, max_bytes, thresholds, scores}
+    {ranking: label_args}
 
     Examples
     --------

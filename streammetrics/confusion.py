@@ -46,6 +46,7 @@ from ._confusion_ratios import (
     Recall,
     Specificity,
 )
+from ._docstrings import filled
 from ._intervals import wilson
 from ._params import Param, check_param, float_array_param
 from ._warnings import warn
@@ -79,6 +80,7 @@ __all__ = [
 
 
 
+@filled
 class Accuracy(ConfusionMetric):
     """Accuracy = (TP + TN) / n; multiclass: trace / n; multilabel: subset accuracy.
 
@@ -87,26 +89,8 @@ class Accuracy(ConfusionMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
-    multilabel : bool, default False
-        Labels and predictions are (n, L) indicator / score matrices.
-    threshold : float, default 0.5
-        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
-        (binary, multilabel); multiclass scores predict their argmax.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped (padding).
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
-        :class:`~streammetrics.UndefinedMetricWarning`.
-    classes : sequence, optional
-        The labels as the data has them, in class order (binary: ``[negative, positive]``).
-    pos_label : optional
-        Binary tasks only: the positive label (one of ``classes`` when given).
-    labels : sequence, optional
-        scikit-learn's ``labels=``: the classes per-class values, averages and matrices cover, in
-        that order (multiclass and multilabel).
+    {confusion: num_classes, multilabel, threshold, ignore_index, zero_division, classes, pos_label}
+    {confusion: labels}
 
     Examples
     --------
@@ -150,31 +134,14 @@ class Accuracy(ConfusionMetric):
         return float(low[0]), float(high[0])
 
 
+@filled
 class ErrorRate(Accuracy):
     """Error rate (misclassification rate, zero-one loss) = (FP + FN) / n = 1 - accuracy.
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
-    multilabel : bool, default False
-        Labels and predictions are (n, L) indicator / score matrices.
-    threshold : float, default 0.5
-        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
-        (binary, multilabel); multiclass scores predict their argmax.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped (padding).
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
-        :class:`~streammetrics.UndefinedMetricWarning`.
-    classes : sequence, optional
-        The labels as the data has them, in class order (binary: ``[negative, positive]``).
-    pos_label : optional
-        Binary tasks only: the positive label (one of ``classes`` when given).
-    labels : sequence, optional
-        scikit-learn's ``labels=``: the classes per-class values, averages and matrices cover, in
-        that order (multiclass and multilabel).
+    {confusion: num_classes, multilabel, threshold, ignore_index, zero_division, classes, pos_label}
+    {confusion: labels}
 
     Examples
     --------
@@ -186,31 +153,14 @@ class ErrorRate(Accuracy):
     _complement = True
 
 
+@filled
 class HammingLoss(ConfusionMetric):
     """Hamming loss: the (weighted) share of wrong labels; 1 - accuracy for single-label tasks.
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
-    multilabel : bool, default False
-        Labels and predictions are (n, L) indicator / score matrices.
-    threshold : float, default 0.5
-        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
-        (binary, multilabel); multiclass scores predict their argmax.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped (padding).
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
-        :class:`~streammetrics.UndefinedMetricWarning`.
-    classes : sequence, optional
-        The labels as the data has them, in class order (binary: ``[negative, positive]``).
-    pos_label : optional
-        Binary tasks only: the positive label (one of ``classes`` when given).
-    labels : sequence, optional
-        scikit-learn's ``labels=``: the classes per-class values, averages and matrices cover, in
-        that order (multiclass and multilabel).
+    {confusion: num_classes, multilabel, threshold, ignore_index, zero_division, classes, pos_label}
+    {confusion: labels}
 
     Examples
     --------
@@ -232,6 +182,7 @@ class HammingLoss(ConfusionMetric):
         return wrong / total
 
 
+@filled
 class BalancedAccuracy(ConfusionMetric):
     """Balanced accuracy: the mean recall over the classes that occur in ``y_true``.
 
@@ -241,9 +192,7 @@ class BalancedAccuracy(ConfusionMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
+    {confusion: num_classes}
     adjusted : bool, default False
         Rescale so that chance is 0 and perfect is 1 (scikit-learn's ``adjusted=True``).
     **kw
@@ -286,6 +235,7 @@ class BalancedAccuracy(ConfusionMetric):
         return score
 
 
+@filled
 class WeightedAccuracy(ConfusionMetric):
     """Class-weighted accuracy A_w = Σ_c w_c · TPR(c) (the Binder lecture's A_{2,w}, A_{C,w}).
 
@@ -296,9 +246,7 @@ class WeightedAccuracy(ConfusionMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
+    {confusion: num_classes}
     weights : array-like
         One non-negative weight per class in class order (binary ``[w_0, w_1]``), summing to 1.
     **kw
@@ -341,6 +289,7 @@ class WeightedAccuracy(ConfusionMetric):
         return float(np.dot(self.weights, recall))
 
 
+@filled
 class MatthewsCorrCoef(ConfusionMetric):
     """Matthews correlation coefficient over the whole C×C matrix (scikit-learn's formula).
 
@@ -350,26 +299,8 @@ class MatthewsCorrCoef(ConfusionMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
-    multilabel : bool, default False
-        Labels and predictions are (n, L) indicator / score matrices.
-    threshold : float, default 0.5
-        Scores or probabilities given as ``y_pred`` are predicted positive when ``>= threshold``
-        (binary, multilabel); multiclass scores predict their argmax.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped (padding).
-    zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'
-        The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an
-        :class:`~streammetrics.UndefinedMetricWarning`.
-    classes : sequence, optional
-        The labels as the data has them, in class order (binary: ``[negative, positive]``).
-    pos_label : optional
-        Binary tasks only: the positive label (one of ``classes`` when given).
-    labels : sequence, optional
-        scikit-learn's ``labels=``: the classes per-class values, averages and matrices cover, in
-        that order (multiclass and multilabel).
+    {confusion: num_classes, multilabel, threshold, ignore_index, zero_division, classes, pos_label}
+    {confusion: labels}
 
     Examples
     --------
@@ -392,6 +323,7 @@ class MatthewsCorrCoef(ConfusionMetric):
         return cov_ytyp / math.sqrt(cov_ytyt * cov_ypyp)
 
 
+@filled
 class CohenKappa(ConfusionMetric):
     """Cohen's kappa between actual and predicted classes, as scikit-learn's.
 
@@ -402,9 +334,7 @@ class CohenKappa(ConfusionMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
+    {confusion: num_classes}
     weights : {None, 'linear', 'quadratic'}, default None
         Disagreement weights between classes (scikit-learn's ``weights=``).
     **kw
@@ -456,6 +386,7 @@ def _counts_dtype(m: np.ndarray, w2: np.ndarray) -> np.ndarray:
     return m
 
 
+@filled
 class ConfusionMatrix(ConfusionMetric):
     """The confusion matrix: rows = actual, columns = predicted (scikit-learn's orientation).
 
@@ -471,9 +402,7 @@ class ConfusionMatrix(ConfusionMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None`` (default) for a binary task; C for C classes (multiclass), or L labels with
-        ``multilabel=True``. May be omitted when ``classes`` is given.
+    {confusion: num_classes}
     normalize : {None, 'true', 'pred', 'all'}, default None
         Normalise over actual classes (rows), predicted classes (columns) or everything, as
         scikit-learn's ``confusion_matrix``.

@@ -57,6 +57,7 @@ from ._curves import (
     roc_auc_from_counts,
 )
 from ._delong import delong
+from ._docstrings import filled
 from ._intervals import z_value
 from ._label_options import label_options
 from ._operating_points import OperatingPoint
@@ -76,6 +77,7 @@ __all__ = [
 ]
 
 
+@filled
 class AUROC(RankingMetric):
     """Area under the ROC curve = Mann-Whitney U / (P·N), a tied positive/negative pair counting
     1/2: P(f(x+) > f(x-)) + 1/2 P(f(x+) = f(x-)). Equals ``sklearn.metrics.roc_auc_score``.
@@ -102,29 +104,12 @@ class AUROC(RankingMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
-        ``multilabel=True``.
-    multilabel : bool, default False
-        Labels and scores are (n, L) matrices.
-    average : {'macro', 'weighted', 'micro', None}, default 'macro'
-        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
-        (sample, class) pair, or ``None`` for the per-class array.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped.
+    {ranking: num_classes, multilabel, average, ignore_index}
     max_fpr : float, optional
         The McClish-standardised partial AUROC up to this false positive rate, in (0, 1].
     multi_class : {'ovr', 'ovo'}, default 'ovr'
         Multiclass: one-vs-rest per class, or Hand & Till's one-vs-one.
-    max_bytes : int, optional
-        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
-        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
-    thresholds : array-like, optional
-        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
-    scores : {'raw', 'logit', 'probability'}, default 'raw'
-        The declared score range, used to place adaptive bins (bins only).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+    {ranking: max_bytes, thresholds, scores, label_args}
 
     Examples
     --------
@@ -274,6 +259,7 @@ class AUROC(RankingMetric):
         return lo, hi
 
 
+@filled
 class AveragePrecision(RankingMetric):
     """Average precision AP = sum_k (R_k - R_{k-1}) P_k over the distinct thresholds in decreasing
     order, R_0 = 0 (step, no interpolation; ``sklearn.metrics.average_precision_score``).
@@ -296,29 +282,12 @@ class AveragePrecision(RankingMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with
-        ``multilabel=True``.
-    multilabel : bool, default False
-        Labels and scores are (n, L) matrices.
-    average : {'macro', 'weighted', 'micro', None}, default 'macro'
-        Multiclass / multilabel: the mean over classes, weighted by support, pooled over every
-        (sample, class) pair, or ``None`` for the per-class array.
-    ignore_index : int, optional
-        Rows whose ``y_true`` equals it are skipped.
+    {ranking: num_classes, multilabel, average, ignore_index}
     interpolated : bool, default False
         Replace each precision by the best precision at the same or a higher recall.
     eleven_point : bool, default False
         The mean interpolated precision at recall 0, 0.1, ..., 1.
-    max_bytes : int, optional
-        A memory budget for the whole state: exact until it is reached, then adaptive mergeable bins
-        with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).
-    thresholds : array-like, optional
-        Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).
-    scores : {'raw', 'logit', 'probability'}, default 'raw'
-        The declared score range, used to place adaptive bins (bins only).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+    {ranking: max_bytes, thresholds, scores, label_args}
 
     Examples
     --------

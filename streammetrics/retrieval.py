@@ -51,6 +51,7 @@ from typing import Any
 import numpy as np
 
 from ._base import UndefinedMetricWarning
+from ._docstrings import filled
 from ._query_spec import Spec
 from ._query_state import QueryState
 from ._retrieval_metric import (
@@ -100,6 +101,7 @@ class _AtK(RetrievalMetric):
     _options = ("k", "rel_level", "ties", "per_query")
 
 
+@filled
 class PrecisionAtK(_AtK):
     """P@k = (relevant documents in the top k) / k; ranks past the list's end are non-relevant.
 
@@ -107,15 +109,7 @@ class PrecisionAtK(_AtK):
 
     Parameters
     ----------
-    k : int
-        The rank cutoff, >= 1.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    ties : {'first', 'average'}, default 'first'
-        Equal scores: ranked by document id as trec_eval does, or the expected value over every
-        order of the tied documents (measures linear in the gains only).
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: k, rel_level, ties, per_query}
 
     Examples
     --------
@@ -128,20 +122,13 @@ class PrecisionAtK(_AtK):
     _kind = "p"
 
 
+@filled
 class RecallAtK(_AtK):
     """R@k = (relevant documents in the top k) / R (0 when R = 0). trec_eval ``recall_k``.
 
     Parameters
     ----------
-    k : int
-        The rank cutoff, >= 1.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    ties : {'first', 'average'}, default 'first'
-        Equal scores: ranked by document id as trec_eval does, or the expected value over every
-        order of the tied documents (measures linear in the gains only).
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: k, rel_level, ties, per_query}
 
     Examples
     --------
@@ -154,19 +141,14 @@ class RecallAtK(_AtK):
     _kind = "r"
 
 
+@filled
 class RPrecision(RetrievalMetric):
     """R-precision = (relevant documents in the top R) / R, divided by R even when fewer than R
     were retrieved; 0 when R = 0. trec_eval ``Rprec``.
 
     Parameters
     ----------
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    ties : {'first', 'average'}, default 'first'
-        Equal scores: ranked by document id as trec_eval does, or the expected value over every
-        order of the tied documents (measures linear in the gains only).
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: rel_level, ties, per_query}
 
     Examples
     --------
@@ -184,6 +166,7 @@ class RPrecision(RetrievalMetric):
     _options = ("rel_level", "ties", "per_query")
 
 
+@filled
 class PrecisionAtRecall(RetrievalMetric):
     """Precision at the first rank where recall reaches ``r`` (Weber); 0 if it never does or R = 0.
 
@@ -191,10 +174,7 @@ class PrecisionAtRecall(RetrievalMetric):
     ----------
     r : float
         The recall level, in [0, 1].
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: rel_level, per_query}
 
     Examples
     --------
@@ -212,6 +192,7 @@ class PrecisionAtRecall(RetrievalMetric):
     _options = ("r", "rel_level", "per_query")
 
 
+@filled
 class MAP(RetrievalMetric):
     """Mean average precision. Per query AP = (1/R) Σ_{relevant retrieved d} P(rank(d)) (trec_eval
     ``map``; unretrieved relevant documents add 0, R = 0 gives 0).
@@ -221,17 +202,10 @@ class MAP(RetrievalMetric):
 
     Parameters
     ----------
-    k : int, optional
-        The rank cutoff (>= 1); ``None`` reads the whole list.
+    {retrieval: k_optional}
     denominator : {'min_k_r', 'R'}, default 'min_k_r'
         With ``k``: divide AP@k by min(k, R), or by R.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    ties : {'first', 'average'}, default 'first'
-        Equal scores: ranked by document id as trec_eval does, or the expected value over every
-        order of the tied documents (measures linear in the gains only).
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: rel_level, ties, per_query}
 
     Examples
     --------
@@ -262,21 +236,14 @@ class MAP(RetrievalMetric):
     _options = ("k", "denominator", "rel_level", "ties", "per_query")
 
 
+@filled
 class MRR(RetrievalMetric):
     """Mean reciprocal rank: per query 1 / (rank of the first relevant document), 0 if none is
     retrieved (RR@k: 0 if it ranks below k). trec_eval ``recip_rank``.
 
     Parameters
     ----------
-    k : int, optional
-        The rank cutoff (>= 1); ``None`` reads the whole list.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    ties : {'first', 'average'}, default 'first'
-        Equal scores: ranked by document id as trec_eval does, or the expected value over every
-        order of the tied documents (measures linear in the gains only).
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: k_optional, rel_level, ties, per_query}
 
     Examples
     --------
@@ -297,6 +264,7 @@ class MRR(RetrievalMetric):
     _options = ("k", "rel_level", "ties", "per_query")
 
 
+@filled
 class CG(RetrievalMetric):
     """Cumulative gain CG@k = Σ_{i≤k} max(grade_i, 0); ``normalize=True`` divides by k·rel_max
     (Weber; with binary grades and rel_max = 1 it equals P@k). Grades above ``rel_max`` are a
@@ -304,19 +272,12 @@ class CG(RetrievalMetric):
 
     Parameters
     ----------
-    k : int
-        The rank cutoff, >= 1.
+    {retrieval: k}
     normalize : bool, default False
         Divide by k times ``rel_max``.
     rel_max : float, optional
         The largest grade (needed by ``normalize=True``).
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    ties : {'first', 'average'}, default 'first'
-        Equal scores: ranked by document id as trec_eval does, or the expected value over every
-        order of the tied documents (measures linear in the gains only).
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: rel_level, ties, per_query}
 
     Examples
     --------
@@ -367,23 +328,14 @@ class CG(RetrievalMetric):
         return vals[:, 0] / self._scale()
 
 
+@filled
 class DCG(RetrievalMetric):
     """DCG@k = Σ_{i≤k} g(grade_i) / log2(i + 1); ``gain="linear"``: g = max(grade, 0) (trec_eval),
     ``"exponential"``: g = 2^max(grade, 0) − 1. ``k=None``: the whole list.
 
     Parameters
     ----------
-    k : int, optional
-        The rank cutoff (>= 1); ``None`` reads the whole list.
-    gain : {'linear', 'exponential'}, default 'linear'
-        The gain of a grade g: max(g, 0), or 2^max(g, 0) - 1.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    ties : {'first', 'average'}, default 'first'
-        Equal scores: ranked by document id as trec_eval does, or the expected value over every
-        order of the tied documents (measures linear in the gains only).
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: k_optional, gain, rel_level, ties, per_query}
 
     Examples
     --------
@@ -412,6 +364,7 @@ class DCG(RetrievalMetric):
     _options = ("k", "gain", "rel_level", "ties", "per_query")
 
 
+@filled
 class NDCG(DCG):
     """nDCG@k = DCG@k / IDCG@k, the ideal ranking built from all judged documents of the query
     when ``judged`` is given (trec_eval ``ndcg_cut_k``; ``ndcg`` with ``k=None``), else from the
@@ -419,17 +372,7 @@ class NDCG(DCG):
 
     Parameters
     ----------
-    k : int, optional
-        The rank cutoff (>= 1); ``None`` reads the whole list.
-    gain : {'linear', 'exponential'}, default 'linear'
-        The gain of a grade g: max(g, 0), or 2^max(g, 0) - 1.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    ties : {'first', 'average'}, default 'first'
-        Equal scores: ranked by document id as trec_eval does, or the expected value over every
-        order of the tied documents (measures linear in the gains only).
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: k_optional, gain, rel_level, ties, per_query}
 
     Examples
     --------
@@ -442,6 +385,7 @@ class NDCG(DCG):
     _kind = "ndcg"
 
 
+@filled
 class InterpolatedPrecision(RetrievalMetric):
     """Interpolated precision at recall r = the best precision at any rank whose recall >= r
     (textbook rule, default; 0 if recall r is never reached). ``interpolation="trec"`` uses
@@ -453,12 +397,7 @@ class InterpolatedPrecision(RetrievalMetric):
     ----------
     recall : float or sequence of float
         The recall level(s), in [0, 1].
-    interpolation : {'textbook', 'trec'}, default 'textbook'
-        The interpolation rule: the best precision at recall >= r, or trec_eval 9's rule.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: interpolation, rel_level, per_query}
 
     Examples
     --------
@@ -508,6 +447,7 @@ class InterpolatedPrecision(RetrievalMetric):
         return vals[:, 0] if self.scalar else vals
 
 
+@filled
 class ElevenPointAP(RetrievalMetric):
     """11-point interpolated average precision: the mean of the interpolated precision at recall
     0, 0.1, ..., 1 (textbook rule by default; ``interpolation="trec"`` gives trec_eval's
@@ -515,12 +455,7 @@ class ElevenPointAP(RetrievalMetric):
 
     Parameters
     ----------
-    interpolation : {'textbook', 'trec'}, default 'textbook'
-        The interpolation rule: the best precision at recall >= r, or trec_eval 9's rule.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: interpolation, rel_level, per_query}
 
     Examples
     --------
@@ -554,16 +489,14 @@ class ElevenPointAP(RetrievalMetric):
         return vals.mean(axis=1)
 
 
+@filled
 class SystemEfficiency(RetrievalMetric):
     """System efficiency (Weber) E = 1 − d/√2, d the smallest distance from a per-rank (recall,
     precision) point to (1, 1); 0 when nothing relevant exists or nothing is retrieved.
 
     Parameters
     ----------
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: rel_level, per_query}
 
     Examples
     --------
@@ -619,18 +552,14 @@ class _SetMeasure(RetrievalMetric):
         return self._stored_values()[:, 2:5].astype(np.int64)
 
 
+@filled
 class SetPrecision(_SetMeasure):
     """Set precision = relevant retrieved / retrieved (0 for an empty list; trec_eval ``set_P``).
     ``average="macro"``: mean over queries; ``"micro"``: Σ relevant retrieved / Σ retrieved.
 
     Parameters
     ----------
-    average : {'macro', 'micro'}, default 'macro'
-        The mean over queries, or the ratio of the sums over queries.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: average, rel_level, per_query}
 
     Examples
     --------
@@ -643,18 +572,14 @@ class SetPrecision(_SetMeasure):
     _column = 0
 
 
+@filled
 class SetRecall(_SetMeasure):
     """Set recall = relevant retrieved / R (0 when R = 0; trec_eval ``set_recall``).
     ``average="macro"``: mean over queries; ``"micro"``: Σ relevant retrieved / Σ R.
 
     Parameters
     ----------
-    average : {'macro', 'micro'}, default 'macro'
-        The mean over queries, or the ratio of the sums over queries.
-    rel_level : float, default 1
-        A document is relevant when its grade is >= ``rel_level``.
-    per_query : bool, default False
-        Keep every query's value for ``per_query_values()`` (8 bytes per query).
+    {retrieval: average, rel_level, per_query}
 
     Examples
     --------

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .._base import UndefinedMetricWarning
+from .._docstrings import filled
 from ..confusion import (
     Accuracy,
     BalancedAccuracy,
@@ -83,6 +84,7 @@ def _num_classes(t: Targets) -> int:
     return t.y_true.shape[1] if t.type == "multilabel-indicator" else max(t.classes.shape[0], 2)
 
 
+@filled
 def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None) -> float:
     """Accuracy (subset accuracy for indicator targets), as ``sklearn.metrics.accuracy_score``.
 
@@ -91,12 +93,7 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_w
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    normalize : bool, default True
-        False gives the (weighted) count instead of the fraction.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: y_true_y_pred, normalize, sample_weight}
 
     Returns
     -------
@@ -113,6 +110,7 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_w
     return value if normalize else _count(value, t)
 
 
+@filled
 def zero_one_loss(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None) -> float:
     """1 - accuracy (``normalize=False``: the weight of misclassified samples), as scikit-learn.
 
@@ -120,12 +118,7 @@ def zero_one_loss(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_we
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    normalize : bool, default True
-        False gives the (weighted) count instead of the fraction.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: y_true_y_pred, normalize, sample_weight}
 
     Returns
     -------
@@ -145,6 +138,7 @@ def zero_one_loss(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_we
     return count if t.sample_weight is None else np.float64(count)  # as scikit-learn
 
 
+@filled
 def hamming_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     """The (weighted) share of wrong labels, as ``sklearn.metrics.hamming_loss``.
 
@@ -152,10 +146,7 @@ def hamming_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> floa
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: y_true_y_pred, sample_weight}
 
     Returns
     -------
@@ -188,16 +179,14 @@ def _warn_single_label() -> None:
     )
 
 
+@filled
 def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     """Matthews correlation coefficient over the C×C matrix, as scikit-learn (0.0 when a
     denominator is 0). A thin call to :class:`streammetrics.MatthewsCorrCoef`. O(n + C^2).
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: y_true_y_pred, sample_weight}
 
     Returns
     -------
@@ -213,6 +202,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) ->
     return float(_single(MatthewsCorrCoef(_num_classes(t)), t))
 
 
+@filled
 def balanced_accuracy_score(
     y_true: Any, y_pred: Any, *, sample_weight: Any = None, adjusted: bool = False
 ) -> float:
@@ -224,10 +214,7 @@ def balanced_accuracy_score(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: y_true_y_pred, sample_weight}
     adjusted : bool, default False
         Rescale so that chance scores 0 and perfect 1.
 
@@ -287,6 +274,7 @@ def _matrix_codes(
     return t, lab, ct, cp, w
 
 
+@filled
 def confusion_matrix(
     y_true: Any, y_pred: Any, *, labels: Any = None, sample_weight: Any = None, normalize: str | None = None
 ) -> np.ndarray:
@@ -301,12 +289,10 @@ def confusion_matrix(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
+    {sklearn: y_true_y_pred}
     labels : array-like, optional
         The classes to show, in that order; samples with other labels are left out.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     normalize : {"true", "pred", "all"} or None
         Divide by the row sums, the column sums or the total.
 
@@ -329,6 +315,7 @@ def confusion_matrix(
     return cm
 
 
+@filled
 def cohen_kappa_score(
     y1: Any,
     y2: Any,
@@ -354,8 +341,7 @@ def cohen_kappa_score(
         The classes to show, in that order; samples with other labels are left out.
     weights : {None, "linear", "quadratic"}
         Disagreement weights by position in ``labels``.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     replace_undefined_by : float, default nan
         Returned (with a warning) when kappa is undefined.
 
@@ -390,6 +376,7 @@ def cohen_kappa_score(
     return value
 
 
+@filled
 def multilabel_confusion_matrix(
     y_true: Any, y_pred: Any, *, sample_weight: Any = None, labels: Any = None, samplewise: bool = False
 ) -> np.ndarray:
@@ -403,13 +390,7 @@ def multilabel_confusion_matrix(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
-    labels : array-like, optional
-        The classes the per-class values and averages cover, in that order (default: every
-        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    {sklearn: y_true_y_pred, sample_weight, labels}
     samplewise : bool, default False
         One matrix per sample (indicator targets only).
 

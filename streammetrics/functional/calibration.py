@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import filled
 from ..calibration import CalibrationCurve, LogLoss
 from ..calibration._state import ProbabilityBins
 from ._targets import (
@@ -197,6 +198,7 @@ def _cells(t: np.ndarray, w: np.ndarray | None, keep: np.ndarray | None = None) 
     return full[keep] if keep is not None else full.ravel()
 
 
+@filled
 def log_loss(
     y_true: Any,
     y_proba: Any = None,
@@ -220,8 +222,7 @@ def log_loss(
         sorted order of the classes.
     normalize : bool
         Mean (True) or sum (False) of the per-sample losses.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     labels : array-like, optional
         The classes (default: those of ``y_true``).
     y_pred : array-like, deprecated
@@ -259,6 +260,7 @@ def log_loss(
     return float(total / n)
 
 
+@filled
 def brier_score_loss(
     y_true: Any,
     y_proba: Any,
@@ -279,8 +281,7 @@ def brier_score_loss(
         True labels.
     y_proba : array-like of shape (n,) or (n, C)
         Probabilities; 1-D (or one column): of ``pos_label`` (binary).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     pos_label : label, optional
         Binary: the positive class (default 1 for {0, 1} / {-1, 1}, else the greater label).
     labels : array-like, optional

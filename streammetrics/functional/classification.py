@@ -29,6 +29,7 @@ import numpy as np
 
 from .._averaging import average_classes
 from .._base import UndefinedMetricWarning
+from .._docstrings import filled
 from ..confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall
 from ..metricset import MetricSet
 from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
@@ -221,6 +222,7 @@ def _one(
         return fed.read("m", skip_nan)
 
 
+@filled
 def precision_score(
     y_true: Any,
     y_pred: Any,
@@ -236,19 +238,7 @@ def precision_score(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    labels : array-like, optional
-        The classes the per-class values and averages cover, in that order (default: every
-        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
-    pos_label : label, default 1
-        The positive class of binary targets (``average="binary"``).
-    average : {"binary", "micro", "macro", "weighted", "samples"} or None
-        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
-    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
-        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+    {sklearn: y_true_y_pred, labels, pos_label, average, sample_weight, zero_division}
 
     Returns
     -------
@@ -274,6 +264,7 @@ def precision_score(
     )
 
 
+@filled
 def recall_score(
     y_true: Any,
     y_pred: Any,
@@ -289,19 +280,7 @@ def recall_score(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    labels : array-like, optional
-        The classes the per-class values and averages cover, in that order (default: every
-        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
-    pos_label : label, default 1
-        The positive class of binary targets (``average="binary"``).
-    average : {"binary", "micro", "macro", "weighted", "samples"} or None
-        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
-    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
-        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+    {sklearn: y_true_y_pred, labels, pos_label, average, sample_weight, zero_division}
 
     Returns
     -------
@@ -326,6 +305,7 @@ def recall_score(
     )
 
 
+@filled
 def fbeta_score(
     y_true: Any,
     y_pred: Any,
@@ -342,21 +322,7 @@ def fbeta_score(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    beta : float
-        Weight of recall (beta > 1 favours recall).
-    labels : array-like, optional
-        The classes the per-class values and averages cover, in that order (default: every
-        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
-    pos_label : label, default 1
-        The positive class of binary targets (``average="binary"``).
-    average : {"binary", "micro", "macro", "weighted", "samples"} or None
-        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
-    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
-        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+    {sklearn: y_true_y_pred, beta, labels, pos_label, average, sample_weight, zero_division}
 
     Returns
     -------
@@ -382,6 +348,7 @@ def fbeta_score(
     )
 
 
+@filled
 def f1_score(
     y_true: Any,
     y_pred: Any,
@@ -397,19 +364,7 @@ def f1_score(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    labels : array-like, optional
-        The classes the per-class values and averages cover, in that order (default: every
-        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
-    pos_label : label, default 1
-        The positive class of binary targets (``average="binary"``).
-    average : {"binary", "micro", "macro", "weighted", "samples"} or None
-        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
-    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
-        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+    {sklearn: y_true_y_pred, labels, pos_label, average, sample_weight, zero_division}
 
     Returns
     -------
@@ -432,6 +387,7 @@ def f1_score(
     )
 
 
+@filled
 def jaccard_score(
     y_true: Any,
     y_pred: Any,
@@ -447,19 +403,7 @@ def jaccard_score(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    labels : array-like, optional
-        The classes the per-class values and averages cover, in that order (default: every
-        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
-    pos_label : label, default 1
-        The positive class of binary targets (``average="binary"``).
-    average : {"binary", "micro", "macro", "weighted", "samples"} or None
-        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
-    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
-        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+    {sklearn: y_true_y_pred, labels, pos_label, average, sample_weight, zero_division}
 
     Returns
     -------
@@ -485,6 +429,7 @@ def jaccard_score(
     )
 
 
+@filled
 def precision_recall_fscore_support(
     y_true: Any,
     y_pred: Any,
@@ -505,23 +450,10 @@ def precision_recall_fscore_support(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    beta : float
-        Weight of recall (beta > 1 favours recall).
-    labels : array-like, optional
-        The classes the per-class values and averages cover, in that order (default: every
-        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
-    pos_label : label, default 1
-        The positive class of binary targets (``average="binary"``).
-    average : {"binary", "micro", "macro", "weighted", "samples"} or None
-        ``None`` gives per-class values; ``"samples"`` is for indicator targets.
+    {sklearn: y_true_y_pred, beta, labels, pos_label, average}
     warn_for : tuple of str
         Which of "precision", "recall", "f-score" warn when undefined.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
-    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
-        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+    {sklearn: sample_weight, zero_division}
 
     Returns
     -------

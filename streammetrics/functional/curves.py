@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._base import UndefinedMetricWarning
+from .._docstrings import filled
 from .._validation import as_numpy
 from ..det import DETCurve
 from ..ranking import PRCurve, ROCCurve
@@ -72,6 +73,7 @@ def _quiet(metric: Any) -> Any:
         return metric.compute()
 
 
+@filled
 def roc_curve(
     y_true: Any,
     y_score: Any,
@@ -87,14 +89,10 @@ def roc_curve(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or indicator matrix (n, L)
-        True labels.
-    y_score : array-like of shape (n,) or (n, C)
-        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    {sklearn: y_true, y_score}
     pos_label : label, optional
         The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     drop_intermediate : bool
         Keep only the points that change the curve's shape.
 
@@ -134,6 +132,7 @@ def _kept(tps: np.ndarray) -> np.ndarray:
     return np.flatnonzero(keep)
 
 
+@filled
 def precision_recall_curve(
     y_true: Any,
     y_score: Any,
@@ -148,14 +147,10 @@ def precision_recall_curve(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or indicator matrix (n, L)
-        True labels.
-    y_score : array-like of shape (n,) or (n, C)
-        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    {sklearn: y_true, y_score}
     pos_label : label, optional
         The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     drop_intermediate : bool
         Keep only the points that change the curve's shape.
 
@@ -189,6 +184,7 @@ def precision_recall_curve(
     )
 
 
+@filled
 def det_curve(
     y_true: Any,
     y_score: Any,
@@ -203,14 +199,10 @@ def det_curve(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or indicator matrix (n, L)
-        True labels.
-    y_score : array-like of shape (n,) or (n, C)
-        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    {sklearn: y_true, y_score}
     pos_label : label, optional
         The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     drop_intermediate : bool
         Keep only the points that change the curve's shape.
 

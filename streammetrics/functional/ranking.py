@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .._base import UndefinedMetricWarning
+from .._docstrings import filled
 from .._validation import as_numpy
 from ..ranking import AUROC, AveragePrecision
 from ..retrieval import DCG, NDCG
@@ -104,6 +105,7 @@ def _drop_zero_weights(y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> tu
     return y[keep], s[keep], w[keep]
 
 
+@filled
 def roc_auc_score(
     y_true: Any,
     y_score: Any,
@@ -125,14 +127,10 @@ def roc_auc_score(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or indicator matrix (n, L)
-        True labels.
-    y_score : array-like of shape (n,) or (n, C)
-        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    {sklearn: y_true, y_score}
     average : {"micro", "macro", "weighted", "samples"} or None, default "macro"
         Class average (binary targets give one value whatever the average).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     max_fpr : float in (0, 1], optional
         Standardised partial AUC up to this false-positive rate (binary and multilabel).
     multi_class : {"raise", "ovr", "ovo"}, default "raise"
@@ -291,6 +289,7 @@ class _APZeroIfNoPositives(AveragePrecision):
         return _ap_no_positives(value)
 
 
+@filled
 def average_precision_score(
     y_true: Any, y_score: Any, *, average: str | None = "macro", pos_label: Any = 1, sample_weight: Any = None
 ) -> Any:
@@ -302,16 +301,10 @@ def average_precision_score(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or indicator matrix (n, L)
-        True labels.
-    y_score : array-like of shape (n,) or (n, C)
-        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    {sklearn: y_true, y_score}
     average : {"micro", "macro", "weighted", "samples"} or None, default "macro"
         Class average (binary targets give one value whatever the average).
-    pos_label : label, default 1
-        The positive class of binary targets (``average="binary"``).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: pos_label, sample_weight}
 
     Returns
     -------
@@ -361,6 +354,7 @@ def average_precision_score(
     raise ValueError(f"{y_type} format is not supported")
 
 
+@filled
 def top_k_accuracy_score(
     y_true: Any,
     y_score: Any,
@@ -377,16 +371,10 @@ def top_k_accuracy_score(
 
     Parameters
     ----------
-    y_true : array-like of shape (n,) or indicator matrix (n, L)
-        True labels.
-    y_score : array-like of shape (n,) or (n, C)
-        Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).
+    {sklearn: y_true, y_score}
     k : int, default 2
         How many top scores count as a hit.
-    normalize : bool, default True
-        False gives the (weighted) count instead of the fraction.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: normalize, sample_weight}
     labels : array-like, optional
         The classes naming the score columns, sorted (default: the labels of ``y_true``).
 
@@ -492,6 +480,7 @@ def _per_query(cls: type, y: np.ndarray, s: np.ndarray, k: Any, ignore_ties: boo
     return np.asarray(metric.per_query_values(), dtype=np.float64)
 
 
+@filled
 def dcg_score(
     y_true: Any,
     y_score: Any,
@@ -516,8 +505,7 @@ def dcg_score(
         Only the top k documents of each row count.
     log_base : float, default 2
         Base of the logarithm of the discount.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     ignore_ties : bool, default False
         Rank tied scores by position instead of averaging their gains.
 
@@ -538,6 +526,7 @@ def dcg_score(
     return float(np.average(values, weights=w)) * math.log2(log_base)
 
 
+@filled
 def ndcg_score(
     y_true: Any, y_score: Any, *, k: int | None = None, sample_weight: Any = None, ignore_ties: bool = False
 ) -> float:
@@ -553,8 +542,7 @@ def ndcg_score(
         Scores ranking each row's documents.
     k : int, optional
         Only the top k documents of each row count.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     ignore_ties : bool, default False
         Rank tied scores by position instead of averaging their gains.
 

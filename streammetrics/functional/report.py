@@ -10,12 +10,14 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import filled
 from ._targets import as_labels, check_targets, encode
 from .classification import _prfs, precision_recall_fscore_support
 
 __all__ = ["classification_report"]
 
 
+@filled
 def classification_report(
     y_true: Any,
     y_pred: Any,
@@ -36,21 +38,15 @@ def classification_report(
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse
-        Labels as given (strings, integers, booleans) or 0/1 indicator matrices.
-    labels : array-like, optional
-        The classes the per-class values and averages cover, in that order (default: every
-        label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as empty.
+    {sklearn: y_true_y_pred, labels}
     target_names : list of str, optional
         Row names (default: the labels).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative weights.
+    {sklearn: sample_weight}
     digits : int, default 2
         Digits of the text table.
     output_dict : bool, default False
         Return a dict instead of the text table.
-    zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
-        Value of a ratio whose denominator is 0 ("warn": 0.0 and an ``UndefinedMetricWarning``).
+    {sklearn: zero_division}
 
     Returns
     -------

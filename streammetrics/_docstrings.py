@@ -1,0 +1,270 @@
+"""Shared numpydoc parameter descriptions, written once and filled into docstrings at import.
+
+Many metrics take the same arguments with the same meaning (``sample_weight``, ``rel_level``,
+``zero_division``, ...). Their descriptions live here, grouped by family, and a docstring names
+the ones it takes on a line of its own inside its ``Parameters`` section::
+
+    Parameters
+    ----------
+    k : int
+        The rank cutoff, >= 1.
+    {retrieval: rel_level, ties, per_query}
+
+The decorator :func:`filled` replaces such a line, once, when the module is imported, by the
+entries it names (``name : type`` and the indented description), at the line's indentation, so
+``help()``, the doctests and the API site (through ``docs/hooks/griffe_snippets.py``, which
+calls :func:`fill` on the text read from the source) show the complete section. A name that is
+not in the family is a ``KeyError`` at import, so a typo cannot reach a user.
+
+This module imports nothing from the package (the documentation build loads it by path).
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from typing import TypeVar
+
+__all__ = ["SNIPPETS", "fill", "filled"]
+
+_T = TypeVar("_T")
+
+#: family -> argument key -> (numpydoc header ``name : type``, description). A key differs from
+#: the argument's name only where one argument has two meanings (``k`` required or optional).
+SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
+    # Retrieval measures (streammetrics.retrieval).
+    "retrieval": {
+        "k": ("k : int", "The rank cutoff, >= 1."),
+        "k_optional": ("k : int, optional", "The rank cutoff (>= 1); ``None`` reads the whole list."),
+        "rel_level": (
+            "rel_level : float, default 1",
+            "A document is relevant when its grade is >= ``rel_level``.",
+        ),
+        "ties": (
+            "ties : {'first', 'average'}, default 'first'",
+            "Equal scores: ranked by document id as trec_eval does, or the expected value over "
+            "every order of the tied documents (measures linear in the gains only).",
+        ),
+        "per_query": (
+            "per_query : bool, default False",
+            "Keep every query's value for ``per_query_values()`` (8 bytes per query).",
+        ),
+        "gain": (
+            "gain : {'linear', 'exponential'}, default 'linear'",
+            "The gain of a grade g: max(g, 0), or 2^max(g, 0) - 1.",
+        ),
+        "interpolation": (
+            "interpolation : {'textbook', 'trec'}, default 'textbook'",
+            "The interpolation rule: the best precision at recall >= r, or trec_eval 9's rule.",
+        ),
+        "average": (
+            "average : {'macro', 'micro'}, default 'macro'",
+            "The mean over queries, or the ratio of the sums over queries.",
+        ),
+    },
+    # Accumulators of the confusion family (streammetrics.confusion).
+    "confusion": {
+        "num_classes": (
+            "num_classes : int, optional",
+            "``None`` (default) for a binary task; C for C classes (multiclass), or L labels with "
+            "``multilabel=True``. May be omitted when ``classes`` is given.",
+        ),
+        "multilabel": (
+            "multilabel : bool, default False",
+            "Labels and predictions are (n, L) indicator / score matrices.",
+        ),
+        "average": (
+            "average : {'macro', 'micro', 'weighted', None}, default 'macro'",
+            "How per-class values combine for multiclass and multilabel tasks; ``None`` returns "
+            "the per-class array (see docs/definitions/confusion.md#averaging).",
+        ),
+        "threshold": (
+            "threshold : float, default 0.5",
+            "Scores or probabilities given as ``y_pred`` are predicted positive when "
+            "``>= threshold`` (binary, multilabel); multiclass scores predict their argmax.",
+        ),
+        "ignore_index": (
+            "ignore_index : int, optional",
+            "Rows whose ``y_true`` equals it are skipped (padding).",
+        ),
+        "zero_division": (
+            "zero_division : {'warn', 0.0, 1.0, nan}, default 'warn'",
+            "The value of an undefined ratio (zero denominator); ``'warn'`` gives 0.0 with an "
+            ":class:`~streammetrics.UndefinedMetricWarning`.",
+        ),
+        "classes": (
+            "classes : sequence, optional",
+            "The labels as the data has them, in class order (binary: ``[negative, positive]``).",
+        ),
+        "pos_label": (
+            "pos_label : optional",
+            "Binary tasks only: the positive label (one of ``classes`` when given).",
+        ),
+        "labels": (
+            "labels : sequence, optional",
+            "scikit-learn's ``labels=``: the classes per-class values, averages and matrices "
+            "cover, in that order (multiclass and multilabel).",
+        ),
+        "label_args": (
+            "**label_args",
+            "``classes=`` (the labels as the data has them, in class order; binary: "
+            "``[negative, positive]``), ``pos_label=`` (binary tasks only: the positive label) "
+            "and ``labels=`` (scikit-learn's: the classes per-class values, averages and "
+            "matrices cover, in that order).",
+        ),
+    },
+    # Accumulators of the ranking family (streammetrics.ranking, ROC / PR / DET curves).
+    "ranking": {
+        "num_classes": (
+            "num_classes : int, optional",
+            "``None``: binary (scores shape (n,)); C: multiclass (scores (n, C)); L with "
+            "``multilabel=True``.",
+        ),
+        "multilabel": ("multilabel : bool, default False", "Labels and scores are (n, L) matrices."),
+        "average": (
+            "average : {'macro', 'weighted', 'micro', None}, default 'macro'",
+            "Multiclass / multilabel: the mean over classes, weighted by support, pooled over "
+            "every (sample, class) pair, or ``None`` for the per-class array.",
+        ),
+        "ignore_index": ("ignore_index : int, optional", "Rows whose ``y_true`` equals it are skipped."),
+        "max_bytes": (
+            "max_bytes : int, optional",
+            "A memory budget for the whole state: exact until it is reached, then adaptive "
+            "mergeable bins with certified ``bounds()`` (docs/definitions/ranking.md#bounded-memory).",
+        ),
+        "thresholds": (
+            "thresholds : array-like, optional",
+            "Fixed bin edges instead of adaptive bins (exclusive with ``max_bytes``).",
+        ),
+        "scores": (
+            "scores : {'raw', 'logit', 'probability'}, default 'raw'",
+            "The declared score range, used to place adaptive bins (bins only).",
+        ),
+        "label_args": (
+            "classes, pos_label : optional",
+            "Labels as the data has them (see :class:`~streammetrics.Accuracy`).",
+        ),
+    },
+    # One-shot functions with scikit-learn's signatures (streammetrics.functional).
+    "sklearn": {
+        "y_true_y_pred": (
+            "y_true, y_pred : array-like of shape (n,) or indicator matrix (n, L), dense or sparse",
+            "Labels as given (strings, integers, booleans) or 0/1 indicator matrices.",
+        ),
+        "y_true": ("y_true : array-like of shape (n,) or indicator matrix (n, L)", "True labels."),
+        "y_score": (
+            "y_score : array-like of shape (n,) or (n, C)",
+            "Scores (any real values; probabilities summing to 1 for multiclass ``roc_auc_score``).",
+        ),
+        "labels": (
+            "labels : array-like, optional",
+            "The classes the per-class values and averages cover, in that order (default: every "
+            "label of ``y_true`` and ``y_pred``, sorted); classes absent from the data count as "
+            "empty.",
+        ),
+        "pos_label": (
+            "pos_label : label, default 1",
+            'The positive class of binary targets (``average="binary"``).',
+        ),
+        "average": (
+            'average : {"binary", "micro", "macro", "weighted", "samples"} or None',
+            '``None`` gives per-class values; ``"samples"`` is for indicator targets.',
+        ),
+        "beta": ("beta : float", "Weight of recall (beta > 1 favours recall)."),
+        "sample_weight": ("sample_weight : array-like of shape (n,), optional", "Non-negative weights."),
+        "zero_division": (
+            'zero_division : {"warn", 0.0, 1.0, nan}, default "warn"',
+            'Value of a ratio whose denominator is 0 ("warn": 0.0 and an '
+            "``UndefinedMetricWarning``).",
+        ),
+        "normalize": (
+            "normalize : bool, default True",
+            "False gives the (weighted) count instead of the fraction.",
+        ),
+    },
+}
+
+# A line holding only ``{family: name, name, ...}``.
+_PLACEHOLDER = re.compile(
+    r"^(?P<indent>[ \t]*)\{(?P<family>[a-z]+):\s*(?P<names>\w+(?:\s*,\s*\w+)*)\}[ \t]*$"
+)
+_WIDTH = 100  # the width descriptions are wrapped to, indentation included
+
+
+def _entry(indent: str, header: str, description: str) -> list[str]:
+    body = textwrap.wrap(description, width=_WIDTH - len(indent) - 4, break_on_hyphens=False)
+    return [indent + header] + [indent + "    " + line for line in body]
+
+
+def fill(text: str) -> str:
+    """The docstring ``text`` with every placeholder line replaced by the entries it names.
+
+    Parameters
+    ----------
+    text : str
+        A docstring, as written in the source or as read from ``__doc__``.
+
+    Returns
+    -------
+    str
+        The same text where each line ``{family: name, ...}`` is replaced by those entries of
+        :data:`SNIPPETS`, indented as the line was; text without placeholders is returned as is.
+
+    Raises
+    ------
+    KeyError
+        A placeholder names a family or an argument that :data:`SNIPPETS` does not hold.
+
+    Examples
+    --------
+    >>> print(fill("Parameters\\n----------\\n{retrieval: k}"))
+    Parameters
+    ----------
+    k : int
+        The rank cutoff, >= 1.
+    """
+    if "{" not in text:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        match = _PLACEHOLDER.match(line)
+        if match is None:
+            out.append(line)
+            continue
+        family = match["family"]
+        if family not in SNIPPETS:
+            raise KeyError(f"docstring placeholder: unknown family {family!r} in {line.strip()!r}")
+        for name in (n.strip() for n in match["names"].split(",")):
+            if name not in SNIPPETS[family]:
+                raise KeyError(f"docstring placeholder: {family!r} has no entry {name!r}")
+            out.extend(_entry(match["indent"], *SNIPPETS[family][name]))
+    return "\n".join(out)
+
+
+def filled(obj: _T) -> _T:
+    """Decorator: fill the placeholders of a function's or class's docstring (see :func:`fill`).
+
+    Parameters
+    ----------
+    obj : function or class
+        The object whose ``__doc__`` holds placeholder lines.
+
+    Returns
+    -------
+    function or class
+        ``obj`` itself, its ``__doc__`` filled in place.
+
+    Examples
+    --------
+    >>> @filled
+    ... def f(sample_weight=None):
+    ...     '''{sklearn: sample_weight}'''
+    >>> print(f.__doc__)
+    sample_weight : array-like of shape (n,), optional
+        Non-negative weights.
+    """
+    doc = getattr(obj, "__doc__", None)
+    if doc:
+        obj.__doc__ = fill(doc)
+    return obj
+
