@@ -140,10 +140,6 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "scores : {'raw', 'logit', 'probability'}, default 'raw'",
             "The declared score range, used to place adaptive bins (bins only).",
         ),
-        "label_args": (
-            "classes, pos_label : optional",
-            "Labels as the data has them (see :class:`~streammetrics.Accuracy`).",
-        ),
     },
     # One-shot functions with scikit-learn's signatures (streammetrics.functional).
     "sklearn": {
@@ -180,6 +176,37 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
         "normalize": (
             "normalize : bool, default True",
             "False gives the (weighted) count instead of the fraction.",
+        ),
+    },
+    # Fairlearn's disparity summaries (streammetrics.functional.fairness).
+    "fairness": {
+        "y_true_y_pred": (
+            "y_true, y_pred : array-like of shape (n,)",
+            "0/1 labels and predictions ({-1, 1} read as {0, 1}; scores are thresholded at 0.5).",
+        ),
+        "sensitive_features": (
+            "sensitive_features : array-like, tuple of arrays, dict or DataFrame",
+            "The group of each row: one column, or several whose combinations are the groups.",
+        ),
+        "method": (
+            "method : {'between_groups', 'to_overall'}, default 'between_groups'",
+            "Compare the groups with each other, or each group with the value over all rows.",
+        ),
+        "sample_weight": ("sample_weight : array-like of shape (n,), optional", "Non-negative weights."),
+        "agg": (
+            "agg : {'worst_case', 'mean'}, default 'worst_case'",
+            "Combine the true and false positive rate spreads by the worse of the two, or their mean.",
+        ),
+    },
+    # Label options shared by the accumulators (see streammetrics.Accuracy).
+    "labels": {
+        "classes_pos_label": (
+            "classes, pos_label : optional",
+            "Labels as the data has them (see :class:`~streammetrics.Accuracy`).",
+        ),
+        "classes": (
+            "classes : sequence, optional",
+            "The labels as the data has them, in class order (see :class:`~streammetrics.Accuracy`).",
         ),
     },
 }

@@ -97,7 +97,25 @@ def _encode(state: Mapping[str, Any]) -> tuple[bytes, list[bytes]]:
 
 
 def dumps(metric: Metric) -> bytes:
-    """The file-format bytes of ``metric`` (see the module docstring)."""
+    """The file-format bytes of ``metric`` (see the module docstring). O(state size).
+
+    Parameters
+    ----------
+    metric : Metric or MetricSet
+        Any accumulator.
+
+    Returns
+    -------
+    bytes
+        What :func:`save` writes and :func:`loads` reads back.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.Accuracy().update([0, 1, 1], [0, 1, 0])
+    >>> sm.loads(sm.dumps(m)).compute() == m.compute()
+    True
+    """
     header, chunks = _encode(metric.state_dict())
     body = [len(header).to_bytes(8, "little"), header, *chunks]
     digest = hashlib.sha256()
@@ -114,6 +132,26 @@ def save(metric: Metric, path: str | os.PathLike[str]) -> None:
     the new one, never a partial one. A process killed between the two leaves its temporary
     file behind; every ``save`` to the same ``path`` first removes such leftovers (see
     :func:`remove_stale_temps`). O(state size).
+
+    Parameters
+    ----------
+    metric : Metric or MetricSet
+        Any accumulator.
+    path : str or os.PathLike
+        The file to write (replaced if it exists).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import streammetrics as sm
+    >>> path = os.path.join(tempfile.mkdtemp(), "acc.sm")
+    >>> sm.save(sm.Accuracy().update([0, 1, 1], [0, 1, 0]), path)
+    >>> round(sm.load(path).compute(), 4)
+    0.6667
     """
     if not isinstance(metric, Metric):
         raise ValueError(f"save: expected a streammetrics metric, got {type(metric).__name__}")
@@ -208,6 +246,32 @@ def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_
     never allocates more than a small multiple of the bytes it carries, see
     :mod:`streammetrics._load_checks`). ``max_bytes`` (default 1 GiB, None = no limit) refuses
     larger inputs before anything is parsed. O(len(data)) (O(n log n) for sorted buffers).
+
+    Parameters
+    ----------
+    data : bytes
+        What :func:`dumps` wrote.
+    source : str, default "data"
+        How error messages name the input.
+    max_bytes : int or None, default 1 GiB
+        Larger inputs are refused before parsing; None: no limit.
+
+    Returns
+    -------
+    Metric or MetricSet
+        The accumulator, as it was dumped.
+
+    Raises
+    ------
+    ValueError
+        Malformed, truncated, foreign, oversized or unknown-version bytes.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> data = sm.dumps(sm.MAP().update([1, 0], [0.9, 0.1]))
+    >>> sm.loads(data).compute()
+    1.0
     """
     limit = _check_max_bytes(max_bytes)
     if not isinstance(data, (bytes, bytearray, memoryview)):
@@ -345,6 +409,23 @@ def load(path: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_MAX_BY
     The file is hostile input (see :func:`loads`). ``max_bytes`` (default 1 GiB; None = no
     limit) refuses a larger file before reading it. Raises ``ValueError`` for an empty,
     truncated, corrupted, foreign, oversized, malformed or unknown-version file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file written by :func:`save`.
+    max_bytes : int or None, default 1 GiB
+        A larger file is refused before it is read; None: no limit.
+
+    Returns
+    -------
+    Metric or MetricSet
+        The accumulator, as it was saved (see :func:`save` for an example).
+
+    Raises
+    ------
+    ValueError
+        An empty, truncated, corrupted, foreign, oversized, malformed or unknown-version file.
     """
     limit = _check_max_bytes(max_bytes)
     target = Path(path)

@@ -27,7 +27,7 @@ class CurveMetric(RankingMetric):
     Parameters
     ----------
     {ranking: num_classes, multilabel, average, ignore_index, max_bytes, thresholds, scores}
-    {ranking: label_args}
+    {labels: classes_pos_label}
 
     Examples
     --------
@@ -148,7 +148,7 @@ class PRCurve(CurveMetric):
     Parameters
     ----------
     {ranking: num_classes, multilabel, average, ignore_index, max_bytes, thresholds, scores}
-    {ranking: label_args}
+    {labels: classes_pos_label}
 
     Examples
     --------

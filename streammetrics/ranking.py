@@ -109,7 +109,8 @@ class AUROC(RankingMetric):
         The McClish-standardised partial AUROC up to this false positive rate, in (0, 1].
     multi_class : {'ovr', 'ovo'}, default 'ovr'
         Multiclass: one-vs-rest per class, or Hand & Till's one-vs-one.
-    {ranking: max_bytes, thresholds, scores, label_args}
+    {ranking: max_bytes, thresholds, scores}
+    {labels: classes_pos_label}
 
     Examples
     --------
@@ -287,7 +288,8 @@ class AveragePrecision(RankingMetric):
         Replace each precision by the best precision at the same or a higher recall.
     eleven_point : bool, default False
         The mean interpolated precision at recall 0, 0.1, ..., 1.
-    {ranking: max_bytes, thresholds, scores, label_args}
+    {ranking: max_bytes, thresholds, scores}
+    {labels: classes_pos_label}
 
     Examples
     --------

@@ -78,6 +78,24 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
     several columns, ``"multiclass-multioutput"``); ``"binary"``: at most two distinct values;
     ``"unknown"``: 3-D and more, an empty 2-D array or an object array of non-strings. O(n log n)
     (O(n) for integers spanning a small range).
+
+    Parameters
+    ----------
+    y : array-like
+        The target (labels, indicator matrix or values).
+    input_name : str, default "y"
+        How error messages name ``y``.
+
+    Returns
+    -------
+    str
+        One of the kinds above.
+
+    Examples
+    --------
+    >>> from streammetrics.functional import type_of_target
+    >>> type_of_target([0, 1, 1]), type_of_target(["a", "b", "c"]), type_of_target([[1, 0], [0, 1]])
+    ('binary', 'multiclass', 'multilabel-indicator')
     """
     return _type_and_labels(as_labels(y, input_name), input_name)[0]
 

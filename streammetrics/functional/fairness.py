@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import filled
 from .._validation import as_numpy
 from ..confusion import FallOut, Recall
 from ..metricset import MetricSet
@@ -78,19 +79,53 @@ def _check(method: str, agg: str | None = None) -> None:
         raise ValueError(f"agg: must be one of {AGGS}, got {agg!r}")
 
 
+@filled
 def demographic_parity_difference(y_true: Any, y_pred: Any, *, sensitive_features: Any,
                                   method: str = "between_groups", sample_weight: Any = None) -> float:
     """Largest minus smallest group selection rate (``method="to_overall"``: the largest
-    distance of a group's rate from the overall rate). 0 means parity. O(n)."""
+    distance of a group's rate from the overall rate). 0 means parity. O(n).
+
+    Parameters
+    ----------
+    {fairness: y_true_y_pred, sensitive_features, method, sample_weight}
+
+    Returns
+    -------
+    float
+        The spread of the selection rates, in [0, 1].
+
+    Examples
+    --------
+    >>> from streammetrics.functional import demographic_parity_difference
+    >>> demographic_parity_difference([1, 0, 1, 0], [1, 1, 0, 0], sensitive_features=["a", "a", "b", "b"])
+    1.0
+    """
     _check(method)
     s = _sliced(SelectionRate(zero_division=0.0), y_true, y_pred, sensitive_features, sample_weight)
     return float(s.difference(method=method))
 
 
+@filled
 def demographic_parity_ratio(y_true: Any, y_pred: Any, *, sensitive_features: Any,
                              method: str = "between_groups", sample_weight: Any = None) -> float:
     """Smallest over largest group selection rate (``"to_overall"``: the smallest of each
-    group's rate over the overall rate, taken as at most 1). 1 means parity. O(n)."""
+    group's rate over the overall rate, taken as at most 1). 1 means parity. O(n).
+
+    Parameters
+    ----------
+    {fairness: y_true_y_pred, sensitive_features, method, sample_weight}
+
+    Returns
+    -------
+    float
+        The ratio of the selection rates, in [0, 1].
+
+    Examples
+    --------
+    >>> from streammetrics.functional import demographic_parity_ratio
+    >>> demographic_parity_ratio([1, 0, 1, 0], [1, 1, 1, 0], sensitive_features=["a", "a", "b", "b"])
+    0.5
+    """
     _check(method)
     s = _sliced(SelectionRate(zero_division=0.0), y_true, y_pred, sensitive_features, sample_weight)
     return float(s.ratio(method=method))
@@ -100,25 +135,67 @@ def _rates() -> MetricSet:
     return MetricSet(tpr=Recall(zero_division=0.0), fpr=FallOut(zero_division=0.0))
 
 
+def _odds(kind: str, y_true: Any, y_pred: Any, sensitive_features: Any, method: str,
+          sample_weight: Any, agg: str) -> float:
+    """The spreads (``kind``: "difference" or "ratio") of the true and of the false positive
+    rate, combined by ``agg``: the worse one (the larger difference, the smaller ratio) or the
+    mean."""
+    _check(method, agg)
+    s = _sliced(_rates(), y_true, y_pred, sensitive_features, sample_weight)
+    spread = s.difference(method=method) if kind == "difference" else s.ratio(method=method)
+    pair = [float(spread["tpr"]), float(spread["fpr"])]
+    if agg == "mean":
+        return float(np.mean(pair))
+    return max(pair) if kind == "difference" else min(pair)
+
+
+@filled
 def equalized_odds_difference(y_true: Any, y_pred: Any, *, sensitive_features: Any,
                               method: str = "between_groups", sample_weight: Any = None,
                               agg: str = "worst_case") -> float:
     """The larger (``agg="mean"``: the mean) of the true positive rate difference and the false
-    positive rate difference between groups. 0 means equalized odds. O(n)."""
-    _check(method, agg)
-    s = _sliced(_rates(), y_true, y_pred, sensitive_features, sample_weight)
-    d = s.difference(method=method)
-    pair = [float(d["tpr"]), float(d["fpr"])]
-    return max(pair) if agg == "worst_case" else float(np.mean(pair))
+    positive rate difference between groups. 0 means equalized odds. O(n).
+
+    Parameters
+    ----------
+    {fairness: y_true_y_pred, sensitive_features, method, sample_weight, agg}
+
+    Returns
+    -------
+    float
+        The combined difference, in [0, 1].
+
+    Examples
+    --------
+    >>> from streammetrics.functional import equalized_odds_difference
+    >>> y_true, y_pred, group = [1, 0, 1, 0], [1, 0, 0, 0], ["a", "a", "b", "b"]
+    >>> equalized_odds_difference(y_true, y_pred, sensitive_features=group)
+    1.0
+    """
+    return _odds("difference", y_true, y_pred, sensitive_features, method, sample_weight, agg)
 
 
+@filled
 def equalized_odds_ratio(y_true: Any, y_pred: Any, *, sensitive_features: Any,
                          method: str = "between_groups", sample_weight: Any = None,
                          agg: str = "worst_case") -> float:
     """The smaller (``agg="mean"``: the mean) of the true positive rate ratio and the false
-    positive rate ratio between groups. 1 means equalized odds. O(n)."""
-    _check(method, agg)
-    s = _sliced(_rates(), y_true, y_pred, sensitive_features, sample_weight)
-    r = s.ratio(method=method)
-    pair = [float(r["tpr"]), float(r["fpr"])]
-    return min(pair) if agg == "worst_case" else float(np.mean(pair))
+    positive rate ratio between groups. 1 means equalized odds. O(n).
+
+    Parameters
+    ----------
+    {fairness: y_true_y_pred, sensitive_features, method, sample_weight, agg}
+
+    Returns
+    -------
+    float
+        The combined ratio, in [0, 1].
+
+    Examples
+    --------
+    >>> from streammetrics.functional import equalized_odds_ratio
+    >>> y_true, y_pred = [1, 1, 0, 0, 1, 1, 0, 0], [1, 1, 1, 0, 1, 0, 1, 1]
+    >>> equalized_odds_ratio(y_true, y_pred, sensitive_features=["a"] * 4 + ["b"] * 4)
+    0.5
+    """
+    return _odds("ratio", y_true, y_pred, sensitive_features, method, sample_weight, agg)

@@ -16,7 +16,28 @@ def bin_counts(prob_pred: np.ndarray, counts: np.ndarray, n_bins: int) -> np.nda
     """The counts of all ``n_bins`` uniform bins from a calibration curve's non-empty bins: the
     mean forecast of a bin lies inside it, and ``searchsorted(inner edges, mean, "left")`` puts
     a mean on an inner edge (every value of the bin equal to that edge) in the lower bin, as
-    scikit-learn's ``calibration_curve`` bins that value. O(n_bins)."""
+    scikit-learn's ``calibration_curve`` bins that value. O(n_bins).
+
+    Parameters
+    ----------
+    prob_pred : ndarray
+        The mean forecast of each non-empty bin (``CalibrationCurveResult.prob_pred``).
+    counts : ndarray
+        The (weighted) count of each non-empty bin, in the same order.
+    n_bins : int
+        The number of uniform bins on [0, 1] the curve was computed with.
+
+    Returns
+    -------
+    ndarray of shape (n_bins,)
+        The count of every bin, 0 for the empty ones.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streammetrics.plot import bin_counts
+    >>> bin_counts(np.array([0.1, 0.9]), np.array([3.0, 2.0]), 4)
+    array([3., 0., 0., 2.])"""
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     idx = np.searchsorted(edges[1:-1], np.asarray(prob_pred, dtype=float), side="left")
     full = np.zeros(n_bins)
@@ -26,7 +47,26 @@ def bin_counts(prob_pred: np.ndarray, counts: np.ndarray, n_bins: int) -> np.nda
 
 def reliability_ece(result: Any) -> float:
     """The expected calibration error over a reliability curve's bins, sum_b n_b |o_b - f_b| /
-    sum_b n_b (the L1 binned error on the same bins); nan with no samples. O(bins)."""
+    sum_b n_b (the L1 binned error on the same bins); nan with no samples. O(bins).
+
+    Parameters
+    ----------
+    result : CalibrationCurveResult
+        A reliability curve: ``prob_true`` o_b, ``prob_pred`` f_b and ``counts`` n_b per bin.
+
+    Returns
+    -------
+    float
+        The count-weighted mean of |o_b - f_b|.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> from streammetrics.plot import reliability_ece
+    >>> curve = sm.CalibrationCurve(n_bins=2).update([0, 1, 1, 1], [0.2, 0.4, 0.8, 0.6]).compute()
+    >>> round(reliability_ece(curve), 4)
+    0.25
+    """
     n = np.asarray(result.counts, dtype=float)
     total = float(n.sum())
     if total <= 0:
@@ -62,6 +102,11 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
         Decimals of the ECE in the legend.
     **kwargs
         Passed to the ``Axes.plot`` call of each curve.
+
+    Returns
+    -------
+    Display
+        The axes, the figure and the drawn artists (see :class:`Display`).
 
     Notes
     -----
@@ -125,6 +170,11 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
         Decimals in the legend.
     **kwargs
         Passed to each curve's ``Axes.plot``.
+
+    Returns
+    -------
+    Display
+        The axes, the figure and the drawn artists (see :class:`Display`).
 
     Notes
     -----

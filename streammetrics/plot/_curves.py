@@ -141,6 +141,11 @@ def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_leve
     **kwargs
         Passed to every ``Axes.plot`` call drawing a curve.
 
+    Returns
+    -------
+    Display
+        The axes, the figure and the drawn artists (see :class:`Display`).
+
     Notes
     -----
     Each line's data are exactly the result's arrays (ROC: ``fpr``, ``tpr``; PR: ``recall``,

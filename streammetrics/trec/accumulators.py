@@ -33,7 +33,29 @@ _COUNTERS = {"num_ret": "retrieved", "num_rel": "relevant", "num_rel_ret": "rele
 def trec_metrics(
     names: Sequence[str], rel_level: float = 1, per_query: bool = False
 ) -> dict[str, RetrievalMetric]:
-    """Accumulators that print trec_eval's values for the given (single) trec_eval measure names."""
+    """Accumulators that print trec_eval's values for the given (single) trec_eval measure names.
+
+    Parameters
+    ----------
+    names : sequence of str
+        trec_eval measure names, one value each (``"map"``, ``"P_10"``, ``"ndcg_cut_10"``, ...).
+    rel_level : float, default 1
+        Minimum grade of a relevant document (trec_eval ``-l``).
+    per_query : bool, default False
+        Keep every query's value.
+
+    Returns
+    -------
+    dict of str to RetrievalMetric
+        One accumulator per name (put them in a :class:`~streammetrics.MetricSet` to share one
+        ranking per batch).
+
+    Examples
+    --------
+    >>> from streammetrics.trec import trec_metrics
+    >>> sorted(trec_metrics(["map", "P_5"]))
+    ['P_5', 'map']
+    """
     out: dict[str, RetrievalMetric] = {}
     kw: dict[str, Any] = {"rel_level": rel_level, "per_query": per_query}
     for name in names:

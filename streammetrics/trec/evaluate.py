@@ -247,21 +247,66 @@ def evaluate_files(
 ) -> dict[str, float | int | str]:
     """Evaluate a run against qrels as trec_eval does; print trec_eval's lines to ``out``.
 
-    Parameters mirror trec_eval's options: ``measures`` (``-m``), ``per_query`` (``-q``),
-    ``complete`` (``-c``), ``rel_level`` (``-l``), ``max_docs`` (``-M``), ``judged_only`` (``-J``),
-    ``num_docs`` (``-N``), ``summary=False`` (``-n``), ``zscores`` (``-Z`` file), and
-    ``trec_version`` (9: float32 scores and recall cutoffs ``(long)(c*R + 0.9)``; 10: double scores,
-    ``lround(c*R)``, per-query lines of ``-c`` placeholder queries); ``fused_cutoffs`` computes
-    9's ``c*R + 0.9`` with one rounding (a fused multiply-add, as trec_eval 9.x builds for arm64 and
-    macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is 23.999... there, 24 fused);
-    ``rel_format`` (``-R``) is ``qrels``, ``qrels_jg`` (judgment groups, see
-    :mod:`.judgment_groups`), ``prefs`` or ``qrels_prefs`` (preferences, see :mod:`.preferences`);
-    ``rename`` prints (and returns) values under other names (ir_measures', see :mod:`.irnames`);
-    ``memory_lines`` bounds the run lines held at once when a run's queries are not contiguous
-    (they are then grouped by an external sort, :class:`.runfile.SpilledRun`).
+    Cost: O(run lines) to read and group, then O(documents) per query and measure.
 
-    Returns the summary values by printed name. Cost: O(run lines) to read and group, then
-    O(documents) per query and measure.
+    Parameters
+    ----------
+    qrels_path, run_path : str
+        The judgments (``qid iter docno grade`` lines) and the run (``qid Q0 docno rank score
+        runid`` lines).
+    measures : sequence of str, default ('official',)
+        trec_eval's ``-m``: ``"official"``, ``"all_trec"``, ``"map"``, ``"P.5,10"``, or
+        ir_measures names such as ``"nDCG@10"``.
+    per_query, complete : bool, default False
+        trec_eval's ``-q`` (a line per query too) and ``-c`` (queries of the qrels that the run
+        lacks score as empty rankings).
+    rel_level : float, default 1
+        Minimum grade of a relevant document (``-l``).
+    digits : int, default 4
+        Decimals of the printed values.
+    out : text stream, optional
+        Where the lines go (default: standard output).
+    max_docs : int, optional
+        Documents read per query (``-M``).
+    judged_only : bool, default False
+        Rank only judged documents (``-J``).
+    num_docs : int, default 0
+        The number of documents in the collection (``-N``).
+    summary : bool, default True
+        ``False``: no summary lines (``-n``).
+    zscores : str, optional
+        A file of per-measure means and deviations (``-Z``).
+    trec_version : {9, 10}, default 9
+        9: float32 scores and recall cutoffs ``(long)(c*R + 0.9)``; 10: double scores,
+        ``lround(c*R)``, per-query lines of ``-c`` placeholder queries.
+    fused_cutoffs : bool, default False
+        Compute 9's ``c*R + 0.9`` with one rounding (a fused multiply-add, as trec_eval 9.x builds
+        for arm64 and macOS do; pytrec_eval's x86-64 build rounds twice: ``0.3*77 + 0.9`` is
+        23.999... there, 24 fused).
+    rel_format : {'qrels', 'qrels_jg', 'prefs', 'qrels_prefs'}, default 'qrels'
+        trec_eval's ``-R``: judgments, judgment groups (see :mod:`.judgment_groups`) or
+        preferences (see :mod:`.preferences`).
+    rename : mapping, optional
+        Print (and return) values under other names (ir_measures', see :mod:`.irnames`).
+    memory_lines : int
+        The run lines held at once when a run's queries are not contiguous (they are then
+        grouped by an external sort, :class:`.runfile.SpilledRun`).
+
+    Returns
+    -------
+    dict
+        The summary values by printed name.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "qrels").write_text("q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d3 2\\n")
+    >>> _ = (tmp / "run").write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> import io
+    >>> from streammetrics.trec import evaluate_files
+    >>> evaluate_files(str(tmp / "qrels"), str(tmp / "run"), ["map"], out=io.StringIO())
+    {'map': 0.75}
     """
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")

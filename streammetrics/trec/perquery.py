@@ -23,8 +23,32 @@ __all__ = ["PerQuery", "per_query_values"]
 
 @dataclass(frozen=True)
 class PerQuery:
-    """``values[r, m, q]``: run ``runs[r]``'s value of measure ``names[m]`` on query ``qids[q]``
-    (names as the user gave them); ``runids`` the run id read from each run file."""
+    """Per-query values of several runs (what :func:`per_query_values` returns).
+
+    Attributes
+    ----------
+    runs : tuple of str
+        The run files, in the order given.
+    runids : tuple of str
+        The run id read from each run file.
+    names : tuple of str
+        The measure names, as the user gave them.
+    qids : tuple of str
+        The queries, sorted as trec_eval sorts them.
+    values : ndarray of shape (runs, measures, queries)
+        ``values[r, m, q]``: run ``runs[r]``'s value of measure ``names[m]`` on query ``qids[q]``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "qrels").write_text("q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d3 2\\n")
+    >>> _ = (tmp / "run").write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from streammetrics.trec import per_query_values
+    >>> pq = per_query_values(str(tmp / "qrels"), [str(tmp / "run")], ["AP", "P@1"])
+    >>> pq.runids, pq.names, pq.values.shape
+    (('sys',), ('AP', 'P@1'), (1, 2, 2))
+    """
 
     runs: tuple[str, ...]
     runids: tuple[str, ...]
@@ -54,6 +78,39 @@ def per_query_values(
 
     Cost: one pass over each run, O(documents) per query and measure; memory: the judgments, one
     value per run, measure and query, and one run's query (or, unsorted, one run) at a time.
+
+    Parameters
+    ----------
+    qrels_path : str
+        The judgments (``qid iter docno grade`` lines).
+    run_paths : sequence of str
+        The run files (``qid Q0 docno rank score runid`` lines).
+    measures : sequence of str, default ('AP', 'nDCG@10', 'P@10', 'RR')
+        trec_eval or ir_measures names.
+    rel_level : float, default 1
+        Minimum grade of a relevant document (trec_eval ``-l``).
+    max_docs : int, optional
+        Documents read per query (trec_eval ``-M``).
+    judged_only : bool, default False
+        Rank only judged documents (trec_eval ``-J``).
+    trec_version : {9, 10}, default 9
+        The trec_eval version whose score precision and recall cutoffs are used.
+
+    Returns
+    -------
+    PerQuery
+        ``values[run, measure, query]`` with the runs, measure names and query ids.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> tmp = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (tmp / "qrels").write_text("q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d3 2\\n")
+    >>> _ = (tmp / "run").write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from streammetrics.trec import per_query_values
+    >>> pq = per_query_values(str(tmp / "qrels"), [str(tmp / "run")], ["AP"])
+    >>> pq.qids, pq.values.tolist()
+    (('q1', 'q2'), [[[0.5, 1.0]]])
     """
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")

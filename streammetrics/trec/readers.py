@@ -26,7 +26,19 @@ class TrecFormatError(ValueError):
 
 @dataclass
 class Qrels:
-    """Judgments per query: document ids and their grades (in file order)."""
+    """Judgments per query: document ids and their grades (in file order).
+
+    Attributes
+    ----------
+    docs : dict of str to dict of str to float
+        ``{qid: {docno: grade}}``.
+
+    Examples
+    --------
+    >>> from streammetrics.trec import Qrels
+    >>> Qrels({"q1": {"d1": 2.0, "d2": 0.0}}).grades("q1")
+    array([2., 0.])
+    """
 
     docs: dict[str, dict[str, float]]
 
@@ -139,14 +151,61 @@ def read_qrels(path: str) -> Qrels:
     """Read ``qid iter docno grade`` lines (whitespace separated; ``#`` comment lines skipped).
 
     A document judged twice for a query is an error naming the line. O(judgments) memory.
+
+    Parameters
+    ----------
+    path : str
+        The qrels file.
+
+    Returns
+    -------
+    Qrels
+        The grades per query and document.
+
+    Raises
+    ------
+    TrecFormatError
+        A malformed line, or a document judged twice for a query, naming file and line.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from streammetrics.trec import read_qrels
+    >>> qrels = pathlib.Path(tempfile.mkdtemp()) / "qrels"
+    >>> _ = qrels.write_text("q1 0 d1 1\\nq1 0 d2 0\\n")
+    >>> read_qrels(str(qrels)).docs
+    {'q1': {'d1': 1.0, 'd2': 0.0}}
     """
     return Qrels(read_qrels_grades(path))
 
 
 @dataclass
 class RunChunk:
-    """Complete queries read from a run file: ``qids`` (one per query, file order), ``lengths``
-    (documents per query), flat ``docs`` and ``scores`` (float64), and the run id."""
+    """Complete queries read from a run file (what :func:`read_run_chunks` yields).
+
+    Attributes
+    ----------
+    qids : list of str
+        One per query, in file order.
+    lengths : ndarray of int
+        The documents of each query.
+    docs : list of str
+        The document ids of all the chunk's queries, query after query.
+    scores : ndarray of float64
+        Their scores, in the same order.
+    runid : str
+        The run id.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from streammetrics.trec import read_run_chunks
+    >>> chunk = next(read_run_chunks(str(run)))
+    >>> chunk.qids, chunk.lengths.tolist(), chunk.docs, chunk.scores.tolist(), chunk.runid
+    (['q1'], [2], ['d2', 'd1'], [0.9, 0.5], 'sys')
+    """
 
     qids: list[str]
     lengths: np.ndarray
@@ -238,6 +297,27 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
     Parsing is per chunk: one ``split`` of the chunk, columns by slicing, scores converted by numpy;
     a malformed line, a NaN score, a document twice in a query, or a query whose lines are not
     contiguous raises :class:`TrecFormatError` naming file and line. Memory: one chunk.
+
+    Parameters
+    ----------
+    path : str
+        The run file.
+    chunk_lines : int, default 131072
+        The lines parsed at once.
+
+    Yields
+    ------
+    RunChunk
+        Complete queries, in file order.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from streammetrics.trec import read_run_chunks
+    >>> [chunk.qids for chunk in read_run_chunks(str(run))]  # the last query waits for the end
+    [['q1'], ['q2']]
     """
     seen: set[str] = set()
     carry: tuple[list[str], list[str], np.ndarray, list[int]] | None = None  # last, maybe partial, query
@@ -307,7 +387,27 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
 
 def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
     """Stream a run file query by query as (qid, docnos, scores, runid); see
-    :func:`read_run_chunks` for the checks."""
+    :func:`read_run_chunks` for the checks.
+
+    Parameters
+    ----------
+    path : str
+        The run file.
+
+    Yields
+    ------
+    tuple of (str, list of str, list of float, str)
+        Each query's id, document ids, scores and the run id.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from streammetrics.trec import iter_run
+    >>> list(iter_run(str(run)))
+    [('q1', ['d2', 'd1'], [0.9, 0.5], 'sys'), ('q2', ['d3'], [0.7], 'sys')]
+    """
     for chunk in read_run_chunks(path):
         pos = 0
         for q, n in zip(chunk.qids, chunk.lengths.tolist(), strict=True):

@@ -35,8 +35,26 @@ class QueryLines:
 
 @dataclass
 class GroupedRun:
-    """A run grouped by query (file order of first appearance) and its run id (the last line's,
-    as trec_eval reports it)."""
+    """A run grouped by query (what :func:`read_run_grouped` returns).
+
+    Attributes
+    ----------
+    queries : dict of str to QueryLines
+        Each query's document ids, scores and line numbers, queries in file order of first
+        appearance.
+    runid : str
+        The run id (the last line's, as trec_eval reports it).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from streammetrics.trec import read_run_grouped
+    >>> q1 = read_run_grouped(str(run)).queries["q1"]
+    >>> q1.docs, q1.scores.tolist()
+    (['d2', 'd1'], [0.9, 0.5])
+    """
 
     queries: dict[str, QueryLines]
     runid: str
@@ -146,7 +164,30 @@ def _join(parts: list[_Piece]) -> QueryLines:
 
 def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
     """Read a run file into per-query arrays. Cost: one pass, O(lines) time and memory; parsing is
-    per chunk of lines (one ``split``, scores converted by numpy)."""
+    per chunk of lines (one ``split``, scores converted by numpy).
+
+    Parameters
+    ----------
+    path : str
+        The run file (its queries' lines need not be contiguous).
+    chunk_lines : int, default 131072
+        The lines parsed at once.
+
+    Returns
+    -------
+    GroupedRun
+        The lines of each query and the run id.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
+    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from streammetrics.trec import read_run_grouped
+    >>> grouped = read_run_grouped(str(run))
+    >>> list(grouped.queries), grouped.runid
+    (['q1', 'q2'], 'sys')
+    """
     pieces: dict[str, list[_Piece]] = {}
     runid = ""
     for piece in _pieces(path, chunk_lines):

@@ -204,23 +204,35 @@ def _measure_list(measures: Any) -> tuple[str, ...]:
 class TrecMeasures(RetrievalMetric):
     """trec_eval's measures (and ir_measures names) over a stream of queries.
 
-    Parameters
-    ----------
-    measures
-        What ``streammetrics trec -m`` takes: ``"official"`` (default), ``"all_trec"``,
-        ``"map"``, ``"P.5,10"``, ``"ndcg_cut.10"``, ``"nDCG@10"``, ``"RBP(p=0.8)"``, ...
-    rel_level
-        Minimum grade of a relevant document (trec_eval ``-l``).
-    trec_version
-        9 (default) or 10: the recall-cutoff rule of ``iprec_at_recall`` / ``11pt_avg``
-        (``fused_cutoffs``: 9's rule rounded once, as arm64 builds).
-    judged_only, max_docs, num_docs
-        trec_eval's ``-J``, ``-M``, ``-N``.
-    per_query
-        Keep every query's values (:meth:`per_query_values`).
-
     ``compute()`` is a dict from value name to the summary trec_eval prints (nan with a warning
     before any query). Cost: see the module docstring.
+
+    Parameters
+    ----------
+    measures : str or sequence of str, default ('official',)
+        What ``streammetrics trec -m`` takes: ``"official"``, ``"all_trec"``, ``"map"``,
+        ``"P.5,10"``, ``"ndcg_cut.10"``, ``"nDCG@10"``, ``"RBP(p=0.8)"``, ...
+    rel_level : float, default 1
+        Minimum grade of a relevant document (trec_eval ``-l``).
+    trec_version : {9, 10}, default 9
+        The recall-cutoff rule of ``iprec_at_recall`` / ``11pt_avg``.
+    fused_cutoffs : bool, default False
+        9's rule rounded once (a fused multiply-add, as arm64 builds of trec_eval do).
+    judged_only : bool, default False
+        Rank only judged documents (trec_eval ``-J``).
+    max_docs : int, optional
+        Documents read per query (trec_eval ``-M``).
+    num_docs : int, default 0
+        The number of documents in the collection (trec_eval ``-N``).
+    per_query : bool, default False
+        Keep every query's values (:meth:`per_query_values`).
+
+    Examples
+    --------
+    >>> from streammetrics.trec import TrecMeasures
+    >>> m = TrecMeasures(["map", "P.1"])
+    >>> m.update([0, 1, 1], [0.9, 0.5, 0.7], judged={"q": [1, 1, 0]}, query_ids=["q"] * 3).compute()
+    {'map': 0.5833333333333333, 'P_1': 0.0}
     """
 
     def __init__(
@@ -298,7 +310,22 @@ class TrecMeasures(RetrievalMetric):
 class TrecMeasure(TrecMeasures):
     """One trec_eval (or ir_measures) value over a stream of queries: ``TrecMeasure("bpref")``,
     ``TrecMeasure("P.10")``, ``TrecMeasure("nDCG@10")``; ``compute()`` is a float and
-    ``per_query_values()`` an array. Options as :class:`TrecMeasures`."""
+    ``per_query_values()`` an array.
+
+    Parameters
+    ----------
+    measure : str
+        One measure name that gives one value (``"P.5,10"`` gives two: use :class:`TrecMeasures`).
+    **options
+        As :class:`TrecMeasures` (``rel_level``, ``trec_version``, ``judged_only``, ...).
+
+    Examples
+    --------
+    >>> from streammetrics.trec import TrecMeasure
+    >>> m = TrecMeasure("nDCG@10")
+    >>> m.update([0, 1], [0.9, 0.5], judged={"q": [1, 0]}, query_ids=["q", "q"]).compute()
+    0.6309297535714575
+    """
 
     def __init__(self, measure: str, **options: Any) -> None:
         if not isinstance(measure, str):
@@ -326,7 +353,24 @@ def _utf8(q: str) -> bytes:
 
 @dataclass(frozen=True)
 class TrecBatch:
-    """The ``update`` arguments of a batch of queries (see :func:`trec_batch`)."""
+    """The ``update`` arguments of a batch of queries (see :func:`trec_batch`).
+
+    Attributes
+    ----------
+    relevance, scores, doc_ids : ndarray
+        The grades, scores and document ids of the retrieved documents, query after query.
+    judged : dict of str to ndarray
+        Every judged grade of each query (the ideal ranking and R).
+    query_ids : ndarray
+        The query of each row.
+
+    Examples
+    --------
+    >>> from streammetrics.trec import trec_batch
+    >>> batch = trec_batch({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.2, "d2": 0.9}})
+    >>> batch.relevance.tolist(), batch.doc_ids.tolist(), batch.query_ids.tolist()
+    ([1, 0], ['d1', 'd2'], ['q1', 'q1'])
+    """
 
     relevance: np.ndarray
     scores: np.ndarray
@@ -348,7 +392,30 @@ def trec_batch(
     ``run`` ({qid: {docno: score}}), pytrec_eval's dicts: ``relevance``, ``scores``, ``doc_ids``,
     ``judged`` and ``query_ids``, queries in trec_eval's order (ids sorted bytewise). Grades are
     truncated to integers (trec_eval reads them with ``atol``); with ``trec_version=9`` scores are
-    rounded to float32 (trec_eval 9.x ranks C floats). O(documents)."""
+    rounded to float32 (trec_eval 9.x ranks C floats). O(documents).
+
+    Parameters
+    ----------
+    qrels : mapping of str to mapping of str to int
+        ``{qid: {docno: grade}}``.
+    run : mapping of str to mapping of str to float
+        ``{qid: {docno: score}}``.
+    trec_version : {9, 10}, default 9
+        9: scores rounded to float32 as trec_eval 9.x ranks them; 10: double scores.
+
+    Returns
+    -------
+    TrecBatch
+        The arrays, with :meth:`TrecBatch.feed` to update an accumulator.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> from streammetrics.trec import trec_batch
+    >>> batch = trec_batch({"q1": {"d1": 1, "d2": 0}}, {"q1": {"d1": 0.2, "d2": 0.9}})
+    >>> batch.feed(sm.MAP()).compute()
+    0.5
+    """
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version: expected 9 or 10, got {trec_version!r}")
     rel: list[int] = []

@@ -1,0 +1,108 @@
+"""Every public definition has a complete numpydoc docstring, as ``help()`` shows it.
+
+- a public function of ``streammetrics``, ``streammetrics.functional``, ``streammetrics.trec`` and
+  ``streammetrics.plot``: ``Parameters`` (unless it takes none) and ``Returns``;
+- a public class: ``Parameters`` (a result or record class: ``Attributes``) unless its
+  constructor takes no argument, and ``Examples``; an exception or warning class: a docstring;
+- every argument of the signature is described (shared descriptions included: no placeholder
+  line of ``streammetrics._docstrings`` is left unfilled).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from typing import Any
+
+import pytest
+
+from streammetrics._docstrings import SNIPPETS, fill
+
+MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "streammetrics.plot")
+_SECTION = re.compile(r"(?m)^[ \t]*([A-Z][A-Za-z ]*)\n[ \t]*-{3,}[ \t]*$")
+_PLACEHOLDER = re.compile(r"(?m)^[ \t]*\{[a-z]+:[\w ,]+\}[ \t]*$")
+
+
+def _public() -> list[tuple[str, Any]]:
+    seen: dict[int, tuple[str, Any]] = {}
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for attr in module.__all__:
+            obj = getattr(module, attr)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                seen.setdefault(id(obj), (f"{name}.{attr}", obj))
+    return sorted(seen.values(), key=lambda item: item[0])
+
+
+PUBLIC = _public()
+
+
+def _sections(doc: str) -> set[str]:
+    return set(_SECTION.findall(doc))
+
+
+def _parameters(obj: Any) -> list[str]:
+    try:
+        signature = inspect.signature(obj)
+    except (TypeError, ValueError):  # a class without a Python-level signature
+        return []
+    return [p for p in signature.parameters if p not in ("self", "cls")]
+
+
+def _described(doc: str, section: str) -> str:
+    """The text of one section (up to the next section header)."""
+    parts = _SECTION.split(doc)
+    for i in range(1, len(parts) - 1, 2):
+        if parts[i].strip() == section:
+            return parts[i + 1]
+    return ""
+
+
+@pytest.mark.parametrize(("name", "obj"), PUBLIC, ids=[name for name, _ in PUBLIC])
+def test_numpydoc_sections(name: str, obj: Any) -> None:
+    doc = inspect.getdoc(obj) or ""
+    assert doc.strip(), f"{name}: no docstring"
+    assert not _PLACEHOLDER.search(doc), f"{name}: a shared-description placeholder was not filled"
+    sections = _sections(doc)
+    params = _parameters(obj)
+    if inspect.isclass(obj) and issubclass(obj, (Exception, Warning)):
+        return
+    if inspect.isclass(obj):
+        if params:
+            assert sections & {"Parameters", "Attributes"}, f"{name}: no Parameters (or Attributes) section"
+        assert "Examples" in sections, f"{name}: no Examples section"
+        return
+    if params:
+        assert "Parameters" in sections, f"{name}: no Parameters section"
+    assert "Returns" in sections or "Yields" in sections, f"{name}: no Returns section"
+
+
+@pytest.mark.parametrize(("name", "obj"), PUBLIC, ids=[name for name, _ in PUBLIC])
+def test_every_argument_is_described(name: str, obj: Any) -> None:
+    doc = inspect.getdoc(obj) or ""
+    text = _described(doc, "Parameters") or _described(doc, "Attributes")
+    if not text:
+        return  # test_numpydoc_sections says whether the section is due
+    entries = set()
+    for line in text.splitlines():
+        match = re.match(r"^(\*{0,2}[A-Za-z_][\w, *]*?)\s*(?::|$)", line)
+        if match and not line.startswith(" "):
+            entries.update(n.strip().lstrip("*") for n in match.group(1).split(","))
+    missing = [p for p in _parameters(obj) if p not in entries]
+    assert not missing, f"{name}: arguments without a description: {missing}"
+
+
+def test_fill_expands_every_snippet_and_refuses_unknown_names() -> None:
+    for family, entries in SNIPPETS.items():
+        text = "Parameters\n----------\n    {%s: %s}\n" % (family, ", ".join(entries))
+        out = fill(text)
+        for header, description in entries.values():
+            assert "    " + header + "\n" in out
+            assert " ".join(out.split()).count(" ".join(description.split())) >= 1
+    with pytest.raises(KeyError, match="no entry 'nope'"):
+        fill("    {sklearn: sample_weight, nope}")
+    with pytest.raises(KeyError, match="unknown family"):
+        fill("    {nofamily: x}")
+    untouched = ">>> {'a': 1}\n{'a': 1}\nset {x}\n"
+    assert fill(untouched) == untouched
