@@ -120,6 +120,13 @@ class ROCCurveResult(_CurveResult):
     total_pos, total_neg : float
         The (weighted) numbers of positives P and negatives N.
 
+    Parameters
+    ----------
+    counts : ThresholdCounts
+        The counts at distinct thresholds (the accumulator's ``compute()`` passes them).
+    drop_intermediate : bool, default False
+        Keep only the points that change the curve's shape.
+
     Examples
     --------
     >>> import streammetrics as sm

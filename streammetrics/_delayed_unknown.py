@@ -36,7 +36,23 @@ class UnknownIdError(ValueError, KeyError):
 
 
 class LabelReport(NamedTuple):
-    """What one :meth:`DelayedLabels.label_report` call did."""
+    """What one :meth:`DelayedLabels.label_report` call did.
+
+    Attributes
+    ----------
+    fed : int
+        Labelled pairs fed to the metric (or buffered for it).
+    unknown : tuple of int or str
+        Ids skipped because they were not pending (``on_unknown="skip"``), in call order.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> d = sm.DelayedLabels(sm.Accuracy(), on_unknown="skip")
+    >>> d.predict(["a", "b"], [0.9, 0.2])
+    >>> d.label_report(["a", "zz"], [1, 0])
+    LabelReport(fed=1, unknown=('zz',))
+    """
 
     #: Labelled pairs fed to the metric (or buffered for it).
     fed: int

@@ -136,7 +136,22 @@ class CurveOutput:
 class MetricResults(dict):  # type: ignore[type-arg]
     """``{name: value}`` of a MetricSet: a plain dict (indexing, ``==`` with a dict and
     ``json.dumps`` of JSON-able values work as for a dict) that also shows as an HTML table in
-    a notebook and converts with :meth:`to_dict` / :meth:`to_pandas`."""
+    a notebook and converts with :meth:`to_dict` / :meth:`to_pandas`.
+
+    What :meth:`MetricSet.compute` returns; built by it, not by users.
+
+    Attributes
+    ----------
+    <name> : Any
+        The value of the member metric ``name``, as its ``compute()`` returns it.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> results = sm.MetricSet(acc=sm.Accuracy(), f1=sm.F1()).update([0, 1, 1], [0, 1, 0]).compute()
+    >>> results == {"acc": 2 / 3, "f1": 2 / 3}, results.rows()[0]
+    (True, ('acc', 0.6666666666666666))
+    """
 
     def rows(self) -> list[tuple[str, Any]]:
         """``(key, value)`` rows: numbers, per-class values expanded (``name[i]``), report

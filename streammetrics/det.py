@@ -69,6 +69,13 @@ class DETCurveResult(CurveOutput):
     counts : ThresholdCounts
         The counts at distinct thresholds the curve was read from.
 
+    Parameters
+    ----------
+    counts : ThresholdCounts
+        The counts at distinct thresholds (the accumulator's ``compute()`` passes them).
+    drop_intermediate : bool, default False
+        Keep only the points that change the curve's shape.
+
     Examples
     --------
     >>> import streammetrics as sm

@@ -10,6 +10,7 @@ import numpy as np
 from ._base import UndefinedMetricWarning
 from ._confusion_base import AveragedMetric, ConfusionMetric
 from ._confusion_counts import ConfusionCounts
+from ._docstrings import filled
 from ._result_output import html_table, needs_pandas
 from ._warnings import warn
 from .confusion import (
@@ -47,7 +48,30 @@ AVERAGE_ROWS = {"micro avg": "micro", "macro avg": "macro", "weighted avg": "wei
 
 
 class Report(dict):  # type: ignore[type-arg]
-    """A classification report: a dict (per class, ``accuracy``, averages) that prints as a table."""
+    """A classification report: a dict (per class, ``accuracy``, averages) that prints as a table.
+
+    What :meth:`ClassificationReport.compute` returns; built by it, not by users.
+
+    Attributes
+    ----------
+    <class> : dict of str to float
+        One entry per class (keyed by the class as a string): every per-class measure and the
+        ``support``.
+    accuracy : float
+        The share of correct predictions.
+    micro avg, macro avg, weighted avg : dict of str to float
+        The averages of the per-class measures.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> report = sm.ClassificationReport(classes=["cat", "dog"]).update(
+    ...     ["cat", "dog", "dog"], ["cat", "cat", "dog"]).compute()
+    >>> list(report)
+    ['cat', 'dog', 'accuracy', 'micro avg', 'macro avg', 'weighted avg']
+    >>> report["dog"]["recall"], report["dog"]["support"]
+    (0.5, 2.0)
+    """
 
     def table(self, digits: int = 4) -> str:
         """The report as a fixed-width text table."""
@@ -112,6 +136,7 @@ class Report(dict):  # type: ignore[type-arg]
         return plot_report(self, ax, **kwargs)
 
 
+@filled
 class ClassificationReport(ConfusionMetric):
     """Every per-class measure (precision, recall, F1, specificity, NPV, FPR, FNR, FDR, FOR,
     Jaccard, prevalence, support) plus accuracy and the micro, macro and weighted averages.
@@ -122,6 +147,18 @@ class ClassificationReport(ConfusionMetric):
     table. Binary reports both classes, as scikit-learn's ``classification_report`` does.
     Undefined values follow ``zero_division``, with one warning per ``compute`` listing them.
     O(C^2) per ``compute``; the state is the shared confusion counts.
+
+    Parameters
+    ----------
+    {confusion: num_classes, multilabel, threshold, ignore_index, zero_division}
+    {confusion: classes, pos_label, labels}
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> report = sm.ClassificationReport(3).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> report["2"]["precision"], report["accuracy"]
+    (0.5, 0.5)
     """
 
     def _view_state(self) -> ConfusionCounts:

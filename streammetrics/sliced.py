@@ -42,7 +42,20 @@ ERRORS = ("raise", "coerce")
 @dataclass(frozen=True)
 class UndefinedSlice:
     """The value of a slice with fewer than ``min_count`` rows: undefined, with its row count.
-    ``float()`` of it is nan."""
+    ``float()`` of it is nan.
+
+    Attributes
+    ----------
+    count : int
+        The rows the slice has seen.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> s = sm.Sliced(sm.Accuracy(), min_count=3)
+    >>> s.update([0, 1, 1, 0], [0, 1, 0, 0], slices=["x", "x", "x", "y"]).compute()["y"]
+    UndefinedSlice(count=1)
+    """
 
     count: int
 

@@ -87,6 +87,9 @@ class TopKAccuracy(ZeroDivisionOption, Metric):
         Rows whose label equals it are skipped.
     zero_division : {"warn", 0.0, 1.0, nan}, default "warn"
         The value before any sample was seen ("warn": 0.0 with an ``UndefinedMetricWarning``).
+    classes : sequence, optional
+        The labels as the data has them, in class order (then ``num_classes`` may be omitted;
+        see :class:`~streammetrics.Accuracy`).
 
     Notes
     -----

@@ -95,7 +95,7 @@ def test_every_argument_is_described(name: str, obj: Any) -> None:
 
 def test_fill_expands_every_snippet_and_refuses_unknown_names() -> None:
     for family, entries in SNIPPETS.items():
-        text = "Parameters\n----------\n    {%s: %s}\n" % (family, ", ".join(entries))
+        text = "Parameters\n----------\n    {" + family + ": " + ", ".join(entries) + "}\n"
         out = fill(text)
         for header, description in entries.values():
             assert "    " + header + "\n" in out

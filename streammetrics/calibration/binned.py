@@ -74,6 +74,8 @@ class CalibrationError(ProbabilityMetric):
         interval holding the exact error.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
+    classes, pos_label : optional
+        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
 
     Notes
     -----
@@ -237,6 +239,8 @@ class CalibrationCurve(ProbabilityMetric):
         None: binary (``y_pred`` = P(class 1)); C: multiclass, one curve per class.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
+    classes, pos_label : optional
+        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
 
     Notes
     -----

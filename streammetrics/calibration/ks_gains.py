@@ -185,6 +185,12 @@ class GainsCurveResult(CurveOutput):
         Share of the positives among them (nan without positives).
     lift : numpy.ndarray
         ``gain / fraction``.
+    mixed : numpy.ndarray of bool or None
+        Per point: True when the segment ending there is a bounded-state bin holding both
+        classes in an unknown order (None: every segment exact).
+    max_lift : float
+        (P + N) / P: the lift of positives only, the steepest the gains curve can rise (nan
+        without positives).
 
     Examples
     --------
@@ -317,8 +323,12 @@ class LiftCurve(GainsCurve):
     """The lift curve: the same :class:`GainsCurveResult` as :class:`GainsCurve` (read its
     ``lift`` and ``fraction``).
 
-    Arguments (``num_classes``, ``max_bytes``), inputs, cost and undefined cases are those of
-    :class:`GainsCurve`.
+    Inputs, cost and undefined cases are those of :class:`GainsCurve`.
+
+    Parameters
+    ----------
+    num_classes, max_bytes, scores : optional
+        As for :class:`GainsCurve`.
 
     Examples
     --------

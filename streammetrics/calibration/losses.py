@@ -34,6 +34,8 @@ class LogLoss(ProbabilityMetric):
     from_logits : bool
         ``y_pred`` are logits: the sigmoid (binary) or row softmax (multiclass) is taken in
         float64 first.
+    classes, pos_label : optional
+        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
 
     Notes
     -----
@@ -127,6 +129,8 @@ class BrierScore(ProbabilityMetric):
         Uniform bins (``numpy.histogram`` on [0, 1]) of :meth:`decomposition`.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first).
+    classes, pos_label : optional
+        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
 
     Notes
     -----

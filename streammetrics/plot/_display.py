@@ -13,6 +13,13 @@ __all__ = ["Display", "get_axes", "needs_matplotlib", "series_names", "fmt", "en
 class Display:
     """What a plot function drew, in the manner of scikit-learn's ``RocCurveDisplay``.
 
+    The plot functions build it and return it.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes drawn on.
+
     Attributes
     ----------
     ax_ : matplotlib.axes.Axes
@@ -31,6 +38,16 @@ class Display:
     extra_ : dict
         Other artists by name (``"chance"``, ``"counts_ax"``, ``"bars"``, ``"im"``, ``"text"``,
         ``"colorbar"``), as drawn.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import streammetrics as sm
+    >>> from streammetrics.plot import plot_curves
+    >>> display = plot_curves(sm.ROCCurve().update([0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3]).compute())
+    >>> len(display.lines_), display.labels_
+    (1, ['AUC = 1.000'])
     """
 
     def __init__(self, ax: Any) -> None:
