@@ -25,6 +25,7 @@ from ._curves import (
     roc_auc_from_counts,
     roc_envelope,
 )
+from ._docstrings import filled
 from ._operating_points import OperatingPoint, best_threshold, operating_point_at
 from ._result_output import CurveOutput
 
@@ -93,6 +94,7 @@ class _CurveResult(CurveOutput):
         return self.counts.total_neg
 
 
+@filled
 class ROCCurveResult(_CurveResult):
     """A ROC curve: ``fpr``, ``tpr``, ``thresholds`` in scikit-learn's layout (``thresholds[0] =
     +inf`` at (0, 0), then the distinct scores in decreasing order). ``drop_intermediate=True``
@@ -122,10 +124,7 @@ class ROCCurveResult(_CurveResult):
 
     Parameters
     ----------
-    counts : ThresholdCounts
-        The counts at distinct thresholds (the accumulator's ``compute()`` passes them).
-    drop_intermediate : bool, default False
-        Keep only the points that change the curve's shape.
+    {curves: counts, drop_intermediate}
 
     Examples
     --------

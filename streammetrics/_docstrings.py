@@ -209,6 +209,25 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "The labels as the data has them, in class order (see :class:`~streammetrics.Accuracy`).",
         ),
     },
+    # Curve results (ROC, DET) built from counts at distinct thresholds.
+    "curves": {
+        "counts": (
+            "counts : ThresholdCounts",
+            "The counts at distinct thresholds (the accumulator's ``compute()`` passes them).",
+        ),
+        "drop_intermediate": (
+            "drop_intermediate : bool, default False",
+            "Keep only the points that change the curve's shape.",
+        ),
+    },
+    # What the plot functions return (streammetrics.plot).
+    "plot": {
+        "display": ("Display", "The axes, the figure and the drawn artists (see :class:`Display`)."),
+        "ax": ("ax : matplotlib Axes, optional", "Where to draw; a new figure's axes by default."),
+        "labels": ("labels : list of str, optional", "Names of a list's curves (default ``\"class i\"``)."),
+        "digits": ("digits : int", "Decimals of the values in the legend."),
+        "kwargs": ("**kwargs", "Passed to every ``Axes.plot`` call drawing a curve."),
+    },
 }
 
 # A line holding only ``{family: name, name, ...}``.

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ._curves import ThresholdCounts
+from ._docstrings import filled
 from ._result_output import CurveOutput
 from .ranking import CurveMetric, warn_undefined
 
@@ -53,6 +54,7 @@ def det_points(counts: ThresholdCounts, drop_intermediate: bool = False) -> tupl
     return fpr, fnr, thresholds[sl][::-1]
 
 
+@filled
 class DETCurveResult(CurveOutput):
     """A DET curve in scikit-learn's layout: ``fpr``, ``fnr``, ``thresholds`` (increasing
     threshold, decreasing fpr), and the ``counts`` it was read from. Unpacks as
@@ -71,10 +73,7 @@ class DETCurveResult(CurveOutput):
 
     Parameters
     ----------
-    counts : ThresholdCounts
-        The counts at distinct thresholds (the accumulator's ``compute()`` passes them).
-    drop_intermediate : bool, default False
-        Keep only the points that change the curve's shape.
+    {curves: counts, drop_intermediate}
 
     Examples
     --------

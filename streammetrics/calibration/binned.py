@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from .._base import UndefinedMetricWarning
+from .._docstrings import filled
 from .._params import FLAG, check_param
 from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
@@ -49,6 +50,7 @@ __all__ = ["CalibrationError", "CalibrationCurve", "CalibrationCurveResult"]
 NORMS = ("l1", "l2", "max")
 
 
+@filled
 class CalibrationError(ProbabilityMetric):
     """Streaming binned calibration error (ECE / RMSCE / MCE); see the module docstring.
 
@@ -74,8 +76,7 @@ class CalibrationError(ProbabilityMetric):
         interval holding the exact error.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+    {labels: classes_pos_label}
 
     Notes
     -----
@@ -221,6 +222,7 @@ class CalibrationCurveResult(CurveOutput):
         return [("ECE", reliability_ece(self))]
 
 
+@filled
 class CalibrationCurve(ProbabilityMetric):
     """Streaming reliability curve, equal to ``sklearn.calibration.calibration_curve``.
 
@@ -239,8 +241,7 @@ class CalibrationCurve(ProbabilityMetric):
         None: binary (``y_pred`` = P(class 1)); C: multiclass, one curve per class.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+    {labels: classes_pos_label}
 
     Notes
     -----

@@ -19,11 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import filled
 from ._common import ProbabilityMetric, undefined
 
 __all__ = ["LogLoss", "BrierScore", "BrierDecomposition"]
 
 
+@filled
 class LogLoss(ProbabilityMetric):
     """Streaming log loss (cross-entropy), equal to ``sklearn.metrics.log_loss``.
 
@@ -34,8 +36,7 @@ class LogLoss(ProbabilityMetric):
     from_logits : bool
         ``y_pred`` are logits: the sigmoid (binary) or row softmax (multiclass) is taken in
         float64 first.
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+    {labels: classes_pos_label}
 
     Notes
     -----
@@ -115,6 +116,7 @@ class BrierDecomposition:
     brier: float
 
 
+@filled
 class BrierScore(ProbabilityMetric):
     """Streaming Brier score, equal to ``sklearn.metrics.brier_score_loss``.
 
@@ -129,8 +131,7 @@ class BrierScore(ProbabilityMetric):
         Uniform bins (``numpy.histogram`` on [0, 1]) of :meth:`decomposition`.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first).
-    classes, pos_label : optional
-        Labels as the data has them (see :class:`~streammetrics.Accuracy`).
+    {labels: classes_pos_label}
 
     Notes
     -----

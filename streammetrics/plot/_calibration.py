@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import filled
 from ._display import Display, fmt, get_axes
 
 __all__ = ["plot_calibration", "plot_gains", "bin_counts", "reliability_ece"]
@@ -80,6 +81,7 @@ def _items(results: Any, labels: Any) -> list[tuple[str, Any]]:
     return curve_items(results, labels)
 
 
+@filled
 def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins: int | None = None,
                      counts: bool = True, digits: int = 3, **kwargs: Any) -> Display:
     """Reliability diagram of calibration curve results (one, a list per class, or a mapping).
@@ -88,25 +90,18 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
     ----------
     results : CalibrationCurveResult, list or Mapping[label, result]
         The curves.
-    ax : matplotlib Axes, optional
-        Where to draw; a new figure's axes by default.
-    labels : list of str, optional
-        Names of a list's curves.
+    {plot: ax, labels}
     n_bins : int, optional
         The uniform bin count the curves were computed with: the count bars are then one bin
         wide (otherwise narrow bars at each bin's mean forecast).
     counts : bool
         Draw each bin's (weighted) count as a bar on a twin axis (``display.counts_ax_``,
         ``display.bars_``: one BarContainer per curve, heights exactly ``result.counts``).
-    digits : int
-        Decimals of the ECE in the legend.
-    **kwargs
-        Passed to the ``Axes.plot`` call of each curve.
+    {plot: digits, kwargs}
 
     Returns
     -------
-    Display
-        The axes, the figure and the drawn artists (see :class:`Display`).
+    {plot: display}
 
     Notes
     -----
@@ -147,6 +142,7 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
     return disp
 
 
+@filled
 def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any = None,
                top: float = 0.1, chance_level: bool = True, digits: int = 3, **kwargs: Any) -> Display:
     """Cumulative gains (``kind="gains"``) or lift (``kind="lift"``) chart of gains results.
@@ -155,26 +151,20 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
     ----------
     results : GainsCurveResult, list or Mapping[label, result]
         The curves.
-    ax : matplotlib Axes, optional
-        Where to draw; a new figure's axes by default.
+    {plot: ax}
     kind : {"gains", "lift"}
         Gains: ``(0, fraction...)`` against ``(0, gain...)`` (the curve starts at the origin);
         lift: ``fraction`` against ``lift``.
-    labels : list of str, optional
-        Names of a list's curves.
+    {plot: labels}
     top : float
         The share selected whose gain or lift the legend reports (``at_fraction(top)``).
     chance_level : bool
         Draw a random ranking (the diagonal; lift 1).
-    digits : int
-        Decimals in the legend.
-    **kwargs
-        Passed to each curve's ``Axes.plot``.
+    {plot: digits, kwargs}
 
     Returns
     -------
-    Display
-        The axes, the figure and the drawn artists (see :class:`Display`).
+    {plot: display}
 
     Notes
     -----

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._docstrings import filled
 from ._display import Display, envelope_polygon, fmt, get_axes, series_names
 
 __all__ = ["plot_curves", "curve_items", "draw_curve", "finish_curves"]
@@ -118,6 +119,7 @@ def finish_curves(disp: Display, kind: str, items: list[tuple[str, Any]], chance
         ax.legend(loc="lower left" if kind in ("pr", "det") else "lower right", fontsize=8)
 
 
+@filled
 def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_level: bool = True,
                 envelope: bool = True, digits: int = 3, **kwargs: Any) -> Display:
     """Overlay curve results on one axes and return the :class:`Display`.
@@ -128,23 +130,16 @@ def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_leve
         ROC, PR or DET curve results (all of one kind), or calibration / gains results (drawn
         by :func:`streammetrics.plot.plot_calibration` / :func:`~streammetrics.plot.plot_gains`).
         A list is one curve per class; a mapping names each curve (e.g. one per slice).
-    ax : matplotlib Axes, optional
-        Where to draw; a new figure's axes by default.
-    labels : list of str, optional
-        Names of a list's curves (default ``"class i"``).
+    {plot: ax, labels}
     chance_level : bool
         Draw the chance level.
     envelope : bool
         Fill the certified envelope of bounded (binned) curves.
-    digits : int
-        Decimals of the values in the legend.
-    **kwargs
-        Passed to every ``Axes.plot`` call drawing a curve.
+    {plot: digits, kwargs}
 
     Returns
     -------
-    Display
-        The axes, the figure and the drawn artists (see :class:`Display`).
+    {plot: display}
 
     Notes
     -----

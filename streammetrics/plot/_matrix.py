@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import filled
 from ._display import Display, get_axes
 
 __all__ = ["plot_confusion_matrix", "plot_report", "heatmap"]
@@ -32,6 +33,7 @@ def heatmap(disp: Display, values: np.ndarray, rows: list[str], cols: list[str],
         disp.extra_["colorbar"] = disp.figure_.colorbar(im, ax=ax, fraction=0.046)
 
 
+@filled
 def plot_confusion_matrix(matrix: Any, ax: Any = None, *, display_labels: Any = None, cmap: Any = "Blues",
                           values_format: str | None = None, colorbar: bool = True) -> Display:
     """Heatmap of a (C, C) confusion matrix, rows = actual, columns = predicted.
@@ -40,8 +42,7 @@ def plot_confusion_matrix(matrix: Any, ax: Any = None, *, display_labels: Any = 
     ----------
     matrix : array-like, shape (C, C)
         Counts or normalized values (``ConfusionMatrix.compute()``).
-    ax : matplotlib Axes, optional
-        Where to draw; a new figure's axes by default.
+    {plot: ax}
     display_labels : list of str, optional
         Class names (default ``0 .. C-1``).
     cmap : str or Colormap
@@ -71,6 +72,7 @@ def plot_confusion_matrix(matrix: Any, ax: Any = None, *, display_labels: Any = 
     return disp
 
 
+@filled
 def plot_report(report: Any, ax: Any = None, *, measures: Any = ("precision", "recall", "f1"),
                 cmap: Any = "viridis", values_format: str = ".3f", colorbar: bool = True) -> Display:
     """Heatmap of a classification report: one row per class and average, one column per
@@ -80,8 +82,7 @@ def plot_report(report: Any, ax: Any = None, *, measures: Any = ("precision", "r
     ----------
     report : Mapping
         ``ClassificationReport.compute()``.
-    ax : matplotlib Axes, optional
-        Where to draw; a new figure's axes by default.
+    {plot: ax}
     measures : sequence of str
         The columns (keys of the report's rows).
     cmap, values_format, colorbar

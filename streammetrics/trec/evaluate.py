@@ -299,13 +299,11 @@ def evaluate_files(
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (tmp / "qrels").write_text("q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d3 2\\n")
-    >>> _ = (tmp / "run").write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from importlib.resources import files
+    >>> data = files("streammetrics") / "data"  # example files of the package
     >>> import io
     >>> from streammetrics.trec import evaluate_files
-    >>> evaluate_files(str(tmp / "qrels"), str(tmp / "run"), ["map"], out=io.StringIO())
+    >>> evaluate_files(str(data / "example.qrels"), str(data / "example.run"), ["map"], out=io.StringIO())
     {'map': 0.75}
     """
     if trec_version not in (9, 10):

@@ -40,12 +40,10 @@ class PerQuery:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (tmp / "qrels").write_text("q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d3 2\\n")
-    >>> _ = (tmp / "run").write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from importlib.resources import files
+    >>> data = files("streammetrics") / "data"  # example files of the package
     >>> from streammetrics.trec import per_query_values
-    >>> pq = per_query_values(str(tmp / "qrels"), [str(tmp / "run")], ["AP", "P@1"])
+    >>> pq = per_query_values(str(data / "example.qrels"), [str(data / "example.run")], ["AP", "P@1"])
     >>> pq.runids, pq.names, pq.values.shape
     (('sys',), ('AP', 'P@1'), (1, 2, 2))
     """
@@ -103,12 +101,10 @@ def per_query_values(
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> tmp = pathlib.Path(tempfile.mkdtemp())
-    >>> _ = (tmp / "qrels").write_text("q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d3 2\\n")
-    >>> _ = (tmp / "run").write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from importlib.resources import files
+    >>> data = files("streammetrics") / "data"  # example files of the package
     >>> from streammetrics.trec import per_query_values
-    >>> pq = per_query_values(str(tmp / "qrels"), [str(tmp / "run")], ["AP"])
+    >>> pq = per_query_values(str(data / "example.qrels"), [str(data / "example.run")], ["AP"])
     >>> pq.qids, pq.values.tolist()
     (('q1', 'q2'), [[[0.5, 1.0]]])
     """

@@ -169,12 +169,11 @@ def read_qrels(path: str) -> Qrels:
 
     Examples
     --------
-    >>> import pathlib, tempfile
+    >>> from importlib.resources import files
     >>> from streammetrics.trec import read_qrels
-    >>> qrels = pathlib.Path(tempfile.mkdtemp()) / "qrels"
-    >>> _ = qrels.write_text("q1 0 d1 1\\nq1 0 d2 0\\n")
+    >>> qrels = files("streammetrics") / "data" / "example.qrels"
     >>> read_qrels(str(qrels)).docs
-    {'q1': {'d1': 1.0, 'd2': 0.0}}
+    {'q1': {'d1': 1.0, 'd2': 0.0}, 'q2': {'d3': 2.0}}
     """
     return Qrels(read_qrels_grades(path))
 
@@ -198,9 +197,8 @@ class RunChunk:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
-    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from importlib.resources import files
+    >>> run = files("streammetrics") / "data" / "example.run"
     >>> from streammetrics.trec import read_run_chunks
     >>> chunk = next(read_run_chunks(str(run)))
     >>> chunk.qids, chunk.lengths.tolist(), chunk.docs, chunk.scores.tolist(), chunk.runid
@@ -312,9 +310,8 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
-    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from importlib.resources import files
+    >>> run = files("streammetrics") / "data" / "example.run"
     >>> from streammetrics.trec import read_run_chunks
     >>> [chunk.qids for chunk in read_run_chunks(str(run))]  # the last query waits for the end
     [['q1'], ['q2']]
@@ -401,9 +398,8 @@ def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
-    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from importlib.resources import files
+    >>> run = files("streammetrics") / "data" / "example.run"
     >>> from streammetrics.trec import iter_run
     >>> list(iter_run(str(run)))
     [('q1', ['d2', 'd1'], [0.9, 0.5], 'sys'), ('q2', ['d3'], [0.7], 'sys')]

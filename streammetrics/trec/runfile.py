@@ -47,9 +47,8 @@ class GroupedRun:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
-    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from importlib.resources import files
+    >>> run = files("streammetrics") / "data" / "example.run"
     >>> from streammetrics.trec import read_run_grouped
     >>> q1 = read_run_grouped(str(run)).queries["q1"]
     >>> q1.docs, q1.scores.tolist()
@@ -180,9 +179,8 @@ def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
 
     Examples
     --------
-    >>> import pathlib, tempfile
-    >>> run = pathlib.Path(tempfile.mkdtemp()) / "run"
-    >>> _ = run.write_text("q1 Q0 d2 1 0.9 sys\\nq1 Q0 d1 2 0.5 sys\\nq2 Q0 d3 1 0.7 sys\\n")
+    >>> from importlib.resources import files
+    >>> run = files("streammetrics") / "data" / "example.run"
     >>> from streammetrics.trec import read_run_grouped
     >>> grouped = read_run_grouped(str(run))
     >>> list(grouped.queries), grouped.runid
