@@ -107,6 +107,10 @@ class ROCCurveResult(_CurveResult):
     accumulators) or only known to lie in their box, ``envelope()`` gives the two polylines
     around it and ``area_bounds()`` the certified area.
 
+    Parameters
+    ----------
+    {curves: counts, drop_intermediate}
+
     Attributes
     ----------
     fpr, tpr : numpy.ndarray
@@ -121,10 +125,6 @@ class ROCCurveResult(_CurveResult):
         True when every segment is exact.
     total_pos, total_neg : float
         The (weighted) numbers of positives P and negatives N.
-
-    Parameters
-    ----------
-    {curves: counts, drop_intermediate}
 
     Examples
     --------

@@ -177,6 +177,8 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "normalize : bool, default True",
             "False gives the (weighted) count instead of the fraction.",
         ),
+        # a Raises entry
+        "raises": ("ValueError", "Where scikit-learn raises (see :mod:`streammetrics.functional`)."),
     },
     # Fairlearn's disparity summaries (streammetrics.functional.fairness).
     "fairness": {

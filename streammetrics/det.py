@@ -60,6 +60,10 @@ class DETCurveResult(CurveOutput):
     threshold, decreasing fpr), and the ``counts`` it was read from. Unpacks as
     ``fpr, fnr, thresholds = result``.
 
+    Parameters
+    ----------
+    {curves: counts, drop_intermediate}
+
     Attributes
     ----------
     fpr : numpy.ndarray
@@ -70,10 +74,6 @@ class DETCurveResult(CurveOutput):
         The distinct scores, increasing.
     counts : ThresholdCounts
         The counts at distinct thresholds the curve was read from.
-
-    Parameters
-    ----------
-    {curves: counts, drop_intermediate}
 
     Examples
     --------

@@ -84,6 +84,13 @@ def _num_classes(t: Targets) -> int:
     return t.y_true.shape[1] if t.type == "multilabel-indicator" else max(t.classes.shape[0], 2)
 
 
+def _fed(cls: type, y_true: Any, y_pred: Any, sample_weight: Any) -> tuple[float, Targets]:
+    """The value of the accumulator ``cls`` fed once with the checked targets, and the targets."""
+    t = check_targets(y_true, y_pred, sample_weight)
+    ml = t.type == "multilabel-indicator"
+    return float(_single(cls(_num_classes(t), multilabel=ml), t)), t
+
+
 @filled
 def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None) -> float:
     """Accuracy (subset accuracy for indicator targets), as ``sklearn.metrics.accuracy_score``.
@@ -101,12 +108,9 @@ def accuracy_score(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_w
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
-    t = check_targets(y_true, y_pred, sample_weight)
-    ml = t.type == "multilabel-indicator"
-    value = float(_single(Accuracy(_num_classes(t), multilabel=ml), t))
+    value, t = _fed(Accuracy, y_true, y_pred, sample_weight)
     return value if normalize else _count(value, t)
 
 
@@ -126,12 +130,9 @@ def zero_one_loss(y_true: Any, y_pred: Any, *, normalize: bool = True, sample_we
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
-    t = check_targets(y_true, y_pred, sample_weight)
-    ml = t.type == "multilabel-indicator"
-    value = float(_single(ErrorRate(_num_classes(t), multilabel=ml), t))
+    value, t = _fed(ErrorRate, y_true, y_pred, sample_weight)
     if normalize:
         return value
     count = _count(value, t)
@@ -154,12 +155,10 @@ def hamming_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> floa
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
-    t = check_targets(y_true, y_pred, sample_weight)
+    value, t = _fed(HammingLoss, y_true, y_pred, sample_weight)
     ml = t.type == "multilabel-indicator"
-    value = float(_single(HammingLoss(_num_classes(t), multilabel=ml), t))
     return np.float64(value) if ml and t.sample_weight is not None else value  # as scikit-learn
 
 
@@ -194,8 +193,7 @@ def matthews_corrcoef(y_true: Any, y_pred: Any, *, sample_weight: Any = None) ->
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     t = check_targets(y_true, y_pred, sample_weight)
     _single_label(t)
@@ -224,8 +222,7 @@ def balanced_accuracy_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     t = check_targets(y_true, y_pred, sample_weight)
     _single_label(t)
@@ -302,8 +299,7 @@ def confusion_matrix(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     t, lab, ct, cp, w = _matrix_codes(y_true, y_pred, labels, sample_weight)
     k = lab.shape[0]
@@ -351,8 +347,7 @@ def cohen_kappa_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     _, lab, ct, cp, w = _matrix_codes(y1, y2, labels, sample_weight, name_true="`y1`")
     k = lab.shape[0]
@@ -400,8 +395,7 @@ def multilabel_confusion_matrix(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     t = check_targets(y_true, y_pred, sample_weight)
     w = t.sample_weight

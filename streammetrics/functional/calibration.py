@@ -234,8 +234,7 @@ def log_loss(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     if not (isinstance(y_pred, str) and y_pred == "deprecated"):
         if y_proba is not None:
@@ -294,8 +293,7 @@ def brier_score_loss(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     p = _probabilities(y_proba)
     if p.ndim == 1 or p.shape[1] == 1:
@@ -321,6 +319,7 @@ def brier_score_loss(
     return float(score)
 
 
+@filled
 def calibration_curve(
     y_true: Any, y_prob: Any, *, pos_label: Any = None, n_bins: int = 5, strategy: str = "uniform"
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -345,8 +344,7 @@ def calibration_curve(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y = column_or_1d(as_labels(y_true, "y_true"), "y_true")
     p = column_or_1d(np.asarray(as_labels(y_prob, "y_prob"), dtype=np.float64), "y_prob")

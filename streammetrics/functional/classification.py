@@ -247,8 +247,7 @@ def precision_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     return _one(
         Precision,
@@ -288,8 +287,7 @@ def recall_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     return _one(
         Recall,
@@ -330,8 +328,7 @@ def fbeta_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     return _one(
         FBeta,
@@ -372,8 +369,7 @@ def f1_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     return fbeta_score(
         y_true,
@@ -411,8 +407,7 @@ def jaccard_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     return _one(
         Jaccard,
@@ -462,8 +457,7 @@ def precision_recall_fscore_support(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     return _prfs(
         y_true,

@@ -103,8 +103,7 @@ def roc_curve(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
     res = _quiet(ROCCurve(drop_intermediate=drop_intermediate).update(y01, s, sample_weight=w))
@@ -161,8 +160,7 @@ def precision_recall_curve(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
     res = _quiet(PRCurve().update(y01, s, sample_weight=w))
@@ -213,8 +211,7 @@ def det_curve(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y01, s, w, classes = _binary_targets(y_true, y_score, pos_label, sample_weight)
     if classes.shape[0] != 2:
@@ -225,6 +222,7 @@ def det_curve(
     return res.fpr, res.fnr, res.thresholds
 
 
+@filled
 def auc(x: Any, y: Any) -> float:
     """Area under a curve by the trapezoidal rule, as ``sklearn.metrics.auc``: ``x`` must be
     monotonic (increasing or decreasing), at least 2 points. O(n).
@@ -240,8 +238,7 @@ def auc(x: Any, y: Any) -> float:
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     xa = column_or_1d(np.asarray(as_numpy(x, "x"), dtype=np.float64), "x")
     ya = column_or_1d(np.asarray(as_numpy(y, "y"), dtype=np.float64), "y")

@@ -144,8 +144,7 @@ def roc_auc_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y = as_labels(y_true, "y_true")
     y_type, present = target_type_and_labels(y, "y_true")
@@ -312,8 +311,7 @@ def average_precision_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y = as_labels(y_true, "y_true")
     y_type, present = target_type_and_labels(y, "y_true")
@@ -384,8 +382,7 @@ def top_k_accuracy_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y = column_or_1d(as_labels(y_true, "y_true"), "y_true")
     y_type = type_of_target(y, "y_true")
@@ -515,8 +512,7 @@ def dcg_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y, s, w = _dcg_input(y_true, y_score, sample_weight)
     _check_dcg_type(y)
@@ -552,8 +548,7 @@ def ndcg_score(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     y, s, w = _dcg_input(y_true, y_score, sample_weight)
     if y.min() < 0:

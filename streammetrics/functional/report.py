@@ -54,8 +54,7 @@ def classification_report(
 
     Raises
     ------
-    ValueError
-        Where scikit-learn raises (see :mod:`streammetrics.functional`).
+    {sklearn: raises}
     """
     t = check_targets(y_true, y_pred, sample_weight)
     labels_given = labels is not None
