@@ -224,7 +224,6 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
     },
     # What the plot functions return (streammetrics.plot).
     "plot": {
-        "display": ("Display", "The axes, the figure and the drawn artists (see :class:`Display`)."),
         "ax": ("ax : matplotlib Axes, optional", "Where to draw; a new figure's axes by default."),
         "labels": ("labels : list of str, optional", "Names of a list's curves (default ``\"class i\"``)."),
         "digits": ("digits : int", "Decimals of the values in the legend."),

@@ -101,7 +101,9 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
 
     Returns
     -------
-    {plot: display}
+    Display
+        The axes and what was drawn: ``lines_`` (one per curve), ``counts_ax_`` and ``bars_``
+        (the count bars).
 
     Notes
     -----
@@ -164,7 +166,8 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
 
     Returns
     -------
-    {plot: display}
+    Display
+        The axes and what was drawn: ``lines_`` (one per curve), the chance line in ``extra_``.
 
     Notes
     -----

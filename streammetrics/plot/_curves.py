@@ -139,7 +139,8 @@ def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_leve
 
     Returns
     -------
-    {plot: display}
+    Display
+        The axes and what was drawn: ``lines_`` (one per curve), ``envelopes_`` (bounded curves).
 
     Notes
     -----
