@@ -220,8 +220,6 @@ def test_bounded_quantile_ece_multiclass(classwise):
 def test_bounded_quantile_arguments():
     with pytest.raises(ValueError, match="max_bytes"):
         sm.CalibrationError(max_bytes=4096)
-    with pytest.raises(ValueError, match="norm"):
-        sm.CalibrationError(strategy="quantile", norm="l2", max_bytes=4096)
     with pytest.raises(ValueError, match="y_pred"):
         sm.CalibrationError(strategy="quantile", max_bytes=4096).update([0, 1], [0.5, 1.5])
     m = sm.CalibrationError(strategy="quantile", max_bytes=4096)

@@ -14,8 +14,10 @@ weighted, the same linear rule on the weights' cumulative sum (:func:`weighted_q
 equals ``numpy.percentile`` of the samples repeated by integer weights). Reading a column costs
 O(n log n); memory one float64 per sample and column (+16 bytes with non-unit weights).
 
-It is its own state class (not shared with AUROC's buffer): the shared buffer accepts any score,
-while calibration must refuse probabilities outside [0, 1] in ``prepare``. Windows and decay
+Quantile calibration uses it only where no ranking buffer holds the same data: top-label
+confidences, multiclass logits (their softmax needs the whole row) and bounded bins
+(``max_bytes``); binary / one-vs-rest probabilities and binary logits live in the ranking
+metrics' buffers (:func:`streammetrics.calibration.binned._quantile_state`). Windows and decay
 rebuild it from their rows (it neither subtracts nor rescales).
 """
 
