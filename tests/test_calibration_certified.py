@@ -207,3 +207,23 @@ def test_bounded_curve_arguments_and_empty_state():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sm.CalibrationCurve(5, "quantile", max_bytes=4096).update([0, 1, 1], [0.2, 0.2, 0.9]).compute()
+
+
+@pytest.mark.parametrize("from_logits", [False, True])
+def test_integer_weights_equal_repetition_where_numpy_rounds_the_position(from_logits):
+    """Regression (found by the protocol laws): 2/3 of 10 samples is position 5.999... in
+    numpy.percentile, so the edge falls just below the 7th value; integer weights must round
+    the same way as the repeated samples scikit-learn sees."""
+    y, z, reps = np.array([1, 0, 1, 0]), np.array([0.0, 1.0, np.inf, 0.0]), np.array([3, 3, 1, 3])
+    p = 1.0 / (1.0 + np.exp(-z))
+    x = z if from_logits else p
+    true, pred = calibration_curve(np.repeat(y, reps), np.repeat(p, reps), n_bins=3, strategy="quantile")
+    for budget in (None, 4096):
+        r = sm.CalibrationCurve(3, "quantile", from_logits=from_logits, max_bytes=budget).update(
+            y, x, sample_weight=reps.astype(float)).compute()
+        np.testing.assert_allclose(r.prob_true, true, rtol=1e-15)
+        np.testing.assert_allclose(r.prob_pred, pred, rtol=1e-15)
+    for norm in ("l1", "l2", "max"):
+        got = sm.CalibrationError(n_bins=3, strategy="quantile", norm=norm, from_logits=from_logits).update(
+            y, x, sample_weight=reps.astype(float)).compute()
+        assert abs(got - brute_error(p, y, reps, 3, norm)) <= 1e-15

@@ -42,7 +42,7 @@ import numpy as np
 
 from .._curves import ThresholdCounts, guard
 from ._common import binned_error
-from ._quantile import quantile_bin_sums
+from ._quantile import quantile_bin_sums, quantile_positions
 
 __all__ = ["QuantileReach", "bin_summary", "estimate_data", "quantile_error_certified", "quantile_reach"]
 
@@ -111,7 +111,7 @@ def quantile_reach(
     (``calibration_curve``: #inner edges < value). O(bins + n_bins log bins)."""
     W = float(m.sum())
     cum = np.cumsum(m)
-    h = np.maximum((W - 1.0) * np.linspace(0.0, 1.0, n_bins + 1), 0.0)
+    h = quantile_positions(W, np.linspace(0.0, 1.0, n_bins + 1))  # as the exact edges round them
     k = np.floor(h)
     last = m.shape[0] - 1
     ja = np.minimum(np.searchsorted(cum, k, side="right"), last)
