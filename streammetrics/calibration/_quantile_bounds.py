@@ -25,7 +25,9 @@ l1 = (1/W) sum_q |S_q|, l2 = sqrt((1/W) sum_q S_q^2 / n_q), max = max_{n_q > 0} 
     W l2^2 <= sum_q (a_q + R_q)^2 / (m_q + R_q) ((a + x)^2 / (b + y) with x <= y and a <= b is
     largest at y = x = R_q) and l2^2 <= l1 (every |S_q| <= n_q);
   - max: max_{m_q > 0} max(0, b_q - R_q) / (m_q + M_q) <= max <= max_q (a_q + R_q) / (m_q + R_q)
-    (and <= 1), and max >= l2.
+    (and <= 1), and max >= l2; also |S_q| / n_q <= max(a_q / m_q, g_q) (a mediant), g_q the
+    largest max(1 - lo_j, hi_j) over the uncertain bins that may reach q (each of their
+    samples has |o - c| <= g_q); l2's upper end uses the same per-bin gap.
 
   Valid for any data the bins summarise (the estimate's data included).
 
@@ -129,6 +131,7 @@ def quantile_reach(
 
     qa, qb = qmin[un], qmax[un]
     unc_lo, unc_hi = np.full(n_bins, math.nan), np.full(n_bins, math.nan)
+    hit = np.zeros(n_bins, dtype=bool)
     if qa.size:  # qmin, qmax rise with j: the uncertain bins reaching q are a contiguous run
         bins = np.arange(n_bins)
         first = np.searchsorted(qb, bins, side="left")
@@ -136,10 +139,13 @@ def quantile_reach(
         hit = first <= final
         unc_lo[hit] = lo[un][first[hit]]
         unc_hi[hit] = hi[un][final[hit]]
+
+    def reach(x: np.ndarray) -> np.ndarray:  # exactly 0 where nothing reaches (no cumsum residue)
+        return np.where(hit, np.maximum(_spread(qa, qb, x[un], n_bins), 0.0), 0.0)
+
     return QuantileReach(
         m=per_q(m), p=per_q(p), c_lo=per_q(m * lo), c_hi=per_q(m * hi),
-        reach_m=_spread(qa, qb, m[un], n_bins), reach_p=_spread(qa, qb, p[un], n_bins),
-        reach_u=_spread(qa, qb, u[un], n_bins), unc_lo=unc_lo, unc_hi=unc_hi,
+        reach_m=reach(m), reach_p=reach(p), reach_u=reach(u), unc_lo=unc_lo, unc_hi=unc_hi,
         edge_lo=edge_lo, edge_hi=edge_hi, u_total=float(u[un].sum()), total=W,
     )
 
@@ -164,7 +170,14 @@ def certified_interval(r: QuantileReach, norm: str) -> tuple[float, float]:
         return l1
     full = r.m > 0
     lower_gap = _ratio(sure_gap * full, r.m + r.reach_m)  # |S_q| / n_q at least
-    upper_gap = np.minimum(_ratio(big + r.reach_u, r.m + r.reach_u), 1.0)
+    # |S_q| / n_q at most: (a + x) / (b + y) <= (a + R) / (b + R), and <= max(a / b, x / y)
+    # where an uncertain sample's |o - c| is at most max(1 - lo_j, hi_j) (largest at the ends
+    # of the run of bins reaching q)
+    reached = np.isfinite(r.unc_lo)
+    per_unc = np.where(reached, np.maximum(1.0 - np.nan_to_num(r.unc_lo), np.nan_to_num(r.unc_hi)), 0.0)
+    upper_gap = np.minimum(_ratio(big + r.reach_u, r.m + r.reach_u),
+                           np.maximum(_ratio(big, r.m), per_unc))
+    upper_gap = np.minimum(upper_gap, 1.0)
     l2_low = max(math.sqrt(float((lower_gap * sure_gap).sum() / W)), l1[0])
     l2_high = math.sqrt(min(float((upper_gap * (big + r.reach_u)).sum() / W), l1[1]))
     if norm == "l2":
