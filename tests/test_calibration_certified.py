@@ -9,54 +9,14 @@ import warnings
 
 import numpy as np
 import pytest
+from calibration_oracles import quantile_curve as brute_curve
+from calibration_oracles import quantile_error as brute_error
+from calibration_oracles import streamed_merged_persisted as pieces
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.calibration import calibration_curve
 
 import streammetrics as sm
-
-
-def brute_error(c, a, w, n_bins, norm):
-    """Quantile-binned error by definition on the samples repeated by integer weights: edges
-    numpy.percentile, numpy.histogram assignment (last bin closed)."""
-    rc, ra = np.repeat(c, w), np.repeat(a, w)
-    edges = np.percentile(rc, np.linspace(0, 1, n_bins + 1) * 100)
-    ids = np.clip(np.searchsorted(edges, rc, side="right") - 1, 0, n_bins - 1)
-    gaps, sizes = [], []
-    for b in range(n_bins):
-        sel = ids == b
-        if sel.any():
-            gaps.append(abs(ra[sel].mean() - rc[sel].mean()))
-            sizes.append(sel.sum())
-    gaps, share = np.array(gaps), np.array(sizes) / rc.shape[0]
-    if norm == "l1":
-        return float((share * gaps).sum())
-    if norm == "l2":
-        return float(np.sqrt((share * gaps**2).sum()))
-    return float(gaps.max())
-
-
-def brute_curve(p, y, w, n_bins):
-    """calibration_curve's quantile bins by definition (a value on an inner edge in the lower
-    bin), every bin: (counts, prob_true, prob_pred), nan for an empty bin."""
-    rp, ry = np.repeat(p, w), np.repeat(y, w)
-    edges = np.percentile(rp, np.linspace(0, 1, n_bins + 1) * 100)
-    ids = np.searchsorted(edges[1:-1], rp, side="left")
-    out = np.full((n_bins, 3), np.nan)
-    for b in range(n_bins):
-        sel = ids == b
-        if sel.any():
-            out[b] = sel.sum(), ry[sel].mean(), rp[sel].mean()
-    return out
-
-
-def pieces(make, y, p, w, cuts):
-    """One metric fed in pieces (split at ``cuts``), merged, then saved and loaded."""
-    edges = [0, *sorted(cuts), len(y)]
-    parts = [make().update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
-             for a, b in zip(edges, edges[1:], strict=False)]
-    merged = parts[0].copy().merge(*parts[1:])
-    return [merged, sm.loads(sm.dumps(merged))]
 
 
 def data(seed, n, digits):

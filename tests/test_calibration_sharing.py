@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from calibration_oracles import quantile_error
 from sklearn.calibration import calibration_curve
 from sklearn.metrics import roc_auc_score
 
@@ -82,18 +83,6 @@ def test_shared_buffer_checks_probabilities_once_and_atomically():
     assert len(sm.MetricSet(a=sm.AUROC(), e=sm.CalibrationError(strategy="quantile")).groups) == 2
 
 
-def brute_quantile_ece(c, a, w, n_bins, norm="l1"):
-    """Quantile-binned error by definition on the samples repeated by integer weights."""
-    rc, ra = np.repeat(c, w), np.repeat(a, w)
-    edges = np.percentile(rc, np.linspace(0, 1, n_bins + 1) * 100)
-    ids = np.clip(np.searchsorted(edges, rc, side="right") - 1, 0, n_bins - 1)
-    gaps = [(abs(ra[ids == b].mean() - rc[ids == b].mean()), (ids == b).mean())
-            for b in range(n_bins) if (ids == b).any()]
-    if norm == "l1":
-        return sum(g * s for g, s in gaps)
-    return max(g for g, _ in gaps)
-
-
 def test_binary_logits_share_the_raw_score_buffer():
     rng = np.random.default_rng(8)
     n = 2000
@@ -124,8 +113,8 @@ def test_binary_logits_share_the_raw_score_buffer():
     for k in make:
         same(back[k], got[k])
     p = 1.0 / (1.0 + np.exp(-z))  # the trusted references, on the probabilities
-    assert abs(got["ece"] - brute_quantile_ece(p, y, w, 6)) <= 1e-12
-    assert abs(got["mce"] - brute_quantile_ece(p, y, w, 9, "max")) <= 1e-12
+    assert abs(got["ece"] - quantile_error(p, y, w, 6, "l1")) <= 1e-12
+    assert abs(got["mce"] - quantile_error(p, y, w, 9, "max")) <= 1e-12
     unweighted = sm.CalibrationCurve(4, "quantile", from_logits=True).update(y, z).compute()
     true, pred = calibration_curve(y, p, n_bins=4, strategy="quantile")
     np.testing.assert_allclose(unweighted.prob_true, true, rtol=1e-12)
@@ -169,8 +158,8 @@ def test_top_label_quantile_members_share_one_buffer(from_logits):
         assert got[k] == f().update(y, x).compute()
     p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
     conf, correct = p.max(1), (p.argmax(1) == y).astype(float)
-    assert abs(got["l1_10"] - brute_quantile_ece(conf, correct, np.ones(n, int), 10)) <= 1e-12
-    assert abs(got["max_5"] - brute_quantile_ece(conf, correct, np.ones(n, int), 5, "max")) <= 1e-12
+    assert abs(got["l1_10"] - quantile_error(conf, correct, np.ones(n, int), 10, "l1")) <= 1e-12
+    assert abs(got["max_5"] - quantile_error(conf, correct, np.ones(n, int), 5, "max")) <= 1e-12
     # the top-label confidences are data no ranking buffer holds: a second buffer of n values
     mixed = sm.MetricSet(top=make["l1_5"](), auroc=sm.AUROC(c, scores="probability" if not from_logits else "raw"))
     assert len(mixed.groups) == 2

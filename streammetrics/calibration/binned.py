@@ -144,9 +144,7 @@ class CalibrationError(ProbabilityMetric):
     def is_exact(self) -> bool:
         """True when the value is exact (always but for ``max_bytes`` bins holding several
         distinct probabilities)."""
-        with self._lock:
-            st = self._state
-            return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
+        return _is_exact(self)
 
     def bounds(self) -> tuple[float, float]:
         """Certified (low, high) holding the exact error of the samples seen: (value, value)
@@ -333,9 +331,7 @@ class CalibrationCurve(ProbabilityMetric):
     def is_exact(self) -> bool:
         """True when the curve is exact (always but for ``max_bytes`` bins holding several
         distinct probabilities)."""
-        with self._lock:
-            st = self._state
-            return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
+        return _is_exact(self)
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Reliability diagram of the current curve(s), one per class for multiclass, with the
@@ -371,6 +367,13 @@ def _quantile_state(
         if mode == "binary":
             return SortedScores("binary")
     return QuantileProbabilities(mode, num_classes, from_logits, max_bytes)
+
+
+def _is_exact(metric: ProbabilityMetric) -> bool:
+    """False only for bounded quantile bins holding several distinct probabilities."""
+    with metric._lock:
+        st: Any = metric._state
+        return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
 
 
 def _update_naming_y_pred(metric: ProbabilityMetric, y_true: Any, y_pred: Any, sample_weight: Any) -> Any:
