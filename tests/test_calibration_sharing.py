@@ -163,3 +163,37 @@ def test_top_label_quantile_members_share_one_buffer(from_logits):
     # the top-label confidences are data no ranking buffer holds: a second buffer of n values
     mixed = sm.MetricSet(top=make["l1_5"](), auroc=sm.AUROC(c, scores="probability" if not from_logits else "raw"))
     assert len(mixed.groups) == 2
+
+
+def test_bounded_binary_probabilities_share_the_bounded_bins():
+    rng = np.random.default_rng(12)
+    n, budget = 6000, 4096
+    y = rng.integers(0, 2, n)
+    p = np.clip(rng.beta(2, 3, n) + 0.2 * y, 0, 1)
+    make = {
+        "auroc": lambda: sm.AUROC(scores="probability", max_bytes=budget),
+        "ks": lambda: sm.KSStatistic(scores="probability", max_bytes=budget),
+        "ece": lambda: sm.CalibrationError(n_bins=8, strategy="quantile", max_bytes=budget),
+        "mce": lambda: sm.CalibrationError(n_bins=8, strategy="quantile", norm="max", max_bytes=budget),
+        "curve": lambda: sm.CalibrationCurve(5, "quantile", max_bytes=budget),
+    }
+    ms = sm.MetricSet({k: f() for k, f in make.items()})
+    lone = make["auroc"]()
+    assert ms.groups == [list(make)]
+    for lo in range(0, n, 1500):
+        ms.update(y[lo:lo + 1500], p[lo:lo + 1500])
+        lone.update(y[lo:lo + 1500], p[lo:lo + 1500])
+    assert ms.nbytes == lone.nbytes <= budget
+    got = ms.compute()
+    for k, f in make.items():
+        same(got[k], f().update(y, p).compute())
+    assert not ms["ece"].is_exact and not got["curve"].exact
+    for k, norm in (("ece", "l1"), ("mce", "max")):
+        lo, hi = ms[k].bounds()
+        assert lo <= quantile_error(p, y, np.ones(n, int), 8, norm) <= hi
+    back = sm.loads(sm.dumps(ms))
+    assert back["ece"].bounds() == ms["ece"].bounds()
+    with pytest.raises(ValueError, match=r"y_pred: .*\[0, 1\]"):
+        make["ece"]().update([0, 1], [0.5, 1.5])
+    with pytest.raises(ValueError, match="NaN"):
+        make["curve"]().update([0, 1], [0.5, np.nan])

@@ -46,6 +46,8 @@ from typing import Any
 import numpy as np
 
 from .._base import UndefinedMetricWarning
+from .._bins import BinnedScores
+from .._curves import ThresholdCounts
 from .._params import FLAG, check_param
 from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
@@ -152,22 +154,21 @@ class CalibrationError(ProbabilityMetric):
         :func:`streammetrics.calibration._quantile_bounds.quantile_error_certified`). nan while
         empty; no warning. O(bins) bounded."""
         with self._lock:
-            st = self._state
-            if isinstance(st, QuantileProbabilities) and st.bounded:
-                _, lo, hi = self._bounded(st)
+            cols = _bounded_columns(self._state)
+            if cols is not None:
+                _, lo, hi = self._bounded(cols)
                 return lo, hi
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedMetricWarning)
                 v = self._compute()
             return v, v
 
-    def _bounded(self, st: QuantileProbabilities) -> tuple[float, float, float]:
-        cols = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
-        stats = np.array([quantile_error_certified(st.counts(k), self.n_bins, self.norm) for k in cols])
+    def _bounded(self, cols: list[ThresholdCounts]) -> tuple[float, float, float]:
+        stats = np.array([quantile_error_certified(c, self.n_bins, self.norm) for c in cols])
         return float(stats[:, 0].mean()), float(stats[:, 1].mean()), float(stats[:, 2].mean())
 
     def _compute(self) -> float:
-        if isinstance(self._state, (QuantileProbabilities, SortedScores)):
+        if isinstance(self._state, (QuantileProbabilities, SortedScores, BinnedScores)):
             return self._compute_quantile(self._state)
         st = self._state
         if st.totals()[0] <= 0:
@@ -182,11 +183,13 @@ class CalibrationError(ProbabilityMetric):
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
-    def _compute_quantile(self, st: QuantileProbabilities | SortedScores) -> float:
-        if isinstance(st, QuantileProbabilities) and st.bounded:
-            if st.weight() <= 0:
+    def _compute_quantile(self, st: QuantileProbabilities | SortedScores | BinnedScores) -> float:
+        cols = _bounded_columns(st)
+        if cols is not None:
+            if cols[0].total_pos + cols[0].total_neg <= 0:
                 return undefined("CalibrationError")
-            return self._bounded(st)[0]
+            return self._bounded(cols)[0]
+        assert not isinstance(st, BinnedScores)
         sums = _exact_sums(st, self.n_bins, "right", self.from_logits)
         if not sums or sums[0][:, 0].sum() <= 0:
             return undefined("CalibrationError")
@@ -344,9 +347,9 @@ class CalibrationCurve(ProbabilityMetric):
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
         st: Any = self._state
-        if isinstance(st, QuantileProbabilities) and st.bounded:
-            cols = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
-            curves = [CalibrationCurveResult(**bounded_curve(st.counts(k), self.n_bins)) for k in cols]
+        cols = _bounded_columns(st)
+        if cols is not None:
+            curves = [CalibrationCurveResult(**bounded_curve(c, self.n_bins)) for c in cols]
         elif isinstance(st, (QuantileProbabilities, SortedScores)):
             curves = [_curve(b) for b in _exact_sums(st, self.n_bins, "left", self.from_logits)]
         else:
@@ -356,11 +359,16 @@ class CalibrationCurve(ProbabilityMetric):
 
 def _quantile_state(
     mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None
-) -> QuantileProbabilities | SortedScores:
-    """The exact buffer shared with ranking metrics where it holds the same data: the
-    probability buffer (binary / one-vs-rest probabilities) or the raw score buffer (binary
-    logits); else a quantile state of its own (top-label, multiclass logits, bounded bins)."""
+) -> QuantileProbabilities | SortedScores | BinnedScores:
+    """The buffer shared with ranking metrics where it holds the same data: the probability
+    buffer (binary / one-vs-rest probabilities), the raw score buffer (binary logits) or, with
+    ``max_bytes``, the bounded probability bins of ``AUROC(scores="probability",
+    max_bytes=...)`` (binary probabilities: the bins check the same rules); else a quantile state
+    of its own (top-label, multiclass logits, other bounded bins: one-vs-rest rows must sum to 1,
+    which the bins do not check)."""
     check_ovr_classes(mode, num_classes)
+    if mode == "binary" and max_bytes is not None and not from_logits:
+        return BinnedScores("binary", None, None, max_bytes=max_bytes, scores="probability")
     if mode != "top" and max_bytes is None:
         if not from_logits:
             return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes)
@@ -373,17 +381,29 @@ def _is_exact(metric: ProbabilityMetric) -> bool:
     """False only for bounded quantile bins holding several distinct probabilities."""
     with metric._lock:
         st: Any = metric._state
+        if isinstance(st, BinnedScores):
+            return bool(st.is_exact)
         return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
 
 
+def _bounded_columns(st: Any) -> list[ThresholdCounts] | None:
+    """The per-column counts of bounded bins (``max_bytes``), None for an exact state."""
+    if isinstance(st, BinnedScores):
+        return [st.counts(0)]
+    if isinstance(st, QuantileProbabilities) and st.bounded:
+        return [st.counts(k) for k in range(int(st.num_classes or 1) if st.mode == "ovr" else 1)]
+    return None
+
+
 def _update_naming_y_pred(metric: ProbabilityMetric, y_true: Any, y_pred: Any, sample_weight: Any) -> Any:
-    """``metric.update``, whose raw score buffer (binary logits) names its argument ``y_pred``
-    in errors as every calibration metric does (the buffer's own name is ``y_score``)."""
+    """``metric.update``, whose ranking state (the raw score buffer of binary logits, the
+    bounded bins of binary probabilities) names its argument ``y_pred`` in errors as every
+    calibration metric does (the state's own name is ``y_score``)."""
     try:
         return ProbabilityMetric.update(metric, y_true, y_pred, sample_weight=sample_weight)
     except ValueError as err:
         text = str(err)
-        if text.startswith("y_score:") and isinstance(metric._state, SortedScores):
+        if text.startswith("y_score:") and isinstance(metric._state, (SortedScores, BinnedScores)):
             raise ValueError("y_pred:" + text[len("y_score:"):]) from None
         raise
 
