@@ -157,6 +157,12 @@ def test_bounded_curve_multiclass_one_vs_rest_and_logits():
 def test_bounded_curve_arguments_and_empty_state():
     with pytest.raises(ValueError, match="max_bytes: only for strategy='quantile'"):
         sm.CalibrationCurve(5, max_bytes=4096)
+    for bad in ("abc", 1.5, True, 10):
+        for make in (lambda v: sm.CalibrationCurve(5, "quantile", max_bytes=v),
+                     lambda v: sm.CalibrationError(strategy="quantile", max_bytes=v),
+                     lambda v: sm.CalibrationCurve(5, "quantile", num_classes=3, max_bytes=v)):
+            with pytest.raises(ValueError, match="max_bytes"):
+                make(bad)
     m = sm.CalibrationCurve(5, "quantile", max_bytes=4096)
     assert sm.loads(sm.dumps(m)).max_bytes == 4096 and repr(m).endswith("max_bytes=4096)")
     r = m.compute()

@@ -130,11 +130,11 @@ class CalibrationError(ProbabilityMetric):
         if max_bytes is not None and self.strategy != "quantile":
             raise ValueError(f"max_bytes: only for strategy='quantile' (uniform bins are already "
                              f"O(n_bins)), got {max_bytes!r}")
-        self.max_bytes = None if max_bytes is None else int(max_bytes)
-        if self.strategy == "quantile":
+        if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
             state = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
             self._state = self._labels.attach(state)
+        self.max_bytes = None if max_bytes is None else int(max_bytes)
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
@@ -315,11 +315,11 @@ class CalibrationCurve(ProbabilityMetric):
         if max_bytes is not None and self.strategy != "quantile":
             raise ValueError(f"max_bytes: only for strategy='quantile' (uniform bins are already "
                              f"O(n_bins)), got {max_bytes!r}")
-        self.max_bytes = None if max_bytes is None else int(max_bytes)
-        if self.strategy == "quantile":
+        if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else "ovr"
             self._state = self._labels.attach(
                 _quantile_state(mode, self.num_classes, self.from_logits, max_bytes))
+        self.max_bytes = None if max_bytes is None else int(max_bytes)
 
     def _config(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "strategy": self.strategy,
