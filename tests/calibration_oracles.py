@@ -114,3 +114,38 @@ def calibration_error_on_edges(conf, outcome, w, edges, norm: str) -> float:
     if norm == "l2":
         return math.sqrt(sum(nb / n * g * g for nb, g in gaps))
     return max(g for _, g in gaps)
+
+
+def quantile_error(c, a, w, n_bins: int, norm: str) -> float:
+    """The quantile-binned error by definition on the samples repeated by integer weights ``w``:
+    edges numpy.percentile (as calibration_curve places them), numpy.histogram's bins."""
+    rc, ra = np.repeat(c, w), np.repeat(a, w)
+    edges = np.percentile(rc, np.linspace(0, 1, n_bins + 1) * 100)
+    return calibration_error_on_edges(rc, ra, np.ones(rc.shape[0]), edges, norm)
+
+
+def quantile_curve(p, y, w, n_bins: int) -> np.ndarray:
+    """calibration_curve's quantile bins by definition on the samples repeated by integer weights
+    (a value on an inner edge in the lower bin), every bin: rows (count, prob_true, prob_pred),
+    nan for an empty bin."""
+    rp, ry = np.repeat(p, w), np.repeat(y, w)
+    edges = np.percentile(rp, np.linspace(0, 1, n_bins + 1) * 100)
+    ids = np.searchsorted(edges[1:-1], rp, side="left")
+    out = np.full((n_bins, 3), np.nan)
+    for b in range(n_bins):
+        sel = ids == b
+        if sel.any():
+            out[b] = sel.sum(), ry[sel].mean(), rp[sel].mean()
+    return out
+
+
+def streamed_merged_persisted(make, y, p, w, cuts) -> list:
+    """One metric fed in pieces (split at ``cuts``) and merged, and that merged metric saved and
+    loaded: both must hold the one-shot values."""
+    import streammetrics as sm
+
+    edges = [0, *sorted(cuts), len(y)]
+    parts = [make().update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
+             for a, b in zip(edges, edges[1:], strict=False)]
+    merged = parts[0].copy().merge(*parts[1:])
+    return [merged, sm.loads(sm.dumps(merged))]

@@ -228,6 +228,22 @@ REGISTRY: dict[str, Case] = {
     "calibration_set": Case(lambda: sm.MetricSet(b=sm.BrierScore(n_bins=5), e=sm.CalibrationError(n_bins=5),
                                                  l=sm.LogLoss()), "probabilities",
                             laws=without("window_equals_plain"), exact=False),
+    "quantile_ece": Case(lambda: sm.CalibrationError(n_bins=4, strategy="quantile"), "probabilities", exact=False),
+    "quantile_mce_top": Case(lambda: sm.CalibrationError(C, n_bins=4, strategy="quantile", norm="max"),
+                             "multiclass_probabilities", exact=False),
+    "quantile_curve_logits": Case(lambda: sm.CalibrationCurve(3, "quantile", from_logits=True), "ranking_scores",
+                                  exact=False),
+    "bounded_quantile_rmsce": Case(lambda: sm.CalibrationError(n_bins=4, strategy="quantile", norm="l2",
+                                                               max_bytes=2048), "probabilities", exact=False),
+    "bounded_calibration_curve": Case(lambda: sm.CalibrationCurve(3, "quantile", max_bytes=2048), "probabilities",
+                                      exact=False),
+    "window_quantile_ece_logits": Case(lambda: sm.Window(sm.CalibrationError(n_bins=4, strategy="quantile",
+                                                                             from_logits=True), size=7),
+                                       "ranking_scores", laws=WRAPPER_LAWS - {"merge"}, exact=False,
+                                       compare_state=False),
+    "decayed_quantile_curve": Case(lambda: sm.Decayed(sm.CalibrationCurve(3, "quantile"), half_life=3.0),
+                                   "probabilities", laws=WRAPPER_LAWS - {"merge"}, exact=False,
+                                   compare_state=False),
     # retrieval family (query batches; no sample weights)
     "precision_at_k": Case(lambda: PrecisionAtK(3, ties="average"), "queries", query_feed, NOT_WEIGHTED, exact=False),
     "recall_at_k": Case(lambda: RecallAtK(5), "queries", query_feed, NOT_WEIGHTED, exact=False),
@@ -270,6 +286,9 @@ REGISTRY: dict[str, Case] = {
                        "ranking_scores", sliced_feed, laws=WRAPPER_LAWS, compare_state=False),
     "delayed_ece": Case(lambda: sm.DelayedLabels(sm.CalibrationError(n_bins=5)), "probabilities",
                         delayed_feed, laws=without("window_equals_plain"), compare_state=False),
+    "delayed_bounded_quantile_mce": Case(lambda: sm.DelayedLabels(sm.CalibrationError(
+        n_bins=4, strategy="quantile", norm="max", max_bytes=4096)), "probabilities", delayed_feed,
+        laws=without("window_equals_plain"), exact=False, compare_state=False),
 }
 NAMES = sorted(REGISTRY)
 

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from calibration_oracles import streamed_merged_persisted as feed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import ks_2samp
@@ -23,15 +24,6 @@ def brute_ks(y, s, w):
         fpr = w[neg & (s >= t)].sum() / w[neg].sum()
         best = max(best, abs(tpr - fpr))
     return best
-
-
-def feed(make, y, s, w, cuts):
-    """One metric fed in pieces (split at ``cuts``), merged, then saved and loaded."""
-    edges = [0, *sorted(cuts), len(y)]
-    parts = [make().update(y[a:b], s[a:b], sample_weight=None if w is None else w[a:b])
-             for a, b in zip(edges, edges[1:], strict=False)]
-    merged = parts[0].copy().merge(*parts[1:])
-    return [merged, sm.loads(sm.dumps(merged))]
 
 
 def sample(seed, n, levels):
@@ -220,8 +212,6 @@ def test_bounded_quantile_ece_multiclass(classwise):
 def test_bounded_quantile_arguments():
     with pytest.raises(ValueError, match="max_bytes"):
         sm.CalibrationError(max_bytes=4096)
-    with pytest.raises(ValueError, match="norm"):
-        sm.CalibrationError(strategy="quantile", norm="l2", max_bytes=4096)
     with pytest.raises(ValueError, match="y_pred"):
         sm.CalibrationError(strategy="quantile", max_bytes=4096).update([0, 1], [0.5, 1.5])
     m = sm.CalibrationError(strategy="quantile", max_bytes=4096)

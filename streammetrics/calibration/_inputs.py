@@ -31,7 +31,7 @@ from .._validation import (
     is_scalar,
 )
 
-__all__ = ["Batch", "prepare_batch", "histogram_bins", "curve_bins"]
+__all__ = ["Batch", "prepare_batch", "histogram_bins", "curve_bins", "sigmoid"]
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,8 @@ def _check_logits(x: np.ndarray, name: str, finite: bool) -> None:
         )
 
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
+def sigmoid(x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x)) in float64, without overflow (the logistic of binary logits). O(n)."""
     x = x.astype(np.float64)
     out = np.empty_like(x)
     pos = x >= 0
@@ -168,7 +169,7 @@ def prepare_batch(
         y = check_class_labels(y, "y_true", num_classes)
     if from_logits:
         _check_logits(p, "y_pred", finite=num_classes is not None)
-        p = _sigmoid(p) if num_classes is None else _softmax(p)
+        p = sigmoid(p) if num_classes is None else _softmax(p)
     else:
         _check_probabilities(p, "y_pred")
         p = p.astype(_working_dtype(p), copy=False)

@@ -14,8 +14,10 @@ weighted, the same linear rule on the weights' cumulative sum (:func:`weighted_q
 equals ``numpy.percentile`` of the samples repeated by integer weights). Reading a column costs
 O(n log n); memory one float64 per sample and column (+16 bytes with non-unit weights).
 
-It is its own state class (not shared with AUROC's buffer): the shared buffer accepts any score,
-while calibration must refuse probabilities outside [0, 1] in ``prepare``. Windows and decay
+Quantile calibration uses it only where no ranking buffer holds the same data: top-label
+confidences, multiclass logits (their softmax needs the whole row) and bounded bins
+(``max_bytes``); binary / one-vs-rest probabilities and binary logits live in the ranking
+metrics' buffers (:func:`streammetrics.calibration.binned._quantile_state`). Windows and decay
 rebuild it from their rows (it neither subtracts nor rescales).
 """
 
@@ -36,6 +38,7 @@ __all__ = [
     "QuantileProbabilities",
     "check_ovr_classes",
     "quantile_bin_sums",
+    "quantile_positions",
     "sorted_column",
     "weighted_quantiles",
 ]
@@ -45,24 +48,34 @@ MODES = ("binary", "top", "ovr")
 MAX_OVR_CLASSES = 1 << 16
 
 
+def quantile_positions(total: float, q: np.ndarray) -> np.ndarray:
+    """0-based positions (ranks with a fraction) of the quantiles ``q`` among ``total`` samples,
+    rounded exactly as ``numpy.percentile(..., q * 100)`` rounds them ("linear": (total - 1) times
+    q * 100 / 100; so 2/3 of 10 samples is 5.999..., not 6), never below 0. O(T)."""
+    return np.maximum((total - 1.0) * ((q * 100.0) / 100.0), 0.0)
+
+
 def weighted_quantiles(v: np.ndarray, w: np.ndarray | None, q: np.ndarray) -> np.ndarray:
     """Quantiles ``q`` of sorted values ``v`` with weights ``w`` (None: ``numpy.percentile``).
 
-    Weighted: with cumulative weights cw and N = sum w, position h = (N - 1) q; the k-th
-    value (0-based) of the implicit repeated array is v[i] for the first i with cw[i] > k; the
-    quantile interpolates linearly between the values at floor(h) and floor(h) + 1. O(T log n).
+    Weighted: with cumulative weights cw and N = sum w, position h (:func:`quantile_positions`);
+    the k-th value (0-based) of the implicit repeated array is v[i] for the first i with
+    cw[i] > k; the quantile interpolates linearly between the values a, b at floor(h) and
+    floor(h) + 1 as numpy does (t = h - floor(h): a + (b - a) t, or b - (b - a)(1 - t) when
+    t >= 1/2), so that integer weights give bit for bit ``numpy.percentile`` of the repeated
+    values. O(T log n).
     """
     if w is None:
         return np.asarray(np.percentile(v, q * 100.0), dtype=np.float64)
     cw = np.cumsum(w)
-    n = float(cw[-1])
-    h = np.maximum((n - 1.0) * q, 0.0)
+    h = quantile_positions(float(cw[-1]), q)
     lo = np.floor(h)
     last = v.shape[0] - 1
     a = v[np.minimum(np.searchsorted(cw, lo, side="right"), last)]
     b = v[np.minimum(np.searchsorted(cw, lo + 1.0, side="right"), last)]
     t = h - lo
-    return np.asarray(a + t * (b - a), dtype=np.float64)
+    diff = b - a
+    return np.asarray(np.where(t >= 0.5, b - diff * (1.0 - t), a + diff * t), dtype=np.float64)
 
 
 def check_ovr_classes(mode: str, num_classes: int | None) -> None:

@@ -16,7 +16,16 @@ a = [y == k]).
 ``strategy="quantile"`` (both): edges at the quantiles of the confidences seen, ``numpy.percentile``
 at ``linspace(0, 1, n_bins + 1)`` as scikit-learn's ``calibration_curve`` places them (weighted:
 the same linear rule on cumulative weights, = repetition for integer weights), held exactly in a
-sorted buffer of every confidence (:mod:`._quantile`; O(n) memory, O(n log n) per ``compute``).
+sorted buffer of every confidence (:mod:`._quantile`; O(n) memory, O(n log n) per ``compute``):
+the probability buffer of AUROC / AP / KS / gains declared with ``scores="probability"``
+(binary, one-vs-rest), or, for binary ``from_logits=True``, their raw score buffer holding the
+logits as given (the sigmoid is monotone: it is taken when reading, so a MetricSet of
+``AUROC()`` and ``CalibrationError(strategy="quantile", from_logits=True)`` keeps one buffer).
+Top-label multiclass confidences (max_k p_k with [argmax == y]) and multiclass logits (whose
+softmax needs the whole row) are data no ranking buffer holds: they keep a buffer of their own,
+shared by every calibration metric of the same kind. With ``max_bytes=`` the confidences go to
+bounded bins instead, and every value comes with a certified interval
+(:mod:`._quantile_bounds`, :mod:`._curve_bounds`).
 
 ``CalibrationCurve`` is scikit-learn's ``calibration_curve``, whose bins put a
 value lying exactly on an inner edge in the *lower* bin (``searchsorted(edges[1:-1], p)``), the
@@ -38,10 +47,15 @@ import numpy as np
 
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
+from .._bins import BinnedScores
+from .._curves import ThresholdCounts
 from .._params import FLAG, check_param
 from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
+from .._sorted_buffer import SortedScores
 from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
+from ._curve_bounds import bounded_curve
+from ._inputs import sigmoid
 from ._quantile import QuantileProbabilities, check_ovr_classes, quantile_bin_sums, sorted_column
 from ._quantile_bounds import quantile_error_certified
 
@@ -70,7 +84,7 @@ class CalibrationError(ProbabilityMetric):
     classwise : bool
         Multiclass only: the mean over classes of the one-vs-rest error.
     max_bytes : int or None
-        ``strategy="quantile"``, ``norm="l1"`` only: keep bounded bins of the probabilities
+        ``strategy="quantile"`` only (every norm): keep bounded bins of the probabilities
         instead of every one (at most ``max_bytes``); ``compute()`` is then an estimate (exact
         while every bin is one distinct value, see ``is_exact``) and ``bounds()`` a certified
         interval holding the exact error.
@@ -119,14 +133,11 @@ class CalibrationError(ProbabilityMetric):
         if max_bytes is not None and self.strategy != "quantile":
             raise ValueError(f"max_bytes: only for strategy='quantile' (uniform bins are already "
                              f"O(n_bins)), got {max_bytes!r}")
-        if max_bytes is not None and self.norm != "l1":
-            raise ValueError(f"norm: bounded quantile bins (max_bytes=) certify the l1 error only, "
-                             f"got {norm!r}")
-        self.max_bytes = None if max_bytes is None else int(max_bytes)
-        if self.strategy == "quantile":
+        if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
             state = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
             self._state = self._labels.attach(state)
+        self.max_bytes = None if max_bytes is None else int(max_bytes)
 
     def _config(self) -> dict[str, Any]:
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
@@ -138,9 +149,7 @@ class CalibrationError(ProbabilityMetric):
     def is_exact(self) -> bool:
         """True when the value is exact (always but for ``max_bytes`` bins holding several
         distinct probabilities)."""
-        with self._lock:
-            st = self._state
-            return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
+        return _is_exact(self)
 
     def bounds(self) -> tuple[float, float]:
         """Certified (low, high) holding the exact error of the samples seen: (value, value)
@@ -148,22 +157,21 @@ class CalibrationError(ProbabilityMetric):
         :func:`streammetrics.calibration._quantile_bounds.quantile_error_certified`). nan while
         empty; no warning. O(bins) bounded."""
         with self._lock:
-            st = self._state
-            if isinstance(st, QuantileProbabilities) and st.bounded:
-                _, lo, hi = self._bounded(st)
+            cols = _bounded_columns(self._state)
+            if cols is not None:
+                _, lo, hi = self._bounded(cols)
                 return lo, hi
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedMetricWarning)
                 v = self._compute()
             return v, v
 
-    def _bounded(self, st: QuantileProbabilities) -> tuple[float, float, float]:
-        cols = range(self.num_classes) if st.mode == "ovr" else range(1)  # type: ignore[arg-type]
-        stats = np.array([quantile_error_certified(st.counts(k), self.n_bins, self.norm) for k in cols])
+    def _bounded(self, cols: list[ThresholdCounts]) -> tuple[float, float, float]:
+        stats = np.array([quantile_error_certified(c, self.n_bins, self.norm) for c in cols])
         return float(stats[:, 0].mean()), float(stats[:, 1].mean()), float(stats[:, 2].mean())
 
     def _compute(self) -> float:
-        if isinstance(self._state, (QuantileProbabilities, ProbabilityScores)):
+        if isinstance(self._state, (QuantileProbabilities, SortedScores, BinnedScores)):
             return self._compute_quantile(self._state)
         st = self._state
         if st.totals()[0] <= 0:
@@ -178,15 +186,21 @@ class CalibrationError(ProbabilityMetric):
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
-    def _compute_quantile(self, st: QuantileProbabilities | ProbabilityScores) -> float:
-        if isinstance(st, QuantileProbabilities) and st.bounded:
-            if st.weight() <= 0:
+    def _compute_quantile(self, st: QuantileProbabilities | SortedScores | BinnedScores) -> float:
+        cols = _bounded_columns(st)
+        if cols is not None:
+            if cols[0].total_pos + cols[0].total_neg <= 0:
                 return undefined("CalibrationError")
-            return self._bounded(st)[0]
-        sums = _exact_sums(st, self.n_bins, "right")
+            return self._bounded(cols)[0]
+        assert not isinstance(st, BinnedScores)
+        sums = _exact_sums(st, self.n_bins, "right", self.from_logits)
         if not sums or sums[0][:, 0].sum() <= 0:
             return undefined("CalibrationError")
         return float(np.mean([binned_error(b[:, 0], b[:, 1], b[:, 2], self.norm) for b in sums]))
+
+    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
+        """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
+        return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
 
 
 @dataclass(frozen=True)
@@ -202,6 +216,15 @@ class CalibrationCurveResult(CurveOutput):
         Mean predicted probability in each non-empty bin.
     counts : numpy.ndarray
         (Weighted) number of samples in each non-empty bin.
+    exact : bool
+        False for a curve read from bounded bins (``CalibrationCurve(max_bytes=...)``) holding
+        several distinct probabilities: the three arrays are then an estimate, one row per
+        quantile bin that may hold samples.
+    prob_true_low, prob_true_high, prob_pred_low, prob_pred_high, counts_low, counts_high : numpy.ndarray
+        Certified per-row bounds holding the exact curve's values of each non-empty bin (equal
+        to the values when ``exact``).
+    bin_index : numpy.ndarray
+        Index in [0, n_bins) of each row's bin (the empty bins have no row).
 
     Examples
     --------
@@ -213,8 +236,25 @@ class CalibrationCurveResult(CurveOutput):
     prob_true: np.ndarray
     prob_pred: np.ndarray
     counts: np.ndarray
+    exact: bool = True
+    prob_true_low: np.ndarray | None = None
+    prob_true_high: np.ndarray | None = None
+    prob_pred_low: np.ndarray | None = None
+    prob_pred_high: np.ndarray | None = None
+    counts_low: np.ndarray | None = None
+    counts_high: np.ndarray | None = None
+    bin_index: np.ndarray | None = None
 
     _output_columns = ("prob_true", "prob_pred", "counts")
+
+    def __post_init__(self) -> None:
+        # an exact curve is its own bounds
+        for name in ("prob_true", "prob_pred", "counts"):
+            for end in ("low", "high"):
+                if getattr(self, f"{name}_{end}") is None:
+                    object.__setattr__(self, f"{name}_{end}", np.asarray(getattr(self, name)).copy())
+        if self.bin_index is None:
+            object.__setattr__(self, "bin_index", np.arange(np.shape(self.prob_true)[0]))
 
     def _summary(self) -> list[tuple[str, Any]]:
         from ..plot import reliability_ece  # matplotlib-free: only the ECE over these bins
@@ -241,6 +281,11 @@ class CalibrationCurve(ProbabilityMetric):
         None: binary (``y_pred`` = P(class 1)); C: multiclass, one curve per class.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
+    max_bytes : int or None
+        ``strategy="quantile"`` only: keep bounded bins of the probabilities instead of every
+        one (at most ``max_bytes``); the result is then an estimate with certified per-bin
+        bounds (``exact=False`` while a bin holds several distinct probabilities, see
+        :class:`CalibrationCurveResult` and :mod:`._curve_bounds`).
     {labels: classes_pos_label}
 
     Notes
@@ -265,19 +310,36 @@ class CalibrationCurve(ProbabilityMetric):
         from_logits: bool = False,
         classes: Any = None,
         pos_label: Any = None,
+        max_bytes: int | None = None,
     ) -> None:
         super().__init__()
         self._init_state(num_classes, n_bins, "left", from_logits, classes=classes, pos_label=pos_label)
         num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.strategy = check_strategy(strategy)
-        if self.strategy == "quantile":
+        if max_bytes is not None and self.strategy != "quantile":
+            raise ValueError(f"max_bytes: only for strategy='quantile' (uniform bins are already "
+                             f"O(n_bins)), got {max_bytes!r}")
+        if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else "ovr"
-            self._state = self._labels.attach(_quantile_state(mode, self.num_classes, self.from_logits, None))
+            self._state = self._labels.attach(
+                _quantile_state(mode, self.num_classes, self.from_logits, max_bytes))
+        self.max_bytes = None if max_bytes is None else int(max_bytes)
 
     def _config(self) -> dict[str, Any]:
         return {"n_bins": self.n_bins, "strategy": self.strategy,
-                "num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config()}
+                "num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config(),
+                **({} if self.max_bytes is None else {"max_bytes": self.max_bytes})}
+
+    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
+        """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
+        return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
+
+    @property
+    def is_exact(self) -> bool:
+        """True when the curve is exact (always but for ``max_bytes`` bins holding several
+        distinct probabilities)."""
+        return _is_exact(self)
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Reliability diagram of the current curve(s), one per class for multiclass, with the
@@ -290,8 +352,11 @@ class CalibrationCurve(ProbabilityMetric):
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
         st: Any = self._state
-        if isinstance(st, (QuantileProbabilities, ProbabilityScores)):
-            curves = [_curve(b) for b in _exact_sums(st, self.n_bins, "left")]
+        cols = _bounded_columns(st)
+        if cols is not None:
+            curves = [CalibrationCurveResult(**bounded_curve(c, self.n_bins)) for c in cols]
+        elif isinstance(st, (QuantileProbabilities, SortedScores)):
+            curves = [_curve(b) for b in _exact_sums(st, self.n_bins, "left", self.from_logits)]
         else:
             curves = [_curve(b) for b in st.bins()]
         return curves[0] if self.num_classes is None else curves
@@ -299,26 +364,75 @@ class CalibrationCurve(ProbabilityMetric):
 
 def _quantile_state(
     mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None
-) -> QuantileProbabilities | ProbabilityScores:
-    """The exact probability buffer shared with ranking metrics (binary / one-vs-rest without
-    logits), else a quantile state of its own (top-label, logits, or bounded bins)."""
+) -> QuantileProbabilities | SortedScores | BinnedScores:
+    """The buffer shared with ranking metrics where it holds the same data: the probability
+    buffer (binary / one-vs-rest probabilities), the raw score buffer (binary logits) or, with
+    ``max_bytes``, the bounded probability bins of ``AUROC(scores="probability",
+    max_bytes=...)`` (binary probabilities: the bins check the same rules); else a quantile state
+    of its own (top-label, multiclass logits, other bounded bins: one-vs-rest rows must sum to 1,
+    which the bins do not check)."""
     check_ovr_classes(mode, num_classes)
-    if mode != "top" and not from_logits and max_bytes is None:
-        return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes)
+    if mode == "binary" and max_bytes is not None and not from_logits:
+        return BinnedScores("binary", None, None, max_bytes=max_bytes, scores="probability")
+    if mode != "top" and max_bytes is None:
+        if not from_logits:
+            return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes)
+        if mode == "binary":
+            return SortedScores("binary")
     return QuantileProbabilities(mode, num_classes, from_logits, max_bytes)
 
 
-def _exact_sums(st: QuantileProbabilities | ProbabilityScores, n_bins: int, side: str) -> list[np.ndarray]:
-    """Per column, the (n_bins, 3) quantile-bin sums of an exact quantile state."""
-    if isinstance(st, ProbabilityScores):
-        return [quantile_bin_sums(*sorted_column(st, k), n_bins, side) for k in range(st.n_columns)]
-    k = st.num_classes if st.mode == "ovr" else 1
-    return [st.bin_sums(c, n_bins, side) for c in range(int(k or 1))]
+def _is_exact(metric: ProbabilityMetric) -> bool:
+    """False only for bounded quantile bins holding several distinct probabilities."""
+    with metric._lock:
+        st: Any = metric._state
+        if isinstance(st, BinnedScores):
+            return bool(st.is_exact)
+        return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
+
+
+def _bounded_columns(st: Any) -> list[ThresholdCounts] | None:
+    """The per-column counts of bounded bins (``max_bytes``), None for an exact state."""
+    if isinstance(st, BinnedScores):
+        return [st.counts(0)]
+    if isinstance(st, QuantileProbabilities) and st.bounded:
+        return [st.counts(k) for k in range(int(st.num_classes or 1) if st.mode == "ovr" else 1)]
+    return None
+
+
+def _update_naming_y_pred(metric: ProbabilityMetric, y_true: Any, y_pred: Any, sample_weight: Any) -> Any:
+    """``metric.update``, whose ranking state (the raw score buffer of binary logits, the
+    bounded bins of binary probabilities) names its argument ``y_pred`` in errors as every
+    calibration metric does (the state's own name is ``y_score``)."""
+    try:
+        return ProbabilityMetric.update(metric, y_true, y_pred, sample_weight=sample_weight)
+    except ValueError as err:
+        text = str(err)
+        if text.startswith("y_score:") and isinstance(metric._state, (SortedScores, BinnedScores)):
+            raise ValueError("y_pred:" + text[len("y_score:"):]) from None
+        raise
+
+
+def _exact_sums(st: QuantileProbabilities | SortedScores, n_bins: int, side: str,
+                from_logits: bool = False) -> list[np.ndarray]:
+    """Per column, the (n_bins, 3) quantile-bin sums of an exact quantile state (a raw score
+    buffer holds binary logits: their sigmoid, in sorted order, is read)."""
+    if isinstance(st, SortedScores):
+        out = []
+        for k in range(st.n_columns):
+            v, w, o = sorted_column(st, k)
+            if from_logits and not isinstance(st, ProbabilityScores):
+                v = sigmoid(v)
+            out.append(quantile_bin_sums(v, w, o, n_bins, side))
+        return out
+    cols = int(st.num_classes or 1) if st.mode == "ovr" else 1
+    return [st.bin_sums(c, n_bins, side) for c in range(cols)]
 
 
 def _curve(b: np.ndarray) -> CalibrationCurveResult:
     w = b[:, 0]
     full = w != 0
     return CalibrationCurveResult(
-        prob_true=b[full, 2] / w[full], prob_pred=b[full, 1] / w[full], counts=w[full].copy()
+        prob_true=b[full, 2] / w[full], prob_pred=b[full, 1] / w[full], counts=w[full].copy(),
+        bin_index=np.flatnonzero(full),
     )
