@@ -177,3 +177,67 @@ def test_multiclass_class_names_label_both_axes():
         assert [t.get_text() for t in disp.ax_.get_xticklabels()] == ticks
         assert [t.get_text() for t in disp.ax_.get_yticklabels()] == ticks
         np.testing.assert_array_equal(disp.im_.get_array(), ref)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bounded_gains_chart_draws_its_certified_envelope(seed):
+    from streammetrics.calibration import GainsCurve
+
+    y, s = data(4000, seed=20 + seed)
+    s = np.round(s, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = GainsCurve(max_bytes=1024).update(y, s).compute()
+    assert not r.is_exact
+    disp = r.plot()
+    assert len(disp.envelopes_) == 1
+    (glo, ghi), _ = r.at_fraction_bounds(0.1)
+    assert f"in [{glo:.3f}, {ghi:.3f}]" in disp.labels_[0]
+    path = Path(disp.envelopes_[0].get_xy())
+    # the exact gains curve (from the samples, highest scores first) lies in the drawn region
+    order = np.argsort(-s, kind="stable")
+    last = np.r_[s[order][1:] != s[order][:-1], True]
+    ex = np.r_[0.0, (np.arange(1, len(y) + 1) / len(y))[last]]
+    ey = np.r_[0.0, (np.cumsum(y[order]) / y.sum())[last]]
+    pts = np.column_stack([ex, ey])
+    assert (path.contains_points(pts, radius=1e-9) | path.contains_points(pts, radius=-1e-9)).all()
+    # its edges are the certified bounds: at each share, the region spans [low, high] of at_fraction_bounds
+    for q in np.linspace(0.01, 0.99, 37):
+        lo, hi = r.at_fraction_bounds(q)[0]
+        inner = np.array([[q, lo + 1e-9], [q, hi - 1e-9]]) if hi - lo > 2e-9 else np.array([[q, lo]])
+        outer = np.array([[q, lo - 1e-4], [q, hi + 1e-4]])
+        assert (path.contains_points(inner, radius=1e-9) | path.contains_points(inner, radius=-1e-9)).all()
+        assert not path.contains_points(outer).any()
+    exact = GainsCurve().update(y, s).plot()
+    assert exact.envelopes_ == [] and "in [" not in exact.labels_[0]
+
+
+@pytest.mark.parametrize("kind", ["pr", "det", "gains"])
+def test_multiclass_pr_det_gains_draw_one_curve_per_class(kind):
+    from streammetrics.calibration import GainsCurve
+
+    rng = np.random.default_rng(30)
+    y = rng.integers(0, 3, 400)
+    p = np.round(rng.dirichlet([1, 1, 1], 400), 3)
+    names = ["ant", "bee", "cow"]
+    if kind == "gains":
+        disp = GainsCurve(num_classes=3).update(y, p).plot(labels=names)
+    else:
+        cls = sm.PRCurve if kind == "pr" else DETCurve
+        disp = cls(classes=names).update(np.array(names)[y], p).plot()
+    assert len(disp.lines_) == 3
+    for k, line in enumerate(disp.lines_):
+        x, yy = (np.asarray(v, float) for v in line.get_data())
+        if kind == "pr":
+            precision, recall, _ = metrics.precision_recall_curve(y == k, p[:, k])
+            np.testing.assert_allclose(x, recall[:-1][::-1], atol=1e-15)
+            np.testing.assert_allclose(yy, precision[:-1][::-1], atol=1e-15)
+        elif kind == "det":
+            fpr, fnr, _ = metrics.det_curve(y == k, p[:, k])
+            np.testing.assert_allclose(x, fpr, atol=1e-15)
+            np.testing.assert_allclose(yy, fnr, atol=1e-15)
+        else:
+            order = np.argsort(-p[:, k], kind="stable")
+            last = np.r_[p[order, k][1:] != p[order, k][:-1], True]
+            np.testing.assert_allclose(yy, np.r_[0.0, (np.cumsum(y[order] == k) / (y == k).sum())[last]])
+        assert line.get_label().startswith(names[k])

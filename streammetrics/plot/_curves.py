@@ -171,7 +171,7 @@ def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_leve
     if kind == "gains":
         from ._calibration import plot_gains
 
-        return plot_gains(dict(items), ax, digits=digits, **kwargs)
+        return plot_gains(dict(items), ax, digits=digits, envelope=envelope, **kwargs)
     disp = Display(get_axes(ax))
     for name, result in items:
         draw_curve(disp, kind, name, result, envelope=envelope, digits=digits, **kwargs)
