@@ -28,8 +28,9 @@ def test_mlflow_log_metrics_to_a_file_store(tmp_path, monkeypatch, store) -> Non
     if store == "file":  # MLflow 3 keeps the ./mlruns file store behind this switch
         monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
         mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
-    else:
+    else:  # artifacts under tmp_path too (a SQLite store's default is ./mlruns in the cwd)
         mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+        mlflow.create_experiment("streammetrics-tests", artifact_location=(tmp_path / "artifacts").as_uri())
     mlflow.set_experiment("streammetrics-tests")
     ms = _metrics()
     values = ms.compute()
