@@ -51,16 +51,22 @@ def html_table(header: list[str], rows: list[list[Any]], caption: str | None = N
 
 
 def plain(value: Any) -> Any:
-    """``value`` as plain Python (dict, list, float, int, str, bool, None): NumPy scalars and
-    arrays converted, tuples as lists, results through their ``to_dict()``. O(size)."""
+    """``value`` as strict JSON data (dict, list, float, int, str, bool, None): NumPy scalars and
+    arrays converted, tuples as lists, results through their ``to_dict()``, and a non-finite
+    float (nan, +-inf) as ``None`` -- JSON's ``null``, as pandas' ``to_json`` and the command
+    line's ``--json`` write it -- so ``json.dumps(plain(v), allow_nan=False)`` works. O(size)."""
     if isinstance(value, Mapping):
         return {str(k) if not isinstance(k, (str, int)) else k: plain(v) for k, v in value.items()}
     if hasattr(value, "to_dict") and callable(value.to_dict):
         return value.to_dict()
     if isinstance(value, np.ndarray):
-        return value.tolist()
+        if value.dtype.kind == "f" and np.isfinite(value).all():
+            return value.tolist()
+        return plain(value.tolist()) if value.dtype.kind in "fO" else value.tolist()
     if isinstance(value, np.generic):
-        return value.item()
+        return plain(value.item())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     return value
@@ -103,8 +109,11 @@ class CurveOutput:
         return int(np.shape(getattr(self, self._output_columns[0]))[0])
 
     def to_dict(self) -> dict[str, list[Any]]:
-        """The per-point arrays as lists (JSON-able; +inf thresholds stay ``inf``). O(points)."""
-        return {c: np.asarray(getattr(self, c)).tolist() for c in self._output_columns}
+        """The per-point arrays as lists, strict JSON (``json.dumps(d, allow_nan=False)`` works):
+        a non-finite value is ``None`` -- the ROC curve's first threshold, ``inf`` in the result
+        and in :meth:`to_pandas` (as scikit-learn's ``roc_curve``), and the nan rates of a
+        curve without positives or negatives. O(points)."""
+        return {c: plain(np.asarray(getattr(self, c))) for c in self._output_columns}
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame with one row per point and one column per array. O(points)."""
@@ -159,7 +168,8 @@ class MetricResults(dict):  # type: ignore[type-arg]
         return [row for k, v in self.items() for row in flat_rows(str(k), v)]
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain, JSON-able dict (arrays as lists, curves as their ``to_dict()``). O(size)."""
+        """A plain dict of strict JSON data (arrays as lists, curves as their ``to_dict()``,
+        undefined (nan) and infinite values as ``None``; see :func:`plain`). O(size)."""
         out: dict[str, Any] = plain(dict(self))
         return out
 

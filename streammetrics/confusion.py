@@ -437,18 +437,27 @@ class ConfusionMatrix(ConfusionMetric):
             out = m / m.sum(axis=axis, keepdims=True)
         return np.nan_to_num(out)
 
-    def plot(self, ax: Any = None, *, display_labels: Any = None, **kwargs: Any) -> Any:
-        """Heatmap of the current matrix (binary / multiclass; rows actual, columns predicted),
-        classes named by ``display_labels``, else the ``labels=`` / ``classes=`` given; returns
-        the display (``im_``, ``text_``, ``ax_``, ``figure_``). See
-        :func:`streammetrics.plot.plot_confusion_matrix` (matplotlib: the ``plot`` extra)."""
-        from .plot import plot_confusion_matrix
+    def plot(self, ax: Any = None, *, display_labels: Any = None, label: Any = None, **kwargs: Any) -> Any:
+        """Heatmap of the current matrix, rows actual, columns predicted; returns the display
+        (``im_``, ``text_``, ``ax_``, ``figure_``). Binary / multiclass: one (C, C) heatmap, see
+        :func:`streammetrics.plot.plot_confusion_matrix`. Multilabel: one 2x2 panel per label
+        in a grid of axes (``ax``: None or a sequence of L Axes; ``display.axes_``), or only
+        ``label`` (a name or an index) on ``ax``, see
+        :func:`streammetrics.plot.plot_multilabel_confusion`. Classes / labels are named by
+        ``display_labels``, else the ``labels=`` / ``classes=`` given. O(C^2) (multilabel:
+        O(L)); matplotlib: the ``plot`` extra."""
+        from .plot import plot_confusion_matrix, plot_multilabel_confusion
 
         if display_labels is None:
             if self._labels.labels is not None:
                 display_labels = [str(c) for c in self._labels.labels]
             elif self._labels.mapping is not None:
                 display_labels = [str(c) for c in self._labels.mapping.classes]
+        if self.task == "multilabel":
+            return plot_multilabel_confusion(self.compute(), ax, label_names=display_labels, label=label,
+                                             **kwargs)
+        if label is not None:
+            raise ValueError(f"label: only for a multilabel matrix (this one is {self.task}), got {label!r}")
         return plot_confusion_matrix(self.compute(), ax, display_labels=display_labels, **kwargs)
 
 

@@ -21,7 +21,11 @@ What is logged, per member of the set:
   interval (``interval(confidence)``);
 * with ``artifacts=True``, every non-scalar value (per-class arrays, confusion matrices, curves)
   as one JSON artifact ``streammetrics/<prefix><name>[_step<step>].json`` (curves as their
-  arrays: thresholds, rates, ...).
+  ``to_dict()`` arrays: thresholds, rates, ...; nan and infinities as ``null``);
+* with ``plots=True`` (and matplotlib installed, the ``plot`` extra), the plot of every member
+  that draws itself (ROC, PR, DET, calibration and gains curves, confusion matrices, reports:
+  their ``.plot()``, bounded curves with their certified envelopes) as a PNG artifact
+  ``streammetrics/<prefix><name>[_step<step>].png``.
 
 Complexity: one ``compute()`` plus the intervals' cost (O(1) for counts, a bootstrap where the
 metric uses one), and one MLflow call per kind of record.
@@ -38,7 +42,7 @@ import numpy as np
 
 from ._integration import as_metric_set, intervals, scalar_values
 
-__all__ = ["log_metrics", "jsonable"]
+__all__ = ["log_metrics", "jsonable", "figures"]
 
 
 def jsonable(value: Any) -> Any:
@@ -58,6 +62,8 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in value]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if hasattr(value, "to_dict") and callable(value.to_dict):  # curve results: their arrays
+        return jsonable(value.to_dict())
     if hasattr(value, "_asdict"):
         return jsonable(value._asdict())
     if hasattr(value, "__dict__"):
@@ -73,6 +79,7 @@ def log_metrics(
     confidence: float = 0.95,
     with_intervals: bool = True,
     artifacts: bool = True,
+    plots: bool = True,
 ) -> dict[str, float]:
     """Log the accumulators' values (and intervals, curves) to the active MLflow run.
 
@@ -90,6 +97,9 @@ def log_metrics(
         Log ``<name>_lower`` / ``<name>_upper``.
     artifacts : bool
         Log non-scalar values as JSON artifacts.
+    plots : bool
+        Log the plot of every member that draws itself as a PNG artifact (skipped when
+        matplotlib is not installed).
 
     Returns
     -------
@@ -118,4 +128,26 @@ def log_metrics(
             if f"{prefix}{name}" in records:
                 continue
             mlflow.log_dict(jsonable(value), f"streammetrics/{prefix}{name}{suffix}.json")
+    if plots:
+        suffix = "" if step is None else f"_step{step}"
+        for name, figure in figures(ms, values):
+            mlflow.log_figure(figure, f"streammetrics/{prefix}{name}{suffix}.png")
+            import matplotlib.pyplot as plt
+
+            plt.close(figure)
     return records
+
+
+def figures(ms: Any, values: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """``(name, matplotlib Figure)`` of every member of ``ms`` that draws itself (its
+    accumulator's ``.plot()``, else its value's); empty when matplotlib is not installed."""
+    try:
+        import matplotlib.pyplot  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the environment
+        return []
+    out = []
+    for name, value in values.items():
+        source = ms[name] if callable(getattr(ms[name], "plot", None)) else value
+        if callable(getattr(source, "plot", None)):
+            out.append((name, source.plot().figure_))
+    return out

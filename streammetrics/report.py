@@ -11,7 +11,7 @@ from ._base import UndefinedMetricWarning
 from ._confusion_base import AveragedMetric, ConfusionMetric
 from ._confusion_counts import ConfusionCounts
 from ._docstrings import filled
-from ._result_output import html_table, needs_pandas
+from ._result_output import html_table, needs_pandas, plain
 from ._warnings import warn
 from .confusion import (
     F1,
@@ -101,8 +101,10 @@ class Report(dict):  # type: ignore[type-arg]
         return self.table()
 
     def to_dict(self) -> dict[str, Any]:
-        """A plain dict copy (rows as plain dicts of floats): JSON-able. O(C)."""
-        return {k: dict(v) if isinstance(v, dict) else v for k, v in self.items()}
+        """A plain dict copy (rows as plain dicts of floats), strict JSON: an undefined (nan)
+        value is ``None``, as the command line's ``--json``. O(C)."""
+        out: dict[str, Any] = plain(dict(self))
+        return out
 
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row per class and average, one column per measure and

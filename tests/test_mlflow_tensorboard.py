@@ -20,11 +20,17 @@ def _metrics() -> sm.MetricSet:
     return ms.update(y, s)
 
 
-def test_mlflow_log_metrics_to_a_file_store(tmp_path) -> None:
+@pytest.mark.parametrize("store", ["sqlite", "file"])
+def test_mlflow_log_metrics_to_a_file_store(tmp_path, monkeypatch, store) -> None:
     mlflow = pytest.importorskip("mlflow")
     from streammetrics.mlflow import log_metrics
 
-    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    if store == "file":  # MLflow 3 keeps the ./mlruns file store behind this switch
+        monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+        mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
+    else:  # artifacts under tmp_path too (a SQLite store's default is ./mlruns in the cwd)
+        mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+        mlflow.create_experiment("streammetrics-tests", artifact_location=(tmp_path / "artifacts").as_uri())
     mlflow.set_experiment("streammetrics-tests")
     ms = _metrics()
     values = ms.compute()
@@ -45,6 +51,21 @@ def test_mlflow_log_metrics_to_a_file_store(tmp_path) -> None:
     np.testing.assert_array_equal(np.array(cm), values["cm"])
     roc = json.loads((tmp_path / "art" / "streammetrics" / "val_roc_step3.json").read_text())
     assert local and len(roc["fpr"]) == len(values["roc"].fpr)
+    assert roc["thresholds"][0] is None and values["roc"].thresholds[0] == np.inf  # strict JSON
+    np.testing.assert_allclose(roc["fpr"], values["roc"].fpr, atol=1e-15)
+    pytest.importorskip("matplotlib")
+    # the plots: one PNG per member that draws itself, as .plot() draws it
+    import matplotlib.pyplot as plt
+
+    from streammetrics.mlflow import figures
+
+    pngs = sorted(p.name for p in (tmp_path / "art" / "streammetrics").glob("*.png"))
+    assert pngs == ["val_cm_step3.png", "val_roc_step3.png"]
+    for name, figure in figures(ms, values):  # the same drawing, saved as MLflow saves it
+        figure.savefig(tmp_path / f"{name}.png")
+        assert (tmp_path / f"{name}.png").read_bytes() == (
+            tmp_path / "art" / "streammetrics" / f"val_{name}_step3.png").read_bytes()
+    plt.close("all")
 
 
 def test_tensorboard_scalars_read_back(tmp_path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ._calibration import bin_counts, plot_calibration, plot_gains, reliability_ece
 from ._curves import plot_curves
 from ._display import Display
-from ._matrix import plot_confusion_matrix, plot_report
+from ._matrix import plot_confusion_matrix, plot_multilabel_confusion, plot_report
 
 __all__ = [
     "Display",
@@ -19,6 +19,7 @@ __all__ = [
     "plot_calibration",
     "plot_gains",
     "plot_confusion_matrix",
+    "plot_multilabel_confusion",
     "plot_report",
     "bin_counts",
     "reliability_ece",

@@ -3,14 +3,15 @@ axis, the ECE in the legend) and cumulative gains / lift charts on matplotlib ax
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from .._docstrings import filled
-from ._display import Display, fmt, get_axes
+from ._display import Display, envelope_polygon, fmt, get_axes
 
-__all__ = ["plot_calibration", "plot_gains", "bin_counts", "reliability_ece"]
+__all__ = ["plot_calibration", "plot_gains", "gains_envelope", "bin_counts", "reliability_ece"]
 
 
 def bin_counts(prob_pred: np.ndarray, counts: np.ndarray, n_bins: int) -> np.ndarray:
@@ -144,9 +145,32 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
     return disp
 
 
+def gains_envelope(r: Any) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """``(lower, upper)`` ``(fraction, gain)`` polylines from (0, 0) between which the exact gains
+    curve of a bounded (binned) result lies: inside a bin holding both classes the upper one
+    rises first at the steepest slope (``max_lift``: its positives ranked first) and the lower
+    one last; elsewhere both are the curve. Their value at each share is
+    ``at_fraction_bounds``. O(points)."""
+    x, g = np.r_[0.0, r.fraction], np.r_[0.0, r.gain]
+    lx, ly, ux, uy = [0.0], [0.0], [0.0], [0.0]
+    slope = float(r.max_lift)
+    for i in range(1, x.shape[0]):
+        if r.mixed[i - 1]:
+            run = (g[i] - g[i - 1]) / slope  # the share the rise needs at the steepest slope
+            ux.append(min(x[i], x[i - 1] + run))
+            uy.append(g[i])
+            lx.append(max(x[i - 1], x[i] - run))
+            ly.append(g[i - 1])
+        for xs, ys in ((lx, ly), (ux, uy)):
+            xs.append(x[i])
+            ys.append(g[i])
+    return (np.array(lx), np.array(ly)), (np.array(ux), np.array(uy))
+
+
 @filled
 def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any = None,
-               top: float = 0.1, chance_level: bool = True, digits: int = 3, **kwargs: Any) -> Display:
+               top: float = 0.1, chance_level: bool = True, envelope: bool = True, digits: int = 3,
+               **kwargs: Any) -> Display:
     """Cumulative gains (``kind="gains"``) or lift (``kind="lift"``) chart of gains results.
 
     Parameters
@@ -162,6 +186,10 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
         The share selected whose gain or lift the legend reports (``at_fraction(top)``).
     chance_level : bool
         Draw a random ranking (the diagonal; lift 1).
+    envelope : bool
+        Gains chart of a bounded (binned) result: fill the region its certificate says the
+        exact curve lies in (:func:`gains_envelope`); the legend gives the certified interval
+        at ``top`` (both charts).
     {plot: digits, kwargs}
 
     Returns
@@ -185,9 +213,16 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
         else:
             text = f"lift at top {top:.0%} = {fmt(lift, digits)}"
             x, y = r.fraction, r.lift
+        if not r.is_exact and not math.isnan(gain):  # bounded: the certified interval at `top`
+            (glo, ghi), (llo, lhi) = r.at_fraction_bounds(top)
+            lo, hi = (glo, ghi) if kind == "gains" else (llo, lhi)
+            text += f" in [{fmt(lo, digits)}, {fmt(hi, digits)}]"
         line = ax.plot(x, y, label=f"{name} ({text})" if name else text, **kwargs)[0]
         disp.lines_.append(line)
         disp.labels_.append(line.get_label())
+        if kind == "gains" and envelope and not r.is_exact and not math.isnan(gain):
+            lower, upper = gains_envelope(r)
+            disp.envelopes_.append(envelope_polygon(ax, lower, upper, line.get_color()))
     if chance_level:
         if kind == "gains":
             chance = ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="Random")[0]

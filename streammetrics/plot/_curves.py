@@ -10,6 +10,7 @@ from typing import Any
 
 from .._docstrings import filled
 from ._display import Display, envelope_polygon, fmt, get_axes, series_names
+from ._probit import set_probit_axes
 
 __all__ = ["plot_curves", "curve_items", "draw_curve", "finish_curves"]
 
@@ -98,10 +99,14 @@ AXES = {
 def finish_curves(disp: Display, kind: str, items: list[tuple[str, Any]], chance_level: bool,
                   legend: bool = True) -> None:
     """Axis labels, limits, the chance level (ROC: the diagonal; PR: each curve's prevalence;
-    DET: the anti-diagonal) and the legend."""
+    DET: the anti-diagonal, a straight line on its probit axes) and the legend."""
     ax = disp.ax_
     xlabel, ylabel = AXES[kind]
-    ax.set(xlabel=xlabel, ylabel=ylabel, xlim=(-0.01, 1.01), ylim=(-0.01, 1.01))
+    ax.set(xlabel=xlabel, ylabel=ylabel)
+    if kind == "det":  # normal deviate axes, percent ticks (scikit-learn's DetCurveDisplay)
+        set_probit_axes(ax)
+    else:
+        ax.set(xlim=(-0.01, 1.01), ylim=(-0.01, 1.01))
     if chance_level:
         if kind == "roc":
             chance = ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="Chance level")
@@ -116,7 +121,7 @@ def finish_curves(disp: Display, kind: str, items: list[tuple[str, Any]], chance
                                              alpha=0.6, label=f"Chance level ({fmt(p / (p + n))})"))
         disp.extra_["chance_level"] = chance[0] if len(chance) == 1 else chance
     if legend:
-        ax.legend(loc="lower left" if kind in ("pr", "det") else "lower right", fontsize=8)
+        ax.legend(loc={"pr": "lower left", "det": "upper right"}.get(kind, "lower right"), fontsize=8)
 
 
 @filled
@@ -145,9 +150,13 @@ def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_leve
     Notes
     -----
     Each line's data are exactly the result's arrays (ROC: ``fpr``, ``tpr``; PR: ``recall``,
-    ``precision`` drawn as steps; DET: ``fpr``, ``fnr`` on linear axes); its label holds the
-    area (AUC, AP; DET: the AUC of the same counts), with its certified interval for a bounded
-    curve. O(total points).
+    ``precision`` drawn as steps; DET: ``fpr``, ``fnr``); its label holds the area (AUC, AP;
+    DET: the AUC of the same counts), with its certified interval for a bounded curve. DET axes
+    are normal deviate (probit) scales with percent ticks, as scikit-learn's ``DetCurveDisplay``
+    (rates clipped to [eps, 1 - eps], so 0 and 1 stay on the figure's edge); a bounded DET
+    curve's envelope (the ROC envelope's polylines at ``(fpr, 1 - tpr)``, made of horizontal and
+    vertical segments) is drawn on the same scale, so the drawn region is exactly the image of
+    the certified one. O(total points).
     """
     items = curve_items(results, labels)
     if not items:
@@ -163,7 +172,7 @@ def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_leve
     if kind == "gains":
         from ._calibration import plot_gains
 
-        return plot_gains(dict(items), ax, digits=digits, **kwargs)
+        return plot_gains(dict(items), ax, digits=digits, envelope=envelope, **kwargs)
     disp = Display(get_axes(ax))
     for name, result in items:
         draw_curve(disp, kind, name, result, envelope=envelope, digits=digits, **kwargs)
