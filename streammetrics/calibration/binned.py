@@ -46,9 +46,9 @@ from typing import Any
 import numpy as np
 
 from .._base import UndefinedMetricWarning
-from .._docstrings import filled
 from .._bins import BinnedScores
 from .._curves import ThresholdCounts
+from .._docstrings import filled
 from .._params import FLAG, check_param
 from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
