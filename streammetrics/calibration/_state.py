@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from .._probability_inputs import Batch, curve_bins, histogram_bins, prepare_batch
 from .._state import State, SummedState
-from ._inputs import Batch, curve_bins, histogram_bins, prepare_batch
 
 __all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
 
