@@ -84,6 +84,7 @@ from ._bin_persist import BinPersistence
 from ._bin_removal import BinRemoval
 from ._curves import ThresholdCounts, auroc_bounds, counts_from_bins, guard
 from ._load_checks import reserve
+from ._params import Param, check_param
 from ._score_batches import check_layout
 from ._score_state import ScoreState
 from ._state import State
@@ -91,6 +92,8 @@ from ._state import State
 __all__ = ["BinnedScores", "SCORE_TRANSFORMS", "BIN_BYTES"]
 
 SCORE_TRANSFORMS = ("raw", "logit", "probability")
+_SCORES = Param("choice", f"must be one of {SCORE_TRANSFORMS}", choices=SCORE_TRANSFORMS)
+_MAX_BYTES = Param("int", "must be an int")
 #: Bytes per bin (int64 key, float64 positive and negative weight) and per column (offset, shift).
 BIN_BYTES = 24
 COLUMN_BYTES = 16
@@ -123,8 +126,7 @@ class BinnedScores(BinRemoval, BinPersistence, BinBatches, ScoreState):
         self.task = task
         self.num_classes, self.ignore_index, self.n_columns = check_layout(task, num_classes, ignore_index)
         reserve(512.0 * self.n_columns, f"num_classes={self.num_classes}")
-        if scores not in SCORE_TRANSFORMS:
-            raise ValueError(f"scores: must be one of {SCORE_TRANSFORMS}, got {scores!r}")
+        scores = check_param(scores, "scores", _SCORES)
         self.scores = "raw" if scores == "logit" else scores
         if max_bytes is None and thresholds is None:
             raise ValueError("max_bytes: a binned state needs max_bytes= or thresholds=")
@@ -136,9 +138,7 @@ class BinnedScores(BinRemoval, BinPersistence, BinBatches, ScoreState):
         self.max_bytes: int | None = None
         cap = None
         if max_bytes is not None:
-            if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
-                raise ValueError(f"max_bytes: must be an int, got {max_bytes!r}")
-            self.max_bytes = int(max_bytes)
+            self.max_bytes = check_param(max_bytes, "max_bytes", _MAX_BYTES)
             cap = (self.max_bytes - COLUMN_BYTES * (self.n_columns + 1)) // (BIN_BYTES * self.n_columns)
             if cap < MIN_BINS:
                 need = BIN_BYTES * self.n_columns * MIN_BINS + COLUMN_BYTES * (self.n_columns + 1)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ._labels import is_sparse
 from ._load_checks import reserve
-from ._params import real_param
+from ._params import IGNORE_INDEX, Param, check_param, real_param
 from ._sparse_labels import multilabel_delta
 from ._state import State, SummedState
 from ._state_checks import check_confusion_arrays
@@ -47,6 +47,12 @@ from ._validation import (
 __all__ = ["ConfusionCounts", "OneVsRest", "one_vs_rest_of", "task_of"]
 
 TASKS = ("binary", "multiclass", "multilabel")
+#: ``task`` of a confusion state.
+TASK = Param("choice", f"must be one of {TASKS}", choices=TASKS)
+#: ``num_classes``: an int (>= 2 for classes, >= 1 for labels: :data:`NUM_CLASSES_RANGE`).
+NUM_CLASSES = Param("int", "must be an int >= 2")
+#: The range of ``num_classes`` by ``multilabel``.
+NUM_CLASSES_RANGE = {False: Param("int", "must be >= 2", low=2), True: Param("int", "must be >= 1", low=1)}
 
 
 def task_of(num_classes: int | None, multilabel: bool) -> str:
@@ -58,12 +64,8 @@ def task_of(num_classes: int | None, multilabel: bool) -> str:
     else:
         task = "binary" if num_classes is None else "multiclass"
     if num_classes is not None:
-        if isinstance(num_classes, bool) or not isinstance(num_classes, (int, np.integer)):
-            raise ValueError(f"num_classes: must be an int >= 2, got {num_classes!r}")
-        if num_classes < (1 if multilabel else 2):
-            raise ValueError(
-                f"num_classes: must be >= {1 if multilabel else 2}, got {num_classes!r}"
-            )
+        check_param(num_classes, "num_classes", NUM_CLASSES)
+        check_param(num_classes, "num_classes", NUM_CLASSES_RANGE[bool(multilabel)])
     return task
 
 
@@ -166,13 +168,9 @@ class ConfusionCounts(SummedState):
         threshold: float = 0.5,
         ignore_index: int | None = None,
     ) -> None:
-        if task not in TASKS:
-            raise ValueError(f"task: must be one of {TASKS}, got {task!r}")
+        task = check_param(task, "task", TASK)
         threshold = real_param(threshold, "threshold")
-        if ignore_index is not None and (
-            isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer))
-        ):
-            raise ValueError(f"ignore_index: must be an int or None, got {ignore_index!r}")
+        ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
         self.task = task
         self.num_classes = 2 if task == "binary" else int(num_classes)  # type: ignore[arg-type]
         self.threshold = threshold

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ._decay_state import RENORM, DecayBase
-from ._query_values import query_values, spec_layout, write_query_sums
+from ._query_values import (
+    TIMED_QUERY_OPTIONS,
+    TimedQueryOptions,
+    query_values,
+    spec_layout,
+    split_timestamp,
+    write_query_sums,
+)
 from ._rows import optional_float
 from ._state import State
 from ._timestamps import Clock
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 __all__ = ["DecayedQueriesState"]
 
@@ -51,11 +61,13 @@ class DecayedQueriesState(DecayBase):
         return ("decayed-queries", self.half_life, self.half_life_seconds,
                 tuple(spec.name for spec in self.specs))
 
-    def prepare(self, relevance: Any, scores: Any, *, doc_ids: Any = None, judged: Any = None,
-                n_relevant: Any = None, query_ids: Any = None, timestamp: Any = None) -> Any:
+    #: The keyword arguments ``prepare`` takes (a MetricSet passes only these to it).
+    update_keywords = TIMED_QUERY_OPTIONS
+
+    def prepare(self, relevance: Any, scores: Any, **options: Unpack[TimedQueryOptions]) -> Any:
+        timestamp, rest = split_timestamp(options)
         self._check_untimed(timestamp)
-        vals = query_values(self.specs, relevance, scores, doc_ids=doc_ids, judged=judged,
-                            n_relevant=n_relevant, query_ids=query_ids)
+        vals = query_values(self.specs, relevance, scores, **rest)
         return vals, self._timestamps(timestamp, vals.shape[0])
 
     def apply(self, delta: Any) -> None:

@@ -21,14 +21,16 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ._params import Param, check_param
+
 __all__ = ["wilson", "z_value"]
+
+_CONFIDENCE = Param("number", "must be in (0, 1)", low=0.0, low_open=True, high=1.0, high_open=True)
 
 
 def z_value(confidence: float) -> float:
     """Two-sided standard-normal quantile for ``confidence`` in (0, 1)."""
-    confidence = float(confidence)
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence: must be in (0, 1), got {confidence!r}")
+    confidence = check_param(confidence, "confidence", _CONFIDENCE)
     return NormalDist().inv_cdf(0.5 + confidence / 2.0)
 
 

@@ -43,10 +43,14 @@ class Param:
         Inclusive bounds of an int, real or number (``low_open=True``: ``low`` excluded).
     low_open : bool
         Exclude ``low`` itself (e.g. ``> 0``).
+    high_open : bool
+        Exclude ``high`` itself (e.g. ``< 1``).
     finite : bool
         A real or number must be finite (NaN is never accepted).
     finite_rule : str, optional
-        The rule for a number that converts but is not finite (default: ``rule``).
+        The rule for a real or number of the right kind that is not finite (default: ``rule``).
+    range_rule : str, optional
+        The rule for a value of the right kind outside the bounds (default: ``rule``).
     choices : tuple
         The allowed values of a choice.
     optional : bool
@@ -58,8 +62,10 @@ class Param:
     low: float | None = None
     high: float | None = None
     low_open: bool = False
+    high_open: bool = False
     finite: bool = True
     finite_rule: str | None = None
+    range_rule: str | None = None
     choices: tuple[Any, ...] = ()
     optional: bool = False
 
@@ -91,7 +97,7 @@ def _in_range(x: Any, spec: Param) -> bool:
     """``x`` (an int of any size, or a float) within the bounds of ``spec``."""
     if spec.low is not None and not (x > spec.low if spec.low_open else x >= spec.low):
         return False
-    return spec.high is None or x <= spec.high
+    return spec.high is None or (x < spec.high if spec.high_open else x <= spec.high)
 
 
 def check_param(value: Any, name: str, spec: Param) -> Any:
@@ -129,7 +135,7 @@ def check_param(value: Any, name: str, spec: Param) -> Any:
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
             raise ValueError(bad)
         if not _in_range(value, spec):
-            raise ValueError(bad)
+            raise ValueError(f"{name}: {spec.range_rule or spec.rule}, got {value!r}"[:300])
         return int(value)
     if spec.kind == "real":
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, _REALS):
@@ -138,10 +144,11 @@ def check_param(value: Any, name: str, spec: Param) -> Any:
             x = float(value)
         except OverflowError:  # an int beyond float64
             if spec.finite:
-                raise ValueError(f"{name}: {spec.rule}, got an int beyond the float64 range") from None
+                raise ValueError(f"{name}: {spec.finite_rule or spec.rule}, got an int beyond the "
+                                 "float64 range") from None
             x = math.inf if value > 0 else -math.inf
         if math.isnan(x) or (spec.finite and math.isinf(x)):
-            raise ValueError(f"{name}: {spec.rule}, got {x!r}")
+            raise ValueError(f"{name}: {spec.finite_rule or spec.rule}, got {x!r}")
     else:  # "number": whatever float() takes
         try:
             x = float(value)
@@ -150,7 +157,7 @@ def check_param(value: Any, name: str, spec: Param) -> Any:
         if math.isnan(x) or (spec.finite and math.isinf(x)):
             raise ValueError(f"{name}: {spec.finite_rule or spec.rule}, got {value!r}"[:300])
     if not _in_range(x, spec):
-        raise ValueError(bad)
+        raise ValueError(f"{name}: {spec.range_rule or spec.rule}, got {value!r}"[:300])
     return x
 
 

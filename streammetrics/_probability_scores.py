@@ -3,7 +3,7 @@ quantile calibration.
 
 :class:`ProbabilityScores` is :class:`~streammetrics._sorted_buffer.SortedScores` whose
 ``prepare`` first checks the batch as every calibration metric does
-(:func:`streammetrics.calibration._inputs.prepare_batch`: probabilities in [0, 1], no NaN,
+(:func:`streammetrics._probability_inputs.prepare_batch`: probabilities in [0, 1], no NaN,
 multiclass rows summing to 1 within scikit-learn's tolerance) and stores the probabilities as
 float64. Ranking metrics declared with ``scores="probability"`` (AUROC, AveragePrecision, the
 curves, KSStatistic, GainsCurve, LiftCurve) and quantile calibration without ``from_logits``
@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from ._probability_inputs import prepare_batch
 from ._sorted_buffer import SortedScores
-from .calibration._inputs import prepare_batch
 
 __all__ = ["ProbabilityScores"]
 

@@ -10,23 +10,49 @@ whose own ``compute`` then gives the mean.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ._ranking_queries import prepare_queries
+from ._ranking_queries import QUERY_OPTIONS, QueryOptions, prepare_queries
 from ._state import State
 
-__all__ = ["check_values", "query_values", "spec_layout", "write_query_sums"]
+if TYPE_CHECKING:
+    from typing import Unpack
+
+__all__ = ["TIMED_QUERY_OPTIONS", "TimedQueryOptions", "check_values", "query_values", "spec_layout",
+           "split_timestamp", "write_query_sums"]
 
 
-def query_values(specs: list[Any], relevance: Any, scores: Any, *, doc_ids: Any = None,
-                 judged: Any = None, n_relevant: Any = None,
-                 query_ids: Any = None) -> np.ndarray:
+class TimedQueryOptions(QueryOptions, total=False):
+    """The keyword arguments of a query wrapper's ``update``: the :class:`QueryOptions` of the
+    wrapped retrieval measure and ``timestamp`` (one per query, for time-based wrappers).
+
+    Attributes
+    ----------
+    timestamp : float or array-like, optional
+        The queries' timestamps (default: the wrapper's clock).
+    """
+
+    timestamp: Any
+
+
+#: The names of :class:`TimedQueryOptions`.
+TIMED_QUERY_OPTIONS: frozenset[str] = QUERY_OPTIONS | {"timestamp"}
+
+
+def split_timestamp(options: TimedQueryOptions) -> tuple[Any, QueryOptions]:
+    """``(timestamp or None, the other options)`` of a query wrapper's ``update``. O(1)."""
+    rest = dict(options)
+    return rest.pop("timestamp", None), cast(QueryOptions, rest)
+
+
+def query_values(specs: list[Any], relevance: Any, scores: Any,
+                 **options: Unpack[QueryOptions]) -> np.ndarray:
     """Every query's values of every spec, (queries, total width): the batch validated and
-    ranked once (:func:`~streammetrics._ranking_queries.prepare_queries`)."""
-    rq = prepare_queries(relevance, scores, doc_ids=doc_ids, judged=judged, n_relevant=n_relevant,
-                           query_ids=query_ids)
+    ranked once (:func:`~streammetrics._ranking_queries.prepare_queries`, which takes the
+    ``options``)."""
+    rq = prepare_queries(relevance, scores, **options)
     cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
             for spec in specs]
     return np.ascontiguousarray(np.hstack(cols)) if cols else np.zeros((rq.n_queries, 0))

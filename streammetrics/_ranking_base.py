@@ -19,6 +19,7 @@ from ._curves import (
     ThresholdCounts,
 )
 from ._label_options import label_options
+from ._params import Param, check_param
 from ._probability_scores import ProbabilityScores
 from ._score_state import ScoreState
 from ._sorted_buffer import SortedScores
@@ -27,6 +28,9 @@ from ._warnings import warn
 __all__ = ["RankingMetric", "make_state", "warn_undefined"]
 
 _AVERAGES = ("macro", "weighted", "micro", None)
+_AVERAGE = Param("choice", f"must be one of {_AVERAGES}", choices=_AVERAGES)
+#: ``scores``: how a state reads the scores.
+SCORES = Param("choice", "must be 'raw', 'logit' or 'probability'", choices=("raw", "logit", "probability"))
 
 
 def warn_undefined(name: str, what: str, classes: Any = None) -> None:
@@ -87,8 +91,7 @@ def make_state(
     bins. O(num_classes).
     """
     if max_bytes is None and thresholds is None:
-        if scores not in ("raw", "logit", "probability"):
-            raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
+        scores = check_param(scores, "scores", SCORES)
         if scores == "probability" and task != "multilabel" and ignore_index is None and not by_class:
             return ProbabilityScores(task, num_classes)  # checked probabilities, shared with calibration
         return SortedScores(task, num_classes, ignore_index, by_class)
@@ -136,9 +139,7 @@ class RankingMetric(Metric):
         self.num_classes = num_classes
         self.multilabel = bool(multilabel)
         self.task = task_of(num_classes, self.multilabel)
-        if average not in _AVERAGES:
-            raise ValueError(f"average: must be one of {_AVERAGES}, got {average!r}")
-        self.average = average
+        self.average = check_param(average, "average", _AVERAGE)
         self._state: ScoreState = make_state(
             self.task,
             num_classes,

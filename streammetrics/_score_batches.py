@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._load_checks import reserve
+from ._params import IGNORE_INDEX, check_param
 from ._validation import (
     as_numpy,
     check_binary_labels,
@@ -47,10 +48,7 @@ def check_layout(
         raise ValueError(f"task: must be binary, multiclass or multilabel, got {task!r}")
     if by_class and task != "multiclass":
         raise ValueError("by_class: only meaningful for multiclass scores")
-    if ignore_index is not None and (
-        isinstance(ignore_index, bool) or not isinstance(ignore_index, (int, np.integer))
-    ):
-        raise ValueError(f"ignore_index: must be an int or None, got {ignore_index!r}")
+    ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
     nc = None if task == "binary" else int(num_classes)  # type: ignore[arg-type]
     k = 1 if task == "binary" else int(num_classes)  # type: ignore[arg-type]
     reserve(384.0 * k * (k if by_class else 2), f"num_classes={nc}")

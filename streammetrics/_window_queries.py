@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._query_values import check_values, query_values, spec_layout, write_query_sums
+from ._query_values import (
+    TIMED_QUERY_OPTIONS,
+    TimedQueryOptions,
+    check_values,
+    query_values,
+    spec_layout,
+    split_timestamp,
+    write_query_sums,
+)
 from ._rows import Piece, Rows, optional_float
 from ._state import State
 from ._timestamps import Clock, check_timestamps
 from ._window_state import WindowBase
+
+if TYPE_CHECKING:
+    from typing import Unpack
 
 __all__ = ["QueryWindowState"]
 
@@ -39,11 +50,13 @@ class QueryWindowState(WindowBase):
     def key(self) -> Hashable:
         return ("window-queries", self.size, self.seconds, tuple(spec.name for spec in self.specs))
 
-    def prepare(self, relevance: Any, scores: Any, *, doc_ids: Any = None, judged: Any = None,
-                n_relevant: Any = None, query_ids: Any = None, timestamp: Any = None) -> Any:
+    #: The keyword arguments ``prepare`` takes (a MetricSet passes only these to it).
+    update_keywords = TIMED_QUERY_OPTIONS
+
+    def prepare(self, relevance: Any, scores: Any, **options: Unpack[TimedQueryOptions]) -> Any:
+        timestamp, rest = split_timestamp(options)
         self._check_untimed(timestamp)
-        vals = query_values(self.specs, relevance, scores, doc_ids=doc_ids, judged=judged,
-                            n_relevant=n_relevant, query_ids=query_ids)
+        vals = query_values(self.specs, relevance, scores, **rest)
         n = vals.shape[0]
         sec = self.seconds
         ts = None if sec is None else check_timestamps(timestamp, n, self.clock, self.newest, sec)

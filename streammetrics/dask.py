@@ -47,9 +47,12 @@ from typing import Any
 from ._base import trusted_states
 from ._dask_ranked import evaluate_ranked
 from ._engine import Columns, Plan, make_plan, merge_and_compute, merge_states, partition_state, rebuild
+from ._params import Param, check_param
 from ._warnings import warn
 
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
+
+_SPLIT_EVERY = Param("int", "must be an integer >= 2", low=2)
 
 # The tasks ``evaluate`` builds: the functions above, run inside ``trusted_states()``. A state
 # shipped between them was made by another of these tasks and travels through Dask's pickle (a
@@ -169,8 +172,7 @@ def evaluate(
     """
     import dask
 
-    if not isinstance(split_every, int) or isinstance(split_every, bool) or split_every < 2:
-        raise ValueError(f"split_every: must be an integer >= 2, got {split_every!r}")
+    split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
     template, shape, plan = make_plan(
         metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
         update_kwargs=update_kwargs, available=list(ddf.columns),

@@ -61,19 +61,19 @@ shared with the query decay, and ``DecayedState``, whose rows mode keeps a ``_ro
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
-
-import numpy as np
 
 from ._base import Metric
 from ._decay_queries import DecayedQueriesState
 from ._decay_state import DecayedState
 from ._labels import split_labels, with_labels
+from ._params import Param, check_param
 from ._timestamps import Clock
 from ._wrapper import SampleWrapper, check_wrappable, resolve_clock
 
 __all__ = ["Decayed"]
+
+_HALF_LIFE = Param("real", "must be a finite number > 0", low=0.0, low_open=True, optional=True)
 
 
 class Decayed(SampleWrapper):
@@ -114,18 +114,13 @@ class Decayed(SampleWrapper):
         super().__init__()
         if (half_life is None) == (half_life_seconds is None):
             raise ValueError("Decayed: give exactly one of half_life= (samples) or half_life_seconds=")
-        for name, v in (("half_life", half_life), ("half_life_seconds", half_life_seconds)):
-            if v is None:
-                continue
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not (
-                math.isfinite(float(v)) and float(v) > 0
-            ):
-                raise ValueError(f"{name}: must be a finite number > 0, got {v!r}")
+        half_life = check_param(half_life, "half_life", _HALF_LIFE)
+        half_life_seconds = check_param(half_life_seconds, "half_life_seconds", _HALF_LIFE)
         clock = resolve_clock(clock)
         self._metric = check_wrappable(metric, "Decayed")
         self.family = self._metric.family
-        self.half_life = None if half_life is None else float(half_life)
-        self.half_life_seconds = None if half_life_seconds is None else float(half_life_seconds)
+        self.half_life = half_life
+        self.half_life_seconds = half_life_seconds
         state_type = DecayedQueriesState if self.family == "retrieval" else DecayedState
         inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
         self._state: DecayedState | DecayedQueriesState = with_labels(state_type(

@@ -67,11 +67,16 @@ from ._delayed_pending import (
 )
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
 from ._labels import numeric_or_labels
+from ._params import Param, check_param
 from ._timestamps import Clock, call_time
 from ._validation import as_numpy, check_weights, kept_predictions, one_score
 from ._wrapper import Wrapper, resolve_clock
 
 __all__ = ["DelayedLabels"]
+
+_AT_LEAST_ONE = Param("int", "must be an int >= 1", low=1)
+_TTL = Param("real", "must be a finite number of seconds > 0 or None", low=0.0, low_open=True, optional=True)
+_MAX_DELAY = Param("real", "must be a finite number of seconds > 0", low=0.0, low_open=True)
 
 _STATS = ("predicted", "labelled", "replaced", "evicted", "expired", "unknown", "rejected")
 _OPTIONAL_STATS = {"rejected"}  # absent from files written before batched folding
@@ -130,20 +135,12 @@ class DelayedLabels(BatchedFolding, Wrapper):
             raise ValueError(
                 f"DelayedLabels: supports classification-family metrics, got family {metric.family!r}"
             )
-        if isinstance(capacity, bool) or not isinstance(capacity, (int, np.integer)) or capacity < 1:
-            raise ValueError(f"capacity: must be an int >= 1, got {capacity!r}")
-        if ttl is not None and (
-            isinstance(ttl, bool) or not isinstance(ttl, (int, float, np.integer, np.floating))
-            or not (math.isfinite(float(ttl)) and float(ttl) > 0)
-        ):
-            raise ValueError(f"ttl: must be a finite number of seconds > 0 or None, got {ttl!r}")
+        capacity = check_param(capacity, "capacity", _AT_LEAST_ONE)
+        ttl = check_param(ttl, "ttl", _TTL)
         on_unknown = check_on_unknown(on_unknown)
         clock = resolve_clock(clock)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)) or batch_size < 1:
-            raise ValueError(f"batch_size: must be an int >= 1, got {batch_size!r}")
-        if isinstance(max_delay, bool) or not isinstance(max_delay, (int, float, np.integer, np.floating)) \
-                or not (math.isfinite(float(max_delay)) and float(max_delay) > 0):
-            raise ValueError(f"max_delay: must be a finite number of seconds > 0, got {max_delay!r}")
+        batch_size = check_param(batch_size, "batch_size", _AT_LEAST_ONE)
+        max_delay = check_param(max_delay, "max_delay", _MAX_DELAY)
         self._metric = metric
         self.capacity = int(capacity)
         self.ttl = None if ttl is None else float(ttl)

@@ -91,19 +91,21 @@ Code: the shared wrapper base (nested configuration, clock, update, pass-through
 
 from __future__ import annotations
 
-import math
 from typing import ClassVar
-
-import numpy as np
 
 from ._base import Metric
 from ._labels import split_labels, with_labels
+from ._params import Param, check_param
 from ._timestamps import Clock, check_timestamps
 from ._window_queries import QueryWindowState
 from ._window_state import WindowState
 from ._wrapper import SampleWrapper, check_wrappable, resolve_clock
 
 __all__ = ["Window"]
+
+_SIZE = Param("int", "must be an int >= 1", low=1, optional=True)
+_SECONDS = Param("real", "must be a number > 0", low=0.0, low_open=True, optional=True,
+                 finite_rule="must be finite and > 0", range_rule="must be finite and > 0")
 
 
 class Window(SampleWrapper):
@@ -147,19 +149,13 @@ class Window(SampleWrapper):
         super().__init__()
         if (size is None) == (seconds is None):
             raise ValueError("Window: give exactly one of size= (samples) or seconds= (time)")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, (int, np.integer))
-                                 or size < 1):
-            raise ValueError(f"size: must be an int >= 1, got {size!r}")
-        if seconds is not None:
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float, np.integer, np.floating)):
-                raise ValueError(f"seconds: must be a number > 0, got {seconds!r}")
-            if not (math.isfinite(float(seconds)) and float(seconds) > 0):
-                raise ValueError(f"seconds: must be finite and > 0, got {seconds!r}")
+        size = check_param(size, "size", _SIZE)
+        seconds = check_param(seconds, "seconds", _SECONDS)
         clock = resolve_clock(clock)
         self._metric = check_wrappable(metric, "Window")
         self.family = self._metric.family
-        self.size = None if size is None else int(size)
-        self.seconds = None if seconds is None else float(seconds)
+        self.size = size
+        self.seconds = seconds
         state_type = QueryWindowState if self.family == "retrieval" else WindowState
         inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
         self._state: WindowState | QueryWindowState = with_labels(state_type(

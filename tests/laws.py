@@ -40,8 +40,8 @@ from streammetrics.retrieval import (
 
 C = 3  # classes of the multiclass data, columns of the multilabel data
 
-ALL_LAWS = frozenset({"split", "merge", "save_load", "unit_weights", "integer_weights", "prefix",
-                      "rejected", "window_equals_plain"})
+ALL_LAWS = frozenset({"split", "merge", "save_load", "copy", "unit_weights", "integer_weights", "prefix",
+                      "rejected", "window_equals_plain", "per_sample"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -323,9 +323,14 @@ def flat(value: Any) -> list[np.ndarray]:
 
 
 def result(metric: Any) -> list[np.ndarray]:
+    """The metric's value as float arrays (with a Brier score's decomposition: every part a law
+    covers)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return flat(metric.compute())
+        out = flat(metric.compute())
+        if isinstance(metric, sm.BrierScore):
+            out += flat(metric.decomposition())
+        return out
 
 
 def assert_same(a: list[np.ndarray], b: list[np.ndarray], exact: bool = False) -> None:

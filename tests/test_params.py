@@ -4,7 +4,6 @@ retrieval update options: each check against the plain rule it declares, message
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import numpy as np
@@ -84,10 +83,12 @@ def test_retrieval_options_are_defined_once():
     metric = sm.NDCG(3)
     assert metric._state.update_keywords == QUERY_OPTIONS
     # ... and the window's query state takes the same names (plus its timestamp)
-    window = sm.Window(sm.NDCG(3), size=4)
-    window_keywords = {p.name for p in inspect.signature(window._state.prepare).parameters.values()
-                       if p.kind is p.KEYWORD_ONLY}
-    assert window_keywords in (QUERY_OPTIONS | {"timestamp"}, {"timestamp"})
+    for wrapper in (sm.Window(sm.NDCG(3), size=4), sm.Decayed(sm.NDCG(3), half_life=4)):
+        assert wrapper._state.update_keywords == QUERY_OPTIONS | {"timestamp"}
+        with pytest.raises(TypeError, match="unexpected keyword argument 'doc_id'"):
+            wrapper.update([1, 0], [0.5, 0.2], doc_id=["a", "b"])
+        wrapper.update([1, 0], [0.5, 0.2], doc_ids=["a", "b"])  # the shared names pass through
+        assert wrapper.compute() == pytest.approx(1.0)
     ms = sm.MetricSet(a=sm.NDCG(3), b=sm.MRR())
     for target, counted in ((metric, metric), (ms, ms["a"])):
         with pytest.raises(TypeError, match="unexpected keyword argument 'doc_id'"):

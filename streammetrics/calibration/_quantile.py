@@ -1,7 +1,7 @@
 """Quantile bins: the exact probabilities, kept in a sorted score buffer.
 
 ``QuantileProbabilities(mode, num_classes, from_logits)`` validates probabilities as every
-calibration metric does (:func:`~streammetrics.calibration._inputs.prepare_batch`) and keeps them
+calibration metric does (:func:`~streammetrics._probability_inputs.prepare_batch`) and keeps them
 in an inner :class:`~streammetrics._sorted_buffer.SortedScores`:
 
 * ``mode="binary"``: the binary buffer of (label, P(1));
@@ -30,9 +30,9 @@ import numpy as np
 
 from .._bins import BinnedScores
 from .._curves import ThresholdCounts
+from .._probability_inputs import prepare_batch
 from .._sorted_buffer import SortedScores
 from .._state import State
-from ._inputs import prepare_batch
 
 __all__ = [
     "QuantileProbabilities",

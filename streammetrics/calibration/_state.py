@@ -34,8 +34,9 @@ from typing import Any
 
 import numpy as np
 
+from .._params import Param, check_param
+from .._probability_inputs import Batch, curve_bins, histogram_bins, prepare_batch
 from .._state import State, SummedState
-from ._inputs import Batch, curve_bins, histogram_bins, prepare_batch
 
 __all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
 
@@ -44,13 +45,15 @@ MAX_CELLS = 1 << 22
 #: The largest per-sample log loss: -log(eps of float64), plus slack for rounding.
 _MAX_LOG_LOSS = -float(np.log(np.finfo(np.float64).eps)) + 1e-6
 _TOL = 1e-9  # relative slack for the per-bin consistency checks of a loaded state
+#: ``n_bins`` by ``allow_zero``.
+_N_BINS = {False: Param("int", "must be an int >= 1", low=1),
+           True: Param("int", "must be an int >= 0", low=0)}
+_SIDE = Param("choice", "must be 'left' or 'right'", choices=("left", "right"))
 
 
 def check_n_bins(n_bins: Any, k: int, allow_zero: bool = False) -> int:
     """Validate ``n_bins``: an int >= 1 with ``k * n_bins <= MAX_CELLS``."""
-    lowest = 0 if allow_zero else 1
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < lowest:
-        raise ValueError(f"n_bins: must be an int >= {lowest}, got {n_bins!r}")
+    check_param(n_bins, "n_bins", _N_BINS[bool(allow_zero)])
     if k * int(n_bins) > MAX_CELLS:
         raise ValueError(
             f"n_bins: {k} classes x {n_bins} bins exceeds the limit of {MAX_CELLS} cells, got {n_bins!r}"
@@ -69,8 +72,7 @@ class ProbabilityBins(SummedState):
     def __init__(
         self, num_classes: int | None, n_bins: int, side: str, from_logits: bool, ovr: bool = True
     ) -> None:
-        if side not in ("left", "right"):
-            raise ValueError(f"side: must be 'left' or 'right', got {side!r}")
+        side = check_param(side, "side", _SIDE)
         self.num_classes = num_classes
         self.k = 1 if num_classes is None else int(num_classes)
         self.n_bins = check_n_bins(n_bins, self.k, allow_zero=True)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import filled
-from ._display import Display, envelope_polygon, fmt, get_axes
+from ._display import Display, curve_items, envelope_polygon, fmt, get_axes
 
 __all__ = ["plot_calibration", "plot_gains", "gains_envelope", "bin_counts", "reliability_ece"]
 
@@ -76,13 +76,6 @@ def reliability_ece(result: Any) -> float:
     return float(np.sum(n * np.abs(np.asarray(result.prob_true) - np.asarray(result.prob_pred))) / total)
 
 
-def _items(results: Any, labels: Any) -> list[tuple[str, Any]]:
-    from ._curves import curve_items
-
-    return curve_items(results, labels)
-
-
-@filled
 def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins: int | None = None,
                      counts: bool = True, digits: int = 3, **kwargs: Any) -> Display:
     """Reliability diagram of calibration curve results (one, a list per class, or a mapping).
@@ -112,7 +105,7 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
     bins (:func:`reliability_ece`, which is ``CalibrationError(norm="l1")`` on the same bins).
     O(bins) per curve.
     """
-    items = _items(results, labels)
+    items = curve_items(results, labels)
     disp = Display(get_axes(ax))
     ax = disp.ax_
     chance = ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="Perfectly calibrated")
@@ -205,7 +198,7 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
         raise ValueError(f"kind: must be 'gains' or 'lift', got {kind!r}")
     disp = Display(get_axes(ax))
     ax = disp.ax_
-    for name, r in _items(results, labels):
+    for name, r in curve_items(results, labels):
         gain, lift = r.at_fraction(top)
         if kind == "gains":
             text = f"gain at top {top:.0%} = {fmt(gain, digits)}"

@@ -5,41 +5,27 @@ per class, slice or model) on one axes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
+from .._curves import roc_auc_bounds, roc_auc_from_counts, roc_envelope
 from .._docstrings import filled
-from ._display import Display, envelope_polygon, fmt, get_axes, series_names
+from ._calibration import plot_calibration, plot_gains
+from ._display import Display, curve_items, envelope_polygon, fmt, get_axes
 from ._probit import set_probit_axes
 
-__all__ = ["plot_curves", "curve_items", "draw_curve", "finish_curves"]
+__all__ = ["plot_curves", "draw_curve", "finish_curves"]
 
 
-def curve_items(results: Any, labels: Any = None) -> list[tuple[str, Any]]:
-    """``(name, result)`` pairs from one result, a list of results (one per class) or a mapping
-    ``{label: result or list of results}`` (a list under a label gives ``"label: class i"``)."""
-    if isinstance(results, Mapping):
-        out: list[tuple[str, Any]] = []
-        for key, value in results.items():
-            if isinstance(value, (list, tuple)):
-                names = series_names(len(value), None)
-                out.extend((f"{key}: {n}" if str(key) else n, v) for n, v in zip(names, value, strict=True))
-            else:
-                out.append((str(key), value))
-        return out
-    items = list(results) if isinstance(results, (list, tuple)) else [results]
-    return list(zip(series_names(len(items), labels), items, strict=True))
+#: The kind of each curve result class, by class name: the plot functions read results by their
+#: attributes and never import the result classes (which import this package for ``.plot()``).
+_KINDS = {"ROCCurveResult": "roc", "PRCurveResult": "pr", "DETCurveResult": "det",
+          "CalibrationCurveResult": "calibration", "GainsCurveResult": "gains"}
 
 
 def _kind(result: Any) -> str:
-    from .._curve_results import PRCurveResult, ROCCurveResult
-    from ..calibration.binned import CalibrationCurveResult
-    from ..calibration.ks_gains import GainsCurveResult
-    from ..det import DETCurveResult
-
-    for cls, kind in ((ROCCurveResult, "roc"), (PRCurveResult, "pr"), (DETCurveResult, "det"),
-                      (CalibrationCurveResult, "calibration"), (GainsCurveResult, "gains")):
-        if isinstance(result, cls):
+    for cls in type(result).__mro__:
+        kind = _KINDS.get(cls.__name__)
+        if kind is not None and cls.__module__.startswith("streammetrics."):
             return kind
     raise ValueError("results: not a curve result (ROC, PR, DET, calibration, gains), got "
                      f"{type(result).__name__}")
@@ -60,8 +46,6 @@ def draw_curve(disp: Display, kind: str, name: str, result: Any, *, envelope: bo
                digits: int = 3, **kwargs: Any) -> None:
     """Draw one ROC / PR / DET curve on ``disp.ax_`` (line data: exactly the result's arrays),
     labelled with its area, and its certified envelope when it is bounded."""
-    from .._curve_results import ROCCurveResult
-
     ax = disp.ax_
     bounded = False
     if kind == "roc":
@@ -76,12 +60,13 @@ def draw_curve(disp: Display, kind: str, name: str, result: Any, *, envelope: bo
         line = ax.plot(result.recall, result.precision, label=_label(name, text), **kwargs)[0]
         lower, upper = result.envelope() if bounded else (None, None)
     else:  # det: the ROC area of the same counts; the ROC envelope mapped to (fpr, 1 - tpr)
-        roc = ROCCurveResult(result.counts)
-        bounded = not roc.is_exact
-        text = _value_text("AUC", roc.area(), roc.area_bounds() if bounded else None, digits)
+        counts = result.counts
+        bounded = bool(counts.mixed().any())
+        text = _value_text("AUC", roc_auc_from_counts(counts, None),
+                           roc_auc_bounds(counts, None) if bounded else None, digits)
         line = ax.plot(result.fpr, result.fnr, label=_label(name, text), **kwargs)[0]
         if bounded:
-            (lx, ly), (ux, uy) = roc.envelope()
+            (lx, ly), (ux, uy) = roc_envelope(counts)
             lower, upper = (lx, 1.0 - ly), (ux, 1.0 - uy)
     disp.lines_.append(line)
     disp.labels_.append(line.get_label())
@@ -166,12 +151,8 @@ def plot_curves(results: Any, ax: Any = None, *, labels: Any = None, chance_leve
         raise ValueError(f"results: curves of one kind only, got {sorted(kinds)}")
     kind = kinds.pop()
     if kind == "calibration":
-        from ._calibration import plot_calibration
-
         return plot_calibration(dict(items), ax, digits=digits, **kwargs)
     if kind == "gains":
-        from ._calibration import plot_gains
-
         return plot_gains(dict(items), ax, digits=digits, envelope=envelope, **kwargs)
     disp = Display(get_axes(ax))
     for name, result in items:

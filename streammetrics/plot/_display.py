@@ -5,9 +5,11 @@ matplotlib is imported only inside the functions (``import streammetrics`` never
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["Display", "get_axes", "needs_matplotlib", "series_names", "fmt", "envelope_polygon"]
+__all__ = ["curve_items", "Display", "get_axes", "needs_matplotlib", "series_names", "fmt",
+           "envelope_polygon"]
 
 
 class Display:
@@ -117,3 +119,19 @@ def envelope_polygon(ax: Any, lower: Any, upper: Any, color: Any, alpha: float =
     x = np.concatenate([np.asarray(lower[0], float), np.asarray(upper[0], float)[::-1]])
     y = np.concatenate([np.asarray(lower[1], float), np.asarray(upper[1], float)[::-1]])
     return ax.fill(x, y, color=color, alpha=alpha, linewidth=0)[0]
+
+
+def curve_items(results: Any, labels: Any = None) -> list[tuple[str, Any]]:
+    """``(name, result)`` pairs from one result, a list of results (one per class) or a mapping
+    ``{label: result or list of results}`` (a list under a label gives ``"label: class i"``)."""
+    if isinstance(results, Mapping):
+        out: list[tuple[str, Any]] = []
+        for key, value in results.items():
+            if isinstance(value, (list, tuple)):
+                names = series_names(len(value), None)
+                out.extend((f"{key}: {n}" if str(key) else n, v) for n, v in zip(names, value, strict=True))
+            else:
+                out.append((str(key), value))
+        return out
+    items = list(results) if isinstance(results, (list, tuple)) else [results]
+    return list(zip(series_names(len(items), labels), items, strict=True))

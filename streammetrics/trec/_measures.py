@@ -20,6 +20,7 @@ from . import _ir_kernels as IK
 from . import _kernels as K
 from . import judgment_groups as JG
 from . import preferences as P
+from .readers import atof, atol
 
 Value = float | str
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -183,21 +184,6 @@ _PREFS = tuple(m.name for m in MEASURES if m.source == "prefs")
 NICKNAMES["all_prefs"] = ("runid", "num_q", *_PREFS)
 NICKNAMES["prefs"] = ("runid", "num_q", *_PREFS[:6])
 
-_ATOL = re.compile(r"\s*([+-]?\d*)")
-_ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
-
-
-def atol(text: str) -> int:
-    """C's ``atol``: the leading integer of ``text`` (0 when there is none)."""
-    m = _ATOL.match(text)
-    digits = m.group(1) if m else ""
-    return int(digits) if digits.strip("+-") else 0
-
-
-def atof(text: str) -> float:
-    """C's ``atof``: the leading decimal number of ``text`` (0.0 when there is none)."""
-    m = _ATOF.match(text)
-    return float(m.group(1)) if m else 0.0
 
 
 @dataclass(frozen=True)

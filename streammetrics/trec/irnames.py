@@ -35,8 +35,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ._measures import BY_NAME, NICKNAMES, Selected, atof, select_measures
+from ._measures import BY_NAME, NICKNAMES, Selected, select_measures
 from .irparse import IR_MEASURES, parse_ir
+from .readers import atof
 
 __all__ = ["translate", "select", "IR_NAMES"]
 

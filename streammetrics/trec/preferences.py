@@ -20,15 +20,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .readers import TrecFormatError
+from .readers import TrecFormatError, atof
 
 PrefLine = tuple[str, str, str, float]  # jg, jsg, docno, rel_level
-
-
-def _atof(text: str) -> float:
-    from ._measures import atof
-
-    return atof(text)
 
 
 def read_prefs(path: str, qrels_format: bool = False) -> dict[str, list[PrefLine]]:
@@ -50,7 +44,7 @@ def read_prefs(path: str, qrels_format: bool = False) -> dict[str, list[PrefLine
                 jsg = "0"
             else:
                 qid, jg, jsg, docno, rel = parts
-            out.setdefault(qid, []).append((jg, jsg, docno, _atof(rel)))
+            out.setdefault(qid, []).append((jg, jsg, docno, atof(rel)))
     return out
 
 

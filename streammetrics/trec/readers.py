@@ -11,13 +11,31 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-__all__ = ["TrecFormatError", "Qrels", "read_qrels", "RunChunk", "read_run_chunks", "iter_run"]
+__all__ = ["atof", "atol", "TrecFormatError", "Qrels", "read_qrels", "RunChunk", "read_run_chunks",
+           "iter_run"]
+
+_ATOL = re.compile(r"\s*([+-]?\d*)")
+_ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+
+
+def atol(text: str) -> int:
+    """C's ``atol``: the leading integer of ``text`` (0 when there is none)."""
+    m = _ATOL.match(text)
+    digits = m.group(1) if m else ""
+    return int(digits) if digits.strip("+-") else 0
+
+
+def atof(text: str) -> float:
+    """C's ``atof``: the leading decimal number of ``text`` (0.0 when there is none)."""
+    m = _ATOF.match(text)
+    return float(m.group(1)) if m else 0.0
 
 
 class TrecFormatError(ValueError):

@@ -1,4 +1,5 @@
-"""Probability inputs of the calibration family: validation and conversion (one shared helper).
+"""Probability inputs (the calibration family and the probability score state): validation and
+conversion (one shared helper).
 
 A batch is checked at the boundary with a few vectorised passes and turned into float64
 probabilities plus the per-sample quantities every calibration state needs. Rules:
@@ -22,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import (
+from ._validation import (
     as_numpy,
     check_binary_labels,
     check_class_labels,

@@ -1,0 +1,128 @@
+"""The import graph of ``streammetrics`` has no cycle.
+
+Every module is parsed with :mod:`ast`; every import counts (module level or inside a function),
+except those under ``if TYPE_CHECKING:``. Relative imports are resolved; ``from . import x`` with
+``x`` a module imports ``x``; importing ``a.b.c`` also runs the packages ``a`` and ``a.b``.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = "streammetrics"
+ROOT = Path(__file__).resolve().parent.parent / PACKAGE
+
+
+def _modules() -> dict[str, Path]:
+    """Every module of the package by dotted name (a package by its own name)."""
+    found = {}
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, skipping the bodies of ``if TYPE_CHECKING:``."""
+    out: list[ast.Import | ast.ImportFrom] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _with_parents(name: str, modules: dict[str, Path]) -> set[str]:
+    """``name`` and the packages above it that belong to the package."""
+    parts = name.split(".")
+    return {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & modules.keys()
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports (itself and its own parent packages left out)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        is_pkg = path.name == "__init__.py"
+        here = name if is_pkg else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in _import_nodes(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    targets |= _with_parents(alias.name, modules)
+                continue
+            if node.level:
+                base = here.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            targets |= _with_parents(source, modules)
+            for alias in node.names:
+                sub = f"{source}.{alias.name}"
+                if sub in modules:
+                    targets |= _with_parents(sub, modules)
+        own = _with_parents(name, modules)  # a module runs its parents first: not a cycle
+        graph[name] = {t for t in targets if t not in own}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle (its modules, the first repeated at the end), or None. O(V + E)."""
+    colour: dict[str, int] = {}
+    for start in sorted(graph):
+        if colour.get(start):
+            continue
+        path = [start]
+        iters = [iter(sorted(graph[start]))]
+        colour[start] = 1
+        while iters:
+            nxt = next(iters[-1], None)
+            if nxt is None:
+                colour[path.pop()] = 2
+                iters.pop()
+            elif colour.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif not colour.get(nxt):
+                colour[nxt] = 1
+                path.append(nxt)
+                iters.append(iter(sorted(graph.get(nxt, ()))))
+    return None
+
+
+def test_graph_sees_the_package() -> None:
+    graph = import_graph()
+    assert "streammetrics.window" in graph
+    assert "streammetrics._base" in graph["streammetrics.window"]
+    assert "streammetrics.window" in graph[PACKAGE]
+
+
+def test_cycle_finder_finds_a_known_cycle() -> None:
+    cycle = find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    assert cycle is not None and cycle[0] == cycle[-1] and set(cycle) == {"a", "b", "c"}
+    assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_no_import_cycle() -> None:
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_module_imports_the_package_root() -> None:
+    graph = import_graph()
+    offenders = sorted(m for m, targets in graph.items() if PACKAGE in targets)
+    assert not offenders, f"modules importing the package root {PACKAGE}: {offenders}"
