@@ -64,8 +64,8 @@ class SlicedState(State):
         if self.fed:
             if names != self.names:
                 raise ValueError(
-                    f"slices: this accumulator was fed the key columns {self._shown(self.names)}, "
-                    f"got {self._shown(names)}"
+                    f"slices: this accumulator was fed the key columns {self.shown(self.names)}, "
+                    f"got {self.shown(names)}"
                 )
             assert self.crossed is not None
             return self.crossed, self.marginals, False
@@ -77,7 +77,7 @@ class SlicedState(State):
         return crossed, marginals, True
 
     @staticmethod
-    def _shown(names: tuple[str, ...] | None) -> str:
+    def shown(names: tuple[str, ...] | None) -> str:
         return "(one unnamed column)" if names is None else repr(list(names))
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None, *, slices: Any,
@@ -188,7 +188,7 @@ class SlicedState(State):
         if self.fed and other.names != self.names:
             raise ValueError(
                 f"merge: the accumulators were fed different key columns "
-                f"({self._shown(self.names)} vs {self._shown(other.names)})"
+                f"({self.shown(self.names)} vs {self.shown(other.names)})"
             )
         if self.fed:
             for mine, theirs in zip(self._stores(), other._stores(), strict=True):

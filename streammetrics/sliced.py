@@ -106,6 +106,12 @@ class Sliced(Metric):
         super().__init__()
         if not isinstance(metric, Metric) or isinstance(metric, Sliced):
             raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
+        if metric.family == "delayed":
+            raise ValueError(
+                "metric: to slice delayed labels, wrap the other way round: "
+                "DelayedLabels(Sliced(metric), ...), and give each prediction its slice key "
+                "with predict(ids, y_score, slices=...)"
+            )
         if metric.family != "classification":
             raise ValueError(
                 f"metric: Sliced takes classification accumulators (update(y_true, y_pred)), "
@@ -220,6 +226,17 @@ class Sliced(Metric):
             if store is None or slot is None or (slot == 0 and not store.has_other()):
                 raise KeyError(key)
             return store.metric(slot).copy()
+
+    def check_key_names(self, names: tuple[str, ...] | None) -> None:
+        """``ValueError`` unless an update with key columns ``names`` (None: one unnamed
+        column) would be accepted: the columns this accumulator was fed, if any. O(1)."""
+        with self._lock:
+            if self._state.fed and names != self._state.names:
+                shown = SlicedState.shown
+                raise ValueError(
+                    f"slices: this accumulator was fed the key columns {shown(self._state.names)}, "
+                    f"got {shown(names)}"
+                )
 
     @property
     def key_names(self) -> tuple[str, ...] | None:
