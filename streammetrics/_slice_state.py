@@ -277,8 +277,13 @@ def _check_rows(n: int, **arrays: Any) -> None:
     """Every per-row argument must have ``n`` rows, like ``y_true``: the batch is cut into
     per-slice blocks by row, and a shorter array would otherwise pass through whole."""
     for name, value in arrays.items():
-        if value is None or np.isscalar(value) or isinstance(value, (str, bytes)):
+        if value is None:
             continue
-        shape = np.shape(value)
+        if type(value) is np.ndarray:
+            shape = value.shape
+        elif np.isscalar(value) or isinstance(value, (str, bytes)):
+            continue
+        else:
+            shape = np.shape(value)
         if len(shape) >= 1 and shape[0] != n:
             raise ValueError(f"{name}: expected {n} rows like y_true, got shape {shape}")
