@@ -73,6 +73,10 @@ def test_metricset_gives_a_slice_by_metric_table() -> None:
         assert frame.loc[k, "auc"] == pytest.approx(roc_auc_score(y[m], s[m]), abs=1e-12)
         assert frame.loc[k, "f1"] == pytest.approx(f1_score(y[m], s[m] >= 0.5), abs=1e-12)
     assert "<th>f1</th><th>auc</th>" in res._repr_html_()
+    capped = sm.Sliced(sm.F1(), max_slices=2, overflow="other").update(y, s, slices=(c, c)).compute()
+    frame = capped.to_pandas()
+    assert len(frame) == 3 and frame.loc[("OTHER", "OTHER"), "rows"] == capped.counts[sm.OTHER]
+    assert capped._repr_html_().count("<td>OTHER</td>") == 2
     marg = sm.Sliced(sm.Recall()).update(y, s, slices={"country": c, "device": c}).marginal("country")
     assert list(marg.to_pandas().index.names) == ["country"]
 
