@@ -101,11 +101,13 @@ def pending_arrays(pending: Pending) -> dict[str, np.ndarray]:
     }
 
 
-def load_pending(pend: Mapping[str, Any], capacity: int) -> tuple[Pending, Any, float]:
+def load_pending(pend: Mapping[str, Any], capacity: int,
+                 row_keys: list[Any] | None = None) -> tuple[Pending, Any, float]:
     """The pending predictions from (untrusted) :data:`PENDING_ARRAYS` (names without the
     prefix): the ordered map (put in time order, stable), the kind of their scores (``None``
-    when there are none) and the newest time (-inf when none). ``ValueError`` saying what is
-    malformed. O(k log k)."""
+    when there are none) and the newest time (-inf when none). ``row_keys`` (one per row, in
+    the arrays' order, already validated): each entry's slice key, kept as its 4th item.
+    ``ValueError`` saying what is malformed. O(k log k)."""
     names = PENDING_ARRAYS
     if set(pend) != set(names) or not all(isinstance(pend[n], np.ndarray) for n in names):
         raise ValueError(f"state: DelayedLabels needs arrays {['pending.' + n for n in names]}")
@@ -149,7 +151,8 @@ def load_pending(pend: Mapping[str, Any], capacity: int) -> tuple[Pending, Any, 
     for i in (np.argsort(times, kind="stable") if k else ()):
         ident = keys[i]
         w = float(weights[i])
-        pending[ident] = (rows[i], None if math.isnan(w) else w, float(times[i]))
+        entry = (rows[i], None if math.isnan(w) else w, float(times[i]))
+        pending[ident] = entry if row_keys is None else entry + (row_keys[i],)
     spec = (scores.dtype.str, scores.shape[1:])
     kind = (FLOAT_SPEC if spec == FLOAT_SPEC else spec) if k else None
     return pending, kind, (float(times.max()) if k else -math.inf)

@@ -121,6 +121,13 @@ def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
         arr = arr.astype(np.int64)
         kind = "i"
     if kind in "iu":
+        span = max(DENSE_RANGE, n)
+        # Non-negative keys below the span (the usual ids 0..k-1) are their own codes: one
+        # pass (the max of the unsigned view: a negative key reads as a huge one).
+        top = int(arr.view(arr.dtype.str.replace("i", "u")).max())
+        if top < span:
+            codes = arr.astype(np.intp, copy=False)
+            return Factorized(codes, top + 1, lambda c: np.asarray(c).tolist(), 0)
         lo, hi = int(arr.min()), int(arr.max())
         if hi - lo < max(DENSE_RANGE, n):
             codes = (arr - arr.dtype.type(lo)) if lo else arr

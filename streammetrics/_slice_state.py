@@ -64,8 +64,8 @@ class SlicedState(State):
         if self.fed:
             if names != self.names:
                 raise ValueError(
-                    f"slices: this accumulator was fed the key columns {self._shown(self.names)}, "
-                    f"got {self._shown(names)}"
+                    f"slices: this accumulator was fed the key columns {self.shown(self.names)}, "
+                    f"got {self.shown(names)}"
                 )
             assert self.crossed is not None
             return self.crossed, self.marginals, False
@@ -77,7 +77,7 @@ class SlicedState(State):
         return crossed, marginals, True
 
     @staticmethod
-    def _shown(names: tuple[str, ...] | None) -> str:
+    def shown(names: tuple[str, ...] | None) -> str:
         return "(one unnamed column)" if names is None else repr(list(names))
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None, *, slices: Any,
@@ -188,7 +188,7 @@ class SlicedState(State):
         if self.fed and other.names != self.names:
             raise ValueError(
                 f"merge: the accumulators were fed different key columns "
-                f"({self._shown(self.names)} vs {self._shown(other.names)})"
+                f"({self.shown(self.names)} vs {self.shown(other.names)})"
             )
         if self.fed:
             for mine, theirs in zip(self._stores(), other._stores(), strict=True):
@@ -277,8 +277,13 @@ def _check_rows(n: int, **arrays: Any) -> None:
     """Every per-row argument must have ``n`` rows, like ``y_true``: the batch is cut into
     per-slice blocks by row, and a shorter array would otherwise pass through whole."""
     for name, value in arrays.items():
-        if value is None or np.isscalar(value) or isinstance(value, (str, bytes)):
+        if value is None:
             continue
-        shape = np.shape(value)
+        if type(value) is np.ndarray:
+            shape = value.shape
+        elif np.isscalar(value) or isinstance(value, (str, bytes)):
+            continue
+        else:
+            shape = np.shape(value)
         if len(shape) >= 1 and shape[0] != n:
             raise ValueError(f"{name}: expected {n} rows like y_true, got shape {shape}")

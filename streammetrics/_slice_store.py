@@ -74,6 +74,7 @@ class SliceStore:
         self._base: int | None = None
         self._table = np.zeros(0, np.intp)
         self._dropped = False
+        self._ordered = False  # table[i] == i + 1 for every i: key (base + i) is slot i + 1
         self.rows = np.zeros(1, np.int64)  # rows[0]: the overflow slot; rows[1 + i]: slot i
         if self.stacked:
             st = states_of(template)[0]
@@ -144,12 +145,14 @@ class SliceStore:
             return
         if not all(type(k) is int for k in new):
             self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
+            self._ordered = False
             return
         lo, hi = min(new), max(new)
         base = lo if self._base is None else min(lo, self._base)
         top = hi if self._base is None else max(hi, self._base + self._table.shape[0] - 1)
         if top - base >= TABLE_SPAN:
             self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
+            self._ordered = False
             return
         if self._base is None or base != self._base or top - base + 1 > self._table.shape[0]:
             table = np.zeros(top - base + 1, np.intp)
@@ -159,6 +162,9 @@ class SliceStore:
             self._base, self._table = base, table
         idx = np.asarray(new, dtype=np.int64) - self._base
         self._table[idx] = np.arange(first_slot, first_slot + len(new))
+        table = self._table
+        self._ordered = bool(table[0] == 1 and table[-1] == table.shape[0]
+                             and (table == np.arange(1, table.shape[0] + 1)).all())
 
     def _known(self, fact: Factorized, present: np.ndarray) -> np.ndarray | None:
         """Slots of the present codes when every one is a known integer key, else None."""
@@ -169,6 +175,17 @@ class SliceStore:
             return None
         slots = self._table[idx]
         return slots if slots.all() else None
+
+    def _span(self, fact: Factorized) -> int:
+        """The slot of code 0 when the codes ``0 .. size-1`` are integer keys whose slots are
+        consecutive (a running stream of known integer ids that were admitted in increasing
+        order: the table is the identity ``key - base + 1``), else 0. O(1)."""
+        if not self._ordered or fact.offset is None or self._base is None:
+            return 0
+        a = fact.offset - self._base
+        if a < 0 or a + fact.size > self._table.shape[0]:
+            return 0
+        return a + 1
 
     def _slots(self, fact: Factorized, present: np.ndarray) -> tuple[np.ndarray, list[Any], set[Any]]:
         known = self._known(fact, present)
@@ -187,9 +204,12 @@ class SliceStore:
         if w is not None:
             c2 = np.bincount(flat, weights=w * w, minlength=fact.size * kk).reshape(fact.size, kk)
         if w is None and kept is None:
-            rows = c.sum(axis=1).astype(np.int64)
+            rows = c.sum(axis=1).astype(np.int64, copy=False)
         else:
             rows = np.bincount(fact.codes, minlength=fact.size)
+        first = self._span(fact)
+        if first:  # the codes are consecutive known slots: added as one block, no gather
+            return ("span", first, c, c2, rows, [], set())
         present = np.flatnonzero(rows)
         slots, new, absorbed = self._slots(fact, present)
         return ("cells", slots, c[present], None if c2 is None else c2[present], rows[present],
@@ -235,6 +255,16 @@ class SliceStore:
 
     def apply(self, delta: Any) -> None:
         """Fold a prepared batch in (never raises)."""
+        if delta[0] == "span":  # consecutive slots from ``first``, every one known already
+            _, first, c, c2, rows, _, _ = delta
+            end = first + rows.shape[0]
+            if c2 is not None and self.counts_w2 is None:
+                self.counts_w2 = self.counts.copy()
+            self.counts[first:end] += c
+            if self.counts_w2 is not None:
+                self.counts_w2[first:end] += c if c2 is None else c2
+            self.rows[first:end] += rows
+            return
         if delta[0] == "cells":
             _, slots, c, c2, rows, new, absorbed = delta
             self._commit_keys(new, absorbed)

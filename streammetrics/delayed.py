@@ -29,6 +29,11 @@ they arrive and folded into the metric in batches of B pairs (after at most ``ma
 seconds under traffic, and before anything reads or moves the metric), with exactly the value
 per-pair updates would give: see ``_delayed_fold``.
 
+Sliced evaluation: wrap a :class:`~streammetrics.Sliced` (``DelayedLabels(Sliced(F1()))``) and
+give each prediction its slice key, ``predict(ids, y_score, slices=...)``; the key waits with
+the prediction (counted by ``capacity``, saved and merged with it) and ``label`` feeds each row
+to its slice: see ``_delayed_slices``. (``batch_size`` must then be 1.)
+
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
 an int label, or a row of C scores), so that a batch of labels becomes one update of the metric.
 
@@ -65,6 +70,7 @@ from ._delayed_pending import (
     pending_arrays,
     pending_scalar,
 )
+from ._delayed_slices import KeyLayout, check_layout, key_arrays, load_key_arrays, row_keys, slices_argument
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
 from ._labels import numeric_or_labels
 from ._params import Param, check_param
@@ -131,7 +137,8 @@ class DelayedLabels(BatchedFolding, Wrapper):
         super().__init__()
         if not isinstance(metric, Metric) or isinstance(metric, DelayedLabels):
             raise ValueError(f"DelayedLabels: metric must be an accumulator, got {type(metric).__name__}")
-        if metric.family != "classification":
+        sliced = metric.family == "sliced"
+        if metric.family != "classification" and not sliced:
             raise ValueError(
                 f"DelayedLabels: supports classification-family metrics, got family {metric.family!r}"
             )
@@ -141,13 +148,21 @@ class DelayedLabels(BatchedFolding, Wrapper):
         clock = resolve_clock(clock)
         batch_size = check_param(batch_size, "batch_size", _AT_LEAST_ONE)
         max_delay = check_param(max_delay, "max_delay", _MAX_DELAY)
+        if sliced and batch_size > 1:
+            raise ValueError(
+                f"batch_size: batched folding is not available around Sliced (every label() "
+                f"call updates its slices); got {batch_size!r}"
+            )
         self._metric = metric
+        self._sliced = sliced
+        self._slice_names: KeyLayout = None  # key columns of the pending rows (around Sliced)
         self.capacity = int(capacity)
         self.ttl = None if ttl is None else float(ttl)
         self.on_unknown = on_unknown
         self.clock: Clock = clock
         self._state = NoState()
-        self._pending: OrderedDict[int | str, tuple[Any, float | None, float]] = OrderedDict()
+        # id -> (score, weight or None, time[, slice key around Sliced]), oldest first
+        self._pending: OrderedDict[int | str, tuple[Any, ...]] = OrderedDict()
         self._spec: tuple[str, tuple[int, ...]] | None = None  # dtype and row shape of pending
         self._stats = dict.fromkeys(_STATS, 0)
         self._expire_at = math.inf  # no pending prediction can expire before this time
@@ -223,14 +238,21 @@ class DelayedLabels(BatchedFolding, Wrapper):
         self._expire_at = math.inf
 
     def predict(self, ids: Any, y_score: Any, *, sample_weight: Any = None,
-                timestamp: float | None = None) -> None:
+                timestamp: float | None = None, slices: Any = None) -> None:
         """Store predictions (one id with one score / row of scores, or a batch) until their
         labels arrive. Validated and atomic; O(k).
 
         ``timestamp`` (default: the clock) may be in any order: a prediction older than pending
         ones takes its place in time order (O(j) for the j newer ones), so ``ttl`` expiry and
         ``capacity`` eviction always drop the oldest by prediction time.
+
+        ``slices`` (required around :class:`~streammetrics.Sliced`, refused otherwise): one
+        slice key per id, or a tuple / dict of key columns, as ``Sliced.update`` takes them;
+        each pending prediction keeps its key, and its label feeds the slice it names.
         """
+        if slices is not None or self._sliced:
+            self._predict_batch(ids, y_score, sample_weight, timestamp, slices)
+            return
         if type(y_score) is float and sample_weight is None and timestamp is None \
                 and ((t := type(ids)) is str or (t is int and INT64_RANGE[0] <= ids <= INT64_RANGE[1])) \
                 and y_score == y_score and self.clock is _time:
@@ -241,6 +263,14 @@ class DelayedLabels(BatchedFolding, Wrapper):
         if type(y_score) is float and sample_weight is None and type(ids) in (int, str):
             self._predict_one(ids, y_score, timestamp)  # one id, another clock or a timestamp
             return
+        self._predict_batch(ids, y_score, sample_weight, timestamp, None)
+
+    def _predict_batch(self, ids: Any, y_score: Any, sample_weight: Any, timestamp: float | None,
+                       slices: Any) -> None:
+        """The general ``predict``: validated and atomic (the slice keys too). O(k)."""
+        if slices is not None and not self._sliced:
+            raise ValueError(f"slices: only a DelayedLabels around Sliced takes slice keys; "
+                             f"this one wraps {type(self._metric).__name__}")
         keys, single = check_ids(ids)
         s = as_numpy(y_score, "y_score")
         if single:
@@ -252,6 +282,11 @@ class DelayedLabels(BatchedFolding, Wrapper):
         if single and sample_weight is not None and np.ndim(sample_weight) == 0:
             sample_weight = [sample_weight]
         w = check_weights(sample_weight, k)
+        names: KeyLayout = None
+        row_key: list[Any] = []
+        if self._sliced:
+            names, row_key = row_keys(slices, k)
+            self._metric.check_key_names(names)  # type: ignore[attr-defined]
         now = call_time(self.clock, timestamp)
         spec = (s.dtype.str, s.shape[1:])
         if spec == FLOAT_SPEC:
@@ -263,19 +298,23 @@ class DelayedLabels(BatchedFolding, Wrapper):
                     f"y_score: pending predictions have dtype {self._spec[0]} and row shape "
                     f"{self._spec[1]}; got {spec[0]} {spec[1]} (keep one kind of prediction)"
                 )
+            if self._sliced and self._pending and k:
+                check_layout(self._slice_names, names, "slices")
             if spec == self._spec:
                 spec = self._spec  # keep one object per kind (the fast paths compare identity)
             if self._buffer and (spec != self._buffer_spec or now >= self._flush_at):
                 self._flush_locked()
             if k:
                 self._spec = spec
+                self._slice_names = names
             pending = self._pending
             rows = list(s.copy())
             for i, key in enumerate(keys):
                 if key in pending:
                     del pending[key]
                     self._stats["replaced"] += 1
-                pending[key] = (rows[i], None if w is None else float(w[i]), now)
+                entry = (rows[i], None if w is None else float(w[i]), now)
+                pending[key] = entry + (row_key[i],) if self._sliced else entry
             if now < self._newest:
                 reorder_tail(pending, k, now)  # an older timestamp: put in time order
             else:
@@ -328,13 +367,13 @@ class DelayedLabels(BatchedFolding, Wrapper):
         per ``on_unknown``. Labels the metric rejects: ``ValueError``, nothing applied.
         O(k) plus the metric's update.
         """
-        if type(ids) in (int, str) and type(y_true) is int and timestamp is None:
+        if type(ids) in (int, str) and type(y_true) is int and timestamp is None and not self._sliced:
             return self._label_one(ids, y_true)  # the per-request path
         return self.label_report(ids, y_true, timestamp=timestamp).fed
 
     def label_report(self, ids: Any, y_true: Any, *, timestamp: float | None = None) -> LabelReport:
         """:meth:`label`, also returning the ids skipped as unknown (``on_unknown="skip"``)."""
-        if type(ids) in (int, str) and type(y_true) is int and timestamp is None:
+        if type(ids) in (int, str) and type(y_true) is int and timestamp is None and not self._sliced:
             fed = self._label_one(ids, y_true)
             return LabelReport(fed, () if fed else (ids,))
         keys, single = check_ids(ids)
@@ -353,9 +392,10 @@ class DelayedLabels(BatchedFolding, Wrapper):
             unknown = [key for key in keys if key not in pending] if len(found) < k else []
             if unknown and self.on_unknown == "raise":
                 raise unknown_error(unknown[0], len(unknown), k)
-            if len(found) == 1 and y.ndim == 1 and np.ndim(pending[keys[found[0]]][0]) == 0:
+            if len(found) == 1 and y.ndim == 1 and np.ndim(pending[keys[found[0]]][0]) == 0 \
+                    and not self._sliced:
                 # one binary sample: the metrics' per-sample (scalar) paths
-                score, weight, _ = pending[keys[found[0]]]
+                score, weight = pending[keys[found[0]]][:2]
                 self._metric.update(y[found[0]].item(), pending_scalar(score), sample_weight=weight)
             elif found:
                 entries = [pending[keys[i]] for i in found]
@@ -364,7 +404,12 @@ class DelayedLabels(BatchedFolding, Wrapper):
                 if any(e[1] is not None for e in entries):
                     weights = np.array([1.0 if e[1] is None else e[1] for e in entries])
                 labels = y if len(found) == k else y[np.asarray(found)]
-                self._metric.update(labels, scores, sample_weight=weights)
+                if self._sliced:  # each row to the slice it was predicted in
+                    by = slices_argument(self._slice_names, [e[3] for e in entries])
+                    self._metric.update(labels, scores, sample_weight=weights,
+                                        slices=by)  # type: ignore[call-arg]
+                else:
+                    self._metric.update(labels, scores, sample_weight=weights)
             for i in found:
                 del pending[keys[i]]
             if not pending:
@@ -451,17 +496,26 @@ class DelayedLabels(BatchedFolding, Wrapper):
         for other in others:
             self._check_mergeable(other)
         snaps = []
+        layouts: list[KeyLayout] = []
         for other in others:
             assert isinstance(other, DelayedLabels)
             with other._lock:
                 other._flush_locked()
                 snaps.append((other._metric.copy(), OrderedDict(other._pending), other._spec,
                               dict(other._stats)))
+                layouts.append(other._slice_names)
         with self._lock:
             self._flush_locked()
-            for _, _, spec, _ in snaps:
+            names = self._slice_names
+            held = bool(self._pending)
+            for (_, pending, spec, _), theirs in zip(snaps, layouts, strict=True):
                 if spec is not None and self._spec is not None and spec != self._spec:
                     raise ValueError("merge: pending predictions of different dtype or shape")
+                if pending:  # the pending rows' key columns must agree (around Sliced)
+                    if held:
+                        check_layout(names, theirs, "merge")
+                    names, held = theirs, True
+            self._slice_names = names
             for metric, pending, spec, stats in snaps:
                 self._metric.merge(metric)
                 for key, entry in pending.items():
@@ -490,6 +544,7 @@ class DelayedLabels(BatchedFolding, Wrapper):
             self._expire_at = math.inf
             self._newest = -math.inf
             self._spec = None
+            self._slice_names = None
             self._buffer = []
             self._buffer_spec = None
             self._flush_at = math.inf
@@ -509,6 +564,10 @@ class DelayedLabels(BatchedFolding, Wrapper):
         out: dict[str, Any] = {_MSEP + k: v for k, v in inner.items() if k not in RESERVED_KEYS}
         for name, arr in pending_arrays(self._pending).items():
             out[_PSEP + name] = arr
+        if self._sliced:  # each pending row's slice key, in the same order
+            keys = [e[3] for e in self._pending.values()]
+            for name, arr in key_arrays(self._slice_names, keys).items():
+                out[_PSEP + name] = arr
         for name in _STATS:
             out["stats." + name] = self._stats[name]
         return out
@@ -533,12 +592,20 @@ class DelayedLabels(BatchedFolding, Wrapper):
             raise ValueError(f"state: DelayedLabels counters missing: {sorted(missing)}")
         for name in _OPTIONAL_STATS:
             stats.setdefault(name, 0)
-        pending, spec, newest = load_pending(pend, self.capacity)
+        names: KeyLayout = None
+        row_key = None
+        if self._sliced:
+            extra: dict[str, Any] = {name: pend.pop(name) for name in ("slice_names", "slice_keys")
+                                     if name in pend}
+            k = np.shape(pend.get("ids_int", ()))[0] if np.ndim(pend.get("ids_int", ())) == 1 else 0
+            names, row_key = load_key_arrays(extra, k)
+        pending, spec, newest = load_pending(pend, self.capacity, row_key)
         metric = type(self._metric)._from_config(self._metric._config())
         metric._load_arrays(inner)
         self._metric = metric
         self._pending = pending
         self._spec = spec
+        self._slice_names = names
         self._stats = stats
         self._expire_at = -math.inf  # recomputed by the next call
         self._newest = newest

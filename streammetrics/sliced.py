@@ -21,13 +21,13 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ._base import Metric
 from ._slice_keys import OTHER, OtherSlice
+from ._slice_results import SlicedResults, UndefinedSlice
 from ._slice_state import SlicedState
 from ._slice_store import SliceStore, states_of, twin_of
 from .metricset import MetricSet
@@ -37,30 +37,6 @@ __all__ = ["Sliced", "UndefinedSlice", "OTHER", "OtherSlice"]
 OVERFLOWS = ("error", "other")
 METHODS = ("between_groups", "to_overall")
 ERRORS = ("raise", "coerce")
-
-
-@dataclass(frozen=True)
-class UndefinedSlice:
-    """The value of a slice with fewer than ``min_count`` rows: undefined, with its row count.
-    ``float()`` of it is nan.
-
-    Attributes
-    ----------
-    count : int
-        The rows the slice has seen.
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> s = sm.Sliced(sm.Accuracy(), min_count=3)
-    >>> s.update([0, 1, 1, 0], [0, 1, 0, 0], slices=["x", "x", "x", "y"]).compute()["y"]
-    UndefinedSlice(count=1)
-    """
-
-    count: int
-
-    def __float__(self) -> float:
-        return math.nan
 
 
 def _int_param(value: Any, name: str, low: int) -> int:
@@ -119,6 +95,12 @@ class Sliced(Metric):
         super().__init__()
         if not isinstance(metric, Metric) or isinstance(metric, Sliced):
             raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
+        if metric.family == "delayed":
+            raise ValueError(
+                "metric: to slice delayed labels, wrap the other way round: "
+                "DelayedLabels(Sliced(metric), ...), and give each prediction its slice key "
+                "with predict(ids, y_score, slices=...)"
+            )
         if metric.family != "classification":
             raise ValueError(
                 f"metric: Sliced takes classification accumulators (update(y_true, y_pred)), "
@@ -173,23 +155,27 @@ class Sliced(Metric):
 
     # -- per-slice reads -------------------------------------------------------------------
     def _map(self, store: SliceStore | None, fn: Callable[[Metric], Any],
-             other: bool = True) -> dict[Any, Any]:
+             names: tuple[str, ...] | None = None) -> SlicedResults:
+        """``fn`` of every slice's accumulator (and ``OTHER``'s), as :class:`SlicedResults`."""
         if store is None:
-            return {}
+            return SlicedResults({}, counts={}, key_names=names, min_count=self.min_count)
         out: dict[Any, Any] = {}
-        entries = store.slots() + ([(OTHER, 0)] if other and store.has_other() else [])
+        counts: dict[Any, int] = {}
+        entries = store.slots() + ([(OTHER, 0)] if store.has_other() else [])
         for key, slot in entries:
-            count = int(store.rows[slot])
+            count = counts[key] = int(store.rows[slot])
             if count < self.min_count:
                 undefined = UndefinedSlice(count)
                 out[key] = ({name: undefined for name in self.metric}
                             if isinstance(self.metric, MetricSet) else undefined)
             else:
                 out[key] = fn(store.metric(slot))
-        return out
+        return SlicedResults(out, counts=counts, key_names=names, min_count=self.min_count)
 
-    def _compute(self) -> dict[Any, Any]:
-        return self._map(self._state.crossed, lambda m: m.compute())
+    def _compute(self) -> SlicedResults:
+        """``{slice key: value}`` (a dict with notebook output: ``_repr_html_``,
+        ``to_pandas()``, ``to_dict()``, and ``plot()`` of curve values)."""
+        return self._map(self._state.crossed, lambda m: m.compute(), self._state.names)
 
     def overall(self) -> Any:
         """The wrapped metric's value over every row seen (all slices together)."""
@@ -212,7 +198,7 @@ class Sliced(Metric):
                 j = int(name)
             else:
                 raise ValueError(f"marginal: expected a key column name or position, got {name!r}")
-            return self._map(self._state.marginals[j], lambda m: m.compute())
+            return self._map(self._state.marginals[j], lambda m: m.compute(), (names[j],))
 
     def counts(self) -> dict[Any, int]:
         """``{key: number of rows}`` of every crossed slice (and ``OTHER``)."""
@@ -233,6 +219,17 @@ class Sliced(Metric):
             if store is None or slot is None or (slot == 0 and not store.has_other()):
                 raise KeyError(key)
             return store.metric(slot).copy()
+
+    def check_key_names(self, names: tuple[str, ...] | None) -> None:
+        """``ValueError`` unless an update with key columns ``names`` (None: one unnamed
+        column) would be accepted: the columns this accumulator was fed, if any. O(1)."""
+        with self._lock:
+            if self._state.fed and names != self._state.names:
+                shown = SlicedState.shown
+                raise ValueError(
+                    f"slices: this accumulator was fed the key columns {shown(self._state.names)}, "
+                    f"got {shown(names)}"
+                )
 
     @property
     def key_names(self) -> tuple[str, ...] | None:
@@ -263,7 +260,7 @@ class Sliced(Metric):
             return m.interval(confidence)
 
         with self._lock:
-            return self._map(self._state.crossed, one)
+            return self._map(self._state.crossed, one, self._state.names)
 
     def bounds(self) -> dict[Any, Any]:
         """``{key: (low, high)}``: the certified interval of every slice (bounded ranking
@@ -274,7 +271,7 @@ class Sliced(Metric):
             return m.bounds()
 
         with self._lock:
-            return self._map(self._state.crossed, one)
+            return self._map(self._state.crossed, one, self._state.names)
 
     # -- disparities (Fairlearn MetricFrame's definitions) ---------------------------------
     def _groups(self, errors: str) -> tuple[dict[Any, Any], Any]:

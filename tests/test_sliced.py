@@ -325,3 +325,18 @@ def test_integer_key_lookup_matches_plain_grouping(batches: list[list[int]]) -> 
     for key, labels in seen_y.items():
         assert close(got[key], float(np.mean(labels)))
     assert s.counts() == {k: len(v) for k, v in seen_y.items()}
+
+
+def test_bounded_slices_stay_certified() -> None:
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, 2, 3000)
+    score = np.clip(0.3 * y + 0.7 * rng.random(3000), 0, 1)  # ~3000 distinct scores: binned
+    k = rng.integers(0, 3, 3000)
+    s = sm.Sliced(sm.AUROC(max_bytes=2048))
+    for lo in range(0, 3000, 500):
+        s.update(y[lo:lo + 500], score[lo:lo + 500], slices=k[lo:lo + 500])
+    for key, (low, high) in s.bounds().items():
+        m = k == key
+        assert not s.slice(key).is_exact
+        assert low <= roc_auc_score(y[m], score[m]) <= high and high - low < 0.05
+    assert sm.loads(sm.dumps(s)).bounds() == s.bounds()

@@ -115,6 +115,8 @@ def _accumulators() -> dict[str, sm.Metric]:
         # bounded ranking: binned once the distinct scores exceed the 2 KiB budget
         "bounded": sm.MetricSet(auroc=sm.AUROC(max_bytes=2048), ap=sm.AveragePrecision(max_bytes=2048)),
         "bounded_mc": sm.AUROC(num_classes=C, max_bytes=4096, average=None),
+        # per-slice accumulators; the ranks see different slices (keys follow the row order)
+        "sliced": sm.Sliced(sm.MetricSet(f1=sm.F1(), auroc=sm.AUROC())),
     }
 
 
@@ -130,6 +132,7 @@ def _feed(accs: dict[str, sm.Metric], d: dict[str, np.ndarray], sl: slice, as_te
     accs["fixed_unsummed"].update(y, p)
     accs["bounded"].update(t(y), t(p), sample_weight=t(w))
     accs["bounded_mc"].update(t(yc), t(s))
+    accs["sliced"].update(y, p, slices=np.arange(sl.start, sl.stop) * 7 // N, sample_weight=w)
     if sl.stop > sl.start:
         accs["retrieval"].update(d["rel"][sl], d["p"][sl], query_ids=d["q"][sl])
 

@@ -194,6 +194,8 @@ def _print(res: dict[str, Any], title: str) -> None:
 
 
 def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
+    """The ROC and PR curves of the ``PLOTTED`` largest slices overlaid, one figure each,
+    drawn by :meth:`SlicedResults.plot` (as in a notebook)."""
     import os
 
     import matplotlib
@@ -201,21 +203,17 @@ def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from .._slice_results import SlicedResults
+
     counts = sliced.counts()
     chosen = sorted(counts, key=lambda k: -counts[k])[:PLOTTED]
     written = []
-    for member, fname, xs, ys, xl, yl in (("plot_roc", "roc_by_slice.png", "fpr", "tpr", "FPR", "TPR"),
-                                          ("plot_pr", "pr_by_slice.png", "recall", "precision",
-                                           "recall", "precision")):
+    for member, fname in (("plot_roc", "roc_by_slice.png"), ("plot_pr", "pr_by_slice.png")):
+        curves = SlicedResults({k: sliced.slice(k)[member].compute() for k in chosen},
+                               counts=counts, key_names=tuple(by))
         fig, ax = plt.subplots(figsize=(6, 5))
-        for key in chosen:
-            curve = sliced.slice(key)[member].compute()
-            label = ", ".join(f"{c}={v}" for c, v in _key_dict(key, by).items())
-            ax.plot(getattr(curve, xs), getattr(curve, ys), label=f"{label} ({counts[key]:,})")
-        ax.set_xlabel(xl)
-        ax.set_ylabel(yl)
+        curves.plot(ax)
         ax.set_title(f"{member[5:].upper()} curves by {' x '.join(by)}")
-        ax.legend(fontsize="small")
         path = os.path.join(directory, fname)
         fig.savefig(path, dpi=100, bbox_inches="tight")
         plt.close(fig)
