@@ -50,12 +50,12 @@ from .._bins import BinnedScores
 from .._curves import ThresholdCounts
 from .._docstrings import filled
 from .._params import FLAG, check_param
+from .._probability_inputs import sigmoid
 from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
 from .._sorted_buffer import SortedScores
 from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
 from ._curve_bounds import bounded_curve
-from ._inputs import sigmoid
 from ._quantile import QuantileProbabilities, check_ovr_classes, quantile_bin_sums, sorted_column
 from ._quantile_bounds import quantile_error_certified
 
