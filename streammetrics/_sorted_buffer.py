@@ -104,6 +104,7 @@ __all__ = ["SortedScores", "count2", "delete_sorted", "merge_sorted"]  # the ker
 #: ``load_arrays`` outside that block rejects them as unexpected arrays).
 _TRUSTED_U2 = "trusted.u2"
 _TRUSTED_DTYPE = "trusted.dtype"
+_TRUSTED_LIVE = "trusted.u2_live"
 #: A read folds at most this many queued scalar samples one by one (more: as one batch).
 _SCALAR_FOLD_MAX = 64
 #: Queued batches (or single samples) folded in without waiting for a read.
@@ -132,6 +133,9 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         k, g = self.n_columns, self.n_groups
         self._groups = [[Group() for _ in range(g)] for _ in range(k)]
         self._u2: np.ndarray = np.zeros((k, g), dtype=np.int64)
+        #: False until ``u2`` is first read: folds then skip the pair counting (an AP-only
+        #: state never pays for it), and the first read counts every pair once (:meth:`_ensure_u2`)
+        self._u2_live = False
         self._room = 0  # samples that can be added before u2 must be checked (_u2_counter)
         self._weighted = False
         self._dtype: np.dtype | None = None
@@ -253,6 +257,12 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         scalars, self._scalars = self._scalars, []
         self._drop_positive_counts()
         neg, pos = self._groups[0]
+        if not self._u2_live:
+            for grp, x, _ in scalars:
+                (pos if grp == 1 else neg).add_scalar(x)
+            if self._dtype is None:
+                self._dtype = np.dtype(np.float64)
+            return
         self._u2, self._room = exact_u2(self._u2, self._groups, len(scalars), self._room)
         u2 = self._u2
         for grp, x, _ in scalars:
@@ -289,7 +299,9 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
             self._weighted = True
             self._u2 = self._u2.astype(np.float64)
         n = sum(v.shape[0] for row in new for v, _ in row)
-        self._u2, self._room = exact_u2(self._u2, self._groups, n, self._room)
+        live = self._u2_live
+        if live:
+            self._u2, self._room = exact_u2(self._u2, self._groups, n, self._room)
         u2 = self._u2
         for col in range(self.n_columns):
             p = self.pos_group(col)
@@ -298,7 +310,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
             old_p = self._groups[col][p]
             totals = [(v.shape[0] if w is None else float(w.sum())) for v, w in row]
             for grp in range(self.n_groups):
-                if grp == p:
+                if grp == p or not live:
                     continue
                 nv, nw = row[grp]
                 d: int | float = 0
@@ -320,15 +332,44 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                 self._groups[col][grp].push(v, w, totals[grp], RATIO_BUSY if busy else RATIO)
         self._log_fold(new, n)
 
+    def _ensure_u2(self) -> None:
+        """Make ``u2`` live: fold the queue in and, the first time, count every pair of the
+        stored samples (each positive group, as one sorted run, ranked in the runs of the
+        other groups: O(n log n) once); later folds keep it current. O(1) when live."""
+        if self._u2_live:
+            return
+        self._flush()
+        self._u2_live = True
+        k, g = self.n_columns, self.n_groups
+        zero = np.zeros((k, g), dtype=np.float64 if self._weighted else np.int64)
+        self._u2, self._room = exact_u2(zero, self._groups, 1, 0)
+        for col in range(k):
+            p = self.pos_group(col)
+            pos = self._groups[col][p]
+            if not pos.total:
+                continue
+            pv, pw = copy_groups([[pos]])[0][0].consolidate()  # a copy: the layout stays
+            for grp in range(g):
+                other = self._groups[col][grp]
+                if grp == p or not other.total:
+                    continue
+                d = other.count2(pv, pw)
+                if other.tail:
+                    tail = np.fromiter(other.tail, dtype=np.float64, count=len(other.tail))
+                    d += count2(tail, None, pv, pw)
+                self._u2[col, grp] += d
+
     # -- reads (call under the owner's lock) ---------------------------------------------------
     def u2(self) -> np.ndarray:
         """``u2[c, g]``: 2 x Mann-Whitney U of column c's positives vs group g (live; read only)."""
         self._flush()
+        self._ensure_u2()
         return self._u2
 
     def binary_stat(self) -> tuple[int | float, int | float, int | float]:
         """(2U, P, N) of a binary state, as exact ints for unit weights. O(1) once folded."""
         self._flush()
+        self._ensure_u2()
         neg, pos = self._groups[0]
         return as_python(self._u2[0, 0]), pos.total, neg.total
 
@@ -435,7 +476,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
     def check_invariants(self) -> None:
         """Assert every internal invariant (for tests): runs sorted and geometric, totals and
         cumulative weights consistent, ``u2`` equal to a recount from scratch. O(n log n)."""
-        self._flush()
+        self._ensure_u2()
         for row in self._groups:
             for grp in row:
                 sizes = [r.shape[0] for r in grp.runs]
@@ -460,6 +501,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                     total -= grp.dead.total
                 assert abs(total - grp.total) <= 1e-9 * max(1.0, abs(total))
         fresh = SortedScores(self.task, self.num_classes, self.ignore_index, self.by_class)
+        fresh._u2_live = True
         fresh._fold(
             [
                 [(v.copy(), None if w is None else w.copy()) for v, w in (g.consolidate() for g in row)]
@@ -495,6 +537,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
             out["weights"] = np.concatenate(weights) if weights else np.zeros(0)
         if states_trusted():  # pickling / in-process copies: carry the derived counts along
             out[_TRUSTED_U2] = self._u2.copy()
+            out[_TRUSTED_LIVE] = self._u2_live
             out[_TRUSTED_DTYPE] = "" if self._dtype is None else self._dtype.str
         return out
 
@@ -515,6 +558,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                 self._groups[col][grp].push(v, w, v.shape[0] if w is None else float(w.sum()))
         self._weighted = weights is not None
         self._u2 = counter_copy(arrays[_TRUSTED_U2], self._weighted)
+        self._u2_live = bool(arrays.get(_TRUSTED_LIVE, True))
         dtype = arrays[_TRUSTED_DTYPE]
         self._dtype = np.dtype(dtype) if dtype else None
 
@@ -575,9 +619,12 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         assert isinstance(other, SortedScores)
         other._flush()
         self._flush()
+        if self._u2_live:
+            other._ensure_u2()
         new = [[grp.consolidate() for grp in row] for row in other._groups]
         new = [[(v.copy(), None if w is None else w.copy()) for v, w in row] for row in new]
-        self._fold(new, other._u2.copy())  # the pairs within ``other``: counted in its u2
+        # the pairs within ``other``: counted in its u2 (not needed while this one's is not live)
+        self._fold(new, other._u2.copy() if self._u2_live else None)
         if other._weighted and not self._weighted:
             self._purge_tombstones()
             self._weighted = True
