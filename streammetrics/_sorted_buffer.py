@@ -162,7 +162,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         if self._plog_n > max(1 << 16, sum(int(g.total) for row in self._groups for g in row) // 16):
             self._drop_positive_counts()
 
-    def _positive_counts(self, column: int) -> ThresholdCounts:
+    def _positive_counts(self, column: int) -> PositiveCounts:
         """Counts at the distinct positive scores of an unweighted one-vs-rest column, from the
         cache brought up to date (built by one full read the first time)."""
         self._flush()
@@ -178,11 +178,20 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                 kept.add(pos, neg, self._groups[col][0])
         cached = self._pcounts.get(column)
         if cached is not None and cached.total_pos == self._groups[column][1].total:
-            return cached.counts()
+            return cached
         pv, pw, nv, nw = self.column(column)
-        counts = counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv))
-        self._pcounts[column] = PositiveCounts(counts)
-        return counts
+        cached = PositiveCounts(counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv)))
+        self._pcounts[column] = cached
+        return cached
+
+    def step_average_precision(self, column: int) -> float | None:
+        """The step average precision of an unweighted one-vs-rest column from the counts kept
+        at its distinct positive scores (:mod:`streammetrics._positive_counts`), else None.
+        O(P + m log n) after the first read."""
+        self._flush()
+        if self._weighted or self.by_class:
+            return None
+        return self._positive_counts(column).average_precision()
 
     #: Validation and the split of a batch by column and label (:mod:`streammetrics._score_batches`).
     prepare = ScoreBatches.split_batch
@@ -425,8 +434,9 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         scores). O(n log n): a linear merge of the sorted runs, then a ranking. Unweighted
         one-vs-rest columns at positive thresholds: O(P + m log n) after the first read (P
         distinct positive scores, m samples folded in since the last read)."""
+        self._flush()  # (a queued weighted batch makes the state weighted)
         if positive_thresholds and not self._weighted and not self.by_class:
-            return self._positive_counts(column)
+            return self._positive_counts(column).counts()
         pv, pw, nv, nw = self.column(column)
         return counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv) if positive_thresholds else None)
 
