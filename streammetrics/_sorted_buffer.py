@@ -25,7 +25,9 @@ run). Labels need no storage: the group says what they are.
 Alongside, ``u2[c, g]`` is twice the Mann-Whitney statistic of column c's positives against group
 g (a tied pair counts 1/2, so 2U is an exact integer for unit weights; with float weights it is a
 float): ``u2[c, g] = sum_{p, n} w_p w_n (2 [s_p > s_n] + [s_p = s_n])``. AUROC (one-vs-rest or
-one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``. Unweighted, ``u2`` is int64
+one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``. ``u2`` is kept current
+only once it has been read (``_u2_live``): until then folds skip the pair counting (an AP or
+curve reader never pays for it), and the first read counts every stored pair once, O(n log n). Unweighted, ``u2`` is int64
 until a column could hold about 3e9 samples, then Python ints: exact at any size (``_u2_counter``).
 
 Complexity
