@@ -27,8 +27,9 @@ g (a tied pair counts 1/2, so 2U is an exact integer for unit weights; with floa
 float): ``u2[c, g] = sum_{p, n} w_p w_n (2 [s_p > s_n] + [s_p = s_n])``. AUROC (one-vs-rest or
 one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``. ``u2`` is kept current
 only once it has been read (``_u2_live``): until then folds skip the pair counting (an AP or
-curve reader never pays for it), and the first read counts every stored pair once, O(n log n). Unweighted, ``u2`` is int64
-until a column could hold about 3e9 samples, then Python ints: exact at any size (``_u2_counter``).
+curve reader never pays for it), and the first read counts every stored pair once, O(n log n).
+Unweighted, ``u2`` is int64 until a column could hold about 3e9 samples, then Python ints: exact
+at any size (``_u2_counter``).
 
 Complexity
 ----------
