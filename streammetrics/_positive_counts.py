@@ -146,14 +146,20 @@ class PositiveCounts:
                                float(self.total_neg))
 
     def average_precision(self) -> float:
-        """Step average precision, sum_i pw_i/P * TP_i / (TP_i + FP_i) over the distinct
-        positive scores (nan without positives). O(P): two integer prefix sums, one division,
-        one product and one sum, all contiguous."""
+        """Step average precision, sum_i (R_i - R_{i-1}) TP_i / (TP_i + FP_i) over the distinct
+        positive scores (nan without positives), with the same floating-point steps as
+        :func:`streammetrics._curves.average_precision` (so equal to it bit for bit). O(P): two
+        integer prefix sums and a few contiguous passes, no BLAS call."""
         if self.total_pos <= 0:
             return math.nan
         tp = np.cumsum(self.pw)
         fp = np.cumsum(self.nb)
         fp += tp
-        prec = np.divide(tp, fp)
-        prec *= self.pw  # not a BLAS dot: its threads are far slower on a shared machine
-        return max(0.0, float(prec.sum()) / self.total_pos)
+        tps = tp.astype(np.float64)
+        precision = tps / fp
+        recall = np.divide(tps, float(self.total_pos), out=tps)
+        step = np.empty_like(recall)
+        step[0] = recall[0]
+        np.subtract(recall[1:], recall[:-1], out=step[1:])
+        step *= precision
+        return float(max(0.0, float(np.sum(step))))
