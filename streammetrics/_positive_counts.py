@@ -156,7 +156,7 @@ class PositiveCounts:
         fp = np.cumsum(self.nb)
         fp += tp
         tps = tp.astype(np.float64)
-        precision = tps / fp
+        precision = np.divide(tps, fp)
         recall = np.divide(tps, float(self.total_pos), out=tps)
         step = np.empty_like(recall)
         step[0] = recall[0]
