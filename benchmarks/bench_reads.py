@@ -1,20 +1,33 @@
-"""Read costs of the exact ranking metrics: AUROC and AP read after every batch vs read once.
+"""Read costs of the exact ranking metrics against their targets, every ratio from one run.
 
-Run ``python -m benchmarks.bench_reads [--n 2000000] [--batch 10000]``. In one process, for AUROC
-and average precision, alternately: stream the scores in batches and read once at the end; the
-same with a read after every batch; and a repeated read with no update in between. Times are
-CPU seconds (``time.process_time``: the machine may be shared), with the wall time beside them,
-and the reference one ``np.sort`` of the whole score array is timed in the same rounds. The load
-average is printed with the results.
+Run ``python -m benchmarks.bench_reads [--n 2000000] [--batch 10000] [--rounds 3] [--memory]``.
+
+In one process, round after round (so every ratio compares timings taken under the same load),
+on seeded binary data (10% positives, N(0, 1) + 0.5 for positives):
+
+* ``np.sort`` of the whole score array: the reference of the stream target;
+* AUROC and AP (``AveragePrecision``): stream the scores in batches and read once at the end,
+  and the same with a read after every batch; a repeated read with no update in between;
+* macro one-vs-rest AUROC with 10 classes (200k rows in batches of 1k) and 1000 classes (1k rows
+  in batches of 100), read once or after every batch;
+* bounded states (``max_bytes=``) of AUROC and AP, read once or after every batch.
+
+Times are CPU seconds (``time.process_time``: the machine may be shared); the median over the
+rounds of each ratio is printed with the target. ``--memory`` adds numpy's traced peak
+(``tracemalloc``) per score while streaming AUROC + AP in one ``MetricSet`` and reading once,
+or after every batch. The load average is printed before and after.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 import time
 import tracemalloc
+import warnings
+from collections.abc import Callable
 
 import numpy as np
 
@@ -25,29 +38,48 @@ import streammetrics as sm  # noqa: E402
 from benchmarks.bench_ranking import binary_data  # noqa: E402
 
 
-def _timed(fn) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    c, w = time.process_time(), time.perf_counter()
+def _cpu(fn: Callable[[], object]) -> float:
+    c = time.process_time()
     fn()
-    return time.process_time() - c, time.perf_counter() - w
+    return time.process_time() - c
 
 
-def stream(cls: type, y: np.ndarray, s: np.ndarray, batch: int, every: bool) -> float:
-    m = cls()
-    v = 0.0
+def stream(make: Callable[[], sm.Metric], y: np.ndarray, s: np.ndarray, batch: int, every: bool) -> float:
+    """Feed ``y``, ``s`` in batches of ``batch`` rows; read after every batch or once."""
+    m = make()
     for i in range(0, y.shape[0], batch):
         m.update(y[i : i + batch], s[i : i + batch])
         if every:
-            v = m.compute()
-    return float(m.compute()) if not every else float(v)
+            m.compute()
+    return float(np.mean(m.compute()))
 
 
-def peak_bytes_per_score(y: np.ndarray, s: np.ndarray, batch: int) -> float:
-    """numpy's traced peak while streaming AUROC + AP (one shared state) and reading both,
-    minus the 8 bytes per score the state keeps... reported as the whole peak per score."""
+def once_and_every(make: Callable[[], sm.Metric], y: np.ndarray, s: np.ndarray,
+                   batch: int) -> tuple[float, float]:
+    """CPU seconds of :func:`stream` reading once, then reading after every batch."""
+    return (_cpu(lambda: stream(make, y, s, batch, False)),
+            _cpu(lambda: stream(make, y, s, batch, True)))
+
+
+def multiclass_data(n: int, k: int, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of ``k`` classes: softmax of N(0, 1) logits + 1 on the true class (float64)."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, k, n)
+    z = rng.standard_normal((n, k))
+    z[np.arange(n), y] += 1.0
+    z = np.exp(z - z.max(axis=1, keepdims=True))
+    return y, z / z.sum(axis=1, keepdims=True)
+
+
+def peak_bytes_per_score(y: np.ndarray, s: np.ndarray, batch: int, every: bool) -> float:
+    """numpy's traced peak while streaming AUROC + AP (one shared state) and reading them (once
+    at the end, or after every batch), per score; the input arrays are not counted."""
     tracemalloc.start()
     ms = sm.MetricSet({"auroc": sm.AUROC(), "ap": sm.AveragePrecision()})
     for i in range(0, y.shape[0], batch):
         ms.update(y[i : i + batch], s[i : i + batch])
+        if every:
+            ms.compute()
     ms.compute()
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
@@ -58,28 +90,63 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2_000_000)
     ap.add_argument("--batch", type=int, default=10_000)
-    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--no-extra", action="store_true", help="binary AUROC / AP only")
     args = ap.parse_args(argv)
-    y, s = binary_data(args.n)
-    print(f"n={args.n:,} batch={args.batch:,} load average {os.getloadavg()}")
+    n, b = args.n, args.batch
+    y, s = binary_data(n)
+    warnings.simplefilter("ignore")  # classes absent from the first batches (nan, then filled)
+    mc = {k: multiclass_data(rows, k) for k, rows in ((10, 200_000), (1000, 1_000))}
+    mc_batch = {10: 1_000, 1000: 100}  # 200 batches (2M scores) / 10 batches (1M scores)
+    budget = 256 * 1024
+    print(f"n={n:,} batch={b:,} rounds={args.rounds}; load average before "
+          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
+    ratios: dict[str, list[float]] = {}
+    secs: dict[str, list[float]] = {}
+
+    def add(name: str, ratio: float, seconds: float) -> None:
+        ratios.setdefault(name, []).append(ratio)
+        secs.setdefault(name, []).append(seconds)
+
     for _ in range(args.rounds):
-        rows = {}
-        rows["np.sort"] = _timed(lambda: np.sort(s))
-        for cls in (sm.AUROC, sm.AveragePrecision):
-            rows[f"{cls.__name__} stream, one read"] = _timed(lambda c=cls: stream(c, y, s, args.batch, False))
-            rows[f"{cls.__name__} read every batch"] = _timed(lambda c=cls: stream(c, y, s, args.batch, True))
+        t_sort = _cpu(lambda: np.sort(s))
+        for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
+            once, every = once_and_every(cls, y, s, b)
+            add(f"{label} streamed, one read / np.sort", once / t_sort, once)
+            add(f"{label} read after every batch / read once", every / once, every)
             m = cls().update(y, s)
             m.compute()
-            rows[f"{cls.__name__} repeated read (x1000)"] = _timed(lambda m=m: [m.compute() for _ in range(1000)])
-        for k, (c, w) in rows.items():
-            print(f"  {k:40s} CPU {c:8.3f} s  wall {w:8.3f} s")
-        for name in ("AUROC", "AveragePrecision"):
-            every, once = rows[f"{name} read every batch"][0], rows[f"{name} stream, one read"][0]
-            print(f"  {name}: every/once {every / once:5.2f}x   stream/np.sort {once / rows['np.sort'][0]:5.2f}x")
+            rep = _cpu(lambda m=m: [m.compute() for _ in range(1000)]) / 1000
+            add(f"{label} read again, no update (s per read)", rep, rep)
+        if args.no_extra:
+            continue
+        for k, (yk, sk) in mc.items():
+            once, every = once_and_every(lambda k=k: sm.AUROC(num_classes=k), yk, sk, mc_batch[k])
+            add(f"macro AUROC, {k} classes: every batch / once", every / once, every)
+        for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
+            once, every = once_and_every(lambda c=cls: c(max_bytes=budget), y, s, b)
+            add(f"bounded {label} (max_bytes=256K): every batch / once", every / once, every)
+    targets = {
+        "AUROC read after every batch / read once": 3.0,
+        "AP read after every batch / read once": 6.0,
+        "AUROC streamed, one read / np.sort": 1.5,
+        "AP streamed, one read / np.sort": 1.5,
+    }
+    print(f"{'measure':58s} {'median':>9s} {'range':>17s} {'CPU s':>8s}  target")
+    for name, vals in ratios.items():
+        t = targets.get(name)
+        verdict = "" if t is None else f"<= {t}x: {'met' if statistics.median(vals) <= t else 'NOT met'}"
+        unit = "" if "(s per read)" in name else "x"
+        fmt = (lambda v: f"{v * 1e6:.1f}us") if not unit else (lambda v: f"{v:.2f}x")
+        print(f"{name:58s} {fmt(statistics.median(vals)):>9s} {fmt(min(vals)):>8s}-{fmt(max(vals)):<8s} "
+              f"{statistics.median(secs[name]):8.3f}  {verdict}")
     if args.memory:
-        print(f"  peak traced bytes per score (AUROC + AP): {peak_bytes_per_score(y, s, args.batch):.1f}")
-    print(f"load average after {os.getloadavg()}")
+        for every in (False, True):
+            per = peak_bytes_per_score(y, s, b, every)
+            print(f"peak traced bytes per score, AUROC + AP, {'read every batch' if every else 'one read'}: "
+                  f"{per:.1f} (target <= 12: {'met' if per <= 12 else 'NOT met'})")
+    print(f"load average after {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
 if __name__ == "__main__":

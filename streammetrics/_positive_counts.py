@@ -4,19 +4,21 @@ Average precision (and the PR curve's area) needs, at every distinct positive sc
 positive and negative weight with score >= t. Recomputing them from the sorted runs at each
 read merges every run first (O(n log n)); :class:`PositiveCounts` instead keeps, for an
 unweighted column, the distinct positive scores ``u`` (ascending), the number of positives at
-each (``pw``) and the number of negatives >= each (``neg_ge``), and brings them up to date with
-the samples folded in since the last read:
+each (``pw``) and the number of negatives between each and the next (``nb``), and brings them up
+to date with the samples folded in since the last read:
 
-* the new negatives are ranked among ``u`` (O(m log P)) and added to ``neg_ge`` by one
-  bincount and one suffix sum (O(P + m));
-* a new distinct positive score gets its ``neg_ge`` by one search per stored negative run
+* the new negatives are ranked among ``u`` (O(m log P)) and each adds one to its bin (O(m));
+* a new distinct positive score gets its negatives above by one search per stored negative run
   (O(log n) each), and all new ones are inserted by one linear pass (O(P)).
 
-So a read after a batch of m samples costs a few linear passes over the P distinct positive
-scores plus O(m log n): no re-sort and no merge of the stored runs. Exact integer counts.
+A read forms the cumulative counts by two suffix sums; the average precision is then one
+division and one dot product: a few linear passes over the P distinct positive scores plus
+O(m log n), no re-sort and no merge of the stored runs. Exact integer counts.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -56,60 +58,108 @@ class PositiveCounts:
     """Counts of one unweighted column at its distinct positive scores (module docstring).
 
     Built from :class:`ThresholdCounts` at the positive thresholds, updated by :meth:`add`,
-    read by :meth:`counts`.
+    read by :meth:`counts` or :meth:`average_precision`. Kept in decreasing score order, per
+    distinct positive score ``u[i]`` (stored negated, ``key = -u``, ascending for searches): the
+    positives at it (``pw``) and the negatives in ``[u[i], u[i-1])`` (``nb``; the first bin is
+    open above), both int64, so a new negative is one increment and a read forms the
+    cumulative counts by two contiguous integer prefix sums.
     """
 
-    __slots__ = ("u", "pw", "neg_ge", "total_pos", "total_neg")
+    __slots__ = ("key", "pw", "nb", "total_pos", "total_neg")
 
     def __init__(self, counts: ThresholdCounts) -> None:
-        self.u = counts.thresholds[::-1].copy()
-        tps = np.asarray(counts.tps, dtype=np.int64)[::-1]
-        self.pw = np.diff(tps[::-1], prepend=0)[::-1].copy()
-        self.neg_ge = np.asarray(counts.fps, dtype=np.int64)[::-1].copy()
+        self.key = np.negative(counts.thresholds, dtype=np.float64)
+        self.pw = np.diff(np.asarray(counts.tps, dtype=np.int64), prepend=0)
+        self.nb = np.diff(np.asarray(counts.fps, dtype=np.int64), prepend=0)
         self.total_pos = int(counts.total_pos)
         self.total_neg = int(counts.total_neg)
 
     def add(self, pos: np.ndarray, neg: np.ndarray, neg_group: Group) -> None:
         """Fold in new positives ``pos`` and negatives ``neg`` (both sorted ascending) that are
         already stored in the column's groups (``neg_group``: its negatives, now including
-        ``neg``). O(P + m log n)."""
-        u = self.u
-        if neg.shape[0] and u.shape[0]:
-            # each new negative counts for every threshold <= it: the thresholds 0..j with j
-            # the last u <= value
-            j = np.searchsorted(u, neg, "right") - 1
-            j = j[j >= 0]
-            if j.shape[0]:
-                per = np.bincount(j, minlength=u.shape[0])
-                self.neg_ge += np.cumsum(per[::-1])[::-1]
+        ``neg``). O(m log n) for m new samples, plus one O(P) insertion pass when a new
+        distinct positive score appears."""
+        key, nb = self.key, self.nb
+        p = key.shape[0]
+        if neg.shape[0] and p:
+            # a new negative s falls in the bin of the highest threshold <= s (none: dropped)
+            j = np.searchsorted(key, np.negative(neg[::-1], dtype=np.float64), "left")
+            j = j[: np.searchsorted(j, p, "left")]
+            if j.shape[0]:  # j is sorted: one increment per distinct bin, by its multiplicity
+                new = np.empty(j.shape[0], dtype=bool)
+                new[0] = True
+                np.not_equal(j[1:], j[:-1], out=new[1:])
+                starts = np.flatnonzero(new)
+                nb[j[starts]] += np.diff(starts, append=j.shape[0])
         self.total_neg += neg.shape[0]
-        if pos.shape[0]:
-            d, k = _distinct(pos)
-            at = np.searchsorted(u, d, "left")
-            held = at < u.shape[0]
-            held[held] = u[at[held]] == d[held]
-            if held.any():
-                np.add.at(self.pw, at[held], k[held])
-            fresh = ~held
-            if fresh.any():
-                df, kf, af = d[fresh], k[fresh], at[fresh]
-                ge = count_ge(neg_group, df)
-                # one scatter of old and new entries into their merged places (one O(P) pass)
-                size = u.shape[0] + df.shape[0]
-                slot = af + np.arange(df.shape[0])
-                old = np.ones(size, dtype=bool)
-                old[slot] = False
-                for name, fresh_vals in (("u", df), ("pw", kf), ("neg_ge", ge)):
-                    cur = getattr(self, name)
-                    out = np.empty(size, dtype=cur.dtype)
-                    out[old] = cur
-                    out[slot] = fresh_vals
-                    setattr(self, name, out)
-            self.total_pos += pos.shape[0]
+        if not pos.shape[0]:
+            return
+        d, k = _distinct(pos)
+        d, k = d[::-1], k[::-1]  # decreasing score: ascending key
+        kd = np.negative(d)
+        at = np.searchsorted(key, kd, "left")
+        held = at < p
+        held[held] = key[at[held]] == kd[held]
+        if held.any():
+            np.add.at(self.pw, at[held], k[held])
+        self.total_pos += pos.shape[0]
+        fresh = ~held
+        if not fresh.any():
+            return
+        df, kf, af = d[fresh], k[fresh], at[fresh]
+        f = df.shape[0]
+        ge = count_ge(neg_group, df[::-1])[::-1]  # negatives >= each new threshold
+        # negatives >= the old threshold just above each new one's gap (0 above the top): one
+        # search per gap, not a prefix sum over every threshold
+        ge_above = np.zeros(f, dtype=np.int64)
+        inner = af > 0
+        if inner.any():
+            ai = af[inner]
+            ge_above[inner] = count_ge(neg_group, -key[ai - 1][::-1])[::-1]
+        # the threshold above a new one: the previous new one in the same gap, else the old one
+        same = np.zeros(f, dtype=bool)
+        same[1:] = af[1:] == af[:-1]
+        ge_prev = ge_above.copy()
+        ge_prev[same] = ge[:-1][same[1:]]
+        nb_f = ge - ge_prev
+        # the old threshold below each gap keeps only the negatives under the gap's last new one
+        last = np.ones(f, dtype=bool)
+        last[:-1] = ~same[1:]
+        below = last & (af < p)
+        nb[af[below]] -= ge[below] - ge_above[below]
+        # one scatter of old and new entries into their merged places (one O(P) pass)
+        size = p + f
+        slot = af + np.arange(f)
+        old = np.ones(size, dtype=bool)
+        old[slot] = False
+        for name, cur, fresh_vals in (("key", key, np.negative(df)), ("pw", self.pw, kf),
+                                      ("nb", nb, nb_f)):
+            out = np.empty(size, dtype=cur.dtype)
+            out[old] = cur
+            out[slot] = fresh_vals
+            setattr(self, name, out)
 
     def counts(self) -> ThresholdCounts:
         """The counts at the distinct positive scores, decreasing. O(P)."""
-        tps = np.cumsum(self.pw[::-1], dtype=np.float64)  # float64 as every other counts
-        fps = self.neg_ge[::-1].astype(np.float64)
-        return ThresholdCounts(self.u[::-1], tps, fps, float(self.total_pos),
+        return ThresholdCounts(np.negative(self.key), np.cumsum(self.pw, dtype=np.float64),
+                               np.cumsum(self.nb, dtype=np.float64), float(self.total_pos),
                                float(self.total_neg))
+
+    def average_precision(self) -> float:
+        """Step average precision, sum_i (R_i - R_{i-1}) TP_i / (TP_i + FP_i) over the distinct
+        positive scores (nan without positives), with the same floating-point steps as
+        :func:`streammetrics._curves.average_precision` (so equal to it bit for bit). O(P): two
+        integer prefix sums and a few contiguous passes, no BLAS call."""
+        if self.total_pos <= 0:
+            return math.nan
+        tp = np.cumsum(self.pw)
+        fp = np.cumsum(self.nb)
+        fp += tp
+        tps = tp.astype(np.float64)
+        precision = np.divide(tps, fp)
+        recall = np.divide(tps, float(self.total_pos), out=tps)
+        step = np.empty_like(recall)
+        step[0] = recall[0]
+        np.subtract(recall[1:], recall[:-1], out=step[1:])
+        step *= precision
+        return float(max(0.0, float(np.sum(step))))

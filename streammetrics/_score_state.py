@@ -152,3 +152,9 @@ class ScoreState(State, ABC):
         """(value, low, high) of the AUROC of every column's samples pooled (micro); as
         :meth:`auroc`. O(n log n) exact, O(bins) binned."""
         ...
+
+    def step_average_precision(self, column: int) -> float | None:
+        """The exact step average precision of one column when this state has a faster path
+        to it than :meth:`counts` (nan without positives), else None. The exact buffer's
+        unweighted one-vs-rest columns: O(P) for P distinct positive scores."""
+        return None

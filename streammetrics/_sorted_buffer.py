@@ -25,8 +25,11 @@ run). Labels need no storage: the group says what they are.
 Alongside, ``u2[c, g]`` is twice the Mann-Whitney statistic of column c's positives against group
 g (a tied pair counts 1/2, so 2U is an exact integer for unit weights; with float weights it is a
 float): ``u2[c, g] = sum_{p, n} w_p w_n (2 [s_p > s_n] + [s_p = s_n])``. AUROC (one-vs-rest or
-one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``. Unweighted, ``u2`` is int64
-until a column could hold about 3e9 samples, then Python ints: exact at any size (``_u2_counter``).
+one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``. ``u2`` is kept current
+only once it has been read (``_u2_live``): until then folds skip the pair counting (an AP or
+curve reader never pays for it), and the first read counts every stored pair once, O(n log n).
+Unweighted, ``u2`` is int64 until a column could hold about 3e9 samples, then Python ints: exact
+at any size (``_u2_counter``).
 
 Complexity
 ----------
@@ -104,6 +107,7 @@ __all__ = ["SortedScores", "count2", "delete_sorted", "merge_sorted"]  # the ker
 #: ``load_arrays`` outside that block rejects them as unexpected arrays).
 _TRUSTED_U2 = "trusted.u2"
 _TRUSTED_DTYPE = "trusted.dtype"
+_TRUSTED_LIVE = "trusted.u2_live"
 #: A read folds at most this many queued scalar samples one by one (more: as one batch).
 _SCALAR_FOLD_MAX = 64
 #: Queued batches (or single samples) folded in without waiting for a read.
@@ -132,6 +136,9 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         k, g = self.n_columns, self.n_groups
         self._groups = [[Group() for _ in range(g)] for _ in range(k)]
         self._u2: np.ndarray = np.zeros((k, g), dtype=np.int64)
+        #: False until ``u2`` is first read: folds then skip the pair counting (an AP-only
+        #: state never pays for it), and the first read counts every pair once (:meth:`_ensure_u2`)
+        self._u2_live = False
         self._room = 0  # samples that can be added before u2 must be checked (_u2_counter)
         self._weighted = False
         self._dtype: np.dtype | None = None
@@ -158,7 +165,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         if self._plog_n > max(1 << 16, sum(int(g.total) for row in self._groups for g in row) // 16):
             self._drop_positive_counts()
 
-    def _positive_counts(self, column: int) -> ThresholdCounts:
+    def _positive_counts(self, column: int) -> PositiveCounts:
         """Counts at the distinct positive scores of an unweighted one-vs-rest column, from the
         cache brought up to date (built by one full read the first time)."""
         self._flush()
@@ -174,11 +181,20 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                 kept.add(pos, neg, self._groups[col][0])
         cached = self._pcounts.get(column)
         if cached is not None and cached.total_pos == self._groups[column][1].total:
-            return cached.counts()
+            return cached
         pv, pw, nv, nw = self.column(column)
-        counts = counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv))
-        self._pcounts[column] = PositiveCounts(counts)
-        return counts
+        cached = PositiveCounts(counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv)))
+        self._pcounts[column] = cached
+        return cached
+
+    def step_average_precision(self, column: int) -> float | None:
+        """The step average precision of an unweighted one-vs-rest column from the counts kept
+        at its distinct positive scores (:mod:`streammetrics._positive_counts`), else None.
+        O(P + m log n) after the first read."""
+        self._flush()
+        if self._weighted or self.by_class:
+            return None
+        return self._positive_counts(column).average_precision()
 
     #: Validation and the split of a batch by column and label (:mod:`streammetrics._score_batches`).
     prepare = ScoreBatches.split_batch
@@ -253,6 +269,12 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         scalars, self._scalars = self._scalars, []
         self._drop_positive_counts()
         neg, pos = self._groups[0]
+        if not self._u2_live:
+            for grp, x, _ in scalars:
+                (pos if grp == 1 else neg).add_scalar(x)
+            if self._dtype is None:
+                self._dtype = np.dtype(np.float64)
+            return
         self._u2, self._room = exact_u2(self._u2, self._groups, len(scalars), self._room)
         u2 = self._u2
         for grp, x, _ in scalars:
@@ -289,7 +311,9 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
             self._weighted = True
             self._u2 = self._u2.astype(np.float64)
         n = sum(v.shape[0] for row in new for v, _ in row)
-        self._u2, self._room = exact_u2(self._u2, self._groups, n, self._room)
+        live = self._u2_live
+        if live:
+            self._u2, self._room = exact_u2(self._u2, self._groups, n, self._room)
         u2 = self._u2
         for col in range(self.n_columns):
             p = self.pos_group(col)
@@ -298,7 +322,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
             old_p = self._groups[col][p]
             totals = [(v.shape[0] if w is None else float(w.sum())) for v, w in row]
             for grp in range(self.n_groups):
-                if grp == p:
+                if grp == p or not live:
                     continue
                 nv, nw = row[grp]
                 d: int | float = 0
@@ -320,15 +344,44 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                 self._groups[col][grp].push(v, w, totals[grp], RATIO_BUSY if busy else RATIO)
         self._log_fold(new, n)
 
+    def _ensure_u2(self) -> None:
+        """Make ``u2`` live: fold the queue in and, the first time, count every pair of the
+        stored samples (each positive group, as one sorted run, ranked in the runs of the
+        other groups: O(n log n) once); later folds keep it current. O(1) when live."""
+        if self._u2_live:
+            return
+        self._flush()
+        self._u2_live = True
+        k, g = self.n_columns, self.n_groups
+        zero = np.zeros((k, g), dtype=np.float64 if self._weighted else np.int64)
+        self._u2, self._room = exact_u2(zero, self._groups, 1, 0)
+        for col in range(k):
+            p = self.pos_group(col)
+            pos = self._groups[col][p]
+            if not pos.total:
+                continue
+            pv, pw = copy_groups([[pos]])[0][0].consolidate()  # a copy: the layout stays
+            for grp in range(g):
+                other = self._groups[col][grp]
+                if grp == p or not other.total:
+                    continue
+                d = other.count2(pv, pw)
+                if other.tail:
+                    tail = np.fromiter(other.tail, dtype=np.float64, count=len(other.tail))
+                    d += count2(tail, None, pv, pw)
+                self._u2[col, grp] += d
+
     # -- reads (call under the owner's lock) ---------------------------------------------------
     def u2(self) -> np.ndarray:
         """``u2[c, g]``: 2 x Mann-Whitney U of column c's positives vs group g (live; read only)."""
         self._flush()
+        self._ensure_u2()
         return self._u2
 
     def binary_stat(self) -> tuple[int | float, int | float, int | float]:
         """(2U, P, N) of a binary state, as exact ints for unit weights. O(1) once folded."""
         self._flush()
+        self._ensure_u2()
         neg, pos = self._groups[0]
         return as_python(self._u2[0, 0]), pos.total, neg.total
 
@@ -384,8 +437,9 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         scores). O(n log n): a linear merge of the sorted runs, then a ranking. Unweighted
         one-vs-rest columns at positive thresholds: O(P + m log n) after the first read (P
         distinct positive scores, m samples folded in since the last read)."""
+        self._flush()  # (a queued weighted batch makes the state weighted)
         if positive_thresholds and not self._weighted and not self.by_class:
-            return self._positive_counts(column)
+            return self._positive_counts(column).counts()
         pv, pw, nv, nw = self.column(column)
         return counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv) if positive_thresholds else None)
 
@@ -435,7 +489,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
     def check_invariants(self) -> None:
         """Assert every internal invariant (for tests): runs sorted and geometric, totals and
         cumulative weights consistent, ``u2`` equal to a recount from scratch. O(n log n)."""
-        self._flush()
+        self._ensure_u2()
         for row in self._groups:
             for grp in row:
                 sizes = [r.shape[0] for r in grp.runs]
@@ -460,6 +514,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                     total -= grp.dead.total
                 assert abs(total - grp.total) <= 1e-9 * max(1.0, abs(total))
         fresh = SortedScores(self.task, self.num_classes, self.ignore_index, self.by_class)
+        fresh._u2_live = True
         fresh._fold(
             [
                 [(v.copy(), None if w is None else w.copy()) for v, w in (g.consolidate() for g in row)]
@@ -495,6 +550,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
             out["weights"] = np.concatenate(weights) if weights else np.zeros(0)
         if states_trusted():  # pickling / in-process copies: carry the derived counts along
             out[_TRUSTED_U2] = self._u2.copy()
+            out[_TRUSTED_LIVE] = self._u2_live
             out[_TRUSTED_DTYPE] = "" if self._dtype is None else self._dtype.str
         return out
 
@@ -515,6 +571,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                 self._groups[col][grp].push(v, w, v.shape[0] if w is None else float(w.sum()))
         self._weighted = weights is not None
         self._u2 = counter_copy(arrays[_TRUSTED_U2], self._weighted)
+        self._u2_live = bool(arrays.get(_TRUSTED_LIVE, True))
         dtype = arrays[_TRUSTED_DTYPE]
         self._dtype = np.dtype(dtype) if dtype else None
 
@@ -575,9 +632,12 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         assert isinstance(other, SortedScores)
         other._flush()
         self._flush()
+        if self._u2_live:
+            other._ensure_u2()
         new = [[grp.consolidate() for grp in row] for row in other._groups]
         new = [[(v.copy(), None if w is None else w.copy()) for v, w in row] for row in new]
-        self._fold(new, other._u2.copy())  # the pairs within ``other``: counted in its u2
+        # the pairs within ``other``: counted in its u2 (not needed while this one's is not live)
+        self._fold(new, other._u2.copy() if self._u2_live else None)
         if other._weighted and not self._weighted:
             self._purge_tombstones()
             self._weighted = True

@@ -65,6 +65,8 @@ class SortedSlide:
 
         def _drop_positive_counts(self) -> None: ...
 
+        def _ensure_u2(self) -> None: ...
+
     def subtract(self, other: State) -> None:
         """Remove the samples held by ``other`` (a state of the same key holding a sub-multiset
         of the samples folded into this one -- the caller's contract, as for
@@ -113,6 +115,7 @@ class SortedSlide:
         the queue in. In list mode (see :meth:`_flat_slide`) with few changes this is one
         plain-Python pass -- no re-validation, no numpy temporaries, no sorting. Otherwise
         ``remove_groups(split_trusted(y, s))``: no re-validation either."""
+        self._ensure_u2()
         neg_g, pos_g = self._groups[0]
         if (type(neg_g.tail) is not FlatList or type(pos_g.tail) is not FlatList or neg_g.runs
                 or pos_g.runs or self._scalars or self._dtype != np.float64):
@@ -152,6 +155,7 @@ class SortedSlide:
                 or any(w is not None for *_, w in self._scalars)):
             self._flush()
             raise NotImplementedError("weighted ranking buffers are rebuilt, not subtracted")
+        self._ensure_u2()  # removals change the pair counts: they must be current
         self._drop_positive_counts()
         groups = self._groups
         queued = self._queued_groups()

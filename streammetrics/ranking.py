@@ -333,6 +333,10 @@ class AveragePrecision(RankingMetric):
         return {**super()._config(), "interpolated": self.interpolated, "eleven_point": self.eleven_point}
 
     def _stat(self, column: int | None) -> tuple[float, float, float]:
+        if column is not None and not (self.interpolated or self.eleven_point):
+            v = self._state.step_average_precision(column)  # the exact buffer's O(P) read
+            if v is not None:
+                return v, v, v
         counts = self._counts(column, positive_thresholds=True)
         return average_precision_certified(counts, self.interpolated, self.eleven_point)
 

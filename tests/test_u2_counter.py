@@ -43,6 +43,7 @@ def test_auroc_is_exact_beyond_int64_pair_counts():
     m = sm.AUROC()
     st = m._state
     st._groups[0][1].total = big
+    st._u2_live = True  # count pairs at every fold (a lazy first count would miss the crafted ones)
     rng = np.random.default_rng(5)
     neg = rng.random(8192)
     pos = rng.random(100)

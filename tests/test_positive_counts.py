@@ -1,0 +1,70 @@
+"""The counts kept at the distinct positive scores (the average precision read after every batch)
+equal a recount from the sorted scores, and the average precision equals scikit-learn's."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ranking_oracles import finite
+from sklearn.metrics import average_precision_score
+
+import streammetrics as sm
+from streammetrics._curves import counts_from_sorted, distinct_desc
+
+
+def _recount(state, column):
+    pv, pw, nv, nw = state.column(column)
+    return counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), levels=st.sampled_from([2, 5, 40, 0]),
+       sizes=st.lists(st.integers(0, 300), min_size=1, max_size=12))
+def test_kept_counts_equal_a_recount_after_every_batch(seed, levels, sizes):
+    rng = np.random.default_rng(seed)
+    m = sm.AveragePrecision()
+    ys, ss = [], []
+    for n in sizes:
+        y = (rng.random(n) < rng.random()).astype(int)
+        s = rng.normal(size=n) + y
+        if levels:
+            s = np.round(s * levels) / levels  # ties, inside and across batches
+        s[rng.random(n) < 0.02] = np.inf
+        s[rng.random(n) < 0.02] = -np.inf
+        m.update(y, s)
+        ys.append(y)
+        ss.append(s)
+        y_all, s_all = np.concatenate(ys), np.concatenate(ss)
+        if y_all.sum() == 0:
+            continue
+        got = m.compute()
+        np.testing.assert_allclose(got, average_precision_score(y_all, finite(s_all)), rtol=1e-12, atol=1e-12)
+        kept = m._state.counts(0, positive_thresholds=True)
+        want = _recount(m._state, 0)
+        np.testing.assert_array_equal(kept.thresholds, want.thresholds)
+        np.testing.assert_array_equal(kept.tps, want.tps)
+        np.testing.assert_array_equal(kept.fps, want.fps)
+        assert (kept.total_pos, kept.total_neg) == (want.total_pos, want.total_neg)
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), batches=st.integers(1, 8))
+def test_multiclass_macro_ap_after_every_batch_equals_sklearn(seed, batches):
+    rng = np.random.default_rng(seed)
+    k = 4
+    m = sm.AveragePrecision(num_classes=k, average=None)
+    ys, ss = [], []
+    for _ in range(batches):
+        n = int(rng.integers(1, 200))
+        y = rng.integers(0, k, n)
+        s = np.round(rng.random((n, k)) * 20) / 20
+        m.update(y, s)
+        ys.append(y)
+        ss.append(s)
+        y_all, s_all = np.concatenate(ys), np.concatenate(ss)
+        got = m.compute()
+        for c in range(k):
+            if (y_all == c).any():
+                want = average_precision_score(y_all == c, s_all[:, c])
+                np.testing.assert_allclose(got[c], want, rtol=1e-12, atol=1e-12)
