@@ -76,6 +76,7 @@ def reliability_ece(result: Any) -> float:
     return float(np.sum(n * np.abs(np.asarray(result.prob_true) - np.asarray(result.prob_pred))) / total)
 
 
+@filled
 def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins: int | None = None,
                      counts: bool = True, digits: int = 3, **kwargs: Any) -> Display:
     """Reliability diagram of calibration curve results (one, a list per class, or a mapping).
