@@ -12,7 +12,7 @@ import pytest
 from calibration_oracles import quantile_curve as brute_curve
 from calibration_oracles import quantile_error as brute_error
 from calibration_oracles import streamed_merged_persisted as pieces
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sklearn.calibration import calibration_curve
 
@@ -96,6 +96,7 @@ def check_curve(r, want, tol=1e-12):
 @given(seed=st.integers(0, 2**31), n=st.integers(1, 600), digits=st.integers(1, 6),
        budget=st.sampled_from([512, 2048, 1 << 16]), weighted=st.booleans(),
        n_bins=st.integers(1, 12), cuts=st.lists(st.integers(0, 600), max_size=3))
+@example(seed=613, n=237, digits=2, budget=512, weighted=True, n_bins=12, cuts=[])  # empty reach
 def test_bounded_curve_bounds_hold_the_exact_curve(seed, n, digits, budget, weighted, n_bins, cuts):
     rng, y, p = data(seed, n, digits)
     w = rng.integers(1, 4, n) if weighted else np.ones(n, int)

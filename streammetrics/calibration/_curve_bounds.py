@@ -78,8 +78,9 @@ def bounded_curve(c: ThresholdCounts, n_bins: int) -> dict[str, Any]:
     p_hi = np.minimum(p_hi, r.edge_hi[1:])
     w = est[:, 0]
     has = w > 0
-    true = np.where(has, _safe(est[:, 2], w, 0.0), (t_lo + t_hi) / 2)
-    pred = np.where(has, _safe(est[:, 1], w, 0.0), (p_lo + p_hi) / 2)
+    with np.errstate(invalid="ignore"):  # inf + -inf only in rows no sample can reach (dropped)
+        true = np.where(has, _safe(est[:, 2], w, 0.0), (t_lo + t_hi) / 2)
+        pred = np.where(has, _safe(est[:, 1], w, 0.0), (p_lo + p_hi) / 2)
     out = {
         "prob_true": np.clip(true, t_lo, t_hi), "prob_pred": np.clip(pred, p_lo, p_hi), "counts": w,
         "prob_true_low": t_lo, "prob_true_high": t_hi, "prob_pred_low": p_lo, "prob_pred_high": p_hi,
