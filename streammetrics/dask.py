@@ -99,7 +99,7 @@ def evaluate(
     query: str | None = None,
     doc_id: str | None = None,
     query_partitioned: bool = False,
-    split_every: int = 8,
+    split_every: int = 32,
     compute: bool = True,
     **update_kwargs: Any,
 ) -> Any:
@@ -207,7 +207,7 @@ def evaluate_parquet(
     query: str | None = None,
     doc_id: str | None = None,
     query_partitioned: bool = False,
-    split_every: int = 8,
+    split_every: int = 32,
     compute: bool = True,
     read_kwargs: Mapping[str, Any] | None = None,
     **update_kwargs: Any,
