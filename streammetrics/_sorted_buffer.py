@@ -593,9 +593,11 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
             for other in others:
                 self.merge(other)
             return
-        states = [self, *others]
+        states: list[SortedScores] = [self]
+        for other in others:
+            assert isinstance(other, SortedScores)
+            states.append(other)
         for st in states:
-            assert isinstance(st, SortedScores)
             st._flush()
         old_dtype = self._dtype
         weighted = any(st._weighted for st in states)
