@@ -80,6 +80,13 @@ EVALUATE_DOC = {
         ``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).
     weight : str, optional
         ``sample_weight`` column (classification family).
+    query, doc_id : str, optional
+        Retrieval family only: the query id column (required) and the document id column (breaks
+        score ties as trec_eval does; without it tied documents keep their input order, which a
+        shuffle may change). The rows are shuffled so that each query's rows land in one
+        partition (block), unless ``query_partitioned``.
+    query_partitioned : bool
+        Retrieval only: every query's rows are already in one partition (skips the shuffle).
 """,
     "{common}": """\
     compute : bool

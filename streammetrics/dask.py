@@ -30,12 +30,13 @@ Memory per worker: one partition plus ``split_every`` states. For an exact ranki
 there -- see docs/scale-out.md. Cost note: the states that ``evaluate``'s own tasks ship to each
 other are trusted (made by those tasks, carried by Dask's pickle): they include the sorted
 buffer's Mann-Whitney counts and are restored in O(n), without the O(n log n) re-validation
-that the public :func:`merge_states` (which accepts any shipped state) performs. Merging still
-ranks each incoming state against the accumulated one (O(m log n)), so on few cores the tree
-costs more than the single-process update; the win is parallel reading and memory spread over
-workers. (Measured at 10M rows, 20 partitions: the partition updates cost about what one process
-spends on all rows; the merges' binary searches of each state's scores in the accumulated runs
-cost 2-3x that again.) For exact binary AUROC, AP and curves, :func:`evaluate_ranked` replaces the
+that the public :func:`merge_states` (which accepts any shipped state) performs. Each merge task
+does one k-way merge of its states (``merge(*others)``: the exact score buffer sorts each group's
+runs together once and counts its Mann-Whitney pairs once, O(n log n), instead of ranking every
+incoming state against the runs accumulated so far), so the default fan-in (32) merges up to 32
+partitions in one task. The win over one process is parallel reading and updating and memory
+spread over workers; the root still sorts every exact score once. For exact binary AUROC, AP and
+curves, :func:`evaluate_ranked` replaces the
 final gather by score ranges: each worker holds its share, no process holds every score.
 """
 
@@ -124,13 +125,6 @@ def evaluate(
     ddf : dask.dataframe.DataFrame
         The rows. Only the named columns are read.
     {columns}
-    query, doc_id : str, optional
-        Retrieval family only: the query id column (required) and the document id column (breaks
-        score ties as trec_eval does; without it tied documents keep their input order, which a
-        shuffle may change). The rows are shuffled so each query's rows land in one partition.
-    query_partitioned : bool
-        Retrieval only: the frame is already partitioned by ``query`` (all rows of a query in one
-        partition), so the shuffle is skipped.
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
         states, so a wide tree costs least; a narrower one bounds what one task receives.

@@ -85,11 +85,6 @@ def evaluate(
     ds : ray.data.Dataset
         The rows. Only the named columns are read.
     {columns}
-    query, doc_id : str, optional
-        Retrieval family only: the query id column (required) and the document id column (breaks
-        score ties as trec_eval does).
-    query_partitioned : bool
-        Retrieval only: every query's rows are already in one block (skips the shuffle).
     {common}
 
     Complexity: one ``update`` pass per block and one merge per block; the driver receives one

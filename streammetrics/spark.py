@@ -97,11 +97,6 @@ def evaluate(
     df : pyspark.sql.DataFrame
         The rows. Only the named columns are read.
     {columns}
-    query, doc_id : str, optional
-        Retrieval family only: the query id column (required) and the document id column (breaks
-        score ties as trec_eval does).
-    query_partitioned : bool
-        Retrieval only: every query's rows are already in one partition (skips the shuffle).
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
     {common}
