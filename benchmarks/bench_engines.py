@@ -135,6 +135,7 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
         mem = f"{res['peak_mb']:.0f}" + (f" ({res['note']})" if res.get("note") else "")
         table.append(f"| {name} | {workers} | {res['seconds']:.2f} | {rows / res['seconds'] / 1e6:.2f} | "
                      f"{speed} | {mem} | {load:.1f} |")
+        print(table[-1], file=sys.stderr, flush=True)  # as it comes: a long run may be cut short
     return "\n".join(table)
 
 
