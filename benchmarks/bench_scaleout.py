@@ -22,7 +22,11 @@ Then the cost of ``streammetrics.torch.sync`` with ~20 MB states on 2 gloo ranks
 a 1118-class confusion matrix (counts and squared-weight sums: 20 MB) (all_reduce path) and an exact AUROC buffer of 2.5M float64 scores per
 rank (sizes + padded all_gather + merge), next to the raw collectives on the same bytes.
 
-Run: ``python -m benchmarks.bench_scaleout [--rows N] [--files F] [--skip-spark]``. Prints markdown.
+With ``--engines``, the per-engine table of :mod:`benchmarks.bench_engines` (one process vs
+``streammetrics.dask`` / ``.spark`` / ``.ray``, rows/s and peak memory per worker).
+
+Run: ``python -m benchmarks.bench_scaleout [--rows N] [--files F] [--skip-spark] [--engines]``.
+Prints markdown.
 """
 
 from __future__ import annotations
@@ -325,6 +329,8 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--data", type=Path, default=None, help="directory for the Parquet files (temp dir)")
     ap.add_argument("--skip-spark", action="store_true")
     ap.add_argument("--skip-sync", action="store_true")
+    ap.add_argument("--engines", action="store_true",
+                    help="also the per-engine table (benchmarks.bench_engines: one process, Dask, Spark, Ray)")
     args = ap.parse_args(argv)
 
     tmp = None
@@ -401,6 +407,11 @@ def main(argv: list[str] | None = None) -> str:
                   f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}.", ""]
         lines.append(_table(["operation", "seconds", "previous path", "seconds", "speed-up"],
                             run_copy(copy_n)))
+        if args.engines:
+            from benchmarks.bench_engines import ENGINES, run_all
+
+            lines += ["", "## Per engine (each in its own process, 2 workers)", "",
+                      run_all(root, rows, list(ENGINES))]
         if not args.skip_sync:
             lines += ["", "## torch.distributed sync, 2 gloo ranks on 127.0.0.1, 20 MB state per rank", ""]
             lines.append(_table(["operation", "median ms", "best ms", "MB/s (20 MB / median)"], run_sync()))

@@ -23,13 +23,16 @@ from ._base import UndefinedMetricWarning
 from ._curve_results import PRCurveResult, ROCCurveResult
 from ._engine import Plan, frame_state, normalise
 from ._warnings import warn
+from .metricset import MetricSet
 from .ranking import AUROC, AveragePrecision, PRCurve, ROCCurve
 
 __all__ = ["evaluate_ranked", "range_summaries"]
 
 
 def _runs_task(df: Any, plan: Plan) -> K.Runs:
-    return K.runs_of(frame_state(df, plan))
+    acc = frame_state(df, plan)
+    assert isinstance(acc, MetricSet)
+    return K.runs_of(acc)
 
 
 def _edges(ranges: int | Sequence[float]) -> tuple[int, np.ndarray | None]:

@@ -21,14 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric
+from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric, trusted_states
 from ._persistence import dumps, loads
+from ._warnings import warn
 from .metricset import MetricSet
 
 __all__ = [
     "Columns", "Plan", "Shape", "make_plan", "normalise", "empty_set", "state_of", "rebuild",
     "column", "ids", "feed", "partition_state", "merge_states", "merge_and_compute",
-    "state_to_bytes", "state_from_bytes", "frame_state",
+    "state_to_bytes", "state_from_bytes", "frame_state", "KINDS", "merged", "compute_recorded",
+    "merge_bytes", "finish", "sliced_template", "EVALUATE_DOC", "engine_doc",
 ]
 
 Columns = str | Sequence[str]
@@ -46,10 +48,14 @@ class Plan:
     query: str | None = None
     doc_id: str | None = None
     update_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: The accumulator's class: ``"MetricSet"``, or ``"Sliced"`` (around the metrics) with ``by``.
+    kind: str = "MetricSet"
+    #: Slice key column(s): one name (keys are its values) or several (keys are tuples).
+    by: Columns | None = None
 
     def columns(self) -> list[str]:
         cols: list[str] = []
-        for spec in (self.label, self.score, self.weight, self.query, self.doc_id):
+        for spec in (self.label, self.score, self.weight, self.query, self.doc_id, self.by):
             if spec is None:
                 continue
             for c in [spec] if isinstance(spec, str) else list(spec):
@@ -58,22 +64,115 @@ class Plan:
         return cols
 
 
-def empty_set(config: Mapping[str, Any]) -> MetricSet:
-    return MetricSet._from_config(config)
+#: The accumulators an engine runs: the user's metrics in a MetricSet, or sliced (``by=``).
+KINDS = ("MetricSet", "Sliced")
 
 
-def state_of(acc: MetricSet) -> dict[str, Any]:
+#: The parameter and return sections every engine's ``evaluate`` shares (see :func:`engine_doc`).
+EVALUATE_DOC = {
+    "{columns}": """\
+    metrics : MetricSet, Metric or mapping of name -> Metric
+        Templates: their configuration is used, their current state is not (they are not modified).
+    label : str or list of str
+        ``y_true`` column (several columns: an (n, L) multilabel array). For retrieval metrics:
+        the relevance grades.
+    score : str or list of str
+        ``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).
+    weight : str, optional
+        ``sample_weight`` column (classification family).
+    query, doc_id : str, optional
+        Retrieval family only: the query id column (required) and the document id column (breaks
+        score ties as trec_eval does; without it tied documents keep their input order, which a
+        shuffle may change). The rows are shuffled so that each query's rows land in one
+        partition (block), unless ``query_partitioned``.
+    query_partitioned : bool
+        Retrieval only: every query's rows are already in one partition (skips the shuffle).
+""",
+    "{common}": """\
+    compute : bool
+        True: return the computed values (a dict by name for a MetricSet or a mapping, the value
+        for a single metric). False: return the merged accumulator(s) instead.
+    by : str or list of str, optional
+        Slice key column(s) (classification metrics): the values per slice, as
+        ``streammetrics.Sliced`` gives them in one process -- ``{key: values}``, keys the
+        column's values (one name) or tuples of them (a list of names). With ``compute=False``
+        the merged ``Sliced`` accumulator (around the metric, or a MetricSet of them).
+    **update_kwargs
+        Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).
+
+    Returns
+    -------
+    dict, value, Metric or MetricSet
+        The values (``compute=True``) or accumulators of the same shape as ``metrics``.
+""",
+}
+
+
+def engine_doc(fn: Any) -> Any:
+    """Put the shared sections (:data:`EVALUATE_DOC`) into ``fn``'s docstring placeholders."""
+    doc = fn.__doc__ or ""
+    for token, text in EVALUATE_DOC.items():
+        doc = doc.replace(f"    {token}\n", text)
+    fn.__doc__ = doc
+    return fn
+
+
+def empty_set(config: Mapping[str, Any], kind: str = "MetricSet") -> Metric:
+    """An empty accumulator of class ``kind`` (one of :data:`KINDS`) and configuration ``config``."""
+    if kind not in KINDS:
+        raise ValueError(f"kind: must be one of {KINDS}, got {kind!r}")
+    return Metric._registry[kind]._from_config(config)
+
+
+def state_of(acc: Metric) -> dict[str, Any]:
     """The shipped form of a state: the state arrays only (no class, version or configuration)."""
     return {k: v for k, v in acc.state_dict().items() if k not in RESERVED_KEYS}
 
 
-def rebuild(config: Mapping[str, Any], arrays: Mapping[str, Any]) -> MetricSet:
-    """Rebuild (and validate) a MetricSet from shipped arrays."""
-    acc = MetricSet.from_state_dict(
-        {"class": "MetricSet", "format_version": FORMAT_VERSION, "config": config, **arrays}
+def rebuild(config: Mapping[str, Any], arrays: Mapping[str, Any], kind: str = "MetricSet") -> Metric:
+    """Rebuild (and validate) an accumulator of class ``kind`` from shipped arrays."""
+    if kind not in KINDS:
+        raise ValueError(f"kind: must be one of {KINDS}, got {kind!r}")
+    return Metric.from_state_dict(
+        {"class": kind, "format_version": FORMAT_VERSION, "config": config, **arrays}
     )
-    assert isinstance(acc, MetricSet)
+
+
+def merged(accs: Sequence[Metric]) -> Metric:
+    """The first accumulator with the others merged in: one k-way merge (``merge(*others)``)."""
+    acc = accs[0]
+    if len(accs) > 1:
+        acc.merge(*accs[1:])
     return acc
+
+
+def compute_recorded(acc: Metric) -> tuple[Any, list[tuple[str, type[Warning]]]]:
+    """``acc.compute()`` with the warnings it raises recorded (to re-raise them elsewhere)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = acc.compute()
+    return values, [(str(w.message), w.category) for w in caught]
+
+
+def merge_bytes(payloads: Sequence[bytes]) -> bytes:
+    """Shipped states in the byte format (empty bytes: no state yet) merged into one, by this
+    library's own tasks (trusted: derived counts carried, no re-validation)."""
+    kept = [p for p in payloads if p]
+    if len(kept) <= 1:
+        return kept[0] if kept else b""
+    with trusted_states():
+        return state_to_bytes(merged([state_from_bytes(p) for p in kept]))
+
+
+def finish(acc: Metric, shape: Shape, plan: Plan, compute: bool) -> Any:
+    """What ``evaluate`` returns from the merged accumulator, on the client."""
+    if not compute:
+        if plan.by is not None:
+            return acc
+        assert isinstance(acc, MetricSet)
+        return shape.accumulators(acc)
+    values, caught = compute_recorded(acc)
+    return shape.deliver(values, caught, sliced=plan.by is not None)
 
 
 def column(df: Any, spec: Columns, what: str) -> np.ndarray:
@@ -97,7 +196,7 @@ def ids(df: Any, name: str) -> np.ndarray:
     return arr
 
 
-def feed(acc: MetricSet, df: Any, plan: Plan) -> None:
+def feed(acc: Metric, df: Any, plan: Plan) -> None:
     if plan.family == "retrieval":
         assert plan.query is not None
         df = df.sort_values(plan.query, kind="stable")  # each query's rows contiguous
@@ -108,11 +207,16 @@ def feed(acc: MetricSet, df: Any, plan: Plan) -> None:
         acc.update(column(df, plan.label, "label"), column(df, plan.score, "score"), **kwargs)
         return
     weight = None if plan.weight is None else column(df, plan.weight, "weight")
+    kwargs = dict(plan.update_kwargs)
+    if isinstance(plan.by, str):
+        kwargs["slices"] = ids(df, plan.by)
+    elif plan.by is not None:
+        kwargs["slices"] = {name: ids(df, name) for name in plan.by}
     acc.update(
         column(df, plan.label, "label"),
         column(df, plan.score, "score"),
         sample_weight=weight,
-        **plan.update_kwargs,
+        **kwargs,
     )
 
 
@@ -138,7 +242,9 @@ def partition_state(df: Any, plan: Plan) -> dict[str, Any]:
     return state_of(frame_state(df, plan))
 
 
-def merge_states(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
+def merge_states(
+    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any], kind: str = "MetricSet"
+) -> dict[str, Any]:
     """Merge shipped states (validated on load) into one shipped state.
 
     Complexity: the total size of ``states`` (plus the merge rule's cost, e.g. a k-way merge of
@@ -151,6 +257,8 @@ def merge_states(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any])
         is validated as untrusted input.
     config : mapping
         The configuration of the ``MetricSet`` they belong to (its ``state_dict()["config"]``).
+    kind : str
+        Their accumulator's class: ``"MetricSet"`` or (for ``by=`` runs) ``"Sliced"``.
 
     Returns
     -------
@@ -162,14 +270,11 @@ def merge_states(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any])
     ValueError
         A malformed state, or one of another configuration.
     """
-    acc = rebuild(config, states[0])
-    if len(states) > 1:
-        acc.merge(*[rebuild(config, s) for s in states[1:]])
-    return state_of(acc)
+    return state_of(merged([rebuild(config, s, kind) for s in states]))
 
 
 def merge_and_compute(
-    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]
+    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any], kind: str = "MetricSet"
 ) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
     """The root of the tree when values are wanted: merge, then compute on the worker.
 
@@ -183,19 +288,15 @@ def merge_and_compute(
         Shipped states, at least one (see :func:`merge_states`).
     config : mapping
         The configuration of the ``MetricSet`` they belong to.
+    kind : str
+        As for :func:`merge_states`.
 
     Returns
     -------
     tuple of (dict, list)
         ``({name: value}, [(message, warning category), ...])``.
     """
-    acc = rebuild(config, states[0])
-    if len(states) > 1:
-        acc.merge(*[rebuild(config, s) for s in states[1:]])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        values = acc.compute()
-    return values, [(str(w.message), w.category) for w in caught]
+    return compute_recorded(merged([rebuild(config, s, kind) for s in states]))
 
 
 
@@ -212,6 +313,15 @@ class Shape:
         if self.kind == "mapping":
             return {name: values[f"m{i}"] for i, name in enumerate(self.names)}
         return values
+
+    def deliver(self, values: Any, caught: Sequence[tuple[str, type[Warning]]], sliced: bool) -> Any:
+        """Re-raise the recorded warnings and shape the values (sliced: ``{key: values}``, a
+        single metric's slices holding the metric itself)."""
+        for message, category in caught:
+            warn(message, category)
+        if not sliced:
+            return self.values(values)
+        return values if self.kind == "one" else {k: self.values(v) for k, v in values.items()}
 
     def accumulators(self, acc: MetricSet) -> Any:
         if self.kind == "one":
@@ -251,7 +361,8 @@ def make_plan(
     doc_id: str | None,
     update_kwargs: Mapping[str, Any],
     available: Sequence[str],
-) -> tuple[MetricSet, Shape, Plan]:
+    by: Columns | None = None,
+) -> tuple[Metric, Shape, Plan]:
     """Check the arguments every engine's ``evaluate`` takes and build the run's plan.
 
     Parameters
@@ -264,10 +375,13 @@ def make_plan(
         Passed to every ``update``.
     available : sequence of str
         The columns the engine's frame has (a missing one is a ``ValueError`` naming it).
+    by : str or list of str, optional
+        Slice key column(s): the run is a ``Sliced`` accumulator around the metrics.
 
     Returns
     -------
-    (template, shape, plan) : the empty MetricSet twin, how to unwrap results, the plan.
+    (template, shape, plan) : the empty accumulator (a MetricSet twin, or a ``Sliced`` one), how
+    to unwrap results, the plan.
     """
     template, shape = normalise(metrics)
     if template.family == "retrieval":
@@ -277,8 +391,13 @@ def make_plan(
             raise ValueError("weight: retrieval metrics take no sample weights")
     elif query is not None or doc_id is not None:
         raise ValueError("query/doc_id: only retrieval metrics take query or document ids")
+    acc: Metric = template
+    if by is not None:
+        acc = sliced_template(template, shape, by)
     plan = Plan(
-        config=template._config(),
+        config=acc._config(),
+        kind=type(acc).__name__,
+        by=by if by is None or isinstance(by, str) else tuple(by),
         family=template.family,
         label=label,
         score=score,
@@ -290,10 +409,22 @@ def make_plan(
     missing = [c for c in plan.columns() if c not in available]
     if missing:
         raise ValueError(f"columns {missing} are not in the DataFrame (has {list(available)})")
-    return template, shape, plan
+    return acc, shape, plan
 
 
-def frame_state(frame: Any, plan: Plan) -> MetricSet:
+def sliced_template(template: MetricSet, shape: Shape, by: Columns) -> Metric:
+    """The ``Sliced`` accumulator of a ``by=`` run (around the single metric itself, or the set)."""
+    from .sliced import Sliced
+
+    names = [by] if isinstance(by, str) else list(by)
+    if not names or not all(isinstance(c, str) for c in names):
+        raise ValueError(f"by: expected a column name or a non-empty list of them, got {by!r}")
+    if template.family != "classification":
+        raise ValueError(f"by: slices take classification metrics, got the {template.family} family")
+    return Sliced(template["m"] if shape.kind == "one" else template)
+
+
+def frame_state(frame: Any, plan: Plan) -> Metric:
     """The accumulator of one partition given as a pandas DataFrame or an Arrow table/batch.
 
     Complexity: one ``update`` of the partition's rows (an Arrow table is converted to pandas
@@ -301,20 +432,20 @@ def frame_state(frame: Any, plan: Plan) -> MetricSet:
     """
     if not hasattr(frame, "columns") or not hasattr(frame, "iloc"):  # Arrow -> pandas
         frame = frame.to_pandas()
-    acc = empty_set(plan.config)
+    acc = empty_set(plan.config, plan.kind)
     if len(frame):
         feed(acc, frame, plan)
     return acc
 
 
-def state_to_bytes(acc: MetricSet) -> bytes:
+def state_to_bytes(acc: Metric) -> bytes:
     """The state in the library's versioned, checksummed format (what Spark and Ray ship)."""
     return dumps(acc)
 
 
-def state_from_bytes(data: bytes) -> MetricSet:
+def state_from_bytes(data: bytes) -> Metric:
     """Read back :func:`state_to_bytes` (validated as any file is)."""
     acc = loads(bytes(data), "shipped state")
-    if not isinstance(acc, MetricSet):
-        raise ValueError(f"shipped state: expected a MetricSet, got {type(acc).__name__}")
+    if type(acc).__name__ not in KINDS:
+        raise ValueError(f"shipped state: expected a MetricSet or Sliced, got {type(acc).__name__}")
     return acc

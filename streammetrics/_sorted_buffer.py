@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -78,6 +78,7 @@ from ._load_checks import check_total
 from ._positive_counts import PositiveCounts
 from ._score_batches import FLOAT_KINDS, Parts, ScoreBatches, check_layout
 from ._score_state import ScoreState
+from ._sorted_merge import merged_groups
 from ._sorted_runs import (
     BUSY,
     RATIO,
@@ -640,6 +641,32 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         self._fold(new, other._u2.copy() if self._u2_live else None)
         if other._weighted and not self._weighted:
             self._purge_tombstones()
+            self._weighted = True
+            self._u2 = self._u2.astype(np.float64)
+
+    def merge_many(self, others: Sequence[State]) -> None:
+        """Fold several states in at once: each group's runs (this state's and the others')
+        sorted together once, then ``u2`` counted once over the merged groups. O(n log n) for
+        n samples in all, instead of ranking each state against the accumulated runs in turn
+        (what a merge tree's nodes and the root of an engine's evaluation call)."""
+        if len(others) <= 1:  # one state (e.g. a small batch of rows) is cheaper ranked in
+            for other in others:
+                self.merge(other)
+            return
+        states: list[SortedScores] = [self]
+        for other in others:
+            assert isinstance(other, SortedScores)
+            states.append(other)
+        for st in states:
+            st._flush()
+        old_dtype = self._dtype
+        weighted = any(st._weighted for st in states)
+        new = merged_groups([st._groups for st in states], self.n_columns, self.n_groups)
+        self._init_storage()
+        self._fold(new)
+        if self._dtype is None:
+            self._dtype = old_dtype
+        if weighted and not self._weighted:
             self._weighted = True
             self._u2 = self._u2.astype(np.float64)
 

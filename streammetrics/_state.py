@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy as _copy
 import functools
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,7 +27,7 @@ __all__ = ["State", "SummedState"]
 #: The methods that change what a state holds: each bumps :attr:`State.version` (see
 #: :meth:`State.__init_subclass__`), which is what read caches are keyed on.
 MUTATORS = ("apply", "merge", "reset", "load_arrays", "subtract", "scale", "slide_rows",
-            "remove_groups", "_load_trusted")
+            "remove_groups", "_load_trusted", "merge_many")
 
 
 def _bumping(method: Callable[..., Any]) -> Callable[..., Any]:
@@ -88,6 +88,13 @@ class State:
 
     def merge(self, other: State) -> None:
         raise NotImplementedError
+
+    def merge_many(self, others: Sequence[State]) -> None:
+        """Fold several states in, as ``merge`` of each in turn (the default). A state whose
+        merge ranks the incoming data against what it holds (the exact score buffer) overrides
+        this with one k-way merge of everything, which is what engines' merge trees call."""
+        for other in others:
+            self.merge(other)
 
     def reset(self) -> None:
         raise NotImplementedError

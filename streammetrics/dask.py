@@ -30,12 +30,13 @@ Memory per worker: one partition plus ``split_every`` states. For an exact ranki
 there -- see docs/scale-out.md. Cost note: the states that ``evaluate``'s own tasks ship to each
 other are trusted (made by those tasks, carried by Dask's pickle): they include the sorted
 buffer's Mann-Whitney counts and are restored in O(n), without the O(n log n) re-validation
-that the public :func:`merge_states` (which accepts any shipped state) performs. Merging still
-ranks each incoming state against the accumulated one (O(m log n)), so on few cores the tree
-costs more than the single-process update; the win is parallel reading and memory spread over
-workers. (Measured at 10M rows, 20 partitions: the partition updates cost about what one process
-spends on all rows; the merges' binary searches of each state's scores in the accumulated runs
-cost 2-3x that again.) For exact binary AUROC, AP and curves, :func:`evaluate_ranked` replaces the
+that the public :func:`merge_states` (which accepts any shipped state) performs. Each merge task
+does one k-way merge of its states (``merge(*others)``: the exact score buffer sorts each group's
+runs together once and counts its Mann-Whitney pairs once, O(n log n), instead of ranking every
+incoming state against the runs accumulated so far), so the default fan-in (32) merges up to 32
+partitions in one task. The win over one process is parallel reading and updating and memory
+spread over workers; the root still sorts every exact score once. For exact binary AUROC, AP and
+curves, :func:`evaluate_ranked` replaces the
 final gather by score ranges: each worker holds its share, no process holds every score.
 """
 
@@ -46,9 +47,18 @@ from typing import Any
 
 from ._base import trusted_states
 from ._dask_ranked import evaluate_ranked
-from ._engine import Columns, Plan, make_plan, merge_and_compute, merge_states, partition_state, rebuild
+from ._engine import (
+    Columns,
+    Plan,
+    engine_doc,
+    finish,
+    make_plan,
+    merge_and_compute,
+    merge_states,
+    partition_state,
+    rebuild,
+)
 from ._params import Param, check_param
-from ._warnings import warn
 
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
 
@@ -64,20 +74,22 @@ def _partition_task(df: Any, plan: Plan) -> dict[str, Any]:
         return partition_state(df, plan)
 
 
-def _merge_task(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
+def _merge_task(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any],
+                kind: str = "MetricSet") -> dict[str, Any]:
     with trusted_states():
-        return merge_states(states, config)
+        return merge_states(states, config, kind)
 
 
 def _root_task(
-    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any]
+    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any], kind: str = "MetricSet"
 ) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
     with trusted_states():
-        return merge_and_compute(states, config)
+        return merge_and_compute(states, config, kind)
 
 
-def _tree(parts: list[Any], config: Any, split_every: int, compute: bool) -> Any:
-    """Merge delayed states in a tree of fan-in ``split_every`` (each node a worker task).
+def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: bool) -> Any:
+    """Merge delayed states in a tree of fan-in ``split_every`` (each node a worker task, one
+    k-way merge of its states).
 
     With ``compute`` the root also computes the values (see :func:`merge_and_compute`).
     """
@@ -86,12 +98,14 @@ def _tree(parts: list[Any], config: Any, split_every: int, compute: bool) -> Any
     merge = dask.delayed(_merge_task, pure=True)
     level = parts
     while len(level) > split_every or (len(level) > 1 and not compute):
-        level = [merge(level[i : i + split_every], config) for i in range(0, len(level), split_every)]
+        level = [merge(level[i : i + split_every], config, kind)
+                 for i in range(0, len(level), split_every)]
     if compute:
-        return dask.delayed(_root_task, pure=True)(level, config)
+        return dask.delayed(_root_task, pure=True)(level, config, kind)
     return level[0]
 
 
+@engine_doc
 def evaluate(
     ddf: Any,
     metrics: Any,
@@ -102,8 +116,9 @@ def evaluate(
     query: str | None = None,
     doc_id: str | None = None,
     query_partitioned: bool = False,
-    split_every: int = 8,
+    split_every: int = 32,
     compute: bool = True,
+    by: Columns | None = None,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Dask DataFrame on the workers and merge their states in a tree.
@@ -112,34 +127,11 @@ def evaluate(
     ----------
     ddf : dask.dataframe.DataFrame
         The rows. Only the named columns are read.
-    metrics : MetricSet, Metric or mapping of name -> Metric
-        Templates: their configuration is used, their current state is not (they are not modified).
-    label : str or list of str
-        ``y_true`` column (several columns: an (n, L) multilabel array). For retrieval metrics:
-        the relevance grades.
-    score : str or list of str
-        ``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).
-    weight : str, optional
-        ``sample_weight`` column (classification family).
-    query, doc_id : str, optional
-        Retrieval family only: the query id column (required) and the document id column (breaks
-        score ties as trec_eval does; without it tied documents keep their input order, which a
-        shuffle may change). The rows are shuffled so each query's rows land in one partition.
-    query_partitioned : bool
-        Retrieval only: the frame is already partitioned by ``query`` (all rows of a query in one
-        partition), so the shuffle is skipped.
+    {columns}
     split_every : int
-        Fan-in of the merge tree (>= 2).
-    compute : bool
-        True: return the computed values (a dict by name for a MetricSet or a mapping, the value
-        for a single metric). False: return the merged accumulator(s) instead.
-    **update_kwargs
-        Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).
-
-    Returns
-    -------
-    dict, value, Metric or MetricSet
-        The values (``compute=True``) or accumulators of the same shape as ``metrics``.
+        Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
+        states, so a wide tree costs least; a narrower one bounds what one task receives.
+    {common}
 
     Raises
     ------
@@ -175,7 +167,7 @@ def evaluate(
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
     template, shape, plan = make_plan(
         metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
-        update_kwargs=update_kwargs, available=list(ddf.columns),
+        update_kwargs=update_kwargs, available=list(ddf.columns), by=by,
     )
     cols = plan.columns()
     frame = ddf[cols]
@@ -187,16 +179,14 @@ def evaluate(
     plan_node = dask.delayed(plan, pure=True)
     parts = [part(p, plan_node) for p in frame.to_delayed()]
     if not parts:
-        return shape.values(template.compute()) if compute else shape.accumulators(template)
-    (result,) = dask.compute(_tree(parts, dask.delayed(plan.config, pure=True), split_every, compute))
+        return finish(template, shape, plan, compute)
+    config = dask.delayed(plan.config, pure=True)
+    (result,) = dask.compute(_tree(parts, config, plan.kind, split_every, compute))
     if not compute:
         with trusted_states():  # made by our own tasks (see _partition_task)
-            acc = rebuild(plan.config, result)
-        return shape.accumulators(acc)
+            return finish(rebuild(plan.config, result, plan.kind), shape, plan, False)
     values, caught = result
-    for message, category in caught:
-        warn(message, category)
-    return shape.values(values)
+    return shape.deliver(values, caught, sliced=plan.by is not None)
 
 
 def evaluate_parquet(
@@ -209,8 +199,9 @@ def evaluate_parquet(
     query: str | None = None,
     doc_id: str | None = None,
     query_partitioned: bool = False,
-    split_every: int = 8,
+    split_every: int = 32,
     compute: bool = True,
+    by: Columns | None = None,
     read_kwargs: Mapping[str, Any] | None = None,
     **update_kwargs: Any,
 ) -> Any:
@@ -223,7 +214,7 @@ def evaluate_parquet(
     ----------
     path : str, os.PathLike or list
         Parquet files: a path, a directory, a glob or a list of them.
-    metrics, label, score, weight, query, doc_id, query_partitioned, split_every, compute
+    metrics, label, score, weight, query, doc_id, query_partitioned, split_every, compute, by
         As for :func:`evaluate`.
     read_kwargs : mapping, optional
         Keyword arguments of ``dask.dataframe.read_parquet``.
@@ -265,5 +256,6 @@ def evaluate_parquet(
         query_partitioned=query_partitioned,
         split_every=split_every,
         compute=compute,
+        by=by,
         **update_kwargs,
     )

@@ -250,9 +250,8 @@ class MetricSet(Metric):
             with other._lock:
                 snapshots.append([s.copy() for s in other._states()])
         with self._lock:
-            for snap in snapshots:
-                for state, theirs in zip(self._states(), snap, strict=False):
-                    state.merge(theirs)
+            for i, state in enumerate(self._states()):  # one k-way merge per state where it has one
+                state.merge_many([snap[i] for snap in snapshots])
         return self
 
     def reset(self) -> MetricSet:

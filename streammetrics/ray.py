@@ -28,22 +28,19 @@ from __future__ import annotations
 from typing import Any
 
 from ._base import trusted_states
-from ._engine import Columns, Plan, frame_state, make_plan, state_from_bytes, state_to_bytes
-from .metricset import MetricSet
+from ._engine import (
+    Columns,
+    Plan,
+    engine_doc,
+    finish,
+    frame_state,
+    make_plan,
+    merge_bytes,
+    state_from_bytes,
+    state_to_bytes,
+)
 
 __all__ = ["evaluate"]
-
-
-def _merged(left: bytes, right: bytes) -> bytes:
-    """Two shipped states (empty bytes: no state yet) merged into one."""
-    if not left:
-        return right
-    if not right:
-        return left
-    with trusted_states():
-        acc = state_from_bytes(left)
-        acc.merge(state_from_bytes(right))
-        return state_to_bytes(acc)
 
 
 def _aggregation(plan: Plan) -> Any:
@@ -61,11 +58,12 @@ def _aggregation(plan: Plan) -> Any:
                 return state_to_bytes(frame_state(block, plan))
 
         def combine(self, current: bytes, new: bytes) -> bytes:
-            return _merged(current, new)
+            return merge_bytes([current, new])
 
     return StreammetricsState()
 
 
+@engine_doc
 def evaluate(
     ds: Any,
     metrics: Any,
@@ -77,6 +75,7 @@ def evaluate(
     doc_id: str | None = None,
     query_partitioned: bool = False,
     compute: bool = True,
+    by: Columns | None = None,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Ray Dataset as one aggregation over its blocks.
@@ -85,29 +84,8 @@ def evaluate(
     ----------
     ds : ray.data.Dataset
         The rows. Only the named columns are read.
-    metrics : MetricSet, Metric or mapping of name -> Metric
-        Templates: their configuration is used, their current state is not (they are not modified).
-    label : str or list of str
-        ``y_true`` column (several columns: an (n, L) multilabel array). For retrieval metrics:
-        the relevance grades.
-    score : str or list of str
-        ``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).
-    weight : str, optional
-        ``sample_weight`` column (classification family).
-    query, doc_id : str, optional
-        Retrieval family only: the query id column (required) and the document id column (breaks
-        score ties as trec_eval does).
-    query_partitioned : bool
-        Retrieval only: every query's rows are already in one block (skips the shuffle).
-    compute : bool
-        True: return the computed values (a dict by name for a MetricSet or a mapping, the value
-        for a single metric). False: return the merged accumulator(s) instead.
-    **update_kwargs
-        Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).
-
-    Returns
-    -------
-    The values (``compute=True``) or accumulators of the same shape as ``metrics``.
+    {columns}
+    {common}
 
     Complexity: one ``update`` pass per block and one merge per block; the driver receives one
     state.
@@ -122,7 +100,7 @@ def evaluate(
     """
     template, shape, plan = make_plan(
         metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
-        update_kwargs=update_kwargs, available=list(ds.columns() or []),
+        update_kwargs=update_kwargs, available=list(ds.columns() or []), by=by,
     )
     frame = ds.select_columns(plan.columns())
     if plan.family == "retrieval" and not query_partitioned:
@@ -133,10 +111,6 @@ def evaluate(
     result = frame.aggregate(_aggregation(plan))
     payload = result.get("streammetrics") if result else None
     if not payload:  # no rows at all
-        acc: MetricSet = template
-    else:
-        with trusted_states():
-            acc = state_from_bytes(payload)
-    if not compute:
-        return shape.accumulators(acc)
-    return shape.values(acc.compute())
+        return finish(template, shape, plan, compute)
+    with trusted_states():
+        return finish(state_from_bytes(payload), shape, plan, compute)

@@ -33,7 +33,18 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._base import trusted_states
-from ._engine import Columns, Plan, empty_set, feed, make_plan, state_from_bytes, state_to_bytes
+from ._engine import (
+    Columns,
+    Plan,
+    empty_set,
+    engine_doc,
+    feed,
+    finish,
+    make_plan,
+    merge_bytes,
+    state_from_bytes,
+    state_to_bytes,
+)
 
 __all__ = ["evaluate"]
 
@@ -45,7 +56,7 @@ def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
     import pyarrow as pa
 
     with trusted_states():
-        acc = empty_set(plan.config)
+        acc = empty_set(plan.config, plan.kind)
         if plan.family == "retrieval":  # a query's rows may span batches: feed the partition once
             table = pa.Table.from_batches(list(batches))
             if table.num_rows:
@@ -60,12 +71,10 @@ def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
 
 def _merge_two(left: bytes, right: bytes) -> bytes:
     """The tree's merge step: two shipped states in, one out (all made by this module's tasks)."""
-    with trusted_states():
-        acc = state_from_bytes(left)
-        acc.merge(state_from_bytes(right))
-        return state_to_bytes(acc)
+    return merge_bytes([left, right])
 
 
+@engine_doc
 def evaluate(
     df: Any,
     metrics: Any,
@@ -78,6 +87,7 @@ def evaluate(
     query_partitioned: bool = False,
     depth: int = 2,
     compute: bool = True,
+    by: Columns | None = None,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a PySpark DataFrame on the executors and merge their states in a tree.
@@ -86,31 +96,10 @@ def evaluate(
     ----------
     df : pyspark.sql.DataFrame
         The rows. Only the named columns are read.
-    metrics : MetricSet, Metric or mapping of name -> Metric
-        Templates: their configuration is used, their current state is not (they are not modified).
-    label : str or list of str
-        ``y_true`` column (several columns: an (n, L) multilabel array). For retrieval metrics:
-        the relevance grades.
-    score : str or list of str
-        ``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).
-    weight : str, optional
-        ``sample_weight`` column (classification family).
-    query, doc_id : str, optional
-        Retrieval family only: the query id column (required) and the document id column (breaks
-        score ties as trec_eval does).
-    query_partitioned : bool
-        Retrieval only: every query's rows are already in one partition (skips the shuffle).
+    {columns}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
-    compute : bool
-        True: return the computed values (a dict by name for a MetricSet or a mapping, the value
-        for a single metric). False: return the merged accumulator(s) instead.
-    **update_kwargs
-        Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).
-
-    Returns
-    -------
-    The values (``compute=True``) or accumulators of the same shape as ``metrics``.
+    {common}
 
     Complexity: one ``update`` pass per partition; ``depth`` merge rounds; the driver receives
     one state.
@@ -126,7 +115,7 @@ def evaluate(
         raise ValueError(f"depth: must be an integer >= 1, got {depth!r}")
     template, shape, plan = make_plan(
         metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
-        update_kwargs=update_kwargs, available=list(df.columns),
+        update_kwargs=update_kwargs, available=list(df.columns), by=by,
     )
     frame = df.select(*plan.columns())
     if plan.family == "retrieval" and not query_partitioned:
@@ -134,10 +123,7 @@ def evaluate(
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
     rdd = states.rdd.map(lambda row: bytes(row[0]))
     if rdd.getNumPartitions() == 0:
-        return shape.values(template.compute()) if compute else shape.accumulators(template)
+        return finish(template, shape, plan, compute)
     merged = rdd.treeReduce(_merge_two, depth=depth)
     with trusted_states():
-        acc = state_from_bytes(merged)
-    if not compute:
-        return shape.accumulators(acc)
-    return shape.values(acc.compute())
+        return finish(state_from_bytes(merged), shape, plan, compute)

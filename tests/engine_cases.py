@@ -77,3 +77,23 @@ def assert_same(got: Any, ref: Any) -> None:
         )
         return
     np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(ref, dtype=float), rtol=1e-12)
+
+
+def sliced_frame(n: int = 2400, seed: int = 5) -> pd.DataFrame:
+    """:func:`classification_frame` with slice keys, sorted by ``region`` so that partitions
+    cut in order see different slices (some only one); ``tier`` an integer key."""
+    df = classification_frame(n, seed)
+    rng = np.random.default_rng(seed + 1)
+    df["region"] = rng.choice(["north", "south", "east", "west"], n, p=[0.5, 0.3, 0.15, 0.05])
+    df["tier"] = rng.integers(0, 3, n)
+    return df.sort_values("region", kind="stable").reset_index(drop=True)
+
+
+def single_process_sliced(metrics: sm.Metric, df: pd.DataFrame, by: Any, **cols: Any) -> dict[Any, Any]:
+    """The reference of a ``by=`` run: ``Sliced`` around the metrics, fed every row once."""
+    acc = sm.Sliced(metrics.copy())
+    slices = df[by].to_numpy() if isinstance(by, str) else {c: df[c].to_numpy() for c in by}
+    weight = df[cols["weight"]].to_numpy() if cols.get("weight") else None
+    acc.update(df[cols["label"]].to_numpy(), df[cols["score"]].to_numpy(), slices=slices,
+               sample_weight=weight)
+    return acc.compute()

@@ -71,3 +71,16 @@ def test_bad_arguments_are_value_errors() -> None:
         evaluate(ds, sm.F1(), label="nope", score="p")
     with pytest.raises(ValueError, match="query"):
         evaluate(ds, sm.MAP(), label="y", score="p")
+
+
+@pytest.mark.parametrize("by", ["region", ["region", "tier"]])
+def test_slices_equal_sliced_in_one_process(by) -> None:
+    df = cases.sliced_frame()
+    cols = dict(label="y", score="p", weight="w")
+    got = evaluate(_dataset(df, 5), cases.binary_set(), by=by, **cols)  # blocks in order: slices differ
+    cases.assert_same(got, cases.single_process_sliced(cases.binary_set(), df, by, **cols))
+    one = evaluate(_dataset(df.sample(frac=1.0, random_state=2), 3), sm.AUROC(), by=by, **cols)
+    cases.assert_same(one, cases.single_process_sliced(sm.AUROC(), df, by, **cols))
+    with pytest.raises(ValueError, match="by: slices take classification"):
+        evaluate(ray.data.from_pandas(cases.retrieval_frame(20)), sm.MAP(), label="rel", score="s",
+                 query="q", by="d")

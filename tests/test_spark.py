@@ -99,3 +99,18 @@ def test_bad_arguments_are_value_errors(spark) -> None:
         evaluate(frame, sm.F1(), label="y", score="p", depth=0)
     with pytest.raises(ValueError, match="query"):
         evaluate(frame, sm.MAP(), label="y", score="p")
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize("by", ["region", ["region", "tier"]])
+def test_slices_equal_sliced_in_one_process(spark, by) -> None:
+    df = cases.sliced_frame()
+    cols = dict(label="y", score="p", weight="w")
+    # in order (partitions see different slices), more partitions than some slices have rows
+    frame = spark.createDataFrame(df).coalesce(1).repartitionByRange(6, "region")
+    got = evaluate(frame, cases.binary_set(), by=by, **cols)
+    cases.assert_same(got, cases.single_process_sliced(cases.binary_set(), df, by, **cols))
+    one = evaluate(_frame(spark, df, 3), sm.AUROC(), by=by, **cols)
+    cases.assert_same(one, cases.single_process_sliced(sm.AUROC(), df, by, **cols))
+    acc = evaluate(frame.limit(0), sm.F1(), by=by, label="y", score="p", compute=False)
+    assert isinstance(acc, sm.Sliced) and acc.compute() == {}
