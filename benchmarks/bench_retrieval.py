@@ -179,12 +179,39 @@ def work_torchmetrics(queries: int, docs: int) -> dict[str, Any]:
     return {"build": build, "evaluate": spent, "values": values, "peak_mb": _rss_mb("VmHWM") - base}
 
 
+def work_huge(queries: int, docs: int, chunk: int) -> dict[str, Any]:
+    """All ``queries`` in memory; one ``update`` (``chunk=0``) or updates of ``chunk`` queries."""
+    import streammetrics as sm
+
+    ms = sm.MetricSet(ndcg=sm.NDCG(10), map=sm.MAP(), mrr=sm.MRR())
+    ms.update([1, 0], [1.0, 0.0])  # warm-up, then reset
+    ms.reset()
+    rel, scores = make_batch(0, queries, docs)
+    qid = np.repeat(np.arange(queries), docs)
+    base = _rss_mb("VmRSS")
+    _reset_peak()
+    t = time.perf_counter()
+    if chunk:
+        for a in range(0, queries * docs, chunk * docs):
+            b = a + chunk * docs
+            ms.update(rel[a:b], scores[a:b], query_ids=qid[a:b])
+    else:
+        ms.update(rel, scores, query_ids=qid)
+    values = ms.compute()
+    spent = time.perf_counter() - t
+    return {"build": 0.0, "evaluate": spent, "values": values, "peak_mb": _rss_mb("VmHWM") - base}
+
+
+#: One huge update against the same queries in chunks of 1000 (time and peak memory).
+HUGE = {"one update": 0, "1000-query updates": 1000}
+
 WORKERS = {
     "streammetrics": lambda q, d: work_streammetrics(q, d),
     "streammetrics (1 query/update)": lambda q, d: work_streammetrics(q, d, one_by_one=True),
     "pytrec_eval": work_pytrec_eval,
     "ranx": work_ranx,
     "torchmetrics": work_torchmetrics,
+    **{f"huge:{name}": (lambda q, d, c=c: work_huge(q, d, c)) for name, c in HUGE.items()},
 }
 
 

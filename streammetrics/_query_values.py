@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ._ranking_queries import prepare_queries
+from ._query_batch import check_batch
 from ._state import State
 
 __all__ = ["check_values", "query_values", "spec_layout", "write_query_sums"]
@@ -24,12 +24,15 @@ def query_values(specs: list[Any], relevance: Any, scores: Any, *, doc_ids: Any 
                  judged: Any = None, n_relevant: Any = None,
                  query_ids: Any = None) -> np.ndarray:
     """Every query's values of every spec, (queries, total width): the batch validated and
-    ranked once (:func:`~streammetrics._ranking_queries.prepare_queries`)."""
-    rq = prepare_queries(relevance, scores, doc_ids=doc_ids, judged=judged, n_relevant=n_relevant,
-                           query_ids=query_ids)
-    cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
-            for spec in specs]
-    return np.ascontiguousarray(np.hstack(cols)) if cols else np.zeros((rq.n_queries, 0))
+    ranked once, in blocks of whole queries (:func:`~streammetrics._query_batch.check_batch`)."""
+    batch = check_batch(relevance, scores, doc_ids=doc_ids, judged=judged, n_relevant=n_relevant,
+                        query_ids=query_ids)
+    out = []
+    for rq in batch.blocks():
+        cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
+                for spec in specs]
+        out.append(np.hstack(cols) if cols else np.zeros((rq.n_queries, 0)))
+    return np.ascontiguousarray(np.vstack(out))
 
 
 def spec_layout(specs: list[Any]) -> list[tuple[Any, int, int]]:
