@@ -255,6 +255,7 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--mem", default="10000,40000", help="query counts of the memory comparison")
     p.add_argument("--tools", default=",".join(TOOLS))
     p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--huge-rounds", type=int, default=3, help="alternating rounds of one update vs chunks")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -302,9 +303,38 @@ def main(argv: list[str] | None = None) -> str:
                 f"streammetrics state: {ours['state_bytes']} bytes for the three measures "
                 "(independent of the number of queries).",
             ]
+    lines += huge_vs_chunked(args.queries, args.docs, args.huge_rounds, args.timeout)
     text = "\n".join(lines)
     print(text)
     return text
+
+
+def huge_vs_chunked(queries: int, docs: int, rounds: int, timeout: float) -> list[str]:
+    """One ``update`` of all queries against 1000-query updates of the same arrays: fresh
+    subprocesses in alternating rounds (time and peak memory above the data), median and range."""
+    from benchmarks._harness import env_header
+
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in HUGE}
+    for _ in range(rounds):
+        for name in HUGE:
+            runs[name].append(run_worker(f"huge:{name}", queries, docs, timeout))
+    lines = ["", f"One update of {queries:,} queries against 1000-query updates ({rounds} alternating "
+             "rounds, each in a fresh process; median, range in brackets):", "", env_header(()), "",
+             "| updates | time (s) | peak memory above the data (MB) | time / chunked | memory / chunked |",
+             "|---|---:|---:|---:|---:|"]
+    stats: dict[str, tuple[list[float], list[float]]] = {}
+    for name, rs in runs.items():
+        ok = [r for r in rs if r.get("status") == "ok"]
+        if not ok:
+            lines.append(f"| {name} | {rs[0].get('status')} | | | |")
+            continue
+        stats[name] = (sorted(r["evaluate"] for r in ok), sorted(r["peak_mb"] for r in ok))
+    ref = stats.get("1000-query updates")
+    for name, (t, m) in stats.items():
+        mt, mm = t[len(t) // 2], m[len(m) // 2]
+        ratio = f"{mt / ref[0][len(ref[0]) // 2]:.2f}x | {mm / ref[1][len(ref[1]) // 2]:.2f}x" if ref else " | "
+        lines.append(f"| {name} | {mt:.2f} [{t[0]:.2f}-{t[-1]:.2f}] | {mm:.1f} [{m[0]:.1f}-{m[-1]:.1f}] | {ratio} |")
+    return lines
 
 
 if __name__ == "__main__":
