@@ -265,6 +265,9 @@ def main(argv: list[str] | None = None) -> str:
     tools = [t for t in args.tools.split(",") if t]
     lines = [f"# Retrieval: NDCG@10 + MAP + MRR over {args.queries:,} queries x {args.docs} documents", ""]
     results = {t: run_worker(t, args.queries, args.docs, args.timeout) for t in tools}
+    from benchmarks._harness import machine_line
+
+    lines += [machine_line(), ""]
     ours = results.get("streammetrics", {})
     ref = ours.get("evaluate")
     lines += [
@@ -312,7 +315,7 @@ def main(argv: list[str] | None = None) -> str:
 def huge_vs_chunked(queries: int, docs: int, rounds: int, timeout: float) -> list[str]:
     """One ``update`` of all queries against 1000-query updates of the same arrays: fresh
     subprocesses in alternating rounds (time and peak memory above the data), median and range."""
-    from benchmarks._harness import env_header
+    from benchmarks._harness import env_header, machine_line
 
     runs: dict[str, list[dict[str, Any]]] = {name: [] for name in HUGE}
     for _ in range(rounds):
@@ -334,6 +337,7 @@ def huge_vs_chunked(queries: int, docs: int, rounds: int, timeout: float) -> lis
         mt, mm = t[len(t) // 2], m[len(m) // 2]
         ratio = f"{mt / ref[0][len(ref[0]) // 2]:.2f}x | {mm / ref[1][len(ref[1]) // 2]:.2f}x" if ref else " | "
         lines.append(f"| {name} | {mt:.2f} [{t[0]:.2f}-{t[-1]:.2f}] | {mm:.1f} [{m[0]:.1f}-{m[-1]:.1f}] | {ratio} |")
+    lines += ["", machine_line()]
     return lines
 
 
