@@ -15,6 +15,7 @@ fails (a non-200 reply or the service dying).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import math
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -149,15 +151,28 @@ def run_once(metrics: bool, requests: int, seconds: float, clients: int, seed: i
     return stats, values, text
 
 
+@contextlib.contextmanager
+def services(configs: list[tuple[str, bool, int | None]], requests: int, seconds: float,
+             clients: int, seed: int) -> Iterator[list[tuple[subprocess.Popen[str], int]]]:
+    """One running, warmed-up service per configuration; (process, port) each; stopped after."""
+    started = [start_service(metrics, None, False, batch) for _, metrics, batch in configs]
+    try:
+        for _, port in started:
+            drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
+        yield started
+    finally:
+        for proc, _ in started:
+            proc.terminate()
+        for proc, _ in started:
+            proc.wait(timeout=30)
+
+
 def run_side_by_side(configs: list[tuple[str, bool, int | None]], requests: int, seconds: float,
                      clients: int, seed: int) -> list[tuple[str, dict[str, float]]]:
     """One service per configuration, all driven at the same time with the same request mix
     (``clients`` threads each): whatever else runs on the machine disturbs them alike, so the
     ratio of their CPU time per request is robust where sequential runs are not."""
-    started = [start_service(metrics, None, False, batch) for _, metrics, batch in configs]
-    try:
-        for _, port in started:
-            drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
+    with services(configs, requests, seconds, clients, seed) as started:
         out: list[dict[str, float] | None] = [None] * len(started)
         errors: list[BaseException] = []
 
@@ -183,11 +198,6 @@ def run_side_by_side(configs: list[tuple[str, bool, int | None]], requests: int,
                 stats["cpu_us_per_request"] = (b - a) / stats["requests"] * 1e6
             rows.append((label, stats))
         return rows
-    finally:
-        for proc, _ in started:
-            proc.terminate()
-        for proc, _ in started:
-            proc.wait(timeout=30)
 
 
 def run_interleaved(configs: list[tuple[str, bool, int | None]], requests: int, seconds: float,
@@ -198,10 +208,7 @@ def run_interleaved(configs: list[tuple[str, bool, int | None]], requests: int, 
     a second apart rather than a whole run apart, so that a change of the machine's load
     between the off and the on run (the sequential rounds' weakness) disturbs both alike.
     Each service's CPU time is read around its own slices only."""
-    started = [start_service(metrics, None, False, batch) for _, metrics, batch in configs]
-    try:
-        for _, port in started:
-            drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
+    with services(configs, requests, seconds, clients, seed) as started:
         done = [0] * len(started)
         cpu = [0.0] * len(started)
         spent = [0.0] * len(started)
@@ -224,11 +231,6 @@ def run_interleaved(configs: list[tuple[str, bool, int | None]], requests: int, 
             rows.append((label, {"requests": n, "seconds": t, "rps": n / t if t else 0.0,
                                  "cpu_us_per_request": c / n * 1e6 if n else float("nan")}))
         return rows
-    finally:
-        for proc, _ in started:
-            proc.terminate()
-        for proc, _ in started:
-            proc.wait(timeout=30)
 
 
 def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
