@@ -15,6 +15,8 @@ The API is deliberately small; every ``bench_*.py`` module may use it:
 * :func:`single_thread` -- pin torch (if importable) and the BLAS pools to one thread.
 * :func:`markdown_table` -- a GitHub markdown table from headers and rows.
 * :func:`env_header` -- a markdown block with CPU count, platform and package versions.
+* :func:`machine_line` -- one line with the CPU model, the CPU count and the load average now,
+  printed next to every table (a table measured on a busy machine says so).
 * :func:`fmt_rate`, :func:`fmt_ratio`, :func:`fmt_us` -- number formatting for the tables.
 
 Each benchmark module exposes ``main(argv: list[str] | None) -> str`` returning the markdown it
@@ -46,6 +48,7 @@ __all__ = [
     "single_thread",
     "markdown_table",
     "env_header",
+    "machine_line",
     "fmt_rate",
     "fmt_ratio",
     "fmt_us",
@@ -247,6 +250,24 @@ def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]],
     return "\n".join([line(list(headers)), rule, *(line(r) for r in rows)])
 
 
+def _cpu_model() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as fh:
+            names = [ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")]
+        return names[0] if names else cpu
+    except OSError:
+        return cpu
+
+
+def machine_line() -> str:
+    """``"Machine: <CPU model>, <n> CPUs; load average now <1/5/15 min>"``, for the line next to
+    a table: with a load above the CPU count, absolute times are inflated (ratios measured in
+    alternation much less)."""
+    return (f"Machine: {_cpu_model()}, {os.cpu_count()} CPUs; load average when this table was "
+            f"measured {_load()}.")
+
+
 def env_header(packages: Sequence[str] = ("numpy", "streammetrics", "torch", "torchmetrics",
                                           "torcheval", "river", "scikit-learn")) -> str:
     """Markdown lines describing the machine and the package versions (missing ones say so)."""
@@ -256,13 +277,7 @@ def env_header(packages: Sequence[str] = ("numpy", "streammetrics", "torch", "to
             versions.append(f"{name} {metadata.version(name)}")
         except metadata.PackageNotFoundError:
             versions.append(f"{name} (not installed)")
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as fh:
-            names = [ln.split(":", 1)[1].strip() for ln in fh if ln.startswith("model name")]
-        cpu = names[0] if names else cpu
-    except OSError:
-        pass
+    cpu = _cpu_model()
     avail = _mem_available_mb()
     return "\n".join([
         f"- machine: {cpu}, {os.cpu_count()} CPUs, "

@@ -179,12 +179,39 @@ def work_torchmetrics(queries: int, docs: int) -> dict[str, Any]:
     return {"build": build, "evaluate": spent, "values": values, "peak_mb": _rss_mb("VmHWM") - base}
 
 
+def work_huge(queries: int, docs: int, chunk: int) -> dict[str, Any]:
+    """All ``queries`` in memory; one ``update`` (``chunk=0``) or updates of ``chunk`` queries."""
+    import streammetrics as sm
+
+    ms = sm.MetricSet(ndcg=sm.NDCG(10), map=sm.MAP(), mrr=sm.MRR())
+    ms.update([1, 0], [1.0, 0.0])  # warm-up, then reset
+    ms.reset()
+    rel, scores = make_batch(0, queries, docs)
+    qid = np.repeat(np.arange(queries), docs)
+    base = _rss_mb("VmRSS")
+    _reset_peak()
+    t = time.perf_counter()
+    if chunk:
+        for a in range(0, queries * docs, chunk * docs):
+            b = a + chunk * docs
+            ms.update(rel[a:b], scores[a:b], query_ids=qid[a:b])
+    else:
+        ms.update(rel, scores, query_ids=qid)
+    values = ms.compute()
+    spent = time.perf_counter() - t
+    return {"build": 0.0, "evaluate": spent, "values": values, "peak_mb": _rss_mb("VmHWM") - base}
+
+
+#: One huge update against the same queries in chunks of 1000 (time and peak memory).
+HUGE = {"one update": 0, "1000-query updates": 1000}
+
 WORKERS = {
     "streammetrics": lambda q, d: work_streammetrics(q, d),
     "streammetrics (1 query/update)": lambda q, d: work_streammetrics(q, d, one_by_one=True),
     "pytrec_eval": work_pytrec_eval,
     "ranx": work_ranx,
     "torchmetrics": work_torchmetrics,
+    **{f"huge:{name}": (lambda q, d, c=c: work_huge(q, d, c)) for name, c in HUGE.items()},
 }
 
 
@@ -228,6 +255,7 @@ def main(argv: list[str] | None = None) -> str:
     p.add_argument("--mem", default="10000,40000", help="query counts of the memory comparison")
     p.add_argument("--tools", default=",".join(TOOLS))
     p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--huge-rounds", type=int, default=3, help="alternating rounds of one update vs chunks")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
@@ -237,6 +265,9 @@ def main(argv: list[str] | None = None) -> str:
     tools = [t for t in args.tools.split(",") if t]
     lines = [f"# Retrieval: NDCG@10 + MAP + MRR over {args.queries:,} queries x {args.docs} documents", ""]
     results = {t: run_worker(t, args.queries, args.docs, args.timeout) for t in tools}
+    from benchmarks._harness import machine_line
+
+    lines += [machine_line(), ""]
     ours = results.get("streammetrics", {})
     ref = ours.get("evaluate")
     lines += [
@@ -275,9 +306,39 @@ def main(argv: list[str] | None = None) -> str:
                 f"streammetrics state: {ours['state_bytes']} bytes for the three measures "
                 "(independent of the number of queries).",
             ]
+    lines += huge_vs_chunked(args.queries, args.docs, args.huge_rounds, args.timeout)
     text = "\n".join(lines)
     print(text)
     return text
+
+
+def huge_vs_chunked(queries: int, docs: int, rounds: int, timeout: float) -> list[str]:
+    """One ``update`` of all queries against 1000-query updates of the same arrays: fresh
+    subprocesses in alternating rounds (time and peak memory above the data), median and range."""
+    from benchmarks._harness import env_header, machine_line
+
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in HUGE}
+    for _ in range(rounds):
+        for name in HUGE:
+            runs[name].append(run_worker(f"huge:{name}", queries, docs, timeout))
+    lines = ["", f"One update of {queries:,} queries against 1000-query updates ({rounds} alternating "
+             "rounds, each in a fresh process; median, range in brackets):", "", env_header(()), "",
+             "| updates | time (s) | peak memory above the data (MB) | time / chunked | memory / chunked |",
+             "|---|---:|---:|---:|---:|"]
+    stats: dict[str, tuple[list[float], list[float]]] = {}
+    for name, rs in runs.items():
+        ok = [r for r in rs if r.get("status") == "ok"]
+        if not ok:
+            lines.append(f"| {name} | {rs[0].get('status')} | | | |")
+            continue
+        stats[name] = (sorted(r["evaluate"] for r in ok), sorted(r["peak_mb"] for r in ok))
+    ref = stats.get("1000-query updates")
+    for name, (t, m) in stats.items():
+        mt, mm = t[len(t) // 2], m[len(m) // 2]
+        ratio = f"{mt / ref[0][len(ref[0]) // 2]:.2f}x | {mm / ref[1][len(ref[1]) // 2]:.2f}x" if ref else " | "
+        lines.append(f"| {name} | {mt:.2f} [{t[0]:.2f}-{t[-1]:.2f}] | {mm:.1f} [{m[0]:.1f}-{m[-1]:.1f}] | {ratio} |")
+    lines += ["", machine_line()]
+    return lines
 
 
 if __name__ == "__main__":

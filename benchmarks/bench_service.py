@@ -58,6 +58,7 @@ if __package__ in (None, ""):  # ``python benchmarks/bench_service.py``
     from benchmarks._harness import (
         _load,
         env_header,
+        machine_line,
         markdown_table,
         measure_interleaved,
         single_thread,
@@ -67,6 +68,7 @@ else:
     from ._harness import (
         _load,
         env_header,
+        machine_line,
         markdown_table,
         measure_interleaved,
         single_thread,
@@ -279,7 +281,8 @@ def bench_load(requests: int, seconds: float, rounds: int,
     import load_test  # type: ignore[import-not-found]
 
     rows, _ = load_test.load_test(requests, seconds, 4, rounds, None, attribute=True,
-                                  compare_batch_size=1, side_rounds=side_rounds)
+                                  compare_batch_size=1, side_rounds=side_rounds,
+                                  slice_rounds=side_rounds)
     return load_test.table(rows), load_test.summary(rows), load_test.HEADERS
 
 
@@ -319,6 +322,8 @@ def main(argv: list[str] | None = None) -> str:
                  for row in bench_window(w, m, budget, 200 if m == 1000 else 400)],
                 "llrrrrl",
             ),
+            "",
+            machine_line(),
         ]
     if "lock" in sections:
         n = 20_000 if args.quick else 100_000
@@ -328,6 +333,8 @@ def main(argv: list[str] | None = None) -> str:
             "",
             markdown_table(["accumulator", "µs/sample with lock", "µs/sample lock no-op",
                             "lock cost ns/sample", "overhead"], bench_lock(n), "lrrrr"),
+            "",
+            machine_line(),
             "",
             "Best of 7 interleaved runs each; the lock is an uncontended ``threading.RLock``.",
         ]
@@ -340,6 +347,8 @@ def main(argv: list[str] | None = None) -> str:
             markdown_table(["loop", "labels folded", "µs per request", "in the metrics calls µs/request",
                             "lock cost ns/request", "metrics / request work"],
                            bench_delayed(n, repeat), "llrrrr"),
+            "",
+            machine_line(),
             "",
             f"Best of {repeat} interleaved runs; a request is a ``predict`` or a ``label`` call (half",
             "each). 'In the metrics calls' is timed around the calls themselves (less the timer's own",
@@ -356,6 +365,8 @@ def main(argv: list[str] | None = None) -> str:
             "",
             markdown_table(headers, rows, "llrrrrr"),
             "",
+            machine_line(),
+            "",
             summary[0].upper() + summary[1:] + ".",
             "",
             "'on' is the service as shipped (labels folded in batches of 256); 'on, batch_size=1'",
@@ -365,7 +376,9 @@ def main(argv: list[str] | None = None) -> str:
             "service itself spends. The most robust are the '(side by side)' rounds: a metrics-off",
             "and a metrics-on service run at the same time, each driven by its own 4 client threads",
             "with the same requests, so the machine's other load disturbs both alike (their",
-            "requests/s share the CPUs and are not throughput figures). The '(timed)' run",
+            "requests/s share the CPUs and are not throughput figures). The '(alternating slices)'",
+            "rounds run both services at once but drive them in turn, 1000 requests at a time:",
+            "alternation whose halves are a second apart, not a whole run. The '(timed)' run",
             "(``--time-metrics``) reads the request threads' CPU clocks around the metrics calls",
             "inside the service: the direct cost, without effects on the rest (caches, GC).",
         ]

@@ -15,6 +15,7 @@ fails (a non-200 reply or the service dying).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import math
@@ -24,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -149,15 +151,28 @@ def run_once(metrics: bool, requests: int, seconds: float, clients: int, seed: i
     return stats, values, text
 
 
+@contextlib.contextmanager
+def services(configs: list[tuple[str, bool, int | None]], requests: int, seconds: float,
+             clients: int, seed: int) -> Iterator[list[tuple[subprocess.Popen[str], int]]]:
+    """One running, warmed-up service per configuration; (process, port) each; stopped after."""
+    started = [start_service(metrics, None, False, batch) for _, metrics, batch in configs]
+    try:
+        for _, port in started:
+            drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
+        yield started
+    finally:
+        for proc, _ in started:
+            proc.terminate()
+        for proc, _ in started:
+            proc.wait(timeout=30)
+
+
 def run_side_by_side(configs: list[tuple[str, bool, int | None]], requests: int, seconds: float,
                      clients: int, seed: int) -> list[tuple[str, dict[str, float]]]:
     """One service per configuration, all driven at the same time with the same request mix
     (``clients`` threads each): whatever else runs on the machine disturbs them alike, so the
     ratio of their CPU time per request is robust where sequential runs are not."""
-    started = [start_service(metrics, None, False, batch) for _, metrics, batch in configs]
-    try:
-        for _, port in started:
-            drive(port, min(200, requests), seconds, clients, seed + 999)  # warm-up
+    with services(configs, requests, seconds, clients, seed) as started:
         out: list[dict[str, float] | None] = [None] * len(started)
         errors: list[BaseException] = []
 
@@ -183,11 +198,39 @@ def run_side_by_side(configs: list[tuple[str, bool, int | None]], requests: int,
                 stats["cpu_us_per_request"] = (b - a) / stats["requests"] * 1e6
             rows.append((label, stats))
         return rows
-    finally:
-        for proc, _ in started:
-            proc.terminate()
-        for proc, _ in started:
-            proc.wait(timeout=30)
+
+
+def run_interleaved(configs: list[tuple[str, bool, int | None]], requests: int, seconds: float,
+                    clients: int, seed: int,
+                    slice_requests: int = 1000) -> list[tuple[str, dict[str, float]]]:
+    """One service per configuration, all started, driven in turn in slices of
+    ``slice_requests`` (the order reversed every slice): alternating rounds whose halves are
+    a second apart rather than a whole run apart, so that a change of the machine's load
+    between the off and the on run (the sequential rounds' weakness) disturbs both alike.
+    Each service's CPU time is read around its own slices only."""
+    with services(configs, requests, seconds, clients, seed) as started:
+        done = [0] * len(started)
+        cpu = [0.0] * len(started)
+        spent = [0.0] * len(started)
+        slices = max(1, requests // slice_requests)
+        for k in range(slices):
+            order = list(range(len(started)))
+            if k % 2:
+                order.reverse()
+            for i in order:
+                proc, port = started[i]
+                c0 = cpu_seconds(proc.pid)
+                st = drive(port, requests // slices, seconds, clients, seed * 1000 + k)
+                c1 = cpu_seconds(proc.pid)
+                done[i] += int(st["requests"])
+                spent[i] += st["seconds"]
+                if c0 is not None and c1 is not None:
+                    cpu[i] += c1 - c0
+        rows = []
+        for (label, _, _), n, c, t in zip(configs, done, cpu, spent, strict=True):
+            rows.append((label, {"requests": n, "seconds": t, "rps": n / t if t else 0.0,
+                                 "cpu_us_per_request": c / n * 1e6 if n else float("nan")}))
+        return rows
 
 
 def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
@@ -199,7 +242,7 @@ def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
     best_off = max(st["rps"] for st in off.values())
     parts = []
     names = [label for _, label, _ in rows if label.startswith("on") and label != "on (timed)"
-             and not label.endswith(SIDE)]
+             and not label.endswith(SIDE) and not label.endswith(INTER)]
     for name in dict.fromkeys(names):
         on = {r: st for r, label, st in rows if label == name}
         best_on = max(st["rps"] for st in on.values())
@@ -227,6 +270,16 @@ def summary(rows: list[tuple[int, str, dict[str, float]]]) -> str:
                          f"requests): service CPU per request on/off median {_median(ratios):.3f} "
                          f"over {len(ratios)} rounds (metrics cost {100 * (_median(ratios) - 1):.1f}%; "
                          f"rounds {', '.join(f'{100 * (x - 1):.1f}%' for x in ratios)})")
+    inter = [label for _, label, _ in rows if label.startswith("on") and label.endswith(INTER)]
+    for name in dict.fromkeys(inter):
+        i_off = {r: st for r, label, st in rows if label == f"off, vs {name}"}
+        ratios = sorted(st["cpu_us_per_request"] / i_off[r]["cpu_us_per_request"]
+                        for r, label, st in rows if label == name and r in i_off)
+        if ratios:
+            parts.append(f"metrics {name[:-len(INTER)]}, alternating in slices of 1000 requests: "
+                         f"service CPU per request on/off median {_median(ratios):.3f} over "
+                         f"{len(ratios)} rounds (metrics cost {100 * (_median(ratios) - 1):.1f}%; "
+                         f"rounds {', '.join(f'{100 * (x - 1):.1f}%' for x in ratios)}; target < 10%)")
     text = ";\n".join(parts)
     timed = [st for _, label, st in rows if label == "on (timed)" and "metrics_us_per_request" in st]
     if timed:
@@ -247,14 +300,16 @@ def _median(xs: list[float]) -> float:
 
 
 SIDE = " (side by side)"
+INTER = " (alternating slices)"
 
 
 def load_test(requests: int, seconds: float, clients: int, rounds: int, state: Path | None,
               attribute: bool = True, compare_batch_size: int | None = None, side_rounds: int = 0,
-              ) -> tuple[list[tuple[int, str, dict[str, float]]], tuple[dict, str]]:
+              slice_rounds: int = 0) -> tuple[list[tuple[int, str, dict[str, float]]], tuple[dict, str]]:
     """``rounds`` alternating off/on runs (and an on run whose service folds labels in batches
     of ``compare_batch_size``, e.g. 1, if given), then one ``--time-metrics`` run if
-    ``attribute``, then ``side_rounds`` rounds running the configurations side by side."""
+    ``attribute``, then ``side_rounds`` rounds running the configurations side by side, then
+    ``slice_rounds`` rounds alternating them in slices of 1000 requests."""
     rows: list[tuple[int, str, dict[str, float]]] = []
     last: tuple[dict, str] = ({}, "")
     configs: list[tuple[str, bool, int | None]] = [("off", False, None), ("on", True, None)]
@@ -274,6 +329,10 @@ def load_test(requests: int, seconds: float, clients: int, rounds: int, state: P
         for other in configs[1:]:  # each metrics configuration in a pair with metrics off
             for label, stats in run_side_by_side([configs[0], other], requests, seconds, clients, r):
                 rows.append((r, (label if label != "off" else f"off, vs {other[0]}") + SIDE, stats))
+    for r in range(slice_rounds):
+        for other in configs[1:]:
+            for label, stats in run_interleaved([configs[0], other], requests, seconds, clients, r):
+                rows.append((r, (label if label != "off" else f"off, vs {other[0]}") + INTER, stats))
     return rows, last
 
 
@@ -304,10 +363,12 @@ def main(argv: list[str] | None = None) -> int:
                          "metric update per label, as before batching), in every round")
     ap.add_argument("--side-rounds", type=int, default=3,
                     help="rounds running off and on services at the same time (robust CPU ratio)")
+    ap.add_argument("--slice-rounds", type=int, default=3,
+                    help="rounds alternating off and on services in slices of 1000 requests")
     args = ap.parse_args(argv)
     rows, (values, text) = load_test(args.requests, args.seconds, args.clients, args.rounds,
                                      args.state, not args.no_attribute, args.compare_batch_size,
-                                     args.side_rounds)
+                                     args.side_rounds, args.slice_rounds)
     print("| " + " | ".join(HEADERS) + " |")
     print("|" + "---|" * len(HEADERS))
     for row in table(rows):

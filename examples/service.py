@@ -28,6 +28,7 @@ is ``listening on <port>``.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import signal
@@ -128,7 +129,7 @@ class Handler(BaseHTTPRequestHandler):
         metrics = self.server.metrics
         if self.path == "/metrics.json":
             if metrics is None:
-                self._json(200, {})
+                self._json(200, {} if self.server.gc_cost is None else {"gc": self.server.gc_cost.snapshot()})
                 return
             values = metrics.compute()
             out = {"values": {k: (None if isinstance(v, float) and math.isnan(v) else v)
@@ -136,6 +137,8 @@ class Handler(BaseHTTPRequestHandler):
                    "labels": metrics.stats()}
             if self.server.cost is not None:
                 out["metrics_cost"] = self.server.cost.snapshot()
+            if self.server.gc_cost is not None:
+                out["gc"] = self.server.gc_cost.snapshot()
             self._json(200, out)
         elif self.path == "/metrics":
             if self.server.registry is None:
@@ -172,6 +175,28 @@ class Cost:
                     "timer_seconds_per_call": self.timer_seconds}
 
 
+class GcCost:
+    """CPU seconds spent in Python's cyclic garbage collector, and collections per generation
+    (``--time-metrics``; the collector runs in whichever thread allocates)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections = [0, 0, 0]
+        self._t0 = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._t0 = time.thread_time()
+        else:
+            self.seconds += time.thread_time() - self._t0
+            self.collections[info["generation"]] += 1
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"cpu_seconds": self.seconds, "collections": list(self.collections),
+                "tracked_objects": len(gc.get_objects())}
+
+
 class Service(ThreadingHTTPServer):
     daemon_threads = True
 
@@ -182,6 +207,7 @@ class Service(ThreadingHTTPServer):
         self.registry: Any = None
         self.checkpointer: sm.Checkpointer | None = None
         self.cost: Cost | None = Cost() if time_metrics and metrics_on else None
+        self.gc_cost: GcCost | None = GcCost() if time_metrics else None
         if not metrics_on:
             return
         fresh = build_metrics(batch_size)

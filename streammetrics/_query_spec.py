@@ -119,7 +119,7 @@ class Spec:
         if not (np.abs(v) <= K.MAX_QUERY_VALUE).all():  # NaN too
             q = first_bad(~(np.abs(v) <= K.MAX_QUERY_VALUE).all(axis=1))
             assert isinstance(q, int)
-            raise ValueError(f"relevance: {self.name} of query {q} is beyond 2**256, the bound "
+            raise ValueError(f"relevance: {self.name} of query {q + rq.offset} is beyond 2**256, the bound "
                              "that keeps sums over queries finite (grades too large)")
         return v
 

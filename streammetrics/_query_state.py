@@ -2,7 +2,8 @@
 
 Every retrieval measure stores its (count, sums) here under its :class:`~streammetrics._query_spec.Spec`;
 measures with the same state key share one ``QueryState`` in a MetricSet, so a batch is validated
-and ranked once (:func:`~streammetrics._ranking_queries.prepare_queries`) for all of them.
+and ranked once (:func:`~streammetrics._query_batch.check_batch`, in blocks of whole queries so
+that a huge batch costs what small ones do) for all of them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from . import _ranking_queries as K
 from ._load_checks import MAX_SAMPLES
+from ._query_batch import check_batch
 from ._query_spec import STORED_RTOL, Spec
 from ._state import State
 from ._validation import first_bad
@@ -42,6 +44,11 @@ class _Acc:
             merged = np.concatenate(self.chunks) if self.chunks else np.zeros((0, width))
             self.chunks = [merged]
         return self.chunks[0]
+
+
+def _stack(parts: list[np.ndarray], width: int) -> np.ndarray:
+    """Per-query values of the blocks, one (queries, width) matrix."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, width))
 
 
 class QueryState(State):
@@ -99,12 +106,20 @@ class QueryState(State):
     update_keywords = K.QUERY_OPTIONS
 
     def prepare(self, relevance: Any, scores: Any, **options: Unpack[K.QueryOptions]) -> Any:
-        rq = K.prepare_queries(relevance, scores, **options)
-        out = []
-        for spec in self._acc:
-            vals = spec.evaluate(rq)
-            out.append((spec, rq.n_queries, vals.sum(axis=0), vals if spec.per_query else None))
-        return out
+        batch = check_batch(relevance, scores, **options)
+        specs = list(self._acc)
+        sums = [np.zeros(spec.width) for spec in specs]
+        kept: list[list[np.ndarray]] = [[] for _ in specs]
+        for rq in batch.blocks():  # bounded temporaries; nothing is applied before the last
+            for spec, total, parts in zip(specs, sums, kept, strict=True):
+                vals = spec.evaluate(rq)
+                total += vals.sum(axis=0)
+                if spec.per_query:
+                    parts.append(vals)
+        return [
+            (spec, batch.n_queries, total, _stack(parts, spec.width) if spec.per_query else None)
+            for spec, total, parts in zip(specs, sums, kept, strict=True)
+        ]
 
     def apply(self, delta: Any) -> None:
         for spec, n, sums, vals in delta:

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ._ranking_queries import QUERY_OPTIONS, QueryOptions, prepare_queries
+from ._query_batch import check_batch
+from ._ranking_queries import QUERY_OPTIONS, QueryOptions
 from ._state import State
 
 if TYPE_CHECKING:
@@ -50,12 +51,14 @@ def split_timestamp(options: TimedQueryOptions) -> tuple[Any, QueryOptions]:
 def query_values(specs: list[Any], relevance: Any, scores: Any,
                  **options: Unpack[QueryOptions]) -> np.ndarray:
     """Every query's values of every spec, (queries, total width): the batch validated and
-    ranked once (:func:`~streammetrics._ranking_queries.prepare_queries`, which takes the
-    ``options``)."""
-    rq = prepare_queries(relevance, scores, **options)
-    cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
-            for spec in specs]
-    return np.ascontiguousarray(np.hstack(cols)) if cols else np.zeros((rq.n_queries, 0))
+    ranked once, in blocks of whole queries (:func:`~streammetrics._query_batch.check_batch`)."""
+    batch = check_batch(relevance, scores, **options)
+    out = []
+    for rq in batch.blocks():
+        cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
+                for spec in specs]
+        out.append(np.hstack(cols) if cols else np.zeros((rq.n_queries, 0)))
+    return np.ascontiguousarray(np.vstack(out))
 
 
 def spec_layout(specs: list[Any]) -> list[tuple[Any, int, int]]:

@@ -1,12 +1,13 @@
-"""Private kernels for the retrieval measures: validate a batch of queries, rank every query
-once, and evaluate any number of per-query measures on the ranked batch (definitions: see
+"""Private kernels for the retrieval measures: a batch of queries ranked once
+(:class:`RankedQueries`, built by :mod:`streammetrics._query_batch`, which validates the batch)
+and any number of per-query measures evaluated on it (definitions: see
 docs/definitions/retrieval.md).
 
 A batch is ``Q`` queries laid out flat (each query's rows contiguous). Ranking never loops over
 documents in Python: queries are grouped by their number of retrieved documents ``L`` (a loop over
 *distinct lengths*, usually a handful), each group is gathered into a ``(q, L)`` matrix and sorted
 along its rows in one numpy call. Every measure is then a few vectorised passes over those
-matrices. Cost of :func:`prepare_queries`: O(n log L) for n rows; each measure adds O(n) (or
+matrices. Cost of ranking: O(n log L) for n rows; each measure adds O(n) (or
 O(q·k) for a cutoff k).
 
 Ranking rule (trec_eval's): score descending; ties broken by document id descending *as strings*
@@ -19,18 +20,14 @@ gains.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any, TypedDict
 
 import numpy as np
 
-from ._validation import as_numpy, check_scores, first_bad
+from ._validation import first_bad
 
-if TYPE_CHECKING:
-    from typing import Unpack
-
-__all__ = ["QUERY_OPTIONS", "Group", "QueryOptions", "RankedQueries", "prepare_queries"]
+__all__ = ["MAX_GRADE", "QUERY_OPTIONS", "Group", "QueryOptions", "RankedQueries", "take_rows"]
 
 
 class QueryOptions(TypedDict, total=False):
@@ -93,16 +90,7 @@ class Group:
         return (sums / counts)[gid].reshape(q, n)
 
 
-def _as_1d(x: Any, name: str) -> np.ndarray:
-    arr = as_numpy(x, name)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array, got shape {arr.shape}")
-    return arr
-
-
-def _take(a: np.ndarray, order: np.ndarray) -> np.ndarray:
+def take_rows(a: np.ndarray, order: np.ndarray) -> np.ndarray:
     """``np.take_along_axis(a, order, axis=1)``, with a cheap path for one row."""
     if a.shape[0] == 1:
         return a[0][order[0]][None, :]
@@ -115,33 +103,6 @@ MAX_GRADE = 2.0**128
 #: Largest |per-query value| (an exponential gain grows fast): sums over any feasible number of
 #: queries (decay weights of up to 2**300 included) stay finite.
 MAX_QUERY_VALUE = 2.0**256
-
-
-def _check_grades(g: np.ndarray, name: str) -> np.ndarray:
-    g = g.astype(np.float64, copy=False)
-    # one reduction each way: a NaN propagates, inf or a grade beyond the bound shows
-    if g.size and not (g.min() >= -MAX_GRADE and g.max() <= MAX_GRADE):
-        bad = ~(np.abs(g) <= MAX_GRADE)
-        idx = first_bad(bad)
-        raise ValueError(
-            f"{name}: grades must be finite numbers in [-2**128, 2**128]; first invalid value "
-            f"{g[idx]!r} at index {idx}"
-        )
-    return g
-
-
-def _ids(x: Any, name: str, n: int) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.ndim == 0:
-        arr = arr.reshape(1)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"{name}: expected {n} ids (one per row of relevance), got shape {arr.shape}")
-    if arr.dtype.kind == "f" and n and np.isnan(arr).any():
-        idx = first_bad(np.isnan(arr))
-        raise ValueError(f"{name}: ids must not be NaN; first NaN at index {idx}")
-    if arr.dtype.kind not in "biuUSO" and arr.dtype.kind != "f":
-        raise ValueError(f"{name}: ids must be strings or integers, got dtype {arr.dtype}")
-    return arr
 
 
 def _segment_sorted_desc(
@@ -206,6 +167,8 @@ class RankedQueries:
     n_relevant: np.ndarray | None
     judged: np.ndarray | None
     judged_lengths: np.ndarray | None
+    #: Index of the first query within the whole batch (blocks of a large batch).
+    offset: int = 0
     _cache: dict[Any, Any] = field(default_factory=dict)
 
     def _where(self, i: int) -> str:
@@ -277,204 +240,6 @@ class RankedQueries:
                 out[g.rows] = dcg_matrix(gain(m, kind), k)
         self._cache[key] = out
         return out
-
-
-def _lookup(mapping: Any, qids: list[Any] | None, name: str, n_queries: int) -> list[Any]:
-    """Per-query values from a mapping (by query id) or a sequence aligned with the queries."""
-    if isinstance(mapping, Mapping):
-        if qids is None:
-            raise ValueError(f"{name}: a mapping needs query_ids=")
-        return [mapping.get(q) for q in qids]
-    seq = list(mapping)
-    if len(seq) != n_queries:
-        raise ValueError(
-            f"{name}: expected a mapping from query id or one entry per query ({n_queries}), got {len(seq)}"
-        )
-    return seq
-
-
-def _counts(vals: list[Any], qids: list[Any] | None) -> np.ndarray:
-    """``n_relevant`` values as float64, each a non-negative integer (vectorised check)."""
-    try:
-        arr = np.asarray(vals)  # numbers only (float64 would parse strings)
-        ok = arr.dtype.kind in "biuf" and arr.ndim == 1
-        arr = arr.astype(np.float64) if ok else arr
-        ok = ok and bool(
-            (np.isfinite(arr) & (arr >= 0) & (arr == np.floor(np.where(np.isfinite(arr), arr, 0)))).all()
-        )
-    except (TypeError, ValueError):
-        ok = False
-    if ok:
-        return arr
-    for i, v in enumerate(vals):  # locate the first bad entry for the message
-        where = f"query {qids[i]!r}" if qids is not None else f"entry {i}"
-        if v is None:
-            raise ValueError(f"n_relevant: no entry for {where}")
-        try:
-            if isinstance(v, (str, bytes)):
-                raise TypeError
-            f = float(v)
-        except (TypeError, ValueError, OverflowError):
-            raise ValueError(f"n_relevant: expected a non-negative integer for {where}, got {v!r}") from None
-        if not (math.isfinite(f) and f >= 0 and f == int(f)):
-            raise ValueError(f"n_relevant: expected a non-negative integer for {where}, got {v!r}")
-    raise ValueError("n_relevant: expected one non-negative integer per query")  # pragma: no cover
-
-
-def _judged(parts: list[Any], qids: list[Any] | None) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenate per-query judged grades (one C-level concatenate; slow path only for errors)."""
-    items = [() if p is None else p for p in parts]
-    try:
-        lengths = np.fromiter(map(len, items), dtype=np.int64, count=len(items))
-        flat = np.concatenate(items) if items else np.zeros(0)
-        fast = flat.ndim == 1 and flat.shape[0] == int(lengths.sum()) and flat.dtype.kind in "biuf"
-    except (TypeError, ValueError):
-        fast = False
-    if not fast:
-        arrays = []
-        for i, p in enumerate(items):
-            where = f"judged[{qids[i]!r}]" if qids is not None else "judged"
-            arrays.append(_as_1d(p, where).astype(np.float64))
-        lengths = np.array([a.shape[0] for a in arrays], dtype=np.int64)
-        flat = np.concatenate(arrays) if arrays else np.zeros(0)
-    flat = flat.astype(np.float64, copy=False)
-    if flat.size and not (np.abs(flat) <= MAX_GRADE).all():
-        pos = first_bad(~(np.abs(flat) <= MAX_GRADE))
-        assert isinstance(pos, int)
-        q = int(np.searchsorted(np.cumsum(lengths), pos, side="right"))
-        where = f" of query {qids[q]!r}" if qids is not None else ""
-        raise ValueError(
-            f"judged: grades must be finite numbers in [-2**128, 2**128]; invalid value {flat[pos]!r}{where}"
-        )
-    return flat, lengths
-
-
-
-def _id_keys(d: np.ndarray) -> np.ndarray:
-    """int64 keys equal for equal ids (the ids themselves, or Python's string hash)."""
-    if d.dtype.kind in "biu":
-        return d.astype(np.int64)
-    if d.dtype.kind == "f":
-        return d.view(np.int64) if d.dtype.itemsize == 8 else d.astype(np.float64).view(np.int64)
-    items = d.tolist() if d.dtype.kind == "O" else d.astype(str).tolist()
-    return np.fromiter(map(hash, items), dtype=np.int64, count=d.shape[0])
-
-
-def _check_duplicates(d: np.ndarray, keys: np.ndarray, idx: np.ndarray) -> None:
-    """Reject a document id that occurs twice within one query (rows of ``idx``); equal keys
-    are confirmed on the ids themselves (hash collisions are not duplicates)."""
-    if keys.shape[1] < 2:
-        return
-    srt = np.sort(keys, axis=1)
-    for r in np.flatnonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1)):
-        rows = idx[r].tolist()
-        seen: dict[Any, int] = {}
-        for pos in rows:
-            v = d[pos]
-            v = v.item() if isinstance(v, np.generic) else v
-            if v in seen:
-                raise ValueError(f"doc_ids: duplicate document {v!r} at row {pos} within one query")
-            seen[v] = pos
-
-
-def prepare_queries(relevance: Any, scores: Any, **options: Unpack[QueryOptions]) -> RankedQueries:
-    """Validate a batch (one query, or many with ``query_ids``) and rank each query.
-
-    ``options`` are the :class:`QueryOptions` (an unknown name is a ``TypeError``, as Python
-    gives for a function's keywords). Raises ``ValueError`` naming the argument and first
-    offending value; never mutates anything.
-    """
-    unknown = sorted(set(options) - QUERY_OPTIONS)
-    if unknown:
-        raise TypeError(f"update() got an unexpected keyword argument {unknown[0]!r}")
-    doc_ids, judged = options.get("doc_ids"), options.get("judged")
-    n_relevant, query_ids = options.get("n_relevant"), options.get("query_ids")
-    rel = _check_grades(_as_1d(relevance, "relevance"), "relevance")
-    sc = _as_1d(scores, "scores")
-    n = rel.shape[0]
-    if sc.shape[0] != n:
-        raise ValueError(f"scores: expected {n} scores (one per row of relevance), got {sc.shape[0]}")
-    sc = check_scores(sc, "scores").astype(np.float64, copy=False)
-
-    qids: list[Any] | None
-    if query_ids is None:
-        lengths = np.array([n], dtype=np.int64)
-        starts = np.zeros(1, dtype=np.int64)
-        qids = None
-    else:
-        q = _ids(query_ids, "query_ids", n)
-        if n == 0:
-            lengths = np.zeros(0, dtype=np.int64)
-            starts = lengths
-            qids = []
-        else:
-            change = np.empty(n, dtype=bool)
-            change[0] = True
-            np.not_equal(q[1:], q[:-1], out=change[1:])
-            starts = np.flatnonzero(change)
-            lengths = np.diff(np.append(starts, n))
-            block = q[starts]
-            uniq, first, counts = np.unique(block, return_index=True, return_counts=True)
-            if uniq.shape[0] != block.shape[0]:
-                dup = int(np.flatnonzero(counts > 1)[0])
-                again = starts[np.flatnonzero(block == uniq[dup])[1]]
-                raise ValueError(
-                    f"query_ids: each query's rows must be contiguous; query {uniq[dup].item()!r} "
-                    f"reappears at row {int(again)} after another query"
-                )
-            qids = block.tolist()
-    n_queries = lengths.shape[0]
-
-    d = keys = None
-    if doc_ids is not None:
-        d = _ids(doc_ids, "doc_ids", n)
-        keys = _id_keys(d)
-
-    groups: list[Group] = []
-    distinct = lengths[:1] if n_queries <= 1 or (lengths == lengths[0]).all() else np.unique(lengths)
-    for length in distinct:
-        if distinct.shape[0] == 1:  # every query has the same length: the flat arrays reshape
-            rows = np.arange(n_queries)
-            s, g0 = sc.reshape(n_queries, length), rel.reshape(n_queries, length)
-        else:
-            rows = np.flatnonzero(lengths == length)
-            idx = starts[rows][:, None] + np.arange(length)
-            s, g0 = sc[idx], rel[idx]
-        if length == 0:
-            groups.append(Group(rows, s, s))
-            continue
-        rid = starts[rows][:, None] + np.arange(length) if d is not None else None
-        order = np.argsort(-s, axis=1)
-        ss = _take(s, order)
-        tied = (ss[:, 1:] == ss[:, :-1]).any(axis=1)
-        if d is not None and keys is not None and rid is not None:
-            _check_duplicates(d, keys[rid], rid)
-        if tied.any():  # unstable sort is fast; re-sort only the rows with tied scores
-            st = s[tied]
-            if d is not None and rid is not None:
-                # trec_eval: tied documents by id descending, compared as strings.
-                sub = d[rid[tied]].astype(str)
-                _, inv = np.unique(sub, return_inverse=True)
-                codes = inv.reshape(sub.shape).max() - inv.reshape(sub.shape)
-                o1 = np.argsort(codes, axis=1)
-                o2 = np.argsort(-_take(st, o1), axis=1, kind="stable")
-                order[tied] = _take(o1, o2)
-            else:  # input order among ties: a stable sort
-                order[tied] = np.argsort(-st, axis=1, kind="stable")
-            ss[tied] = _take(st, order[tied])
-        groups.append(Group(rows, _take(g0, order), ss))
-
-    nrel = None
-    if n_relevant is not None:
-        vals = [n_relevant] if qids is None else _lookup(n_relevant, qids, "n_relevant", n_queries)
-        nrel = _counts(vals, qids)
-
-    jg = jl = None
-    if judged is not None:
-        parts = [judged] if qids is None else _lookup(judged, qids, "judged", n_queries)
-        jg, jl = _judged(parts, qids)
-
-    return RankedQueries(n_queries, lengths, groups, qids, nrel, jg, jl)
 
 
 # -- measures: each returns per-query values (n_queries,) or (n_queries, m) ------------------------

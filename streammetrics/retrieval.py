@@ -19,7 +19,7 @@ Design -- one ranking per batch for a whole MetricSet: every retrieval measure s
 sums in a :class:`QueryState` under a *measure spec* (kind and options). All retrieval metrics
 have the same state key, so a :class:`~streammetrics.MetricSet` of NDCG@10, MAP and MRR makes them
 share one ``QueryState`` holding the three specs: the batch is validated and ranked once
-(:func:`~streammetrics._ranking_queries.prepare_queries`, the expensive part) and each spec adds
+(:func:`~streammetrics._query_batch.check_batch`, the expensive part) and each spec adds
 O(n) vectorised work. Each spec keeps its own (count, sums), so the state stays O(1) per measure
 and every member reads only its own spec. (When a metric is put into a set, its spec is registered
 in the shared state; states that already hold data are only shared if they hold identical data.)
