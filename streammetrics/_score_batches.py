@@ -65,17 +65,15 @@ def score_dtype(arr: np.ndarray) -> np.ndarray:
 def unit_or_positive(
     w: np.ndarray | None, keep: np.ndarray | None
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Drop weights that are all 1 (unit mode) and rows of weight 0 (they change nothing)."""
+    """Drop rows of weight 0 (they change nothing), then the weights if every kept one is 1
+    (unit mode), so that a state's layout depends on its samples, not on how they were split."""
     if w is None:
         return None, keep
-    if keep is not None:
-        if (w[keep] == 1.0).all():
-            return None, keep
-    elif (w == 1.0).all():
-        return None, None
     zero = w == 0.0
     if zero.any():
         keep = ~zero if keep is None else keep & ~zero
+    if (w == 1.0).all() if keep is None else (w[keep] == 1.0).all():
+        return None, keep
     return w, keep
 
 

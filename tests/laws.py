@@ -322,13 +322,13 @@ def flat(value: Any) -> list[np.ndarray]:
     return [arr.astype(float)]
 
 
-def result(metric: Any) -> list[np.ndarray]:
-    """The metric's value as float arrays (with a Brier score's decomposition: every part a law
-    covers)."""
+def result(metric: Any, parts: bool = True) -> list[np.ndarray]:
+    """The metric's value as float arrays (with ``parts``, a Brier score's decomposition too:
+    every part a law covers; a wrapper such as ``Window`` has the value only)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = flat(metric.compute())
-        if isinstance(metric, sm.BrierScore):
+        if parts and isinstance(metric, sm.BrierScore):
             out += flat(metric.decomposition())
         return out
 
