@@ -14,6 +14,7 @@ import pytest
 import streammetrics as sm
 from streammetrics import functional as F
 from streammetrics._dask_ranked import range_summaries
+from streammetrics._engine import empty_set, rebuild
 from streammetrics._intervals import z_value
 from streammetrics.calibration._quantile import QuantileProbabilities
 from streammetrics.spark import evaluate as spark_evaluate
@@ -24,6 +25,12 @@ _G = ["a", "a", "b", "b"]
 
 def _roc() -> Any:
     return sm.ROCCurve().update(np.array(_Y), np.array([0.1, 0.4, 0.35, 0.8])).compute()
+
+
+def _plot_gains(**kwargs: Any) -> Any:
+    from streammetrics.plot import plot_gains
+
+    return plot_gains(None, **kwargs)
 
 
 def _sliced_collector(**kwargs: Any) -> Any:
@@ -94,6 +101,13 @@ CASES: list[tuple[Callable[[], Any], str]] = [
      "ranges: must be an integer >= 1 or a sequence of edges, got True"),
     (lambda: range_summaries(None, sm.AUROC(), label="y", score="p", sample_size=0),
      "sample_size: must be an integer >= 1, got 0"),
+    (lambda: empty_set({}, "x"), "kind: must be one of ('MetricSet', 'Sliced'), got 'x'"),
+    (lambda: rebuild({}, {}, "x"), "kind: must be one of ('MetricSet', 'Sliced'), got 'x'"),
+    (lambda: sm.FBeta(beta=-1), "beta: must be >= 0, got -1.0"),
+    (lambda: sm.FBeta(beta=-math.inf), "beta: expected a number >= 0 (or inf), got -inf"),
+    (lambda: sm.DelayedLabels(sm.F1(), on_unknown="x"), "on_unknown: must be 'skip' or 'raise', got 'x'"),
+    (lambda: sm.KSStatistic(scores="x"), "scores: must be 'raw', 'logit' or 'probability', got 'x'"),
+    (lambda: _plot_gains(kind="x"), "kind: must be 'gains' or 'lift', got 'x'"),
 ]
 
 
@@ -113,3 +127,5 @@ def test_good_arguments_are_normalised() -> None:
     s = sm.Sliced(sm.F1(), max_slices=np.int64(5), min_count=np.int32(2))
     assert type(s.max_slices) is int and s.max_slices == 5 and type(s.min_count) is int and s.min_count == 2
     assert sm.AUROC(max_fpr=np.float32(0.5)).max_fpr == 0.5 and sm.AUROC(max_fpr=1).max_fpr == 1.0
+    assert sm.FBeta(beta=math.inf).beta == math.inf and sm.FBeta(beta=2).beta == 2.0
+    assert sm.DelayedLabels(sm.F1(), on_unknown="count").on_unknown == "skip"
