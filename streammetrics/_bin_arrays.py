@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ._load_checks import reserve
-from ._params import float_array_param
+from ._params import Param, check_param, float_array_param
 
 __all__ = [
     "CHUNK",
@@ -241,14 +241,15 @@ def coarsen(
     return k[idx], np.add.reduceat(p, idx), np.add.reduceat(n, idx)
 
 
+_THRESHOLD_COUNT = Param("int", "must be an int >= 2 or an array of numbers", low=2,
+                         range_rule="an int must be >= 2")
+
+
 def check_thresholds(thresholds: Any) -> np.ndarray:
-    if isinstance(thresholds, bool):
-        raise ValueError(f"thresholds: must be an int >= 2 or an array of numbers, got {thresholds!r}")
-    if isinstance(thresholds, (int, np.integer)):
-        if thresholds < 2:
-            raise ValueError(f"thresholds: an int must be >= 2, got {thresholds!r}")
-        reserve(48.0 * int(thresholds), f"thresholds={int(thresholds)}")
-        return np.linspace(0.0, 1.0, int(thresholds))
+    if isinstance(thresholds, (int, np.integer)):  # a bool too: refused by the check
+        count = check_param(thresholds, "thresholds", _THRESHOLD_COUNT)
+        reserve(48.0 * count, f"thresholds={count}")
+        return np.linspace(0.0, 1.0, count)
     arr = float_array_param(thresholds, "thresholds", "an int >= 2 or a non-empty 1-D array of numbers")
     if arr.ndim != 1 or arr.shape[0] == 0:
         raise ValueError("thresholds: must be an int >= 2 or a non-empty 1-D array of numbers")

@@ -13,12 +13,14 @@ import numpy as np
 from ._confusion_base import AveragedMetric, ProportionMetric
 from ._confusion_counts import OneVsRest
 from ._docstrings import filled
-from ._params import real_param
+from ._params import Param, check_param, real_param
 
 __all__ = [
     "Precision", "Recall", "Specificity", "FallOut", "MissRate", "NPV", "FDR", "FOR", "Prevalence",
     "Jaccard", "FBeta", "F1",
 ]
+
+_BETA = Param("real", "must be >= 0", low=0.0, finite=False)
 
 
 @filled
@@ -311,9 +313,7 @@ class FBeta(AveragedMetric):
         super().__init__(num_classes, **kwargs)
         if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
             beta = real_param(beta, "beta", "a number >= 0 (or inf)")
-        if not beta >= 0:
-            raise ValueError(f"beta: must be >= 0, got {beta!r}")
-        self.beta = beta
+        self.beta = beta = check_param(beta, "beta", _BETA)  # a float by now: the message shows it
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "beta": self.beta}

@@ -22,11 +22,16 @@ from . import _ranked as K
 from ._base import UndefinedMetricWarning
 from ._curve_results import PRCurveResult, ROCCurveResult
 from ._engine import Plan, frame_state, normalise
+from ._params import Param, check_param
 from ._warnings import warn
 from .metricset import MetricSet
 from .ranking import AUROC, AveragePrecision, PRCurve, ROCCurve
 
 __all__ = ["evaluate_ranked", "range_summaries"]
+
+
+_RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
+_SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
 
 
 def _runs_task(df: Any, plan: Plan) -> K.Runs:
@@ -36,12 +41,8 @@ def _runs_task(df: Any, plan: Plan) -> K.Runs:
 
 
 def _edges(ranges: int | Sequence[float]) -> tuple[int, np.ndarray | None]:
-    if isinstance(ranges, bool):
-        raise ValueError(f"ranges: must be an integer >= 1 or a sequence of edges, got {ranges!r}")
-    if isinstance(ranges, (int, np.integer)):
-        if ranges < 1:
-            raise ValueError(f"ranges: must be an integer >= 1 or a sequence of edges, got {ranges!r}")
-        return int(ranges), None
+    if isinstance(ranges, (int, np.integer)):  # a bool too: refused by the check
+        return check_param(ranges, "ranges", _RANGES), None
     edges = np.asarray(ranges, dtype=np.float64).ravel()
     if np.isnan(edges).any():
         raise ValueError(f"ranges: edges must not be NaN, got nan at index {int(np.argmax(np.isnan(edges)))}")
@@ -72,8 +73,7 @@ def range_summaries(
     template, _ = normalise(metrics)
     ignore = K.check_metrics(dict(template.items()))
     n_ranges, fixed = _edges(ranges)
-    if not isinstance(sample_size, int) or isinstance(sample_size, bool) or sample_size < 1:
-        raise ValueError(f"sample_size: must be an integer >= 1, got {sample_size!r}")
+    sample_size = check_param(sample_size, "sample_size", _SAMPLE_SIZE)
     plan = Plan(config=K.runs_config(ignore), family="classification", label=label, score=score,
                 weight=weight)
     missing = [c for c in plan.columns() if c not in ddf.columns]

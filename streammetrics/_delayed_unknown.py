@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from ._params import Param, check_param
+
 __all__ = ["LabelReport", "ON_UNKNOWN", "UnknownIdError", "check_on_unknown", "unknown_error"]
 
 #: The accepted values of ``on_unknown`` (plus the 0.1.0 alias ``"count"`` of ``"skip"``).
 ON_UNKNOWN = ("skip", "raise")
 _ALIASES = {"count": "skip"}
+_ON_UNKNOWN = Param("choice", "must be 'skip' or 'raise'", choices=(*ON_UNKNOWN, *_ALIASES))
 
 
 class UnknownIdError(ValueError, KeyError):
@@ -62,11 +65,8 @@ class LabelReport(NamedTuple):
 
 def check_on_unknown(value: Any) -> str:
     """``on_unknown`` validated: ``"skip"`` or ``"raise"`` (``"count"`` means ``"skip"``)."""
-    if isinstance(value, str) and value in _ALIASES:
-        return _ALIASES[value]
-    if not isinstance(value, str) or value not in ON_UNKNOWN:
-        raise ValueError(f"on_unknown: must be 'skip' or 'raise', got {value!r}")
-    return value
+    value = check_param(value, "on_unknown", _ON_UNKNOWN)
+    return _ALIASES.get(value, value)
 
 
 def unknown_error(first: int | str, missing: int, total: int) -> UnknownIdError:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric, trusted_states
+from ._params import Param, check_param
 from ._persistence import dumps, loads
 from ._warnings import warn
 from .metricset import MetricSet
@@ -66,6 +67,7 @@ class Plan:
 
 #: The accumulators an engine runs: the user's metrics in a MetricSet, or sliced (``by=``).
 KINDS = ("MetricSet", "Sliced")
+_KIND = Param("choice", f"must be one of {KINDS}", choices=KINDS)
 
 
 #: The parameter and return sections every engine's ``evaluate`` shares (see :func:`engine_doc`).
@@ -119,8 +121,7 @@ def engine_doc(fn: Any) -> Any:
 
 def empty_set(config: Mapping[str, Any], kind: str = "MetricSet") -> Metric:
     """An empty accumulator of class ``kind`` (one of :data:`KINDS`) and configuration ``config``."""
-    if kind not in KINDS:
-        raise ValueError(f"kind: must be one of {KINDS}, got {kind!r}")
+    kind = check_param(kind, "kind", _KIND)
     return Metric._registry[kind]._from_config(config)
 
 
@@ -131,8 +132,7 @@ def state_of(acc: Metric) -> dict[str, Any]:
 
 def rebuild(config: Mapping[str, Any], arrays: Mapping[str, Any], kind: str = "MetricSet") -> Metric:
     """Rebuild (and validate) an accumulator of class ``kind`` from shipped arrays."""
-    if kind not in KINDS:
-        raise ValueError(f"kind: must be one of {KINDS}, got {kind!r}")
+    kind = check_param(kind, "kind", _KIND)
     return Metric.from_state_dict(
         {"class": kind, "format_version": FORMAT_VERSION, "config": config, **arrays}
     )

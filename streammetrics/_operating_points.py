@@ -17,7 +17,7 @@ import numpy as np
 
 from ._base import UndefinedMetricWarning
 from ._curves import ThresholdCounts, guard
-from ._params import real_param
+from ._params import Param, check_param, real_param
 from ._warnings import warn
 
 __all__ = ["CRITERIA", "OperatingPoint", "operating_point_at", "best_threshold"]
@@ -37,6 +37,13 @@ CRITERIA = (
 
 _METRICS = ("tpr", "recall", "sensitivity", "fpr", "tnr", "specificity", "fnr", "precision", "npv",
             "accuracy", "youden", "f1", "fbeta")
+
+# The arguments checked by ``check_param`` (messages as "<name>: <rule>, got <value>"); ``value``
+# and ``beta`` are first made floats by ``real_param``, so the range messages show the float.
+_METRIC = Param("choice", f"must be one of {_METRICS}", choices=_METRICS)
+_CRITERION = Param("choice", f"must be one of {CRITERIA}", choices=CRITERIA)
+_VALUE = Param("real", "must be in [0, 1]", low=0.0, high=1.0)
+_BETA = Param("real", "must be finite and > 0", low=0.0, low_open=True)
 
 
 @dataclass(frozen=True)
@@ -179,8 +186,7 @@ class OperatingPoint:
         (low, high) : tuple of float
             The certified range of the metric.
         """
-        if metric not in _METRICS:
-            raise ValueError(f"metric: must be one of {_METRICS}, got {metric!r}")
+        metric = check_param(metric, "metric", _METRIC)
 
         def at(tp: float, fp: float) -> float:
             pt = OperatingPoint(self.threshold, tp, fp, self.tp + self.fn - tp, self.fp + self.tn - fp)
@@ -312,20 +318,17 @@ def best_threshold(
     OperatingPoint
         The chosen threshold with its counts, ``score``, ``score_bound`` and ``search_range``.
     """
-    if criterion not in CRITERIA:
-        raise ValueError(f"criterion: must be one of {CRITERIA}, got {criterion!r}")
+    criterion = check_param(criterion, "criterion", _CRITERION)
     constrained = criterion in ("tpr_at_tnr", "tnr_at_tpr", "precision_at_recall", "recall_at_precision")
     if constrained:
         if value is None or isinstance(value, bool):
             raise ValueError(f"value: criterion {criterion!r} needs value= in [0, 1]")
-        value = real_param(value, "value", "a number in [0, 1]")
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"value: must be in [0, 1], got {value!r}")
+        value = check_param(real_param(value, "value", "a number in [0, 1]"), "value", _VALUE)
     elif value is not None:
         raise ValueError(f"value: criterion {criterion!r} takes no value")
     beta = real_param(beta, "beta", "a finite number > 0")
-    if criterion == "fbeta" and not beta > 0:
-        raise ValueError(f"beta: must be finite and > 0, got {beta!r}")
+    if criterion == "fbeta":
+        check_param(beta, "beta", _BETA)
     P, N = counts.total_pos, counts.total_neg
     v = 0.0 if value is None else value
     score = _criterion_scores(counts.tps, counts.fps, P, N, criterion, v, beta)

@@ -45,6 +45,7 @@ import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
 from ._load_checks import MAX_DEPTH, json_depth, load_budget
+from ._params import Param, check_param
 
 __all__ = ["save", "load", "dumps", "loads", "remove_stale_temps"]
 
@@ -187,12 +188,7 @@ MAX_HEADER = 64 * 2**20
 DEFAULT_MAX_BYTES = 2**30
 
 
-def _check_max_bytes(max_bytes: Any) -> int | None:
-    if max_bytes is None:
-        return None
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)) or max_bytes < 1:
-        raise ValueError(f"max_bytes: must be an int >= 1 or None, got {max_bytes!r}")
-    return int(max_bytes)
+_MAX_BYTES = Param("int", "must be an int >= 1 or None", low=1, optional=True)
 
 
 #: A leftover temporary file is removed once its writer is gone and it is this old (seconds) ...
@@ -273,7 +269,7 @@ def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_
     >>> sm.loads(data).compute()
     1.0
     """
-    limit = _check_max_bytes(max_bytes)
+    limit = check_param(max_bytes, "max_bytes", _MAX_BYTES)
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise ValueError(f"load: {source} must be bytes, got {type(data).__name__}")
     if limit is not None and len(data) > limit:
@@ -427,7 +423,7 @@ def load(path: str | os.PathLike[str], *, max_bytes: int | None = DEFAULT_MAX_BY
     ValueError
         An empty, truncated, corrupted, foreign, oversized, malformed or unknown-version file.
     """
-    limit = _check_max_bytes(max_bytes)
+    limit = check_param(max_bytes, "max_bytes", _MAX_BYTES)
     target = Path(path)
     with open(target, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size

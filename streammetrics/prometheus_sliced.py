@@ -22,8 +22,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import numpy as np
-
+from ._params import Param, check_param
 from ._slice_keys import OTHER
 from .metricset import MetricSet
 from .prometheus import REGISTRY, CollectorRegistry, GaugeMetricFamily, MetricsCollector
@@ -31,6 +30,7 @@ from .sliced import Sliced
 
 __all__ = ["SlicedCollector", "register_sliced"]
 
+_MAX_SLICES = Param("int", "must be an int >= 0", low=0)
 _LABEL = re.compile(r"[^a-zA-Z0-9_]")
 
 
@@ -58,10 +58,8 @@ class SlicedCollector:
                  **kwargs: Any) -> None:
         if not isinstance(sliced, Sliced):
             raise ValueError(f"sliced: expected a Sliced accumulator, got {type(sliced).__name__}")
-        if isinstance(max_slices, bool) or not isinstance(max_slices, (int, np.integer)) or max_slices < 0:
-            raise ValueError(f"max_slices: must be an int >= 0, got {max_slices!r}")
+        self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
         self.sliced = sliced
-        self.max_slices = int(max_slices)
         self.prefix = prefix
         self.labels = dict(labels or {})
         self.kwargs = kwargs

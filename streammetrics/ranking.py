@@ -61,6 +61,7 @@ from ._docstrings import filled
 from ._intervals import z_value
 from ._label_options import label_options
 from ._operating_points import OperatingPoint
+from ._params import Param, check_param
 from ._ranking_base import RankingMetric, warn_undefined
 from ._ranking_curves import CurveMetric, PRCurve, ROCCurve
 
@@ -75,6 +76,11 @@ __all__ = [
     "CurveMetric",
     "warn_undefined",
 ]
+
+_MULTI_CLASS = Param("choice", "must be 'ovr' or 'ovo'", choices=("ovr", "ovo"))
+_MAX_FPR = Param("real", "must be a number in (0, 1]", finite=False, finite_rule="must be in (0, 1]",
+                 optional=True)
+_MAX_FPR_RANGE = Param("real", "must be in (0, 1]", low=0.0, low_open=True, high=1.0, optional=True)
 
 
 @filled
@@ -140,15 +146,9 @@ class AUROC(RankingMetric):
         classes: Any = None,
         pos_label: Any = None,
     ) -> None:
-        if multi_class not in ("ovr", "ovo"):
-            raise ValueError(f"multi_class: must be 'ovr' or 'ovo', got {multi_class!r}")
-        self.multi_class = multi_class
-        if max_fpr is not None:
-            if isinstance(max_fpr, bool) or not isinstance(max_fpr, (int, float, np.floating, np.integer)):
-                raise ValueError(f"max_fpr: must be a number in (0, 1], got {max_fpr!r}")
-            max_fpr = float(max_fpr)
-            if not 0.0 < max_fpr <= 1.0:
-                raise ValueError(f"max_fpr: must be in (0, 1], got {max_fpr!r}")
+        self.multi_class = multi_class = check_param(multi_class, "multi_class", _MULTI_CLASS)
+        # a real number first (as a float), then its range (the message shows the float)
+        max_fpr = check_param(check_param(max_fpr, "max_fpr", _MAX_FPR), "max_fpr", _MAX_FPR_RANGE)
         self.max_fpr = max_fpr
         if multi_class == "ovo":
             if task_of(label_options(num_classes, bool(multilabel), classes=classes).num_classes,

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
+from ._params import Param, check_param
 from ._slice_keys import OTHER, OtherSlice
 from ._slice_results import SlicedResults, UndefinedSlice
 from ._slice_state import SlicedState
@@ -39,10 +40,11 @@ METHODS = ("between_groups", "to_overall")
 ERRORS = ("raise", "coerce")
 
 
-def _int_param(value: Any, name: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name}: must be an int >= {low}, got {value!r}")
-    return int(value)
+_MAX_SLICES = Param("int", "must be an int >= 1", low=1)
+_MIN_COUNT = Param("int", "must be an int >= 0", low=0)
+_OVERFLOW = Param("choice", f"must be one of {OVERFLOWS}", choices=OVERFLOWS)
+_METHOD = Param("choice", f"must be one of {METHODS}", choices=METHODS)
+_ERRORS = Param("choice", f"must be one of {ERRORS}", choices=ERRORS)
 
 
 class Sliced(Metric):
@@ -106,11 +108,9 @@ class Sliced(Metric):
                 f"metric: Sliced takes classification accumulators (update(y_true, y_pred)), "
                 f"got {type(metric).__name__} of family {metric.family!r}"
             )
-        self.max_slices = _int_param(max_slices, "max_slices", 1)
-        if overflow not in OVERFLOWS:
-            raise ValueError(f"overflow: must be one of {OVERFLOWS}, got {overflow!r}")
-        self.overflow = overflow
-        self.min_count = _int_param(min_count, "min_count", 0)
+        self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
+        self.overflow = overflow = check_param(overflow, "overflow", _OVERFLOW)
+        self.min_count = check_param(min_count, "min_count", _MIN_COUNT)
         template = twin_of(metric)
         with metric._lock:
             if not all(a.equals(b) for a, b in zip(states_of(metric), states_of(template), strict=True)):
@@ -275,8 +275,7 @@ class Sliced(Metric):
 
     # -- disparities (Fairlearn MetricFrame's definitions) ---------------------------------
     def _groups(self, errors: str) -> tuple[dict[Any, Any], Any]:
-        if errors not in ERRORS:
-            raise ValueError(f"errors: must be one of {ERRORS}, got {errors!r}")
+        check_param(errors, "errors", _ERRORS)
         with self._lock:
             values = {k: v for k, v in self._compute().items() if k is not OTHER}
             overall = self._state.overall_metric().compute()
@@ -302,8 +301,7 @@ class Sliced(Metric):
     def difference(self, method: str = "between_groups", errors: str = "coerce") -> Any:
         """``"between_groups"``: ``group_max - group_min``; ``"to_overall"``: the largest
         ``|slice value - overall value|``. nan slices are skipped."""
-        if method not in METHODS:
-            raise ValueError(f"method: must be one of {METHODS}, got {method!r}")
+        method = check_param(method, "method", _METHOD)
         if method == "between_groups":
             return self._summary(lambda v, o: _nanmax(v) - _nanmin(v), errors)
         return self._summary(lambda v, o: _nanmax([abs(x - o) for x in v]), errors)
@@ -312,8 +310,7 @@ class Sliced(Metric):
         """``"between_groups"``: ``group_min / group_max``; ``"to_overall"``: the smallest of
         ``slice / overall`` taken as at most 1 (x > 1 becomes 1/x). A zero denominator gives
         inf or nan as float division does (nan skipped)."""
-        if method not in METHODS:
-            raise ValueError(f"method: must be one of {METHODS}, got {method!r}")
+        method = check_param(method, "method", _METHOD)
         if method == "between_groups":
             return self._summary(lambda v, o: _divide(_nanmin(v), _nanmax(v)), errors)
 

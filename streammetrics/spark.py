@@ -45,10 +45,12 @@ from ._engine import (
     state_from_bytes,
     state_to_bytes,
 )
+from ._params import Param, check_param
 
 __all__ = ["evaluate"]
 
 _STATE_SCHEMA = "state binary"
+_DEPTH = Param("int", "must be an integer >= 1", low=1)
 
 
 def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
@@ -111,8 +113,7 @@ def evaluate(
     >>> evaluate(df, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p")  # doctest: +SKIP
     {'auroc': 0.91, 'f1': 0.77}
     """
-    if not isinstance(depth, int) or isinstance(depth, bool) or depth < 1:
-        raise ValueError(f"depth: must be an integer >= 1, got {depth!r}")
+    depth = check_param(depth, "depth", _DEPTH)
     template, shape, plan = make_plan(
         metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
         update_kwargs=update_kwargs, available=list(df.columns), by=by,

@@ -126,3 +126,38 @@ def test_no_module_imports_the_package_root() -> None:
     graph = import_graph()
     offenders = sorted(m for m, targets in graph.items() if PACKAGE in targets)
     assert not offenders, f"modules importing the package root {PACKAGE}: {offenders}"
+
+
+def private_name_imports() -> list[str]:
+    """``module: from source import _name`` for every private name (not a module) that a module
+    takes from another module of the package (imports for type checkers included)."""
+    modules = _modules()
+    found = []
+    for name, path in modules.items():
+        here = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = here.split(".")
+                source = ".".join(base[: len(base) - (node.level - 1)] + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source not in modules:
+                continue
+            found += [f"{name}: from {source} import {a.name}" for a in node.names
+                      if a.name.startswith("_") and not a.name.startswith("__")
+                      and f"{source}.{a.name}" not in modules]
+    return found
+
+
+def test_private_name_finder_sees_a_module_and_a_name() -> None:
+    tree = ast.parse("from . import _kernels\nfrom ._x import _y\n")
+    nodes = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+    assert [a.name for n in nodes for a in n.names] == ["_kernels", "_y"]
+    assert "streammetrics._base" in _modules()  # a private module: importable by name
+
+
+def test_no_private_name_imported_across_modules() -> None:
+    offenders = private_name_imports()
+    assert not offenders, "private names imported across modules:\n" + "\n".join(offenders)

@@ -8,10 +8,36 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pytest
 
 import streammetrics as sm
+from streammetrics import functional as F
+from streammetrics._dask_ranked import range_summaries
+from streammetrics._engine import empty_set, rebuild
 from streammetrics._intervals import z_value
+from streammetrics.calibration._quantile import QuantileProbabilities
+from streammetrics.spark import evaluate as spark_evaluate
+
+_Y = [0, 1, 0, 1]
+_G = ["a", "a", "b", "b"]
+
+
+def _roc() -> Any:
+    return sm.ROCCurve().update(np.array(_Y), np.array([0.1, 0.4, 0.35, 0.8])).compute()
+
+
+def _plot_gains(**kwargs: Any) -> Any:
+    from streammetrics.plot import plot_gains
+
+    return plot_gains(None, **kwargs)
+
+
+def _sliced_collector(**kwargs: Any) -> Any:
+    from streammetrics.prometheus_sliced import SlicedCollector
+
+    return SlicedCollector(sm.Sliced(sm.F1()), **kwargs)
+
 
 CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: sm.F1(num_classes=2.5), "num_classes: must be an int >= 2, got 2.5"),
@@ -37,6 +63,51 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: sm.CalibrationError(n_bins=2.0), "n_bins: must be an int >= 1, got 2.0"),
     (lambda: z_value(1.0), "confidence: must be in (0, 1), got 1.0"),
     (lambda: z_value("x"), "confidence: must be in (0, 1), got 'x'"),
+    (lambda: sm.Sliced(sm.F1(), max_slices=0), "max_slices: must be an int >= 1, got 0"),
+    (lambda: sm.Sliced(sm.F1(), max_slices=True), "max_slices: must be an int >= 1, got True"),
+    (lambda: sm.Sliced(sm.F1(), min_count=-1), "min_count: must be an int >= 0, got -1"),
+    (lambda: sm.Sliced(sm.F1(), overflow="x"), "overflow: must be one of ('error', 'other'), got 'x'"),
+    (lambda: sm.Sliced(sm.F1()).difference(method="x"),
+     "method: must be one of ('between_groups', 'to_overall'), got 'x'"),
+    (lambda: sm.Sliced(sm.F1()).ratio(method=None), "method: must be one of ('between_groups', 'to_overall'), got None"),
+    (lambda: sm.Sliced(sm.F1()).group_min(errors="x"), "errors: must be one of ('raise', 'coerce'), got 'x'"),
+    (lambda: _sliced_collector(max_slices=-1), "max_slices: must be an int >= 0, got -1"),
+    (lambda: _sliced_collector(max_slices=1.0), "max_slices: must be an int >= 0, got 1.0"),
+    (lambda: _roc().best_threshold("youden").bounds("x"), "metric: must be one of ('tpr', 'recall', "),
+    (lambda: _roc().best_threshold("x"), "criterion: must be one of ('accuracy', 'youden', 'closest', "),
+    (lambda: _roc().best_threshold("fbeta", beta=0), "beta: must be finite and > 0, got 0.0"),
+    (lambda: _roc().best_threshold("tpr_at_tnr", value=2), "value: must be in [0, 1], got 2.0"),
+    (lambda: QuantileProbabilities("x", None, False), "mode: must be one of ('binary', 'top', 'ovr'), got 'x'"),
+    (lambda: F.demographic_parity_difference(_Y, _Y, sensitive_features=_G, method="x"),
+     "method: must be one of ('between_groups', 'to_overall'), got 'x'"),
+    (lambda: F.equalized_odds_difference(_Y, _Y, sensitive_features=_G, agg="x"),
+     "agg: must be one of ('worst_case', 'mean'), got 'x'"),
+    (lambda: F.precision_recall_fscore_support(_Y, _Y, beta=-1), "beta: must be a number >= 0, got -1"),
+    (lambda: F.precision_recall_fscore_support(_Y, _Y, beta=math.nan), "beta: must be a number >= 0, got nan"),
+    (lambda: sm.loads(b"", max_bytes=0), "max_bytes: must be an int >= 1 or None, got 0"),
+    (lambda: sm.loads(b"", max_bytes=1.5), "max_bytes: must be an int >= 1 or None, got 1.5"),
+    (lambda: sm.AUROC(multi_class="x"), "multi_class: must be 'ovr' or 'ovo', got 'x'"),
+    (lambda: sm.AUROC(max_fpr="0.5"), "max_fpr: must be a number in (0, 1], got '0.5'"),
+    (lambda: sm.AUROC(max_fpr=2), "max_fpr: must be in (0, 1], got 2.0"),
+    (lambda: sm.AUROC(max_fpr=0), "max_fpr: must be in (0, 1], got 0.0"),
+    (lambda: sm.AUROC(max_fpr=math.nan), "max_fpr: must be in (0, 1], got nan"),
+    (lambda: sm.AUROC(max_fpr=10**400), "max_fpr: must be in (0, 1], got inf"),
+    (lambda: sm.AUROC(thresholds=1), "thresholds: an int must be >= 2, got 1"),
+    (lambda: sm.AUROC(thresholds=True), "thresholds: must be an int >= 2 or an array of numbers, got True"),
+    (lambda: spark_evaluate(None, sm.F1(), label="y", score="p", depth=0), "depth: must be an integer >= 1, got 0"),
+    (lambda: range_summaries(None, sm.AUROC(), label="y", score="p", ranges=0),
+     "ranges: must be an integer >= 1 or a sequence of edges, got 0"),
+    (lambda: range_summaries(None, sm.AUROC(), label="y", score="p", ranges=True),
+     "ranges: must be an integer >= 1 or a sequence of edges, got True"),
+    (lambda: range_summaries(None, sm.AUROC(), label="y", score="p", sample_size=0),
+     "sample_size: must be an integer >= 1, got 0"),
+    (lambda: empty_set({}, "x"), "kind: must be one of ('MetricSet', 'Sliced'), got 'x'"),
+    (lambda: rebuild({}, {}, "x"), "kind: must be one of ('MetricSet', 'Sliced'), got 'x'"),
+    (lambda: sm.FBeta(beta=-1), "beta: must be >= 0, got -1.0"),
+    (lambda: sm.FBeta(beta=-math.inf), "beta: expected a number >= 0 (or inf), got -inf"),
+    (lambda: sm.DelayedLabels(sm.F1(), on_unknown="x"), "on_unknown: must be 'skip' or 'raise', got 'x'"),
+    (lambda: sm.KSStatistic(scores="x"), "scores: must be 'raw', 'logit' or 'probability', got 'x'"),
+    (lambda: _plot_gains(kind="x"), "kind: must be 'gains' or 'lift', got 'x'"),
 ]
 
 
@@ -48,10 +119,13 @@ def test_bad_argument_message(build: Callable[[], Any], message: str) -> None:
 
 
 def test_good_arguments_are_normalised() -> None:
-    import numpy as np
-
     w = sm.Window(sm.F1(), seconds=np.float32(2.5))
     assert type(w.seconds) is float and w.seconds == 2.5
     d = sm.DelayedLabels(sm.F1(), capacity=np.int64(3), ttl=np.int64(4))
     assert type(d.capacity) is int and d.capacity == 3 and type(d.ttl) is float and d.ttl == 4.0
     assert z_value(0.95) == pytest.approx(1.959963984540054)
+    s = sm.Sliced(sm.F1(), max_slices=np.int64(5), min_count=np.int32(2))
+    assert type(s.max_slices) is int and s.max_slices == 5 and type(s.min_count) is int and s.min_count == 2
+    assert sm.AUROC(max_fpr=np.float32(0.5)).max_fpr == 0.5 and sm.AUROC(max_fpr=1).max_fpr == 1.0
+    assert sm.FBeta(beta=math.inf).beta == math.inf and sm.FBeta(beta=2).beta == 2.0
+    assert sm.DelayedLabels(sm.F1(), on_unknown="count").on_unknown == "skip"

@@ -30,6 +30,7 @@ import numpy as np
 
 from .._bins import BinnedScores
 from .._curves import ThresholdCounts
+from .._params import Param, check_param
 from .._probability_inputs import prepare_batch
 from .._sorted_buffer import SortedScores
 from .._state import State
@@ -44,6 +45,7 @@ __all__ = [
 ]
 
 MODES = ("binary", "top", "ovr")
+_MODE = Param("choice", f"must be one of {MODES}", choices=MODES)
 #: Largest number of classes of a one-vs-rest quantile state (two buffers per class).
 MAX_OVR_CLASSES = 1 << 16
 
@@ -94,8 +96,7 @@ class QuantileProbabilities(State):
     def __init__(
         self, mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None = None
     ) -> None:
-        if mode not in MODES:
-            raise ValueError(f"mode: must be one of {MODES}, got {mode!r}")
+        mode = check_param(mode, "mode", _MODE)
         check_ovr_classes(mode, num_classes)
         self.mode = mode
         self.num_classes = num_classes

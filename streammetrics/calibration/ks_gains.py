@@ -42,6 +42,7 @@ from .._bins import BinnedScores
 from .._business_curves import gain_bounds, ks_certified
 from .._confusion_counts import task_of
 from .._curves import ThresholdCounts
+from .._params import Param, check_param
 from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
 from .._score_state import ScoreState
@@ -49,6 +50,8 @@ from .._sorted_buffer import SortedScores
 from ..ranking import warn_undefined
 
 __all__ = ["KSStatistic", "GainsCurve", "LiftCurve", "GainsCurveResult"]
+
+_SCORES = Param("choice", "must be 'raw', 'logit' or 'probability'", choices=("raw", "logit", "probability"))
 
 
 class _ScoreCurve(Metric):
@@ -63,8 +66,7 @@ class _ScoreCurve(Metric):
         super().__init__()
         task = task_of(num_classes, False)
         self.num_classes = None if num_classes is None else int(num_classes)
-        if scores not in ("raw", "logit", "probability"):
-            raise ValueError(f"scores: must be 'raw', 'logit' or 'probability', got {scores!r}")
+        scores = check_param(scores, "scores", _SCORES)
         if max_bytes is not None:
             self._state = BinnedScores(task, self.num_classes, None, max_bytes=max_bytes, scores=scores)
         elif scores == "probability":

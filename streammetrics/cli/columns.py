@@ -15,7 +15,7 @@ from .errors import InputError
 from .readers import original_value
 
 if TYPE_CHECKING:
-    from .evaluate import _Plan
+    from .evaluate import Plan
 
 __all__ = ["labels", "scores", "weights", "to_numpy", "to_float", "list_matrix"]
 
@@ -129,7 +129,7 @@ def list_matrix(arr: Any, path: str, column: str, offset: int, width: int | None
     return flat.reshape(len(lengths), w)
 
 
-def labels(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
+def labels(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     import pyarrow as pa
 
     if plan.list_labels:
@@ -151,7 +151,7 @@ def labels(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     return _labels_1d(plan, arr, path, plan.labels[0], offset, multilabel=plan.task == "multilabel")
 
 
-def _labels_1d(plan: _Plan, arr: Any, path: str, column: str, offset: int, multilabel: bool) -> np.ndarray:
+def _labels_1d(plan: Plan, arr: Any, path: str, column: str, offset: int, multilabel: bool) -> np.ndarray:
     import pyarrow as pa
 
     if arr.null_count:
@@ -219,7 +219,7 @@ def _shown(v: Any, path: str, column: str, row: int) -> str:
     return repr(number(x) if isinstance(x, float) else x)
 
 
-def _by_pos_label(plan: _Plan, y: np.ndarray, path: str, column: str, offset: int) -> np.ndarray:
+def _by_pos_label(plan: Plan, y: np.ndarray, path: str, column: str, offset: int) -> np.ndarray:
     """Numeric labels with ``--pos-label``: 1 where the label equals it, 0 for the one other label
     (the first seen); a third label or a NaN is a data error."""
     pos = plan.pos_value
@@ -238,14 +238,14 @@ def _by_pos_label(plan: _Plan, y: np.ndarray, path: str, column: str, offset: in
     return is_pos.astype(np.int64)
 
 
-def scores(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
+def scores(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     if plan.list_scores:
         return list_matrix(batch.column(plan.scores[0]), path, plan.scores[0], offset, plan.num_classes)
     cols = [to_float(batch.column(c), path, c, offset) for c in plan.scores]
     return cols[0] if len(cols) == 1 else np.column_stack(cols)
 
 
-def weights(plan: _Plan, batch: Any, path: str, offset: int) -> np.ndarray:
+def weights(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     """The weight column as float64; NaN, missing, infinite or negative -> data error (file, row)."""
     assert plan.weight is not None
     w = to_float(batch.column(plan.weight), path, plan.weight, offset, what="weight")

@@ -127,7 +127,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 # -- input plumbing ------------------------------------------------------------------------------
-class _Plan:
+class Plan:
     """What to read and how to turn a record batch into (labels, scores, weights)."""
 
     def __init__(self, args: argparse.Namespace, files: list[str]) -> None:
@@ -161,7 +161,7 @@ def _bundled_example() -> tuple[ExitStack, str]:
     return stack, str(path)
 
 
-def _read(plan: _Plan, batch_size: int) -> Iterator[tuple[Source, Any, int]]:
+def _read(plan: Plan, batch_size: int) -> Iterator[tuple[Source, Any, int]]:
     """(source, batch, row offset within the file) over every file, in order."""
     float_cols = ([] if plan.list_scores else list(plan.scores)) + ([plan.weight] if plan.weight else [])
     list_cols = [plan.scores[0]] if plan.list_scores else []
@@ -174,7 +174,7 @@ def _read(plan: _Plan, batch_size: int) -> Iterator[tuple[Source, Any, int]]:
             offset += batch.num_rows
 
 
-def _first_batch_setup(plan: _Plan, args: argparse.Namespace) -> None:
+def _first_batch_setup(plan: Plan, args: argparse.Namespace) -> None:
     """Inspect the first file's schema: list columns, string labels, the number of classes."""
     import pyarrow as pa
 
@@ -250,7 +250,7 @@ def max_bytes_supported(plots: bool = True) -> bool:
     return True
 
 
-def _build(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool, notes: list[str]) -> Any:
+def _build(plan: Plan, names: list[str], args: argparse.Namespace, plots: bool, notes: list[str]) -> Any:
     """The MetricSet of ``names`` (and of the plots); a value the metrics refuse (``--max-bytes``
     too small for the number of classes, say) is a usage error naming the option."""
     try:
@@ -263,7 +263,7 @@ def _build(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool,
         raise InputError(f"cannot set up the metrics: {msg}", 2) from None
 
 
-def _members(plan: _Plan, names: list[str], args: argparse.Namespace, plots: bool, notes: list[str]) -> Any:
+def _members(plan: Plan, names: list[str], args: argparse.Namespace, plots: bool, notes: list[str]) -> Any:
     import streammetrics as sm
 
     task, k = plan.task, plan.num_classes
@@ -329,7 +329,7 @@ def _run(args: argparse.Namespace) -> int:
             args.label = args.label or ["label"]
             args.score = args.score or ["score"]
             title = f"streammetrics evaluate: bundled example ({EXAMPLE})"
-        plan = _Plan(args, files)
+        plan = Plan(args, files)
         _first_batch_setup(plan, args)
         if args.threshold is None:  # sigmoid(0) = 0.5: logits are cut at 0
             args.threshold = 0.0 if args.from_logits else 0.5
@@ -398,7 +398,7 @@ def _known_rows(files: list[str]) -> int | None:
         return None
 
 
-def _stream(plan: _Plan, ms: Any, hist: Histogram | None, args: argparse.Namespace) -> int:
+def _stream(plan: Plan, ms: Any, hist: Histogram | None, args: argparse.Namespace) -> int:
     rows = 0
     show = not args.quiet and sys.stdout.isatty() and sys.stderr.isatty()
     progress: Any = None

@@ -26,12 +26,12 @@ from .errors import InputError
 from .readers import open_source
 
 if TYPE_CHECKING:
-    from .evaluate import _Plan
+    from .evaluate import Plan
 
 __all__ = ["resolve", "named_after"]
 
 
-def resolve(plan: _Plan, args: argparse.Namespace, first: Any) -> None:
+def resolve(plan: Plan, args: argparse.Namespace, first: Any) -> None:
     """Set ``plan.classes``, ``plan.mapping``, ``plan.positive``, ``plan.pos_value`` and
     ``plan.mapping_from`` from the label column type of the first batch ``first`` and the options;
     raise :class:`InputError` when the classes cannot be known without guessing."""
@@ -79,14 +79,14 @@ def resolve(plan: _Plan, args: argparse.Namespace, first: Any) -> None:
         plan.classes = [str(i) for i in range(plan.num_classes or 0)]
 
 
-def _class_source(plan: _Plan, each: bool = False) -> str:
+def _class_source(plan: Plan, each: bool = False) -> str:
     if plan.list_scores:
         return f"position i of the list column {plan.scores[0]!r}" if each else \
             f"the length of the lists in {plan.scores[0]!r}"
     return "the i-th --score column" if each else "one per --score column"
 
 
-def _binary(plan: _Plan, args: argparse.Namespace, is_text: bool, is_bool: bool) -> None:
+def _binary(plan: Plan, args: argparse.Namespace, is_text: bool, is_bool: bool) -> None:
     pos: str | None = args.pos_label
     col = plan.labels[0]
     if args.classes is not None:
@@ -199,7 +199,7 @@ def _class_names_from_columns(scores: Sequence[str], first_labels: Any) -> list[
     return list(scores)
 
 
-def _distinct_labels(plan: _Plan) -> set[str]:
+def _distinct_labels(plan: Plan) -> set[str]:
     """A pass over the label column only, collecting the (few) distinct text labels."""
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .evaluate import _Plan
+    from .evaluate import Plan
 
 __all__ = ["results", "print_table", "RANKING", "MAX_TABLE_CLASSES"]
 
@@ -35,7 +35,7 @@ def _clean(v: Any) -> Any:
     return v
 
 
-def results(plan: _Plan, ms: Any, names: list[str], rows: int, args: argparse.Namespace,
+def results(plan: Plan, ms: Any, names: list[str], rows: int, args: argparse.Namespace,
              confidence: float = 0.95) -> dict[str, Any]:
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as w:
@@ -100,7 +100,7 @@ def results(plan: _Plan, ms: Any, names: list[str], rows: int, args: argparse.Na
     }
 
 
-def _mapping(plan: _Plan) -> dict[str, int] | None:
+def _mapping(plan: Plan) -> dict[str, int] | None:
     """label -> class index: text labels as mapped; numeric labels with --pos-label as streamed."""
     if plan.mapping is not None:
         return dict(sorted(plan.mapping.items(), key=lambda kv: kv[1]))

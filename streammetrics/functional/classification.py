@@ -30,6 +30,7 @@ import numpy as np
 from .._averaging import average_classes
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
+from .._params import Param, check_param
 from ..confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall
 from ..metricset import MetricSet
 from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
@@ -43,6 +44,7 @@ __all__ = [
     "recall_score",
 ]
 
+_BETA = Param("real", "must be a number >= 0", low=0.0, finite=False)
 _AVERAGES = (None, "micro", "macro", "weighted", "samples")
 
 
@@ -459,7 +461,7 @@ def precision_recall_fscore_support(
     ------
     {sklearn: raises}
     """
-    return _prfs(
+    return prfs(
         y_true,
         y_pred,
         beta=beta,
@@ -472,7 +474,7 @@ def precision_recall_fscore_support(
     )[average]
 
 
-def _prfs(
+def prfs(
     y_true: Any,
     y_pred: Any,
     *,
@@ -487,8 +489,7 @@ def _prfs(
     """{average: (precision, recall, F-beta, support)} for several averages from one update
     (the first average picks scikit-learn's path: binary, samples or per label)."""
     zd = _zd(zero_division)
-    if not (isinstance(beta, (int, float, np.number)) and beta >= 0):
-        raise ValueError(f"beta: must be a number >= 0, got {beta!r}")
+    check_param(beta, "beta", _BETA)
     members: dict[str, Any] = {"cm": (ConfusionMatrix, {})}
     for i, avg in enumerate(averages):
         members[f"p{i}"] = (Precision, {"zero_division": zd, "average": avg})

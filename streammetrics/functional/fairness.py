@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import filled
+from .._params import Param, check_param
 from .._validation import as_numpy
 from ..confusion import FallOut, Recall
 from ..metricset import MetricSet
@@ -39,6 +40,8 @@ __all__ = [
 ]
 
 AGGS = ("worst_case", "mean")
+_METHOD = Param("choice", f"must be one of {METHODS}", choices=METHODS)
+_AGG = Param("choice", f"must be one of {AGGS}", choices=AGGS, optional=True)
 
 
 def _labels(y: Any, name: str) -> np.ndarray:
@@ -73,10 +76,8 @@ def _sliced(metric: Any, y_true: Any, y_pred: Any, sensitive_features: Any,
 
 
 def _check(method: str, agg: str | None = None) -> None:
-    if method not in METHODS:
-        raise ValueError(f"method: must be one of {METHODS}, got {method!r}")
-    if agg is not None and agg not in AGGS:
-        raise ValueError(f"agg: must be one of {AGGS}, got {agg!r}")
+    check_param(method, "method", _METHOD)
+    check_param(agg, "agg", _AGG)
 
 
 @filled

@@ -12,7 +12,7 @@ import numpy as np
 
 from .._docstrings import filled
 from ._targets import as_labels, check_targets, encode
-from .classification import _prfs, precision_recall_fscore_support
+from .classification import precision_recall_fscore_support, prfs
 
 __all__ = ["classification_report"]
 
@@ -78,7 +78,7 @@ def classification_report(
     # labels=None keeps the fast multiclass path (the sorted union is what scikit-learn uses)
     kw = {"labels": labels, "sample_weight": sample_weight, "zero_division": zero_division}
     warn_for = ("precision", "recall", "f-score")
-    values = _prfs(
+    values = prfs(
         y_true,
         y_pred,
         beta=1.0,

@@ -9,9 +9,12 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import filled
+from .._params import Param, check_param
 from ._display import Display, curve_items, envelope_polygon, fmt, get_axes
 
 __all__ = ["plot_calibration", "plot_gains", "gains_envelope", "bin_counts", "reliability_ece"]
+
+_KIND = Param("choice", "must be 'gains' or 'lift'", choices=("gains", "lift"))
 
 
 def bin_counts(prob_pred: np.ndarray, counts: np.ndarray, n_bins: int) -> np.ndarray:
@@ -195,8 +198,7 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
     -----
     O(points) per curve.
     """
-    if kind not in ("gains", "lift"):
-        raise ValueError(f"kind: must be 'gains' or 'lift', got {kind!r}")
+    kind = check_param(kind, "kind", _KIND)
     disp = Display(get_axes(ax))
     ax = disp.ax_
     for name, r in curve_items(results, labels):

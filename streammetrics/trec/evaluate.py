@@ -49,11 +49,11 @@ DEFAULT_MEASURES = ("official",)
 PREFS_FORMATS = ("prefs", "qrels_prefs")
 
 
-def _qid_key(q: str) -> bytes:
+def qid_key(q: str) -> bytes:
     return q.encode("utf-8")
 
 
-def _read_judgments(path: str, rel_format: str) -> dict[str, list[dict[str, int]]]:
+def read_judgments(path: str, rel_format: str) -> dict[str, list[dict[str, int]]]:
     """Each query's grades by document: one mapping (qrels) or one per judgment group (qrels_jg).
     trec_eval reads grades with ``atol``: integers, fractions truncated toward zero."""
     if rel_format == "qrels":
@@ -62,7 +62,7 @@ def _read_judgments(path: str, rel_format: str) -> dict[str, list[dict[str, int]
         return {}
     if rel_format == "qrels_jg":
         return {
-            q: [groups[jg] for jg in sorted(groups, key=_qid_key)]
+            q: [groups[jg] for jg in sorted(groups, key=qid_key)]
             for q, groups in read_qrels_jg(path).items()
         }
     raise ValueError(
@@ -168,7 +168,7 @@ def _bogus_fixups(sel: Selected, values: list[Value]) -> list[Value]:
     return out
 
 
-class _QueryEvaluator:
+class QueryEvaluator:
     """One query's values of the selected measures (a list per measure), from its run lines or,
     for a query missing from the run (``lines=None``, -c), from trec_eval's placeholder ranking."""
 
@@ -311,8 +311,8 @@ def evaluate_files(
     out = sys.stdout if out is None else out
     selected = select(list(measures), rel_format)
     prefs = read_prefs(qrels_path, rel_format == "qrels_prefs") if rel_format in PREFS_FORMATS else {}
-    judgments = _read_judgments(qrels_path, rel_format) if not prefs else {q: [] for q in prefs}
-    ev = _QueryEvaluator(
+    judgments = read_judgments(qrels_path, rel_format) if not prefs else {q: [] for q in prefs}
+    ev = QueryEvaluator(
         run_path, selected, judgments, prefs, Options(version=trec_version, fused=fused_cutoffs), rel_format,
         max_docs=max_docs, judged_only=judged_only, rel_level=rel_level, num_docs=num_docs,
     )  # fmt: skip
@@ -357,7 +357,7 @@ def evaluate_files(
     num_q = 0
     column_sums = bool(packed) and not per_query and ztable is None  # block path, nothing per query
     ordered: list[np.ndarray] = []  # then: each query's row, summed per column in numpy
-    for qid in sorted(judgments, key=_qid_key):
+    for qid in sorted(judgments, key=qid_key):
         if column_sums:
             if qid in packed:
                 rows, j = packed.pop(qid)

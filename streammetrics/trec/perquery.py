@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._measures import Options
-from .evaluate import _qid_key, _QueryEvaluator, _read_judgments
+from .evaluate import QueryEvaluator, qid_key, read_judgments
 from .irnames import select
 from .runfile import NotGrouped, RunStream, SpilledRun
 
@@ -114,8 +114,8 @@ def per_query_values(
     names = [n for s in selected for n in s.printed]
     if not names:
         raise ValueError(f"measures {list(measures)!r} have no per-query values to compare")
-    judgments = _read_judgments(qrels_path, "qrels")
-    ev = _QueryEvaluator(
+    judgments = read_judgments(qrels_path, "qrels")
+    ev = QueryEvaluator(
         "", selected, judgments, {}, Options(version=trec_version), "qrels",
         max_docs=max_docs, judged_only=judged_only, rel_level=rel_level, num_docs=0,
     )  # fmt: skip
@@ -139,7 +139,7 @@ def per_query_values(
             runid = spilled.runid
         per_run.append(found)
         runids.append(runid)
-    qids = sorted(set().union(*per_run), key=_qid_key)
+    qids = sorted(set().union(*per_run), key=qid_key)
     if not qids:
         raise ValueError(f"no query of the runs {list(run_paths)!r} is judged in the qrels {qrels_path!r}")
     values = np.empty((len(run_paths), len(names), len(qids)))
