@@ -34,9 +34,15 @@ def _plot_gains(**kwargs: Any) -> Any:
 
 
 def _sliced_collector(**kwargs: Any) -> Any:
+    pytest.importorskip("prometheus_client")  # the extra; its module imports it first
     from streammetrics.prometheus_sliced import SlicedCollector
 
     return SlicedCollector(sm.Sliced(sm.F1()), **kwargs)
+
+
+def _range_summaries(**kwargs: Any) -> Any:
+    pytest.importorskip("dask")  # the extra; the function imports it before its checks
+    return range_summaries(None, sm.AUROC(), label="y", score="p", **kwargs)
 
 
 CASES: list[tuple[Callable[[], Any], str]] = [
@@ -95,11 +101,11 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: sm.AUROC(thresholds=1), "thresholds: an int must be >= 2, got 1"),
     (lambda: sm.AUROC(thresholds=True), "thresholds: must be an int >= 2 or an array of numbers, got True"),
     (lambda: spark_evaluate(None, sm.F1(), label="y", score="p", depth=0), "depth: must be an integer >= 1, got 0"),
-    (lambda: range_summaries(None, sm.AUROC(), label="y", score="p", ranges=0),
+    (lambda: _range_summaries(ranges=0),
      "ranges: must be an integer >= 1 or a sequence of edges, got 0"),
-    (lambda: range_summaries(None, sm.AUROC(), label="y", score="p", ranges=True),
+    (lambda: _range_summaries(ranges=True),
      "ranges: must be an integer >= 1 or a sequence of edges, got True"),
-    (lambda: range_summaries(None, sm.AUROC(), label="y", score="p", sample_size=0),
+    (lambda: _range_summaries(sample_size=0),
      "sample_size: must be an integer >= 1, got 0"),
     (lambda: empty_set({}, "x"), "kind: must be one of ('MetricSet', 'Sliced'), got 'x'"),
     (lambda: rebuild({}, {}, "x"), "kind: must be one of ('MetricSet', 'Sliced'), got 'x'"),
