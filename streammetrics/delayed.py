@@ -51,6 +51,7 @@ resumes with its backlog.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -556,6 +557,8 @@ class DelayedLabels(BatchedFolding, Wrapper):
         with self._lock:
             self._flush_locked()
             rows = sum(np.asarray(e[0]).nbytes + 150 for e in self._pending.values())
+            if self._sliced:  # each pending row's slice key (a str, int or tuple of them)
+                rows += sum(_key_bytes(e[3]) for e in self._pending.values())
             return self._metric.nbytes + rows
 
     def _state_arrays(self) -> dict[str, Any]:
@@ -612,3 +615,9 @@ class DelayedLabels(BatchedFolding, Wrapper):
         self._buffer = []
         self._buffer_spec = None
         self._flush_at = math.inf
+
+
+def _key_bytes(key: Any) -> int:
+    """Bytes of one pending row's slice key: the object, and its parts when it is a tuple."""
+    parts = key if isinstance(key, tuple) else ()
+    return sys.getsizeof(key) + sum(sys.getsizeof(part) for part in parts)

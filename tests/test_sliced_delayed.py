@@ -167,3 +167,18 @@ def test_single_id_calls_and_copy() -> None:
     assert d.label("r2", 1) == 1 and d.label("r1", 1) == 1
     assert d.compute() == {"tenant-b": 0.0, "tenant-a": 1.0}
     assert_same_state(d, d.copy())
+
+
+def test_nbytes_counts_the_pending_rows_keys() -> None:
+    short = sm.DelayedLabels(sm.Sliced(sm.F1()))
+    long = sm.DelayedLabels(sm.Sliced(sm.F1()))
+    ids = list(range(100))
+    short.predict(ids, np.full(100, 0.5), slices=["a"] * 100)
+    long.predict(ids, np.full(100, 0.5), slices=["a" * 1000 + str(i) for i in ids])
+    assert long.nbytes - short.nbytes >= 100 * 1000  # every pending key's text is counted
+    tupled = sm.DelayedLabels(sm.Sliced(sm.F1()))
+    tupled.predict(ids, np.full(100, 0.5), slices={"a": ["x" * 1000] * 100, "b": list(range(100))})
+    assert tupled.nbytes - short.nbytes >= 100 * 1000  # the parts of tuple keys too
+    for d in (short, long, tupled):
+        d.label(ids, np.ones(100, dtype=int))
+    assert long.nbytes < short.nbytes + 100 * 1000  # labelled rows leave the pending queue
