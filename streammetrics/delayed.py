@@ -516,9 +516,9 @@ class DelayedLabels(BatchedFolding, Wrapper):
                     if held:
                         check_layout(names, theirs, "merge")
                     names, held = theirs, True
+            self._metric.merge(*[snap[0] for snap in snaps])  # one call: all or nothing
             self._slice_names = names
-            for metric, pending, spec, stats in snaps:
-                self._metric.merge(metric)
+            for _, pending, spec, stats in snaps:
                 for key, entry in pending.items():
                     if key in self._pending:
                         self._stats["replaced"] += 1

@@ -1,6 +1,7 @@
 """DelayedLabels with batched folding: a flush is atomic. If the wrapped metric raises something
 other than a ValueError, the buffered pairs (already counted as labelled) stay buffered and the
-next flush folds them -- none lost, none folded twice."""
+next flush folds them -- none lost, none folded twice. A merge is atomic too: a wrapped merge that fails changes
+nothing."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from streammetrics import AUROC, DelayedLabels
+from streammetrics import AUROC, DelayedLabels, dumps
 
 
 class FlakyAUROC(AUROC):
@@ -89,3 +90,36 @@ def test_a_raise_during_the_pair_by_pair_fallback_keeps_the_unfolded_pairs() -> 
     assert d.flush() == 4  # one batch update of pairs 1..4
     assert inner.calls == calls + 1
     assert d.compute() == reference(5)  # pair 0 folded exactly once
+
+
+class FailingMergeAUROC(AUROC):
+    """AUROC whose merge takes at most ``budget`` other states in all and raises, before merging
+    anything, on a call that would exceed it (an all-or-nothing wrapped merge failing after the
+    wrapper's checks)."""
+
+    budget = 1
+
+    def merge(self, *others: Any) -> Any:  # type: ignore[override]
+        if len(others) > FailingMergeAUROC.budget:
+            raise MemoryError("injected failure")
+        FailingMergeAUROC.budget -= len(others)
+        return super().merge(*others)
+
+
+def test_failed_wrapped_merge_changes_nothing() -> None:
+    """A wrapped merge that fails at the second worker leaves the wrapper as it was: metric,
+    pending predictions and counters (no half-applied merge)."""
+    target = DelayedLabels(FailingMergeAUROC())
+    target.predict([1, 2], [0.2, 0.7])
+    target.label([1], [0])
+    workers = []
+    for offset in (10, 20):
+        worker = DelayedLabels(FailingMergeAUROC())
+        worker.predict([offset, offset + 1, offset + 2], [0.1, 0.8, 0.4])
+        worker.label([offset, offset + 1], [0, 1])
+        workers.append(worker)
+    FailingMergeAUROC.budget = 1  # the first worker's metric merges, the second's fails
+    before = (dumps(target), target.stats)
+    with pytest.raises(MemoryError):
+        target.merge(*workers)
+    assert (dumps(target), target.stats) == before
