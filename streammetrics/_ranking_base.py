@@ -211,17 +211,34 @@ class RankingMetric(Metric):
         """:meth:`_stat`, memoised until the state changes (a repeated read is O(1))."""
         return self._cached(("stat", column), lambda: self._stat(column))
 
+    def _stat_columns(self) -> np.ndarray | None:
+        """(K, 3) (value, low, high) of every column in one vectorised pass, or None when the
+        metric has none for its state (then :meth:`_stats` reads the columns one by one)."""
+        return None
+
+    def _stats(self) -> np.ndarray:
+        """(K, 3) (value, low, high) of every column, memoised until the state changes (a
+        read-only array: copy before handing it out). Call under the lock."""
+        def every_column() -> np.ndarray:
+            stats = self._stat_columns()
+            if stats is None:
+                stats = np.array([self._stat_read(c) for c in range(self._state.n_columns)])
+            stats = stats.reshape(-1, 3)
+            stats.flags.writeable = False
+            return stats
+        return self._cached(("stats",), every_column)
+
     def _values(self) -> tuple[Any, Any, Any]:
         """(value, low, high): binary floats, per-class arrays, or their average (micro: from
         the pooled state). Call under the lock."""
         st = self._state
         if self.task != "binary" and self.average == "micro":
             return self._stat_read(None)
-        stats = np.array([self._stat_read(c) for c in range(st.n_columns)]).reshape(-1, 3)
+        stats = self._stats()
         if self.task == "binary":
             return float(stats[0, 0]), float(stats[0, 1]), float(stats[0, 2])
         if self.average is None:
-            return stats[:, 0], stats[:, 1], stats[:, 2]
+            return stats[:, 0].copy(), stats[:, 1].copy(), stats[:, 2].copy()
         weights = st.support() if self.average == "weighted" else None
         return tuple(average_classes(stats[:, i], weights, skip_nan=True) for i in range(3))  # type: ignore[return-value]
 
@@ -232,8 +249,7 @@ class RankingMetric(Metric):
             if math.isnan(value):
                 warn_undefined(self._name, undefined_what)
             return value
-        per = np.array([self._stat_read(c)[0] for c in range(self._state.n_columns)])
-        return self._average(per, undefined_what)
+        return self._average(self._stats()[:, 0].copy(), undefined_what)
 
     # -- helpers (call under the lock) -----------------------------------------------------------
     def _counts(self, column: int | None, positive_thresholds: bool = False) -> ThresholdCounts:

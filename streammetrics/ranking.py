@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from ._column_auroc import auroc_columns
 from ._confusion_counts import task_of
 from ._curve_results import PRCurveResult, ROCCurveResult
 from ._curves import (
@@ -213,6 +214,12 @@ class AUROC(RankingMetric):
         if self.max_fpr is None or self.max_fpr == 1.0:  # the full area: the state's pair counts
             return self._state.auroc(column) if column is not None else self._state.pooled_auroc()
         return roc_auc_certified(self._counts(column), self.max_fpr)
+
+    def _stat_columns(self) -> np.ndarray | None:
+        if self.max_fpr is not None and self.max_fpr != 1.0:
+            return None
+        values = auroc_columns(self._state)  # the exact buffer: every column at once
+        return None if values is None else np.repeat(values, 3)
 
     def _values(self) -> tuple[Any, Any, Any]:
         if self.multi_class == "ovo":
