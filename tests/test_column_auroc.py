@@ -120,3 +120,36 @@ def test_other_states_read_column_by_column():
     for c in range(3):
         want = roc_auc_score(y == c, S[:, c], max_fpr=0.5)
         assert abs(part[c] - want) <= 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.sampled_from((None, 3)), st.sampled_from(("macro", None, "micro")),
+       st.booleans(), st.booleans())
+def test_value_reads_skip_the_bounds_but_equal_their_value(seed, k, average, interpolated, weighted):
+    """``compute()`` reads values without certified bounds (binned AP: half of a read): the
+    same value, to the bit, as the one ``bounds()`` brackets, whichever is read first."""
+    rng = np.random.default_rng(seed)
+    n = 400
+    y = rng.integers(0, 2 if k is None else k, n)
+    s = rng.random(n) if k is None else rng.random((n, k))
+    w = rng.random(n) + 0.5 if weighted else None
+    if k is None and average == "micro":
+        average = "macro"
+
+    def make(cls):
+        kw = {"interpolated": interpolated} if cls is sm.AveragePrecision else {}
+        return cls(k, average=average, max_bytes=2048, **kw).update(y, s, sample_weight=w)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
+        for cls in (sm.AveragePrecision, sm.AUROC):
+            first, second = make(cls), make(cls)
+            assert not first.is_exact  # binned: the bounds are an interval
+            value = first.compute()
+            lo, hi = second.bounds()
+            again = second.compute()
+            np.testing.assert_array_equal(value, again)
+            full = np.asarray(second._values()[0])  # the certified readout's own value
+            np.testing.assert_array_equal(np.asarray(value), full)
+            assert np.all((np.asarray(lo) <= full) | np.isnan(full))
+            assert np.all((full <= np.asarray(hi)) | np.isnan(full))
