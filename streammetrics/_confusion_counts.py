@@ -120,44 +120,55 @@ def _over_one(a: np.ndarray) -> bool:
     return bool(a[a.argmax()] > 1)
 
 
+#: The native integer and bool dtypes of the binary fast path, each mapped to how the bitwise
+#: OR of two such arrays is checked for values other than 0 and 1: the unsigned dtype a signed
+#: one is read as (a negative value wraps to a huge one), True for an unsigned dtype (read as
+#: it is), False for bool (always 0/1). Keyed by the dtype object: a dict lookup, not a chain
+#: of attribute tests (the 1k-sample batch path is call-bound).
+_FAST_DTYPES: dict[np.dtype[Any], Any] = {
+    **{np.dtype(f"i{k}"): np.dtype(f"u{k}") for k in (1, 2, 4, 8)},
+    **{np.dtype(f"u{k}"): True for k in (1, 2, 4, 8)},
+    np.dtype(bool): False,
+}
+
+
 def _binary_label_counts(y: Any, p: Any) -> Any:
-    """The delta ``("bin", TN, FP, FN, TP)`` of 1-D integer/bool 0/1 label arrays, or ``None``
-    whenever anything is unusual (then the general path validates and reports).
+    """The delta ``("bin", n, pos, pp, either)`` of 1-D integer/bool 0/1 label arrays -- the
+    sample count, the positives, the predicted positives and the samples with either -- or
+    ``None`` whenever anything is unusual (then the general path validates and reports).
 
     The batch path at its cheapest. Validation: the bitwise OR ``y | p`` holds only 0 and 1
     exactly when both arguments do; its largest value (as unsigned) is found with ``argmax``.
-    ``count_nonzero(y | p)`` gives TP = pos + pp - either: five numpy calls per batch.
+    The cells are linear in the four counts (TP = pos + pp - either, TN = n - either), so the
+    state sums the counts and derives the cells when it is read: five numpy calls per batch.
     """
     if type(p) is not np.ndarray or y.ndim != 1 or p.shape != y.shape:
         return None
-    n = y.shape[0]
+    n = len(y)
     if n == 0:
         return None
     dt = y.dtype
+    if p.dtype is dt:  # the same (builtin, native) dtype object: the common case
+        check = _FAST_DTYPES.get(dt)
+        if check is None:  # not a native integer/bool dtype
+            return None
+        either = y | p
+        if check is not False:
+            u = either if check is True else either.view(check)
+            if u[u.argmax()] > 1:
+                return None
+        return ("bin", n, _count_nonzero(y), _count_nonzero(p), _count_nonzero(either))
     kind = dt.kind
     if (kind != "i" and kind != "u" and kind != "b") or not (dt.isnative and p.dtype.isnative):
         return None  # (the unsigned views below read native byte order)
-    if p.dtype == dt:
-        either = y | p
-        if kind == "i":  # _over_one(either), inline
-            u = either.view(_UNSIGNED_VIEW[dt.itemsize])
-            if u[u.argmax()] > 1:
-                return None
-        elif kind == "u" and either[either.argmax()] > 1:
+    if p.dtype.kind not in "iub":
+        return None
+    for a in (y, p):
+        if a.dtype.kind != "b" and _over_one(a):
             return None
-        pos = _count_nonzero(y)
-        pp = _count_nonzero(p)
-        tp = pos + pp - _count_nonzero(either)
-    else:
-        if p.dtype.kind not in "iub":
-            return None
-        for a in (y, p):
-            if a.dtype.kind != "b" and _over_one(a):
-                return None
-        pos = _count_nonzero(y)
-        pp = _count_nonzero(p)
-        tp = _count_nonzero(np.logical_and(y, p))
-    return ("bin", n - pos - pp + tp, pp - tp, pos - tp, tp)
+    pos = _count_nonzero(y)
+    pp = _count_nonzero(p)
+    return ("bin", n, pos, pp, pos + pp - _count_nonzero(np.logical_and(y, p)))
 
 
 class ConfusionCounts(SummedState):
@@ -187,6 +198,8 @@ class ConfusionCounts(SummedState):
             t32 = np.nextafter(t32, np.float32(np.inf))
         self._threshold32 = t32
         self.ignore_index = None if ignore_index is None else int(ignore_index)
+        #: whether label batches may take the binary fast path (:func:`_binary_label_counts`)
+        self._binary_batches = task == "binary" and ignore_index is None
         k = self.num_classes
         shape = (k, 2, 2) if task == "multilabel" else (k, k)
         reserve(16.0 * k * shape[1] * (shape[2] if len(shape) == 3 else 1), f"num_classes={k}")
@@ -196,26 +209,32 @@ class ConfusionCounts(SummedState):
         self._w2_tracked = False  # False: every weight so far was 1, counts_w2 == counts
         self._pending: dict[int, float] = {}
         self._pending_w2: dict[int, float] = {}
+        # Unweighted binary batches' summed (n, pos, pp, either) (Python ints, see
+        # :func:`_binary_label_counts`), folded into cells 0-3 of ``counts`` (and of
+        # ``counts_w2`` when tracked: unit weights) on the next read.
+        self._bin = [0, 0, 0, 0]
 
     def key(self) -> tuple[Any, ...]:
         return (self.task, self.num_classes, self.threshold, self.ignore_index)
 
     # -- preparing a batch (validation; never mutates) ---------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        if sample_weight is None and self.task != "multilabel":
+        if sample_weight is None:
             # Fast paths for the two hot shapes; anything unusual (including every invalid
             # input, which must get the general path's error message) falls through.
             ty = type(y_true)
-            if ty is int and type(y_pred) is int:  # one unweighted sample, Python ints
+            if ty is np.ndarray:
+                if self._binary_batches:
+                    delta = _binary_label_counts(y_true, y_pred)
+                    if delta is not None:
+                        return delta
+            elif ty is int and type(y_pred) is int and self.task != "multilabel":
+                # one unweighted sample, Python ints
                 k = self.num_classes
                 if y_true == self.ignore_index:
                     return None
                 if 0 <= y_true < k and 0 <= y_pred < k:
                     return ("cell", y_true * k + y_pred)
-            elif ty is np.ndarray and self.task == "binary" and self.ignore_index is None:
-                delta = _binary_label_counts(y_true, y_pred)
-                if delta is not None:
-                    return delta
         if self.task == "multilabel" and (is_sparse(y_true) or is_sparse(y_pred)):
             if self.ignore_index is None:  # counted from the sparse structure
                 return multilabel_delta(y_true, y_pred, sample_weight, self.num_classes, self.threshold)
@@ -343,17 +362,12 @@ class ConfusionCounts(SummedState):
         if delta is None:
             return
         tag = delta[0]
-        if tag == "bin":  # unweighted binary batch: integer (TN, FP, FN, TP)
-            pending = self._pending
-            get = pending.get
-            pending[0] = get(0, 0) + delta[1]
-            pending[1] = get(1, 0) + delta[2]
-            pending[2] = get(2, 0) + delta[3]
-            pending[3] = get(3, 0) + delta[4]
-            if self._w2_tracked:  # unit weights: squared weights sum to the same counts
-                pw2 = self._pending_w2
-                for cell in range(4):
-                    pw2[cell] = pw2.get(cell, 0) + delta[1 + cell]
+        if tag == "bin":  # unweighted binary batch: integer (n, pos, pp, either)
+            b = self._bin
+            b[0] += delta[1]
+            b[1] += delta[2]
+            b[2] += delta[3]
+            b[3] += delta[4]
             return
         if tag == "cell":  # one unweighted sample
             cell = delta[1]
@@ -400,6 +414,14 @@ class ConfusionCounts(SummedState):
         self._w2_tracked = True
 
     def _flush(self) -> None:
+        n, pos, pp, either = self._bin
+        if n:
+            tp = pos + pp - either
+            cells = [n - either, pp - tp, pos - tp, tp]  # TN, FP, FN, TP
+            self._arrays["counts"].reshape(-1)[:4] += cells
+            if self._w2_tracked:  # unit weights: squared weights sum to the same counts
+                self._arrays["counts_w2"].reshape(-1)[:4] += cells
+            self._bin = [0, 0, 0, 0]
         if self._pending:
             flat = self._arrays["counts"].reshape(-1)
             for cell, w in self._pending.items():
@@ -453,6 +475,7 @@ class ConfusionCounts(SummedState):
     def reset(self) -> None:
         self._pending = {}
         self._pending_w2 = {}
+        self._bin = [0, 0, 0, 0]
         for arr in self._arrays.values():
             arr[...] = 0
         self._w2_tracked = False
@@ -463,6 +486,7 @@ class ConfusionCounts(SummedState):
     def load_arrays(self, arrays: Any) -> None:
         self._pending = {}
         self._pending_w2 = {}
+        self._bin = [0, 0, 0, 0]
         super().load_arrays(arrays)
         a = self._arrays
         if self.task == "multilabel" and a["rows"][0] > a["rows"][1]:

@@ -211,29 +211,68 @@ class RankingMetric(Metric):
         """:meth:`_stat`, memoised until the state changes (a repeated read is O(1))."""
         return self._cached(("stat", column), lambda: self._stat(column))
 
+    def _value(self, column: int | None) -> float:
+        """This metric's value for one column (None: pooled) alone; a metric whose certified
+        bounds cost more than its value (binned AP) reads the value without them."""
+        return self._stat(column)[0]
+
+    def _value_read(self, column: int | None) -> float:
+        """:meth:`_value`, memoised until the state changes."""
+        return self._cached(("value", column), lambda: self._value(column))
+
+    def _exact_columns(self) -> np.ndarray | None:
+        """(K,) exact values of every column in one vectorised pass (low = high = value), or
+        None when the metric has none for its state (then the columns are read one by one)."""
+        return None
+
+    def _column_stats(self) -> np.ndarray:
+        """(K, 3) (value, low, high) of every column, memoised until the state changes (a
+        read-only array: copy before handing it out). Call under the lock."""
+        def every_column() -> np.ndarray:
+            exact = self._exact_columns()
+            if exact is not None:
+                stats = np.repeat(exact[:, None], 3, axis=1)
+            else:
+                stats = np.array([self._stat_read(c) for c in range(self._state.n_columns)])
+                stats = stats.reshape(-1, 3)
+            stats.flags.writeable = False
+            return stats
+        return self._cached(("stats",), every_column)
+
+    def _column_values(self) -> np.ndarray:
+        """(K,) value of every column, memoised as :meth:`_column_stats` (read-only)."""
+        def every_column() -> np.ndarray:
+            values = self._exact_columns()
+            if values is None:
+                values = np.array([self._value_read(c) for c in range(self._state.n_columns)],
+                                  dtype=np.float64)
+            values.flags.writeable = False
+            return values
+        return self._cached(("values",), every_column)
+
     def _values(self) -> tuple[Any, Any, Any]:
         """(value, low, high): binary floats, per-class arrays, or their average (micro: from
         the pooled state). Call under the lock."""
         st = self._state
         if self.task != "binary" and self.average == "micro":
             return self._stat_read(None)
-        stats = np.array([self._stat_read(c) for c in range(st.n_columns)]).reshape(-1, 3)
+        stats = self._column_stats()
         if self.task == "binary":
             return float(stats[0, 0]), float(stats[0, 1]), float(stats[0, 2])
         if self.average is None:
-            return stats[:, 0], stats[:, 1], stats[:, 2]
+            return stats[:, 0].copy(), stats[:, 1].copy(), stats[:, 2].copy()
         weights = st.support() if self.average == "weighted" else None
         return tuple(average_classes(stats[:, i], weights, skip_nan=True) for i in range(3))  # type: ignore[return-value]
 
     def _scalar_compute(self, undefined_what: str) -> Any:
-        """The value (binary, per class or averaged) with one warning for undefined values."""
+        """The value (binary, per class or averaged) with one warning for undefined values;
+        the certified bounds are not computed (``bounds()`` does)."""
         if self.task == "binary" or self.average == "micro":
-            value = self._stat_read(0 if self.task == "binary" else None)[0]
+            value = self._value_read(0 if self.task == "binary" else None)
             if math.isnan(value):
                 warn_undefined(self._name, undefined_what)
             return value
-        per = np.array([self._stat_read(c)[0] for c in range(self._state.n_columns)])
-        return self._average(per, undefined_what)
+        return self._average(self._column_values().copy(), undefined_what)
 
     # -- helpers (call under the lock) -----------------------------------------------------------
     def _counts(self, column: int | None, positive_thresholds: bool = False) -> ThresholdCounts:

@@ -42,6 +42,7 @@ def _keywords(state: State) -> set[str] | None:
     return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
 
 _SEP = "."
+_ndarray = np.ndarray
 
 
 class MetricSet(Metric):
@@ -133,6 +134,12 @@ class MetricSet(Metric):
         # Keyword arguments each state's ``prepare`` accepts (None: any), so that e.g. the
         # ``timestamp=`` of a Window member is not forced on a plain member of the same set.
         self._accepted = [_keywords(self._members[g[0]]._state) for g in self._groups]
+        self._classification = self.family == "classification"
+        self._set_owner()
+
+    def _set_owner(self) -> None:
+        """``_owner``: the member whose state every member shares (None if several states)."""
+        self._owner = self._members[self._groups[0][0]] if len(self._groups) == 1 else None
 
     # -- mapping-like access ---------------------------------------------------------------
     def __getitem__(self, name: str) -> Metric:
@@ -172,19 +179,21 @@ class MetricSet(Metric):
         MetricSet
             ``self``.
         """
-        if self.family == "classification" and len(args) >= 2 and not (
+        if self._classification and len(args) >= 2 and not (
             # Skip the conversion when it would return both arguments unchanged (ints, floats,
-            # numeric numpy arrays); inline because the per-sample path is call-bound.
-            ((t := type(args[0])) is int or t is float or (t is np.ndarray and args[0].dtype.kind in "biuf"))
-            and ((t := type(args[1])) is int or t is float
-                 or (t is np.ndarray and args[1].dtype.kind in "biuf"))
+            # numeric numpy arrays); inline because the per-sample and 1k-batch paths are
+            # call-bound.
+            ((t := type(args[0])) is _ndarray and args[0].dtype.kind in "biuf" or t is int or t is float)
+            and ((t := type(args[1])) is _ndarray and args[1].dtype.kind in "biuf"
+                 or t is int or t is float)
         ):
             # Convert foreign tensors once for all states, not once per state.
             args = tuple(a if is_scalar(a) else numeric_or_labels(a, n)
                          for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
-        if len(self._groups) == 1:  # the common case: every member shares one state
-            state = self._members[self._groups[0][0]]._state
-            delta = state.prepare(*args, **kwargs)
+        owner = self._owner
+        if owner is not None:  # the common case: every member shares one state
+            state = owner._state
+            delta = state.prepare(*args, **kwargs) if kwargs else state.prepare(*args)
             with self._lock:
                 state.apply(delta)
             return self
@@ -326,3 +335,4 @@ class MetricSet(Metric):
             for name in group[1:]:
                 self._members[name]._state = owner._state
         self._groups = [list(g) for g in groups]
+        self._set_owner()

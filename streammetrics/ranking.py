@@ -47,10 +47,12 @@ from typing import Any
 
 import numpy as np
 
+from ._column_auroc import auroc_columns
 from ._confusion_counts import task_of
 from ._curve_results import PRCurveResult, ROCCurveResult
 from ._curves import (
     ThresholdCounts,
+    average_precision,
     average_precision_certified,
     counts_from_sorted,
     roc_auc_certified,
@@ -214,6 +216,11 @@ class AUROC(RankingMetric):
             return self._state.auroc(column) if column is not None else self._state.pooled_auroc()
         return roc_auc_certified(self._counts(column), self.max_fpr)
 
+    def _exact_columns(self) -> np.ndarray | None:
+        if self.max_fpr is not None and self.max_fpr != 1.0:
+            return None
+        return auroc_columns(self._state)  # the exact buffer: every column at once
+
     def _values(self) -> tuple[Any, Any, Any]:
         if self.multi_class == "ovo":
             v = self._ovo()
@@ -332,13 +339,26 @@ class AveragePrecision(RankingMetric):
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "interpolated": self.interpolated, "eleven_point": self.eleven_point}
 
-    def _stat(self, column: int | None) -> tuple[float, float, float]:
+    def _step_value(self, column: int | None) -> float | None:
+        """The exact buffer's O(P) step AP of one column, or None (another state or form)."""
         if column is not None and not (self.interpolated or self.eleven_point):
-            v = self._state.step_average_precision(column)  # the exact buffer's O(P) read
-            if v is not None:
-                return v, v, v
+            return self._state.step_average_precision(column)
+        return None
+
+    def _stat(self, column: int | None) -> tuple[float, float, float]:
+        v = self._step_value(column)
+        if v is not None:
+            return v, v, v
         counts = self._counts(column, positive_thresholds=True)
         return average_precision_certified(counts, self.interpolated, self.eleven_point)
+
+    def _value(self, column: int | None) -> float:
+        v = self._step_value(column)
+        if v is not None:
+            return v
+        # the value of ``_stat`` without the certified bounds (binned: half of a read's cost)
+        return average_precision(self._counts(column, positive_thresholds=True), self.interpolated,
+                                 self.eleven_point)
 
     def _compute(self) -> Any:
         return self._scalar_compute("no positives")

@@ -43,3 +43,47 @@ def test_batches_count_as_bincount_and_reads_follow_updates(dy, dp, rows, parts,
             else:  # pragma: no cover - the assertion message says what went wrong
                 raise AssertionError(f"{arg}: {value} accepted")
             assert sm.dumps(m) == saved
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1,
+                                   max_size=12),
+                          st.sampled_from(("fast", ">i8", "weighted", "merge", "load", "copy"))),
+                min_size=1, max_size=8))
+def test_pending_binary_counts_match_bincount_through_every_operation(steps):
+    """The summed (n, pos, pp, either) of fast-path batches, mixed with weighted batches (which
+    start ``counts_w2``), non-native byte order (the general path), merges, save/load and copies,
+    always reads as the ``bincount`` of every sample (and of every squared weight)."""
+    ms = sm.MetricSet(precision=sm.Precision(), recall=sm.Recall(), f1=sm.F1(), accuracy=sm.Accuracy())
+    cells: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    for rows, how in steps:
+        y = np.array([r[0] for r in rows], dtype=np.int64)
+        p = np.array([r[1] for r in rows], dtype=np.int64)
+        w = np.ones(len(rows))
+        if how == "weighted":
+            w = np.linspace(0.5, 2.0, len(rows))
+            ms.update(y, p, sample_weight=w)
+        elif how == ">i8":
+            ms.update(y.astype(">i8"), p.astype(">i8"))
+        elif how == "merge":
+            other = sm.MetricSet(precision=sm.Precision(), recall=sm.Recall(), f1=sm.F1(),
+                                 accuracy=sm.Accuracy())
+            other.update(y, p)
+            ms.merge(other)
+        else:
+            ms.update(y, p)
+            if how == "load":
+                ms = sm.loads(sm.dumps(ms))
+            elif how == "copy":
+                ms = ms.copy()
+        cells.append(2 * y + p)
+        weights.append(w)
+        c, ww = np.concatenate(cells), np.concatenate(weights)
+        arrays = ms["f1"]._state.arrays()
+        np.testing.assert_allclose(arrays["counts"].ravel(), np.bincount(c, ww, minlength=4),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(arrays["counts_w2"].ravel(), np.bincount(c, ww * ww, minlength=4),
+                                   rtol=1e-12)
+        want = sm.Accuracy().update(c // 2, c % 2, sample_weight=ww).compute()
+        assert abs(ms.compute()["accuracy"] - want) <= 1e-12
