@@ -48,7 +48,7 @@ from ._confusion_ratios import (
 )
 from ._docstrings import filled
 from ._intervals import wilson
-from ._params import Param, check_param, float_array_param
+from ._params import Param, check_param, weight_vector_param
 from ._warnings import warn
 
 _KAPPA_WEIGHTS = Param("choice", "must be None, 'linear' or 'quadratic'",
@@ -265,17 +265,7 @@ class WeightedAccuracy(ConfusionMetric):
     def __init__(self, num_classes: int | None = None, *, weights: Any = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
         k = self._state.num_classes
-        if weights is None:
-            w = np.full(k, 1.0 / k)
-        else:
-            w = float_array_param(weights, "weights", f"{k} class weights")
-            if w.shape != (k,):
-                raise ValueError(f"weights: expected {k} class weights, got shape {w.shape}")
-            if not (np.isfinite(w).all() and (w >= 0).all()):
-                raise ValueError(f"weights: must be finite and >= 0, got {w.tolist()}")
-            if abs(w.sum() - 1.0) > 1e-9:
-                raise ValueError(f"weights: must sum to 1, got sum {w.sum()!r}")
-        self.weights = w
+        self.weights = np.full(k, 1.0 / k) if weights is None else weight_vector_param(weights, "weights", k)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "weights": self.weights.tolist()}
