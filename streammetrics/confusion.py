@@ -294,8 +294,8 @@ class MatthewsCorrCoef(ConfusionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.MatthewsCorrCoef().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.MatthewsCorrCoef().update(y_true, y_pred).compute()
     0.16666666666666666
     """
 
@@ -333,8 +333,8 @@ class CohenKappa(ConfusionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.CohenKappa(3, weights="linear").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    {example: confusion}
+    >>> sm.CohenKappa(3, weights="linear").update(y3_true, y3_pred).compute()
     0.4285714285714286
     """
 
@@ -402,8 +402,8 @@ class ConfusionMatrix(ConfusionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.ConfusionMatrix(3).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    {example: confusion}
+    >>> sm.ConfusionMatrix(3).update(y3_true, y3_pred).compute()
     array([[1, 0, 0],
            [0, 0, 1],
            [0, 1, 1]])

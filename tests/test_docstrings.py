@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from streammetrics._docstrings import SNIPPETS, fill
+from streammetrics._docstrings import EXAMPLES, SNIPPETS, fill
 
 MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "streammetrics.plot")
 _SECTION = re.compile(r"(?m)^[ \t]*([A-Z][A-Za-z ]*)\n[ \t]*-{3,}[ \t]*$")
@@ -106,3 +106,13 @@ def test_fill_expands_every_snippet_and_refuses_unknown_names() -> None:
         fill("    {nofamily: x}")
     untouched = ">>> {'a': 1}\n{'a': 1}\nset {x}\n"
     assert fill(untouched) == untouched
+
+
+def test_fill_expands_example_data_as_doctest_lines() -> None:
+    for name, lines in EXAMPLES.items():
+        out = fill("Examples\n--------\n    {example: " + name + "}\n    >>> 1\n    1")
+        expected = "\n".join("    " + line for line in lines.split("\n"))
+        assert out == "Examples\n--------\n" + expected + "\n    >>> 1\n    1"
+        assert all(line.startswith(">>> ") for line in lines.split("\n"))
+    with pytest.raises(KeyError, match="no example data 'nope'"):
+        fill("    {example: nope}")
