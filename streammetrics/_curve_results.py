@@ -144,12 +144,7 @@ class ROCCurveResult(_CurveResult):
         ``+inf``, then the distinct scores (or bin edges) in decreasing order.
     exact : numpy.ndarray of bool
         Whether the segment ending at each point is exact (always True for exact accumulators).
-    counts : ThresholdCounts
-        The counts at distinct thresholds the curve is read from.
-    is_exact : bool
-        True when every segment is exact.
-    total_pos, total_neg : float
-        The (weighted) numbers of positives P and negatives N.
+    {curves: read_from, is_exact, totals}
 
     Examples
     --------
@@ -230,6 +225,7 @@ class ROCCurveResult(_CurveResult):
     _area_name = "AUC"
 
 
+@filled
 class PRCurveResult(_CurveResult):
     """A precision-recall curve: ``precision``, ``recall``, ``thresholds``, one point per distinct
     score in decreasing-threshold order (scikit-learn's ``precision_recall_curve`` reversed,
@@ -255,12 +251,7 @@ class PRCurveResult(_CurveResult):
         exact accumulators).
     exact : numpy.ndarray of bool
         Whether that range is a single value.
-    counts : ThresholdCounts
-        The counts at distinct thresholds the curve is read from.
-    is_exact : bool
-        True when every point is exact.
-    total_pos, total_neg : float
-        The (weighted) numbers of positives P and negatives N.
+    {curves: read_from, is_exact, totals}
 
     Examples
     --------

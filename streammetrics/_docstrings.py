@@ -227,6 +227,13 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "drop_intermediate : bool, default False",
             "Keep only the points that change the curve's shape.",
         ),
+        # the attributes every curve result with certified bins has
+        "read_from": (
+            "counts : ThresholdCounts",
+            "The counts at distinct thresholds the curve is read from.",
+        ),
+        "is_exact": ("is_exact : bool", "True when the whole curve is exact (``exact`` all True)."),
+        "totals": ("total_pos, total_neg : float", "The (weighted) numbers of positives P and negatives N."),
     },
     # What the plot functions return (streammetrics.plot).
     "plot": {
