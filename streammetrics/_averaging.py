@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ._base import UndefinedMetricWarning
+from ._params import Param, check_param
 from ._warnings import warn
 
 __all__ = [
@@ -35,6 +36,9 @@ __all__ = [
     "warn_undefined_nan",
     "zero_value",
 ]
+
+#: ``zero_division``: "warn", or the value of an undefined ratio (a number equal to 0, 1 or nan).
+_ZERO_DIVISION = Param("choice", "must be 'warn', 0.0, 1.0 or nan", choices=("warn", 0.0, 1.0, math.nan))
 
 #: The ``average`` choices of the confusion family (``None``: the per-class array).
 AVERAGES = ("micro", "macro", "weighted", None)
@@ -86,17 +90,7 @@ def check_zero_division(zero_division: Any) -> str | float:
     str or float
         ``"warn"`` or the float value. ``ValueError`` naming ``zero_division`` otherwise. O(1).
     """
-    if isinstance(zero_division, str):
-        if zero_division != "warn":
-            raise ValueError(f"zero_division: must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
-        return zero_division
-    try:
-        value = float(zero_division)
-    except (TypeError, ValueError):
-        value = -1.0
-    if not (value in (0.0, 1.0) or math.isnan(value)):
-        raise ValueError(f"zero_division: must be 'warn', 0.0, 1.0 or nan, got {zero_division!r}")
-    return value
+    return check_param(zero_division, "zero_division", _ZERO_DIVISION)  # type: ignore[no-any-return]
 
 
 def zero_value(zero_division: str | float) -> float:

@@ -12,6 +12,7 @@ import numpy as np
 
 from ._bin_arrays import coarsen
 from ._bin_fields import BinFields
+from ._params import Param, check_param
 from ._state import State
 
 __all__ = ["BinRemoval"]
@@ -22,6 +23,8 @@ _SUB_RTOL = 1e-9
 _SNAP_RTOL = 1e-12
 #: Smallest normal float64: scaled weights below it are flushed to 0 (subnormal ratios overflow).
 _TINY = float(np.finfo(np.float64).tiny)
+#: ``scale``'s decay factor: a number in [0, 1].
+_FACTOR = Param("number", "must be in [0, 1]", low=0.0, high=1.0)
 
 
 class BinRemoval(BinFields):
@@ -100,9 +103,7 @@ class BinRemoval(BinFields):
         the rescaled weights. Counts are float64 throughout; after a scale the state depends on
         the history (weights are no longer integers, merges are exact up to rounding). O(b).
         """
-        f = float(factor)
-        if not 0.0 <= f <= 1.0:
-            raise ValueError(f"factor: must be in [0, 1], got {factor!r}")
+        f = check_param(factor, "factor", _FACTOR)
         if f == 1.0:
             return
         self._settle()

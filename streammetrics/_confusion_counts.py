@@ -245,19 +245,8 @@ class ConfusionCounts(SummedState):
         p = as_numpy(y_pred, "y_pred")
         if self.task == "multilabel":
             return self._prepare_multilabel(y, p, sample_weight)
-        if y.ndim == 0:  # one sample given as a 0-d array / scalar with a row of scores
-            y = y.reshape(1)
-            p = p.reshape(1, -1) if (self.task == "multiclass" and p.ndim == 1) else p.reshape(1)
-        if y.ndim != 1:
-            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        y, pred, w = self._label_rows(y, p, sample_weight)
         n = y.shape[0]
-        w = check_weights(sample_weight, n)
-        y = (
-            check_binary_labels(y, "y_true", self.ignore_index)
-            if self.task == "binary"
-            else check_class_labels(y, "y_true", self.num_classes, self.ignore_index)
-        )
-        pred = self._predicted_classes(p, n)
         if n == 0:
             return None
         y, pred, w = drop_ignored(y, pred, w, self.ignore_index)
@@ -272,6 +261,26 @@ class ConfusionCounts(SummedState):
         counts = np.bincount(cell, weights=w, minlength=k * k).reshape(k, k)
         w2 = None if w is None else np.bincount(cell, weights=w * w, minlength=k * k).reshape(k, k)
         return ("arrays", counts, w2, None)
+
+    def _label_rows(
+        self, y: np.ndarray, p: np.ndarray, sample_weight: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """A binary or multiclass batch checked: ``(labels, predicted classes, weights or
+        None)``, the n rows of ``y`` (a 0-d ``y`` is one sample, with a row of scores). O(n)."""
+        if y.ndim == 0:  # one sample given as a 0-d array / scalar with a row of scores
+            y = y.reshape(1)
+            p = p.reshape(1, -1) if (self.task == "multiclass" and p.ndim == 1) else p.reshape(1)
+        if y.ndim != 1:
+            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        n = y.shape[0]
+        w = check_weights(sample_weight, n)
+        y = (
+            check_binary_labels(y, "y_true", self.ignore_index)
+            if self.task == "binary"
+            else check_class_labels(y, "y_true", self.num_classes, self.ignore_index)
+        )
+        pred = self._predicted_classes(p, n)
+        return y, pred, w
 
     def _predicted_classes(self, p: np.ndarray, n: int) -> np.ndarray:
         """Hard predictions from labels or scores (binary: score >= threshold; argmax)."""
@@ -511,21 +520,8 @@ class ConfusionCounts(SummedState):
         """
         if self.task == "multilabel":
             raise ValueError("row_cells: defined for binary and multiclass counts, not multilabel")
-        y = as_numpy(y_true, "y_true")
-        p = as_numpy(y_pred, "y_pred")
-        if y.ndim == 0:
-            y = y.reshape(1)
-            p = p.reshape(1, -1) if (self.task == "multiclass" and p.ndim == 1) else p.reshape(1)
-        if y.ndim != 1:
-            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        y, pred, w = self._label_rows(as_numpy(y_true, "y_true"), as_numpy(y_pred, "y_pred"), sample_weight)
         n = y.shape[0]
-        w = check_weights(sample_weight, n)
-        y = (
-            check_binary_labels(y, "y_true", self.ignore_index)
-            if self.task == "binary"
-            else check_class_labels(y, "y_true", self.num_classes, self.ignore_index)
-        )
-        pred = self._predicted_classes(p, n)
         k = self.num_classes
         if out is None:
             cells = np.multiply(y, k, dtype=np.intp, casting="unsafe")

@@ -34,11 +34,10 @@ class Precision(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.Precision(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.Precision(zero_division=0.0).update(y_true, y_pred).compute()
     0.6666666666666666
-    >>> sm.Precision(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.Precision(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([1. , 0. , 0.5])
     """
 
@@ -60,11 +59,10 @@ class Recall(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.Recall(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.Recall(zero_division=0.0).update(y_true, y_pred).compute()
     0.6666666666666666
-    >>> sm.Recall(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.Recall(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([1. , 0. , 0.5])
     """
 
@@ -86,11 +84,10 @@ class Specificity(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.Specificity(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.Specificity(zero_division=0.0).update(y_true, y_pred).compute()
     0.5
-    >>> sm.Specificity(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.Specificity(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([1.        , 0.66666667, 0.5       ])
     """
 
@@ -112,11 +109,10 @@ class FallOut(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.FallOut(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.FallOut(zero_division=0.0).update(y_true, y_pred).compute()
     0.5
-    >>> sm.FallOut(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.FallOut(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([0.        , 0.33333333, 0.5       ])
     """
 
@@ -138,11 +134,10 @@ class MissRate(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.MissRate(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.MissRate(zero_division=0.0).update(y_true, y_pred).compute()
     0.3333333333333333
-    >>> sm.MissRate(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.MissRate(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([0. , 1. , 0.5])
     """
 
@@ -164,11 +159,10 @@ class NPV(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.NPV(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.NPV(zero_division=0.0).update(y_true, y_pred).compute()
     0.5
-    >>> sm.NPV(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.NPV(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([1.        , 0.66666667, 0.5       ])
     """
 
@@ -190,11 +184,10 @@ class FDR(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.FDR(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.FDR(zero_division=0.0).update(y_true, y_pred).compute()
     0.3333333333333333
-    >>> sm.FDR(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.FDR(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([0. , 1. , 0.5])
     """
 
@@ -216,11 +209,10 @@ class FOR(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.FOR(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.FOR(zero_division=0.0).update(y_true, y_pred).compute()
     0.5
-    >>> sm.FOR(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.FOR(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([0.        , 0.33333333, 0.5       ])
     """
 
@@ -242,11 +234,10 @@ class Prevalence(ProportionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.Prevalence(zero_division=0.0)
-    >>> m.update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.Prevalence(zero_division=0.0).update(y_true, y_pred).compute()
     0.6
-    >>> sm.Prevalence(3, average=None, zero_division=0.0).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.Prevalence(3, average=None, zero_division=0.0).update(y3_true, y3_pred).compute()
     array([0.25, 0.25, 0.5 ])
     """
 
@@ -271,10 +262,10 @@ class Jaccard(AveragedMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.Jaccard().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.Jaccard().update(y_true, y_pred).compute()
     0.5
-    >>> sm.Jaccard(3, average="micro").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.Jaccard(3, average="micro").update(y3_true, y3_pred).compute()
     0.3333333333333333
     """
 
@@ -301,8 +292,8 @@ class FBeta(AveragedMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.FBeta(beta=2.0).update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.FBeta(beta=2.0).update(y_true, y_pred).compute()
     0.6666666666666666
     """
 
@@ -338,10 +329,10 @@ class F1(FBeta):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.F1().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.F1().update(y_true, y_pred).compute()
     0.6666666666666666
-    >>> sm.F1(3, average="weighted").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    >>> sm.F1(3, average="weighted").update(y3_true, y3_pred).compute()
     0.5
     """
 

@@ -33,9 +33,34 @@ __all__ = ["ROCCurveResult", "PRCurveResult"]
 
 
 class _CurveResult(CurveOutput):
-    """Shared part of the curve results: the counts, ``at`` and ``best_threshold``."""
+    """Shared part of the curve results: the counts, ``at``, ``best_threshold``, the summary (the
+    area, with its bounds when binned), unpacking into the first three arrays, and the repr."""
 
     counts: ThresholdCounts
+    #: The area's name in the summary ("AUC", "AP").
+    _area_name = ""
+
+    def area(self) -> float:
+        raise NotImplementedError
+
+    def area_bounds(self) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def _summary(self) -> list[tuple[str, Any]]:
+        out: list[tuple[str, Any]] = [(self._area_name, self.area())]
+        if not self.is_exact:
+            out.append((f"{self._area_name} bounds", self.area_bounds()))
+        return out
+
+    def __iter__(self) -> Any:  # fpr, tpr, thresholds = roc; precision, recall, thresholds = pr
+        return iter(tuple(getattr(self, c) for c in self._output_columns[:3]))
+
+    def __repr__(self) -> str:
+        extra = "" if self.is_exact else ", binned"
+        return (
+            f"{type(self).__name__}(points={self._points()}, P={self.total_pos:g}, "
+            f"N={self.total_neg:g}{extra})"
+        )
 
     def at(self, threshold: float) -> OperatingPoint:
         """Confusion counts and metrics at ``threshold`` (score >= threshold is positive); from a
@@ -119,12 +144,7 @@ class ROCCurveResult(_CurveResult):
         ``+inf``, then the distinct scores (or bin edges) in decreasing order.
     exact : numpy.ndarray of bool
         Whether the segment ending at each point is exact (always True for exact accumulators).
-    counts : ThresholdCounts
-        The counts at distinct thresholds the curve is read from.
-    is_exact : bool
-        True when every segment is exact.
-    total_pos, total_neg : float
-        The (weighted) numbers of positives P and negatives N.
+    {curves: read_from, is_exact, totals}
 
     Examples
     --------
@@ -202,24 +222,10 @@ class ROCCurveResult(_CurveResult):
         return roc_envelope(self.counts)
 
     _output_columns = ("fpr", "tpr", "thresholds", "exact")
-
-    def _summary(self) -> list[tuple[str, Any]]:
-        out: list[tuple[str, Any]] = [("AUC", self.area())]
-        if not self.is_exact:
-            out.append(("AUC bounds", self.area_bounds()))
-        return out
-
-    def __iter__(self) -> Any:  # fpr, tpr, thresholds = curve
-        return iter((self.fpr, self.tpr, self.thresholds))
-
-    def __repr__(self) -> str:
-        extra = "" if self.is_exact else ", binned"
-        return (
-            f"ROCCurveResult(points={self.fpr.shape[0]}, P={self.total_pos:g}, "
-            f"N={self.total_neg:g}{extra})"
-        )
+    _area_name = "AUC"
 
 
+@filled
 class PRCurveResult(_CurveResult):
     """A precision-recall curve: ``precision``, ``recall``, ``thresholds``, one point per distinct
     score in decreasing-threshold order (scikit-learn's ``precision_recall_curve`` reversed,
@@ -245,12 +251,7 @@ class PRCurveResult(_CurveResult):
         exact accumulators).
     exact : numpy.ndarray of bool
         Whether that range is a single value.
-    counts : ThresholdCounts
-        The counts at distinct thresholds the curve is read from.
-    is_exact : bool
-        True when every point is exact.
-    total_pos, total_neg : float
-        The (weighted) numbers of positives P and negatives N.
+    {curves: read_from, is_exact, totals}
 
     Examples
     --------
@@ -361,22 +362,7 @@ class PRCurveResult(_CurveResult):
         )
 
     _output_columns = ("precision", "recall", "thresholds", "precision_low", "precision_high", "exact")
-
-    def _summary(self) -> list[tuple[str, Any]]:
-        out: list[tuple[str, Any]] = [("AP", self.area())]
-        if not self.is_exact:
-            out.append(("AP bounds", self.area_bounds()))
-        return out
-
-    def __iter__(self) -> Any:  # precision, recall, thresholds = curve
-        return iter((self.precision, self.recall, self.thresholds))
-
-    def __repr__(self) -> str:
-        extra = "" if self.is_exact else ", binned"
-        return (
-            f"PRCurveResult(points={self.precision.shape[0]}, P={self.total_pos:g}, "
-            f"N={self.total_neg:g}{extra})"
-        )
+    _area_name = "AP"
 
 
 def _corner_precision(tp: np.ndarray, fp: np.ndarray, empty: float) -> np.ndarray:

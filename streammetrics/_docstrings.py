@@ -16,6 +16,12 @@ entries it names (``name : type`` and the indented description), at the line's i
 calls :func:`fill` on the text read from the source) show the complete section. A name that is
 not in the family is a ``KeyError`` at import, so a typo cannot reach a user.
 
+Classes of one family also share the data their examples run on: a line ``{example: retrieval}``
+in an ``Examples`` section becomes the doctest lines of :data:`EXAMPLES` that import the package
+and define that data, and each class's own lines follow (so every example still runs as a doctest,
+on the same inputs as its siblings): after ``{example: retrieval}``, a class's example reads
+``sm.MRR().update(relevance, scores, query_ids=queries).compute()`` and its value.
+
 This module imports nothing from the package (the documentation build loads it by path).
 """
 
@@ -25,7 +31,7 @@ import re
 import textwrap
 from typing import TypeVar
 
-__all__ = ["SNIPPETS", "fill", "filled"]
+__all__ = ["EXAMPLES", "SNIPPETS", "fill", "filled"]
 
 _T = TypeVar("_T")
 
@@ -221,6 +227,13 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "drop_intermediate : bool, default False",
             "Keep only the points that change the curve's shape.",
         ),
+        # the attributes every curve result with certified bins has
+        "read_from": (
+            "counts : ThresholdCounts",
+            "The counts at distinct thresholds the curve is read from.",
+        ),
+        "is_exact": ("is_exact : bool", "True when the whole curve is exact (``exact`` all True)."),
+        "totals": ("total_pos, total_neg : float", "The (weighted) numbers of positives P and negatives N."),
     },
     # What the plot functions return (streammetrics.plot).
     "plot": {
@@ -229,6 +242,22 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
         "digits": ("digits : int", "Decimals of the values in the legend."),
         "kwargs": ("**kwargs", "Passed to every ``Axes.plot`` call drawing a curve."),
     },
+}
+
+#: example data -> the doctest lines that set it up (a line ``{example: <name>}`` is replaced by them).
+EXAMPLES: dict[str, str] = {
+    # Two queries, each with its retrieved documents' grades and scores (q1: grades 2, 0; q2: 1, 0).
+    "retrieval": (
+        ">>> import streammetrics as sm\n"
+        ">>> relevance, scores = [2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1]\n"
+        '>>> queries = ["q1", "q1", "q2", "q2"]'
+    ),
+    # Binary labels and predictions, and three-class ones.
+    "confusion": (
+        ">>> import streammetrics as sm\n"
+        ">>> y_true, y_pred = [0, 1, 1, 0, 1], [1, 1, 0, 0, 1]\n"
+        ">>> y3_true, y3_pred = [0, 1, 2, 2], [0, 2, 2, 1]"
+    ),
 }
 
 # A line holding only ``{family: name, name, ...}``.
@@ -255,12 +284,14 @@ def fill(text: str) -> str:
     -------
     str
         The same text where each line ``{family: name, ...}`` is replaced by those entries of
-        :data:`SNIPPETS`, indented as the line was; text without placeholders is returned as is.
+        :data:`SNIPPETS` (a line ``{example: name}``: the doctest lines ``EXAMPLES[name]``),
+        indented as the line was; text without placeholders is returned as is.
 
     Raises
     ------
     KeyError
-        A placeholder names a family or an argument that :data:`SNIPPETS` does not hold.
+        A placeholder names a family or an argument that :data:`SNIPPETS` does not hold, or
+        example data that :data:`EXAMPLES` does not hold.
 
     Examples
     --------
@@ -279,6 +310,11 @@ def fill(text: str) -> str:
             out.append(line)
             continue
         family = match["family"]
+        if family == "example":
+            if match["names"] not in EXAMPLES:
+                raise KeyError(f"docstring placeholder: no example data {match['names']!r}")
+            out.extend(match["indent"] + line for line in EXAMPLES[match["names"]].split("\n"))
+            continue
         if family not in SNIPPETS:
             raise KeyError(f"docstring placeholder: unknown family {family!r} in {line.strip()!r}")
         for name in (n.strip() for n in match["names"].split(",")):

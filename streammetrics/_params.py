@@ -19,7 +19,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = ["FLAG", "IGNORE_INDEX", "Param", "check_fits", "check_param", "float_array_param", "real_param"]
+__all__ = [
+    "FLAG",
+    "IGNORE_INDEX",
+    "Param",
+    "check_fits",
+    "check_param",
+    "float_array_param",
+    "real_param",
+    "weight_vector_param",
+]
 
 ParamKind = Literal["int", "real", "number", "flag", "choice"]
 
@@ -36,7 +45,8 @@ class Param:
         ``float``. ``"number"``: anything ``float()`` takes, returned as ``float``. ``"flag"``:
         ``True`` or ``False`` (a numpy bool too), returned as ``bool``. ``"choice"``: one of
         ``choices`` -- a string equal to a string choice, a bool (numpy too) equal to a bool
-        choice, ``None`` for a ``None`` choice -- returned as that choice.
+        choice, ``None`` for a ``None`` choice, anything but a string that ``float()`` takes equal
+        to a float choice (NaN to a NaN choice) -- returned as that choice.
     rule : str
         The rule as the error message words it: ``"<name>: <rule>, got <value>"``.
     low, high : float, optional
@@ -88,9 +98,21 @@ def _choice(value: Any, choices: tuple[Any, ...]) -> tuple[bool, Any]:
         elif isinstance(c, bool):
             if isinstance(value, (bool, np.bool_)) and bool(value) == c:
                 return True, c
+        elif isinstance(c, float):
+            if not isinstance(value, str) and _float_equal(value, c):
+                return True, c
         elif isinstance(value, str) and isinstance(c, str) and value == c:
             return True, c
     return False, None
+
+
+def _float_equal(value: Any, c: float) -> bool:
+    """``float(value) == c`` (NaN equal to NaN); False where ``float()`` refuses ``value``."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return x == c or (math.isnan(x) and math.isnan(c))
 
 
 def _in_range(x: Any, spec: Param) -> bool:
@@ -189,6 +211,21 @@ def float_array_param(value: Any, name: str, rule: str) -> np.ndarray:
         return arr.astype(np.float64)
     except (TypeError, ValueError, OverflowError):
         raise ValueError(bad) from None
+
+
+def weight_vector_param(value: Any, name: str, k: int) -> np.ndarray:
+    """``value`` as ``k`` finite non-negative float64 weights that sum to 1 (within 1e-9), e.g.
+    one weight per class. ``ValueError`` naming ``name`` otherwise: ``"expected <k> class
+    weights"`` (not numbers, or another shape), ``"must be finite and >= 0"`` (showing the
+    weights) or ``"must sum to 1"`` (showing the sum). O(k)."""
+    w = float_array_param(value, name, f"{k} class weights")
+    if w.shape != (k,):
+        raise ValueError(f"{name}: expected {k} class weights, got shape {w.shape}")
+    if not (np.isfinite(w).all() and (w >= 0).all()):
+        raise ValueError(f"{name}: must be finite and >= 0, got {w.tolist()}")
+    if abs(w.sum() - 1.0) > 1e-9:
+        raise ValueError(f"{name}: must sum to 1, got sum {w.sum()!r}")
+    return w
 
 
 def _physical_memory() -> float:

@@ -61,6 +61,20 @@ class QueryState(State):
     concatenate values. ``load_arrays`` refuses what no stream could store: values outside the
     measure's :meth:`Spec.value_range`, sums outside count times it, sums that are not the sum
     of the stored values (relative slack 1e-9 for rounding).
+
+    Parameters
+    ----------
+    specs : sequence of Spec
+        The measure specs to hold from the start (a metric's own; a ``MetricSet`` adds the
+        others of a shared state with ``add_spec``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> ms = sm.MetricSet(ap=sm.MAP(), rr=sm.MRR())
+    >>> state = ms["ap"]._state  # one state for both members: each batch is ranked once
+    >>> state is ms["rr"]._state, len(state.specs)
+    (True, 2)
     """
 
     def __init__(self, specs: Sequence[Spec] = ()) -> None:

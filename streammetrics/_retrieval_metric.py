@@ -88,6 +88,21 @@ class RetrievalMetric(Metric):
     Complexity: ``update`` O(n log L) for n rows (queries of L documents), vectorised over the
     batch; ``compute`` O(1); memory O(1) -- a count and the per-query sums -- unless
     ``per_query=True`` (then 8 bytes per query and value).
+
+    Parameters
+    ----------
+    spec : Spec
+        The measure's identity and options (kind, cutoff, relevance level, ...); a subclass
+        builds it from its own constructor arguments.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.NDCG(10)
+    >>> isinstance(m, sm.retrieval.RetrievalMetric)
+    True
+    >>> round(m.update([2, 0, 1], [0.9, 0.5, 0.1]).compute(), 4)  # one query: (2 + 1/2) / (2 + 1/log2(3))
+    0.9502
     """
 
     family = "retrieval"

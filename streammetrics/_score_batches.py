@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ._load_checks import reserve
-from ._params import IGNORE_INDEX, check_param
+from ._params import IGNORE_INDEX, Param, check_param
 from ._validation import (
     as_numpy,
     check_binary_labels,
@@ -35,6 +35,9 @@ Parts = list[tuple[int, int, np.ndarray, "np.ndarray | None"]]
 _PY_SCALARS = (int, float, bool)
 #: The score dtypes kept as they are.
 FLOAT_KINDS = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
+#: A score state's ``task``.
+_TASKS = ("binary", "multiclass", "multilabel")
+_TASK = Param("choice", "must be binary, multiclass or multilabel", choices=_TASKS)
 
 
 def check_layout(
@@ -44,8 +47,7 @@ def check_layout(
     (num_classes None for binary). Raises ``ValueError`` naming the argument; refuses layouts
     whose empty state alone would not fit in memory. O(1).
     """
-    if task not in ("binary", "multiclass", "multilabel"):
-        raise ValueError(f"task: must be binary, multiclass or multilabel, got {task!r}")
+    task = check_param(task, "task", _TASK)
     if by_class and task != "multiclass":
         raise ValueError("by_class: only meaningful for multiclass scores")
     ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)

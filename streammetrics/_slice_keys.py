@@ -44,7 +44,19 @@ DENSE_RANGE = 4096
 
 
 class OtherSlice:
-    """The key of the slice that absorbs keys beyond ``max_slices`` (``overflow="other"``)."""
+    """The key of the slice that absorbs keys beyond ``max_slices`` (``overflow="other"``).
+
+    One instance, :data:`streammetrics.OTHER`; it stays itself through ``copy`` and pickling.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> s = sm.Sliced(sm.Accuracy(), max_slices=1, overflow="other")
+    >>> s.update([1, 0, 1], [1, 1, 1], slices=["a", "b", "c"]).compute()
+    {'a': 1.0, OTHER: 0.5}
+    >>> sm.OTHER is type(sm.OTHER)()
+    True
+    """
 
     _instance: OtherSlice | None = None
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from ._base import Metric
+from ._labels import split_labels, with_labels
 from ._timestamps import Clock
 from .metricset import MetricSet
 
@@ -98,6 +99,18 @@ class SampleWrapper(Wrapper):
 
     _forward_merges = False  # forward(): samples carry order / time: update, not merge
     _state: Any  # a wrapper state with ``inner``, ``clock`` and ``sync()``
+
+    def _wrap(self, metric: Metric, wrapper: str, states: tuple[type, type], *params: Any,
+              clock: Clock | None) -> None:
+        """Hold an empty twin of ``metric`` (checked by :func:`check_wrappable`, the messages
+        naming ``wrapper``) and the wrapper state ``states[0](inner, *params, clock)``
+        (``states[1]`` for a retrieval metric), its rows stored as class codes. O(1)."""
+        clock = resolve_clock(clock)
+        self._metric = check_wrappable(metric, wrapper)
+        self.family = self._metric.family
+        state_type = states[1] if self.family == "retrieval" else states[0]
+        inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
+        self._state = with_labels(state_type(inner, *params, clock), codec)
 
     @property
     def metric(self) -> Metric:

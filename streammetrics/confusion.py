@@ -48,7 +48,7 @@ from ._confusion_ratios import (
 )
 from ._docstrings import filled
 from ._intervals import wilson
-from ._params import Param, check_param, float_array_param
+from ._params import Param, check_param, weight_vector_param
 from ._warnings import warn
 
 _KAPPA_WEIGHTS = Param("choice", "must be None, 'linear' or 'quadratic'",
@@ -265,17 +265,7 @@ class WeightedAccuracy(ConfusionMetric):
     def __init__(self, num_classes: int | None = None, *, weights: Any = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
         k = self._state.num_classes
-        if weights is None:
-            w = np.full(k, 1.0 / k)
-        else:
-            w = float_array_param(weights, "weights", f"{k} class weights")
-            if w.shape != (k,):
-                raise ValueError(f"weights: expected {k} class weights, got shape {w.shape}")
-            if not (np.isfinite(w).all() and (w >= 0).all()):
-                raise ValueError(f"weights: must be finite and >= 0, got {w.tolist()}")
-            if abs(w.sum() - 1.0) > 1e-9:
-                raise ValueError(f"weights: must sum to 1, got sum {w.sum()!r}")
-        self.weights = w
+        self.weights = np.full(k, 1.0 / k) if weights is None else weight_vector_param(weights, "weights", k)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "weights": self.weights.tolist()}
@@ -304,8 +294,8 @@ class MatthewsCorrCoef(ConfusionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.MatthewsCorrCoef().update([0, 1, 1, 0, 1], [1, 1, 0, 0, 1]).compute()
+    {example: confusion}
+    >>> sm.MatthewsCorrCoef().update(y_true, y_pred).compute()
     0.16666666666666666
     """
 
@@ -343,8 +333,8 @@ class CohenKappa(ConfusionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.CohenKappa(3, weights="linear").update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    {example: confusion}
+    >>> sm.CohenKappa(3, weights="linear").update(y3_true, y3_pred).compute()
     0.4285714285714286
     """
 
@@ -412,8 +402,8 @@ class ConfusionMatrix(ConfusionMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.ConfusionMatrix(3).update([0, 1, 2, 2], [0, 2, 2, 1]).compute()
+    {example: confusion}
+    >>> sm.ConfusionMatrix(3).update(y3_true, y3_pred).compute()
     array([[1, 0, 0],
            [0, 0, 1],
            [0, 1, 1]])

@@ -66,10 +66,9 @@ from typing import ClassVar
 from ._base import Metric
 from ._decay_queries import DecayedQueriesState
 from ._decay_state import DecayedState
-from ._labels import split_labels, with_labels
 from ._params import Param, check_param
 from ._timestamps import Clock
-from ._wrapper import SampleWrapper, check_wrappable, resolve_clock
+from ._wrapper import SampleWrapper
 
 __all__ = ["Decayed"]
 
@@ -116,16 +115,9 @@ class Decayed(SampleWrapper):
             raise ValueError("Decayed: give exactly one of half_life= (samples) or half_life_seconds=")
         half_life = check_param(half_life, "half_life", _HALF_LIFE)
         half_life_seconds = check_param(half_life_seconds, "half_life_seconds", _HALF_LIFE)
-        clock = resolve_clock(clock)
-        self._metric = check_wrappable(metric, "Decayed")
-        self.family = self._metric.family
-        self.half_life = half_life
-        self.half_life_seconds = half_life_seconds
-        state_type = DecayedQueriesState if self.family == "retrieval" else DecayedState
-        inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
-        self._state: DecayedState | DecayedQueriesState = with_labels(state_type(
-            inner, self.half_life, self.half_life_seconds, clock
-        ), codec)
+        self.half_life, self.half_life_seconds = half_life, half_life_seconds
+        self._wrap(metric, "Decayed", (DecayedState, DecayedQueriesState), half_life, half_life_seconds,
+                   clock=clock)
 
     def __repr__(self) -> str:
         h = (f"half_life={self.half_life}" if self.half_life is not None

@@ -32,8 +32,12 @@ import keras
 import numpy as np
 
 from ._integration import as_metric_set, scalar_values, to_numpy
+from ._params import Param, check_param
 
 __all__ = ["StreamMetricsCallback"]
+
+#: ``batch_size``: the rows per validation batch.
+_BATCH_SIZE = Param("int", "must be a positive integer", low=1)
 
 
 def _batches(validation_data: Any, batch_size: int) -> Iterable[tuple[Any, ...]]:
@@ -87,8 +91,7 @@ class StreamMetricsCallback(keras.callbacks.Callback):
     def __init__(self, metrics: Any, validation_data: Any, *, batch_size: int = 1024,
                  prefix: str = "val_") -> None:
         super().__init__()
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size < 1:
-            raise ValueError(f"batch_size: must be a positive integer, got {batch_size!r}")
+        batch_size = check_param(batch_size, "batch_size", _BATCH_SIZE)
         self.metric_set = as_metric_set(metrics)
         self.validation_data = validation_data
         self.batch_size = batch_size

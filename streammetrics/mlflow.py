@@ -49,6 +49,16 @@ def jsonable(value: Any) -> Any:
     """A computed value as JSON-ready data: arrays as lists, result objects as dicts of fields.
 
     nan and infinities become ``None`` (JSON has no such numbers).
+
+    Parameters
+    ----------
+    value : Any
+        What ``compute()`` returned (a float, an array, a result object, a dict of them).
+
+    Returns
+    -------
+    Any
+        Plain lists, dicts, strings, numbers and ``None``, for ``json.dumps(..., allow_nan=False)``.
     """
     if isinstance(value, np.ndarray):
         return jsonable(value.tolist())
@@ -140,7 +150,20 @@ def log_metrics(
 
 def figures(ms: Any, values: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """``(name, matplotlib Figure)`` of every member of ``ms`` that draws itself (its
-    accumulator's ``.plot()``, else its value's); empty when matplotlib is not installed."""
+    accumulator's ``.plot()``, else its value's); empty when matplotlib is not installed.
+
+    Parameters
+    ----------
+    ms : MetricSet
+        The accumulators, by name.
+    values : Mapping[str, Any]
+        Their computed values (``ms.compute()``), by the same names.
+
+    Returns
+    -------
+    list of (str, matplotlib.figure.Figure)
+        One figure per member that draws itself, in the order of ``values``.
+    """
     try:
         import matplotlib.pyplot  # noqa: F401
     except ImportError:  # pragma: no cover - depends on the environment

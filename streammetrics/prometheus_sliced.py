@@ -48,9 +48,24 @@ class SlicedCollector:
         The accumulator to expose.
     max_slices
         The most slices exported per scrape (an int >= 0; the slices with the most rows).
-    name, prefix, labels, confidence, per_class, max_series
-        As :class:`~streammetrics.prometheus.MetricsCollector` (``max_series`` applies per
-        slice); ``name`` defaults to the wrapped metric's class name, lower case.
+    name, prefix, labels
+        As :class:`~streammetrics.prometheus.MetricsCollector`; ``name`` defaults to the
+        wrapped metric's class name, lower case.
+    **kwargs
+        ``confidence``, ``per_class`` and ``max_series`` of
+        :class:`~streammetrics.prometheus.MetricsCollector` (``max_series`` applies per slice).
+
+    Examples
+    --------
+    >>> from prometheus_client import CollectorRegistry
+    >>> import streammetrics as sm
+    >>> from streammetrics.prometheus_sliced import SlicedCollector
+    >>> sliced = sm.Sliced(sm.Recall())
+    >>> registry = CollectorRegistry()
+    >>> registry.register(SlicedCollector(sliced))
+    >>> _ = sliced.update([1, 0, 1, 1], [1, 0, 0, 1], slices=["us", "us", "fr", "fr"])
+    >>> registry.get_sample_value("streammetrics_recall", {"slice": "fr"})
+    0.5
     """
 
     def __init__(self, sliced: Sliced, *, max_slices: int = 100, name: str | None = None,
@@ -121,7 +136,22 @@ class SlicedCollector:
 
 def register_sliced(sliced: Sliced, registry: CollectorRegistry | None = None,
                     **kwargs: Any) -> SlicedCollector:
-    """Register a :class:`SlicedCollector` (default registry: prometheus-client's global one)."""
+    """Register a :class:`SlicedCollector` (default registry: prometheus-client's global one).
+
+    Parameters
+    ----------
+    sliced : Sliced
+        The accumulator to expose.
+    registry : prometheus_client.CollectorRegistry, optional
+        Where to register it (default: prometheus-client's global ``REGISTRY``).
+    **kwargs
+        The options of :class:`SlicedCollector` (``max_slices``, ``name``, ``prefix``, ...).
+
+    Returns
+    -------
+    SlicedCollector
+        The registered collector (unregister it with ``registry.unregister``).
+    """
     collector = SlicedCollector(sliced, **kwargs)
     (REGISTRY if registry is None else registry).register(collector)  # type: ignore[arg-type]
     return collector

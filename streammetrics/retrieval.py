@@ -113,9 +113,8 @@ class PrecisionAtK(_AtK):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.PrecisionAtK(2)
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.PrecisionAtK(2).update(relevance, scores, query_ids=queries).compute()
     0.5
     """
 
@@ -132,9 +131,8 @@ class RecallAtK(_AtK):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.RecallAtK(1)
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.RecallAtK(1).update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 
@@ -152,9 +150,8 @@ class RPrecision(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.RPrecision()
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.RPrecision().update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 
@@ -178,9 +175,8 @@ class PrecisionAtRecall(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.PrecisionAtRecall(0.5)
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.PrecisionAtRecall(0.5).update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 
@@ -209,9 +205,8 @@ class MAP(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.MAP()
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.MAP().update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 
@@ -247,9 +242,8 @@ class MRR(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.MRR()
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.MRR().update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 
@@ -281,9 +275,8 @@ class CG(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.CG(2)
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.CG(2).update(relevance, scores, query_ids=queries).compute()
     1.5
     """
 
@@ -339,9 +332,8 @@ class DCG(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.DCG(2)
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.DCG(2).update(relevance, scores, query_ids=queries).compute()
     1.5
     """
 
@@ -376,9 +368,8 @@ class NDCG(DCG):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.NDCG(2)
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.NDCG(2).update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 
@@ -401,9 +392,8 @@ class InterpolatedPrecision(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.InterpolatedPrecision([0.0, 0.5])
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.InterpolatedPrecision([0.0, 0.5]).update(relevance, scores, query_ids=queries).compute()
     array([1., 1.])
     """
 
@@ -459,9 +449,8 @@ class ElevenPointAP(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.ElevenPointAP()
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.ElevenPointAP().update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 
@@ -500,9 +489,8 @@ class SystemEfficiency(RetrievalMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.SystemEfficiency()
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.SystemEfficiency().update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 
@@ -563,9 +551,8 @@ class SetPrecision(_SetMeasure):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.SetPrecision()
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.SetPrecision().update(relevance, scores, query_ids=queries).compute()
     0.5
     """
 
@@ -583,9 +570,8 @@ class SetRecall(_SetMeasure):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> m = sm.SetRecall()
-    >>> m.update([2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1], query_ids=["q1", "q1", "q2", "q2"]).compute()
+    {example: retrieval}
+    >>> sm.SetRecall().update(relevance, scores, query_ids=queries).compute()
     1.0
     """
 

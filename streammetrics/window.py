@@ -94,12 +94,11 @@ from __future__ import annotations
 from typing import ClassVar
 
 from ._base import Metric
-from ._labels import split_labels, with_labels
 from ._params import Param, check_param
 from ._timestamps import Clock, check_timestamps
 from ._window_queries import QueryWindowState
 from ._window_state import WindowState
-from ._wrapper import SampleWrapper, check_wrappable, resolve_clock
+from ._wrapper import SampleWrapper
 
 __all__ = ["Window"]
 
@@ -151,16 +150,8 @@ class Window(SampleWrapper):
             raise ValueError("Window: give exactly one of size= (samples) or seconds= (time)")
         size = check_param(size, "size", _SIZE)
         seconds = check_param(seconds, "seconds", _SECONDS)
-        clock = resolve_clock(clock)
-        self._metric = check_wrappable(metric, "Window")
-        self.family = self._metric.family
-        self.size = size
-        self.seconds = seconds
-        state_type = QueryWindowState if self.family == "retrieval" else WindowState
-        inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
-        self._state: WindowState | QueryWindowState = with_labels(state_type(
-            inner, self.size, self.seconds, clock
-        ), codec)
+        self.size, self.seconds = size, seconds
+        self._wrap(metric, "Window", (WindowState, QueryWindowState), size, seconds, clock=clock)
 
     def advance(self, timestamp: float | None = None) -> Window:
         """Time windows: move "now" to ``timestamp`` (default: the clock) without a sample, so

@@ -1,7 +1,7 @@
 """Every public definition has a complete numpydoc docstring, as ``help()`` shows it.
 
-- a public function of ``streammetrics``, ``streammetrics.functional``, ``streammetrics.trec`` and
-  ``streammetrics.plot``: ``Parameters`` (unless it takes none) and ``Returns``;
+- a public function of ``streammetrics`` and its public modules (``MODULES``; those of the
+  extras where installed): ``Parameters`` (unless it takes none) and ``Returns``;
 - a public class: ``Parameters`` (a result or record class: ``Attributes``) unless its
   constructor takes no argument, and ``Examples``; an exception or warning class: a docstring;
 - every argument of the signature is described (shared descriptions included: no placeholder
@@ -17,17 +17,28 @@ from typing import Any
 
 import pytest
 
-from streammetrics._docstrings import SNIPPETS, fill
+from streammetrics._docstrings import EXAMPLES, SNIPPETS, fill
 
-MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "streammetrics.plot")
+MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "streammetrics.plot",
+           "streammetrics.calibration", "streammetrics.confusion", "streammetrics.ranking",
+           "streammetrics.retrieval", "streammetrics.sliced", "streammetrics.checkpoint")
+#: Public modules of the extras: checked where their third-party package is installed.
+OPTIONAL_MODULES = ("streammetrics.dask", "streammetrics.torch", "streammetrics.prometheus",
+                    "streammetrics.prometheus_sliced", "streammetrics.mlflow", "streammetrics.tensorboard",
+                    "streammetrics.hf")
 _SECTION = re.compile(r"(?m)^[ \t]*([A-Z][A-Za-z ]*)\n[ \t]*-{3,}[ \t]*$")
 _PLACEHOLDER = re.compile(r"(?m)^[ \t]*\{[a-z]+:[\w ,]+\}[ \t]*$")
 
 
 def _public() -> list[tuple[str, Any]]:
     seen: dict[int, tuple[str, Any]] = {}
-    for name in MODULES:
-        module = importlib.import_module(name)
+    for name in MODULES + OPTIONAL_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            if name in MODULES:
+                raise
+            continue
         for attr in module.__all__:
             obj = getattr(module, attr)
             if inspect.isclass(obj) or inspect.isfunction(obj):
@@ -106,3 +117,13 @@ def test_fill_expands_every_snippet_and_refuses_unknown_names() -> None:
         fill("    {nofamily: x}")
     untouched = ">>> {'a': 1}\n{'a': 1}\nset {x}\n"
     assert fill(untouched) == untouched
+
+
+def test_fill_expands_example_data_as_doctest_lines() -> None:
+    for name, lines in EXAMPLES.items():
+        out = fill("Examples\n--------\n    {example: " + name + "}\n    >>> 1\n    1")
+        expected = "\n".join("    " + line for line in lines.split("\n"))
+        assert out == "Examples\n--------\n" + expected + "\n    >>> 1\n    1"
+        assert all(line.startswith(">>> ") for line in lines.split("\n"))
+    with pytest.raises(KeyError, match="no example data 'nope'"):
+        fill("    {example: nope}")

@@ -16,6 +16,7 @@ from streammetrics import functional as F
 from streammetrics._dask_ranked import range_summaries
 from streammetrics._engine import empty_set, rebuild
 from streammetrics._intervals import z_value
+from streammetrics._score_batches import check_layout
 from streammetrics.calibration._quantile import QuantileProbabilities
 from streammetrics.spark import evaluate as spark_evaluate
 
@@ -38,6 +39,20 @@ def _sliced_collector(**kwargs: Any) -> Any:
     from streammetrics.prometheus_sliced import SlicedCollector
 
     return SlicedCollector(sm.Sliced(sm.F1()), **kwargs)
+
+
+def _keras_callback(**kwargs: Any) -> Any:
+    import os
+
+    os.environ.setdefault("KERAS_BACKEND", "torch")
+    pytest.importorskip("keras")  # the extra; its module imports it first
+    from streammetrics.keras import StreamMetricsCallback
+
+    return StreamMetricsCallback(sm.AUROC(), validation_data=(np.zeros((4, 2)), np.array(_Y)), **kwargs)
+
+
+def _bins_scale(factor: Any) -> Any:
+    return sm.AUROC(max_bytes=4096).update(np.array(_Y), np.array([0.1, 0.4, 0.35, 0.8]))._state.scale(factor)
 
 
 def _range_summaries(**kwargs: Any) -> Any:
@@ -114,6 +129,25 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: sm.DelayedLabels(sm.F1(), on_unknown="x"), "on_unknown: must be 'skip' or 'raise', got 'x'"),
     (lambda: sm.KSStatistic(scores="x"), "scores: must be 'raw', 'logit' or 'probability', got 'x'"),
     (lambda: _plot_gains(kind="x"), "kind: must be 'gains' or 'lift', got 'x'"),
+    (lambda: _keras_callback(batch_size=0), "batch_size: must be a positive integer, got 0"),
+    (lambda: _keras_callback(batch_size=2.0), "batch_size: must be a positive integer, got 2.0"),
+    (lambda: _keras_callback(batch_size=True), "batch_size: must be a positive integer, got True"),
+    (lambda: sm.F1(zero_division="x"), "zero_division: must be 'warn', 0.0, 1.0 or nan, got 'x'"),
+    (lambda: sm.F1(zero_division=0.5), "zero_division: must be 'warn', 0.0, 1.0 or nan, got 0.5"),
+    (lambda: sm.F1(zero_division="0"), "zero_division: must be 'warn', 0.0, 1.0 or nan, got '0'"),
+    (lambda: sm.F1(zero_division=None), "zero_division: must be 'warn', 0.0, 1.0 or nan, got None"),
+    (lambda: sm.F1(zero_division=10**400), "zero_division: must be 'warn', 0.0, 1.0 or nan, got 1000"),
+    (lambda: _bins_scale(1.5), "factor: must be in [0, 1], got 1.5"),
+    (lambda: _bins_scale(-0.1), "factor: must be in [0, 1], got -0.1"),
+    (lambda: _bins_scale(math.nan), "factor: must be in [0, 1], got nan"),
+    (lambda: _bins_scale(None), "factor: must be in [0, 1], got None"),
+    (lambda: check_layout("x", None, None), "task: must be binary, multiclass or multilabel, got 'x'"),
+    (lambda: check_layout(None, None, None), "task: must be binary, multiclass or multilabel, got None"),
+    (lambda: sm.WeightedAccuracy(weights=[0.5]), "weights: expected 2 class weights, got shape (1,)"),
+    (lambda: sm.WeightedAccuracy(weights=["a", "b"]), "weights: expected 2 class weights, got ['a', 'b']"),
+    (lambda: sm.WeightedAccuracy(weights=[-0.5, 1.5]), "weights: must be finite and >= 0, got [-0.5, 1.5]"),
+    (lambda: sm.WeightedAccuracy(weights=[math.nan, 1.0]), "weights: must be finite and >= 0, got [nan, 1.0]"),
+    (lambda: sm.WeightedAccuracy(weights=[0.5, 0.6]), "weights: must sum to 1, got sum "),
 ]
 
 
@@ -135,3 +169,8 @@ def test_good_arguments_are_normalised() -> None:
     assert sm.AUROC(max_fpr=np.float32(0.5)).max_fpr == 0.5 and sm.AUROC(max_fpr=1).max_fpr == 1.0
     assert sm.FBeta(beta=math.inf).beta == math.inf and sm.FBeta(beta=2).beta == 2.0
     assert sm.DelayedLabels(sm.F1(), on_unknown="count").on_unknown == "skip"
+    for given, value in (("warn", "warn"), (0, 0.0), (np.float32(1), 1.0), (True, 1.0), (np.int64(0), 0.0)):
+        assert sm.F1(zero_division=given).zero_division == value
+    assert math.isnan(sm.F1(zero_division=np.float32("nan")).zero_division)
+    assert sm.WeightedAccuracy(weights=(0.25, 0.75)).weights.tolist() == [0.25, 0.75]
+    assert check_layout("binary", None, np.int64(-1)) == (None, -1, 1)

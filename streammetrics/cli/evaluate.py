@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import json
 import re
 import sys
 import time
@@ -38,7 +37,7 @@ from .labels import resolve as resolve_labels
 from .options import add_arguments, parse_size
 from .plots import Histogram, add_batch, check_plot_dir
 from .readers import Source, expand_inputs, format_of, open_source
-from .report import RANKING, print_table, results
+from .report import RANKING, emit, print_table, results
 
 __all__ = ["add_parser", "run", "parse_size", "max_bytes_supported", "METRICS"]
 
@@ -354,18 +353,7 @@ def _run(args: argparse.Namespace) -> int:
             res["ks_threshold"] = cal.ks_threshold(ms["ks"])
         title += f" -- {rows} rows, {plan.task}" + (
             f", threshold {args.threshold}" if plan.task != "multiclass" else "")
-        if args.json == "-":
-            json.dump(res, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            print_table(res, title)
-            if args.json:
-                try:
-                    with open(args.json, "w", encoding="utf-8") as fh:
-                        json.dump(res, fh, indent=2)
-                        fh.write("\n")
-                except OSError as exc:
-                    raise InputError(f"--json: cannot write {args.json}: {exc.strerror or exc}", 2) from None
+        emit(res, args.json, lambda: print_table(res, title))
         if args.plot:
             from .plots import write_plots
 

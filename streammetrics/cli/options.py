@@ -13,7 +13,7 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["add_arguments", "parse_size", "batch_size", "finite_float", "name_list",
+__all__ = ["add_arguments", "parse_size", "batch_size", "finite_float", "name_list", "positive_int",
            "MAX_BATCH", "MAX_BYTES"]
 
 #: the largest --batch-size: pyarrow's slices and numpy's arrays are indexed by int64, and a batch
@@ -52,6 +52,18 @@ def batch_size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     if value > MAX_BATCH:
         raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {MAX_BATCH} rows per batch)")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1 (the counts of ``trec`` and ``trec-compare``: ``--memory-lines``,
+    ``--permutations``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
     return value
 
 

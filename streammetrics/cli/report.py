@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import math
+import sys
 import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .errors import InputError
+
 if TYPE_CHECKING:
     from .evaluate import Plan
 
-__all__ = ["results", "print_table", "RANKING", "MAX_TABLE_CLASSES"]
+__all__ = ["results", "print_table", "emit", "RANKING", "MAX_TABLE_CLASSES"]
 
 RANKING = ("auroc", "average_precision")
 #: the terminal's per-class table shows this many classes (all of them are in --json)
@@ -164,6 +168,24 @@ def print_table(res: dict[str, Any], title: str) -> None:
         console.print(f"note: {note}", soft_wrap=True, highlight=False, markup=False)
     for msg in res["warnings"]:
         console.print(f"[yellow]warning:[/yellow] {msg}")
+
+
+def emit(res: dict[str, Any], target: str | None, show: Callable[[], None]) -> None:
+    """Write a command's result document (``evaluate``, ``slices``): as JSON on stdout when
+    ``target`` is ``"-"``; else ``show()`` (the terminal table) and, with a path, the JSON into that
+    file (``InputError``, exit status 2, when it cannot be written). O(size of the document)."""
+    if target == "-":
+        json.dump(res, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    show()
+    if target:
+        try:
+            with open(target, "w", encoding="utf-8") as fh:
+                json.dump(res, fh, indent=2)
+                fh.write("\n")
+        except OSError as exc:
+            raise InputError(f"--json: cannot write {target}: {exc.strerror or exc}", 2) from None
 
 
 def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> tuple[Any, str]:

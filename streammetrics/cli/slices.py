@@ -21,7 +21,6 @@ ones). Memory: slices x the metrics' state.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -30,6 +29,7 @@ import numpy as np
 from . import columns
 from .errors import InputError
 from .readers import open_source
+from .report import emit
 
 __all__ = ["add_arguments", "run_sliced", "key_column"]
 
@@ -242,18 +242,7 @@ def run_sliced(plan: Any, names: list[str], args: argparse.Namespace, title: str
         res = results(sliced, by, names, args)
     res["rows"] = rows
     title += f" -- {rows} rows by {', '.join(by)}, {len(res['slices'])} slices"
-    if args.json == "-":
-        json.dump(res, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-    else:
-        _print(res, title)
-        if args.json:
-            try:
-                with open(args.json, "w", encoding="utf-8") as fh:
-                    json.dump(res, fh, indent=2)
-                    fh.write("\n")
-            except OSError as exc:
-                raise InputError(f"--json: cannot write {args.json}: {exc.strerror or exc}", 2) from None
+    emit(res, args.json, lambda: _print(res, title))
     if args.plot:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

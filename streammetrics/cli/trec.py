@@ -10,6 +10,7 @@ from typing import Any
 
 from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
 from ..trec.runfile import MEMORY_LINES
+from .options import positive_int
 
 __all__ = ["add_parser", "run", "main"]
 
@@ -80,23 +81,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--digits", type=_digits, default=4, help="decimals printed, 0 to 17 (trec_eval: 4)")
     p.add_argument(
         "--memory-lines",
-        type=_positive,
+        type=positive_int,
         default=MEMORY_LINES,
         metavar="N",
         help=f"a run whose queries are not contiguous is grouped by query with an external sort: at most "
         f"2N lines in memory at once, the rest in temporary files (default {MEMORY_LINES})",
     )
     return p
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def _digits(text: str) -> int:

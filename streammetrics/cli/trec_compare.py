@@ -17,6 +17,7 @@ from typing import Any
 from ..trec.compare import DEFAULT, compare
 from ..trec.perquery import per_query_values
 from .errors import InputError
+from .options import positive_int
 
 __all__ = ["add_parser", "run", "format_table", "format_latex"]
 
@@ -79,18 +80,8 @@ def format_latex(result: dict[str, Any], digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 def _count(text: str) -> int:
-    return 0 if text.strip() == "0" else _positive(text)
+    return 0 if text.strip() == "0" else positive_int(text)
 
 
 def _alpha(text: str) -> float:
@@ -116,7 +107,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-m", dest="measures", action="append", default=None,
                    help="measure (repeatable; trec_eval or ir_measures names, e.g. AP nDCG@10 P.5 "
                    "RBP(p=0.8); default AP nDCG@10 P@10 RR)")  # fmt: skip
-    p.add_argument("--permutations", type=_positive, default=10000, metavar="N",
+    p.add_argument("--permutations", type=positive_int, default=10000, metavar="N",
                    help="sign flips of the randomization test (default 10000; exact when >= 2^queries)")
     p.add_argument("--bootstrap", type=_count, default=10000, metavar="N",
                    help="bootstrap resamples of the interval of the mean difference (default 10000; 0: none)")
