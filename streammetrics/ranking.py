@@ -1,9 +1,10 @@
 """Exact ranking metrics over scores: AUROC, average precision, ROC and PR curves
 (docs/definitions/ranking.md).
 
-All four accumulators keep the same state, a :class:`~streammetrics._sorted_buffer.SortedScores`
-buffer (one sorted copy of every score per column, at its input precision), so in a
-:class:`~streammetrics.MetricSet` they share it: one ``update`` pass feeds all of them. Options
+All four accumulators keep the same state -- by default the exact
+:class:`~streammetrics._sorted_buffer.SortedScores` buffer (one sorted copy of every score per
+column, at its input precision) -- so in a :class:`~streammetrics.MetricSet` they share it: one
+``update`` pass feeds all of them. Options
 that only change the readout (``average``, ``max_fpr``, ``interpolated``, ...) are not part of the
 state. Every value is exact: it equals scikit-learn's on the same data.
 
