@@ -108,10 +108,12 @@ class _BinaryBatches(ScoreBatches):
         self.ignore_index = ignore_index
 
 
-def partition_parts(frames: Sequence[Any], plan: Plan, split: Split, sample_size: int) -> tuple[Any, ...]:
+def partition_parts(frames: Sequence[Any], plan: Plan, split: Split, sample_size: int,
+                    sort: bool = True) -> tuple[Any, ...]:
     """A few partitions (pandas DataFrames) fed at once: the other members' state (or None), the
     ranked members' negative and positive scores (validated as the exact state validates them)
-    as sorted runs and a sample of them to place the edges. O(n)."""
+    as sorted runs (``sort``; unsorted when one range merges everything anyway) and a sample of
+    them to place the edges. O(n log n)."""
     batches = _BinaryBatches(split.ignore_index)
     rest = None if split.rest is None else empty_set(split.rest)
     negs: list[np.ndarray] = []
@@ -126,14 +128,15 @@ def partition_parts(frames: Sequence[Any], plan: Plan, split: Split, sample_size
             (poss if group else negs).append(scores)
         if rest is not None and split.ranked_first:
             feed(rest, df, plan)
-    runs: K.Runs = (_joined(negs), None, _joined(poss), None)
+    runs: K.Runs = (_joined(negs, sort), None, _joined(poss, sort), None)
     return None if rest is None else state_of(rest), runs, K.run_sample(runs, sample_size)
 
 
-def _joined(arrays: list[np.ndarray]) -> np.ndarray:
-    """The arrays (the split's own copies) as one sorted run."""
+def _joined(arrays: list[np.ndarray], sort: bool) -> np.ndarray:
+    """The arrays (the split's own copies) as one run, sorted if ``sort``."""
     v = arrays[0] if len(arrays) == 1 else np.concatenate(arrays) if arrays else np.zeros(0)
-    v.sort()  # cheaper than cutting unsorted scores at the edges
+    if sort:
+        v.sort()  # cheaper than cutting unsorted scores at the edges
     return v
 
 

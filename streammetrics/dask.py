@@ -96,9 +96,10 @@ def _root_task(
         return merge_and_compute(states, config, kind)
 
 
-def _ranked_task(frames: Sequence[Any], plan: Plan, split: RC.Split, sample_size: int) -> tuple[Any, ...]:
+def _ranked_task(frames: Sequence[Any], plan: Plan, split: RC.Split, sample_size: int,
+                 sort: bool) -> tuple[Any, ...]:
     with trusted_states():
-        return RC.partition_parts(frames, plan, split, sample_size)
+        return RC.partition_parts(frames, plan, split, sample_size, sort)
 
 
 def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[RC.RangeCounts],
@@ -121,7 +122,7 @@ def _by_ranges(frames: list[Any], plan: Any, split: RC.Split, split_every: int) 
     n_ranges = RC.range_count()
     split_node = delayed(split, pure=True)
     k = RC.frames_per_task(len(frames), n_ranges)
-    parts = [delayed(_ranked_task, pure=True)(frames[i : i + k], plan, split_node, 64)
+    parts = [delayed(_ranked_task, pure=True)(frames[i : i + k], plan, split_node, 64, n_ranges > 1)
              for i in range(0, len(frames), k)]
     if n_ranges == 1:
         ranges = [delayed(RC.range_counts, pure=True)(
