@@ -17,8 +17,8 @@ pytest.importorskip("pyarrow")
 
 import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
+import engine_cases as cases  # noqa: E402
 import pandas as pd  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -113,9 +113,7 @@ def test_any_ranges_and_partitions_give_one_process(
 
 @pytest.fixture(scope="module")
 def client() -> Any:
-    with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, Client(cluster) as c:
+    with cases.local_cluster() as c:
         yield c
 
 
