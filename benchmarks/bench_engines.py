@@ -4,12 +4,22 @@ Each engine runs in its own Python process (so that peak memory is its own), on 
 ``benchmarks.bench_scaleout`` writes: exact ``AUROC`` + ``AveragePrecision`` + ``F1`` +
 ``ConfusionMatrix``, 2 workers (Dask: a LocalCluster of 2 single-threaded worker processes;
 Spark: ``local[2]``; Ray: ``ray.init(num_cpus=2)``). Warm: one untimed run first, then the best
-of ``--repeat`` timed runs. Peak memory per worker is the largest ``ru_maxrss`` of a worker
-process (Dask: each worker; Ray: the pool's worker processes, asked after the runs; Spark: the
-largest child of the driver, which is the JVM (the Python workers are smaller); one process: the
-process itself). The values must equal the single-process ones (AUROC exactly).
+of ``--repeat`` timed runs. Besides the wall time, the CPU seconds of the whole process tree
+(the driver or client -- with Dask's in-process scheduler -- and every live descendant: workers,
+the JVM, Ray's daemons), so that a run under load can still be compared. Peak memory per worker
+is the largest ``ru_maxrss`` of a worker process (Dask: each worker; Ray: the pool's worker
+processes, asked after the runs; one process: the process itself); Spark: the JVM's own peak
+(``VmHWM`` of the ``java`` process that ``spark-submit`` starts under the driver: driver and
+executor in one JVM in ``local[2]``) and the largest Python worker's. ``dask_malloc`` /
+``dask1_malloc``: the same LocalCluster with workers started with ``MALLOC_TRIM_THRESHOLD_`` and
+``MALLOC_MMAP_THRESHOLD_`` at 256 MiB instead of distributed's default trim threshold of 64 KiB,
+which also pins glibc's mmap threshold at 128 KiB so that every large numpy array is a fresh
+mapping, page-faulted on first touch (measured: ~40% of the workers' CPU). The values must
+equal the single-process ones (AUROC and AP exactly).
 
-Run: ``python -m benchmarks.bench_engines --data DIR [--engines single,dask,spark,ray]``.
+Run (about 2 minutes on a quiet 2-core machine; writes the 10M rows on first use):
+``python -m benchmarks.bench_engines --data /tmp/engines-10m``
+(``--engines single,dask1,dask,dask1_malloc,dask_malloc,spark,ray`` to choose).
 """
 
 from __future__ import annotations
@@ -24,7 +34,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-ENGINES = ("single", "dask1", "dask", "spark", "ray")
+ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "ray")
+#: Worker environment of the ``*_malloc`` Dask runs (see the module docstring).
+MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28,
+              "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 
 
 def _metrics() -> Any:
@@ -37,14 +50,79 @@ def _maxrss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _timed(fn: Any, repeat: int) -> tuple[float, dict[str, Any]]:
+def _children() -> dict[int, list[int]]:
+    tree: dict[int, list[int]] = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            tree.setdefault(ppid, []).append(int(d))
+    return tree
+
+
+def descendants(pid: int | None = None) -> list[int]:
+    """Every live descendant of ``pid`` (default: this process), from /proc (Linux; else [])."""
+    if not os.path.isdir("/proc"):
+        return []
+    tree, out, todo = _children(), [], [os.getpid() if pid is None else pid]
+    while todo:
+        kids = tree.get(todo.pop(), [])
+        out += kids
+        todo += kids
+    return out
+
+
+def _proc_cpu(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def tree_cpu() -> dict[int, float]:
+    """CPU seconds of this process and of each live descendant (a difference of two calls is
+    what a run cost, where the processes outlive it)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    out = {pid: _proc_cpu(pid) for pid in descendants()}
+    out[os.getpid()] = own.ru_utime + own.ru_stime
+    return out
+
+
+def vm_hwm_mb(pid: int) -> float:
+    """A live process's peak resident memory (``VmHWM``), MB; 0 if unknown."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _exe(pid: int) -> str:
+    try:
+        return os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+    except OSError:
+        return ""
+
+
+def _timed(fn: Any, repeat: int) -> tuple[float, float, dict[str, Any]]:
+    """(best wall s, CPU s of the process tree in that run, values) after one untimed run."""
     fn()  # warm-up, untimed
-    best, out = float("inf"), {}
+    best, cpu, out = float("inf"), float("nan"), {}
     for _ in range(repeat):
+        before = tree_cpu()
         t = time.perf_counter()
         out = fn()
-        best = min(best, time.perf_counter() - t)
-    return best, out
+        wall = time.perf_counter() - t
+        after = tree_cpu()
+        if wall < best:
+            best, cpu = wall, sum(v - before.get(k, 0.0) for k, v in after.items())
+    return best, cpu, out
 
 
 def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
@@ -52,21 +130,25 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
     if engine == "single":
         from benchmarks.bench_scaleout import run_single
 
-        secs, values = _timed(lambda: run_single(root)[1], repeat)
-        return {"seconds": secs, "peak_mb": _maxrss_mb(), "values": values}
+        secs, cpu, values = _timed(lambda: run_single(root)[1], repeat)
+        return {"seconds": secs, "cpu": cpu, "peak_mb": _maxrss_mb(), "values": values}
     if engine.startswith("dask"):
         import dask
         from distributed import Client, LocalCluster
 
         from streammetrics.dask import evaluate_parquet
 
-        workers = 1 if engine == "dask1" else 2
-        with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
+        workers = 1 if engine.startswith("dask1") else 2
+        config: dict[str, Any] = {"distributed.worker.daemon": False}
+        if engine.endswith("_malloc"):
+            config["distributed.nanny.pre-spawn-environ"] = MALLOC_ENV
+        with dask.config.set(config), LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cluster, Client(cluster) as client:
-            secs, values = _timed(lambda: evaluate_parquet(str(root), _metrics(), label="y", score="p"), repeat)
+            secs, cpu, values = _timed(
+                lambda: evaluate_parquet(str(root), _metrics(), label="y", score="p"), repeat)
             peak = max(client.run(_maxrss_mb).values())
-        return {"seconds": secs, "peak_mb": peak, "values": values}
+        return {"seconds": secs, "cpu": cpu, "peak_mb": peak, "values": values}
     if engine == "spark":
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
@@ -78,13 +160,16 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
                  .getOrCreate())
         spark.sparkContext.setLogLevel("ERROR")
         try:
-            secs, values = _timed(
+            secs, cpu, values = _timed(
                 lambda: evaluate(spark.read.parquet(str(root)), _metrics(), label="y", score="p"), repeat)
+            # the JVM (spark-submit's java, under the driver) and the Python workers under it
+            kids = descendants()
+            jvm = max((vm_hwm_mb(p) for p in kids if _exe(p) == "java"), default=0.0)
+            py = max((vm_hwm_mb(p) for p in kids if _exe(p).startswith("python")), default=0.0)
         finally:
             spark.stop()
-        time.sleep(1)
-        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        return {"seconds": secs, "peak_mb": peak, "values": values, "note": "JVM (largest child)"}
+        return {"seconds": secs, "cpu": cpu, "peak_mb": jvm, "values": values,
+                "note": f"the JVM, driver and executor; Python workers {py:.0f}"}
     if engine == "ray":
         import ray
 
@@ -94,13 +179,13 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
                  configure_logging=False)
         ray.data.DataContext.get_current().enable_progress_bars = False
         try:
-            secs, values = _timed(
+            secs, cpu, values = _timed(
                 lambda: evaluate(ray.data.read_parquet(str(root)), _metrics(), label="y", score="p"), repeat)
             probe = ray.remote(lambda: (os.getpid(), _maxrss_mb()))
             peaks = dict(ray.get([probe.remote() for _ in range(16)]))
         finally:
             ray.shutdown()
-        return {"seconds": secs, "peak_mb": max(peaks.values()), "values": values}
+        return {"seconds": secs, "cpu": cpu, "peak_mb": max(peaks.values()), "values": values}
     raise ValueError(f"engine: one of {ENGINES}, got {engine!r}")
 
 
@@ -110,31 +195,38 @@ def _plain(values: dict[str, Any]) -> dict[str, Any]:
 
 def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
     """Each engine in a fresh process; a markdown table (with the load average at each start)."""
-    table = ["| engine | workers | wall s | M rows/s | vs one process | peak MB per worker | load avg (1 min) |",
-             "|---|---|---|---|---|---|---|"]
+    table = ["| engine | workers | wall s | M rows/s | vs one process | CPU s, all processes | "
+             "peak MB per worker | load avg (1 min) |", "|---|---|---|---|---|---|---|---|"]
     ref: dict[str, Any] | None = None
     names = {"single": ("one process (pyarrow row groups)", 1), "dask1": ("streammetrics.dask", 1),
-             "dask": ("streammetrics.dask", 2), "spark": ("streammetrics.spark, local[2]", 2),
-             "ray": ("streammetrics.ray", 2)}
+             "dask": ("streammetrics.dask", 2),
+             "dask1_malloc": ("streammetrics.dask, workers' malloc tuned", 1),
+             "dask_malloc": ("streammetrics.dask, workers' malloc tuned", 2),
+             "spark": ("streammetrics.spark, local[2]", 2), "ray": ("streammetrics.ray", 2)}
     single_s = None
     for engine in engines:
         load = os.getloadavg()[0]
+        here = str(Path(__file__).resolve().parents[1])
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
         proc = subprocess.run([sys.executable, "-m", "benchmarks.bench_engines", "--data", str(root),
-                               "--one", engine, "--repeat", str(repeat)], capture_output=True, text=True)
+                               "--one", engine, "--repeat", str(repeat)],
+                              capture_output=True, text=True, cwd=here, env=env)
         name, workers = names[engine]
         if proc.returncode != 0:
-            table.append(f"| {name} | {workers} | failed: {proc.stderr.strip().splitlines()[-1][:80]} | | | | {load:.1f} |")
+            last = (proc.stderr.strip().splitlines() or ["?"])[-1][:80]
+            table.append(f"| {name} | {workers} | failed: {last} | | | | | {load:.1f} |")
             continue
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         if ref is None:
             ref = res["values"]
-        assert res["values"]["auroc"] == ref["auroc"] and abs(res["values"]["ap"] - ref["ap"]) <= 1e-12
+        if res["values"]["auroc"] != ref["auroc"] or res["values"]["ap"] != ref["ap"]:
+            name += " -- VALUES DIFFER from the first engine's"
         if engine == "single":
             single_s = res["seconds"]
         speed = "-" if single_s is None else f"{single_s / res['seconds']:.2f}x"
         mem = f"{res['peak_mb']:.0f}" + (f" ({res['note']})" if res.get("note") else "")
         table.append(f"| {name} | {workers} | {res['seconds']:.2f} | {rows / res['seconds'] / 1e6:.2f} | "
-                     f"{speed} | {mem} | {load:.1f} |")
+                     f"{speed} | {res['cpu']:.2f} | {mem} | {load:.1f} |")
         print(table[-1], file=sys.stderr, flush=True)  # as it comes: a long run may be cut short
     return "\n".join(table)
 

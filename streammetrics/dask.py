@@ -32,12 +32,20 @@ other are trusted (made by those tasks, carried by Dask's pickle): they include 
 buffer's Mann-Whitney counts and are restored in O(n), without the O(n log n) re-validation
 that the public :func:`merge_states` (which accepts any shipped state) performs. Each merge task
 does one k-way merge of its states (``merge(*others)``: the exact score buffer sorts each group's
-runs together once and counts its Mann-Whitney pairs once, O(n log n), instead of ranking every
-incoming state against the runs accumulated so far), so the default fan-in (32) merges up to 32
-partitions in one task. The win over one process is parallel reading and updating and memory
-spread over workers; the root still sorts every exact score once. For exact binary AUROC, AP and
-curves, :func:`evaluate_ranked` replaces the
-final gather by score ranges: each worker holds its share, no process holds every score.
+runs together once and counts its Mann-Whitney pairs once), so the default fan-in (32) merges up
+to 32 partitions in one task.
+
+Exact binary AUROC / AP without the gather: when the set's exact score state serves only
+full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric label and score
+column, no weights, no ``by``, ``compute=True``), ``evaluate`` does not ship that state whole.
+A few partitions feed each task (at most 4), which validates and sorts its scores; the sorted
+runs are cut at sampled score quantiles into R ranges (2 per worker thread of the active
+``distributed`` client, 1 without one); one task per range merges and counts its pieces; the
+root adds R integer pair counts for AUROC and offsets the ranges' counts at their distinct
+positive scores for AP -- the single-process values bit for bit, with no serial sort at the
+root (:mod:`streammetrics._range_counts`). The set's other members travel as states, as above.
+For AUROC, AP and curves at a size where even the distinct positive scores must not meet in
+one process, :func:`evaluate_ranked` keeps only O(R) numbers at the root (within 1e-12).
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import _range_counts as RC
 from ._base import trusted_states
 from ._dask_ranked import evaluate_ranked
 from ._engine import (
@@ -85,6 +94,53 @@ def _root_task(
 ) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
     with trusted_states():
         return merge_and_compute(states, config, kind)
+
+
+def _ranked_task(frames: Sequence[Any], plan: Plan, split: RC.Split, sample_size: int,
+                 sort: bool) -> tuple[Any, ...]:
+    with trusted_states():
+        return RC.partition_parts(frames, plan, split, sample_size, sort)
+
+
+def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[RC.RangeCounts],
+                split: RC.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    with trusted_states():
+        return RC.final_values(rest, ranges, split)
+
+
+def _by_ranges(frames: list[Any], plan: Any, split: RC.Split, split_every: int) -> Any:
+    """The graph of the range path (:mod:`streammetrics._range_counts`): per partition its state
+    cut into the other members' state, sorted runs and a sample; the runs cut at sampled edges;
+    one task per range merges and counts its pieces; one root task gives the values."""
+    import operator
+
+    import dask
+
+    from . import _ranked as K
+
+    delayed = dask.delayed
+    n_ranges = RC.range_count()
+    split_node = delayed(split, pure=True)
+    k = RC.frames_per_task(len(frames), n_ranges)
+    parts = [delayed(_ranked_task, pure=True)(frames[i : i + k], plan, split_node, 64, n_ranges > 1)
+             for i in range(0, len(frames), k)]
+    if n_ranges == 1:
+        ranges = [delayed(RC.range_counts, pure=True)(
+            [delayed(operator.getitem, pure=True)(p, 1) for p in parts])]
+    else:
+        samples = [delayed(operator.getitem, pure=True)(p, 2) for p in parts]
+        edges = delayed(K.range_edges, pure=True)(samples, n_ranges)
+        cut = [delayed(RC.cut_runs, pure=True)(p, edges) for p in parts]
+        ranges = [delayed(RC.range_counts, pure=True)(
+            [delayed(operator.getitem, pure=True)(c, i) for c in cut]) for i in range(n_ranges)]
+    rest: list[Any] = []
+    if split.rest is not None:
+        rest = [delayed(operator.getitem, pure=True)(p, 0) for p in parts]
+        merge = delayed(_merge_task, pure=True)
+        config = delayed(split.rest, pure=True)
+        while len(rest) > split_every:
+            rest = [merge(rest[i : i + split_every], config) for i in range(0, len(rest), split_every)]
+    return delayed(_final_task, pure=True)(rest, ranges, split_node)
 
 
 def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: bool) -> Any:
@@ -177,9 +233,15 @@ def evaluate(
     # The plan and the configuration are one node each in the graph: shipped once per worker,
     # not embedded in every task (``update_kwargs`` may hold large mappings).
     plan_node = dask.delayed(plan, pure=True)
-    parts = [part(p, plan_node) for p in frame.to_delayed()]
-    if not parts:
+    frames = frame.to_delayed()
+    if not frames:
         return finish(template, shape, plan, compute)
+    split = RC.split_of(template, plan, dict(frame.dtypes.items())) if compute else None
+    if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
+        (result,) = dask.compute(_by_ranges(frames, plan_node, split, split_every))
+        values, caught = result
+        return shape.deliver(values, caught, sliced=False)
+    parts = [part(p, plan_node) for p in frames]
     config = dask.delayed(plan.config, pure=True)
     (result,) = dask.compute(_tree(parts, config, plan.kind, split_every, compute))
     if not compute:

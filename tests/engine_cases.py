@@ -3,6 +3,8 @@ the single-process result on the same rows, whatever the partitioning."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -97,3 +99,15 @@ def single_process_sliced(metrics: sm.Metric, df: pd.DataFrame, by: Any, **cols:
     acc.update(df[cols["label"]].to_numpy(), df[cols["score"]].to_numpy(), slices=slices,
                sample_weight=weight)
     return acc.compute()
+
+
+@contextmanager
+def local_cluster(workers: int = 2) -> Iterator[Any]:
+    """A client of a real LocalCluster of ``workers`` single-threaded worker processes."""
+    import dask
+    from distributed import Client, LocalCluster
+
+    with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster, Client(cluster) as c:
+        yield c

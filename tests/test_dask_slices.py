@@ -15,7 +15,6 @@ pytest.importorskip("pyarrow")
 import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import engine_cases as cases  # noqa: E402
-from distributed import Client, LocalCluster  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
@@ -25,9 +24,7 @@ COLS = dict(label="y", score="p", weight="w")
 
 @pytest.fixture(scope="module")
 def client() -> Any:
-    with dask.config.set({"distributed.worker.daemon": False}), LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster, Client(cluster) as c:
+    with cases.local_cluster() as c:
         yield c
 
 
