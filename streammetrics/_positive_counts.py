@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ._curves import ThresholdCounts
+from ._merge_count import kernels_for
 from ._sorted_runs import Group, rank_left
 
 __all__ = ["PositiveCounts", "count_ge"]
@@ -74,6 +75,31 @@ class PositiveCounts:
         self.total_pos = int(counts.total_pos)
         self.total_neg = int(counts.total_neg)
 
+    @classmethod
+    def from_sorted(cls, pos: np.ndarray, neg: np.ndarray) -> PositiveCounts:
+        """The counts of unit-weight positives ``pos`` and negatives ``neg`` (each ascending, one
+        dtype): the positives' distinct scores and multiplicities from one pass over ``pos``, the
+        negatives at or above each from one search of those scores in ``neg`` (the same
+        integers as :meth:`__init__` of :func:`streammetrics._curves.counts_from_sorted` at the
+        distinct positive scores). O(P + D log N) for D distinct positive scores."""
+        self = cls.__new__(cls)
+        self.total_pos, self.total_neg = int(pos.shape[0]), int(neg.shape[0])
+        if not pos.shape[0]:
+            self.key = np.zeros(0)
+            self.pw, self.nb = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+            return self
+        last = np.empty(pos.shape[0], dtype=bool)
+        last[-1] = True
+        np.not_equal(pos[1:], pos[:-1], out=last[:-1])
+        ends = np.flatnonzero(last)[::-1]  # the last of each run of equal scores, decreasing
+        u = pos[ends]
+        self.key = np.negative(u, dtype=np.float64)
+        self.pw = -np.diff(ends, append=-1)  # multiplicities
+        # negatives >= each (one search of the ascending distinct scores)
+        ge = neg.shape[0] - rank_left(neg, None, u[::-1].copy())[::-1]
+        self.nb = np.diff(ge, prepend=0)
+        return self
+
     def add(self, pos: np.ndarray, neg: np.ndarray, neg_group: Group) -> None:
         """Fold in new positives ``pos`` and negatives ``neg`` (both sorted ascending) that are
         already stored in the column's groups (``neg_group``: its negatives, now including
@@ -83,7 +109,7 @@ class PositiveCounts:
         p = key.shape[0]
         if neg.shape[0] and p:
             # a new negative s falls in the bin of the highest threshold <= s (none: dropped)
-            j = np.searchsorted(key, np.negative(neg[::-1], dtype=np.float64), "left")
+            j = rank_left(key, None, np.negative(neg[::-1], dtype=np.float64))
             j = j[: np.searchsorted(j, p, "left")]
             if j.shape[0]:  # j is sorted: one increment per distinct bin, by its multiplicity
                 new = np.empty(j.shape[0], dtype=bool)
@@ -152,6 +178,9 @@ class PositiveCounts:
         integer prefix sums and a few contiguous passes, no BLAS call."""
         if self.total_pos <= 0:
             return math.nan
+        fast = kernels_for(self.key, self.key)
+        if fast is not None:
+            return float(max(0.0, float(np.sum(fast.ap_steps(self.pw, self.nb, float(self.total_pos))))))
         tp = np.cumsum(self.pw)
         fp = np.cumsum(self.nb)
         fp += tp

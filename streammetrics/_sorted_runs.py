@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from sortedcontainers import SortedList
 
+from ._merge_count import kernels_for
 from ._sort_kernels import run_starts, stable_sort_with
 
 __all__ = [
@@ -116,6 +117,9 @@ def count2(
     n = values.shape[0]
     if n == 0 or x.shape[0] == 0:
         return 0
+    fast = kernels_for(values, x)
+    if fast is not None and cw is None and xw is None:
+        return int(fast.count2_units(values, x))
     if coarse is None and cw is None and xw is None and x.shape[0] <= _SMALL_NEEDLES:
         # few needles (a small batch or a window's expiry): two plain searches beat the
         # tie-probing path's extra numpy calls
@@ -127,17 +131,7 @@ def count2(
                             else np.add.reduceat(xw, starts))
     if 32 * x.shape[0] >= n:
         coarse = None  # dense sorted needles: numpy's own search already walks the run in order
-    left = rank_left(values, coarse, x)
-    probe = np.minimum(left, n - 1)
-    tie = values[probe] == x
-    n_tie = int(np.count_nonzero(tie))
-    if 2 * n_tie > x.shape[0]:
-        right = np.searchsorted(values, x, "right")
-    elif n_tie:
-        right = left.copy()
-        right[tie] = np.searchsorted(values, x[tie], "right")
-    else:
-        right = left
+    left, right = _left_right(values, coarse, x)
     if cw is None:
         if xw is None:
             return int(left.sum(dtype=np.int64)) + int(right.sum(dtype=np.int64))
@@ -147,6 +141,29 @@ def count2(
     per = cw[left]
     per += per if right is left else cw[right]  # no tie: L = R, one gather (exact: 2x)
     return float(per.sum()) if xw is None else float(xw @ per)
+
+
+def _left_right(
+    values: np.ndarray, coarse: np.ndarray | None, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``searchsorted`` of ``x`` in ``values``, left and right (the same array when no needle
+    ties with a stored value): compiled in one pass, or a left search plus a right search of
+    the needles that tie."""
+    fast = kernels_for(values, x)
+    if fast is not None:
+        left, right = fast.ranks(values, x)
+        return left, right
+    left = rank_left(values, coarse, x)
+    probe = np.minimum(left, values.shape[0] - 1)
+    tie = values[probe] == x
+    n_tie = int(np.count_nonzero(tie))
+    if 2 * n_tie > x.shape[0]:
+        return left, np.searchsorted(values, x, "right")
+    if n_tie:
+        right = left.copy()
+        right[tie] = np.searchsorted(values, x[tie], "right")
+        return left, right
+    return left, left
 
 
 def merge_sorted(
