@@ -18,7 +18,7 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["compiled_kernels", "kernels", "kernels_for"]
+__all__ = ["coarse_arg", "compiled_kernels", "kernels", "kernels_for"]
 
 #: Below this many needles plus stored scores a call stays in numpy (the compiled call only
 #: pays off past its fixed cost, and a small state should not trigger the import).
@@ -45,24 +45,31 @@ def kernels() -> ModuleType | None:
 
 
 def kernels_for(values: np.ndarray, x: np.ndarray) -> ModuleType | None:
-    """The compiled kernels when they apply to ranking ``x`` in ``values``: both contiguous
-    float32 or float64 of one dtype, at least ``min_size`` elements in all; else None."""
+    """The compiled kernels when they apply to ranking ``x`` in ``values``: both float32 or
+    float64 of one dtype, ``values`` contiguous, at least ``min_size`` elements in all; else
+    None. (The kernels take contiguous needles: ``np.ascontiguousarray(x)``.)"""
     if values.shape[0] + x.shape[0] < int(_SETTINGS["min_size"]):  # type: ignore[call-overload]
         return None
     if values.dtype != x.dtype or values.dtype not in _DTYPES:
         return None
-    if not (values.flags.c_contiguous and x.flags.c_contiguous):
+    if not values.flags.c_contiguous:
         return None
     return kernels()
 
 
+def coarse_arg(values: np.ndarray, coarse: np.ndarray | None) -> np.ndarray:
+    """A run's coarse index as the kernels take it: an empty array when there is none."""
+    return np.empty(0, dtype=values.dtype) if coarse is None else coarse
+
+
 @contextmanager
-def compiled_kernels(enabled: bool, min_size: int = 0) -> Iterator[None]:
+def compiled_kernels(enabled: bool, min_size: int | None = None) -> Iterator[None]:
     """Use the compiled kernels (``enabled``; they must be installed) or numpy inside the block,
-    from ``min_size`` elements per call; the settings before are restored after it."""
+    from ``min_size`` elements per call (None: the default threshold); the settings before are
+    restored after it."""
     before = dict(_SETTINGS)
     _SETTINGS["enabled"] = enabled
-    _SETTINGS["min_size"] = min_size
+    _SETTINGS["min_size"] = _MIN_SIZE if min_size is None else min_size
     try:
         if enabled and kernels() is None:
             raise ImportError("the compiled kernels need numba (pip install 'streammetrics[fast]')")

@@ -28,6 +28,9 @@ from ._sorted_runs import Group, rank_left
 
 __all__ = ["PositiveCounts", "count_ge"]
 
+#: Thresholds per block of the numpy average-precision read (its temporaries' size).
+_READ_BLOCK = 1 << 14
+
 
 def count_ge(group: Group, x: np.ndarray) -> np.ndarray:
     """Number of ``group``'s live samples (unweighted, tail flushed) >= each of ``x`` (int64).
@@ -88,16 +91,28 @@ class PositiveCounts:
             self.key = np.zeros(0)
             self.pw, self.nb = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
             return self
+        # the temporaries are made and dropped in an order that keeps at most four arrays of
+        # the D distinct scores alive at once (the three kept ones and one more)
         last = np.empty(pos.shape[0], dtype=bool)
         last[-1] = True
         np.not_equal(pos[1:], pos[:-1], out=last[:-1])
-        ends = np.flatnonzero(last)[::-1]  # the last of each run of equal scores, decreasing
-        u = pos[ends]
-        self.key = np.negative(u, dtype=np.float64)
-        self.pw = -np.diff(ends, append=-1)  # multiplicities
-        # negatives >= each (one search of the ascending distinct scores)
-        ge = neg.shape[0] - rank_left(neg, None, u[::-1].copy())[::-1]
-        self.nb = np.diff(ge, prepend=0)
+        ends = np.flatnonzero(last)  # the last of each run of equal scores, ascending
+        del last
+        d = ends.shape[0]
+        self.pw = np.empty(d, dtype=np.int64)  # multiplicities, decreasing score
+        pw_up = self.pw[::-1]
+        pw_up[0] = ends[0] + 1
+        np.subtract(ends[1:], ends[:-1], out=pw_up[1:])
+        u = pos[ends]  # ascending distinct scores, in the runs' dtype
+        del ends
+        below = rank_left(neg, None, u)  # negatives < each: one search
+        # negatives in [u[i], u[i-1]) (decreasing score; the first bin open above)
+        self.nb = np.empty(d, dtype=np.int64)
+        nb_up = self.nb[::-1]
+        np.subtract(below[1:], below[:-1], out=nb_up[:-1])
+        nb_up[-1] = neg.shape[0] - below[-1]
+        del below
+        self.key = np.negative(u[::-1], dtype=np.float64)
         return self
 
     def add(self, pos: np.ndarray, neg: np.ndarray, neg_group: Group) -> None:
@@ -123,7 +138,7 @@ class PositiveCounts:
         d, k = _distinct(pos)
         d, k = d[::-1], k[::-1]  # decreasing score: ascending key
         kd = np.negative(d)
-        at = np.searchsorted(key, kd, "left")
+        at = rank_left(key, None, kd)
         held = at < p
         held[held] = key[at[held]] == kd[held]
         if held.any():
@@ -158,12 +173,15 @@ class PositiveCounts:
         slot = af + np.arange(f)
         old = np.ones(size, dtype=bool)
         old[slot] = False
-        for name, cur, fresh_vals in (("key", key, np.negative(df)), ("pw", self.pw, kf),
-                                      ("nb", nb, nb_f)):
+        del key, nb  # one array at a time: the old one is freed before the next is built
+        for name, fresh_vals in (("key", np.negative(df)), ("pw", kf), ("nb", nb_f)):
+            cur = getattr(self, name)
             out = np.empty(size, dtype=cur.dtype)
             out[old] = cur
             out[slot] = fresh_vals
+            del cur
             setattr(self, name, out)
+            del out
 
     def counts(self) -> ThresholdCounts:
         """The counts at the distinct positive scores, decreasing. O(P)."""
@@ -181,14 +199,24 @@ class PositiveCounts:
         fast = kernels_for(self.key, self.key)
         if fast is not None:
             return float(max(0.0, float(np.sum(fast.ap_steps(self.pw, self.nb, float(self.total_pos))))))
-        tp = np.cumsum(self.pw)
-        fp = np.cumsum(self.nb)
-        fp += tp
-        tps = tp.astype(np.float64)
-        precision = np.divide(tps, fp)
-        recall = np.divide(tps, float(self.total_pos), out=tps)
-        step = np.empty_like(recall)
-        step[0] = recall[0]
-        np.subtract(recall[1:], recall[:-1], out=step[1:])
-        step *= precision
+        p = self.pw.shape[0]
+        step = np.empty(p, dtype=np.float64)
+        tp0 = fp0 = 0
+        prev = 0.0
+        for lo in range(0, p, _READ_BLOCK):  # in blocks: the temporaries stay small
+            hi = min(lo + _READ_BLOCK, p)
+            tp = np.cumsum(self.pw[lo:hi])
+            tp += tp0
+            fp = np.cumsum(self.nb[lo:hi])
+            fp += fp0
+            tp0, fp0 = int(tp[-1]), int(fp[-1])
+            fp += tp
+            tps = tp.astype(np.float64)
+            precision = np.divide(tps, fp)
+            recall = np.divide(tps, float(self.total_pos), out=tps)
+            out = step[lo:hi]
+            out[0] = recall[0] - prev if lo else recall[0]
+            np.subtract(recall[1:], recall[:-1], out=out[1:])
+            prev = float(recall[-1])
+            out *= precision
         return float(max(0.0, float(np.sum(step))))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from sortedcontainers import SortedList
 
-from ._merge_count import kernels_for
+from ._merge_count import coarse_arg, kernels_for
 from ._sort_kernels import run_starts, stable_sort_with
 
 __all__ = [
@@ -32,6 +32,8 @@ __all__ = [
     "count2",
     "cumw",
     "delete_sorted",
+    "concat_owned",
+    "merge_into_last",
     "merge_many",
     "merge_sorted",
     "rank2",
@@ -80,8 +82,12 @@ def rank_left(values: np.ndarray, coarse: np.ndarray | None, x: np.ndarray) -> n
     needle waits for one memory miss after another. Here the first levels go through the small,
     cache-resident ``coarse`` index (1/64 of the run), and the last six levels are done for all
     needles at once, level by level (branch-free lower bound inside a block of 64): the loads of
-    one level are independent, so their misses overlap. Same O(log n) per needle.
+    one level are independent, so their misses overlap. Same O(log n) per needle. With the
+    compiled kernels (:mod:`streammetrics._merge_count`): one galloping pass over the needles.
     """
+    fast = kernels_for(values, x)
+    if fast is not None:
+        return fast.rank_left(values, coarse_arg(values, coarse), np.ascontiguousarray(x))
     if coarse is None:
         return np.searchsorted(values, x, "left")
     pos = np.searchsorted(coarse, x, "left")
@@ -119,7 +125,8 @@ def count2(
         return 0
     fast = kernels_for(values, x)
     if fast is not None and cw is None and xw is None:
-        return int(fast.count2_units(values, x))
+        co = coarse_arg(values, None if 32 * x.shape[0] >= n else coarse)
+        return int(fast.count2_units(values, co, np.ascontiguousarray(x)))
     if coarse is None and cw is None and xw is None and x.shape[0] <= _SMALL_NEEDLES:
         # few needles (a small batch or a window's expiry): two plain searches beat the
         # tie-probing path's extra numpy calls
@@ -151,7 +158,7 @@ def _left_right(
     the needles that tie."""
     fast = kernels_for(values, x)
     if fast is not None:
-        left, right = fast.ranks(values, x)
+        left, right = fast.ranks(values, coarse_arg(values, coarse), np.ascontiguousarray(x))
         return left, right
     left = rank_left(values, coarse, x)
     probe = np.minimum(left, values.shape[0] - 1)
@@ -186,6 +193,52 @@ def merge_sorted(
         ]
     )
     return v[order], w[order]
+
+
+def merge_into_last(runs: list[np.ndarray], b: np.ndarray) -> np.ndarray:
+    """Pop the last run and merge the unweighted run ``b`` into it: in place when the popped
+    run is held nowhere else (its buffer grown by ``realloc``, which moves pages rather than
+    copying them, then ``b`` merged in: no second copy of the large run at any time), else as
+    :func:`merge_sorted`. The same values either way. O(n)."""
+    a = runs.pop()  # the list's reference gone: ``a`` is now the only one unless shared
+    na = a.shape[0]
+    if a.dtype == b.dtype:
+        try:
+            a.resize(na + b.shape[0], refcheck=True)
+        except ValueError:  # a copy of the state (or a caller) holds it, or it is a view
+            pass
+        else:
+            fast = kernels_for(a, b)
+            if fast is not None:
+                fast.merge_back(a, na, np.ascontiguousarray(b))
+            else:
+                a[na:] = b
+                a.sort(kind="stable")  # timsort: two sorted runs, merged in one pass
+            return a
+    return merge_sorted(a, None, b, None)[0]
+
+
+def concat_owned(vs: list[np.ndarray]) -> np.ndarray:
+    """Concatenate the arrays of ``vs`` (emptied): the first grows in place by ``realloc`` as
+    each next one is copied in and released, so the queue and its concatenation never both
+    exist whole. For arrays this state owns (a batch queue); falls back to
+    ``np.concatenate`` when the first is held elsewhere. O(n)."""
+    vs.reverse()
+    out = vs.pop()
+    dtype = np.result_type(out, *vs)
+    if out.dtype != dtype:
+        out = out.astype(dtype)
+    n = out.shape[0]
+    while vs:
+        m = vs[-1].shape[0]
+        try:
+            out.resize(n + m, refcheck=True)
+        except ValueError:
+            vs.reverse()
+            return np.concatenate([out[:n], *vs])
+        out[n:] = vs.pop()
+        n += m
+    return out
 
 
 def delete_sorted(values: np.ndarray, remove: np.ndarray) -> np.ndarray:
@@ -366,10 +419,13 @@ class Group:
         self.total += total
         runs, wts, cws, coarse = self.runs, self.wts, self.cws, self.coarse
         while runs and (ratio * v.shape[0] >= runs[-1].shape[0] or runs[-1].shape[0] < _MIN_RUN):
-            a, aw = runs.pop(), wts.pop()
+            aw = wts.pop()
             cws.pop()
             coarse.pop()
-            v, w = merge_sorted(a, aw, v, w)
+            if aw is None and w is None:
+                v = merge_into_last(runs, v)
+            else:
+                v, w = merge_sorted(runs.pop(), aw, v, w)
         runs.append(v)
         wts.append(w)
         cws.append(None if w is None else cumw(w))
@@ -449,12 +505,13 @@ def copy_groups(groups: list[list[Group]]) -> list[list[Group]]:
 
 
 def sorted_batch(vs: list[np.ndarray], ws: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray | None]:
-    """Concatenate queued arrays of one group and sort them (with their weights)."""
+    """Concatenate queued arrays of one group and sort them (with their weights). Unweighted,
+    ``vs`` is consumed (see :func:`concat_owned`)."""
     if not vs:
         return np.zeros(0), None
     if all(w is None for w in ws):
         # The queued arrays are this state's own copies (made by ``prepare``): sort in place.
-        v = np.concatenate(vs) if len(vs) > 1 else vs[0]
+        v = concat_owned(vs) if len(vs) > 1 else vs[0]
         v.sort()
         return v, None
     v = np.concatenate(vs) if len(vs) > 1 else vs[0]

@@ -37,7 +37,7 @@ def _scores(rng: np.random.Generator, n: int, levels: int, dtype: type) -> np.nd
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 400), m=st.integers(0, 400),
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 1500), m=st.integers(0, 400),
        levels=st.sampled_from([0, 1, 4, 50]), dtype=st.sampled_from([np.float32, np.float64]),
        order=st.sampled_from(["sorted", "shuffled", "reversed"]))
 def test_kernels_equal_searchsorted(seed, n, m, levels, dtype, order):
@@ -50,11 +50,12 @@ def test_kernels_equal_searchsorted(seed, n, m, levels, dtype, order):
         x = x[::-1].copy()
     k = kernels()
     assert k is not None
-    left, right = k.ranks(v, x)
-    np.testing.assert_array_equal(left, np.searchsorted(v, x, "left"))
-    np.testing.assert_array_equal(right, np.searchsorted(v, x, "right"))
-    np.testing.assert_array_equal(k.rank_left(v, x), np.searchsorted(v, x, "left"))
-    assert k.count2_units(v, x) == int(left.sum()) + int(right.sum())
+    for co in (np.empty(0, v.dtype), v[63::64].copy()):  # without / with a coarse index
+        left, right = k.ranks(v, co, x)
+        np.testing.assert_array_equal(left, np.searchsorted(v, x, "left"))
+        np.testing.assert_array_equal(right, np.searchsorted(v, x, "right"))
+        np.testing.assert_array_equal(k.rank_left(v, co, x), np.searchsorted(v, x, "left"))
+        assert k.count2_units(v, co, x) == int(left.sum()) + int(right.sum())
 
 
 @settings(max_examples=40, deadline=None)
@@ -68,7 +69,7 @@ def test_average_precision_read_equal_bit_for_bit(seed, n, levels):
     pc = PositiveCounts.from_sorted(np.sort(s[y]), np.sort(s[~y]))
     with compiled_kernels(False):
         slow = pc.average_precision()
-    with compiled_kernels(True):
+    with compiled_kernels(True, min_size=0):
         fast = pc.average_precision()
     assert fast == slow  # the same bits
     assert fast == pytest.approx(average_precision_score(y, finite(s)), rel=1e-12, abs=1e-12)
@@ -112,7 +113,7 @@ def test_states_equal_on_both_paths(seed, sizes, levels, dtype, weighted, read_e
         return  # one class only: nothing to rank
     with compiled_kernels(False):
         slow = _stream(batches, weighted, read_every)
-    with compiled_kernels(True):  # from the first needle on
+    with compiled_kernels(True, min_size=0):  # from the first needle on
         fast = _stream(batches, weighted, read_every)
     assert fast == slow  # bit for bit (floats compared exactly, arrays by their bytes)
     s_all = finite(np.concatenate([b[1] for b in batches]).astype(np.float64))
@@ -127,7 +128,7 @@ def test_large_state_uses_the_kernels_by_default_and_agrees():
     s = np.round(rng.normal(size=60_000) + y, 3)
     out = {}
     for fast in (False, True):
-        with compiled_kernels(fast, min_size=1 << 14):
+        with compiled_kernels(fast):
             a, p = sm.AUROC(), sm.AveragePrecision()
             for i in range(0, 60_000, 20_000):
                 a.update(y[i:i + 20_000], s[i:i + 20_000])
