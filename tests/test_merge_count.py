@@ -164,3 +164,50 @@ def test_disabled_by_environment_runs_numpy():
     y = rng.random(50_000) < 0.3
     s = rng.normal(size=50_000)
     assert float(value) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_in_place_merges_leave_copies_alone(fast):
+    """Runs grow in place only when nothing else holds them: a copy taken mid-stream shares
+    the runs, so both states, updated differently afterwards, still read their own data."""
+    rng = np.random.default_rng(11)
+    y = (rng.random(40_000) < 0.3).astype(int)
+    s = np.round(rng.normal(size=40_000) + y, 2)
+    with compiled_kernels(fast, min_size=0):
+        a = sm.AUROC()
+        p = sm.AveragePrecision()
+        for i in range(0, 20_000, 2_000):
+            a.update(y[i:i + 2_000], s[i:i + 2_000]).compute()
+            p.update(y[i:i + 2_000], s[i:i + 2_000]).compute()
+        b, q = a.copy(), p.copy()
+        for i in range(20_000, 40_000, 2_000):
+            a.update(y[i:i + 2_000], s[i:i + 2_000]).compute()
+            p.update(y[i:i + 2_000], s[i:i + 2_000]).compute()
+            b.update(y[i:i + 2_000][::-1], 1 - s[i:i + 2_000])
+            q.update(y[i:i + 2_000][::-1], 1 - s[i:i + 2_000])
+        a._state.check_invariants()
+        b._state.check_invariants()
+        assert a.compute() == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+        assert p.compute() == pytest.approx(average_precision_score(y, s), rel=1e-12)
+        y2 = np.concatenate([y[:20_000]] + [y[i:i + 2_000][::-1] for i in range(20_000, 40_000, 2_000)])
+        s2 = np.concatenate([s[:20_000], 1 - s[20_000:]])
+        assert b.compute() == pytest.approx(roc_auc_score(y2, s2), rel=1e-12)
+        assert q.compute() == pytest.approx(average_precision_score(y2, s2), rel=1e-12)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_shared_run_is_merged_into_a_new_array(fast):
+    """``copy_groups`` shares the runs' arrays: pushing into one group then merges into a new
+    array (the in-place growth is refused), and the other group keeps its values."""
+    from streammetrics._sorted_runs import Group, copy_groups
+
+    rng = np.random.default_rng(5)
+    g = Group()
+    first = np.sort(rng.normal(size=5_000))
+    g.push(first.copy(), None, 5_000)
+    twin = copy_groups([[g]])[0][0]
+    extra = np.sort(rng.normal(size=4_000))
+    with compiled_kernels(fast, min_size=0):
+        g.push(extra.copy(), None, 4_000)
+    np.testing.assert_array_equal(twin.runs[0], first)
+    np.testing.assert_array_equal(g.consolidate()[0], np.sort(np.concatenate([first, extra])))
