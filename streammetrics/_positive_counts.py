@@ -28,6 +28,9 @@ from ._sorted_runs import Group, rank_left
 
 __all__ = ["PositiveCounts", "count_ge"]
 
+#: A prefix sum over the bins costs about as much as this many searches of one needle in one
+#: stored run (sequential adds against cache-missing probes).
+_PREFIX_PER_SEARCH = 64
 #: Thresholds per block of the numpy average-precision read (its temporaries' size).
 _READ_BLOCK = 1 << 14
 
@@ -151,12 +154,16 @@ class PositiveCounts:
         f = df.shape[0]
         ge = count_ge(neg_group, df[::-1])[::-1]  # negatives >= each new threshold
         # negatives >= the old threshold just above each new one's gap (0 above the top): one
-        # search per gap, not a prefix sum over every threshold
+        # search per gap in every stored run, or, when that costs more, one prefix sum of the
+        # bins (already holding the new negatives)
         ge_above = np.zeros(f, dtype=np.int64)
         inner = af > 0
         if inner.any():
             ai = af[inner]
-            ge_above[inner] = count_ge(neg_group, -key[ai - 1][::-1])[::-1]
+            if p <= _PREFIX_PER_SEARCH * ai.shape[0] * max(1, len(neg_group.runs)):
+                ge_above[inner] = np.cumsum(nb)[ai - 1]
+            else:
+                ge_above[inner] = count_ge(neg_group, -key[ai - 1][::-1])[::-1]
         # the threshold above a new one: the previous new one in the same gap, else the old one
         same = np.zeros(f, dtype=bool)
         same[1:] = af[1:] == af[:-1]

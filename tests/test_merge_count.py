@@ -211,3 +211,25 @@ def test_a_shared_run_is_merged_into_a_new_array(fast):
         g.push(extra.copy(), None, 4_000)
     np.testing.assert_array_equal(twin.runs[0], first)
     np.testing.assert_array_equal(g.consolidate()[0], np.sort(np.concatenate([first, extra])))
+
+
+@pytest.mark.parametrize("per_search", [0, 10**9])
+def test_new_thresholds_by_search_or_prefix_sum_equal_a_recount(monkeypatch, per_search):
+    """The negatives above a new positive threshold's gap, found by searching the stored runs
+    or by a prefix sum of the kept bins, give the counts of a recount from the sorted scores."""
+    from streammetrics import _positive_counts
+    from streammetrics._curves import counts_from_sorted, distinct_desc
+
+    monkeypatch.setattr(_positive_counts, "_PREFIX_PER_SEARCH", per_search)
+    rng = np.random.default_rng(per_search % 97)
+    m = sm.AveragePrecision()
+    for _ in range(12):
+        y = (rng.random(700) < 0.3).astype(int)
+        m.update(y, np.round(rng.normal(size=700) + y, 2))
+        m.compute()
+        kept = m._state.counts(0, positive_thresholds=True)
+        pv, pw, nv, nw = m._state.column(0)
+        want = counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv))
+        np.testing.assert_array_equal(kept.tps, want.tps)
+        np.testing.assert_array_equal(kept.fps, want.fps)
+        np.testing.assert_array_equal(kept.thresholds, want.thresholds)
