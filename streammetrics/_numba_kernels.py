@@ -119,44 +119,13 @@ def _first(v: Any, co: Any, t: Any, lo: int, n: int, upper: bool) -> int:  # pra
 
 
 @_jit
-def ranks(v: Any, co: Any, x: Any) -> Any:  # pragma: no cover - compiled
-    """``(searchsorted(v, x, "left"), searchsorted(v, x, "right"))`` as int64 arrays; ``co``:
-    the run's coarse index, or an empty array."""
+def _walk(v: Any, co: Any, x: Any, mode: int) -> Any:  # pragma: no cover - compiled
+    """Rank the needles ``x`` in ``v`` in order, each search starting from the previous answer
+    (from 0 after a needle below its predecessor). ``mode`` 0: the left ranks; 1: the left and
+    right ranks; 2: only the sum of both (no arrays). Returns (left, right, sum)."""
     n, m = v.shape[0], x.shape[0]
-    left = np.empty(m, np.int64)
-    right = np.empty(m, np.int64)
-    lo = 0
-    for k in range(m):
-        t = x[k]
-        if k and t < x[k - 1]:
-            lo = 0
-        lo = _first(v, co, t, lo, n, False)
-        left[k] = lo
-        right[k] = lo if lo == n or v[lo] != t else _first(v, co, t, lo, n, True)
-    return left, right
-
-
-@_jit
-def rank_left(v: Any, co: Any, x: Any) -> Any:  # pragma: no cover - compiled
-    """``searchsorted(v, x, "left")`` as an int64 array (``co`` as in :func:`ranks`)."""
-    n, m = v.shape[0], x.shape[0]
-    left = np.empty(m, np.int64)
-    lo = 0
-    for k in range(m):
-        t = x[k]
-        if k and t < x[k - 1]:
-            lo = 0
-        lo = _first(v, co, t, lo, n, False)
-        left[k] = lo
-    return left
-
-
-@_jit
-def count2_units(v: Any, co: Any, x: Any) -> int:  # pragma: no cover - compiled
-    """``sum(searchsorted(v, x, "left") + searchsorted(v, x, "right"))`` (``co`` as in
-    :func:`ranks`; int64: exact while ``2 len(v) len(x) < 2**63``, the bound the pair counter
-    keeps)."""
-    n, m = v.shape[0], x.shape[0]
+    left = np.empty(m if mode < 2 else 0, np.int64)
+    right = np.empty(m if mode == 1 else 0, np.int64)
     s = 0
     lo = 0
     for k in range(m):
@@ -164,9 +133,34 @@ def count2_units(v: Any, co: Any, x: Any) -> int:  # pragma: no cover - compiled
         if k and t < x[k - 1]:
             lo = 0
         lo = _first(v, co, t, lo, n, False)
-        s += lo
-        s += lo if lo == n or v[lo] != t else _first(v, co, t, lo, n, True)
-    return s
+        if mode < 2:
+            left[k] = lo
+        if mode > 0:
+            r = lo if lo == n or v[lo] != t else _first(v, co, t, lo, n, True)
+            if mode == 1:
+                right[k] = r
+            else:
+                s += lo + r
+    return left, right, s
+
+
+def ranks(v: np.ndarray, co: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(searchsorted(v, x, "left"), searchsorted(v, x, "right"))`` as int64 arrays; ``co``:
+    the run's coarse index, or an empty array. O(m log gap) for m sorted needles."""
+    left, right, _ = _walk(v, co, x, 1)
+    return left, right
+
+
+def rank_left(v: np.ndarray, co: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``searchsorted(v, x, "left")`` as an int64 array (``co`` as in :func:`ranks`)."""
+    return _walk(v, co, x, 0)[0]
+
+
+def count2_units(v: np.ndarray, co: np.ndarray, x: np.ndarray) -> int:
+    """``sum(searchsorted(v, x, "left") + searchsorted(v, x, "right"))`` (``co`` as in
+    :func:`ranks`; int64: exact while ``2 len(v) len(x) < 2**63``, the bound the pair counter
+    keeps)."""
+    return int(_walk(v, co, x, 2)[2])
 
 
 @_jit
