@@ -31,7 +31,7 @@ __all__ = ["PositiveCounts", "count_ge"]
 #: A prefix sum over the bins costs about as much as this many searches of one needle in one
 #: stored run (sequential adds against cache-missing probes).
 _PREFIX_PER_SEARCH = 64
-#: Thresholds per block of the numpy average-precision read (its temporaries' size).
+#: Thresholds per block of the numpy average-precision read (its temporaries' size), at least.
 _READ_BLOCK = 1 << 14
 
 
@@ -210,8 +210,9 @@ class PositiveCounts:
         step = np.empty(p, dtype=np.float64)
         tp0 = fp0 = 0
         prev = 0.0
-        for lo in range(0, p, _READ_BLOCK):  # in blocks: the temporaries stay small
-            hi = min(lo + _READ_BLOCK, p)
+        block = max(_READ_BLOCK, -(-p // 16))  # at most 16 blocks: few numpy calls per read
+        for lo in range(0, p, block):  # in blocks: the temporaries stay small
+            hi = min(lo + block, p)
             tp = np.cumsum(self.pw[lo:hi])
             tp += tp0
             fp = np.cumsum(self.nb[lo:hi])

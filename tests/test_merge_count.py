@@ -233,3 +233,22 @@ def test_new_thresholds_by_search_or_prefix_sum_equal_a_recount(monkeypatch, per
         np.testing.assert_array_equal(kept.tps, want.tps)
         np.testing.assert_array_equal(kept.fps, want.fps)
         np.testing.assert_array_equal(kept.thresholds, want.thresholds)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+def test_blockwise_average_precision_read_equal_bit_for_bit(monkeypatch, block):
+    """The numpy read in blocks (carrying the running sums and the last recall across them)
+    gives the bits of the one-pass compiled read and scikit-learn's value."""
+    from streammetrics import _positive_counts
+
+    rng = np.random.default_rng(block)
+    y = rng.random(5_000) < 0.4
+    s = np.round(rng.normal(size=5_000) + y, 3)
+    pc = PositiveCounts.from_sorted(np.sort(s[y]), np.sort(s[~y]))
+    monkeypatch.setattr(_positive_counts, "_READ_BLOCK", block)
+    with compiled_kernels(False):
+        slow = pc.average_precision()
+    with compiled_kernels(True, min_size=0):
+        fast = pc.average_precision()
+    assert slow == fast
+    assert fast == pytest.approx(average_precision_score(y, s), rel=1e-12)
