@@ -37,8 +37,8 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import streammetrics as sm  # noqa: E402
-from streammetrics._merge_count import compiled_kernels, kernels  # noqa: E402
 from benchmarks.bench_ranking import binary_data  # noqa: E402
+from streammetrics._merge_count import compiled_kernels, kernels  # noqa: E402
 
 
 def _cpu(fn: Callable[[], object]) -> float:
