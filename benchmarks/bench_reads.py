@@ -12,7 +12,9 @@ on seeded binary data (10% positives, N(0, 1) + 0.5 for positives):
   in batches of 100), read once or after every batch;
 * bounded states (``max_bytes=``) of AUROC and AP, read once or after every batch.
 
-Times are CPU seconds (``time.process_time``: the machine may be shared); the median over the
+Both kernel paths side by side, interleaved in each round: ``numpy`` (the default without the
+``fast`` extra) and ``numba`` (the compiled kernels of :mod:`streammetrics._merge_count`, when
+numba is installed); ``--path`` keeps one. Times are CPU seconds (``time.process_time``: the machine may be shared); the median over the
 rounds of each ratio is printed with the target. ``--memory`` adds numpy's traced peak
 (``tracemalloc``) per score while streaming AUROC + AP in one ``MetricSet`` and reading once,
 or after every batch. The load average is printed before and after.
@@ -36,6 +38,7 @@ if __package__ in (None, ""):
 
 import streammetrics as sm  # noqa: E402
 from benchmarks.bench_ranking import binary_data  # noqa: E402
+from streammetrics._merge_count import compiled_kernels, kernels  # noqa: E402
 
 
 def _cpu(fn: Callable[[], object]) -> float:
@@ -93,7 +96,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--no-extra", action="store_true", help="binary AUROC / AP only")
+    ap.add_argument("--path", choices=["numpy", "numba", "both"], default="both",
+                    help="kernel path(s) to time (numba: the 'fast' extra)")
     args = ap.parse_args(argv)
+    paths = ["numpy", "numba"] if args.path == "both" else [args.path]
+    if "numba" in paths and kernels() is None:
+        print("numba is not installed: the numpy path only")
+        paths = ["numpy"]
     n, b = args.n, args.batch
     y, s = binary_data(n)
     warnings.simplefilter("ignore")  # classes absent from the first batches (nan, then filled)
@@ -109,43 +118,55 @@ def main(argv: list[str] | None = None) -> None:
         ratios.setdefault(name, []).append(ratio)
         secs.setdefault(name, []).append(seconds)
 
-    for _ in range(args.rounds):
+    def one_round(path: str) -> None:
         t_sort = _cpu(lambda: np.sort(s))
         for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
             once, every = once_and_every(cls, y, s, b)
-            add(f"{label} streamed, one read / np.sort", once / t_sort, once)
-            add(f"{label} read after every batch / read once", every / once, every)
+            add(f"[{path}] {label} streamed, one read / np.sort", once / t_sort, once)
+            add(f"[{path}] {label} read after every batch / read once", every / once, every)
             m = cls().update(y, s)
             m.compute()
             rep = _cpu(lambda m=m: [m.compute() for _ in range(1000)]) / 1000
-            add(f"{label} read again, no update (s per read)", rep, rep)
+            add(f"[{path}] {label} read again, no update (s per read)", rep, rep)
         if args.no_extra:
-            continue
+            return
         for k, (yk, sk) in mc.items():
             once, every = once_and_every(lambda k=k: sm.AUROC(num_classes=k), yk, sk, mc_batch[k])
-            add(f"macro AUROC, {k} classes: every batch / once", every / once, every)
+            add(f"[{path}] macro AUROC, {k} classes: every batch / once", every / once, every)
         for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
             once, every = once_and_every(lambda c=cls: c(max_bytes=budget), y, s, b)
-            add(f"bounded {label} (max_bytes=256K): every batch / once", every / once, every)
+            add(f"[{path}] bounded {label} (max_bytes=256K): every batch / once", every / once, every)
+    for path in paths:  # warm-up: numba's first call compiles (or loads its on-disk cache)
+        with compiled_kernels(path == "numba", min_size=0):
+            for cls in (sm.AUROC, sm.AveragePrecision):
+                stream(cls, y[:50_000], s[:50_000], b, True)
+    for _ in range(args.rounds):
+        for path in paths:
+            with compiled_kernels(path == "numba"):
+                one_round(path)
     targets = {
         "AUROC read after every batch / read once": 3.0,
         "AP read after every batch / read once": 6.0,
         "AUROC streamed, one read / np.sort": 1.5,
         "AP streamed, one read / np.sort": 1.5,
     }
-    print(f"{'measure':58s} {'median':>9s} {'range':>17s} {'CPU s':>8s}  target")
-    for name, vals in ratios.items():
-        t = targets.get(name)
+    print(f"{'measure':66s} {'median':>9s} {'range':>17s} {'CPU s':>8s}  target")
+    for name, vals in sorted(ratios.items(), key=lambda kv: (list(ratios).index(
+            kv[0].split("] ", 1)[-1].join(["[numpy] ", ""])), kv[0])):
+        t = targets.get(name.split("] ", 1)[-1])
         verdict = "" if t is None else f"<= {t}x: {'met' if statistics.median(vals) <= t else 'NOT met'}"
         unit = "" if "(s per read)" in name else "x"
         fmt = (lambda v: f"{v * 1e6:.1f}us") if not unit else (lambda v: f"{v:.2f}x")
-        print(f"{name:58s} {fmt(statistics.median(vals)):>9s} {fmt(min(vals)):>8s}-{fmt(max(vals)):<8s} "
+        print(f"{name:66s} {fmt(statistics.median(vals)):>9s} {fmt(min(vals)):>8s}-{fmt(max(vals)):<8s} "
               f"{statistics.median(secs[name]):8.3f}  {verdict}")
     if args.memory:
-        for every in (False, True):
-            per = peak_bytes_per_score(y, s, b, every)
-            print(f"peak traced bytes per score, AUROC + AP, {'read every batch' if every else 'one read'}: "
-                  f"{per:.1f} (target <= 12: {'met' if per <= 12 else 'NOT met'})")
+        for path in paths:
+            for every in (False, True):
+                with compiled_kernels(path == "numba"):
+                    per = peak_bytes_per_score(y, s, b, every)
+                print(f"[{path}] peak traced bytes per score, AUROC + AP, "
+                      f"{'read every batch' if every else 'one read'}: "
+                      f"{per:.1f} (target <= 12: {'met' if per <= 12 else 'NOT met'})")
     print(f"load average after {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -23,9 +23,16 @@ import math
 import numpy as np
 
 from ._curves import ThresholdCounts
+from ._merge_count import kernels_for
 from ._sorted_runs import Group, rank_left
 
 __all__ = ["PositiveCounts", "count_ge"]
+
+#: A prefix sum over the bins costs about as much as this many searches of one needle in one
+#: stored run (sequential adds against cache-missing probes).
+_PREFIX_PER_SEARCH = 64
+#: Thresholds per block of the numpy average-precision read (its temporaries' size), at least.
+_READ_BLOCK = 1 << 14
 
 
 def count_ge(group: Group, x: np.ndarray) -> np.ndarray:
@@ -74,6 +81,43 @@ class PositiveCounts:
         self.total_pos = int(counts.total_pos)
         self.total_neg = int(counts.total_neg)
 
+    @classmethod
+    def from_sorted(cls, pos: np.ndarray, neg: np.ndarray) -> PositiveCounts:
+        """The counts of unit-weight positives ``pos`` and negatives ``neg`` (each ascending, one
+        dtype): the positives' distinct scores and multiplicities from one pass over ``pos``, the
+        negatives at or above each from one search of those scores in ``neg`` (the same
+        integers as :meth:`__init__` of :func:`streammetrics._curves.counts_from_sorted` at the
+        distinct positive scores). O(P + D log N) for D distinct positive scores."""
+        self = cls.__new__(cls)
+        self.total_pos, self.total_neg = int(pos.shape[0]), int(neg.shape[0])
+        if not pos.shape[0]:
+            self.key = np.zeros(0)
+            self.pw, self.nb = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+            return self
+        # the temporaries are made and dropped in an order that keeps at most four arrays of
+        # the D distinct scores alive at once (the three kept ones and one more)
+        last = np.empty(pos.shape[0], dtype=bool)
+        last[-1] = True
+        np.not_equal(pos[1:], pos[:-1], out=last[:-1])
+        ends = np.flatnonzero(last)  # the last of each run of equal scores, ascending
+        del last
+        d = ends.shape[0]
+        self.pw = np.empty(d, dtype=np.int64)  # multiplicities, decreasing score
+        pw_up = self.pw[::-1]
+        pw_up[0] = ends[0] + 1
+        np.subtract(ends[1:], ends[:-1], out=pw_up[1:])
+        u = pos[ends]  # ascending distinct scores, in the runs' dtype
+        del ends
+        below = rank_left(neg, None, u)  # negatives < each: one search
+        # negatives in [u[i], u[i-1]) (decreasing score; the first bin open above)
+        self.nb = np.empty(d, dtype=np.int64)
+        nb_up = self.nb[::-1]
+        np.subtract(below[1:], below[:-1], out=nb_up[:-1])
+        nb_up[-1] = neg.shape[0] - below[-1]
+        del below
+        self.key = np.negative(u[::-1], dtype=np.float64)
+        return self
+
     def add(self, pos: np.ndarray, neg: np.ndarray, neg_group: Group) -> None:
         """Fold in new positives ``pos`` and negatives ``neg`` (both sorted ascending) that are
         already stored in the column's groups (``neg_group``: its negatives, now including
@@ -83,7 +127,7 @@ class PositiveCounts:
         p = key.shape[0]
         if neg.shape[0] and p:
             # a new negative s falls in the bin of the highest threshold <= s (none: dropped)
-            j = np.searchsorted(key, np.negative(neg[::-1], dtype=np.float64), "left")
+            j = rank_left(key, None, np.negative(neg[::-1], dtype=np.float64))
             j = j[: np.searchsorted(j, p, "left")]
             if j.shape[0]:  # j is sorted: one increment per distinct bin, by its multiplicity
                 new = np.empty(j.shape[0], dtype=bool)
@@ -97,7 +141,7 @@ class PositiveCounts:
         d, k = _distinct(pos)
         d, k = d[::-1], k[::-1]  # decreasing score: ascending key
         kd = np.negative(d)
-        at = np.searchsorted(key, kd, "left")
+        at = rank_left(key, None, kd)
         held = at < p
         held[held] = key[at[held]] == kd[held]
         if held.any():
@@ -110,12 +154,16 @@ class PositiveCounts:
         f = df.shape[0]
         ge = count_ge(neg_group, df[::-1])[::-1]  # negatives >= each new threshold
         # negatives >= the old threshold just above each new one's gap (0 above the top): one
-        # search per gap, not a prefix sum over every threshold
+        # search per gap in every stored run, or, when that costs more, one prefix sum of the
+        # bins (already holding the new negatives)
         ge_above = np.zeros(f, dtype=np.int64)
         inner = af > 0
         if inner.any():
             ai = af[inner]
-            ge_above[inner] = count_ge(neg_group, -key[ai - 1][::-1])[::-1]
+            if p <= _PREFIX_PER_SEARCH * ai.shape[0] * max(1, len(neg_group.runs)):
+                ge_above[inner] = np.cumsum(nb)[ai - 1]
+            else:
+                ge_above[inner] = count_ge(neg_group, -key[ai - 1][::-1])[::-1]
         # the threshold above a new one: the previous new one in the same gap, else the old one
         same = np.zeros(f, dtype=bool)
         same[1:] = af[1:] == af[:-1]
@@ -132,12 +180,15 @@ class PositiveCounts:
         slot = af + np.arange(f)
         old = np.ones(size, dtype=bool)
         old[slot] = False
-        for name, cur, fresh_vals in (("key", key, np.negative(df)), ("pw", self.pw, kf),
-                                      ("nb", nb, nb_f)):
+        del key, nb  # one array at a time: the old one is freed before the next is built
+        for name, fresh_vals in (("key", np.negative(df)), ("pw", kf), ("nb", nb_f)):
+            cur = getattr(self, name)
             out = np.empty(size, dtype=cur.dtype)
             out[old] = cur
             out[slot] = fresh_vals
+            del cur
             setattr(self, name, out)
+            del out
 
     def counts(self) -> ThresholdCounts:
         """The counts at the distinct positive scores, decreasing. O(P)."""
@@ -152,14 +203,28 @@ class PositiveCounts:
         integer prefix sums and a few contiguous passes, no BLAS call."""
         if self.total_pos <= 0:
             return math.nan
-        tp = np.cumsum(self.pw)
-        fp = np.cumsum(self.nb)
-        fp += tp
-        tps = tp.astype(np.float64)
-        precision = np.divide(tps, fp)
-        recall = np.divide(tps, float(self.total_pos), out=tps)
-        step = np.empty_like(recall)
-        step[0] = recall[0]
-        np.subtract(recall[1:], recall[:-1], out=step[1:])
-        step *= precision
+        fast = kernels_for(self.key, self.key)
+        if fast is not None:
+            return float(max(0.0, float(np.sum(fast.ap_steps(self.pw, self.nb, float(self.total_pos))))))
+        p = self.pw.shape[0]
+        step = np.empty(p, dtype=np.float64)
+        tp0 = fp0 = 0
+        prev = 0.0
+        block = max(_READ_BLOCK, -(-p // 16))  # at most 16 blocks: few numpy calls per read
+        for lo in range(0, p, block):  # in blocks: the temporaries stay small
+            hi = min(lo + block, p)
+            tp = np.cumsum(self.pw[lo:hi])
+            tp += tp0
+            fp = np.cumsum(self.nb[lo:hi])
+            fp += fp0
+            tp0, fp0 = int(tp[-1]), int(fp[-1])
+            fp += tp
+            tps = tp.astype(np.float64)
+            precision = np.divide(tps, fp)
+            recall = np.divide(tps, float(self.total_pos), out=tps)
+            out = step[lo:hi]
+            out[0] = recall[0] - prev if lo else recall[0]
+            np.subtract(recall[1:], recall[:-1], out=out[1:])
+            prev = float(recall[-1])
+            out *= precision
         return float(max(0.0, float(np.sum(step))))

@@ -183,8 +183,8 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         cached = self._pcounts.get(column)
         if cached is not None and cached.total_pos == self._groups[column][1].total:
             return cached
-        pv, pw, nv, nw = self.column(column)
-        cached = PositiveCounts(counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv)))
+        pv, _, nv, _ = self.column(column)
+        cached = PositiveCounts.from_sorted(pv, nv)
         self._pcounts[column] = cached
         return cached
 

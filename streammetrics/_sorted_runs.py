@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from sortedcontainers import SortedList
 
+from ._merge_count import coarse_arg, kernels_for
 from ._sort_kernels import run_starts, stable_sort_with
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
     "count2",
     "cumw",
     "delete_sorted",
+    "concat_owned",
+    "merge_into_last",
     "merge_many",
     "merge_sorted",
     "rank2",
@@ -79,8 +82,12 @@ def rank_left(values: np.ndarray, coarse: np.ndarray | None, x: np.ndarray) -> n
     needle waits for one memory miss after another. Here the first levels go through the small,
     cache-resident ``coarse`` index (1/64 of the run), and the last six levels are done for all
     needles at once, level by level (branch-free lower bound inside a block of 64): the loads of
-    one level are independent, so their misses overlap. Same O(log n) per needle.
+    one level are independent, so their misses overlap. Same O(log n) per needle. With the
+    compiled kernels (:mod:`streammetrics._merge_count`): one galloping pass over the needles.
     """
+    fast = kernels_for(values, x)
+    if fast is not None:
+        return fast.rank_left(values, coarse_arg(values, coarse), np.ascontiguousarray(x))
     if coarse is None:
         return np.searchsorted(values, x, "left")
     pos = np.searchsorted(coarse, x, "left")
@@ -116,6 +123,10 @@ def count2(
     n = values.shape[0]
     if n == 0 or x.shape[0] == 0:
         return 0
+    fast = kernels_for(values, x)
+    if fast is not None and cw is None and xw is None:
+        co = coarse_arg(values, None if 32 * x.shape[0] >= n else coarse)
+        return int(fast.count2_units(values, co, np.ascontiguousarray(x)))
     if coarse is None and cw is None and xw is None and x.shape[0] <= _SMALL_NEEDLES:
         # few needles (a small batch or a window's expiry): two plain searches beat the
         # tie-probing path's extra numpy calls
@@ -127,17 +138,7 @@ def count2(
                             else np.add.reduceat(xw, starts))
     if 32 * x.shape[0] >= n:
         coarse = None  # dense sorted needles: numpy's own search already walks the run in order
-    left = rank_left(values, coarse, x)
-    probe = np.minimum(left, n - 1)
-    tie = values[probe] == x
-    n_tie = int(np.count_nonzero(tie))
-    if 2 * n_tie > x.shape[0]:
-        right = np.searchsorted(values, x, "right")
-    elif n_tie:
-        right = left.copy()
-        right[tie] = np.searchsorted(values, x[tie], "right")
-    else:
-        right = left
+    left, right = _left_right(values, coarse, x)
     if cw is None:
         if xw is None:
             return int(left.sum(dtype=np.int64)) + int(right.sum(dtype=np.int64))
@@ -147,6 +148,29 @@ def count2(
     per = cw[left]
     per += per if right is left else cw[right]  # no tie: L = R, one gather (exact: 2x)
     return float(per.sum()) if xw is None else float(xw @ per)
+
+
+def _left_right(
+    values: np.ndarray, coarse: np.ndarray | None, x: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``searchsorted`` of ``x`` in ``values``, left and right (the same array when no needle
+    ties with a stored value): compiled in one pass, or a left search plus a right search of
+    the needles that tie."""
+    fast = kernels_for(values, x)
+    if fast is not None:
+        left, right = fast.ranks(values, coarse_arg(values, coarse), np.ascontiguousarray(x))
+        return left, right
+    left = rank_left(values, coarse, x)
+    probe = np.minimum(left, values.shape[0] - 1)
+    tie = values[probe] == x
+    n_tie = int(np.count_nonzero(tie))
+    if 2 * n_tie > x.shape[0]:
+        return left, np.searchsorted(values, x, "right")
+    if n_tie:
+        right = left.copy()
+        right[tie] = np.searchsorted(values, x[tie], "right")
+        return left, right
+    return left, left
 
 
 def merge_sorted(
@@ -169,6 +193,64 @@ def merge_sorted(
         ]
     )
     return v[order], w[order]
+
+
+def merge_into_last(runs: list[np.ndarray], b: np.ndarray) -> np.ndarray:
+    """Pop the last run and merge the unweighted run ``b`` into it: in place when the popped
+    run is held nowhere else (its buffer grown by ``realloc``, which moves pages rather than
+    copying them, then ``b`` merged in: no second copy of the large run at any time), else as
+    :func:`merge_sorted`. The same values either way. O(n)."""
+    a = runs.pop()  # the list's reference gone: ``a`` is now the only one unless shared
+    na = a.shape[0]
+    if a.dtype == b.dtype:
+        try:
+            a.resize(na + b.shape[0], refcheck=True)
+        except ValueError:  # a copy of the state (or a caller) holds it, or it is a view
+            pass
+        else:
+            fast = kernels_for(a, b)
+            if fast is not None:
+                fast.merge_back(a, na, np.ascontiguousarray(b))
+            else:
+                a[na:] = b
+                a.sort(kind="stable")  # timsort: two sorted runs, merged in one pass
+            return a
+    return merge_sorted(a, None, b, None)[0]
+
+
+#: :func:`concat_owned` copies the queue in this many chunks (its peak: 1 + 1/_CHUNKS copies).
+_CHUNKS = 3
+
+
+def concat_owned(vs: list[np.ndarray]) -> np.ndarray:
+    """Concatenate the arrays of ``vs`` (emptied) in ``_CHUNKS`` chunks: the first chunk is one
+    ``np.concatenate``, each next one is appended by growing the result in place (``realloc``)
+    after which its arrays are released -- so the queue and its concatenation never both exist
+    whole (peak 1 + 1/_CHUNKS copies instead of 2). Falls back to one ``np.concatenate`` when
+    the result cannot grow in place. O(n)."""
+    total = sum(v.shape[0] for v in vs)
+    dtype = np.result_type(*vs)
+    vs.reverse()
+    out: np.ndarray | None = None
+    n = 0
+    while vs:
+        take: list[np.ndarray] = []
+        m = 0
+        while vs and _CHUNKS * m < total:
+            m += vs[-1].shape[0]
+            take.append(vs.pop())
+        if out is None:
+            out = np.concatenate(take, dtype=dtype)
+        else:
+            try:
+                out.resize(n + m, refcheck=True)
+            except ValueError:  # pragma: no cover - the result is this function's own array
+                vs.reverse()
+                return np.concatenate([out[:n], *take, *vs], dtype=dtype)
+            np.concatenate(take, out=out[n:])
+        n += m
+        del take
+    return np.zeros(0, dtype=dtype) if out is None else out
 
 
 def delete_sorted(values: np.ndarray, remove: np.ndarray) -> np.ndarray:
@@ -349,10 +431,13 @@ class Group:
         self.total += total
         runs, wts, cws, coarse = self.runs, self.wts, self.cws, self.coarse
         while runs and (ratio * v.shape[0] >= runs[-1].shape[0] or runs[-1].shape[0] < _MIN_RUN):
-            a, aw = runs.pop(), wts.pop()
+            aw = wts.pop()
             cws.pop()
             coarse.pop()
-            v, w = merge_sorted(a, aw, v, w)
+            if aw is None and w is None:
+                v = merge_into_last(runs, v)
+            else:
+                v, w = merge_sorted(runs.pop(), aw, v, w)
         runs.append(v)
         wts.append(w)
         cws.append(None if w is None else cumw(w))
@@ -432,12 +517,13 @@ def copy_groups(groups: list[list[Group]]) -> list[list[Group]]:
 
 
 def sorted_batch(vs: list[np.ndarray], ws: list[np.ndarray | None]) -> tuple[np.ndarray, np.ndarray | None]:
-    """Concatenate queued arrays of one group and sort them (with their weights)."""
+    """Concatenate queued arrays of one group and sort them (with their weights). Unweighted,
+    ``vs`` is consumed (see :func:`concat_owned`)."""
     if not vs:
         return np.zeros(0), None
     if all(w is None for w in ws):
         # The queued arrays are this state's own copies (made by ``prepare``): sort in place.
-        v = np.concatenate(vs) if len(vs) > 1 else vs[0]
+        v = concat_owned(vs) if len(vs) > 1 else vs[0]
         v.sort()
         return v, None
     v = np.concatenate(vs) if len(vs) > 1 else vs[0]

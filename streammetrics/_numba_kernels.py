@@ -1,0 +1,203 @@
+"""Compiled kernels of the exact score buffer (the optional ``fast`` extra: numba).
+
+Imported only by :func:`streammetrics._merge_count.kernels`, on the first read large enough to
+use them, never by ``import streammetrics``. Each kernel returns exactly what its numpy
+counterpart returns (the same integers, or the same IEEE operations in the same order), so the
+two paths agree bit for bit; tests/test_merge_count.py checks it.
+
+* :func:`ranks` / :func:`rank_left` / :func:`count2_units`: the ``searchsorted`` ranks of needles
+  in an ascending run. Consecutive needles are searched from the previous answer (a short linear
+  probe, then a galloping search), so sorted needles cost O(log gap) each instead of a full
+  binary search with its branch mispredictions: 3x faster than ``np.searchsorted`` on 2M scores.
+  Unsorted needles stay correct (a needle below its predecessor restarts from 0). In a large
+  run with a coarse index, the gallop runs in the index and ends in one block of 64 values,
+  counted branch-free (its cache lines load in parallel): sparse needles in a run larger than
+  the cache cost about one memory round trip each instead of one per probe.
+* :func:`merge_back`: a small run merged into a large one in place (the large one grown by
+  ``realloc``), with no temporary copy.
+* :func:`ap_steps`: the per-threshold terms of the step average precision from the kept counts,
+  in one pass instead of ten numpy passes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+__all__ = ["ap_steps", "count2_units", "merge_back", "rank_left", "ranks"]
+
+_jit = numba.njit(cache=True, nogil=True, boundscheck=False)
+#: Needles tried one by one past the previous answer before galloping.
+_PROBE = 8
+
+
+@_jit
+def _lower(v: Any, t: Any, lo: int, n: int) -> int:  # pragma: no cover - compiled
+    """First index >= ``lo`` whose value is >= ``t`` (every index below ``lo`` is < ``t``)."""
+    k = 0
+    while lo < n and v[lo] < t and k < _PROBE:
+        lo += 1
+        k += 1
+    if lo >= n or v[lo] >= t:
+        return lo
+    step = _PROBE
+    hi = lo + step
+    while hi < n and v[hi] < t:
+        lo = hi
+        step *= 2
+        hi = lo + step
+    hi = min(hi, n)
+    lo += 1  # v[lo] < t: the answer is in (lo, hi]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if v[mid] < t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@_jit
+def _upper(v: Any, t: Any, lo: int, n: int) -> int:  # pragma: no cover - compiled
+    """First index >= ``lo`` whose value is > ``t`` (every index below ``lo`` is <= ``t``)."""
+    k = 0
+    while lo < n and v[lo] <= t and k < _PROBE:
+        lo += 1
+        k += 1
+    if lo >= n or v[lo] > t:
+        return lo
+    step = _PROBE
+    hi = lo + step
+    while hi < n and v[hi] <= t:
+        lo = hi
+        step *= 2
+        hi = lo + step
+    hi = min(hi, n)
+    lo += 1
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if v[mid] <= t:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+#: Block of the coarse index (``streammetrics._sorted_runs.coarse_index``: every 64th value).
+_BLOCK = 64
+
+
+@_jit
+def _in_block(v: Any, t: Any, j: int, n: int, upper: bool) -> int:  # pragma: no cover - compiled
+    """``64 j`` plus the values of block ``j`` below ``t`` (``upper``: at or below): every value
+    before the block is, none after it is. A branch-free count over the block's contiguous
+    values (its cache lines load in parallel), instead of a chain of dependent probes."""
+    base = j * _BLOCK
+    end = min(base + _BLOCK, n)
+    c = 0
+    if upper:
+        for i in range(base, end):
+            c += v[i] <= t
+    else:
+        for i in range(base, end):
+            c += v[i] < t
+    return base + c
+
+
+@_jit
+def _first(v: Any, co: Any, t: Any, lo: int, n: int, upper: bool) -> int:  # pragma: no cover
+    """First index >= ``lo`` whose value is >= ``t`` (``upper``: > ``t``), every index below
+    ``lo`` qualifying as below. With a coarse index ``co`` (non-empty), a galloping search in
+    it (small, cache-resident) from ``lo``'s block, then one block of ``v``."""
+    if co.shape[0] == 0:
+        return _upper(v, t, lo, n) if upper else _lower(v, t, lo, n)
+    j = lo // _BLOCK
+    j = _upper(co, t, j, co.shape[0]) if upper else _lower(co, t, j, co.shape[0])
+    return _in_block(v, t, j, n, upper)
+
+
+@_jit
+def _walk(v: Any, co: Any, x: Any, mode: int) -> Any:  # pragma: no cover - compiled
+    """Rank the needles ``x`` in ``v`` in order, each search starting from the previous answer
+    (from 0 after a needle below its predecessor). ``mode`` 0: the left ranks; 1: the left and
+    right ranks; 2: only the sum of both (no arrays). Returns (left, right, sum)."""
+    n, m = v.shape[0], x.shape[0]
+    left = np.empty(m if mode < 2 else 0, np.int64)
+    right = np.empty(m if mode == 1 else 0, np.int64)
+    s = 0
+    lo = 0
+    for k in range(m):
+        t = x[k]
+        if k and t < x[k - 1]:
+            lo = 0
+        lo = _first(v, co, t, lo, n, False)
+        if mode < 2:
+            left[k] = lo
+        if mode > 0:
+            r = lo if lo == n or v[lo] != t else _first(v, co, t, lo, n, True)
+            if mode == 1:
+                right[k] = r
+            else:
+                s += lo + r
+    return left, right, s
+
+
+def ranks(v: np.ndarray, co: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(searchsorted(v, x, "left"), searchsorted(v, x, "right"))`` as int64 arrays; ``co``:
+    the run's coarse index, or an empty array. O(m log gap) for m sorted needles."""
+    left, right, _ = _walk(v, co, x, 1)
+    return left, right
+
+
+def rank_left(v: np.ndarray, co: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``searchsorted(v, x, "left")`` as an int64 array (``co`` as in :func:`ranks`)."""
+    return _walk(v, co, x, 0)[0]
+
+
+def count2_units(v: np.ndarray, co: np.ndarray, x: np.ndarray) -> int:
+    """``sum(searchsorted(v, x, "left") + searchsorted(v, x, "right"))`` (``co`` as in
+    :func:`ranks`; int64: exact while ``2 len(v) len(x) < 2**63``, the bound the pair counter
+    keeps)."""
+    return int(_walk(v, co, x, 2)[2])
+
+
+@_jit
+def ap_steps(pw: Any, nb: Any, total_pos: float) -> Any:  # pragma: no cover - compiled
+    """``step[i] = (R_i - R_{i-1}) * TP_i / (TP_i + FP_i)`` with ``TP``, ``FP`` the running sums
+    of ``pw``, ``nb`` (int64) and ``R = TP / total_pos``: the same IEEE operations, in the same
+    order, as :meth:`streammetrics._positive_counts.PositiveCounts.average_precision`."""
+    p = pw.shape[0]
+    step = np.empty(p, np.float64)
+    tp = 0
+    fp = 0
+    prev = 0.0
+    for i in range(p):
+        tp += pw[i]
+        fp += nb[i]
+        tps = np.float64(tp)
+        precision = tps / np.float64(fp + tp)
+        recall = tps / total_pos
+        step[i] = (recall if i == 0 else recall - prev) * precision
+        prev = recall
+    return step
+
+
+@_jit
+def merge_back(a: Any, na: int, b: Any) -> None:  # pragma: no cover - compiled
+    """Merge ascending ``b`` into ascending ``a[:na]`` in place, ``a`` already holding
+    ``na + len(b)`` slots: from the back, the larger first (on ties ``b``'s, so that ``a``'s
+    equal values stay first: the result of a stable sort of ``a[:na]`` then ``b``). No
+    temporary: a slot is written only once its value has been read."""
+    i = na - 1
+    j = b.shape[0] - 1
+    k = na + j
+    while j >= 0:
+        if i >= 0 and a[i] > b[j]:
+            a[k] = a[i]
+            i -= 1
+        else:
+            a[k] = b[j]
+            j -= 1
+        k -= 1

@@ -1,0 +1,254 @@
+"""The compiled ranking kernels (the ``fast`` extra: numba) agree bit for bit with numpy.
+
+Kernel by kernel against ``np.searchsorted`` and the numpy average-precision read, then whole
+exact states (batches with ties and infinities, weights, merges, save/load) streamed on both
+paths and read after every batch: every read equal, and equal to scikit-learn. Also: importing
+streammetrics never imports numba, and without it (or with ``STREAMMETRICS_NUMBA=0``) the
+numpy path runs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from ranking_oracles import finite
+from sklearn.metrics import average_precision_score, roc_auc_score
+
+import streammetrics as sm
+from streammetrics._merge_count import compiled_kernels, kernels
+from streammetrics._positive_counts import PositiveCounts
+
+numba = pytest.importorskip("numba")
+
+
+def _scores(rng: np.random.Generator, n: int, levels: int, dtype: type) -> np.ndarray:
+    s = rng.normal(size=n)
+    if levels:
+        s = np.round(s * levels) / levels  # ties
+    s[rng.random(n) < 0.02] = np.inf
+    s[rng.random(n) < 0.02] = -np.inf
+    return s.astype(dtype)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 1500), m=st.integers(0, 400),
+       levels=st.sampled_from([0, 1, 4, 50]), dtype=st.sampled_from([np.float32, np.float64]),
+       order=st.sampled_from(["sorted", "shuffled", "reversed"]))
+def test_kernels_equal_searchsorted(seed, n, m, levels, dtype, order):
+    rng = np.random.default_rng(seed)
+    v = np.sort(_scores(rng, n, levels, dtype))
+    x = np.sort(np.concatenate([_scores(rng, m, levels, dtype), rng.choice(v, min(n, m // 2))]))
+    if order == "shuffled":
+        rng.shuffle(x)
+    elif order == "reversed":
+        x = x[::-1].copy()
+    k = kernels()
+    assert k is not None
+    for co in (np.empty(0, v.dtype), v[63::64].copy()):  # without / with a coarse index
+        left, right = k.ranks(v, co, x)
+        np.testing.assert_array_equal(left, np.searchsorted(v, x, "left"))
+        np.testing.assert_array_equal(right, np.searchsorted(v, x, "right"))
+        np.testing.assert_array_equal(k.rank_left(v, co, x), np.searchsorted(v, x, "left"))
+        assert k.count2_units(v, co, x) == int(left.sum()) + int(right.sum())
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 3000), levels=st.sampled_from([0, 2, 30]))
+def test_average_precision_read_equal_bit_for_bit(seed, n, levels):
+    rng = np.random.default_rng(seed)
+    y = rng.random(n) < rng.uniform(0.05, 0.9)
+    s = _scores(rng, n, levels, np.float64)
+    if not y.any():
+        y[0] = True
+    pc = PositiveCounts.from_sorted(np.sort(s[y]), np.sort(s[~y]))
+    with compiled_kernels(False):
+        slow = pc.average_precision()
+    with compiled_kernels(True, min_size=0):
+        fast = pc.average_precision()
+    assert fast == slow  # the same bits
+    assert fast == pytest.approx(average_precision_score(y, finite(s)), rel=1e-12, abs=1e-12)
+
+
+def _stream(batches, weighted: bool, read_every: bool):
+    """AUROC, AP and the PR counts read along a stream, then merged and reloaded."""
+    auroc, ap = sm.AUROC(), sm.AveragePrecision()
+    other = sm.AUROC()
+    reads = []
+    for i, (y, s, w) in enumerate(batches):
+        kw = {"sample_weight": w} if weighted else {}
+        (other if i % 3 == 2 else auroc).update(y, s, **kw)
+        ap.update(y, s, **kw)
+        if read_every:
+            reads += [auroc.compute(), ap.compute()]
+            if ap._state.is_weighted is False:
+                c = ap._state.counts(0, positive_thresholds=True)
+                reads += [c.thresholds.tobytes(), c.tps.tobytes(), c.fps.tobytes()]
+    auroc.merge(other)
+    reads += [auroc.compute(), ap.compute()]
+    again = sm.loads(sm.dumps(auroc))
+    reads.append(again.compute())
+    return reads
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), sizes=st.lists(st.integers(0, 300), min_size=1, max_size=8),
+       levels=st.sampled_from([0, 3, 40]), dtype=st.sampled_from([np.float32, np.float64]),
+       weighted=st.booleans(), read_every=st.booleans())
+def test_states_equal_on_both_paths(seed, sizes, levels, dtype, weighted, read_every):
+    rng = np.random.default_rng(seed)
+    batches = []
+    for n in sizes:
+        y = (rng.random(n) < rng.uniform(0.1, 0.9)).astype(int)
+        s = _scores(rng, n, levels, dtype) + y.astype(dtype)
+        w = rng.integers(1, 4, n).astype(float) if weighted else None
+        batches.append((y, s, w))
+    y_all = np.concatenate([b[0] for b in batches])
+    if np.unique(y_all).shape[0] < 2:
+        return  # one class only: nothing to rank
+    with compiled_kernels(False):
+        slow = _stream(batches, weighted, read_every)
+    with compiled_kernels(True, min_size=0):  # from the first needle on
+        fast = _stream(batches, weighted, read_every)
+    assert fast == slow  # bit for bit (floats compared exactly, arrays by their bytes)
+    s_all = finite(np.concatenate([b[1] for b in batches]).astype(np.float64))
+    w_all = np.concatenate([b[2] for b in batches]) if weighted else None
+    assert fast[-1] == pytest.approx(roc_auc_score(y_all, s_all, sample_weight=w_all), rel=1e-12)
+
+
+def test_large_state_uses_the_kernels_by_default_and_agrees():
+    """Past the size threshold the default path is the compiled one; its reads equal numpy's."""
+    rng = np.random.default_rng(3)
+    y = (rng.random(60_000) < 0.1).astype(int)
+    s = np.round(rng.normal(size=60_000) + y, 3)
+    out = {}
+    for fast in (False, True):
+        with compiled_kernels(fast):
+            a, p = sm.AUROC(), sm.AveragePrecision()
+            for i in range(0, 60_000, 20_000):
+                a.update(y[i:i + 20_000], s[i:i + 20_000])
+                p.update(y[i:i + 20_000], s[i:i + 20_000])
+                out.setdefault(fast, []).extend([a.compute(), p.compute()])
+    assert out[True] == out[False]
+    assert out[True][-2] == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+    assert out[True][-1] == pytest.approx(average_precision_score(y, s), rel=1e-12)
+
+
+def _run(code: str, **env: str) -> str:
+    full = {**os.environ, **env}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=full)
+    return out.stdout.strip()
+
+
+def test_import_never_loads_numba():
+    code = ("import sys, streammetrics as sm\n[getattr(sm, n) for n in sm.__all__]\n"
+            "m = sm.AUROC().update([0, 1, 1], [0.1, 0.7, 0.4]); m.compute()\n"
+            "print('numba' in sys.modules)")
+    assert _run(code) == "False"
+
+
+def test_disabled_by_environment_runs_numpy():
+    code = ("import sys, numpy as np, streammetrics as sm\n"
+            "from streammetrics._merge_count import kernels\n"
+            "rng = np.random.default_rng(0); y = rng.random(50_000) < 0.3; s = rng.normal(size=50_000)\n"
+            "m = sm.AUROC().update(y, s); print(round(m.compute(), 12), kernels() is None,"
+            " 'numba' in sys.modules)")
+    value, none, loaded = _run(code, STREAMMETRICS_NUMBA="0").split()
+    assert (none, loaded) == ("True", "False")
+    rng = np.random.default_rng(0)
+    y = rng.random(50_000) < 0.3
+    s = rng.normal(size=50_000)
+    assert float(value) == pytest.approx(roc_auc_score(y, s), abs=1e-12)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_in_place_merges_leave_copies_alone(fast):
+    """Runs grow in place only when nothing else holds them: a copy taken mid-stream shares
+    the runs, so both states, updated differently afterwards, still read their own data."""
+    rng = np.random.default_rng(11)
+    y = (rng.random(40_000) < 0.3).astype(int)
+    s = np.round(rng.normal(size=40_000) + y, 2)
+    with compiled_kernels(fast, min_size=0):
+        a = sm.AUROC()
+        p = sm.AveragePrecision()
+        for i in range(0, 20_000, 2_000):
+            a.update(y[i:i + 2_000], s[i:i + 2_000]).compute()
+            p.update(y[i:i + 2_000], s[i:i + 2_000]).compute()
+        b, q = a.copy(), p.copy()
+        for i in range(20_000, 40_000, 2_000):
+            a.update(y[i:i + 2_000], s[i:i + 2_000]).compute()
+            p.update(y[i:i + 2_000], s[i:i + 2_000]).compute()
+            b.update(y[i:i + 2_000][::-1], 1 - s[i:i + 2_000])
+            q.update(y[i:i + 2_000][::-1], 1 - s[i:i + 2_000])
+        a._state.check_invariants()
+        b._state.check_invariants()
+        assert a.compute() == pytest.approx(roc_auc_score(y, s), rel=1e-12)
+        assert p.compute() == pytest.approx(average_precision_score(y, s), rel=1e-12)
+        y2 = np.concatenate([y[:20_000]] + [y[i:i + 2_000][::-1] for i in range(20_000, 40_000, 2_000)])
+        s2 = np.concatenate([s[:20_000], 1 - s[20_000:]])
+        assert b.compute() == pytest.approx(roc_auc_score(y2, s2), rel=1e-12)
+        assert q.compute() == pytest.approx(average_precision_score(y2, s2), rel=1e-12)
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_shared_run_is_merged_into_a_new_array(fast):
+    """``copy_groups`` shares the runs' arrays: pushing into one group then merges into a new
+    array (the in-place growth is refused), and the other group keeps its values."""
+    from streammetrics._sorted_runs import Group, copy_groups
+
+    rng = np.random.default_rng(5)
+    g = Group()
+    first = np.sort(rng.normal(size=5_000))
+    g.push(first.copy(), None, 5_000)
+    twin = copy_groups([[g]])[0][0]
+    extra = np.sort(rng.normal(size=4_000))
+    with compiled_kernels(fast, min_size=0):
+        g.push(extra.copy(), None, 4_000)
+    np.testing.assert_array_equal(twin.runs[0], first)
+    np.testing.assert_array_equal(g.consolidate()[0], np.sort(np.concatenate([first, extra])))
+
+
+@pytest.mark.parametrize("per_search", [0, 10**9])
+def test_new_thresholds_by_search_or_prefix_sum_equal_a_recount(monkeypatch, per_search):
+    """The negatives above a new positive threshold's gap, found by searching the stored runs
+    or by a prefix sum of the kept bins, give the counts of a recount from the sorted scores."""
+    from streammetrics import _positive_counts
+    from streammetrics._curves import counts_from_sorted, distinct_desc
+
+    monkeypatch.setattr(_positive_counts, "_PREFIX_PER_SEARCH", per_search)
+    rng = np.random.default_rng(per_search % 97)
+    m = sm.AveragePrecision()
+    for _ in range(12):
+        y = (rng.random(700) < 0.3).astype(int)
+        m.update(y, np.round(rng.normal(size=700) + y, 2))
+        m.compute()
+        kept = m._state.counts(0, positive_thresholds=True)
+        pv, pw, nv, nw = m._state.column(0)
+        want = counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv))
+        np.testing.assert_array_equal(kept.tps, want.tps)
+        np.testing.assert_array_equal(kept.fps, want.fps)
+        np.testing.assert_array_equal(kept.thresholds, want.thresholds)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64])
+def test_blockwise_average_precision_read_equal_bit_for_bit(monkeypatch, block):
+    """The numpy read in blocks (carrying the running sums and the last recall across them)
+    gives the bits of the one-pass compiled read and scikit-learn's value."""
+    from streammetrics import _positive_counts
+
+    rng = np.random.default_rng(block)
+    y = rng.random(5_000) < 0.4
+    s = np.round(rng.normal(size=5_000) + y, 3)
+    pc = PositiveCounts.from_sorted(np.sort(s[y]), np.sort(s[~y]))
+    monkeypatch.setattr(_positive_counts, "_READ_BLOCK", block)
+    with compiled_kernels(False):
+        slow = pc.average_precision()
+    with compiled_kernels(True, min_size=0):
+        fast = pc.average_precision()
+    assert slow == fast
+    assert fast == pytest.approx(average_precision_score(y, s), rel=1e-12)
