@@ -51,6 +51,17 @@ def test_label_codes_fast_path_equals_sklearn(n: int, k: int, shift: int, weight
         assert np.allclose(F.confusion_matrix(y, p, sample_weight=w), skm.confusion_matrix(y, p, sample_weight=w))
 
 
+def _assert_binary_ranking_equals_sklearn(y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> None:
+    assert F.roc_auc_score(y, s, sample_weight=w) == pytest.approx(
+        skm.roc_auc_score(y, s, sample_weight=w), rel=1e-12)
+    assert F.average_precision_score(y, s, sample_weight=w) == pytest.approx(
+        skm.average_precision_score(y, s, sample_weight=w), rel=1e-12)
+    for name in ("roc_curve", "precision_recall_curve", "det_curve"):
+        for a, b in zip(getattr(F, name)(y, s, sample_weight=w), getattr(skm, name)(y, s, sample_weight=w),
+                        strict=True):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("weighted", [False, True])
 @pytest.mark.parametrize("decimals", [2, None])
 def test_ranking_on_large_tied_weighted_scores_equals_sklearn(weighted: bool, decimals: int | None) -> None:
@@ -63,14 +74,7 @@ def test_ranking_on_large_tied_weighted_scores_equals_sklearn(weighted: bool, de
     if decimals is not None:
         s = np.round(s, decimals)
     w = rng.random(n) if weighted else None
-    assert F.roc_auc_score(y, s, sample_weight=w) == pytest.approx(
-        skm.roc_auc_score(y, s, sample_weight=w), rel=1e-12)
-    assert F.average_precision_score(y, s, sample_weight=w) == pytest.approx(
-        skm.average_precision_score(y, s, sample_weight=w), rel=1e-12)
-    for name in ("roc_curve", "precision_recall_curve", "det_curve"):
-        for a, b in zip(getattr(F, name)(y, s, sample_weight=w), getattr(skm, name)(y, s, sample_weight=w),
-                        strict=True):
-            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    _assert_binary_ranking_equals_sklearn(y, s, w)
 
 
 @pytest.mark.parametrize("decimals", [2, None])
@@ -107,14 +111,7 @@ def test_weighted_binary_ranking_with_zero_weights_and_colliding_keys_equals_skl
     s[:500] = np.where(rng.random(500) < 0.5, -0.0, 0.0)
     w = rng.random(n)
     w[rng.random(n) < 0.2] = 0.0
-    assert F.roc_auc_score(y, s, sample_weight=w) == pytest.approx(
-        skm.roc_auc_score(y, s, sample_weight=w), rel=1e-12)
-    assert F.average_precision_score(y, s, sample_weight=w) == pytest.approx(
-        skm.average_precision_score(y, s, sample_weight=w), rel=1e-12)
-    for name in ("roc_curve", "precision_recall_curve", "det_curve"):
-        for a, b in zip(getattr(F, name)(y, s, sample_weight=w), getattr(skm, name)(y, s, sample_weight=w),
-                        strict=True):
-            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    _assert_binary_ranking_equals_sklearn(y, s, w)
 
 
 @pytest.mark.parametrize("k", [2, 10])
