@@ -11,7 +11,8 @@ State (float64, weighted sums; rows = actual class, columns = predicted class):
   sample size). While every weight seen is 1 it equals ``counts`` and is not maintained.
 
 ``update`` cost: binary, unweighted -- three ``count_nonzero`` passes over the batch plus one
-validation reduction per argument; weighted or multiclass -- one ``bincount``. Scalars (one sample,
+validation reduction per argument; weighted or multiclass -- one blocked
+``bincount`` pass (:func:`streammetrics._cell_counts.cell_counts`). Scalars (one sample,
 river style) take a pure-Python path into a small pending dict that is folded into the arrays on
 the next read. Memory O(C^2) (O(L) for multilabel), independent of the number of samples.
 """
@@ -23,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ._cell_counts import cell_counts
 from ._labels import is_sparse
 from ._load_checks import reserve
 from ._params import IGNORE_INDEX, Param, check_param, real_param
@@ -257,9 +259,7 @@ class ConfusionCounts(SummedState):
             tp = int(np.count_nonzero(np.logical_and(y, pred)))  # any int/uint/bool mix
             return ("cells", ((0, n - pos - pp + tp), (1, pp - tp), (2, pos - tp), (3, tp)))
         k = self.num_classes
-        cell = y.astype(np.intp, copy=False) * k + pred.astype(np.intp, copy=False)  # uint64 too
-        counts = np.bincount(cell, weights=w, minlength=k * k).reshape(k, k)
-        w2 = None if w is None else np.bincount(cell, weights=w * w, minlength=k * k).reshape(k, k)
+        counts, w2 = cell_counts(y, pred, k, w)
         return ("arrays", counts, w2, None)
 
     def _label_rows(

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._load_checks import reserve
 from ._params import IGNORE_INDEX, Param, check_param
+from ._sort_kernels import sort_split
 from ._validation import (
     as_numpy,
     check_binary_labels,
@@ -79,6 +80,19 @@ def unit_or_positive(
     return w, keep
 
 
+def _sorted_parts(col: int, s: np.ndarray, pos: np.ndarray, w: np.ndarray) -> Parts:
+    """The two parts (negatives, positives) of one weighted column, each already sorted by
+    score with its weights (:func:`~streammetrics._sort_kernels.sort_split`: one key sort for
+    both, which the state's own sort then finds sorted); small or unusual columns are split
+    unsorted. O(n log n)."""
+    both = sort_split(s, pos, w)
+    if both is None:
+        neg = ~pos
+        return [(col, 0, s.compress(neg), w.compress(neg)), (col, 1, s.compress(pos), w.compress(pos))]
+    (nv, nw), (pv, pw) = both
+    return [(col, 0, nv, nw), (col, 1, pv, pw)]
+
+
 class ScoreBatches:
     """Batch validation shared by the score states; a state sets ``task``, ``n_columns``,
     ``ignore_index`` and ``by_class`` (one-vs-one groups) and calls :meth:`split_batch`."""
@@ -138,6 +152,8 @@ class ScoreBatches:
             return None
         if self.task == "binary":
             pos = y.astype(bool, copy=False)
+            if w is not None:
+                return _sorted_parts(0, s, pos, w)
             neg = ~pos
             return [  # compress: a third faster than boolean indexing
                 (0, 0, s.compress(neg), None if w is None else w.compress(neg)),
@@ -165,6 +181,9 @@ class ScoreBatches:
         st = np.ascontiguousarray(s.T)  # one copy; boolean selections then read contiguous rows
         for col in range(c):  # compress: a third faster than boolean indexing
             m = onehot[col]
+            if w is not None:
+                parts += _sorted_parts(col, st[col], m, w)
+                continue
             nm = ~m
             pos_v, neg_v = st[col].compress(m), st[col].compress(nm)
             parts.append((col, 1, pos_v, None if w is None else w.compress(m)))
@@ -183,7 +202,8 @@ class ScoreBatches:
         if keep is not None:
             y, s = y[keep], s[keep]
             w = None if w is None else w[keep]
-        yt, st = y.T, s.T
+        # one copy of the scores, column-major: each column's sort then reads contiguous values
+        yt, st = y.T, np.ascontiguousarray(s.T)
         parts: Parts = []
         for col in range(num_labels):
             lab = yt[col]
@@ -192,6 +212,9 @@ class ScoreBatches:
                 neg = lab == 0
             else:
                 pos = lab.astype(bool, copy=False)
+                if w is not None:
+                    parts += _sorted_parts(col, st[col], pos, w)
+                    continue
                 neg = ~pos
             parts.append((col, 1, st[col][pos], None if w is None else w[pos]))
             parts.append((col, 0, st[col][neg], None if w is None else w[neg]))
