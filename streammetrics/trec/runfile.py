@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .readers import TrecFormatError, parse_numbers
+from .binread import CHUNK_BYTES, byte_chunks, run_columns, run_scores, text_run_columns
+from .readers import TrecFormatError
 
 
 @dataclass
@@ -77,34 +78,7 @@ def _columns(
             qs = tokens[0::7]
             if "#" not in text or not any(q.startswith("#") for q in qs):
                 return qs, tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
-    q_col: list[str] = []
-    d_col: list[str] = []
-    s_col: list[str] = []
-    r_col: list[str] = []
-    line_of: list[int] = []
-    for i, line in enumerate(lines):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if len(parts) < 6:
-            raise TrecFormatError(
-                f"{path}:{first + i}: expected 6 fields 'qid Q0 docno rank score runid', "
-                f"got {len(parts)}: {line.strip()!r}"
-            )
-        q_col.append(parts[0])
-        d_col.append(parts[2])
-        s_col.append(parts[4])
-        r_col.append(parts[5])
-        line_of.append(first + i)
-    return q_col, d_col, s_col, r_col, line_of
-
-
-def _scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
-    sc = parse_numbers(path, tokens, line_of, "score")
-    bad = np.flatnonzero(np.isnan(sc))
-    if len(bad):
-        raise TrecFormatError(f"{path}:{line_of[int(bad[0])]}: score is NaN")
-    return sc
+    return text_run_columns(path, lines, first)
 
 
 _Piece = tuple[str, list[str], np.ndarray, np.ndarray, str]  # qid, docs, scores, line numbers, runid
@@ -125,7 +99,7 @@ def _pieces(path: str, chunk_lines: int, grouped_only: bool = False) -> Iterator
             qs, ds, s_tok, rs, line_of = _columns(path, lines, first)
             if not qs:
                 continue
-            sc = _scores(path, s_tok, line_of)
+            sc = run_scores(path, s_tok, line_of)
             ln = np.asarray(line_of, dtype=np.int64)
             change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
             starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
@@ -227,61 +201,59 @@ class RunStream:
 @dataclass
 class Block:
     """Complete queries of a run, flat: ``qids`` (file order), each query's rows
-    ``[bounds[i], bounds[i + 1])`` of ``docs``, ``scores`` and ``lines``."""
+    ``[bounds[i], bounds[i + 1])`` of ``docs`` (UTF-8 bytes), ``scores`` and ``lines``."""
 
     qids: list[str]
     bounds: np.ndarray
-    docs: list[str]
+    docs: list[bytes]
     scores: np.ndarray
     lines: np.ndarray
 
 
 class RunBlocks:
-    """A run whose queries are contiguous, in blocks of complete queries (one chunk of
-    ``chunk_lines`` lines in memory); raises :class:`NotGrouped` when a query reappears.
-    ``runid``: the run id of the last line read."""
+    """A run whose queries are contiguous, in blocks of complete queries (one chunk of about
+    ``chunk_bytes`` bytes in memory, read as :mod:`.binread` reads it: document ids as ``bytes``);
+    raises :class:`NotGrouped` when a query reappears. ``runid``: the run id of the last line read."""
 
-    def __init__(self, path: str, chunk_lines: int = 1 << 17) -> None:
-        self.path, self.chunk_lines, self.runid = path, chunk_lines, ""
+    def __init__(self, path: str, chunk_bytes: int = CHUNK_BYTES) -> None:
+        self.path, self.chunk_bytes, self.runid = path, chunk_bytes, ""
 
     def __iter__(self) -> Iterator[Block]:
-        seen: set[str] = set()
-        carry: tuple[list[str], list[str], np.ndarray, np.ndarray] | None = None
-        lineno = 0
-        with open(self.path, encoding="utf-8") as fh:
-            while True:
-                lines = list(itertools.islice(fh, self.chunk_lines))
-                first, lineno = lineno + 1, lineno + len(lines)
-                empty: tuple[list[str], list[str], list[str], list[str], list[int]] = ([], [], [], [], [])
-                qs, ds, s_tok, rs, line_of = _columns(self.path, lines, first) if lines else empty
-                sc = _scores(self.path, s_tok, line_of) if qs else np.zeros(0)
-                ln = np.asarray(line_of, dtype=np.int64)
-                if rs:
-                    self.runid = rs[-1]
-                if carry is not None:
-                    qs, ds = carry[0] + qs, carry[1] + ds
-                    sc, ln = np.concatenate([carry[2], sc]), np.concatenate([carry[3], ln])
-                    carry = None
+        seen: set[bytes] = set()
+        carry: tuple[list[bytes], list[bytes], np.ndarray, np.ndarray] | None = None
+        lineno = 1
+        for chunk in itertools.chain(byte_chunks(self.path, self.chunk_bytes), [None]):
+            if chunk is not None:
+                qs, ds, sc, runid, ln, n = run_columns(self.path, chunk, lineno)
+                lineno += n
                 if qs:
-                    change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
-                    starts = np.flatnonzero(np.concatenate([[True], change]))
-                    block_qids = [qs[a] for a in starts.tolist()]
-                    if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
-                        again: set[str] = set(seen)
-                        for a, q in zip(starts.tolist(), block_qids, strict=True):
-                            if q in again:
-                                raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q!r} reappears")
-                            again.add(q)
-                    done = len(block_qids) - (1 if lines else 0)  # the last may go on in the next chunk
-                    cut = int(starts[done]) if done < len(block_qids) else len(qs)
-                    if done > 0:
-                        seen.update(block_qids[:done])
-                        bounds = np.append(starts[:done], cut)
-                        yield Block(block_qids[:done], bounds, ds[:cut], sc[:cut], ln[:cut])
-                    if cut < len(qs):
-                        carry = (qs[cut:], ds[cut:], sc[cut:], ln[cut:])
-                if not lines:
-                    return
+                    self.runid = runid
+            else:
+                qs, ds, sc, ln = [], [], np.zeros(0), np.zeros(0, dtype=np.int64)
+            if carry is not None:
+                qs, ds = carry[0] + qs, carry[1] + ds
+                sc, ln = np.concatenate([carry[2], sc]), np.concatenate([carry[3], ln])
+                carry = None
+            if not qs:
+                continue
+            runs = [(q, len(list(g))) for q, g in itertools.groupby(qs)]
+            block_qids = [q for q, _ in runs]
+            starts = np.concatenate([[0], np.cumsum([n for _, n in runs])[:-1]]).astype(np.int64)
+            if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
+                again: set[bytes] = set(seen)
+                for a, q in zip(starts.tolist(), block_qids, strict=True):
+                    if q in again:
+                        raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q.decode('utf-8')!r} reappears")
+                    again.add(q)
+            done = len(block_qids) - (1 if chunk is not None else 0)  # the last may go on in the next chunk
+            cut = int(starts[done]) if done < len(block_qids) else len(qs)
+            if done > 0:
+                seen.update(block_qids[:done])
+                bounds = np.append(starts[:done], cut)
+                qids = [q.decode("utf-8") for q in block_qids[:done]]
+                yield Block(qids, bounds, ds[:cut], sc[:cut], ln[:cut])
+            if cut < len(qs):
+                carry = (qs[cut:], ds[cut:], sc[cut:], ln[cut:])
 
 
 def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) -> Iterator[Block]:
@@ -295,7 +267,8 @@ def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) ->
         if batch and (item is None or size >= rows):
             lengths = [len(q.docs) for _, q in batch]
             yield Block([qid for qid, _ in batch], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-                        [d for _, q in batch for d in q.docs], np.concatenate([q.scores for _, q in batch]),
+                        [d.encode("utf-8") for _, q in batch for d in q.docs],
+                        np.concatenate([q.scores for _, q in batch]),
                         np.concatenate([q.lines for _, q in batch]))  # fmt: skip
             batch, size = [], 0
 
@@ -336,7 +309,7 @@ class SpilledRun:
                 del lines
                 if not qs:
                     continue
-                sc = _scores(self.path, s_tok, line_of)
+                sc = run_scores(self.path, s_tok, line_of)
                 self.runid = rs[-1]
                 order = sorted(range(len(qs)), key=lambda i: qs[i].encode("utf-8"))
                 yield [qs[i] for i in order], [ds[i] for i in order], sc[order], [line_of[i] for i in order]
