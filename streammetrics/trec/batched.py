@@ -59,7 +59,9 @@ def block_values(
     if opts.version < 10:
         with np.errstate(over="ignore"):
             scores = scores.astype(np.float32).astype(np.float64)
-    keys = np.fromiter(map(hash, block.docs), dtype=np.int64, count=len(block.docs))
+    keys = block.hashes
+    if keys is None:
+        keys = np.fromiter(map(hash, block.docs), dtype=np.int64, count=len(block.docs))
     slow = np.zeros(nq, dtype=bool)
     slow[judged] = judgments.ambiguous[qnum[judged]]
     ranked: list[tuple[np.ndarray, np.ndarray]] = []  # per ranking length: its queries, their ranked rows

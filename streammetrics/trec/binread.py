@@ -24,7 +24,7 @@ __all__ = ["paused_gc", "CHUNK_BYTES", "byte_chunks", "run_columns", "qrels_colu
            "run_scores"]
 
 #: Default size of the chunks read at once (the run's share of memory).
-CHUNK_BYTES = 1 << 22
+CHUNK_BYTES = 1 << 16
 _ODD = (b"\x00", b"\x1c", b"\x1d", b"\x1e", b"\x1f")  # str.split() separators that bytes.split() keeps
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .binread import CHUNK_BYTES, byte_chunks, run_columns, run_scores, text_run_columns
+from .binread import byte_chunks, run_columns, run_scores, text_run_columns
 from .readers import TrecFormatError
 
 
@@ -201,59 +201,80 @@ class RunStream:
 @dataclass
 class Block:
     """Complete queries of a run, flat: ``qids`` (file order), each query's rows
-    ``[bounds[i], bounds[i + 1])`` of ``docs`` (UTF-8 bytes), ``scores`` and ``lines``."""
+    ``[bounds[i], bounds[i + 1])`` of ``docs`` (UTF-8 bytes), ``scores``, ``lines`` and
+    ``hashes`` (the docs' ``hash``, computed when absent)."""
 
     qids: list[str]
     bounds: np.ndarray
     docs: list[bytes]
     scores: np.ndarray
     lines: np.ndarray
+    hashes: np.ndarray | None = None
 
 
 class RunBlocks:
-    """A run whose queries are contiguous, in blocks of complete queries (one chunk of about
-    ``chunk_bytes`` bytes in memory, read as :mod:`.binread` reads it: document ids as ``bytes``);
-    raises :class:`NotGrouped` when a query reappears. ``runid``: the run id of the last line read."""
+    """A run whose queries are contiguous, in blocks of complete queries of about ``block_rows``
+    lines; raises :class:`NotGrouped` when a query reappears. The file is read in small chunks
+    (``chunk_bytes``; their tokens are used while in the CPU cache) as :mod:`.binread` reads it:
+    document ids as ``bytes``. Memory: one block. ``runid``: the run id of the last line read."""
 
-    def __init__(self, path: str, chunk_bytes: int = CHUNK_BYTES) -> None:
-        self.path, self.chunk_bytes, self.runid = path, chunk_bytes, ""
+    def __init__(self, path: str, chunk_bytes: int = 1 << 14, block_rows: int = 1 << 16) -> None:
+        self.path, self.chunk_bytes, self.block_rows, self.runid = path, chunk_bytes, block_rows, ""
 
     def __iter__(self) -> Iterator[Block]:
         seen: set[bytes] = set()
-        carry: tuple[list[bytes], list[bytes], np.ndarray, np.ndarray] | None = None
+        qids: list[bytes] = []  # the pending queries and their line counts (the last may go on)
+        counts: list[int] = []
+        docs: list[bytes] = []
+        cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # scores, lines, hashes
         lineno = 1
-        for chunk in itertools.chain(byte_chunks(self.path, self.chunk_bytes), [None]):
-            if chunk is not None:
-                qs, ds, sc, runid, ln, n = run_columns(self.path, chunk, lineno)
-                lineno += n
-                if qs:
-                    self.runid = runid
-            else:
-                qs, ds, sc, ln = [], [], np.zeros(0), np.zeros(0, dtype=np.int64)
-            if carry is not None:
-                qs, ds = carry[0] + qs, carry[1] + ds
-                sc, ln = np.concatenate([carry[2], sc]), np.concatenate([carry[3], ln])
-                carry = None
+        for chunk in byte_chunks(self.path, self.chunk_bytes):
+            qs, ds, sc, runid, ln, n = run_columns(self.path, chunk, lineno)
+            lineno += n
             if not qs:
                 continue
-            runs = [(q, len(list(g))) for q, g in itertools.groupby(qs)]
-            block_qids = [q for q, _ in runs]
-            starts = np.concatenate([[0], np.cumsum([n for _, n in runs])[:-1]]).astype(np.int64)
-            if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
-                again: set[bytes] = set(seen)
-                for a, q in zip(starts.tolist(), block_qids, strict=True):
-                    if q in again:
-                        raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q.decode('utf-8')!r} reappears")
-                    again.add(q)
-            done = len(block_qids) - (1 if chunk is not None else 0)  # the last may go on in the next chunk
-            cut = int(starts[done]) if done < len(block_qids) else len(qs)
-            if done > 0:
-                seen.update(block_qids[:done])
-                bounds = np.append(starts[:done], cut)
-                qids = [q.decode("utf-8") for q in block_qids[:done]]
-                yield Block(qids, bounds, ds[:cut], sc[:cut], ln[:cut])
-            if cut < len(qs):
-                carry = (qs[cut:], ds[cut:], sc[cut:], ln[cut:])
+            self.runid = runid
+            cols.append((sc, ln, np.fromiter(map(hash, ds), dtype=np.int64, count=len(ds))))
+            docs += ds
+            for q, group in itertools.groupby(qs):
+                k = len(list(group))
+                if qids and qids[-1] == q:
+                    counts[-1] += k
+                else:
+                    qids.append(q)
+                    counts.append(k)
+            if len(docs) >= self.block_rows and len(qids) > 1:
+                yield self._block(seen, qids, counts, docs, cols, len(qids) - 1)
+                done = len(qids) - 1
+                cut = len(docs) - counts[-1]
+                del qids[:done], counts[:done], docs[:cut]
+                sc, ln, h = _cat(cols)
+                cols = [(sc[cut:], ln[cut:], h[cut:])]
+        if qids:
+            yield self._block(seen, qids, counts, docs, cols, len(qids))
+
+    def _block(self, seen: set[bytes], qids: list[bytes], counts: list[int], docs: list[bytes],
+               cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]], done: int) -> Block:  # fmt: skip
+        """The first ``done`` pending queries as a :class:`Block` (NotGrouped if one was seen)."""
+        sc, ln, h = _cat(cols)
+        bounds = np.concatenate([[0], np.cumsum(counts[:done])]).astype(np.int64)
+        block_qids = qids[:done]
+        if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
+            again: set[bytes] = set(seen)
+            for a, q in zip(bounds.tolist(), block_qids, strict=False):
+                if q in again:
+                    raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q.decode('utf-8')!r} reappears")
+                again.add(q)
+        seen.update(block_qids)
+        cut = int(bounds[-1])
+        return Block([q.decode("utf-8") for q in block_qids], bounds, docs[:cut], sc[:cut], ln[:cut], h[:cut])
+
+
+def _cat(cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if len(cols) == 1:
+        return cols[0]
+    sc, ln, h = zip(*cols, strict=True)
+    return np.concatenate(sc), np.concatenate(ln), np.concatenate(h)
 
 
 def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) -> Iterator[Block]:
