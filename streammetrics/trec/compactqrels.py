@@ -69,9 +69,10 @@ class CompactQrels(Mapping[str, list[dict[str, int]]]):
         ds = [d.encode("utf-8") for per_q in docs.values() for d in per_q]
         grades = np.fromiter((int(g) for per_q in docs.values() for g in per_q.values()), dtype=np.int64,
                              count=len(ds))  # fmt: skip
-        index: dict[bytes, int] = {}
-        lines = np.arange(1, len(ds) + 1, dtype=np.int64)
-        return _build("<dict>", index, [_pack(index, qs, ds, grades, lines)])
+        parts = _Parts()
+        if ds:
+            parts.add(qs, ds, grades, np.arange(1, len(ds) + 1, dtype=np.int64))
+        return _build("<dict>", parts)
 
     def __getitem__(self, qid: str) -> list[dict[str, int]]:
         if self._cached is not None and self._cached[0] == qid:
@@ -108,7 +109,7 @@ class CompactQrels(Mapping[str, list[dict[str, int]]]):
     def lookup(self, query: np.ndarray, docs: list[bytes], hashes: np.ndarray) -> np.ndarray:
         """The grade of each run line (:data:`MISSING` when not judged): ``query`` its query's
         number here (-1: a query not in the qrels), ``docs`` its docno, ``hashes`` their
-        ``hash``. O(n log judgments)."""
+        ``hash``. O(n log judgments) (lines of :attr:`ambiguous` queries: a dict lookup each)."""
         out = np.full(len(docs), MISSING, dtype=np.int64)
         if not len(self.sorted_keys):
             return out
@@ -123,64 +124,88 @@ class CompactQrels(Mapping[str, list[dict[str, int]]]):
         same = np.fromiter(map(operator.eq, map(docs.__getitem__, rows.tolist()), judged), dtype=bool,
                            count=len(rows))  # fmt: skip
         out[rows[same]] = self.grades[p[same]]
+        for r in np.flatnonzero(valid & self.ambiguous[np.maximum(query, 0)]).tolist():  # rare: by dict
+            out[r] = self[self.qids[int(query[r])]][0].get(docs[r].decode("utf-8"), MISSING)
         return out
 
 
-_Packed = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bytes]
+class _Parts:
+    """The packed chunks of a qrels file, one list per column (freed column by column)."""
+
+    def __init__(self) -> None:
+        self.index: dict[bytes, int] = {}
+        self.keys: list[np.ndarray] = []
+        self.lengths: list[np.ndarray] = []
+        self.grades: list[np.ndarray] = []
+        self.lines: list[np.ndarray] = []
+        self.blobs: list[bytes] = []
+
+    def add(self, qs: list[bytes], ds: list[bytes], g: np.ndarray, ln: np.ndarray) -> None:
+        """A chunk's columns: lookup keys, docno lengths, grades, lines, docno blob (new query ids
+        get the next numbers)."""
+        runs = [(q, len(list(grp))) for q, grp in itertools.groupby(qs)]
+        nums = np.asarray([self.index.setdefault(q, len(self.index)) for q, _ in runs], dtype=np.int64)
+        qn = np.repeat(nums, np.asarray([n for _, n in runs], dtype=np.int64))
+        self.keys.append((qn << 40) | (np.fromiter(map(hash, ds), dtype=np.int64, count=len(ds)) & _LOW))
+        self.lengths.append(np.fromiter(map(len, ds), dtype=np.int32, count=len(ds)))
+        self.grades.append(g.astype(np.int64))
+        self.lines.append(ln)
+        self.blobs.append(b"".join(ds))
 
 
-def _pack(index: dict[bytes, int], qs: list[bytes], ds: list[bytes], g: np.ndarray,
-          ln: np.ndarray) -> _Packed:  # fmt: skip
-    """A chunk's columns as arrays (query number, docno hash, docno length, grade, line, docno blob);
-    new query ids get the next numbers in ``index``."""
-    runs = [(q, len(list(grp))) for q, grp in itertools.groupby(qs)]
-    nums = np.asarray([index.setdefault(q, len(index)) for q, _ in runs], dtype=np.int64)
-    qn = np.repeat(nums, np.asarray([n for _, n in runs], dtype=np.int64))
-    hashes = np.fromiter(map(hash, ds), dtype=np.int64, count=len(ds))
-    lengths = np.fromiter(map(len, ds), dtype=np.int64, count=len(ds))
-    return qn, hashes, lengths, g.astype(np.int64), ln, b"".join(ds)
+def _take(chunks: list[np.ndarray], dtype: type) -> np.ndarray:
+    """The chunks concatenated (the list emptied, so each chunk is freed)."""
+    out = np.concatenate(chunks) if chunks else np.zeros(0, dtype=dtype)
+    chunks.clear()
+    return out
 
 
-def _build(path: str, index: dict[bytes, int], parts: list[_Packed]) -> CompactQrels:
+def _build(path: str, parts: _Parts) -> CompactQrels:
     """The :class:`CompactQrels` of the packed chunks (in file order): a docno judged twice for a
-    query is an error naming the first repeating line."""
+    query is an error naming the first repeating line. Memory: about 60 bytes per judgment at the
+    peak, 28 plus the docno kept."""
+    index = parts.index
     if len(index) >= 1 << 23:
         raise ValueError(f"qrels: more than {1 << 23} queries in {path!r}")
-
-    def cat(j: int) -> np.ndarray:
-        return np.concatenate([p[j] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-
-    qn, h, ln_, g, line = cat(0), cat(1), cat(2), cat(3), cat(4)
-    start = np.concatenate([[0], np.cumsum(ln_)[:-1]]).astype(np.int64) if len(ln_) else ln_
-    keys = (qn << 40) | (h & _LOW)
+    keys = _take(parts.keys, np.int64)
     order = np.argsort(keys, kind="stable")  # by query, then key; file order among equal keys
-    keys, g, start, ln_, line, qn = keys[order], g[order], start[order], ln_[order], line[order], qn[order]
-    blob = b"".join(p[5] for p in parts)
+    keys = keys[order]
+    lengths = _take(parts.lengths, np.int32)
+    start = np.zeros(len(lengths), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=start[1:])
+    start, lengths = start[order], lengths[order]
+    grades = _take(parts.grades, np.int64)[order]
+    line = _take(parts.lines, np.int64)  # in file order: line[order[k]] is sorted row k's
+    blob = b"".join(parts.blobs)
+    parts.blobs.clear()
     ambiguous = np.zeros(len(index), dtype=bool)
-    same = np.flatnonzero(keys[1:] == keys[:-1])
     first_dup: tuple[int, str, str] | None = None
     qids = [q.decode("utf-8") for q in index]
-    for k in same.tolist():  # equal keys: the same docno judged twice, or a hash collision
-        a, b = blob[start[k] : start[k] + ln_[k]], blob[start[k + 1] : start[k + 1] + ln_[k + 1]]
-        if a != b:
-            ambiguous[qn[k]] = True
+
+    def doc(k: int) -> bytes:
+        return blob[int(start[k]) : int(start[k]) + int(lengths[k])]
+
+    for k in np.flatnonzero(keys[1:] == keys[:-1]).tolist():  # a docno judged twice, or a collision
+        q = int(keys[k]) >> 40
+        if doc(k) != doc(k + 1):
+            ambiguous[q] = True
             continue
-        later = int(max(line[k], line[k + 1]))
+        later = int(max(line[order[k]], line[order[k + 1]]))
         if first_dup is None or later < first_dup[0]:
-            first_dup = (later, a.decode("utf-8"), qids[int(qn[k])])
+            first_dup = (later, doc(k).decode("utf-8"), qids[q])
+    bounds = np.searchsorted(keys, np.arange(len(index) + 1, dtype=np.int64) << 40).astype(np.int64)
     for q in np.flatnonzero(ambiguous).tolist():  # colliding keys may separate repeats: compare all
-        rows = np.flatnonzero(qn == q)
+        rows = np.arange(bounds[q], bounds[q + 1])
         seen: set[bytes] = set()
-        for k in rows[np.argsort(line[rows], kind="stable")].tolist():
-            d = blob[start[k] : start[k] + ln_[k]]
-            if d in seen and (first_dup is None or int(line[k]) < first_dup[0]):
-                first_dup = (int(line[k]), d.decode("utf-8"), qids[q])
+        for k in rows[np.argsort(line[order[rows]], kind="stable")].tolist():
+            d = doc(k)
+            if d in seen and (first_dup is None or int(line[order[k]]) < first_dup[0]):
+                first_dup = (int(line[order[k]]), d.decode("utf-8"), qids[q])
             seen.add(d)
     if first_dup is not None:
         raise TrecFormatError(f"{path}:{first_dup[0]}: duplicate judgment of document {first_dup[1]!r} "
                               f"for query {first_dup[2]!r}")  # fmt: skip
-    bounds = np.searchsorted(qn, np.arange(len(index) + 1)).astype(np.int64)
-    return CompactQrels(qids, bounds, keys, g, start, ln_.astype(np.int32), blob, ambiguous)
+    return CompactQrels(qids, bounds, keys, grades, start, lengths, blob, ambiguous)
 
 
 def read_compact_qrels(path: str, chunk_bytes: int = CHUNK_BYTES) -> CompactQrels:
@@ -197,16 +222,15 @@ def read_compact_qrels(path: str, chunk_bytes: int = CHUNK_BYTES) -> CompactQrel
     >>> dict(qrels)
     {'q1': [{'d1': 1, 'd2': 0}], 'q2': [{'d3': 2}]}
     """
-    parts: list[_Packed] = []
-    index: dict[bytes, int] = {}
+    parts = _Parts()
     lineno = 1
     try:
         for chunk in byte_chunks(path, chunk_bytes):
             qs, ds, grades, line_of, n = qrels_columns(path, chunk, lineno)
             lineno += n
             if qs:
-                parts.append(_pack(index, qs, ds, grades, line_of))
+                parts.add(qs, ds, grades, line_of)
     except TrecFormatError:
-        _build(path, index, parts)  # a duplicate judgment before the malformed line is reported first
+        _build(path, parts)  # a duplicate judgment before the malformed line is reported first
         raise
-    return _build(path, index, parts)
+    return _build(path, parts)
