@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .readers import TrecFormatError, parse_numbers, qrels_text_columns
+from .readers import TrecFormatError, parse_numbers, qrels_text_columns, text_fields
 
 __all__ = ["paused_gc", "CHUNK_BYTES", "byte_chunks", "run_columns", "qrels_columns", "text_run_columns",
            "run_scores"]
@@ -104,26 +104,9 @@ def text_run_columns(
 ) -> tuple[list[str], list[str], list[str], list[str], list[int]]:
     """(qid, docno, score, runid) columns and line numbers of run lines read as text: blank and
     ``#`` lines skipped, fields after the sixth ignored, fewer than six an error naming the line."""
-    q_col: list[str] = []
-    d_col: list[str] = []
-    s_col: list[str] = []
-    r_col: list[str] = []
-    line_of: list[int] = []
-    for i, line in enumerate(lines):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if len(parts) < 6:
-            raise TrecFormatError(
-                f"{path}:{first + i}: expected 6 fields 'qid Q0 docno rank score runid', "
-                f"got {len(parts)}: {line.strip()!r}"
-            )
-        q_col.append(parts[0])
-        d_col.append(parts[2])
-        s_col.append(parts[4])
-        r_col.append(parts[5])
-        line_of.append(first + i)
-    return q_col, d_col, s_col, r_col, line_of
+    rows = text_fields(path, lines, first, 6, "qid Q0 docno rank score runid", extra=True)
+    cols = [[p[j] for _, p in rows] for j in (0, 2, 4, 5)]
+    return cols[0], cols[1], cols[2], cols[3], [n for n, _ in rows]
 
 
 def run_scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
