@@ -178,3 +178,26 @@ def test_run_chunks_carry_queries_across_chunk_boundaries(tmp_path, chunk_lines)
     path.write_text("a Q0 x 1 1 r\nb Q0 x 1 1 r\na Q0 z 1 1 r\n")
     with pytest.raises(ValueError, match="run.txt:3: query 'a' reappears"):
         list(read_run_chunks(str(path), chunk_lines=chunk_lines))
+
+
+def test_trec_runs_on_the_core_dependencies_alone(tmp_path):
+    """``streammetrics trec`` with every optional package made unimportable (numpy and
+    sortedcontainers only) prints what it prints with them."""
+    import subprocess
+    import sys
+
+    qp, rp = tmp_path / "qrels.txt", tmp_path / "run.txt"
+    qp.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n")
+    rp.write_text("1 Q0 a 1 0.5 r\n1 Q0 b 2 0.9 r\n2 Q0 c 1 1.0 r\n")
+    code = (
+        "import sys\n"
+        "for m in ('pyarrow', 'pandas', 'scipy', 'sklearn', 'torch', 'pytrec_eval', 'ir_measures', 'ranx'):\n"
+        "    sys.modules[m] = None\n"
+        "from streammetrics.__main__ import main\n"
+        f"sys.exit(main(['trec', {str(qp)!r}, {str(rp)!r}, '-m', 'all_trec']))\n"
+    )
+    blocked = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert blocked.returncode == 0, blocked.stderr
+    free = subprocess.run([sys.executable, "-m", "streammetrics", "trec", str(qp), str(rp), "-m", "all_trec"],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert blocked.stdout == free.stdout and "map" in free.stdout

@@ -15,7 +15,6 @@ query only to look its documents up in the judgments.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,13 +22,13 @@ import numpy as np
 
 from . import _kernels as K
 from ._measures import Options, Selected
+from .compactqrels import MISSING, CompactQrels
 from .runfile import Block, QueryLines
 
 __all__ = ["FAST", "fast_path", "block_values", "split_row"]
 
 FAST = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
                   "recip_rank", "iprec_at_recall", "P", "recall", "success"})  # fmt: skip
-_MISSING = -(2**62)  # a document not in the qrels, before it becomes NONPOOL
 
 
 def fast_path(selected: Sequence[Selected], opts: Options, rel_level: float, max_docs: int | None,
@@ -41,20 +40,9 @@ def fast_path(selected: Sequence[Selected], opts: Options, rel_level: float, max
                     for s in selected))  # fmt: skip
 
 
-def _counts(grades: Sequence[dict[str, int]], level: float) -> np.ndarray:
-    """(relevant, judged nonrelevant) documents of each query, shape (queries, 2)."""
-    sizes = np.fromiter(map(len, grades), dtype=np.int64, count=len(grades))
-    flat = np.fromiter(itertools.chain.from_iterable(g.values() for g in grades), dtype=np.int64,
-                       count=int(sizes.sum()))  # fmt: skip
-    seg = np.repeat(np.arange(len(grades)), sizes)
-    rel = np.bincount(seg, weights=flat >= level, minlength=len(grades))
-    nonrel = np.bincount(seg, weights=(flat >= 0) & (flat < level), minlength=len(grades))
-    return np.stack([rel, nonrel], axis=1).astype(np.int64)
-
-
 def block_values(
     block: Block,
-    judgments: dict[str, list[dict[str, int]]],
+    judgments: CompactQrels,
     selected: Sequence[Selected],
     opts: Options,
     rel_level: float,
@@ -64,42 +52,50 @@ def block_values(
     values in order, :func:`split_row` splits it), and the queries left to the per-query path."""
     b = block.bounds
     lengths = np.diff(b)
-    judged = np.fromiter((q in judgments for q in block.qids), dtype=bool, count=len(block.qids))
+    nq = len(block.qids)
+    qnum = np.fromiter((judgments.index.get(q, -1) for q in block.qids), dtype=np.int64, count=nq)
+    judged = qnum >= 0
     scores = block.scores
     if opts.version < 10:
         with np.errstate(over="ignore"):
             scores = scores.astype(np.float32).astype(np.float64)
-    qidx = np.repeat(np.arange(len(block.qids)), lengths)
-    order = np.lexsort((-scores, qidx))
-    ranked = scores[order]
-    tie = (ranked[1:] == ranked[:-1]) & (qidx[1:] == qidx[:-1])
-    keys = np.fromiter(map(hash, block.docs), dtype=np.int64, count=len(block.docs))
-    by_doc = np.lexsort((keys, qidx))
-    tie |= (keys[by_doc][1:] == keys[by_doc][:-1]) & (qidx[by_doc][1:] == qidx[by_doc][:-1])
-    slow = np.zeros(len(block.qids), dtype=bool)
-    slow[qidx[1:][tie]] = True
-    slow_out = [(block.qids[i], QueryLines(block.docs[b[i]:b[i + 1]], block.scores[b[i]:b[i + 1]],
-                                           block.lines[b[i]:b[i + 1]]))
+    keys = block.hashes
+    if keys is None:
+        keys = np.fromiter(map(hash, block.docs), dtype=np.int64, count=len(block.docs))
+    slow = np.zeros(nq, dtype=bool)
+    slow[judged] = judgments.ambiguous[qnum[judged]]
+    ranked: list[tuple[np.ndarray, np.ndarray]] = []  # per ranking length: its queries, their ranked rows
+    for n in np.unique(lengths).tolist():
+        group = np.flatnonzero(lengths == n)
+        idx = b[group][:, None] + np.arange(n)
+        s = scores[idx]
+        order = np.argsort(-s, axis=1, kind="stable")
+        by_score = np.take_along_axis(s, order, axis=1)
+        by_key = np.sort(keys[idx], axis=1)  # equal hashes: maybe a duplicate document
+        slow[group] |= ((by_score[:, 1:] == by_score[:, :-1]) | (by_key[:, 1:] == by_key[:, :-1])).any(axis=1)
+        ranked.append((group, np.take_along_axis(idx, order, axis=1)))
+    slow_out = [(block.qids[i], QueryLines([d.decode("utf-8") for d in block.docs[b[i]:b[i + 1]]],
+                                           block.scores[b[i]:b[i + 1]], block.lines[b[i]:b[i + 1]]))
                 for i in np.flatnonzero(slow & judged).tolist()]  # fmt: skip
-    fast = np.flatnonzero(judged & ~slow)
+    is_fast = judged & ~slow
+    fast = np.flatnonzero(is_fast)
     width = [len(s.names) for s in selected if s.measure.name != "runid"]
     if not len(fast):
         return [], np.zeros((0, sum(width))), slow_out
-    docs = block.docs
-    grades_of = [judgments[block.qids[i]][0] for i in fast.tolist()]
-    rels = np.full(len(docs), _MISSING, dtype=np.int64)
-    rows = np.concatenate([np.arange(b[i], b[i + 1]) for i in fast.tolist()])
-    looked_up = (map(g.get, docs[b[i]:b[i + 1]], itertools.repeat(_MISSING, b[i + 1] - b[i]))
-                 for g, i in zip(grades_of, fast.tolist(), strict=True))  # fmt: skip
-    rels[rows] = np.fromiter(itertools.chain.from_iterable(looked_up), dtype=np.int64, count=len(rows))
-    rels = np.where(rels == _MISSING, K.NONPOOL, np.where(rels < 0, K.UNJUDGED, rels))[order]
-    counts = _counts(grades_of, rel_level)
-    kept = lengths[fast] if max_docs is None else np.minimum(lengths[fast], max_docs)
+    row_q = np.where(np.repeat(is_fast, lengths), np.repeat(qnum, lengths), -1)
+    rels = judgments.lookup(row_q, block.docs, keys)
+    rels = np.where(rels == MISSING, K.NONPOOL, np.where(rels < 0, K.UNJUDGED, rels))
+    counts = judgments.counts(rel_level)[qnum]
+    out_row = np.cumsum(is_fast) - 1
     values = np.zeros((len(fast), sum(width)))
-    for n in np.unique(kept).tolist():
-        sub = np.flatnonzero(kept == n)
-        idx = b[fast[sub]][:, None] + np.arange(n)
-        values[sub] = _matrix_values(rels[idx], counts[sub, 0], counts[sub, 1], selected, opts, rel_level)
+    for group, rows in ranked:
+        sub = is_fast[group]
+        if not sub.any():
+            continue
+        q = group[sub]
+        n = rows.shape[1] if max_docs is None else min(rows.shape[1], max_docs)
+        values[out_row[q]] = _matrix_values(rels[rows[sub, :n]], counts[q, 0], counts[q, 1], selected, opts,
+                                            rel_level)  # fmt: skip
     return [block.qids[j] for j in fast.tolist()], values, slow_out
 
 

@@ -28,10 +28,12 @@ import numpy as np
 from . import _kernels as K
 from ._measures import Options, Selected
 from .batched import block_values, fast_path, split_row
+from .binread import paused_gc
+from .compactqrels import CompactQrels, read_compact_qrels
 from .irnames import select
 from .judgment_groups import read_qrels_jg
 from .preferences import PrefLine, form_prefs_counts, read_prefs
-from .readers import TrecFormatError, read_qrels_grades
+from .readers import TrecFormatError
 from .runfile import (
     MEMORY_LINES,
     NotGrouped,
@@ -53,11 +55,12 @@ def qid_key(q: str) -> bytes:
     return q.encode("utf-8")
 
 
-def read_judgments(path: str, rel_format: str) -> dict[str, list[dict[str, int]]]:
-    """Each query's grades by document: one mapping (qrels) or one per judgment group (qrels_jg).
-    trec_eval reads grades with ``atol``: integers, fractions truncated toward zero."""
+def read_judgments(path: str, rel_format: str) -> Mapping[str, list[dict[str, int]]]:
+    """Each query's grades by document: one mapping (qrels, held as :class:`.compactqrels.
+    CompactQrels`) or one per judgment group (qrels_jg). trec_eval reads grades with ``atol``:
+    integers, fractions truncated toward zero."""
     if rel_format == "qrels":
-        return {q: [judged] for q, judged in read_qrels_grades(path, integer=True).items()}
+        return read_compact_qrels(path)
     if rel_format in PREFS_FORMATS:
         return {}
     if rel_format == "qrels_jg":
@@ -176,7 +179,7 @@ class QueryEvaluator:
         self,
         run_path: str,
         selected: list[Selected],
-        judgments: dict[str, list[dict[str, int]]],
+        judgments: Mapping[str, list[dict[str, int]]],
         prefs: dict[str, list[PrefLine]],
         opts: Options,
         rel_format: str,
@@ -308,6 +311,35 @@ def evaluate_files(
     """
     if trec_version not in (9, 10):
         raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
+    with paused_gc():
+        return _evaluate_files(qrels_path, run_path, measures, per_query=per_query, complete=complete,
+                               rel_level=rel_level, digits=digits, out=out, max_docs=max_docs,
+                               judged_only=judged_only, num_docs=num_docs, summary=summary, zscores=zscores,
+                               trec_version=trec_version, fused_cutoffs=fused_cutoffs, rel_format=rel_format,
+                               rename=rename, memory_lines=memory_lines)  # fmt: skip
+
+
+def _evaluate_files(
+    qrels_path: str,
+    run_path: str,
+    measures: Sequence[str],
+    *,
+    per_query: bool,
+    complete: bool,
+    rel_level: float,
+    digits: int,
+    out: IO[str] | None,
+    max_docs: int | None,
+    judged_only: bool,
+    num_docs: int,
+    summary: bool,
+    zscores: str | None,
+    trec_version: int,
+    fused_cutoffs: bool,
+    rel_format: str,
+    rename: Mapping[str, str] | None,
+    memory_lines: int,
+) -> dict[str, float | int | str]:
     out = sys.stdout if out is None else out
     selected = select(list(measures), rel_format)
     prefs = read_prefs(qrels_path, rel_format == "qrels_prefs") if rel_format in PREFS_FORMATS else {}
@@ -321,6 +353,7 @@ def evaluate_files(
     stream = RunStream(run_path)
     try:  # bounded memory when each query's lines are contiguous (one query, or block, at a time)
         if fast_path(selected, ev.opts, rel_level, max_docs, judged_only, rel_format):
+            assert isinstance(judgments, CompactQrels)  # rel_format "qrels"
             blocks = RunBlocks(run_path)
             for block in blocks:
                 qids, rows, slow = block_values(block, judgments, selected, ev.opts, rel_level, max_docs)
@@ -339,6 +372,7 @@ def evaluate_files(
         packed.clear()
         spilled = SpilledRun(run_path, memory_lines)
         if fast_path(selected, ev.opts, rel_level, max_docs, judged_only, rel_format):
+            assert isinstance(judgments, CompactQrels)
             for block in as_blocks((q, lines) for q, lines in spilled if q in judgments):
                 qids, rows, slow = block_values(block, judgments, selected, ev.opts, rel_level, max_docs)
                 for j, qid in enumerate(qids):
@@ -420,7 +454,8 @@ def evaluate_files(
             elif m.avg == "num_q":
                 v = float(num_q)
             elif m.avg == "num_rel" and complete:
-                v = float(sum(1 for gs in judgments.values() for j in gs for g in j.values() if g > 0))
+                v = float((judgments.grades > 0).sum() if isinstance(judgments, CompactQrels) else
+                          sum(1 for gs in judgments.values() for j in gs for g in j.values() if g > 0))
             results[name] = math.trunc(v) if m.value == "long" and ztable is None else v
             if summary:
                 printer.value(name, "all", v, m.value)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["atof", "atol", "TrecFormatError", "Qrels", "read_qrels", "RunChunk", "read_run_chunks",
-           "iter_run"]
+           "iter_run", "qrels_text_columns", "text_fields"]
 
 _ATOL = re.compile(r"\s*([+-]?\d*)")
 _ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
@@ -80,6 +80,34 @@ def parse_numbers(path: str, tokens: list[str], line_of: list[int], what: str) -
                 raise TrecFormatError(f"{path}:{line}: {what} {tok!r} is not a number") from None
         raise
 
+
+def text_fields(path: str, lines: list[str], first: int, fields: int, layout: str,
+                extra: bool = False) -> list[tuple[int, list[str]]]:  # fmt: skip
+    """(line number, fields) of each line read as text (the first at line ``first``): blank and
+    ``#`` lines skipped; a line without ``fields`` fields (``extra``: at least that many) is an
+    error naming the line and the ``layout`` expected."""
+    out: list[tuple[int, list[str]]] = []
+    for k, line in enumerate(lines):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) < fields or (len(parts) > fields and not extra):
+            raise TrecFormatError(
+                f"{path}:{first + k}: expected {fields} fields '{layout}', got {len(parts)}: {line.strip()!r}"
+            )
+        out.append((first + k, parts))
+    return out
+
+
+def qrels_text_columns(
+    path: str, lines: list[str], first: int
+) -> tuple[list[str], list[str], list[str], list[int]]:
+    """(qid, docno, grade) columns and line numbers of qrels lines read as text (the first at line
+    ``first``): blank and ``#`` lines skipped, other than 4 fields an error naming the line."""
+    rows = text_fields(path, lines, first, 4, "qid iter docno grade")
+    return [p[0] for _, p in rows], [p[2] for _, p in rows], [p[3] for _, p in rows], [n for n, _ in rows]
+
+
 def _qrels_chunks(
     path: str, chunk_lines: int = 1 << 17
 ) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
@@ -106,24 +134,7 @@ def _qrels_chunks(
                     if "#" not in text or not any(q.startswith("#") for q in qs):
                         cols = (qs, tokens[2::5], tokens[3::5], list(range(first, first + n)))
             if cols is None:
-                q_col: list[str] = []
-                d_col: list[str] = []
-                g_col: list[str] = []
-                line_of: list[int] = []
-                for k, line in enumerate(lines):
-                    parts = line.split()
-                    if not parts or parts[0].startswith("#"):
-                        continue
-                    if len(parts) != 4:
-                        raise TrecFormatError(
-                            f"{path}:{first + k}: expected 4 fields 'qid iter docno grade', "
-                            f"got {len(parts)}: {line.strip()!r}"
-                        )
-                    q_col.append(parts[0])
-                    d_col.append(parts[2])
-                    g_col.append(parts[3])
-                    line_of.append(first + k)
-                cols = (q_col, d_col, g_col, line_of)
+                cols = qrels_text_columns(path, lines, first)
             qs, ds, g_tok, line_of = cols
             grades = parse_numbers(path, g_tok, line_of, "grade")
             bad = np.flatnonzero(~np.isfinite(grades))

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .readers import TrecFormatError, parse_numbers
+from .binread import byte_chunks, run_columns, run_scores, text_run_columns
+from .readers import TrecFormatError
 
 
 @dataclass
@@ -77,34 +78,7 @@ def _columns(
             qs = tokens[0::7]
             if "#" not in text or not any(q.startswith("#") for q in qs):
                 return qs, tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
-    q_col: list[str] = []
-    d_col: list[str] = []
-    s_col: list[str] = []
-    r_col: list[str] = []
-    line_of: list[int] = []
-    for i, line in enumerate(lines):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if len(parts) < 6:
-            raise TrecFormatError(
-                f"{path}:{first + i}: expected 6 fields 'qid Q0 docno rank score runid', "
-                f"got {len(parts)}: {line.strip()!r}"
-            )
-        q_col.append(parts[0])
-        d_col.append(parts[2])
-        s_col.append(parts[4])
-        r_col.append(parts[5])
-        line_of.append(first + i)
-    return q_col, d_col, s_col, r_col, line_of
-
-
-def _scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
-    sc = parse_numbers(path, tokens, line_of, "score")
-    bad = np.flatnonzero(np.isnan(sc))
-    if len(bad):
-        raise TrecFormatError(f"{path}:{line_of[int(bad[0])]}: score is NaN")
-    return sc
+    return text_run_columns(path, lines, first)
 
 
 _Piece = tuple[str, list[str], np.ndarray, np.ndarray, str]  # qid, docs, scores, line numbers, runid
@@ -125,7 +99,7 @@ def _pieces(path: str, chunk_lines: int, grouped_only: bool = False) -> Iterator
             qs, ds, s_tok, rs, line_of = _columns(path, lines, first)
             if not qs:
                 continue
-            sc = _scores(path, s_tok, line_of)
+            sc = run_scores(path, s_tok, line_of)
             ln = np.asarray(line_of, dtype=np.int64)
             change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
             starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
@@ -227,61 +201,80 @@ class RunStream:
 @dataclass
 class Block:
     """Complete queries of a run, flat: ``qids`` (file order), each query's rows
-    ``[bounds[i], bounds[i + 1])`` of ``docs``, ``scores`` and ``lines``."""
+    ``[bounds[i], bounds[i + 1])`` of ``docs`` (UTF-8 bytes), ``scores``, ``lines`` and
+    ``hashes`` (the docs' ``hash``, computed when absent)."""
 
     qids: list[str]
     bounds: np.ndarray
-    docs: list[str]
+    docs: list[bytes]
     scores: np.ndarray
     lines: np.ndarray
+    hashes: np.ndarray | None = None
 
 
 class RunBlocks:
-    """A run whose queries are contiguous, in blocks of complete queries (one chunk of
-    ``chunk_lines`` lines in memory); raises :class:`NotGrouped` when a query reappears.
-    ``runid``: the run id of the last line read."""
+    """A run whose queries are contiguous, in blocks of complete queries of about ``block_rows``
+    lines; raises :class:`NotGrouped` when a query reappears. The file is read in small chunks
+    (``chunk_bytes``; their tokens are used while in the CPU cache) as :mod:`.binread` reads it:
+    document ids as ``bytes``. Memory: one block. ``runid``: the run id of the last line read."""
 
-    def __init__(self, path: str, chunk_lines: int = 1 << 17) -> None:
-        self.path, self.chunk_lines, self.runid = path, chunk_lines, ""
+    def __init__(self, path: str, chunk_bytes: int = 1 << 14, block_rows: int = 1 << 16) -> None:
+        self.path, self.chunk_bytes, self.block_rows, self.runid = path, chunk_bytes, block_rows, ""
 
     def __iter__(self) -> Iterator[Block]:
-        seen: set[str] = set()
-        carry: tuple[list[str], list[str], np.ndarray, np.ndarray] | None = None
-        lineno = 0
-        with open(self.path, encoding="utf-8") as fh:
-            while True:
-                lines = list(itertools.islice(fh, self.chunk_lines))
-                first, lineno = lineno + 1, lineno + len(lines)
-                empty: tuple[list[str], list[str], list[str], list[str], list[int]] = ([], [], [], [], [])
-                qs, ds, s_tok, rs, line_of = _columns(self.path, lines, first) if lines else empty
-                sc = _scores(self.path, s_tok, line_of) if qs else np.zeros(0)
-                ln = np.asarray(line_of, dtype=np.int64)
-                if rs:
-                    self.runid = rs[-1]
-                if carry is not None:
-                    qs, ds = carry[0] + qs, carry[1] + ds
-                    sc, ln = np.concatenate([carry[2], sc]), np.concatenate([carry[3], ln])
-                    carry = None
-                if qs:
-                    change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
-                    starts = np.flatnonzero(np.concatenate([[True], change]))
-                    block_qids = [qs[a] for a in starts.tolist()]
-                    if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
-                        again: set[str] = set(seen)
-                        for a, q in zip(starts.tolist(), block_qids, strict=True):
-                            if q in again:
-                                raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q!r} reappears")
-                            again.add(q)
-                    done = len(block_qids) - (1 if lines else 0)  # the last may go on in the next chunk
-                    cut = int(starts[done]) if done < len(block_qids) else len(qs)
-                    if done > 0:
-                        seen.update(block_qids[:done])
-                        bounds = np.append(starts[:done], cut)
-                        yield Block(block_qids[:done], bounds, ds[:cut], sc[:cut], ln[:cut])
-                    if cut < len(qs):
-                        carry = (qs[cut:], ds[cut:], sc[cut:], ln[cut:])
-                if not lines:
-                    return
+        seen: set[bytes] = set()
+        qids: list[bytes] = []  # the pending queries and their line counts (the last may go on)
+        counts: list[int] = []
+        docs: list[bytes] = []
+        cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # scores, lines, hashes
+        lineno = 1
+        for chunk in byte_chunks(self.path, self.chunk_bytes):
+            qs, ds, sc, runid, ln, n = run_columns(self.path, chunk, lineno)
+            lineno += n
+            if not qs:
+                continue
+            self.runid = runid
+            cols.append((sc, ln, np.fromiter(map(hash, ds), dtype=np.int64, count=len(ds))))
+            docs += ds
+            for q, group in itertools.groupby(qs):
+                k = len(list(group))
+                if qids and qids[-1] == q:
+                    counts[-1] += k
+                else:
+                    qids.append(q)
+                    counts.append(k)
+            if len(docs) >= self.block_rows and len(qids) > 1:
+                yield self._block(seen, qids, counts, docs, cols, len(qids) - 1)
+                done = len(qids) - 1
+                cut = len(docs) - counts[-1]
+                del qids[:done], counts[:done], docs[:cut]
+                sc, ln, h = _cat(cols)
+                cols = [(sc[cut:], ln[cut:], h[cut:])]
+        if qids:
+            yield self._block(seen, qids, counts, docs, cols, len(qids))
+
+    def _block(self, seen: set[bytes], qids: list[bytes], counts: list[int], docs: list[bytes],
+               cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]], done: int) -> Block:  # fmt: skip
+        """The first ``done`` pending queries as a :class:`Block` (NotGrouped if one was seen)."""
+        sc, ln, h = _cat(cols)
+        bounds = np.concatenate([[0], np.cumsum(counts[:done])]).astype(np.int64)
+        block_qids = qids[:done]
+        if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
+            again: set[bytes] = set(seen)
+            for a, q in zip(bounds.tolist(), block_qids, strict=False):
+                if q in again:
+                    raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q.decode('utf-8')!r} reappears")
+                again.add(q)
+        seen.update(block_qids)
+        cut = int(bounds[-1])
+        return Block([q.decode("utf-8") for q in block_qids], bounds, docs[:cut], sc[:cut], ln[:cut], h[:cut])
+
+
+def _cat(cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if len(cols) == 1:
+        return cols[0]
+    sc, ln, h = zip(*cols, strict=True)
+    return np.concatenate(sc), np.concatenate(ln), np.concatenate(h)
 
 
 def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) -> Iterator[Block]:
@@ -295,7 +288,8 @@ def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) ->
         if batch and (item is None or size >= rows):
             lengths = [len(q.docs) for _, q in batch]
             yield Block([qid for qid, _ in batch], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-                        [d for _, q in batch for d in q.docs], np.concatenate([q.scores for _, q in batch]),
+                        [d.encode("utf-8") for _, q in batch for d in q.docs],
+                        np.concatenate([q.scores for _, q in batch]),
                         np.concatenate([q.lines for _, q in batch]))  # fmt: skip
             batch, size = [], 0
 
@@ -336,7 +330,7 @@ class SpilledRun:
                 del lines
                 if not qs:
                     continue
-                sc = _scores(self.path, s_tok, line_of)
+                sc = run_scores(self.path, s_tok, line_of)
                 self.runid = rs[-1]
                 order = sorted(range(len(qs)), key=lambda i: qs[i].encode("utf-8"))
                 yield [qs[i] for i in order], [ds[i] for i in order], sc[order], [line_of[i] for i in order]

@@ -1,0 +1,168 @@
+"""TREC files read in large binary chunks and tokenized by ``bytes.split`` (C speed).
+
+A chunk (about ``chunk_bytes`` bytes, cut after its last newline; a longer line makes a longer
+chunk) of plain lines -- ASCII, every line with the expected number of fields, no blank or ``#``
+line -- is tokenized by one ``split`` with a sentinel token per line end (which proves that every
+line has that many fields) and its columns are taken by slicing; numbers are converted in one
+pass. Any other chunk (comments, blank lines, extra run fields, non-ASCII text, lone ``\\r`` line
+ends) is decoded and read line by line as text, as Python's text files read it (universal
+newlines), so both paths give the same tokens, line numbers and errors. Columns of ids are
+``bytes`` (UTF-8).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+
+import numpy as np
+
+from .readers import TrecFormatError, parse_numbers, qrels_text_columns, text_fields
+
+__all__ = ["paused_gc", "CHUNK_BYTES", "byte_chunks", "run_columns", "qrels_columns", "text_run_columns",
+           "run_scores"]
+
+#: Default size of the chunks read at once (the run's share of memory).
+CHUNK_BYTES = 1 << 16
+_ODD = (b"\x00", b"\x1c", b"\x1d", b"\x1e", b"\x1f")  # str.split() separators that bytes.split() keeps
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector paused (as it was before, afterwards): reading makes
+    millions of small objects and no reference cycle, so the collections it would trigger (each
+    walking every live container) find nothing."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The file in chunks of whole lines (each cut after a newline; the last may lack one)."""
+    tail = b""
+    with open(path, "rb") as fh:
+        while True:
+            data = fh.read(chunk_bytes)
+            if not data:
+                if tail:
+                    yield tail
+                return
+            data = tail + data if tail else data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # a line longer than the chunk: read on
+                tail = data
+                continue
+            tail = data[cut:]
+            yield data[:cut]
+
+
+def _plain(chunk: bytes) -> bool:
+    """True if the bytes path reads ``chunk`` exactly as the text path does."""
+    return (chunk.isascii() and not any(c in chunk for c in _ODD)
+            and chunk.count(b"\r") == chunk.count(b"\r\n"))  # fmt: skip
+
+
+def _text_lines(chunk: bytes) -> list[str]:
+    """The chunk's lines as a text-mode file yields them (UTF-8, universal newlines)."""
+    text = chunk.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    last = lines.pop()
+    out = [line + "\n" for line in lines]
+    return [*out, last] if last else out
+
+
+def _fields(chunk: bytes, width: int) -> list[bytes] | None:
+    """The chunk's tokens if every line has exactly ``width`` fields and none starts with ``#``."""
+    if not _plain(chunk):
+        return None
+    n = chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+    tokens = chunk.replace(b"\n", b" \x00 ").split()
+    if not chunk.endswith(b"\n"):
+        tokens.append(b"\x00")
+    stride = width + 1
+    if len(tokens) != stride * n or tokens[width::stride].count(b"\x00") != n:
+        return None
+    if b"#" in chunk and any(q.startswith(b"#") for q in tokens[0::stride]):
+        return None
+    return tokens
+
+
+def _numbers(path: str, tokens: list[bytes], line_of: np.ndarray, what: str) -> np.ndarray:
+    try:
+        return np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
+    except ValueError:  # the error names the first bad token (as text)
+        return parse_numbers(path, [t.decode("utf-8") for t in tokens], line_of.tolist(), what)
+
+
+def text_run_columns(
+    path: str, lines: list[str], first: int
+) -> tuple[list[str], list[str], list[str], list[str], list[int]]:
+    """(qid, docno, score, runid) columns and line numbers of run lines read as text: blank and
+    ``#`` lines skipped, fields after the sixth ignored, fewer than six an error naming the line."""
+    rows = text_fields(path, lines, first, 6, "qid Q0 docno rank score runid", extra=True)
+    cols = [[p[j] for _, p in rows] for j in (0, 2, 4, 5)]
+    return cols[0], cols[1], cols[2], cols[3], [n for n, _ in rows]
+
+
+def run_scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
+    """Scores as float64; a token that is not a number, or NaN, is an error naming the line."""
+    sc = parse_numbers(path, tokens, line_of, "score")
+    _no_nan(path, sc, np.asarray(line_of, dtype=np.int64))
+    return sc
+
+
+def _no_nan(path: str, sc: np.ndarray, line_of: np.ndarray) -> None:
+    bad = np.flatnonzero(np.isnan(sc))
+    if len(bad):
+        raise TrecFormatError(f"{path}:{int(line_of[int(bad[0])])}: score is NaN")
+
+
+RunColumns = tuple[list[bytes], list[bytes], np.ndarray, str, np.ndarray, int]
+
+
+def run_columns(path: str, chunk: bytes, first: int) -> RunColumns:
+    """(qid, docno, score, runid of the last line, line numbers, lines in the chunk) of a chunk of
+    run lines starting at line ``first``. O(chunk)."""
+    tokens = _fields(chunk, 6)
+    if tokens is not None:
+        n = len(tokens) // 7
+        line_of = np.arange(first, first + n, dtype=np.int64)
+        sc = _numbers(path, tokens[4::7], line_of, "score")
+        _no_nan(path, sc, line_of)
+        return tokens[0::7], tokens[2::7], sc, tokens[-2].decode("ascii"), line_of, n
+    lines = _text_lines(chunk)
+    q_txt, d_txt, s_tok, rs, lines_txt = text_run_columns(path, lines, first)
+    sc = run_scores(path, s_tok, lines_txt) if q_txt else np.zeros(0)
+    return ([q.encode("utf-8") for q in q_txt], [d.encode("utf-8") for d in d_txt], sc, rs[-1] if rs else "",
+            np.asarray(lines_txt, dtype=np.int64), len(lines))  # fmt: skip
+
+
+def qrels_columns(
+    path: str, chunk: bytes, first: int
+) -> tuple[list[bytes], list[bytes], np.ndarray, np.ndarray, int]:
+    """(qid, docno, grade, line numbers, lines in the chunk) of a chunk of qrels lines starting at
+    line ``first``; a grade that is not a finite number is an error naming the line. O(chunk)."""
+    tokens = _fields(chunk, 4)
+    if tokens is not None:
+        n = len(tokens) // 5
+        qs, ds, g_tok = tokens[0::5], tokens[2::5], tokens[3::5]
+        line_of = np.arange(first, first + n, dtype=np.int64)
+        grades = _numbers(path, g_tok, line_of, "grade")
+    else:
+        lines = _text_lines(chunk)
+        n = len(lines)
+        q_txt, d_txt, g_txt, lines_txt = qrels_text_columns(path, lines, first)
+        qs, ds = [q.encode("utf-8") for q in q_txt], [d.encode("utf-8") for d in d_txt]
+        g_tok = [g.encode("utf-8") for g in g_txt]
+        line_of = np.asarray(lines_txt, dtype=np.int64)
+        grades = parse_numbers(path, g_txt, lines_txt, "grade")
+    bad = np.flatnonzero(~np.isfinite(grades))
+    if len(bad):
+        k = int(bad[0])
+        raise TrecFormatError(f"{path}:{int(line_of[k])}: grade {g_tok[k].decode('utf-8')!r} is not finite")
+    return qs, ds, grades, line_of, n
