@@ -21,14 +21,36 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ._state import State
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from ._curves import ThresholdCounts
 
-__all__ = ["ScoreState"]
+__all__ = ["ScoreState", "ascending_steps"]
+
+
+def ascending_steps(
+    c: ThresholdCounts, drop_empty: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(values, weight, positive weight) of counts ``c`` in increasing threshold order: each
+    threshold with the weight and the positive weight added at it (``drop_empty``: without the
+    thresholds where none is added). Contiguous float64 arrays. O(len(c.thresholds))."""
+
+    def up(cum: np.ndarray) -> np.ndarray:  # the steps of a decreasing-order cumulative sum
+        out = np.empty(cum.shape[0])
+        if out.shape[0]:
+            out[-1] = cum[0]
+            np.subtract(cum[:0:-1], cum[-2::-1], out=out[:-1])
+        return out
+
+    v = c.thresholds[::-1].astype(np.float64)
+    p, m = up(c.tps), up(c.tps + c.fps)
+    keep = m > 0
+    if not drop_empty or keep.all():
+        return v, m, p
+    return v[keep], m[keep], p[keep]
 
 
 class ScoreState(State, ABC):
@@ -152,6 +174,26 @@ class ScoreState(State, ABC):
         """(value, low, high) of the AUROC of every column's samples pooled (micro); as
         :meth:`auroc`. O(n log n) exact, O(bins) binned."""
         ...
+
+    def sorted_values(self, column: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Values of one column in increasing order with their weight and positive weight.
+
+        Parameters
+        ----------
+        column : int
+            The column, 0 <= column < ``n_columns``.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(v, w, p)``: ``v`` ascending, ``w`` >= 0 its weight, ``p`` the part of ``w`` that
+            is positive for the column. An exact state gives the samples seen (ties in any
+            order; the default, from :meth:`counts`: every distinct score once); a binned
+            state every non-empty bin at its lower edge (exact when :meth:`column_exact`).
+
+        Complexity: O(n) for the exact buffer (a merge of its sorted runs), O(bins) binned.
+        """
+        return ascending_steps(self.counts(column))
 
     def step_average_precision(self, column: int) -> float | None:
         """The exact step average precision of one column when this state has a faster path

@@ -681,3 +681,16 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                 n += v.nbytes + (0 if w is None else w.nbytes)
         n += len(self._scalars) * (sys.getsizeof((0, 0.0, None)) + 32)
         return n
+
+    def sorted_values(self, column: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every sample of ``column`` in increasing score order (negatives first on ties) with
+        its weight and positive weight (see :meth:`ScoreState.sorted_values`); faster than the
+        default's distinct scores. O(n): one stable merge of the two sorted runs."""
+        pv, pw, nv, nw = self.column(column)
+        v = np.concatenate([nv, pv]).astype(np.float64)
+        order = np.argsort(v, kind="stable")
+        w = np.ones(v.shape[0])
+        if pw is not None or nw is not None:
+            w = np.concatenate([np.ones(nv.shape[0]) if nw is None else nw,
+                                np.ones(pv.shape[0]) if pw is None else pw])[order]
+        return v[order], w, np.where(order >= nv.shape[0], w, 0.0)

@@ -30,7 +30,7 @@ import numpy as np
 
 from .._curves import ThresholdCounts
 from ._quantile import quantile_bin_sums
-from ._quantile_bounds import bin_summary, estimate_data, quantile_reach
+from ._quantile_bounds import bin_summary, quantile_reach
 
 __all__ = ["bounded_curve"]
 
@@ -44,23 +44,29 @@ def _safe(num: np.ndarray, den: np.ndarray, fallback: np.ndarray | float) -> np.
     return out
 
 
-def bounded_curve(c: ThresholdCounts, n_bins: int) -> dict[str, Any]:
-    """Fields of a bounded :class:`~streammetrics.calibration.CalibrationCurveResult` of one
-    column: ``prob_true``, ``prob_pred``, ``counts`` (the estimate), their ``*_low`` /
-    ``*_high`` bounds, ``exact`` and ``bin_index``. O(bins + n_bins log bins)."""
-    lo, hi, p, m = bin_summary(c)
-    if m.shape[0] == 0 or m.sum() <= 0:
+def bounded_curve(
+    values: tuple[np.ndarray, np.ndarray, np.ndarray], c: ThresholdCounts | None, n_bins: int
+) -> dict[str, Any]:
+    """Fields of a :class:`~streammetrics.calibration.CalibrationCurveResult` of one column:
+    ``prob_true``, ``prob_pred``, ``counts`` (the estimate), their ``*_low`` / ``*_high`` bounds,
+    ``exact`` and ``bin_index``. ``values``: the column's ascending (values, weights, outcome-1
+    weights) (:meth:`~streammetrics._score_state.ScoreState.sorted_values`); ``c``: its bounded
+    counts, None for an exact column (then every bound is the value).
+    O(len(values) + n_bins log len(values)), + O(bins + n_bins log bins) for the bounds."""
+    v, m_, p_ = values
+    if v.shape[0] == 0 or m_.sum() <= 0:
         empty = np.zeros(0)
         return {k: empty for k in ("prob_true", "prob_pred", "counts")} | {
             f"{k}_{e}": empty for k in ("prob_true", "prob_pred", "counts") for e in ("low", "high")
         } | {"exact": True, "bin_index": np.zeros(0, dtype=np.intp)}
-    est = quantile_bin_sums(*estimate_data(lo, p, m), n_bins, "left")
-    if not c.binned:
+    est = quantile_bin_sums(v, m_, p_, n_bins, "left")  # bins: every bin's samples at its lowest value
+    if c is None or not c.binned:
         full = est[:, 0] > 0
         w = est[full, 0]
         vals = {"prob_true": est[full, 2] / w, "prob_pred": est[full, 1] / w, "counts": w.copy()}
         return vals | {f"{k}_{e}": v.copy() for k, v in vals.items() for e in ("low", "high")} | {
             "exact": True, "bin_index": np.flatnonzero(full)}
+    lo, hi, p, m = bin_summary(c)
     r = quantile_reach(lo, hi, p, m, n_bins, "left")
     rows = (r.m + r.reach_m) > 0
     reach_n = r.reach_m - r.reach_p

@@ -1,8 +1,9 @@
-"""Quantile bins: the exact probabilities, kept in a sorted score buffer.
+"""Quantile bins: the probabilities, kept in a score state (exact or bounded).
 
-``QuantileProbabilities(mode, num_classes, from_logits)`` validates probabilities as every
-calibration metric does (:func:`~streammetrics._probability_inputs.prepare_batch`) and keeps them
-in an inner :class:`~streammetrics._sorted_buffer.SortedScores`:
+``QuantileProbabilities(mode, num_classes, from_logits, max_bytes)`` validates probabilities as
+every calibration metric does (:func:`~streammetrics._probability_inputs.prepare_batch`) and keeps
+them in an inner score state (:class:`~streammetrics._score_state.ScoreState`: the exact sorted
+buffer, or bounded bins with ``max_bytes``):
 
 * ``mode="binary"``: the binary buffer of (label, P(1));
 * ``mode="top"`` (multiclass top-label): a binary buffer of ([argmax == y], max_k p_k);
@@ -11,8 +12,11 @@ in an inner :class:`~streammetrics._sorted_buffer.SortedScores`:
 Bin edges are the quantiles of the values of a column at ``linspace(0, 1, n_bins + 1)`` --
 unweighted, exactly ``numpy.percentile`` as scikit-learn's ``calibration_curve`` places them;
 weighted, the same linear rule on the weights' cumulative sum (:func:`weighted_quantiles`, which
-equals ``numpy.percentile`` of the samples repeated by integer weights). Reading a column costs
-O(n log n); memory one float64 per sample and column (+16 bytes with non-unit weights).
+equals ``numpy.percentile`` of the samples repeated by integer weights). The readouts read only
+the protocol's per-column threshold counts (:meth:`QuantileProbabilities.counts`): every distinct
+value with its weight and outcome-1 weight, which is all a quantile bin needs. Reading a column
+costs O(n) (a merge of the sorted runs) exact, O(bins) bounded; memory one float64 per sample and
+column (+16 bytes with non-unit weights) exact.
 
 Quantile calibration uses it only where no ranking buffer holds the same data: top-label
 confidences, multiclass logits (their softmax needs the whole row) and bounded bins
@@ -32,6 +36,7 @@ from .._bins import BinnedScores
 from .._curves import ThresholdCounts
 from .._params import Param, check_param
 from .._probability_inputs import prepare_batch
+from .._score_state import ScoreState
 from .._sorted_buffer import SortedScores
 from .._state import State
 
@@ -40,7 +45,6 @@ __all__ = [
     "check_ovr_classes",
     "quantile_bin_sums",
     "quantile_positions",
-    "sorted_column",
     "weighted_quantiles",
 ]
 
@@ -91,7 +95,7 @@ def check_ovr_classes(mode: str, num_classes: int | None) -> None:
 
 
 class QuantileProbabilities(State):
-    """Validated probabilities in an inner sorted buffer (see the module docstring)."""
+    """Validated probabilities in an inner score state (see the module docstring)."""
 
     def __init__(
         self, mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None = None
@@ -103,29 +107,34 @@ class QuantileProbabilities(State):
         self.from_logits = bool(from_logits)
         task, classes = ("multiclass", num_classes) if mode == "ovr" else ("binary", None)
         self.max_bytes = None if max_bytes is None else max_bytes
-        self.inner: SortedScores | BinnedScores
+        self.inner: ScoreState
         if max_bytes is None:
             self.inner = SortedScores(task, classes)
         else:  # bounded: bins of probabilities (certified readouts, see _quantile_bounds)
             self.inner = BinnedScores(task, classes, None, max_bytes=max_bytes, scores="probability")
+        self.n_columns = self.inner.n_columns
 
     def key(self) -> Hashable:
         return ("quantile", self.mode, self.num_classes, self.from_logits, self.max_bytes)
 
     @property
-    def bounded(self) -> bool:
-        """True for the bounded bins (``max_bytes``)."""
-        return isinstance(self.inner, BinnedScores)
+    def is_exact(self) -> bool:
+        """True when every column's counts are exact at every distinct value (the inner
+        state's :attr:`~streammetrics._score_state.ScoreState.is_exact`)."""
+        return bool(self.inner.is_exact)
 
-    def weight(self) -> float:
-        """Total weight seen (of column 0: every sample is in every column). O(bins)."""
-        if isinstance(self.inner, SortedScores):
-            return float(self.inner.totals().sum())
-        c = self.inner.counts(0)
-        return float(c.total_pos + c.total_neg)
+    def column_exact(self, k: int) -> bool:
+        """True when column k's counts are exact at every distinct value."""
+        return bool(self.inner.column_exact(k))
+
+    def sorted_values(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Column k's ascending (values, weights, outcome-1 weights); see
+        :meth:`~streammetrics._score_state.ScoreState.sorted_values`."""
+        return self.inner.sorted_values(k)
 
     def counts(self, k: int) -> ThresholdCounts:
-        """Column k's counts at its distinct values (exact) or bin edges (bounded)."""
+        """Column k's counts at its distinct values (exact) or bin edges (bounded); see
+        :meth:`~streammetrics._score_state.ScoreState.counts`."""
         return self.inner.counts(k)
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -164,47 +173,21 @@ class QuantileProbabilities(State):
     def nbytes(self) -> int:
         return self.inner.nbytes
 
-    def column(self, k: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-        """Column k's values sorted ascending, their weights (None: all 1) and outcomes."""
-        assert isinstance(self.inner, SortedScores), "column reads the exact buffer"
-        return sorted_column(self.inner, k)
 
-    def bin_sums(self, k: int, n_bins: int, side: str) -> np.ndarray:
-        """(n_bins, 3) sums of (w, w p, w o) of column k over its quantile bins (see
-        :func:`quantile_bin_sums`). O(n log n)."""
-        v, w, o = self.column(k)
-        return quantile_bin_sums(v, w, o, n_bins, side)
-
-
-def sorted_column(buffer: SortedScores, k: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """Column k of an exact buffer: its values sorted ascending, their weights (None: all 1)
-    and outcomes (1 for the column's positives). O(n log n)."""
-    pv, pw, nv, nw = buffer.column(k)
-    v = np.concatenate([nv, pv]).astype(np.float64)
-    o = np.concatenate([np.zeros(nv.shape[0]), np.ones(pv.shape[0])])
-    order = np.argsort(v, kind="stable")
-    w = None
-    if pw is not None or nw is not None:
-        w = np.concatenate([np.ones(nv.shape[0]) if nw is None else nw,
-                            np.ones(pv.shape[0]) if pw is None else pw])[order]
-    return v[order], w, o[order]
-
-
-def quantile_bin_sums(
-    v: np.ndarray, w: np.ndarray | None, o: np.ndarray, n_bins: int, side: str
-) -> np.ndarray:
-    """(n_bins, 3) sums of (w, w p, w o) of sorted values ``v`` (weights ``w``, None: all 1;
-    outcomes ``o``) over their quantile bins: ``side="left"`` as ``calibration_curve``
-    (``searchsorted(edges[1:-1], p)``), ``"right"`` as ``numpy.histogram`` on the edges (last
-    bin closed). Zeros when empty. O(n log n)."""
+def quantile_bin_sums(v: np.ndarray, m: np.ndarray, p: np.ndarray, n_bins: int, side: str) -> np.ndarray:
+    """(n_bins, 3) sums of (w, w v, w o) over the quantile bins of values ``v`` (ascending)
+    carrying weight ``m`` (> 0) of which ``p`` has outcome 1: ``side="left"`` as
+    ``calibration_curve`` (``searchsorted(edges[1:-1], v)``: a value on an inner edge in the
+    lower bin), ``"right"`` as ``numpy.histogram`` on the edges (last bin closed). ``v`` sorted
+    makes every bin a contiguous run: its sums are one ``add.reduceat`` per column. Zeros when
+    empty. O(n + n_bins log n)."""
+    out = np.zeros((n_bins, 3))
     if v.shape[0] == 0:
-        return np.zeros((n_bins, 3))
-    edges = weighted_quantiles(v, w, np.linspace(0.0, 1.0, n_bins + 1))
-    if side == "left":
-        ids = np.searchsorted(edges[1:-1], v, side="left")
-    else:
-        ids = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, n_bins - 1)
-    ww = np.ones(v.shape[0]) if w is None else w
-    return np.stack([np.bincount(ids, weights=ww, minlength=n_bins),
-                     np.bincount(ids, weights=ww * v, minlength=n_bins),
-                     np.bincount(ids, weights=ww * o, minlength=n_bins)], axis=-1)
+        return out
+    edges = weighted_quantiles(v, m, np.linspace(0.0, 1.0, n_bins + 1))
+    # bin b starts at the first value with b inner edges below it ("left") / at or below it
+    starts = np.r_[0, np.searchsorted(v, edges[1:-1], side="right" if side == "left" else "left")]
+    full = np.diff(np.r_[starts, v.shape[0]]) > 0
+    for j, x in enumerate((m, m * v, p)):
+        out[full, j] = np.add.reduceat(x, starts[full])
+    return out

@@ -43,31 +43,22 @@ from typing import Literal
 import numpy as np
 
 from .._curves import ThresholdCounts, guard
+from .._score_state import ascending_steps
 from ._common import binned_error
 from ._quantile import quantile_bin_sums, quantile_positions
 
-__all__ = ["QuantileReach", "bin_summary", "estimate_data", "quantile_error_certified", "quantile_reach"]
+__all__ = ["QuantileReach", "bin_summary", "quantile_error_certified", "quantile_reach"]
 
 
 def bin_summary(c: ThresholdCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(lo, hi, p, m) per non-empty bin in increasing score order: the value range, the
     outcome-1 weight and the total weight. O(bins)."""
-    dp, dn = c.steps()
-    lo = c.thresholds[::-1].astype(np.float64)
-    p, m = dp[::-1], (dp + dn)[::-1]
-    hi = np.r_[lo[1:], 1.0] if c.binned else lo.copy()
+    lo, m, p = ascending_steps(c, drop_empty=False)
+    hi = np.r_[lo[1:], 1.0] if c.binned else lo
     keep = m > 0
+    if keep.all():
+        return lo, hi, p, m
     return lo[keep], hi[keep], p[keep], m[keep]
-
-
-def estimate_data(lo: np.ndarray, p: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted (values, weights, outcomes) of the estimate's data: every bin's samples at its
-    lowest value lo_j (negatives first). O(bins)."""
-    v = np.repeat(lo, 2)
-    w = np.stack([m - p, p], 1).ravel()
-    o = np.tile([0.0, 1.0], lo.shape[0])
-    keep = w > 0
-    return v[keep], w[keep], o[keep]
 
 
 @dataclass(frozen=True)
@@ -185,16 +176,25 @@ def certified_interval(r: QuantileReach, norm: str) -> tuple[float, float]:
     return max(float(lower_gap.max()), l2_low), float(upper_gap.max())
 
 
-def quantile_error_certified(c: ThresholdCounts, n_bins: int, norm: str) -> tuple[float, float, float]:
-    """(estimate, low, high) of one column's quantile-binned calibration error from its
-    bounded counts; low / high certify the exact error for every norm (module docstring).
-    nan when the column is empty. O(bins + n_bins log bins)."""
-    lo, hi, p, m = bin_summary(c)
-    if m.shape[0] == 0 or m.sum() <= 0:
+def quantile_error_certified(
+    values: tuple[np.ndarray, np.ndarray, np.ndarray], c: ThresholdCounts | None, n_bins: int, norm: str
+) -> tuple[float, float, float]:
+    """(estimate, low, high) of one column's quantile-binned calibration error; low / high
+    certify the exact error for every norm (module docstring).
+
+    ``values``: the column's ascending (values, weights, outcome-1 weights)
+    (:meth:`~streammetrics._score_state.ScoreState.sorted_values`: the samples of an exact
+    column, every bin at its lower edge for bins); ``c``: the column's bounded counts, None for
+    an exact column (then (v, v, v)). nan when the column is empty.
+    O(len(values) + n_bins log len(values)), + O(bins) for the certificate.
+    """
+    v_, m_, p_ = values
+    if v_.shape[0] == 0 or m_.sum() <= 0:
         return math.nan, math.nan, math.nan
-    b = quantile_bin_sums(*estimate_data(lo, p, m), n_bins, "right")
+    b = quantile_bin_sums(v_, m_, p_, n_bins, "right")
     v = binned_error(b[:, 0], b[:, 1], b[:, 2], norm)
-    if not c.binned:
+    if c is None or not c.binned:
         return v, v, v
+    lo, hi, p, m = bin_summary(c)
     low, high = guard(*certified_interval(quantile_reach(lo, hi, p, m, n_bins, "right"), norm))
     return v, min(low, v), max(high, v)

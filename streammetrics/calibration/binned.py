@@ -40,7 +40,7 @@ multiclass error keeps only its top-label bins; ``CalibrationCurve`` never: its 
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -56,12 +56,15 @@ from .._result_output import CurveOutput
 from .._sorted_buffer import SortedScores
 from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
 from ._curve_bounds import bounded_curve
-from ._quantile import QuantileProbabilities, check_ovr_classes, quantile_bin_sums, sorted_column
+from ._quantile import QuantileProbabilities, check_ovr_classes
 from ._quantile_bounds import quantile_error_certified
 
 __all__ = ["CalibrationError", "CalibrationCurve", "CalibrationCurveResult"]
 
 NORMS = ("l1", "l2", "max")
+#: One column of a quantile state: its ascending (values, weights, outcome-1 weights) and its
+#: bounded counts (None for an exact column).
+_Column = tuple[tuple[np.ndarray, np.ndarray, np.ndarray], "ThresholdCounts | None"]
 
 
 @filled
@@ -135,7 +138,7 @@ class CalibrationError(ProbabilityMetric):
                              f"O(n_bins)), got {max_bytes!r}")
         if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
-            state = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
+            state, self._logit_scores = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
             self._state = self._labels.attach(state)
         self.max_bytes = None if max_bytes is None else int(max_bytes)
 
@@ -157,22 +160,24 @@ class CalibrationError(ProbabilityMetric):
         :func:`streammetrics.calibration._quantile_bounds.quantile_error_certified`). nan while
         empty; no warning. O(bins) bounded."""
         with self._lock:
-            cols = _bounded_columns(self._state)
-            if cols is not None:
-                _, lo, hi = self._bounded(cols)
+            if self.strategy == "quantile":
+                _, lo, hi = self._certified(_quantile_columns(self))
                 return lo, hi
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UndefinedMetricWarning)
                 v = self._compute()
             return v, v
 
-    def _bounded(self, cols: list[ThresholdCounts]) -> tuple[float, float, float]:
-        stats = np.array([quantile_error_certified(c, self.n_bins, self.norm) for c in cols])
+    def _certified(self, cols: list[_Column]) -> tuple[float, float, float]:
+        stats = np.array([quantile_error_certified(v, c, self.n_bins, self.norm) for v, c in cols])
         return float(stats[:, 0].mean()), float(stats[:, 1].mean()), float(stats[:, 2].mean())
 
     def _compute(self) -> float:
-        if isinstance(self._state, (QuantileProbabilities, SortedScores, BinnedScores)):
-            return self._compute_quantile(self._state)
+        if self.strategy == "quantile":
+            cols = _quantile_columns(self)
+            if cols[0][0][1].sum() <= 0:  # no weight in column 0 (every sample is in each)
+                return undefined("CalibrationError")
+            return self._certified(cols)[0]
         st = self._state
         if st.totals()[0] <= 0:
             return undefined("CalibrationError")
@@ -185,18 +190,6 @@ class CalibrationError(ProbabilityMetric):
             return float(np.mean(per_class))
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
-
-    def _compute_quantile(self, st: QuantileProbabilities | SortedScores | BinnedScores) -> float:
-        cols = _bounded_columns(st)
-        if cols is not None:
-            if cols[0].total_pos + cols[0].total_neg <= 0:
-                return undefined("CalibrationError")
-            return self._bounded(cols)[0]
-        assert not isinstance(st, BinnedScores)
-        sums = _exact_sums(st, self.n_bins, "right", self.from_logits)
-        if not sums or sums[0][:, 0].sum() <= 0:
-            return undefined("CalibrationError")
-        return float(np.mean([binned_error(b[:, 0], b[:, 1], b[:, 2], self.norm) for b in sums]))
 
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
         """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
@@ -322,8 +315,8 @@ class CalibrationCurve(ProbabilityMetric):
                              f"O(n_bins)), got {max_bytes!r}")
         if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else "ovr"
-            self._state = self._labels.attach(
-                _quantile_state(mode, self.num_classes, self.from_logits, max_bytes))
+            state, self._logit_scores = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
+            self._state = self._labels.attach(state)
         self.max_bytes = None if max_bytes is None else int(max_bytes)
 
     def _config(self) -> dict[str, Any]:
@@ -351,53 +344,57 @@ class CalibrationCurve(ProbabilityMetric):
         return plot_calibration(self.compute(), ax, **kwargs)
 
     def _compute(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
-        st: Any = self._state
-        cols = _bounded_columns(st)
-        if cols is not None:
-            curves = [CalibrationCurveResult(**bounded_curve(c, self.n_bins)) for c in cols]
-        elif isinstance(st, (QuantileProbabilities, SortedScores)):
-            curves = [_curve(b) for b in _exact_sums(st, self.n_bins, "left", self.from_logits)]
+        if self.strategy == "quantile":
+            cols = _quantile_columns(self)
+            curves = [CalibrationCurveResult(**bounded_curve(v, c, self.n_bins)) for v, c in cols]
         else:
-            curves = [_curve(b) for b in st.bins()]
+            curves = [_curve(b) for b in self._state.bins()]
         return curves[0] if self.num_classes is None else curves
 
 
 def _quantile_state(
     mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None
-) -> QuantileProbabilities | SortedScores | BinnedScores:
+) -> tuple[QuantileProbabilities | SortedScores | BinnedScores, bool]:
     """The buffer shared with ranking metrics where it holds the same data: the probability
     buffer (binary / one-vs-rest probabilities), the raw score buffer (binary logits) or, with
     ``max_bytes``, the bounded probability bins of ``AUROC(scores="probability",
     max_bytes=...)`` (binary probabilities: the bins check the same rules); else a quantile state
     of its own (top-label, multiclass logits, other bounded bins: one-vs-rest rows must sum to 1,
-    which the bins do not check)."""
+    which the bins do not check). With it, True when the state holds logits (their sigmoid is
+    read)."""
     check_ovr_classes(mode, num_classes)
     if mode == "binary" and max_bytes is not None and not from_logits:
-        return BinnedScores("binary", None, None, max_bytes=max_bytes, scores="probability")
+        return BinnedScores("binary", None, None, max_bytes=max_bytes, scores="probability"), False
     if mode != "top" and max_bytes is None:
         if not from_logits:
-            return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes)
+            return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes), False
         if mode == "binary":
-            return SortedScores("binary")
-    return QuantileProbabilities(mode, num_classes, from_logits, max_bytes)
+            return SortedScores("binary"), True
+    return QuantileProbabilities(mode, num_classes, from_logits, max_bytes), False
 
 
-def _is_exact(metric: ProbabilityMetric) -> bool:
+def _is_exact(metric: Any) -> bool:
     """False only for bounded quantile bins holding several distinct probabilities."""
     with metric._lock:
-        st: Any = metric._state
-        if isinstance(st, BinnedScores):
-            return bool(st.is_exact)
-        return not isinstance(st, QuantileProbabilities) or not st.bounded or bool(st.inner.is_exact)
+        return metric.strategy != "quantile" or bool(metric._state.is_exact)
 
 
-def _bounded_columns(st: Any) -> list[ThresholdCounts] | None:
-    """The per-column counts of bounded bins (``max_bytes``), None for an exact state."""
-    if isinstance(st, BinnedScores):
-        return [st.counts(0)]
-    if isinstance(st, QuantileProbabilities) and st.bounded:
-        return [st.counts(k) for k in range(int(st.num_classes or 1) if st.mode == "ovr" else 1)]
-    return None
+def _quantile_columns(metric: Any) -> list[_Column]:
+    """Per one-vs-rest column of a quantile metric's state (the score-state protocol): its
+    ascending (values, weights, outcome-1 weights) and, unless the column is exact, its
+    bounded counts for the certificate; with the sigmoid of the values where the state holds
+    logits (monotone: the order and the counts are unchanged). O(n) exact, O(bins) bounded,
+    per column."""
+    st = metric._state
+    cols: list[_Column] = []
+    for k in range(st.n_columns):
+        v, w, p = st.sorted_values(k)
+        c = None if st.column_exact(k) else st.counts(k)
+        if metric._logit_scores:
+            v = sigmoid(v)
+            c = None if c is None else replace(c, thresholds=sigmoid(c.thresholds))
+        cols.append(((v, w, p), c))
+    return cols
 
 
 def _update_naming_y_pred(metric: ProbabilityMetric, y_true: Any, y_pred: Any, sample_weight: Any) -> Any:
@@ -408,25 +405,9 @@ def _update_naming_y_pred(metric: ProbabilityMetric, y_true: Any, y_pred: Any, s
         return ProbabilityMetric.update(metric, y_true, y_pred, sample_weight=sample_weight)
     except ValueError as err:
         text = str(err)
-        if text.startswith("y_score:") and isinstance(metric._state, (SortedScores, BinnedScores)):
+        if text.startswith("y_score:"):
             raise ValueError("y_pred:" + text[len("y_score:"):]) from None
         raise
-
-
-def _exact_sums(st: QuantileProbabilities | SortedScores, n_bins: int, side: str,
-                from_logits: bool = False) -> list[np.ndarray]:
-    """Per column, the (n_bins, 3) quantile-bin sums of an exact quantile state (a raw score
-    buffer holds binary logits: their sigmoid, in sorted order, is read)."""
-    if isinstance(st, SortedScores):
-        out = []
-        for k in range(st.n_columns):
-            v, w, o = sorted_column(st, k)
-            if from_logits and not isinstance(st, ProbabilityScores):
-                v = sigmoid(v)
-            out.append(quantile_bin_sums(v, w, o, n_bins, side))
-        return out
-    cols = int(st.num_classes or 1) if st.mode == "ovr" else 1
-    return [st.bin_sums(c, n_bins, side) for c in range(cols)]
 
 
 def _curve(b: np.ndarray) -> CalibrationCurveResult:
