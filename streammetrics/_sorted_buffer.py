@@ -505,9 +505,9 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                     assert (co is None) == (ref is None)
                     if co is not None and ref is not None:
                         assert np.array_equal(co, ref)
-                    assert (w is None) == (cw is None)
+                    assert w is not None or cw is None  # unit runs: none; weighted: lazy
                     if w is not None and cw is not None:
-                        assert w.shape == v.shape and cw.shape[0] == v.shape[0] + 1
+                        assert w.shape == v.shape and np.array_equal(cw, cumw(w))
                     total += v.shape[0] if w is None else float(w.sum())
                 total += len(grp.tail) if grp.tail else 0
                 if grp.dead is not None:
