@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._sort_kernels import suffix_weight, threshold_counts
+from ._sort_kernels import suffix_sums, suffix_weight, threshold_counts
 
 __all__ = [
     "ThresholdCounts",
@@ -87,34 +87,69 @@ class ThresholdCounts:
         return np.concatenate([[0.0], self.tps])[:-1], np.concatenate([[0.0], self.fps])[:-1]
 
 
-def _suffix_weight(v: np.ndarray, w: np.ndarray | None, t: np.ndarray) -> np.ndarray:
-    """Weight of the elements of ascending ``v`` that are >= each t (summed from the top, the
-    order scikit-learn's cumulative sums use)."""
-    return suffix_weight(w, v.shape[0] - np.searchsorted(v, t, "left"))
-
-
 def counts_from_sorted(
     pos: np.ndarray,
     pos_w: np.ndarray | None,
     neg: np.ndarray,
     neg_w: np.ndarray | None,
     thresholds: np.ndarray | None = None,
+    *,
+    positive_only: bool = False,
 ) -> ThresholdCounts:
-    """Counts at ``thresholds`` (default: every distinct score) from ascending score arrays.
+    """Counts at ``thresholds`` (default: every distinct score; ``positive_only``: every
+    distinct positive score) from ascending score arrays.
 
     ``pos_w`` / ``neg_w`` are the weights (``None``: unit weights). Cost O(n) for the default
     thresholds (one linear merge of the two sorted runs, see
-    :func:`streammetrics._sort_kernels.threshold_counts`), O((n + T) log n) for T given ones.
+    :func:`streammetrics._sort_kernels.threshold_counts`), O((n + T) log n) for T given ones
+    (``positive_only``: T distinct positive scores, ranked among the negatives only).
     """
+    if positive_only:
+        return _positive_threshold_counts(pos, pos_w, neg, neg_w)
     if thresholds is None:  # one linear merge of the two runs, no binary search
         return ThresholdCounts(*threshold_counts(pos, pos_w, neg, neg_w))
-    tps = _suffix_weight(pos, pos_w, thresholds)
-    fps = _suffix_weight(neg, neg_w, thresholds)
-    # totals summed in the same order as the counts, so the lowest threshold gives exactly P, N
-    everything = np.array([-np.inf])
-    total_pos = float(_suffix_weight(pos, pos_w, everything)[0])
-    total_neg = float(_suffix_weight(neg, neg_w, everything)[0])
+    # totals read from the same suffix sums as the counts, so the lowest threshold gives
+    # exactly P, N
+    tps, total_pos = _suffix_weights(pos, pos_w, thresholds)
+    fps, total_neg = _suffix_weights(neg, neg_w, thresholds)
     return ThresholdCounts(np.asarray(thresholds, dtype=np.float64), tps, fps, total_pos, total_neg)
+
+
+def _positive_threshold_counts(
+    pos: np.ndarray, pos_w: np.ndarray | None, neg: np.ndarray, neg_w: np.ndarray | None
+) -> ThresholdCounts:
+    """Counts at every distinct positive score: the positives above each come from the run
+    starts of ``pos`` (no search), the negatives from one binary search of the ascending
+    distinct scores in ``neg``; one suffix sum per weighted group gives counts and total.
+    The values equal those of the given-thresholds path. O(P + T log N)."""
+    n_pos, n_neg = pos.shape[0], neg.shape[0]
+    new = np.empty(n_pos, dtype=bool)
+    if n_pos:
+        new[0] = True
+        np.not_equal(pos[1:], pos[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    asc = pos[starts]  # distinct positive scores, ascending
+    pos_above = (n_pos - starts)[::-1]
+    neg_above = (n_neg - np.searchsorted(neg, asc, "left"))[::-1]
+    tps, total_pos = _weigh(pos_w, pos_above, n_pos)
+    fps, total_neg = _weigh(neg_w, neg_above, n_neg)
+    return ThresholdCounts(asc[::-1].astype(np.float64), tps, fps, total_pos, total_neg)
+
+
+def _weigh(w: np.ndarray | None, above: np.ndarray, n: int) -> tuple[np.ndarray, float]:
+    """(weight of the top ``above[i]`` elements of an ascending group of ``n`` with weights
+    ``w``, the group's total), from one suffix sum (None: unit weights). O(n)."""
+    if w is None:
+        return suffix_weight(None, above), float(n)
+    top = suffix_sums(w)
+    return top[above], float(top[n])
+
+
+def _suffix_weights(v: np.ndarray, w: np.ndarray | None, t: np.ndarray) -> tuple[np.ndarray, float]:
+    """(weight of the elements of ascending ``v`` that are >= each t, total weight), summed from
+    the top (the order scikit-learn's cumulative sums use), with one cumulative sum. O(n + T log n)."""
+    n = v.shape[0]
+    return _weigh(w, n - np.searchsorted(v, t, "left"), n)
 
 
 def distinct_desc(v: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ __all__ = [
     "sort_split",
     "stable_argsort",
     "stable_sort_with",
+    "suffix_sums",
     "suffix_weight",
     "threshold_counts",
 ]
@@ -283,11 +284,22 @@ def suffix_weight(w: np.ndarray | None, above: np.ndarray) -> np.ndarray:
     """
     if w is None:
         return above.astype(np.float64)
-    return _top(w)[above]
+    return suffix_sums(w)[above]
 
 
-def _top(w: np.ndarray) -> np.ndarray:
-    """``top[i]``: the weight of the last i elements of ``w``, summed from the end. O(n)."""
+def suffix_sums(w: np.ndarray) -> np.ndarray:
+    """``top[i]``: the weight of the last i elements of ``w``, summed from the end (``top[0]`` =
+    0, ``top[n]`` the total). O(n).
+
+    Parameters
+    ----------
+    w : ndarray of shape (n,)
+        Weights in ascending score order.
+
+    Returns
+    -------
+    ndarray of float64, shape (n + 1,)
+    """
     top = np.empty(w.shape[0] + 1)
     top[0] = 0.0
     np.cumsum(w[::-1], out=top[1:])
@@ -350,7 +362,7 @@ def threshold_counts(
         if w is None:
             out.append(above[::-1].astype(np.float64))
         else:
-            top = _top(w)  # one cumulative sum gives the counts and the total
+            top = suffix_sums(w)  # one cumulative sum gives the counts and the total
             out.append(top[above[::-1]])
             n = top[n]
         out.append(float(n))

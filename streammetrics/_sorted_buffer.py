@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from ._base import states_trusted
-from ._curves import ThresholdCounts, counts_from_sorted, distinct_desc
+from ._curves import ThresholdCounts, counts_from_sorted
 from ._load_checks import check_total
 from ._positive_counts import PositiveCounts
 from ._score_batches import FLOAT_KINDS, Parts, ScoreBatches, check_layout
@@ -442,12 +442,12 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         if positive_thresholds and not self._weighted and not self.by_class:
             return self._positive_counts(column).counts()
         pv, pw, nv, nw = self.column(column)
-        return counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv) if positive_thresholds else None)
+        return counts_from_sorted(pv, pw, nv, nw, positive_only=positive_thresholds)
 
     def pooled_counts(self, *, positive_thresholds: bool = False) -> ThresholdCounts:
         """Counts of every column pooled (micro averaging), as :meth:`counts`."""
         pv, pw, nv, nw = self.pooled()
-        return counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv) if positive_thresholds else None)
+        return counts_from_sorted(pv, pw, nv, nw, positive_only=positive_thresholds)
 
     def support(self) -> np.ndarray:
         """Positive weight of every column, shape (K,)."""
@@ -505,9 +505,9 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
                     assert (co is None) == (ref is None)
                     if co is not None and ref is not None:
                         assert np.array_equal(co, ref)
-                    assert (w is None) == (cw is None)
+                    assert w is not None or cw is None  # unit runs: none; weighted: lazy
                     if w is not None and cw is not None:
-                        assert w.shape == v.shape and cw.shape[0] == v.shape[0] + 1
+                        assert w.shape == v.shape and np.array_equal(cw, cumw(w))
                     total += v.shape[0] if w is None else float(w.sum())
                 total += len(grp.tail) if grp.tail else 0
                 if grp.dead is not None:

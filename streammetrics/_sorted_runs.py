@@ -329,6 +329,8 @@ class Group:
     def __init__(self) -> None:
         self.runs: list[np.ndarray] = []
         self.wts: list[np.ndarray | None] = []
+        #: cumulative weights of each weighted run (:func:`cumw`), built on first use by
+        #: :meth:`cum_weights` (only pair counting reads them): None until then, and for unit runs
         self.cws: list[np.ndarray | None] = []
         self.coarse: list[np.ndarray | None] = []
         # unit-weight float64 samples folded one at a time (a small window's list mode: all of
@@ -339,10 +341,19 @@ class Group:
         # unweighted groups only): every count subtracts them, ``consolidate`` purges them.
         self.dead: Group | None = None
 
+    def cum_weights(self) -> list[np.ndarray | None]:
+        """The cumulative weights of every run (None: a unit-weight run), building those not
+        built yet. O(n) the first time after a push, O(runs) after."""
+        cws = self.cws
+        for i, w in enumerate(self.wts):
+            if w is not None and cws[i] is None:
+                cws[i] = cumw(w)
+        return cws
+
     def count2_scalar(self, x: float) -> int | float:
         """:func:`count2` for one unit-weight needle: O(log n) per run, no temporaries."""
         s: int | float = 0
-        for v, cw in zip(self.runs, self.cws, strict=True):
+        for v, cw in zip(self.runs, self.cum_weights(), strict=True):
             left = int(v.searchsorted(x, "left"))
             right = left if left == v.shape[0] or v[left] != x else int(v.searchsorted(x, "right"))
             s += left + right if cw is None else float(cw[left] + cw[right])
@@ -383,7 +394,7 @@ class Group:
         s: int | float = 0
         x_cw: np.ndarray | None = None
         x_total: int | float = x.shape[0] if xw is None else float(xw.sum())
-        for v, w, cw, co in zip(self.runs, self.wts, self.cws, self.coarse, strict=True):
+        for v, w, cw, co in zip(self.runs, self.wts, self.cum_weights(), self.coarse, strict=True):
             if 4 * v.shape[0] < x.shape[0]:
                 if xw is not None and x_cw is None:
                     x_cw = cumw(xw)
@@ -440,7 +451,7 @@ class Group:
                 v, w = merge_sorted(runs.pop(), aw, v, w)
         runs.append(v)
         wts.append(w)
-        cws.append(None if w is None else cumw(w))
+        cws.append(None)  # built on first use (:meth:`cum_weights`)
         coarse.append(coarse_index(v))
 
     def consolidate(self) -> tuple[np.ndarray, np.ndarray | None]:
@@ -477,7 +488,7 @@ class Group:
                 self.runs, self.wts, self.cws, self.coarse = [], [], [], []
                 return v, None
         self.runs, self.wts = [v], [w]
-        self.cws = [None if w is None else cumw(w)]
+        self.cws = [None]  # built on first use (:meth:`cum_weights`)
         self.coarse = [coarse_index(v)]
         return v, w
 

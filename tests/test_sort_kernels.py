@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streammetrics._curves import counts_from_sorted
 from streammetrics._sort_kernels import (
     runs,
     sort_split,
@@ -129,3 +130,27 @@ def test_stable_sort_with_of_sorted_or_nearly_sorted_values(kind: int, n: int, s
     ref = np.argsort(v, kind="stable")
     sv, sw = stable_sort_with(v, w)
     assert np.array_equal(sv, v[ref]) and np.array_equal(sw, w[ref])
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.integers(0, 4), n_pos=SIZES, n_neg=SIZES, weighted=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_positive_threshold_counts_equal_the_searchsorted_counts(kind: int, n_pos: int, n_neg: int,
+                                                                 weighted: bool, seed: int) -> None:
+    # the counts at the distinct positive scores (what average precision reads), bit for bit the
+    # two binary searches at those thresholds
+    rng = np.random.default_rng(seed)
+    pos = np.sort(_values(kind, n_pos, rng))
+    neg = np.sort(_values(kind, n_neg, rng))
+    pw = rng.random(n_pos) if weighted else None
+    nw = rng.random(n_neg) if weighted else None
+    got = counts_from_sorted(pos, pw, neg, nw, positive_only=True)
+    ref_thr = np.unique(pos.astype(np.float64))[::-1]
+    assert np.array_equal(got.thresholds, ref_thr)
+    assert np.array_equal(got.tps, suffix_weight(pw, n_pos - np.searchsorted(pos, ref_thr, "left")))
+    assert np.array_equal(got.fps, suffix_weight(nw, n_neg - np.searchsorted(neg, ref_thr, "left")))
+    assert got.total_pos == (n_pos if pw is None else float(np.cumsum(pw[::-1])[-1]) if n_pos else 0.0)
+    assert got.total_neg == (n_neg if nw is None else float(np.cumsum(nw[::-1])[-1]) if n_neg else 0.0)
+    given_thr = counts_from_sorted(pos, pw, neg, nw, ref_thr)
+    for a, b in ((got.tps, given_thr.tps), (got.fps, given_thr.fps)):
+        assert np.array_equal(a, b)
+    assert (got.total_pos, got.total_neg) == (given_thr.total_pos, given_thr.total_neg)
