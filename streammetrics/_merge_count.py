@@ -20,9 +20,10 @@ import numpy as np
 
 __all__ = ["coarse_arg", "compiled_kernels", "kernels", "kernels_for"]
 
-#: Below this many needles plus stored scores a call stays in numpy (the compiled call only
-#: pays off past its fixed cost, and a small state should not trigger the import).
-_MIN_SIZE = 1 << 14
+#: Below this many needles plus stored scores a call stays in numpy. Loading numba and the
+#: cached kernels costs ~0.6 s once per process (~4 s the first time they compile), which only
+#: a large state repays: a script over fewer than a million scores never pays it.
+_MIN_SIZE = 1 << 20
 _SETTINGS: dict[str, object] = {"enabled": None, "min_size": _MIN_SIZE}
 _LOADED: list[ModuleType | None] = []  # [] until looked up, then [the kernels or None]
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
