@@ -170,3 +170,63 @@ def test_judged_only_summary_off_and_gain_pairs(tmp_path, capsys):
     assert main(["trec", str(qp), str(rp), "-m", "ndcg"]) == 0
     rows = _rows(capsys.readouterr().out)
     assert rows[("ndcg", "all")] == f"{(1 / math.log2(3) + 2 / math.log2(4)) / (2 + 1 / math.log2(3)):.4f}"
+
+
+def _random_parameters(rng: np.random.Generator) -> list[str]:
+    """trec_eval parameter strings (as pytrec_eval parses them) for the measures that take some;
+    not utility's coefficients: pytrec_eval keeps parameters in a set, losing their order."""
+
+    def cuts(hi: int) -> str:
+        return ",".join(str(k) for k in sorted(rng.choice(np.arange(1, hi), size=int(rng.integers(1, 4)), replace=False)))
+
+    def fractions() -> str:
+        return ",".join(f"{f:.2f}" for f in sorted(rng.choice(np.arange(0, 101), size=3, replace=False) / 100))
+
+    return [
+        f"P.{cuts(20)}", f"recall.{cuts(20)}", f"map_cut.{cuts(20)}", f"ndcg_cut.{cuts(20)}",
+        f"relative_P.{cuts(20)}", f"success.{cuts(20)}", f"iprec_at_recall.{fractions()}",
+        f"11pt_avg.{fractions()}", f"Rprec_mult.{fractions()}", f"set_F.{rng.uniform(0.1, 3):.2f}",
+    ]  # fmt: skip
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), level=st.integers(1, 3), judged_only=st.booleans())
+def test_parameters_relevance_level_and_judged_only_match_pytrec_eval(tmp_path_factory, seed, level, judged_only):
+    """pytrec_eval's measures with random trec_eval parameters, ``relevance_level`` (-l) and
+    ``judged_docs_only_flag`` (-J), per query, to 1e-12 (ndcg's gain pairs are left out:
+    pytrec_eval aborts on them; utility's order-dependent coefficients too, see above)."""
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 12, max_docs=15)
+    for docs in qrels.values():  # pytrec_eval crashes (heap corruption) on a query judged only negatively
+        if max(docs.values()) < 0:
+            docs[next(iter(docs))] = 0
+    params = _random_parameters(rng)
+    plain = sorted(set(PYTREC) - {p.split(".")[0] for p in params})
+    qp, rp = _write(tmp_path_factory.mktemp("p"), qrels, run, shuffle=rng)
+    out, _ = _capture(lambda sink: evaluate_files(qp, rp, params + plain + ["num_q"], per_query=True,
+                                                  rel_level=level, judged_only=judged_only, digits=17,
+                                                  out=sink))  # fmt: skip
+    rows = _rows(out)
+    evaluator = pytrec_eval.RelevanceEvaluator(
+        qrels, set(params + plain + ["num_q"]), relevance_level=level, judged_docs_only_flag=judged_only
+    )
+    want = evaluator.evaluate({q: run[q] for q in qrels})
+    # one value per measure, named by its parameters as given (trec_eval; pytrec_eval keys it plainly)
+    printed = {p.split(".")[0]: p.replace(".", "_", 1) for p in params if p.startswith(("11pt_avg", "set_F"))}
+    compared = set()
+    for q, vals in want.items():
+        for name, v in vals.items():
+            if name in GEOMETRIC or name == "num_q":  # trec_eval prints these as a summary only
+                continue
+            got = rows[(printed.get(name, name), q)]
+            compared.add(name)
+            if math.isnan(v):  # trec_eval's 0/0 when -J leaves no document: a documented difference
+                assert judged_only and name.startswith(("iprec_at_recall", "11pt_avg")) and float(got) == 0.0
+                assert rows[("num_ret", q)] == "0", (name, q)
+                continue
+            assert abs(float(got) - v) <= 1e-12, (name, q, got, v)
+    assert int(rows[("num_q", "all")]) == len(want)
+    # every measure pytrec_eval has (but the summary-only ones) was compared per query, the
+    # parameterised ones under their parameter names (P_3, Rprec_mult_0.25, ...)
+    bases = {n if n in PYTREC else n.rsplit("_", 1)[0] for n in compared}
+    assert bases == set(PYTREC) - GEOMETRIC - {"num_q"}
