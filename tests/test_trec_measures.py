@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streammetrics.cli.trec import main
-from streammetrics.trec import evaluate_files
+from streammetrics.trec import TrecMeasure, evaluate_files, trec_batch
 from streammetrics.trec._kernels import recall_cutoffs
 from tests import retrieval_oracles as O
 
@@ -230,3 +230,41 @@ def test_parameters_relevance_level_and_judged_only_match_pytrec_eval(tmp_path_f
     # parameterised ones under their parameter names (P_3, Rprec_mult_0.25, ...)
     bases = {n if n in PYTREC else n.rsplit("_", 1)[0] for n in compared}
     assert bases == set(PYTREC) - GEOMETRIC - {"num_q"}
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), level=st.integers(1, 3))
+def test_yaap_dcg_and_ideal_dcg_against_their_definitions(tmp_path_factory, seed, level):
+    """trec_eval measures pytrec_eval lacks and all_trec leaves out: ``yaap`` (Robertson 2012,
+    trec_eval's m_yaap.c) and ``dcg`` / ``ideal_dcg`` (m_ndcg.c, default and given gains), per query
+    against plain-Python definitions; ``ndcg`` = dcg / ideal_dcg."""
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 10, max_docs=15)
+    qp, rp = _write(tmp_path_factory.mktemp("y"), qrels, run)
+    args = ["yaap", "dcg", "ideal_dcg", "ndcg"]
+    rows = _rows(_capture(lambda s: evaluate_files(qp, rp, args, per_query=True, rel_level=level, digits=17,
+                                                   out=s))[0])  # fmt: skip
+    gained = _rows(_capture(lambda s: evaluate_files(qp, rp, ["dcg.1=3,2=9"], per_query=True, digits=17,
+                                                     out=s))[0])  # fmt: skip
+    for q, docs in run.items():
+        grades = [qrels[q].get(d, -1) for d in docs]
+        ranked = O.rank(grades, list(docs.values()), list(docs))
+        R = sum(1 for g in qrels[q].values() if g >= level)
+        hits, s = 0, 0.0
+        for i, g in enumerate(ranked, start=1):
+            if g >= level:
+                hits += 1
+                s += hits / i
+        assert abs(float(rows[("yaap", q)]) - math.log((1 + s) / (1 + R - s))) <= 1e-12, q
+        for gain, table, name in ((lambda g: g, rows, "dcg"), (lambda g: {1: 3, 2: 9}.get(g, g), gained,
+                                                                  "dcg_1=3,2=9")):  # fmt: skip
+            dcg = sum(gain(g) / math.log2(i + 2) for i, g in enumerate(ranked) if g > 0)
+            ideal = sorted((gain(g) for g in qrels[q].values() if g > 0), reverse=True)
+            idcg = sum(x / math.log2(i + 2) for i, x in enumerate(ideal))
+            assert abs(float(table[(name, q)]) - dcg) <= 1e-12, q
+            if table is rows:
+                assert abs(float(rows[("ideal_dcg", q)]) - idcg) <= 1e-12, q
+                assert abs(float(rows[("ndcg", q)]) - (dcg / idcg if idcg else 0.0)) <= 1e-12, q
+    acc = TrecMeasure("yaap", rel_level=level, per_query=True)
+    trec_batch(qrels, run).feed(acc)
+    assert np.allclose(acc.per_query_values(), [float(rows[("yaap", q)]) for q in sorted(run)], rtol=0, atol=1e-12)

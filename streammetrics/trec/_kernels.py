@@ -86,11 +86,19 @@ class ResRels:
         return np.where(idx >= 0, self.cum_rel[np.maximum(idx, 0)], 0).tolist()
 
     @functools.cached_property
+    def precision_sum(self) -> float:
+        """The sum of the precisions at the relevant retrieved documents (AP's numerator; yaap's
+        ``sum_probrel``)."""
+        if not len(self.rel_pos):
+            return 0.0
+        return seqsum(self.cum_rel[self.rel_pos] / (self.rel_pos + 1.0))
+
+    @functools.cached_property
     def ap(self) -> float:
         """Average precision (trec_eval's map for this query), shared by map and gm_map."""
         if not len(self.rel_pos):
             return 0.0
-        return seqsum(self.cum_rel[self.rel_pos] / (self.rel_pos + 1.0)) / self.num_rel
+        return self.precision_sum / self.num_rel
 
     @functools.cached_property
     def interpolated(self) -> np.ndarray:
@@ -112,6 +120,14 @@ class ResRels:
 
 def average_precision(rr: ResRels) -> float:
     return rr.ap
+
+
+def yaap(rr: ResRels) -> float:
+    """trec_eval's ``yaap`` (Robertson's "Yet Another Average Precision", ECIR 2012):
+    ``log((1 + s) / (1 + R - s))`` with ``s`` the sum of the precisions at the relevant retrieved
+    documents."""
+    s = rr.precision_sum
+    return math.log((1.0 + s) / (1.0 + rr.num_rel - s))
 
 
 def gm_log(value: float) -> float:

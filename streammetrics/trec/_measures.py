@@ -157,6 +157,7 @@ MEASURES: tuple[Measure, ...] = (
         lambda g, p, o: list(JG.rprec_mult_avgjg(g, p)),
         source="qrels_jg",
     ),
+    Measure("yaap", "none", (), _one(K.yaap)),
     Measure("rbp", "pairs", (), lambda rr, p, o: [K.rbp(rr, p)]),
     Measure("rbp_resid", "pairs", (), lambda rr, p, o: [K.rbp_resid(rr, p)]),
     Measure("unj", "long_cuts", (5, 10, 20), lambda rr, p, o: list(K.unjudged_at(rr, p))),
