@@ -216,3 +216,50 @@ def test_help_and_readme_name_the_trec_eval_version_of_each_recall_cutoff_rule(c
     readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
     assert "`--trec-version 9` (default, as pytrec_eval and ir_measures" in readme
     assert "`(long)(c·R + 0.9)`) or `--trec-version 10` (double scores, `lround(c·R)`)" in readme
+
+
+def test_trec_commands_and_library_import_nothing_beyond_the_core(tmp_path):
+    """With an import hook that allows only the standard library, numpy and sortedcontainers (the
+    core dependencies), ``streammetrics trec`` (qrels and prefs), ``trec-compare`` (--json) and
+    ``sm.trec.TrecMeasures`` run and print what they print without it."""
+    import json
+    import subprocess
+    import sys
+
+    qp, rp, rp2 = tmp_path / "qrels.txt", tmp_path / "run.txt", tmp_path / "run2.txt"
+    qp.write_text("1 0 a 1\n1 0 b 0\n2 0 c 2\n2 0 a 1\n3 0 b 1\n")
+    rp.write_text("1 Q0 a 1 0.5 r\n1 Q0 b 2 0.9 r\n2 Q0 c 1 1.0 r\n3 Q0 a 1 1.0 r\n3 Q0 b 2 0.2 r\n")
+    rp2.write_text("1 Q0 a 1 0.9 s\n2 Q0 a 1 1.0 s\n2 Q0 c 2 0.5 s\n3 Q0 b 1 1.0 s\n")
+    hook = (
+        "import sys, importlib.abc\n"
+        "class Core(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        top = name.split('.')[0]\n"
+        "        if top in sys.stdlib_module_names or top in ('numpy', 'sortedcontainers', 'streammetrics'):\n"
+        "            return None\n"
+        "        raise ImportError('not a core dependency: ' + name)\n"
+        "sys.meta_path.insert(0, Core())\n"
+    )
+    lib = (
+        "from streammetrics.trec import TrecMeasures, trec_batch\n"
+        "acc = TrecMeasures(['official', 'nDCG@10', 'RBP(p=0.8)'])\n"
+        "trec_batch({'1': {'a': 1, 'b': 0}}, {'1': {'a': 0.5, 'b': 0.9}}).feed(acc)\n"
+        "print(sorted(acc.compute().items()))\n"
+    )
+    cli = "import sys\nfrom streammetrics.__main__ import main\nsys.exit(main(sys.argv[1:]))\n"
+    jsons = [tmp_path / "a.json", tmp_path / "b.json"]
+    cases = [
+        (cli, ["trec", str(qp), str(rp), "-m", "all_trec", "-m", "nDCG@10", "-q", "-c"]),
+        (cli, ["trec", str(qp), str(rp), "-m", "all_prefs", "-R", "qrels_prefs", "-q"]),
+        (lib, []),
+    ]
+    for code, args in cases:
+        outs = [subprocess.run([sys.executable, "-c", pre + code, *args], capture_output=True, text=True,
+                               check=False) for pre in (hook, "")]  # fmt: skip
+        assert outs[0].returncode == 0, outs[0].stderr
+        assert outs[0].stdout == outs[1].stdout and outs[0].stdout.strip()
+    for pre, out in zip((hook, ""), jsons, strict=True):
+        args = ["trec-compare", str(qp), str(rp), str(rp2), "-m", "AP", "--permutations", "8", "--json", str(out)]
+        done = subprocess.run([sys.executable, "-c", pre + cli, *args], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+    assert json.loads(jsons[0].read_text()) == json.loads(jsons[1].read_text())
