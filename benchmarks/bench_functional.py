@@ -1,4 +1,4 @@
-"""``streammetrics.functional`` against ``sklearn.metrics``: the same call, timed in alternation.
+"""``streammetrics.functional`` against scikit-learn: the same call, timed in alternation.
 
 Run ``python -m benchmarks.bench_functional`` (1e6 and 1e7 samples; ``--quick``: 1e5;
 ``--sizes 1e6``; ``--only roc_auc_score,det_curve``; ``--repeat 3``, ``--repeat-large 1``: timed
@@ -7,13 +7,22 @@ runs per implementation below / from 5e6 samples).
 Workloads (seeded, built before timing): ``binary`` -- labels 0/1 (30 % positives), scores
 N(0, 1) + 1 for positives rounded to 1e-4 (ties), hard predictions ``score > 0.5``; ``10-class``
 -- labels 0..9, predictions right 60 % of the time, softmax scores of N(0, 1) logits + 1 on the
-true class; each with and without random weights in [0, 1) (``+w``). Every function of
-``streammetrics.functional`` that has a scikit-learn namesake runs on the workload it fits, both
-implementations on the very same arrays, alternating run by run in this one process
-(:func:`benchmarks._harness.measure_interleaved`), so that load from other processes disturbs
-both alike; the ratio is scikit-learn's median time over streammetrics'. The results of the timed
-runs are compared (to 1e-9; a difference prints a WARNING row). One thread for BLAS. Each size's
-section states the load average before and after it, and ends with the targets' status.
+true class; ``queries`` -- n/10 queries of 10 documents, relevance 0..3 and scores N(0, 1) +
+relevance / 2 rounded to 1e-2 (ties); ``curve`` -- n points, x increasing, y in [0, 1). Each
+function that takes ``sample_weight`` runs without and with random weights in [0, 1) (``+w``;
+one per query for ``queries``).
+
+Every function of ``streammetrics.functional`` with a scikit-learn namesake is timed (every
+metric of ``sklearn.metrics`` it provides, and ``calibration_curve`` against
+``sklearn.calibration``); ``CASES`` lists them and ``test_functional_bench_smoke.py`` checks that
+none is left out. Not timed: ``type_of_target`` (a helper, not a metric) and the fairness
+summaries (Fairlearn's names, no scikit-learn namesake; ``benchmarks/bench_slices.py`` times
+``Sliced`` against Fairlearn). Both implementations run on the very same arrays, alternating
+run by run in this one process (:func:`benchmarks._harness.measure_interleaved`), so that load
+from other processes disturbs both alike; the ratio is scikit-learn's median time over
+streammetrics'. The results of the timed runs are compared (to 1e-9; a difference prints a
+WARNING row). One thread for BLAS. Each size's section states the load average before and after
+it, and ends with the targets' status.
 
 Targets (issue #13): ranking functions (AUROC, AP, curves) >= 5x, confusion-family >= 3x.
 """
@@ -22,6 +31,8 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
+import inspect
 import os
 import sys
 import time
@@ -47,6 +58,7 @@ SEED = 20261125
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("accuracy_score", "binary", {}),
     ("f1_score", "binary", {}),
+    ("recall_score", "binary", {}),
     ("precision_recall_fscore_support", "binary", {"average": "binary"}),
     ("matthews_corrcoef", "binary", {}),
     ("confusion_matrix", "binary", {}),
@@ -57,10 +69,12 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("det_curve", "binary-score", {}),
     ("log_loss", "binary-proba", {}),
     ("brier_score_loss", "binary-proba", {}),
+    ("calibration_curve", "binary-proba", {"n_bins": 10}),
     ("accuracy_score", "10-class", {}),
     ("balanced_accuracy_score", "10-class", {}),
     ("f1_score", "10-class", {"average": "macro"}),
     ("precision_score", "10-class", {"average": "weighted"}),
+    ("fbeta_score", "10-class", {"beta": 2.0, "average": "weighted"}),
     ("jaccard_score", "10-class", {"average": "macro"}),
     ("precision_recall_fscore_support", "10-class", {}),
     ("classification_report", "10-class", {"output_dict": True}),
@@ -75,7 +89,23 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("top_k_accuracy_score", "10-class-score", {"k": 3}),
     ("log_loss", "10-class-score", {}),
     ("brier_score_loss", "10-class-score", {}),
+    ("dcg_score", "queries", {"k": 5}),
+    ("ndcg_score", "queries", {}),
+    ("auc", "curve", {}),
 ]
+
+#: where the reference implementation lives (default ``sklearn.metrics``)
+REFERENCE_MODULE = {"calibration_curve": "sklearn.calibration"}
+
+
+def reference(name: str) -> Any:
+    """scikit-learn's function of that name."""
+    return getattr(importlib.import_module(REFERENCE_MODULE.get(name, "sklearn.metrics")), name)
+
+
+def weighted(name: str) -> bool:
+    """Whether the function takes ``sample_weight`` (then it also runs weighted)."""
+    return "sample_weight" in inspect.signature(reference(name)).parameters
 
 
 def _data(n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -88,12 +118,17 @@ def _data(n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     z[np.arange(n), y10] += 1.0
     z = np.exp(z)
     s10 = z / z.sum(axis=1, keepdims=True)
+    q = max(n // 10, 1)
+    rel = rng.integers(0, 4, (q, 10))
+    x = np.sort(rng.random(n))
     return {
         "binary": (y, (s > 0.5).astype(np.int64)),
         "binary-score": (y, s),
         "binary-proba": (y, 1.0 / (1.0 + np.exp(-s))),
         "10-class": (y10, p10),
         "10-class-score": (y10, s10),
+        "queries": (rel, np.round(rng.normal(size=(q, 10)) + rel / 2, 2)),
+        "curve": (x, rng.random(n)),
         "weights": (rng.random(n), np.empty(0)),
     }
 
@@ -113,7 +148,8 @@ TARGETS: list[tuple[str, tuple[str, ...], float]] = [
     ("ranking", ("roc_auc_score", "average_precision_score", "roc_curve", "precision_recall_curve",
                  "det_curve"), 5.0),
     ("confusion family", ("accuracy_score", "balanced_accuracy_score", "f1_score", "precision_score",
-                          "jaccard_score", "precision_recall_fscore_support", "classification_report",
+                          "recall_score", "fbeta_score", "jaccard_score", "precision_recall_fscore_support",
+                          "classification_report",
                           "confusion_matrix", "multilabel_confusion_matrix", "matthews_corrcoef",
                           "cohen_kappa_score", "hamming_loss", "zero_one_loss"), 3.0),
 ]
@@ -132,8 +168,6 @@ class _Kept:
 def run(n: int, repeat: int, only: set[str] | None = None) -> list[list[str]]:
     """Rows (function, workload, scikit-learn time, streammetrics time, ratio) at size n; ``only``
     keeps the named functions."""
-    import sklearn.metrics as skm
-
     import streammetrics.functional as F
 
     data = _data(n)
@@ -143,16 +177,16 @@ def run(n: int, repeat: int, only: set[str] | None = None) -> list[list[str]]:
         if only and name not in only:
             continue
         y, p = data[kind]
-        for weighted in (False, True):
-            args = {**kw, **({"sample_weight": w} if weighted else {})}
+        for with_weights in (False, True) if weighted(name) else (False,):
+            args = {**kw, **({"sample_weight": w[: y.shape[0]]} if with_weights else {})}
             ours = _Kept(functools.partial(getattr(F, name), y, p, **args))
-            ref = _Kept(functools.partial(getattr(skm, name), y, p, **args))
+            ref = _Kept(functools.partial(reference(name), y, p, **args))
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 t_ref, t_ours = measure_interleaved([ref, ours], repeat=repeat, warmup=0)
             same = _agree(ours.out, ref.out)
             ours.out = ref.out = None
-            label = kind + (" +w" if weighted else "")
+            label = kind + (" +w" if with_weights else "")
             ratio = t_ref.median / t_ours.median
             rows.append(
                 [

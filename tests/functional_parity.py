@@ -1,6 +1,7 @@
 """Parity helper for the ``streammetrics.functional`` tests: call a function of
 ``streammetrics.functional`` and its namesake in ``sklearn.metrics`` on the same arguments and
-check value, type, dtype, errors and warnings agree."""
+check value, type, dtype, errors and warnings agree; and the small helpers of their property
+tests (rows as :class:`laws.Data`, weights to draw, a call without warnings)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 import numpy as np
 import sklearn.exceptions
 import sklearn.metrics
+from hypothesis import strategies as st
+from laws import Data
 
 import streammetrics
 import streammetrics.functional as F
@@ -88,3 +91,21 @@ def check(name: str, *args: Any, warn: bool = True, **kwargs: Any) -> Any:
         if ref_w[1]:
             assert our_w[0] or our_w[1], (name, [str(w.message) for w in ref_rec])
     return ref
+
+
+def rows(y: np.ndarray, p: np.ndarray) -> Data:
+    """Labels and predictions as :class:`laws.Data` with one group per row."""
+    return Data(y, p, np.arange(len(y)))
+
+
+def quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` without its warnings (undefined values, absent classes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+def weights(draw: Any, n: int) -> Any:
+    """Draw None, or ``n`` sample weights with zeros and tiny values among them."""
+    values = st.lists(st.just(0.0) | st.floats(2.0**-128, 5.0), min_size=n, max_size=n)
+    return draw(st.none() | values.map(np.array))

@@ -403,3 +403,20 @@ def bad_batches(data: Data) -> list[tuple[np.ndarray, np.ndarray]]:
         nan_p.reshape(len(nan_p), -1)[len(nan_p) // 2, 0] = np.nan
         out.append((y, nan_p))
     return out
+
+
+def streamed(make: Callable[[], Any], data: Data, w: np.ndarray | None, rng: np.random.Generator,
+             feeder: Callable[..., None] = plain_feed, in_order: bool = False) -> Any:
+    """``make()`` fed ``data`` as a deployment would: each group (row, or query) sent to one of
+    2-3 workers at random, each worker's share in random batches (:func:`feed`), the workers
+    merged and the result saved and loaded. With ``in_order`` the workers hold consecutive runs
+    of groups, so that the merged metric sees the groups in their original order (for per-query
+    values read back by position)."""
+    parts = int(rng.integers(2, 4))
+    owner = rng.integers(0, parts, data.n_groups)
+    if in_order:
+        owner.sort()
+    cuts = rng.integers(0, data.n_groups + 1, int(rng.integers(0, 4))).tolist()
+    case = Case(make, "streamed", feeder)
+    workers = [feed(case, make(), data, w, cuts, keep_groups=owner == i) for i in range(parts)]
+    return sm.loads(sm.dumps(workers[0].merge(*workers[1:])))

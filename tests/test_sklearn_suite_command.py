@@ -1,0 +1,34 @@
+"""The command that runs scikit-learn's metric tests against streammetrics.functional is written
+in three places: ``.ci/run`` (what CI runs), the docstring of ``tests/sklearn_suite_plugin.py``
+and ``docs/functional.md``. The two documented copies must be the command CI runs."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+START = "PYTHONPATH=.:tests python -m pytest -p sklearn_suite_plugin"
+
+
+def command_in(text: str) -> str:
+    """The command starting with START in ``text``, its continuation lines joined, whitespace
+    collapsed."""
+    lines = text.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.strip().startswith(START))
+    parts = []
+    for line in lines[first:]:
+        parts.append(line.strip().removesuffix("\\"))
+        if not line.rstrip().endswith("\\"):
+            break
+    return re.sub(r"\s+", " ", " ".join(parts)).strip()
+
+
+def test_documented_sklearn_suite_commands_are_the_one_ci_runs() -> None:
+    ci = command_in((ROOT / ".ci" / "run").read_text())
+    assert "-k" in ci and "--pyargs" in ci  # the whole command, not its first line only
+    plugin = ast.get_docstring(ast.parse((ROOT / "tests" / "sklearn_suite_plugin.py").read_text()))
+    assert plugin is not None
+    assert command_in(plugin) == ci
+    assert command_in((ROOT / "docs" / "functional.md").read_text()) == ci
