@@ -188,8 +188,8 @@ class Case:
     #: the state keeps per-query values in arrival order: the merge law compares the states of an
     #: in-order merge of contiguous pieces (and the per-query values of any partition as a multiset)
     arrival_order: bool = False
-    #: relative tolerance of the comparisons that are not exact
-    rtol: float = 1e-9
+    #: relative tolerance of the comparisons that are not exact (weighted sums in another order)
+    rtol: float = 1e-12
 
 
 def query_case(make: Callable[[], Any], feed: Callable[..., None] = query_feed,
@@ -425,14 +425,15 @@ def result(metric: Any, parts: bool = True) -> list[np.ndarray]:
         return out
 
 
-def assert_same(a: list[np.ndarray], b: list[np.ndarray], exact: bool = False, rtol: float = 1e-9) -> None:
+def assert_same(a: list[np.ndarray], b: list[np.ndarray], exact: bool = False, rtol: float = 1e-9,
+                atol: float = 1e-12) -> None:
     assert len(a) == len(b)
     for x, y in zip(a, b, strict=True):
         assert x.shape == y.shape
         if exact:
             np.testing.assert_array_equal(x, y)
         else:
-            np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-12)
+            np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
 
 
 def canonical_state(metric: Any) -> tuple[Any, dict[str, Any]]:

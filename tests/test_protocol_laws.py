@@ -10,7 +10,7 @@ For every registered configuration (where the law holds for it):
 - a ``Window`` at least as large as the stream equals the plain metric;
 - a rejected batch leaves the saved state exactly as it was;
 - a copy and a pickle round trip give the same value, and the copy is independent;
-- one sample at a time (scalars) gives the batch value.
+- one sample at a time (scalars, weighted or not) gives the batch value.
 A last test checks that every public metric class has a registry entry.
 """
 
@@ -207,11 +207,23 @@ def test_copy_and_pickle_equal_the_original_and_a_copy_is_independent(name, seed
 @common
 @given(seed=seeds, n=st.integers(1, 12))
 def test_per_sample_updates_equal_the_batch(name, seed, n):
+    """Unweighted, then (where weights apply) every other sample weighted; values read now and
+    then along the way change nothing."""
     case = REGISTRY[name]
-    d = make_data(case.kind, np.random.default_rng(seed), n)
-    one = case.make()
-    for i in range(len(d.y)):
-        y = d.y[i].item() if d.y.ndim == 1 else d.y[i]
-        p = d.p[i].item() if d.p.ndim == 1 else d.p[i]
-        one.update(y, p)
-    assert_same(result(one), result(feed(case, case.make(), d)), exact=case.exact, rtol=case.rtol)
+    rng = np.random.default_rng(seed)
+    d = make_data(case.kind, rng, n)
+    weighted = np.arange(n) % 2 == 1
+    w = np.where(weighted, rng.random(n), 1.0)
+    for weights in (None, w) if "unit_weights" in case.laws else (None,):
+        one = case.make()
+        for i in range(len(d.y)):
+            y = d.y[i].item() if d.y.ndim == 1 else d.y[i]
+            p = d.p[i].item() if d.p.ndim == 1 else d.p[i]
+            if weights is not None and weighted[i]:
+                one.update(y, p, sample_weight=float(weights[i]))
+            else:
+                one.update(y, p)
+            if i % 7 == 3:
+                result(one)
+        assert_same(result(one), result(feed(case, case.make(), d, weights)), exact=case.exact and weights is None,
+                    rtol=case.rtol)
