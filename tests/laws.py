@@ -6,7 +6,7 @@ for it (a count window does not merge into the one-shot stream, a decayed stream
 copies as a weight of k, ...). ``tests/test_protocol_laws.py`` runs every law over every case.
 
 Data are rows with a group per row: a group is the unit a batch may not cut (a query of the
-retrieval metrics; a single row otherwise).
+retrieval metrics and of trec_eval's measures in ``streammetrics.trec``; a single row otherwise).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import numpy as np
 
 import streammetrics as sm
 import streammetrics.calibration as smc
+import streammetrics.retrieval as smr
+import streammetrics.trec as smt
 from streammetrics.retrieval import (
     CG,
     DCG,
@@ -37,6 +39,7 @@ from streammetrics.retrieval import (
     SetRecall,
     SystemEfficiency,
 )
+from streammetrics.trec import NOT_IN_QRELS, UNJUDGED, TrecMeasure, TrecMeasures
 
 C = 3  # classes of the multiclass data, columns of the multilabel data
 
@@ -117,6 +120,47 @@ def query_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, 
     metric.update(y, p, query_ids=groups)
 
 
+def judgments(y: np.ndarray, rows: np.ndarray, groups: np.ndarray, trec: bool
+               ) -> tuple[np.ndarray, dict[int, np.ndarray], np.ndarray]:
+    """The relevance, judged grades and document ids of a batch of query rows, each a function of
+    the row and its query alone (so any split or partition gives every row the same judgment).
+
+    A retrieved row of grade 0 whose index is 4 mod 5 is missing from the qrels; one at 3 mod 7
+    is judged negative (-1); query q also judged ``q mod 4`` documents it did not retrieve (grades
+    1, 2, 0), so R counts relevant documents outside the run. Rows are passed as ``relevance`` as
+    trec_eval's codes (:data:`NOT_IN_QRELS`, :data:`UNJUDGED`) with ``trec``, else as the grade
+    the retrieval family reads (0 for a document outside the qrels, the negative grade as given).
+    """
+    y = np.asarray(y)
+    rows = np.asarray(rows)
+    missing = (y == 0) & (rows % 5 == 4)
+    negative = (y == 0) & (rows % 7 == 3) & ~missing
+    grades = np.where(negative, -1, y)
+    relevance = np.where(missing, NOT_IN_QRELS, np.where(negative, UNJUDGED, y)) if trec else grades
+    judged = {}
+    for q in np.unique(groups).tolist():
+        in_q = (groups == q) & ~missing
+        judged[q] = np.concatenate([grades[in_q], np.array([1, 2, 0])[: q % 4]]).astype(float)
+    return relevance, judged, np.char.add("d", rows.astype(str))
+
+
+def judged_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+                groups: np.ndarray) -> None:
+    """Query rows with the judged grades of each query and document ids (ties broken by id)."""
+    assert w is None
+    relevance, judged, docs = judgments(y, rows, groups, trec=False)
+    metric.update(relevance, p, doc_ids=docs, judged=judged, query_ids=groups)
+
+
+def trec_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+              groups: np.ndarray) -> None:
+    """As :func:`judged_feed`, with trec_eval's codes for documents outside the qrels and judged
+    negative."""
+    assert w is None
+    relevance, judged, docs = judgments(y, rows, groups, trec=True)
+    metric.update(relevance, p, doc_ids=docs, judged=judged, query_ids=groups)
+
+
 def delayed_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
                  groups: np.ndarray) -> None:
     """Predictions first, then their labels (in reverse order: labels arrive in any order)."""
@@ -141,6 +185,19 @@ class Case:
     exact: bool = True
     #: compare the saved states (not only the values) in the split and merge laws
     compare_state: bool = True
+    #: the state keeps per-query values in arrival order: the merge law compares the states of an
+    #: in-order merge of contiguous pieces (and the per-query values of any partition as a multiset)
+    arrival_order: bool = False
+    #: relative tolerance of the comparisons that are not exact (weighted sums in another order)
+    rtol: float = 1e-12
+
+
+def query_case(make: Callable[[], Any], feed: Callable[..., None] = query_feed,
+               laws: frozenset[str] | None = None, **options: Any) -> Case:
+    """A case of the query-grouped families (retrieval, trec): no sample weights; values are means
+    over queries, equal up to the order of the sum (to 1e-12)."""
+    return Case(make, "queries", feed, NOT_WEIGHTED if laws is None else laws, exact=False, rtol=1e-12,
+                **options)
 
 
 def without(*names: str) -> frozenset[str]:
@@ -150,6 +207,30 @@ def without(*names: str) -> frozenset[str]:
 NOT_WEIGHTED = without("unit_weights", "integer_weights")
 # a wrapper is not wrapped again; a query metric takes no weights
 WRAPPER_LAWS = without("window_equals_plain", "integer_weights")
+
+def retrieval_metrics(per_query: bool = False) -> dict[str, sm.Metric]:
+    """One of each retrieval accumulator with its common options (tie handling, cutoffs, gains)."""
+    pq = {"per_query": per_query}
+    return {
+        "p5": PrecisionAtK(5, **pq),
+        "p3avg": PrecisionAtK(3, ties="average", **pq),
+        "r5": RecallAtK(5, **pq),
+        "rprec": RPrecision(**pq),
+        "par": PrecisionAtRecall(0.5, **pq),
+        "map": MAP(**pq),
+        "map3": MAP(3, **pq),
+        "mrr": MRR(**pq),
+        "cg": CG(4, normalize=True, rel_max=3, **pq),
+        "dcg": DCG(5, gain="exponential", **pq),
+        "ndcg": NDCG(10, **pq),
+        "ndcg_avg": NDCG(ties="average", **pq),
+        "iprec": InterpolatedPrecision([0.2, 0.8], **pq),
+        "e11": ElevenPointAP(**pq),
+        "eff": SystemEfficiency(**pq),
+        "sp": SetPrecision(average="micro", **pq),
+        "sr": SetRecall(**pq),
+    }
+
 
 REGISTRY: dict[str, Case] = {
     # confusion family
@@ -245,25 +326,35 @@ REGISTRY: dict[str, Case] = {
                                    "probabilities", laws=WRAPPER_LAWS - {"merge"}, exact=False,
                                    compare_state=False),
     # retrieval family (query batches; no sample weights)
-    "precision_at_k": Case(lambda: PrecisionAtK(3, ties="average"), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "recall_at_k": Case(lambda: RecallAtK(5), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "r_precision": Case(lambda: RPrecision(), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "precision_at_recall": Case(lambda: PrecisionAtRecall(0.5), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "map": Case(lambda: MAP(3, per_query=True), "queries", query_feed, NOT_WEIGHTED, exact=False,
-                compare_state=False),  # per-query values in merge order
-    "mrr": Case(lambda: MRR(), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "cg": Case(lambda: CG(4, normalize=True, rel_max=3), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "dcg": Case(lambda: DCG(5, gain="exponential"), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "ndcg": Case(lambda: NDCG(10, ties="average"), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "interpolated_precision": Case(lambda: InterpolatedPrecision([0.2, 0.8]), "queries", query_feed,
-                                   NOT_WEIGHTED, exact=False),
-    "eleven_point_ap": Case(lambda: ElevenPointAP(), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "system_efficiency": Case(lambda: SystemEfficiency(), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "set_precision": Case(lambda: SetPrecision(average="micro"), "queries", query_feed, NOT_WEIGHTED, exact=False),
-    "set_recall": Case(lambda: SetRecall(per_query=True), "queries", query_feed, NOT_WEIGHTED, exact=False,
-                       compare_state=False),
-    "retrieval_set": Case(lambda: sm.MetricSet(ndcg=NDCG(10), ap=MAP(), rr=MRR()), "queries", query_feed,
-                          NOT_WEIGHTED - {"window_equals_plain"}, exact=False),
+    "precision_at_k": query_case(lambda: PrecisionAtK(3, ties="average")),
+    "recall_at_k": query_case(lambda: RecallAtK(5)),
+    "r_precision": query_case(lambda: RPrecision()),
+    "precision_at_recall": query_case(lambda: PrecisionAtRecall(0.5)),
+    "map": query_case(lambda: MAP(3, per_query=True), arrival_order=True),
+    "mrr": query_case(lambda: MRR()),
+    "cg": query_case(lambda: CG(4, normalize=True, rel_max=3)),
+    "dcg": query_case(lambda: DCG(5, gain="exponential")),
+    "ndcg": query_case(lambda: NDCG(10, ties="average")),
+    "interpolated_precision": query_case(lambda: InterpolatedPrecision([0.2, 0.8])),
+    "eleven_point_ap": query_case(lambda: ElevenPointAP()),
+    "system_efficiency": query_case(lambda: SystemEfficiency()),
+    "set_precision": query_case(lambda: SetPrecision(average="micro")),
+    "set_recall": query_case(lambda: SetRecall(per_query=True), arrival_order=True),
+    "retrieval_set": query_case(lambda: sm.MetricSet(ndcg=NDCG(10), ap=MAP(), rr=MRR()),
+                                laws=NOT_WEIGHTED - {"window_equals_plain"}),
+    # ... with judged grades (R and the ideal ranking from documents outside the run) and document ids
+    "judged_set": query_case(lambda: sm.MetricSet(retrieval_metrics(per_query=True)), judged_feed,
+                             NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),
+    "judged_ndcg": query_case(lambda: NDCG(ties="average", per_query=True), judged_feed, arrival_order=True),
+    # trec_eval's measures (streammetrics.trec), fed trec_eval's codes for unjudged documents
+    "trec_measures": query_case(lambda: TrecMeasures(["map", "P.5,10", "ndcg_cut.10", "bpref", "gm_map",
+                                                      "num_rel_ret", "num_q", "nDCG@10", "RBP(p=0.8)",
+                                                      "iprec_at_recall..2,.8", "Rprec_mult.0.5", "recip_rank"],
+                                                     per_query=True), trec_feed, arrival_order=True),
+    "trec_official": query_case(lambda: TrecMeasures(), trec_feed),
+    "trec_measure": query_case(lambda: TrecMeasure("bpref", rel_level=2, judged_only=True, max_docs=4), trec_feed),
+    "trec_measure_v10": query_case(lambda: TrecMeasure("11pt_avg", trec_version=10, num_docs=50, per_query=True),
+                                   trec_feed, arrival_order=True),
     # wrappers: a window of the last 7 rows does not merge into the one-shot stream; a decayed
     # stream reads k copies as k steps of decay, not as a weight of k
     "window_f1": Case(lambda: sm.Window(sm.F1(zero_division=0.0), size=7), "binary_scores",
@@ -295,9 +386,10 @@ NAMES = sorted(REGISTRY)
 
 def public_metric_classes() -> set[type]:
     """Every concrete :class:`streammetrics.Metric` subclass that ``streammetrics``,
-    ``streammetrics.calibration`` and ``streammetrics.retrieval`` export (the base itself not)."""
+    ``streammetrics.calibration``, ``streammetrics.retrieval`` and ``streammetrics.trec`` export
+    (the base itself not)."""
     found: set[type] = set()
-    for module in (sm, smc, __import__("streammetrics.retrieval", fromlist=["x"])):
+    for module in (sm, smc, smr, smt):
         for name in getattr(module, "__all__", dir(module)):
             obj = getattr(module, name, None)
             if inspect.isclass(obj) and issubclass(obj, sm.Metric) and obj is not sm.Metric \
@@ -333,14 +425,15 @@ def result(metric: Any, parts: bool = True) -> list[np.ndarray]:
         return out
 
 
-def assert_same(a: list[np.ndarray], b: list[np.ndarray], exact: bool = False) -> None:
+def assert_same(a: list[np.ndarray], b: list[np.ndarray], exact: bool = False, rtol: float = 1e-9,
+                atol: float = 1e-12) -> None:
     assert len(a) == len(b)
     for x, y in zip(a, b, strict=True):
         assert x.shape == y.shape
         if exact:
             np.testing.assert_array_equal(x, y)
         else:
-            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
 
 
 def canonical_state(metric: Any) -> tuple[Any, dict[str, Any]]:
@@ -359,7 +452,7 @@ def canonical_state(metric: Any) -> tuple[Any, dict[str, Any]]:
     return sd.get("config"), out
 
 
-def assert_same_state(m1: Any, m2: Any, exact: bool = False) -> None:
+def assert_same_state(m1: Any, m2: Any, exact: bool = False, rtol: float = 1e-9) -> None:
     c1, s1 = canonical_state(m1)
     c2, s2 = canonical_state(m2)
     assert c1 == c2 and s1.keys() == s2.keys()
@@ -368,7 +461,7 @@ def assert_same_state(m1: Any, m2: Any, exact: bool = False) -> None:
         if exact or x.dtype.kind not in "fc":
             np.testing.assert_array_equal(x, y, err_msg=k)
         else:
-            np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-12, err_msg=k)
+            np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-12, err_msg=k)
 
 
 def assert_state_unchanged(before: dict[str, Any], after: dict[str, Any]) -> None:
@@ -378,6 +471,20 @@ def assert_state_unchanged(before: dict[str, Any], after: dict[str, Any]) -> Non
             np.testing.assert_array_equal(before[k], after[k], err_msg=k)
         else:
             assert before[k] == after[k], k
+
+
+def per_query_sorted(metric: Any) -> list[np.ndarray]:
+    """Every per-query value a metric (or each member of a set) keeps, each column's rows sorted:
+    the values as a multiset, whatever order the queries arrived or merged in."""
+    members = [metric[k] for k in metric] if isinstance(metric, sm.MetricSet) else [metric]
+    out = []
+    for m in members:
+        if not getattr(getattr(m, "_spec", None), "per_query", False):
+            continue
+        for a in flat(m.per_query_values()):
+            rows = a.reshape(len(a), int(np.prod(a.shape[1:])))
+            out.append(rows[np.lexsort(rows.T[::-1])])
+    return out
 
 
 def feed(case: Case, metric: Any, data: Data, w: np.ndarray | None = None, cuts: Any = (),

@@ -232,7 +232,7 @@ def test_bundled_example_runs(capsys):
     out = capsys.readouterr().out
     assert "569 rows" in out and "auroc" in out and "0.9945" in out
     res = run_json(capsys)
-    from streammetrics.__main__ import example_batches
+    from streammetrics.cli.demo import example_batches
 
     y = np.concatenate([b[0] for b in example_batches()])
     s = np.concatenate([b[1] for b in example_batches()])

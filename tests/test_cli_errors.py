@@ -222,7 +222,7 @@ def test_keyboard_interrupt_exits_130_without_traceback(d, capsys, monkeypatch):
     monkeypatch.setattr(ev, "_stream", interrupted)
     rc = main(["evaluate", *(a.format(d=d) for a in OK)])
     check_one_line(rc, *capsys.readouterr(), 130, "interrupted")
-    monkeypatch.setattr("streammetrics.__main__.run_demo", interrupted)
+    monkeypatch.setattr("streammetrics.cli.demo.run", interrupted)
     check_one_line(main([]), *capsys.readouterr(), 130, "streammetrics: interrupted")
 
 

@@ -1,4 +1,9 @@
-"""Retrieval accumulators: split / merge / save-load invariance, MetricSet sharing, bad input."""
+"""Retrieval accumulators: one query per update, MetricSet sharing, bad input, tie averaging.
+
+The protocol laws (batch split, merge, save/load, prefix, rejected input) run for every
+retrieval configuration of the shared registry (``tests/laws.py``; with judged grades and
+document ids in ``judged_set``) in ``tests/test_protocol_laws.py``.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from laws import REGISTRY, assert_same, feed, flat, make_data, result, retrieval_metrics
 
 import streammetrics as sm
 from streammetrics.retrieval import (
@@ -14,112 +20,52 @@ from streammetrics.retrieval import (
     MAP,
     MRR,
     NDCG,
-    ElevenPointAP,
-    InterpolatedPrecision,
     PrecisionAtK,
     PrecisionAtRecall,
     RecallAtK,
     RPrecision,
     SetPrecision,
-    SetRecall,
-    SystemEfficiency,
 )
 from tests import retrieval_oracles as O
-
-
-def all_metrics(per_query: bool = False) -> dict[str, sm.Metric]:
-    pq = {"per_query": per_query}
-    return {
-        "p5": PrecisionAtK(5, **pq),
-        "p3avg": PrecisionAtK(3, ties="average", **pq),
-        "r5": RecallAtK(5, **pq),
-        "rprec": RPrecision(**pq),
-        "par": PrecisionAtRecall(0.5, **pq),
-        "map": MAP(**pq),
-        "map3": MAP(3, **pq),
-        "mrr": MRR(**pq),
-        "cg": CG(4, normalize=True, rel_max=3, **pq),
-        "dcg": DCG(5, gain="exponential", **pq),
-        "ndcg": NDCG(10, **pq),
-        "ndcg_avg": NDCG(ties="average", **pq),
-        "iprec": InterpolatedPrecision([0.2, 0.8], **pq),
-        "e11": ElevenPointAP(**pq),
-        "eff": SystemEfficiency(**pq),
-        "sp": SetPrecision(average="micro", **pq),
-        "sr": SetRecall(**pq),
-    }
-
-
-def assert_same(a: dict, b: dict) -> None:
-    assert a.keys() == b.keys()
-    for k in a:
-        np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-15, err_msg=k)
 
 
 @st.composite
 def query_stream(draw):
     seed = draw(st.integers(0, 2**32 - 1))
     n = draw(st.integers(1, 25))
-    qrels, run = O.random_trec(np.random.default_rng(seed), n, max_docs=8)
-    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
-    return qrels, run, cuts
-
-
-def batch(qrels, run, qs):
-    sub = {q: run[q] for q in qs}
-    return O.flatten(qrels, sub)
-
-
-def feed(m, qrels, run, qs):
-    f = batch(qrels, run, qs)
-    m.update(f["relevance"], f["scores"], doc_ids=f["doc_ids"], query_ids=f["query_ids"], judged=f["judged"])
-
-
-@settings(max_examples=25, deadline=None)
-@given(query_stream())
-def test_split_merge_and_save_load_invariance(data):
-    qrels, run, cuts = data
-    qs = list(run)
-    one = sm.MetricSet(all_metrics(per_query=True))
-    feed(one, qrels, run, qs)
-    want = one.compute()
-    pieces = [qs[a:b] for a, b in zip([0, *cuts], [*cuts, len(qs)], strict=True)]
-    # batch-split invariance
-    split = sm.MetricSet(all_metrics(per_query=True))
-    for piece in pieces:
-        feed(split, qrels, run, piece)
-    assert_same(split.compute(), want)
-    # merge of a partition
-    parts = []
-    for piece in pieces:
-        m = sm.MetricSet(all_metrics(per_query=True))
-        feed(m, qrels, run, piece)
-        parts.append(m)
-    merged = parts[0].merge(*parts[1:])
-    assert_same(merged.compute(), want)
-    for name in merged:
-        np.testing.assert_allclose(merged[name].per_query_values(), one[name].per_query_values(), rtol=1e-12)
-    # save / load round trip of the set and of single members
-    back = sm.loads(sm.dumps(merged))
-    assert_same(back.compute(), want)
-    for name in ("map", "ndcg", "sp", "iprec"):
-        single = sm.loads(sm.dumps(one[name]))
-        np.testing.assert_allclose(single.compute(), want[name], rtol=1e-12)
-        np.testing.assert_allclose(single.per_query_values(), one[name].per_query_values(), rtol=1e-12)
+    return O.random_trec(np.random.default_rng(seed), n, max_docs=8)
 
 
 @settings(max_examples=15, deadline=None)
 @given(query_stream())
 def test_one_query_per_update_equals_batched(data):
-    qrels, run, _ = data
-    batched = sm.MetricSet(all_metrics())
-    feed(batched, qrels, run, list(run))
-    singles = all_metrics()
+    """Queries passed one per update without query ids equal one batch with ids."""
+    qrels, run = data
+    f = O.flatten(qrels, run)
+    batched = sm.MetricSet(retrieval_metrics())
+    batched.update(f["relevance"], f["scores"], doc_ids=f["doc_ids"], query_ids=f["query_ids"], judged=f["judged"])
+    singles = retrieval_metrics()
     for q in run:
         inp = O.per_query_inputs(qrels, run, q)
         for m in singles.values():
             m.update(inp["relevance"], inp["scores"], doc_ids=inp["doc_ids"], judged=inp["judged"])
-    assert_same({k: m.compute() for k, m in singles.items()}, batched.compute())
+    want, got = {k: m.compute() for k, m in singles.items()}, batched.compute()
+    assert want.keys() == got.keys()
+    assert_same(flat(got), flat(want), rtol=1e-12, atol=1e-15)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 20))
+def test_a_member_of_a_set_saves_and_loads_alone(seed, n):
+    """A member of a set that shares one query state is saved with its own values only."""
+    case = REGISTRY["judged_set"]
+    ms = feed(case, case.make(), make_data(case.kind, np.random.default_rng(seed), n))
+    for name in ("map", "ndcg", "sp", "iprec"):
+        single = sm.loads(sm.dumps(ms[name]))
+        assert type(single) is type(ms[name])
+        assert_same(result(single), result(ms[name]), exact=True)
+        assert_same(flat(single.per_query_values()), flat(ms[name].per_query_values()), exact=True)
+        assert set(single.state_dict()) == set(type(single)(**single.state_dict()["config"]).state_dict())
 
 
 def test_metricset_shares_one_state_and_members_stay_independent_in_state_dict():
@@ -178,7 +124,7 @@ BAD = [
 
 @pytest.mark.parametrize("kwargs,message", BAD)
 def test_bad_input_is_rejected_atomically(kwargs, message):
-    ms = sm.MetricSet(all_metrics(per_query=True))
+    ms = sm.MetricSet(retrieval_metrics(per_query=True))
     ms.update([1, 0, 2], [0.3, 0.2, 0.1])
     before = ms.state_dict()
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):

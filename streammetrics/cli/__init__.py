@@ -1,7 +1,9 @@
-"""The ``streammetrics evaluate`` command line (``cli`` extra: pyarrow, rich, matplotlib).
+"""Every command of ``streammetrics``: ``demo``, ``evaluate``, ``trec`` and ``trec-compare``.
 
-Importing this package imports none of the optional dependencies; they are loaded when the command
-runs. Modules: :mod:`~streammetrics.cli.evaluate` (the command), ``options`` (its arguments and
+Importing this package imports none of the optional dependencies; they are loaded when a command
+runs. :mod:`~streammetrics.cli.demo` is the default command (the bundled example through a
+MetricSet; core dependencies only). ``streammetrics evaluate`` (``cli`` extra: pyarrow, rich,
+matplotlib) is :mod:`~streammetrics.cli.evaluate` (the command), ``options`` (its arguments and
 their types), ``readers`` (CSV, Parquet, JSON Lines in batches; ``jsondepth`` guards pyarrow's
 JSON reader), ``labels`` (which label is which class), ``columns`` (batch columns as arrays),
 ``report`` (JSON and tables), ``plots`` and ``errors`` (one-line errors and exit statuses).
