@@ -61,7 +61,37 @@ _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"
 @dataclass(frozen=True)
 class TrecSpec:
     """The identity of a :class:`TrecMeasures` inside a retrieval query state: its measures and
-    options (what is evaluated per query) and its value columns."""
+    options (what is evaluated per query) and its value columns.
+
+    Two accumulators with equal specs evaluate queries alike, so their states merge. The fields
+    are :class:`TrecMeasures`' arguments, normalised.
+
+    Attributes
+    ----------
+    measures : tuple of str
+        The measure names, as given (trec_eval and ir_measures names).
+    rel_level : float, default=1.0
+        Minimum grade of a relevant document (trec_eval ``-l``).
+    trec_version : int, default=9
+        The recall-cutoff rule of ``iprec_at_recall`` / ``11pt_avg`` (9 or 10).
+    fused_cutoffs : bool, default=False
+        9's rule rounded once (a fused multiply-add).
+    judged_only : bool, default=False
+        Rank only judged documents (trec_eval ``-J``).
+    max_docs : int or None, default=None
+        Documents read per query (trec_eval ``-M``; None: all).
+    num_docs : int, default=0
+        The number of documents in the collection (trec_eval ``-N``).
+    per_query : bool, default=False
+        Keep every query's values.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.stream import TrecSpec
+    >>> spec = TrecSpec(("map", "P@5"))
+    >>> spec.columns, spec.averages, spec.width
+    (['map', 'P@5'], ['mean', 'mean'], 2)
+    """
 
     measures: tuple[str, ...]
     rel_level: float = 1.0
