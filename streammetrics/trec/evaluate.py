@@ -26,7 +26,7 @@ from typing import IO, Any
 import numpy as np
 
 from . import _kernels as K
-from ._measures import Options, Selected
+from ._measures import Options, Selected, check_trec_version
 from .batched import block_values, fast_path, split_row
 from .binread import paused_gc
 from .compactqrels import CompactQrels, read_compact_qrels
@@ -398,8 +398,7 @@ def evaluate_files(
     >>> evaluate_files(str(data / "example.qrels"), str(data / "example.run"), ["map"], out=io.StringIO())
     {'map': 0.75}
     """
-    if trec_version not in (9, 10):
-        raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
+    trec_version = check_trec_version(trec_version)
     with paused_gc():
         return _evaluate_files(qrels_path, run_path, measures, per_query=per_query, complete=complete,
                                rel_level=rel_level, digits=digits, out=out, max_docs=max_docs,

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._params import Param, check_param
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
 from .readers import TrecFormatError
 
@@ -397,6 +398,7 @@ def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) ->
 
 #: Default bound of :class:`SpilledRun`: run lines held in memory at once (two chunks at most).
 MEMORY_LINES = 1 << 18
+_MEMORY_LINES = Param("int", "expected a positive integer", low=1)
 
 
 class SpilledRun:
@@ -432,8 +434,7 @@ class SpilledRun:
     """
 
     def __init__(self, path: str, memory_lines: int = MEMORY_LINES, tmpdir: str | None = None) -> None:
-        if isinstance(memory_lines, bool) or not isinstance(memory_lines, int) or memory_lines < 1:
-            raise ValueError(f"memory_lines: expected a positive integer, got {memory_lines!r}")
+        memory_lines = check_param(memory_lines, "memory_lines", _MEMORY_LINES)
         self.path, self.memory_lines, self.tmpdir, self.runid = path, memory_lines, tmpdir, ""
 
     def _chunks(self) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
