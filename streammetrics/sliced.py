@@ -68,6 +68,8 @@ class Sliced(Metric):
         A slice with fewer rows is reported as :class:`UndefinedSlice` (with its row count) and
         left out of the disparity summaries.
 
+    Notes
+    -----
     ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)``: ``slices`` gives one
     key per row (strings or integers; booleans count as 0/1): an array, or a tuple of arrays /
     a dict of named arrays for several key columns (crossed slices keyed by tuples, plus each
