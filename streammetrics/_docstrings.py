@@ -235,6 +235,57 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
         "is_exact": ("is_exact : bool", "True when the whole curve is exact (``exact`` all True)."),
         "totals": ("total_pos, total_neg : float", "The (weighted) numbers of positives P and negatives N."),
     },
+    # The engines' evaluate (streammetrics.dask, .spark, .ray): columns, options, the result.
+    "engine": {
+        "metrics": (
+            "metrics : MetricSet, Metric or mapping of name -> Metric",
+            "Templates: their configuration is used, their current state is not (they are not "
+            "modified).",
+        ),
+        "label": (
+            "label : str or list of str",
+            "``y_true`` column (several columns: an (n, L) multilabel array). For retrieval "
+            "metrics: the relevance grades.",
+        ),
+        "score": (
+            "score : str or list of str",
+            "``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).",
+        ),
+        "weight": ("weight : str, optional", "``sample_weight`` column (classification family)."),
+        "query_doc_id": (
+            "query, doc_id : str, optional",
+            "Retrieval family only: the query id column (required) and the document id column "
+            "(breaks score ties as trec_eval does; without it tied documents keep their input "
+            "order, which a shuffle may change). The rows are shuffled so that each query's rows "
+            "land in one partition (block), unless ``query_partitioned``.",
+        ),
+        "query_partitioned": (
+            "query_partitioned : bool",
+            "Retrieval only: every query's rows are already in one partition (skips the shuffle).",
+        ),
+        "compute": (
+            "compute : bool",
+            "True: return the computed values (a dict by name for a MetricSet or a mapping, the "
+            "value for a single metric). False: return the merged accumulator(s) instead.",
+        ),
+        "by": (
+            "by : str or list of str, optional",
+            "Slice key column(s) (classification metrics): the values per slice, as "
+            "``streammetrics.Sliced`` gives them in one process -- ``{key: values}``, keys the "
+            "column's values (one name) or tuples of them (a list of names). With "
+            "``compute=False`` the merged ``Sliced`` accumulator (around the metric, or a "
+            "MetricSet of them).",
+        ),
+        "update_kwargs": (
+            "**update_kwargs",
+            "Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).",
+        ),
+        # the Returns entry of every engine's evaluate
+        "returns": (
+            "dict, value, Metric or MetricSet",
+            "The values (``compute=True``) or accumulators of the same shape as ``metrics``.",
+        ),
+    },
     # What the plot functions return (streammetrics.plot).
     "plot": {
         "ax": ("ax : matplotlib Axes, optional", "Where to draw; a new figure's axes by default."),

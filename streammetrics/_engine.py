@@ -31,7 +31,7 @@ __all__ = [
     "Columns", "Plan", "Shape", "make_plan", "normalise", "empty_set", "state_of", "rebuild",
     "column", "ids", "feed", "partition_state", "merge_states", "merge_and_compute",
     "state_to_bytes", "state_from_bytes", "frame_state", "KINDS", "merged", "compute_recorded",
-    "merge_bytes", "finish", "sliced_template", "EVALUATE_DOC", "engine_doc",
+    "merge_bytes", "finish", "sliced_template",
 ]
 
 Columns = str | Sequence[str]
@@ -68,55 +68,6 @@ class Plan:
 #: The accumulators an engine runs: the user's metrics in a MetricSet, or sliced (``by=``).
 KINDS = ("MetricSet", "Sliced")
 _KIND = Param("choice", f"must be one of {KINDS}", choices=KINDS)
-
-
-#: The parameter and return sections every engine's ``evaluate`` shares (see :func:`engine_doc`).
-EVALUATE_DOC = {
-    "{columns}": """\
-    metrics : MetricSet, Metric or mapping of name -> Metric
-        Templates: their configuration is used, their current state is not (they are not modified).
-    label : str or list of str
-        ``y_true`` column (several columns: an (n, L) multilabel array). For retrieval metrics:
-        the relevance grades.
-    score : str or list of str
-        ``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).
-    weight : str, optional
-        ``sample_weight`` column (classification family).
-    query, doc_id : str, optional
-        Retrieval family only: the query id column (required) and the document id column (breaks
-        score ties as trec_eval does; without it tied documents keep their input order, which a
-        shuffle may change). The rows are shuffled so that each query's rows land in one
-        partition (block), unless ``query_partitioned``.
-    query_partitioned : bool
-        Retrieval only: every query's rows are already in one partition (skips the shuffle).
-""",
-    "{common}": """\
-    compute : bool
-        True: return the computed values (a dict by name for a MetricSet or a mapping, the value
-        for a single metric). False: return the merged accumulator(s) instead.
-    by : str or list of str, optional
-        Slice key column(s) (classification metrics): the values per slice, as
-        ``streammetrics.Sliced`` gives them in one process -- ``{key: values}``, keys the
-        column's values (one name) or tuples of them (a list of names). With ``compute=False``
-        the merged ``Sliced`` accumulator (around the metric, or a MetricSet of them).
-    **update_kwargs
-        Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).
-
-    Returns
-    -------
-    dict, value, Metric or MetricSet
-        The values (``compute=True``) or accumulators of the same shape as ``metrics``.
-""",
-}
-
-
-def engine_doc(fn: Any) -> Any:
-    """Put the shared sections (:data:`EVALUATE_DOC`) into ``fn``'s docstring placeholders."""
-    doc = fn.__doc__ or ""
-    for token, text in EVALUATE_DOC.items():
-        doc = doc.replace(f"    {token}\n", text)
-    fn.__doc__ = doc
-    return fn
 
 
 def empty_set(config: Mapping[str, Any], kind: str = "MetricSet") -> Metric:

@@ -15,6 +15,7 @@ This module is the shared toolbox of those checks:
 * :func:`check_sums` / :func:`check_weight_pair` -- counts and weight sums are finite, >= 0,
   at most ``MAX_SUM`` (so their squares stay finite), and a sum of squared weights is consistent
   with its sum of weights (``sum w**2 <= (sum w)**2``, and > 0 when the sum is).
+* :func:`check_fits` -- outside a load, a constructor's allocation fits in this machine's memory.
 * :func:`config_int` -- an int field of a configuration (not a bool, not a float);
   :func:`check_config_types` -- the flags, sizes and numeric parameters of a whole (nested)
   configuration have their types (``multilabel: nan`` is malformed, not truthy).
@@ -22,6 +23,7 @@ This module is the shared toolbox of those checks:
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -30,14 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from ._params import check_fits
-
 __all__ = [
     "ALLOWANCE",
     "AMPLIFICATION",
     "MAX_DEPTH",
     "MAX_SAMPLES",
     "MAX_SUM",
+    "check_fits",
     "carried_nbytes",
     "check_config_types",
     "check_plain",
@@ -267,3 +268,22 @@ def check_config_types(config: Any, where: str, depth: int = 0) -> None:
     elif isinstance(config, list):
         for item in config:
             check_config_types(item, where, depth + 1)
+
+
+def _physical_memory() -> float:
+    """The machine's physical memory in bytes (1 TiB where the platform does not say)."""
+    try:
+        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return float(2**40)
+
+
+def check_fits(nbytes: float, what: str) -> None:
+    """``ValueError`` naming ``what`` (the argument and value that imply the allocation, e.g.
+    ``"num_classes=1000000000"``) when a state of ``nbytes`` could not fit in this machine's
+    memory: a constructor refuses it at once instead of failing inside numpy (MemoryError) or
+    running for hours. O(1)."""
+    limit = _physical_memory()
+    if not nbytes <= limit:  # also refuses nan
+        raise ValueError(f"{what}: implies about {nbytes:.3g} bytes of state, more than this "
+                         f"machine's memory ({limit:.3g} bytes)")

@@ -3,34 +3,40 @@ wrong argument is a ``ValueError`` that names it, states the rule and shows the 
 whether the class is built directly or by ``load`` from a file's configuration.
 
 A parameter is declared once as a :class:`Param` -- its kind (int, real number, number, flag,
-choice), range or choices, whether ``None`` passes, and the rule as the message words it -- and
-checked by :func:`check_param`::
+choice, text), range, choices or pattern, whether ``None`` passes, and the rule as the message
+words it -- and checked by :func:`check_param`::
 
     K = Param("int", "must be an int >= 1", low=1)
     k = check_param(k, "k", K)   # ValueError "k: must be an int >= 1, got 0"
+
+:func:`nonempty_param` takes a non-empty sequence of such values, and :func:`check_accumulator`
+the accumulator a wrapper or an integration is given.
 """
 
 from __future__ import annotations
 
 import math
-import os
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
+from ._base import Metric
+
 __all__ = [
     "FLAG",
     "IGNORE_INDEX",
     "Param",
-    "check_fits",
+    "check_accumulator",
     "check_param",
     "float_array_param",
+    "nonempty_param",
     "real_param",
     "weight_vector_param",
 ]
 
-ParamKind = Literal["int", "real", "number", "flag", "choice"]
+ParamKind = Literal["int", "real", "number", "flag", "choice", "text"]
 
 
 @dataclass(frozen=True)
@@ -39,14 +45,15 @@ class Param:
 
     Parameters
     ----------
-    kind : {"int", "real", "number", "flag", "choice"}
+    kind : {"int", "real", "number", "flag", "choice", "text"}
         ``"int"``: a Python or numpy integer, not a bool, returned as ``int``. ``"real"``: a real
         number (int, float or numpy scalar of either; not a bool or string), returned as
         ``float``. ``"number"``: anything ``float()`` takes, returned as ``float``. ``"flag"``:
         ``True`` or ``False`` (a numpy bool too), returned as ``bool``. ``"choice"``: one of
         ``choices`` -- a string equal to a string choice, a bool (numpy too) equal to a bool
         choice, ``None`` for a ``None`` choice, anything but a string that ``float()`` takes equal
-        to a float choice (NaN to a NaN choice) -- returned as that choice.
+        to a float choice (NaN to a NaN choice) -- returned as that choice. ``"text"``: a ``str``
+        matching ``pattern`` (whole) and not in ``excluded``.
     rule : str
         The rule as the error message words it: ``"<name>: <rule>, got <value>"``.
     low, high : float, optional
@@ -65,6 +72,21 @@ class Param:
         The allowed values of a choice.
     optional : bool
         ``None`` passes (and is returned).
+    pattern : str, optional
+        The regular expression a text must match as a whole.
+    excluded : tuple of str
+        Texts refused even when they match (reserved names).
+
+    Examples
+    --------
+    >>> from streammetrics._params import Param, check_param
+    >>> K = Param("int", "must be an int >= 1", low=1)
+    >>> check_param(3, "k", K)
+    3
+    >>> check_param(0, "k", K)
+    Traceback (most recent call last):
+    ...
+    ValueError: k: must be an int >= 1, got 0
     """
 
     kind: ParamKind
@@ -78,6 +100,8 @@ class Param:
     range_rule: str | None = None
     choices: tuple[Any, ...] = ()
     optional: bool = False
+    pattern: str | None = None
+    excluded: tuple[str, ...] = ()
 
 
 #: The types of a real number (a bool excluded separately).
@@ -149,6 +173,11 @@ def check_param(value: Any, name: str, spec: Param) -> Any:
         if not found:
             raise ValueError(bad)
         return choice
+    if spec.kind == "text":
+        if not isinstance(value, str) or value in spec.excluded or (
+                spec.pattern is not None and re.fullmatch(spec.pattern, value) is None):
+            raise ValueError(bad)
+        return value
     if spec.kind == "flag":
         if not isinstance(value, (bool, np.bool_)):
             raise ValueError(bad)
@@ -228,20 +257,83 @@ def weight_vector_param(value: Any, name: str, k: int) -> np.ndarray:
     return w
 
 
-def _physical_memory() -> float:
-    """The machine's physical memory in bytes (1 TiB where the platform does not say)."""
+def nonempty_param(value: Any, name: str, rule: str) -> list[Any]:
+    """``value`` (a list, tuple or other iterable; not a string or bytes) as a non-empty list.
+
+    The items are the caller's to check (each with :func:`check_param`, say).
+
+    Parameters
+    ----------
+    value : Any
+        The argument as given.
+    name : str
+        The argument's name, which starts the error message.
+    rule : str
+        The rule as the message words it.
+
+    Returns
+    -------
+    list
+        The items of ``value``. Otherwise ``ValueError`` reading ``"<name>: <rule>, got <value>"``.
+        O(len(value)).
+
+    Examples
+    --------
+    >>> from streammetrics._params import nonempty_param
+    >>> nonempty_param((0.5, 1.0), "recall", "expected at least one recall level")
+    [0.5, 1.0]
+    >>> nonempty_param([], "recall", "expected at least one recall level")
+    Traceback (most recent call last):
+    ...
+    ValueError: recall: expected at least one recall level, got []
+    """
+    bad = f"{name}: {rule}, got {value!r}"[:300]
+    if isinstance(value, (str, bytes, bytearray)):
+        raise ValueError(bad)
     try:
-        return float(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-    except (AttributeError, OSError, ValueError):
-        return float(2**40)
+        items = list(value)
+    except TypeError:
+        raise ValueError(bad) from None
+    if not items:
+        raise ValueError(bad)
+    return items
 
 
-def check_fits(nbytes: float, what: str) -> None:
-    """``ValueError`` naming ``what`` (the argument and value that imply the allocation, e.g.
-    ``"num_classes=1000000000"``) when a state of ``nbytes`` could not fit in this machine's
-    memory: a constructor refuses it at once instead of failing inside numpy (MemoryError) or
-    running for hours. O(1)."""
-    limit = _physical_memory()
-    if not nbytes <= limit:  # also refuses nan
-        raise ValueError(f"{what}: implies about {nbytes:.3g} bytes of state, more than this "
-                         f"machine's memory ({limit:.3g} bytes)")
+def check_accumulator(value: Any, name: str = "metric", *, kind: type[Metric] = Metric,
+                      refused: tuple[type[Metric], ...] = ()) -> Any:
+    """``value`` if it is a streammetrics accumulator: an instance of ``kind`` and of none of
+    ``refused`` (a wrapper that cannot wrap its own kind).
+
+    Parameters
+    ----------
+    value : Any
+        The argument as given.
+    name : str, default="metric"
+        The argument's name, which starts the error message.
+    kind : type, default=Metric
+        The accumulator class required (``Sliced``, say).
+    refused : tuple of type, default=()
+        Accumulator classes refused.
+
+    Returns
+    -------
+    Metric
+        ``value``. Otherwise ``ValueError`` reading ``"<name>: expected a streammetrics accumulator,
+        got <type name>"`` (``a <kind> accumulator`` for another ``kind``). O(1).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> from streammetrics._params import check_accumulator
+    >>> auroc = sm.AUROC()
+    >>> check_accumulator(auroc) is auroc
+    True
+    >>> check_accumulator({"auroc": sm.AUROC()})
+    Traceback (most recent call last):
+    ...
+    ValueError: metric: expected a streammetrics accumulator, got dict
+    """
+    if not isinstance(value, kind) or isinstance(value, refused):
+        what = "streammetrics" if kind is Metric else kind.__name__
+        raise ValueError(f"{name}: expected a {what} accumulator, got {type(value).__name__}")
+    return value

@@ -28,7 +28,7 @@ from types import TracebackType
 from typing import Any
 
 from ._base import Metric
-from ._params import Param, check_param
+from ._params import Param, check_accumulator, check_param
 from ._persistence import load, remove_stale_temps, save
 
 __all__ = ["Checkpointer"]
@@ -88,8 +88,7 @@ class Checkpointer:
     def __init__(self, metric: Metric, path: str | os.PathLike[str], *,
                  every_seconds: float | None = None, background: bool | None = None,
                  clock: Any = None) -> None:
-        if not isinstance(metric, Metric):
-            raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
+        check_accumulator(metric)
         every_seconds = check_param(every_seconds, "every_seconds", _EVERY_SECONDS)
         if background and every_seconds is None:
             raise ValueError("background: needs every_seconds")

@@ -56,10 +56,10 @@ from typing import Any
 from . import _range_counts as RC
 from ._base import trusted_states
 from ._dask_ranked import evaluate_ranked
+from ._docstrings import filled
 from ._engine import (
     Columns,
     Plan,
-    engine_doc,
     finish,
     make_plan,
     merge_and_compute,
@@ -161,7 +161,7 @@ def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: b
     return level[0]
 
 
-@engine_doc
+@filled
 def evaluate(
     ddf: Any,
     metrics: Any,
@@ -183,11 +183,15 @@ def evaluate(
     ----------
     ddf : dask.dataframe.DataFrame
         The rows. Only the named columns are read.
-    {columns}
+    {engine: metrics, label, score, weight, query_doc_id, query_partitioned}
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
         states, so a wide tree costs least; a narrower one bounds what one task receives.
-    {common}
+    {engine: compute, by, update_kwargs}
+
+    Returns
+    -------
+    {engine: returns}
 
     Raises
     ------

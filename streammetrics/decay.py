@@ -89,6 +89,8 @@ class Decayed(SampleWrapper):
     clock
         Time source for updates without ``timestamp`` (time decay); default :func:`time.time`.
 
+    Notes
+    -----
     ``update(y_true, y_pred, *, sample_weight=None, timestamp=None)``; ``compute()`` is the
     wrapped metric's value under the decay weights; ``interval()`` / ``bounds()`` pass through.
     Complexity (confusion family): ``update`` O(batch), a read O(state); see the module

@@ -41,12 +41,16 @@ import lightning.pytorch as pl
 import torch.distributed as dist
 
 from ._integration import as_metric_set, scalar_values
+from ._params import Param, check_param, nonempty_param
 from .torch import PaddingFilter, sync
 
 __all__ = ["StreamMetricsCallback"]
 
 _STAGES = ("validate", "test")
 _DEFAULT_PREFIX = {"validate": "val/", "test": "test/"}
+#: ``stages``: a non-empty sequence of these.
+_STAGES_RULE = f"expected some of {list(_STAGES)}"
+_STAGE = Param("choice", _STAGES_RULE, choices=_STAGES)
 
 
 class StreamMetricsCallback(pl.Callback):
@@ -103,10 +107,7 @@ class StreamMetricsCallback(pl.Callback):
     ) -> None:
         super().__init__()
         template = as_metric_set(metrics)
-        stages = list(stages)
-        bad = [s for s in stages if s not in _STAGES]
-        if bad or not stages:
-            raise ValueError(f"stages: expected some of {list(_STAGES)}, got {bad or stages!r}")
+        stages = [check_param(s, "stages", _STAGE) for s in nonempty_param(stages, "stages", _STAGES_RULE)]
         self.metrics = {s: template.copy().reset() for s in stages}
         self.results: dict[str, Any] = {}
         self.keys = (y_true_key, y_score_key, weight_key)

@@ -44,7 +44,6 @@ cap (an explicit opt-in for large C).
 from __future__ import annotations
 
 import contextlib
-import re
 import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -60,7 +59,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ._base import Metric
-from ._params import Param, check_param
+from ._params import Param, check_accumulator, check_param
 from .decay import Decayed
 from .delayed import DelayedLabels
 from .metricset import MetricSet
@@ -68,7 +67,13 @@ from .window import Window
 
 __all__ = ["MetricsCollector", "register"]
 
-_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+#: A Prometheus metric name, and a label name (``class``, ``actual``, ``predicted``, ``label``:
+#: reserved for the labels this collector sets).
+_METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+_PREFIX = Param("text", "not a valid Prometheus metric name", pattern=_METRIC_NAME)
+_FULL_NAME = Param("text", "does not make a valid Prometheus metric name", pattern=_METRIC_NAME)
+_LABEL_NAME = Param("text", "invalid or reserved label name (reserved: class, actual, predicted, label)",
+                    pattern=r"[a-zA-Z_][a-zA-Z0-9_]*", excluded=("class", "actual", "predicted", "label"))
 _PER_CLASS = Param("choice", "must be True, False or 'auto'", choices=(True, False, "auto"))
 _MAX_SERIES = Param("int", "must be an int >= 0", low=0)
 
@@ -146,18 +151,15 @@ class MetricsCollector:
     def __init__(self, metric: Metric, *, name: str | None = None, prefix: str = "streammetrics",
                  labels: Mapping[str, str] | None = None, confidence: float | None = 0.95,
                  per_class: bool | str = "auto", max_series: int = 10_000) -> None:
-        if not isinstance(metric, Metric):
-            raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
-        if not _NAME.match(prefix):
-            raise ValueError(f"prefix: not a valid Prometheus metric name: {prefix!r}")
+        check_accumulator(metric)
+        check_param(prefix, "prefix", _PREFIX)
         self.per_class = check_param(per_class, "per_class", _PER_CLASS)
         self.max_series = check_param(max_series, "max_series", _MAX_SERIES)
         self.metric = metric
         self.prefix = prefix
         self.labels = {str(k): str(v) for k, v in (labels or {}).items()}
         for k in self.labels:
-            if not re.match(r"^[a-zA-Z_][a-zA-Z0-9_]*$", k) or k in ("class", "actual", "predicted", "label"):
-                raise ValueError(f"labels: invalid or reserved label name {k!r}")
+            check_param(k, "labels", _LABEL_NAME)
         self.confidence = confidence
         inner = metric.metric if isinstance(metric, DelayedLabels) else metric
         self._inner = inner
@@ -167,8 +169,7 @@ class MetricsCollector:
         else:
             self.members = {self._name: inner}
         for member in self.members:
-            if not _NAME.match(f"{prefix}_{member}"):
-                raise ValueError(f"name: {member!r} does not make a valid Prometheus metric name")
+            check_param(f"{prefix}_{member}", "name", _FULL_NAME)
 
     def describe(self) -> list[Any]:
         """Nothing: the gauge names depend on the values (prometheus-client then skips its

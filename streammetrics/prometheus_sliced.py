@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ._params import Param, check_param
+from ._params import Param, check_accumulator, check_param
 from ._slice_keys import OTHER
 from .metricset import MetricSet
 from .prometheus import REGISTRY, CollectorRegistry, GaugeMetricFamily, MetricsCollector
@@ -71,8 +71,7 @@ class SlicedCollector:
     def __init__(self, sliced: Sliced, *, max_slices: int = 100, name: str | None = None,
                  prefix: str = "streammetrics", labels: Mapping[str, str] | None = None,
                  **kwargs: Any) -> None:
-        if not isinstance(sliced, Sliced):
-            raise ValueError(f"sliced: expected a Sliced accumulator, got {type(sliced).__name__}")
+        check_accumulator(sliced, "sliced", kind=Sliced)
         self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
         self.sliced = sliced
         self.prefix = prefix

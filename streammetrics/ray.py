@@ -28,10 +28,10 @@ from __future__ import annotations
 from typing import Any
 
 from ._base import trusted_states
+from ._docstrings import filled
 from ._engine import (
     Columns,
     Plan,
-    engine_doc,
     finish,
     frame_state,
     make_plan,
@@ -63,7 +63,7 @@ def _aggregation(plan: Plan) -> Any:
     return StreammetricsState()
 
 
-@engine_doc
+@filled
 def evaluate(
     ds: Any,
     metrics: Any,
@@ -84,9 +84,15 @@ def evaluate(
     ----------
     ds : ray.data.Dataset
         The rows. Only the named columns are read.
-    {columns}
-    {common}
+    {engine: metrics, label, score, weight, query_doc_id, query_partitioned}
+    {engine: compute, by, update_kwargs}
 
+    Returns
+    -------
+    {engine: returns}
+
+    Notes
+    -----
     Complexity: one ``update`` pass per block and one merge per block; the driver receives one
     state.
 

@@ -52,6 +52,7 @@ import numpy as np
 
 from ._base import UndefinedMetricWarning
 from ._docstrings import filled
+from ._params import nonempty_param
 from ._query_spec import Spec
 from ._query_state import QueryState
 from ._retrieval_metric import (
@@ -406,9 +407,8 @@ class InterpolatedPrecision(RetrievalMetric):
         per_query: bool = False,
     ) -> None:
         self.scalar = np.ndim(recall) == 0
-        levels = [recall] if self.scalar else list(recall)  # type: ignore[arg-type]
-        if not levels:
-            raise ValueError("recall: expected at least one recall level")
+        levels = [recall] if self.scalar else nonempty_param(recall, "recall",
+                                                             "expected at least one recall level")
         self.recall = tuple(check_fraction(r, "recall") for r in levels)
         self.interpolation = check_choice(interpolation, "interpolation", ("textbook", "trec"))
         self.rel_level, self.per_query = check_level(rel_level, "rel_level"), bool(per_query)

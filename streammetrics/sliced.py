@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
-from ._params import Param, check_param
+from ._params import Param, check_accumulator, check_param
 from ._slice_keys import OTHER, OtherSlice
 from ._slice_results import SlicedResults, UndefinedSlice
 from ._slice_state import SlicedState
@@ -68,6 +68,8 @@ class Sliced(Metric):
         A slice with fewer rows is reported as :class:`UndefinedSlice` (with its row count) and
         left out of the disparity summaries.
 
+    Notes
+    -----
     ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)``: ``slices`` gives one
     key per row (strings or integers; booleans count as 0/1): an array, or a tuple of arrays /
     a dict of named arrays for several key columns (crossed slices keyed by tuples, plus each
@@ -95,8 +97,7 @@ class Sliced(Metric):
     def __init__(self, metric: Metric, *, max_slices: int = 10_000, overflow: str = "error",
                  min_count: int = 0) -> None:
         super().__init__()
-        if not isinstance(metric, Metric) or isinstance(metric, Sliced):
-            raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
+        check_accumulator(metric, refused=(Sliced,))
         if metric.family == "delayed":
             raise ValueError(
                 "metric: to slice delayed labels, wrap the other way round: "

@@ -33,11 +33,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from ._base import trusted_states
+from ._docstrings import filled
 from ._engine import (
     Columns,
     Plan,
     empty_set,
-    engine_doc,
     feed,
     finish,
     make_plan,
@@ -76,7 +76,7 @@ def _merge_two(left: bytes, right: bytes) -> bytes:
     return merge_bytes([left, right])
 
 
-@engine_doc
+@filled
 def evaluate(
     df: Any,
     metrics: Any,
@@ -98,11 +98,17 @@ def evaluate(
     ----------
     df : pyspark.sql.DataFrame
         The rows. Only the named columns are read.
-    {columns}
+    {engine: metrics, label, score, weight, query_doc_id, query_partitioned}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
-    {common}
+    {engine: compute, by, update_kwargs}
 
+    Returns
+    -------
+    {engine: returns}
+
+    Notes
+    -----
     Complexity: one ``update`` pass per partition; ``depth`` merge rounds; the driver receives
     one state.
 

@@ -54,6 +54,7 @@ import torch
 import torch.distributed as dist
 
 from ._base import RESERVED_KEYS, Metric
+from ._params import check_accumulator
 from ._state import State, SummedState
 from .metricset import MetricSet
 
@@ -190,8 +191,7 @@ def sync(metric: M, group: Any = None, *, device: Any = None) -> M:
     >>> merged.compute(), merged is auroc
     (0.75, False)
     """
-    if not isinstance(metric, Metric):
-        raise ValueError(f"metric: expected a streammetrics accumulator, got {type(metric).__name__}")
+    check_accumulator(metric)
     if not (dist.is_available() and dist.is_initialized()):
         return metric.copy()
     world = dist.get_world_size(group)

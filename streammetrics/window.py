@@ -122,6 +122,8 @@ class Window(SampleWrapper):
     clock
         Time source for updates without ``timestamp`` (time windows); default :func:`time.time`.
 
+    Notes
+    -----
     ``update(y_true, y_pred, *, sample_weight=None, timestamp=None)`` folds in a batch (or one
     sample); ``compute()`` is the wrapped metric's value on exactly the window's samples.
     ``interval()`` and ``bounds()`` pass through when the wrapped metric has them.

@@ -5,29 +5,58 @@
 - a public class: ``Parameters`` (a result or record class: ``Attributes``) unless its
   constructor takes no argument, and ``Examples``; an exception or warning class: a docstring;
 - every argument of the signature is described (shared descriptions included: no placeholder
-  line of ``streammetrics._docstrings`` is left unfilled).
+  line of ``streammetrics._docstrings`` is left unfilled);
+- every ``Examples`` section holds at least one doctest line (``>>>``).
+
+A module's public definitions are its ``__all__``; a module without one (some ``trec``
+submodules) exposes every class and function it defines whose name has no leading underscore.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
+import pkgutil
 import re
 from typing import Any
 
 import pytest
 
+import streammetrics.calibration
+import streammetrics.functional
+import streammetrics.trec
 from streammetrics._docstrings import EXAMPLES, SNIPPETS, fill
+
+
+def _submodules(package: Any) -> tuple[str, ...]:
+    """Every public submodule of ``package`` (a name without a leading underscore)."""
+    return tuple(sorted(f"{package.__name__}.{info.name}" for info in pkgutil.iter_modules(package.__path__)
+                        if not info.name.startswith("_")))
+
 
 MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "streammetrics.plot",
            "streammetrics.calibration", "streammetrics.confusion", "streammetrics.ranking",
-           "streammetrics.retrieval", "streammetrics.sliced", "streammetrics.checkpoint")
+           "streammetrics.retrieval", "streammetrics.sliced", "streammetrics.checkpoint",
+           *_submodules(streammetrics.trec), *_submodules(streammetrics.functional),
+           *_submodules(streammetrics.calibration))
 #: Public modules of the extras: checked where their third-party package is installed.
 OPTIONAL_MODULES = ("streammetrics.dask", "streammetrics.torch", "streammetrics.prometheus",
                     "streammetrics.prometheus_sliced", "streammetrics.mlflow", "streammetrics.tensorboard",
-                    "streammetrics.hf")
+                    "streammetrics.hf", "streammetrics.spark", "streammetrics.ray", "streammetrics.lightning",
+                    "streammetrics.keras")
+# Keras 3 picks its backend at import; the library's tests run it on torch (as tests/test_keras.py).
+os.environ.setdefault("KERAS_BACKEND", "torch")
 _SECTION = re.compile(r"(?m)^[ \t]*([A-Z][A-Za-z ]*)\n[ \t]*-{3,}[ \t]*$")
 _PLACEHOLDER = re.compile(r"(?m)^[ \t]*\{[a-z]+:[\w ,]+\}[ \t]*$")
+
+
+def _exported(module: Any) -> list[tuple[str, Any]]:
+    """A module's ``__all__``, or else the classes and functions it defines without a leading ``_``."""
+    if hasattr(module, "__all__"):
+        return [(attr, getattr(module, attr)) for attr in module.__all__]
+    return [(attr, obj) for attr, obj in vars(module).items()
+            if not attr.startswith("_") and getattr(obj, "__module__", None) == module.__name__]
 
 
 def _public() -> list[tuple[str, Any]]:
@@ -39,8 +68,7 @@ def _public() -> list[tuple[str, Any]]:
             if name in MODULES:
                 raise
             continue
-        for attr in module.__all__:
-            obj = getattr(module, attr)
+        for attr, obj in _exported(module):
             if inspect.isclass(obj) or inspect.isfunction(obj):
                 seen.setdefault(id(obj), (f"{name}.{attr}", obj))
     return sorted(seen.values(), key=lambda item: item[0])
@@ -83,7 +111,10 @@ def test_numpydoc_sections(name: str, obj: Any) -> None:
         if params:
             assert sections & {"Parameters", "Attributes"}, f"{name}: no Parameters (or Attributes) section"
         assert "Examples" in sections, f"{name}: no Examples section"
+        assert ">>>" in _described(doc, "Examples"), f"{name}: an Examples section without a >>> line"
         return
+    if "Examples" in sections:
+        assert ">>>" in _described(doc, "Examples"), f"{name}: an Examples section without a >>> line"
     if params:
         assert "Parameters" in sections, f"{name}: no Parameters section"
     assert "Returns" in sections or "Yields" in sections, f"{name}: no Returns section"
@@ -127,3 +158,39 @@ def test_fill_expands_example_data_as_doctest_lines() -> None:
         assert all(line.startswith(">>> ") for line in lines.split("\n"))
     with pytest.raises(KeyError, match="no example data 'nope'"):
         fill("    {example: nope}")
+
+
+def _docstrings_with_members() -> list[tuple[str, str]]:
+    """The docstrings of the modules of ``MODULES``, their public definitions and those
+    definitions' public methods and properties."""
+    out: list[tuple[str, str]] = []
+    for name in MODULES + OPTIONAL_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            if name in MODULES:
+                raise
+            continue
+        out.append((name, inspect.cleandoc(module.__doc__ or "")))
+        for attr, obj in _exported(module):
+            out.append((f"{name}.{attr}", inspect.getdoc(obj) or ""))
+            if not inspect.isclass(obj):
+                continue
+            for member, value in vars(obj).items():
+                func = value.fget if isinstance(value, property) else getattr(value, "__func__", value)
+                doc = getattr(func, "__doc__", None)
+                if (not member.startswith("_") or member == "__init__") and isinstance(doc, str):
+                    out.append((f"{name}.{attr}.{member}", inspect.cleandoc(doc)))
+    return out
+
+
+def test_every_examples_section_holds_a_doctest() -> None:
+    empty = [name for name, doc in _docstrings_with_members()
+             if "Examples" in _sections(doc) and ">>>" not in _described(doc, "Examples")]
+    assert not empty, f"Examples sections without a >>> line: {empty}"
+
+
+def test_examples_check_sees_an_empty_section() -> None:
+    doc = "Summary.\n\nExamples\n--------\nSee the guide.\n"
+    assert "Examples" in _sections(doc) and ">>>" not in _described(doc, "Examples")
+    assert ">>>" in _described(doc + "\n>>> 1\n1\n", "Examples")

@@ -19,6 +19,8 @@ from streammetrics._intervals import z_value
 from streammetrics._score_batches import check_layout
 from streammetrics.calibration._quantile import QuantileProbabilities
 from streammetrics.spark import evaluate as spark_evaluate
+from streammetrics.trec import TrecMeasures, evaluate_files, per_query_values, trec_batch
+from streammetrics.trec.runfile import SpilledRun
 
 _Y = [0, 1, 0, 1]
 _G = ["a", "a", "b", "b"]
@@ -34,11 +36,25 @@ def _plot_gains(**kwargs: Any) -> Any:
     return plot_gains(None, **kwargs)
 
 
-def _sliced_collector(**kwargs: Any) -> Any:
+def _sliced_collector(sliced: Any = None, **kwargs: Any) -> Any:
     pytest.importorskip("prometheus_client")  # the extra; its module imports it first
     from streammetrics.prometheus_sliced import SlicedCollector
 
-    return SlicedCollector(sm.Sliced(sm.F1()), **kwargs)
+    return SlicedCollector(sm.Sliced(sm.F1()) if sliced is None else sliced, **kwargs)
+
+
+def _collector(metric: Any = None, **kwargs: Any) -> Any:
+    pytest.importorskip("prometheus_client")  # the extra; its module imports it first
+    from streammetrics.prometheus import MetricsCollector
+
+    return MetricsCollector(sm.F1() if metric is None else metric, **kwargs)
+
+
+def _lightning_callback(**kwargs: Any) -> Any:
+    pytest.importorskip("lightning")  # the extra; its module imports it first
+    from streammetrics.lightning import StreamMetricsCallback
+
+    return StreamMetricsCallback(sm.AUROC(), **kwargs)
 
 
 def _keras_callback(**kwargs: Any) -> Any:
@@ -148,6 +164,35 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: sm.WeightedAccuracy(weights=[-0.5, 1.5]), "weights: must be finite and >= 0, got [-0.5, 1.5]"),
     (lambda: sm.WeightedAccuracy(weights=[math.nan, 1.0]), "weights: must be finite and >= 0, got [nan, 1.0]"),
     (lambda: sm.WeightedAccuracy(weights=[0.5, 0.6]), "weights: must sum to 1, got sum "),
+    (lambda: TrecMeasures(rel_level="x"), "rel_level: expected a number, got 'x'"),
+    (lambda: TrecMeasures(rel_level=math.inf), "rel_level: expected a finite number, got inf"),
+    (lambda: TrecMeasures(trec_version=8), "trec_version: expected 9 or 10, got 8"),
+    (lambda: TrecMeasures(trec_version=True), "trec_version: expected 9 or 10, got True"),
+    (lambda: TrecMeasures(trec_version="9"), "trec_version: expected 9 or 10, got '9'"),
+    (lambda: evaluate_files("q", "r", trec_version=11), "trec_version: expected 9 or 10, got 11"),
+    (lambda: per_query_values("q", ["r"], trec_version=8.5), "trec_version: expected 9 or 10, got 8.5"),
+    (lambda: trec_batch({}, {}, trec_version=0), "trec_version: expected 9 or 10, got 0"),
+    (lambda: TrecMeasures(max_docs=-1), "max_docs: expected a non-negative integer, got -1"),
+    (lambda: TrecMeasures(max_docs=2.0), "max_docs: expected a non-negative integer, got 2.0"),
+    (lambda: TrecMeasures(num_docs=None), "num_docs: expected a non-negative integer, got None"),
+    (lambda: TrecMeasures(num_docs=True), "num_docs: expected a non-negative integer, got True"),
+    (lambda: SpilledRun("r", memory_lines=0), "memory_lines: expected a positive integer, got 0"),
+    (lambda: SpilledRun("r", memory_lines=True), "memory_lines: expected a positive integer, got True"),
+    (lambda: sm.InterpolatedPrecision([]), "recall: expected at least one recall level, got []"),
+    (lambda: sm.Checkpointer({"f1": sm.F1()}, "x.sm"), "metric: expected a streammetrics accumulator, got dict"),
+    (lambda: sm.Sliced(sm.Sliced(sm.F1())), "metric: expected a streammetrics accumulator, got Sliced"),
+    (lambda: sm.Sliced(42), "metric: expected a streammetrics accumulator, got int"),
+    (lambda: _sliced_collector(sliced=sm.F1()), "sliced: expected a Sliced accumulator, got F1"),
+    (lambda: _collector(metric=[sm.F1()]), "metric: expected a streammetrics accumulator, got list"),
+    (lambda: _collector(prefix="bad-prefix"), "prefix: not a valid Prometheus metric name, got 'bad-prefix'"),
+    (lambda: _collector(prefix="ok\n"), "prefix: not a valid Prometheus metric name, got 'ok\\n'"),
+    (lambda: _collector(prefix=3), "prefix: not a valid Prometheus metric name, got 3"),
+    (lambda: _collector(labels={"class": "x"}), "labels: invalid or reserved label name (reserved: class, "),
+    (lambda: _collector(labels={"1x": "x"}), "labels: invalid or reserved label name "),
+    (lambda: _collector(name="a b"), "name: does not make a valid Prometheus metric name, got 'streammetrics_a b'"),
+    (lambda: _lightning_callback(stages=["train"]), "stages: expected some of ['validate', 'test'], got 'train'"),
+    (lambda: _lightning_callback(stages=[]), "stages: expected some of ['validate', 'test'], got []"),
+    (lambda: _lightning_callback(stages="test"), "stages: expected some of ['validate', 'test'], got 'test'"),
 ]
 
 

@@ -60,7 +60,32 @@ def _scores(y_score: Any) -> np.ndarray:
 def sklearn_average(values: np.ndarray, weights: np.ndarray | None, average: str | None) -> Any:
     """scikit-learn's average of per-class (or per-sample) binary scores (``_average_binary_score``):
     a nan class makes the average nan, except that classes of weight 0 count as 0; weights summing
-    to 0 give 0. ``average=None`` returns ``values``."""
+    to 0 give 0. ``average=None`` returns ``values``.
+
+    Parameters
+    ----------
+    values : numpy.ndarray of shape (n,)
+        The score of each class (or sample), nan where undefined.
+    weights : numpy.ndarray of shape (n,) or None
+        The weight of each (None: equal weights).
+    average : str or None
+        None returns ``values``; any other averaging (``"macro"``, ``"weighted"``, ...) the
+        weighted mean.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The average, or ``values`` when ``average`` is None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streammetrics.functional.ranking import sklearn_average
+    >>> sklearn_average(np.array([0.5, 1.0]), None, "macro")
+    0.75
+    >>> sklearn_average(np.array([0.5, np.nan, 1.0]), np.array([1.0, 0.0, 3.0]), "weighted")
+    0.875
+    """
     if average is None:
         return values
     if weights is not None:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._params import Param, check_param
 from . import _ir_kernels as IK
 from . import _kernels as K
 from . import judgment_groups as JG
@@ -26,6 +27,15 @@ Value = float | str
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
 TENTHS = tuple(i / 10 for i in range(11))
 RPREC_MULTS = tuple(i / 10 for i in range(2, 21, 2))
+
+
+#: ``trec_version``: whose recall cutoffs (and score precision) are used, trec_eval 9's or 10's.
+TREC_VERSION = Param("choice", "expected 9 or 10", choices=(9.0, 10.0))
+
+
+def check_trec_version(value: Any) -> int:
+    """``trec_version`` checked (:data:`TREC_VERSION`) and returned as an int (9 or 10)."""
+    return int(check_param(value, "trec_version", TREC_VERSION))
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,38 @@ FAST = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", 
 
 def fast_path(selected: Sequence[Selected], opts: Options, rel_level: float, max_docs: int | None,
               judged_only: bool, rel_format: str) -> bool:  # fmt: skip
-    """True if every selected measure (and option) is computed by :func:`block_values`."""
+    """True if every selected measure (and option) is computed by :func:`block_values`.
+
+    Parameters
+    ----------
+    selected : sequence of Selected
+        The measures asked for (as :func:`.irnames.select` returns them).
+    opts : Options
+        The evaluation options (trec_eval version, fused rounding).
+    rel_level : float
+        The relevance level of the evaluation (``-l``).
+    max_docs : int or None
+        The ranking depth evaluated (``-M``; None: all).
+    judged_only : bool
+        Whether unjudged documents are dropped (``-J``).
+    rel_format : str
+        The judgment format (``-R``: ``"qrels"``, ``"qrels_jg"``, ``"prefs"``, ...).
+
+    Returns
+    -------
+    bool
+        True if :func:`block_values` gives every value asked for.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.batched import fast_path
+    >>> from streammetrics.trec.evaluate import Options
+    >>> from streammetrics.trec.irnames import select
+    >>> fast_path(select(["map", "P.5"]), Options(), 1, None, False, "qrels")
+    True
+    >>> fast_path(select(["ndcg"]), Options(), 1, None, False, "qrels")
+    False
+    """
     return (rel_format == "qrels" and not judged_only and rel_level > 0 and not opts.fused
             and (max_docs is None or max_docs >= 1)
             and all(s.measure.name in FAST and s.level is None and not s.judged_only
@@ -49,7 +80,47 @@ def block_values(
     max_docs: int | None,
 ) -> tuple[list[str], np.ndarray, list[tuple[str, QueryLines]]]:
     """The block's judged queries, their values (one row per query: the selected measures'
-    values in order, :func:`split_row` splits it), and the queries left to the per-query path."""
+    values in order, :func:`split_row` splits it), and the queries left to the per-query path.
+
+    Parameters
+    ----------
+    block : Block
+        Complete queries of the run.
+    judgments : CompactQrels
+        The judgments.
+    selected : sequence of Selected
+        The measures asked for; :func:`fast_path` must be true for them.
+    opts : Options
+        The evaluation options (trec_eval version, fused rounding).
+    rel_level : float
+        The relevance level of the evaluation (``-l``).
+    max_docs : int or None
+        The ranking depth evaluated (``-M``; None: all).
+
+    Returns
+    -------
+    qids : list of str
+        The judged queries evaluated here, in block order.
+    values : numpy.ndarray of shape (len(qids), values per query)
+        Their values.
+    slow : list of (str, QueryLines)
+        The judged queries left to the per-query path (tied scores, a document retrieved twice).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streammetrics.trec.batched import block_values
+    >>> from streammetrics.trec.compactqrels import CompactQrels
+    >>> from streammetrics.trec.evaluate import Options
+    >>> from streammetrics.trec.irnames import select
+    >>> from streammetrics.trec.runfile import Block
+    >>> block = Block(["q1", "q2"], np.array([0, 2, 3]), [b"d1", b"d2", b"d1"],
+    ...               np.array([2.0, 1.0, 0.5]), np.array([1, 2, 3]))
+    >>> qrels = CompactQrels.from_dict({"q1": {"d1": 0, "d2": 1}, "q2": {"d1": 1}})
+    >>> qids, values, slow = block_values(block, qrels, select(["map", "P.1,2"]), Options(), 1, None)
+    >>> qids, values.tolist(), slow
+    (['q1', 'q2'], [[0.5, 0.0, 0.5], [1.0, 1.0, 0.5]], [])
+    """
     b = block.bounds
     lengths = np.diff(b)
     nq = len(block.qids)
@@ -100,7 +171,28 @@ def block_values(
 
 
 def split_row(row: np.ndarray, selected: Sequence[Selected]) -> list[list[Any]]:
-    """A row of :func:`block_values` as the per-query evaluator's values (a list per measure)."""
+    """A row of :func:`block_values` as the per-query evaluator's values (a list per measure).
+
+    Parameters
+    ----------
+    row : numpy.ndarray of shape (values per query,)
+        One query's values.
+    selected : sequence of Selected
+        The measures the row holds, in order (``runid`` holds no value here).
+
+    Returns
+    -------
+    list of list
+        The values of each selected measure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streammetrics.trec.batched import split_row
+    >>> from streammetrics.trec.irnames import select
+    >>> split_row(np.array([0.5, 0.0, 0.5]), select(["map", "P.1,2"]))
+    [[0.5], [0.0, 0.5]]
+    """
     flat = row.tolist()
     out: list[list[Any]] = []
     at = 0

@@ -32,7 +32,23 @@ _ODD = (b"\x00", b"\x1c", b"\x1d", b"\x1e", b"\x1f")  # str.split() separators t
 def paused_gc() -> Iterator[None]:
     """Python's cyclic garbage collector paused (as it was before, afterwards): reading makes
     millions of small objects and no reference cycle, so the collections it would trigger (each
-    walking every live container) find nothing."""
+    walking every live container) find nothing.
+
+    Returns
+    -------
+    context manager
+        Disables the collector on entry and re-enables it on exit if it was enabled before.
+
+    Examples
+    --------
+    >>> import gc
+    >>> from streammetrics.trec.binread import paused_gc
+    >>> with paused_gc():
+    ...     gc.isenabled()
+    False
+    >>> gc.isenabled()
+    True
+    """
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -43,7 +59,31 @@ def paused_gc() -> Iterator[None]:
 
 
 def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """The file in chunks of whole lines (each cut after a newline; the last may lack one)."""
+    """The file in chunks of whole lines (each cut after a newline; the last may lack one).
+
+    Parameters
+    ----------
+    path : str
+        The file to read (binary).
+    chunk_bytes : int, default=CHUNK_BYTES
+        The bytes read at once; a chunk ends after the last newline read, so a line longer than
+        this makes a longer chunk.
+
+    Yields
+    ------
+    bytes
+        Consecutive chunks; together they are the whole file.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from streammetrics.trec.binread import byte_chunks
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False) as fh:
+    ...     _ = fh.write(b"q1 0 d1 1\\nq1 0 d2 0\\nq2 0 d3 1")
+    >>> list(byte_chunks(fh.name, chunk_bytes=12))
+    [b'q1 0 d1 1\\n', b'q1 0 d2 0\\n', b'q2 0 d3 1']
+    >>> os.remove(fh.name)
+    """
     tail = b""
     with open(path, "rb") as fh:
         while True:
@@ -103,14 +143,68 @@ def text_run_columns(
     path: str, lines: list[str], first: int
 ) -> tuple[list[str], list[str], list[str], list[str], list[int]]:
     """(qid, docno, score, runid) columns and line numbers of run lines read as text: blank and
-    ``#`` lines skipped, fields after the sixth ignored, fewer than six an error naming the line."""
+    ``#`` lines skipped, fields after the sixth ignored, fewer than six an error naming the line.
+
+    Parameters
+    ----------
+    path : str
+        The file name, for error messages.
+    lines : list of str
+        The run lines, as read.
+    first : int
+        The line number of ``lines[0]`` in the file (1-based).
+
+    Returns
+    -------
+    qids, docnos, scores, runids : list of str
+        The first, third, fifth and sixth field of each line (scores not yet converted).
+    line_numbers : list of int
+        The line number of each row.
+
+    Raises
+    ------
+    TrecFormatError
+        If a line has fewer than six fields.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.binread import text_run_columns
+    >>> text_run_columns("run", ["q1 Q0 d1 1 2.5 sys", "# c", "q1 Q0 d2 2 1.0 sys"], 1)
+    (['q1', 'q1'], ['d1', 'd2'], ['2.5', '1.0'], ['sys', 'sys'], [1, 3])
+    """
     rows = text_fields(path, lines, first, 6, "qid Q0 docno rank score runid", extra=True)
     cols = [[p[j] for _, p in rows] for j in (0, 2, 4, 5)]
     return cols[0], cols[1], cols[2], cols[3], [n for n, _ in rows]
 
 
 def run_scores(path: str, tokens: list[str], line_of: list[int]) -> np.ndarray:
-    """Scores as float64; a token that is not a number, or NaN, is an error naming the line."""
+    """Scores as float64; a token that is not a number, or NaN, is an error naming the line.
+
+    Parameters
+    ----------
+    path : str
+        The file name, for error messages.
+    tokens : list of str
+        The score fields.
+    line_of : list of int
+        The line number of each token.
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The scores (infinities kept).
+
+    Raises
+    ------
+    TrecFormatError
+        If a token is not a number, or is NaN.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.binread import run_scores
+    >>> run_scores("run", ["2.5", "-inf"], [1, 2])
+    array([ 2.5, -inf])
+    """
     sc = parse_numbers(path, tokens, line_of, "score")
     _no_nan(path, sc, np.asarray(line_of, dtype=np.int64))
     return sc
@@ -127,7 +221,42 @@ RunColumns = tuple[list[bytes], list[bytes], np.ndarray, str, np.ndarray, int]
 
 def run_columns(path: str, chunk: bytes, first: int) -> RunColumns:
     """(qid, docno, score, runid of the last line, line numbers, lines in the chunk) of a chunk of
-    run lines starting at line ``first``. O(chunk)."""
+    run lines starting at line ``first``. O(chunk).
+
+    Parameters
+    ----------
+    path : str
+        The file name, for error messages.
+    chunk : bytes
+        Whole run lines (as :func:`byte_chunks` yields them).
+    first : int
+        The line number of the chunk's first line (1-based).
+
+    Returns
+    -------
+    qids, docnos : list of bytes
+        The query and document ids of the run lines (blank and ``#`` lines skipped).
+    scores : numpy.ndarray of float64
+        Their scores.
+    runid : str
+        The run id of the last run line ("" when there is none).
+    line_numbers : numpy.ndarray of int64
+        The line number of each row.
+    lines : int
+        The number of lines in the chunk, comments and blank lines included.
+
+    Raises
+    ------
+    TrecFormatError
+        If a line has fewer than six fields, or a score that is not a number or is NaN.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.binread import run_columns
+    >>> q, d, sc, runid, line_of, n = run_columns("run", b"q1 Q0 d1 1 2.5 sys\\nq2 Q0 d7 1 0.5 sys\\n", 1)
+    >>> q, d, sc.tolist(), runid, line_of.tolist(), n
+    ([b'q1', b'q2'], [b'd1', b'd7'], [2.5, 0.5], 'sys', [1, 2], 2)
+    """
     tokens = _fields(chunk, 6)
     if tokens is not None:
         n = len(tokens) // 7
@@ -146,7 +275,40 @@ def qrels_columns(
     path: str, chunk: bytes, first: int
 ) -> tuple[list[bytes], list[bytes], np.ndarray, np.ndarray, int]:
     """(qid, docno, grade, line numbers, lines in the chunk) of a chunk of qrels lines starting at
-    line ``first``; a grade that is not a finite number is an error naming the line. O(chunk)."""
+    line ``first``; a grade that is not a finite number is an error naming the line. O(chunk).
+
+    Parameters
+    ----------
+    path : str
+        The file name, for error messages.
+    chunk : bytes
+        Whole qrels lines (as :func:`byte_chunks` yields them).
+    first : int
+        The line number of the chunk's first line (1-based).
+
+    Returns
+    -------
+    qids, docnos : list of bytes
+        The query and document ids of the judgment lines (blank and ``#`` lines skipped).
+    grades : numpy.ndarray of float64
+        Their grades.
+    line_numbers : numpy.ndarray of int64
+        The line number of each row.
+    lines : int
+        The number of lines in the chunk, comments and blank lines included.
+
+    Raises
+    ------
+    TrecFormatError
+        If a line has other than four fields, or a grade that is not a finite number.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.binread import qrels_columns
+    >>> q, d, g, line_of, n = qrels_columns("qrels", b"q1 0 d1 2\\nq1 0 d2 0\\n", 1)
+    >>> q, d, g.tolist(), line_of.tolist(), n
+    ([b'q1', b'q1'], [b'd1', b'd2'], [2.0, 0.0], [1, 2], 2)
+    """
     tokens = _fields(chunk, 4)
     if tokens is not None:
         n = len(tokens) // 5

@@ -34,16 +34,27 @@ class CompactQrels(Mapping[str, list[dict[str, int]]]):
     list with the query's ``{docno: grade}`` in file order (built on demand, O(judgments of the
     query)); :meth:`lookup` judges many run lines at once.
 
-    Attributes
+    Parameters
     ----------
     qids : list of str
         The queries in order of first appearance.
     bounds : ndarray of int64
         Query ``i``'s judgments are ``[bounds[i], bounds[i + 1])``, sorted by key.
-    sorted_keys, grades, starts, lengths : ndarray
+    keys, grades, starts, lengths : ndarray
         Per judgment: lookup key, grade, and its docno as ``blob[start : start + length]``.
+    blob : bytes
+        The docnos (UTF-8), one after the other.
     ambiguous : ndarray of bool
         Per query: two of its docnos share a key (looked up query by query instead).
+
+    Attributes
+    ----------
+    qids, bounds, grades, starts, lengths, blob, ambiguous
+        As given.
+    sorted_keys : ndarray of int64
+        ``keys``.
+    index : dict of str to int
+        The position of each query in ``qids``.
 
     Examples
     --------
@@ -213,6 +224,23 @@ def read_compact_qrels(path: str, chunk_bytes: int = CHUNK_BYTES) -> CompactQrel
     :class:`CompactQrels`. A malformed line, or a docno judged twice for a query, is a
     :class:`.readers.TrecFormatError` naming the line (the first in file order). One pass, O(file)
     time, O(judgments) memory.
+
+    Parameters
+    ----------
+    path : str
+        The qrels file.
+    chunk_bytes : int, default=CHUNK_BYTES
+        The bytes read at once.
+
+    Returns
+    -------
+    CompactQrels
+        The judgments; grades read as C's ``atol`` (integers, fractions truncated toward zero).
+
+    Raises
+    ------
+    TrecFormatError
+        For a malformed line or a document judged twice for a query.
 
     Examples
     --------

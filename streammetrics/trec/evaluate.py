@@ -26,7 +26,7 @@ from typing import IO, Any
 import numpy as np
 
 from . import _kernels as K
-from ._measures import Options, Selected
+from ._measures import Options, Selected, check_trec_version
 from .batched import block_values, fast_path, split_row
 from .binread import paused_gc
 from .compactqrels import CompactQrels, read_compact_qrels
@@ -52,13 +52,60 @@ PREFS_FORMATS = ("prefs", "qrels_prefs")
 
 
 def qid_key(q: str) -> bytes:
+    """The sort key of a query id in trec_eval's order (bytewise, as C's ``strcmp``).
+
+    Parameters
+    ----------
+    q : str
+        A query id.
+
+    Returns
+    -------
+    bytes
+        ``q`` in UTF-8.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.evaluate import qid_key
+    >>> sorted(["b", "a", "Z", "10", "9"], key=qid_key)
+    ['10', '9', 'Z', 'a', 'b']
+    """
     return q.encode("utf-8")
 
 
 def read_judgments(path: str, rel_format: str) -> Mapping[str, list[dict[str, int]]]:
     """Each query's grades by document: one mapping (qrels, held as :class:`.compactqrels.
     CompactQrels`) or one per judgment group (qrels_jg). trec_eval reads grades with ``atol``:
-    integers, fractions truncated toward zero."""
+    integers, fractions truncated toward zero.
+
+    Parameters
+    ----------
+    path : str
+        The judgments file.
+    rel_format : {"qrels", "qrels_jg", "prefs", "qrels_prefs"}
+        trec_eval's ``-R``; the preference formats are read by :func:`.preferences.read_prefs`
+        instead (an empty mapping here).
+
+    Returns
+    -------
+    mapping of str to list of dict of str to int
+        ``judgments[qid]``: a list of ``{docno: grade}``, one item (qrels) or one per judgment
+        group in bytewise order (qrels_jg).
+
+    Raises
+    ------
+    ValueError
+        For an unsupported ``rel_format`` (a :class:`.readers.TrecFormatError` for a malformed
+        line).
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> from streammetrics.trec.evaluate import read_judgments
+    >>> qrels = read_judgments(str(files("streammetrics") / "data" / "example.qrels"), "qrels")
+    >>> qrels["q1"]
+    [{'d1': 1, 'd2': 0}]
+    """
     if rel_format == "qrels":
         return read_compact_qrels(path)
     if rel_format in PREFS_FORMATS:
@@ -82,7 +129,7 @@ def _rel_levels(grades: dict[str, int]) -> np.ndarray:
 BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's ranking for a query missing from the run (-c)
 
 
-def rank_docs(
+def _rank_docs(
     path: str, qid: str, q: QueryLines, *, version: int, max_docs: int | None, ties_ascending: bool = False
 ) -> list[str]:
     """A query's retrieved documents in trec_eval's rank order: score descending (float32 scores
@@ -112,7 +159,7 @@ def rank_docs(
     return kept
 
 
-def judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.ndarray:
+def _judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.ndarray:
     """The judgment of each ranked document: its grade, -1 not in the qrels, -2 a negative grade
     (``judged_only``, -J: unjudged documents dropped)."""
     rels = np.array(
@@ -173,7 +220,48 @@ def _bogus_fixups(sel: Selected, values: list[Value]) -> list[Value]:
 
 class QueryEvaluator:
     """One query's values of the selected measures (a list per measure), from its run lines or,
-    for a query missing from the run (``lines=None``, -c), from trec_eval's placeholder ranking."""
+    for a query missing from the run (``lines=None``, -c), from trec_eval's placeholder ranking.
+
+    :meth:`values` ranks the query's documents as trec_eval does (score descending, ties by
+    document id), judges them and runs each measure's kernel. O(documents) per query and measure.
+
+    Parameters
+    ----------
+    run_path : str
+        The run file, for error messages.
+    selected : list of Selected
+        The measures (as :func:`.irnames.select` returns them).
+    judgments : mapping of str to list of dict of str to int
+        The judgments (:func:`read_judgments`).
+    prefs : dict of str to list of (str, str, str, float)
+        The preference lines per query (:func:`.preferences.read_prefs`; empty unless
+        ``rel_format`` is a preference format).
+    opts : Options
+        The evaluation options (trec_eval version, fused rounding).
+    rel_format : str
+        trec_eval's ``-R``: ``"qrels"``, ``"qrels_jg"``, ``"prefs"`` or ``"qrels_prefs"``.
+    max_docs : int or None
+        Documents read per query (``-M``; None: all).
+    judged_only : bool
+        Rank only judged documents (``-J``).
+    rel_level : float
+        Minimum grade of a relevant document (``-l``).
+    num_docs : int
+        The number of documents in the collection (``-N``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from importlib.resources import files
+    >>> from streammetrics.trec.evaluate import Options, QueryEvaluator, read_judgments
+    >>> from streammetrics.trec.irnames import select
+    >>> from streammetrics.trec.runfile import QueryLines
+    >>> qrels = read_judgments(str(files("streammetrics") / "data" / "example.qrels"), "qrels")
+    >>> ev = QueryEvaluator("run", select(["map", "P.1"]), qrels, {}, Options(), "qrels",
+    ...                     max_docs=None, judged_only=False, rel_level=1, num_docs=0)
+    >>> ev.values("q1", QueryLines(["d2", "d1"], np.array([0.9, 0.4]), np.array([1, 2])))
+    [[0.5], [0.0]]
+    """
 
     def __init__(
         self,
@@ -198,7 +286,7 @@ class QueryEvaluator:
         if lines is None:
             kept = [BOGUS_DOC]
         else:
-            kept = rank_docs(
+            kept = _rank_docs(
                 self.run_path,
                 qid,
                 lines,
@@ -217,7 +305,8 @@ class QueryEvaluator:
                 inputs = ranked.get(key)
                 if inputs is None:
                     inputs = ranked[key] = [
-                        K.ResRels(judge(kept, g, key[1]), _rel_levels(g), level=level, num_docs=self.num_docs)
+                        K.ResRels(_judge(kept, g, key[1]), _rel_levels(g), level=level,
+                                  num_docs=self.num_docs)
                         for g in self.judgments[qid]
                     ]
             vals = sel.measure.compute(
@@ -309,8 +398,7 @@ def evaluate_files(
     >>> evaluate_files(str(data / "example.qrels"), str(data / "example.run"), ["map"], out=io.StringIO())
     {'map': 0.75}
     """
-    if trec_version not in (9, 10):
-        raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
+    trec_version = check_trec_version(trec_version)
     with paused_gc():
         return _evaluate_files(qrels_path, run_path, measures, per_query=per_query, complete=complete,
                                rel_level=rel_level, digits=digits, out=out, max_docs=max_docs,

@@ -112,9 +112,32 @@ def translate(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """trec_eval ``-m`` arguments for ``args`` (ir_measures and trec_eval names mixed) and the
     printed name of each value asked for by an ir_measures name: ``{trec_eval value name: name}``.
 
-    Raises ValueError naming the argument for a malformed ir_measures name, two values of a
-    one-parameter measure (``RBP`` with different ``p``), or a measure with its own ``rel`` /
-    ``judged_only`` (those need :func:`select`).
+    Parameters
+    ----------
+    args : sequence of str
+        Measure names: trec_eval's (as ``-m`` takes them: ``map``, ``P.5,10``, ``official``) and
+        ir_measures' (``AP``, ``P@5``, ``nDCG(cutoff=10)``), mixed.
+
+    Returns
+    -------
+    arguments : list of str
+        The trec_eval ``-m`` arguments that compute every value asked for.
+    names : dict of str to str
+        ``{trec_eval value name: ir_measures name}`` of the values asked for by an ir_measures
+        name.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: a malformed ir_measures name, two values of a one-parameter measure
+        (``RBP`` with different ``p``), or a measure with its own ``rel`` / ``judged_only`` (those
+        need :func:`select`).
+
+    Examples
+    --------
+    >>> from streammetrics.trec.irnames import translate
+    >>> translate(["P@5", "map", "nDCG@10"])
+    (['map', 'P.5', 'ndcg_cut.10'], {'P_5': 'P@5', 'ndcg_cut_10': 'nDCG@10'})
     """
     groups, rest = _collect(args)
     group = groups.pop((None, False, 0), ({}, set(), {}))
@@ -127,8 +150,31 @@ def translate(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
 def select(args: Sequence[str], rel_format: str = "qrels") -> list[Selected]:
     """The measures that ``args`` select (trec_eval arguments as ``-m`` takes them and ir_measures
     names, mixed): trec_eval's in its order, then those with their own ``rel`` / ``judged_only``,
-    each with the names it prints. Raises ValueError naming the argument (see :func:`translate`
-    and :func:`._measures.select_measures`)."""
+    each with the names it prints.
+
+    Parameters
+    ----------
+    args : sequence of str
+        Measure names: trec_eval's (as ``-m`` takes them) and ir_measures', mixed.
+    rel_format : str, default="qrels"
+        The judgment format (trec_eval's ``-R``): some measures need ``qrels_jg`` or ``prefs``.
+
+    Returns
+    -------
+    list of Selected
+        The measures, each with its parameters, the names of its values and the names printed.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: an unknown or malformed measure name (see :func:`translate`).
+
+    Examples
+    --------
+    >>> from streammetrics.trec.irnames import select
+    >>> [s.printed for s in select(["P@5", "map", "P(rel=2)@5"])]
+    [('map',), ('P@5',), ('P(rel=2)@5',)]
+    """
     groups, rest = _collect(args)
     main = groups.pop((None, False, 0), ({}, set(), {}))
     out: list[Selected] = []

@@ -57,7 +57,29 @@ _ALIASES = {"MAP": "AP", "Precision": "P", "Recall": "R", "MRR": "RR", "NDCG": "
 class IrRequest:
     """One ir_measures measure: the trec_eval measure ``base`` with parameter text ``param``
     (None: none), the trec_eval name of its value, and its own ``rel`` (None: the global level)
-    and ``judged_only``."""
+    and ``judged_only``.
+
+    Attributes
+    ----------
+    base : str
+        The trec_eval measure that computes the value (``"P"``, ``"ndcg_cut"``).
+    param : str or None
+        Its parameter text, as trec_eval's ``-m base.param`` takes it (None: no parameter).
+    value_name : str
+        The name trec_eval prints for the value (``"P_5"``).
+    rel : int or None, default=None
+        The measure's own relevance level (None: the evaluation's).
+    judged_only : bool, default=False
+        Whether unjudged documents are dropped for this measure only.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.irparse import IrRequest, parse_ir
+    >>> parse_ir("P(rel=2)@5", frozenset({"P", "map"}))
+    IrRequest(base='P', param='5', value_name='P_5', rel=2, judged_only=False)
+    >>> IrRequest("ndcg_cut", "10", "ndcg_cut_10") == parse_ir("nDCG@10", frozenset())
+    True
+    """
 
     base: str
     param: str | None
@@ -104,8 +126,32 @@ def parse_ir(text: str, trec_names: frozenset[str]) -> IrRequest | None:
     """The trec_eval form of an ir_measures measure, or None when ``text`` is not one (a bare
     name in ``trec_names`` -- trec_eval's measures and nicknames -- stays trec_eval's).
 
-    Raises ValueError naming the measure for an unknown ir_measures name, a parameter the
-    measure does not take, a missing or mistyped value, or a value out of range."""
+    Parameters
+    ----------
+    text : str
+        A measure name: ``Name``, ``Name@at``, ``Name(param=value, ...)`` or ``Name(...)@at``.
+    trec_names : frozenset of str
+        trec_eval's measure names and nicknames: a bare name among them is left to trec_eval.
+
+    Returns
+    -------
+    IrRequest or None
+        The trec_eval measure computing the value, or None if ``text`` is not an ir_measures name.
+
+    Raises
+    ------
+    ValueError
+        Naming the measure: an unknown ir_measures name, a parameter the measure does not take, a
+        missing or mistyped value, or a value out of range.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.irparse import parse_ir
+    >>> parse_ir("nDCG@10", frozenset({"map"}))
+    IrRequest(base='ndcg_cut', param='10', value_name='ndcg_cut_10', rel=None, judged_only=False)
+    >>> parse_ir("map", frozenset({"map"})) is None  # trec_eval's own name
+    True
+    """
     found = _syntax(text)
     if found is None:
         return None

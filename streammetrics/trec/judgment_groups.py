@@ -17,7 +17,34 @@ from .readers import TrecFormatError
 def read_qrels_jg(path: str) -> dict[str, dict[str, dict[str, int]]]:
     """``qid jg docno grade`` lines -> {qid: {jg: {docno: grade}}}; grades read as C's ``atol``
     (truncated), ``#`` comment lines and blank lines skipped, a document judged twice by one group
-    is an error naming the line. O(judgments) memory."""
+    is an error naming the line. O(judgments) memory.
+
+    Parameters
+    ----------
+    path : str
+        The ``qrels_jg`` file.
+
+    Returns
+    -------
+    dict of str to dict of str to dict of str to int
+        ``{qid: {jg: {docno: grade}}}``, in file order.
+
+    Raises
+    ------
+    TrecFormatError
+        Naming the line: other than 4 fields, a grade that is not a finite number, or a document
+        judged twice by one group.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from streammetrics.trec.judgment_groups import read_qrels_jg
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".qrels_jg", delete=False) as fh:
+    ...     _ = fh.write("q1 u1 d1 1\\nq1 u2 d1 0\\nq1 u1 d2 2.7\\n")
+    >>> read_qrels_jg(fh.name)
+    {'q1': {'u1': {'d1': 1, 'd2': 2}, 'u2': {'d1': 0}}}
+    >>> os.remove(fh.name)
+    """
     out: dict[str, dict[str, dict[str, int]]] = {}
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):
@@ -55,12 +82,53 @@ def _average(groups: Sequence[K.ResRels], per_group: list[list[float]], width: i
 
 
 def map_avgjg(groups: Sequence[K.ResRels]) -> list[float]:
+    """map_avgjg: the query's average precision per judgment group, averaged over the groups.
+
+    Parameters
+    ----------
+    groups : sequence of ResRels
+        The query's ranked judgments, one per judgment group (groups sorted bytewise).
+
+    Returns
+    -------
+    list of float
+        One value: the mean over groups (the sum when there is none or one).
+    """
     return _average(groups, [[K.average_precision(rr)] for rr in groups], 1)
 
 
 def precision_avgjg(groups: Sequence[K.ResRels], cutoffs: Sequence[int]) -> list[float]:
+    """P_avgjg: the query's precision at each cutoff per judgment group, averaged over the groups.
+
+    Parameters
+    ----------
+    groups : sequence of ResRels
+        The query's ranked judgments, one per judgment group (groups sorted bytewise).
+    cutoffs : sequence of int
+        The ranking depths (``P_avgjg.5,10``).
+
+    Returns
+    -------
+    list of float
+        One value per cutoff: the mean over groups.
+    """
     return _average(groups, [K.precision_at(rr, cutoffs) for rr in groups], len(cutoffs))
 
 
 def rprec_mult_avgjg(groups: Sequence[K.ResRels], mults: Sequence[float]) -> list[float]:
+    """Rprec_mult_avgjg: the query's precision at ``mult * R`` per judgment group, averaged over
+    the groups.
+
+    Parameters
+    ----------
+    groups : sequence of ResRels
+        The query's ranked judgments, one per judgment group (groups sorted bytewise).
+    mults : sequence of float
+        The multiples of R (each group's number of relevant documents) to cut at.
+
+    Returns
+    -------
+    list of float
+        One value per multiple: the mean over groups.
+    """
     return _average(groups, [K.rprec_mult(rr, mults) for rr in groups], len(mults))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._measures import Options
+from ._measures import Options, check_trec_version
 from .evaluate import QueryEvaluator, qid_key, read_judgments
 from .irnames import select
 from .runfile import NotGrouped, RunStream, SpilledRun
@@ -108,8 +108,7 @@ def per_query_values(
     >>> pq.qids, pq.values.tolist()
     (('q1', 'q2'), [[[0.5, 1.0]]])
     """
-    if trec_version not in (9, 10):
-        raise ValueError(f"trec_version must be 9 or 10, got {trec_version!r}")
+    trec_version = check_trec_version(trec_version)
     selected = [s for s in select(measures) if s.measure.per_query and s.measure.value in ("double", "long")]
     names = [n for s in selected for n in s.printed]
     if not names:

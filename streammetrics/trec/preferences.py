@@ -27,7 +27,36 @@ PrefLine = tuple[str, str, str, float]  # jg, jsg, docno, rel_level
 
 def read_prefs(path: str, qrels_format: bool = False) -> dict[str, list[PrefLine]]:
     """``qid jg jsg docno rel_level`` lines (``qrels_format``: ``qid jg docno rel_level``, one jsg)
-    -> {qid: [(jg, jsg, docno, rel_level), ...]}; ``#`` comment lines and blank lines skipped."""
+    -> {qid: [(jg, jsg, docno, rel_level), ...]}; ``#`` comment lines and blank lines skipped.
+
+    Parameters
+    ----------
+    path : str
+        The preferences file (``-R prefs``; ``-R qrels_prefs`` with ``qrels_format``).
+    qrels_format : bool, default=False
+        Lines have the qrels layout ``qid jg docno rel_level`` (one judgment subgroup, ``"0"``).
+
+    Returns
+    -------
+    dict of str to list of (str, str, str, float)
+        Per query, its lines as ``(jg, jsg, docno, rel_level)`` in file order (``rel_level``
+        read as C's ``atof``).
+
+    Raises
+    ------
+    TrecFormatError
+        If a line has the wrong number of fields (naming the line).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from streammetrics.trec.preferences import read_prefs
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".prefs", delete=False) as fh:
+    ...     _ = fh.write("q1 u1 0 d1 2\\n# comment\\nq1 u1 0 d2 1\\n")
+    >>> read_prefs(fh.name)
+    {'q1': [('u1', '0', 'd1', 2.0), ('u1', '0', 'd2', 1.0)]}
+    >>> os.remove(fh.name)
+    """
     width = 4 if qrels_format else 5
     out: dict[str, list[PrefLine]] = {}
     with open(path, encoding="utf-8") as fh:
@@ -49,7 +78,7 @@ def read_prefs(path: str, qrels_format: bool = False) -> dict[str, list[PrefLine
 
 
 @dataclass
-class JudgmentGroup:
+class _JudgmentGroup:
     """One jg's preferences (equivalence classes or a preference matrix) and its counts."""
 
     ecs: list[tuple[float, list[int]]] | None = (
@@ -70,9 +99,30 @@ class JudgmentGroup:
 
 @dataclass
 class ResultsPrefs:
-    """A query's preference counts (trec_eval's RESULTS_PREFS)."""
+    """A query's preference counts (trec_eval's RESULTS_PREFS).
 
-    jgs: list[JudgmentGroup]
+    Attributes
+    ----------
+    jgs : list
+        Per judgment group (in bytewise order of its name): its preferences and the counts of
+        those fulfilled, possible and not occurring among the retrieved documents.
+    num_judged : int
+        The documents with a preference judgment.
+    num_judged_ret : int
+        Those of them retrieved; internal document ids below it are retrieved ones, in rank order.
+    counts : numpy.ndarray of shape (num_judged, num_judged)
+        ``counts[i, j]``: the judgment groups preferring document ``i`` to document ``j``.
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> rp.num_judged, rp.num_judged_ret, len(rp.jgs)
+    (3, 2, 1)
+    """
+
+    jgs: list[_JudgmentGroup]
     num_judged: int
     num_judged_ret: int
     counts: np.ndarray = field(repr=False)
@@ -83,7 +133,31 @@ def _key(s: str) -> bytes:
 
 
 def form_prefs_counts(lines: list[PrefLine], ranked: list[str]) -> ResultsPrefs:
-    """Preference counts of a query whose retrieved documents are ``ranked`` (rank order)."""
+    """Preference counts of a query whose retrieved documents are ``ranked`` (rank order).
+
+    A judgment group with one subgroup states its preferences by relevance levels (a document
+    is preferred to every one of a lower level); with several, by pairs within each subgroup.
+
+    Parameters
+    ----------
+    lines : list of (str, str, str, float)
+        The query's preference lines ``(jg, jsg, docno, rel_level)`` (:func:`read_prefs`).
+    ranked : list of str
+        The query's retrieved documents in rank order.
+
+    Returns
+    -------
+    ResultsPrefs
+        The counts every ``prefs_*`` measure reads.
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> rp.counts.tolist()  # internal ids: d2, d1 (retrieved, rank order), then d3
+    [[0, 0, 1], [1, 0, 1], [0, 0, 0]]
+    """
     judged = {d for _, _, d, _ in lines}
     retrieved = [d for d in ranked if d in judged]
     ids = {d: i for i, d in enumerate(retrieved)}
@@ -96,7 +170,7 @@ def form_prefs_counts(lines: list[PrefLine], ranked: list[str]) -> ResultsPrefs:
         key=lambda r: (_key(r[0]), _key(r[1]), r[2], r[3]),
     )
     counts = np.zeros((n, n), dtype=np.int64)
-    groups: list[JudgmentGroup] = []
+    groups: list[_JudgmentGroup] = []
     start = 0
     for i in range(1, len(rows) + 1):
         if i == len(rows) or rows[i][0] != rows[start][0]:
@@ -109,13 +183,13 @@ def form_prefs_counts(lines: list[PrefLine], ranked: list[str]) -> ResultsPrefs:
     return ResultsPrefs(groups, n, njr, counts)
 
 
-def _form_ec(part: list[tuple[str, str, float, int, str]], njr: int, counts: np.ndarray) -> JudgmentGroup:
+def _form_ec(part: list[tuple[str, str, float, int, str]], njr: int, counts: np.ndarray) -> _JudgmentGroup:
     ecs: list[tuple[float, list[int]]] = []
     for _, _, neg_rel, rank, _ in part:
         if not ecs or ecs[-1][0] != -neg_rel:
             ecs.append((-neg_rel, []))
         ecs[-1][1].append(rank)
-    jg = JudgmentGroup(ecs=ecs)
+    jg = _JudgmentGroup(ecs=ecs)
     for e1, (level, ranks1) in enumerate(ecs):
         r1 = np.array(ranks1, dtype=np.int64)
         ret = int(np.count_nonzero(np.cumprod(r1 < njr)))  # stops at the first unretrieved (sorted)
@@ -146,7 +220,7 @@ def _form_ec(part: list[tuple[str, str, float, int, str]], njr: int, counts: np.
 
 def _form_pa(
     part: list[tuple[str, str, float, int, str]], n: int, njr: int, counts: np.ndarray
-) -> JudgmentGroup:
+) -> _JudgmentGroup:
     rel_array = np.full(n, -1.0)
     pa = np.zeros((n, n), dtype=bool)
     for i, (_, jsg, neg_rel, rank, docno) in enumerate(part):
@@ -168,7 +242,7 @@ def _form_pa(
     np.fill_diagonal(closure, False)
     if (closure & closure.T).any():
         raise TrecFormatError("inconsistent preferences within one judgment group")
-    jg = JudgmentGroup(pa=closure, rel_array=rel_array)
+    jg = _JudgmentGroup(pa=closure, rel_array=rel_array)
     jg.num_rel_ret = int(np.count_nonzero(rel_array[:njr] > 0.0))
     jg.num_nonrel_ret = int(np.count_nonzero(rel_array[:njr] == 0.0))
     jg.num_rel = int(np.count_nonzero(rel_array > 0.0))
@@ -197,19 +271,103 @@ def _ratio(a: float, b: float) -> float:
 
 
 def num_possible(rp: ResultsPrefs) -> float:
+    """prefs_num_prefs_poss: the preferences a ranking could fulfil, over all judgment groups.
+
+    Parameters
+    ----------
+    rp : ResultsPrefs
+        The query's preference counts (:func:`form_prefs_counts`).
+
+    Returns
+    -------
+    float
+        The number of possible preferences.
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> P.num_possible(rp), P.num_fulfilled(rp), P.num_fulfilled_ret(rp)
+    (3.0, 2.0, 0.0)
+    """
     return float(sum(g.poss_ret + g.poss_imp + g.notoccur for g in rp.jgs))
 
 
 def num_fulfilled(rp: ResultsPrefs) -> float:
+    """prefs_num_prefs_ful: the preferences the ranking fulfils (a preferred document ranked
+    above the other, or retrieved when the other is not), over all judgment groups.
+
+    Parameters
+    ----------
+    rp : ResultsPrefs
+        The query's preference counts (:func:`form_prefs_counts`).
+
+    Returns
+    -------
+    float
+        The number of fulfilled preferences.
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> P.num_fulfilled(rp)  # d1 and d2 over the unretrieved d3; d2 above d1 violates one
+    2.0
+    """
     return float(sum(g.ful_ret + g.ful_imp for g in rp.jgs))
 
 
 def num_fulfilled_ret(rp: ResultsPrefs) -> float:
+    """prefs_num_prefs_ful_ret: the preferences between two retrieved documents that the ranking
+    fulfils.
+
+    Parameters
+    ----------
+    rp : ResultsPrefs
+        The query's preference counts (:func:`form_prefs_counts`).
+
+    Returns
+    -------
+    float
+        The number of fulfilled preferences among retrieved documents.
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> P.num_fulfilled_ret(rp)
+    0.0
+    """
     return float(sum(g.ful_ret for g in rp.jgs))
 
 
 def simple(rp: ResultsPrefs, kind: str) -> float:
-    """prefs_simp (kind ``all``), prefs_simp_ret, prefs_simp_imp: fulfilled / possible, pooled."""
+    """prefs_simp (kind ``all``), prefs_simp_ret, prefs_simp_imp: fulfilled / possible, pooled.
+
+    Parameters
+    ----------
+    rp : ResultsPrefs
+        The query's preference counts (:func:`form_prefs_counts`).
+    kind : {"all", "ret", "imp"}
+        Which preferences count: all of them, those between two retrieved documents, or those
+        fulfilled or possible by a retrieved document over one not retrieved.
+
+    Returns
+    -------
+    float
+        Fulfilled over possible preferences, pooled over judgment groups (0 when none is possible).
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> round(P.simple(rp, "all"), 12), P.simple(rp, "ret")
+    (0.666666666667, 0.0)
+    """
     ful = sum(g.ful_ret + (g.ful_imp if kind != "ret" else 0) for g in rp.jgs)
     poss = sum(
         g.poss_ret + (g.poss_imp if kind != "ret" else 0) + (g.notoccur if kind == "all" else 0)
@@ -219,7 +377,30 @@ def simple(rp: ResultsPrefs, kind: str) -> float:
 
 
 def by_group(rp: ResultsPrefs, kind: str) -> float:
-    """prefs_avgjg, _ret, _imp: fulfilled / possible per jg, averaged over jgs."""
+    """prefs_avgjg, _ret, _imp: fulfilled / possible per jg, averaged over jgs.
+
+    Parameters
+    ----------
+    rp : ResultsPrefs
+        The query's preference counts (:func:`form_prefs_counts`).
+    kind : {"all", "ret", "imp"}
+        Which preferences count: all of them, those between two retrieved documents, or those
+        fulfilled or possible by a retrieved document over one not retrieved.
+
+    Returns
+    -------
+    float
+        The mean over judgment groups of their fulfilled over possible preferences (0 when no
+        group has a possible one).
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> round(P.by_group(rp, "all"), 12)
+    0.666666666667
+    """
     s = 0.0
     for g in rp.jgs:
         ful = g.ful_ret + (g.ful_imp if kind != "ret" else 0)
@@ -230,7 +411,30 @@ def by_group(rp: ResultsPrefs, kind: str) -> float:
 
 
 def pairs(rp: ResultsPrefs, kind: str) -> float:
-    """prefs_pair, _ret, _imp: per document pair with a preference, the share of jgs fulfilling it."""
+    """prefs_pair, _ret, _imp: per document pair with a preference, the share of jgs fulfilling it.
+
+    Parameters
+    ----------
+    rp : ResultsPrefs
+        The query's preference counts (:func:`form_prefs_counts`).
+    kind : {"all", "ret", "imp"}
+        Which preferences count: all of them, those between two retrieved documents, or those
+        fulfilled or possible by a retrieved document over one not retrieved.
+
+    Returns
+    -------
+    float
+        The mean over document pairs with a preference of the share of judgment groups whose
+        preference the ranking fulfils (0 when no pair has one).
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> round(P.pairs(rp, "imp"), 12)
+    0.666666666667
+    """
     c, njr, n = rp.counts, rp.num_judged_ret, rp.num_judged
     s = 0.0
     num = 0
@@ -251,7 +455,7 @@ def pairs(rp: ResultsPrefs, kind: str) -> float:
     return s / num if num else 0.0
 
 
-def _recalculate(g: JudgmentGroup, njr: int, keep: int, retrieved_only: bool) -> tuple[int, int]:
+def _recalculate(g: _JudgmentGroup, njr: int, keep: int, retrieved_only: bool) -> tuple[int, int]:
     """Fulfilled and possible preferences of a jg keeping only its first ``keep`` nonrelevant
     documents (trec_eval's ``recalculate`` of prefs_avgjg_Rnonrel[_ret])."""
     ful = poss = 0
@@ -302,7 +506,29 @@ def _recalculate(g: JudgmentGroup, njr: int, keep: int, retrieved_only: bool) ->
 
 
 def rnonrel(rp: ResultsPrefs, retrieved_only: bool) -> float:
-    """prefs_avgjg_Rnonrel[_ret]: as prefs_avgjg with the nonrelevant documents of each jg set to R."""
+    """prefs_avgjg_Rnonrel[_ret]: as prefs_avgjg with the nonrelevant documents of each jg set to R.
+
+    Parameters
+    ----------
+    rp : ResultsPrefs
+        The query's preference counts (:func:`form_prefs_counts`).
+    retrieved_only : bool
+        prefs_avgjg_Rnonrel_ret: count retrieved documents only.
+
+    Returns
+    -------
+    float
+        The mean over judgment groups of fulfilled over possible preferences, each group's
+        nonrelevant documents cut or weighted to as many as its relevant ones.
+
+    Examples
+    --------
+    >>> from streammetrics.trec import preferences as P
+    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
+    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    >>> P.rnonrel(rp, False)
+    0.8
+    """
     s = 0.0
     for g in rp.jgs:
         R, N = (g.num_rel_ret, g.num_nonrel_ret) if retrieved_only else (g.num_rel, g.num_nonrel)

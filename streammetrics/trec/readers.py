@@ -26,14 +26,49 @@ _ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
 
 
 def atol(text: str) -> int:
-    """C's ``atol``: the leading integer of ``text`` (0 when there is none)."""
+    """C's ``atol``: the leading integer of ``text`` (0 when there is none).
+
+    Parameters
+    ----------
+    text : str
+        The text; leading white space is skipped, then an optional sign and digits are read.
+
+    Returns
+    -------
+    int
+        The integer read, or 0.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.readers import atol
+    >>> atol(" 12abc"), atol("-3.7"), atol("x")
+    (12, -3, 0)
+    """
     m = _ATOL.match(text)
     digits = m.group(1) if m else ""
     return int(digits) if digits.strip("+-") else 0
 
 
 def atof(text: str) -> float:
-    """C's ``atof``: the leading decimal number of ``text`` (0.0 when there is none)."""
+    """C's ``atof``: the leading decimal number of ``text`` (0.0 when there is none).
+
+    Parameters
+    ----------
+    text : str
+        The text; leading white space is skipped, then the longest decimal number (with an
+        optional sign and exponent) is read.
+
+    Returns
+    -------
+    float
+        The number read, or 0.0.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.readers import atof
+    >>> atof("0.25x"), atof(" 1e-2,"), atof("abc")
+    (0.25, 0.01, 0.0)
+    """
     m = _ATOF.match(text)
     return float(m.group(1)) if m else 0.0
 
@@ -85,7 +120,39 @@ def text_fields(path: str, lines: list[str], first: int, fields: int, layout: st
                 extra: bool = False) -> list[tuple[int, list[str]]]:  # fmt: skip
     """(line number, fields) of each line read as text (the first at line ``first``): blank and
     ``#`` lines skipped; a line without ``fields`` fields (``extra``: at least that many) is an
-    error naming the line and the ``layout`` expected."""
+    error naming the line and the ``layout`` expected.
+
+    Parameters
+    ----------
+    path : str
+        The file name, for error messages.
+    lines : list of str
+        The lines, as read.
+    first : int
+        The line number of ``lines[0]`` in the file (1-based).
+    fields : int
+        The number of white-space separated fields a line must have.
+    layout : str
+        The layout expected, for error messages (``"qid iter docno grade"``).
+    extra : bool, default=False
+        Accept lines with more than ``fields`` fields.
+
+    Returns
+    -------
+    list of (int, list of str)
+        The line number and the fields of each line that is neither blank nor a comment.
+
+    Raises
+    ------
+    TrecFormatError
+        If a line has the wrong number of fields.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.readers import text_fields
+    >>> text_fields("qrels", ["q1 0 d1 1", "# note", "q1 0 d2 0"], 1, 4, "qid iter docno grade")
+    [(1, ['q1', '0', 'd1', '1']), (3, ['q1', '0', 'd2', '0'])]
+    """
     out: list[tuple[int, list[str]]] = []
     for k, line in enumerate(lines):
         parts = line.split()
@@ -103,7 +170,35 @@ def qrels_text_columns(
     path: str, lines: list[str], first: int
 ) -> tuple[list[str], list[str], list[str], list[int]]:
     """(qid, docno, grade) columns and line numbers of qrels lines read as text (the first at line
-    ``first``): blank and ``#`` lines skipped, other than 4 fields an error naming the line."""
+    ``first``): blank and ``#`` lines skipped, other than 4 fields an error naming the line.
+
+    Parameters
+    ----------
+    path : str
+        The file name, for error messages.
+    lines : list of str
+        The qrels lines, as read.
+    first : int
+        The line number of ``lines[0]`` in the file (1-based).
+
+    Returns
+    -------
+    qids, docnos, grades : list of str
+        The first, third and fourth field of each line (the grade not yet converted).
+    line_numbers : list of int
+        The line number of each row.
+
+    Raises
+    ------
+    TrecFormatError
+        If a line has other than 4 fields.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.readers import qrels_text_columns
+    >>> qrels_text_columns("qrels", ["q1 0 d1 2", "", "q2 0 d9 0"], 1)
+    (['q1', 'q2'], ['d1', 'd9'], ['2', '0'], [1, 3])
+    """
     rows = text_fields(path, lines, first, 4, "qid iter docno grade")
     return [p[0] for _, p in rows], [p[2] for _, p in rows], [p[3] for _, p in rows], [n for n, _ in rows]
 

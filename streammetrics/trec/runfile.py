@@ -21,13 +21,33 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._params import Param, check_param
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
 from .readers import TrecFormatError
 
 
 @dataclass
 class QueryLines:
-    """One query's retrieved documents in file order, with their scores and line numbers."""
+    """One query's retrieved documents in file order, with their scores and line numbers.
+
+    Attributes
+    ----------
+    docs : list of str
+        The document ids, in file order.
+    scores : numpy.ndarray of float64
+        Their scores.
+    lines : numpy.ndarray of int64
+        The line number of each in the run file.
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    >>> from streammetrics.trec.runfile import RunStream
+    >>> qid, q = next(iter(RunStream(run)))
+    >>> qid, q.docs, q.scores.tolist(), q.lines.tolist()
+    ('q1', ['d2', 'd1'], [0.9, 0.5], [1, 2])
+    """
 
     docs: list[str]
     scores: np.ndarray
@@ -175,7 +195,24 @@ class NotGrouped(Exception):
 class RunStream:
     """A run whose queries are contiguous, query by query in one pass with one chunk of lines and
     one query in memory; raises :class:`NotGrouped` when a query reappears (the caller then reads
-    the run with :func:`read_run_grouped`). ``runid`` is the run id of the last line read."""
+    the run with :func:`read_run_grouped`). ``runid`` is the run id of the last line read.
+
+    Parameters
+    ----------
+    path : str
+        The run file.
+    chunk_lines : int, default 131072
+        The lines parsed at once.
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    >>> from streammetrics.trec.runfile import RunStream
+    >>> stream = RunStream(run)
+    >>> [(qid, q.docs) for qid, q in stream], stream.runid
+    ([('q1', ['d2', 'd1']), ('q2', ['d3'])], 'sys')
+    """
 
     def __init__(self, path: str, chunk_lines: int = 1 << 17) -> None:
         self.path, self.chunk_lines, self.runid = path, chunk_lines, ""
@@ -202,7 +239,32 @@ class RunStream:
 class Block:
     """Complete queries of a run, flat: ``qids`` (file order), each query's rows
     ``[bounds[i], bounds[i + 1])`` of ``docs`` (UTF-8 bytes), ``scores``, ``lines`` and
-    ``hashes`` (the docs' ``hash``, computed when absent)."""
+    ``hashes`` (the docs' ``hash``, computed when absent).
+
+    Attributes
+    ----------
+    qids : list of str
+        The queries, in file order.
+    bounds : numpy.ndarray of int64
+        Query ``i``'s rows are ``[bounds[i], bounds[i + 1])``.
+    docs : list of bytes
+        The document id of each row (UTF-8).
+    scores : numpy.ndarray of float64
+        The score of each row.
+    lines : numpy.ndarray of int64
+        The line number of each row in the run file.
+    hashes : numpy.ndarray of int64 or None, default=None
+        ``hash`` of each document id (None: computed by whoever needs them).
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    >>> from streammetrics.trec.runfile import RunBlocks
+    >>> block = next(iter(RunBlocks(run)))
+    >>> block.qids, block.bounds.tolist(), block.docs, block.scores.tolist()
+    (['q1', 'q2'], [0, 2, 3], [b'd2', b'd1', b'd3'], [0.9, 0.5, 0.7])
+    """
 
     qids: list[str]
     bounds: np.ndarray
@@ -216,7 +278,26 @@ class RunBlocks:
     """A run whose queries are contiguous, in blocks of complete queries of about ``block_rows``
     lines; raises :class:`NotGrouped` when a query reappears. The file is read in small chunks
     (``chunk_bytes``; their tokens are used while in the CPU cache) as :mod:`.binread` reads it:
-    document ids as ``bytes``. Memory: one block. ``runid``: the run id of the last line read."""
+    document ids as ``bytes``. Memory: one block. ``runid``: the run id of the last line read.
+
+    Parameters
+    ----------
+    path : str
+        The run file.
+    chunk_bytes : int, default 16384
+        The bytes read at once.
+    block_rows : int, default 65536
+        The lines of a block (a block ends with a complete query, so it may hold more).
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    >>> from streammetrics.trec.runfile import RunBlocks
+    >>> blocks = RunBlocks(run)
+    >>> [block.qids for block in blocks], blocks.runid
+    ([['q1', 'q2']], 'sys')
+    """
 
     def __init__(self, path: str, chunk_bytes: int = 1 << 14, block_rows: int = 1 << 16) -> None:
         self.path, self.chunk_bytes, self.block_rows, self.runid = path, chunk_bytes, block_rows, ""
@@ -278,7 +359,28 @@ def _cat(cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndar
 
 
 def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) -> Iterator[Block]:
-    """Queries (as :class:`SpilledRun` yields them) in :class:`Block` s of about ``rows`` lines."""
+    """Queries (as :class:`SpilledRun` yields them) in :class:`Block` s of about ``rows`` lines.
+
+    Parameters
+    ----------
+    queries : iterator of (str, QueryLines)
+        Complete queries.
+    rows : int, default 131072
+        A block ends with the first query that takes it to this many lines.
+
+    Yields
+    ------
+    Block
+        The queries in order (``hashes`` left None).
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    >>> from streammetrics.trec.runfile import SpilledRun, as_blocks
+    >>> [block.qids for block in as_blocks(iter(SpilledRun(run)), rows=2)]
+    [['q1'], ['q2']]
+    """
     batch: list[tuple[str, QueryLines]] = []
     size = 0
     for item in itertools.chain(queries, [None]):
@@ -296,6 +398,7 @@ def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) ->
 
 #: Default bound of :class:`SpilledRun`: run lines held in memory at once (two chunks at most).
 MEMORY_LINES = 1 << 18
+_MEMORY_LINES = Param("int", "expected a positive integer", low=1)
 
 
 class SpilledRun:
@@ -310,11 +413,28 @@ class SpilledRun:
     disk: the run once (query id, document, score, line number per line); one open file per
     chunk. Cost: O(n log n) for n lines. Malformed lines raise :class:`TrecFormatError` as
     :func:`read_run_grouped` does.
+
+    Parameters
+    ----------
+    path : str
+        The run file (its queries' lines need not be contiguous).
+    memory_lines : int, default MEMORY_LINES
+        The lines parsed and sorted at once, a positive integer.
+    tmpdir : str, optional
+        Where the temporary files go (default: the system's temporary directory).
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    >>> from streammetrics.trec.runfile import SpilledRun
+    >>> spilled = SpilledRun(run, memory_lines=2)  # two chunks, merged from temporary files
+    >>> [(qid, q.docs) for qid, q in spilled], spilled.runid
+    ([('q1', ['d2', 'd1']), ('q2', ['d3'])], 'sys')
     """
 
     def __init__(self, path: str, memory_lines: int = MEMORY_LINES, tmpdir: str | None = None) -> None:
-        if isinstance(memory_lines, bool) or not isinstance(memory_lines, int) or memory_lines < 1:
-            raise ValueError(f"memory_lines: expected a positive integer, got {memory_lines!r}")
+        memory_lines = check_param(memory_lines, "memory_lines", _MEMORY_LINES)
         self.path, self.memory_lines, self.tmpdir, self.runid = path, memory_lines, tmpdir, ""
 
     def _chunks(self) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
@@ -379,7 +499,33 @@ def _group_rows(rows: Iterator[tuple[str, str, float, int]]) -> Iterator[tuple[s
 
 
 def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """trec_eval's ``-Z`` file: ``qid measure mean stddev`` lines -> {qid: {measure: (mean, sd)}}."""
+    """trec_eval's ``-Z`` file: ``qid measure mean stddev`` lines -> {qid: {measure: (mean, sd)}}.
+
+    Parameters
+    ----------
+    path : str
+        The file; blank and ``#`` lines are skipped.
+
+    Returns
+    -------
+    dict of str to dict of str to (float, float)
+        Per query and measure, the mean and the standard deviation.
+
+    Raises
+    ------
+    TrecFormatError
+        Naming the line: other than 4 fields, or a mean or deviation that is not a number.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from streammetrics.trec.runfile import read_zscores
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".z", delete=False) as fh:
+    ...     _ = fh.write("q1 map 0.3 0.1\\n")
+    >>> read_zscores(fh.name)
+    {'q1': {'map': (0.3, 0.1)}}
+    >>> os.remove(fh.name)
+    """
     out: dict[str, dict[str, tuple[float, float]]] = {}
     with open(path, encoding="utf-8") as fh:
         for lineno, line in enumerate(fh, start=1):

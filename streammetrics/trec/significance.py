@@ -54,6 +54,31 @@ def betainc(a: float, b: float, x: float) -> float:
 
     Uses the continued fraction on the side of ``x`` where it converges fast
     (``x < (a + 1) / (a + b + 2)``), and the symmetry ``I_x(a, b) = 1 - I_{1-x}(b, a)`` otherwise.
+
+    Parameters
+    ----------
+    a, b : float
+        The shape parameters, both positive.
+    x : float
+        The upper limit of integration, in [0, 1].
+
+    Returns
+    -------
+    float
+        ``I_x(a, b)``, in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``a`` or ``b`` is not positive, or ``x`` is outside [0, 1].
+
+    Examples
+    --------
+    >>> from streammetrics.trec.significance import betainc
+    >>> betainc(1.0, 1.0, 0.25)  # the uniform distribution function
+    0.25
+    >>> round(betainc(2.0, 3.0, 0.5), 12)
+    0.6875
     """
     if not (a > 0 and b > 0):
         raise ValueError(f"betainc: a and b must be positive, got a={a!r}, b={b!r}")
@@ -93,7 +118,28 @@ def _betainc(a: float, b: float, x: float, y: float, log_x: float, log_y: float)
 
 
 def t_sf2(t: float, df: float) -> float:
-    """The two-sided tail ``P(|T| >= |t|)`` of Student's t with ``df`` degrees of freedom."""
+    """The two-sided tail ``P(|T| >= |t|)`` of Student's t with ``df`` degrees of freedom.
+
+    Parameters
+    ----------
+    t : float
+        The statistic (nan gives nan, an infinity gives 0).
+    df : float
+        The degrees of freedom, positive.
+
+    Returns
+    -------
+    float
+        ``P(|T| >= |t|)``, in [0, 1].
+
+    Examples
+    --------
+    >>> from streammetrics.trec.significance import t_sf2
+    >>> t_sf2(0.0, 5.0)
+    1.0
+    >>> round(t_sf2(1.0, 1.0), 12)  # Cauchy: P(|T| >= 1) = 1/2
+    0.5
+    """
     if math.isnan(t):
         return math.nan
     if math.isinf(t):
@@ -107,7 +153,28 @@ def t_sf2(t: float, df: float) -> float:
 
 
 def t_cdf(t: float, df: float) -> float:
-    """Student's t distribution function ``P(T <= t)`` with ``df > 0`` degrees of freedom."""
+    """Student's t distribution function ``P(T <= t)`` with ``df > 0`` degrees of freedom.
+
+    Parameters
+    ----------
+    t : float
+        Where to evaluate the distribution function.
+    df : float
+        The degrees of freedom, positive.
+
+    Returns
+    -------
+    float
+        ``P(T <= t)``, in [0, 1].
+
+    Examples
+    --------
+    >>> from streammetrics.trec.significance import t_cdf
+    >>> t_cdf(0.0, 3.0)
+    0.5
+    >>> round(t_cdf(1.0, 1.0), 12)  # Cauchy: 1/2 + atan(1) / pi
+    0.75
+    """
     half = 0.5 * t_sf2(t, df)
     return half if t < 0 else 1.0 - half
 
@@ -117,6 +184,31 @@ def ttest_rel(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
 
     All differences zero gives ``(0.0, 1.0)`` (no evidence of a difference); equal nonzero
     differences give ``(+-inf, 0.0)``. Needs two or more pairs. O(n).
+
+    Parameters
+    ----------
+    a, b : array-like of shape (n,)
+        Paired values (one per query) of two systems.
+
+    Returns
+    -------
+    t : float
+        The t statistic of the mean difference ``mean(a - b) / (sd(a - b) / sqrt(n))``.
+    p : float
+        Its two-sided p-value with ``n - 1`` degrees of freedom.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than 2 pairs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from streammetrics.trec.significance import ttest_rel
+    >>> t, p = ttest_rel(np.array([0.5, 0.6, 0.9, 0.4]), np.array([0.4, 0.6, 0.7, 0.3]))
+    >>> round(t, 12), round(p, 6)  # t = sqrt(6); scipy.stats.ttest_rel gives the same
+    (2.449489742783, 0.091721)
     """
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     n = len(d)
@@ -148,6 +240,31 @@ def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -
     random sign vectors give ``p = (hits + 1) / (permutations + 1)``. Sums within ``1e-12`` of the
     observed one (relative to ``sum(|d|)``) count as ties. O(n * min(2**n, permutations)) time,
     O(2**21) memory.
+
+    Parameters
+    ----------
+    d : array-like of shape (n,)
+        The paired differences (one per query).
+    permutations : int, default=10000
+        The number of random sign vectors; at least ``2**n`` enumerates them all (exact ``p``).
+    seed : int, sequence of int or None, default=0
+        The seed of ``numpy.random.default_rng`` for the random sign vectors.
+
+    Returns
+    -------
+    float
+        The two-sided p-value.
+
+    Raises
+    ------
+    ValueError
+        If ``permutations`` is not positive.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.significance import permutation_test
+    >>> permutation_test([0.1, 0.2, 0.3])  # exact: 2 of the 8 sign vectors reach |0.6|
+    0.25
     """
     d = np.asarray(d, dtype=np.float64)
     n = len(d)
@@ -178,7 +295,36 @@ def bootstrap_ci(
     d: np.ndarray, resamples: int = 10000, alpha: float = 0.05, seed: Seed = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap interval ``(low, high)`` at level ``1 - alpha`` of the mean of ``d``
-    (queries resampled with replacement). O(n * resamples) time, O(resamples + 2**21) memory."""
+    (queries resampled with replacement). O(n * resamples) time, O(resamples + 2**21) memory.
+
+    Parameters
+    ----------
+    d : array-like of shape (n,)
+        The paired differences (one per query).
+    resamples : int, default=10000
+        The number of bootstrap resamples.
+    alpha : float, default=0.05
+        One minus the confidence level, in (0, 1).
+    seed : int, sequence of int or None, default=0
+        The seed of ``numpy.random.default_rng`` for the resamples.
+
+    Returns
+    -------
+    low, high : float
+        The ``alpha / 2`` and ``1 - alpha / 2`` quantiles of the resampled means.
+
+    Raises
+    ------
+    ValueError
+        If ``resamples`` is not positive or ``alpha`` is outside (0, 1).
+
+    Examples
+    --------
+    >>> from streammetrics.trec.significance import bootstrap_ci
+    >>> low, high = bootstrap_ci([0.1, 0.3, 0.2, 0.4], resamples=2000, seed=1)
+    >>> 0.1 <= low <= 0.25 <= high <= 0.4
+    True
+    """
     d = np.asarray(d, dtype=np.float64)
     if resamples < 1:
         raise ValueError(f"resamples must be positive, got {resamples!r}")
@@ -197,7 +343,24 @@ def bootstrap_ci(
 
 def holm(pvalues: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values: the ``i``-th smallest of ``m`` becomes
-    ``max_{j <= i} min(1, (m - j + 1) * p_(j))``, returned in the input order."""
+    ``max_{j <= i} min(1, (m - j + 1) * p_(j))``, returned in the input order.
+
+    Parameters
+    ----------
+    pvalues : sequence of float
+        The p-values of a family of ``m`` tests.
+
+    Returns
+    -------
+    list of float
+        The adjusted p-values, in the order of ``pvalues``.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.significance import holm
+    >>> [round(p, 12) for p in holm([0.01, 0.04, 0.03])]
+    [0.03, 0.06, 0.06]
+    """
     p = np.asarray(pvalues, dtype=np.float64)
     m = len(p)
     order = np.argsort(p, kind="stable")

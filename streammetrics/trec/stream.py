@@ -42,10 +42,12 @@ from typing import Any
 import numpy as np
 
 from .._base import UndefinedMetricWarning
+from .._params import Param, check_param
+from .._retrieval_metric import check_level
 from .._warnings import warn
 from ..retrieval import RetrievalMetric
 from . import _kernels as K
-from ._measures import Options, Selected
+from ._measures import Options, Selected, check_trec_version
 from .irnames import select
 
 __all__ = ["TrecMeasures", "TrecMeasure", "TrecSpec", "TrecBatch", "trec_batch", "NOT_IN_QRELS", "UNJUDGED"]
@@ -61,7 +63,37 @@ _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"
 @dataclass(frozen=True)
 class TrecSpec:
     """The identity of a :class:`TrecMeasures` inside a retrieval query state: its measures and
-    options (what is evaluated per query) and its value columns."""
+    options (what is evaluated per query) and its value columns.
+
+    Two accumulators with equal specs evaluate queries alike, so their states merge. The fields
+    are :class:`TrecMeasures`' arguments, normalised.
+
+    Attributes
+    ----------
+    measures : tuple of str
+        The measure names, as given (trec_eval and ir_measures names).
+    rel_level : float, default=1.0
+        Minimum grade of a relevant document (trec_eval ``-l``).
+    trec_version : int, default=9
+        The recall-cutoff rule of ``iprec_at_recall`` / ``11pt_avg`` (9 or 10).
+    fused_cutoffs : bool, default=False
+        9's rule rounded once (a fused multiply-add).
+    judged_only : bool, default=False
+        Rank only judged documents (trec_eval ``-J``).
+    max_docs : int or None, default=None
+        Documents read per query (trec_eval ``-M``; None: all).
+    num_docs : int, default=0
+        The number of documents in the collection (trec_eval ``-N``).
+    per_query : bool, default=False
+        Keep every query's values.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.stream import TrecSpec
+    >>> spec = TrecSpec(("map", "P@5"))
+    >>> spec.columns, spec.averages, spec.width
+    (['map', 'P@5'], ['mean', 'mean'], 2)
+    """
 
     measures: tuple[str, ...]
     rel_level: float = 1.0
@@ -194,6 +226,11 @@ class TrecSpec:
         return row
 
 
+#: ``max_docs`` (trec_eval ``-M``) and ``num_docs`` (``-N``).
+_DOC_COUNT = Param("int", "expected a non-negative integer", low=0)
+_DOC_COUNT_OR_NONE = Param("int", "expected a non-negative integer", low=0, optional=True)
+
+
 def _measure_list(measures: Any) -> tuple[str, ...]:
     items = [measures] if isinstance(measures, str) else list(measures)
     if not items or not all(isinstance(m, str) for m in items):
@@ -248,20 +285,12 @@ class TrecMeasures(RetrievalMetric):
         per_query: bool = False,
     ) -> None:
         names = _measure_list(measures)
-        try:
-            level = float(rel_level)
-        except (TypeError, ValueError):
-            raise ValueError(f"rel_level: expected a number, got {rel_level!r}") from None
-        if not math.isfinite(level):
-            raise ValueError(f"rel_level: expected a finite number, got {rel_level!r}")
-        if trec_version not in (9, 10) or isinstance(trec_version, bool):
-            raise ValueError(f"trec_version: expected 9 or 10, got {trec_version!r}")
-        for key, v in (("max_docs", max_docs), ("num_docs", num_docs)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0):
-                raise ValueError(f"{key}: expected a non-negative integer, got {v!r}")
-        cut = None if max_docs is None else int(max_docs)
-        spec = TrecSpec(names, level, int(trec_version), bool(fused_cutoffs), bool(judged_only), cut,
-                        int(num_docs), bool(per_query))  # fmt: skip
+        level = check_level(rel_level, "rel_level")
+        version = check_trec_version(trec_version)
+        cut = check_param(max_docs, "max_docs", _DOC_COUNT_OR_NONE)
+        docs = check_param(num_docs, "num_docs", _DOC_COUNT)
+        spec = TrecSpec(names, level, version, bool(fused_cutoffs), bool(judged_only), cut, docs,
+                        bool(per_query))  # fmt: skip
         spec.columns  # noqa: B018 -- parse the measures now: a bad name fails in the constructor
         self.spec = spec
         super().__init__(spec)  # type: ignore[arg-type]
@@ -416,8 +445,7 @@ def trec_batch(
     >>> batch.feed(sm.MAP()).compute()
     0.5
     """
-    if trec_version not in (9, 10):
-        raise ValueError(f"trec_version: expected 9 or 10, got {trec_version!r}")
+    check_trec_version(trec_version)
     rel: list[int] = []
     scores: list[float] = []
     docs: list[str] = []
