@@ -67,6 +67,7 @@ from ._operating_points import OperatingPoint
 from ._params import Param, check_param
 from ._ranking_base import RankingMetric, warn_undefined
 from ._ranking_curves import CurveMetric, PRCurve, ROCCurve
+from ._score_state import PairScores
 
 __all__ = [
     "AUROC",
@@ -177,8 +178,16 @@ class AUROC(RankingMetric):
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "max_fpr": self.max_fpr, "multi_class": self.multi_class}
 
+    def _pairs(self, what: str) -> PairScores:
+        """The state's pair-level view; ``ValueError`` saying ``what`` needs it when the state
+        keeps no individual scores (bins)."""
+        pairs = self._state.pair_scores()
+        if pairs is None:
+            raise ValueError(f"{what} needs the exact state (no max_bytes/thresholds)")
+        return pairs
+
     def _ovo(self) -> float:
-        st: Any = self._state  # the exact one-vs-one layout (the constructor refuses bins)
+        st = self._pairs("multi_class: one-vs-one AUROC")  # the constructor refuses bins
         u2 = st.u2()
         w = st.totals()[0]  # weight of every class (the same in every column)
         c = st.n_columns
@@ -207,7 +216,7 @@ class AUROC(RankingMetric):
         return float(np.mean(pairs))
 
     def _pair_counts(self, i: int, j: int) -> ThresholdCounts:
-        st: Any = self._state  # the exact one-vs-one layout
+        st = self._pairs("multi_class: one-vs-one AUROC")
         pv, pw = st.group(i, i)
         nv, nw = st.group(i, j)
         return counts_from_sorted(pv, pw, nv, nw)
@@ -239,8 +248,7 @@ class AUROC(RankingMetric):
         ``average=None`` gives two per-class arrays. Undefined (fewer than two positives or
         negatives) gives nan. Not available with ``max_fpr``, one-vs-one, or other averages."""
         z = z_value(confidence)
-        if not getattr(self._state, "keeps_scores", False):
-            raise ValueError("interval: DeLong's interval needs the exact state (no max_bytes/thresholds)")
+        st = self._pairs("interval: DeLong's interval")
         if self.max_fpr is not None or self.multi_class == "ovo":
             raise ValueError("interval: DeLong's interval is for the full one-vs-rest AUROC only")
         if self.task != "binary" and self.average is not None:
@@ -248,7 +256,6 @@ class AUROC(RankingMetric):
                 "interval: defined for binary and per-class (average=None) values, "
                 f"not average={self.average!r}"
             )
-        st: Any = self._state  # keeps every score (checked above)
         with self._lock:
             cols = [st.column(c) for c in range(st.n_columns)]
         lo, hi = np.full(len(cols), math.nan), np.full(len(cols), math.nan)
