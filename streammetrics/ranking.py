@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from ._averaging import warn_undefined_nan
 from ._column_auroc import auroc_columns
 from ._confusion_counts import task_of
 from ._curve_results import PRCurveResult, ROCCurveResult
@@ -65,7 +66,7 @@ from ._intervals import z_value
 from ._label_options import label_options
 from ._operating_points import OperatingPoint
 from ._params import Param, check_param
-from ._ranking_base import RankingMetric, warn_undefined
+from ._ranking_base import RankingMetric
 from ._ranking_curves import CurveMetric, PRCurve, ROCCurve
 from ._score_state import PairScores
 
@@ -78,7 +79,6 @@ __all__ = [
     "PRCurveResult",
     "OperatingPoint",
     "CurveMetric",
-    "warn_undefined",
 ]
 
 _MULTI_CLASS = Param("choice", "must be 'ovr' or 'ovo'", choices=("ovr", "ovo"))
@@ -208,7 +208,7 @@ class AUROC(RankingMetric):
                 pairs.append((a_ij + a_ji) / 2.0)
                 prev.append(w[i] + w[j])
         if missing:
-            warn_undefined(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))
+            warn_undefined_nan(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))
         if not pairs:
             return math.nan
         if self.average == "weighted":
@@ -269,7 +269,7 @@ class AUROC(RankingMetric):
             lo[c], hi[c] = max(0.0, auc - half), min(1.0, auc + half)
         if undefined:
             what = "DeLong's variance needs at least two positives and two negatives"
-            warn_undefined("AUROC interval", what, None if self.task == "binary" else undefined)
+            warn_undefined_nan("AUROC interval", what, None if self.task == "binary" else undefined)
         if self.task == "binary":
             return float(lo[0]), float(hi[0])
         return lo, hi

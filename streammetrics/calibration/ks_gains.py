@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .._averaging import warn_undefined_nan
 from .._base import Metric
 from .._business_curves import gain_bounds, ks_certified
 from .._confusion_counts import task_of
@@ -45,7 +46,6 @@ from .._params import check_param
 from .._ranking_base import SCORES, make_state
 from .._result_output import CurveOutput
 from .._score_state import ScoreState
-from ..ranking import warn_undefined
 
 __all__ = ["KSStatistic", "GainsCurve", "LiftCurve", "GainsCurveResult"]
 
@@ -98,7 +98,7 @@ class _ScoreCurve(Metric):
 
     def _warn(self, bad: list[int], what: str) -> None:
         if bad:
-            warn_undefined(self._name, what, None if self.num_classes is None else bad)
+            warn_undefined_nan(self._name, what, None if self.num_classes is None else bad)
 
 
 class KSStatistic(_ScoreCurve):
