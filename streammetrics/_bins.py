@@ -28,7 +28,8 @@ bins never coarsen, and the state is a plain per-bin count.
 Every bin is an interval of scores, so the counts at each bin's lower edge are the exact counts
 of "score >= edge": curve points read from binned state are exact points of the true curve at
 those thresholds; only the order *inside* a bin is lost, which the certificates of
-:func:`auroc_bounds` and :func:`ap_bounds` account for.
+:func:`~streammetrics._curves.auroc_bounds` and :func:`~streammetrics._curves.ap_bounds`
+account for.
 
 Folding a batch
 ---------------

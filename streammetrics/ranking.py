@@ -292,7 +292,7 @@ class AveragePrecision(RankingMetric):
 
     Binned (``max_bytes`` / ``thresholds``): ``compute`` treats each bin as tied scores (O(bins)
     per class) and ``bounds()`` certifies it: step AP by
-    :func:`streammetrics._bins.ap_bounds`, interpolated / 11-point AP from the bin edges (low
+    :func:`streammetrics._curves.ap_bounds`, interpolated / 11-point AP from the bin edges (low
     end, = ``compute()``) and the bins' best corners (high end), see
     :func:`streammetrics._curves.average_precision_bounds`.
 
