@@ -119,8 +119,24 @@ def warn_undefined(name: str, what: str, classes: Any = None) -> None:
 
 
 def warn_undefined_nan(name: str, what: str, classes: Any = None) -> None:
-    """As :func:`warn_undefined` (same parameters), for a value that is returned as nan
-    (``what``, e.g. ``"no positive samples"``) rather than set by ``zero_division``."""
+    """Warn that ``name`` is undefined (``what`` says why) and returned as nan -- rather than
+    set by ``zero_division`` (:func:`warn_undefined`). The ranking and calibration metrics and
+    the Dask ranked engine all warn through it.
+
+    Parameters
+    ----------
+    name : str
+        The metric's name, as the message shows it.
+    what : str
+        Why it is undefined, e.g. ``"no positives"``.
+    classes : array-like of int, optional
+        The class indices it is undefined for (``None``: the value as a whole).
+
+    Returns
+    -------
+    None
+        One :class:`~streammetrics.UndefinedMetricWarning`, attributed to the user's line.
+    """
     where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
     warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning)
 

@@ -28,7 +28,8 @@ bins never coarsen, and the state is a plain per-bin count.
 Every bin is an interval of scores, so the counts at each bin's lower edge are the exact counts
 of "score >= edge": curve points read from binned state are exact points of the true curve at
 those thresholds; only the order *inside* a bin is lost, which the certificates of
-:func:`auroc_bounds` and :func:`ap_bounds` account for.
+:func:`~streammetrics._curves.auroc_bounds` and :func:`~streammetrics._curves.ap_bounds`
+account for.
 
 Folding a batch
 ---------------
@@ -58,7 +59,6 @@ is not per state and is not counted).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Hashable
 from typing import Any
 
@@ -82,7 +82,7 @@ from ._bin_batches import BinBatches
 from ._bin_keys import prob_decode, prob_keys, raw_decode, raw_keys
 from ._bin_persist import BinPersistence
 from ._bin_removal import BinRemoval
-from ._curves import ThresholdCounts, auroc_bounds, counts_from_bins, guard
+from ._curves import ThresholdCounts, auroc_certified, counts_from_bins
 from ._load_checks import reserve
 from ._params import Param, check_param
 from ._score_batches import check_layout
@@ -588,15 +588,15 @@ class BinnedScores(BinRemoval, BinPersistence, BinBatches, ScoreState):
         return np.array([float(self.bins(c)[0].sum()) for c in range(self.n_columns)])
 
     def auroc(self, column: int) -> tuple[float, float, float]:
-        """(estimate, low, high) of ``column``'s AUROC: :func:`streammetrics._curves.auroc_bounds`
-        over its bins, guarded against rounding; (v, v, v) when the column is exact. O(b)."""
+        """(estimate, low, high) of ``column``'s AUROC: :func:`streammetrics._curves.auroc_certified`
+        over its bins; (v, v, v) when the column is exact. O(b)."""
         p, n = self.bins(column)
-        return _certified_auroc(p, n, self.column_exact(column))
+        return auroc_certified(p, n, self.column_exact(column))
 
     def pooled_auroc(self) -> tuple[float, float, float]:
         """(estimate, low, high) of the AUROC of every column pooled (micro), as :meth:`auroc`."""
         _, p, n, sh = self.pooled()
-        return _certified_auroc(p, n, self._pooled_exact(sh))
+        return auroc_certified(p, n, self._pooled_exact(sh))
 
     @property
     def nbytes(self) -> int:
@@ -619,12 +619,3 @@ class BinnedScores(BinRemoval, BinPersistence, BinBatches, ScoreState):
         out._shift = self._shift.copy()
         out._pend = [None] * self.n_columns
         return out
-
-
-def _certified_auroc(pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
-    """(estimate, low, high) of the AUROC from per-bin weights (increasing score). O(b)."""
-    a, lo, hi = auroc_bounds(pos, neg)
-    if exact or math.isnan(a):
-        return a, a, a
-    lo, hi = guard(lo, hi)
-    return a, lo, hi

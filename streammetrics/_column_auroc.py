@@ -1,6 +1,9 @@
 """Every column's exact one-vs-rest AUROC in one vectorised pass over the pair counts.
 
-The exact score buffer (:class:`~streammetrics._sorted_buffer.SortedScores`) keeps, per column
+A state that keeps every score offers its pair-level view
+(:meth:`~streammetrics._score_state.ScoreState.pair_scores`, a
+:class:`~streammetrics._score_state.PairScores`; the exact score buffer,
+:class:`~streammetrics._sorted_buffer.SortedScores`), which keeps, per column
 c and group g, ``u2[c, g]`` = twice the Mann-Whitney U of the column's positives against group
 g, and each group's total weight. Column c's AUROC is ``sum_g u2[c, g] / (2 P_c N_c)``
 (``SortedScores.auroc``). Read column by column, a multiclass read costs a Python call and a
@@ -17,18 +20,17 @@ ints, as there. Weighted, the float64 operations are the same ones in the same o
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from ._sorted_buffer import SortedScores
+from ._score_state import ScoreState
 
 __all__ = ["auroc_columns"]
 
 _EXACT_INT = 2.0**53  # every integer below is a float64 exactly
 
 
-def auroc_columns(state: Any) -> np.ndarray | None:
+def auroc_columns(state: ScoreState) -> np.ndarray | None:
     """The exact AUROC of every column of a multi-column exact score buffer.
 
     Parameters
@@ -40,30 +42,30 @@ def auroc_columns(state: Any) -> np.ndarray | None:
     -------
     numpy.ndarray or None
         (K,) float64, nan where a column has no positives or no negatives: exactly
-        ``[state.auroc(c)[0] for c in range(K)]``. None when ``state`` is not a multi-column
-        :class:`~streammetrics._sorted_buffer.SortedScores` (or a subclass reading AUROC its
-        own way), or its counter holds Python ints: then read the columns one by one.
+        ``[state.auroc(c)[0] for c in range(K)]``. None when ``state`` offers no pair-level
+        view (:meth:`~streammetrics._score_state.ScoreState.pair_scores` is None: bins), is
+        binary, or its counter holds Python ints: then read the columns one by one.
 
     Notes
     -----
     O(K G) after the buffer has folded its queue in (``u2`` is live: O(1) per batch).
     """
-    if (not isinstance(state, SortedScores) or type(state).auroc is not SortedScores.auroc
-            or state.task == "binary"):
+    pairs = state.pair_scores()
+    if pairs is None or pairs.task == "binary":
         return None
-    u2 = state.u2()
+    u2 = pairs.u2()
     if u2.dtype.kind not in "if":  # Python-int counters (past int64's safe range)
         return None
-    tot = state.totals()
+    tot = pairs.totals()
     k = tot.shape[0]
     rows = np.arange(k)
-    pos = state.pos_group(0) if not state.by_class else rows
+    pos = pairs.pos_group(0) if not pairs.by_class else rows
     p = tot[rows, pos]
     n = tot.sum(axis=1) - p  # the row sums of ``auroc``'s ``tot[column].sum()``, same order
     defined = (p > 0) & (n > 0)
     out = np.full(k, math.nan)
     u = u2.sum(axis=1)
-    if state.is_weighted:
+    if pairs.is_weighted:
         with np.errstate(invalid="ignore", divide="ignore"):
             out[defined] = u[defined] / (2.0 * p[defined] * n[defined])
         return out

@@ -82,8 +82,9 @@ class _CurveResult(CurveOutput):
     def best_threshold(
         self, criterion: str, value: float | None = None, *, beta: float = 1.0
     ) -> OperatingPoint:
-        """Best threshold under ``criterion`` (see :data:`CRITERIA`); ties go to the higher
-        threshold; candidates are the distinct scores (never the curve's +inf start), or the bin
+        """Best threshold under ``criterion`` (see
+        :data:`~streammetrics._operating_points.CRITERIA`); ties go to the higher threshold;
+        candidates are the distinct scores (never the curve's +inf start), or the bin
         edges of a binned state, where the result is exact, with ``score_bound`` /
         ``search_range`` certifying how much better a threshold inside a bin could be. O(T).
 

@@ -44,6 +44,7 @@ __all__ = [
     "average_precision_certified",
     "roc_auc_certified",
     "auroc_bounds",
+    "auroc_certified",
     "ap_bounds",
     "guard",
 ]
@@ -406,6 +407,37 @@ def auroc_bounds(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float, float]
     a = (float(np.dot(pos, below)) + 0.5 * within) / (P * N)
     half = 0.5 * within / (P * N)
     return a, max(0.0, a - half), min(1.0, a + half)
+
+
+def auroc_certified(pos: np.ndarray, neg: np.ndarray, exact: bool) -> tuple[float, float, float]:
+    """(estimate, low, high) of the AUROC from per-bin weights in *increasing* score order: the
+    certificate of :func:`auroc_bounds`, its ends widened by :func:`guard` against their own
+    rounding.
+
+    Parameters
+    ----------
+    pos, neg : numpy.ndarray
+        Positive and negative weight of every bin, shape (b,), bins in increasing score order.
+    exact : bool
+        Every bin holds one distinct score: the estimate is the exact AUROC.
+
+    Returns
+    -------
+    tuple of float
+        ``(a, low, high)``; ``(a, a, a)`` when ``exact`` or undefined (nan: P or N is 0).
+        O(b).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> auroc_certified(np.array([0.0, 1.0, 1.0]), np.array([1.0, 1.0, 0.0]), exact=True)
+    (0.875, 0.875, 0.875)
+    """
+    a, lo, hi = auroc_bounds(pos, neg)
+    if exact or math.isnan(a):
+        return a, a, a
+    lo, hi = guard(lo, hi)
+    return a, lo, hi
 
 
 def ap_bounds(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:

@@ -19,11 +19,10 @@ from typing import Any
 import numpy as np
 
 from . import _ranked as K
-from ._base import UndefinedMetricWarning
+from ._averaging import warn_undefined_nan
 from ._curve_results import PRCurveResult, ROCCurveResult
 from ._engine import Plan, frame_state, normalise
 from ._params import Param, check_param
-from ._warnings import warn
 from .metricset import MetricSet
 from .ranking import AUROC, AveragePrecision, PRCurve, ROCCurve
 
@@ -193,11 +192,11 @@ def evaluate_ranked(
         if isinstance(m, AUROC):
             values[name] = res["auroc"]
             if res["auroc"] != res["auroc"]:
-                warn("AUROC is undefined: no positives or no negatives", UndefinedMetricWarning)
+                warn_undefined_nan("AUROC", "no positives or no negatives")
         elif isinstance(m, AveragePrecision):
             values[name] = res["ap"]
             if res["ap"] != res["ap"]:
-                warn("AveragePrecision is undefined: no positives", UndefinedMetricWarning)
+                warn_undefined_nan("AveragePrecision", "no positives")
         elif isinstance(m, ROCCurve):
             values[name] = ROCCurveResult(res["curve"], m.drop_intermediate)
         else:

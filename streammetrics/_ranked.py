@@ -7,7 +7,7 @@ scores always share a range and every score of range r is below every score of r
 
 1. Each partition is fed to an exact binary ``AUROC`` twin (the library's own validation,
    ignore_index and weight rules) and gives its negatives and positives as sorted runs
-   (:func:`partition_runs`); a few evenly spaced ranks of each run are its sample
+   (:func:`runs_of`); a few evenly spaced ranks of each run are its sample
    (:func:`run_sample`), from which weighted quantiles give the edges (:func:`range_edges`).
 2. Each run is cut at the edges (:func:`split_runs`: O(R log n), views).
 3. Round one: the weight of every piece (:func:`piece_totals`), summed per range

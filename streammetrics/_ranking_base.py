@@ -1,6 +1,7 @@
 """The ranking family's base: the constructor shared by AUROC, average precision and the curves
-(task, labels, ``max_bytes``/``thresholds``, the score state chosen once), the average over
-columns, and the undefined-value warning (definitions: docs/definitions/ranking.md). The metrics
+(task, labels, ``max_bytes``/``thresholds``, the score state chosen once) and the average over
+columns (definitions: docs/definitions/ranking.md); the undefined-value warning is the shared
+:func:`streammetrics._averaging.warn_undefined_nan`. The metrics
 are in :mod:`streammetrics.ranking` and :mod:`streammetrics._ranking_curves`.
 """
 
@@ -11,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ._averaging import average_classes
-from ._base import Metric, UndefinedMetricWarning
+from ._averaging import average_classes, warn_undefined_nan
+from ._base import Metric
 from ._bins import BinnedScores
 from ._confusion_counts import task_of
 from ._curves import (
@@ -23,36 +24,13 @@ from ._params import Param, check_param
 from ._probability_scores import ProbabilityScores
 from ._score_state import ScoreState
 from ._sorted_buffer import SortedScores
-from ._warnings import warn
 
-__all__ = ["RankingMetric", "make_state", "warn_undefined"]
+__all__ = ["RankingMetric", "make_state"]
 
 _AVERAGES = ("macro", "weighted", "micro", None)
 _AVERAGE = Param("choice", f"must be one of {_AVERAGES}", choices=_AVERAGES)
 #: ``scores``: how a state reads the scores.
 SCORES = Param("choice", "must be 'raw', 'logit' or 'probability'", choices=("raw", "logit", "probability"))
-
-
-def warn_undefined(name: str, what: str, classes: Any = None) -> None:
-    """One :class:`~streammetrics.UndefinedMetricWarning`: ``name`` is undefined (for
-    ``classes``, if given) because of ``what``; the value returned is nan.
-
-    Parameters
-    ----------
-    name : str
-        The metric's name, as the message shows it.
-    what : str
-        Why it is undefined (``"no positives"``, ...).
-    classes : array-like of int, optional
-        The class indices it is undefined for (multiclass, multilabel).
-
-    Returns
-    -------
-    None
-        The warning is issued (attributed to the caller's line).
-    """
-    where = "" if classes is None else f" for classes {[int(c) for c in classes]}"
-    warn(f"{name} is undefined{where} ({what}); returning nan", UndefinedMetricWarning)
 
 
 def make_state(
@@ -270,7 +248,7 @@ class RankingMetric(Metric):
         if self.task == "binary" or self.average == "micro":
             value = self._value_read(0 if self.task == "binary" else None)
             if math.isnan(value):
-                warn_undefined(self._name, undefined_what)
+                warn_undefined_nan(self._name, undefined_what)
             return value
         return self._average(self._column_values().copy(), undefined_what)
 
@@ -284,7 +262,7 @@ class RankingMetric(Metric):
     def _average(self, values: np.ndarray, undefined_what: str) -> Any:
         undefined = np.isnan(values)
         if undefined.any():
-            warn_undefined(self._name, undefined_what, np.flatnonzero(undefined))
+            warn_undefined_nan(self._name, undefined_what, np.flatnonzero(undefined))
         if self.average is None:
             return values
         weights = self._state.support() if self.average == "weighted" else None

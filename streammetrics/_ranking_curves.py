@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._averaging import warn_undefined_nan
 from ._curve_results import PRCurveResult, ROCCurveResult
 from ._curves import (
     ThresholdCounts,
     average_precision_certified,
 )
 from ._docstrings import filled
-from ._ranking_base import RankingMetric, warn_undefined
+from ._ranking_base import RankingMetric
 
 __all__ = ["CurveMetric", "ROCCurve", "PRCurve"]
 
@@ -62,7 +63,7 @@ class CurveMetric(RankingMetric):
                 bad.append(c)
             out.append(self._curve(counts))
         if bad:
-            warn_undefined(self._name, self._what, bad)
+            warn_undefined_nan(self._name, self._what, bad)
         return out
 
     _needs_neg = True
@@ -128,7 +129,7 @@ class ROCCurve(CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0 or counts.total_neg <= 0:
-            warn_undefined(self._name, "no positives or no negatives: tpr or fpr is nan")
+            warn_undefined_nan(self._name, "no positives or no negatives: tpr or fpr is nan")
 
 
 @filled
@@ -169,7 +170,7 @@ class PRCurve(CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0:
-            warn_undefined(self._name, "no positives: recall is nan")
+            warn_undefined_nan(self._name, "no positives: recall is nan")
 
     def _stat(self, column: int | None) -> tuple[float, float, float]:
         return average_precision_certified(self._counts(column, positive_thresholds=True))

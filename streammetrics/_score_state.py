@@ -14,12 +14,17 @@ A new ranking metric reads :meth:`ScoreState.counts` (or :meth:`ScoreState.poole
 and computes from the :class:`~streammetrics._curves.ThresholdCounts` with the kernel of
 :mod:`streammetrics._curves`, whose ``*_bounds`` functions give the certificate; it never asks
 which state it holds.
+
+A few readouts need every individual score (one-vs-one AUROC, DeLong's interval, the vectorised
+exact AUROC of every column). They ask the state for its pair-level view,
+:meth:`ScoreState.pair_scores`: a :class:`PairScores` when the state keeps every score (the
+exact buffer), None otherwise (bins) -- a declared capability, typed, not a test of the class.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -28,7 +33,7 @@ from ._state import State
 if TYPE_CHECKING:
     from ._curves import ThresholdCounts
 
-__all__ = ["ScoreState", "ascending_steps"]
+__all__ = ["PairScores", "ScoreState", "ascending_steps"]
 
 
 def ascending_steps(
@@ -51,6 +56,58 @@ def ascending_steps(
     if not drop_empty or keep.all():
         return v, m, p
     return v[keep], m[keep], p[keep]
+
+
+class PairScores(Protocol):
+    """The pair-level reads of a state that keeps every score (the exact sorted buffer).
+
+    Layout: ``n_columns`` columns K times ``n_groups`` groups G; in the default layout G = 2
+    (group 1: the column's positives, group 0: its negatives); with ``by_class`` (one-vs-one,
+    multiclass only) G = C and group k of column c holds the column-c scores of class k.
+    A state reading its AUROC other than as ``sum_g u2[c, g] / (2 P_c N_c)`` must not offer
+    this view.
+
+    Attributes
+    ----------
+    task : str
+        ``"binary"``, ``"multiclass"`` or ``"multilabel"``.
+    n_columns : int
+        Number of one-vs-rest columns K.
+    by_class : bool
+        One-vs-one layout (one group per true class in every column).
+    """
+
+    task: str
+    n_columns: int
+    by_class: bool
+
+    @property
+    def is_weighted(self) -> bool:
+        """True once a weight other than 1 has been seen (the counts are then floats)."""
+        ...
+
+    def pos_group(self, column: int) -> int:
+        """The group holding column ``column``'s positives. O(1)."""
+        ...
+
+    def u2(self) -> np.ndarray:
+        """``u2[c, g]``: twice the Mann-Whitney U of column c's positives against group g,
+        shape (K, G) (a tied pair counts 1/2; int64, Python ints past its range, or float64
+        when weighted). Read only. O(n log n) on the first read, then kept current."""
+        ...
+
+    def totals(self) -> np.ndarray:
+        """Total weight of every group, float64, shape (K, G). O(K G)."""
+        ...
+
+    def group(self, column: int, grp: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """One group's scores sorted increasing with their weights (None: all 1). O(n)."""
+        ...
+
+    def column(self, column: int) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]:
+        """(positive scores, their weights, negative scores, their weights) of one column,
+        each sorted increasing (weights None: all 1). O(n)."""
+        ...
 
 
 class ScoreState(State, ABC):
@@ -199,4 +256,16 @@ class ScoreState(State, ABC):
         """The exact step average precision of one column when this state has a faster path
         to it than :meth:`counts` (nan without positives), else None. The exact buffer's
         unweighted one-vs-rest columns: O(P) for P distinct positive scores."""
+        return None
+
+    def pair_scores(self) -> PairScores | None:
+        """This state's pair-level view when it keeps every score, else None.
+
+        Returns
+        -------
+        PairScores or None
+            The exact buffer returns itself; a state that keeps no individual scores (bins)
+            returns None, and the readouts that need them (one-vs-one AUROC, DeLong's interval)
+            are refused. O(1).
+        """
         return None

@@ -77,7 +77,7 @@ from ._curves import ThresholdCounts, counts_from_sorted
 from ._load_checks import check_total
 from ._positive_counts import PositiveCounts
 from ._score_batches import FLOAT_KINDS, Parts, ScoreBatches, check_layout
-from ._score_state import ScoreState
+from ._score_state import PairScores, ScoreState
 from ._sorted_merge import merged_groups
 from ._sorted_runs import (
     BUSY,
@@ -421,8 +421,11 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
     #: A window may hand this state its expired rows unvalidated (:meth:`slide_rows`; binary
     #: states only: the instance attribute set in ``__init__`` says which).
     supports_row_slide = True
-    #: Every score is kept: :meth:`column` gives the sorted scores (DeLong's interval reads them).
-    keeps_scores = True
+
+    def pair_scores(self) -> PairScores:
+        """This buffer itself: every score is kept (:meth:`u2`, :meth:`totals`, :meth:`group`,
+        :meth:`column`; one-vs-one AUROC and DeLong's interval read them). O(1)."""
+        return self
 
     @property
     def is_exact(self) -> bool:

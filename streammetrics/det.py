@@ -15,10 +15,11 @@ from typing import Any
 
 import numpy as np
 
+from ._averaging import warn_undefined_nan
 from ._curves import ThresholdCounts
 from ._docstrings import filled
 from ._result_output import CurveOutput
-from .ranking import CurveMetric, warn_undefined
+from .ranking import CurveMetric
 
 __all__ = ["DETCurve", "DETCurveResult", "det_points"]
 
@@ -139,4 +140,4 @@ class DETCurve(CurveMetric):
 
     def _check(self, counts: ThresholdCounts) -> None:
         if counts.total_pos <= 0 or counts.total_neg <= 0:
-            warn_undefined(self._name, "no positives or no negatives: fpr or fnr is nan")
+            warn_undefined_nan(self._name, "no positives or no negatives: fpr or fnr is nan")

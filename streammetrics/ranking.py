@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from ._averaging import warn_undefined_nan
 from ._column_auroc import auroc_columns
 from ._confusion_counts import task_of
 from ._curve_results import PRCurveResult, ROCCurveResult
@@ -65,8 +66,9 @@ from ._intervals import z_value
 from ._label_options import label_options
 from ._operating_points import OperatingPoint
 from ._params import Param, check_param
-from ._ranking_base import RankingMetric, warn_undefined
+from ._ranking_base import RankingMetric
 from ._ranking_curves import CurveMetric, PRCurve, ROCCurve
+from ._score_state import PairScores
 
 __all__ = [
     "AUROC",
@@ -77,7 +79,6 @@ __all__ = [
     "PRCurveResult",
     "OperatingPoint",
     "CurveMetric",
-    "warn_undefined",
 ]
 
 _MULTI_CLASS = Param("choice", "must be 'ovr' or 'ovo'", choices=("ovr", "ovo"))
@@ -177,8 +178,16 @@ class AUROC(RankingMetric):
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "max_fpr": self.max_fpr, "multi_class": self.multi_class}
 
+    def _pairs(self, what: str) -> PairScores:
+        """The state's pair-level view; ``ValueError`` saying ``what`` needs it when the state
+        keeps no individual scores (bins)."""
+        pairs = self._state.pair_scores()
+        if pairs is None:
+            raise ValueError(f"{what} needs the exact state (no max_bytes/thresholds)")
+        return pairs
+
     def _ovo(self) -> float:
-        st: Any = self._state  # the exact one-vs-one layout (the constructor refuses bins)
+        st = self._pairs("multi_class: one-vs-one AUROC")  # the constructor refuses bins
         u2 = st.u2()
         w = st.totals()[0]  # weight of every class (the same in every column)
         c = st.n_columns
@@ -199,7 +208,7 @@ class AUROC(RankingMetric):
                 pairs.append((a_ij + a_ji) / 2.0)
                 prev.append(w[i] + w[j])
         if missing:
-            warn_undefined(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))
+            warn_undefined_nan(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))
         if not pairs:
             return math.nan
         if self.average == "weighted":
@@ -207,7 +216,7 @@ class AUROC(RankingMetric):
         return float(np.mean(pairs))
 
     def _pair_counts(self, i: int, j: int) -> ThresholdCounts:
-        st: Any = self._state  # the exact one-vs-one layout
+        st = self._pairs("multi_class: one-vs-one AUROC")
         pv, pw = st.group(i, i)
         nv, nw = st.group(i, j)
         return counts_from_sorted(pv, pw, nv, nw)
@@ -239,8 +248,7 @@ class AUROC(RankingMetric):
         ``average=None`` gives two per-class arrays. Undefined (fewer than two positives or
         negatives) gives nan. Not available with ``max_fpr``, one-vs-one, or other averages."""
         z = z_value(confidence)
-        if not getattr(self._state, "keeps_scores", False):
-            raise ValueError("interval: DeLong's interval needs the exact state (no max_bytes/thresholds)")
+        st = self._pairs("interval: DeLong's interval")
         if self.max_fpr is not None or self.multi_class == "ovo":
             raise ValueError("interval: DeLong's interval is for the full one-vs-rest AUROC only")
         if self.task != "binary" and self.average is not None:
@@ -248,7 +256,6 @@ class AUROC(RankingMetric):
                 "interval: defined for binary and per-class (average=None) values, "
                 f"not average={self.average!r}"
             )
-        st: Any = self._state  # keeps every score (checked above)
         with self._lock:
             cols = [st.column(c) for c in range(st.n_columns)]
         lo, hi = np.full(len(cols), math.nan), np.full(len(cols), math.nan)
@@ -262,7 +269,7 @@ class AUROC(RankingMetric):
             lo[c], hi[c] = max(0.0, auc - half), min(1.0, auc + half)
         if undefined:
             what = "DeLong's variance needs at least two positives and two negatives"
-            warn_undefined("AUROC interval", what, None if self.task == "binary" else undefined)
+            warn_undefined_nan("AUROC interval", what, None if self.task == "binary" else undefined)
         if self.task == "binary":
             return float(lo[0]), float(hi[0])
         return lo, hi
@@ -285,7 +292,7 @@ class AveragePrecision(RankingMetric):
 
     Binned (``max_bytes`` / ``thresholds``): ``compute`` treats each bin as tied scores (O(bins)
     per class) and ``bounds()`` certifies it: step AP by
-    :func:`streammetrics._bins.ap_bounds`, interpolated / 11-point AP from the bin edges (low
+    :func:`streammetrics._curves.ap_bounds`, interpolated / 11-point AP from the bin edges (low
     end, = ``compute()``) and the bins' best corners (high end), see
     :func:`streammetrics._curves.average_precision_bounds`.
 

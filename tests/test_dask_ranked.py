@@ -97,9 +97,12 @@ def test_all_equal_scores_and_single_class() -> None:
     df = pd.DataFrame({"y": rng.integers(0, 2, 500), "p": np.full(500, 0.25)})
     _same(_run(df, 4, 6, None), _reference(df, None))
     only_neg = df.assign(y=0)
-    with pytest.warns(sm.UndefinedMetricWarning), dask.config.set(scheduler="synchronous"):
+    with pytest.warns(sm.UndefinedMetricWarning) as caught, dask.config.set(scheduler="synchronous"):
         v = evaluate_ranked(dd.from_pandas(only_neg, npartitions=2), sm.AUROC(), label="y", score="p")
     assert v != v
+    with pytest.warns(sm.UndefinedMetricWarning) as local:  # the same words as in one process
+        sm.AUROC().update(only_neg["y"].to_numpy(), only_neg["p"].to_numpy()).compute()
+    assert [str(w.message) for w in caught] == [str(w.message) for w in local]
 
 
 def test_no_range_holds_much_more_than_its_share() -> None:

@@ -8,10 +8,12 @@ hold the exact values.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
+import streammetrics as sm
 from streammetrics._bins import BinnedScores
 from streammetrics._curves import average_precision_certified
 from streammetrics._score_state import ScoreState
@@ -75,3 +77,25 @@ def test_coarse_bins_certify_the_exact_values(n: int, seed: int) -> None:
     c = binned.counts(0)
     for t, tp, fp in zip(c.thresholds, c.tps, c.fps, strict=True):
         assert tp == np.sum((s >= t) & (y == 1)) and fp == np.sum((s >= t) & (y == 0))
+
+
+def test_pair_level_view_is_a_declared_capability() -> None:
+    """The exact buffer offers its pair-level view (its pair counts give its AUROC); the bins
+    offer none, and the readouts that need individual scores are refused with a ValueError."""
+    rng = np.random.default_rng(7)
+    y, s = rng.integers(0, 3, 60), rng.random((60, 3))
+    exact = SortedScores("multiclass", 3)
+    exact.apply(exact.prepare(y, s))
+    pairs = exact.pair_scores()
+    assert pairs is exact
+    u2, tot = pairs.u2(), pairs.totals()
+    for c in range(3):
+        P = tot[c, pairs.pos_group(c)]
+        assert int(u2[c].sum()) / (2 * int(P) * int(tot[c].sum() - P)) == exact.auroc(c)[0]
+    pv, pw, nv, nw = pairs.column(0)
+    assert pw is None and nw is None and pv.shape[0] == (y == 0).sum() and nv.shape[0] == (y != 0).sum()
+    binned = BinnedScores("multiclass", 3, max_bytes=4096)
+    binned.apply(binned.prepare(y, s))
+    assert binned.pair_scores() is None
+    with pytest.raises(ValueError, match="interval: DeLong's interval needs the exact state"):
+        sm.AUROC(max_bytes=4096).update(y % 2, s[:, 0]).interval()

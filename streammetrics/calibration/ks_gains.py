@@ -37,21 +37,17 @@ from typing import Any
 
 import numpy as np
 
+from .._averaging import warn_undefined_nan
 from .._base import Metric
-from .._bins import BinnedScores
 from .._business_curves import gain_bounds, ks_certified
 from .._confusion_counts import task_of
 from .._curves import ThresholdCounts
-from .._params import Param, check_param
-from .._probability_scores import ProbabilityScores
+from .._params import check_param
+from .._ranking_base import SCORES, make_state
 from .._result_output import CurveOutput
 from .._score_state import ScoreState
-from .._sorted_buffer import SortedScores
-from ..ranking import warn_undefined
 
 __all__ = ["KSStatistic", "GainsCurve", "LiftCurve", "GainsCurveResult"]
-
-_SCORES = Param("choice", "must be 'raw', 'logit' or 'probability'", choices=("raw", "logit", "probability"))
 
 
 class _ScoreCurve(Metric):
@@ -66,13 +62,8 @@ class _ScoreCurve(Metric):
         super().__init__()
         task = task_of(num_classes, False)
         self.num_classes = None if num_classes is None else int(num_classes)
-        scores = check_param(scores, "scores", _SCORES)
-        if max_bytes is not None:
-            self._state = BinnedScores(task, self.num_classes, None, max_bytes=max_bytes, scores=scores)
-        elif scores == "probability":
-            self._state = ProbabilityScores(task, self.num_classes)
-        else:
-            self._state = SortedScores(task, self.num_classes)
+        scores = check_param(scores, "scores", SCORES)
+        self._state = make_state(task, self.num_classes, None, max_bytes=max_bytes, scores=scores)
         self.max_bytes = None if max_bytes is None else int(max_bytes)
         self.scores = scores
 
@@ -107,7 +98,7 @@ class _ScoreCurve(Metric):
 
     def _warn(self, bad: list[int], what: str) -> None:
         if bad:
-            warn_undefined(self._name, what, None if self.num_classes is None else bad)
+            warn_undefined_nan(self._name, what, None if self.num_classes is None else bad)
 
 
 class KSStatistic(_ScoreCurve):
