@@ -51,7 +51,8 @@ next read:
 
 Either way the value always equals the wrapped metric computed from scratch on exactly the
 window's rows (scikit-learn on the same rows, for exact metrics; bounded ranking metrics keep
-their own certificates).
+their own certificates) -- bit for bit with unit or integer weights; with real-valued weights
+the counts kept by adding and subtracting rows may differ from one fresh sum in the last bits.
 
 Memory: the rows (O(W) for a count window, O(rows in the last T seconds) for a time window) plus
 the wrapped state. Rows whose label is the wrapped metric's ``ignore_index`` occupy window slots

@@ -101,12 +101,17 @@ def test_save_load_round_trip(name, seed, n, weighted, tmp_path_factory):
     loaded = sm.load(path)
     assert type(loaded) is type(m)
     assert_same_state(m, loaded, exact=True)
-    assert_same(result(m), result(loaded), exact=True)
+    # A weighted window (or decayed stream) keeps its counts by adding arriving and subtracting
+    # expiring rows, while loading rebuilds them from the stored rows in one sum (so that a file
+    # cannot make the counts disagree with its rows): the two sums may differ in the last bit.
+    rebuilt = w is not None and isinstance(m, (sm.Window, sm.Decayed))
+    assert_same(result(m), result(loaded), exact=not rebuilt, rtol=1e-12)
     assert_same_state(m, sm.loads(sm.dumps(m)), exact=True)
     # keeps working after loading: the same rows again, as new rows
     again = make_data(case.kind, np.random.default_rng(seed), n)
     shifted = type(again)(again.y, again.p, again.groups + n)
-    assert_same(result(feed(case, loaded.copy(), shifted)), result(feed(case, m, shifted)), exact=True)
+    assert_same(result(feed(case, loaded.copy(), shifted)), result(feed(case, m, shifted)), exact=not rebuilt,
+                rtol=1e-12)
 
 
 @pytest.mark.parametrize("name", names_with("unit_weights"))
