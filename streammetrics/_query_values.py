@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ._query_batch import check_batch
+from ._query_batch import check_batch, reads_rows
 from ._ranking_queries import QUERY_OPTIONS, QueryOptions
 from ._state import State
 
@@ -52,7 +52,8 @@ def query_values(specs: list[Any], relevance: Any, scores: Any,
                  **options: Unpack[QueryOptions]) -> np.ndarray:
     """Every query's values of every spec, (queries, total width): the batch validated and
     ranked once, in blocks of whole queries (:func:`~streammetrics._query_batch.check_batch`)."""
-    batch = check_batch(relevance, scores, **options)
+    raw = any(reads_rows(spec) for spec in specs)
+    batch = check_batch(relevance, scores, raw_judged=raw, **options)
     out = []
     for rq in batch.blocks():
         cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)

@@ -153,3 +153,72 @@ def test_decayed_by_time_weighs_each_query_by_its_age():
     t = np.array([stamps[q] for q in order])
     w = 0.5 ** ((t[-1] - t) / 4.0)
     _close(d.compute(), _by_hand(ref.per_query_values(), ref, w))
+
+
+# -- the preference and judgment-group measures (judgment rows in judged=) -------------------------
+ROWS_CASES = [("prefs", "all_prefs"), ("qrels_prefs", "all_prefs"), ("qrels_jg", "qrels_jg")]
+
+
+def _rows_data(seed: int, n: int, judgments: str):
+    """Random queries with each query's judgment rows as ``judgments`` takes them: qrels_jg and
+    qrels_prefs rows from two or three judges (groups) grading a random subset of the judged
+    documents; prefs rows in one or two sub-groups of a judge, levels agreeing across them (so
+    that the preferences are consistent)."""
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, n, max_docs=8)
+    rows: dict[str, list[tuple]] = {}
+    for q, docs in qrels.items():
+        rows[q] = []
+        for jg in ["A", "B", "C"][: int(rng.integers(2, 4))]:
+            for d, g in docs.items():
+                if rng.random() < 0.7:
+                    if judgments == "prefs":
+                        rows[q].extend((jg, jsg, d, float(g)) for jsg in ["s1", "s2"][: int(rng.integers(1, 3))])
+                    else:
+                        rows[q].append((jg, d, int(rng.integers(-1, 3)) if judgments == "qrels_jg" else g))
+    return rows, run, list(run)
+
+
+def _feed_rows(metric, rows, run, queries, **kw):
+    metric.update(None, [s for q in queries for s in run[q].values()],
+                  doc_ids=[d for q in queries for d in run[q]], judged={q: rows[q] for q in queries},
+                  query_ids=[q for q in queries for _ in run[q]], **kw)  # fmt: skip
+
+
+@pytest.mark.parametrize(("judgments", "measure"), ROWS_CASES)
+@pytest.mark.parametrize("size", [1, 4])
+def test_window_over_judgment_rows_equals_a_fresh_accumulator(judgments, measure, size):
+    rows, run, order = _rows_data(61 + size, 14, judgments)
+    opts = {"judgments": judgments, "per_query": True, "max_docs": 6}
+    w = sm.Window(TrecMeasures(measure, **opts), size=size)
+    for i in range(0, len(order), 3):
+        _feed_rows(w, rows, run, order[i : i + 3])
+        if i == 3:
+            w = sm.loads(sm.dumps(w))
+        fresh = TrecMeasures(measure, **opts)
+        _feed_rows(fresh, rows, run, order[: i + 3][-size:])
+        _close(w.compute(), fresh.compute())
+        for name, want in fresh.per_query_values().items():
+            np.testing.assert_allclose(w.metric.per_query_values()[name], want, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize(("judgments", "measure"), ROWS_CASES)
+def test_decayed_over_judgment_rows_equals_the_hand_weighted_values(judgments, measure):
+    rows, run, order = _rows_data(71, 16, judgments)
+    half_life = 2.0
+    d = sm.Decayed(TrecMeasures(measure, judgments=judgments), half_life=half_life)
+    by_time = sm.Decayed(TrecMeasures(measure, judgments=judgments), half_life_seconds=3.0)
+    ref = TrecMeasures(measure, judgments=judgments, per_query=True)
+    stamps = {q: 0.5 * i * i for i, q in enumerate(order)}
+    for i in range(0, len(order), 4):
+        batch = order[i : i + 4]
+        _feed_rows(d, rows, run, batch)
+        _feed_rows(by_time, rows, run, batch, timestamp=[stamps[q] for q in batch])
+        _feed_rows(ref, rows, run, batch)
+        if i == 4:
+            d = sm.loads(sm.dumps(d))
+        per_q = ref.per_query_values()
+        n = len(per_q[ref.names[0]])
+        _close(d.compute(), _by_hand(per_q, ref, 0.5 ** ((n - 1 - np.arange(n)) / half_life)))
+        t = np.array([stamps[q] for q in order[:n]])
+        _close(by_time.compute(), _by_hand(per_q, ref, 0.5 ** ((t[-1] - t) / 3.0)))

@@ -31,7 +31,9 @@ without ``-c`` (trec_eval 10.0 exits with an error); a document judged twice in 
 when the qrels are read (trec_eval: when that query is evaluated); a query left with no document
 by ``-J`` has ``iprec_at_recall`` (at the cutoffs of 0 relevant documents) and ``11pt_avg`` 0
 (trec_eval divides 0 by 0 and prints nan). :func:`trec_metrics` gives the
-library's streaming accumulators of the common measures.
+library's streaming accumulators of the common measures; :class:`TrecMeasures` every measure as an
+accumulator (the preference and judgment-group measures with ``judgments="prefs"``,
+``"qrels_prefs"`` or ``"qrels_jg"``, fed each query's judgment rows).
 
 Beyond trec_eval: ir_measures' names (``AP``, ``AP@10``, ``nDCG``, ``nDCG@10``, ``P@5``, ``R@100``,
 ``RR``, ``RR@10``, ``Rprec``, ``Bpref``, ``Judged@10``, ``NumRet``, ``NumRel``, ``NumRelRet``,

@@ -31,7 +31,7 @@ from .batched import block_values, fast_path, split_row
 from .binread import paused_gc
 from .compactqrels import CompactQrels, read_compact_qrels
 from .irnames import select
-from .judgment_groups import read_qrels_jg
+from .judgment_groups import groups_in_order, read_qrels_jg
 from .preferences import PrefLine, form_prefs_counts, read_prefs
 from .readers import TrecFormatError
 from .runfile import (
@@ -64,10 +64,7 @@ def read_judgments(path: str, rel_format: str) -> Mapping[str, list[dict[str, in
     if rel_format in PREFS_FORMATS:
         return {}
     if rel_format == "qrels_jg":
-        return {
-            q: [groups[jg] for jg in sorted(groups, key=qid_key)]
-            for q, groups in read_qrels_jg(path).items()
-        }
+        return {q: groups_in_order(groups) for q, groups in read_qrels_jg(path).items()}
     raise ValueError(
         f"rel_format (-R) {rel_format!r} is not supported; supported: qrels, qrels_jg, prefs, qrels_prefs"
     )
