@@ -17,6 +17,7 @@ from . import _ranking_queries as K
 from ._load_checks import MAX_SAMPLES
 from ._query_batch import check_batch, reads_rows
 from ._query_spec import STORED_RTOL, Spec
+from ._query_values import finite
 from ._state import State
 from ._validation import first_bad
 
@@ -188,7 +189,8 @@ class QueryState(State):
             if sums.shape != (spec.width,) or sums.dtype.kind not in "fiu":
                 raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")
             sums = sums.astype(np.float64)
-            if not np.isfinite(sums).all():
+            nan_ok = bool(getattr(spec, "allows_nan", False))  # (trec_eval's 0/0 values)
+            if not finite(sums, nan_ok):
                 raise ValueError(f"state: {name}.sums holds non-finite values")
             if count[0] == 0 and sums.any():  # (before check_block: inf * 0 for unbounded gains)
                 nz = int(np.flatnonzero(sums)[0])
@@ -203,7 +205,7 @@ class QueryState(State):
                         f"state: {name}.values must have shape ({int(count[0])}, {spec.width}), "
                         f"got {vals.shape}"
                     )
-                if not np.isfinite(vals).all():
+                if not finite(vals, nan_ok):
                     raise ValueError(f"state: {name}.values holds non-finite values")
                 vals = vals.astype(np.float64)
                 spec.check_block(vals, None, f"{name}.values", STORED_RTOL / 2)

@@ -154,7 +154,15 @@ class _Printer:
             self.out.write(f"{name:<22}\t{qid}\t{math.trunc(float(value))}\n")
         else:
             prefix = "Z" if self.z else ""
-            self.out.write(f"{prefix}{name:<22}\t{qid}\t{float(value):6.{self.digits}f}\n")
+            self.out.write(f"{prefix}{name:<22}\t{qid}\t{c_float(float(value), self.digits)}\n")
+
+
+def c_float(value: float, digits: int) -> str:
+    """``value`` as C's ``printf("%6.<digits>f")`` prints it: NaN as ``nan`` or, with its sign
+    bit set (x86-64's 0/0), ``-nan``, right-aligned in 6 characters."""
+    if math.isnan(value):
+        return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
+    return f"{value:6.{digits}f}"
 
 
 def _bogus_fixups(sel: Selected, values: list[Value]) -> list[Value]:

@@ -36,6 +36,10 @@ judged and evaluated by the command's own per-query evaluator, so the values are
 ``streammetrics trec -R ...``'s. Such accumulators share a state in a ``MetricSet`` only with each
 other.
 
+With ``judged_only`` (or ``max_docs=0``) a query left without documents has trec_eval's 0/0 --
+NaN -- for ``iprec_at_recall`` at the cutoffs of 0 relevant documents and for ``11pt_avg``, so their
+means are NaN too, as trec_eval prints them; the state keeps it (save, load, windows).
+
 ``runid`` and ``relstring`` have no numeric value and are left out (``official`` gives the rest).
 Cost: ``update`` O(n log L) to rank n rows once, then O(retrieved) numpy work per query and measure
 (one Python call per query and measure); memory O(values) -- O(queries x values) with
@@ -99,6 +103,14 @@ class TrecSpec:
         """Whether ``judged`` holds judgment rows (``judgments`` other than ``"qrels"``): the
         query state then checks batches with ``raw_judged`` and each query is ranked here."""
         return self.judgments != "qrels"
+
+    @property
+    def allows_nan(self) -> bool:
+        """Whether a query's value may be NaN: trec_eval's 0/0 of ``iprec_at_recall`` /
+        ``11pt_avg`` for a query without ranked documents (``judged_only`` or ``max_docs=0``),
+        which the stored state then keeps as trec_eval does."""
+        empty = self.judged_only or self.max_docs == 0 or any(s.judged_only for s in self.selected)
+        return empty and any(s.measure.name in ("iprec_at_recall", "11pt_avg") for s in self.selected)
 
     @functools.cached_property
     def _selection(self) -> tuple[list[Selected], list[str]]:
