@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics.trec import TrecMeasures, trec_batch
+from streammetrics.trec import TrecMeasure, TrecMeasures, trec_batch
 from tests import retrieval_oracles as O
 
 TOL = 1e-12
@@ -70,7 +70,7 @@ def test_window_over_the_last_queries_equals_a_fresh_accumulator(seed, size, whi
         for q in seen[-size:]:  # one query per update: the window's order, not re-sorted
             _feed(fresh, qrels, run, [q], version)
         _close(w.compute(), fresh.compute())
-        got_q, want_q = w.metric.per_query_values(), fresh.per_query_values()  # as of compute()
+        got_q, want_q = w.per_query_values(), fresh.per_query_values()
         for name in want_q:  # (equal_nan: trec_eval's 0/0 where -J leaves a query no document)
             np.testing.assert_allclose(got_q[name], want_q[name], rtol=0, atol=TOL, equal_nan=True)
 
@@ -202,7 +202,7 @@ def test_window_over_judgment_rows_equals_a_fresh_accumulator(judgments, measure
         _feed_rows(fresh, rows, run, order[: i + 3][-size:])
         _close(w.compute(), fresh.compute())
         for name, want in fresh.per_query_values().items():
-            np.testing.assert_allclose(w.metric.per_query_values()[name], want, rtol=0, atol=TOL)
+            np.testing.assert_allclose(w.per_query_values()[name], want, rtol=0, atol=TOL)
 
 
 @pytest.mark.parametrize(("judgments", "measure"), ROWS_CASES)
@@ -225,3 +225,30 @@ def test_decayed_over_judgment_rows_equals_the_hand_weighted_values(judgments, m
         _close(d.compute(), _by_hand(per_q, ref, 0.5 ** ((n - 1 - np.arange(n)) / half_life)))
         t = np.array([stamps[q] for q in order[:n]])
         _close(by_time.compute(), _by_hand(per_q, ref, 0.5 ** ((t[-1] - t) / 3.0)))
+
+
+def test_window_per_query_values_passes_through():
+    """``Window.per_query_values()`` is the wrapped metric's over the window's queries, in arrival
+    order, read without a ``compute()`` first (a TrecMeasures: a dict; a TrecMeasure or NDCG: an
+    array); a wrapped metric without per-query values raises AttributeError."""
+    qrels, run, batches = _data(81, 12)
+    order = [q for b in batches for q in b]
+    for make in (lambda: TrecMeasures(["map", "P.5"], per_query=True), lambda: TrecMeasure("ndcg", per_query=True)):
+        w = sm.Window(make(), size=4)
+        for batch in batches:
+            _feed(w, qrels, run, batch, 9)
+        fresh = make()
+        for q in order[-4:]:
+            _feed(fresh, qrels, run, [q], 9)
+        got, want = w.per_query_values(), fresh.per_query_values()
+        if isinstance(want, dict):
+            assert got.keys() == want.keys() and all(np.array_equal(got[k], want[k]) for k in want)
+        else:
+            assert got.shape == (4,) and np.array_equal(got, want)
+    nd = sm.Window(sm.NDCG(3, per_query=True), size=2)
+    nd.update([1, 0, 0, 1, 2, 0], [0.9, 0.1, 0.9, 0.1, 0.5, 0.4], query_ids=[1, 1, 2, 2, 3, 3])
+    np.testing.assert_allclose(nd.per_query_values(), [1 / np.log2(3), 1.0], rtol=0, atol=TOL)
+    with pytest.raises(AttributeError, match="F1 has no per_query_values"):
+        sm.Window(sm.F1(), size=3).per_query_values()
+    with pytest.raises(ValueError, match="per_query=True"):
+        sm.Window(TrecMeasure("map"), size=3).per_query_values()
