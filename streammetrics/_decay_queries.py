@@ -11,6 +11,8 @@ from ._decay_state import RENORM, DecayBase
 from ._query_values import (
     TIMED_QUERY_OPTIONS,
     TimedQueryOptions,
+    allows_nan,
+    finite,
     query_values,
     spec_layout,
     split_timestamp,
@@ -123,7 +125,7 @@ class DecayedQueriesState(DecayBase):
         self._check_newest_index(newest, n_seen)
         sums = arrays["sums"]
         if not isinstance(sums, np.ndarray) or sums.shape != (self.width,) or sums.dtype.kind != "f" \
-                or not np.isfinite(sums).all():
+                or not finite(sums, allows_nan(self.specs)):
             raise ValueError(f"state: 'sums' must be {self.width} finite floats")
         mass = optional_float(arrays["mass"], "mass")
         if mass is None or (mass < 1.0 if n_seen else mass != 0.0):

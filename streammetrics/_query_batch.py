@@ -19,13 +19,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._ranking_queries import MAX_GRADE, QUERY_OPTIONS, Group, QueryOptions, RankedQueries, take_rows
+from ._ranking_queries import (
+    MAX_GRADE,
+    QUERY_OPTIONS,
+    Group,
+    QueryOptions,
+    QueryRows,
+    RankedQueries,
+    take_rows,
+)
 from ._validation import as_numpy, check_scores, first_bad
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["BLOCK_ROWS", "QueryBatch", "check_batch", "prepare_queries"]
+__all__ = ["BLOCK_ROWS", "QueryBatch", "check_batch", "prepare_queries", "reads_rows"]
 
 #: Rows per ranked block (whole queries; a longer query is a block of its own): 65,536 rows
 #: keep each float64 temporary at 512 KiB.
@@ -38,7 +46,9 @@ class QueryBatch:
 
     ``bounds`` are every query's first row, then the number of rows; ``ids`` the
     per-row query ids (``None`` for one query); ``doc_ids`` the per-row document ids;
-    ``n_relevant`` the validated counts and ``judged`` the per-query judged grades (as given).
+    ``n_relevant`` the validated counts and ``judged`` the per-query judged grades (as given);
+    ``raw``: ``judged`` holds judgment rows that the measures read themselves (blocks are then
+    not ranked: :class:`~streammetrics._ranking_queries.QueryRows`).
     """
 
     rel: np.ndarray
@@ -48,6 +58,7 @@ class QueryBatch:
     doc_ids: np.ndarray | None
     n_relevant: np.ndarray | None
     judged: list[Any] | None
+    raw: bool = False
 
     @property
     def n_queries(self) -> int:
@@ -72,6 +83,13 @@ class QueryBatch:
     def rank(self, qa: int, qb: int) -> RankedQueries:
         """Queries ``qa`` to ``qb`` (exclusive) ranked. O(rows log L)."""
         a, b = int(self.bounds[qa]), int(self.bounds[qb])
+        if self.raw:
+            assert self.doc_ids is not None and self.judged is not None
+            qids = None if self.ids is None else self.ids[self.bounds[qa:qb]].tolist()
+            given = QueryRows(self.scores[a:b], self.doc_ids[a:b], self.bounds[qa : qb + 1] - a,
+                              self.judged[qa:qb], a)  # fmt: skip
+            return RankedQueries(qb - qa, np.diff(self.bounds[qa : qb + 1]), [], qids, None, None, None,
+                                 offset=qa, given=given)  # fmt: skip
         rel = self.rel[a:b].astype(np.float64, copy=False)
         sc = self.scores[a:b].astype(np.float64, copy=False)
         lengths, starts = np.diff(self.bounds[qa : qb + 1]), self.bounds[qa:qb] - a
@@ -150,7 +168,9 @@ def _query_bounds(q: np.ndarray) -> np.ndarray:
     return bounds
 
 
-def check_batch(relevance: Any, scores: Any, **options: Unpack[QueryOptions]) -> QueryBatch:
+def check_batch(
+    relevance: Any, scores: Any, *, raw_judged: bool = False, **options: Unpack[QueryOptions]
+) -> QueryBatch:
     """Validate a batch (one query, or many with ``query_ids``) without copying it.
 
     ``options`` are the :class:`~streammetrics._ranking_queries.QueryOptions` (an unknown
@@ -158,14 +178,22 @@ def check_batch(relevance: Any, scores: Any, **options: Unpack[QueryOptions]) ->
     naming the argument and first offending value (duplicate documents and the per-query
     measures' own checks are found while ranking, :meth:`QueryBatch.rank`); never mutates
     anything. O(n) reductions plus O(queries log queries).
+
+    ``raw_judged``: the measures read each query's ``judged`` entry (judgment rows naming
+    documents) and rank the query themselves; ``relevance`` must then be None (the rows give
+    every judgment), ``doc_ids`` and ``judged`` are required and ``n_relevant`` is refused.
     """
     unknown = sorted(set(options) - QUERY_OPTIONS)
     if unknown:
         raise TypeError(f"update() got an unexpected keyword argument {unknown[0]!r}")
     doc_ids, judged = options.get("doc_ids"), options.get("judged")
     n_relevant, query_ids = options.get("n_relevant"), options.get("query_ids")
-    rel = _as_1d(relevance, "relevance")
-    _check_grades(rel, "relevance")
+    if raw_judged:
+        _check_raw(relevance, doc_ids, judged, n_relevant)
+        rel = np.zeros(_as_1d(scores, "scores").shape[0])
+    else:
+        rel = _as_1d(relevance, "relevance")
+        _check_grades(rel, "relevance")
     sc = _as_1d(scores, "scores")
     n = rel.shape[0]
     if sc.shape[0] != n:
@@ -189,7 +217,27 @@ def check_batch(relevance: Any, scores: Any, **options: Unpack[QueryOptions]) ->
     parts = None
     if judged is not None:
         parts = [judged] if q is None else _lookup(judged, qids, "judged", n_queries)
-    return QueryBatch(rel, sc, bounds, q, d, nrel, parts)
+    return QueryBatch(rel, sc, bounds, q, d, nrel, parts, raw_judged)
+
+
+def _check_raw(relevance: Any, doc_ids: Any, judged: Any, n_relevant: Any) -> None:
+    """The arguments of a batch whose judgments are rows in ``judged`` (``raw_judged``)."""
+    if relevance is not None:
+        raise ValueError("relevance: these measures take every judgment from judged= (rows naming "
+                         f"documents); pass relevance=None, got {type(relevance).__name__}")  # fmt: skip
+    if doc_ids is None:
+        raise ValueError("doc_ids: required, the judgment rows in judged= name documents")
+    if judged is None:
+        raise ValueError("judged: required, each query's judgment rows (judged={query id: rows})")
+    if n_relevant is not None:
+        raise ValueError("n_relevant: not taken; the judgment rows in judged= give every judgment")
+
+
+def reads_rows(spec: Any) -> bool:
+    """Whether ``spec`` reads each query's ``judged`` entry as judgment rows naming documents and
+    ranks the query itself (a spec's ``raw_judged`` attribute; default False): such specs share a
+    state and a batch only with each other (``check_batch(..., raw_judged=True)``)."""
+    return bool(getattr(spec, "raw_judged", False))
 
 
 def _needs_ids(*options: Any) -> bool:

@@ -15,8 +15,9 @@ import numpy as np
 
 from . import _ranking_queries as K
 from ._load_checks import MAX_SAMPLES
-from ._query_batch import check_batch
+from ._query_batch import check_batch, reads_rows
 from ._query_spec import STORED_RTOL, Spec
+from ._query_values import finite
 from ._state import State
 from ._validation import first_bad
 
@@ -90,6 +91,9 @@ class QueryState(State):
         """Register ``spec`` (copying its data from ``source`` if that holds it)."""
         if spec in self._acc:
             return
+        if self._acc and reads_rows(spec) != self.raw_judged:  # their keys differ: never shared
+            raise ValueError(f"{spec.name}: cannot share a query state with measures that take "
+                             "another form of judged=")  # fmt: skip
         acc = _Acc(spec)
         if source is not None and spec in source._acc:
             theirs = source._acc[spec]
@@ -102,8 +106,13 @@ class QueryState(State):
     def acc(self, spec: Spec) -> _Acc:
         return self._acc[spec]
 
+    @property
+    def raw_judged(self) -> bool:
+        """Whether the specs read judgment rows from ``judged`` (:func:`reads_rows`)."""
+        return any(reads_rows(s) for s in self._acc)
+
     def key(self) -> Hashable:
-        return ("retrieval",)
+        return ("retrieval", "judgment-rows") if self.raw_judged else ("retrieval",)
 
     def is_empty(self) -> bool:
         return all(a.count == 0 for a in self._acc.values())
@@ -120,7 +129,7 @@ class QueryState(State):
     update_keywords = K.QUERY_OPTIONS
 
     def prepare(self, relevance: Any, scores: Any, **options: Unpack[K.QueryOptions]) -> Any:
-        batch = check_batch(relevance, scores, **options)
+        batch = check_batch(relevance, scores, raw_judged=self.raw_judged, **options)
         specs = list(self._acc)
         sums = [np.zeros(spec.width) for spec in specs]
         kept: list[list[np.ndarray]] = [[] for _ in specs]
@@ -180,7 +189,8 @@ class QueryState(State):
             if sums.shape != (spec.width,) or sums.dtype.kind not in "fiu":
                 raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")
             sums = sums.astype(np.float64)
-            if not np.isfinite(sums).all():
+            nan_ok = bool(getattr(spec, "allows_nan", False))  # (trec_eval's 0/0 values)
+            if not finite(sums, nan_ok):
                 raise ValueError(f"state: {name}.sums holds non-finite values")
             if count[0] == 0 and sums.any():  # (before check_block: inf * 0 for unbounded gains)
                 nz = int(np.flatnonzero(sums)[0])
@@ -195,7 +205,7 @@ class QueryState(State):
                         f"state: {name}.values must have shape ({int(count[0])}, {spec.width}), "
                         f"got {vals.shape}"
                     )
-                if not np.isfinite(vals).all():
+                if not finite(vals, nan_ok):
                     raise ValueError(f"state: {name}.values holds non-finite values")
                 vals = vals.astype(np.float64)
                 spec.check_block(vals, None, f"{name}.values", STORED_RTOL / 2)

@@ -14,15 +14,15 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ._query_batch import check_batch
+from ._query_batch import check_batch, reads_rows
 from ._ranking_queries import QUERY_OPTIONS, QueryOptions
 from ._state import State
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["TIMED_QUERY_OPTIONS", "TimedQueryOptions", "check_values", "query_values", "spec_layout",
-           "split_timestamp", "write_query_sums"]
+__all__ = ["TIMED_QUERY_OPTIONS", "TimedQueryOptions", "allows_nan", "check_values", "finite", "query_values",
+           "spec_layout", "split_timestamp", "write_query_sums"]
 
 
 class TimedQueryOptions(QueryOptions, total=False):
@@ -52,7 +52,8 @@ def query_values(specs: list[Any], relevance: Any, scores: Any,
                  **options: Unpack[QueryOptions]) -> np.ndarray:
     """Every query's values of every spec, (queries, total width): the batch validated and
     ranked once, in blocks of whole queries (:func:`~streammetrics._query_batch.check_batch`)."""
-    batch = check_batch(relevance, scores, **options)
+    raw = any(reads_rows(spec) for spec in specs)
+    batch = check_batch(relevance, scores, raw_judged=raw, **options)
     out = []
     for rq in batch.blocks():
         cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
@@ -70,13 +71,26 @@ def spec_layout(specs: list[Any]) -> list[tuple[Any, int, int]]:
     return out
 
 
-def check_values(values: Any, width: int, what: str) -> np.ndarray:
-    """Untrusted per-query values: a finite float matrix with ``width`` columns."""
+def allows_nan(specs: list[Any]) -> bool:
+    """Whether a query value of any of ``specs`` may be NaN (a spec's ``allows_nan``, default
+    False: trec_eval's 0/0 of ``iprec_at_recall`` for a query ``-J`` leaves without documents)."""
+    return any(getattr(spec, "allows_nan", False) for spec in specs)
+
+
+def finite(x: np.ndarray, nan_ok: bool = False) -> bool:
+    """Every entry finite (or NaN, with ``nan_ok``): untrusted stored numbers. O(x.size)."""
+    ok = np.isfinite(x)
+    return bool((ok | np.isnan(x)).all() if nan_ok else ok.all())
+
+
+def check_values(values: Any, width: int, what: str, nan_ok: bool = False) -> np.ndarray:
+    """Untrusted per-query values: a finite float matrix with ``width`` columns (NaN allowed
+    with ``nan_ok``)."""
     if not isinstance(values, np.ndarray) or values.ndim != 2 or values.shape[1] != width \
             or values.dtype.kind != "f":
         raise ValueError(f"state: {what} 'values' must be a float array of shape (n, {width})")
     values = values.astype(np.float64)
-    if values.size and not np.isfinite(values).all():
+    if values.size and not finite(values, nan_ok):
         raise ValueError(f"state: {what} 'values' holds non-finite numbers")
     return values
 

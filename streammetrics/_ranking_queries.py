@@ -27,7 +27,7 @@ import numpy as np
 
 from ._validation import first_bad
 
-__all__ = ["MAX_GRADE", "QUERY_OPTIONS", "Group", "QueryOptions", "RankedQueries", "take_rows"]
+__all__ = ["MAX_GRADE", "QUERY_OPTIONS", "Group", "QueryOptions", "QueryRows", "RankedQueries", "take_rows"]
 
 
 class QueryOptions(TypedDict, total=False):
@@ -153,6 +153,23 @@ def gain(grades: np.ndarray, kind: str) -> np.ndarray:
 
 
 @dataclass
+class QueryRows:
+    """A block's queries as given, not ranked: for measures that rank and judge each query
+    themselves from judgment rows (``streammetrics.trec`` with ``judgments="prefs"``, ...).
+
+    ``scores`` and ``doc_ids`` are the block's rows in input order, ``bounds`` every query's
+    first row then the number of rows, ``judged`` each query's ``judged`` entry as given (None
+    when absent), ``first_row`` the block's first row within the batch (for messages).
+    """
+
+    scores: np.ndarray
+    doc_ids: np.ndarray
+    bounds: np.ndarray
+    judged: list[Any]
+    first_row: int = 0
+
+
+@dataclass
 class RankedQueries:
     """A validated batch of queries, each ranked once; measures read it (see module docstring).
 
@@ -169,6 +186,8 @@ class RankedQueries:
     judged_lengths: np.ndarray | None
     #: Index of the first query within the whole batch (blocks of a large batch).
     offset: int = 0
+    #: The queries as given, unranked (``groups`` empty): batches checked with ``raw_judged``.
+    given: QueryRows | None = None
     _cache: dict[Any, Any] = field(default_factory=dict)
 
     def _where(self, i: int) -> str:

@@ -92,7 +92,7 @@ Code: the shared wrapper base (nested configuration, clock, update, pass-through
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ._base import Metric
 from ._params import Param, check_param
@@ -127,7 +127,8 @@ class Window(SampleWrapper):
     -----
     ``update(y_true, y_pred, *, sample_weight=None, timestamp=None)`` folds in a batch (or one
     sample); ``compute()`` is the wrapped metric's value on exactly the window's samples.
-    ``interval()`` and ``bounds()`` pass through when the wrapped metric has them.
+    ``interval()``, ``bounds()`` and ``per_query_values()`` pass through when the wrapped metric
+    has them.
 
     Complexity: ``update`` O(batch); a read O(expired rows + state) for subtractable states with
     integer weights (unweighted exact AUROC: amortised O(log W) per new or expired row, the
@@ -166,6 +167,27 @@ class Window(SampleWrapper):
         with self._lock:
             self._state.advance(float(t))
         return self
+
+    def per_query_values(self) -> Any:
+        """The wrapped retrieval metric's ``per_query_values()`` over the window's queries, in
+        arrival order (the wrapped metric needs ``per_query=True``): an array, or for
+        :class:`~streammetrics.trec.TrecMeasures` a dict of arrays. AttributeError when the wrapped
+        metric has none. O(W · width).
+
+        Returns
+        -------
+        ndarray or dict of str to ndarray
+            One value per query in the window.
+
+        Examples
+        --------
+        >>> from streammetrics import MRR, Window
+        >>> w = Window(MRR(per_query=True), size=2)
+        >>> _ = w.update([0, 1, 1, 0, 0, 1], [0.9, 0.5, 0.9, 0.5, 0.9, 0.5], query_ids=[1, 1, 2, 2, 3, 3])
+        >>> w.per_query_values().tolist()  # queries 2 and 3
+        [1.0, 0.5]
+        """
+        return self._passthrough("per_query_values")
 
     def __len__(self) -> int:
         """Number of samples in the window."""

@@ -123,3 +123,44 @@ def test_unknown_names_and_parameters_are_one_line_errors(tmp_path, capsys, meas
     assert status != 0 and len(err.strip().splitlines()) == 1 and message in err, err
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
         TrecMeasures([measure])
+
+
+def test_err_against_ir_measures(tmp_path):
+    """ERR@k is ir_measures' ERR (gdeval's): its per-query values (printed by gdeval to 5 decimals)
+    and means agree with ours to that precision, for every trec_version. gdeval needs numeric
+    query ids; ir_measures averages over every qrels query, so every query is in the run."""
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = np.random.default_rng(11)
+    qrels, run = O.random_trec(rng, 30, max_docs=15, grades=(-1, 0, 0, 1, 2, 3, 4))
+    qrels = {str(100 + i): docs for i, docs in enumerate(qrels.values())}
+    run = {str(100 + i): docs for i, docs in enumerate(run.values())}
+    names = ["ERR@1", "ERR@5", "ERR@10", "ERR@20"]
+    try:
+        refs = {n: ir_measures.calc_aggregate([ir_measures.parse_measure(n)], qrels, run) for n in names}
+        per_q = {(m.query_id, str(m.measure)): m.value
+                 for m in ir_measures.iter_calc([ir_measures.parse_measure(n) for n in names], qrels, run)}
+    except (RuntimeError, OSError, ValueError) as exc:  # gdeval is a Perl script: no perl, no reference
+        if isinstance(exc, ValueError) and "Unsupported measures" not in str(exc):
+            raise
+        pytest.skip(f"ir_measures cannot run gdeval here: {exc}")
+    for version in (9, 10):
+        acc = TrecMeasures(names, per_query=True, trec_version=version)
+        trec_batch(qrels, run, trec_version=version).feed(acc)
+        ours, values = acc.compute(), acc.per_query_values()
+        qids = sorted(run)  # trec_batch's order
+        for name in names:
+            want = float(next(iter(refs[name].values())))
+            assert abs(ours[name] - want) <= 0.5e-5, (name, ours[name], want)
+            for q, v in zip(qids, values[name].tolist(), strict=True):
+                assert abs(v - per_q[q, name]) <= 0.5e-5 + 1e-12, (name, q, v, per_q[q, name])
+    assert max(float(next(iter(r.values()))) for r in refs.values()) > 0.05  # not all zeros
+
+
+def test_err_refuses_grades_above_gdevals_top(tmp_path, capsys):
+    acc = TrecMeasures(["ERR@10"])
+    with pytest.raises(ValueError, match="measure ERR: grades must be at most 4"):
+        acc.update([5, 0], [0.9, 0.1], judged={"q": [5, 0]}, query_ids=["q", "q"])
+    assert acc.n_queries == 0
+    qp, rp = _files(tmp_path, {"1": {"a": 5}}, {"1": {"a": 1.0}})
+    assert main(["trec", qp, rp, "-m", "ERR@10"]) != 0
+    assert "grades must be at most 4" in capsys.readouterr().err

@@ -220,9 +220,9 @@ def test_parameters_relevance_level_and_judged_only_match_pytrec_eval(tmp_path_f
                 continue
             got = rows[(printed.get(name, name), q)]
             compared.add(name)
-            if math.isnan(v):  # trec_eval's 0/0 when -J leaves no document: a documented difference
-                assert judged_only and name.startswith(("iprec_at_recall", "11pt_avg")) and float(got) == 0.0
-                assert rows[("num_ret", q)] == "0", (name, q)
+            if math.isnan(v):  # trec_eval's 0/0 when -J leaves no document: printed as trec_eval does
+                assert judged_only and name.startswith(("iprec_at_recall", "11pt_avg")), (name, q)
+                assert rows[("num_ret", q)] == "0" and got.strip() in ("nan", "-nan"), (name, q, got)
                 continue
             assert abs(float(got) - v) <= 1e-12, (name, q, got, v)
     assert int(rows[("num_q", "all")]) == len(want)
@@ -268,3 +268,23 @@ def test_yaap_dcg_and_ideal_dcg_against_their_definitions(tmp_path_factory, seed
     acc = TrecMeasure("yaap", rel_level=level, per_query=True)
     trec_batch(qrels, run).feed(acc)
     assert np.allclose(acc.per_query_values(), [float(rows[("yaap", q)]) for q in sorted(run)], rtol=0, atol=1e-12)
+
+
+def test_judged_only_leaving_no_document_prints_what_trec_eval_prints(tmp_path, capsys):
+    """trec_eval's ``iprec_at_recall`` / ``11pt_avg`` of a query that ``-J`` leaves without
+    documents is C's 0.0 / 0.0, printed by ``printf("%6.4f")``: ``-nan`` on x86-64 (the default
+    NaN has its sign bit set), ``nan`` on arm64 -- at the cutoffs of 0 relevant documents only
+    (the others stay 0), and the summary (the sum over queries / num_q) is that NaN too."""
+    qp, rp = tmp_path / "qrels", tmp_path / "run"
+    qp.write_text("q1 0 a 1\nq1 0 b 0\nq2 0 c 1\n")
+    rp.write_text("q1 Q0 a 1 2.0 r\nq1 Q0 b 2 1.0 r\nq2 Q0 zz 1 1.0 r\n")  # q2: only an unjudged document
+    args = ["-J", "-q", "-m", "iprec_at_recall..0,.5,1", "-m", "11pt_avg", "-m", "map"]
+    assert main(["trec", str(qp), str(rp), *args]) == 0
+    rows = {(n.strip(), q): v for n, q, v in (line.split("\t") for line in capsys.readouterr().out.splitlines())}
+    with np.errstate(invalid="ignore"):
+        c_nan = np.float64(0.0) / np.float64(0.0)  # what C's 0.0 / 0.0 gives on this machine
+    text = "  -nan" if math.copysign(1.0, float(c_nan)) < 0 else "   nan"
+    for q in ("q2", "all"):
+        assert rows[("iprec_at_recall_0.00", q)] == text and rows[("11pt_avg", q)] == text, q
+    assert rows[("iprec_at_recall_0.50", "q2")] == "0.0000" and rows[("iprec_at_recall_1.00", "all")] == "0.5000"
+    assert rows[("map", "all")] == "0.5000" and rows[("iprec_at_recall_0.00", "q1")] == "1.0000"

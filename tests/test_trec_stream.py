@@ -46,7 +46,11 @@ def _one_shot(tmp_path, qrels, run, measures, **kw):
 
 def _close(got: dict, want: dict) -> None:
     for name, v in got.items():
-        assert abs(v - float(want[name])) <= TOL * max(1.0, abs(float(want[name]))), (name, v, want[name])
+        w = float(want[name])
+        if math.isnan(w):  # trec_eval's 0/0 (a query -J leaves without documents): NaN in both
+            assert math.isnan(v), (name, v, want[name])
+            continue
+        assert abs(v - w) <= TOL * max(1.0, abs(w)), (name, v, want[name])
 
 
 def _split(rng, qrels, run, parts: int):
@@ -192,3 +196,30 @@ def test_a_loaded_state_out_of_range_is_refused():
     state[key][0, acc.names.index("map")] = 1.5  # AP above 1
     with pytest.raises(ValueError, match="outside the range of map"):
         sm.Metric.from_state_dict(state)
+
+
+def test_a_query_judged_only_leaves_without_documents_is_nan_as_in_trec_eval():
+    """With ``judged_only`` a query whose retrieved documents are all unjudged has no ranking:
+    trec_eval's ``iprec_at_recall`` at the cutoffs of 0 relevant documents and ``11pt_avg`` are
+    0/0 there (NaN, and so are their means), equal to the command's; the state keeps the NaN
+    through save / load, a Window and a Decayed, and only such a spec's state accepts one."""
+    names = ["iprec_at_recall..0,.5", "11pt_avg", "map"]
+    batch = trec_batch({"q1": {"a": 1, "b": 0}, "q2": {"c": 1}}, {"q1": {"a": 2.0, "b": 1.0}, "q2": {"zz": 1.0}})
+    for make in (lambda m: m, lambda m: sm.Window(m, size=5), lambda m: sm.Decayed(m, half_life=3.0)):
+        acc = make(TrecMeasures(names, judged_only=True))
+        batch.feed(acc)
+        for a in (acc, sm.loads(sm.dumps(acc))):
+            got = a.compute()
+            assert math.isnan(got["iprec_at_recall_0.00"]) and math.isnan(got["11pt_avg"]), got
+            assert got["map"] > 0 and not math.isnan(got["iprec_at_recall_0.50"])
+    per_q = TrecMeasures(names, judged_only=True, per_query=True)
+    batch.feed(per_q)
+    values = sm.loads(sm.dumps(per_q)).per_query_values()
+    assert values["iprec_at_recall_0.00"][0] == 1.0 and math.isnan(values["iprec_at_recall_0.00"][1])
+    plain = TrecMeasures(names)  # no judged_only: a stored NaN is no state such a stream leaves
+    state = plain.state_dict()
+    key = next(k for k in state if k.endswith(".sums"))
+    state[key] = np.full_like(state[key], np.nan)
+    state[key.replace(".sums", ".count")] = np.array([1])
+    with pytest.raises(ValueError, match="non-finite"):
+        TrecMeasures.from_state_dict(state)

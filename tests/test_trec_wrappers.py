@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics.trec import TrecMeasures, trec_batch
+from streammetrics.trec import TrecMeasure, TrecMeasures, trec_batch
 from tests import retrieval_oracles as O
 
 TOL = 1e-12
@@ -47,6 +47,9 @@ def _feed(metric, qrels, run, queries, version):
 def _close(got: dict, want: dict) -> None:
     assert set(got) == set(want)
     for name, w in want.items():
+        if math.isnan(w):  # trec_eval's 0/0 (a query -J leaves without documents): NaN in both
+            assert math.isnan(got[name]), (name, got[name], w)
+            continue
         assert abs(got[name] - w) <= TOL * max(1.0, abs(w)), (name, got[name], w)
 
 
@@ -67,9 +70,9 @@ def test_window_over_the_last_queries_equals_a_fresh_accumulator(seed, size, whi
         for q in seen[-size:]:  # one query per update: the window's order, not re-sorted
             _feed(fresh, qrels, run, [q], version)
         _close(w.compute(), fresh.compute())
-        got_q, want_q = w.metric.per_query_values(), fresh.per_query_values()  # as of compute()
-        for name in want_q:
-            np.testing.assert_allclose(got_q[name], want_q[name], rtol=0, atol=TOL)
+        got_q, want_q = w.per_query_values(), fresh.per_query_values()
+        for name in want_q:  # (equal_nan: trec_eval's 0/0 where -J leaves a query no document)
+            np.testing.assert_allclose(got_q[name], want_q[name], rtol=0, atol=TOL, equal_nan=True)
 
 
 def test_window_by_time_keeps_the_queries_newer_than_the_span():
@@ -153,3 +156,99 @@ def test_decayed_by_time_weighs_each_query_by_its_age():
     t = np.array([stamps[q] for q in order])
     w = 0.5 ** ((t[-1] - t) / 4.0)
     _close(d.compute(), _by_hand(ref.per_query_values(), ref, w))
+
+
+# -- the preference and judgment-group measures (judgment rows in judged=) -------------------------
+ROWS_CASES = [("prefs", "all_prefs"), ("qrels_prefs", "all_prefs"), ("qrels_jg", "qrels_jg")]
+
+
+def _rows_data(seed: int, n: int, judgments: str):
+    """Random queries with each query's judgment rows as ``judgments`` takes them: qrels_jg and
+    qrels_prefs rows from two or three judges (groups) grading a random subset of the judged
+    documents; prefs rows in one or two sub-groups of a judge, levels agreeing across them (so
+    that the preferences are consistent)."""
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, n, max_docs=8)
+    rows: dict[str, list[tuple]] = {}
+    for q, docs in qrels.items():
+        rows[q] = []
+        for jg in ["A", "B", "C"][: int(rng.integers(2, 4))]:
+            for d, g in docs.items():
+                if rng.random() < 0.7:
+                    if judgments == "prefs":
+                        rows[q].extend((jg, jsg, d, float(g)) for jsg in ["s1", "s2"][: int(rng.integers(1, 3))])
+                    else:
+                        rows[q].append((jg, d, int(rng.integers(-1, 3)) if judgments == "qrels_jg" else g))
+    return rows, run, list(run)
+
+
+def _feed_rows(metric, rows, run, queries, **kw):
+    metric.update(None, [s for q in queries for s in run[q].values()],
+                  doc_ids=[d for q in queries for d in run[q]], judged={q: rows[q] for q in queries},
+                  query_ids=[q for q in queries for _ in run[q]], **kw)  # fmt: skip
+
+
+@pytest.mark.parametrize(("judgments", "measure"), ROWS_CASES)
+@pytest.mark.parametrize("size", [1, 4])
+def test_window_over_judgment_rows_equals_a_fresh_accumulator(judgments, measure, size):
+    rows, run, order = _rows_data(61 + size, 14, judgments)
+    opts = {"judgments": judgments, "per_query": True, "max_docs": 6}
+    w = sm.Window(TrecMeasures(measure, **opts), size=size)
+    for i in range(0, len(order), 3):
+        _feed_rows(w, rows, run, order[i : i + 3])
+        if i == 3:
+            w = sm.loads(sm.dumps(w))
+        fresh = TrecMeasures(measure, **opts)
+        _feed_rows(fresh, rows, run, order[: i + 3][-size:])
+        _close(w.compute(), fresh.compute())
+        for name, want in fresh.per_query_values().items():
+            np.testing.assert_allclose(w.per_query_values()[name], want, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize(("judgments", "measure"), ROWS_CASES)
+def test_decayed_over_judgment_rows_equals_the_hand_weighted_values(judgments, measure):
+    rows, run, order = _rows_data(71, 16, judgments)
+    half_life = 2.0
+    d = sm.Decayed(TrecMeasures(measure, judgments=judgments), half_life=half_life)
+    by_time = sm.Decayed(TrecMeasures(measure, judgments=judgments), half_life_seconds=3.0)
+    ref = TrecMeasures(measure, judgments=judgments, per_query=True)
+    stamps = {q: 0.5 * i * i for i, q in enumerate(order)}
+    for i in range(0, len(order), 4):
+        batch = order[i : i + 4]
+        _feed_rows(d, rows, run, batch)
+        _feed_rows(by_time, rows, run, batch, timestamp=[stamps[q] for q in batch])
+        _feed_rows(ref, rows, run, batch)
+        if i == 4:
+            d = sm.loads(sm.dumps(d))
+        per_q = ref.per_query_values()
+        n = len(per_q[ref.names[0]])
+        _close(d.compute(), _by_hand(per_q, ref, 0.5 ** ((n - 1 - np.arange(n)) / half_life)))
+        t = np.array([stamps[q] for q in order[:n]])
+        _close(by_time.compute(), _by_hand(per_q, ref, 0.5 ** ((t[-1] - t) / 3.0)))
+
+
+def test_window_per_query_values_passes_through():
+    """``Window.per_query_values()`` is the wrapped metric's over the window's queries, in arrival
+    order, read without a ``compute()`` first (a TrecMeasures: a dict; a TrecMeasure or NDCG: an
+    array); a wrapped metric without per-query values raises AttributeError."""
+    qrels, run, batches = _data(81, 12)
+    order = [q for b in batches for q in b]
+    for make in (lambda: TrecMeasures(["map", "P.5"], per_query=True), lambda: TrecMeasure("ndcg", per_query=True)):
+        w = sm.Window(make(), size=4)
+        for batch in batches:
+            _feed(w, qrels, run, batch, 9)
+        fresh = make()
+        for q in order[-4:]:
+            _feed(fresh, qrels, run, [q], 9)
+        got, want = w.per_query_values(), fresh.per_query_values()
+        if isinstance(want, dict):
+            assert got.keys() == want.keys() and all(np.array_equal(got[k], want[k]) for k in want)
+        else:
+            assert got.shape == (4,) and np.array_equal(got, want)
+    nd = sm.Window(sm.NDCG(3, per_query=True), size=2)
+    nd.update([1, 0, 0, 1, 2, 0], [0.9, 0.1, 0.9, 0.1, 0.5, 0.4], query_ids=[1, 1, 2, 2, 3, 3])
+    np.testing.assert_allclose(nd.per_query_values(), [1 / np.log2(3), 1.0], rtol=0, atol=TOL)
+    with pytest.raises(AttributeError, match="F1 has no per_query_values"):
+        sm.Window(sm.F1(), size=3).per_query_values()
+    with pytest.raises(ValueError, match="per_query=True"):
+        sm.Window(TrecMeasure("map"), size=3).per_query_values()

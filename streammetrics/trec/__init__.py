@@ -28,10 +28,13 @@ Differences from trec_eval: a score or grade that is not a number is an error (t
 as 0); ``rbp`` rescales gains outside [0, 1] from a range that starts at 0 (trec_eval leaves it
 uninitialised); a qrels query absent from the run is skipped
 without ``-c`` (trec_eval 10.0 exits with an error); a document judged twice in a query is an error
-when the qrels are read (trec_eval: when that query is evaluated); a query left with no document
-by ``-J`` has ``iprec_at_recall`` (at the cutoffs of 0 relevant documents) and ``11pt_avg`` 0
-(trec_eval divides 0 by 0 and prints nan). :func:`trec_metrics` gives the
-library's streaming accumulators of the common measures.
+when the qrels are read (trec_eval: when that query is evaluated). As in trec_eval, a query left
+with no document by ``-J`` (or ``-M 0``) has ``iprec_at_recall`` (at the cutoffs of 0 relevant
+documents) and ``11pt_avg`` 0/0, printed as C's ``printf`` prints that NaN (``-nan`` on x86-64,
+``nan`` on arm64), and so are their means. :func:`trec_metrics` gives the
+library's streaming accumulators of the common measures; :class:`TrecMeasures` every measure as an
+accumulator (the preference and judgment-group measures with ``judgments="prefs"``,
+``"qrels_prefs"`` or ``"qrels_jg"``, fed each query's judgment rows).
 
 Beyond trec_eval: ir_measures' names (``AP``, ``AP@10``, ``nDCG``, ``nDCG@10``, ``P@5``, ``R@100``,
 ``RR``, ``RR@10``, ``Rprec``, ``Bpref``, ``Judged@10``, ``NumRet``, ``NumRel``, ``NumRelRet``,

@@ -5,9 +5,14 @@
   (trec_eval's ``recip_rank`` of the run cut to ``k`` documents).
 * ``Judged@k``: the fraction of the top ``min(k, retrieved)`` documents that appear in the qrels
   (any grade), as ir_measures' judged provider; 0 for an empty ranking.
-* ``ERR@k`` (Chapelle et al. 2009): ``sum_{r<=k} R_r / r * prod_{i<r} (1 - R_i)`` with
-  ``R = (2**g - 1) / 2**gmax``, ``g`` the document's grade (0 when unjudged or negative) and
-  ``gmax`` the query's highest judged grade; 0 when that is 0.
+* ``ERR@k`` (Chapelle et al. 2009) as ir_measures computes it, with gdeval (TREC Web track's
+  ``gdeval.pl``): ``sum_{r<=min(k, retrieved)} R_r / r * prod_{i<r} (1 - R_i)`` with
+  ``R = (2**g - 1) / 2**4``, ``g`` the document's grade (0 when unjudged or negative) and 4
+  gdeval's fixed top grade; a query judging a grade above 4 is an error (gdeval refuses such
+  qrels). gdeval ranks by score descending, then document id descending, as trec_eval does
+  (``trec_version=9`` ranks float32 scores, gdeval doubles: the same ranking unless two scores of
+  a query differ only beyond float32 precision) and prints each query's value to 5 decimals
+  (ours are unrounded).
 * ``RBP(p)`` (Moffat & Zobel 2008): ``(1 - p) * sum_i rel_i * p**(i - 1)`` over the whole ranking,
   ``rel_i`` binary (grade at least the relevance level).
 """
@@ -37,12 +42,19 @@ def judged_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     return out
 
 
+#: gdeval's top grade: ERR's gains are (2**g - 1) / 2**GDEVAL_MAX_GRADE.
+GDEVAL_MAX_GRADE = 4
+
+
 def err_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    gmax = rr.num_rel_levels - 1
-    if gmax <= 0 or not rr.num_ret:
+    top = rr.num_rel_levels - 1
+    if top > GDEVAL_MAX_GRADE:
+        raise ValueError(f"measure ERR: grades must be at most {GDEVAL_MAX_GRADE} (gdeval's, with which "
+                         f"ir_measures computes ERR), a query judges grade {top}")  # fmt: skip
+    if top <= 0 or not rr.num_ret:
         return [0.0] * len(cutoffs)
     g = np.maximum(rr.rels, 0).astype(np.float64)
-    stop = (np.exp2(g) - 1.0) / 2.0**gmax
+    stop = (np.exp2(g) - 1.0) / 2.0**GDEVAL_MAX_GRADE
     reach = np.concatenate([[1.0], np.cumprod(1.0 - stop)[:-1]])
     terms = stop * reach / np.arange(1, rr.num_ret + 1)
     return [seqsum(terms[: min(k, rr.num_ret)]) for k in cutoffs]

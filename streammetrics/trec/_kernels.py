@@ -22,6 +22,11 @@ import numpy as np
 NONPOOL = -1
 UNJUDGED = -2
 MIN_GEO_MEAN = 0.00001
+with np.errstate(invalid="ignore"):
+    #: C's 0.0 / 0.0 as this machine computes it (x86-64: a NaN with the sign bit set, which
+    #: printf prints as ``-nan``; arm64: ``nan``): trec_eval's value of ``iprec_at_recall`` /
+    #: ``11pt_avg`` for a query without retrieved documents (``-J`` or ``-M 0``).
+    C_ZERO_BY_ZERO = float(np.divide(np.float64(0.0), np.float64(0.0)))
 INFAP_EPSILON = 0.00001
 
 
@@ -285,7 +290,7 @@ def _iprec_walk(rr: ResRels, cuts: Sequence[int]) -> list[tuple[int, float]]:
     while cur >= 0 and cuts[cur] > rr.num_rel_ret:
         cur -= 1
     ip = rr.interpolated
-    last = rr.num_rel_ret / rr.num_ret if rr.num_ret else 0.0
+    last = rr.num_rel_ret / rr.num_ret if rr.num_ret else C_ZERO_BY_ZERO  # trec_eval's 0/0
     for k in range(nrr, 0, -1):
         last = float(ip[k - 1])
         while cur >= 0 and k == cuts[cur]:

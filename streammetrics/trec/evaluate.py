@@ -31,7 +31,7 @@ from .batched import block_values, fast_path, split_row
 from .binread import paused_gc
 from .compactqrels import CompactQrels, read_compact_qrels
 from .irnames import select
-from .judgment_groups import read_qrels_jg
+from .judgment_groups import groups_in_order, read_qrels_jg
 from .preferences import PrefLine, form_prefs_counts, read_prefs
 from .readers import TrecFormatError
 from .runfile import (
@@ -111,10 +111,7 @@ def read_judgments(path: str, rel_format: str) -> Mapping[str, list[dict[str, in
     if rel_format in PREFS_FORMATS:
         return {}
     if rel_format == "qrels_jg":
-        return {
-            q: [groups[jg] for jg in sorted(groups, key=qid_key)]
-            for q, groups in read_qrels_jg(path).items()
-        }
+        return {q: groups_in_order(groups) for q, groups in read_qrels_jg(path).items()}
     raise ValueError(
         f"rel_format (-R) {rel_format!r} is not supported; supported: qrels, qrels_jg, prefs, qrels_prefs"
     )
@@ -204,7 +201,15 @@ class _Printer:
             self.out.write(f"{name:<22}\t{qid}\t{math.trunc(float(value))}\n")
         else:
             prefix = "Z" if self.z else ""
-            self.out.write(f"{prefix}{name:<22}\t{qid}\t{float(value):6.{self.digits}f}\n")
+            self.out.write(f"{prefix}{name:<22}\t{qid}\t{c_float(float(value), self.digits)}\n")
+
+
+def c_float(value: float, digits: int) -> str:
+    """``value`` as C's ``printf("%6.<digits>f")`` prints it: NaN as ``nan`` or, with its sign
+    bit set (x86-64's 0/0), ``-nan``, right-aligned in 6 characters."""
+    if math.isnan(value):
+        return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
+    return f"{value:6.{digits}f}"
 
 
 def _bogus_fixups(sel: Selected, values: list[Value]) -> list[Value]:

@@ -8,7 +8,8 @@ per-group ``map``, ``P`` and ``Rprec_mult`` over the query's groups.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from . import _kernels as K
 from .readers import TrecFormatError
@@ -69,6 +70,38 @@ def read_qrels_jg(path: str) -> dict[str, dict[str, dict[str, int]]]:
                 )
             per_jg[docno] = g
     return out
+
+
+def _group_key(name: str) -> bytes:
+    return name.encode("utf-8")
+
+
+def groups_in_order(groups: Mapping[str, dict[str, int]]) -> list[dict[str, int]]:
+    """A query's judgment groups ({jg: {docno: grade}}) in trec_eval's order: by name, bytewise."""
+    return [groups[jg] for jg in sorted(groups, key=_group_key)]
+
+
+def groups_from_rows(rows: Any, where: str) -> list[dict[str, int]]:
+    """A query's judgment groups, in trec_eval's order, from rows as a ``qrels_jg`` file has
+    them after the query id: ``(jg, docno, grade)``; grades truncated to integers as
+    :func:`read_qrels_jg` reads them; None is no row. ValueError naming ``where`` and the first
+    malformed row or document judged twice by one group. O(rows)."""
+    groups: dict[str, dict[str, int]] = {}
+    for i, row in enumerate(() if rows is None else rows):
+        try:
+            if isinstance(row, (str, bytes)):
+                raise TypeError
+            jg, docno, grade = row
+            g = int(float(grade))
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"{where}: expected rows (jg, docno, grade) with a finite grade, "
+                             f"row {i} is {row!r}") from None  # fmt: skip
+        per_jg = groups.setdefault(str(jg), {})
+        if str(docno) in per_jg:
+            raise ValueError(f"{where}: row {i} judges document {str(docno)!r} a second time "
+                             f"in group {str(jg)!r}")  # fmt: skip
+        per_jg[str(docno)] = g
+    return groups_in_order(groups)
 
 
 def _average(groups: Sequence[K.ResRels], per_group: list[list[float]], width: int) -> list[float]:

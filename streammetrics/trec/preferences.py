@@ -16,7 +16,9 @@ is the number of jgs preferring document ``i`` to ``j``. Cost: O(judged²) per q
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -68,12 +70,39 @@ def read_prefs(path: str, qrels_format: bool = False) -> dict[str, list[PrefLine
                 raise TrecFormatError(
                     f"{path}:{lineno}: expected {width} fields, got {len(parts)}: {line.strip()!r}"
                 )
-            if qrels_format:
-                qid, jg, docno, rel = parts
-                jsg = "0"
-            else:
-                qid, jg, jsg, docno, rel = parts
-            out.setdefault(qid, []).append((jg, jsg, docno, atof(rel)))
+            out.setdefault(parts[0], []).append(pref_line(parts[1:], qrels_format))
+    return out
+
+
+def pref_line(fields: Sequence[Any], qrels_format: bool = False) -> PrefLine:
+    """One preference judgment from a line's fields after the query id: ``jg jsg docno
+    rel_level`` (``qrels_format``: ``jg docno rel_level``, one jsg ``"0"``). Names are read as
+    text, ``rel_level`` as C's ``atof`` reads text (a number is taken as it is). O(1)."""
+    if qrels_format:
+        jg, docno, rel = fields
+        jsg: Any = "0"
+    else:
+        jg, jsg, docno, rel = fields
+    level = atof(rel) if isinstance(rel, str) else float(rel)
+    return (str(jg), str(jsg), str(docno), level)
+
+
+def pref_lines(rows: Any, qrels_format: bool, where: str) -> list[PrefLine]:
+    """A query's preference judgments from rows as a prefs file has them after the query id
+    (``(jg, jsg, docno, rel_level)``; ``qrels_format``: ``(jg, docno, rel_level)``); None is no
+    row. ValueError naming ``where`` and the first malformed row. O(rows)."""
+    width = 3 if qrels_format else 4
+    out = []
+    for i, row in enumerate(() if rows is None else rows):
+        try:
+            ok = not isinstance(row, (str, bytes)) and len(row) == width
+            line = pref_line(row, qrels_format) if ok else None
+        except (TypeError, ValueError):
+            line = None
+        if line is None or not math.isfinite(line[3]):
+            shape = "(jg, docno, rel_level)" if qrels_format else "(jg, jsg, docno, rel_level)"
+            raise ValueError(f"{where}: expected rows {shape} with a finite rel_level, row {i} is {row!r}")
+        out.append(line)
     return out
 
 

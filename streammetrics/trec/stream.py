@@ -25,6 +25,21 @@ Inputs (trec_eval's judgments of the retrieved documents):
   ``trec_version=9``; the accumulator's ``trec_version`` picks the recall-cutoff rule of
   ``iprec_at_recall`` / ``11pt_avg``.
 
+The preference measures (``-R prefs`` / ``-R qrels_prefs``: ``all_prefs``, ``prefs_simp``, ...)
+and the judgment-group measures (``-R qrels_jg``: ``qrels_jg``, ``map_avgjg``, ...) take their
+judgments as rows naming documents: ``TrecMeasures("all_prefs", judgments="prefs")`` is updated
+with ``update(None, scores, doc_ids=..., judged={qid: rows}, query_ids=...)``, each query's rows
+as the file has them after the query id -- ``(jg, jsg, docno, rel_level)`` for ``prefs``,
+``(jg, docno, rel_level)`` for ``qrels_prefs``, ``(jg, docno, grade)`` for ``qrels_jg`` -- and
+each query is ranked (doubles for ``trec_version=10``, float32 for 9: no rounding needed),
+judged and evaluated by the command's own per-query evaluator, so the values are
+``streammetrics trec -R ...``'s. Such accumulators share a state in a ``MetricSet`` only with each
+other.
+
+With ``judged_only`` (or ``max_docs=0``) a query left without documents has trec_eval's 0/0 --
+NaN -- for ``iprec_at_recall`` at the cutoffs of 0 relevant documents and for ``11pt_avg``, so their
+means are NaN too, as trec_eval prints them; the state keeps it (save, load, windows).
+
 ``runid`` and ``relstring`` have no numeric value and are left out (``official`` gives the rest).
 Cost: ``update`` O(n log L) to rank n rows once, then O(retrieved) numpy work per query and measure
 (one Python call per query and measure); memory O(values) -- O(queries x values) with
@@ -43,21 +58,31 @@ import numpy as np
 
 from .._base import UndefinedMetricWarning
 from .._params import Param, check_param
+from .._ranking_queries import QueryRows
 from .._retrieval_metric import check_level
 from .._warnings import warn
 from ..retrieval import RetrievalMetric
 from . import _kernels as K
 from ._measures import Options, Selected, check_trec_version
+from .evaluate import QueryEvaluator
 from .irnames import select
+from .judgment_groups import groups_from_rows
+from .preferences import PrefLine, pref_lines
+from .runfile import QueryLines
 
 __all__ = ["TrecMeasures", "TrecMeasure", "TrecSpec", "TrecBatch", "trec_batch", "NOT_IN_QRELS", "UNJUDGED"]
 
 NOT_IN_QRELS = K.NONPOOL
 UNJUDGED = K.UNJUDGED
+#: What ``judged`` holds per query, as trec_eval's ``-R``: grades (``qrels``) or judgment rows.
+JUDGMENTS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "map_cut",
                    "ndcg_cut", "success", "set_P", "set_recall", "set_relative_P", "set_map",
                    "relative_P", "Rprec_mult", "11pt_avg", "unj", "RR_cut", "Judged", "ERR_cut",
-                   "RBP_p", "rbp_resid"})  # fmt: skip
+                   "RBP_p", "rbp_resid", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "prefs_simp",
+                   "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
+                   "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
+                   "prefs_avgjg_imp"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -103,10 +128,25 @@ class TrecSpec:
     max_docs: int | None = None
     num_docs: int = 0
     per_query: bool = False
+    judgments: str = "qrels"
+
+    @property
+    def raw_judged(self) -> bool:
+        """Whether ``judged`` holds judgment rows (``judgments`` other than ``"qrels"``): the
+        query state then checks batches with ``raw_judged`` and each query is ranked here."""
+        return self.judgments != "qrels"
+
+    @property
+    def allows_nan(self) -> bool:
+        """Whether a query's value may be NaN: trec_eval's 0/0 of ``iprec_at_recall`` /
+        ``11pt_avg`` for a query without ranked documents (``judged_only`` or ``max_docs=0``),
+        which the stored state then keeps as trec_eval does."""
+        empty = self.judged_only or self.max_docs == 0 or any(s.judged_only for s in self.selected)
+        return empty and any(s.measure.name in ("iprec_at_recall", "11pt_avg") for s in self.selected)
 
     @functools.cached_property
     def _selection(self) -> tuple[list[Selected], list[str]]:
-        sel = [s for s in select(self.measures) if s.measure.avg != "none"]
+        sel = [s for s in select(self.measures, self.judgments) if s.measure.avg != "none"]
         names = [n for s in sel for n in s.printed]
         if not names:
             raise ValueError(f"measures: {list(self.measures)!r} select no numeric measure")
@@ -134,6 +174,8 @@ class TrecSpec:
     def name(self) -> str:
         opts = f"rel_level={self.rel_level},v={self.trec_version},fused={self.fused_cutoffs}"
         opts += f",J={self.judged_only},M={self.max_docs},N={self.num_docs},per_query={self.per_query}"
+        if self.raw_judged:  # (qrels: the name files have always stored)
+            opts += f",R={self.judgments}"
         return f"trec({' '.join(self.measures)};{opts})"
 
     def value_range(self) -> tuple[np.ndarray, np.ndarray]:
@@ -177,6 +219,8 @@ class TrecSpec:
         """Every query's values, shape (queries, width), from a ranked batch (one query at a time
         through the trec_eval kernels). ValueError naming the argument for input the kernels do
         not take."""
+        if rq.given is not None:
+            return self._evaluate_rows(rq.given, rq.qids)
         if rq.judged is None:
             raise ValueError("judged: trec measures need every query's judged grades (judged=...)")
         if rq.n_relevant is not None:
@@ -197,6 +241,36 @@ class TrecSpec:
             codes = grades.astype(np.int64)
             for i, q in enumerate(g.rows.tolist()):
                 out[q] = self._query(rq, q, codes[i], judged[bounds[q] : bounds[q + 1]], opts)
+        return out
+
+    def _evaluate_rows(self, given: QueryRows, qids: list[Any] | None) -> np.ndarray:
+        """Every query's values from judgment rows (``prefs``, ``qrels_prefs``, ``qrels_jg``):
+        each query ranked, judged and evaluated by ``streammetrics trec``'s own per-query
+        evaluator (:class:`.evaluate.QueryEvaluator`), its scores and document ids as a run's
+        lines."""
+        n = len(given.bounds) - 1
+        names = [str(q) for q in qids] if qids is not None else ["query"] * n
+        prefs: dict[str, list[PrefLine]] = {}
+        groups: dict[str, list[dict[str, int]]] = {}
+        for qid, rows in zip(names, given.judged, strict=True):
+            where = f"judged[{qid!r}]" if qids is not None else "judged"
+            if self.judgments == "qrels_jg":
+                groups[qid] = groups_from_rows(rows, where)
+            else:
+                prefs[qid] = pref_lines(rows, self.judgments == "qrels_prefs", where)
+                groups[qid] = []
+        ev = QueryEvaluator("doc_ids", self.selected, groups, prefs,
+                            Options(version=self.trec_version, fused=self.fused_cutoffs), self.judgments,
+                            max_docs=self.max_docs, judged_only=self.judged_only, rel_level=self.rel_level,
+                            num_docs=self.num_docs)  # fmt: skip
+        out = np.zeros((n, self.width))
+        b = given.bounds.tolist()
+        for i, qid in enumerate(names):
+            docs = [str(d) for d in given.doc_ids[b[i] : b[i + 1]].tolist()]
+            scores = np.asarray(given.scores[b[i] : b[i + 1]], dtype=np.float64)
+            rows = np.arange(b[i], b[i + 1]) + given.first_row  # the batch's rows, for messages
+            values = ev.values(qid, QueryLines(docs, scores, rows))
+            out[i] = [float(v) for vs in values for v in vs]
         return out
 
     def _query(self, rq: Any, q: int, rels: np.ndarray, judged: np.ndarray, opts: Options) -> list[float]:
@@ -229,6 +303,7 @@ class TrecSpec:
 #: ``max_docs`` (trec_eval ``-M``) and ``num_docs`` (``-N``).
 _DOC_COUNT = Param("int", "expected a non-negative integer", low=0)
 _DOC_COUNT_OR_NONE = Param("int", "expected a non-negative integer", low=0, optional=True)
+_JUDGMENTS = Param("choice", f"expected one of {list(JUDGMENTS)}", choices=JUDGMENTS)
 
 
 def _measure_list(measures: Any) -> tuple[str, ...]:
@@ -263,6 +338,12 @@ class TrecMeasures(RetrievalMetric):
         The number of documents in the collection (trec_eval ``-N``).
     per_query : bool, default False
         Keep every query's values (:meth:`per_query_values`).
+    judgments : {'qrels', 'prefs', 'qrels_prefs', 'qrels_jg'}, default 'qrels'
+        What ``judged`` holds, as trec_eval's ``-R``: each query's grades (``relevance`` the
+        retrieved documents' grades), or its judgment rows naming documents -- preferences
+        ``(jg, jsg, docno, rel_level)``, qrels read as preferences ``(jg, docno, rel_level)``,
+        judgment groups ``(jg, docno, grade)`` -- with ``relevance=None`` and ``doc_ids``
+        required (see the module docstring).
 
     Examples
     --------
@@ -270,6 +351,14 @@ class TrecMeasures(RetrievalMetric):
     >>> m = TrecMeasures(["map", "P.1"])
     >>> m.update([0, 1, 1], [0.9, 0.5, 0.7], judged={"q": [1, 1, 0]}, query_ids=["q"] * 3).compute()
     {'map': 0.5833333333333333, 'P_1': 0.0}
+
+    Preferences: user ``u`` prefers ``a`` to ``b`` to ``c``; the run ranks ``b`` first.
+
+    >>> p = TrecMeasures(["prefs_simp", "prefs_num_prefs_ful"], judgments="prefs")
+    >>> rows = [("u", "s", "a", 2), ("u", "s", "b", 1), ("u", "s", "c", 0)]
+    >>> p.update(None, [0.9, 0.5, 0.1], doc_ids=["b", "a", "c"], judged={"q": rows},
+    ...          query_ids=["q"] * 3).compute()
+    {'prefs_num_prefs_ful': 2.0, 'prefs_simp': 0.6666666666666666}
     """
 
     def __init__(
@@ -283,14 +372,16 @@ class TrecMeasures(RetrievalMetric):
         max_docs: int | None = None,
         num_docs: int = 0,
         per_query: bool = False,
+        judgments: str = "qrels",
     ) -> None:
         names = _measure_list(measures)
         level = check_level(rel_level, "rel_level")
         version = check_trec_version(trec_version)
         cut = check_param(max_docs, "max_docs", _DOC_COUNT_OR_NONE)
         docs = check_param(num_docs, "num_docs", _DOC_COUNT)
+        kind = check_param(judgments, "judgments", _JUDGMENTS)
         spec = TrecSpec(names, level, version, bool(fused_cutoffs), bool(judged_only), cut, docs,
-                        bool(per_query))  # fmt: skip
+                        bool(per_query), kind)  # fmt: skip
         spec.columns  # noqa: B018 -- parse the measures now: a bad name fails in the constructor
         self.spec = spec
         super().__init__(spec)  # type: ignore[arg-type]
@@ -300,7 +391,7 @@ class TrecMeasures(RetrievalMetric):
         return {"measures": list(s.measures), "rel_level": int(s.rel_level) if s.rel_level.is_integer()
                 else s.rel_level, "trec_version": s.trec_version, "fused_cutoffs": s.fused_cutoffs,
                 "judged_only": s.judged_only, "max_docs": s.max_docs, "num_docs": s.num_docs,
-                "per_query": s.per_query}  # fmt: skip
+                "per_query": s.per_query, "judgments": s.judgments}  # fmt: skip
 
     @property
     def names(self) -> list[str]:
