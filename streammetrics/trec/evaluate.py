@@ -206,7 +206,26 @@ class _Printer:
 
 def c_float(value: float, digits: int) -> str:
     """``value`` as C's ``printf("%6.<digits>f")`` prints it: NaN as ``nan`` or, with its sign
-    bit set (x86-64's 0/0), ``-nan``, right-aligned in 6 characters."""
+    bit set (x86-64's 0/0), ``-nan``, right-aligned in 6 characters.
+
+    Parameters
+    ----------
+    value : float
+        The number to print.
+    digits : int
+        Digits after the decimal point.
+
+    Returns
+    -------
+    str
+        The printed text, at least 6 characters wide.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.evaluate import c_float
+    >>> c_float(0.25, 4), c_float(-float("nan"), 4)
+    ('0.2500', '  -nan')
+    """
     if math.isnan(value):
         return f"{'-nan' if math.copysign(1.0, value) < 0 else 'nan':>6}"
     return f"{value:6.{digits}f}"

@@ -77,7 +77,24 @@ def _group_key(name: str) -> bytes:
 
 
 def groups_in_order(groups: Mapping[str, dict[str, int]]) -> list[dict[str, int]]:
-    """A query's judgment groups ({jg: {docno: grade}}) in trec_eval's order: by name, bytewise."""
+    """A query's judgment groups ({jg: {docno: grade}}) in trec_eval's order: by name, bytewise.
+
+    Parameters
+    ----------
+    groups : mapping of str to dict of str to int
+        Each judgment group's grades by document.
+
+    Returns
+    -------
+    list of dict of str to int
+        The groups' grades, in trec_eval's order of the group names.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.judgment_groups import groups_in_order
+    >>> groups_in_order({"b": {"d1": 1}, "a": {"d2": 0}})
+    [{'d2': 0}, {'d1': 1}]
+    """
     return [groups[jg] for jg in sorted(groups, key=_group_key)]
 
 
@@ -85,7 +102,26 @@ def groups_from_rows(rows: Any, where: str) -> list[dict[str, int]]:
     """A query's judgment groups, in trec_eval's order, from rows as a ``qrels_jg`` file has
     them after the query id: ``(jg, docno, grade)``; grades truncated to integers as
     :func:`read_qrels_jg` reads them; None is no row. ValueError naming ``where`` and the first
-    malformed row or document judged twice by one group. O(rows)."""
+    malformed row or document judged twice by one group. O(rows).
+
+    Parameters
+    ----------
+    rows : iterable of (jg, docno, grade), or None
+        The query's judgment rows.
+    where : str
+        What the rows are, for error messages (e.g. the query).
+
+    Returns
+    -------
+    list of dict of str to int
+        The groups' grades by document, in trec_eval's order (see :func:`groups_in_order`).
+
+    Examples
+    --------
+    >>> from streammetrics.trec.judgment_groups import groups_from_rows
+    >>> groups_from_rows([("1", "d1", 2), ("0", "d2", "1.7")], "query 7")
+    [{'d2': 1}, {'d1': 2}]
+    """
     groups: dict[str, dict[str, int]] = {}
     for i, row in enumerate(() if rows is None else rows):
         try:

@@ -77,7 +77,26 @@ def read_prefs(path: str, qrels_format: bool = False) -> dict[str, list[PrefLine
 def pref_line(fields: Sequence[Any], qrels_format: bool = False) -> PrefLine:
     """One preference judgment from a line's fields after the query id: ``jg jsg docno
     rel_level`` (``qrels_format``: ``jg docno rel_level``, one jsg ``"0"``). Names are read as
-    text, ``rel_level`` as C's ``atof`` reads text (a number is taken as it is). O(1)."""
+    text, ``rel_level`` as C's ``atof`` reads text (a number is taken as it is). O(1).
+
+    Parameters
+    ----------
+    fields : sequence
+        The line's fields after the query id.
+    qrels_format : bool, default False
+        The fields are ``jg docno rel_level`` (``-R qrels_prefs``).
+
+    Returns
+    -------
+    tuple of (str, str, str, float)
+        ``(jg, jsg, docno, rel_level)``.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.preferences import pref_line
+    >>> pref_line(["1", "2", "doc9", "3"]), pref_line(["1", "doc9", 0.5], qrels_format=True)
+    (('1', '2', 'doc9', 3.0), ('1', '0', 'doc9', 0.5))
+    """
     if qrels_format:
         jg, docno, rel = fields
         jsg: Any = "0"
@@ -90,7 +109,28 @@ def pref_line(fields: Sequence[Any], qrels_format: bool = False) -> PrefLine:
 def pref_lines(rows: Any, qrels_format: bool, where: str) -> list[PrefLine]:
     """A query's preference judgments from rows as a prefs file has them after the query id
     (``(jg, jsg, docno, rel_level)``; ``qrels_format``: ``(jg, docno, rel_level)``); None is no
-    row. ValueError naming ``where`` and the first malformed row. O(rows)."""
+    row. ValueError naming ``where`` and the first malformed row. O(rows).
+
+    Parameters
+    ----------
+    rows : iterable of sequences, or None
+        The query's rows.
+    qrels_format : bool
+        Rows of 3 fields (``-R qrels_prefs``) instead of 4 (``-R prefs``).
+    where : str
+        What the rows are, for error messages (e.g. the query).
+
+    Returns
+    -------
+    list of tuple of (str, str, str, float)
+        One ``(jg, jsg, docno, rel_level)`` per row.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.preferences import pref_lines
+    >>> pref_lines([("1", "d1", 2), ("1", "d2", 1)], True, "query 7")
+    [('1', '0', 'd1', 2.0), ('1', '0', 'd2', 1.0)]
+    """
     width = 3 if qrels_format else 4
     out = []
     for i, row in enumerate(() if rows is None else rows):

@@ -111,6 +111,8 @@ class TrecSpec:
         The number of documents in the collection (trec_eval ``-N``).
     per_query : bool, default=False
         Keep every query's values.
+    judgments : {"qrels", "prefs", "qrels_prefs", "qrels_jg"}, default="qrels"
+        The form of each query's judgments (trec_eval ``-R``).
 
     Examples
     --------
