@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric, trusted_states
-from ._params import Param, check_param
+from ._params import Param, check_accumulator, check_param, nonempty_param
 from ._persistence import dumps, loads
 from ._warnings import warn
 from .metricset import MetricSet
@@ -289,12 +289,10 @@ def normalise(metrics: Any) -> tuple[MetricSet, Shape]:
     if isinstance(metrics, Metric):
         return MetricSet(m=type(metrics)._from_config(metrics._config())), Shape("one")
     if isinstance(metrics, Mapping):
-        if not metrics:
-            raise ValueError("metrics: needs at least one metric")
+        nonempty_param(metrics, "metrics", "expected at least one metric")
         members: dict[str, Metric] = {}
         for i, (name, m) in enumerate(metrics.items()):
-            if not isinstance(m, Metric) or isinstance(m, MetricSet):
-                raise ValueError(f"metrics: {name!r} is not a metric (got {type(m).__name__})")
+            check_accumulator(m, f"metrics[{name!r}]", refused=(MetricSet,))
             members[f"m{i}"] = type(m)._from_config(m._config())
         return MetricSet(members), Shape("mapping", tuple(metrics))
     raise ValueError(

@@ -300,9 +300,9 @@ def nonempty_param(value: Any, name: str, rule: str) -> list[Any]:
 
 
 def check_accumulator(value: Any, name: str = "metric", *, kind: type[Metric] = Metric,
-                      refused: tuple[type[Metric], ...] = ()) -> Any:
+                      refused: tuple[type[Metric], ...] = (), rule: str | None = None) -> Any:
     """``value`` if it is a streammetrics accumulator: an instance of ``kind`` and of none of
-    ``refused`` (a wrapper that cannot wrap its own kind).
+    ``refused`` (a wrapper that cannot wrap its own kind, a set that cannot hold a set).
 
     Parameters
     ----------
@@ -314,12 +314,15 @@ def check_accumulator(value: Any, name: str = "metric", *, kind: type[Metric] = 
         The accumulator class required (``Sliced``, say).
     refused : tuple of type, default=()
         Accumulator classes refused.
+    rule : str, optional
+        The rule as the message words it, when the caller has more to say (a hint); default
+        ``"expected a streammetrics accumulator"`` (``a <kind> accumulator`` for another ``kind``),
+        followed by ``" (not a <refused> or <refused>)"`` when classes are refused.
 
     Returns
     -------
     Metric
-        ``value``. Otherwise ``ValueError`` reading ``"<name>: expected a streammetrics accumulator,
-        got <type name>"`` (``a <kind> accumulator`` for another ``kind``). O(1).
+        ``value``. Otherwise ``ValueError`` reading ``"<name>: <rule>, got <type name>"``. O(1).
 
     Examples
     --------
@@ -332,8 +335,15 @@ def check_accumulator(value: Any, name: str = "metric", *, kind: type[Metric] = 
     Traceback (most recent call last):
     ...
     ValueError: metric: expected a streammetrics accumulator, got dict
+    >>> check_accumulator(sm.MetricSet(auroc=auroc), "auroc", refused=(sm.MetricSet,))
+    Traceback (most recent call last):
+    ...
+    ValueError: auroc: expected a streammetrics accumulator (not a MetricSet), got MetricSet
     """
     if not isinstance(value, kind) or isinstance(value, refused):
-        what = "streammetrics" if kind is Metric else kind.__name__
-        raise ValueError(f"{name}: expected a {what} accumulator, got {type(value).__name__}")
+        if rule is None:
+            rule = f"expected a {'streammetrics' if kind is Metric else kind.__name__} accumulator"
+            if refused:
+                rule += f" (not a {' or '.join(r.__name__ for r in refused)})"
+        raise ValueError(f"{name}: {rule}, got {type(value).__name__}")
     return value

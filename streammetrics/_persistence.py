@@ -45,7 +45,7 @@ import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
 from ._load_checks import MAX_DEPTH, json_depth, load_budget
-from ._params import Param, check_param
+from ._params import Param, check_accumulator, check_param
 
 __all__ = ["save", "load", "dumps", "loads", "remove_stale_temps"]
 
@@ -154,8 +154,7 @@ def save(metric: Metric, path: str | os.PathLike[str]) -> None:
     >>> round(sm.load(path).compute(), 4)
     0.6667
     """
-    if not isinstance(metric, Metric):
-        raise ValueError(f"save: expected a streammetrics metric, got {type(metric).__name__}")
+    check_accumulator(metric)
     target = Path(path)
     data = dumps(metric)
     remove_stale_temps(target)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ._load_checks import MAX_DEPTH, json_depth
+from ._params import nonempty_param
 
 __all__ = [
     "OTHER",
@@ -41,6 +42,8 @@ __all__ = [
 #: At most this many distinct values (or the batch size, if larger) for integer keys to be
 #: their own codes; beyond it they are factorised with a sort.
 DENSE_RANGE = 4096
+#: The rule of a dict or tuple of key columns.
+_KEYS_RULE = "expected at least one key column"
 
 
 class OtherSlice:
@@ -96,18 +99,16 @@ def split_slices(slices: Any, n: int) -> tuple[tuple[str, ...] | None, list[np.n
     (``key0``, ``key1``, ...), anything else one column (names None). Each column must hold one
     key per row (shape (n,))."""
     if isinstance(slices, Mapping):
-        names = tuple(slices)
+        names = tuple(nonempty_param(slices, "slices", _KEYS_RULE))
         for name in names:
             if not isinstance(name, str) or not name:
                 raise ValueError(f"slices: key names must be non-empty strings, got {name!r}")
         columns = [slices[name] for name in names]
     elif isinstance(slices, tuple):
-        names = tuple(f"key{i}" for i in range(len(slices)))
-        columns = list(slices)
+        columns = nonempty_param(slices, "slices", _KEYS_RULE)
+        names = tuple(f"key{i}" for i in range(len(columns)))
     else:
         return None, [_column(slices, n, "slices")]
-    if not columns:
-        raise ValueError("slices: needs at least one key column, got none")
     return names, [_column(c, n, f"slices[{name!r}]") for c, name in zip(columns, names, strict=True)]
 
 

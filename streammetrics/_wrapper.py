@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 
 from ._base import Metric
 from ._labels import split_labels, with_labels
+from ._params import check_accumulator
 from ._timestamps import Clock
 from .metricset import MetricSet
 
@@ -167,13 +168,9 @@ for _abstract in (Wrapper, SampleWrapper):
 def check_wrappable(metric: Any, wrapper: str) -> Metric:
     """The wrapped metric must be one empty classification or retrieval accumulator (not a set
     or another sample wrapper); returns an empty twin of it."""
-    if not isinstance(metric, Metric) or isinstance(metric, MetricSet):
-        raise ValueError(
-            f"{wrapper}: metric must be one accumulator (wrap each member and put the wrappers in a "
-            f"MetricSet), got {type(metric).__name__}"
-        )
-    if isinstance(metric, SampleWrapper):
-        raise ValueError(f"{wrapper}: cannot wrap a {type(metric).__name__}")
+    check_accumulator(metric, refused=(MetricSet,), rule="expected one accumulator, not a MetricSet (wrap "
+                      "each member and put the wrappers in a MetricSet)")
+    check_accumulator(metric, refused=(SampleWrapper,), rule=f"a {wrapper} cannot wrap a Window or Decayed")
     if metric.family not in ("classification", "retrieval"):
         raise ValueError(f"{wrapper}: supports classification and retrieval metrics, got family "
                          f"{metric.family!r}")

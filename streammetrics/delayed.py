@@ -74,7 +74,7 @@ from ._delayed_pending import (
 from ._delayed_slices import KeyLayout, check_layout, key_arrays, load_key_arrays, row_keys, slices_argument
 from ._delayed_unknown import LabelReport, check_on_unknown, unknown_error
 from ._labels import numeric_or_labels
-from ._params import Param, check_param
+from ._params import Param, check_accumulator, check_param
 from ._timestamps import Clock, call_time
 from ._validation import as_numpy, check_weights, kept_predictions, one_score
 from ._wrapper import Wrapper, resolve_clock
@@ -136,8 +136,7 @@ class DelayedLabels(BatchedFolding, Wrapper):
                  on_unknown: str = "skip", clock: Clock | None = None, batch_size: int = 1,
                  max_delay: float = 1.0) -> None:
         super().__init__()
-        if not isinstance(metric, Metric) or isinstance(metric, DelayedLabels):
-            raise ValueError(f"DelayedLabels: metric must be an accumulator, got {type(metric).__name__}")
+        check_accumulator(metric, refused=(DelayedLabels,))
         sliced = metric.family == "sliced"
         if metric.family != "classification" and not sliced:
             raise ValueError(

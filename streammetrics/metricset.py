@@ -18,6 +18,7 @@ import numpy as np
 
 from ._base import Metric
 from ._labels import numeric_or_labels
+from ._params import check_accumulator, nonempty_param
 from ._result_output import MetricResults
 from ._state import State
 from ._validation import is_scalar
@@ -98,16 +99,11 @@ class MetricSet(Metric):
     def __init__(self, metrics: Mapping[str, Metric] | None = None, /, **named: Metric) -> None:
         super().__init__()
         members = {**(dict(metrics) if metrics else {}), **named}
-        if not members:
-            raise ValueError("MetricSet: needs at least one metric")
+        nonempty_param(members, "metrics", "expected at least one metric")
         for name, m in members.items():
             if not isinstance(name, str) or not name.isidentifier():
                 raise ValueError(f"MetricSet: member names must be identifiers, got {name!r}")
-            if not isinstance(m, Metric) or isinstance(m, MetricSet):
-                raise ValueError(
-                    f"MetricSet: member {name!r} must be a metric (not a MetricSet), "
-                    f"got {type(m).__name__}"
-                )
+            check_accumulator(m, name, refused=(MetricSet,))
         families = {m.family for m in members.values()}
         if len(families) > 1:
             raise ValueError(

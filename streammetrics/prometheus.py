@@ -59,7 +59,10 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ._base import Metric
+from ._confusion_counts import ConfusionCounts
 from ._params import Param, check_accumulator, check_param
+from ._score_state import ScoreState
+from .calibration._state import ProbabilityBins
 from .decay import Decayed
 from .delayed import DelayedLabels
 from .metricset import MetricSet
@@ -79,19 +82,27 @@ _MAX_SERIES = Param("int", "must be an int >= 0", low=0)
 
 
 def _samples(metric: Metric) -> float | None:
+    """The (weighted) number of samples behind ``metric``'s value, read from what its state
+    declares: a window's length, the decayed count, the confusion counts' total (multilabel: of
+    the first label), the exact score buffer's total weight (its pair-level view,
+    :meth:`~streammetrics._score_state.ScoreState.pair_scores`), the calibration sums' total
+    weight. None for the others (bins, retrieval, sliced states). O(classes)."""
     if isinstance(metric, Window):
         return float(metric._state.n_rows)
     if isinstance(metric, Decayed):
         return float(metric._state.n_seen)
     state = metric._state
-    counts = getattr(state, "matrix", None)
-    if callable(counts):
-        m = np.asarray(counts())
+    if isinstance(state, ConfusionCounts):
+        m = state.matrix()
         return float(m[0].sum() if m.ndim == 3 else m.sum())
-    totals = getattr(state, "totals", None)
-    if callable(totals):
-        t = np.asarray(totals())
+    if isinstance(state, ScoreState):
+        pairs = state.pair_scores()
+        if pairs is None:  # bins keep no per-group totals
+            return None
+        t = pairs.totals()
         return float(t[0].sum()) if t.size else 0.0
+    if isinstance(state, ProbabilityBins):
+        return float(state.totals()[0])
     return None
 
 

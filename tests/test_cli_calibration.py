@@ -21,7 +21,7 @@ stats = pytest.importorskip("scipy.stats")
 
 import streammetrics as sm  # noqa: E402
 from streammetrics.__main__ import main  # noqa: E402
-from streammetrics.cli.calplots import bin_counts  # noqa: E402
+from streammetrics.plot import bin_counts  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 CAL = ("log_loss", "brier", "ece")

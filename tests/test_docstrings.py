@@ -8,6 +8,12 @@
   line of ``streammetrics._docstrings`` is left unfilled);
 - every ``Examples`` section holds at least one doctest line (``>>>``).
 
+The command-line modules (``streammetrics.cli`` and its submodules, ``CLI_MODULES``) follow the
+same rules except one: their classes need no ``Examples`` section. They are the internals of the
+commands (parsers, readers, report writers), documented for whoever works on the CLI; their
+behaviour is shown and tested through the commands (``tests/test_cli*.py``), not by doctests.
+Where a CLI docstring has an ``Examples`` section, it still needs a doctest line.
+
 A module's public definitions are its ``__all__``; a module without one (some ``trec``
 submodules) exposes every class and function it defines whose name has no leading underscore.
 """
@@ -24,6 +30,7 @@ from typing import Any
 import pytest
 
 import streammetrics.calibration
+import streammetrics.cli
 import streammetrics.functional
 import streammetrics.trec
 from streammetrics._docstrings import EXAMPLES, SNIPPETS, fill
@@ -40,6 +47,8 @@ MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "s
            "streammetrics.retrieval", "streammetrics.sliced", "streammetrics.checkpoint",
            *_submodules(streammetrics.trec), *_submodules(streammetrics.functional),
            *_submodules(streammetrics.calibration))
+#: The command-line modules: the same rules, except that a class needs no Examples section.
+CLI_MODULES = ("streammetrics.cli", *_submodules(streammetrics.cli))
 #: Public modules of the extras: checked where their third-party package is installed.
 OPTIONAL_MODULES = ("streammetrics.dask", "streammetrics.torch", "streammetrics.prometheus",
                     "streammetrics.prometheus_sliced", "streammetrics.mlflow", "streammetrics.tensorboard",
@@ -59,22 +68,28 @@ def _exported(module: Any) -> list[tuple[str, Any]]:
             if not attr.startswith("_") and getattr(obj, "__module__", None) == module.__name__]
 
 
-def _public() -> list[tuple[str, Any]]:
-    seen: dict[int, tuple[str, Any]] = {}
-    for name in MODULES + OPTIONAL_MODULES:
+def _public(modules: tuple[str, ...], skip: tuple[tuple[str, Any], ...] = ()) -> list[tuple[str, Any]]:
+    """The public classes and functions of ``modules`` (each once), leaving out those of ``skip``."""
+    seen: dict[int, tuple[str, Any]] = {id(obj): (name, obj) for name, obj in skip}
+    skipped = set(seen)
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ImportError:
-            if name in MODULES:
+            if name not in OPTIONAL_MODULES:
                 raise
             continue
         for attr, obj in _exported(module):
             if inspect.isclass(obj) or inspect.isfunction(obj):
                 seen.setdefault(id(obj), (f"{name}.{attr}", obj))
-    return sorted(seen.values(), key=lambda item: item[0])
+    return sorted((item for key, item in seen.items() if key not in skipped), key=lambda item: item[0])
 
 
-PUBLIC = _public()
+PUBLIC = _public(MODULES + OPTIONAL_MODULES)
+#: The CLI's public definitions that are not the library's (re-exports are checked as the library's).
+CLI_PUBLIC = _public(CLI_MODULES, skip=tuple(PUBLIC))
+#: (name, object, whether a class needs an Examples section)
+CHECKED = [(name, obj, True) for name, obj in PUBLIC] + [(name, obj, False) for name, obj in CLI_PUBLIC]
 
 
 def _sections(doc: str) -> set[str]:
@@ -98,8 +113,28 @@ def _described(doc: str, section: str) -> str:
     return ""
 
 
-@pytest.mark.parametrize(("name", "obj"), PUBLIC, ids=[name for name, _ in PUBLIC])
-def test_numpydoc_sections(name: str, obj: Any) -> None:
+def test_cli_modules_are_checked() -> None:
+    names = {name for name, _, _ in CHECKED}
+    assert "streammetrics.cli.evaluate" in CLI_MODULES and "streammetrics.cli.trec_compare" in CLI_MODULES
+    for expected in ("streammetrics.cli.evaluate.run", "streammetrics.cli.evaluate.Plan",
+                     "streammetrics.cli.errors.guarded", "streammetrics.cli.readers.open_source"):
+        assert expected in names
+
+
+@pytest.mark.parametrize("module_name", CLI_MODULES)
+def test_cli_definitions_are_private_or_exported(module_name: str) -> None:
+    """A CLI module's class or function without a leading ``_`` is in its ``__all__`` (so the
+    checks above see it): a helper used only in its own module has a leading ``_``."""
+    module = importlib.import_module(module_name)
+    defined = [attr for attr, obj in vars(module).items()
+               if (inspect.isclass(obj) or inspect.isfunction(obj)) and not attr.startswith("_")
+               and obj.__module__ == module_name]
+    missing = sorted(set(defined) - set(getattr(module, "__all__", defined)))
+    assert not missing, f"{module_name}: public but not in __all__: {missing}"
+
+
+@pytest.mark.parametrize(("name", "obj", "examples"), CHECKED, ids=[name for name, _, _ in CHECKED])
+def test_numpydoc_sections(name: str, obj: Any, examples: bool) -> None:
     doc = inspect.getdoc(obj) or ""
     assert doc.strip(), f"{name}: no docstring"
     assert not _PLACEHOLDER.search(doc), f"{name}: a shared-description placeholder was not filled"
@@ -110,8 +145,10 @@ def test_numpydoc_sections(name: str, obj: Any) -> None:
     if inspect.isclass(obj):
         if params:
             assert sections & {"Parameters", "Attributes"}, f"{name}: no Parameters (or Attributes) section"
-        assert "Examples" in sections, f"{name}: no Examples section"
-        assert ">>>" in _described(doc, "Examples"), f"{name}: an Examples section without a >>> line"
+        if examples:
+            assert "Examples" in sections, f"{name}: no Examples section"
+        if "Examples" in sections:
+            assert ">>>" in _described(doc, "Examples"), f"{name}: an Examples section without a >>> line"
         return
     if "Examples" in sections:
         assert ">>>" in _described(doc, "Examples"), f"{name}: an Examples section without a >>> line"
@@ -120,7 +157,7 @@ def test_numpydoc_sections(name: str, obj: Any) -> None:
     assert "Returns" in sections or "Yields" in sections, f"{name}: no Returns section"
 
 
-@pytest.mark.parametrize(("name", "obj"), PUBLIC, ids=[name for name, _ in PUBLIC])
+@pytest.mark.parametrize(("name", "obj"), [(n, o) for n, o, _ in CHECKED], ids=[n for n, _, _ in CHECKED])
 def test_every_argument_is_described(name: str, obj: Any) -> None:
     doc = inspect.getdoc(obj) or ""
     text = _described(doc, "Parameters") or _described(doc, "Attributes")
@@ -164,11 +201,11 @@ def _docstrings_with_members() -> list[tuple[str, str]]:
     """The docstrings of the modules of ``MODULES``, their public definitions and those
     definitions' public methods and properties."""
     out: list[tuple[str, str]] = []
-    for name in MODULES + OPTIONAL_MODULES:
+    for name in MODULES + OPTIONAL_MODULES + CLI_MODULES:
         try:
             module = importlib.import_module(name)
         except ImportError:
-            if name in MODULES:
+            if name not in OPTIONAL_MODULES:
                 raise
             continue
         out.append((name, inspect.cleandoc(module.__doc__ or "")))

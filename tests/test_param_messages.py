@@ -14,7 +14,7 @@ import pytest
 import streammetrics as sm
 from streammetrics import functional as F
 from streammetrics._dask_ranked import range_summaries
-from streammetrics._engine import empty_set, rebuild
+from streammetrics._engine import empty_set, normalise, rebuild
 from streammetrics._intervals import z_value
 from streammetrics._score_batches import check_layout
 from streammetrics.calibration._quantile import QuantileProbabilities
@@ -180,8 +180,26 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: SpilledRun("r", memory_lines=True), "memory_lines: expected a positive integer, got True"),
     (lambda: sm.InterpolatedPrecision([]), "recall: expected at least one recall level, got []"),
     (lambda: sm.Checkpointer({"f1": sm.F1()}, "x.sm"), "metric: expected a streammetrics accumulator, got dict"),
-    (lambda: sm.Sliced(sm.Sliced(sm.F1())), "metric: expected a streammetrics accumulator, got Sliced"),
-    (lambda: sm.Sliced(42), "metric: expected a streammetrics accumulator, got int"),
+    (lambda: sm.Sliced(sm.Sliced(sm.F1())), "metric: expected a streammetrics accumulator (not a Sliced), got Sliced"),
+    (lambda: sm.Sliced(42), "metric: expected a streammetrics accumulator (not a Sliced), got int"),
+    (lambda: sm.Sliced(sm.F1()).update([0], [0], slices={}), "slices: expected at least one key column, got {}"),
+    (lambda: sm.Sliced(sm.F1()).update([0], [0], slices=()), "slices: expected at least one key column, got ()"),
+    (lambda: sm.MetricSet(), "metrics: expected at least one metric, got {}"),
+    (lambda: sm.MetricSet(f1=42), "f1: expected a streammetrics accumulator (not a MetricSet), got int"),
+    (lambda: sm.MetricSet(s=sm.MetricSet(f1=sm.F1())),
+     "s: expected a streammetrics accumulator (not a MetricSet), got MetricSet"),
+    (lambda: normalise({}), "metrics: expected at least one metric, got {}"),
+    (lambda: normalise({"a": 1}), "metrics['a']: expected a streammetrics accumulator (not a MetricSet), got int"),
+    (lambda: sm.Window(sm.MetricSet(f1=sm.F1()), size=3),
+     "metric: expected one accumulator, not a MetricSet (wrap each member and put the wrappers in a "
+     "MetricSet), got MetricSet"),
+    (lambda: sm.Decayed([sm.F1()], half_life=2), "metric: expected one accumulator, not a MetricSet "),
+    (lambda: sm.Window(sm.Decayed(sm.F1(), half_life=2), size=3),
+     "metric: a Window cannot wrap a Window or Decayed, got Decayed"),
+    (lambda: sm.DelayedLabels(sm.DelayedLabels(sm.F1())),
+     "metric: expected a streammetrics accumulator (not a DelayedLabels), got DelayedLabels"),
+    (lambda: sm.DelayedLabels("f1"), "metric: expected a streammetrics accumulator (not a DelayedLabels), got str"),
+    (lambda: sm.save({"f1": sm.F1()}, "never-written.sm"), "metric: expected a streammetrics accumulator, got dict"),
     (lambda: _sliced_collector(sliced=sm.F1()), "sliced: expected a Sliced accumulator, got F1"),
     (lambda: _collector(metric=[sm.F1()]), "metric: expected a streammetrics accumulator, got list"),
     (lambda: _collector(prefix="bad-prefix"), "prefix: not a valid Prometheus metric name, got 'bad-prefix'"),

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["PROBABILISTIC", "ENTRIES", "DEFAULTS", "ECE_BINS", "Members", "build_probabilistic",
+__all__ = ["PROBABILISTIC", "ENTRIES", "ECE_BINS", "Members", "add_options", "build_probabilistic",
            "check_names", "default_names", "ks_threshold"]
 
 #: the rows that need probabilities (their own MetricSet)
@@ -52,14 +52,31 @@ ENTRIES: dict[str, tuple[Any, tuple[str, ...], bool]] = {
     "ks": (_ks, ("binary",), False),
 }
 #: appended to the default rows of each task
-DEFAULTS = {"binary": ["log_loss", "brier", "ece", "ks"], "multiclass": ["log_loss", "brier", "ece"],
+_DEFAULTS = {"binary": ["log_loss", "brier", "ece", "ks"], "multiclass": ["log_loss", "brier", "ece"],
             "multilabel": []}
 
 
 def default_names(base: list[str], task: str, max_bytes: int | None, notes: list[str]) -> list[str]:
     """The default rows of ``task``: ``base`` plus the calibration rows (KS dropped, with a note,
-    under ``--max-bytes``)."""
-    extra = list(DEFAULTS[task])
+    under ``--max-bytes``).
+
+    Parameters
+    ----------
+    base : list of str
+        The task's default rows of the main set.
+    task : {"binary", "multiclass", "multilabel"}
+        The task of the run.
+    max_bytes : int or None
+        ``--max-bytes`` (None: exact state).
+    notes : list of str
+        The report's notes; a note is appended when KS is dropped.
+
+    Returns
+    -------
+    list of str
+        ``base`` followed by the calibration rows of ``task``.
+    """
+    extra = list(_DEFAULTS[task])
     if max_bytes is not None and "ks" in extra:
         extra.remove("ks")
         notes.append("ks skipped: it needs the exact score buffer, which --max-bytes replaces by bins")
@@ -67,7 +84,24 @@ def default_names(base: list[str], task: str, max_bytes: int | None, notes: list
 
 
 def check_names(names: list[str], max_bytes: int | None) -> None:
-    """Usage errors for calibration rows asked for by name that the options rule out."""
+    """Usage errors for calibration rows asked for by name that the options rule out.
+
+    Parameters
+    ----------
+    names : list of str
+        The rows asked for with ``--metrics``.
+    max_bytes : int or None
+        ``--max-bytes`` (None: exact state).
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InputError
+        Exit status 2 when ``ks`` is asked for together with ``--max-bytes``.
+    """
     from .errors import InputError
 
     if max_bytes is not None and "ks" in names:
@@ -78,7 +112,25 @@ def check_names(names: list[str], max_bytes: int | None) -> None:
 def build_probabilistic(num_classes: int | None, names: list[str], from_logits: bool,
                         plots: bool) -> Any:
     """The MetricSet of the probabilistic rows in ``names`` (and of the reliability diagram when
-    ``plots``), or None when there are none."""
+    ``plots``), or None when there are none.
+
+    Parameters
+    ----------
+    num_classes : int or None
+        Number of classes (None: binary).
+    names : list of str
+        The rows of the run; those in ``PROBABILISTIC`` are built here.
+    from_logits : bool
+        ``--from-logits``: the scores are logits.
+    plots : bool
+        Whether ``--plot`` asks for the reliability diagram (members ``plot_ece`` and
+        ``plot_calibration``).
+
+    Returns
+    -------
+    MetricSet or None
+        The probabilistic members, or None when there are none.
+    """
     import streammetrics as sm
 
     members: dict[str, Any] = {}
@@ -101,8 +153,20 @@ class Members:
     one seen as one mapping of metrics (what ``report.results`` and ``plots.write_plots`` read),
     with one ``update`` for both.
 
-    ``explicit``: the probabilistic rows asked for by name (a batch of non-probabilities is then
-    an error); ``notes`` collects the one-line notes for the report."""
+    Parameters
+    ----------
+    main : MetricSet or None
+        The metrics that take any scores (None when only probabilistic rows are asked for).
+    prob : MetricSet or None
+        The metrics that take probabilities (from :func:`build_probabilistic`).
+    explicit : list of str
+        The probabilistic rows asked for by name: a batch of non-probabilities is then an error
+        (otherwise those rows are dropped with a note).
+    from_logits : bool
+        ``--from-logits``: the scores are logits.
+    notes : list of str
+        Collects the one-line notes for the report.
+    """
 
     def __init__(self, main: Any, prob: Any, explicit: list[str], from_logits: bool,
                  notes: list[str]) -> None:
@@ -115,8 +179,24 @@ class Members:
     def update(self, y: Any, s: Any, sample_weight: Any = None,
                locate: Callable[[ValueError], str] | None = None) -> None:
         """Update the main set (its errors propagate), then the probabilistic one: a batch that is
-        not probabilities is an error if those rows were asked for, else drops them (noted);
-        ``locate`` turns the library's message into one naming the file and row."""
+        not probabilities is an error if those rows were asked for, else drops them (noted).
+
+        Parameters
+        ----------
+        y : ndarray
+            Labels of the batch.
+        s : ndarray
+            Scores of the batch.
+        sample_weight : ndarray, optional
+            Weights of the batch.
+        locate : callable, optional
+            Turns the library's ``ValueError`` into a message naming the file and row (used in
+            the note when the rows are dropped).
+
+        Returns
+        -------
+        None
+        """
         if self.main is not None:
             self.main.update(y, s, sample_weight=sample_weight)
         if self.prob is None:
@@ -155,12 +235,24 @@ class Members:
 
     @property
     def nbytes(self) -> int:
+        """Bytes held by both sets' states."""
         return int(sum(ms.nbytes for ms in self._sets()))
 
 
 def ks_threshold(ks: Any) -> float | None:
     """The threshold where KS is attained, None when it is undefined (its warning is already in
-    the report's ``warnings``)."""
+    the report's ``warnings``).
+
+    Parameters
+    ----------
+    ks : KSStatistic
+        The updated KS member.
+
+    Returns
+    -------
+    float or None
+        The threshold, or None when KS is undefined.
+    """
     import math
     import warnings
 
@@ -182,7 +274,17 @@ def _cli_message(msg: str) -> str:
 
 
 def add_options(p: argparse.ArgumentParser) -> None:
-    """``--from-logits`` on the ``evaluate`` parser."""
+    """``--from-logits`` on the ``evaluate`` parser.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The ``evaluate`` parser.
+
+    Returns
+    -------
+    None
+    """
     p.add_argument("--from-logits", action="store_true",
                    help="the scores are logits: log loss, Brier and ECE take the sigmoid (binary) or "
                         "row softmax (multiclass) first, and the default --threshold becomes 0")

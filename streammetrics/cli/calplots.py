@@ -13,18 +13,35 @@ from typing import Any
 
 import numpy as np
 
-from ..plot import bin_counts, plot_calibration, plot_gains
+from ..plot import plot_calibration, plot_gains
 from .calibration import ECE_BINS
 
-__all__ = ["CALIBRATION_PLOTS", "write_calibration_plots", "bin_counts"]
-
-CALIBRATION_PLOTS = ("reliability.png", "gains.png", "lift.png")
+__all__ = ["write_calibration_plots"]
 
 
 def write_calibration_plots(plt: Any, save: Callable[[Any, str], None], plan: Any, ms: Any,
                             res: dict[str, Any]) -> None:
     """reliability.png (binary and multiclass, when the calibration rows were computed),
-    gains.png and lift.png (binary, exact score buffer)."""
+    gains.png and lift.png (binary, exact score buffer).
+
+    Parameters
+    ----------
+    plt : module
+        ``matplotlib.pyplot`` (Agg backend), already imported.
+    save : callable
+        ``save(figure, file_name)`` writes and closes a figure in the plot directory.
+    plan : Plan
+        The run's plan (task, class names).
+    ms : Members
+        The updated metrics; reads ``plot_calibration``, ``plot_ece``, ``plot_gains`` and
+        ``plot_roc`` when present.
+    res : dict
+        The result document (``rows``, ``metrics``).
+
+    Returns
+    -------
+    None
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if "plot_calibration" in ms:

@@ -17,7 +17,7 @@ from .readers import original_value
 if TYPE_CHECKING:
     from .evaluate import Plan
 
-__all__ = ["labels", "scores", "weights", "to_numpy", "to_float", "list_matrix"]
+__all__ = ["labels", "number", "scores", "weights"]
 
 #: floats at or beyond 2**53 are not exact integers: such labels are shown as floats (or as the
 #: text of the file), never as a rounded or wrapped integer
@@ -25,12 +25,23 @@ _EXACT = 2.0**53
 
 
 def number(v: Any) -> int | float:
-    """A label value for a message: an int when it is an exact integer, else the float."""
+    """A label value for a message: an int when it is an exact integer, else the float.
+
+    Parameters
+    ----------
+    v : number
+        A label value.
+
+    Returns
+    -------
+    int or float
+        ``int(v)`` when ``v`` is an integer below 2**53 in magnitude, else ``float(v)``.
+    """
     f = float(v)
     return int(f) if np.isfinite(f) and f == np.round(f) and abs(f) < _EXACT else f
 
 
-def text_of(scalar: Any) -> Any:
+def _text_of(scalar: Any) -> Any:
     """A text scalar's value for a message: the str, or the bytes when they are not UTF-8."""
     import pyarrow as pa
 
@@ -50,7 +61,7 @@ def _utf8(v: Any) -> bool:
     return True
 
 
-def to_numpy(arr: Any) -> np.ndarray:
+def _to_numpy(arr: Any) -> np.ndarray:
     """A null-free numeric arrow array (or floats, nulls becoming NaN) as numpy, without pyarrow's
     ``to_numpy`` (which imports pandas, ~0.4 s): a view of the values buffer where possible."""
     import pyarrow as pa
@@ -81,7 +92,7 @@ def _where(path: str, column: str, offset: int, i: int, per_row: int) -> str:
     return row + (f" (position {i % per_row + 1} of {per_row})" if per_row > 1 else "")
 
 
-def to_float(arr: Any, path: str, column: str, offset: int, per_row: int = 1,
+def _to_float(arr: Any, path: str, column: str, offset: int, per_row: int = 1,
               what: str = "score") -> np.ndarray:
     """A numeric arrow array as float64 numpy; None/NaN -> data error naming the file and row
     (``per_row`` values per file row for the flattened values of a list column)."""
@@ -95,7 +106,7 @@ def to_float(arr: Any, path: str, column: str, offset: int, per_row: int = 1,
                 raise InputError(f"{_where(path, column, offset, i, per_row)}: "
                                  f"{what} {v!r} is not a number", 1) from None
         raise InputError(f"{path}: column {column!r} is not numeric (type {arr.type})", 1)
-    out = to_numpy(arr)
+    out = _to_numpy(arr)
     if out.dtype.kind != "f" or out.dtype.itemsize < 4:  # float32 stays float32: half the state
         out = out.astype(np.float64)
     if out.size and np.isnan(out.min()):
@@ -105,14 +116,14 @@ def to_float(arr: Any, path: str, column: str, offset: int, per_row: int = 1,
     return out
 
 
-def list_matrix(arr: Any, path: str, column: str, offset: int, width: int | None,
+def _list_matrix(arr: Any, path: str, column: str, offset: int, width: int | None,
                  what: str = "score") -> np.ndarray:
     """A list column (one list per row) as an (n, width) float64 matrix; a missing list, a list of
     another length, a missing or non-numeric element -> data error naming the file row."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    lengths = to_numpy(pc.list_value_length(arr).fill_null(-1))
+    lengths = _to_numpy(pc.list_value_length(arr).fill_null(-1))
     if len(lengths) == 0:
         return np.zeros((0, width or 0))
     w = width if width is not None else int(lengths[0])
@@ -125,16 +136,39 @@ def list_matrix(arr: Any, path: str, column: str, offset: int, width: int | None
                          f"expected {w} (one per class)", 1)
     values = arr.flatten() if not isinstance(arr, pa.ChunkedArray) else pa.concat_arrays(
         [c.flatten() for c in arr.chunks])
-    flat = to_float(values, path, column, offset, per_row=max(w, 1), what=what)
+    flat = _to_float(values, path, column, offset, per_row=max(w, 1), what=what)
     return flat.reshape(len(lengths), w)
 
 
 def labels(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
+    """The label column(s) of a batch as class indices (multilabel: an (n, labels) 0/1 matrix).
+
+    Parameters
+    ----------
+    plan : Plan
+        The run's plan (label columns, task, text-label mapping, ``--pos-label``).
+    batch : pyarrow.RecordBatch
+        The batch.
+    path : str
+        The file the batch comes from (for messages).
+    offset : int
+        Rows of the file before the batch (for messages).
+
+    Returns
+    -------
+    ndarray
+        int64 class indices of shape (n,), or an int8 / int64 (n, labels) matrix for multilabel.
+
+    Raises
+    ------
+    InputError
+        A missing, non-numeric or out-of-task label, naming the file, row and column.
+    """
     import pyarrow as pa
 
     if plan.list_labels:
         col = plan.labels[0]
-        y = list_matrix(batch.column(col), path, col, offset, plan.num_classes, what="label")
+        y = _list_matrix(batch.column(col), path, col, offset, plan.num_classes, what="label")
         bad = (y != 0) & (y != 1)
         if bad.any():
             i = int(np.argmax(bad.ravel()))
@@ -155,7 +189,7 @@ def _labels_1d(plan: Plan, arr: Any, path: str, column: str, offset: int, multil
     import pyarrow as pa
 
     if arr.null_count:
-        i = int(np.argmax(to_numpy(arr.is_valid()) == 0))
+        i = int(np.argmax(_to_numpy(arr.is_valid()) == 0))
         raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label is missing", 1)
     if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) or pa.types.is_dictionary(arr.type):
         if plan.mapping is None:
@@ -166,15 +200,15 @@ def _labels_1d(plan: Plan, arr: Any, path: str, column: str, offset: int, multil
         text = arr.cast(pa.string()) if pa.types.is_dictionary(arr.type) else arr
         idx = pc.index_in(text, value_set=pa.array(list(plan.mapping), type=text.type))
         if idx.null_count:  # a label that is not one of the classes
-            i = int(np.argmax(to_numpy(idx.is_valid()) == 0))
+            i = int(np.argmax(_to_numpy(idx.is_valid()) == 0))
             hint = ""
             if plan.classes_from_columns:
                 hint = ("; the classes are named after the --score columns: give --classes with the label "
                         "of each --score column, in order")
-            raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {text_of(text[i])!r} "
+            raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {_text_of(text[i])!r} "
                              f"is not one of the classes {list(plan.mapping)}{hint}", 1)
         # index_in gives the position in the value set; the mapping's values are the classes
-        return np.fromiter(plan.mapping.values(), np.int64, len(plan.mapping))[to_numpy(idx)]
+        return np.fromiter(plan.mapping.values(), np.int64, len(plan.mapping))[_to_numpy(idx)]
     if pa.types.is_binary(arr.type) or pa.types.is_large_binary(arr.type):  # CSV text that is not UTF-8
         i, raw = next(((i, v) for i, v in enumerate(arr.to_pylist()) if not _utf8(v)), (0, None))
         raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label {raw!r} is not valid "
@@ -185,7 +219,7 @@ def _labels_1d(plan: Plan, arr: Any, path: str, column: str, offset: int, multil
     if not (pa.types.is_integer(arr.type) or pa.types.is_floating(arr.type) or pa.types.is_boolean(arr.type)):
         raise InputError(f"{path}: column {column!r}: labels must be integers or strings, "
                          f"got type {arr.type}", 1)
-    y = to_numpy(arr)
+    y = _to_numpy(arr)
     if y.dtype.kind == "f":
         bad = ~np.isfinite(y) if plan.pos_value is not None else ~np.isfinite(y) | (y != np.round(y))
         if bad.any():
@@ -239,16 +273,61 @@ def _by_pos_label(plan: Plan, y: np.ndarray, path: str, column: str, offset: int
 
 
 def scores(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
+    """The score column(s) of a batch as floats.
+
+    Parameters
+    ----------
+    plan : Plan
+        The run's plan (score columns, number of classes).
+    batch : pyarrow.RecordBatch
+        The batch.
+    path : str
+        The file the batch comes from (for messages).
+    offset : int
+        Rows of the file before the batch (for messages).
+
+    Returns
+    -------
+    ndarray
+        Shape (n,) for one score column, else (n, classes); float64 (float32 columns stay float32).
+
+    Raises
+    ------
+    InputError
+        A missing, NaN or non-numeric score, or a list of the wrong length, naming the file and row.
+    """
     if plan.list_scores:
-        return list_matrix(batch.column(plan.scores[0]), path, plan.scores[0], offset, plan.num_classes)
-    cols = [to_float(batch.column(c), path, c, offset) for c in plan.scores]
+        return _list_matrix(batch.column(plan.scores[0]), path, plan.scores[0], offset, plan.num_classes)
+    cols = [_to_float(batch.column(c), path, c, offset) for c in plan.scores]
     return cols[0] if len(cols) == 1 else np.column_stack(cols)
 
 
 def weights(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
-    """The weight column as float64; NaN, missing, infinite or negative -> data error (file, row)."""
+    """The weight column as float64; NaN, missing, infinite or negative -> data error (file, row).
+
+    Parameters
+    ----------
+    plan : Plan
+        The run's plan (``plan.weight`` is the column; not None).
+    batch : pyarrow.RecordBatch
+        The batch.
+    path : str
+        The file the batch comes from (for messages).
+    offset : int
+        Rows of the file before the batch (for messages).
+
+    Returns
+    -------
+    ndarray
+        The weights, shape (n,).
+
+    Raises
+    ------
+    InputError
+        A weight that is missing, not finite or negative, naming the file and row.
+    """
     assert plan.weight is not None
-    w = to_float(batch.column(plan.weight), path, plan.weight, offset, what="weight")
+    w = _to_float(batch.column(plan.weight), path, plan.weight, offset, what="weight")
     if w.size and not (np.isfinite(w).all() and w.min() >= 0):
         i = int(np.argmax(~np.isfinite(w) | (w < 0)))
         raise InputError(f"{path}: row {offset + i + 1}: column {plan.weight!r}: weight {w[i].item()!r} "

@@ -31,9 +31,9 @@ from ..ranking import AUROC, AveragePrecision, ROCCurve
 from ..report import ClassificationReport
 from .options import batch_size, finite_float
 
-__all__ = ["EXAMPLE", "add_parser", "add_root_options", "example_batches", "run"]
+__all__ = ["add_parser", "add_root_options", "example_batches", "run"]
 
-EXAMPLE = "breast_cancer_scores.csv"
+_EXAMPLE = "breast_cancer_scores.csv"
 
 
 def example_batches(batch_size: int = 100) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -55,7 +55,7 @@ def example_batches(batch_size: int = 100) -> Iterator[tuple[np.ndarray, np.ndar
     >>> [len(labels) for labels, _ in example_batches(200)]
     [200, 200, 169]
     """
-    path = resources.files("streammetrics") / "data" / EXAMPLE
+    path = resources.files("streammetrics") / "data" / _EXAMPLE
     with path.open("r", encoding="utf-8") as fh:
         rows = csv.DictReader(line for line in fh if not line.startswith("#"))
         labels: list[int] = []
@@ -71,7 +71,18 @@ def example_batches(batch_size: int = 100) -> Iterator[tuple[np.ndarray, np.ndar
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register the ``demo`` subcommand on an argparse subparsers object."""
+    """Register the ``demo`` subcommand on an argparse subparsers object.
+
+    Parameters
+    ----------
+    sub : argparse subparsers action
+        What ``ArgumentParser.add_subparsers`` returned.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``demo`` parser.
+    """
     demo: argparse.ArgumentParser = sub.add_parser(
         "demo",
         help="stream the bundled example through a MetricSet (the default)",
@@ -86,13 +97,34 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def add_root_options(parser: argparse.ArgumentParser) -> None:
     """The demo's options, accepted before any command (``streammetrics`` alone runs the demo, as
-    in 0.1.0) but shown on ``demo`` only (``evaluate`` has its own --batch-size, default 65536)."""
+    in 0.1.0) but shown on ``demo`` only (``evaluate`` has its own --batch-size, default 65536).
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The root ``streammetrics`` parser.
+
+    Returns
+    -------
+    None
+    """
     parser.add_argument("--batch-size", type=batch_size, default=100, help=argparse.SUPPRESS)
     parser.add_argument("--threshold", type=finite_float, default=0.5, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the demo with ``args.batch_size`` and ``args.threshold``; print the report; return 0."""
+    """Run the demo: stream the bundled example and print the metrics and the report.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options (``batch_size``, ``threshold``).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+    """
     t = args.threshold
     metrics = MetricSet(
         accuracy=Accuracy(threshold=t),
@@ -113,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
         metrics.update(labels, scores)
         rows += len(labels)
     values = metrics.compute()
-    print(f"streammetrics demo: {rows} rows of bundled example predictions ({EXAMPLE}),")
+    print(f"streammetrics demo: {rows} rows of bundled example predictions ({_EXAMPLE}),")
     print(f"streamed in batches of {args.batch_size}, threshold {t}\n")
     print(f"{'metric':<20}{'value':>10}   95% interval (Wilson; DeLong for AUROC)")
     for name, value in values.items():

@@ -19,11 +19,19 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-__all__ = ["InputError", "OneLineParser", "guarded", "one_line", "plain"]
+__all__ = ["InputError", "OneLineParser", "guarded", "plain"]
 
 
 class InputError(Exception):
-    """An error the user can act on; ``code`` is the exit status (2 usage, 1 data)."""
+    """An error the user can act on, reported as one line on stderr.
+
+    Parameters
+    ----------
+    message : str
+        The message (one line; newlines are collapsed when printed).
+    code : int, default 1
+        The exit status: 2 usage error, 1 data error.
+    """
 
     def __init__(self, message: str, code: int = 1) -> None:
         super().__init__(message)
@@ -34,11 +42,22 @@ _ROLE = re.compile(r":[a-z]+:`~?([^`]+)`")
 
 
 def plain(text: str) -> str:
-    """reStructuredText inline markup as plain text: ``\\`\\`x\\`\\``` and ``:class:`x``` -> ``x``."""
+    """reStructuredText inline markup as plain text: ``\\`\\`x\\`\\``` and ``:class:`x``` -> ``x``.
+
+    Parameters
+    ----------
+    text : str
+        A docstring or help text.
+
+    Returns
+    -------
+    str
+        ``text`` without roles and double backquotes.
+    """
     return _ROLE.sub(r"\1", text).replace("``", "")
 
 
-def one_line(text: str, limit: int = 400) -> str:
+def _one_line(text: str, limit: int = 400) -> str:
     """``text`` on one line (newlines and runs of spaces collapsed), at most ``limit`` characters."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."
@@ -46,7 +65,14 @@ def one_line(text: str, limit: int = 400) -> str:
 
 class OneLineParser(argparse.ArgumentParser):
     """An ``ArgumentParser`` whose usage errors are one line -- ``prog: error: message (see prog
-    --help)`` -- with exit status 2, and whose description and help texts are plain text."""
+    --help)`` -- with exit status 2, and whose description and help texts are plain text.
+
+    Parameters
+    ----------
+    *args, **kwargs
+        Those of :class:`argparse.ArgumentParser`; ``description`` and ``epilog`` are turned into
+        plain text.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         for key in ("description", "epilog"):
@@ -55,12 +81,36 @@ class OneLineParser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def add_argument(self, *args: Any, **kwargs: Any) -> Any:
+        """:meth:`argparse.ArgumentParser.add_argument` with the ``help`` text made plain.
+
+        Parameters
+        ----------
+        *args, **kwargs
+            Those of :meth:`argparse.ArgumentParser.add_argument`.
+
+        Returns
+        -------
+        argparse.Action
+            The action added.
+        """
         if isinstance(kwargs.get("help"), str):
             kwargs["help"] = plain(kwargs["help"])
         return super().add_argument(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {one_line(message)} (see {self.prog} --help)\n")
+        """Exit with status 2 after one line ``prog: error: message (see prog --help)``.
+
+        Parameters
+        ----------
+        message : str
+            argparse's message.
+
+        Returns
+        -------
+        NoReturn
+            Never returns (raises ``SystemExit``).
+        """
+        self.exit(2, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
 def _quiet_stdout() -> None:
@@ -79,11 +129,23 @@ def guarded(prog: str, command: Callable[[], int]) -> int:
     ``InputError`` -> its message and code; ``KeyboardInterrupt`` -> ``interrupted``, 130; a
     broken pipe on stdout -> 0 (the reader went away: not an error); ``MemoryError`` -> 1; any other
     exception -> one line naming its type and message, 1.
+
+    Parameters
+    ----------
+    prog : str
+        The command's name, the prefix of each error line (``streammetrics evaluate``).
+    command : callable
+        Runs the command and returns its exit status.
+
+    Returns
+    -------
+    int
+        The exit status.
     """
     try:
         return command()
     except InputError as exc:
-        _say(f"{prog}: error: {one_line(str(exc))}")
+        _say(f"{prog}: error: {_one_line(str(exc))}")
         return exc.code
     except KeyboardInterrupt:
         _say(f"{prog}: interrupted")
@@ -98,7 +160,7 @@ def guarded(prog: str, command: Callable[[], int]) -> int:
         _say(f"{prog}: error: input nested too deeply")
         return 1
     except Exception as exc:  # noqa: BLE001 - the last resort: one line, never a traceback
-        _say(f"{prog}: error: unexpected {type(exc).__name__}: {one_line(str(exc))} "
+        _say(f"{prog}: error: unexpected {type(exc).__name__}: {_one_line(str(exc))} "
              "(please report this with the command line)")
         return 1
 

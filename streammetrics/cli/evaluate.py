@@ -39,18 +39,18 @@ from .plots import Histogram, add_batch, check_plot_dir
 from .readers import Source, expand_inputs, format_of, open_source
 from .report import RANKING, emit, print_table, results
 
-__all__ = ["add_parser", "run", "parse_size", "max_bytes_supported", "METRICS"]
+__all__ = ["add_parser", "run", "main", "parse_size", "max_bytes_supported", "METRICS", "Plan"]
 
 _Histogram = Histogram  # the name of 0.1.0's tests
 
-EXAMPLE = "breast_cancer_scores.csv"
-TASKS = ("binary", "multiclass", "multilabel")
+_EXAMPLE = "breast_cancer_scores.csv"
+_TASKS = ("binary", "multiclass", "multilabel")
 
 #: metric name -> (factory(num_classes, multilabel, threshold, average), tasks, has per-class values)
-MetricFactory = Callable[[int | None, bool, float, Any], Any]
+_MetricFactory = Callable[[int | None, bool, float, Any], Any]
 
 
-def _confusion(cls_name: str, averaged: bool = True) -> MetricFactory:
+def _confusion(cls_name: str, averaged: bool = True) -> _MetricFactory:
     def make(num_classes: int | None, multilabel: bool, threshold: float, average: Any) -> Any:
         import streammetrics as sm
 
@@ -67,7 +67,7 @@ def _confusion(cls_name: str, averaged: bool = True) -> MetricFactory:
     return make
 
 
-def _ranking(cls_name: str) -> MetricFactory:
+def _ranking(cls_name: str) -> _MetricFactory:
     def make(num_classes: int | None, multilabel: bool, threshold: float, average: Any, **kw: Any) -> Any:
         import streammetrics as sm
 
@@ -81,9 +81,9 @@ def _ranking(cls_name: str) -> MetricFactory:
     return make
 
 
-_ALL = TASKS
+_ALL = _TASKS
 _CM = ("binary", "multiclass")
-METRICS: dict[str, tuple[MetricFactory, tuple[str, ...], bool]] = {
+METRICS: dict[str, tuple[_MetricFactory, tuple[str, ...], bool]] = {
     "accuracy": (_confusion("Accuracy", averaged=False), _ALL, False),
     "precision": (_confusion("Precision"), _ALL, True),
     "recall": (_confusion("Recall"), _ALL, True),
@@ -111,7 +111,18 @@ DEFAULTS = {
 }
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``evaluate`` on an ``argparse`` subparsers object."""
+    """Register ``evaluate`` on an ``argparse`` subparsers object.
+
+    Parameters
+    ----------
+    sub : argparse subparsers action
+        What ``ArgumentParser.add_subparsers`` returned.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``evaluate`` parser.
+    """
     p: argparse.ArgumentParser = sub.add_parser(
         "evaluate",
         help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass",
@@ -119,7 +130,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         epilog="exit status: 0 success, 1 data error, 2 usage error, 130 interrupted (errors are one "
                "line on stderr)",
     )
-    add_arguments(p, list(METRICS), TASKS)
+    add_arguments(p, list(METRICS), _TASKS)
     cal.add_options(p)
     slices.add_arguments(p)
     return p
@@ -127,7 +138,46 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 # -- input plumbing ------------------------------------------------------------------------------
 class Plan:
-    """What to read and how to turn a record batch into (labels, scores, weights)."""
+    """What to read and how to turn a record batch into (labels, scores, weights).
+
+    Set from the options, then completed from the first batch (list columns, number of classes)
+    and by :func:`streammetrics.cli.labels.resolve` (classes and label mapping).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options (``label``, ``score``, ``weight``, ``task``).
+    files : list of str
+        The input files, in order.
+
+    Attributes
+    ----------
+    files : list of str
+        The input files.
+    labels, scores : list of str
+        The ``--label`` and ``--score`` columns.
+    weight : str or None
+        The ``--weight`` column.
+    task : {"binary", "multiclass", "multilabel"}
+        The task.
+    num_classes : int or None
+        Number of classes (labels for multilabel); None for binary.
+    classes : list of str or None
+        Display names of the classes (labels).
+    mapping : dict or None
+        Text label -> class index.
+    positive : object
+        Binary: the positive label.
+    pos_value, neg_value : float or None
+        Binary numeric labels with ``--pos-label``: the positive one and the other one (from the
+        first batch that holds it).
+    mapping_from : str or None
+        How the mapping was chosen (an option, the column names).
+    list_scores, list_labels : bool
+        Whether the scores / labels are one list column.
+    classes_from_columns : bool
+        Whether text labels are mapped by the score column names.
+    """
 
     def __init__(self, args: argparse.Namespace, files: list[str]) -> None:
         self.files = files
@@ -148,6 +198,7 @@ class Plan:
 
     @property
     def columns(self) -> list[str]:
+        """The columns to read: labels, scores and weight, each once."""
         cols = [*self.labels, *self.scores]
         if self.weight:
             cols.append(self.weight)
@@ -156,7 +207,7 @@ class Plan:
 
 def _bundled_example() -> tuple[ExitStack, str]:
     stack = ExitStack()
-    path = stack.enter_context(resources.as_file(resources.files("streammetrics") / "data" / EXAMPLE))
+    path = stack.enter_context(resources.as_file(resources.files("streammetrics") / "data" / _EXAMPLE))
     return stack, str(path)
 
 
@@ -232,7 +283,18 @@ def _first_batch_setup(plan: Plan, args: argparse.Namespace) -> None:
 # -- metrics -------------------------------------------------------------------------------------
 def max_bytes_supported(plots: bool = True) -> bool:
     """Whether the installed ranking metrics take ``max_bytes=`` (bounded mode): checked by
-    constructing them, so forwarded ``**kwargs`` count too."""
+    constructing them, so forwarded ``**kwargs`` count too.
+
+    Parameters
+    ----------
+    plots : bool, default True
+        Check the curves of ``--plot`` (ROC, PR) as well.
+
+    Returns
+    -------
+    bool
+        True when every one of them takes ``max_bytes``.
+    """
     import streammetrics as sm
 
     classes = [sm.AUROC, sm.AveragePrecision] + ([sm.ROCCurve, sm.PRCurve] if plots else [])
@@ -294,7 +356,18 @@ def _members(plan: Plan, names: list[str], args: argparse.Namespace, plots: bool
 
 # -- the command ---------------------------------------------------------------------------------
 def run(args: argparse.Namespace) -> int:
-    """Run ``streammetrics evaluate``; returns the exit status (errors are printed, not raised)."""
+    """Run ``streammetrics evaluate``; errors are printed as one line, not raised.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options parsed by the ``evaluate`` parser (:func:`add_parser`).
+
+    Returns
+    -------
+    int
+        The exit status: 0 success, 1 data error, 2 usage error, 130 interrupted.
+    """
     return guarded("streammetrics evaluate", lambda: _run(args))
 
 
@@ -327,7 +400,7 @@ def _run(args: argparse.Namespace) -> int:
             files = [path]
             args.label = args.label or ["label"]
             args.score = args.score or ["score"]
-            title = f"streammetrics evaluate: bundled example ({EXAMPLE})"
+            title = f"streammetrics evaluate: bundled example ({_EXAMPLE})"
         plan = Plan(args, files)
         _first_batch_setup(plan, args)
         if args.threshold is None:  # sigmoid(0) = 0.5: logits are cut at 0
@@ -447,7 +520,18 @@ def _library_error(exc: ValueError, path: str, offset: int, n: int) -> InputErro
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m streammetrics.cli.evaluate ...`` (same as ``streammetrics evaluate ...``)."""
+    """``streammetrics evaluate ...`` as a function.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after ``evaluate`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status (as :func:`run`; 2 for a usage error, 0 for ``--help``).
+    """
     parser = OneLineParser(prog="streammetrics")
     sub = parser.add_subparsers(dest="command")
     add_parser(sub)

@@ -16,7 +16,7 @@ import numpy as np
 
 from .errors import InputError
 
-__all__ = ["MAX_DEPTH", "check_depth"]
+__all__ = ["MAX_DEPTH", "MAX_LINE", "CHUNK", "check_depth"]
 
 #: the deepest nesting accepted (pyarrow crashed at 20,000 levels; rows of labels and scores are
 #: 2 levels deep)
@@ -70,6 +70,21 @@ def check_depth(path: str) -> None:
     compressed) is nested deeper than ``MAX_DEPTH``. Unreadable files pass (the reader reports them).
 
     Complexity: one read of the file; O(1) memory beyond a 1 MiB chunk.
+
+    Parameters
+    ----------
+    path : str
+        A JSON Lines file, plain or compressed.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InputError
+        Exit status 1: a value nested deeper than ``MAX_DEPTH`` or a line longer than ``MAX_LINE``,
+        naming the line.
     """
     import pyarrow as pa
 

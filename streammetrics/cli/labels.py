@@ -28,13 +28,32 @@ from .readers import open_source
 if TYPE_CHECKING:
     from .evaluate import Plan
 
-__all__ = ["resolve", "named_after"]
+__all__ = ["resolve"]
 
 
 def resolve(plan: Plan, args: argparse.Namespace, first: Any) -> None:
     """Set ``plan.classes``, ``plan.mapping``, ``plan.positive``, ``plan.pos_value`` and
-    ``plan.mapping_from`` from the label column type of the first batch ``first`` and the options;
-    raise :class:`InputError` when the classes cannot be known without guessing."""
+    ``plan.mapping_from`` from the label column type of the first batch ``first`` and the options.
+
+    Parameters
+    ----------
+    plan : Plan
+        The run's plan, completed in place.
+    args : argparse.Namespace
+        The parsed options (``pos_label``, ``classes``).
+    first : pyarrow.RecordBatch
+        The first batch with rows.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InputError
+        When the classes cannot be known without guessing (exit status 2), or the labels are not
+        valid text (exit status 1).
+    """
     import pyarrow as pa
 
     label_type = first.schema.field(plan.labels[0]).type
@@ -125,7 +144,7 @@ def _binary(plan: Plan, args: argparse.Namespace, is_text: bool, is_bool: bool) 
                              f"{', '.join(repr(s) for s in seen)}", 2)
         plan.mapping_from = "--pos-label"
     else:
-        matches = [s for s in seen if named_after(plan.scores[0], s)]
+        matches = [s for s in seen if _named_after(plan.scores[0], s)]
         if len(matches) != 1:
             names = "names none of them" if not matches else "names more than one of them"
             raise InputError(f"--label {col}: the labels are text ({', '.join(repr(s) for s in seen)}) "
@@ -155,7 +174,7 @@ def _numeric_pos_label(pos: str, col: str, is_bool: bool) -> float:
     return value
 
 
-def named_after(column: str, label: str) -> bool:
+def _named_after(column: str, label: str) -> bool:
     """Whether a score column is named after a label: the label itself, or the label with a
     prefix or suffix cut at a separator (``p_cancer``, ``prob-cancer``, ``cancer_score``)."""
     if not label or column == label:

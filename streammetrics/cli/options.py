@@ -13,21 +13,37 @@ import math
 import re
 from decimal import Decimal, InvalidOperation
 
-__all__ = ["add_arguments", "parse_size", "batch_size", "finite_float", "name_list", "positive_int",
-           "MAX_BATCH", "MAX_BYTES"]
+__all__ = ["add_arguments", "parse_size", "batch_size", "finite_float", "positive_int"]
 
 #: the largest --batch-size: pyarrow's slices and numpy's arrays are indexed by int64, and a batch
 #: is held in memory, so more than 2**31 rows per batch is a typing mistake, not a plan
-MAX_BATCH = 2**31 - 1
+_MAX_BATCH = 2**31 - 1
 #: the largest --max-bytes (1 PiB): the ranking metrics' budget is held as int64 byte counts
-MAX_BYTES = 2**50
+_MAX_BYTES = 2**50
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 
 
 def parse_size(text: str) -> int:
     """``"64MB"``, ``"1.5G"``, ``"500k"``, ``"1048576"`` -> bytes (powers of 1024), at least 1 and at
-    most ``MAX_BYTES``."""
+    most 1 PiB.
+
+    Parameters
+    ----------
+    text : str
+        The option value: a number with an optional unit k, M, G, T or P (and an optional ``iB``
+        or ``B``).
+
+    Returns
+    -------
+    int
+        The size in bytes.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not a size, or a size outside [1 byte, 1 PiB].
+    """
     m = _SIZE.match(text)
     if not m:
         raise argparse.ArgumentTypeError(f"not a size: {text!r} (examples: 1048576, 512k, 64MB, 2G)")
@@ -37,27 +53,59 @@ def parse_size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a size: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"size must be at least 1 byte, got {text!r}")
-    if value > MAX_BYTES:
+    if value > _MAX_BYTES:
         raise argparse.ArgumentTypeError(f"size {text!r} is larger than the limit of 1 PiB")
     return int(value)
 
 
 def batch_size(text: str) -> int:
-    """A row count per batch: an integer in ``[1, MAX_BATCH]``."""
+    """A row count per batch: an integer in ``[1, 2**31 - 1]``.
+
+    Parameters
+    ----------
+    text : str
+        The option value (``_`` separators allowed).
+
+    Returns
+    -------
+    int
+        The row count.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not a whole number, or outside the range.
+    """
     try:
         value = int(text.strip().replace("_", ""))
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    if value > MAX_BATCH:
-        raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {MAX_BATCH} rows per batch)")
+    if value > _MAX_BATCH:
+        raise argparse.ArgumentTypeError(f"{text!r} is too large (at most {_MAX_BATCH} rows per batch)")
     return value
 
 
 def positive_int(text: str) -> int:
     """An integer >= 1 (the counts of ``trec`` and ``trec-compare``: ``--memory-lines``,
-    ``--permutations``)."""
+    ``--permutations``).
+
+    Parameters
+    ----------
+    text : str
+        The option value.
+
+    Returns
+    -------
+    int
+        The count.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not an integer, or below 1.
+    """
     try:
         value = int(text)
     except ValueError:
@@ -68,7 +116,23 @@ def positive_int(text: str) -> int:
 
 
 def finite_float(text: str) -> float:
-    """A finite number (``nan`` and ``inf`` are refused)."""
+    """A finite number (``nan`` and ``inf`` are refused).
+
+    Parameters
+    ----------
+    text : str
+        The option value.
+
+    Returns
+    -------
+    float
+        The number.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not a number, or not finite.
+    """
     try:
         value = float(text)
     except ValueError:
@@ -78,7 +142,7 @@ def finite_float(text: str) -> float:
     return value
 
 
-def name_list(text: str) -> list[str]:
+def _name_list(text: str) -> list[str]:
     """``"a,b, c"`` -> ``["a", "b", "c"]``; an empty list, an empty name or a repeated name is refused."""
     names = [n.strip() for n in text.split(",")]
     if not any(names):
@@ -92,7 +156,21 @@ def name_list(text: str) -> list[str]:
 
 
 def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tuple[str, ...]) -> None:
-    """The arguments of ``evaluate`` on its parser ``p``."""
+    """The arguments of ``evaluate`` on its parser ``p``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The ``evaluate`` parser.
+    metric_names : list of str
+        The metric names ``--metrics`` accepts (listed in its help).
+    tasks : tuple of str
+        The choices of ``--task``.
+
+    Returns
+    -------
+    None
+    """
     p.add_argument("files", nargs="*", metavar="FILE",
                    help="input files, directories or glob patterns (default: the bundled example)")
     p.add_argument("--label", action="append", metavar="COL",
@@ -102,14 +180,14 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
     p.add_argument("--task", choices=tasks,
                    help="default: binary for one score column, multilabel for a list label column, "
                         "else multiclass")
-    p.add_argument("--metrics", type=name_list, metavar="LIST",
+    p.add_argument("--metrics", type=_name_list, metavar="LIST",
                    help="comma-separated metric names (default: the confusion family, AUROC, AP and, "
                         "for probabilities, log_loss, brier, ece; binary also ks); "
                         f"available: {', '.join(metric_names)}")
     p.add_argument("--pos-label", metavar="LABEL",
                    help="binary task: the label of the positive class (text labels must say which one "
                         "is positive: this, or a score column named after it, e.g. p_cancer)")
-    p.add_argument("--classes", type=name_list, metavar="LIST",
+    p.add_argument("--classes", type=_name_list, metavar="LIST",
                    help="comma-separated class names in class order: class i is position i of a list "
                         "score column (required for text labels with a list column), or the i-th "
                         "--score column; binary: NEGATIVE,POSITIVE")

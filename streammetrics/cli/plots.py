@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import InputError
 
-PLOTS = ("roc.png", "pr.png", "confusion_matrix.png", "score_histogram.png", "reliability.png", "gains.png",
+_PLOTS = ("roc.png", "pr.png", "confusion_matrix.png", "score_histogram.png", "reliability.png", "gains.png",
          "lift.png")
 
 __all__ = ["write_plots", "check_plot_dir", "Histogram", "add_batch"]
@@ -22,7 +22,24 @@ __all__ = ["write_plots", "check_plot_dir", "Histogram", "add_batch"]
 
 class Histogram:
     """Streaming per-class score histogram with a fixed number of bins whose range grows by
-    doubling (pairs of bins merge), so memory is O(bins) whatever the data."""
+    doubling (pairs of bins merge), so memory is O(bins) whatever the data.
+
+    Parameters
+    ----------
+    n_series : int
+        Number of histograms (one per class or label).
+    bins : int, default 64
+        Number of bins (even: pairs merge when the range doubles).
+
+    Attributes
+    ----------
+    counts : ndarray of shape (n_series, bins)
+        Weight (or count) per series and bin.
+    lo : float or None
+        Lower edge of the first bin (None before any value).
+    width : float
+        Width of a bin.
+    """
 
     def __init__(self, n_series: int, bins: int = 64) -> None:
         self.bins = bins
@@ -31,6 +48,21 @@ class Histogram:
         self.width = 0.0
 
     def add(self, series: int, values: np.ndarray, weights: np.ndarray | None) -> None:
+        """Add values to one series, widening the range (merging bin pairs) until they fit.
+
+        Parameters
+        ----------
+        series : int
+            The series (class) to add to.
+        values : ndarray
+            Scores (non-finite ones are skipped when unweighted).
+        weights : ndarray or None
+            Weight of each value (None: 1 each).
+
+        Returns
+        -------
+        None
+        """
         values = values[np.isfinite(values)] if weights is None else values
         if values.size == 0:
             return
@@ -54,13 +86,32 @@ class Histogram:
 
     @property
     def edges(self) -> np.ndarray:
+        """The ``bins + 1`` bin edges."""
         lo = 0.0 if self.lo is None else self.lo
         return lo + self.width * np.arange(self.bins + 1)
 
 
 def add_batch(plan: Any, hist: Histogram, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> None:
     """Add a batch to the per-class histograms: binary, the scores of each actual class;
-    multiclass, the score of the true class; multilabel, the scores of each label's positives."""
+    multiclass, the score of the true class; multilabel, the scores of each label's positives.
+
+    Parameters
+    ----------
+    plan : Plan
+        The run's plan (task, number of classes).
+    hist : Histogram
+        The histograms, updated in place.
+    y : ndarray
+        Labels of the batch.
+    s : ndarray
+        Scores of the batch.
+    w : ndarray or None
+        Weights of the batch.
+
+    Returns
+    -------
+    None
+    """
     if plan.task == "binary":
         for c in (0, 1):
             m = y == c
@@ -83,14 +134,30 @@ def _series(plan: Any, value: Any) -> list[tuple[str, Any]]:
 
 def check_plot_dir(directory: str) -> None:
     """Create ``directory`` if needed and check that files can be written in it (before the pass
-    over the data, not after): a usage error naming the reason otherwise."""
+    over the data, not after): a usage error naming the reason otherwise.
+
+    Parameters
+    ----------
+    directory : str
+        The ``--plot`` directory.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    InputError
+        Exit status 2: the directory cannot be created or written, or a plot's file name is a
+        directory.
+    """
     import tempfile
 
     try:
         os.makedirs(directory, exist_ok=True)
     except OSError as exc:
         raise InputError(f"--plot: cannot create {directory}: {exc.strerror or exc}", 2) from None
-    for name in PLOTS:
+    for name in _PLOTS:
         if os.path.isdir(os.path.join(directory, name)):
             raise InputError(f"--plot: cannot write {os.path.join(directory, name)}: it is a directory", 2)
     try:
@@ -102,7 +169,32 @@ def check_plot_dir(directory: str) -> None:
 
 def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, Any]) -> list[str]:
     """Write roc.png, pr.png, confusion_matrix.png (binary/multiclass) and score_histogram.png to
-    ``directory`` (created if needed); returns the paths written."""
+    ``directory`` (created if needed), then the calibration plots
+    (:func:`streammetrics.cli.calplots.write_calibration_plots`).
+
+    Parameters
+    ----------
+    directory : str
+        The ``--plot`` directory.
+    plan : Plan
+        The run's plan (task, classes, weight column).
+    ms : Members
+        The updated metrics, with the ``plot_*`` members.
+    hist : Histogram or None
+        The score histograms.
+    res : dict
+        The result document (``rows``, ``exact``, ``threshold``, ``metrics``).
+
+    Returns
+    -------
+    list of str
+        The paths written.
+
+    Raises
+    ------
+    InputError
+        Exit status 2: matplotlib is missing or a file cannot be written.
+    """
     try:
         import matplotlib
 

@@ -19,12 +19,11 @@ from typing import Any
 from .errors import InputError
 from .jsondepth import check_depth
 
-__all__ = ["InputError", "Source", "expand_inputs", "format_of", "json_rows", "open_source", "parse_error",
-           "original_value"]
+__all__ = ["Source", "expand_inputs", "format_of", "open_source", "original_value"]
 
 #: Bytes per CSV / JSON Lines block: pyarrow's streaming readers keep a few dozen blocks read
 #: ahead (measured: ~34 blocks), so this sets their memory (~17 MB) against the per-batch cost.
-BLOCK = 1 << 19
+_BLOCK = 1 << 19
 _CSV = (".csv", ".tsv", ".txt")
 _PARQUET = (".parquet", ".pq", ".parq")
 _JSONL = (".jsonl", ".ndjson", ".json")
@@ -32,7 +31,18 @@ _COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
 
 
 def format_of(path: str) -> str | None:
-    """``"csv"``, ``"parquet"`` or ``"jsonl"`` from the file name (a compression suffix is skipped)."""
+    """``"csv"``, ``"parquet"`` or ``"jsonl"`` from the file name (a compression suffix is skipped).
+
+    Parameters
+    ----------
+    path : str
+        A file name.
+
+    Returns
+    -------
+    str or None
+        The format, or None for an unknown suffix.
+    """
     name = path.lower()
     for suffix in _COMPRESSED:
         if name.endswith(suffix):
@@ -50,8 +60,21 @@ def format_of(path: str) -> str | None:
 def expand_inputs(items: Sequence[str]) -> list[str]:
     """Files from paths, directories (their supported files, recursively, sorted) and glob patterns.
 
-    Raises :class:`InputError` (code 2) for a path that does not exist, a pattern that matches
-    nothing, an empty directory or a file of an unknown format.
+    Parameters
+    ----------
+    items : sequence of str
+        The ``FILE`` arguments.
+
+    Returns
+    -------
+    list of str
+        The files, in the order given (a directory's or pattern's sorted).
+
+    Raises
+    ------
+    InputError
+        Exit status 2 for a path that does not exist, a pattern that matches nothing, an empty
+        directory, standard input (``-``) or a file of an unknown format.
     """
     out: list[str] = []
     for item in items:
@@ -100,7 +123,19 @@ def _walk(top: str) -> list[str]:
 
 @dataclass
 class Source:
-    """One opened input: its column names, its row count when known, and a batch iterator."""
+    """One opened input: its column names, its row count when known, and a batch iterator.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    columns : list of str
+        Every column name of the file.
+    num_rows : int or None
+        Its row count when known (Parquet footers; an empty file: 0).
+    batches : iterator of pyarrow.RecordBatch
+        The batches of the requested columns.
+    """
 
     path: str
     columns: list[str]
@@ -142,9 +177,31 @@ def open_source(
     ``float_columns`` are read as float64 (CSV: converted while parsing, so a non-numeric value is
     an error); ``list_columns`` (JSON Lines) as lists of float64. pyarrow's JSON reader infers the
     types from the first block, so without the declaration a column holding only whole numbers
-    there (0, 1, or ``[1, 0, 0]``) becomes int64 and a later 0.5 fails. Raises
-    :class:`InputError`: code 2 for a missing column (listing the available ones), code 1 for a
-    file pyarrow cannot read.
+    there (0, 1, or ``[1, 0, 0]``) becomes int64 and a later 0.5 fails.
+
+    Parameters
+    ----------
+    path : str
+        A CSV, Parquet or JSON Lines file.
+    wanted : sequence of str
+        The columns to read.
+    batch_size : int
+        Rows per batch (at most).
+    float_columns : sequence of str, default ()
+        Columns read as float64.
+    list_columns : sequence of str, default ()
+        JSON Lines columns read as lists of float64.
+
+    Returns
+    -------
+    Source
+        The opened input; reading errors while streaming are data errors naming the file.
+
+    Raises
+    ------
+    InputError
+        Exit status 2 for a missing column (listing the available ones), 1 for a file pyarrow
+        cannot read.
     """
     import pyarrow as pa
 
@@ -169,7 +226,7 @@ def open_source(
             import pyarrow.csv as pcsv
 
             delimiter = _delimiter(path)
-            read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
+            read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=_BLOCK)
             parse = pcsv.ParseOptions(delimiter=delimiter)
             header = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
                                    parse_options=parse)
@@ -193,7 +250,7 @@ def open_source(
             declared += [(c, pa.list_(pa.float64())) for c in list_columns if c not in float_columns]
             parse = pjson.ParseOptions(explicit_schema=pa.schema(declared),
                                        unexpected_field_behavior="infer")
-            reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=BLOCK),
+            reader = pjson.open_json(stream, read_options=pjson.ReadOptions(block_size=_BLOCK),
                                      parse_options=parse)
             names = list(reader.schema.names)
             _check_columns(path, names, wanted)
@@ -206,10 +263,10 @@ def open_source(
                          f"at position {exc.start + 1} of a column name)", 1) from None
     except (pa.ArrowException, OSError) as exc:
         if fmt == "csv" and "conversion error" in str(exc):
-            raise conversion_error(path, float_columns, str(exc)) from None
+            raise _conversion_error(path, float_columns, str(exc)) from None
         if fmt == "csv" and "Expected" in str(exc):
-            raise parse_error(path, str(exc)) from None
-        raise InputError(f"{path}: cannot read as {fmt}: {json_rows(str(exc), 0)}", 1) from None
+            raise _parse_error(path, str(exc)) from None
+        raise InputError(f"{path}: cannot read as {fmt}: {_json_rows(str(exc), 0)}", 1) from None
     raise InputError(f"{path}: unknown format", 2)
 
 
@@ -244,7 +301,7 @@ def _is_empty(path: str) -> bool:
         return False
 
 
-def json_rows(message: str, offset: int) -> str:
+def _json_rows(message: str, offset: int) -> str:
     """pyarrow's JSON errors say ``in row N`` counting from 0 within the failing block; blocks are
     consumed whole and in order, so the file row (from 1) is ``offset + N + 1`` with ``offset``
     the rows read before."""
@@ -281,12 +338,12 @@ def _guarded(path: str, batches: Iterator[Any], float_columns: Sequence[str]) ->
     except (pa.ArrowException, OSError) as exc:
         msg = str(exc)
         if fmt == "csv" and "conversion error" in msg and float_columns:
-            raise conversion_error(path, float_columns, msg) from None
+            raise _conversion_error(path, float_columns, msg) from None
         if fmt == "csv" and "Expected" in msg:
-            raise parse_error(path, msg) from None
+            raise _parse_error(path, msg) from None
         # JSON Lines: pyarrow counts rows within the failing block, which follows the rows
         # already yielded (blocks are consumed whole, in order)
-        raise InputError(f"{path}: cannot read as {fmt}: {json_rows(msg, offset)}", 1) from None
+        raise InputError(f"{path}: cannot read as {fmt}: {_json_rows(msg, offset)}", 1) from None
 
 
 def _rebatch(reader: Any, batch_size: int) -> Iterator[Any]:
@@ -302,13 +359,13 @@ def _select(reader: Any, wanted: Sequence[str], batch_size: int) -> Iterator[Any
             yield batch.slice(start, batch_size)
 
 
-def locate_bad_number(path: str, column: str) -> tuple[int, str | bytes] | None:
+def _locate_bad_number(path: str, column: str) -> tuple[int, str | bytes] | None:
     """Re-read a CSV column as text to find the first value that is not a number: (row, value),
     the row counted from 1 over the data rows. Used only after a conversion error."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
-    read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
+    read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=_BLOCK)
     # read as bytes: a value that is not UTF-8 is not a number either (and must not fail the search)
     convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.binary()})
     delimiter = _delimiter(path)
@@ -330,13 +387,13 @@ def locate_bad_number(path: str, column: str) -> tuple[int, str | bytes] | None:
     return None
 
 
-def conversion_error(path: str, columns: Sequence[str], message: str) -> InputError:
+def _conversion_error(path: str, columns: Sequence[str], message: str) -> InputError:
     """The data error for a CSV value that is not a number, naming the file, row and column."""
     import pyarrow as pa
 
     for col in columns:
         try:
-            found = locate_bad_number(path, col)
+            found = _locate_bad_number(path, col)
         except (pa.ArrowException, OSError):
             break
         if found:
@@ -349,7 +406,7 @@ def conversion_error(path: str, columns: Sequence[str], message: str) -> InputEr
 _FIELDS = re.compile(r"Expected (\d+) columns, got (\d+)")
 
 
-def parse_error(path: str, message: str) -> InputError:
+def _parse_error(path: str, message: str) -> InputError:
     """The data error for a CSV row with the wrong number of fields: pyarrow's message names the
     counts and the text but not the row, so the file is re-read (only after the error) with the
     ``csv`` module to find it: ``row R (line L): expected N fields, got M``. Rows count from 1 over
@@ -382,7 +439,22 @@ def parse_error(path: str, message: str) -> InputError:
 def original_value(path: str, column: str, row: int) -> str | None:
     """The text of ``column`` at data row ``row`` (from 1) as written in a CSV or JSON Lines file --
     for messages about numbers a float cannot hold exactly (``99999999999999999999999``); None for
-    other formats or when it cannot be found. Only used on the error path: re-reads the file."""
+    other formats or when it cannot be found. Only used on the error path: re-reads the file.
+
+    Parameters
+    ----------
+    path : str
+        The file.
+    column : str
+        The column.
+    row : int
+        The data row, from 1.
+
+    Returns
+    -------
+    str or None
+        The value's text, or None.
+    """
     import json
 
     import pyarrow as pa
@@ -392,7 +464,7 @@ def original_value(path: str, column: str, row: int) -> str | None:
         if fmt == "csv":
             import pyarrow.csv as pcsv
 
-            read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=BLOCK)
+            read = pcsv.ReadOptions(skip_rows=_comment_lines(path), block_size=_BLOCK)
             convert = pcsv.ConvertOptions(include_columns=[column], column_types={column: pa.string()})
             reader = pcsv.open_csv(pa.input_stream(path, compression="detect"), read_options=read,
                                    parse_options=pcsv.ParseOptions(delimiter=_delimiter(path)),

@@ -19,11 +19,11 @@ from .errors import InputError
 if TYPE_CHECKING:
     from .evaluate import Plan
 
-__all__ = ["results", "print_table", "emit", "RANKING", "MAX_TABLE_CLASSES"]
+__all__ = ["results", "print_table", "emit", "RANKING"]
 
 RANKING = ("auroc", "average_precision")
 #: the terminal's per-class table shows this many classes (all of them are in --json)
-MAX_TABLE_CLASSES = 40
+_MAX_TABLE_CLASSES = 40
 
 
 def _clean(v: Any) -> Any:
@@ -41,6 +41,30 @@ def _clean(v: Any) -> Any:
 
 def results(plan: Plan, ms: Any, names: list[str], rows: int, args: argparse.Namespace,
              confidence: float = 0.95) -> dict[str, Any]:
+    """The result document of ``evaluate``: values, per-class values, intervals, certified bounds
+    and the run's settings, with the library's warnings collected (each once).
+
+    Parameters
+    ----------
+    plan : Plan
+        The run's plan (task, classes, label mapping, weight column, files).
+    ms : Members
+        The updated metrics (``plot_*`` members are not reported).
+    names : list of str
+        The reported rows, in order.
+    rows : int
+        Rows read.
+    args : argparse.Namespace
+        The parsed options (``no_intervals``, ``threshold``, ``max_bytes``).
+    confidence : float, default 0.95
+        Level of the intervals.
+
+    Returns
+    -------
+    dict
+        The JSON-able document (``metrics``, ``per_class``, ``intervals``, ``bounds``, ``rows``,
+        ``task``, ``classes``, ``label_mapping``, ``warnings``, ...).
+    """
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -121,6 +145,20 @@ def _per_class_pairs(classes: list[str], lo: Any, hi: Any) -> dict[str, list[Any
 
 
 def print_table(res: dict[str, Any], title: str) -> None:
+    """Print the result document as tables (rich when installed, else plain text): the metrics
+    with intervals and bounds, the per-class table, the label mapping, notes and warnings.
+
+    Parameters
+    ----------
+    res : dict
+        The document of :func:`results`.
+    title : str
+        The line printed first.
+
+    Returns
+    -------
+    None
+    """
     def fmt(v: Any) -> str:
         return "undefined" if v is None else f"{v:.4f}"
 
@@ -173,7 +211,21 @@ def print_table(res: dict[str, Any], title: str) -> None:
 def emit(res: dict[str, Any], target: str | None, show: Callable[[], None]) -> None:
     """Write a command's result document (``evaluate``, ``slices``): as JSON on stdout when
     ``target`` is ``"-"``; else ``show()`` (the terminal table) and, with a path, the JSON into that
-    file (``InputError``, exit status 2, when it cannot be written). O(size of the document)."""
+    file (``InputError``, exit status 2, when it cannot be written). O(size of the document).
+
+    Parameters
+    ----------
+    res : dict
+        The JSON-able document.
+    target : str or None
+        ``--json``: ``"-"`` (stdout), a path, or None.
+    show : callable
+        Prints the terminal table.
+
+    Returns
+    -------
+    None
+    """
     if target == "-":
         json.dump(res, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -189,7 +241,7 @@ def emit(res: dict[str, Any], target: str | None, show: Callable[[], None]) -> N
 
 
 def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> tuple[Any, str]:
-    """The per-class rich table -- one row per class (the first ``MAX_TABLE_CLASSES``), one column
+    """The per-class rich table -- one row per class (the first ``_MAX_TABLE_CLASSES``), one column
     per metric; below a value its interval (``low–high``) or, for a binned value, its certified
     bounds (``[low–high]``) -- and the note explaining it."""
     from rich.table import Table
@@ -207,7 +259,7 @@ def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> tuple[An
     pc.add_column("class", no_wrap=True)
     for name in per_class:
         pc.add_column(name, justify="right")
-    shown = res["classes"][:MAX_TABLE_CLASSES]
+    shown = res["classes"][:_MAX_TABLE_CLASSES]
     for c in shown:
         cells = []
         for n in per_class:

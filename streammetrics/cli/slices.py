@@ -31,21 +31,31 @@ from .errors import InputError
 from .readers import open_source
 from .report import emit
 
-__all__ = ["add_arguments", "run_sliced", "key_column"]
+__all__ = ["add_arguments", "run_sliced"]
 
-MAX_SLICES = 10_000
-PLOTTED = 10
-RANKED = ("auroc", "average_precision")
+_MAX_SLICES = 10_000
+_PLOTTED = 10
+_RANKED = ("auroc", "average_precision")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``--by`` option of ``evaluate``."""
+    """The ``--by`` option of ``evaluate``.
+
+    Parameters
+    ----------
+    p : argparse.ArgumentParser
+        The ``evaluate`` parser.
+
+    Returns
+    -------
+    None
+    """
     p.add_argument("--by", action="append", metavar="COL",
                    help="evaluate per slice of this column (repeat for combinations; prints each "
                         "slice's metrics with intervals and the disparity between slices)")
 
 
-def key_column(batch: Any, name: str) -> np.ndarray:
+def _key_column(batch: Any, name: str) -> np.ndarray:
     """A slice-key column as integers (integer / boolean columns without nulls) or strings."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -66,7 +76,7 @@ def _metric_set(plan: Any, names: list[str], args: argparse.Namespace, metrics: 
         if name not in metrics:
             continue
         make = metrics[name][0]
-        extra = {"max_bytes": args.max_bytes} if args.max_bytes and name in RANKED else {}
+        extra = {"max_bytes": args.max_bytes} if args.max_bytes and name in _RANKED else {}
         members[name] = make(plan.num_classes, ml, args.threshold, "macro", **extra)
     if args.plot and plan.task == "binary":
         members["plot_roc"] = sm.ROCCurve()
@@ -74,7 +84,7 @@ def _metric_set(plan: Any, names: list[str], args: argparse.Namespace, metrics: 
     if not members:
         raise InputError("--by: none of the chosen metrics can be sliced (log loss, Brier, ECE and "
                          "KS are not sliced); choose others with --metrics", 2)
-    return sm.Sliced(sm.MetricSet(**members), max_slices=MAX_SLICES, overflow="other")
+    return sm.Sliced(sm.MetricSet(**members), max_slices=_MAX_SLICES, overflow="other")
 
 
 def _stream(plan: Any, sliced: Any, by: list[str], args: argparse.Namespace) -> int:
@@ -90,7 +100,7 @@ def _stream(plan: Any, sliced: Any, by: list[str], args: argparse.Namespace) -> 
             y = columns.labels(plan, batch, path, offset)
             s = columns.scores(plan, batch, path, offset)
             w = columns.weights(plan, batch, path, offset) if plan.weight else None
-            keys = [key_column(batch, c) for c in by]
+            keys = [_key_column(batch, c) for c in by]
             slices: Any = keys[0] if len(by) == 1 else dict(zip(by, keys, strict=True))
             try:
                 sliced.update(y, s, slices=slices, sample_weight=w)
@@ -118,7 +128,7 @@ def _key_dict(key: Any, by: list[str]) -> dict[str, Any]:
     return dict(zip(by, values, strict=True))
 
 
-def results(sliced: Any, by: list[str], names: list[str], args: argparse.Namespace) -> dict[str, Any]:
+def _results(sliced: Any, by: list[str], names: list[str], args: argparse.Namespace) -> dict[str, Any]:
     """The JSON-able per-slice table, marginals and disparity summary."""
     import streammetrics as sm
 
@@ -190,11 +200,11 @@ def _print(res: dict[str, Any], title: str) -> None:
             t.add_row(*r)
         console.print(t)
     if res["absorbed_keys"]:
-        console.print(f"note: {res['absorbed_keys']} keys beyond {MAX_SLICES} slices are folded into OTHER")
+        console.print(f"note: {res['absorbed_keys']} keys beyond {_MAX_SLICES} slices are folded into OTHER")
 
 
 def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
-    """The ROC and PR curves of the ``PLOTTED`` largest slices overlaid, one figure each,
+    """The ROC and PR curves of the ``_PLOTTED`` largest slices overlaid, one figure each,
     drawn by :meth:`SlicedResults.plot` (as in a notebook)."""
     import os
 
@@ -206,7 +216,7 @@ def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
     from .._slice_results import SlicedResults
 
     counts = sliced.counts()
-    chosen = sorted(counts, key=lambda k: -counts[k])[:PLOTTED]
+    chosen = sorted(counts, key=lambda k: -counts[k])[:_PLOTTED]
     written = []
     for member, fname in (("plot_roc", "roc_by_slice.png"), ("plot_pr", "pr_by_slice.png")):
         curves = SlicedResults({k: sliced.slice(k)[member].compute() for k in chosen},
@@ -223,7 +233,32 @@ def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
 
 def run_sliced(plan: Any, names: list[str], args: argparse.Namespace, title: str,
                metrics: dict[str, Any]) -> int:
-    """``evaluate --by``: stream, then print / write the per-slice results. Returns 0."""
+    """``evaluate --by``: stream, then print / write the per-slice results.
+
+    Parameters
+    ----------
+    plan : Plan
+        The run's plan.
+    names : list of str
+        The rows to slice (probabilistic ones already left out).
+    args : argparse.Namespace
+        The parsed options (``by``, ``plot``, ``json``, ``max_bytes``, ``threshold``, ...).
+    title : str
+        The title line, completed with the rows and slices.
+    metrics : dict
+        ``evaluate.METRICS``: name -> (factory, tasks, per-class values).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    InputError
+        A usage error (``--by`` column twice, ``--plot`` for a non-binary task, no sliceable
+        metric) or a data error naming the file and rows.
+    """
     import warnings
 
     by: list[str] = args.by
@@ -239,7 +274,7 @@ def run_sliced(plan: Any, names: list[str], args: argparse.Namespace, title: str
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = _stream(plan, sliced, by, args)
-        res = results(sliced, by, names, args)
+        res = _results(sliced, by, names, args)
     res["rows"] = rows
     title += f" -- {rows} rows by {', '.join(by)}, {len(res['slices'])} slices"
     emit(res, args.json, lambda: _print(res, title))

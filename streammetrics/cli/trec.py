@@ -23,7 +23,18 @@ _VERSION_HELP = (
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register the ``trec`` subcommand on an argparse subparsers object."""
+    """Register the ``trec`` subcommand on an argparse subparsers object.
+
+    Parameters
+    ----------
+    sub : argparse subparsers action
+        What ``ArgumentParser.add_subparsers`` returned.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``trec`` parser.
+    """
     p: argparse.ArgumentParser = sub.add_parser(
         "trec",
         help="evaluate a TREC run against qrels (trec_eval's measures, options and output format)",
@@ -103,7 +114,19 @@ def _digits(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Entry point of ``streammetrics trec`` (errors go to stderr with exit status 2)."""
+    """Entry point of ``streammetrics trec``: print trec_eval's output.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options parsed by the ``trec`` parser (:func:`add_parser`).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 2 after one error line on stderr (an unreadable file, a bad
+        measure or option value).
+    """
     try:
         evaluate_files(
             args.qrels,
@@ -130,7 +153,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``streammetrics trec ...`` as a function: ``main(["trec", QRELS, RUN, "-q"])``."""
+    """``streammetrics trec ...`` as a function: ``main(["trec", QRELS, RUN, "-q"])``.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments, starting with ``trec`` (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status (as :func:`run`).
+    """
     parser = argparse.ArgumentParser(prog="streammetrics")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)

@@ -19,7 +19,7 @@ from ..trec.perquery import per_query_values
 from .errors import InputError
 from .options import positive_int
 
-__all__ = ["add_parser", "run", "format_table", "format_latex"]
+__all__ = ["add_parser", "run"]
 
 
 def _f(v: float | None, digits: int, sign: bool = False) -> str:
@@ -28,7 +28,7 @@ def _f(v: float | None, digits: int, sign: bool = False) -> str:
     return f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
 
 
-def format_table(result: dict[str, Any], digits: int = 4) -> str:
+def _format_table(result: dict[str, Any], digits: int = 4) -> str:
     """The plain-text table of :func:`compare`'s result."""
     level = round(100 * (1 - result["alpha"]))
     head = (f"{result['queries']} queries, baseline {result['baseline']}; paired two-sided tests, "
@@ -61,7 +61,7 @@ def _tex(text: str) -> str:
     return "".join(_TEX.get(c, c) for c in text)
 
 
-def format_latex(result: dict[str, Any], digits: int = 4) -> str:
+def _format_latex(result: dict[str, Any], digits: int = 4) -> str:
     """A booktabs table: one row per run, one column per measure (the mean); a dagger marks a
     Holm-adjusted randomization-test p-value below ``alpha`` against the first run."""
     names = [m["measure"] for m in result["measures"]]
@@ -95,7 +95,18 @@ def _alpha(text: str) -> float:
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register the ``trec-compare`` subcommand on an argparse subparsers object."""
+    """Register the ``trec-compare`` subcommand on an argparse subparsers object.
+
+    Parameters
+    ----------
+    sub : argparse subparsers action
+        What ``ArgumentParser.add_subparsers`` returned.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The ``trec-compare`` parser.
+    """
     p: argparse.ArgumentParser = sub.add_parser(
         "trec-compare",
         help="compare TREC runs against the first: means, paired t and randomization tests, "
@@ -125,7 +136,24 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Entry point of ``streammetrics trec-compare``: 0, or raises InputError (2 usage, 1 data)."""
+    """Entry point of ``streammetrics trec-compare``: print the comparison table (and write the
+    ``--json`` / ``--latex`` files).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options parsed by the ``trec-compare`` parser (:func:`add_parser`).
+
+    Returns
+    -------
+    int
+        The exit status, 0.
+
+    Raises
+    ------
+    InputError
+        Exit status 2 for fewer than 2 runs, 1 for an unreadable file or a bad measure.
+    """
     if len(args.runs) < 2:
         got = len(args.runs)
         raise InputError(f"trec-compare needs at least 2 runs (a baseline and one to compare), got {got}", 2)
@@ -136,11 +164,11 @@ def run(args: argparse.Namespace) -> int:
         result = compare(pq, permutations=args.permutations, bootstrap=args.bootstrap, alpha=args.alpha,
                          seed=args.seed)  # fmt: skip
         for path, text in ((args.json, lambda: json.dumps(result, indent=2, allow_nan=False) + "\n"),
-                           (args.latex, lambda: format_latex(result, args.digits))):  # fmt: skip
+                           (args.latex, lambda: _format_latex(result, args.digits))):  # fmt: skip
             if path is not None:
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(text())
     except (OSError, ValueError) as exc:
         raise InputError(str(exc), 1) from None
-    sys.stdout.write(format_table(result, args.digits))
+    sys.stdout.write(_format_table(result, args.digits))
     return 0
