@@ -53,7 +53,7 @@ class ProbabilityMetric(Metric):
 
         Binary: ``y_true`` 0/1 (n,), ``y_pred`` P(1) (n,); multiclass: ``y_true`` in [0, C)
         (n,), ``y_pred`` (n, C) rows summing to 1. Atomic: a rejected batch changes nothing.
-        O(n C log n_bins). Returns ``self``.
+        O(n C). Returns ``self``.
         """
         return self._update_state(y_true, y_pred, sample_weight)
 

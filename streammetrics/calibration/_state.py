@@ -16,9 +16,11 @@ merging by addition (a :class:`~streammetrics._state.SummedState`):
 decomposition), ``side="left"`` as scikit-learn's ``calibration_curve``. ``n_bins=0`` keeps the
 totals only (LogLoss).
 
-Complexity: ``update`` O(n K log n_bins) (a ``searchsorted`` and five ``bincount`` per batch);
-memory O(K n_bins), independent of n. Metrics whose configuration maps to the same key share one
-state in a :class:`~streammetrics.MetricSet`.
+Complexity: ``update`` O(n K) (the arithmetic bin index of
+:func:`~streammetrics._probability_inputs.uniform_bins`, equal to ``searchsorted`` on the edges,
+and three (binary) or five ``bincount`` per batch); memory O(K n_bins), independent of n.
+Metrics whose configuration maps to the same key share one state in a
+:class:`~streammetrics.MetricSet`.
 
 Window/Decayed: every sum is linear in the sample weight, so :meth:`scale` is exact up to
 rounding and ``Decayed`` rescales the O(K n_bins) state. Subtraction is deliberately not offered:
@@ -35,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from .._params import Param, check_param
-from .._probability_inputs import Batch, curve_bins, histogram_bins, prepare_batch
+from .._probability_inputs import Batch, prepare_batch, uniform_bins
 from .._state import State, SummedState
 
 __all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
@@ -70,7 +72,12 @@ class ProbabilityBins(SummedState):
     subtract = State.subtract  # type: ignore[assignment]
 
     def __init__(
-        self, num_classes: int | None, n_bins: int, side: str, from_logits: bool, ovr: bool = True
+        self,
+        num_classes: int | None,
+        n_bins: int,
+        side: str,
+        from_logits: bool,
+        ovr: bool = True,
     ) -> None:
         side = check_param(side, "side", _SIDE)
         self.num_classes = num_classes
@@ -96,69 +103,76 @@ class ProbabilityBins(SummedState):
             return None
         return self._increment(batch)
 
-    def _binned(self, conf: np.ndarray) -> np.ndarray:
-        if self.side == "right":
-            return histogram_bins(conf, self.n_bins)
-        return curve_bins(conf, self.n_bins)
-
     def _increment(self, b: Batch) -> dict[str, np.ndarray]:
-        w = np.ones(b.y.shape[0]) if b.w is None else b.w
-        totals = np.array([w.sum(), (w * b.log_loss).sum(), (w * b.brier).sum()])
+        total_w = float(b.y.shape[0]) if b.w is None else float(b.w.sum())
+        totals = np.array([total_w, b.log_loss, b.brier])
         out = {"totals": totals}
         nb = self.n_bins
         if nb == 0:
             return out
         if self.ovr:
-            out["bins"] = self._ovr_bins(b, w)
+            out["bins"] = self._ovr_bins(b)
         if self.num_classes is not None:
-            top = b.p.argmax(axis=1)  # first index on ties
-            conf = b.p[np.arange(top.shape[0]), top]
-            correct = (top == b.y).astype(np.float64)
-            tcell = self._binned(conf)
+            conf = b.p.max(axis=1)  # the value at argmax
+            correct = (b.p.argmax(axis=1) == b.y).astype(np.float64)  # first index on ties
+            tcell = uniform_bins(conf, nb, self.side)
+            w = b.w
             out["top"] = np.stack(
                 [
-                    np.bincount(tcell, weights=w, minlength=nb),
-                    np.bincount(tcell, weights=w * conf, minlength=nb),
-                    np.bincount(tcell, weights=w * correct, minlength=nb),
+                    np.bincount(tcell, weights=w, minlength=nb).astype(np.float64, copy=False),
+                    np.bincount(tcell, weights=conf if w is None else w * conf, minlength=nb),
+                    np.bincount(tcell, weights=correct if w is None else w * correct, minlength=nb),
                 ],
                 axis=-1,
             )
         return out
 
-    def _ovr_bins(self, b: Batch, w: np.ndarray) -> np.ndarray:
-        """(K, n_bins, 5) sums of one batch, one-vs-rest per column. The outcome o is 1 only in
-        the true class's column, so the sums with o use n entries, the others n K. Unit weights
-        (``b.w`` None) count without a weight array; multiclass cells are offset per column by
-        broadcasting (no n K index or weight copies)."""
-        nb = self.n_bins
+    def _ovr_bins(self, b: Batch) -> np.ndarray:
+        """(K, n_bins, 5) sums of one batch, one-vs-rest per column. Unit weights (``b.w`` None)
+        count without a weight array. Binary: one index ``2 * bin + y`` splits each bin by
+        outcome, so three ``bincount`` give the five sums (the sums with o are the odd cells, the
+        others a cell pair's total). Multiclass: o is 1 only in the true class's column, so the
+        sums with o use n entries, the others n K; cells are offset per column by broadcasting
+        (no n K index or weight copies)."""
+        nb, w = self.n_bins, b.w
         n = b.y.shape[0]
         if self.num_classes is None:
-            p, cell = b.p, self._binned(b.p)
-            hit = b.y.astype(bool)
-            cell_o, w_o, p_o = cell[hit], w[hit], p[hit]
-            ww: np.ndarray | None = None if b.w is None else w
-        else:
-            p = b.p.ravel()  # row-major: sample i, class c at i * C + c
-            cell2 = self._binned(p).reshape(n, self.k)
-            cell2 += nb * np.arange(self.k)
-            cell = cell2.ravel()
-            ww = None if b.w is None else np.repeat(w, self.k)
-            true = np.arange(n) * self.k + b.y
-            cell_o, w_o, p_o = cell[true], w, p[true]
+            p = b.p
+            key = uniform_bins(p, nb, self.side)
+            key <<= 1
+            key += b.y
+            wp = p if w is None else w * p
+            split = np.stack(
+                [
+                    np.bincount(key, weights=w, minlength=2 * nb).astype(np.float64, copy=False),
+                    np.bincount(key, weights=wp, minlength=2 * nb),
+                    np.bincount(key, weights=wp * p, minlength=2 * nb),
+                ],
+                axis=-1,
+            ).reshape(nb, 2, 3)
+            both = split[:, 0] + split[:, 1]
+            bins = np.stack([both[:, 0], both[:, 1], split[:, 1, 0], both[:, 2], split[:, 1, 1]], axis=-1)
+            return bins[None]
+        p = b.p.ravel()  # row-major: sample i, class c at i * C + c
+        cell2 = uniform_bins(p, nb, self.side).reshape(n, self.k)
+        cell2 += nb * np.arange(self.k)
+        cell = cell2.ravel()
+        ww = None if w is None else np.repeat(w, self.k)
+        true = np.arange(n) * self.k + b.y
+        cell_o, p_o = cell[true], p[true]
         size = self.k * nb
         wp = p if ww is None else ww * p
-        wp_o = w_o * p_o
-        bins: np.ndarray = np.stack(
+        stacked: np.ndarray = np.stack(
             [
                 np.bincount(cell, weights=ww, minlength=size).astype(np.float64, copy=False),
                 np.bincount(cell, weights=wp, minlength=size),
-                np.bincount(cell_o, weights=w_o, minlength=size),
+                np.bincount(cell_o, weights=w, minlength=size).astype(np.float64, copy=False),
                 np.bincount(cell, weights=wp * p, minlength=size),
-                np.bincount(cell_o, weights=wp_o, minlength=size),
+                np.bincount(cell_o, weights=p_o if w is None else w * p_o, minlength=size),
             ],
             axis=-1,
         ).reshape(self.k, nb, 5)
-        return bins
+        return stacked
 
     def apply(self, delta: Any) -> None:
         if delta is None:

@@ -97,7 +97,7 @@ class CalibrationError(ProbabilityMetric):
 
     Notes
     -----
-    ``update`` O(n C log n_bins); ``compute`` O(C n_bins); memory 5 C n_bins + 3 n_bins + 3
+    ``update`` O(n C); ``compute`` O(C n_bins); memory 5 C n_bins + 3 n_bins + 3
     floats, independent of n (torchmetrics' CalibrationError keeps every prediction). nan (with
     an UndefinedMetricWarning) while the total weight is 0.
 
@@ -283,7 +283,7 @@ class CalibrationCurve(ProbabilityMetric):
 
     Notes
     -----
-    ``update`` O(n C log n_bins); ``compute`` O(C n_bins); memory 5 C n_bins + 3 floats.
+    ``update`` O(n C); ``compute`` O(C n_bins); memory 5 C n_bins + 3 floats.
 
     Examples
     --------
