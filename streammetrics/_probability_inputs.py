@@ -40,13 +40,13 @@ __all__ = ["Batch", "prepare_batch", "uniform_bins", "sigmoid"]
 class Batch:
     """A validated batch: ``y`` int labels (n,), ``p`` float64 probabilities ((n,) binary,
     (n, C) multiclass), ``w`` weights or None, and the weighted sums over the batch of the
-    per-sample log loss and Brier terms (``sum w * term``)."""
+    per-sample log loss and Brier terms (``sum w * term``; None when not asked for)."""
 
     y: np.ndarray
     p: np.ndarray
     w: np.ndarray | None
-    log_loss: float
-    brier: float
+    log_loss: float | None
+    brier: float | None
 
 
 _EPS = {np.dtype(np.float32): float(np.finfo(np.float32).eps),
@@ -136,6 +136,7 @@ def prepare_batch(
     sample_weight: Any,
     num_classes: int | None,
     from_logits: bool,
+    losses: bool = True,
 ) -> Batch | None:
     """Validate one batch and sum its per-sample terms; ``None`` for an empty batch.
 
@@ -144,7 +145,8 @@ def prepare_batch(
     float64; binary: P(0) = 1 - p is formed in that type before clipping), then the negative log
     of the true class's clipped probability is taken in float64. Brier: binary ``(p - y)^2``,
     multiclass ``sum_c (p_c - [y = c])^2``. Each is summed weighted (``sum w * term``, pairwise
-    as ``numpy.sum``). O(n C).
+    as ``numpy.sum``); ``losses=False`` skips both (``Batch.log_loss`` and ``brier`` are None)
+    for callers that need only the validated arrays. O(n C).
     """
     if is_scalar(y_true) and (is_scalar(y_pred) or num_classes is not None):
         y_true = np.asarray([y_true])
@@ -183,6 +185,8 @@ def prepare_batch(
         return None
     y = y.astype(np.intp, copy=False)
     p64 = p.astype(np.float64, copy=False)  # read-only below: no copy of float64 input
+    if not losses:
+        return Batch(y=y, p=p64, w=w, log_loss=None, brier=None)
     if num_classes is None:
         # the true class's probability in the input's type: |p - [y = 0]| is p, or 1 - p (exact:
         # p - 1 and 1 - p round alike up to the sign)

@@ -85,6 +85,9 @@ def test_batch_sums_equal_summed_terms(dtype, num_classes, weighted):
     ww = np.ones(n) if w is None else w
     assert b.log_loss == pytest.approx((ww * loss).sum(), rel=1e-12)
     assert b.brier == pytest.approx((ww * brier).sum(), rel=1e-12)
+    skipped = prepare_batch(y, p, w, num_classes, False, losses=False)
+    assert skipped.log_loss is None and skipped.brier is None
+    np.testing.assert_array_equal(skipped.p, b.p)
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
@@ -117,3 +120,29 @@ def test_curve_on_edges_equals_sklearn(n_bins):
     got = sm.CalibrationCurve(n_bins).update(y, p).compute()
     np.testing.assert_array_equal(got.prob_true, want_true)
     np.testing.assert_allclose(got.prob_pred, want_pred, rtol=1e-12, atol=0)
+
+
+def test_curve_state_skips_the_loss_sums_and_shares_only_with_curves():
+    y, p = [0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3]
+    curve = sm.CalibrationCurve(4).update(y, p)
+    tot = curve._state.totals()
+    assert tot[0] == 4.0 and tot[1] == 0.0 and tot[2] == 0.0
+    assert curve.share_key() != sm.BrierScore(n_bins=4).share_key()
+    ms = sm.MetricSet({"a": sm.CalibrationCurve(4), "b": sm.CalibrationCurve(4), "loss": sm.LogLoss()})
+    assert ms.groups == [["a", "b"], ["loss"]]
+    ms.update(y, p)
+    np.testing.assert_array_equal(ms.compute()["a"].prob_pred, curve.compute().prob_pred)
+
+
+def test_curve_state_with_loss_sums_still_loads():
+    """A file saved while the curve kept the loss sums (earlier versions) loads: the sums are
+    consistent and unread, and the loaded curve keeps streaming."""
+    y, p = np.array([0, 1, 1, 0]), np.array([0.1, 0.8, 0.6, 0.3])
+    old = sm.CalibrationCurve(4).update(y, p)
+    loss, brier = reference_terms(y, p, None)
+    old._state.totals()[1:] = [loss.sum(), brier.sum()]  # what the earlier state held
+    loaded = sm.loads(sm.dumps(old)).update(y, p)
+    want = sm.CalibrationCurve(4).update(np.tile(y, 2), np.tile(p, 2)).compute()
+    got = loaded.compute()
+    np.testing.assert_array_equal(got.prob_true, want.prob_true)
+    np.testing.assert_allclose(got.prob_pred, want.prob_pred, rtol=1e-12)

@@ -31,6 +31,7 @@ class ProbabilityMetric(Metric):
         from_logits: Any,
         allow_zero: bool = False,
         ovr: bool = True,
+        losses: bool = True,
         *,
         classes: Any = None,
         pos_label: Any = None,
@@ -45,7 +46,7 @@ class ProbabilityMetric(Metric):
         check_n_bins(n_bins, 1 if num_classes is None else int(num_classes), allow_zero)
         self.from_logits = check_param(from_logits, "from_logits", FLAG)
         self.num_classes = None if num_classes is None else int(num_classes)
-        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
+        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr, losses)
         self._state = self._labels.attach(bins)
 
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:

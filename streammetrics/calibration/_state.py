@@ -3,7 +3,8 @@
 ``ProbabilityBins(num_classes, n_bins, side, from_logits)`` holds float64 weighted sums, all
 merging by addition (a :class:`~streammetrics._state.SummedState`):
 
-* ``totals`` (3,): sum of w, of w * log loss, of w * Brier term;
+* ``totals`` (3,): sum of w, of w * log loss, of w * Brier term (the last two stay 0 in a
+  ``losses=False`` state: CalibrationCurve's, which reads only its bins);
 * ``bins`` (K, n_bins, 5), K = 1 for binary (the column P(1)) or C (one-vs-rest, column c;
   K = 0 with ``ovr=False``, for a multiclass top-label CalibrationError alone):
   per bin of the column's probability p with outcome o (binary: the label; multiclass:
@@ -78,6 +79,7 @@ class ProbabilityBins(SummedState):
         side: str,
         from_logits: bool,
         ovr: bool = True,
+        losses: bool = True,
     ) -> None:
         side = check_param(side, "side", _SIDE)
         self.num_classes = num_classes
@@ -86,6 +88,7 @@ class ProbabilityBins(SummedState):
         self.side = side
         self.from_logits = bool(from_logits)
         self.ovr = bool(ovr) or num_classes is None
+        self.losses = bool(losses)
         top = 0 if num_classes is None else self.n_bins
         self._arrays = {
             "totals": np.zeros(3),
@@ -94,18 +97,19 @@ class ProbabilityBins(SummedState):
         }
 
     def key(self) -> tuple[Any, ...]:
-        return (self.num_classes, self.n_bins, self.side, self.from_logits, self.ovr)
+        return (self.num_classes, self.n_bins, self.side, self.from_logits, self.ovr, self.losses)
 
     # -- update ----------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        batch = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits)
+        batch = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits,
+                              losses=self.losses)
         if batch is None:
             return None
         return self._increment(batch)
 
     def _increment(self, b: Batch) -> dict[str, np.ndarray]:
         total_w = float(b.y.shape[0]) if b.w is None else float(b.w.sum())
-        totals = np.array([total_w, b.log_loss, b.brier])
+        totals = np.array([total_w, b.log_loss or 0.0, b.brier or 0.0])
         out = {"totals": totals}
         nb = self.n_bins
         if nb == 0:

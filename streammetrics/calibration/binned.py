@@ -306,7 +306,10 @@ class CalibrationCurve(ProbabilityMetric):
         max_bytes: int | None = None,
     ) -> None:
         super().__init__()
-        self._init_state(num_classes, n_bins, "left", from_logits, classes=classes, pos_label=pos_label)
+        # the curve reads only its bins: its state skips the log loss and Brier sums (``losses``
+        # is in the state's key, so no metric reading them ever shares it)
+        self._init_state(num_classes, n_bins, "left", from_logits, losses=False, classes=classes,
+                         pos_label=pos_label)
         num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.strategy = check_strategy(strategy)
