@@ -194,10 +194,10 @@ def prepare_batch(
         d = p64 - y
         d *= d
     else:
-        picked = p[np.arange(n), y]
+        true = np.arange(n) * num_classes + y  # row-major cells of the true classes (flat takes
+        picked = np.ravel(p).take(true)  # are a few times faster than p[rows, y])
         d = p64 * p64
-        rows = np.arange(n)
-        d[rows, y] = (p64[rows, y] - 1.0) ** 2
+        np.put(d, true, (np.ravel(p64).take(true) - 1.0) ** 2)
         d = _row_sums(d)
     return Batch(y=y, p=p64, w=w, log_loss=-_weighted_sum(_log_clipped(picked), w),
                  brier=_weighted_sum(d, w))
@@ -229,6 +229,10 @@ def _bin_tables(n_bins: int, side: str) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
+#: Values binned per block by :func:`uniform_bins`: its temporaries stay in cache and are reused.
+_BLOCK = 1 << 16
+
+
 def uniform_bins(conf: np.ndarray, n_bins: int, side: str) -> np.ndarray:
     """Bin in [0, n_bins) of each value of ``conf`` (float64 in [0, 1], no NaN) among
     ``n_bins`` uniform bins with edges ``e = numpy.linspace(0, 1, n_bins + 1)``:
@@ -241,13 +245,23 @@ def uniform_bins(conf: np.ndarray, n_bins: int, side: str) -> np.ndarray:
     The candidate ``floor(c * n_bins)`` is off by at most one bin (its rounding and that of the
     edges are far below a bin's width), and is corrected against the very edges ``e``, so the
     result equals the ``searchsorted`` above for every value, edges included. O(n), a few
-    passes (about four times faster than the binary search).
+    passes per block of ``_BLOCK`` values (several times faster than the binary search).
     """
     low, high = _bin_tables(int(n_bins), side)
-    k = np.multiply(conf, n_bins).astype(np.intp)  # >= 0: truncation is floor
-    below = np.less(conf, low.take(k, mode="clip")) if side == "right" else np.less_equal(
-        conf, low.take(k, mode="clip"))
-    k -= below
+    below = np.less if side == "right" else np.less_equal
     above = np.greater_equal if side == "right" else np.greater
-    k += above(conf, high.take(k, mode="clip"), out=below)
-    return k
+    conf = np.ravel(conf)
+    n = conf.shape[0]
+    out = np.empty(n, dtype=np.intp)
+    size = max(min(_BLOCK, n), 1)
+    edge, hit = np.empty(size), np.empty(size, dtype=bool)
+    for start in range(0, n, size):
+        c = conf[start:start + size]
+        k, e, m = out[start:start + size], edge[:c.shape[0]], hit[:c.shape[0]]
+        np.multiply(c, n_bins, out=e)
+        k[...] = e  # >= 0: truncation is floor
+        below(c, np.take(low, k, out=e, mode="clip"), out=m)
+        k -= m
+        above(c, np.take(high, k, out=e, mode="clip"), out=m)
+        k += m
+    return out

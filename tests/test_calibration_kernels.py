@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics._probability_inputs import prepare_batch, uniform_bins
+from streammetrics._probability_inputs import _BLOCK, prepare_batch, uniform_bins
 from streammetrics.calibration._state import ProbabilityBins
 
 N_BINS = [*range(1, 64), 97, 100, 1000, 1024, 4095, 12345, 10**5, 1 << 22]
@@ -38,12 +38,15 @@ def test_uniform_bins_equal_searchsorted_on_edges(n_bins, side):
     got = uniform_bins(c, n_bins, side)
     np.testing.assert_array_equal(got, searchsorted_bins(c, n_bins, side))
     assert got.min() >= 0 and got.max() <= n_bins - 1
+    assert uniform_bins(np.zeros(0), n_bins, side).shape == (0,)
 
 
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_uniform_bins_equal_searchsorted_on_random_and_rounded_values(side):
     rng = np.random.default_rng(7)
-    c = np.concatenate([rng.random(20000), np.round(rng.random(20000), 2), np.round(rng.random(2000), 1)])
+    # several blocks of the kernel, the last one partial
+    c = np.concatenate([rng.random(100000), np.round(rng.random(60000), 2), np.round(rng.random(2001), 1)])
+    assert c.shape[0] > 2 * _BLOCK and c.shape[0] % _BLOCK
     for n_bins in (3, 5, 7, 10, 15, 20, 100):
         np.testing.assert_array_equal(uniform_bins(c, n_bins, side), searchsorted_bins(c, n_bins, side))
 

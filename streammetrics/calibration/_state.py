@@ -117,8 +117,9 @@ class ProbabilityBins(SummedState):
         if self.ovr:
             out["bins"] = self._ovr_bins(b)
         if self.num_classes is not None:
-            conf = b.p.max(axis=1)  # the value at argmax
-            correct = (b.p.argmax(axis=1) == b.y).astype(np.float64)  # first index on ties
+            top = b.p.argmax(axis=1)  # first index on ties
+            conf = np.ravel(b.p).take(np.arange(top.shape[0]) * self.k + top)  # b.p[rows, top]
+            correct = (top == b.y).astype(np.float64)
             tcell = uniform_bins(conf, nb, self.side)
             w = b.w
             out["top"] = np.stack(
