@@ -149,3 +149,22 @@ def test_curve_state_with_loss_sums_still_loads():
     got = loaded.compute()
     np.testing.assert_array_equal(got.prob_true, want.prob_true)
     np.testing.assert_allclose(got.prob_pred, want.prob_pred, rtol=1e-12)
+
+
+def test_top_label_bins_only_in_the_top_label_state():
+    """One-vs-rest states (classwise ECE, Brier, curves) leave the top-label sums at 0; the
+    top-label ECE keeps a state of its own and its value."""
+    rng = np.random.default_rng(2)
+    y, p = rng.integers(0, 3, 500), rng.dirichlet(np.ones(3), 500)
+    ms = sm.MetricSet({"top": sm.CalibrationError(3, n_bins=5), "cw": sm.CalibrationError(3, n_bins=5, classwise=True),
+                       "brier": sm.BrierScore(3, n_bins=5)})
+    assert ms.groups == [["top"], ["cw", "brier"]]
+    ms.update(y, p)
+    cw = dict(ms.items())["cw"]
+    assert not cw._state.top().any() and cw._state.bins().any()
+    alone = sm.CalibrationError(3, n_bins=5).update(y, p)
+    assert ms.compute()["top"] == alone.compute()
+    conf, correct = p.max(axis=1), p.argmax(axis=1) == y
+    cell = searchsorted_bins(conf, 5, "right")
+    want = sum(abs(correct[cell == b].sum() - conf[cell == b].sum()) for b in range(5)) / 500
+    assert alone.compute() == pytest.approx(want, rel=1e-12)

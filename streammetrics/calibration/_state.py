@@ -11,7 +11,9 @@ merging by addition (a :class:`~streammetrics._state.SummedState`):
   ``y == c``), the sums of w, w p, w o, w p^2 and w p o;
 * ``top`` (n_bins, 3), multiclass only (shape (0, 3) for binary): per bin of the top-label
   confidence c = max_k p_k with correctness a = [argmax == y] (first index on ties), the sums
-  of w, w c, w a.
+  of w, w c, w a. Filled by the top-label state (``ovr=False``) only: no reader of a
+  one-vs-rest state (classwise CalibrationError, BrierScore, CalibrationCurve) uses it, and
+  ``ovr`` is in the key, so it stays 0 there (its shape is kept: the saved format).
 
 ``side="right"`` bins as ``numpy.histogram`` (the last bin closed; CalibrationError and the Brier
 decomposition), ``side="left"`` as scikit-learn's ``calibration_curve``. ``n_bins=0`` keeps the
@@ -116,7 +118,7 @@ class ProbabilityBins(SummedState):
             return out
         if self.ovr:
             out["bins"] = self._ovr_bins(b)
-        if self.num_classes is not None:
+        if not self.ovr:  # the top-label state (multiclass)
             top = b.p.argmax(axis=1)  # first index on ties
             conf = np.ravel(b.p).take(np.arange(top.shape[0]) * self.k + top)  # b.p[rows, top]
             correct = (top == b.y).astype(np.float64)
