@@ -93,11 +93,12 @@ def test_batch_sums_equal_summed_terms(dtype, num_classes, weighted):
     np.testing.assert_array_equal(skipped.p, b.p)
 
 
+@pytest.mark.parametrize("n", [5000, 2 * _BLOCK + 13])  # one block of rows, several
 @pytest.mark.parametrize("side", ["left", "right"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_binary_bins_equal_masked_sums(side, weighted):
+def test_binary_bins_equal_masked_sums(side, weighted, n):
     rng = np.random.default_rng(5)
-    n, nb = 5000, 7
+    nb = 7
     y = rng.integers(0, 2, n)
     p = np.concatenate([np.round(rng.random(n - nb - 1), 2), np.linspace(0.0, 1.0, nb + 1)])
     w = rng.random(n) if weighted else None
@@ -168,3 +169,28 @@ def test_top_label_bins_only_in_the_top_label_state():
     cell = searchsorted_bins(conf, 5, "right")
     want = sum(abs(correct[cell == b].sum() - conf[cell == b].sum()) for b in range(5)) / 500
     assert alone.compute() == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("n", [700, 3 * (_BLOCK // 3) + 11])  # one block of rows, several
+def test_multiclass_bins_equal_masked_sums(n):
+    rng = np.random.default_rng(9)
+    c, nb = 3, 6
+    y, p, w = rng.integers(0, c, n), rng.dirichlet(np.ones(c), n), rng.random(n)
+    p[:nb + 1, 0] = np.linspace(0.0, 1.0, nb + 1)  # values on the edges
+    p[:nb + 1, 1:] = (1.0 - p[:nb + 1, :1]) / 2
+    ovr, top = ProbabilityBins(c, nb, "right", False), ProbabilityBins(c, nb, "right", False, ovr=False)
+    for state in (ovr, top):
+        state.apply(state.prepare(y, p, w))
+    want = np.zeros((c, nb, 5))
+    for k in range(c):
+        cell, o = searchsorted_bins(p[:, k], nb, "right"), y == k
+        for b in range(nb):
+            m = cell == b
+            want[k, b] = [w[m].sum(), (w * p[:, k])[m].sum(), w[m & o].sum(), (w * p[:, k] ** 2)[m].sum(),
+                          (w * p[:, k])[m & o].sum()]
+    np.testing.assert_allclose(ovr.bins(), want, rtol=1e-12, atol=1e-300)
+    conf, correct = p.max(axis=1), p.argmax(axis=1) == y
+    cell = searchsorted_bins(conf, nb, "right")
+    want_top = np.array([[w[cell == b].sum(), (w * conf)[cell == b].sum(), w[(cell == b) & correct].sum()]
+                         for b in range(nb)])
+    np.testing.assert_allclose(top.top(), want_top, rtol=1e-12, atol=1e-300)

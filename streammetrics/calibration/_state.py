@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._params import Param, check_param
-from .._probability_inputs import Batch, prepare_batch, uniform_bins
+from .._probability_inputs import _BLOCK, Batch, prepare_batch, uniform_bins
 from .._state import State, SummedState
 
 __all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
@@ -113,17 +113,30 @@ class ProbabilityBins(SummedState):
         total_w = float(b.y.shape[0]) if b.w is None else float(b.w.sum())
         totals = np.array([total_w, b.log_loss or 0.0, b.brier or 0.0])
         out = {"totals": totals}
-        nb = self.n_bins
-        if nb == 0:
+        if self.n_bins == 0:
             return out
+        # blocks of rows: every temporary stays in cache (and is not a fresh n K allocation)
+        rows = max(_BLOCK // self.k, 256)
+        for start in range(0, b.y.shape[0], rows):
+            rs = slice(start, start + rows)
+            for name, inc in self._block_sums(b.y[rs], b.p[rs], None if b.w is None else b.w[rs]).items():
+                if name in out:
+                    out[name] += inc
+                else:
+                    out[name] = inc
+        return out
+
+    def _block_sums(self, y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> dict[str, np.ndarray]:
+        """The bin sums of some rows (labels ``y``, probabilities ``p``, weights ``w`` or None)."""
+        out: dict[str, np.ndarray] = {}
+        nb = self.n_bins
         if self.ovr:
-            out["bins"] = self._ovr_bins(b)
+            out["bins"] = self._ovr_bins(y, p, w)
         if not self.ovr:  # the top-label state (multiclass)
-            top = b.p.argmax(axis=1)  # first index on ties
-            conf = np.ravel(b.p).take(np.arange(top.shape[0]) * self.k + top)  # b.p[rows, top]
-            correct = (top == b.y).astype(np.float64)
+            top = p.argmax(axis=1)  # first index on ties
+            conf = np.ravel(p).take(np.arange(top.shape[0]) * self.k + top)  # p[rows, top]
+            correct = (top == y).astype(np.float64)
             tcell = uniform_bins(conf, nb, self.side)
-            w = b.w
             out["top"] = np.stack(
                 [
                     np.bincount(tcell, weights=w, minlength=nb).astype(np.float64, copy=False),
@@ -134,20 +147,19 @@ class ProbabilityBins(SummedState):
             )
         return out
 
-    def _ovr_bins(self, b: Batch) -> np.ndarray:
-        """(K, n_bins, 5) sums of one batch, one-vs-rest per column. Unit weights (``b.w`` None)
+    def _ovr_bins(self, y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        """(K, n_bins, 5) sums of some rows, one-vs-rest per column. Unit weights (``w`` None)
         count without a weight array. Binary: one index ``2 * bin + y`` splits each bin by
         outcome, so three ``bincount`` give the five sums (the sums with o are the odd cells, the
         others a cell pair's total). Multiclass: o is 1 only in the true class's column, so the
         sums with o use n entries, the others n K; cells are offset per column by broadcasting
         (no n K index or weight copies)."""
-        nb, w = self.n_bins, b.w
-        n = b.y.shape[0]
+        nb = self.n_bins
+        n = y.shape[0]
         if self.num_classes is None:
-            p = b.p
             key = uniform_bins(p, nb, self.side)
             key <<= 1
-            key += b.y
+            key += y
             wp = p if w is None else w * p
             split = np.stack(
                 [
@@ -160,13 +172,13 @@ class ProbabilityBins(SummedState):
             both = split[:, 0] + split[:, 1]
             bins = np.stack([both[:, 0], both[:, 1], split[:, 1, 0], both[:, 2], split[:, 1, 1]], axis=-1)
             return bins[None]
-        p = b.p.ravel()  # row-major: sample i, class c at i * C + c
+        p = np.ravel(p)  # row-major: sample i, class c at i * C + c
         cell2 = uniform_bins(p, nb, self.side).reshape(n, self.k)
         cell2 += nb * np.arange(self.k)
         cell = cell2.ravel()
         ww = None if w is None else np.repeat(w, self.k)
-        true = np.arange(n) * self.k + b.y
-        cell_o, p_o = cell[true], p[true]
+        true = np.arange(n) * self.k + y
+        cell_o, p_o = cell.take(true), p.take(true)
         size = self.k * nb
         wp = p if ww is None else ww * p
         stacked: np.ndarray = np.stack(
