@@ -49,6 +49,10 @@ class Batch:
     brier: float | None
 
 
+#: Values per block of the kernels below (and of the calibration state's bin sums): their
+#: temporaries stay in cache instead of being fresh n-sized arrays.
+_BLOCK = 1 << 16
+
 _EPS = {np.dtype(np.float32): float(np.finfo(np.float32).eps),
         np.dtype(np.float64): float(np.finfo(np.float64).eps)}
 
@@ -144,9 +148,10 @@ def prepare_batch(
     ``[eps, 1 - eps]`` in the input's float type (``eps`` of float32 for float32 input, else of
     float64; binary: P(0) = 1 - p is formed in that type before clipping), then the negative log
     of the true class's clipped probability is taken in float64. Brier: binary ``(p - y)^2``,
-    multiclass ``sum_c (p_c - [y = c])^2``. Each is summed weighted (``sum w * term``, pairwise
-    as ``numpy.sum``); ``losses=False`` skips both (``Batch.log_loss`` and ``brier`` are None)
-    for callers that need only the validated arrays. O(n C).
+    multiclass ``sum_c (p_c - [y = c])^2``. Each is summed weighted (``sum w * term``: pairwise
+    as ``numpy.sum`` per block of rows, the blocks' sums added); ``losses=False`` skips both
+    (``Batch.log_loss`` and ``brier`` are None) for callers that need only the validated
+    arrays. O(n C).
     """
     if is_scalar(y_true) and (is_scalar(y_pred) or num_classes is not None):
         y_true = np.asarray([y_true])
@@ -187,6 +192,21 @@ def prepare_batch(
     p64 = p.astype(np.float64, copy=False)  # read-only below: no copy of float64 input
     if not losses:
         return Batch(y=y, p=p64, w=w, log_loss=None, brier=None)
+    log_loss = brier = 0.0
+    rows = max(_BLOCK // (num_classes or 1), 256)  # blocks of rows: cache-sized temporaries
+    for start in range(0, n, rows):
+        rs = slice(start, start + rows)
+        ll, br = _loss_sums(y[rs], p[rs], p64[rs], None if w is None else w[rs], num_classes)
+        log_loss += ll
+        brier += br
+    return Batch(y=y, p=p64, w=w, log_loss=log_loss, brier=brier)
+
+
+def _loss_sums(
+    y: np.ndarray, p: np.ndarray, p64: np.ndarray, w: np.ndarray | None, num_classes: int | None
+) -> tuple[float, float]:
+    """(sum w log loss, sum w Brier) of some rows (see :func:`prepare_batch`). O(n C)."""
+    n = y.shape[0]
     if num_classes is None:
         # the true class's probability in the input's type: |p - [y = 0]| is p, or 1 - p (exact:
         # p - 1 and 1 - p round alike up to the sign)
@@ -199,8 +219,7 @@ def prepare_batch(
         d = p64 * p64
         np.put(d, true, (np.ravel(p64).take(true) - 1.0) ** 2)
         d = _row_sums(d)
-    return Batch(y=y, p=p64, w=w, log_loss=-_weighted_sum(_log_clipped(picked), w),
-                 brier=_weighted_sum(d, w))
+    return -_weighted_sum(_log_clipped(picked), w), _weighted_sum(d, w)
 
 
 def _log_clipped(q: np.ndarray) -> np.ndarray:
@@ -227,10 +246,6 @@ def _bin_tables(n_bins: int, side: str) -> tuple[np.ndarray, np.ndarray]:
     high = np.concatenate([inner, inf])
     low.flags.writeable = high.flags.writeable = False
     return low, high
-
-
-#: Values binned per block by :func:`uniform_bins`: its temporaries stay in cache and are reused.
-_BLOCK = 1 << 16
 
 
 def uniform_bins(conf: np.ndarray, n_bins: int, side: str) -> np.ndarray:

@@ -66,12 +66,12 @@ def reference_terms(y, p, num_classes):
     return -np.log(q.astype(np.float64)), brier
 
 
+@pytest.mark.parametrize("n", [3000, 2 * _BLOCK + 7])  # one block of rows, several
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("num_classes", [None, 4])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_batch_sums_equal_summed_terms(dtype, num_classes, weighted):
+def test_batch_sums_equal_summed_terms(dtype, num_classes, weighted, n):
     rng = np.random.default_rng(11)
-    n = 3000
     if num_classes is None:
         y = rng.integers(0, 2, n)
         p = rng.random(n)
