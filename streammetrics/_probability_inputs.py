@@ -38,9 +38,10 @@ __all__ = ["Batch", "prepare_batch", "uniform_bins", "sigmoid"]
 
 @dataclass(frozen=True)
 class Batch:
-    """A validated batch: ``y`` int labels (n,), ``p`` float64 probabilities ((n,) binary,
-    (n, C) multiclass), ``w`` weights or None, and the weighted sums over the batch of the
-    per-sample log loss and Brier terms (``sum w * term``; None when not asked for)."""
+    """A validated batch: ``y`` int labels (n,) (int8 0/1 binary, intp multiclass), ``p``
+    float64 probabilities ((n,) binary, (n, C) multiclass), ``w`` weights or None, and the
+    weighted sums over the batch of the per-sample log loss and Brier terms (``sum w * term``;
+    None when not asked for)."""
 
     y: np.ndarray
     p: np.ndarray
@@ -188,7 +189,7 @@ def prepare_batch(
             _check_row_sums(p, "y_pred")
     if n == 0:
         return None
-    y = y.astype(np.intp, copy=False)
+    y = y.astype(np.int8 if num_classes is None else np.intp, copy=False)  # int8: a smaller pass
     p64 = p.astype(np.float64, copy=False)  # read-only below: no copy of float64 input
     if not losses:
         return Batch(y=y, p=p64, w=w, log_loss=None, brier=None)
