@@ -40,7 +40,7 @@ class ProbabilityScores(SortedScores):
         return (*super().key(), "probability")  # type: ignore[misc]
 
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False)
+        b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False, losses=False)
         if b is None:
             return None
         return super().prepare(b.y, b.p, b.w)

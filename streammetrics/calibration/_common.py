@@ -31,6 +31,7 @@ class ProbabilityMetric(Metric):
         from_logits: Any,
         allow_zero: bool = False,
         ovr: bool = True,
+        losses: bool = True,
         *,
         classes: Any = None,
         pos_label: Any = None,
@@ -45,7 +46,7 @@ class ProbabilityMetric(Metric):
         check_n_bins(n_bins, 1 if num_classes is None else int(num_classes), allow_zero)
         self.from_logits = check_param(from_logits, "from_logits", FLAG)
         self.num_classes = None if num_classes is None else int(num_classes)
-        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr)
+        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr, losses)
         self._state = self._labels.attach(bins)
 
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
@@ -53,7 +54,7 @@ class ProbabilityMetric(Metric):
 
         Binary: ``y_true`` 0/1 (n,), ``y_pred`` P(1) (n,); multiclass: ``y_true`` in [0, C)
         (n,), ``y_pred`` (n, C) rows summing to 1. Atomic: a rejected batch changes nothing.
-        O(n C log n_bins). Returns ``self``.
+        O(n C). Returns ``self``.
         """
         return self._update_state(y_true, y_pred, sample_weight)
 

@@ -138,7 +138,8 @@ class QuantileProbabilities(State):
         return self.inner.counts(k)
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        b = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits)
+        b = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits,
+                          losses=False)
         if b is None:
             return None
         if self.mode == "top":

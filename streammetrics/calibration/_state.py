@@ -3,22 +3,27 @@
 ``ProbabilityBins(num_classes, n_bins, side, from_logits)`` holds float64 weighted sums, all
 merging by addition (a :class:`~streammetrics._state.SummedState`):
 
-* ``totals`` (3,): sum of w, of w * log loss, of w * Brier term;
+* ``totals`` (3,): sum of w, of w * log loss, of w * Brier term (the last two stay 0 in a
+  ``losses=False`` state: CalibrationCurve's, which reads only its bins);
 * ``bins`` (K, n_bins, 5), K = 1 for binary (the column P(1)) or C (one-vs-rest, column c;
   K = 0 with ``ovr=False``, for a multiclass top-label CalibrationError alone):
   per bin of the column's probability p with outcome o (binary: the label; multiclass:
   ``y == c``), the sums of w, w p, w o, w p^2 and w p o;
 * ``top`` (n_bins, 3), multiclass only (shape (0, 3) for binary): per bin of the top-label
   confidence c = max_k p_k with correctness a = [argmax == y] (first index on ties), the sums
-  of w, w c, w a.
+  of w, w c, w a. Filled by the top-label state (``ovr=False``) only: no reader of a
+  one-vs-rest state (classwise CalibrationError, BrierScore, CalibrationCurve) uses it, and
+  ``ovr`` is in the key, so it stays 0 there (its shape is kept: the saved format).
 
 ``side="right"`` bins as ``numpy.histogram`` (the last bin closed; CalibrationError and the Brier
 decomposition), ``side="left"`` as scikit-learn's ``calibration_curve``. ``n_bins=0`` keeps the
 totals only (LogLoss).
 
-Complexity: ``update`` O(n K log n_bins) (a ``searchsorted`` and five ``bincount`` per batch);
-memory O(K n_bins), independent of n. Metrics whose configuration maps to the same key share one
-state in a :class:`~streammetrics.MetricSet`.
+Complexity: ``update`` O(n K) (the arithmetic bin index of
+:func:`~streammetrics._probability_inputs.uniform_bins`, equal to ``searchsorted`` on the edges,
+and three (binary) or five ``bincount`` per batch); memory O(K n_bins), independent of n.
+Metrics whose configuration maps to the same key share one state in a
+:class:`~streammetrics.MetricSet`.
 
 Window/Decayed: every sum is linear in the sample weight, so :meth:`scale` is exact up to
 rounding and ``Decayed`` rescales the O(K n_bins) state. Subtraction is deliberately not offered:
@@ -35,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._params import Param, check_param
-from .._probability_inputs import Batch, curve_bins, histogram_bins, prepare_batch
+from .._probability_inputs import _BLOCK, Batch, prepare_batch, uniform_bins
 from .._state import State, SummedState
 
 __all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
@@ -70,7 +75,13 @@ class ProbabilityBins(SummedState):
     subtract = State.subtract  # type: ignore[assignment]
 
     def __init__(
-        self, num_classes: int | None, n_bins: int, side: str, from_logits: bool, ovr: bool = True
+        self,
+        num_classes: int | None,
+        n_bins: int,
+        side: str,
+        from_logits: bool,
+        ovr: bool = True,
+        losses: bool = True,
     ) -> None:
         side = check_param(side, "side", _SIDE)
         self.num_classes = num_classes
@@ -79,6 +90,7 @@ class ProbabilityBins(SummedState):
         self.side = side
         self.from_logits = bool(from_logits)
         self.ovr = bool(ovr) or num_classes is None
+        self.losses = bool(losses)
         top = 0 if num_classes is None else self.n_bins
         self._arrays = {
             "totals": np.zeros(3),
@@ -87,78 +99,99 @@ class ProbabilityBins(SummedState):
         }
 
     def key(self) -> tuple[Any, ...]:
-        return (self.num_classes, self.n_bins, self.side, self.from_logits, self.ovr)
+        return (self.num_classes, self.n_bins, self.side, self.from_logits, self.ovr, self.losses)
 
     # -- update ----------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        batch = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits)
+        batch = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits,
+                              losses=self.losses)
         if batch is None:
             return None
         return self._increment(batch)
 
-    def _binned(self, conf: np.ndarray) -> np.ndarray:
-        if self.side == "right":
-            return histogram_bins(conf, self.n_bins)
-        return curve_bins(conf, self.n_bins)
-
     def _increment(self, b: Batch) -> dict[str, np.ndarray]:
-        w = np.ones(b.y.shape[0]) if b.w is None else b.w
-        totals = np.array([w.sum(), (w * b.log_loss).sum(), (w * b.brier).sum()])
+        total_w = float(b.y.shape[0]) if b.w is None else float(b.w.sum())
+        totals = np.array([total_w, b.log_loss or 0.0, b.brier or 0.0])
         out = {"totals": totals}
-        nb = self.n_bins
-        if nb == 0:
+        if self.n_bins == 0:
             return out
+        # blocks of rows: every temporary stays in cache (and is not a fresh n K allocation)
+        rows = max(_BLOCK // self.k, 256)
+        for start in range(0, b.y.shape[0], rows):
+            rs = slice(start, start + rows)
+            for name, inc in self._block_sums(b.y[rs], b.p[rs], None if b.w is None else b.w[rs]).items():
+                if name in out:
+                    out[name] += inc
+                else:
+                    out[name] = inc
+        return out
+
+    def _block_sums(self, y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> dict[str, np.ndarray]:
+        """The bin sums of some rows (labels ``y``, probabilities ``p``, weights ``w`` or None)."""
+        out: dict[str, np.ndarray] = {}
+        nb = self.n_bins
         if self.ovr:
-            out["bins"] = self._ovr_bins(b, w)
-        if self.num_classes is not None:
-            top = b.p.argmax(axis=1)  # first index on ties
-            conf = b.p[np.arange(top.shape[0]), top]
-            correct = (top == b.y).astype(np.float64)
-            tcell = self._binned(conf)
+            out["bins"] = self._ovr_bins(y, p, w)
+        if not self.ovr:  # the top-label state (multiclass)
+            top = p.argmax(axis=1)  # first index on ties
+            conf = np.ravel(p).take(np.arange(top.shape[0]) * self.k + top)  # p[rows, top]
+            correct = (top == y).astype(np.float64)
+            tcell = uniform_bins(conf, nb, self.side)
             out["top"] = np.stack(
                 [
-                    np.bincount(tcell, weights=w, minlength=nb),
-                    np.bincount(tcell, weights=w * conf, minlength=nb),
-                    np.bincount(tcell, weights=w * correct, minlength=nb),
+                    np.bincount(tcell, weights=w, minlength=nb).astype(np.float64, copy=False),
+                    np.bincount(tcell, weights=conf if w is None else w * conf, minlength=nb),
+                    np.bincount(tcell, weights=correct if w is None else w * correct, minlength=nb),
                 ],
                 axis=-1,
             )
         return out
 
-    def _ovr_bins(self, b: Batch, w: np.ndarray) -> np.ndarray:
-        """(K, n_bins, 5) sums of one batch, one-vs-rest per column. The outcome o is 1 only in
-        the true class's column, so the sums with o use n entries, the others n K. Unit weights
-        (``b.w`` None) count without a weight array; multiclass cells are offset per column by
-        broadcasting (no n K index or weight copies)."""
+    def _ovr_bins(self, y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> np.ndarray:
+        """(K, n_bins, 5) sums of some rows, one-vs-rest per column. Unit weights (``w`` None)
+        count without a weight array. Binary: one index ``2 * bin + y`` splits each bin by
+        outcome, so three ``bincount`` give the five sums (the sums with o are the odd cells, the
+        others a cell pair's total). Multiclass: o is 1 only in the true class's column, so the
+        sums with o use n entries, the others n K; cells are offset per column by broadcasting
+        (no n K index or weight copies)."""
         nb = self.n_bins
-        n = b.y.shape[0]
+        n = y.shape[0]
         if self.num_classes is None:
-            p, cell = b.p, self._binned(b.p)
-            hit = b.y.astype(bool)
-            cell_o, w_o, p_o = cell[hit], w[hit], p[hit]
-            ww: np.ndarray | None = None if b.w is None else w
-        else:
-            p = b.p.ravel()  # row-major: sample i, class c at i * C + c
-            cell2 = self._binned(p).reshape(n, self.k)
-            cell2 += nb * np.arange(self.k)
-            cell = cell2.ravel()
-            ww = None if b.w is None else np.repeat(w, self.k)
-            true = np.arange(n) * self.k + b.y
-            cell_o, w_o, p_o = cell[true], w, p[true]
+            key = uniform_bins(p, nb, self.side)
+            key <<= 1
+            key += y
+            wp = p if w is None else w * p
+            split = np.stack(
+                [
+                    np.bincount(key, weights=w, minlength=2 * nb).astype(np.float64, copy=False),
+                    np.bincount(key, weights=wp, minlength=2 * nb),
+                    np.bincount(key, weights=wp * p, minlength=2 * nb),
+                ],
+                axis=-1,
+            ).reshape(nb, 2, 3)
+            both = split[:, 0] + split[:, 1]
+            bins = np.stack([both[:, 0], both[:, 1], split[:, 1, 0], both[:, 2], split[:, 1, 1]], axis=-1)
+            return bins[None]
+        p = np.ravel(p)  # row-major: sample i, class c at i * C + c
+        cell2 = uniform_bins(p, nb, self.side).reshape(n, self.k)
+        cell2 += nb * np.arange(self.k)
+        cell = cell2.ravel()
+        ww = None if w is None else np.repeat(w, self.k)
+        true = np.arange(n) * self.k + y
+        cell_o, p_o = cell.take(true), p.take(true)
         size = self.k * nb
         wp = p if ww is None else ww * p
-        wp_o = w_o * p_o
-        bins: np.ndarray = np.stack(
+        stacked: np.ndarray = np.stack(
             [
                 np.bincount(cell, weights=ww, minlength=size).astype(np.float64, copy=False),
                 np.bincount(cell, weights=wp, minlength=size),
-                np.bincount(cell_o, weights=w_o, minlength=size),
+                np.bincount(cell_o, weights=w, minlength=size).astype(np.float64, copy=False),
                 np.bincount(cell, weights=wp * p, minlength=size),
-                np.bincount(cell_o, weights=wp_o, minlength=size),
+                np.bincount(cell_o, weights=p_o if w is None else w * p_o, minlength=size),
             ],
             axis=-1,
         ).reshape(self.k, nb, 5)
-        return bins
+        return stacked
 
     def apply(self, delta: Any) -> None:
         if delta is None:

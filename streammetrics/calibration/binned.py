@@ -97,7 +97,7 @@ class CalibrationError(ProbabilityMetric):
 
     Notes
     -----
-    ``update`` O(n C log n_bins); ``compute`` O(C n_bins); memory 5 C n_bins + 3 n_bins + 3
+    ``update`` O(n C); ``compute`` O(C n_bins); memory 5 C n_bins + 3 n_bins + 3
     floats, independent of n (torchmetrics' CalibrationError keeps every prediction). nan (with
     an UndefinedMetricWarning) while the total weight is 0.
 
@@ -283,7 +283,7 @@ class CalibrationCurve(ProbabilityMetric):
 
     Notes
     -----
-    ``update`` O(n C log n_bins); ``compute`` O(C n_bins); memory 5 C n_bins + 3 floats.
+    ``update`` O(n C); ``compute`` O(C n_bins); memory 5 C n_bins + 3 floats.
 
     Examples
     --------
@@ -306,7 +306,10 @@ class CalibrationCurve(ProbabilityMetric):
         max_bytes: int | None = None,
     ) -> None:
         super().__init__()
-        self._init_state(num_classes, n_bins, "left", from_logits, classes=classes, pos_label=pos_label)
+        # the curve reads only its bins: its state skips the log loss and Brier sums (``losses``
+        # is in the state's key, so no metric reading them ever shares it)
+        self._init_state(num_classes, n_bins, "left", from_logits, losses=False, classes=classes,
+                         pos_label=pos_label)
         num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.strategy = check_strategy(strategy)

@@ -135,7 +135,7 @@ class BrierScore(ProbabilityMetric):
 
     Notes
     -----
-    ``update`` O(n C log n_bins), ``compute`` O(1), :meth:`decomposition` O(C n_bins); memory
+    ``update`` O(n C), ``compute`` O(1), :meth:`decomposition` O(C n_bins); memory
     5 C n_bins + 3 floats. Shares its state in a MetricSet with a ``CalibrationError`` of the same
     ``num_classes``, ``n_bins`` and ``from_logits`` (multiclass: with ``classwise=True``).
 

@@ -68,11 +68,12 @@ def _check_range(p: np.ndarray, lower: str = "lower") -> None:
         raise ValueError(f"y_prob contains values {lower} than 0: {p.min()}")
 
 
-def _pos_label(y: np.ndarray, pos_label: Any) -> Any:
-    """scikit-learn's ``_check_pos_label_consistency``: None means 1 for {0, 1} / {-1, 1}."""
+def _pos_label(y: np.ndarray, pos_label: Any, classes: np.ndarray | None = None) -> Any:
+    """scikit-learn's ``_check_pos_label_consistency``: None means 1 for {0, 1} / {-1, 1}
+    (``classes``: ``unique(y)`` if the caller has it)."""
     if pos_label is not None:
         return pos_label
-    classes = unique(y)
+    classes = unique(y) if classes is None else classes
     if classes.dtype.kind in "OUS" or not any(np.array_equal(classes, a) for a in _BINARY_SETS):
         raise ValueError(
             f"y_true takes value in {{{', '.join(repr(c) for c in classes.tolist())}}} and "
@@ -349,10 +350,11 @@ def calibration_curve(
     y = column_or_1d(as_labels(y_true, "y_true"), "y_true")
     p = column_or_1d(np.asarray(as_labels(y_prob, "y_prob"), dtype=np.float64), "y_prob")
     check_consistent_length(y, p)
-    pos = _pos_label(y, pos_label)
+    classes = unique(y) if pos_label is None else None  # once, in scikit-learn's order of checks
+    pos = _pos_label(y, pos_label, classes)
     if p.size and (p.min() < 0 or p.max() > 1):
         raise ValueError("y_prob has values outside [0, 1].")
-    classes = unique(y)
+    classes = unique(y) if classes is None else classes
     if classes.shape[0] > 2:
         raise ValueError(f"Only binary classification is supported. Provided labels {classes}.")
     if strategy not in ("uniform", "quantile"):
