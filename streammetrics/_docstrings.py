@@ -286,6 +286,35 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "The values (``compute=True``) or accumulators of the same shape as ``metrics``.",
         ),
     },
+    # trec_eval's readers and measures (streammetrics.trec).
+    "trec": {
+        "path": ("path : str", "The file name, for error messages."),
+        "run_path": ("path : str", "The run file."),
+        "chunk_lines": ("chunk_lines : int, default 131072", "The lines parsed at once."),
+        "first_line": ("first : int", "The line number of the chunk's first line (1-based)."),
+        "first_of_lines": ("first : int", "The line number of ``lines[0]`` in the file (1-based)."),
+        "opts": ("opts : Options", "The evaluation options (trec_eval version, fused rounding)."),
+        "rel_level": ("rel_level : float", "The relevance level of the evaluation (``-l``)."),
+        "max_docs": ("max_docs : int or None", "The ranking depth evaluated (``-M``; None: all)."),
+        "run_chunk": ("chunk : bytes", "Whole run lines (as :func:`byte_chunks` yields them)."),
+        "qrels_chunk": ("chunk : bytes", "Whole qrels lines (as :func:`byte_chunks` yields them)."),
+        # Returns entries of the chunk readers (streammetrics.trec.binread)
+        "ids": (
+            "qids, docnos : list of bytes",
+            "The query and document ids of the lines (blank and ``#`` lines skipped).",
+        ),
+        "line_numbers": ("line_numbers : numpy.ndarray of int64", "The line number of each row."),
+        "chunk_count": (
+            "lines : int",
+            "The number of lines in the chunk, comments and blank lines included.",
+        ),
+        "rp": ("rp : ResultsPrefs", "The query's preference counts (:func:`form_prefs_counts`)."),
+        "kind": (
+            'kind : {"all", "ret", "imp"}',
+            "Which preferences count: all of them, those between two retrieved documents, or those "
+            "fulfilled or possible by a retrieved document over one not retrieved.",
+        ),
+    },
     # What the plot functions return (streammetrics.plot).
     "plot": {
         "ax": ("ax : matplotlib Axes, optional", "Where to draw; a new figure's axes by default."),
@@ -302,6 +331,17 @@ EXAMPLES: dict[str, str] = {
         ">>> import streammetrics as sm\n"
         ">>> relevance, scores = [2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1]\n"
         '>>> queries = ["q1", "q1", "q2", "q2"]'
+    ),
+    # One judgment group's preferences (d1 > d2 > d3) and a ranking d2, d1, d4 (d3 not retrieved).
+    "prefs": (
+        ">>> from streammetrics.trec import preferences as P\n"
+        '>>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]\n'
+        '>>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved'
+    ),
+    # The package's example run file (q1 retrieves d2, d1; q2 retrieves d3; run id "sys").
+    "run_file": (
+        ">>> from importlib.resources import files\n"
+        '>>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3'
     ),
     # Binary labels and predictions, and three-class ones.
     "confusion": (
