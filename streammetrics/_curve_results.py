@@ -179,14 +179,14 @@ class ROCCurveResult(_CurveResult):
         self.fpr, self.tpr, self.thresholds = roc_arrays(shown)
         self.exact = np.concatenate([[True], ~seg_mixed])
 
+    @filled
     def area(self, max_fpr: float | None = None) -> float:
         """AUROC (McClish-standardised partial area with ``max_fpr``); nan if undefined.
         Binned state: the trapezoid over the bin edges (ties inside a bin count 1/2).
 
         Parameters
         ----------
-        max_fpr : float, optional
-            The partial area up to this false positive rate, in (0, 1].
+        {curves: max_fpr}
 
         Returns
         -------
@@ -195,14 +195,14 @@ class ROCCurveResult(_CurveResult):
         """
         return roc_auc_from_counts(self.counts, max_fpr)
 
+    @filled
     def area_bounds(self, max_fpr: float | None = None) -> tuple[float, float]:
         """Certified (low, high) of the exact AUROC (partial, standardised, with ``max_fpr``):
         the areas under ``envelope()``; (v, v) for an exact curve. O(T).
 
         Parameters
         ----------
-        max_fpr : float, optional
-            The partial area up to this false positive rate, in (0, 1].
+        {curves: max_fpr}
 
         Returns
         -------

@@ -227,6 +227,10 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "drop_intermediate : bool, default False",
             "Keep only the points that change the curve's shape.",
         ),
+        "max_fpr": (
+            "max_fpr : float, optional",
+            "The McClish-standardised partial area up to this false positive rate, in (0, 1].",
+        ),
         # the attributes every curve result with certified bins has
         "read_from": (
             "counts : ThresholdCounts",
