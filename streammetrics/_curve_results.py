@@ -149,8 +149,8 @@ class ROCCurveResult(_CurveResult):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> curve = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> curve = sm.ROCCurve().update(y_true, y_score).compute()
     >>> curve
     ROCCurveResult(points=5, P=2, N=2)
     >>> fpr, tpr, thresholds = curve
@@ -256,8 +256,8 @@ class PRCurveResult(_CurveResult):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> curve = sm.PRCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> curve = sm.PRCurve().update(y_true, y_score).compute()
     >>> precision, recall, thresholds = curve
     >>> precision.tolist(), recall.tolist()
     ([1.0, 0.5, 0.6666666666666666, 0.5], [0.5, 0.5, 1.0, 1.0])

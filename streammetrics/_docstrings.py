@@ -35,6 +35,12 @@ __all__ = ["EXAMPLES", "SNIPPETS", "fill", "filled"]
 
 _T = TypeVar("_T")
 
+# Label options of every accumulator that takes them (see streammetrics.Accuracy).
+_CLASSES_POS_LABEL = (
+    "classes, pos_label : optional",
+    "Labels as the data has them (see :class:`~streammetrics.Accuracy`).",
+)
+
 #: family -> argument key -> (numpydoc header ``name : type``, description). A key differs from
 #: the argument's name only where one argument has two meanings (``k`` required or optional).
 SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
@@ -146,6 +152,7 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "scores : {'raw', 'logit', 'probability'}, default 'raw'",
             "The declared score range, used to place adaptive bins (bins only).",
         ),
+        "labels": _CLASSES_POS_LABEL,
     },
     # One-shot functions with scikit-learn's signatures (streammetrics.functional).
     "sklearn": {
@@ -208,10 +215,7 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
     },
     # Label options shared by the accumulators (see streammetrics.Accuracy).
     "labels": {
-        "classes_pos_label": (
-            "classes, pos_label : optional",
-            "Labels as the data has them (see :class:`~streammetrics.Accuracy`).",
-        ),
+        "classes_pos_label": _CLASSES_POS_LABEL,
         "classes": (
             "classes : sequence, optional",
             "The labels as the data has them, in class order (see :class:`~streammetrics.Accuracy`).",
@@ -346,6 +350,11 @@ EXAMPLES: dict[str, str] = {
     "run_file": (
         ">>> from importlib.resources import files\n"
         '>>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3'
+    ),
+    # Binary labels and scores, one positive scored below a negative (AUROC 0.75).
+    "ranking": (
+        ">>> import streammetrics as sm\n"
+        ">>> y_true, y_score = [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]"
     ),
     # Binary labels and predictions, and three-class ones.
     "confusion": (
