@@ -285,6 +285,7 @@ class PRCurveResult(_CurveResult):
             self.precision_low = self.precision_high = self.precision
         self.exact = self.precision_low == self.precision_high
 
+    @filled
     def area(self, method: str = "step") -> float:
         """Area under the PR curve. ``"step"``: average precision (no interpolation);
         ``"interpolated"``: interpolated AP; ``"eleven_point"``: 11-point interpolated AP;
@@ -295,8 +296,7 @@ class PRCurveResult(_CurveResult):
 
         Parameters
         ----------
-        method : {'step', 'interpolated', 'eleven_point', 'trapezoid'}, default 'step'
-            Which area.
+        {curves: pr_area}
 
         Returns
         -------
@@ -319,6 +319,7 @@ class PRCurveResult(_CurveResult):
             f"method: must be 'step', 'interpolated', 'eleven_point' or 'trapezoid', got {method!r}"
         )
 
+    @filled
     def area_bounds(self, method: str = "step") -> tuple[float, float]:
         """Certified (low, high) of ``area(method)`` on the exact data; (v, v) for an exact
         curve. Step / interpolated / 11-point: :func:`average_precision_bounds`; trapezoid: the
@@ -326,8 +327,7 @@ class PRCurveResult(_CurveResult):
 
         Parameters
         ----------
-        method : {'step', 'interpolated', 'eleven_point', 'trapezoid'}, default 'step'
-            Which area.
+        {curves: pr_area}
 
         Returns
         -------

@@ -235,6 +235,11 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "max_fpr : float, optional",
             "The McClish-standardised partial area up to this false positive rate, in (0, 1].",
         ),
+        "pr_area": (
+            "method : {'step', 'interpolated', 'eleven_point', 'trapezoid'}, default 'step'",
+            "Which area under the precision-recall curve: average precision (the step sum), "
+            "the area of the interpolated curve, the 11-point interpolated mean, or the trapezoid.",
+        ),
         # the attributes every curve result with certified bins has
         "read_from": (
             "counts : ThresholdCounts",
