@@ -149,8 +149,8 @@ class ROCCurveResult(_CurveResult):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> curve = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> curve = sm.ROCCurve().update(y_true, y_score).compute()
     >>> curve
     ROCCurveResult(points=5, P=2, N=2)
     >>> fpr, tpr, thresholds = curve
@@ -179,14 +179,14 @@ class ROCCurveResult(_CurveResult):
         self.fpr, self.tpr, self.thresholds = roc_arrays(shown)
         self.exact = np.concatenate([[True], ~seg_mixed])
 
+    @filled
     def area(self, max_fpr: float | None = None) -> float:
         """AUROC (McClish-standardised partial area with ``max_fpr``); nan if undefined.
         Binned state: the trapezoid over the bin edges (ties inside a bin count 1/2).
 
         Parameters
         ----------
-        max_fpr : float, optional
-            The partial area up to this false positive rate, in (0, 1].
+        {curves: max_fpr}
 
         Returns
         -------
@@ -195,14 +195,14 @@ class ROCCurveResult(_CurveResult):
         """
         return roc_auc_from_counts(self.counts, max_fpr)
 
+    @filled
     def area_bounds(self, max_fpr: float | None = None) -> tuple[float, float]:
         """Certified (low, high) of the exact AUROC (partial, standardised, with ``max_fpr``):
         the areas under ``envelope()``; (v, v) for an exact curve. O(T).
 
         Parameters
         ----------
-        max_fpr : float, optional
-            The partial area up to this false positive rate, in (0, 1].
+        {curves: max_fpr}
 
         Returns
         -------
@@ -256,8 +256,8 @@ class PRCurveResult(_CurveResult):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> curve = sm.PRCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> curve = sm.PRCurve().update(y_true, y_score).compute()
     >>> precision, recall, thresholds = curve
     >>> precision.tolist(), recall.tolist()
     ([1.0, 0.5, 0.6666666666666666, 0.5], [0.5, 0.5, 1.0, 1.0])
@@ -285,6 +285,7 @@ class PRCurveResult(_CurveResult):
             self.precision_low = self.precision_high = self.precision
         self.exact = self.precision_low == self.precision_high
 
+    @filled
     def area(self, method: str = "step") -> float:
         """Area under the PR curve. ``"step"``: average precision (no interpolation);
         ``"interpolated"``: interpolated AP; ``"eleven_point"``: 11-point interpolated AP;
@@ -295,8 +296,7 @@ class PRCurveResult(_CurveResult):
 
         Parameters
         ----------
-        method : {'step', 'interpolated', 'eleven_point', 'trapezoid'}, default 'step'
-            Which area.
+        {curves: pr_area}
 
         Returns
         -------
@@ -319,6 +319,7 @@ class PRCurveResult(_CurveResult):
             f"method: must be 'step', 'interpolated', 'eleven_point' or 'trapezoid', got {method!r}"
         )
 
+    @filled
     def area_bounds(self, method: str = "step") -> tuple[float, float]:
         """Certified (low, high) of ``area(method)`` on the exact data; (v, v) for an exact
         curve. Step / interpolated / 11-point: :func:`average_precision_bounds`; trapezoid: the
@@ -326,8 +327,7 @@ class PRCurveResult(_CurveResult):
 
         Parameters
         ----------
-        method : {'step', 'interpolated', 'eleven_point', 'trapezoid'}, default 'step'
-            Which area.
+        {curves: pr_area}
 
         Returns
         -------

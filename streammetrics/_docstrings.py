@@ -35,6 +35,12 @@ __all__ = ["EXAMPLES", "SNIPPETS", "fill", "filled"]
 
 _T = TypeVar("_T")
 
+# Label options of every accumulator that takes them (see streammetrics.Accuracy).
+_CLASSES_POS_LABEL = (
+    "classes, pos_label : optional",
+    "Labels as the data has them (see :class:`~streammetrics.Accuracy`).",
+)
+
 #: family -> argument key -> (numpydoc header ``name : type``, description). A key differs from
 #: the argument's name only where one argument has two meanings (``k`` required or optional).
 SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
@@ -146,6 +152,7 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "scores : {'raw', 'logit', 'probability'}, default 'raw'",
             "The declared score range, used to place adaptive bins (bins only).",
         ),
+        "labels": _CLASSES_POS_LABEL,
     },
     # One-shot functions with scikit-learn's signatures (streammetrics.functional).
     "sklearn": {
@@ -208,10 +215,7 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
     },
     # Label options shared by the accumulators (see streammetrics.Accuracy).
     "labels": {
-        "classes_pos_label": (
-            "classes, pos_label : optional",
-            "Labels as the data has them (see :class:`~streammetrics.Accuracy`).",
-        ),
+        "classes_pos_label": _CLASSES_POS_LABEL,
         "classes": (
             "classes : sequence, optional",
             "The labels as the data has them, in class order (see :class:`~streammetrics.Accuracy`).",
@@ -226,6 +230,15 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
         "drop_intermediate": (
             "drop_intermediate : bool, default False",
             "Keep only the points that change the curve's shape.",
+        ),
+        "max_fpr": (
+            "max_fpr : float, optional",
+            "The McClish-standardised partial area up to this false positive rate, in (0, 1].",
+        ),
+        "pr_area": (
+            "method : {'step', 'interpolated', 'eleven_point', 'trapezoid'}, default 'step'",
+            "Which area under the precision-recall curve: average precision (the step sum), "
+            "the area of the interpolated curve, the 11-point interpolated mean, or the trapezoid.",
         ),
         # the attributes every curve result with certified bins has
         "read_from": (
@@ -286,6 +299,35 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "The values (``compute=True``) or accumulators of the same shape as ``metrics``.",
         ),
     },
+    # trec_eval's readers and measures (streammetrics.trec).
+    "trec": {
+        "path": ("path : str", "The file name, for error messages."),
+        "run_path": ("path : str", "The run file."),
+        "chunk_lines": ("chunk_lines : int, default 131072", "The lines parsed at once."),
+        "first_line": ("first : int", "The line number of the chunk's first line (1-based)."),
+        "first_of_lines": ("first : int", "The line number of ``lines[0]`` in the file (1-based)."),
+        "opts": ("opts : Options", "The evaluation options (trec_eval version, fused rounding)."),
+        "rel_level": ("rel_level : float", "The relevance level of the evaluation (``-l``)."),
+        "max_docs": ("max_docs : int or None", "The ranking depth evaluated (``-M``; None: all)."),
+        "run_chunk": ("chunk : bytes", "Whole run lines (as :func:`byte_chunks` yields them)."),
+        "qrels_chunk": ("chunk : bytes", "Whole qrels lines (as :func:`byte_chunks` yields them)."),
+        # Returns entries of the chunk readers (streammetrics.trec.binread)
+        "ids": (
+            "qids, docnos : list of bytes",
+            "The query and document ids of the lines (blank and ``#`` lines skipped).",
+        ),
+        "line_numbers": ("line_numbers : numpy.ndarray of int64", "The line number of each row."),
+        "chunk_count": (
+            "lines : int",
+            "The number of lines in the chunk, comments and blank lines included.",
+        ),
+        "rp": ("rp : ResultsPrefs", "The query's preference counts (:func:`form_prefs_counts`)."),
+        "kind": (
+            'kind : {"all", "ret", "imp"}',
+            "Which preferences count: all of them, those between two retrieved documents, or those "
+            "fulfilled or possible by a retrieved document over one not retrieved.",
+        ),
+    },
     # What the plot functions return (streammetrics.plot).
     "plot": {
         "ax": ("ax : matplotlib Axes, optional", "Where to draw; a new figure's axes by default."),
@@ -302,6 +344,22 @@ EXAMPLES: dict[str, str] = {
         ">>> import streammetrics as sm\n"
         ">>> relevance, scores = [2, 0, 1, 0], [0.9, 0.8, 0.4, 0.1]\n"
         '>>> queries = ["q1", "q1", "q2", "q2"]'
+    ),
+    # One judgment group's preferences (d1 > d2 > d3) and a ranking d2, d1, d4 (d3 not retrieved).
+    "prefs": (
+        ">>> from streammetrics.trec import preferences as P\n"
+        '>>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]\n'
+        '>>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved'
+    ),
+    # The package's example run file (q1 retrieves d2, d1; q2 retrieves d3; run id "sys").
+    "run_file": (
+        ">>> from importlib.resources import files\n"
+        '>>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3'
+    ),
+    # Binary labels and scores, one positive scored below a negative (AUROC 0.75).
+    "ranking": (
+        ">>> import streammetrics as sm\n"
+        ">>> y_true, y_score = [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]"
     ),
     # Binary labels and predictions, and three-class ones.
     "confusion": (

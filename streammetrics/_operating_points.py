@@ -17,6 +17,7 @@ import numpy as np
 
 from ._base import UndefinedMetricWarning
 from ._curves import ThresholdCounts, guard
+from ._docstrings import filled
 from ._params import Param, check_param, real_param
 from ._warnings import warn
 
@@ -46,6 +47,7 @@ _VALUE = Param("real", "must be in [0, 1]", low=0.0, high=1.0)
 _BETA = Param("real", "must be finite and > 0", low=0.0, low_open=True)
 
 
+@filled
 @dataclass(frozen=True)
 class OperatingPoint:
     """Confusion counts and metrics at one threshold (predicted positive iff score >= threshold).
@@ -87,8 +89,8 @@ class OperatingPoint:
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> point = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute().at(0.35)
+    {example: ranking}
+    >>> point = sm.ROCCurve().update(y_true, y_score).compute().at(0.35)
     >>> point.tp, point.fp, point.fn, point.tn
     (2.0, 1.0, 0.0, 1.0)
     >>> point.tpr, point.precision, point.f1

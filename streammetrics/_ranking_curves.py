@@ -27,14 +27,12 @@ class CurveMetric(RankingMetric):
 
     Parameters
     ----------
-    {ranking: num_classes, multilabel, average, ignore_index, max_bytes, thresholds, scores}
-    {labels: classes_pos_label}
+    {ranking: num_classes, multilabel, average, ignore_index, max_bytes, thresholds, scores, labels}
 
     Examples
     --------
     >>> import streammetrics as sm
-    >>> roc = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
-    >>> isinstance(roc, sm.ranking.CurveMetric)
+    >>> isinstance(sm.ROCCurve(), sm.ranking.CurveMetric)
     True
     """
 
@@ -107,8 +105,8 @@ class ROCCurve(CurveMetric):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> curve = sm.ROCCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> curve = sm.ROCCurve().update(y_true, y_score).compute()
     >>> curve.fpr.tolist(), curve.tpr.tolist()
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     >>> curve.thresholds.tolist()
@@ -148,13 +146,12 @@ class PRCurve(CurveMetric):
 
     Parameters
     ----------
-    {ranking: num_classes, multilabel, average, ignore_index, max_bytes, thresholds, scores}
-    {labels: classes_pos_label}
+    {ranking: num_classes, multilabel, average, ignore_index, max_bytes, thresholds, scores, labels}
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> curve = sm.PRCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> curve = sm.PRCurve().update(y_true, y_score).compute()
     >>> curve.precision.tolist(), curve.recall.tolist()
     ([1.0, 0.5, 0.6666666666666666, 0.5], [0.5, 0.5, 1.0, 1.0])
     >>> float(curve.area())

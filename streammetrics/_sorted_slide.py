@@ -37,6 +37,14 @@ _LIST_MAX = 160
 _STREAK = 4
 
 
+def _remove_held(held: list[float], x: float, what: str) -> None:
+    """Delete one ``x`` from the sorted list ``held``; ``ValueError`` if it holds none. O(n)."""
+    j = bisect_left(held, x)
+    if j == len(held) or held[j] != x:
+        raise ValueError(f"remove: {what} score {x!r} is not held")
+    del held[j]
+
+
 class SortedSlide:
     """Removal methods of the exact score buffer (a base of
     :class:`~streammetrics._sorted_buffer.SortedScores`; see the module docstring)."""
@@ -286,20 +294,12 @@ class SortedSlide:
                 for x in an:
                     u2 += 2 * npos - rank2(lp, x)
                     insort(ln, x)
-            nn, npos = len(ln), len(lp)
             for x in rp:
-                j = bisect_left(lp, x)
-                if j == npos or lp[j] != x:
-                    raise ValueError(f"remove: positive score {x!r} is not held")
-                del lp[j]
-                npos -= 1
+                _remove_held(lp, x, "positive")
                 u2 -= rank2(ln, x)
+            npos = len(lp)
             for x in rn:
-                j = bisect_left(ln, x)
-                if j == nn or ln[j] != x:
-                    raise ValueError(f"remove: negative score {x!r} is not held")
-                del ln[j]
-                nn -= 1
+                _remove_held(ln, x, "negative")
                 u2 -= 2 * npos - rank2(lp, x)
         finally:
             self._u2[0, 0] = u2

@@ -78,8 +78,8 @@ class DETCurveResult(CurveOutput):
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> result = sm.DETCurve().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> result = sm.DETCurve().update(y_true, y_score).compute()
     >>> result.fnr.tolist()
     [0.0, 0.5, 0.5]
     >>> fpr, fnr, thresholds = result

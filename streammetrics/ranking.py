@@ -119,13 +119,12 @@ class AUROC(RankingMetric):
         The McClish-standardised partial AUROC up to this false positive rate, in (0, 1].
     multi_class : {'ovr', 'ovo'}, default 'ovr'
         Multiclass: one-vs-rest per class, or Hand & Till's one-vs-one.
-    {ranking: max_bytes, thresholds, scores}
-    {labels: classes_pos_label}
+    {ranking: max_bytes, thresholds, scores, labels}
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.AUROC().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> sm.AUROC().update(y_true, y_score).compute()
     0.75
     >>> scores = [[0.8, 0.1, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7], [0.3, 0.4, 0.3]]
     >>> m = sm.AUROC(3, average=None).update([0, 1, 2, 2], scores)
@@ -303,13 +302,12 @@ class AveragePrecision(RankingMetric):
         Replace each precision by the best precision at the same or a higher recall.
     eleven_point : bool, default False
         The mean interpolated precision at recall 0, 0.1, ..., 1.
-    {ranking: max_bytes, thresholds, scores}
-    {labels: classes_pos_label}
+    {ranking: max_bytes, thresholds, scores, labels}
 
     Examples
     --------
-    >>> import streammetrics as sm
-    >>> sm.AveragePrecision().update([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8]).compute()
+    {example: ranking}
+    >>> sm.AveragePrecision().update(y_true, y_score).compute()
     0.8333333333333333
     """
 

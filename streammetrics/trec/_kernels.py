@@ -507,19 +507,19 @@ def rndcg(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> float:
     res_dcg = ideal_dcg = s = 0.0
     changes = 0
     i = 0
-    while i < n and walk.gain > 0.0:
+    while walk.gain > 0.0:  # the ranking, then (once it is read) the rest of the ideal one
         walk.step()
         if old != walk.gain:
             if ideal_dcg > 0.0:
                 s += res_dcg / ideal_dcg
                 changes += 1
             old = walk.gain
-        if g[i] != 0:
+        if i < n and g[i] != 0:
             res_dcg += g[i] / math.log2(i + 2.0)
         if walk.gain > 0.0:
             ideal_dcg += walk.gain / math.log2(i + 2.0)
         i += 1
-    if i < n:
+    if i < n:  # the ideal ranking ended first
         while i < n:
             if g[i] != 0:
                 res_dcg += g[i] / math.log2(i + 2.0)
@@ -527,16 +527,6 @@ def rndcg(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> float:
         if ideal_dcg > 0.0:
             s += res_dcg / ideal_dcg
             changes += 1
-    while walk.gain > 0.0:
-        walk.step()
-        if old != walk.gain:
-            if ideal_dcg > 0.0:
-                s += res_dcg / ideal_dcg
-                changes += 1
-            old = walk.gain
-        if walk.gain > 0.0:
-            ideal_dcg += walk.gain / math.log2(i + 2.0)
-        i += 1
     return s / changes if changes else 0.0
 
 

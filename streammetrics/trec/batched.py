@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._docstrings import filled
 from . import _kernels as K
 from ._measures import Options, Selected
 from .compactqrels import MISSING, CompactQrels
@@ -31,6 +32,7 @@ FAST = frozenset({"runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", 
                   "recip_rank", "iprec_at_recall", "P", "recall", "success"})  # fmt: skip
 
 
+@filled
 def fast_path(selected: Sequence[Selected], opts: Options, rel_level: float, max_docs: int | None,
               judged_only: bool, rel_format: str) -> bool:  # fmt: skip
     """True if every selected measure (and option) is computed by :func:`block_values`.
@@ -39,12 +41,7 @@ def fast_path(selected: Sequence[Selected], opts: Options, rel_level: float, max
     ----------
     selected : sequence of Selected
         The measures asked for (as :func:`.irnames.select` returns them).
-    opts : Options
-        The evaluation options (trec_eval version, fused rounding).
-    rel_level : float
-        The relevance level of the evaluation (``-l``).
-    max_docs : int or None
-        The ranking depth evaluated (``-M``; None: all).
+    {trec: opts, rel_level, max_docs}
     judged_only : bool
         Whether unjudged documents are dropped (``-J``).
     rel_format : str
@@ -71,6 +68,7 @@ def fast_path(selected: Sequence[Selected], opts: Options, rel_level: float, max
                     for s in selected))  # fmt: skip
 
 
+@filled
 def block_values(
     block: Block,
     judgments: CompactQrels,
@@ -90,12 +88,7 @@ def block_values(
         The judgments.
     selected : sequence of Selected
         The measures asked for; :func:`fast_path` must be true for them.
-    opts : Options
-        The evaluation options (trec_eval version, fused rounding).
-    rel_level : float
-        The relevance level of the evaluation (``-l``).
-    max_docs : int or None
-        The ranking depth evaluated (``-M``; None: all).
+    {trec: opts, rel_level, max_docs}
 
     Returns
     -------

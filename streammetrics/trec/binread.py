@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from .._docstrings import filled
 from .readers import TrecFormatError, parse_numbers, qrels_text_columns, text_fields
 
 __all__ = ["paused_gc", "CHUNK_BYTES", "byte_chunks", "run_columns", "qrels_columns", "text_run_columns",
@@ -139,6 +140,7 @@ def _numbers(path: str, tokens: list[bytes], line_of: np.ndarray, what: str) -> 
         return parse_numbers(path, [t.decode("utf-8") for t in tokens], line_of.tolist(), what)
 
 
+@filled
 def text_run_columns(
     path: str, lines: list[str], first: int
 ) -> tuple[list[str], list[str], list[str], list[str], list[int]]:
@@ -147,12 +149,10 @@ def text_run_columns(
 
     Parameters
     ----------
-    path : str
-        The file name, for error messages.
+    {trec: path}
     lines : list of str
         The run lines, as read.
-    first : int
-        The line number of ``lines[0]`` in the file (1-based).
+    {trec: first_of_lines}
 
     Returns
     -------
@@ -172,7 +172,7 @@ def text_run_columns(
     >>> text_run_columns("run", ["q1 Q0 d1 1 2.5 sys", "# c", "q1 Q0 d2 2 1.0 sys"], 1)
     (['q1', 'q1'], ['d1', 'd2'], ['2.5', '1.0'], ['sys', 'sys'], [1, 3])
     """
-    rows = text_fields(path, lines, first, 6, "qid Q0 docno rank score runid", extra=True)
+    rows = list(text_fields(path, lines, first, 6, "qid Q0 docno rank score runid", extra=True))
     cols = [[p[j] for _, p in rows] for j in (0, 2, 4, 5)]
     return cols[0], cols[1], cols[2], cols[3], [n for n, _ in rows]
 
@@ -219,31 +219,23 @@ def _no_nan(path: str, sc: np.ndarray, line_of: np.ndarray) -> None:
 RunColumns = tuple[list[bytes], list[bytes], np.ndarray, str, np.ndarray, int]
 
 
+@filled
 def run_columns(path: str, chunk: bytes, first: int) -> RunColumns:
     """(qid, docno, score, runid of the last line, line numbers, lines in the chunk) of a chunk of
     run lines starting at line ``first``. O(chunk).
 
     Parameters
     ----------
-    path : str
-        The file name, for error messages.
-    chunk : bytes
-        Whole run lines (as :func:`byte_chunks` yields them).
-    first : int
-        The line number of the chunk's first line (1-based).
+    {trec: path, run_chunk, first_line}
 
     Returns
     -------
-    qids, docnos : list of bytes
-        The query and document ids of the run lines (blank and ``#`` lines skipped).
+    {trec: ids}
     scores : numpy.ndarray of float64
         Their scores.
     runid : str
         The run id of the last run line ("" when there is none).
-    line_numbers : numpy.ndarray of int64
-        The line number of each row.
-    lines : int
-        The number of lines in the chunk, comments and blank lines included.
+    {trec: line_numbers, chunk_count}
 
     Raises
     ------
@@ -271,6 +263,7 @@ def run_columns(path: str, chunk: bytes, first: int) -> RunColumns:
             np.asarray(lines_txt, dtype=np.int64), len(lines))  # fmt: skip
 
 
+@filled
 def qrels_columns(
     path: str, chunk: bytes, first: int
 ) -> tuple[list[bytes], list[bytes], np.ndarray, np.ndarray, int]:
@@ -279,23 +272,14 @@ def qrels_columns(
 
     Parameters
     ----------
-    path : str
-        The file name, for error messages.
-    chunk : bytes
-        Whole qrels lines (as :func:`byte_chunks` yields them).
-    first : int
-        The line number of the chunk's first line (1-based).
+    {trec: path, qrels_chunk, first_line}
 
     Returns
     -------
-    qids, docnos : list of bytes
-        The query and document ids of the judgment lines (blank and ``#`` lines skipped).
+    {trec: ids}
     grades : numpy.ndarray of float64
         Their grades.
-    line_numbers : numpy.ndarray of int64
-        The line number of each row.
-    lines : int
-        The number of lines in the chunk, comments and blank lines included.
+    {trec: line_numbers, chunk_count}
 
     Raises
     ------

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from . import _kernels as K
-from .readers import TrecFormatError
+from .readers import TrecFormatError, text_fields
 
 
 def read_qrels_jg(path: str) -> dict[str, dict[str, dict[str, int]]]:
@@ -48,15 +48,7 @@ def read_qrels_jg(path: str) -> dict[str, dict[str, dict[str, int]]]:
     """
     out: dict[str, dict[str, dict[str, int]]] = {}
     with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) != 4:
-                raise TrecFormatError(
-                    f"{path}:{lineno}: expected 4 fields 'qid jg docno grade', "
-                    f"got {len(parts)}: {line.strip()!r}"
-                )
+        for lineno, parts in text_fields(path, fh, 1, 4, "qid jg docno grade"):
             qid, jg, docno, grade = parts
             try:
                 g = int(float(grade))

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .readers import TrecFormatError, atof
+from .._docstrings import filled
+from .readers import TrecFormatError, atof, text_fields
 
 PrefLine = tuple[str, str, str, float]  # jg, jsg, docno, rel_level
 
@@ -59,17 +60,10 @@ def read_prefs(path: str, qrels_format: bool = False) -> dict[str, list[PrefLine
     {'q1': [('u1', '0', 'd1', 2.0), ('u1', '0', 'd2', 1.0)]}
     >>> os.remove(fh.name)
     """
-    width = 4 if qrels_format else 5
+    layout = "qid jg docno rel_level" if qrels_format else "qid jg jsg docno rel_level"
     out: dict[str, list[PrefLine]] = {}
     with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) != width:
-                raise TrecFormatError(
-                    f"{path}:{lineno}: expected {width} fields, got {len(parts)}: {line.strip()!r}"
-                )
+        for _, parts in text_fields(path, fh, 1, len(layout.split()), layout):
             out.setdefault(parts[0], []).append(pref_line(parts[1:], qrels_format))
     return out
 
@@ -166,6 +160,7 @@ class _JudgmentGroup:
     num_nonrel_ret: int = 0
 
 
+@filled
 @dataclass
 class ResultsPrefs:
     """A query's preference counts (trec_eval's RESULTS_PREFS).
@@ -184,9 +179,7 @@ class ResultsPrefs:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> rp.num_judged, rp.num_judged_ret, len(rp.jgs)
     (3, 2, 1)
     """
@@ -201,6 +194,7 @@ def _key(s: str) -> bytes:
     return s.encode("utf-8")
 
 
+@filled
 def form_prefs_counts(lines: list[PrefLine], ranked: list[str]) -> ResultsPrefs:
     """Preference counts of a query whose retrieved documents are ``ranked`` (rank order).
 
@@ -221,9 +215,7 @@ def form_prefs_counts(lines: list[PrefLine], ranked: list[str]) -> ResultsPrefs:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> rp.counts.tolist()  # internal ids: d2, d1 (retrieved, rank order), then d3
     [[0, 0, 1], [1, 0, 1], [0, 0, 0]]
     """
@@ -339,13 +331,13 @@ def _ratio(a: float, b: float) -> float:
     return math.nan if a == 0 else math.copysign(math.inf, a)
 
 
+@filled
 def num_possible(rp: ResultsPrefs) -> float:
     """prefs_num_prefs_poss: the preferences a ranking could fulfil, over all judgment groups.
 
     Parameters
     ----------
-    rp : ResultsPrefs
-        The query's preference counts (:func:`form_prefs_counts`).
+    {trec: rp}
 
     Returns
     -------
@@ -354,23 +346,21 @@ def num_possible(rp: ResultsPrefs) -> float:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> P.num_possible(rp), P.num_fulfilled(rp), P.num_fulfilled_ret(rp)
     (3.0, 2.0, 0.0)
     """
     return float(sum(g.poss_ret + g.poss_imp + g.notoccur for g in rp.jgs))
 
 
+@filled
 def num_fulfilled(rp: ResultsPrefs) -> float:
     """prefs_num_prefs_ful: the preferences the ranking fulfils (a preferred document ranked
     above the other, or retrieved when the other is not), over all judgment groups.
 
     Parameters
     ----------
-    rp : ResultsPrefs
-        The query's preference counts (:func:`form_prefs_counts`).
+    {trec: rp}
 
     Returns
     -------
@@ -379,23 +369,21 @@ def num_fulfilled(rp: ResultsPrefs) -> float:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> P.num_fulfilled(rp)  # d1 and d2 over the unretrieved d3; d2 above d1 violates one
     2.0
     """
     return float(sum(g.ful_ret + g.ful_imp for g in rp.jgs))
 
 
+@filled
 def num_fulfilled_ret(rp: ResultsPrefs) -> float:
     """prefs_num_prefs_ful_ret: the preferences between two retrieved documents that the ranking
     fulfils.
 
     Parameters
     ----------
-    rp : ResultsPrefs
-        The query's preference counts (:func:`form_prefs_counts`).
+    {trec: rp}
 
     Returns
     -------
@@ -404,25 +392,27 @@ def num_fulfilled_ret(rp: ResultsPrefs) -> float:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> P.num_fulfilled_ret(rp)
     0.0
     """
     return float(sum(g.ful_ret for g in rp.jgs))
 
 
+def _ful_poss(g: _JudgmentGroup, kind: str) -> tuple[int, int]:
+    """A jg's fulfilled and possible preferences of ``kind`` ("all", "ret" or "imp")."""
+    ful = g.ful_ret + (g.ful_imp if kind != "ret" else 0)
+    poss = g.poss_ret + (g.poss_imp if kind != "ret" else 0) + (g.notoccur if kind == "all" else 0)
+    return ful, poss
+
+
+@filled
 def simple(rp: ResultsPrefs, kind: str) -> float:
     """prefs_simp (kind ``all``), prefs_simp_ret, prefs_simp_imp: fulfilled / possible, pooled.
 
     Parameters
     ----------
-    rp : ResultsPrefs
-        The query's preference counts (:func:`form_prefs_counts`).
-    kind : {"all", "ret", "imp"}
-        Which preferences count: all of them, those between two retrieved documents, or those
-        fulfilled or possible by a retrieved document over one not retrieved.
+    {trec: rp, kind}
 
     Returns
     -------
@@ -431,30 +421,22 @@ def simple(rp: ResultsPrefs, kind: str) -> float:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> round(P.simple(rp, "all"), 12), P.simple(rp, "ret")
     (0.666666666667, 0.0)
     """
-    ful = sum(g.ful_ret + (g.ful_imp if kind != "ret" else 0) for g in rp.jgs)
-    poss = sum(
-        g.poss_ret + (g.poss_imp if kind != "ret" else 0) + (g.notoccur if kind == "all" else 0)
-        for g in rp.jgs
-    )
+    counts = [_ful_poss(g, kind) for g in rp.jgs]
+    ful, poss = sum(f for f, _ in counts), sum(p for _, p in counts)
     return ful / poss if poss else 0.0
 
 
+@filled
 def by_group(rp: ResultsPrefs, kind: str) -> float:
     """prefs_avgjg, _ret, _imp: fulfilled / possible per jg, averaged over jgs.
 
     Parameters
     ----------
-    rp : ResultsPrefs
-        The query's preference counts (:func:`form_prefs_counts`).
-    kind : {"all", "ret", "imp"}
-        Which preferences count: all of them, those between two retrieved documents, or those
-        fulfilled or possible by a retrieved document over one not retrieved.
+    {trec: rp, kind}
 
     Returns
     -------
@@ -464,31 +446,25 @@ def by_group(rp: ResultsPrefs, kind: str) -> float:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> round(P.by_group(rp, "all"), 12)
     0.666666666667
     """
     s = 0.0
     for g in rp.jgs:
-        ful = g.ful_ret + (g.ful_imp if kind != "ret" else 0)
-        poss = g.poss_ret + (g.poss_imp if kind != "ret" else 0) + (g.notoccur if kind == "all" else 0)
+        ful, poss = _ful_poss(g, kind)
         if poss:
             s += ful / poss
     return s / len(rp.jgs) if s > 0.0 else 0.0
 
 
+@filled
 def pairs(rp: ResultsPrefs, kind: str) -> float:
     """prefs_pair, _ret, _imp: per document pair with a preference, the share of jgs fulfilling it.
 
     Parameters
     ----------
-    rp : ResultsPrefs
-        The query's preference counts (:func:`form_prefs_counts`).
-    kind : {"all", "ret", "imp"}
-        Which preferences count: all of them, those between two retrieved documents, or those
-        fulfilled or possible by a retrieved document over one not retrieved.
+    {trec: rp, kind}
 
     Returns
     -------
@@ -498,9 +474,7 @@ def pairs(rp: ResultsPrefs, kind: str) -> float:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> round(P.pairs(rp, "imp"), 12)
     0.666666666667
     """
@@ -574,13 +548,13 @@ def _recalculate(g: _JudgmentGroup, njr: int, keep: int, retrieved_only: bool) -
     return ful, poss + ful
 
 
+@filled
 def rnonrel(rp: ResultsPrefs, retrieved_only: bool) -> float:
     """prefs_avgjg_Rnonrel[_ret]: as prefs_avgjg with the nonrelevant documents of each jg set to R.
 
     Parameters
     ----------
-    rp : ResultsPrefs
-        The query's preference counts (:func:`form_prefs_counts`).
+    {trec: rp}
     retrieved_only : bool
         prefs_avgjg_Rnonrel_ret: count retrieved documents only.
 
@@ -592,9 +566,7 @@ def rnonrel(rp: ResultsPrefs, retrieved_only: bool) -> float:
 
     Examples
     --------
-    >>> from streammetrics.trec import preferences as P
-    >>> lines = [("u1", "0", "d1", 2.0), ("u1", "0", "d2", 1.0), ("u1", "0", "d3", 0.0)]
-    >>> rp = P.form_prefs_counts(lines, ["d2", "d1", "d4"])  # d3 is not retrieved
+    {example: prefs}
     >>> P.rnonrel(rp, False)
     0.8
     """
@@ -602,11 +574,7 @@ def rnonrel(rp: ResultsPrefs, retrieved_only: bool) -> float:
     for g in rp.jgs:
         R, N = (g.num_rel_ret, g.num_nonrel_ret) if retrieved_only else (g.num_rel, g.num_nonrel)
         if R >= N:
-            if retrieved_only:
-                ful, poss = g.ful_ret, g.poss_ret
-            else:
-                ful = g.ful_ret + g.ful_imp
-                poss = g.poss_ret + g.poss_imp + g.notoccur
+            ful, poss = _ful_poss(g, "ret" if retrieved_only else "all")
             ful += g.num_rel_ret * (R - N)
             poss += g.num_rel * (R - N)
         else:

@@ -12,11 +12,13 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from .._docstrings import filled
 
 __all__ = ["atof", "atol", "TrecFormatError", "Qrels", "read_qrels", "RunChunk", "read_run_chunks",
            "iter_run", "qrels_text_columns", "text_fields"]
@@ -116,20 +118,20 @@ def parse_numbers(path: str, tokens: list[str], line_of: list[int], what: str) -
         raise
 
 
-def text_fields(path: str, lines: list[str], first: int, fields: int, layout: str,
-                extra: bool = False) -> list[tuple[int, list[str]]]:  # fmt: skip
-    """(line number, fields) of each line read as text (the first at line ``first``): blank and
+@filled
+def text_fields(path: str, lines: Iterable[str], first: int, fields: int, layout: str,
+                extra: bool = False) -> Iterator[tuple[int, list[str]]]:  # fmt: skip
+    """(line number, fields) of each line read as text, lazily (the first at line ``first``): blank and
     ``#`` lines skipped; a line without ``fields`` fields (``extra``: at least that many) is an
     error naming the line and the ``layout`` expected.
 
     Parameters
     ----------
-    path : str
-        The file name, for error messages.
-    lines : list of str
-        The lines, as read.
+    {trec: path}
+    lines : iterable of str
+        The lines, as read (a list, or an open text file).
     first : int
-        The line number of ``lines[0]`` in the file (1-based).
+        The line number of the first line in the file (1-based).
     fields : int
         The number of white-space separated fields a line must have.
     layout : str
@@ -139,8 +141,9 @@ def text_fields(path: str, lines: list[str], first: int, fields: int, layout: st
 
     Returns
     -------
-    list of (int, list of str)
-        The line number and the fields of each line that is neither blank nor a comment.
+    iterator of (int, list of str)
+        The line number and the fields of each line that is neither blank nor a comment (a
+        line is checked when it is reached).
 
     Raises
     ------
@@ -150,10 +153,9 @@ def text_fields(path: str, lines: list[str], first: int, fields: int, layout: st
     Examples
     --------
     >>> from streammetrics.trec.readers import text_fields
-    >>> text_fields("qrels", ["q1 0 d1 1", "# note", "q1 0 d2 0"], 1, 4, "qid iter docno grade")
+    >>> list(text_fields("qrels", ["q1 0 d1 1", "# note", "q1 0 d2 0"], 1, 4, "qid iter docno grade"))
     [(1, ['q1', '0', 'd1', '1']), (3, ['q1', '0', 'd2', '0'])]
     """
-    out: list[tuple[int, list[str]]] = []
     for k, line in enumerate(lines):
         parts = line.split()
         if not parts or parts[0].startswith("#"):
@@ -162,10 +164,10 @@ def text_fields(path: str, lines: list[str], first: int, fields: int, layout: st
             raise TrecFormatError(
                 f"{path}:{first + k}: expected {fields} fields '{layout}', got {len(parts)}: {line.strip()!r}"
             )
-        out.append((first + k, parts))
-    return out
+        yield first + k, parts
 
 
+@filled
 def qrels_text_columns(
     path: str, lines: list[str], first: int
 ) -> tuple[list[str], list[str], list[str], list[int]]:
@@ -174,12 +176,10 @@ def qrels_text_columns(
 
     Parameters
     ----------
-    path : str
-        The file name, for error messages.
+    {trec: path}
     lines : list of str
         The qrels lines, as read.
-    first : int
-        The line number of ``lines[0]`` in the file (1-based).
+    {trec: first_of_lines}
 
     Returns
     -------
@@ -199,7 +199,7 @@ def qrels_text_columns(
     >>> qrels_text_columns("qrels", ["q1 0 d1 2", "", "q2 0 d9 0"], 1)
     (['q1', 'q2'], ['d1', 'd9'], ['2', '0'], [1, 3])
     """
-    rows = text_fields(path, lines, first, 4, "qid iter docno grade")
+    rows = list(text_fields(path, lines, first, 4, "qid iter docno grade"))
     return [p[0] for _, p in rows], [p[2] for _, p in rows], [p[3] for _, p in rows], [n for n, _ in rows]
 
 
@@ -302,6 +302,7 @@ def read_qrels(path: str) -> Qrels:
     return Qrels(read_qrels_grades(path))
 
 
+@filled
 @dataclass
 class RunChunk:
     """Complete queries read from a run file (what :func:`read_run_chunks` yields).
@@ -321,8 +322,7 @@ class RunChunk:
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = files("streammetrics") / "data" / "example.run"
+    {example: run_file}
     >>> from streammetrics.trec import read_run_chunks
     >>> chunk = next(read_run_chunks(str(run)))
     >>> chunk.qids, chunk.lengths.tolist(), chunk.docs, chunk.scores.tolist(), chunk.runid
@@ -413,6 +413,7 @@ def _first_duplicate(docs: list[str], starts: np.ndarray, ends: np.ndarray) -> i
     return None
 
 
+@filled
 def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]:
     """Stream a run file (``qid Q0 docno rank score runid``) in chunks of complete queries.
 
@@ -422,10 +423,7 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
 
     Parameters
     ----------
-    path : str
-        The run file.
-    chunk_lines : int, default 131072
-        The lines parsed at once.
+    {trec: run_path, chunk_lines}
 
     Yields
     ------
@@ -434,8 +432,7 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = files("streammetrics") / "data" / "example.run"
+    {example: run_file}
     >>> from streammetrics.trec import read_run_chunks
     >>> [chunk.qids for chunk in read_run_chunks(str(run))]  # the last query waits for the end
     [['q1'], ['q2']]
@@ -506,14 +503,14 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
                 break
 
 
+@filled
 def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
     """Stream a run file query by query as (qid, docnos, scores, runid); see
     :func:`read_run_chunks` for the checks.
 
     Parameters
     ----------
-    path : str
-        The run file.
+    {trec: run_path}
 
     Yields
     ------
@@ -522,8 +519,7 @@ def iter_run(path: str) -> Iterator[tuple[str, list[str], list[float], str]]:
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = files("streammetrics") / "data" / "example.run"
+    {example: run_file}
     >>> from streammetrics.trec import iter_run
     >>> list(iter_run(str(run)))
     [('q1', ['d2', 'd1'], [0.9, 0.5], 'sys'), ('q2', ['d3'], [0.7], 'sys')]

@@ -21,11 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._docstrings import filled
 from .._params import Param, check_param
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
-from .readers import TrecFormatError
+from .readers import TrecFormatError, text_fields
 
 
+@filled
 @dataclass
 class QueryLines:
     """One query's retrieved documents in file order, with their scores and line numbers.
@@ -41,8 +43,7 @@ class QueryLines:
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    {example: run_file}
     >>> from streammetrics.trec.runfile import RunStream
     >>> qid, q = next(iter(RunStream(run)))
     >>> qid, q.docs, q.scores.tolist(), q.lines.tolist()
@@ -54,6 +55,7 @@ class QueryLines:
     lines: np.ndarray
 
 
+@filled
 @dataclass
 class GroupedRun:
     """A run grouped by query (what :func:`read_run_grouped` returns).
@@ -68,8 +70,7 @@ class GroupedRun:
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = files("streammetrics") / "data" / "example.run"
+    {example: run_file}
     >>> from streammetrics.trec import read_run_grouped
     >>> q1 = read_run_grouped(str(run)).queries["q1"]
     >>> q1.docs, q1.scores.tolist()
@@ -155,6 +156,7 @@ def _join(parts: list[_Piece]) -> QueryLines:
     )
 
 
+@filled
 def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
     """Read a run file into per-query arrays. Cost: one pass, O(lines) time and memory; parsing is
     per chunk of lines (one ``split``, scores converted by numpy).
@@ -163,8 +165,7 @@ def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
     ----------
     path : str
         The run file (its queries' lines need not be contiguous).
-    chunk_lines : int, default 131072
-        The lines parsed at once.
+    {trec: chunk_lines}
 
     Returns
     -------
@@ -173,8 +174,7 @@ def read_run_grouped(path: str, chunk_lines: int = 1 << 17) -> GroupedRun:
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = files("streammetrics") / "data" / "example.run"
+    {example: run_file}
     >>> from streammetrics.trec import read_run_grouped
     >>> grouped = read_run_grouped(str(run))
     >>> list(grouped.queries), grouped.runid
@@ -192,6 +192,7 @@ class NotGrouped(Exception):
     """A query's lines are not contiguous in the run file (raised by :class:`RunStream`)."""
 
 
+@filled
 class RunStream:
     """A run whose queries are contiguous, query by query in one pass with one chunk of lines and
     one query in memory; raises :class:`NotGrouped` when a query reappears (the caller then reads
@@ -199,15 +200,11 @@ class RunStream:
 
     Parameters
     ----------
-    path : str
-        The run file.
-    chunk_lines : int, default 131072
-        The lines parsed at once.
+    {trec: run_path, chunk_lines}
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    {example: run_file}
     >>> from streammetrics.trec.runfile import RunStream
     >>> stream = RunStream(run)
     >>> [(qid, q.docs) for qid, q in stream], stream.runid
@@ -235,6 +232,7 @@ class RunStream:
             yield current[0][0], _join(current)
 
 
+@filled
 @dataclass
 class Block:
     """Complete queries of a run, flat: ``qids`` (file order), each query's rows
@@ -258,8 +256,7 @@ class Block:
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    {example: run_file}
     >>> from streammetrics.trec.runfile import RunBlocks
     >>> block = next(iter(RunBlocks(run)))
     >>> block.qids, block.bounds.tolist(), block.docs, block.scores.tolist()
@@ -274,6 +271,7 @@ class Block:
     hashes: np.ndarray | None = None
 
 
+@filled
 class RunBlocks:
     """A run whose queries are contiguous, in blocks of complete queries of about ``block_rows``
     lines; raises :class:`NotGrouped` when a query reappears. The file is read in small chunks
@@ -282,8 +280,7 @@ class RunBlocks:
 
     Parameters
     ----------
-    path : str
-        The run file.
+    {trec: run_path}
     chunk_bytes : int, default 16384
         The bytes read at once.
     block_rows : int, default 65536
@@ -291,8 +288,7 @@ class RunBlocks:
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    {example: run_file}
     >>> from streammetrics.trec.runfile import RunBlocks
     >>> blocks = RunBlocks(run)
     >>> [block.qids for block in blocks], blocks.runid
@@ -358,6 +354,7 @@ def _cat(cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndar
     return np.concatenate(sc), np.concatenate(ln), np.concatenate(h)
 
 
+@filled
 def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) -> Iterator[Block]:
     """Queries (as :class:`SpilledRun` yields them) in :class:`Block` s of about ``rows`` lines.
 
@@ -375,8 +372,7 @@ def as_blocks(queries: Iterator[tuple[str, QueryLines]], rows: int = 1 << 17) ->
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    {example: run_file}
     >>> from streammetrics.trec.runfile import SpilledRun, as_blocks
     >>> [block.qids for block in as_blocks(iter(SpilledRun(run)), rows=2)]
     [['q1'], ['q2']]
@@ -401,6 +397,7 @@ MEMORY_LINES = 1 << 18
 _MEMORY_LINES = Param("int", "expected a positive integer", low=1)
 
 
+@filled
 class SpilledRun:
     """A run in any line order, query by query (query ids in bytewise order, each query's lines in
     file order), grouped in bounded memory: chunks of ``memory_lines`` lines are parsed, sorted
@@ -425,8 +422,7 @@ class SpilledRun:
 
     Examples
     --------
-    >>> from importlib.resources import files
-    >>> run = str(files("streammetrics") / "data" / "example.run")  # q1: d2, d1; q2: d3
+    {example: run_file}
     >>> from streammetrics.trec.runfile import SpilledRun
     >>> spilled = SpilledRun(run, memory_lines=2)  # two chunks, merged from temporary files
     >>> [(qid, q.docs) for qid, q in spilled], spilled.runid
@@ -528,14 +524,7 @@ def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
     """
     out: dict[str, dict[str, tuple[float, float]]] = {}
     with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            parts = line.split()
-            if not parts or parts[0].startswith("#"):
-                continue
-            if len(parts) != 4:
-                raise TrecFormatError(
-                    f"{path}:{lineno}: expected 4 fields 'qid measure mean stddev', got {len(parts)}"
-                )
+        for lineno, parts in text_fields(path, fh, 1, 4, "qid measure mean stddev"):
             try:
                 mean, sd = float(parts[2]), float(parts[3])
             except ValueError:
