@@ -33,7 +33,7 @@ from ._validation import (
     is_scalar,
 )
 
-__all__ = ["Batch", "prepare_batch", "uniform_bins", "sigmoid"]
+__all__ = ["BLOCK", "Batch", "prepare_batch", "uniform_bins", "sigmoid"]
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Batch:
 
 #: Values per block of the kernels below (and of the calibration state's bin sums): their
 #: temporaries stay in cache instead of being fresh n-sized arrays.
-_BLOCK = 1 << 16
+BLOCK = 1 << 16
 
 _EPS = {np.dtype(np.float32): float(np.finfo(np.float32).eps),
         np.dtype(np.float64): float(np.finfo(np.float64).eps)}
@@ -194,7 +194,7 @@ def prepare_batch(
     if not losses:
         return Batch(y=y, p=p64, w=w, log_loss=None, brier=None)
     log_loss = brier = 0.0
-    rows = max(_BLOCK // (num_classes or 1), 256)  # blocks of rows: cache-sized temporaries
+    rows = max(BLOCK // (num_classes or 1), 256)  # blocks of rows: cache-sized temporaries
     for start in range(0, n, rows):
         rs = slice(start, start + rows)
         ll, br = _loss_sums(y[rs], p[rs], p64[rs], None if w is None else w[rs], num_classes)
@@ -261,7 +261,7 @@ def uniform_bins(conf: np.ndarray, n_bins: int, side: str) -> np.ndarray:
     The candidate ``floor(c * n_bins)`` is off by at most one bin (its rounding and that of the
     edges are far below a bin's width), and is corrected against the very edges ``e``, so the
     result equals the ``searchsorted`` above for every value, edges included. O(n), a few
-    passes per block of ``_BLOCK`` values (several times faster than the binary search).
+    passes per block of ``BLOCK`` values (several times faster than the binary search).
     """
     low, high = _bin_tables(int(n_bins), side)
     below = np.less if side == "right" else np.less_equal
@@ -269,7 +269,7 @@ def uniform_bins(conf: np.ndarray, n_bins: int, side: str) -> np.ndarray:
     conf = np.ravel(conf)
     n = conf.shape[0]
     out = np.empty(n, dtype=np.intp)
-    size = max(min(_BLOCK, n), 1)
+    size = max(min(BLOCK, n), 1)
     edge, hit = np.empty(size), np.empty(size, dtype=bool)
     for start in range(0, n, size):
         c = conf[start:start + size]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics._probability_inputs import _BLOCK, prepare_batch, uniform_bins
+from streammetrics._probability_inputs import BLOCK, prepare_batch, uniform_bins
 from streammetrics.calibration._state import ProbabilityBins
 
 N_BINS = [*range(1, 64), 97, 100, 1000, 1024, 4095, 12345, 10**5, 1 << 22]
@@ -46,7 +46,7 @@ def test_uniform_bins_equal_searchsorted_on_random_and_rounded_values(side):
     rng = np.random.default_rng(7)
     # several blocks of the kernel, the last one partial
     c = np.concatenate([rng.random(100000), np.round(rng.random(60000), 2), np.round(rng.random(2001), 1)])
-    assert c.shape[0] > 2 * _BLOCK and c.shape[0] % _BLOCK
+    assert c.shape[0] > 2 * BLOCK and c.shape[0] % BLOCK
     for n_bins in (3, 5, 7, 10, 15, 20, 100):
         np.testing.assert_array_equal(uniform_bins(c, n_bins, side), searchsorted_bins(c, n_bins, side))
 
@@ -66,7 +66,7 @@ def reference_terms(y, p, num_classes):
     return -np.log(q.astype(np.float64)), brier
 
 
-@pytest.mark.parametrize("n", [3000, 2 * _BLOCK + 7])  # one block of rows, several
+@pytest.mark.parametrize("n", [3000, 2 * BLOCK + 7])  # one block of rows, several
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("num_classes", [None, 4])
 @pytest.mark.parametrize("weighted", [False, True])
@@ -93,7 +93,7 @@ def test_batch_sums_equal_summed_terms(dtype, num_classes, weighted, n):
     np.testing.assert_array_equal(skipped.p, b.p)
 
 
-@pytest.mark.parametrize("n", [5000, 2 * _BLOCK + 13])  # one block of rows, several
+@pytest.mark.parametrize("n", [5000, 2 * BLOCK + 13])  # one block of rows, several
 @pytest.mark.parametrize("side", ["left", "right"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_binary_bins_equal_masked_sums(side, weighted, n):
@@ -171,7 +171,7 @@ def test_top_label_bins_only_in_the_top_label_state():
     assert alone.compute() == pytest.approx(want, rel=1e-12)
 
 
-@pytest.mark.parametrize("n", [700, 3 * (_BLOCK // 3) + 11])  # one block of rows, several
+@pytest.mark.parametrize("n", [700, 3 * (BLOCK // 3) + 11])  # one block of rows, several
 def test_multiclass_bins_equal_masked_sums(n):
     rng = np.random.default_rng(9)
     c, nb = 3, 6

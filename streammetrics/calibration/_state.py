@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._params import Param, check_param
-from .._probability_inputs import _BLOCK, Batch, prepare_batch, uniform_bins
+from .._probability_inputs import BLOCK, Batch, prepare_batch, uniform_bins
 from .._state import State, SummedState
 
 __all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
@@ -116,7 +116,7 @@ class ProbabilityBins(SummedState):
         if self.n_bins == 0:
             return out
         # blocks of rows: every temporary stays in cache (and is not a fresh n K allocation)
-        rows = max(_BLOCK // self.k, 256)
+        rows = max(BLOCK // self.k, 256)
         for start in range(0, b.y.shape[0], rows):
             rs = slice(start, start + rows)
             for name, inc in self._block_sums(b.y[rs], b.p[rs], None if b.w is None else b.w[rs]).items():
