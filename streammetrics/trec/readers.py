@@ -203,6 +203,46 @@ def qrels_text_columns(
     return [p[0] for _, p in rows], [p[2] for _, p in rows], [p[3] for _, p in rows], [n for n, _ in rows]
 
 
+def fixed_fields(text: str, n: int, fields: int) -> list[str] | None:
+    """The fields of ``n`` lines joined as ``text`` when every line has exactly ``fields`` fields,
+    by one ``split`` with a sentinel per line end; else ``None`` (some line is blank, a ``#``
+    comment, or has another number of fields: the caller reads line by line).
+
+    Parameters
+    ----------
+    text : str
+        The lines, joined as read.
+    n : int
+        The number of lines in ``text``.
+    fields : int
+        The number of white-space separated fields every line must have.
+
+    Returns
+    -------
+    list of str or None
+        The tokens, ``fields + 1`` a line (the fields, then the sentinel ``"\\x00"``): field ``j``
+        of every line is ``tokens[j::fields + 1]``. ``None`` when a line does not fit.
+
+    Examples
+    --------
+    >>> fixed_fields("q1 0 d1 1\\nq2 0 d9 0\\n", 2, 4)[2::5]
+    ['d1', 'd9']
+    >>> fixed_fields("q1 0 d1 1\\n# note\\n", 2, 4) is None
+    True
+    """
+    if "\x00" in text:
+        return None
+    tokens = text.replace("\n", " \x00 ").split()
+    if not text.endswith("\n"):
+        tokens.append("\x00")
+    stride = fields + 1
+    if len(tokens) != stride * n or tokens[fields::stride].count("\x00") != n:
+        return None
+    if "#" in text and any(q.startswith("#") for q in tokens[0::stride]):
+        return None
+    return tokens
+
+
 @filled
 def line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[str]]]:
     """The lines of a text file, ``chunk_lines`` at a time, each chunk with the number of its first
@@ -248,16 +288,10 @@ def _qrels_chunks(
     """
     for first, lines in line_chunks(path, chunk_lines):
         n, text = len(lines), "".join(lines)
-        cols: tuple[list[str], list[str], list[str], list[int]] | None = None
-        if "\x00" not in text:
-            tokens = text.replace("\n", " \x00 ").split()
-            if not text.endswith("\n"):
-                tokens.append("\x00")
-            if len(tokens) == 5 * n and tokens[4::5].count("\x00") == n:
-                qs = tokens[0::5]
-                if "#" not in text or not any(q.startswith("#") for q in qs):
-                    cols = (qs, tokens[2::5], tokens[3::5], list(range(first, first + n)))
-        if cols is None:
+        tokens = fixed_fields(text, n, 4)
+        if tokens is not None:
+            cols = (tokens[0::5], tokens[2::5], tokens[3::5], list(range(first, first + n)))
+        else:
             cols = qrels_text_columns(path, lines, first)
         qs, ds, g_tok, line_of = cols
         grades = parse_numbers(path, g_tok, line_of, "grade")

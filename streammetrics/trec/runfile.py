@@ -24,7 +24,7 @@ import numpy as np
 from .._docstrings import filled
 from .._params import Param, check_param
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
-from .readers import TrecFormatError, line_chunks, text_fields
+from .readers import TrecFormatError, fixed_fields, line_chunks, text_fields
 
 
 @filled
@@ -91,14 +91,9 @@ def _columns(
     """
     n = len(lines)
     text = "".join(lines)
-    if n and "\x00" not in text:
-        tokens = text.replace("\n", " \x00 ").split()
-        if not text.endswith("\n"):
-            tokens.append("\x00")
-        if len(tokens) == 7 * n and tokens[6::7].count("\x00") == n:
-            qs = tokens[0::7]
-            if "#" not in text or not any(q.startswith("#") for q in qs):
-                return qs, tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
+    tokens = fixed_fields(text, n, 6) if n else None
+    if tokens is not None:
+        return tokens[0::7], tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
     return text_run_columns(path, lines, first)
 
 
