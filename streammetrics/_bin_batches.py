@@ -15,16 +15,7 @@ import numpy as np
 
 from ._bin_keys import HALF_BITS
 from ._score_batches import ScoreBatches, unit_or_positive
-from ._validation import (
-    as_numpy,
-    check_binary_labels,
-    check_class_labels,
-    check_multilabel_batch,
-    check_scores,
-    check_weights,
-    drop_ignored,
-    is_scalar,
-)
+from ._validation import as_numpy, drop_ignored, is_scalar
 
 __all__ = ["BinBatches"]
 
@@ -72,22 +63,11 @@ class BinBatches(ScoreBatches):
         return out
 
     def _checked_rows(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Labels, scores and weights of a binary / multiclass batch of arrays, validated with
-        the rules and messages of :meth:`split_batch` and with ignored rows dropped; None when
+        """Labels, scores and weights of a binary / multiclass batch of arrays, checked by
+        :meth:`_checked_columns` (as in :meth:`split_batch`), ignored rows dropped; None when
         no row counts. O(n) (O(n·C) for score matrices)."""
-        n = y.shape[0]
-        binary = self.task == "binary"
-        shape = (n,) if binary else (n, self.n_columns)
-        if s.shape != shape:
-            what = f"shape ({n},) like y_true" if binary else f"scores of shape ({n}, {self.n_columns})"
-            raise ValueError(f"y_score: expected {what}, got {s.shape}")
-        w = check_weights(sample_weight, n)
-        if binary:
-            y = check_binary_labels(y, "y_true", self.ignore_index)
-        else:
-            y = check_class_labels(y, "y_true", self.n_columns, self.ignore_index)
-        s = check_scores(s, "y_score")
-        if n == 0:
+        y, s, w = self._checked_columns(y, s, sample_weight)
+        if y.shape[0] == 0:
             return None
         y, s, w = drop_ignored(y, s, w, self.ignore_index)
         return None if y.shape[0] == 0 else (y, s, w)
@@ -127,11 +107,8 @@ class BinBatches(ScoreBatches):
         """Multilabel batch: validated like :meth:`split_batch`; without ignored entries the
         increment is :meth:`_scores_delta`'s (labels as an (L, n) matrix) as for multiclass; a batch
         with ignored entries takes the generic split."""
-        y2, s2, w = check_multilabel_batch(y, s, sample_weight, self.n_columns, "y_score")
-        n = y2.shape[0]
-        lab = check_binary_labels(y2, "y_true", self.ignore_index)
-        sc = check_scores(s2, "y_score")
-        if n == 0:
+        y2, s2, lab, sc, w = self._checked_multilabel(y, s, sample_weight)
+        if y2.shape[0] == 0:
             return None
         if self.ignore_index is not None and (lab == self.ignore_index).any():
             return self._prepare_generic(y, s, sample_weight)
