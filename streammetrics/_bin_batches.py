@@ -15,16 +15,7 @@ import numpy as np
 
 from ._bin_keys import HALF_BITS
 from ._score_batches import ScoreBatches, unit_or_positive
-from ._validation import (
-    as_numpy,
-    check_binary_labels,
-    check_class_labels,
-    check_multilabel_batch,
-    check_scores,
-    check_weights,
-    drop_ignored,
-    is_scalar,
-)
+from ._validation import as_numpy, drop_ignored, is_scalar
 
 __all__ = ["BinBatches"]
 
@@ -46,11 +37,8 @@ class BinBatches(ScoreBatches):
             y_true, y_score = as_numpy(y_true, "y_true"), as_numpy(y_score, "y_score")  # lists, tensors
             if self.task == "multilabel":
                 return self._prepare_multilabel(y_true, y_score, sample_weight)
-            if y_true.ndim == 1:
-                if self.task == "binary":
-                    return self._prepare_binary(y_true, y_score, sample_weight)
-                if y_score.ndim == 2:
-                    return self._prepare_multiclass(y_true, y_score, sample_weight)
+            if y_true.ndim == 1 and (self.task == "binary" or y_score.ndim == 2):
+                return self._prepare_rows(y_true, y_score, sample_weight)
         return self._prepare_generic(y_true, y_score, sample_weight)
 
     def _prepare_generic(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
@@ -71,67 +59,38 @@ class BinBatches(ScoreBatches):
                 out.append((col, grp, self.to_keys(v), w))
         return out
 
-    def _checked_rows(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Labels, scores and weights of a binary / multiclass batch of arrays, validated with
-        the rules and messages of :meth:`split_batch` and with ignored rows dropped; None when
-        no row counts. O(n) (O(n·C) for score matrices)."""
-        n = y.shape[0]
-        binary = self.task == "binary"
-        shape = (n,) if binary else (n, self.n_columns)
-        if s.shape != shape:
-            what = f"shape ({n},) like y_true" if binary else f"scores of shape ({n}, {self.n_columns})"
-            raise ValueError(f"y_score: expected {what}, got {s.shape}")
-        w = check_weights(sample_weight, n)
-        if binary:
-            y = check_binary_labels(y, "y_true", self.ignore_index)
-        else:
-            y = check_class_labels(y, "y_true", self.n_columns, self.ignore_index)
-        s = check_scores(s, "y_score")
-        if n == 0:
+    def _prepare_rows(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """Binary / multiclass batch of arrays, checked by :meth:`_checked_columns` (as in
+        :meth:`split_batch`), ignored rows dropped; None when no row counts. Binary: keyed without
+        splitting by label, the increment is ``("binary", keys, labels, weights, min key, max
+        key)``, split (or not) at apply; multiclass: :meth:`_scores_delta`'s increment. O(n)
+        (O(n·C) for score matrices)."""
+        yc, sc, w = self._checked_columns(y, s, sample_weight)
+        if yc.shape[0] == 0:
             return None
-        y, s, w = drop_ignored(y, s, w, self.ignore_index)
-        return None if y.shape[0] == 0 else (y, s, w)
-
-    def _prepare_binary(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Binary batch of arrays: :meth:`_checked_rows` without splitting by label; the
-        increment is ``("binary", keys, labels, weights, min key, max key)``, split (or not) at
-        apply."""
-        rows = self._checked_rows(y, s, sample_weight)
-        if rows is None:
+        yc, sc, w = drop_ignored(yc, sc, w, self.ignore_index)
+        if yc.shape[0] == 0:
             return None
-        y0, s0 = y, s
-        y, s, w = rows
-        keys = self.to_keys(s, check=False)
+        if self.task != "binary":
+            w, keep = unit_or_positive(w, None)  # rows of weight 0: range-checked, then dropped
+            return self._scores_delta(yc.astype(np.intp, copy=False), sc, w, keep, y, s)
+        keys = self.to_keys(sc, check=False)
         kmin, kmax = int(keys.min()), int(keys.max())
         if self.scores == "probability" and self.edges is None and (kmin < 0 or kmax > 2 * HALF_BITS):
-            self._check_probability(y0, s0)  # raises, naming the first offending row
+            self._check_probability(y, s)  # raises, naming the first offending row
         w, keep = unit_or_positive(w, None)
         if keep is not None:  # rows of weight 0
-            keys, y, w = keys[keep], y[keep], None if w is None else w[keep]
+            keys, yc, w = keys[keep], yc[keep], None if w is None else w[keep]
             if keys.shape[0] == 0:
                 return None
-        return ("binary", keys, y.astype(bool, copy=False), w, kmin, kmax)
-
-    def _prepare_multiclass(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Multiclass batch of arrays: :meth:`_checked_rows`; the increment is
-        :meth:`_scores_delta`'s."""
-        rows = self._checked_rows(y, s, sample_weight)
-        if rows is None:
-            return None
-        y0, s0 = y, s
-        y, s, w = rows
-        w, keep = unit_or_positive(w, None)  # rows of weight 0: range-checked, then dropped
-        return self._scores_delta(y.astype(np.intp, copy=False), s, w, keep, y0, s0)
+        return ("binary", keys, yc.astype(bool, copy=False), w, kmin, kmax)
 
     def _prepare_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
         """Multilabel batch: validated like :meth:`split_batch`; without ignored entries the
         increment is :meth:`_scores_delta`'s (labels as an (L, n) matrix) as for multiclass; a batch
         with ignored entries takes the generic split."""
-        y2, s2, w = check_multilabel_batch(y, s, sample_weight, self.n_columns, "y_score")
-        n = y2.shape[0]
-        lab = check_binary_labels(y2, "y_true", self.ignore_index)
-        sc = check_scores(s2, "y_score")
-        if n == 0:
+        y2, s2, lab, sc, w = self._checked_multilabel(y, s, sample_weight)
+        if y2.shape[0] == 0:
             return None
         if self.ignore_index is not None and (lab == self.ignore_index).any():
             return self._prepare_generic(y, s, sample_weight)

@@ -126,19 +126,8 @@ class ScoreBatches:
         if y.ndim != 1:
             raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
         n = y.shape[0]
-        if self.task == "binary":
-            if s.shape != (n,):
-                raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
-        else:
-            c = self.n_columns
-            if s.shape != (n, c):
-                raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
-        w = check_weights(sample_weight, n)
-        if self.task == "binary":
-            y = check_binary_labels(y, "y_true", self.ignore_index)
-        else:
-            y = check_class_labels(y, "y_true", self.n_columns, self.ignore_index)
-        s = score_dtype(check_scores(s, "y_score"))
+        y, s, w = self._checked_columns(y, s, sample_weight)
+        s = score_dtype(s)
         if n == 0:
             return None
         keep = None
@@ -190,12 +179,36 @@ class ScoreBatches:
             parts.append((col, 0, neg_v, None if w is None else w.compress(nm)))
         return parts
 
+    def _checked_columns(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """Labels (1-D), scores and weights of a binary / multiclass batch of arrays, checked:
+        the score shape against the labels', the weights, the labels and the scores (dtype kept).
+        O(n) (O(n·C) for score matrices)."""
+        n = y.shape[0]
+        if self.task == "binary":
+            if s.shape != (n,):
+                raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
+        else:
+            c = self.n_columns
+            if s.shape != (n, c):
+                raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
+        w = check_weights(sample_weight, n)
+        if self.task == "binary":
+            y = check_binary_labels(y, "y_true", self.ignore_index)
+        else:
+            y = check_class_labels(y, "y_true", self.n_columns, self.ignore_index)
+        return y, check_scores(s, "y_score"), w
+
+    def _checked_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """A multilabel batch checked: ``(labels, scores)`` as arrays of shape (n, L), then the
+        checked labels, scores (dtype kept) and weights. O(n·L)."""
+        y, s, w = check_multilabel_batch(y, s, sample_weight, self.n_columns, "y_score")
+        return y, s, check_binary_labels(y, "y_true", self.ignore_index), check_scores(s, "y_score"), w
+
     def _split_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
         num_labels = self.n_columns
-        y, s, w = check_multilabel_batch(y, s, sample_weight, num_labels, "y_score")
+        _, _, y, s, w = self._checked_multilabel(y, s, sample_weight)
         n = y.shape[0]
-        y = check_binary_labels(y, "y_true", self.ignore_index)
-        s = score_dtype(check_scores(s, "y_score"))
+        s = score_dtype(s)
         if n == 0:
             return None
         w, keep = unit_or_positive(w, None)

@@ -11,9 +11,13 @@ from __future__ import annotations
 import argparse
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from typing import TypeVar
 
-__all__ = ["add_arguments", "parse_size", "batch_size", "finite_float", "positive_int"]
+__all__ = ["add_arguments", "parse_size", "batch_size", "converted", "finite_float", "positive_int"]
+
+_T = TypeVar("_T")
 
 #: the largest --batch-size: pyarrow's slices and numpy's arrays are indexed by int64, and a batch
 #: is held in memory, so more than 2**31 rows per batch is a typing mistake, not a plan
@@ -58,6 +62,45 @@ def parse_size(text: str) -> int:
     return int(value)
 
 
+def converted(text: str, convert: Callable[[str], _T], refusal: str) -> _T:
+    """An option value converted, or the usage error ``refusal`` naming the text.
+
+    Parameters
+    ----------
+    text : str
+        The option value.
+    convert : callable
+        Turns the text into the value; a ``ValueError`` means the text is not one.
+    refusal : str
+        The message when ``convert`` refuses the text: a ``str.format`` template whose one field
+        (``{!r}``) is the text.
+
+    Returns
+    -------
+    object
+        ``convert(text)``.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        ``convert`` raised ``ValueError``.
+
+    Examples
+    --------
+    >>> from streammetrics.cli.options import converted
+    >>> converted("12", int, "expected an integer, got {!r}")
+    12
+    >>> converted("x", int, "expected an integer, got {!r}")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: expected an integer, got 'x'
+    """
+    try:
+        return convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(refusal.format(text)) from None
+
+
 def batch_size(text: str) -> int:
     """A row count per batch: an integer in ``[1, 2**31 - 1]``.
 
@@ -76,10 +119,7 @@ def batch_size(text: str) -> int:
     argparse.ArgumentTypeError
         Not a whole number, or outside the range.
     """
-    try:
-        value = int(text.strip().replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    value = converted(text, lambda t: int(t.strip().replace("_", "")), "not a whole number: {!r}")
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
     if value > _MAX_BATCH:
@@ -106,10 +146,7 @@ def positive_int(text: str) -> int:
     argparse.ArgumentTypeError
         Not an integer, or below 1.
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    value = converted(text, int, "expected a positive integer, got {!r}")
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
     return value
@@ -133,10 +170,7 @@ def finite_float(text: str) -> float:
     argparse.ArgumentTypeError
         Not a number, or not finite.
     """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    value = converted(text, float, "not a number: {!r}")
     if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
     return value

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
 from ..trec.runfile import MEMORY_LINES
-from .options import positive_int
+from .options import converted, positive_int
 
 __all__ = ["add_parser", "run", "main"]
 
@@ -104,10 +104,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def _digits(text: str) -> int:
     """``--digits``: an integer in [0, 17] (float64 has 17 significant decimals), checked before any
     output is printed."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+    value = converted(text, int, "expected an integer, got {!r}")
     if not 0 <= value <= 17:
         raise argparse.ArgumentTypeError(f"must be between 0 and 17, got {value}")
     return value

@@ -17,7 +17,7 @@ from typing import Any
 from ..trec.compare import DEFAULT, compare
 from ..trec.perquery import per_query_values
 from .errors import InputError
-from .options import positive_int
+from .options import converted, positive_int
 
 __all__ = ["add_parser", "run"]
 
@@ -85,10 +85,7 @@ def _count(text: str) -> int:
 
 
 def _alpha(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    value = converted(text, float, "expected a number in (0, 1), got {!r}")
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {value}")
     return value

@@ -80,6 +80,15 @@ def _check(method: str, agg: str | None = None) -> None:
     check_param(agg, "agg", _AGG)
 
 
+def _spread(kind: str, metric: Any, y_true: Any, y_pred: Any, sensitive_features: Any, method: str,
+            sample_weight: Any, agg: str | None = None) -> Any:
+    """The spread (``kind``: "difference" or "ratio") between the groups of ``metric``'s value(s),
+    the options checked first."""
+    _check(method, agg)
+    s = _sliced(metric, y_true, y_pred, sensitive_features, sample_weight)
+    return s.difference(method=method) if kind == "difference" else s.ratio(method=method)
+
+
 @filled
 def demographic_parity_difference(y_true: Any, y_pred: Any, *, sensitive_features: Any,
                                   method: str = "between_groups", sample_weight: Any = None) -> float:
@@ -101,9 +110,8 @@ def demographic_parity_difference(y_true: Any, y_pred: Any, *, sensitive_feature
     >>> demographic_parity_difference([1, 0, 1, 0], [1, 1, 0, 0], sensitive_features=["a", "a", "b", "b"])
     1.0
     """
-    _check(method)
-    s = _sliced(SelectionRate(zero_division=0.0), y_true, y_pred, sensitive_features, sample_weight)
-    return float(s.difference(method=method))
+    selection = SelectionRate(zero_division=0.0)
+    return float(_spread("difference", selection, y_true, y_pred, sensitive_features, method, sample_weight))
 
 
 @filled
@@ -127,9 +135,8 @@ def demographic_parity_ratio(y_true: Any, y_pred: Any, *, sensitive_features: An
     >>> demographic_parity_ratio([1, 0, 1, 0], [1, 1, 1, 0], sensitive_features=["a", "a", "b", "b"])
     0.5
     """
-    _check(method)
-    s = _sliced(SelectionRate(zero_division=0.0), y_true, y_pred, sensitive_features, sample_weight)
-    return float(s.ratio(method=method))
+    selection = SelectionRate(zero_division=0.0)
+    return float(_spread("ratio", selection, y_true, y_pred, sensitive_features, method, sample_weight))
 
 
 def _rates() -> MetricSet:
@@ -141,9 +148,7 @@ def _odds(kind: str, y_true: Any, y_pred: Any, sensitive_features: Any, method: 
     """The spreads (``kind``: "difference" or "ratio") of the true and of the false positive
     rate, combined by ``agg``: the worse one (the larger difference, the smaller ratio) or the
     mean."""
-    _check(method, agg)
-    s = _sliced(_rates(), y_true, y_pred, sensitive_features, sample_weight)
-    spread = s.difference(method=method) if kind == "difference" else s.ratio(method=method)
+    spread = _spread(kind, _rates(), y_true, y_pred, sensitive_features, method, sample_weight, agg)
     pair = [float(spread["tpr"]), float(spread["fpr"])]
     if agg == "mean":
         return float(np.mean(pair))

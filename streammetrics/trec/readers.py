@@ -203,13 +203,70 @@ def qrels_text_columns(
     return [p[0] for _, p in rows], [p[2] for _, p in rows], [p[3] for _, p in rows], [n for n, _ in rows]
 
 
-def _qrels_chunks(
-    path: str, chunk_lines: int = 1 << 17
-) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
-    """(qid, docno, grade, line number) columns of a qrels file, per chunk of lines.
+def fixed_fields(text: str, n: int, fields: int) -> list[str] | None:
+    """The fields of ``n`` lines joined as ``text`` when every line has exactly ``fields`` fields,
+    by one ``split`` with a sentinel per line end; else ``None`` (some line is blank, a ``#``
+    comment, or has another number of fields: the caller reads line by line).
 
-    Fast path: one ``split`` of the chunk with a sentinel per line end proves every line has 4
-    fields; otherwise line by line (blank and ``#`` lines skipped, other than 4 fields an error).
+    Parameters
+    ----------
+    text : str
+        The lines, joined as read.
+    n : int
+        The number of lines in ``text``.
+    fields : int
+        The number of white-space separated fields every line must have.
+
+    Returns
+    -------
+    list of str or None
+        The tokens, ``fields + 1`` a line (the fields, then the sentinel ``"\\x00"``): field ``j``
+        of every line is ``tokens[j::fields + 1]``. ``None`` when a line does not fit.
+
+    Examples
+    --------
+    >>> fixed_fields("q1 0 d1 1\\nq2 0 d9 0\\n", 2, 4)[2::5]
+    ['d1', 'd9']
+    >>> fixed_fields("q1 0 d1 1\\n# note\\n", 2, 4) is None
+    True
+    """
+    if "\x00" in text:
+        return None
+    tokens = text.replace("\n", " \x00 ").split()
+    if not text.endswith("\n"):
+        tokens.append("\x00")
+    stride = fields + 1
+    if len(tokens) != stride * n or tokens[fields::stride].count("\x00") != n:
+        return None
+    if "#" in text and any(q.startswith("#") for q in tokens[0::stride]):
+        return None
+    return tokens
+
+
+@filled
+def line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[str]]]:
+    """The lines of a text file, ``chunk_lines`` at a time, each chunk with the number of its first
+    line.
+
+    Parameters
+    ----------
+    {trec: path}
+    chunk_lines : int
+        The number of lines a chunk holds (the last chunk may hold fewer).
+
+    Returns
+    -------
+    iterator of (int, list of str)
+        The 1-based line number of the chunk's first line and the chunk's lines, as read; an empty
+        file gives no chunk.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "lines.txt"
+    >>> _ = path.write_text("a\\nb\\nc\\n")
+    >>> [(first, len(lines)) for first, lines in line_chunks(str(path), 2)]
+    [(1, 2), (3, 1)]
     """
     lineno = 0
     with open(path, encoding="utf-8") as fh:
@@ -218,25 +275,31 @@ def _qrels_chunks(
             if not lines:
                 return
             first, lineno = lineno + 1, lineno + len(lines)
-            n, text = len(lines), "".join(lines)
-            cols: tuple[list[str], list[str], list[str], list[int]] | None = None
-            if "\x00" not in text:
-                tokens = text.replace("\n", " \x00 ").split()
-                if not text.endswith("\n"):
-                    tokens.append("\x00")
-                if len(tokens) == 5 * n and tokens[4::5].count("\x00") == n:
-                    qs = tokens[0::5]
-                    if "#" not in text or not any(q.startswith("#") for q in qs):
-                        cols = (qs, tokens[2::5], tokens[3::5], list(range(first, first + n)))
-            if cols is None:
-                cols = qrels_text_columns(path, lines, first)
-            qs, ds, g_tok, line_of = cols
-            grades = parse_numbers(path, g_tok, line_of, "grade")
-            bad = np.flatnonzero(~np.isfinite(grades))
-            if len(bad):
-                k = int(bad[0])
-                raise TrecFormatError(f"{path}:{line_of[k]}: grade {g_tok[k]!r} is not finite")
-            yield qs, ds, grades, line_of
+            yield first, lines
+
+
+def _qrels_chunks(
+    path: str, chunk_lines: int = 1 << 17
+) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
+    """(qid, docno, grade, line number) columns of a qrels file, per chunk of lines.
+
+    Fast path: one ``split`` of the chunk with a sentinel per line end proves every line has 4
+    fields; otherwise line by line (blank and ``#`` lines skipped, other than 4 fields an error).
+    """
+    for first, lines in line_chunks(path, chunk_lines):
+        n, text = len(lines), "".join(lines)
+        tokens = fixed_fields(text, n, 4)
+        if tokens is not None:
+            cols = (tokens[0::5], tokens[2::5], tokens[3::5], list(range(first, first + n)))
+        else:
+            cols = qrels_text_columns(path, lines, first)
+        qs, ds, g_tok, line_of = cols
+        grades = parse_numbers(path, g_tok, line_of, "grade")
+        bad = np.flatnonzero(~np.isfinite(grades))
+        if len(bad):
+            k = int(bad[0])
+            raise TrecFormatError(f"{path}:{line_of[k]}: grade {g_tok[k]!r} is not finite")
+        yield qs, ds, grades, line_of
 
 
 def read_qrels_grades(

@@ -24,7 +24,7 @@ import numpy as np
 from .._docstrings import filled
 from .._params import Param, check_param
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
-from .readers import TrecFormatError, text_fields
+from .readers import TrecFormatError, fixed_fields, line_chunks, text_fields
 
 
 @filled
@@ -91,14 +91,9 @@ def _columns(
     """
     n = len(lines)
     text = "".join(lines)
-    if n and "\x00" not in text:
-        tokens = text.replace("\n", " \x00 ").split()
-        if not text.endswith("\n"):
-            tokens.append("\x00")
-        if len(tokens) == 7 * n and tokens[6::7].count("\x00") == n:
-            qs = tokens[0::7]
-            if "#" not in text or not any(q.startswith("#") for q in qs):
-                return qs, tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
+    tokens = fixed_fields(text, n, 6) if n else None
+    if tokens is not None:
+        return tokens[0::7], tokens[2::7], tokens[4::7], tokens[5::7], list(range(first, first + n))
     return text_run_columns(path, lines, first)
 
 
@@ -110,40 +105,34 @@ def _pieces(path: str, chunk_lines: int, grouped_only: bool = False) -> Iterator
     the chunk's last line. When every query of a chunk is one contiguous block the pieces come in
     file order; otherwise the chunk is grouped by a stable sort on the query id (``grouped_only``:
     :class:`NotGrouped` is raised instead, naming the line where a query reappears)."""
-    lineno = 0
-    with open(path, encoding="utf-8") as fh:
-        while True:
-            lines = list(itertools.islice(fh, chunk_lines))
-            if not lines:
-                return
-            first, lineno = lineno + 1, lineno + len(lines)
-            qs, ds, s_tok, rs, line_of = _columns(path, lines, first)
-            if not qs:
-                continue
-            sc = run_scores(path, s_tok, line_of)
-            ln = np.asarray(line_of, dtype=np.int64)
-            change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
-            starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
-            block_qids = [qs[a] for a in starts]
-            if len(set(block_qids)) == len(block_qids):
-                for a, b in zip(starts, [*starts[1:], len(qs)], strict=True):
-                    yield qs[a], ds[a:b], sc[a:b], ln[a:b], rs[-1]
-                continue
-            if grouped_only:
-                seen: set[str] = set()
-                for a, q in zip(starts, block_qids, strict=True):
-                    if q in seen:
-                        raise NotGrouped(f"{path}:{line_of[a]}: query {q!r} reappears")
-                    seen.add(q)
-            index: dict[str, int] = {}
-            codes = np.fromiter((index.setdefault(q, len(index)) for q in qs), dtype=np.int64, count=len(qs))
-            order = np.argsort(codes, kind="stable")
-            bounds = np.searchsorted(codes[order], np.arange(len(index) + 1)).tolist()
-            ordered = [ds[i] for i in order.tolist()]
-            sc, ln = sc[order], ln[order]
-            for q, c in index.items():
-                a, b = bounds[c], bounds[c + 1]
-                yield q, ordered[a:b], sc[a:b], ln[a:b], rs[-1]
+    for first, lines in line_chunks(path, chunk_lines):
+        qs, ds, s_tok, rs, line_of = _columns(path, lines, first)
+        if not qs:
+            continue
+        sc = run_scores(path, s_tok, line_of)
+        ln = np.asarray(line_of, dtype=np.int64)
+        change = np.fromiter(map(operator.ne, qs[1:], qs[:-1]), dtype=bool, count=len(qs) - 1)
+        starts = np.flatnonzero(np.concatenate([[True], change])).tolist()
+        block_qids = [qs[a] for a in starts]
+        if len(set(block_qids)) == len(block_qids):
+            for a, b in zip(starts, [*starts[1:], len(qs)], strict=True):
+                yield qs[a], ds[a:b], sc[a:b], ln[a:b], rs[-1]
+            continue
+        if grouped_only:
+            seen: set[str] = set()
+            for a, q in zip(starts, block_qids, strict=True):
+                if q in seen:
+                    raise NotGrouped(f"{path}:{line_of[a]}: query {q!r} reappears")
+                seen.add(q)
+        index: dict[str, int] = {}
+        codes = np.fromiter((index.setdefault(q, len(index)) for q in qs), dtype=np.int64, count=len(qs))
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(index) + 1)).tolist()
+        ordered = [ds[i] for i in order.tolist()]
+        sc, ln = sc[order], ln[order]
+        for q, c in index.items():
+            a, b = bounds[c], bounds[c + 1]
+            yield q, ordered[a:b], sc[a:b], ln[a:b], rs[-1]
 
 
 def _join(parts: list[_Piece]) -> QueryLines:
