@@ -27,6 +27,7 @@ import numpy as np
 from ._confusion_counts import ConfusionCounts, task_of
 from ._label_views import select_labels
 from ._labels import ClassMapping, LabelCodec, with_labels
+from ._params import nonempty_param
 
 __all__ = ["LabelOptions", "label_options"]
 
@@ -121,14 +122,8 @@ def label_options(
     if task == "binary":
         raise ValueError("labels: only for multiclass and multilabel metrics (a binary metric reads "
                          "the positive class: use pos_label= or classes=)")
-    if isinstance(labels, (str, bytes)):
-        raise ValueError(f"labels: expected a sequence of labels, got {labels!r}"[:300])
-    try:
-        chosen = [_plain(v) for v in (labels.tolist() if isinstance(labels, np.ndarray) else list(labels))]
-    except TypeError:
-        raise ValueError(f"labels: expected a sequence of labels, got {labels!r}"[:300]) from None
-    if not chosen:
-        raise ValueError("labels: expected at least one label, got an empty sequence")
+    listed = labels.tolist() if isinstance(labels, np.ndarray) else labels
+    chosen = [_plain(v) for v in nonempty_param(listed, "labels", "expected a non-empty sequence of labels")]
     if mapping is not None:
         idx = [mapping.index(v, "labels") for v in chosen]
     else:

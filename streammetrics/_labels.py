@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ._params import nonempty_param
 from ._validation import as_numpy, first_bad
 
 __all__ = [
@@ -227,16 +228,9 @@ class ClassMapping:
     """
 
     def __init__(self, classes: Any, name: str = "classes") -> None:
-        if isinstance(classes, (str, bytes)) or classes is None:
-            raise ValueError(f"{name}: expected a sequence of labels, got {classes!r}"[:300])
         if _is_categorical(classes) or hasattr(classes, "categories"):
             classes = getattr(classes, "cat", classes).categories
-        try:
-            raw = list(classes)
-        except TypeError:
-            raise ValueError(f"{name}: expected a sequence of labels, got {classes!r}"[:300]) from None
-        if not raw:
-            raise ValueError(f"{name}: expected at least one label, got an empty sequence")
+        raw = nonempty_param(classes, name, "expected a non-empty sequence of labels")
         labels = [_plain_label(v, name) for v in raw]
         index: dict[Any, int] = {}
         for i, v in enumerate(labels):

@@ -54,7 +54,7 @@ import torch
 import torch.distributed as dist
 
 from ._base import RESERVED_KEYS, Metric
-from ._params import check_accumulator
+from ._params import check_accumulator, nonempty_param
 from ._state import State, SummedState
 from .metricset import MetricSet
 
@@ -351,8 +351,7 @@ class PaddingFilter:
         return self
 
     def __call__(self, *batch: Any) -> Any:
-        if not batch:
-            raise ValueError("PaddingFilter: give at least one batch argument")
+        batch = tuple(nonempty_param(batch, "batch", "expected at least one batch argument"))
         n = len(batch[0])
         keep = min(n, self.remaining)
         self._seen += n

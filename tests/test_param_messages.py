@@ -36,6 +36,15 @@ def _plot_gains(**kwargs: Any) -> Any:
     return plot_gains(None, **kwargs)
 
 
+def _padding_filter(*batch: Any) -> Any:
+    pytest.importorskip("torch")  # the extra; streammetrics.torch imports it first
+    from torch.utils.data import DistributedSampler
+
+    from streammetrics.torch import PaddingFilter
+
+    return PaddingFilter(DistributedSampler(range(10), num_replicas=4, rank=3, shuffle=False))(*batch)
+
+
 def _sliced_collector(sliced: Any = None, **kwargs: Any) -> Any:
     pytest.importorskip("prometheus_client")  # the extra; its module imports it first
     from streammetrics.prometheus_sliced import SlicedCollector
@@ -179,6 +188,14 @@ CASES: list[tuple[Callable[[], Any], str]] = [
     (lambda: SpilledRun("r", memory_lines=0), "memory_lines: expected a positive integer, got 0"),
     (lambda: SpilledRun("r", memory_lines=True), "memory_lines: expected a positive integer, got True"),
     (lambda: sm.InterpolatedPrecision([]), "recall: expected at least one recall level, got []"),
+    (lambda: _padding_filter(), "batch: expected at least one batch argument, got ()"),
+    (lambda: sm.Accuracy(classes=[]), "classes: expected a non-empty sequence of labels, got []"),
+    (lambda: sm.Accuracy(classes="abc"), "classes: expected a non-empty sequence of labels, got 'abc'"),
+    (lambda: sm.Accuracy(classes=3), "classes: expected a non-empty sequence of labels, got 3"),
+    (lambda: sm.Precision(num_classes=3, labels=[]), "labels: expected a non-empty sequence of labels, got []"),
+    (lambda: sm.Precision(num_classes=3, labels=np.array([], dtype=int)),
+     "labels: expected a non-empty sequence of labels, got []"),
+    (lambda: sm.Precision(num_classes=3, labels="a"), "labels: expected a non-empty sequence of labels, got 'a'"),
     (lambda: sm.Checkpointer({"f1": sm.F1()}, "x.sm"), "metric: expected a streammetrics accumulator, got dict"),
     (lambda: sm.Sliced(sm.Sliced(sm.F1())), "metric: expected a streammetrics accumulator (not a Sliced), got Sliced"),
     (lambda: sm.Sliced(42), "metric: expected a streammetrics accumulator (not a Sliced), got int"),
