@@ -7,6 +7,8 @@ family's module for a helper.
 
 * :func:`average_classes` -- macro or support-weighted mean of per-class values, scikit-learn's
   rules for nan classes and all-zero supports.
+* :func:`chance_adjusted` -- a mean recall rescaled so that chance is 0 (adjusted balanced
+  accuracy), for the accumulator and the one-shot function alike.
 * :func:`check_zero_division`, :func:`zero_value` and :class:`ZeroDivisionOption` -- the
   ``zero_division`` constructor option (``"warn"``, 0.0, 1.0 or nan), its value and its
   JSON-safe configuration.
@@ -30,6 +32,7 @@ __all__ = [
     "AVERAGES",
     "ZeroDivisionOption",
     "average_classes",
+    "chance_adjusted",
     "check_zero_division",
     "undefined_without_weight",
     "warn_undefined",
@@ -75,6 +78,40 @@ def average_classes(values: np.ndarray, weights: np.ndarray | None, skip_nan: bo
     if weights is None or not np.any(weights):
         return float(np.mean(values))
     return float(np.average(values, weights=weights))
+
+
+def chance_adjusted(score: float, n_classes: int) -> float:
+    """``score`` rescaled so that chance scores 0 and perfect 1: ``(score - 1/C) / (1 - 1/C)``.
+
+    The adjusted balanced accuracy of scikit-learn's ``balanced_accuracy_score(adjusted=True)``,
+    where ``score`` is the mean recall over the ``C`` classes present in ``y_true``, in its
+    float64 operations and order. With ``C = 1`` chance is 1 and the division is by 0: the value
+    is scikit-learn's, nan for a score of 1 and -inf below, with numpy's ``RuntimeWarning`` as
+    scikit-learn raises it (:class:`~streammetrics.BalancedAccuracy` does not get here: it
+    returns nan with an :class:`~streammetrics.UndefinedMetricWarning` before). O(1).
+
+    Parameters
+    ----------
+    score : float
+        The mean recall over the classes present, in [0, 1].
+    n_classes : int
+        ``C``, the number of classes present in ``y_true`` (at least 1).
+
+    Returns
+    -------
+    float
+        The adjusted score, at most 1.
+
+    Examples
+    --------
+    >>> from streammetrics._averaging import chance_adjusted
+    >>> chance_adjusted(0.75, 2)
+    0.5
+    >>> chance_adjusted(1 / 3, 3)
+    0.0
+    """
+    chance = np.float64(1.0) / n_classes  # numpy's division: C = 0 (no weight) gives nan, not an error
+    return float((np.float64(score) - chance) / (1.0 - chance))
 
 
 def check_zero_division(zero_division: Any) -> str | float:

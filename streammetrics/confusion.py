@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._averaging import (
+    chance_adjusted,
     warn_undefined,
     zero_value,
 )
@@ -194,7 +195,11 @@ class BalancedAccuracy(ConfusionMetric):
     ----------
     {confusion: num_classes}
     adjusted : bool, default False
-        Rescale so that chance is 0 and perfect is 1 (scikit-learn's ``adjusted=True``).
+        Rescale so that chance is 0 and perfect is 1 (scikit-learn's ``adjusted=True``). With one
+        class in ``y_true`` chance is 1 and the rescaling is undefined: nan with an
+        :class:`UndefinedMetricWarning`, whatever the score (scikit-learn's function, like
+        :func:`streammetrics.functional.balanced_accuracy_score`, divides by 0: -inf, or nan for
+        a perfect score).
     **kw
         The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
         ``zero_division``, ``classes``, ``pos_label``, ``labels``).
@@ -226,12 +231,14 @@ class BalancedAccuracy(ConfusionMetric):
         recalls = np.diag(m)[present] / support[present]
         score = float(np.mean(recalls))
         if self.adjusted:
-            if recalls.size == 1:  # chance is 1: (score - 1) / 0, nan as scikit-learn gives
+            if recalls.size == 1:
+                # Chance is 1 and chance_adjusted would divide by 0 (scikit-learn's function: -inf
+                # below a perfect score, nan at 1, with numpy's RuntimeWarning): this accumulator
+                # returns nan, as documented, whatever the score.
                 warn("Adjusted balanced accuracy is undefined with only one class in y_true; "
                      "returning nan", UndefinedMetricWarning)
                 return float("nan")
-            chance = 1.0 / recalls.size
-            score = (score - chance) / (1.0 - chance)
+            score = chance_adjusted(score, recalls.size)
         return score
 
 

@@ -3,9 +3,13 @@ types, dtypes, errors and warnings), on labels as users have them."""
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import numpy as np
 import pytest
-from functional_parity import assert_same, check
+import sklearn.metrics
+from functional_parity import assert_same, check, quiet
 from scipy import sparse
 
 import streammetrics as sm
@@ -65,9 +69,7 @@ def test_whole_matrix_scores(data: str, weights: str) -> None:
     for normalize in (False,):
         check("accuracy_score", yt, yp, normalize=normalize, sample_weight=w)
         check("zero_one_loss", yt, yp, normalize=normalize, sample_weight=w)
-    for adjusted in (False, True):
-        if data == "one_class" and adjusted:
-            continue  # scikit-learn divides 0 by 0 (numpy RuntimeWarning)
+    for adjusted in (False, True):  # one_class adjusted: scikit-learn's 0 / 0, nan (numpy's warning)
         check("balanced_accuracy_score", yt, yp, sample_weight=w, adjusted=adjusted)
     for kappa_weights in (None, "linear", "quadratic"):
         check("cohen_kappa_score", yt, yp, weights=kappa_weights, sample_weight=w)
@@ -203,3 +205,33 @@ def test_functions_equal_their_accumulators() -> None:
     for i in range(0, N, 50):
         cm.update(yt[i : i + 50], yp[i : i + 50])
     np.testing.assert_array_equal(F.confusion_matrix(yt, yp), cm.compute())
+
+
+@pytest.mark.parametrize(("yt", "yp", "value"), [
+    ([0, 0, 0], [0, 0, 0], "nan"),  # a perfect score over one class: 0 / 0
+    ([0, 0, 0], [0, 1, 0], "-inf"),  # below perfect: negative / 0
+    (["b", "b"], ["a", "a"], "-inf"),
+    ([2, 2, 2, 2], [2, 0, 2, 2], "-inf"),
+])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_adjusted_balanced_accuracy_with_one_class_is_sklearns(yt: Any, yp: Any, value: str, weighted: bool) -> None:
+    """One class in y_true: chance is 1. The function gives scikit-learn's value (nan or -inf) and
+    the same warnings, numpy's RuntimeWarning of the division by 0 included; the accumulator
+    gives nan with an UndefinedMetricWarning (its documented branch), the same plain score."""
+    w = np.arange(1.0, len(yt) + 1) if weighted else None
+    with warnings.catch_warnings(record=True) as ref_rec:
+        warnings.simplefilter("always")
+        ref = sklearn.metrics.balanced_accuracy_score(yt, yp, sample_weight=w, adjusted=True)
+    with warnings.catch_warnings(record=True) as our_rec:
+        warnings.simplefilter("always")
+        ours = F.balanced_accuracy_score(yt, yp, sample_weight=w, adjusted=True)
+    assert str(ours) == str(ref) == value and type(ours) is type(ref)
+    assert sorted((x.category.__name__, str(x.message)) for x in our_rec) == sorted(
+        (x.category.__name__, str(x.message)) for x in ref_rec)
+    assert any(x.category is RuntimeWarning for x in our_rec)
+    classes = sorted(set(yt) | set(yp) | {yt[0] + 1 if isinstance(yt[0], int) else "z"})
+    acc = sm.BalancedAccuracy(classes=classes, adjusted=True).update(yt, yp, sample_weight=w)
+    with pytest.warns(sm.UndefinedMetricWarning, match="only one class in y_true; returning nan"):
+        assert np.isnan(acc.compute())
+    plain = sm.BalancedAccuracy(classes=classes).update(yt, yp, sample_weight=w).compute()
+    assert plain == quiet(sklearn.metrics.balanced_accuracy_score, yt, yp, sample_weight=w)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._averaging import chance_adjusted
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
 from ..confusion import (
@@ -232,13 +233,9 @@ def balanced_accuracy_score(
     support = ms["cm"].compute().sum(axis=1)[: t.classes.shape[0]]
     if np.any(support == 0):
         warnings.warn("y_pred contains classes not in y_true", UserWarning, stacklevel=2)
-    score = float(ms["ba"].compute())
-    if adjusted:
-        present = int(np.count_nonzero(support))
-        chance = np.float64(1.0) / present
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return float((np.float64(score) - chance) / (1 - chance))
-    return score
+    if adjusted:  # the plain score, adjusted here: one class in y_true gives scikit-learn's values
+        return chance_adjusted(float(ms["ba"].compute()), int(np.count_nonzero(support)))
+    return float(ms["ba"].compute())
 
 
 def _matrix_codes(
