@@ -12,7 +12,9 @@ probabilities plus the per-sample quantities every calibration state needs. Rule
 * ``from_logits=True``: ``y_pred`` are logits (binary: any non-NaN number, the sigmoid is taken;
   multiclass: finite numbers, the softmax of each row is taken), converted in float64.
 
-A scalar ``y_true`` with a scalar probability (a row of C for multiclass) is one sample.
+A scalar ``y_true`` with a scalar probability (a row of C for multiclass) is one sample; a binary
+one given as plain Python numbers takes the per-sample path (:func:`one_binary`,
+:func:`uniform_bin`: the same float64 operations as a batch of one, without arrays).
 Nothing here mutates a state: callers build their increment from the result.
 """
 
@@ -31,9 +33,10 @@ from ._validation import (
     check_weights,
     first_bad,
     is_scalar,
+    one_weight,
 )
 
-__all__ = ["BLOCK", "Batch", "prepare_batch", "uniform_bins", "sigmoid"]
+__all__ = ["BLOCK", "Batch", "one_binary", "prepare_batch", "uniform_bin", "uniform_bins", "sigmoid"]
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,67 @@ def prepare_batch(
     return Batch(y=y, p=p64, w=w, log_loss=log_loss, brier=brier)
 
 
+#: Types of a label (0 or 1) and of a probability that :func:`one_binary` takes as they are.
+_ONE_LABEL = (int, bool)
+_ONE_PROB = (float, np.float64, int)
+_EPS64 = _EPS[np.dtype(np.float64)]
+
+
+def one_binary(
+    y_true: Any, y_pred: Any, sample_weight: Any, losses: bool = True
+) -> tuple[int, float, float | None, float, float] | None:
+    """One binary sample on the per-sample path: ``(y, p, w, log_loss, brier)``, the terms of
+    :func:`prepare_batch` for a batch of that one row, bit for bit (the same float64 operations:
+    the true class's probability clipped to ``[eps, 1 - eps]``, its log by ``numpy.log``, each
+    term times ``w``; 0.0 with ``losses=False``). ``w`` is None for no weight.
+
+    Only a Python int or bool label 0/1 with a Python or numpy float (or an int 0/1) probability
+    in [0, 1] is taken here; anything else gives ``None``, and the caller goes through
+    :func:`prepare_batch`, which checks it with the batch's messages. A bad weight is a
+    ``ValueError`` with the batch's message. O(1), about a microsecond.
+
+    Parameters
+    ----------
+    y_true, y_pred, sample_weight : Any
+        The arguments of one ``update`` call.
+    losses : bool, default True
+        Compute the log loss and Brier terms.
+
+    Returns
+    -------
+    tuple or None
+        ``(y, p, w, log_loss, brier)``, or None off the per-sample path.
+
+    Examples
+    --------
+    >>> from streammetrics._probability_inputs import one_binary
+    >>> one_binary(1, 0.5, None) == (1, 0.5, None, 0.6931471805599453, 0.25)
+    True
+    >>> one_binary(1, [0.5], None) is None  # a batch: prepare_batch's
+    True
+    """
+    if type(y_true) not in _ONE_LABEL or type(y_pred) not in _ONE_PROB:
+        return None
+    if not (0 <= y_pred <= 1) or (y_true != 0 and y_true != 1):  # NaN fails too
+        return None
+    y, p = int(y_true), float(y_pred)
+    if sample_weight is None:
+        w = None
+    elif is_scalar(sample_weight):
+        w = one_weight(sample_weight)
+    else:
+        return None
+    if not losses:
+        return y, p, w, 0.0, 0.0
+    q = min(max(p if y else 1.0 - p, _EPS64), 1.0 - _EPS64)  # np.clip's min(max())
+    log_q = float(np.log(q))
+    d = p - y
+    d *= d
+    if w is None:
+        return y, p, w, -log_q, d
+    return y, p, w, -(log_q * w), d * w
+
+
 def _loss_sums(
     y: np.ndarray, p: np.ndarray, p64: np.ndarray, w: np.ndarray | None, num_classes: int | None
 ) -> tuple[float, float]:
@@ -247,6 +311,55 @@ def _bin_tables(n_bins: int, side: str) -> tuple[np.ndarray, np.ndarray]:
     high = np.concatenate([inner, inf])
     low.flags.writeable = high.flags.writeable = False
     return low, high
+
+
+@lru_cache(maxsize=64)
+def _bin_lists(n_bins: int, side: str) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """:func:`_bin_tables` as tuples of floats, for :func:`uniform_bin`."""
+    low, high = _bin_tables(n_bins, side)
+    return tuple(low.tolist()), tuple(high.tolist())
+
+
+def uniform_bin(c: float, n_bins: int, side: str) -> int:
+    """The bin of one value ``c`` (a float in [0, 1]): :func:`uniform_bins` of ``[c]``, by the
+    same steps on the same edge tables (candidate ``int(c * n_bins)``, one bin down below its
+    low edge, one up at its high edge). For ``c`` in [0, 1] the candidate is at most
+    ``n_bins`` (the last entry of the low edges, infinite, sends it down), so no index needs the
+    clipping of the array form. O(1).
+
+    Parameters
+    ----------
+    c : float
+        The value, in [0, 1].
+    n_bins : int
+        The number of uniform bins.
+    side : str
+        ``"right"`` or ``"left"`` (see :func:`uniform_bins`).
+
+    Returns
+    -------
+    int
+        The bin, in [0, n_bins).
+
+    Examples
+    --------
+    >>> from streammetrics._probability_inputs import uniform_bin
+    >>> uniform_bin(0.5, 10, "right"), uniform_bin(0.5, 10, "left"), uniform_bin(1.0, 10, "right")
+    (5, 4, 9)
+    """
+    low, high = _bin_lists(n_bins, side)
+    k = int(c * n_bins)  # >= 0: truncation is floor
+    if side == "right":
+        if c < low[k]:
+            k -= 1
+        if c >= high[k]:
+            k += 1
+    else:
+        if c <= low[k]:
+            k -= 1
+        if c > high[k]:
+            k += 1
+    return k
 
 
 def uniform_bins(conf: np.ndarray, n_bins: int, side: str) -> np.ndarray:

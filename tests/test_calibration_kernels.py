@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics._probability_inputs import BLOCK, prepare_batch, uniform_bins
+from streammetrics._probability_inputs import BLOCK, one_binary, prepare_batch, uniform_bin, uniform_bins
 from streammetrics.calibration._state import ProbabilityBins
 
 N_BINS = [*range(1, 64), 97, 100, 1000, 1024, 4095, 12345, 10**5, 1 << 22]
@@ -49,6 +49,70 @@ def test_uniform_bins_equal_searchsorted_on_random_and_rounded_values(side):
     assert c.shape[0] > 2 * BLOCK and c.shape[0] % BLOCK
     for n_bins in (3, 5, 7, 10, 15, 20, 100):
         np.testing.assert_array_equal(uniform_bins(c, n_bins, side), searchsorted_bins(c, n_bins, side))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("n_bins", [*range(1, 40), 97, 100, 1000, 4095, 10**5, 1 << 22])
+def test_uniform_bin_of_one_value_equals_the_array_form(n_bins, side):
+    c = np.concatenate([adversarial(n_bins)[:3000], np.random.default_rng(n_bins).random(500)])
+    got = np.array([uniform_bin(v, n_bins, side) for v in c.tolist()])
+    np.testing.assert_array_equal(got, searchsorted_bins(c, n_bins, side))
+
+
+PER_SAMPLE = {
+    "brier": lambda: sm.BrierScore(),
+    "brier7": lambda: sm.BrierScore(n_bins=7),
+    "logloss": lambda: sm.LogLoss(),
+    "ece": lambda: sm.CalibrationError(n_bins=10),
+    "mce_left": lambda: sm.CalibrationError(n_bins=13, norm="max"),
+    "curve": lambda: sm.CalibrationCurve(n_bins=7),
+}
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", sorted(PER_SAMPLE))
+def test_per_sample_updates_equal_batches_of_one_bit_for_bit(name, weighted):
+    """update(y, p) of Python numbers (the per-sample path, no arrays) leaves exactly the state a
+    batch of that one row leaves: edges, 0, 1, values clipped by eps, zero weights."""
+    rng = np.random.default_rng(11)
+    e = np.linspace(0.0, 1.0, 11)
+    p = np.concatenate([rng.random(400), e, np.nextafter(e[1:], -1.0), [0.0, 1.0, 1e-17, 1 - 1e-17, 2.0**-60]])
+    y = rng.integers(0, 2, p.size)
+    w = rng.random(p.size) * 3
+    w[::7] = 0.0
+    one, batch = PER_SAMPLE[name](), PER_SAMPLE[name]()
+    for i in range(p.size):
+        yi, pi = (int(y[i]), float(p[i])) if i % 3 else (bool(y[i]), np.float64(p[i]))
+        if weighted:
+            one.update(yi, pi, sample_weight=float(w[i]))
+            batch.update([yi], [pi], sample_weight=[float(w[i])])
+        else:
+            one.update(yi, pi)
+            batch.update([yi], [pi])
+    a, b = one.state_dict(), batch.state_dict()
+    assert a.keys() == b.keys()
+    for k in a:
+        if k != "config":
+            assert np.asarray(a[k]).tobytes() == np.asarray(b[k]).tobytes(), k
+    assert one._state.totals()[0] > 0
+
+
+def test_per_sample_path_refuses_as_the_batch_does():
+    """Off the per-sample path (not a Python number, not 0/1, outside [0, 1]) the batch checks
+    answer, with their messages; a bad weight is refused with the batch's message."""
+    assert one_binary(2, 0.5, None) is None and one_binary(1, 1.5, None) is None
+    assert one_binary(1, float("nan"), None) is None and one_binary(1, 0.5, [1.0]) is None
+    assert one_binary(np.int64(1), 0.5, None) is None
+    m = sm.BrierScore()
+    for y, p, w, message in [(2, 0.5, None, "y_true: labels must be 0 or 1"),
+                             (1, 1.5, None, "y_pred: probabilities must lie in \\[0, 1\\]"),
+                             (1, float("nan"), None, "y_pred: probabilities must not be NaN"),
+                             (1, 0.5, -1.0, "sample_weight: ")]:
+        with pytest.raises(ValueError, match=message):
+            m.update(y, p, sample_weight=w)
+        with pytest.raises(ValueError, match=message):
+            sm.BrierScore().update([y], [p], sample_weight=None if w is None else [w])
+    assert m._state.totals()[0] == 0.0
 
 
 def reference_terms(y, p, num_classes):

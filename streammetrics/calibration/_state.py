@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from .._params import Param, check_param
-from .._probability_inputs import BLOCK, Batch, prepare_batch, uniform_bins
+from .._probability_inputs import BLOCK, Batch, one_binary, prepare_batch, uniform_bin, uniform_bins
 from .._state import State, SummedState
 
 __all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
@@ -103,11 +103,29 @@ class ProbabilityBins(SummedState):
 
     # -- update ----------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        if self.num_classes is None and not self.from_logits:
+            one = one_binary(y_true, y_pred, sample_weight, self.losses)
+            if one is not None:
+                return self._increment_one(*one)
         batch = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits,
                               losses=self.losses)
         if batch is None:
             return None
         return self._increment(batch)
+
+    def _increment_one(self, y: int, p: float, w: float | None, log_loss: float,
+                       brier: float) -> tuple[Any, ...]:
+        """The increment of one binary sample (see :func:`one_binary`): the totals and the one
+        bin cell it touches, with the values :meth:`_ovr_bins` sums for a batch of that row (w,
+        w p, w o, w p^2, w p o; w = 1.0 without a weight). Applied to that cell only: the other
+        cells of a batch's increment are 0.0, which leaves a sum unchanged. O(1)."""
+        totals = (1.0 if w is None else w, log_loss, brier)
+        if self.n_bins == 0:
+            return totals, -1, None
+        wp = p if w is None else w * p
+        ww = 1.0 if w is None else w
+        cell = (ww, wp, ww if y else 0.0, wp * p, wp if y else 0.0)
+        return totals, uniform_bin(p, self.n_bins, self.side), cell
 
     def _increment(self, b: Batch) -> dict[str, np.ndarray]:
         total_w = float(b.y.shape[0]) if b.w is None else float(b.w.sum())
@@ -195,6 +213,16 @@ class ProbabilityBins(SummedState):
 
     def apply(self, delta: Any) -> None:
         if delta is None:
+            return
+        if type(delta) is tuple:  # one sample (_increment_one)
+            (w, ll, br), b, cell = delta
+            t = self._arrays["totals"]
+            s = t.tolist()  # float64 sums as Python floats: the same additions, fewer numpy calls
+            t[:] = (s[0] + w, s[1] + ll, s[2] + br)
+            if cell is not None:
+                row = self._arrays["bins"][0, b]
+                s = row.tolist()
+                row[:] = (s[0] + cell[0], s[1] + cell[1], s[2] + cell[2], s[3] + cell[3], s[4] + cell[4])
             return
         for name, inc in delta.items():
             self._arrays[name] += inc
