@@ -42,6 +42,7 @@ from ._curves import (
     distinct_desc,
     roc_auc_from_counts,
 )
+from ._score_state import ScoreState
 from ._sorted_runs import merge_many
 from .metricset import MetricSet
 from .ranking import AUROC, AveragePrecision, PRCurve, ROCCurve
@@ -91,12 +92,24 @@ def runs_config(ignore_index: Any) -> dict[str, Any]:
 
 
 def runs_of(acc: MetricSet) -> Runs:
-    """The sorted negatives and positives of a fed :func:`runs_config` twin. O(n)."""
-    sd = acc.state_dict()
-    values, off = np.asarray(sd["s.values"], dtype=np.float64), sd["s.offsets"]
-    w = sd.get("s.weights")
-    cut = int(off[1])
-    return (values[:cut], None if w is None else w[:cut], values[cut:], None if w is None else w[cut:])
+    """The sorted negatives and positives of a fed :func:`runs_config` twin, read through the
+    exact buffer's pair-level view (:meth:`~streammetrics._score_state.PairScores.group`): each
+    group's scores sorted increasing as float64 copies, with their weights -- None for an
+    unweighted state, 1.0 for the unit samples of a weighted one. O(n)."""
+    state = acc["s"]._state
+    assert isinstance(state, ScoreState)
+    pairs = state.pair_scores()
+    assert pairs is not None  # the twin's AUROC is exact: its buffer keeps every score
+
+    def run(grp: int) -> tuple[np.ndarray, np.ndarray | None]:
+        v, w = pairs.group(0, grp)
+        weights = None if not pairs.is_weighted else np.ones(v.shape[0]) if w is None else np.array(w)
+        return np.array(v, dtype=np.float64), weights
+
+    pos = pairs.pos_group(0)
+    nv, nw = run(1 - pos)  # binary: the negatives' group, then the positives'
+    pv, pw = run(pos)
+    return nv, nw, pv, pw
 
 
 def run_sample(runs: Runs, k: int = 256) -> tuple[np.ndarray, np.ndarray]:
