@@ -583,6 +583,12 @@ class BinnedScores(BinRemoval, BinPersistence, BinBatches, ScoreState):
             thr = prob_decode(lo) if self.scores == "probability" else raw_decode(lo)
         return counts_from_bins(p, n, thr, not self._pooled_exact(sh))
 
+    def sample_count(self) -> float:
+        """Total weight in column 0's bins, positive and negative (every sample of a binary or
+        multiclass task). O(b)."""
+        p, n = self.bins(0)
+        return float(p.sum()) + float(n.sum())
+
     def support(self) -> np.ndarray:
         """Positive weight of every column, shape (K,). O(b)."""
         return np.array([float(self.bins(c)[0].sum()) for c in range(self.n_columns)])

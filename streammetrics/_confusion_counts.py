@@ -455,6 +455,11 @@ class ConfusionCounts(SummedState):
         self._flush()
         return self._arrays["counts"]
 
+    def sample_count(self) -> float:
+        """Total weight in the matrix (multilabel: the first label's). O(C^2)."""
+        m = self.matrix()
+        return float(m[0].sum() if m.ndim == 3 else m.sum())
+
     def matrix_w2(self) -> np.ndarray:
         self._flush()
         return self._arrays["counts_w2"] if self._w2_tracked else self._arrays["counts"]

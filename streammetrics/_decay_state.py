@@ -57,6 +57,10 @@ class DecayBase(State):
         self.n_seen = 0
         self._dirty = False
 
+    def sample_count(self) -> float:
+        """The number of items folded in (``n_seen``: samples, or queries). O(1)."""
+        return float(self.n_seen)
+
     def _check_untimed(self, timestamp: Any) -> None:
         if not self.by_time and timestamp is not None:
             raise ValueError("timestamp: only time decay (half_life_seconds=...) takes timestamps")

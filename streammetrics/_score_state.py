@@ -258,6 +258,16 @@ class ScoreState(State, ABC):
         unweighted one-vs-rest columns: O(P) for P distinct positive scores."""
         return None
 
+    def sample_count(self) -> float | None:
+        """Total weight of column 0's samples (every sample of a binary or multiclass task).
+        This default reads the pair-level view's group totals (the exact buffer); a state
+        without one (bins) overrides it. O(K G)."""
+        pairs = self.pair_scores()
+        if pairs is None:
+            raise NotImplementedError(f"{type(self).__name__} must implement sample_count")
+        t = pairs.totals()
+        return float(t[0].sum()) if t.size else 0.0
+
     def pair_scores(self) -> PairScores | None:
         """This state's pair-level view when it keeps every score, else None.
 

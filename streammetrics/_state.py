@@ -120,6 +120,14 @@ class State:
         Optional; used for exponential decay. ``NotImplementedError`` when unsupported."""
         raise NotImplementedError(f"{type(self).__name__} cannot rescale its samples")
 
+    def sample_count(self) -> float | None:
+        """The (weighted) number of samples behind the state's values, or None when the state
+        does not count them (the default). A state with several one-vs-rest columns counts its
+        first column's samples (every sample of a binary or multiclass task). Exporters read it
+        (the ``_samples`` gauge of :mod:`streammetrics.prometheus`); call under the owner's
+        lock. O(classes) or O(bins)."""
+        return None
+
     @property
     def nbytes(self) -> int:
         return int(sum(np.asarray(a).nbytes for a in self.arrays().values()))

@@ -68,6 +68,10 @@ class WindowBase(State):
     def n_rows(self) -> int:
         return self.rows.n
 
+    def sample_count(self) -> float:
+        """The number of rows in the window. O(1)."""
+        return float(self.rows.n)
+
     @property
     def nbytes(self) -> int:
         return self.rows.nbytes() + self.inner.nbytes

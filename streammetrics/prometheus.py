@@ -16,8 +16,10 @@ the current values -- no background thread, nothing done per update. For a
   DeLong) where the metric has one for its averaging mode.
 * ``{prefix}_{m}_bounds_low`` / ``_high``: the certified interval (``bounds()``) of ranking
   metrics (equal to the value while the state is exact).
-* ``{prefix}_{m}_samples``: the (weighted) number of samples behind the value where it is
-  known: the window's length, the decayed sample count, the confusion counts' total.
+* ``{prefix}_{m}_samples``: the (weighted) number of samples behind the value where the state
+  counts them: the window's length, the decayed sample count, the confusion counts' total, the
+  ranking states' total weight (exact or bounded: ``max_bytes=`` / ``thresholds=``), the
+  calibration sums' total weight.
 * for DelayedLabels, ``{prefix}_delayed_{stat}`` for every counter of ``stats()`` (pending,
   labelled, expired, evicted, unknown, ...).
 
@@ -59,10 +61,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ._base import Metric
-from ._confusion_counts import ConfusionCounts
 from ._params import Param, check_accumulator, check_param
-from ._score_state import ScoreState
-from .calibration._state import ProbabilityBins
 from .decay import Decayed
 from .delayed import DelayedLabels
 from .metricset import MetricSet
@@ -82,28 +81,13 @@ _MAX_SERIES = Param("int", "must be an int >= 0", low=0)
 
 
 def _samples(metric: Metric) -> float | None:
-    """The (weighted) number of samples behind ``metric``'s value, read from what its state
-    declares: a window's length, the decayed count, the confusion counts' total (multilabel: of
-    the first label), the exact score buffer's total weight (its pair-level view,
-    :meth:`~streammetrics._score_state.ScoreState.pair_scores`), the calibration sums' total
-    weight. None for the others (bins, retrieval, sliced states). O(classes)."""
-    if isinstance(metric, Window):
-        return float(metric._state.n_rows)
-    if isinstance(metric, Decayed):
-        return float(metric._state.n_seen)
-    state = metric._state
-    if isinstance(state, ConfusionCounts):
-        m = state.matrix()
-        return float(m[0].sum() if m.ndim == 3 else m.sum())
-    if isinstance(state, ScoreState):
-        pairs = state.pair_scores()
-        if pairs is None:  # bins keep no per-group totals
-            return None
-        t = pairs.totals()
-        return float(t[0].sum()) if t.size else 0.0
-    if isinstance(state, ProbabilityBins):
-        return float(state.totals()[0])
-    return None
+    """The (weighted) number of samples behind ``metric``'s value, as its state declares it
+    (:meth:`~streammetrics._state.State.sample_count`: a window's length, the decayed count, the
+    confusion counts' total (multilabel: of the first label), the exact buffer's or the bins'
+    total weight, the calibration sums' total weight); None for the states that do not count
+    (retrieval, sliced). Read under the metric's lock. O(classes) or O(bins)."""
+    with metric._lock:
+        return metric._state.sample_count()
 
 
 class MetricsCollector:

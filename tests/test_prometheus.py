@@ -150,3 +150,33 @@ def test_single_metric_and_validation():
     register(curves, reg2)
     text = prometheus_client.generate_latest(reg2).decode()
     assert "streammetrics_auc 1.0" in text and "streammetrics_roc" not in text  # curves skipped
+
+
+def test_samples_gauge_of_bounded_and_exact_states() -> None:
+    """Every ranking state exports ``_samples``: the exact buffer and the bounded ones
+    (``max_bytes=`` bins, ``thresholds=``), as do the calibration sums; each equals the number of
+    samples, or their total weight when weights are given. Retrieval states export none."""
+    rng = np.random.default_rng(3)
+    n = 400
+    y, s = rng.integers(0, 2, n), rng.random(n)
+    w = rng.random(n) * 2
+    for weights, expected in ((None, float(n)), (w, float(w.sum()))):
+        ms = MetricSet(
+            exact=AUROC(), binned=AUROC(max_bytes=4096), fixed=sm.AveragePrecision(thresholds=[0.25, 0.5, 0.75]),
+            roc=sm.ROCCurve(max_bytes=4096), brier=sm.BrierScore(), cm=ConfusionMatrix(),
+            win=Window(AUROC(max_bytes=4096), size=10_000),
+        )
+        for lo in range(0, n, 64):
+            part = slice(lo, lo + 64)
+            ms.update(y[part], s[part], sample_weight=None if weights is None else weights[part])
+        registry = prometheus_client.CollectorRegistry()
+        register(ms, registry=registry, prefix="b")
+        for name in ("exact", "binned", "fixed", "brier", "cm"):
+            got = registry.get_sample_value(f"b_{name}_samples")
+            assert got is not None, name
+            assert got == pytest.approx(expected, rel=1e-12), (name, got, expected)
+        assert registry.get_sample_value("b_win_samples") == float(n)  # a window counts rows
+        assert not ms["binned"]._state.is_exact  # the bins did coarsen: a bounded state indeed
+    retrieval = prometheus_client.CollectorRegistry()
+    register(sm.NDCG(3), registry=retrieval, prefix="r")
+    assert retrieval.get_sample_value("r_ndcg_samples") is None

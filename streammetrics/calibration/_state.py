@@ -232,6 +232,10 @@ class ProbabilityBins(SummedState):
         """(sum w, sum w log loss, sum w Brier); a live view: read under the owner's lock."""
         return self._arrays["totals"]
 
+    def sample_count(self) -> float:
+        """Total weight of the samples folded in. O(1)."""
+        return float(self._arrays["totals"][0])
+
     def bins(self) -> np.ndarray:
         return self._arrays["bins"]
 
