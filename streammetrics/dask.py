@@ -38,18 +38,20 @@ to 32 partitions in one task.
 Exact binary AUROC / AP without the gather: when the set's exact score state serves only
 full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric label and score
 column, no weights, no ``by``, ``compute=True``), ``evaluate`` does not ship that state whole.
-A few partitions feed each task (at most 4), which validates and sorts its scores; the sorted
-runs are cut at sampled score quantiles into R ranges (2 per worker thread of the active
-``distributed`` client, 1 without one); one task per range merges and counts its pieces; the
-root adds R integer pair counts for AUROC and offsets the ranges' counts at their distinct
-positive scores for AP -- the single-process values bit for bit, with no serial sort at the
-root (:mod:`streammetrics._range_counts`). The set's other members travel as states, as above.
-For AUROC, AP and curves at a size where even the distinct positive scores must not meet in
-one process, :func:`evaluate_ranked` keeps only O(R) numbers at the root (within 1e-12).
+A few partitions feed each task (at most 4), which validates its scores (unsorted); they are
+routed by sampled score quantiles into R ranges (2 per worker thread of the active
+``distributed`` client, 1 without one); one task per range sorts its pieces (the only sort a
+score sees) and counts them; the root adds R integer pair counts for AUROC and offsets the
+ranges' counts at their distinct positive scores for AP -- the single-process values bit for
+bit, with no serial sort at the root (:mod:`streammetrics._range_counts`). The set's other
+members travel as states, as above. For AUROC, AP and curves at a size where even the
+distinct positive scores must not meet in one process, :func:`evaluate_ranked` keeps only
+O(R) numbers at the root (within 1e-12).
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -72,6 +74,8 @@ from ._params import Param, check_param
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
 
 _SPLIT_EVERY = Param("int", "must be an integer >= 2", low=2)
+#: Scores sampled per class and partition task to place the range edges.
+_SAMPLE = 64
 
 # The tasks ``evaluate`` builds: the functions above, run inside ``trusted_states()``. A state
 # shipped between them was made by another of these tasks and travels through Dask's pickle (a
@@ -96,10 +100,16 @@ def _root_task(
         return merge_and_compute(states, config, kind)
 
 
-def _ranked_task(frames: Sequence[Any], plan: Plan, split: RC.Split, sample_size: int,
-                 sort: bool) -> tuple[Any, ...]:
+def _ranked_task(frames: Sequence[Any], plan: Plan, split: RC.Split,
+                 sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        return RC.partition_parts(frames, plan, split, sample_size, sort)
+        return RC.partition_parts(RC.frame_batches(frames, plan), split, sample_size)
+
+
+def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: RC.Split,
+                  sample_size: int) -> tuple[Any, ...]:
+    with trusted_states():
+        return RC.partition_parts(RC.parquet_batches(files, fs, plan), split, sample_size)
 
 
 def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[RC.RangeCounts],
@@ -108,10 +118,11 @@ def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[RC.RangeCoun
         return RC.final_values(rest, ranges, split)
 
 
-def _by_ranges(frames: list[Any], plan: Any, split: RC.Split, split_every: int) -> Any:
-    """The graph of the range path (:mod:`streammetrics._range_counts`): per partition its state
-    cut into the other members' state, sorted runs and a sample; the runs cut at sampled edges;
-    one task per range merges and counts its pieces; one root task gives the values."""
+def _by_ranges(parts: list[Any], n_ranges: int, split: Any, split_every: int) -> Any:
+    """The graph of the range path (:mod:`streammetrics._range_counts`) from its partition
+    tasks (each: the other members' state, the unsorted scores and a sample): the scores
+    routed to the ranges the sampled edges define; one task per range sorts and counts its
+    pieces; one root task gives the values."""
     import operator
 
     import dask
@@ -119,18 +130,13 @@ def _by_ranges(frames: list[Any], plan: Any, split: RC.Split, split_every: int) 
     from . import _ranked as K
 
     delayed = dask.delayed
-    n_ranges = RC.range_count()
-    split_node = delayed(split, pure=True)
-    k = RC.frames_per_task(len(frames), n_ranges)
-    parts = [delayed(_ranked_task, pure=True)(frames[i : i + k], plan, split_node, 64, n_ranges > 1)
-             for i in range(0, len(frames), k)]
     if n_ranges == 1:
         ranges = [delayed(RC.range_counts, pure=True)(
             [delayed(operator.getitem, pure=True)(p, 1) for p in parts])]
     else:
         samples = [delayed(operator.getitem, pure=True)(p, 2) for p in parts]
         edges = delayed(K.range_edges, pure=True)(samples, n_ranges)
-        cut = [delayed(RC.cut_runs, pure=True)(p, edges) for p in parts]
+        cut = [delayed(RC.route_runs, pure=True)(p, edges) for p in parts]
         ranges = [delayed(RC.range_counts, pure=True)(
             [delayed(operator.getitem, pure=True)(c, i) for c in cut]) for i in range(n_ranges)]
     rest: list[Any] = []
@@ -140,7 +146,7 @@ def _by_ranges(frames: list[Any], plan: Any, split: RC.Split, split_every: int) 
         config = delayed(split.rest, pure=True)
         while len(rest) > split_every:
             rest = [merge(rest[i : i + split_every], config) for i in range(0, len(rest), split_every)]
-    return delayed(_final_task, pure=True)(rest, ranges, split_node)
+    return delayed(_final_task, pure=True)(rest, ranges, delayed(split, pure=True))
 
 
 def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: bool) -> Any:
@@ -159,6 +165,72 @@ def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: b
     if compute:
         return dask.delayed(_root_task, pure=True)(level, config, kind)
     return level[0]
+
+
+def _parquet_files(path: Any) -> tuple[Any, list[str]] | None:
+    """The Parquet files of ``path`` (a path, directory, glob or list of them) and their fsspec
+    filesystem, as ``dask.dataframe.read_parquet`` finds them (names starting with ``_`` or
+    ``.`` skipped); None where only that reader knows (hive-partitioned directories, mixed
+    filesystems, other objects)."""
+    import os
+
+    from fsspec.core import has_magic, url_to_fs
+
+    paths = [path] if isinstance(path, str | os.PathLike) else path
+    if not isinstance(paths, list | tuple) or not paths:
+        return None
+    fs: Any = None
+    files: list[str] = []
+    for p in paths:
+        if not isinstance(p, str | os.PathLike):
+            return None
+        here, root = url_to_fs(os.fspath(p))
+        if fs is not None and here is not fs:
+            return None
+        fs = here
+        found = sorted(fs.glob(root)) if has_magic(root) else (
+            sorted(fs.find(root)) if fs.isdir(root) else [root])
+        for name in found:
+            if "=" in name[len(root):]:  # hive partitioning: columns from directory names
+                return None
+            if not name.rsplit("/", 1)[-1].startswith(("_", ".")):
+                files.append(name)
+    return (fs, files) if files else None
+
+
+def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, **columns: Any) -> Any:
+    """:func:`evaluate_parquet`'s range path with the files read by pyarrow in the tasks (row
+    groups straight to numpy: no DataFrame, no ``read_parquet`` graph), or None where the
+    general path applies (the range path's conditions, see :func:`evaluate`)."""
+    import dask
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    found = _parquet_files(path)
+    if found is None:
+        return None
+    fs, files = found
+    schema = pq.read_schema(files[0], filesystem=fs)
+    dtypes: dict[str, Any] = {}
+    for f in schema:
+        with contextlib.suppress(NotImplementedError, TypeError):  # not numpy: general path
+            dtypes[f.name] = np.dtype(f.type.to_pandas_dtype())
+    try:
+        template, shape, plan = make_plan(metrics, available=schema.names, **columns)
+    except ValueError:  # the general path raises it, as for any frame
+        return None
+    split = RC.split_of(template, plan, dtypes)
+    if split is None:
+        return None
+    n_ranges = RC.range_count()
+    task = dask.delayed(_parquet_task, pure=True)
+    fs_node, plan_node = dask.delayed(fs, pure=True), dask.delayed(plan, pure=True)
+    split_node = dask.delayed(split, pure=True)
+    parts = [task(files[s], fs_node, plan_node, split_node, _SAMPLE)
+             for s in RC.task_slices(len(files), n_ranges)]
+    (result,) = dask.compute(_by_ranges(parts, n_ranges, split, split_every))
+    values, caught = result
+    return (shape.deliver(values, caught, sliced=False),)
 
 
 @filled
@@ -242,7 +314,12 @@ def evaluate(
         return finish(template, shape, plan, compute)
     split = RC.split_of(template, plan, dict(frame.dtypes.items())) if compute else None
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
-        (result,) = dask.compute(_by_ranges(frames, plan_node, split, split_every))
+        n_ranges = RC.range_count()
+        task = dask.delayed(_ranked_task, pure=True)
+        split_node = dask.delayed(split, pure=True)
+        parts = [task(frames[s], plan_node, split_node, _SAMPLE)
+                 for s in RC.task_slices(len(frames), n_ranges)]
+        (result,) = dask.compute(_by_ranges(parts, n_ranges, split, split_every))
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
     parts = [part(p, plan_node) for p in frames]
@@ -309,6 +386,12 @@ def evaluate_parquet(
     """
     import dask.dataframe as dd
 
+    split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
+    if read_kwargs is None and compute and by is None and weight is None and not update_kwargs:
+        done = _parquet_by_ranges(path, metrics, split_every, label=label, score=score,
+                                  weight=None, query=query, doc_id=doc_id, update_kwargs={})
+        if done is not None:
+            return done[0]
     # Column projection is pushed down into the reader: only the needed columns are read.
     ddf = dd.read_parquet(path, **dict(read_kwargs or {}))
     return evaluate(
