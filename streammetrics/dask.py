@@ -118,35 +118,63 @@ def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[RC.RangeCoun
         return RC.final_values(rest, ranges, split)
 
 
-def _by_ranges(parts: list[Any], n_ranges: int, split: Any, split_every: int) -> Any:
-    """The graph of the range path (:mod:`streammetrics._range_counts`) from its partition
-    tasks (each: the other members' state, the unsorted scores and a sample): the scores
-    routed to the ranges the sampled edges define; one task per range sorts and counts its
-    pieces; one root task gives the values."""
+def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, split: RC.Split,
+               split_every: int, deps: Sequence[Any] = ()) -> Any:
+    """The graph of the range path (:mod:`streammetrics._range_counts`), completed from its
+    partition tasks ``dsk[(name, "part", i)]`` (each: the other members' state, the unsorted
+    scores and a sample): the scores routed to the ranges the sampled edges define; one task
+    per range sorts and counts its pieces; one root task gives the values. Returns the root
+    as a ``Delayed`` (over ``deps``, the collections the parts read).
+
+    The graph is written as one layer of plain tasks: built with ``dask.delayed`` calls, each
+    call merges the graphs of its arguments, which cost the client O(tasks^2) (measured:
+    0.1-0.4 s a run for the ~60 tasks of 20 files, on the cores the workers need).
+    """
     import operator
 
-    import dask
+    from dask.delayed import Delayed
+    from dask.highlevelgraph import HighLevelGraph
 
     from . import _ranked as K
 
-    delayed = dask.delayed
+    def key(*k: Any) -> tuple[Any, ...]:
+        return (name, *k)
+
+    parts = [key("part", i) for i in range(n_parts)]
+    ranges = [key("range", r) for r in range(n_ranges)]
     if n_ranges == 1:
-        ranges = [delayed(RC.range_counts, pure=True)(
-            [delayed(operator.getitem, pure=True)(p, 1) for p in parts])]
+        dsk[ranges[0]] = (RC.range_counts, [(operator.getitem, p, 1) for p in parts])
     else:
-        samples = [delayed(operator.getitem, pure=True)(p, 2) for p in parts]
-        edges = delayed(K.range_edges, pure=True)(samples, n_ranges)
-        cut = [delayed(RC.route_runs, pure=True)(p, edges) for p in parts]
-        ranges = [delayed(RC.range_counts, pure=True)(
-            [delayed(operator.getitem, pure=True)(c, i) for c in cut]) for i in range(n_ranges)]
+        for i, p in enumerate(parts):
+            dsk[key("sample", i)] = (operator.getitem, p, 2)
+            dsk[key("routed", i)] = (RC.route_runs, p, key("edges"))
+            for r in range(n_ranges):
+                dsk[key("piece", i, r)] = (operator.getitem, key("routed", i), r)
+        dsk[key("edges")] = (K.range_edges, [key("sample", i) for i in range(n_parts)], n_ranges)
+        for r in range(n_ranges):
+            dsk[ranges[r]] = (RC.range_counts, [key("piece", i, r) for i in range(n_parts)])
     rest: list[Any] = []
     if split.rest is not None:
-        rest = [delayed(operator.getitem, pure=True)(p, 0) for p in parts]
-        merge = delayed(_merge_task, pure=True)
-        config = delayed(split.rest, pure=True)
+        dsk[key("rest-config")] = split.rest
+        rest = [key("rest", 0, i) for i in range(n_parts)]
+        for i, p in enumerate(parts):
+            dsk[rest[i]] = (operator.getitem, p, 0)
+        level = 0
         while len(rest) > split_every:
-            rest = [merge(rest[i : i + split_every], config) for i in range(0, len(rest), split_every)]
-    return delayed(_final_task, pure=True)(rest, ranges, delayed(split, pure=True))
+            level += 1
+            groups = [rest[i : i + split_every] for i in range(0, len(rest), split_every)]
+            rest = [key("rest", level, j) for j in range(len(groups))]
+            for k, g in zip(rest, groups, strict=True):
+                dsk[k] = (_merge_task, g, key("rest-config"))
+    dsk[key("final")] = (_final_task, rest, ranges, key("split"))
+    graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(deps))
+    return Delayed(key("final"), graph, layer=name)
+
+
+def _new_name() -> str:
+    import uuid
+
+    return f"streammetrics-ranges-{uuid.uuid4().hex}"
 
 
 def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: bool) -> Any:
@@ -223,12 +251,14 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, **columns: Any
     if split is None:
         return None
     n_ranges = RC.range_count()
-    task = dask.delayed(_parquet_task, pure=True)
-    fs_node, plan_node = dask.delayed(fs, pure=True), dask.delayed(plan, pure=True)
-    split_node = dask.delayed(split, pure=True)
-    parts = [task(files[s], fs_node, plan_node, split_node, _SAMPLE)
-             for s in RC.task_slices(len(files), n_ranges)]
-    (result,) = dask.compute(_by_ranges(parts, n_ranges, split, split_every))
+    name = _new_name()
+    # the plan, the split and the filesystem: one node each, shipped once per worker
+    dsk: dict[Any, Any] = {(name, "plan"): plan, (name, "split"): split, (name, "fs"): fs}
+    slices = RC.task_slices(len(files), n_ranges)
+    for i, s in enumerate(slices):
+        dsk[(name, "part", i)] = (_parquet_task, files[s], (name, "fs"), (name, "plan"),
+                                  (name, "split"), _SAMPLE)
+    (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every))
     values, caught = result
     return (shape.deliver(values, caught, sliced=False),)
 
@@ -315,11 +345,14 @@ def evaluate(
     split = RC.split_of(template, plan, dict(frame.dtypes.items())) if compute else None
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = RC.range_count()
-        task = dask.delayed(_ranked_task, pure=True)
-        split_node = dask.delayed(split, pure=True)
-        parts = [task(frames[s], plan_node, split_node, _SAMPLE)
-                 for s in RC.task_slices(len(frames), n_ranges)]
-        (result,) = dask.compute(_by_ranges(parts, n_ranges, split, split_every))
+        name = _new_name()
+        dsk: dict[Any, Any] = {(name, "plan"): plan, (name, "split"): split}
+        slices = RC.task_slices(len(frames), n_ranges)
+        for i, s in enumerate(slices):
+            dsk[(name, "part", i)] = (_ranked_task, [f.key for f in frames[s]], (name, "plan"),
+                                      (name, "split"), _SAMPLE)
+        (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every,
+                                            deps=frames))
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
     parts = [part(p, plan_node) for p in frames]
