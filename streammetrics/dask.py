@@ -384,7 +384,11 @@ def evaluate_parquet(
     """:func:`evaluate` over Parquet files (a path, a directory, a glob or a list of them).
 
     Only the needed columns are read (the column selection is pushed down into
-    ``dask.dataframe.read_parquet``; ``read_kwargs`` are passed through).
+    ``dask.dataframe.read_parquet``; ``read_kwargs`` are passed through). When the exact binary
+    AUROC / AP go by score ranges (see :func:`evaluate`) and ``read_kwargs`` is None, the tasks
+    read the files themselves with pyarrow, one row group at a time straight into numpy (no
+    DataFrame; directories, globs and lists of files, names starting with ``_`` or ``.``
+    skipped); hive-partitioned directories and every other case use ``read_parquet``.
 
     Parameters
     ----------
@@ -393,7 +397,8 @@ def evaluate_parquet(
     metrics, label, score, weight, query, doc_id, query_partitioned, split_every, compute, by
         As for :func:`evaluate`.
     read_kwargs : mapping, optional
-        Keyword arguments of ``dask.dataframe.read_parquet``.
+        Keyword arguments of ``dask.dataframe.read_parquet`` (given, even empty, the files are
+        always read by it).
     **update_kwargs
         Passed to every ``update``, as for :func:`evaluate`.
 
