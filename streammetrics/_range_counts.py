@@ -3,9 +3,10 @@
 ``evaluate`` used to gather every partition's sorted scores on one worker, which then sorted and
 ranked them all: a serial O(n log n) step at the root. When a ``MetricSet`` holds exact binary
 ``AUROC`` / ``AveragePrecision`` members that share one score state (and no weights, no slices),
-``evaluate`` instead cuts every partition's sorted runs at R - 1 score edges (sampled
-quantiles, :mod:`streammetrics._ranked`), merges each range on a worker, and sends to the root
-only what it needs to give the single-process values with the same floating-point steps:
+``evaluate`` instead routes every partition's (unsorted) scores to R ranges cut at R - 1 score
+edges (sampled quantiles, :mod:`streammetrics._ranked`), sorts each range once on a worker --
+every score is sorted once, as in one process -- and sends to the root only what it needs to
+give the single-process values with the same floating-point steps:
 
 * AUROC: each range's doubled Mann-Whitney count ``u2_r`` (an exact integer: pairs inside the
   range, a tie counting 1/2), its positives ``P_r`` and negatives ``N_r``. The root adds
@@ -18,14 +19,16 @@ only what it needs to give the single-process values with the same floating-poin
   per score); :func:`streammetrics.dask.evaluate_ranked` avoids even that, within 1e-12.
 
 The other members of the set travel as ordinary states and are merged as before.
-Complexity: a range task merges its pieces (O(n_r log n_r)) and counts them in one linear
-merge; the root O(R + distinct positive scores).
+Complexity: a partition task O(n) (validation, sampling), routing O(n R) (R - 1 comparisons and
+R selections per score), a range task sorts its pieces (O(n_r log n_r)) and counts them in one
+linear merge; the root O(R + distinct positive scores).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,14 +36,14 @@ import numpy as np
 
 from . import _ranked as K
 from ._curves import ThresholdCounts, average_precision, counts_from_sorted
-from ._engine import Plan, column, compute_recorded, empty_set, feed, merged, rebuild, state_of
+from ._engine import Plan, column, compute_recorded, empty_set, merged, rebuild, state_of
 from ._score_batches import ScoreBatches
 from .metricset import MetricSet
 from .ranking import AUROC, AveragePrecision
 
 __all__ = ["Split", "split_of", "partition_parts", "range_counts", "RangeCounts", "final_values",
-           "range_count", "RANGES_PER_THREAD", "cut_runs", "frames_per_task",
-           "MAX_FRAMES_PER_TASK"]
+           "range_count", "RANGES_PER_THREAD", "route_runs", "task_slices",
+           "MAX_FRAMES_PER_TASK", "frame_batches", "parquet_batches"]
 
 #: Score ranges per worker thread (more than one, so that the ranges balance over the workers).
 RANGES_PER_THREAD = 2
@@ -108,49 +111,114 @@ class _BinaryBatches(ScoreBatches):
         self.ignore_index = ignore_index
 
 
-def partition_parts(frames: Sequence[Any], plan: Plan, split: Split, sample_size: int,
-                    sort: bool = True) -> tuple[Any, ...]:
-    """A few partitions (pandas DataFrames) fed at once: the other members' state (or None), the
-    ranked members' negative and positive scores (validated as the exact state validates them)
-    as sorted runs (``sort``; unsorted when one range merges everything anyway) and a sample of
-    them to place the edges. O(n log n)."""
-    batches = _BinaryBatches(split.ignore_index)
+def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split,
+                    sample_size: int) -> tuple[Any, ...]:
+    """A few partitions fed at once, as ``(labels, scores)`` column batches: the other members'
+    state (or None), the ranked members' negative and positive scores (validated as the exact
+    state validates them), unsorted, and an evenly spaced sample of them to place the edges.
+    O(n)."""
+    scores = _BinaryBatches(split.ignore_index)
     rest = None if split.rest is None else empty_set(split.rest)
     negs: list[np.ndarray] = []
     poss: list[np.ndarray] = []
-    for df in frames:
-        if not len(df):
-            continue
+    for y, p in batches:
         if rest is not None and not split.ranked_first:  # errors in the set's group order
-            feed(rest, df, plan)
-        for _, group, scores, _ in batches.split_batch(column(df, plan.label, "label"),
-                                                       column(df, plan.score, "score")) or ():
-            (poss if group else negs).append(scores)
+            rest.update(y, p)
+        for _, group, s, _ in scores.split_batch(y, p) or ():
+            (poss if group else negs).append(s)
         if rest is not None and split.ranked_first:
-            feed(rest, df, plan)
-    runs: K.Runs = (_joined(negs, sort), None, _joined(poss, sort), None)
+            rest.update(y, p)
+    runs: K.Runs = (_joined(negs), None, _joined(poss), None)
     return None if rest is None else state_of(rest), runs, K.run_sample(runs, sample_size)
 
 
-def _joined(arrays: list[np.ndarray], sort: bool) -> np.ndarray:
-    """The arrays (the split's own copies) as one run, sorted if ``sort``."""
-    v = arrays[0] if len(arrays) == 1 else np.concatenate(arrays) if arrays else np.zeros(0)
-    if sort:
-        v.sort()  # cheaper than cutting unsorted scores at the edges
-    return v
+def frame_batches(frames: Sequence[Any], plan: Plan) -> Iterator[tuple[Any, Any]]:
+    """The ``(labels, scores)`` batches of pandas partitions (empty ones skipped)."""
+    for df in frames:
+        if len(df):
+            yield column(df, plan.label, "label"), column(df, plan.score, "score")
 
 
-def cut_runs(parts: tuple[Any, ...], edges: np.ndarray) -> list[K.Runs]:
-    """The sorted runs of :func:`partition_parts` output cut at the R - 1 edges: R pieces
-    (views). O(R log n)."""
-    return K.split_runs(parts[1], edges)
+def parquet_batches(files: Sequence[str], fs: Any, plan: Plan) -> Iterator[tuple[Any, Any]]:
+    """The ``(labels, scores)`` batches of Parquet files, one row group at a time, read with
+    pyarrow straight into numpy (no DataFrame); ``fs`` an fsspec filesystem. O(rows read)."""
+    import pyarrow.parquet as pq
+
+    assert isinstance(plan.label, str) and isinstance(plan.score, str)
+    local = "file" in _protocols(fs)
+    for name in files:
+        with contextlib.ExitStack() as stack:
+            source = name if local else stack.enter_context(fs.open(name, "rb"))
+            reader = pq.ParquetFile(source)
+            for g in range(reader.num_row_groups):
+                table = reader.read_row_group(g, columns=[plan.label, plan.score])
+                if table.num_rows:
+                    yield table.column(plan.label).to_numpy(), table.column(plan.score).to_numpy()
 
 
-def frames_per_task(n_frames: int, n_ranges: int) -> int:
-    """Partitions fed to one task: about ``n_ranges`` tasks in all, at most
-    :data:`MAX_FRAMES_PER_TASK` partitions each (a task holds its partitions at once)."""
-    return max(1, min(MAX_FRAMES_PER_TASK, -(-n_frames // max(1, n_ranges))))
+def _protocols(fs: Any) -> tuple[str, ...]:
+    p = getattr(fs, "protocol", ())
+    return (p,) if isinstance(p, str) else tuple(p)
 
+
+def task_slices(n_frames: int, n_ranges: int) -> list[slice]:
+    """Partitions fed to each task: at most :data:`MAX_FRAMES_PER_TASK` (a task holds its
+    partitions at once), in as few tasks as that allows, rounded up to a multiple of the
+    worker threads (``n_ranges / RANGES_PER_THREAD``) so that the tasks balance over them; the
+    partitions split as evenly as possible."""
+    threads = max(1, n_ranges // RANGES_PER_THREAD)
+    n_tasks = -(-n_frames // MAX_FRAMES_PER_TASK)
+    n_tasks = min(n_frames, threads * -(-n_tasks // threads))
+    bounds = [n_frames * i // max(1, n_tasks) for i in range(n_tasks + 1)]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays) if arrays else np.zeros(0)
+
+
+def _route(v: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
+    """``v`` split by range: piece r holds the scores with ``edges[r-1] <= s < edges[r]`` (the
+    half-open ranges of :func:`streammetrics._ranked.split_runs`; tied scores share a range).
+    A score's range is the number of edges <= it: R - 1 vectorised comparisons, then one
+    selection per range, block by block (:data:`_BLOCK` scores, so that the passes stay in
+    cache); beyond :data:`_MASKED_RANGES` ranges, a stable counting sort of the range ids."""
+    n_ranges = edges.shape[0] + 1
+    if n_ranges == 1 or v.shape[0] == 0:
+        return [v] + [v[:0]] * (n_ranges - 1)
+    if n_ranges > _MASKED_RANGES:
+        ids = np.searchsorted(edges, v, "right").astype(np.uint16 if n_ranges < 2**16 else np.intp)
+        ends = np.cumsum(np.bincount(ids, minlength=n_ranges))
+        return np.split(v[np.argsort(ids, kind="stable")], ends[:-1])
+    out: list[list[np.ndarray]] = [[] for _ in range(n_ranges)]
+    ids = np.empty(min(_BLOCK, v.shape[0]), dtype=np.uint8)
+    mask = np.empty(ids.shape[0], dtype=bool)
+    for start in range(0, v.shape[0], _BLOCK):
+        block = v[start : start + _BLOCK]
+        i, m = ids[: block.shape[0]], mask[: block.shape[0]]
+        i.fill(0)
+        for e in edges:
+            np.greater_equal(block, e, out=m)
+            np.add(i, m, out=i)
+        for r in range(n_ranges):
+            np.equal(i, r, out=m)
+            out[r].append(block.compress(m))
+    return [x[0] if len(x) == 1 else np.concatenate(x) for x in out]
+
+
+#: Up to this many ranges, :func:`_route` selects each range with a mask (R passes over one
+#: byte per score; measured faster than the counting sort for small R).
+_MASKED_RANGES = 8
+#: Scores per block of :func:`_route` (its passes over a block stay in the CPU cache).
+_BLOCK = 1 << 17
+
+
+def route_runs(parts: tuple[Any, ...], edges: np.ndarray) -> list[K.Runs]:
+    """The unsorted runs of :func:`partition_parts` output routed to the R ranges the R - 1
+    ``edges`` define: R pieces (copies), each sorted once by its range's task. O(n R) (with
+    ``R`` > 8: O(n log R)); no partition sorts its scores."""
+    negs, poss = _route(parts[1][0], edges), _route(parts[1][2], edges)
+    return [(n, None, p, None) for n, p in zip(negs, poss, strict=True)]
 
 @dataclass(frozen=True)
 class RangeCounts:
@@ -174,9 +242,18 @@ def _doubled_pairs(dp: np.ndarray, dn: np.ndarray, below: np.ndarray) -> int:
     return int(np.dot(dp.astype(object), (2 * below + dn).astype(object)))
 
 
+def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
+    """One range's scores of one class from its pieces: a new float64 array, sorted once."""
+    v = np.concatenate(arrays, dtype=np.float64) if arrays else np.zeros(0)
+    v.sort()
+    return v
+
+
 def range_counts(pieces: Sequence[K.Runs]) -> RangeCounts:
-    """Merge one range's pieces (every partition's) and count them. O(n_r log n_r)."""
-    nv, _, pv, _ = K.merge_range(pieces)
+    """Sort one range's pieces (every partition's, unsorted) and count them: the range's only
+    sort (one per class). O(n_r log n_r)."""
+    nv = _sorted_scores([p[0] for p in pieces])
+    pv = _sorted_scores([p[2] for p in pieces])
     c = counts_from_sorted(pv, None, nv, None)  # every distinct score, decreasing
     tps, fps = c.tps.astype(np.int64), c.fps.astype(np.int64)
     dp = np.diff(tps, prepend=0)

@@ -145,3 +145,94 @@ def test_local_cluster_one_class_and_bad_labels(client: Any) -> None:
         with pytest.raises(ValueError) as engine:
             evaluate(_frames(bad, [1_000]), _set(order), label="y", score="p")
         assert str(engine.value).split(";")[0] == str(one.value).split(";")[0]
+
+
+def _counted(pieces_per_partition: list[list[Any]], split: RC.Split) -> dict[str, Any]:
+    n_ranges = len(pieces_per_partition[0])
+    ranges = [RC.range_counts([p[r] for p in pieces_per_partition]) for r in range(n_ranges)]
+    return RC.final_values([], ranges, split)[0]
+
+
+@pytest.mark.parametrize("edges", [[0.25, 0.5, 0.75], [0.5, 0.5, 0.5], [-1.0, 2.0], [0.0], [1.0],
+                                   list(np.linspace(0.05, 0.95, 12))])
+def test_routing_ties_at_edges_one_range_and_empty_partitions(edges: list[float]) -> None:
+    """Scores equal to an edge go above it (half-open ranges, ties share a range); a range may
+    hold everything or nothing; an empty partition routes to empty pieces; 13 ranges take the
+    counting sort instead of the masks. The counts give the single-process values bit for bit."""
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 3_000)
+    p = np.round(rng.random(3_000), 1)  # ties everywhere, many exactly at the edges
+    p[:40] = 0.5
+    t, _, plan = make_plan(_set("only ranked"), label="y", score="p", weight=None, query=None,
+                           doc_id=None, update_kwargs={}, available=["y", "p"])
+    split = RC.split_of(t, plan, {"y": y.dtype, "p": p.dtype})
+    assert split is not None
+    e = np.asarray(edges)
+    bounds = [0, 0, 1_000, 1_000, 3_000]  # two empty partitions
+    pieces = []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        parts = RC.partition_parts([(y[a:b], p[a:b])] if b > a else [], split, 16)
+        routed = RC.route_runs(parts, e)
+        assert len(routed) == e.shape[0] + 1
+        for r, (neg, _, pos, _) in enumerate(routed):
+            for v in (neg, pos):  # every score in its half-open range
+                assert np.all(v >= (e[r - 1] if r else -np.inf)) and np.all(v < (e[r] if r < e.shape[0] else np.inf))
+        assert sum(x[0].shape[0] + x[2].shape[0] for x in routed) == b - a
+        pieces.append(routed)
+    want = _set("only ranked").update(y, p).compute()
+    _same(_counted(pieces, split), want)
+
+
+def test_task_slices_balance_and_cap() -> None:
+    for n in range(0, 60):
+        for n_ranges in (1, 2, 4, 8):
+            slices = RC.task_slices(n, n_ranges)
+            sizes = [s.stop - s.start for s in slices]
+            assert [i for s in slices for i in range(s.start, s.stop)] == list(range(n))
+            assert all(0 < k <= RC.MAX_FRAMES_PER_TASK for k in sizes)
+            assert not sizes or max(sizes) - min(sizes) <= 1
+            threads = max(1, n_ranges // RC.RANGES_PER_THREAD)
+            assert len(slices) % threads == 0 or len(slices) == n  # a multiple of the threads
+    assert sorted(s.stop - s.start for s in RC.task_slices(20, 4)) == [3, 3, 3, 3, 4, 4]  # 2 threads
+
+
+def test_parquet_read_by_pyarrow_globs_lists_and_fallbacks(tmp_path_factory: Any) -> None:
+    """evaluate_parquet reads the files itself on the range path (a directory, a glob, a list;
+    ``_``/``.`` files skipped, float32 scores in one file, an empty file) and gives the
+    single-process values bit for bit; with ``read_kwargs`` ``dask.dataframe.read_parquet``
+    reads them, with the same values; hive directories are left to it."""
+    import streammetrics.dask as smd
+
+    tmp_path = tmp_path_factory.mktemp("files")
+
+    frames = [_data(n, 30 + i, decimals=3) for i, n in enumerate([2_000, 0, 3_500, 1])]
+    frames[2]["p"] = frames[2]["p"].astype(np.float32)
+    for i, f in enumerate(frames):
+        f.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    (tmp_path / "_SUCCESS").write_text("")
+    whole = pd.concat(frames, ignore_index=True)
+    want = _single(_set(), whole)
+    files = [str(tmp_path / f"part-{i}.parquet") for i in range(4)]
+    fs, found = smd._parquet_files(str(tmp_path))
+    assert found == files
+    assert smd._parquet_files(str(tmp_path / "*.parquet"))[1] == files
+    assert smd._parquet_files(files[::-1])[1] == files[::-1]
+    hive = tmp_path_factory.mktemp("hive")
+    (hive / "region=eu").mkdir()
+    frames[0].to_parquet(hive / "region=eu" / "a.parquet", index=False)
+    assert smd._parquet_files(str(hive)) is None
+    read = []
+    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
+        mp.setattr(RC, "range_count", lambda: 3)
+        mp.setattr(smd, "_parquet_task", lambda *a: read.append(a[0]) or _parquet_task(*a))
+        for path in (str(tmp_path), str(tmp_path / "*.parquet"), files):
+            got = _run(lambda: evaluate_parquet(path, _set(), label="y", score="p"))  # noqa: B023
+            _same(got[0], want[0])
+        assert sorted(f for r in read for f in r) == sorted(files * 3)  # pyarrow read every file
+        read.clear()
+        got = _run(lambda: evaluate_parquet(files, _set(), label="y", score="p", read_kwargs={}))
+        _same(got[0], want[0])
+        assert not read  # read_kwargs: dask.dataframe.read_parquet
+
+
+_parquet_task = __import__("streammetrics.dask", fromlist=["_parquet_task"])._parquet_task
