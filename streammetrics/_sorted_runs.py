@@ -61,6 +61,12 @@ RATIO_BUSY = 16
 BUSY = 2
 #: Up to this many unweighted needles, :func:`count2` searches both sides directly.
 _SMALL_NEEDLES = 256
+#: :meth:`Group.count2` searches a run in the needles (not the needles in the run) when the run
+#: is under 1/_FLIP of them: unweighted, as soon as it is the smaller side (each search then
+#: costs about the same, so the fewer the better: AUROC read after each of 200 batches of 10k,
+#: 0.70 -> 0.62 s CPU); weighted, from 1/4 (the float sums then keep the rounding they had).
+_FLIP = 1
+_FLIP_WEIGHTED = 4
 #: Runs smaller than this always merge with the next run pushed (small batches then cost one
 #: short merge, not one more run to search on every later fold).
 _MIN_RUN = 1024
@@ -387,15 +393,16 @@ class Group:
     def count2(self, x: np.ndarray, xw: np.ndarray | None) -> int | float:
         """See :func:`count2`, summed over the runs; ``x`` must be sorted.
 
-        A run much smaller than the needles is searched the other way round (its elements in
-        the needles, a cache-resident haystack), using sum_x (L_v + R_v)(x) = 2 W_v W_x -
-        sum_v (L_x + R_x)(v).
+        A run smaller than the needles (unweighted; weighted: under a quarter of them, see
+        ``_FLIP``) is searched the other way round (its elements in the needles, the fewer
+        searches), using sum_x (L_v + R_v)(x) = 2 W_v W_x - sum_v (L_x + R_x)(v): exact ints
+        either way. O(min(len(x), len(run)) · log max(...)) per run.
         """
         s: int | float = 0
         x_cw: np.ndarray | None = None
         x_total: int | float = x.shape[0] if xw is None else float(xw.sum())
         for v, w, cw, co in zip(self.runs, self.wts, self.cum_weights(), self.coarse, strict=True):
-            if 4 * v.shape[0] < x.shape[0]:
+            if (_FLIP if w is None and xw is None else _FLIP_WEIGHTED) * v.shape[0] < x.shape[0]:
                 if xw is not None and x_cw is None:
                     x_cw = cumw(xw)
                 v_total = v.shape[0] if cw is None else float(cw[-1])

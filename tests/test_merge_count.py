@@ -253,3 +253,23 @@ def test_blockwise_average_precision_read_equal_bit_for_bit(monkeypatch, block):
         fast = pc.average_precision()
     assert slow == fast
     assert fast == pytest.approx(average_precision_score(y, s), rel=1e-12)
+
+
+def test_loaded_kernels_take_calls_from_the_warm_size() -> None:
+    """Before numba is loaded a call needs ``min_size`` elements; once loaded, ``_WARM_SIZE``."""
+    from streammetrics import _merge_count as mc
+
+    small = np.zeros(mc._WARM_SIZE // 2)
+    warm = np.zeros(mc._WARM_SIZE - small.shape[0])
+    loaded = list(mc._LOADED)
+    try:
+        with compiled_kernels(True):
+            mc._LOADED[:] = []  # not looked up yet: the default threshold only
+            assert mc.kernels_for(small, warm) is None
+            assert mc.kernels_for(np.zeros(mc._MIN_SIZE), small) is _numba_kernels
+            assert mc.kernels_for(small, warm) is _numba_kernels  # loaded by the call above
+            assert mc.kernels_for(small, warm[1:]) is None  # one element short
+        with compiled_kernels(False):
+            assert mc.kernels_for(small, warm) is None
+    finally:
+        mc._LOADED[:] = loaded

@@ -198,3 +198,23 @@ def test_weights_after_a_subtraction():
         a, b = state.arrays(), fresh.arrays()
         np.testing.assert_array_equal(a["values"], b["values"])
         np.testing.assert_array_equal(a["weights"], b["weights"])
+
+
+@pytest.mark.parametrize("sizes", [(3000, 9000), (9000, 9000), (9001, 9000), (40, 5000)])
+def test_group_count2_either_way_round(sizes: tuple[int, int]) -> None:
+    """A run smaller than the needles is searched the other way round: the same exact int as
+    counting every pair, with ties between the run and the needles."""
+    from streammetrics._sorted_runs import Group
+
+    rng = np.random.default_rng(sizes[0])
+    big = np.sort(np.round(rng.normal(size=50_000), 2))
+    run = np.sort(np.round(rng.normal(size=sizes[0]), 2))
+    x = np.sort(np.round(rng.normal(size=sizes[1]), 2))
+    g = Group()
+    g.push(big, None, big.shape[0])
+    g.push(run, None, run.shape[0])
+    assert [r.shape[0] for r in g.runs] == [50_000, sizes[0]]
+    both = np.sort(np.concatenate([big, run]))
+    expect = int(np.searchsorted(both, x, "left").sum() + np.searchsorted(both, x, "right").sum())
+    got = g.count2(x, None)
+    assert type(got) is int and got == expect
