@@ -190,37 +190,61 @@ def fold_ap(key: Any, pw: Any, nb: Any, nkey: Any, dkey: Any, dcnt: Any, dge: An
     fp_prev = 0  # negatives at or above the last merged threshold
     tp = 0
     prev = 0.0
-    while i < p or r < d:
-        if r < d and (i == p or dkey[r] < key[i]):  # a new threshold
-            kk = dkey[r]
-            c = dcnt[r]
-            fpc = dge[r]
-            r += 1
-        else:
+    nxt = nkey[0] if m else np.inf  # the next new negative's key (inf past the last)
+    while True:
+        # a tight loop over the old thresholds above the next new one (most of them)
+        while i < p and (r == d or key[i] < dkey[r]):
             kk = key[i]
+            b = nb[i]
+            if nxt <= kk:
+                while q < m and nkey[q] <= kk:
+                    b += 1
+                    q += 1
+                nxt = nkey[q] if q < m else np.inf
+            fp_old += b
             c = pw[i]
-            if r < d and dkey[r] == kk:  # new positives at a kept threshold
-                c += dcnt[r]
-                r += 1
+            tp += c
+            key2[o] = kk
+            pw2[o] = c
+            nb2[o] = fp_old - fp_prev
+            fp_prev = fp_old
+            step[o], prev = _ap_term(tp, fp_old, total_pos, prev, o)
+            o += 1
+            i += 1
+        if r == d:
+            return o
+        kk = dkey[r]
+        c = dcnt[r]
+        if i < p and key[i] == kk:  # new positives at a kept threshold (its key kept: +-0)
+            kk = key[i]
+            c += pw[i]
             b = nb[i]
             while q < m and nkey[q] <= kk:
                 b += 1
                 q += 1
+            nxt = nkey[q] if q < m else np.inf
             fp_old += b
             fpc = fp_old
             i += 1
+        else:  # a new threshold
+            fpc = dge[r]
+        r += 1
         tp += c
         key2[o] = kk
         pw2[o] = c
         nb2[o] = fpc - fp_prev
         fp_prev = fpc
-        tps = np.float64(tp)
-        precision = tps / np.float64(fpc + tp)
-        recall = tps / total_pos
-        step[o] = (recall if o == 0 else recall - prev) * precision
-        prev = recall
+        step[o], prev = _ap_term(tp, fpc, total_pos, prev, o)
         o += 1
-    return o
+
+
+@_jit
+def _ap_term(tp: int, fp: int, total_pos: float, prev: float, o: int) -> Any:  # pragma: no cover
+    """The step AP term ``(R - R_prev) TP / (TP + FP)`` (``R`` alone at ``o = 0``) and ``R``."""
+    tps = np.float64(tp)
+    precision = tps / np.float64(fp + tp)
+    recall = tps / total_pos
+    return (recall if o == 0 else recall - prev) * precision, recall
 
 
 @_jit

@@ -97,3 +97,26 @@ def test_blocked_read_is_the_curves_average_precision_bit_for_bit(seed, n, block
     np.testing.assert_allclose(got, average_precision_score(y, s), rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(kept.pw, pw)
     np.testing.assert_array_equal(kept.nb, nb)
+
+
+def test_signed_zero_thresholds_equal_on_both_paths():
+    # a positive at -0.0 after one at 0.0 (equal scores): the kept threshold keeps its bits
+    # on the compiled path as on the numpy path
+    from streammetrics._merge_count import compiled_kernels, kernels
+
+    if kernels() is None:
+        return
+    batches = [(np.array([1, 0, 1]), np.array([0.0, -0.5, 1.0])),
+               (np.array([1, 0, 0]), np.array([-0.0, 0.0, 2.0]))]
+    got = []
+    for fast in (False, True):
+        with compiled_kernels(fast, min_size=0):
+            m = sm.AveragePrecision()
+            for y, s in batches:
+                m.update(y, s)
+                m.compute()
+            c = m._state.counts(0, positive_thresholds=True)
+            got.append((m.compute(), c.thresholds.tobytes(), c.tps.tobytes(), c.fps.tobytes()))
+    assert got[0] == got[1]
+    want = average_precision_score([1, 0, 1, 1, 0, 0], [0.0, -0.5, 1.0, -0.0, 0.0, 2.0])
+    np.testing.assert_allclose(got[1][0], want, rtol=1e-12, atol=1e-12)
