@@ -17,9 +17,10 @@ O(m log n), no re-sort and no merge of the stored runs. Exact integer counts.
 
 With the compiled kernels (states of ``min_size`` scores and more,
 :mod:`streammetrics._merge_count`), :meth:`PositiveCounts.add` is one merged pass over the kept
-and the new thresholds and the new negatives (O(P + m), no search of the new negatives), which
-also forms the average precision terms: the read after it returns the value formed then. Both
-paths give the same counts and the same average precision bit for bit.
+and the new thresholds and the new negatives (O(P + m): no search of the new negatives, no
+scatter), after one search per stored negative run of each new distinct positive score (O(d log
+n)); the pass also forms the average precision terms, and the read after it returns the value
+formed then. Both paths give the same counts and the same average precision bit for bit.
 """
 
 from __future__ import annotations
