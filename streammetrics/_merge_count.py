@@ -19,7 +19,7 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["coarse_arg", "compiled_kernels", "kernels", "kernels_for"]
+__all__ = ["coarse_arg", "compiled_kernels", "kernels", "kernels_at", "kernels_for"]
 
 #: Below this many needles plus stored scores a call stays in numpy. Loading numba and the
 #: cached kernels costs ~0.6 s once per process (~4 s the first time they compile), which only
@@ -49,14 +49,21 @@ def kernels() -> ModuleType | None:
     return _LOADED[0]
 
 
+def kernels_at(size: int) -> ModuleType | None:
+    """The compiled kernels for a call on a state of ``size`` scores (at least ``min_size``, or
+    once loaded at least ``_WARM_SIZE``), else None."""
+    if size < int(_SETTINGS["min_size"]) and (  # type: ignore[call-overload]
+            size < _WARM_SIZE or not _LOADED or _LOADED[0] is None):
+        return None
+    return kernels()
+
+
 def kernels_for(values: np.ndarray, x: np.ndarray) -> ModuleType | None:
     """The compiled kernels when they apply to ranking ``x`` in ``values``: both float32 or
     float64 of one dtype, ``values`` contiguous, at least ``min_size`` elements in all; else
-    None; once loaded, from min(``min_size``, ``_WARM_SIZE``) elements. (The kernels take
-    contiguous needles: ``np.ascontiguousarray(x)``.)"""
-    size = values.shape[0] + x.shape[0]
-    if size < int(_SETTINGS["min_size"]) and (  # type: ignore[call-overload]
-            size < _WARM_SIZE or not _LOADED or _LOADED[0] is None):
+    None; once loaded, from min(``min_size``, ``_WARM_SIZE``) elements (:func:`kernels_at`).
+    (The kernels take contiguous needles: ``np.ascontiguousarray(x)``.)"""
+    if kernels_at(values.shape[0] + x.shape[0]) is None:
         return None
     if values.dtype != x.dtype or values.dtype not in _DTYPES:
         return None

@@ -15,8 +15,9 @@ two paths agree bit for bit; tests/test_merge_count.py checks it.
   the cache cost about one memory round trip each instead of one per probe.
 * :func:`merge_back`: a small run merged into a large one in place (the large one grown by
   ``realloc``), with no temporary copy.
-* :func:`ap_steps`: the per-threshold terms of the step average precision from the kept counts,
-  in one pass instead of ten numpy passes.
+* :func:`fold_ap`: new samples folded into the counts kept at the distinct positive scores and
+  the per-threshold terms of the step average precision, in one merged pass (the numpy path
+  takes a search per new negative, a scatter per array and ten passes for the read).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["ap_steps", "count2_units", "merge_back", "rank_left", "ranks"]
+__all__ = ["count2_units", "fold_ap", "merge_back", "rank_left", "ranks"]
 
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 #: Needles tried one by one past the previous answer before galloping.
@@ -166,24 +167,86 @@ def count2_units(v: np.ndarray, co: np.ndarray, x: np.ndarray) -> int:
 
 
 @_jit
-def ap_steps(pw: Any, nb: Any, total_pos: float) -> Any:  # pragma: no cover - compiled
-    """``step[i] = (R_i - R_{i-1}) * TP_i / (TP_i + FP_i)`` with ``TP``, ``FP`` the running sums
-    of ``pw``, ``nb`` (int64) and ``R = TP / total_pos``: the same IEEE operations, in the same
-    order, as :meth:`streammetrics._positive_counts.PositiveCounts.average_precision`."""
-    p = pw.shape[0]
-    step = np.empty(p, np.float64)
+def fold_ap(key: Any, pw: Any, nb: Any, nkey: Any, dkey: Any, dcnt: Any, dge: Any, total_pos: float,
+            key2: Any, pw2: Any, nb2: Any, step: Any) -> int:  # pragma: no cover - compiled
+    """Fold new samples into the counts kept at the distinct positive scores and form the step
+    average precision terms, in one merged pass over the old and new thresholds.
+
+    ``key``, ``pw``, ``nb``: the kept counts (ascending ``key = -score``; positives at each and
+    negatives in each bin). ``nkey``: the new negatives' keys, ascending (each lands in the bin
+    of the first key at or above it; past the last, in none). ``dkey``, ``dcnt``, ``dge``: the
+    new distinct positive keys (ascending), their multiplicities and the stored negatives
+    (including the new ones) at or above each score. Writes the merged counts to ``key2``,
+    ``pw2``, ``nb2`` (they may be ``key``, ``pw``, ``nb`` themselves when ``dkey`` is empty)
+    and ``step[o] = (R_o - R_{o-1}) TP_o / (TP_o + FP_o)``, ``R = TP / total_pos``: the same
+    IEEE operations, in the same order, as the numpy read
+    :meth:`streammetrics._positive_counts.PositiveCounts.average_precision`. Returns the merged
+    length. O(P + m + d).
+    """
+    p, m, d = key.shape[0], nkey.shape[0], dkey.shape[0]
+    i = 0  # old thresholds consumed
+    q = 0  # new negatives consumed
+    r = 0  # new distinct positive scores consumed
+    o = 0  # merged thresholds written
+    fp_old = 0  # negatives at or above the last old threshold
+    fp_prev = 0  # negatives at or above the last merged threshold
     tp = 0
-    fp = 0
     prev = 0.0
-    for i in range(p):
-        tp += pw[i]
-        fp += nb[i]
-        tps = np.float64(tp)
-        precision = tps / np.float64(fp + tp)
-        recall = tps / total_pos
-        step[i] = (recall if i == 0 else recall - prev) * precision
-        prev = recall
-    return step
+    nxt = nkey[0] if m else np.inf  # the next new negative's key (inf past the last)
+    while True:
+        # a tight loop over the old thresholds above the next new one (most of them)
+        while i < p and (r == d or key[i] < dkey[r]):
+            kk = key[i]
+            b = nb[i]
+            if nxt <= kk:
+                while q < m and nkey[q] <= kk:
+                    b += 1
+                    q += 1
+                nxt = nkey[q] if q < m else np.inf
+            fp_old += b
+            c = pw[i]
+            tp += c
+            key2[o] = kk
+            pw2[o] = c
+            nb2[o] = fp_old - fp_prev
+            fp_prev = fp_old
+            step[o], prev = _ap_term(tp, fp_old, total_pos, prev, o)
+            o += 1
+            i += 1
+        if r == d:
+            return o
+        kk = dkey[r]
+        c = dcnt[r]
+        if i < p and key[i] == kk:  # new positives at a kept threshold (its key kept: +-0)
+            kk = key[i]
+            c += pw[i]
+            b = nb[i]
+            while q < m and nkey[q] <= kk:
+                b += 1
+                q += 1
+            nxt = nkey[q] if q < m else np.inf
+            fp_old += b
+            fpc = fp_old
+            i += 1
+        else:  # a new threshold
+            fpc = dge[r]
+        r += 1
+        tp += c
+        key2[o] = kk
+        pw2[o] = c
+        nb2[o] = fpc - fp_prev
+        fp_prev = fpc
+        step[o], prev = _ap_term(tp, fpc, total_pos, prev, o)
+        o += 1
+
+
+@_jit
+def _ap_term(tp: int, fp: int, total_pos: float, prev: float, o: int) -> Any:  # pragma: no cover
+    """The step AP term ``(R - R_prev) TP / (TP + FP)`` (``R`` alone at ``o = 0``) and ``R``."""
+    tps = np.float64(tp)
+    precision = tps / np.float64(fp + tp)
+    recall = tps / total_pos
+    return (recall if o == 0 else recall - prev) * precision, recall
 
 
 @_jit

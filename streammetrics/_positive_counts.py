@@ -14,16 +14,24 @@ to date with the samples folded in since the last read:
 A read forms the cumulative counts by two suffix sums; the average precision is then one
 division and one dot product: a few linear passes over the P distinct positive scores plus
 O(m log n), no re-sort and no merge of the stored runs. Exact integer counts.
+
+With the compiled kernels (states of ``min_size`` scores and more,
+:mod:`streammetrics._merge_count`), :meth:`PositiveCounts.add` is one merged pass over the kept
+and the new thresholds and the new negatives (O(P + m): no search of the new negatives, no
+scatter), after one search per stored negative run of each new distinct positive score (O(d log
+n)); the pass also forms the average precision terms, and the read after it returns the value
+formed then. Both paths give the same counts and the same average precision bit for bit.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from ._curves import ThresholdCounts
-from ._merge_count import kernels_for
+from ._merge_count import kernels_at
 from ._sorted_runs import Group, rank_left
 
 __all__ = ["PositiveCounts", "count_ge"]
@@ -72,7 +80,7 @@ class PositiveCounts:
     cumulative counts by two contiguous integer prefix sums.
     """
 
-    __slots__ = ("key", "pw", "nb", "total_pos", "total_neg")
+    __slots__ = ("key", "pw", "nb", "total_pos", "total_neg", "_ap")
 
     def __init__(self, counts: ThresholdCounts) -> None:
         self.key = np.negative(counts.thresholds, dtype=np.float64)
@@ -80,6 +88,7 @@ class PositiveCounts:
         self.nb = np.diff(np.asarray(counts.fps, dtype=np.int64), prepend=0)
         self.total_pos = int(counts.total_pos)
         self.total_neg = int(counts.total_neg)
+        self._ap: float | None = None  # the average precision formed by a compiled add
 
     @classmethod
     def from_sorted(cls, pos: np.ndarray, neg: np.ndarray) -> PositiveCounts:
@@ -90,6 +99,7 @@ class PositiveCounts:
         distinct positive scores). O(P + D log N) for D distinct positive scores."""
         self = cls.__new__(cls)
         self.total_pos, self.total_neg = int(pos.shape[0]), int(neg.shape[0])
+        self._ap = None
         if not pos.shape[0]:
             self.key = np.zeros(0)
             self.pw, self.nb = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -122,7 +132,14 @@ class PositiveCounts:
         """Fold in new positives ``pos`` and negatives ``neg`` (both sorted ascending) that are
         already stored in the column's groups (``neg_group``: its negatives, now including
         ``neg``). O(m log n) for m new samples, plus one O(P) insertion pass when a new
-        distinct positive score appears."""
+        distinct positive score appears. With the compiled kernels: one merged pass over the kept
+        and new thresholds (O(P + m) plus the searches of the new distinct positive scores in
+        the stored runs), which also forms the average precision that the next read returns."""
+        self._ap = None
+        fast = kernels_at(self.total_pos + self.total_neg + pos.shape[0] + neg.shape[0])
+        if fast is not None:
+            self._fold_compiled(fast, pos, neg, neg_group)
+            return
         key, nb = self.key, self.nb
         p = key.shape[0]
         if neg.shape[0] and p:
@@ -190,6 +207,30 @@ class PositiveCounts:
             setattr(self, name, out)
             del out
 
+    def _fold_compiled(self, fast: Any, pos: np.ndarray, neg: np.ndarray, neg_group: Group) -> None:
+        """:meth:`add` by :func:`streammetrics._numba_kernels.fold_ap`: the new distinct positive
+        scores' negatives above are counted in the stored runs, then one merged pass writes the
+        new counts and the average precision terms."""
+        d, k = _distinct(pos)
+        ge = count_ge(neg_group, d)[::-1] if d.shape[0] else np.zeros(0, dtype=np.int64)
+        self.total_pos += pos.shape[0]
+        self.total_neg += neg.shape[0]
+        nkey = np.negative(neg[::-1], dtype=np.float64)
+        dkey = np.negative(d[::-1])
+        p = self.key.shape[0]
+        size = p + d.shape[0]
+        step = np.empty(size, dtype=np.float64)
+        if d.shape[0]:  # new arrays (a new threshold shifts the ones below it)
+            key2, pw2, nb2 = np.empty(size), np.empty(size, np.int64), np.empty(size, np.int64)
+        else:  # in place: each entry is written after it is read
+            key2, pw2, nb2 = self.key, self.pw, self.nb
+        o = fast.fold_ap(self.key, self.pw, self.nb, nkey, dkey, np.ascontiguousarray(k[::-1]),
+                         np.ascontiguousarray(ge), float(self.total_pos), key2, pw2, nb2, step)
+        if o < step.shape[0]:  # some new positives fell on kept thresholds
+            key2, pw2, nb2 = key2[:o].copy(), pw2[:o].copy(), nb2[:o].copy()
+        self.key, self.pw, self.nb = key2, pw2, nb2
+        self._ap = float(max(0.0, float(np.sum(step[:o])))) if self.total_pos > 0 else math.nan
+
     def counts(self) -> ThresholdCounts:
         """The counts at the distinct positive scores, decreasing. O(P)."""
         return ThresholdCounts(np.negative(self.key), np.cumsum(self.pw, dtype=np.float64),
@@ -203,9 +244,16 @@ class PositiveCounts:
         integer prefix sums and a few contiguous passes, no BLAS call."""
         if self.total_pos <= 0:
             return math.nan
-        fast = kernels_for(self.key, self.key)
+        if self._ap is not None:
+            return self._ap
+        fast = kernels_at(self.total_pos + self.total_neg)
         if fast is not None:
-            return float(max(0.0, float(np.sum(fast.ap_steps(self.pw, self.nb, float(self.total_pos))))))
+            e = np.zeros(0)
+            step = np.empty(self.pw.shape[0], dtype=np.float64)
+            fast.fold_ap(self.key, self.pw, self.nb, e, e, np.zeros(0, dtype=np.int64),
+                         np.zeros(0, dtype=np.int64), float(self.total_pos), self.key, self.pw,
+                         self.nb, step)
+            return float(max(0.0, float(np.sum(step))))
         p = self.pw.shape[0]
         step = np.empty(p, dtype=np.float64)
         tp0 = fp0 = 0

@@ -68,3 +68,55 @@ def test_multiclass_macro_ap_after_every_batch_equals_sklearn(seed, batches):
             if (y_all == c).any():
                 want = average_precision_score(y_all == c, s_all[:, c])
                 np.testing.assert_allclose(got[c], want, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 400), block=st.sampled_from([1, 2, 7, 64, 1 << 14]))
+def test_blocked_read_is_the_curves_average_precision_bit_for_bit(seed, n, block):
+    # the numpy read runs in blocks carrying the running sums across them: any block size gives
+    # the value of streammetrics._curves.average_precision exactly, and leaves the counts as
+    # they were
+    import streammetrics._positive_counts as pcm
+    from streammetrics._curves import average_precision
+    from streammetrics._merge_count import compiled_kernels
+
+    rng = np.random.default_rng(seed)
+    s = np.round(rng.normal(size=n) * 8) / 8
+    y = rng.random(n) < 0.3
+    y[0] = True
+    kept = pcm.PositiveCounts.from_sorted(np.sort(s[y]), np.sort(s[~y]))
+    pw, nb = kept.pw.copy(), kept.nb.copy()
+    before = pcm._READ_BLOCK
+    pcm._READ_BLOCK = block
+    try:
+        with compiled_kernels(False):
+            got = kept.average_precision()
+    finally:
+        pcm._READ_BLOCK = before
+    assert got == average_precision(kept.counts())
+    np.testing.assert_allclose(got, average_precision_score(y, s), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(kept.pw, pw)
+    np.testing.assert_array_equal(kept.nb, nb)
+
+
+def test_signed_zero_thresholds_equal_on_both_paths():
+    # a positive at -0.0 after one at 0.0 (equal scores): the kept threshold keeps its bits
+    # on the compiled path as on the numpy path
+    from streammetrics._merge_count import compiled_kernels, kernels
+
+    if kernels() is None:
+        return
+    batches = [(np.array([1, 0, 1]), np.array([0.0, -0.5, 1.0])),
+               (np.array([1, 0, 0]), np.array([-0.0, 0.0, 2.0]))]
+    got = []
+    for fast in (False, True):
+        with compiled_kernels(fast, min_size=0):
+            m = sm.AveragePrecision()
+            for y, s in batches:
+                m.update(y, s)
+                m.compute()
+            c = m._state.counts(0, positive_thresholds=True)
+            got.append((m.compute(), c.thresholds.tobytes(), c.tps.tobytes(), c.fps.tobytes()))
+    assert got[0] == got[1]
+    want = average_precision_score([1, 0, 1, 1, 0, 0], [0.0, -0.5, 1.0, -0.0, 0.0, 2.0])
+    np.testing.assert_allclose(got[1][0], want, rtol=1e-12, atol=1e-12)
