@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks import _harness as h
 from benchmarks import bench_confusion as bc
 
@@ -77,3 +79,14 @@ def test_run_all_writes_and_merges_sections(tmp_path, monkeypatch) -> None:  # t
     assert "run 2" not in merged and merged.index("fake_a run") < merged.index("fake_b run")
     header, sections = run_all.split_sections(merged)
     assert header.startswith("# streammetrics benchmark results") and list(sections) == names
+
+
+def test_bench_reads_one_path_prints_every_measure(capsys: pytest.CaptureFixture[str]) -> None:
+    # --path numpy alone (no numba rows): the table still prints, one row per measure
+    from benchmarks import bench_reads
+
+    bench_reads.main(["--n", "20000", "--batch", "2000", "--rounds", "1", "--no-extra", "--path", "numpy"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.startswith("[numpy]")]
+    assert len(rows) == 6 and not any(line.startswith("[numba]") for line in out.splitlines())
+    assert any("AUROC read after every batch / read once" in r for r in rows)
