@@ -250,6 +250,14 @@ def _ap_term(tp: int, fp: int, total_pos: float, prev: float, o: int) -> Any:  #
 
 
 @_jit
+def shift_up(a: Any, n: int, by: int) -> None:  # pragma: no cover - compiled
+    """Move ``a[:n]`` to ``a[by:by + n]`` in place (``a`` holds ``n + by`` slots), from the back:
+    no temporary, unlike numpy's copy between overlapping slices."""
+    for j in range(n - 1, -1, -1):
+        a[j + by] = a[j]
+
+
+@_jit
 def merge_back(a: Any, na: int, b: Any) -> None:  # pragma: no cover - compiled
     """Merge ascending ``b`` into ascending ``a[:na]`` in place, ``a`` already holding
     ``na + len(b)`` slots: from the back, the larger first (on ties ``b``'s, so that ``a``'s

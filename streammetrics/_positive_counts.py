@@ -69,6 +69,16 @@ def _distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return v[starts].astype(np.float64), np.diff(starts, append=v.shape[0]).astype(np.int64)
 
 
+def _grow(a: np.ndarray, size: int) -> np.ndarray:
+    """``a`` (1-D, referenced by no view: the counts are never handed out) resized to ``size``
+    in place: numpy's ``resize`` reallocates, so a large array is remapped rather than copied.
+    An array that does not own contiguous data is copied first."""
+    if not (a.flags.owndata and a.flags.c_contiguous):
+        a = a.copy()
+    a.resize(size, refcheck=False)
+    return a
+
+
 class PositiveCounts:
     """Counts of one unweighted column at its distinct positive scores (module docstring).
 
@@ -217,17 +227,24 @@ class PositiveCounts:
         self.total_neg += neg.shape[0]
         nkey = np.negative(neg[::-1], dtype=np.float64)
         dkey = np.negative(d[::-1])
-        p = self.key.shape[0]
-        size = p + d.shape[0]
+        p, shift = self.key.shape[0], d.shape[0]
+        size = p + shift
+        # in place: each array grows by the new thresholds (realloc) and its entries move up by
+        # as many; the merged pass then reads entry i at i + shift and writes merged entry
+        # o <= i + shift, so nothing is overwritten before it is read and no second copy of
+        # the counts is ever alive (the peak memory of the read-every path stays that of the
+        # numpy path, one array of P at a time: here the step terms)
+        arrays = [_grow(a, size) for a in (self.key, self.pw, self.nb)]
+        if shift:
+            for a in arrays:
+                fast.shift_up(a, p, shift)
+        key2, pw2, nb2 = arrays
         step = np.empty(size, dtype=np.float64)
-        if d.shape[0]:  # new arrays (a new threshold shifts the ones below it)
-            key2, pw2, nb2 = np.empty(size), np.empty(size, np.int64), np.empty(size, np.int64)
-        else:  # in place: each entry is written after it is read
-            key2, pw2, nb2 = self.key, self.pw, self.nb
-        o = fast.fold_ap(self.key, self.pw, self.nb, nkey, dkey, np.ascontiguousarray(k[::-1]),
-                         np.ascontiguousarray(ge), float(self.total_pos), key2, pw2, nb2, step)
-        if o < step.shape[0]:  # some new positives fell on kept thresholds
-            key2, pw2, nb2 = key2[:o].copy(), pw2[:o].copy(), nb2[:o].copy()
+        o = fast.fold_ap(key2[shift:], pw2[shift:], nb2[shift:], nkey, dkey,
+                         np.ascontiguousarray(k[::-1]), np.ascontiguousarray(ge),
+                         float(self.total_pos), key2, pw2, nb2, step)
+        if o < size:  # some new positives fell on kept thresholds
+            key2, pw2, nb2 = (_grow(a, o) for a in arrays)
         self.key, self.pw, self.nb = key2, pw2, nb2
         self._ap = float(max(0.0, float(np.sum(step[:o])))) if self.total_pos > 0 else math.nan
 
