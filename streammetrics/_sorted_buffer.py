@@ -16,11 +16,11 @@ holds column-c scores of the samples of true class k, and the positive group of 
 
 Each group keeps its scores at their input precision (float16/32/64; integer scores become
 float64) as a few sorted numpy runs of geometrically decreasing size (an LSM layout: a new run is
-merged into the last one while it is at least 1/4 of its size, so there are O(log n) runs), plus
-optional per-sample weights with their cumulative sums. Runs of 256k or more also keep a coarse
-index (every 64th value, 1/64 of the run) that speeds up ranking needles in them. Samples folded
-in one at a time go to a ``sortedcontainers.SortedList`` tail (at most 4096, then it becomes a
-run). Labels need no storage: the group says what they are.
+merged into the last one while it is at least 1/2 of its size, 1/16 if searched far more than
+it grows: O(log n) runs), plus optional per-sample weights with their cumulative sums. Runs of
+256k or more also keep a coarse index (every 64th value, 1/64 of the run) that speeds up ranking
+needles in them. Samples folded in one at a time go to a ``sortedcontainers.SortedList`` tail
+(at most 4096, then it becomes a run). Labels need no storage: the group says what they are.
 
 Alongside, ``u2[c, g]`` is twice the Mann-Whitney statistic of column c's positives against group
 g (a tied pair counts 1/2, so 2U is an exact integer for unit weights; with float weights it is a
