@@ -163,8 +163,11 @@ def check_consistent_length(*arrays: Any) -> None:
         raise ValueError(f"Found input variables with inconsistent numbers of samples: {lengths}")
 
 
-def check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
-    """``sample_weight`` as a float64 array of shape (n,), or None."""
+def check_weight(sample_weight: Any, n: int, *, allow_all_zero: bool = False) -> np.ndarray | None:
+    """``sample_weight`` as a float64 array of shape (n,), or None. As scikit-learn's
+    ``_check_sample_weight``, weights that are all zero are refused unless ``allow_all_zero``
+    (the functions whose scikit-learn namesake does not check them: their own arithmetic
+    decides)."""
     if sample_weight is None:
         return None
     raw = as_labels(sample_weight, "sample_weight")
@@ -183,6 +186,8 @@ def check_weight(sample_weight: Any, n: int) -> np.ndarray | None:
         bad = int(np.flatnonzero(~np.isfinite(w))[0])
         what = "NaN" if np.isnan(w[bad]) else "infinity"
         raise ValueError(f"Input sample_weight contains {what} (first at index {bad}: {w[bad]})")
+    if n and not allow_all_zero and not w.any():
+        raise ValueError("Sample weights must contain at least one non-zero number.")  # its wording
     return w
 
 

@@ -428,7 +428,7 @@ def top_k_accuracy_score(
             "`y_score` needs to be of shape `(n_samples, n_classes)`, since `y_true` contains multiple "
             f"classes. Got `y_score.shape={s.shape}`."
         )
-    w = check_weight(sample_weight, y.shape[0])
+    w = check_weight(sample_weight, y.shape[0], allow_all_zero=True)
     check_consistent_length(y, s, w)
     n_score = s.shape[1] if s.ndim == 2 else 2
     if labels is None:
@@ -468,6 +468,9 @@ def top_k_accuracy_score(
         threshold = 0.5 if s.min() >= 0 and s.max() <= 1 else 0.0
         s = np.column_stack([s, np.full(s.shape[0], threshold, dtype=s.dtype)])
         codes = 1 - codes
+    # scikit-learn averages the hits with numpy.average, which raises this
+    if normalize and w is not None and w.shape[0] and not w.any():
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     value = float(TopKAccuracy(c, k=min(int(k), c)).update(codes, s, sample_weight=w).compute())
     if normalize:
         return value
@@ -480,7 +483,7 @@ def _dcg_input(y_true: Any, y_score: Any, sample_weight: Any) -> tuple[np.ndarra
     if y.dtype.kind not in "biuf":
         raise ValueError(f"y_true: relevance grades must be numbers, got dtype {y.dtype}")
     s = _scores(y_score)
-    w = None if sample_weight is None else check_weight(sample_weight, y.shape[0])
+    w = None if sample_weight is None else check_weight(sample_weight, y.shape[0], allow_all_zero=True)
     check_consistent_length(y, s, w)
     return y, s, w
 
