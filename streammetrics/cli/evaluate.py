@@ -345,8 +345,8 @@ def _members(plan: Plan, names: list[str], args: argparse.Namespace, plots: bool
         members["_pr"] = sm.PRCurve(k, **kw, **rank_kw)
         if task != "multilabel":
             members["_cm"] = sm.ConfusionMatrix(k, threshold=args.threshold)
-        if task == "binary" and args.max_bytes is None:
-            members["_gains"] = sm.GainsCurve()  # shares the sorted buffer of ROC / AUROC
+        if task == "binary":  # shares the sorted buffer (or the bins) of ROC / AUROC
+            members["_gains"] = sm.GainsCurve(**rank_kw)
     main = sm.MetricSet(**{n if not n.startswith("_") else "plot" + n: m for n, m in members.items()}) \
         if members else None
     prob = None if ml else cal.build_probabilistic(k, names, args.from_logits, plots)
@@ -406,11 +406,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.threshold is None:  # sigmoid(0) = 0.5: logits are cut at 0
             args.threshold = 0.0 if args.from_logits else 0.5
         notes: list[str] = []
-        names = args.metrics or cal.default_names(DEFAULTS[plan.task], plan.task, args.max_bytes, notes)
+        names = args.metrics or cal.default_names(DEFAULTS[plan.task], plan.task)
         wrong = [n for n in names if plan.task not in METRICS[n][1]]
         if wrong:
             raise InputError(f"--metrics: {', '.join(wrong)} not defined for the {plan.task} task", 2)
-        cal.check_names(names, args.max_bytes)
         if getattr(args, "by", None):  # per-slice evaluation: streammetrics.cli.slices
             sliceable = [n for n in names if n not in cal.PROBABILISTIC]
             return slices.run_sliced(plan, sliceable, args, title, METRICS)
