@@ -44,7 +44,7 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -68,7 +68,7 @@ from ._operating_points import OperatingPoint
 from ._params import Param, check_param
 from ._ranking_base import RankingMetric
 from ._ranking_curves import CurveMetric, PRCurve, ROCCurve
-from ._score_state import PairScores
+from ._score_state import PairScores, ScoreState
 
 __all__ = [
     "AUROC",
@@ -422,5 +422,5 @@ def _curve_view(metric: RankingMetric, curve: type[CurveMetric]) -> CurveMetric:
     metrics and the curves keep interchangeable states: a MetricSet shares one). O(state)."""
     with metric._lock:
         view = curve._from_config(RankingMetric._config(metric))
-        view._state = metric._state.copy()
+        view._state = cast(ScoreState, metric._state.copy())
     return view
