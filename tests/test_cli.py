@@ -264,12 +264,14 @@ def test_plots_are_pngs(tmp_path, capsys):
     pq.write_table(pa.table({"y": y, "probs": list(p)}), str(tmp_path / "mc.parquet"))
     assert main(["evaluate", str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs",
                  "--plot", str(tmp_path / "mc")]) == 0
-    # these rows are rounded (sums of 0.999): not probabilities, so no reliability diagram (noted)
-    assert sorted(os.listdir(tmp_path / "mc")) == ["confusion_matrix.png", "pr.png", "roc.png",
+    # these rows are rounded (sums of 0.999): used as given, as scikit-learn does (its warning)
+    assert sorted(os.listdir(tmp_path / "mc")) == ["confusion_matrix.png", "pr.png", "reliability.png", "roc.png",
                                                    "score_histogram.png"]
+    for n in ("roc.png", "pr.png", "gains.png", "lift.png"):
+        assert (tmp_path / "plots" / n).read_bytes()[:8] == PNG
     if max_bytes_supported(plots=True):  # binned state: the uncertainty boxes are drawn
         assert main(["evaluate", "--max-bytes", "1k", "--plot", str(tmp_path / "binned"), "--quiet"]) == 0
-        for n in ("roc.png", "pr.png"):
+        for n in ("roc.png", "pr.png", "gains.png", "lift.png"):
             assert (tmp_path / "binned" / n).read_bytes()[:8] == PNG
 
 

@@ -156,13 +156,22 @@ def test_raw_scores_fail_a_named_request(tmp_path, capsys):
     first = int(np.flatnonzero((z < 0) | (z > 1))[0])
     assert rc == 1 and out == ""
     assert err.count("\n") == 1 and f"row {first + 1}" in err and "--from-logits" in err
-    # multiclass rows not summing to 1
+
+
+def test_rows_not_summing_to_one_are_used_as_sklearn_uses_them(tmp_path, capsys):
+    """Rounded probabilities (and rows further off) are accepted, as scikit-learn's log_loss
+    accepts them, with its warning in the report; no advice to pass --from-logits."""
+    metrics = pytest.importorskip("sklearn.metrics")
     y, p, _ = multiclass()
-    p = p.copy()
+    p = np.round(p, 6)
     p[7] *= 1.01
     path = write(tmp_path, "m.parquet", pa.table({"y": y, "p": list(p)}))
-    rc, _, err = run(capsys, path, "--label", "y", "--score", "p", "--metrics", "brier")
-    assert rc == 1 and err.count("\n") == 1 and "row 8" in err
+    res = run_json(capsys, path, "--label", "y", "--score", "p", "--metrics", "log_loss,brier")
+    assert res["metrics"]["log_loss"] == pytest.approx(metrics.log_loss(y, p, labels=range(p.shape[1])), abs=1e-12)
+    assert any(w.startswith("The y_prob values do not sum to one") and "index 7" in w for w in res["warnings"])
+    assert not res["notes"] and not any("logits" in w for w in res["warnings"])
+    rc, out, err = run(capsys, path, "--label", "y", "--score", "p")
+    assert rc == 0 and err == "" and "log_loss" in out and "do not sum to one" in out
 
 
 @pytest.mark.parametrize(("argv", "code", "text"), [

@@ -25,6 +25,7 @@ import inspect
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from importlib import resources
@@ -417,8 +418,11 @@ def _run(args: argparse.Namespace) -> int:
         if args.plot:
             check_plot_dir(args.plot)  # before the pass over the data, not after
         hist = Histogram(2 if plan.task == "binary" else (plan.num_classes or 1)) if args.plot else None
-        rows = _stream(plan, ms, hist, args)
+        with warnings.catch_warnings(record=True) as seen:  # the library's, while reading
+            warnings.simplefilter("always")
+            rows = _stream(plan, ms, hist, args)
         res = results(plan, ms, [n for n in names if n in ms], rows, args)
+        res["warnings"] = _first_of_each([str(w.message) for w in seen]) + res["warnings"]
         res["from_logits"] = bool(args.from_logits)
         res["notes"] = notes
         if "ks" in res["metrics"]:  # where the maximum is attained (select score >= t); null if undefined
@@ -433,6 +437,15 @@ def _run(args: argparse.Namespace) -> int:
             if args.json != "-":
                 print(f"plots: {', '.join(written)}")
     return 0
+
+
+def _first_of_each(messages: list[str]) -> list[str]:
+    """The first message of each kind (the text before its first " ("), in order: a warning
+    every batch raises (its details differ by batch) is reported once. O(len(messages))."""
+    kinds: dict[str, str] = {}
+    for m in messages:
+        kinds.setdefault(m.split(" (", 1)[0], m)
+    return list(kinds.values())
 
 
 def _check_json_path(path: str) -> None:
