@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import (
+    as_column,
     as_numpy,
     check_binary_labels,
     check_class_labels,
@@ -175,11 +176,13 @@ def prepare_batch(
         y, p = y.reshape(1), p[None]
         if sample_weight is not None and np.ndim(sample_weight) == 0:
             sample_weight = [sample_weight]
+    y = as_column(y)
     if y.ndim != 1:
         raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
     n = y.shape[0]
     w = check_weights(sample_weight, n)
     if num_classes is None:
+        p = as_column(p)
         if p.shape != (n,):
             raise ValueError(f"y_pred: expected probabilities of shape ({n},) like y_true, got {p.shape}")
         y = check_binary_labels(y, "y_true")

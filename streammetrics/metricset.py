@@ -21,7 +21,7 @@ from ._labels import numeric_or_labels
 from ._params import check_accumulator, nonempty_param
 from ._result_output import MetricResults
 from ._state import State
-from ._validation import is_scalar
+from ._validation import is_scalar, with_hint
 
 __all__ = ["MetricSet"]
 
@@ -291,39 +291,45 @@ class MetricSet(Metric):
         MetricSet
             ``self``.
         """
-        if self._classification and len(args) >= 2 and not (
-            # Skip the conversion when it would return both arguments unchanged (ints, floats,
-            # numeric numpy arrays); inline because the per-sample and 1k-batch paths are
-            # call-bound.
-            ((t := type(args[0])) is _ndarray and args[0].dtype.kind in "biuf" or t is int or t is float)
-            and ((t := type(args[1])) is _ndarray and args[1].dtype.kind in "biuf"
-                 or t is int or t is float)
-        ):
-            # Convert foreign tensors once for all states, not once per state.
-            args = tuple(a if is_scalar(a) else numeric_or_labels(a, n)
-                         for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
-        owner = self._owner
-        if owner is not None:  # the common case: every member shares one state
-            state = owner._state
-            delta = state.prepare(*args, **kwargs) if kwargs else state.prepare(*args)
+        try:
+            if self._classification and len(args) >= 2 and not (
+                # Skip the conversion when it would return both arguments unchanged (ints, floats,
+                # numeric numpy arrays); inline because the per-sample and 1k-batch paths are
+                # call-bound.
+                ((t := type(args[0])) is _ndarray and args[0].dtype.kind in "biuf" or t is int or t is float)
+                and ((t := type(args[1])) is _ndarray and args[1].dtype.kind in "biuf"
+                     or t is int or t is float)
+            ):
+                # Convert foreign tensors once for all states, not once per state.
+                args = tuple(a if is_scalar(a) else numeric_or_labels(a, n)
+                             for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
+            owner = self._owner
+            if owner is not None:  # the common case: every member shares one state
+                state = owner._state
+                delta = state.prepare(*args, **kwargs) if kwargs else state.prepare(*args)
+                with self._lock:
+                    state.apply(delta)
+                return self
+            states = self._states()
+            if kwargs:
+                accepted = [None if a is None else {k: v for k, v in kwargs.items() if k in a}
+                            for a in self._accepted]
+                unused = set(kwargs).difference(*(a for a in self._accepted if a is not None))
+                if unused and all(a is not None for a in self._accepted):
+                    raise TypeError(f"update() got unexpected keyword arguments {sorted(unused)}")
+                deltas = [state.prepare(*args, **(kwargs if kw is None else kw))
+                          for state, kw in zip(states, accepted, strict=True)]
+            else:
+                deltas = [state.prepare(*args) for state in states]
             with self._lock:
-                state.apply(delta)
+                for state, delta in zip(states, deltas, strict=False):
+                    state.apply(delta)
             return self
-        states = self._states()
-        if kwargs:
-            accepted = [None if a is None else {k: v for k, v in kwargs.items() if k in a}
-                        for a in self._accepted]
-            unused = set(kwargs).difference(*(a for a in self._accepted if a is not None))
-            if unused and all(a is not None for a in self._accepted):
-                raise TypeError(f"update() got unexpected keyword arguments {sorted(unused)}")
-            deltas = [state.prepare(*args, **(kwargs if kw is None else kw))
-                      for state, kw in zip(states, accepted, strict=True)]
-        else:
-            deltas = [state.prepare(*args) for state in states]
-        with self._lock:
-            for state, delta in zip(states, deltas, strict=False):
-                state.apply(delta)
-        return self
+        except ValueError as exc:
+            if len(args) < 2 or not self._classification:
+                raise
+            takes_classes = any(hasattr(m, "_labels") for m in self._members.values())
+            raise with_hint(exc, args[0], args[1], takes_classes) from None
 
     def _compute(self) -> MetricResults:
         return MetricResults({self._key(name): m._compute() for name, m in self._members.items()})
