@@ -768,3 +768,12 @@ def test_csv_row_with_the_wrong_number_of_fields(tmp_path, capsys):
         rc, err = run_err(capsys, str(tmp_path / name), "--label", "y", "--score", "p")
         assert rc == 1, err
         assert f"{name}: row {bad - 1} (line {bad + 1}): expected 2 fields (the header's), got 3: 1,0.5,7" in err
+
+
+def test_no_intervals_drops_the_interval_column(capsys):
+    pytest.importorskip("rich")
+    assert main(["evaluate", "--quiet"]) == 0
+    assert "95% interval" in capsys.readouterr().out
+    assert main(["evaluate", "--quiet", "--no-intervals"]) == 0
+    out = capsys.readouterr().out
+    assert "interval" not in out and "auroc" in out and "[" not in out

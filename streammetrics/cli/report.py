@@ -184,13 +184,14 @@ def print_table(res: dict[str, Any], title: str) -> None:
     def fmt(v: Any) -> str:
         return "undefined" if v is None else f"{v:.4f}"
 
-    headers = ["metric", "value", f"{res['confidence']:.0%} interval"]
+    intervals = bool(res["intervals"])  # none (--no-intervals, or none defined): no column
+    headers = ["metric", "value"] + ([f"{res['confidence']:.0%} interval"] if intervals else [])
     if res["bounds"]:
         headers.append("certified bounds")
     rows = []
     for name, v in res["metrics"].items():
         iv = res["intervals"].get(name)
-        row = [name, fmt(v), f"[{fmt(iv[0])}, {fmt(iv[1])}]" if iv else ""]
+        row = [name, fmt(v)] + ([f"[{fmt(iv[0])}, {fmt(iv[1])}]" if iv else ""] if intervals else [])
         if res["bounds"]:
             b = res["bounds"].get(name)
             row.append(f"[{fmt(b[0])}, {fmt(b[1])}]" if b else "")
