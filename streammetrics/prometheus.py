@@ -411,13 +411,18 @@ class MetricsCollector:
                 continue
             try:
                 with contextlib.suppress(*_NO_INTERVAL):
-                    pair = m.interval(self.confidence) if what == "interval" else m.bounds()
+                    read = getattr(m, what)
+                    pair = read(self.confidence) if what == "interval" else read()
                     fams = [self._emit(f"{base}_{what}_{end}", f"{kind} {what} {end} end", v,
                                        budget, omitted) for end, v in zip(("low", "high"), pair, strict=True)]
                     out.extend(f for f in fams if f is not None)
             except Exception as exc:  # an unexpected failure: the value is still exported
                 errors.record(counted, f"the {what} of member {member!r}", exc)
-        n = _samples(m)
+        try:
+            n = _samples(m)
+        except Exception as exc:  # unexpected: the value is still exported
+            errors.record(counted, f"the sample count of member {member!r}", exc)
+            n = None
         if n is not None:
             f = self._emit(f"{base}_samples", f"{kind}: (weighted) samples behind the value", n,
                            budget, omitted)
