@@ -113,7 +113,7 @@ _NO_INTERVAL = (ValueError, AttributeError, TypeError, NotImplementedError)
 logger = logging.getLogger("streammetrics.prometheus")
 
 
-def _label_value(value: Any) -> str:
+def label_value(value: Any) -> str:
     """``value`` as a Prometheus label value, which must be valid UTF-8 text.
 
     ``str(value)``, except: an int too long for ``str`` (Python's 4300-digit limit) is written in
@@ -134,7 +134,7 @@ def _label_value(value: Any) -> str:
     return text
 
 
-def _check_labels(labels: Mapping[str, Any] | None) -> dict[str, str]:
+def check_labels(labels: Mapping[str, Any] | None) -> dict[str, str]:
     """The constant ``labels`` as ``{name: text}``: each name a valid label name (not one of the
     reserved ones), each value turned into text by ``str``, which must be encodable as UTF-8;
     ``ValueError`` naming the first bad entry otherwise. O(len(labels))."""
@@ -145,14 +145,14 @@ def _check_labels(labels: Mapping[str, Any] | None) -> dict[str, str]:
             text = v if isinstance(v, str) else str(v)
             text.encode("utf-8")
         except Exception:
-            shown = _label_value(v)[:200]
+            shown = label_value(v)[:200]
             raise ValueError(f"labels: the value of {k!r} must be text UTF-8 can encode, got "
                              f"{shown!r} ({type(v).__name__})") from None
         out[k] = text
     return out
 
 
-class _CollectErrors:
+class CollectErrors:
     """The failures one collector skipped, counted per name (the
     ``{prefix}_{name}_collect_errors_total`` counters); the first failure of each exception type
     per name is logged as a warning with its traceback. Thread-safe (scrapes may overlap).
@@ -182,7 +182,7 @@ class _CollectErrors:
                 "%s: %s left out of the Prometheus scrape (%s: %s); the scrape goes on, each "
                 "such failure adds 1 to %s_collect_errors_total, and later %s failures of %r "
                 "are counted, not logged", self.owner, what, type(exc).__name__,
-                _label_value(exc)[:300], name, type(exc).__name__, name, exc_info=exc)
+                label_value(exc)[:300], name, type(exc).__name__, name, exc_info=exc)
 
     def families(self, prefix: str, labels: Mapping[str, str]) -> list[CounterMetricFamily]:
         """One counter family per name. O(names)."""
@@ -198,7 +198,7 @@ class _CollectErrors:
         return out
 
 
-def _check_names(names: list[Family]) -> None:
+def check_names(names: list[Family]) -> None:
     """``ValueError`` if two of the families (a counter with its ``_total`` sample) would
     export the same name. O(names)."""
     seen: set[str] = set()
@@ -282,7 +282,7 @@ class MetricsCollector:
         self.max_series = check_param(max_series, "max_series", _MAX_SERIES)
         self.metric = metric
         self.prefix = prefix
-        self.labels = _check_labels(labels)
+        self.labels = check_labels(labels)
         self.confidence = confidence
         inner = metric.metric if isinstance(metric, DelayedLabels) else metric
         self._inner = inner
@@ -294,8 +294,8 @@ class MetricsCollector:
         for member in self.members:
             check_param(f"{prefix}_{member}", "name", _FULL_NAME)
         self._stats = list(metric.stats()) if isinstance(metric, DelayedLabels) else []
-        self.errors = _CollectErrors(self.members, f"{type(self).__name__}({prefix}_{self._name})")
-        _check_names(self.describe())
+        self.errors = CollectErrors(self.members, f"{type(self).__name__}({prefix}_{self._name})")
+        check_names(self.describe())
 
     def describe(self) -> list[Family]:
         """Every family a scrape can export (empty ones): the value, interval, bounds, samples
@@ -344,7 +344,7 @@ class MetricsCollector:
         yield from self.errors.families(self.prefix, self.labels)
 
     def _render(self, members: Mapping[str, Metric], stats: Mapping[str, int] | None,
-                errors: _CollectErrors, counted: str | None = None) -> list[Family]:
+                errors: CollectErrors, counted: str | None = None) -> list[Family]:
         """The families of the snapshot ``members`` (and ``stats``); a failing member is left
         out and recorded in ``errors`` under its name (or under ``counted``)."""
         out: list[Family] = []
@@ -366,7 +366,7 @@ class MetricsCollector:
 
     # -- helpers -----------------------------------------------------------------------------------
     def _family(self, name: str, doc: str, extra: list[str]) -> GaugeMetricFamily:
-        return GaugeMetricFamily(name, _label_value(doc), labels=[*self.labels, *extra])
+        return GaugeMetricFamily(name, label_value(doc), labels=[*self.labels, *extra])
 
     def _emit(self, name: str, doc: str, value: Any, budget: list[int],
               omitted: list[int]) -> GaugeMetricFamily | None:
@@ -394,7 +394,7 @@ class MetricsCollector:
         budget[0] -= value.size
         return fam
 
-    def _member(self, member: str, m: Metric, budget: list[int], errors: _CollectErrors,
+    def _member(self, member: str, m: Metric, budget: list[int], errors: CollectErrors,
                 counted: str) -> list[GaugeMetricFamily]:
         base = f"{self.prefix}_{member}"
         kind = type(m._metric).__name__ if isinstance(m, (Window, Decayed)) else type(m).__name__

@@ -44,15 +44,15 @@ from ._slice_keys import OTHER
 from .metricset import MetricSet
 from .prometheus import (
     REGISTRY,
+    CollectErrors,
     CollectorRegistry,
     CounterMetricFamily,
     Family,
     GaugeMetricFamily,
     MetricsCollector,
-    _check_labels,
-    _check_names,
-    _CollectErrors,
-    _label_value,
+    check_labels,
+    check_names,
+    label_value,
 )
 from .sliced import Sliced
 
@@ -110,15 +110,15 @@ class SlicedCollector:
         self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
         self.sliced = sliced
         self.prefix = prefix
-        self.labels = _check_labels(labels)
+        self.labels = check_labels(labels)
         self.kwargs = kwargs
         inner = sliced.metric
         self._name = name or ("sliced" if isinstance(inner, MetricSet) else type(inner).__name__.lower())
         # validates prefix, name, labels and kwargs once
         self._template = MetricsCollector(sliced.metric, name=self._name, prefix=prefix,
                                           labels=self.labels, **kwargs)
-        self.errors = _CollectErrors([self._name], f"SlicedCollector({prefix}_{self._name})")
-        _check_names(self.describe())
+        self.errors = CollectErrors([self._name], f"SlicedCollector({prefix}_{self._name})")
+        check_names(self.describe())
 
     def describe(self) -> list[Family]:
         """Every family a scrape can export (empty ones): the wrapped metric's gauges, the
@@ -152,8 +152,8 @@ class SlicedCollector:
             return ["__other__"] * width
         values = key if width > 1 else (key,)
         if not isinstance(values, tuple) or len(values) != width:
-            raise ValueError(f"a slice key {_label_value(key)[:100]} does not have {width} columns")
-        return [_label_value(v) for v in values]
+            raise ValueError(f"a slice key {label_value(key)[:100]} does not have {width} columns")
+        return [label_value(v) for v in values]
 
     def collect(self) -> Iterator[Family]:
         """The families of one scrape (called by prometheus-client). Never raises: a slice that
@@ -185,7 +185,7 @@ class SlicedCollector:
             try:
                 values = self._key_values(key, len(label_names))
                 if tuple(values) in seen:
-                    raise ValueError(f"the slice key {_label_value(key)[:100]} gives the labels "
+                    raise ValueError(f"the slice key {label_value(key)[:100]} gives the labels "
                                      f"{values} of another exported slice")
             except ValueError as exc:
                 self.errors.record(self._name, "a slice", exc)

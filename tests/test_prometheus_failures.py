@@ -16,7 +16,7 @@ prometheus_client = pytest.importorskip("prometheus_client")
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
-from streammetrics.prometheus import MetricsCollector, _label_value, register  # noqa: E402
+from streammetrics.prometheus import MetricsCollector, label_value, register  # noqa: E402
 from streammetrics.prometheus_sliced import SlicedCollector, register_sliced  # noqa: E402
 
 HOSTILE = ["\ud800", "ok\udfff", 10**5000]  # a lone surrogate (twice), an int str() refuses
@@ -49,7 +49,7 @@ def hostile_sliced() -> sm.Sliced:
 def test_label_value_is_always_utf8_text() -> None:
     for value, expected in (("\ud800", "\\ud800"), ("é\udfffx", "é\\udfffx"), (7, "7"),
                             ("a\nb", "a\nb"), (10**5000, hex(10**5000))):
-        got = _label_value(value)
+        got = label_value(value)
         got.encode("utf-8")
         assert got == expected
 
