@@ -22,6 +22,10 @@ the current values -- no background thread, nothing done per update. For a
   calibration sums' total weight.
 * for DelayedLabels, ``{prefix}_delayed_{stat}`` for every counter of ``stats()`` (pending,
   labelled, expired, evicted, unknown, ...).
+* ``{prefix}_{m}_collect_errors_total``: a counter of the scrapes that left ``m`` out (below).
+
+A :class:`~streammetrics.Sliced` accumulator (also inside DelayedLabels) is refused here: it is
+exported slice by slice, the slice as a label, by :mod:`streammetrics.prometheus_sliced`.
 
 Extra constant ``labels`` (e.g. ``{"model": "v3"}``) are attached to every sample.
 
@@ -30,7 +34,8 @@ other collector's metrics too -- when one collector raises, so this one never do
 value cannot be computed or exported (``compute`` raises, a warning the process turned into an
 error is raised from inside it, a value ``float`` refuses) is left out of that scrape whole, the
 other members are exported as usual; an interval or bounds pair that fails unexpectedly is left
-out alone (its member's value is still exported). Each skip adds 1 to the counter
+out alone (its member's value is still exported); if the state's snapshot itself fails, every
+member is left out of that scrape. Each skip adds 1 to the counter
 ``{prefix}_{m}_collect_errors_total`` (exported for every member from the first scrape on, 0 while
 nothing failed: alert on ``increase(...[10m]) > 0``), and the first failure of each kind per member
 is logged as a warning on the ``streammetrics.prometheus`` logger, with its traceback; later ones
@@ -90,6 +95,7 @@ from ._warnings import silenced
 from .decay import Decayed
 from .delayed import DelayedLabels
 from .metricset import MetricSet
+from .sliced import Sliced
 from .window import Window
 
 __all__ = ["MetricsCollector", "register"]
@@ -284,7 +290,13 @@ class MetricsCollector:
         self.prefix = prefix
         self.labels = check_labels(labels)
         self.confidence = confidence
-        inner = metric.metric if isinstance(metric, DelayedLabels) else metric
+        inner = metric._metric if isinstance(metric, DelayedLabels) else metric
+        if isinstance(inner, Sliced):
+            raise ValueError(
+                "metric: a Sliced accumulator (also inside DelayedLabels) is exported slice by "
+                "slice by streammetrics.prometheus_sliced.register_sliced (SlicedCollector); "
+                "this collector would copy its whole state on every scrape and export no value"
+            )
         self._inner = inner
         self._name = name or type(inner).__name__.lower()
         if isinstance(inner, MetricSet):

@@ -1,6 +1,8 @@
 """Expose a :class:`~streammetrics.Sliced` accumulator to Prometheus: the slice as a label.
 
-``register_sliced(sliced)`` (or ``registry.register(SlicedCollector(sliced))``) exports, per
+``register_sliced(sliced)`` (or ``registry.register(SlicedCollector(sliced))``; ``sliced`` may
+also be a :class:`~streammetrics.DelayedLabels` around a Sliced, whose counters are then
+exported as ``{prefix}_delayed_{stat}``) exports, per
 slice, the gauges :class:`~streammetrics.prometheus.MetricsCollector` exports for one accumulator
 (value, interval ends, bounds, samples; per member for a MetricSet), each sample carrying the
 slice's key as labels: one label per key column (their names; ``slice`` for one unnamed column),
@@ -41,6 +43,7 @@ from typing import Any
 
 from ._params import Param, check_accumulator, check_param
 from ._slice_keys import OTHER
+from .delayed import DelayedLabels
 from .metricset import MetricSet
 from .prometheus import (
     REGISTRY,
@@ -74,7 +77,8 @@ class SlicedCollector:
     Parameters
     ----------
     sliced
-        The accumulator to expose.
+        The accumulator to expose: a Sliced, or a DelayedLabels around one (its counters are
+        exported too, as ``{prefix}_delayed_{stat}``).
     max_slices
         The most slices exported per scrape (an int >= 0; the slices with the most rows).
     name, prefix, labels
@@ -103,12 +107,17 @@ class SlicedCollector:
     0.5
     """
 
-    def __init__(self, sliced: Sliced, *, max_slices: int = 100, name: str | None = None,
+    def __init__(self, sliced: Sliced | DelayedLabels, *, max_slices: int = 100, name: str | None = None,
                  prefix: str = "streammetrics", labels: Mapping[str, str] | None = None,
                  **kwargs: Any) -> None:
+        delayed = sliced if isinstance(sliced, DelayedLabels) and isinstance(sliced._metric, Sliced) \
+            else None
+        sliced = sliced._metric if delayed is not None else sliced
         check_accumulator(sliced, "sliced", kind=Sliced)
         self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
         self.sliced = sliced
+        self.delayed = delayed
+        self._stats = list(delayed.stats()) if delayed is not None else []
         self.prefix = prefix
         self.labels = check_labels(labels)
         self.kwargs = kwargs
@@ -129,6 +138,7 @@ class SlicedCollector:
         out: list[Family] = [f for f in self._template.describe() if f.type == "gauge"]
         out += [GaugeMetricFamily(f"{base}{suffix}", "")
                 for suffix in ("_slices", "_slices_omitted", "_slices_absorbed", "_slice_rows")]
+        out += [GaugeMetricFamily(f"{self.prefix}_delayed_{stat}", "") for stat in self._stats]
         out.append(CounterMetricFamily(f"{base}_collect_errors", ""))
         return out
 
@@ -173,7 +183,14 @@ class SlicedCollector:
         yield from self.errors.families(self.prefix, self.labels)
 
     def _families(self) -> list[Family]:
-        chosen, held, absorbed = self.sliced._largest(self.max_slices)  # the only locked step
+        stats: dict[str, int] = {}
+        if self.delayed is not None:  # the only locked step (the Sliced's lock, inside)
+            with self.delayed._lock:
+                self.delayed._flush_locked()  # batched labels: the scrape sees every one
+                chosen, held, absorbed = self.sliced._largest(self.max_slices)
+                stats = self.delayed.stats()
+        else:
+            chosen, held, absorbed = self.sliced._largest(self.max_slices)
         label_names = self._key_label_names(self.sliced.key_names)
         const = list(self.labels.values())
         base = f"{self.prefix}_{self._name}"
@@ -212,17 +229,22 @@ class SlicedCollector:
             fam.add_metric(const, float(value))
             families[fam.name] = fam
         families[rows.name] = rows
+        for stat, value in stats.items():
+            fam = GaugeMetricFamily(f"{self.prefix}_delayed_{stat}", f"DelayedLabels counter {stat!r}",
+                                    labels=list(self.labels))
+            fam.add_metric(const, float(value))
+            families[fam.name] = fam
         return list(families.values())
 
 
-def register_sliced(sliced: Sliced, registry: CollectorRegistry | None = None,
+def register_sliced(sliced: Sliced | DelayedLabels, registry: CollectorRegistry | None = None,
                     **kwargs: Any) -> SlicedCollector:
     """Register a :class:`SlicedCollector` (default registry: prometheus-client's global one).
 
     Parameters
     ----------
-    sliced : Sliced
-        The accumulator to expose.
+    sliced : Sliced or DelayedLabels
+        The accumulator to expose (a DelayedLabels around a Sliced too).
     registry : prometheus_client.CollectorRegistry, optional
         Where to register it (default: prometheus-client's global ``REGISTRY``).
     **kwargs

@@ -279,3 +279,23 @@ def test_a_sliced_scrape_copies_only_the_exported_slices(monkeypatch) -> None:
         assert exported[str(k)] == pytest.approx(roc_auc_score(y[m], p[m]), abs=1e-12)
     assert got[("streammetrics_auroc_slices", ())] == len(counts) > 7
     assert got[("streammetrics_auroc_slices_omitted", ())] == len(counts) - 7
+
+
+def test_sliced_inside_delayed_labels_and_the_plain_collector_refusing_sliced() -> None:
+    """``register(sliced)`` copied the whole Sliced on every scrape and exported no value (its
+    value is a dict): refused, pointing at ``register_sliced``, which now takes a DelayedLabels
+    around a Sliced (its counters exported)."""
+    d = sm.DelayedLabels(sm.Sliced(sm.F1()), capacity=10)
+    d.predict([1, 2, 3], [0.9, 0.1, 0.8], slices=["a", "b", "a"])
+    d.label([1, 2, 3], [1, 0, 0])
+    for metric in (d, d._metric):
+        with pytest.raises(ValueError, match="register_sliced"):
+            register(metric, prometheus_client.CollectorRegistry())
+    registry = prometheus_client.CollectorRegistry()
+    col = register_sliced(d, registry)
+    got = samples(prometheus_client.generate_latest(registry))
+    assert got[("streammetrics_f1", (("slice", "a"),))] == pytest.approx(2 / 3)
+    assert got[("streammetrics_f1", (("slice", "b"),))] == 0.0
+    assert got[("streammetrics_f1_slice_rows", (("slice", "a"),))] == 2
+    assert got[("streammetrics_delayed_labelled", ())] == 3 and got[("streammetrics_delayed_buffered", ())] == 0
+    assert not any(col.errors.counts.values())
