@@ -112,19 +112,18 @@ class SlicedCollector:
                  **kwargs: Any) -> None:
         delayed = sliced if isinstance(sliced, DelayedLabels) and isinstance(sliced._metric, Sliced) \
             else None
-        sliced = sliced._metric if delayed is not None else sliced
-        check_accumulator(sliced, "sliced", kind=Sliced)
+        target = check_accumulator(sliced if delayed is None else delayed._metric, "sliced", kind=Sliced)
         self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
-        self.sliced = sliced
+        self.sliced: Sliced = target
         self.delayed = delayed
         self._stats = list(delayed.stats()) if delayed is not None else []
         self.prefix = prefix
         self.labels = check_labels(labels)
         self.kwargs = kwargs
-        inner = sliced.metric
+        inner = target.metric
         self._name = name or ("sliced" if isinstance(inner, MetricSet) else type(inner).__name__.lower())
         # validates prefix, name, labels and kwargs once
-        self._template = MetricsCollector(sliced.metric, name=self._name, prefix=prefix,
+        self._template = MetricsCollector(target.metric, name=self._name, prefix=prefix,
                                           labels=self.labels, **kwargs)
         self.errors = CollectErrors([self._name], f"SlicedCollector({prefix}_{self._name})")
         check_names(self.describe())
