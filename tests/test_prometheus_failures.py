@@ -116,31 +116,37 @@ def test_warnings_as_errors_and_the_process_wide_filters() -> None:
     """Undefined values under ``-W error``: NaN, no collect error. The scrape never touches
     ``warnings.filters`` (``catch_warnings`` on the server's thread swapped the process-wide
     list: other threads lost their warnings meanwhile, and a filter they set could be undone)."""
-    ms = sm.MetricSet(prec=sm.Precision(), auc=sm.AUROC(), f1=sm.F1())
+    ms = sm.MetricSet(prec=sm.Precision(), auc=sm.AUROC(), f1=sm.F1(), ce=sm.CalibrationError())
     ms.update([0, 0], [0.1, 0.2])  # precision and AUROC undefined
     registry = prometheus_client.CollectorRegistry()
     register(ms, registry)
     seen: list[list] = []
-    compute = sm.F1._compute
+    classes = (sm.F1, sm.CalibrationError)  # CalibrationError: also computed by its bounds()
+    computes = [cls._compute for cls in classes]
 
-    def spy(self):  # type: ignore[no-untyped-def]
-        seen.append(list(warnings.filters))
-        return compute(self)
+    def spying(compute):  # type: ignore[no-untyped-def]
+        def spy(self):  # type: ignore[no-untyped-def]
+            seen.append(list(warnings.filters))
+            return compute(self)
+        return spy
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         outside = list(warnings.filters)
-        sm.F1._compute = spy  # type: ignore[method-assign]
+        for cls, compute in zip(classes, computes, strict=True):
+            cls._compute = spying(compute)  # type: ignore[method-assign]
         try:
             got = samples(prometheus_client.generate_latest(registry))
         finally:
-            sm.F1._compute = compute  # type: ignore[method-assign]
+            for cls, compute in zip(classes, computes, strict=True):
+                cls._compute = compute  # type: ignore[method-assign]
         with pytest.raises(sm.UndefinedMetricWarning):  # the filter still holds outside the scrape
             sm.AUROC().update([0, 0], [0.1, 0.2]).compute()
-    assert seen and all(f == outside for f in seen)
+    assert len(seen) == 3 and all(f == outside for f in seen)  # F1, CalibrationError twice
+    assert got[("streammetrics_ce_bounds_low", ())] == got[("streammetrics_ce", ())]
     assert got[("streammetrics_prec", ())] == 0.0 and math.isnan(got[("streammetrics_auc", ())])
     assert got[("streammetrics_f1", ())] == 0.0
-    assert all(got[(f"streammetrics_{m}_collect_errors_total", ())] == 0 for m in ("prec", "auc", "f1"))
+    assert all(got[(f"streammetrics_{m}_collect_errors_total", ())] == 0 for m in ("prec", "auc", "f1", "ce"))
 
 
 def test_a_foreign_warning_raised_as_error_skips_only_its_member(monkeypatch) -> None:
