@@ -11,6 +11,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 prometheus_client = pytest.importorskip("prometheus_client")
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
@@ -305,3 +307,28 @@ def test_sliced_inside_delayed_labels_and_the_plain_collector_refusing_sliced() 
     assert got[("streammetrics_f1_slice_rows", (("slice", "a"),))] == 2
     assert got[("streammetrics_delayed_labelled", ())] == 3 and got[("streammetrics_delayed_buffered", ())] == 0
     assert not any(col.errors.counts.values())
+
+
+@settings(max_examples=60, deadline=None)
+@given(keys=st.lists(st.integers(0, 12), min_size=0, max_size=60), cap=st.integers(1, 8),
+       n=st.integers(0, 16), stacked=st.booleans())
+def test_largest_slices_are_the_sorted_counts_head(keys, cap, n, stacked) -> None:  # type: ignore[no-untyped-def]
+    """``Sliced._largest(n)`` (what a scrape reads) equals the first ``n`` slices of the counts
+    sorted by rows, ties first seen first and ``OTHER`` last, each with its own accumulator."""
+    s = sm.Sliced(sm.Recall() if stacked else sm.AUROC(), max_slices=cap, overflow="other")
+    rng = np.random.default_rng(len(keys))
+    for part in (keys[: len(keys) // 2], keys[len(keys) // 2:]):
+        y = rng.integers(0, 2, len(part))
+        s.update(y, (rng.random(len(part)) > 0.5).astype(int) if stacked else rng.random(len(part)),
+                 slices=np.asarray(part, dtype=np.int64))
+    counts = s.counts()
+    expected = sorted(counts, key=lambda k: -counts[k])[:n]
+    chosen, held, absorbed = s._largest(n)
+    assert [k for k, _, _ in chosen] == expected
+    assert [r for _, r, _ in chosen] == [counts[k] for k in expected]
+    assert held == len(counts) and absorbed == s.n_absorbed
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for key, _, metric in chosen:
+            assert metric.state_dict().keys() == s.slice(key).state_dict().keys()
+            assert str(metric.compute()) == str(s.slice(key).compute())
