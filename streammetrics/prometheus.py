@@ -232,8 +232,9 @@ class MetricsCollector:
     Every scrape reads the current values; nothing is done per update. Gauges per member
     ``m``: ``{prefix}_{m}`` (the value; per-class arrays carry a ``class`` label),
     ``{prefix}_{m}_interval_low`` / ``_high``, ``{prefix}_{m}_bounds_low`` / ``_high``,
-    ``{prefix}_{m}_samples``, and for DelayedLabels ``{prefix}_delayed_{stat}`` (module
-    docstring).
+    ``{prefix}_{m}_samples``, ``{prefix}_{m}_collect_errors_total`` (scrapes that left ``m``
+    out; a scrape never fails because of one member), and for DelayedLabels
+    ``{prefix}_delayed_{stat}`` (module docstring).
 
     Parameters
     ----------
@@ -465,7 +466,9 @@ def register(metric: Metric, registry: CollectorRegistry | None = None, **kwargs
     Returns
     -------
     MetricsCollector
-        The registered collector (``registry.unregister(collector)`` removes it).
+        The registered collector (``registry.unregister(collector)`` removes it). prometheus-client
+        raises ``ValueError`` if the registry already holds a collector exporting one of its
+        family names (give it another ``prefix``).
 
     Examples
     --------
