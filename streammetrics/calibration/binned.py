@@ -39,13 +39,11 @@ multiclass error keeps only its top-label bins; ``CalibrationCurve`` never: its 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
 from .._bins import BinnedScores
 from .._curves import ThresholdCounts
 from .._docstrings import filled
@@ -54,6 +52,7 @@ from .._probability_inputs import sigmoid
 from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
 from .._sorted_buffer import SortedScores
+from .._warnings import silenced
 from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
 from ._curve_bounds import bounded_curve
 from ._quantile import QuantileProbabilities, check_ovr_classes
@@ -163,8 +162,7 @@ class CalibrationError(ProbabilityMetric):
             if self.strategy == "quantile":
                 _, lo, hi = self._certified(_quantile_columns(self))
                 return lo, hi
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UndefinedMetricWarning)
+            with silenced():  # this thread only (a scrape's): the process-wide filters stay
                 v = self._compute()
             return v, v
 
