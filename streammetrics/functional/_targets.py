@@ -31,6 +31,7 @@ from .._base import UndefinedMetricWarning
 from .._labels import encode, is_sparse, small_range, unique
 from .._sparse_labels import indicator_rows
 from .._validation import as_numpy
+from .._warnings import sklearn_compatible
 
 __all__ = [
     "Targets",
@@ -334,7 +335,7 @@ def relay_undefined(message: str | None, category: type[Warning] = UndefinedMetr
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if undefined and message is not None:
-        warnings.warn(message, category, stacklevel=4)
+        warnings.warn(message, sklearn_compatible(category), stacklevel=4)
 
 
 def target_type_and_labels(y: np.ndarray, input_name: str = "y") -> tuple[str, np.ndarray]:

@@ -20,6 +20,7 @@ import numpy as np
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
 from .._validation import as_numpy
+from .._warnings import sklearn_compatible
 from ..det import DETCurve
 from ..ranking import PRCurve, ROCCurve
 from ._targets import (
@@ -110,13 +111,13 @@ def roc_curve(
     if res.counts.total_neg <= 0:
         warnings.warn(
             "No negative samples in y_true, false positive value should be meaningless",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
     if res.counts.total_pos <= 0:
         warnings.warn(
             "No positive samples in y_true, true positive value should be meaningless",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
     return res.fpr, res.tpr, res.thresholds.astype(np.float64)
@@ -171,7 +172,7 @@ def precision_recall_curve(
     if res.counts.total_pos <= 0:
         warnings.warn(
             "No positive class found in y_true, recall is set to one for all thresholds.",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
         recall = np.ones(precision.shape[0])

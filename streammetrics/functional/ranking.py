@@ -23,6 +23,7 @@ import numpy as np
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
 from .._validation import as_numpy
+from .._warnings import sklearn_compatible
 from ..ranking import AUROC, AveragePrecision
 from ..retrieval import DCG, NDCG
 from ..topk import TopKAccuracy
@@ -215,7 +216,7 @@ def _binary_auc(y01: np.ndarray, s: np.ndarray, w: np.ndarray | None, max_fpr: f
     if y01.all() or not y01.any():
         warnings.warn(
             _ONE_CLASS,
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=3,
         )
         return float("nan")
@@ -307,7 +308,7 @@ class _APZeroIfNoPositives(AveragePrecision):
         if any(issubclass(x.category, UndefinedMetricWarning) for x in caught):
             warnings.warn(
                 "No positive class found in y_true, recall is set to one for all thresholds.",
-                UndefinedMetricWarning,
+                sklearn_compatible(UndefinedMetricWarning),
                 stacklevel=4,
             )
         return _ap_no_positives(value)
@@ -458,7 +459,7 @@ def top_k_accuracy_score(
         warnings.warn(
             f"'k' ({k}) greater than or equal to 'n_classes' ({c}) will result in a perfect score and is "
             "therefore meaningless.",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
     codes = encode(y, classes)
