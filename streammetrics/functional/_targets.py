@@ -20,6 +20,7 @@ codes ``0..C-1``. This module holds that boundary, following scikit-learn's rule
 from __future__ import annotations
 
 import contextlib
+import numbers
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,8 +35,10 @@ from .._validation import as_numpy
 from .._warnings import sklearn_compatible
 
 __all__ = [
+    "InputTypeError",
     "Targets",
     "as_labels",
+    "as_scores",
     "check_consistent_length",
     "check_targets",
     "check_weight",
@@ -49,21 +52,80 @@ __all__ = [
 ]
 
 
+class InputTypeError(ValueError, TypeError):
+    """An argument that is not an array-like, or holds values of a type the function does not
+    take (None, a scalar, a string, a set, a generator, a 0-d array, dates, objects).
+
+    A :class:`ValueError` (the library's rule for bad input) that is also a :class:`TypeError`,
+    as scikit-learn's own ``InvalidParameterError`` is: scikit-learn raises one or the other for
+    these inputs, so an ``except`` written for either catches it.
+    """
+
+
+def _short(y: Any) -> str:
+    text = repr(y)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _not_array_like(y: Any, name: str) -> InputTypeError:
+    return InputTypeError(f"{name}: expected an array-like (array or non-string sequence), got {_short(y)}")
+
+
 def as_labels(y: Any, name: str) -> np.ndarray:
     """``y`` as a numpy array that may hold strings (sparse matrices are densified).
 
-    Numeric framework tensors go through :func:`streammetrics._validation.as_numpy`."""
+    Refused (naming ``name`` and the value): None, scalars, strings and bytes, sets, dicts,
+    iterators and 0-d arrays (:class:`InputTypeError`); masked arrays with a masked entry (the
+    mask cannot be honoured; scikit-learn ignores it in some functions); complex values
+    (``ValueError``, scikit-learn's "Complex data not supported"); datetime64 and timedelta64
+    values and structured arrays (:class:`InputTypeError`). Numeric framework tensors go through
+    :func:`streammetrics._validation.as_numpy`. O(1) for a numpy array, else one conversion."""
     if is_sparse(y):
         return np.asarray(y.toarray())
+    if isinstance(y, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(y)
+        if mask.any():
+            idx = int(np.flatnonzero(mask.ravel())[0])
+            raise ValueError(
+                f"{name}: masked arrays are not supported (masked entry at flat index {idx}); "
+                "pass the unmasked rows, e.g. .compressed() of a mask shared by all arguments"
+            )
+        y = np.ma.getdata(y)
     if isinstance(y, np.ndarray):
-        return y
-    if isinstance(y, str):
-        raise ValueError(f"{name}: expected an array-like (array or non-string sequence), got {y!r}")
-    if (hasattr(y, "__dlpack__") and not hasattr(y, "dtype")) or hasattr(y, "detach"):
-        return as_numpy(y, name)
-    if hasattr(y, "dtype") and str(getattr(y, "dtype", "")) == "category":  # pandas categorical
-        return np.asarray(y.astype(object))
-    return np.asarray(y)
+        arr = y
+    elif y is None or isinstance(y, (str, bytes, numbers.Number, np.generic, set, frozenset, dict, Iterator)):
+        raise _not_array_like(y, name)
+    elif (hasattr(y, "__dlpack__") and not hasattr(y, "dtype")) or hasattr(y, "detach"):
+        arr = as_numpy(y, name)
+    elif hasattr(y, "dtype") and str(getattr(y, "dtype", "")) == "category":  # pandas categorical
+        arr = np.asarray(y.astype(object))
+    else:
+        try:
+            arr = np.asarray(y)
+        except ValueError as exc:  # ragged nested sequences
+            raise ValueError(f"{name}: cannot make an array of {_short(y)} ({exc})") from exc
+        except TypeError as exc:
+            raise InputTypeError(f"{name}: cannot make an array of {_short(y)} ({exc})") from exc
+    if arr.ndim == 0:
+        raise InputTypeError(
+            f"{name}: expected an array-like with at least 1 dimension, got the 0-d array {_short(arr)}"
+        )
+    kind = arr.dtype.kind
+    if kind == "c":
+        first = arr.ravel()[0].item() if arr.size else None
+        raise ValueError(f"Complex data not supported in {name} (first value {first!r})")
+    if kind in "MmV":
+        first = arr.ravel()[0] if arr.size else None
+        raise InputTypeError(f"{name}: expected numbers, strings or booleans, got dtype {arr.dtype} "
+                             f"(first value {_short(first)})")
+    return arr
+
+
+def as_scores(y: Any, name: str) -> np.ndarray:
+    """``y`` as a numpy array of numbers or booleans: :func:`as_labels`' checks, then
+    :func:`streammetrics._validation.as_numpy` (strings, bytes and objects other than real
+    numbers are a ``ValueError`` naming the first). O(n) at most."""
+    return as_numpy(as_labels(y, name), name)
 
 
 def _is_integral_float(a: np.ndarray) -> bool:
@@ -98,6 +160,8 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
     >>> type_of_target([0, 1, 1]), type_of_target(["a", "b", "c"]), type_of_target([[1, 0], [0, 1]])
     ('binary', 'multiclass', 'multilabel-indicator')
     """
+    if isinstance(y, bytes) or (isinstance(y, np.ndarray) and y.ndim == 0):
+        return "unknown"  # scikit-learn's answer for a bytes object or a 0-d array
     return _type_and_labels(as_labels(y, input_name), input_name)[0]
 
 
@@ -172,11 +236,12 @@ def check_weight(sample_weight: Any, n: int, *, allow_all_zero: bool = False) ->
     if sample_weight is None:
         return None
     raw = as_labels(sample_weight, "sample_weight")
-    if raw.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported in sample_weight: {raw!r}")
+    if raw.dtype.kind not in "biuf":  # strings, bytes, objects (None, ints beyond int64, ...)
+        first = raw.ravel()[0] if raw.size else None
+        raise InputTypeError(
+            f"sample_weight: expected numbers, got dtype {raw.dtype} (first value {_short(first)})"
+        )
     w = np.asarray(raw, dtype=np.float64)
-    if w.ndim == 0:
-        w = np.full(n, float(w))
     if w.ndim != 1:
         raise ValueError(f"Sample weights must be 1D array or scalar, got shape {w.shape}")
     if w.shape[0] != n:
@@ -231,9 +296,8 @@ def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Target
         return _sparse_targets(y_true, y_pred, sample_weight)
     yt = as_labels(y_true, "y_true")
     yp = as_labels(y_pred, "y_pred")
-    check_consistent_length(
-        yt, yp, None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight))
-    )
+    sample_weight = None if sample_weight is None else as_labels(sample_weight, "sample_weight")
+    check_consistent_length(yt, yp, sample_weight)
     type_true, labels_true = _type_and_labels(yt, "y_true")
     type_pred, labels_pred = _type_and_labels(yp, "y_pred")
     if yt.shape[0] < 1 or yp.shape[0] < 1:
@@ -294,8 +358,8 @@ def _sparse_targets(y_true: Any, y_pred: Any, sample_weight: Any) -> Targets:
     if types["y_true"] != "multilabel-indicator":
         raise ValueError(f"{types['y_true']} is not supported")
     yt, yp = (indicator_rows(a, name, None, None) for name, a in args.items())
-    weights = None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight))
-    check_consistent_length(yt, yp, weights)
+    sample_weight = None if sample_weight is None else as_labels(sample_weight, "sample_weight")
+    check_consistent_length(yt, yp, sample_weight)
     if yt.shape[1] != yp.shape[1]:
         raise ValueError("Multi-label binary indicator input with different numbers of labels")
     w = check_weight(sample_weight, yt.shape[0])
@@ -343,4 +407,9 @@ def target_type_and_labels(y: np.ndarray, input_name: str = "y") -> tuple[str, n
     the type detection computed (one pass over ``y`` instead of two). O(n) for small integer
     ranges, else O(n log n)."""
     y_type, labels = _type_and_labels(y, input_name)
-    return y_type, unique(y) if labels is None else labels
+    if labels is None:
+        try:
+            labels = unique(y)
+        except TypeError as exc:  # an object array mixing kinds: None, numbers, strings
+            raise ValueError(f"{input_name}: labels of {y_type} format cannot be ordered ({exc})") from exc
+    return y_type, labels
