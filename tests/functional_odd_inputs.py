@@ -276,6 +276,19 @@ DIFFERENT: dict[tuple[str, str, str], str] = {
 }
 
 
+# Mismatches left as they are (the test marks them xfail, strict): classification_report's text.
+KNOWN: dict[tuple[str, str, str], str] = {
+    ("classification_report", "y_true", "bool"): "scikit-learn names the classes of a bool/int union "
+                                                 "False/True; streammetrics 0/1",
+    ("classification_report", "y_true", "negative"): "scikit-learn prints the support as floats when "
+                                                     "no label is shared",
+    ("classification_report", "y_pred", "negative"): "as above",
+    ("classification_report", "y_pred", "float16"): "scikit-learn prints float16 labels' support as floats",
+    ("classification_report", "sample_weight", "w-bool"): "scikit-learn prints the support of boolean "
+                                                          "weights as floats",
+}
+
+
 def _lookup(table: dict[tuple[str, str, str], str], name: str, arg: str, odd: str) -> str | None:
     names = (name, "fairness" if name in FAIRNESS else name, "*")
     for n in names:
