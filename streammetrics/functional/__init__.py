@@ -20,7 +20,8 @@ also a ``TypeError``, as scikit-learn's ``InvalidParameterError`` is).
 
 Differences from scikit-learn (docs/functional.md, "Differences from scikit-learn"): negative,
 non-numeric, complex, non-finite or 2-D ``sample_weight`` is a ``ValueError`` (the accumulators'
-rule); masked arrays with a masked entry, complex values and dates are refused; ``ndcg_score``/``dcg_score`` with ``ignore_ties=True`` equal scikit-learn's
+rule); masked arrays with a masked entry, complex values and dates are refused;
+``ndcg_score``/``dcg_score`` with ``ignore_ties=True`` equal scikit-learn's
 only for rows without tied scores (its tie order is that of an unstable sort).
 """
 
