@@ -31,7 +31,7 @@ import numpy as np
 from .._base import UndefinedMetricWarning
 from .._labels import encode, is_sparse, small_range, unique
 from .._sparse_labels import indicator_rows
-from .._validation import as_numpy
+from .._validation import InputTypeError, as_numpy
 from .._warnings import sklearn_compatible
 
 __all__ = [
@@ -50,16 +50,6 @@ __all__ = [
     "type_of_target",
     "unique",
 ]
-
-
-class InputTypeError(ValueError, TypeError):
-    """An argument that is not an array-like, or holds values of a type the function does not
-    take (None, a scalar, a string, a set, a generator, a 0-d array, dates, objects).
-
-    A :class:`ValueError` (the library's rule for bad input) that is also a :class:`TypeError`,
-    as scikit-learn's own ``InvalidParameterError`` is: scikit-learn raises one or the other for
-    these inputs, so an ``except`` written for either catches it.
-    """
 
 
 def _short(y: Any) -> str:
@@ -168,7 +158,7 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
 def _type_and_labels(a: np.ndarray, input_name: str) -> tuple[str, np.ndarray | None]:
     """:func:`type_of_target` and, where it computed them, the sorted distinct values."""
     if a.size and (a.dtype.kind == "S" or (a.dtype.kind == "O" and isinstance(a.flat[0], bytes))):
-        raise TypeError(
+        raise InputTypeError(  # scikit-learn's TypeError (and a ValueError, the library's rule)
             "Support for labels represented as bytes is not supported. Convert the labels to a "
             "string or integer format."
         )
@@ -223,7 +213,10 @@ def column_or_1d(y: np.ndarray, name: str) -> np.ndarray:
 
 def check_consistent_length(*arrays: Any) -> None:
     """``ValueError`` unless every non-None argument has the same number of rows."""
-    lengths = [a.shape[0] if hasattr(a, "shape") and np.ndim(a) else len(a) for a in arrays if a is not None]
+    for a in arrays:
+        if a is not None and (np.ndim(a) == 0 or isinstance(a, (str, bytes))):
+            raise _not_array_like(a, "input")
+    lengths = [a.shape[0] if hasattr(a, "shape") else len(a) for a in arrays if a is not None]
     if len(set(lengths)) > 1:
         raise ValueError(f"Found input variables with inconsistent numbers of samples: {lengths}")
 
