@@ -197,7 +197,10 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
     "fairness": {
         "y_true_y_pred": (
             "y_true, y_pred : array-like of shape (n,)",
-            "0/1 labels and predictions ({-1, 1} read as {0, 1}; scores are thresholded at 0.5).",
+            "0/1 labels and predictions, as Fairlearn takes them: each holds values of {0, 1} or of "
+            "{-1, 1} (-1 read as 0; booleans and integral floats too); anything else (scores, other "
+            "labels) is a ``ValueError``. ``demographic_parity_*`` use ``y_true`` only for its "
+            "length, as Fairlearn does.",
         ),
         "sensitive_features": (
             "sensitive_features : array-like, tuple of arrays, dict or DataFrame",

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ._params import nonempty_param
-from ._validation import as_numpy, first_bad
+from ._validation import InputTypeError, as_numpy, first_bad
 
 __all__ = [
     "ClassMapping",
@@ -102,7 +102,14 @@ def small_range(*arrays: np.ndarray) -> tuple[int, np.ndarray] | None:
 def unique(y: np.ndarray) -> np.ndarray:
     """Sorted distinct values: O(n) for integers spanning a small range, else a sort."""
     if y.dtype.kind == "O":
-        return np.array(sorted(set(y.ravel().tolist())), dtype=object)
+        values = set(y.ravel().tolist())
+        try:
+            return np.array(sorted(values), dtype=object)
+        except TypeError as exc:  # e.g. strings mixed with numbers, or None among them
+            kinds = sorted({type(v).__name__ for v in values})
+            raise InputTypeError(
+                f"labels must be uniformly strings or numbers, got values of types {kinds} ({exc})"
+            ) from exc
     if y.dtype.kind in "biu" and y.size:
         small = small_range(y.ravel())
         if small is not None:

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
+    "InputTypeError",
     "MAX_TOTAL_WEIGHT",
     "MAX_WEIGHT",
     "MIN_WEIGHT",
@@ -72,6 +73,17 @@ def derived_weights() -> Iterator[None]:
         yield
     finally:
         _weight_bounds.reset(token)
+
+
+class InputTypeError(ValueError, TypeError):
+    """An argument that is not an array-like, or holds values of a type that is not taken (None,
+    a scalar, a string, a set, a generator, a 0-d array, dates, labels mixing strings and
+    numbers).
+
+    A :class:`ValueError` (the library's rule for bad input) that is also a :class:`TypeError`,
+    as scikit-learn's own ``InvalidParameterError`` is: scikit-learn raises one or the other for
+    these inputs, so an ``except`` written for either catches it.
+    """
 
 
 def _host_copy(x: Any) -> np.ndarray | None:

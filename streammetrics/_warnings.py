@@ -6,6 +6,10 @@ a report or a Dask evaluation, each a different number of frames deep. :func:`wa
 stack instead and attributes the warning to the first frame outside the ``streammetrics``
 package -- the caller's line -- as ``warnings.warn(..., skip_file_prefixes=...)`` does on
 Python 3.12+.
+
+:func:`sklearn_compatible` makes the undefined-metric warnings catchable by code written for
+scikit-learn (a filter or ``pytest.warns`` on ``sklearn.exceptions.UndefinedMetricWarning``)
+without importing scikit-learn.
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ import threading
 import warnings
 from collections.abc import Iterator
 
-__all__ = ["warn", "silenced"]
+from ._base import UndefinedMetricWarning
+
+__all__ = ["sklearn_compatible", "silenced", "warn"]
 
 _LOCAL = threading.local()
 
@@ -31,10 +37,42 @@ def _inside(filename: str) -> bool:
     return os.path.normcase(os.path.abspath(filename)).startswith(_PACKAGE_DIR)
 
 
+_COMPATIBLE: dict[tuple[type[Warning], type[Warning]], type[Warning]] = {}
+
+
+def sklearn_compatible(category: type[Warning]) -> type[Warning]:
+    """``category``, or, if it is a :class:`~streammetrics.UndefinedMetricWarning` and
+    scikit-learn's ``sklearn.exceptions`` is already imported, a class deriving from both
+    ``category`` and scikit-learn's ``UndefinedMetricWarning``.
+
+    A filter (``warnings.filterwarnings("ignore", category=...)``), ``pytest.warns`` or an
+    ``except`` written for scikit-learn's class then catches the warnings of the drop-in
+    functions, and one written for streammetrics' class still does. scikit-learn is never
+    imported here: code that refers to its class has imported it already. The class is made once
+    per pair and cached. O(1).
+    """
+    if not issubclass(category, UndefinedMetricWarning):
+        return category
+    module = sys.modules.get("sklearn.exceptions")
+    theirs = getattr(module, "UndefinedMetricWarning", None) if module is not None else None
+    if not isinstance(theirs, type) or not issubclass(theirs, Warning) or issubclass(category, theirs):
+        return category
+    both = _COMPATIBLE.get((category, theirs))
+    if both is None:
+        both = type(category.__name__, (category, theirs), {
+            "__module__": category.__module__,
+            "__qualname__": category.__qualname__,
+            "__doc__": category.__doc__,
+        })
+        _COMPATIBLE[(category, theirs)] = both
+    return both
+
+
 def warn(message: str, category: type[Warning]) -> None:
     """``warnings.warn(message, category)`` pointing at the first caller outside the package
-    (the outermost library frame if there is none, e.g. on a thread the library started).
-    O(stack depth). Nothing inside :func:`silenced` on this thread."""
+    (the outermost library frame if there is none, e.g. on a thread the library started), with
+    the category made catchable as scikit-learn's (:func:`sklearn_compatible`). O(stack depth).
+    Nothing inside :func:`silenced` on this thread."""
     if getattr(_LOCAL, "silent", False):
         return
     frame = sys._getframe(1)
@@ -42,7 +80,7 @@ def warn(message: str, category: type[Warning]) -> None:
     while frame.f_back is not None and _inside(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
-    warnings.warn(message, category, stacklevel=level)
+    warnings.warn(message, sklearn_compatible(category), stacklevel=level)
 
 
 @contextlib.contextmanager

@@ -11,9 +11,9 @@ two the same)::
 runs the installed scikit-learn's test modules (never copied into this repository) with, at run
 time, every name of :data:`streammetrics.functional.__all__` in those modules bound to
 streammetrics' function -- module globals, ``@pytest.mark.parametrize`` values (also inside
-``functools.partial``) and module-level metric registries (``test_common``'s ``ALL_METRICS``) --
-and, for the tests that call them, scikit-learn's ``UndefinedMetricWarning`` bound to
-streammetrics' own (the functions warn with it). Tests of functions streammetrics does not
+``functools.partial``) and module-level metric registries (``test_common``'s ``ALL_METRICS``).
+scikit-learn's ``UndefinedMetricWarning`` is left as it is: the tests' ``pytest.warns`` on it
+catch streammetrics' warnings (``streammetrics._warnings.sklearn_compatible``). Tests of functions streammetrics does not
 provide (d2_* scores, ...) run unchanged. The run ends with a tally of the tests that
 call streammetrics. Deselected (``-k``), a known failure with scikit-learn 1.9.1:
 ``test_confusion_matrix_dtype`` (int64 weights of 2**63 - 1 overflow: streammetrics counts in
@@ -27,7 +27,6 @@ from typing import Any
 
 import pytest
 
-import streammetrics as sm
 import streammetrics.functional as F
 
 NAMES = {n for n in F.__all__ if n != "type_of_target"}
@@ -107,11 +106,3 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         f"streammetrics.functional: {t['collected']} tests call it directly: {t['passed']} passed, "
         f"{t['failed']} failed, {t['skipped']} skipped"
     )
-
-
-@pytest.fixture(autouse=True)
-def _streammetrics_warning(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Bind the module's ``UndefinedMetricWarning`` to streammetrics' for tests of our functions."""
-    mod = getattr(request.node, "module", None)
-    if mod is not None and "UndefinedMetricWarning" in mod.__dict__ and _uses_ours(request.node):
-        monkeypatch.setitem(mod.__dict__, "UndefinedMetricWarning", sm.UndefinedMetricWarning)

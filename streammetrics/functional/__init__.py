@@ -13,10 +13,15 @@ multiclass / multilabel-indicator; a mix, continuous or multioutput targets are 
 :class:`~streammetrics.AUROC`, :class:`~streammetrics.ROCCurve`, :class:`~streammetrics.NDCG`,
 ...), calls ``update`` once and returns ``compute()``: no metric is implemented twice, so the
 one-shot value equals the streaming one. Undefined values warn with
-:class:`streammetrics.UndefinedMetricWarning` where scikit-learn warns.
+:class:`streammetrics.UndefinedMetricWarning` where scikit-learn warns (catchable as
+scikit-learn's own class once ``sklearn.exceptions`` is imported). Input that is not an
+array-like or holds values of the wrong type raises ``InputTypeError`` (a ``ValueError`` that is
+also a ``TypeError``, as scikit-learn's ``InvalidParameterError`` is).
 
-Differences from scikit-learn: negative ``sample_weight`` is a ``ValueError`` (the
-accumulators' rule); ``ndcg_score``/``dcg_score`` with ``ignore_ties=True`` equal scikit-learn's
+Differences from scikit-learn (docs/functional.md, "Differences from scikit-learn"): negative,
+non-numeric, complex, non-finite or 2-D ``sample_weight`` is a ``ValueError`` (the accumulators'
+rule); masked arrays with a masked entry, complex values and dates are refused;
+``ndcg_score``/``dcg_score`` with ``ignore_ties=True`` equal scikit-learn's
 only for rows without tied scores (its tie order is that of an unstable sort).
 """
 

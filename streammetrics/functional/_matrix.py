@@ -19,6 +19,7 @@ import numpy as np
 from .._averaging import chance_adjusted
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
+from .._warnings import sklearn_compatible
 from ..confusion import (
     Accuracy,
     BalancedAccuracy,
@@ -361,7 +362,7 @@ def cohen_kappa_score(
         warnings.warn(
             f"{what} `cohen_kappa_score` is undefined and set to the value defined by the "
             f"`replace_undefined_by` param, which is set to {replace_undefined_by}.",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
         return replace_undefined_by

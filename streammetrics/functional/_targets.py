@@ -20,6 +20,7 @@ codes ``0..C-1``. This module holds that boundary, following scikit-learn's rule
 from __future__ import annotations
 
 import contextlib
+import numbers
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,11 +31,14 @@ import numpy as np
 from .._base import UndefinedMetricWarning
 from .._labels import encode, is_sparse, small_range, unique
 from .._sparse_labels import indicator_rows
-from .._validation import as_numpy
+from .._validation import InputTypeError, as_numpy
+from .._warnings import sklearn_compatible
 
 __all__ = [
+    "InputTypeError",
     "Targets",
     "as_labels",
+    "as_scores",
     "check_consistent_length",
     "check_targets",
     "check_weight",
@@ -48,21 +52,70 @@ __all__ = [
 ]
 
 
+def _short(y: Any) -> str:
+    text = repr(y)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _not_array_like(y: Any, name: str) -> InputTypeError:
+    return InputTypeError(f"{name}: expected an array-like (array or non-string sequence), got {_short(y)}")
+
+
 def as_labels(y: Any, name: str) -> np.ndarray:
     """``y`` as a numpy array that may hold strings (sparse matrices are densified).
 
-    Numeric framework tensors go through :func:`streammetrics._validation.as_numpy`."""
+    Refused (naming ``name`` and the value): None, scalars, strings and bytes, sets, dicts,
+    iterators and 0-d arrays (:class:`InputTypeError`); masked arrays with a masked entry (the
+    mask cannot be honoured; scikit-learn ignores it in some functions); complex values
+    (``ValueError``, scikit-learn's "Complex data not supported"); datetime64 and timedelta64
+    values and structured arrays (:class:`InputTypeError`). Numeric framework tensors go through
+    :func:`streammetrics._validation.as_numpy`. O(1) for a numpy array, else one conversion."""
     if is_sparse(y):
         return np.asarray(y.toarray())
+    if isinstance(y, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(y)
+        if mask.any():
+            idx = int(np.flatnonzero(mask.ravel())[0])
+            raise ValueError(
+                f"{name}: masked arrays are not supported (masked entry at flat index {idx}); "
+                "pass the unmasked rows, e.g. .compressed() of a mask shared by all arguments"
+            )
+        y = np.ma.getdata(y)
     if isinstance(y, np.ndarray):
-        return y
-    if isinstance(y, str):
-        raise ValueError(f"{name}: expected an array-like (array or non-string sequence), got {y!r}")
-    if (hasattr(y, "__dlpack__") and not hasattr(y, "dtype")) or hasattr(y, "detach"):
-        return as_numpy(y, name)
-    if hasattr(y, "dtype") and str(getattr(y, "dtype", "")) == "category":  # pandas categorical
-        return np.asarray(y.astype(object))
-    return np.asarray(y)
+        arr = y
+    elif y is None or isinstance(y, (str, bytes, numbers.Number, np.generic, set, frozenset, dict, Iterator)):
+        raise _not_array_like(y, name)
+    elif (hasattr(y, "__dlpack__") and not hasattr(y, "dtype")) or hasattr(y, "detach"):
+        arr = as_numpy(y, name)
+    elif hasattr(y, "dtype") and str(getattr(y, "dtype", "")) == "category":  # pandas categorical
+        arr = np.asarray(y.astype(object))
+    else:
+        try:
+            arr = np.asarray(y)
+        except ValueError as exc:  # ragged nested sequences
+            raise ValueError(f"{name}: cannot make an array of {_short(y)} ({exc})") from exc
+        except TypeError as exc:
+            raise InputTypeError(f"{name}: cannot make an array of {_short(y)} ({exc})") from exc
+    if arr.ndim == 0:
+        raise InputTypeError(
+            f"{name}: expected an array-like with at least 1 dimension, got the 0-d array {_short(arr)}"
+        )
+    kind = arr.dtype.kind
+    if kind == "c":
+        first = arr.ravel()[0].item() if arr.size else None
+        raise ValueError(f"Complex data not supported in {name} (first value {first!r})")
+    if kind in "MmV":
+        first = arr.ravel()[0] if arr.size else None
+        raise InputTypeError(f"{name}: expected numbers, strings or booleans, got dtype {arr.dtype} "
+                             f"(first value {_short(first)})")
+    return arr
+
+
+def as_scores(y: Any, name: str) -> np.ndarray:
+    """``y`` as a numpy array of numbers or booleans: :func:`as_labels`' checks, then
+    :func:`streammetrics._validation.as_numpy` (strings, bytes and objects other than real
+    numbers are a ``ValueError`` naming the first). O(n) at most."""
+    return as_numpy(as_labels(y, name), name)
 
 
 def _is_integral_float(a: np.ndarray) -> bool:
@@ -97,13 +150,15 @@ def type_of_target(y: Any, input_name: str = "y") -> str:
     >>> type_of_target([0, 1, 1]), type_of_target(["a", "b", "c"]), type_of_target([[1, 0], [0, 1]])
     ('binary', 'multiclass', 'multilabel-indicator')
     """
+    if isinstance(y, bytes) or (isinstance(y, np.ndarray) and y.ndim == 0):
+        return "unknown"  # scikit-learn's answer for a bytes object or a 0-d array
     return _type_and_labels(as_labels(y, input_name), input_name)[0]
 
 
 def _type_and_labels(a: np.ndarray, input_name: str) -> tuple[str, np.ndarray | None]:
     """:func:`type_of_target` and, where it computed them, the sorted distinct values."""
     if a.size and (a.dtype.kind == "S" or (a.dtype.kind == "O" and isinstance(a.flat[0], bytes))):
-        raise TypeError(
+        raise InputTypeError(  # scikit-learn's TypeError (and a ValueError, the library's rule)
             "Support for labels represented as bytes is not supported. Convert the labels to a "
             "string or integer format."
         )
@@ -158,7 +213,10 @@ def column_or_1d(y: np.ndarray, name: str) -> np.ndarray:
 
 def check_consistent_length(*arrays: Any) -> None:
     """``ValueError`` unless every non-None argument has the same number of rows."""
-    lengths = [a.shape[0] if hasattr(a, "shape") and np.ndim(a) else len(a) for a in arrays if a is not None]
+    for a in arrays:
+        if a is not None and (np.ndim(a) == 0 or isinstance(a, (str, bytes))):
+            raise _not_array_like(a, "input")
+    lengths = [a.shape[0] if hasattr(a, "shape") else len(a) for a in arrays if a is not None]
     if len(set(lengths)) > 1:
         raise ValueError(f"Found input variables with inconsistent numbers of samples: {lengths}")
 
@@ -171,11 +229,12 @@ def check_weight(sample_weight: Any, n: int, *, allow_all_zero: bool = False) ->
     if sample_weight is None:
         return None
     raw = as_labels(sample_weight, "sample_weight")
-    if raw.dtype.kind == "c":
-        raise ValueError(f"Complex data not supported in sample_weight: {raw!r}")
+    if raw.dtype.kind not in "biuf":  # strings, bytes, objects (None, ints beyond int64, ...)
+        first = raw.ravel()[0] if raw.size else None
+        raise InputTypeError(
+            f"sample_weight: expected numbers, got dtype {raw.dtype} (first value {_short(first)})"
+        )
     w = np.asarray(raw, dtype=np.float64)
-    if w.ndim == 0:
-        w = np.full(n, float(w))
     if w.ndim != 1:
         raise ValueError(f"Sample weights must be 1D array or scalar, got shape {w.shape}")
     if w.shape[0] != n:
@@ -230,9 +289,8 @@ def check_targets(y_true: Any, y_pred: Any, sample_weight: Any = None) -> Target
         return _sparse_targets(y_true, y_pred, sample_weight)
     yt = as_labels(y_true, "y_true")
     yp = as_labels(y_pred, "y_pred")
-    check_consistent_length(
-        yt, yp, None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight))
-    )
+    sample_weight = None if sample_weight is None else as_labels(sample_weight, "sample_weight")
+    check_consistent_length(yt, yp, sample_weight)
     type_true, labels_true = _type_and_labels(yt, "y_true")
     type_pred, labels_pred = _type_and_labels(yp, "y_pred")
     if yt.shape[0] < 1 or yp.shape[0] < 1:
@@ -293,8 +351,8 @@ def _sparse_targets(y_true: Any, y_pred: Any, sample_weight: Any) -> Targets:
     if types["y_true"] != "multilabel-indicator":
         raise ValueError(f"{types['y_true']} is not supported")
     yt, yp = (indicator_rows(a, name, None, None) for name, a in args.items())
-    weights = None if sample_weight is None else np.atleast_1d(np.asarray(sample_weight))
-    check_consistent_length(yt, yp, weights)
+    sample_weight = None if sample_weight is None else as_labels(sample_weight, "sample_weight")
+    check_consistent_length(yt, yp, sample_weight)
     if yt.shape[1] != yp.shape[1]:
         raise ValueError("Multi-label binary indicator input with different numbers of labels")
     w = check_weight(sample_weight, yt.shape[0])
@@ -334,7 +392,7 @@ def relay_undefined(message: str | None, category: type[Warning] = UndefinedMetr
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if undefined and message is not None:
-        warnings.warn(message, category, stacklevel=4)
+        warnings.warn(message, sklearn_compatible(category), stacklevel=4)
 
 
 def target_type_and_labels(y: np.ndarray, input_name: str = "y") -> tuple[str, np.ndarray]:
@@ -342,4 +400,9 @@ def target_type_and_labels(y: np.ndarray, input_name: str = "y") -> tuple[str, n
     the type detection computed (one pass over ``y`` instead of two). O(n) for small integer
     ranges, else O(n log n)."""
     y_type, labels = _type_and_labels(y, input_name)
-    return y_type, unique(y) if labels is None else labels
+    if labels is None:
+        try:
+            labels = unique(y)
+        except TypeError as exc:  # an object array mixing kinds: None, numbers, strings
+            raise ValueError(f"{input_name}: labels of {y_type} format cannot be ordered ({exc})") from exc
+    return y_type, labels

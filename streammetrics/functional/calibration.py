@@ -32,6 +32,7 @@ from ..calibration import CalibrationCurve, LogLoss
 from ..calibration._state import ProbabilityBins
 from ._targets import (
     as_labels,
+    as_scores,
     check_consistent_length,
     check_weight,
     column_or_1d,
@@ -50,7 +51,7 @@ _BINARY_SETS = ([0, 1], [-1, 1], [0], [-1], [1])
 def _probabilities(y_proba: Any) -> np.ndarray:
     """scikit-learn's ``check_array(dtype=float)``: float32 stays float32, else float64; all
     finite."""
-    p = np.asarray(as_labels(y_proba, "y_proba"))
+    p = as_scores(y_proba, "y_proba")
     p = p.astype(np.float32 if p.dtype == np.float32 else np.float64, copy=False)
     if p.ndim not in (1, 2):
         raise ValueError(f"y_proba: expected a 1-D or 2-D array, got shape {p.shape}")
@@ -129,6 +130,8 @@ def _multiclass(y_true: Any, p: np.ndarray, sample_weight: Any, labels: Any) -> 
     """scikit-learn's ``_validate_multiclass_probabilistic_prediction``: (T, P, w), both (n, C)."""
     _check_range(p)
     y = as_labels(y_true, "y_true")
+    if type_of_target(y, "y_true") == "unknown":  # scikit-learn's LabelBinarizer refuses it
+        raise ValueError(f"Unknown label type: y_true of dtype {y.dtype} and shape {y.shape}")
     check_consistent_length(p, y, sample_weight)
     w = check_weight(sample_weight, p.shape[0])
     t, classes = _one_hot(y, labels)
@@ -348,7 +351,7 @@ def calibration_curve(
     {sklearn: raises}
     """
     y = column_or_1d(as_labels(y_true, "y_true"), "y_true")
-    p = column_or_1d(np.asarray(as_labels(y_prob, "y_prob"), dtype=np.float64), "y_prob")
+    p = column_or_1d(np.asarray(as_scores(y_prob, "y_prob"), dtype=np.float64), "y_prob")
     check_consistent_length(y, p)
     classes = unique(y) if pos_label is None else None  # once, in scikit-learn's order of checks
     pos = _pos_label(y, pos_label, classes)

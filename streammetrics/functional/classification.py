@@ -31,6 +31,7 @@ from .._averaging import average_classes
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
 from .._params import Param, check_param
+from .._warnings import sklearn_compatible
 from ..confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall
 from ..metricset import MetricSet
 from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
@@ -80,7 +81,7 @@ class _NoLabels(_Fed):
             return float("nan")
         zd = self.members[name][1].get("zero_division", "warn")
         if isinstance(zd, str):
-            warnings.warn("ill-defined: no labels", UndefinedMetricWarning, stacklevel=2)
+            warnings.warn("ill-defined: no labels", sklearn_compatible(UndefinedMetricWarning), stacklevel=2)
             return 0.0
         return float(zd)
 

@@ -19,11 +19,12 @@ import numpy as np
 
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
-from .._validation import as_numpy
+from .._warnings import sklearn_compatible
 from ..det import DETCurve
 from ..ranking import PRCurve, ROCCurve
 from ._targets import (
     as_labels,
+    as_scores,
     check_consistent_length,
     check_weight,
     column_or_1d,
@@ -44,7 +45,7 @@ def _binary_targets(
     if not (y_type == "binary" or (y_type == "multiclass" and pos_label is not None)):
         raise ValueError(f"{y_type} format is not supported")
     y = column_or_1d(y, "y_true")
-    s = column_or_1d(finite_scores(as_numpy(y_score, "y_score")), "y_score")
+    s = column_or_1d(finite_scores(as_scores(y_score, "y_score")), "y_score")
     w = check_weight(sample_weight, y.shape[0])
     check_consistent_length(y, s, w)
     if pos_label is None:
@@ -110,13 +111,13 @@ def roc_curve(
     if res.counts.total_neg <= 0:
         warnings.warn(
             "No negative samples in y_true, false positive value should be meaningless",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
     if res.counts.total_pos <= 0:
         warnings.warn(
             "No positive samples in y_true, true positive value should be meaningless",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
     return res.fpr, res.tpr, res.thresholds.astype(np.float64)
@@ -171,7 +172,7 @@ def precision_recall_curve(
     if res.counts.total_pos <= 0:
         warnings.warn(
             "No positive class found in y_true, recall is set to one for all thresholds.",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
         recall = np.ones(precision.shape[0])
@@ -240,8 +241,12 @@ def auc(x: Any, y: Any) -> float:
     ------
     {sklearn: raises}
     """
-    xa = column_or_1d(np.asarray(as_numpy(x, "x"), dtype=np.float64), "x")
-    ya = column_or_1d(np.asarray(as_numpy(y, "y"), dtype=np.float64), "y")
+    xs, ys = as_scores(x, "x"), as_scores(y, "y")
+    for name, arr in (("x", xs), ("y", ys)):
+        if arr.dtype.kind == "b":  # scikit-learn subtracts x (refused by numpy) and adds y with "or"
+            raise ValueError(f"{name}: expected numbers, got booleans")
+    xa = column_or_1d(np.asarray(xs, dtype=np.float64), "x")
+    ya = column_or_1d(np.asarray(ys, dtype=np.float64), "y")
     check_consistent_length(xa, ya)
     if xa.shape[0] < 2:
         raise ValueError(

@@ -13,24 +13,29 @@ Same names, signatures and values as ``fairlearn.metrics`` (0.10+):
 ``"to_overall"`` each group with the value over all rows (see :meth:`Sliced.difference`).
 ``sensitive_features``: one column (an array or list), several (a 2-D array, a tuple of arrays, a
 dict or a DataFrame; groups are their combinations). ``y_true`` and ``y_pred`` are 0/1 labels
-({-1, 1} are read as {0, 1}, as Fairlearn does; scores are thresholded at 0.5).
+({-1, 1} are read as {0, 1}, as Fairlearn does). Scores and other labels are a ``ValueError``:
+Fairlearn's equalized odds refuses them, and its selection rate counts only the values equal to
+1 as selected (a score of 0.7 is "not selected"), which gives a silent, meaningless rate.
+``demographic_parity_*`` read ``y_true`` for its length only, as Fairlearn does. A scalar
+``sample_weight`` weighs every row alike (Fairlearn broadcasts it).
 
 Cost: one pass (one grouping and one scatter-add over (group, confusion cell)).
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
 
 from .._docstrings import filled
 from .._params import Param, check_param
-from .._validation import as_numpy
 from ..confusion import FallOut, Recall
 from ..metricset import MetricSet
 from ..selection import SelectionRate
 from ..sliced import METHODS, Sliced
+from ._targets import as_labels, as_scores, column_or_1d
 
 __all__ = [
     "demographic_parity_difference",
@@ -45,13 +50,27 @@ _AGG = Param("choice", f"must be one of {AGGS}", choices=AGGS, optional=True)
 
 
 def _labels(y: Any, name: str) -> np.ndarray:
-    arr = as_numpy(y, name).reshape(-1) if np.ndim(y) else as_numpy(y, name).reshape(1)
-    if arr.dtype.kind in "iu" and arr.size and int(arr.min()) == -1:
-        if not np.isin(arr, (-1, 1)).all():
-            bad = arr[~np.isin(arr, (-1, 1))][0]
-            raise ValueError(f"{name}: labels must be in {{0, 1}} or {{-1, 1}}; got {bad!r}")
-        return (arr == 1).astype(np.int8)
-    return arr
+    """Fairlearn's binary labels: 1-D (or a column), every value in {0, 1} or every value in
+    {-1, 1} (booleans and integral floats too; -1 read as 0); ``ValueError`` naming the first
+    other value (a score, a third label, NaN). O(n)."""
+    arr = column_or_1d(as_scores(y, name), name)
+    if arr.dtype.kind == "b":
+        return arr.astype(np.int8)
+    ones = arr == 1
+    other = -1 if arr.size and (arr == -1).any() else 0
+    bad = ~(ones | (arr == other))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name}: values must be from {{0, 1}} or {{-1, 1}} (Fairlearn's rule; scores and other "
+            f"labels are not predictions); first other value {arr[i].item()!r} at index {i}"
+        )
+    return ones.astype(np.int8)
+
+
+def _length(y: Any, name: str) -> int:
+    """The number of rows of ``y``, whose values Fairlearn's selection rate does not read."""
+    return int(as_labels(y, name).shape[0])
 
 
 def _features(sensitive_features: Any) -> Any:
@@ -62,17 +81,37 @@ def _features(sensitive_features: Any) -> Any:
         return cols[0] if len(cols) == 1 else {str(c): v for c, v in zip(columns, cols, strict=True)}
     if isinstance(sf, (dict, tuple)):
         return sf
-    arr = np.asarray(sf)
+    if isinstance(sf, list) and any(isinstance(v, (list, tuple, np.ndarray)) for v in sf):
+        raise ValueError("sensitive_features: feature lists must be of scalar types (Fairlearn's rule); "
+                         "pass several columns as a 2-D array, a tuple of arrays, a dict or a DataFrame")
+    arr = as_labels(sf, "sensitive_features")
     if arr.ndim == 2:
         return arr[:, 0] if arr.shape[1] == 1 else tuple(arr[:, j] for j in range(arr.shape[1]))
-    return sf
+    return arr
+
+
+def _weights(sample_weight: Any, n: int) -> Any:
+    """``sample_weight``, a scalar broadcast to ``n`` rows as Fairlearn does."""
+    if isinstance(sample_weight, (numbers.Real, np.number)) or (
+        isinstance(sample_weight, np.ndarray) and sample_weight.ndim == 0
+    ):
+        return np.full(n, sample_weight)
+    return sample_weight
 
 
 def _sliced(metric: Any, y_true: Any, y_pred: Any, sensitive_features: Any,
-            sample_weight: Any) -> Sliced:
+            sample_weight: Any, *, selection: bool = False) -> Sliced:
+    pred = _labels(y_pred, "y_pred")
+    if selection:  # Fairlearn's selection rate reads y_true's length only
+        n = _length(y_true, "y_true")
+        if n != pred.shape[0]:
+            raise ValueError(f"y_pred: expected {n} rows like y_true, got {pred.shape[0]}")
+        true = np.zeros(n, dtype=np.int8)
+    else:
+        true = _labels(y_true, "y_true")
     s = Sliced(metric, max_slices=2**31 - 1)
-    return s.update(_labels(y_true, "y_true"), _labels(y_pred, "y_pred"),
-                    slices=_features(sensitive_features), sample_weight=sample_weight)
+    return s.update(true, pred, slices=_features(sensitive_features),
+                    sample_weight=_weights(sample_weight, pred.shape[0]))
 
 
 def _check(method: str, agg: str | None = None) -> None:
@@ -85,7 +124,8 @@ def _spread(kind: str, metric: Any, y_true: Any, y_pred: Any, sensitive_features
     """The spread (``kind``: "difference" or "ratio") between the groups of ``metric``'s value(s),
     the options checked first."""
     _check(method, agg)
-    s = _sliced(metric, y_true, y_pred, sensitive_features, sample_weight)
+    s = _sliced(metric, y_true, y_pred, sensitive_features, sample_weight,
+                selection=isinstance(metric, SelectionRate))
     return s.difference(method=method) if kind == "difference" else s.ratio(method=method)
 
 

@@ -22,12 +22,13 @@ import numpy as np
 
 from .._base import UndefinedMetricWarning
 from .._docstrings import filled
-from .._validation import as_numpy
+from .._warnings import sklearn_compatible
 from ..ranking import AUROC, AveragePrecision
 from ..retrieval import DCG, NDCG
 from ..topk import TopKAccuracy
 from ._targets import (
     as_labels,
+    as_scores,
     check_consistent_length,
     check_weight,
     column_or_1d,
@@ -54,7 +55,7 @@ _ONE_CLASS = "Only one class is present in y_true. ROC AUC score is not defined 
 
 
 def _scores(y_score: Any) -> np.ndarray:
-    return finite_scores(as_numpy(y_score, "y_score"))
+    return finite_scores(as_scores(y_score, "y_score"))
 
 
 def sklearn_average(values: np.ndarray, weights: np.ndarray | None, average: str | None) -> Any:
@@ -215,7 +216,7 @@ def _binary_auc(y01: np.ndarray, s: np.ndarray, w: np.ndarray | None, max_fpr: f
     if y01.all() or not y01.any():
         warnings.warn(
             _ONE_CLASS,
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=3,
         )
         return float("nan")
@@ -307,7 +308,7 @@ class _APZeroIfNoPositives(AveragePrecision):
         if any(issubclass(x.category, UndefinedMetricWarning) for x in caught):
             warnings.warn(
                 "No positive class found in y_true, recall is set to one for all thresholds.",
-                UndefinedMetricWarning,
+                sklearn_compatible(UndefinedMetricWarning),
                 stacklevel=4,
             )
         return _ap_no_positives(value)
@@ -458,7 +459,7 @@ def top_k_accuracy_score(
         warnings.warn(
             f"'k' ({k}) greater than or equal to 'n_classes' ({c}) will result in a perfect score and is "
             "therefore meaningless.",
-            UndefinedMetricWarning,
+            sklearn_compatible(UndefinedMetricWarning),
             stacklevel=2,
         )
     codes = encode(y, classes)
@@ -479,9 +480,8 @@ def top_k_accuracy_score(
 
 
 def _dcg_input(y_true: Any, y_score: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray, Any]:
-    y = as_labels(y_true, "y_true")
-    if y.dtype.kind not in "biuf":
-        raise ValueError(f"y_true: relevance grades must be numbers, got dtype {y.dtype}")
+    # relevance as float64: -y and sums of int64 grades would wrap around (-(-2**63) == -2**63)
+    y = as_scores(y_true, "y_true").astype(np.float64)
     s = _scores(y_score)
     w = None if sample_weight is None else check_weight(sample_weight, y.shape[0], allow_all_zero=True)
     check_consistent_length(y, s, w)
