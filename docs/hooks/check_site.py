@@ -1,0 +1,136 @@
+"""Check a built documentation site: the API reference renders as a reader sees it.
+
+    python docs/hooks/check_site.py /tmp/sm-site        # after `mkdocs build --site-dir /tmp/sm-site`
+
+Reports, page by page, and exits 1 if any of these is found:
+
+- a raw Sphinx role (``:func:`x```, ``:class:`x``` ... shown as text instead of a cross-reference);
+- a backtick or a doctest prompt ``>>>`` in prose (outside code): Markdown that did not render;
+- a link (``href``) or an anchor (``id``) naming a private object (a path component of
+  ``streammetrics.`` that starts with ``_``): the site documents and links the public API only;
+- an unprocessed ``<autoref`` tag (a cross-reference autorefs never saw);
+- a signature that is not a complete Python signature (cut, or with unbalanced brackets).
+
+Standard library only, so CI runs it with whatever python built the site.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import os
+import re
+import sys
+from html.parser import HTMLParser
+
+RAW_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|attr|mod|data|obj|exc|const|type):(?:`|<code>)")
+PRIVATE = re.compile(r"streammetrics\.(?:[A-Za-z0-9]\w*\.)*_")
+PRIVATE_ATTR = re.compile(r'\b(href|id)="([^"]*)"')
+
+
+class _Prose(HTMLParser):
+    """Collects the text outside ``<code>``/``<pre>`` and the text of every signature block."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.code_depth = 0
+        self.prose: list[str] = []
+        self.signatures: list[str] = []
+        self._sig_depth = 0  # > 0 inside a <div class="doc-signature ...">: counts nested divs
+        self._sig: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in ("code", "pre"):
+            self.code_depth += 1
+        if tag == "div":
+            classes = (dict(attrs).get("class") or "").split()
+            if self._sig_depth:
+                self._sig_depth += 1
+            elif "doc-signature" in classes:
+                self._sig_depth, self._sig = 1, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("code", "pre"):
+            self.code_depth = max(0, self.code_depth - 1)
+        if tag == "div" and self._sig_depth:
+            self._sig_depth -= 1
+            if not self._sig_depth:
+                self.signatures.append("".join(self._sig))
+
+    def handle_data(self, data: str) -> None:
+        if self._sig_depth:
+            self._sig.append(data)
+        elif not self.code_depth:
+            self.prose.append(data)
+
+
+def complete(signature: str) -> bool:
+    """A function or class signature compiles as a ``def``; an attribute as an assignment."""
+    text = signature.strip()
+    head = re.match(r"[A-Za-z_]\w*", text)
+    if head is None:
+        return False
+    rest = text[head.end():].lstrip()
+    try:
+        if rest.startswith("("):
+            ast.parse(f"def {head.group(0)}{rest}:\n    pass\n")
+        else:
+            ast.parse(text)
+    except SyntaxError:
+        return False
+    return True
+
+
+def check_page(text: str) -> list[str]:
+    """The problems of one built HTML page, one line each."""
+    problems = [f"raw role: {m.group(0)}" for m in RAW_ROLE.finditer(text)]
+    for attr, value in PRIVATE_ATTR.findall(text):
+        if PRIVATE.search(html.unescape(value)):
+            problems.append(f"private {attr}: {value}")
+    if "<autoref" in text:
+        problems.append("unprocessed <autoref> tag")
+    parser = _Prose()
+    parser.feed(text)
+    main = text.find('<article')  # prose of the page itself, not the navigation or the search
+    if main >= 0:
+        parser = _Prose()
+        parser.feed(text[main:])
+    prose = "".join(parser.prose)
+    for line in prose.splitlines():
+        if "`" in line:
+            problems.append(f"backtick in prose: {line.strip()[:120]}")
+        if ">>>" in line:
+            problems.append(f"doctest prompt in prose: {line.strip()[:120]}")
+    for sig in parser.signatures:
+        if not complete(sig):
+            problems.append(f"incomplete signature: {' '.join(sig.split())[:160]}")
+    return problems
+
+
+def check_site(site: str) -> dict[str, list[str]]:
+    """``{page: problems}`` for every HTML page of the site with a problem."""
+    found: dict[str, list[str]] = {}
+    for dirpath, _, files in os.walk(site):
+        for name in files:
+            if name.endswith(".html"):
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8") as fh:
+                    problems = check_page(fh.read())
+                if problems:
+                    found[os.path.relpath(path, site)] = problems
+    return found
+
+
+def main(argv: list[str]) -> int:
+    site = argv[0] if argv else "site"
+    found = check_site(site)
+    for page, problems in sorted(found.items()):
+        for problem in problems:
+            print(f"{page}: {problem}")
+    total = sum(map(len, found.values()))
+    print(f"check_site: {total} problem(s) in {len(found)} page(s) of {site}", file=sys.stderr)
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
