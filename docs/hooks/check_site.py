@@ -83,18 +83,17 @@ def complete(signature: str) -> bool:
 
 def check_page(text: str) -> list[str]:
     """The problems of one built HTML page, one line each."""
-    problems = [f"raw role: {m.group(0)}" for m in RAW_ROLE.finditer(text)]
-    for attr, value in PRIVATE_ATTR.findall(text):
+    problems = []
+    for attr, value in PRIVATE_ATTR.findall(text):  # the whole page: the tables of contents too
         if PRIVATE.search(html.unescape(value)):
             problems.append(f"private {attr}: {value}")
-    if "<autoref" in text:
+    start = text.find("<article")  # the page's own content, not the navigation
+    body = text[start:] if start >= 0 else text
+    problems += [f"raw role: {m.group(0)}" for m in RAW_ROLE.finditer(body)]
+    if "<autoref" in body:
         problems.append("unprocessed <autoref> tag")
     parser = _Prose()
-    parser.feed(text)
-    main = text.find('<article')  # prose of the page itself, not the navigation or the search
-    if main >= 0:
-        parser = _Prose()
-        parser.feed(text[main:])
+    parser.feed(body)
     prose = "".join(parser.prose)
     for line in prose.splitlines():
         if "`" in line:
