@@ -69,6 +69,19 @@ def test_check_page_finds_each_problem(prose, signature, problem):
     assert found and all(f.startswith(problem) for f in found[:1]), found
 
 
+def test_check_site_finds_broken_links_of_the_content(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "index.html").write_text('<article><h2 id="x">X</h2></article>', encoding="utf-8")
+    links = ['<a href="a/">a</a>', '<a href="a/#x">x</a>', '<a href="#here">h</a>', '<a href="https://x.org/y">y</a>']
+    (tmp_path / "index.html").write_text(page(" ".join(links)).replace("<article>", '<article id="here">'),
+                                         encoding="utf-8")
+    assert check_site.check_site(str(tmp_path)) == {}
+    (tmp_path / "index.html").write_text(page('<a href="a/#y">y</a> <a href="b/">b</a> <a href="#z">z</a>'),
+                                         encoding="utf-8")
+    assert check_site.check_site(str(tmp_path)) == {"index.html": [
+        "broken anchor: a/#y", "broken link: b/", "broken anchor: #z"]}
+
+
 griffe = pytest.importorskip("griffe")
 
 
@@ -152,3 +165,18 @@ def test_site_builds_strict_and_renders_the_api_reference(tmp_path):
     assert 'href="../confusion/#streammetrics.Accuracy"' in ranking
     # the full signature: annotations and defaults
     assert "num_classes</span><span class=\"p\">:</span>" in ranking.replace("\n", "")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("see docs/definitions/ranking.md#bounded-memory.",
+     'see <a href="../../definitions/ranking/#bounded-memory">Bounded memory</a>.'),
+    ("(docs/definitions/inputs.md)", '(<a href="../../definitions/inputs/">Inputs</a>)'),
+    ("docs/definitions/index.md#task-arguments", '<a href="../../definitions/#task-arguments">Task arguments</a>'),
+    # a heading or a page that does not exist, and a path in a code span, stay as written
+    ("docs/definitions/ranking.md#no-such-heading", "docs/definitions/ranking.md#no-such-heading"),
+    ("docs/no-such-page.md", "docs/no-such-page.md"),
+    ("``docs/definitions/inputs.md``", "``docs/definitions/inputs.md``"),
+])
+def test_guide_paths_in_docstrings_become_links(resolver, text, expected):
+    roles = resolver[0]
+    assert roles.link_doc_paths(text) == expected

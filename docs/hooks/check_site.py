@@ -9,7 +9,8 @@ Reports, page by page, and exits 1 if any of these is found:
 - a link (``href``) or an anchor (``id``) naming a private object (a path component of
   ``streammetrics.`` that starts with ``_``): the site documents and links the public API only;
 - an unprocessed ``<autoref`` tag (a cross-reference autorefs never saw);
-- a signature that is not a complete Python signature (cut, or with unbalanced brackets).
+- a signature that is not a complete Python signature (cut, or with unbalanced brackets);
+- a link of a page's content to a page or an anchor that the site does not have.
 
 Standard library only, so CI runs it with whatever python built the site.
 """
@@ -106,17 +107,54 @@ def check_page(text: str) -> list[str]:
     return problems
 
 
+HREF = re.compile(r'<a\b[^>]*\bhref="([^"]*)"')
+ID = re.compile(r'\bid="([^"]*)"')
+
+
+def broken_links(site: str, pages: dict[str, str]) -> dict[str, list[str]]:
+    """Links of the pages' content to a page or an anchor the site does not have.
+
+    mkdocs validates the links of the Markdown pages; this also covers the HTML of the API
+    reference (docstrings rendered by mkdocstrings), whose links mkdocs never sees.
+    """
+    ids = {page: set(ID.findall(text)) for page, text in pages.items()}
+    found: dict[str, list[str]] = {}
+    for page, text in pages.items():
+        start = text.find("<article")
+        for href in HREF.findall(text[start:] if start >= 0 else text):
+            href = html.unescape(href)
+            if re.match(r"[a-z][a-z0-9+.-]*:", href) or href.startswith("//"):
+                continue  # another site
+            path, _, anchor = href.partition("#")
+            if path:
+                target = os.path.normpath(os.path.join(os.path.dirname(page), path))
+                if os.path.isdir(os.path.join(site, target)) or path.endswith("/"):
+                    target = os.path.join(target, "index.html")
+            else:
+                target = page
+            if target not in pages and not os.path.isfile(os.path.join(site, target)):
+                found.setdefault(page, []).append(f"broken link: {href}")
+            elif anchor and target in ids and anchor not in ids[target]:
+                found.setdefault(page, []).append(f"broken anchor: {href}")
+    return found
+
+
 def check_site(site: str) -> dict[str, list[str]]:
     """``{page: problems}`` for every HTML page of the site with a problem."""
-    found: dict[str, list[str]] = {}
+    pages: dict[str, str] = {}
     for dirpath, _, files in os.walk(site):
         for name in files:
             if name.endswith(".html"):
                 path = os.path.join(dirpath, name)
                 with open(path, encoding="utf-8") as fh:
-                    problems = check_page(fh.read())
-                if problems:
-                    found[os.path.relpath(path, site)] = problems
+                    pages[os.path.relpath(path, site)] = fh.read()
+    found: dict[str, list[str]] = {}
+    for page, text in pages.items():
+        problems = check_page(text)
+        if problems:
+            found[page] = problems
+    for page, problems in broken_links(site, pages).items():
+        found.setdefault(page, []).extend(problems)
     return found
 
 

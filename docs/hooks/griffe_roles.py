@@ -14,6 +14,9 @@ object's own class and module first, then the package, then a unique name anywhe
 - a private target (no public name) and a target outside the package (``time.time``) become plain
   code: the site never links into a private module.
 
+Paths of guide pages written in a docstring (``docs/definitions/ranking.md#bounded-memory``)
+become links to that page of the site, titled by the heading they name.
+
 The docstrings in the package stay as they are (Sphinx roles, read by ``help()`` and doctests).
 """
 
@@ -22,9 +25,11 @@ from __future__ import annotations
 import html
 import re
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import griffe
+from markdown.extensions.toc import slugify
 
 PACKAGE = "streammetrics"
 
@@ -160,6 +165,49 @@ def rewrite(text: str, where: Any, resolver: _Resolver, stats: dict[str, list[st
     return ROLE.sub(replace, text)
 
 
+DOCS = Path(__file__).resolve().parents[1]
+#: ``docs/definitions/ranking.md#bounded-memory`` written in a docstring (not inside a code span).
+DOC_PATH = re.compile(r"(?<![\w/.`])docs/([\w/-]+)\.md(?:#([\w-]+))?(?![\w`])")
+HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*(?:\{#([\w-]+)\})?\s*$")
+
+
+def _headings(page: Path) -> dict[str, str]:
+    """``{anchor: heading text}`` of a Markdown page; ``""`` is its first heading."""
+    found: dict[str, str] = {}
+    fenced = False
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        match = None if fenced else HEADING.match(line)
+        if match:
+            text = match.group(1).replace("`", "")
+            found.setdefault("", text)
+            found.setdefault(match.group(2) or slugify(text, "-"), text)
+    return found
+
+
+def link_doc_paths(text: str, depth: int = 2) -> str:
+    """Paths of guide pages (``docs/x.md#anchor``) become links titled by the heading they name.
+
+    The API pages are ``api/<name>/`` on the site, ``depth`` directories below its root. A path
+    to a page or heading that does not exist is left as written (the page's text still says it).
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        page, anchor = match.group(1), match.group(2) or ""
+        source = DOCS / f"{page}.md"
+        if not source.is_file():
+            return match.group(0)
+        title = _headings(source).get(anchor)
+        if title is None:
+            return match.group(0)
+        url = "" if page == "index" else (page[: -len("index")] if page.endswith("/index") else page + "/")
+        href = "../" * depth + url + (f"#{anchor}" if anchor else "")
+        return f'<a href="{html.escape(href)}">{html.escape(title)}</a>'
+
+    return DOC_PATH.sub(replace, text)
+
+
 class RolesToCrossRefs(griffe.Extension):
     """Rewrite the Sphinx roles of every docstring of the package once it is loaded."""
 
@@ -174,6 +222,9 @@ class RolesToCrossRefs(griffe.Extension):
         stack: list[Any] = [pkg]
         while stack:
             obj = stack.pop()
-            if obj.docstring is not None and ROLE.search(obj.docstring.value):
-                obj.docstring.value = rewrite(obj.docstring.value, obj, resolver, self.stats)
+            if obj.docstring is not None:
+                value = obj.docstring.value
+                if ROLE.search(value):
+                    value = rewrite(value, obj, resolver, self.stats)
+                obj.docstring.value = link_doc_paths(value)
             stack.extend(m for m in obj.members.values() if not m.is_alias)
