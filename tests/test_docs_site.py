@@ -163,6 +163,8 @@ def test_site_builds_strict_and_renders_the_api_reference(tmp_path):
     ranking = (site / "api" / "ranking" / "index.html").read_text(encoding="utf-8")
     # a role of the docstrings became a link to the page that documents its target
     assert 'href="../confusion/#streammetrics.Accuracy"' in ranking
+    # bases by their public names: AUROC is a Metric, its private base RankingMetric is not shown
+    assert "RankingMetric" not in ranking and 'Bases: <code><a class="autorefs autorefs-internal"' in ranking
     # the full signature: annotations and defaults
     assert "num_classes</span><span class=\"p\">:</span>" in ranking.replace("\n", "")
 
@@ -180,3 +182,13 @@ def test_site_builds_strict_and_renders_the_api_reference(tmp_path):
 def test_guide_paths_in_docstrings_become_links(resolver, text, expected):
     roles = resolver[0]
     assert roles.link_doc_paths(text) == expected
+
+
+def test_bases_are_shown_by_their_public_names(resolver):
+    roles, res, pkg, _ = resolver
+    # AUROC's base RankingMetric is private: its public ancestor Metric is shown instead
+    assert roles.public_bases(pkg["AUROC"].final_target, res) == [("Metric", "streammetrics._base.Metric")]
+    # a base outside the package is kept as written
+    assert [name for name, _ in roles.public_bases(pkg["UnknownIdError"].final_target, res)] == ["ValueError", "KeyError"]
+    # the extension stored them where the class template reads them
+    assert pkg["AUROC"].extra["streammetrics"]["bases"] == [("Metric", "streammetrics._base.Metric")]

@@ -14,6 +14,10 @@ object's own class and module first, then the package, then a unique name anywhe
 - a private target (no public name) and a target outside the package (``time.time``) become plain
   code: the site never links into a private module.
 
+The bases of a class are shown by their public names: a private base class is replaced by its
+public ancestors (``AUROC``'s bases read ``Metric``, not the private ``RankingMetric``), through
+the template override ``docs/hooks/templates/python/material/class.html.jinja``.
+
 Paths of guide pages written in a docstring (``docs/definitions/ranking.md#bounded-memory``)
 become links to that page of the site, titled by the heading they name.
 
@@ -208,6 +212,32 @@ def link_doc_paths(text: str, depth: int = 2) -> str:
     return DOC_PATH.sub(replace, text)
 
 
+def public_bases(cls: Any, resolver: _Resolver, seen: set[str] | None = None) -> list[tuple[str, str]]:
+    """The bases a reader can look up: ``[(name shown, identifier)]``.
+
+    A private base class (``RankingMetric``) is replaced by its own bases, recursively, up to the
+    public ones (``Metric``); a base outside the package (``KeyError``) is kept as written.
+    """
+    seen = set() if seen is None else seen
+    out: list[tuple[str, str]] = []
+    for base in cls.bases:
+        written = str(base)
+        canonical = getattr(base, "canonical_path", written)
+        found = resolver.lookup(canonical)
+        if found is None or not found.is_class:
+            out.append((written, canonical))
+            continue
+        if found.path in seen:
+            continue
+        seen.add(found.path)
+        public = resolver.public_path(found.path)
+        if public is not None:
+            out.append((public.rsplit(".", 1)[-1], found.path))
+        else:
+            out += public_bases(found, resolver, seen)
+    return out
+
+
 class RolesToCrossRefs(griffe.Extension):
     """Rewrite the Sphinx roles of every docstring of the package once it is loaded."""
 
@@ -227,4 +257,6 @@ class RolesToCrossRefs(griffe.Extension):
                 if ROLE.search(value):
                     value = rewrite(value, obj, resolver, self.stats)
                 obj.docstring.value = link_doc_paths(value)
+            if obj.is_class:  # read by docs/hooks/templates/python/material/class.html.jinja
+                obj.extra["streammetrics"]["bases"] = public_bases(obj, resolver)
             stack.extend(m for m in obj.members.values() if not m.is_alias)
