@@ -62,6 +62,9 @@ def test_check_page_passes_a_clean_page():
     ('<autoref identifier="streammetrics.AUROC" optional>AUROC</autoref>', None, "unprocessed"),
     ("A sentence.", "AUROC(num_classes: int | None = None, *, multila", "incomplete signature"),
     ("A sentence.", "AUROC(num_classes=None, ...", "incomplete signature"),
+    ("A sentence.", "accuracy_score(\n    y_true: Any, y_pred: Any, *, normalize: bool = True, sample_weight: Any = None\n)",
+     "signature line over 80"),
+    ("A drop-in (reference: scikit-learn 1.9)::", None, "reStructuredText literal marker"),
 ])
 def test_check_page_finds_each_problem(prose, signature, problem):
     text = page(prose, signature) if signature else page(prose)
@@ -192,3 +195,9 @@ def test_bases_are_shown_by_their_public_names(resolver):
     assert [name for name, _ in roles.public_bases(pkg["UnknownIdError"].final_target, res)] == ["ValueError", "KeyError"]
     # the extension stored them where the class template reads them
     assert pkg["AUROC"].extra["streammetrics"]["bases"] == [("Metric", "streammetrics._base.Metric")]
+
+
+def test_literal_block_marker_reads_as_a_colon(resolver):
+    roles = resolver[0]
+    text = "A drop-in (reference: 1.9)::\n\n    from x import y\n\nA ratio a::b stays."
+    assert roles.literal_blocks(text) == "A drop-in (reference: 1.9):\n\n    from x import y\n\nA ratio a::b stays."

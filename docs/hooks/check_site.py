@@ -9,7 +9,9 @@ Reports, page by page, and exits 1 if any of these is found:
 - a link (``href``) or an anchor (``id``) naming a private object (a path component of
   ``streammetrics.`` that starts with ``_``): the site documents and links the public API only;
 - an unprocessed ``<autoref`` tag (a cross-reference autorefs never saw);
-- a signature that is not a complete Python signature (cut, or with unbalanced brackets);
+- a signature that is not a complete Python signature (cut, or with unbalanced brackets), or
+  with a line too long for the content column (it would be cut off on screen);
+- reStructuredText's literal-block marker ``::`` left at the end of a paragraph;
 - a link of a page's content to a page or an anchor that the site does not have.
 
 Standard library only, so CI runs it with whatever python built the site.
@@ -27,6 +29,7 @@ from html.parser import HTMLParser
 RAW_ROLE = re.compile(r":(?:py:)?(?:func|class|meth|attr|mod|data|obj|exc|const|type):(?:`|<code>)")
 PRIVATE = re.compile(r"streammetrics\.(?:[A-Za-z0-9]\w*\.)*_")
 PRIVATE_ATTR = re.compile(r'\b(href|id)="([^"]*)"')
+SIGNATURE_WIDTH = 80  # characters of a signature line that fit the content column (mkdocs.yml: line_length)
 
 
 class _Prose(HTMLParser):
@@ -101,9 +104,14 @@ def check_page(text: str) -> list[str]:
             problems.append(f"backtick in prose: {line.strip()[:120]}")
         if ">>>" in line:
             problems.append(f"doctest prompt in prose: {line.strip()[:120]}")
+        if line.rstrip().endswith("::"):
+            problems.append(f"reStructuredText literal marker in prose: {line.strip()[-120:]}")
     for sig in parser.signatures:
         if not complete(sig):
             problems.append(f"incomplete signature: {' '.join(sig.split())[:160]}")
+        elif any(len(line) > SIGNATURE_WIDTH for line in sig.splitlines()):
+            problems.append(f"signature line over {SIGNATURE_WIDTH} characters (runs off the column): "
+                            f"{max(sig.splitlines(), key=len)[:160]}")
     return problems
 
 

@@ -18,6 +18,8 @@ The bases of a class are shown by their public names: a private base class is re
 public ancestors (``AUROC``'s bases read ``Metric``, not the private ``RankingMetric``), through
 the template override ``docs/hooks/templates/python/material/class.html.jinja``.
 
+reStructuredText's literal-block marker (``text::`` before an indented block) reads ``text:``.
+
 Paths of guide pages written in a docstring (``docs/definitions/ranking.md#bounded-memory``)
 become links to that page of the site, titled by the heading they name.
 
@@ -238,6 +240,16 @@ def public_bases(cls: Any, resolver: _Resolver, seen: set[str] | None = None) ->
     return out
 
 
+#: reStructuredText's literal-block marker: ``text::`` before an indented block reads ``text:``.
+LITERAL_MARK = re.compile(r"(?<=\S)::[ \t]*$(?=\n[ \t]*\n[ \t]+\S)", re.M)
+
+
+def literal_blocks(text: str) -> str:
+    """``Paragraph::`` followed by an indented block becomes ``Paragraph:`` (as Sphinx shows it);
+    the block itself is already a code block in Markdown."""
+    return LITERAL_MARK.sub(":", text)
+
+
 class RolesToCrossRefs(griffe.Extension):
     """Rewrite the Sphinx roles of every docstring of the package once it is loaded."""
 
@@ -256,7 +268,7 @@ class RolesToCrossRefs(griffe.Extension):
                 value = obj.docstring.value
                 if ROLE.search(value):
                     value = rewrite(value, obj, resolver, self.stats)
-                obj.docstring.value = link_doc_paths(value)
+                obj.docstring.value = literal_blocks(link_doc_paths(value))
             if obj.is_class:  # read by docs/hooks/templates/python/material/class.html.jinja
                 obj.extra["streammetrics"]["bases"] = public_bases(obj, resolver)
             stack.extend(m for m in obj.members.values() if not m.is_alias)
