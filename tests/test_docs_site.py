@@ -85,11 +85,10 @@ def test_check_site_finds_broken_links_of_the_content(tmp_path):
         "broken anchor: a/#y", "broken link: b/", "broken anchor: #z"]}
 
 
-griffe = pytest.importorskip("griffe")
-
-
 @pytest.fixture(scope="module")
 def resolver():
+    griffe = pytest.importorskip("griffe")  # installed with the docs extra (mkdocstrings)
+    pytest.importorskip("markdown")  # griffe_roles titles guide links with its slugify
     roles = load("griffe_roles")
     snippets = load("griffe_snippets")
     extension = roles.RolesToCrossRefs()
