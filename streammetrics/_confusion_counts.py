@@ -32,6 +32,7 @@ from ._sparse_labels import multilabel_delta
 from ._state import State, SummedState
 from ._state_checks import check_confusion_arrays
 from ._validation import (
+    as_column,
     as_numpy,
     check_binary_labels,
     check_class_labels,
@@ -270,6 +271,7 @@ class ConfusionCounts(SummedState):
         if y.ndim == 0:  # one sample given as a 0-d array / scalar with a row of scores
             y = y.reshape(1)
             p = p.reshape(1, -1) if (self.task == "multiclass" and p.ndim == 1) else p.reshape(1)
+        y = as_column(y)
         if y.ndim != 1:
             raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
         n = y.shape[0]
@@ -285,6 +287,7 @@ class ConfusionCounts(SummedState):
     def _predicted_classes(self, p: np.ndarray, n: int) -> np.ndarray:
         """Hard predictions from labels or scores (binary: score >= threshold; argmax)."""
         if self.task == "binary":
+            p = as_column(p)
             if p.shape != (n,):
                 raise ValueError(f"y_pred: expected shape ({n},) like y_true, got {p.shape}")
             if p.dtype.kind == "f":

@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-__all__ = ["delong", "placements"]
+__all__ = ["delong", "delong_counts", "placements"]
 
 
 def placements(
@@ -124,3 +124,33 @@ def delong(
     s10, m_eff = _weighted_var(v10, pos_w)
     s01, n_eff = _weighted_var(v01, neg_w)
     return auc, s10 / m_eff + s01 / n_eff
+
+
+def delong_counts(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
+    """(AUROC, DeLong variance) from the counts of unit-weight samples at each distinct score.
+
+    ``pos[i]`` / ``neg[i]``: how many positives / negatives hold the i-th distinct score, the
+    scores in decreasing order (what an exact bounded state's bins hold: each bin one distinct
+    score). Every sample of a score shares its structural component (V10 for the positives: the
+    share of negatives below plus half those tied; V01 for the negatives: the share of positives
+    above plus half those tied), so the sample variances are count-weighted sums with m - 1 and
+    n - 1 in the denominators: the same value as :func:`delong` on the samples themselves (to
+    rounding). Unit weights only: weighted samples need the sum of squared weights per score,
+    which counts do not keep. nan variance with fewer than two positives or negatives. O(T) for
+    T distinct scores.
+    """
+    pos = np.asarray(pos, dtype=np.float64)
+    neg = np.asarray(neg, dtype=np.float64)
+    m, n = float(pos.sum()), float(neg.sum())
+    if m <= 0 or n <= 0:
+        return math.nan, math.nan
+    neg_above = np.cumsum(neg) - neg  # negatives strictly above each score
+    pos_above = np.cumsum(pos) - pos
+    v10 = (n - neg_above - neg + 0.5 * neg) / n  # negatives below + half tied, as a share
+    v01 = (pos_above + 0.5 * pos) / m  # positives above + half tied
+    auc = float(pos @ v10) / m
+    if m < 2 or n < 2:
+        return auc, math.nan
+    s10 = float(pos @ (v10 - auc) ** 2) / (m - 1)
+    s01 = float(neg @ (v01 - auc) ** 2) / (n - 1)
+    return auc, s10 / m + s01 / n

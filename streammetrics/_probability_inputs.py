@@ -7,7 +7,8 @@ probabilities plus the per-sample quantities every calibration state needs. Rule
 * binary: ``y_true`` 0/1 of shape (n,), ``y_pred`` = P(class 1) of shape (n,);
 * multiclass (C classes): ``y_true`` integers in [0, C) of shape (n,), ``y_pred`` of shape
   (n, C), each row summing to 1 within scikit-learn's tolerance
-  ``|sum - 1| <= 1e-8 + sqrt(eps)`` (``eps`` of the input's float type);
+  ``|sum - 1| <= 1e-8 + sqrt(eps)`` (``eps`` of the input's float type); as in scikit-learn's
+  ``log_loss``, rows that do not are used as given, with its ``UserWarning``;
 * probabilities must lie in [0, 1] and not be NaN;
 * ``from_logits=True``: ``y_pred`` are logits (binary: any non-NaN number, the sigmoid is taken;
   multiclass: finite numbers, the softmax of each row is taken), converted in float64.
@@ -27,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import (
+    as_column,
     as_numpy,
     check_binary_labels,
     check_class_labels,
@@ -35,6 +37,7 @@ from ._validation import (
     is_scalar,
     one_weight,
 )
+from ._warnings import warn
 
 __all__ = ["BLOCK", "Batch", "one_binary", "prepare_batch", "uniform_bin", "uniform_bins", "sigmoid"]
 
@@ -124,7 +127,10 @@ def _working_dtype(p: np.ndarray) -> np.dtype[Any]:
 
 
 def _check_row_sums(p: np.ndarray, name: str) -> None:
-    """Rows must sum to 1 within scikit-learn's ``isclose(sum, 1, rtol=sqrt(eps))``."""
+    """Rows should sum to 1 within scikit-learn's ``isclose(sum, 1, rtol=sqrt(eps))``; as
+    scikit-learn's ``log_loss`` does, rows that do not are used as given with a ``UserWarning``
+    that starts with scikit-learn's message (so filters written for it apply) and names the
+    first such row. Probabilities rounded to a few decimals are the common case. O(n C)."""
     if p.shape[0] == 0:
         return
     sums = _row_sums(p).astype(np.float64)
@@ -132,9 +138,11 @@ def _check_row_sums(p: np.ndarray, name: str) -> None:
     bad = np.abs(sums - 1.0) > tol
     if bad.any():
         i = int(first_bad(bad))  # type: ignore[arg-type]
-        raise ValueError(
-            f"{name}: each row of probabilities must sum to 1 (tolerance {tol:.3g}); "
-            f"first invalid row {i} sums to {float(sums[i])!r} (pass from_logits=True for logits)"
+        warn(
+            f"The y_prob values do not sum to one. Make sure to pass probabilities. ({name}: "
+            f"{int(bad.sum())} row(s) of the batch off by more than {tol:.3g}, the first at "
+            f"index {i} summing to {float(sums[i])!r}; used as given, as scikit-learn does)",
+            UserWarning,
         )
 
 
@@ -168,11 +176,13 @@ def prepare_batch(
         y, p = y.reshape(1), p[None]
         if sample_weight is not None and np.ndim(sample_weight) == 0:
             sample_weight = [sample_weight]
+    y = as_column(y)
     if y.ndim != 1:
         raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
     n = y.shape[0]
     w = check_weights(sample_weight, n)
     if num_classes is None:
+        p = as_column(p)
         if p.shape != (n,):
             raise ValueError(f"y_pred: expected probabilities of shape ({n},) like y_true, got {p.shape}")
         y = check_binary_labels(y, "y_true")

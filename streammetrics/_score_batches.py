@@ -16,6 +16,7 @@ from ._load_checks import reserve
 from ._params import IGNORE_INDEX, Param, check_param
 from ._sort_kernels import sort_split
 from ._validation import (
+    as_column,
     as_numpy,
     check_binary_labels,
     check_class_labels,
@@ -123,6 +124,7 @@ class ScoreBatches:
             s = s.reshape(1, -1) if self.task == "multiclass" else s.reshape(1)
             if sample_weight is not None and is_scalar(sample_weight):
                 sample_weight = [sample_weight]
+        y = as_column(y)
         if y.ndim != 1:
             raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
         n = y.shape[0]
@@ -185,6 +187,7 @@ class ScoreBatches:
         O(n) (O(n·C) for score matrices)."""
         n = y.shape[0]
         if self.task == "binary":
+            s = as_column(s)
             if s.shape != (n,):
                 raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
         else:

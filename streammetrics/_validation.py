@@ -23,6 +23,8 @@ __all__ = [
     "MAX_TOTAL_WEIGHT",
     "MAX_WEIGHT",
     "MIN_WEIGHT",
+    "as_column",
+    "with_hint",
     "as_numpy",
     "derived_weights",
     "one_label",
@@ -175,6 +177,52 @@ def _from_objects(arr: np.ndarray, name: str) -> np.ndarray:
     if out.dtype.kind not in "biuf":  # an int beyond int64 among them
         out = np.array([float(v) for v in flat], dtype=np.float64)
     return out.reshape(arr.shape)
+
+
+def as_column(arr: np.ndarray) -> np.ndarray:
+    """An (n, 1) array as its (n,) column (a view), anything else unchanged: scikit-learn takes a
+    column vector of labels or binary scores as the 1-D array (``column_or_1d``). O(1)."""
+    return arr.reshape(arr.shape[0]) if arr.ndim == 2 and arr.shape[1] == 1 else arr
+
+
+def with_hint(exc: ValueError, y_true: Any, y_pred: Any, takes_classes: bool) -> ValueError:
+    """``exc`` (a refused batch) with what to do about it where the inputs show it: text labels
+    without ``classes=`` / ``pos_label=``, or the arguments in torchmetrics' order (scores
+    first). Unchanged otherwise. Called only on the error path: O(n) then, nothing before."""
+    msg = str(exc)
+    hint = ""
+    if takes_classes and (msg.startswith(("y_true: expected numbers", "y_pred: expected numbers"))
+                          and _is_text(y_true if msg.startswith("y_true") else y_pred)):
+        hint = ("text labels need their classes: pass classes=[...] in class order (binary: "
+                "pos_label=<the positive label>) to the metric")
+    elif msg.startswith(("y_true: labels must be integers", "y_true: class labels must be",
+                         "y_true: labels must be 0 or 1", "y_true: expected a 1-D array")) \
+            and _swapped(y_true, y_pred):
+        hint = ("y_true holds scores and y_pred labels: the arguments look swapped; streammetrics "
+                "takes update(y_true, y_pred) (scikit-learn's order), torchmetrics' update(preds, "
+                "target) the other way round")
+    return ValueError(f"{msg} ({hint})") if hint else exc
+
+
+def _is_text(x: Any) -> bool:
+    try:
+        arr = np.asarray(x)
+    except Exception:  # noqa: BLE001 - only a hint
+        return False
+    if arr.dtype.kind in "USa":
+        return True
+    return arr.dtype.kind == "O" and arr.size > 0 and isinstance(arr.flat[0], (str, bytes))
+
+
+def _swapped(y_true: Any, y_pred: Any) -> bool:
+    """True when ``y_true`` holds non-integral numbers and ``y_pred`` whole ones (labels)."""
+    try:
+        y, p = np.asarray(y_true), np.asarray(y_pred)
+        if y.dtype.kind != "f" or p.dtype.kind not in "biuf" or y.size == 0 or p.size == 0:
+            return False
+        return bool(np.any(y != np.round(y)) and np.all(p == np.round(p)))
+    except Exception:  # noqa: BLE001 - only a hint
+        return False
 
 
 def first_bad(mask: npt.NDArray[np.bool_]) -> tuple[int, ...] | int:

@@ -10,12 +10,17 @@ Python 3.12+.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sys
+import threading
 import warnings
+from collections.abc import Iterator
 
-__all__ = ["warn"]
+__all__ = ["warn", "silenced"]
+
+_LOCAL = threading.local()
 
 _PACKAGE_DIR = os.path.normcase(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
@@ -29,10 +34,30 @@ def _inside(filename: str) -> bool:
 def warn(message: str, category: type[Warning]) -> None:
     """``warnings.warn(message, category)`` pointing at the first caller outside the package
     (the outermost library frame if there is none, e.g. on a thread the library started).
-    O(stack depth)."""
+    O(stack depth). Nothing inside :func:`silenced` on this thread."""
+    if getattr(_LOCAL, "silent", False):
+        return
     frame = sys._getframe(1)
     level = 2  # stacklevel 2 = the frame that called this function
     while frame.f_back is not None and _inside(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
     warnings.warn(message, category, stacklevel=level)
+
+
+@contextlib.contextmanager
+def silenced() -> Iterator[None]:
+    """Drop the package's own warnings (:func:`warn`) raised on this thread inside the block.
+
+    For a Prometheus scrape on the server's thread: an undefined value is exported as NaN, and
+    neither printed nor raised even where the process turns warnings into errors.
+    ``warnings.catch_warnings`` is no substitute there: it swaps the process-wide filter list,
+    so it silences the other threads too and, when it ends, restores the list as it was when it
+    began -- undoing the filters another thread set meanwhile. O(1).
+    """
+    before = getattr(_LOCAL, "silent", False)
+    _LOCAL.silent = True
+    try:
+        yield
+    finally:
+        _LOCAL.silent = before

@@ -11,7 +11,7 @@ The set owns its members: they share its lock and (where they can) their states 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from ._labels import numeric_or_labels
 from ._params import check_accumulator, nonempty_param
 from ._result_output import MetricResults
 from ._state import State
-from ._validation import is_scalar
+from ._validation import is_scalar, with_hint
 
 __all__ = ["MetricSet"]
 
@@ -46,6 +46,37 @@ _SEP = "."
 _ndarray = np.ndarray
 
 
+def _affix(value: Any, name: str) -> str | None:
+    """A ``prefix`` / ``postfix``: None, or a string (``ValueError`` naming it otherwise)."""
+    if value is None or isinstance(value, str):
+        return value or None
+    raise ValueError(f"{name}: expected a string or None, got {value!r}")
+
+
+def _named_members(metrics: Any) -> dict[str, Metric]:
+    """The members given positionally: a mapping of name to metric, or a metric or a sequence of
+    metrics named by their class (torchmetrics' ``MetricCollection([...])``; two of one class
+    are a ``ValueError``: give them names)."""
+    if metrics is None:
+        return {}
+    if isinstance(metrics, Mapping):
+        return dict(metrics)
+    if isinstance(metrics, Metric):
+        metrics = [metrics]
+    if isinstance(metrics, (list, tuple)):
+        out: dict[str, Metric] = {}
+        for i, m in enumerate(metrics):
+            check_accumulator(m, f"metrics[{i}]", refused=(MetricSet,))
+            name = type(m).__name__
+            if name in out:
+                raise ValueError(f"metrics: two members of class {name} in the list; name them, "
+                                 f"e.g. MetricSet(a={name}(...), b={name}(...))")
+            out[name] = m
+        return out
+    raise ValueError(f"metrics: expected a mapping of names to metrics, a metric or a list of "
+                     f"metrics, got {type(metrics).__name__}")
+
+
 class MetricSet(Metric):
     """A named collection of accumulators with the whole accumulator protocol.
 
@@ -59,8 +90,15 @@ class MetricSet(Metric):
 
     Parameters
     ----------
-    metrics : mapping of str to Metric, optional
-        Members by name (positional only); merged with ``named``.
+    metrics : mapping of str to Metric, Metric or list of Metric, optional
+        Members by name (positional only); merged with ``named``. A list (torchmetrics'
+        ``MetricCollection([...])`` habit) names each member by its class (``"AUROC"``); two
+        members of one class need names.
+    prefix, postfix : str, optional
+        Added to every member's name in what the set reports (``compute()``, ``keys()``,
+        ``items()``, the exporters): ``MetricSet(auroc=AUROC(), prefix="val_")`` reports
+        ``val_auroc``. ``set["auroc"]`` and ``set["val_auroc"]`` both give the member. Saved
+        with the state; :meth:`clone` copies the set under new ones.
     **named : Metric
         Members by name. Names must be Python identifiers; a member may not be a
         ``MetricSet``. All members must take the same ``update`` shape (one family:
@@ -92,13 +130,28 @@ class MetricSet(Metric):
     {'precision': 0.75, 'recall': 0.75, 'f1': 0.75}
     >>> sm.loads(sm.dumps(ms)).compute() == ms.compute()
     True
+    >>> val = ms.clone(prefix="val_")
+    >>> val.keys()
+    ['val_precision', 'val_recall', 'val_f1']
+    >>> sorted(sm.MetricSet([sm.AUROC(), sm.F1()]).keys())
+    ['AUROC', 'F1']
     """
 
     family = "classification"
 
-    def __init__(self, metrics: Mapping[str, Metric] | None = None, /, **named: Metric) -> None:
+    def __init__(
+        self,
+        metrics: Mapping[str, Metric] | Sequence[Metric] | Metric | None = None,
+        /,
+        *,
+        prefix: str | None = None,
+        postfix: str | None = None,
+        **named: Metric,
+    ) -> None:
         super().__init__()
-        members = {**(dict(metrics) if metrics else {}), **named}
+        self.prefix = _affix(prefix, "prefix")
+        self.postfix = _affix(postfix, "postfix")
+        members = {**_named_members(metrics), **named}
         nonempty_param(members, "metrics", "expected at least one metric")
         for name, m in members.items():
             if not isinstance(name, str) or not name.isidentifier():
@@ -138,18 +191,81 @@ class MetricSet(Metric):
         self._owner = self._members[self._groups[0][0]] if len(self._groups) == 1 else None
 
     # -- mapping-like access ---------------------------------------------------------------
-    def __getitem__(self, name: str) -> Metric:
-        return self._members[name]
+    def _key(self, name: str) -> str:
+        """The name ``compute()`` reports for member ``name``: ``prefix + name + postfix``."""
+        return f"{self.prefix or ''}{name}{self.postfix or ''}"
 
-    def __iter__(self) -> Any:
-        return iter(self._members)
+    def __getitem__(self, name: str) -> Metric:
+        if name in self._members:
+            return self._members[name]
+        for base in self._members:
+            if self._key(base) == name:
+                return self._members[base]
+        raise KeyError(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._members or any(self._key(b) == name for b in self._members)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
 
     def __len__(self) -> int:
         return len(self._members)
 
-    def items(self) -> Any:
-        """``(name, metric)`` pairs of the members, in construction order."""
-        return self._members.items()
+    def keys(self, keep_base: bool = False) -> list[str]:
+        """The members' names as ``compute()`` reports them (``prefix + name + postfix``), in
+        construction order; ``keep_base=True``: the names they were given.
+
+        Parameters
+        ----------
+        keep_base : bool, default False
+            Give the names without ``prefix`` / ``postfix`` (as torchmetrics' ``keep_base``).
+
+        Returns
+        -------
+        list of str
+        """
+        return list(self._members) if keep_base else [self._key(n) for n in self._members]
+
+    def values(self) -> list[Metric]:
+        """The member accumulators, in construction order."""
+        return list(self._members.values())
+
+    def items(self, keep_base: bool = False) -> list[tuple[str, Metric]]:
+        """``(name, metric)`` pairs of the members, in construction order, named as ``compute()``
+        reports them (``keep_base=True``: as given).
+
+        Parameters
+        ----------
+        keep_base : bool, default False
+            Give the names without ``prefix`` / ``postfix``.
+
+        Returns
+        -------
+        list of (str, Metric)
+        """
+        return list(zip(self.keys(keep_base), self._members.values(), strict=True))
+
+    def clone(self, prefix: str | None = None, postfix: str | None = None) -> MetricSet:
+        """An independent copy (own states, own lock), optionally renamed: torchmetrics'
+        ``MetricCollection.clone``, e.g. ``val = train.clone(prefix="val_")``.
+
+        Parameters
+        ----------
+        prefix, postfix : str, optional
+            New ones for the copy (each kept from this set when not given).
+
+        Returns
+        -------
+        MetricSet
+            A twin with the same members and state. O(state size).
+        """
+        out = self.copy()
+        if prefix is not None:
+            out.prefix = _affix(prefix, "prefix")
+        if postfix is not None:
+            out.postfix = _affix(postfix, "postfix")
+        return out
 
     @property
     def groups(self) -> list[list[str]]:
@@ -175,51 +291,59 @@ class MetricSet(Metric):
         MetricSet
             ``self``.
         """
-        if self._classification and len(args) >= 2 and not (
-            # Skip the conversion when it would return both arguments unchanged (ints, floats,
-            # numeric numpy arrays); inline because the per-sample and 1k-batch paths are
-            # call-bound.
-            ((t := type(args[0])) is _ndarray and args[0].dtype.kind in "biuf" or t is int or t is float)
-            and ((t := type(args[1])) is _ndarray and args[1].dtype.kind in "biuf"
-                 or t is int or t is float)
-        ):
-            # Convert foreign tensors once for all states, not once per state.
-            args = tuple(a if is_scalar(a) else numeric_or_labels(a, n)
-                         for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
-        owner = self._owner
-        if owner is not None:  # the common case: every member shares one state
-            state = owner._state
-            delta = state.prepare(*args, **kwargs) if kwargs else state.prepare(*args)
+        try:
+            if self._classification and len(args) >= 2 and not (
+                # Skip the conversion when it would return both arguments unchanged (ints, floats,
+                # numeric numpy arrays); inline because the per-sample and 1k-batch paths are
+                # call-bound.
+                ((t := type(args[0])) is _ndarray and args[0].dtype.kind in "biuf" or t is int or t is float)
+                and ((t := type(args[1])) is _ndarray and args[1].dtype.kind in "biuf"
+                     or t is int or t is float)
+            ):
+                # Convert foreign tensors once for all states, not once per state.
+                args = tuple(a if is_scalar(a) else numeric_or_labels(a, n)
+                             for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
+            owner = self._owner
+            if owner is not None:  # the common case: every member shares one state
+                state = owner._state
+                delta = state.prepare(*args, **kwargs) if kwargs else state.prepare(*args)
+                with self._lock:
+                    state.apply(delta)
+                return self
+            states = self._states()
+            if kwargs:
+                accepted = [None if a is None else {k: v for k, v in kwargs.items() if k in a}
+                            for a in self._accepted]
+                unused = set(kwargs).difference(*(a for a in self._accepted if a is not None))
+                if unused and all(a is not None for a in self._accepted):
+                    raise TypeError(f"update() got unexpected keyword arguments {sorted(unused)}")
+                deltas = [state.prepare(*args, **(kwargs if kw is None else kw))
+                          for state, kw in zip(states, accepted, strict=True)]
+            else:
+                deltas = [state.prepare(*args) for state in states]
             with self._lock:
-                state.apply(delta)
+                for state, delta in zip(states, deltas, strict=False):
+                    state.apply(delta)
             return self
-        states = self._states()
-        if kwargs:
-            accepted = [None if a is None else {k: v for k, v in kwargs.items() if k in a}
-                        for a in self._accepted]
-            unused = set(kwargs).difference(*(a for a in self._accepted if a is not None))
-            if unused and all(a is not None for a in self._accepted):
-                raise TypeError(f"update() got unexpected keyword arguments {sorted(unused)}")
-            deltas = [state.prepare(*args, **(kwargs if kw is None else kw))
-                      for state, kw in zip(states, accepted, strict=True)]
-        else:
-            deltas = [state.prepare(*args) for state in states]
-        with self._lock:
-            for state, delta in zip(states, deltas, strict=False):
-                state.apply(delta)
-        return self
+        except ValueError as exc:
+            if len(args) < 2 or not self._classification:
+                raise
+            takes_classes = any(hasattr(m, "_labels") for m in self._members.values())
+            raise with_hint(exc, args[0], args[1], takes_classes) from None
 
     def _compute(self) -> MetricResults:
-        return MetricResults({name: m._compute() for name, m in self._members.items()})
+        return MetricResults({self._key(name): m._compute() for name, m in self._members.items()})
 
     def _config(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "members": {
                 name: {"class": type(m).__name__, "config": m._config()}
                 for name, m in self._members.items()
             },
             "groups": self.groups,
         }
+        out.update({k: v for k, v in (("prefix", self.prefix), ("postfix", self.postfix)) if v})
+        return out
 
     def _check_mergeable(self, other: Metric) -> None:
         if not isinstance(other, MetricSet):
@@ -310,7 +434,7 @@ class MetricSet(Metric):
         if not all(isinstance(g, list) and g and all(isinstance(n, str) for n in g) for g in groups):
             raise ValueError(f"state: MetricSet groups must be non-empty lists of member names, got "
                              f"{str(groups)[:200]}")
-        out = cls(members)
+        out = cls(members, prefix=config.get("prefix"), postfix=config.get("postfix"))
         flat = sorted(n for g in groups for n in g)
         if flat != sorted(members):
             raise ValueError("state: MetricSet groups do not match its members")

@@ -22,8 +22,35 @@ the current values -- no background thread, nothing done per update. For a
   calibration sums' total weight.
 * for DelayedLabels, ``{prefix}_delayed_{stat}`` for every counter of ``stats()`` (pending,
   labelled, expired, evicted, unknown, ...).
+* ``{prefix}_{m}_collect_errors_total``: a counter of the scrapes that left ``m`` out (below).
+
+A :class:`~streammetrics.Sliced` accumulator (also inside DelayedLabels) is refused here: it is
+exported slice by slice, the slice as a label, by :mod:`streammetrics.prometheus_sliced`.
 
 Extra constant ``labels`` (e.g. ``{"model": "v3"}``) are attached to every sample.
+
+Failures never fail the scrape: prometheus-client answers HTTP 500 for the whole registry -- every
+other collector's metrics too -- when one collector raises, so this one never does. A member whose
+value cannot be computed or exported (``compute`` raises, a warning the process turned into an
+error is raised from inside it, a value ``float`` refuses) is left out of that scrape whole, the
+other members are exported as usual; an interval or bounds pair that fails unexpectedly is left
+out alone (its member's value is still exported); if the state's snapshot itself fails, every
+member is left out of that scrape. Each skip adds 1 to the counter
+``{prefix}_{m}_collect_errors_total`` (exported for every member from the first scrape on, 0 while
+nothing failed: alert on ``increase(...[10m]) > 0``), and the first failure of each kind per member
+is logged as a warning on the ``streammetrics.prometheus`` logger, with its traceback; later ones
+are only counted. The library's own warnings (``UndefinedMetricWarning``: the value is NaN) are
+dropped on the scrape's thread only, whatever the warning filters, and numpy's floating-point
+warnings are off there (``np.errstate``); the process-wide filters are never touched.
+
+Label values are always valid UTF-8 text: characters UTF-8 cannot encode (lone surrogates such as
+``"\\ud800"``) are written as backslash escapes, an int too long for ``str`` in hexadecimal. The
+constant ``labels`` must be such text already (``ValueError`` otherwise).
+
+Names: :meth:`MetricsCollector.describe` lists every family name a collector can export, so
+prometheus-client's registry refuses (``ValueError``, at ``register``) a second collector that
+would export a family of the same name -- two families of one name in one exposition make
+Prometheus reject the whole scrape. Give each collector its own ``prefix`` (or member names).
 
 Locking: a scrape holds the metric's lock only while it copies the state (``metric.copy()``,
 O(state size), no validation; a DelayedLabels with ``batch_size > 1`` folds its buffered labels
@@ -46,15 +73,17 @@ cap (an explicit opt-in for large C).
 from __future__ import annotations
 
 import contextlib
-import warnings
-from collections.abc import Iterator, Mapping
+import logging
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 try:
     from prometheus_client import REGISTRY, CollectorRegistry
-    from prometheus_client.core import GaugeMetricFamily
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+    from prometheus_client.core import Metric as Family
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "streammetrics.prometheus needs prometheus-client: pip install 'streammetrics[prometheus]'"
@@ -62,9 +91,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ._base import Metric
 from ._params import Param, check_accumulator, check_param
+from ._warnings import silenced
 from .decay import Decayed
 from .delayed import DelayedLabels
 from .metricset import MetricSet
+from .sliced import Sliced
 from .window import Window
 
 __all__ = ["MetricsCollector", "register"]
@@ -78,6 +109,111 @@ _LABEL_NAME = Param("text", "invalid or reserved label name (reserved: class, ac
                     pattern=r"[a-zA-Z_][a-zA-Z0-9_]*", excluded=("class", "actual", "predicted", "label"))
 _PER_CLASS = Param("choice", "must be True, False or 'auto'", choices=(True, False, "auto"))
 _MAX_SERIES = Param("int", "must be an int >= 0", low=0)
+#: The gauges one member can export, by suffix of ``{prefix}_{member}``.
+_SUFFIXES = ("", "_interval_low", "_interval_high", "_bounds_low", "_bounds_high", "_samples",
+             "_omitted_series")
+#: What a value's interval()/bounds() raises where the metric simply has none (e.g. a macro
+#: average has no Wilson interval): left out silently. Anything else is a collect error.
+_NO_INTERVAL = (ValueError, AttributeError, TypeError, NotImplementedError)
+
+logger = logging.getLogger("streammetrics.prometheus")
+
+
+def label_value(value: Any) -> str:
+    """``value`` as a Prometheus label value, which must be valid UTF-8 text.
+
+    ``str(value)``, except: an int too long for ``str`` (Python's 4300-digit limit) is written in
+    hexadecimal (``0x...``); characters UTF-8 cannot encode (lone surrogates) become backslash
+    escapes (``"\\ud800"``); a value whose ``str`` raises becomes ``<TypeName>``. Never raises.
+    O(len(text)).
+    """
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except ValueError:
+        text = hex(value) if isinstance(value, int) else f"<{type(value).__name__}>"
+    except Exception:
+        text = f"<{type(value).__name__}>"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def check_labels(labels: Mapping[str, Any] | None) -> dict[str, str]:
+    """The constant ``labels`` as ``{name: text}``: each name a valid label name (not one of the
+    reserved ones), each value turned into text by ``str``, which must be encodable as UTF-8;
+    ``ValueError`` naming the first bad entry otherwise. O(len(labels))."""
+    out: dict[str, str] = {}
+    for k, v in (labels or {}).items():
+        check_param(k, "labels", _LABEL_NAME)
+        try:
+            text = v if isinstance(v, str) else str(v)
+            text.encode("utf-8")
+        except Exception:
+            shown = label_value(v)[:200]
+            raise ValueError(f"labels: the value of {k!r} must be text UTF-8 can encode, got "
+                             f"{shown!r} ({type(v).__name__})") from None
+        out[k] = text
+    return out
+
+
+class CollectErrors:
+    """The failures one collector skipped, counted per name (the
+    ``{prefix}_{name}_collect_errors_total`` counters); the first failure of each exception type
+    per name is logged as a warning with its traceback. Thread-safe (scrapes may overlap).
+
+    Parameters
+    ----------
+    names : iterable of str
+        The counted names (members); each counter starts at 0.
+    owner : str
+        What the log lines name (the collector's prefix and name).
+    """
+
+    def __init__(self, names: Iterable[str], owner: str) -> None:
+        self.counts = dict.fromkeys(names, 0)
+        self.owner = owner
+        self._logged: set[tuple[str, type]] = set()
+        self._lock = threading.Lock()
+
+    def record(self, name: str, what: str, exc: BaseException) -> None:
+        """Count one skipped ``what`` of ``name`` (log it if its kind is new). O(1)."""
+        with self._lock:
+            self.counts[name] = self.counts.get(name, 0) + 1
+            first = (name, type(exc)) not in self._logged
+            self._logged.add((name, type(exc)))
+        if first:
+            logger.warning(
+                "%s: %s left out of the Prometheus scrape (%s: %s); the scrape goes on, each "
+                "such failure adds 1 to %s_collect_errors_total, and later %s failures of %r "
+                "are counted, not logged", self.owner, what, type(exc).__name__,
+                label_value(exc)[:300], name, type(exc).__name__, name, exc_info=exc)
+
+    def families(self, prefix: str, labels: Mapping[str, str]) -> list[CounterMetricFamily]:
+        """One counter family per name. O(names)."""
+        with self._lock:
+            counts = dict(self.counts)
+        out = []
+        for name, count in counts.items():
+            fam = CounterMetricFamily(f"{prefix}_{name}_collect_errors",
+                                      "failures left out of Prometheus scrapes (see the log)",
+                                      labels=list(labels))
+            fam.add_metric(list(labels.values()), float(count))
+            out.append(fam)
+        return out
+
+
+def check_names(names: list[Family]) -> None:
+    """``ValueError`` if two of the families (a counter with its ``_total`` sample) would
+    export the same name. O(names)."""
+    seen: set[str] = set()
+    for fam in names:
+        for name in (fam.name, f"{fam.name}_total") if fam.type == "counter" else (fam.name,):
+            if name in seen:
+                raise ValueError(f"name: two gauges of this collector would both be named {name!r}; "
+                                 "rename a member")
+            seen.add(name)
 
 
 def _samples(metric: Metric) -> float | None:
@@ -96,8 +232,9 @@ class MetricsCollector:
     Every scrape reads the current values; nothing is done per update. Gauges per member
     ``m``: ``{prefix}_{m}`` (the value; per-class arrays carry a ``class`` label),
     ``{prefix}_{m}_interval_low`` / ``_high``, ``{prefix}_{m}_bounds_low`` / ``_high``,
-    ``{prefix}_{m}_samples``, and for DelayedLabels ``{prefix}_delayed_{stat}`` (module
-    docstring).
+    ``{prefix}_{m}_samples``, ``{prefix}_{m}_collect_errors_total`` (scrapes that left ``m``
+    out; a scrape never fails because of one member), and for DelayedLabels
+    ``{prefix}_delayed_{stat}`` (module docstring).
 
     Parameters
     ----------
@@ -152,11 +289,15 @@ class MetricsCollector:
         self.max_series = check_param(max_series, "max_series", _MAX_SERIES)
         self.metric = metric
         self.prefix = prefix
-        self.labels = {str(k): str(v) for k, v in (labels or {}).items()}
-        for k in self.labels:
-            check_param(k, "labels", _LABEL_NAME)
+        self.labels = check_labels(labels)
         self.confidence = confidence
-        inner = metric.metric if isinstance(metric, DelayedLabels) else metric
+        inner = metric._metric if isinstance(metric, DelayedLabels) else metric
+        if isinstance(inner, Sliced):
+            raise ValueError(
+                "metric: a Sliced accumulator (also inside DelayedLabels) is exported slice by "
+                "slice by streammetrics.prometheus_sliced.register_sliced (SlicedCollector); "
+                "this collector would copy its whole state on every scrape and export no value"
+            )
         self._inner = inner
         self._name = name or type(inner).__name__.lower()
         if isinstance(inner, MetricSet):
@@ -165,11 +306,20 @@ class MetricsCollector:
             self.members = {self._name: inner}
         for member in self.members:
             check_param(f"{prefix}_{member}", "name", _FULL_NAME)
+        self._stats = list(metric.stats()) if isinstance(metric, DelayedLabels) else []
+        self.errors = CollectErrors(self.members, f"{type(self).__name__}({prefix}_{self._name})")
+        check_names(self.describe())
 
-    def describe(self) -> list[Any]:
-        """Nothing: the gauge names depend on the values (prometheus-client then skips its
-        duplicate-name check for this collector)."""
-        return []  # names depend on the values; skip the registry's duplicate check
+    def describe(self) -> list[Family]:
+        """Every family a scrape can export (empty ones): the value, interval, bounds, samples
+        and omitted-series gauges of each member, the DelayedLabels counters and the
+        ``..._collect_errors`` counters. prometheus-client's registry uses them to refuse a
+        second collector exporting a family of the same name. O(members)."""
+        out: list[Family] = [GaugeMetricFamily(f"{self.prefix}_{m}{suffix}", "")
+                             for m in self.members for suffix in _SUFFIXES]
+        out += [GaugeMetricFamily(f"{self.prefix}_delayed_{stat}", "") for stat in self._stats]
+        out += [CounterMetricFamily(f"{self.prefix}_{m}_collect_errors", "") for m in self.members]
+        return out
 
     def _snapshot(self) -> tuple[dict[str, Metric], dict[str, int] | None]:
         """Copies of the members (and the DelayedLabels counters): the only step that holds
@@ -186,39 +336,59 @@ class MetricsCollector:
         members = dict(inner.items()) if isinstance(inner, MetricSet) else {self._name: inner}
         return members, stats
 
-    def collect(self) -> Iterator[GaugeMetricFamily]:
-        """The gauges of one scrape, all from one snapshot of the state (called by
-        prometheus-client).
+    def collect(self) -> Iterator[Family]:
+        """The families of one scrape, all from one snapshot of the state (called by
+        prometheus-client). Never raises: a member that fails is left out and counted
+        (module docstring).
 
         Returns
         -------
-        iterator of GaugeMetricFamily
-            One family per exported gauge name.
+        iterator of prometheus_client.core.Metric
+            One family per exported name.
         """
-        members, stats = self._snapshot()
-        out: list[GaugeMetricFamily] = []
+        try:
+            members, stats = self._snapshot()
+        except Exception as exc:  # every member is left out of this scrape
+            for member in self.members:
+                self.errors.record(member, "the state's snapshot", exc)
+            members, stats = {}, None
+        out = self._render(members, stats, self.errors)
+        yield from out
+        yield from self.errors.families(self.prefix, self.labels)
+
+    def _render(self, members: Mapping[str, Metric], stats: Mapping[str, int] | None,
+                errors: CollectErrors, counted: str | None = None) -> list[Family]:
+        """The families of the snapshot ``members`` (and ``stats``); a failing member is left
+        out and recorded in ``errors`` under its name (or under ``counted``)."""
+        out: list[Family] = []
         budget = [self.max_series]  # series the "auto" cap still allows in this scrape
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with silenced(), np.errstate(all="ignore"):
             for member, m in members.items():
-                out.extend(self._member(member, m, budget))
+                before = budget[0]
+                try:
+                    out.extend(self._member(member, m, budget, errors, counted or member))
+                except Exception as exc:
+                    budget[0] = before
+                    where = f" (labels {self.labels})" if self.labels else ""
+                    errors.record(counted or member, f"member {member!r}{where}", exc)
         for stat, value in (stats or {}).items():
             fam = self._family(f"{self.prefix}_delayed_{stat}", f"DelayedLabels counter {stat!r}", [])
             fam.add_metric(list(self.labels.values()), float(value))
             out.append(fam)
-        yield from out
+        return out
 
     # -- helpers -----------------------------------------------------------------------------------
     def _family(self, name: str, doc: str, extra: list[str]) -> GaugeMetricFamily:
-        return GaugeMetricFamily(name, doc, labels=[*self.labels, *extra])
+        return GaugeMetricFamily(name, label_value(doc), labels=[*self.labels, *extra])
 
     def _emit(self, name: str, doc: str, value: Any, budget: list[int],
               omitted: list[int]) -> GaugeMetricFamily | None:
         """One gauge family for a scalar or an array value (None: not exportable, or an array
         left out by ``per_class``; then its series count is added to ``omitted[0]``)."""
         if isinstance(value, (bool, int, float, np.integer, np.floating)):
+            number = float(value)  # OverflowError for an int beyond float: a collect error
             fam = self._family(name, doc, [])
-            fam.add_metric(list(self.labels.values()), float(value))
+            fam.add_metric(list(self.labels.values()), number)
             budget[0] -= 1
             return fam
         if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf" or value.ndim > 3:
@@ -227,7 +397,6 @@ class MetricsCollector:
                            or (self.per_class == "auto" and value.size > budget[0])):
             omitted[0] += value.size
             return None
-        budget[0] -= value.size
         axes = {1: ["class"], 2: ["actual", "predicted"], 3: ["label", "actual", "predicted"]}[value.ndim] \
             if value.ndim else []
         fam = self._family(name, doc, axes)
@@ -235,9 +404,11 @@ class MetricsCollector:
         flat = value.astype(np.float64).ravel().tolist()
         for idx, v in zip(np.ndindex(value.shape), flat, strict=True):
             fam.add_metric([*const, *map(str, idx)], v)
+        budget[0] -= value.size
         return fam
 
-    def _member(self, member: str, m: Metric, budget: list[int]) -> list[GaugeMetricFamily]:
+    def _member(self, member: str, m: Metric, budget: list[int], errors: CollectErrors,
+                counted: str) -> list[GaugeMetricFamily]:
         base = f"{self.prefix}_{member}"
         kind = type(m._metric).__name__ if isinstance(m, (Window, Decayed)) else type(m).__name__
         out: list[GaugeMetricFamily] = []
@@ -248,19 +419,23 @@ class MetricsCollector:
             return out  # not a number (e.g. a curve): nothing to export
         if fam is not None:
             out.append(fam)
-        pairs: list[tuple[str, Any]] = []
-        if self.confidence is not None and hasattr(m, "interval"):
-            with contextlib.suppress(ValueError, AttributeError, TypeError, NotImplementedError):
-                pairs.append(("interval", m.interval(self.confidence)))
-        if hasattr(m, "bounds"):
-            with contextlib.suppress(ValueError, AttributeError, TypeError, NotImplementedError):
-                pairs.append(("bounds", m.bounds()))
-        for what, (low, high) in pairs:
-            for end, v in (("low", low), ("high", high)):
-                f = self._emit(f"{base}_{what}_{end}", f"{kind} {what} {end} end", v, budget, omitted)
-                if f is not None:
-                    out.append(f)
-        n = _samples(m)
+        for what in ("interval", "bounds"):
+            if not hasattr(m, what) or (what == "interval" and self.confidence is None):
+                continue
+            try:
+                with contextlib.suppress(*_NO_INTERVAL):
+                    read = getattr(m, what)
+                    pair = read(self.confidence) if what == "interval" else read()
+                    fams = [self._emit(f"{base}_{what}_{end}", f"{kind} {what} {end} end", v,
+                                       budget, omitted) for end, v in zip(("low", "high"), pair, strict=True)]
+                    out.extend(f for f in fams if f is not None)
+            except Exception as exc:  # an unexpected failure: the value is still exported
+                errors.record(counted, f"the {what} of member {member!r}", exc)
+        try:
+            n = _samples(m)
+        except Exception as exc:  # unexpected: the value is still exported
+            errors.record(counted, f"the sample count of member {member!r}", exc)
+            n = None
         if n is not None:
             f = self._emit(f"{base}_samples", f"{kind}: (weighted) samples behind the value", n,
                            budget, omitted)
@@ -291,7 +466,9 @@ def register(metric: Metric, registry: CollectorRegistry | None = None, **kwargs
     Returns
     -------
     MetricsCollector
-        The registered collector (``registry.unregister(collector)`` removes it).
+        The registered collector (``registry.unregister(collector)`` removes it). prometheus-client
+        raises ``ValueError`` if the registry already holds a collector exporting one of its
+        family names (give it another ``prefix``).
 
     Examples
     --------

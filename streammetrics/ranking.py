@@ -44,7 +44,7 @@ True
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -68,7 +68,7 @@ from ._operating_points import OperatingPoint
 from ._params import Param, check_param
 from ._ranking_base import RankingMetric
 from ._ranking_curves import CurveMetric, PRCurve, ROCCurve
-from ._score_state import PairScores
+from ._score_state import PairScores, ScoreState
 
 __all__ = [
     "AUROC",
@@ -241,6 +241,31 @@ class AUROC(RankingMetric):
             return self._ovo()
         return self._scalar_compute("no positives or no negatives")
 
+    def plot(self, ax: Any = None, *, labels: Any = None, **kwargs: Any) -> Any:
+        """Draw the ROC curve this AUROC is the area under (one per class for multiclass /
+        multilabel, pooled with ``average="micro"``; the certified envelope when binned), with
+        the area in the legend, and return the display: :meth:`ROCCurve.plot` on the same
+        state (matplotlib needed: the ``plot`` extra). O(n log n) exact, O(bins) binned.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure when not given).
+        labels : list of str, optional
+            Curve names (default: the ``classes`` given, else the class indices).
+        **kwargs
+            Passed to :func:`streammetrics.plot.plot_curves`.
+
+        Returns
+        -------
+        Display
+            The axes and the artists drawn.
+        """
+        if self.multi_class == "ovo":
+            raise ValueError("plot: a one-vs-one AUROC has no single ROC curve per class; plot "
+                             "AUROC(num_classes, multi_class='ovr') or ROCCurve")
+        return _curve_view(self, ROCCurve).plot(ax, labels=labels, **kwargs)
+
     def interval(self, confidence: float = 0.95) -> Any:
         """DeLong confidence interval (O(n log n), Sun & Xu's algorithm): AUROC ± z·sqrt(Var),
         clipped to [0, 1]. Binary gives a (low, high) pair; multiclass/multilabel with
@@ -366,7 +391,36 @@ class AveragePrecision(RankingMetric):
         return average_precision(self._counts(column, positive_thresholds=True), self.interpolated,
                                  self.eleven_point)
 
+    def plot(self, ax: Any = None, *, labels: Any = None, **kwargs: Any) -> Any:
+        """Draw the precision-recall curve this AP summarises (one per class for multiclass /
+        multilabel, pooled with ``average="micro"``; the certified envelope when binned) and
+        return the display: :meth:`PRCurve.plot` on the same state (matplotlib needed: the
+        ``plot`` extra). O(n log n) exact, O(bins) binned.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure when not given).
+        labels : list of str, optional
+            Curve names (default: the ``classes`` given, else the class indices).
+        **kwargs
+            Passed to :func:`streammetrics.plot.plot_curves`.
+
+        Returns
+        -------
+        Display
+            The axes and the artists drawn.
+        """
+        return _curve_view(self, PRCurve).plot(ax, labels=labels, **kwargs)
+
     def _compute(self) -> Any:
         return self._scalar_compute("no positives")
 
 
+def _curve_view(metric: RankingMetric, curve: type[CurveMetric]) -> CurveMetric:
+    """A curve accumulator of ``metric``'s task holding a copy of its state (the scalar ranking
+    metrics and the curves keep interchangeable states: a MetricSet shares one). O(state)."""
+    with metric._lock:
+        view = curve._from_config(RankingMetric._config(metric))
+        view._state = cast(ScoreState, metric._state.copy())
+    return view

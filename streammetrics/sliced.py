@@ -221,6 +221,35 @@ class Sliced(Metric):
                 raise KeyError(key)
             return store.metric(slot).copy()
 
+    def _largest(self, n: int) -> tuple[list[tuple[Any, int, Metric]], int, int]:
+        """The ``n`` slices with the most rows (ties: first seen first, ``OTHER`` last) as
+        ``(key, rows, independent copy of its accumulator)``, most rows first, with the number
+        of slices held and :attr:`n_absorbed`: one consistent read under the lock (a Prometheus
+        scrape). O(slices) for the choice (one partition of the row counts, 8 bytes per slice)
+        plus the copies of the ``n`` chosen accumulators -- never a copy of the whole state."""
+        with self._lock:
+            store = self._state.crossed
+            if store is None:
+                return [], 0, 0
+            keys: list[tuple[Any, int]] = []
+            rows = store.rows[1 : len(store.keys) + 1]
+            if store.has_other():
+                rows = np.append(rows, store.rows[0])  # OTHER after every key on ties
+            held = int(rows.shape[0])
+            if n <= 0:
+                chosen = np.zeros(0, np.intp)
+            elif n < held:
+                kth = np.partition(rows, held - n)[held - n]  # the n-th largest count
+                above = np.flatnonzero(rows > kth)
+                chosen = np.concatenate([above, np.flatnonzero(rows == kth)[: n - above.shape[0]]])
+            else:
+                chosen = np.arange(held)
+            chosen = chosen[np.argsort(-rows[chosen], kind="stable")]
+            for i in chosen.tolist():
+                keys.append((OTHER, 0) if i == len(store.keys) else (store.keys[i], i + 1))
+            out = [(key, int(store.rows[slot]), store.metric(slot).copy()) for key, slot in keys]
+            return out, held, len(store.absorbed)
+
     def check_key_names(self, names: tuple[str, ...] | None) -> None:
         """``ValueError`` unless an update with key columns ``names`` (None: one unnamed
         column) would be accepted: the columns this accumulator was fed, if any. O(1)."""

@@ -13,7 +13,7 @@ from ._label_options import label_options
 from ._params import IGNORE_INDEX, Param, check_param
 from ._state import SummedState
 from ._state_checks import check_hit_counts
-from ._validation import as_numpy, check_class_labels, check_scores, check_weights, drop_ignored
+from ._validation import as_column, as_numpy, check_class_labels, check_scores, check_weights, drop_ignored
 
 __all__ = ["TopKAccuracy"]
 
@@ -41,6 +41,7 @@ class HitCounts(SummedState):
         if y.ndim == 0:
             y, s = y.reshape(1), s.reshape(1, -1)
         c = self.num_classes
+        y = as_column(y)
         if y.ndim != 1:
             raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
         n = y.shape[0]

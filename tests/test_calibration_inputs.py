@@ -36,7 +36,6 @@ BAD_BINARY = [
     (([0, 1], ["a", "b"]), "y_pred: expected numbers"),
 ]
 BAD_MULTICLASS = [
-    (([0, 1], [[0.5, 0.5, 0.0], [0.5, 0.4, 0.0]]), "y_pred: each row of probabilities must sum to 1"),
     (([0, 1], [[0.5, 0.5, 0.0], [1.2, -0.2, 0.0]]), "first invalid value 1.2 at index (1, 0)"),
     (([0, 3], [[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]), "y_true: class labels must be integers in [0, 3)"),
     (([0, 1], [0.5, 0.5]), "y_pred: expected probabilities of shape (2, 3)"),
@@ -80,12 +79,37 @@ def test_zero_dimensional_arrays_are_one_sample() -> None:
 def test_row_sum_tolerance_is_sklearns() -> None:
     eps64, eps32 = np.finfo(np.float64).eps, np.finfo(np.float32).eps
     ok = 1e-8 + np.sqrt(eps64)
-    sm.LogLoss(2).update([0], [[0.5, 0.5 + 0.9 * ok]])
-    with pytest.raises(ValueError, match="first invalid row 0 sums to"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sm.LogLoss(2).update([0], [[0.5, 0.5 + 0.9 * ok]])
+        loose = np.array([[0.5, 0.5 + 1e-4]], dtype=np.float32)  # within sqrt(eps32) = 3.4e-4
+        assert np.sqrt(eps32) > 1e-4
+        sm.LogLoss(2).update([0], loose)
+    with pytest.warns(UserWarning, match="the first at index 0 summing to"):
         sm.LogLoss(2).update([0], [[0.5, 0.5 + 1.1 * ok]])
-    loose = np.array([[0.5, 0.5 + 1e-4]], dtype=np.float32)  # within sqrt(eps32) = 3.4e-4
-    assert np.sqrt(eps32) > 1e-4
-    sm.LogLoss(2).update([0], loose)
+
+
+@pytest.mark.parametrize("factory", FACTORIES)
+def test_rows_not_summing_to_one_are_used_as_sklearn_uses_them(factory) -> None:
+    """Rounded probabilities (rows summing to 1 +- 1e-6) and rows off by more are accepted with
+    scikit-learn's warning (its text first, so its users' filters apply) and the first such row
+    named; the values are those scikit-learn computes on the same rows."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(5)
+    p = np.round(rng.dirichlet([1, 1, 1], 200), 6)
+    p[3] = [0.5, 0.4, 0.0]  # a row far from 1
+    y = rng.integers(0, 3, 200)
+    m = factory(C)
+    with pytest.warns(UserWarning, match=r"^The y_prob values do not sum to one\. .*the first at index \d+ summing to"):
+        m.update(y, p)
+    if isinstance(m, sm.LogLoss):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            assert m.compute() == pytest.approx(metrics.log_loss(y, p, labels=[0, 1, 2]), abs=1e-12)
+    with warnings.catch_warnings():  # a filter written for scikit-learn's warning catches ours
+        warnings.filterwarnings("error", message="The y_prob values do not sum to one")
+        with pytest.raises(UserWarning):
+            factory(C).update(y, p)
 
 
 def test_bad_logits_and_weights() -> None:

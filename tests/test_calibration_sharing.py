@@ -77,7 +77,7 @@ def test_shared_buffer_checks_probabilities_once_and_atomically():
     with pytest.raises(ValueError, match=r"\[0, 1\].*1\.5"):
         ms.update([0, 1], [0.3, 1.5])
     assert sm.dumps(ms) == before
-    with pytest.raises(ValueError, match="sum to 1"):
+    with pytest.warns(UserWarning, match="do not sum to one"):  # as scikit-learn: used as given
         sm.AUROC(3, scores="probability").update([0, 1], [[0.5, 0.5, 0.5], [0.2, 0.3, 0.5]])
     # raw scores keep their own buffer (any number is a score there)
     assert len(sm.MetricSet(a=sm.AUROC(), e=sm.CalibrationError(strategy="quantile")).groups) == 2

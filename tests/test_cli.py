@@ -264,12 +264,14 @@ def test_plots_are_pngs(tmp_path, capsys):
     pq.write_table(pa.table({"y": y, "probs": list(p)}), str(tmp_path / "mc.parquet"))
     assert main(["evaluate", str(tmp_path / "mc.parquet"), "--label", "y", "--score", "probs",
                  "--plot", str(tmp_path / "mc")]) == 0
-    # these rows are rounded (sums of 0.999): not probabilities, so no reliability diagram (noted)
-    assert sorted(os.listdir(tmp_path / "mc")) == ["confusion_matrix.png", "pr.png", "roc.png",
+    # these rows are rounded (sums of 0.999): used as given, as scikit-learn does (its warning)
+    assert sorted(os.listdir(tmp_path / "mc")) == ["confusion_matrix.png", "pr.png", "reliability.png", "roc.png",
                                                    "score_histogram.png"]
+    for n in ("roc.png", "pr.png", "gains.png", "lift.png"):
+        assert (tmp_path / "plots" / n).read_bytes()[:8] == PNG
     if max_bytes_supported(plots=True):  # binned state: the uncertainty boxes are drawn
         assert main(["evaluate", "--max-bytes", "1k", "--plot", str(tmp_path / "binned"), "--quiet"]) == 0
-        for n in ("roc.png", "pr.png"):
+        for n in ("roc.png", "pr.png", "gains.png", "lift.png"):
             assert (tmp_path / "binned" / n).read_bytes()[:8] == PNG
 
 
@@ -766,3 +768,12 @@ def test_csv_row_with_the_wrong_number_of_fields(tmp_path, capsys):
         rc, err = run_err(capsys, str(tmp_path / name), "--label", "y", "--score", "p")
         assert rc == 1, err
         assert f"{name}: row {bad - 1} (line {bad + 1}): expected 2 fields (the header's), got 3: 1,0.5,7" in err
+
+
+def test_no_intervals_drops_the_interval_column(capsys):
+    pytest.importorskip("rich")
+    assert main(["evaluate", "--quiet"]) == 0
+    assert "95% interval" in capsys.readouterr().out
+    assert main(["evaluate", "--quiet", "--no-intervals"]) == 0
+    out = capsys.readouterr().out
+    assert "interval" not in out and "auroc" in out and "[" not in out

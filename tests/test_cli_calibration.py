@@ -156,17 +156,25 @@ def test_raw_scores_fail_a_named_request(tmp_path, capsys):
     first = int(np.flatnonzero((z < 0) | (z > 1))[0])
     assert rc == 1 and out == ""
     assert err.count("\n") == 1 and f"row {first + 1}" in err and "--from-logits" in err
-    # multiclass rows not summing to 1
+
+
+def test_rows_not_summing_to_one_are_used_as_sklearn_uses_them(tmp_path, capsys):
+    """Rounded probabilities (and rows further off) are accepted, as scikit-learn's log_loss
+    accepts them, with its warning in the report; no advice to pass --from-logits."""
+    metrics = pytest.importorskip("sklearn.metrics")
     y, p, _ = multiclass()
-    p = p.copy()
+    p = np.round(p, 6)
     p[7] *= 1.01
     path = write(tmp_path, "m.parquet", pa.table({"y": y, "p": list(p)}))
-    rc, _, err = run(capsys, path, "--label", "y", "--score", "p", "--metrics", "brier")
-    assert rc == 1 and err.count("\n") == 1 and "row 8" in err
+    res = run_json(capsys, path, "--label", "y", "--score", "p", "--metrics", "log_loss,brier")
+    assert res["metrics"]["log_loss"] == pytest.approx(metrics.log_loss(y, p, labels=range(p.shape[1])), abs=1e-12)
+    assert any(w.startswith("The y_prob values do not sum to one") and "index 7" in w for w in res["warnings"])
+    assert not res["notes"] and not any("logits" in w for w in res["warnings"])
+    rc, out, err = run(capsys, path, "--label", "y", "--score", "p")
+    assert rc == 0 and err == "" and "log_loss" in out and "do not sum to one" in out
 
 
 @pytest.mark.parametrize(("argv", "code", "text"), [
-    (["--metrics", "ks", "--max-bytes", "1MB"], 2, "--metrics: ks needs the exact score buffer"),
     (["--metrics", "ece,wrong"], 2, "--metrics: unknown wrong"),
     (["--from-logits=yes"], 2, "--from-logits"),
 ])
@@ -177,16 +185,33 @@ def test_usage_errors_are_one_line(tmp_path, capsys, argv, code, text):
     assert rc == code and err.count("\n") == 1 and text in err, err
 
 
-def test_ks_not_for_multiclass_and_dropped_under_max_bytes(tmp_path, capsys):
+def test_ks_not_for_multiclass_and_kept_under_max_bytes(tmp_path, capsys):
     y, p, _ = multiclass(300)
     path = write(tmp_path, "m.parquet", pa.table({"y": y, "p": list(p)}))
     rc, _, err = run(capsys, path, "--label", "y", "--score", "p", "--metrics", "ks")
     assert rc == 2 and "ks not defined for the multiclass task" in err
     y, p, _, _ = binary(300)
     path = write(tmp_path, "d.parquet", pa.table({"y": y, "p": p}))
-    res = run_json(capsys, path, "--label", "y", "--score", "p", "--max-bytes", "64k")
-    assert "ks" not in res["metrics"] and "log_loss" in res["metrics"]
-    assert any(n.startswith("ks skipped") for n in res["notes"])
+    exact = run_json(capsys, path, "--label", "y", "--score", "p")
+    # bins still exact (each one distinct score): KS, its threshold and AUROC's DeLong interval
+    # are those of the exact state
+    still = run_json(capsys, path, "--label", "y", "--score", "p", "--max-bytes", "64k")
+    assert still["exact"] and not still["notes"]
+    for key in ("ks", "auroc", "log_loss"):
+        assert still["metrics"][key] == exact["metrics"][key]
+    assert still["ks_threshold"] == exact["ks_threshold"]
+    np.testing.assert_allclose(still["intervals"]["auroc"], exact["intervals"]["auroc"], rtol=0, atol=1e-12)
+    # bins holding several scores: KS with certified bounds holding the exact value, no interval
+    binned = run_json(capsys, path, "--label", "y", "--score", "p", "--max-bytes", "600")
+    assert not binned["exact"] and "auroc" not in binned["intervals"]
+    for key in ("ks", "auroc"):
+        lo, hi = binned["bounds"][key]
+        assert lo <= exact["metrics"][key] <= hi
+    # a weight column: the bins' counts are not the samples, so no DeLong interval from them
+    w = np.random.default_rng(0).random(300)
+    path = write(tmp_path, "w.parquet", pa.table({"y": y, "p": p, "w": w}))
+    weighted = run_json(capsys, path, "--label", "y", "--score", "p", "--weight", "w", "--max-bytes", "64k")
+    assert "auroc" not in weighted["intervals"] and "ks" in weighted["metrics"]
 
 
 def test_bundled_example_table_has_the_rows(capsys):

@@ -1,7 +1,8 @@
 """DelayedLabels with batched folding checks every labelled pair at ``label`` time: a pair the
 metric would reject raises there (nothing applied) and is never counted as ``rejected`` when
 the buffer folds -- also for rows of scores whose values lie inside ranges that passed before
-(a probability row that does not sum to 1)."""
+(a label outside the classes). A row of probabilities that does not sum to 1 is used as given,
+with scikit-learn's warning."""
 
 from __future__ import annotations
 
@@ -22,24 +23,30 @@ def snapshot(d):
     lambda: sm.CalibrationError(num_classes=3),
     lambda: sm.MetricSet({"acc": sm.Accuracy(num_classes=3), "ll": sm.LogLoss(num_classes=3)}),
 ])
-def test_row_not_summing_to_one_raises_at_label_time(make):
+def test_rejected_label_raises_at_label_time_and_rows_off_one_are_kept(make):
     d = sm.DelayedLabels(make(), batch_size=8)
     d.predict(["a", "b", "c"], np.array([[0.2, 0.3, 0.5], [0.3, 0.3, 0.3], [0.5, 0.3, 0.2]]))
     assert d.label("a", 0) == 1
     before = snapshot(d)
-    with pytest.raises(ValueError, match="sum to 1"):
-        d.label("b", 0)  # values inside [0.2, 0.5], which passed with label 0; sum 0.9
+    with pytest.raises(ValueError, match="y_true"):
+        d.label("c", 3)  # not a class of three: refused at label time, nothing applied
     assert snapshot(d) == before
-    assert d.label("c", 0) == 1  # a valid row inside the ranges skips the dry run
+    # a row summing to 0.9 is used as given, as scikit-learn uses it (with its warning)
+    with pytest.warns(UserWarning, match="do not sum to one"):
+        assert d.label("b", 0) == 1
+        d.flush()
+    assert d.label("c", 0) == 1
     d.flush()
-    assert d.stats()["rejected"] == 0 and d.stats()["labelled"] == 2
+    assert d.stats()["rejected"] == 0 and d.stats()["labelled"] == 3
     direct = make()
-    direct.update([0, 0], [[0.2, 0.3, 0.5], [0.5, 0.3, 0.2]])
+    with pytest.warns(UserWarning, match="do not sum to one"):
+        direct.update([0, 0, 0], [[0.2, 0.3, 0.5], [0.3, 0.3, 0.3], [0.5, 0.3, 0.2]])
     assert d.compute() == direct.compute()
 
 
+@pytest.mark.filterwarnings("ignore:The y_prob values do not sum to one")
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from([0.2, 0.3, 0.5, 0.25, 0.45]),
+@given(st.lists(st.tuples(st.integers(0, 3), st.sampled_from([0.2, 0.3, 0.5, 0.25, 0.45]),
                           st.sampled_from([0.2, 0.3, 0.5, 0.25, 0.45])), min_size=1, max_size=25))
 def test_label_raises_exactly_when_the_metric_rejects(rows):
     d = sm.DelayedLabels(sm.LogLoss(num_classes=3), batch_size=5)

@@ -74,5 +74,17 @@ def test_cli_bounded_plots_draw_the_envelope(tmp_path, figures, capsys):
                "--plot", str(tmp_path / "out"), "--quiet"])
     if rc != 0:
         pytest.skip("bounded ranking metrics not available in the CLI")
-    for name in ("roc.png", "pr.png"):
+    for name in ("roc.png", "pr.png", "gains.png", "lift.png"):
         assert len(figures[name].axes[0].patches) == 1, name
+    # at every share the lift envelope is drawn at, it holds the exact lift: the exact gains
+    # curve (ties selected together, linear inside a tied block) over the share
+    bounded = figures["lift.png"].axes[0].patches[0].get_xy()[:-1]  # without the closing vertex
+    ranking = np.argsort(-p, kind="stable")
+    last_of_tie = np.r_[p[ranking][1:] != p[ranking][:-1], True]
+    share = np.r_[0.0, (np.arange(1, len(p) + 1) / len(p))[last_of_tie]]
+    gain = np.r_[0.0, (np.cumsum(y[ranking]) / y.sum())[last_of_tie]]
+    half = len(bounded) // 2
+    lower, upper = bounded[:half], bounded[half:][::-1]
+    np.testing.assert_array_equal(lower[:, 0], upper[:, 0])
+    exact_lift = np.interp(lower[:, 0], share, gain) / lower[:, 0]
+    assert np.all(lower[:, 1] <= exact_lift + 1e-12) and np.all(exact_lift <= upper[:, 1] + 1e-12)

@@ -149,7 +149,9 @@ def test_single_metric_and_validation():
     reg2 = prometheus_client.CollectorRegistry()
     register(curves, reg2)
     text = prometheus_client.generate_latest(reg2).decode()
-    assert "streammetrics_auc 1.0" in text and "streammetrics_roc" not in text  # curves skipped
+    assert "streammetrics_auc 1.0" in text  # curves skipped: only their error counter
+    assert [line for line in text.splitlines() if line.startswith("streammetrics_roc")] == [
+        "streammetrics_roc_collect_errors_total 0.0"]
 
 
 def test_samples_gauge_of_bounded_and_exact_states() -> None:

@@ -169,7 +169,8 @@ def test_auto_cap_exports_whole_families_within_max_series_and_counts_the_rest(c
 def test_per_class_false_and_true_and_validation():
     cm = sm.ConfusionMatrix(num_classes=200).update([0, 1, 2], [0, 2, 2])
     off = scrape(cm, per_class=False)
-    assert {x.name for x in off} == {"p_confusionmatrix_samples", "p_confusionmatrix_omitted_series"}
+    assert {x.name for x in off} == {"p_confusionmatrix_samples", "p_confusionmatrix_omitted_series",
+                                     "p_confusionmatrix_collect_errors_total"}
     assert [x.value for x in off if x.name.endswith("omitted_series")] == [40_000.0]
     reg = prometheus_client.CollectorRegistry()
     register(cm, reg, prefix="p", per_class=True, max_series=10)  # the opt-in has no cap

@@ -114,3 +114,32 @@ def test_forward_returns_the_batch_value() -> None:
     assert first == {"a": 0.5, "b": 1.0}
     s([1], [0], slices=["b"])
     assert s.compute() == {"a": 0.5, "b": 0.5}
+
+
+def test_cli_by_table_fits_100_columns_and_shows_every_slice(tmp_path, capsys):
+    """Into a file or pipe the per-slice table is at most 100 columns wide: a column per slice
+    (as many as fit, more tables below), each value with its interval on the line below."""
+    pytest.importorskip("rich")
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from streammetrics.__main__ import main
+
+    rng = np.random.default_rng(4)
+    n = 3000
+    seg = rng.choice(["north", "south", "east", "west-coast-region", "centre", "islands"], n)
+    y = rng.integers(0, 2, n)
+    p = np.clip(0.3 * y + rng.random(n) * 0.7, 0, 1)
+    path = tmp_path / "seg.parquet"
+    pq.write_table(pa.table({"y": y, "p": p, "segment": seg}), str(path))
+    assert main(["evaluate", str(path), "--label", "y", "--score", "p", "--by", "segment", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()[1:]) <= 100
+    for name in ("north", "south", "east", "west-coast-region", "centre", "islands"):
+        assert name in out
+    sliced = sm.Sliced(sm.Recall()).update(y, p, slices=seg)
+    lo, hi = sliced.interval()["north"]
+    assert f"{sliced.compute()['north']:.4f}" in out and f"{lo:.4f}–{hi:.4f}" in out
+    assert main(["evaluate", str(path), "--label", "y", "--score", "p", "--by", "segment", "--quiet",
+                 "--no-intervals"]) == 0
+    out = capsys.readouterr().out
+    assert "–" not in out and "intervals" not in out

@@ -53,7 +53,8 @@ class ProbabilityMetric(Metric):
         """Fold in one batch: labels and probabilities (or logits with ``from_logits=True``).
 
         Binary: ``y_true`` 0/1 (n,), ``y_pred`` P(1) (n,); multiclass: ``y_true`` in [0, C)
-        (n,), ``y_pred`` (n, C) rows summing to 1. Atomic: a rejected batch changes nothing.
+        (n,), ``y_pred`` (n, C) rows summing to 1 (rows that do not are used as given, with
+        scikit-learn's warning). Atomic: a rejected batch changes nothing.
         O(n C). Returns ``self``.
         """
         return self._update_state(y_true, y_pred, sample_weight)

@@ -39,13 +39,11 @@ multiclass error keeps only its top-label bins; ``CalibrationCurve`` never: its 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
 from .._bins import BinnedScores
 from .._curves import ThresholdCounts
 from .._docstrings import filled
@@ -54,6 +52,7 @@ from .._probability_inputs import sigmoid
 from .._probability_scores import ProbabilityScores
 from .._result_output import CurveOutput
 from .._sorted_buffer import SortedScores
+from .._warnings import silenced
 from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
 from ._curve_bounds import bounded_curve
 from ._quantile import QuantileProbabilities, check_ovr_classes
@@ -163,8 +162,7 @@ class CalibrationError(ProbabilityMetric):
             if self.strategy == "quantile":
                 _, lo, hi = self._certified(_quantile_columns(self))
                 return lo, hi
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UndefinedMetricWarning)
+            with silenced():  # this thread only (a scrape's): the process-wide filters stay
                 v = self._compute()
             return v, v
 
@@ -194,6 +192,49 @@ class CalibrationError(ProbabilityMetric):
     def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
         """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
         return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
+
+    def curves(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
+        """The reliability curve of the bins this error is computed from: binary and top-label
+        one curve (top-label: mean confidence vs accuracy per bin), ``classwise`` one per class;
+        the ECE (``norm="l1"``) is :func:`~streammetrics.plot.reliability_ece` of these curves.
+        O(C n_bins) uniform; the quantile strategy as :class:`CalibrationCurve`.
+
+        Returns
+        -------
+        CalibrationCurveResult or list of CalibrationCurveResult
+        """
+        with self._lock:
+            if self.strategy == "quantile":
+                found = [CalibrationCurveResult(**bounded_curve(v, c, self.n_bins))
+                         for v, c in _quantile_columns(self)]
+            elif self.num_classes is None or self.classwise:
+                found = [_curve(b) for b in self._state.bins()]
+            else:
+                found = [_curve(self._state.top())]
+        return found[0] if len(found) == 1 else found
+
+    def plot(self, ax: Any = None, **kwargs: Any) -> Any:
+        """Reliability diagram of :meth:`curves` (the bins this error is computed from), with the
+        per-bin counts; see :func:`streammetrics.plot.plot_calibration` (matplotlib needed: the
+        ``plot`` extra).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw (a new figure when not given).
+        **kwargs
+            Passed to :func:`streammetrics.plot.plot_calibration`.
+
+        Returns
+        -------
+        Display
+            The axes and the artists drawn.
+        """
+        from ..plot import plot_calibration
+
+        if self.strategy == "uniform":
+            kwargs.setdefault("n_bins", self.n_bins)
+        return plot_calibration(self.curves(), ax, **kwargs)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["PROBABILISTIC", "ENTRIES", "ECE_BINS", "Members", "add_options", "build_probabilistic",
-           "check_names", "default_names", "ks_threshold"]
+           "default_names", "ks_threshold"]
 
 #: the rows that need probabilities (their own MetricSet)
 PROBABILISTIC = ("log_loss", "brier", "ece")
@@ -38,10 +38,11 @@ def _unused(*_: Any, **__: Any) -> Any:  # pragma: no cover - built by build_pro
     raise AssertionError("probabilistic rows are built by build_probabilistic")
 
 
-def _ks(num_classes: int | None, multilabel: bool, threshold: float, average: Any, **kw: Any) -> Any:
+def _ks(num_classes: int | None, multilabel: bool, threshold: float, average: Any,
+        max_bytes: int | None = None) -> Any:
     import streammetrics as sm
 
-    return sm.KSStatistic()
+    return sm.KSStatistic(max_bytes=max_bytes)  # the state of AUROC / AP with the same max_bytes
 
 
 #: name -> (factory, tasks, per-class values): merged into ``evaluate.METRICS``
@@ -56,9 +57,8 @@ _DEFAULTS = {"binary": ["log_loss", "brier", "ece", "ks"], "multiclass": ["log_l
             "multilabel": []}
 
 
-def default_names(base: list[str], task: str, max_bytes: int | None, notes: list[str]) -> list[str]:
-    """The default rows of ``task``: ``base`` plus the calibration rows (KS dropped, with a note,
-    under ``--max-bytes``).
+def default_names(base: list[str], task: str) -> list[str]:
+    """The default rows of ``task``: ``base`` plus the calibration rows.
 
     Parameters
     ----------
@@ -66,47 +66,15 @@ def default_names(base: list[str], task: str, max_bytes: int | None, notes: list
         The task's default rows of the main set.
     task : {"binary", "multiclass", "multilabel"}
         The task of the run.
-    max_bytes : int or None
-        ``--max-bytes`` (None: exact state).
-    notes : list of str
-        The report's notes; a note is appended when KS is dropped.
 
     Returns
     -------
     list of str
-        ``base`` followed by the calibration rows of ``task``.
+        ``base`` followed by the calibration rows of ``task`` (KS too under ``--max-bytes``:
+        it shares the bins of AUROC and AP, exact while each bin holds one distinct score,
+        with certified bounds after).
     """
-    extra = list(_DEFAULTS[task])
-    if max_bytes is not None and "ks" in extra:
-        extra.remove("ks")
-        notes.append("ks skipped: it needs the exact score buffer, which --max-bytes replaces by bins")
-    return [*base, *extra]
-
-
-def check_names(names: list[str], max_bytes: int | None) -> None:
-    """Usage errors for calibration rows asked for by name that the options rule out.
-
-    Parameters
-    ----------
-    names : list of str
-        The rows asked for with ``--metrics``.
-    max_bytes : int or None
-        ``--max-bytes`` (None: exact state).
-
-    Returns
-    -------
-    None
-
-    Raises
-    ------
-    InputError
-        Exit status 2 when ``ks`` is asked for together with ``--max-bytes``.
-    """
-    from .errors import InputError
-
-    if max_bytes is not None and "ks" in names:
-        raise InputError("--metrics: ks needs the exact score buffer; it is not available with "
-                         "--max-bytes", 2)
+    return [*base, *_DEFAULTS[task]]
 
 
 def build_probabilistic(num_classes: int | None, names: list[str], from_logits: bool,

@@ -25,6 +25,7 @@ import inspect
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from importlib import resources
@@ -345,8 +346,8 @@ def _members(plan: Plan, names: list[str], args: argparse.Namespace, plots: bool
         members["_pr"] = sm.PRCurve(k, **kw, **rank_kw)
         if task != "multilabel":
             members["_cm"] = sm.ConfusionMatrix(k, threshold=args.threshold)
-        if task == "binary" and args.max_bytes is None:
-            members["_gains"] = sm.GainsCurve()  # shares the sorted buffer of ROC / AUROC
+        if task == "binary":  # shares the sorted buffer (or the bins) of ROC / AUROC
+            members["_gains"] = sm.GainsCurve(**rank_kw)
     main = sm.MetricSet(**{n if not n.startswith("_") else "plot" + n: m for n, m in members.items()}) \
         if members else None
     prob = None if ml else cal.build_probabilistic(k, names, args.from_logits, plots)
@@ -406,11 +407,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.threshold is None:  # sigmoid(0) = 0.5: logits are cut at 0
             args.threshold = 0.0 if args.from_logits else 0.5
         notes: list[str] = []
-        names = args.metrics or cal.default_names(DEFAULTS[plan.task], plan.task, args.max_bytes, notes)
+        names = args.metrics or cal.default_names(DEFAULTS[plan.task], plan.task)
         wrong = [n for n in names if plan.task not in METRICS[n][1]]
         if wrong:
             raise InputError(f"--metrics: {', '.join(wrong)} not defined for the {plan.task} task", 2)
-        cal.check_names(names, args.max_bytes)
         if getattr(args, "by", None):  # per-slice evaluation: streammetrics.cli.slices
             sliceable = [n for n in names if n not in cal.PROBABILISTIC]
             return slices.run_sliced(plan, sliceable, args, title, METRICS)
@@ -418,8 +418,11 @@ def _run(args: argparse.Namespace) -> int:
         if args.plot:
             check_plot_dir(args.plot)  # before the pass over the data, not after
         hist = Histogram(2 if plan.task == "binary" else (plan.num_classes or 1)) if args.plot else None
-        rows = _stream(plan, ms, hist, args)
+        with warnings.catch_warnings(record=True) as seen:  # the library's, while reading
+            warnings.simplefilter("always")
+            rows = _stream(plan, ms, hist, args)
         res = results(plan, ms, [n for n in names if n in ms], rows, args)
+        res["warnings"] = _first_of_each([str(w.message) for w in seen]) + res["warnings"]
         res["from_logits"] = bool(args.from_logits)
         res["notes"] = notes
         if "ks" in res["metrics"]:  # where the maximum is attained (select score >= t); null if undefined
@@ -434,6 +437,15 @@ def _run(args: argparse.Namespace) -> int:
             if args.json != "-":
                 print(f"plots: {', '.join(written)}")
     return 0
+
+
+def _first_of_each(messages: list[str]) -> list[str]:
+    """The first message of each kind (the text before its first " ("), in order: a warning
+    every batch raises (its details differ by batch) is reported once. O(len(messages))."""
+    kinds: dict[str, str] = {}
+    for m in messages:
+        kinds.setdefault(m.split(" (", 1)[0], m)
+    return list(kinds.values())
 
 
 def _check_json_path(path: str) -> None:

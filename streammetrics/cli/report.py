@@ -21,9 +21,28 @@ if TYPE_CHECKING:
 
 __all__ = ["results", "print_table", "emit", "RANKING"]
 
-RANKING = ("auroc", "average_precision")
+RANKING = ("auroc", "average_precision", "ks")  # on the score state: bins with --max-bytes
 #: the terminal's per-class table shows this many classes (all of them are in --json)
 _MAX_TABLE_CLASSES = 40
+
+
+def _binned_delong(m: Any, confidence: float) -> tuple[float, float] | None:
+    """DeLong's interval of a binary ``--max-bytes`` AUROC while its bins are exact (each one
+    distinct score) and the run has no ``--weight`` column (the counts then are the samples):
+    the interval the exact state gives, from the bins' counts; None once bins hold several
+    scores (the certified bounds are reported then). O(bins)."""
+    from .._delong import delong_counts
+    from .._intervals import z_value
+
+    with m._lock:
+        if not m._state.is_exact:
+            return None
+        pos, neg = m._state.counts(0).steps()
+    auc, var = delong_counts(pos, neg)
+    if math.isnan(var):
+        return None
+    half = z_value(confidence) * math.sqrt(max(var, 0.0))
+    return max(0.0, auc - half), min(1.0, auc + half)
 
 
 def _clean(v: Any) -> Any:
@@ -102,7 +121,10 @@ def results(plan: Plan, ms: Any, names: list[str], rows: int, args: argparse.Nam
                     lo, hi = m.interval(confidence)
                     intervals[name] = [_clean(lo), _clean(hi)]
                 except (ValueError, TypeError, NotImplementedError):
-                    pass
+                    if name == "auroc" and plan.weight is None and plan.task == "binary":
+                        exact_bins = _binned_delong(m, confidence)
+                        if exact_bins is not None:
+                            intervals[name] = [_clean(exact_bins[0]), _clean(exact_bins[1])]
         caught = list(dict.fromkeys(str(x.message) for x in w))
     return {
         "metrics": metrics,
@@ -162,13 +184,14 @@ def print_table(res: dict[str, Any], title: str) -> None:
     def fmt(v: Any) -> str:
         return "undefined" if v is None else f"{v:.4f}"
 
-    headers = ["metric", "value", f"{res['confidence']:.0%} interval"]
+    intervals = bool(res["intervals"])  # none (--no-intervals, or none defined): no column
+    headers = ["metric", "value"] + ([f"{res['confidence']:.0%} interval"] if intervals else [])
     if res["bounds"]:
         headers.append("certified bounds")
     rows = []
     for name, v in res["metrics"].items():
         iv = res["intervals"].get(name)
-        row = [name, fmt(v), f"[{fmt(iv[0])}, {fmt(iv[1])}]" if iv else ""]
+        row = [name, fmt(v)] + ([f"[{fmt(iv[0])}, {fmt(iv[1])}]" if iv else ""] if intervals else [])
         if res["bounds"]:
             b = res["bounds"].get(name)
             row.append(f"[{fmt(b[0])}, {fmt(b[1])}]" if b else "")

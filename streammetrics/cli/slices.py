@@ -165,40 +165,57 @@ def _results(sliced: Any, by: list[str], names: list[str], args: argparse.Namesp
 
 
 def _print(res: dict[str, Any], title: str) -> None:
+    """The per-slice values as metric rows by slice columns (each value with its interval on the
+    line below), as many slices side by side as the terminal's width holds (more tables below
+    for more slices); then the disparity table. A file or pipe gets 100 columns."""
     def fmt(v: Any) -> str:
         return "undefined" if v is None else f"{v:.4f}"
 
     names = list(res["disparity"])
-    head = [*res["by"], "rows", *names]
-    rows = []
-    for entry in res["slices"]:
-        cells = [str(entry["key"][c]) for c in res["by"]] + [f"{entry['rows']:,}"]
-        for n in names:
-            iv = entry["intervals"].get(n)
-            cells.append(fmt(entry["metrics"][n]) + (f" [{fmt(iv[0])}, {fmt(iv[1])}]" if iv else ""))
-        rows.append(cells)
+    slices = [(" / ".join(str(entry["key"][c]) for c in res["by"]), entry) for entry in res["slices"]]
     dhead = ["metric", "overall", "min", "max", "max - min", "min / max", "max |slice - overall|"]
     drows = [[n, *(fmt(d[k]) for k in ("overall", "min", "max", "difference", "ratio",
                                          "difference_to_overall"))]
              for n, d in res["disparity"].items()]
+
+    def cell(entry: dict[str, Any], n: str) -> str:
+        iv = entry["intervals"].get(n)
+        return fmt(entry["metrics"][n]) + (f"\n{fmt(iv[0])}–{fmt(iv[1])}" if iv else "")
+
     try:
         from rich.console import Console
         from rich.table import Table
     except ImportError:
         print(title)
-        for r in [head, *rows, [], dhead, *drows]:
-            print("  ".join(f"{c:<18}" for c in r))
+        for label, entry in slices:
+            print(f"{label}: {entry['rows']:,} rows")
+            for n in names:
+                print(f"  {n:<20}{cell(entry, n).replace(chr(10), '  ')}")
+        for r in [dhead, *drows]:
+            print("  ".join(f"{c:<12}" for c in r))
         return
-    console = Console(width=None if sys.stdout.isatty() else 240)  # a file gets whole rows
+    console = Console(width=None if sys.stdout.isatty() else 100)
     console.print(title, highlight=False, soft_wrap=True)
-    for cols, body, caption in ((head, rows, "per slice (95% intervals)"),
-                                (dhead, drows, "disparity between slices")):
-        t = Table(title=caption)
-        for c in cols:
-            t.add_column(c, justify="left" if c in res["by"] or c == "metric" else "right")
-        for r in body:
-            t.add_row(*r)
+    label_width = max(len(n) for n in [*names, "rows"]) + 3
+    per_table = max(1, (console.width - label_width) // (max([13, *(len(s) for s, _ in slices)]) + 3))
+    caption = "per slice" + (f" ({res['confidence']:.0%} intervals below the values)"
+                             if any(e["intervals"] for _, e in slices) else "")
+    for start in range(0, len(slices), per_table):
+        part = slices[start:start + per_table]
+        t = Table(title=caption if start == 0 else None)
+        t.add_column(" / ".join(res["by"]), justify="left")
+        for label, _ in part:
+            t.add_column(label, justify="right")
+        t.add_row("rows", *(f"{e['rows']:,}" for _, e in part))
+        for n in names:
+            t.add_row(n, *(cell(e, n) for _, e in part))
         console.print(t)
+    t = Table(title="disparity between slices")
+    for c in dhead:
+        t.add_column(c, justify="left" if c == "metric" else "right")
+    for r in drows:
+        t.add_row(*r)
+    console.print(t)
     if res["absorbed_keys"]:
         console.print(f"note: {res['absorbed_keys']} keys beyond {_MAX_SLICES} slices are folded into OTHER")
 

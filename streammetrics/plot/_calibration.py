@@ -164,6 +164,20 @@ def gains_envelope(r: Any) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndar
     return (np.array(lx), np.array(ly)), (np.array(ux), np.array(uy))
 
 
+def lift_envelope(r: Any, points: int = 512) -> tuple[tuple[np.ndarray, np.ndarray],
+                                                      tuple[np.ndarray, np.ndarray]]:
+    """``(lower, upper)`` ``(fraction, lift)`` polylines between which the exact lift curve of a
+    bounded (binned) result lies: the gains envelope (:func:`gains_envelope`) divided by the
+    share selected, on its corners and a grid of ``points`` shares in (0, 1] (the bounds are
+    exact at every drawn point; between two of them the lift bound bends as gain / share).
+    O(points + corners)."""
+    (lx, ly), (ux, uy) = gains_envelope(r)
+    grid = np.unique(np.concatenate([lx[lx > 0], ux[ux > 0], np.linspace(1.0 / points, 1.0, points)]))
+    low = np.interp(grid, lx, ly) / grid
+    high = np.interp(grid, ux, uy) / grid
+    return (grid, low), (grid, high)
+
+
 @filled
 def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any = None,
                top: float = 0.1, chance_level: bool = True, envelope: bool = True, digits: int = 3,
@@ -184,9 +198,9 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
     chance_level : bool
         Draw a random ranking (the diagonal; lift 1).
     envelope : bool
-        Gains chart of a bounded (binned) result: fill the region its certificate says the
-        exact curve lies in (:func:`gains_envelope`); the legend gives the certified interval
-        at ``top`` (both charts).
+        Bounded (binned) result: fill the region its certificate says the exact curve lies in
+        (:func:`gains_envelope`, :func:`lift_envelope`); the legend gives the certified
+        interval at ``top`` (both charts).
     {plot: digits, kwargs}
 
     Returns
@@ -216,8 +230,8 @@ def plot_gains(results: Any, ax: Any = None, *, kind: str = "gains", labels: Any
         line = ax.plot(x, y, label=f"{name} ({text})" if name else text, **kwargs)[0]
         disp.lines_.append(line)
         disp.labels_.append(line.get_label())
-        if kind == "gains" and envelope and not r.is_exact and not math.isnan(gain):
-            lower, upper = gains_envelope(r)
+        if envelope and not r.is_exact and not math.isnan(gain):
+            lower, upper = gains_envelope(r) if kind == "gains" else lift_envelope(r)
             disp.envelopes_.append(envelope_polygon(ax, lower, upper, line.get_color()))
     if chance_level:
         if kind == "gains":
