@@ -1,7 +1,7 @@
 """The README's tour and the docs' images: the notebook table embedded in README.md is exactly
 what ``MetricResults._repr_html_()`` produces for the code above it; every image the README and
 the docs reference is in docs/images and is drawn by the mkdocs hook (docs/hooks/plot_images.py,
-run by ``mkdocs build``), which draws the same bytes on every build."""
+run by ``mkdocs build``) into the built site, never into docs/, the same bytes on every build."""
 
 from __future__ import annotations
 
@@ -57,8 +57,11 @@ def test_every_referenced_image_is_committed_and_drawn_deterministically_by_the_
     assert {"roc_exact_and_bounded.png", "det.png", "pr_binned.png"} <= names
     for name in names:
         assert os.path.isfile(os.path.join(ROOT, "docs", "images", name)), name
-    load_hook().on_pre_build({"config_file_path": os.path.join(ROOT, "mkdocs.yml"),
-                              "docs_dir": str(tmp_path / "a")})
+    docs_dir = tmp_path / "docs"
+    docs_dir.mkdir()
+    load_hook().on_post_build({"config_file_path": os.path.join(ROOT, "mkdocs.yml"),
+                               "docs_dir": str(docs_dir), "site_dir": str(tmp_path / "a")})
+    assert not os.listdir(docs_dir)  # drawn into the built site: a build never rewrites docs/images
     drawn = set(os.listdir(tmp_path / "a" / "images"))
     assert names <= drawn
     # a second build draws the same bytes (the quick images; pr_binned.png is the CLI's own --plot)
