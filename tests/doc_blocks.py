@@ -7,8 +7,8 @@ What runs:
   interpreter when it imports a heavy integration -- Dask, Spark, Ray, torch, Lightning, Keras,
   transformers, MLflow, TensorBoard -- which start clusters, JVMs or process groups);
 * every line of a ```bash (or unlabelled) block that starts with ``streammetrics``, as
-  ``python -m streammetrics ...`` in a subprocess; other lines (``pip install``, ``python -m
-  pytest``) are not run.
+  ``python -m streammetrics ...`` in a subprocess (in the directory a ``cd DIR`` line before it
+  names); other lines (``pip install``, ``python -m pytest``) are not run.
 
 Both run in a temporary directory that holds links to the clone's ``examples/`` and
 ``streammetrics/``, so a relative path such as ``examples/animals.csv`` reads the bundled file,
@@ -67,22 +67,27 @@ class Block:
     code: str
     expected: str | None = None
     notest: str | None = None
+    cwd: str = "."
 
     @property
     def id(self) -> str:
         return f"{self.page}:{self.line}"
 
 
-def _commands(body: str) -> list[str]:
-    """The ``streammetrics ...`` lines of a shell block, continuation lines joined."""
-    lines, current = [], ""
+def _commands(body: str) -> list[tuple[str, str]]:
+    """The ``streammetrics ...`` lines of a shell block, continuation lines joined, each with the
+    directory a ``cd DIR`` line before it moved to ("." at first)."""
+    lines, current, cwd = [], "", "."
     for raw in body.splitlines():
         current += raw.rstrip()
         if current.endswith("\\"):
             current = current[:-1] + " "
             continue
-        if current.strip().startswith("streammetrics") and current.strip().split()[0] == "streammetrics":
-            lines.append(current.strip())
+        words = current.strip().split()
+        if words[:1] == ["streammetrics"]:
+            lines.append((current.strip(), cwd))
+        elif words[:1] == ["cd"] and len(words) == 2:
+            cwd = os.path.normpath(os.path.join(cwd, words[1]))
         current = ""
     return lines
 
@@ -107,9 +112,9 @@ def blocks(page: str) -> list[Block]:
             found.append(Block(page, line, "python", body, expected, note["reason"] if note else None))
         elif lang in ("bash", "sh", "shell", ""):
             commands = _commands(body)
-            for command in commands:
+            for command, cwd in commands:
                 found.append(Block(page, line, "command", command, expected if len(commands) == 1 else None,
-                                   note["reason"] if note else None))
+                                   note["reason"] if note else None, cwd))
     return found
 
 
@@ -180,7 +185,7 @@ def run(block: Block, cwd: Path) -> str:
     """Run the block in ``cwd``; return its stdout; raise AssertionError with the output if it fails."""
     if block.kind == "command":
         args = shlex.split(block.code, comments=True)
-        proc = subprocess.run([sys.executable, "-m", "streammetrics", *args[1:]], cwd=cwd, env=_env(),
+        proc = subprocess.run([sys.executable, "-m", "streammetrics", *args[1:]], cwd=cwd / block.cwd, env=_env(),
                               capture_output=True, text=True, timeout=600, check=False)
         assert proc.returncode == 0, f"{block.id}: `{block.code}` exited {proc.returncode}\n{proc.stderr}"
         return proc.stdout

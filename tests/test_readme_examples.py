@@ -22,7 +22,7 @@ def test_readme_is_a_front_page():
     assert fence is not None and quick.index("```bash") < quick.find("\n## ")
     commands = fence.group(1).strip().splitlines()
     assert len(commands) == 2 and all(c.startswith("pip install ") for c in commands)
-    assert sum(b.kind == "python" for b in BLOCKS) >= 5 and sum(b.kind == "command" for b in BLOCKS) >= 3
+    assert sum(b.kind == "python" for b in BLOCKS) >= 4 and sum(b.kind == "command" for b in BLOCKS) >= 3
     assert "example.qrels" in text and "example.run" in text
     assert not [b.id for b in BLOCKS if b.notest], "every README example runs"
 
