@@ -68,10 +68,11 @@ class Block:
     expected: str | None = None
     notest: str | None = None
     cwd: str = "."
+    command: int = 0  # the command's position in its shell block (from 1), 0 for python
 
     @property
     def id(self) -> str:
-        return f"{self.page}:{self.line}"
+        return f"{self.page}:{self.line}" + (f"#{self.command}" if self.command else "")
 
 
 def _commands(body: str) -> list[tuple[str, str]]:
@@ -112,9 +113,9 @@ def blocks(page: str) -> list[Block]:
             found.append(Block(page, line, "python", body, expected, note["reason"] if note else None))
         elif lang in ("bash", "sh", "shell", ""):
             commands = _commands(body)
-            for command, cwd in commands:
+            for k, (command, cwd) in enumerate(commands, 1):
                 found.append(Block(page, line, "command", command, expected if len(commands) == 1 else None,
-                                   note["reason"] if note else None, cwd))
+                                   note["reason"] if note else None, cwd, k))
     return found
 
 

@@ -31,3 +31,21 @@ def test_guide_example_runs_as_written(block, tmp_path):
     out = doc_blocks.run(block, doc_blocks.workdir(tmp_path))
     if block.expected is not None:
         assert doc_blocks.same_output(out, block.expected), f"{block.id} printed:\n{out}"
+
+
+def test_the_runner_finds_blocks_outputs_fragments_and_fails_a_broken_example(tmp_path):
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nprint(6 * 7)\n```\n\n```text\n42\n```\n\n"
+        "<!-- notest: needs a GPU -->\n```python\nimport nothing_here\n```\n\n"
+        "```bash\npip install x\ncd sub\nstreammetrics trec a b \\\n    -m map  # comment\n```\n\n"
+        "```python\nprint(undefined_name)\n```\n"
+    )
+    found = doc_blocks.blocks(str(page))
+    assert [(b.kind, b.expected, b.notest) for b in found] == [
+        ("python", "42\n", None), ("python", None, "needs a GPU"), ("command", None, None), ("python", None, None)]
+    assert found[2].code == "streammetrics trec a b      -m map  # comment" and found[2].cwd == "sub"
+    assert doc_blocks.same_output(doc_blocks.run(found[0], tmp_path), found[0].expected)
+    with pytest.raises(NameError):
+        doc_blocks.run(found[3], tmp_path)
+    assert doc_blocks.skip_reason(doc_blocks.Block("p", 1, "python", "import no_such_package_xyz")) is not None
