@@ -75,7 +75,7 @@ def main(out: str = "docs/images", cli: bool = True) -> list[str]:
 
 
 def cli_pr_binned(out: str) -> list[str]:
-    """``pr_binned.png`` of docs/cli.md and the README: the command line's own ``--plot`` on the
+    """``pr_binned.png`` of docs/cli.md: the command line's own ``--plot`` on the
     1M-row file of docs/cli.md with ``--max-bytes 4k`` (needs pyarrow, the ``cli`` extra; without
     it the committed image is kept)."""
     import contextlib

@@ -1,4 +1,4 @@
-"""The README's tour and the docs' images: the notebook table embedded in README.md is exactly
+"""The plots guide and the docs' images: the notebook table embedded in docs/plots.md is exactly
 what ``MetricResults._repr_html_()`` produces for the code above it; every image the README and
 the docs reference is in docs/images and is drawn by the mkdocs hook (docs/hooks/plot_images.py,
 run by ``mkdocs build``) into the built site, never into docs/, the same bytes on every build."""
@@ -24,13 +24,13 @@ def read(path: str) -> str:
         return fh.read()
 
 
-def test_readme_notebook_table_is_what_the_tour_code_shows():
-    text = read("README.md")
+def test_plots_guide_notebook_table_is_what_the_code_above_it_shows():
+    text = read(os.path.join("docs", "plots.md"))
     head, tail = text.split(MARK, 1)
     code = re.findall(r"```python\n(.*?)```", head, flags=re.S)[-1]
     table = tail.split("-->", 1)[1].strip().split("</table>", 1)[0] + "</table>"
     ns: dict = {"sm": sm}
-    exec(compile(code, "README.md", "exec"), ns)  # noqa: S102 - the README's own example
+    exec(compile(code, "docs/plots.md", "exec"), ns)  # noqa: S102 - the guide's own example
     assert table.replace("\n", "") == ns["res"]._repr_html_()
 
 

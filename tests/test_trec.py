@@ -204,7 +204,7 @@ def test_trec_runs_on_the_core_dependencies_alone(tmp_path):
 
 
 def test_help_and_readme_name_the_trec_eval_version_of_each_recall_cutoff_rule(capsys):
-    """``--help`` and the README say which trec_eval version each iprec_at_recall / 11pt_avg
+    """``--help`` and the retrieval guide (docs/retrieval.md) say which trec_eval version each iprec_at_recall / 11pt_avg
     cutoff rule follows, and which is the default."""
     from pathlib import Path
 
@@ -213,7 +213,7 @@ def test_help_and_readme_name_the_trec_eval_version_of_each_recall_cutoff_rule(c
     assert "--trec-version {9,10}" in text and "(default 9, as pytrec_eval and ir_measures)" in text
     assert "9 rounds scores to float32" in text and "at (long)(c*R + 0.9) relevant documents" in text
     assert "10 keeps scores as doubles, uses lround(c*R)" in text
-    readme = " ".join((Path(__file__).resolve().parents[1] / "README.md").read_text().split())
+    readme = " ".join((Path(__file__).resolve().parents[1] / "docs" / "retrieval.md").read_text().split())
     assert "`--trec-version 9` (default, as pytrec_eval and ir_measures" in readme
     assert "`(long)(c·R + 0.9)`) or `--trec-version 10` (double scores, `lround(c·R)`)" in readme
 
