@@ -95,3 +95,21 @@ def test_calibration_error_top_label_and_classwise_curves() -> None:
     assert len(curves) == 3
     assert np.mean([reliability_ece(c) for c in curves]) == pytest.approx(classwise.compute(), abs=1e-12)
     assert len(classwise.plot().lines_) == 3
+
+
+def test_reliability_bars_of_several_curves_stand_side_by_side() -> None:
+    p = RNG.dirichlet([1, 1, 1], 900)
+    t = RNG.integers(0, 3, 900)
+    curves = sm.CalibrationCurve(10, num_classes=3).update(t, p).compute()
+    disp = sm.plot.plot_calibration(curves, n_bins=10)
+    spans = []
+    for bars, curve in zip(disp.extra_["bars"], curves, strict=True):
+        np.testing.assert_array_equal([b.get_height() for b in bars], curve.counts)
+        spans.append([(b.get_x(), b.get_x() + b.get_width()) for b in bars])
+    pieces = sorted(span for s in spans for span in s)  # every bar of every curve: disjoint
+    assert all(a[1] <= b[0] + 1e-12 for a, b in zip(pieces, pieces[1:]))
+    # the twin axis' label lies inside the figure the function made
+    fig = disp.figure_
+    fig.canvas.draw()
+    label = disp.extra_["counts_ax"].yaxis.label.get_window_extent()
+    assert label.x1 <= fig.bbox.x1 and label.x0 >= fig.bbox.x0

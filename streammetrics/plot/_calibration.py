@@ -94,7 +94,9 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
         wide (otherwise narrow bars at each bin's mean forecast).
     counts : bool
         Draw each bin's (weighted) count as a bar on a twin axis (``display.counts_ax_``,
-        ``display.bars_``: one BarContainer per curve, heights exactly ``result.counts``).
+        ``display.bars_``: one BarContainer per curve, heights exactly ``result.counts``); with
+        several curves the bars of a bin stand side by side, centred on the bin (with ``n_bins``) or
+        on its mean forecast.
     {plot: digits, kwargs}
 
     Returns
@@ -110,6 +112,7 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
     O(bins) per curve.
     """
     items = curve_items(results, labels)
+    own_figure = ax is None
     disp = Display(get_axes(ax))
     ax = disp.ax_
     chance = ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=1, label="Perfectly calibrated")
@@ -123,12 +126,16 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
         disp.labels_.append(line.get_label())
     if counts:
         cax = ax.twinx()
-        width = 1.0 / n_bins if n_bins else 0.02
+        # several curves: side by side inside each bin's width (dodged), never over each other
+        slot = (1.0 / n_bins if n_bins else 0.02) * 0.9 / len(items)
         bars = []
         top = 0.0
-        for line, (_, r) in zip(disp.lines_, items, strict=True):
-            bars.append(cax.bar(r.prob_pred, r.counts, width=width * 0.9, color=line.get_color(),
-                                alpha=0.3 if len(items) > 1 else 0.45))
+        for i, (line, (_, r)) in enumerate(zip(disp.lines_, items, strict=True)):
+            shift = (i - (len(items) - 1) / 2.0) * slot
+            at = np.asarray(r.prob_pred, float)
+            if n_bins and getattr(r, "bin_index", None) is not None and len(r.bin_index) == len(at):
+                at = (np.asarray(r.bin_index, float) + 0.5) / n_bins  # uniform bins: their centres
+            bars.append(cax.bar(at + shift, r.counts, width=slot, color=line.get_color(), alpha=0.45))
             top = max(top, float(np.max(r.counts, initial=0.0)))
         cax.set_ylim(0, top * 4 if top > 0 else 1)  # the bars fill the lower quarter
         cax.set_ylabel("Count")
@@ -139,6 +146,8 @@ def plot_calibration(results: Any, ax: Any = None, *, labels: Any = None, n_bins
     ax.set(xlabel="Mean predicted probability", ylabel="Fraction of positives",
            xlim=(-0.01, 1.01), ylim=(-0.01, 1.01))
     ax.legend(loc="upper left", fontsize=8)
+    if own_figure and counts:
+        disp.figure_.tight_layout()  # room for the twin axis' "Count" label on the right
     return disp
 
 
