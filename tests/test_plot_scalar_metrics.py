@@ -107,7 +107,7 @@ def test_reliability_bars_of_several_curves_stand_side_by_side() -> None:
         np.testing.assert_array_equal([b.get_height() for b in bars], curve.counts)
         spans.append([(b.get_x(), b.get_x() + b.get_width()) for b in bars])
     pieces = sorted(span for s in spans for span in s)  # every bar of every curve: disjoint
-    assert all(a[1] <= b[0] + 1e-12 for a, b in zip(pieces, pieces[1:]))
+    assert all(a[1] <= b[0] + 1e-12 for a, b in zip(pieces, pieces[1:], strict=False))
     # the twin axis' label lies inside the figure the function made
     fig = disp.figure_
     fig.canvas.draw()
