@@ -24,6 +24,11 @@ its summed arrays, so a mismatch raises the same ``ValueError`` on every rank in
 silently mixing states. With NCCL the buffers go through the current CUDA device; with gloo they
 stay on the CPU. A rank that saw no data contributes an empty state and works like any other.
 
+Before any collective, every rank posts its call number and ``step`` in the process group's
+key-value store and waits (``timeout=``) for the others' posts: a rank that never comes (it ran
+out of data, say) is a ``TimeoutError`` naming it, and ranks at different steps a ``ValueError``
+on every rank naming each one's step -- never a collective waiting for a rank that will not join.
+
 Result: every rank holds the same merged accumulator, equal to the single-process state (bit for
 bit for unit or integer weights; with float weights, the all-reduced sums equal the sequential
 ones within float rounding).
@@ -47,6 +52,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
+from datetime import timedelta
 from typing import Any, TypeVar
 
 import numpy as np
@@ -147,7 +153,66 @@ def _all_gather(t: torch.Tensor, world: int, group: Any) -> list[torch.Tensor]:
     return out
 
 
-def sync(metric: M, group: Any = None, *, device: Any = None) -> M:
+#: Per process group (its global ranks): how many times this rank has called :func:`sync`.
+_CALLS: dict[tuple[int, ...], int] = {}
+
+
+def _store() -> Any:
+    """The default process group's key-value store (None where torch does not expose it)."""
+    try:
+        from torch.distributed import distributed_c10d
+
+        return distributed_c10d._get_default_store()
+    except Exception:  # noqa: BLE001 - no store: sync goes straight to the collectives
+        return None
+
+
+def _rendezvous(group: Any, world: int, step: Any, timeout: Any) -> tuple[Any, str] | None:
+    """Before any collective: every rank of ``group`` posts (its call number, ``step``) in the
+    process group's store and waits for the others' posts, at most ``timeout``. A rank missing
+    by then is a ``TimeoutError`` naming it; ranks at different steps a ``ValueError`` on every
+    rank naming each rank's step. So no rank enters a collective that another will not join.
+    Returns (store, this rank's key) to delete once the collectives are done; None without a
+    store. O(W) small store operations."""
+    store = _store()
+    if store is None:
+        return None
+    ranks = tuple(dist.get_process_group_ranks(group)) if group is not None else tuple(range(world))
+    call = _CALLS.get(ranks, 0)
+    _CALLS[ranks] = call + 1
+    name = "world" if group is None else "-".join(map(str, ranks))
+    prefix = f"streammetrics/sync/{name}/{call}/"
+    me = dist.get_rank()
+    store.set(prefix + str(me), json.dumps(_plain_step(step)))
+    keys = [prefix + str(r) for r in ranks]
+    wait = timeout if timeout is None or isinstance(timeout, timedelta) else timedelta(seconds=float(timeout))
+    try:
+        store.wait(keys) if wait is None else store.wait(keys, wait)
+    except Exception:  # noqa: BLE001 - the store's timeout error (its type varies by version)
+        missing = [r for r, k in zip(ranks, keys, strict=True) if not store.check([k])]
+        raise TimeoutError(
+            f"sync: rank(s) {missing} of {list(ranks)} did not reach sync call #{call}"
+            f"{'' if step is None else f' (step {step!r} on rank {me})'} within "
+            f"{wait if wait is not None else 'the process group timeout'}; every rank must call "
+            "sync the same number of times (pass step= to check that they sync the same step)"
+        ) from None
+    steps = {r: json.loads(store.get(k)) for r, k in zip(ranks, keys, strict=True)}
+    if len({json.dumps(v) for v in steps.values()}) > 1:
+        shown = ", ".join(f"rank {r}: {v!r}" for r, v in steps.items())
+        raise ValueError(f"sync: ranks reached sync call #{call} at different steps ({shown}); "
+                         "every rank must sync at the same steps")
+    return store, prefix + str(me)
+
+
+def _plain_step(step: Any) -> Any:
+    """``step`` as JSON: None, a bool, an int, a float or a string (anything else: its repr)."""
+    if step is None or isinstance(step, (bool, int, float, str)):
+        return step
+    return repr(step)
+
+
+def sync(metric: M, group: Any = None, *, device: Any = None, step: Any = None,
+         timeout: float | timedelta | None = None) -> M:
     """The accumulator merged over all ranks of ``group``, returned on every rank.
 
     Parameters
@@ -160,6 +225,15 @@ def sync(metric: M, group: Any = None, *, device: Any = None) -> M:
     device : torch.device, optional
         Where the communication buffers live (default: the current CUDA device for NCCL, the CPU
         otherwise).
+    step : int, str or None, optional
+        What this call is for (a training step, ``"epoch-3"``, ...). Before any collective every
+        rank posts its step in the process group's store: ranks at different steps raise a
+        ``ValueError`` on every rank naming each rank's step, instead of pairing one rank's
+        per-step sync with another's end-of-epoch one (which hangs or mixes states).
+    timeout : float (seconds) or datetime.timedelta, optional
+        How long to wait for the other ranks to reach this sync (default: the process group's
+        timeout, 30 minutes unless set). A rank still missing then is a ``TimeoutError`` naming
+        it (a rank that finished its data early, say), raised before any collective is entered.
 
     Returns
     -------
@@ -171,7 +245,10 @@ def sync(metric: M, group: Any = None, *, device: Any = None) -> M:
     Raises
     ------
     ValueError
-        On every rank, if the ranks' configurations (or summed-array layouts) differ.
+        On every rank, if the ranks' configurations (or summed-array layouts) differ, or if they
+        reached this call at different ``step`` values.
+    TimeoutError
+        A rank did not reach this call within ``timeout``; the message names it.
 
     Notes
     -----
@@ -197,6 +274,7 @@ def sync(metric: M, group: Any = None, *, device: Any = None) -> M:
     world = dist.get_world_size(group)
     if world == 1:
         return metric.copy()
+    posted = _rendezvous(group, world, step, timeout)
     dev = _device(group, device)
     sd = metric.state_dict()
     arrays = {k: v for k, v in sd.items() if k not in RESERVED_KEYS}
@@ -252,6 +330,8 @@ def sync(metric: M, group: Any = None, *, device: Any = None) -> M:
     merged = cls.from_state_dict(state_of(0))
     if any(sizes):
         merged.merge(*[cls.from_state_dict(state_of(r)) for r in range(1, world)])
+    if posted is not None:  # every rank has read every post: the all_gather above joined them all
+        posted[0].delete_key(posted[1])
     return merged
 
 

@@ -269,3 +269,35 @@ def test_only_plain_summed_blocks_take_the_all_reduce_path() -> None:
     # wrappers add their own entries (clocks, counters): they always take the gather path
     assert keys(sm.Decayed(sm.F1(), half_life=10)) == []
     assert keys(sm.Window(sm.F1(), size=10)) == []
+
+
+def _steps_worker(rank: int, world: int, init: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    try:
+        m = sm.F1().update([0, 1, 1, 0], [0.2, 0.7, 0.4, 0.9] if rank else [0.1, 0.8, 0.6, 0.3])
+        ref = sm.F1().update([0, 1, 1, 0, 0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3, 0.2, 0.7, 0.4, 0.9])
+        assert sync(m, step=1).compute() == ref.compute()
+        # ranks at different steps: the same ValueError on every rank, nothing exchanged
+        try:
+            sync(m, step=2 if rank == 0 else "epoch-end")
+        except ValueError as exc:
+            assert "different steps" in str(exc) and "rank 0: 2" in str(exc) and "rank 1: 'epoch-end'" in str(exc)
+        else:
+            raise AssertionError("sync accepted different steps")
+        assert sync(m, step=3).compute() == ref.compute()  # the group still works
+        # rank 1 stops syncing: rank 0 is told which rank is missing instead of waiting forever
+        if rank == 0:
+            try:
+                sync(m, step=4, timeout=2.0)
+            except TimeoutError as exc:
+                assert "rank(s) [1]" in str(exc) and "step 4" in str(exc)
+            else:
+                raise AssertionError("sync did not time out")
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def test_sync_checks_steps_and_names_a_missing_rank() -> None:
+    mp.spawn(_steps_worker, args=(2, f"tcp://127.0.0.1:{_free_port()}"), nprocs=2, join=True)
