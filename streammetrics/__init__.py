@@ -54,6 +54,7 @@ from .confusion import (
 from .decay import Decayed
 from .delayed import DelayedLabels
 from .det import DETCurve, DETCurveResult
+from .label_ranking import CoverageError, LabelRankingAveragePrecision, LabelRankingLoss
 from .metricset import MetricSet
 from .ranking import (
     AUROC,
@@ -90,6 +91,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Metric",
+    "CoverageError",
+    "LabelRankingAveragePrecision",
+    "LabelRankingLoss",
     "Window",
     "Decayed",
     "DelayedLabels",

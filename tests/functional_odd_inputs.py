@@ -43,6 +43,7 @@ _Y3 = np.array([0, 1, 2, 1])
 _S3 = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7], [0.3, 0.3, 0.4]])
 _REL = np.array([[3, 1, 0, 2], [0, 2, 1, 1], [1, 0, 0, 3], [2, 2, 1, 0]])
 _GROUPS = np.array(["a", "a", "b", "b"])
+_ML = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1]])
 
 # name -> (valid positional arguments, extra keyword arguments, the names of the replaceable
 # positional arguments, whether it takes sample_weight)
@@ -75,6 +76,9 @@ BASE: dict[str, tuple[tuple[Any, ...], dict[str, Any], tuple[str, ...]]] = {
     "top_k_accuracy_score": ((_Y3, _S3), {}, SCORES),
     "dcg_score": ((_REL, _S3.repeat(2, axis=1)[:, :4]), {}, SCORES),
     "ndcg_score": ((_REL, _S3.repeat(2, axis=1)[:, :4]), {}, SCORES),
+    "coverage_error": ((_ML, _S3), {}, SCORES),
+    "label_ranking_average_precision_score": ((_ML, _S3), {}, SCORES),
+    "label_ranking_loss": ((_ML, _S3), {}, SCORES),
     "auc": ((np.array([0.0, 0.5, 1.0, 1.0]), np.array([0.0, 0.5, 0.7, 1.0])), {}, ("x", "y")),
     "type_of_target": ((_Y,), {}, ("y",)),
     "demographic_parity_difference": ((_Y, _P), {"sensitive_features": _GROUPS}, LABELS),
@@ -271,6 +275,15 @@ DIFFERENT: dict[tuple[str, str, str], str] = {
     ("brier_score_loss", "y_proba", "float16"): "computed in float64 (scikit-learn computes in float16)",
     ("log_loss", "y_true", "list-of-lists-str"): "a list of one-element lists is read as a column "
                                                  "(scikit-learn fails to hash the lists)",
+    ("label_ranking_average_precision_score", "y_score", "bool"): "boolean scores are read as 0/1 "
+                                                                   "(scikit-learn cannot negate them)",
+    ("label_ranking_average_precision_score", "y_score", "int64-min"): "scikit-learn negates integer "
+                                                                        "scores: -(-2**63) wraps",
+    ("label_ranking_average_precision_score", "y_score", "uint64-max"): "scikit-learn negates integer "
+                                                                         "scores: 2**64 - 1 wraps to 1",
+    ("label_ranking_average_precision_score", "y_true", "float16"): "scikit-learn's sparse conversion "
+                                                                     "refuses float16 0/1 labels",
+    ("label_ranking_loss", "y_true", "float16"): "scikit-learn's sparse conversion refuses float16 0/1 labels",
     ("auc", "x", "uint64-max"): "scikit-learn's integer differences wrap around (x is not monotonic)",
     ("auc", "x", "int64-min"): "scikit-learn's integer differences overflow (x is increasing)",
 }

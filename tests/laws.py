@@ -291,6 +291,13 @@ REGISTRY: dict[str, Case] = {
     "fixed_thresholds_pr": Case(lambda: sm.PRCurve(thresholds=[0.25, 0.5, 0.75]), "binary_scores"),
     "ranking_set": Case(lambda: sm.MetricSet(a=sm.AUROC(), ap=sm.AveragePrecision(), r=sm.ROCCurve(),
                                              p=sm.PRCurve()), "ranking_scores", laws=without("window_equals_plain")),
+    # label ranking (multilabel scores): weighted means of per-sample values
+    "coverage_error": Case(lambda: sm.CoverageError(C), "multilabel_scores", exact=False),
+    "lrap": Case(lambda: sm.LabelRankingAveragePrecision(), "multilabel_scores", exact=False),
+    "label_ranking_loss": Case(lambda: sm.LabelRankingLoss(C), "multilabel_scores", exact=False),
+    "label_ranking_set": Case(lambda: sm.MetricSet(c=sm.CoverageError(), a=sm.LabelRankingAveragePrecision(),
+                                                   loss=sm.LabelRankingLoss()), "multilabel_scores", exact=False,
+                               laws=without("window_equals_plain")),
     # calibration family
     "logloss": Case(lambda: sm.LogLoss(), "probabilities", exact=False),
     "logloss_mc": Case(lambda: sm.LogLoss(C), "multiclass_probabilities", exact=False),

@@ -52,6 +52,7 @@ from .fairness import (
     equalized_odds_difference,
     equalized_odds_ratio,
 )
+from .label_ranking import coverage_error, label_ranking_average_precision_score, label_ranking_loss
 from .ranking import average_precision_score, dcg_score, ndcg_score, roc_auc_score, top_k_accuracy_score
 from .report import classification_report
 
@@ -65,12 +66,15 @@ __all__ = [
     "classification_report",
     "cohen_kappa_score",
     "confusion_matrix",
+    "coverage_error",
     "dcg_score",
     "det_curve",
     "f1_score",
     "fbeta_score",
     "hamming_loss",
     "jaccard_score",
+    "label_ranking_average_precision_score",
+    "label_ranking_loss",
     "log_loss",
     "matthews_corrcoef",
     "multilabel_confusion_matrix",
