@@ -45,6 +45,12 @@ _REL = np.array([[3, 1, 0, 2], [0, 2, 1, 1], [1, 0, 0, 3], [2, 2, 1, 0]])
 _GROUPS = np.array(["a", "a", "b", "b"])
 _ML = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 1]])
 
+
+def _agreement(y_true: Any, y_pred: Any, sample_weight: Any = None) -> float:
+    """The metric handed to ``metric_at_thresholds``: the (weighted) share of equal pairs."""
+    return float(np.average(np.asarray(y_true) == y_pred, weights=sample_weight))
+
+
 # name -> (valid positional arguments, extra keyword arguments, the names of the replaceable
 # positional arguments, whether it takes sample_weight)
 LABELS = ("y_true", "y_pred")
@@ -76,6 +82,9 @@ BASE: dict[str, tuple[tuple[Any, ...], dict[str, Any], tuple[str, ...]]] = {
     "top_k_accuracy_score": ((_Y3, _S3), {}, SCORES),
     "dcg_score": ((_REL, _S3.repeat(2, axis=1)[:, :4]), {}, SCORES),
     "ndcg_score": ((_REL, _S3.repeat(2, axis=1)[:, :4]), {}, SCORES),
+    "class_likelihood_ratios": ((_Y, _P), {}, LABELS),
+    "confusion_matrix_at_thresholds": ((_Y, _S), {}, SCORES),
+    "metric_at_thresholds": ((_Y, _S), {"metric_func": _agreement}, SCORES),
     "coverage_error": ((_ML, _S3), {}, SCORES),
     "label_ranking_average_precision_score": ((_ML, _S3), {}, SCORES),
     "label_ranking_loss": ((_ML, _S3), {}, SCORES),

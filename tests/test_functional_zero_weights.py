@@ -22,7 +22,8 @@ _INPUTS = [
     (np.array([0, 1, 2, 2, 1, 0]), _RNG.dirichlet([1, 1, 1], 6)),
     (np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]]), np.array([[0.9, 0.2, 0.4], [0.1, 0.8, 0.3], [0.5, 0.6, 0.2]])),
 ]
-_KWARGS = {"fbeta_score": {"beta": 0.5}}  # required arguments beside the targets
+_KWARGS = {"fbeta_score": {"beta": 0.5},  # required arguments beside the targets
+           "metric_at_thresholds": {"metric_func": lambda y, p, sample_weight=None: float(np.mean(y == p))}}
 _NAN_ON_ZERO = {"label_ranking_average_precision_score"}
 _NAMES = sorted(n for n in F.__all__ if hasattr(skm, n)
                 and "sample_weight" in inspect.signature(getattr(skm, n)).parameters)

@@ -45,7 +45,14 @@ from .classification import (
     precision_score,
     recall_score,
 )
-from .curves import auc, det_curve, precision_recall_curve, roc_curve
+from .curves import (
+    auc,
+    confusion_matrix_at_thresholds,
+    det_curve,
+    metric_at_thresholds,
+    precision_recall_curve,
+    roc_curve,
+)
 from .fairness import (
     demographic_parity_difference,
     demographic_parity_ratio,
@@ -53,6 +60,7 @@ from .fairness import (
     equalized_odds_ratio,
 )
 from .label_ranking import coverage_error, label_ranking_average_precision_score, label_ranking_loss
+from .likelihood import class_likelihood_ratios
 from .ranking import average_precision_score, dcg_score, ndcg_score, roc_auc_score, top_k_accuracy_score
 from .report import classification_report
 
@@ -65,7 +73,9 @@ __all__ = [
     "calibration_curve",
     "classification_report",
     "cohen_kappa_score",
+    "class_likelihood_ratios",
     "confusion_matrix",
+    "confusion_matrix_at_thresholds",
     "coverage_error",
     "dcg_score",
     "det_curve",
@@ -77,6 +87,7 @@ __all__ = [
     "label_ranking_loss",
     "log_loss",
     "matthews_corrcoef",
+    "metric_at_thresholds",
     "multilabel_confusion_matrix",
     "ndcg_score",
     "precision_recall_curve",

@@ -32,7 +32,8 @@ from ._targets import (
     target_type_and_labels,
 )
 
-__all__ = ["auc", "det_curve", "precision_recall_curve", "roc_curve"]
+__all__ = ["auc", "confusion_matrix_at_thresholds", "det_curve", "metric_at_thresholds",
+           "precision_recall_curve", "roc_curve"]
 
 
 def _binary_targets(
@@ -260,3 +261,101 @@ def auc(x: Any, y: Any) -> float:
         else:
             raise ValueError(f"x is neither increasing nor decreasing : {np.ravel(np.asarray(x))}.")
     return float(direction * np.trapezoid(ya, xa))
+
+
+@filled
+def confusion_matrix_at_thresholds(
+    y_true: Any, y_score: Any, *args: Any, pos_label: Any = None, sample_weight: Any = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The binary confusion counts at every distinct score, as
+    ``sklearn.metrics.confusion_matrix_at_thresholds``: (tns, fps, fns, tps, thresholds) with
+    the thresholds decreasing and ``score >= threshold`` predicted positive -- the
+    counts-at-thresholds kernel every curve reads (:class:`streammetrics.ROCCurve`'s
+    ``result.counts``). Zero-weight samples add no threshold. O(n log n).
+
+    Parameters
+    ----------
+    {sklearn: y_true, y_score}
+    *args
+        ``pos_label`` and ``sample_weight`` given by position: accepted with scikit-learn 1.9's
+        ``FutureWarning`` (keyword-only from its 1.11).
+    pos_label : label, optional
+        The positive class (default 1, when the labels are {0, 1} or {-1, 1}).
+    {sklearn: sample_weight}
+
+    Returns
+    -------
+    tuple of ndarray
+        (tns, fps, fns, tps, thresholds); the counts in float64, the thresholds in the
+        scores' dtype.
+
+    Raises
+    ------
+    {sklearn: raises}
+    """
+    if args:
+        if len(args) > 2:
+            raise TypeError(f"confusion_matrix_at_thresholds() takes 2 positional arguments (4 with the "
+                            f"deprecated pos_label and sample_weight) but {2 + len(args)} were given")
+        names = ("pos_label", "sample_weight")[: len(args)]
+        shown = ", ".join(f"{n}={a!r}" for n, a in zip(names, args, strict=True))
+        warnings.warn(f"Pass {shown} as keyword args. From version 1.11 passing these as positional "
+                      "arguments will result in an error", FutureWarning, stacklevel=2)
+        pos_label = args[0]
+        sample_weight = args[1] if len(args) > 1 else sample_weight
+    y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
+    counts = _quiet(ROCCurve().update(y01, s, sample_weight=w)).counts
+    tps = np.asarray(counts.tps, dtype=np.float64)
+    fps = np.asarray(counts.fps, dtype=np.float64)
+    if tps.shape[0] == 0:
+        empty = np.zeros(0)
+        return empty, empty, empty, empty, as_scores(y_score, "y_score")[:0]
+    kind = as_scores(y_score, "y_score").dtype  # scikit-learn returns the scores' own dtype
+    thresholds = np.asarray(counts.thresholds).astype(kind if kind.kind in "biuf" else s.dtype, copy=False)
+    return fps[-1] - fps, fps, tps[-1] - tps, tps, thresholds
+
+
+def metric_at_thresholds(
+    y_true: Any, y_score: Any, metric_func: Any, *, sample_weight: Any = None, metric_params: Any = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``metric_func(y_true, y_score >= t)`` at every distinct score t (decreasing), as
+    ``sklearn.metrics.metric_at_thresholds``: the samples sorted by decreasing score
+    (zero-weight ones left out) are handed to ``metric_func`` with the 0/1 predictions (int32)
+    and, when given, ``sample_weight=`` and ``metric_params``.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        True labels, handed to ``metric_func`` as they are.
+    y_score : array-like of shape (n_samples,)
+        Scores.
+    metric_func : callable
+        ``metric_func(y_true, y_pred, **metric_params)``.
+    sample_weight : array-like of shape (n_samples,), optional
+        Sample weights (passed on as ``sample_weight=``).
+    metric_params : dict, optional
+        More keyword arguments for ``metric_func``.
+
+    Returns
+    -------
+    tuple of ndarray
+        (metric values, thresholds). O(T) calls of ``metric_func`` on n samples for T
+        distinct scores, as scikit-learn; for the confusion measures,
+        :func:`confusion_matrix_at_thresholds` gives every threshold in one O(n log n) pass.
+    """
+    y = column_or_1d(as_labels(y_true, "y_true"), "y_true")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():  # scikit-learn's assert_all_finite
+        raise ValueError(f"Input contains {'NaN' if np.isnan(y).any() else 'infinity'}.")
+    s = column_or_1d(finite_scores(as_scores(y_score, "y_score")), "y_score")
+    check_consistent_length(y, s, sample_weight)
+    w = check_weight(sample_weight, y.shape[0])
+    if w is not None:
+        keep = w != 0
+        y, s, w = y[keep], s[keep], w[keep]
+    order = np.argsort(-s, kind="stable") if s.dtype.kind != "b" else np.argsort(~s, kind="stable")
+    y, s = y[order], s[order]
+    params = {**(metric_params or {}), **({"sample_weight": w[order]} if w is not None else {})}
+    last = np.r_[np.flatnonzero(np.diff(s)), s.shape[0] - 1] if s.shape[0] else np.zeros(0, dtype=np.intp)
+    thresholds = s[last]
+    values = [metric_func(y, (s >= t).astype(np.int32), **params) for t in thresholds]
+    return np.asarray(values), thresholds
