@@ -85,6 +85,9 @@ BASE: dict[str, tuple[tuple[Any, ...], dict[str, Any], tuple[str, ...]]] = {
     "class_likelihood_ratios": ((_Y, _P), {}, LABELS),
     "confusion_matrix_at_thresholds": ((_Y, _S), {}, SCORES),
     "metric_at_thresholds": ((_Y, _S), {"metric_func": _agreement}, SCORES),
+    "d2_log_loss_score": ((_Y, _S), {}, ("y_true", "y_proba")),
+    "d2_brier_score": ((_Y, _S), {}, ("y_true", "y_proba")),
+    "hinge_loss": ((_Y, _S), {}, ("y_true", "pred_decision")),
     "coverage_error": ((_ML, _S3), {}, SCORES),
     "label_ranking_average_precision_score": ((_ML, _S3), {}, SCORES),
     "label_ranking_loss": ((_ML, _S3), {}, SCORES),
@@ -282,6 +285,10 @@ DIFFERENT: dict[tuple[str, str, str], str] = {
     ("auc", "y", "huge-int"): "as above",
     ("log_loss", "y_proba", "float16"): "computed in float64 (scikit-learn computes in float16)",
     ("brier_score_loss", "y_proba", "float16"): "computed in float64 (scikit-learn computes in float16)",
+    ("d2_log_loss_score", "y_proba", "float16"): "computed in float64 (scikit-learn computes in float16)",
+    ("d2_brier_score", "y_proba", "float16"): "computed in float64 (scikit-learn computes in float16)",
+    ("d2_log_loss_score", "y_true", "list-of-lists-str"): "a list of one-element lists is read as a column "
+                                                          "(scikit-learn fails to hash the lists)",
     ("log_loss", "y_true", "list-of-lists-str"): "a list of one-element lists is read as a column "
                                                  "(scikit-learn fails to hash the lists)",
     ("label_ranking_average_precision_score", "y_score", "bool"): "boolean scores are read as 0/1 "

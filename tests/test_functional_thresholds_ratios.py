@@ -83,3 +83,39 @@ def test_likelihood_ratios_refuse_multiclass_and_bad_replacement():
         F.class_likelihood_ratios([0, 1, 2], [0, 1, 2])
     with pytest.raises(ValueError, match="replace_undefined_by"):
         F.class_likelihood_ratios([0, 1], [0, 1], replace_undefined_by={"LR+": 0.5, "LR-": 0.5})
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40), classes=st.integers(2, 4), weighted=st.booleans())
+def test_d2_scores_and_hinge_equal_sklearn(seed, n, classes, weighted):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, classes, n)
+    y[:classes] = np.arange(classes)[: min(classes, n)]  # every class present when n allows
+    w = rng.random(n) + 0.05 if weighted else None
+    labels = list(range(classes))
+    if classes == 2:
+        p = np.round(rng.random(n), 3)
+        dec = np.round(rng.normal(size=n), 2)
+    else:
+        q = rng.integers(1, 6, (n, classes)).astype(float)
+        p = q / q.sum(axis=1, keepdims=True)
+        dec = np.round(rng.normal(size=(n, classes)), 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pairs = [
+            (F.d2_log_loss_score(y, p, sample_weight=w, labels=labels),
+             skm.d2_log_loss_score(y, p, sample_weight=w, labels=labels)),
+            (F.d2_brier_score(y, p, sample_weight=w, labels=labels),
+             skm.d2_brier_score(y, p, sample_weight=w, labels=labels)),
+            (F.hinge_loss(y, dec, sample_weight=w, labels=labels),
+             skm.hinge_loss(y, dec, sample_weight=w, labels=labels)),
+        ]
+    for ours, theirs in pairs:
+        assert ours == pytest.approx(theirs, rel=1e-12, abs=1e-12, nan_ok=True)
+
+
+def test_d2_needs_two_samples_and_hinge_binary_signs():
+    with pytest.warns(UserWarning, match="D\\^2 score is not well-defined with less than two samples"):
+        assert np.isnan(F.d2_brier_score([1], [0.7]))
+    assert F.hinge_loss(["b", "a", "b"], [0.5, -2.0, 1.5]) == skm.hinge_loss(["b", "a", "b"], [0.5, -2.0, 1.5])
+    assert F.hinge_loss([3, 3], [0.5, -2]) == skm.hinge_loss([3, 3], [0.5, -2])  # one class: all -1

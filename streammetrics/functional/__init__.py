@@ -61,6 +61,7 @@ from .fairness import (
 )
 from .label_ranking import coverage_error, label_ranking_average_precision_score, label_ranking_loss
 from .likelihood import class_likelihood_ratios
+from .losses import d2_brier_score, d2_log_loss_score, hinge_loss
 from .ranking import average_precision_score, dcg_score, ndcg_score, roc_auc_score, top_k_accuracy_score
 from .report import classification_report
 
@@ -77,11 +78,14 @@ __all__ = [
     "confusion_matrix",
     "confusion_matrix_at_thresholds",
     "coverage_error",
+    "d2_brier_score",
+    "d2_log_loss_score",
     "dcg_score",
     "det_curve",
     "f1_score",
     "fbeta_score",
     "hamming_loss",
+    "hinge_loss",
     "jaccard_score",
     "label_ranking_average_precision_score",
     "label_ranking_loss",

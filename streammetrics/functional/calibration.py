@@ -107,6 +107,8 @@ def _one_hot(y: np.ndarray, labels: Any) -> tuple[np.ndarray, np.ndarray]:
                 )
     elif type_of_target(y, "y_true") == "multilabel-indicator":
         classes = np.arange(y.shape[1])
+    elif y.ndim == 2 and y.shape[1] > 1:  # scikit-learn's LabelBinarizer refuses these
+        raise ValueError("Multioutput target data is not supported with label binarization")
     else:
         classes = unique(column_or_1d(y, "y_true"))
     if classes.shape[0] == 1:
