@@ -81,7 +81,7 @@ def d2_log_loss_score(
     Examples
     --------
     >>> round(d2_log_loss_score([0, 1, 1, 0], [0.1, 0.8, 0.7, 0.4]), 6)
-    0.539325
+    0.568633
     """
     if not (isinstance(y_pred, str) and y_pred == "deprecated"):
         if y_proba is not None:
