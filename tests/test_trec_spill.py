@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,3 +82,47 @@ def test_memory_lines_option(tmp_path, capsys):
     assert outs[0] == outs[1] and outs[0].count("\n") > 6
     assert main(["trec", qp, shuffled, "--memory-lines", "0"]) == 2
     assert "expected a positive integer" in capsys.readouterr().err
+
+
+class _OpenFiles:
+    """``open`` that records, at each call on a spill file, how many spill files are open and alive."""
+
+    def __init__(self, root: Path, real) -> None:
+        self.root, self.real, self.open, self.most_open, self.most_alive = root, real, set(), 0, 0
+
+    def __call__(self, file, *args, **kwargs):
+        fh = self.real(file, *args, **kwargs)
+        spill = Path(str(file)).parent
+        if isinstance(file, str | os.PathLike) and spill.name.startswith("streammetrics-trec-"):
+            self.open = {f for f in self.open if not f.closed} | {fh}
+            self.most_open = max(self.most_open, len(self.open))
+            self.most_alive = max(self.most_alive, len(os.listdir(spill)))
+        return fh
+
+
+@pytest.mark.parametrize("fan_in", [2, 5, 64])
+def test_memory_lines_1_keeps_few_spill_files(tmp_path, monkeypatch, fan_in):
+    import builtins
+    import math
+
+    import streammetrics.trec.spill as S
+
+    monkeypatch.setattr(S, "MERGE_FAN_IN", fan_in)
+    rng = np.random.default_rng(fan_in)
+    n = 1500
+    qrels = {f"q{i}": {"d0": 1} for i in range(30)}
+    run = {q: {f"d{j}": float(rng.integers(0, 5)) for j in range(n // 30)} for q in qrels}
+    _, path = _write(tmp_path, qrels, run, rng)
+    tracker = _OpenFiles(tmp_path, builtins.open)
+    monkeypatch.setattr(builtins, "open", tracker)
+    got = dict(iter(SpilledRun(path, memory_lines=1, tmpdir=str(tmp_path))))
+    monkeypatch.undo()
+    want = read_run_grouped(path)
+    assert list(got) == sorted(want.queries, key=lambda q: q.encode())
+    for q, lines in want.queries.items():
+        assert got[q].docs == lines.docs
+        np.testing.assert_array_equal(got[q].lines, lines.lines)
+    levels = math.ceil(math.log(n, fan_in))
+    assert tracker.most_open <= fan_in + 1  # the merged files and the one written
+    assert tracker.most_alive <= (fan_in - 1) * levels + 2  # before: one file per line (1500)
+    assert [p for p in os.listdir(tmp_path) if p.startswith("streammetrics-trec-")] == []

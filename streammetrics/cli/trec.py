@@ -4,15 +4,18 @@ the evaluation is :func:`streammetrics.trec.evaluate_files`)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
 from ..trec.runfile import MEMORY_LINES
 from .options import converted, positive_int
 
-__all__ = ["add_parser", "run", "main"]
+__all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises"]
 
 _VERSION_HELP = (
     "trec_eval version to reproduce where versions differ (default 9, as pytrec_eval and ir_measures): "
@@ -20,6 +23,41 @@ _VERSION_HELP = (
     "cutoffs at (long)(c*R + 0.9) relevant documents; 10 keeps scores as doubles, uses lround(c*R), "
     "and with -c prints the per-query lines of queries missing from the run"
 )
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (raised by :func:`sigterm_raises`'s handler; not an ``Exception``, so that
+    only ``finally`` blocks and context managers -- the temporary files' clean-up -- see it)."""
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread, so that an external
+    sort's temporary files are removed as on ``KeyboardInterrupt``; a second SIGTERM during the
+    clean-up kills at once (the next run removes what is left). The previous handler is restored
+    on exit. Outside the main thread, or where signals cannot be set, nothing changes.
+
+    Yields
+    ------
+    None
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # pragma: no cover -- no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -122,31 +160,39 @@ def run(args: argparse.Namespace) -> int:
     -------
     int
         The exit status: 0, or 2 after one error line on stderr (an unreadable file, a bad
-        measure or option value).
+        measure or option value), or 143 after SIGTERM (temporary files removed).
     """
     try:
-        evaluate_files(
-            args.qrels,
-            args.run,
-            args.measures or DEFAULT_MEASURES,
-            per_query=args.per_query,
-            complete=args.complete,
-            rel_level=args.rel_level,
-            digits=args.digits,
-            max_docs=getattr(args, "max_docs", None),
-            judged_only=getattr(args, "judged_only", False),
-            num_docs=getattr(args, "num_docs", 0),
-            summary=not getattr(args, "no_summary", False),
-            zscores=getattr(args, "zscores", None),
-            trec_version=getattr(args, "trec_version", 9),
-            fused_cutoffs=getattr(args, "fused_cutoffs", False),
-            rel_format=getattr(args, "rel_format", "qrels"),
-            memory_lines=getattr(args, "memory_lines", MEMORY_LINES),
-        )
+        with sigterm_raises():
+            _evaluate(args)
+    except Terminated:
+        print("streammetrics trec: terminated", file=sys.stderr)
+        return 143
     except (OSError, ValueError) as exc:
         print(f"streammetrics trec: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    evaluate_files(
+        args.qrels,
+        args.run,
+        args.measures or DEFAULT_MEASURES,
+        per_query=args.per_query,
+        complete=args.complete,
+        rel_level=args.rel_level,
+        digits=args.digits,
+        max_docs=getattr(args, "max_docs", None),
+        judged_only=getattr(args, "judged_only", False),
+        num_docs=getattr(args, "num_docs", 0),
+        summary=not getattr(args, "no_summary", False),
+        zscores=getattr(args, "zscores", None),
+        trec_version=getattr(args, "trec_version", 9),
+        fused_cutoffs=getattr(args, "fused_cutoffs", False),
+        rel_format=getattr(args, "rel_format", "qrels"),
+        memory_lines=getattr(args, "memory_lines", MEMORY_LINES),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,6 +18,7 @@ from ..trec.compare import DEFAULT, compare
 from ..trec.perquery import per_query_values
 from .errors import InputError
 from .options import converted, positive_int
+from .trec import Terminated, sigterm_raises
 
 __all__ = ["add_parser", "run"]
 
@@ -144,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        The exit status, 0.
+        The exit status, 0 (143 after SIGTERM, temporary files removed).
 
     Raises
     ------
@@ -154,6 +155,17 @@ def run(args: argparse.Namespace) -> int:
     if len(args.runs) < 2:
         got = len(args.runs)
         raise InputError(f"trec-compare needs at least 2 runs (a baseline and one to compare), got {got}", 2)
+    try:
+        with sigterm_raises():
+            result = _compare(args)
+    except Terminated:
+        print("streammetrics trec-compare: terminated", file=sys.stderr)
+        return 143
+    sys.stdout.write(_format_table(result, args.digits))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> dict[str, Any]:
     try:
         pq = per_query_values(args.qrels, args.runs, args.measures or DEFAULT, rel_level=args.rel_level,
                               max_docs=args.max_docs, judged_only=args.judged_only,
@@ -167,5 +179,4 @@ def run(args: argparse.Namespace) -> int:
                     fh.write(text())
     except (OSError, ValueError) as exc:
         raise InputError(str(exc), 1) from None
-    sys.stdout.write(_format_table(result, args.digits))
-    return 0
+    return result

@@ -11,11 +11,8 @@ reads ``high`` as 0), a score that is not a number, or NaN, is an error naming f
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import operator
-import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -25,6 +22,7 @@ from .._docstrings import filled
 from .._params import Param, check_param
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
 from .readers import TrecFormatError, fixed_fields, line_chunks, text_fields
+from .spill import SpillRuns, spill_directory
 
 
 @filled
@@ -390,14 +388,17 @@ _MEMORY_LINES = Param("int", "expected a positive integer", low=1)
 class SpilledRun:
     """A run in any line order, query by query (query ids in bytewise order, each query's lines in
     file order), grouped in bounded memory: chunks of ``memory_lines`` lines are parsed, sorted
-    by query id and written to temporary files, which are then merged (a k-way heap merge holding
-    one line per file) -- an external merge sort. A run of at most ``memory_lines`` lines is
-    grouped in memory without temporary files. ``runid`` is the run id of the file's last line,
-    known once iteration has started.
+    by query id and written to temporary files, which are then merged (k-way heap merges of at
+    most :data:`.spill.MERGE_FAN_IN` files, in levels) -- an external merge sort. A run of at
+    most ``memory_lines`` lines is grouped in memory without temporary files. ``runid`` is the run
+    id of the file's last line, known once iteration has started.
 
-    Memory: two chunks of lines while spilling, then one line per temporary file plus one query;
-    disk: the run once (query id, document, score, line number per line); one open file per
-    chunk. Cost: O(n log n) for n lines. Malformed lines raise :class:`TrecFormatError` as
+    Memory: two chunks of lines while spilling, then one line per merged file plus one query;
+    disk: the run about twice (query id, document, score, line number per line); at most
+    ``MERGE_FAN_IN + 1`` open files and ``(MERGE_FAN_IN - 1) * levels`` alive ones, whatever
+    ``memory_lines`` is (see :mod:`.spill`: the files live in ``streammetrics-trec-<pid>-*``,
+    removed at the end, and stale ones of killed processes are removed by the next sort). Cost:
+    O(n log n) for n lines. Malformed lines raise :class:`TrecFormatError` as
     :func:`read_run_grouped` does.
 
     Parameters
@@ -449,31 +450,14 @@ class SpilledRun:
         if following is None:  # one chunk: no temporary files
             yield from _group_rows(zip(*pending, strict=True))
             return
-        with tempfile.TemporaryDirectory(prefix="streammetrics-trec-", dir=self.tmpdir) as tmp:
-            paths: list[str] = []
+        with spill_directory(self.tmpdir) as tmp:
+            runs = SpillRuns(tmp)
             while pending is not None:
-                paths.append(os.path.join(tmp, f"{len(paths)}.tsv"))
-                with open(paths[-1], "w", encoding="utf-8") as out:
-                    qs, ds, sc, ln = pending
-                    spill = zip(qs, ds, sc.tolist(), ln, strict=True)
-                    out.writelines(f"{q}\t{d}\t{v!r}\t{n}\n" for q, d, v, n in spill)
+                qs, ds, sc, ln = pending
+                runs.add(zip(qs, ds, sc.tolist(), ln, strict=True))
                 pending, following = following, (next(chunks, None) if following is not None else None)
-            files = [open(p, encoding="utf-8") for p in paths]  # noqa: SIM115 -- closed below
-            try:
-                rows = heapq.merge(*(map(_spilled_row, f) for f in files), key=_row_key)
+            with runs.merged() as rows:
                 yield from _group_rows(rows)
-            finally:
-                for f in files:
-                    f.close()
-
-
-def _spilled_row(line: str) -> tuple[str, str, float, int]:
-    q, d, v, n = line.rstrip("\n").split("\t")
-    return q, d, float(v), int(n)
-
-
-def _row_key(row: tuple[str, str, float, int]) -> tuple[bytes, int]:
-    return row[0].encode("utf-8"), row[3]
 
 
 def _group_rows(rows: Iterator[tuple[str, str, float, int]]) -> Iterator[tuple[str, QueryLines]]:
