@@ -8,14 +8,15 @@ import contextlib
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ..trec._measures import LONG_MAX
 from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
 from ..trec.runfile import MEMORY_LINES
 from .options import converted, positive_int
 
-__all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises"]
+__all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int"]
 
 _VERSION_HELP = (
     "trec_eval version to reproduce where versions differ (default 9, as pytrec_eval and ir_measures): "
@@ -103,10 +104,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="average over every qrels query (a query missing from the run scores trec_eval's empty ranking)",
     )
-    p.add_argument("-l", dest="rel_level", type=int, default=1, help="minimum grade of a relevant document")
-    p.add_argument("-M", dest="max_docs", type=int, default=None, help="evaluate only the top M documents")
+    p.add_argument("-l", dest="rel_level", type=long_int(-LONG_MAX - 1), default=1,
+                   help="minimum grade of a relevant document")  # fmt: skip
+    p.add_argument("-M", dest="max_docs", type=long_int(0), default=None,
+                   help="evaluate only the top M documents")  # fmt: skip
     p.add_argument("-J", dest="judged_only", action="store_true", help="drop unjudged documents first")
-    p.add_argument("-N", dest="num_docs", type=int, default=0, help="documents in the collection (utility)")
+    p.add_argument("-N", dest="num_docs", type=long_int(0), default=0,
+                   help="documents in the collection (utility)")  # fmt: skip
     p.add_argument("-n", dest="no_summary", action="store_true", help="print no summary ('all') lines")
     p.add_argument(
         "-Z", dest="zscores", default=None, help="print z-scores: file of 'qid measure mean stddev'"
@@ -137,6 +141,33 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         f"2N lines in memory at once, the rest in temporary files (default {MEMORY_LINES})",
     )
     return p
+
+
+def long_int(low: int) -> Callable[[str], int]:
+    """The type of an integer option that trec_eval reads as a C ``long``: an integer in
+    ``[low, 2**63 - 1]``, refused with a one-line message otherwise.
+
+    Parameters
+    ----------
+    low : int
+        The smallest value accepted.
+
+    Returns
+    -------
+    callable
+        ``argparse``'s ``type`` function.
+    """
+
+    def convert(text: str) -> int:
+        value = converted(text, int, "expected an integer, got {!r}")
+        if not low <= value <= LONG_MAX:
+            lowest = "-2**63" if low == -LONG_MAX - 1 else str(low)
+            raise argparse.ArgumentTypeError(
+                f"must be an integer in [{lowest}, 2**63 - 1] (trec_eval's long), got {value}"
+            )
+        return value
+
+    return convert
 
 
 def _digits(text: str) -> int:
@@ -171,6 +202,9 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"streammetrics trec: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("streammetrics trec: error: out of memory (try a smaller --memory-lines)", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -14,11 +14,12 @@ import json
 import sys
 from typing import Any
 
+from ..trec._measures import LONG_MAX
 from ..trec.compare import DEFAULT, compare
 from ..trec.perquery import per_query_values
 from .errors import InputError
 from .options import converted, positive_int
-from .trec import Terminated, sigterm_raises
+from .trec import Terminated, long_int, sigterm_raises
 
 __all__ = ["add_parser", "run"]
 
@@ -81,8 +82,31 @@ def _format_latex(result: dict[str, Any], digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The most bootstrap resamples (the interval keeps one mean, 8 bytes, per resample).
+MAX_BOOTSTRAP = 10**8
+#: The most sign flips of the randomization test.
+MAX_PERMUTATIONS = 10**9
+
+
 def _count(text: str) -> int:
-    return 0 if text.strip() == "0" else positive_int(text)
+    value = 0 if text.strip() == "0" else positive_int(text)
+    if value > MAX_BOOTSTRAP:
+        raise argparse.ArgumentTypeError(f"at most {MAX_BOOTSTRAP} resamples (8 bytes each), got {value}")
+    return value
+
+
+def _permutations(text: str) -> int:
+    value = positive_int(text)
+    if value > MAX_PERMUTATIONS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_PERMUTATIONS} sign flips, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    value = converted(text, int, "expected a non-negative integer, got {!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
 
 
 def _alpha(text: str) -> float:
@@ -116,14 +140,16 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-m", dest="measures", action="append", default=None,
                    help="measure (repeatable; trec_eval or ir_measures names, e.g. AP nDCG@10 P.5 "
                    "RBP(p=0.8); default AP nDCG@10 P@10 RR)")  # fmt: skip
-    p.add_argument("--permutations", type=positive_int, default=10000, metavar="N",
+    p.add_argument("--permutations", type=_permutations, default=10000, metavar="N",
                    help="sign flips of the randomization test (default 10000; exact when >= 2^queries)")
     p.add_argument("--bootstrap", type=_count, default=10000, metavar="N",
                    help="bootstrap resamples of the interval of the mean difference (default 10000; 0: none)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed, a non-negative integer (default 0)")
     p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - interval level; LaTeX dagger level (0.05)")
-    p.add_argument("-l", dest="rel_level", type=int, default=1, help="minimum grade of a relevant document")
-    p.add_argument("-M", dest="max_docs", type=int, default=None, help="evaluate only the top M documents")
+    p.add_argument("-l", dest="rel_level", type=long_int(-LONG_MAX - 1), default=1,
+                   help="minimum grade of a relevant document")
+    p.add_argument("-M", dest="max_docs", type=long_int(0), default=None,
+                   help="evaluate only the top M documents")
     p.add_argument("-J", dest="judged_only", action="store_true", help="drop unjudged documents first")
     p.add_argument("--trec-version", type=int, choices=[9, 10], default=9, help="as in streammetrics trec")
     p.add_argument("--digits", type=int, choices=range(0, 18), default=4, metavar="0..17",
@@ -179,4 +205,6 @@ def _compare(args: argparse.Namespace) -> dict[str, Any]:
                     fh.write(text())
     except (OSError, ValueError) as exc:
         raise InputError(str(exc), 1) from None
+    except MemoryError:
+        raise InputError("out of memory (try a smaller --bootstrap or --permutations)", 1) from None
     return result

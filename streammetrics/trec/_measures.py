@@ -11,6 +11,7 @@ sorted and must be unique (long cutoffs are read like C's ``atol``: ``23.4`` is 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -216,6 +217,16 @@ class Selected:
         return self.shown or self.names
 
 
+#: The largest C ``long`` (trec_eval's cutoffs, ``-M``, ``-l``, ``-N``).
+LONG_MAX = 2**63 - 1
+
+
+def _finite(m: Measure, text: str, value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"measure {m.name!r}: parameters must be finite numbers, got {text!r}")
+    return value
+
+
 def _parse_params(m: Measure, text: str) -> tuple[tuple[Any, ...], str | None]:
     """Parameters from ``text`` (trec_eval's get_*_cutoffs / params / pairs) and the printable text."""
     parts = text.split(",")
@@ -223,23 +234,26 @@ def _parse_params(m: Measure, text: str) -> tuple[tuple[Any, ...], str | None]:
         cuts = sorted(atol(p) for p in parts)
         if cuts[0] <= 0:
             raise ValueError(f"measure {m.name!r}: cutoffs must be positive, got {text!r}")
+        if cuts[-1] > LONG_MAX:
+            raise ValueError(f"measure {m.name!r}: cutoffs must be at most 2**63 - 1 (trec_eval's long), "
+                             f"got {text!r}")  # fmt: skip
         if len(set(cuts)) != len(cuts):
             raise ValueError(f"measure {m.name!r}: duplicate cutoffs in {text!r}")
         return tuple(cuts), text
     if m.kind == "double_cuts":
-        vals = sorted(atof(p) for p in parts)
+        vals = sorted(_finite(m, text, atof(p)) for p in parts)
         if len(set(vals)) != len(vals):
             raise ValueError(f"measure {m.name!r}: duplicate cutoffs in {text!r}")
         return tuple(vals), text
     if m.kind == "doubles":
-        return tuple(atof(p) for p in parts), text
+        return tuple(_finite(m, text, atof(p)) for p in parts), text
     if m.kind == "pairs":
         pairs = []
         for p in parts:
             name, eq, value = p.partition("=")
             if not eq or not name or "=" in value:
                 raise ValueError(f"measure {m.name!r}: malformed pair parameters in {text!r}")
-            pairs.append((name, atof(value)))
+            pairs.append((name, _finite(m, text, atof(value))))
         return tuple(pairs), text
     raise ValueError(f"measure {m.name!r} takes no parameters, got {text!r}")
 

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._docstrings import filled
+from .checked import check_grades, utf8_errors
 from .readers import TrecFormatError, parse_numbers, qrels_text_columns, text_fields
 
 __all__ = ["paused_gc", "CHUNK_BYTES", "byte_chunks", "run_columns", "qrels_columns", "text_run_columns",
@@ -256,7 +257,8 @@ def run_columns(path: str, chunk: bytes, first: int) -> RunColumns:
         sc = _numbers(path, tokens[4::7], line_of, "score")
         _no_nan(path, sc, line_of)
         return tokens[0::7], tokens[2::7], sc, tokens[-2].decode("ascii"), line_of, n
-    lines = _text_lines(chunk)
+    with utf8_errors(path):
+        lines = _text_lines(chunk)
     q_txt, d_txt, s_tok, rs, lines_txt = text_run_columns(path, lines, first)
     sc = run_scores(path, s_tok, lines_txt) if q_txt else np.zeros(0)
     return ([q.encode("utf-8") for q in q_txt], [d.encode("utf-8") for d in d_txt], sc, rs[-1] if rs else "",
@@ -300,15 +302,13 @@ def qrels_columns(
         line_of = np.arange(first, first + n, dtype=np.int64)
         grades = _numbers(path, g_tok, line_of, "grade")
     else:
-        lines = _text_lines(chunk)
+        with utf8_errors(path):
+            lines = _text_lines(chunk)
         n = len(lines)
         q_txt, d_txt, g_txt, lines_txt = qrels_text_columns(path, lines, first)
         qs, ds = [q.encode("utf-8") for q in q_txt], [d.encode("utf-8") for d in d_txt]
         g_tok = [g.encode("utf-8") for g in g_txt]
         line_of = np.asarray(lines_txt, dtype=np.int64)
         grades = parse_numbers(path, g_txt, lines_txt, "grade")
-    bad = np.flatnonzero(~np.isfinite(grades))
-    if len(bad):
-        k = int(bad[0])
-        raise TrecFormatError(f"{path}:{int(line_of[k])}: grade {g_tok[k].decode('utf-8')!r} is not finite")
+    check_grades(path, grades, g_tok, line_of)
     return qs, ds, grades, line_of, n

@@ -185,6 +185,8 @@ def _positive(text: str, params: dict[str, Any], key: str) -> int | None:
     v = params.get(key)
     if v is not None and v <= 0:
         raise ValueError(f"measure {text!r}: {key} must be positive, got {v!r}")
+    if v is not None and v > 2**63 - 1:
+        raise ValueError(f"measure {text!r}: {key} must be at most 2**63 - 1, got {v!r}")
     return v
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ import numpy as np
 from .._docstrings import filled
 from .._params import Param, check_param
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
+from .checked import utf8_errors
 from .readers import TrecFormatError, fixed_fields, line_chunks, text_fields
 from .spill import SpillRuns, spill_directory
 
@@ -426,9 +428,9 @@ class SpilledRun:
     def _chunks(self) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
         """(qid, docno, score, line) columns of each chunk of lines, sorted by query id (stable)."""
         lineno = 0
-        with open(self.path, encoding="utf-8") as fh:
+        with utf8_errors(self.path), open(self.path, encoding="utf-8") as fh:
             while True:
-                lines = list(itertools.islice(fh, self.memory_lines))
+                lines = list(itertools.islice(fh, min(self.memory_lines, sys.maxsize)))
                 if not lines:
                     return
                 first, lineno = lineno + 1, lineno + len(lines)
@@ -496,7 +498,7 @@ def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
     >>> os.remove(fh.name)
     """
     out: dict[str, dict[str, tuple[float, float]]] = {}
-    with open(path, encoding="utf-8") as fh:
+    with utf8_errors(path), open(path, encoding="utf-8") as fh:
         for lineno, parts in text_fields(path, fh, 1, 4, "qid measure mean stddev"):
             try:
                 mean, sd = float(parts[2]), float(parts[3])

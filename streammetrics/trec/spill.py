@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 
-from .._persistence import ABANDONED_SECONDS, STALE_SECONDS, _pid_alive
+from .._persistence import ABANDONED_SECONDS, STALE_SECONDS
 
 __all__ = ["MERGE_FAN_IN", "PREFIX", "Row", "SpillRuns", "remove_stale_spills", "spill_directory"]
 
@@ -38,6 +38,17 @@ PREFIX = "streammetrics-trec-"
 _NAME = re.compile(re.escape(PREFIX) + r"(?:(\d+)-)?[A-Za-z0-9_]+\Z")
 
 Row = tuple[str, str, float, int]  # query id, document id, score, line number
+
+
+def _pid_alive(pid: int) -> bool:
+    """False only when no process ``pid`` exists (as :func:`streammetrics.save`'s clean-up tells)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError, OSError):
+        return True  # exists (owned by someone else), or cannot tell: keep its files
+    return True
 
 
 def remove_stale_spills(directory: str | None = None, *, now: float | None = None) -> list[str]:
