@@ -130,6 +130,11 @@ def check_grades(path: str, grades: np.ndarray, tokens: Sequence[str] | Sequence
     line_of : sequence of int or numpy.ndarray
         The line of each grade.
 
+    Returns
+    -------
+    None
+        When every grade is in range.
+
     Raises
     ------
     TrecFormatError
