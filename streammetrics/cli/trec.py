@@ -19,7 +19,8 @@ from .options import converted, positive_int
 __all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int"]
 
 _VERSION_HELP = (
-    "trec_eval version to reproduce where versions differ (default 9, as pytrec_eval and ir_measures): "
+    "trec_eval version to reproduce where versions differ (default 9: trec_eval 9.0.8's rules, as "
+    "pytrec_eval and ir_measures; 10 reproduces trec_eval 10.0's quicktest outputs line for line): "
     "9 rounds scores to float32 before ranking and places the iprec_at_recall / 11pt_avg recall "
     "cutoffs at (long)(c*R + 0.9) relevant documents; 10 keeps scores as doubles, uses lround(c*R), "
     "and with -c prints the per-query lines of queries missing from the run"
@@ -85,7 +86,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "success.1,5 relstring.20 ...), or an ir_measures name (AP, AP@10, nDCG, nDCG@10, P@5, "
             "R@100, RR, RR@10, Rprec, Bpref, Judged@10, NumRet, NumRel, NumRelRet, iprec@0.5, infAP, "
             "ERR@10, RBP(p=0.8), Success@5, SetP, SetF(beta=0.5), ...) with ir_measures' parameters "
-            "(nDCG(cutoff=10), P(rel=2)@5, AP(rel=2, judged_only=True)), printed under the name given."
+            "(nDCG(cutoff=10), P(rel=2)@5, AP(rel=2, judged_only=True)), printed under the name given. "
+            "Rules: trec_eval 9.0.8's by default (as pytrec_eval and ir_measures: float32 scores, recall "
+            "cutoffs (long)(c*R + 0.9)); --trec-version 10 follows trec_eval 10.0 and reproduces its "
+            "quicktest line for line."
         ),
     )
     p.add_argument("qrels", help="qrels file: qid iter docno grade")

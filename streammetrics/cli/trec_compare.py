@@ -33,7 +33,9 @@ def _f(v: float | None, digits: int, sign: bool = False) -> str:
 def _format_table(result: dict[str, Any], digits: int = 4) -> str:
     """The plain-text table of :func:`compare`'s result."""
     level = round(100 * (1 - result["alpha"]))
-    head = (f"{result['queries']} queries, baseline {result['baseline']}; paired two-sided tests, "
+    rules = result.get("trec_version", 9)
+    head = (f"{result['queries']} queries, baseline {result['baseline']}; trec_eval {rules} rules "
+            f"(--trec-version {rules}); paired two-sided tests, "
             f"Holm-adjusted over the compared runs; randomization: {result['permutations']} sign flips "
             f"(exact when >= 2^queries); bootstrap: {result['bootstrap']} resamples; "
             f"seed {result['seed']}")  # fmt: skip
@@ -151,7 +153,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-M", dest="max_docs", type=long_int(0), default=None,
                    help="evaluate only the top M documents")
     p.add_argument("-J", dest="judged_only", action="store_true", help="drop unjudged documents first")
-    p.add_argument("--trec-version", type=int, choices=[9, 10], default=9, help="as in streammetrics trec")
+    p.add_argument("--trec-version", type=int, choices=[9, 10], default=9,
+                   help="trec_eval rules: 9 (default, trec_eval 9.0.8's, as pytrec_eval and ir_measures) or "
+                   "10 (trec_eval 10.0's); see streammetrics trec --help")  # fmt: skip
     p.add_argument("--digits", type=int, choices=range(0, 18), default=4, metavar="0..17",
                    help="decimals printed (default 4)")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the results as JSON")
@@ -198,6 +202,7 @@ def _compare(args: argparse.Namespace) -> dict[str, Any]:
                               trec_version=args.trec_version)  # fmt: skip
         result = compare(pq, permutations=args.permutations, bootstrap=args.bootstrap, alpha=args.alpha,
                          seed=args.seed)  # fmt: skip
+        result["trec_version"] = args.trec_version  # the rules used (in the table's first line and the JSON)
         for path, text in ((args.json, lambda: json.dumps(result, indent=2, allow_nan=False) + "\n"),
                            (args.latex, lambda: _format_latex(result, args.digits))):  # fmt: skip
             if path is not None:
