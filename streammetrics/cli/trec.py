@@ -13,10 +13,11 @@ from typing import Any
 
 from ..trec._measures import LONG_MAX
 from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
+from ..trec.progress import ProgressLine, reporting
 from ..trec.runfile import MEMORY_LINES
 from .options import converted, positive_int
 
-__all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int"]
+__all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int", "progress_line"]
 
 _VERSION_HELP = (
     "trec_eval version to reproduce where versions differ (default 9: trec_eval 9.0.8's rules, as "
@@ -30,6 +31,33 @@ _VERSION_HELP = (
 class Terminated(BaseException):
     """SIGTERM arrived (raised by :func:`sigterm_raises`'s handler; not an ``Exception``, so that
     only ``finally`` blocks and context managers -- the temporary files' clean-up -- see it)."""
+
+
+@contextlib.contextmanager
+def progress_line(prog: str, quiet: bool) -> Iterator[None]:
+    """Within the block, a progress line on stderr (:class:`~streammetrics.trec.progress.ProgressLine`:
+    after 2 s, which file is read and how far) unless ``quiet`` or stderr is not a terminal; the
+    line is erased on exit, before any error is printed.
+
+    Parameters
+    ----------
+    prog : str
+        The command's name (the start of the line).
+    quiet : bool
+        No progress line (``--quiet``).
+
+    Yields
+    ------
+    None
+    """
+    show = not quiet and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    line = ProgressLine(prog, sys.stderr) if show else None
+    try:
+        with reporting(line):
+            yield
+    finally:
+        if line is not None:
+            line.close()
 
 
 @contextlib.contextmanager
@@ -144,6 +172,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help=f"a run whose queries are not contiguous is grouped by query with an external sort: at most "
         f"2N lines in memory at once, the rest in temporary files (default {MEMORY_LINES})",
     )
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress line (otherwise shown on stderr, if a terminal, after 2 s)")  # fmt: skip
     return p
 
 
@@ -198,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
         measure or option value), or 143 after SIGTERM (temporary files removed).
     """
     try:
-        with sigterm_raises():
+        with sigterm_raises(), progress_line("streammetrics trec", getattr(args, "quiet", False)):
             _evaluate(args)
     except Terminated:
         print("streammetrics trec: terminated", file=sys.stderr)

@@ -19,7 +19,7 @@ from ..trec.compare import DEFAULT, compare
 from ..trec.perquery import per_query_values
 from .errors import InputError
 from .options import converted, positive_int
-from .trec import Terminated, long_int, sigterm_raises
+from .trec import Terminated, long_int, progress_line, sigterm_raises
 
 __all__ = ["add_parser", "run"]
 
@@ -160,6 +160,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="decimals printed (default 4)")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the results as JSON")
     p.add_argument("--latex", metavar="FILE", default=None, help="also write a LaTeX (booktabs) table")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress line (otherwise shown on stderr, if a terminal, after 2 s)")
     return p
 
 
@@ -186,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         got = len(args.runs)
         raise InputError(f"trec-compare needs at least 2 runs (a baseline and one to compare), got {got}", 2)
     try:
-        with sigterm_raises():
+        with sigterm_raises(), progress_line("streammetrics trec-compare", getattr(args, "quiet", False)):
             result = _compare(args)
     except Terminated:
         print("streammetrics trec-compare: terminated", file=sys.stderr)

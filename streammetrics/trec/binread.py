@@ -19,6 +19,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._docstrings import filled
+from . import progress
 from .checked import check_grades, utf8_errors
 from .readers import TrecFormatError, parse_numbers, qrels_text_columns, text_fields
 
@@ -88,9 +89,12 @@ def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     >>> os.remove(fh.name)
     """
     tail: list[bytes] = []  # the pieces of a line longer than a chunk (joined once: linear time)
+    report = progress.current()
     with open(path, "rb") as fh:
         while True:
             data = fh.read(chunk_bytes)
+            if report is not None:
+                report(path, fh.tell())
             if not data:
                 if tail:
                     yield b"".join(tail)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import filled
+from . import progress
 from .checked import TrecFormatError, check_grades, utf8_errors
 
 __all__ = ["atof", "atol", "TrecFormatError", "Qrels", "read_qrels", "RunChunk", "read_run_chunks",
@@ -270,11 +272,14 @@ def line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[str]]]:
     [(1, 2), (3, 1)]
     """
     lineno = 0
+    report = progress.current()
     with utf8_errors(path), open(path, encoding="utf-8") as fh:
         while True:
             lines = list(itertools.islice(fh, chunk_lines))
             if not lines:
                 return
+            if report is not None:
+                report(path, os.lseek(fh.fileno(), 0, os.SEEK_CUR))
             first, lineno = lineno + 1, lineno + len(lines)
             yield first, lines
 

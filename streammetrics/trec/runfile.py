@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ import numpy as np
 
 from .._docstrings import filled
 from .._params import Param, check_param
+from . import progress
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
 from .checked import utf8_errors
 from .readers import TrecFormatError, fixed_fields, line_chunks, text_fields
@@ -428,11 +430,14 @@ class SpilledRun:
     def _chunks(self) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
         """(qid, docno, score, line) columns of each chunk of lines, sorted by query id (stable)."""
         lineno = 0
+        report = progress.current()
         with utf8_errors(self.path), open(self.path, encoding="utf-8") as fh:
             while True:
                 lines = list(itertools.islice(fh, min(self.memory_lines, sys.maxsize)))
                 if not lines:
                     return
+                if report is not None:
+                    report(self.path, os.lseek(fh.fileno(), 0, os.SEEK_CUR))
                 first, lineno = lineno + 1, lineno + len(lines)
                 qs, ds, s_tok, rs, line_of = _columns(self.path, lines, first)
                 del lines
