@@ -195,7 +195,8 @@ def test_trec_compare_numeric_options(tmp_path, capsys, option, kind, value):
     ("P@99999999999999999999", "at most 2**63 - 1"), ("nDCG@99999999999999999999", "at most 2**63 - 1"),
     ("map_cut.99999999999999999999", "at most 2**63 - 1"), ("success.-1", "positive"),
     ("iprec_at_recall.1e400", "finite"), ("utility.1e400,1,0,0", "finite"), ("ndcg.1=1e999", "finite"),
-    ("11pt_avg..25,1e400", "finite"), ("RBP(p=1e400)", "(0, 1)"),
+    ("11pt_avg..25,1e400", "finite"), ("RBP(p=1e400)", "(0, 1)"), ("SetF(beta=-1)", ">= 0"),
+    ("SetF(beta=1e400)", "finite"), ("set_F.-1", ">= 0"),  # F = (b+1)PR/(bP+R): bP+R can be 0
 ])  # fmt: skip
 @pytest.mark.parametrize("extra", [(), ("-J",)], ids=["blocks", "J"])
 def test_huge_measure_parameters(tmp_path, capsys, measure, words, extra):

@@ -312,6 +312,8 @@ def select_measures(args: Sequence[str], rel_format: str = "qrels") -> list[Sele
             )
         if m.name in params:
             p, printable = _parse_params(m, params[m.name])
+            if m.name == "set_F" and p and p[0] < 0:  # F's denominator beta*P + R can be 0
+                raise ValueError(f"measure 'set_F': beta must be >= 0, got {params[m.name]!r}")
         elif m.name in extra:
             p, printable = (), None
         else:
