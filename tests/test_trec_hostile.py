@@ -97,7 +97,9 @@ NUMBERS = [
     ("run", "score", "nan", "NaN"),
     ("run", "score", "high", "not a number"),
     ("run grouped", "score", "nan", "NaN"),
-    ("z", "mean", "x", "must be numbers"),
+    ("z", "mean", "x", "must be finite numbers"),
+    ("z", "mean", "nan", "must be finite numbers"),
+    ("z", "mean", "1e400", "must be finite numbers"),
 ]
 
 

@@ -12,6 +12,7 @@ reads ``high`` as 0), a score that is not a number, or NaN, is an error naming f
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 import os
 import sys
@@ -490,7 +491,7 @@ def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
     Raises
     ------
     TrecFormatError
-        Naming the line: other than 4 fields, or a mean or deviation that is not a number.
+        Naming the line: other than 4 fields, or a mean or deviation that is not a finite number.
 
     Examples
     --------
@@ -508,6 +509,9 @@ def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
             try:
                 mean, sd = float(parts[2]), float(parts[3])
             except ValueError:
-                raise TrecFormatError(f"{path}:{lineno}: mean and stddev must be numbers") from None
+                mean = sd = math.nan
+            if not (math.isfinite(mean) and math.isfinite(sd)):
+                raise TrecFormatError(f"{path}:{lineno}: mean and stddev must be finite numbers, "
+                                      f"got {parts[2]!r} {parts[3]!r}")  # fmt: skip
             out.setdefault(parts[0], {})[parts[1]] = (mean, sd)
     return out
