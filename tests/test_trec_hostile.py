@@ -207,3 +207,17 @@ def test_huge_measure_parameters(tmp_path, capsys, measure, words, extra):
     assert code == 2 and err.count("\n") == 1 and words in err and "unexpected" not in err, err
     code, _, err = _run(["trec-compare", paths["qrels"], paths["run"], paths["run grouped"], "-m", measure], capsys)
     assert code != 0 and err.count("\n") == 1 and words in err and "unexpected" not in err, err
+
+
+def test_trec_compare_json_writes_nan_as_null(tmp_path, capsys):
+    import json
+
+    paths = _files(tmp_path)
+    empty_after_j = tmp_path / "unjudged"
+    empty_after_j.write_text("q1 Q0 zz 1 1 a\nq2 Q0 d4 1 1 a\n")  # -J leaves q1 without documents
+    out = tmp_path / "out.json"
+    code, table, err = _run(["trec-compare", paths["qrels"], str(empty_after_j), paths["run"], "-J",
+                             "-m", "iprec_at_recall.0", "--json", str(out)], capsys)  # fmt: skip
+    assert code == 0, err
+    runs = json.loads(out.read_text())["measures"][0]["runs"]
+    assert runs[0]["mean"] is None and "nan" in table  # the table prints it, the JSON says null

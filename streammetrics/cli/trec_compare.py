@@ -3,14 +3,15 @@
 The command line of :func:`streammetrics.trec.compare.compare`: for each measure (trec_eval or
 ir_measures names; default ``AP nDCG@10 P@10 RR``) each run's mean and, against the first run,
 the mean paired difference, the paired t-test, the randomization test, the bootstrap interval and
-Holm-adjusted p-values. Output: a plain-text table on stdout, ``--json FILE`` and ``--latex FILE``
-(booktabs; a dagger marks a Holm-adjusted randomization p below ``--alpha``).
+Holm-adjusted p-values. Output: a plain-text table on stdout, ``--json FILE`` (NaN as null) and
+``--latex FILE`` (booktabs; a dagger marks a Holm-adjusted randomization p below ``--alpha``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
@@ -88,6 +89,18 @@ def _format_latex(result: dict[str, Any], digits: int = 4) -> str:
 MAX_BOOTSTRAP = 10**8
 #: The most sign flips of the randomization test.
 MAX_PERMUTATIONS = 10**9
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float as None (JSON has neither; a mean is NaN when a
+    measure is 0/0 for a query, as ``iprec_at_recall`` of a query that -J leaves empty)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
 
 
 def _count(text: str) -> int:
@@ -205,7 +218,8 @@ def _compare(args: argparse.Namespace) -> dict[str, Any]:
         result = compare(pq, permutations=args.permutations, bootstrap=args.bootstrap, alpha=args.alpha,
                          seed=args.seed)  # fmt: skip
         result["trec_version"] = args.trec_version  # the rules used (in the table's first line and the JSON)
-        for path, text in ((args.json, lambda: json.dumps(result, indent=2, allow_nan=False) + "\n"),
+        as_json = _json_safe(result)
+        for path, text in ((args.json, lambda: json.dumps(as_json, indent=2, allow_nan=False) + "\n"),
                            (args.latex, lambda: _format_latex(result, args.digits))):  # fmt: skip
             if path is not None:
                 with open(path, "w", encoding="utf-8") as fh:
