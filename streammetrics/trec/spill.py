@@ -129,8 +129,11 @@ def spill_directory(directory: str | None = None) -> Iterator[str]:
     False
     """
     remove_stale_spills(directory)
-    with tempfile.TemporaryDirectory(prefix=f"{PREFIX}{os.getpid()}-", dir=directory) as tmp:
+    tmp = tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-", dir=directory)
+    try:
         yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)  # already gone (removed by hand) is not an error
 
 
 def _write(path: str, rows: Iterable[Row]) -> None:
