@@ -20,11 +20,11 @@ from .options import converted, positive_int
 __all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int", "progress_line"]
 
 _VERSION_HELP = (
-    "trec_eval version to reproduce where versions differ (default 9: trec_eval 9.0.8's rules, as "
-    "pytrec_eval and ir_measures; 10 reproduces trec_eval 10.0's quicktest outputs line for line): "
+    "trec_eval version to reproduce where versions differ (default 9, as pytrec_eval and ir_measures): "
     "9 rounds scores to float32 before ranking and places the iprec_at_recall / 11pt_avg recall "
     "cutoffs at (long)(c*R + 0.9) relevant documents; 10 keeps scores as doubles, uses lround(c*R), "
-    "and with -c prints the per-query lines of queries missing from the run"
+    "and with -c prints the per-query lines of queries missing from the run (10 reproduces trec_eval "
+    "10.0's quicktest outputs line for line; 9 follows trec_eval 9.0.8)"
 )
 
 
