@@ -100,10 +100,9 @@ class _OpenFiles:
         return fh
 
 
-@pytest.mark.parametrize("fan_in", [2, 5, 64])
+@pytest.mark.parametrize("fan_in", [2, 5, 64, 1000])
 def test_memory_lines_1_keeps_few_spill_files(tmp_path, monkeypatch, fan_in):
     import builtins
-    import math
 
     import streammetrics.trec.spill as S
 
@@ -122,7 +121,35 @@ def test_memory_lines_1_keeps_few_spill_files(tmp_path, monkeypatch, fan_in):
     for q, lines in want.queries.items():
         assert got[q].docs == lines.docs
         np.testing.assert_array_equal(got[q].lines, lines.lines)
-    levels = math.ceil(math.log(n, fan_in))
     assert tracker.most_open <= fan_in + 1  # the merged files and the one written
-    assert tracker.most_alive <= (fan_in - 1) * levels + 2  # before: one file per line (1500)
+    assert tracker.most_alive <= S.ALIVE_RUNS * fan_in + 1  # before: one file per line (1500)
     assert [p for p in os.listdir(tmp_path) if p.startswith("streammetrics-trec-")] == []
+
+
+@pytest.mark.parametrize("chunks, fan_in", [(3, 4), (4, 4), (5, 4), (9, 4), (17, 4), (40, 3)])
+def test_the_merges_rewrite_the_fewest_lines(tmp_path, monkeypatch, chunks, fan_in):
+    """At the end, only as many of the smallest runs as bring the count to ``fan_in`` are merged
+    first: a run of up to ``fan_in`` chunks is merged once; every run gives the same rows."""
+    import streammetrics.trec.spill as S
+
+    written = []
+    real = S._write
+    monkeypatch.setattr(S, "_write", lambda path, rows: written.append(real(path, rows)) or written[-1])
+    with S.spill_directory(str(tmp_path)) as tmp:
+        runs = S.SpillRuns(tmp, fan_in=fan_in)
+        want = []
+        for c in range(chunks):
+            rows = sorted(((f"q{(c * 7 + i) % 5}", f"d{c}-{i}", 1.0, c * 10 + i) for i in range(c % 3 + 1)),
+                          key=lambda r: (r[0].encode(), r[3]))  # fmt: skip
+            want += rows
+            runs.add(rows)
+        with runs.merged() as merged:
+            got = list(merged)
+        spilled = sum(written[:chunks])
+    assert got == sorted(want, key=lambda r: (r[0].encode(), r[3]))
+    rewritten = sum(written[chunks:])
+    if chunks <= fan_in:
+        assert rewritten == 0
+    elif chunks <= S.ALIVE_RUNS * fan_in and chunks - fan_in + 1 <= fan_in:
+        sizes = sorted(c % 3 + 1 for c in range(chunks))  # one pre-merge of the smallest runs
+        assert rewritten == sum(sizes[: chunks - fan_in + 1]) < spilled

@@ -394,13 +394,13 @@ class SpilledRun:
     """A run in any line order, query by query (query ids in bytewise order, each query's lines in
     file order), grouped in bounded memory: chunks of ``memory_lines`` lines are parsed, sorted
     by query id and written to temporary files, which are then merged (k-way heap merges of at
-    most :data:`.spill.MERGE_FAN_IN` files, in levels) -- an external merge sort. A run of at
+    most :data:`.spill.MERGE_FAN_IN` files, smallest first) -- an external merge sort. A run of at
     most ``memory_lines`` lines is grouped in memory without temporary files. ``runid`` is the run
     id of the file's last line, known once iteration has started.
 
     Memory: two chunks of lines while spilling, then one line per merged file plus one query;
     disk: the run about twice (query id, document, score, line number per line); at most
-    ``MERGE_FAN_IN + 1`` open files and ``(MERGE_FAN_IN - 1) * levels`` alive ones, whatever
+    ``MERGE_FAN_IN + 1`` open files and ``ALIVE_RUNS * MERGE_FAN_IN`` alive ones, whatever
     ``memory_lines`` is (see :mod:`.spill`: the files live in ``streammetrics-trec-<pid>-*``,
     removed at the end, and stale ones of killed processes are removed by the next sort). Cost:
     O(n log n) for n lines. Malformed lines raise :class:`TrecFormatError` as

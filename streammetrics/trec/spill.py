@@ -10,10 +10,12 @@ whose process no longer exists (last modified more than ``STALE_SECONDS`` ago), 
 untouched for ``ABANDONED_SECONDS`` (a process of another host sharing the directory, or a name
 without a pid, from streammetrics 0.1).
 
-Sorted runs are kept in levels: when :data:`MERGE_FAN_IN` runs of one level exist they are merged
-into one run of the next level (a k-way heap merge), so at most ``MERGE_FAN_IN - 1`` runs a level
-are alive, ``MERGE_FAN_IN + 1`` files are open at once, and each line is rewritten
-``log_FAN_IN(runs)`` times: O(n log n) time for n lines, whatever ``memory_lines`` is.
+Sorted runs are merged (k-way heap merges) at most :data:`MERGE_FAN_IN` at a time, smallest first:
+when ``ALIVE_RUNS * MERGE_FAN_IN`` (256) runs exist, the 64 smallest become one; at the end, as few
+of the smallest as bring the count to 64, then the final merge. So at most 256 run files exist and
+65 are open at once, whatever ``memory_lines`` is; a run of up to 64 chunks is merged once, and of
+up to 256 chunks rewrites only its smallest runs; each line is rewritten O(log runs) times:
+O(n log n) time for n lines.
 """
 
 from __future__ import annotations
@@ -29,10 +31,13 @@ from collections.abc import Iterable, Iterator
 
 from .._persistence import ABANDONED_SECONDS, STALE_SECONDS
 
-__all__ = ["MERGE_FAN_IN", "PREFIX", "Row", "SpillRuns", "remove_stale_spills", "spill_directory"]
+__all__ = ["ALIVE_RUNS", "MERGE_FAN_IN", "PREFIX", "Row", "SpillRuns", "remove_stale_spills",
+           "spill_directory"]
 
 #: The most sorted runs merged at once (and open at once, with the one written).
 MERGE_FAN_IN = 64
+#: At most ``ALIVE_RUNS * MERGE_FAN_IN`` sorted runs exist at once (then the smallest are merged).
+ALIVE_RUNS = 4
 #: The name of a spill directory: ``PREFIX<pid>-<random>``.
 PREFIX = "streammetrics-trec-"
 _NAME = re.compile(re.escape(PREFIX) + r"(?:(\d+)-)?[A-Za-z0-9_]+\Z")
@@ -136,9 +141,14 @@ def spill_directory(directory: str | None = None) -> Iterator[str]:
         shutil.rmtree(tmp, ignore_errors=True)  # already gone (removed by hand) is not an error
 
 
-def _write(path: str, rows: Iterable[Row]) -> None:
+def _write(path: str, rows: Iterable[Row]) -> int:
+    """Write ``rows`` to ``path``; returns how many."""
+    count = 0
     with open(path, "w", encoding="utf-8") as out:
-        out.writelines(f"{q}\t{d}\t{v!r}\t{n}\n" for q, d, v, n in rows)
+        for q, d, v, n in rows:
+            out.write(f"{q}\t{d}\t{v!r}\t{n}\n")
+            count += 1
+    return count
 
 
 def _row(line: str) -> Row:
@@ -164,15 +174,16 @@ def _merged(paths: list[str]) -> Iterator[Iterator[Row]]:
 
 
 class SpillRuns:
-    """Sorted runs written to files of one spill directory and merged in levels of at most
-    :data:`MERGE_FAN_IN` files (see the module's description).
+    """Sorted runs written to files of one spill directory, merged at most :data:`MERGE_FAN_IN` at
+    a time, smallest first (see the module's description).
 
     Parameters
     ----------
     directory : str
         The spill directory (:func:`spill_directory`).
     fan_in : int, optional
-        The most runs merged at once, at least 2 (default :data:`MERGE_FAN_IN`).
+        The most runs merged at once, at least 2 (default :data:`MERGE_FAN_IN`); at most
+        ``ALIVE_RUNS * fan_in`` runs exist at once.
 
     Examples
     --------
@@ -188,7 +199,8 @@ class SpillRuns:
 
     def __init__(self, directory: str, fan_in: int | None = None) -> None:
         self.directory, self.fan_in = directory, max(2, MERGE_FAN_IN if fan_in is None else fan_in)
-        self.levels: list[list[str]] = []
+        self.most_alive = ALIVE_RUNS * self.fan_in
+        self.runs: list[tuple[int, int, str]] = []  # (rows, order written, path): a heap, smallest first
         self._count = 0
 
     def _path(self) -> str:
@@ -204,49 +216,42 @@ class SpillRuns:
             Query id, document id, score and line number of each line.
         """
         path = self._path()
-        _write(path, rows)
-        self._push(0, path)
+        heapq.heappush(self.runs, (_write(path, rows), self._count, path))
+        if len(self.runs) >= self.most_alive:
+            self._merge_smallest(self.fan_in)
 
-    def _push(self, level: int, path: str) -> None:
-        while len(self.levels) <= level:
-            self.levels.append([])
-        self.levels[level].append(path)
-        if len(self.levels[level]) >= self.fan_in:
-            group, self.levels[level] = self.levels[level], []
-            self._push(level + 1, self._merge(group))
-
-    def _merge(self, paths: list[str]) -> str:
-        """Merge ``paths`` into a new run file and delete them."""
+    def _merge_smallest(self, k: int) -> None:
+        """Merge the ``k`` smallest runs into one new run file and delete them."""
+        group = [heapq.heappop(self.runs) for _ in range(min(k, len(self.runs)))]
         out = self._path()
-        with _merged(paths) as rows:
-            _write(out, rows)
-        for p in paths:
+        with _merged([p for _, _, p in group]) as rows:
+            n = _write(out, rows)
+        for _, _, p in group:
             os.remove(p)
-        return out
+        heapq.heappush(self.runs, (n, self._count, out))
 
     def alive(self) -> list[str]:
-        """The run files now on disk, lowest level first.
+        """The run files now on disk, smallest first.
 
         Returns
         -------
         list of str
             Their paths.
         """
-        return [p for level in self.levels for p in level]
+        return [p for _, _, p in sorted(self.runs)]
 
     @contextlib.contextmanager
     def merged(self) -> Iterator[Iterator[Row]]:
-        """All rows written, merged in order, reading at most ``fan_in`` files at once (runs of
-        the lowest levels are merged first while there are more).
+        """All rows written, merged in order, reading at most ``fan_in`` files at once: while there
+        are more runs, the smallest are merged first, as few as bring the count to ``fan_in``
+        (each line is rewritten as few times as the fan-in allows).
 
         Yields
         ------
         iterator of (str, str, float, int)
             The rows, by query id bytewise, then line number.
         """
-        paths = self.alive()
-        while len(paths) > self.fan_in:
-            paths = [self._merge(paths[: self.fan_in]), *paths[self.fan_in :]]
-        self.levels = [paths]
-        with _merged(paths) as rows:
+        while len(self.runs) > self.fan_in:
+            self._merge_smallest(min(self.fan_in, len(self.runs) - self.fan_in + 1))
+        with _merged(self.alive()) as rows:
             yield rows
