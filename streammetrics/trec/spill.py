@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 import os
 import re
 import shutil
@@ -143,12 +144,10 @@ def spill_directory(directory: str | None = None) -> Iterator[str]:
 
 def _write(path: str, rows: Iterable[Row]) -> int:
     """Write ``rows`` to ``path``; returns how many."""
-    count = 0
+    counter = itertools.count()  # zip takes one number per row: the next one is the count
     with open(path, "w", encoding="utf-8") as out:
-        for q, d, v, n in rows:
-            out.write(f"{q}\t{d}\t{v!r}\t{n}\n")
-            count += 1
-    return count
+        out.writelines(f"{q}\t{d}\t{v!r}\t{n}\n" for (q, d, v, n), _ in zip(rows, counter, strict=False))
+    return next(counter)
 
 
 def _row(line: str) -> Row:
