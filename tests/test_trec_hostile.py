@@ -7,6 +7,9 @@ float and NaN values in one line naming the option."""
 
 from __future__ import annotations
 
+import io
+import re
+
 import pytest
 
 from streammetrics.__main__ import main
@@ -221,3 +224,24 @@ def test_trec_compare_json_writes_nan_as_null(tmp_path, capsys):
     assert code == 0, err
     runs = json.loads(out.read_text())["measures"][0]["runs"]
     assert runs[0]["mean"] is None and "nan" in table  # the table prints it, the JSON says null
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"max_docs": -1}, "max_docs: must be an int in [0, 2**63 - 1] or None, got -1"),
+    ({"max_docs": 2**70}, "max_docs: must be an int"), ({"max_docs": 1.5}, "max_docs: must be an int"),
+    ({"num_docs": -1}, "num_docs: must be an int in [0, 2**63 - 1], got -1"),
+    ({"rel_level": float("nan")}, "rel_level: must be a finite real number, got nan"),
+    ({"digits": -1}, "digits: must be an int in [0, 17], got -1"), ({"digits": 18}, "digits: must be an int"),
+])  # fmt: skip
+def test_the_library_checks_its_options(tmp_path, kwargs, words):
+    """``evaluate_files`` / ``per_query_values`` name a bad option (max_docs=-1 silently dropped the
+    last document, a float max_docs was a TypeError, digits=-1 a format error)."""
+    from streammetrics.trec import evaluate_files, per_query_values
+
+    paths = _files(tmp_path)
+    with pytest.raises(ValueError) as info:
+        evaluate_files(paths["qrels"], paths["run"], ["map"], out=io.StringIO(), **kwargs)
+    assert words in str(info.value)
+    if "num_docs" not in kwargs and "digits" not in kwargs:
+        with pytest.raises(ValueError, match=re.escape(words)):
+            per_query_values(paths["qrels"], [paths["run"]], ["map"], **kwargs)

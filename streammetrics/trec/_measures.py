@@ -39,6 +39,24 @@ def check_trec_version(value: Any) -> int:
     return int(check_param(value, "trec_version", TREC_VERSION))
 
 
+#: The options of an evaluation, as trec_eval reads them (C ``long`` for the counts).
+REL_LEVEL = Param("real", "must be a finite real number", finite=True)
+MAX_DOCS = Param("int", "must be an int in [0, 2**63 - 1] or None", low=0, high=2**63 - 1, optional=True)
+NUM_DOCS = Param("int", "must be an int in [0, 2**63 - 1]", low=0, high=2**63 - 1)
+DIGITS = Param("int", "must be an int in [0, 17]", low=0, high=17)
+
+
+def check_options(
+    rel_level: Any, max_docs: Any, num_docs: Any = 0, digits: Any = 4
+) -> tuple[Any, Any, int, int]:
+    """``rel_level``, ``max_docs``, ``num_docs`` and ``digits`` checked (a ValueError naming the
+    argument and the value) and returned (``rel_level`` unchanged in type, an int stays an int)."""
+    check_param(rel_level, "rel_level", REL_LEVEL)
+    max_docs = check_param(max_docs, "max_docs", MAX_DOCS)
+    num_docs = check_param(num_docs, "num_docs", NUM_DOCS)
+    return rel_level, max_docs, num_docs, check_param(digits, "digits", DIGITS)
+
+
 @dataclass(frozen=True)
 class Options:
     """Evaluation options the kernels need: the recall-cutoff rule (trec_eval 9 or 10, and for 9
