@@ -31,8 +31,45 @@ class UnknownIdError(ValueError, KeyError):
     """``label`` got an id that is not pending, with ``on_unknown="raise"``.
 
     A ``ValueError`` like every other rejected input; also a ``KeyError``, which is what
-    streammetrics 0.1.0 raised, so existing ``except KeyError`` handlers keep working.
+    streammetrics 0.1.0 raised, so existing ``except KeyError`` handlers keep working. The call
+    labelled nothing (atomic).
+
+    Parameters
+    ----------
+    message : str, default ""
+        What went wrong, as ``str(error)`` shows it.
+    first : int or str, optional
+        The first id of the call that is not pending.
+    missing : int, optional
+        How many of the call's ids are not pending.
+    total : int, optional
+        How many ids the call had.
+
+    Attributes
+    ----------
+    first : int or str or None
+        The first id of the call that is not pending (None when not given).
+    missing : int or None
+        How many of the call's ids are not pending.
+    total : int or None
+        How many ids the call had.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> d = sm.DelayedLabels(sm.Accuracy(), on_unknown="raise")
+    >>> d.predict(["a", "b"], [0.9, 0.2])
+    >>> try:
+    ...     d.label(["a", "zz"], [1, 0])
+    ... except KeyError as exc:  # an UnknownIdError
+    ...     print(exc.first, exc.missing, exc.total)
+    zz 1 2
     """
+
+    def __init__(self, message: str = "", first: int | str | None = None, missing: int | None = None,
+                 total: int | None = None) -> None:  # fmt: skip
+        super().__init__(message)
+        self.first, self.missing, self.total = first, missing, total
 
     def __str__(self) -> str:  # KeyError would show the message in quotes
         return str(self.args[0]) if self.args else ""
@@ -73,5 +110,6 @@ def unknown_error(first: int | str, missing: int, total: int) -> UnknownIdError:
     """The error for a ``label`` call whose ids include ``missing`` (of ``total``) unknown ones."""
     return UnknownIdError(
         f"ids: id {first!r} is not pending (never predicted, already labelled, evicted or "
-        f"expired); {missing} of {total} ids unknown, nothing labelled (on_unknown='raise')"
+        f"expired); {missing} of {total} ids unknown, nothing labelled (on_unknown='raise')",
+        first, missing, total,
     )

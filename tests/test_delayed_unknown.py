@@ -149,3 +149,22 @@ def test_random_streams_match_a_dictionary_oracle(steps, on_unknown, batch_size)
     assert st_["unknown"] == unknown and st_["labelled"] == len(fed_y)
     assert st_["pending"] == len(pending)
     assert quiet(d.compute) == quiet(F1().update(np.array(fed_y, dtype=int), np.array(fed_s)).compute)
+
+
+def test_unknown_id_error_is_documented_and_carries_the_first_id():
+    import inspect
+    import pickle
+
+    doc = inspect.getdoc(UnknownIdError) or ""
+    for section in ("Parameters", "Attributes", "Examples"):
+        assert f"\n{section}\n---" in doc, section
+    for name in inspect.signature(UnknownIdError).parameters:
+        assert f"\n{name} : " in doc, name
+    d = DelayedLabels(Precision(), on_unknown="raise")
+    d.predict(["a", "b"], [0.9, 0.2])
+    with pytest.raises(UnknownIdError) as info:
+        d.label(["b", "x", "y"], [1, 0, 1])
+    err = info.value
+    assert (err.first, err.missing, err.total) == ("x", 2, 3)
+    again = pickle.loads(pickle.dumps(err))
+    assert str(again) == str(err) and (again.first, again.missing, again.total) == ("x", 2, 3)

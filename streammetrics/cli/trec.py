@@ -4,22 +4,90 @@ the evaluation is :func:`streammetrics.trec.evaluate_files`)."""
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ..trec._measures import LONG_MAX
 from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
+from ..trec.progress import ProgressLine, reporting
 from ..trec.runfile import MEMORY_LINES
 from .options import converted, positive_int
 
-__all__ = ["add_parser", "run", "main"]
+__all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int", "progress_line"]
 
 _VERSION_HELP = (
     "trec_eval version to reproduce where versions differ (default 9, as pytrec_eval and ir_measures): "
     "9 rounds scores to float32 before ranking and places the iprec_at_recall / 11pt_avg recall "
     "cutoffs at (long)(c*R + 0.9) relevant documents; 10 keeps scores as doubles, uses lround(c*R), "
-    "and with -c prints the per-query lines of queries missing from the run"
+    "and with -c prints the per-query lines of queries missing from the run (10 reproduces trec_eval "
+    "10.0's quicktest outputs line for line; 9 follows trec_eval 9.0.8)"
 )
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived (raised by :func:`sigterm_raises`'s handler; not an ``Exception``, so that
+    only ``finally`` blocks and context managers -- the temporary files' clean-up -- see it)."""
+
+
+@contextlib.contextmanager
+def progress_line(prog: str, quiet: bool) -> Iterator[None]:
+    """Within the block, a progress line on stderr (:class:`~streammetrics.trec.progress.ProgressLine`:
+    after 2 s, which file is read and how far) unless ``quiet`` or stderr is not a terminal; the
+    line is erased on exit, before any error is printed.
+
+    Parameters
+    ----------
+    prog : str
+        The command's name (the start of the line).
+    quiet : bool
+        No progress line (``--quiet``).
+
+    Yields
+    ------
+    None
+    """
+    show = not quiet and hasattr(sys.stderr, "isatty") and sys.stderr.isatty()
+    line = ProgressLine(prog, sys.stderr) if show else None
+    try:
+        with reporting(line):
+            yield
+    finally:
+        if line is not None:
+            line.close()
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread, so that an external
+    sort's temporary files are removed as on ``KeyboardInterrupt``; a second SIGTERM during the
+    clean-up kills at once (the next run removes what is left). The previous handler is restored
+    on exit. Outside the main thread, or where signals cannot be set, nothing changes.
+
+    Yields
+    ------
+    None
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # pragma: no cover -- no signals here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -46,7 +114,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "success.1,5 relstring.20 ...), or an ir_measures name (AP, AP@10, nDCG, nDCG@10, P@5, "
             "R@100, RR, RR@10, Rprec, Bpref, Judged@10, NumRet, NumRel, NumRelRet, iprec@0.5, infAP, "
             "ERR@10, RBP(p=0.8), Success@5, SetP, SetF(beta=0.5), ...) with ir_measures' parameters "
-            "(nDCG(cutoff=10), P(rel=2)@5, AP(rel=2, judged_only=True)), printed under the name given."
+            "(nDCG(cutoff=10), P(rel=2)@5, AP(rel=2, judged_only=True)), printed under the name given. "
+            "Rules: trec_eval 9.0.8's by default (as pytrec_eval and ir_measures: float32 scores, recall "
+            "cutoffs (long)(c*R + 0.9)); --trec-version 10 follows trec_eval 10.0 and reproduces its "
+            "quicktest line for line."
         ),
     )
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
@@ -65,10 +136,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="average over every qrels query (a query missing from the run scores trec_eval's empty ranking)",
     )
-    p.add_argument("-l", dest="rel_level", type=int, default=1, help="minimum grade of a relevant document")
-    p.add_argument("-M", dest="max_docs", type=int, default=None, help="evaluate only the top M documents")
+    p.add_argument("-l", dest="rel_level", type=long_int(-LONG_MAX - 1), default=1,
+                   help="minimum grade of a relevant document")  # fmt: skip
+    p.add_argument("-M", dest="max_docs", type=long_int(0), default=None,
+                   help="evaluate only the top M documents")  # fmt: skip
     p.add_argument("-J", dest="judged_only", action="store_true", help="drop unjudged documents first")
-    p.add_argument("-N", dest="num_docs", type=int, default=0, help="documents in the collection (utility)")
+    p.add_argument("-N", dest="num_docs", type=long_int(0), default=0,
+                   help="documents in the collection (utility)")  # fmt: skip
     p.add_argument("-n", dest="no_summary", action="store_true", help="print no summary ('all') lines")
     p.add_argument(
         "-Z", dest="zscores", default=None, help="print z-scores: file of 'qid measure mean stddev'"
@@ -98,7 +172,36 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         help=f"a run whose queries are not contiguous is grouped by query with an external sort: at most "
         f"2N lines in memory at once, the rest in temporary files (default {MEMORY_LINES})",
     )
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress line (otherwise shown on stderr, if a terminal, after 2 s)")  # fmt: skip
     return p
+
+
+def long_int(low: int) -> Callable[[str], int]:
+    """The type of an integer option that trec_eval reads as a C ``long``: an integer in
+    ``[low, 2**63 - 1]``, refused with a one-line message otherwise.
+
+    Parameters
+    ----------
+    low : int
+        The smallest value accepted.
+
+    Returns
+    -------
+    callable
+        ``argparse``'s ``type`` function.
+    """
+
+    def convert(text: str) -> int:
+        value = converted(text, int, "expected an integer, got {!r}")
+        if not low <= value <= LONG_MAX:
+            lowest = "-2**63" if low == -LONG_MAX - 1 else str(low)
+            raise argparse.ArgumentTypeError(
+                f"must be an integer in [{lowest}, 2**63 - 1] (trec_eval's long), got {value}"
+            )
+        return value
+
+    return convert
 
 
 def _digits(text: str) -> int:
@@ -122,31 +225,42 @@ def run(args: argparse.Namespace) -> int:
     -------
     int
         The exit status: 0, or 2 after one error line on stderr (an unreadable file, a bad
-        measure or option value).
+        measure or option value), or 143 after SIGTERM (temporary files removed).
     """
     try:
-        evaluate_files(
-            args.qrels,
-            args.run,
-            args.measures or DEFAULT_MEASURES,
-            per_query=args.per_query,
-            complete=args.complete,
-            rel_level=args.rel_level,
-            digits=args.digits,
-            max_docs=getattr(args, "max_docs", None),
-            judged_only=getattr(args, "judged_only", False),
-            num_docs=getattr(args, "num_docs", 0),
-            summary=not getattr(args, "no_summary", False),
-            zscores=getattr(args, "zscores", None),
-            trec_version=getattr(args, "trec_version", 9),
-            fused_cutoffs=getattr(args, "fused_cutoffs", False),
-            rel_format=getattr(args, "rel_format", "qrels"),
-            memory_lines=getattr(args, "memory_lines", MEMORY_LINES),
-        )
+        with sigterm_raises(), progress_line("streammetrics trec", getattr(args, "quiet", False)):
+            _evaluate(args)
+    except Terminated:
+        print("streammetrics trec: terminated", file=sys.stderr)
+        return 143
     except (OSError, ValueError) as exc:
         print(f"streammetrics trec: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print("streammetrics trec: error: out of memory (try a smaller --memory-lines)", file=sys.stderr)
+        return 1
     return 0
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    evaluate_files(
+        args.qrels,
+        args.run,
+        args.measures or DEFAULT_MEASURES,
+        per_query=args.per_query,
+        complete=args.complete,
+        rel_level=args.rel_level,
+        digits=args.digits,
+        max_docs=getattr(args, "max_docs", None),
+        judged_only=getattr(args, "judged_only", False),
+        num_docs=getattr(args, "num_docs", 0),
+        summary=not getattr(args, "no_summary", False),
+        zscores=getattr(args, "zscores", None),
+        trec_version=getattr(args, "trec_version", 9),
+        fused_cutoffs=getattr(args, "fused_cutoffs", False),
+        rel_format=getattr(args, "rel_format", "qrels"),
+        memory_lines=getattr(args, "memory_lines", MEMORY_LINES),
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

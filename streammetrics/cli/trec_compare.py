@@ -3,21 +3,24 @@
 The command line of :func:`streammetrics.trec.compare.compare`: for each measure (trec_eval or
 ir_measures names; default ``AP nDCG@10 P@10 RR``) each run's mean and, against the first run,
 the mean paired difference, the paired t-test, the randomization test, the bootstrap interval and
-Holm-adjusted p-values. Output: a plain-text table on stdout, ``--json FILE`` and ``--latex FILE``
-(booktabs; a dagger marks a Holm-adjusted randomization p below ``--alpha``).
+Holm-adjusted p-values. Output: a plain-text table on stdout, ``--json FILE`` (NaN as null) and
+``--latex FILE`` (booktabs; a dagger marks a Holm-adjusted randomization p below ``--alpha``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from typing import Any
 
+from ..trec._measures import LONG_MAX
 from ..trec.compare import DEFAULT, compare
 from ..trec.perquery import per_query_values
 from .errors import InputError
 from .options import converted, positive_int
+from .trec import Terminated, long_int, progress_line, sigterm_raises
 
 __all__ = ["add_parser", "run"]
 
@@ -31,7 +34,9 @@ def _f(v: float | None, digits: int, sign: bool = False) -> str:
 def _format_table(result: dict[str, Any], digits: int = 4) -> str:
     """The plain-text table of :func:`compare`'s result."""
     level = round(100 * (1 - result["alpha"]))
-    head = (f"{result['queries']} queries, baseline {result['baseline']}; paired two-sided tests, "
+    rules = result.get("trec_version", 9)
+    head = (f"{result['queries']} queries, baseline {result['baseline']}; trec_eval {rules} rules "
+            f"(--trec-version {rules}); paired two-sided tests, "
             f"Holm-adjusted over the compared runs; randomization: {result['permutations']} sign flips "
             f"(exact when >= 2^queries); bootstrap: {result['bootstrap']} resamples; "
             f"seed {result['seed']}")  # fmt: skip
@@ -80,8 +85,43 @@ def _format_latex(result: dict[str, Any], digits: int = 4) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The most bootstrap resamples (the interval keeps one mean, 8 bytes, per resample).
+MAX_BOOTSTRAP = 10**8
+#: The most sign flips of the randomization test.
+MAX_PERMUTATIONS = 10**9
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with every NaN or infinite float as None (JSON has neither; a mean is NaN when a
+    measure is 0/0 for a query, as ``iprec_at_recall`` of a query that -J leaves empty)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def _count(text: str) -> int:
-    return 0 if text.strip() == "0" else positive_int(text)
+    value = 0 if text.strip() == "0" else positive_int(text)
+    if value > MAX_BOOTSTRAP:
+        raise argparse.ArgumentTypeError(f"at most {MAX_BOOTSTRAP} resamples (8 bytes each), got {value}")
+    return value
+
+
+def _permutations(text: str) -> int:
+    value = positive_int(text)
+    if value > MAX_PERMUTATIONS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_PERMUTATIONS} sign flips, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    value = converted(text, int, "expected a non-negative integer, got {!r}")
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
 
 
 def _alpha(text: str) -> float:
@@ -115,20 +155,26 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("-m", dest="measures", action="append", default=None,
                    help="measure (repeatable; trec_eval or ir_measures names, e.g. AP nDCG@10 P.5 "
                    "RBP(p=0.8); default AP nDCG@10 P@10 RR)")  # fmt: skip
-    p.add_argument("--permutations", type=positive_int, default=10000, metavar="N",
+    p.add_argument("--permutations", type=_permutations, default=10000, metavar="N",
                    help="sign flips of the randomization test (default 10000; exact when >= 2^queries)")
     p.add_argument("--bootstrap", type=_count, default=10000, metavar="N",
                    help="bootstrap resamples of the interval of the mean difference (default 10000; 0: none)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed, a non-negative integer (default 0)")
     p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - interval level; LaTeX dagger level (0.05)")
-    p.add_argument("-l", dest="rel_level", type=int, default=1, help="minimum grade of a relevant document")
-    p.add_argument("-M", dest="max_docs", type=int, default=None, help="evaluate only the top M documents")
+    p.add_argument("-l", dest="rel_level", type=long_int(-LONG_MAX - 1), default=1,
+                   help="minimum grade of a relevant document")
+    p.add_argument("-M", dest="max_docs", type=long_int(0), default=None,
+                   help="evaluate only the top M documents")
     p.add_argument("-J", dest="judged_only", action="store_true", help="drop unjudged documents first")
-    p.add_argument("--trec-version", type=int, choices=[9, 10], default=9, help="as in streammetrics trec")
+    p.add_argument("--trec-version", type=int, choices=[9, 10], default=9,
+                   help="trec_eval rules: 9 (default, trec_eval 9.0.8's, as pytrec_eval and ir_measures) or "
+                   "10 (trec_eval 10.0's); see streammetrics trec --help")  # fmt: skip
     p.add_argument("--digits", type=int, choices=range(0, 18), default=4, metavar="0..17",
                    help="decimals printed (default 4)")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the results as JSON")
     p.add_argument("--latex", metavar="FILE", default=None, help="also write a LaTeX (booktabs) table")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress line (otherwise shown on stderr, if a terminal, after 2 s)")
     return p
 
 
@@ -144,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
     Returns
     -------
     int
-        The exit status, 0.
+        The exit status, 0 (143 after SIGTERM, temporary files removed).
 
     Raises
     ------
@@ -155,17 +201,31 @@ def run(args: argparse.Namespace) -> int:
         got = len(args.runs)
         raise InputError(f"trec-compare needs at least 2 runs (a baseline and one to compare), got {got}", 2)
     try:
+        with sigterm_raises(), progress_line("streammetrics trec-compare", getattr(args, "quiet", False)):
+            result = _compare(args)
+    except Terminated:
+        print("streammetrics trec-compare: terminated", file=sys.stderr)
+        return 143
+    sys.stdout.write(_format_table(result, args.digits))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> dict[str, Any]:
+    try:
         pq = per_query_values(args.qrels, args.runs, args.measures or DEFAULT, rel_level=args.rel_level,
                               max_docs=args.max_docs, judged_only=args.judged_only,
                               trec_version=args.trec_version)  # fmt: skip
         result = compare(pq, permutations=args.permutations, bootstrap=args.bootstrap, alpha=args.alpha,
                          seed=args.seed)  # fmt: skip
-        for path, text in ((args.json, lambda: json.dumps(result, indent=2, allow_nan=False) + "\n"),
+        result["trec_version"] = args.trec_version  # the rules used (in the table's first line and the JSON)
+        as_json = _json_safe(result)
+        for path, text in ((args.json, lambda: json.dumps(as_json, indent=2, allow_nan=False) + "\n"),
                            (args.latex, lambda: _format_latex(result, args.digits))):  # fmt: skip
             if path is not None:
                 with open(path, "w", encoding="utf-8") as fh:
                     fh.write(text())
     except (OSError, ValueError) as exc:
         raise InputError(str(exc), 1) from None
-    sys.stdout.write(_format_table(result, args.digits))
-    return 0
+    except MemoryError:
+        raise InputError("out of memory (try a smaller --bootstrap or --permutations)", 1) from None
+    return result

@@ -11,6 +11,7 @@ sorted and must be unique (long cutoffs are read like C's ``atol``: ``23.4`` is 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,24 @@ TREC_VERSION = Param("choice", "expected 9 or 10", choices=(9.0, 10.0))
 def check_trec_version(value: Any) -> int:
     """``trec_version`` checked (:data:`TREC_VERSION`) and returned as an int (9 or 10)."""
     return int(check_param(value, "trec_version", TREC_VERSION))
+
+
+#: The options of an evaluation, as trec_eval reads them (C ``long`` for the counts).
+REL_LEVEL = Param("real", "must be a finite real number", finite=True)
+MAX_DOCS = Param("int", "must be an int in [0, 2**63 - 1] or None", low=0, high=2**63 - 1, optional=True)
+NUM_DOCS = Param("int", "must be an int in [0, 2**63 - 1]", low=0, high=2**63 - 1)
+DIGITS = Param("int", "must be an int in [0, 17]", low=0, high=17)
+
+
+def check_options(
+    rel_level: Any, max_docs: Any, num_docs: Any = 0, digits: Any = 4
+) -> tuple[Any, Any, int, int]:
+    """``rel_level``, ``max_docs``, ``num_docs`` and ``digits`` checked (a ValueError naming the
+    argument and the value) and returned (``rel_level`` unchanged in type, an int stays an int)."""
+    check_param(rel_level, "rel_level", REL_LEVEL)
+    max_docs = check_param(max_docs, "max_docs", MAX_DOCS)
+    num_docs = check_param(num_docs, "num_docs", NUM_DOCS)
+    return rel_level, max_docs, num_docs, check_param(digits, "digits", DIGITS)
 
 
 @dataclass(frozen=True)
@@ -216,6 +235,16 @@ class Selected:
         return self.shown or self.names
 
 
+#: The largest C ``long`` (trec_eval's cutoffs, ``-M``, ``-l``, ``-N``).
+LONG_MAX = 2**63 - 1
+
+
+def _finite(m: Measure, text: str, value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError(f"measure {m.name!r}: parameters must be finite numbers, got {text!r}")
+    return value
+
+
 def _parse_params(m: Measure, text: str) -> tuple[tuple[Any, ...], str | None]:
     """Parameters from ``text`` (trec_eval's get_*_cutoffs / params / pairs) and the printable text."""
     parts = text.split(",")
@@ -223,23 +252,26 @@ def _parse_params(m: Measure, text: str) -> tuple[tuple[Any, ...], str | None]:
         cuts = sorted(atol(p) for p in parts)
         if cuts[0] <= 0:
             raise ValueError(f"measure {m.name!r}: cutoffs must be positive, got {text!r}")
+        if cuts[-1] > LONG_MAX:
+            raise ValueError(f"measure {m.name!r}: cutoffs must be at most 2**63 - 1 (trec_eval's long), "
+                             f"got {text!r}")  # fmt: skip
         if len(set(cuts)) != len(cuts):
             raise ValueError(f"measure {m.name!r}: duplicate cutoffs in {text!r}")
         return tuple(cuts), text
     if m.kind == "double_cuts":
-        vals = sorted(atof(p) for p in parts)
+        vals = sorted(_finite(m, text, atof(p)) for p in parts)
         if len(set(vals)) != len(vals):
             raise ValueError(f"measure {m.name!r}: duplicate cutoffs in {text!r}")
         return tuple(vals), text
     if m.kind == "doubles":
-        return tuple(atof(p) for p in parts), text
+        return tuple(_finite(m, text, atof(p)) for p in parts), text
     if m.kind == "pairs":
         pairs = []
         for p in parts:
             name, eq, value = p.partition("=")
             if not eq or not name or "=" in value:
                 raise ValueError(f"measure {m.name!r}: malformed pair parameters in {text!r}")
-            pairs.append((name, atof(value)))
+            pairs.append((name, _finite(m, text, atof(value))))
         return tuple(pairs), text
     raise ValueError(f"measure {m.name!r} takes no parameters, got {text!r}")
 
@@ -298,6 +330,8 @@ def select_measures(args: Sequence[str], rel_format: str = "qrels") -> list[Sele
             )
         if m.name in params:
             p, printable = _parse_params(m, params[m.name])
+            if m.name == "set_F" and p and p[0] < 0:  # F's denominator beta*P + R can be 0
+                raise ValueError(f"measure 'set_F': beta must be >= 0, got {params[m.name]!r}")
         elif m.name in extra:
             p, printable = (), None
         else:

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from .._docstrings import filled
+from . import progress
+from .checked import check_grades, utf8_errors
 from .readers import TrecFormatError, parse_numbers, qrels_text_columns, text_fields
 
 __all__ = ["paused_gc", "CHUNK_BYTES", "byte_chunks", "run_columns", "qrels_columns", "text_run_columns",
@@ -68,7 +70,8 @@ def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
         The file to read (binary).
     chunk_bytes : int, default=CHUNK_BYTES
         The bytes read at once; a chunk ends after the last newline read, so a line longer than
-        this makes a longer chunk.
+        this makes a longer chunk. Time and memory are linear in the file's size, however long its
+        lines.
 
     Yields
     ------
@@ -85,21 +88,23 @@ def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     [b'q1 0 d1 1\\n', b'q1 0 d2 0\\n', b'q2 0 d3 1']
     >>> os.remove(fh.name)
     """
-    tail = b""
+    tail: list[bytes] = []  # the pieces of a line longer than a chunk (joined once: linear time)
+    report = progress.current()
     with open(path, "rb") as fh:
         while True:
             data = fh.read(chunk_bytes)
+            if report is not None:
+                report(path, fh.tell())
             if not data:
                 if tail:
-                    yield tail
+                    yield b"".join(tail)
                 return
-            data = tail + data if tail else data
             cut = data.rfind(b"\n") + 1
-            if cut == 0:  # a line longer than the chunk: read on
-                tail = data
+            if cut == 0:  # no line end in this read: the line goes on
+                tail.append(data)
                 continue
-            tail = data[cut:]
-            yield data[:cut]
+            yield b"".join([*tail, data[:cut]]) if tail else data[:cut]
+            tail = [data[cut:]] if cut < len(data) else []
 
 
 def _plain(chunk: bytes) -> bool:
@@ -256,7 +261,8 @@ def run_columns(path: str, chunk: bytes, first: int) -> RunColumns:
         sc = _numbers(path, tokens[4::7], line_of, "score")
         _no_nan(path, sc, line_of)
         return tokens[0::7], tokens[2::7], sc, tokens[-2].decode("ascii"), line_of, n
-    lines = _text_lines(chunk)
+    with utf8_errors(path):
+        lines = _text_lines(chunk)
     q_txt, d_txt, s_tok, rs, lines_txt = text_run_columns(path, lines, first)
     sc = run_scores(path, s_tok, lines_txt) if q_txt else np.zeros(0)
     return ([q.encode("utf-8") for q in q_txt], [d.encode("utf-8") for d in d_txt], sc, rs[-1] if rs else "",
@@ -300,15 +306,13 @@ def qrels_columns(
         line_of = np.arange(first, first + n, dtype=np.int64)
         grades = _numbers(path, g_tok, line_of, "grade")
     else:
-        lines = _text_lines(chunk)
+        with utf8_errors(path):
+            lines = _text_lines(chunk)
         n = len(lines)
         q_txt, d_txt, g_txt, lines_txt = qrels_text_columns(path, lines, first)
         qs, ds = [q.encode("utf-8") for q in q_txt], [d.encode("utf-8") for d in d_txt]
         g_tok = [g.encode("utf-8") for g in g_txt]
         line_of = np.asarray(lines_txt, dtype=np.int64)
         grades = parse_numbers(path, g_txt, lines_txt, "grade")
-    bad = np.flatnonzero(~np.isfinite(grades))
-    if len(bad):
-        k = int(bad[0])
-        raise TrecFormatError(f"{path}:{int(line_of[k])}: grade {g_tok[k].decode('utf-8')!r} is not finite")
+    check_grades(path, grades, g_tok, line_of)
     return qs, ds, grades, line_of, n

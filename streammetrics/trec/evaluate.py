@@ -26,7 +26,7 @@ from typing import IO, Any
 import numpy as np
 
 from . import _kernels as K
-from ._measures import Options, Selected, check_trec_version
+from ._measures import Options, Selected, check_options, check_trec_version
 from .batched import block_values, fast_path, split_row
 from .binread import paused_gc
 from .compactqrels import CompactQrels, read_compact_qrels
@@ -423,6 +423,7 @@ def evaluate_files(
     {'map': 0.75}
     """
     trec_version = check_trec_version(trec_version)
+    rel_level, max_docs, num_docs, digits = check_options(rel_level, max_docs, num_docs, digits)
     with paused_gc():
         return _evaluate_files(qrels_path, run_path, measures, per_query=per_query, complete=complete,
                                rel_level=rel_level, digits=digits, out=out, max_docs=max_docs,

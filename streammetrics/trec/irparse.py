@@ -185,6 +185,8 @@ def _positive(text: str, params: dict[str, Any], key: str) -> int | None:
     v = params.get(key)
     if v is not None and v <= 0:
         raise ValueError(f"measure {text!r}: {key} must be positive, got {v!r}")
+    if v is not None and v > 2**63 - 1:
+        raise ValueError(f"measure {text!r}: {key} must be at most 2**63 - 1, got {v!r}")
     return v
 
 
@@ -223,6 +225,8 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         return req("RBP_p", repr(p))
     if name == "SetF":
         beta = float(params.get("beta", 1.0))
+        if not 0.0 <= beta < float("inf"):
+            raise ValueError(f"measure {text!r}: beta must be a finite number >= 0, got {beta!r}")
         return req("set_F", repr(beta))
     if name == "SetP" and params.get("relative"):
         return req("set_relative_P")

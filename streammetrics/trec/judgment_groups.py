@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from . import _kernels as K
+from .checked import GRADE_LIMIT, check_grades, utf8_errors
 from .readers import TrecFormatError, text_fields
 
 
@@ -47,13 +50,15 @@ def read_qrels_jg(path: str) -> dict[str, dict[str, dict[str, int]]]:
     >>> os.remove(fh.name)
     """
     out: dict[str, dict[str, dict[str, int]]] = {}
-    with open(path, encoding="utf-8") as fh:
+    with utf8_errors(path), open(path, encoding="utf-8") as fh:
         for lineno, parts in text_fields(path, fh, 1, 4, "qid jg docno grade"):
             qid, jg, docno, grade = parts
             try:
                 g = int(float(grade))
             except (ValueError, OverflowError):
                 raise TrecFormatError(f"{path}:{lineno}: grade {grade!r} is not a finite number") from None
+            if not -GRADE_LIMIT < g < GRADE_LIMIT:
+                check_grades(path, np.array([float(grade)]), [grade], [lineno])
             per_jg = out.setdefault(qid, {}).setdefault(jg, {})
             if docno in per_jg:
                 raise TrecFormatError(

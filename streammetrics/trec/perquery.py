@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._measures import Options, check_trec_version
+from ._measures import Options, check_options, check_trec_version
 from .evaluate import QueryEvaluator, qid_key, read_judgments
 from .irnames import select
 from .runfile import NotGrouped, RunStream, SpilledRun
@@ -109,6 +109,7 @@ def per_query_values(
     (('q1', 'q2'), [[[0.5, 1.0]]])
     """
     trec_version = check_trec_version(trec_version)
+    rel_level, max_docs, _, _ = check_options(rel_level, max_docs)
     selected = [s for s in select(measures) if s.measure.per_query and s.measure.value in ("double", "long")]
     names = [n for s in selected for n in s.printed]
     if not names:

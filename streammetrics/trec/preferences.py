@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import filled
+from .checked import utf8_errors
 from .readers import TrecFormatError, atof, text_fields
 
 PrefLine = tuple[str, str, str, float]  # jg, jsg, docno, rel_level
@@ -62,7 +63,7 @@ def read_prefs(path: str, qrels_format: bool = False) -> dict[str, list[PrefLine
     """
     layout = "qid jg docno rel_level" if qrels_format else "qid jg jsg docno rel_level"
     out: dict[str, list[PrefLine]] = {}
-    with open(path, encoding="utf-8") as fh:
+    with utf8_errors(path), open(path, encoding="utf-8") as fh:
         for _, parts in text_fields(path, fh, 1, len(layout.split()), layout):
             out.setdefault(parts[0], []).append(pref_line(parts[1:], qrels_format))
     return out

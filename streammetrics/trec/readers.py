@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from .._docstrings import filled
+from . import progress
+from .checked import TrecFormatError, check_grades, utf8_errors
 
 __all__ = ["atof", "atol", "TrecFormatError", "Qrels", "read_qrels", "RunChunk", "read_run_chunks",
            "iter_run", "qrels_text_columns", "text_fields"]
@@ -75,8 +78,6 @@ def atof(text: str) -> float:
     return float(m.group(1)) if m else 0.0
 
 
-class TrecFormatError(ValueError):
-    """A malformed line in a qrels or run file (the message names file and line)."""
 
 
 @dataclass
@@ -160,6 +161,8 @@ def text_fields(path: str, lines: Iterable[str], first: int, fields: int, layout
         parts = line.split()
         if not parts or parts[0].startswith("#"):
             continue
+        if "\x00" in line:
+            raise TrecFormatError(f"{path}:{first + k}: a NUL byte (not text): {line.strip()!r}")
         if len(parts) < fields or (len(parts) > fields and not extra):
             raise TrecFormatError(
                 f"{path}:{first + k}: expected {fields} fields '{layout}', got {len(parts)}: {line.strip()!r}"
@@ -269,11 +272,14 @@ def line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[str]]]:
     [(1, 2), (3, 1)]
     """
     lineno = 0
-    with open(path, encoding="utf-8") as fh:
+    report = progress.current()
+    with utf8_errors(path), open(path, encoding="utf-8") as fh:
         while True:
             lines = list(itertools.islice(fh, chunk_lines))
             if not lines:
                 return
+            if report is not None:
+                report(path, os.lseek(fh.fileno(), 0, os.SEEK_CUR))
             first, lineno = lineno + 1, lineno + len(lines)
             yield first, lines
 
@@ -295,10 +301,7 @@ def _qrels_chunks(
             cols = qrels_text_columns(path, lines, first)
         qs, ds, g_tok, line_of = cols
         grades = parse_numbers(path, g_tok, line_of, "grade")
-        bad = np.flatnonzero(~np.isfinite(grades))
-        if len(bad):
-            k = int(bad[0])
-            raise TrecFormatError(f"{path}:{line_of[k]}: grade {g_tok[k]!r} is not finite")
+        check_grades(path, grades, g_tok, line_of)
         yield qs, ds, grades, line_of
 
 
@@ -504,7 +507,7 @@ def read_run_chunks(path: str, chunk_lines: int = 1 << 17) -> Iterator[RunChunk]
     carry: tuple[list[str], list[str], np.ndarray, list[int]] | None = None  # last, maybe partial, query
     runid = ""
     lineno = 0
-    with open(path, encoding="utf-8") as fh:
+    with utf8_errors(path), open(path, encoding="utf-8") as fh:
         while True:
             lines = list(itertools.islice(fh, chunk_lines))
             first = lineno + 1

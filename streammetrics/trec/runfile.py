@@ -11,11 +11,11 @@ reads ``high`` as 0), a score that is not a number, or NaN, is an error naming f
 
 from __future__ import annotations
 
-import heapq
 import itertools
+import math
 import operator
 import os
-import tempfile
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -23,8 +23,11 @@ import numpy as np
 
 from .._docstrings import filled
 from .._params import Param, check_param
+from . import progress
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
+from .checked import utf8_errors
 from .readers import TrecFormatError, fixed_fields, line_chunks, text_fields
+from .spill import SpillRuns, spill_directory
 
 
 @filled
@@ -390,14 +393,17 @@ _MEMORY_LINES = Param("int", "expected a positive integer", low=1)
 class SpilledRun:
     """A run in any line order, query by query (query ids in bytewise order, each query's lines in
     file order), grouped in bounded memory: chunks of ``memory_lines`` lines are parsed, sorted
-    by query id and written to temporary files, which are then merged (a k-way heap merge holding
-    one line per file) -- an external merge sort. A run of at most ``memory_lines`` lines is
-    grouped in memory without temporary files. ``runid`` is the run id of the file's last line,
-    known once iteration has started.
+    by query id and written to temporary files, which are then merged (k-way heap merges of at
+    most :data:`.spill.MERGE_FAN_IN` files, smallest first) -- an external merge sort. A run of at
+    most ``memory_lines`` lines is grouped in memory without temporary files. ``runid`` is the run
+    id of the file's last line, known once iteration has started.
 
-    Memory: two chunks of lines while spilling, then one line per temporary file plus one query;
-    disk: the run once (query id, document, score, line number per line); one open file per
-    chunk. Cost: O(n log n) for n lines. Malformed lines raise :class:`TrecFormatError` as
+    Memory: two chunks of lines while spilling, then one line per merged file plus one query;
+    disk: the run about twice (query id, document, score, line number per line); at most
+    ``MERGE_FAN_IN + 1`` open files and ``ALIVE_RUNS * MERGE_FAN_IN`` alive ones, whatever
+    ``memory_lines`` is (see :mod:`.spill`: the files live in ``streammetrics-trec-<pid>-*``,
+    removed at the end, and stale ones of killed processes are removed by the next sort). Cost:
+    O(n log n) for n lines. Malformed lines raise :class:`TrecFormatError` as
     :func:`read_run_grouped` does.
 
     Parameters
@@ -425,11 +431,14 @@ class SpilledRun:
     def _chunks(self) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
         """(qid, docno, score, line) columns of each chunk of lines, sorted by query id (stable)."""
         lineno = 0
-        with open(self.path, encoding="utf-8") as fh:
+        report = progress.current()
+        with utf8_errors(self.path), open(self.path, encoding="utf-8") as fh:
             while True:
-                lines = list(itertools.islice(fh, self.memory_lines))
+                lines = list(itertools.islice(fh, min(self.memory_lines, sys.maxsize)))
                 if not lines:
                     return
+                if report is not None:
+                    report(self.path, os.lseek(fh.fileno(), 0, os.SEEK_CUR))
                 first, lineno = lineno + 1, lineno + len(lines)
                 qs, ds, s_tok, rs, line_of = _columns(self.path, lines, first)
                 del lines
@@ -449,31 +458,14 @@ class SpilledRun:
         if following is None:  # one chunk: no temporary files
             yield from _group_rows(zip(*pending, strict=True))
             return
-        with tempfile.TemporaryDirectory(prefix="streammetrics-trec-", dir=self.tmpdir) as tmp:
-            paths: list[str] = []
+        with spill_directory(self.tmpdir) as tmp:
+            runs = SpillRuns(tmp)
             while pending is not None:
-                paths.append(os.path.join(tmp, f"{len(paths)}.tsv"))
-                with open(paths[-1], "w", encoding="utf-8") as out:
-                    qs, ds, sc, ln = pending
-                    spill = zip(qs, ds, sc.tolist(), ln, strict=True)
-                    out.writelines(f"{q}\t{d}\t{v!r}\t{n}\n" for q, d, v, n in spill)
+                qs, ds, sc, ln = pending
+                runs.add(zip(qs, ds, sc.tolist(), ln, strict=True))
                 pending, following = following, (next(chunks, None) if following is not None else None)
-            files = [open(p, encoding="utf-8") for p in paths]  # noqa: SIM115 -- closed below
-            try:
-                rows = heapq.merge(*(map(_spilled_row, f) for f in files), key=_row_key)
+            with runs.merged() as rows:
                 yield from _group_rows(rows)
-            finally:
-                for f in files:
-                    f.close()
-
-
-def _spilled_row(line: str) -> tuple[str, str, float, int]:
-    q, d, v, n = line.rstrip("\n").split("\t")
-    return q, d, float(v), int(n)
-
-
-def _row_key(row: tuple[str, str, float, int]) -> tuple[bytes, int]:
-    return row[0].encode("utf-8"), row[3]
 
 
 def _group_rows(rows: Iterator[tuple[str, str, float, int]]) -> Iterator[tuple[str, QueryLines]]:
@@ -499,7 +491,7 @@ def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
     Raises
     ------
     TrecFormatError
-        Naming the line: other than 4 fields, or a mean or deviation that is not a number.
+        Naming the line: other than 4 fields, or a mean or deviation that is not a finite number.
 
     Examples
     --------
@@ -512,11 +504,14 @@ def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
     >>> os.remove(fh.name)
     """
     out: dict[str, dict[str, tuple[float, float]]] = {}
-    with open(path, encoding="utf-8") as fh:
+    with utf8_errors(path), open(path, encoding="utf-8") as fh:
         for lineno, parts in text_fields(path, fh, 1, 4, "qid measure mean stddev"):
             try:
                 mean, sd = float(parts[2]), float(parts[3])
             except ValueError:
-                raise TrecFormatError(f"{path}:{lineno}: mean and stddev must be numbers") from None
+                mean = sd = math.nan
+            if not (math.isfinite(mean) and math.isfinite(sd)):
+                raise TrecFormatError(f"{path}:{lineno}: mean and stddev must be finite numbers, "
+                                      f"got {parts[2]!r} {parts[3]!r}")  # fmt: skip
             out.setdefault(parts[0], {})[parts[1]] = (mean, sd)
     return out
