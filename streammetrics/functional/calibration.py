@@ -48,7 +48,7 @@ _Encoded = tuple[np.ndarray, np.ndarray, "np.ndarray | None"]
 _BINARY_SETS = ([0, 1], [-1, 1], [0], [-1], [1])
 
 
-def _probabilities(y_proba: Any) -> np.ndarray:
+def as_probabilities(y_proba: Any) -> np.ndarray:
     """scikit-learn's ``check_array(dtype=float)``: float32 stays float32, else float64; all
     finite."""
     p = as_scores(y_proba, "y_proba")
@@ -128,7 +128,7 @@ def _one_hot(y: np.ndarray, labels: Any) -> tuple[np.ndarray, np.ndarray]:
     return t, classes
 
 
-def _multiclass(y_true: Any, p: np.ndarray, sample_weight: Any, labels: Any) -> _Encoded:
+def multiclass_probabilities(y_true: Any, p: np.ndarray, sample_weight: Any, labels: Any) -> _Encoded:
     """scikit-learn's ``_validate_multiclass_probabilistic_prediction``: (T, P, w), both (n, C)."""
     _check_range(p)
     y = as_labels(y_true, "y_true")
@@ -159,7 +159,7 @@ def _multiclass(y_true: Any, p: np.ndarray, sample_weight: Any, labels: Any) -> 
     return t, p, w
 
 
-def _binary(y_true: Any, p: np.ndarray, sample_weight: Any, pos_label: Any) -> _Encoded:
+def binary_probabilities(y_true: Any, p: np.ndarray, sample_weight: Any, pos_label: Any) -> _Encoded:
     """scikit-learn's ``_validate_binary_probabilistic_prediction``: (T, P, w), both (n, 2)."""
     y = column_or_1d(as_labels(y_true, "y_true"), "y_true")
     p = column_or_1d(p, "y_proba")
@@ -196,7 +196,7 @@ def _brier_sum(y: np.ndarray, p: np.ndarray, w: np.ndarray | None, num_classes: 
     return float(state.totals()[2])
 
 
-def _cells(t: np.ndarray, w: np.ndarray | None, keep: np.ndarray | None = None) -> np.ndarray | None:
+def cell_weights(t: np.ndarray, w: np.ndarray | None, keep: np.ndarray | None = None) -> np.ndarray | None:
     """Per-cell weights (each sample's weight on each of its columns)."""
     if w is None:
         return None
@@ -254,10 +254,10 @@ def log_loss(
             stacklevel=2,
         )
         y_proba = y_pred
-    t, p, w = _multiclass(y_true, _probabilities(y_proba), sample_weight, labels)
+    t, p, w = multiclass_probabilities(y_true, as_probabilities(y_proba), sample_weight, labels)
     hot = t == 1
     q = p[hot]  # row-major: each sample's true-class probabilities, in the input's float type
-    metric = LogLoss().update(np.ones(q.shape[0], dtype=np.int8), q, sample_weight=_cells(t, w, hot))
+    metric = LogLoss().update(np.ones(q.shape[0], dtype=np.int8), q, sample_weight=cell_weights(t, w, hot))
     total = metric._state.totals()[1]  # the (weighted) sum of -log(clip(q))
     if not normalize:
         return float(total)
@@ -301,14 +301,14 @@ def brier_score_loss(
     ------
     {sklearn: raises}
     """
-    p = _probabilities(y_proba)
+    p = as_probabilities(y_proba)
     if p.ndim == 1 or p.shape[1] == 1:
-        t, p, w = _binary(y_true, p, sample_weight, pos_label)
+        t, p, w = binary_probabilities(y_true, p, sample_weight, pos_label)
         halve = True
         # the two cells of a row have the same square: (p - t)^2 = ((1 - p) - (1 - t))^2
         total = 2.0 * _brier_sum(t[:, 1], p[:, 1], w, None)
     else:
-        t, p, w = _multiclass(y_true, p, sample_weight, labels)
+        t, p, w = multiclass_probabilities(y_true, p, sample_weight, labels)
         halve = p.shape[1] < 3
         by_row: float | None = None
         if as_labels(y_true, "y_true").ndim == 1:  # one class per row: the multiclass kernel
@@ -317,7 +317,7 @@ def brier_score_loss(
             except ValueError:  # rows that do not sum to 1 (scikit-learn only warns): by cell
                 by_row = None
         # else the sum of w (p - t)^2 over the cells
-        total = _brier_sum(t.ravel(), p.ravel(), _cells(t, w), None) if by_row is None else by_row
+        total = _brier_sum(t.ravel(), p.ravel(), cell_weights(t, w), None) if by_row is None else by_row
     n = float(t.shape[0]) if w is None else float(w.sum())
     score = total / n
     if scale_by_half == "auto" and halve or scale_by_half is True:

@@ -28,7 +28,7 @@ from ._targets import (
     type_of_target,
     unique,
 )
-from .calibration import _binary, _cells, _multiclass, _probabilities
+from .calibration import as_probabilities, binary_probabilities, cell_weights, multiclass_probabilities
 
 __all__ = ["d2_brier_score", "d2_log_loss_score", "hinge_loss"]
 
@@ -92,10 +92,10 @@ def d2_log_loss_score(
         y_proba = y_pred
     if _too_few(y_proba, y_true, sample_weight):
         return math.nan
-    t, p, w = _multiclass(y_true, _probabilities(y_proba), sample_weight, labels)
+    t, p, w = multiclass_probabilities(y_true, as_probabilities(y_proba), sample_weight, labels)
     hot = t == 1
     q = p[hot]  # each sample's true-class probabilities, row-major
-    loss = LogLoss().update(np.ones(q.shape[0], dtype=np.int8), q, sample_weight=_cells(t, w, hot))
+    loss = LogLoss().update(np.ones(q.shape[0], dtype=np.int8), q, sample_weight=cell_weights(t, w, hot))
     numerator = float(loss._state.totals()[1])
     shares = _weighted_mean(t.astype(np.float64), w)  # the null model's probabilities (float64)
     eps = np.finfo(np.float64).eps
@@ -136,11 +136,11 @@ def d2_brier_score(
     """
     if _too_few(y_proba, y_true, sample_weight):
         return math.nan
-    p = _probabilities(y_proba)
+    p = as_probabilities(y_proba)
     if p.ndim == 1 or p.shape[1] == 1:
-        t, p, w = _binary(y_true, p, sample_weight, pos_label)
+        t, p, w = binary_probabilities(y_true, p, sample_weight, pos_label)
     else:
-        t, p, w = _multiclass(y_true, p, sample_weight, labels)
+        t, p, w = multiclass_probabilities(y_true, p, sample_weight, labels)
     t = t.astype(p.dtype)
     null = _weighted_mean(t, w)
     model = np.average(((t - p) ** 2).sum(axis=1), weights=w)
