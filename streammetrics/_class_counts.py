@@ -37,6 +37,7 @@ __all__ = [
     "CellStore",
     "ClassVectors",
     "kappa_of_matrix",
+    "load_store",
     "sparse_layout",
 ]
 
@@ -246,9 +247,9 @@ class CellStore:
     def __init__(self, k: int) -> None:
         reserve(24.0 * k, f"num_classes={k}")  # its reads: per-class sums of C classes
         self.k = k
-        self.cells = np.zeros(0, np.int64)
-        self.sums = np.zeros(0)
-        self.sums_w2 = np.zeros(0)
+        self.cells: np.ndarray = np.zeros(0, np.int64)
+        self.sums: np.ndarray = np.zeros(0)
+        self.sums_w2: np.ndarray = np.zeros(0)
         self._pending: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._pending_rows = 0
 
@@ -287,7 +288,7 @@ class CellStore:
         if not isinstance(other, CellStore):
             raise ValueError("merge: per-class counts cannot be merged into a confusion matrix "
                              "state (the cells are not kept)")
-        self.add_cells(*other.cell_arrays())
+        self.add_cells(*(a.copy() for a in other.cell_arrays()))
 
     def cell_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         self.flush()
@@ -403,3 +404,40 @@ class CellStore:
         self.flush()
         self.sums = self.sums * factor
         self.sums_w2 = self.sums_w2 * (factor * factor)
+
+
+def load_store(store: ClassVectors | CellStore, arrays: Any, untrusted: bool) -> ClassVectors | CellStore:
+    """``store`` (empty) loaded with a state's ``arrays``: its own, or a dense (C, C)
+    ``counts`` / ``counts_w2`` pair (a state saved when every C was kept dense), checked as
+    untrusted input (``untrusted``: also the relations between the arrays). O(state size)."""
+    k = store.k
+    legacy = "counts" in arrays
+    names = ("counts", "counts_w2") if legacy else store.NAMES + (
+        ("disagreement",) if isinstance(store, ClassVectors) else ())
+    extra = set(arrays) - set(names)
+    if extra:
+        raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+    for name in names:
+        if name not in arrays:
+            raise ValueError(f"state: missing array {name!r}")
+    if isinstance(store, CellStore) and not legacy:
+        store.load(arrays, untrusted)
+        return store
+    new: dict[str, np.ndarray] = {}
+    for name in names:
+        arr = np.asarray(arrays[name])
+        shape = (k, k) if legacy else ((2,) if name == "disagreement" else (k,))
+        if arr.shape != shape:
+            raise ValueError(f"state: array {name!r} has shape {arr.shape}, expected {shape} "
+                             f"(num_classes={k})")
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
+        new[name] = arr = arr.astype(np.float64)
+        check_sums(arr, name)
+    if legacy:
+        check_weight_pair(new["counts"], new["counts_w2"], "arrays 'counts'/'counts_w2'")
+        store.from_matrix(new["counts"], new["counts_w2"])
+    else:
+        assert isinstance(store, ClassVectors)
+        store.load(new, untrusted)
+    return store

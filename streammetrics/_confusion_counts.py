@@ -16,8 +16,7 @@ State (float64, weighted sums; rows = actual class, columns = predicted class):
 validation reduction per argument; weighted or multiclass -- one blocked
 ``bincount`` pass (:func:`streammetrics._cell_counts.cell_counts`). Scalars (one sample,
 river style) take a pure-Python path into a small pending dict that is folded into the arrays on
-the next read. Memory O(C^2) (O(L) for multilabel; O(C), or O(distinct cells), beyond
-``DENSE_MAX_CLASSES`` classes), independent of the number of samples.
+the next read. Memory O(C^2) (O(L) multilabel; O(C) or O(cells) sparse), independent of n.
 """
 
 from __future__ import annotations
@@ -28,9 +27,9 @@ from typing import Any
 import numpy as np
 
 from ._cell_counts import cell_counts
-from ._class_counts import CellStore, ClassVectors, kappa_of_matrix, sparse_layout
-from ._labels import is_sparse
-from ._load_checks import check_sums, check_weight_pair, loading, reserve
+from ._class_counts import CellStore, ClassVectors, kappa_of_matrix, load_store, sparse_layout
+from ._labels import is_sparse, refuse_huge_ints
+from ._load_checks import loading, reserve
 from ._params import IGNORE_INDEX, Param, check_param, real_param
 from ._sparse_labels import multilabel_delta
 from ._state import State, SummedState
@@ -260,8 +259,7 @@ class ConfusionCounts(SummedState):
             y_true, y_pred = (a.toarray() if is_sparse(a) else a for a in (y_true, y_pred))
         if self.task != "multilabel" and is_scalar(y_true) and is_scalar(y_pred):
             return self._prepare_one(y_true, y_pred, sample_weight)
-        y = as_numpy(y_true, "y_true")
-        p = as_numpy(y_pred, "y_pred")
+        y, p = self._numbers(y_true, y_pred)
         if self.task == "multilabel":
             return self._prepare_multilabel(y, p, sample_weight)
         y, pred, w = self._label_rows(y, p, sample_weight)
@@ -279,6 +277,21 @@ class ConfusionCounts(SummedState):
             return self._sparse.delta(y, pred, w)
         counts, w2 = cell_counts(y, pred, self.num_classes, w)
         return ("arrays", counts, w2, None)
+
+    def _rule(self, name: str) -> str:
+        """What the labels of argument ``name`` must be, as the label checks word it."""
+        ii = self.ignore_index
+        extra = f" (or ignore_index={ii})" if name == "y_true" and ii is not None else ""
+        if self.task == "multiclass":
+            return f"class labels must be integers in [0, {self.num_classes}){extra}"
+        return f"labels must be 0 or 1{extra}"
+
+    def _numbers(self, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Both arguments as numpy arrays; a Python int beyond int64 is refused as a label (not
+        read as a float64 score). O(n) for lists."""
+        return (as_numpy(refuse_huge_ints(y_true, "y_true", self._rule("y_true")), "y_true"),
+                as_numpy(refuse_huge_ints(y_pred, "y_pred", self._rule("y_pred"),
+                                          1 if self.task == "multiclass" else 2), "y_pred"))
 
     def _label_rows(
         self, y: np.ndarray, p: np.ndarray, sample_weight: Any
@@ -332,6 +345,8 @@ class ConfusionCounts(SummedState):
     def _prepare_one(self, y: Any, p: Any, sample_weight: Any) -> Any:
         """The per-sample path: plain Python, a few hundred nanoseconds. The same rules and
         messages as a batch (the shared ``one_*`` helpers fall back to the array checks)."""
+        refuse_huge_ints(y, "y_true", self._rule("y_true"))  # 10**30 is a label, not a score
+        refuse_huge_ints(p, "y_pred", self._rule("y_pred"))
         w = 1.0 if sample_weight is None else one_weight(sample_weight)
         binary = self.task == "binary"
         k = self.num_classes
@@ -449,10 +464,9 @@ class ConfusionCounts(SummedState):
             if self._pending:  # per-sample updates: flat cells -> weight (and squared weight)
                 pending, pw2 = self._pending, self._pending_w2
                 self._pending, self._pending_w2 = {}, {}
-                cells = np.fromiter(pending.keys(), dtype=np.int64, count=len(pending))
-                sums = np.fromiter(pending.values(), dtype=np.float64, count=len(pending))
-                sums_w2 = np.array([float(pw2.get(c, 0.0)) for c in pending], dtype=np.float64)
-                self._sparse.add_cells(cells, sums, sums_w2)
+                self._sparse.add_cells(np.fromiter(pending.keys(), dtype=np.int64, count=len(pending)),
+                                       np.fromiter(pending.values(), dtype=np.float64, count=len(pending)),
+                                       np.array([float(pw2.get(c, 0.0)) for c in pending]))
             return
         n, pos, pp, either = self._bin
         if n:
@@ -637,7 +651,7 @@ class ConfusionCounts(SummedState):
         self._pending_w2 = {}
         self._bin = [0, 0, 0, 0]
         if self._sparse is not None:
-            self._load_sparse(arrays)
+            self._sparse = load_store(self._new_store(), arrays, loading())
             return
         super().load_arrays(arrays)
         a = self._arrays
@@ -645,43 +659,6 @@ class ConfusionCounts(SummedState):
             raise ValueError("state: array 'rows' has more exact matches than rows")
         if np.array_equal(a["counts_w2"], a["counts"]):
             self._w2_tracked = False
-
-    def _load_sparse(self, arrays: Any) -> None:
-        """Load a sparse store's arrays, or a dense (C, C) ``counts`` / ``counts_w2`` pair (a
-        state saved when every C was kept dense), checked as untrusted input. O(state size)."""
-        k = self.num_classes
-        store = self._new_store()
-        legacy = "counts" in arrays
-        names = ("counts", "counts_w2") if legacy else store.NAMES + (
-            ("disagreement",) if isinstance(store, ClassVectors) else ())
-        extra = set(arrays) - set(names)
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        for name in names:
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
-        if isinstance(store, CellStore) and not legacy:
-            store.load(arrays, loading())
-            self._sparse = store
-            return
-        new: dict[str, np.ndarray] = {}
-        for name in names:
-            arr = np.asarray(arrays[name])
-            shape = (k, k) if legacy else ((2,) if name == "disagreement" else (k,))
-            if arr.shape != shape:
-                raise ValueError(f"state: array {name!r} has shape {arr.shape}, expected {shape} "
-                                 f"(num_classes={k})")
-            if arr.dtype.kind not in "biuf":
-                raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
-            new[name] = arr = arr.astype(np.float64)
-            check_sums(arr, name)
-        if legacy:
-            check_weight_pair(new["counts"], new["counts_w2"], "arrays 'counts'/'counts_w2'")
-            store.from_matrix(new["counts"], new["counts_w2"])
-        else:
-            assert isinstance(store, ClassVectors)
-            store.load(new, loading())
-        self._sparse = store
 
     # -- grouped counting (Sliced) -------------------------------------------------------------
     def row_cells(
@@ -700,7 +677,7 @@ class ConfusionCounts(SummedState):
         """
         if self.task == "multilabel":
             raise ValueError("row_cells: defined for binary and multiclass counts, not multilabel")
-        y, pred, w = self._label_rows(as_numpy(y_true, "y_true"), as_numpy(y_pred, "y_pred"), sample_weight)
+        y, pred, w = self._label_rows(*self._numbers(y_true, y_pred), sample_weight)
         n = y.shape[0]
         k = self.num_classes
         if out is None:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._confusion_counts import ConfusionCounts, OneVsRest
-from ._labels import is_sparse
+from ._labels import is_sparse, refuse_huge_ints
 from ._sparse_labels import indicator_rows, row_counts
 from ._state import SummedState
 from ._validation import (
@@ -118,6 +118,8 @@ class SampleRatios(SummedState):
                 if self.selection is not None:
                     y, p = y[:, self.selection], p[:, self.selection]
                 return self._delta(*row_counts(y, p), p.shape[1], None, check_weights(sample_weight, n))
+        rule = "labels must be 0 or 1"
+        y_true, y_pred = (refuse_huge_ints(a, nm, rule) for a, nm in ((y_true, "y_true"), (y_pred, "y_pred")))
         y, p, w = check_multilabel_batch(as_numpy(y_true, "y_true"), as_numpy(y_pred, "y_pred"),
                                          sample_weight, L, "y_pred")
         y = check_binary_labels(y, "y_true", self.ignore_index)

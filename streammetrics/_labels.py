@@ -17,6 +17,8 @@ the other, for the accumulators (``classes=``, ``pos_label=``) and for
   argument holds labels (``y_true``; ``y_pred`` too for hard predictions), ``ignore_index``
   passing through, and scikit-learn's target-type rules (an indicator matrix where labels are
   expected, integer 2-D "scores", more than two labels for a binary task are ``ValueError`` s);
+* :func:`refuse_huge_ints` -- Python ints beyond int64 given as labels are refused as labels
+  (numpy would make them float64 scores);
 * :func:`with_labels` / :func:`split_labels` -- put a codec in front of any state's ``prepare``
   (the state's class is extended, so type checks, ``MetricSet`` sharing, windows and persistence
   see the same state; its key gains the codec's). Encoding happens in ``prepare``, so a rejected
@@ -44,6 +46,7 @@ __all__ = [
     "is_sparse",
     "label_array",
     "numeric_or_labels",
+    "refuse_huge_ints",
     "small_range",
     "split_labels",
     "unique",
@@ -520,3 +523,49 @@ def numeric_or_labels(x: Any, name: str) -> Any:
         if arr.dtype.kind in "USO":
             return arr
         raise
+
+
+def refuse_huge_ints(x: Any, name: str, rule: str, max_ndim: int = 2) -> Any:
+    """``x`` with Python ints beyond int64 refused as the labels they are: ``ValueError``
+    ``"{name}: {rule}; first invalid value {v} at index {i}"`` for such an int alone, or in a
+    list, tuple or object array whose entries are all ints (numpy makes them float64, which
+    would read ``10**30`` as a score). A list or tuple comes back as its numpy array (converted
+    once); anything else unchanged. O(1) unless ``x`` is a list, tuple or object array (O(n)).
+
+    Parameters
+    ----------
+    x : Any
+        ``y_true`` or ``y_pred`` as given to ``update``.
+    name : str
+        The argument's name, for the message.
+    rule : str
+        What the labels must be (e.g. ``"labels must be 0 or 1"``), for the message.
+    max_ndim : int, default 2
+        Arrays of more dimensions are left alone (1: a multiclass ``y_pred``, whose 2-D form
+        holds scores).
+
+    Returns
+    -------
+    Any
+        ``x``, or its numpy array.
+    """
+    if type(x) is int:
+        if not -(2**63) <= x < 2**63:
+            raise ValueError(f"{name}: {rule}; first invalid value {x!r} at index 0")
+        return x
+    if type(x) is list or type(x) is tuple:
+        try:
+            arr = np.asarray(x)
+        except Exception:  # noqa: BLE001 - ragged or odd: as_numpy reports it
+            return x
+        if arr.dtype.kind not in "biufO":
+            return x
+        x = arr
+    if type(x) is np.ndarray and x.dtype.kind == "O" and x.size and x.ndim <= max_ndim:
+        flat = x.ravel().tolist()
+        if all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in flat):
+            for i, v in enumerate(flat):
+                if not -(2**63) <= int(v) < 2**63:
+                    idx = i if x.ndim == 1 else tuple(int(j) for j in np.unravel_index(i, x.shape))
+                    raise ValueError(f"{name}: {rule}; first invalid value {int(v)!r} at index {idx}")
+    return x
