@@ -6,9 +6,10 @@ stores instead of the dense (C, C) ``counts`` / ``counts_w2`` (16·C² bytes: 1.
 classes, 160 GB at 10^5):
 
 * :class:`ClassVectors` -- per class the (weighted) true positives, support (row sums) and
-  predicted positives (column sums), each with its sum of squared weights, and the two sums
-  Σ w·|i-j| and Σ w·(i-j)² over the samples (actual i, predicted j) of Cohen's linear and
-  quadratic kappa. O(C) memory; every measure but the matrix itself reads from it (accuracy,
+  predicted positives (column sums), each with its sum of squared weights, and the three sums
+  Σ w·|i-j|, Σ w·(i-j)² and Σ w·[i≠j] over the samples (actual i, predicted j) of Cohen's
+  linear, quadratic and unweighted kappa (kept, not derived: a difference of two large sums
+  would lose the small one). O(C) memory; every measure but the matrix itself reads from it (accuracy,
   precision ... F-beta, balanced accuracy, MCC, kappa).
 * :class:`CellStore` -- only the cells that occur: sorted flat cell indices ``i·C + j`` with
   their weight sums. O(distinct (actual, predicted) pairs) memory, for the metrics that read the
@@ -77,11 +78,13 @@ def _add(target: np.ndarray, idx: np.ndarray, w: np.ndarray | None) -> None:
 
 
 def _side_sums(c: np.ndarray, power: int) -> np.ndarray:
-    """``out[i] = Σ_{j<i} c_j·(i-j)**power`` for ``power`` 1 or 2, by running sums of
+    """``out[i] = Σ_{j<i} c_j·(i-j)**power`` for ``power`` 0, 1 or 2, by running sums of
     non-negative terms only (no cancellation). O(C)."""
     k = c.shape[0]
     before = np.zeros(k)  # Σ_{j<i} c_j
     np.cumsum(c[:-1], out=before[1:])
+    if power == 0:
+        return before
     lin = np.zeros(k)  # Σ_{j<i} c_j (i - j) = Σ_{t=1..i} before[t]
     np.cumsum(before[1:], out=lin[1:])
     if power == 1:
@@ -94,9 +97,7 @@ def _side_sums(c: np.ndarray, power: int) -> np.ndarray:
 def _expected_disagreement(support: np.ndarray, predicted: np.ndarray, weights: str | None) -> float:
     """Σ_ij W_ij · support_i · predicted_j for Cohen's disagreement weights W (None: 1 off the
     diagonal; "linear": |i-j|; "quadratic": (i-j)²), not yet divided by the total. O(C)."""
-    if weights is None:
-        return float(np.dot(support, predicted.sum() - predicted))
-    power = 1 if weights == "linear" else 2
+    power = {None: 0, "linear": 1}.get(weights, 2)  # type: ignore[arg-type]
     near = _side_sums(predicted, power) + _side_sums(predicted[::-1], power)[::-1]
     return float(np.dot(support, near))
 
@@ -118,25 +119,26 @@ def kappa_of_matrix(m: np.ndarray, weights: str | None) -> tuple[float, float]:
 
 
 def _disagreements(y: np.ndarray, pred: np.ndarray, w: np.ndarray | None) -> np.ndarray:
-    """``[Σ w·|y-p|, Σ w·(y-p)²]`` of a batch (float64: exact for |y-p| < 2**26). O(n)."""
+    """``[Σ w·|y-p|, Σ w·(y-p)², Σ w·[y≠p]]`` of a batch (float64: exact distances). O(n)."""
     d = np.abs(y.astype(np.float64) - pred.astype(np.float64))
-    return np.array([_weighted_sum(d, w), _weighted_sum(d * d, w)])
+    wrong = (d > 0).astype(np.float64)
+    return np.array([_weighted_sum(d, w), _weighted_sum(d * d, w), _weighted_sum(wrong, w)])
 
 
 class ClassVectors:
     """Per-class sums of a multiclass stream (see the module docstring); O(C) memory.
 
     Arrays (float64): ``tp``, ``support``, ``predicted`` (C,) and their ``*_w2`` sums of
-    squared weights, ``disagreement`` (2,) = (Σ w·|i-j|, Σ w·(i-j)²).
+    squared weights, ``disagreement`` (3,) = (Σ w·|i-j|, Σ w·(i-j)², Σ w·[i≠j]).
     """
 
     NAMES = ("tp", "support", "predicted", "tp_w2", "support_w2", "predicted_w2")
 
     def __init__(self, k: int) -> None:
-        reserve(8.0 * (6 * k + 2), f"num_classes={k}")
+        reserve(8.0 * (6 * k + 3), f"num_classes={k}")
         self.k = k
         self.arrays = {name: np.zeros(k) for name in self.NAMES}
-        self.arrays["disagreement"] = np.zeros(2)
+        self.arrays["disagreement"] = np.zeros(3)
 
     # -- counting ------------------------------------------------------------------------------
     def delta(self, y: np.ndarray, pred: np.ndarray, w: np.ndarray | None) -> Any:
@@ -169,7 +171,8 @@ class ClassVectors:
                                   ("predicted_w2", j, counts_w2), ("tp_w2", i[hit], counts_w2[hit])):
             _add(a[name], idx, values)
         d = np.abs(i - j).astype(np.float64)
-        a["disagreement"] += (float(np.dot(d, counts)), float(np.dot(d * d, counts)))
+        a["disagreement"] += (float(np.dot(d, counts)), float(np.dot(d * d, counts)),
+                              float(counts[~hit].sum()))
 
     def merge(self, other: Any) -> None:
         if isinstance(other, ClassVectors):
@@ -192,10 +195,7 @@ class ClassVectors:
         a = self.arrays
         support, predicted = a["support"], a["predicted"]
         total = float(support.sum())
-        if weights is None:
-            observed = float((support - a["tp"]).sum())
-        else:
-            observed = float(a["disagreement"][0 if weights == "linear" else 1])
+        observed = float(a["disagreement"][{None: 2, "linear": 0}.get(weights, 1)])  # type: ignore[arg-type]
         expected = _expected_disagreement(support, predicted, weights) / total if total else 0.0
         return observed, expected
 
@@ -215,10 +215,13 @@ class ClassVectors:
             rows, cols = float(a["support"].sum()), float(a["predicted"].sum())
             check_part_of(rows, cols, "array 'support' (total weight vs 'predicted')")
             check_part_of(cols, rows, "array 'predicted' (total weight vs 'support')")
-            wrong = rows - float(a["tp"].sum())
+            lin, quad, wrong = (float(v) for v in a["disagreement"])
             far = float(self.k - 1)
-            check_part_of(a["disagreement"][0], far * wrong, "array 'disagreement' (linear)")
-            check_part_of(a["disagreement"][1], far * far * wrong, "array 'disagreement' (quadratic)")
+            check_part_of(wrong, rows, "array 'disagreement' (misclassified weight vs total weight)")
+            check_part_of(wrong, lin, "array 'disagreement' (misclassified weight vs linear)")
+            check_part_of(lin, quad, "array 'disagreement' (linear vs quadratic)")
+            check_part_of(lin, far * wrong, "array 'disagreement' (linear vs misclassified weight)")
+            check_part_of(quad, far * far * wrong, "array 'disagreement' (quadratic)")
         self.arrays = {name: np.asarray(arrays[name], dtype=np.float64).copy() for name in self.arrays}
 
     def from_matrix(self, m: np.ndarray, m2: np.ndarray) -> None:
@@ -232,7 +235,7 @@ class ClassVectors:
         a["support_w2"] += m2.sum(axis=1)
         a["predicted_w2"] += m2.sum(axis=0)
         d = np.abs(np.arange(self.k)[:, None] - np.arange(self.k)[None, :]).astype(np.float64)
-        a["disagreement"] += ((d * m).sum(), (d * d * m).sum())
+        a["disagreement"] += ((d * m).sum(), (d * d * m).sum(), m[d > 0].sum())
 
 
 class CellStore:
@@ -426,7 +429,7 @@ def load_store(store: ClassVectors | CellStore, arrays: Any, untrusted: bool) ->
     new: dict[str, np.ndarray] = {}
     for name in names:
         arr = np.asarray(arrays[name])
-        shape = (k, k) if legacy else ((2,) if name == "disagreement" else (k,))
+        shape = (k, k) if legacy else ((3,) if name == "disagreement" else (k,))
         if arr.shape != shape:
             raise ValueError(f"state: array {name!r} has shape {arr.shape}, expected {shape} "
                              f"(num_classes={k})")

@@ -314,9 +314,13 @@ class MatthewsCorrCoef(ConfusionMetric):
     def _compute(self) -> float:
         _, t, p = self._state.class_sums()
         c, s = self._state.totals()
+        # Each variance is Σ_{i≠j} x_i·x_j >= 0, taken against its own total (one true or one
+        # predicted class: exactly 0, where float weights could leave -1 ulp and a math domain
+        # error) and clamped at 0 against rounding.
+        st, sp = float(t.sum()), float(p.sum())
         cov_ytyp = c * s - float(np.dot(t, p))
-        cov_ypyp = s * s - float(np.dot(p, p))
-        cov_ytyt = s * s - float(np.dot(t, t))
+        cov_ypyp = max(sp * sp - float(np.dot(p, p)), 0.0)
+        cov_ytyt = max(st * st - float(np.dot(t, t)), 0.0)
         if cov_ypyp * cov_ytyt == 0:
             return 0.0
         return cov_ytyp / math.sqrt(cov_ytyt * cov_ypyp)
