@@ -27,6 +27,7 @@ the other, for the accumulators (``classes=``, ``pos_label=``) and for
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import numbers
@@ -516,6 +517,11 @@ def numeric_or_labels(x: Any, name: str) -> Any:
     sparse indicators, scalars) as they are or as a numpy array of them. O(n)."""
     if is_label_scalar(x) or is_sparse(x) or _is_categorical(x):
         return x
+    if type(x) is list or type(x) is tuple:  # ints beyond int64 stay ints: labels refuse them
+        with contextlib.suppress(Exception):
+            arr = np.asarray(x)
+            if arr.dtype.kind == "O" and _first_huge(arr, arr.ndim) is not None:
+                return arr
     try:
         return as_numpy(x, name)
     except ValueError:
@@ -561,11 +567,22 @@ def refuse_huge_ints(x: Any, name: str, rule: str, max_ndim: int = 2) -> Any:
         if arr.dtype.kind not in "biufO":
             return x
         x = arr
-    if type(x) is np.ndarray and x.dtype.kind == "O" and x.size and x.ndim <= max_ndim:
-        flat = x.ravel().tolist()
-        if all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in flat):
-            for i, v in enumerate(flat):
-                if not -(2**63) <= int(v) < 2**63:
-                    idx = i if x.ndim == 1 else tuple(int(j) for j in np.unravel_index(i, x.shape))
-                    raise ValueError(f"{name}: {rule}; first invalid value {int(v)!r} at index {idx}")
+    if type(x) is np.ndarray and x.dtype.kind == "O":
+        found = _first_huge(x, max_ndim)
+        if found is not None:
+            raise ValueError(f"{name}: {rule}; first invalid value {found[1]!r} at index {found[0]}")
     return x
+
+
+def _first_huge(x: np.ndarray, max_ndim: int) -> tuple[Any, int] | None:
+    """(index, value) of the first int beyond int64 in an object array of at most ``max_ndim``
+    dimensions whose entries are all ints (not bools); None otherwise. O(n)."""
+    if not x.size or x.ndim > max_ndim:
+        return None
+    flat = x.ravel().tolist()
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in flat):
+        return None
+    for i, v in enumerate(flat):
+        if not -(2**63) <= int(v) < 2**63:
+            return (i if x.ndim == 1 else tuple(int(j) for j in np.unravel_index(i, x.shape))), int(v)
+    return None
