@@ -28,14 +28,13 @@ import numpy as np
 
 from ._cell_counts import cell_counts
 from ._class_counts import CellStore, ClassVectors, kappa_of_matrix, load_store, sparse_layout
-from ._labels import is_sparse, refuse_huge_ints
+from ._labels import is_sparse, label_numbers, label_rule, refuse_huge_ints
 from ._load_checks import loading, reserve
 from ._params import IGNORE_INDEX, Param, check_param, real_param
 from ._sparse_labels import multilabel_delta
 from ._state import State, SummedState
 from ._state_checks import check_confusion_arrays
 from ._validation import (
-    as_numpy,
     check_binary_labels,
     check_class_labels,
     check_multilabel_batch,
@@ -279,19 +278,10 @@ class ConfusionCounts(SummedState):
         return ("arrays", counts, w2, None)
 
     def _rule(self, name: str) -> str:
-        """What the labels of argument ``name`` must be, as the label checks word it."""
-        ii = self.ignore_index
-        extra = f" (or ignore_index={ii})" if name == "y_true" and ii is not None else ""
-        if self.task == "multiclass":
-            return f"class labels must be integers in [0, {self.num_classes}){extra}"
-        return f"labels must be 0 or 1{extra}"
+        return label_rule(name, self.task, self.num_classes, self.ignore_index)
 
     def _numbers(self, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Both arguments as numpy arrays; a Python int beyond int64 is refused as a label (not
-        read as a float64 score). O(n) for lists."""
-        return (as_numpy(refuse_huge_ints(y_true, "y_true", self._rule("y_true")), "y_true"),
-                as_numpy(refuse_huge_ints(y_pred, "y_pred", self._rule("y_pred"),
-                                          1 if self.task == "multiclass" else 2), "y_pred"))
+        return label_numbers(y_true, y_pred, self.task, self.num_classes, self.ignore_index)
 
     def _label_rows(
         self, y: np.ndarray, p: np.ndarray, sample_weight: Any
@@ -345,8 +335,9 @@ class ConfusionCounts(SummedState):
     def _prepare_one(self, y: Any, p: Any, sample_weight: Any) -> Any:
         """The per-sample path: plain Python, a few hundred nanoseconds. The same rules and
         messages as a batch (the shared ``one_*`` helpers fall back to the array checks)."""
-        refuse_huge_ints(y, "y_true", self._rule("y_true"))  # 10**30 is a label, not a score
-        refuse_huge_ints(p, "y_pred", self._rule("y_pred"))
+        for v, name in ((y, "y_true"), (p, "y_pred")):  # 10**30 is a label, not a score
+            if type(v) is int and not -(2**63) <= v < 2**63:
+                refuse_huge_ints(v, name, self._rule(name))
         w = 1.0 if sample_weight is None else one_weight(sample_weight)
         binary = self.task == "binary"
         k = self.num_classes

@@ -45,6 +45,8 @@ __all__ = [
     "encode",
     "is_label_scalar",
     "is_sparse",
+    "label_numbers",
+    "label_rule",
     "label_array",
     "numeric_or_labels",
     "refuse_huge_ints",
@@ -586,3 +588,26 @@ def _first_huge(x: np.ndarray, max_ndim: int) -> tuple[Any, int] | None:
         if not -(2**63) <= int(v) < 2**63:
             return (i if x.ndim == 1 else tuple(int(j) for j in np.unravel_index(i, x.shape))), int(v)
     return None
+
+
+def label_rule(name: str, task: str, num_classes: int, ignore_index: int | None) -> str:
+    """What the labels of argument ``name`` of a confusion state must be, worded as the label
+    checks of :mod:`streammetrics._validation` word it. O(1)."""
+    extra = f" (or ignore_index={ignore_index})" if name == "y_true" and ignore_index is not None else ""
+    if task == "multiclass":
+        return f"class labels must be integers in [0, {num_classes}){extra}"
+    return f"labels must be 0 or 1{extra}"
+
+
+def label_numbers(y_true: Any, y_pred: Any, task: str, num_classes: int,
+                  ignore_index: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Both arguments of a confusion state as numpy arrays (:func:`as_numpy`), a Python int
+    beyond int64 refused as a label (:func:`refuse_huge_ints`) instead of read as a float64
+    score (a multiclass ``y_pred`` of scores, 2-D, excepted). O(n) for lists, O(1) for arrays."""
+    out = []
+    for x, name in ((y_true, "y_true"), (y_pred, "y_pred")):
+        if type(x) is not np.ndarray or x.dtype.kind == "O":  # a numeric array holds no int objects
+            ndim = 1 if task == "multiclass" and name == "y_pred" else 2
+            x = refuse_huge_ints(x, name, label_rule(name, task, num_classes, ignore_index), ndim)
+        out.append(as_numpy(x, name))
+    return out[0], out[1]
