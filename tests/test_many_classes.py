@@ -305,6 +305,7 @@ def test_window_decay_slices_and_sets_over_sparse_states() -> None:
         _values_equal(sparse.compute(), dense.compute(), exact=False)
     keys = y % 3
     sliced = sm.Sliced(sm.F1(C, average="macro")).update(y, p, slices=keys)
+    assert not sliced._state.stacked and sliced.nbytes < 3 * 8 * 7 * C + 10_000  # no C^2 per slice
     for key, value in sliced.compute().items():
         close(value, sm.F1(C, average="macro").update(y[keys == key], p[keys == key]).compute())
     ms = sm.MetricSet(cm=sm.ConfusionMatrix(C), f1=sm.F1(C), acc=sm.Accuracy(C)).update(y, p)
