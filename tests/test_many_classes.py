@@ -58,7 +58,7 @@ def _quiet() -> Iterator[None]:
 # -- scikit-learn oracles at 3000 classes ---------------------------------------------------------
 @pytest.mark.parametrize("weighted", [False, True])
 def test_functional_equal_sklearn_with_3000_classes(weighted: bool) -> None:
-    y, p, w = data(20_000, C, 1, weighted)
+    y, p, w = data(8000, C, 1, weighted)
     for name, kw in [("accuracy_score", {}), ("accuracy_score", {"normalize": False}),
                      ("balanced_accuracy_score", {}), ("balanced_accuracy_score", {"adjusted": True}),
                      ("matthews_corrcoef", {}), ("cohen_kappa_score", {}),
@@ -176,7 +176,7 @@ batches = st.integers(3, 7).flatmap(lambda k: st.tuples(
     st.booleans(), st.booleans()))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(batches)
 def test_sparse_and_dense_states_give_the_same_values(case: tuple) -> None:
     k, rows, weighted, integer = case
@@ -197,6 +197,8 @@ def test_sparse_and_dense_states_give_the_same_values(case: tuple) -> None:
         # another order (O(C) running sums instead of the C x C outer product)
         exact = not isinstance(d, sm.CohenKappa)
         _values_equal(s.compute(), d.compute(), exact=exact)
+        with dense_max(1):  # save / load (into the sparse layout again)
+            _values_equal(sm.loads(sm.dumps(s)).compute(), s.compute(), exact=True)
         if getattr(s._state, "selection", None) is None:  # the states hold the same sums
             for got, ref in zip(s._state.class_sums(), d._state.class_sums(), strict=True):
                 if exact:
@@ -204,7 +206,7 @@ def test_sparse_and_dense_states_give_the_same_values(case: tuple) -> None:
                 np.testing.assert_allclose(got, ref, rtol=RTOL)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(batches)
 def test_sparse_and_dense_states_merge_both_ways(case: tuple) -> None:
     k, rows, weighted, _ = case
