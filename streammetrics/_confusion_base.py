@@ -43,6 +43,10 @@ class ConfusionMetric(ZeroDivisionOption, Metric):
     _multilabel_ok: ClassVar[bool] = True
     #: whether the metric takes scikit-learn's ``labels=`` (the classes its reads cover)
     _takes_labels: ClassVar[bool] = False
+    #: whether the metric reads the matrix itself (with ``labels=``: its selected block), not
+    #: only per-class sums: beyond ``DENSE_MAX_CLASSES`` classes its state keeps the cells
+    _reads_matrix: ClassVar[bool] = False
+    _reads_selected_matrix: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -69,8 +73,9 @@ class ConfusionMetric(ZeroDivisionOption, Metric):
         self.threshold = real_param(threshold, "threshold")
         self.ignore_index = ignore_index
         self.zero_division = check_zero_division(zero_division)
+        cells = self._reads_matrix or (self._reads_selected_matrix and self._labels.selection is not None)
         self._state: ConfusionCounts = ConfusionCounts(
-            self.task, num_classes, threshold, ignore_index
+            self.task, num_classes, threshold, ignore_index, cells=cells
         )
         self.ignore_index = self._state.ignore_index  # checked, a Python int (np.int64 -> int)
         self._state = self._labels.attach(self._state)  # classes / pos_label / labels= reads

@@ -3,7 +3,9 @@
 State (float64, weighted sums; rows = actual class, columns = predicted class):
 
 * binary: ``counts`` (2, 2) = ``[[TN, FP], [FN, TP]]``;
-* multiclass (C classes): ``counts`` (C, C);
+* multiclass (C classes): ``counts`` (C, C) up to :data:`~streammetrics._class_counts.DENSE_MAX_CLASSES`
+  classes; beyond, a sparse store (:mod:`streammetrics._class_counts`): per-class vectors (O(C)),
+  or the occupied cells only for the owners that read the matrix (``cells=True``);
 * multilabel (L labels): ``counts`` (L, 2, 2), one binary matrix per label, plus ``rows`` (3,) =
   (weight of rows whose labels are all right, total row weight, total squared row weight) for
   subset accuracy;
@@ -14,7 +16,7 @@ State (float64, weighted sums; rows = actual class, columns = predicted class):
 validation reduction per argument; weighted or multiclass -- one blocked
 ``bincount`` pass (:func:`streammetrics._cell_counts.cell_counts`). Scalars (one sample,
 river style) take a pure-Python path into a small pending dict that is folded into the arrays on
-the next read. Memory O(C^2) (O(L) for multilabel), independent of the number of samples.
+the next read. Memory O(C^2) (O(L) multilabel; O(C) or O(cells) sparse), independent of n.
 """
 
 from __future__ import annotations
@@ -25,15 +27,15 @@ from typing import Any
 import numpy as np
 
 from ._cell_counts import cell_counts
-from ._labels import is_sparse
-from ._load_checks import reserve
+from ._class_counts import CellStore, ClassVectors, kappa_of_matrix, load_store, sparse_layout
+from ._labels import is_sparse, label_numbers, label_rule, refuse_huge_ints
+from ._load_checks import loading, reserve
 from ._params import IGNORE_INDEX, Param, check_param, real_param
 from ._sparse_labels import multilabel_delta
 from ._state import State, SummedState
 from ._state_checks import check_confusion_arrays
 from ._validation import (
     as_column,
-    as_numpy,
     check_binary_labels,
     check_class_labels,
     check_multilabel_batch,
@@ -186,6 +188,7 @@ class ConfusionCounts(SummedState):
         num_classes: int | None = None,
         threshold: float = 0.5,
         ignore_index: int | None = None,
+        cells: bool = False,
     ) -> None:
         task = check_param(task, "task", TASK)
         threshold = real_param(threshold, "threshold")
@@ -204,12 +207,20 @@ class ConfusionCounts(SummedState):
         #: whether label batches may take the binary fast path (:func:`_binary_label_counts`)
         self._binary_batches = task == "binary" and ignore_index is None
         k = self.num_classes
-        shape = (k, 2, 2) if task == "multilabel" else (k, k)
-        reserve(16.0 * k * shape[1] * (shape[2] if len(shape) == 3 else 1), f"num_classes={k}")
-        self._arrays = {"counts": np.zeros(shape), "counts_w2": np.zeros(shape)}
-        if task == "multilabel":
-            self._arrays["rows"] = np.zeros(3)
+        #: "dense" (the arrays below), "vectors" or "cells" (a sparse store, many classes)
+        self.layout = sparse_layout(task, k, bool(cells))
+        self._sparse: ClassVectors | CellStore | None = None
+        self._arrays = {}
         self._w2_tracked = False  # False: every weight so far was 1, counts_w2 == counts
+        if self.layout != "dense":
+            self._sparse = self._new_store()
+            self._w2_tracked = True  # the sparse stores always keep their squared weights
+        else:
+            shape = (k, 2, 2) if task == "multilabel" else (k, k)
+            reserve(16.0 * k * shape[1] * (shape[2] if len(shape) == 3 else 1), f"num_classes={k}")
+            self._arrays = {"counts": np.zeros(shape), "counts_w2": np.zeros(shape)}
+            if task == "multilabel":
+                self._arrays["rows"] = np.zeros(3)
         self._pending: dict[int, float] = {}
         self._pending_w2: dict[int, float] = {}
         # Unweighted binary batches' summed (n, pos, pp, either) (Python ints, see
@@ -218,7 +229,11 @@ class ConfusionCounts(SummedState):
         self._bin = [0, 0, 0, 0]
 
     def key(self) -> tuple[Any, ...]:
-        return (self.task, self.num_classes, self.threshold, self.ignore_index)
+        base = (self.task, self.num_classes, self.threshold, self.ignore_index)
+        return base if self.layout == "dense" else (*base, self.layout)
+
+    def _new_store(self) -> ClassVectors | CellStore:
+        return CellStore(self.num_classes) if self.layout == "cells" else ClassVectors(self.num_classes)
 
     # -- preparing a batch (validation; never mutates) ---------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -244,8 +259,7 @@ class ConfusionCounts(SummedState):
             y_true, y_pred = (a.toarray() if is_sparse(a) else a for a in (y_true, y_pred))
         if self.task != "multilabel" and is_scalar(y_true) and is_scalar(y_pred):
             return self._prepare_one(y_true, y_pred, sample_weight)
-        y = as_numpy(y_true, "y_true")
-        p = as_numpy(y_pred, "y_pred")
+        y, p = self._numbers(y_true, y_pred)
         if self.task == "multilabel":
             return self._prepare_multilabel(y, p, sample_weight)
         y, pred, w = self._label_rows(y, p, sample_weight)
@@ -259,9 +273,16 @@ class ConfusionCounts(SummedState):
             pp = int(np.count_nonzero(pred))
             tp = int(np.count_nonzero(np.logical_and(y, pred)))  # any int/uint/bool mix
             return ("cells", ((0, n - pos - pp + tp), (1, pp - tp), (2, pos - tp), (3, tp)))
-        k = self.num_classes
-        counts, w2 = cell_counts(y, pred, k, w)
+        if self._sparse is not None:
+            return self._sparse.delta(y, pred, w)
+        counts, w2 = cell_counts(y, pred, self.num_classes, w)
         return ("arrays", counts, w2, None)
+
+    def _rule(self, name: str) -> str:
+        return label_rule(name, self.task, self.num_classes, self.ignore_index)
+
+    def _numbers(self, y_true: Any, y_pred: Any) -> tuple[np.ndarray, np.ndarray]:
+        return label_numbers(y_true, y_pred, self.task, self.num_classes, self.ignore_index)
 
     def _label_rows(
         self, y: np.ndarray, p: np.ndarray, sample_weight: Any
@@ -317,6 +338,9 @@ class ConfusionCounts(SummedState):
     def _prepare_one(self, y: Any, p: Any, sample_weight: Any) -> Any:
         """The per-sample path: plain Python, a few hundred nanoseconds. The same rules and
         messages as a batch (the shared ``one_*`` helpers fall back to the array checks)."""
+        for v, name in ((y, "y_true"), (p, "y_pred")):  # 10**30 is a label, not a score
+            if type(v) is int and not -(2**63) <= v < 2**63:
+                refuse_huge_ints(v, name, self._rule(name))
         w = 1.0 if sample_weight is None else one_weight(sample_weight)
         binary = self.task == "binary"
         k = self.num_classes
@@ -401,6 +425,10 @@ class ConfusionCounts(SummedState):
                 for cell, w in delta[1]:
                     pw2[cell] = pw2.get(cell, 0) + (w * w if not isinstance(w, int) else w)
             return
+        if tag == "rows" or tag == "cellsum":  # a batch of a sparse store
+            assert self._sparse is not None
+            self._sparse.apply(delta)
+            return
         _, counts, w2, rows = delta
         if w2 is not None and not self._w2_tracked:
             self._track_w2()
@@ -426,6 +454,14 @@ class ConfusionCounts(SummedState):
         self._w2_tracked = True
 
     def _flush(self) -> None:
+        if self._sparse is not None:
+            if self._pending:  # per-sample updates: flat cells -> weight (and squared weight)
+                pending, pw2 = self._pending, self._pending_w2
+                self._pending, self._pending_w2 = {}, {}
+                self._sparse.add_cells(np.fromiter(pending.keys(), dtype=np.int64, count=len(pending)),
+                                       np.fromiter(pending.values(), dtype=np.float64, count=len(pending)),
+                                       np.array([float(pw2.get(c, 0.0)) for c in pending]))
+            return
         n, pos, pp, either = self._bin
         if n:
             tp = pos + pp - either
@@ -448,31 +484,95 @@ class ConfusionCounts(SummedState):
     # -- reads -------------------------------------------------------------------------------
     def arrays(self) -> dict[str, Any]:
         self._flush()
+        if self._sparse is not None:
+            return self._sparse.copy_arrays()
         out = {k: v.copy() for k, v in self._arrays.items()}
         if not self._w2_tracked:
             out["counts_w2"] = out["counts"].copy()
         return out
 
     def matrix(self) -> np.ndarray:
-        """The count matrix (a live view: read under the owner's lock, do not modify)."""
+        """The count matrix (a live view: read under the owner's lock, do not modify; the
+        ``"cells"`` layout builds it, O(C^2); the ``"vectors"`` layout has none)."""
         self._flush()
+        if self._sparse is not None:
+            return self._sparse_matrix(False)
         return self._arrays["counts"]
 
+    def _sparse_matrix(self, squared: bool, selection: np.ndarray | None = None) -> np.ndarray:
+        if not isinstance(self._sparse, CellStore):
+            raise ValueError(f"matrix: a state of num_classes={self.num_classes} (more than "
+                             "DENSE_MAX_CLASSES) keeps per-class counts only, not the matrix")
+        return self._sparse.block(selection, squared)
+
     def sample_count(self) -> float:
-        """Total weight in the matrix (multilabel: the first label's). O(C^2)."""
+        """Total weight in the matrix (multilabel: the first label's). O(C^2) (O(C) sparse)."""
+        if self._sparse is not None:
+            self._flush()
+            return self._sparse.totals()[1]
         m = self.matrix()
         return float(m[0].sum() if m.ndim == 3 else m.sum())
 
     def matrix_w2(self) -> np.ndarray:
         self._flush()
+        if self._sparse is not None:
+            return self._sparse_matrix(True)
         return self._arrays["counts_w2"] if self._w2_tracked else self._arrays["counts"]
+
+    def _whole(self) -> bool:
+        """True if the reads cover every class of a sparse store (no ``labels=`` selection)."""
+        return self._sparse is not None and getattr(self, "selection", None) is None
+
+    def class_sums(self, squared: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(diagonal, row sums, column sums) of the (selected) matrix of a multiclass or binary
+        state: per class the true positives, the support and the predicted positives. O(C^2)
+        dense, O(C) for the sparse stores."""
+        if self._whole():
+            self._flush()
+            return self._sparse.class_sums(squared)  # type: ignore[union-attr]
+        m = self.matrix_w2() if squared else self.matrix()
+        return np.diag(m).copy(), m.sum(axis=1), m.sum(axis=0)
+
+    def totals(self, squared: bool = False) -> tuple[float, float]:
+        """(trace, total) of the (selected) multiclass or binary matrix. O(C^2) dense, O(C)
+        sparse."""
+        if self._whole():
+            self._flush()
+            return self._sparse.totals(squared)  # type: ignore[union-attr]
+        m = self.matrix_w2() if squared else self.matrix()
+        return float(np.trace(m)), float(m.sum())
+
+    def kappa_sums(self, weights: str | None) -> tuple[float, float]:
+        """(Σ W∘C, Σ W∘E) of Cohen's kappa with disagreement weights ``weights`` (see
+        :func:`~streammetrics._class_counts.kappa_of_matrix`). O(C^2) dense, O(C) sparse."""
+        if self._whole():
+            self._flush()
+            return self._sparse.kappa(weights)  # type: ignore[union-attr]
+        return kappa_of_matrix(self.matrix(), weights)
+
+    def unit_counts(self) -> bool:
+        """True if the (selected) matrix holds unit-weight counts: every cell's sum of weights
+        equals its sum of squared weights and is a whole number below 2**63 (int64 output)."""
+        if self._whole() and isinstance(self._sparse, CellStore):
+            self._flush()
+            return self._sparse.unit_counts()
+        m, w2 = self.matrix(), self.matrix_w2()
+        return bool(np.array_equal(m, w2) and (m == np.round(m)).all()
+                    and (m.size == 0 or float(m.max()) < 2.0**63))
 
     def rows(self) -> np.ndarray:
         return self._arrays["rows"]
 
     def one_vs_rest(self, squared: bool = False) -> OneVsRest:
-        """Per-class (tp, fp, fn, tn); binary gives the positive class only (K = 1)."""
-        return one_vs_rest_of(self.task, self.matrix_w2() if squared else self.matrix())
+        """Per-class (tp, fp, fn, tn) of every class; binary gives the positive class only
+        (K = 1). O(C^2) dense, O(C) sparse."""
+        self._flush()
+        if self._sparse is not None:
+            tp, support, predicted = self._sparse.class_sums(squared)
+            fp, fn = predicted - tp, support - tp
+            return OneVsRest(tp, fp, fn, support.sum() - tp - fp - fn)
+        a = self._arrays
+        return one_vs_rest_of(self.task, a["counts_w2"] if squared and self._w2_tracked else a["counts"])
 
     # -- generic hooks -----------------------------------------------------------------------
     def _after_load(self) -> None:
@@ -480,6 +580,9 @@ class ConfusionCounts(SummedState):
 
     def merge(self, other: State) -> None:
         assert isinstance(other, ConfusionCounts)
+        if self._sparse is not None or other._sparse is not None:
+            self._merge_layouts(other)
+            return
         if other._w2_tracked and not self._w2_tracked:
             self._track_w2()
         self._flush()
@@ -489,10 +592,47 @@ class ConfusionCounts(SummedState):
                 continue
             arr += theirs[name]
 
+    def _merge_layouts(self, other: ConfusionCounts) -> None:
+        """Merge where either side keeps a sparse store: a dense side is folded into the sparse
+        one (a dense ``self`` first turns into ``other``'s layout). O(C^2) for a dense side."""
+        self._flush()
+        other._flush()
+        if self._sparse is None:  # e.g. built dense under a larger DENSE_MAX_CLASSES
+            mine = self.arrays()
+            self.layout = other.layout
+            self._sparse = self._new_store()
+            self._sparse.from_matrix(mine["counts"], mine["counts_w2"])
+            self._arrays = {}
+            self._w2_tracked = True
+        if other._sparse is None:
+            theirs = other.arrays()
+            self._sparse.from_matrix(theirs["counts"], theirs["counts_w2"])
+        else:
+            self._sparse.merge(other._sparse)
+
+    def subtract(self, other: State) -> None:
+        assert isinstance(other, ConfusionCounts)
+        if isinstance(self._sparse, CellStore) and isinstance(other._sparse, CellStore):
+            self._flush()
+            other._flush()
+            self._sparse.subtract(other._sparse)
+            return
+        super().subtract(other)
+
+    def scale(self, factor: float) -> None:
+        if isinstance(self._sparse, CellStore):
+            self._flush()
+            self._sparse.scale(float(factor))
+            return
+        super().scale(factor)
+
     def reset(self) -> None:
         self._pending = {}
         self._pending_w2 = {}
         self._bin = [0, 0, 0, 0]
+        if self._sparse is not None:
+            self._sparse = self._new_store()
+            return
         for arr in self._arrays.values():
             arr[...] = 0
         self._w2_tracked = False
@@ -504,6 +644,9 @@ class ConfusionCounts(SummedState):
         self._pending = {}
         self._pending_w2 = {}
         self._bin = [0, 0, 0, 0]
+        if self._sparse is not None:
+            self._sparse = load_store(self._new_store(), arrays, loading())
+            return
         super().load_arrays(arrays)
         a = self._arrays
         if self.task == "multilabel" and a["rows"][0] > a["rows"][1]:
@@ -528,7 +671,7 @@ class ConfusionCounts(SummedState):
         """
         if self.task == "multilabel":
             raise ValueError("row_cells: defined for binary and multiclass counts, not multilabel")
-        y, pred, w = self._label_rows(as_numpy(y_true, "y_true"), as_numpy(y_pred, "y_pred"), sample_weight)
+        y, pred, w = self._label_rows(*self._numbers(y_true, y_pred), sample_weight)
         n = y.shape[0]
         k = self.num_classes
         if out is None:

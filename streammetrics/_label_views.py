@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ._confusion_counts import ConfusionCounts, OneVsRest, one_vs_rest_of
-from ._labels import is_sparse
+from ._confusion_counts import ConfusionCounts, OneVsRest
+from ._labels import is_sparse, refuse_huge_ints
 from ._sparse_labels import indicator_rows, row_counts
 from ._state import SummedState
 from ._validation import (
@@ -44,8 +44,7 @@ class SelectedCounts(ConfusionCounts):
         return (*super().key(), ("labels", tuple(int(i) for i in self.selection)))
 
     def one_vs_rest(self, squared: bool = False) -> OneVsRest:
-        m = ConfusionCounts.matrix_w2(self) if squared else ConfusionCounts.matrix(self)
-        s = one_vs_rest_of(self.task, m)
+        s = super().one_vs_rest(squared)  # every class's counts (O(C) for a sparse store)
         if self.task == "binary":
             return s
         i = self.selection
@@ -57,9 +56,15 @@ class SelectedCounts(ConfusionCounts):
         return m[np.ix_(self.selection, self.selection)]
 
     def matrix(self) -> np.ndarray:
+        if self._sparse is not None:  # only the selected block is built
+            self._flush()
+            return self._sparse_matrix(False, self.selection)
         return self._restricted(super().matrix())
 
     def matrix_w2(self) -> np.ndarray:
+        if self._sparse is not None:
+            self._flush()
+            return self._sparse_matrix(True, self.selection)
         return self._restricted(super().matrix_w2())
 
 
@@ -113,6 +118,8 @@ class SampleRatios(SummedState):
                 if self.selection is not None:
                     y, p = y[:, self.selection], p[:, self.selection]
                 return self._delta(*row_counts(y, p), p.shape[1], None, check_weights(sample_weight, n))
+        rule = "labels must be 0 or 1"
+        y_true, y_pred = (refuse_huge_ints(a, nm, rule) for a, nm in ((y_true, "y_true"), (y_pred, "y_pred")))
         y, p, w = check_multilabel_batch(as_numpy(y_true, "y_true"), as_numpy(y_pred, "y_pred"),
                                          sample_weight, L, "y_pred")
         y = check_binary_labels(y, "y_true", self.ignore_index)

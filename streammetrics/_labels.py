@@ -17,6 +17,8 @@ the other, for the accumulators (``classes=``, ``pos_label=``) and for
   argument holds labels (``y_true``; ``y_pred`` too for hard predictions), ``ignore_index``
   passing through, and scikit-learn's target-type rules (an indicator matrix where labels are
   expected, integer 2-D "scores", more than two labels for a binary task are ``ValueError`` s);
+* :func:`refuse_huge_ints` -- Python ints beyond int64 given as labels are refused as labels
+  (numpy would make them float64 scores);
 * :func:`with_labels` / :func:`split_labels` -- put a codec in front of any state's ``prepare``
   (the state's class is extended, so type checks, ``MetricSet`` sharing, windows and persistence
   see the same state; its key gains the codec's). Encoding happens in ``prepare``, so a rejected
@@ -25,6 +27,7 @@ the other, for the accumulators (``classes=``, ``pos_label=``) and for
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import math
 import numbers
@@ -42,8 +45,11 @@ __all__ = [
     "encode",
     "is_label_scalar",
     "is_sparse",
+    "label_numbers",
+    "label_rule",
     "label_array",
     "numeric_or_labels",
+    "refuse_huge_ints",
     "small_range",
     "split_labels",
     "unique",
@@ -520,6 +526,11 @@ def numeric_or_labels(x: Any, name: str) -> Any:
     sparse indicators, scalars) as they are or as a numpy array of them. O(n)."""
     if is_label_scalar(x) or is_sparse(x) or _is_categorical(x):
         return x
+    if type(x) is list or type(x) is tuple:  # ints beyond int64 stay ints: labels refuse them
+        with contextlib.suppress(Exception):
+            arr = np.asarray(x)
+            if arr.dtype.kind == "O" and _first_huge(arr, arr.ndim) is not None:
+                return arr
     try:
         return as_numpy(x, name)
     except ValueError:
@@ -527,3 +538,83 @@ def numeric_or_labels(x: Any, name: str) -> Any:
         if arr.dtype.kind in "USO":
             return arr
         raise
+
+
+def refuse_huge_ints(x: Any, name: str, rule: str, max_ndim: int = 2) -> Any:
+    """``x`` with Python ints beyond int64 refused as the labels they are: ``ValueError``
+    ``"{name}: {rule}; first invalid value {v} at index {i}"`` for such an int alone, or in a
+    list, tuple or object array whose entries are all ints (numpy makes them float64, which
+    would read ``10**30`` as a score). A list or tuple comes back as its numpy array (converted
+    once); anything else unchanged. O(1) unless ``x`` is a list, tuple or object array (O(n)).
+
+    Parameters
+    ----------
+    x : Any
+        ``y_true`` or ``y_pred`` as given to ``update``.
+    name : str
+        The argument's name, for the message.
+    rule : str
+        What the labels must be (e.g. ``"labels must be 0 or 1"``), for the message.
+    max_ndim : int, default 2
+        Arrays of more dimensions are left alone (1: a multiclass ``y_pred``, whose 2-D form
+        holds scores).
+
+    Returns
+    -------
+    Any
+        ``x``, or its numpy array.
+    """
+    if type(x) is int:
+        if not -(2**63) <= x < 2**63:
+            raise ValueError(f"{name}: {rule}; first invalid value {x!r} at index 0")
+        return x
+    if type(x) is list or type(x) is tuple:
+        try:
+            arr = np.asarray(x)
+        except Exception:  # noqa: BLE001 - ragged or odd: as_numpy reports it
+            return x
+        if arr.dtype.kind not in "biufO":
+            return x
+        x = arr
+    if type(x) is np.ndarray and x.dtype.kind == "O":
+        found = _first_huge(x, max_ndim)
+        if found is not None:
+            raise ValueError(f"{name}: {rule}; first invalid value {found[1]!r} at index {found[0]}")
+    return x
+
+
+def _first_huge(x: np.ndarray, max_ndim: int) -> tuple[Any, int] | None:
+    """(index, value) of the first int beyond int64 in an object array of at most ``max_ndim``
+    dimensions whose entries are all ints (not bools); None otherwise. O(n)."""
+    if not x.size or x.ndim > max_ndim:
+        return None
+    flat = x.ravel().tolist()
+    if not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_)) for v in flat):
+        return None
+    for i, v in enumerate(flat):
+        if not -(2**63) <= int(v) < 2**63:
+            return (i if x.ndim == 1 else tuple(int(j) for j in np.unravel_index(i, x.shape))), int(v)
+    return None
+
+
+def label_rule(name: str, task: str, num_classes: int, ignore_index: int | None) -> str:
+    """What the labels of argument ``name`` of a confusion state must be, worded as the label
+    checks of :mod:`streammetrics._validation` word it. O(1)."""
+    extra = f" (or ignore_index={ignore_index})" if name == "y_true" and ignore_index is not None else ""
+    if task == "multiclass":
+        return f"class labels must be integers in [0, {num_classes}){extra}"
+    return f"labels must be 0 or 1{extra}"
+
+
+def label_numbers(y_true: Any, y_pred: Any, task: str, num_classes: int,
+                  ignore_index: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Both arguments of a confusion state as numpy arrays (:func:`as_numpy`), a Python int
+    beyond int64 refused as a label (:func:`refuse_huge_ints`) instead of read as a float64
+    score (a multiclass ``y_pred`` of scores, 2-D, excepted). O(n) for lists, O(1) for arrays."""
+    out = []
+    for x, name in ((y_true, "y_true"), (y_pred, "y_pred")):
+        if type(x) is not np.ndarray or x.dtype.kind == "O":  # a numeric array holds no int objects
+            ndim = 1 if task == "multiclass" and name == "y_pred" else 2
+            x = refuse_huge_ints(x, name, label_rule(name, task, num_classes, ignore_index), ndim)
+        out.append(as_numpy(x, name))
+    return out[0], out[1]

@@ -52,6 +52,7 @@ def stackable(template: Metric) -> bool:
     return (
         len(states) == 1
         and type(states[0]) is ConfusionCounts
+        and states[0].layout == "dense"  # not the sparse stores of many classes
         and states[0].task != "multilabel"
         and (isinstance(template, MetricSet) or template._plain_layout())
     )

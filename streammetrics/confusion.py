@@ -16,7 +16,10 @@ naming the classes; or 0.0, 1.0, nan -- a macro or weighted average skips nan cl
 scikit-learn does).
 
 Complexity: ``update`` O(n) vectorised (a few numpy passes); ``compute`` O(C^2); memory O(C^2)
-(O(L) multilabel), independent of n.
+(O(L) multilabel), independent of n. Beyond ``DENSE_MAX_CLASSES`` (1024) classes the state is
+sparse (:mod:`streammetrics._class_counts`): per-class sums, O(C) memory and ``compute`` (O(n)
+``update``); :class:`ConfusionMatrix` (and :class:`CohenKappa` with ``labels=``) keep the
+occupied cells only, O(distinct (actual, predicted) pairs) memory, O(n log n) ``update``.
 """
 
 from __future__ import annotations
@@ -111,8 +114,8 @@ class Accuracy(ConfusionMetric):
         if self.task == "multilabel":
             correct, total, total_w2 = st.rows()
             return float(correct), float(total), float(total_w2)
-        m = st.matrix()
-        return float(np.trace(m)), float(m.sum()), float(st.matrix_w2().sum())
+        correct, total = st.totals()
+        return correct, total, st.totals(squared=True)[1]
 
     def _value(self, correct: float, total: float) -> float:
         return (total - correct) / total if self._complement else correct / total
@@ -171,11 +174,12 @@ class HammingLoss(ConfusionMetric):
     """
 
     def _compute(self) -> float:
-        m = self._state.matrix()
         if self.task == "multilabel":
+            m = self._state.matrix()
             wrong, total = float((m[:, 0, 1] + m[:, 1, 0]).sum()), float(m.sum())
         else:
-            wrong, total = float(m.sum() - np.trace(m)), float(m.sum())
+            correct, total = self._state.totals()
+            wrong = total - correct
         if total == 0:
             if self.zero_division == "warn":
                 warn_undefined("Hamming loss", "no samples")
@@ -221,14 +225,13 @@ class BalancedAccuracy(ConfusionMetric):
         return {**super()._config(), "adjusted": self.adjusted}
 
     def _compute(self) -> float:
-        m = self._state.matrix()
-        support = m.sum(axis=1)
+        tp, support, _ = self._state.class_sums()
         present = support > 0
         if not present.any():
             if self.zero_division == "warn":
                 warn_undefined("Balanced accuracy", "no samples")
             return zero_value(self.zero_division)
-        recalls = np.diag(m)[present] / support[present]
+        recalls = tp[present] / support[present]
         score = float(np.mean(recalls))
         if self.adjusted:
             if recalls.size == 1:
@@ -278,8 +281,8 @@ class WeightedAccuracy(ConfusionMetric):
         return {**super()._config(), "weights": self.weights.tolist()}
 
     def _compute(self) -> float:
-        m = self._state.matrix()
-        recall, undefined = self._divide(np.diag(m), m.sum(axis=1))
+        tp, support, _ = self._state.class_sums()
+        recall, undefined = self._divide(tp, support)
         used = undefined & (self.weights > 0)
         if used.any() and self.zero_division == "warn":
             warn_undefined("Recall", "no true samples", np.flatnonzero(used))
@@ -309,12 +312,15 @@ class MatthewsCorrCoef(ConfusionMetric):
     _multilabel_ok = False
 
     def _compute(self) -> float:
-        m = self._state.matrix()
-        t, p = m.sum(axis=1), m.sum(axis=0)
-        c, s = float(np.trace(m)), float(m.sum())
+        _, t, p = self._state.class_sums()
+        c, s = self._state.totals()
+        # Each variance is Σ_{i≠j} x_i·x_j >= 0, taken against its own total (one true or one
+        # predicted class: exactly 0, where float weights could leave -1 ulp and a math domain
+        # error) and clamped at 0 against rounding.
+        st, sp = float(t.sum()), float(p.sum())
         cov_ytyp = c * s - float(np.dot(t, p))
-        cov_ypyp = s * s - float(np.dot(p, p))
-        cov_ytyt = s * s - float(np.dot(t, t))
+        cov_ypyp = max(sp * sp - float(np.dot(p, p)), 0.0)
+        cov_ytyt = max(st * st - float(np.dot(t, t)), 0.0)
         if cov_ypyp * cov_ytyt == 0:
             return 0.0
         return cov_ytyp / math.sqrt(cov_ytyt * cov_ypyp)
@@ -347,6 +353,7 @@ class CohenKappa(ConfusionMetric):
 
     _multilabel_ok = False
     _takes_labels = True
+    _reads_selected_matrix = True  # the kappa of a labels= selection reads its block
 
     def __init__(self, num_classes: int | None = None, *, weights: str | None = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
@@ -356,31 +363,12 @@ class CohenKappa(ConfusionMetric):
         return {**super()._config(), "weights": self.weights}
 
     def _compute(self) -> float:
-        m = self._state.matrix()
-        k = m.shape[0]
-        total = m.sum()
-        idx = np.arange(k)
-        if self.weights is None:
-            w = 1.0 - np.eye(k)
-        elif self.weights == "linear":
-            w = np.abs(idx[:, None] - idx[None, :]).astype(np.float64)
-        else:
-            w = ((idx[:, None] - idx[None, :]) ** 2).astype(np.float64)
-        expected = np.outer(m.sum(axis=1), m.sum(axis=0)) / total if total else np.zeros_like(m)
-        denom = float((w * expected).sum())
+        observed, denom = self._state.kappa_sums(self.weights)
         if denom == 0:
             if self.zero_division == "warn":
                 warn_undefined("Cohen's kappa", "the expected disagreement is 0")
             return zero_value(self.zero_division)
-        return 1.0 - float((w * m).sum()) / denom
-
-
-def _counts_dtype(m: np.ndarray, w2: np.ndarray) -> np.ndarray:
-    """``m`` as int64 if it holds unit-weight counts (equal to the squared-weight sums and
-    integral, so the conversion is exact), else unchanged (float64)."""
-    if np.array_equal(m, w2) and bool((m == np.round(m)).all()) and (m.size == 0 or float(m.max()) < 2.0**63):
-        return m.astype(np.int64)
-    return m
+        return 1.0 - observed / denom
 
 
 @filled
@@ -417,6 +405,7 @@ class ConfusionMatrix(ConfusionMetric):
     """
 
     _takes_labels = True
+    _reads_matrix = True
 
     def __init__(self, num_classes: int | None = None, *, normalize: str | None = None, **kw: Any) -> None:
         super().__init__(num_classes, **kw)
@@ -426,9 +415,11 @@ class ConfusionMatrix(ConfusionMetric):
         return {**super()._config(), "normalize": self.normalize}
 
     def _compute(self) -> np.ndarray:
-        m = self._state.matrix().copy()
+        st = self._state
+        m = st.matrix()
+        m = m if st.layout != "dense" else m.copy()  # a sparse store builds a fresh matrix
         if self.normalize is None:
-            return _counts_dtype(m, self._state.matrix_w2())
+            return m.astype(np.int64) if st.unit_counts() else m
         axis: Any = {"true": -1, "pred": -2, "all": (-2, -1)}[self.normalize]
         with np.errstate(divide="ignore", invalid="ignore"):
             out = m / m.sum(axis=axis, keepdims=True)

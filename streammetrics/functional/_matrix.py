@@ -18,6 +18,7 @@ import numpy as np
 
 from .._averaging import chance_adjusted
 from .._base import UndefinedMetricWarning
+from .._confusion_counts import ConfusionCounts
 from .._docstrings import filled
 from .._warnings import sklearn_compatible
 from ..confusion import (
@@ -29,7 +30,6 @@ from ..confusion import (
     HammingLoss,
     MatthewsCorrCoef,
 )
-from ..metricset import MetricSet
 from ._targets import Targets, as_labels, check_targets, encode
 
 __all__ = [
@@ -209,8 +209,8 @@ def balanced_accuracy_score(
     """Mean recall over the classes present in ``y_true``, as scikit-learn (``adjusted``: chance
     is 0). Warns (``UserWarning``) when ``y_pred`` has classes absent from ``y_true``.
 
-    A thin call to :class:`streammetrics.BalancedAccuracy` (sharing its state with a
-    :class:`streammetrics.ConfusionMatrix` that tells which classes are absent). O(n + C^2).
+    A thin call to :class:`streammetrics.BalancedAccuracy` (whose per-class supports tell which
+    classes are absent). O(n + C^2) up to 1024 classes, O(n + C) beyond.
 
     Parameters
     ----------
@@ -228,22 +228,22 @@ def balanced_accuracy_score(
     """
     t = check_targets(y_true, y_pred, sample_weight)
     _single_label(t)
-    k = _num_classes(t)
-    ms = MetricSet(cm=ConfusionMatrix(k), ba=BalancedAccuracy(k))
-    _single(ms, t)
-    support = ms["cm"].compute().sum(axis=1)[: t.classes.shape[0]]
+    ba = BalancedAccuracy(_num_classes(t))
+    value = float(_single(ba, t))
+    support = ba._state.class_sums()[1][: t.classes.shape[0]]  # O(C), whatever the layout
     if np.any(support == 0):
         warnings.warn("y_pred contains classes not in y_true", UserWarning, stacklevel=2)
     if adjusted:  # the plain score, adjusted here: one class in y_true gives scikit-learn's values
-        return chance_adjusted(float(ms["ba"].compute()), int(np.count_nonzero(support)))
-    return float(ms["ba"].compute())
+        return chance_adjusted(value, int(np.count_nonzero(support)))
+    return value
 
 
 def _matrix_codes(
     y_true: Any, y_pred: Any, labels: Any, sample_weight: Any, name_true: str = "y_true"
-) -> tuple[Targets, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
-    """Targets, the label list and the codes (rows whose labels are not all in ``labels``
-    dropped) for ``confusion_matrix`` and ``cohen_kappa_score``."""
+) -> tuple[Targets, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Targets, the label list, the codes and weights (rows whose labels are not all in
+    ``labels`` dropped) and the mask of the rows kept (None: all) for ``confusion_matrix`` and
+    ``cohen_kappa_score``."""
     t = check_targets(y_true, y_pred, sample_weight)
     if t.type not in ("binary", "multiclass"):
         raise ValueError(f"{t.type} is not supported")
@@ -263,10 +263,10 @@ def _matrix_codes(
     ct, cp = encode(t.y_true, lab), encode(t.y_pred, lab)
     keep = (ct >= 0) & (cp >= 0)
     w = t.sample_weight
-    if not keep.all():
-        ct, cp = ct[keep], cp[keep]
-        w = None if w is None else w[keep]
-    return t, lab, ct, cp, w
+    if keep.all():
+        return t, lab, ct, cp, w, None
+    ct, cp = ct[keep], cp[keep]
+    return t, lab, ct, cp, None if w is None else w[keep], keep
 
 
 @filled
@@ -278,9 +278,12 @@ def confusion_matrix(
 
     ``labels``: the classes to show, in that order (samples with another label are left out;
     default: the sorted union); ``normalize``: ``None``, ``"true"``, ``"pred"`` or ``"all"``.
-    int64 without (or with integer) weights, float64 otherwise or when normalised. A single
-    label found warns (``UserWarning``) as scikit-learn does. A thin call to
-    :class:`streammetrics.ConfusionMatrix`. O(n + C^2).
+    dtype as scikit-learn's: int64 without weights or with integer (or boolean) weights -- exact
+    integer sums, a ``ValueError`` where a cell's sum exceeds int64 (scikit-learn's wraps around
+    to a negative count) --, float64 with float weights (even all ones) or when normalised. A
+    single label found warns (``UserWarning``) as scikit-learn does. A thin call to
+    :class:`streammetrics.ConfusionMatrix` (which counts the occupied cells only beyond 1024
+    classes). O(n + C^2) (O(n log n + C^2) beyond 1024 classes).
 
     Parameters
     ----------
@@ -299,11 +302,15 @@ def confusion_matrix(
     ------
     {sklearn: raises}
     """
-    t, lab, ct, cp, w = _matrix_codes(y_true, y_pred, labels, sample_weight)
+    t, lab, ct, cp, w, keep = _matrix_codes(y_true, y_pred, labels, sample_weight)
     k = lab.shape[0]
-    cm = ConfusionMatrix(max(k, 2), normalize=normalize).update(ct, cp, sample_weight=w).compute()[:k, :k]
-    if normalize is None and _weight_kind(sample_weight) in "biu":
-        cm = cm.astype(np.int64)
+    integer = _weight_kind(sample_weight) in "biu"
+    if normalize is None and integer and w is not None and _beyond_float(sample_weight, keep):
+        cm = _integer_matrix(ct, cp, max(k, 2), _integer_weights(sample_weight, keep))[:k, :k]
+    else:
+        cm = ConfusionMatrix(max(k, 2), normalize=normalize).update(ct, cp, sample_weight=w).compute()[:k, :k]
+    if normalize is None:  # scikit-learn's dtype: int64 for integer or no weights, else float64
+        cm = cm.astype(np.int64 if integer else np.float64, copy=False)
     if cm.shape == (1, 1):
         _warn_single_label()
     return cm
@@ -347,7 +354,7 @@ def cohen_kappa_score(
     ------
     {sklearn: raises}
     """
-    _, lab, ct, cp, w = _matrix_codes(y1, y2, labels, sample_weight, name_true="`y1`")
+    _, lab, ct, cp, w, _ = _matrix_codes(y1, y2, labels, sample_weight, name_true="`y1`")
     k = lab.shape[0]
     value = float(
         CohenKappa(max(k, 2), weights=weights, zero_division=np.nan).update(ct, cp, sample_weight=w).compute()
@@ -416,7 +423,7 @@ def multilabel_confusion_matrix(
         if samplewise:
             out = ConfusionMatrix(yt.shape[0], multilabel=True).update(yt.T, yp.T).compute()
             if w is not None:
-                out = out * w[:, None, None]
+                return _samplewise_weighted(out, sample_weight, yt.shape[1])
         else:
             out = ConfusionMatrix(yt.shape[1], multilabel=True).update(yt, yp, sample_weight=w).compute()
     else:
@@ -425,13 +432,62 @@ def multilabel_confusion_matrix(
         lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
         classes = t.classes if labels is None else _union_labels(t.classes, lab)
         k = classes.shape[0]
-        cm = (
-            ConfusionMatrix(max(k, 2))
-            .update(encode(t.y_true, classes), encode(t.y_pred, classes), sample_weight=w)
-            .compute()
+        state = ConfusionCounts("multiclass", max(k, 2))  # per-class sums only beyond 1024 classes
+        state.apply(state.prepare(encode(t.y_true, classes), encode(t.y_pred, classes), w))
+        s = state.one_vs_rest()
+        out = np.stack([s.tn, s.fp, s.fn, s.tp], axis=1).reshape(-1, 2, 2)[encode(lab, classes)]
+    return out.astype(np.int64 if w is None else np.float64, copy=False)  # scikit-learn's dtypes
+
+
+def _samplewise_weighted(counts: np.ndarray, sample_weight: Any, num_labels: int) -> np.ndarray:
+    """Per-sample (n, 2, 2) ``counts`` times each sample's weight, in scikit-learn's dtype: that
+    of ``w * L - tp`` with ``tp`` = (int32 label counts) x ``w`` (int64 for integer and boolean
+    weights, int32 for narrow integers, float64 for floats); integer products beyond int64 are
+    a ``ValueError`` (scikit-learn's wrap around). O(n)."""
+    raw = np.asarray(sample_weight).reshape(-1)
+    dtype = np.result_type((raw[:0] * num_labels).dtype, np.result_type(np.int32, raw.dtype))
+    if dtype.kind in "iu":
+        top = int(raw.max()) * num_labels if raw.size else 0
+        if top > np.iinfo(dtype).max:
+            raise ValueError(f"sample_weight: an integer weight times the {num_labels} labels reaches "
+                             f"{top}, beyond {dtype} (scikit-learn's count wraps around); pass "
+                             "float weights")
+        return counts.astype(dtype) * raw.astype(dtype)[:, None, None]
+    return counts.astype(dtype) * raw.astype(dtype)[:, None, None]
+
+
+def _integer_weights(sample_weight: Any, keep: np.ndarray | None) -> np.ndarray:
+    """The integer (or boolean) weights as given, of the rows kept, as int64 or uint64."""
+    raw = np.asarray(sample_weight).reshape(-1)
+    raw = raw.astype(np.uint64 if raw.dtype.kind == "u" else np.int64)
+    return raw if keep is None else raw[keep]
+
+
+def _beyond_float(sample_weight: Any, keep: np.ndarray | None) -> bool:
+    """True if integer weights may sum beyond 2**53, where float64 sums stop being exact."""
+    w = _integer_weights(sample_weight, keep)
+    return bool(w.size) and float(np.abs(w.astype(np.float64)).sum()) > 2.0**53
+
+
+def _integer_matrix(ct: np.ndarray, cp: np.ndarray, k: int, w: np.ndarray) -> np.ndarray:
+    """The (k, k) int64 matrix of exact integer weight sums per cell (Python integers while
+    summing); ``ValueError`` naming the cell whose sum int64 cannot hold. O(n log n + k^2)."""
+    cells = np.multiply(ct, k, dtype=np.int64, casting="unsafe") + cp.astype(np.int64)
+    order = np.argsort(cells, kind="stable")
+    cells = cells[order]
+    starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]])
+    sums = np.add.reduceat(w[order].astype(object), starts)  # exact: Python integers
+    top = max(sums, key=abs)
+    if not -(2**63) <= top < 2**63:
+        cell = int(cells[starts[list(sums).index(top)]])
+        raise ValueError(
+            f"sample_weight: the integer weights of the samples of class index {cell // k} predicted "
+            f"as class index {cell % k} sum to {top}, beyond int64 (scikit-learn's int64 count "
+            "wraps around); pass float weights for a float64 matrix"
         )
-        out = _one_vs_rest(cm)[encode(lab, classes)]
-    return out.astype(np.int64) if w is None else out
+    out = np.zeros(k * k, dtype=np.int64)
+    out[cells[starts]] = np.array(list(sums), dtype=np.int64)
+    return out.reshape(k, k)
 
 
 def _union_labels(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
@@ -441,11 +497,3 @@ def _union_labels(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
         return np.concatenate([classes.astype(object), labels[encode(labels, classes) < 0].astype(object)])
 
 
-def _one_vs_rest(cm: np.ndarray) -> np.ndarray:
-    """The (C, 2, 2) one-vs-rest matrices ``[[TN, FP], [FN, TP]]`` of a C×C confusion matrix
-    (class c vs not c: TP = C[c, c], FP = column c minus TP, FN = row c minus TP)."""
-    tp = np.diag(cm)
-    fp = cm.sum(axis=0) - tp
-    fn = cm.sum(axis=1) - tp
-    tn = cm.sum() - tp - fp - fn
-    return np.stack([tn, fp, fn, tp], axis=1).reshape(-1, 2, 2)

@@ -443,8 +443,8 @@ def precision_recall_fscore_support(
     """(precision, recall, F-beta, support), as scikit-learn: per-label arrays and the int64
     (float64 if weighted) support with ``average=None``, else three floats and ``None``.
 
-    One count state shared by :class:`~streammetrics.Precision`, :class:`~streammetrics.Recall`,
-    :class:`~streammetrics.FBeta` and :class:`~streammetrics.ConfusionMatrix` (the support).
+    One count state shared by :class:`~streammetrics.Precision`, :class:`~streammetrics.Recall`
+    and :class:`~streammetrics.FBeta` (the support: the recall's denominators).
 
     Parameters
     ----------
@@ -491,7 +491,7 @@ def prfs(
     (the first average picks scikit-learn's path: binary, samples or per label)."""
     zd = _zd(zero_division)
     check_param(beta, "beta", _BETA)
-    members: dict[str, Any] = {"cm": (ConfusionMatrix, {})}
+    members: dict[str, Any] = {}
     for i, avg in enumerate(averages):
         members[f"p{i}"] = (Precision, {"zero_division": zd, "average": avg})
         members[f"r{i}"] = (Recall, {"zero_division": zd, "average": avg})
@@ -518,9 +518,9 @@ def prfs(
             with relay_undefined(message):
                 out.append(fed.read(f"{key}{i}"))
         support = None
-        if average is None:
-            cm = fed.metrics["cm"].compute()
-            support = cm[:, 1, :].sum(axis=1) if cm.ndim == 3 else cm.sum(axis=1)
+        if average is None:  # the recall's per-class denominators: O(C), no C×C matrix
+            support = np.zeros(0) if isinstance(fed, _NoLabels) else \
+                fed.metrics[f"r{i}"]._state.one_vs_rest().support
             if sample_weight is None:
                 support = support.astype(np.int64)
         result[average] = (out[0], out[1], out[2], support)
