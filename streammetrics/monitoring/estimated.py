@@ -119,7 +119,8 @@ def _check_estimable(metric: Metric) -> tuple[int, float]:
     if _labels_renamed(metric._config()):
         raise ValueError("metric: Estimated feeds class indices 0..C-1 in the column order of "
                          "y_prob; construct the wrapped metric without classes= / pos_label=")
-    tasks, thresholds = set(), set()
+    tasks: set[tuple[str, int]] = set()
+    thresholds: set[float] = set()
     for m in _members(metric):
         task = getattr(m, "task", None)
         if task not in ("binary", "multiclass"):
@@ -128,11 +129,11 @@ def _check_estimable(metric: Metric) -> tuple[int, float]:
         if getattr(m, "ignore_index", None) is not None:
             raise ValueError(f"metric: {type(m).__name__} has ignore_index set; every class "
                              "index is a weighted row of the estimate")
-        tasks.add((task, getattr(m, "num_classes", None) if task == "multiclass" else 2))
+        tasks.add((task, int(getattr(m, "num_classes", 2) or 2) if task == "multiclass" else 2))
         thresholds.add(float(getattr(m, "threshold", 0.5)))
     if len(tasks) != 1:
         raise ValueError(f"metric: the members take different tasks {sorted(tasks, key=str)}")
-    return int(tasks.pop()[1]), (thresholds.pop() if len(thresholds) == 1 else 0.5)
+    return tasks.pop()[1], (thresholds.pop() if len(thresholds) == 1 else 0.5)
 
 
 def _expand(value: Any, k: int, n: int, name: str) -> Any:
