@@ -130,7 +130,8 @@ def _check_estimable(metric: Metric) -> tuple[int, float]:
             raise ValueError(f"metric: {type(m).__name__} has ignore_index set; every class "
                              "index is a weighted row of the estimate")
         tasks.add((task, int(getattr(m, "num_classes", 2) or 2) if task == "multiclass" else 2))
-        thresholds.add(float(getattr(m, "threshold", 0.5)))
+        if hasattr(m, "threshold"):  # a confusion metric (ranking metrics have none)
+            thresholds.add(float(m.threshold))
     if len(tasks) != 1:
         raise ValueError(f"metric: the members take different tasks {sorted(tasks, key=str)}")
     return tasks.pop()[1], (thresholds.pop() if len(thresholds) == 1 else 0.5)
@@ -174,8 +175,8 @@ class Estimated(Metric):
     Notes
     -----
     ``update(y_prob, *, sample_weight=None, **kw)``: ``y_prob`` of shape (n,) (binary: P(class
-    1)) or (n, C) (rows summing to 1 within 1e-6), probabilities in [0, 1]; a float is one
-    binary row. Keywords (``slices=`` of ``Sliced``, ``timestamp=`` of a time window) pass
+    1)) or (n, C) (binary: C = 2; rows summing to 1 within 1e-6), probabilities in [0, 1]; a
+    float is one binary row. Keywords (``slices=`` of ``Sliced``, ``timestamp=`` of a time window) pass
     through, row-aligned ones repeated per class. ``interval(confidence)``: see the method.
 
     The estimate is only as good as the calibration: check it on the labelled part with
@@ -235,8 +236,9 @@ class Estimated(Metric):
             raise ValueError(f"y_prob: expected probabilities, got dtype {p.dtype}")
         if p.ndim == 0 and C == 2:
             p = p.reshape(1)
-        want = "(n,)" if C == 2 else f"(n, {C})"
-        if (C == 2 and p.ndim != 1) or (C > 2 and (p.ndim != 2 or p.shape[1] != C)):
+        pairs = C == 2 and p.ndim == 2 and p.shape[1] == 2  # binary rows [P(0), P(1)]
+        want = "(n,) or (n, 2)" if C == 2 else f"(n, {C})"
+        if (C == 2 and p.ndim != 1 and not pairs) or (C > 2 and (p.ndim != 2 or p.shape[1] != C)):
             raise ValueError(f"y_prob: expected shape {want} for this {'binary' if C == 2 else 'multiclass'} "
                              f"metric, got {p.shape}")
         p = p.astype(np.float64)
@@ -246,12 +248,14 @@ class Estimated(Metric):
             idx = first_bad(bad)
             raise ValueError(f"y_prob: probabilities must lie in [0, 1]; first invalid value "
                              f"{float(p[idx])!r} at index {idx}")
-        if C > 2 and n:
+        if p.ndim == 2 and n:
             off = np.abs(p.sum(axis=1) - 1.0) > SUM_TOL
             if off.any():
                 i = int(np.flatnonzero(off)[0])
-                raise ValueError(f"y_prob: each row must sum to 1 (within {SUM_TOL}); row {i} sums "
-                                 f"to {float(p[i].sum())!r}")
+                raise ValueError(f"y_prob: each row must sum to 1 (within {SUM_TOL}); first invalid "
+                                 f"row sums to {float(p[i].sum())!r} at index {i}")
+        if pairs:
+            p = p[:, 1]
         w = check_weights(sample_weight, n)
         probs = np.stack([1.0 - p, p], axis=1) if C == 2 else p  # (n, C): P(class i)
         rw = probs if w is None else probs * w[:, None]
@@ -273,8 +277,8 @@ class Estimated(Metric):
         Parameters
         ----------
         y_prob : array-like
-            Shape (n,) (binary: the probability of class 1; a float is one row) or (n, C),
-            each in [0, 1], multiclass rows summing to 1.
+            Shape (n,) (binary: the probability of class 1; a float is one row) or (n, C)
+            (binary: C = 2), each in [0, 1], rows of C summing to 1 (within 1e-6).
         sample_weight : array-like, optional
             One weight per row (default 1): the row's C weighted rows carry ``w·p_i``.
         **kwargs
@@ -298,7 +302,7 @@ class Estimated(Metric):
     def _compute(self) -> Any:
         return self._metric.compute()
 
-    def interval(self, confidence: float = 0.95) -> tuple[Any, Any]:
+    def interval(self, confidence: float = 0.95, *, member: str | None = None) -> tuple[Any, Any]:
         """A normal interval of the value the labels will give, if they follow the probabilities.
 
         The realised counts are Poisson-binomial: with the wrapped metric's predictions fixed,
@@ -315,12 +319,14 @@ class Estimated(Metric):
 
         The interval is value ± z·sd, clipped to [0, 1]. It describes the labels' randomness
         only: a miscalibrated model's labels fall outside it more often. Other metrics (F1,
-        AUROC, averaged values) and wrapped ``MetricSet`` / ``Sliced`` / windows: ``ValueError``.
+        AUROC, averaged values) and wrapped ``Sliced`` / windows: ``ValueError``.
 
         Parameters
         ----------
         confidence : float, default=0.95
             The two-sided coverage, in (0, 1).
+        member : str, optional
+            Around a ``MetricSet``: the member (whose threshold must be the set's).
 
         Returns
         -------
@@ -329,13 +335,22 @@ class Estimated(Metric):
         """
         z = z_value(confidence)
         m = self._metric
+        if isinstance(m, MetricSet):
+            if member is None or member not in m:
+                raise ValueError(f"interval: name a member of the wrapped MetricSet (member=...), got "
+                                 f"{member!r}")
+            m = m[member]
+        elif member is not None:
+            raise ValueError(f"interval: member= is for a wrapped MetricSet, not {type(m).__name__}")
         name = type(m).__name__
-        if name not in ("Accuracy", "Precision", "Recall") or isinstance(m, (MetricSet, Sliced, Window)):
+        if name not in ("Accuracy", "Precision", "Recall") or isinstance(m, (Sliced, Window)):
             raise ValueError(f"interval: defined for an estimated Accuracy, Precision or Recall, "
                              f"not {name}")
         average = getattr(m, "average", None)
         if name != "Accuracy" and self.n_classes > 2 and average is not None:
             raise ValueError(f"interval: {name} with average={average!r} has none; use average=None")
+        if self.n_classes == 2 and float(getattr(m, "threshold", 0.5)) != self.threshold:
+            raise ValueError("interval: the members of the wrapped MetricSet have different thresholds")
         with self._lock:
             arrays = self._state.arrays()
             value = np.asarray(m.compute(), dtype=np.float64)

@@ -17,7 +17,8 @@ def fed(metric: sm.Metric) -> Estimated:
     ([0.2, np.nan], None, r"y_prob: probabilities must lie in \[0, 1\]; first invalid value nan at index 1"),
     ([0.2, 1.5], None, "first invalid value 1.5 at index 1"),
     ([-0.1], None, "first invalid value -0.1 at index 0"),
-    ([[0.2, 0.8]], None, r"y_prob: expected shape \(n,\) for this binary metric"),
+    ([[0.2, 0.3, 0.5]], None, r"y_prob: expected shape \(n,\) or \(n, 2\) for this binary metric"),
+    ([[0.2, 0.7]], None, r"row sums to 0.899+\d* at index 0"),
     (["a"], None, "y_prob"),
     ([0.2, 0.3], [1.0, -1.0], "sample_weight"),
     ([0.2, 0.3], [1.0], "sample_weight"),
@@ -36,7 +37,7 @@ def test_bad_input_is_refused_and_changes_nothing(y_prob, weights, message):
 
 def test_multiclass_rows_must_sum_to_one():
     est = Estimated(sm.AUROC(3))
-    with pytest.raises(ValueError, match=r"row 1 sums to 0.899"):
+    with pytest.raises(ValueError, match=r"row sums to 0.899+\d* at index 1"):
         est.update([[0.2, 0.3, 0.5], [0.3, 0.3, 0.3]])
     with pytest.raises(ValueError, match=r"expected shape \(n, 3\)"):
         est.update([0.2, 0.8])
@@ -62,6 +63,12 @@ def test_an_estimate_is_not_a_metricset_member():
     s = sm.MetricSet(a=Estimated(sm.F1()))
     with pytest.raises(ValueError, match="Estimated"):
         s.update([0.2, 0.8])
+
+
+def test_binary_pairs_equal_the_probability_of_class_one():
+    p = np.array([0.1, 0.6, 0.8])
+    pairs = Estimated(sm.MetricSet(a=sm.AUROC(), f=sm.F1())).update(np.column_stack([1 - p, p]))
+    assert pairs.compute() == Estimated(sm.MetricSet(a=sm.AUROC(), f=sm.F1())).update(p).compute()
 
 
 def test_tiny_products_count_as_zero_weight():
