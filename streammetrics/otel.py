@@ -19,7 +19,8 @@ otherwise, named by ``name`` or its class name in lower case), as in
   has one (Wilson, DeLong; :class:`~streammetrics.monitoring.Estimated`'s Poisson-binomial one).
 * ``{prefix}.{m}.bounds_low`` / ``.bounds_high``: the certified ``bounds()`` of ranking metrics.
 * ``{prefix}.{m}.samples``: the (weighted) number of samples behind the value, where the state
-  counts them (an ``Estimated``: the weight of the predictions estimated).
+  counts them (an ``Estimated``: the weight of the predictions estimated; around a MetricSet, each
+  member is exported, with ``Estimated.interval(member=...)`` where it has one).
 * ``{prefix}.delayed.{stat}``: every counter of :meth:`~streammetrics.DelayedLabels.stats` when
   ``metric`` is a ``DelayedLabels``.
 * ``{prefix}.{m}.collect_errors``: an observable counter of the collections that left ``m`` (or a
@@ -67,7 +68,9 @@ from ._slice_keys import OTHER
 from ._warnings import silenced
 from .delayed import DelayedLabels
 from .metricset import MetricSet
+from .monitoring.estimated import Estimated
 from .sliced import Sliced
+from .window import Window
 
 __all__ = ["Registration", "register"]
 
@@ -108,6 +111,32 @@ def _check_attributes(attributes: Mapping[str, Any] | None) -> Attributes:
                              f"got {type(v).__name__}")
         out[k] = v
     return out
+
+
+class _EstimatedMember:
+    """Member ``name`` of an ``Estimated(MetricSet)``, read as a metric: its value, its
+    ``interval`` where ``Estimated.interval`` has one, its ``bounds``, the estimate's count."""
+
+    def __init__(self, estimate: Estimated, name: str) -> None:
+        self._m = estimate.metric[name]  # type: ignore[index]
+        self._lock, self._state = estimate._lock, estimate._state
+        if type(self._m).__name__ in ("Accuracy", "Precision", "Recall"):
+            self.interval = lambda confidence=0.95: estimate.interval(confidence, member=name)
+        if hasattr(self._m, "bounds"):
+            self.bounds = self._m.bounds
+
+    def compute(self) -> Any:
+        return self._m.compute()
+
+
+def _members(metric: Metric, name: str) -> dict[str, Any]:
+    """The exported members of a snapshot: a MetricSet's, an ``Estimated(MetricSet)``'s, or
+    the metric itself under ``name``."""
+    if isinstance(metric, MetricSet):
+        return dict(metric.items())
+    if isinstance(metric, Estimated) and isinstance(metric.metric, MetricSet):
+        return {n: _EstimatedMember(metric, n) for n, _ in metric.metric.items()}
+    return {name: metric}
 
 
 class Registration:
@@ -157,9 +186,13 @@ class Registration:
         inner = metric._metric if isinstance(metric, DelayedLabels) else metric
         self.sliced = inner if isinstance(inner, Sliced) else None
         template = inner.metric if isinstance(inner, Sliced) else inner
+        if isinstance(template, Estimated) and isinstance(template.metric, (Sliced, Window)):
+            raise ValueError("metric: an Estimated around Sliced or a Window is not exported yet; "
+                             "register the estimate of each slice, or of the window's metric")
+        grouped = template.metric if isinstance(template, Estimated) else template
         self._name = name or ("sliced" if self.sliced is not None and isinstance(template, MetricSet)
                               else type(template).__name__.lower())
-        members = [n for n, _ in template.items()] if isinstance(template, MetricSet) else [self._name]
+        members = [n for n, _ in grouped.items()] if isinstance(grouped, MetricSet) else [self._name]
         names = [f"{prefix}.{m}{s}" for m in members for s in _SUFFIXES]
         if self.sliced is not None:
             names += [f"{prefix}.{self._name}.slice_rows", f"{prefix}.{self._name}.slices"]
@@ -237,7 +270,7 @@ class Registration:
                     out.setdefault(f"{base}.slice_rows", []).append(Observation(rows, attrs))
                     if rows < self.sliced.min_count:  # type: ignore[union-attr]
                         continue  # undefined: only counted
-                members = dict(metric.items()) if isinstance(metric, MetricSet) else {self._name: metric}
+                members = _members(metric, self._name)
                 for member, m in members.items():
                     counted = member if self.sliced is None else self._name
                     try:
@@ -293,7 +326,7 @@ class Registration:
                 obs.append(Observation(v, {**attrs, **dict(zip(axes, idx, strict=True))}))
         return True
 
-    def _member(self, out: dict[str, list[Observation]], base: str, m: Metric, attrs: Attributes,
+    def _member(self, out: dict[str, list[Observation]], base: str, m: Any, attrs: Attributes,
                 counted: str) -> None:
         staged: dict[str, list[Observation]] = {}
         if not self._emit(staged, base, m.compute(), attrs):

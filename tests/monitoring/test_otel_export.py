@@ -141,6 +141,25 @@ def test_an_estimate_exports_its_interval():
     assert only(got["streammetrics.accuracy_estimated.samples"]) == pytest.approx(50.0)
 
 
+def test_an_estimated_set_exports_each_member():
+    reader, meter = setup()
+    est = Estimated(sm.MetricSet(acc=sm.Accuracy(), f1=sm.F1(), auroc=sm.AUROC()))
+    otel.register(est, meter)
+    p = np.linspace(0.05, 0.95, 40)
+    est.update(p)
+    got = points(reader)
+    want = est.compute()
+    for name in ("acc", "f1", "auroc"):
+        assert only(got[f"streammetrics.{name}"]) == pytest.approx(want[name], rel=1e-15)
+        assert only(got[f"streammetrics.{name}.samples"]) == pytest.approx(40.0)
+    low, high = est.interval(member="acc")
+    assert only(got["streammetrics.acc.interval_low"]) == pytest.approx(low, rel=1e-15)
+    assert only(got["streammetrics.acc.interval_high"]) == pytest.approx(high, rel=1e-15)
+    assert "streammetrics.f1.interval_low" not in got  # F1 has no interval as an estimate
+    with pytest.raises(ValueError, match="not exported yet"):
+        otel.register(Estimated(sm.Sliced(sm.F1())), meter)
+
+
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"prefix": "1bad"}, "prefix"),
     ({"prefix": "a b"}, "prefix"),
