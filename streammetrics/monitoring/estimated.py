@@ -257,17 +257,24 @@ class Estimated(Metric):
         if pairs:
             p = p[:, 1]
         w = check_weights(sample_weight, n)
-        probs = np.stack([1.0 - p, p], axis=1) if C == 2 else p  # (n, C): P(class i)
-        rw = probs if w is None else probs * w[:, None]
-        rw = np.where(rw < _MIN_WEIGHT, 0.0, rw)
+        cols = [1.0 - p, p] if C == 2 else [np.ascontiguousarray(p[:, c]) for c in range(C)]  # P(class i)
+        wcols = []
+        for col in (cols if w is None else [c * w for c in cols]):
+            tiny = col < _MIN_WEIGHT  # below the smallest weight the library takes: counts as 0
+            wcols.append(np.where(tiny, 0.0, col) if tiny.any() else col)
+        rw = np.column_stack(wcols)
         scores = np.repeat(p, C, axis=0)
         y = np.tile(np.arange(C, dtype=np.int64), n)
-        pred = (p >= self.threshold).astype(np.int64) if C == 2 else np.argmax(p, axis=1)
-        w2 = np.ones(n) if w is None else w * w
-        mean = np.zeros((C, C))
-        var = np.zeros((C, C))
-        np.add.at(mean, pred, rw)
-        np.add.at(var, pred, w2[:, None] * probs * (1.0 - probs))
+        pred = (p >= self.threshold).astype(np.intp) if C == 2 else np.argmax(p, axis=1)
+        w2 = None if w is None else w * w
+        # per predicted class k: Σ w·p_c and Σ w²·p_c·(1 − p_c), one bincount per column
+        mean = np.stack([np.bincount(pred, weights=c, minlength=C) for c in wcols], axis=1)
+        if C == 2:  # p(1 − p) is the same for both classes
+            v = cols[1] * cols[0] if w2 is None else cols[1] * cols[0] * w2
+            var = np.repeat(np.bincount(pred, weights=v, minlength=C)[:, None], 2, axis=1)
+        else:
+            var = np.stack([np.bincount(pred, weights=c * (1.0 - c) if w2 is None else c * (1.0 - c) * w2,
+                                        minlength=C) for c in cols], axis=1)
         return y, scores, rw.reshape(-1), mean, var
 
     def update(self, y_prob: Any, *, sample_weight: Any = None,  # type: ignore[override]
