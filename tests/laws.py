@@ -397,6 +397,9 @@ REGISTRY: dict[str, Case] = {
         acc=sm.Accuracy(C, zero_division=0.0), f1=sm.F1(C, average=None, zero_division=0.0),
         auroc=sm.AUROC(C), ap=sm.AveragePrecision(C, average="micro"))), "multiclass_probabilities",
         estimated_feed, laws=ESTIMATED_LAWS, exact=False),
+    "estimated_window_auroc": Case(lambda: Estimated(sm.Window(sm.AUROC(), size=14)), "probabilities",
+                                   estimated_feed, laws=ESTIMATED_LAWS - {"merge", "integer_weights"},
+                                   exact=False, compare_state=False),
     "estimated_precision": Case(lambda: Estimated(sm.Precision(zero_division=0.0)), "probabilities",
                                 estimated_feed, laws=ESTIMATED_LAWS, exact=False),
 }

@@ -108,10 +108,9 @@ def _check_estimable(metric: Metric) -> tuple[int, float]:
     """``metric``'s number of classes (binary: 2) and its threshold; ``ValueError`` saying why
     it cannot be estimated."""
     check_accumulator(metric, refused=(Estimated,))
-    if isinstance(metric, SampleWrapper) and not (isinstance(metric, Window) and metric.seconds):
+    if isinstance(metric, SampleWrapper) and not isinstance(metric, Window):
         raise ValueError(f"metric: Estimated duplicates each row into one row per class, so a "
-                         f"{type(metric).__name__} counting rows would count those; wrap a time "
-                         "window (Window(m, seconds=...)) or put Estimated outside the count")
+                         f"{type(metric).__name__} would decay per duplicated row; wrap a Window")
     if metric.family not in ("classification", "sliced"):
         raise ValueError(f"metric: Estimated takes classification accumulators (confusion and "
                          f"ranking metrics, a MetricSet, Sliced), got {type(metric).__name__} of "
@@ -134,7 +133,12 @@ def _check_estimable(metric: Metric) -> tuple[int, float]:
             thresholds.add(float(m.threshold))
     if len(tasks) != 1:
         raise ValueError(f"metric: the members take different tasks {sorted(tasks, key=str)}")
-    return tasks.pop()[1], (thresholds.pop() if len(thresholds) == 1 else 0.5)
+    n_classes = tasks.pop()[1]
+    if isinstance(metric, Window) and metric.size is not None and metric.size % n_classes:
+        raise ValueError(f"metric: a count window around Estimated holds {n_classes} rows per "
+                         f"prediction (one per class): size must be a multiple of {n_classes} "
+                         f"(size={n_classes}·W for the last W predictions), got {metric.size}")
+    return n_classes, (thresholds.pop() if len(thresholds) == 1 else 0.5)
 
 
 def _expand(value: Any, k: int, n: int, name: str) -> Any:
@@ -168,8 +172,9 @@ class Estimated(Metric):
     ----------
     metric : Metric
         An empty binary or multiclass classification accumulator (a confusion or ranking
-        metric), a ``MetricSet`` of them, a ``Sliced`` one or a time ``Window``
-        (``seconds=``). The estimate holds its own twin of it. Without ``classes=``,
+        metric), a ``MetricSet`` of them, a ``Sliced`` one or a ``Window`` (a count window
+        counts the C rows of each prediction: ``size=C·W`` holds the last W predictions). The
+        estimate holds its own twin of it. Without ``classes=``,
         ``pos_label=`` and ``ignore_index``: class i is column i of ``y_prob``.
 
     Notes

@@ -48,7 +48,8 @@ def test_multiclass_rows_must_sum_to_one():
     (sm.AUROC(3, multilabel=True), "binary and multiclass"),
     (sm.AUROC(classes=["no", "yes"]), "without classes="),
     (sm.F1(ignore_index=0), "ignore_index"),
-    (sm.Window(sm.F1(), size=10), "counting rows"),
+    (sm.Window(sm.F1(), size=9), "size must be a multiple of 2"),
+    (sm.Decayed(sm.F1(), half_life=10.0), "decay per duplicated row"),
     (sm.LogLoss(), "task"),
     (sm.NDCG(), "classification accumulators"),
     (sm.F1().update([1, 0], [1, 1]), "empty accumulator"),
@@ -89,6 +90,13 @@ def test_sliced_and_time_window_inside():
     win = Estimated(sm.Window(sm.Accuracy(), seconds=2.0)).update(p, timestamp=t)
     assert win.compute() == pytest.approx(Estimated(sm.Accuracy()).update(p[4:]).compute(), rel=1e-12)
     assert sm.loads(sm.dumps(win)).compute() == pytest.approx(win.compute(), rel=1e-12)
+    # a count window of 2·W rows holds the last W predictions, across batches and merges
+    last = Estimated(sm.Window(sm.AUROC(), size=6)).update(p[:4]).update(p[4:])
+    assert last.compute() == pytest.approx(Estimated(sm.AUROC()).update(p[3:]).compute(), rel=1e-12)
+    mc = np.array([[0.2, 0.3, 0.5], [0.6, 0.3, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
+    a = Estimated(sm.Window(sm.Accuracy(3), size=6)).update(mc[:2])
+    b = Estimated(sm.Window(sm.Accuracy(3), size=6)).update(mc[2:])
+    assert a.merge(b).compute() == pytest.approx(Estimated(sm.Accuracy(3)).update(mc[2:]).compute(), rel=1e-12)
 
 
 def test_loading_refuses_broken_files():
