@@ -489,6 +489,16 @@ class DelayedLabels(BatchedFolding, Wrapper):
             labels, or the wrapped metric cannot be estimated (``Estimated``'s rules: no count
             windows, no ``classes=`` / ``pos_label=`` / ``ignore_index``). O(pending · C) plus
             the wrapped metric's update and read.
+
+        Examples
+        --------
+        >>> from streammetrics import AUROC, DelayedLabels
+        >>> d = DelayedLabels(AUROC())
+        >>> d.predict([1, 2, 3, 4], [0.9, 0.3, 0.8, 0.2])
+        >>> d.label([1, 2], [1, 0])
+        2
+        >>> d.compute(), round(d.estimate(), 4)  # realised on ids 1, 2; expected on ids 3, 4
+        (1.0, 0.8)
         """
         from .monitoring.estimated import Estimated  # the same layer; imported when used
 

@@ -122,3 +122,29 @@ def test_reset_copy_and_repr():
     assert est.state_dict()["estimate.mean"].sum() == 0
     assert twin.compute() == pytest.approx(fed(sm.F1()).compute())
     assert repr(est).startswith("Estimated(F1(")
+
+
+def test_a_wrapped_metric_refusing_the_batch_leaves_everything_as_it_was():
+    win = Estimated(sm.Window(sm.AUROC(), seconds=10.0)).update([0.2, 0.8], timestamp=5.0)
+    before = win.state_dict()
+    with pytest.raises(ValueError, match="timestamp"):
+        win.update([0.4, 0.6], timestamp=[1.0, 0.0])  # decreasing: the window refuses it
+    sliced = Estimated(sm.Sliced(sm.F1())).update([0.2, 0.8], slices=["a", "b"])
+    with pytest.raises(ValueError, match="slices"):
+        sliced.update([0.4, 0.6], slices=["a"])  # one key for two rows
+    for est, state in ((win, before), (sliced, None)):
+        after = est.state_dict()
+        if state is not None:
+            assert after.keys() == state.keys()
+            for k in state:
+                if isinstance(state[k], np.ndarray):
+                    np.testing.assert_array_equal(state[k], after[k])
+    assert sliced.state_dict()["estimate.mean"].sum() == pytest.approx(2.0)
+
+
+def test_loading_checks_the_moments_shapes():
+    state = fed(sm.Accuracy()).state_dict()
+    with pytest.raises(ValueError, match="shape"):
+        sm.Metric.from_state_dict(dict(state, **{"estimate.mean": np.zeros((3, 3))}))
+    with pytest.raises(ValueError, match="negative or non-finite"):
+        sm.Metric.from_state_dict(dict(state, **{"estimate.var": np.full((2, 2), np.nan)}))
