@@ -77,7 +77,7 @@ from ._labels import numeric_or_labels
 from ._params import Param, check_accumulator, check_param
 from ._timestamps import Clock, call_time
 from ._validation import as_numpy, check_weights, kept_predictions, one_score
-from ._wrapper import Wrapper, resolve_clock
+from ._wrapper import SampleWrapper, Wrapper, resolve_clock
 
 __all__ = ["DelayedLabels"]
 
@@ -468,13 +468,11 @@ class DelayedLabels(BatchedFolding, Wrapper):
         """The wrapped metric *estimated* over the pending predictions (CBPE, see
         :class:`~streammetrics.monitoring.Estimated`), next to :meth:`compute`'s realised value.
 
-        Each pending prediction -- a probability of class 1 (binary) or a row of C
-        probabilities -- counts as every class with its probability as weight (times its
-        ``sample_weight``); with ``include_labelled=True`` the labelled pairs count too, as
-        they are, so the value covers every prediction made: realised where labelled,
-        expected elsewhere. Around ``Sliced``, each pending row counts in its slice. A
-        service alarms when, for the same rows, the realised value drifts from what was
-        estimated (calibration drift: docs/monitoring.md).
+        Each pending prediction (a probability of class 1, or a row of C probabilities)
+        counts as every class weighted by its probability (times its weight); with
+        ``include_labelled=True`` the labelled pairs count too, as they are. Around ``Sliced``
+        each pending row counts in its slice. A service alarms when, for the same rows, the
+        realised value drifts from the estimate (calibration drift: docs/monitoring.md).
 
         Parameters
         ----------
@@ -484,11 +482,10 @@ class DelayedLabels(BatchedFolding, Wrapper):
         Returns
         -------
         Any
-            The value as :meth:`compute` gives it (nan with an ``UndefinedMetricWarning``
-            while nothing is pending). ``ValueError`` if the pending predictions are hard
-            labels, or the wrapped metric cannot be estimated (``Estimated``'s rules: no count
-            windows, no ``classes=`` / ``pos_label=`` / ``ignore_index``). O(pending · C) plus
-            the wrapped metric's update and read.
+            The value as :meth:`compute` gives it (nan with an ``UndefinedMetricWarning`` while
+            nothing is pending). ``ValueError`` for hard-label predictions, a wrapped ``Window``
+            or ``Decayed``, or a metric ``Estimated`` refuses. O(pending · C) plus the wrapped
+            metric's update and read.
 
         Examples
         --------
@@ -505,6 +502,9 @@ class DelayedLabels(BatchedFolding, Wrapper):
         with self._lock:
             self._flush_locked()
             entries = list(self._pending.values())
+            if isinstance(self._metric, SampleWrapper):
+                raise ValueError("estimate: not defined around a Window or Decayed (their rows are "
+                                 "the labelled ones); wrap the plain metric")
             if self._spec is not None and np.dtype(self._spec[0]).kind != "f":
                 raise ValueError(f"estimate: the pending predictions are labels (dtype "
                                  f"{self._spec[0]}); an estimate needs probabilities")

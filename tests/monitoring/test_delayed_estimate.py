@@ -68,6 +68,13 @@ def test_labels_as_predictions_are_refused():
         d.estimate()
 
 
+def test_windows_are_refused():
+    d = sm.DelayedLabels(sm.Window(sm.AUROC(), size=10))
+    d.predict([1], [0.4])
+    with pytest.raises(ValueError, match="estimate: not defined around a Window"):
+        d.estimate()
+
+
 def test_nothing_pending_is_undefined_not_an_error():
     d = sm.DelayedLabels(sm.AUROC())
     with pytest.warns(sm.UndefinedMetricWarning):
