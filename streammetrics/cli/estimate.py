@@ -71,7 +71,11 @@ class _Members:
     def __init__(self, estimate: Any, names: list[str]) -> None:
         self._items = {n: (_WithInterval if type(estimate.metric[n]).__name__ in _INTERVALS else _Member)(
             estimate, n) for n in names}
-        self.nbytes = estimate.nbytes
+        self._est = estimate
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._est.nbytes)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._items)

@@ -37,6 +37,7 @@ def test_binary_estimates_equal_the_library(tmp_path, capsys):
     assert doc["intervals"]["recall"] == pytest.approx(list(est.interval(member="recall")), rel=1e-12)
     assert "f1" not in doc["intervals"] and "auroc" not in doc["intervals"]
     assert doc["rows"] == 500 and "ESTIMATED" in doc["notes"][0]
+    assert doc["state_bytes"] == est.nbytes  # the state after the pass, not the empty one
 
 
 def test_multiclass_columns_and_the_table(tmp_path, capsys):
