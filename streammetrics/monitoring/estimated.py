@@ -121,7 +121,15 @@ def _check_estimable(metric: Metric) -> tuple[int, float]:
     tasks: set[tuple[str, int]] = set()
     thresholds: set[float] = set()
     for m in _members(metric):
-        task = getattr(m, "task", None)
+        module = type(m).__module__
+        if module.startswith("streammetrics.calibration") and not module.endswith("ks_gains"):
+            raise ValueError(f"metric: {type(m).__name__} compares the probabilities with the labels; "
+                             "estimated from the same probabilities it is perfect calibration by "
+                             "construction: measure it on labelled data")
+        task = getattr(m, "task", None) or getattr(m._state, "task", None)
+        if task is None and isinstance(getattr(m, "num_classes", None), int) and not getattr(
+                m, "multilabel", False):
+            task = "multiclass"  # top-k accuracy: C classes, no task attribute
         if task not in ("binary", "multiclass"):
             raise ValueError(f"metric: Estimated supports binary and multiclass metrics, got "
                              f"{type(m).__name__} with task {task!r}")
@@ -129,8 +137,9 @@ def _check_estimable(metric: Metric) -> tuple[int, float]:
             raise ValueError(f"metric: {type(m).__name__} has ignore_index set; every class "
                              "index is a weighted row of the estimate")
         tasks.add((task, int(getattr(m, "num_classes", 2) or 2) if task == "multiclass" else 2))
-        if hasattr(m, "threshold"):  # a confusion metric (ranking metrics have none)
-            thresholds.add(float(m.threshold))
+        cut = getattr(m, "threshold", None)
+        if isinstance(cut, (int, float)) and not isinstance(cut, bool):  # a confusion metric's
+            thresholds.add(float(cut))
     if len(tasks) != 1:
         raise ValueError(f"metric: the members take different tasks {sorted(tasks, key=str)}")
     n_classes = tasks.pop()[1]

@@ -50,7 +50,7 @@ def test_multiclass_rows_must_sum_to_one():
     (sm.F1(ignore_index=0), "ignore_index"),
     (sm.Window(sm.F1(), size=9), "size must be a multiple of 2"),
     (sm.Decayed(sm.F1(), half_life=10.0), "decay per duplicated row"),
-    (sm.LogLoss(), "task"),
+    (sm.LogLoss(), "measure it on labelled data"),
     (sm.NDCG(), "classification accumulators"),
     (sm.F1().update([1, 0], [1, 1]), "empty accumulator"),
     (sm.MetricSet(a=sm.F1(), b=sm.AUROC(3)), "different tasks"),

@@ -140,3 +140,23 @@ def test_binary_accuracy_is_the_mean_probability_of_the_predicted_class():
     q = np.where(p >= 0.5, p, 1 - p)
     est = Estimated(sm.Accuracy()).update(p, sample_weight=w)
     assert est.compute() == pytest.approx(float(np.sum(w * q) / np.sum(w)), rel=1e-12)
+
+
+def test_top_k_accuracy_and_the_score_buffer_metrics():
+    rng = np.random.default_rng(11)
+    q = rng.dirichlet([1, 2, 3], 80)
+    y, s, rw = duplicated(q, None)
+    est = Estimated(sm.TopKAccuracy(C, k=2)).update(q)
+    want = skm.top_k_accuracy_score(y, s, k=2, labels=list(range(C)), sample_weight=rw)
+    assert est.compute() == pytest.approx(want, rel=1e-12)
+    p = rng.random(80)
+    y, s, rw = duplicated(p, None)
+    ks = Estimated(sm.KSStatistic()).update(p).compute()
+    fpr, tpr, _ = skm.roc_curve(y, s, sample_weight=rw)
+    assert ks == pytest.approx(float(np.max(tpr - fpr)), rel=1e-12)
+
+
+def test_calibration_metrics_are_refused():
+    for metric in (sm.CalibrationError(), sm.LogLoss(), sm.BrierScore(), sm.CalibrationCurve(4)):
+        with pytest.raises(ValueError, match="measure it on labelled data"):
+            Estimated(metric)
