@@ -77,7 +77,7 @@ from ._labels import numeric_or_labels
 from ._params import Param, check_accumulator, check_param
 from ._timestamps import Clock, call_time
 from ._validation import as_numpy, check_weights, kept_predictions, one_score
-from ._wrapper import Wrapper, resolve_clock
+from ._wrapper import SampleWrapper, Wrapper, resolve_clock
 
 __all__ = ["DelayedLabels"]
 
@@ -463,6 +463,65 @@ class DelayedLabels(BatchedFolding, Wrapper):
                 self._spec = None
             self._stats["labelled"] += 1
             return 1
+
+    def estimate(self, *, include_labelled: bool = False) -> Any:
+        """The wrapped metric *estimated* over the pending predictions (CBPE, see
+        :class:`~streammetrics.monitoring.Estimated`), next to :meth:`compute`'s realised value.
+
+        Each pending prediction (a probability of class 1, or a row of C probabilities)
+        counts as every class weighted by its probability (times its weight); with
+        ``include_labelled=True`` the labelled pairs count too, as they are. Around ``Sliced``
+        each pending row counts in its slice. A service alarms when, for the same rows, the
+        realised value drifts from the estimate (calibration drift: docs/monitoring.md).
+
+        Parameters
+        ----------
+        include_labelled : bool, default=False
+            Also count the labelled pairs (realised) with the estimate of the pending ones.
+
+        Returns
+        -------
+        Any
+            The value as :meth:`compute` gives it (nan with an ``UndefinedMetricWarning`` while
+            nothing is pending). ``ValueError`` for hard-label predictions, a wrapped ``Window``
+            or ``Decayed``, or a metric ``Estimated`` refuses. O(pending · C) plus the wrapped
+            metric's update and read.
+
+        Examples
+        --------
+        >>> from streammetrics import AUROC, DelayedLabels
+        >>> d = DelayedLabels(AUROC())
+        >>> d.predict([1, 2, 3, 4], [0.9, 0.3, 0.8, 0.2])
+        >>> d.label([1, 2], [1, 0])
+        2
+        >>> d.compute(), round(d.estimate(), 4)  # realised on ids 1, 2; expected on ids 3, 4
+        (1.0, 0.8)
+        """
+        from .monitoring.estimated import Estimated  # the same layer; imported when used
+
+        with self._lock:
+            self._flush_locked()
+            entries = list(self._pending.values())
+            if isinstance(self._metric, SampleWrapper):
+                raise ValueError("estimate: not defined around a Window or Decayed (their rows are "
+                                 "the labelled ones); wrap the plain metric")
+            if self._spec is not None and np.dtype(self._spec[0]).kind != "f":
+                raise ValueError(f"estimate: the pending predictions are labels (dtype "
+                                 f"{self._spec[0]}); an estimate needs probabilities")
+            est = Estimated(type(self._metric)._from_config(self._metric._config()))
+            labelled = self._metric.copy() if include_labelled else None
+            kwargs: dict[str, Any] = {}
+            if self._sliced and entries:
+                kwargs["slices"] = slices_argument(self._slice_names, [e[3] for e in entries])
+        if entries:
+            probs = np.stack([np.asarray(e[0], dtype=np.float64) for e in entries])
+            weights = None
+            if any(e[1] is not None for e in entries):
+                weights = np.array([1.0 if e[1] is None else e[1] for e in entries])
+            est.update(probs, sample_weight=weights, **kwargs)
+        if labelled is not None:
+            est.metric.merge(labelled)
+        return est.compute()
 
     def expire(self, timestamp: float | None = None) -> None:
         """Apply the ttl now (it is also applied on every predict/label/stats call)."""

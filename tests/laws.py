@@ -23,6 +23,7 @@ import streammetrics as sm
 import streammetrics.calibration as smc
 import streammetrics.retrieval as smr
 import streammetrics.trec as smt
+from streammetrics.monitoring import Estimated
 from streammetrics.retrieval import (
     CG,
     DCG,
@@ -175,6 +176,12 @@ def sliced_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None,
     metric.update(y, p, slices=keys, sample_weight=w)
 
 
+def estimated_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+                   groups: np.ndarray) -> None:
+    """Probabilities only (``streammetrics.monitoring.Estimated``): the labels are not given."""
+    metric.update(p, sample_weight=w)
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     make: Callable[[], Any]
@@ -207,6 +214,7 @@ def without(*names: str) -> frozenset[str]:
 NOT_WEIGHTED = without("unit_weights", "integer_weights")
 # a wrapper is not wrapped again; a query metric takes no weights
 WRAPPER_LAWS = without("window_equals_plain", "integer_weights")
+ESTIMATED_LAWS = without("window_equals_plain", "rejected")
 
 def retrieval_metrics(per_query: bool = False) -> dict[str, sm.Metric]:
     """One of each retrieval accumulator with its common options (tie handling, cutoffs, gains)."""
@@ -387,6 +395,20 @@ REGISTRY: dict[str, Case] = {
     "delayed_bounded_quantile_mce": Case(lambda: sm.DelayedLabels(sm.CalibrationError(
         n_bins=4, strategy="quantile", norm="max", max_bytes=4096)), "probabilities", delayed_feed,
         laws=without("window_equals_plain"), exact=False, compare_state=False),
+    # estimated performance (streammetrics.monitoring): probabilities without labels, so no
+    # mismatched-label batch to reject (tests/monitoring/test_estimated_inputs.py rejects theirs)
+    "estimated_binary_set": Case(lambda: Estimated(sm.MetricSet(
+        acc=sm.Accuracy(zero_division=0.0), f1=sm.F1(zero_division=0.0), auroc=sm.AUROC(),
+        ap=sm.AveragePrecision())), "probabilities", estimated_feed, laws=ESTIMATED_LAWS, exact=False),
+    "estimated_multiclass_set": Case(lambda: Estimated(sm.MetricSet(
+        acc=sm.Accuracy(C, zero_division=0.0), f1=sm.F1(C, average=None, zero_division=0.0),
+        auroc=sm.AUROC(C), ap=sm.AveragePrecision(C, average="micro"))), "multiclass_probabilities",
+        estimated_feed, laws=ESTIMATED_LAWS, exact=False),
+    "estimated_window_auroc": Case(lambda: Estimated(sm.Window(sm.AUROC(), size=14)), "probabilities",
+                                   estimated_feed, laws=ESTIMATED_LAWS - {"merge", "integer_weights"},
+                                   exact=False, compare_state=False),
+    "estimated_precision": Case(lambda: Estimated(sm.Precision(zero_division=0.0)), "probabilities",
+                                estimated_feed, laws=ESTIMATED_LAWS, exact=False),
 }
 NAMES = sorted(REGISTRY)
 

@@ -21,7 +21,7 @@ def test_import_loads_no_integration() -> None:
     import subprocess
     import sys
 
-    extras = ["torch", "dask", "distributed", "pyspark", "ray", "prometheus_client", "pyarrow",
+    extras = ["torch", "dask", "distributed", "pyspark", "ray", "prometheus_client", "opentelemetry", "pyarrow",
               "pandas", "matplotlib", "rich", "scipy", "sklearn", "lightning", "keras",
               "transformers", "mlflow", "tensorboard"]
     code = (

@@ -1,6 +1,6 @@
 """``streammetrics evaluate``: stream prediction files through a MetricSet and report the metrics.
 
-``streammetrics evaluate [FILE ...] --label COL --score COL [--score COL ...] [--task TASK]
+``streammetrics evaluate [FILE ...] [--label COL] --score COL [--score COL ...] [--task TASK]
 [--pos-label LABEL] [--classes LIST] [--metrics LIST] [--threshold T] [--from-logits]
 [--max-bytes SIZE] [--weight COL] [--json PATH|-] [--plot DIR]``
 
@@ -11,6 +11,8 @@ is evaluated. The positive class of text labels is never guessed: ``--pos-label`
 named after a label (``p_cancer``) or ``--classes`` (see :mod:`streammetrics.cli.labels`). Exit
 status: 0 success, 1 data error (NaN or non-numeric score, bad label, unreadable file), 2 usage
 error (missing file or column, bad option), 130 interrupted; errors are one line on stderr.
+Without ``--label``, probabilities give *estimated* metrics, marked as such
+(:mod:`streammetrics.cli.estimate`).
 pyarrow, rich and matplotlib (the ``cli`` extra) are imported only when the command runs.
 
 Complexity: one pass over the input; per batch the cost of the metrics' ``update`` (O(n) for the
@@ -34,6 +36,7 @@ from typing import Any
 from . import calibration as cal
 from . import columns, slices
 from .errors import InputError, OneLineParser, guarded, plain
+from .estimate import run_estimated
 from .labels import resolve as resolve_labels
 from .options import add_arguments, parse_size
 from .plots import Histogram, add_batch, check_plot_dir
@@ -390,11 +393,15 @@ def _run(args: argparse.Namespace) -> int:
         _check_json_path(args.json)
     with ExitStack() as stack:
         if args.files:
-            if not args.label or not args.score:
-                raise InputError("--label and --score are required with input files", 2)
+            if not args.score:
+                raise InputError("--label and --score are required with input files (--score alone, "
+                                 "probabilities without labels, gives estimated metrics)", 2)
             files = expand_inputs(args.files)
             shown = args.files if len(args.files) <= 3 else [*args.files[:2], f"... ({len(files)} files)"]
             title = f"streammetrics evaluate: {', '.join(shown)}"
+            if not args.label:  # probabilities without labels: estimated metrics (cli.estimate)
+                args.label = []
+                return run_estimated(Plan(args, files), args, title, METRICS, DEFAULTS, _library_error)
         else:
             ex_stack, path = _bundled_example()
             stack.enter_context(ex_stack)

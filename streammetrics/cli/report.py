@@ -275,7 +275,8 @@ def _per_class_table(res: dict[str, Any], fmt: Callable[[Any], str]) -> tuple[An
     per_class, ivs, bds = res["per_class"], res["per_class_intervals"], res["per_class_bounds"]
     notes = []
     if ivs:
-        notes.append(f"below a value: its {res['confidence']:.0%} interval (Wilson; DeLong for AUROC)")
+        kind = "Poisson-binomial, of the estimate" if res.get("estimated") else "Wilson; DeLong for AUROC"
+        notes.append(f"below a value: its {res['confidence']:.0%} interval ({kind})")
     if bds:
         notes.append("[low–high]: certified bounds of a binned value")
     pc = Table(title="per class", title_justify="left")
