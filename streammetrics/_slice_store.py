@@ -13,7 +13,9 @@ and holds one accumulator of the wrapped kind per slot, in one of two layouts:
   gets its contiguous block; all blocks are prepared (validated) before any is applied.
 
 The overflow slot is slot 0 of the stacked array / ``other`` of the per-slot list; it exists only
-with ``overflow="other"`` and records the distinct keys it absorbed.
+with ``overflow="other"`` and counts the distinct keys it absorbed (in bounded memory:
+:mod:`~streammetrics._slice_absorbed`). The per-slot accumulators are saved grouped by state
+entry (:mod:`~streammetrics._slice_files`), so a file's header does not grow with the slices.
 """
 
 from __future__ import annotations
@@ -22,9 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from ._base import FORMAT_VERSION, Metric
-from ._confusion_counts import ConfusionCounts
-from ._slice_keys import Factorized, decode_json, decode_keys, encode_json, encode_keys
+from ._averaging import warn_undefined
+from ._base import Metric
+from ._confusion_base import AveragedMetric
+from ._confusion_counts import ConfusionCounts, OneVsRest
+from ._result_output import MetricResults
+from ._slice_absorbed import Absorbed
+from ._slice_files import check_stacked, pack_slots, unpack_slots
+from ._slice_keys import Factorized, decode_keys, encode_keys
 from ._state import State
 from .metricset import MetricSet
 
@@ -67,7 +74,7 @@ class SliceStore:
         self.overflow = overflow
         self.keys: list[Any] = []
         self.index: dict[Any, int] = {}
-        self.absorbed: set[Any] = set()
+        self.absorbed = Absorbed()
         self.stacked = stackable(template)
         # integer keys: slot of key (base + i) at table[i] (0: not a slice yet), kept while the
         # keys span at most TABLE_SPAN values, so a batch of known keys needs no Python loop
@@ -114,7 +121,7 @@ class SliceStore:
                     )
                 else:
                     slot = 0
-                    if key not in self.absorbed:
+                    if key not in self.absorbed:  # an exact set: not counted yet
                         absorbed.add(key)
             slots[i] = slot
         return slots, new, absorbed
@@ -126,7 +133,8 @@ class SliceStore:
             self.index[key] = start + 1 + i
         if new and self.width is None:
             self._tabulate(new, start + 1)
-        self.absorbed |= absorbed
+        if absorbed:
+            self.absorbed.add(absorbed)
         grow = 1 + len(self.keys) - self.rows.shape[0]
         if grow > 0:
             self.rows = np.concatenate([self.rows, np.zeros(grow, np.int64)])
@@ -311,6 +319,31 @@ class SliceStore:
         m_slot = self.metrics[slot]
         return twin_of(self.template) if m_slot is None else m_slot
 
+    def values(self, slots: np.ndarray) -> list[Any] | None:
+        """``compute()`` of the slots ``slots`` at once, vectorised over slots: the stacked
+        binary counts of a per-class ratio metric (precision, recall, F-beta, Jaccard, ...; or a
+        MetricSet of them). The same arithmetic as each slot's own ``compute()``, one warning
+        for all undefined slots; None for other metrics (computed slot by slot). O(slots)."""
+        if not self.stacked or self.k != 2:
+            return None
+        members = dict(self.template.items()) if isinstance(self.template, MetricSet) \
+            else {"": self.template}
+        if not all(_ratio_metric(m) for m in members.values()):
+            return None
+        c = self.counts[slots]
+        s = OneVsRest(c[:, 3], c[:, 1], c[:, 2], c[:, 0])
+        cols: dict[str, list[float]] = {}
+        for name, m in members.items():
+            assert isinstance(m, AveragedMetric)
+            values, undefined = m._per_class(s)
+            if undefined.any() and m.zero_division == "warn":
+                warn_undefined(m._label, m._undefined)
+            cols[name] = values.tolist()
+        if not isinstance(self.template, MetricSet):
+            return cols[""]
+        return [MetricResults({name: col[i] for name, col in cols.items()})
+                for i in range(len(slots))]
+
     def total(self) -> Metric | None:
         """Stacked layout: the accumulator of all rows (the slots' sum); else None."""
         if not self.stacked:
@@ -324,7 +357,7 @@ class SliceStore:
 
     @property
     def nbytes(self) -> int:
-        size = self.rows.nbytes + 64 * (len(self.keys) + len(self.absorbed))
+        size = self.rows.nbytes + 64 * len(self.keys) + self.absorbed.nbytes
         if self.stacked:
             size += self.counts.nbytes + (0 if self.counts_w2 is None else self.counts_w2.nbytes)
         else:
@@ -338,7 +371,8 @@ class SliceStore:
         was refused by :meth:`check_merge` beforehand)."""
         slots, new, absorbed = self.resolve(list(other.keys)) if other.keys else (
             np.zeros(0, np.intp), [], set())
-        self._commit_keys(new, absorbed | other.absorbed)
+        self._commit_keys(new, absorbed)
+        self.absorbed.update(other.absorbed)
         src = np.arange(len(other.keys) + 1)
         dst = np.r_[0, slots].astype(np.intp)
         if self.stacked:
@@ -378,35 +412,36 @@ class SliceStore:
         return out
 
     def arrays(self, prefix: str) -> dict[str, Any]:
+        n = len(self.keys) + 1
         out: dict[str, Any] = {
             f"{prefix}keys": encode_keys(self.keys),
-            f"{prefix}absorbed": encode_keys(sorted(self.absorbed, key=repr)),
-            f"{prefix}rows": self.rows[: len(self.keys) + 1].copy(),
+            f"{prefix}absorbed": encode_keys(self.absorbed.sorted_keys()),
+            f"{prefix}rows": self.rows[:n].copy(),
         }
+        if self.absorbed.sketch is not None:
+            out[f"{prefix}absorbed_sketch"] = self.absorbed.sketch.copy()
         if self.stacked:
-            n = len(self.keys) + 1
             out[f"{prefix}counts"] = self.counts[:n].copy()
             w2 = self.counts if self.counts_w2 is None else self.counts_w2
             out[f"{prefix}counts_w2"] = w2[:n].copy()
         else:
-            present = [i for i, m in enumerate(self.metrics[: len(self.keys) + 1]) if m is not None]
-            out[f"{prefix}present"] = encode_json(present)
-            for i in present:
-                m = self.metrics[i]
-                assert m is not None
-                for name, value in m.state_dict().items():
-                    if name not in ("class", "format_version", "config"):
-                        out[f"{prefix}{i}:{name}"] = value
+            out.update(pack_slots(self.metrics, n, prefix))
         return out
 
     def load(self, arrays: dict[str, Any], prefix: str) -> set[str]:
-        """Replace the contents from ``arrays`` (untrusted); returns the entry names used."""
+        """Replace the contents from ``arrays`` (untrusted); returns the entry names used.
+        O(state size): the stacked counts are checked for every slot at once."""
         used = {f"{prefix}keys", f"{prefix}absorbed", f"{prefix}rows"}
         for name in used:
             if name not in arrays:
                 raise ValueError(f"state: missing entry {name!r}")
         keys = decode_keys(arrays[f"{prefix}keys"], self.width, f"{prefix}keys")
-        absorbed = set(decode_keys(arrays[f"{prefix}absorbed"], self.width, f"{prefix}absorbed"))
+        sketch = arrays.get(f"{prefix}absorbed_sketch")
+        if sketch is not None:
+            used.add(f"{prefix}absorbed_sketch")
+        absorbed = Absorbed.loaded(
+            decode_keys(arrays[f"{prefix}absorbed"], self.width, f"{prefix}absorbed"), sketch,
+            f"{prefix}absorbed_sketch")
         if len(keys) > self.max_slices:
             raise ValueError(f"state: {prefix}keys holds {len(keys)} slices, more than "
                              f"max_slices={self.max_slices}")
@@ -417,7 +452,8 @@ class SliceStore:
         if rows.shape != (n,) or rows.dtype.kind not in "iu" or (rows < 0).any():
             raise ValueError(f"state: {prefix}rows must be {n} non-negative integers")
         fresh = SliceStore(self.template, self.width, self.max_slices, self.overflow)
-        fresh._commit_keys(keys, absorbed)
+        fresh._commit_keys(keys, set())
+        fresh.absorbed = absorbed
         fresh.rows = rows.astype(np.int64)
         if self.stacked:
             k = self.k
@@ -426,43 +462,29 @@ class SliceStore:
                 if name not in arrays:
                     raise ValueError(f"state: missing entry {name!r}")
                 a = np.asarray(arrays[name])
-                if a.shape != (n, k * k):
-                    raise ValueError(f"state: {name} has shape {a.shape}, expected {(n, k * k)}")
-            counts = np.asarray(arrays[f"{prefix}counts"], dtype=np.float64)
-            w2 = np.asarray(arrays[f"{prefix}counts_w2"], dtype=np.float64)
-            probe = twin_of(self.template)
-            st = states_of(probe)[0]
-            for i in range(n):  # each slot validated as a confusion state of its own
-                st.load_arrays({"counts": counts[i].reshape(k, k), "counts_w2": w2[i].reshape(k, k)})
-            fresh.counts = counts.copy()
-            fresh.counts_w2 = None if np.array_equal(w2, counts) else w2.copy()
+                if a.shape != (n, k * k) or a.dtype.kind not in "biuf":
+                    raise ValueError(f"state: {name} has shape {a.shape} and dtype {a.dtype}, "
+                                     f"expected {(n, k * k)} numbers")
+            counts = np.array(arrays[f"{prefix}counts"], dtype=np.float64)
+            w2 = np.array(arrays[f"{prefix}counts_w2"], dtype=np.float64)
+            check_stacked(counts, w2, prefix)
+            fresh.counts = counts
+            fresh.counts_w2 = None if np.array_equal(w2, counts) else w2
         else:
-            pname = f"{prefix}present"
-            used.add(pname)
-            if pname not in arrays:
-                raise ValueError(f"state: missing entry {pname!r}")
-            present = decode_json(arrays[pname], pname)
-            if (not isinstance(present, list)
-                    or not all(isinstance(i, int) and not isinstance(i, bool) for i in present)
-                    or sorted(set(present)) != present or (present and not present[0] >= 0)
-                    or (present and present[-1] >= n)):
-                raise ValueError(f"state: {pname} must be increasing slot numbers below {n}")
-            by_slot: dict[int, dict[str, Any]] = {i: {} for i in present}
-            for name, value in arrays.items():
-                if not name.startswith(prefix) or name in used:
-                    continue
-                head, sep, rest = name[len(prefix):].partition(":")
-                if not sep or not head.isdigit() or int(head) not in by_slot:
-                    continue
-                by_slot[int(head)][rest] = value
-                used.add(name)
-            cls = type(self.template)
-            for i, entries in by_slot.items():
-                sd = {"class": cls.__name__, "format_version": FORMAT_VERSION,
-                      "config": self.template._config(), **entries}
-                fresh.metrics[i] = cls.from_state_dict(sd)
+            metrics, names = unpack_slots(arrays, prefix, n, self.template)
+            used |= names
+            for i, m in metrics.items():
+                fresh.metrics[i] = m
         self.__dict__.update(fresh.__dict__)
         return used
+
+
+def _ratio_metric(m: Metric) -> bool:
+    """A binary per-class ratio metric whose ``compute()`` is its ``_per_class`` of the one
+    positive class (see :meth:`AveragedMetric._compute`)."""
+    cls = type(m)
+    return (isinstance(m, AveragedMetric) and m.task == "binary"
+            and cls._compute is AveragedMetric._compute and cls._per_class is AveragedMetric._per_class)
 
 
 def _take(x: Any, idx: np.ndarray, n: int) -> Any:
