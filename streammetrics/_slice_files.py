@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ._base import FORMAT_VERSION, RESERVED_KEYS, Metric
+from ._base import RESERVED_KEYS, Metric
 from ._load_checks import check_sums, check_weight_pair, loading
 from ._slice_keys import decode_json, encode_json
 
@@ -148,9 +148,14 @@ def unpack_slots(arrays: Mapping[str, Any], prefix: str, n: int,
 
 
 def _build(entries: dict[int, dict[str, Any]], template: Metric) -> dict[int, Metric]:
-    cls = type(template)
-    head = {"class": cls.__name__, "format_version": FORMAT_VERSION, "config": template._config()}
-    return {i: cls.from_state_dict({**head, **e}) for i, e in entries.items()}
+    """One accumulator per slot: an empty twin of ``template`` (whose configuration was
+    checked once, with the Sliced's) loading the slot's entries as untrusted arrays."""
+    out = {}
+    for i, e in entries.items():
+        m = type(template)._from_config(template._config())
+        m._load_arrays(e)
+        out[i] = m
+    return out
 
 
 def _unpack_per_slot(arrays: Mapping[str, Any], prefix: str, n: int,

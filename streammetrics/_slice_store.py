@@ -482,9 +482,10 @@ class SliceStore:
 def _ratio_metric(m: Metric) -> bool:
     """A binary per-class ratio metric whose ``compute()`` is its ``_per_class`` of the one
     positive class (see :meth:`AveragedMetric._compute`)."""
+    if not isinstance(m, AveragedMetric) or m.task != "binary":
+        return False
     cls = type(m)
-    return (isinstance(m, AveragedMetric) and m.task == "binary"
-            and cls._compute is AveragedMetric._compute and cls._per_class is AveragedMetric._per_class)
+    return cls._compute is AveragedMetric._compute and cls._per_class is AveragedMetric._per_class
 
 
 def _take(x: Any, idx: np.ndarray, n: int) -> Any:
