@@ -226,3 +226,21 @@ def test_random_keys_round_trip_through_save_and_load(data: st.DataObject, kind:
     assert back.compute() == s.compute()
     assert back.n_absorbed == s.n_absorbed == len(expected) - len(kept)
     assert list(back.compute()) == list(s.compute())
+
+
+def test_delayed_labels_keep_tuple_and_nul_keys_through_save_and_load() -> None:
+    d = sm.DelayedLabels(sm.Sliced(sm.Recall()))
+    d.predict([1, 2, 3, 4], [0.9, 0.2, 0.8, 0.7],
+              slices=[("fr", 1), ("fr", 1), ("de", 2), ("de", 2)])
+    d.label([1, 3], [1, 1])
+    back = sm.loads(sm.dumps(d))  # two rows still pending, with their tuple keys
+    back.label([2, 4], [1, 1])
+    d.label([2, 4], [1, 1])
+    assert back.metric.compute() == d.metric.compute() == {("fr", 1): 0.5, ("de", 2): 1.0}
+    nul = sm.DelayedLabels(sm.Sliced(sm.Recall()))
+    nul.predict([1, 2], [0.9, 0.9], slices=["a\x00", "a"])
+    nul = sm.loads(sm.dumps(nul))
+    nul.label([1, 2], [1, 1])
+    assert nul.metric.counts() == {"a\x00": 1, "a": 1}
+    with pytest.raises(ValueError, match="slices"):
+        nul.predict([5], [0.5], slices=["\ud800"])
