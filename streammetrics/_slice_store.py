@@ -26,8 +26,9 @@ import numpy as np
 
 from ._averaging import warn_undefined
 from ._base import Metric
-from ._confusion_base import AveragedMetric
+from ._confusion_base import AveragedMetric, ProportionMetric
 from ._confusion_counts import ConfusionCounts, OneVsRest
+from ._intervals import wilson
 from ._result_output import MetricResults
 from ._slice_absorbed import Absorbed
 from ._slice_files import check_stacked, pack_slots, unpack_slots
@@ -319,28 +320,42 @@ class SliceStore:
         m_slot = self.metrics[slot]
         return twin_of(self.template) if m_slot is None else m_slot
 
-    def values(self, slots: np.ndarray) -> list[Any] | None:
-        """``compute()`` of the slots ``slots`` at once, vectorised over slots: the stacked
-        binary counts of a per-class ratio metric (precision, recall, F-beta, Jaccard, ...; or a
-        MetricSet of them). The same arithmetic as each slot's own ``compute()``, one warning
-        for all undefined slots; None for other metrics (computed slot by slot). O(slots)."""
+    def values(self, slots: np.ndarray, confidence: float | None = None) -> list[Any] | None:
+        """``compute()`` (or, given ``confidence``, ``interval(confidence)``) of the slots
+        ``slots`` at once, vectorised over slots: the stacked binary counts of a per-class ratio
+        metric (precision, recall, F-beta, Jaccard, ...; or a MetricSet of them). The same
+        arithmetic as each slot's own read, one warning for all undefined slots; None for other
+        metrics (read slot by slot). O(slots)."""
         if not self.stacked or self.k != 2:
             return None
+        single = not isinstance(self.template, MetricSet)
         members = dict(self.template.items()) if isinstance(self.template, MetricSet) \
             else {"": self.template}
         if not all(_ratio_metric(m) for m in members.values()):
             return None
         c = self.counts[slots]
         s = OneVsRest(c[:, 3], c[:, 1], c[:, 2], c[:, 0])
-        cols: dict[str, list[float]] = {}
+        cols: dict[str, list[Any]] = {}
         for name, m in members.items():
             assert isinstance(m, AveragedMetric)
-            values, undefined = m._per_class(s)
-            if undefined.any() and m.zero_division == "warn":
-                warn_undefined(m._label, m._undefined)
-            cols[name] = values.tolist()
-        if not isinstance(self.template, MetricSet):
+            if confidence is None:
+                values, undefined = m._per_class(s)
+                if undefined.any() and m.zero_division == "warn":
+                    warn_undefined(m._label, m._undefined)
+                cols[name] = values.tolist()
+            elif getattr(type(m), "interval", None) is ProportionMetric.interval:
+                w2 = self.counts if self.counts_w2 is None else self.counts_w2
+                q = w2[slots]
+                num, den = m._ratio(s)
+                _, den2 = m._ratio(OneVsRest(q[:, 3], q[:, 1], q[:, 2], q[:, 0]))
+                low, high = wilson(num, den, den2, confidence)
+                cols[name] = list(zip(low.tolist(), high.tolist(), strict=True))
+            elif hasattr(m, "interval") or single:
+                return None  # an interval of its own (or none at all: its error, slot by slot)
+        if single:
             return cols[""]
+        if confidence is not None:
+            return [{name: col[i] for name, col in cols.items()} for i in range(len(slots))]
         return [MetricResults({name: col[i] for name, col in cols.items()})
                 for i in range(len(slots))]
 

@@ -158,10 +158,11 @@ class Sliced(Metric):
 
     # -- per-slice reads -------------------------------------------------------------------
     def _map(self, store: SliceStore | None, fn: Callable[[Metric], Any],
-             names: tuple[str, ...] | None = None, vectorised: bool = False) -> SlicedResults:
+             names: tuple[str, ...] | None = None, vectorised: bool = False,
+             confidence: float | None = None) -> SlicedResults:
         """``fn`` of every slice's accumulator (and ``OTHER``'s), as :class:`SlicedResults`.
-        ``vectorised``: ``fn`` is ``compute``, which the store may give for all slots at once
-        (:meth:`SliceStore.values`)."""
+        ``vectorised``: ``fn`` is ``compute`` (or ``interval(confidence)``), which the store
+        may give for all slots at once (:meth:`SliceStore.values`)."""
         if store is None:
             return SlicedResults({}, counts={}, key_names=names, min_count=self.min_count)
         keys = list(store.keys) + ([OTHER] if store.has_other() else [])
@@ -169,7 +170,7 @@ class Sliced(Metric):
         rows = store.rows.tolist()
         counts = {key: rows[slot] for key, slot in zip(keys, slots, strict=True)}
         defined = [slot for slot in slots if rows[slot] >= self.min_count]
-        got = store.values(np.asarray(defined, np.intp)) if vectorised and defined else None
+        got = store.values(np.asarray(defined, np.intp), confidence) if vectorised and defined else None
         value_of = dict(zip(defined, got if got is not None
                             else [fn(store.metric(slot)) for slot in defined], strict=True))
         out: dict[Any, Any] = {}
@@ -271,7 +272,7 @@ class Sliced(Metric):
             return m.interval(confidence)
 
         with self._lock:
-            return self._map(self._state.crossed, one, self._state.names)
+            return self._map(self._state.crossed, one, self._state.names, True, confidence)
 
     def bounds(self) -> dict[Any, Any]:
         """``{key: (low, high)}``: the certified interval of every slice (bounded ranking

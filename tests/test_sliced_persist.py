@@ -203,6 +203,39 @@ def test_vectorised_compute_equals_each_slices_own(metric: Any) -> None:
         assert v == expected[k] or (v != v and expected[k] != expected[k]), k
 
 
+@pytest.mark.parametrize("metric", [
+    lambda: sm.Recall(), lambda: sm.Precision(), lambda: sm.NPV(),
+    lambda: sm.MetricSet(p=sm.Precision(), r=sm.Recall(), f=sm.F1()),
+])
+def test_vectorised_intervals_equal_each_slices_own(metric: Any) -> None:
+    rng = np.random.default_rng(5)
+    n = 300
+    s = sm.Sliced(metric(), max_slices=20, overflow="other", min_count=3)
+    y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    s.update(y, p, slices=rng.integers(0, 30, n), sample_weight=rng.random(n) + 0.1)
+    s.update([1], [1], slices=[99])  # one row: below min_count
+    got = s.interval(0.9)
+    expected = {}
+    for k, v in got.items():
+        one = s.slice(k)
+        if isinstance(v, sm.UndefinedSlice) or (isinstance(v, dict) and not v):
+            expected[k] = v
+        elif isinstance(one, sm.MetricSet):
+            expected[k] = {name: one[name].interval(0.9) for name in ("p", "r")}
+        else:
+            expected[k] = one.interval(0.9)
+    assert list(got) == list(expected)
+    for k, v in got.items():
+        if isinstance(v, dict) and v and not isinstance(next(iter(v.values())), sm.UndefinedSlice):
+            assert v == expected[k] or np.allclose(  # nan ends for empty denominators
+                np.array(list(v.values()), float), np.array(list(expected[k].values()), float),
+                rtol=0, atol=0, equal_nan=True)
+        elif isinstance(v, tuple):
+            assert np.array_equal(np.array(v), np.array(expected[k]), equal_nan=True)
+    with pytest.raises(ValueError, match="confidence"):
+        s.interval(1.5)
+
+
 def test_vectorised_compute_warns_for_undefined_slices() -> None:
     s = sm.Sliced(sm.Recall()).update([0, 1], [0, 1], slices=["none", "one"])
     with pytest.warns(sm.UndefinedMetricWarning, match="no true samples"):
