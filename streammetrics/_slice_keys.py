@@ -48,6 +48,7 @@ __all__ = [
     "encode_keys",
     "decode_keys",
     "list_keys",
+    "short_repr",
     "decode_key",
     "key_kind",
     "plain_key",
@@ -309,7 +310,7 @@ def plain_key(k: Any) -> Any:
         return v
     if isinstance(k, tuple) and k:
         return tuple(_element(v) for v in k)
-    raise ValueError(f"{_RULE}; first invalid key {_short(k)} ({type(k).__name__})")
+    raise ValueError(f"{_RULE}; first invalid key {short_repr(k)} ({type(k).__name__})")
 
 
 def _element(v: Any) -> Any:
@@ -319,11 +320,12 @@ def _element(v: Any) -> Any:
             raise ValueError(f"a tuple key holds {f!r} (tuples may hold finite floats only)")
         return f
     if isinstance(v, tuple):
-        raise ValueError(f"tuple keys may not be nested; got {_short(v)} inside a key")
+        raise ValueError(f"tuple keys may not be nested; got {short_repr(v)} inside a key")
     return plain_key(v)
 
 
-def _short(k: Any) -> str:
+def short_repr(k: Any) -> str:
+    """``repr(k)``, cut to 80 characters (a key in an error message)."""
     text = repr(k)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -440,4 +442,4 @@ def decode_key(k: Any, width: int | None, what: str, i: int) -> Any:
             raise ValueError(f"expected a list of {width} keys")
         return tuple(one(v) for v in k)
     except ValueError as exc:
-        raise ValueError(f"state: {what}[{i}] is not a valid key: {exc} (got {_short(k)})") from None
+        raise ValueError(f"state: {what}[{i}] is not a valid key: {exc} (got {short_repr(k)})") from None

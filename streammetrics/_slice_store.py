@@ -32,7 +32,7 @@ from ._intervals import wilson
 from ._result_output import MetricResults
 from ._slice_absorbed import Absorbed
 from ._slice_files import check_stacked, pack_slots, unpack_slots
-from ._slice_keys import Factorized, decode_keys, encode_keys
+from ._slice_keys import Factorized, decode_keys, encode_keys, short_repr
 from ._state import State
 from .metricset import MetricSet
 
@@ -117,7 +117,7 @@ class SliceStore:
                 elif self.overflow == "error":
                     raise ValueError(
                         f"slices: more than max_slices={self.max_slices} distinct slice keys "
-                        f"(first key beyond the cap: {key!r}); raise max_slices or pass "
+                        f"(first key beyond the cap: {short_repr(key)}); raise max_slices or pass "
                         "overflow='other'"
                     )
                 else:
@@ -417,7 +417,7 @@ class SliceStore:
             raise ValueError(
                 f"merge: the merged slices would exceed max_slices={self.max_slices} "
                 f"({len(self.keys)} + {len(extra)} new keys; first beyond the cap: "
-                f"{extra[self.max_slices - len(self.keys)]!r}); raise max_slices or pass "
+                f"{short_repr(extra[self.max_slices - len(self.keys)])}); raise max_slices or pass "
                 "overflow='other'"
             )
 

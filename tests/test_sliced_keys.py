@@ -244,3 +244,18 @@ def test_delayed_labels_keep_tuple_and_nul_keys_through_save_and_load() -> None:
     assert nul.metric.counts() == {"a\x00": 1, "a": 1}
     with pytest.raises(ValueError, match="slices"):
         nul.predict([5], [0.5], slices=["\ud800"])
+
+
+def test_a_file_whose_marginal_keys_differ_in_kind_from_the_crossed_ones_is_refused() -> None:
+    s = sm.Sliced(sm.Recall()).update([1, 1], [1, 0], slices={"c": ["fr", "de"], "d": [1, 2]})
+    sd = s.state_dict()
+    sd["by0.keys"] = np.frombuffer(b"[7, 8]", np.uint8).copy()
+    with pytest.raises(ValueError, match="by0.keys"):
+        sm.Sliced.from_state_dict(sd)
+
+
+def test_a_long_key_beyond_the_cap_is_named_briefly() -> None:
+    s = sm.Sliced(sm.Recall(), max_slices=1).update([1], [1], slices=["a"])
+    with pytest.raises(ValueError, match=r"max_slices=1 .*'bbbb.*\.\.\.") as info:
+        s.update([1], [1], slices=["b" * 100_000])
+    assert len(str(info.value)) < 400
