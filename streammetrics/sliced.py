@@ -73,13 +73,20 @@ class Sliced(Metric):
     Notes
     -----
     ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)``: ``slices`` gives one
-    key per row (strings or integers; booleans count as 0/1): an array, or a tuple of arrays /
-    a dict of named arrays for several key columns (crossed slices keyed by tuples, plus each
-    column alone). Further keyword arguments (``timestamp=`` of a time window) go to the
-    wrapped states, per-row arrays split by slice.
+    key per row: an array or list, or a tuple of arrays / a dict of named arrays for several key
+    columns (crossed slices keyed by tuples, plus each column alone). A key is a string, an
+    integer in [-2**63, 2**64) (booleans count as 0/1), or a tuple of strings, integers,
+    booleans and finite floats (``zip(a, b)``, a pandas ``MultiIndex``; not nested); the keys of
+    one column are all of one kind (``1`` and ``"1"`` would be one exported label). A key that
+    could not be saved or exported (a lone surrogate, a 5000-digit integer, a masked entry) is
+    refused with a ``ValueError`` naming it; nothing changes. Further keyword arguments
+    (``timestamp=`` of a time window) go to the wrapped states, per-row arrays split by slice.
 
     Complexity: ``update`` O(n) for small-range integer keys, O(n log n) for strings (one sort)
-    plus the wrapped metric's cost on the batch; ``compute`` O(slices x the wrapped compute).
+    plus the wrapped metric's cost on the batch; ``compute`` O(slices x the wrapped compute),
+    vectorised over slices for binary ratio metrics (precision, recall, F-beta, ...) and their
+    Wilson intervals; ``save`` / ``load`` O(state size), the file's header independent of the
+    number of slices.
     Overflow slices and undefined slices are left out of ``group_min``/``group_max``/
     ``difference``/``ratio``.
 
