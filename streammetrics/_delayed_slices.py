@@ -59,10 +59,8 @@ def row_keys(slices: Any, k: int) -> tuple[KeyLayout, list[Any]]:
 
 
 def _column(values: list[Any]) -> np.ndarray:
-    """Keys as an array ``Sliced`` factorises back to the same Python keys: ints as int64,
-    anything else as ``Sliced`` reads a list of them (:func:`list_keys`)."""
-    if all(type(v) is int for v in values):
-        return np.array(values, dtype=np.int64)
+    """Keys as an array ``Sliced`` factorises back to the same Python keys: as ``Sliced``
+    reads a list of them (:func:`list_keys`: int64 or uint64 integers, strings, objects)."""
     return list_keys(values)
 
 

@@ -106,8 +106,8 @@ class Factorized:
     _lookup: Any  # callable: array of codes -> list of keys
     #: integer keys whose code is ``key - offset`` (the dense path), else None
     offset: int | None = None
-    #: the kind of every key: "int", "str" or "tuple" (see :func:`key_kind`)
-    kind: str = "int"
+    #: the kind of every key (see :func:`key_kind`)
+    kind: str = "integer"
 
     def keys(self, codes: np.ndarray) -> list[Any]:
         return list(self._lookup(codes))
@@ -163,9 +163,12 @@ def list_keys(values: list[Any] | tuple[Any, ...]) -> np.ndarray:
     if any(isinstance(v, tuple) for v in values):
         return np.fromiter(values, dtype=object, count=len(values))
     try:
-        return np.asarray(values)
+        arr = np.asarray(values)
     except ValueError:  # ragged (a list among the keys): refused, by key, in factorize
         return np.fromiter(values, dtype=object, count=len(values))
+    if arr.dtype.kind == "f":  # floats, or integers no integer dtype holds (-1 and 2**63)
+        return np.fromiter(values, dtype=object, count=len(values))
+    return arr
 
 
 def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
@@ -179,6 +182,9 @@ def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
         arr = arr.astype(np.int64)
         kind = "i"
     if kind in "iu":
+        if arr.dtype.itemsize < 8:  # narrow integers: offsets computed in their dtype would wrap
+            arr = arr.astype(np.int64)
+            kind = "i"
         span = max(DENSE_RANGE, n)
         # Non-negative keys below the span (the usual ids 0..k-1) are their own codes: one
         # pass (the max of the unsigned view: a negative key reads as a huge one).
@@ -190,7 +196,9 @@ def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
         if hi - lo < max(DENSE_RANGE, n):
             codes = (arr - arr.dtype.type(lo)) if lo else arr
             codes = codes.astype(np.intp, copy=False)
-            return Factorized(codes, hi - lo + 1, lambda c, lo=lo: (np.asarray(c) + lo).tolist(), lo)
+            first = arr.dtype.type(lo)  # in the keys' own dtype: uint64 keys beyond 2**63 stay exact
+            return Factorized(codes, hi - lo + 1,
+                              lambda c, f=first: (np.asarray(c).astype(f.dtype) + f).tolist(), lo)
         uniques, codes = np.unique(arr, return_inverse=True)
         return Factorized(codes.reshape(-1).astype(np.intp, copy=False), len(uniques),
                           lambda c, u=uniques: u[c].tolist())
@@ -235,10 +243,10 @@ def _factorize_strings(arr: np.ndarray, what: str) -> Factorized:
         rep[inv] = np.arange(n)
         if np.array_equal(arr, arr[rep[inv]]):
             table = arr[rep]
-            return Factorized(inv, len(uniq), lambda c, t=table: t[c].tolist(), kind="str")
+            return Factorized(inv, len(uniq), lambda c, t=table: t[c].tolist(), kind="string")
     uniques, codes = np.unique(arr, return_inverse=True)
     return Factorized(codes.reshape(-1).astype(np.intp, copy=False), len(uniques),
-                      lambda c, u=uniques: u[c].tolist(), kind="str")
+                      lambda c, u=uniques: u[c].tolist(), kind="string")
 
 
 #: Strings wider than this many characters are factorised through the dict path.
@@ -267,13 +275,14 @@ def _factorize_objects(arr: np.ndarray, what: str) -> Factorized:
             uniques.append(plain_key(k))
         except ValueError as exc:
             raise ValueError(f"{what}: {exc} at index {int(np.argmax(codes == c))}") from None
-    kind = key_kind(uniques[0]) if uniques else "int"
+    kind = key_kind(uniques[0]) if uniques else "integer"
     for c, k in enumerate(uniques):
         if key_kind(k) != kind:
             raise ValueError(
-                f"{what}: the keys of one column must all be strings, all integers or all "
-                f"tuples (1 and '1' would be one label when exported); got {uniques[0]!r} and "
-                f"{k!r} at index {int(np.argmax(codes == c))}"
+                f"{what}: the keys of one column must be of one kind (all strings, all integers "
+                f"or all tuples of one shape: 1 and '1' would be one label when exported); got "
+                f"{short_repr(uniques[0])} ({kind}) and {short_repr(k)} ({key_kind(k)}) at "
+                f"index {int(np.argmax(codes == c))}"
             )
     table = np.empty(len(uniques), dtype=object)
     table[:] = uniques
@@ -281,8 +290,16 @@ def _factorize_objects(arr: np.ndarray, what: str) -> Factorized:
 
 
 def key_kind(key: Any) -> str:
-    """``"str"``, ``"tuple"`` or ``"int"``: the kind of a (valid) key."""
-    return "str" if isinstance(key, str) else "tuple" if isinstance(key, tuple) else "int"
+    """The kind of a (valid) key: ``"string"``, ``"integer"``, or for a tuple its length and
+    the kind of each element, e.g. ``"tuple (string, number)"`` (integers and floats are both
+    numbers: equal ones are one key, distinct ones print differently). Keys of one column share
+    one kind, so distinct keys never print alike (``1`` / ``"1"``, ``("a", 1)`` / ``("a",
+    "1")``)."""
+    if isinstance(key, str):
+        return "string"
+    if isinstance(key, tuple):
+        return "tuple (" + ", ".join("string" if isinstance(v, str) else "number" for v in key) + ")"
+    return "integer"
 
 
 def _check_str(k: str, what: str, i: int | None = None) -> None:

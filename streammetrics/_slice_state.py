@@ -77,7 +77,7 @@ class SlicedState(State):
         return crossed, marginals, True
 
     def kinds(self) -> tuple[str, ...] | None:
-        """The kind of key of each column ("str", "int" or "tuple"), from the first slice."""
+        """The kind of key of each column (:func:`key_kind`), from the first slice."""
         if self.crossed is None or not self.crossed.keys:
             return None
         first = self.crossed.keys[0]
@@ -93,8 +93,8 @@ class SlicedState(State):
         j = next(i for i, (a, b) in enumerate(zip(mine, kinds, strict=True)) if a != b)
         col = ("merge: " if merging else "") + ("slices" if names is None else f"slices[{names[j]!r}]")
         raise ValueError(
-            f"{col}: this accumulator holds {_KIND_NAMES[mine[j]]} keys in this column, got "
-            f"{_KIND_NAMES[kinds[j]]} keys (one kind per column: 1 and '1' would be one label "
+            f"{col}: this accumulator holds {mine[j]} keys in this column, got "
+            f"{kinds[j]} keys (one kind per column: 1 and '1' would be one label "
             "when exported)"
         )
 
@@ -301,9 +301,6 @@ class SlicedState(State):
         if extra:
             raise ValueError(f"state: unexpected entries {extra[:5]} in a Sliced state")
         self.__dict__.update(fresh.__dict__)
-
-
-_KIND_NAMES = {"str": "string", "int": "integer", "tuple": "tuple"}
 
 
 def _check_rows(n: int, **arrays: Any) -> None:

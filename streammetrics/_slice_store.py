@@ -159,7 +159,7 @@ class SliceStore:
         lo, hi = min(new), max(new)
         base = lo if self._base is None else min(lo, self._base)
         top = hi if self._base is None else max(hi, self._base + self._table.shape[0] - 1)
-        if top - base >= TABLE_SPAN:
+        if top - base >= TABLE_SPAN or base < -(2**63) or top >= 2**63:  # beyond int64: no table
             self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
             self._ordered = False
             return
@@ -179,10 +179,10 @@ class SliceStore:
         """Slots of the present codes when every one is a known integer key, else None."""
         if fact.offset is None or self._base is None or not present.shape[0]:
             return None
-        idx = present + (fact.offset - self._base)
-        if idx[0] < 0 or idx[-1] >= self._table.shape[0]:
+        shift = fact.offset - self._base  # Python ints: keys near 2**64 do not overflow
+        if shift + int(present[0]) < 0 or shift + int(present[-1]) >= self._table.shape[0]:
             return None
-        slots = self._table[idx]
+        slots = self._table[present + shift]
         return slots if slots.all() else None
 
     def _span(self, fact: Factorized) -> int:

@@ -38,7 +38,9 @@ def _fed() -> sm.Sliced:
     (np.array([b"a", "b"], dtype=object), ["slices", "b'a'", "bytes", "index 0"]),
     (np.array([float("nan"), 1], dtype=object), ["slices", "nan", "float", "index 0"]),
     (np.array([[1], [2]], dtype=object)[:, 0].tolist() + [[3]], None),  # a list inside: unhashable
-    (["a", 1, "b"], ["slices", "one column", "'a'", "1", "index 1"]),
+    (["a", 1, "b"], ["slices", "one kind", "'a' (string)", "1 (integer)", "index 1"]),
+    ([("a", 1), ("a", "1")], ["slices", "one kind", "tuple (string, number)", "index 1"]),
+    ([("a", 1), ("a", 1, 2)], ["slices", "one kind", "tuple (string, number, number)"]),
     (np.ma.masked_array([1, 2, 3], mask=[False, True, False]), ["slices", "masked", "index 1"]),
 ])
 def test_keys_that_cannot_be_saved_or_exported_are_refused(keys: Any, words: list[str] | None) -> None:
@@ -174,6 +176,7 @@ def test_wide_string_arrays_take_the_dict_path() -> None:
     ('[true]', "not a key"),
     ('[1.5]', "not a key"),
     ('["a", 1]', "mixes kinds"),
+    ('[["a", 1], ["a", "1"]]', "mixes kinds"),
     ('[[]]', "non-empty"),
     ('[["a", 1], ["a", 1.0]]', "twice"),
 ])
@@ -259,3 +262,26 @@ def test_a_long_key_beyond_the_cap_is_named_briefly() -> None:
     with pytest.raises(ValueError, match=r"max_slices=1 .*'bbbb.*\.\.\.") as info:
         s.update([1], [1], slices=["b" * 100_000])
     assert len(str(info.value)) < 400
+
+
+@pytest.mark.parametrize("keys", [
+    np.array([-5, -3, 7, 127], np.int8), np.array([-300, 5, 32767, -300], np.int16),
+    np.array([2**63, 2**63 + 1, 2**64 - 1, 2**63], np.uint64), [2**63, 5, 5, 2**63],
+    [-(2**63), 2**64 - 1, 0, 0], np.array([True, False, True, True]),
+])
+def test_integer_keys_of_every_dtype_and_range(keys: Any) -> None:
+    """Narrow dtypes (offsets used to wrap), uint64 keys beyond 2**63 (an OverflowError) and
+    lists no integer dtype holds (read as floats and refused)."""
+    expected: dict[int, int] = {}
+    for k in np.asarray(keys, dtype=object).tolist():
+        expected[int(k)] = expected.get(int(k), 0) + 1
+    s = sm.Sliced(sm.Recall()).update(np.ones(4, int), np.ones(4, int), slices=keys)
+    assert s.counts() == expected and all(type(k) is int for k in s.counts())
+    s.update(np.ones(4, int), np.ones(4, int), slices=keys)  # known keys: the lookup paths
+    back = sm.loads(sm.dumps(s))
+    assert back.counts() == {k: 2 * c for k, c in expected.items()}
+    d = sm.DelayedLabels(sm.Sliced(sm.Recall()))
+    d.predict([1, 2, 3, 4], [0.9] * 4, slices=keys)
+    d = sm.loads(sm.dumps(d))
+    d.label([1, 2, 3, 4], [1] * 4)
+    assert d.metric.counts() == expected
