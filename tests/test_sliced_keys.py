@@ -285,3 +285,35 @@ def test_integer_keys_of_every_dtype_and_range(keys: Any) -> None:
     d = sm.loads(sm.dumps(d))
     d.label([1, 2, 3, 4], [1] * 4)
     assert d.metric.counts() == expected
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), kinds=st.lists(st.sampled_from(sorted(_KINDS)), min_size=2, max_size=3),
+       batches=st.integers(1, 3))
+def test_random_crossed_keys_round_trip(data: st.DataObject, kinds: list[str], batches: int) -> None:
+    """Several key columns (tuple columns among them), fed in batches: the crossed and the
+    marginal counts equal a dict of the rows, before and after save / load, and a loaded state
+    goes on counting."""
+    s = sm.Sliced(sm.MetricSet(r=sm.Recall(zero_division=0.0), a=sm.AUROC()))
+    crossed: dict[Any, int] = {}
+    margins: list[dict[Any, int]] = [{} for _ in kinds]
+
+    def norm(k: Any) -> Any:
+        return tuple(int(v) if isinstance(v, bool) else v for v in k) if isinstance(k, tuple) else k
+
+    for b in range(batches):
+        n = data.draw(st.integers(1, 8))
+        cols = [data.draw(st.lists(_KINDS[kind], min_size=n, max_size=n)) for kind in kinds]
+        y = data.draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+        target = s if b < batches - 1 or batches == 1 else sm.loads(sm.dumps(s))
+        target.update(y, [0.5] * n, slices={f"c{j}": col for j, col in enumerate(cols)})
+        s = target
+        for i in range(n):
+            key = tuple(norm(col[i]) for col in cols)
+            crossed[key] = crossed.get(key, 0) + 1
+            for j, col in enumerate(cols):
+                margins[j][norm(col[i])] = margins[j].get(norm(col[i]), 0) + 1
+    back = sm.loads(sm.dumps(s))
+    assert back.counts() == s.counts() == crossed
+    for j in range(len(kinds)):
+        assert back.marginal(f"c{j}").counts == margins[j]
