@@ -416,7 +416,7 @@ def encode_keys(keys: list[Any]) -> np.ndarray:
 
 def decode_keys(arr: Any, width: int | None, what: str) -> list[Any]:
     """Validated slice keys (see the module docstring): each a key (``width`` None) or a
-    list of ``width`` keys (returned as tuples); one kind per column; no duplicates. O(keys)."""
+    list of ``width`` keys (returned as tuples); no duplicates. O(keys)."""
     raw = decode_json(arr, what)
     if not isinstance(raw, list):
         raise ValueError(f"state: {what} must be a JSON list of keys")
@@ -432,10 +432,10 @@ def decode_keys(arr: Any, width: int | None, what: str) -> list[Any]:
             _check_str("".join(raw), f"state: {what}")
         out = raw
     else:
+        # Keys of several kinds in one column are not refused: earlier versions accepted them
+        # (an object column of ints and strings), and what they saved still loads. New keys
+        # must then be of the kind of the column's first key.
         out = [decode_key(k, width, what, i) for i, k in enumerate(raw)]
-        kinds = {tuple(key_kind(v) for v in k) if width else key_kind(k) for k in out}
-        if len(kinds) > 1:
-            raise ValueError(f"state: {what} mixes kinds of keys in one column ({sorted(kinds)})")
     if len(set(out)) != len(out):
         raise ValueError(f"state: {what} holds a key twice")
     return out

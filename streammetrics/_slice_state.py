@@ -284,11 +284,6 @@ class SlicedState(State):
             fresh.names, fresh.fed = tup, True
             for prefix, store in fresh._prefixed():
                 used |= store.load(arrays, prefix)
-            kinds = fresh.kinds()
-            for j, m in enumerate(fresh.marginals):
-                if kinds is not None and m.keys and key_kind(m.keys[0]) != kinds[j]:
-                    raise ValueError(f"state: by{j}.keys are not of the kind of column {j} of "
-                                     "slices.keys")
         elif names is not None:
             raise ValueError("state: 'names' given for an accumulator never fed")
         if fresh.overall is not None:
