@@ -82,7 +82,9 @@ class SliceStore:
         self._base: int | None = None
         self._table = np.zeros(0, np.intp)
         self._dropped = False
-        self._ordered = False  # table[i] == i + 1 for every i: key (base + i) is slot i + 1
+        self._length = 0  # table[:_length] is in use (the rest: room to grow)
+        self._low = 0  # the smallest integer key tabulated
+        self._ordered = False  # table[i] == i + 1 for every i < _length: key base + i is slot i + 1
         self.rows = np.zeros(1, np.int64)  # rows[0]: the overflow slot; rows[1 + i]: slot i
         if self.stacked:
             st = states_of(template)[0]
@@ -136,51 +138,76 @@ class SliceStore:
             self._tabulate(new, start + 1)
         if absorbed:
             self.absorbed.add(absorbed)
-        grow = 1 + len(self.keys) - self.rows.shape[0]
-        if grow > 0:
-            self.rows = np.concatenate([self.rows, np.zeros(grow, np.int64)])
+        need = 1 + len(self.keys)
+        if need > self.rows.shape[0]:
+            # Capacity doubles: keys arriving a few per batch cost O(1) copies per slot (the
+            # exact size copied the whole table on every batch with a new key: quadratic).
+            # Rows past the slots in use stay zero; every read stops at len(keys) + 1.
+            cap = max(need, 2 * self.rows.shape[0])
+            self.rows = _grown(self.rows, cap)
             if self.stacked:
-                pad = np.zeros((grow, self.counts.shape[1]))
-                self.counts = np.concatenate([self.counts, pad])
+                self.counts = _grown(self.counts, cap)
                 if self.counts_w2 is not None:
-                    self.counts_w2 = np.concatenate([self.counts_w2, pad])
-            else:
-                self.metrics.extend([None] * grow)
+                    self.counts_w2 = _grown(self.counts_w2, cap)
+        if not self.stacked and need > len(self.metrics):
+            self.metrics.extend([None] * (need - len(self.metrics)))
+
+    def _drop_table(self) -> None:
+        self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
+        self._length, self._ordered = 0, False
 
     def _tabulate(self, new: list[Any], first_slot: int) -> None:
         """Record new integer keys in the lookup table (dropped if the keys are not all
-        integers or span more than ``TABLE_SPAN`` values)."""
+        integers, span more than ``TABLE_SPAN`` values or leave int64). ``table[i]`` is the
+        slot of key ``base + i`` (0: none) for ``i < _length``; the buffer grows by doubling
+        (slack above the keys, or below them when smaller keys arrive), so a stream of new ids
+        costs O(1) amortised per key."""
         if self._dropped:
             return
         if not all(type(k) is int for k in new):
-            self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
-            self._ordered = False
+            self._drop_table()
             return
         lo, hi = min(new), max(new)
-        base = lo if self._base is None else min(lo, self._base)
-        top = hi if self._base is None else max(hi, self._base + self._table.shape[0] - 1)
-        if top - base >= TABLE_SPAN or base < -(2**63) or top >= 2**63:  # beyond int64: no table
-            self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
-            self._ordered = False
+        small = lo if self._base is None else min(lo, self._low)
+        top = hi if self._base is None else max(hi, self._base + self._length - 1)
+        if top - small >= TABLE_SPAN or small < -(2**63) or top >= 2**63:  # beyond int64: no table
+            self._drop_table()
             return
-        if self._base is None or base != self._base or top - base + 1 > self._table.shape[0]:
-            table = np.zeros(top - base + 1, np.intp)
-            if self._base is not None:
-                start = self._base - base
-                table[start : start + self._table.shape[0]] = self._table
+        old_base, old_length = self._base, self._length
+        if old_base is None or small < old_base or top - old_base + 1 > self._table.shape[0]:
+            length = top - small + 1
+            cap = min(TABLE_SPAN, max(length, 2 * self._table.shape[0]))
+            if old_base is None:
+                base = small
+            elif small < old_base:  # smaller ids: the room goes below them
+                base = max(top - cap + 1, -(2**63))
+            else:
+                base = old_base
+            table = np.zeros(cap, np.intp)
+            if old_base is not None:
+                shift = old_base - base
+                table[shift : shift + old_length] = self._table[:old_length]
             self._base, self._table = base, table
+        assert self._base is not None
+        self._low = small
+        self._length = top - self._base + 1
         idx = np.asarray(new, dtype=np.int64) - self._base
         self._table[idx] = np.arange(first_slot, first_slot + len(new))
-        table = self._table
-        self._ordered = bool(table[0] == 1 and table[-1] == table.shape[0]
-                             and (table == np.arange(1, table.shape[0] + 1)).all())
+        # ordered (table[i] == i + 1 for every i < _length) holds while the ids arrive in
+        # increasing order from the first one, each batch's new ids right after the last
+        expect = 0 if old_base is None else old_length
+        self._ordered = bool(
+            (old_base is None or (self._ordered and self._base == old_base))
+            and self._base == small and first_slot == expect + 1
+            and np.array_equal(idx, np.arange(expect, expect + len(new)))
+        )
 
     def _known(self, fact: Factorized, present: np.ndarray) -> np.ndarray | None:
         """Slots of the present codes when every one is a known integer key, else None."""
         if fact.offset is None or self._base is None or not present.shape[0]:
             return None
         shift = fact.offset - self._base  # Python ints: keys near 2**64 do not overflow
-        if shift + int(present[0]) < 0 or shift + int(present[-1]) >= self._table.shape[0]:
+        if shift + int(present[0]) < 0 or shift + int(present[-1]) >= self._length:
             return None
         slots = self._table[present + shift]
         return slots if slots.all() else None
@@ -192,7 +219,7 @@ class SliceStore:
         if not self._ordered or fact.offset is None or self._base is None:
             return 0
         a = fact.offset - self._base
-        if a < 0 or a + fact.size > self._table.shape[0]:
+        if a < 0 or a + fact.size > self._length:
             return 0
         return a + 1
 
@@ -492,6 +519,13 @@ class SliceStore:
                 fresh.metrics[i] = m
         self.__dict__.update(fresh.__dict__)
         return used
+
+
+def _grown(a: np.ndarray, rows: int) -> np.ndarray:
+    """``a`` with zero rows appended up to ``rows`` rows."""
+    out = np.zeros((rows, *a.shape[1:]), a.dtype)
+    out[: a.shape[0]] = a
+    return out
 
 
 def _ratio_metric(m: Metric) -> bool:

@@ -322,3 +322,37 @@ def test_checkpointer_logs_every_failed_background_save(tmp_path: Path,
         time.sleep(0.01)
     saver.close(final=False)
     assert saver.failures == 0 and sm.Checkpointer.restore(folder / "m.sm").compute() == 1.0
+
+
+# -- keys arriving a few per batch -------------------------------------------------------------------
+@pytest.mark.parametrize("order", ["increasing", "decreasing", "shuffled", "strings"])
+def test_keys_arriving_one_per_batch_grow_the_tables_geometrically(
+        order: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each batch with a new key used to copy every per-slot array (and the integer lookup
+    table): quadratic in the number of slices for the usual stream of new ids."""
+    n = 3000
+    ids = np.arange(n)
+    if order == "decreasing":
+        ids = ids[::-1]
+    elif order == "shuffled":
+        ids = np.random.default_rng(0).permutation(n)
+    keys: list[Any] = [f"k{i}" for i in ids] if order == "strings" else ids.tolist()
+    grown: list[int] = []
+    original = _slice_store._grown
+    monkeypatch.setattr(_slice_store, "_grown", lambda a, r: (grown.append(r), original(a, r))[1])
+    tables: list[int] = []
+    s = sm.Sliced(sm.Recall(), max_slices=n)
+    for i, key in enumerate(keys):
+        s.update([1, 1], [1, i % 2], slices=[key, key])
+        store = s._state.crossed
+        assert store is not None
+        if not tables or store._table.shape[0] != tables[-1]:
+            tables.append(store._table.shape[0])
+    assert len(grown) <= 3 * 14  # rows, counts (and counts_w2): ~log2(3000) doublings each
+    assert len(tables) <= 16
+    expected = {k: 2 for k in keys}
+    assert s.counts() == expected
+    s.update([1] * n, [0] * n, slices=keys)  # every key known: the lookup table's paths
+    assert s.counts() == {k: 3 for k in keys}
+    back = sm.loads(sm.dumps(s))
+    assert back.compute() == s.compute()
