@@ -29,6 +29,7 @@ from ._base import Metric
 from ._confusion_base import AveragedMetric, ProportionMetric
 from ._confusion_counts import ConfusionCounts, OneVsRest
 from ._intervals import wilson
+from ._load_checks import check_fits
 from ._result_output import MetricResults
 from ._slice_absorbed import Absorbed
 from ._slice_files import check_stacked, pack_slots, unpack_slots
@@ -138,19 +139,36 @@ class SliceStore:
             self._tabulate(new, start + 1)
         if absorbed:
             self.absorbed.add(absorbed)
+        self.reserve(len(new))
         need = 1 + len(self.keys)
-        if need > self.rows.shape[0]:
-            # Capacity doubles: keys arriving a few per batch cost O(1) copies per slot (the
-            # exact size copied the whole table on every batch with a new key: quadratic).
-            # Rows past the slots in use stay zero; every read stops at len(keys) + 1.
-            cap = max(need, 2 * self.rows.shape[0])
-            self.rows = _grown(self.rows, cap)
-            if self.stacked:
-                self.counts = _grown(self.counts, cap)
-                if self.counts_w2 is not None:
-                    self.counts_w2 = _grown(self.counts_w2, cap)
         if not self.stacked and need > len(self.metrics):
             self.metrics.extend([None] * (need - len(self.metrics)))
+
+    def reserve(self, extra: int) -> None:
+        """Room for ``extra`` more slots in the per-slot arrays (called when a batch is
+        prepared, so that applying it allocates nothing; a table that does not fit in memory
+        is a ``ValueError`` then, not a ``MemoryError`` half-way through). The capacity grows
+        by half: keys arriving a few per batch cost O(1) amortised copies per slot (growing to
+        the exact size copied every array on each batch with a new key: quadratic). Rows past
+        the slots in use stay zero; every read stops at ``len(keys) + 1``."""
+        need = 1 + len(self.keys) + extra
+        if need <= self.rows.shape[0]:
+            return
+        cap = max(need, self.rows.shape[0] + self.rows.shape[0] // 2 + 8)
+        per_slot = 8 + (self.counts.shape[1] * 8 * (1 if self.counts_w2 is None else 2)
+                        if self.stacked else 0)
+        check_fits(float(cap) * per_slot, f"slices: {need} slices")
+        try:
+            rows = _grown(self.rows, cap)
+            if self.stacked:
+                counts = _grown(self.counts, cap)
+                w2 = None if self.counts_w2 is None else _grown(self.counts_w2, cap)
+        except MemoryError:
+            raise ValueError(f"slices: {need} slices ({cap * per_slot} bytes of per-slot "
+                             "state) do not fit in the memory available") from None
+        self.rows = rows
+        if self.stacked:
+            self.counts, self.counts_w2 = counts, w2
 
     def _drop_table(self) -> None:
         self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
@@ -160,7 +178,7 @@ class SliceStore:
         """Record new integer keys in the lookup table (dropped if the keys are not all
         integers, span more than ``TABLE_SPAN`` values or leave int64). ``table[i]`` is the
         slot of key ``base + i`` (0: none) for ``i < _length``; the buffer grows by doubling
-        (slack above the keys, or below them when smaller keys arrive), so a stream of new ids
+        (room above the keys, or below them when smaller keys arrive), so a stream of new ids
         costs O(1) amortised per key."""
         if self._dropped:
             return
@@ -175,18 +193,18 @@ class SliceStore:
             return
         old_base, old_length = self._base, self._length
         if old_base is None or small < old_base or top - old_base + 1 > self._table.shape[0]:
-            length = top - small + 1
-            cap = min(TABLE_SPAN, max(length, 2 * self._table.shape[0]))
-            if old_base is None:
-                base = small
-            elif small < old_base:  # smaller ids: the room goes below them
+            cap = min(TABLE_SPAN, max(top - small + 1, 2 * self._table.shape[0]))
+            if old_base is not None and small < old_base:  # smaller ids: the room goes below
                 base = max(top - cap + 1, -(2**63))
-            else:
+            elif old_base is not None and top - old_base < cap:  # larger ids: room above
                 base = old_base
+            else:  # the first ids, or a rebase up to the smallest id (dropping room below)
+                base = small
             table = np.zeros(cap, np.intp)
-            if old_base is not None:
-                shift = old_base - base
-                table[shift : shift + old_length] = self._table[:old_length]
+            if old_base is not None:  # the old keys' entries: the overlap of the two ranges
+                first, last = max(old_base, base), min(old_base + old_length, base + cap)
+                if last > first:
+                    table[first - base : last - base] = self._table[first - old_base : last - old_base]
             self._base, self._table = base, table
         assert self._base is not None
         self._low = small
@@ -248,6 +266,7 @@ class SliceStore:
             return ("span", first, c, c2, rows, [], set())
         present = np.flatnonzero(rows)
         slots, new, absorbed = self._slots(fact, present)
+        self.reserve(len(new))  # room only: the state is unchanged
         return ("cells", slots, c[present], None if c2 is None else c2[present], rows[present],
                 new, absorbed)
 
@@ -257,6 +276,7 @@ class SliceStore:
         rows = np.bincount(fact.codes, minlength=fact.size)
         present = np.flatnonzero(rows)
         slots, new, absorbed = self._slots(fact, present)
+        self.reserve(len(new))  # room only: the state is unchanged
         slot_of = np.zeros(fact.size, np.intp)
         slot_of[present] = slots
         first_new = len(self.keys) + 1
@@ -399,9 +419,11 @@ class SliceStore:
 
     @property
     def nbytes(self) -> int:
-        size = self.rows.nbytes + 64 * len(self.keys) + self.absorbed.nbytes
+        """Bytes of the slots in use (the arrays' spare capacity, at most half, not counted)."""
+        n = len(self.keys) + 1
+        size = 8 * n + 64 * len(self.keys) + self.absorbed.nbytes
         if self.stacked:
-            size += self.counts.nbytes + (0 if self.counts_w2 is None else self.counts_w2.nbytes)
+            size += n * self.counts.shape[1] * 8 * (1 if self.counts_w2 is None else 2)
         else:
             size += sum(m.nbytes for m in self.metrics if m is not None)
         return size
@@ -413,6 +435,7 @@ class SliceStore:
         was refused by :meth:`check_merge` beforehand)."""
         slots, new, absorbed = self.resolve(list(other.keys)) if other.keys else (
             np.zeros(0, np.intp), [], set())
+        self.reserve(len(new))
         self._commit_keys(new, absorbed)
         self.absorbed.update(other.absorbed)
         src = np.arange(len(other.keys) + 1)
