@@ -8,7 +8,8 @@ the pending queue (so ``capacity``, ``ttl``, eviction, merge and persistence tre
 the row). ``label(ids, y_true)`` then feeds the labelled rows to ``Sliced.update`` with their
 keys, so every row lands in the slice it was predicted in.
 
-A pending row's key is a ``str`` or ``int`` (one key column) or a tuple of them (several); the
+A pending row's key is a slice key as ``Sliced`` takes it (one key column) or a tuple of them
+(several); the
 key column layout (``names``: ``None`` for one unnamed column, else the column names) is one
 per wrapper. On disk (prefix ``pending.``): ``slice_names`` and ``slice_keys``, UTF-8 JSON in
 uint8 arrays, in the order of the other pending arrays; validated on load.
@@ -21,7 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from ._slice_keys import decode_json, encode_json, encode_keys, factorize, split_slices
+from ._slice_keys import (
+    decode_json,
+    decode_key,
+    encode_json,
+    encode_keys,
+    factorize,
+    list_keys,
+    split_slices,
+)
 
 __all__ = ["KeyLayout", "row_keys", "slices_argument", "key_arrays", "load_key_arrays", "check_layout"]
 
@@ -50,15 +59,9 @@ def row_keys(slices: Any, k: int) -> tuple[KeyLayout, list[Any]]:
 
 
 def _column(values: list[Any]) -> np.ndarray:
-    """Keys as an array ``Sliced`` factorises back to the same Python keys: ints as int64,
-    strings as str, a mix as an object array."""
-    if all(type(v) is int for v in values):
-        return np.array(values, dtype=np.int64)
-    if all(type(v) is str for v in values):
-        return np.array(values, dtype=str)
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
-    return out
+    """Keys as an array ``Sliced`` factorises back to the same Python keys: as ``Sliced``
+    reads a list of them (:func:`list_keys`: int64 or uint64 integers, strings, objects)."""
+    return list_keys(values)
 
 
 def slices_argument(names: KeyLayout, keys: list[Any]) -> Any:
@@ -103,23 +106,9 @@ def load_key_arrays(arrays: Mapping[str, Any], k: int) -> tuple[KeyLayout, list[
 
 
 def _decode_rows(arr: Any, width: int | None) -> list[Any]:
-    """Per-row keys (repeats allowed, unlike a slice table), each a str or int, or a list of
+    """Per-row keys (repeats allowed, unlike a slice table), each a slice key, or a list of
     ``width`` of them (returned as a tuple)."""
     raw = decode_json(arr, "pending.slice_keys")
     if not isinstance(raw, list):
         raise ValueError("state: pending.slice_keys must be a JSON list of keys")
-    out: list[Any] = []
-    for i, key in enumerate(raw):
-        if width is None and _storable(key):
-            out.append(key)
-        elif width is not None and isinstance(key, list) and len(key) == width \
-                and all(_storable(v) for v in key):
-            out.append(tuple(key))
-        else:
-            shape = "a string or an integer" if width is None else f"a list of {width} strings or integers"
-            raise ValueError(f"state: pending.slice_keys[{i}] must be {shape}, got {key!r}")
-    return out
-
-
-def _storable(key: Any) -> bool:
-    return isinstance(key, str) or (isinstance(key, int) and not isinstance(key, bool))
+    return [decode_key(key, width, "pending.slice_keys", i) for i, key in enumerate(raw)]

@@ -1,23 +1,35 @@
 """Slice keys: reading the ``slices=`` argument, factorising keys, and storing them safely.
 
-A slice key is a string or an integer (booleans are read as the integers 0 and 1); several key
-columns make tuples of them (the crossed slices). Factorising a batch's keys is one pass:
+A slice key is one of
+
+* a string (valid Unicode: a lone surrogate such as ``"\\ud800"`` is refused, it could be
+  neither saved nor exported; NUL characters are kept, ``"a\\x00"`` and ``"a"`` are two keys --
+  but numpy's fixed-width string arrays drop trailing NULs themselves, so pass such keys as a
+  list or an object array);
+* an integer in [-2**63, 2**64) (numpy integers included; booleans are the integers 0 and 1);
+* a tuple of strings, integers, booleans (read as 0 and 1) and finite floats, as ``zip`` or a
+  pandas ``MultiIndex`` gives them (not nested: a tuple inside a tuple is refused).
+
+The keys of one column are all of one kind (all strings, all integers or all tuples): ``1`` and
+``"1"`` would be one label when exported. Several key columns make tuples of their keys (the
+crossed slices). Factorising a batch's keys is one pass:
 
 * integer keys whose range is small (at most ``max(4096, n)`` values) are their own codes
   (``key - min``): no sort at all;
 * other integers go through one ``numpy.unique(..., return_inverse=True)`` (a sort); strings
   through a vectorised 64-bit hash, one sort of the hashes and a check against collisions;
-* object arrays (mixed or foreign key types) through one dict lookup per row (the only per-row
-  Python loop, for inputs that are Python objects already).
+* lists holding strings or tuples, and object arrays (pandas columns, tuples), through one dict
+  lookup per row (the only per-row Python loop, for inputs that are Python objects already);
+  each distinct key is then checked once.
 
-Keys are persisted as UTF-8 JSON (strings, integers, lists of them for tuples) inside a uint8
-array and validated on load: never pickle, never anything but str / int / tuples of them.
+Keys are persisted as UTF-8 JSON (strings, integers, lists for tuples) inside a uint8 array and
+validated on load: never pickle, never anything but the keys above.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,6 +47,11 @@ __all__ = [
     "cross",
     "encode_keys",
     "decode_keys",
+    "list_keys",
+    "short_repr",
+    "decode_key",
+    "key_kind",
+    "plain_key",
     "encode_json",
     "decode_json",
 ]
@@ -89,6 +106,8 @@ class Factorized:
     _lookup: Any  # callable: array of codes -> list of keys
     #: integer keys whose code is ``key - offset`` (the dense path), else None
     offset: int | None = None
+    #: the kind of every key (see :func:`key_kind`)
+    kind: str = "integer"
 
     def keys(self, codes: np.ndarray) -> list[Any]:
         return list(self._lookup(codes))
@@ -115,11 +134,40 @@ def split_slices(slices: Any, n: int) -> tuple[tuple[str, ...] | None, list[np.n
 def _column(values: Any, n: int, what: str) -> np.ndarray:
     if values is None:
         raise ValueError(f"{what}: required, one key per row")
-    arr = np.asarray(values)
+    if isinstance(values, Iterator):  # zip(...), a generator
+        values = list(values)
+    arr = list_keys(values) if isinstance(values, (list, tuple)) else np.asarray(values)
+    if np.ma.isMaskedArray(values) and np.ma.getmaskarray(values).any():
+        i = int(np.argmax(np.ma.getmaskarray(values).reshape(-1)))
+        raise ValueError(f"{what}: masked keys are not supported (first masked key at index {i}); "
+                         "fill or drop the masked rows")
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.ndim != 1 or arr.shape[0] != n:
         raise ValueError(f"{what}: expected one key per row, shape ({n},), got shape {arr.shape}")
+    return arr
+
+
+def list_keys(values: list[Any] | tuple[Any, ...]) -> np.ndarray:
+    """A list of keys as the array :func:`factorize` reads. Strings become a fixed-width
+    string array (the fast path) unless one is wider than ``WIDE`` characters or ends with a
+    NUL; then, and for tuples or a mix with strings, an object array: numpy would make tuples a
+    2-D array, give every string the width of the longest (one long key: n x its length), drop
+    trailing NULs and turn an integer among strings into a string. O(n)."""
+    strings = [isinstance(v, str) for v in values]
+    if any(strings):
+        if all(strings) and max(map(len, values)) <= WIDE \
+                and not any(v.endswith("\x00") for v in values):
+            return np.asarray(values)
+        return np.fromiter(values, dtype=object, count=len(values))
+    if any(isinstance(v, tuple) for v in values):
+        return np.fromiter(values, dtype=object, count=len(values))
+    try:
+        arr = np.asarray(values)
+    except ValueError:  # ragged (a list among the keys): refused, by key, in factorize
+        return np.fromiter(values, dtype=object, count=len(values))
+    if arr.dtype.kind == "f":  # floats, or integers no integer dtype holds (-1 and 2**63)
+        return np.fromiter(values, dtype=object, count=len(values))
     return arr
 
 
@@ -134,6 +182,9 @@ def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
         arr = arr.astype(np.int64)
         kind = "i"
     if kind in "iu":
+        if arr.dtype.itemsize < 8:  # narrow integers: offsets computed in their dtype would wrap
+            arr = arr.astype(np.int64)
+            kind = "i"
         span = max(DENSE_RANGE, n)
         # Non-negative keys below the span (the usual ids 0..k-1) are their own codes: one
         # pass (the max of the unsigned view: a negative key reads as a huge one).
@@ -145,32 +196,43 @@ def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
         if hi - lo < max(DENSE_RANGE, n):
             codes = (arr - arr.dtype.type(lo)) if lo else arr
             codes = codes.astype(np.intp, copy=False)
-            return Factorized(codes, hi - lo + 1, lambda c, lo=lo: (np.asarray(c) + lo).tolist(), lo)
+            first = arr.dtype.type(lo)  # in the keys' own dtype: uint64 keys beyond 2**63 stay exact
+            return Factorized(codes, hi - lo + 1,
+                              lambda c, f=first: (np.asarray(c).astype(f.dtype) + f).tolist(), lo)
         uniques, codes = np.unique(arr, return_inverse=True)
         return Factorized(codes.reshape(-1).astype(np.intp, copy=False), len(uniques),
                           lambda c, u=uniques: u[c].tolist())
     if kind == "U":
-        return _factorize_strings(arr)
+        return _factorize_strings(arr, what)
     if kind == "O":
         return _factorize_objects(arr, what)
     first = arr[0]
     raise ValueError(
-        f"{what}: keys must be strings or integers, got {arr.dtype} keys (first value {first!r})"
+        f"{what}: keys must be strings, integers or tuples of them, got {arr.dtype} keys "
+        f"(first value {first!r})"
     )
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _factorize_strings(arr: np.ndarray) -> Factorized:
+def _factorize_strings(arr: np.ndarray, what: str) -> Factorized:
     """Fixed-width strings: a 64-bit polynomial hash of each string's code points (vectorised,
     one pass per character position), one sort of the hashes, then one vectorised comparison of
     every string with its hash's representative; on a collision (never seen in practice) the
-    strings themselves are sorted. About 3x faster than sorting the strings."""
+    strings themselves are sorted. About 3x faster than sorting the strings. Wide strings (more
+    than ``WIDE`` characters) go through the dict path instead (one pass per character
+    position would cost a numpy call per character)."""
     n = arr.shape[0]
     width = arr.dtype.itemsize // 4
+    if width > WIDE:
+        return _factorize_objects(arr.astype(object), what)
     if width:
         u = np.ascontiguousarray(arr).view(np.uint32).reshape(n, width)
+        bad = ((u >= 0xD800) & (u <= 0xDFFF)) | (u > 0x10FFFF)
+        if bad.any():
+            i = int(np.argmax(bad.any(axis=1)))
+            _check_str(str(arr[i]), what, i)
         h = u[:, 0].astype(np.uint64)
         for j in range(1, width):
             h *= _MIX
@@ -181,13 +243,16 @@ def _factorize_strings(arr: np.ndarray) -> Factorized:
         rep[inv] = np.arange(n)
         if np.array_equal(arr, arr[rep[inv]]):
             table = arr[rep]
-            return Factorized(inv, len(uniq), lambda c, t=table: t[c].tolist())
+            return Factorized(inv, len(uniq), lambda c, t=table: t[c].tolist(), kind="string")
     uniques, codes = np.unique(arr, return_inverse=True)
     return Factorized(codes.reshape(-1).astype(np.intp, copy=False), len(uniques),
-                      lambda c, u=uniques: u[c].tolist())
+                      lambda c, u=uniques: u[c].tolist(), kind="string")
 
 
-_KEY_TYPES = (str, int, np.str_, np.integer, np.bool_)
+#: Strings wider than this many characters are factorised through the dict path.
+WIDE = 256
+_INT_RANGE = (-(2**63), 2**64)
+_RULE = "keys must be strings, integers or tuples of strings, integers, booleans and finite floats"
 
 
 def _factorize_objects(arr: np.ndarray, what: str) -> Factorized:
@@ -197,26 +262,89 @@ def _factorize_objects(arr: np.ndarray, what: str) -> Factorized:
     try:
         codes = np.fromiter((setdefault(v, len(lookup)) for v in values), np.intp, len(values))
     except TypeError:  # an unhashable key
-        codes = None
-    ok = codes is not None and all(isinstance(k, _KEY_TYPES) for k in lookup)
-    if not ok:
         for i, v in enumerate(values):
-            if not isinstance(v, _KEY_TYPES) or isinstance(v, float):
-                raise ValueError(
-                    f"{what}: keys must be strings or integers; first invalid key {v!r} "
-                    f"({type(v).__name__}) at index {i}"
-                )
-    assert codes is not None
-    uniques = [_plain_key(k) for k in lookup]
+            try:
+                hash(v)
+            except TypeError:
+                raise ValueError(f"{what}: {_RULE}; first invalid key {v!r} "
+                                 f"({type(v).__name__}) at index {i}") from None
+        raise
+    uniques = []
+    for c, k in enumerate(lookup):
+        try:
+            uniques.append(plain_key(k))
+        except ValueError as exc:
+            raise ValueError(f"{what}: {exc} at index {int(np.argmax(codes == c))}") from None
+    kind = key_kind(uniques[0]) if uniques else "integer"
+    for c, k in enumerate(uniques):
+        if key_kind(k) != kind:
+            raise ValueError(
+                f"{what}: the keys of one column must be of one kind (all strings, all integers "
+                f"or all tuples of one shape: 1 and '1' would be one label when exported); got "
+                f"{short_repr(uniques[0])} ({kind}) and {short_repr(k)} ({key_kind(k)}) at "
+                f"index {int(np.argmax(codes == c))}"
+            )
     table = np.empty(len(uniques), dtype=object)
     table[:] = uniques
-    return Factorized(codes, len(uniques), lambda c, t=table: t[c].tolist())
+    return Factorized(codes, len(uniques), lambda c, t=table: t[c].tolist(), kind=kind)
 
 
-def _plain_key(k: Any) -> str | int:
+def key_kind(key: Any) -> str:
+    """The kind of a (valid) key: ``"string"``, ``"integer"``, or for a tuple its length and
+    the kind of each element, e.g. ``"tuple (string, number)"`` (integers and floats are both
+    numbers: equal ones are one key, distinct ones print differently). Keys of one column share
+    one kind, so distinct keys never print alike (``1`` / ``"1"``, ``("a", 1)`` / ``("a",
+    "1")``)."""
+    if isinstance(key, str):
+        return "string"
+    if isinstance(key, tuple):
+        return "tuple (" + ", ".join("string" if isinstance(v, str) else "number" for v in key) + ")"
+    return "integer"
+
+
+def _check_str(k: str, what: str, i: int | None = None) -> None:
+    try:
+        k.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        where = "" if i is None else f" at index {i}"
+        raise ValueError(f"{what}: key {k!r}{where} is not valid Unicode ({exc.reason}: "
+                         f"{k[exc.start:exc.end]!r}); it could be neither saved nor exported") from None
+
+
+def plain_key(k: Any) -> Any:
+    """A key as stored (``str``, ``int`` or a tuple of ``str`` / ``int`` / ``float``), or
+    ``ValueError`` saying why ``k`` is not a key (the caller adds where it is)."""
     if isinstance(k, str):
-        return str(k)
-    return int(k)
+        s = str(k)
+        _check_str(s, "key")
+        return s
+    if isinstance(k, (bool, np.bool_)):
+        return int(k)
+    if isinstance(k, (int, np.integer)):
+        v = int(k)
+        if not _INT_RANGE[0] <= v < _INT_RANGE[1]:
+            raise ValueError(f"integer keys must be in [-2**63, 2**64); got one of {v.bit_length()} bits")
+        return v
+    if isinstance(k, tuple) and k:
+        return tuple(_element(v) for v in k)
+    raise ValueError(f"{_RULE}; first invalid key {short_repr(k)} ({type(k).__name__})")
+
+
+def _element(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if not np.isfinite(f):
+            raise ValueError(f"a tuple key holds {f!r} (tuples may hold finite floats only)")
+        return f
+    if isinstance(v, tuple):
+        raise ValueError(f"tuple keys may not be nested; got {short_repr(v)} inside a key")
+    return plain_key(v)
+
+
+def short_repr(k: Any) -> str:
+    """``repr(k)``, cut to 80 characters (a key in an error message)."""
+    text = repr(k)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def cross(parts: list[Factorized]) -> Factorized:
@@ -277,33 +405,58 @@ def decode_json(arr: Any, what: str) -> Any:
         raise ValueError(f"state: {what} is not valid JSON ({exc})") from None
 
 
+def _jsonable(key: Any) -> Any:
+    return [_jsonable(v) for v in key] if isinstance(key, tuple) else key
+
+
 def encode_keys(keys: list[Any]) -> np.ndarray:
-    """Slice keys (str, int, tuples of them) as a uint8 JSON array; tuples become lists."""
-    return encode_json([list(k) if isinstance(k, tuple) else k for k in keys])
+    """Slice keys as a uint8 JSON array; tuples become lists."""
+    return encode_json([_jsonable(k) for k in keys])
 
 
 def decode_keys(arr: Any, width: int | None, what: str) -> list[Any]:
-    """Validated slice keys: each a str or int (``width`` None) or a list of ``width`` of them
-    (returned as tuples); no duplicates."""
+    """Validated slice keys (see the module docstring): each a key (``width`` None) or a
+    list of ``width`` keys (returned as tuples); no duplicates. O(keys)."""
     raw = decode_json(arr, what)
     if not isinstance(raw, list):
         raise ValueError(f"state: {what} must be a JSON list of keys")
-    out: list[Any] = []
-    for i, k in enumerate(raw):
-        if width is None:
-            if not _storable_key(k):
-                raise ValueError(f"state: {what}[{i}] must be a string or an integer, got {k!r}")
-            out.append(k)
-        else:
-            if not (isinstance(k, list) and len(k) == width and all(_storable_key(v) for v in k)):
-                raise ValueError(
-                    f"state: {what}[{i}] must be a list of {width} strings or integers, got {k!r}"
-                )
-            out.append(tuple(k))
+    out: list[Any]
+    if width is None and all(type(k) is int for k in raw):  # the common cases, without a loop
+        if raw and not (_INT_RANGE[0] <= min(raw) and max(raw) < _INT_RANGE[1]):
+            raise ValueError(f"state: {what} holds an integer key outside [-2**63, 2**64)")
+        out = raw
+    elif width is None and all(type(k) is str for k in raw):
+        try:
+            "".join(raw).encode("utf-8")
+        except UnicodeEncodeError:
+            _check_str("".join(raw), f"state: {what}")
+        out = raw
+    else:
+        # Keys of several kinds in one column are not refused: earlier versions accepted them
+        # (an object column of ints and strings), and what they saved still loads. New keys
+        # must then be of the kind of the column's first key.
+        out = [decode_key(k, width, what, i) for i, k in enumerate(raw)]
     if len(set(out)) != len(out):
         raise ValueError(f"state: {what} holds a key twice")
     return out
 
 
-def _storable_key(k: Any) -> bool:
-    return isinstance(k, str) or (isinstance(k, int) and not isinstance(k, bool))
+def decode_key(k: Any, width: int | None, what: str, i: int) -> Any:
+    def one(v: Any) -> Any:
+        if isinstance(v, list):
+            if not v or any(isinstance(e, (list, bool)) or e is None or isinstance(e, dict)
+                            for e in v):
+                raise ValueError("a tuple key must be a non-empty list of strings and numbers")
+            return tuple(_element(e) for e in v)
+        if isinstance(v, (bool, float)) or not isinstance(v, (str, int)):
+            raise ValueError(f"not a key: {v!r}")
+        return plain_key(v)
+
+    try:
+        if width is None:
+            return one(k)
+        if not (isinstance(k, list) and len(k) == width):
+            raise ValueError(f"expected a list of {width} keys")
+        return tuple(one(v) for v in k)
+    except ValueError as exc:
+        raise ValueError(f"state: {what}[{i}] is not a valid key: {exc} (got {short_repr(k)})") from None

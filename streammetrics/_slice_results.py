@@ -97,7 +97,8 @@ class SlicedResults(dict):  # type: ignore[type-arg]
     def _key_cells(self, key: Any) -> list[Any]:
         if self.key_names and isinstance(key, tuple) and len(key) == len(self.key_names):
             return [str(k) if not isinstance(k, int) else k for k in key]
-        cell = key if isinstance(key, (str, int)) else str(key)  # e.g. OTHER in every column
+        # a tuple key of one column stays a tuple (a pandas index of tuples); OTHER as text
+        cell = key if isinstance(key, (str, int, tuple)) else str(key)
         return [cell] * len(self._key_columns())
 
     def _value_cells(self, value: Any) -> list[tuple[str, Any]]:

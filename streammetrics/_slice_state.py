@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._base import FORMAT_VERSION, Metric
-from ._slice_keys import Factorized, cross, decode_json, encode_json, factorize, split_slices
+from ._slice_keys import Factorized, cross, decode_json, encode_json, factorize, key_kind, split_slices
 from ._slice_store import SliceStore, stackable, states_of, twin_of
 from ._state import State
 from ._validation import as_numpy
@@ -76,6 +76,28 @@ class SlicedState(State):
         ]
         return crossed, marginals, True
 
+    def kinds(self) -> tuple[str, ...] | None:
+        """The kind of key of each column (:func:`key_kind`), from the first slice."""
+        if self.crossed is None or not self.crossed.keys:
+            return None
+        first = self.crossed.keys[0]
+        if self.crossed.width is None:
+            return (key_kind(first),)
+        return tuple(key_kind(v) for v in first)
+
+    def _check_kinds(self, kinds: tuple[str, ...] | None, names: tuple[str, ...] | None,
+                     merging: bool = False) -> None:
+        mine = self.kinds()
+        if mine is None or kinds is None or kinds == mine:
+            return
+        j = next(i for i, (a, b) in enumerate(zip(mine, kinds, strict=True)) if a != b)
+        col = ("merge: " if merging else "") + ("slices" if names is None else f"slices[{names[j]!r}]")
+        raise ValueError(
+            f"{col}: this accumulator holds {mine[j]} keys in this column, got "
+            f"{kinds[j]} keys (one kind per column: 1 and '1' would be one label "
+            "when exported)"
+        )
+
     @staticmethod
     def shown(names: tuple[str, ...] | None) -> str:
         return "(one unnamed column)" if names is None else repr(list(names))
@@ -103,6 +125,8 @@ class SlicedState(State):
             return None
         facts = [factorize(c, "slices" if names is None else f"slices[{nm!r}]")
                  for c, nm in zip(columns, names or (None,), strict=True)]
+        if not new_stores:
+            self._check_kinds(tuple(f.kind for f in facts), names)
         crossed_fact = facts[0] if len(facts) == 1 else cross(facts)
         pairs = [(crossed, crossed_fact)] + (list(zip(marginals, facts, strict=True)) if marginals else [])
         if self.stacked:
@@ -191,6 +215,7 @@ class SlicedState(State):
                 f"({self.shown(self.names)} vs {self.shown(other.names)})"
             )
         if self.fed:
+            self._check_kinds(other.kinds(), self.names, merging=True)
             for mine, theirs in zip(self._stores(), other._stores(), strict=True):
                 mine.check_merge(theirs)
             for mine, theirs in zip(self._stores(), other._stores(), strict=True):

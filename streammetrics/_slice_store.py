@@ -13,7 +13,9 @@ and holds one accumulator of the wrapped kind per slot, in one of two layouts:
   gets its contiguous block; all blocks are prepared (validated) before any is applied.
 
 The overflow slot is slot 0 of the stacked array / ``other`` of the per-slot list; it exists only
-with ``overflow="other"`` and records the distinct keys it absorbed.
+with ``overflow="other"`` and counts the distinct keys it absorbed (in bounded memory:
+:mod:`~streammetrics._slice_absorbed`). The per-slot accumulators are saved grouped by state
+entry (:mod:`~streammetrics._slice_files`), so a file's header does not grow with the slices.
 """
 
 from __future__ import annotations
@@ -22,9 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from ._base import FORMAT_VERSION, Metric
-from ._confusion_counts import ConfusionCounts
-from ._slice_keys import Factorized, decode_json, decode_keys, encode_json, encode_keys
+from ._averaging import warn_undefined
+from ._base import Metric
+from ._confusion_base import AveragedMetric, ProportionMetric
+from ._confusion_counts import ConfusionCounts, OneVsRest
+from ._intervals import wilson
+from ._load_checks import check_fits
+from ._result_output import MetricResults
+from ._slice_absorbed import Absorbed
+from ._slice_files import check_stacked, pack_slots, unpack_slots
+from ._slice_keys import Factorized, decode_keys, encode_keys, short_repr
 from ._state import State
 from .metricset import MetricSet
 
@@ -68,14 +77,16 @@ class SliceStore:
         self.overflow = overflow
         self.keys: list[Any] = []
         self.index: dict[Any, int] = {}
-        self.absorbed: set[Any] = set()
+        self.absorbed = Absorbed()
         self.stacked = stackable(template)
         # integer keys: slot of key (base + i) at table[i] (0: not a slice yet), kept while the
         # keys span at most TABLE_SPAN values, so a batch of known keys needs no Python loop
         self._base: int | None = None
         self._table = np.zeros(0, np.intp)
         self._dropped = False
-        self._ordered = False  # table[i] == i + 1 for every i: key (base + i) is slot i + 1
+        self._length = 0  # table[:_length] is in use (the rest: room to grow)
+        self._low = 0  # the smallest integer key tabulated
+        self._ordered = False  # table[i] == i + 1 for every i < _length: key base + i is slot i + 1
         self.rows = np.zeros(1, np.int64)  # rows[0]: the overflow slot; rows[1 + i]: slot i
         if self.stacked:
             st = states_of(template)[0]
@@ -110,12 +121,12 @@ class SliceStore:
                 elif self.overflow == "error":
                     raise ValueError(
                         f"slices: more than max_slices={self.max_slices} distinct slice keys "
-                        f"(first key beyond the cap: {key!r}); raise max_slices or pass "
+                        f"(first key beyond the cap: {short_repr(key)}); raise max_slices or pass "
                         "overflow='other'"
                     )
                 else:
                     slot = 0
-                    if key not in self.absorbed:
+                    if key not in self.absorbed:  # an exact set: not counted yet
                         absorbed.add(key)
             slots[i] = slot
         return slots, new, absorbed
@@ -127,54 +138,97 @@ class SliceStore:
             self.index[key] = start + 1 + i
         if new and self.width is None:
             self._tabulate(new, start + 1)
-        self.absorbed |= absorbed
-        grow = 1 + len(self.keys) - self.rows.shape[0]
-        if grow > 0:
-            self.rows = np.concatenate([self.rows, np.zeros(grow, np.int64)])
+        if absorbed:
+            self.absorbed.add(absorbed)
+        self.reserve(len(new))
+        need = 1 + len(self.keys)
+        if not self.stacked and need > len(self.metrics):
+            self.metrics.extend([None] * (need - len(self.metrics)))
+
+    def reserve(self, extra: int) -> None:
+        """Room for ``extra`` more slots in the per-slot arrays (called when a batch is
+        prepared, so that applying it allocates nothing; a table that does not fit in memory
+        is a ``ValueError`` then, not a ``MemoryError`` half-way through). The capacity grows
+        by half: keys arriving a few per batch cost O(1) amortised copies per slot (growing to
+        the exact size copied every array on each batch with a new key: quadratic). Rows past
+        the slots in use stay zero; every read stops at ``len(keys) + 1``."""
+        need = 1 + len(self.keys) + extra
+        if need <= self.rows.shape[0]:
+            return
+        cap = max(need, self.rows.shape[0] + self.rows.shape[0] // 2 + 8)
+        per_slot = 8 + (self.counts.shape[1] * 8 * (1 if self.counts_w2 is None else 2)
+                        if self.stacked else 0)
+        check_fits(float(cap) * per_slot, f"slices: {need} slices")
+        try:
+            rows = _grown(self.rows, cap)
             if self.stacked:
-                pad = np.zeros((grow, self.counts.shape[1]))
-                self.counts = np.concatenate([self.counts, pad])
-                if self.counts_w2 is not None:
-                    self.counts_w2 = np.concatenate([self.counts_w2, pad])
-            else:
-                self.metrics.extend([None] * grow)
+                counts = _grown(self.counts, cap)
+                w2 = None if self.counts_w2 is None else _grown(self.counts_w2, cap)
+        except MemoryError:
+            raise ValueError(f"slices: {need} slices ({cap * per_slot} bytes of per-slot "
+                             "state) do not fit in the memory available") from None
+        self.rows = rows
+        if self.stacked:
+            self.counts, self.counts_w2 = counts, w2
+
+    def _drop_table(self) -> None:
+        self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
+        self._length, self._ordered = 0, False
 
     def _tabulate(self, new: list[Any], first_slot: int) -> None:
         """Record new integer keys in the lookup table (dropped if the keys are not all
-        integers or span more than ``TABLE_SPAN`` values)."""
+        integers, span more than ``TABLE_SPAN`` values or leave int64). ``table[i]`` is the
+        slot of key ``base + i`` (0: none) for ``i < _length``; the buffer grows by doubling
+        (room above the keys, or below them when smaller keys arrive), so a stream of new ids
+        costs O(1) amortised per key."""
         if self._dropped:
             return
         if not all(type(k) is int for k in new):
-            self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
-            self._ordered = False
+            self._drop_table()
             return
         lo, hi = min(new), max(new)
-        base = lo if self._base is None else min(lo, self._base)
-        top = hi if self._base is None else max(hi, self._base + self._table.shape[0] - 1)
-        if top - base >= TABLE_SPAN:
-            self._base, self._table, self._dropped = None, np.zeros(0, np.intp), True
-            self._ordered = False
+        small = lo if self._base is None else min(lo, self._low)
+        top = hi if self._base is None else max(hi, self._base + self._length - 1)
+        if top - small >= TABLE_SPAN or small < -(2**63) or top >= 2**63:  # beyond int64: no table
+            self._drop_table()
             return
-        if self._base is None or base != self._base or top - base + 1 > self._table.shape[0]:
-            table = np.zeros(top - base + 1, np.intp)
-            if self._base is not None:
-                start = self._base - base
-                table[start : start + self._table.shape[0]] = self._table
+        old_base, old_length = self._base, self._length
+        if old_base is None or small < old_base or top - old_base + 1 > self._table.shape[0]:
+            cap = min(TABLE_SPAN, max(top - small + 1, 2 * self._table.shape[0]))
+            if old_base is not None and small < old_base:  # smaller ids: the room goes below
+                base = max(top - cap + 1, -(2**63))
+            elif old_base is not None and top - old_base < cap:  # larger ids: room above
+                base = old_base
+            else:  # the first ids, or a rebase up to the smallest id (dropping room below)
+                base = small
+            table = np.zeros(cap, np.intp)
+            if old_base is not None:  # the old keys' entries: the overlap of the two ranges
+                first, last = max(old_base, base), min(old_base + old_length, base + cap)
+                if last > first:
+                    table[first - base : last - base] = self._table[first - old_base : last - old_base]
             self._base, self._table = base, table
+        assert self._base is not None
+        self._low = small
+        self._length = top - self._base + 1
         idx = np.asarray(new, dtype=np.int64) - self._base
         self._table[idx] = np.arange(first_slot, first_slot + len(new))
-        table = self._table
-        self._ordered = bool(table[0] == 1 and table[-1] == table.shape[0]
-                             and (table == np.arange(1, table.shape[0] + 1)).all())
+        # ordered (table[i] == i + 1 for every i < _length) holds while the ids arrive in
+        # increasing order from the first one, each batch's new ids right after the last
+        expect = 0 if old_base is None else old_length
+        self._ordered = bool(
+            (old_base is None or (self._ordered and self._base == old_base))
+            and self._base == small and first_slot == expect + 1
+            and np.array_equal(idx, np.arange(expect, expect + len(new)))
+        )
 
     def _known(self, fact: Factorized, present: np.ndarray) -> np.ndarray | None:
         """Slots of the present codes when every one is a known integer key, else None."""
         if fact.offset is None or self._base is None or not present.shape[0]:
             return None
-        idx = present + (fact.offset - self._base)
-        if idx[0] < 0 or idx[-1] >= self._table.shape[0]:
+        shift = fact.offset - self._base  # Python ints: keys near 2**64 do not overflow
+        if shift + int(present[0]) < 0 or shift + int(present[-1]) >= self._length:
             return None
-        slots = self._table[idx]
+        slots = self._table[present + shift]
         return slots if slots.all() else None
 
     def _span(self, fact: Factorized) -> int:
@@ -184,7 +238,7 @@ class SliceStore:
         if not self._ordered or fact.offset is None or self._base is None:
             return 0
         a = fact.offset - self._base
-        if a < 0 or a + fact.size > self._table.shape[0]:
+        if a < 0 or a + fact.size > self._length:
             return 0
         return a + 1
 
@@ -213,6 +267,7 @@ class SliceStore:
             return ("span", first, c, c2, rows, [], set())
         present = np.flatnonzero(rows)
         slots, new, absorbed = self._slots(fact, present)
+        self.reserve(len(new))  # room only: the state is unchanged
         return ("cells", slots, c[present], None if c2 is None else c2[present], rows[present],
                 new, absorbed)
 
@@ -222,6 +277,7 @@ class SliceStore:
         rows = np.bincount(fact.codes, minlength=fact.size)
         present = np.flatnonzero(rows)
         slots, new, absorbed = self._slots(fact, present)
+        self.reserve(len(new))  # room only: the state is unchanged
         slot_of = np.zeros(fact.size, np.intp)
         slot_of[present] = slots
         first_new = len(self.keys) + 1
@@ -312,6 +368,45 @@ class SliceStore:
         m_slot = self.metrics[slot]
         return twin_of(self.template) if m_slot is None else m_slot
 
+    def values(self, slots: np.ndarray, confidence: float | None = None) -> list[Any] | None:
+        """``compute()`` (or, given ``confidence``, ``interval(confidence)``) of the slots
+        ``slots`` at once, vectorised over slots: the stacked binary counts of a per-class ratio
+        metric (precision, recall, F-beta, Jaccard, ...; or a MetricSet of them). The same
+        arithmetic as each slot's own read, one warning for all undefined slots; None for other
+        metrics (read slot by slot). O(slots)."""
+        if not self.stacked or self.k != 2:
+            return None
+        single = not isinstance(self.template, MetricSet)
+        members = dict(self.template.items()) if isinstance(self.template, MetricSet) \
+            else {"": self.template}
+        if not all(_ratio_metric(m) for m in members.values()):
+            return None
+        c = self.counts[slots]
+        s = OneVsRest(c[:, 3], c[:, 1], c[:, 2], c[:, 0])
+        cols: dict[str, list[Any]] = {}
+        for name, m in members.items():
+            assert isinstance(m, AveragedMetric)
+            if confidence is None:
+                values, undefined = m._per_class(s)
+                if undefined.any() and m.zero_division == "warn":
+                    warn_undefined(m._label, m._undefined)
+                cols[name] = values.tolist()
+            elif getattr(type(m), "interval", None) is ProportionMetric.interval:
+                w2 = self.counts if self.counts_w2 is None else self.counts_w2
+                q = w2[slots]
+                num, den = m._ratio(s)
+                _, den2 = m._ratio(OneVsRest(q[:, 3], q[:, 1], q[:, 2], q[:, 0]))
+                low, high = wilson(num, den, den2, confidence)
+                cols[name] = list(zip(low.tolist(), high.tolist(), strict=True))
+            elif hasattr(m, "interval") or single:
+                return None  # an interval of its own (or none at all: its error, slot by slot)
+        if single:
+            return cols[""]
+        if confidence is not None:
+            return [{name: col[i] for name, col in cols.items()} for i in range(len(slots))]
+        return [MetricResults({name: col[i] for name, col in cols.items()})
+                for i in range(len(slots))]
+
     def total(self) -> Metric | None:
         """Stacked layout: the accumulator of all rows (the slots' sum); else None."""
         if not self.stacked:
@@ -325,9 +420,11 @@ class SliceStore:
 
     @property
     def nbytes(self) -> int:
-        size = self.rows.nbytes + 64 * (len(self.keys) + len(self.absorbed))
+        """Bytes of the slots in use (the arrays' spare capacity, at most half, not counted)."""
+        n = len(self.keys) + 1
+        size = 8 * n + 64 * len(self.keys) + self.absorbed.nbytes
         if self.stacked:
-            size += self.counts.nbytes + (0 if self.counts_w2 is None else self.counts_w2.nbytes)
+            size += n * self.counts.shape[1] * 8 * (1 if self.counts_w2 is None else 2)
         else:
             size += sum(m.nbytes for m in self.metrics if m is not None)
         return size
@@ -339,7 +436,9 @@ class SliceStore:
         was refused by :meth:`check_merge` beforehand)."""
         slots, new, absorbed = self.resolve(list(other.keys)) if other.keys else (
             np.zeros(0, np.intp), [], set())
-        self._commit_keys(new, absorbed | other.absorbed)
+        self.reserve(len(new))
+        self._commit_keys(new, absorbed)
+        self.absorbed.update(other.absorbed)
         src = np.arange(len(other.keys) + 1)
         dst = np.r_[0, slots].astype(np.intp)
         if self.stacked:
@@ -369,7 +468,7 @@ class SliceStore:
             raise ValueError(
                 f"merge: the merged slices would exceed max_slices={self.max_slices} "
                 f"({len(self.keys)} + {len(extra)} new keys; first beyond the cap: "
-                f"{extra[self.max_slices - len(self.keys)]!r}); raise max_slices or pass "
+                f"{short_repr(extra[self.max_slices - len(self.keys)])}); raise max_slices or pass "
                 "overflow='other'"
             )
 
@@ -379,35 +478,36 @@ class SliceStore:
         return out
 
     def arrays(self, prefix: str) -> dict[str, Any]:
+        n = len(self.keys) + 1
         out: dict[str, Any] = {
             f"{prefix}keys": encode_keys(self.keys),
-            f"{prefix}absorbed": encode_keys(sorted(self.absorbed, key=repr)),
-            f"{prefix}rows": self.rows[: len(self.keys) + 1].copy(),
+            f"{prefix}absorbed": encode_keys(self.absorbed.sorted_keys()),
+            f"{prefix}rows": self.rows[:n].copy(),
         }
+        if self.absorbed.sketch is not None:
+            out[f"{prefix}absorbed_sketch"] = self.absorbed.sketch.copy()
         if self.stacked:
-            n = len(self.keys) + 1
             out[f"{prefix}counts"] = self.counts[:n].copy()
             w2 = self.counts if self.counts_w2 is None else self.counts_w2
             out[f"{prefix}counts_w2"] = w2[:n].copy()
         else:
-            present = [i for i, m in enumerate(self.metrics[: len(self.keys) + 1]) if m is not None]
-            out[f"{prefix}present"] = encode_json(present)
-            for i in present:
-                m = self.metrics[i]
-                assert m is not None
-                for name, value in m.state_dict().items():
-                    if name not in ("class", "format_version", "config"):
-                        out[f"{prefix}{i}:{name}"] = value
+            out.update(pack_slots(self.metrics, n, prefix))
         return out
 
     def load(self, arrays: dict[str, Any], prefix: str) -> set[str]:
-        """Replace the contents from ``arrays`` (untrusted); returns the entry names used."""
+        """Replace the contents from ``arrays`` (untrusted); returns the entry names used.
+        O(state size): the stacked counts are checked for every slot at once."""
         used = {f"{prefix}keys", f"{prefix}absorbed", f"{prefix}rows"}
         for name in used:
             if name not in arrays:
                 raise ValueError(f"state: missing entry {name!r}")
         keys = decode_keys(arrays[f"{prefix}keys"], self.width, f"{prefix}keys")
-        absorbed = set(decode_keys(arrays[f"{prefix}absorbed"], self.width, f"{prefix}absorbed"))
+        sketch = arrays.get(f"{prefix}absorbed_sketch")
+        if sketch is not None:
+            used.add(f"{prefix}absorbed_sketch")
+        absorbed = Absorbed.loaded(
+            decode_keys(arrays[f"{prefix}absorbed"], self.width, f"{prefix}absorbed"), sketch,
+            f"{prefix}absorbed_sketch")
         if len(keys) > self.max_slices:
             raise ValueError(f"state: {prefix}keys holds {len(keys)} slices, more than "
                              f"max_slices={self.max_slices}")
@@ -418,7 +518,8 @@ class SliceStore:
         if rows.shape != (n,) or rows.dtype.kind not in "iu" or (rows < 0).any():
             raise ValueError(f"state: {prefix}rows must be {n} non-negative integers")
         fresh = SliceStore(self.template, self.width, self.max_slices, self.overflow)
-        fresh._commit_keys(keys, absorbed)
+        fresh._commit_keys(keys, set())
+        fresh.absorbed = absorbed
         fresh.rows = rows.astype(np.int64)
         if self.stacked:
             k = self.k
@@ -427,43 +528,37 @@ class SliceStore:
                 if name not in arrays:
                     raise ValueError(f"state: missing entry {name!r}")
                 a = np.asarray(arrays[name])
-                if a.shape != (n, k * k):
-                    raise ValueError(f"state: {name} has shape {a.shape}, expected {(n, k * k)}")
-            counts = np.asarray(arrays[f"{prefix}counts"], dtype=np.float64)
-            w2 = np.asarray(arrays[f"{prefix}counts_w2"], dtype=np.float64)
-            probe = twin_of(self.template)
-            st = states_of(probe)[0]
-            for i in range(n):  # each slot validated as a confusion state of its own
-                st.load_arrays({"counts": counts[i].reshape(k, k), "counts_w2": w2[i].reshape(k, k)})
-            fresh.counts = counts.copy()
-            fresh.counts_w2 = None if np.array_equal(w2, counts) else w2.copy()
+                if a.shape != (n, k * k) or a.dtype.kind not in "biuf":
+                    raise ValueError(f"state: {name} has shape {a.shape} and dtype {a.dtype}, "
+                                     f"expected {(n, k * k)} numbers")
+            counts = np.array(arrays[f"{prefix}counts"], dtype=np.float64)
+            w2 = np.array(arrays[f"{prefix}counts_w2"], dtype=np.float64)
+            check_stacked(counts, w2, prefix)
+            fresh.counts = counts
+            fresh.counts_w2 = None if np.array_equal(w2, counts) else w2
         else:
-            pname = f"{prefix}present"
-            used.add(pname)
-            if pname not in arrays:
-                raise ValueError(f"state: missing entry {pname!r}")
-            present = decode_json(arrays[pname], pname)
-            if (not isinstance(present, list)
-                    or not all(isinstance(i, int) and not isinstance(i, bool) for i in present)
-                    or sorted(set(present)) != present or (present and not present[0] >= 0)
-                    or (present and present[-1] >= n)):
-                raise ValueError(f"state: {pname} must be increasing slot numbers below {n}")
-            by_slot: dict[int, dict[str, Any]] = {i: {} for i in present}
-            for name, value in arrays.items():
-                if not name.startswith(prefix) or name in used:
-                    continue
-                head, sep, rest = name[len(prefix):].partition(":")
-                if not sep or not head.isdigit() or int(head) not in by_slot:
-                    continue
-                by_slot[int(head)][rest] = value
-                used.add(name)
-            cls = type(self.template)
-            for i, entries in by_slot.items():
-                sd = {"class": cls.__name__, "format_version": FORMAT_VERSION,
-                      "config": self.template._config(), **entries}
-                fresh.metrics[i] = cls.from_state_dict(sd)
+            metrics, names = unpack_slots(arrays, prefix, n, self.template)
+            used |= names
+            for i, m in metrics.items():
+                fresh.metrics[i] = m
         self.__dict__.update(fresh.__dict__)
         return used
+
+
+def _grown(a: np.ndarray, rows: int) -> np.ndarray:
+    """``a`` with zero rows appended up to ``rows`` rows."""
+    out = np.zeros((rows, *a.shape[1:]), a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
+def _ratio_metric(m: Metric) -> bool:
+    """A binary per-class ratio metric whose ``compute()`` is its ``_per_class`` of the one
+    positive class (see :meth:`AveragedMetric._compute`)."""
+    if not isinstance(m, AveragedMetric) or m.task != "binary":
+        return False
+    cls = type(m)
+    return cls._compute is AveragedMetric._compute and cls._per_class is AveragedMetric._per_class
 
 
 def _take(x: Any, idx: np.ndarray, n: int) -> Any:

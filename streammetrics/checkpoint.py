@@ -20,6 +20,7 @@ Cost: one ``state_dict`` under the lock (O(state)) plus the write outside it.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -32,6 +33,8 @@ from ._params import Param, check_accumulator, check_param
 from ._persistence import load, remove_stale_temps, save
 
 __all__ = ["Checkpointer"]
+
+_LOG = logging.getLogger("streammetrics.checkpoint")
 
 _EVERY_SECONDS = Param("real", "must be a finite number > 0 or None", low=0.0, low_open=True, optional=True)
 
@@ -63,6 +66,11 @@ class Checkpointer:
         Checkpoints written so far.
     last_error : BaseException or None
         The last error of the background thread (it keeps running and retries next period).
+    failures : int
+        Background checkpoints that failed in a row (0 after a success). Every failure is
+        also logged at ERROR level, with its traceback, on the logger
+        ``"streammetrics.checkpoint"`` (with no logging configured, Python prints it to
+        stderr): a service never stops saving silently.
 
     Notes
     -----
@@ -100,6 +108,7 @@ class Checkpointer:
         self.clock = clock or time.monotonic
         self.saves = 0
         self.last_error: BaseException | None = None
+        self.failures = 0
         self._last = self.clock()
         self._io_lock = threading.Lock()
         self._stop = threading.Event()
@@ -133,8 +142,13 @@ class Checkpointer:
         while not self._stop.wait(self.every_seconds):
             try:
                 self.checkpoint()
-            except Exception as exc:  # noqa: BLE001 - keep the service alive; report via last_error
+            except Exception as exc:  # noqa: BLE001 - keep the service alive; report it
                 self.last_error = exc
+                self.failures += 1
+                _LOG.error("checkpoint to %s failed (%d in a row; retrying every %g s): %s",
+                           str(self.path), self.failures, self.every_seconds, exc, exc_info=exc)
+            else:
+                self.failures = 0
 
     def close(self, final: bool = True) -> None:
         """Stop the background thread and (by default) write a final checkpoint.

@@ -27,8 +27,12 @@ __all__ = ["MetricSet"]
 
 
 def _second_parameter(metric: Metric) -> str:
-    params = list(inspect.signature(metric.update).parameters)
-    return params[1] if len(params) > 1 else "y_pred"
+    cls = type(metric)
+    name = _SECOND.get(cls)
+    if name is None:  # one signature per class: inspect is slow (Sliced builds many sets)
+        params = list(inspect.signature(metric.update).parameters)
+        name = _SECOND[cls] = params[1] if len(params) > 1 else "y_pred"
+    return name
 
 
 def _keywords(state: State) -> set[str] | None:
@@ -37,10 +41,17 @@ def _keywords(state: State) -> set[str] | None:
     declared = getattr(state, "update_keywords", None)
     if declared is not None:
         return set(declared)
-    params = inspect.signature(state.prepare).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return None
-    return {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)}
+    cls = type(state)
+    if cls not in _KEYWORDS:  # one signature per class (see _second_parameter)
+        params = inspect.signature(state.prepare).parameters.values()
+        _KEYWORDS[cls] = None if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params) else \
+            frozenset(p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+    names = _KEYWORDS[cls]
+    return None if names is None else set(names)
+
+
+_SECOND: dict[type, str] = {}
+_KEYWORDS: dict[type, frozenset[str] | None] = {}
 
 _SEP = "."
 _ndarray = np.ndarray

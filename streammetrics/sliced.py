@@ -61,9 +61,11 @@ class Sliced(Metric):
     overflow : {"error", "other"}, default "error"
         A key beyond ``max_slices``: ``"error"`` refuses the batch (``ValueError`` naming the
         cap; nothing changes); ``"other"`` folds its rows into the slice ``OTHER``, which counts
-        the distinct keys it absorbed (:attr:`n_absorbed`; it remembers them, to count them
-        exactly across merges). New keys of a batch take the free slots in an order fixed by
-        the batch's keys (sorted, for integers).
+        the distinct keys it absorbed (:attr:`n_absorbed`): exactly up to 4096 keys (it keeps
+        them, to count shared keys once across merges), then as a HyperLogLog estimate (16 KiB,
+        about 0.8 % relative error), so its memory stays bounded whatever the stream. New keys
+        of a batch take the free slots in an order fixed by the batch's keys (sorted, for
+        integers).
     min_count : int, default 0
         A slice with fewer rows is reported as :class:`UndefinedSlice` (with its row count) and
         left out of the disparity summaries.
@@ -71,13 +73,20 @@ class Sliced(Metric):
     Notes
     -----
     ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)``: ``slices`` gives one
-    key per row (strings or integers; booleans count as 0/1): an array, or a tuple of arrays /
-    a dict of named arrays for several key columns (crossed slices keyed by tuples, plus each
-    column alone). Further keyword arguments (``timestamp=`` of a time window) go to the
-    wrapped states, per-row arrays split by slice.
+    key per row: an array or list, or a tuple of arrays / a dict of named arrays for several key
+    columns (crossed slices keyed by tuples, plus each column alone). A key is a string, an
+    integer in [-2**63, 2**64) (booleans count as 0/1), or a tuple of strings, integers,
+    booleans and finite floats (``zip(a, b)``, a pandas ``MultiIndex``; not nested); the keys of
+    one column are all of one kind (``1`` and ``"1"`` would be one exported label). A key that
+    could not be saved or exported (a lone surrogate, a 5000-digit integer, a masked entry) is
+    refused with a ``ValueError`` naming it; nothing changes. Further keyword arguments
+    (``timestamp=`` of a time window) go to the wrapped states, per-row arrays split by slice.
 
     Complexity: ``update`` O(n) for small-range integer keys, O(n log n) for strings (one sort)
-    plus the wrapped metric's cost on the batch; ``compute`` O(slices x the wrapped compute).
+    plus the wrapped metric's cost on the batch; ``compute`` O(slices x the wrapped compute),
+    vectorised over slices for binary ratio metrics (precision, recall, F-beta, ...) and their
+    Wilson intervals; ``save`` / ``load`` O(state size), the file's header independent of the
+    number of slices.
     Overflow slices and undefined slices are left out of ``group_min``/``group_max``/
     ``difference``/``ratio``.
 
@@ -156,27 +165,35 @@ class Sliced(Metric):
 
     # -- per-slice reads -------------------------------------------------------------------
     def _map(self, store: SliceStore | None, fn: Callable[[Metric], Any],
-             names: tuple[str, ...] | None = None) -> SlicedResults:
-        """``fn`` of every slice's accumulator (and ``OTHER``'s), as :class:`SlicedResults`."""
+             names: tuple[str, ...] | None = None, vectorised: bool = False,
+             confidence: float | None = None) -> SlicedResults:
+        """``fn`` of every slice's accumulator (and ``OTHER``'s), as :class:`SlicedResults`.
+        ``vectorised``: ``fn`` is ``compute`` (or ``interval(confidence)``), which the store
+        may give for all slots at once (:meth:`SliceStore.values`)."""
         if store is None:
             return SlicedResults({}, counts={}, key_names=names, min_count=self.min_count)
+        keys = list(store.keys) + ([OTHER] if store.has_other() else [])
+        slots = list(range(1, len(store.keys) + 1)) + ([0] if store.has_other() else [])
+        rows = store.rows.tolist()
+        counts = {key: rows[slot] for key, slot in zip(keys, slots, strict=True)}
+        defined = [slot for slot in slots if rows[slot] >= self.min_count]
+        got = store.values(np.asarray(defined, np.intp), confidence) if vectorised and defined else None
+        value_of = dict(zip(defined, got if got is not None
+                            else [fn(store.metric(slot)) for slot in defined], strict=True))
         out: dict[Any, Any] = {}
-        counts: dict[Any, int] = {}
-        entries = store.slots() + ([(OTHER, 0)] if store.has_other() else [])
-        for key, slot in entries:
-            count = counts[key] = int(store.rows[slot])
-            if count < self.min_count:
-                undefined = UndefinedSlice(count)
+        for key, slot in zip(keys, slots, strict=True):
+            if slot in value_of:
+                out[key] = value_of[slot]
+            else:
+                undefined = UndefinedSlice(rows[slot])
                 out[key] = ({name: undefined for name in self.metric}
                             if isinstance(self.metric, MetricSet) else undefined)
-            else:
-                out[key] = fn(store.metric(slot))
         return SlicedResults(out, counts=counts, key_names=names, min_count=self.min_count)
 
     def _compute(self) -> SlicedResults:
         """``{slice key: value}`` (a dict with notebook output: ``_repr_html_``,
         ``to_pandas()``, ``to_dict()``, and ``plot()`` of curve values)."""
-        return self._map(self._state.crossed, lambda m: m.compute(), self._state.names)
+        return self._map(self._state.crossed, lambda m: m.compute(), self._state.names, True)
 
     def overall(self) -> Any:
         """The wrapped metric's value over every row seen (all slices together)."""
@@ -199,7 +216,7 @@ class Sliced(Metric):
                 j = int(name)
             else:
                 raise ValueError(f"marginal: expected a key column name or position, got {name!r}")
-            return self._map(self._state.marginals[j], lambda m: m.compute(), (names[j],))
+            return self._map(self._state.marginals[j], lambda m: m.compute(), (names[j],), True)
 
     def counts(self) -> dict[Any, int]:
         """``{key: number of rows}`` of every crossed slice (and ``OTHER``)."""
@@ -268,10 +285,11 @@ class Sliced(Metric):
 
     @property
     def n_absorbed(self) -> int:
-        """Distinct keys folded into the ``OTHER`` slice (``overflow="other"``)."""
+        """Distinct keys folded into the ``OTHER`` slice (``overflow="other"``): exact up to
+        4096, then a HyperLogLog estimate (relative standard error about 0.8 %)."""
         with self._lock:
             store = self._state.crossed
-            return 0 if store is None else len(store.absorbed)
+            return 0 if store is None else store.absorbed.count()
 
     def interval(self, confidence: float = 0.95) -> dict[Any, Any]:
         """``{key: interval}`` of every slice whose metric has ``interval()`` (a MetricSet:
@@ -290,7 +308,7 @@ class Sliced(Metric):
             return m.interval(confidence)
 
         with self._lock:
-            return self._map(self._state.crossed, one, self._state.names)
+            return self._map(self._state.crossed, one, self._state.names, True, confidence)
 
     def bounds(self) -> dict[Any, Any]:
         """``{key: (low, high)}``: the certified interval of every slice (bounded ranking
