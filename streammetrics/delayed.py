@@ -60,6 +60,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
+from ._delayed_checks import kind_error
 from ._delayed_fold import BatchedFolding
 from ._delayed_order import reorder_tail
 from ._delayed_pending import (
@@ -211,6 +212,7 @@ class DelayedLabels(BatchedFolding, Wrapper):
                 f"y_score: pending predictions have dtype {spec[0]} and row shape "
                 f"{spec[1]}; got <f8 () (keep one kind of prediction)"
             )
+        self._check_kind(FLOAT_SPEC, None, "y_score")
         self._spec = FLOAT_SPEC
         if self._buffer and self._buffer_spec is not FLOAT_SPEC:
             self._flush_locked()
@@ -291,6 +293,8 @@ class DelayedLabels(BatchedFolding, Wrapper):
         spec = (s.dtype.str, s.shape[1:])
         if spec == FLOAT_SPEC:
             spec = FLOAT_SPEC  # the fast paths compare by identity
+        if k:
+            self._check_kind(spec, names, "y_score")
         with self._lock:
             self._expire(now)
             if self._spec is not None and spec != self._spec and k:
@@ -604,6 +608,11 @@ class DelayedLabels(BatchedFolding, Wrapper):
         pending, spec, newest = load_pending(pend, self.capacity, row_key)
         metric = type(self._metric)._from_config(self._metric._config())
         metric._load_arrays(inner)
+        if spec is not None:
+            error = kind_error(metric, spec, (names,) if self._sliced else None)
+            if error is not None:
+                raise ValueError(f"state: pending.scores of dtype {spec[0]} and row shape {spec[1]} "
+                                 f"are refused by the wrapped {type(metric).__name__} ({error})")
         self._metric = metric
         self._pending = pending
         self._spec = spec

@@ -1,0 +1,168 @@
+"""Crafted state files (issue 27): each loads into a state that some later call relies on being
+valid, so load refuses it (naming the field) -- or, where valid updates can create the same
+state, the later call handles it. One test per finding, beside the generic fuzzer
+(``test_load_fuzz.py``)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from load_corpus import build, saved, split
+
+import streammetrics as sm
+
+
+def edited(data: bytes, name: str, values) -> bytes:
+    """``data`` with array ``name`` replaced by ``values`` (any shape / dtype), re-checksummed."""
+    header, payload = split(data)
+    arr = np.ascontiguousarray(values)
+    for spec in header["arrays"]:
+        if spec["name"] == name:
+            spec.update(dtype=arr.dtype.str, shape=list(arr.shape), offset=len(payload),
+                        nbytes=arr.nbytes)
+            return build(header, payload + arr.tobytes())
+    raise KeyError(f"{name} not in {[a['name'] for a in header['arrays']]}")
+
+
+def array(data: bytes, name: str) -> np.ndarray:
+    header, payload = split(data)
+    spec = next(a for a in header["arrays"] if a["name"] == name)
+    flat = np.frombuffer(payload[spec["offset"]:spec["offset"] + spec["nbytes"]], spec["dtype"])
+    return flat.reshape(spec["shape"]).copy()
+
+
+# -- 1. DelayedLabels: pending scores of a shape the wrapped metric refuses ---------------------
+@pytest.mark.parametrize("name, rows", [
+    ("DelayedLabels", np.full((3, 2), 0.5)),             # binary Recall: rows of 2 scores
+    ("DelayedLabels-multiclass", np.full((3, 2), 0.5)),  # 3 classes: rows of 2
+    ("DelayedLabels-multiclass", np.full(3, 0.5)),       # 3 classes (top-k): one score per id
+    ("DelayedLabels-multiclass", np.full((3, 3, 1), 0.5)),
+])
+def test_delayed_pending_scores_of_a_wrong_shape_are_refused_at_load(name, rows):
+    data = saved(name)
+    k = array(data, "pending.ids_int").shape[0]
+    with pytest.raises(ValueError, match=r"pending\.scores .*row shape"):
+        sm.loads(edited(data, "pending.scores", rows[:k]))
+
+
+def test_delayed_pending_scores_of_the_right_shape_still_load_and_label():
+    data = saved("DelayedLabels-multiclass")
+    again = sm.loads(edited(data, "pending.scores", array(data, "pending.scores")[:, ::-1].copy()))
+    assert again.label([3, 4], [0, 1]) == 2
+
+
+@pytest.mark.parametrize("metric, good, bad", [
+    (lambda: sm.Recall(), [0.5], [[0.1, 0.2, 0.3]]),
+    (lambda: sm.Accuracy(3), [[0.2, 0.3, 0.5]], [[0.2, 0.8]]),
+    (lambda: sm.TopKAccuracy(3, k=2), [[0.2, 0.3, 0.5]], [0.4]),
+    (lambda: sm.MetricSet(a=sm.AUROC(3), p=sm.Precision(3)), [[0.2, 0.3, 0.5]],
+     [[[0.2], [0.3], [0.5]]]),
+])
+def test_predict_refuses_what_load_refuses_and_changes_nothing(metric, good, bad):
+    """A kind of prediction the metric refuses is refused by ``predict`` (not by a ``label``
+    much later), so every state ``predict`` creates loads."""
+    d = sm.DelayedLabels(metric(), capacity=10)
+    d.predict(["old"], good)
+    before = sm.dumps(d)
+    with pytest.raises(ValueError, match=r"y_score: .* refuses predictions of dtype"):
+        d.predict(["new"], bad)
+    assert sm.dumps(d) == before
+    assert sm.loads(before).label(["old"], [1]) == 1
+
+
+def test_predict_one_float_for_a_multiclass_metric_is_refused():
+    d = sm.DelayedLabels(sm.TopKAccuracy(3, k=2))
+    with pytest.raises(ValueError, match="refuses predictions"):
+        d.predict("a", 0.4)
+    assert len(d) == 0
+
+
+def test_delayed_around_sliced_checks_the_kind_with_the_key_columns():
+    d = sm.DelayedLabels(sm.Sliced(sm.Accuracy(3)))
+    with pytest.raises(ValueError, match="refuses predictions"):
+        d.predict(["a"], [[0.5, 0.5]], slices={"g": ["x"]})
+    d.predict(["a", "b"], [[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]], slices={"g": ["x", "y"]})
+    again = sm.loads(sm.dumps(d))
+    assert again.label(["a", "b"], [2, 0]) == 2
+    assert again.compute() == {"x": 1.0, "y": 1.0}
+
+
+@pytest.mark.parametrize("key", ["xy", 5])
+def test_delayed_around_sliced_with_one_named_key_column(key):
+    """``slices={"g": [...]}`` (one named column): the label fed slice ``"x"`` for the key
+    ``"xy"`` (its first character), a TypeError for an int key, and the saved state did not
+    load ("distinct names")."""
+    d = sm.DelayedLabels(sm.Sliced(sm.Accuracy()))
+    d.predict(["a", "b"], [1, 0], slices={"g": [key, key]})
+    again = sm.loads(sm.dumps(d))
+    assert d.label(["a"], [1]) == 1
+    assert d.compute() == {key: 1.0}
+    assert again.label(["a", "b"], [1, 1]) == 2
+    assert again.compute() == {key: 0.5}
+
+
+# -- 2. subnormal weights: DeLong's interval computes (a Decayed state reaches them) -----------
+def test_subnormal_weight_in_a_sliced_metricset_file_gives_an_interval():
+    data = saved("Sliced-MetricSet")
+    w = array(data, "slices.1:a.weights")
+    w[0] = 1e-320
+    metric = sm.loads(edited(data, "slices.1:a.weights", w))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
+        intervals = metric.interval()
+    for per_slice in intervals.values():
+        low, high = per_slice["a"] if isinstance(per_slice["a"], tuple) else (math.nan, math.nan)
+        assert math.isnan(low) or 0.0 <= low <= high <= 1.0
+
+
+def brute_delong_interval(pos, pw, neg, nw, z=1.959963984540054):
+    """DeLong's interval from the pair matrix, with Kish effective sizes (O(m n))."""
+    pos, pw, neg, nw = map(np.asarray, (pos, pw, neg, nw))
+    psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
+    v10 = psi @ nw / nw.sum()
+    v01 = 1.0 - pw @ psi / pw.sum()
+    auc = float(pw @ v10 / pw.sum())
+
+    def var(v, w):
+        n_eff = w.sum() ** 2 / (w * w).sum()
+        mean = w @ v / w.sum()
+        return float(w @ (v - mean) ** 2 / w.sum() * n_eff / (n_eff - 1)), n_eff
+
+    (s10, m_eff), (s01, n_eff) = var(v10, pw), var(v01, nw)
+    half = z * math.sqrt(s10 / m_eff + s01 / n_eff)
+    return auc, max(0.0, auc - half), min(1.0, auc + half)
+
+
+def test_decayed_auroc_interval_with_underflowing_squared_weights():
+    """Two positives decayed by about 2**-540: their squared weights underflow to 0, and the
+    effective size (sum w)**2 / sum w**2 was 0 / 0 (ZeroDivisionError from ``interval``).
+    Scaling one class's weights by a common factor changes neither the AUROC nor DeLong's
+    variance, so the oracle is the pair matrix on weights scaled by 2**600 (exact)."""
+    d = sm.Decayed(sm.AUROC(), half_life=1)
+    pos = [0.9, 0.3]
+    neg = [0.1 + 0.5 * ((7 * i) % 11) / 11 for i in range(540)]
+    for s in pos:
+        d.update([1], [s])
+    for s in neg:
+        d.update([0], [s])
+    n = len(neg)
+    pw = [0.5 ** (n + 1) * 2.0**600, 0.5**n * 2.0**600]  # weight 0.5**age, scaled
+    nw = [0.5 ** (n - 1 - i) for i in range(n)]  # the newest weighs 1
+    auc, want_low, want_high = brute_delong_interval(pos, pw, neg, nw)
+    low, high = d.interval()
+    assert abs(d.compute() - auc) < 1e-9
+    assert abs(low - want_low) < 1e-9 and abs(high - want_high) < 1e-9
+
+
+# -- 3. TopKAccuracy: more hits than samples, also wrapped --------------------------------------
+@pytest.mark.parametrize("name, entry", [("TopKAccuracy", "hits"), ("MetricSet", "k.hits"),
+                                          ("DelayedLabels-multiclass", "metric.k.hits")])
+def test_topk_hits_above_the_total_are_refused_wherever_the_state_sits(name, entry):
+    data = saved(name)
+    hits = array(data, entry)
+    hits[0] = hits[1] * 2 + 1
+    with pytest.raises(ValueError, match="exceeds its total"):
+        sm.loads(edited(data, entry, hits))
