@@ -5,6 +5,11 @@ CI is derandomized (``tests/conftest.py``); this script is how a person hunts fo
     nice -n 10 python tests/fuzz_seeds.py --runs 20            # every module that uses hypothesis
     python tests/fuzz_seeds.py --runs 5 tests/test_load_fuzz.py  # some modules only
     python tests/fuzz_seeds.py --seed 123 tests/test_load_fuzz.py  # repeat one seed
+    nice -n 10 python tests/fuzz_seeds.py --runs 24 --shards 4  # a shared machine: see below
+
+``--shards K`` keeps each run short: run i runs the fuzzers (:data:`CORE`) and every K-th of
+the other modules (those at index i mod K), so K consecutive runs cover every module once and
+the fuzzers K times.
 
 Every seed is printed before its run, so a failure can be replayed with
 ``python -m pytest <module> -p no:cacheprovider --hypothesis-seed=<seed>``. A failure found this
@@ -23,6 +28,9 @@ import time
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
+#: The fuzzers proper, run every time with ``--shards``.
+CORE = ("tests/test_load_fuzz.py", "tests/test_load_hostile.py", "tests/test_load_crafted.py",
+        "tests/test_protocol_laws.py", "tests/test_fuzz_constructors.py", "tests/test_fuzz_inputs.py")
 
 
 def hypothesis_modules() -> list[str]:
@@ -40,6 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="number of runs, each with a new seed")
     parser.add_argument("--seed", type=int, action="append", help="a given seed (repeatable)")
     parser.add_argument("--stop", action="store_true", help="stop at the first failing run")
+    parser.add_argument("--shards", type=int, default=1,
+                        help="run i: the fuzzers and the other modules at index i mod SHARDS")
     args = parser.parse_args(argv)
     modules = args.modules or hypothesis_modules()
     seeds = args.seed or [random.SystemRandom().randrange(2**32) for _ in range(args.runs)]
@@ -48,7 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     for i, seed in enumerate(seeds, 1):
         print(f"run {i}/{len(seeds)} seed {seed}", flush=True)
         start = time.perf_counter()
-        cmd = [sys.executable, "-m", "pytest", *modules, "-q", "-p", "no:cacheprovider",
+        chosen = modules
+        if args.shards > 1:
+            rest = [m for m in modules if m not in CORE]
+            chosen = [m for m in CORE if m in modules] + rest[(i - 1) % args.shards::args.shards]
+            print(f"modules: {' '.join(chosen)}", flush=True)
+        cmd = [sys.executable, "-m", "pytest", *chosen, "-q", "-p", "no:cacheprovider",
                f"--hypothesis-seed={seed}"]
         rc = subprocess.run(cmd, cwd=TESTS.parent, env=env).returncode
         print(f"seed {seed}: {'clean' if rc == 0 else f'FAILED (exit {rc})'} "
