@@ -44,14 +44,15 @@ def hypothesis_modules() -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("modules", nargs="*", help="test modules (default: all that use hypothesis)")
+    parser.add_argument("modules", nargs="*",
+                        help="test modules (default: the fuzzers and every module using hypothesis)")
     parser.add_argument("--runs", type=int, default=1, help="number of runs, each with a new seed")
     parser.add_argument("--seed", type=int, action="append", help="a given seed (repeatable)")
     parser.add_argument("--stop", action="store_true", help="stop at the first failing run")
     parser.add_argument("--shards", type=int, default=1,
                         help="run i: the fuzzers and the other modules at index i mod SHARDS")
     args = parser.parse_args(argv)
-    modules = args.modules or hypothesis_modules()
+    modules = args.modules or sorted({*hypothesis_modules(), *CORE})
     seeds = args.seed or [random.SystemRandom().randrange(2**32) for _ in range(args.runs)]
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "HYPOTHESIS_PROFILE")}
     failed = []
