@@ -28,9 +28,11 @@ import time
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-#: The fuzzers proper, run every time with ``--shards``.
+#: The crafted-file fuzzers (quick), run every time with ``--shards``; the other fuzzers
+#: (``test_protocol_laws.py``, ``test_fuzz_inputs.py``) take a minute each and rotate with the
+#: property modules.
 CORE = ("tests/test_load_fuzz.py", "tests/test_load_hostile.py", "tests/test_load_crafted.py",
-        "tests/test_protocol_laws.py", "tests/test_fuzz_constructors.py", "tests/test_fuzz_inputs.py")
+        "tests/test_fuzz_constructors.py")
 
 
 def hypothesis_modules() -> list[str]:
