@@ -10,6 +10,8 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from load_corpus import build, saved, split
 
 import streammetrics as sm
@@ -166,3 +168,90 @@ def test_topk_hits_above_the_total_are_refused_wherever_the_state_sits(name, ent
     hits[0] = hits[1] * 2 + 1
     with pytest.raises(ValueError, match="exceeds its total"):
         sm.loads(edited(data, entry, hits))
+
+
+# -- 5. calibration bins: what the readers rely on --------------------------------------------
+CALIBRATION = {
+    "error": lambda c, lg: sm.CalibrationError(c, n_bins=7, from_logits=lg),
+    "classwise": lambda c, lg: sm.CalibrationError(c or 3, n_bins=5, classwise=True, from_logits=lg),
+    "curve": lambda c, lg: sm.CalibrationCurve(4, num_classes=c, from_logits=lg),
+    "brier": lambda c, lg: sm.BrierScore(c, n_bins=6, from_logits=lg),
+    "set": lambda c, lg: sm.MetricSet(e=sm.CalibrationError(c, n_bins=3, from_logits=lg),
+                                      b=sm.BrierScore(c, n_bins=3, from_logits=lg)),
+    "decayed": lambda c, lg: sm.Decayed(sm.BrierScore(c, n_bins=4, from_logits=lg), half_life=0.5),
+}
+
+
+def _calibration_batch(rng, n, c, logits):
+    if c is None:
+        z = rng.normal(0, 3, n) if logits else np.round(rng.random(n), int(rng.integers(1, 4)))
+        return rng.integers(0, 2, n), z
+    z = rng.normal(0, 3, (n, c))
+    if logits:
+        return rng.integers(0, c, n), z
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return rng.integers(0, c, n), e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("kind", sorted(CALIBRATION))
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), steps=st.integers(1, 40), multiclass=st.booleans(),
+       logits=st.booleans(), weights=st.sampled_from([None, (1e-3, 1e3), (1e-30, 1e-25), (1e20, 1e30)]))
+def test_calibration_states_of_valid_streams_load(kind, seed, steps, multiclass, logits, weights):
+    """The load checks of the calibration bins (mean probability inside its bin, sum w p^2 >=
+    (sum w p)^2 / sum w, the bins holding the totals' weight) accept every state that
+    updates, merges and decay create."""
+    rng = np.random.default_rng(seed)
+    c = 3 if multiclass or kind == "classwise" else None
+    metrics = [CALIBRATION[kind](c, logits), CALIBRATION[kind](c, logits)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
+        for i in range(steps):
+            n = int(rng.integers(1, 6))
+            y, p = _calibration_batch(rng, n, c, logits)
+            w = None if weights is None else rng.uniform(*weights, n)
+            metrics[i % 2].update(y, p, sample_weight=w)
+        metric = metrics[0].merge(metrics[1])
+        data = sm.dumps(metric)
+        again = sm.loads(data)
+        assert sm.dumps(again) == data
+
+
+def _bins_edit(data, edit):
+    header, payload = split(data)
+    name = next(a["name"] for a in header["arrays"] if a["name"].endswith("bins"))
+    b = array(data, name)
+    edit(b)
+    return edited(data, name, b)
+
+
+def test_calibration_bin_mean_outside_its_bin_is_refused():
+    data = saved("CalibrationError")  # 5 bins: bin 0 holds p in [0, 0.2]
+
+    def edit(b):
+        j = int(np.flatnonzero(b[0, :, 0] > 0)[0])
+        b[0, j, 1] = b[0, j, 0] * min(1.0, (j + 1.5) / 5)  # mean p beyond the bin's upper edge
+        b[0, j, 3] = b[0, j, 1]
+    with pytest.raises(ValueError, match="mean probability lies outside its bin at column 0, bin"):
+        sm.loads(_bins_edit(data, edit))
+
+
+def test_calibration_negative_within_bin_variance_is_refused():
+    """sum w p^2 < (sum w p)^2 / sum w: the Brier decomposition's within-bin variance was
+    negative."""
+    data = saved("BrierScore")
+
+    def edit(b):
+        j = int(np.flatnonzero(b[0, :, 0] > 0)[0])
+        b[0, j, 3] = 0.5 * b[0, j, 1] ** 2 / b[0, j, 0]
+    with pytest.raises(ValueError, match=r"w p\^2 is below"):
+        sm.loads(_bins_edit(data, edit))
+
+
+def test_calibration_bins_must_hold_the_totals_weight():
+    data = saved("BrierScore")
+    tot = array(data, "totals")
+    tot[0] *= 3
+    tot[2] *= 3
+    with pytest.raises(ValueError, match="a column's bins hold weight"):
+        sm.loads(edited(data, "totals", tot))
