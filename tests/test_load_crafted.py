@@ -255,3 +255,24 @@ def test_calibration_bins_must_hold_the_totals_weight():
     tot[2] *= 3
     with pytest.raises(ValueError, match="a column's bins hold weight"):
         sm.loads(edited(data, "totals", tot))
+
+
+@pytest.mark.parametrize("weight", [1e-320, 1e-50, 1e300, -1.0, math.inf])
+def test_delayed_pending_weight_predict_would_refuse_is_refused_at_load(weight):
+    """A pending weight outside [2**-128, 2**128] (predict's rule) loaded, then label() raised
+    the sample_weight error much later."""
+    data = saved("DelayedLabels")
+    w = array(data, "pending.weights")
+    w[0] = weight
+    with pytest.raises(ValueError, match=r"pending\.weights\[0\]"):
+        sm.loads(edited(data, "pending.weights", w))
+
+
+def test_delayed_pending_weights_predict_takes_load_and_label():
+    d = sm.DelayedLabels(sm.Recall(), clock=lambda: 5.0)
+    d.predict(["a", "b", "c"], [0.2, 0.7, 0.9], sample_weight=[2.0**-128, 2.0**128, 0.0])
+    again = sm.loads(sm.dumps(d))
+    again.clock = d.clock
+    assert again.label(["a", "b", "c"], [1, 1, 1]) == 3
+    assert d.label(["a", "b", "c"], [1, 1, 1]) == 3
+    assert again.compute() == d.compute()
