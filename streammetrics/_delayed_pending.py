@@ -31,6 +31,8 @@ FLOAT_SPEC = (np.dtype(np.float64).str, ())
 PENDING_ARRAYS = ("ids_int", "is_str", "str_bytes", "str_offsets", "scores", "weights", "times")
 
 Pending = OrderedDict  # id -> (score, weight or None, time), oldest first
+#: The dtypes of the predictions ``predict`` keeps (``kept_predictions``).
+_KEPT = tuple(np.dtype(t) for t in (np.float64, np.float32, np.float16, np.int64, np.bool_))
 
 
 def pending_scalar(score: Any) -> Any:
@@ -137,6 +139,9 @@ def load_pending(pend: Mapping[str, Any], capacity: int,
         i = first_bad(bad_w)
         raise ValueError(f"state: DelayedLabels pending.weights[{i}] = {float(weights[i])!r} is not a "
                          f"weight predict takes (0 or in [2**-128, 2**128])")
+    if k and scores.dtype not in _KEPT:
+        raise ValueError(f"state: DelayedLabels pending.scores has dtype {scores.dtype}; predict keeps "
+                         f"float16/32/64, int64 or bool")
     if k and scores.dtype.kind == "f" and np.isnan(scores).any():
         raise ValueError("state: DelayedLabels pending scores hold NaN")
     data = raw.tobytes()

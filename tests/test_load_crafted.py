@@ -276,3 +276,13 @@ def test_delayed_pending_weights_predict_takes_load_and_label():
     assert again.label(["a", "b", "c"], [1, 1, 1]) == 3
     assert d.label(["a", "b", "c"], [1, 1, 1]) == 3
     assert again.compute() == d.compute()
+
+
+@pytest.mark.parametrize("dtype", ["<u8", "<i4", "|u1", "|i1"])
+def test_delayed_pending_scores_of_a_dtype_predict_never_keeps_are_refused(dtype):
+    """predict keeps float16/32/64, int64 or bool; a uint64 score of 2**64 - 1 loaded and made
+    label() fail."""
+    data = saved("DelayedLabels")
+    scores = np.full(array(data, "pending.scores").shape, np.iinfo(np.uint64).max).astype(dtype)
+    with pytest.raises(ValueError, match=r"pending\.scores has dtype"):
+        sm.loads(edited(data, "pending.scores", scores))
