@@ -242,7 +242,9 @@ class DelayedLabels(BatchedFolding, Wrapper):
     def predict(self, ids: Any, y_score: Any, *, sample_weight: Any = None,
                 timestamp: float | None = None, slices: Any = None) -> None:
         """Store predictions (one id with one score / row of scores, or a batch) until their
-        labels arrive. Validated and atomic; O(k).
+        labels arrive. Validated and atomic; O(k). A kind of prediction (dtype, row shape) the
+        metric refuses whatever the label -- rows of 3 scores for a binary metric -- is a
+        ``ValueError`` here (a dry run of zero rows, once per kind), not from a later ``label``.
 
         ``timestamp`` (default: the clock) may be in any order: a prediction older than pending
         ones takes its place in time order (O(j) for the j newer ones), so ``ttl`` expiry and
