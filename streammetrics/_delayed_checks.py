@@ -76,8 +76,13 @@ def kind_error(metric: Any, spec: tuple[str, tuple[int, ...]], sliced: Any = Non
     A dry run of zero rows (``State.prepare`` changes nothing), with labels of shape ``(0,)``
     and, for rows, ``(0, *row)`` (multilabel): the metric's checks of dimensions and row lengths
     run, its checks of values have nothing to look at. ``sliced``: the slice-key layout when the
-    metric is a :class:`~streammetrics.Sliced` (``(names,)``; None otherwise). O(1).
+    metric is a :class:`~streammetrics.Sliced` (``(names,)``; None otherwise): its template
+    metric's checks, then the key columns. O(1).
     """
+    if sliced is not None:  # Sliced checks no row of an empty batch: ask its template too
+        error = kind_error(metric.metric, spec)
+        if error is not None:
+            return error
     dtype, row = np.dtype(spec[0]), tuple(spec[1])
     scores = np.zeros((0, *row), dtype=dtype)
     states = metric._states() if isinstance(metric, MetricSet) else [metric._state]

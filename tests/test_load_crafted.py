@@ -286,3 +286,16 @@ def test_delayed_pending_scores_of_a_dtype_predict_never_keeps_are_refused(dtype
     scores = np.full(array(data, "pending.scores").shape, np.iinfo(np.uint64).max).astype(dtype)
     with pytest.raises(ValueError, match=r"pending\.scores has dtype"):
         sm.loads(edited(data, "pending.scores", scores))
+
+
+def test_delayed_around_sliced_checks_the_kind_against_the_template():
+    """Sliced checks no row of an empty batch, so the dry run also asks its template: rows of 2
+    scores for a binary MetricSet are refused by predict, and by load."""
+    d = sm.DelayedLabels(sm.Sliced(sm.MetricSet(r=sm.Recall(), a=sm.AUROC())))
+    with pytest.raises(ValueError, match="refuses predictions"):
+        d.predict(["z"], [[0.1, 0.9]], slices=["x"])
+    d.predict(["z", "y"], [0.9, 0.2], slices=["x", "x"])
+    data = sm.dumps(d)
+    assert sm.loads(data).label(["z", "y"], [1, 0]) == 2
+    with pytest.raises(ValueError, match=r"pending\.scores .*row shape \(2,\)"):
+        sm.loads(edited(data, "pending.scores", np.full((2, 2), 0.5)))
