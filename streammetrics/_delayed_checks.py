@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from ._delayed_slices import slices_argument
 from .metricset import MetricSet
 
-__all__ = ["covered", "dry_run", "summary", "widened"]
+__all__ = ["covered", "dry_run", "kind_error", "summary", "widened"]
 
 _ONES: dict[tuple[int, np.dtype[Any]], np.ndarray] = {}  # (length, dtype) -> ones, for row sums
 
@@ -67,3 +68,35 @@ def dry_run(metric: Any, y: int, score: Any, weight: float | None, scalar: Any) 
         args = (np.array([y]), score[None], None if weight is None else [weight])
     for state in states:
         state.prepare(*args)
+
+
+def kind_error(metric: Any, spec: tuple[str, tuple[int, ...]], sliced: Any = None) -> str | None:
+    """Why the metric refuses every prediction of this kind (dtype, row shape), or None.
+
+    A dry run of zero rows (``State.prepare`` changes nothing), with labels of shape ``(0,)``
+    and, for rows, ``(0, *row)`` (multilabel): the metric's checks of dimensions and row lengths
+    run, its checks of values have nothing to look at. ``sliced``: the slice-key layout when the
+    metric is a :class:`~streammetrics.Sliced` (``(names,)``; None otherwise): its template
+    metric's checks, then the key columns. O(1).
+    """
+    if sliced is not None:  # Sliced checks no row of an empty batch: ask its template too
+        error = kind_error(metric.metric, spec)
+        if error is not None:
+            return error
+    dtype, row = np.dtype(spec[0]), tuple(spec[1])
+    scores = np.zeros((0, *row), dtype=dtype)
+    states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
+    kwargs: dict[str, Any] = {}
+    if sliced is not None:
+        kwargs["slices"] = slices_argument(sliced[0], [])
+    shapes = [(0,)] + ([(0, *row)] if row else [])
+    error = ""
+    for shape in shapes:
+        try:
+            for state in states:
+                state.prepare(np.zeros(shape, dtype=np.int64), scores, None, **kwargs)
+        except ValueError as exc:
+            error = error or str(exc)  # the 1-D labels' reason (the usual layout)
+            continue
+        return None
+    return error

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ._base import Metric
-from ._delayed_checks import covered, dry_run, summary, widened
+from ._delayed_checks import covered, dry_run, kind_error, summary, widened
 from ._delayed_pending import pending_scalar
 
 __all__ = ["BatchedFolding"]
@@ -53,6 +53,7 @@ class BatchedFolding:
     _lock: threading.RLock
     _stats: dict[str, int]
     _spec: tuple[str, tuple[int, ...]] | None
+    _sliced: bool
 
     def _init_folding(self) -> None:
         """The empty buffer and label-check maps (``__init__``)."""
@@ -66,6 +67,20 @@ class BatchedFolding:
         self._checked: dict[Any, dict[Any, tuple[float, ...]]] = {}
         self._ok_spec: Any = None  # the kind whose map is ``_ok_labels`` (the current one)
         self._ok_labels: dict[Any, tuple[float, ...]] = {}
+        self._kinds_ok: set[Any] = set()  # (kind, slice-key layout) the metric takes
+
+    def _check_kind(self, spec: tuple[str, tuple[int, ...]], names: Any, what: str) -> None:
+        """``ValueError`` (naming ``what``) if the metric refuses every prediction of this
+        kind (dtype and row shape), e.g. rows of 3 scores for a binary metric: a dry run of zero
+        rows (``_delayed_checks.kind_error``), once per kind and slice-key layout."""
+        key = (spec, names)
+        if key in self._kinds_ok:
+            return
+        error = kind_error(self._metric, spec, (names,) if self._sliced else None)
+        if error is not None:
+            raise ValueError(f"{what}: {type(self._metric).__name__} refuses predictions of dtype "
+                             f"{spec[0]} and row shape {spec[1]} ({error})")
+        self._kinds_ok.add(key)
 
     def flush(self) -> int:
         """Fold the buffered labelled pairs into the metric now; returns how many were folded.

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ._state import State
-from ._validation import first_bad
+from ._validation import MAX_WEIGHT, MIN_WEIGHT, first_bad
 
 __all__ = ["FLOAT_SPEC", "INT64_RANGE", "PENDING_ARRAYS", "NoState", "Pending", "check_ids",
            "load_pending", "pending_arrays", "pending_scalar"]
@@ -31,6 +31,8 @@ FLOAT_SPEC = (np.dtype(np.float64).str, ())
 PENDING_ARRAYS = ("ids_int", "is_str", "str_bytes", "str_offsets", "scores", "weights", "times")
 
 Pending = OrderedDict  # id -> (score, weight or None, time), oldest first
+#: The dtypes of the predictions ``predict`` keeps (``kept_predictions``).
+_KEPT = tuple(np.dtype(t) for t in (np.float64, np.float32, np.float16, np.int64, np.bool_))
 
 
 def pending_scalar(score: Any) -> Any:
@@ -130,9 +132,16 @@ def load_pending(pend: Mapping[str, Any], capacity: int,
         raise ValueError("state: DelayedLabels id offsets are corrupted")
     if k and not np.isfinite(times).all():
         raise ValueError("state: DelayedLabels pending times must be finite")
-    bad_w = ~np.isnan(weights) & ~(np.isfinite(weights) & (weights >= 0))
+    # a weight predict would refuse (0 or in [MIN_WEIGHT, MAX_WEIGHT]; NaN: none) would make
+    # its label() fail much later
+    bad_w = ~np.isnan(weights) & ~((weights == 0) | ((weights >= MIN_WEIGHT) & (weights <= MAX_WEIGHT)))
     if bad_w.any():
-        raise ValueError(f"state: DelayedLabels pending weight at index {first_bad(bad_w)} is invalid")
+        i = first_bad(bad_w)
+        raise ValueError(f"state: DelayedLabels pending.weights[{i}] = {float(weights[i])!r} is not a "
+                         f"weight predict takes (0 or in [2**-128, 2**128])")
+    if k and scores.dtype not in _KEPT:
+        raise ValueError(f"state: DelayedLabels pending.scores has dtype {scores.dtype}; predict keeps "
+                         f"float16/32/64, int64 or bool")
     if k and scores.dtype.kind == "f" and np.isnan(scores).any():
         raise ValueError("state: DelayedLabels pending scores hold NaN")
     data = raw.tobytes()

@@ -68,6 +68,8 @@ def slices_argument(names: KeyLayout, keys: list[Any]) -> Any:
     """The ``slices=`` argument of ``Sliced.update`` for rows with these keys. O(rows)."""
     if names is None:
         return _column(keys)
+    if len(names) == 1:  # one named column (a mapping of one name): plain keys, as in Sliced
+        return {names[0]: _column(keys)}
     return {name: _column([key[j] for key in keys]) for j, name in enumerate(names)}
 
 
@@ -94,12 +96,13 @@ def load_key_arrays(arrays: Mapping[str, Any], k: int) -> tuple[KeyLayout, list[
             raise ValueError(f"state: DelayedLabels around Sliced needs 'pending.{name}'")
     raw = decode_json(arrays["slice_names"], "pending.slice_names")
     if raw is not None and not (
-        isinstance(raw, list) and len(raw) >= 2 and all(isinstance(s, str) and s for s in raw)
+        isinstance(raw, list) and len(raw) >= 1 and all(isinstance(s, str) and s for s in raw)
         and len(set(raw)) == len(raw)
     ):
         raise ValueError(f"state: pending.slice_names must be null or distinct names, got {raw!r}")
     names = None if raw is None else tuple(raw)
-    keys = _decode_rows(arrays["slice_keys"], None if names is None else len(names))
+    # one named column keeps plain keys (row_keys), several keep tuples
+    keys = _decode_rows(arrays["slice_keys"], None if names is None or len(names) == 1 else len(names))
     if len(keys) != k:
         raise ValueError(f"state: pending.slice_keys holds {len(keys)} keys for {k} pending rows")
     return names, keys

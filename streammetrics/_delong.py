@@ -31,6 +31,10 @@ import numpy as np
 
 __all__ = ["delong", "delong_counts", "placements"]
 
+#: Weights of one class whose largest is below this are rescaled first (their squares would
+#: underflow): 2**-128, the smallest nonzero weight ``update`` takes.
+_TINY = 2.0**-128
+
 
 def placements(
     pos: np.ndarray, pos_w: np.ndarray | None, neg: np.ndarray, neg_w: np.ndarray | None
@@ -90,6 +94,23 @@ def _half(left: np.ndarray, right: np.ndarray, w: np.ndarray | None) -> np.ndarr
     return (cw[left] + cw[right]) / 2.0
 
 
+def _rescaled(w: np.ndarray | None) -> np.ndarray | None:
+    """One class's weights times a power of two (exact) that brings the largest to [1, 2) when
+    it is below :data:`_TINY`; otherwise the weights themselves.
+
+    The AUROC and its variance do not change when one class's weights are scaled by a common
+    factor, but their squares do underflow: a ``Decayed`` state (decay factors times sample
+    weights) can hold positives whose weights are all below 1e-154, whose squared weights sum to
+    0, and the effective size (sum w)**2 / sum w**2 would be 0 / 0. Normal weights are returned
+    unchanged (the results stay bit-identical). O(m) for the maximum."""
+    if w is None or w.shape[0] == 0:
+        return w
+    top = float(w.max())
+    if top <= 0.0 or top >= _TINY:
+        return w
+    return np.ldexp(w, 1 - math.frexp(top)[1])
+
+
 def _weighted_var(v: np.ndarray, w: np.ndarray | None) -> tuple[float, float]:
     """(sample variance with the ddof=1 correction, effective size)."""
     if w is None:
@@ -112,6 +133,7 @@ def delong(
     nan variance when there are fewer than two positives or negatives. O(m + n) given the sorted
     arrays (:func:`placements`).
     """
+    pos_w, neg_w = _rescaled(pos_w), _rescaled(neg_w)
     m_w = float(pos.shape[0] if pos_w is None else pos_w.sum())
     n_w = float(neg.shape[0] if neg_w is None else neg_w.sum())
     if m_w <= 0 or n_w <= 0:

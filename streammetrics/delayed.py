@@ -60,6 +60,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ._base import RESERVED_KEYS, Metric
+from ._delayed_checks import kind_error
 from ._delayed_fold import BatchedFolding
 from ._delayed_order import reorder_tail
 from ._delayed_pending import (
@@ -211,6 +212,7 @@ class DelayedLabels(BatchedFolding, Wrapper):
                 f"y_score: pending predictions have dtype {spec[0]} and row shape "
                 f"{spec[1]}; got <f8 () (keep one kind of prediction)"
             )
+        self._check_kind(FLOAT_SPEC, None, "y_score")
         self._spec = FLOAT_SPEC
         if self._buffer and self._buffer_spec is not FLOAT_SPEC:
             self._flush_locked()
@@ -240,7 +242,9 @@ class DelayedLabels(BatchedFolding, Wrapper):
     def predict(self, ids: Any, y_score: Any, *, sample_weight: Any = None,
                 timestamp: float | None = None, slices: Any = None) -> None:
         """Store predictions (one id with one score / row of scores, or a batch) until their
-        labels arrive. Validated and atomic; O(k).
+        labels arrive. Validated and atomic; O(k). A kind of prediction (dtype, row shape) the
+        metric refuses whatever the label -- rows of 3 scores for a binary metric -- is a
+        ``ValueError`` here (a dry run of zero rows, once per kind), not from a later ``label``.
 
         ``timestamp`` (default: the clock) may be in any order: a prediction older than pending
         ones takes its place in time order (O(j) for the j newer ones), so ``ttl`` expiry and
@@ -291,6 +295,8 @@ class DelayedLabels(BatchedFolding, Wrapper):
         spec = (s.dtype.str, s.shape[1:])
         if spec == FLOAT_SPEC:
             spec = FLOAT_SPEC  # the fast paths compare by identity
+        if k:
+            self._check_kind(spec, names, "y_score")
         with self._lock:
             self._expire(now)
             if self._spec is not None and spec != self._spec and k:
@@ -663,6 +669,11 @@ class DelayedLabels(BatchedFolding, Wrapper):
         pending, spec, newest = load_pending(pend, self.capacity, row_key)
         metric = type(self._metric)._from_config(self._metric._config())
         metric._load_arrays(inner)
+        if spec is not None:
+            error = kind_error(metric, spec, (names,) if self._sliced else None)
+            if error is not None:
+                raise ValueError(f"state: pending.scores of dtype {spec[0]} and row shape {spec[1]} "
+                                 f"are refused by the wrapped {type(metric).__name__} ({error})")
         self._metric = metric
         self._pending = pending
         self._spec = spec

@@ -194,3 +194,50 @@ def test_integer_weights_equal_repetition_where_numpy_rounds_the_position(from_l
         got = sm.CalibrationError(n_bins=3, strategy="quantile", norm=norm, from_logits=from_logits).update(
             y, x, sample_weight=reps.astype(float)).compute()
         assert abs(got - brute_error(p, y, reps, 3, norm)) <= 1e-15
+
+
+def _exact_and_bounded_agree(y, p, w, n_bins, budget):
+    exact = sm.CalibrationCurve(n_bins, "quantile").update(y, p, sample_weight=w).compute()
+    bounded = sm.CalibrationCurve(n_bins, "quantile", max_bytes=budget)
+    r = bounded.update(y, p, sample_weight=w).compute()
+    assert r.exact == bounded.is_exact
+    if r.exact:  # every bin one distinct value: the exact curve, not an estimate
+        np.testing.assert_array_equal(r.bin_index, exact.bin_index)
+        np.testing.assert_allclose(r.counts, exact.counts, rtol=1e-12)
+        np.testing.assert_allclose(r.prob_true, exact.prob_true, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(r.prob_pred, exact.prob_pred, rtol=1e-12)
+    for norm in ("l1", "l2", "max"):
+        want = sm.CalibrationError(n_bins=n_bins, strategy="quantile", norm=norm).update(
+            y, p, sample_weight=w).compute()
+        m = sm.CalibrationError(n_bins=n_bins, strategy="quantile", norm=norm, max_bytes=budget)
+        got = m.update(y, p, sample_weight=w).compute()
+        lo, hi = m.bounds()
+        assert lo - 1e-12 <= want <= hi + 1e-12
+        if m.is_exact:
+            assert abs(got - want) <= 1e-12
+
+
+def test_bounded_curve_exact_bins_read_their_own_sums():
+    """Regression (issue 27): two samples of weight 1 at 0.25 were read back from the bins'
+    cumulative counts as 2.0000000000000004, so the quantile edge at cumulative weight 2 moved
+    from 0.375 to 0.3067 and the curve said exact=True with counts [2, 4.96, 1.40] instead of
+    [3.16, 3.80, 1.40]."""
+    y = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 1])
+    p = np.array([0.875, 0.5, 0.375, 1.0, 0.25, 0.375, 0.5, 0.5, 0.25, 0.5, 0.5, 0.5])
+    w = np.array([1.0, 0.47670801399846274, 1.0, 0.4006731491393912, 1.0, 0.16281114315663126,
+                  1.0, 0.3076106793918316, 1.0, 0.8461317600489575, 1.0, 0.16663413345635703])
+    _exact_and_bounded_agree(y, p, w, 3, 2048)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**31), n=st.integers(1, 60), levels=st.integers(1, 9),
+       n_bins=st.integers(1, 6), budget=st.sampled_from([2048, 1 << 16]))
+@example(seed=18761, n=15, levels=7, n_bins=5, budget=2048)  # failed before the fix
+def test_bounded_curve_with_real_weights_equals_the_exact_curve_when_exact(seed, n, levels, n_bins, budget):
+    """Weights of one mixed with real weights, few distinct probabilities (so the bins are
+    exact): the bounded curve and errors are the exact ones."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    p = rng.integers(0, levels + 1, n) / levels
+    w = np.where(rng.random(n) < 0.5, 1.0, rng.random(n) + 0.01)
+    _exact_and_bounded_agree(y, p, w, n_bins, budget)

@@ -18,6 +18,7 @@ import tracemalloc
 import warnings
 from typing import Any
 
+import load_corpus as lc
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -210,6 +211,76 @@ def test_mutated_headers_and_arrays_together(name, data):
     header, payload = split(CACHE[name])
     h, p = mutate_payload(mutate_header(header, data), payload, data)
     assert_loads_safely(build(h, p))
+
+
+# -- a crafted file that loads must also merge, update and read as a valid state does -----------
+def _predict_label(scores):
+    def feed(m):
+        m.predict(["fz1", "fz2"], scores)
+        m.label(["fz1", "fz2"], [0, 1])
+    return feed
+
+
+FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._sliced,
+           _predict_label([0.3, 0.8]), _predict_label([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]])]
+
+
+def _feeder(name: str) -> Any:
+    """The corpus helper that feeds this entry a valid batch (the one that does not raise)."""
+    for feed in FEEDERS:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                feed(sm.loads(CACHE[name]))
+            return feed
+        except (ValueError, TypeError):  # not this entry's kind of input
+            continue
+    raise AssertionError(f"no feeder for {name}")
+
+
+def _optional(read: Any) -> Any:
+    """A read some configurations do not offer (interval, bounds): its ValueError / missing
+    method is fine, anything else is not."""
+    try:
+        return read()
+    except (ValueError, AttributeError) as exc:
+        if isinstance(exc, AttributeError) and not str(exc).startswith(("has no", type(exc).__name__)) \
+                and " has no " not in str(exc):
+            raise
+        return None
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_mutated_files_that_load_merge_update_and_read(name, data):
+    """What load lets through, every later call relies on: merging with a valid twin (both
+    ways), an update with a valid batch, then compute (finite or nan), interval, bounds and a
+    save / load round trip -- a ValueError where a call refuses, never another exception."""
+    header, payload = split(CACHE[name])
+    h, p = mutate_payload(header, payload, data)
+    if data.draw(st.booleans(), label="header too"):
+        h = mutate_header(h, data)
+    try:
+        metric = sm.loads(build(h, p))
+    except ValueError:
+        return
+    feed = _feeder(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
+        warnings.simplefilter("error", RuntimeWarning)
+        for step in (lambda: sm.loads(CACHE[name]).merge(metric.copy()),
+                     lambda: metric.merge(sm.loads(CACHE[name])),
+                     lambda: feed(metric)):
+            try:
+                step()
+            except ValueError as exc:
+                assert str(exc)
+        nums = values_of(metric.compute())
+        assert not any(math.isinf(v) for v in nums), (name, nums)
+        _optional(lambda: metric.interval())
+        _optional(lambda: metric.bounds())
+        assert sm.dumps(sm.loads(sm.dumps(metric))) == sm.dumps(metric)
 
 
 HUGE_SIZES = """

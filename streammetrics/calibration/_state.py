@@ -263,4 +263,44 @@ class ProbabilityBins(SummedState):
         above(t[..., 1:], t[..., :1], "top: confidence or accuracy sums exceed sum of w")
         above(tot[1:2], _MAX_LOG_LOSS * tot[:1], "totals: log loss exceeds -log(eps) per sample")
         above(tot[2:3], 2.0 * tot[:1], "totals: Brier exceeds 2 per sample")
+        self._check_bin_ranges(b, t, float(tot[0]))
         self._arrays = new
+
+    def _check_bin_ranges(self, b: np.ndarray, t: np.ndarray, total: float) -> None:
+        """What the readers rely on beyond the per-bin ordering of the sums: the mean
+        probability of bin j lies in its range [j / n, (j + 1) / n] (so does the mean top-label
+        confidence), sum w p^2 >= (sum w p)^2 / sum w (a variance >= 0: the within-bin variance
+        of the Brier decomposition), and every column's bins (and the top-label bins) hold the
+        samples counted in ``totals`` -- each sample lands in one bin per column (the top-label bins:
+        those of a top-label state; 0 in a one-vs-rest one). ``ValueError``
+        naming the array, the bin and the rule. O(K n_bins)."""
+        n = self.n_bins
+        if n == 0:
+            return
+        lo, hi = np.arange(n) / n, np.arange(1, n + 1) / n
+
+        def bad_cell(ok: np.ndarray, what: str) -> None:
+            if ok.size and not ok.all():
+                k, j = np.unravel_index(int(np.argmax(~ok.reshape(-1))), ok.shape) if ok.ndim == 2 \
+                    else (0, int(np.argmax(~ok)))
+                where = f"column {int(k)}, bin {int(j)}" if ok.ndim == 2 else f"bin {int(j)}"
+                raise ValueError(f"state: inconsistent sums ({what} at {where})")
+
+        tiny = 1e-300
+        # the top-label bins are filled by the top-label state only (``ovr`` states keep 0)
+        for arr, name, want in ((b, "bins", total), (t, "top", 0.0 if self.ovr else total)):
+            if arr.size == 0:
+                continue
+            w, wp = arr[..., 0], arr[..., 1]
+            bad_cell((wp >= w * lo * (1 - _TOL) - tiny) & (wp <= w * hi * (1 + _TOL) + tiny),
+                     f"{name}: the mean probability lies outside its bin")
+            sums = arr[..., 0].sum(axis=-1)
+            off = np.abs(sums - want) > _TOL * max(want, float(np.max(sums))) + tiny
+            if np.any(off):
+                raise ValueError(f"state: inconsistent sums ({name}: a column's bins hold weight "
+                                 f"{float(np.atleast_1d(sums)[np.argmax(np.atleast_1d(off))])!r}, "
+                                 f"totals count {want!r})")
+        if b.size:
+            w, wp, wp2 = b[..., 0], b[..., 1], b[..., 3]
+            bad_cell(wp * wp <= wp2 * w * (1 + _TOL) + tiny,
+                     "bins: sum of w p^2 is below (sum of w p)^2 / sum of w")
