@@ -265,7 +265,7 @@ class Sliced(Metric):
             for i in chosen.tolist():
                 keys.append((OTHER, 0) if i == len(store.keys) else (store.keys[i], i + 1))
             out = [(key, int(store.rows[slot]), store.metric(slot).copy()) for key, slot in keys]
-            return out, held, len(store.absorbed)
+            return out, held, store.absorbed.count()
 
     def check_key_names(self, names: tuple[str, ...] | None) -> None:
         """``ValueError`` unless an update with key columns ``names`` (None: one unnamed
