@@ -128,6 +128,9 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "Sliced-F1": lambda: _sliced(sm.Sliced(sm.F1(), max_slices=3, overflow="other")),
     "Sliced-MetricSet": lambda: _sliced(sm.Sliced(sm.MetricSet(r=sm.Recall(), a=sm.AUROC()), min_count=2)),
     "Decayed-BrierScore": lambda: _binary(sm.Decayed(sm.BrierScore(), half_life=10)),
+    "CoverageError": lambda: _multilabel(sm.CoverageError(3)),
+    "LabelRankingAveragePrecision": lambda: _multilabel(sm.LabelRankingAveragePrecision()),
+    "LabelRankingLoss": lambda: _multilabel(sm.LabelRankingLoss(3)),
 }
 
 

@@ -5,6 +5,7 @@ state, the later call handles it. One test per finding, beside the generic fuzze
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 
@@ -109,9 +110,12 @@ def test_delayed_around_sliced_with_one_named_key_column(key):
 # -- 2. subnormal weights: DeLong's interval computes (a Decayed state reaches them) -----------
 def test_subnormal_weight_in_a_sliced_metricset_file_gives_an_interval():
     data = saved("Sliced-MetricSet")
-    w = array(data, "slices.1:a.weights")
-    w[0] = 1e-320
-    metric = sm.loads(edited(data, "slices.1:a.weights", w))
+    header, _ = split(data)
+    layout = json.loads(bytes(array(data, "slices.layout")).decode())
+    group = f"slices.g{[name for name, _ in layout['arrays']].index('a.weights')}.data"  # grouped per entry
+    w = array(data, group)
+    w[0] = 1e-320  # the first slot's first weight
+    metric = sm.loads(edited(data, group, w))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
         intervals = metric.interval()
