@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._warnings import warn
 from ._base import MULTIOUTPUT, RegressionMetric, undefined
 from ._moments import ErrorMoments
 
@@ -164,8 +162,10 @@ class R2Score(_MomentsMetric):
 
     Notes
     -----
-    Fewer than two samples of positive weight: nan with an ``UndefinedMetricWarning``
-    (scikit-learn's "not well-defined with less than two samples"). ``update`` O(n k),
+    Undefined (nan with an ``UndefinedMetricWarning``) before any sample of positive weight.
+    One sample (or several equal targets) has a zero denominator: ``force_finite`` decides
+    (``r2_score`` of fewer than two rows is nan, as scikit-learn's; the accumulator keeps
+    the law that a weight of k is k copies). ``update`` O(n k),
     ``compute`` O(k), memory 8 k + 2 floats (the shared moments state). Stable for targets with
     a large mean (1e9 + noise keeps its digits: the moments are centred, see
     "Numerical stability" in docs/definitions/regression.md).
@@ -179,7 +179,6 @@ class R2Score(_MomentsMetric):
     """
 
     _multioutputs = MULTIOUTPUT
-    _name = "R^2 score"
 
     def __init__(self, multioutput: Any = "uniform_average", *, force_finite: bool = True) -> None:
         super().__init__(multioutput)
@@ -195,12 +194,8 @@ class R2Score(_MomentsMetric):
 
     def _compute(self) -> Any:
         t = self._totals()
-        if t is None and type(self) is not R2Score:
+        if t is None:
             return undefined(type(self).__name__, "no samples", self.multioutput, self._state.k)
-        if t is None or t["rows"] < 2 and type(self) is R2Score:
-            warn(f"{type(self).__name__}: {self._name} is not well-defined with less than two "
-                 "samples.", UndefinedMetricWarning)
-            return float("nan")
         scores = _fraction_explained(self._numerator(t), np.asarray(t["m2_y"]), self.force_finite)
         return self._combine(scores, np.asarray(t["m2_y"]))
 
@@ -230,8 +225,6 @@ class ExplainedVariance(R2Score):
     >>> round(ExplainedVariance().update([3, -0.5, 2, 7], [2.5, 0.0, 2, 8]).compute(), 6)
     0.957173
     """
-
-    _name = "explained variance"
 
     def _numerator(self, t: dict[str, Any]) -> np.ndarray:
         return np.asarray(t["m2_r"])
