@@ -193,6 +193,8 @@ def check_domain(arr: np.ndarray, bad: np.ndarray, name: str, rule: str) -> None
     values > -1, a Tweedie power positive ones) after :func:`regression_batch`."""
     if bad.any():
         idx = first_bad(bad)
+        if arr.ndim == 2 and arr.shape[1] == 1 and not isinstance(idx, int):
+            idx = int(idx[0])  # one output: the row is the entry
         raise ValueError(f"{name}: {rule}; first offending value "
                          f"{name}{_where(idx)} = {_value_at(arr, idx)!r}")
 

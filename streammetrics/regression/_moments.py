@@ -153,11 +153,12 @@ class ErrorMoments(State):
                 return None
             pivot = int(np.argmax(positive))
             tw = float(w.sum())
-        r = b.y - b.p
-        my, ly, m2y = batch_moments(b.y, w, pivot)
-        mr, lr, m2r = batch_moments(r, w, pivot)
-        a = np.abs(r, out=r)
-        s_abs = a.sum(axis=0) if w is None else w @ a
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+            r = b.y - b.p
+            my, ly, m2y = batch_moments(b.y, w, pivot)
+            mr, lr, m2r = batch_moments(r, w, pivot)
+            a = np.abs(r, out=r)
+            s_abs = a.sum(axis=0) if w is None else w @ a
         delta = (np.array(rows), np.array(tw), my, ly, m2y, mr, lr, m2r, s_abs, np.zeros_like(s_abs))
         if not all(np.isfinite(v).all() for v in delta[2:]):
             bad_y = not (np.isfinite(my).all() and np.isfinite(m2y).all())

@@ -209,8 +209,8 @@ class LossSums(_LazyOutputs):
         if got is None:
             return None
         b, rows, weight = got
-        loss = self._loss(b, self.param)
         with np.errstate(over="ignore", invalid="ignore"):
+            loss = self._loss(b, self.param)
             sums = loss.sum(axis=0) if b.w is None else b.w @ loss
         if not np.isfinite(sums).all():
             raise ValueError(f"y_pred: values too large: the {self.kind.replace('_', ' ')} "
