@@ -10,7 +10,7 @@ What runs:
   ``python -m streammetrics ...`` in a subprocess (in the directory a ``cd DIR`` line before it
   names); other lines (``pip install``, ``python -m pytest``) are not run.
 
-Both run in a temporary directory that holds links to the clone's ``examples/`` and
+Both run in a temporary directory that holds a copy of the clone's ``examples/`` and a link to
 ``streammetrics/``, so a relative path such as ``examples/animals.csv`` reads the bundled file,
 and whatever an example writes (``--json out.json``, ``sm.save(..., "recall.sm")``) lands in
 the temporary directory, not in the clone.
@@ -168,9 +168,11 @@ def skip_reason(block: Block) -> str | None:
 
 
 def workdir(tmp: Path) -> Path:
-    """``tmp`` with links to the clone's examples/ and streammetrics/ (the bundled files)."""
-    for name in ("examples", "streammetrics"):
-        (tmp / name).symlink_to(ROOT / name, target_is_directory=True)
+    """``tmp`` with a copy of the clone's examples/ (what an example writes there, ``--json
+    out.json`` after ``cd examples/trec`` say, stays in ``tmp``, never in the tracked tree) and a
+    link to streammetrics/ (the bundled files, read only)."""
+    shutil.copytree(ROOT / "examples", tmp / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp / "streammetrics").symlink_to(ROOT / "streammetrics", target_is_directory=True)
     return tmp
 
 
