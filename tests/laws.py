@@ -23,6 +23,7 @@ import streammetrics as sm
 import streammetrics.calibration as smc
 import streammetrics.retrieval as smr
 import streammetrics.trec as smt
+from streammetrics.monitoring import Drift
 from streammetrics.retrieval import (
     CG,
     DCG,
@@ -98,6 +99,8 @@ def make_data(kind: str, rng: np.random.Generator, n: int) -> Data:
         y, p = rng.integers(0, C, n), q / q.sum(axis=1, keepdims=True)
     elif kind == "logits":
         y, p = rng.integers(0, C, n), rng.integers(-3, 4, (n, C)).astype(float)
+    elif kind == "scores_only":  # no labels (streammetrics.monitoring.Drift): y is unused
+        y, p = np.zeros(n, dtype=np.int64), np.round(rng.random(n) * levels) / levels
     elif kind == "queries":
         sizes = rng.integers(1, 6, n)
         groups = np.repeat(np.arange(n), sizes)
@@ -175,6 +178,12 @@ def sliced_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None,
     metric.update(y, p, slices=keys, sample_weight=w)
 
 
+def drift_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+               groups: np.ndarray) -> None:
+    """Scores only (``streammetrics.monitoring.Drift``): no labels."""
+    metric.update(p, sample_weight=w)
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     make: Callable[[], Any]
@@ -207,6 +216,10 @@ def without(*names: str) -> frozenset[str]:
 NOT_WEIGHTED = without("unit_weights", "integer_weights")
 # a wrapper is not wrapped again; a query metric takes no weights
 WRAPPER_LAWS = without("window_equals_plain", "integer_weights")
+#: Drift takes no labels: no mismatched-label batch to reject (its own rejected batches:
+#: tests/monitoring/test_drift_inputs.py), and Window / Decayed are tested there too
+DRIFT_LAWS = without("window_equals_plain", "rejected", "per_sample")
+DRIFT_REF = np.round(np.random.default_rng(31).random((40, 3)) * 4) / 4  # ties, edges on the data's levels
 
 def retrieval_metrics(per_query: bool = False) -> dict[str, sm.Metric]:
     """One of each retrieval accumulator with its common options (tie handling, cutoffs, gains)."""
@@ -380,6 +393,13 @@ REGISTRY: dict[str, Case] = {
     "delayed_bounded_quantile_mce": Case(lambda: sm.DelayedLabels(sm.CalibrationError(
         n_bins=4, strategy="quantile", norm="max", max_bytes=4096)), "probabilities", delayed_feed,
         laws=without("window_equals_plain"), exact=False, compare_state=False),
+    # drift of the scores against a reference (streammetrics.monitoring), no labels
+    "drift": Case(lambda: Drift(DRIFT_REF[:, 0], bins=4), "scores_only", drift_feed, DRIFT_LAWS,
+                  exact=False, rtol=1e-12),
+    "drift_multiclass": Case(lambda: Drift(DRIFT_REF, bins=3), "multiclass_scores", drift_feed, DRIFT_LAWS,
+                             exact=False, rtol=1e-12),
+    "drift_bounded": Case(lambda: Drift(DRIFT_REF[:, 1], max_bytes=2048), "scores_only", drift_feed,
+                          DRIFT_LAWS, exact=False, rtol=1e-12),
 }
 NAMES = sorted(REGISTRY)
 
