@@ -217,8 +217,9 @@ NOT_WEIGHTED = without("unit_weights", "integer_weights")
 # a wrapper is not wrapped again; a query metric takes no weights
 WRAPPER_LAWS = without("window_equals_plain", "integer_weights")
 #: Drift takes no labels: no mismatched-label batch to reject (its own rejected batches:
-#: tests/monitoring/test_drift_inputs.py), and Window / Decayed are tested there too
-DRIFT_LAWS = without("window_equals_plain", "rejected", "per_sample")
+#: tests/monitoring/test_drift_inputs.py)
+DRIFT_LAWS = without("rejected", "per_sample")
+DRIFT_WRAPPER_LAWS = WRAPPER_LAWS - {"rejected", "per_sample", "merge"}
 DRIFT_REF = np.round(np.random.default_rng(31).random((40, 3)) * 4) / 4  # ties, edges on the data's levels
 
 def retrieval_metrics(per_query: bool = False) -> dict[str, sm.Metric]:
@@ -400,6 +401,13 @@ REGISTRY: dict[str, Case] = {
                              exact=False, rtol=1e-12),
     "drift_bounded": Case(lambda: Drift(DRIFT_REF[:, 1], max_bytes=2048), "scores_only", drift_feed,
                           DRIFT_LAWS, exact=False, rtol=1e-12),
+    "window_drift": Case(lambda: sm.Window(Drift(DRIFT_REF[:, 0], bins=4), size=7), "scores_only", drift_feed,
+                         DRIFT_WRAPPER_LAWS, exact=False, compare_state=False),
+    "decayed_drift_multiclass": Case(lambda: sm.Decayed(Drift(DRIFT_REF, bins=3), half_life=3.0),
+                                     "multiclass_scores", drift_feed, DRIFT_WRAPPER_LAWS, exact=False,
+                                     compare_state=False),
+    "decayed_bounded_drift": Case(lambda: sm.Decayed(Drift(DRIFT_REF[:, 2], max_bytes=2048), half_life=3.0),
+                                  "scores_only", drift_feed, DRIFT_WRAPPER_LAWS, exact=False, compare_state=False),
 }
 NAMES = sorted(REGISTRY)
 

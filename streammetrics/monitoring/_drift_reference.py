@@ -51,7 +51,8 @@ def check_score_batch(y_score: Any, columns: int | None, name: str = "y_score") 
     if s.size and not np.isfinite(s.min() + s.max()):
         bad = ~np.isfinite(s)
         idx = first_bad(bad)
-        raise ValueError(f"{name}: scores must be finite; first invalid value {float(s[idx])!r} at index {idx}")
+        raise ValueError(f"{name}: scores must be finite; first invalid value {float(s[idx])!r} "
+                         f"at index {idx}")
     return s
 
 

@@ -27,10 +27,10 @@ from .._bins import BinnedScores
 from .._score_state import ScoreState
 from .._sorted_buffer import SortedScores
 from .._state import State
-from .._validation import check_weights
+from .._validation import as_numpy, check_weights
 from ._drift_reference import Reference, bin_index, check_score_batch
 
-__all__ = ["DriftState"]
+__all__ = ["BinnedDriftState", "DriftState", "drift_state"]
 
 PREFIX = "scores_"
 
@@ -43,20 +43,32 @@ class DriftState(State):
         self.max_bytes = max_bytes
         columns = reference.columns
         task = "binary" if columns is None else "multiclass"
-        self.scores: ScoreState = (SortedScores(task, columns) if max_bytes is None
-                                   else BinnedScores(task, columns, max_bytes=max_bytes))
         self._hist = np.zeros((reference.n_columns, reference.bins))
         self._classes = np.zeros(0 if columns is None else columns)
+        if max_bytes is None:
+            self.scores: ScoreState = SortedScores(task, columns)
+        else:  # the whole state within max_bytes: the bins get what the counts leave
+            own = self._hist.nbytes + self._classes.nbytes
+            try:
+                self.scores = BinnedScores(task, columns, max_bytes=max_bytes - own)
+            except ValueError as exc:
+                raise ValueError(f"max_bytes: {max_bytes} is too small for the score bins and "
+                                 f"{own} bytes of bin counts ({exc})") from None
 
     def key(self) -> Hashable:
         return ("drift", self.reference.bins, self.max_bytes, self.scores.key())
 
     # -- updates ------------------------------------------------------------------------------------
-    def prepare(self, y_score: Any, sample_weight: Any = None) -> Any:
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
         """Validate a batch of scores ((n,) or (n, C) as the reference; finite) and weights;
-        return (score-state increment, hist increment, class increment). Never mutates. O(n log bins)."""
+        return (score-state increment, hist increment, class increment). Never mutates.
+        ``y_true`` is None (``Drift.update``) or the wrappers' placeholder labels (one per row,
+        ignored). O(n log bins)."""
         ref = self.reference
         s = check_score_batch(y_score, ref.columns)
+        if y_true is not None and np.shape(y_true) not in ((), (s.shape[0],)):
+            raise ValueError(f"y_true: Drift takes no labels; got shape {np.shape(y_true)} "
+                             f"for {s.shape[0]} rows")
         w = check_weights(sample_weight, s.shape[0])
         cols = s.reshape(s.shape[0], ref.n_columns)
         hist = np.stack([np.bincount(bin_index(ref.edges[k], cols[:, k]), w, minlength=ref.bins)
@@ -146,13 +158,31 @@ class DriftState(State):
         np.maximum(self._hist - o._hist, 0.0, out=self._hist)
         np.maximum(self._classes - o._classes, 0.0, out=self._classes)
 
+    @property
+    def nbytes(self) -> int:
+        return int(self._hist.nbytes + self._classes.nbytes + self.scores.nbytes)
+
+    def rows_of(self, y_score: Any) -> tuple[Any, Any]:
+        """(placeholder labels, scores) of a batch for the wrappers' row store: one 0 per row
+        (a lone score, or a lone row of C scores, is one row). Not validated (``prepare`` does)."""
+        s = as_numpy(y_score, "y_score")
+        if s.ndim == 0:
+            return 0, y_score
+        if self.reference.columns is not None and s.ndim == 1:
+            s = s.reshape(1, -1)
+        return np.zeros(s.shape[0] if s.ndim else 1, dtype=np.int8), s
+
+
+class BinnedDriftState(DriftState):
+    """A :class:`DriftState` over the bounded bins, which can also rescale (decay)."""
+
     def scale(self, factor: float) -> None:
-        """Multiply every weight by ``factor`` (decay): bins only; the exact buffer raises
-        ``NotImplementedError`` (and the wrapper rebuilds)."""
+        """Multiply every weight by ``factor`` (exponential decay). O(bins)."""
         self.scores.scale(factor)
         self._hist *= factor
         self._classes *= factor
 
-    @property
-    def nbytes(self) -> int:
-        return int(self._hist.nbytes + self._classes.nbytes + self.scores.nbytes)
+
+def drift_state(reference: Reference, max_bytes: int | None) -> DriftState:
+    """The state of a Drift: exact (sorted buffer) or, with ``max_bytes``, bounded (bins)."""
+    return DriftState(reference, None) if max_bytes is None else BinnedDriftState(reference, max_bytes)

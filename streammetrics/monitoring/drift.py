@@ -13,7 +13,7 @@ from .._bin_keys import raw_decode
 from .._bins import BinnedScores
 from .._params import Param, check_param
 from ._drift_reference import MAX_BINS, MIN_ROWS, ROW_BYTES, reference_from
-from ._drift_state import DriftState
+from ._drift_state import DriftState, drift_state
 from ._drift_stats import class_chi2, js_distance, ks_wasserstein, ks_wasserstein_bounds, psi
 
 __all__ = ["Drift"]
@@ -93,7 +93,7 @@ class Drift(Metric):
         self.bins = int(check_param(bins, "bins", _BINS))
         self.max_bytes = None if max_bytes is None else int(check_param(max_bytes, "max_bytes", _MAX_BYTES))
         ref = reference_from(reference, self.bins)
-        state = DriftState(ref, self.max_bytes)  # checks max_bytes against the bins' minimum
+        state = drift_state(ref, self.max_bytes)  # checks max_bytes against the bins' minimum
         if self.max_bytes is not None:
             ref = ref.compressed(max(MIN_ROWS, self.max_bytes // (ROW_BYTES * ref.n_columns)))
             state.reference = ref
@@ -133,6 +133,12 @@ class Drift(Metric):
         """
         return dict(self._reference_config)
 
+    @property
+    def value_keys(self) -> tuple[str, ...]:
+        """The keys of :meth:`compute` (and :meth:`bounds`): the four statistics, and for
+        scores of shape (n, C) ``class_psi`` and ``class_chi2``."""
+        return STATS + (() if self._reference.columns is None else ("class_psi", "class_chi2"))
+
     def _config(self) -> dict[str, Any]:
         out: dict[str, Any] = {"reference": self._reference_config, "bins": self.bins}
         if self.max_bytes is not None:
@@ -161,7 +167,7 @@ class Drift(Metric):
         Drift
             ``self``.
         """
-        delta = self._state.prepare(y_score, sample_weight)
+        delta = self._state.prepare(None, y_score, sample_weight)
         with self._lock:
             self._state.apply(delta)
         return self

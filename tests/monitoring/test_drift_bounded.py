@@ -3,6 +3,8 @@ sides, and bounds() holds the exact values (docs/definitions/monitoring.md, "Bou
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.stats as ss
@@ -12,6 +14,14 @@ from hypothesis import strategies as st
 import streammetrics as sm
 from streammetrics.monitoring import Drift
 from streammetrics.monitoring._drift_stats import ks_wasserstein_bounds
+
+
+def ks_stat(a: np.ndarray, b: np.ndarray) -> float:
+    """``scipy.stats.ks_2samp(a, b).statistic`` (its p-value's warnings silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(ss.ks_2samp(a, b).statistic)
+
 
 
 def draws(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:
@@ -40,7 +50,7 @@ def test_bounds_hold_the_exact_values_after_merge_and_save(seed, kinds, max_byte
         lo, hi = b[k]
         assert lo <= got[k] <= hi
         assert lo - 1e-12 <= exact[k] <= hi + 1e-12, (k, lo, exact[k], hi)
-    assert d.nbytes <= max_bytes + 64
+    assert d.nbytes <= max_bytes
 
 
 def test_bounded_state_memory_does_not_grow_and_intervals_are_useful():
@@ -82,7 +92,7 @@ def test_the_envelopes_hold_every_placement_inside_the_bins(seed):
     for mr in range(3):
         for mc in range(3):
             a, b = place(r, mr), place(c, mc)
-            ks, w = ss.ks_2samp(a, b).statistic, ss.wasserstein_distance(a, b)
+            ks, w = ks_stat(a, b), ss.wasserstein_distance(a, b)
             assert klo - 1e-12 <= ks <= khi + 1e-12
             assert wlo - 1e-12 <= w <= whi + 1e-12
 
