@@ -18,6 +18,7 @@ plus (K bins + C) floats.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Mapping
 from typing import Any
 
@@ -52,8 +53,10 @@ class DriftState(State):
             try:
                 self.scores = BinnedScores(task, columns, max_bytes=max_bytes - own)
             except ValueError as exc:
-                raise ValueError(f"max_bytes: {max_bytes} is too small for the score bins and "
-                                 f"{own} bytes of bin counts ({exc})") from None
+                need = re.search(r"need at least (\d+)", str(exc))
+                more = f"; need at least {own + int(need.group(1))}" if need else ""
+                raise ValueError(f"max_bytes: {max_bytes} is too small for the score bins and {own} "
+                                 f"bytes of bin counts{more}") from None
 
     def key(self) -> Hashable:
         return ("drift", self.reference.bins, self.max_bytes, self.scores.key())
