@@ -29,7 +29,7 @@ from .._score_state import ScoreState
 from .._sorted_buffer import SortedScores
 from .._state import State
 from .._validation import as_numpy, check_weights
-from ._drift_reference import Reference, bin_index, check_score_batch
+from ._drift_reference import Reference, bin_counts, check_score_batch
 
 __all__ = ["BinnedDriftState", "DriftState", "drift_state"]
 
@@ -74,8 +74,8 @@ class DriftState(State):
                              f"for {s.shape[0]} rows")
         w = check_weights(sample_weight, s.shape[0])
         cols = s.reshape(s.shape[0], ref.n_columns)
-        hist = np.stack([np.bincount(bin_index(ref.edges[k], cols[:, k]), w, minlength=ref.bins)
-                         for k in range(cols.shape[1])])
+        hist = np.stack([bin_counts(ref.edges[k], cols[:, k] if ref.columns is None else
+                                    np.ascontiguousarray(cols[:, k]), w) for k in range(cols.shape[1])])
         if ref.columns is None:
             labels = np.ones(s.shape[0], dtype=np.int8)
             classes = np.zeros(0)

@@ -89,10 +89,23 @@ def ks_wasserstein(ref: Side, cur: Side) -> tuple[float, float]:
     rt, ct = float(rm.sum()), float(cm.sum())
     if rt <= 0 or ct <= 0:
         return math.nan, math.nan
-    at = np.unique(np.concatenate([rv, cv]))
-    d = _cdf_at(rv, rm, at, "right") / rt - _cdf_at(cv, cm, at, "right") / ct
+    # one linear merge of the two ascending sides; each side's cumulative mass (integers for
+    # unit weights, so the CDFs are count / total as scipy divides them), read at the last of
+    # each run of ties
+    at_cur = np.searchsorted(rv, cv, "right") + np.arange(cv.shape[0])
+    on_ref = np.ones(rv.shape[0] + cv.shape[0], dtype=bool)
+    on_ref[at_cur] = False
+    v = np.empty(on_ref.shape[0])
+    v[on_ref], v[at_cur] = rv, cv
+    f_ref = np.zeros(on_ref.shape[0])
+    f_cur = np.zeros(on_ref.shape[0])
+    f_ref[on_ref], f_cur[at_cur] = rm, cm
+    np.cumsum(f_ref, out=f_ref)
+    np.cumsum(f_cur, out=f_cur)
+    last = np.flatnonzero(np.append(v[1:] != v[:-1], True))
+    d = f_ref[last] / rt - f_cur[last] / ct
     ks = float(np.max(np.abs(d)))
-    w = float(np.sum(np.abs(d[:-1]) * np.diff(at)))
+    w = float(np.sum(np.abs(d[:-1]) * np.diff(v[last])))
     return ks, w
 
 

@@ -188,13 +188,20 @@ class Drift(Metric):
             w = pos + neg
             keep = w > 0
             return low[keep], high[keep], w[keep]
-        v, w, _ = st.sorted_values(column)
-        keep = w > 0
-        v, w = v[keep], w[keep]
-        if v.shape[0] == 0:
-            return v, v, w
-        starts = np.flatnonzero(np.concatenate([[True], v[1:] != v[:-1]]))
-        return v[starts], v[starts], np.add.reduceat(w, starts)
+        pairs = st.pair_scores()
+        assert pairs is not None  # the exact buffer keeps every score
+        pv, pw, nv, nw = pairs.column(column)  # each sorted; weights None: all 1 (0 never kept)
+        sides = [(v, np.ones(v.shape[0]) if w is None else w) for v, w in ((pv, pw), (nv, nw)) if v.shape[0]]
+        if len(sides) == 1:  # one score per row: every score is a positive of the one column
+            v, w = sides[0]
+        elif not sides:
+            v, w = np.zeros(0), np.zeros(0)
+        else:
+            v = np.concatenate([sides[0][0], sides[1][0]])
+            order = np.argsort(v, kind="stable")
+            v, w = v[order], np.concatenate([sides[0][1], sides[1][1]])[order]
+        v = v.astype(np.float64, copy=False)
+        return v, v, w
 
     def _column_stats(self, column: int) -> dict[str, tuple[float, float, float]]:
         ref, st = self._reference, self._state
