@@ -81,3 +81,23 @@ def test_merge_refuses_another_reference():
 def test_bins_are_checked():
     with pytest.raises(ValueError, match="bins"):
         Drift([0.1], bins=0)
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda sd: sd.update(hist=-sd["hist"]), "hist"),
+    (lambda sd: sd.update(hist=sd["hist"][:, :1]), "hist"),
+    (lambda sd: sd.pop("classes"), "classes"),
+    (lambda sd: sd.update(extra=np.zeros(1)), "unexpected"),
+    (lambda sd: sd.update(scores_values=np.full_like(sd["scores_values"], np.nan)), "state"),
+])
+def test_tampered_state_arrays_are_refused(change, match):
+    sd = Drift([0.1, 0.5, 0.9], bins=2).update([0.2, 0.6]).state_dict()
+    change(sd)
+    with pytest.raises(ValueError, match=match):
+        sm.Metric.from_state_dict(sd)
+
+
+def test_forward_returns_the_batch_drift_and_folds_it_in():
+    d = Drift([0.1, 0.5, 0.9], bins=2)
+    batch = d([0.2, 0.6])
+    assert batch == Drift([0.1, 0.5, 0.9], bins=2).update([0.2, 0.6]).compute() == d.compute()
