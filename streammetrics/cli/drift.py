@@ -156,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.reference}: no rows", 1)
     reference = np.concatenate(ref_parts)
 
-    def make(ref: np.ndarray) -> Drift:
+    def make(ref: Any) -> Drift:
         try:
             return Drift(ref, bins=args.bins, max_bytes=args.max_bytes)
         except ValueError as exc:
@@ -184,7 +184,7 @@ def _run(args: argparse.Namespace) -> int:
                 for k in dict.fromkeys(keys.tolist()):
                     if k not in segments:
                         own = ref_has_by and k in by_ref
-                        segments[k] = make(by_ref[k]) if own else Drift(kept, bins=args.bins)
+                        segments[k] = make(by_ref[k] if own else kept)
                         if ref_has_by and not own:
                             against_all.add(k)
                     rows = keys == k
@@ -226,7 +226,8 @@ def _document(args: argparse.Namespace, n_ref: int, n_cur: int, results: dict[st
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             value, bounds = d.compute(), d.bounds()
-        entry: dict[str, Any] = {"n": d._state.sample_count()}  # noqa: SLF001 -- the state's own count
+        entry: dict[str, Any] = {"n": d._state.sample_count(),  # noqa: SLF001 -- the state's own count
+                                 "nbytes": d.nbytes}
         entry.update({k: _plain(v) for k, v in value.items()})
         if not d.is_exact:
             entry["bounds"] = {k: [_plain(lo), _plain(hi)] for k, (lo, hi) in bounds.items()

@@ -53,10 +53,11 @@ class Drift(Metric):
         Number of quantile bins of PSI and JS (default 10).
     max_bytes : int, optional
         Bounded memory: the current scores are held in the bounded bins of the ranking family
-        (at most ``max_bytes``) and the reference in at most ``max_bytes // 24`` rows per column
-        of consecutive sorted scores. PSI and JS stay exact (their bins are fixed); KS and
-        Wasserstein are then read with both sides at their bins' lower edges, and
-        :meth:`bounds` gives certified intervals holding the exact values.
+        (the whole state within ``max_bytes``) and the reference in at most
+        ``max_bytes // (24 · columns)`` rows per column of consecutive sorted scores. PSI and
+        JS stay exact (their bins are fixed); KS and Wasserstein are then read with both sides
+        at their bins' lower edges, and :meth:`bounds` gives certified intervals holding the
+        exact values.
 
     Notes
     -----
@@ -105,7 +106,8 @@ class Drift(Metric):
     def fit_reference(reference: Any, *, bins: int = 10, max_bytes: int | None = None) -> dict[str, Any]:
         """The reference a Drift keeps, as a JSON-able mapping: build it once, store it, and
         pass it as ``reference`` to later Drifts (it carries its quantile edges, bin counts and
-        distinct scores; with ``max_bytes``, at most ``max_bytes // 24`` rows per column).
+        distinct scores; with ``max_bytes``, at most ``max_bytes // (24 · columns)`` rows per
+        column).
 
         Parameters
         ----------

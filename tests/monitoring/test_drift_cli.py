@@ -105,3 +105,20 @@ def test_a_missing_score_in_the_current_file_is_a_data_error(tmp_path, files, ca
     assert main(["drift", rp, str(bad), "--score", "p"]) == 1
     err = capsys.readouterr().err.strip()
     assert "bad.csv" in err and len(err.splitlines()) == 1
+
+
+def test_bounded_segments_are_bounded_too(files, tmp_path, capsys):
+    rp, _, ref, _ = files
+    rng = np.random.default_rng(8)
+    scores, groups = rng.random(6000), rng.choice(["x", "y"], 6000)  # "g": not a column of the reference
+    cp = tmp_path / "big.csv"
+    cp.write_text("q1,g\n" + "".join(f"{s!r},{g}\n" for s, g in zip(scores.tolist(), groups, strict=True)))
+    doc = run_json(capsys, rp, str(cp), "--score", "q1", "--by", "g", "--max-bytes", "1k")
+    for name in ("x", "y"):
+        entry = doc["segments"][name]
+        assert entry["reference"] == "all" and entry["nbytes"] <= 1024
+        want = Drift(ref["q1"], max_bytes=1024).update(scores[groups == name])
+        assert entry["ks"] == want.compute()["ks"]
+        lo, hi = entry["bounds"]["ks"]
+        exact = Drift(ref["q1"]).update(scores[groups == name]).compute()["ks"]
+        assert lo - 1e-12 <= exact <= hi + 1e-12
