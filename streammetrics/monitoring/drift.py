@@ -3,6 +3,7 @@ scores it gave on a reference set (definitions: docs/definitions/monitoring.md, 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,14 @@ from .._bins import BinnedScores
 from .._params import Param, check_param
 from ._drift_reference import MAX_BINS, MIN_ROWS, ROW_BYTES, reference_from
 from ._drift_state import DriftState, drift_state
-from ._drift_stats import class_chi2, js_distance, ks_wasserstein, ks_wasserstein_bounds, psi
+from ._drift_stats import (
+    class_chi2,
+    js_distance,
+    ks_wasserstein,
+    ks_wasserstein_blocks,
+    ks_wasserstein_bounds,
+    psi,
+)
 
 __all__ = ["Drift"]
 
@@ -190,30 +198,45 @@ class Drift(Metric):
             w = pos + neg
             keep = w > 0
             return low[keep], high[keep], w[keep]
-        pairs = st.pair_scores()
+        v, w = self._current_exact(column)
+        w = np.ones(v.shape[0]) if w is None else w
+        return v, v, w
+
+    def _current_exact(self, column: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Every current score of one column, ascending (float64), with its weight (None: 1
+        each). The exact buffer only. O(n) (one stable merge for scores of shape (n, C))."""
+        pairs = self._state.scores.pair_scores()
         assert pairs is not None  # the exact buffer keeps every score
-        pv, pw, nv, nw = pairs.column(column)  # each sorted; weights None: all 1 (0 never kept)
-        sides = [(v, np.ones(v.shape[0]) if w is None else w) for v, w in ((pv, pw), (nv, nw)) if v.shape[0]]
+        pv, pw, nv, nw = pairs.column(column)  # each sorted (weight 0 is never kept)
+        sides = [(v, w) for v, w in ((pv, pw), (nv, nw)) if v.shape[0]]
         if len(sides) == 1:  # one score per row: every score is a positive of the one column
             v, w = sides[0]
         elif not sides:
-            v, w = np.zeros(0), np.zeros(0)
+            v, w = np.zeros(0), None
         else:
             v = np.concatenate([sides[0][0], sides[1][0]])
             order = np.argsort(v, kind="stable")
-            v, w = v[order], np.concatenate([sides[0][1], sides[1][1]])[order]
-        v = v.astype(np.float64, copy=False)
-        return v, v, w
+            v = v[order]
+            if pw is None and nw is None:
+                w = None
+            else:
+                w = np.concatenate([np.ones(s[0].shape[0]) if s[1] is None else s[1] for s in sides])[order]
+        return v.astype(np.float64, copy=False), w
 
     def _column_stats(self, column: int) -> dict[str, tuple[float, float, float]]:
         ref, st = self._reference, self._state
         hist = st.hist()
         out = {"psi": psi(ref.hist[column], hist[column]), "js": js_distance(ref.hist[column], hist[column])}
+        values = {k: (v, v, v) for k, v in out.items()}
+        if ref.exact and st.scores.pair_scores() is not None:  # both sides exact
+            cv, cw = self._current_exact(column)
+            ks, w = ks_wasserstein_blocks(ref.lows[column], ref.counts[column], cv, cw) if cv.shape[0] \
+                else (math.nan, math.nan)
+            values["ks"], values["wasserstein"] = (ks, ks, ks), (w, w, w)
+            return values
         r_side, c_side = ref.side(column), self._current_side(column)
         ks, w = ks_wasserstein(r_side, c_side)
-        values = {k: (v, v, v) for k, v in out.items()}
-        exact = ref.exact and st.scores.column_exact(column)
-        if exact:
+        if ref.exact and st.scores.column_exact(column):
             values["ks"], values["wasserstein"] = (ks, ks, ks), (w, w, w)
         else:
             (klo, khi), (wlo, whi) = ks_wasserstein_bounds(r_side, c_side)

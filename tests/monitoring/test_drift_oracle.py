@@ -127,3 +127,20 @@ def test_empty_current_is_nan_with_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.isfinite(d.update([0.3]).compute()["ks"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), m=st.integers(1, 30), n=st.integers(1, 40), shift=st.floats(-2, 2),
+       weighted=st.booleans())
+def test_the_block_kernel_equals_the_merge_kernel(seed, m, n, shift, weighted):
+    """The exact path (no merge of the two sides) against the merged CDFs, current scores
+    below, inside and above the reference, with ties and weights."""
+    from streammetrics.monitoring._drift_stats import ks_wasserstein, ks_wasserstein_blocks
+
+    rng = np.random.default_rng(seed)
+    rv, rc = np.unique(tied(rng, m), return_counts=True)
+    cur = np.sort(tied(rng, n) + shift)
+    w = rng.random(n) + 0.01 if weighted else None
+    want = ks_wasserstein((rv, rv, rc.astype(float)), (cur, cur, np.ones(n) if w is None else w))
+    got = ks_wasserstein_blocks(rv, rc.astype(float), cur, w)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
