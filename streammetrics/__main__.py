@@ -8,6 +8,7 @@ Run as ``streammetrics [COMMAND]`` or ``python -m streammetrics``. Commands (eac
 * ``trec QRELS RUN``: trec_eval's measures and output format over TREC files, in one streaming pass.
 * ``trec-compare QRELS RUN1 RUN2 ...``: paired significance tests of runs against the first.
 * ``evaluate [FILE ...]``: the metrics of prediction files (CSV, Parquet, JSON Lines; ``cli`` extra).
+* ``drift REFERENCE CURRENT --score COL``: score drift against a reference file, without labels.
 """
 
 from __future__ import annotations
@@ -32,18 +33,19 @@ def _version() -> str:
 def _parser() -> argparse.ArgumentParser:
     """The root parser: every command of :mod:`streammetrics.cli` registers its own subparser
     (importing a command imports none of the optional packages; they load when it runs)."""
-    from .cli import demo, evaluate, trec, trec_compare
+    from .cli import demo, drift, evaluate, trec, trec_compare
     from .cli.errors import OneLineParser
 
     parser = OneLineParser(prog="streammetrics", description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"streammetrics {_version()}")
-    sub = parser.add_subparsers(dest="command", metavar="{demo,trec,trec-compare,evaluate}",
+    sub = parser.add_subparsers(dest="command", metavar="{demo,trec,trec-compare,evaluate,drift}",
                                 description="without a command: demo")  # fmt: skip
     demo.add_parser(sub)  # ``streammetrics demo``: the bundled example through a MetricSet
     demo.add_root_options(parser)  # ``streammetrics`` alone runs the demo, with its options
     trec.add_parser(sub)  # ``streammetrics trec QRELS RUN``: trec_eval's measures and output format
     trec_compare.add_parser(sub)  # ``streammetrics trec-compare QRELS RUN1 RUN2 ...``: significance tests
     evaluate.add_parser(sub)  # ``streammetrics evaluate [FILE ...]``: metrics of prediction files
+    drift.add_parser(sub)  # ``streammetrics drift REFERENCE CURRENT --score COL``: score drift
     return parser
 
 
@@ -64,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .cli.trec_compare import run as run_compare
 
         return guarded("streammetrics trec-compare", lambda: run_compare(args))
+    if args.command == "drift":
+        from .cli.drift import run as run_drift
+
+        return run_drift(args)
     if args.command == "evaluate":
         from .cli.evaluate import run as run_evaluate
 

@@ -93,6 +93,10 @@ class Wrapper(Metric):
         return out
 
 
+#: ``update(y_score)`` of a metric without labels (``family == "drift"``): y_pred not given.
+_SCORES_ONLY: Any = object()
+
+
 class SampleWrapper(Wrapper):
     """What every sample-reweighting wrapper (``Window``, ``Decayed``) shares: it holds a twin
     of the wrapped metric whose state (``self._state.inner``) is kept in sync with the wrapper's
@@ -118,13 +122,21 @@ class SampleWrapper(Wrapper):
         """The wrapped accumulator (its state is the wrapper's inner state)."""
         return self._metric
 
-    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None,  # type: ignore[override]
+    def update(self, y_true: Any, y_pred: Any = _SCORES_ONLY, *, sample_weight: Any = None,  # type: ignore[override]
                timestamp: Any = None, **query_kwargs: Any) -> Any:
         """Fold in a batch (or one sample), with per-row or per-batch ``timestamp``. Atomic.
 
         Retrieval metrics take their own update arguments -- ``update(relevance, scores, *,
         doc_ids=None, judged=None, n_relevant=None, query_ids=None, timestamp=None)`` -- with
-        one timestamp per query (or one for the call)."""
+        one timestamp per query (or one for the call). A metric without labels
+        (``monitoring.Drift``) takes ``update(y_score, *, sample_weight=None, timestamp=None)``."""
+        if self.family == "drift":
+            if y_pred is not _SCORES_ONLY or query_kwargs:
+                raise TypeError(f"update() of {type(self._metric).__name__} takes the scores only: "
+                                "update(y_score, *, sample_weight=None, timestamp=None)")
+            y_true, y_pred = self._state.inner.rows_of(y_true)
+        elif y_pred is _SCORES_ONLY:
+            raise TypeError("update() missing 1 required positional argument: 'y_pred'")
         if self.family == "retrieval":
             if sample_weight is not None:
                 raise TypeError("update() of a retrieval metric takes no sample_weight")
@@ -171,9 +183,9 @@ def check_wrappable(metric: Any, wrapper: str) -> Metric:
     check_accumulator(metric, refused=(MetricSet,), rule="expected one accumulator, not a MetricSet (wrap "
                       "each member and put the wrappers in a MetricSet)")
     check_accumulator(metric, refused=(SampleWrapper,), rule=f"a {wrapper} cannot wrap a Window or Decayed")
-    if metric.family not in ("classification", "retrieval", "regression"):
-        raise ValueError(f"{wrapper}: supports classification, regression and retrieval metrics, got family "
-                         f"{metric.family!r}")
+    if metric.family not in ("classification", "retrieval", "regression", "drift"):
+        raise ValueError(f"{wrapper}: supports classification, regression, retrieval and drift metrics, "
+                         f"got family {metric.family!r}")
     twin = type(metric)._from_config(metric._config())
     with metric._lock:
         if not metric._state.equals(twin._state):

@@ -317,6 +317,11 @@ class MetricsCollector:
         second collector exporting a family of the same name. O(members)."""
         out: list[Family] = [GaugeMetricFamily(f"{self.prefix}_{m}{suffix}", "")
                              for m in self.members for suffix in _SUFFIXES]
+        # the per-key families of a dict value (monitoring.Drift, also inside Window / Decayed)
+        out += [GaugeMetricFamily(f"{self.prefix}_{m}_{key}{suffix}", "")
+                for m, metric in self.members.items()
+                for key in getattr(getattr(metric, "metric", metric), "value_keys", ())
+                for suffix in ("", "_bounds_low", "_bounds_high")]
         out += [GaugeMetricFamily(f"{self.prefix}_delayed_{stat}", "") for stat in self._stats]
         out += [CounterMetricFamily(f"{self.prefix}_{m}_collect_errors", "") for m in self.members]
         return out
@@ -414,21 +419,30 @@ class MetricsCollector:
         out: list[GaugeMetricFamily] = []
         omitted = [0]
         value = m.compute()
-        fam = self._emit(base, f"{repr(m)[:200]}", value, budget, omitted)
-        if fam is None and not omitted[0]:
+        # a value that is a dict of numbers (monitoring.Drift: {"psi": ..., "ks": ...}): one
+        # gauge family per key, ``{base}_{key}``, and its bounds per key the same way
+        parts = value if isinstance(value, dict) else {None: value}
+        for key, part in parts.items():
+            name = base if key is None else f"{base}_{key}"
+            fam = self._emit(name, f"{repr(m)[:200]}" + ("" if key is None else f" [{key}]"), part,
+                             budget, omitted)
+            if fam is not None:
+                out.append(fam)
+        if not out and not omitted[0]:
             return out  # not a number (e.g. a curve): nothing to export
-        if fam is not None:
-            out.append(fam)
         for what in ("interval", "bounds"):
             if not hasattr(m, what) or (what == "interval" and self.confidence is None):
                 continue
             try:
                 with contextlib.suppress(*_NO_INTERVAL):
                     read = getattr(m, what)
-                    pair = read(self.confidence) if what == "interval" else read()
-                    fams = [self._emit(f"{base}_{what}_{end}", f"{kind} {what} {end} end", v,
-                                       budget, omitted) for end, v in zip(("low", "high"), pair, strict=True)]
-                    out.extend(f for f in fams if f is not None)
+                    pairs = read(self.confidence) if what == "interval" else read()
+                    pairs = pairs if isinstance(value, dict) and isinstance(pairs, dict) else {None: pairs}
+                    for key, pair in pairs.items():
+                        name = base if key is None else f"{base}_{key}"
+                        fams = [self._emit(f"{name}_{what}_{end}", f"{kind} {what} {end} end", v, budget,
+                                           omitted) for end, v in zip(("low", "high"), pair, strict=True)]
+                        out.extend(f for f in fams if f is not None)
             except Exception as exc:  # an unexpected failure: the value is still exported
                 errors.record(counted, f"the {what} of member {member!r}", exc)
         try:

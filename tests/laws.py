@@ -23,7 +23,7 @@ import streammetrics as sm
 import streammetrics.calibration as smc
 import streammetrics.retrieval as smr
 import streammetrics.trec as smt
-from streammetrics.monitoring import Estimated
+from streammetrics.monitoring import Drift, Estimated
 from streammetrics.retrieval import (
     CG,
     DCG,
@@ -107,6 +107,8 @@ def make_data(kind: str, rng: np.random.Generator, n: int) -> Data:
     elif kind == "positive_continuous":  # y >= 0 (zeros included), y_pred > 0: logs, Tweedie
         y = rng.integers(0, 5, n) / levels
         p = rng.integers(1, 9, n) / levels
+    elif kind == "scores_only":  # no labels (streammetrics.monitoring.Drift): y is unused
+        y, p = np.zeros(n, dtype=np.int64), np.round(rng.random(n) * levels) / levels
     elif kind == "queries":
         sizes = rng.integers(1, 6, n)
         groups = np.repeat(np.arange(n), sizes)
@@ -190,6 +192,12 @@ def estimated_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | No
     metric.update(p, sample_weight=w)
 
 
+def drift_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+               groups: np.ndarray) -> None:
+    """Scores only (``streammetrics.monitoring.Drift``): no labels."""
+    metric.update(p, sample_weight=w)
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     make: Callable[[], Any]
@@ -223,6 +231,11 @@ NOT_WEIGHTED = without("unit_weights", "integer_weights")
 # a wrapper is not wrapped again; a query metric takes no weights
 WRAPPER_LAWS = without("window_equals_plain", "integer_weights")
 ESTIMATED_LAWS = without("window_equals_plain", "rejected")
+#: Drift takes no labels: no mismatched-label batch to reject (its own rejected batches:
+#: tests/monitoring/test_drift_inputs.py)
+DRIFT_LAWS = without("rejected", "per_sample")
+DRIFT_WRAPPER_LAWS = WRAPPER_LAWS - {"rejected", "per_sample", "merge"}
+DRIFT_REF = np.round(np.random.default_rng(31).random((40, 3)) * 4) / 4  # ties, edges on the data's levels
 
 def retrieval_metrics(per_query: bool = False) -> dict[str, sm.Metric]:
     """One of each retrieval accumulator with its common options (tie handling, cutoffs, gains)."""
@@ -447,6 +460,20 @@ REGISTRY: dict[str, Case] = {
                                    exact=False, compare_state=False),
     "estimated_precision": Case(lambda: Estimated(sm.Precision(zero_division=0.0)), "probabilities",
                                 estimated_feed, laws=ESTIMATED_LAWS, exact=False),
+    # drift of the scores against a reference (streammetrics.monitoring), no labels
+    "drift": Case(lambda: Drift(DRIFT_REF[:, 0], bins=4), "scores_only", drift_feed, DRIFT_LAWS,
+                  exact=False, rtol=1e-12),
+    "drift_multiclass": Case(lambda: Drift(DRIFT_REF, bins=3), "multiclass_scores", drift_feed, DRIFT_LAWS,
+                             exact=False, rtol=1e-12),
+    "drift_bounded": Case(lambda: Drift(DRIFT_REF[:, 1], max_bytes=2048), "scores_only", drift_feed,
+                          DRIFT_LAWS, exact=False, rtol=1e-12),
+    "window_drift": Case(lambda: sm.Window(Drift(DRIFT_REF[:, 0], bins=4), size=7), "scores_only", drift_feed,
+                         DRIFT_WRAPPER_LAWS, exact=False, compare_state=False),
+    "decayed_drift_multiclass": Case(lambda: sm.Decayed(Drift(DRIFT_REF, bins=3), half_life=3.0),
+                                     "multiclass_scores", drift_feed, DRIFT_WRAPPER_LAWS, exact=False,
+                                     compare_state=False),
+    "decayed_bounded_drift": Case(lambda: sm.Decayed(Drift(DRIFT_REF[:, 2], max_bytes=2048), half_life=3.0),
+                                  "scores_only", drift_feed, DRIFT_WRAPPER_LAWS, exact=False, compare_state=False),
 }
 NAMES = sorted(REGISTRY)
 

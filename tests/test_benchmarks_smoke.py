@@ -90,3 +90,10 @@ def test_bench_reads_one_path_prints_every_measure(capsys: pytest.CaptureFixture
     rows = [line for line in out.splitlines() if line.startswith("[numpy]")]
     assert len(rows) == 6 and not any(line.startswith("[numba]") for line in out.splitlines())
     assert any("AUROC read after every batch / read once" in r for r in rows)
+
+
+def test_drift_benchmark_runs_without_peers() -> None:
+    from benchmarks import bench_drift
+
+    text = bench_drift.main(["--scores", "20000", "--repeat", "1", "--no-peers"])
+    assert "| Drift(max_bytes=64k): update + compute" in text and "np.sort of every score" in text

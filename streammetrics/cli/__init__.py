@@ -1,4 +1,4 @@
-"""Every command of ``streammetrics``: ``demo``, ``evaluate``, ``trec`` and ``trec-compare``.
+"""Every command of ``streammetrics``: ``demo``, ``evaluate``, ``trec``, ``trec-compare`` and ``drift``.
 
 Importing this package imports none of the optional dependencies; they are loaded when a command
 runs. :mod:`~streammetrics.cli.demo` is the default command (the bundled example through a
@@ -8,5 +8,7 @@ their types), ``readers`` (CSV, Parquet, JSON Lines in batches; ``jsondepth`` gu
 JSON reader), ``labels`` (which label is which class), ``columns`` (batch columns as arrays),
 ``report`` (JSON and tables), ``plots`` and ``errors`` (one-line errors and exit statuses).
 ``trec`` and ``trec_compare`` are the ``streammetrics trec`` / ``trec-compare`` commands (core
-dependencies only; the library part is :mod:`streammetrics.trec`).
+dependencies only; the library part is :mod:`streammetrics.trec`). ``drift`` is ``streammetrics
+drift`` (score drift against a reference file; ``cli`` extra; the library part is
+:class:`streammetrics.monitoring.Drift`).
 """

@@ -1,4 +1,5 @@
-"""Monitoring a model in production: estimated performance before labels arrive (and drift).
+"""Monitoring a deployed model when labels are late or missing: estimated performance before
+labels arrive (:class:`Estimated`) and score drift against a reference (:class:`Drift`).
 
 The definitions: docs/definitions/monitoring.md; the guide: docs/monitoring.md.
 """
@@ -6,4 +7,7 @@ The definitions: docs/definitions/monitoring.md; the guide: docs/monitoring.md.
 # -- estimated performance (Estimated) --
 from .estimated import Estimated
 
-__all__ = ["Estimated"]
+# -- drift (Drift) --
+from .drift import Drift
+
+__all__ = ["Drift", "Estimated"]

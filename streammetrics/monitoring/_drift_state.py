@@ -1,0 +1,191 @@
+"""The state of :class:`~streammetrics.monitoring.Drift`: the current scores against a fixed
+reference (:mod:`._drift_reference`, carried in the configuration, never in the state).
+
+Three parts, every one mergeable, removable (windows) and rescalable (decay) where its parts are:
+
+* ``hist`` (K, bins): the current weight in each of the reference's quantile bins per column
+  (PSI, JS), summed;
+* ``classes`` (C,): the current weight of each predicted class (argmax), summed; (0,) for
+  one score per row;
+* ``scores``: the current scores per column in the shared score state of the ranking family
+  (the exact sorted buffer, or with ``max_bytes`` the bounded bins; a row's label is its
+  predicted class, so the buffer's columns hold every row's score of that column), read for
+  KS and Wasserstein. Its arrays are saved with the prefix ``scores_``.
+
+``update`` is O(n log bins) on top of the score state's own update; memory: the score state
+plus (K bins + C) floats.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .._bins import BinnedScores
+from .._score_state import ScoreState
+from .._sorted_buffer import SortedScores
+from .._state import State
+from .._validation import as_numpy, check_weights
+from ._drift_reference import Reference, bin_counts, check_score_batch
+
+__all__ = ["BinnedDriftState", "DriftState", "drift_state"]
+
+PREFIX = "scores_"
+
+
+class DriftState(State):
+    """Current scores against a :class:`Reference` (module docstring)."""
+
+    def __init__(self, reference: Reference, max_bytes: int | None) -> None:
+        self.reference = reference
+        self.max_bytes = max_bytes
+        columns = reference.columns
+        task = "binary" if columns is None else "multiclass"
+        self._hist = np.zeros((reference.n_columns, reference.bins))
+        self._classes = np.zeros(0 if columns is None else columns)
+        if max_bytes is None:
+            self.scores: ScoreState = SortedScores(task, columns)
+        else:  # the whole state within max_bytes: the bins get what the counts leave
+            own = self._hist.nbytes + self._classes.nbytes
+            try:
+                self.scores = BinnedScores(task, columns, max_bytes=max_bytes - own)
+            except ValueError as exc:
+                need = re.search(r"need at least (\d+)", str(exc))
+                more = f"; need at least {own + int(need.group(1))}" if need else ""
+                raise ValueError(f"max_bytes: {max_bytes} is too small for the score bins and {own} "
+                                 f"bytes of bin counts{more}") from None
+
+    def key(self) -> Hashable:
+        return ("drift", self.reference.bins, self.max_bytes, self.scores.key())
+
+    # -- updates ------------------------------------------------------------------------------------
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        """Validate a batch of scores ((n,) or (n, C) as the reference; finite) and weights;
+        return (score-state increment, hist increment, class increment). Never mutates.
+        ``y_true`` is None (``Drift.update``) or the wrappers' placeholder labels (one per row,
+        ignored). O(n log bins)."""
+        ref = self.reference
+        s = check_score_batch(y_score, ref.columns)
+        if y_true is not None and np.shape(y_true) not in ((), (s.shape[0],)):
+            raise ValueError(f"y_true: Drift takes no labels; got shape {np.shape(y_true)} "
+                             f"for {s.shape[0]} rows")
+        w = check_weights(sample_weight, s.shape[0])
+        cols = s.reshape(s.shape[0], ref.n_columns)
+        hist = np.stack([bin_counts(ref.edges[k], cols[:, k] if ref.columns is None else
+                                    np.ascontiguousarray(cols[:, k]), w) for k in range(cols.shape[1])])
+        if ref.columns is None:
+            labels = np.ones(s.shape[0], dtype=np.int8)
+            classes = np.zeros(0)
+        else:
+            labels = np.argmax(s, axis=1)
+            classes = np.bincount(labels, w, minlength=ref.columns).astype(np.float64)
+        return self.scores.prepare(labels, s, w), hist, classes
+
+    def apply(self, delta: Any) -> None:
+        inner, hist, classes = delta
+        self.scores.apply(inner)
+        self._hist += hist
+        self._classes += classes
+
+    # -- reads --------------------------------------------------------------------------------------
+    def hist(self) -> np.ndarray:
+        return self._hist.copy()
+
+    def classes(self) -> np.ndarray:
+        return self._classes.copy()
+
+    def sample_count(self) -> float:
+        return float(self._hist[0].sum()) if self._hist.size else 0.0
+
+    # -- the protocol -------------------------------------------------------------------------------
+    def arrays(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"hist": self._hist.copy(), "classes": self._classes.copy()}
+        out.update({PREFIX + k: v for k, v in self.scores.arrays().items()})
+        return out
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        mine = {}
+        for name, current in (("hist", self._hist), ("classes", self._classes)):
+            if name not in arrays:
+                raise ValueError(f"state: missing array {name!r}")
+            a = np.asarray(arrays[name])
+            if a.shape != current.shape or a.dtype.kind not in "biuf":
+                raise ValueError(f"state: array {name!r} must be numbers of shape {current.shape}, "
+                                 f"got {a.dtype} {a.shape}")
+            a = a.astype(np.float64)
+            if a.size and not (np.isfinite(a).all() and (a >= 0).all()):
+                raise ValueError(f"state: array {name!r} holds negative or non-finite weights")
+            mine[name] = a
+        inner = {k[len(PREFIX):]: v for k, v in arrays.items() if isinstance(k, str) and k.startswith(PREFIX)}
+        extra = sorted(k for k in arrays if k not in ("hist", "classes") and not
+                       (isinstance(k, str) and k.startswith(PREFIX)))
+        if extra:
+            raise ValueError(f"state: unexpected arrays {extra}")
+        scores = self.scores.copy()
+        scores.load_arrays(inner)  # validates; the state changes only once everything passed
+        assert isinstance(scores, ScoreState)
+        self.scores = scores
+        self._hist, self._classes = mine["hist"], mine["classes"]
+
+    def _check_other(self, other: State) -> DriftState:
+        if not isinstance(other, DriftState) or other.key() != self.key():
+            raise ValueError("merge: the states do not hold the same reference, bins and max_bytes")
+        return other
+
+    def merge(self, other: State) -> None:
+        o = self._check_other(other)
+        self.scores.merge(o.scores)
+        self._hist += o._hist
+        self._classes += o._classes
+
+    def merge_many(self, others: Any) -> None:
+        os_ = [self._check_other(o) for o in others]
+        self.scores.merge_many([o.scores for o in os_])
+        for o in os_:
+            self._hist += o._hist
+            self._classes += o._classes
+
+    def reset(self) -> None:
+        self.scores.reset()
+        self._hist[...] = 0
+        self._classes[...] = 0
+
+    def subtract(self, other: State) -> None:
+        """Remove ``other``'s samples (windows); the score state's rules apply (the exact buffer
+        cannot remove weighted samples: ``NotImplementedError``, and the window rebuilds)."""
+        o = self._check_other(other)
+        self.scores.subtract(o.scores)  # raises before anything changed
+        np.maximum(self._hist - o._hist, 0.0, out=self._hist)
+        np.maximum(self._classes - o._classes, 0.0, out=self._classes)
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._hist.nbytes + self._classes.nbytes + self.scores.nbytes)
+
+    def rows_of(self, y_score: Any) -> tuple[Any, Any]:
+        """(placeholder labels, scores) of a batch for the wrappers' row store: one 0 per row
+        (a lone score, or a lone row of C scores, is one row). Not validated (``prepare`` does)."""
+        s = as_numpy(y_score, "y_score")
+        if s.ndim == 0:
+            return 0, y_score
+        if self.reference.columns is not None and s.ndim == 1:
+            s = s.reshape(1, -1)
+        return np.zeros(s.shape[0] if s.ndim else 1, dtype=np.int8), s
+
+
+class BinnedDriftState(DriftState):
+    """A :class:`DriftState` over the bounded bins, which can also rescale (decay)."""
+
+    def scale(self, factor: float) -> None:
+        """Multiply every weight by ``factor`` (exponential decay). O(bins)."""
+        self.scores.scale(factor)
+        self._hist *= factor
+        self._classes *= factor
+
+
+def drift_state(reference: Reference, max_bytes: int | None) -> DriftState:
+    """The state of a Drift: exact (sorted buffer) or, with ``max_bytes``, bounded (bins)."""
+    return DriftState(reference, None) if max_bytes is None else BinnedDriftState(reference, max_bytes)

@@ -1,0 +1,103 @@
+"""Drift's input checks: a bad batch is a ValueError naming the argument and the first bad
+value, and leaves the state exactly as it was; a bad reference or a hostile saved reference
+is refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.monitoring import Drift
+
+
+def state_of(d: Drift) -> dict:
+    return {k: v for k, v in d.state_dict().items() if k not in ("class", "format_version")}
+
+
+@pytest.mark.parametrize(("batch", "weights", "match"), [
+    ([0.1, np.nan, 0.3], None, r"y_score: scores must be finite; first invalid value nan at index 1"),
+    ([0.1, 0.2, np.inf], None, r"y_score: .*inf at index 2"),
+    ([[0.1, 0.2]], None, r"y_score: .*expected shape \(n,\)"),
+    (["a", "b"], None, "y_score"),
+    ([0.1, 0.2], [1.0, -1.0], r"sample_weight: .*-1.0 at index 1"),
+    ([0.1, 0.2], [1.0], r"sample_weight: expected shape \(2,\)"),
+])
+def test_a_rejected_batch_names_the_problem_and_changes_nothing(batch, weights, match):
+    d = Drift([0.0, 0.5, 1.0], bins=2).update([0.2, 0.7])
+    before, value = state_of(d), d.compute()
+    with pytest.raises(ValueError, match=match):
+        d.update(batch, sample_weight=weights)
+    after = state_of(d)
+    assert before.keys() == after.keys()
+    for k in before:
+        np.testing.assert_array_equal(np.asarray(before[k], dtype=object), np.asarray(after[k], dtype=object))
+    assert d.compute() == value
+
+
+def test_multiclass_rows_must_have_the_reference_width():
+    d = Drift(np.eye(3))
+    with pytest.raises(ValueError, match=r"y_score: the reference holds 3 scores per row"):
+        d.update(np.ones((2, 4)))
+    d.update([0.2, 0.5, 0.3])  # one row alone
+    assert d._state.sample_count() == 1  # noqa: SLF001
+
+
+@pytest.mark.parametrize(("reference", "match"), [
+    ([], "reference: needs at least one score"),
+    ([0.1, np.inf], r"reference: scores must be finite; first invalid value inf at index 1"),
+    (np.zeros((3, 1)), r"reference: scores of shape \(n, 1\)"),
+    (np.zeros((2, 2, 2)), "reference: expected scores of shape"),
+    ({"columns": None}, "reference: 'edges'"),
+])
+def test_a_bad_reference_is_refused(reference, match):
+    with pytest.raises(ValueError, match=match):
+        Drift(reference)
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda c: c.update(lows=[[0.5, 0.1]]), "increasing"),
+    (lambda c: c.update(counts=[[1.0, -1.0]]), "counts"),
+    (lambda c: c.update(hist=[[0.0, 0.0]]), "hist"),
+    (lambda c: c.update(edges=[[0.0, float("nan"), 1.0]]), "finite"),
+    (lambda c: c.update(edges=[[1.0, 0.0, 1.0]]), "non-decreasing"),
+    (lambda c: c.update(extra=1), "unexpected"),
+    (lambda c: c.update(columns=True), "columns"),
+])
+def test_a_hostile_saved_reference_is_refused(change, match):
+    d = Drift([0.1, 0.9], bins=2).update([0.3])
+    sd = d.state_dict()
+    change(sd["config"]["reference"])
+    with pytest.raises(ValueError, match=match):
+        sm.Metric.from_state_dict(sd)
+
+
+def test_merge_refuses_another_reference():
+    a, b = Drift([0.1, 0.9]).update([0.3]), Drift([0.2, 0.9]).update([0.3])
+    with pytest.raises(ValueError, match="merge: configuration mismatch"):
+        a.merge(b)
+
+
+def test_bins_are_checked():
+    with pytest.raises(ValueError, match="bins"):
+        Drift([0.1], bins=0)
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda sd: sd.update(hist=-sd["hist"]), "hist"),
+    (lambda sd: sd.update(hist=sd["hist"][:, :1]), "hist"),
+    (lambda sd: sd.pop("classes"), "classes"),
+    (lambda sd: sd.update(extra=np.zeros(1)), "unexpected"),
+    (lambda sd: sd.update(scores_values=np.full_like(sd["scores_values"], np.nan)), "state"),
+])
+def test_tampered_state_arrays_are_refused(change, match):
+    sd = Drift([0.1, 0.5, 0.9], bins=2).update([0.2, 0.6]).state_dict()
+    change(sd)
+    with pytest.raises(ValueError, match=match):
+        sm.Metric.from_state_dict(sd)
+
+
+def test_forward_returns_the_batch_drift_and_folds_it_in():
+    d = Drift([0.1, 0.5, 0.9], bins=2)
+    batch = d([0.2, 0.6])
+    assert batch == Drift([0.1, 0.5, 0.9], bins=2).update([0.2, 0.6]).compute() == d.compute()
