@@ -4,10 +4,7 @@ labels arrive (:class:`Estimated`) and score drift against a reference (:class:`
 The definitions: docs/definitions/monitoring.md; the guide: docs/monitoring.md.
 """
 
-# -- estimated performance (Estimated) --
-from .estimated import Estimated
-
-# -- drift (Drift) --
 from .drift import Drift
+from .estimated import Estimated
 
 __all__ = ["Drift", "Estimated"]
