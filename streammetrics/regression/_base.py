@@ -1,0 +1,287 @@
+"""The regression family's base: :class:`RegressionMetric` and its one input-validation step.
+
+Every regression accumulator takes ``update(y_true, y_pred, *, sample_weight=None)`` with
+targets of shape (n,) or (n, k) (k outputs; one sample may be given as two scalars). Whatever
+it keeps, it validates a batch with :func:`regression_batch` -- shapes, finite numbers, weights,
+the number of outputs fixed by the first batch -- and reads the per-output values back through
+:meth:`RegressionMetric._combine` (``multioutput``, scikit-learn's rules). A rejected batch is a
+``ValueError`` naming the argument, the rule and the first offending index and value, raised in
+``prepare`` (before the state changes).
+
+Definitions: docs/definitions/regression.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._base import Metric, UndefinedMetricWarning
+from .._validation import as_numpy, check_weights, first_bad
+from .._warnings import warn
+
+__all__ = [
+    "MULTIOUTPUT",
+    "RegressionBatch",
+    "RegressionMetric",
+    "check_domain",
+    "check_multioutput",
+    "combine_outputs",
+    "regression_batch",
+    "undefined",
+]
+
+#: The string values of ``multioutput``.
+MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
+
+
+@dataclass(frozen=True)
+class RegressionBatch:
+    """A validated batch: ``y`` and ``p`` float64 of shape (n, k), ``w`` float64 (n,) or None.
+
+    Attributes
+    ----------
+    y : numpy.ndarray
+        The targets, (n, k) float64, finite.
+    p : numpy.ndarray
+        The predictions, (n, k) float64, finite.
+    w : numpy.ndarray or None
+        The sample weights (n,), each 0 or in the library's weight range; None: all 1.
+    """
+
+    y: np.ndarray
+    p: np.ndarray
+    w: np.ndarray | None
+
+    @property
+    def n(self) -> int:
+        """Number of rows."""
+        return int(self.y.shape[0])
+
+    @property
+    def k(self) -> int:
+        """Number of outputs."""
+        return int(self.y.shape[1])
+
+
+def _value_at(arr: np.ndarray, idx: Any) -> Any:
+    v = arr[idx]
+    return v.item() if hasattr(v, "item") else v
+
+
+def _where(idx: Any) -> str:
+    return f"[{idx}]" if isinstance(idx, int) else f"[{', '.join(str(int(i)) for i in idx)}]"
+
+
+def _as_targets(x: Any, name: str) -> np.ndarray:
+    """``x`` as a float64 array of 1 or 2 dimensions (a scalar: one sample)."""
+    arr = as_numpy(x, name)
+    if arr.dtype.kind == "c":
+        raise ValueError(f"{name}: Complex data not supported, got dtype {arr.dtype}")
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{name}: expected real numbers, got dtype {arr.dtype}")
+    if arr.ndim == 0:
+        arr = arr.reshape(1)
+    if arr.ndim > 2:
+        raise ValueError(f"{name}: expected shape (n,) or (n, n_outputs), got {arr.shape}")
+    if arr.dtype != np.float64:
+        arr = arr.astype(np.float64)
+    return arr
+
+
+def check_finite(arr: np.ndarray, name: str) -> None:
+    """``ValueError`` naming ``name`` and the first NaN or infinite entry (scikit-learn's
+    wording: ``Input y_true contains NaN``). One reduction pass, plus a locating pass on
+    failure."""
+    if arr.size and not math.isfinite(float(np.add.reduce(arr, axis=None))):
+        bad = ~np.isfinite(arr)
+        if bad.any():
+            idx = first_bad(bad)
+            v = _value_at(arr, idx)
+            what = "NaN" if math.isnan(v) else "infinity or a value too large for dtype('float64')"
+            raise ValueError(f"{name}: Input {name} contains {what}; first offending value "
+                             f"{name}{_where(idx)} = {v!r}")
+
+
+def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
+    if sample_weight is None:
+        return None
+    w = as_numpy(sample_weight, "sample_weight")
+    if w.dtype.kind == "c":
+        raise ValueError("sample_weight: Complex data not supported")
+    if w.ndim > 1:
+        raise ValueError(f"sample_weight: Sample weights must be 1D array or scalar, got shape {w.shape}")
+    if w.ndim == 1 and w.shape[0] != n:
+        raise ValueError(f"sample_weight: Found input variables with inconsistent numbers of "
+                         f"samples: [{n}, {w.shape[0]}] (y_true has {n} rows, sample_weight "
+                         f"{w.shape[0]})")
+    if w.ndim == 0 and n != 1:  # scikit-learn's scalar weight: the same for every row
+        w = np.full(n, w.item() if w.dtype.kind in "biuf" else w, dtype=np.float64)
+    if w.dtype.kind in "f":
+        check_finite(w, "sample_weight")
+    return check_weights(w, n)
+
+
+def regression_batch(y_true: Any, y_pred: Any, sample_weight: Any = None, *,
+                     outputs: int | None = None) -> RegressionBatch:
+    """Validate one batch of a regression metric (the family's one input check).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like or float
+        Shape (n,) or (n, k), the same; two scalars are one sample. Real numbers, finite.
+    sample_weight : array-like or float, optional
+        One weight per row (a scalar: the same for every row), each 0 or in the library's
+        weight range (docs/definitions/inputs.md).
+    outputs : int, optional
+        The number of outputs the state already holds: a batch with another k is refused.
+
+    Returns
+    -------
+    RegressionBatch
+        ``y``, ``p`` as (n, k) float64 and ``w`` (n,) float64 or None.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, the rule and the first offending index and value.
+    """
+    y = _as_targets(y_true, "y_true")
+    p = _as_targets(y_pred, "y_pred")
+    if y.shape[0] != p.shape[0]:
+        raise ValueError(f"y_pred: Found input variables with inconsistent numbers of samples: "
+                         f"[{y.shape[0]}, {p.shape[0]}] (y_true has {y.shape[0]} rows, y_pred "
+                         f"{p.shape[0]})")
+    y2 = y.reshape(y.shape[0], -1) if y.ndim == 1 else y
+    p2 = p.reshape(p.shape[0], -1) if p.ndim == 1 else p
+    if y2.shape[1] != p2.shape[1]:
+        raise ValueError(f"y_pred: y_true and y_pred have different number of output "
+                         f"({y2.shape[1]}!={p2.shape[1]})")
+    if outputs is not None and y2.shape[1] != outputs:
+        raise ValueError(f"y_true: expected {outputs} output(s) (as the earlier batches), got "
+                         f"shape {y.shape}")
+    w = _check_sample_weight(sample_weight, y2.shape[0])
+    check_finite(y, "y_true")  # the given shape: the index names the user's entry
+    check_finite(p, "y_pred")
+    return RegressionBatch(y2, p2, w)
+
+
+def check_domain(arr: np.ndarray, bad: np.ndarray, name: str, rule: str) -> None:
+    """``ValueError`` ``"{name}: {rule}; first offending value {name}[i] = v"`` if any entry
+    of the boolean ``bad`` is set (``bad`` has ``arr``'s shape). A domain check (a log needs
+    values > -1, a Tweedie power positive ones) after :func:`regression_batch`."""
+    if bad.any():
+        idx = first_bad(bad)
+        raise ValueError(f"{name}: {rule}; first offending value "
+                         f"{name}{_where(idx)} = {_value_at(arr, idx)!r}")
+
+
+def check_multioutput(multioutput: Any, allowed: Sequence[str] = MULTIOUTPUT) -> str | list[float]:
+    """A ``multioutput`` argument as stored: one of ``allowed`` or a list of finite output
+    weights (1-D, summing to nonzero). ``ValueError`` otherwise."""
+    if isinstance(multioutput, str):
+        if multioutput not in allowed:
+            raise ValueError(f"multioutput: Allowed 'multioutput' string values are "
+                             f"{tuple(allowed)}. You provided multioutput={multioutput!r}")
+        return multioutput
+    if multioutput is None:
+        raise ValueError(f"multioutput: expected one of {tuple(allowed)} or an array of output "
+                         "weights, got None")
+    arr = as_numpy(multioutput, "multioutput")
+    if arr.ndim != 1 or arr.shape[0] == 0 or arr.dtype.kind not in "biuf":
+        raise ValueError(f"multioutput: expected a 1-D array of output weights, got {arr!r}")
+    arr = arr.astype(np.float64)
+    check_finite(arr, "multioutput")
+    if float(arr.sum()) == 0.0:
+        raise ValueError(f"multioutput: the output weights sum to 0: {arr.tolist()}")
+    return [float(v) for v in arr]
+
+
+def combine_outputs(values: np.ndarray, multioutput: str | list[float],
+                    denominators: np.ndarray | None = None) -> float | np.ndarray:
+    """Per-output ``values`` read out as ``multioutput`` says: ``raw_values`` the array,
+    ``uniform_average`` their mean, ``variance_weighted`` their mean weighted by
+    ``denominators`` (uniform when those are all 0), a weight list its weighted mean. O(k)."""
+    if isinstance(multioutput, str):
+        if multioutput == "raw_values":
+            return np.asarray(values, dtype=np.float64).copy()
+        if multioutput == "variance_weighted" and denominators is not None and np.any(denominators != 0):
+            return float(np.average(values, weights=denominators))
+        return float(np.mean(values))
+    if len(multioutput) != values.shape[0]:
+        raise ValueError(f"multioutput: There must be equally many custom weights "
+                         f"({len(multioutput)}) as outputs ({values.shape[0]}).")
+    return float(np.average(values, weights=np.asarray(multioutput)))
+
+
+def undefined(name: str, why: str, multioutput: str | list[float], k: int) -> float | np.ndarray:
+    """nan (per output for ``raw_values``) with an :class:`UndefinedMetricWarning` saying
+    ``why``."""
+    warn(f"{name}: {why}; returning nan", UndefinedMetricWarning)
+    if multioutput == "raw_values":
+        return np.full(max(k, 1), np.nan)
+    return float("nan")
+
+
+class RegressionMetric(Metric):
+    """Base class of the regression accumulators: ``update(y_true, y_pred, *,
+    sample_weight=None)`` over targets of shape (n,) or (n, k), and the ``multioutput``
+    readout.
+
+    Subclasses call :meth:`_init_outputs` in ``__init__`` (after building ``self._state``),
+    return ``{"multioutput": self.multioutput, ...}`` from ``_config`` and read per-output
+    values through :meth:`_combine`. The state's ``prepare(y_true, y_pred, sample_weight)``
+    validates with :func:`regression_batch`.
+
+    Parameters
+    ----------
+    multioutput : {"raw_values", "uniform_average", "variance_weighted"} or array-like
+        How the per-output values of (n, k) targets are combined (scikit-learn's argument).
+    """
+
+    family = "regression"
+    #: The ``multioutput`` strings this metric accepts (scikit-learn's per function).
+    _multioutputs: tuple[str, ...] = ("raw_values", "uniform_average")
+
+    def _init_outputs(self, multioutput: Any) -> None:
+        self.multioutput = check_multioutput(multioutput, self._multioutputs)
+
+    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
+        """Fold in one batch (or one sample). Atomic: a rejected batch changes nothing.
+
+        Parameters
+        ----------
+        y_true : array-like or float
+            Targets, shape (n,) or (n, k) (one sample: a scalar); finite real numbers.
+        y_pred : array-like or float
+            Predictions, the shape of ``y_true``.
+        sample_weight : array-like, optional
+            One finite non-negative weight per row (default: 1 each).
+
+        Returns
+        -------
+        RegressionMetric
+            ``self``, so that calls chain.
+
+        Raises
+        ------
+        ValueError
+            A bad batch (naming the argument, the problem and the first offending value); the
+            state is left exactly as it was.
+        """
+        delta = self._state.prepare(y_true, y_pred, sample_weight)
+        with self._lock:
+            self._state.apply(delta)
+        return self
+
+    def _combine(self, values: np.ndarray, denominators: np.ndarray | None = None) -> Any:
+        return combine_outputs(values, self.multioutput, denominators)
+
+
+# An abstract base, not a class a saved file may name.
+if Metric._registry.get(RegressionMetric.__name__) is RegressionMetric:
+    del Metric._registry[RegressionMetric.__name__]

@@ -1,0 +1,278 @@
+"""The moments kernel of the squared and absolute errors: one mergeable state for MSE, RMSE,
+MAE, R² and explained variance ("Numerical stability" in docs/definitions/regression.md).
+
+Per output j it holds, over the rows of positive weight: the row count, the total weight W, the
+weighted mean of ``y_true`` and of the residual r = y_true - y_pred (each as an unevaluated sum
+``hi + lo`` of two floats), their centred sums of squares M2 = sum w (x - mean)^2, and the sum
+of w |r| (also ``hi + lo``). A batch's moments are computed around a pivot (its first row of
+positive weight): d = x - pivot, c = mean(d), M2 = sum w (d - c)^2 -- two passes, no
+cancellation -- and folded in with Chan, Golub and LeVeque's parallel update::
+
+    W = Wa + Wb,  delta = mean_b - mean_a,  mean = mean_a + delta Wb / W,
+    M2 = M2a + M2b + delta^2 Wa Wb / W
+
+with the means carried in double-double, so that 1e9 + small noise streamed in many batches
+keeps its digits. Exact zeros stay exact: constant targets give M2 = 0, perfect predictions
+give residual moments of 0 (scikit-learn's ``force_finite`` rules read them).
+
+Everything here is O(n k) per batch (a few numpy passes), O(k) per merge and read; memory 8 k +
+2 floats.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from .._load_checks import MAX_SAMPLES, MAX_SUM, check_sums, loading
+from .._state import State
+from ._base import regression_batch
+
+__all__ = ["ErrorMoments", "batch_moments"]
+
+#: The arrays of one output each, in the order of a delta tuple after (rows, weight).
+_PER_OUTPUT = ("mean_y", "mean_y_lo", "m2_y", "mean_r", "mean_r_lo", "m2_r", "abs_r", "abs_r_lo")
+_LO_BOUND = 2.0**-52  # |lo| <= half an ulp of hi <= 2**-52 |hi|
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``s, e`` with ``s = fl(a + b)`` and ``a + b = s + e`` exactly (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _renorm(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    s, e = _two_sum(hi, lo)
+    return s, e
+
+
+def batch_moments(x: np.ndarray, w: np.ndarray | None, pivot_row: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean (``hi``, ``lo``) and centred sum of squares of each column of ``x`` (n, k) under
+    weights ``w`` (None: 1 each; total weight > 0), around row ``pivot_row`` (of positive
+    weight). O(n k): four passes."""
+    if x.shape[1] == 1:  # contiguous 1-D views: BLAS dots
+        x1 = x[:, 0]
+        pivot = x1[pivot_row]
+        d = x1 - pivot
+        if w is None:
+            c = float(d.sum()) / d.shape[0]
+            e = np.subtract(d, c, out=d)
+            m2 = float(np.dot(e, e))
+        else:
+            tw = float(w.sum())
+            c = float(np.dot(w, d)) / tw
+            e = np.subtract(d, c, out=d)
+            m2 = float(np.dot(w * e, e))
+        hi, lo = _two_sum(np.array([pivot]), np.array([c]))
+        return hi, lo, np.array([m2])
+    pivot_v = x[pivot_row].copy()
+    d = x - pivot_v
+    if w is None:
+        cv = d.sum(axis=0) / d.shape[0]
+        e = np.subtract(d, cv, out=d)
+        m2v = np.einsum("ij,ij->j", e, e)
+    else:
+        cv = (w @ d) / float(w.sum())
+        e = np.subtract(d, cv, out=d)
+        m2v = np.einsum("i,ij,ij->j", w, e, e)
+    hi, lo = _two_sum(pivot_v, cv)
+    return hi, lo, m2v
+
+
+def _chan(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """Merge two tuples (rows, weight, *_PER_OUTPUT) of one k (both of positive weight)."""
+    wa, wb = a[1], b[1]
+    w = wa + wb
+    f = wb / w
+    out: list[np.ndarray] = [a[0] + b[0], w]
+    for m in (2, 5):  # (mean, lo, m2) of y, then of r
+        mh_a, ml_a, m2_a = a[m], a[m + 1], a[m + 2]
+        delta = (b[m] - mh_a) + (b[m + 1] - ml_a)
+        hi, lo = _two_sum(mh_a, delta * f)
+        hi, lo = _renorm(hi, lo + ml_a)
+        out += [hi, lo, m2_a + b[m + 2] + delta * delta * (wa * f)]
+    hi, lo = _two_sum(a[8], b[8])
+    hi, lo = _renorm(hi, lo + (a[9] + b[9]))
+    out += [hi, lo]
+    return tuple(out)
+
+
+class ErrorMoments(State):
+    """Moments of targets and residuals per output (see the module docstring).
+
+    Parameters
+    ----------
+    outputs : int, optional
+        The number of outputs when fixed by the configuration (output weights); None: fixed by
+        the first batch of positive weight (and forgotten by ``reset``).
+    """
+
+    def __init__(self, outputs: int | None = None) -> None:
+        self.outputs = outputs
+        self._zero(outputs or 0)
+
+    def _zero(self, k: int) -> None:
+        self._a: dict[str, np.ndarray] = {"rows": np.zeros(()), "weight": np.zeros(())}
+        for name in _PER_OUTPUT:
+            self._a[name] = np.zeros(k)
+
+    @property
+    def k(self) -> int:
+        """The number of outputs held (0: none seen yet)."""
+        return int(self._a["mean_y"].shape[0])
+
+    def key(self) -> tuple[Any, ...]:
+        return ("regression_moments", self.outputs)
+
+    def _tuple(self) -> tuple[np.ndarray, ...]:
+        return (self._a["rows"], self._a["weight"], *(self._a[n] for n in _PER_OUTPUT))
+
+    def _set(self, t: tuple[np.ndarray, ...]) -> None:
+        self._a = {"rows": np.asarray(t[0], dtype=np.float64).reshape(()),
+                   "weight": np.asarray(t[1], dtype=np.float64).reshape(())}
+        for name, arr in zip(_PER_OUTPUT, t[2:], strict=True):
+            self._a[name] = np.asarray(arr, dtype=np.float64).copy()
+
+    # -- update ------------------------------------------------------------------------------
+    def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        held = self.k or self.outputs
+        b = regression_batch(y_true, y_pred, sample_weight, outputs=held or None)
+        if b.n == 0:
+            return None
+        w = b.w
+        if w is None:
+            rows, tw, pivot = float(b.n), float(b.n), 0
+        else:
+            positive = w > 0
+            rows = float(np.count_nonzero(positive))
+            if rows == 0:
+                return None
+            pivot = int(np.argmax(positive))
+            tw = float(w.sum())
+        r = b.y - b.p
+        my, ly, m2y = batch_moments(b.y, w, pivot)
+        mr, lr, m2r = batch_moments(r, w, pivot)
+        a = np.abs(r, out=r)
+        s_abs = a.sum(axis=0) if w is None else w @ a
+        delta = (np.array(rows), np.array(tw), my, ly, m2y, mr, lr, m2r, s_abs, np.zeros_like(s_abs))
+        if not all(np.isfinite(v).all() for v in delta[2:]):
+            bad_y = not (np.isfinite(my).all() and np.isfinite(m2y).all())
+            name = "y_true" if bad_y else "y_pred"
+            raise ValueError(
+                f"{name}: values too large: their deviations or squared deviations overflow "
+                f"float64 (largest |{name}| = {float(np.abs(b.y if bad_y else b.p).max())!r}); "
+                "rescale the targets")
+        return delta
+
+    def apply(self, delta: Any) -> None:
+        if delta is None:
+            return
+        if self._a["rows"] == 0:
+            self._set(delta)
+            return
+        self._set(_chan(self._tuple(), delta))
+
+    # -- reads -------------------------------------------------------------------------------
+    def totals(self) -> dict[str, Any]:
+        """The held statistics (views: do not modify): ``rows``, ``weight`` (floats) and the
+        per-output arrays ``sse`` (sum w r^2), ``m2_r`` (sum w (r - mean r)^2), ``m2_y``
+        (sum w (y - mean y)^2), ``abs_r`` (sum w |r|)."""
+        a = self._a
+        mean_r = a["mean_r"] + a["mean_r_lo"]
+        return {"rows": float(a["rows"]), "weight": float(a["weight"]),
+                "sse": a["m2_r"] + a["weight"] * mean_r * mean_r, "m2_r": a["m2_r"],
+                "m2_y": a["m2_y"], "abs_r": a["abs_r"] + a["abs_r_lo"]}
+
+    def sample_count(self) -> float | None:
+        return float(self._a["weight"])
+
+    # -- state protocol ----------------------------------------------------------------------
+    def arrays(self) -> dict[str, Any]:
+        return {k: v.copy() for k, v in self._a.items()}
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        names = ("rows", "weight", *_PER_OUTPUT)
+        extra = set(arrays) - set(names)
+        if extra:
+            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+        new: dict[str, np.ndarray] = {}
+        for name in names:
+            if name not in arrays:
+                raise ValueError(f"state: missing array {name!r}")
+            arr = np.asarray(arrays[name])
+            if arr.dtype.kind not in "biuf":
+                raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
+            arr = arr.astype(np.float64)
+            if not np.isfinite(arr).all():
+                raise ValueError(f"state: array {name!r} holds non-finite values")
+            new[name] = arr
+        for name in ("rows", "weight"):
+            if new[name].shape != ():
+                raise ValueError(f"state: array {name!r} has shape {new[name].shape}, expected ()")
+            check_sums(new[name], name)
+        k = new["mean_y"].shape
+        for name in _PER_OUTPUT:
+            if new[name].ndim != 1 or new[name].shape != k:
+                raise ValueError(f"state: array {name!r} has shape {new[name].shape}, expected "
+                                 f"{k} (one entry per output, as 'mean_y')")
+        rows, weight = float(new["rows"]), float(new["weight"])
+        if self.outputs is not None and k[0] not in (0, self.outputs) or (rows > 0 and k[0] == 0):
+            raise ValueError(f"state: the arrays hold {k[0]} output(s), expected "
+                             f"{self.outputs or 'at least 1'}")
+        if rows != int(rows) or rows > MAX_SAMPLES:
+            raise ValueError(f"state: 'rows' must be a whole number <= 2**53, got {rows!r}")
+        if (rows == 0) != (weight == 0):
+            raise ValueError(f"state: 'rows' ({rows!r}) and 'weight' ({weight!r}) must both be "
+                             "0 or both positive")
+        if rows == 0 and any(new[n].any() for n in _PER_OUTPUT):
+            raise ValueError("state: an empty state (rows 0) must hold zero moments")
+        for name in ("m2_y", "m2_r", "abs_r"):
+            check_sums(new[name], name)
+        for name in ("mean_y", "mean_r"):
+            if (np.abs(new[name]) > MAX_SUM).any():
+                raise ValueError(f"state: array {name!r} holds a mean beyond {MAX_SUM:g}")
+            lo = new[name + "_lo"]
+            if (np.abs(lo) > _LO_BOUND * np.abs(new[name])).any():
+                raise ValueError(f"state: array {name + '_lo'!r} must be a rounding residue of "
+                                 f"{name!r} (|lo| <= 2**-52 |hi|)")
+        if (np.abs(new["abs_r_lo"]) > _LO_BOUND * new["abs_r"]).any():
+            raise ValueError("state: array 'abs_r_lo' must be a rounding residue of 'abs_r'")
+        if loading():
+            mean_r = new["mean_r"]
+            with np.errstate(over="ignore", invalid="ignore"):
+                sse = new["m2_r"] + weight * mean_r * mean_r
+            if not np.isfinite(sse).all():
+                raise ValueError("state: the squared residuals these moments imply overflow float64")
+        if rows == 0 and self.outputs is None:
+            self._zero(0)
+            return
+        self._a = new
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, ErrorMoments)
+        if other._a["rows"] == 0:
+            return
+        if self.k and other.k != self.k:
+            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        self.apply(other._tuple())
+
+    def reset(self) -> None:
+        self._zero(self.outputs or 0)
+
+    def scale(self, factor: float) -> None:
+        """Multiply every sample weight by ``factor``: W, the M2 and the absolute sums scale,
+        the means do not (0 empties the state). O(k)."""
+        f = float(factor)
+        if f == 0.0:
+            self.reset()
+            return
+        for name in ("weight", "m2_y", "m2_r", "abs_r", "abs_r_lo"):
+            self._a[name] = self._a[name] * f
+        hi, lo = _renorm(self._a["abs_r"], self._a["abs_r_lo"])
+        self._a["abs_r"], self._a["abs_r_lo"] = hi, lo
+        if float(self._a["weight"]) == 0.0:  # underflow: no weight is left
+            self.reset()
