@@ -64,6 +64,7 @@ from .ranking import (
     ROCCurve,
     ROCCurveResult,
 )
+from .regression.quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError
 from .report import ClassificationReport, Report
 from .retrieval import (
     CG,
@@ -171,6 +172,10 @@ __all__ = [
     "UndefinedSlice",
     "OTHER",
     "SelectionRate",
+    # regression, whole-set metrics (issue #30)
+    "MedianAbsoluteError",
+    "D2PinballScore",
+    "D2AbsoluteErrorScore",
 ]
 
 from . import trec as trec  # noqa: E402  -- sm.trec: trec_eval measures as accumulators

@@ -6,3 +6,8 @@ step, :func:`streammetrics.regression._base.regression_batch`.
 """
 
 __all__: list[str] = []
+
+# -- whole-set metrics (regwhole) --
+from .quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError  # noqa: E402
+
+__all__ += ["D2AbsoluteErrorScore", "D2PinballScore", "MedianAbsoluteError"]
