@@ -178,4 +178,10 @@ __all__ = [
     "D2AbsoluteErrorScore",
 ]
 
+# regression (issue #30): every name of streammetrics.regression.__all__ at the top level
+from . import regression as regression  # noqa: E402
 from . import trec as trec  # noqa: E402  -- sm.trec: trec_eval measures as accumulators
+from .regression import *  # noqa: E402,F403
+from .regression import __all__ as _regression_all  # noqa: E402
+
+__all__ += _regression_all

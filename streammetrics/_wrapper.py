@@ -171,8 +171,8 @@ def check_wrappable(metric: Any, wrapper: str) -> Metric:
     check_accumulator(metric, refused=(MetricSet,), rule="expected one accumulator, not a MetricSet (wrap "
                       "each member and put the wrappers in a MetricSet)")
     check_accumulator(metric, refused=(SampleWrapper,), rule=f"a {wrapper} cannot wrap a Window or Decayed")
-    if metric.family not in ("classification", "retrieval"):
-        raise ValueError(f"{wrapper}: supports classification and retrieval metrics, got family "
+    if metric.family not in ("classification", "retrieval", "regression"):
+        raise ValueError(f"{wrapper}: supports classification, regression and retrieval metrics, got family "
                          f"{metric.family!r}")
     twin = type(metric)._from_config(metric._config())
     with metric._lock:

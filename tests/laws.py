@@ -98,6 +98,14 @@ def make_data(kind: str, rng: np.random.Generator, n: int) -> Data:
         y, p = rng.integers(0, C, n), q / q.sum(axis=1, keepdims=True)
     elif kind == "logits":
         y, p = rng.integers(0, C, n), rng.integers(-3, 4, (n, C)).astype(float)
+    elif kind in ("continuous", "continuous_multioutput"):  # regression: ties, outliers, signs
+        shape = (n,) if kind == "continuous" else (n, C)
+        y = np.round(rng.normal(size=shape) * levels) / levels
+        y[rng.random(shape) < 0.05] *= 50.0
+        p = y + np.round(rng.normal(size=shape) * levels) / (2 * levels)
+    elif kind == "positive_continuous":  # y >= 0 (zeros included), y_pred > 0: logs, Tweedie
+        y = rng.integers(0, 5, n) / levels
+        p = rng.integers(1, 9, n) / levels
     elif kind == "queries":
         sizes = rng.integers(1, 6, n)
         groups = np.repeat(np.arange(n), sizes)
@@ -325,6 +333,36 @@ REGISTRY: dict[str, Case] = {
     "decayed_quantile_curve": Case(lambda: sm.Decayed(sm.CalibrationCurve(3, "quantile"), half_life=3.0),
                                    "probabilities", laws=WRAPPER_LAWS - {"merge"}, exact=False,
                                    compare_state=False),
+    # regression family (continuous targets; sums in another order agree to rounding)
+    "reg_mse": Case(lambda: sm.MeanSquaredError(), "continuous", exact=False),
+    "reg_rmse_raw": Case(lambda: sm.RootMeanSquaredError(multioutput="raw_values"), "continuous_multioutput",
+                         laws=without("per_sample"), exact=False),  # a fresh metric takes a 1-D row as a batch
+    "reg_mae_weights": Case(lambda: sm.MeanAbsoluteError(multioutput=[0.2, 0.3, 0.5]), "continuous_multioutput",
+                            exact=False),
+    "reg_r2": Case(lambda: sm.R2Score(), "continuous", exact=False),
+    "reg_r2_variance_weighted": Case(lambda: sm.R2Score(multioutput="variance_weighted", force_finite=False),
+                                     "continuous_multioutput", laws=without("per_sample"), exact=False),
+    "reg_explained_variance": Case(lambda: sm.ExplainedVariance(multioutput=[1.0, 2.0, 3.0]),
+                                   "continuous_multioutput", exact=False),
+    # zero targets make terms of 1/eps: the compensation residues differ by split (values agree)
+    "reg_mape": Case(lambda: sm.MeanAbsolutePercentageError(), "continuous", exact=False, compare_state=False),
+    "reg_msle": Case(lambda: sm.MeanSquaredLogError(), "positive_continuous", exact=False),
+    "reg_rmsle": Case(lambda: sm.RootMeanSquaredLogError(), "positive_continuous", exact=False),
+    "reg_pinball": Case(lambda: sm.PinballLoss(0.1, multioutput=[0.5, 0.25, 0.25]), "continuous_multioutput",
+                        exact=False),
+    "reg_tweedie": Case(lambda: sm.TweedieDeviance(power=1.5), "positive_continuous", exact=False),
+    "reg_max_error": Case(lambda: sm.MaxError(), "continuous"),
+    "reg_set": Case(lambda: sm.MetricSet(mse=sm.MeanSquaredError(), rmse=sm.RootMeanSquaredError(),
+                                         mae=sm.MeanAbsoluteError(), r2=sm.R2Score(), ev=sm.ExplainedVariance()),
+                    "continuous", laws=without("window_equals_plain"), exact=False),
+    # a window rebuilds float moments from its stored row pieces, which a pickle coalesces: a
+    # copy agrees to rounding, not bit for bit (the save/load law allows that; "copy" is exact)
+    "reg_window_r2": Case(lambda: sm.Window(sm.R2Score(), size=7), "continuous",
+                          laws=WRAPPER_LAWS - {"merge", "copy"}, exact=False, compare_state=False),
+    "reg_decayed_mse": Case(lambda: sm.Decayed(sm.MeanSquaredError(), half_life=3.0), "continuous",
+                            laws=WRAPPER_LAWS - {"merge"}, exact=False, compare_state=False),
+    "reg_decayed_max_error": Case(lambda: sm.Decayed(sm.MaxError(), half_life=3.0), "continuous",
+                                  laws=WRAPPER_LAWS - {"merge"}, exact=False, compare_state=False),
     # retrieval family (query batches; no sample weights)
     "precision_at_k": query_case(lambda: PrecisionAtK(3, ties="average")),
     "recall_at_k": query_case(lambda: RecallAtK(5)),

@@ -6,7 +6,8 @@ two the same)::
 
     PYTHONPATH=.:tests python -m pytest -p sklearn_suite_plugin -o addopts="-q" -o filterwarnings="" \\
         --pyargs sklearn.metrics.tests.test_classification sklearn.metrics.tests.test_ranking \\
-        sklearn.metrics.tests.test_common -k "not test_confusion_matrix_dtype"
+        sklearn.metrics.tests.test_regression sklearn.metrics.tests.test_common \\
+        -k "not test_confusion_matrix_dtype"
 
 runs the installed scikit-learn's test modules (never copied into this repository) with, at run
 time, every name of :data:`streammetrics.functional.__all__` in those modules bound to

@@ -53,6 +53,22 @@ from .fairness import (
     equalized_odds_ratio,
 )
 from .ranking import average_precision_score, dcg_score, ndcg_score, roc_auc_score, top_k_accuracy_score
+from .regression import (
+    d2_tweedie_score,
+    explained_variance_score,
+    max_error,
+    mean_absolute_error,
+    mean_absolute_percentage_error,
+    mean_gamma_deviance,
+    mean_pinball_loss,
+    mean_poisson_deviance,
+    mean_squared_error,
+    mean_squared_log_error,
+    mean_tweedie_deviance,
+    r2_score,
+    root_mean_squared_error,
+    root_mean_squared_log_error,
+)
 from .report import classification_report
 
 __all__ = [
@@ -89,4 +105,19 @@ __all__ = [
     "demographic_parity_ratio",
     "equalized_odds_difference",
     "equalized_odds_ratio",
+    # regression (issue #30): errors
+    "d2_tweedie_score",
+    "explained_variance_score",
+    "max_error",
+    "mean_absolute_error",
+    "mean_absolute_percentage_error",
+    "mean_gamma_deviance",
+    "mean_pinball_loss",
+    "mean_poisson_deviance",
+    "mean_squared_error",
+    "mean_squared_log_error",
+    "mean_tweedie_deviance",
+    "r2_score",
+    "root_mean_squared_error",
+    "root_mean_squared_log_error",
 ]

@@ -1,11 +1,37 @@
 """Regression metrics (issue #30): streaming errors over continuous targets of shape (n,) or
 (n, k), with scikit-learn's ``multioutput`` readout (definitions: docs/definitions/regression.md).
 
-Every class takes ``update(y_true, y_pred, *, sample_weight=None)`` and is validated by one
-step, :func:`streammetrics.regression._base.regression_batch`.
+Every class takes ``update(y_true, y_pred, *, sample_weight=None)``, validated by one step
+(``regression_batch`` in ``streammetrics/regression/_base.py``). MSE, RMSE, MAE, R² and
+explained variance are views of one moments state (one pass and one state in a ``MetricSet``).
+Every name here is also exported at the top level (``streammetrics.MeanSquaredError``).
 """
 
-__all__: list[str] = []
+from .errors import ExplainedVariance, MeanAbsoluteError, MeanSquaredError, R2Score, RootMeanSquaredError
+from .losses import (
+    MaxError,
+    MeanAbsolutePercentageError,
+    MeanSquaredLogError,
+    PinballLoss,
+    RootMeanSquaredLogError,
+    TweedieDeviance,
+)
+
+__all__ = [
+    # errors (the moments state)
+    "MeanSquaredError",
+    "RootMeanSquaredError",
+    "MeanAbsoluteError",
+    "R2Score",
+    "ExplainedVariance",
+    # per-row losses
+    "MeanAbsolutePercentageError",
+    "MeanSquaredLogError",
+    "RootMeanSquaredLogError",
+    "PinballLoss",
+    "TweedieDeviance",
+    "MaxError",
+]
 
 # -- whole-set metrics (regwhole) --
 from .quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError  # noqa: E402

@@ -77,9 +77,19 @@ def _where(idx: Any) -> str:
     return f"[{idx}]" if isinstance(idx, int) else f"[{', '.join(str(int(i)) for i in idx)}]"
 
 
+def _numbers(x: Any, name: str) -> np.ndarray:
+    """:func:`as_numpy`, with scikit-learn's words for complex input."""
+    try:
+        return as_numpy(x, name)
+    except ValueError as exc:
+        if "complex" in str(exc):
+            raise ValueError(f"{name}: Complex data not supported ({exc})") from None
+        raise
+
+
 def _as_targets(x: Any, name: str) -> np.ndarray:
     """``x`` as a float64 array of 1 or 2 dimensions (a scalar: one sample)."""
-    arr = as_numpy(x, name)
+    arr = _numbers(x, name)
     if arr.dtype.kind == "c":
         raise ValueError(f"{name}: Complex data not supported, got dtype {arr.dtype}")
     if arr.dtype.kind not in "biuf":
@@ -110,15 +120,15 @@ def check_finite(arr: np.ndarray, name: str) -> None:
 def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
     if sample_weight is None:
         return None
-    w = as_numpy(sample_weight, "sample_weight")
+    w = _numbers(sample_weight, "sample_weight")
     if w.dtype.kind == "c":
         raise ValueError("sample_weight: Complex data not supported")
     if w.ndim > 1:
         raise ValueError(f"sample_weight: Sample weights must be 1D array or scalar, got shape {w.shape}")
     if w.ndim == 1 and w.shape[0] != n:
         raise ValueError(f"sample_weight: Found input variables with inconsistent numbers of "
-                         f"samples: [{n}, {w.shape[0]}] (y_true has {n} rows, sample_weight "
-                         f"{w.shape[0]})")
+                         f"samples: [{n}, {n}, {w.shape[0]}] (y_true and y_pred have {n} rows, "
+                         f"sample_weight {w.shape[0]})")
     if w.ndim == 0 and n != 1:  # scikit-learn's scalar weight: the same for every row
         w = np.full(n, w.item() if w.dtype.kind in "biuf" else w, dtype=np.float64)
     if w.dtype.kind in "f":
@@ -138,7 +148,8 @@ def regression_batch(y_true: Any, y_pred: Any, sample_weight: Any = None, *,
         One weight per row (a scalar: the same for every row), each 0 or in the library's
         weight range (docs/definitions/inputs.md).
     outputs : int, optional
-        The number of outputs the state already holds: a batch with another k is refused.
+        The number of outputs the state already holds: a batch with another k is refused, and
+        when k > 1, two 1-D arrays of length k are one row (one sample of k outputs).
 
     Returns
     -------
@@ -152,12 +163,18 @@ def regression_batch(y_true: Any, y_pred: Any, sample_weight: Any = None, *,
     """
     y = _as_targets(y_true, "y_true")
     p = _as_targets(y_pred, "y_pred")
+    if outputs is not None and outputs > 1 and y.ndim == 1 and y.shape == p.shape == (outputs,):
+        y, p = y[None], p[None]  # one row of k outputs (k is known, so this is no 1-D batch)
+        if sample_weight is not None and np.ndim(sample_weight) == 0:
+            sample_weight = [sample_weight]
     if y.shape[0] != p.shape[0]:
+        lengths = [y.shape[0], p.shape[0]]
+        if sample_weight is not None and np.ndim(sample_weight) == 1:
+            lengths.append(len(sample_weight))
         raise ValueError(f"y_pred: Found input variables with inconsistent numbers of samples: "
-                         f"[{y.shape[0]}, {p.shape[0]}] (y_true has {y.shape[0]} rows, y_pred "
-                         f"{p.shape[0]})")
-    y2 = y.reshape(y.shape[0], -1) if y.ndim == 1 else y
-    p2 = p.reshape(p.shape[0], -1) if p.ndim == 1 else p
+                         f"{lengths} (y_true has {y.shape[0]} rows, y_pred {p.shape[0]})")
+    y2 = y.reshape(-1, 1) if y.ndim == 1 else y
+    p2 = p.reshape(-1, 1) if p.ndim == 1 else p
     if y2.shape[1] != p2.shape[1]:
         raise ValueError(f"y_pred: y_true and y_pred have different number of output "
                          f"({y2.shape[1]}!={p2.shape[1]})")
