@@ -64,7 +64,6 @@ from .ranking import (
     ROCCurve,
     ROCCurveResult,
 )
-from .regression.quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError
 from .report import ClassificationReport, Report
 from .retrieval import (
     CG,
@@ -172,10 +171,6 @@ __all__ = [
     "UndefinedSlice",
     "OTHER",
     "SelectionRate",
-    # regression, whole-set metrics (issue #30)
-    "MedianAbsoluteError",
-    "D2PinballScore",
-    "D2AbsoluteErrorScore",
 ]
 
 # regression (issue #30): every name of streammetrics.regression.__all__ at the top level

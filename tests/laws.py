@@ -363,6 +363,28 @@ REGISTRY: dict[str, Case] = {
                             laws=WRAPPER_LAWS - {"merge"}, exact=False, compare_state=False),
     "reg_decayed_max_error": Case(lambda: sm.Decayed(sm.MaxError(), half_life=3.0), "continuous",
                                   laws=WRAPPER_LAWS - {"merge"}, exact=False, compare_state=False),
+    # regression, whole-set metrics: every value kept (a 1-D row fed alone is a batch of one output)
+    "reg_median_ae": Case(lambda: sm.MedianAbsoluteError(), "continuous"),
+    "reg_median_ae_raw": Case(lambda: sm.MedianAbsoluteError(multioutput="raw_values"), "continuous_multioutput",
+                              laws=without("per_sample")),
+    "reg_median_ae_bounded": Case(lambda: sm.MedianAbsoluteError(max_bytes=600), "continuous"),
+    # D² is nan below two rows of positive weight (scikit-learn's rule), also for one row of weight
+    # k >= 2: repetition holds from two rows (tests/regression/test_whole_quantiles.py)
+    "reg_d2_pinball": Case(lambda: sm.D2PinballScore(0.3), "continuous", laws=without("integer_weights"),
+                           exact=False),
+    "reg_d2_absolute_weights": Case(lambda: sm.D2AbsoluteErrorScore(multioutput=[0.2, 0.3, 0.5]),
+                                    "continuous_multioutput", laws=without("per_sample", "integer_weights"),
+                                    exact=False),
+    "reg_d2_bounded": Case(lambda: sm.D2PinballScore(0.7, max_bytes=1000), "continuous",
+                           laws=without("integer_weights"), exact=False),
+    "reg_pearson": Case(lambda: sm.PearsonCorrCoef(), "continuous", exact=False),
+    "reg_ccc_raw": Case(lambda: sm.ConcordanceCorrCoef(multioutput="raw_values"), "continuous_multioutput",
+                        laws=without("per_sample"), exact=False),
+    # the rows are kept in arrival order (the values are read in sorted order: exact after any split)
+    "reg_spearman": Case(lambda: sm.SpearmanCorrCoef(), "continuous", compare_state=False),
+    "reg_kendall": Case(lambda: sm.KendallTau(), "continuous", compare_state=False),
+    "reg_kendall_raw": Case(lambda: sm.KendallTau(multioutput="raw_values"), "continuous_multioutput",
+                            laws=without("per_sample"), compare_state=False),
     # retrieval family (query batches; no sample weights)
     "precision_at_k": query_case(lambda: PrecisionAtK(3, ties="average")),
     "recall_at_k": query_case(lambda: RecallAtK(5)),
