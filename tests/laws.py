@@ -106,6 +106,11 @@ def make_data(kind: str, rng: np.random.Generator, n: int) -> Data:
     elif kind == "positive_continuous":  # y >= 0 (zeros included), y_pred > 0: logs, Tweedie
         y = rng.integers(0, 5, n) / levels
         p = rng.integers(1, 9, n) / levels
+    elif kind == "intervals":  # regression: a target and its [lower, upper] interval (ties, bounds hit)
+        y = np.round(rng.normal(size=n) * levels) / levels
+        center = y + np.round(rng.normal(size=n) * levels) / levels
+        half = np.abs(np.round(rng.normal(size=n) * levels)) / levels
+        p = np.stack([center - half, center + half], axis=1)
     elif kind == "queries":
         sizes = rng.integers(1, 6, n)
         groups = np.repeat(np.arange(n), sizes)
@@ -380,6 +385,12 @@ REGISTRY: dict[str, Case] = {
     "reg_pearson": Case(lambda: sm.PearsonCorrCoef(), "continuous", exact=False),
     "reg_ccc_raw": Case(lambda: sm.ConcordanceCorrCoef(multioutput="raw_values"), "continuous_multioutput",
                         laws=without("per_sample"), exact=False),
+    "reg_interval_coverage": Case(lambda: sm.IntervalCoverage(), "intervals", exact=False),
+    "reg_interval_width": Case(lambda: sm.IntervalWidth(multioutput="raw_values"), "intervals", exact=False),
+    "reg_interval_score": Case(lambda: sm.IntervalScore(0.2), "intervals", exact=False),
+    "reg_interval_set": Case(lambda: sm.MetricSet(c=sm.IntervalCoverage(), w=sm.IntervalWidth(),
+                                                  s=sm.IntervalScore(0.1)), "intervals",
+                             laws=without("window_equals_plain"), exact=False),
     # the rows are kept in arrival order (the values are read in sorted order: exact after any split)
     "reg_spearman": Case(lambda: sm.SpearmanCorrCoef(), "continuous", compare_state=False),
     "reg_kendall": Case(lambda: sm.KendallTau(), "continuous", compare_state=False),
