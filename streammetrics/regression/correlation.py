@@ -69,7 +69,7 @@ class PearsonCorrCoef(_Correlation):
     >>> import streammetrics as sm
     >>> m = sm.PearsonCorrCoef().update([1, 2], [1.5, 2.5]).update([3, 4], [2.5, 4.5])
     >>> round(m.compute(), 6)
-    0.948683
+    0.923381
     """
 
     _name = "PearsonCorrCoef"
@@ -109,7 +109,7 @@ class ConcordanceCorrCoef(_Correlation):
     --------
     >>> import streammetrics as sm
     >>> round(sm.ConcordanceCorrCoef().update([1, 2, 3, 4], [1.5, 2.5, 2.5, 4.5]).compute(), 6)
-    0.897436
+    0.9
     """
 
     _name = "ConcordanceCorrCoef"
