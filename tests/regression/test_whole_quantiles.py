@@ -213,3 +213,31 @@ def test_d2_integer_weights_equal_repetition_from_two_rows(make, seed, n):
     a = make().update(y, p, sample_weight=reps.astype(float)).compute()
     b = make().update(np.repeat(y, reps, axis=0), np.repeat(p, reps, axis=0)).compute()
     np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), k=st.integers(1, 2))
+def test_functions_equal_scikit_learn_with_zero_weights_and_few_rows(seed, n, k):
+    import streammetrics.functional as F
+
+    rng = np.random.default_rng(seed)
+    y, p = _data(rng, n, k)
+    w = rng.integers(0, 3, n).astype(float) if rng.random() < 0.7 else None
+    alpha = float(rng.choice([0.0, 0.2, 0.5, 1.0]))
+    calls = [(F.median_absolute_error, median_absolute_error, {}),
+             (F.d2_pinball_score, d2_pinball_score, {"alpha": alpha}),
+             (F.d2_absolute_error_score, d2_absolute_error_score, {})]
+    for ours, theirs, kw in calls:
+        for mo in ("raw_values", "uniform_average"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                try:
+                    expected = theirs(y, p, sample_weight=w, multioutput=mo, **kw)
+                except ValueError:
+                    with pytest.raises(ValueError):
+                        ours(y, p, sample_weight=w, multioutput=mo, **kw)
+                    continue
+                got = ours(y, p, sample_weight=w, multioutput=mo, **kw)
+            np.testing.assert_allclose(np.asarray(got, float).reshape(-1) if np.ndim(expected) else got,
+                                       np.asarray(expected, float).reshape(-1) if np.ndim(expected) else expected,
+                                       rtol=1e-12, atol=1e-12)
