@@ -57,6 +57,8 @@ class IntervalSums(SummedState):
             raise ValueError(f"y_pred: expected real numbers, got dtype {q.dtype}")
         if y.ndim == 0 and q.shape == (2,) and k == 1:  # one sample: a target and its interval
             y, q = y.reshape(1), q.reshape(1, 2)
+        if q.ndim == 1 and q.shape[0] == 0:  # an empty batch given as []
+            q = q.reshape((0, 2) if k == 1 else (0, k, 2))
         want = "(n, 2)" if k == 1 else f"(n, {k}, 2)"
         if q.ndim != (2 if k == 1 else 3) or q.shape[-1] != 2 or (k > 1 and q.shape[1] != k):
             raise ValueError(f"y_pred: expected intervals of shape {want} (lower and upper bound "
