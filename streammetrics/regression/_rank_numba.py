@@ -16,7 +16,7 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["inversions_unit", "inversions_weighted"]
+__all__ = ["inversions_fenwick", "inversions_fenwick_weighted", "inversions_unit", "inversions_weighted"]
 
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
@@ -104,4 +104,47 @@ def inversions_weighted(r: Any, w: Any) -> float:  # pragma: no cover - compiled
         a, b = b, a
         aw, bw = bw, aw
         width *= 2
+    return total
+
+
+@_jit
+def inversions_fenwick(r: Any, m: int) -> int:  # pragma: no cover - compiled
+    """As :func:`inversions_unit` for ranks in [0, m), with a Fenwick tree of m counts: O(n log m)
+    without branch mispredictions; fast while the tree fits in cache (few distinct ranks)."""
+    tree = np.zeros(m + 1, dtype=np.int64)
+    total = 0
+    for i in range(r.shape[0]):
+        k = r[i] + 1
+        s = 0  # elements so far with rank <= r[i]
+        j = k
+        while j > 0:
+            s += tree[j]
+            j -= j & (-j)
+        total += i - s
+        j = k
+        while j <= m:
+            tree[j] += 1
+            j += j & (-j)
+    return total
+
+
+@_jit
+def inversions_fenwick_weighted(r: Any, w: Any, m: int) -> float:  # pragma: no cover - compiled
+    """As :func:`inversions_weighted` with a Fenwick tree of m weight sums."""
+    tree = np.zeros(m + 1, dtype=np.float64)
+    total = 0.0
+    seen = 0.0
+    for i in range(r.shape[0]):
+        k = r[i] + 1
+        s = 0.0
+        j = k
+        while j > 0:
+            s += tree[j]
+            j -= j & (-j)
+        total += w[i] * (seen - s)
+        seen += w[i]
+        j = k
+        while j <= m:
+            tree[j] += w[i]
+            j += j & (-j)
     return total

@@ -8,8 +8,9 @@ pair counts ("Needs the whole set" and "Rank correlations" in docs/definitions/r
   unweighted: scipy's ``rankdata(method="average")``). O(n) on sorted values.
 * :func:`kendall_terms`: ``(C - D, pairs not tied in x, pairs not tied in y)`` of weighted
   pairs (pair weight ``w_i w_j``), from one ordering by (x, y) and the weighted inversion count
-  of the y ranks in that order -- a bottom-up merge sort, O(n log n): compiled (numba, the
-  ``fast`` extra) from :data:`COMPILED_MIN` rows, else numpy, one pass per bit of the ranks.
+  of the y ranks in that order, O(n log n): compiled (numba, the ``fast`` extra) from
+  :data:`COMPILED_MIN` rows -- a Fenwick tree over the ranks up to :data:`FENWICK_MAX` distinct
+  values, a bottom-up merge sort above -- else numpy, one pass per bit of the ranks.
   Unweighted, every count is an exact integer.
 """
 
@@ -21,13 +22,16 @@ from typing import Any
 import numpy as np
 
 from .._merge_count import kernels
-from .._sort_kernels import stable_argsort
+from .._sort_kernels import stable_argsort, stable_sort_with
 
-__all__ = ["COMPILED_MIN", "dense_ranks", "inversions", "kendall_terms", "lex_order", "mid_ranks",
-           "weighted_percentile"]
+__all__ = ["COMPILED_MIN", "dense_ranks", "inversions", "kendall_terms", "lex_carry", "lex_order",
+           "mid_ranks", "weighted_percentile"]
 
 #: From this many rows the inversion count uses the compiled kernel (when numba is installed).
 COMPILED_MIN = 1 << 12
+#: Up to this many distinct ranks the compiled count uses a Fenwick tree (it stays in cache),
+#: above it a bottom-up merge sort.
+FENWICK_MAX = 1 << 18
 _EPS = float(np.finfo(np.float64).eps)
 
 
@@ -56,6 +60,16 @@ def lex_order(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     order_y = stable_argsort(y)
     order = order_y[stable_argsort(x[order_y])]
     return order, order_y
+
+
+def lex_carry(x: np.ndarray, z: np.ndarray, payload: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unweighted rows sorted by (x, z) without an index permutation: ``(zs, xs, carried)`` with
+    ``zs`` the sorted z, ``xs`` the sorted x and ``carried`` = ``payload(zs)`` (one value per
+    row, e.g. z's ranks) in the (x, z) order. Two stable sorts that carry values along (radix
+    style: z first, then x). O(n log n)."""
+    zs, xo = stable_sort_with(z, x)
+    xs, carried = stable_sort_with(np.ascontiguousarray(xo), payload(zs))
+    return zs, xs, carried
 
 
 def dense_ranks(sorted_values: np.ndarray) -> np.ndarray:
@@ -146,9 +160,15 @@ def inversions(r: np.ndarray, w: np.ndarray | None) -> int | float:
     if mod is not None:
         from . import _rank_numba  # imports numba (installed: kernels() found it)
 
+        rc = np.ascontiguousarray(r)
+        m = int(rc.max()) + 1
+        if m <= FENWICK_MAX:  # the tree stays in cache: no branch mispredictions
+            if w is None:
+                return int(_rank_numba.inversions_fenwick(rc, m))
+            return float(_rank_numba.inversions_fenwick_weighted(rc, np.ascontiguousarray(w), m))
         if w is None:
-            return int(_rank_numba.inversions_unit(np.ascontiguousarray(r)))
-        return float(_rank_numba.inversions_weighted(np.ascontiguousarray(r), np.ascontiguousarray(w)))
+            return int(_rank_numba.inversions_unit(rc))
+        return float(_rank_numba.inversions_weighted(rc, np.ascontiguousarray(w)))
     return _inversions_numpy(r, w)
 
 
@@ -167,25 +187,31 @@ def kendall_terms(x: np.ndarray, y: np.ndarray, w: np.ndarray | None
     n = x.shape[0]
     if n < 2:
         return 0, 0, 0
+    if w is None:  # two carrying sorts, no index permutation (the fast path)
+        ysorted, xs, r = lex_carry(x, y, dense_ranks)
+        gx, gy = _group_sums(xs, None), _group_sums(ysorted, None)
+        # pairs tied in both x and y: runs of equal (x, y rank) in the lexicographic order
+        same = np.empty(n, dtype=bool)
+        same[0] = True
+        np.not_equal(xs[1:], xs[:-1], out=same[1:])
+        same[1:] |= r[1:] != r[:-1]
+        gxy = np.diff(np.append(np.flatnonzero(same), n))
+        dx2, dy2 = n * n - _square_sum(gx), n * n - _square_sum(gy)
+        y_only2 = _square_sum(gy) - _square_sum(gxy)
+        return (dx2 - y_only2) // 2 - 2 * int(inversions(r, None)), dx2 // 2, dy2 // 2
     order, order_y = lex_order(x, y)
     xs, ys = x[order], y[order]
-    ws = None if w is None else w[order]
+    ws = w[order]
     ysorted = y[order_y]
     yrank = np.empty(n, dtype=np.int64)
     yrank[order_y] = dense_ranks(ysorted)
     r = yrank[order]
     gx = _group_sums(xs, ws)
-    gy = _group_sums(ysorted, None if w is None else w[order_y])
-    # pairs tied in both x and y: runs of equal (x, y) in the lexicographic order
+    gy = _group_sums(ysorted, w[order_y])
     same = np.concatenate([[True], (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])])
-    starts = np.flatnonzero(same)
-    gxy = np.diff(np.append(starts, n)) if ws is None else np.add.reduceat(ws, starts)
-    big = n if ws is None else float(ws.sum())
-    total2 = big * big
-    dx2 = total2 - _square_sum(gx)
-    dy2 = total2 - _square_sum(gy)
+    gxy = np.add.reduceat(ws, np.flatnonzero(same))
+    big = float(ws.sum())
+    dx2 = big * big - _square_sum(gx)
+    dy2 = big * big - _square_sum(gy)
     y_only2 = _square_sum(gy) - _square_sum(gxy)
-    inv = inversions(r, ws)
-    if ws is None:
-        return (dx2 - y_only2) // 2 - 2 * int(inv), dx2 // 2, dy2 // 2
-    return (dx2 - y_only2) / 2 - 2 * float(inv), dx2 / 2, dy2 / 2
+    return (dx2 - y_only2) / 2 - 2 * float(inversions(r, ws)), dx2 / 2, dy2 / 2

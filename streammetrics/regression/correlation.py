@@ -19,7 +19,7 @@ from .._warnings import warn
 from ._base import RegressionMetric, undefined
 from ._comoments import CoMoments
 from ._pairs import PairRows
-from ._ranks import kendall_terms, lex_order, mid_ranks
+from ._ranks import kendall_terms, lex_carry, lex_order, mid_ranks
 
 __all__ = ["ConcordanceCorrCoef", "KendallTau", "PearsonCorrCoef", "SpearmanCorrCoef"]
 
@@ -195,12 +195,16 @@ class SpearmanCorrCoef(_Correlation):
             x, z = np.ascontiguousarray(y[:, j]), np.ascontiguousarray(p[:, j])
             if x.min() == x.max() or z.min() == z.max():
                 continue  # a constant column: nan (its weighted ranks may miss their mean by rounding)
-            order, order_z = lex_order(x, z)  # ranks read in the (x, z) order: any arrival order
-            ws = None if w is None else w[order]  # gives the same sums
-            rx = mid_ranks(x[order], ws)
+            # ranks read in the (x, z) order: any arrival order gives the same sums
+            if w is None:
+                _, xs, rz = lex_carry(x, z, lambda zs: mid_ranks(zs, None))
+                out[j] = _weighted_pearson(mid_ranks(xs, None), rz, None, (n + 1) / 2)
+                continue
+            order, order_z = lex_order(x, z)
+            ws = w[order]
             rz_all = np.empty(n)
-            rz_all[order_z] = mid_ranks(z[order_z], None if w is None else w[order_z])
-            out[j] = _weighted_pearson(rx, rz_all[order], ws, (n + 1) / 2 if w is None else None)
+            rz_all[order_z] = mid_ranks(z[order_z], w[order_z])
+            out[j] = _weighted_pearson(mid_ranks(x[order], ws), rz_all[order], ws, None)
         return out
 
 

@@ -149,6 +149,12 @@ def test_inversion_counts_equal_brute_force(seed, n, m):
     with compiled_kernels(True, min_size=1):
         assert inversions(r, None) == int(bad.sum())
         np.testing.assert_allclose(inversions(r, w), float((w[i] * w[j] * bad).sum()), rtol=1e-12, atol=1e-12)
+    from streammetrics.regression import _rank_numba as kernels  # both compiled kernels, directly
+
+    expected_w = float((w[i] * w[j] * bad).sum())
+    assert kernels.inversions_unit(r) == int(bad.sum()) == kernels.inversions_fenwick(r, m)
+    np.testing.assert_allclose(kernels.inversions_weighted(r, w), expected_w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(kernels.inversions_fenwick_weighted(r, w, m), expected_w, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("cls", list(SCIPY))
