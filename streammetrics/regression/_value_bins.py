@@ -31,7 +31,7 @@ import numpy as np
 from .._bin_keys import NEG_INF_KEY, POS_INF_KEY, raw_decode, raw_keys
 from .._load_checks import check_sums, check_total
 from .._state import State
-from .._validation import MAX_WEIGHT, check_offsets
+from .._validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
 from ._base import regression_batch
 from ._value_buffer import KINDS, pinball_sums
 
@@ -275,10 +275,10 @@ class ValueBins(State):
             raise ValueError("state: array 'shifts' must hold shifts in [0, 63]")
         if k and self.capacity(k) < MIN_BINS:
             raise ValueError(f"state: max_bytes={self.max_bytes} holds no bins for {k} outputs")
-        bad = ~((weights > 0) & (weights <= MAX_WEIGHT * 2.0**53))
-        if bad.any():
+        bad = ~((weights >= MIN_WEIGHT) & (weights <= MAX_WEIGHT * 2.0**53))
+        if bad.any():  # each bin sums weights of at least MIN_WEIGHT
             i = int(np.argmax(bad))
-            raise ValueError(f"state: array 'bin_weights' must hold positive weights, got "
+            raise ValueError(f"state: array 'bin_weights' must hold weights >= {MIN_WEIGHT:g}, got "
                              f"{float(weights[i])!r} at index {i}")
         rows_arr = np.asarray(arrays["rows"])
         if rows_arr.shape != () or rows_arr.dtype.kind not in "iu":

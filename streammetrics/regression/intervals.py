@@ -21,7 +21,7 @@ import numpy as np
 
 from .._base import UndefinedMetricWarning
 from .._intervals import wilson
-from .._load_checks import check_weight_pair
+from .._load_checks import check_weight_pair, reserve
 from .._params import Param, check_param
 from .._state import SummedState
 from .._validation import as_numpy
@@ -43,6 +43,7 @@ class IntervalSums(SummedState):
     weight_powers = {"sums": np.array([[1.0], [2.0], [1.0], [1.0], [1.0], [1.0]])}
 
     def __init__(self, outputs: int) -> None:
+        reserve(8.0 * len(_ROWS) * outputs, f"num_outputs={outputs}")  # a file's config is untrusted
         self.outputs = outputs
         self._arrays = {"sums": np.zeros((len(_ROWS), outputs))}
 

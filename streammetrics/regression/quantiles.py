@@ -24,6 +24,7 @@ __all__ = ["D2AbsoluteErrorScore", "D2PinballScore", "MedianAbsoluteError"]
 
 _MAX_BYTES = Param("int", "must be an int >= 1", low=1, optional=True)
 _ALPHA = Param("real", "must be a real number in [0, 1]", low=0.0, high=1.0)
+_BIG = float(np.finfo(np.float64).max)
 
 
 def _state(kind: str, alpha: float | None, max_bytes: int | None) -> ValueBuffer | ValueBins:
@@ -251,7 +252,8 @@ class D2PinballScore(_WholeSet):
             v_lo, v_hi = _d2(n_j, d_lo), _d2(n_j, d_hi)
             if d_lo == 0.0 and d_hi > 0.0 and n_j != 0.0:
                 v_lo = -math.inf  # the denominator may be any tiny positive number
-            est.append(v_lo if v_lo == v_hi else (max(v_lo, -1e300) + v_hi) / 2)
+            # the estimate stays finite (1 - N / D overflows only for absurdly small D)
+            est.append(max(v_lo, -_BIG) if v_lo == v_hi else (max(v_lo, -_BIG) + max(v_hi, -_BIG)) / 2)
             low.append(v_lo)
             high.append(v_hi)
         return np.array(est), np.array(low), np.array(high)
