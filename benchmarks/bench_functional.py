@@ -92,6 +92,21 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("dcg_score", "queries", {"k": 5}),
     ("ndcg_score", "queries", {}),
     ("auc", "curve", {}),
+    # regression (issue #30)
+    ("mean_squared_error", "regression", {}),
+    ("root_mean_squared_error", "regression", {}),
+    ("mean_absolute_error", "regression", {}),
+    ("r2_score", "regression", {}),
+    ("explained_variance_score", "regression", {}),
+    ("max_error", "regression", {}),
+    ("mean_absolute_percentage_error", "regression", {}),
+    ("mean_pinball_loss", "regression", {"alpha": 0.9}),
+    ("mean_squared_log_error", "regression-positive", {}),
+    ("root_mean_squared_log_error", "regression-positive", {}),
+    ("mean_tweedie_deviance", "regression-positive", {"power": 1.5}),
+    ("mean_poisson_deviance", "regression-positive", {}),
+    ("mean_gamma_deviance", "regression-positive", {}),
+    ("d2_tweedie_score", "regression-positive", {"power": 1.5}),
 ]
 
 #: where the reference implementation lives (default ``sklearn.metrics``)
@@ -130,6 +145,8 @@ def _data(n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         "queries": (rel, np.round(rng.normal(size=(q, 10)) + rel / 2, 2)),
         "curve": (x, rng.random(n)),
         "weights": (rng.random(n), np.empty(0)),
+        "regression": (s, s + rng.normal(size=n)),
+        "regression-positive": (np.exp(s), np.exp(s + rng.normal(size=n) * 0.3)),
     }
 
 

@@ -146,6 +146,20 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "Sliced-F1": lambda: _sliced(sm.Sliced(sm.F1(), max_slices=3, overflow="other")),
     "Sliced-MetricSet": lambda: _sliced(sm.Sliced(sm.MetricSet(r=sm.Recall(), a=sm.AUROC()), min_count=2)),
     "Decayed-BrierScore": lambda: _binary(sm.Decayed(sm.BrierScore(), half_life=10)),
+    # regression (binary batches are regression targets too)
+    "MeanSquaredError": lambda: _binary(sm.MeanSquaredError()),
+    "RootMeanSquaredError": lambda: _binary(sm.RootMeanSquaredError()),
+    "MeanAbsoluteError": lambda: _binary(sm.MeanAbsoluteError()),
+    "R2Score": lambda: _binary(sm.R2Score()),
+    "ExplainedVariance": lambda: _binary(sm.ExplainedVariance()),
+    "MeanAbsolutePercentageError": lambda: _binary(sm.MeanAbsolutePercentageError()),
+    "MeanSquaredLogError": lambda: _binary(sm.MeanSquaredLogError()),
+    "RootMeanSquaredLogError": lambda: _binary(sm.RootMeanSquaredLogError()),
+    "PinballLoss": lambda: _binary(sm.PinballLoss(0.2)),
+    "TweedieDeviance": lambda: _binary(sm.TweedieDeviance(power=1.5)),
+    "MaxError": lambda: _binary(sm.MaxError()),
+    "Window-R2Score": lambda: _binary(sm.Window(sm.R2Score(), size=10)),
+    "Decayed-MeanSquaredError": lambda: _binary(sm.Decayed(sm.MeanSquaredError(), half_life=10)),
 }
 
 

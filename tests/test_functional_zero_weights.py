@@ -21,6 +21,7 @@ _INPUTS = [
     (np.array([0, 1, 2, 2, 1, 0]), np.array([0, 2, 2, 1, 1, 0])),
     (np.array([0, 1, 2, 2, 1, 0]), _RNG.dirichlet([1, 1, 1], 6)),
     (np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0]]), np.array([[0.9, 0.2, 0.4], [0.1, 0.8, 0.3], [0.5, 0.6, 0.2]])),
+    (np.array([1.5, 2.0, 0.5, 3.0, 1.0, 2.5]), np.array([1.0, 2.5, 0.5, 2.0, 1.5, 2.5])),  # positive targets
 ]
 _KWARGS = {"fbeta_score": {"beta": 0.5}}  # required arguments beside the targets
 _NAMES = sorted(n for n in F.__all__ if hasattr(skm, n)

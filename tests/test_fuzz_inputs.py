@@ -57,6 +57,16 @@ BIN: dict[str, Callable[[], Any]] = {
     "Decayed(BrierScore)": lambda: sm.Decayed(sm.BrierScore(), half_life=5),
     "SelectionRate": sm.SelectionRate,
 }
+REG: dict[str, Callable[[], Any]] = {  # regression: real targets (>= 0 here, for the logs), y like s
+    "MeanSquaredError": sm.MeanSquaredError, "RootMeanSquaredError": sm.RootMeanSquaredError,
+    "MeanAbsoluteError": sm.MeanAbsoluteError, "R2Score": sm.R2Score, "ExplainedVariance": sm.ExplainedVariance,
+    "MeanAbsolutePercentageError": sm.MeanAbsolutePercentageError,
+    "MeanSquaredLogError": sm.MeanSquaredLogError, "RootMeanSquaredLogError": sm.RootMeanSquaredLogError,
+    "PinballLoss": sm.PinballLoss, "TweedieDeviance": sm.TweedieDeviance, "MaxError": sm.MaxError,
+    "MetricSet(regression)": lambda: sm.MetricSet(mse=sm.MeanSquaredError(), r2=sm.R2Score()),
+    "Window(R2Score)": lambda: sm.Window(sm.R2Score(), size=7),
+    "Decayed(MeanSquaredError)": lambda: sm.Decayed(sm.MeanSquaredError(), half_life=5),
+}
 MC: dict[str, Callable[[], Any]] = {
     "Accuracy": lambda: sm.Accuracy(C), "ConfusionMatrix": lambda: sm.ConfusionMatrix(C),
     "CohenKappa": lambda: sm.CohenKappa(C), "MatthewsCorrCoef": lambda: sm.MatthewsCorrCoef(C),
@@ -92,8 +102,8 @@ DELAYED: dict[str, Callable[[], Any]] = {
 }
 CASES = ([("bin", k) for k in BIN] + [("mc", k) for k in MC] + [("ml", k) for k in ML]
          + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED]
-         + [("sliced", k) for k in SLICED])
-FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED}
+         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG])
+FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG}
 
 
 def make(kind: str, name: str) -> Any:
@@ -126,6 +136,9 @@ def batch(kind: str, n: int, seed: int, weighted: bool) -> dict[str, Any]:
         y, s = rng.integers(0, C, n), rng.random((n, C))
     elif kind == "ml":
         y, s = rng.integers(0, 2, (n, C)), rng.random((n, C))
+    elif kind == "reg":  # real targets: float64 like the scores
+        w = rng.random(n) * 3 + 0.25 if weighted else None
+        return {"y": np.round(rng.random(n) * 4, 2), "s": rng.random(n), "w": w}
     else:
         y, s = rng.integers(0, 4, n), rng.random(n)
         weighted = False
@@ -316,7 +329,8 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     family = draw(st.sampled_from(["same", "bad-entry", "whole"]))
     if family == "same":
         table = dict(SAME)
-        table.update({"y": SAME_LABELS, "s": SAME_SCORES, "w": SAME_WEIGHTS}[arg])
+        table.update({"y": SAME_SCORES if kind == "reg" else SAME_LABELS, "s": SAME_SCORES,
+                      "w": SAME_WEIGHTS}[arg])
         if kind in ("bin", "ml", "delayed", "sliced") and arg == "y":
             table["bool"] = lambda x: (x.astype(bool), x)
         if a.ndim == 1:
@@ -331,7 +345,8 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
             clean[arg] = mal[arg]
         return kind, name, mal, clean, arg, f"{arg}:{form}"
     if family == "bad-entry":
-        pool = {"y": BAD_GRADES if kind == "ret" else BAD_LABELS, "s": BAD_SCORES, "w": BAD_WEIGHTS}[arg]
+        pool = {"y": BAD_GRADES if kind == "ret" else BAD_SCORES if kind == "reg" else BAD_LABELS,
+                "s": BAD_SCORES, "w": BAD_WEIGHTS}[arg]
         v = draw(st.sampled_from(pool))
         if kind == "mc" and arg == "y" and v == 2:
             v = C

@@ -66,6 +66,8 @@ def _batch(y_true: Any, y_pred: Any, sample_weight: Any, multioutput: Any = None
     at least one sample; custom output weights only with several outputs, one per output;
     ``single``: the function's name when it refuses multioutput."""
     b = regression_batch(y_true, y_pred, sample_weight)
+    if b.w is not None and b.n and not b.w.any():  # scikit-learn's words, exactly
+        raise ValueError("Sample weights must contain at least one non-zero number.")
     if b.n == 0:
         raise ValueError(f"y_true: Found array with 0 sample(s) (shape={np.shape(y_true)}) while "
                          "a minimum of 1 is required.")

@@ -193,6 +193,8 @@ def check_domain(arr: np.ndarray, bad: np.ndarray, name: str, rule: str) -> None
     values > -1, a Tweedie power positive ones) after :func:`regression_batch`."""
     if bad.any():
         idx = first_bad(bad)
+        if arr.ndim == 2 and arr.shape[1] == 1 and not isinstance(idx, int):
+            idx = int(idx[0])  # one output: the row is the entry
         raise ValueError(f"{name}: {rule}; first offending value "
                          f"{name}{_where(idx)} = {_value_at(arr, idx)!r}")
 
@@ -205,9 +207,12 @@ def check_multioutput(multioutput: Any, allowed: Sequence[str] = MULTIOUTPUT) ->
             raise ValueError(f"multioutput: Allowed 'multioutput' string values are "
                              f"{tuple(allowed)}. You provided multioutput={multioutput!r}")
         return multioutput
-    if multioutput is None:
-        raise ValueError(f"multioutput: expected one of {tuple(allowed)} or an array of output "
-                         "weights, got None")
+    flat = isinstance(multioutput, np.ndarray) and multioutput.ndim == 1 or (
+        isinstance(multioutput, (list, tuple))
+        and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in multioutput))
+    if not flat:  # also keeps a hostile configuration (a list nested 10**4 deep) out of numpy
+        raise ValueError(f"multioutput: expected one of {tuple(allowed)} or a 1-D array of output "
+                         f"weights, got {str(multioutput)[:80]}")
     arr = as_numpy(multioutput, "multioutput")
     if arr.ndim != 1 or arr.shape[0] == 0 or arr.dtype.kind not in "biuf":
         raise ValueError(f"multioutput: expected a 1-D array of output weights, got {arr!r}")

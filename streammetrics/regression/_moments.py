@@ -28,6 +28,7 @@ import numpy as np
 
 from .._load_checks import MAX_SAMPLES, MAX_SUM, check_sums, loading
 from .._state import State
+from .._validation import MIN_WEIGHT
 from ._base import regression_batch
 
 __all__ = ["ErrorMoments", "batch_moments"]
@@ -153,11 +154,12 @@ class ErrorMoments(State):
                 return None
             pivot = int(np.argmax(positive))
             tw = float(w.sum())
-        r = b.y - b.p
-        my, ly, m2y = batch_moments(b.y, w, pivot)
-        mr, lr, m2r = batch_moments(r, w, pivot)
-        a = np.abs(r, out=r)
-        s_abs = a.sum(axis=0) if w is None else w @ a
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
+            r = b.y - b.p
+            my, ly, m2y = batch_moments(b.y, w, pivot)
+            mr, lr, m2r = batch_moments(r, w, pivot)
+            a = np.abs(r, out=r)
+            s_abs = a.sum(axis=0) if w is None else w @ a
         delta = (np.array(rows), np.array(tw), my, ly, m2y, mr, lr, m2r, s_abs, np.zeros_like(s_abs))
         if not all(np.isfinite(v).all() for v in delta[2:]):
             bad_y = not (np.isfinite(my).all() and np.isfinite(m2y).all())
@@ -241,12 +243,18 @@ class ErrorMoments(State):
                                  f"{name!r} (|lo| <= 2**-52 |hi|)")
         if (np.abs(new["abs_r_lo"]) > _LO_BOUND * new["abs_r"]).any():
             raise ValueError("state: array 'abs_r_lo' must be a rounding residue of 'abs_r'")
+        if loading() and 0 < weight < MIN_WEIGHT:
+            raise ValueError(f"state: 'weight' {weight!r} is below the smallest sample weight "
+                             f"({MIN_WEIGHT!r}): the means it divides would overflow")
         if loading():
             mean_r = new["mean_r"]
-            with np.errstate(over="ignore", invalid="ignore"):
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
                 sse = new["m2_r"] + weight * mean_r * mean_r
-            if not np.isfinite(sse).all():
-                raise ValueError("state: the squared residuals these moments imply overflow float64")
+                ratios = np.concatenate([sse / weight, np.abs(new["abs_r"]) / weight,
+                                         (sse / new["m2_y"])[new["m2_y"] > 0]]) if rows else sse
+            if not np.isfinite(sse).all() or not np.isfinite(ratios).all():
+                raise ValueError("state: the squared residuals these moments imply overflow float64 "
+                                 "(or their ratio to 'weight' or 'm2_y' does)")
         if rows == 0 and self.outputs is None:
             self._zero(0)
             return
@@ -271,7 +279,7 @@ class ErrorMoments(State):
             self.reset()
             return
         for name in ("weight", "m2_y", "m2_r", "abs_r", "abs_r_lo"):
-            self._a[name] = self._a[name] * f
+            self._a[name] = np.asarray(self._a[name] * f, dtype=np.float64)
         hi, lo = _renorm(self._a["abs_r"], self._a["abs_r_lo"])
         self._a["abs_r"], self._a["abs_r_lo"] = hi, lo
         if float(self._a["weight"]) == 0.0:  # underflow: no weight is left

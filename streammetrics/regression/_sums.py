@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from .._load_checks import MAX_SAMPLES, check_sums
+from .._load_checks import MAX_SAMPLES, check_sums, loading
 from .._state import State
+from .._validation import MIN_WEIGHT
 from ._base import RegressionBatch, check_domain, regression_batch
 
 __all__ = ["LOSSES", "LossSums", "MaxAbs"]
@@ -166,6 +167,9 @@ class _LazyOutputs(State):
                              "0 or both positive")
         if rows == 0 and any(new[n].any() for n in self._per_output):
             raise ValueError("state: an empty state (rows 0) must hold zero sums")
+        if loading() and 0 < weight < MIN_WEIGHT:
+            raise ValueError(f"state: 'weight' {weight!r} is below the smallest sample weight "
+                             f"({MIN_WEIGHT!r}): the means it divides would overflow")
         return new
 
     def _install(self, new: dict[str, np.ndarray]) -> None:
@@ -209,8 +213,8 @@ class LossSums(_LazyOutputs):
         if got is None:
             return None
         b, rows, weight = got
-        loss = self._loss(b, self.param)
         with np.errstate(over="ignore", invalid="ignore"):
+            loss = self._loss(b, self.param)
             sums = loss.sum(axis=0) if b.w is None else b.w @ loss
         if not np.isfinite(sums).all():
             raise ValueError(f"y_pred: values too large: the {self.kind.replace('_', ' ')} "
@@ -227,8 +231,8 @@ class LossSums(_LazyOutputs):
         a = self._a
         hi, err = _two_sum(a["loss"], sums)
         a["loss"], a["loss_lo"] = _two_sum(hi, err + (a["loss_lo"] + sums_lo))
-        a["rows"] = a["rows"] + rows
-        a["weight"] = a["weight"] + weight
+        a["rows"] = np.asarray(a["rows"] + rows, dtype=np.float64)  # 0-d arrays, not scalars
+        a["weight"] = np.asarray(a["weight"] + weight, dtype=np.float64)
 
     def totals(self) -> tuple[float, float, np.ndarray]:
         """``(rows, weight, loss sums per output)``."""
@@ -255,7 +259,7 @@ class LossSums(_LazyOutputs):
         """Multiply every sample weight by ``factor`` (0 empties the state). O(k)."""
         f = float(factor)
         for name in ("weight", "loss", "loss_lo"):
-            self._a[name] = self._a[name] * f
+            self._a[name] = np.asarray(self._a[name] * f, dtype=np.float64)
         self._a["loss"], self._a["loss_lo"] = _two_sum(self._a["loss"], self._a["loss_lo"])
         if f == 0.0 or float(self._a["weight"]) == 0.0:
             self.reset()
@@ -301,8 +305,8 @@ class MaxAbs(_LazyOutputs):
             self._zero(m.shape[0])
         a = self._a
         a["max"] = np.maximum(a["max"], m)
-        a["rows"] = a["rows"] + rows
-        a["weight"] = a["weight"] + weight
+        a["rows"] = np.asarray(a["rows"] + rows, dtype=np.float64)  # 0-d arrays, not scalars
+        a["weight"] = np.asarray(a["weight"] + weight, dtype=np.float64)
 
     def totals(self) -> tuple[float, np.ndarray]:
         """``(rows, max |r| per output)``."""

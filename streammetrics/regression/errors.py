@@ -135,12 +135,12 @@ def _fraction_explained(numerator: np.ndarray, denominator: np.ndarray,
                         force_finite: bool) -> np.ndarray:
     """1 - numerator / denominator per output, with scikit-learn's ``force_finite`` rules
     (0/0 -> 1, x/0 -> 0 for x > 0)."""
-    if not force_finite:
-        with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a subnormal denominator: -inf
+        if not force_finite:
             return 1.0 - numerator / denominator
-    out = np.ones_like(numerator)
-    valid = (numerator != 0) & (denominator != 0)
-    out[valid] = 1.0 - numerator[valid] / denominator[valid]
+        out = np.ones_like(numerator)
+        valid = (numerator != 0) & (denominator != 0)
+        out[valid] = 1.0 - numerator[valid] / denominator[valid]
     out[(numerator != 0) & (denominator == 0)] = 0.0
     return out
 

@@ -1,0 +1,85 @@
+"""Long streams with a large mean keep their digits ("Numerical stability" in
+docs/definitions/regression.md): y = 1e9 (or 1e12) + small noise, 200 batches, against
+scikit-learn on the same data shifted by the offset (exactly: the offset and the values are
+within a factor 2 of each other, so the float64 subtraction is exact, and every metric here is
+shift-invariant)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn import metrics as skm
+
+import streammetrics as sm
+
+
+def stream(offset: float, n: int, batches: int, weighted: bool, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    noise = rng.normal(size=n) * 3.0
+    y = offset + noise
+    p = y + rng.normal(size=n)
+    w = rng.integers(1, 5, n).astype(float) if weighted else None
+    ms = sm.MetricSet(mse=sm.MeanSquaredError(), rmse=sm.RootMeanSquaredError(), mae=sm.MeanAbsoluteError(),
+                      r2=sm.R2Score(), ev=sm.ExplainedVariance())
+    cuts = np.linspace(0, n, batches + 1).astype(int)
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        ms.update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
+    ys, ps = y - offset, p - offset  # exact (Sterbenz): the same data, centred
+    assert np.array_equal(ys + offset, y) and np.array_equal(ps + offset, p)
+    return ms, ys, ps, w
+
+
+@pytest.mark.parametrize("offset", [1e9, 1e12])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_large_mean_over_many_batches_keeps_its_digits(offset, weighted):
+    ms, ys, ps, w = stream(offset, 200_000, 200, weighted)
+    got = ms.compute()
+    want = {"mse": skm.mean_squared_error(ys, ps, sample_weight=w),
+            "rmse": skm.root_mean_squared_error(ys, ps, sample_weight=w),
+            "mae": skm.mean_absolute_error(ys, ps, sample_weight=w),
+            "r2": skm.r2_score(ys, ps, sample_weight=w),
+            "ev": skm.explained_variance_score(ys, ps, sample_weight=w)}
+    for name, value in want.items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-9, err_msg=name)
+
+
+def test_a_naive_running_sum_of_squares_would_not():
+    """The data of the test above defeat the textbook formula sum y^2 - (sum y)^2 / n: the
+    stability test is not vacuous."""
+    _, ys, _, _ = stream(1e9, 200_000, 200, False)
+    y = ys + 1e9
+    naive = float(np.sum(y * y) - np.sum(y) ** 2 / len(y))
+    exact = float(np.sum((ys - ys.mean()) ** 2))
+    assert abs(naive - exact) > 1e-3 * exact
+
+
+@pytest.mark.parametrize("offset", [1e9, 1e12])
+def test_merged_workers_keep_their_digits(offset):
+    """Partitions merged (Chan's update between states of different means) and a save/load."""
+    rng = np.random.default_rng(1)
+    n = 60_000
+    y = offset + rng.normal(size=n)
+    p = y + rng.normal(size=n) * 0.5
+    owner = rng.integers(0, 4, n)
+    parts = []
+    for i in range(4):
+        m = sm.R2Score(multioutput="raw_values")
+        rows = np.flatnonzero(owner == i)
+        for chunk in np.array_split(rows, 25):
+            m.update(y[chunk], p[chunk])
+        parts.append(m)
+    merged = sm.loads(sm.dumps(parts[0].merge(*parts[1:])))
+    np.testing.assert_allclose(merged.compute(), skm.r2_score(y - offset, p - offset, multioutput="raw_values"),
+                               rtol=1e-9)
+
+
+def test_constant_targets_stay_exactly_constant_over_batches():
+    """Exact zeros stay exact: a constant y_true streamed in batches has denominator 0, so
+    force_finite gives scikit-learn's 1.0 / 0.0, not a huge ratio of rounding residues."""
+    y = np.full(1000, 0.1)
+    m = sm.R2Score(force_finite=False)
+    for a in range(0, 1000, 33):
+        m.update(y[a:a + 33], y[a:a + 33])
+    assert m._state.totals()["m2_y"][0] == 0.0 and m._state.totals()["sse"][0] == 0.0
+    assert sm.R2Score().update(y, y).compute() == 1.0
+    assert sm.R2Score().update(y[:500], y[:500]).update(y[500:], y[500:] + 1).compute() == 0.0
