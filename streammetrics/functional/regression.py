@@ -426,12 +426,6 @@ def d2_tweedie_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
 
 
 # -- whole-set (regwhole): every value kept, sorted ----------------------------------------------
-def _some_weight(b: RegressionBatch) -> None:
-    """scikit-learn 1.9's refusal of weights that are all 0."""
-    if b.w is not None and not (b.w > 0).any():
-        raise ValueError("sample_weight: Sample weights must contain at least one non-zero number.")
-
-
 def median_absolute_error(y_true: Any, y_pred: Any, *, multioutput: Any = "uniform_average",
                           sample_weight: Any = None) -> Any:
     """Median absolute error: ``sklearn.metrics.median_absolute_error`` on
@@ -454,7 +448,6 @@ def median_absolute_error(y_true: Any, y_pred: Any, *, multioutput: Any = "unifo
     """
     metric = MedianAbsoluteError(multioutput)
     b = _batch(y_true, y_pred, sample_weight, multioutput)
-    _some_weight(b)
     return _run(metric, b)
 
 
@@ -483,7 +476,6 @@ def d2_pinball_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None, alp
     """
     metric = D2PinballScore(alpha, multioutput)
     b = _batch(y_true, y_pred, sample_weight, multioutput)
-    _some_weight(b)
     if b.n < 2:
         warn("D^2 score is not well-defined with less than two samples.", UndefinedMetricWarning)
         return float("nan")
