@@ -67,10 +67,12 @@ REG: dict[str, Callable[[], Any]] = {  # regression: real targets (>= 0 here, fo
     "Window(R2Score)": lambda: sm.Window(sm.R2Score(), size=7),
     "Decayed(MeanSquaredError)": lambda: sm.Decayed(sm.MeanSquaredError(), half_life=5),
     # the whole-set metrics (regwhole)
-    "MedianAbsoluteError": sm.MedianAbsoluteError, "MedianAbsoluteError[max_bytes]": lambda: sm.MedianAbsoluteError(
-        max_bytes=600), "D2PinballScore": lambda: sm.D2PinballScore(0.3), "D2AbsoluteErrorScore[max_bytes]": lambda:
-    sm.D2AbsoluteErrorScore(max_bytes=800), "PearsonCorrCoef": sm.PearsonCorrCoef,
-    "ConcordanceCorrCoef": sm.ConcordanceCorrCoef, "SpearmanCorrCoef": sm.SpearmanCorrCoef, "KendallTau": sm.KendallTau,
+    "MedianAbsoluteError": sm.MedianAbsoluteError,
+    "MedianAbsoluteError[max_bytes]": lambda: sm.MedianAbsoluteError(max_bytes=600),
+    "D2PinballScore": lambda: sm.D2PinballScore(0.3),
+    "D2AbsoluteErrorScore[max_bytes]": lambda: sm.D2AbsoluteErrorScore(max_bytes=800),
+    "PearsonCorrCoef": sm.PearsonCorrCoef, "ConcordanceCorrCoef": sm.ConcordanceCorrCoef,
+    "SpearmanCorrCoef": sm.SpearmanCorrCoef, "KendallTau": sm.KendallTau,
 }
 IV: dict[str, Callable[[], Any]] = {  # prediction intervals: y (n,), s (n, 2) bounds (regwhole)
     "IntervalCoverage": sm.IntervalCoverage, "IntervalWidth": sm.IntervalWidth,
