@@ -56,6 +56,8 @@ class RegressionBatch:
     y: np.ndarray
     p: np.ndarray
     w: np.ndarray | None
+    #: the shape ``y_true`` was given in (error messages index it)
+    shape: tuple[int, ...] = ()
 
     @property
     def n(self) -> int:
@@ -103,10 +105,12 @@ def _as_targets(x: Any, name: str) -> np.ndarray:
     return arr
 
 
-def check_finite(arr: np.ndarray, name: str) -> None:
+def check_finite(arr: np.ndarray, name: str, shape: tuple[int, ...] | None = None) -> None:
     """``ValueError`` naming ``name`` and the first NaN or infinite entry (scikit-learn's
-    wording: ``Input y_true contains NaN``). One reduction pass, plus a locating pass on
-    failure."""
+    wording: ``Input y_true contains NaN``), indexed as ``arr`` reshaped to ``shape`` (the
+    shape the user gave). One reduction pass, plus a locating pass on failure."""
+    if shape is not None and shape != arr.shape and int(np.prod(shape)) == arr.size:
+        arr = arr.reshape(shape)
     if arr.size and not math.isfinite(float(np.add.reduce(arr, axis=None))):
         bad = ~np.isfinite(arr)
         if bad.any():
@@ -137,7 +141,7 @@ def _check_sample_weight(sample_weight: Any, n: int) -> np.ndarray | None:
 
 
 def regression_batch(y_true: Any, y_pred: Any, sample_weight: Any = None, *,
-                     outputs: int | None = None) -> RegressionBatch:
+                     outputs: int | None = None, finite: bool = True) -> RegressionBatch:
     """Validate one batch of a regression metric (the family's one input check).
 
     Parameters
@@ -150,6 +154,10 @@ def regression_batch(y_true: Any, y_pred: Any, sample_weight: Any = None, *,
     outputs : int, optional
         The number of outputs the state already holds: a batch with another k is refused, and
         when k > 1, two 1-D arrays of length k are one row (one sample of k outputs).
+    finite : bool, default True
+        Check that ``y_true`` and ``y_pred`` are finite (two reductions). A caller whose own
+        sums propagate NaN and inf may pass False and call :func:`check_finite` (with
+        ``batch.shape``) when a sum is not finite.
 
     Returns
     -------
@@ -182,9 +190,10 @@ def regression_batch(y_true: Any, y_pred: Any, sample_weight: Any = None, *,
         raise ValueError(f"y_true: expected {outputs} output(s) (as the earlier batches), got "
                          f"shape {y.shape}")
     w = _check_sample_weight(sample_weight, y2.shape[0])
-    check_finite(y, "y_true")  # the given shape: the index names the user's entry
-    check_finite(p, "y_pred")
-    return RegressionBatch(y2, p2, w)
+    if finite:
+        check_finite(y, "y_true")  # the given shape: the index names the user's entry
+        check_finite(p, "y_pred")
+    return RegressionBatch(y2, p2, w, y.shape)
 
 
 def check_domain(arr: np.ndarray, bad: np.ndarray, name: str, rule: str) -> None:

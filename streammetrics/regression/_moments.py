@@ -21,6 +21,7 @@ Everything here is O(n k) per batch (a few numpy passes), O(k) per merge and rea
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,7 +30,7 @@ import numpy as np
 from .._load_checks import MAX_SAMPLES, MAX_SUM, check_sums, loading
 from .._state import State
 from .._validation import MIN_WEIGHT
-from ._base import regression_batch
+from ._base import check_finite, regression_batch
 
 __all__ = ["ErrorMoments", "batch_moments"]
 
@@ -50,26 +51,60 @@ def _renorm(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return s, e
 
 
+_LOCAL = threading.local()
+#: Largest batch (rows) whose temporaries come from the per-thread scratch buffers; a fresh
+#: 800 kB array costs more in page faults than the passes over it (mmap'ed, then unmapped).
+SCRATCH_ROWS = 2**18
+
+
+def scratch(n: int, which: int) -> np.ndarray | None:
+    """A float64 work array of ``n`` entries, reused by this thread (``which``: 0 or 1, two
+    may be in use at once); None above :data:`SCRATCH_ROWS` (allocate instead). Never part of
+    a delta: the caller copies what it keeps."""
+    if n > SCRATCH_ROWS:
+        return None
+    bufs = getattr(_LOCAL, "bufs", None)
+    if bufs is None or bufs[which].shape[0] < n:
+        size = max(n, 4096)
+        bufs = [np.empty(size) if bufs is None or bufs[i].shape[0] < n else bufs[i] for i in range(2)]
+        _LOCAL.bufs = bufs
+    return bufs[which][:n]
+
+
+def _pivot(x1: np.ndarray, w: np.ndarray | None, pivot_row: int) -> float:
+    """A value of ``x1`` near its mean, cheaply: of up to 64 evenly spaced entries (of positive
+    weight), the one nearest their mean. A data value, so constant data give d = 0 exactly."""
+    step = max(1, x1.shape[0] // 64)
+    sub = x1[::step] if w is None else x1[::step][w[::step] > 0]
+    if sub.shape[0] == 0:
+        return float(x1[pivot_row])
+    mean = sub.mean()
+    if sub.shape[0] > 1 and 64.0 * mean * mean < sub.var():
+        return 0.0  # centred enough already: no subtraction (residuals of unbiased predictions)
+    return float(sub[int(np.argmin(np.abs(sub - mean)))])
+
+
 def batch_moments(x: np.ndarray, w: np.ndarray | None, pivot_row: int
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean (``hi``, ``lo``) and centred sum of squares of each column of ``x`` (n, k) under
-    weights ``w`` (None: 1 each; total weight > 0), around row ``pivot_row`` (of positive
-    weight). O(n k): four passes."""
+    weights ``w`` (None: 1 each; total weight > 0), around a pivot near the mean (one output)
+    or row ``pivot_row`` (of positive weight; several outputs). O(n k): three passes for one
+    output (d = x - pivot, sum d, d.d, then M2 = d.d - W c^2), a fourth (d - c) when the pivot
+    is so far from the mean that the subtraction would lose more than one bit."""
     if x.shape[1] == 1:  # contiguous 1-D views: BLAS dots
         x1 = x[:, 0]
-        pivot = x1[pivot_row]
-        d = x1 - pivot
-        if w is None:
-            c = float(d.sum()) / d.shape[0]
-            e = np.subtract(d, c, out=d)
-            m2 = float(np.dot(e, e))
-        else:
-            tw = float(w.sum())
-            c = float(np.dot(w, d)) / tw
-            e = np.subtract(d, c, out=d)
-            m2 = float(np.dot(w * e, e))
+        pivot = _pivot(x1, w, pivot_row)
+        d = x1 if pivot == 0.0 else np.subtract(x1, pivot, out=scratch(x1.shape[0], 1))
+        tw = float(d.shape[0]) if w is None else float(w.sum())
+        wd = d if w is None else w * d
+        c = float(wd.sum()) / tw if w is None else float(np.dot(w, d)) / tw
+        dd = float(np.dot(wd, d))
+        m2 = dd - tw * c * c
+        if not tw * c * c <= 0.5 * dd:  # cancellation (or nan): the corrected second pass
+            e = np.subtract(d, c, out=d if d is not x1 else scratch(x1.shape[0], 1))
+            m2 = float(np.dot(e, e)) if w is None else float(np.dot(w * e, e))
         hi, lo = _two_sum(np.array([pivot]), np.array([c]))
-        return hi, lo, np.array([m2])
+        return hi, lo, np.array([max(m2, 0.0)])
     pivot_v = x[pivot_row].copy()
     d = x - pivot_v
     if w is None:
@@ -82,6 +117,10 @@ def batch_moments(x: np.ndarray, w: np.ndarray | None, pivot_row: int
         m2v = np.einsum("i,ij,ij->j", w, e, e)
     hi, lo = _two_sum(pivot_v, cv)
     return hi, lo, m2v
+
+
+def _column(buf: np.ndarray | None) -> np.ndarray | None:
+    return None if buf is None else buf.reshape(-1, 1)
 
 
 def _chan(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
@@ -141,7 +180,7 @@ class ErrorMoments(State):
     # -- update ------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         held = self.k or self.outputs
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=held or None)
+        b = regression_batch(y_true, y_pred, sample_weight, outputs=held or None, finite=False)
         if b.n == 0:
             return None
         w = b.w
@@ -155,13 +194,18 @@ class ErrorMoments(State):
             pivot = int(np.argmax(positive))
             tw = float(w.sum())
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
-            r = b.y - b.p
+            r = np.subtract(b.y, b.p, out=None if b.k > 1 else _column(scratch(b.n, 0)))
             my, ly, m2y = batch_moments(b.y, w, pivot)
             mr, lr, m2r = batch_moments(r, w, pivot)
             a = np.abs(r, out=r)
-            s_abs = a.sum(axis=0) if w is None else w @ a
+            if w is not None:
+                s_abs = w @ a
+            else:
+                s_abs = np.array([float(a[:, 0].sum())]) if b.k == 1 else a.sum(axis=0)
         delta = (np.array(rows), np.array(tw), my, ly, m2y, mr, lr, m2r, s_abs, np.zeros_like(s_abs))
-        if not all(np.isfinite(v).all() for v in delta[2:]):
+        if not all(np.isfinite(v).all() for v in delta[2:]):  # NaN and inf propagate to the sums
+            check_finite(b.y, "y_true", b.shape)
+            check_finite(b.p, "y_pred", b.shape)
             bad_y = not (np.isfinite(my).all() and np.isfinite(m2y).all())
             name = "y_true" if bad_y else "y_pred"
             raise ValueError(
