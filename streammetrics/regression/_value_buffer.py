@@ -90,9 +90,11 @@ class ValueBuffer(State):
         loss = pinball_sums(y, p, w, float(self.alpha or 0.0)) if self.kind == "y_true" else None
         if w is not None and (w == 1.0).all():
             w = None
+        if w is not None and w is b.w:
+            w = w.copy()  # the state keeps its own arrays, never the caller's
         runs: list[tuple[np.ndarray, np.ndarray | None]] = []
         for j in range(values.shape[1]):
-            col = np.ascontiguousarray(values[:, j])
+            col = np.array(values[:, j], dtype=np.float64)  # a copy: the caller's y may be sorted
             if w is None:
                 runs.append((np.sort(col), None))
             else:

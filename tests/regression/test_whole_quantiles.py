@@ -241,3 +241,18 @@ def test_functions_equal_scikit_learn_with_zero_weights_and_few_rows(seed, n, k)
             np.testing.assert_allclose(np.asarray(got, float).reshape(-1) if np.ndim(expected) else got,
                                        np.asarray(expected, float).reshape(-1) if np.ndim(expected) else expected,
                                        rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [sm.MedianAbsoluteError, lambda: sm.D2PinballScore(0.3), sm.SpearmanCorrCoef,
+                                  sm.KendallTau, lambda: sm.D2AbsoluteErrorScore(max_bytes=800)])
+def test_the_state_keeps_its_own_copies_of_the_inputs(make):
+    y = np.arange(6.0)  # sorted: a sort may hand back the very array it was given
+    p = y + np.array([0.5, -0.5, 1.0, 0.0, 2.0, -1.0])
+    w = np.ones(6) * 2.0
+    m = make().update(y, p, sample_weight=w)
+    value = m.compute()
+    y[:] = 0.0
+    p[:] = 100.0
+    w[:] = 1e-3
+    assert make().update(np.arange(6.0), np.arange(6.0) + [0.5, -0.5, 1.0, 0.0, 2.0, -1.0],
+                         sample_weight=np.ones(6) * 2.0).compute() == value == m.copy().compute()
