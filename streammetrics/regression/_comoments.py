@@ -3,9 +3,10 @@ concordance correlation ("Correlations" in docs/definitions/regression.md).
 
 Per output j, over the rows of positive weight: the total weight W (and the row count), the
 weighted means of y and of y_pred, their centred sums of squares ``Syy = sum w (y - ybar)^2``,
-``Spp`` and the centred cross sum ``Syp = sum w (y - ybar)(p - pbar)``. A batch's moments are
-computed in two passes around its own means (no cancellation), and folded in with Chan, Golub
-and LeVeque's parallel update::
+``Spp`` and the centred cross sum ``Syp = sum w (y - ybar)(p - pbar)``. The means are kept
+relative to a pivot (the first row of positive weight: ``pivot_y``, ``pivot_p``), so targets of
+1e9 + noise keep the digits of the noise; a batch's moments are computed in two passes around
+its own means (no cancellation), and folded in with Chan, Golub and LeVeque's parallel update::
 
     W = Wa + Wb,  dy = ybar_b - ybar_a,  dp = pbar_b - pbar_a,
     Syp = Syp_a + Syp_b + dy dp Wa Wb / W     (and Syy, Spp alike)
@@ -26,7 +27,7 @@ from ._base import regression_batch
 
 __all__ = ["CoMoments"]
 
-_PER_OUTPUT = ("mean_y", "mean_p", "syy", "spp", "syp")
+_PER_OUTPUT = ("pivot_y", "pivot_p", "mean_y", "mean_p", "syy", "spp", "syp")
 
 
 def _batch(y: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, ...]:
@@ -69,7 +70,9 @@ class CoMoments(State):
             y, p, w = y[keep], p[keep], w[keep]
         if y.shape[0] == 0:
             return None
-        moments = _batch(y, p, w)
+        held = self._a["pivot_y"], self._a["pivot_p"]
+        py, pp = (held[0].copy(), held[1].copy()) if self._rows else (y[0].copy(), p[0].copy())
+        moments = (py, pp, *_batch(y - py, p - pp, w))  # means relative to the pivots
         if not all(np.isfinite(m).all() for m in moments):
             raise ValueError(f"y_true: values too large: their squared deviations overflow float64 "
                              f"(largest |y_true| = {float(np.abs(y).max())!r}, |y_pred| = "
@@ -88,21 +91,25 @@ class CoMoments(State):
         wa = self._w
         w = wa + wb
         f = wb / w
-        dy = mb[0] - a["mean_y"]
-        dp = mb[1] - a["mean_p"]
+        # the batch's means relative to this state's pivots (a merged state may have its own)
+        dy = (mb[0] - a["pivot_y"]) + mb[2] - a["mean_y"]
+        dp = (mb[1] - a["pivot_p"]) + mb[3] - a["mean_p"]
         g = wa * f
         self._a = {
+            "pivot_y": a["pivot_y"],
+            "pivot_p": a["pivot_p"],
             "mean_y": a["mean_y"] + dy * f,
             "mean_p": a["mean_p"] + dp * f,
-            "syy": a["syy"] + mb[2] + dy * dy * g,
-            "spp": a["spp"] + mb[3] + dp * dp * g,
-            "syp": a["syp"] + mb[4] + dy * dp * g,
+            "syy": a["syy"] + mb[4] + dy * dy * g,
+            "spp": a["spp"] + mb[5] + dp * dp * g,
+            "syp": a["syp"] + mb[6] + dy * dp * g,
         }
         self._rows += rows
         self._w = w
 
     def totals(self) -> dict[str, Any]:
-        """``rows``, ``weight`` (floats) and the per-output arrays (copies)."""
+        """``rows``, ``weight`` (floats) and the per-output arrays (copies); ``mean_y`` and
+        ``mean_p`` relative to ``pivot_y`` and ``pivot_p``."""
         out: dict[str, Any] = {k: v.copy() for k, v in self._a.items()}
         out["rows"], out["weight"] = self._rows, self._w
         return out

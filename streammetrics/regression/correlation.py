@@ -122,7 +122,7 @@ class ConcordanceCorrCoef(_Correlation):
     def _per_output(self) -> np.ndarray:
         t = self._state.totals()
         w = t["weight"]
-        gap = t["mean_y"] - t["mean_p"]
+        gap = (t["pivot_y"] - t["pivot_p"]) + (t["mean_y"] - t["mean_p"])
         den = t["syy"] + t["spp"] + w * gap * gap
         with np.errstate(divide="ignore", invalid="ignore"):
             c = np.where(den > 0, 2 * t["syp"] / den, np.nan)

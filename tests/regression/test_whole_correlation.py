@@ -187,3 +187,18 @@ def test_hostile_states_are_refused_or_work(cls):
                 v = np.asarray(loaded.compute(), float)
             assert np.all(np.isnan(v) | ((v >= -1) & (v <= 1)))
             sm.loads(sm.dumps(loaded))
+
+
+def test_moment_correlations_keep_the_digits_of_large_means():
+    """Means kept relative to a pivot: y = 1e9 + noise streamed in 100 batches over two workers
+    equals scipy on the exactly centred data (a plain Chan merge of 1e9-sized means lost ~1e-9)."""
+    rng = np.random.default_rng(0)
+    n = 100_000
+    y = 1e9 + rng.normal(size=n)
+    p = 1e9 + 0.5 * (y - 1e9) + rng.normal(size=n)
+    for cls, ref in ((sm.PearsonCorrCoef, SCIPY[sm.PearsonCorrCoef]), (sm.ConcordanceCorrCoef, SCIPY[sm.ConcordanceCorrCoef])):
+        parts = [cls(), cls()]
+        for i in range(0, n, 1000):
+            parts[(i // 1000) % 2].update(y[i:i + 1000], p[i:i + 1000])
+        got = sm.loads(sm.dumps(parts[0].merge(parts[1]))).compute()
+        np.testing.assert_allclose(got, ref(y - 1e9, p - 1e9), rtol=1e-13)
