@@ -30,7 +30,7 @@ import numpy as np
 from .._load_checks import MAX_SAMPLES, MAX_SUM, check_sums, loading
 from .._state import State
 from .._validation import MIN_WEIGHT
-from ._base import check_finite, regression_batch
+from ._base import RegressionBatch, check_finite, regression_batch
 
 __all__ = ["ErrorMoments", "batch_moments"]
 
@@ -194,14 +194,11 @@ class ErrorMoments(State):
             pivot = int(np.argmax(positive))
             tw = float(w.sum())
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
-            r = np.subtract(b.y, b.p, out=None if b.k > 1 else _column(scratch(b.n, 0)))
-            my, ly, m2y = batch_moments(b.y, w, pivot)
-            mr, lr, m2r = batch_moments(r, w, pivot)
-            a = np.abs(r, out=r)
-            if w is not None:
-                s_abs = w @ a
+            fused = _fused_moments(b, w, pivot, tw) if b.k == 1 and b.n >= FUSED_ROWS else None
+            if fused is not None:
+                my, ly, m2y, mr, lr, m2r, s_abs = fused
             else:
-                s_abs = np.array([float(a[:, 0].sum())]) if b.k == 1 else a.sum(axis=0)
+                my, ly, m2y, mr, lr, m2r, s_abs = _numpy_moments(b, w, pivot)
         delta = (np.array(rows), np.array(tw), my, ly, m2y, mr, lr, m2r, s_abs, np.zeros_like(s_abs))
         if not all(np.isfinite(v).all() for v in delta[2:]):  # NaN and inf propagate to the sums
             check_finite(b.y, "y_true", b.shape)
@@ -328,3 +325,45 @@ class ErrorMoments(State):
         self._a["abs_r"], self._a["abs_r_lo"] = hi, lo
         if float(self._a["weight"]) == 0.0:  # underflow: no weight is left
             self.reset()
+
+
+def _numpy_moments(b: RegressionBatch, w: np.ndarray | None, pivot: int) -> tuple[np.ndarray, ...]:
+    """The moments of targets and residuals and the absolute sums of a batch: numpy passes."""
+    r = np.subtract(b.y, b.p, out=None if b.k > 1 else _column(scratch(b.n, 0)))
+    my, ly, m2y = batch_moments(b.y, w, pivot)
+    mr, lr, m2r = batch_moments(r, w, pivot)
+    a = np.abs(r, out=r)
+    s_abs = w @ a if w is not None else np.array([float(a[:, 0].sum())]) if b.k == 1 else a.sum(axis=0)
+    return my, ly, m2y, mr, lr, m2r, s_abs
+
+
+#: Batches of one output at least this long take the compiled single pass when numba is installed.
+FUSED_ROWS = 4096
+_FUSED: list[Any] = []  # [the module's ``moments``, or None when numba is missing]
+
+
+def _fused_moments(b: RegressionBatch, w: np.ndarray | None, pivot_row: int,
+                   tw: float) -> tuple[np.ndarray, ...] | None:
+    """As :func:`_numpy_moments` in one compiled pass (numba), or None without numba or when a
+    pivot is so far from its mean that the one-pass M2 would lose more than one bit."""
+    if not _FUSED:
+        try:
+            from . import _fused  # imports numba
+            _FUSED.append(_fused.moments)
+        except ImportError:
+            _FUSED.append(None)
+    kernel = _FUSED[0]
+    if kernel is None:
+        return None
+    y1, p1 = b.y[:, 0], b.p[:, 0]
+    py = _pivot(y1, w, pivot_row)
+    step = max(1, y1.shape[0] // 64)
+    pr = _pivot(y1[::step] - p1[::step], None if w is None else w[::step], 0)
+    sy, syy, sr, srr, sa = (float(v) for v in kernel(y1, p1, w, py, pr))
+    cy, cr = sy / tw, sr / tw
+    m2y, m2r = syy - tw * cy * cy, srr - tw * cr * cr
+    if not (tw * cy * cy <= 0.5 * syy and tw * cr * cr <= 0.5 * srr):
+        return None  # cancellation (or a non-finite sum: the numpy path locates it)
+    hy, ly = _two_sum(np.array([py]), np.array([cy]))
+    hr, lr = _two_sum(np.array([pr]), np.array([cr]))
+    return hy, ly, np.array([max(m2y, 0.0)]), hr, lr, np.array([max(m2r, 0.0)]), np.array([sa])

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
 
@@ -75,6 +75,12 @@ def test_streamed_equals_sklearn(cls, fn, kw, domain, multioutput, multi, seed, 
     elif weighted == "float":
         w = rng.random(n) * (rng.random(n) < 0.8)
         w[0] = 0.5
+    if cls in (sm.R2Score, sm.ExplainedVariance):
+        # constant targets on the rows of positive weight: scikit-learn's denominator is a rounding
+        # residue of its mean (its R² can be -1e31), ours exactly 0 (force_finite decides): the
+        # conventions are tested on exact cases in test_force_finite_conventions_equal_sklearn
+        kept = y if w is None else y[w > 0]
+        assume(bool(np.all(np.ptp(kept.reshape(len(kept), -1), axis=0) > 0)))
     m = streamed(cls(multioutput=multioutput, **kw), y, p, w, rng)
     want = quiet(fn, y, p, sample_weight=w, multioutput=multioutput, **kw)
     got = quiet(m.compute)

@@ -31,8 +31,9 @@ def stream(offset: float, n: int, batches: int, weighted: bool, seed: int = 0):
 
 @pytest.mark.parametrize("offset", [1e9, 1e12])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_large_mean_over_many_batches_keeps_its_digits(offset, weighted):
-    ms, ys, ps, w = stream(offset, 200_000, 200, weighted)
+@pytest.mark.parametrize("batches", [200, 20])  # 1,000 rows (numpy passes), 10,000 (compiled, with numba)
+def test_large_mean_over_many_batches_keeps_its_digits(offset, weighted, batches):
+    ms, ys, ps, w = stream(offset, 200_000, batches, weighted)
     got = ms.compute()
     want = {"mse": skm.mean_squared_error(ys, ps, sample_weight=w),
             "rmse": skm.root_mean_squared_error(ys, ps, sample_weight=w),
@@ -83,3 +84,31 @@ def test_constant_targets_stay_exactly_constant_over_batches():
     assert m._state.totals()["m2_y"][0] == 0.0 and m._state.totals()["sse"][0] == 0.0
     assert sm.R2Score().update(y, y).compute() == 1.0
     assert sm.R2Score().update(y[:500], y[:500]).update(y[500:], y[500:] + 1).compute() == 0.0
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_compiled_pass_equals_the_numpy_passes(weighted, monkeypatch):
+    """Large batches of one output take one compiled pass when numba is installed: the same
+    moments to rounding, the same refusals (a NaN found through the sums is located)."""
+    pytest.importorskip("numba")
+    from streammetrics.regression import _moments
+
+    rng = np.random.default_rng(5)
+    y = 1e6 + np.round(rng.normal(size=20_000), 3)
+    p = y + rng.normal(size=20_000)
+    w = rng.integers(0, 3, 20_000).astype(float) if weighted else None
+    fused = sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(), ev=sm.ExplainedVariance())
+    fused.update(y, p, sample_weight=w)
+    assert _moments._FUSED and _moments._FUSED[0] is not None
+    monkeypatch.setattr(_moments, "FUSED_ROWS", 10**9)
+    plain = sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(), ev=sm.ExplainedVariance())
+    plain.update(y, p, sample_weight=w)
+    for k, v in plain.compute().items():
+        np.testing.assert_allclose(fused.compute()[k], v, rtol=1e-12, err_msg=k)
+    monkeypatch.setattr(_moments, "FUSED_ROWS", 0)
+    bad = p.copy()
+    bad[12_345] = np.nan
+    before = fused.state_dict()
+    with pytest.raises(ValueError, match=r"y_pred\[12345\] = nan"):
+        fused.update(y, bad, sample_weight=w)
+    assert all(np.array_equal(before[k], v) for k, v in fused.state_dict().items() if isinstance(v, np.ndarray))
