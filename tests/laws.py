@@ -109,6 +109,11 @@ def make_data(kind: str, rng: np.random.Generator, n: int) -> Data:
         p = rng.integers(1, 9, n) / levels
     elif kind == "scores_only":  # no labels (streammetrics.monitoring.Drift): y is unused
         y, p = np.zeros(n, dtype=np.int64), np.round(rng.random(n) * levels) / levels
+    elif kind == "intervals":  # regression: a target and its [lower, upper] interval (ties, bounds hit)
+        y = np.round(rng.normal(size=n) * levels) / levels
+        center = y + np.round(rng.normal(size=n) * levels) / levels
+        half = np.abs(np.round(rng.normal(size=n) * levels)) / levels
+        p = np.stack([center - half, center + half], axis=1)
     elif kind == "queries":
         sizes = rng.integers(1, 6, n)
         groups = np.repeat(np.arange(n), sizes)
@@ -391,6 +396,36 @@ REGISTRY: dict[str, Case] = {
                             laws=WRAPPER_LAWS - {"merge"}, exact=False, compare_state=False),
     "reg_decayed_max_error": Case(lambda: sm.Decayed(sm.MaxError(), half_life=3.0), "continuous",
                                   laws=WRAPPER_LAWS - {"merge"}, exact=False, compare_state=False),
+    # regression, whole-set metrics: every value kept (a 1-D row fed alone is a batch of one output)
+    "reg_median_ae": Case(lambda: sm.MedianAbsoluteError(), "continuous"),
+    "reg_median_ae_raw": Case(lambda: sm.MedianAbsoluteError(multioutput="raw_values"), "continuous_multioutput",
+                              laws=without("per_sample")),
+    "reg_median_ae_bounded": Case(lambda: sm.MedianAbsoluteError(max_bytes=600), "continuous"),
+    # D² is nan below two rows of positive weight (scikit-learn's rule), also for one row of weight
+    # k >= 2: repetition holds from two rows (tests/regression/test_whole_quantiles.py)
+    "reg_d2_pinball": Case(lambda: sm.D2PinballScore(0.3), "continuous", laws=without("integer_weights"),
+                           exact=False),
+    "reg_d2_absolute_weights": Case(lambda: sm.D2AbsoluteErrorScore(multioutput=[0.2, 0.3, 0.5]),
+                                    "continuous_multioutput", laws=without("per_sample", "integer_weights"),
+                                    exact=False),
+    "reg_d2_bounded": Case(lambda: sm.D2PinballScore(0.7, max_bytes=1000), "continuous",
+                           laws=without("integer_weights"), exact=False),
+    # the co-moments keep their means relative to the first row seen: states differ by arrival
+    # order, values agree
+    "reg_pearson": Case(lambda: sm.PearsonCorrCoef(), "continuous", exact=False, compare_state=False),
+    "reg_ccc_raw": Case(lambda: sm.ConcordanceCorrCoef(multioutput="raw_values"), "continuous_multioutput",
+                        laws=without("per_sample"), exact=False, compare_state=False),
+    "reg_interval_coverage": Case(lambda: sm.IntervalCoverage(), "intervals", exact=False),
+    "reg_interval_width": Case(lambda: sm.IntervalWidth(multioutput="raw_values"), "intervals", exact=False),
+    "reg_interval_score": Case(lambda: sm.IntervalScore(0.2), "intervals", exact=False),
+    "reg_interval_set": Case(lambda: sm.MetricSet(c=sm.IntervalCoverage(), w=sm.IntervalWidth(),
+                                                  s=sm.IntervalScore(0.1)), "intervals",
+                             laws=without("window_equals_plain"), exact=False),
+    # the rows are kept in arrival order (the values are read in sorted order: exact after any split)
+    "reg_spearman": Case(lambda: sm.SpearmanCorrCoef(), "continuous", compare_state=False),
+    "reg_kendall": Case(lambda: sm.KendallTau(), "continuous", compare_state=False),
+    "reg_kendall_raw": Case(lambda: sm.KendallTau(multioutput="raw_values"), "continuous_multioutput",
+                            laws=without("per_sample"), compare_state=False),
     # retrieval family (query batches; no sample weights)
     "precision_at_k": query_case(lambda: PrecisionAtK(3, ties="average")),
     "recall_at_k": query_case(lambda: RecallAtK(5)),

@@ -62,7 +62,25 @@ def _sliced(m: sm.Metric, n: int = 30) -> sm.Metric:
 
 
 #: name -> a function building a small valid accumulator holding some data.
+def _intervals(m: sm.Metric, n: int = 30) -> sm.Metric:
+    rng = _rng()
+    lower = rng.random(n)
+    return m.update(rng.random(n), np.stack([lower, lower + rng.random(n)], axis=1), sample_weight=rng.random(n) + 0.1)
+
+
 CORPUS: dict[str, Callable[[], sm.Metric]] = {
+    # regression, whole-set metrics (binary batches are regression targets too)
+    "MedianAbsoluteError": lambda: _binary(sm.MedianAbsoluteError()),
+    "MedianAbsoluteError-bounded": lambda: _binary(sm.MedianAbsoluteError(max_bytes=600)),
+    "D2PinballScore": lambda: _binary(sm.D2PinballScore(0.3)),
+    "D2AbsoluteErrorScore-bounded": lambda: _binary(sm.D2AbsoluteErrorScore(max_bytes=600)),
+    "PearsonCorrCoef": lambda: _binary(sm.PearsonCorrCoef()),
+    "ConcordanceCorrCoef": lambda: _binary(sm.ConcordanceCorrCoef()),
+    "SpearmanCorrCoef": lambda: _binary(sm.SpearmanCorrCoef()),
+    "KendallTau": lambda: _binary(sm.KendallTau()),
+    "IntervalCoverage": lambda: _intervals(sm.IntervalCoverage()),
+    "IntervalWidth": lambda: _intervals(sm.IntervalWidth()),
+    "IntervalScore": lambda: _intervals(sm.IntervalScore(0.1)),
     "ConfusionMatrix": lambda: _multiclass(sm.ConfusionMatrix(3)),
     "F1-binary": lambda: _binary(sm.F1()),
     "Accuracy-unweighted": lambda: _binary(sm.Accuracy(), weighted=False),

@@ -66,6 +66,18 @@ REG: dict[str, Callable[[], Any]] = {  # regression: real targets (>= 0 here, fo
     "MetricSet(regression)": lambda: sm.MetricSet(mse=sm.MeanSquaredError(), r2=sm.R2Score()),
     "Window(R2Score)": lambda: sm.Window(sm.R2Score(), size=7),
     "Decayed(MeanSquaredError)": lambda: sm.Decayed(sm.MeanSquaredError(), half_life=5),
+    # the whole-set metrics (regwhole)
+    "MedianAbsoluteError": sm.MedianAbsoluteError,
+    "MedianAbsoluteError[max_bytes]": lambda: sm.MedianAbsoluteError(max_bytes=600),
+    "D2PinballScore": lambda: sm.D2PinballScore(0.3),
+    "D2AbsoluteErrorScore[max_bytes]": lambda: sm.D2AbsoluteErrorScore(max_bytes=800),
+    "PearsonCorrCoef": sm.PearsonCorrCoef, "ConcordanceCorrCoef": sm.ConcordanceCorrCoef,
+    "SpearmanCorrCoef": sm.SpearmanCorrCoef, "KendallTau": sm.KendallTau,
+}
+IV: dict[str, Callable[[], Any]] = {  # prediction intervals: y (n,), s (n, 2) bounds (regwhole)
+    "IntervalCoverage": sm.IntervalCoverage, "IntervalWidth": sm.IntervalWidth,
+    "IntervalScore": lambda: sm.IntervalScore(0.1),
+    "MetricSet(intervals)": lambda: sm.MetricSet(c=sm.IntervalCoverage(), s=sm.IntervalScore(0.2)),
 }
 MC: dict[str, Callable[[], Any]] = {
     "Accuracy": lambda: sm.Accuracy(C), "ConfusionMatrix": lambda: sm.ConfusionMatrix(C),
@@ -102,8 +114,8 @@ DELAYED: dict[str, Callable[[], Any]] = {
 }
 CASES = ([("bin", k) for k in BIN] + [("mc", k) for k in MC] + [("ml", k) for k in ML]
          + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED]
-         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG])
-FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG}
+         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG] + [("iv", k) for k in IV])
+FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG, "iv": IV}
 
 
 def make(kind: str, name: str) -> Any:
@@ -139,6 +151,10 @@ def batch(kind: str, n: int, seed: int, weighted: bool) -> dict[str, Any]:
     elif kind == "reg":  # real targets: float64 like the scores
         w = rng.random(n) * 3 + 0.25 if weighted else None
         return {"y": np.round(rng.random(n) * 4, 2), "s": rng.random(n), "w": w}
+    elif kind == "iv":  # a target and its [lower, upper] interval
+        w = rng.random(n) * 3 + 0.25 if weighted else None
+        y = np.round(rng.random(n) * 4, 2)
+        return {"y": y, "s": np.stack([y - rng.random(n), y + rng.random(n)], axis=1), "w": w}
     else:
         y, s = rng.integers(0, 4, n), rng.random(n)
         weighted = False
@@ -329,7 +345,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     family = draw(st.sampled_from(["same", "bad-entry", "whole"]))
     if family == "same":
         table = dict(SAME)
-        table.update({"y": SAME_SCORES if kind == "reg" else SAME_LABELS, "s": SAME_SCORES,
+        table.update({"y": SAME_SCORES if kind in ("reg", "iv") else SAME_LABELS, "s": SAME_SCORES,
                       "w": SAME_WEIGHTS}[arg])
         if kind in ("bin", "ml", "delayed", "sliced") and arg == "y":
             table["bool"] = lambda x: (x.astype(bool), x)
@@ -345,7 +361,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
             clean[arg] = mal[arg]
         return kind, name, mal, clean, arg, f"{arg}:{form}"
     if family == "bad-entry":
-        pool = {"y": BAD_GRADES if kind == "ret" else BAD_SCORES if kind == "reg" else BAD_LABELS,
+        pool = {"y": BAD_GRADES if kind == "ret" else BAD_SCORES if kind in ("reg", "iv") else BAD_LABELS,
                 "s": BAD_SCORES, "w": BAD_WEIGHTS}[arg]
         v = draw(st.sampled_from(pool))
         if kind == "mc" and arg == "y" and v == 2:

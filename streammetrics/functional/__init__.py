@@ -64,6 +64,8 @@ from .likelihood import class_likelihood_ratios
 from .losses import d2_brier_score, d2_log_loss_score, hinge_loss
 from .ranking import average_precision_score, dcg_score, ndcg_score, roc_auc_score, top_k_accuracy_score
 from .regression import (
+    d2_absolute_error_score,
+    d2_pinball_score,
     d2_tweedie_score,
     explained_variance_score,
     max_error,
@@ -75,6 +77,7 @@ from .regression import (
     mean_squared_error,
     mean_squared_log_error,
     mean_tweedie_deviance,
+    median_absolute_error,
     r2_score,
     root_mean_squared_error,
     root_mean_squared_log_error,
@@ -139,4 +142,8 @@ __all__ = [
     "r2_score",
     "root_mean_squared_error",
     "root_mean_squared_log_error",
+    # regression (issue #30): whole-set metrics
+    "d2_absolute_error_score",
+    "d2_pinball_score",
+    "median_absolute_error",
 ]

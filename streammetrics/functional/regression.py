@@ -35,8 +35,13 @@ from ..regression import (
 )
 from ..regression._base import RegressionBatch, RegressionMetric, regression_batch
 from ..regression._sums import tweedie_deviance, tweedie_domain
+from ..regression._value_buffer import pinball_sums
+from ..regression.quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError
 
 __all__ = [
+    "d2_absolute_error_score",
+    "d2_pinball_score",
+    "median_absolute_error",
     "d2_tweedie_score",
     "explained_variance_score",
     "max_error",
@@ -418,3 +423,99 @@ def d2_tweedie_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
     denominator = float(np.average(tweedie_deviance(y, np.full_like(y, ybar), metric.power), weights=b.w))
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(1 - np.float64(numerator) / np.float64(denominator))
+
+
+# -- whole-set (regwhole): every value kept, sorted ----------------------------------------------
+def median_absolute_error(y_true: Any, y_pred: Any, *, multioutput: Any = "uniform_average",
+                          sample_weight: Any = None) -> Any:
+    """Median absolute error: ``sklearn.metrics.median_absolute_error`` on
+    :class:`~streammetrics.MedianAbsoluteError` (unweighted ``numpy.median`` of the absolute
+    errors; weighted, scikit-learn's ``averaged_inverted_cdf`` percentile).
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or (n, k)
+        Targets and predictions.
+    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
+        How the per-output medians are combined.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative sample weights.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The value (per output for ``raw_values``).
+    """
+    metric = MedianAbsoluteError(multioutput)
+    b = _batch(y_true, y_pred, sample_weight, multioutput)
+    return _run(metric, b)
+
+
+def d2_pinball_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None, alpha: float = 0.5,
+                     multioutput: Any = "uniform_average") -> Any:
+    """D² pinball score, the fraction of pinball loss explained:
+    ``sklearn.metrics.d2_pinball_score`` on :class:`~streammetrics.D2PinballScore`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or (n, k)
+        Targets and predictions.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative sample weights.
+    alpha : float, default 0.5
+        The quantile level, in [0, 1].
+    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
+        How the per-output scores are combined.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The score (per output for ``raw_values``); nan with an ``UndefinedMetricWarning`` for
+        fewer than two rows (scikit-learn's rule, which counts rows of weight 0 too: a row of
+        weight 0 then adds nothing else).
+    """
+    metric = D2PinballScore(alpha, multioutput)
+    b = _batch(y_true, y_pred, sample_weight, multioutput)
+    if b.n < 2:
+        warn("D^2 score is not well-defined with less than two samples.", UndefinedMetricWarning)
+        return float("nan")
+    if b.w is not None and (b.w > 0).sum() < 2:
+        return _few_positive(b, alpha, multioutput)
+    return _run(metric, b)
+
+
+def _few_positive(b: RegressionBatch, alpha: float, multioutput: Any) -> Any:
+    """scikit-learn's D² when one row has positive weight: the quantile is that row's target,
+    so the denominator is 0 and the score 1 (a pinball loss of 0) or 0, per output."""
+    w = b.w if b.w is not None else np.ones(b.n)
+    i = int(np.argmax(w > 0))
+    loss = pinball_sums(b.y[i:i + 1], b.p[i:i + 1], None, alpha)
+    scores = np.where(loss == 0, 1.0, 0.0)
+    if multioutput == "raw_values":
+        return scores
+    if isinstance(multioutput, str):
+        return float(np.mean(scores))
+    return float(np.average(scores, weights=np.asarray(multioutput, dtype=np.float64)))
+
+
+def d2_absolute_error_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
+                            multioutput: Any = "uniform_average") -> Any:
+    """D² absolute error score: ``sklearn.metrics.d2_absolute_error_score`` (``d2_pinball_score``
+    at ``alpha=0.5``) on :class:`~streammetrics.D2AbsoluteErrorScore`.
+
+    Parameters
+    ----------
+    y_true, y_pred : array-like of shape (n,) or (n, k)
+        Targets and predictions.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative sample weights.
+    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
+        How the per-output scores are combined.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The score (per output for ``raw_values``); nan for fewer than two rows.
+    """
+    D2AbsoluteErrorScore(multioutput)  # checks multioutput as the class does
+    return d2_pinball_score(y_true, y_pred, sample_weight=sample_weight, alpha=0.5, multioutput=multioutput)

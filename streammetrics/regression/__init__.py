@@ -32,3 +32,12 @@ __all__ = [
     "TweedieDeviance",
     "MaxError",
 ]
+
+# -- whole-set metrics (regwhole) --
+from .correlation import ConcordanceCorrCoef, KendallTau, PearsonCorrCoef, SpearmanCorrCoef  # noqa: E402
+from .intervals import IntervalCoverage, IntervalScore, IntervalWidth  # noqa: E402
+from .quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError  # noqa: E402
+
+__all__ += ["D2AbsoluteErrorScore", "D2PinballScore", "MedianAbsoluteError", "ConcordanceCorrCoef",
+            "KendallTau", "PearsonCorrCoef", "SpearmanCorrCoef", "IntervalCoverage", "IntervalScore",
+            "IntervalWidth"]
