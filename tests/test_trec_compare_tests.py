@@ -59,3 +59,16 @@ def test_bad_test_options_are_one_line(tmp_path, capsys, option, value):
     status = main(["trec-compare", qp, *runs, option, value])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 2 and len(err) == 1 and value in err[0] and option in err[0], err
+
+
+def test_tukey_column_equals_scipy_tukey_hsd(tmp_path, capsys):
+    qp, runs = _files(tmp_path, n_queries=10, n_runs=4)
+    out = tmp_path / "out.json"
+    assert main(["trec-compare", qp, *runs, "-m", "AP", "-m", "RR", "--json", str(out)]) == 0
+    assert "p(Tukey)" in capsys.readouterr().out
+    for m in json.loads(out.read_text())["measures"]:
+        per_run = [_per_query(qp, rp, m["measure"])[0] for rp in runs]
+        qids = sorted(per_run[0])
+        ref = scipy_stats.tukey_hsd(*[np.array([pr[q] for q in qids]) for pr in per_run]).pvalue
+        assert np.max(np.abs(np.array(m["tukey"]) - ref)) <= 1e-12
+        assert [r["p_tukey"] for r in m["runs"][1:]] == pytest.approx(ref[1:, 0].tolist(), abs=1e-12)

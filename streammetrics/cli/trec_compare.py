@@ -48,13 +48,14 @@ def _format_table(result: dict[str, Any], digits: int = 4) -> str:
            f"{', continuity correction' if result.get('correction') else ''}; ")  # fmt: skip
     head = (f"{result['queries']} queries, baseline {result['baseline']}; trec_eval {rules} rules "
             f"(--trec-version {rules}); paired {sided} tests; {wil}"
-            f"Holm-adjusted over the compared runs; randomization: {result['permutations']} sign flips "
+            f"Holm-adjusted over the compared runs; Tukey HSD: one-way over all runs, two-sided; "
+            f"randomization: {result['permutations']} sign flips "
             f"(exact when >= 2^queries); bootstrap: {result['bootstrap']} resamples; "
             f"seed {result['seed']}")  # fmt: skip
     out = [head]
     width = max(len("run"), *(len(r["run"]) for m in result["measures"] for r in m["runs"]))
     cols = ("mean", "diff", "t", "p(t)", "p(t) Holm", "p(perm)", "p(perm) Holm", "p(wilcoxon)",
-            "p(wilc) Holm", "p(sign)", "p(sign) Holm")  # fmt: skip
+            "p(wilc) Holm", "p(sign)", "p(sign) Holm", "p(Tukey)")  # fmt: skip
     for m in result["measures"]:
         header = f"{'run':<{width}}" + "".join(f"{c:>13}" for c in cols) + f"   {level}% CI of diff"
         out += ["", m["measure"], header]
@@ -66,7 +67,7 @@ def _format_table(result: dict[str, Any], digits: int = 4) -> str:
                      _f(r["p_t"], digits), _f(r["p_t_holm"], digits), _f(r["p_perm"], digits),
                      _f(r["p_perm_holm"], digits), _f(r["p_wilcoxon"], digits),
                      _f(r["p_wilcoxon_holm"], digits), _f(r["p_sign"], digits),
-                     _f(r["p_sign_holm"], digits)]  # fmt: skip
+                     _f(r["p_sign_holm"], digits), _f(r["p_tukey"], digits)]  # fmt: skip
             ci = f"[{_f(r['ci'][0], digits, True)}, {_f(r['ci'][1], digits, True)}]" if r["ci"] else "-"
             out.append(f"{r['run']:<{width}}" + "".join(f"{c:>13}" for c in cells) + f"   {ci}")
     return "\n".join(out) + "\n"

@@ -21,6 +21,7 @@ from typing import Any
 from .perquery import PerQuery
 from .rank_tests import sign_test, wilcoxon
 from .significance import bootstrap_ci, check_alternative, holm, permutation_test, ttest_rel
+from .tukey import tukey_hsd
 
 __all__ = ["compare", "DEFAULT"]
 DEFAULT = ("AP", "nDCG@10", "P@10", "RR")
@@ -40,7 +41,7 @@ def compare(
 ) -> dict[str, Any]:
     """The comparison of ``pq``'s runs against its first: a JSON-ready dict with, per measure, one
     row per run (``mean``; for the others ``diff``, ``t``, ``p_t``, ``p_perm``, ``p_wilcoxon``,
-    ``p_sign``, each with its ``_holm`` adjustment, and ``ci``). Cost:
+    ``p_sign``, each with its ``_holm`` adjustment, ``p_tukey`` and ``ci``). Cost:
     O(measures * runs * queries * (permutations + bootstrap)).
 
     Per measure and run: the paired t-test (:func:`.significance.ttest_rel`) and the paired
@@ -48,7 +49,10 @@ def compare(
     the baseline, each with Holm's adjustment over the runs (:func:`.significance.holm`), and the
     percentile bootstrap interval of the mean difference (:func:`.significance.bootstrap_ci`);
     Wilcoxon's signed-rank test (:func:`.rank_tests.wilcoxon`, ``scipy.stats.wilcoxon``'s) and the
-    sign test (:func:`.rank_tests.sign_test`), Holm-adjusted too.
+    sign test (:func:`.rank_tests.sign_test`), Holm-adjusted too; Tukey's HSD across all the runs
+    (:func:`.tukey.tukey_hsd`: one-way, as ranx's ``stat_test="tukey"`` and
+    ``scipy.stats.tukey_hsd``; always two-sided, family-wise already): ``p_tukey`` against the
+    baseline, and per measure ``tukey``, the ``runs x runs`` matrix of p-values.
 
     Parameters
     ----------
@@ -121,7 +125,10 @@ def compare(
         for key in ("p_t", "p_perm", "p_wilcoxon", "p_sign"):
             for row, adjusted in zip(rows[1:], holm([row[key] for row in rows[1:]]), strict=True):
                 row[f"{key}_holm"] = adjusted
-        measures.append({"measure": name, "runs": rows})
+        _, tukey_p = tukey_hsd([pq.values[r, m] for r in range(n_runs)])
+        for r, row in enumerate(rows[1:], 1):
+            row["p_tukey"] = float(tukey_p[r, 0])
+        measures.append({"measure": name, "runs": rows, "tukey": tukey_p.tolist()})
     return {"queries": n_q, "baseline": pq.runs[0], "permutations": permutations, "bootstrap": bootstrap,
             "alpha": alpha, "seed": seed, "alternative": alternative, "zero_method": zero_method,
             "wilcoxon_method": wilcoxon_method, "correction": correction, "measures": measures}  # fmt: skip
