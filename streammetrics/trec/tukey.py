@@ -33,7 +33,7 @@ _S_PANELS = 16  # the outer integral's panels
 
 def _phi_upper(x: np.ndarray) -> np.ndarray:
     """``1 - Phi(x)``, accurate in the upper tail."""
-    return 0.5 * _ERFC(x / _SQRT2).astype(np.float64)
+    return 0.5 * np.asarray(_ERFC(x / _SQRT2), dtype=np.float64)
 
 
 def _gauss(lo: float, hi: float, panels: int, breaks: Sequence[float] = ()) -> tuple[np.ndarray, np.ndarray]:
