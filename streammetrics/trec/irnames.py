@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from ._measures import BY_NAME, NICKNAMES, Selected, select_measures
-from .irparse import IR_MEASURES, parse_ir
+from .irparse import IR_MEASURES, IrRequest, parse_ir
 from .readers import atof
 
 __all__ = ["translate", "select", "IR_NAMES"]
@@ -71,7 +71,7 @@ def _collect(
     ``Rprec``, ``nDCG@10`` beside ``ndcg_cut.10``) goes to a group of its own, so that each name
     is printed -- and the trec_eval arguments."""
     groups: dict[_Key, _Group] = {}
-    requests = []
+    requests: list[tuple[str, IrRequest]] = []
     rest: list[str] = []
     for arg in args:
         req = parse_ir(arg, _TREC_NAMES)
