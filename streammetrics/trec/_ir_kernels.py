@@ -13,6 +13,11 @@
   (``trec_version=9`` ranks float32 scores, gdeval doubles: the same ranking unless two scores of
   a query differ only beyond float32 precision) and prints each query's value to 5 decimals
   (ours are unrounded).
+* ``nDCG(dcg='exp-log2')@k`` (Burges et al. 2005), as ir_measures computes it with gdeval (with
+  a cutoff) or ranx's ``ndcg_burges``: ``DCG@k / IDCG@k`` with ``DCG@k = sum_{r<=k} (2**g_r - 1) /
+  log2(r + 1)`` over the ranking (``g`` 0 when unjudged or negative) and ``IDCG@k`` the same over
+  the judged positive grades sorted descending; 0 for a query without a positive grade. Unlike
+  gdeval, grades above 4 are accepted (nDCG does not depend on a top grade; ranx accepts them).
 * ``RBP(p)`` (Moffat & Zobel 2008): ``(1 - p) * sum_i rel_i * p**(i - 1)`` over the whole ranking,
   ``rel_i`` binary (grade at least the relevance level).
 """
@@ -25,7 +30,7 @@ import numpy as np
 
 from ._kernels import NONPOOL, ResRels, seqsum
 
-__all__ = ["rr_at", "judged_at", "err_at", "rbp_binary"]
+__all__ = ["rr_at", "judged_at", "err_at", "rbp_binary", "ndcg_exp_at"]
 
 
 def rr_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
@@ -65,3 +70,15 @@ def rbp_binary(rr: ResRels, p: float) -> float:
         raise ValueError(f"RBP: the persistence p must be in (0, 1), got {p!r}")
     weights = p ** np.arange(rr.num_ret, dtype=np.float64)
     return (1.0 - p) * seqsum(weights[rr.is_rel])
+
+
+def ndcg_exp_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
+    grades = np.arange(len(rr.rel_levels))
+    ideal_grades = np.repeat(grades[::-1], rr.rel_levels[::-1])
+    ideal = np.exp2(ideal_grades[ideal_grades > 0].astype(np.float64)) - 1.0
+    if not len(ideal):
+        return [0.0] * len(cutoffs)
+    g = np.exp2(np.maximum(rr.rels, 0).astype(np.float64)) - 1.0
+    terms = g / np.log2(np.arange(rr.num_ret) + 2.0)
+    ideal_terms = ideal / np.log2(np.arange(len(ideal)) + 2.0)
+    return [seqsum(terms[: min(k, rr.num_ret)]) / seqsum(ideal_terms[: min(k, len(ideal))]) for k in cutoffs]
