@@ -97,3 +97,52 @@ def test_ndcg_exp_log2_against_ir_measures_gdeval(tmp_path):
     for name in names:
         want = float(next(iter(refs[name].values())))
         assert abs(ours[name] - want) <= 0.5e-5, (name, ours[name], want)  # gdeval prints 5 decimals
+
+
+GAINS = ["nDCG(gains={0: 0, 1: 1, 2: 10, 3: 2})", "nDCG(gains={0: 1, 1: 5})@5", "nDCG(gains={2: 1})@10",
+         "nDCG(gains={3: 7}, judged_only=True)@10"]  # fmt: skip
+
+
+def test_ndcg_gains_against_ir_measures(tmp_path):
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run = O.random_trec(np.random.default_rng(3), 40, max_docs=15, tie_levels=10**9)
+    for docs in qrels.values():  # pytrec_eval crashes on a query judged only negatively
+        if max(docs.values()) < 0:
+            docs[next(iter(docs))] = 0
+    acc = TrecMeasures(GAINS)
+    trec_batch(qrels, run).feed(acc)
+    ours = acc.compute()
+    qp, rp = _files(tmp_path, qrels, run)
+    printed = _lines(lambda s: evaluate_files(qp, rp, GAINS, digits=17, out=s))
+    for name in GAINS:
+        want = float(next(iter(ir_measures.calc_aggregate([ir_measures.parse_measure(name)], qrels, run).values())))
+        assert abs(ours[name] - want) <= 1e-12 and abs(float(printed[(name, "all")]) - want) <= 1e-12, name
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shards=st.integers(1, 3))
+def test_ndcg_gains_with_ties_streamed_equals_trec_eval_gain_parameters(tmp_path_factory, seed, shards):
+    # ir_measures maps the qrels' grades and runs trec_eval's ndcg: trec_eval's own ndcg.g=v,...
+    qrels, run = O.random_trec(np.random.default_rng(seed), 12, max_docs=12)
+    accs = [TrecMeasures(GAINS[:1], per_query=True) for _ in range(shards)]
+    for i, q in enumerate(run):
+        trec_batch({q: qrels[q]}, {q: run[q]}).feed(accs[i % shards])
+    got = accs[0].merge(*accs[1:]).compute()[GAINS[0]]
+    qp, rp = _files(tmp_path_factory.mktemp("g"), qrels, run)
+    ref = _lines(lambda s: evaluate_files(qp, rp, ["ndcg.0=0,1=1,2=10,3=2"], digits=17, out=s))
+    assert abs(got - float(ref[("ndcg_0=0,1=1,2=10,3=2", "all")])) <= 1e-12
+
+
+@pytest.mark.parametrize(
+    "measure,message",
+    [("nDCG(gains={1: -1})", "non-negative ints"), ("nDCG(gains={1: 1.5})", "non-negative ints"),
+     ("nDCG(gains=[1])", "gains must be dict"), ("nDCG(gains={1: 2}, dcg='exp-log2')", "dcg='log2' only"),
+     ("nDCG(dcg='exp')", "dcg must be")],  # fmt: skip
+)
+def test_bad_ndcg_parameters_are_one_line(tmp_path, capsys, measure, message):
+    from streammetrics.__main__ import main
+
+    qp, rp = _files(tmp_path, {"1": {"a": 1}}, {"1": {"a": 1.0}})
+    assert main(["trec", qp, rp, "-m", measure]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err

@@ -18,6 +18,9 @@
   log2(r + 1)`` over the ranking (``g`` 0 when unjudged or negative) and ``IDCG@k`` the same over
   the judged positive grades sorted descending; 0 for a query without a positive grade. Unlike
   gdeval, grades above 4 are accepted (nDCG does not depend on a top grade; ranx accepts them).
+* ``nDCG(gains={grade: gain, ...})@k``, as ir_measures computes it (the qrels' grades mapped,
+  unlisted grades kept, then pytrec_eval's ``ndcg`` / ``ndcg_cut``): trec_eval's ndcg with the
+  gains ``grade=gain`` (its own ``ndcg.1=3,2=9`` parameters), both rankings cut at ``k``.
 * ``RBP(p)`` (Moffat & Zobel 2008): ``(1 - p) * sum_i rel_i * p**(i - 1)`` over the whole ranking,
   ``rel_i`` binary (grade at least the relevance level).
 """
@@ -28,9 +31,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._kernels import NONPOOL, ResRels, seqsum
+from ._kernels import NONPOOL, ResRels, seqsum, setup_gains
 
-__all__ = ["rr_at", "judged_at", "err_at", "rbp_binary", "ndcg_exp_at"]
+__all__ = ["rr_at", "judged_at", "err_at", "rbp_binary", "ndcg_exp_at", "ndcg_gains"]
 
 
 def rr_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
@@ -82,3 +85,14 @@ def ndcg_exp_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     terms = g / np.log2(np.arange(rr.num_ret) + 2.0)
     ideal_terms = ideal / np.log2(np.arange(len(ideal)) + 2.0)
     return [seqsum(terms[: min(k, rr.num_ret)]) / seqsum(ideal_terms[: min(k, len(ideal))]) for k in cutoffs]
+
+
+def ndcg_gains(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> float:
+    """``pairs``: ``(grade, gain)`` as trec_eval's ndcg takes them, and ``("cut", k)`` for a cutoff."""
+    cut = next((int(v) for name, v in pairs if name == "cut"), None)
+    gains = setup_gains(rr, [p for p in pairs if p[0] != "cut"])
+    g = gains.of(rr.rels)[:cut]
+    ideal = gains.ideal()[:cut]
+    dcg = seqsum(np.where(g != 0, g / np.log2(np.arange(len(g)) + 2.0), 0.0))
+    idcg = seqsum(ideal / np.log2(np.arange(len(ideal)) + 2.0))
+    return dcg / idcg if idcg > 0.0 else 0.0

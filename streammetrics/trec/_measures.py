@@ -197,6 +197,7 @@ MEASURES: tuple[Measure, ...] = (
     Measure("ERR_cut", "long_cuts", (10,), lambda rr, p, o: list(IK.err_at(rr, p))),
     Measure("RBP_p", "doubles", (0.8,), lambda rr, p, o: [IK.rbp_binary(rr, p[0])]),
     Measure("nDCG_exp", "long_cuts", (10,), lambda rr, p, o: list(IK.ndcg_exp_at(rr, p))),
+    Measure("nDCG_gains", "pairs", (), lambda rr, p, o: [IK.ndcg_gains(rr, p)]),
 )
 BY_NAME = {m.name: m for m in MEASURES}
 

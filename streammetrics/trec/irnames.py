@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from ._measures import BY_NAME, NICKNAMES, Selected, select_measures
 from .irparse import IR_MEASURES, IrRequest, parse_ir
@@ -44,11 +45,14 @@ __all__ = ["translate", "select", "IR_NAMES"]
 
 _TREC_NAMES = frozenset([*BY_NAME, *NICKNAMES])
 IR_NAMES = (*IR_MEASURES, "Name@k", "Name(param=value, ...)@k")
-_Group = tuple[dict[str, dict[float, str]], set[str], dict[str, str]]  # cut params, plain, rename
+_Group = tuple[dict[str, dict[Any, str]], set[str], dict[str, str]]  # cut params, plain, rename
 
 
-def _key(base: str, text: str) -> float:
-    return float(text) if BY_NAME[base].kind in ("double_cuts", "doubles") else float(int(atof(text)))
+def _key(base: str, text: str) -> float | str:
+    kind = BY_NAME[base].kind
+    if kind == "pairs":
+        return text
+    return float(text) if kind in ("double_cuts", "doubles") else float(int(atof(text)))
 
 
 _Key = tuple[int | None, bool, int]
@@ -101,7 +105,7 @@ def _split_doubles(group: _Group) -> list[str]:
     params = group[0]
     extra: list[str] = []
     for base, values in params.items():
-        if BY_NAME[base].kind == "doubles" and len(values) > 1:
+        if BY_NAME[base].kind in ("doubles", "pairs") and len(values) > 1:
             keys = sorted(values)
             extra.extend(f"{base}.{values[k]}" for k in keys[1:])
             params[base] = {keys[0]: values[keys[0]]}
