@@ -106,7 +106,7 @@ def test_against_ir_measures(tmp_path):
         ("P(judged_only=1)@5", "parameter judged_only must be bool"),
         ("R(rel=2)", "R needs cutoff"),
         ("P(cutoff=5)@5", "cutoff given twice"),
-        ("nDCG(dcg='exp-log2')", "only dcg='log2'"),
+        ("nDCG(dcg='exp')", "dcg must be 'log2'"),
         ("RBP(p=1.5)", "persistence p must be in"),
         ("P@0", "cutoff must be positive"),
         ("P(2)@5", "parameters must be named"),

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import streammetrics as sm
 from streammetrics.trec import TrecMeasure, TrecMeasures, evaluate_files, trec_batch
-from streammetrics.trec.irnames import translate
 from tests import retrieval_oracles as O
 
 TOL = 1e-12
@@ -40,8 +39,7 @@ def _one_shot(tmp_path, qrels, run, measures, **kw):
     qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
     rp.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} r\n" for q, docs in run.items()
                           for i, (d, s) in enumerate(docs.items())))  # fmt: skip
-    args, rename = translate(measures)
-    return evaluate_files(str(qp), str(rp), args, rename=rename, out=io.StringIO(), digits=17, **kw)
+    return evaluate_files(str(qp), str(rp), measures, out=io.StringIO(), digits=17, **kw)
 
 
 def _close(got: dict, want: dict) -> None:

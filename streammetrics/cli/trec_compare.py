@@ -2,7 +2,8 @@
 
 The command line of :func:`streammetrics.trec.compare.compare`: for each measure (trec_eval or
 ir_measures names; default ``AP nDCG@10 P@10 RR``) each run's mean and, against the first run,
-the mean paired difference, the paired t-test, the randomization test, the bootstrap interval and
+the mean paired difference, the paired t-test, the randomization test, Wilcoxon's signed-rank test,
+the sign test (each two-sided or one-sided: ``--alternative``), the bootstrap interval and
 Holm-adjusted p-values. Output: a plain-text table on stdout, ``--json FILE`` (NaN as null) and
 ``--latex FILE`` (booktabs; a dagger marks a Holm-adjusted randomization p below ``--alpha``).
 """
@@ -18,6 +19,8 @@ from typing import Any
 from ..trec._measures import LONG_MAX
 from ..trec.compare import DEFAULT, compare
 from ..trec.perquery import per_query_values
+from ..trec.rank_tests import ZERO_METHODS
+from ..trec.significance import ALTERNATIVES
 from .errors import InputError
 from .options import converted, positive_int
 from .trec import Terminated, long_int, progress_line, sigterm_raises
@@ -28,6 +31,8 @@ __all__ = ["add_parser", "run"]
 def _f(v: float | None, digits: int, sign: bool = False) -> str:
     if v is None:
         return "inf"
+    if math.isinf(v):
+        return "+inf" if v > 0 else "-inf"
     return f"{v:+.{digits}f}" if sign else f"{v:.{digits}f}"
 
 
@@ -35,14 +40,22 @@ def _format_table(result: dict[str, Any], digits: int = 4) -> str:
     """The plain-text table of :func:`compare`'s result."""
     level = round(100 * (1 - result["alpha"]))
     rules = result.get("trec_version", 9)
+    alt = result.get("alternative", "two-sided")
+    op = ">" if alt == "greater" else "<"
+    sided = "two-sided" if alt == "two-sided" else f"one-sided ({alt}: run {op} baseline)"
+    wil = (f"wilcoxon: {result.get('wilcoxon_method', 'auto')}, "
+           f"zero_method {result.get('zero_method', 'wilcox')}"
+           f"{', continuity correction' if result.get('correction') else ''}; ")  # fmt: skip
     head = (f"{result['queries']} queries, baseline {result['baseline']}; trec_eval {rules} rules "
-            f"(--trec-version {rules}); paired two-sided tests, "
-            f"Holm-adjusted over the compared runs; randomization: {result['permutations']} sign flips "
+            f"(--trec-version {rules}); paired {sided} tests; {wil}"
+            f"Holm-adjusted over the compared runs; Tukey HSD: one-way over all runs, two-sided; "
+            f"randomization: {result['permutations']} sign flips "
             f"(exact when >= 2^queries); bootstrap: {result['bootstrap']} resamples; "
             f"seed {result['seed']}")  # fmt: skip
     out = [head]
     width = max(len("run"), *(len(r["run"]) for m in result["measures"] for r in m["runs"]))
-    cols = ("mean", "diff", "t", "p(t)", "p(t) Holm", "p(perm)", "p(perm) Holm")
+    cols = ("mean", "diff", "t", "p(t)", "p(t) Holm", "p(perm)", "p(perm) Holm", "p(wilcoxon)",
+            "p(wilc) Holm", "p(sign)", "p(sign) Holm", "p(Tukey)")  # fmt: skip
     for m in result["measures"]:
         header = f"{'run':<{width}}" + "".join(f"{c:>13}" for c in cols) + f"   {level}% CI of diff"
         out += ["", m["measure"], header]
@@ -52,7 +65,9 @@ def _format_table(result: dict[str, Any], digits: int = 4) -> str:
                 continue
             cells = [_f(r["mean"], digits), _f(r["diff"], digits, True), _f(r["t"], 3, True),
                      _f(r["p_t"], digits), _f(r["p_t_holm"], digits), _f(r["p_perm"], digits),
-                     _f(r["p_perm_holm"], digits)]  # fmt: skip
+                     _f(r["p_perm_holm"], digits), _f(r["p_wilcoxon"], digits),
+                     _f(r["p_wilcoxon_holm"], digits), _f(r["p_sign"], digits),
+                     _f(r["p_sign_holm"], digits), _f(r["p_tukey"], digits)]  # fmt: skip
             ci = f"[{_f(r['ci'][0], digits, True)}, {_f(r['ci'][1], digits, True)}]" if r["ci"] else "-"
             out.append(f"{r['run']:<{width}}" + "".join(f"{c:>13}" for c in cells) + f"   {ci}")
     return "\n".join(out) + "\n"
@@ -146,8 +161,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     """
     p: argparse.ArgumentParser = sub.add_parser(
         "trec-compare",
-        help="compare TREC runs against the first: means, paired t and randomization tests, "
-        "bootstrap intervals, Holm correction",
+        help="compare TREC runs against the first: means, paired t, randomization, Wilcoxon and sign "
+        "tests, bootstrap intervals, Holm correction",
         description=(__doc__ or "").split("\n\n")[0].replace("``", ""),
     )
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
@@ -160,6 +175,17 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--bootstrap", type=_count, default=10000, metavar="N",
                    help="bootstrap resamples of the interval of the mean difference (default 10000; 0: none)")
     p.add_argument("--seed", type=_seed, default=0, help="random seed, a non-negative integer (default 0)")
+    p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided",
+                   help="every test's alternative for run - baseline, as scipy's (default two-sided; "
+                   "greater: the run is better; one-sided, the interval is a bound)")  # fmt: skip
+    p.add_argument("--zero-method", choices=ZERO_METHODS, default="wilcox",
+                   help="Wilcoxon: zero differences dropped (wilcox, default), ranked then dropped (pratt) "
+                   "or split between the signs (zsplit), as scipy.stats.wilcoxon's zero_method")  # fmt: skip
+    p.add_argument("--wilcoxon-method", choices=("auto", "exact", "asymptotic", "approx"), default="auto",
+                   help="Wilcoxon p-value: exact distribution, normal approximation (asymptotic, alias "
+                   "approx) or scipy's choice (auto, default)")  # fmt: skip
+    p.add_argument("--correction", action="store_true",
+                   help="Wilcoxon: continuity correction of the normal approximation")
     p.add_argument("--alpha", type=_alpha, default=0.05, help="1 - interval level; LaTeX dagger level (0.05)")
     p.add_argument("-l", dest="rel_level", type=long_int(-LONG_MAX - 1), default=1,
                    help="minimum grade of a relevant document")
@@ -216,7 +242,10 @@ def _compare(args: argparse.Namespace) -> dict[str, Any]:
                               max_docs=args.max_docs, judged_only=args.judged_only,
                               trec_version=args.trec_version)  # fmt: skip
         result = compare(pq, permutations=args.permutations, bootstrap=args.bootstrap, alpha=args.alpha,
-                         seed=args.seed)  # fmt: skip
+                         seed=args.seed, alternative=getattr(args, "alternative", "two-sided"),
+                         zero_method=getattr(args, "zero_method", "wilcox"),
+                         wilcoxon_method=getattr(args, "wilcoxon_method", "auto"),
+                         correction=getattr(args, "correction", False))  # fmt: skip
         result["trec_version"] = args.trec_version  # the rules used (in the table's first line and the JSON)
         as_json = _json_safe(result)
         for path, text in ((args.json, lambda: json.dumps(as_json, indent=2, allow_nan=False) + "\n"),

@@ -13,6 +13,14 @@
   (``trec_version=9`` ranks float32 scores, gdeval doubles: the same ranking unless two scores of
   a query differ only beyond float32 precision) and prints each query's value to 5 decimals
   (ours are unrounded).
+* ``nDCG(dcg='exp-log2')@k`` (Burges et al. 2005), as ir_measures computes it with gdeval (with
+  a cutoff) or ranx's ``ndcg_burges``: ``DCG@k / IDCG@k`` with ``DCG@k = sum_{r<=k} (2**g_r - 1) /
+  log2(r + 1)`` over the ranking (``g`` 0 when unjudged or negative) and ``IDCG@k`` the same over
+  the judged positive grades sorted descending; 0 for a query without a positive grade. Unlike
+  gdeval, grades above 4 are accepted (nDCG does not depend on a top grade; ranx accepts them).
+* ``nDCG(gains={grade: gain, ...})@k``, as ir_measures computes it (the qrels' grades mapped,
+  unlisted grades kept, then pytrec_eval's ``ndcg`` / ``ndcg_cut``): trec_eval's ndcg with the
+  gains ``grade=gain`` (its own ``ndcg.1=3,2=9`` parameters), both rankings cut at ``k``.
 * ``RBP(p)`` (Moffat & Zobel 2008): ``(1 - p) * sum_i rel_i * p**(i - 1)`` over the whole ranking,
   ``rel_i`` binary (grade at least the relevance level).
 """
@@ -23,9 +31,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._kernels import NONPOOL, ResRels, seqsum
+from ._kernels import NONPOOL, ResRels, seqsum, setup_gains
 
-__all__ = ["rr_at", "judged_at", "err_at", "rbp_binary"]
+__all__ = ["rr_at", "judged_at", "err_at", "rbp_binary", "ndcg_exp_at", "ndcg_gains"]
 
 
 def rr_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
@@ -65,3 +73,26 @@ def rbp_binary(rr: ResRels, p: float) -> float:
         raise ValueError(f"RBP: the persistence p must be in (0, 1), got {p!r}")
     weights = p ** np.arange(rr.num_ret, dtype=np.float64)
     return (1.0 - p) * seqsum(weights[rr.is_rel])
+
+
+def ndcg_exp_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
+    grades = np.arange(len(rr.rel_levels))
+    ideal_grades = np.repeat(grades[::-1], rr.rel_levels[::-1])
+    ideal = np.exp2(ideal_grades[ideal_grades > 0].astype(np.float64)) - 1.0
+    if not len(ideal):
+        return [0.0] * len(cutoffs)
+    g = np.exp2(np.maximum(rr.rels, 0).astype(np.float64)) - 1.0
+    terms = g / np.log2(np.arange(rr.num_ret) + 2.0)
+    ideal_terms = ideal / np.log2(np.arange(len(ideal)) + 2.0)
+    return [seqsum(terms[: min(k, rr.num_ret)]) / seqsum(ideal_terms[: min(k, len(ideal))]) for k in cutoffs]
+
+
+def ndcg_gains(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> float:
+    """``pairs``: ``(grade, gain)`` as trec_eval's ndcg takes them, and ``("cut", k)`` for a cutoff."""
+    cut = next((int(v) for name, v in pairs if name == "cut"), None)
+    gains = setup_gains(rr, [p for p in pairs if p[0] != "cut"])
+    g = gains.of(rr.rels)[:cut]
+    ideal = gains.ideal()[:cut]
+    dcg = seqsum(np.where(g != 0, g / np.log2(np.arange(len(g)) + 2.0), 0.0))
+    idcg = seqsum(ideal / np.log2(np.arange(len(ideal)) + 2.0))
+    return dcg / idcg if idcg > 0.0 else 0.0

@@ -190,11 +190,14 @@ MEASURES: tuple[Measure, ...] = (
     Measure("rbp", "pairs", (), lambda rr, p, o: [K.rbp(rr, p)]),
     Measure("rbp_resid", "pairs", (), lambda rr, p, o: [K.rbp_resid(rr, p)]),
     Measure("unj", "long_cuts", (5, 10, 20), lambda rr, p, o: list(K.unjudged_at(rr, p))),
-    # beyond trec_eval: the ir_measures names RR@k, Judged@k, ERR@k, RBP(p=) select these (.irnames)
+    # beyond trec_eval: the ir_measures names RR@k, Judged@k, ERR@k, RBP(p=), nDCG(dcg='exp-log2')
+    # select these (.irnames)
     Measure("RR_cut", "long_cuts", (10,), lambda rr, p, o: list(IK.rr_at(rr, p))),
     Measure("Judged", "long_cuts", (10,), lambda rr, p, o: list(IK.judged_at(rr, p))),
     Measure("ERR_cut", "long_cuts", (10,), lambda rr, p, o: list(IK.err_at(rr, p))),
     Measure("RBP_p", "doubles", (0.8,), lambda rr, p, o: [IK.rbp_binary(rr, p[0])]),
+    Measure("nDCG_exp", "long_cuts", (10,), lambda rr, p, o: list(IK.ndcg_exp_at(rr, p))),
+    Measure("nDCG_gains", "pairs", (), lambda rr, p, o: [IK.ndcg_gains(rr, p)]),
 )
 BY_NAME = {m.name: m for m in MEASURES}
 

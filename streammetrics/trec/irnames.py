@@ -23,10 +23,11 @@ also ``Success@k`` (``success.k``), ``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF``
 ``MRR``, ``NDCG``, ``Precision``, ``Recall``, ``BPref``, ``RPrec``, ``IPrec@r``). Parameters use
 ir_measures' syntax (:mod:`.irparse`): ``nDCG(cutoff=10)``, ``P(rel=2)@5``,
 ``AP(rel=2, judged_only=True)``, ``SetF(beta=0.5)``, ``RBP(p=0.9)``; ``rel`` and ``judged_only``
-apply to that measure only (trec_eval's ``-l`` / ``-J`` for the rest). A value asked for both
-ways (``P@5`` and ``P.5`` or ``official``) is printed once, under the ir_measures name; two
-ir_measures names of one value are both printed. ``Judged`` ranks as trec_eval does (ties by
-document id descending; ir_measures' judged provider breaks ties ascending). See
+apply to that measure only (trec_eval's ``-l`` / ``-J`` for the rest). A value asked for under
+several names (``P@5`` and ``P.5`` or ``official``; ``Rprec`` and ``RPrec``; ``ndcg_cut.10`` and
+``nDCG@10``) is printed under each of them; the same name twice, once. ``Judged`` ranks as
+trec_eval does (ties by document id descending; ir_measures' judged provider breaks ties
+ascending). See
 :mod:`._ir_kernels` for the measures trec_eval lacks.
 """
 
@@ -34,38 +35,60 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from ._measures import BY_NAME, NICKNAMES, Selected, select_measures
-from .irparse import IR_MEASURES, parse_ir
+from .irparse import IR_MEASURES, IrRequest, parse_ir
 from .readers import atof
 
 __all__ = ["translate", "select", "IR_NAMES"]
 
 _TREC_NAMES = frozenset([*BY_NAME, *NICKNAMES])
 IR_NAMES = (*IR_MEASURES, "Name@k", "Name(param=value, ...)@k")
-_Group = tuple[dict[str, dict[float, str]], set[str], dict[str, str]]  # cut params, plain, rename
+_Group = tuple[dict[str, dict[Any, str]], set[str], dict[str, str]]  # cut params, plain, rename
 
 
-def _key(base: str, text: str) -> float:
-    return float(text) if BY_NAME[base].kind in ("double_cuts", "doubles") else float(int(atof(text)))
+def _key(base: str, text: str) -> float | str:
+    kind = BY_NAME[base].kind
+    if kind == "pairs":
+        return text
+    return float(text) if kind in ("double_cuts", "doubles") else float(int(atof(text)))
 
 
 _Key = tuple[int | None, bool, int]
 
 
-def _collect(args: Sequence[str]) -> tuple[dict[_Key, _Group], list[str]]:
+def _trec_values(rest: Sequence[str], rel_format: str) -> set[str]:
+    """The names of the values that trec_eval arguments select (none if they are in error: the
+    error is raised where they are evaluated)."""
+    try:
+        return {n for s in select_measures(rest, rel_format) for n in s.names}
+    except ValueError:
+        return set()
+
+
+def _collect(
+    args: Sequence[str], rel_format: str = "qrels", each_name: bool = True
+) -> tuple[dict[_Key, _Group], list[str]]:
     """The ir_measures requests of ``args`` grouped by their own (rel, judged_only) -- a second
-    name of one value (``SetRelP`` and ``SetP(relative=True)``) goes to a group of its own --
-    and the trec_eval arguments."""
+    name of one value (``SetRelP`` and ``SetP(relative=True)``, or ``RPrec`` beside trec_eval's
+    ``Rprec``, ``nDCG@10`` beside ``ndcg_cut.10``) goes to a group of its own, so that each name
+    is printed -- and the trec_eval arguments."""
     groups: dict[_Key, _Group] = {}
+    requests: list[tuple[str, IrRequest]] = []
     rest: list[str] = []
     for arg in args:
         req = parse_ir(arg, _TREC_NAMES)
         if req is None:
             rest.append(arg)
-            continue
+        elif arg not in [a for a, _ in requests]:  # the same name twice is printed once
+            requests.append((arg, req))
+    by_trec = _trec_values(rest, rel_format) if each_name and rest and requests else set()
+    for arg, req in requests:
         key = (req.rel, req.judged_only, 0)
-        while req.value_name in groups.get(key, ({}, set(), {}))[2]:
+        while req.value_name in groups.get(key, ({}, set(), {}))[2] or (
+            key == (None, False, 0) and req.value_name in by_trec
+        ):
             key = (req.rel, req.judged_only, key[2] + 1)
         params, plain, rename = groups.setdefault(key, ({}, set(), {}))
         rename[req.value_name] = arg
@@ -82,7 +105,7 @@ def _split_doubles(group: _Group) -> list[str]:
     params = group[0]
     extra: list[str] = []
     for base, values in params.items():
-        if BY_NAME[base].kind == "doubles" and len(values) > 1:
+        if BY_NAME[base].kind in ("doubles", "pairs") and len(values) > 1:
             keys = sorted(values)
             extra.extend(f"{base}.{values[k]}" for k in keys[1:])
             params[base] = {keys[0]: values[keys[0]]}
@@ -124,7 +147,8 @@ def translate(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
         The trec_eval ``-m`` arguments that compute every value asked for.
     names : dict of str to str
         ``{trec_eval value name: ir_measures name}`` of the values asked for by an ir_measures
-        name.
+        name (a value asked for by a trec_eval name too is renamed, printed once; :func:`select`,
+        which the commands use, prints it under each name).
 
     Raises
     ------
@@ -139,7 +163,7 @@ def translate(args: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     >>> translate(["P@5", "map", "nDCG@10"])
     (['map', 'P.5', 'ndcg_cut.10'], {'P_5': 'P@5', 'ndcg_cut_10': 'nDCG@10'})
     """
-    groups, rest = _collect(args)
+    groups, rest = _collect(args, each_name=False)
     group = groups.pop((None, False, 0), ({}, set(), {}))
     if groups or _split_doubles(group):
         raise ValueError("measures with their own rel= or judged_only=, two names of one value or "
@@ -175,7 +199,7 @@ def select(args: Sequence[str], rel_format: str = "qrels") -> list[Selected]:
     >>> [s.printed for s in select(["P@5", "map", "P(rel=2)@5"])]
     [('map',), ('P@5',), ('P(rel=2)@5',)]
     """
-    groups, rest = _collect(args)
+    groups, rest = _collect(args, rel_format)
     main = groups.pop((None, False, 0), ({}, set(), {}))
     out: list[Selected] = []
     for (rel, judged_only, n), group in [((None, False, 0), main), *groups.items()]:

@@ -7,9 +7,11 @@ parameter values must be literals of the type ir_measures gives them (ints for `
 ``rel``, booleans for ``judged_only``, numbers for ``p``, ``recall``, ``beta``), and each measure
 takes only the parameters ir_measures lets it take. :func:`parse_ir` returns what trec_eval
 measure computes the value (see :mod:`.irnames` for the table); ``rel`` and ``judged_only`` are
-per measure (``P(rel=2)@5`` beside ``P@5`` gives both). Not supported (a one-line error):
-``nDCG(dcg='exp-log2')`` and ``nDCG(gains=...)``, and a cutoff on ``RBP`` (our ``RBP`` is over
-the whole ranking, binary at the relevance level, as before).
+per measure (``P(rel=2)@5`` beside ``P@5`` gives both). ``nDCG(dcg='exp-log2')`` is Burges'
+exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains per grade
+(non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`. Not
+supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
+at the relevance level, as before).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "P": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
     "R": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
     "RR": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
-    "nDCG": ({"cutoff": _INT, "dcg": (str,), "judged_only": _BOOL}, None, "cutoff"),
+    "nDCG": ({"cutoff": _INT, "dcg": (str,), "gains": (dict,), "judged_only": _BOOL}, None, "cutoff"),
     "Rprec": (dict(_RJ), None, "cutoff"),
     "Bpref": (dict(_REL), None, "cutoff"),
     "infAP": (dict(_REL), None, "cutoff"),
@@ -200,8 +202,21 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         return IrRequest(base, None if param is None else str(param), shown, r, jo)
 
     if name == "nDCG":
-        if params.get("dcg", "log2") != "log2":
-            raise ValueError(f"measure {text!r}: only dcg='log2' (trec_eval's) is supported")
+        dcg = params.get("dcg", "log2")
+        if dcg not in ("log2", "exp-log2"):
+            raise ValueError(f"measure {text!r}: dcg must be 'log2' (trec_eval's) or 'exp-log2', got {dcg!r}")
+        gains = params.get("gains")
+        if gains:
+            if dcg != "log2":
+                raise ValueError(f"measure {text!r}: gains= goes with dcg='log2' only (as in ir_measures)")
+            for g, v in gains.items():
+                if type(g) is not int or type(v) is not int or g < 0 or v < 0:
+                    raise ValueError(f"measure {text!r}: gains must map grades to gains, non-negative ints, "
+                                     f"got {g!r}: {v!r}")  # fmt: skip
+            pairs = ",".join(f"{g}={gains[g]}" for g in sorted(gains))
+            return req("nDCG_gains", pairs if k is None else f"{pairs},cut={k}")
+        if dcg == "exp-log2":
+            return req("nDCG_exp", k if k is not None else _ALL)
         return req("ndcg") if k is None else req("ndcg_cut", k)
     if name in ("AP", "RR"):
         base, cut = {"AP": ("map", "map_cut"), "RR": ("recip_rank", "RR_cut")}[name]

@@ -2,11 +2,13 @@
 
 * :func:`t_cdf` -- Student's t distribution function, through the regularized incomplete beta
   function :func:`betainc` (a continued fraction evaluated with the modified Lentz method);
-* :func:`ttest_rel` -- the paired t-test (two-sided), as ``scipy.stats.ttest_rel``;
-* :func:`permutation_test` -- the paired randomization test (two-sided sign flips of the
-  differences): exact, by enumerating all ``2**n`` sign vectors, when ``permutations >= 2**n``;
-  otherwise Monte Carlo with ``p = (hits + 1) / (permutations + 1)``;
-* :func:`bootstrap_ci` -- the percentile bootstrap interval of the mean difference;
+* :func:`ttest_rel` -- the paired t-test, as ``scipy.stats.ttest_rel`` (``alternative``
+  ``"two-sided"``, ``"greater"`` or ``"less"``, as scipy's);
+* :func:`permutation_test` -- the paired randomization test (sign flips of the differences):
+  exact, by enumerating all ``2**n`` sign vectors, when ``permutations >= 2**n``; otherwise Monte
+  Carlo with ``p = (hits + 1) / (permutations + 1)``; two- or one-sided;
+* :func:`bootstrap_ci` -- the percentile bootstrap interval of the mean difference (one-sided:
+  a bound, the other end infinite);
 * :func:`holm` -- Holm's step-down adjustment of a family of p-values.
 """
 
@@ -17,7 +19,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["betainc", "t_cdf", "t_sf2", "ttest_rel", "permutation_test", "bootstrap_ci", "holm"]
+__all__ = ["betainc", "t_cdf", "t_sf2", "t_pvalue", "ttest_rel", "permutation_test", "bootstrap_ci", "holm",
+           "ALTERNATIVES", "check_alternative"]
+
+#: The alternatives of every test, as scipy names them: ``d = a - b`` differs from 0, is above,
+#: is below.
+ALTERNATIVES = ("two-sided", "greater", "less")
+
+
+def check_alternative(alternative: str) -> str:
+    """``alternative`` if it is one of :data:`ALTERNATIVES`, else a ValueError naming it."""
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
+    return alternative
 
 _TINY = 1e-300
 _EPS = 1e-16
@@ -179,28 +193,32 @@ def t_cdf(t: float, df: float) -> float:
     return half if t < 0 else 1.0 - half
 
 
-def ttest_rel(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Paired two-sided t-test of ``a - b``: ``(t, p)``, as ``scipy.stats.ttest_rel(a, b)``.
+def ttest_rel(a: np.ndarray, b: np.ndarray, alternative: str = "two-sided") -> tuple[float, float]:
+    """Paired t-test of ``a - b``: ``(t, p)``, as ``scipy.stats.ttest_rel(a, b, alternative=...)``.
 
-    All differences zero gives ``(0.0, 1.0)`` (no evidence of a difference); equal nonzero
-    differences give ``(+-inf, 0.0)``. Needs two or more pairs. O(n).
+    All differences zero gives ``(0.0, 1.0)`` (no evidence of a difference; scipy gives nan);
+    equal nonzero differences give ``(+-inf, p)`` with ``p`` 0, or 1 for the one-sided
+    alternative on the other side. Needs two or more pairs. O(n).
 
     Parameters
     ----------
     a, b : array-like of shape (n,)
         Paired values (one per query) of two systems.
+    alternative : {"two-sided", "greater", "less"}, default="two-sided"
+        What the mean of ``a - b`` is, under the alternative hypothesis: not 0, above 0, below 0.
 
     Returns
     -------
     t : float
         The t statistic of the mean difference ``mean(a - b) / (sd(a - b) / sqrt(n))``.
     p : float
-        Its two-sided p-value with ``n - 1`` degrees of freedom.
+        Its p-value with ``n - 1`` degrees of freedom: ``P(|T| >= |t|)``, ``P(T >= t)`` or
+        ``P(T <= t)``.
 
     Raises
     ------
     ValueError
-        If there are fewer than 2 pairs.
+        If there are fewer than 2 pairs, or ``alternative`` is not one of the three.
 
     Examples
     --------
@@ -210,16 +228,35 @@ def ttest_rel(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     >>> round(t, 12), round(p, 6)  # t = sqrt(6); scipy.stats.ttest_rel gives the same
     (2.449489742783, 0.091721)
     """
+    check_alternative(alternative)
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     n = len(d)
     if n < 2:
         raise ValueError(f"ttest_rel needs at least 2 paired values, got {n}")
     mean = float(d.mean())
     sd = float(d.std(ddof=1))
-    if sd == 0.0:
-        return (0.0, 1.0) if mean == 0.0 else (math.copysign(math.inf, mean), 0.0)
-    t = mean / (sd / math.sqrt(n))
-    return t, t_sf2(t, n - 1.0)
+    if sd == 0.0 and mean == 0.0:
+        return 0.0, 1.0
+    t = math.copysign(math.inf, mean) if sd == 0.0 else mean / (sd / math.sqrt(n))
+    return t, t_pvalue(t, n - 1.0, alternative)
+
+
+def t_pvalue(t: float, df: float, alternative: str = "two-sided") -> float:
+    """The p-value of Student's ``t`` with ``df`` degrees of freedom: ``P(|T| >= |t|)``
+    (``"two-sided"``), ``P(T >= t)`` (``"greater"``) or ``P(T <= t)`` (``"less"``), each tail
+    computed directly (no ``1 - x`` cancellation for the small one).
+
+    Examples
+    --------
+    >>> from streammetrics.trec.significance import t_pvalue
+    >>> round(t_pvalue(1.0, 1.0, "greater"), 12), round(t_pvalue(1.0, 1.0, "less"), 12)  # Cauchy
+    (0.25, 0.75)
+    """
+    two = t_sf2(t, df)
+    if alternative == "two-sided":
+        return two
+    upper = t > 0 if alternative == "greater" else t < 0  # the tail of the alternative is the small one
+    return 0.5 * two if upper else 1.0 - 0.5 * two
 
 
 def _rows(n: int, cap: int) -> int:
@@ -227,13 +264,22 @@ def _rows(n: int, cap: int) -> int:
     return max(1, min(cap, _CHUNK_CELLS // max(n, 1)))
 
 
-def _hits(d: np.ndarray, signs: np.ndarray, observed: float, tol: float) -> int:
-    return int(np.count_nonzero(np.abs(signs @ d) >= observed - tol))
+def _hits(d: np.ndarray, signs: np.ndarray, observed: float, tol: float, alternative: str) -> int:
+    sums = signs @ d
+    if alternative == "greater":
+        return int(np.count_nonzero(sums >= observed - tol))
+    if alternative == "less":
+        return int(np.count_nonzero(sums <= observed + tol))
+    return int(np.count_nonzero(np.abs(sums) >= observed - tol))
 
 
-def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -> float:
-    """Two-sided paired randomization test of the differences ``d``: the p-value of ``|sum(d)|``
-    among the sums ``|sum(s * d)|`` over sign vectors ``s`` in {-1, +1}^n.
+def permutation_test(
+    d: np.ndarray, permutations: int = 10000, seed: Seed = 0, alternative: str = "two-sided"
+) -> float:
+    """Paired randomization test of the differences ``d``: the p-value of ``sum(d)`` among the
+    sums ``sum(s * d)`` over sign vectors ``s`` in {-1, +1}^n -- two-sided: the share of
+    ``|sum(s * d)| >= |sum(d)|``; ``"greater"``: of ``sum(s * d) >= sum(d)``; ``"less"``: of
+    ``sum(s * d) <= sum(d)``.
 
     With ``permutations >= 2**n`` every sign vector is enumerated and ``p`` is exact (the
     fraction of vectors at least as extreme, the identity included); otherwise ``permutations``
@@ -249,16 +295,18 @@ def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -
         The number of random sign vectors; at least ``2**n`` enumerates them all (exact ``p``).
     seed : int, sequence of int or None, default=0
         The seed of ``numpy.random.default_rng`` for the random sign vectors.
+    alternative : {"two-sided", "greater", "less"}, default="two-sided"
+        Where the differences lie under the alternative: away from 0, above, below.
 
     Returns
     -------
     float
-        The two-sided p-value.
+        The p-value.
 
     Raises
     ------
     ValueError
-        If ``permutations`` is not positive.
+        If ``permutations`` is not positive or ``alternative`` not one of the three.
 
     Examples
     --------
@@ -270,7 +318,9 @@ def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -
     n = len(d)
     if permutations < 1:
         raise ValueError(f"permutations must be positive, got {permutations!r}")
-    observed = abs(float(d.sum()))
+    check_alternative(alternative)
+    observed = float(d.sum())
+    observed = abs(observed) if alternative == "two-sided" else observed
     tol = 1e-12 * float(np.abs(d).sum())
     if n <= _MAX_ENUMERATED and permutations >= 2**n:
         total, hits, step = 2**n, 0, _rows(n, _ENUM_CHUNK)
@@ -278,7 +328,7 @@ def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -
         for start in range(0, total, step):
             idx = np.arange(start, min(start + step, total), dtype=np.int64)
             signs = 1.0 - 2.0 * ((idx[:, None] >> bits) & 1)
-            hits += _hits(d, signs, observed, tol)
+            hits += _hits(d, signs, observed, tol, alternative)
         return hits / total
     rng = np.random.default_rng(seed)
     hits, done = 0, 0
@@ -286,16 +336,18 @@ def permutation_test(d: np.ndarray, permutations: int = 10000, seed: Seed = 0) -
         k = min(_rows(n, _ENUM_CHUNK), permutations - done)
         flips = np.unpackbits(rng.integers(0, 256, size=(k, (n + 7) // 8), dtype=np.uint8), axis=1)
         signs = 1.0 - 2.0 * flips[:, :n]
-        hits += _hits(d, signs, observed, tol)
+        hits += _hits(d, signs, observed, tol, alternative)
         done += k
     return (hits + 1) / (permutations + 1)
 
 
 def bootstrap_ci(
-    d: np.ndarray, resamples: int = 10000, alpha: float = 0.05, seed: Seed = 0
+    d: np.ndarray, resamples: int = 10000, alpha: float = 0.05, seed: Seed = 0, alternative: str = "two-sided"
 ) -> tuple[float, float]:
     """Percentile bootstrap interval ``(low, high)`` at level ``1 - alpha`` of the mean of ``d``
-    (queries resampled with replacement). O(n * resamples) time, O(resamples + 2**21) memory.
+    (queries resampled with replacement); one-sided (``"greater"``: ``(low, inf)``, ``"less"``:
+    ``(-inf, high)``) the bound at level ``1 - alpha``. O(n * resamples) time,
+    O(resamples + 2**21) memory.
 
     Parameters
     ----------
@@ -307,11 +359,15 @@ def bootstrap_ci(
         One minus the confidence level, in (0, 1).
     seed : int, sequence of int or None, default=0
         The seed of ``numpy.random.default_rng`` for the resamples.
+    alternative : {"two-sided", "greater", "less"}, default="two-sided"
+        Two-sided: both ends; ``"greater"``: the lower bound alone; ``"less"``: the upper alone.
 
     Returns
     -------
     low, high : float
-        The ``alpha / 2`` and ``1 - alpha / 2`` quantiles of the resampled means.
+        The ``alpha / 2`` and ``1 - alpha / 2`` quantiles of the resampled means (two-sided);
+        the ``alpha`` quantile and ``inf`` (``"greater"``); ``-inf`` and the ``1 - alpha``
+        quantile (``"less"``).
 
     Raises
     ------
@@ -330,6 +386,7 @@ def bootstrap_ci(
         raise ValueError(f"resamples must be positive, got {resamples!r}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    check_alternative(alternative)
     rng = np.random.default_rng(seed)
     means = np.empty(resamples)
     step = _rows(len(d), 1024)
@@ -337,6 +394,10 @@ def bootstrap_ci(
         k = min(step, resamples - start)
         idx = rng.integers(0, len(d), size=(k, len(d)), dtype=np.int32 if len(d) < 2**31 else np.int64)
         means[start : start + k] = d[idx].mean(axis=1)
+    if alternative == "greater":
+        return float(np.quantile(means, alpha)), math.inf
+    if alternative == "less":
+        return -math.inf, float(np.quantile(means, 1.0 - alpha))
     low, high = np.quantile(means, [alpha / 2.0, 1.0 - alpha / 2.0])
     return float(low), float(high)
 
