@@ -526,8 +526,8 @@ def numeric_or_labels(x: Any, name: str) -> Any:
     sparse indicators, scalars) as they are or as a numpy array of them. O(n)."""
     if is_label_scalar(x) or is_sparse(x) or _is_categorical(x):
         return x
-    if type(x) is list or type(x) is tuple:  # ints beyond int64 stay ints: labels refuse them
-        with contextlib.suppress(Exception):
+    if type(x) is list or type(x) is tuple or (type(x) is np.ndarray and x.dtype.kind == "O"):
+        with contextlib.suppress(Exception):  # ints beyond int64 stay ints: labels refuse them
             arr = np.asarray(x)
             if arr.dtype.kind == "O" and _first_huge(arr, arr.ndim) is not None:
                 return arr

@@ -300,6 +300,9 @@ DIFFERENT: dict[tuple[str, str, str], str] = {
     ("label_ranking_average_precision_score", "y_true", "float16"): "scikit-learn's sparse conversion "
                                                                      "refuses float16 0/1 labels",
     ("label_ranking_loss", "y_true", "float16"): "scikit-learn's sparse conversion refuses float16 0/1 labels",
+    ("confusion_matrix_at_thresholds", "y_score", "uint64-max"): "scores are read as float64, as "
+                                                                 "everywhere in streammetrics (2**64 - 1 "
+                                                                 "is not a float64; scikit-learn keeps uint64)",
     ("auc", "x", "uint64-max"): "scikit-learn's integer differences wrap around (x is not monotonic)",
     ("auc", "x", "int64-min"): "scikit-learn's integer differences overflow (x is increasing)",
 }
@@ -313,8 +316,6 @@ KNOWN: dict[tuple[str, str, str], str] = {
                                                      "no label is shared",
     ("classification_report", "y_pred", "negative"): "as above",
     ("classification_report", "y_pred", "float16"): "scikit-learn prints float16 labels' support as floats",
-    ("classification_report", "sample_weight", "w-bool"): "scikit-learn prints the support of boolean "
-                                                          "weights as floats",
 }
 
 

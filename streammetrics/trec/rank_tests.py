@@ -37,6 +37,16 @@ def wilcoxon_pmf(n: int) -> np.ndarray:
     ``pmf[r] = P(R+ = r)`` for ``r = 0 .. n(n+1)/2`` (each rank positive with probability 1/2).
     O(n^3) time, O(n^2) memory.
 
+    Parameters
+    ----------
+    n : int
+        The number of (non-zero, untied) differences.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n(n+1)/2 + 1`` probabilities summing to 1.
+
     Examples
     --------
     >>> from streammetrics.trec.rank_tests import wilcoxon_pmf

@@ -28,7 +28,18 @@ ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 def check_alternative(alternative: str) -> str:
-    """``alternative`` if it is one of :data:`ALTERNATIVES`, else a ValueError naming it."""
+    """``alternative`` if it is one of :data:`ALTERNATIVES`, else a ValueError naming it.
+
+    Parameters
+    ----------
+    alternative : str
+        ``"two-sided"``, ``"greater"`` (run above the baseline) or ``"less"``.
+
+    Returns
+    -------
+    str
+        ``alternative``, checked. O(1).
+    """
     if alternative not in ALTERNATIVES:
         raise ValueError(f"alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
     return alternative
@@ -245,6 +256,20 @@ def t_pvalue(t: float, df: float, alternative: str = "two-sided") -> float:
     """The p-value of Student's ``t`` with ``df`` degrees of freedom: ``P(|T| >= |t|)``
     (``"two-sided"``), ``P(T >= t)`` (``"greater"``) or ``P(T <= t)`` (``"less"``), each tail
     computed directly (no ``1 - x`` cancellation for the small one).
+
+    Parameters
+    ----------
+    t : float
+        The statistic.
+    df : float
+        Its degrees of freedom (> 0).
+    alternative : {"two-sided", "greater", "less"}
+        Which tail(s).
+
+    Returns
+    -------
+    float
+        The p-value. O(1) (a continued fraction).
 
     Examples
     --------
