@@ -21,6 +21,9 @@ __all__ = [
 ]
 
 _BETA = Param("real", "must be >= 0", low=0.0, finite=False)
+#: Above this beta, F-beta is computed divided by beta**2 (beta**2 times a count of up to
+#: MAX_SUM = 1e150 would overflow float64 further up: beta=1e200 raised OverflowError).
+_LARGE_BETA = 2.0**200
 
 
 @filled
@@ -312,8 +315,16 @@ class FBeta(AveragedMetric):
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         if math.isinf(self.beta):
             return s.tp, s.support
-        b2 = self.beta**2
-        return (1 + b2) * s.tp, b2 * s.support + s.predicted
+        if self.beta <= _LARGE_BETA:
+            b2 = self.beta**2
+            return (1 + b2) * s.tp, b2 * s.support + s.predicted
+        # beta**2 (or its products with the counts) would overflow: numerator and denominator
+        # divided by beta**2, which tends to recall (beta=inf); where the shrunken FP term
+        # underflows with no true samples, tp is 0 and the value stays 0, not undefined
+        inv = (1.0 / self.beta) ** 2
+        den = s.support + inv * s.predicted
+        den = np.where((den == 0) & (s.predicted > 0), np.finfo(np.float64).tiny, den)
+        return (1 + inv) * s.tp, den
 
 
 @filled

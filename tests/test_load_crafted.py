@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from load_corpus import build, saved, split
+from load_corpus import _multiclass, build, saved, split
 
 import streammetrics as sm
 
@@ -303,3 +303,27 @@ def test_delayed_around_sliced_checks_the_kind_against_the_template():
     assert sm.loads(data).label(["z", "y"], [1, 0]) == 2
     with pytest.raises(ValueError, match=r"pending\.scores .*row shape \(2,\)"):
         sm.loads(edited(data, "pending.scores", np.full((2, 2), 0.5)))
+
+
+# -- 6. found by the fuzz-seed runs -------------------------------------------------------------
+@pytest.mark.parametrize("beta", [1e308, 1e200, 1e154, 2.0**200, 2.0**201, 1e50])
+def test_fbeta_with_a_huge_beta_is_recall(beta):
+    """Seed 3756543183 (test_load_fuzz, FBeta, config beta = 1e308): beta**2 raised
+    OverflowError in compute (also for FBeta(beta=1e200) built directly; 1e154 gave 0.0 with an
+    overflow warning). F-beta tends to recall as beta grows; counts up to the loadable maximum
+    do not overflow either."""
+    y, p = np.array([0, 1, 1, 2, 2, 0]), np.array([0, 1, 0, 2, 1, 1])
+    w = np.array([1e30, 2e30, 1e30, 3e30, 1e30, 2e30])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        for weights in (None, w):
+            got = sm.FBeta(3, beta=beta, average=None).update(y, p, sample_weight=weights).compute()
+            want = sm.Recall(3, average=None).update(y, p, sample_weight=weights).compute()
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+        header, payload = split(saved("FBeta"))
+        header["config"]["beta"] = beta
+        again = sm.loads(build(header, payload))  # the corpus FBeta(3, average=None)
+        recall = _multiclass(sm.Recall(3, average=None))  # the same samples
+        np.testing.assert_allclose(again.compute(), recall.compute(), rtol=1e-12)
+    # no true samples: 0 (tp = 0 over predicted samples), not the zero_division value
+    assert sm.FBeta(beta=beta, zero_division=1.0).update([0, 0], [1, 0]).compute() == 0.0
