@@ -221,7 +221,12 @@ def _predict_label(scores):
     return feed
 
 
-FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._sliced,
+def _intervals(m):
+    """Regression prediction intervals: targets and (n, 2) [lower, upper] bounds."""
+    return m.update([0.5, 1.5, 3.0], [[0.0, 1.0], [1.0, 2.0], [0.0, 2.5]])
+
+
+FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._sliced, _intervals,
            _predict_label([0.3, 0.8]), _predict_label([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]])]
 
 

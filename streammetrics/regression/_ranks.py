@@ -211,7 +211,9 @@ def kendall_terms(x: np.ndarray, y: np.ndarray, w: np.ndarray | None
     same = np.concatenate([[True], (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1])])
     gxy = np.add.reduceat(ws, np.flatnonzero(same))
     big = float(ws.sum())
-    dx2 = big * big - _square_sum(gx)
-    dy2 = big * big - _square_sum(gy)
+    # one group of equal values: no pair untied, exactly (W**2 - W_g**2 of two sums of the same
+    # weights in another order would leave a rounding residue instead of 0)
+    dx2 = 0.0 if len(gx) == 1 else big * big - _square_sum(gx)
+    dy2 = 0.0 if len(gy) == 1 else big * big - _square_sum(gy)
     y_only2 = _square_sum(gy) - _square_sum(gxy)
     return (dx2 - y_only2) / 2 - 2 * float(inversions(r, ws)), dx2 / 2, dy2 / 2
