@@ -54,6 +54,11 @@ from benchmarks._harness import (  # noqa: E402
 
 SEED = 20261125
 
+def _share_equal(y_true: Any, y_pred: Any, sample_weight: Any = None) -> float:
+    """The metric ``metric_at_thresholds`` is timed with: the share of equal pairs."""
+    return float(np.average(np.asarray(y_true) == y_pred, weights=sample_weight))
+
+
 #: (function, workload kind, keyword arguments); the kind picks the arrays (see ``_data``)
 CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("accuracy_score", "binary", {}),
@@ -92,6 +97,19 @@ CASES: list[tuple[str, str, dict[str, Any]]] = [
     ("dcg_score", "queries", {"k": 5}),
     ("ndcg_score", "queries", {}),
     ("auc", "curve", {}),
+    # more of scikit-learn 1.9's functions (issue #33)
+    ("class_likelihood_ratios", "binary", {}),
+    ("confusion_matrix_at_thresholds", "binary-score", {}),
+    ("metric_at_thresholds", "binary", {"metric_func": _share_equal}),
+    ("hinge_loss", "binary-score", {}),
+    ("d2_log_loss_score", "binary-proba", {}),
+    ("d2_brier_score", "binary-proba", {}),
+    ("coverage_error", "multilabel-score", {}),
+    ("label_ranking_average_precision_score", "multilabel-score", {}),
+    ("label_ranking_loss", "multilabel-score", {}),
+    ("median_absolute_error", "regression", {}),
+    ("d2_absolute_error_score", "regression", {}),
+    ("d2_pinball_score", "regression", {"alpha": 0.9}),
     # regression (issue #30)
     ("mean_squared_error", "regression", {}),
     ("root_mean_squared_error", "regression", {}),
@@ -143,6 +161,7 @@ def _data(n: int) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         "10-class": (y10, p10),
         "10-class-score": (y10, s10),
         "queries": (rel, np.round(rng.normal(size=(q, 10)) + rel / 2, 2)),
+        "multilabel-score": ((rel > 1).astype(np.int64), np.round(rng.normal(size=(q, 10)) + rel / 2, 2)),
         "curve": (x, rng.random(n)),
         "weights": (rng.random(n), np.empty(0)),
         "regression": (s, s + rng.normal(size=n)),

@@ -150,7 +150,7 @@ def _needs(block: Block) -> set[str]:
             needs.add("pandas")
     else:
         args = shlex.split(block.code, comments=True)
-        if len(args) > 1 and args[1] == "evaluate":
+        if len(args) > 1 and args[1] in ("evaluate", "drift"):  # they read files with pyarrow
             needs.add("pyarrow")
         if "--plot" in args:
             needs.add("matplotlib")

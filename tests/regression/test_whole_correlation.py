@@ -118,6 +118,7 @@ def test_weighted_equals_the_oracle_and_integer_weights_repetition(cls, seed, n)
 
 
 def test_kendall_large_compiled_and_numpy_agree_with_scipy():
+    pytest.importorskip("numba")  # the compiled kernels: the `fast` extra
     rng = np.random.default_rng(7)
     n = 20_000
     y = rng.integers(0, 300, n).astype(float)
@@ -139,6 +140,7 @@ def test_kendall_large_compiled_and_numpy_agree_with_scipy():
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 300), m=st.integers(1, 40))
 def test_inversion_counts_equal_brute_force(seed, n, m):
+    pytest.importorskip("numba")  # compares the compiled kernel too: the `fast` extra
     rng = np.random.default_rng(seed)
     r = rng.integers(0, m, n)
     w = rng.random(n)
