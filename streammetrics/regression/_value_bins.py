@@ -94,6 +94,15 @@ def percentile_bounds(lo: np.ndarray, hi: np.ndarray, w: np.ndarray, rank: float
 
 def pinball_min_bounds(lo: np.ndarray, hi: np.ndarray, w: np.ndarray, alpha: float
                        ) -> tuple[float, float]:
+    """:func:`_pinball_min_bounds` with float overflow allowed: values near the float maximum
+    times large weights overflow to inf, which is still a (loose) certified bound."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        low, high = _pinball_min_bounds(lo, hi, w, alpha)
+    return (low if low == low else -np.inf), (high if high == high else np.inf)
+
+
+def _pinball_min_bounds(lo: np.ndarray, hi: np.ndarray, w: np.ndarray, alpha: float
+                        ) -> tuple[float, float]:
     """Bounds of ``min_q sum_i w_i L_alpha(y_i - q)`` for values known by bin (as
     :func:`percentile_bounds`). The lower envelope puts each bin's values at the point of
     [lo, hi] nearest q, the upper at the farthest; both are convex and piecewise linear in q, so
