@@ -515,8 +515,10 @@ class SliceStore:
             raise ValueError(f"state: {prefix}absorbed is not empty but overflow={self.overflow!r}")
         n = len(keys) + 1
         rows = np.asarray(arrays[f"{prefix}rows"])
-        if rows.shape != (n,) or rows.dtype.kind not in "iu" or (rows < 0).any():
-            raise ValueError(f"state: {prefix}rows must be {n} non-negative integers")
+        # at most 2**53 rows a slice: what updates can count, and far from int64's end (a merge
+        # of two files adds the counts: near 2**63 they wrapped negative and the merge did not load)
+        if rows.shape != (n,) or rows.dtype.kind not in "iu" or (rows < 0).any() or (rows > 2**53).any():
+            raise ValueError(f"state: {prefix}rows must be {n} integers in [0, 2**53]")
         fresh = SliceStore(self.template, self.width, self.max_slices, self.overflow)
         fresh._commit_keys(keys, set())
         fresh.absorbed = absorbed

@@ -327,3 +327,17 @@ def test_fbeta_with_a_huge_beta_is_recall(beta):
         np.testing.assert_allclose(again.compute(), recall.compute(), rtol=1e-12)
     # no true samples: 0 (tp = 0 over predicted samples), not the zero_division value
     assert sm.FBeta(beta=beta, zero_division=1.0).update([0, 0], [1, 0]).compute() == 0.0
+
+
+def test_sliced_row_counts_near_int64_end_are_refused():
+    """A slice row count near 2**63 loaded, and a merge wrapped it negative (the merged state
+    did not load): counts are at most 2**53, what updates can reach."""
+    data = saved("Sliced-F1")
+    rows = array(data, "by0.rows")
+    rows[1] = 2**63 - 1
+    with pytest.raises(ValueError, match=r"by0.rows must be 4 integers in \[0, 2\*\*53\]"):
+        sm.loads(edited(data, "by0.rows", rows))
+    rows[1] = 2**52  # large but accepted: merged with itself it still saves and loads
+    m = sm.loads(edited(data, "by0.rows", rows))
+    twin = sm.loads(edited(data, "by0.rows", rows))
+    assert sm.loads(sm.dumps(m.merge(twin))).counts()

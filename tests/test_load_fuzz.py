@@ -255,14 +255,7 @@ def _optional(read: Any) -> Any:
         return None
 
 
-#: Sliced loads slice row counts up to 2**63 - 1, which a merge wraps to negative (so the
-#: merged state does not re-load); reported to the Sliced work (issue 27), xfail until fixed.
-_SLICED_ROWS = pytest.mark.xfail(reason="Sliced: slice row counts near 2**63 load and wrap on merge",
-                                 strict=False)
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_SLICED_ROWS) if n.startswith("Sliced")
-                                  else n for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_mutated_files_that_load_merge_update_and_read(name, data):
