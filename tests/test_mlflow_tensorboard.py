@@ -60,7 +60,8 @@ def test_mlflow_log_metrics_to_a_file_store(tmp_path, monkeypatch, store) -> Non
     from streammetrics.mlflow import figures
 
     pngs = sorted(p.name for p in (tmp_path / "art" / "streammetrics").glob("*.png"))
-    assert pngs == ["val_cm_step3.png", "val_roc_step3.png"]
+    # (AUROC members draw their ROC curve: AUROC.plot(), the bounded one with its envelope)
+    assert pngs == ["val_auroc_step3.png", "val_bounded_step3.png", "val_cm_step3.png", "val_roc_step3.png"]
     for name, figure in figures(ms, values):  # the same drawing, saved as MLflow saves it
         figure.savefig(tmp_path / f"{name}.png")
         assert (tmp_path / f"{name}.png").read_bytes() == (
