@@ -13,7 +13,7 @@ on seeded binary data (10% positives, N(0, 1) + 0.5 for positives):
 * bounded states (``max_bytes=``) of AUROC and AP, read once or after every batch.
 
 Both kernel paths side by side, interleaved in each round: ``numpy`` (the default without the
-``fast`` extra) and ``numba`` (the compiled kernels of :mod:`streammetrics._merge_count`, when
+``fast`` extra) and ``numba`` (the compiled kernels of :mod:`streammetrics._scores.exact.merge_count`, when
 numba is installed); ``--path`` keeps one. Times are CPU seconds (``time.process_time``: the machine may be shared); the median over the
 rounds of each ratio is printed with the target. ``--memory`` adds numpy's traced peak
 (``tracemalloc``) per score while streaming AUROC + AP in one ``MetricSet`` and reading once,
@@ -38,7 +38,7 @@ if __package__ in (None, ""):
 
 import streammetrics as sm  # noqa: E402
 from benchmarks.bench_ranking import binary_data  # noqa: E402
-from streammetrics._merge_count import compiled_kernels, kernels  # noqa: E402
+from streammetrics._scores.exact.merge_count import compiled_kernels, kernels  # noqa: E402
 
 
 def _cpu(fn: Callable[[], object]) -> float:

@@ -105,9 +105,9 @@ def _evaluate_validated(root: Path, metrics: Any) -> dict[str, Any]:
     import dask
     import dask.dataframe as dd
 
-    from streammetrics._engine import Plan as _Plan
-    from streammetrics._engine import merge_and_compute, merge_states, partition_state
-    from streammetrics._engine import normalise as _normalise
+    from streammetrics._engines.plan import Plan as _Plan
+    from streammetrics._engines.plan import merge_and_compute, merge_states, partition_state
+    from streammetrics._engines.plan import normalise as _normalise
 
     template, shape = _normalise(metrics)
     plan = _Plan(config=template._config(), family=template.family, label="y", score="p")
@@ -193,7 +193,7 @@ def run_copy(n: int = 10_000_000, repeat: int = 3) -> list[list[Any]]:
     import pickle
 
     import streammetrics as sm
-    from streammetrics._base import Metric
+    from streammetrics._core.metric import Metric
 
     rng = np.random.default_rng(SEED)
     m = sm.AUROC()

@@ -17,8 +17,8 @@ import numpy as np  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 from streammetrics.calibration import CalibrationCurve, GainsCurve  # noqa: E402
-from streammetrics.det import DETCurve  # noqa: E402
 from streammetrics.plot import plot_curves  # noqa: E402
+from streammetrics.ranking.det import DETCurve  # noqa: E402
 
 
 def main(out: str = "docs/images", cli: bool = True) -> list[str]:

@@ -6,24 +6,9 @@ current value, ``merge`` combines workers, ``save``/``load`` persist without pic
 other pages of docs/definitions/; a tour: README.md.
 """
 
-from ._base import Metric, UndefinedMetricWarning
-from ._delayed_unknown import LabelReport, UnknownIdError
-from ._persistence import dumps, load, loads, save
-from ._result_output import MetricResults
-from .calibration import (
-    BrierDecomposition,
-    BrierScore,
-    CalibrationCurve,
-    CalibrationCurveResult,
-    CalibrationError,
-    GainsCurve,
-    GainsCurveResult,
-    KSStatistic,
-    LiftCurve,
-    LogLoss,
-)
-from .checkpoint import Checkpointer
-from .confusion import (
+from streammetrics._core.metric import Metric, UndefinedMetricWarning
+from streammetrics._core.persistence import dumps, load, loads, save
+from streammetrics.classification.confusion import (
     F1,
     FDR,
     FNR,
@@ -51,12 +36,13 @@ from .confusion import (
     Specificity,
     WeightedAccuracy,
 )
-from .decay import Decayed
-from .delayed import DelayedLabels
-from .det import DETCurve, DETCurveResult
-from .label_ranking import CoverageError, LabelRankingAveragePrecision, LabelRankingLoss
-from .metricset import MetricSet
-from .ranking import (
+from streammetrics.classification.report import ClassificationReport, Report
+from streammetrics.classification.selection import SelectionRate
+from streammetrics.classification.topk import TopKAccuracy
+from streammetrics.plot._output import MetricResults
+from streammetrics.ranking.det import DETCurve, DETCurveResult
+from streammetrics.ranking.label_ranking import CoverageError, LabelRankingAveragePrecision, LabelRankingLoss
+from streammetrics.ranking.metrics import (
     AUROC,
     AveragePrecision,
     OperatingPoint,
@@ -65,8 +51,7 @@ from .ranking import (
     ROCCurve,
     ROCCurveResult,
 )
-from .report import ClassificationReport, Report
-from .retrieval import (
+from streammetrics.retrieval.metrics import (
     CG,
     DCG,
     MAP,
@@ -82,10 +67,26 @@ from .retrieval import (
     SetRecall,
     SystemEfficiency,
 )
-from .selection import SelectionRate
-from .sliced import OTHER, Sliced, UndefinedSlice
-from .topk import TopKAccuracy
-from .window import Window
+from streammetrics.wrappers.checkpoint import Checkpointer
+from streammetrics.wrappers.decay import Decayed
+from streammetrics.wrappers.delayed.core import DelayedLabels
+from streammetrics.wrappers.delayed.unknown import LabelReport, UnknownIdError
+from streammetrics.wrappers.metricset import MetricSet
+from streammetrics.wrappers.sliced.core import OTHER, Sliced, UndefinedSlice
+from streammetrics.wrappers.window import Window
+
+from .calibration import (
+    BrierDecomposition,
+    BrierScore,
+    CalibrationCurve,
+    CalibrationCurveResult,
+    CalibrationError,
+    GainsCurve,
+    GainsCurveResult,
+    KSStatistic,
+    LiftCurve,
+    LogLoss,
+)
 
 __version__ = "0.1.0"
 

@@ -33,8 +33,9 @@ def _version() -> str:
 def _parser() -> argparse.ArgumentParser:
     """The root parser: every command of :mod:`streammetrics.cli` registers its own subparser
     (importing a command imports none of the optional packages; they load when it runs)."""
+    from streammetrics.cli.errors import OneLineParser
+
     from .cli import demo, drift, evaluate, trec, trec_compare
-    from .cli.errors import OneLineParser
 
     parser = OneLineParser(prog="streammetrics", description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--version", action="version", version=f"streammetrics {_version()}")
@@ -52,29 +53,29 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """``streammetrics [COMMAND] ...``: returns the exit status (0 ok, 1 data error, 2 usage error,
     130 interrupted); errors are one line on stderr, never a traceback."""
-    from .cli.errors import guarded
+    from streammetrics.cli.errors import guarded
 
     try:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # a usage error (one line, status 2), --help or --version (status 0)
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     if args.command == "trec":
-        from .cli.trec import run as run_trec
+        from streammetrics.cli.trec import run as run_trec
 
         return guarded("streammetrics trec", lambda: run_trec(args))
     if args.command == "trec-compare":
-        from .cli.trec_compare import run as run_compare
+        from streammetrics.cli.trec_compare import run as run_compare
 
         return guarded("streammetrics trec-compare", lambda: run_compare(args))
     if args.command == "drift":
-        from .cli.drift import run as run_drift
+        from streammetrics.cli.drift import run as run_drift
 
         return run_drift(args)
     if args.command == "evaluate":
-        from .cli.evaluate import run as run_evaluate
+        from streammetrics.cli.evaluate import run as run_evaluate
 
         return run_evaluate(args)
-    from .cli.demo import run as run_demo
+    from streammetrics.cli.demo import run as run_demo
 
     return guarded("streammetrics", lambda: run_demo(args))
 

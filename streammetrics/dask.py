@@ -43,7 +43,7 @@ routed by sampled score quantiles into R ranges (2 per worker thread of the acti
 ``distributed`` client, 1 without one); one task per range sorts its pieces (the only sort a
 score sees) and counts them; the root adds R integer pair counts for AUROC and offsets the
 ranges' counts at their distinct positive scores for AP -- the single-process values bit for
-bit, with no serial sort at the root (:mod:`streammetrics._range_counts`). The set's other
+bit, with no serial sort at the root (:mod:`streammetrics._engines.range_counts`). The set's other
 members travel as states, as above. For AUROC, AP and curves at a size where even the
 distinct positive scores must not meet in one process, :func:`evaluate_ranked` keeps only
 O(R) numbers at the root (within 1e-12).
@@ -55,11 +55,12 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import _range_counts as RC
-from ._base import trusted_states
-from ._dask_ranked import evaluate_ranked
-from ._docstrings import filled
-from ._engine import (
+from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import trusted_states
+from streammetrics._core.params import Param, check_param
+from streammetrics._engines import range_counts as RC
+from streammetrics._engines.dask_ranked import evaluate_ranked
+from streammetrics._engines.plan import (
     Columns,
     Plan,
     finish,
@@ -69,7 +70,6 @@ from ._engine import (
     partition_state,
     rebuild,
 )
-from ._params import Param, check_param
 
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
 
@@ -120,7 +120,7 @@ def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[RC.RangeCoun
 
 def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, split: RC.Split,
                split_every: int, deps: Sequence[Any] = ()) -> Any:
-    """The graph of the range path (:mod:`streammetrics._range_counts`), completed from its
+    """The graph of the range path (:mod:`streammetrics._engines.range_counts`), completed from its
     partition tasks ``dsk[(name, "part", i)]`` (each: the other members' state, the unsorted
     scores and a sample): the scores routed to the ranges the sampled edges define; one task
     per range sorts and counts its pieces; one root task gives the values. Returns the root
@@ -135,7 +135,7 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
-    from . import _ranked as K
+    from streammetrics._engines import ranked as K
 
     def key(*k: Any) -> tuple[Any, ...]:
         return (name, *k)

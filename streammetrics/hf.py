@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from ._integration import as_metric_set, scalar_values, to_numpy
+from streammetrics._engines.callbacks import as_metric_set, scalar_values, to_numpy
 
 __all__ = ["compute_metrics", "logits_to_scores"]
 

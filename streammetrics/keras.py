@@ -31,8 +31,8 @@ from typing import Any
 import keras
 import numpy as np
 
-from ._integration import as_metric_set, scalar_values, to_numpy
-from ._params import Param, check_param
+from streammetrics._core.params import Param, check_param
+from streammetrics._engines.callbacks import as_metric_set, scalar_values, to_numpy
 
 __all__ = ["StreamMetricsCallback"]
 

@@ -40,8 +40,9 @@ from typing import Any
 import lightning.pytorch as pl
 import torch.distributed as dist
 
-from ._integration import as_metric_set, scalar_values
-from ._params import Param, check_param, nonempty_param
+from streammetrics._core.params import Param, check_param, nonempty_param
+from streammetrics._engines.callbacks import as_metric_set, scalar_values
+
 from .torch import PaddingFilter, sync
 
 __all__ = ["StreamMetricsCallback"]

@@ -40,7 +40,7 @@ from typing import Any
 import mlflow
 import numpy as np
 
-from ._integration import as_metric_set, intervals, scalar_values
+from streammetrics._engines.callbacks import as_metric_set, intervals, scalar_values
 
 __all__ = ["log_metrics", "jsonable", "figures"]
 

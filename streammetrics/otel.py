@@ -62,15 +62,15 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "streammetrics.otel needs opentelemetry-api: pip install 'streammetrics[otel]'"
     ) from exc
 
-from ._base import Metric
-from ._params import Param, check_accumulator, check_param
-from ._slice_keys import OTHER
-from ._warnings import silenced
-from .delayed import DelayedLabels
-from .metricset import MetricSet
-from .monitoring.estimated import Estimated
-from .sliced import Sliced
-from .window import Window
+from streammetrics._core.metric import Metric
+from streammetrics._core.params import Param, check_accumulator, check_param
+from streammetrics._core.warn import silenced
+from streammetrics.monitoring.estimated import Estimated
+from streammetrics.wrappers.delayed.core import DelayedLabels
+from streammetrics.wrappers.metricset import MetricSet
+from streammetrics.wrappers.sliced.core import Sliced
+from streammetrics.wrappers.sliced.keys import OTHER
+from streammetrics.wrappers.window import Window
 
 __all__ = ["Registration", "register"]
 

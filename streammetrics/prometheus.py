@@ -89,14 +89,14 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "streammetrics.prometheus needs prometheus-client: pip install 'streammetrics[prometheus]'"
     ) from exc
 
-from ._base import Metric
-from ._params import Param, check_accumulator, check_param
-from ._warnings import silenced
-from .decay import Decayed
-from .delayed import DelayedLabels
-from .metricset import MetricSet
-from .sliced import Sliced
-from .window import Window
+from streammetrics._core.metric import Metric
+from streammetrics._core.params import Param, check_accumulator, check_param
+from streammetrics._core.warn import silenced
+from streammetrics.wrappers.decay import Decayed
+from streammetrics.wrappers.delayed.core import DelayedLabels
+from streammetrics.wrappers.metricset import MetricSet
+from streammetrics.wrappers.sliced.core import Sliced
+from streammetrics.wrappers.window import Window
 
 __all__ = ["MetricsCollector", "register"]
 
@@ -218,7 +218,7 @@ def check_names(names: list[Family]) -> None:
 
 def _samples(metric: Metric) -> float | None:
     """The (weighted) number of samples behind ``metric``'s value, as its state declares it
-    (:meth:`~streammetrics._state.State.sample_count`: a window's length, the decayed count, the
+    (:meth:`~streammetrics._core.state.State.sample_count`: a window's length, the decayed count, the
     confusion counts' total (multilabel: of the first label), the exact buffer's or the bins'
     total weight, the calibration sums' total weight); None for the states that do not count
     (retrieval, sliced). Read under the metric's lock. O(classes) or O(bins)."""

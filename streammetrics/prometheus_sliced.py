@@ -41,10 +41,12 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ._params import Param, check_accumulator, check_param
-from ._slice_keys import OTHER
-from .delayed import DelayedLabels
-from .metricset import MetricSet
+from streammetrics._core.params import Param, check_accumulator, check_param
+from streammetrics.wrappers.delayed.core import DelayedLabels
+from streammetrics.wrappers.metricset import MetricSet
+from streammetrics.wrappers.sliced.core import Sliced
+from streammetrics.wrappers.sliced.keys import OTHER
+
 from .prometheus import (
     REGISTRY,
     CollectErrors,
@@ -57,7 +59,6 @@ from .prometheus import (
     check_names,
     label_value,
 )
-from .sliced import Sliced
 
 __all__ = ["SlicedCollector", "register_sliced"]
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import trusted_states
-from ._docstrings import filled
-from ._engine import (
+from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import trusted_states
+from streammetrics._engines.plan import (
     Columns,
     Plan,
     finish,

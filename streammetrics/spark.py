@@ -32,9 +32,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ._base import trusted_states
-from ._docstrings import filled
-from ._engine import (
+from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import trusted_states
+from streammetrics._core.params import Param, check_param
+from streammetrics._engines.plan import (
     Columns,
     Plan,
     empty_set,
@@ -45,7 +46,6 @@ from ._engine import (
     state_from_bytes,
     state_to_bytes,
 )
-from ._params import Param, check_param
 
 __all__ = ["evaluate"]
 

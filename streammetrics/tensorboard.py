@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._integration import as_metric_set, intervals, scalar_values
+from streammetrics._engines.callbacks import as_metric_set, intervals, scalar_values
 
 __all__ = ["log_scalars"]
 

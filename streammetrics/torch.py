@@ -9,7 +9,7 @@ How a state travels
 -------------------
 ``state_dict()`` is split by merge rule:
 
-* **fixed-shape counts** (every :class:`~streammetrics._state.SummedState` block: confusion
+* **fixed-shape counts** (every :class:`~streammetrics._core.state.SummedState` block: confusion
   counts, binned ranking counts, running sums) are packed into one float64 vector and summed with
   one ``all_reduce``;
 * **everything else** (variable-length sorted score buffers, retrieval sums, and any other state,
@@ -59,10 +59,10 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from ._base import RESERVED_KEYS, Metric
-from ._params import check_accumulator, nonempty_param
-from ._state import State, SummedState
-from .metricset import MetricSet
+from streammetrics._core.metric import RESERVED_KEYS, Metric
+from streammetrics._core.params import check_accumulator, nonempty_param
+from streammetrics._core.state import State, SummedState
+from streammetrics.wrappers.metricset import MetricSet
 
 __all__ = ["sync", "num_unpadded", "PaddingFilter"]
 

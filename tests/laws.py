@@ -21,10 +21,10 @@ import numpy as np
 
 import streammetrics as sm
 import streammetrics.calibration as smc
-import streammetrics.retrieval as smr
+import streammetrics.retrieval.metrics as smr
 import streammetrics.trec as smt
 from streammetrics.monitoring import Drift, Estimated
-from streammetrics.retrieval import (
+from streammetrics.retrieval.metrics import (
     CG,
     DCG,
     MAP,
@@ -515,7 +515,7 @@ NAMES = sorted(REGISTRY)
 
 def public_metric_classes() -> set[type]:
     """Every concrete :class:`streammetrics.Metric` subclass that ``streammetrics``,
-    ``streammetrics.calibration``, ``streammetrics.retrieval`` and ``streammetrics.trec`` export
+    ``streammetrics.calibration``, ``streammetrics.retrieval.metrics`` and ``streammetrics.trec`` export
     (the base itself not)."""
     found: set[type] = set()
     for module in (sm, smc, smr, smt):

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 import streammetrics as sm
-from streammetrics._persistence import MAGIC
+from streammetrics._core.persistence import MAGIC
 
 
 def _rng() -> np.random.Generator:

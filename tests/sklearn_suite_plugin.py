@@ -14,7 +14,7 @@ time, every name of :data:`streammetrics.functional.__all__` in those modules bo
 streammetrics' function -- module globals, ``@pytest.mark.parametrize`` values (also inside
 ``functools.partial``) and module-level metric registries (``test_common``'s ``ALL_METRICS``).
 scikit-learn's ``UndefinedMetricWarning`` is left as it is: the tests' ``pytest.warns`` on it
-catch streammetrics' warnings (``streammetrics._warnings.sklearn_compatible``). Tests of functions streammetrics does not
+catch streammetrics' warnings (``streammetrics._core.warn.sklearn_compatible``). Tests of functions streammetrics does not
 provide (d2_* scores, ...) run unchanged. The run ends with a tally of the tests that
 call streammetrics. Deselected (``-k``), a known failure with scikit-learn 1.9.1:
 ``test_confusion_matrix_dtype`` (int64 weights of 2**63 - 1 overflow: streammetrics counts in

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
-from streammetrics import _bins
-from streammetrics._bins import BinnedScores
+from streammetrics._scores.binned import bins as _bins
+from streammetrics._scores.binned.bins import BinnedScores
 
 
 def _inside(lo: float, v: float, hi: float, tol: float = 1e-12) -> bool:
@@ -533,10 +533,10 @@ def _check_sorted_fold(
 def test_insert_sorted_matches_np_insert() -> None:
     """The segment-copy insertion equals ``np.insert`` for few and many insertions, at both
     ends and repeated positions."""
-    from streammetrics._bin_arrays import FEW_INSERTS as _FEW_INSERTS
-    from streammetrics._bin_arrays import insert_sorted as _insert_sorted
-    from streammetrics._bin_arrays import insert_sorted_many as _insert_sorted_many
-    from streammetrics._bin_arrays import union_sorted as _union_sorted
+    from streammetrics._scores.binned.arrays import FEW_INSERTS as _FEW_INSERTS
+    from streammetrics._scores.binned.arrays import insert_sorted as _insert_sorted
+    from streammetrics._scores.binned.arrays import insert_sorted_many as _insert_sorted_many
+    from streammetrics._scores.binned.arrays import union_sorted as _union_sorted
 
     rng = np.random.default_rng(3)
     a = np.sort(rng.integers(-1000, 1000, 500))
@@ -570,8 +570,7 @@ def test_scratch_workspace_kept_per_thread_is_capped():
     """Huge batches must not leave more than the documented 16 MiB of scratch per thread."""
     import threading
 
-    from streammetrics import _bin_arrays
-
+    from streammetrics._scores.binned import arrays as _bin_arrays
     def run() -> None:
         rng = np.random.default_rng(5)
         m = sm.AUROC(max_bytes=1 << 20)

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 
 import streammetrics as sm
-from streammetrics._bin_keys import prob_decode as _prob_decode
-from streammetrics._bin_keys import prob_keys as _prob_keys
-from streammetrics._bin_keys import raw_decode as _raw_decode
-from streammetrics._bin_keys import raw_keys as _raw_keys
-from streammetrics._bins import BinnedScores
+from streammetrics._scores.binned.bins import BinnedScores
+from streammetrics._scores.binned.keys import prob_decode as _prob_decode
+from streammetrics._scores.binned.keys import prob_keys as _prob_keys
+from streammetrics._scores.binned.keys import raw_decode as _raw_decode
+from streammetrics._scores.binned.keys import raw_keys as _raw_keys
 
 
 def _distributions(rng: np.random.Generator, n: int) -> dict[str, tuple[np.ndarray, np.ndarray, str]]:

@@ -27,8 +27,8 @@ from sklearn.metrics import (
 from test_bounded import _distributions as bounded_distributions
 
 import streammetrics as sm
-from streammetrics._curves import ThresholdCounts
-from streammetrics._operating_points import CRITERIA
+from streammetrics._scores.thresholds import ThresholdCounts
+from streammetrics.ranking._operating_points import CRITERIA
 
 TOL = 1e-12
 VALUES = {"tpr_at_tnr": 0.8, "tnr_at_tpr": 0.7, "precision_at_recall": 0.5, "recall_at_precision": 0.6}

@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics._probability_inputs import BLOCK, one_binary, prepare_batch, uniform_bin, uniform_bins
+from streammetrics._scores.probability_inputs import (
+    BLOCK,
+    one_binary,
+    prepare_batch,
+    uniform_bin,
+    uniform_bins,
+)
 from streammetrics.calibration._state import ProbabilityBins
 
 N_BINS = [*range(1, 64), 97, 100, 1000, 1024, 4095, 12345, 10**5, 1 << 22]

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streammetrics._cell_counts import cell_counts
+from streammetrics._counts.cells import cell_counts
 
 
 @settings(max_examples=30, deadline=None)

@@ -15,7 +15,7 @@ import pytest
 
 import streammetrics as sm
 from streammetrics import AUROC, F1, Checkpointer, ConfusionMatrix, Decayed, MetricSet, Window
-from streammetrics._persistence import STALE_SECONDS
+from streammetrics._core.persistence import STALE_SECONDS
 
 WRITER = textwrap.dedent(
     """

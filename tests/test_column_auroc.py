@@ -1,4 +1,4 @@
-"""The vectorised multi-column AUROC read (``streammetrics._column_auroc``): bit-identical to
+"""The vectorised multi-column AUROC read (``streammetrics._scores.column_auroc``): bit-identical to
 the state's column-by-column read and within 1e-12 of scikit-learn, through batches, ties,
 weights, merges, save/load, absent classes and multilabel columns."""
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 import streammetrics as sm
-from streammetrics._column_auroc import auroc_columns
+from streammetrics._scores.column_auroc import auroc_columns
 
 
 def _per_class_oracle(Y: np.ndarray, S: np.ndarray, w: np.ndarray | None) -> np.ndarray:

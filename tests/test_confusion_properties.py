@@ -18,8 +18,8 @@ SCALAR_NAMES = [
     if REGISTRY[n].kind in ("binary_scores", "binary_labels", "multiclass_labels")
     and REGISTRY[n].feed is plain_feed
     and not isinstance(REGISTRY[n].make(), (sm.Window, sm.Decayed))
-    and type(REGISTRY[n].make()).__module__.startswith(("streammetrics.confusion", "streammetrics.topk",
-                                                         "streammetrics.report", "streammetrics.metricset"))
+    and type(REGISTRY[n].make()).__module__.startswith(("streammetrics.classification.confusion", "streammetrics.classification.topk",
+                                                         "streammetrics.classification.report", "streammetrics.wrappers.metricset"))
 ]
 
 

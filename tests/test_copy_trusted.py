@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics._base import Metric, states_trusted, trusted_states
-from streammetrics._persistence import MAGIC
-from streammetrics._sorted_buffer import SortedScores
+from streammetrics._core.metric import Metric, states_trusted, trusted_states
+from streammetrics._core.persistence import MAGIC
+from streammetrics._scores.exact.buffer import SortedScores
 
 
 def header_of(data: bytes) -> tuple[dict[str, Any], bytes]:
@@ -197,7 +197,7 @@ def test_untrusted_loads_reject_the_trusted_entries_and_tampering(tmp_path: Any)
 
 
 def test_pickles_of_the_previous_format_still_load() -> None:
-    from streammetrics._base import _rebuild
+    from streammetrics._core.metric import _rebuild
 
     m = sm.AUROC().update([0, 1, 1, 0], [0.1, 0.8, 0.4, 0.4])
     clone = _rebuild(m.state_dict())  # what older pickles call
@@ -262,7 +262,7 @@ def test_copies_share_an_injected_clock(kind: str) -> None:
 def test_dask_tasks_trust_each_other_but_public_merge_states_validates() -> None:
     pd = pytest.importorskip("pandas")
     pytest.importorskip("dask")
-    from streammetrics._engine import Plan as _Plan
+    from streammetrics._engines.plan import Plan as _Plan
     from streammetrics.dask import _merge_task, _root_task, merge_states, partition_state
 
     ms = sm.MetricSet(a=sm.AUROC(), p=sm.AveragePrecision(), f=sm.F1())

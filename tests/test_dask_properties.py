@@ -75,7 +75,7 @@ def test_shipped_states_are_flat_numpy_arrays() -> None:
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"y": rng.integers(0, 2, 100), "p": rng.random(100)})
     ms = sm.MetricSet(f1=sm.F1(), cm=sm.ConfusionMatrix())
-    from streammetrics._engine import Plan as _Plan  # the task payload
+    from streammetrics._engines.plan import Plan as _Plan  # the task payload
 
     plan = _Plan(config=ms._config(), family="classification", label="y", score="p")
     state = partition_state(df, plan)

@@ -23,8 +23,8 @@ from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
-import streammetrics._range_counts as RC  # noqa: E402
-from streammetrics._engine import make_plan  # noqa: E402
+import streammetrics._engines.range_counts as RC  # noqa: E402
+from streammetrics._engines.plan import make_plan  # noqa: E402
 from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
 
 

@@ -23,7 +23,7 @@ import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
-from streammetrics._dask_ranked import range_summaries  # noqa: E402
+from streammetrics._engines.dask_ranked import range_summaries  # noqa: E402
 from streammetrics.dask import evaluate_ranked  # noqa: E402
 
 TOL = 1e-12

@@ -33,7 +33,7 @@ from streammetrics import (
     TopKAccuracy,
     Window,
 )
-from streammetrics._intervals import wilson
+from streammetrics._core.intervals import wilson
 
 REL = 1e-12
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import streammetrics as sm
 from streammetrics import AUROC, F1, DelayedLabels, MetricSet, Precision
-from streammetrics._delayed_unknown import LabelReport, UnknownIdError
+from streammetrics.wrappers.delayed.unknown import LabelReport, UnknownIdError
 
 
 def quiet(fn, *a, **k):

@@ -1,4 +1,4 @@
-"""DeLong's AUROC variance (streammetrics/_delong.py): the linear merge + run-length placement
+"""DeLong's AUROC variance (streammetrics/ranking/_delong.py): the linear merge + run-length placement
 values against a brute-force O(m·n) pair matrix with ties, infinities and weights, and against the
 binary-search (``searchsorted``) implementation it replaced, to 1e-12 (in fact bit-identical)."""
 
@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics._delong import delong, placements
+from streammetrics.ranking._delong import delong, placements
 
 
 def brute_placements(pos, pw, neg, nw):

@@ -52,13 +52,13 @@ def test_check_page_passes_a_clean_page():
 
 
 @pytest.mark.parametrize(("prose", "signature", "problem"), [
-    ("see :func:<code>streammetrics._curves.ap_bounds</code>", None, "raw role"),
+    ("see :func:<code>streammetrics._scores.thresholds.ap_bounds</code>", None, "raw role"),
     ("see :class:`Accuracy`", None, "raw role"),
     ("a ``literal`` left", None, "backtick in prose"),
     ("&gt;&gt;&gt; sm.AUROC()", None, "doctest prompt in prose"),
-    ('<a href="#streammetrics._curves.ap_bounds">ap_bounds</a>', None, "private href"),
+    ('<a href="#streammetrics._scores.thresholds.ap_bounds">ap_bounds</a>', None, "private href"),
     ('<a href="../x/#streammetrics.calibration._common.f">f</a>', None, "private href"),
-    ('<h2 id="streammetrics._base.Metric">Metric</h2>', None, "private id"),
+    ('<h2 id="streammetrics._core.metric.Metric">Metric</h2>', None, "private id"),
     ('<autoref identifier="streammetrics.AUROC" optional>AUROC</autoref>', None, "unprocessed"),
     ("A sentence.", "AUROC(num_classes: int | None = None, *, multila", "incomplete signature"),
     ("A sentence.", "AUROC(num_classes=None, ...", "incomplete signature"),
@@ -111,22 +111,22 @@ def test_every_role_of_the_package_is_rewritten(resolver):
 @pytest.mark.parametrize(("where", "text", "expected"), [
     # a public target links (by the path that defines it; autorefs knows the rendered page)
     ("streammetrics.AUROC", ":class:`~streammetrics.Accuracy`",
-     '<autoref identifier="streammetrics.confusion.Accuracy" optional><code>Accuracy</code></autoref>'),
+     '<autoref identifier="streammetrics.classification.confusion.Accuracy" optional><code>Accuracy</code></autoref>'),
     # a private path re-exported publicly is shown by its public name
-    ("streammetrics.AUROC", ":class:`streammetrics._base.Metric`",
-     '<autoref identifier="streammetrics._base.Metric" optional><code>streammetrics.Metric</code></autoref>'),
+    ("streammetrics.AUROC", ":class:`streammetrics._core.metric.Metric`",
+     '<autoref identifier="streammetrics._core.metric.Metric" optional><code>streammetrics.Metric</code></autoref>'),
     # a relative name resolves in the scope of the docstring (the class, then its module)
     ("streammetrics.trec", ":func:`evaluate_files`",
      '<autoref identifier="streammetrics.trec.evaluate.evaluate_files" optional><code>evaluate_files()</code></autoref>'),
     ("streammetrics.AUROC", ":meth:`compute`",
-     '<autoref identifier="streammetrics._base.Metric.compute" optional><code>compute()</code>'),
+     '<autoref identifier="streammetrics._core.metric.Metric.compute" optional><code>compute()</code>'),
     # a private target, or one outside the package, is plain code
-    ("streammetrics.AUROC", ":func:`~streammetrics._curves.ap_bounds`", "<code>ap_bounds()</code>"),
-    ("streammetrics.AUROC", ":mod:`streammetrics._load_checks`", "<code>streammetrics._load_checks</code>"),
+    ("streammetrics.AUROC", ":func:`~streammetrics._scores.thresholds.ap_bounds`", "<code>ap_bounds()</code>"),
+    ("streammetrics.AUROC", ":mod:`streammetrics._core.load_checks`", "<code>streammetrics._core.load_checks</code>"),
     ("streammetrics.Window", ":func:`time.time`", "<code>time.time()</code>"),
     # an explicit title, and a role wrapped across lines
     ("streammetrics.AUROC", ":meth:`the computation <streammetrics.AUROC.compute>`", "the computation"),
-    ("streammetrics.AUROC", ":func:`streammetrics._curves.\n    ap_bounds`", "<code>streammetrics._curves.ap_bounds()</code>"),
+    ("streammetrics.AUROC", ":func:`streammetrics._scores.thresholds.\n    ap_bounds`", "<code>streammetrics._scores.thresholds.ap_bounds()</code>"),
 ])
 def test_rewrite(resolver, where, text, expected):
     roles, res, pkg, _ = resolver
@@ -189,11 +189,11 @@ def test_guide_paths_in_docstrings_become_links(resolver, text, expected):
 def test_bases_are_shown_by_their_public_names(resolver):
     roles, res, pkg, _ = resolver
     # AUROC's base RankingMetric is private: its public ancestor Metric is shown instead
-    assert roles.public_bases(pkg["AUROC"].final_target, res) == [("Metric", "streammetrics._base.Metric")]
+    assert roles.public_bases(pkg["AUROC"].final_target, res) == [("Metric", "streammetrics._core.metric.Metric")]
     # a base outside the package is kept as written
     assert [name for name, _ in roles.public_bases(pkg["UnknownIdError"].final_target, res)] == ["ValueError", "KeyError"]
     # the extension stored them where the class template reads them
-    assert pkg["AUROC"].extra["streammetrics"]["bases"] == [("Metric", "streammetrics._base.Metric")]
+    assert pkg["AUROC"].extra["streammetrics"]["bases"] == [("Metric", "streammetrics._core.metric.Metric")]
 
 
 def test_literal_block_marker_reads_as_a_colon(resolver):

@@ -5,7 +5,7 @@
 - a public class: ``Parameters`` (a result or record class: ``Attributes``) unless its
   constructor takes no argument, and ``Examples``; an exception or warning class: a docstring;
 - every argument of the signature is described (shared descriptions included: no placeholder
-  line of ``streammetrics._docstrings`` is left unfilled);
+  line of ``streammetrics._core.docstrings`` is left unfilled);
 - every ``Examples`` section holds at least one doctest line (``>>>``).
 
 The command-line modules (``streammetrics.cli`` and its submodules, ``CLI_MODULES``) follow the
@@ -33,7 +33,7 @@ import streammetrics.calibration
 import streammetrics.cli
 import streammetrics.functional
 import streammetrics.trec
-from streammetrics._docstrings import EXAMPLES, SNIPPETS, fill
+from streammetrics._core.docstrings import EXAMPLES, SNIPPETS, fill
 
 
 def _submodules(package: Any) -> tuple[str, ...]:
@@ -43,8 +43,8 @@ def _submodules(package: Any) -> tuple[str, ...]:
 
 
 MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "streammetrics.plot",
-           "streammetrics.calibration", "streammetrics.confusion", "streammetrics.ranking",
-           "streammetrics.retrieval", "streammetrics.sliced", "streammetrics.checkpoint",
+           "streammetrics.calibration", "streammetrics.classification.confusion", "streammetrics.ranking.metrics",
+           "streammetrics.retrieval.metrics", "streammetrics.wrappers.sliced.core", "streammetrics.wrappers.checkpoint",
            *_submodules(streammetrics.trec), *_submodules(streammetrics.functional),
            *_submodules(streammetrics.calibration))
 #: The command-line modules: the same rules, except that a class needs no Examples section.

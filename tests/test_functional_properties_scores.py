@@ -22,7 +22,7 @@ from laws import Data, make_data, query_feed, streamed
 
 import streammetrics as sm
 import streammetrics.functional as F
-from streammetrics.retrieval import DCG, NDCG
+from streammetrics.retrieval.metrics import DCG, NDCG
 
 SETTINGS = settings(max_examples=25, deadline=None)
 NAMES = np.array(["ant", "bee", "cat"])  # the classes of laws.make_data's multiclass kinds

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics._base import Metric
+from streammetrics._core.metric import Metric
 
 CLASSES = sorted(n for n in Metric._registry if n in sm.__all__ and n != "MetricSet")
 WRAPPERS = {"Window": ("size", "seconds"), "Decayed": ("half_life", "half_life_seconds"),

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import streammetrics as sm
 from streammetrics import functional as F
-from streammetrics.label_ranking import label_ranking_values
+from streammetrics.ranking.label_ranking import label_ranking_values
 
 skm = pytest.importorskip("sklearn.metrics")
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
-from streammetrics._sorted_buffer import SortedScores
+from streammetrics._scores.exact.buffer import SortedScores
 
 
 def _state(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> SortedScores:

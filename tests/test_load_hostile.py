@@ -15,7 +15,7 @@ import pytest
 from load_corpus import build, saved, split
 
 import streammetrics as sm
-from streammetrics._persistence import FILE_VERSION, remove_stale_temps
+from streammetrics._core.persistence import FILE_VERSION, remove_stale_temps
 
 #: Written by streammetrics 0.1.0 (file version 1, format version 1):
 #: ``sm.F1(3).update([0, 1, 2, 2], [0, 1, 1, 2], sample_weight=[1, 2, 1, 0.5])``.
@@ -227,7 +227,7 @@ def dead_pid() -> int:
 def test_killed_saves_leave_temporary_files_that_the_next_save_removes(tmp_path):
     path = tmp_path / "state.sm"
     script = f"""
-import os, streammetrics as sm, streammetrics._persistence as p
+import os, streammetrics as sm, streammetrics._core.persistence as p
 p.os.replace = lambda src, dst: os._exit(9)  # killed between writing the temp file and renaming it
 sm.save(sm.Recall().update([1] * 1000, [0.9] * 1000), {str(path)!r})
 """
@@ -334,7 +334,7 @@ def test_oversized_headers_and_integers():
     header, payload = split(saved("F1-binary"))
     text = json.dumps(header).encode().replace(b'"format_version": 1', b'"format_version": ' + b"9" * 5000)
     refused(build(None, payload, raw=text), "corrupted header")
-    from streammetrics._persistence import MAX_HEADER
+    from streammetrics._core.persistence import MAX_HEADER
     big = json.dumps(header).encode()[:-1] + b', "pad": "' + b" " * MAX_HEADER + b'"}'
     refused(build(None, payload, raw=big), "corrupted header")
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-import streammetrics._class_counts as cc
+import streammetrics._counts.class_counts as cc
 import streammetrics.functional as F
 
 C = 3000  # > DENSE_MAX_CLASSES: sparse without forcing

@@ -21,8 +21,8 @@ from ranking_oracles import finite
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
-from streammetrics._merge_count import compiled_kernels
-from streammetrics._positive_counts import PositiveCounts
+from streammetrics._scores.exact.merge_count import compiled_kernels
+from streammetrics._scores.positive_counts import PositiveCounts
 
 numba = pytest.importorskip("numba")
 # The kernels module itself, whatever STREAMMETRICS_NUMBA says (it only switches the dispatch).
@@ -155,7 +155,7 @@ def test_import_never_loads_numba():
 
 def test_disabled_by_environment_runs_numpy():
     code = ("import sys, numpy as np, streammetrics as sm\n"
-            "from streammetrics._merge_count import kernels\n"
+            "from streammetrics._scores.exact.merge_count import kernels\n"
             "rng = np.random.default_rng(0); y = rng.random(50_000) < 0.3; s = rng.normal(size=50_000)\n"
             "m = sm.AUROC().update(y, s); print(round(m.compute(), 12), kernels() is None,"
             " 'numba' in sys.modules)")
@@ -200,7 +200,7 @@ def test_in_place_merges_leave_copies_alone(fast):
 def test_a_shared_run_is_merged_into_a_new_array(fast):
     """``copy_groups`` shares the runs' arrays: pushing into one group then merges into a new
     array (the in-place growth is refused), and the other group keeps its values."""
-    from streammetrics._sorted_runs import Group, copy_groups
+    from streammetrics._scores.exact.runs import Group, copy_groups
 
     rng = np.random.default_rng(5)
     g = Group()
@@ -218,8 +218,8 @@ def test_a_shared_run_is_merged_into_a_new_array(fast):
 def test_new_thresholds_by_search_or_prefix_sum_equal_a_recount(monkeypatch, per_search):
     """The negatives above a new positive threshold's gap, found by searching the stored runs
     or by a prefix sum of the kept bins, give the counts of a recount from the sorted scores."""
-    from streammetrics import _positive_counts
-    from streammetrics._curves import counts_from_sorted, distinct_desc
+    from streammetrics._scores import positive_counts as _positive_counts
+    from streammetrics._scores.thresholds import counts_from_sorted, distinct_desc
 
     monkeypatch.setattr(_positive_counts, "_PREFIX_PER_SEARCH", per_search)
     rng = np.random.default_rng(per_search % 97)
@@ -240,8 +240,7 @@ def test_new_thresholds_by_search_or_prefix_sum_equal_a_recount(monkeypatch, per
 def test_blockwise_average_precision_read_equal_bit_for_bit(monkeypatch, block):
     """The numpy read in blocks (carrying the running sums and the last recall across them)
     gives the bits of the one-pass compiled read and scikit-learn's value."""
-    from streammetrics import _positive_counts
-
+    from streammetrics._scores import positive_counts as _positive_counts
     rng = np.random.default_rng(block)
     y = rng.random(5_000) < 0.4
     s = np.round(rng.normal(size=5_000) + y, 3)
@@ -257,8 +256,7 @@ def test_blockwise_average_precision_read_equal_bit_for_bit(monkeypatch, block):
 
 def test_loaded_kernels_take_calls_from_the_warm_size() -> None:
     """Before numba is loaded a call needs ``min_size`` elements; once loaded, ``_WARM_SIZE``."""
-    from streammetrics import _merge_count as mc
-
+    from streammetrics._scores.exact import merge_count as mc
     small = np.zeros(mc._WARM_SIZE // 2)
     warm = np.zeros(mc._WARM_SIZE - small.shape[0])
     loaded = list(mc._LOADED)

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics._sorted_buffer import SortedScores
+from streammetrics._scores.exact.buffer import SortedScores
 
 CONFIGS = [
     ("binary", None, False),

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics._integration import intervals
+from streammetrics._engines.callbacks import intervals
 
 
 def _metrics() -> sm.MetricSet:

@@ -13,10 +13,10 @@ import pytest
 
 import streammetrics as sm
 from streammetrics import functional as F
-from streammetrics._dask_ranked import range_summaries
-from streammetrics._engine import empty_set, normalise, rebuild
-from streammetrics._intervals import z_value
-from streammetrics._score_batches import check_layout
+from streammetrics._core.intervals import z_value
+from streammetrics._engines.dask_ranked import range_summaries
+from streammetrics._engines.plan import empty_set, normalise, rebuild
+from streammetrics._scores.batches import check_layout
 from streammetrics.calibration._quantile import QuantileProbabilities
 from streammetrics.spark import evaluate as spark_evaluate
 from streammetrics.trec import TrecMeasures, evaluate_files, per_query_values, trec_batch

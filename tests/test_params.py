@@ -1,4 +1,4 @@
-"""The declarative constructor checks (streammetrics._params) and the one definition of the
+"""The declarative constructor checks (streammetrics._core.params) and the one definition of the
 retrieval update options: each check against the plain rule it declares, messages as
 "<name>: <rule>, got <value>"."""
 
@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics._params import Param, check_param
-from streammetrics._ranking_queries import QUERY_OPTIONS
+from streammetrics._core.params import Param, check_param
+from streammetrics._queries.kernels import QUERY_OPTIONS
 
 VALUES = st.one_of(
     st.none(), st.booleans(), st.integers(-10, 10), st.integers(), st.floats(),

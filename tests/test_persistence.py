@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics._persistence import MAGIC
+from streammetrics._core.persistence import MAGIC
 
 
 def sample_set():
@@ -146,7 +146,7 @@ def test_save_is_atomic_under_a_crash(tmp_path):
     path = tmp_path / "state.sm"
     sm.save(sm.Recall().update([1, 1, 0], [0.9, 0.1, 0.3]), path)
     script = f"""
-import os, streammetrics as sm, streammetrics._persistence as p
+import os, streammetrics as sm, streammetrics._core.persistence as p
 real_replace = os.replace
 def crash(src, dst):
     os._exit(9)  # die after writing the temporary file, before the rename
@@ -164,7 +164,7 @@ def test_save_rejects_non_metrics(tmp_path):
 
 
 def test_zero_dimensional_arrays_keep_their_shape():
-    from streammetrics._persistence import _encode
+    from streammetrics._core.persistence import _encode
 
     header, chunks = _encode({"class": "F1", "format_version": 1, "config": {}, "x": np.array(2.5)})
     assert b'"shape":[]' in header and len(chunks[0]) == 8

@@ -23,8 +23,8 @@ calibration = pytest.importorskip("sklearn.calibration")
 
 import streammetrics as sm  # noqa: E402
 from streammetrics.calibration import CalibrationCurve, CalibrationError, GainsCurve, LiftCurve  # noqa: E402
-from streammetrics.det import DETCurve  # noqa: E402
 from streammetrics.plot import plot_confusion_matrix, plot_curves  # noqa: E402
+from streammetrics.ranking.det import DETCurve  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -233,7 +233,7 @@ def test_report_heatmap():
 
 
 def test_import_streammetrics_loads_no_matplotlib_nor_pandas():
-    code = ("import sys, streammetrics, streammetrics.plot, streammetrics.report; "
+    code = ("import sys, streammetrics, streammetrics.plot, streammetrics.classification.report; "
             "print('matplotlib' in sys.modules, 'pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]

@@ -23,8 +23,8 @@ metrics = pytest.importorskip("sklearn.metrics")
 stats = pytest.importorskip("scipy.stats")
 
 import streammetrics as sm  # noqa: E402
-from streammetrics.det import DETCurve  # noqa: E402
 from streammetrics.plot import plot_curves, plot_multilabel_confusion  # noqa: E402
+from streammetrics.ranking.det import DETCurve  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

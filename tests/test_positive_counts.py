@@ -12,7 +12,7 @@ from ranking_oracles import finite
 from sklearn.metrics import average_precision_score
 
 import streammetrics as sm
-from streammetrics._curves import counts_from_sorted, distinct_desc
+from streammetrics._scores.thresholds import counts_from_sorted, distinct_desc
 
 
 def _recount(state, column):
@@ -76,11 +76,11 @@ def test_multiclass_macro_ap_after_every_batch_equals_sklearn(seed, batches):
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 400), block=st.sampled_from([1, 2, 7, 64, 1 << 14]))
 def test_blocked_read_is_the_curves_average_precision_bit_for_bit(seed, n, block):
     # the numpy read runs in blocks carrying the running sums across them: any block size gives
-    # the value of streammetrics._curves.average_precision exactly, and leaves the counts as
+    # the value of streammetrics._scores.thresholds.average_precision exactly, and leaves the counts as
     # they were
-    import streammetrics._positive_counts as pcm
-    from streammetrics._curves import average_precision
-    from streammetrics._merge_count import compiled_kernels
+    import streammetrics._scores.positive_counts as pcm
+    from streammetrics._scores.exact.merge_count import compiled_kernels
+    from streammetrics._scores.thresholds import average_precision
 
     rng = np.random.default_rng(seed)
     s = np.round(rng.normal(size=n) * 8) / 8
@@ -104,7 +104,7 @@ def test_blocked_read_is_the_curves_average_precision_bit_for_bit(seed, n, block
 def test_signed_zero_thresholds_equal_on_both_paths():
     # a positive at -0.0 after one at 0.0 (equal scores): the kept threshold keeps its bits
     # on the compiled path as on the numpy path
-    from streammetrics._merge_count import compiled_kernels, kernels
+    from streammetrics._scores.exact.merge_count import compiled_kernels, kernels
 
     if kernels() is None:
         return
@@ -130,7 +130,7 @@ def test_signed_zero_thresholds_equal_on_both_paths():
 def test_compiled_fold_in_place_equals_numpy_bit_for_bit(seed, levels, sizes):
     # the compiled fold grows the kept arrays in place and merges into them (entries moved up
     # first): after every batch its counts and average precision have the numpy path's bits
-    from streammetrics._merge_count import compiled_kernels, kernels
+    from streammetrics._scores.exact.merge_count import compiled_kernels, kernels
 
     if kernels() is None:
         return

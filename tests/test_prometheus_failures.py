@@ -261,7 +261,7 @@ def test_a_sliced_scrape_copies_only_the_exported_slices(monkeypatch) -> None:
     keys = rng.integers(0, 500, n)
     y, p = rng.integers(0, 2, n), rng.random(n)
     sliced = sm.Sliced(sm.AUROC(), max_slices=1000).update(y, p, slices=keys)
-    from streammetrics._slice_state import SlicedState
+    from streammetrics.wrappers.sliced.state import SlicedState
 
     def no_whole_copy(self: object) -> None:
         raise AssertionError("the scrape copied the whole Sliced state")

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from streammetrics._engine import empty_set
-from streammetrics._ranked import runs_config, runs_of
+from streammetrics._engines.plan import empty_set
+from streammetrics._engines.ranked import runs_config, runs_of
 
 
 def from_state_dict(acc: Any) -> tuple[Any, ...]:

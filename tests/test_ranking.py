@@ -32,7 +32,7 @@ from sklearn.metrics import (
 )
 
 import streammetrics as sm
-from streammetrics._operating_points import CRITERIA
+from streammetrics.ranking._operating_points import CRITERIA
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 

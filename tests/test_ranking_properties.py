@@ -20,8 +20,8 @@ from ranking_oracles import finite
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
-import streammetrics._sorted_buffer as sb
-import streammetrics._sorted_runs as runs
+import streammetrics._scores.exact.buffer as sb
+import streammetrics._scores.exact.runs as runs
 
 
 @contextlib.contextmanager

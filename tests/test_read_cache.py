@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 import streammetrics as sm
-from streammetrics._state import MUTATORS, State
+from streammetrics._core.state import MUTATORS, State
 
 CONFIGS = [
     (sm.AUROC, {}),

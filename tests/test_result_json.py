@@ -19,7 +19,7 @@ metrics = pytest.importorskip("sklearn.metrics")
 
 import streammetrics as sm  # noqa: E402
 from streammetrics.calibration import CalibrationCurve, GainsCurve  # noqa: E402
-from streammetrics.det import DETCurve  # noqa: E402
+from streammetrics.ranking.det import DETCurve  # noqa: E402
 
 
 def strict(obj):

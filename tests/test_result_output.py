@@ -15,7 +15,7 @@ metrics = pytest.importorskip("sklearn.metrics")
 
 import streammetrics as sm  # noqa: E402
 from streammetrics.calibration import CalibrationCurve, GainsCurve  # noqa: E402
-from streammetrics.det import DETCurve  # noqa: E402
+from streammetrics.ranking.det import DETCurve  # noqa: E402
 
 
 def data(n: int = 400, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

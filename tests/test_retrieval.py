@@ -10,7 +10,7 @@ import pytest
 import pytrec_eval
 
 import streammetrics as sm
-from streammetrics.retrieval import (
+from streammetrics.retrieval.metrics import (
     CG,
     DCG,
     MAP,
@@ -356,7 +356,7 @@ def test_no_queries_is_nan_with_warning():
 def test_module_docstring_example():
     import doctest
 
-    import streammetrics.retrieval as module
+    import streammetrics.retrieval.metrics as module
 
     assert doctest.testmod(module).failed == 0
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from laws import assert_same, flat, retrieval_metrics
 
 import streammetrics as sm
-from streammetrics import _query_batch
+from streammetrics._queries import batch as _query_batch
 from tests import retrieval_oracles as O
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from laws import REGISTRY, assert_same, feed, flat, make_data, result, retrieval_metrics
 
 import streammetrics as sm
-from streammetrics.retrieval import (
+from streammetrics.retrieval.metrics import (
     CG,
     DCG,
     MAP,

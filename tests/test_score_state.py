@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
 import streammetrics as sm
-from streammetrics._bins import BinnedScores
-from streammetrics._curves import average_precision_certified
-from streammetrics._score_state import ScoreState
-from streammetrics._sorted_buffer import SortedScores
+from streammetrics._scores.binned.bins import BinnedScores
+from streammetrics._scores.exact.buffer import SortedScores
+from streammetrics._scores.protocol import ScoreState
+from streammetrics._scores.thresholds import average_precision_certified
 
 
 def _states(max_bytes: int) -> list[ScoreState]:

@@ -1,6 +1,6 @@
 """The undefined-metric warnings of ``streammetrics`` are catchable by code written for
 scikit-learn: a filter, ``pytest.warns`` or ``except`` on ``sklearn.exceptions.UndefinedMetricWarning``
-catches them once scikit-learn is imported (``streammetrics._warnings.sklearn_compatible``), one on
+catches them once scikit-learn is imported (``streammetrics._core.warn.sklearn_compatible``), one on
 :class:`streammetrics.UndefinedMetricWarning` still does, and ``import streammetrics`` (or a call
 that warns) does not import scikit-learn."""
 
@@ -76,7 +76,7 @@ def test_warning_class_is_both_and_named_as_ours():
         F.precision_score([0, 0], [0, 0])
     cats = [w.category for w in rec if issubclass(w.category, sm.UndefinedMetricWarning)]
     assert cats and all(issubclass(c, SK) for c in cats)
-    assert cats[0].__name__ == "UndefinedMetricWarning" and cats[0].__module__ == "streammetrics._base"
+    assert cats[0].__name__ == "UndefinedMetricWarning" and cats[0].__module__ == "streammetrics._core.metric"
     assert len({id(c) for c in cats}) == 1  # one cached class, not one per warning
 
 

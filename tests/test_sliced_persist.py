@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics import _slice_store
-from streammetrics._confusion_counts import ConfusionCounts
-from streammetrics._persistence import MAX_HEADER
-from streammetrics._slice_absorbed import EXACT
+from streammetrics._core.persistence import MAX_HEADER
+from streammetrics._counts.confusion_counts import ConfusionCounts
+from streammetrics.wrappers.sliced import store as _slice_store
+from streammetrics.wrappers.sliced.absorbed import EXACT
 
 
 def _header_len(data: bytes) -> int:
@@ -157,7 +157,7 @@ def test_stacked_squared_weights_are_checked_per_cell_on_load() -> None:
     data = bytearray(sm.dumps(_feed(sm.Sliced(sm.Recall()), 5)))
     sd = sm.loads(bytes(data)).state_dict()
     sd["slices.counts_w2"] = sd["slices.counts_w2"] * 1e6  # more than (sum w)**2
-    from streammetrics._load_checks import load_budget
+    from streammetrics._core.load_checks import load_budget
     with load_budget(10**6), pytest.raises(ValueError, match="counts_w2"):
         sm.Sliced.from_state_dict(sd)
 
@@ -308,13 +308,13 @@ def test_checkpointer_logs_every_failed_background_save(tmp_path: Path,
     folder.mkdir()
     saver = sm.Checkpointer(metric, folder / "m.sm", every_seconds=0.02)
     folder.rmdir()  # every save now fails
-    caplog.set_level(logging.ERROR, logger="streammetrics.checkpoint")
+    caplog.set_level(logging.ERROR, logger="streammetrics.wrappers.checkpoint")
     deadline = time.monotonic() + 10
     while saver.failures < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     saver.close(final=False)
     assert saver.failures >= 2 and saver.last_error is not None
-    records = [r for r in caplog.records if r.name == "streammetrics.checkpoint"]
+    records = [r for r in caplog.records if r.name == "streammetrics.wrappers.checkpoint"]
     assert records and all(r.levelno == logging.ERROR for r in records)
     assert "m.sm" in records[0].getMessage() and records[0].exc_info is not None
     folder.mkdir()

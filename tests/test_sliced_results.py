@@ -137,7 +137,7 @@ def test_cli_plot_draws_through_the_same_overlay(tmp_path, monkeypatch) -> None:
     pytest.importorskip("matplotlib")
     pytest.importorskip("pyarrow")
     from streammetrics.__main__ import main
-    from streammetrics._slice_results import SlicedResults
+    from streammetrics.wrappers.sliced.results import SlicedResults
 
     y, s, c, _ = data(800)
     path = tmp_path / "p.csv"

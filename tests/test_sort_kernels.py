@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streammetrics._curves import counts_from_sorted
-from streammetrics._sort_kernels import (
+from streammetrics._scores.exact.buffer import count2
+from streammetrics._scores.exact.sort_kernels import (
     runs,
     sort_split,
     stable_argsort,
@@ -19,7 +19,7 @@ from streammetrics._sort_kernels import (
     suffix_weight,
     threshold_counts,
 )
-from streammetrics._sorted_buffer import count2
+from streammetrics._scores.thresholds import counts_from_sorted
 
 SIZES = st.integers(0, 12_000)
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics import _sorted_buffer as sb
-from streammetrics._sorted_buffer import SortedScores, delete_sorted
+from streammetrics._scores.exact import buffer as sb
+from streammetrics._scores.exact.buffer import SortedScores, delete_sorted
 
 CONFIGS = [
     ("binary", None, False),
@@ -204,7 +204,7 @@ def test_weights_after_a_subtraction():
 def test_group_count2_either_way_round(sizes: tuple[int, int]) -> None:
     """A run smaller than the needles is searched the other way round: the same exact int as
     counting every pair, with ties between the run and the needles."""
-    from streammetrics._sorted_runs import Group
+    from streammetrics._scores.exact.runs import Group
 
     rng = np.random.default_rng(sizes[0])
     big = np.sort(np.round(rng.normal(size=50_000), 2))

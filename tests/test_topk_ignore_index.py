@@ -9,7 +9,7 @@ import pytest
 from sklearn.metrics import top_k_accuracy_score
 
 import streammetrics as sm
-from streammetrics._validation import drop_ignored
+from streammetrics._core.validation import drop_ignored
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -24,8 +24,8 @@ import streammetrics as sm  # noqa: E402
 if not dist.is_available():  # pragma: no cover
     pytest.skip("torch.distributed is not available", allow_module_level=True)
 
-from streammetrics._base import Metric  # noqa: E402
-from streammetrics._state import State  # noqa: E402
+from streammetrics._core.metric import Metric  # noqa: E402
+from streammetrics._core.state import State  # noqa: E402
 from streammetrics.torch import PaddingFilter, num_unpadded, sync  # noqa: E402
 
 

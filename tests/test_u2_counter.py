@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import streammetrics as sm
-from streammetrics._u2_counter import counter_copy, exact_u2
+from streammetrics._scores.exact.u2_counter import counter_copy, exact_u2
 
 
 def groups(*totals):

@@ -96,7 +96,7 @@ def test_best_threshold_retrieval_and_dask():
 
 def test_library_frames_only_are_skipped():
     """A warning raised from a user's own subclass points at the user's code too."""
-    from streammetrics._warnings import warn
+    from streammetrics._core.warn import warn
 
     def user_code():
         warn("from the user's own frame", UndefinedMetricWarning)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
 
 from streammetrics import AUROC, AveragePrecision, Decayed, Window
-from streammetrics import _bins as bins_mod
+from streammetrics._scores.binned import bins as bins_mod
 
 TOL = 1e-12
 BUDGET = 2048  # small enough that the scores below force coarse bins

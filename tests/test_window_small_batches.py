@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
 import streammetrics as sm
-from streammetrics._sorted_buffer import SortedScores
-from streammetrics._sorted_runs import FlatList
+from streammetrics._scores.exact.buffer import SortedScores
+from streammetrics._scores.exact.runs import FlatList
 
 REL = 1e-12
 

@@ -1,4 +1,4 @@
-"""What the three service wrappers share (``streammetrics._wrapper``): the nested configuration,
+"""What the three service wrappers share (``streammetrics.wrappers._base``): the nested configuration,
 the injected clock across ``copy``, the capability that lets a window slide rows out as stored,
 and the abstract bases staying out of the class registry."""
 
@@ -11,9 +11,9 @@ import pytest
 from sklearn.metrics import recall_score, roc_auc_score
 
 import streammetrics as sm
-from streammetrics._base import Metric
-from streammetrics._sorted_buffer import SortedScores
-from streammetrics._state import State
+from streammetrics._core.metric import Metric
+from streammetrics._core.state import State
+from streammetrics._scores.exact.buffer import SortedScores
 
 WRAPPERS = {
     "window": lambda: sm.Window(sm.Recall(), seconds=10.0),

@@ -1,13 +1,13 @@
 """Griffe extension: the Sphinx roles of the docstrings become cross-references of the API site.
 
 The docstrings are numpydoc, written for ``help()`` and Sphinx: they cite other objects with roles
-(``:func:`~streammetrics._curves.roc_auc_bounds```, ``:class:`Accuracy```, ``:meth:`compute```).
+(``:func:`~streammetrics._scores.thresholds.roc_auc_bounds```, ``:class:`Accuracy```, ``:meth:`compute```).
 mkdocstrings renders Markdown, where a role is raw text. Once the whole package is loaded, this
 extension rewrites every role of every docstring, resolving its target the way Sphinx does (the
 object's own class and module first, then the package, then a unique name anywhere in it):
 
 - a target with a public name (no path component starting with ``_``, or re-exported under one,
-  e.g. ``streammetrics._base.Metric`` is ``streammetrics.Metric``) becomes an mkdocs-autorefs
+  e.g. ``streammetrics._core.metric.Metric`` is ``streammetrics.Metric``) becomes an mkdocs-autorefs
   cross-reference: a link when that object is rendered on some page of the site, plain code
   otherwise. The link text is the public name (``~`` keeps the last component only, as in Sphinx);
   functions and methods get ``()``.

@@ -2,7 +2,7 @@
 
 mkdocstrings reads docstrings from the source (statically, without importing the package), where
 shared parameter descriptions stand as placeholder lines (``{family: name, ...}``, see
-``streammetrics/_docstrings.py``). This extension applies the same :func:`fill` the package
+``streammetrics/_core/docstrings.py``). This extension applies the same :func:`fill` the package
 applies at import, so the site, ``help()`` and the doctests show the same text. The module is
 loaded by its path: it imports nothing from the package, so the build needs no optional extra.
 """

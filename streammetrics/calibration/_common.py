@@ -1,5 +1,5 @@
 """What the calibration metrics share: the constructor checks and the empty-state rule
-(:func:`undefined`: nan and one warning, from :mod:`streammetrics._averaging`)."""
+(:func:`undefined`: nan and one warning, from :mod:`streammetrics._core.averaging`)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from .._averaging import undefined_without_weight as undefined
-from .._base import Metric
-from .._confusion_counts import task_of
-from .._label_options import label_options
-from .._params import FLAG, Param, check_param
+from streammetrics._core.averaging import undefined_without_weight as undefined
+from streammetrics._core.metric import Metric
+from streammetrics._core.params import FLAG, Param, check_param
+from streammetrics._counts.confusion_counts import task_of
+from streammetrics._counts.label_options import label_options
+
 from ._state import MAX_CELLS, ProbabilityBins, check_n_bins
 
 __all__ = ["ProbabilityMetric", "binned_error", "undefined"]

@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from .._curves import ThresholdCounts
+from streammetrics._scores.thresholds import ThresholdCounts
+
 from ._quantile import quantile_bin_sums
 from ._quantile_bounds import bin_summary, quantile_reach
 
@@ -50,7 +51,7 @@ def bounded_curve(
     """Fields of a :class:`~streammetrics.calibration.CalibrationCurveResult` of one column:
     ``prob_true``, ``prob_pred``, ``counts`` (the estimate), their ``*_low`` / ``*_high`` bounds,
     ``exact`` and ``bin_index``. ``values``: the column's ascending (values, weights, outcome-1
-    weights) (:meth:`~streammetrics._score_state.ScoreState.sorted_values`); ``c``: its bounded
+    weights) (:meth:`~streammetrics._scores.protocol.ScoreState.sorted_values`); ``c``: its bounded
     counts, None for an exact column (then every bound is the value).
     O(len(values) + n_bins log len(values)), + O(bins + n_bins log bins) for the bounds."""
     v, m_, p_ = values

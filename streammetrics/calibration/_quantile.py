@@ -1,8 +1,8 @@
 """Quantile bins: the probabilities, kept in a score state (exact or bounded).
 
 ``QuantileProbabilities(mode, num_classes, from_logits, max_bytes)`` validates probabilities as
-every calibration metric does (:func:`~streammetrics._probability_inputs.prepare_batch`) and keeps
-them in an inner score state (:class:`~streammetrics._score_state.ScoreState`: the exact sorted
+every calibration metric does (:func:`~streammetrics._scores.probability_inputs.prepare_batch`) and keeps
+them in an inner score state (:class:`~streammetrics._scores.protocol.ScoreState`: the exact sorted
 buffer, or bounded bins with ``max_bytes``):
 
 * ``mode="binary"``: the binary buffer of (label, P(1));
@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from .._bins import BinnedScores
-from .._curves import ThresholdCounts
-from .._params import Param, check_param
-from .._probability_inputs import prepare_batch
-from .._score_state import ScoreState
-from .._sorted_buffer import SortedScores
-from .._state import State
+from streammetrics._core.params import Param, check_param
+from streammetrics._core.state import State
+from streammetrics._scores.binned.bins import BinnedScores
+from streammetrics._scores.exact.buffer import SortedScores
+from streammetrics._scores.probability_inputs import prepare_batch
+from streammetrics._scores.protocol import ScoreState
+from streammetrics._scores.thresholds import ThresholdCounts
 
 __all__ = [
     "QuantileProbabilities",
@@ -120,7 +120,7 @@ class QuantileProbabilities(State):
     @property
     def is_exact(self) -> bool:
         """True when every column's counts are exact at every distinct value (the inner
-        state's :attr:`~streammetrics._score_state.ScoreState.is_exact`)."""
+        state's :attr:`~streammetrics._scores.protocol.ScoreState.is_exact`)."""
         return bool(self.inner.is_exact)
 
     def column_exact(self, k: int) -> bool:
@@ -129,12 +129,12 @@ class QuantileProbabilities(State):
 
     def sorted_values(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Column k's ascending (values, weights, outcome-1 weights); see
-        :meth:`~streammetrics._score_state.ScoreState.sorted_values`."""
+        :meth:`~streammetrics._scores.protocol.ScoreState.sorted_values`."""
         return self.inner.sorted_values(k)
 
     def counts(self, k: int) -> ThresholdCounts:
         """Column k's counts at its distinct values (exact) or bin edges (bounded); see
-        :meth:`~streammetrics._score_state.ScoreState.counts`."""
+        :meth:`~streammetrics._scores.protocol.ScoreState.counts`."""
         return self.inner.counts(k)
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:

@@ -42,8 +42,9 @@ from typing import Literal
 
 import numpy as np
 
-from .._curves import ThresholdCounts, guard
-from .._score_state import ascending_steps
+from streammetrics._scores.protocol import ascending_steps
+from streammetrics._scores.thresholds import ThresholdCounts, guard
+
 from ._common import binned_error
 from ._quantile import quantile_bin_sums, quantile_positions
 
@@ -183,7 +184,7 @@ def quantile_error_certified(
     certify the exact error for every norm (module docstring).
 
     ``values``: the column's ascending (values, weights, outcome-1 weights)
-    (:meth:`~streammetrics._score_state.ScoreState.sorted_values`: the samples of an exact
+    (:meth:`~streammetrics._scores.protocol.ScoreState.sorted_values`: the samples of an exact
     column, every bin at its lower edge for bins); ``c``: the column's bounded counts, None for
     an exact column (then (v, v, v)). nan when the column is empty.
     O(len(values) + n_bins log len(values)), + O(bins) for the certificate.

@@ -1,7 +1,7 @@
 """The one decomposable state of the calibration family: sums and uniform probability bins.
 
 ``ProbabilityBins(num_classes, n_bins, side, from_logits)`` holds float64 weighted sums, all
-merging by addition (a :class:`~streammetrics._state.SummedState`):
+merging by addition (a :class:`~streammetrics._core.state.SummedState`):
 
 * ``totals`` (3,): sum of w, of w * log loss, of w * Brier term (the last two stay 0 in a
   ``losses=False`` state: CalibrationCurve's, which reads only its bins);
@@ -20,7 +20,7 @@ decomposition), ``side="left"`` as scikit-learn's ``calibration_curve``. ``n_bin
 totals only (LogLoss).
 
 Complexity: ``update`` O(n K) (the arithmetic bin index of
-:func:`~streammetrics._probability_inputs.uniform_bins`, equal to ``searchsorted`` on the edges,
+:func:`~streammetrics._scores.probability_inputs.uniform_bins`, equal to ``searchsorted`` on the edges,
 and three (binary) or five ``bincount`` per batch); memory O(K n_bins), independent of n.
 Metrics whose configuration maps to the same key share one state in a
 :class:`~streammetrics.MetricSet`.
@@ -39,9 +39,16 @@ from typing import Any
 
 import numpy as np
 
-from .._params import Param, check_param
-from .._probability_inputs import BLOCK, Batch, one_binary, prepare_batch, uniform_bin, uniform_bins
-from .._state import State, SummedState
+from streammetrics._core.params import Param, check_param
+from streammetrics._core.state import State, SummedState
+from streammetrics._scores.probability_inputs import (
+    BLOCK,
+    Batch,
+    one_binary,
+    prepare_batch,
+    uniform_bin,
+    uniform_bins,
+)
 
 __all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
 

@@ -44,15 +44,16 @@ from typing import Any
 
 import numpy as np
 
-from .._bins import BinnedScores
-from .._curves import ThresholdCounts
-from .._docstrings import filled
-from .._params import FLAG, check_param
-from .._probability_inputs import sigmoid
-from .._probability_scores import ProbabilityScores
-from .._result_output import CurveOutput
-from .._sorted_buffer import SortedScores
-from .._warnings import silenced
+from streammetrics._core.docstrings import filled
+from streammetrics._core.params import FLAG, check_param
+from streammetrics._core.warn import silenced
+from streammetrics._scores.binned.bins import BinnedScores
+from streammetrics._scores.exact.buffer import SortedScores
+from streammetrics._scores.probability_inputs import sigmoid
+from streammetrics._scores.probability_scores import ProbabilityScores
+from streammetrics._scores.thresholds import ThresholdCounts
+from streammetrics.plot._output import CurveOutput
+
 from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
 from ._curve_bounds import bounded_curve
 from ._quantile import QuantileProbabilities, check_ovr_classes
@@ -230,7 +231,7 @@ class CalibrationError(ProbabilityMetric):
         Display
             The axes and the artists drawn.
         """
-        from ..plot import plot_calibration
+        from streammetrics.plot import plot_calibration
 
         if self.strategy == "uniform":
             kwargs.setdefault("n_bins", self.n_bins)
@@ -291,7 +292,7 @@ class CalibrationCurveResult(CurveOutput):
             object.__setattr__(self, "bin_index", np.arange(np.shape(self.prob_true)[0]))
 
     def _summary(self) -> list[tuple[str, Any]]:
-        from ..plot import reliability_ece  # matplotlib-free: only the ECE over these bins
+        from streammetrics.plot import reliability_ece  # matplotlib-free: only the ECE over these bins
 
         return [("ECE", reliability_ece(self))]
 
@@ -381,7 +382,7 @@ class CalibrationCurve(ProbabilityMetric):
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """Reliability diagram of the current curve(s), one per class for multiclass, with the
         per-bin counts (see :func:`streammetrics.plot.plot_calibration`)."""
-        from ..plot import plot_calibration
+        from streammetrics.plot import plot_calibration
 
         if self.strategy == "uniform":
             kwargs.setdefault("n_bins", self.n_bins)

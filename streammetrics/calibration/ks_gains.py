@@ -19,8 +19,8 @@ weight.
 ``num_classes=C``: multiclass scores (n, C), one-vs-rest per class (class k's scores against
 [y == k]); KS gives per-class arrays, the curves a list of results in class order.
 
-``max_bytes=``: the bounded bins (:class:`~streammetrics._bins.BinnedScores`); every point at a
-bin edge is exact, and the values are certified (:mod:`streammetrics._business_curves`):
+``max_bytes=``: the bounded bins (:class:`~streammetrics._scores.binned.bins.BinnedScores`); every point at a
+bin edge is exact, and the values are certified (:mod:`streammetrics.calibration._business_curves`):
 ``KSStatistic.bounds()`` holds the exact statistic, ``GainsCurveResult.at_fraction_bounds(q)``
 the exact gain and lift; ``is_exact`` says whether the value is exact.
 
@@ -37,15 +37,16 @@ from typing import Any
 
 import numpy as np
 
-from .._averaging import warn_undefined_nan
-from .._base import Metric
-from .._business_curves import gain_bounds, ks_certified
-from .._confusion_counts import task_of
-from .._curves import ThresholdCounts
-from .._params import check_param
-from .._ranking_base import SCORES, make_state
-from .._result_output import CurveOutput
-from .._score_state import ScoreState
+from streammetrics._core.averaging import warn_undefined_nan
+from streammetrics._core.metric import Metric
+from streammetrics._core.params import check_param
+from streammetrics._counts.confusion_counts import task_of
+from streammetrics._scores.protocol import ScoreState
+from streammetrics._scores.thresholds import ThresholdCounts
+from streammetrics.plot._output import CurveOutput
+from streammetrics.ranking._base import SCORES, make_state
+
+from ._business_curves import gain_bounds, ks_certified
 
 __all__ = ["KSStatistic", "GainsCurve", "LiftCurve", "GainsCurveResult"]
 
@@ -157,7 +158,7 @@ class KSStatistic(_ScoreCurve):
     def bounds(self) -> tuple[Any, Any]:
         """Certified (low, high) interval holding the exact statistic of the data seen:
         (value, value) for the exact state; bounded: the edge maximum and the largest gap at a
-        corner of a bin holding both classes (:func:`streammetrics._business_curves.
+        corner of a bin holding both classes (:func:`streammetrics.calibration._business_curves.
         ks_certified`). Per class for multiclass; nan when undefined; no warning. O(bins)."""
         with self._lock:
             stats = self._stats()
@@ -215,7 +216,7 @@ class GainsCurveResult(CurveOutput):
     def at_fraction_bounds(self, q: float) -> tuple[tuple[float, float], tuple[float, float]]:
         """Certified ((gain low, gain high), (lift low, lift high)) at share ``q``: the exact
         gain and lift of the data seen lie inside (equal ends where exact; see
-        :func:`streammetrics._business_curves.gain_bounds`). O(log T)."""
+        :func:`streammetrics.calibration._business_curves.gain_bounds`). O(log T)."""
         g, lift = self.at_fraction(q)
         if math.isnan(g) or self.is_exact:
             return (g, g), (lift, lift)
@@ -289,7 +290,7 @@ class GainsCurve(_ScoreCurve):
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """The cumulative gains chart of the current curve (``LiftCurve``: the lift chart); see
         :func:`streammetrics.plot.plot_gains`."""
-        from ..plot import plot_gains
+        from streammetrics.plot import plot_gains
 
         kwargs.setdefault("kind", self._plot_kind)
         return plot_gains(self.compute(), ax, **kwargs)

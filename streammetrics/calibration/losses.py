@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
+from streammetrics._core.docstrings import filled
+
 from ._common import ProbabilityMetric, undefined
 
 __all__ = ["LogLoss", "BrierScore", "BrierDecomposition"]

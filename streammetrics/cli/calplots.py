@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from ..plot import plot_calibration, plot_gains
+from streammetrics.plot import plot_calibration, plot_gains
+
 from .calibration import ECE_BINS
 
 __all__ = ["write_calibration_plots"]

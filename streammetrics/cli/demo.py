@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..confusion import (
+from streammetrics.classification.confusion import (
     F1,
     NPV,
     Accuracy,
@@ -26,9 +26,10 @@ from ..confusion import (
     Recall,
     Specificity,
 )
-from ..metricset import MetricSet
-from ..ranking import AUROC, AveragePrecision, ROCCurve
-from ..report import ClassificationReport
+from streammetrics.classification.report import ClassificationReport
+from streammetrics.ranking.metrics import AUROC, AveragePrecision, ROCCurve
+from streammetrics.wrappers.metricset import MetricSet
+
 from .options import batch_size, finite_float
 
 __all__ = ["add_parser", "add_root_options", "example_batches", "run"]

@@ -136,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
         import pyarrow  # noqa: F401
     except ImportError:
         raise InputError("drift needs pyarrow: pip install 'streammetrics[cli]'", 2) from None
-    from ..monitoring import Drift
+    from streammetrics.monitoring import Drift
 
     scores = _columns(args)
     if args.json is not None and not args.json.strip():

@@ -223,7 +223,7 @@ def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, An
             plt.close(fig)
         written.append(path)
 
-    from ..plot import plot_confusion_matrix, plot_curves
+    from streammetrics.plot import plot_confusion_matrix, plot_curves
 
     # ROC and PR (with the no-skill baseline, each class's prevalence): the library's plots,
     # bounded curves with their certified envelopes

@@ -31,8 +31,8 @@ def _binned_delong(m: Any, confidence: float) -> tuple[float, float] | None:
     distinct score) and the run has no ``--weight`` column (the counts then are the samples):
     the interval the exact state gives, from the bins' counts; None once bins hold several
     scores (the certified bounds are reported then). O(bins)."""
-    from .._delong import delong_counts
-    from .._intervals import z_value
+    from streammetrics._core.intervals import z_value
+    from streammetrics.ranking._delong import delong_counts
 
     with m._lock:
         if not m._state.is_exact:

@@ -230,7 +230,7 @@ def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from .._slice_results import SlicedResults
+    from streammetrics.wrappers.sliced.results import SlicedResults
 
     counts = sliced.counts()
     chosen = sorted(counts, key=lambda k: -counts[k])[:_PLOTTED]

@@ -11,10 +11,11 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ..trec._measures import LONG_MAX
-from ..trec.evaluate import DEFAULT_MEASURES, evaluate_files
-from ..trec.progress import ProgressLine, reporting
-from ..trec.runfile import MEMORY_LINES
+from streammetrics.trec._measures import LONG_MAX
+from streammetrics.trec.evaluate import DEFAULT_MEASURES, evaluate_files
+from streammetrics.trec.progress import ProgressLine, reporting
+from streammetrics.trec.runfile import MEMORY_LINES
+
 from .options import converted, positive_int
 
 __all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int", "progress_line"]

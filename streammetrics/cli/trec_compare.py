@@ -16,11 +16,12 @@ import math
 import sys
 from typing import Any
 
-from ..trec._measures import LONG_MAX
-from ..trec.compare import DEFAULT, compare
-from ..trec.perquery import per_query_values
-from ..trec.rank_tests import ZERO_METHODS
-from ..trec.significance import ALTERNATIVES
+from streammetrics.trec._measures import LONG_MAX
+from streammetrics.trec.compare import DEFAULT, compare
+from streammetrics.trec.perquery import per_query_values
+from streammetrics.trec.rank_tests import ZERO_METHODS
+from streammetrics.trec.significance import ALTERNATIVES
+
 from .errors import InputError
 from .options import converted, positive_int
 from .trec import Terminated, long_int, progress_line, sigterm_raises

@@ -3,7 +3,7 @@
 ``confusion_matrix``, ``multilabel_confusion_matrix``, ``accuracy_score``, ``zero_one_loss``,
 ``hamming_loss``, ``balanced_accuracy_score``, ``matthews_corrcoef`` and ``cohen_kappa_score``.
 Each checks and maps the labels (:mod:`streammetrics.functional._targets`), builds the matching
-accumulator of :mod:`streammetrics.confusion`, calls ``update`` once and returns ``compute()``:
+accumulator of :mod:`streammetrics.classification.confusion`, calls ``update`` once and returns ``compute()``:
 the counting is the accumulators' kernel. Cost: O(n) for small integer labels, O(n log n)
 otherwise (the label union); memory O(C^2) beyond the inputs (O(n·C) for the one-hot indicator
 of ``multilabel_confusion_matrix`` on multiclass targets).
@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from .._averaging import chance_adjusted
-from .._base import UndefinedMetricWarning
-from .._confusion_counts import ConfusionCounts
-from .._docstrings import filled
-from .._warnings import sklearn_compatible
-from ..confusion import (
+from streammetrics._core.averaging import chance_adjusted
+from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.warn import sklearn_compatible
+from streammetrics._counts.confusion_counts import ConfusionCounts
+from streammetrics.classification.confusion import (
     Accuracy,
     BalancedAccuracy,
     CohenKappa,
@@ -30,6 +30,7 @@ from ..confusion import (
     HammingLoss,
     MatthewsCorrCoef,
 )
+
 from ._targets import Targets, as_labels, check_targets, encode
 
 __all__ = [

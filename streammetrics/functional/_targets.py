@@ -11,7 +11,7 @@ codes ``0..C-1``. This module holds that boundary, following scikit-learn's rule
   types, continuous or multioutput targets, different lengths, empty input or string mixed with
   number labels are a ``ValueError``), the sorted union of their labels;
 * :func:`encode` -- labels to codes in the order of given classes: the one kernel the
-  accumulators' ``classes=`` use too (:func:`streammetrics._labels.encode`; O(n) for small integer
+  accumulators' ``classes=`` use too (:func:`streammetrics._core.labels.encode`; O(n) for small integer
   ranges, else O(n log C));
 * :func:`relay_undefined` -- folds the accumulators' :class:`UndefinedMetricWarning` s of one
   call into one warning worded for the function.
@@ -28,11 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._labels import encode, is_sparse, small_range, unique
-from .._sparse_labels import indicator_rows
-from .._validation import InputTypeError, as_numpy
-from .._warnings import sklearn_compatible
+from streammetrics._core.labels import encode, is_sparse, small_range, unique
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.sparse_labels import indicator_rows
+from streammetrics._core.validation import InputTypeError, as_numpy
+from streammetrics._core.warn import sklearn_compatible
 
 __all__ = [
     "InputTypeError",
@@ -69,7 +69,7 @@ def as_labels(y: Any, name: str) -> np.ndarray:
     mask cannot be honoured; scikit-learn ignores it in some functions); complex values
     (``ValueError``, scikit-learn's "Complex data not supported"); datetime64 and timedelta64
     values and structured arrays (:class:`InputTypeError`). Numeric framework tensors go through
-    :func:`streammetrics._validation.as_numpy`. O(1) for a numpy array, else one conversion."""
+    :func:`streammetrics._core.validation.as_numpy`. O(1) for a numpy array, else one conversion."""
     if is_sparse(y):
         return np.asarray(y.toarray())
     if isinstance(y, np.ma.MaskedArray):
@@ -113,7 +113,7 @@ def as_labels(y: Any, name: str) -> np.ndarray:
 
 def as_scores(y: Any, name: str) -> np.ndarray:
     """``y`` as a numpy array of numbers or booleans: :func:`as_labels`' checks, then
-    :func:`streammetrics._validation.as_numpy` (strings, bytes and objects other than real
+    :func:`streammetrics._core.validation.as_numpy` (strings, bytes and objects other than real
     numbers are a ``ValueError`` naming the first). O(n) at most."""
     return as_numpy(as_labels(y, name), name)
 

@@ -27,9 +27,10 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
-from ..calibration import CalibrationCurve, LogLoss
-from ..calibration._state import ProbabilityBins
+from streammetrics._core.docstrings import filled
+from streammetrics.calibration import CalibrationCurve, LogLoss
+from streammetrics.calibration._state import ProbabilityBins
+
 from ._targets import (
     as_labels,
     as_scores,

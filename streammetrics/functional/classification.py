@@ -3,7 +3,8 @@
 ``precision_score``, ``recall_score``, ``f1_score``, ``fbeta_score``, ``jaccard_score``,
 ``precision_recall_fscore_support`` (``classification_report`` reads them: :mod:`.report`). Each
 maps the labels as scikit-learn does (:func:`_setwise`), feeds the matching accumulators of
-:mod:`streammetrics.confusion` (sharing one count state through a :class:`~streammetrics.MetricSet`)
+:mod:`streammetrics.classification.confusion` (sharing one count state through a
+:class:`~streammetrics.MetricSet`)
 once and returns their ``compute()``:
 
 * ``average="binary"``: the binary accumulator on ``y == pos_label``;
@@ -27,13 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from .._averaging import average_classes
-from .._base import UndefinedMetricWarning
-from .._docstrings import filled
-from .._params import Param, check_param
-from .._warnings import sklearn_compatible
-from ..confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall
-from ..metricset import MetricSet
+from streammetrics._core.averaging import average_classes
+from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.params import Param, check_param
+from streammetrics._core.warn import sklearn_compatible
+from streammetrics.classification.confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall
+from streammetrics.wrappers.metricset import MetricSet
+
 from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
 
 __all__ = [

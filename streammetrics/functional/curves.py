@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._docstrings import filled
-from .._warnings import sklearn_compatible
-from ..det import DETCurve
-from ..ranking import PRCurve, ROCCurve
+from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.warn import sklearn_compatible
+from streammetrics.ranking.det import DETCurve
+from streammetrics.ranking.metrics import PRCurve, ROCCurve
+
 from ._targets import (
     as_labels,
     as_scores,

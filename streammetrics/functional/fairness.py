@@ -29,12 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
-from .._params import Param, check_param
-from ..confusion import FallOut, Recall
-from ..metricset import MetricSet
-from ..selection import SelectionRate
-from ..sliced import METHODS, Sliced
+from streammetrics._core.docstrings import filled
+from streammetrics._core.params import Param, check_param
+from streammetrics.classification.confusion import FallOut, Recall
+from streammetrics.classification.selection import SelectionRate
+from streammetrics.wrappers.metricset import MetricSet
+from streammetrics.wrappers.sliced.core import METHODS, Sliced
+
 from ._targets import as_labels, as_scores, column_or_1d
 
 __all__ = [

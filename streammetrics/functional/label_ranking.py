@@ -1,6 +1,6 @@
 """scikit-learn's label-ranking functions (``coverage_error``,
 ``label_ranking_average_precision_score``, ``label_ranking_loss``) on the accumulators of
-:mod:`streammetrics.label_ranking`: the same input rules and errors, one ``update``, the value."""
+:mod:`streammetrics.ranking.label_ranking`: the same input rules and errors, one ``update``, the value."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._labels import is_sparse
-from ..label_ranking import CoverageError, LabelRankingAveragePrecision, LabelRankingLoss
+from streammetrics._core.labels import is_sparse
+from streammetrics.ranking.label_ranking import CoverageError, LabelRankingAveragePrecision, LabelRankingLoss
+
 from ._targets import as_scores, check_consistent_length, check_weight, type_of_target
 
 __all__ = ["coverage_error", "label_ranking_average_precision_score", "label_ranking_loss"]

@@ -14,8 +14,9 @@ import numbers
 import warnings
 from typing import Any
 
-from .._base import UndefinedMetricWarning
-from .._warnings import sklearn_compatible
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.warn import sklearn_compatible
+
 from ._matrix import confusion_matrix
 from ._targets import check_targets
 

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._warnings import sklearn_compatible
-from ..calibration import LogLoss
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.warn import sklearn_compatible
+from streammetrics.calibration import LogLoss
+
 from ._targets import (
     as_labels,
     as_scores,

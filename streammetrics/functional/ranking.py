@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._docstrings import filled
-from .._warnings import sklearn_compatible
-from ..ranking import AUROC, AveragePrecision
-from ..retrieval import DCG, NDCG
-from ..topk import TopKAccuracy
+from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.warn import sklearn_compatible
+from streammetrics.classification.topk import TopKAccuracy
+from streammetrics.ranking.metrics import AUROC, AveragePrecision
+from streammetrics.retrieval.metrics import DCG, NDCG
+
 from ._targets import (
     as_labels,
     as_scores,

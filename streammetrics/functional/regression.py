@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._warnings import warn
-from ..regression import (
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.warn import warn
+from streammetrics.regression import (
     ExplainedVariance,
     MaxError,
     MeanAbsoluteError,
@@ -33,10 +33,10 @@ from ..regression import (
     RootMeanSquaredLogError,
     TweedieDeviance,
 )
-from ..regression._base import RegressionBatch, RegressionMetric, regression_batch
-from ..regression._sums import tweedie_deviance, tweedie_domain
-from ..regression._value_buffer import pinball_sums
-from ..regression.quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError
+from streammetrics.regression._base import RegressionBatch, RegressionMetric, regression_batch
+from streammetrics.regression._sums import tweedie_deviance, tweedie_domain
+from streammetrics.regression._value_buffer import pinball_sums
+from streammetrics.regression.quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError
 
 __all__ = [
     "d2_absolute_error_score",

@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
+from streammetrics._core.docstrings import filled
+
 from ._targets import as_labels, check_targets, encode
 from .classification import precision_recall_fscore_support, prfs
 

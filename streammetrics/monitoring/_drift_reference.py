@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_numpy, first_bad
+from streammetrics._core.validation import as_numpy, first_bad
 
 __all__ = ["Reference", "bin_counts", "bin_index", "check_score_batch", "reference_from"]
 

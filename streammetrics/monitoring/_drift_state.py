@@ -24,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from .._bins import BinnedScores
-from .._score_state import ScoreState
-from .._sorted_buffer import SortedScores
-from .._state import State
-from .._validation import as_numpy, check_weights
+from streammetrics._core.state import State
+from streammetrics._core.validation import as_numpy, check_weights
+from streammetrics._scores.binned.bins import BinnedScores
+from streammetrics._scores.exact.buffer import SortedScores
+from streammetrics._scores.protocol import ScoreState
+
 from ._drift_reference import Reference, bin_counts, check_score_batch
 
 __all__ = ["BinnedDriftState", "DriftState", "drift_state"]

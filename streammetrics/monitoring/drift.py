@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from .._averaging import warn_undefined_nan
-from .._base import Metric
-from .._bin_keys import raw_decode
-from .._bins import BinnedScores
-from .._params import Param, check_param
+from streammetrics._core.averaging import warn_undefined_nan
+from streammetrics._core.metric import Metric
+from streammetrics._core.params import Param, check_param
+from streammetrics._scores.binned.bins import BinnedScores
+from streammetrics._scores.binned.keys import raw_decode
+
 from ._drift_reference import MAX_BINS, MIN_ROWS, ROW_BYTES, reference_from
 from ._drift_state import DriftState, drift_state
 from ._drift_stats import (

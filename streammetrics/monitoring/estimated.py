@@ -30,15 +30,15 @@ from typing import Any
 
 import numpy as np
 
-from .._base import RESERVED_KEYS, Metric
-from .._intervals import z_value
-from .._params import check_accumulator
-from .._state import SummedState
-from .._validation import as_numpy, check_weights, first_bad, is_scalar
-from .._wrapper import SampleWrapper, metric_from_nested, nested_config
-from ..metricset import MetricSet
-from ..sliced import Sliced
-from ..window import Window
+from streammetrics._core.intervals import z_value
+from streammetrics._core.metric import RESERVED_KEYS, Metric
+from streammetrics._core.params import check_accumulator
+from streammetrics._core.state import SummedState
+from streammetrics._core.validation import as_numpy, check_weights, first_bad, is_scalar
+from streammetrics.wrappers._base import SampleWrapper, metric_from_nested, nested_config
+from streammetrics.wrappers.metricset import MetricSet
+from streammetrics.wrappers.sliced.core import Sliced
+from streammetrics.wrappers.window import Window
 
 __all__ = ["Estimated"]
 

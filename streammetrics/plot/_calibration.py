@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
-from .._params import Param, check_param
+from streammetrics._core.docstrings import filled
+from streammetrics._core.params import Param, check_param
+
 from ._display import Display, curve_items, envelope_polygon, fmt, get_axes
 
 __all__ = ["plot_calibration", "plot_gains", "gains_envelope", "bin_counts", "reliability_ece"]

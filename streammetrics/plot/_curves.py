@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._curves import roc_auc_bounds, roc_auc_from_counts, roc_envelope
-from .._docstrings import filled
+from streammetrics._core.docstrings import filled
+from streammetrics._scores.thresholds import roc_auc_bounds, roc_auc_from_counts, roc_envelope
+
 from ._calibration import plot_calibration, plot_gains
 from ._display import Display, curve_items, envelope_polygon, fmt, get_axes
 from ._probit import set_probit_axes

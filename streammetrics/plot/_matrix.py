@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
+from streammetrics._core.docstrings import filled
+
 from ._display import Display, get_axes, needs_matplotlib
 
 __all__ = ["plot_confusion_matrix", "plot_multilabel_confusion", "plot_report", "heatmap"]

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .._base import Metric, UndefinedMetricWarning
-from .._validation import as_numpy, check_weights, first_bad
-from .._warnings import warn
+from streammetrics._core.metric import Metric, UndefinedMetricWarning
+from streammetrics._core.validation import as_numpy, check_weights, first_bad
+from streammetrics._core.warn import warn
 
 __all__ = [
     "MULTIOUTPUT",

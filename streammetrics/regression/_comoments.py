@@ -21,8 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .._load_checks import MAX_SAMPLES, MAX_SUM, check_sums
-from .._state import State
+from streammetrics._core.load_checks import MAX_SAMPLES, MAX_SUM, check_sums
+from streammetrics._core.state import State
+
 from ._base import regression_batch
 
 __all__ = ["CoMoments"]

@@ -22,9 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from .._load_checks import check_total
-from .._state import State
-from .._validation import MAX_WEIGHT, MIN_WEIGHT
+from streammetrics._core.load_checks import check_total
+from streammetrics._core.state import State
+from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT
+
 from ._base import regression_batch
 
 __all__ = ["PairRows"]

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .._merge_count import kernels
-from .._sort_kernels import stable_argsort, stable_sort_with
+from streammetrics._scores.exact.merge_count import kernels
+from streammetrics._scores.exact.sort_kernels import stable_argsort, stable_sort_with
 
 __all__ = ["COMPILED_MIN", "dense_ranks", "inversions", "kendall_terms", "lex_carry", "lex_order",
            "mid_ranks", "weighted_percentile"]

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from .._load_checks import MAX_SAMPLES, check_sums, loading
-from .._state import State
-from .._validation import MIN_WEIGHT
+from streammetrics._core.load_checks import MAX_SAMPLES, check_sums, loading
+from streammetrics._core.state import State
+from streammetrics._core.validation import MIN_WEIGHT
+
 from ._base import RegressionBatch, check_domain, regression_batch
 
 __all__ = ["LOSSES", "LossSums", "MaxAbs"]

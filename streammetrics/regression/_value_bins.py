@@ -3,7 +3,7 @@ output, with certified percentiles ("Bounded memory" in docs/definitions/regress
 
 :class:`ValueBins` keeps what :class:`~streammetrics.regression._value_buffer.ValueBuffer` keeps
 (absolute errors, or targets with the pinball sums), as bins: every value maps to the
-order-preserving int64 key of the bounded ranking state (:func:`streammetrics._bin_keys.raw_keys`),
+order-preserving int64 key of the bounded ranking state (:func:`streammetrics._scores.binned.keys.raw_keys`),
 and output j keeps the weight of every ``key >> shift_j``. The shift is the smallest with at most
 ``capacity`` distinct shifted keys over the values seen -- a function of the multiset of values
 only, so any split into batches and any merge give the same bins (bit for bit with unit or integer
@@ -28,10 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from .._bin_keys import NEG_INF_KEY, POS_INF_KEY, raw_decode, raw_keys
-from .._load_checks import check_sums, check_total
-from .._state import State
-from .._validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
+from streammetrics._core.load_checks import check_sums, check_total
+from streammetrics._core.state import State
+from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
+from streammetrics._scores.binned.keys import NEG_INF_KEY, POS_INF_KEY, raw_decode, raw_keys
+
 from ._base import regression_batch
 from ._value_buffer import KINDS, pinball_sums
 

@@ -27,11 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from .._load_checks import check_sums, check_total
-from .._sort_kernels import stable_sort_with
-from .._sorted_runs import Group
-from .._state import State
-from .._validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
+from streammetrics._core.load_checks import check_sums, check_total
+from streammetrics._core.state import State
+from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
+from streammetrics._scores.exact.runs import Group
+from streammetrics._scores.exact.sort_kernels import stable_sort_with
+
 from ._base import regression_batch
 
 __all__ = ["KINDS", "ValueBuffer", "pinball_sums"]

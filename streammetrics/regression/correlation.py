@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._warnings import warn
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.warn import warn
+
 from ._base import RegressionMetric, undefined
 from ._comoments import CoMoments
 from ._pairs import PairRows

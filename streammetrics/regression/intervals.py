@@ -19,13 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._intervals import wilson
-from .._load_checks import check_weight_pair, reserve
-from .._params import Param, check_param
-from .._state import SummedState
-from .._validation import as_numpy
-from .._warnings import warn
+from streammetrics._core.intervals import wilson
+from streammetrics._core.load_checks import check_weight_pair, reserve
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.params import Param, check_param
+from streammetrics._core.state import SummedState
+from streammetrics._core.validation import as_numpy
+from streammetrics._core.warn import warn
+
 from ._base import RegressionMetric, check_domain, check_finite, regression_batch, undefined
 
 __all__ = ["IntervalCoverage", "IntervalScore", "IntervalWidth"]

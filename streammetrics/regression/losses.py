@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .._params import real_param
+from streammetrics._core.params import real_param
+
 from ._base import RegressionMetric, undefined
 from ._sums import LossSums, MaxAbs
 

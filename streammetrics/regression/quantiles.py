@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from .._params import Param, check_param
+from streammetrics._core.params import Param, check_param
+
 from ._base import RegressionMetric, undefined
 from ._ranks import weighted_percentile
 from ._value_bins import ValueBins, percentile_bounds, pinball_min_bounds

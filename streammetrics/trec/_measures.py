@@ -17,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .._params import Param, check_param
+from streammetrics._core.params import Param, check_param
+
 from . import _ir_kernels as IK
 from . import _kernels as K
 from . import judgment_groups as JG

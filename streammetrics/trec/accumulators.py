@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..retrieval import (
+from streammetrics.retrieval.metrics import (
     MAP,
     MRR,
     NDCG,

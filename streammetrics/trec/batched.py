@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
+from streammetrics._core.docstrings import filled
+
 from . import _kernels as K
 from ._measures import Options, Selected
 from .compactqrels import MISSING, CompactQrels

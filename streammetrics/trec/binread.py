@@ -18,7 +18,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from .._docstrings import filled
+from streammetrics._core.docstrings import filled
+
 from . import progress
 from .checked import check_grades, utf8_errors
 from .readers import TrecFormatError, parse_numbers, qrels_text_columns, text_fields

@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
+from streammetrics._core.docstrings import filled
+
 from .checked import utf8_errors
 from .readers import TrecFormatError, atof, text_fields
 

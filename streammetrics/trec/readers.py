@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .._docstrings import filled
+from streammetrics._core.docstrings import filled
+
 from . import progress
 from .checked import TrecFormatError, check_grades, utf8_errors
 

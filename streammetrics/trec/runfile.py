@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._docstrings import filled
-from .._params import Param, check_param
+from streammetrics._core.docstrings import filled
+from streammetrics._core.params import Param, check_param
+
 from . import progress
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
 from .checked import utf8_errors

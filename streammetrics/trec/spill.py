@@ -30,7 +30,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 
-from .._persistence import ABANDONED_SECONDS, STALE_SECONDS
+from streammetrics._core.persistence import ABANDONED_SECONDS, STALE_SECONDS
 
 __all__ = ["ALIVE_RUNS", "MERGE_FAN_IN", "PREFIX", "Row", "SpillRuns", "remove_stale_spills",
            "spill_directory"]

@@ -56,12 +56,13 @@ from typing import Any
 
 import numpy as np
 
-from .._base import UndefinedMetricWarning
-from .._params import Param, check_param
-from .._ranking_queries import QueryRows
-from .._retrieval_metric import check_level
-from .._warnings import warn
-from ..retrieval import RetrievalMetric
+from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.params import Param, check_param
+from streammetrics._core.warn import warn
+from streammetrics._queries.kernels import QueryRows
+from streammetrics.retrieval._base import check_level
+from streammetrics.retrieval.metrics import RetrievalMetric
+
 from . import _kernels as K
 from ._measures import Options, Selected, check_trec_version
 from .evaluate import QueryEvaluator

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
-from streammetrics._merge_count import compiled_kernels
+from streammetrics._scores.exact.merge_count import compiled_kernels
 from streammetrics.regression._ranks import _inversions_numpy, inversions
 
 

@@ -1,0 +1,517 @@
+"""The accumulator protocol shared by every metric ("The accumulator contract", docs/definitions/index.md).
+
+A :class:`Metric` owns one :class:`~streammetrics._core.state.State` and a lock. Everything generic
+lives here -- ``update`` (validate and prepare outside the lock, apply inside it, so a rejected
+batch changes nothing), ``merge``, ``reset``, ``copy``, ``state_dict`` / ``from_state_dict``,
+``nbytes`` and pickling -- so a concrete metric only says how to build its state from its
+configuration and how to read a value from it.
+
+Thread safety: each accumulator has a re-entrant lock. ``update`` holds it only while folding in a
+prepared increment; ``compute``, ``merge``, ``reset`` and ``state_dict`` hold it while they read or
+write. Concurrent calls therefore give the state of some sequential order of them.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import inspect
+import re
+import threading
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, ClassVar, TypeVar
+
+from .load_checks import carried_nbytes, check_config_types, check_plain, load_budget
+from .state import State
+from .validation import with_hint
+
+__all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS"]
+
+#: Version of the ``state_dict`` layout (and of the file format built on it).
+FORMAT_VERSION = 1
+#: Keys of a state dict that are not state arrays.
+RESERVED_KEYS = frozenset({"class", "format_version", "config"})
+
+M = TypeVar("M", bound="Metric")
+T = TypeVar("T")
+
+#: Set while a state dict is produced for, or rebuilt from, a *trusted* channel (pickling,
+#: in-process copies, Dask tasks): states may then add derived statistics to ``arrays()`` and
+#: ``load_arrays`` may restore them without recomputing them (see :func:`trusted_states`).
+_TRUSTED: ContextVar[bool] = ContextVar("streammetrics_trusted_states", default=False)
+
+
+@contextmanager
+def trusted_states() -> Iterator[None]:
+    """Within this block (this thread / task only), ``State.arrays`` may add derived statistics
+    (e.g. the sorted buffer's Mann-Whitney counts) and ``State.load_arrays`` may restore them
+    as given, skipping the O(n log n) recomputation. Only for data this process produced itself
+    or received through pickle (which can run code anyway); never around ``streammetrics.load``
+    of a file. Without the extra entries, ``load_arrays`` validates as usual.
+
+    Returns
+    -------
+    contextmanager
+        Yields ``None``; the trust ends with the block.
+    """
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def states_trusted() -> bool:
+    """True inside :func:`trusted_states`.
+
+    Returns
+    -------
+    bool
+        Whether this thread / task is inside a :func:`trusted_states` block.
+    """
+    return _TRUSTED.get()
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A metric was undefined on the data seen (e.g. a zero denominator) and was replaced."""
+
+
+class Metric:
+    """Base class of all streaming accumulators.
+
+    Subclasses set ``self._state`` in ``__init__`` and implement ``_config`` (the constructor
+    arguments, JSON-able) and ``_compute``. Classification metrics inherit ``update(y_true,
+    y_pred, *, sample_weight=None)``; other families define their own ``update`` signature and
+    call :meth:`_update_state`.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> a = sm.Accuracy().update([0, 1, 1], [0, 1, 0])
+    >>> b = sm.Accuracy().update([1, 0], [1, 0])
+    >>> a.copy().merge(b).compute()
+    0.8
+    >>> sm.Accuracy.from_state_dict(a.state_dict()).compute() == a.compute()
+    True
+    >>> a.reset().nbytes == sm.Accuracy().nbytes
+    True
+    """
+
+    #: Which ``update`` shape the metric takes; a MetricSet holds one family only.
+    family: str = "classification"
+    _registry: ClassVar[dict[str, type[Metric]]] = {}
+
+    _state: State
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if not cls.__name__.startswith("_"):
+            Metric._registry.setdefault(cls.__name__, cls)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _naming_the_class(cls.__dict__["__init__"])  # type: ignore[method-assign]
+
+    # -- configuration ---------------------------------------------------------------------
+    def _config(self) -> dict[str, Any]:
+        """Constructor arguments as JSON-able values (re-creates an empty twin)."""
+        raise NotImplementedError
+
+    def share_key(self) -> Any:
+        """Identity of the state: metrics with equal keys may share one state in a MetricSet.
+
+        Returns
+        -------
+        tuple
+            The state's type name and its configuration key (hashable).
+        """
+        return (type(self._state).__name__, self._state.key())
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
+        return f"{type(self).__name__}({args})"
+
+    # -- the protocol ----------------------------------------------------------------------
+    def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
+        """Fold in one batch (or one sample). Atomic: a rejected batch changes nothing.
+
+        Parameters
+        ----------
+        y_true : array-like
+            Actual labels: shape (n,) (one sample: a scalar), (n, L) for multilabel tasks
+            (docs/definitions/inputs.md).
+        y_pred : array-like
+            Predicted labels or scores, row-aligned with ``y_true``.
+        sample_weight : array-like, optional
+            One finite non-negative weight per row (default: 1 each).
+
+        Returns
+        -------
+        Metric
+            ``self``, so that calls chain.
+
+        Raises
+        ------
+        ValueError
+            A bad batch (naming the argument, the problem and the first offending value); the
+            state is left exactly as it was.
+        """
+        return self._update_state(y_true, y_pred, sample_weight)
+
+    def _update_state(self: M, *args: Any, **kwargs: Any) -> M:
+        try:
+            delta = self._state.prepare(*args, **kwargs)
+        except ValueError as exc:
+            if len(args) < 2:
+                raise
+            raise with_hint(exc, args[0], args[1], hasattr(self, "_labels")) from None
+        with self._lock:
+            self._state.apply(delta)
+        return self
+
+    def compute(self) -> Any:
+        """The current value. Never changes the value, the state or the configuration.
+
+        Returns
+        -------
+        float, numpy.ndarray, dict or result object
+            The metric's value: a float, a per-class array (``average=None``), a dict
+            (``MetricSet``, ``ClassificationReport``) or a curve result.
+        """
+        with self._lock:
+            return self._compute()
+
+    def _compute(self) -> Any:
+        raise NotImplementedError
+
+    def _cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, memoised until the state changes (call under the lock).
+
+        The memo is keyed on the state object and its :attr:`~streammetrics._core.state.State.version`
+        (bumped by every update, merge, reset, load, subtract and scale), so a second read with
+        no change in between is a dictionary lookup. ``compute`` must depend only on the state
+        and the configuration, and return an immutable value (it is shared by later reads).
+        O(1) on a hit.
+        """
+        st = self._state
+        memo: tuple[State, int, dict[Hashable, Any]] | None = self.__dict__.get("_read_memo")
+        if memo is None or memo[0] is not st or memo[1] != st.version:
+            memo = (st, st.version, {})
+            self._read_memo = memo
+        values: dict[Hashable, Any] = memo[2]
+        if key not in values:
+            values[key] = compute()
+        return values[key]  # type: ignore[no-any-return]
+
+    # -- torchmetrics' habit: metric(batch) ------------------------------------------------
+    #: How :meth:`forward` folds the batch in: ``merge`` of the twin (True) or a second
+    #: ``update`` with the same arguments (False: wrappers, whose samples carry time or order).
+    _forward_merges: ClassVar[bool] = True
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        """Fold in one batch (the arguments of :meth:`update`) and return that batch's own value
+        (torchmetrics' ``forward``, so ``self.log(name, metric(y, s))`` works per step).
+
+        The batch value is ``compute()`` of an empty twin (same configuration) fed only this
+        batch; the twin's state is then merged into this one (wrappers: the batch is also
+        passed to ``update``). A rejected batch raises before anything changes. O(batch) on top
+        of ``update`` (plus the twin's ``compute``).
+
+        Parameters
+        ----------
+        *args, **kwargs
+            The arguments of :meth:`update`.
+
+        Returns
+        -------
+        Any
+            The value of this batch alone (as :meth:`compute` gives it).
+        """
+        if self.family == "delayed":
+            raise TypeError(
+                f"{type(self).__name__} has no per-batch value: its labels arrive after its "
+                "predictions; call predict() / label() and read compute()"
+            )
+        twin = type(self)._from_config(self._config())
+        clock = getattr(getattr(self, "_state", None), "clock", None)  # time wrappers keep their clock
+        if clock is not None:
+            twin._state.clock = clock  # type: ignore[attr-defined]
+        twin.update(*args, **kwargs)
+        value = twin.compute()
+        if self._forward_merges:
+            self.merge(twin)
+        else:
+            self.update(*args, **kwargs)
+        return value
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """``metric(...)`` is :meth:`forward`: fold the batch in, return its own value."""
+        return self.forward(*args, **kwargs)
+
+    def _check_mergeable(self, other: Metric) -> None:
+        if type(other) is not type(self):
+            raise ValueError(
+                f"merge: cannot merge {type(other).__name__} into {type(self).__name__}"
+            )
+        mine, theirs = self._config(), other._config()
+        if mine != theirs:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            detail = ", ".join(f"{k}: {mine.get(k)!r} vs {theirs.get(k)!r}" for k in diff)
+            raise ValueError(f"merge: configuration mismatch ({detail})")
+
+    def merge(self: M, *others: Metric) -> M:
+        """Fold other accumulators of the same configuration into this one; returns ``self``.
+
+        A configuration mismatch is a ``ValueError`` (and nothing is merged). Cost: the size of
+        the others' states.
+
+        Parameters
+        ----------
+        *others : Metric
+            Accumulators of the same class and configuration (left unchanged).
+
+        Returns
+        -------
+        Metric
+            ``self``.
+        """
+        for other in others:
+            self._check_mergeable(other)
+        snapshots = []
+        for other in others:
+            with other._lock:
+                snapshots.append(other._state.copy())
+        with self._lock:
+            self._state.merge_many(snapshots)  # one k-way merge where the state has one
+        return self
+
+    def reset(self: M) -> M:
+        """Back to the empty state; returns ``self``.
+
+        Returns
+        -------
+        Metric
+            ``self``, empty.
+        """
+        with self._lock:
+            self._state.reset()
+        return self
+
+    def copy(self: M) -> M:
+        """An independent deep copy (own state, own lock).
+
+        A metric whose whole state is ``self._state`` copies it with ``State.copy`` (O(state
+        size), no re-validation); others (a MetricSet, DelayedLabels, retrieval measures) go
+        through a trusted state-dict round trip (also O(state size): derived statistics are
+        carried over, not recomputed).
+
+        Returns
+        -------
+        Metric
+            A twin with the same configuration and state.
+        """
+        cls = type(self)
+        with self._lock:
+            if cls._plain_layout():
+                out = cls._from_config(self._config())
+                out._state = self._state.copy()
+                return out
+            with trusted_states():
+                state = self.state_dict()
+        with trusted_states():
+            return cls.from_state_dict(state)
+
+    @classmethod
+    def _plain_layout(cls) -> bool:
+        """True if the state dict is exactly ``self._state``'s arrays (no subclass layout)."""
+        return cls._state_arrays is Metric._state_arrays and cls._load_arrays is Metric._load_arrays
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the state arrays.
+
+        Returns
+        -------
+        int
+            The total ``nbytes`` of the state's arrays.
+        """
+        with self._lock:
+            return self._state.nbytes
+
+    # -- persistence -----------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """The full state: ``class``, ``format_version``, ``config`` and the state arrays.
+
+        Returns
+        -------
+        dict
+            JSON-able ``class``, ``format_version`` and ``config`` entries and numpy arrays
+            (docs/definitions/persistence.md); :meth:`from_state_dict` rebuilds the metric.
+        """
+        with self._lock:
+            out: dict[str, Any] = {
+                "class": type(self).__name__,
+                "format_version": FORMAT_VERSION,
+                "config": self._config(),
+            }
+            out.update(self._state_arrays())
+            return out
+
+    def _state_arrays(self) -> dict[str, Any]:
+        return self._state.arrays()
+
+    @classmethod
+    def _from_config(cls: type[M], config: Mapping[str, Any]) -> M:
+        try:
+            return cls(**config)
+        except TypeError as exc:
+            shown = ", ".join(f"{k}={v!r}" for k, v in config.items())
+            raise ValueError(
+                f"state: bad configuration for {cls.__name__}: {exc} (config: {shown[:300]})"
+            ) from None
+
+    def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        self._state.load_arrays(arrays)
+
+    @classmethod
+    def from_state_dict(cls: type[M], state: Mapping[str, Any]) -> M:
+        """Rebuild an accumulator from :meth:`state_dict` output (validated: untrusted input).
+
+        Anything malformed -- wrong types, sizes the arrays do not carry, broken invariants -- is
+        a ``ValueError`` saying what; memory is bounded by the state the input carries (see
+        :mod:`streammetrics._core.load_checks`). Cost: O(state size) (O(n log n) for sorted buffers).
+
+        Parameters
+        ----------
+        state : Mapping
+            A :meth:`state_dict` (of this class or a subclass).
+
+        Returns
+        -------
+        Metric
+            The rebuilt accumulator, of the class the state names.
+
+        Raises
+        ------
+        ValueError
+            A malformed state (saying what is wrong).
+        """
+        if states_trusted():
+            return cls._rebuild_from(state)
+        if not isinstance(state, Mapping):
+            raise ValueError("state: expected a mapping")
+        with load_budget(carried_nbytes(state)):
+            try:
+                return cls._rebuild_from(state)
+            except ValueError:
+                raise
+            except (LookupError, TypeError, AttributeError, ArithmeticError, RecursionError,
+                    MemoryError, AssertionError, UnicodeError) as exc:  # a backstop: say which
+                raise ValueError(
+                    f"state: malformed {state.get('class')!r} state ({type(exc).__name__}: {exc})"
+                ) from None
+
+    @classmethod
+    def _rebuild_from(cls: type[M], state: Mapping[str, Any]) -> M:
+        if not isinstance(state, Mapping):
+            raise ValueError("state: expected a mapping")
+        name = state.get("class")
+        version = state.get("format_version")
+        if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
+            raise ValueError(
+                f"state: unknown format version {version}, newer than this library reads "
+                f"({FORMAT_VERSION}): written by a later streammetrics, upgrade to load it"
+            )
+        if version != FORMAT_VERSION or isinstance(version, bool):
+            raise ValueError(
+                f"state: unknown format version {version!r} (this library reads {FORMAT_VERSION})"
+            )
+        target = Metric._registry.get(name) if isinstance(name, str) else None
+        if target is None:
+            raise ValueError(f"state: unknown metric class {name!r}")
+        if not issubclass(target, cls):
+            raise ValueError(f"state: holds a {name}, not a {cls.__name__}")
+        config = state.get("config")
+        if not isinstance(config, Mapping):
+            raise ValueError("state: 'config' must be a mapping")
+        check_plain(config, f"{name} config")
+        check_config_types(config, f"{name} config")
+        obj = target._from_config(config)
+        arrays = {k: v for k, v in state.items() if k not in RESERVED_KEYS}
+        for key in arrays:
+            if not isinstance(key, str):
+                raise ValueError(f"state: entry names must be strings, got {key!r}")
+        obj._load_arrays(arrays)
+        return obj  # type: ignore[return-value]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickling (multiprocessing, Dask) goes through the compact state dict. Pickle is a
+        # trusted channel (unpickling can run code anyway), so the dict carries the states'
+        # derived statistics and the rebuild skips their O(n log n) re-validation.
+        with trusted_states():
+            return (_rebuild_trusted, (self.state_dict(),))
+
+
+def _naming_the_class(init: Callable[..., None]) -> Callable[..., None]:
+    """``init`` whose argument errors name the class the user called, its parameters and the
+    closest match of a misspelt keyword: ``F1(averag="macro")`` says ``F1() got an unexpected
+    keyword argument 'averag' (did you mean 'average'?)``, not ``ConfusionMetric.__init__()``
+    (a class passing ``**kw`` on to its base binds them there). Only errors of binding the
+    arguments are reworded: a ``TypeError`` raised inside the constructor passes unchanged."""
+
+    @functools.wraps(init)
+    def checked(self: Metric, *args: Any, **kwargs: Any) -> None:
+        try:
+            init(self, *args, **kwargs)
+        except TypeError as exc:
+            tb = exc.__traceback__
+            if tb is None or tb.tb_next is not None or "__init__()" not in str(exc):
+                raise  # raised inside the constructor, or already reworded by a base
+            raise TypeError(_argument_message(type(self), str(exc))) from None
+
+    return checked
+
+
+_NAMED = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+          inspect.Parameter.KEYWORD_ONLY)
+
+
+def _parameters(cls: type) -> list[str]:
+    """Keyword parameters of ``cls``'s constructor, through the bases a ``**kw`` passes to."""
+    names: list[str] = []
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        params = inspect.signature(inspect.unwrap(init)).parameters.values()
+        names += [p.name for p in params if p.name != "self" and p.kind in _NAMED and p.name not in names]
+        if not any(p.kind is p.VAR_KEYWORD for p in params):
+            break
+    return names
+
+
+def _argument_message(cls: type, message: str) -> str:
+    """``message`` (Python's binding error) with ``cls()`` as the callee and a suggestion."""
+    text = re.sub(r"^[\w.]*__init__\(\)", f"{cls.__name__}()", message)
+    params = _parameters(cls)
+    found = re.search(r"unexpected keyword argument '(\w+)'", message)
+    if found:
+        close = difflib.get_close_matches(found.group(1), params, n=1)
+        if close:
+            text += f" (did you mean {close[0]!r}?)"
+    return f"{text}; {cls.__name__} takes {', '.join(params)}" if params else text
+
+
+def _rebuild(state: Mapping[str, Any]) -> Metric:
+    """Rebuild from a (validated) state dict; kept for pickles made by earlier versions."""
+    return Metric.from_state_dict(state)
+
+
+def _rebuild_trusted(state: Mapping[str, Any]) -> Metric:
+    """Rebuild from a state dict made by :meth:`Metric.__reduce__` (trusted: see
+    :func:`trusted_states`)."""
+    with trusted_states():
+        return Metric.from_state_dict(state)

@@ -1,0 +1,400 @@
+"""What every engine integration shares: the plan of a run, the per-partition state, the merge.
+
+Dask (:mod:`streammetrics.dask`), Spark (:mod:`streammetrics.spark`) and Ray
+(:mod:`streammetrics.ray`) all evaluate the same way: each partition (a pandas DataFrame or an
+Arrow table) feeds an empty twin of the user's metrics and returns its state; states are merged
+in a tree; the root computes. This module holds those engine-neutral steps, so each integration
+is only the glue to its engine's task model.
+
+A state travels between tasks as its arrays (``state_dict`` without the configuration, which is
+shipped once) or, where an engine needs bytes, in the library's checksummed file format
+(:func:`state_to_bytes`); never as a pickled object graph of the accumulator.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.metric import FORMAT_VERSION, RESERVED_KEYS, Metric, trusted_states
+from streammetrics._core.params import Param, check_accumulator, check_param, nonempty_param
+from streammetrics._core.persistence import dumps, loads
+from streammetrics._core.warn import warn
+from streammetrics.wrappers.metricset import MetricSet
+
+__all__ = [
+    "Columns", "Plan", "Shape", "make_plan", "normalise", "empty_set", "state_of", "rebuild",
+    "column", "ids", "feed", "partition_state", "merge_states", "merge_and_compute",
+    "state_to_bytes", "state_from_bytes", "frame_state", "KINDS", "merged", "compute_recorded",
+    "merge_bytes", "finish", "sliced_template",
+]
+
+Columns = str | Sequence[str]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What each partition task needs: the set's configuration and the column mapping."""
+
+    config: dict[str, Any]
+    family: str
+    label: Columns
+    score: Columns
+    weight: str | None = None
+    query: str | None = None
+    doc_id: str | None = None
+    update_kwargs: dict[str, Any] = field(default_factory=dict)
+    #: The accumulator's class: ``"MetricSet"``, or ``"Sliced"`` (around the metrics) with ``by``.
+    kind: str = "MetricSet"
+    #: Slice key column(s): one name (keys are its values) or several (keys are tuples).
+    by: Columns | None = None
+
+    def columns(self) -> list[str]:
+        cols: list[str] = []
+        for spec in (self.label, self.score, self.weight, self.query, self.doc_id, self.by):
+            if spec is None:
+                continue
+            for c in [spec] if isinstance(spec, str) else list(spec):
+                if c not in cols:
+                    cols.append(c)
+        return cols
+
+
+#: The accumulators an engine runs: the user's metrics in a MetricSet, or sliced (``by=``).
+KINDS = ("MetricSet", "Sliced")
+_KIND = Param("choice", f"must be one of {KINDS}", choices=KINDS)
+
+
+def empty_set(config: Mapping[str, Any], kind: str = "MetricSet") -> Metric:
+    """An empty accumulator of class ``kind`` (one of :data:`KINDS`) and configuration ``config``."""
+    kind = check_param(kind, "kind", _KIND)
+    return Metric._registry[kind]._from_config(config)
+
+
+def state_of(acc: Metric) -> dict[str, Any]:
+    """The shipped form of a state: the state arrays only (no class, version or configuration)."""
+    return {k: v for k, v in acc.state_dict().items() if k not in RESERVED_KEYS}
+
+
+def rebuild(config: Mapping[str, Any], arrays: Mapping[str, Any], kind: str = "MetricSet") -> Metric:
+    """Rebuild (and validate) an accumulator of class ``kind`` from shipped arrays."""
+    kind = check_param(kind, "kind", _KIND)
+    return Metric.from_state_dict(
+        {"class": kind, "format_version": FORMAT_VERSION, "config": config, **arrays}
+    )
+
+
+def merged(accs: Sequence[Metric]) -> Metric:
+    """The first accumulator with the others merged in: one k-way merge (``merge(*others)``)."""
+    acc = accs[0]
+    if len(accs) > 1:
+        acc.merge(*accs[1:])
+    return acc
+
+
+def compute_recorded(acc: Metric) -> tuple[Any, list[tuple[str, type[Warning]]]]:
+    """``acc.compute()`` with the warnings it raises recorded (to re-raise them elsewhere)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = acc.compute()
+    return values, [(str(w.message), w.category) for w in caught]
+
+
+def merge_bytes(payloads: Sequence[bytes]) -> bytes:
+    """Shipped states in the byte format (empty bytes: no state yet) merged into one, by this
+    library's own tasks (trusted: derived counts carried, no re-validation)."""
+    kept = [p for p in payloads if p]
+    if len(kept) <= 1:
+        return kept[0] if kept else b""
+    with trusted_states():
+        return state_to_bytes(merged([state_from_bytes(p) for p in kept]))
+
+
+def finish(acc: Metric, shape: Shape, plan: Plan, compute: bool) -> Any:
+    """What ``evaluate`` returns from the merged accumulator, on the client."""
+    if not compute:
+        if plan.by is not None:
+            return acc
+        assert isinstance(acc, MetricSet)
+        return shape.accumulators(acc)
+    values, caught = compute_recorded(acc)
+    return shape.deliver(values, caught, sliced=plan.by is not None)
+
+
+def column(df: Any, spec: Columns, what: str) -> np.ndarray:
+    """One column as a 1-D array, or several as an (n, k) array; pandas NA becomes NaN (rejected)."""
+    cols = [spec] if isinstance(spec, str) else list(spec)
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: column(s) {missing} not in the DataFrame (has {list(df.columns)})")
+    frame = df[cols]
+    arr = frame.to_numpy()
+    if arr.dtype == object:  # pandas nullable dtypes: NA -> NaN, which validation rejects
+        with contextlib.suppress(TypeError, ValueError):
+            arr = frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    return arr[:, 0] if isinstance(spec, str) else arr
+
+
+def ids(df: Any, name: str) -> np.ndarray:
+    arr = df[name].to_numpy()
+    if arr.dtype == object or arr.dtype.kind in "US":
+        return arr.astype(str)
+    return arr
+
+
+def feed(acc: Metric, df: Any, plan: Plan) -> None:
+    if plan.family == "retrieval":
+        assert plan.query is not None
+        df = df.sort_values(plan.query, kind="stable")  # each query's rows contiguous
+        kwargs: dict[str, Any] = dict(plan.update_kwargs)
+        kwargs["query_ids"] = ids(df, plan.query)
+        if plan.doc_id is not None:
+            kwargs["doc_ids"] = ids(df, plan.doc_id)
+        acc.update(column(df, plan.label, "label"), column(df, plan.score, "score"), **kwargs)
+        return
+    weight = None if plan.weight is None else column(df, plan.weight, "weight")
+    kwargs = dict(plan.update_kwargs)
+    if isinstance(plan.by, str):
+        kwargs["slices"] = ids(df, plan.by)
+    elif plan.by is not None:
+        kwargs["slices"] = {name: ids(df, name) for name in plan.by}
+    acc.update(
+        column(df, plan.label, "label"),
+        column(df, plan.score, "score"),
+        sample_weight=weight,
+        **kwargs,
+    )
+
+
+def partition_state(df: Any, plan: Plan) -> dict[str, Any]:
+    """State of one partition (a pandas DataFrame): an empty twin fed with its rows.
+
+    The task :func:`evaluate` runs per partition. Complexity: one ``update`` of the partition.
+    An empty partition gives the empty state.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The partition's rows.
+    plan : Plan
+        What :func:`evaluate` built from its arguments: the metrics' configuration and the
+        column names.
+
+    Returns
+    -------
+    dict
+        The shipped state: ``state_dict()`` without the configuration.
+    """
+    return state_of(frame_state(df, plan))
+
+
+def merge_states(
+    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any], kind: str = "MetricSet"
+) -> dict[str, Any]:
+    """Merge shipped states (validated on load) into one shipped state.
+
+    Complexity: the total size of ``states`` (plus the merge rule's cost, e.g. a k-way merge of
+    sorted score runs).
+
+    Parameters
+    ----------
+    states : sequence of dict
+        Shipped states (:func:`partition_state` output, or earlier merges), at least one. Each
+        is validated as untrusted input.
+    config : mapping
+        The configuration of the ``MetricSet`` they belong to (its ``state_dict()["config"]``).
+    kind : str
+        Their accumulator's class: ``"MetricSet"`` or (for ``by=`` runs) ``"Sliced"``.
+
+    Returns
+    -------
+    dict
+        The merged shipped state.
+
+    Raises
+    ------
+    ValueError
+        A malformed state, or one of another configuration.
+    """
+    return state_of(merged([rebuild(config, s, kind) for s in states]))
+
+
+def merge_and_compute(
+    states: Sequence[Mapping[str, Any]], config: Mapping[str, Any], kind: str = "MetricSet"
+) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    """The root of the tree when values are wanted: merge, then compute on the worker.
+
+    The (small) values travel to the client instead of the merged state, which for exact
+    ranking metrics is one score per row. Warnings raised by ``compute`` (e.g.
+    ``UndefinedMetricWarning``) are recorded and re-raised on the client.
+
+    Parameters
+    ----------
+    states : sequence of dict
+        Shipped states, at least one (see :func:`merge_states`).
+    config : mapping
+        The configuration of the ``MetricSet`` they belong to.
+    kind : str
+        As for :func:`merge_states`.
+
+    Returns
+    -------
+    tuple of (dict, list)
+        ``({name: value}, [(message, warning category), ...])``.
+    """
+    return compute_recorded(merged([rebuild(config, s, kind) for s in states]))
+
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How to give results back in the shape of the ``metrics`` argument."""
+
+    kind: str  # "set", "one" or "mapping"
+    names: tuple[str, ...] = ()
+
+    def values(self, values: dict[str, Any]) -> Any:
+        if self.kind == "one":
+            return values["m"]
+        if self.kind == "mapping":
+            return {name: values[f"m{i}"] for i, name in enumerate(self.names)}
+        return values
+
+    def deliver(self, values: Any, caught: Sequence[tuple[str, type[Warning]]], sliced: bool) -> Any:
+        """Re-raise the recorded warnings and shape the values (sliced: ``{key: values}``, a
+        single metric's slices holding the metric itself)."""
+        for message, category in caught:
+            warn(message, category)
+        if not sliced:
+            return self.values(values)
+        return values if self.kind == "one" else {k: self.values(v) for k, v in values.items()}
+
+    def accumulators(self, acc: MetricSet) -> Any:
+        if self.kind == "one":
+            return acc["m"].copy()
+        if self.kind == "mapping":
+            return {name: acc[f"m{i}"].copy() for i, name in enumerate(self.names)}
+        return acc
+
+
+def normalise(metrics: Any) -> tuple[MetricSet, Shape]:
+    """Wrap ``metrics`` in an empty MetricSet twin; return it and how to unwrap the results."""
+    if isinstance(metrics, MetricSet):
+        return MetricSet._from_config(metrics._config()), Shape("set")
+    if isinstance(metrics, Metric):
+        return MetricSet(m=type(metrics)._from_config(metrics._config())), Shape("one")
+    if isinstance(metrics, Mapping):
+        nonempty_param(metrics, "metrics", "expected at least one metric")
+        members: dict[str, Metric] = {}
+        for i, (name, m) in enumerate(metrics.items()):
+            check_accumulator(m, f"metrics[{name!r}]", refused=(MetricSet,))
+            members[f"m{i}"] = type(m)._from_config(m._config())
+        return MetricSet(members), Shape("mapping", tuple(metrics))
+    raise ValueError(
+        f"metrics: expected a MetricSet, a metric or a mapping of metrics, got {type(metrics).__name__}"
+    )
+
+
+def make_plan(
+    metrics: Any,
+    *,
+    label: Columns,
+    score: Columns,
+    weight: str | None,
+    query: str | None,
+    doc_id: str | None,
+    update_kwargs: Mapping[str, Any],
+    available: Sequence[str],
+    by: Columns | None = None,
+) -> tuple[Metric, Shape, Plan]:
+    """Check the arguments every engine's ``evaluate`` takes and build the run's plan.
+
+    Parameters
+    ----------
+    metrics : MetricSet, Metric or mapping of name -> Metric
+        The templates (their configuration only).
+    label, score, weight, query, doc_id : column names
+        As in :func:`streammetrics.dask.evaluate`.
+    update_kwargs : mapping
+        Passed to every ``update``.
+    available : sequence of str
+        The columns the engine's frame has (a missing one is a ``ValueError`` naming it).
+    by : str or list of str, optional
+        Slice key column(s): the run is a ``Sliced`` accumulator around the metrics.
+
+    Returns
+    -------
+    (template, shape, plan) : the empty accumulator (a MetricSet twin, or a ``Sliced`` one), how
+    to unwrap results, the plan.
+    """
+    template, shape = normalise(metrics)
+    if template.family == "retrieval":
+        if query is None:
+            raise ValueError("query: retrieval metrics need the query id column (query=...)")
+        if weight is not None:
+            raise ValueError("weight: retrieval metrics take no sample weights")
+    elif query is not None or doc_id is not None:
+        raise ValueError("query/doc_id: only retrieval metrics take query or document ids")
+    acc: Metric = template
+    if by is not None:
+        acc = sliced_template(template, shape, by)
+    plan = Plan(
+        config=acc._config(),
+        kind=type(acc).__name__,
+        by=by if by is None or isinstance(by, str) else tuple(by),
+        family=template.family,
+        label=label,
+        score=score,
+        weight=weight,
+        query=query,
+        doc_id=doc_id,
+        update_kwargs=dict(update_kwargs),
+    )
+    missing = [c for c in plan.columns() if c not in available]
+    if missing:
+        raise ValueError(f"columns {missing} are not in the DataFrame (has {list(available)})")
+    return acc, shape, plan
+
+
+def sliced_template(template: MetricSet, shape: Shape, by: Columns) -> Metric:
+    """The ``Sliced`` accumulator of a ``by=`` run (around the single metric itself, or the set)."""
+    from streammetrics.wrappers.sliced.core import Sliced
+
+    names = [by] if isinstance(by, str) else list(by)
+    if not names or not all(isinstance(c, str) for c in names):
+        raise ValueError(f"by: expected a column name or a non-empty list of them, got {by!r}")
+    if template.family != "classification":
+        raise ValueError(f"by: slices take classification metrics, got the {template.family} family")
+    return Sliced(template["m"] if shape.kind == "one" else template)
+
+
+def frame_state(frame: Any, plan: Plan) -> Metric:
+    """The accumulator of one partition given as a pandas DataFrame or an Arrow table/batch.
+
+    Complexity: one ``update`` of the partition's rows (an Arrow table is converted to pandas
+    once, column by column, zero-copy where Arrow allows).
+    """
+    if not hasattr(frame, "columns") or not hasattr(frame, "iloc"):  # Arrow -> pandas
+        frame = frame.to_pandas()
+    acc = empty_set(plan.config, plan.kind)
+    if len(frame):
+        feed(acc, frame, plan)
+    return acc
+
+
+def state_to_bytes(acc: Metric) -> bytes:
+    """The state in the library's versioned, checksummed format (what Spark and Ray ship)."""
+    return dumps(acc)
+
+
+def state_from_bytes(data: bytes) -> Metric:
+    """Read back :func:`state_to_bytes` (validated as any file is)."""
+    acc = loads(bytes(data), "shipped state")
+    if type(acc).__name__ not in KINDS:
+        raise ValueError(f"shipped state: expected a MetricSet or Sliced, got {type(acc).__name__}")
+    return acc

@@ -1,0 +1,321 @@
+"""Exact binary AUROC and AP of :func:`streammetrics.dask.evaluate` from score ranges, bit for bit.
+
+``evaluate`` used to gather every partition's sorted scores on one worker, which then sorted and
+ranked them all: a serial O(n log n) step at the root. When a ``MetricSet`` holds exact binary
+``AUROC`` / ``AveragePrecision`` members that share one score state (and no weights, no slices),
+``evaluate`` instead routes every partition's (unsorted) scores to R ranges cut at R - 1 score
+edges (sampled quantiles, :mod:`streammetrics._engines.ranked`), sorts each range once on a worker --
+every score is sorted once, as in one process -- and sends to the root only what it needs to
+give the single-process values with the same floating-point steps:
+
+* AUROC: each range's doubled Mann-Whitney count ``u2_r`` (an exact integer: pairs inside the
+  range, a tie counting 1/2), its positives ``P_r`` and negatives ``N_r``. The root adds
+  ``u2 = sum_r u2_r + 2 P_r N_below_r`` in Python integers and divides once,
+  ``u2 / (2 P N)`` -- the one correctly rounded division one process does.
+* AP: each range's counts at its distinct positive scores (positives and negatives at or above
+  each, inside the range). The root offsets them by the ranges above and computes the step AP
+  over the concatenation (:func:`streammetrics._scores.thresholds.average_precision`): the same sum, in
+  the same order, as one process. The root holds 24 bytes per distinct positive score (not 8
+  per score); :func:`streammetrics.dask.evaluate_ranked` avoids even that, within 1e-12.
+
+The other members of the set travel as ordinary states and are merged as before.
+Complexity: a partition task O(n) (validation, sampling), routing O(n R) (R - 1 comparisons and
+R selections per score), a range task sorts its pieces (O(n_r log n_r)) and counts them in one
+linear merge; the root O(R + distinct positive scores).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streammetrics._scores.batches import ScoreBatches
+from streammetrics._scores.thresholds import ThresholdCounts, average_precision, counts_from_sorted
+from streammetrics.ranking.metrics import AUROC, AveragePrecision
+from streammetrics.wrappers.metricset import MetricSet
+
+from . import ranked as K
+from .plan import Plan, column, compute_recorded, empty_set, merged, rebuild, state_of
+
+__all__ = ["Split", "split_of", "partition_parts", "range_counts", "RangeCounts", "final_values",
+           "range_count", "RANGES_PER_THREAD", "route_runs", "task_slices",
+           "MAX_FRAMES_PER_TASK", "frame_batches", "parquet_batches"]
+
+#: Score ranges per worker thread (more than one, so that the ranges balance over the workers).
+RANGES_PER_THREAD = 2
+#: At most this many partitions feed one state (fewer tasks; each holds its partitions at once).
+MAX_FRAMES_PER_TASK = 4
+
+
+@dataclass(frozen=True)
+class Split:
+    """How ``evaluate`` splits a MetricSet: the score-state group evaluated by ranges, the rest."""
+
+    names: tuple[str, ...]  #: every member of the set, in order
+    ranked: dict[str, Any]  #: the ranked members' configurations (class name, config)
+    rest: dict[str, Any] | None  #: the MetricSet configuration of the other members
+    ignore_index: int | None  #: the ranked members' common ``ignore_index``
+    ranked_first: bool  #: whether the ranked group is the set's first (validation order)
+
+
+def _numeric(dtype: Any) -> bool:
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:  # pandas extension dtypes: the general path
+        return False
+
+
+def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> Split | None:
+    """The split of ``template`` (a MetricSet) if the range path gives its exact values, else None.
+
+    Taken when one state group holds only exact binary full-area ``AUROC`` / step
+    ``AveragePrecision`` members, fed one numeric label and one numeric score column (``dtypes``:
+    the frame's column dtypes) with unit weights, no slices and no other ``update`` keywords.
+    """
+    if (plan.weight is not None or plan.by is not None or plan.update_kwargs
+            or not isinstance(plan.label, str) or not isinstance(plan.score, str)
+            or not _numeric(dtypes.get(plan.label)) or not _numeric(dtypes.get(plan.score))
+            or not isinstance(template, MetricSet)):
+        return None
+    groups = template.groups
+    ranked = [g for g in groups if all(type(template[n]) in (AUROC, AveragePrecision) for n in g)]
+    if len(ranked) != 1:
+        return None
+    try:
+        ignore = K.check_metrics({n: template[n] for n in ranked[0]})
+    except ValueError:
+        return None
+    order = tuple(n for n, _ in template.items())
+    others = [n for n in order if n not in ranked[0]]
+    rest = None
+    if others:
+        twin = MetricSet({n: type(template[n])._from_config(template[n]._config()) for n in others})
+        rest = twin._config()
+        if rest["groups"] != [g for g in groups if g is not ranked[0]]:
+            return None
+    cfg = template._config()["members"]
+    return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0)
+
+
+class _BinaryBatches(ScoreBatches):
+    """The exact binary score state's batch validation and split, without the state."""
+
+    task = "binary"
+    n_columns = 1
+
+    def __init__(self, ignore_index: int | None) -> None:
+        self.ignore_index = ignore_index
+
+
+def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split,
+                    sample_size: int) -> tuple[Any, ...]:
+    """A few partitions fed at once, as ``(labels, scores)`` column batches: the other members'
+    state (or None), the ranked members' negative and positive scores (validated as the exact
+    state validates them), unsorted, and an evenly spaced sample of them to place the edges.
+    O(n)."""
+    scores = _BinaryBatches(split.ignore_index)
+    rest = None if split.rest is None else empty_set(split.rest)
+    negs: list[np.ndarray] = []
+    poss: list[np.ndarray] = []
+    for y, p in batches:
+        if rest is not None and not split.ranked_first:  # errors in the set's group order
+            rest.update(y, p)
+        for _, group, s, _ in scores.split_batch(y, p) or ():
+            (poss if group else negs).append(s)
+        if rest is not None and split.ranked_first:
+            rest.update(y, p)
+    runs: K.Runs = (_joined(negs), None, _joined(poss), None)
+    return None if rest is None else state_of(rest), runs, K.run_sample(runs, sample_size)
+
+
+def frame_batches(frames: Sequence[Any], plan: Plan) -> Iterator[tuple[Any, Any]]:
+    """The ``(labels, scores)`` batches of pandas partitions (empty ones skipped)."""
+    for df in frames:
+        if len(df):
+            yield column(df, plan.label, "label"), column(df, plan.score, "score")
+
+
+def parquet_batches(files: Sequence[str], fs: Any, plan: Plan) -> Iterator[tuple[Any, Any]]:
+    """The ``(labels, scores)`` batches of Parquet files, one row group at a time, read with
+    pyarrow straight into numpy (no DataFrame); ``fs`` an fsspec filesystem. O(rows read)."""
+    import pyarrow.parquet as pq
+
+    assert isinstance(plan.label, str) and isinstance(plan.score, str)
+    local = "file" in _protocols(fs)
+    for name in files:
+        with contextlib.ExitStack() as stack:
+            source = name if local else stack.enter_context(fs.open(name, "rb"))
+            reader = pq.ParquetFile(source)
+            for g in range(reader.num_row_groups):
+                table = reader.read_row_group(g, columns=[plan.label, plan.score])
+                if table.num_rows:
+                    yield table.column(plan.label).to_numpy(), table.column(plan.score).to_numpy()
+
+
+def _protocols(fs: Any) -> tuple[str, ...]:
+    p = getattr(fs, "protocol", ())
+    return (p,) if isinstance(p, str) else tuple(p)
+
+
+def task_slices(n_frames: int, n_ranges: int) -> list[slice]:
+    """Partitions fed to each task: at most :data:`MAX_FRAMES_PER_TASK` (a task holds its
+    partitions at once), in as few tasks as that allows, rounded up to a multiple of the
+    worker threads (``n_ranges / RANGES_PER_THREAD``) so that the tasks balance over them; the
+    partitions split as evenly as possible."""
+    threads = max(1, n_ranges // RANGES_PER_THREAD)
+    n_tasks = -(-n_frames // MAX_FRAMES_PER_TASK)
+    n_tasks = min(n_frames, threads * -(-n_tasks // threads))
+    bounds = [n_frames * i // max(1, n_tasks) for i in range(n_tasks + 1)]
+    return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays) if arrays else np.zeros(0)
+
+
+def _route(v: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
+    """``v`` split by range: piece r holds the scores with ``edges[r-1] <= s < edges[r]`` (the
+    half-open ranges of :func:`streammetrics._engines.ranked.split_runs`; tied scores share a range).
+    A score's range is the number of edges <= it: R - 1 vectorised comparisons, then one
+    selection per range, block by block (:data:`_BLOCK` scores, so that the passes stay in
+    cache); beyond :data:`_MASKED_RANGES` ranges, a stable counting sort of the range ids."""
+    n_ranges = edges.shape[0] + 1
+    if n_ranges == 1 or v.shape[0] == 0:
+        return [v] + [v[:0]] * (n_ranges - 1)
+    if n_ranges > _MASKED_RANGES:
+        ids = np.searchsorted(edges, v, "right").astype(np.uint16 if n_ranges < 2**16 else np.intp)
+        ends = np.cumsum(np.bincount(ids, minlength=n_ranges))
+        return np.split(v[np.argsort(ids, kind="stable")], ends[:-1])
+    out: list[list[np.ndarray]] = [[] for _ in range(n_ranges)]
+    ids = np.empty(min(_BLOCK, v.shape[0]), dtype=np.uint8)
+    mask = np.empty(ids.shape[0], dtype=bool)
+    for start in range(0, v.shape[0], _BLOCK):
+        block = v[start : start + _BLOCK]
+        i, m = ids[: block.shape[0]], mask[: block.shape[0]]
+        i.fill(0)
+        for e in edges:
+            np.greater_equal(block, e, out=m)
+            np.add(i, m, out=i)
+        for r in range(n_ranges):
+            np.equal(i, r, out=m)
+            out[r].append(block.compress(m))
+    return [x[0] if len(x) == 1 else np.concatenate(x) for x in out]
+
+
+#: Up to this many ranges, :func:`_route` selects each range with a mask (R passes over one
+#: byte per score; measured faster than the counting sort for small R).
+_MASKED_RANGES = 8
+#: Scores per block of :func:`_route` (its passes over a block stay in the CPU cache).
+_BLOCK = 1 << 17
+
+
+def route_runs(parts: tuple[Any, ...], edges: np.ndarray) -> list[K.Runs]:
+    """The unsorted runs of :func:`partition_parts` output routed to the R ranges the R - 1
+    ``edges`` define: R pieces (copies), each sorted once by its range's task. O(n R) (with
+    ``R`` > 8: O(n log R)); no partition sorts its scores."""
+    negs, poss = _route(parts[1][0], edges), _route(parts[1][2], edges)
+    return [(n, None, p, None) for n, p in zip(negs, poss, strict=True)]
+
+@dataclass(frozen=True)
+class RangeCounts:
+    """What one score range sends to the root (see the module docstring)."""
+
+    pos: int
+    neg: int
+    u2: int
+    thresholds: np.ndarray  #: the range's distinct positive scores, decreasing
+    tps: np.ndarray  #: positives of the range scoring >= each
+    fps: np.ndarray  #: negatives of the range scoring >= each
+
+
+def _doubled_pairs(dp: np.ndarray, dn: np.ndarray, below: np.ndarray) -> int:
+    """sum_k dp_k (2 below_k + dn_k) exactly (int64 while it cannot overflow, else Python ints)."""
+    if dp.shape[0] == 0:
+        return 0
+    bound = 2 * int(dp.sum()) * (int(below[0]) + int(dn.sum()) + 1)
+    if bound < 2**62:
+        return int(np.dot(dp, 2 * below + dn))
+    return int(np.dot(dp.astype(object), (2 * below + dn).astype(object)))
+
+
+def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
+    """One range's scores of one class from its pieces: a new float64 array, sorted once."""
+    v = np.concatenate(arrays, dtype=np.float64) if arrays else np.zeros(0)
+    v.sort()
+    return v
+
+
+def range_counts(pieces: Sequence[K.Runs]) -> RangeCounts:
+    """Sort one range's pieces (every partition's, unsorted) and count them: the range's only
+    sort (one per class). O(n_r log n_r)."""
+    nv = _sorted_scores([p[0] for p in pieces])
+    pv = _sorted_scores([p[2] for p in pieces])
+    c = counts_from_sorted(pv, None, nv, None)  # every distinct score, decreasing
+    tps, fps = c.tps.astype(np.int64), c.fps.astype(np.int64)
+    dp = np.diff(tps, prepend=0)
+    dn = np.diff(fps, prepend=0)
+    n_pos, n_neg = int(pv.shape[0]), int(nv.shape[0])
+    u2 = _doubled_pairs(dp, dn, n_neg - fps)
+    at = dp > 0
+    return RangeCounts(n_pos, n_neg, u2, c.thresholds[at], c.tps[at], c.fps[at])
+
+
+def final_values(
+    rest_states: Sequence[Mapping[str, Any]], ranges: Sequence[RangeCounts], split: Split
+) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    """The root: the other members merged and computed, the ranked ones from the range counts
+    (ranges in increasing score order); values in the set's member order, with the warnings
+    one process raises. O(states + R + distinct positive scores)."""
+    values: dict[str, Any] = {}
+    caught: list[tuple[str, type[Warning]]] = []
+    if split.rest is not None:
+        values, caught = compute_recorded(merged([rebuild(split.rest, s) for s in rest_states]))
+    P = sum(r.pos for r in ranges)
+    N = sum(r.neg for r in ranges)
+    ranked: dict[str, Any] = {}
+    if P <= 0 or N <= 0:  # undefined values: a twin with the same classes present warns alike
+        twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
+        rows = [1] * (P > 0) + [0] * (N > 0)
+        if rows:
+            twin.update(np.array(rows), np.full(len(rows), 0.5))
+        undefined, more = compute_recorded(twin)
+        caught += more
+        ranked = {n: v for n, v in undefined.items() if math.isnan(v)}
+    below, u2 = 0, 0
+    for r in ranges:
+        u2 += r.u2 + 2 * r.pos * below
+        below += r.neg
+    auroc = u2 / (2 * P * N) if P > 0 and N > 0 else math.nan
+    ap = math.nan
+    if P > 0:
+        above_p, above_n, tps, fps, thr = 0, 0, [], [], []
+        for r in reversed(ranges):  # highest scores first
+            thr.append(r.thresholds)
+            tps.append(r.tps + above_p)
+            fps.append(r.fps + above_n)
+            above_p += r.pos
+            above_n += r.neg
+        ap = average_precision(ThresholdCounts(np.concatenate(thr), np.concatenate(tps),
+                                               np.concatenate(fps), float(P), float(N)))
+    for name, cfg in split.ranked.items():
+        if name not in ranked:
+            ranked[name] = auroc if cfg["class"] == "AUROC" else ap
+    out = {n: ranked[n] if n in ranked else values[n] for n in split.names}
+    return out, caught
+
+
+def range_count() -> int:
+    """How many score ranges ``evaluate`` cuts: :data:`RANGES_PER_THREAD` per worker thread of
+    the active ``distributed`` client (1 with a single thread or without a client)."""
+    try:
+        from distributed import default_client
+
+        threads = sum(default_client().nthreads().values())
+    except (ImportError, ValueError):
+        return 1
+    return 1 if threads <= 1 else RANGES_PER_THREAD * threads

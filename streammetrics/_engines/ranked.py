@@ -1,0 +1,268 @@
+"""Exact binary ranking metrics from score ranges: no process holds more than its range.
+
+The engine-neutral steps of range-partitioned evaluation
+(:func:`streammetrics.dask.evaluate_ranked`). Ranges are half-open score intervals
+``[e_{r-1}, e_r)`` (``e_0 = -inf``, ``e_R = +inf``) given by R - 1 non-decreasing edges, so tied
+scores always share a range and every score of range r is below every score of range r + 1.
+
+1. Each partition is fed to an exact binary ``AUROC`` twin (the library's own validation,
+   ignore_index and weight rules) and gives its negatives and positives as sorted runs
+   (:func:`runs_of`); a few evenly spaced ranks of each run are its sample
+   (:func:`run_sample`), from which weighted quantiles give the edges (:func:`range_edges`).
+2. Each run is cut at the edges (:func:`split_runs`: O(R log n), views).
+3. Round one: the weight of every piece (:func:`piece_totals`), summed per range
+   (:func:`add_totals`), gives the totals above and below each range (:func:`offsets`) -- before
+   any range is merged. Round two, per range: its pieces from every partition are merged
+   (:func:`merge_range`, the only place a range is held whole) and summarised with those offsets
+   (:func:`range_summary`): its Mann-Whitney pairs, its part of the average precision, its piece
+   of the curves. Everything comes from one kernel, the counts at distinct thresholds
+   (:func:`streammetrics._scores.thresholds.counts_from_sorted`).
+4. :func:`combine`: AUROC = (sum_r U_r + sum_r P_r * N_below_r) / (P N) -- the pairs inside each
+   range plus every positive of a range above every negative of the ranges below it; AP = the
+   sum of the per-range parts; curves = the per-range pieces, offset and concatenated.
+
+Exact: equal to the single-process values up to float rounding (1e-12 relative; bit for bit
+counts with unit or integer weights). Memory: a partition task holds its partition's runs, a
+range task its range; the root holds O(R) numbers (plus the curves, which are the output).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streammetrics._scores.exact.runs import merge_many
+from streammetrics._scores.protocol import ScoreState
+from streammetrics._scores.thresholds import (
+    ThresholdCounts,
+    average_precision,
+    counts_from_sorted,
+    distinct_desc,
+    roc_auc_from_counts,
+)
+from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
+from streammetrics.wrappers.metricset import MetricSet
+
+__all__ = [
+    "Runs", "RangeSummary", "check_metrics", "runs_config", "runs_of", "run_sample", "range_edges",
+    "split_runs", "merge_range", "range_totals", "piece_totals", "add_totals", "offsets",
+    "range_summary", "combine",
+]
+
+#: (negatives, their weights or None, positives, their weights or None), each ascending.
+Runs = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]
+
+_SUPPORTED = (AUROC, AveragePrecision, ROCCurve, PRCurve)
+#: The configuration every metric must have (binary, exact, full area, step AP).
+_REQUIRED = {"num_classes": None, "multilabel": False, "max_fpr": None, "interpolated": False,
+             "eleven_point": False, "multi_class": "ovr"}
+
+
+def check_metrics(metrics: Mapping[str, Any]) -> Any:
+    """Check that every metric is an exact binary AUROC / AveragePrecision / ROCCurve / PRCurve
+    (full area, step AP) with one common ``ignore_index``; return that ``ignore_index``."""
+    ignore = None
+    for i, (name, m) in enumerate(metrics.items()):
+        if type(m) not in _SUPPORTED:
+            raise ValueError(
+                f"metrics: range-partitioned evaluation supports AUROC, AveragePrecision, ROCCurve "
+                f"and PRCurve, got {type(m).__name__} ({name!r})")
+        cfg = m._config()
+        extra = sorted(set(cfg) - set(_REQUIRED) - {"average", "ignore_index", "drop_intermediate"})
+        bad = [k for k in _REQUIRED if k in cfg and cfg[k] != _REQUIRED[k]]
+        if extra or bad:
+            key = (extra or bad)[0]
+            raise ValueError(
+                f"metrics: {name!r} must be exact and binary (full-area AUROC, step AP) for "
+                f"range-partitioned evaluation, got {key}={cfg.get(key)!r}")
+        if i and cfg["ignore_index"] != ignore:
+            raise ValueError(f"metrics: {name!r} has ignore_index={cfg['ignore_index']!r}, "
+                             f"the others {ignore!r}")
+        ignore = cfg["ignore_index"]
+    return ignore
+
+
+def runs_config(ignore_index: Any) -> dict[str, Any]:
+    """The configuration of the exact binary ``AUROC`` twin that validates each partition."""
+    return MetricSet(s=AUROC(ignore_index=ignore_index))._config()
+
+
+def runs_of(acc: MetricSet) -> Runs:
+    """The sorted negatives and positives of a fed :func:`runs_config` twin, read through the
+    exact buffer's pair-level view (:meth:`~streammetrics._scores.protocol.PairScores.group`): each
+    group's scores sorted increasing as float64 copies, with their weights -- None for an
+    unweighted state, 1.0 for the unit samples of a weighted one. O(n)."""
+    state = acc["s"]._state
+    assert isinstance(state, ScoreState)
+    pairs = state.pair_scores()
+    assert pairs is not None  # the twin's AUROC is exact: its buffer keeps every score
+
+    def run(grp: int) -> tuple[np.ndarray, np.ndarray | None]:
+        v, w = pairs.group(0, grp)
+        weights = None if not pairs.is_weighted else np.ones(v.shape[0]) if w is None else np.array(w)
+        return np.array(v, dtype=np.float64), weights
+
+    pos = pairs.pos_group(0)
+    nv, nw = run(1 - pos)  # binary: the negatives' group, then the positives'
+    pv, pw = run(pos)
+    return nv, nw, pv, pw
+
+
+def run_sample(runs: Runs, k: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """Up to ``k`` evenly spaced ranks of each run and the number of samples each stands for."""
+    vals, counts = [], []
+    for v in (runs[0], runs[2]):
+        n = v.shape[0]
+        if n == 0:
+            continue
+        idx = np.unique(np.linspace(0, n - 1, min(k, n)).astype(np.int64))
+        vals.append(v[idx])
+        counts.append(np.full(idx.shape[0], n / idx.shape[0]))
+    if not vals:
+        return np.zeros(0), np.zeros(0)
+    return np.concatenate(vals), np.concatenate(counts)
+
+
+def range_edges(samples: Sequence[tuple[np.ndarray, np.ndarray]], n_ranges: int) -> np.ndarray:
+    """R - 1 non-decreasing edges at the weighted quantiles 1/R, ..., (R-1)/R of the samples
+    (repeated edges -- heavy ties -- give empty ranges). O(s log s) for s sampled values."""
+    v = np.concatenate([s[0] for s in samples]) if samples else np.zeros(0)
+    c = np.concatenate([s[1] for s in samples]) if samples else np.zeros(0)
+    if v.shape[0] == 0:
+        return np.zeros(n_ranges - 1)
+    order = np.argsort(v, kind="stable")
+    v, cum = v[order], np.cumsum(c[order])
+    at = np.searchsorted(cum, cum[-1] * np.arange(1, n_ranges) / n_ranges, "left")
+    return np.asarray(v[np.minimum(at, v.shape[0] - 1)], dtype=np.float64)
+
+
+def split_runs(runs: Runs, edges: np.ndarray) -> list[Runs]:
+    """The pieces of ``runs`` in each of the R ranges ``edges`` define (views). O(R log n)."""
+    cuts = []
+    for v in (runs[0], runs[2]):
+        cuts.append(np.concatenate([[0], np.searchsorted(v, edges, "left"), [v.shape[0]]]))
+    out: list[Runs] = []
+    (nv, nw, pv, pw), (cn, cp) = runs, cuts
+    for r in range(edges.shape[0] + 1):
+        a, b, c, d = int(cn[r]), int(cn[r + 1]), int(cp[r]), int(cp[r + 1])
+        out.append((nv[a:b], None if nw is None else nw[a:b], pv[c:d], None if pw is None else pw[c:d]))
+    return out
+
+
+def _merge(items: list[tuple[np.ndarray, np.ndarray | None]]) -> tuple[np.ndarray, np.ndarray | None]:
+    if any(w is not None for _, w in items):  # one weighted piece: give the others unit weights
+        items = [(v, np.ones(v.shape[0]) if w is None else w) for v, w in items]
+    # merge_many concatenates (a new array) before it sorts: the pieces themselves are not changed
+    v, w = merge_many([(np.asarray(v, dtype=np.float64), w) for v, w in items])
+    return v, w
+
+
+def merge_range(pieces: Sequence[Runs]) -> Runs:
+    """One range's sorted runs from its pieces of every partition (a k-way merge per class)."""
+    nv, nw = _merge([(p[0], p[1]) for p in pieces])
+    pv, pw = _merge([(p[2], p[3]) for p in pieces])
+    return nv, nw, pv, pw
+
+
+def _total(v: np.ndarray, w: np.ndarray | None) -> float:
+    return float(v.shape[0]) if w is None else float(w.sum())
+
+
+def range_totals(runs: Runs) -> tuple[float, float]:
+    """(P_r, N_r): the range's positive and negative weight (round one)."""
+    return _total(runs[2], runs[3]), _total(runs[0], runs[1])
+
+
+def piece_totals(pieces: Sequence[Runs]) -> list[tuple[float, float]]:
+    """(P, N) of each piece of one partition: round one needs no range to be merged. O(n)."""
+    return [range_totals(p) for p in pieces]
+
+
+def add_totals(per_partition: Sequence[Sequence[tuple[float, float]]]) -> list[tuple[float, float]]:
+    """Each range's (P_r, N_r), summed over the partitions' pieces. O(partitions x R)."""
+    n_ranges = len(per_partition[0]) if per_partition else 0
+    return [(float(sum(t[r][0] for t in per_partition)), float(sum(t[r][1] for t in per_partition)))
+            for r in range(n_ranges)]
+
+
+def offsets(totals: Sequence[tuple[float, float]]) -> list[tuple[float, float, float]]:
+    """Per range: (positive weight above it, negative weight above it, negative weight below
+    it), ranges in increasing score order. O(R)."""
+    p = np.array([t[0] for t in totals], dtype=np.float64)
+    n = np.array([t[1] for t in totals], dtype=np.float64)
+    p_above = np.concatenate([np.cumsum(p[::-1])[::-1][1:], [0.0]])
+    n_above = np.concatenate([np.cumsum(n[::-1])[::-1][1:], [0.0]])
+    n_below = np.concatenate([[0.0], np.cumsum(n)[:-1]])
+    return [(float(a), float(b), float(c)) for a, b, c in zip(p_above, n_above, n_below, strict=True)]
+
+
+@dataclass(frozen=True)
+class RangeSummary:
+    """What a range sends to the root: its totals, Mann-Whitney pairs, AP part, curve pieces."""
+
+    n_scores: int
+    pos: float
+    neg: float
+    pairs: float  # within the range: U_r (ties count 1/2) plus P_r x (negatives below)
+    ap_part: float
+    curve: ThresholdCounts | None  # counts at every distinct score, offset by the ranges above
+
+
+def _shift(c: ThresholdCounts, tp: float, fp: float, total_pos: float, total_neg: float) -> ThresholdCounts:
+    return ThresholdCounts(c.thresholds, c.tps + tp, c.fps + fp, total_pos, total_neg)
+
+
+def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[float, float],
+                  curves: bool) -> RangeSummary:
+    """Round two: the range's summary given the weights above and below it and the totals (P, N).
+
+    ``pairs`` = U_r + P_r * N_below, with U_r the range's own Mann-Whitney count (from the
+    area of its own ROC curve); ``ap_part`` = sum over the range's positive thresholds k of
+    (R_k - R_{k-1}) P_k with the counts offset by the ranges above (the first R_{k-1} is the
+    recall above the range). O(n_r) after the merge.
+    """
+    nv, nw, pv, pw = runs
+    p_above, n_above, n_below = offset
+    P, N = totals
+    p_r, n_r = range_totals(runs)
+    every = counts_from_sorted(pv, pw, nv, nw)
+    pairs = p_r * n_below
+    if p_r > 0 and n_r > 0:
+        pairs += roc_auc_from_counts(every) * p_r * n_r
+    ap = 0.0
+    if P > 0 and p_r > 0:
+        pr = _shift(counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv)), p_above, n_above, P, N)
+        first = pr.tps[0] / (pr.tps[0] + pr.fps[0])  # the kernel starts from recall 0, not above
+        ap = average_precision(pr) - (p_above / P) * first
+    curve = _shift(every, p_above, n_above, P, N) if curves else None
+    return RangeSummary(nv.shape[0] + pv.shape[0], p_r, n_r, pairs, ap, curve)
+
+
+def _concat(parts: list[ThresholdCounts], P: float, N: float) -> ThresholdCounts:
+    """The per-range pieces (increasing ranges) as one curve in decreasing threshold order."""
+    parts = parts[::-1]
+    if not parts:
+        return ThresholdCounts(np.zeros(0), np.zeros(0), np.zeros(0), P, N)
+    return ThresholdCounts(np.concatenate([c.thresholds for c in parts]),
+                           np.concatenate([c.tps for c in parts]),
+                           np.concatenate([c.fps for c in parts]), P, N)
+
+
+def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float]) -> dict[str, Any]:
+    """The values from the per-range summaries (ranges in increasing score order).
+
+    Returns ``{"auroc", "ap", "curve"}``: AUROC and AP (nan when undefined) and the counts at
+    every distinct score behind the ROC and PR curves (``None`` unless the summaries carry
+    them). O(R) plus the curve's size.
+    """
+    P, N = totals
+    auroc = math.nan if P <= 0 or N <= 0 else sum(s.pairs for s in summaries) / (P * N)
+    ap = math.nan if P <= 0 else max(0.0, sum(s.ap_part for s in summaries))
+    curve = None
+    if summaries and summaries[0].curve is not None:
+        curve = _concat([s.curve for s in summaries if s.curve is not None], P, N)
+    return {"auroc": auroc, "ap": ap, "curve": curve}

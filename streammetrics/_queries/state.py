@@ -1,0 +1,258 @@
+"""Running sums of retrieval measures over one stream of queries: :class:`QueryState`.
+
+Every retrieval measure stores its (count, sums) here under its :class:`~streammetrics._queries.spec.Spec`;
+measures with the same state key share one ``QueryState`` in a MetricSet, so a batch is validated
+and ranked once (:func:`~streammetrics._queries.batch.check_batch`, in blocks of whole queries so
+that a huge batch costs what small ones do) for all of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from streammetrics._core.load_checks import MAX_SAMPLES
+from streammetrics._core.state import State
+from streammetrics._core.validation import first_bad
+
+from . import kernels as K
+from .batch import check_batch, reads_rows
+from .spec import STORED_RTOL, Spec
+from .values import finite
+
+if TYPE_CHECKING:
+    from typing import Unpack
+
+__all__ = ["QueryState"]
+
+
+class _Acc:
+    """Running (count, sums) of one spec, plus the per-query values if asked for."""
+
+    __slots__ = ("count", "sums", "chunks")
+
+    def __init__(self, spec: Spec) -> None:
+        self.count = 0
+        self.sums = np.zeros(spec.width)
+        self.chunks: list[np.ndarray] | None = [] if spec.per_query else None
+
+    def values(self) -> np.ndarray | None:
+        if self.chunks is None:
+            return None
+        if len(self.chunks) != 1:
+            width = self.sums.shape[0]
+            merged = np.concatenate(self.chunks) if self.chunks else np.zeros((0, width))
+            self.chunks = [merged]
+        return self.chunks[0]
+
+
+def _stack(parts: list[np.ndarray], width: int) -> np.ndarray:
+    """Per-query values of the blocks, one (queries, width) matrix."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts) if parts else np.zeros((0, width))
+
+
+class QueryState(State):
+    """Running sums of any number of retrieval measure specs over one stream of queries.
+
+    ``prepare`` validates and ranks the batch once and evaluates every spec; ``apply`` adds the
+    per-spec (count, sums) -- and appends per-query values for specs with ``per_query``.
+    Arrays: ``{spec}.count`` (int64, shape (1,)), ``{spec}.sums`` (float64, width), ``{spec}.values``
+    (float64, (count, width), only with ``per_query``). Merge rule: add counts and sums,
+    concatenate values. ``load_arrays`` refuses what no stream could store: values outside the
+    measure's :meth:`Spec.value_range`, sums outside count times it, sums that are not the sum
+    of the stored values (relative slack 1e-9 for rounding).
+
+    Parameters
+    ----------
+    specs : sequence of Spec
+        The measure specs to hold from the start (a metric's own; a ``MetricSet`` adds the
+        others of a shared state with ``add_spec``).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> ms = sm.MetricSet(ap=sm.MAP(), rr=sm.MRR())
+    >>> state = ms["ap"]._state  # one state for both members: each batch is ranked once
+    >>> state is ms["rr"]._state, len(state.specs)
+    (True, 2)
+    """
+
+    def __init__(self, specs: Sequence[Spec] = ()) -> None:
+        self._acc: dict[Spec, _Acc] = {}
+        for s in specs:
+            self.add_spec(s)
+
+    @property
+    def specs(self) -> list[Spec]:
+        return list(self._acc)
+
+    def add_spec(self, spec: Spec, source: QueryState | None = None) -> None:
+        """Register ``spec`` (copying its data from ``source`` if that holds it)."""
+        if spec in self._acc:
+            return
+        if self._acc and reads_rows(spec) != self.raw_judged:  # their keys differ: never shared
+            raise ValueError(f"{spec.name}: cannot share a query state with measures that take "
+                             "another form of judged=")  # fmt: skip
+        acc = _Acc(spec)
+        if source is not None and spec in source._acc:
+            theirs = source._acc[spec]
+            acc.count, acc.sums = theirs.count, theirs.sums.copy()
+            vals = theirs.values()
+            if vals is not None:
+                acc.chunks = [vals.copy()]
+        self._acc[spec] = acc
+
+    def acc(self, spec: Spec) -> _Acc:
+        return self._acc[spec]
+
+    @property
+    def raw_judged(self) -> bool:
+        """Whether the specs read judgment rows from ``judged`` (:func:`reads_rows`)."""
+        return any(reads_rows(s) for s in self._acc)
+
+    def key(self) -> Hashable:
+        return ("retrieval", "judgment-rows") if self.raw_judged else ("retrieval",)
+
+    def is_empty(self) -> bool:
+        return all(a.count == 0 for a in self._acc.values())
+
+    def equals(self, other: State) -> bool:
+        """Shareable: the same key and either both empty or holding identical data."""
+        if not isinstance(other, QueryState):
+            return False
+        if self.is_empty() and other.is_empty():
+            return True
+        return super().equals(other)
+
+    #: The keyword arguments ``prepare`` takes (a MetricSet passes only these to it).
+    update_keywords = K.QUERY_OPTIONS
+
+    def prepare(self, relevance: Any, scores: Any, **options: Unpack[K.QueryOptions]) -> Any:
+        batch = check_batch(relevance, scores, raw_judged=self.raw_judged, **options)
+        specs = list(self._acc)
+        sums = [np.zeros(spec.width) for spec in specs]
+        kept: list[list[np.ndarray]] = [[] for _ in specs]
+        for rq in batch.blocks():  # bounded temporaries; nothing is applied before the last
+            for spec, total, parts in zip(specs, sums, kept, strict=True):
+                vals = spec.evaluate(rq)
+                total += vals.sum(axis=0)
+                if spec.per_query:
+                    parts.append(vals)
+        return [
+            (spec, batch.n_queries, total, _stack(parts, spec.width) if spec.per_query else None)
+            for spec, total, parts in zip(specs, sums, kept, strict=True)
+        ]
+
+    def apply(self, delta: Any) -> None:
+        for spec, n, sums, vals in delta:
+            acc = self._acc.get(spec)
+            if acc is None:
+                continue
+            acc.count += n
+            acc.sums += sums
+            if acc.chunks is not None and vals is not None and n:
+                acc.chunks.append(vals)
+
+    def arrays(self, specs: Sequence[Spec] | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for spec in self._acc if specs is None else specs:
+            acc = self._acc[spec]
+            out[f"{spec.name}.count"] = np.array([acc.count], dtype=np.int64)
+            out[f"{spec.name}.sums"] = acc.sums.copy()
+            vals = acc.values()
+            if vals is not None:
+                out[f"{spec.name}.values"] = vals.copy()
+        return out
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        new: dict[Spec, _Acc] = {}
+        expected: set[str] = set()
+        for spec in self._acc:
+            acc = _Acc(spec)
+            name = spec.name
+            for suffix in ("count", "sums") + (("values",) if spec.per_query else ()):
+                expected.add(f"{name}.{suffix}")
+                if f"{name}.{suffix}" not in arrays:
+                    raise ValueError(f"state: missing array {name}.{suffix!s}")
+            count = np.asarray(arrays[f"{name}.count"])
+            if (
+                count.shape != (1,)
+                or count.dtype.kind not in "iuf"
+                or not np.isfinite(count)
+                or count < 0
+                or count != np.floor(count)
+                or count > MAX_SAMPLES
+            ):
+                raise ValueError(f"state: {name}.count must hold one non-negative integer (at most 2**53)")
+            sums = np.asarray(arrays[f"{name}.sums"])
+            if sums.shape != (spec.width,) or sums.dtype.kind not in "fiu":
+                raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")
+            sums = sums.astype(np.float64)
+            nan_ok = bool(getattr(spec, "allows_nan", False))  # (trec_eval's 0/0 values)
+            if not finite(sums, nan_ok):
+                raise ValueError(f"state: {name}.sums holds non-finite values")
+            if count[0] == 0 and sums.any():  # (before check_block: inf * 0 for unbounded gains)
+                nz = int(np.flatnonzero(sums)[0])
+                raise ValueError(f"state: {name}.sums[{nz}] = {float(sums[nz])!r} is outside the range "
+                                 f"of 0 queries ({name}.count is 0)")
+            spec.check_block(sums, float(count[0]), f"{name}.sums")
+            acc.count, acc.sums = int(count[0]), sums
+            if spec.per_query:
+                vals = np.asarray(arrays[f"{name}.values"])
+                if vals.shape != (int(count[0]), spec.width) or vals.dtype.kind != "f":
+                    raise ValueError(
+                        f"state: {name}.values must have shape ({int(count[0])}, {spec.width}), "
+                        f"got {vals.shape}"
+                    )
+                if not finite(vals, nan_ok):
+                    raise ValueError(f"state: {name}.values holds non-finite values")
+                vals = vals.astype(np.float64)
+                spec.check_block(vals, None, f"{name}.values", STORED_RTOL / 2)
+                total = vals.sum(axis=0)
+                off = np.abs(sums - total) > STORED_RTOL * (np.abs(vals).sum(axis=0) + 1.0)
+                if off.any():
+                    j = first_bad(off)
+                    raise ValueError(
+                        f"state: {name}.sums[{j}] = {float(sums[j])!r} is not the sum of "
+                        f"{name}.values ({float(total[j])!r})"
+                    )
+                acc.chunks = [vals]
+            new[spec] = acc
+        extra = set(arrays) - expected
+        if extra:
+            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+        self._acc = new
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, QueryState)
+        for spec, acc in self._acc.items():
+            theirs = other._acc.get(spec)
+            if theirs is None:
+                continue
+            acc.count += theirs.count
+            acc.sums += theirs.sums
+            vals = theirs.values()
+            if acc.chunks is not None and vals is not None and vals.shape[0]:
+                acc.chunks.append(vals.copy())
+
+    def reset(self) -> None:
+        self._acc = {spec: _Acc(spec) for spec in self._acc}
+
+    @property
+    def nbytes(self) -> int:
+        total = 0
+        for acc in self._acc.values():
+            total += 8 + acc.sums.nbytes
+            if acc.chunks is not None:
+                total += sum(c.nbytes for c in acc.chunks)
+        return total
+
+    def load_spec(self, spec: Spec, arrays: Mapping[str, Any]) -> None:
+        """Replace the data of ``spec`` (registering it if new) by ``arrays``, which hold that
+        spec's arrays only, checked as :meth:`load_arrays` checks them; refused arrays change
+        nothing. O(size of the arrays)."""
+        fresh = QueryState([spec])
+        fresh.load_arrays(arrays)
+        self._acc[spec] = fresh._acc[spec]

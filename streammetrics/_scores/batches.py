@@ -1,0 +1,247 @@
+"""Validating and splitting a batch of (label, score, weight) rows for the score states.
+
+The one place where ranking input is checked: :class:`ScoreBatches` gives both score states
+(the exact sorted buffer and the bins) the same rules and messages. A batch is split by
+one-vs-rest column and label into ``(column, group, scores, weights)`` parts; a single binary
+sample given as Python scalars takes a plain-Python path (about a microsecond).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.load_checks import reserve
+from streammetrics._core.params import IGNORE_INDEX, Param, check_param
+from streammetrics._core.validation import (
+    as_column,
+    as_numpy,
+    check_binary_labels,
+    check_class_labels,
+    check_multilabel_batch,
+    check_scores,
+    check_weights,
+    is_scalar,
+    one_label,
+    one_score,
+    one_weight,
+)
+from streammetrics._scores.exact.sort_kernels import sort_split
+
+__all__ = ["Parts", "ScoreBatches", "check_layout", "score_dtype", "unit_or_positive", "FLOAT_KINDS"]
+
+#: A split batch: (column, group, scores, weights or None) per non-empty part.
+Parts = list[tuple[int, int, np.ndarray, "np.ndarray | None"]]
+
+_PY_SCALARS = (int, float, bool)
+#: The score dtypes kept as they are.
+FLOAT_KINDS = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)}
+#: A score state's ``task``.
+_TASKS = ("binary", "multiclass", "multilabel")
+_TASK = Param("choice", "must be binary, multiclass or multilabel", choices=_TASKS)
+
+
+def check_layout(
+    task: str, num_classes: int | None, ignore_index: int | None, by_class: bool = False
+) -> tuple[int | None, int | None, int]:
+    """Validate a score state's layout: ``(num_classes, ignore_index, n_columns)`` normalised
+    (num_classes None for binary). Raises ``ValueError`` naming the argument; refuses layouts
+    whose empty state alone would not fit in memory. O(1).
+    """
+    task = check_param(task, "task", _TASK)
+    if by_class and task != "multiclass":
+        raise ValueError("by_class: only meaningful for multiclass scores")
+    ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
+    nc = None if task == "binary" else int(num_classes)  # type: ignore[arg-type]
+    k = 1 if task == "binary" else int(num_classes)  # type: ignore[arg-type]
+    reserve(384.0 * k * (k if by_class else 2), f"num_classes={nc}")
+    return nc, None if ignore_index is None else int(ignore_index), k
+
+
+def score_dtype(arr: np.ndarray) -> np.ndarray:
+    """Keep float16/32/64 scores as they are; anything else (ints, bools) becomes float64."""
+    if arr.dtype in FLOAT_KINDS:
+        return arr
+    return arr.astype(np.float64)
+
+
+def unit_or_positive(
+    w: np.ndarray | None, keep: np.ndarray | None
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Drop rows of weight 0 (they change nothing), then the weights if every kept one is 1
+    (unit mode), so that a state's layout depends on its samples, not on how they were split."""
+    if w is None:
+        return None, keep
+    zero = w == 0.0
+    if zero.any():
+        keep = ~zero if keep is None else keep & ~zero
+    if (w == 1.0).all() if keep is None else (w[keep] == 1.0).all():
+        return None, keep
+    return w, keep
+
+
+def _sorted_parts(col: int, s: np.ndarray, pos: np.ndarray, w: np.ndarray) -> Parts:
+    """The two parts (negatives, positives) of one weighted column, each already sorted by
+    score with its weights (:func:`~streammetrics._scores.exact.sort_kernels.sort_split`: one key sort for
+    both, which the state's own sort then finds sorted); small or unusual columns are split
+    unsorted. O(n log n)."""
+    both = sort_split(s, pos, w)
+    if both is None:
+        neg = ~pos
+        return [(col, 0, s.compress(neg), w.compress(neg)), (col, 1, s.compress(pos), w.compress(pos))]
+    (nv, nw), (pv, pw) = both
+    return [(col, 0, nv, nw), (col, 1, pv, pw)]
+
+
+class ScoreBatches:
+    """Batch validation shared by the score states; a state sets ``task``, ``n_columns``,
+    ``ignore_index`` and ``by_class`` (one-vs-one groups) and calls :meth:`split_batch`."""
+
+    task: str
+    n_columns: int
+    ignore_index: int | None
+    by_class: bool = False
+
+    def split_batch(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        """Validate a batch and split it: a list of ``(column, group, scores, weights)`` (group
+        1: the column's positives, 0: the others; one-vs-one layouts: the true class), the
+        tuple ``("one", label, score, weight)`` for one binary sample given as scalars, or None
+        when nothing counts. Scores keep float16/32/64 (others become float64); weights None
+        when all are 1; rows of weight 0 and labels ``ignore_index`` are dropped. Never mutates.
+        O(n) (O(n·C) for score matrices)."""
+        if self.task == "binary" and (
+            (type(y_true) in _PY_SCALARS and type(y_score) in _PY_SCALARS)
+            or (is_scalar(y_true) and is_scalar(y_score))
+        ):
+            return self._split_one(y_true, y_score, sample_weight)
+        y = as_numpy(y_true, "y_true")
+        s = as_numpy(y_score, "y_score")
+        if self.task == "multilabel":
+            return self._split_multilabel(y, s, sample_weight)
+        if y.ndim == 0:  # one sample: a label with a score (binary) or a row of scores
+            y = y.reshape(1)
+            s = s.reshape(1, -1) if self.task == "multiclass" else s.reshape(1)
+            if sample_weight is not None and is_scalar(sample_weight):
+                sample_weight = [sample_weight]
+        y = as_column(y)
+        if y.ndim != 1:
+            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+        n = y.shape[0]
+        y, s, w = self._checked_columns(y, s, sample_weight)
+        s = score_dtype(s)
+        if n == 0:
+            return None
+        keep = None
+        if self.ignore_index is not None:
+            keep = y != self.ignore_index
+        w, keep = unit_or_positive(w, keep)
+        if keep is not None:
+            y, s = y[keep], s[keep]
+            w = None if w is None else w[keep]
+        if y.shape[0] == 0:
+            return None
+        if self.task == "binary":
+            pos = y.astype(bool, copy=False)
+            if w is not None:
+                return _sorted_parts(0, s, pos, w)
+            neg = ~pos
+            return [  # compress: a third faster than boolean indexing
+                (0, 0, s.compress(neg), None if w is None else w.compress(neg)),
+                (0, 1, s.compress(pos), None if w is None else w.compress(pos)),
+            ]
+        return self._split_multiclass(y.astype(np.intp, copy=False), s, w)
+
+    def _split_multiclass(self, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> Parts:
+        c = self.n_columns
+        parts: Parts = []
+        if self.by_class:
+            order = np.argsort(y, kind="stable")
+            counts = np.bincount(y, minlength=c)
+            ends = np.cumsum(counts)
+            block = s[order].T.copy()  # (C, n): column-major copy, rows grouped by class
+            wb = None if w is None else w[order]
+            for k in range(c):
+                lo, hi = int(ends[k] - counts[k]), int(ends[k])
+                if hi == lo:
+                    continue
+                for col in range(c):
+                    parts.append((col, k, block[col, lo:hi], None if wb is None else wb[lo:hi]))
+            return parts
+        onehot = y[None, :] == np.arange(c)[:, None]  # (C, n)
+        st = np.ascontiguousarray(s.T)  # one copy; boolean selections then read contiguous rows
+        for col in range(c):  # compress: a third faster than boolean indexing
+            m = onehot[col]
+            if w is not None:
+                parts += _sorted_parts(col, st[col], m, w)
+                continue
+            nm = ~m
+            pos_v, neg_v = st[col].compress(m), st[col].compress(nm)
+            parts.append((col, 1, pos_v, None if w is None else w.compress(m)))
+            parts.append((col, 0, neg_v, None if w is None else w.compress(nm)))
+        return parts
+
+    def _checked_columns(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """Labels (1-D), scores and weights of a binary / multiclass batch of arrays, checked:
+        the score shape against the labels', the weights, the labels and the scores (dtype kept).
+        O(n) (O(n·C) for score matrices)."""
+        n = y.shape[0]
+        if self.task == "binary":
+            s = as_column(s)
+            if s.shape != (n,):
+                raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
+        else:
+            c = self.n_columns
+            if s.shape != (n, c):
+                raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
+        w = check_weights(sample_weight, n)
+        if self.task == "binary":
+            y = check_binary_labels(y, "y_true", self.ignore_index)
+        else:
+            y = check_class_labels(y, "y_true", self.n_columns, self.ignore_index)
+        return y, check_scores(s, "y_score"), w
+
+    def _checked_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        """A multilabel batch checked: ``(labels, scores)`` as arrays of shape (n, L), then the
+        checked labels, scores (dtype kept) and weights. O(n·L)."""
+        y, s, w = check_multilabel_batch(y, s, sample_weight, self.n_columns, "y_score")
+        return y, s, check_binary_labels(y, "y_true", self.ignore_index), check_scores(s, "y_score"), w
+
+    def _split_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+        num_labels = self.n_columns
+        _, _, y, s, w = self._checked_multilabel(y, s, sample_weight)
+        n = y.shape[0]
+        s = score_dtype(s)
+        if n == 0:
+            return None
+        w, keep = unit_or_positive(w, None)
+        if keep is not None:
+            y, s = y[keep], s[keep]
+            w = None if w is None else w[keep]
+        # one copy of the scores, column-major: each column's sort then reads contiguous values
+        yt, st = y.T, np.ascontiguousarray(s.T)
+        parts: Parts = []
+        for col in range(num_labels):
+            lab = yt[col]
+            if self.ignore_index is not None:
+                pos = lab == 1
+                neg = lab == 0
+            else:
+                pos = lab.astype(bool, copy=False)
+                if w is not None:
+                    parts += _sorted_parts(col, st[col], pos, w)
+                    continue
+                neg = ~pos
+            parts.append((col, 1, st[col][pos], None if w is None else w[pos]))
+            parts.append((col, 0, st[col][neg], None if w is None else w[neg]))
+        return parts
+
+    def _split_one(self, y: Any, p: Any, sample_weight: Any) -> Any:
+        """The per-sample path: plain Python, no numpy (about a microsecond). The same rules and
+        messages as a batch (the shared ``one_*`` helpers fall back to the array checks)."""
+        w = None if sample_weight is None else one_weight(sample_weight)
+        label = one_label(y, "y_true", None, self.ignore_index)
+        score = one_score(p, "y_score")
+        if label is None or w == 0.0:
+            return None
+        return ("one", label, score, None if w == 1.0 else w)

@@ -1,0 +1,54 @@
+"""The exact sorted score buffer for probabilities: one buffer shared by ranking metrics and
+quantile calibration.
+
+:class:`ProbabilityScores` is :class:`~streammetrics._scores.exact.buffer.SortedScores` whose
+``prepare`` first checks the batch as every calibration metric does
+(:func:`streammetrics._scores.probability_inputs.prepare_batch`: probabilities in [0, 1], no NaN,
+multiclass rows summing to 1 within scikit-learn's tolerance) and stores the probabilities as
+float64. Ranking metrics declared with ``scores="probability"`` (AUROC, AveragePrecision, the
+curves, KSStatistic, GainsCurve, LiftCurve) and quantile calibration without ``from_logits``
+(``CalibrationError(strategy="quantile")`` binary or ``classwise``, ``CalibrationCurve(
+strategy="quantile")``) hold it, so a :class:`~streammetrics.MetricSet` of them keeps one buffer
+and validates each batch once. Everything else (merging, windows, persistence) is the sorted
+buffer's; loading also refuses a stored value outside [0, 1].
+
+Complexity: ``prepare`` O(n C) (one validation pass) plus the buffer's split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import Any
+
+import numpy as np
+
+from streammetrics._scores.exact.buffer import SortedScores
+
+from .probability_inputs import prepare_batch
+
+__all__ = ["ProbabilityScores"]
+
+
+class ProbabilityScores(SortedScores):
+    """A sorted score buffer of validated probabilities (binary or multiclass, one-vs-rest)."""
+
+    def __init__(self, task: str, num_classes: int | None = None) -> None:
+        if task not in ("binary", "multiclass"):
+            raise ValueError(f"task: probability scores are binary or multiclass, got {task!r}")
+        super().__init__(task, num_classes)
+
+    def key(self) -> Hashable:
+        return (*super().key(), "probability")  # type: ignore[misc]
+
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False, losses=False)
+        if b is None:
+            return None
+        return super().prepare(b.y, b.p, b.w)
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        """The sorted buffer's validation, and every value must be a probability in [0, 1]."""
+        values = np.asarray(arrays.get("values", np.zeros(0)))
+        if values.dtype.kind == "f" and values.size and not ((values >= 0).all() and (values <= 1).all()):
+            raise ValueError("state: array 'values' holds a probability outside [0, 1]")
+        super().load_arrays(arrays)

@@ -1,0 +1,207 @@
+"""The confusion family's base classes: the constructor (task, threshold, labels, ``zero_division``),
+averaging over classes and the one-vs-rest proportions (definitions: see
+docs/definitions/confusion.md). The metrics themselves are in :mod:`streammetrics.classification.confusion`
+(counts and agreement measures) and :mod:`streammetrics.classification._ratios` (precision, recall,
+F-beta, Jaccard and the other per-class ratios).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from streammetrics._core.averaging import (
+    AVERAGES,
+    ZeroDivisionOption,
+    average_classes,
+    check_zero_division,
+    warn_undefined,
+    zero_value,
+)
+from streammetrics._core.intervals import wilson
+from streammetrics._core.metric import Metric
+from streammetrics._core.params import Param, check_param, real_param
+from streammetrics._counts.confusion_counts import ConfusionCounts, OneVsRest, task_of
+from streammetrics._counts.label_options import label_options
+from streammetrics._counts.label_views import sample_average_state
+
+__all__ = ["ConfusionMetric", "AveragedMetric", "ProportionMetric"]
+
+# The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").
+_AVERAGES_ALL = (*AVERAGES, "binary", "samples")
+_AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_ALL)
+
+
+
+class ConfusionMetric(ZeroDivisionOption, Metric):
+    """Common constructor and state of the confusion family."""
+
+    #: whether the metric accepts ``average`` (and needs it for multiclass/multilabel)
+    _averaged: ClassVar[bool] = False
+    #: whether the metric is defined for multilabel
+    _multilabel_ok: ClassVar[bool] = True
+    #: whether the metric takes scikit-learn's ``labels=`` (the classes its reads cover)
+    _takes_labels: ClassVar[bool] = False
+    #: whether the metric reads the matrix itself (with ``labels=``: its selected block), not
+    #: only per-class sums: beyond ``DENSE_MAX_CLASSES`` classes its state keeps the cells
+    _reads_matrix: ClassVar[bool] = False
+    _reads_selected_matrix: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        num_classes: int | None = None,
+        *,
+        multilabel: bool = False,
+        threshold: float = 0.5,
+        ignore_index: int | None = None,
+        zero_division: str | float = "warn",
+        classes: Any = None,
+        pos_label: Any = None,
+        labels: Any = None,
+    ) -> None:
+        super().__init__()
+        self._labels = label_options(num_classes, multilabel, classes=classes, pos_label=pos_label,
+                                     labels=labels, ignore_index=ignore_index, hard_predictions=True,
+                                     takes_labels=self._takes_labels, owner=type(self).__name__)
+        num_classes = self._labels.num_classes
+        self.num_classes = num_classes
+        self.multilabel = bool(multilabel)
+        self.task = task_of(num_classes, self.multilabel)
+        if self.task == "multilabel" and not self._multilabel_ok:
+            raise ValueError(f"multilabel: {type(self).__name__} is not defined for multilabel data")
+        self.threshold = real_param(threshold, "threshold")
+        self.ignore_index = ignore_index
+        self.zero_division = check_zero_division(zero_division)
+        cells = self._reads_matrix or (self._reads_selected_matrix and self._labels.selection is not None)
+        self._state: ConfusionCounts = ConfusionCounts(
+            self.task, num_classes, threshold, ignore_index, cells=cells
+        )
+        self.ignore_index = self._state.ignore_index  # checked, a Python int (np.int64 -> int)
+        self._state = self._labels.attach(self._state)  # classes / pos_label / labels= reads
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "num_classes": self.num_classes,
+            "multilabel": self.multilabel,
+            "threshold": self.threshold,
+            "ignore_index": self.ignore_index,
+            "zero_division": self._zero_division_config(),
+            **self._labels.config(),
+        }
+
+    def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """num/den with zero-division values filled in; also returns the zero-denominator mask."""
+        num = np.asarray(num, dtype=np.float64)
+        den = np.asarray(den, dtype=np.float64)
+        undefined = den == 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = num / np.where(undefined, 1.0, den)
+        out[undefined] = zero_value(self.zero_division)
+        return out, undefined
+
+
+class AveragedMetric(ConfusionMetric):
+    """A per-class ratio num_c / den_c of one-vs-rest counts, averaged per ``average``."""
+
+    _averaged = True
+    _takes_labels = True
+    #: name used in warnings
+    _label: ClassVar[str] = "metric"
+    #: what an undefined value means, for the warning
+    _undefined: ClassVar[str] = "the denominator is 0"
+    #: macro/weighted averages skip nan classes (scikit-learn's rule); Jaccard does not
+    _skip_nan: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        num_classes: int | None = None,
+        *,
+        multilabel: bool = False,
+        average: str | None = "macro",
+        threshold: float = 0.5,
+        ignore_index: int | None = None,
+        zero_division: str | float = "warn",
+        **label_args: Any,
+    ) -> None:
+        super().__init__(
+            num_classes,
+            multilabel=multilabel,
+            threshold=threshold,
+            ignore_index=ignore_index,
+            zero_division=zero_division,
+            **label_args,
+        )
+        self.average = check_param(average, "average", _AVERAGE)
+        if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
+            self._state = sample_average_state(self, average)
+
+    def _config(self) -> dict[str, Any]:
+        return {**super()._config(), "average": self.average}
+
+    def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _per_class(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
+        num, den = self._ratio(s)
+        return self._divide(num, den)
+
+    def _compute(self) -> Any:
+        if self.average == "samples":
+            value, undefined = self._state.value(zero_value(self.zero_division))  # type: ignore[attr-defined]
+            if undefined and self.zero_division == "warn":
+                warn_undefined(self._label, self._undefined + " in some samples")
+            return value
+        s = self._state.one_vs_rest()
+        if self.task == "binary":
+            values, undefined = self._per_class(s)
+            if undefined[0] and self.zero_division == "warn":
+                warn_undefined(self._label, self._undefined)
+            return float(values[0])
+        if self.average == "micro":
+            pooled = OneVsRest(
+                s.tp.sum(keepdims=True),
+                s.fp.sum(keepdims=True),
+                s.fn.sum(keepdims=True),
+                s.tn.sum(keepdims=True),
+            )
+            values, undefined = self._per_class(pooled)
+            if undefined[0] and self.zero_division == "warn":
+                warn_undefined(self._label, self._undefined)
+            return float(values[0])
+        values, undefined = self._per_class(s)
+        if undefined.any() and self.zero_division == "warn":
+            warn_undefined(self._label, self._undefined, np.flatnonzero(undefined))
+        if self.average is None:
+            return values
+        return average_classes(values, s.support if self.average == "weighted" else None,
+                               self._skip_nan)
+
+
+class ProportionMetric(AveragedMetric):
+    """A ratio whose numerator counts a subset of its denominator: it has a Wilson interval."""
+
+    def interval(self, confidence: float = 0.95) -> tuple[Any, Any]:
+        """Wilson score interval of the proportion (binary, per-class or micro values).
+
+        The weighted version uses the effective sample size (sum w)^2 / sum w^2 of the
+        denominator. An empty denominator gives (nan, nan). O(C^2).
+        """
+        if self.task != "binary" and self.average not in ("micro", None):
+            raise ValueError(
+                "interval: defined for binary, per-class (average=None) and micro values, "
+                f"not average={self.average!r}"
+            )
+        with self._lock:
+            s = self._state.one_vs_rest()
+            s2 = self._state.one_vs_rest(squared=True)
+        num, den = self._ratio(s)
+        _, den2 = self._ratio(s2)
+        if self.average == "micro" and self.task != "binary":
+            num, den, den2 = num.sum(keepdims=True), den.sum(keepdims=True), den2.sum(keepdims=True)
+        low, high = wilson(num, den, den2, confidence)
+        if self.task == "binary" or self.average == "micro":
+            return float(low[0]), float(high[0])
+        return low, high
+
+

@@ -1,0 +1,410 @@
+"""``Sliced``: any accumulator per segment of the stream, with the disparities people report.
+
+``Sliced(F1()).update(y, p, slices=country)`` keeps one F1 per country; ``compute()`` is
+``{country: f1}``, ``overall()`` the F1 of every row, and ``group_min``, ``group_max``,
+``difference`` and ``ratio`` summarise the spread between slices as Fairlearn's ``MetricFrame``
+does. Several key columns (``slices={"country": c, "device": d}`` or a tuple of arrays) give the
+crossed slices (keys are tuples) and, beside them, each column alone (:meth:`Sliced.marginal`).
+
+Each slice is a full accumulator of the wrapped kind: exact stays exact, bounded stays certified,
+and intervals (Wilson, DeLong) exist per slice where the wrapped metric has them.
+
+Cost: one grouping pass per batch whatever the number of slices. Keys are factorised once
+(small-range integers are their own codes; strings one sort). Confusion metrics (and MetricSets
+of them sharing one state) are validated once and counted for all slices by one ``bincount`` over
+(slice, cell); other metrics get their rows grouped by one stable ``argsort`` and each slice's
+state its contiguous block. Memory: slices x the wrapped state (``nbytes``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.metric import Metric
+from streammetrics._core.params import Param, check_accumulator, check_param
+from streammetrics.wrappers.metricset import MetricSet
+
+from .keys import OTHER, OtherSlice
+from .results import SlicedResults, UndefinedSlice
+from .state import SlicedState
+from .store import SliceStore, states_of, twin_of
+
+__all__ = ["Sliced", "UndefinedSlice", "OTHER", "OtherSlice"]
+
+OVERFLOWS = ("error", "other")
+METHODS = ("between_groups", "to_overall")
+ERRORS = ("raise", "coerce")
+
+
+_MAX_SLICES = Param("int", "must be an int >= 1", low=1)
+_MIN_COUNT = Param("int", "must be an int >= 0", low=0)
+_OVERFLOW = Param("choice", f"must be one of {OVERFLOWS}", choices=OVERFLOWS)
+_METHOD = Param("choice", f"must be one of {METHODS}", choices=METHODS)
+_ERRORS = Param("choice", f"must be one of {ERRORS}", choices=ERRORS)
+
+
+class Sliced(Metric):
+    """One accumulator per slice of the stream (see the module docstring).
+
+    Parameters
+    ----------
+    metric : Metric or MetricSet
+        An empty classification accumulator (a confusion or ranking metric, a calibration
+        metric, a ``Window`` or ``Decayed`` around one, or a MetricSet of them). Every slice
+        holds an accumulator of its class and configuration.
+    max_slices : int, default 10_000
+        The most distinct slice keys kept (per key column alone, and crossed).
+    overflow : {"error", "other"}, default "error"
+        A key beyond ``max_slices``: ``"error"`` refuses the batch (``ValueError`` naming the
+        cap; nothing changes); ``"other"`` folds its rows into the slice ``OTHER``, which counts
+        the distinct keys it absorbed (:attr:`n_absorbed`): exactly up to 4096 keys (it keeps
+        them, to count shared keys once across merges), then as a HyperLogLog estimate (16 KiB,
+        about 0.8 % relative error), so its memory stays bounded whatever the stream. New keys
+        of a batch take the free slots in an order fixed by the batch's keys (sorted, for
+        integers).
+    min_count : int, default 0
+        A slice with fewer rows is reported as :class:`UndefinedSlice` (with its row count) and
+        left out of the disparity summaries.
+
+    Notes
+    -----
+    ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)``: ``slices`` gives one
+    key per row: an array or list, or a tuple of arrays / a dict of named arrays for several key
+    columns (crossed slices keyed by tuples, plus each column alone). A key is a string, an
+    integer in [-2**63, 2**64) (booleans count as 0/1), or a tuple of strings, integers,
+    booleans and finite floats (``zip(a, b)``, a pandas ``MultiIndex``; not nested); the keys of
+    one column are all of one kind (``1`` and ``"1"`` would be one exported label). A key that
+    could not be saved or exported (a lone surrogate, a 5000-digit integer, a masked entry) is
+    refused with a ``ValueError`` naming it; nothing changes. Further keyword arguments
+    (``timestamp=`` of a time window) go to the wrapped states, per-row arrays split by slice.
+
+    Complexity: ``update`` O(n) for small-range integer keys, O(n log n) for strings (one sort)
+    plus the wrapped metric's cost on the batch; ``compute`` O(slices x the wrapped compute),
+    vectorised over slices for binary ratio metrics (precision, recall, F-beta, ...) and their
+    Wilson intervals; ``save`` / ``load`` O(state size), the file's header independent of the
+    number of slices.
+    Overflow slices and undefined slices are left out of ``group_min``/``group_max``/
+    ``difference``/``ratio``.
+
+    Examples
+    --------
+    >>> import numpy as np, streammetrics as sm
+    >>> s = sm.Sliced(sm.Recall())
+    >>> _ = s.update(np.array([1, 1, 0, 1]), np.array([1, 0, 0, 1]), slices=["a", "a", "b", "b"])
+    >>> s.compute()
+    {'a': 0.5, 'b': 1.0}
+    >>> s.difference()
+    0.5
+    """
+
+    family = "sliced"
+
+    def __init__(self, metric: Metric, *, max_slices: int = 10_000, overflow: str = "error",
+                 min_count: int = 0) -> None:
+        super().__init__()
+        check_accumulator(metric, refused=(Sliced,))
+        if metric.family == "delayed":
+            raise ValueError(
+                "metric: to slice delayed labels, wrap the other way round: "
+                "DelayedLabels(Sliced(metric), ...), and give each prediction its slice key "
+                "with predict(ids, y_score, slices=...)"
+            )
+        if metric.family != "classification":
+            raise ValueError(
+                f"metric: Sliced takes classification accumulators (update(y_true, y_pred)), "
+                f"got {type(metric).__name__} of family {metric.family!r}"
+            )
+        self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
+        self.overflow = overflow = check_param(overflow, "overflow", _OVERFLOW)
+        self.min_count = check_param(min_count, "min_count", _MIN_COUNT)
+        template = twin_of(metric)
+        with metric._lock:
+            if not all(a.equals(b) for a, b in zip(states_of(metric), states_of(template), strict=True)):
+                raise ValueError("metric: wrap an empty accumulator (this one already holds samples)")
+        self.metric = template
+        self._state: SlicedState = SlicedState(template, self.max_slices, overflow)
+
+    # -- configuration ---------------------------------------------------------------------
+    def _config(self) -> dict[str, Any]:
+        return {
+            "metric": {"class": type(self.metric).__name__, "config": self.metric._config()},
+            "max_slices": self.max_slices,
+            "overflow": self.overflow,
+            "min_count": self.min_count,
+        }
+
+    @classmethod
+    def _from_config(cls, config: Mapping[str, Any]) -> Sliced:
+        spec = config.get("metric")
+        if not isinstance(spec, Mapping) or not isinstance(spec.get("config"), Mapping):
+            raise ValueError("state: a Sliced config needs 'metric': {'class', 'config'}")
+        name = spec.get("class")
+        target = Metric._registry.get(name) if isinstance(name, str) else None
+        if target is None or target is Sliced:
+            raise ValueError(f"state: unknown metric class {name!r}")
+        rest = {k: v for k, v in config.items() if k != "metric"}
+        try:
+            return cls(target._from_config(spec["config"]), **rest)
+        except TypeError as exc:
+            raise ValueError(f"state: bad configuration for Sliced: {exc}") from None
+
+    # -- update ----------------------------------------------------------------------------
+    def update(self, y_true: Any, y_pred: Any, *, slices: Any,  # type: ignore[override]
+               sample_weight: Any = None, **kwargs: Any) -> Sliced:
+        """Fold in one batch with its slice keys. Atomic: a rejected batch (bad labels, bad
+        keys, a key beyond the cap with ``overflow="error"``) changes nothing. Holds the lock
+        for the whole batch (new keys must be admitted in one order). Returns ``self``."""
+        with self._lock:
+            delta = self._state.prepare(y_true, y_pred, sample_weight, slices=slices, **kwargs)
+            self._state.apply(delta)
+        return self
+
+    # -- per-slice reads -------------------------------------------------------------------
+    def _map(self, store: SliceStore | None, fn: Callable[[Metric], Any],
+             names: tuple[str, ...] | None = None, vectorised: bool = False,
+             confidence: float | None = None) -> SlicedResults:
+        """``fn`` of every slice's accumulator (and ``OTHER``'s), as :class:`SlicedResults`.
+        ``vectorised``: ``fn`` is ``compute`` (or ``interval(confidence)``), which the store
+        may give for all slots at once (:meth:`SliceStore.values`)."""
+        if store is None:
+            return SlicedResults({}, counts={}, key_names=names, min_count=self.min_count)
+        keys = list(store.keys) + ([OTHER] if store.has_other() else [])
+        slots = list(range(1, len(store.keys) + 1)) + ([0] if store.has_other() else [])
+        rows = store.rows.tolist()
+        counts = {key: rows[slot] for key, slot in zip(keys, slots, strict=True)}
+        defined = [slot for slot in slots if rows[slot] >= self.min_count]
+        got = store.values(np.asarray(defined, np.intp), confidence) if vectorised and defined else None
+        value_of = dict(zip(defined, got if got is not None
+                            else [fn(store.metric(slot)) for slot in defined], strict=True))
+        out: dict[Any, Any] = {}
+        for key, slot in zip(keys, slots, strict=True):
+            if slot in value_of:
+                out[key] = value_of[slot]
+            else:
+                undefined = UndefinedSlice(rows[slot])
+                out[key] = ({name: undefined for name in self.metric}
+                            if isinstance(self.metric, MetricSet) else undefined)
+        return SlicedResults(out, counts=counts, key_names=names, min_count=self.min_count)
+
+    def _compute(self) -> SlicedResults:
+        """``{slice key: value}`` (a dict with notebook output: ``_repr_html_``,
+        ``to_pandas()``, ``to_dict()``, and ``plot()`` of curve values)."""
+        return self._map(self._state.crossed, lambda m: m.compute(), self._state.names, True)
+
+    def overall(self) -> Any:
+        """The wrapped metric's value over every row seen (all slices together)."""
+        with self._lock:
+            return self._state.overall_metric().compute()
+
+    def marginal(self, name: str | int) -> dict[Any, Any]:
+        """``{key: value}`` over key column ``name`` alone (its name, or its position), when
+        several key columns were given. O(keys x the wrapped compute)."""
+        with self._lock:
+            names = self._state.names
+            if names is None or len(names) < 2:
+                raise ValueError("marginal: needs several key columns (slices=tuple or dict)")
+            if isinstance(name, str):
+                if name not in names:
+                    raise ValueError(f"marginal: unknown key column {name!r} (have {list(names)})")
+                j = names.index(name)
+            elif (isinstance(name, (int, np.integer)) and not isinstance(name, bool)
+                  and 0 <= name < len(names)):
+                j = int(name)
+            else:
+                raise ValueError(f"marginal: expected a key column name or position, got {name!r}")
+            return self._map(self._state.marginals[j], lambda m: m.compute(), (names[j],), True)
+
+    def counts(self) -> dict[Any, int]:
+        """``{key: number of rows}`` of every crossed slice (and ``OTHER``)."""
+        with self._lock:
+            store = self._state.crossed
+            if store is None:
+                return {}
+            out = {k: int(store.rows[s]) for k, s in store.slots()}
+            if store.has_other():
+                out[OTHER] = int(store.rows[0])
+            return out
+
+    def slice(self, key: Any) -> Metric:
+        """An independent copy of one slice's accumulator (``KeyError`` if never seen)."""
+        with self._lock:
+            store = self._state.crossed
+            slot = 0 if key is OTHER else (None if store is None else store.index.get(key))
+            if store is None or slot is None or (slot == 0 and not store.has_other()):
+                raise KeyError(key)
+            return store.metric(slot).copy()
+
+    def _largest(self, n: int) -> tuple[list[tuple[Any, int, Metric]], int, int]:
+        """The ``n`` slices with the most rows (ties: first seen first, ``OTHER`` last) as
+        ``(key, rows, independent copy of its accumulator)``, most rows first, with the number
+        of slices held and :attr:`n_absorbed`: one consistent read under the lock (a Prometheus
+        scrape). O(slices) for the choice (one partition of the row counts, 8 bytes per slice)
+        plus the copies of the ``n`` chosen accumulators -- never a copy of the whole state."""
+        with self._lock:
+            store = self._state.crossed
+            if store is None:
+                return [], 0, 0
+            keys: list[tuple[Any, int]] = []
+            rows = store.rows[1 : len(store.keys) + 1]
+            if store.has_other():
+                rows = np.append(rows, store.rows[0])  # OTHER after every key on ties
+            held = int(rows.shape[0])
+            if n <= 0:
+                chosen = np.zeros(0, np.intp)
+            elif n < held:
+                kth = np.partition(rows, held - n)[held - n]  # the n-th largest count
+                above = np.flatnonzero(rows > kth)
+                chosen = np.concatenate([above, np.flatnonzero(rows == kth)[: n - above.shape[0]]])
+            else:
+                chosen = np.arange(held)
+            chosen = chosen[np.argsort(-rows[chosen], kind="stable")]
+            for i in chosen.tolist():
+                keys.append((OTHER, 0) if i == len(store.keys) else (store.keys[i], i + 1))
+            out = [(key, int(store.rows[slot]), store.metric(slot).copy()) for key, slot in keys]
+            return out, held, store.absorbed.count()
+
+    def check_key_names(self, names: tuple[str, ...] | None) -> None:
+        """``ValueError`` unless an update with key columns ``names`` (None: one unnamed
+        column) would be accepted: the columns this accumulator was fed, if any. O(1)."""
+        with self._lock:
+            if self._state.fed and names != self._state.names:
+                shown = SlicedState.shown
+                raise ValueError(
+                    f"slices: this accumulator was fed the key columns {shown(self._state.names)}, "
+                    f"got {shown(names)}"
+                )
+
+    @property
+    def key_names(self) -> tuple[str, ...] | None:
+        """Names of the key columns (None: one unnamed column, or nothing seen yet)."""
+        return self._state.names
+
+    @property
+    def n_absorbed(self) -> int:
+        """Distinct keys folded into the ``OTHER`` slice (``overflow="other"``): exact up to
+        4096, then a HyperLogLog estimate (relative standard error about 0.8 %)."""
+        with self._lock:
+            store = self._state.crossed
+            return 0 if store is None else store.absorbed.count()
+
+    def interval(self, confidence: float = 0.95) -> dict[Any, Any]:
+        """``{key: interval}`` of every slice whose metric has ``interval()`` (a MetricSet:
+        ``{key: {member: interval}}`` for the members that have one for their averaging mode).
+        ``ValueError`` if the wrapped metric has none."""
+        def one(m: Metric) -> Any:
+            if isinstance(m, MetricSet):
+                out = {}
+                for name, x in m.items():
+                    if hasattr(x, "interval"):
+                        with contextlib.suppress(ValueError):  # e.g. no interval for macro averages
+                            out[name] = x.interval(confidence)
+                return out
+            if not hasattr(m, "interval"):
+                raise ValueError(f"interval: {type(m).__name__} has no interval()")
+            return m.interval(confidence)
+
+        with self._lock:
+            return self._map(self._state.crossed, one, self._state.names, True, confidence)
+
+    def bounds(self) -> dict[Any, Any]:
+        """``{key: (low, high)}``: the certified interval of every slice (bounded ranking
+        metrics; equal ends while exact)."""
+        def one(m: Metric) -> Any:
+            if not hasattr(m, "bounds"):
+                raise ValueError(f"bounds: {type(m).__name__} has no bounds()")
+            return m.bounds()
+
+        with self._lock:
+            return self._map(self._state.crossed, one, self._state.names)
+
+    # -- disparities (Fairlearn MetricFrame's definitions) ---------------------------------
+    def _groups(self, errors: str) -> tuple[dict[Any, Any], Any]:
+        check_param(errors, "errors", _ERRORS)
+        with self._lock:
+            values = {k: v for k, v in self._compute().items() if k is not OTHER}
+            overall = self._state.overall_metric().compute()
+        return values, overall
+
+    def _summary(self, fn: Callable[[list[float], float], float], errors: str) -> Any:
+        values, overall = self._groups(errors)
+        if isinstance(self.metric, MetricSet):
+            return {name: fn(_scalars([v[name] for v in values.values()], errors), _one(overall[name]))
+                    for name in self.metric}
+        return fn(_scalars(list(values.values()), errors), _one(overall))
+
+    def group_min(self, errors: str = "raise") -> Any:
+        """The smallest slice value (nan slices skipped; all nan or none: nan). A MetricSet:
+        ``{member: value}``. Non-scalar values: ``ValueError`` (``errors="raise"``) or nan
+        (``"coerce"``)."""
+        return self._summary(lambda v, o: _nanmin(v), errors)
+
+    def group_max(self, errors: str = "raise") -> Any:
+        """The largest slice value (see :meth:`group_min`)."""
+        return self._summary(lambda v, o: _nanmax(v), errors)
+
+    def difference(self, method: str = "between_groups", errors: str = "coerce") -> Any:
+        """``"between_groups"``: ``group_max - group_min``; ``"to_overall"``: the largest
+        ``|slice value - overall value|``. nan slices are skipped."""
+        method = check_param(method, "method", _METHOD)
+        if method == "between_groups":
+            return self._summary(lambda v, o: _nanmax(v) - _nanmin(v), errors)
+        return self._summary(lambda v, o: _nanmax([abs(x - o) for x in v]), errors)
+
+    def ratio(self, method: str = "between_groups", errors: str = "coerce") -> Any:
+        """``"between_groups"``: ``group_min / group_max``; ``"to_overall"``: the smallest of
+        ``slice / overall`` taken as at most 1 (x > 1 becomes 1/x). A zero denominator gives
+        inf or nan as float division does (nan skipped)."""
+        method = check_param(method, "method", _METHOD)
+        if method == "between_groups":
+            return self._summary(lambda v, o: _divide(_nanmin(v), _nanmax(v)), errors)
+
+        def to_overall(v: list[float], o: float) -> float:
+            ratios = [_divide(x, o) for x in v]
+            return _nanmin([1.0 / r if r > 1 else r for r in ratios])
+
+        return self._summary(to_overall, errors)
+
+
+def _one(value: Any) -> float:
+    return float(value) if _is_scalar(value) else math.nan
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
+def _scalars(values: list[Any], errors: str) -> list[float]:
+    out = []
+    for v in values:
+        if isinstance(v, UndefinedSlice):
+            continue
+        if _is_scalar(v):
+            out.append(float(v))
+        elif errors == "raise":
+            raise ValueError(
+                f"errors='raise': a slice value is not a scalar ({type(v).__name__}); "
+                "pass errors='coerce' to treat it as nan"
+            )
+        else:
+            out.append(math.nan)
+    return out
+
+
+def _nanmin(v: list[float]) -> float:
+    kept = [x for x in v if not math.isnan(x)]
+    return min(kept) if kept else math.nan
+
+
+def _nanmax(v: list[float]) -> float:
+    kept = [x for x in v if not math.isnan(x)]
+    return max(kept) if kept else math.nan
+
+
+def _divide(a: float, b: float) -> float:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.float64(a) / np.float64(b))
