@@ -26,7 +26,7 @@ from streammetrics._scores.positive_counts import PositiveCounts
 
 numba = pytest.importorskip("numba")
 # The kernels module itself, whatever STREAMMETRICS_NUMBA says (it only switches the dispatch).
-from streammetrics import _numba_kernels  # noqa: E402
+from streammetrics._scores.exact import numba_kernels as _numba_kernels  # noqa: E402
 
 
 def _scores(rng: np.random.Generator, n: int, levels: int, dtype: type) -> np.ndarray:
