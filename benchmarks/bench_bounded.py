@@ -13,7 +13,7 @@ For each score distribution (10M samples by default, 30 % positives, batches of 
 Implementations fed the same batches: streammetrics ``AUROC``/``AveragePrecision`` sharing one
 state (``MetricSet``) at ``max_bytes`` = 128 KiB and 1 MiB (the declared transform:
 ``scores="probability"`` for probabilities, raw for logits), the exact streammetrics accumulator
-(its value is the reference; it equals scikit-learn to 1e-12, see tests/test_ranking.py),
+(its value is the reference; it equals scikit-learn to 1e-12, see tests/ranking/test_ranking.py),
 torchmetrics ``BinaryAUROC``/``BinaryAveragePrecision(thresholds=200, validate_args=False)``, torcheval
 ``BinaryBinnedAUROC(threshold=200)`` (on the first 1M samples only: it keeps every input until
 ``compute``, which ran out of 24 GB at 10M), Keras-style uniform bins in numpy (200 thresholds on

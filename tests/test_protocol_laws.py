@@ -1,4 +1,4 @@
-"""The protocol laws, once, over the registry of every public metric (``tests/laws.py``).
+"""The protocol laws, once, over the registry of every public metric (``tests/_support/laws.py``).
 
 For every registered configuration (where the law holds for it):
 - any split into batches gives the one-shot state and value;
@@ -193,7 +193,7 @@ def test_rejected_input_leaves_the_state_unchanged(name, seed, n):
 def test_registry_covers_every_public_metric_class():
     covered = {type(REGISTRY[name].make()) for name in NAMES}
     missing = sorted(c.__name__ for c in public_metric_classes() - covered)
-    assert not missing, f"public metrics without an entry in tests/laws.py REGISTRY: {missing}"
+    assert not missing, f"public metrics without an entry in tests/_support/laws.py REGISTRY: {missing}"
 
 
 @pytest.mark.parametrize("name", names_with("copy"))

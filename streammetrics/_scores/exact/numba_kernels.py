@@ -3,7 +3,7 @@
 Imported only by :func:`streammetrics._scores.exact.merge_count.kernels`, on the first read large enough to
 use them, never by ``import streammetrics``. Each kernel returns exactly what its numpy
 counterpart returns (the same integers, or the same IEEE operations in the same order), so the
-two paths agree bit for bit; tests/test_merge_count.py checks it.
+two paths agree bit for bit; tests/ranking/test_merge_count.py checks it.
 
 * :func:`ranks` / :func:`rank_left` / :func:`count2_units`: the ``searchsorted`` ranks of needles
   in an ascending run. Consecutive needles are searched from the previous answer (a short linear
