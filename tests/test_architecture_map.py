@@ -37,6 +37,17 @@ def module_map(text: str) -> list[tuple[str, str]]:
     return rows
 
 
+def stable_modules(text: str) -> tuple[list[str], list[str]]:
+    """(library modules, integration modules), dotted, of the page's sentence 'The stable public
+    modules are `streammetrics` ..., `functional`, ... and the integrations `dask`, ...; ...'."""
+    match = re.search(r"The stable public modules are (.*?) and the integrations (.*?);", text, re.S)
+    assert match, f"{MAP.name}: no 'The stable public modules are ... and the integrations ...;' sentence"
+
+    def names(part: str) -> list[str]:
+        return [n if n == PACKAGE else f"{PACKAGE}.{n}" for n in re.findall(r"`(\w+)`", part)]
+    return names(match.group(1)), names(match.group(2))
+
+
 def module_name(path: str) -> str:
     """``trec/stream.py`` -> ``streammetrics.trec.stream``; ``cli/__init__.py`` -> ``streammetrics.cli``."""
     parts = [PACKAGE, *Path(path).with_suffix("").parts]
