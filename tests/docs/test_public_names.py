@@ -304,3 +304,17 @@ def test_the_folders_section_agrees_with_the_module_map():
     assert stated == actual, (
         "the Folders section of docs/architecture.md and its module map disagree; "
         f"folder -> layers in the map: {dict(sorted((k, sorted(v)) for k, v in actual.items()))}")
+
+
+def test_the_contributing_walkthrough_quotes_the_regression_family_as_it_is():
+    """The code CONTRIBUTING.md shows for ``PinballLoss`` is the family's code, line for line
+    (comments aside), so the walkthrough cannot drift from the files it names."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    block = next(m["body"] for m in doc_blocks.FENCE.finditer(text) if "class PinballLoss" in m["body"])
+    source = "\n".join((PACKAGE / "regression" / name).read_text(encoding="utf-8")
+                       for name in ("_sums.py", "losses.py"))
+    lines = {line.strip() for line in source.splitlines()}
+    quoted = [line.split("  #", 1)[0].strip() for line in block.splitlines()]
+    absent = [line for line in quoted if line and line not in lines and not line.startswith("class PinballLoss")]
+    assert not absent, f"CONTRIBUTING.md quotes lines the regression family does not hold: {absent}"
+    assert "class PinballLoss(_LossMetric):" in lines
