@@ -44,7 +44,7 @@ def _submodules(package: Any) -> tuple[str, ...]:
 
 MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "streammetrics.plot",
            "streammetrics.calibration", "streammetrics.classification.confusion", "streammetrics.ranking.metrics",
-           "streammetrics.retrieval.metrics", "streammetrics.wrappers.sliced.core", "streammetrics.checkpoint",
+           "streammetrics.retrieval.metrics", "streammetrics.wrappers.sliced.core", "streammetrics.wrappers.checkpoint",
            *_submodules(streammetrics.trec), *_submodules(streammetrics.functional),
            *_submodules(streammetrics.calibration))
 #: The command-line modules: the same rules, except that a class needs no Examples section.
