@@ -54,7 +54,7 @@ Concurrent updates: a batch prepared (outside the lock) before another batch was
 weighed again when it is applied, so the result is that of some sequential order. In rows mode
 a batch racing on timestamps is stamped with the newest timestamp seen.
 
-Code: the shared wrapper base is ``_wrapper``; the states ``_decay_state`` (``DecayBase``,
+Code: the shared wrapper base is ``wrappers/_base.py``; the states ``_decay_state`` (``DecayBase``,
 shared with the query decay, and ``DecayedState``, whose rows mode keeps a ``_rows`` queue) and
 ``_decay_queries``.
 """

@@ -86,7 +86,7 @@ cannot make the state disagree with its rows. The clock is not persisted (a load
 :func:`time.time`).
 
 Code: the shared wrapper base (nested configuration, clock, update, pass-through) is
-``_wrapper``; the row queue and its persisted form ``_rows``; the states ``_window_state``
+``wrappers/_base.py``; the row queue and its persisted form ``_rows``; the states ``_window_state``
 (``WindowBase``, shared with the query window, and ``WindowState``) and ``_window_queries``.
 """
 

@@ -29,7 +29,7 @@ one-vs-one) is then an O(1) read: ``sum_g u2[c, g] / (2 P_c N_c)``. ``u2`` is ke
 only once it has been read (``_u2_live``): until then folds skip the pair counting (an AP or
 curve reader never pays for it), and the first read counts every stored pair once, O(n log n).
 Unweighted, ``u2`` is int64 until a column could hold about 3e9 samples, then Python ints: exact
-at any size (``_u2_counter``).
+at any size (``u2_counter``).
 
 Complexity
 ----------
@@ -103,7 +103,7 @@ from .runs import (
 from .slide import FLAT_MAX, SortedSlide
 from .u2_counter import as_python, counter_copy, exact_u2
 
-__all__ = ["SortedScores", "count2", "delete_sorted", "merge_sorted"]  # the kernels: _sorted_runs
+__all__ = ["SortedScores", "count2", "delete_sorted", "merge_sorted"]  # the kernels: runs
 
 #: Entries :meth:`SortedScores.arrays` adds inside ``trusted_states()`` (never written to files:
 #: ``load_arrays`` outside that block rejects them as unexpected arrays).
@@ -141,7 +141,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         #: False until ``u2`` is first read: folds then skip the pair counting (an AP-only
         #: state never pays for it), and the first read counts every pair once (:meth:`_ensure_u2`)
         self._u2_live = False
-        self._room = 0  # samples that can be added before u2 must be checked (_u2_counter)
+        self._room = 0  # samples that can be added before u2 must be checked (u2_counter)
         self._weighted = False
         self._dtype: np.dtype | None = None
         self._pending: list[Parts] = []

@@ -17,7 +17,7 @@ Nothing is dropped silently. ``stats()`` counts:
 * ``expired``: pending predictions older than ``ttl`` seconds (checked on every call);
 * ``unknown``: labels whose id was not pending (never predicted, already labelled, evicted or
   expired): counted and skipped by default (``on_unknown="skip"``), or a ``ValueError`` naming
-  the first one with nothing of the call applied (``"raise"``; see ``_delayed_unknown``);
+  the first one with nothing of the call applied (``"raise"``; see ``delayed/unknown.py``);
 * ``rejected``: labelled pairs the metric refused when a buffered batch was folded in (see
   below; a pair is checked when its label arrives, so this stays 0 unless the metric's own
   rules depend on more than the label value, the kind of prediction and the range of the
@@ -27,12 +27,12 @@ Nothing is dropped silently. ``stats()`` counts:
 Batched folding (``batch_size > 1``), for per-request services: single labels are checked when
 they arrive and folded into the metric in batches of B pairs (after at most ``max_delay``
 seconds under traffic, and before anything reads or moves the metric), with exactly the value
-per-pair updates would give: see ``_delayed_fold``.
+per-pair updates would give: see ``delayed/fold.py``.
 
 Sliced evaluation: wrap a :class:`~streammetrics.Sliced` (``DelayedLabels(Sliced(F1()))``) and
 give each prediction its slice key, ``predict(ids, y_score, slices=...)``; the key waits with
 the prediction (counted by ``capacity``, saved and merged with it) and ``label`` feeds each row
-to its slice: see ``_delayed_slices``. (``batch_size`` must then be 1.)
+to its slice: see ``delayed/slices.py``. (``batch_size`` must then be 1.)
 
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
 an int label, or a row of C scores), so that a batch of labels becomes one update of the metric.

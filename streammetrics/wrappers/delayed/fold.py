@@ -25,7 +25,7 @@ a pair the metric rejects is still a ``ValueError`` from ``label`` with nothing 
 range of scores (for a row of scores, also of its sums) that passed with each label is
 remembered, so later pairs cost a dictionary look-up and a few comparisons, and a score outside
 that range (e.g. 1.5 for a ``scores="probability"`` metric, or a probability row that does not
-sum to 1) gets its own dry run (``_delayed_checks``). Batches of ids, and labels with
+sum to 1) gets its own dry run (``delayed/checks.py``). Batches of ids, and labels with
 an explicit ``timestamp``, fold the buffer and then update the metric directly.
 """
 
@@ -73,7 +73,7 @@ class BatchedFolding:
     def _check_kind(self, spec: tuple[str, tuple[int, ...]], names: Any, what: str) -> None:
         """``ValueError`` (naming ``what``) if the metric refuses every prediction of this
         kind (dtype and row shape), e.g. rows of 3 scores for a binary metric: a dry run of zero
-        rows (``_delayed_checks.kind_error``), once per kind and slice-key layout."""
+        rows (``checks.kind_error``), once per kind and slice-key layout."""
         key = (spec, names)
         if key in self._kinds_ok:
             return
@@ -129,7 +129,7 @@ class BatchedFolding:
 
     def _check_label(self, y: int, score: Any, weight: float | None) -> None:
         """``ValueError`` if the metric rejects the pair; a dry run unless pairs with this label
-        and kind already passed over ranges that hold it (see ``_delayed_checks``)."""
+        and kind already passed over ranges that hold it (see ``delayed/checks.py``)."""
         spec = self._spec
         if spec is not self._ok_spec:
             self._ok_labels = self._checked.setdefault(spec, {})

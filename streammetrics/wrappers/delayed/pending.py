@@ -2,7 +2,7 @@
 their persisted form.
 
 A pending prediction is ``id -> (score, weight or None, time)`` in an ordered map, oldest first
-(see ``_delayed_order``). Ids are Python ints (within int64) or strings; all pending scores
+(see ``delayed/order.py``). Ids are Python ints (within int64) or strings; all pending scores
 share one kind (:data:`FLOAT_SPEC` for Python float scores, else a numpy dtype and row shape).
 On disk (prefix ``pending.``): ``ids_int``, ``is_str``, ``str_bytes`` and ``str_offsets`` (the
 ids: ints, or UTF-8 strings concatenated), ``scores``, ``weights`` (NaN: no weight) and
