@@ -26,7 +26,7 @@ from streammetrics._core.load_checks import check_total
 from streammetrics._core.state import State
 from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT
 
-from ._base import regression_batch
+from ._base import positive_rows
 
 __all__ = ["PairRows"]
 
@@ -50,13 +50,9 @@ class PairRows(State):
         return self._k
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=self._k or None)
-        y, p, w = b.y, b.p, b.w
-        if w is not None and not (w > 0).all():
-            keep = w > 0
-            y, p, w = y[keep], p[keep], w[keep]
-        if y.shape[0] == 0:
+        if (rows := positive_rows(y_true, y_pred, sample_weight, self._k)) is None:
             return None
+        b, y, p, w = rows
         if w is not None and (w == 1.0).all():
             w = None
         own = y is b.y  # regression_batch may return the caller's own arrays: copy those

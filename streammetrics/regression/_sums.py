@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import MAX_SAMPLES, check_sums, loading
+from streammetrics._core.load_checks import check_sums
 from streammetrics._core.state import State
-from streammetrics._core.validation import MIN_WEIGHT
 
-from ._base import RegressionBatch, check_domain, regression_batch
+from ._base import RegressionBatch, check_domain, check_rows, float_arrays, regression_batch
 
 __all__ = ["LOSSES", "LossSums", "MaxAbs"]
 
@@ -138,39 +137,8 @@ class _LazyOutputs(State):
 
     def _load_common(self, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
         names = ("rows", "weight", *self._per_output)
-        extra = set(arrays) - set(names)
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        new: dict[str, np.ndarray] = {}
-        for name in names:
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
-            arr = np.asarray(arrays[name])
-            if arr.dtype.kind not in "biuf":
-                raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
-            arr = arr.astype(np.float64)
-            if not np.isfinite(arr).all():
-                raise ValueError(f"state: array {name!r} holds non-finite values")
-            want = () if name in ("rows", "weight") else new.get(self._per_output[0], arr).shape
-            if arr.shape != want or (want != () and arr.ndim != 1):
-                raise ValueError(f"state: array {name!r} has shape {arr.shape}, expected {want}")
-            new[name] = arr
-        rows, weight, k = float(new["rows"]), float(new["weight"]), new[self._per_output[0]].shape[0]
-        check_sums(new["rows"], "rows")
-        check_sums(new["weight"], "weight")
-        if self.outputs is not None and k not in (0, self.outputs) or (rows > 0 and k == 0):
-            raise ValueError(f"state: the arrays hold {k} output(s), expected "
-                             f"{self.outputs or 'at least 1'}")
-        if rows != int(rows) or rows > MAX_SAMPLES:
-            raise ValueError(f"state: 'rows' must be a whole number <= 2**53, got {rows!r}")
-        if (rows == 0) != (weight == 0):
-            raise ValueError(f"state: 'rows' ({rows!r}) and 'weight' ({weight!r}) must both be "
-                             "0 or both positive")
-        if rows == 0 and any(new[n].any() for n in self._per_output):
-            raise ValueError("state: an empty state (rows 0) must hold zero sums")
-        if loading() and 0 < weight < MIN_WEIGHT:
-            raise ValueError(f"state: 'weight' {weight!r} is below the smallest sample weight "
-                             f"({MIN_WEIGHT!r}): the means it divides would overflow")
+        new = float_arrays(arrays, names)
+        check_rows(new, self._per_output, self.outputs, "sums")
         return new
 
     def _install(self, new: dict[str, np.ndarray]) -> None:

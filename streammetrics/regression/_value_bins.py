@@ -33,7 +33,7 @@ from streammetrics._core.state import State
 from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
 from streammetrics._scores.binned.keys import NEG_INF_KEY, POS_INF_KEY, raw_decode, raw_keys
 
-from ._base import regression_batch
+from ._base import positive_rows
 from ._value_buffer import KINDS, pinball_sums
 
 __all__ = ["BIN_BYTES", "MIN_BINS", "ValueBins", "percentile_bounds", "pinball_min_bounds"]
@@ -173,13 +173,9 @@ class ValueBins(State):
         return len(self._keys)
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=self.k or None)
-        y, p, w = b.y, b.p, b.w
-        if w is not None and not (w > 0).all():
-            keep = w > 0
-            y, p, w = y[keep], p[keep], w[keep]
-        if y.shape[0] == 0:
+        if (rows := positive_rows(y_true, y_pred, sample_weight, self.k)) is None:
             return None
+        _, y, p, w = rows
         k = y.shape[1]
         if self.capacity(k) < MIN_BINS:
             need = BIN_BYTES * k * MIN_BINS + _OUTPUT_BYTES * (k + 1)

@@ -33,7 +33,7 @@ from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
 from streammetrics._scores.exact.runs import Group
 from streammetrics._scores.exact.sort_kernels import stable_sort_with
 
-from ._base import regression_batch
+from ._base import positive_rows
 
 __all__ = ["KINDS", "ValueBuffer", "pinball_sums"]
 
@@ -80,13 +80,9 @@ class ValueBuffer(State):
 
     # -- update ------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=self.k or None)
-        y, p, w = b.y, b.p, b.w
-        if w is not None and not (w > 0).all():
-            keep = w > 0
-            y, p, w = y[keep], p[keep], w[keep]
-        if y.shape[0] == 0:
+        if (rows := positive_rows(y_true, y_pred, sample_weight, self.k)) is None:
             return None
+        b, y, p, w = rows
         values = np.abs(y - p) if self.kind == "abs_error" else y
         loss = pinball_sums(y, p, w, float(self.alpha or 0.0)) if self.kind == "y_true" else None
         if w is not None and (w == 1.0).all():
