@@ -216,6 +216,36 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "Combine the true and false positive rate spreads by the worse of the two, or their mean.",
         ),
     },
+    # scikit-learn's regression functions (streammetrics.functional.regression).
+    "regression": {
+        "y_true_y_pred": ("y_true, y_pred : array-like of shape (n,) or (n, k)", "Targets and predictions."),
+        "y_true_y_pred_1d": (
+            "y_true, y_pred : array-like of shape (n,)",
+            "Targets and predictions, in the domain of ``power``.",
+        ),
+        "sample_weight": (
+            "sample_weight : array-like of shape (n,), optional",
+            "Non-negative sample weights.",
+        ),
+        "multioutput": (
+            'multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)',
+            "How the per-output values are combined (``raw_values``: the array of them).",
+        ),
+        "multioutput_variance": (
+            'multioutput : {"raw_values", "uniform_average", "variance_weighted"} or array-like',
+            "How the per-output values are combined (``variance_weighted``: weighted by the "
+            "variance of each output's ``y_true``).",
+        ),
+        "force_finite": (
+            "force_finite : bool, default True",
+            "Constant ``y_true``: 1.0 (perfect predictions) or 0.0 instead of nan / -inf.",
+        ),
+        "alpha": ("alpha : float, default 0.5", "The quantile level, in [0, 1]."),
+        "power": (
+            "power : float, default 0",
+            "The Tweedie power (<= 0 or >= 1): 0 normal, 1 Poisson, 2 gamma.",
+        ),
+    },
     # Label options shared by the accumulators (see streammetrics.Accuracy).
     "labels": {
         "classes_pos_label": _CLASSES_POS_LABEL,
