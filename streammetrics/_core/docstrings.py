@@ -236,6 +236,17 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "How the per-output values are combined (``variance_weighted``: weighted by the "
             "variance of each output's ``y_true``).",
         ),
+        # the accumulators' (streammetrics.regression): the default is part of the header
+        "multioutput_class": (
+            'multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,), '
+            'default "uniform_average"',
+            "How the per-output values of (n, k) targets are combined (``raw_values``: the array "
+            "of them; weights: their weighted mean).",
+        ),
+        "num_outputs": (
+            "num_outputs : int, default 1",
+            "Number of targets per row (``y_pred`` (n, 2) for 1, else (n, k, 2)).",
+        ),
         "force_finite": (
             "force_finite : bool, default True",
             "Constant ``y_true``: 1.0 (perfect predictions) or 0.0 instead of nan / -inf.",

@@ -22,7 +22,7 @@ import numpy as np
 
 from streammetrics._core.load_checks import MAX_SAMPLES, check_sums, loading
 from streammetrics._core.metric import Metric, UndefinedMetricWarning
-from streammetrics._core.validation import MIN_WEIGHT, as_numpy, check_weights, first_bad
+from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, as_numpy, check_weights, first_bad
 from streammetrics._core.warn import warn
 
 __all__ = [
@@ -31,7 +31,9 @@ __all__ = [
     "RegressionMetric",
     "check_domain",
     "check_multioutput",
+    "check_row_weights",
     "check_rows",
+    "check_same_outputs",
     "check_shapes",
     "combine_outputs",
     "float_arrays",
@@ -239,6 +241,21 @@ def float_arrays(arrays: Any, names: Sequence[str], *, bound: float | None = Non
             raise ValueError(f"state: array {name!r} holds non-finite values")
         new[name] = arr
     return new
+
+
+def check_row_weights(w: np.ndarray) -> None:
+    """A loaded state's array ``weights`` (one per row it keeps) holds sample weights."""
+    bad = ~((w >= MIN_WEIGHT) & (w <= MAX_WEIGHT))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"state: array 'weights' must hold weights in [{MIN_WEIGHT:g}, "
+                         f"{MAX_WEIGHT:g}], got {float(w[i])!r} at index {i}")
+
+
+def check_same_outputs(k: int, other_k: int) -> None:
+    """``merge``: a state holding ``k`` outputs (0: none yet) takes only a state of as many."""
+    if k and other_k != k:
+        raise ValueError(f"merge: the states hold {k} and {other_k} outputs")
 
 
 def check_shapes(new: dict[str, np.ndarray], per_output: Sequence[str]) -> int:

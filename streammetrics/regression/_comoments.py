@@ -24,7 +24,7 @@ import numpy as np
 from streammetrics._core.load_checks import MAX_SAMPLES, MAX_SUM, check_sums
 from streammetrics._core.state import State
 
-from ._base import check_shapes, float_arrays, positive_rows
+from ._base import check_same_outputs, check_shapes, float_arrays, positive_rows
 
 __all__ = ["CoMoments"]
 
@@ -140,8 +140,7 @@ class CoMoments(State):
         assert isinstance(other, CoMoments)
         if other._rows == 0:
             return
-        if self.k and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        check_same_outputs(self.k, other.k)
         self.apply((other._rows, other._w, tuple(other._a[n].copy() for n in _PER_OUTPUT)))
 
     def scale(self, factor: float) -> None:

@@ -30,7 +30,14 @@ import numpy as np
 from streammetrics._core.load_checks import MAX_SUM, check_sums, loading
 from streammetrics._core.state import State
 
-from ._base import RegressionBatch, check_finite, check_rows, float_arrays, regression_batch
+from ._base import (
+    RegressionBatch,
+    check_finite,
+    check_rows,
+    check_same_outputs,
+    float_arrays,
+    regression_batch,
+)
 
 __all__ = ["ErrorMoments", "batch_moments"]
 
@@ -270,8 +277,7 @@ class ErrorMoments(State):
         assert isinstance(other, ErrorMoments)
         if other._a["rows"] == 0:
             return
-        if self.k and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        check_same_outputs(self.k, other.k)
         self.apply(other._tuple())
 
     def reset(self) -> None:

@@ -24,9 +24,8 @@ import numpy as np
 
 from streammetrics._core.load_checks import check_total
 from streammetrics._core.state import State
-from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT
 
-from ._base import positive_rows
+from ._base import check_row_weights, check_same_outputs, positive_rows
 
 __all__ = ["PairRows"]
 
@@ -118,11 +117,7 @@ class PairRows(State):
                 raise ValueError(f"state: array 'weights' must be {y.shape[0]} numbers, got "
                                  f"{w.dtype} {w.shape}")
             w = w.astype(np.float64)
-            bad = ~((w >= MIN_WEIGHT) & (w <= MAX_WEIGHT))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(f"state: array 'weights' must hold weights in [{MIN_WEIGHT:g}, "
-                                 f"{MAX_WEIGHT:g}], got {float(w[i])!r} at index {i}")
+            check_row_weights(w)
             check_total(w, "weights")
         self._k = int(y.shape[1]) if y.shape[0] else 0
         self._parts = [(y.astype(np.float64), p.astype(np.float64), w)] if y.shape[0] else []
@@ -131,7 +126,6 @@ class PairRows(State):
         assert isinstance(other, PairRows)
         if not other._parts:
             return
-        if self._k and other._k != self._k:
-            raise ValueError(f"merge: the states hold {self._k} and {other._k} outputs")
+        check_same_outputs(self._k, other._k)
         y, p, w = other.rows()
         self.apply((y.copy(), p.copy(), None if w is None else w.copy()))

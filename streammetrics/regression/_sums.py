@@ -19,7 +19,14 @@ import numpy as np
 from streammetrics._core.load_checks import check_sums
 from streammetrics._core.state import State
 
-from ._base import RegressionBatch, check_domain, check_rows, float_arrays, regression_batch
+from ._base import (
+    RegressionBatch,
+    check_domain,
+    check_rows,
+    check_same_outputs,
+    float_arrays,
+    regression_batch,
+)
 
 __all__ = ["LOSSES", "LossSums", "MaxAbs"]
 
@@ -141,6 +148,23 @@ class _LazyOutputs(State):
         check_rows(new, self._per_output, self.outputs, "sums")
         return new
 
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        new = self._load_common(arrays)
+        self._check_own(new)
+        self._install(new)
+
+    def _check_own(self, new: dict[str, np.ndarray]) -> None:
+        """Hook: the rules of the subclass's own arrays (``rows``, ``weight`` and the shapes are
+        checked already)."""
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, type(self))
+        a = other._a
+        if a["rows"] == 0:
+            return
+        check_same_outputs(self.k, other.k)
+        self.apply((float(a["rows"]), float(a["weight"]), *(a[name] for name in self._per_output)))
+
     def _install(self, new: dict[str, np.ndarray]) -> None:
         if float(new["rows"]) == 0 and self.outputs is None:
             self._zero(0)
@@ -208,21 +232,10 @@ class LossSums(_LazyOutputs):
         a = self._a
         return float(a["rows"]), float(a["weight"]), a["loss"] + a["loss_lo"]
 
-    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        new = self._load_common(arrays)
+    def _check_own(self, new: dict[str, np.ndarray]) -> None:
         check_sums(new["loss"], "loss")
         if (np.abs(new["loss_lo"]) > _LO_BOUND * new["loss"]).any():
             raise ValueError("state: array 'loss_lo' must be a rounding residue of 'loss'")
-        self._install(new)
-
-    def merge(self, other: State) -> None:
-        assert isinstance(other, LossSums)
-        if other._a["rows"] == 0:
-            return
-        if self.k and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
-        o = other._a
-        self.apply((float(o["rows"]), float(o["weight"]), o["loss"], o["loss_lo"]))
 
     def scale(self, factor: float) -> None:
         """Multiply every sample weight by ``factor`` (0 empties the state). O(k)."""
@@ -281,15 +294,5 @@ class MaxAbs(_LazyOutputs):
         """``(rows, max |r| per output)``."""
         return float(self._a["rows"]), self._a["max"]
 
-    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        new = self._load_common(arrays)
+    def _check_own(self, new: dict[str, np.ndarray]) -> None:
         check_sums(new["max"], "max")
-        self._install(new)
-
-    def merge(self, other: State) -> None:
-        assert isinstance(other, MaxAbs)
-        if other._a["rows"] == 0:
-            return
-        if self.k and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
-        self.apply((float(other._a["rows"]), float(other._a["weight"]), other._a["max"]))

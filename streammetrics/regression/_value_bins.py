@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_sums, check_total
+from streammetrics._core.load_checks import check_total
 from streammetrics._core.state import State
 from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
 from streammetrics._scores.binned.keys import NEG_INF_KEY, POS_INF_KEY, raw_decode, raw_keys
 
-from ._base import positive_rows
-from ._value_buffer import KINDS, pinball_sums
+from ._base import check_same_outputs, positive_rows
+from ._value_buffer import KINDS, loaded_loss, pinball_sums
 
 __all__ = ["BIN_BYTES", "MIN_BINS", "ValueBins", "percentile_bounds", "pinball_min_bounds"]
 
@@ -309,13 +309,7 @@ class ValueBins(State):
             check_total(wj, "bin_weights")
             ks.append(kj.copy())
             ws.append(wj.copy())
-        loss = np.zeros(k)
-        if self.kind == "y_true":
-            loss = np.asarray(arrays["loss"])
-            if loss.shape != (k,) or loss.dtype.kind not in "biuf":
-                raise ValueError(f"state: array 'loss' must be {k} numbers")
-            loss = loss.astype(np.float64)
-            check_sums(loss, "loss")
+        loss = loaded_loss(arrays, self.kind, k)
         self._keys, self._w, self._shift, self._loss = ks, ws, [int(s) for s in shifts], loss
         self._rows = rows
 
@@ -323,8 +317,7 @@ class ValueBins(State):
         assert isinstance(other, ValueBins)
         if not other._keys:
             return
-        if self._keys and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        check_same_outputs(self.k, other.k)
         self._rows += other._rows
         if not self._keys:
             self._keys = [a.copy() for a in other._keys]

@@ -29,13 +29,13 @@ import numpy as np
 
 from streammetrics._core.load_checks import check_sums, check_total
 from streammetrics._core.state import State
-from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
+from streammetrics._core.validation import check_offsets
 from streammetrics._scores.exact.runs import Group
 from streammetrics._scores.exact.sort_kernels import stable_sort_with
 
-from ._base import positive_rows
+from ._base import check_row_weights, check_same_outputs, positive_rows
 
-__all__ = ["KINDS", "ValueBuffer", "pinball_sums"]
+__all__ = ["KINDS", "ValueBuffer", "loaded_loss", "pinball_sums"]
 
 KINDS = ("abs_error", "y_true")
 
@@ -47,6 +47,20 @@ def pinball_sums(y: np.ndarray, p: np.ndarray, w: np.ndarray | None, alpha: floa
     sign = (d >= 0).astype(np.float64)
     loss = alpha * sign * d - (1 - alpha) * (1 - sign) * d
     return loss.sum(axis=0) if w is None else w @ loss
+
+
+
+def loaded_loss(arrays: Mapping[str, Any], kind: str, k: int) -> np.ndarray:
+    """The loaded ``loss`` array of a state of ``kind`` with ``k`` outputs: the pinball loss
+    sums of ``"y_true"`` (k weight sums), zeros for the other kinds (which hold none)."""
+    if kind != "y_true":
+        return np.zeros(k)
+    loss = np.asarray(arrays["loss"])
+    if loss.shape != (k,) or loss.dtype.kind not in "biuf":
+        raise ValueError(f"state: array 'loss' must be {k} numbers, got {loss.dtype} {loss.shape}")
+    loss = loss.astype(np.float64)
+    check_sums(loss, "loss")
+    return loss
 
 
 class ValueBuffer(State):
@@ -176,25 +190,15 @@ class ValueBuffer(State):
                 raise ValueError(f"state: array 'weights' must match 'values' {values.shape}, got "
                                  f"{weights.dtype} {weights.shape}")
             weights = weights.astype(np.float64)
-            bad = ~((weights >= MIN_WEIGHT) & (weights <= MAX_WEIGHT))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(f"state: array 'weights' must hold weights in [{MIN_WEIGHT:g}, "
-                                 f"{MAX_WEIGHT:g}], got {float(weights[i])!r} at index {i}")
+            check_row_weights(weights)
             for a, b in zip(offsets[:-1], offsets[1:], strict=True):
                 check_total(weights[a:b], "weights")
         for j in range(k):
             v = values[offsets[j]:offsets[j + 1]]
             if v.shape[0] > 1 and (v[1:] < v[:-1]).any():
                 raise ValueError(f"state: the values of output {j} are not sorted")
-        loss = np.zeros(k)
-        if self.kind == "y_true":
-            loss = np.asarray(arrays["loss"])
-            if loss.shape != (k,) or loss.dtype.kind not in "biuf":
-                raise ValueError(f"state: array 'loss' must be {k} numbers, got {loss.dtype} {loss.shape}")
-            loss = loss.astype(np.float64)
-            check_sums(loss, "loss")
-        elif self.kind == "abs_error" and values.size and values[offsets[:-1]].min() < 0:
+        loss = loaded_loss(arrays, self.kind, k)
+        if self.kind == "abs_error" and values.size and values[offsets[:-1]].min() < 0:
             raise ValueError("state: absolute errors must be >= 0")
         groups = []
         for j in range(k):
@@ -211,8 +215,7 @@ class ValueBuffer(State):
         assert isinstance(other, ValueBuffer)
         if not other._groups:
             return
-        if self._groups and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        check_same_outputs(self.k, other.k)
         runs = []
         for j in range(other.k):
             v, w = other.column(j)

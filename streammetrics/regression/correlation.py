@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.warn import warn
 
@@ -48,6 +49,7 @@ class _Correlation(RegressionMetric):
         return self._combine(values.copy())
 
 
+@filled
 class PearsonCorrCoef(_Correlation):
     """Pearson's correlation coefficient of ``y_true`` and ``y_pred``, per output:
     ``r = Syp / sqrt(Syy Spp)`` with the weighted centred (co-)moments
@@ -55,8 +57,7 @@ class PearsonCorrCoef(_Correlation):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values of (n, k) targets are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -88,6 +89,7 @@ class PearsonCorrCoef(_Correlation):
         return np.asarray(r, dtype=np.float64)
 
 
+@filled
 class ConcordanceCorrCoef(_Correlation):
     """Lin's concordance correlation coefficient, per output:
     ``rho_c = 2 s_yp / (s_y^2 + s_p^2 + (ybar - pbar)^2)`` with the (weighted) population
@@ -95,8 +97,7 @@ class ConcordanceCorrCoef(_Correlation):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values of (n, k) targets are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -149,6 +150,7 @@ def _weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray | None, center
     return min(1.0, max(-1.0, sab / (math.sqrt(saa) * math.sqrt(sbb))))
 
 
+@filled
 class SpearmanCorrCoef(_Correlation):
     """Spearman's rank correlation, per output: Pearson's r of the average ranks of ``y_true``
     and of ``y_pred`` (ties share the mean of their ranks: ``scipy.stats.spearmanr``).
@@ -160,8 +162,7 @@ class SpearmanCorrCoef(_Correlation):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values of (n, k) targets are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -209,6 +210,7 @@ class SpearmanCorrCoef(_Correlation):
         return out
 
 
+@filled
 class KendallTau(_Correlation):
     """Kendall's tau-b, per output: ``(C - D) / sqrt((n0 - n1)(n0 - n2))``, C and D the
     concordant and discordant pairs, n0 - n1 (n0 - n2) the pairs not tied in y_true (y_pred)
@@ -221,8 +223,7 @@ class KendallTau(_Correlation):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values of (n, k) targets are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
