@@ -153,6 +153,11 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "The declared score range, used to place adaptive bins (bins only).",
         ),
         "labels": _CLASSES_POS_LABEL,
+        # the label-ranking accumulators (streammetrics.ranking.label_ranking)
+        "num_labels": (
+            "num_labels : int, optional",
+            "The number of labels L of every row (checked when given).",
+        ),
     },
     # One-shot functions with scikit-learn's signatures (streammetrics.functional).
     "sklearn": {
@@ -190,6 +195,13 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "normalize : bool, default True",
             "False gives the (weighted) count instead of the fraction.",
         ),
+        "labels_of_y_true": ("labels : array-like, optional", "The classes (default: those of ``y_true``)."),
+        "y_pred_renamed": (
+            "y_pred : array-like, deprecated",
+            "scikit-learn 1.9's old name of ``y_proba`` (``FutureWarning``).",
+        ),
+        # the Returns entry of the D² scores
+        "d2": ("float", "At most 1 (perfect); nan for fewer than two samples. O(n C)."),
         # a Raises entry
         "raises": ("ValueError", "Where scikit-learn raises (see :mod:`streammetrics.functional`)."),
     },
@@ -256,6 +268,11 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "power : float, default 0",
             "The Tweedie power (<= 0 or >= 1): 0 normal, 1 Poisson, 2 gamma.",
         ),
+    },
+    # The argument checks of streammetrics._core.params.
+    "params": {
+        "value": ("value : Any", "The argument as given."),
+        "name": ("name : str", "The argument's name, which starts the error message."),
     },
     # Label options shared by the accumulators (see streammetrics.Accuracy).
     "labels": {

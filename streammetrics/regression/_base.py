@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import MAX_SAMPLES, check_sums, loading
+from streammetrics._core.load_checks import MAX_SAMPLES, check_array_names, check_sums, loading
 from streammetrics._core.metric import Metric, UndefinedMetricWarning
 from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, as_numpy, check_weights, first_bad
 from streammetrics._core.warn import warn
@@ -223,13 +223,9 @@ def float_arrays(arrays: Any, names: Sequence[str], *, bound: float | None = Non
     """The arrays ``names`` of an untrusted state (no other one), as float64: each present,
     numeric and finite (and, with ``bound``, of absolute value <= ``bound``). A ``ValueError``
     names the first array that is not."""
-    extra = set(arrays) - set(names)
-    if extra:
-        raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+    check_array_names(arrays, names)
     new: dict[str, np.ndarray] = {}
     for name in names:
-        if name not in arrays:
-            raise ValueError(f"state: missing array {name!r}")
         arr = np.asarray(arrays[name])
         if arr.dtype.kind not in "biuf":
             raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_total
+from streammetrics._core.load_checks import check_array_names, check_total
 from streammetrics._core.state import State
 
 from ._base import check_row_weights, check_same_outputs, positive_rows
@@ -94,12 +94,7 @@ class PairRows(State):
         return out
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        extra = set(arrays) - {"y", "p", "weights"}
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        for name in ("y", "p"):
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
+        check_array_names(arrays, ("y", "p"), ("weights",))
         y, p = np.asarray(arrays["y"]), np.asarray(arrays["p"])
         for name, a in (("y", y), ("p", p)):
             if a.ndim != 2 or a.dtype.kind not in "biuf":

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_total
+from streammetrics._core.load_checks import check_array_names, check_total
 from streammetrics._core.state import State
 from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
 from streammetrics._scores.binned.keys import NEG_INF_KEY, POS_INF_KEY, raw_decode, raw_keys
@@ -251,15 +251,8 @@ class ValueBins(State):
         return out
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        names = {"keys", "bin_weights", "offsets", "shifts", "rows"}
-        if self.kind == "y_true":
-            names.add("loss")
-        extra = set(arrays) - names
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        missing = names - set(arrays)
-        if missing:
-            raise ValueError(f"state: missing array {sorted(missing)[0]!r}")
+        check_array_names(arrays, ("keys", "bin_weights", "offsets", "shifts", "rows")
+                          + (("loss",) if self.kind == "y_true" else ()))
         keys = np.asarray(arrays["keys"])
         if keys.ndim != 1 or keys.dtype.kind not in "iu":
             raise ValueError(f"state: array 'keys' must be 1-D integers, got {keys.dtype} {keys.shape}")

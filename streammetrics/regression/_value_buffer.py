@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_sums, check_total
+from streammetrics._core.load_checks import check_array_names, check_sums, check_total
 from streammetrics._core.state import State
 from streammetrics._core.validation import check_offsets
 from streammetrics._scores.exact.runs import Group
@@ -160,13 +160,8 @@ class ValueBuffer(State):
         return out
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        allowed = {"values", "offsets", "weights"} | ({"loss"} if self.kind == "y_true" else set())
-        extra = set(arrays) - allowed
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        for name in ("values", "offsets") + (("loss",) if self.kind == "y_true" else ()):
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
+        loss_name = ("loss",) if self.kind == "y_true" else ()
+        check_array_names(arrays, ("values", "offsets", *loss_name), ("weights",))
         values = np.asarray(arrays["values"])
         if values.ndim != 1 or values.dtype.kind not in "biuf":
             raise ValueError(f"state: array 'values' must be 1-D numbers, got {values.dtype} {values.shape}")
