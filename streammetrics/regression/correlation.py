@@ -29,8 +29,16 @@ __all__ = ["ConcordanceCorrCoef", "KendallTau", "PearsonCorrCoef", "SpearmanCorr
 class _Correlation(RegressionMetric):
     """Per-output values, nan (with a warning) where one is undefined."""
 
-    _name = ""
     _state: Any
+
+    def __init__(self, multioutput: Any, state: Any) -> None:
+        super().__init__()
+        self._state = state
+        self._init_outputs(multioutput)
+
+    @property
+    def _name(self) -> str:
+        return type(self).__name__
 
     def _config(self) -> dict[str, Any]:
         return {"multioutput": self.multioutput}
@@ -74,12 +82,8 @@ class PearsonCorrCoef(_Correlation):
     0.923381
     """
 
-    _name = "PearsonCorrCoef"
-
     def __init__(self, multioutput: Any = "uniform_average") -> None:
-        super().__init__()
-        self._state = CoMoments()
-        self._init_outputs(multioutput)
+        super().__init__(multioutput, CoMoments())
 
     def _per_output(self) -> np.ndarray:
         t = self._state.totals()
@@ -114,12 +118,8 @@ class ConcordanceCorrCoef(_Correlation):
     0.9
     """
 
-    _name = "ConcordanceCorrCoef"
-
     def __init__(self, multioutput: Any = "uniform_average") -> None:
-        super().__init__()
-        self._state = CoMoments()
-        self._init_outputs(multioutput)
+        super().__init__(multioutput, CoMoments())
 
     def _per_output(self) -> np.ndarray:
         t = self._state.totals()
@@ -180,12 +180,8 @@ class SpearmanCorrCoef(_Correlation):
     0.9
     """
 
-    _name = "SpearmanCorrCoef"
-
     def __init__(self, multioutput: Any = "uniform_average") -> None:
-        super().__init__()
-        self._state = PairRows()
-        self._init_outputs(multioutput)
+        super().__init__(multioutput, PairRows())
 
     def _per_output(self) -> np.ndarray:
         y, p, w = self._state.rows()
@@ -243,12 +239,8 @@ class KendallTau(_Correlation):
     0.8
     """
 
-    _name = "KendallTau"
-
     def __init__(self, multioutput: Any = "uniform_average") -> None:
-        super().__init__()
-        self._state = PairRows()
-        self._init_outputs(multioutput)
+        super().__init__(multioutput, PairRows())
 
     def _per_output(self) -> np.ndarray:
         y, p, w = self._state.rows()
