@@ -153,6 +153,11 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "The declared score range, used to place adaptive bins (bins only).",
         ),
         "labels": _CLASSES_POS_LABEL,
+        # the label-ranking accumulators (streammetrics.ranking.label_ranking)
+        "num_labels": (
+            "num_labels : int, optional",
+            "The number of labels L of every row (checked when given).",
+        ),
     },
     # One-shot functions with scikit-learn's signatures (streammetrics.functional).
     "sklearn": {
@@ -190,6 +195,13 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "normalize : bool, default True",
             "False gives the (weighted) count instead of the fraction.",
         ),
+        "labels_of_y_true": ("labels : array-like, optional", "The classes (default: those of ``y_true``)."),
+        "y_pred_renamed": (
+            "y_pred : array-like, deprecated",
+            "scikit-learn 1.9's old name of ``y_proba`` (``FutureWarning``).",
+        ),
+        # the Returns entry of the D² scores
+        "d2": ("float", "At most 1 (perfect); nan for fewer than two samples. O(n C)."),
         # a Raises entry
         "raises": ("ValueError", "Where scikit-learn raises (see :mod:`streammetrics.functional`)."),
     },
@@ -215,6 +227,52 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "agg : {'worst_case', 'mean'}, default 'worst_case'",
             "Combine the true and false positive rate spreads by the worse of the two, or their mean.",
         ),
+    },
+    # scikit-learn's regression functions (streammetrics.functional.regression).
+    "regression": {
+        "y_true_y_pred": ("y_true, y_pred : array-like of shape (n,) or (n, k)", "Targets and predictions."),
+        "y_true_y_pred_1d": (
+            "y_true, y_pred : array-like of shape (n,)",
+            "Targets and predictions, in the domain of ``power``.",
+        ),
+        "sample_weight": (
+            "sample_weight : array-like of shape (n,), optional",
+            "Non-negative sample weights.",
+        ),
+        "multioutput": (
+            'multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)',
+            "How the per-output values are combined (``raw_values``: the array of them).",
+        ),
+        "multioutput_variance": (
+            'multioutput : {"raw_values", "uniform_average", "variance_weighted"} or array-like',
+            "How the per-output values are combined (``variance_weighted``: weighted by the "
+            "variance of each output's ``y_true``).",
+        ),
+        # the accumulators' (streammetrics.regression): the default is part of the header
+        "multioutput_class": (
+            'multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,), '
+            'default "uniform_average"',
+            "How the per-output values of (n, k) targets are combined (``raw_values``: the array "
+            "of them; weights: their weighted mean).",
+        ),
+        "num_outputs": (
+            "num_outputs : int, default 1",
+            "Number of targets per row (``y_pred`` (n, 2) for 1, else (n, k, 2)).",
+        ),
+        "force_finite": (
+            "force_finite : bool, default True",
+            "Constant ``y_true``: 1.0 (perfect predictions) or 0.0 instead of nan / -inf.",
+        ),
+        "alpha": ("alpha : float, default 0.5", "The quantile level, in [0, 1]."),
+        "power": (
+            "power : float, default 0",
+            "The Tweedie power (<= 0 or >= 1): 0 normal, 1 Poisson, 2 gamma.",
+        ),
+    },
+    # The argument checks of streammetrics._core.params.
+    "params": {
+        "value": ("value : Any", "The argument as given."),
+        "name": ("name : str", "The argument's name, which starts the error message."),
     },
     # Label options shared by the accumulators (see streammetrics.Accuracy).
     "labels": {

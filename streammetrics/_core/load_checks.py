@@ -40,14 +40,17 @@ __all__ = [
     "MAX_SUM",
     "check_fits",
     "carried_nbytes",
+    "check_array_names",
     "check_config_types",
     "check_plain",
     "check_sums",
     "check_total",
+    "check_version",
     "check_weight_pair",
     "config_int",
     "json_depth",
     "load_budget",
+    "split_entries",
     "loading",
     "reserve",
 ]
@@ -158,6 +161,42 @@ def config_int(config: Mapping[str, Any], key: str, where: str, *, default: Any 
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         return value
     raise ValueError(f"state: {where} config {key!r} must be an int, got {value!r}")
+
+
+def check_version(version: Any, current: int, what: str) -> None:
+    """A saved ``version`` number is the one this library writes, ``current``; ``what`` starts
+    the message (``"state: unknown format version"``). A newer one says to upgrade."""
+    if isinstance(version, int) and not isinstance(version, bool) and version > current:
+        raise ValueError(f"{what} {version}, newer than this library reads (version {current}): "
+                         "written by a later streammetrics, upgrade to load it")
+    if version != current or isinstance(version, bool):
+        raise ValueError(f"{what} {version!r} (this library reads version {current})")
+
+
+def check_array_names(arrays: Mapping[str, Any], required: Any, optional: Any = ()) -> None:
+    """An untrusted state's arrays are the names ``required`` and any of ``optional``, no
+    other: a ``ValueError`` names the unexpected ones, or the first missing one."""
+    extra = set(arrays) - set(required) - set(optional)
+    if extra:
+        raise ValueError(f"state: unexpected arrays {sorted(extra)}")
+    for name in required:
+        if name not in arrays:
+            raise ValueError(f"state: missing array {name!r}")
+
+
+def split_entries(arrays: Mapping[str, Any], prefixes: tuple[str, ...], owner: str) -> list[dict[str, Any]]:
+    """A wrapper's saved entries by the prefix of their names: one dict per prefix, of the
+    entries under it (names without the prefix). An entry under none of them is a
+    ``ValueError`` naming it and ``owner``, the wrapper."""
+    parts: list[dict[str, Any]] = [{} for _ in prefixes]
+    for key, value in arrays.items():
+        for part, prefix in zip(parts, prefixes, strict=True):
+            if key.startswith(prefix):
+                part[key[len(prefix):]] = value
+                break
+        else:
+            raise ValueError(f"state: unexpected entry {key!r} in {owner}")
+    return parts
 
 
 def check_sums(arr: np.ndarray, name: str) -> None:

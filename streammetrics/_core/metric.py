@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, ClassVar, TypeVar
 
-from .load_checks import carried_nbytes, check_config_types, check_plain, load_budget
+from .load_checks import carried_nbytes, check_config_types, check_plain, check_version, load_budget
 from .state import State
 from .validation import with_hint
 
@@ -278,15 +278,22 @@ class Metric:
         Metric
             ``self``.
         """
-        for other in others:
-            self._check_mergeable(other)
-        snapshots = []
-        for other in others:
-            with other._lock:
-                snapshots.append(other._state.copy())
+        snapshots = self._snapshots(others, lambda other: other._state.copy())
         with self._lock:
             self._state.merge_many(snapshots)  # one k-way merge where the state has one
         return self
+
+    def _snapshots(self, others: tuple[Metric, ...], take: Callable[[Any], T]) -> list[T]:
+        """The first step of every ``merge``, all or nothing: each of ``others`` checked
+        (:meth:`_check_mergeable`), then ``take(other)`` of each, under its lock (a copy of
+        what the merge reads, so no lock is held twice)."""
+        for other in others:
+            self._check_mergeable(other)
+        out = []
+        for other in others:
+            with other._lock:
+                out.append(take(other))
+        return out
 
     def reset(self: M) -> M:
         """Back to the empty state; returns ``self``.
@@ -420,15 +427,7 @@ class Metric:
             raise ValueError("state: expected a mapping")
         name = state.get("class")
         version = state.get("format_version")
-        if isinstance(version, int) and not isinstance(version, bool) and version > FORMAT_VERSION:
-            raise ValueError(
-                f"state: unknown format version {version}, newer than this library reads "
-                f"({FORMAT_VERSION}): written by a later streammetrics, upgrade to load it"
-            )
-        if version != FORMAT_VERSION or isinstance(version, bool):
-            raise ValueError(
-                f"state: unknown format version {version!r} (this library reads {FORMAT_VERSION})"
-            )
+        check_version(version, FORMAT_VERSION, "state: unknown format version")
         target = Metric._registry.get(name) if isinstance(name, str) else None
         if target is None:
             raise ValueError(f"state: unknown metric class {name!r}")

@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .docstrings import filled
 from .metric import Metric
 
 __all__ = [
@@ -146,15 +147,13 @@ def _in_range(x: Any, spec: Param) -> bool:
     return spec.high is None or (x < spec.high if spec.high_open else x <= spec.high)
 
 
+@filled
 def check_param(value: Any, name: str, spec: Param) -> Any:
     """``value`` checked against ``spec`` and returned in its plain Python type.
 
     Parameters
     ----------
-    value : Any
-        The argument as given.
-    name : str
-        The argument's name, which starts the error message.
+    {params: value, name}
     spec : Param
         Its declaration.
 
@@ -257,6 +256,7 @@ def weight_vector_param(value: Any, name: str, k: int) -> np.ndarray:
     return w
 
 
+@filled
 def nonempty_param(value: Any, name: str, rule: str) -> list[Any]:
     """``value`` (a list, tuple or other iterable; not a string or bytes) as a non-empty list.
 
@@ -264,10 +264,7 @@ def nonempty_param(value: Any, name: str, rule: str) -> list[Any]:
 
     Parameters
     ----------
-    value : Any
-        The argument as given.
-    name : str
-        The argument's name, which starts the error message.
+    {params: value, name}
     rule : str
         The rule as the message words it.
 

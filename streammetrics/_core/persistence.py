@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from .load_checks import MAX_DEPTH, json_depth, load_budget
+from .load_checks import MAX_DEPTH, check_version, json_depth, load_budget
 from .metric import RESERVED_KEYS, Metric
 from .params import Param, check_accumulator, check_param
 
@@ -306,16 +306,7 @@ def loads(data: bytes, source: str = "data", *, max_bytes: int | None = DEFAULT_
     if not isinstance(header, dict):
         raise ValueError(f"load: {source} has a corrupted header (not an object)")
     version = header.get("file_version")
-    if isinstance(version, int) and not isinstance(version, bool) and version > FILE_VERSION:
-        raise ValueError(
-            f"load: {source} has unknown file format version {version}, newer than this library "
-            f"reads (version {FILE_VERSION}): written by a later streammetrics, upgrade to load it"
-        )
-    if version != FILE_VERSION or isinstance(version, bool):
-        raise ValueError(
-            f"load: {source} has unknown file format version {version!r} "
-            f"(this library reads version {FILE_VERSION})"
-        )
+    check_version(version, FILE_VERSION, f"load: {source} has unknown file format version")
     unknown = set(header) - _HEADER_KEYS
     if unknown:
         raise ValueError(f"load: {source} has a corrupted header (unknown keys {sorted(unknown)})")

@@ -205,6 +205,25 @@ def cell_weights(t: np.ndarray, w: np.ndarray | None, keep: np.ndarray | None = 
     return full[keep] if keep is not None else full.ravel()
 
 
+def renamed_y_proba(y_proba: Any, y_pred: Any) -> Any:
+    """scikit-learn 1.9's rename of ``y_pred`` to ``y_proba`` (``log_loss``, ``d2_log_loss_score``):
+    the old name still works, with a ``FutureWarning`` (at the caller's caller); both given is a
+    ``ValueError``. Returns the probabilities given."""
+    if isinstance(y_pred, str) and y_pred == "deprecated":
+        return y_proba
+    if y_proba is not None:
+        raise ValueError(
+            "Cannot use both `y_pred` and `y_proba`. `y_pred` is deprecated, use `y_proba` instead."
+        )
+    warnings.warn(
+        "`y_pred` was renamed to `y_proba` in version 1.9 and will be removed in 1.11. Use "
+        "`y_proba` instead.",
+        FutureWarning,
+        stacklevel=3,
+    )
+    return y_pred
+
+
 @filled
 def log_loss(
     y_true: Any,
@@ -230,10 +249,7 @@ def log_loss(
     normalize : bool
         Mean (True) or sum (False) of the per-sample losses.
     {sklearn: sample_weight}
-    labels : array-like, optional
-        The classes (default: those of ``y_true``).
-    y_pred : array-like, deprecated
-        scikit-learn 1.9's old name of ``y_proba`` (``FutureWarning``).
+    {sklearn: labels_of_y_true, y_pred_renamed}
 
     Returns
     -------
@@ -243,18 +259,7 @@ def log_loss(
     ------
     {sklearn: raises}
     """
-    if not (isinstance(y_pred, str) and y_pred == "deprecated"):
-        if y_proba is not None:
-            raise ValueError(
-                "Cannot use both `y_pred` and `y_proba`. `y_pred` is deprecated, use `y_proba` instead."
-            )
-        warnings.warn(
-            "`y_pred` was renamed to `y_proba` in version 1.9 and will be removed in 1.11. Use "
-            "`y_proba` instead.",
-            FutureWarning,
-            stacklevel=2,
-        )
-        y_proba = y_pred
+    y_proba = renamed_y_proba(y_proba, y_pred)
     t, p, w = multiclass_probabilities(y_true, as_probabilities(y_proba), sample_weight, labels)
     hot = t == 1
     q = p[hot]  # row-major: each sample's true-class probabilities, in the input's float type

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.warn import sklearn_compatible
 from streammetrics.calibration import LogLoss
@@ -29,7 +30,13 @@ from ._targets import (
     type_of_target,
     unique,
 )
-from .calibration import as_probabilities, binary_probabilities, cell_weights, multiclass_probabilities
+from .calibration import (
+    as_probabilities,
+    binary_probabilities,
+    cell_weights,
+    multiclass_probabilities,
+    renamed_y_proba,
+)
 
 __all__ = ["d2_brier_score", "d2_log_loss_score", "hinge_loss"]
 
@@ -50,6 +57,7 @@ def _weighted_mean(x: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     return np.average(x, axis=0, weights=w)
 
 
+@filled
 def d2_log_loss_score(
     y_true: Any,
     y_proba: Any = None,
@@ -67,30 +75,18 @@ def d2_log_loss_score(
         True labels.
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
         Probabilities (1-D: of the greater label).
-    sample_weight : array-like of shape (n_samples,), optional
-        Sample weights.
-    labels : array-like, optional
-        The classes (default: those of ``y_true``).
-    y_pred : array-like, deprecated
-        scikit-learn 1.9's old name of ``y_proba`` (``FutureWarning``).
+    {sklearn: sample_weight, labels_of_y_true, y_pred_renamed}
 
     Returns
     -------
-    float
-        At most 1 (perfect); nan for fewer than two samples. O(n C).
+    {sklearn: d2}
 
     Examples
     --------
     >>> round(d2_log_loss_score([0, 1, 1, 0], [0.1, 0.8, 0.7, 0.4]), 6)
     0.568633
     """
-    if not (isinstance(y_pred, str) and y_pred == "deprecated"):
-        if y_proba is not None:
-            raise ValueError("Cannot use both `y_pred` and `y_proba`. `y_pred` is deprecated, use `y_proba` "
-                             "instead.")
-        warnings.warn("`y_pred` was renamed to `y_proba` in version 1.9 and will be removed in 1.11. Use "
-                      "`y_proba` instead.", FutureWarning, stacklevel=2)
-        y_proba = y_pred
+    y_proba = renamed_y_proba(y_proba, y_pred)
     if _too_few(y_proba, y_true, sample_weight):
         return math.nan
     t, p, w = multiclass_probabilities(y_true, as_probabilities(y_proba), sample_weight, labels)
@@ -106,6 +102,7 @@ def d2_log_loss_score(
     return float(1 - numerator / denominator)
 
 
+@filled
 def d2_brier_score(
     y_true: Any, y_proba: Any, *, sample_weight: Any = None, pos_label: Any = None, labels: Any = None
 ) -> float:
@@ -118,8 +115,7 @@ def d2_brier_score(
         True labels.
     y_proba : array-like of shape (n_samples,) or (n_samples, n_classes)
         Probabilities (1-D or one column: of ``pos_label``, binary).
-    sample_weight : array-like of shape (n_samples,), optional
-        Sample weights.
+    {sklearn: sample_weight}
     pos_label : label, optional
         Binary: the positive class.
     labels : array-like, optional
@@ -127,8 +123,7 @@ def d2_brier_score(
 
     Returns
     -------
-    float
-        At most 1 (perfect); nan for fewer than two samples. O(n C).
+    {sklearn: d2}
 
     Examples
     --------
@@ -149,6 +144,7 @@ def d2_brier_score(
     return float(1 - model / baseline)
 
 
+@filled
 def hinge_loss(y_true: Any, pred_decision: Any, *, labels: Any = None, sample_weight: Any = None) -> float:
     """Average hinge loss, as ``sklearn.metrics.hinge_loss`` (module docstring): binary with the
     greater label +1 and the other -1; multiclass (more than two labels in ``labels`` or
@@ -162,8 +158,7 @@ def hinge_loss(y_true: Any, pred_decision: Any, *, labels: Any = None, sample_we
         Decision values (columns in the sorted order of the classes).
     labels : array-like, optional
         Multiclass: every class (default: those of ``y_true``).
-    sample_weight : array-like of shape (n_samples,), optional
-        Sample weights.
+    {sklearn: sample_weight}
 
     Returns
     -------

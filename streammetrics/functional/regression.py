@@ -14,10 +14,12 @@ whole-set metrics (median absolute error, D² absolute / pinball, correlations, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.warn import warn
 from streammetrics.regression import (
@@ -88,7 +90,16 @@ def _run(metric: RegressionMetric, b: RegressionBatch) -> Any:
     return metric.update(b.y, b.p, sample_weight=b.w).compute()
 
 
+def _value(cls: Callable[..., RegressionMetric], y_true: Any, y_pred: Any, sample_weight: Any,
+           multioutput: Any, **options: Any) -> Any:
+    """The one kernel of the functions on a single accumulator: the batch validated as
+    scikit-learn does (:func:`_batch`), then ``cls(multioutput, **options)`` fed it once."""
+    b = _batch(y_true, y_pred, sample_weight, multioutput)
+    return _run(cls(multioutput, **options), b)
+
+
 # -- errors (regcore): the moments and loss-sum states ---------------------------------------
+@filled
 def mean_squared_error(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                        multioutput: Any = "uniform_average") -> Any:
     """Mean squared error: ``sklearn.metrics.mean_squared_error`` on
@@ -96,22 +107,17 @@ def mean_squared_error(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output values are combined.
+    {regression: y_true_y_pred, sample_weight, multioutput}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        sum_i w_i (y_ij - p_ij)^2 / sum_i w_i for each output j.
     """
-    b = _batch(y_true, y_pred, sample_weight, multioutput)
-    return _run(MeanSquaredError(multioutput), b)
+    return _value(MeanSquaredError, y_true, y_pred, sample_weight, multioutput)
 
 
+@filled
 def root_mean_squared_error(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                             multioutput: Any = "uniform_average") -> Any:
     """Root mean squared error: ``sklearn.metrics.root_mean_squared_error`` on
@@ -119,22 +125,17 @@ def root_mean_squared_error(y_true: Any, y_pred: Any, *, sample_weight: Any = No
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output roots are combined.
+    {regression: y_true_y_pred, sample_weight, multioutput}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        The square root of each output's mean squared error (the roots are combined).
     """
-    b = _batch(y_true, y_pred, sample_weight, multioutput)
-    return _run(RootMeanSquaredError(multioutput), b)
+    return _value(RootMeanSquaredError, y_true, y_pred, sample_weight, multioutput)
 
 
+@filled
 def mean_absolute_error(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                         multioutput: Any = "uniform_average") -> Any:
     """Mean absolute error: ``sklearn.metrics.mean_absolute_error`` on
@@ -142,22 +143,17 @@ def mean_absolute_error(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output values are combined.
+    {regression: y_true_y_pred, sample_weight, multioutput}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        sum_i w_i |y_ij - p_ij| / sum_i w_i, per output j.
     """
-    b = _batch(y_true, y_pred, sample_weight, multioutput)
-    return _run(MeanAbsoluteError(multioutput), b)
+    return _value(MeanAbsoluteError, y_true, y_pred, sample_weight, multioutput)
 
 
+@filled
 def r2_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
              multioutput: Any = "uniform_average", force_finite: bool = True) -> Any:
     """Coefficient of determination: ``sklearn.metrics.r2_score`` on
@@ -165,20 +161,13 @@ def r2_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average", "variance_weighted"} or array-like
-        How the per-output values are combined.
-    force_finite : bool, default True
-        Constant ``y_true``: 1.0 (perfect predictions) or 0.0 instead of nan / -inf.
+    {regression: y_true_y_pred, sample_weight, multioutput_variance, force_finite}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``); nan with an ``UndefinedMetricWarning`` for
-        fewer than two samples.
+        1 - SSE_j / SST_j per output j (SST the weighted squared deviations of y_true from its
+        mean); nan with an ``UndefinedMetricWarning`` for fewer than two samples.
     """
     metric = R2Score(multioutput, force_finite=force_finite)
     b = _batch(y_true, y_pred, sample_weight, multioutput)
@@ -188,6 +177,7 @@ def r2_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
     return _run(metric, b)
 
 
+@filled
 def explained_variance_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                              multioutput: Any = "uniform_average", force_finite: bool = True) -> Any:
     """Explained variance: ``sklearn.metrics.explained_variance_score`` on
@@ -195,22 +185,14 @@ def explained_variance_score(y_true: Any, y_pred: Any, *, sample_weight: Any = N
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average", "variance_weighted"} or array-like
-        How the per-output values are combined.
-    force_finite : bool, default True
-        Constant ``y_true``: 1.0 or 0.0 instead of nan / -inf.
+    {regression: y_true_y_pred, sample_weight, multioutput_variance, force_finite}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        1 - Var(y - p) / Var(y) per output (weighted variances).
     """
-    b = _batch(y_true, y_pred, sample_weight, multioutput)
-    return _run(ExplainedVariance(multioutput, force_finite=force_finite), b)
+    return _value(ExplainedVariance, y_true, y_pred, sample_weight, multioutput, force_finite=force_finite)
 
 
 def max_error(y_true: Any, y_pred: Any) -> float:
@@ -230,6 +212,7 @@ def max_error(y_true: Any, y_pred: Any) -> float:
     return float(_run(MaxError(), b))
 
 
+@filled
 def mean_absolute_percentage_error(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                                    multioutput: Any = "uniform_average") -> Any:
     """Mean absolute percentage error (a fraction):
@@ -238,22 +221,17 @@ def mean_absolute_percentage_error(y_true: Any, y_pred: Any, *, sample_weight: A
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output values are combined.
+    {regression: y_true_y_pred, sample_weight, multioutput}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        The weighted mean of |y - p| / max(|y|, eps), per output (eps the float64 epsilon).
     """
-    b = _batch(y_true, y_pred, sample_weight, multioutput)
-    return _run(MeanAbsolutePercentageError(multioutput), b)
+    return _value(MeanAbsolutePercentageError, y_true, y_pred, sample_weight, multioutput)
 
 
+@filled
 def mean_squared_log_error(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                            multioutput: Any = "uniform_average") -> Any:
     """Mean squared logarithmic error: ``sklearn.metrics.mean_squared_log_error`` on
@@ -261,22 +239,17 @@ def mean_squared_log_error(y_true: Any, y_pred: Any, *, sample_weight: Any = Non
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions, each > -1.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output values are combined.
+    {regression: y_true_y_pred, sample_weight, multioutput}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        The mean squared error of log1p(y_true) and log1p(y_pred).
     """
-    b = _batch(y_true, y_pred, sample_weight, multioutput)
-    return _run(MeanSquaredLogError(multioutput), b)
+    return _value(MeanSquaredLogError, y_true, y_pred, sample_weight, multioutput)
 
 
+@filled
 def root_mean_squared_log_error(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                                 multioutput: Any = "uniform_average") -> Any:
     """Root mean squared logarithmic error: ``sklearn.metrics.root_mean_squared_log_error`` on
@@ -284,22 +257,17 @@ def root_mean_squared_log_error(y_true: Any, y_pred: Any, *, sample_weight: Any 
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions, each > -1.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output roots are combined.
+    {regression: y_true_y_pred, sample_weight, multioutput}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        sqrt(MSLE_j) for each output j, the roots combined by ``multioutput``.
     """
-    b = _batch(y_true, y_pred, sample_weight, multioutput)
-    return _run(RootMeanSquaredLogError(multioutput), b)
+    return _value(RootMeanSquaredLogError, y_true, y_pred, sample_weight, multioutput)
 
 
+@filled
 def mean_pinball_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None, alpha: float = 0.5,
                       multioutput: Any = "uniform_average") -> Any:
     """Mean pinball (quantile) loss: ``sklearn.metrics.mean_pinball_loss`` on
@@ -307,25 +275,19 @@ def mean_pinball_loss(y_true: Any, y_pred: Any, *, sample_weight: Any = None, al
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    alpha : float, default 0.5
-        The quantile level, in [0, 1].
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output values are combined.
+    {regression: y_true_y_pred, sample_weight, alpha, multioutput}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        The weighted mean of alpha max(y - p, 0) + (1 - alpha) max(p - y, 0), per output.
     """
     metric = PinballLoss(alpha, multioutput=multioutput)
     b = _batch(y_true, y_pred, sample_weight, multioutput)
     return _run(metric, b)
 
 
+@filled
 def mean_tweedie_deviance(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                           power: float = 0) -> float:
     """Mean Tweedie deviance: ``sklearn.metrics.mean_tweedie_deviance`` on
@@ -333,23 +295,19 @@ def mean_tweedie_deviance(y_true: Any, y_pred: Any, *, sample_weight: Any = None
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,)
-        Targets and predictions, in the domain of ``power``.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    power : float, default 0
-        The Tweedie power (<= 0 or >= 1): 0 normal, 1 Poisson, 2 gamma.
+    {regression: y_true_y_pred_1d, sample_weight, power}
 
     Returns
     -------
     float
-        The mean deviance.
+        The weighted mean of the unit deviances d_power(y, p).
     """
     metric = TweedieDeviance(power)
     b = _batch(y_true, y_pred, sample_weight, single="mean_tweedie_deviance")
     return float(_run(metric, b))
 
 
+@filled
 def mean_poisson_deviance(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     """Mean Poisson deviance: ``mean_tweedie_deviance(..., power=1)``
     (``sklearn.metrics.mean_poisson_deviance``).
@@ -358,17 +316,17 @@ def mean_poisson_deviance(y_true: Any, y_pred: Any, *, sample_weight: Any = None
     ----------
     y_true, y_pred : array-like of shape (n,)
         Targets (>= 0) and predictions (> 0).
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
+    {regression: sample_weight}
 
     Returns
     -------
     float
-        The mean deviance.
+        The mean of 2 (y log(y / p) - y + p).
     """
     return mean_tweedie_deviance(y_true, y_pred, sample_weight=sample_weight, power=1)
 
 
+@filled
 def mean_gamma_deviance(y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> float:
     """Mean gamma deviance: ``mean_tweedie_deviance(..., power=2)``
     (``sklearn.metrics.mean_gamma_deviance``).
@@ -377,17 +335,17 @@ def mean_gamma_deviance(y_true: Any, y_pred: Any, *, sample_weight: Any = None) 
     ----------
     y_true, y_pred : array-like of shape (n,)
         Targets and predictions, both > 0.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
+    {regression: sample_weight}
 
     Returns
     -------
     float
-        The mean deviance.
+        The mean of 2 (log(p / y) + y / p - 1).
     """
     return mean_tweedie_deviance(y_true, y_pred, sample_weight=sample_weight, power=2)
 
 
+@filled
 def d2_tweedie_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                      power: float = 0) -> float:
     """D² Tweedie score, the fraction of Tweedie deviance explained:
@@ -399,12 +357,7 @@ def d2_tweedie_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,)
-        Targets and predictions, in the domain of ``power``.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    power : float, default 0
-        The Tweedie power (<= 0 or >= 1).
+    {regression: y_true_y_pred_1d, sample_weight, power}
 
     Returns
     -------
@@ -426,6 +379,7 @@ def d2_tweedie_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
 
 
 # -- whole-set (regwhole): every value kept, sorted ----------------------------------------------
+@filled
 def median_absolute_error(y_true: Any, y_pred: Any, *, multioutput: Any = "uniform_average",
                           sample_weight: Any = None) -> Any:
     """Median absolute error: ``sklearn.metrics.median_absolute_error`` on
@@ -434,23 +388,19 @@ def median_absolute_error(y_true: Any, y_pred: Any, *, multioutput: Any = "unifo
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output medians are combined.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
+    {regression: y_true_y_pred, multioutput, sample_weight}
 
     Returns
     -------
     float or numpy.ndarray
-        The value (per output for ``raw_values``).
+        The (weighted) median of |y_true - y_pred|, per output.
     """
     metric = MedianAbsoluteError(multioutput)
     b = _batch(y_true, y_pred, sample_weight, multioutput)
     return _run(metric, b)
 
 
+@filled
 def d2_pinball_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None, alpha: float = 0.5,
                      multioutput: Any = "uniform_average") -> Any:
     """D² pinball score, the fraction of pinball loss explained:
@@ -458,14 +408,7 @@ def d2_pinball_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None, alp
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    alpha : float, default 0.5
-        The quantile level, in [0, 1].
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output scores are combined.
+    {regression: y_true_y_pred, sample_weight, alpha, multioutput}
 
     Returns
     -------
@@ -498,6 +441,7 @@ def _few_positive(b: RegressionBatch, alpha: float, multioutput: Any) -> Any:
     return float(np.average(scores, weights=np.asarray(multioutput, dtype=np.float64)))
 
 
+@filled
 def d2_absolute_error_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                             multioutput: Any = "uniform_average") -> Any:
     """D² absolute error score: ``sklearn.metrics.d2_absolute_error_score`` (``d2_pinball_score``
@@ -505,12 +449,7 @@ def d2_absolute_error_score(y_true: Any, y_pred: Any, *, sample_weight: Any = No
 
     Parameters
     ----------
-    y_true, y_pred : array-like of shape (n,) or (n, k)
-        Targets and predictions.
-    sample_weight : array-like of shape (n,), optional
-        Non-negative sample weights.
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the per-output scores are combined.
+    {regression: y_true_y_pred, sample_weight, multioutput}
 
     Returns
     -------

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.intervals import z_value
+from streammetrics._core.load_checks import split_entries
 from streammetrics._core.metric import RESERVED_KEYS, Metric
 from streammetrics._core.params import check_accumulator
 from streammetrics._core.state import SummedState
@@ -396,13 +397,7 @@ class Estimated(Metric):
 
     # -- accumulator protocol --------------------------------------------------------------
     def merge(self, *others: Metric) -> Estimated:
-        for other in others:
-            self._check_mergeable(other)
-        snaps = []
-        for other in others:
-            assert isinstance(other, Estimated)
-            with other._lock:
-                snaps.append((other._metric.copy(), other._state.copy()))
+        snaps = self._snapshots(others, lambda other: (other._metric.copy(), other._state.copy()))
         with self._lock:
             self._metric.merge(*[s[0] for s in snaps])  # all or nothing
             for _, st in snaps:
@@ -430,14 +425,6 @@ class Estimated(Metric):
         return out
 
     def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        inner: dict[str, Any] = {}
-        own: dict[str, Any] = {}
-        for key, value in arrays.items():
-            if key.startswith(_MSEP):
-                inner[key[len(_MSEP):]] = value
-            elif key.startswith(_OWN):
-                own[key[len(_OWN):]] = value
-            else:
-                raise ValueError(f"state: unexpected entry {key!r} in Estimated")
+        inner, own = split_entries(arrays, (_MSEP, _OWN), "Estimated")
         self._metric._load_arrays(inner)
         self._state.load_arrays(own)

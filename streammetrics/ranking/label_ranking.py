@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.averaging import undefined_without_weight
+from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import Metric
 from streammetrics._core.state import SummedState
 from streammetrics._core.validation import as_numpy, check_scores, check_weights, first_bad
@@ -156,14 +157,14 @@ class _LabelRankingMetric(Metric):
         return state.mean(self._which)
 
 
+@filled
 class CoverageError(_LabelRankingMetric):
     """Coverage error: the mean over samples of how many top-scored labels cover every relevant
     one (``sklearn.metrics.coverage_error``; best value: the mean number of relevant labels).
 
     Parameters
     ----------
-    num_labels : int, optional
-        The number of labels L of every row (checked when given).
+    {ranking: num_labels}
 
     Notes
     -----
@@ -181,6 +182,7 @@ class CoverageError(_LabelRankingMetric):
     _which = "coverage"
 
 
+@filled
 class LabelRankingAveragePrecision(_LabelRankingMetric):
     """Label-ranking average precision (LRAP): per sample, the mean over its relevant labels of
     the share of relevant labels among those scored at least as high
@@ -188,8 +190,7 @@ class LabelRankingAveragePrecision(_LabelRankingMetric):
 
     Parameters
     ----------
-    num_labels : int, optional
-        The number of labels L of every row (checked when given).
+    {ranking: num_labels}
 
     Notes
     -----
@@ -206,6 +207,7 @@ class LabelRankingAveragePrecision(_LabelRankingMetric):
     _which = "lrap"
 
 
+@filled
 class LabelRankingLoss(_LabelRankingMetric):
     """Label-ranking loss: per sample, the share of (relevant, irrelevant) label pairs ordered
     wrongly (the irrelevant one scored at least as high), averaged over samples
@@ -213,8 +215,7 @@ class LabelRankingLoss(_LabelRankingMetric):
 
     Parameters
     ----------
-    num_labels : int, optional
-        The number of labels L of every row (checked when given).
+    {ranking: num_labels}
 
     Notes
     -----

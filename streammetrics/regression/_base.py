@@ -20,8 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.load_checks import MAX_SAMPLES, check_array_names, check_sums, loading
 from streammetrics._core.metric import Metric, UndefinedMetricWarning
-from streammetrics._core.validation import as_numpy, check_weights, first_bad
+from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, as_numpy, check_weights, first_bad
 from streammetrics._core.warn import warn
 
 __all__ = [
@@ -30,7 +31,13 @@ __all__ = [
     "RegressionMetric",
     "check_domain",
     "check_multioutput",
+    "check_row_weights",
+    "check_rows",
+    "check_same_outputs",
+    "check_shapes",
     "combine_outputs",
+    "float_arrays",
+    "positive_rows",
     "regression_batch",
     "undefined",
 ]
@@ -194,6 +201,96 @@ def regression_batch(y_true: Any, y_pred: Any, sample_weight: Any = None, *,
         check_finite(y, "y_true")  # the given shape: the index names the user's entry
         check_finite(p, "y_pred")
     return RegressionBatch(y2, p2, w, y.shape)
+
+
+def positive_rows(y_true: Any, y_pred: Any, sample_weight: Any, outputs: int) -> tuple[
+        RegressionBatch, np.ndarray, np.ndarray, np.ndarray | None] | None:
+    """One validated batch (:func:`regression_batch`, ``outputs`` the number the state holds,
+    0 for none yet) and its rows of positive weight ``y``, ``p``, ``w``: what the states that
+    keep rows or moments take. ``None`` when no row has positive weight (nothing to add).
+    The batch is returned too: ``y is batch.y`` tells the caller it holds the caller's arrays."""
+    b = regression_batch(y_true, y_pred, sample_weight, outputs=outputs or None)
+    y, p, w = b.y, b.p, b.w
+    if w is not None and not (w > 0).all():
+        keep = w > 0
+        y, p, w = y[keep], p[keep], w[keep]
+    if y.shape[0] == 0:
+        return None
+    return b, y, p, w
+
+
+def float_arrays(arrays: Any, names: Sequence[str], *, bound: float | None = None) -> dict[str, np.ndarray]:
+    """The arrays ``names`` of an untrusted state (no other one), as float64: each present,
+    numeric and finite (and, with ``bound``, of absolute value <= ``bound``). A ``ValueError``
+    names the first array that is not."""
+    check_array_names(arrays, names)
+    new: dict[str, np.ndarray] = {}
+    for name in names:
+        arr = np.asarray(arrays[name])
+        if arr.dtype.kind not in "biuf":
+            raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
+        arr = arr.astype(np.float64)
+        if bound is not None and not (np.isfinite(arr).all() and (np.abs(arr) <= bound).all()):
+            raise ValueError(f"state: array {name!r} holds values that are not finite numbers "
+                             f"within {bound:g}")
+        if not np.isfinite(arr).all():
+            raise ValueError(f"state: array {name!r} holds non-finite values")
+        new[name] = arr
+    return new
+
+
+def check_row_weights(w: np.ndarray) -> None:
+    """A loaded state's array ``weights`` (one per row it keeps) holds sample weights."""
+    bad = ~((w >= MIN_WEIGHT) & (w <= MAX_WEIGHT))
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise ValueError(f"state: array 'weights' must hold weights in [{MIN_WEIGHT:g}, "
+                         f"{MAX_WEIGHT:g}], got {float(w[i])!r} at index {i}")
+
+
+def check_same_outputs(k: int, other_k: int) -> None:
+    """``merge``: a state holding ``k`` outputs (0: none yet) takes only a state of as many."""
+    if k and other_k != k:
+        raise ValueError(f"merge: the states hold {k} and {other_k} outputs")
+
+
+def check_shapes(new: dict[str, np.ndarray], per_output: Sequence[str]) -> int:
+    """Of loaded summed-state arrays: ``rows`` and ``weight`` are scalar counts, the arrays
+    ``per_output`` 1-D and of one length k, which is returned."""
+    for name in ("rows", "weight"):
+        if new[name].shape != ():
+            raise ValueError(f"state: array {name!r} has shape {new[name].shape}, expected ()")
+        check_sums(new[name], name)
+    k = new[per_output[0]].shape
+    for name in per_output:
+        if new[name].ndim != 1 or new[name].shape != k:
+            raise ValueError(f"state: array {name!r} has shape {new[name].shape}, expected {k} "
+                             f"(one entry per output, as {per_output[0]!r})")
+    return int(k[0])
+
+
+def check_rows(new: dict[str, np.ndarray], per_output: Sequence[str], outputs: int | None,
+               held: str) -> tuple[float, float]:
+    """:func:`check_shapes`, then the rules every summed state's ``rows`` and ``weight`` keep:
+    the number of outputs ``outputs`` (when the metric fixes it; some when a row is held),
+    ``rows`` a whole number <= 2**53, both zero or both positive (an empty state holding zero
+    ``held``), and, loading, ``weight`` 0 or >= the smallest sample weight (the means it divides
+    stay finite). Returns ``rows`` and ``weight``."""
+    k = check_shapes(new, per_output)
+    rows, weight = float(new["rows"]), float(new["weight"])
+    if outputs is not None and k not in (0, outputs) or (rows > 0 and k == 0):
+        raise ValueError(f"state: the arrays hold {k} output(s), expected {outputs or 'at least 1'}")
+    if rows != int(rows) or rows > MAX_SAMPLES:
+        raise ValueError(f"state: 'rows' must be a whole number <= 2**53, got {rows!r}")
+    if (rows == 0) != (weight == 0):
+        raise ValueError(f"state: 'rows' ({rows!r}) and 'weight' ({weight!r}) must both be "
+                         "0 or both positive")
+    if rows == 0 and any(new[n].any() for n in per_output):
+        raise ValueError(f"state: an empty state (rows 0) must hold zero {held}")
+    if loading() and 0 < weight < MIN_WEIGHT:
+        raise ValueError(f"state: 'weight' {weight!r} is below the smallest sample weight "
+                         f"({MIN_WEIGHT!r}): the means it divides would overflow")
+    return rows, weight
 
 
 def check_domain(arr: np.ndarray, bad: np.ndarray, name: str, rule: str) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 from streammetrics._core.load_checks import MAX_SAMPLES, MAX_SUM, check_sums
 from streammetrics._core.state import State
 
-from ._base import regression_batch
+from ._base import check_same_outputs, check_shapes, float_arrays, positive_rows
 
 __all__ = ["CoMoments"]
 
@@ -64,13 +64,9 @@ class CoMoments(State):
         return int(self._a["mean_y"].shape[0])
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=self.k or None)
-        y, p, w = b.y, b.p, b.w
-        if w is not None and not (w > 0).all():
-            keep = w > 0
-            y, p, w = y[keep], p[keep], w[keep]
-        if y.shape[0] == 0:
+        if (rows := positive_rows(y_true, y_pred, sample_weight, self.k)) is None:
             return None
+        _, y, p, w = rows
         held = self._a["pivot_y"], self._a["pivot_p"]
         py, pp = (held[0].copy(), held[1].copy()) if self._rows else (y[0].copy(), p[0].copy())
         moments = (py, pp, *_batch(y - py, p - pp, w))  # means relative to the pivots
@@ -126,33 +122,12 @@ class CoMoments(State):
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
         names = (*_PER_OUTPUT, "rows", "weight")
-        extra = set(arrays) - set(names)
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        new: dict[str, np.ndarray] = {}
-        for name in names:
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
-            arr = np.asarray(arrays[name])
-            if arr.dtype.kind not in "biuf":
-                raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
-            arr = arr.astype(np.float64)
-            if not np.isfinite(arr).all() or (np.abs(arr) > MAX_SUM).any():
-                raise ValueError(f"state: array {name!r} holds values that are not finite numbers "
-                                 f"within {MAX_SUM:g}")
-            new[name] = arr
-        for name in ("rows", "weight"):
-            if new[name].shape != ():
-                raise ValueError(f"state: array {name!r} must be a scalar")
-            check_sums(new[name], name)
-        k = new["mean_y"].shape
-        for name in _PER_OUTPUT:
-            if new[name].ndim != 1 or new[name].shape != k:
-                raise ValueError(f"state: array {name!r} has shape {new[name].shape}, expected {k}")
+        new = float_arrays(arrays, names, bound=MAX_SUM)
+        k = check_shapes(new, _PER_OUTPUT)
         rows, weight = float(new["rows"]), float(new["weight"])
         if rows != int(rows) or rows > MAX_SAMPLES:
             raise ValueError(f"state: 'rows' must be a whole number <= 2**53, got {rows!r}")
-        if (rows == 0) != (weight == 0) or (rows == 0) != (k[0] == 0):
+        if (rows == 0) != (weight == 0) or (rows == 0) != (k == 0):
             raise ValueError("state: 'rows', 'weight' and the outputs must be all zero or all positive")
         check_sums(new["syy"], "syy")
         check_sums(new["spp"], "spp")
@@ -165,8 +140,7 @@ class CoMoments(State):
         assert isinstance(other, CoMoments)
         if other._rows == 0:
             return
-        if self.k and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        check_same_outputs(self.k, other.k)
         self.apply((other._rows, other._w, tuple(other._a[n].copy() for n in _PER_OUTPUT)))
 
     def scale(self, factor: float) -> None:

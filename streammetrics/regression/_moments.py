@@ -27,11 +27,17 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import MAX_SAMPLES, MAX_SUM, check_sums, loading
+from streammetrics._core.load_checks import MAX_SUM, check_sums, loading
 from streammetrics._core.state import State
-from streammetrics._core.validation import MIN_WEIGHT
 
-from ._base import RegressionBatch, check_finite, regression_batch
+from ._base import (
+    RegressionBatch,
+    check_finite,
+    check_rows,
+    check_same_outputs,
+    float_arrays,
+    regression_batch,
+)
 
 __all__ = ["ErrorMoments", "batch_moments"]
 
@@ -240,40 +246,8 @@ class ErrorMoments(State):
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
         names = ("rows", "weight", *_PER_OUTPUT)
-        extra = set(arrays) - set(names)
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        new: dict[str, np.ndarray] = {}
-        for name in names:
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
-            arr = np.asarray(arrays[name])
-            if arr.dtype.kind not in "biuf":
-                raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
-            arr = arr.astype(np.float64)
-            if not np.isfinite(arr).all():
-                raise ValueError(f"state: array {name!r} holds non-finite values")
-            new[name] = arr
-        for name in ("rows", "weight"):
-            if new[name].shape != ():
-                raise ValueError(f"state: array {name!r} has shape {new[name].shape}, expected ()")
-            check_sums(new[name], name)
-        k = new["mean_y"].shape
-        for name in _PER_OUTPUT:
-            if new[name].ndim != 1 or new[name].shape != k:
-                raise ValueError(f"state: array {name!r} has shape {new[name].shape}, expected "
-                                 f"{k} (one entry per output, as 'mean_y')")
-        rows, weight = float(new["rows"]), float(new["weight"])
-        if self.outputs is not None and k[0] not in (0, self.outputs) or (rows > 0 and k[0] == 0):
-            raise ValueError(f"state: the arrays hold {k[0]} output(s), expected "
-                             f"{self.outputs or 'at least 1'}")
-        if rows != int(rows) or rows > MAX_SAMPLES:
-            raise ValueError(f"state: 'rows' must be a whole number <= 2**53, got {rows!r}")
-        if (rows == 0) != (weight == 0):
-            raise ValueError(f"state: 'rows' ({rows!r}) and 'weight' ({weight!r}) must both be "
-                             "0 or both positive")
-        if rows == 0 and any(new[n].any() for n in _PER_OUTPUT):
-            raise ValueError("state: an empty state (rows 0) must hold zero moments")
+        new = float_arrays(arrays, names)
+        rows, weight = check_rows(new, _PER_OUTPUT, self.outputs, "moments")
         for name in ("m2_y", "m2_r", "abs_r"):
             check_sums(new[name], name)
         for name in ("mean_y", "mean_r"):
@@ -285,9 +259,6 @@ class ErrorMoments(State):
                                  f"{name!r} (|lo| <= 2**-52 |hi|)")
         if (np.abs(new["abs_r_lo"]) > _LO_BOUND * new["abs_r"]).any():
             raise ValueError("state: array 'abs_r_lo' must be a rounding residue of 'abs_r'")
-        if loading() and 0 < weight < MIN_WEIGHT:
-            raise ValueError(f"state: 'weight' {weight!r} is below the smallest sample weight "
-                             f"({MIN_WEIGHT!r}): the means it divides would overflow")
         if loading():
             mean_r = new["mean_r"]
             with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -306,8 +277,7 @@ class ErrorMoments(State):
         assert isinstance(other, ErrorMoments)
         if other._a["rows"] == 0:
             return
-        if self.k and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        check_same_outputs(self.k, other.k)
         self.apply(other._tuple())
 
     def reset(self) -> None:

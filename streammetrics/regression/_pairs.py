@@ -22,11 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_total
+from streammetrics._core.load_checks import check_array_names, check_total
 from streammetrics._core.state import State
-from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT
 
-from ._base import regression_batch
+from ._base import check_row_weights, check_same_outputs, positive_rows
 
 __all__ = ["PairRows"]
 
@@ -50,13 +49,9 @@ class PairRows(State):
         return self._k
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=self._k or None)
-        y, p, w = b.y, b.p, b.w
-        if w is not None and not (w > 0).all():
-            keep = w > 0
-            y, p, w = y[keep], p[keep], w[keep]
-        if y.shape[0] == 0:
+        if (rows := positive_rows(y_true, y_pred, sample_weight, self._k)) is None:
             return None
+        b, y, p, w = rows
         if w is not None and (w == 1.0).all():
             w = None
         own = y is b.y  # regression_batch may return the caller's own arrays: copy those
@@ -99,12 +94,7 @@ class PairRows(State):
         return out
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        extra = set(arrays) - {"y", "p", "weights"}
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        for name in ("y", "p"):
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
+        check_array_names(arrays, ("y", "p"), ("weights",))
         y, p = np.asarray(arrays["y"]), np.asarray(arrays["p"])
         for name, a in (("y", y), ("p", p)):
             if a.ndim != 2 or a.dtype.kind not in "biuf":
@@ -122,11 +112,7 @@ class PairRows(State):
                 raise ValueError(f"state: array 'weights' must be {y.shape[0]} numbers, got "
                                  f"{w.dtype} {w.shape}")
             w = w.astype(np.float64)
-            bad = ~((w >= MIN_WEIGHT) & (w <= MAX_WEIGHT))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(f"state: array 'weights' must hold weights in [{MIN_WEIGHT:g}, "
-                                 f"{MAX_WEIGHT:g}], got {float(w[i])!r} at index {i}")
+            check_row_weights(w)
             check_total(w, "weights")
         self._k = int(y.shape[1]) if y.shape[0] else 0
         self._parts = [(y.astype(np.float64), p.astype(np.float64), w)] if y.shape[0] else []
@@ -135,7 +121,6 @@ class PairRows(State):
         assert isinstance(other, PairRows)
         if not other._parts:
             return
-        if self._k and other._k != self._k:
-            raise ValueError(f"merge: the states hold {self._k} and {other._k} outputs")
+        check_same_outputs(self._k, other._k)
         y, p, w = other.rows()
         self.apply((y.copy(), p.copy(), None if w is None else w.copy()))

@@ -16,11 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import MAX_SAMPLES, check_sums, loading
+from streammetrics._core.load_checks import check_sums
 from streammetrics._core.state import State
-from streammetrics._core.validation import MIN_WEIGHT
 
-from ._base import RegressionBatch, check_domain, regression_batch
+from ._base import (
+    RegressionBatch,
+    check_domain,
+    check_rows,
+    check_same_outputs,
+    float_arrays,
+    regression_batch,
+)
 
 __all__ = ["LOSSES", "LossSums", "MaxAbs"]
 
@@ -138,40 +144,26 @@ class _LazyOutputs(State):
 
     def _load_common(self, arrays: Mapping[str, Any]) -> dict[str, np.ndarray]:
         names = ("rows", "weight", *self._per_output)
-        extra = set(arrays) - set(names)
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        new: dict[str, np.ndarray] = {}
-        for name in names:
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
-            arr = np.asarray(arrays[name])
-            if arr.dtype.kind not in "biuf":
-                raise ValueError(f"state: array {name!r} has non-numeric dtype {arr.dtype}")
-            arr = arr.astype(np.float64)
-            if not np.isfinite(arr).all():
-                raise ValueError(f"state: array {name!r} holds non-finite values")
-            want = () if name in ("rows", "weight") else new.get(self._per_output[0], arr).shape
-            if arr.shape != want or (want != () and arr.ndim != 1):
-                raise ValueError(f"state: array {name!r} has shape {arr.shape}, expected {want}")
-            new[name] = arr
-        rows, weight, k = float(new["rows"]), float(new["weight"]), new[self._per_output[0]].shape[0]
-        check_sums(new["rows"], "rows")
-        check_sums(new["weight"], "weight")
-        if self.outputs is not None and k not in (0, self.outputs) or (rows > 0 and k == 0):
-            raise ValueError(f"state: the arrays hold {k} output(s), expected "
-                             f"{self.outputs or 'at least 1'}")
-        if rows != int(rows) or rows > MAX_SAMPLES:
-            raise ValueError(f"state: 'rows' must be a whole number <= 2**53, got {rows!r}")
-        if (rows == 0) != (weight == 0):
-            raise ValueError(f"state: 'rows' ({rows!r}) and 'weight' ({weight!r}) must both be "
-                             "0 or both positive")
-        if rows == 0 and any(new[n].any() for n in self._per_output):
-            raise ValueError("state: an empty state (rows 0) must hold zero sums")
-        if loading() and 0 < weight < MIN_WEIGHT:
-            raise ValueError(f"state: 'weight' {weight!r} is below the smallest sample weight "
-                             f"({MIN_WEIGHT!r}): the means it divides would overflow")
+        new = float_arrays(arrays, names)
+        check_rows(new, self._per_output, self.outputs, "sums")
         return new
+
+    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        new = self._load_common(arrays)
+        self._check_own(new)
+        self._install(new)
+
+    def _check_own(self, new: dict[str, np.ndarray]) -> None:
+        """Hook: the rules of the subclass's own arrays (``rows``, ``weight`` and the shapes are
+        checked already)."""
+
+    def merge(self, other: State) -> None:
+        assert isinstance(other, type(self))
+        a = other._a
+        if a["rows"] == 0:
+            return
+        check_same_outputs(self.k, other.k)
+        self.apply((float(a["rows"]), float(a["weight"]), *(a[name] for name in self._per_output)))
 
     def _install(self, new: dict[str, np.ndarray]) -> None:
         if float(new["rows"]) == 0 and self.outputs is None:
@@ -240,21 +232,10 @@ class LossSums(_LazyOutputs):
         a = self._a
         return float(a["rows"]), float(a["weight"]), a["loss"] + a["loss_lo"]
 
-    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        new = self._load_common(arrays)
+    def _check_own(self, new: dict[str, np.ndarray]) -> None:
         check_sums(new["loss"], "loss")
         if (np.abs(new["loss_lo"]) > _LO_BOUND * new["loss"]).any():
             raise ValueError("state: array 'loss_lo' must be a rounding residue of 'loss'")
-        self._install(new)
-
-    def merge(self, other: State) -> None:
-        assert isinstance(other, LossSums)
-        if other._a["rows"] == 0:
-            return
-        if self.k and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
-        o = other._a
-        self.apply((float(o["rows"]), float(o["weight"]), o["loss"], o["loss_lo"]))
 
     def scale(self, factor: float) -> None:
         """Multiply every sample weight by ``factor`` (0 empties the state). O(k)."""
@@ -313,15 +294,5 @@ class MaxAbs(_LazyOutputs):
         """``(rows, max |r| per output)``."""
         return float(self._a["rows"]), self._a["max"]
 
-    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        new = self._load_common(arrays)
+    def _check_own(self, new: dict[str, np.ndarray]) -> None:
         check_sums(new["max"], "max")
-        self._install(new)
-
-    def merge(self, other: State) -> None:
-        assert isinstance(other, MaxAbs)
-        if other._a["rows"] == 0:
-            return
-        if self.k and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
-        self.apply((float(other._a["rows"]), float(other._a["weight"]), other._a["max"]))

@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_sums, check_total
+from streammetrics._core.load_checks import check_array_names, check_total
 from streammetrics._core.state import State
 from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
 from streammetrics._scores.binned.keys import NEG_INF_KEY, POS_INF_KEY, raw_decode, raw_keys
 
-from ._base import regression_batch
-from ._value_buffer import KINDS, pinball_sums
+from ._base import check_same_outputs, positive_rows
+from ._value_buffer import KINDS, loaded_loss, pinball_sums
 
 __all__ = ["BIN_BYTES", "MIN_BINS", "ValueBins", "percentile_bounds", "pinball_min_bounds"]
 
@@ -173,13 +173,9 @@ class ValueBins(State):
         return len(self._keys)
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=self.k or None)
-        y, p, w = b.y, b.p, b.w
-        if w is not None and not (w > 0).all():
-            keep = w > 0
-            y, p, w = y[keep], p[keep], w[keep]
-        if y.shape[0] == 0:
+        if (rows := positive_rows(y_true, y_pred, sample_weight, self.k)) is None:
             return None
+        _, y, p, w = rows
         k = y.shape[1]
         if self.capacity(k) < MIN_BINS:
             need = BIN_BYTES * k * MIN_BINS + _OUTPUT_BYTES * (k + 1)
@@ -255,15 +251,8 @@ class ValueBins(State):
         return out
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        names = {"keys", "bin_weights", "offsets", "shifts", "rows"}
-        if self.kind == "y_true":
-            names.add("loss")
-        extra = set(arrays) - names
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        missing = names - set(arrays)
-        if missing:
-            raise ValueError(f"state: missing array {sorted(missing)[0]!r}")
+        check_array_names(arrays, ("keys", "bin_weights", "offsets", "shifts", "rows")
+                          + (("loss",) if self.kind == "y_true" else ()))
         keys = np.asarray(arrays["keys"])
         if keys.ndim != 1 or keys.dtype.kind not in "iu":
             raise ValueError(f"state: array 'keys' must be 1-D integers, got {keys.dtype} {keys.shape}")
@@ -313,13 +302,7 @@ class ValueBins(State):
             check_total(wj, "bin_weights")
             ks.append(kj.copy())
             ws.append(wj.copy())
-        loss = np.zeros(k)
-        if self.kind == "y_true":
-            loss = np.asarray(arrays["loss"])
-            if loss.shape != (k,) or loss.dtype.kind not in "biuf":
-                raise ValueError(f"state: array 'loss' must be {k} numbers")
-            loss = loss.astype(np.float64)
-            check_sums(loss, "loss")
+        loss = loaded_loss(arrays, self.kind, k)
         self._keys, self._w, self._shift, self._loss = ks, ws, [int(s) for s in shifts], loss
         self._rows = rows
 
@@ -327,8 +310,7 @@ class ValueBins(State):
         assert isinstance(other, ValueBins)
         if not other._keys:
             return
-        if self._keys and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        check_same_outputs(self.k, other.k)
         self._rows += other._rows
         if not self._keys:
             self._keys = [a.copy() for a in other._keys]

@@ -27,15 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_sums, check_total
+from streammetrics._core.load_checks import check_array_names, check_sums, check_total
 from streammetrics._core.state import State
-from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, check_offsets
+from streammetrics._core.validation import check_offsets
 from streammetrics._scores.exact.runs import Group
 from streammetrics._scores.exact.sort_kernels import stable_sort_with
 
-from ._base import regression_batch
+from ._base import check_row_weights, check_same_outputs, positive_rows
 
-__all__ = ["KINDS", "ValueBuffer", "pinball_sums"]
+__all__ = ["KINDS", "ValueBuffer", "loaded_loss", "pinball_sums"]
 
 KINDS = ("abs_error", "y_true")
 
@@ -47,6 +47,20 @@ def pinball_sums(y: np.ndarray, p: np.ndarray, w: np.ndarray | None, alpha: floa
     sign = (d >= 0).astype(np.float64)
     loss = alpha * sign * d - (1 - alpha) * (1 - sign) * d
     return loss.sum(axis=0) if w is None else w @ loss
+
+
+
+def loaded_loss(arrays: Mapping[str, Any], kind: str, k: int) -> np.ndarray:
+    """The loaded ``loss`` array of a state of ``kind`` with ``k`` outputs: the pinball loss
+    sums of ``"y_true"`` (k weight sums), zeros for the other kinds (which hold none)."""
+    if kind != "y_true":
+        return np.zeros(k)
+    loss = np.asarray(arrays["loss"])
+    if loss.shape != (k,) or loss.dtype.kind not in "biuf":
+        raise ValueError(f"state: array 'loss' must be {k} numbers, got {loss.dtype} {loss.shape}")
+    loss = loss.astype(np.float64)
+    check_sums(loss, "loss")
+    return loss
 
 
 class ValueBuffer(State):
@@ -80,13 +94,9 @@ class ValueBuffer(State):
 
     # -- update ------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=self.k or None)
-        y, p, w = b.y, b.p, b.w
-        if w is not None and not (w > 0).all():
-            keep = w > 0
-            y, p, w = y[keep], p[keep], w[keep]
-        if y.shape[0] == 0:
+        if (rows := positive_rows(y_true, y_pred, sample_weight, self.k)) is None:
             return None
+        b, y, p, w = rows
         values = np.abs(y - p) if self.kind == "abs_error" else y
         loss = pinball_sums(y, p, w, float(self.alpha or 0.0)) if self.kind == "y_true" else None
         if w is not None and (w == 1.0).all():
@@ -150,13 +160,8 @@ class ValueBuffer(State):
         return out
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        allowed = {"values", "offsets", "weights"} | ({"loss"} if self.kind == "y_true" else set())
-        extra = set(arrays) - allowed
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        for name in ("values", "offsets") + (("loss",) if self.kind == "y_true" else ()):
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
+        loss_name = ("loss",) if self.kind == "y_true" else ()
+        check_array_names(arrays, ("values", "offsets", *loss_name), ("weights",))
         values = np.asarray(arrays["values"])
         if values.ndim != 1 or values.dtype.kind not in "biuf":
             raise ValueError(f"state: array 'values' must be 1-D numbers, got {values.dtype} {values.shape}")
@@ -180,25 +185,15 @@ class ValueBuffer(State):
                 raise ValueError(f"state: array 'weights' must match 'values' {values.shape}, got "
                                  f"{weights.dtype} {weights.shape}")
             weights = weights.astype(np.float64)
-            bad = ~((weights >= MIN_WEIGHT) & (weights <= MAX_WEIGHT))
-            if bad.any():
-                i = int(np.argmax(bad))
-                raise ValueError(f"state: array 'weights' must hold weights in [{MIN_WEIGHT:g}, "
-                                 f"{MAX_WEIGHT:g}], got {float(weights[i])!r} at index {i}")
+            check_row_weights(weights)
             for a, b in zip(offsets[:-1], offsets[1:], strict=True):
                 check_total(weights[a:b], "weights")
         for j in range(k):
             v = values[offsets[j]:offsets[j + 1]]
             if v.shape[0] > 1 and (v[1:] < v[:-1]).any():
                 raise ValueError(f"state: the values of output {j} are not sorted")
-        loss = np.zeros(k)
-        if self.kind == "y_true":
-            loss = np.asarray(arrays["loss"])
-            if loss.shape != (k,) or loss.dtype.kind not in "biuf":
-                raise ValueError(f"state: array 'loss' must be {k} numbers, got {loss.dtype} {loss.shape}")
-            loss = loss.astype(np.float64)
-            check_sums(loss, "loss")
-        elif self.kind == "abs_error" and values.size and values[offsets[:-1]].min() < 0:
+        loss = loaded_loss(arrays, self.kind, k)
+        if self.kind == "abs_error" and values.size and values[offsets[:-1]].min() < 0:
             raise ValueError("state: absolute errors must be >= 0")
         groups = []
         for j in range(k):
@@ -215,8 +210,7 @@ class ValueBuffer(State):
         assert isinstance(other, ValueBuffer)
         if not other._groups:
             return
-        if self._groups and other.k != self.k:
-            raise ValueError(f"merge: the states hold {self.k} and {other.k} outputs")
+        check_same_outputs(self.k, other.k)
         runs = []
         for j in range(other.k):
             v, w = other.column(j)

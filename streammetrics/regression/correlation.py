@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.warn import warn
 
@@ -28,8 +29,16 @@ __all__ = ["ConcordanceCorrCoef", "KendallTau", "PearsonCorrCoef", "SpearmanCorr
 class _Correlation(RegressionMetric):
     """Per-output values, nan (with a warning) where one is undefined."""
 
-    _name = ""
     _state: Any
+
+    def __init__(self, multioutput: Any, state: Any) -> None:
+        super().__init__()
+        self._state = state
+        self._init_outputs(multioutput)
+
+    @property
+    def _name(self) -> str:
+        return type(self).__name__
 
     def _config(self) -> dict[str, Any]:
         return {"multioutput": self.multioutput}
@@ -48,6 +57,7 @@ class _Correlation(RegressionMetric):
         return self._combine(values.copy())
 
 
+@filled
 class PearsonCorrCoef(_Correlation):
     """Pearson's correlation coefficient of ``y_true`` and ``y_pred``, per output:
     ``r = Syp / sqrt(Syy Spp)`` with the weighted centred (co-)moments
@@ -55,8 +65,7 @@ class PearsonCorrCoef(_Correlation):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values of (n, k) targets are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -73,12 +82,8 @@ class PearsonCorrCoef(_Correlation):
     0.923381
     """
 
-    _name = "PearsonCorrCoef"
-
     def __init__(self, multioutput: Any = "uniform_average") -> None:
-        super().__init__()
-        self._state = CoMoments()
-        self._init_outputs(multioutput)
+        super().__init__(multioutput, CoMoments())
 
     def _per_output(self) -> np.ndarray:
         t = self._state.totals()
@@ -88,6 +93,7 @@ class PearsonCorrCoef(_Correlation):
         return np.asarray(r, dtype=np.float64)
 
 
+@filled
 class ConcordanceCorrCoef(_Correlation):
     """Lin's concordance correlation coefficient, per output:
     ``rho_c = 2 s_yp / (s_y^2 + s_p^2 + (ybar - pbar)^2)`` with the (weighted) population
@@ -95,8 +101,7 @@ class ConcordanceCorrCoef(_Correlation):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values of (n, k) targets are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -113,12 +118,8 @@ class ConcordanceCorrCoef(_Correlation):
     0.9
     """
 
-    _name = "ConcordanceCorrCoef"
-
     def __init__(self, multioutput: Any = "uniform_average") -> None:
-        super().__init__()
-        self._state = CoMoments()
-        self._init_outputs(multioutput)
+        super().__init__(multioutput, CoMoments())
 
     def _per_output(self) -> np.ndarray:
         t = self._state.totals()
@@ -149,6 +150,7 @@ def _weighted_pearson(a: np.ndarray, b: np.ndarray, w: np.ndarray | None, center
     return min(1.0, max(-1.0, sab / (math.sqrt(saa) * math.sqrt(sbb))))
 
 
+@filled
 class SpearmanCorrCoef(_Correlation):
     """Spearman's rank correlation, per output: Pearson's r of the average ranks of ``y_true``
     and of ``y_pred`` (ties share the mean of their ranks: ``scipy.stats.spearmanr``).
@@ -160,8 +162,7 @@ class SpearmanCorrCoef(_Correlation):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values of (n, k) targets are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -179,12 +180,8 @@ class SpearmanCorrCoef(_Correlation):
     0.9
     """
 
-    _name = "SpearmanCorrCoef"
-
     def __init__(self, multioutput: Any = "uniform_average") -> None:
-        super().__init__()
-        self._state = PairRows()
-        self._init_outputs(multioutput)
+        super().__init__(multioutput, PairRows())
 
     def _per_output(self) -> np.ndarray:
         y, p, w = self._state.rows()
@@ -209,6 +206,7 @@ class SpearmanCorrCoef(_Correlation):
         return out
 
 
+@filled
 class KendallTau(_Correlation):
     """Kendall's tau-b, per output: ``(C - D) / sqrt((n0 - n1)(n0 - n2))``, C and D the
     concordant and discordant pairs, n0 - n1 (n0 - n2) the pairs not tied in y_true (y_pred)
@@ -221,8 +219,7 @@ class KendallTau(_Correlation):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values of (n, k) targets are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -242,12 +239,8 @@ class KendallTau(_Correlation):
     0.8
     """
 
-    _name = "KendallTau"
-
     def __init__(self, multioutput: Any = "uniform_average") -> None:
-        super().__init__()
-        self._state = PairRows()
-        self._init_outputs(multioutput)
+        super().__init__(multioutput, PairRows())
 
     def _per_output(self) -> np.ndarray:
         y, p, w = self._state.rows()

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.docstrings import filled
+
 from ._base import MULTIOUTPUT, RegressionMetric, undefined
 from ._moments import ErrorMoments
 
@@ -35,9 +37,15 @@ class _MomentsMetric(RegressionMetric):
     def _config(self) -> dict[str, Any]:
         return {"multioutput": self.multioutput}
 
-    def _totals(self) -> dict[str, Any] | None:
+    def _compute(self) -> Any:
         t = self._state.totals()
-        return t if t["rows"] > 0 else None
+        if t["rows"] == 0:
+            return undefined(type(self).__name__, "no samples", self.multioutput, self._state.k)
+        return self._value(t)
+
+    def _value(self, t: dict[str, Any]) -> Any:
+        """The combined value from the moments ``t`` (at least one row held)."""
+        raise NotImplementedError
 
 
 class MeanSquaredError(_MomentsMetric):
@@ -67,13 +75,11 @@ class MeanSquaredError(_MomentsMetric):
     0.375
     """
 
-    def _compute(self) -> Any:
-        t = self._totals()
-        if t is None:
-            return undefined(type(self).__name__, "no samples", self.multioutput, self._state.k)
+    def _value(self, t: dict[str, Any]) -> Any:
         return self._combine(t["sse"] / t["weight"])
 
 
+@filled
 class RootMeanSquaredError(_MomentsMetric):
     """Streaming root mean squared error, equal to ``sklearn.metrics.root_mean_squared_error``.
 
@@ -82,8 +88,7 @@ class RootMeanSquaredError(_MomentsMetric):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the k per-output values are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -95,13 +100,11 @@ class RootMeanSquaredError(_MomentsMetric):
     0.6123724356957945
     """
 
-    def _compute(self) -> Any:
-        t = self._totals()
-        if t is None:
-            return undefined(type(self).__name__, "no samples", self.multioutput, self._state.k)
+    def _value(self, t: dict[str, Any]) -> Any:
         return self._combine(np.sqrt(t["sse"] / t["weight"]))
 
 
+@filled
 class MeanAbsoluteError(_MomentsMetric):
     """Streaming mean absolute error, equal to ``sklearn.metrics.mean_absolute_error``.
 
@@ -109,8 +112,7 @@ class MeanAbsoluteError(_MomentsMetric):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the k per-output values are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -124,10 +126,7 @@ class MeanAbsoluteError(_MomentsMetric):
     array([0.5, 1. ])
     """
 
-    def _compute(self) -> Any:
-        t = self._totals()
-        if t is None:
-            return undefined(type(self).__name__, "no samples", self.multioutput, self._state.k)
+    def _value(self, t: dict[str, Any]) -> Any:
         return self._combine(t["abs_r"] / t["weight"])
 
 
@@ -192,10 +191,7 @@ class R2Score(_MomentsMetric):
     def _numerator(self, t: dict[str, Any]) -> np.ndarray:
         return np.asarray(t["sse"])
 
-    def _compute(self) -> Any:
-        t = self._totals()
-        if t is None:
-            return undefined(type(self).__name__, "no samples", self.multioutput, self._state.k)
+    def _value(self, t: dict[str, Any]) -> Any:
         scores = _fraction_explained(self._numerator(t), np.asarray(t["m2_y"]), self.force_finite)
         return self._combine(scores, np.asarray(t["m2_y"]))
 

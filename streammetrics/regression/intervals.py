@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.docstrings import filled
 from streammetrics._core.intervals import wilson
 from streammetrics._core.load_checks import check_weight_pair, reserve
 from streammetrics._core.metric import UndefinedMetricWarning
@@ -136,6 +137,7 @@ class _IntervalMetric(RegressionMetric):
         return self._combine(self._values(t))
 
 
+@filled
 class IntervalCoverage(_IntervalMetric):
     """Empirical coverage of prediction intervals: the (weighted) share of targets inside their
     interval, ``sum w [l <= y <= u] / sum w`` per output, with its Wilson interval
@@ -146,8 +148,7 @@ class IntervalCoverage(_IntervalMetric):
     num_outputs : int, default 1
         Number of targets per row: ``y_true`` (n,) and ``y_pred`` (n, 2) for 1, else
         (n, k) and (n, k, 2).
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -195,15 +196,13 @@ class IntervalCoverage(_IntervalMetric):
         return low, high
 
 
+@filled
 class IntervalWidth(_IntervalMetric):
     """Mean width of prediction intervals, ``sum w (u - l) / sum w`` per output.
 
     Parameters
     ----------
-    num_outputs : int, default 1
-        Number of targets per row (``y_pred`` (n, 2) for 1, else (n, k, 2)).
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values are combined.
+    {regression: num_outputs, multioutput_class}
 
     Notes
     -----
@@ -222,6 +221,7 @@ class IntervalWidth(_IntervalMetric):
         return np.asarray(t["width"] / t["weight"])
 
 
+@filled
 class IntervalScore(_IntervalMetric):
     """Mean interval score (Gneiting & Raftery 2007; Winkler 1972) of central (1 - alpha)
     prediction intervals, per output:
@@ -232,14 +232,12 @@ class IntervalScore(_IntervalMetric):
     ----------
     alpha : float
         The nominal miscoverage, in (0, 1) (0.1 for 90% intervals).
-    num_outputs : int, default 1
-        Number of targets per row (``y_pred`` (n, 2) for 1, else (n, k, 2)).
-    multioutput : {"raw_values", "uniform_average"} or array-like, default "uniform_average"
-        How the per-output values are combined.
+    {regression: num_outputs, multioutput_class}
 
     Notes
     -----
-    ``update`` O(n k), ``compute`` and ``merge`` O(k), memory O(k).
+    The state keeps the weighted sums of the widths and of the distances of ``y`` below ``l``
+    and above ``u``: ``update`` O(n k), ``compute`` and ``merge`` O(k), memory O(k).
 
     Examples
     --------

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.docstrings import filled
 from streammetrics._core.params import real_param
 
 from ._base import RegressionMetric, undefined
@@ -42,17 +43,18 @@ class _LossMetric(RegressionMetric):
     def _config(self) -> dict[str, Any]:
         return {"multioutput": self.multioutput}
 
-    def _means(self) -> np.ndarray | None:
-        rows, weight, loss = self._state.totals()
-        return None if rows == 0 else loss / weight
-
     def _compute(self) -> Any:
-        means = self._means()
-        if means is None:
+        rows, weight, loss = self._state.totals()
+        if rows == 0:
             return undefined(type(self).__name__, "no samples", self.multioutput, self._state.k)
-        return self._combine(means)
+        return self._combine(self._of_means(loss / weight))
+
+    def _of_means(self, means: np.ndarray) -> np.ndarray:
+        """The value of each output from its mean loss (the mean itself but for roots)."""
+        return means
 
 
+@filled
 class MeanAbsolutePercentageError(_LossMetric):
     """Streaming mean absolute percentage error, equal to
     ``sklearn.metrics.mean_absolute_percentage_error``.
@@ -62,8 +64,7 @@ class MeanAbsolutePercentageError(_LossMetric):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the k per-output values are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -78,6 +79,7 @@ class MeanAbsolutePercentageError(_LossMetric):
     _kind = "absolute_percentage"
 
 
+@filled
 class MeanSquaredLogError(_LossMetric):
     """Streaming mean squared logarithmic error, equal to
     ``sklearn.metrics.mean_squared_log_error``.
@@ -87,8 +89,7 @@ class MeanSquaredLogError(_LossMetric):
 
     Parameters
     ----------
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the k per-output values are combined.
+    {regression: multioutput_class}
 
     Notes
     -----
@@ -124,13 +125,11 @@ class RootMeanSquaredLogError(MeanSquaredLogError):
     0.199324
     """
 
-    def _compute(self) -> Any:
-        means = self._means()
-        if means is None:
-            return undefined(type(self).__name__, "no samples", self.multioutput, self._state.k)
-        return self._combine(np.sqrt(means))
+    def _of_means(self, means: np.ndarray) -> np.ndarray:
+        return np.sqrt(means)
 
 
+@filled
 class PinballLoss(_LossMetric):
     """Streaming mean pinball (quantile) loss, equal to ``sklearn.metrics.mean_pinball_loss``.
 
@@ -141,8 +140,7 @@ class PinballLoss(_LossMetric):
     ----------
     alpha : float, default 0.5
         The quantile level the predictions target, in [0, 1].
-    multioutput : {"raw_values", "uniform_average"} or array-like of shape (k,)
-        How the k per-output values are combined.
+    {regression: multioutput_class}
 
     Notes
     -----

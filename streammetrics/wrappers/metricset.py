@@ -382,13 +382,7 @@ class MetricSet(Metric):
         MetricSet
             ``self``.
         """
-        for other in others:
-            self._check_mergeable(other)
-        snapshots = []
-        for other in others:
-            assert isinstance(other, MetricSet)
-            with other._lock:
-                snapshots.append([s.copy() for s in other._states()])
+        snapshots = self._snapshots(others, lambda other: [s.copy() for s in other._states()])
         with self._lock:
             for i, state in enumerate(self._states()):  # one k-way merge per state where it has one
                 state.merge_many([snap[i] for snap in snapshots])

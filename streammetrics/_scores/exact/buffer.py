@@ -72,7 +72,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_total
+from streammetrics._core.load_checks import check_array_names, check_total
 from streammetrics._core.metric import states_trusted
 from streammetrics._core.state import State
 from streammetrics._core.validation import (
@@ -584,12 +584,7 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         if _TRUSTED_U2 in arrays and states_trusted():
             self._load_trusted(arrays)
             return
-        extra = set(arrays) - {"values", "offsets", "weights"}
-        if extra:
-            raise ValueError(f"state: unexpected arrays {sorted(extra)}")
-        for name in ("values", "offsets"):
-            if name not in arrays:
-                raise ValueError(f"state: missing array {name!r}")
+        check_array_names(arrays, ("values", "offsets"), ("weights",))
         values = np.asarray(arrays["values"])
         offsets = np.asarray(arrays["offsets"])
         if values.ndim != 1 or values.dtype not in FLOAT_KINDS:

@@ -60,6 +60,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from streammetrics._core.labels import numeric_or_labels
+from streammetrics._core.load_checks import split_entries
 from streammetrics._core.metric import RESERVED_KEYS, Metric
 from streammetrics._core.params import Param, check_accumulator, check_param
 from streammetrics._core.timestamps import Clock, call_time
@@ -93,6 +94,14 @@ _MSEP = "metric."
 _PSEP = "pending."
 _time = time.time  # the default clock: the per-request paths skip validating its readings
 
+
+
+def _merge_snapshot(other: DelayedLabels) -> tuple[tuple[Metric, Any, Any, dict[str, int]], KeyLayout]:
+    """What ``merge`` reads of another wrapper, taken under its lock: a copy of its metric, its
+    pending predictions, their spec and counters, and its slice-key layout."""
+    other._flush_locked()
+    return ((other._metric.copy(), OrderedDict(other._pending), other._spec, dict(other._stats)),
+            other._slice_names)
 
 class DelayedLabels(BatchedFolding, Wrapper):
     """Pending predictions that feed ``metric`` when their labels arrive (module docstring).
@@ -559,17 +568,9 @@ class DelayedLabels(BatchedFolding, Wrapper):
     def merge(self, *others: Metric) -> DelayedLabels:
         """Add other wrappers' metrics, counters and pending predictions (an id pending in both
         keeps the newer prediction and counts as replaced). Capacity and ttl then apply."""
-        for other in others:
-            self._check_mergeable(other)
-        snaps = []
-        layouts: list[KeyLayout] = []
-        for other in others:
-            assert isinstance(other, DelayedLabels)
-            with other._lock:
-                other._flush_locked()
-                snaps.append((other._metric.copy(), OrderedDict(other._pending), other._spec,
-                              dict(other._stats)))
-                layouts.append(other._slice_names)
+        taken = self._snapshots(others, _merge_snapshot)
+        snaps = [snap for snap, _ in taken]
+        layouts: list[KeyLayout] = [layout for _, layout in taken]
         with self._lock:
             self._flush_locked()
             names = self._slice_names
@@ -641,20 +642,14 @@ class DelayedLabels(BatchedFolding, Wrapper):
         return out
 
     def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        inner: dict[str, Any] = {}
-        pend: dict[str, Any] = {}
+        inner, pend, counters = split_entries(arrays, (_MSEP, _PSEP, "stats."), "DelayedLabels")
         stats: dict[str, int] = {}
-        for key, value in arrays.items():
-            if key.startswith(_MSEP):
-                inner[key[len(_MSEP):]] = value
-            elif key.startswith(_PSEP):
-                pend[key[len(_PSEP):]] = value
-            elif key.startswith("stats.") and key[6:] in _STATS:
-                if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                    raise ValueError(f"state: counter {key!r} must be an int >= 0, got {value!r}")
-                stats[key[6:]] = int(value)
-            else:
-                raise ValueError(f"state: unexpected entry {key!r} in DelayedLabels")
+        for name, value in counters.items():
+            if name not in _STATS:
+                raise ValueError(f"state: unexpected entry {'stats.' + name!r} in DelayedLabels")
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+                raise ValueError(f"state: counter {'stats.' + name!r} must be an int >= 0, got {value!r}")
+            stats[name] = int(value)
         missing = set(_STATS) - set(stats) - _OPTIONAL_STATS
         if missing:
             raise ValueError(f"state: DelayedLabels counters missing: {sorted(missing)}")
