@@ -13,10 +13,6 @@ write. Concurrent calls therefore give the state of some sequential order of the
 
 from __future__ import annotations
 
-import difflib
-import functools
-import inspect
-import re
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
@@ -112,8 +108,6 @@ class Metric:
         super().__init_subclass__(**kwargs)
         if not cls.__name__.startswith("_"):
             Metric._registry.setdefault(cls.__name__, cls)
-        if "__init__" in cls.__dict__:
-            cls.__init__ = _naming_the_class(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     # -- configuration ---------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -453,56 +447,6 @@ class Metric:
         # derived statistics and the rebuild skips their O(n log n) re-validation.
         with trusted_states():
             return (_rebuild_trusted, (self.state_dict(),))
-
-
-def _naming_the_class(init: Callable[..., None]) -> Callable[..., None]:
-    """``init`` whose argument errors name the class the user called, its parameters and the
-    closest match of a misspelt keyword: ``F1(averag="macro")`` says ``F1() got an unexpected
-    keyword argument 'averag' (did you mean 'average'?)``, not ``ConfusionMetric.__init__()``
-    (a class passing ``**kw`` on to its base binds them there). Only errors of binding the
-    arguments are reworded: a ``TypeError`` raised inside the constructor passes unchanged."""
-
-    @functools.wraps(init)
-    def checked(self: Metric, *args: Any, **kwargs: Any) -> None:
-        try:
-            init(self, *args, **kwargs)
-        except TypeError as exc:
-            tb = exc.__traceback__
-            if tb is None or tb.tb_next is not None or "__init__()" not in str(exc):
-                raise  # raised inside the constructor, or already reworded by a base
-            raise TypeError(_argument_message(type(self), str(exc))) from None
-
-    return checked
-
-
-_NAMED = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-          inspect.Parameter.KEYWORD_ONLY)
-
-
-def _parameters(cls: type) -> list[str]:
-    """Keyword parameters of ``cls``'s constructor, through the bases a ``**kw`` passes to."""
-    names: list[str] = []
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None or klass is object:
-            continue
-        params = inspect.signature(inspect.unwrap(init)).parameters.values()
-        names += [p.name for p in params if p.name != "self" and p.kind in _NAMED and p.name not in names]
-        if not any(p.kind is p.VAR_KEYWORD for p in params):
-            break
-    return names
-
-
-def _argument_message(cls: type, message: str) -> str:
-    """``message`` (Python's binding error) with ``cls()`` as the callee and a suggestion."""
-    text = re.sub(r"^[\w.]*__init__\(\)", f"{cls.__name__}()", message)
-    params = _parameters(cls)
-    found = re.search(r"unexpected keyword argument '(\w+)'", message)
-    if found:
-        close = difflib.get_close_matches(found.group(1), params, n=1)
-        if close:
-            text += f" (did you mean {close[0]!r}?)"
-    return f"{text}; {cls.__name__} takes {', '.join(params)}" if params else text
 
 
 def _rebuild(state: Mapping[str, Any]) -> Metric:

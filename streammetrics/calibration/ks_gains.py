@@ -137,6 +137,10 @@ class KSStatistic(_ScoreCurve):
 
     _name = "KSStatistic"
 
+    def __init__(self, num_classes: int | None = None, *, max_bytes: int | None = None,
+                 scores: str = "raw") -> None:
+        super().__init__(num_classes, max_bytes=max_bytes, scores=scores)
+
     def _stats(self) -> np.ndarray:
         """(C, 4) rows of (value, low, high, threshold) per column (call under the lock)."""
         return np.array([ks_certified(self._counts(k)) for k in self._columns()]).reshape(-1, 4)
@@ -287,6 +291,10 @@ class GainsCurve(_ScoreCurve):
     _name = "GainsCurve"
     _plot_kind = "gains"
 
+    def __init__(self, num_classes: int | None = None, *, max_bytes: int | None = None,
+                 scores: str = "raw") -> None:
+        super().__init__(num_classes, max_bytes=max_bytes, scores=scores)
+
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """The cumulative gains chart of the current curve (``LiftCurve``: the lift chart); see
         :func:`streammetrics.plot.plot_gains`."""
@@ -333,3 +341,7 @@ class LiftCurve(GainsCurve):
 
     _name = "LiftCurve"
     _plot_kind = "lift"
+
+    def __init__(self, num_classes: int | None = None, *, max_bytes: int | None = None,
+                 scores: str = "raw") -> None:
+        super().__init__(num_classes, max_bytes=max_bytes, scores=scores)

@@ -7,6 +7,7 @@ F-beta, Jaccard and the other per-class ratios).
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -56,9 +57,9 @@ class ConfusionMetric(ZeroDivisionOption, Metric):
         threshold: float = 0.5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
-        classes: Any = None,
-        pos_label: Any = None,
-        labels: Any = None,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
+        labels: Iterable[Hashable] | None = None,
     ) -> None:
         super().__init__()
         self._labels = label_options(num_classes, multilabel, classes=classes, pos_label=pos_label,
@@ -122,16 +123,12 @@ class AveragedMetric(ConfusionMetric):
         threshold: float = 0.5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
-        **label_args: Any,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
+        labels: Iterable[Hashable] | None = None,
     ) -> None:
-        super().__init__(
-            num_classes,
-            multilabel=multilabel,
-            threshold=threshold,
-            ignore_index=ignore_index,
-            zero_division=zero_division,
-            **label_args,
-        )
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         self.average = check_param(average, "average", _AVERAGE)
         if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
             self._state = sample_average_state(self, average)

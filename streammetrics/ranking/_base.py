@@ -8,9 +8,11 @@ are in :mod:`streammetrics.ranking.metrics` and :mod:`streammetrics.ranking._cur
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import average_classes, warn_undefined_nan
 from streammetrics._core.metric import Metric
@@ -105,10 +107,10 @@ class RankingMetric(Metric):
         average: str | None = "macro",
         ignore_index: int | None = None,
         max_bytes: int | None = None,
-        thresholds: Any = None,
+        thresholds: int | ArrayLike | None = None,
         scores: str = "raw",
-        classes: Any = None,
-        pos_label: Any = None,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
     ) -> None:
         super().__init__()
         self._labels = label_options(num_classes, bool(multilabel), classes=classes, pos_label=pos_label,

@@ -4,7 +4,10 @@ exported by :mod:`streammetrics.ranking.metrics` and the top level.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from typing import Any
+
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.docstrings import filled
@@ -100,9 +103,7 @@ class ROCCurve(CurveMetric):
     {ranking: num_classes}
     drop_intermediate : bool, default False
         Drop the points that are not corners of the curve (scikit-learn's default ``True``).
-    **kw
-        The arguments of :class:`CurveMetric` (``multilabel``, ``average``, ``ignore_index``,
-        ``max_bytes``, ``thresholds``, ``scores``, ``classes``, ``pos_label``).
+    {ranking: multilabel, average, ignore_index, max_bytes, thresholds, scores, labels}
 
     Examples
     --------
@@ -116,9 +117,15 @@ class ROCCurve(CurveMetric):
 
     _name = "ROCCurve"
 
-    def __init__(self, num_classes: int | None = None, *, drop_intermediate: bool = False, **kw: Any) -> None:
+    def __init__(self, num_classes: int | None = None, *, drop_intermediate: bool = False,
+                 multilabel: bool = False,
+                 average: str | None = "macro", ignore_index: int | None = None, max_bytes: int | None = None,
+                 thresholds: int | ArrayLike | None = None, scores: str = "raw",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None) -> None:
         self.drop_intermediate = bool(drop_intermediate)
-        super().__init__(num_classes, **kw)
+        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index,
+                         max_bytes=max_bytes, thresholds=thresholds, scores=scores, classes=classes,
+                         pos_label=pos_label)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "drop_intermediate": self.drop_intermediate}
@@ -162,6 +169,14 @@ class PRCurve(CurveMetric):
     _name = "PRCurve"
     _needs_neg = False
     _what = "no positives: recall is nan"
+
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", ignore_index: int | None = None, max_bytes: int | None = None,
+                 thresholds: int | ArrayLike | None = None, scores: str = "raw",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index,
+                         max_bytes=max_bytes, thresholds=thresholds, scores=scores, classes=classes,
+                         pos_label=pos_label)
 
     def _curve(self, counts: ThresholdCounts) -> PRCurveResult:
         return PRCurveResult(counts)

@@ -180,6 +180,9 @@ class CoverageError(_LabelRankingMetric):
 
     _which = "coverage"
 
+    def __init__(self, num_labels: int | None = None) -> None:
+        super().__init__(num_labels)
+
 
 class LabelRankingAveragePrecision(_LabelRankingMetric):
     """Label-ranking average precision (LRAP): per sample, the mean over its relevant labels of
@@ -205,6 +208,9 @@ class LabelRankingAveragePrecision(_LabelRankingMetric):
 
     _which = "lrap"
 
+    def __init__(self, num_labels: int | None = None) -> None:
+        super().__init__(num_labels)
+
 
 class LabelRankingLoss(_LabelRankingMetric):
     """Label-ranking loss: per sample, the share of (relevant, irrelevant) label pairs ordered
@@ -229,3 +235,6 @@ class LabelRankingLoss(_LabelRankingMetric):
     """
 
     _which = "loss"
+
+    def __init__(self, num_labels: int | None = None) -> None:
+        super().__init__(num_labels)

@@ -44,9 +44,11 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Iterable
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.docstrings import filled
@@ -145,10 +147,10 @@ class AUROC(RankingMetric):
         max_fpr: float | None = None,
         multi_class: str = "ovr",
         max_bytes: int | None = None,
-        thresholds: Any = None,
+        thresholds: int | ArrayLike | None = None,
         scores: str = "raw",
-        classes: Any = None,
-        pos_label: Any = None,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
     ) -> None:
         self.multi_class = multi_class = check_param(multi_class, "multi_class", _MULTI_CLASS)
         # a real number first (as a float), then its range (the message shows the float)
@@ -349,10 +351,10 @@ class AveragePrecision(RankingMetric):
         interpolated: bool = False,
         eleven_point: bool = False,
         max_bytes: int | None = None,
-        thresholds: Any = None,
+        thresholds: int | ArrayLike | None = None,
         scores: str = "raw",
-        classes: Any = None,
-        pos_label: Any = None,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
     ) -> None:
         self.interpolated = bool(interpolated)
         self.eleven_point = bool(eleven_point)

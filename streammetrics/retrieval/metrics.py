@@ -122,6 +122,9 @@ class PrecisionAtK(_AtK):
 
     _kind = "p"
 
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query)
+
 
 @filled
 class RecallAtK(_AtK):
@@ -139,6 +142,9 @@ class RecallAtK(_AtK):
     """
 
     _kind = "r"
+
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query)
 
 
 @filled
@@ -377,6 +383,10 @@ class NDCG(DCG):
 
     _kind = "ndcg"
 
+    def __init__(self, k: int | None = None, *, gain: str = "linear", rel_level: float = 1,
+                 ties: str = "first", per_query: bool = False) -> None:
+        super().__init__(k, gain=gain, rel_level=rel_level, ties=ties, per_query=per_query)
+
 
 @filled
 class InterpolatedPrecision(RetrievalMetric):
@@ -559,6 +569,9 @@ class SetPrecision(_SetMeasure):
 
     _column = 0
 
+    def __init__(self, *, average: str = "macro", rel_level: float = 1, per_query: bool = False) -> None:
+        super().__init__(average=average, rel_level=rel_level, per_query=per_query)
+
 
 @filled
 class SetRecall(_SetMeasure):
@@ -577,3 +590,6 @@ class SetRecall(_SetMeasure):
     """
 
     _column = 1
+
+    def __init__(self, *, average: str = "macro", rel_level: float = 1, per_query: bool = False) -> None:
+        super().__init__(average=average, rel_level=rel_level, per_query=per_query)
