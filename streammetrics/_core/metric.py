@@ -17,21 +17,29 @@ import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
+
+import numpy as np
 
 from .load_checks import carried_nbytes, check_config_types, check_plain, load_budget
 from .state import State
 from .validation import with_hint
 
-__all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS"]
+__all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS", "R_co", "Value"]
 
 #: Version of the ``state_dict`` layout (and of the file format built on it).
 FORMAT_VERSION = 1
 #: Keys of a state dict that are not state arrays.
 RESERVED_KEYS = frozenset({"class", "format_version", "config"})
 
-M = TypeVar("M", bound="Metric")
+M = TypeVar("M", bound="Metric[Any]")
 T = TypeVar("T")
+#: What ``compute()`` returns (``Metric[float]``, ``Metric[ROCCurveResult]``, ...); a family base
+#: that returns several kinds is generic in it, its public classes name theirs.
+R_co = TypeVar("R_co", covariant=True)
+#: What a per-class measure returns: a float (binary, or averaged over classes), or the
+#: per-class array (``average=None``).
+Value: TypeAlias = float | np.ndarray
 
 #: Set while a state dict is produced for, or rebuilt from, a *trusted* channel (pickling,
 #: in-process copies, Dask tasks): states may then add derived statistics to ``arrays()`` and
@@ -74,13 +82,14 @@ class UndefinedMetricWarning(UserWarning):
     """A metric was undefined on the data seen (e.g. a zero denominator) and was replaced."""
 
 
-class Metric:
+class Metric(Generic[R_co]):
     """Base class of all streaming accumulators.
 
     Subclasses set ``self._state`` in ``__init__`` and implement ``_config`` (the constructor
     arguments, JSON-able) and ``_compute``. Classification metrics inherit ``update(y_true,
     y_pred, *, sample_weight=None)``; other families define their own ``update`` signature and
-    call :meth:`_update_state`.
+    call :meth:`_update_state`. ``Metric[R]``: ``compute()`` returns an ``R`` (each public class
+    names its own: ``Accuracy`` is a ``Metric[float]``).
 
     Examples
     --------
@@ -166,7 +175,7 @@ class Metric:
             self._state.apply(delta)
         return self
 
-    def compute(self) -> Any:
+    def compute(self) -> R_co:
         """The current value. Never changes the value, the state or the configuration.
 
         Returns
@@ -178,7 +187,7 @@ class Metric:
         with self._lock:
             return self._compute()
 
-    def _compute(self) -> Any:
+    def _compute(self) -> R_co:
         raise NotImplementedError
 
     def _cached(self, key: Hashable, compute: Callable[[], T]) -> T:

@@ -68,7 +68,7 @@ _Column = tuple[tuple[np.ndarray, np.ndarray, np.ndarray], "ThresholdCounts | No
 
 
 @filled
-class CalibrationError(ProbabilityMetric):
+class CalibrationError(ProbabilityMetric[float]):
     """Streaming binned calibration error (ECE / RMSCE / MCE); see the module docstring.
 
     Parameters
@@ -298,7 +298,7 @@ class CalibrationCurveResult(CurveOutput):
 
 
 @filled
-class CalibrationCurve(ProbabilityMetric):
+class CalibrationCurve(ProbabilityMetric[CalibrationCurveResult | list[CalibrationCurveResult]]):
     """Streaming reliability curve, equal to ``sklearn.calibration.calibration_curve``.
 
     ``compute()`` returns a :class:`CalibrationCurveResult` (binary) or a list of them, one per

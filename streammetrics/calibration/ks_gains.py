@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.averaging import warn_undefined_nan
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import Metric, R_co, Value
 from streammetrics._core.params import check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._scores.protocol import ScoreState
@@ -51,7 +51,7 @@ from ._business_curves import gain_bounds, ks_certified
 __all__ = ["KSStatistic", "GainsCurve", "LiftCurve", "GainsCurveResult"]
 
 
-class _ScoreCurve(Metric):
+class _ScoreCurve(Metric[R_co]):
     """A business curve on the shared score state (exact buffer or bounded bins)."""
 
     _state: ScoreState
@@ -102,7 +102,7 @@ class _ScoreCurve(Metric):
             warn_undefined_nan(self._name, what, None if self.num_classes is None else bad)
 
 
-class KSStatistic(_ScoreCurve):
+class KSStatistic(_ScoreCurve[Value]):
     """Kolmogorov-Smirnov statistic max_t |TPR(t) - FPR(t)| (scipy's ``ks_2samp`` statistic).
 
     ``update(y_true, y_score, *, sample_weight=None)`` takes binary labels and any non-NaN
@@ -256,7 +256,7 @@ class GainsCurveResult(CurveOutput):
         return g, g / q
 
 
-class GainsCurve(_ScoreCurve):
+class GainsCurve(_ScoreCurve[GainsCurveResult | list[GainsCurveResult]]):
     """Cumulative gains (and lift) curve; ``compute()`` returns a :class:`GainsCurveResult`.
 
     ``update(y_true, y_score, *, sample_weight=None)`` takes binary labels and any non-NaN

@@ -21,7 +21,7 @@ from streammetrics._core.averaging import (
     zero_value,
 )
 from streammetrics._core.intervals import wilson
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import Metric, R_co, Value
 from streammetrics._core.params import Param, check_param, real_param
 from streammetrics._counts.confusion_counts import ConfusionCounts, OneVsRest, task_of
 from streammetrics._counts.label_options import label_options
@@ -35,7 +35,7 @@ _AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_
 
 
 
-class ConfusionMetric(ZeroDivisionOption, Metric):
+class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
     """Common constructor and state of the confusion family."""
 
     #: whether the metric accepts ``average`` (and needs it for multiclass/multilabel)
@@ -102,7 +102,7 @@ class ConfusionMetric(ZeroDivisionOption, Metric):
         return out, undefined
 
 
-class AveragedMetric(ConfusionMetric):
+class AveragedMetric(ConfusionMetric[Value]):
     """A per-class ratio num_c / den_c of one-vs-rest counts, averaged per ``average``."""
 
     _averaged = True
@@ -143,7 +143,7 @@ class AveragedMetric(ConfusionMetric):
         num, den = self._ratio(s)
         return self._divide(num, den)
 
-    def _compute(self) -> Any:
+    def _compute(self) -> Value:
         if self.average == "samples":
             value, undefined = self._state.value(zero_value(self.zero_division))  # type: ignore[attr-defined]
             if undefined and self.zero_division == "warn":

@@ -88,7 +88,7 @@ __all__ = [
 
 
 @filled
-class Accuracy(ConfusionMetric):
+class Accuracy(ConfusionMetric[float]):
     """Accuracy = (TP + TN) / n; multiclass: trace / n; multilabel: subset accuracy.
 
     Multilabel accuracy is the (weighted) share of rows whose labels are all right, as
@@ -175,7 +175,7 @@ class ErrorRate(Accuracy):
 
 
 @filled
-class HammingLoss(ConfusionMetric):
+class HammingLoss(ConfusionMetric[float]):
     """Hamming loss: the (weighted) share of wrong labels; 1 - accuracy for single-label tasks.
 
     Parameters
@@ -212,7 +212,7 @@ class HammingLoss(ConfusionMetric):
 
 
 @filled
-class BalancedAccuracy(ConfusionMetric):
+class BalancedAccuracy(ConfusionMetric[float]):
     """Balanced accuracy: the mean recall over the classes that occur in ``y_true``.
 
     Binary with both classes present: (TPR + TNR) / 2. As scikit-learn's
@@ -273,7 +273,7 @@ class BalancedAccuracy(ConfusionMetric):
 
 
 @filled
-class WeightedAccuracy(ConfusionMetric):
+class WeightedAccuracy(ConfusionMetric[float]):
     """Class-weighted accuracy A_w = Σ_c w_c · TPR(c) (the Binder lecture's A_{2,w}, A_{C,w}).
 
     ``weights``: one non-negative weight per class in class order, summing to 1 (binary:
@@ -320,7 +320,7 @@ class WeightedAccuracy(ConfusionMetric):
 
 
 @filled
-class MatthewsCorrCoef(ConfusionMetric):
+class MatthewsCorrCoef(ConfusionMetric[float]):
     """Matthews correlation coefficient over the whole C×C matrix (scikit-learn's formula).
 
     MCC = (c·s − Σ_k p_k·t_k) / sqrt((s² − Σ p_k²)(s² − Σ t_k²)) with c the trace, s the total,
@@ -364,7 +364,7 @@ class MatthewsCorrCoef(ConfusionMetric):
 
 
 @filled
-class CohenKappa(ConfusionMetric):
+class CohenKappa(ConfusionMetric[float]):
     """Cohen's kappa between actual and predicted classes, as scikit-learn's.
 
     κ = 1 − Σ W∘C / Σ W∘E with E = outer(row totals, column totals) / total and W the
@@ -412,7 +412,7 @@ class CohenKappa(ConfusionMetric):
 
 
 @filled
-class ConfusionMatrix(ConfusionMetric):
+class ConfusionMatrix(ConfusionMetric[np.ndarray]):
     """The confusion matrix: rows = actual, columns = predicted (scikit-learn's orientation).
 
     Binary: ``[[TN, FP], [FN, TP]]``; multiclass: (C, C); multilabel: (L, 2, 2) like

@@ -150,7 +150,7 @@ class Report(dict[str, Any]):
 
 
 @filled
-class ClassificationReport(ConfusionMetric):
+class ClassificationReport(ConfusionMetric[Report]):
     """Every per-class measure (precision, recall, F1, specificity, NPV, FPR, FNR, FDR, FOR,
     Jaccard, prevalence, support) plus accuracy and the micro, macro and weighted averages.
 
@@ -204,7 +204,7 @@ class ClassificationReport(ConfusionMetric):
                     view._state = state
                     value = view._compute()
                     if average is None:
-                        per_class[name] = value
+                        per_class[name] = np.asarray(value)
                     else:
                         row = next(r for r, a in AVERAGE_ROWS.items() if a == average)
                         averages[row][name] = float(value)

@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import average_classes, warn_undefined_nan
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import Metric, R_co
 from streammetrics._core.params import Param, check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
@@ -88,7 +88,7 @@ def make_state(
     )
 
 
-class RankingMetric(Metric):
+class RankingMetric(Metric[R_co]):
     """Constructor, state and per-class plumbing shared by the four ranking accumulators.
 
     ``update`` validates a batch (vectorised) and queues a copy split by group: O(n) (O(n·C) for

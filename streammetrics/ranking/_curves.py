@@ -11,6 +11,7 @@ from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import R_co
 from streammetrics._scores.thresholds import (
     ThresholdCounts,
     average_precision_certified,
@@ -23,7 +24,7 @@ __all__ = ["CurveMetric", "ROCCurve", "PRCurve"]
 
 
 @filled
-class CurveMetric(RankingMetric):
+class CurveMetric(RankingMetric[R_co]):
     """Base of the curve accumulators (ROC, PR, DET): binary gives one result;
     multiclass/multilabel give a list with one curve per class (in class order), or one pooled
     curve with ``average="micro"``. A curve subclass gives ``_curve(counts)`` and ``_check``;
@@ -84,7 +85,7 @@ class CurveMetric(RankingMetric):
 
 
 @filled
-class ROCCurve(CurveMetric):
+class ROCCurve(CurveMetric[ROCCurveResult | list[ROCCurveResult]]):
     """The ROC curve (FPR(t), TPR(t)) at every distinct score t, starting at (0, 0) for t = +inf;
     ``compute()`` returns a :class:`ROCCurveResult` (``fpr``, ``tpr``, ``thresholds``,
     ``best_threshold``, ``at``, ``area``) equal to ``sklearn.metrics.roc_curve(...,
@@ -139,7 +140,7 @@ class ROCCurve(CurveMetric):
 
 
 @filled
-class PRCurve(CurveMetric):
+class PRCurve(CurveMetric[PRCurveResult | list[PRCurveResult]]):
     """The precision-recall curve at every distinct score (decreasing threshold); ``compute()``
     returns a :class:`PRCurveResult` (``precision``, ``recall``, ``thresholds``, ``area(method=
     "step" | "interpolated" | "eleven_point" | "trapezoid")``, ``best_threshold``, ``at``) equal to

@@ -103,7 +103,7 @@ class DETCurveResult(CurveOutput):
 
 
 @filled
-class DETCurve(CurveMetric):
+class DETCurve(CurveMetric[DETCurveResult | list[DETCurveResult]]):
     """The detection error tradeoff curve (FPR(t), FNR(t)); ``compute()`` returns a
     :class:`DETCurveResult` equal to ``sklearn.metrics.det_curve(..., drop_intermediate=)``.
     Multiclass / multilabel: one curve per class (one-vs-rest), or one pooled curve with

@@ -131,7 +131,7 @@ class LabelRankingSums(SummedState):
         return float(sums[self._names.index(which)] / sums[0])
 
 
-class _LabelRankingMetric(Metric):
+class _LabelRankingMetric(Metric[float]):
     _which = "coverage"
 
     def __init__(self, num_labels: int | None = None) -> None:

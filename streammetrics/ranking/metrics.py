@@ -53,6 +53,7 @@ from numpy.typing import ArrayLike
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.docstrings import filled
 from streammetrics._core.intervals import z_value
+from streammetrics._core.metric import Value
 from streammetrics._core.params import Param, check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
@@ -91,7 +92,7 @@ _MAX_FPR_RANGE = Param("real", "must be in (0, 1]", low=0.0, low_open=True, high
 
 
 @filled
-class AUROC(RankingMetric):
+class AUROC(RankingMetric[Value]):
     """Area under the ROC curve = Mann-Whitney U / (P·N), a tied positive/negative pair counting
     1/2: P(f(x+) > f(x-)) + 1/2 P(f(x+) = f(x-)). Equals ``sklearn.metrics.roc_auc_score``.
 
@@ -303,7 +304,7 @@ class AUROC(RankingMetric):
 
 
 @filled
-class AveragePrecision(RankingMetric):
+class AveragePrecision(RankingMetric[Value]):
     """Average precision AP = sum_k (R_k - R_{k-1}) P_k over the distinct thresholds in decreasing
     order, R_0 = 0 (step, no interpolation; ``sklearn.metrics.average_precision_score``).
 

@@ -67,6 +67,9 @@ class MeanSquaredError(_MomentsMetric):
     0.375
     """
 
+    def __init__(self, multioutput: Any = "uniform_average") -> None:
+        super().__init__(multioutput)
+
     def _compute(self) -> Any:
         t = self._totals()
         if t is None:
@@ -94,6 +97,9 @@ class RootMeanSquaredError(_MomentsMetric):
     >>> RootMeanSquaredError().update([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0]).compute()
     0.6123724356957945
     """
+
+    def __init__(self, multioutput: Any = "uniform_average") -> None:
+        super().__init__(multioutput)
 
     def _compute(self) -> Any:
         t = self._totals()
@@ -123,6 +129,9 @@ class MeanAbsoluteError(_MomentsMetric):
     >>> m.update([[0.5, 1], [-1, 1], [7, -6]], [[0, 2], [-1, 2], [8, -5]]).compute()
     array([0.5, 1. ])
     """
+
+    def __init__(self, multioutput: Any = "uniform_average") -> None:
+        super().__init__(multioutput)
 
     def _compute(self) -> Any:
         t = self._totals()
@@ -225,6 +234,9 @@ class ExplainedVariance(R2Score):
     >>> round(ExplainedVariance().update([3, -0.5, 2, 7], [2.5, 0.0, 2, 8]).compute(), 6)
     0.957173
     """
+
+    def __init__(self, multioutput: Any = "uniform_average", *, force_finite: bool = True) -> None:
+        super().__init__(multioutput, force_finite=force_finite)
 
     def _numerator(self, t: dict[str, Any]) -> np.ndarray:
         return np.asarray(t["m2_r"])

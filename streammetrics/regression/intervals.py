@@ -167,6 +167,9 @@ class IntervalCoverage(_IntervalMetric):
 
     _name = "IntervalCoverage"
 
+    def __init__(self, num_outputs: int = 1, multioutput: Any = "uniform_average") -> None:
+        super().__init__(num_outputs, multioutput)
+
     def _values(self, t: dict[str, np.ndarray]) -> np.ndarray:
         return np.clip(t["covered"] / t["weight"], 0.0, 1.0)
 
@@ -217,6 +220,9 @@ class IntervalWidth(_IntervalMetric):
     """
 
     _name = "IntervalWidth"
+
+    def __init__(self, num_outputs: int = 1, multioutput: Any = "uniform_average") -> None:
+        super().__init__(num_outputs, multioutput)
 
     def _values(self, t: dict[str, np.ndarray]) -> np.ndarray:
         return np.asarray(t["width"] / t["weight"])

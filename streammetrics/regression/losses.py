@@ -77,6 +77,9 @@ class MeanAbsolutePercentageError(_LossMetric):
 
     _kind = "absolute_percentage"
 
+    def __init__(self, multioutput: Any = "uniform_average") -> None:
+        super().__init__(multioutput)
+
 
 class MeanSquaredLogError(_LossMetric):
     """Streaming mean squared logarithmic error, equal to
@@ -103,6 +106,9 @@ class MeanSquaredLogError(_LossMetric):
 
     _kind = "squared_log"
 
+    def __init__(self, multioutput: Any = "uniform_average") -> None:
+        super().__init__(multioutput)
+
 
 class RootMeanSquaredLogError(MeanSquaredLogError):
     """Streaming root mean squared logarithmic error, equal to
@@ -123,6 +129,9 @@ class RootMeanSquaredLogError(MeanSquaredLogError):
     >>> round(RootMeanSquaredLogError().update([3, 5, 2.5, 7], [2.5, 5, 4, 8]).compute(), 6)
     0.199324
     """
+
+    def __init__(self, multioutput: Any = "uniform_average") -> None:
+        super().__init__(multioutput)
 
     def _compute(self) -> Any:
         means = self._means()
