@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.averaging import warn_undefined_nan
-from streammetrics._core.metric import Metric, R_co, Value
+from streammetrics._core.metric import M, Metric, R_co, Value
 from streammetrics._core.params import check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._scores.protocol import ScoreState
@@ -85,7 +85,7 @@ class _ScoreCurve(Metric[R_co]):
         with self._lock:
             return bool(self._state.is_exact)
 
-    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
+    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
         """Fold in one batch (labels 0/1 and scores; multiclass: class indices and (n, C)
         scores) or one sample; atomic; returns ``self``. O(n) (O(n C)) plus the state's
         amortised folding."""
@@ -153,13 +153,13 @@ class KSStatistic(_ScoreCurve[Value]):
         self._warn(np.flatnonzero(np.isnan(stats[:, 0])).tolist(), "no positives or no negatives")
         return self._out(stats[:, 0])
 
-    def threshold(self) -> Any:
+    def threshold(self) -> Value:
         """The highest threshold t (select ``score >= t``) where the statistic is attained;
         nan when undefined (per class for multiclass). O(n log n); O(bins) bounded."""
         with self._lock:
             return self._out(self._stats()[:, 3])
 
-    def bounds(self) -> tuple[Any, Any]:
+    def bounds(self) -> tuple[Value, Value]:
         """Certified (low, high) interval holding the exact statistic of the data seen:
         (value, value) for the exact state; bounded: the edge maximum and the largest gap at a
         corner of a bin holding both classes (:func:`streammetrics.calibration._business_curves.

@@ -178,7 +178,7 @@ class AveragedMetric(ConfusionMetric[Value]):
 class ProportionMetric(AveragedMetric):
     """A ratio whose numerator counts a subset of its denominator: it has a Wilson interval."""
 
-    def interval(self, confidence: float = 0.95) -> tuple[Any, Any]:
+    def interval(self, confidence: float = 0.95) -> tuple[Value, Value]:
         """Wilson score interval of the proportion (binary, per-class or micro values).
 
         The weighted version uses the effective sample size (sum w)^2 / sum w^2 of the

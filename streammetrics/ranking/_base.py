@@ -15,7 +15,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import average_classes, warn_undefined_nan
-from streammetrics._core.metric import Metric, R_co
+from streammetrics._core.metric import M, Metric, R_co, Value
 from streammetrics._core.params import Param, check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
@@ -145,7 +145,7 @@ class RankingMetric(Metric[R_co]):
     def _by_class(self) -> bool:
         return False
 
-    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
+    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
         """Fold in one batch (or one sample given as scalars); atomic; returns ``self``."""
         return self._update_state(y_true, y_score, sample_weight)
 
@@ -167,7 +167,7 @@ class RankingMetric(Metric[R_co]):
             out["scores"] = self.scores
         return {**out, **self._labels.config()}
 
-    def bounds(self) -> tuple[Any, Any]:
+    def bounds(self) -> tuple[Value, Value]:
         """Certified (low, high) interval holding the exact value on the data seen: (value,
         value) whenever the state is exact. Binned state (``max_bytes``/``thresholds``): AUROC
         A ± ½ Σ_b p_b n_b / (P N) (:func:`streammetrics._scores.thresholds.auroc_bounds`; with

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.averaging import undefined_without_weight
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import M, Metric
 from streammetrics._core.state import SummedState
 from streammetrics._core.validation import as_numpy, check_scores, check_weights, first_bad
 
@@ -145,7 +145,7 @@ class _LabelRankingMetric(Metric[float]):
     def _config(self) -> dict[str, Any]:
         return {} if self.num_labels is None else {"num_labels": self.num_labels}
 
-    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
+    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
         """Fold in (n, L) 0/1 labels and (n, L) scores (one sample: two rows of length L);
         atomic; returns ``self``. O(n L log(n L))."""
         return self._update_state(y_true, y_score, sample_weight)

@@ -270,7 +270,7 @@ class AUROC(RankingMetric[Value]):
                              "AUROC(num_classes, multi_class='ovr') or ROCCurve")
         return _curve_view(self, ROCCurve).plot(ax, labels=labels, **kwargs)
 
-    def interval(self, confidence: float = 0.95) -> Any:
+    def interval(self, confidence: float = 0.95) -> tuple[Value, Value]:
         """DeLong confidence interval (O(n log n), Sun & Xu's algorithm): AUROC ± z·sqrt(Var),
         clipped to [0, 1]. Binary gives a (low, high) pair; multiclass/multilabel with
         ``average=None`` gives two per-class arrays. Undefined (fewer than two positives or

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from streammetrics._core.labels import split_labels, with_labels
 from streammetrics._core.metric import Metric, R_co
@@ -94,6 +94,8 @@ class Wrapper(Metric[R_co]):
         return out
 
 
+_W = TypeVar("_W", bound="SampleWrapper[Any]")
+
 #: ``update(y_score)`` of a metric without labels (``family == "drift"``): y_pred not given.
 _SCORES_ONLY: Any = object()
 
@@ -123,8 +125,8 @@ class SampleWrapper(Wrapper[R_co]):
         """The wrapped accumulator (its state is the wrapper's inner state)."""
         return self._metric
 
-    def update(self, y_true: Any, y_pred: Any = _SCORES_ONLY, *, sample_weight: Any = None,  # type: ignore[override]
-               timestamp: Any = None, **query_kwargs: Any) -> Any:
+    def update(self: _W, y_true: Any, y_pred: Any = _SCORES_ONLY, *, sample_weight: Any = None,  # type: ignore[override]
+               timestamp: Any = None, **query_kwargs: Any) -> _W:
         """Fold in a batch (or one sample), with per-row or per-batch ``timestamp``. Atomic.
 
         Retrieval metrics take their own update arguments -- ``update(relevance, scores, *,

@@ -19,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Each line marked ``# E: <text>`` must give an error containing <text> on that line; every
 #: other line must give none (``reveal_type`` notes are checked by ``# N: <text>``).
 CASES = '''
+from typing import assert_type
+
 import numpy as np
 import streammetrics as sm
 
@@ -49,6 +51,39 @@ wa = sm.WeightedAccuracy(weights=np.array([0.25, 0.75]))
 ms = sm.MetricSet([sm.F1(), sm.Recall()], prefix="val_", acc=sm.Accuracy())
 reveal_type(ms.compute())  # N: "streammetrics.plot._output.MetricResults"
 reveal_type(sm.ClassificationReport().compute())  # N: "streammetrics.classification.report.Report"
+
+# what compute() returns, by class (no longer Any): a wrong use is an error
+assert_type(sm.Accuracy().compute(), float)
+assert_type(sm.ErrorRate().compute(), float)
+assert_type(sm.CohenKappa().compute(), float)
+assert_type(sm.F1().compute(), float | np.ndarray)
+assert_type(sm.TPR().compute(), float | np.ndarray)
+assert_type(sm.ConfusionMatrix().compute(), np.ndarray)
+assert_type(sm.ClassificationReport().compute(), sm.Report)
+assert_type(sm.AUROC().compute(), float | np.ndarray)
+assert_type(sm.ROCCurve().compute(), sm.ROCCurveResult | list[sm.ROCCurveResult])
+assert_type(sm.PRCurve().compute(), sm.PRCurveResult | list[sm.PRCurveResult])
+assert_type(sm.DETCurve().compute(), sm.DETCurveResult | list[sm.DETCurveResult])
+assert_type(sm.CoverageError().compute(), float)
+assert_type(sm.NDCG(10).compute(), float)
+assert_type(sm.InterpolatedPrecision([0.0, 0.5]).compute(), float | np.ndarray)
+assert_type(sm.LogLoss().compute(), float)
+assert_type(sm.CalibrationError().compute(), float)
+assert_type(sm.KSStatistic().compute(), float | np.ndarray)
+assert_type(sm.GainsCurve().compute(), sm.GainsCurveResult | list[sm.GainsCurveResult])
+assert_type(sm.Window(sm.Accuracy(), size=10).compute(), float)
+assert_type(sm.Decayed(sm.ROCCurve(), half_life=10).compute(), sm.ROCCurveResult | list[sm.ROCCurveResult])
+assert_type(sm.DelayedLabels(sm.F1()).compute(), float | np.ndarray)
+assert_type(sm.MetricSet(f1=sm.F1()).compute(), sm.MetricResults)
+assert_type(sm.F1().update([0, 1], [1, 1]), sm.F1)
+assert_type(sm.AUROC().update([0, 1], [0.2, 0.8]).compute(), float | np.ndarray)
+assert_type(sm.CoverageError().update([[1, 0]], [[0.5, 0.2]]).compute(), float)
+assert_type(sm.CalibrationError().update([0, 1], [0.2, 0.8]).compute(), float)
+assert_type(sm.KSStatistic().update([0, 1], [0.2, 0.8]).bounds(), tuple[float | np.ndarray, float | np.ndarray])
+assert_type(sm.Window(sm.Accuracy(), size=3).update([0, 1], [0, 1]).compute(), float)
+assert_type(sm.Precision().interval(), tuple[float | np.ndarray, float | np.ndarray])
+label: str = sm.Accuracy().compute()  # E: Incompatible types in assignment (expression has type "float"
+sm.ROCCurve().compute().fpr  # E: Item "list[ROCCurveResult]" of "ROCCurveResult | list[ROCCurveResult]" has no attribute "fpr"
 '''
 
 
