@@ -15,7 +15,7 @@ from typing import Any
 
 import griffe
 
-_PATH = Path(__file__).resolve().parents[2] / "streammetrics" / "_docstrings.py"
+_PATH = Path(__file__).resolve().parents[2] / "streammetrics" / "_core" / "docstrings.py"
 _spec = importlib.util.spec_from_file_location("_streammetrics_docstrings", _PATH)
 assert _spec is not None and _spec.loader is not None
 _snippets = importlib.util.module_from_spec(_spec)

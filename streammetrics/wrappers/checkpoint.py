@@ -34,7 +34,7 @@ from streammetrics._core.persistence import load, remove_stale_temps, save
 
 __all__ = ["Checkpointer"]
 
-_LOG = logging.getLogger("streammetrics.wrappers.checkpoint")
+_LOG = logging.getLogger("streammetrics.checkpoint")
 
 _EVERY_SECONDS = Param("real", "must be a finite number > 0 or None", low=0.0, low_open=True, optional=True)
 
@@ -69,7 +69,7 @@ class Checkpointer:
     failures : int
         Background checkpoints that failed in a row (0 after a success). Every failure is
         also logged at ERROR level, with its traceback, on the logger
-        ``"streammetrics.wrappers.checkpoint"`` (with no logging configured, Python prints it to
+        ``"streammetrics.checkpoint"`` (with no logging configured, Python prints it to
         stderr): a service never stops saving silently.
 
     Notes

@@ -110,11 +110,11 @@ def test_sliced_and_delayed():
     d.predict([1, 2, 3, 4, 5], [0.9, 0.2, 0.6, 0.4, 0.7], slices=["us", "us", "us", "fr", "fr"])
     d.label([1, 2, 3, 4], [1, 0, 0, 1])
     got = points(reader)
-    assert only(got["streammetrics.wrappers.sliced.core.slices"]) == 2
-    assert got["streammetrics.wrappers.sliced.core.slice_rows"] == {frozenset({("slice", "us")}): 3}
+    assert only(got["streammetrics.sliced.slices"]) == 2
+    assert got["streammetrics.sliced.slice_rows"] == {frozenset({("slice", "us")}): 3}
     assert got["streammetrics.acc"] == {frozenset({("slice", "us")}): pytest.approx(2 / 3)}
-    assert only(got["streammetrics.wrappers.delayed.core.pending"]) == 1
-    assert only(got["streammetrics.wrappers.delayed.core.labelled"]) == 4
+    assert only(got["streammetrics.delayed.pending"]) == 1
+    assert only(got["streammetrics.delayed.labelled"]) == 4
     reg.close()
     assert "streammetrics.acc" not in points(reader)
 

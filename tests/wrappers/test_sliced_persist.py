@@ -308,13 +308,13 @@ def test_checkpointer_logs_every_failed_background_save(tmp_path: Path,
     folder.mkdir()
     saver = sm.Checkpointer(metric, folder / "m.sm", every_seconds=0.02)
     folder.rmdir()  # every save now fails
-    caplog.set_level(logging.ERROR, logger="streammetrics.wrappers.checkpoint")
+    caplog.set_level(logging.ERROR, logger="streammetrics.checkpoint")
     deadline = time.monotonic() + 10
     while saver.failures < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
     saver.close(final=False)
     assert saver.failures >= 2 and saver.last_error is not None
-    records = [r for r in caplog.records if r.name == "streammetrics.wrappers.checkpoint"]
+    records = [r for r in caplog.records if r.name == "streammetrics.checkpoint"]
     assert records and all(r.levelno == logging.ERROR for r in records)
     assert "m.sm" in records[0].getMessage() and records[0].exc_info is not None
     folder.mkdir()
