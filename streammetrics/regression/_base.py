@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.metric import Metric, UndefinedMetricWarning
+from streammetrics._core.metric import M, Metric, UndefinedMetricWarning, Value
 from streammetrics._core.validation import as_numpy, check_weights, first_bad
 from streammetrics._core.warn import warn
 
@@ -258,7 +258,7 @@ def undefined(name: str, why: str, multioutput: str | list[float], k: int) -> fl
     return float("nan")
 
 
-class RegressionMetric(Metric):
+class RegressionMetric(Metric[Value]):
     """Base class of the regression accumulators: ``update(y_true, y_pred, *,
     sample_weight=None)`` over targets of shape (n,) or (n, k), and the ``multioutput``
     readout.
@@ -281,7 +281,7 @@ class RegressionMetric(Metric):
     def _init_outputs(self, multioutput: Any) -> None:
         self.multioutput = check_multioutput(multioutput, self._multioutputs)
 
-    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
+    def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
         """Fold in one batch (or one sample). Atomic: a rejected batch changes nothing.
 
         Parameters

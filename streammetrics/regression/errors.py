@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ._base import MULTIOUTPUT, RegressionMetric, undefined
 from ._moments import ErrorMoments
@@ -67,7 +68,7 @@ class MeanSquaredError(_MomentsMetric):
     0.375
     """
 
-    def __init__(self, multioutput: Any = "uniform_average") -> None:
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
         super().__init__(multioutput)
 
     def _compute(self) -> Any:
@@ -98,7 +99,7 @@ class RootMeanSquaredError(_MomentsMetric):
     0.6123724356957945
     """
 
-    def __init__(self, multioutput: Any = "uniform_average") -> None:
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
         super().__init__(multioutput)
 
     def _compute(self) -> Any:
@@ -130,7 +131,7 @@ class MeanAbsoluteError(_MomentsMetric):
     array([0.5, 1. ])
     """
 
-    def __init__(self, multioutput: Any = "uniform_average") -> None:
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
         super().__init__(multioutput)
 
     def _compute(self) -> Any:
@@ -235,7 +236,8 @@ class ExplainedVariance(R2Score):
     0.957173
     """
 
-    def __init__(self, multioutput: Any = "uniform_average", *, force_finite: bool = True) -> None:
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average", *,
+                 force_finite: bool = True) -> None:
         super().__init__(multioutput, force_finite=force_finite)
 
     def _numerator(self, t: dict[str, Any]) -> np.ndarray:

@@ -18,6 +18,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.intervals import wilson
 from streammetrics._core.load_checks import check_weight_pair, reserve
@@ -167,7 +168,7 @@ class IntervalCoverage(_IntervalMetric):
 
     _name = "IntervalCoverage"
 
-    def __init__(self, num_outputs: int = 1, multioutput: Any = "uniform_average") -> None:
+    def __init__(self, num_outputs: int = 1, multioutput: str | ArrayLike = "uniform_average") -> None:
         super().__init__(num_outputs, multioutput)
 
     def _values(self, t: dict[str, np.ndarray]) -> np.ndarray:
@@ -221,7 +222,7 @@ class IntervalWidth(_IntervalMetric):
 
     _name = "IntervalWidth"
 
-    def __init__(self, num_outputs: int = 1, multioutput: Any = "uniform_average") -> None:
+    def __init__(self, num_outputs: int = 1, multioutput: str | ArrayLike = "uniform_average") -> None:
         super().__init__(num_outputs, multioutput)
 
     def _values(self, t: dict[str, np.ndarray]) -> np.ndarray:

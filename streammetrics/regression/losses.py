@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.params import real_param
 
@@ -77,7 +78,7 @@ class MeanAbsolutePercentageError(_LossMetric):
 
     _kind = "absolute_percentage"
 
-    def __init__(self, multioutput: Any = "uniform_average") -> None:
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
         super().__init__(multioutput)
 
 
@@ -106,7 +107,7 @@ class MeanSquaredLogError(_LossMetric):
 
     _kind = "squared_log"
 
-    def __init__(self, multioutput: Any = "uniform_average") -> None:
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
         super().__init__(multioutput)
 
 
@@ -130,7 +131,7 @@ class RootMeanSquaredLogError(MeanSquaredLogError):
     0.199324
     """
 
-    def __init__(self, multioutput: Any = "uniform_average") -> None:
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
         super().__init__(multioutput)
 
     def _compute(self) -> Any:

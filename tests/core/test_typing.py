@@ -82,6 +82,8 @@ assert_type(sm.CalibrationError().update([0, 1], [0.2, 0.8]).compute(), float)
 assert_type(sm.KSStatistic().update([0, 1], [0.2, 0.8]).bounds(), tuple[float | np.ndarray, float | np.ndarray])
 assert_type(sm.Window(sm.Accuracy(), size=3).update([0, 1], [0, 1]).compute(), float)
 assert_type(sm.Precision().interval(), tuple[float | np.ndarray, float | np.ndarray])
+assert_type(sm.MeanSquaredError().update([1.0, 2.0], [1.5, 2.0]).compute(), float | np.ndarray)
+assert_type(sm.IntervalCoverage().compute(), float | np.ndarray)
 label: str = sm.Accuracy().compute()  # E: Incompatible types in assignment (expression has type "float"
 sm.ROCCurve().compute().fpr  # E: Item "list[ROCCurveResult]" of "ROCCurveResult | list[ROCCurveResult]" has no attribute "fpr"
 '''
