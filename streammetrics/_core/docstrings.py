@@ -117,13 +117,6 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "scikit-learn's ``labels=``: the classes per-class values, averages and matrices "
             "cover, in that order (multiclass and multilabel).",
         ),
-        "label_args": (
-            "**label_args",
-            "``classes=`` (the labels as the data has them, in class order; binary: "
-            "``[negative, positive]``), ``pos_label=`` (binary tasks only: the positive label) "
-            "and ``labels=`` (scikit-learn's: the classes per-class values, averages and "
-            "matrices cover, in that order).",
-        ),
     },
     # Accumulators of the ranking family (streammetrics.ranking.metrics, ROC / PR / DET curves).
     "ranking": {

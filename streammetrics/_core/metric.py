@@ -13,29 +13,33 @@ write. Concurrent calls therefore give the state of some sequential order of the
 
 from __future__ import annotations
 
-import difflib
-import functools
-import inspect
-import re
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
+
+import numpy as np
 
 from .load_checks import carried_nbytes, check_config_types, check_plain, check_version, load_budget
 from .state import State
 from .validation import with_hint
 
-__all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS"]
+__all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS", "R_co", "Value"]
 
 #: Version of the ``state_dict`` layout (and of the file format built on it).
 FORMAT_VERSION = 1
 #: Keys of a state dict that are not state arrays.
 RESERVED_KEYS = frozenset({"class", "format_version", "config"})
 
-M = TypeVar("M", bound="Metric")
+M = TypeVar("M", bound="Metric[Any]")
 T = TypeVar("T")
+#: What ``compute()`` returns (``Metric[float]``, ``Metric[ROCCurveResult]``, ...); a family base
+#: that returns several kinds is generic in it, its public classes name theirs.
+R_co = TypeVar("R_co", covariant=True)
+#: What a per-class measure returns: a float (binary, or averaged over classes), or the
+#: per-class array (``average=None``).
+Value: TypeAlias = float | np.ndarray
 
 #: Set while a state dict is produced for, or rebuilt from, a *trusted* channel (pickling,
 #: in-process copies, Dask tasks): states may then add derived statistics to ``arrays()`` and
@@ -78,13 +82,14 @@ class UndefinedMetricWarning(UserWarning):
     """A metric was undefined on the data seen (e.g. a zero denominator) and was replaced."""
 
 
-class Metric:
+class Metric(Generic[R_co]):
     """Base class of all streaming accumulators.
 
     Subclasses set ``self._state`` in ``__init__`` and implement ``_config`` (the constructor
     arguments, JSON-able) and ``_compute``. Classification metrics inherit ``update(y_true,
     y_pred, *, sample_weight=None)``; other families define their own ``update`` signature and
-    call :meth:`_update_state`.
+    call :meth:`_update_state`. ``Metric[R]``: ``compute()`` returns an ``R`` (each public class
+    names its own: ``Accuracy`` is a ``Metric[float]``).
 
     Examples
     --------
@@ -112,8 +117,6 @@ class Metric:
         super().__init_subclass__(**kwargs)
         if not cls.__name__.startswith("_"):
             Metric._registry.setdefault(cls.__name__, cls)
-        if "__init__" in cls.__dict__:
-            cls.__init__ = _naming_the_class(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     # -- configuration ---------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -172,7 +175,7 @@ class Metric:
             self._state.apply(delta)
         return self
 
-    def compute(self) -> Any:
+    def compute(self) -> R_co:
         """The current value. Never changes the value, the state or the configuration.
 
         Returns
@@ -184,7 +187,7 @@ class Metric:
         with self._lock:
             return self._compute()
 
-    def _compute(self) -> Any:
+    def _compute(self) -> R_co:
         raise NotImplementedError
 
     def _cached(self, key: Hashable, compute: Callable[[], T]) -> T:
@@ -452,56 +455,6 @@ class Metric:
         # derived statistics and the rebuild skips their O(n log n) re-validation.
         with trusted_states():
             return (_rebuild_trusted, (self.state_dict(),))
-
-
-def _naming_the_class(init: Callable[..., None]) -> Callable[..., None]:
-    """``init`` whose argument errors name the class the user called, its parameters and the
-    closest match of a misspelt keyword: ``F1(averag="macro")`` says ``F1() got an unexpected
-    keyword argument 'averag' (did you mean 'average'?)``, not ``ConfusionMetric.__init__()``
-    (a class passing ``**kw`` on to its base binds them there). Only errors of binding the
-    arguments are reworded: a ``TypeError`` raised inside the constructor passes unchanged."""
-
-    @functools.wraps(init)
-    def checked(self: Metric, *args: Any, **kwargs: Any) -> None:
-        try:
-            init(self, *args, **kwargs)
-        except TypeError as exc:
-            tb = exc.__traceback__
-            if tb is None or tb.tb_next is not None or "__init__()" not in str(exc):
-                raise  # raised inside the constructor, or already reworded by a base
-            raise TypeError(_argument_message(type(self), str(exc))) from None
-
-    return checked
-
-
-_NAMED = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-          inspect.Parameter.KEYWORD_ONLY)
-
-
-def _parameters(cls: type) -> list[str]:
-    """Keyword parameters of ``cls``'s constructor, through the bases a ``**kw`` passes to."""
-    names: list[str] = []
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None or klass is object:
-            continue
-        params = inspect.signature(inspect.unwrap(init)).parameters.values()
-        names += [p.name for p in params if p.name != "self" and p.kind in _NAMED and p.name not in names]
-        if not any(p.kind is p.VAR_KEYWORD for p in params):
-            break
-    return names
-
-
-def _argument_message(cls: type, message: str) -> str:
-    """``message`` (Python's binding error) with ``cls()`` as the callee and a suggestion."""
-    text = re.sub(r"^[\w.]*__init__\(\)", f"{cls.__name__}()", message)
-    params = _parameters(cls)
-    found = re.search(r"unexpected keyword argument '(\w+)'", message)
-    if found:
-        close = difflib.get_close_matches(found.group(1), params, n=1)
-        if close:
-            text += f" (did you mean {close[0]!r}?)"
-    return f"{text}; {cls.__name__} takes {', '.join(params)}" if params else text
 
 
 def _rebuild(state: Mapping[str, Any]) -> Metric:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.averaging import undefined_without_weight as undefined
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import M, Metric, R_co
 from streammetrics._core.params import FLAG, Param, check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
@@ -19,7 +19,7 @@ from ._state import MAX_CELLS, ProbabilityBins, check_n_bins
 __all__ = ["ProbabilityMetric", "binned_error", "undefined"]
 
 
-class ProbabilityMetric(Metric):
+class ProbabilityMetric(Metric[R_co]):
     """Base of the calibration family: owns a :class:`ProbabilityBins` state."""
 
     _state: ProbabilityBins
@@ -50,7 +50,7 @@ class ProbabilityMetric(Metric):
         bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr, losses)
         self._state = self._labels.attach(bins)
 
-    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
+    def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
         """Fold in one batch: labels and probabilities (or logits with ``from_logits=True``).
 
         Binary: ``y_true`` 0/1 (n,), ``y_pred`` P(1) (n,); multiclass: ``y_true`` in [0, C)

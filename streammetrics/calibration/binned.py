@@ -40,7 +40,7 @@ multiclass error keeps only its top-label bins; ``CalibrationCurve`` never: its 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -59,6 +59,8 @@ from ._curve_bounds import bounded_curve
 from ._quantile import QuantileProbabilities, check_ovr_classes
 from ._quantile_bounds import quantile_error_certified
 
+_P = TypeVar("_P", bound="ProbabilityMetric[Any]")
+
 __all__ = ["CalibrationError", "CalibrationCurve", "CalibrationCurveResult"]
 
 NORMS = ("l1", "l2", "max")
@@ -68,7 +70,7 @@ _Column = tuple[tuple[np.ndarray, np.ndarray, np.ndarray], "ThresholdCounts | No
 
 
 @filled
-class CalibrationError(ProbabilityMetric):
+class CalibrationError(ProbabilityMetric[float]):
     """Streaming binned calibration error (ECE / RMSCE / MCE); see the module docstring.
 
     Parameters
@@ -190,7 +192,7 @@ class CalibrationError(ProbabilityMetric):
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
-    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
+    def update(self: _P, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> _P:
         """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
         return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
 
@@ -298,7 +300,7 @@ class CalibrationCurveResult(CurveOutput):
 
 
 @filled
-class CalibrationCurve(ProbabilityMetric):
+class CalibrationCurve(ProbabilityMetric[CalibrationCurveResult | list[CalibrationCurveResult]]):
     """Streaming reliability curve, equal to ``sklearn.calibration.calibration_curve``.
 
     ``compute()`` returns a :class:`CalibrationCurveResult` (binary) or a list of them, one per
@@ -369,7 +371,7 @@ class CalibrationCurve(ProbabilityMetric):
                 "num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config(),
                 **({} if self.max_bytes is None else {"max_bytes": self.max_bytes})}
 
-    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
+    def update(self: _P, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> _P:
         """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
         return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
 
@@ -442,7 +444,7 @@ def _quantile_columns(metric: Any) -> list[_Column]:
     return cols
 
 
-def _update_naming_y_pred(metric: ProbabilityMetric, y_true: Any, y_pred: Any, sample_weight: Any) -> Any:
+def _update_naming_y_pred(metric: _P, y_true: Any, y_pred: Any, sample_weight: Any) -> _P:
     """``metric.update``, whose ranking state (the raw score buffer of binary logits, the
     bounded bins of binary probabilities) names its argument ``y_pred`` in errors as every
     calibration metric does (the state's own name is ``y_score``)."""

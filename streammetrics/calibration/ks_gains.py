@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.averaging import warn_undefined_nan
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import M, Metric, R_co, Value
 from streammetrics._core.params import check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._scores.protocol import ScoreState
@@ -51,7 +51,7 @@ from ._business_curves import gain_bounds, ks_certified
 __all__ = ["KSStatistic", "GainsCurve", "LiftCurve", "GainsCurveResult"]
 
 
-class _ScoreCurve(Metric):
+class _ScoreCurve(Metric[R_co]):
     """A business curve on the shared score state (exact buffer or bounded bins)."""
 
     _state: ScoreState
@@ -85,7 +85,7 @@ class _ScoreCurve(Metric):
         with self._lock:
             return bool(self._state.is_exact)
 
-    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
+    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
         """Fold in one batch (labels 0/1 and scores; multiclass: class indices and (n, C)
         scores) or one sample; atomic; returns ``self``. O(n) (O(n C)) plus the state's
         amortised folding."""
@@ -102,7 +102,7 @@ class _ScoreCurve(Metric):
             warn_undefined_nan(self._name, what, None if self.num_classes is None else bad)
 
 
-class KSStatistic(_ScoreCurve):
+class KSStatistic(_ScoreCurve[Value]):
     """Kolmogorov-Smirnov statistic max_t |TPR(t) - FPR(t)| (scipy's ``ks_2samp`` statistic).
 
     ``update(y_true, y_score, *, sample_weight=None)`` takes binary labels and any non-NaN
@@ -137,6 +137,10 @@ class KSStatistic(_ScoreCurve):
 
     _name = "KSStatistic"
 
+    def __init__(self, num_classes: int | None = None, *, max_bytes: int | None = None,
+                 scores: str = "raw") -> None:
+        super().__init__(num_classes, max_bytes=max_bytes, scores=scores)
+
     def _stats(self) -> np.ndarray:
         """(C, 4) rows of (value, low, high, threshold) per column (call under the lock)."""
         return np.array([ks_certified(self._counts(k)) for k in self._columns()]).reshape(-1, 4)
@@ -149,13 +153,13 @@ class KSStatistic(_ScoreCurve):
         self._warn(np.flatnonzero(np.isnan(stats[:, 0])).tolist(), "no positives or no negatives")
         return self._out(stats[:, 0])
 
-    def threshold(self) -> Any:
+    def threshold(self) -> Value:
         """The highest threshold t (select ``score >= t``) where the statistic is attained;
         nan when undefined (per class for multiclass). O(n log n); O(bins) bounded."""
         with self._lock:
             return self._out(self._stats()[:, 3])
 
-    def bounds(self) -> tuple[Any, Any]:
+    def bounds(self) -> tuple[Value, Value]:
         """Certified (low, high) interval holding the exact statistic of the data seen:
         (value, value) for the exact state; bounded: the edge maximum and the largest gap at a
         corner of a bin holding both classes (:func:`streammetrics.calibration._business_curves.
@@ -252,7 +256,7 @@ class GainsCurveResult(CurveOutput):
         return g, g / q
 
 
-class GainsCurve(_ScoreCurve):
+class GainsCurve(_ScoreCurve[GainsCurveResult | list[GainsCurveResult]]):
     """Cumulative gains (and lift) curve; ``compute()`` returns a :class:`GainsCurveResult`.
 
     ``update(y_true, y_score, *, sample_weight=None)`` takes binary labels and any non-NaN
@@ -286,6 +290,10 @@ class GainsCurve(_ScoreCurve):
 
     _name = "GainsCurve"
     _plot_kind = "gains"
+
+    def __init__(self, num_classes: int | None = None, *, max_bytes: int | None = None,
+                 scores: str = "raw") -> None:
+        super().__init__(num_classes, max_bytes=max_bytes, scores=scores)
 
     def plot(self, ax: Any = None, **kwargs: Any) -> Any:
         """The cumulative gains chart of the current curve (``LiftCurve``: the lift chart); see
@@ -333,3 +341,7 @@ class LiftCurve(GainsCurve):
 
     _name = "LiftCurve"
     _plot_kind = "lift"
+
+    def __init__(self, num_classes: int | None = None, *, max_bytes: int | None = None,
+                 scores: str = "raw") -> None:
+        super().__init__(num_classes, max_bytes=max_bytes, scores=scores)

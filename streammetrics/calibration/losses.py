@@ -27,7 +27,7 @@ __all__ = ["LogLoss", "BrierScore", "BrierDecomposition"]
 
 
 @filled
-class LogLoss(ProbabilityMetric):
+class LogLoss(ProbabilityMetric[float]):
     """Streaming log loss (cross-entropy), equal to ``sklearn.metrics.log_loss``.
 
     Parameters
@@ -118,7 +118,7 @@ class BrierDecomposition:
 
 
 @filled
-class BrierScore(ProbabilityMetric):
+class BrierScore(ProbabilityMetric[float]):
     """Streaming Brier score, equal to ``sklearn.metrics.brier_score_loss``.
 
     Binary: mean of w (p - y)^2; multiclass: mean over samples of the sum over classes of the

@@ -7,6 +7,7 @@ F-beta, Jaccard and the other per-class ratios).
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,7 +21,7 @@ from streammetrics._core.averaging import (
     zero_value,
 )
 from streammetrics._core.intervals import wilson
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import Metric, R_co, Value
 from streammetrics._core.params import Param, check_param, real_param
 from streammetrics._counts.confusion_counts import ConfusionCounts, OneVsRest, task_of
 from streammetrics._counts.label_options import label_options
@@ -34,7 +35,7 @@ _AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_
 
 
 
-class ConfusionMetric(ZeroDivisionOption, Metric):
+class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
     """Common constructor and state of the confusion family."""
 
     #: whether the metric accepts ``average`` (and needs it for multiclass/multilabel)
@@ -56,9 +57,9 @@ class ConfusionMetric(ZeroDivisionOption, Metric):
         threshold: float = 0.5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
-        classes: Any = None,
-        pos_label: Any = None,
-        labels: Any = None,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
+        labels: Iterable[Hashable] | None = None,
     ) -> None:
         super().__init__()
         self._labels = label_options(num_classes, multilabel, classes=classes, pos_label=pos_label,
@@ -101,7 +102,7 @@ class ConfusionMetric(ZeroDivisionOption, Metric):
         return out, undefined
 
 
-class AveragedMetric(ConfusionMetric):
+class AveragedMetric(ConfusionMetric[Value]):
     """A per-class ratio num_c / den_c of one-vs-rest counts, averaged per ``average``."""
 
     _averaged = True
@@ -122,16 +123,12 @@ class AveragedMetric(ConfusionMetric):
         threshold: float = 0.5,
         ignore_index: int | None = None,
         zero_division: str | float = "warn",
-        **label_args: Any,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
+        labels: Iterable[Hashable] | None = None,
     ) -> None:
-        super().__init__(
-            num_classes,
-            multilabel=multilabel,
-            threshold=threshold,
-            ignore_index=ignore_index,
-            zero_division=zero_division,
-            **label_args,
-        )
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         self.average = check_param(average, "average", _AVERAGE)
         if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
             self._state = sample_average_state(self, average)
@@ -146,7 +143,7 @@ class AveragedMetric(ConfusionMetric):
         num, den = self._ratio(s)
         return self._divide(num, den)
 
-    def _compute(self) -> Any:
+    def _compute(self) -> Value:
         if self.average == "samples":
             value, undefined = self._state.value(zero_value(self.zero_division))  # type: ignore[attr-defined]
             if undefined and self.zero_division == "warn":
@@ -181,7 +178,7 @@ class AveragedMetric(ConfusionMetric):
 class ProportionMetric(AveragedMetric):
     """A ratio whose numerator counts a subset of its denominator: it has a Wilson interval."""
 
-    def interval(self, confidence: float = 0.95) -> tuple[Any, Any]:
+    def interval(self, confidence: float = 0.95) -> tuple[Value, Value]:
         """Wilson score interval of the proportion (binary, per-class or micro values).
 
         The weighted version uses the effective sample size (sum w)^2 / sum w^2 of the

@@ -6,6 +6,7 @@ docs/definitions/confusion.md). Exported by :mod:`streammetrics.classification.c
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ class Precision(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -48,6 +49,14 @@ class Precision(ProportionMetric):
     _label = "Precision"
     _undefined = "no predicted samples"
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.predicted
 
@@ -59,7 +68,7 @@ class Recall(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -73,6 +82,14 @@ class Recall(ProportionMetric):
     _label = "Recall"
     _undefined = "no true samples"
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.support
 
@@ -84,7 +101,7 @@ class Specificity(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -98,6 +115,14 @@ class Specificity(ProportionMetric):
     _label = "Specificity"
     _undefined = "no negative samples"
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fp
 
@@ -109,7 +134,7 @@ class FallOut(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -123,6 +148,14 @@ class FallOut(ProportionMetric):
     _label = "Fall-out"
     _undefined = "no negative samples"
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.fp + s.tn
 
@@ -134,7 +167,7 @@ class MissRate(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -148,6 +181,14 @@ class MissRate(ProportionMetric):
     _label = "Miss rate"
     _undefined = "no true samples"
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.support
 
@@ -159,7 +200,7 @@ class NPV(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -173,6 +214,14 @@ class NPV(ProportionMetric):
     _label = "NPV"
     _undefined = "no predicted negatives"
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fn
 
@@ -184,7 +233,7 @@ class FDR(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -198,6 +247,14 @@ class FDR(ProportionMetric):
     _label = "FDR"
     _undefined = "no predicted samples"
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.predicted
 
@@ -209,7 +266,7 @@ class FOR(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -223,6 +280,14 @@ class FOR(ProportionMetric):
     _label = "FOR"
     _undefined = "no predicted negatives"
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.fn + s.tn
 
@@ -234,7 +299,7 @@ class Prevalence(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -247,6 +312,14 @@ class Prevalence(ProportionMetric):
 
     _label = "Prevalence"
     _undefined = "no samples"
+
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.support, s.total
@@ -262,7 +335,7 @@ class Jaccard(AveragedMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: label_args}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -277,6 +350,14 @@ class Jaccard(AveragedMetric):
     _undefined = "no true or predicted samples"
     _skip_nan = False
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
+
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.tp + s.fp + s.fn
 
@@ -290,9 +371,8 @@ class FBeta(AveragedMetric):
     {confusion: num_classes}
     beta : float, default 1.0
         Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
-    **kwargs
-        The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
-        ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+    {confusion: multilabel, average, threshold, ignore_index, zero_division, classes, pos_label}
+    {confusion: labels}
 
     Examples
     --------
@@ -304,8 +384,13 @@ class FBeta(AveragedMetric):
     _label = "F-score"
     _undefined = "no true nor predicted samples"
 
-    def __init__(self, num_classes: int | None = None, *, beta: float = 1.0, **kwargs: Any) -> None:
-        super().__init__(num_classes, **kwargs)
+    def __init__(self, num_classes: int | None = None, *, beta: float = 1.0, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
         if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
             beta = real_param(beta, "beta", "a number >= 0 (or inf)")
         self.beta = beta = check_param(beta, "beta", _BETA)  # a float by now: the message shows it
@@ -334,10 +419,8 @@ class F1(FBeta):
 
     Parameters
     ----------
-    {confusion: num_classes}
-    **kwargs
-        The arguments of :class:`Precision` (``multilabel``, ``average``, ``threshold``,
-        ``ignore_index``, ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+    {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
+    {confusion: classes, pos_label, labels}
 
     Examples
     --------
@@ -348,9 +431,13 @@ class F1(FBeta):
     0.5
     """
 
-    def __init__(self, num_classes: int | None = None, **kwargs: Any) -> None:
-        kwargs.pop("beta", None)
-        super().__init__(num_classes, beta=1.0, **kwargs)
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
+                 zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, beta=1.0, multilabel=multilabel, average=average, threshold=threshold,
+                         ignore_index=ignore_index, zero_division=zero_division, classes=classes,
+                         pos_label=pos_label, labels=labels)
 
     def _config(self) -> dict[str, Any]:
         config = super()._config()

@@ -25,9 +25,11 @@ occupied cells only, O(distinct (actual, predicted) pairs) memory, O(n log n) ``
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Iterable
 from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import (
     chance_adjusted,
@@ -86,7 +88,7 @@ __all__ = [
 
 
 @filled
-class Accuracy(ConfusionMetric):
+class Accuracy(ConfusionMetric[float]):
     """Accuracy = (TP + TN) / n; multiclass: trace / n; multilabel: subset accuracy.
 
     Multilabel accuracy is the (weighted) share of rows whose labels are all right, as
@@ -108,6 +110,13 @@ class Accuracy(ConfusionMetric):
 
     #: ErrorRate reads the complement of the same counts
     _complement: ClassVar[bool] = False
+
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
 
     def _counts(self) -> tuple[float, float, float]:
         """(correct, total, total of squared weights)."""
@@ -157,9 +166,16 @@ class ErrorRate(Accuracy):
 
     _complement = True
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
+
 
 @filled
-class HammingLoss(ConfusionMetric):
+class HammingLoss(ConfusionMetric[float]):
     """Hamming loss: the (weighted) share of wrong labels; 1 - accuracy for single-label tasks.
 
     Parameters
@@ -173,6 +189,13 @@ class HammingLoss(ConfusionMetric):
     >>> sm.HammingLoss(2, multilabel=True).update([[1, 0], [0, 1]], [[1, 1], [0, 1]]).compute()
     0.25
     """
+
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
 
     def _compute(self) -> float:
         if self.task == "multilabel":
@@ -189,7 +212,7 @@ class HammingLoss(ConfusionMetric):
 
 
 @filled
-class BalancedAccuracy(ConfusionMetric):
+class BalancedAccuracy(ConfusionMetric[float]):
     """Balanced accuracy: the mean recall over the classes that occur in ``y_true``.
 
     Binary with both classes present: (TPR + TNR) / 2. As scikit-learn's
@@ -205,9 +228,7 @@ class BalancedAccuracy(ConfusionMetric):
         :class:`UndefinedMetricWarning`, whatever the score (scikit-learn's function, like
         :func:`streammetrics.functional.balanced_accuracy_score`, divides by 0: -inf, or nan for
         a perfect score).
-    **kw
-        The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
-        ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+    {confusion: multilabel, threshold, ignore_index, zero_division, classes, pos_label, labels}
 
     Examples
     --------
@@ -218,8 +239,13 @@ class BalancedAccuracy(ConfusionMetric):
 
     _multilabel_ok = False
 
-    def __init__(self, num_classes: int | None = None, *, adjusted: bool = False, **kw: Any) -> None:
-        super().__init__(num_classes, **kw)
+    def __init__(self, num_classes: int | None = None, *, adjusted: bool = False,
+                 multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         self.adjusted = bool(adjusted)
 
     def _config(self) -> dict[str, Any]:
@@ -247,7 +273,7 @@ class BalancedAccuracy(ConfusionMetric):
 
 
 @filled
-class WeightedAccuracy(ConfusionMetric):
+class WeightedAccuracy(ConfusionMetric[float]):
     """Class-weighted accuracy A_w = Σ_c w_c · TPR(c) (the Binder lecture's A_{2,w}, A_{C,w}).
 
     ``weights``: one non-negative weight per class in class order, summing to 1 (binary:
@@ -258,11 +284,9 @@ class WeightedAccuracy(ConfusionMetric):
     Parameters
     ----------
     {confusion: num_classes}
-    weights : array-like
+    weights : array-like, optional
         One non-negative weight per class in class order (binary ``[w_0, w_1]``), summing to 1.
-    **kw
-        The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
-        ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+    {confusion: multilabel, threshold, ignore_index, zero_division, classes, pos_label, labels}
 
     Examples
     --------
@@ -273,8 +297,13 @@ class WeightedAccuracy(ConfusionMetric):
 
     _multilabel_ok = False
 
-    def __init__(self, num_classes: int | None = None, *, weights: Any = None, **kw: Any) -> None:
-        super().__init__(num_classes, **kw)
+    def __init__(self, num_classes: int | None = None, *, weights: ArrayLike | None = None,
+                 multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         k = self._state.num_classes
         self.weights = np.full(k, 1.0 / k) if weights is None else weight_vector_param(weights, "weights", k)
 
@@ -291,7 +320,7 @@ class WeightedAccuracy(ConfusionMetric):
 
 
 @filled
-class MatthewsCorrCoef(ConfusionMetric):
+class MatthewsCorrCoef(ConfusionMetric[float]):
     """Matthews correlation coefficient over the whole C×C matrix (scikit-learn's formula).
 
     MCC = (c·s − Σ_k p_k·t_k) / sqrt((s² − Σ p_k²)(s² − Σ t_k²)) with c the trace, s the total,
@@ -312,6 +341,13 @@ class MatthewsCorrCoef(ConfusionMetric):
 
     _multilabel_ok = False
 
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
+
     def _compute(self) -> float:
         _, t, p = self._state.class_sums()
         c, s = self._state.totals()
@@ -328,7 +364,7 @@ class MatthewsCorrCoef(ConfusionMetric):
 
 
 @filled
-class CohenKappa(ConfusionMetric):
+class CohenKappa(ConfusionMetric[float]):
     """Cohen's kappa between actual and predicted classes, as scikit-learn's.
 
     κ = 1 − Σ W∘C / Σ W∘E with E = outer(row totals, column totals) / total and W the
@@ -341,9 +377,7 @@ class CohenKappa(ConfusionMetric):
     {confusion: num_classes}
     weights : {None, 'linear', 'quadratic'}, default None
         Disagreement weights between classes (scikit-learn's ``weights=``).
-    **kw
-        The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
-        ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+    {confusion: multilabel, threshold, ignore_index, zero_division, classes, pos_label, labels}
 
     Examples
     --------
@@ -356,8 +390,13 @@ class CohenKappa(ConfusionMetric):
     _takes_labels = True
     _reads_selected_matrix = True  # the kappa of a labels= selection reads its block
 
-    def __init__(self, num_classes: int | None = None, *, weights: str | None = None, **kw: Any) -> None:
-        super().__init__(num_classes, **kw)
+    def __init__(self, num_classes: int | None = None, *, weights: str | None = None,
+                 multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         self.weights = check_param(weights, "weights", _KAPPA_WEIGHTS)
 
     def _config(self) -> dict[str, Any]:
@@ -373,7 +412,7 @@ class CohenKappa(ConfusionMetric):
 
 
 @filled
-class ConfusionMatrix(ConfusionMetric):
+class ConfusionMatrix(ConfusionMetric[np.ndarray]):
     """The confusion matrix: rows = actual, columns = predicted (scikit-learn's orientation).
 
     Binary: ``[[TN, FP], [FN, TP]]``; multiclass: (C, C); multilabel: (L, 2, 2) like
@@ -392,9 +431,7 @@ class ConfusionMatrix(ConfusionMetric):
     normalize : {None, 'true', 'pred', 'all'}, default None
         Normalise over actual classes (rows), predicted classes (columns) or everything, as
         scikit-learn's ``confusion_matrix``.
-    **kw
-        The task arguments of :class:`Accuracy` (``multilabel``, ``threshold``, ``ignore_index``,
-        ``zero_division``, ``classes``, ``pos_label``, ``labels``).
+    {confusion: multilabel, threshold, ignore_index, zero_division, classes, pos_label, labels}
 
     Examples
     --------
@@ -408,8 +445,13 @@ class ConfusionMatrix(ConfusionMetric):
     _takes_labels = True
     _reads_matrix = True
 
-    def __init__(self, num_classes: int | None = None, *, normalize: str | None = None, **kw: Any) -> None:
-        super().__init__(num_classes, **kw)
+    def __init__(self, num_classes: int | None = None, *, normalize: str | None = None,
+                 multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         self.normalize = check_param(normalize, "normalize", _NORMALIZE)
 
     def _config(self) -> dict[str, Any]:

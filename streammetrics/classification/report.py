@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -48,10 +49,16 @@ MEASURES: dict[str, type[AveragedMetric]] = {
 AVERAGE_ROWS = {"micro avg": "micro", "macro avg": "macro", "weighted avg": "weighted"}
 
 
-class Report(dict):  # type: ignore[type-arg]
+class Report(dict[str, Any]):
     """A classification report: a dict (per class, ``accuracy``, averages) that prints as a table.
 
-    What :meth:`ClassificationReport.compute` returns; built by it, not by users.
+    What :meth:`ClassificationReport.compute` returns; built by it, not by users: its constructor
+    takes the entries (a mapping, positional only) as a ``dict`` does.
+
+    Parameters
+    ----------
+    entries : mapping, optional
+        The rows below, as :meth:`ClassificationReport.compute` builds them (default: none).
 
     Attributes
     ----------
@@ -73,6 +80,9 @@ class Report(dict):  # type: ignore[type-arg]
     >>> report["dog"]["recall"], report["dog"]["support"]
     (0.5, 2.0)
     """
+
+    def __init__(self, entries: Mapping[str, dict[str, float] | float] | None = None, /) -> None:
+        super().__init__(entries or {})
 
     def table(self, digits: int = 4) -> str:
         """The report as a fixed-width text table."""
@@ -140,7 +150,7 @@ class Report(dict):  # type: ignore[type-arg]
 
 
 @filled
-class ClassificationReport(ConfusionMetric):
+class ClassificationReport(ConfusionMetric[Report]):
     """Every per-class measure (precision, recall, F1, specificity, NPV, FPR, FNR, FDR, FOR,
     Jaccard, prevalence, support) plus accuracy and the micro, macro and weighted averages.
 
@@ -163,6 +173,13 @@ class ClassificationReport(ConfusionMetric):
     >>> report["2"]["precision"], report["accuracy"]
     (0.5, 0.5)
     """
+
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
+                 ignore_index: int | None = None, zero_division: str | float = "warn",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
+                 labels: Iterable[Hashable] | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
+                         zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
 
     def _view_state(self) -> ConfusionCounts:
         if self.task != "binary":
@@ -187,7 +204,7 @@ class ClassificationReport(ConfusionMetric):
                     view._state = state
                     value = view._compute()
                     if average is None:
-                        per_class[name] = value
+                        per_class[name] = np.asarray(value)
                     else:
                         row = next(r for r, a in AVERAGE_ROWS.items() if a == average)
                         averages[row][name] = float(value)

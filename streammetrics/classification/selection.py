@@ -21,7 +21,7 @@ from streammetrics._counts.confusion_counts import ConfusionCounts
 __all__ = ["SelectionRate"]
 
 
-class SelectionRate(Metric):
+class SelectionRate(Metric[float]):
     """Share of rows predicted positive (binary): (TP + FP) / n.
 
     Parameters

@@ -76,7 +76,7 @@ class HitCounts(SummedState):
             self._arrays["hits"] += delta
 
 
-class TopKAccuracy(ZeroDivisionOption, Metric):
+class TopKAccuracy(ZeroDivisionOption, Metric[float]):
     """Share of samples whose true class is among the k highest scores.
 
     Multiclass only (``num_classes`` >= 2, scores of shape (n, C)). Ties are ranked as

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.docstrings import filled
-from streammetrics.calibration import CalibrationCurve, LogLoss
+from streammetrics.calibration import CalibrationCurve, CalibrationCurveResult, LogLoss
 from streammetrics.calibration._state import ProbabilityBins
 
 from ._targets import (
@@ -378,4 +378,5 @@ def calibration_curve(
     if y01.shape != y.shape:
         y01 = np.zeros(y.shape, dtype=bool)
     res = CalibrationCurve(n_bins=n_bins, strategy=strategy).update(y01.astype(np.int8), p).compute()
+    assert isinstance(res, CalibrationCurveResult)  # binary: one curve
     return res.prob_true, res.prob_pred

@@ -142,12 +142,18 @@ class CurveOutput:
         return plot_curves(self, ax, **kwargs)
 
 
-class MetricResults(dict):  # type: ignore[type-arg]
+class MetricResults(dict[str, Any]):
     """``{name: value}`` of a MetricSet: a plain dict (indexing, ``==`` with a dict and
     ``json.dumps`` of JSON-able values work as for a dict) that also shows as an HTML table in
     a notebook and converts with :meth:`to_dict` / :meth:`to_pandas`.
 
-    What :meth:`MetricSet.compute` returns; built by it, not by users.
+    What :meth:`MetricSet.compute` returns; built by it, not by users: its constructor takes the
+    values by name (a mapping, positional only) as a ``dict`` does.
+
+    Parameters
+    ----------
+    values : mapping, optional
+        ``{name: value}``, as :meth:`MetricSet.compute` builds it (default: empty).
 
     Attributes
     ----------
@@ -161,6 +167,9 @@ class MetricResults(dict):  # type: ignore[type-arg]
     >>> results == {"acc": 2 / 3, "f1": 2 / 3}, results.rows()[0]
     (True, ('acc', 0.6666666666666666))
     """
+
+    def __init__(self, values: Mapping[str, Any] | None = None, /) -> None:
+        super().__init__(values or {})
 
     def rows(self) -> list[tuple[str, Any]]:
         """``(key, value)`` rows: numbers, per-class values expanded (``name[i]``), report

@@ -8,12 +8,14 @@ are in :mod:`streammetrics.ranking.metrics` and :mod:`streammetrics.ranking._cur
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import average_classes, warn_undefined_nan
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import M, Metric, R_co, Value
 from streammetrics._core.params import Param, check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
@@ -86,7 +88,7 @@ def make_state(
     )
 
 
-class RankingMetric(Metric):
+class RankingMetric(Metric[R_co]):
     """Constructor, state and per-class plumbing shared by the four ranking accumulators.
 
     ``update`` validates a batch (vectorised) and queues a copy split by group: O(n) (O(n·C) for
@@ -105,10 +107,10 @@ class RankingMetric(Metric):
         average: str | None = "macro",
         ignore_index: int | None = None,
         max_bytes: int | None = None,
-        thresholds: Any = None,
+        thresholds: int | ArrayLike | None = None,
         scores: str = "raw",
-        classes: Any = None,
-        pos_label: Any = None,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
     ) -> None:
         super().__init__()
         self._labels = label_options(num_classes, bool(multilabel), classes=classes, pos_label=pos_label,
@@ -143,7 +145,7 @@ class RankingMetric(Metric):
     def _by_class(self) -> bool:
         return False
 
-    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
+    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
         """Fold in one batch (or one sample given as scalars); atomic; returns ``self``."""
         return self._update_state(y_true, y_score, sample_weight)
 
@@ -165,7 +167,7 @@ class RankingMetric(Metric):
             out["scores"] = self.scores
         return {**out, **self._labels.config()}
 
-    def bounds(self) -> tuple[Any, Any]:
+    def bounds(self) -> tuple[Value, Value]:
         """Certified (low, high) interval holding the exact value on the data seen: (value,
         value) whenever the state is exact. Binned state (``max_bytes``/``thresholds``): AUROC
         A ± ½ Σ_b p_b n_b / (P N) (:func:`streammetrics._scores.thresholds.auroc_bounds`; with

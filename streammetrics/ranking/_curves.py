@@ -4,10 +4,14 @@ exported by :mod:`streammetrics.ranking.metrics` and the top level.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from typing import Any
+
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import R_co
 from streammetrics._scores.thresholds import (
     ThresholdCounts,
     average_precision_certified,
@@ -20,7 +24,7 @@ __all__ = ["CurveMetric", "ROCCurve", "PRCurve"]
 
 
 @filled
-class CurveMetric(RankingMetric):
+class CurveMetric(RankingMetric[R_co]):
     """Base of the curve accumulators (ROC, PR, DET): binary gives one result;
     multiclass/multilabel give a list with one curve per class (in class order), or one pooled
     curve with ``average="micro"``. A curve subclass gives ``_curve(counts)`` and ``_check``;
@@ -81,7 +85,7 @@ class CurveMetric(RankingMetric):
 
 
 @filled
-class ROCCurve(CurveMetric):
+class ROCCurve(CurveMetric[ROCCurveResult | list[ROCCurveResult]]):
     """The ROC curve (FPR(t), TPR(t)) at every distinct score t, starting at (0, 0) for t = +inf;
     ``compute()`` returns a :class:`ROCCurveResult` (``fpr``, ``tpr``, ``thresholds``,
     ``best_threshold``, ``at``, ``area``) equal to ``sklearn.metrics.roc_curve(...,
@@ -100,9 +104,7 @@ class ROCCurve(CurveMetric):
     {ranking: num_classes}
     drop_intermediate : bool, default False
         Drop the points that are not corners of the curve (scikit-learn's default ``True``).
-    **kw
-        The arguments of :class:`CurveMetric` (``multilabel``, ``average``, ``ignore_index``,
-        ``max_bytes``, ``thresholds``, ``scores``, ``classes``, ``pos_label``).
+    {ranking: multilabel, average, ignore_index, max_bytes, thresholds, scores, labels}
 
     Examples
     --------
@@ -116,9 +118,15 @@ class ROCCurve(CurveMetric):
 
     _name = "ROCCurve"
 
-    def __init__(self, num_classes: int | None = None, *, drop_intermediate: bool = False, **kw: Any) -> None:
+    def __init__(self, num_classes: int | None = None, *, drop_intermediate: bool = False,
+                 multilabel: bool = False,
+                 average: str | None = "macro", ignore_index: int | None = None, max_bytes: int | None = None,
+                 thresholds: int | ArrayLike | None = None, scores: str = "raw",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None) -> None:
         self.drop_intermediate = bool(drop_intermediate)
-        super().__init__(num_classes, **kw)
+        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index,
+                         max_bytes=max_bytes, thresholds=thresholds, scores=scores, classes=classes,
+                         pos_label=pos_label)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "drop_intermediate": self.drop_intermediate}
@@ -132,7 +140,7 @@ class ROCCurve(CurveMetric):
 
 
 @filled
-class PRCurve(CurveMetric):
+class PRCurve(CurveMetric[PRCurveResult | list[PRCurveResult]]):
     """The precision-recall curve at every distinct score (decreasing threshold); ``compute()``
     returns a :class:`PRCurveResult` (``precision``, ``recall``, ``thresholds``, ``area(method=
     "step" | "interpolated" | "eleven_point" | "trapezoid")``, ``best_threshold``, ``at``) equal to
@@ -162,6 +170,14 @@ class PRCurve(CurveMetric):
     _name = "PRCurve"
     _needs_neg = False
     _what = "no positives: recall is nan"
+
+    def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
+                 average: str | None = "macro", ignore_index: int | None = None, max_bytes: int | None = None,
+                 thresholds: int | ArrayLike | None = None, scores: str = "raw",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None) -> None:
+        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index,
+                         max_bytes=max_bytes, thresholds=thresholds, scores=scores, classes=classes,
+                         pos_label=pos_label)
 
     def _curve(self, counts: ThresholdCounts) -> PRCurveResult:
         return PRCurveResult(counts)

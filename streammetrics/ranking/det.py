@@ -11,9 +11,11 @@ neighbours' (scikit-learn's rule). Same state as ``ROCCurve`` (one in a MetricSe
 
 from __future__ import annotations
 
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.docstrings import filled
@@ -100,7 +102,8 @@ class DETCurveResult(CurveOutput):
                 f"N={self.counts.total_neg:g})")
 
 
-class DETCurve(CurveMetric):
+@filled
+class DETCurve(CurveMetric[DETCurveResult | list[DETCurveResult]]):
     """The detection error tradeoff curve (FPR(t), FNR(t)); ``compute()`` returns a
     :class:`DETCurveResult` equal to ``sklearn.metrics.det_curve(..., drop_intermediate=)``.
     Multiclass / multilabel: one curve per class (one-vs-rest), or one pooled curve with
@@ -112,13 +115,10 @@ class DETCurve(CurveMetric):
 
     Parameters
     ----------
-    num_classes : int, optional
-        ``None``: binary; C: multiclass; L with ``multilabel=True`` (as :class:`ROCCurve`).
+    {ranking: num_classes}
     drop_intermediate : bool, default False
         Drop the points that are not corners of the curve.
-    **kw
-        The other arguments of :class:`ROCCurve` (``multilabel``, ``average``, ``ignore_index``,
-        ``max_bytes``, ``thresholds``, ``scores``, ``classes``, ``pos_label``).
+    {ranking: multilabel, average, ignore_index, max_bytes, thresholds, scores, labels}
 
     Examples
     --------
@@ -129,9 +129,15 @@ class DETCurve(CurveMetric):
 
     _name = "DETCurve"
 
-    def __init__(self, num_classes: int | None = None, *, drop_intermediate: bool = False, **kw: Any) -> None:
+    def __init__(self, num_classes: int | None = None, *, drop_intermediate: bool = False,
+                 multilabel: bool = False,
+                 average: str | None = "macro", ignore_index: int | None = None, max_bytes: int | None = None,
+                 thresholds: int | ArrayLike | None = None, scores: str = "raw",
+                 classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None) -> None:
         self.drop_intermediate = bool(drop_intermediate)
-        super().__init__(num_classes, **kw)
+        super().__init__(num_classes, multilabel=multilabel, average=average, ignore_index=ignore_index,
+                         max_bytes=max_bytes, thresholds=thresholds, scores=scores, classes=classes,
+                         pos_label=pos_label)
 
     def _config(self) -> dict[str, Any]:
         return {**super()._config(), "drop_intermediate": self.drop_intermediate}

@@ -27,7 +27,7 @@ import numpy as np
 
 from streammetrics._core.averaging import undefined_without_weight
 from streammetrics._core.docstrings import filled
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import M, Metric
 from streammetrics._core.state import SummedState
 from streammetrics._core.validation import as_numpy, check_scores, check_weights, first_bad
 
@@ -132,7 +132,7 @@ class LabelRankingSums(SummedState):
         return float(sums[self._names.index(which)] / sums[0])
 
 
-class _LabelRankingMetric(Metric):
+class _LabelRankingMetric(Metric[float]):
     _which = "coverage"
 
     def __init__(self, num_labels: int | None = None) -> None:
@@ -146,7 +146,7 @@ class _LabelRankingMetric(Metric):
     def _config(self) -> dict[str, Any]:
         return {} if self.num_labels is None else {"num_labels": self.num_labels}
 
-    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> Any:  # type: ignore[override]
+    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
         """Fold in (n, L) 0/1 labels and (n, L) scores (one sample: two rows of length L);
         atomic; returns ``self``. O(n L log(n L))."""
         return self._update_state(y_true, y_score, sample_weight)
@@ -181,6 +181,9 @@ class CoverageError(_LabelRankingMetric):
 
     _which = "coverage"
 
+    def __init__(self, num_labels: int | None = None) -> None:
+        super().__init__(num_labels)
+
 
 @filled
 class LabelRankingAveragePrecision(_LabelRankingMetric):
@@ -206,6 +209,9 @@ class LabelRankingAveragePrecision(_LabelRankingMetric):
 
     _which = "lrap"
 
+    def __init__(self, num_labels: int | None = None) -> None:
+        super().__init__(num_labels)
+
 
 @filled
 class LabelRankingLoss(_LabelRankingMetric):
@@ -230,3 +236,6 @@ class LabelRankingLoss(_LabelRankingMetric):
     """
 
     _which = "loss"
+
+    def __init__(self, num_labels: int | None = None) -> None:
+        super().__init__(num_labels)

@@ -44,13 +44,16 @@ True
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable, Iterable
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.docstrings import filled
 from streammetrics._core.intervals import z_value
+from streammetrics._core.metric import Value
 from streammetrics._core.params import Param, check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
@@ -89,7 +92,7 @@ _MAX_FPR_RANGE = Param("real", "must be in (0, 1]", low=0.0, low_open=True, high
 
 
 @filled
-class AUROC(RankingMetric):
+class AUROC(RankingMetric[Value]):
     """Area under the ROC curve = Mann-Whitney U / (P·N), a tied positive/negative pair counting
     1/2: P(f(x+) > f(x-)) + 1/2 P(f(x+) = f(x-)). Equals ``sklearn.metrics.roc_auc_score``.
 
@@ -145,10 +148,10 @@ class AUROC(RankingMetric):
         max_fpr: float | None = None,
         multi_class: str = "ovr",
         max_bytes: int | None = None,
-        thresholds: Any = None,
+        thresholds: int | ArrayLike | None = None,
         scores: str = "raw",
-        classes: Any = None,
-        pos_label: Any = None,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
     ) -> None:
         self.multi_class = multi_class = check_param(multi_class, "multi_class", _MULTI_CLASS)
         # a real number first (as a float), then its range (the message shows the float)
@@ -267,7 +270,7 @@ class AUROC(RankingMetric):
                              "AUROC(num_classes, multi_class='ovr') or ROCCurve")
         return _curve_view(self, ROCCurve).plot(ax, labels=labels, **kwargs)
 
-    def interval(self, confidence: float = 0.95) -> Any:
+    def interval(self, confidence: float = 0.95) -> tuple[Value, Value]:
         """DeLong confidence interval (O(n log n), Sun & Xu's algorithm): AUROC ± z·sqrt(Var),
         clipped to [0, 1]. Binary gives a (low, high) pair; multiclass/multilabel with
         ``average=None`` gives two per-class arrays. Undefined (fewer than two positives or
@@ -301,7 +304,7 @@ class AUROC(RankingMetric):
 
 
 @filled
-class AveragePrecision(RankingMetric):
+class AveragePrecision(RankingMetric[Value]):
     """Average precision AP = sum_k (R_k - R_{k-1}) P_k over the distinct thresholds in decreasing
     order, R_0 = 0 (step, no interpolation; ``sklearn.metrics.average_precision_score``).
 
@@ -349,10 +352,10 @@ class AveragePrecision(RankingMetric):
         interpolated: bool = False,
         eleven_point: bool = False,
         max_bytes: int | None = None,
-        thresholds: Any = None,
+        thresholds: int | ArrayLike | None = None,
         scores: str = "raw",
-        classes: Any = None,
-        pos_label: Any = None,
+        classes: Iterable[Hashable] | None = None,
+        pos_label: Hashable | None = None,
     ) -> None:
         self.interpolated = bool(interpolated)
         self.eleven_point = bool(eleven_point)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.load_checks import MAX_SAMPLES, check_array_names, check_sums, loading
-from streammetrics._core.metric import Metric, UndefinedMetricWarning
+from streammetrics._core.metric import M, Metric, UndefinedMetricWarning, Value
 from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, as_numpy, check_weights, first_bad
 from streammetrics._core.warn import warn
 
@@ -355,7 +355,7 @@ def undefined(name: str, why: str, multioutput: str | list[float], k: int) -> fl
     return float("nan")
 
 
-class RegressionMetric(Metric):
+class RegressionMetric(Metric[Value]):
     """Base class of the regression accumulators: ``update(y_true, y_pred, *,
     sample_weight=None)`` over targets of shape (n,) or (n, k), and the ``multioutput``
     readout.
@@ -378,7 +378,7 @@ class RegressionMetric(Metric):
     def _init_outputs(self, multioutput: Any) -> None:
         self.multioutput = check_multioutput(multioutput, self._multioutputs)
 
-    def update(self, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> Any:
+    def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
         """Fold in one batch (or one sample). Atomic: a rejected batch changes nothing.
 
         Parameters

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.docstrings import filled
 
@@ -75,6 +76,9 @@ class MeanSquaredError(_MomentsMetric):
     0.375
     """
 
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
+        super().__init__(multioutput)
+
     def _value(self, t: dict[str, Any]) -> Any:
         return self._combine(t["sse"] / t["weight"])
 
@@ -99,6 +103,9 @@ class RootMeanSquaredError(_MomentsMetric):
     >>> RootMeanSquaredError().update([3.0, -0.5, 2.0, 7.0], [2.5, 0.0, 2.0, 8.0]).compute()
     0.6123724356957945
     """
+
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
+        super().__init__(multioutput)
 
     def _value(self, t: dict[str, Any]) -> Any:
         return self._combine(np.sqrt(t["sse"] / t["weight"]))
@@ -125,6 +132,9 @@ class MeanAbsoluteError(_MomentsMetric):
     >>> m.update([[0.5, 1], [-1, 1], [7, -6]], [[0, 2], [-1, 2], [8, -5]]).compute()
     array([0.5, 1. ])
     """
+
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
+        super().__init__(multioutput)
 
     def _value(self, t: dict[str, Any]) -> Any:
         return self._combine(t["abs_r"] / t["weight"])
@@ -221,6 +231,10 @@ class ExplainedVariance(R2Score):
     >>> round(ExplainedVariance().update([3, -0.5, 2, 7], [2.5, 0.0, 2, 8]).compute(), 6)
     0.957173
     """
+
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average", *,
+                 force_finite: bool = True) -> None:
+        super().__init__(multioutput, force_finite=force_finite)
 
     def _numerator(self, t: dict[str, Any]) -> np.ndarray:
         return np.asarray(t["m2_r"])

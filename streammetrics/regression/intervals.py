@@ -18,6 +18,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.docstrings import filled
 from streammetrics._core.intervals import wilson
@@ -168,6 +169,9 @@ class IntervalCoverage(_IntervalMetric):
 
     _name = "IntervalCoverage"
 
+    def __init__(self, num_outputs: int = 1, multioutput: str | ArrayLike = "uniform_average") -> None:
+        super().__init__(num_outputs, multioutput)
+
     def _values(self, t: dict[str, np.ndarray]) -> np.ndarray:
         return np.clip(t["covered"] / t["weight"], 0.0, 1.0)
 
@@ -216,6 +220,9 @@ class IntervalWidth(_IntervalMetric):
     """
 
     _name = "IntervalWidth"
+
+    def __init__(self, num_outputs: int = 1, multioutput: str | ArrayLike = "uniform_average") -> None:
+        super().__init__(num_outputs, multioutput)
 
     def _values(self, t: dict[str, np.ndarray]) -> np.ndarray:
         return np.asarray(t["width"] / t["weight"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.docstrings import filled
 from streammetrics._core.params import real_param
@@ -78,6 +79,9 @@ class MeanAbsolutePercentageError(_LossMetric):
 
     _kind = "absolute_percentage"
 
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
+        super().__init__(multioutput)
+
 
 @filled
 class MeanSquaredLogError(_LossMetric):
@@ -104,6 +108,9 @@ class MeanSquaredLogError(_LossMetric):
 
     _kind = "squared_log"
 
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
+        super().__init__(multioutput)
+
 
 class RootMeanSquaredLogError(MeanSquaredLogError):
     """Streaming root mean squared logarithmic error, equal to
@@ -124,6 +131,9 @@ class RootMeanSquaredLogError(MeanSquaredLogError):
     >>> round(RootMeanSquaredLogError().update([3, 5, 2.5, 7], [2.5, 5, 4, 8]).compute(), 6)
     0.199324
     """
+
+    def __init__(self, multioutput: str | ArrayLike = "uniform_average") -> None:
+        super().__init__(multioutput)
 
     def _of_means(self, means: np.ndarray) -> np.ndarray:
         return np.sqrt(means)

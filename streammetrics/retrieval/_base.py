@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from streammetrics._core.metric import Metric, UndefinedMetricWarning
+from streammetrics._core.metric import Metric, R_co, UndefinedMetricWarning
 from streammetrics._core.params import Param, check_param
 from streammetrics._core.state import State
 from streammetrics._core.warn import warn
@@ -79,7 +79,7 @@ def plain(x: float) -> float | int:
     return int(x) if float(x).is_integer() else float(x)
 
 
-class RetrievalMetric(Metric):
+class RetrievalMetric(Metric[R_co]):
     """Base of the retrieval family: one spec in a (possibly shared) :class:`QueryState`.
 
     ``compute()`` is the mean over queries (nan with ``UndefinedMetricWarning`` before any query);

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.docstrings import filled
-from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.metric import UndefinedMetricWarning, Value
 from streammetrics._core.params import nonempty_param
 from streammetrics._core.warn import warn
 from streammetrics._queries.spec import Spec
@@ -88,7 +88,7 @@ __all__ = [
 ELEVEN_POINTS = tuple(round(i / 10, 1) for i in range(11))
 
 
-class _AtK(RetrievalMetric):
+class _AtK(RetrievalMetric[float]):
     """A count of relevant documents in the top k, divided per ``_kind`` (P@k by k, R@k by R)."""
 
     _kind = ""
@@ -122,6 +122,9 @@ class PrecisionAtK(_AtK):
 
     _kind = "p"
 
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query)
+
 
 @filled
 class RecallAtK(_AtK):
@@ -140,9 +143,12 @@ class RecallAtK(_AtK):
 
     _kind = "r"
 
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query)
+
 
 @filled
-class RPrecision(RetrievalMetric):
+class RPrecision(RetrievalMetric[float]):
     """R-precision = (relevant documents in the top R) / R, divided by R even when fewer than R
     were retrieved; 0 when R = 0. trec_eval ``Rprec``.
 
@@ -166,7 +172,7 @@ class RPrecision(RetrievalMetric):
 
 
 @filled
-class PrecisionAtRecall(RetrievalMetric):
+class PrecisionAtRecall(RetrievalMetric[float]):
     """Precision at the first rank where recall reaches ``r`` (Weber); 0 if it never does or R = 0.
 
     Parameters
@@ -191,7 +197,7 @@ class PrecisionAtRecall(RetrievalMetric):
 
 
 @filled
-class MAP(RetrievalMetric):
+class MAP(RetrievalMetric[float]):
     """Mean average precision. Per query AP = (1/R) Σ_{relevant retrieved d} P(rank(d)) (trec_eval
     ``map``; unretrieved relevant documents add 0, R = 0 gives 0).
 
@@ -234,7 +240,7 @@ class MAP(RetrievalMetric):
 
 
 @filled
-class MRR(RetrievalMetric):
+class MRR(RetrievalMetric[float]):
     """Mean reciprocal rank: per query 1 / (rank of the first relevant document), 0 if none is
     retrieved (RR@k: 0 if it ranks below k). trec_eval ``recip_rank``.
 
@@ -261,7 +267,7 @@ class MRR(RetrievalMetric):
 
 
 @filled
-class CG(RetrievalMetric):
+class CG(RetrievalMetric[float]):
     """Cumulative gain CG@k = Σ_{i≤k} max(grade_i, 0); ``normalize=True`` divides by k·rel_max
     (Weber; with binary grades and rel_max = 1 it equals P@k). Grades above ``rel_max`` are a
     ``ValueError``. ``rel_level`` is accepted for uniformity and unused (graded measure).
@@ -324,7 +330,7 @@ class CG(RetrievalMetric):
 
 
 @filled
-class DCG(RetrievalMetric):
+class DCG(RetrievalMetric[float]):
     """DCG@k = Σ_{i≤k} g(grade_i) / log2(i + 1); ``gain="linear"``: g = max(grade, 0) (trec_eval),
     ``"exponential"``: g = 2^max(grade, 0) − 1. ``k=None``: the whole list.
 
@@ -377,9 +383,13 @@ class NDCG(DCG):
 
     _kind = "ndcg"
 
+    def __init__(self, k: int | None = None, *, gain: str = "linear", rel_level: float = 1,
+                 ties: str = "first", per_query: bool = False) -> None:
+        super().__init__(k, gain=gain, rel_level=rel_level, ties=ties, per_query=per_query)
+
 
 @filled
-class InterpolatedPrecision(RetrievalMetric):
+class InterpolatedPrecision(RetrievalMetric[Value]):
     """Interpolated precision at recall r = the best precision at any rank whose recall >= r
     (textbook rule, default; 0 if recall r is never reached). ``interpolation="trec"`` uses
     trec_eval 9's ``iprec_at_recall`` rule instead: recall r counts as reached at the rank of the
@@ -439,7 +449,7 @@ class InterpolatedPrecision(RetrievalMetric):
 
 
 @filled
-class ElevenPointAP(RetrievalMetric):
+class ElevenPointAP(RetrievalMetric[float]):
     """11-point interpolated average precision: the mean of the interpolated precision at recall
     0, 0.1, ..., 1 (textbook rule by default; ``interpolation="trec"`` gives trec_eval's
     ``11pt_avg``, see :class:`InterpolatedPrecision`).
@@ -480,7 +490,7 @@ class ElevenPointAP(RetrievalMetric):
 
 
 @filled
-class SystemEfficiency(RetrievalMetric):
+class SystemEfficiency(RetrievalMetric[float]):
     """System efficiency (Weber) E = 1 − d/√2, d the smallest distance from a per-rank (recall,
     precision) point to (1, 1); 0 when nothing relevant exists or nothing is retrieved.
 
@@ -502,7 +512,7 @@ class SystemEfficiency(RetrievalMetric):
     _options = ("rel_level", "per_query")
 
 
-class _SetMeasure(RetrievalMetric):
+class _SetMeasure(RetrievalMetric[float]):
     _column = 0
 
     def __init__(self, *, average: str = "macro", rel_level: float = 1, per_query: bool = False) -> None:
@@ -559,6 +569,9 @@ class SetPrecision(_SetMeasure):
 
     _column = 0
 
+    def __init__(self, *, average: str = "macro", rel_level: float = 1, per_query: bool = False) -> None:
+        super().__init__(average=average, rel_level=rel_level, per_query=per_query)
+
 
 @filled
 class SetRecall(_SetMeasure):
@@ -577,3 +590,6 @@ class SetRecall(_SetMeasure):
     """
 
     _column = 1
+
+    def __init__(self, *, average: str = "macro", rel_level: float = 1, per_query: bool = False) -> None:
+        super().__init__(average=average, rel_level=rel_level, per_query=per_query)

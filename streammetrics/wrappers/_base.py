@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from streammetrics._core.labels import split_labels, with_labels
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import Metric, R_co
 from streammetrics._core.params import check_accumulator
 from streammetrics._core.timestamps import Clock
 
@@ -50,7 +50,7 @@ def metric_from_nested(spec: Any, wrapper: str) -> Metric:
     return target._from_config(spec["config"])
 
 
-class Wrapper(Metric):
+class Wrapper(Metric[R_co]):
     """Base of the wrappers: the wrapped ``_metric``, an injected clock, and the configuration.
 
     Subclasses list their constructor keywords in ``_params`` (saved after the nested metric,
@@ -58,7 +58,7 @@ class Wrapper(Metric):
     a file lacks them in ``_param_defaults``.
     """
 
-    _metric: Metric
+    _metric: Metric[R_co]
     #: Constructor keywords saved in the configuration next to the nested metric.
     _params: ClassVar[tuple[str, ...]] = ()
     #: Values of keywords a configuration may lack (files written before they existed).
@@ -94,11 +94,13 @@ class Wrapper(Metric):
         return out
 
 
+_W = TypeVar("_W", bound="SampleWrapper[Any]")
+
 #: ``update(y_score)`` of a metric without labels (``family == "drift"``): y_pred not given.
 _SCORES_ONLY: Any = object()
 
 
-class SampleWrapper(Wrapper):
+class SampleWrapper(Wrapper[R_co]):
     """What every sample-reweighting wrapper (``Window``, ``Decayed``) shares: it holds a twin
     of the wrapped metric whose state (``self._state.inner``) is kept in sync with the wrapper's
     state before each read, and passes ``interval``/``bounds`` through to it."""
@@ -106,7 +108,7 @@ class SampleWrapper(Wrapper):
     _forward_merges = False  # forward(): samples carry order / time: update, not merge
     _state: Any  # a wrapper state with ``inner``, ``clock`` and ``sync()``
 
-    def _wrap(self, metric: Metric, wrapper: str, states: tuple[type, type], *params: Any,
+    def _wrap(self, metric: Metric[R_co], wrapper: str, states: tuple[type, type], *params: Any,
               clock: Clock | None) -> None:
         """Hold an empty twin of ``metric`` (checked by :func:`check_wrappable`, the messages
         naming ``wrapper``) and the wrapper state ``states[0](inner, *params, clock)``
@@ -119,12 +121,12 @@ class SampleWrapper(Wrapper):
         self._state = with_labels(state_type(inner, *params, clock), codec)
 
     @property
-    def metric(self) -> Metric:
+    def metric(self) -> Metric[R_co]:
         """The wrapped accumulator (its state is the wrapper's inner state)."""
         return self._metric
 
-    def update(self, y_true: Any, y_pred: Any = _SCORES_ONLY, *, sample_weight: Any = None,  # type: ignore[override]
-               timestamp: Any = None, **query_kwargs: Any) -> Any:
+    def update(self: _W, y_true: Any, y_pred: Any = _SCORES_ONLY, *, sample_weight: Any = None,  # type: ignore[override]
+               timestamp: Any = None, **query_kwargs: Any) -> _W:
         """Fold in a batch (or one sample), with per-row or per-batch ``timestamp``. Atomic.
 
         Retrieval metrics take their own update arguments -- ``update(relevance, scores, *,
@@ -146,12 +148,12 @@ class SampleWrapper(Wrapper):
             raise TypeError(f"update() got unexpected keyword arguments {sorted(query_kwargs)}")
         return self._update_state(y_true, y_pred, sample_weight, timestamp=timestamp)
 
-    def _synced(self) -> Metric:
+    def _synced(self) -> Metric[R_co]:
         self._state.sync()
         self._metric._state = self._state.inner
         return self._metric
 
-    def _compute(self) -> Any:
+    def _compute(self) -> R_co:
         return self._synced()._compute()
 
     def _passthrough(self, name: str, *args: Any, **kwargs: Any) -> Any:

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import Metric, R_co
 from streammetrics._core.params import Param, check_param
 from streammetrics._core.timestamps import Clock
 
@@ -76,7 +76,7 @@ __all__ = ["Decayed"]
 _HALF_LIFE = Param("real", "must be a finite number > 0", low=0.0, low_open=True, optional=True)
 
 
-class Decayed(SampleWrapper):
+class Decayed(SampleWrapper[R_co]):
     """``metric`` with exponential forgetting: by samples (``half_life``) or by time
     (``half_life_seconds``). See the module docstring for the exact weights.
 
@@ -111,7 +111,7 @@ class Decayed(SampleWrapper):
 
     _params: ClassVar[tuple[str, ...]] = ("half_life", "half_life_seconds")
 
-    def __init__(self, metric: Metric, *, half_life: float | None = None,
+    def __init__(self, metric: Metric[R_co], *, half_life: float | None = None,
                  half_life_seconds: float | None = None, clock: Clock | None = None) -> None:
         super().__init__()
         if (half_life is None) == (half_life_seconds is None):

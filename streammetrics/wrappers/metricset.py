@@ -88,7 +88,7 @@ def _named_members(metrics: Any) -> dict[str, Metric]:
                      f"metrics, got {type(metrics).__name__}")
 
 
-class MetricSet(Metric):
+class MetricSet(Metric[MetricResults]):
     """A named collection of accumulators with the whole accumulator protocol.
 
     ``update`` feeds every member, ``compute()`` returns ``{name: value}``. Members whose states

@@ -94,7 +94,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from streammetrics._core.metric import Metric
+from streammetrics._core.metric import Metric, R_co
 from streammetrics._core.params import Param, check_param
 from streammetrics._core.timestamps import Clock, check_timestamps
 
@@ -109,7 +109,7 @@ _SECONDS = Param("real", "must be a number > 0", low=0.0, low_open=True, optiona
                  finite_rule="must be finite and > 0", range_rule="must be finite and > 0")
 
 
-class Window(SampleWrapper):
+class Window(SampleWrapper[R_co]):
     """``metric`` over a sliding window of the stream: the last ``size`` samples, or the samples
     of the last ``seconds`` (strictly newer than newest - seconds).
 
@@ -148,7 +148,7 @@ class Window(SampleWrapper):
 
     _params: ClassVar[tuple[str, ...]] = ("size", "seconds")
 
-    def __init__(self, metric: Metric, *, size: int | None = None, seconds: float | None = None,
+    def __init__(self, metric: Metric[R_co], *, size: int | None = None, seconds: float | None = None,
                  clock: Clock | None = None) -> None:
         super().__init__()
         if (size is None) == (seconds is None):

@@ -43,7 +43,8 @@ def _submodules(package: Any) -> tuple[str, ...]:
 
 
 MODULES = ("streammetrics", "streammetrics.functional", "streammetrics.trec", "streammetrics.plot",
-           "streammetrics.calibration", "streammetrics.classification.confusion", "streammetrics.ranking.metrics",
+           "streammetrics.calibration", "streammetrics.regression", "streammetrics.monitoring",
+           "streammetrics.classification.confusion", "streammetrics.ranking.metrics",
            "streammetrics.retrieval.metrics", "streammetrics.wrappers.sliced.core", "streammetrics.wrappers.checkpoint",
            *_submodules(streammetrics.trec), *_submodules(streammetrics.functional),
            *_submodules(streammetrics.calibration))

@@ -61,7 +61,7 @@ import numpy as np
 
 from streammetrics._core.labels import numeric_or_labels
 from streammetrics._core.load_checks import split_entries
-from streammetrics._core.metric import RESERVED_KEYS, Metric
+from streammetrics._core.metric import RESERVED_KEYS, Metric, R_co
 from streammetrics._core.params import Param, check_accumulator, check_param
 from streammetrics._core.timestamps import Clock, call_time
 from streammetrics._core.validation import as_numpy, check_weights, kept_predictions, one_score
@@ -103,7 +103,8 @@ def _merge_snapshot(other: DelayedLabels) -> tuple[tuple[Metric, Any, Any, dict[
     return ((other._metric.copy(), OrderedDict(other._pending), other._spec, dict(other._stats)),
             other._slice_names)
 
-class DelayedLabels(BatchedFolding, Wrapper):
+
+class DelayedLabels(BatchedFolding, Wrapper[R_co]):
     """Pending predictions that feed ``metric`` when their labels arrive (module docstring).
 
     Parameters
@@ -143,7 +144,7 @@ class DelayedLabels(BatchedFolding, Wrapper):
     _param_defaults: ClassVar[Mapping[str, Any]] = {"capacity": 0, "on_unknown": "skip",
                                                      "batch_size": 1, "max_delay": 1.0}
 
-    def __init__(self, metric: Metric, *, capacity: int = 100_000, ttl: float | None = None,
+    def __init__(self, metric: Metric[R_co], *, capacity: int = 100_000, ttl: float | None = None,
                  on_unknown: str = "skip", clock: Clock | None = None, batch_size: int = 1,
                  max_delay: float = 1.0) -> None:
         super().__init__()
@@ -208,7 +209,7 @@ class DelayedLabels(BatchedFolding, Wrapper):
                 f"on_unknown={self.on_unknown!r}{extra})")
 
     @property
-    def metric(self) -> Metric:
+    def metric(self) -> Metric[R_co]:
         """The wrapped accumulator (buffered labelled pairs are folded in first)."""
         self.flush()
         return self._metric
@@ -555,13 +556,13 @@ class DelayedLabels(BatchedFolding, Wrapper):
             return len(self._pending)
 
     # -- accumulator protocol ----------------------------------------------------------------------
-    def compute(self) -> Any:
+    def compute(self) -> R_co:
         """The wrapped metric's value over the labelled pairs (buffered pairs folded in first)."""
         with self._lock:
             self._flush_locked()
         return self._metric.compute()  # the metric's own lock: predictions go on meanwhile
 
-    def _compute(self) -> Any:
+    def _compute(self) -> R_co:
         self._flush_locked()
         return self._metric._compute()
 

@@ -48,7 +48,7 @@ _METHOD = Param("choice", f"must be one of {METHODS}", choices=METHODS)
 _ERRORS = Param("choice", f"must be one of {ERRORS}", choices=ERRORS)
 
 
-class Sliced(Metric):
+class Sliced(Metric[SlicedResults]):
     """One accumulator per slice of the stream (see the module docstring).
 
     Parameters
