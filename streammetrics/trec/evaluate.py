@@ -490,21 +490,42 @@ def evaluate_run(ev: QueryEvaluator, memory_lines: int = MEMORY_LINES) -> RunVal
     ({'q1': [[0.6309297535714575]], 'q2': [[1.0]]}, 'sys')
     """
     run, found = RunQueries(ev.run_path, memory_lines), RunValues()
+    failed: dict[str, TrecFormatError] = {}  # -M: errors of queries that may come again
     if not fast_path(ev.selected, ev.opts, ev.rel_level, ev.max_docs, ev.judged_only, ev.rel_format):
-        found.store = {qid: ev.values(qid, lines) for qid, lines in run if qid in ev.judgments}
-        found.runid = run.runid
-        return found
-    assert isinstance(ev.judgments, CompactQrels)  # rel_format "qrels"
-    for block in run.blocks():
-        qids, rows, slow = block_values(block, ev.judgments, ev.selected, ev.opts, ev.rel_level, ev.max_docs)
-        for j, qid in enumerate(qids):
-            found.packed[qid] = (rows, j)
-            found.store.pop(qid, None)
-        for qid, lines in slow:
-            found.store[qid] = ev.values(qid, lines)
-            found.packed.pop(qid, None)
+        for qid, lines in run:
+            if qid in ev.judgments:
+                _evaluate_query(ev, run, found, failed, qid, lines)
+    else:
+        assert isinstance(ev.judgments, CompactQrels)  # rel_format "qrels"
+        for block in run.blocks():
+            qids, rows, slow = block_values(block, ev.judgments, ev.selected, ev.opts, ev.rel_level,
+                                            ev.max_docs)  # fmt: skip
+            for j, qid in enumerate(qids):
+                found.packed[qid] = (rows, j)
+                found.store.pop(qid, None)
+                failed.pop(qid, None)
+            for qid, lines in slow:
+                _evaluate_query(ev, run, found, failed, qid, lines)
+    for error in failed.values():
+        raise error
     found.runid = run.runid
     return found
+
+
+def _evaluate_query(ev: QueryEvaluator, run: RunQueries, found: RunValues, failed: dict[str, TrecFormatError],
+                    qid: str, lines: QueryLines) -> None:  # fmt: skip
+    """One query's values into ``found``, replacing earlier ones. With ``-M``, a query read before
+    the run is known to be grouped may come again with more lines, which can push a duplicate
+    document out of the top ``max_docs``: its error waits in ``failed`` until the run is read."""
+    found.packed.pop(qid, None)
+    failed.pop(qid, None)
+    try:
+        found.store[qid] = ev.values(qid, lines)
+    except TrecFormatError as error:
+        if ev.max_docs is None or run.grouped is not None:
+            raise
+        found.store.pop(qid, None)
+        failed[qid] = error
 
 
 def _column_sums(ev: QueryEvaluator, found: RunValues, complete: bool) -> tuple[list[list[float]], int]:

@@ -101,6 +101,7 @@ class RunQueries:
         self.runid = ""
 
     def __iter__(self) -> Iterator[tuple[str, QueryLines]]:
+        self.grouped = None  # not known until the end of the pass
         head = RunBlocks(self.path, CHUNK_BYTES, self.block_rows, stop=True)
         for block in head:
             yield from block_queries(block)
@@ -114,6 +115,7 @@ class RunQueries:
         Block
             Complete queries (a query may come again, complete, in a later block: see the class).
         """
+        self.grouped = None  # not known until the end of the pass
         head = RunBlocks(self.path, CHUNK_BYTES, self.block_rows, stop=True)
         yield from head
         yield from as_blocks(self._rest(head), rows=self.block_rows)
@@ -164,6 +166,8 @@ class RunQueries:
         for chunk in byte_chunks(self.path, CHUNK_BYTES, start=offset):
             qs, ds, sc, _, ln, n = run_columns(self.path, chunk, lineno)
             lineno += n
+            if not qs:  # blank and comment lines only
+                continue
             mine = np.fromiter(map(key.__eq__, qs), dtype=bool, count=len(qs))
             if not mine.any() or (parts and not mine[0]):
                 if parts:

@@ -146,6 +146,31 @@ def test_evaluate_files_and_per_query_values_agree_in_any_line_order(tmp_path_fa
     np.testing.assert_array_equal(pq.values[0], pq.values[1])
 
 
+@pytest.mark.parametrize("measures", [["official"], ["ndcg", "P.2"]])
+def test_max_docs_judges_a_reappearing_query_on_all_its_lines(tmp_path, measures):
+    """-M 2: q1's first two lines retrieve 'a' twice, but its later lines (after 140,000 others, so
+    q1 was handed on before it reappeared) rank b and c first: trec_eval keeps b and c, no error
+    (before: the early part was evaluated alone and 'a' twice was an error). -M 4 keeps 'a' twice."""
+    lines = ["q1 Q0 a 1 1 r", "q1 Q0 a 2 1 r"]
+    lines += [f"q{2 + i // 10:06d} Q0 d{i % 10} 1 {i % 10} r" for i in range(140000)]
+    lines += ["q1 Q0 b 3 5 r", "q1 Q0 c 4 4 r"]
+    qp, rp, grouped = tmp_path / "qrels", tmp_path / "run", tmp_path / "grouped"
+    qp.write_text("q1 0 b 1\nq1 0 a 1\nq000002 0 d1 1\n")
+    rp.write_text("".join(line + "\n" for line in lines))
+    grouped.write_text("".join(line + "\n" for line in [*lines[:2], *lines[-2:], *lines[2:-2]]))
+    outs = []
+    for path in (rp, grouped):
+        sink = io.StringIO()
+        outs.append(evaluate_files(str(qp), str(path), measures, per_query=True, out=sink, max_docs=2))
+        outs.append(sink.getvalue())
+    assert outs[0] == outs[2] and outs[1] == outs[3] and "q1" in outs[1]
+    pq = per_query_values(str(qp), [str(rp), str(grouped)], ["P@2"], max_docs=2)
+    q1 = pq.qids.index("q1")
+    assert pq.values[0, 0, q1] == pq.values[1, 0, q1] == 0.5  # b judged relevant, c not
+    with pytest.raises(ValueError, match="duplicate document 'a' for query 'q1'"):
+        evaluate_files(str(qp), str(rp), measures, out=io.StringIO(), max_docs=4)
+
+
 def _reorder(rng, lines, order):
     if order == "shuffled":
         return [lines[i] for i in rng.permutation(len(lines))]
