@@ -10,10 +10,13 @@ doubles. ``max_docs`` (``-M``) keeps the top documents; a document retrieved twi
 an error (as in trec_eval). Summary values: the mean over queries (``gm_map``, ``gm_bpref``: the
 geometric mean, ``exp`` of the mean log), sums for the ``num_*`` counts.
 
-Memory: the judgments, one value per measure and query, and one chunk of run lines when each
-query's lines are contiguous in the run (most runs); in any other order, the run is grouped by
-query with an external sort in bounded memory (``memory_lines`` lines at a time, spilled to
-temporary files; see :class:`.runfile.SpilledRun`).
+The steps: the judgments are read (:func:`.readers.read_judgments`), the run is read once and
+evaluated (:func:`evaluate_run`, which :func:`.perquery.per_query_values` shares), the values are
+summed and printed. Memory: the judgments, one value per measure and query, and one block of run
+lines when each query's lines are contiguous in the run (most runs); from the first query that
+reappears on, the rest of the run is grouped by query with an external sort in bounded memory
+(``memory_lines`` lines at a time, spilled to temporary files), in the same pass (see
+:class:`.runqueries.RunQueries`).
 """
 
 from __future__ import annotations

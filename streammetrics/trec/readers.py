@@ -3,7 +3,10 @@
 :func:`read_qrels` reads the judgments into memory (they are small); lines whose first non-blank
 character is ``#`` and blank lines are skipped. :func:`read_run_chunks` streams a run whose queries
 are contiguous in chunks of complete queries (one chunk in memory); :func:`iter_run` yields them
-query by query. ``streammetrics trec`` reads runs in any order with :mod:`.runfile` instead.
+query by query. ``streammetrics trec`` reads runs in any order with :mod:`.runqueries` instead.
+:func:`read_judgments` reads the judgments as ``streammetrics trec`` evaluates them (every ``-R``
+format: compact qrels, judgment groups), :func:`read_zscores` its ``-Z`` file. The tokens every
+reader shares (``atol``, ``atof``, fields of text lines) are in :mod:`.tokens`.
 """
 
 from __future__ import annotations

@@ -1,12 +1,16 @@
 """Reading a TREC run as trec_eval does: any line order, comments, extra trailing fields.
 
-:class:`RunStream` reads a run whose queries are contiguous query by query; :class:`SpilledRun`
-groups a run in any line order by query in bounded memory (an external merge sort through
-temporary files); :func:`read_run_grouped` groups it in memory (O(run lines), as trec_eval, which
-reads the whole file). Lines are ``qid Q0 docno rank score runid [anything ...]``; blank
-lines and lines whose first non-blank character is ``#`` are skipped; fields after the sixth are
-ignored; the rank column is ignored (trec_eval ranks by score). Unlike trec_eval (whose ``atof``
-reads ``high`` as 0), a score that is not a number, or NaN, is an error naming file and line.
+:class:`RunStream` reads a run whose queries are contiguous query by query, :class:`RunBlocks` in
+blocks of queries; :class:`SpilledRun` groups a run in any line order by query in bounded memory
+(an external merge sort through temporary files, :func:`external_sort`); :func:`read_run_grouped`
+groups it in memory (O(run lines), as trec_eval, which reads the whole file).
+:class:`.runqueries.RunQueries`, the reading path of ``streammetrics trec``, reads a run once in
+blocks and, from the first query that reappears on, through the external sort.
+
+Lines are ``qid Q0 docno rank score runid [anything ...]``; blank lines and lines whose first
+non-blank character is ``#`` are skipped; fields after the sixth are ignored; the rank column is
+ignored (trec_eval ranks by score). Unlike trec_eval (whose ``atof`` reads ``high`` as 0), a score
+that is not a number, or NaN, is an error naming file and line.
 """
 
 from __future__ import annotations
@@ -264,6 +268,9 @@ class Block:
     hashes: np.ndarray | None = None
 
 
+_Cols = list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # scores, lines, hashes of consecutive rows
+
+
 @dataclass
 class Unread:
     """Where :class:`RunBlocks` stopped at the first query that reappears (``stop=True``): the rows
@@ -318,7 +325,7 @@ class RunBlocks:
         counts: list[int] = []
         firsts: list[tuple[int, int]] = []
         docs: list[bytes] = []
-        cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # scores, lines, hashes
+        cols: _Cols = []
         lineno, offset = 1, 0
         chunks = byte_chunks(self.path, self.chunk_bytes)
         for chunk in chunks:
@@ -357,7 +364,7 @@ class RunBlocks:
             yield block
 
     def _block(self, qids: list[bytes], counts: list[int], firsts: list[tuple[int, int]], docs: list[bytes],
-               cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]], done: int) -> Block | None:  # fmt: skip
+               cols: _Cols, done: int) -> Block | None:  # fmt: skip
         """The first ``done`` pending queries as a :class:`Block` (NotGrouped, or None with ``stop``,
         if one was seen)."""
         sc, ln, h = _cat(cols)
@@ -377,9 +384,6 @@ class RunBlocks:
         return Block([q.decode("utf-8") for q in block_qids], bounds, docs[:cut], sc[:cut], ln[:cut], h[:cut])
 
 
-_Cols = list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # scores, lines, hashes of consecutive rows
-
-
 def _unread(qids: list[bytes], counts: list[int], docs: list[bytes], cols: _Cols, chunks: Iterator[bytes],
             lineno: int) -> Unread:  # fmt: skip
     """The pending rows of :class:`RunBlocks` (one query id per row) and the rest of the file."""
@@ -388,7 +392,7 @@ def _unread(qids: list[bytes], counts: list[int], docs: list[bytes], cols: _Cols
     return Unread(rows, docs, sc, ln, chunks, lineno)
 
 
-def _cat(cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _cat(cols: _Cols) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if len(cols) == 1:
         return cols[0]
     sc, ln, h = zip(*cols, strict=True)

@@ -13,7 +13,6 @@ run was read.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 
 import numpy as np
@@ -121,76 +120,85 @@ class RunQueries:
         yield from as_blocks(self._rest(head), rows=self.block_rows)
 
     def _rest(self, head: RunBlocks) -> Iterator[tuple[str, QueryLines]]:
-        """After ``head`` stopped: the rest of the run through the external sort, each query that
-        had come from ``head`` joined to its earlier lines."""
+        """After ``head`` stopped: the rest of the run through the external sort, with the earlier
+        lines of the queries that had come from ``head`` and come again."""
         self.runid = head.runid
         self.grouped = head.unread is None
-        if head.unread is None:
-            return
-        for qid, lines in external_sort(self._sorted_chunks(head.unread), self.tmpdir):
-            start = head.starts.get(qid.encode("utf-8"))
-            if start is not None:
-                lines = _joined(self._read_back(qid, *start), lines)
-            yield qid, lines
+        if head.unread is not None:
+            yield from external_sort(self._sorted_chunks(head, head.unread), self.tmpdir)
 
-    def _sorted_chunks(self, unread: Unread) -> Iterator[SortedChunk]:
-        """The unread rows, then the rest of the file, ``memory_lines`` rows at a time, each chunk
-        sorted by query id (bytewise, stable)."""
-        m = self.memory_lines
-        qs, ds, sc, ln = unread.qids, unread.docs, [unread.scores], [unread.lines]
+    def _sorted_chunks(self, head: RunBlocks, unread: Unread) -> Iterator[SortedChunk]:
+        """The unread rows, the rest of the file, then the earlier lines of the queries among them
+        that had come from ``head`` (read back), ``memory_lines`` rows at a time, each chunk sorted
+        by query id (bytewise), then line."""
+        rows = _Rows(self.memory_lines, unread.qids, unread.docs, unread.scores, unread.lines)
+        later = set(unread.qids)
         lineno = unread.lineno
-        for chunk in itertools.chain(unread.chunks, [None]):
-            if chunk is not None:
-                q2, d2, s2, runid, l2, n = run_columns(self.path, chunk, lineno)
-                lineno += n
-                if not q2:
-                    continue
-                self.runid = runid
-                qs += q2
-                ds += d2
-                sc.append(s2)
-                ln.append(l2)
-                if len(qs) < m:
-                    continue
-            scores, lines = np.concatenate(sc), np.concatenate(ln)
-            full = len(qs) if chunk is None else len(qs) - len(qs) % m
-            for a in range(0, full, m):
-                yield _sorted(qs[a : a + m], ds[a : a + m], scores[a : a + m], lines[a : a + m])
-            qs, ds, sc, ln = qs[full:], ds[full:], [scores[full:]], [lines[full:]]
-
-    def _read_back(self, qid: str, offset: int, lineno: int) -> QueryLines:
-        """The lines of ``qid`` in the contiguous run of them that starts in the chunk at byte
-        ``offset`` (line ``lineno``)."""
-        key = qid.encode("utf-8")
-        parts: list[tuple[list[bytes], np.ndarray, np.ndarray]] = []
-        for chunk in byte_chunks(self.path, CHUNK_BYTES, start=offset):
-            qs, ds, sc, _, ln, n = run_columns(self.path, chunk, lineno)
+        for chunk in unread.chunks:
+            qs, ds, sc, runid, ln, n = run_columns(self.path, chunk, lineno)
             lineno += n
-            if not qs:  # blank and comment lines only
-                continue
-            mine = np.fromiter(map(key.__eq__, qs), dtype=bool, count=len(qs))
-            if not mine.any() or (parts and not mine[0]):
-                if parts:
+            if qs:
+                self.runid = runid
+                later.update(qs)
+                yield from rows.add(qs, ds, sc, ln)
+        back = sorted((head.starts[q], q) for q in later if q in head.starts)
+        rows.by_line = bool(back)
+        for qs, ds, sc, ln in self._read_back(back, int(unread.lines[0])):
+            yield from rows.add(qs, ds, sc, ln)
+        yield from rows.flush()
+
+    def _read_back(self, back: list[tuple[tuple[int, int], bytes]], bound: int
+                   ) -> Iterator[tuple[list[bytes], list[bytes], np.ndarray, np.ndarray]]:  # fmt: skip
+        """The rows before line ``bound`` of the queries ``back`` (each with the byte offset and line
+        number of the chunk where it starts, by offset), reading only the chunks that hold them:
+        each query's rows are contiguous there, so a read goes on while the last row read is one
+        of them, then skips to the next query's chunk. Each chunk is read at most once."""
+        wanted = {q for _, q in back}
+        i = 0
+        while i < len(back):
+            (offset, lineno), _ = back[i]
+            for chunk in byte_chunks(self.path, CHUNK_BYTES, start=offset):
+                qs, ds, sc, _, ln, n = run_columns(self.path, chunk, lineno)
+                lineno, offset = lineno + n, offset + len(chunk)
+                while i < len(back) and back[i][0][0] < offset:  # queries that start in the chunks read
+                    i += 1
+                if not qs:  # blank and comment lines only
+                    continue
+                keep = np.fromiter(map(wanted.__contains__, qs), dtype=bool, count=len(qs)) & (ln < bound)
+                if keep.any():
+                    idx = np.flatnonzero(keep).tolist()
+                    yield [qs[k] for k in idx], [ds[k] for k in idx], sc[keep], ln[keep]
+                if not keep[-1] and (i == len(back) or back[i][0][0] > offset):
                     break
-                continue
-            a = int(mine.argmax())
-            after = np.flatnonzero(~mine[a:])
-            b = a + int(after[0]) if len(after) else len(qs)
-            parts.append((ds[a:b], sc[a:b], ln[a:b]))
-            if b < len(qs):
-                break
-        docs = [d.decode("utf-8") for p in parts for d in p[0]]
-        return QueryLines(docs, np.concatenate([p[1] for p in parts]), np.concatenate([p[2] for p in parts]))
 
 
-def _sorted(qs: list[bytes], ds: list[bytes], scores: np.ndarray, lines: np.ndarray) -> SortedChunk:
-    """Rows sorted by query id (bytewise, stable), ids as text."""
-    order = sorted(range(len(qs)), key=qs.__getitem__)
-    return ([qs[i].decode("utf-8") for i in order], [ds[i].decode("utf-8") for i in order], scores[order],
-            lines[order].tolist())  # fmt: skip
+class _Rows:
+    """Rows gathered and handed on ``size`` at a time, sorted by query id (bytewise, stable; then by
+    line when ``by_line``: rows read back come after later lines of the same query)."""
 
+    def __init__(self, size: int, qs: list[bytes], ds: list[bytes], sc: np.ndarray, ln: np.ndarray) -> None:
+        self.size, self.qs, self.ds, self.sc, self.ln, self.by_line = size, qs, ds, [sc], [ln], False
 
-def _joined(first: QueryLines, then: QueryLines) -> QueryLines:
-    """A query's earlier lines, then its later ones."""
-    return QueryLines(first.docs + then.docs, np.concatenate([first.scores, then.scores]),
-                      np.concatenate([first.lines, then.lines]))  # fmt: skip
+    def add(self, qs: list[bytes], ds: list[bytes], sc: np.ndarray, ln: np.ndarray) -> Iterator[SortedChunk]:
+        """Add rows; hand on every full chunk."""
+        self.qs += qs
+        self.ds += ds
+        self.sc.append(sc)
+        self.ln.append(ln)
+        if len(self.qs) >= self.size:
+            yield from self._chunks(len(self.qs) - len(self.qs) % self.size)
+
+    def flush(self) -> Iterator[SortedChunk]:
+        """Hand on the rows left."""
+        yield from self._chunks(len(self.qs))
+
+    def _chunks(self, full: int) -> Iterator[SortedChunk]:
+        m, qs, ds = self.size, self.qs, self.ds
+        sc, ln = np.concatenate(self.sc), np.concatenate(self.ln)
+        for a in range(0, full, m):
+            q, d, lines = qs[a : a + m], ds[a : a + m], ln[a : a + m]
+            keys = list(zip(q, lines.tolist(), strict=True)) if self.by_line else q
+            order = sorted(range(len(q)), key=keys.__getitem__)
+            yield ([q[k].decode("utf-8") for k in order], [d[k].decode("utf-8") for k in order],
+                   sc[a : a + m][order], lines[order].tolist())  # fmt: skip
+        self.qs, self.ds, self.sc, self.ln = qs[full:], ds[full:], [sc[full:]], [ln[full:]]
