@@ -453,7 +453,20 @@ class RunValues:
     runid: str = ""
 
     def pop(self, qid: str, selected: Sequence[Selected]) -> list[list[Value]] | None:
-        """A query's values (a list per measure of ``selected``), removed; None if it has none."""
+        """A query's values, removed (from either path). O(values).
+
+        Parameters
+        ----------
+        qid : str
+            The query.
+        selected : sequence of Selected
+            The measures evaluated (the block path's rows are split by them).
+
+        Returns
+        -------
+        list of list or None
+            A list of values per measure; None if the run has no values for ``qid``.
+        """
         values = self.store.pop(qid, None)
         if values is None and qid in self.packed:
             rows, j = self.packed.pop(qid)

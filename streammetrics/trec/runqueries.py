@@ -4,10 +4,11 @@ The run is read in binary chunks (:class:`.runfile.RunBlocks`) and its queries a
 soon as each is complete, as long as every query's lines are contiguous (most runs: memory is
 one block). At the first query that reappears, the reader does not start again: the rows read
 but not yet handed on and the rest of the file go through the external sort
-(:func:`.runfile.external_sort`, ``memory_lines`` rows at a time); a query that had been handed on
-and reappears is read back from its first chunk (its earlier lines are contiguous: a seek and a
-read of them, not a second pass) and handed on again, complete. So a query may come twice: the
-later one is complete, and replaces the first. ``grouped`` tells, after the pass, which way the
+(:func:`.runfile.external_sort`, ``memory_lines`` rows at a time), and so do the earlier lines
+of the queries that had been handed on and reappear: read back in one forward sweep of the chunks
+that hold them (each query's earlier lines are contiguous; only those chunks, each at most once:
+not a second pass). Such a query is handed on again, complete: it may come twice, and the later
+one replaces the first. ``grouped`` tells, after the pass, which way the
 run was read.
 """
 
@@ -67,11 +68,12 @@ class RunQueries:
     every query's lines are contiguous, queries come in file order as each is complete (memory:
     one block); from the first query that reappears on, the rest of the run is grouped by the
     external sort (memory: ``memory_lines`` rows; queries in bytewise order), and a query that
-    had already come and reappears comes again with all its lines (its earlier lines read back
-    from its first chunk): **keep the last value of each query**. ``grouped`` (after the pass)
+    had already come and reappears comes again with all its lines (its earlier lines read back,
+    each chunk at most once): **keep the last value of each query**. ``grouped`` (after the pass)
     tells whether every query was contiguous; ``runid`` is the run id of the file's last line.
     Malformed lines raise :class:`.checked.TrecFormatError` naming the line. Cost: one read of
-    the file, O(n) for a grouped run of n lines, O(n log n) otherwise.
+    the file, O(n) for a grouped run of n lines; otherwise O(n log n), and at most the part
+    before the first reappearance read back (only the chunks of the queries that reappear).
 
     Parameters
     ----------
