@@ -23,7 +23,7 @@ from . import _ir_kernels as IK
 from . import _kernels as K
 from . import judgment_groups as JG
 from . import preferences as P
-from .readers import atof, atol
+from .tokens import atof, atol
 
 Value = float | str
 LONG_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)

@@ -21,8 +21,8 @@ import numpy as np
 from streammetrics._core.docstrings import filled
 
 from . import progress
-from .checked import check_grades, utf8_errors
-from .readers import TrecFormatError, parse_numbers, qrels_text_columns, text_fields
+from .checked import TrecFormatError, check_grades, utf8_errors
+from .tokens import parse_numbers, qrels_text_columns, text_fields
 
 __all__ = ["paused_gc", "CHUNK_BYTES", "byte_chunks", "run_columns", "qrels_columns", "text_run_columns",
            "run_scores"]
@@ -62,7 +62,7 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
+def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES, start: int = 0) -> Iterator[bytes]:
     """The file in chunks of whole lines (each cut after a newline; the last may lack one).
 
     Parameters
@@ -73,11 +73,14 @@ def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
         The bytes read at once; a chunk ends after the last newline read, so a line longer than
         this makes a longer chunk. Time and memory are linear in the file's size, however long its
         lines.
+    start : int, default=0
+        The byte offset to start at (a line's first byte); a read from a later offset (reading a
+        part of the file back) reports no progress.
 
     Yields
     ------
     bytes
-        Consecutive chunks; together they are the whole file.
+        Consecutive chunks; together they are the file (from ``start``).
 
     Examples
     --------
@@ -90,8 +93,9 @@ def byte_chunks(path: str, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     >>> os.remove(fh.name)
     """
     tail: list[bytes] = []  # the pieces of a line longer than a chunk (joined once: linear time)
-    report = progress.current()
+    report = progress.current() if start == 0 else None
     with open(path, "rb") as fh:
+        fh.seek(start)
         while True:
             data = fh.read(chunk_bytes)
             if report is not None:

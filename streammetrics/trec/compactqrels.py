@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 import numpy as np
 
 from .binread import CHUNK_BYTES, byte_chunks, qrels_columns
-from .readers import TrecFormatError
+from .checked import TrecFormatError
 
 __all__ = ["CompactQrels", "read_compact_qrels", "MISSING"]
 
@@ -30,7 +30,7 @@ MISSING = -(2**62)  # the grade of a document not in the qrels
 class CompactQrels(Mapping[str, list[dict[str, int]]]):
     """Judgments by query, as arrays (built by :func:`read_compact_qrels` or :meth:`from_dict`).
 
-    As a mapping it is what :func:`.evaluate.read_judgments` gives: ``qrels[qid]`` is a one-item
+    As a mapping it is what :func:`.readers.read_judgments` gives: ``qrels[qid]`` is a one-item
     list with the query's ``{docno: grade}`` in file order (built on demand, O(judgments of the
     query)); :meth:`lookup` judges many run lines at once.
 
@@ -222,7 +222,7 @@ def _build(path: str, parts: _Parts) -> CompactQrels:
 def read_compact_qrels(path: str, chunk_bytes: int = CHUNK_BYTES) -> CompactQrels:
     """Read a qrels file (``qid iter docno grade`` lines; blank and ``#`` lines skipped) into
     :class:`CompactQrels`. A malformed line, or a docno judged twice for a query, is a
-    :class:`.readers.TrecFormatError` naming the line (the first in file order). One pass, O(file)
+    :class:`.checked.TrecFormatError` naming the line (the first in file order). One pass, O(file)
     time, O(judgments) memory.
 
     Parameters

@@ -10,10 +10,13 @@ doubles. ``max_docs`` (``-M``) keeps the top documents; a document retrieved twi
 an error (as in trec_eval). Summary values: the mean over queries (``gm_map``, ``gm_bpref``: the
 geometric mean, ``exp`` of the mean log), sums for the ``num_*`` counts.
 
-Memory: the judgments, one value per measure and query, and one chunk of run lines when each
-query's lines are contiguous in the run (most runs); in any other order, the run is grouped by
-query with an external sort in bounded memory (``memory_lines`` lines at a time, spilled to
-temporary files; see :class:`.runfile.SpilledRun`).
+The steps: the judgments are read (:func:`.readers.read_judgments`), the run is read once and
+evaluated (:func:`evaluate_run`, which :func:`.perquery.per_query_values` shares), the values are
+summed and printed. Memory: the judgments, one value per measure and query, and one block of run
+lines when each query's lines are contiguous in the run (most runs); from the first query that
+reappears on, the rest of the run is grouped by query with an external sort in bounded memory
+(``memory_lines`` lines at a time, spilled to temporary files), in the same pass (see
+:class:`.runqueries.RunQueries`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 import numpy as np
@@ -29,26 +33,16 @@ from . import _kernels as K
 from ._measures import Options, Selected, check_options, check_trec_version
 from .batched import block_values, fast_path, split_row
 from .binread import paused_gc
-from .compactqrels import CompactQrels, read_compact_qrels
+from .compactqrels import CompactQrels
 from .irnames import select
-from .judgment_groups import groups_in_order, read_qrels_jg
 from .preferences import PrefLine, form_prefs_counts, read_prefs
-from .readers import TrecFormatError
-from .runfile import (
-    MEMORY_LINES,
-    NotGrouped,
-    QueryLines,
-    RunBlocks,
-    RunStream,
-    SpilledRun,
-    as_blocks,
-    read_zscores,
-)
+from .readers import PREFS_FORMATS, TrecFormatError, read_judgments, read_zscores
+from .runfile import MEMORY_LINES, QueryLines
+from .runqueries import RunQueries
 
 MISSING_ZSCORE = -1000000.0
 Value = float | str
 DEFAULT_MEASURES = ("official",)
-PREFS_FORMATS = ("prefs", "qrels_prefs")
 
 
 def qid_key(q: str) -> bytes:
@@ -72,49 +66,6 @@ def qid_key(q: str) -> bytes:
     """
     return q.encode("utf-8")
 
-
-def read_judgments(path: str, rel_format: str) -> Mapping[str, list[dict[str, int]]]:
-    """Each query's grades by document: one mapping (qrels, held as :class:`.compactqrels.
-    CompactQrels`) or one per judgment group (qrels_jg). trec_eval reads grades with ``atol``:
-    integers, fractions truncated toward zero.
-
-    Parameters
-    ----------
-    path : str
-        The judgments file.
-    rel_format : {"qrels", "qrels_jg", "prefs", "qrels_prefs"}
-        trec_eval's ``-R``; the preference formats are read by :func:`.preferences.read_prefs`
-        instead (an empty mapping here).
-
-    Returns
-    -------
-    mapping of str to list of dict of str to int
-        ``judgments[qid]``: a list of ``{docno: grade}``, one item (qrels) or one per judgment
-        group in bytewise order (qrels_jg).
-
-    Raises
-    ------
-    ValueError
-        For an unsupported ``rel_format`` (a :class:`.readers.TrecFormatError` for a malformed
-        line).
-
-    Examples
-    --------
-    >>> from importlib.resources import files
-    >>> from streammetrics.trec.evaluate import read_judgments
-    >>> qrels = read_judgments(str(files("streammetrics") / "data" / "example.qrels"), "qrels")
-    >>> qrels["q1"]
-    [{'d1': 1, 'd2': 0}]
-    """
-    if rel_format == "qrels":
-        return read_compact_qrels(path)
-    if rel_format in PREFS_FORMATS:
-        return {}
-    if rel_format == "qrels_jg":
-        return {q: groups_in_order(groups) for q, groups in read_qrels_jg(path).items()}
-    raise ValueError(
-        f"rel_format (-R) {rel_format!r} is not supported; supported: qrels, qrels_jg, prefs, qrels_prefs"
-    )
 
 
 def _rel_levels(grades: dict[str, int]) -> np.ndarray:
@@ -453,81 +404,186 @@ def _evaluate_files(
     rename: Mapping[str, str] | None,
     memory_lines: int,
 ) -> dict[str, float | int | str]:
-    out = sys.stdout if out is None else out
+    """``evaluate_files`` once its options are checked: read, evaluate, print."""
+    opts = Options(version=trec_version, fused=fused_cutoffs)
+    ev = _evaluator(qrels_path, run_path, measures, opts, rel_format, max_docs=max_docs,
+                    judged_only=judged_only, rel_level=rel_level, num_docs=num_docs)  # fmt: skip
+    found = evaluate_run(ev, memory_lines)
+    ztable = read_zscores(zscores) if zscores is not None else None
+    printer = _Printer(sys.stdout if out is None else out, digits, ztable is not None)
+    shown = dict(rename or {})
+    if found.packed and not per_query and ztable is None:  # block path, nothing per query
+        sums, num_q = _column_sums(ev, found, complete)
+    else:
+        sums, num_q = _query_sums(ev, found, printer if per_query else None, complete, ztable, shown)
+    if not num_q:
+        raise ValueError(
+            f"no query of the run {run_path!r} is judged in the qrels {qrels_path!r} "
+            "(trec_eval: 'No queries with both results and relevance info')"
+        )
+    return _summary(ev, sums, num_q, found.runid, printer if summary else None, complete,
+                    ztable is None, shown)  # fmt: skip
+
+
+def _evaluator(qrels_path: str, run_path: str, measures: Sequence[str], opts: Options, rel_format: str,
+               **options: Any) -> QueryEvaluator:  # fmt: skip
+    """The reading step: the measures, the judgments (or preferences), as a :class:`QueryEvaluator`."""
     selected = select(list(measures), rel_format)
     prefs = read_prefs(qrels_path, rel_format == "qrels_prefs") if rel_format in PREFS_FORMATS else {}
     judgments = read_judgments(qrels_path, rel_format) if not prefs else {q: [] for q in prefs}
-    ev = QueryEvaluator(
-        run_path, selected, judgments, prefs, Options(version=trec_version, fused=fused_cutoffs), rel_format,
-        max_docs=max_docs, judged_only=judged_only, rel_level=rel_level, num_docs=num_docs,
-    )  # fmt: skip
-    store: dict[str, list[list[Value]]] = {}
-    packed: dict[str, tuple[np.ndarray, int]] = {}  # the fast path's values: (block rows, row)
-    stream = RunStream(run_path)
-    try:  # bounded memory when each query's lines are contiguous (one query, or block, at a time)
-        if fast_path(selected, ev.opts, rel_level, max_docs, judged_only, rel_format):
-            assert isinstance(judgments, CompactQrels)  # rel_format "qrels"
-            blocks = RunBlocks(run_path)
-            for block in blocks:
-                qids, rows, slow = block_values(block, judgments, selected, ev.opts, rel_level, max_docs)
-                for j, qid in enumerate(qids):
-                    packed[qid] = (rows, j)  # 8 bytes per value until printed (not a list per measure)
-                for qid, lines in slow:
-                    store[qid] = ev.values(qid, lines)
-            runid = blocks.runid
-        else:
-            for qid, lines in stream:
-                if qid in judgments:
-                    store[qid] = ev.values(qid, lines)
-            runid = stream.runid
-    except NotGrouped:  # any other line order: group by query in bounded memory (an external sort)
-        store.clear()
-        packed.clear()
-        spilled = SpilledRun(run_path, memory_lines)
-        if fast_path(selected, ev.opts, rel_level, max_docs, judged_only, rel_format):
-            assert isinstance(judgments, CompactQrels)
-            for block in as_blocks((q, lines) for q, lines in spilled if q in judgments):
-                qids, rows, slow = block_values(block, judgments, selected, ev.opts, rel_level, max_docs)
-                for j, qid in enumerate(qids):
-                    packed[qid] = (rows, j)
-                for qid, lines in slow:
-                    store[qid] = ev.values(qid, lines)
-        else:
-            for qid, lines in spilled:
-                if qid in judgments:
-                    store[qid] = ev.values(qid, lines)
-        runid = spilled.runid
-    ztable = read_zscores(zscores) if zscores is not None else None
-    printer = _Printer(out, digits, ztable is not None)
-    shown = dict(rename or {})
-    sums: list[list[float]] = [[0.0] * len(s.names) for s in selected]
+    return QueryEvaluator(run_path, selected, judgments, prefs, opts, rel_format, **options)
+
+
+@dataclass
+class RunValues:
+    """The values of a run's judged queries (what :func:`evaluate_run` returns).
+
+    Attributes
+    ----------
+    store : dict of str to list of list
+        Values per query (a list per measure), from the per-query path.
+    packed : dict of str to (numpy.ndarray, int)
+        The block path's values: a block's rows and the query's row (8 bytes a value).
+    runid : str
+        The run id of the run's last line.
+    """
+
+    store: dict[str, list[list[Value]]] = field(default_factory=dict)
+    packed: dict[str, tuple[np.ndarray, int]] = field(default_factory=dict)
+    runid: str = ""
+
+    def pop(self, qid: str, selected: Sequence[Selected]) -> list[list[Value]] | None:
+        """A query's values, removed (from either path). O(values).
+
+        Parameters
+        ----------
+        qid : str
+            The query.
+        selected : sequence of Selected
+            The measures evaluated (the block path's rows are split by them).
+
+        Returns
+        -------
+        list of list or None
+            A list of values per measure; None if the run has no values for ``qid``.
+        """
+        values = self.store.pop(qid, None)
+        if values is None and qid in self.packed:
+            rows, j = self.packed.pop(qid)
+            values = split_row(rows[j], selected)
+        return values
+
+
+def evaluate_run(ev: QueryEvaluator, memory_lines: int = MEMORY_LINES) -> RunValues:
+    """The evaluating step: the run ``ev.run_path`` read once (:class:`.runqueries.RunQueries`,
+    any line order), each judged query evaluated, in blocks (:func:`.batched.block_values`) when
+    every measure allows it. A query that comes again (complete) replaces its first values.
+
+    Parameters
+    ----------
+    ev : QueryEvaluator
+        The measures, judgments and options; ``ev.run_path`` is the run read.
+    memory_lines : int, default MEMORY_LINES
+        The lines sorted at once when the run's queries are not contiguous.
+
+    Returns
+    -------
+    RunValues
+        The values of the judged queries retrieved, and the run id.
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> from streammetrics.trec.evaluate import Options, QueryEvaluator, evaluate_run
+    >>> from streammetrics.trec.irnames import select
+    >>> from streammetrics.trec.readers import read_judgments
+    >>> data = files("streammetrics") / "data"
+    >>> ev = QueryEvaluator(str(data / "example.run"), select(["ndcg"]),
+    ...                     read_judgments(str(data / "example.qrels"), "qrels"), {}, Options(), "qrels",
+    ...                     max_docs=None, judged_only=False, rel_level=1, num_docs=0)
+    >>> found = evaluate_run(ev)
+    >>> found.store, found.runid
+    ({'q1': [[0.6309297535714575]], 'q2': [[1.0]]}, 'sys')
+    """
+    run, found = RunQueries(ev.run_path, memory_lines), RunValues()
+    failed: dict[str, TrecFormatError] = {}  # -M: errors of queries that may come again
+    if not fast_path(ev.selected, ev.opts, ev.rel_level, ev.max_docs, ev.judged_only, ev.rel_format):
+        for qid, lines in run:
+            if qid in ev.judgments:
+                _evaluate_query(ev, run, found, failed, qid, lines)
+    else:
+        assert isinstance(ev.judgments, CompactQrels)  # rel_format "qrels"
+        for block in run.blocks():
+            qids, rows, slow = block_values(block, ev.judgments, ev.selected, ev.opts, ev.rel_level,
+                                            ev.max_docs)  # fmt: skip
+            for j, qid in enumerate(qids):
+                found.packed[qid] = (rows, j)
+                found.store.pop(qid, None)
+                failed.pop(qid, None)
+            for qid, lines in slow:
+                _evaluate_query(ev, run, found, failed, qid, lines)
+    for error in failed.values():
+        raise error
+    found.runid = run.runid
+    return found
+
+
+def _evaluate_query(ev: QueryEvaluator, run: RunQueries, found: RunValues, failed: dict[str, TrecFormatError],
+                    qid: str, lines: QueryLines) -> None:  # fmt: skip
+    """One query's values into ``found``, replacing earlier ones. With ``-M``, a query read before
+    the run is known to be grouped may come again with more lines, which can push a duplicate
+    document out of the top ``max_docs``: its error waits in ``failed`` until the run is read."""
+    found.packed.pop(qid, None)
+    failed.pop(qid, None)
+    try:
+        found.store[qid] = ev.values(qid, lines)
+    except TrecFormatError as error:
+        if ev.max_docs is None or run.grouped is not None:
+            raise
+        found.store.pop(qid, None)
+        failed[qid] = error
+
+
+def _column_sums(ev: QueryEvaluator, found: RunValues, complete: bool) -> tuple[list[list[float]], int]:
+    """The sums of each value over the queries (and their count) when nothing is printed per query:
+    each query's row in trec_eval's order, then a running sum down each column (the additions of
+    :func:`_query_sums`, in the same order, exactly)."""
+    ordered: list[np.ndarray] = []
+    for qid in sorted(ev.judgments, key=qid_key):
+        if qid in found.packed:
+            rows, j = found.packed.pop(qid)
+            ordered.append(rows[j])
+            continue
+        values = found.store.pop(qid, None)
+        if values is None and not complete:
+            continue
+        values = values if values is not None else ev.values(qid, None)
+        ordered.append(np.array([float(v) for vs in values for v in vs], dtype=np.float64))
+    sums: list[list[float]] = [[0.0] * len(s.names) for s in ev.selected]
+    if ordered:
+        total = np.cumsum(np.vstack(ordered), axis=0)[-1].tolist()
+        at = 0
+        for si, sel in enumerate(ev.selected):
+            sums[si] = total[at : at + len(sel.names)]
+            at += len(sel.names)
+    return sums, len(ordered)
+
+
+def _query_sums(ev: QueryEvaluator, found: RunValues, printer: _Printer | None, complete: bool,
+                ztable: dict[str, dict[str, tuple[float, float]]] | None,
+                shown: Mapping[str, str]) -> tuple[list[list[float]], int]:  # fmt: skip
+    """The sums of each value over the queries (and their count), queries in trec_eval's order,
+    each query's lines printed (``printer``; -Z: its z-scores)."""
+    sums: list[list[float]] = [[0.0] * len(s.names) for s in ev.selected]
     num_q = 0
-    column_sums = bool(packed) and not per_query and ztable is None  # block path, nothing per query
-    ordered: list[np.ndarray] = []  # then: each query's row, summed per column in numpy
-    for qid in sorted(judgments, key=qid_key):
-        if column_sums:
-            if qid in packed:
-                rows, j = packed.pop(qid)
-                ordered.append(rows[j])
-                num_q += 1
-                continue
-            found = store.pop(qid, None)
-            if found is None and not complete:
-                continue
-            vals = found if found is not None else ev.values(qid, None)
-            ordered.append(np.array([float(v) for vs in vals for v in vs], dtype=np.float64))
-            num_q += 1
+    for qid in sorted(ev.judgments, key=qid_key):
+        found_values = found.pop(qid, ev.selected)
+        if found_values is None and not complete:
             continue
-        found = store.pop(qid, None)
-        if found is None and qid in packed:
-            rows, j = packed.pop(qid)
-            found = split_row(rows[j], selected)
-        if found is None and not complete:
-            continue
-        query_values = found if found is not None else ev.values(qid, None)
-        show = per_query and (found is not None or trec_version >= 10)
+        query_values = found_values if found_values is not None else ev.values(qid, None)
+        show = printer is not None and (found_values is not None or ev.opts.version >= 10)
         num_q += 1
-        for si, sel in enumerate(selected):
+        for si, sel in enumerate(ev.selected):
             values = query_values[si]
             if ztable is not None and sel.measure.value != "string":
                 values = list(_zscore(qid, list(sel.names), [float(v) for v in values], ztable))
@@ -535,24 +591,22 @@ def _evaluate_files(
                 if not isinstance(v, str):
                     sums[si][vi] += v
                 if show and sel.measure.per_query:
+                    assert printer is not None
                     printer.value(shown.get(sel.names[vi], sel.printed[vi]), qid, v, sel.measure.value)
-    if ordered:  # a running sum down each column, in query order: the loop's additions exactly
-        total = np.cumsum(np.vstack(ordered), axis=0)[-1].tolist()
-        at = 0
-        for si, sel in enumerate(selected):
-            sums[si] = total[at : at + len(sel.names)]
-            at += len(sel.names)
-    if not num_q:
-        raise ValueError(
-            f"no query of the run {run_path!r} is judged in the qrels {qrels_path!r} "
-            "(trec_eval: 'No queries with both results and relevance info')"
-        )
+    return sums, num_q
+
+
+def _summary(ev: QueryEvaluator, sums: list[list[float]], num_q: int, runid: str, printer: _Printer | None,
+             complete: bool, truncate: bool, shown: Mapping[str, str]
+             ) -> dict[str, float | int | str]:  # fmt: skip
+    """The summary values by printed name (each measure's average: mean, geometric mean, sum or
+    count), printed as ``all`` lines (``printer``); ``truncate``: counts as integers."""
     results: dict[str, float | int | str] = {}
-    for si, sel in enumerate(selected):
+    for si, sel in enumerate(ev.selected):
         m = sel.measure
         if m.value == "runid":
             results["runid"] = runid
-            if summary:
+            if printer is not None:
                 printer.value("runid", "all", runid, "runid")
             continue
         if m.value == "string":
@@ -567,9 +621,15 @@ def _evaluate_files(
             elif m.avg == "num_q":
                 v = float(num_q)
             elif m.avg == "num_rel" and complete:
-                v = float((judgments.grades > 0).sum() if isinstance(judgments, CompactQrels) else
-                          sum(1 for gs in judgments.values() for j in gs for g in j.values() if g > 0))
-            results[name] = math.trunc(v) if m.value == "long" and ztable is None else v
-            if summary:
+                v = float(_num_rel(ev.judgments))
+            results[name] = math.trunc(v) if m.value == "long" and truncate else v
+            if printer is not None:
                 printer.value(name, "all", v, m.value)
     return results
+
+
+def _num_rel(judgments: Mapping[str, list[dict[str, int]]]) -> int:
+    """The relevant documents (grade > 0) of every judged query (``num_rel`` with -c)."""
+    if isinstance(judgments, CompactQrels):
+        return int((judgments.grades > 0).sum())
+    return sum(1 for gs in judgments.values() for j in gs for g in j.values() if g > 0)

@@ -39,7 +39,7 @@ from typing import Any
 
 from ._measures import BY_NAME, NICKNAMES, Selected, select_measures
 from .irparse import IR_MEASURES, IrRequest, parse_ir
-from .readers import atof
+from .tokens import atof
 
 __all__ = ["translate", "select", "IR_NAMES"]
 

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from . import _kernels as K
-from .checked import GRADE_LIMIT, check_grades, utf8_errors
-from .readers import TrecFormatError, text_fields
+from .checked import GRADE_LIMIT, TrecFormatError, check_grades, utf8_errors
+from .tokens import text_fields
 
 
 def read_qrels_jg(path: str) -> dict[str, dict[str, dict[str, int]]]:

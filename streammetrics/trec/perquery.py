@@ -14,9 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._measures import Options, check_options, check_trec_version
-from .evaluate import QueryEvaluator, qid_key, read_judgments
+from .evaluate import QueryEvaluator, evaluate_run, qid_key
 from .irnames import select
-from .runfile import NotGrouped, RunStream, SpilledRun
+from .readers import read_judgments
 
 __all__ = ["PerQuery", "per_query_values"]
 
@@ -123,22 +123,10 @@ def per_query_values(
     runids: list[str] = []
     for path in run_paths:
         ev.run_path = path
-        found: dict[str, list[float]] = {}
-        stream = RunStream(path)
-        try:
-            for qid, lines in stream:
-                if qid in judgments:
-                    found[qid] = [float(v) for vals in ev.values(qid, lines) for v in vals]
-            runid = stream.runid
-        except NotGrouped:
-            found.clear()
-            spilled = SpilledRun(path)
-            for qid, lines in spilled:
-                if qid in judgments:
-                    found[qid] = [float(v) for vals in ev.values(qid, lines) for v in vals]
-            runid = spilled.runid
-        per_run.append(found)
-        runids.append(runid)
+        run = evaluate_run(ev)
+        per_run.append({qid: [float(v) for vals in run.pop(qid, selected) or () for v in vals]
+                        for qid in [*run.store, *run.packed]})  # fmt: skip
+        runids.append(run.runid)
     qids = sorted(set().union(*per_run), key=qid_key)
     if not qids:
         raise ValueError(f"no query of the runs {list(run_paths)!r} is judged in the qrels {qrels_path!r}")

@@ -24,8 +24,8 @@ import numpy as np
 
 from streammetrics._core.docstrings import filled
 
-from .checked import utf8_errors
-from .readers import TrecFormatError, atof, text_fields
+from .checked import TrecFormatError, utf8_errors
+from .tokens import atof, text_fields
 
 PrefLine = tuple[str, str, str, float]  # jg, jsg, docno, rel_level
 

@@ -3,7 +3,10 @@
 :func:`read_qrels` reads the judgments into memory (they are small); lines whose first non-blank
 character is ``#`` and blank lines are skipped. :func:`read_run_chunks` streams a run whose queries
 are contiguous in chunks of complete queries (one chunk in memory); :func:`iter_run` yields them
-query by query. ``streammetrics trec`` reads runs in any order with :mod:`.runfile` instead.
+query by query. ``streammetrics trec`` reads runs in any order with :mod:`.runqueries` instead.
+:func:`read_judgments` reads the judgments as ``streammetrics trec`` evaluates them (every ``-R``
+format: compact qrels, judgment groups), :func:`read_zscores` its ``-Z`` file. The tokens every
+reader shares (``atol``, ``atof``, fields of text lines) are in :mod:`.tokens`.
 """
 
 from __future__ import annotations
@@ -11,9 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-import os
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,64 +22,18 @@ import numpy as np
 
 from streammetrics._core.docstrings import filled
 
-from . import progress
 from .checked import TrecFormatError, check_grades, utf8_errors
+from .compactqrels import read_compact_qrels
+from .judgment_groups import groups_in_order, read_qrels_jg
+from .tokens import atof, atol, fixed_fields, line_chunks, parse_numbers, qrels_text_columns, text_fields
 
 __all__ = ["atof", "atol", "TrecFormatError", "Qrels", "read_qrels", "RunChunk", "read_run_chunks",
-           "iter_run", "qrels_text_columns", "text_fields"]
+           "iter_run", "qrels_text_columns", "text_fields", "read_judgments", "read_zscores",
+           "PREFS_FORMATS"]
+__all__ += ["fixed_fields", "line_chunks", "parse_numbers"]  # also here, where they were defined before
 
-_ATOL = re.compile(r"\s*([+-]?\d*)")
-_ATOF = re.compile(r"\s*([+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
-
-
-def atol(text: str) -> int:
-    """C's ``atol``: the leading integer of ``text`` (0 when there is none).
-
-    Parameters
-    ----------
-    text : str
-        The text; leading white space is skipped, then an optional sign and digits are read.
-
-    Returns
-    -------
-    int
-        The integer read, or 0.
-
-    Examples
-    --------
-    >>> from streammetrics.trec.readers import atol
-    >>> atol(" 12abc"), atol("-3.7"), atol("x")
-    (12, -3, 0)
-    """
-    m = _ATOL.match(text)
-    digits = m.group(1) if m else ""
-    return int(digits) if digits.strip("+-") else 0
-
-
-def atof(text: str) -> float:
-    """C's ``atof``: the leading decimal number of ``text`` (0.0 when there is none).
-
-    Parameters
-    ----------
-    text : str
-        The text; leading white space is skipped, then the longest decimal number (with an
-        optional sign and exponent) is read.
-
-    Returns
-    -------
-    float
-        The number read, or 0.0.
-
-    Examples
-    --------
-    >>> from streammetrics.trec.readers import atof
-    >>> atof("0.25x"), atof(" 1e-2,"), atof("abc")
-    (0.25, 0.01, 0.0)
-    """
-    m = _ATOF.match(text)
-    return float(m.group(1)) if m else 0.0
-
-
+#: The judgment formats (``-R``) of preferences, read by :func:`.preferences.read_prefs`.
+PREFS_FORMATS = ("prefs", "qrels_prefs")
 
 
 @dataclass
@@ -101,188 +56,6 @@ class Qrels:
 
     def grades(self, qid: str) -> np.ndarray:
         return np.fromiter(self.docs.get(qid, {}).values(), dtype=np.float64)
-
-
-
-def parse_numbers(path: str, tokens: list[str], line_of: list[int], what: str) -> np.ndarray:
-    """One column of a TREC file (``tokens``, read at lines ``line_of``) as float64, in one
-    vectorised conversion; a token that is not a number is a :class:`TrecFormatError` naming
-    the file, its line and the token (``what``: "grade", "score"). NaN and inf are returned as
-    read: each caller says which it refuses. O(n)."""
-    try:
-        return np.array(tokens, dtype=np.float64)
-    except ValueError:
-        for tok, line in zip(tokens, line_of, strict=True):
-            try:
-                float(tok)
-            except ValueError:
-                raise TrecFormatError(f"{path}:{line}: {what} {tok!r} is not a number") from None
-        raise
-
-
-@filled
-def text_fields(path: str, lines: Iterable[str], first: int, fields: int, layout: str,
-                extra: bool = False) -> Iterator[tuple[int, list[str]]]:  # fmt: skip
-    """(line number, fields) of each line read as text, lazily (the first at line ``first``): blank and
-    ``#`` lines skipped; a line without ``fields`` fields (``extra``: at least that many) is an
-    error naming the line and the ``layout`` expected.
-
-    Parameters
-    ----------
-    {trec: path}
-    lines : iterable of str
-        The lines, as read (a list, or an open text file).
-    first : int
-        The line number of the first line in the file (1-based).
-    fields : int
-        The number of white-space separated fields a line must have.
-    layout : str
-        The layout expected, for error messages (``"qid iter docno grade"``).
-    extra : bool, default=False
-        Accept lines with more than ``fields`` fields.
-
-    Returns
-    -------
-    iterator of (int, list of str)
-        The line number and the fields of each line that is neither blank nor a comment (a
-        line is checked when it is reached).
-
-    Raises
-    ------
-    TrecFormatError
-        If a line has the wrong number of fields.
-
-    Examples
-    --------
-    >>> from streammetrics.trec.readers import text_fields
-    >>> list(text_fields("qrels", ["q1 0 d1 1", "# note", "q1 0 d2 0"], 1, 4, "qid iter docno grade"))
-    [(1, ['q1', '0', 'd1', '1']), (3, ['q1', '0', 'd2', '0'])]
-    """
-    for k, line in enumerate(lines):
-        parts = line.split()
-        if not parts or parts[0].startswith("#"):
-            continue
-        if "\x00" in line:
-            raise TrecFormatError(f"{path}:{first + k}: a NUL byte (not text): {line.strip()!r}")
-        if len(parts) < fields or (len(parts) > fields and not extra):
-            raise TrecFormatError(
-                f"{path}:{first + k}: expected {fields} fields '{layout}', got {len(parts)}: {line.strip()!r}"
-            )
-        yield first + k, parts
-
-
-@filled
-def qrels_text_columns(
-    path: str, lines: list[str], first: int
-) -> tuple[list[str], list[str], list[str], list[int]]:
-    """(qid, docno, grade) columns and line numbers of qrels lines read as text (the first at line
-    ``first``): blank and ``#`` lines skipped, other than 4 fields an error naming the line.
-
-    Parameters
-    ----------
-    {trec: path}
-    lines : list of str
-        The qrels lines, as read.
-    {trec: first_of_lines}
-
-    Returns
-    -------
-    qids, docnos, grades : list of str
-        The first, third and fourth field of each line (the grade not yet converted).
-    line_numbers : list of int
-        The line number of each row.
-
-    Raises
-    ------
-    TrecFormatError
-        If a line has other than 4 fields.
-
-    Examples
-    --------
-    >>> from streammetrics.trec.readers import qrels_text_columns
-    >>> qrels_text_columns("qrels", ["q1 0 d1 2", "", "q2 0 d9 0"], 1)
-    (['q1', 'q2'], ['d1', 'd9'], ['2', '0'], [1, 3])
-    """
-    rows = list(text_fields(path, lines, first, 4, "qid iter docno grade"))
-    return [p[0] for _, p in rows], [p[2] for _, p in rows], [p[3] for _, p in rows], [n for n, _ in rows]
-
-
-def fixed_fields(text: str, n: int, fields: int) -> list[str] | None:
-    """The fields of ``n`` lines joined as ``text`` when every line has exactly ``fields`` fields,
-    by one ``split`` with a sentinel per line end; else ``None`` (some line is blank, a ``#``
-    comment, or has another number of fields: the caller reads line by line).
-
-    Parameters
-    ----------
-    text : str
-        The lines, joined as read.
-    n : int
-        The number of lines in ``text``.
-    fields : int
-        The number of white-space separated fields every line must have.
-
-    Returns
-    -------
-    list of str or None
-        The tokens, ``fields + 1`` a line (the fields, then the sentinel ``"\\x00"``): field ``j``
-        of every line is ``tokens[j::fields + 1]``. ``None`` when a line does not fit.
-
-    Examples
-    --------
-    >>> fixed_fields("q1 0 d1 1\\nq2 0 d9 0\\n", 2, 4)[2::5]
-    ['d1', 'd9']
-    >>> fixed_fields("q1 0 d1 1\\n# note\\n", 2, 4) is None
-    True
-    """
-    if "\x00" in text:
-        return None
-    tokens = text.replace("\n", " \x00 ").split()
-    if not text.endswith("\n"):
-        tokens.append("\x00")
-    stride = fields + 1
-    if len(tokens) != stride * n or tokens[fields::stride].count("\x00") != n:
-        return None
-    if "#" in text and any(q.startswith("#") for q in tokens[0::stride]):
-        return None
-    return tokens
-
-
-@filled
-def line_chunks(path: str, chunk_lines: int) -> Iterator[tuple[int, list[str]]]:
-    """The lines of a text file, ``chunk_lines`` at a time, each chunk with the number of its first
-    line.
-
-    Parameters
-    ----------
-    {trec: path}
-    chunk_lines : int
-        The number of lines a chunk holds (the last chunk may hold fewer).
-
-    Returns
-    -------
-    iterator of (int, list of str)
-        The 1-based line number of the chunk's first line and the chunk's lines, as read; an empty
-        file gives no chunk.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "lines.txt"
-    >>> _ = path.write_text("a\\nb\\nc\\n")
-    >>> [(first, len(lines)) for first, lines in line_chunks(str(path), 2)]
-    [(1, 2), (3, 1)]
-    """
-    lineno = 0
-    report = progress.current()
-    with utf8_errors(path), open(path, encoding="utf-8") as fh:
-        while True:
-            lines = list(itertools.islice(fh, chunk_lines))
-            if not lines:
-                return
-            if report is not None:
-                report(path, os.lseek(fh.fileno(), 0, os.SEEK_CUR))
-            first, lineno = lineno + 1, lineno + len(lines)
-            yield first, lines
 
 
 def _qrels_chunks(
@@ -367,6 +140,91 @@ def read_qrels(path: str) -> Qrels:
     {'q1': {'d1': 1.0, 'd2': 0.0}, 'q2': {'d3': 2.0}}
     """
     return Qrels(read_qrels_grades(path))
+
+
+def read_judgments(path: str, rel_format: str) -> Mapping[str, list[dict[str, int]]]:
+    """Each query's grades by document: one mapping (qrels, held as :class:`.compactqrels.
+    CompactQrels`) or one per judgment group (qrels_jg). trec_eval reads grades with ``atol``:
+    integers, fractions truncated toward zero.
+
+    Parameters
+    ----------
+    path : str
+        The judgments file.
+    rel_format : {"qrels", "qrels_jg", "prefs", "qrels_prefs"}
+        trec_eval's ``-R``; the preference formats are read by :func:`.preferences.read_prefs`
+        instead (an empty mapping here).
+
+    Returns
+    -------
+    mapping of str to list of dict of str to int
+        ``judgments[qid]``: a list of ``{docno: grade}``, one item (qrels) or one per judgment
+        group in bytewise order (qrels_jg).
+
+    Raises
+    ------
+    ValueError
+        For an unsupported ``rel_format`` (a :class:`TrecFormatError` for a malformed line).
+
+    Examples
+    --------
+    >>> from importlib.resources import files
+    >>> from streammetrics.trec.readers import read_judgments
+    >>> qrels = read_judgments(str(files("streammetrics") / "data" / "example.qrels"), "qrels")
+    >>> qrels["q1"]
+    [{'d1': 1, 'd2': 0}]
+    """
+    if rel_format == "qrels":
+        return read_compact_qrels(path)
+    if rel_format in PREFS_FORMATS:
+        return {}
+    if rel_format == "qrels_jg":
+        return {q: groups_in_order(groups) for q, groups in read_qrels_jg(path).items()}
+    raise ValueError(
+        f"rel_format (-R) {rel_format!r} is not supported; supported: qrels, qrels_jg, prefs, qrels_prefs"
+    )
+
+
+def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """trec_eval's ``-Z`` file: ``qid measure mean stddev`` lines -> {qid: {measure: (mean, sd)}}.
+
+    Parameters
+    ----------
+    path : str
+        The file; blank and ``#`` lines are skipped.
+
+    Returns
+    -------
+    dict of str to dict of str to (float, float)
+        Per query and measure, the mean and the standard deviation.
+
+    Raises
+    ------
+    TrecFormatError
+        Naming the line: other than 4 fields, or a mean or deviation that is not a finite number.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from streammetrics.trec.readers import read_zscores
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".z", delete=False) as fh:
+    ...     _ = fh.write("q1 map 0.3 0.1\\n")
+    >>> read_zscores(fh.name)
+    {'q1': {'map': (0.3, 0.1)}}
+    >>> os.remove(fh.name)
+    """
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    with utf8_errors(path), open(path, encoding="utf-8") as fh:
+        for lineno, parts in text_fields(path, fh, 1, 4, "qid measure mean stddev"):
+            try:
+                mean, sd = float(parts[2]), float(parts[3])
+            except ValueError:
+                mean = sd = math.nan
+            if not (math.isfinite(mean) and math.isfinite(sd)):
+                raise TrecFormatError(f"{path}:{lineno}: mean and stddev must be finite numbers, "
+                                      f"got {parts[2]!r} {parts[3]!r}")  # fmt: skip
+            out.setdefault(parts[0], {})[parts[1]] = (mean, sd)
+    return out
 
 
 @filled

@@ -1,18 +1,21 @@
 """Reading a TREC run as trec_eval does: any line order, comments, extra trailing fields.
 
-:class:`RunStream` reads a run whose queries are contiguous query by query; :class:`SpilledRun`
-groups a run in any line order by query in bounded memory (an external merge sort through
-temporary files); :func:`read_run_grouped` groups it in memory (O(run lines), as trec_eval, which
-reads the whole file). Lines are ``qid Q0 docno rank score runid [anything ...]``; blank
-lines and lines whose first non-blank character is ``#`` are skipped; fields after the sixth are
-ignored; the rank column is ignored (trec_eval ranks by score). Unlike trec_eval (whose ``atof``
-reads ``high`` as 0), a score that is not a number, or NaN, is an error naming file and line.
+:class:`RunStream` reads a run whose queries are contiguous query by query, :class:`RunBlocks` in
+blocks of queries; :class:`SpilledRun` groups a run in any line order by query in bounded memory
+(an external merge sort through temporary files, :func:`external_sort`); :func:`read_run_grouped`
+groups it in memory (O(run lines), as trec_eval, which reads the whole file).
+:class:`.runqueries.RunQueries`, the reading path of ``streammetrics trec``, reads a run once in
+blocks and, from the first query that reappears on, through the external sort.
+
+Lines are ``qid Q0 docno rank score runid [anything ...]``; blank lines and lines whose first
+non-blank character is ``#`` are skipped; fields after the sixth are ignored; the rank column is
+ignored (trec_eval ranks by score). Unlike trec_eval (whose ``atof`` reads ``high`` as 0), a score
+that is not a number, or NaN, is an error naming file and line.
 """
 
 from __future__ import annotations
 
 import itertools
-import math
 import operator
 import os
 import sys
@@ -27,8 +30,9 @@ from streammetrics._core.params import Param, check_param
 from . import progress
 from .binread import byte_chunks, run_columns, run_scores, text_run_columns
 from .checked import utf8_errors
-from .readers import TrecFormatError, fixed_fields, line_chunks, text_fields
+from .readers import read_zscores  # noqa: F401 -- importable here, as before
 from .spill import SpillRuns, spill_directory
+from .tokens import fixed_fields, line_chunks
 
 
 @filled
@@ -264,12 +268,30 @@ class Block:
     hashes: np.ndarray | None = None
 
 
+_Cols = list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # scores, lines, hashes of consecutive rows
+
+
+@dataclass
+class Unread:
+    """Where :class:`RunBlocks` stopped at the first query that reappears (``stop=True``): the rows
+    read but not yielded (``qids`` one per row), the chunks not yet read and the next line's number."""
+
+    qids: list[bytes]
+    docs: list[bytes]
+    scores: np.ndarray
+    lines: np.ndarray
+    chunks: Iterator[bytes]
+    lineno: int
+
+
 @filled
 class RunBlocks:
     """A run whose queries are contiguous, in blocks of complete queries of about ``block_rows``
-    lines; raises :class:`NotGrouped` when a query reappears. The file is read in small chunks
-    (``chunk_bytes``; their tokens are used while in the CPU cache) as :mod:`.binread` reads it:
-    document ids as ``bytes``. Memory: one block. ``runid``: the run id of the last line read.
+    lines; raises :class:`NotGrouped` when a query reappears (``stop=True``: stops instead, with
+    what is left to read in ``unread``). The file is read in small chunks (``chunk_bytes``; their
+    tokens are used while in the CPU cache) as :mod:`.binread` reads it: document ids as
+    ``bytes``. Memory: one block, and the byte offset and line number of each query's first
+    chunk (``starts``, to read a query back). ``runid``: the run id of the last line read.
 
     Parameters
     ----------
@@ -278,6 +300,8 @@ class RunBlocks:
         The bytes read at once.
     block_rows : int, default 65536
         The lines of a block (a block ends with a complete query, so it may hold more).
+    stop : bool, default False
+        At the first query that reappears, stop (set ``unread``) instead of raising.
 
     Examples
     --------
@@ -288,19 +312,26 @@ class RunBlocks:
     ([['q1', 'q2']], 'sys')
     """
 
-    def __init__(self, path: str, chunk_bytes: int = 1 << 14, block_rows: int = 1 << 16) -> None:
+    def __init__(self, path: str, chunk_bytes: int = 1 << 14, block_rows: int = 1 << 16,
+                 stop: bool = False) -> None:  # fmt: skip
         self.path, self.chunk_bytes, self.block_rows, self.runid = path, chunk_bytes, block_rows, ""
+        self.stop = stop
+        self.starts: dict[bytes, tuple[int, int]] = {}  # yielded queries: (offset, line) of their first chunk
+        self.unread: Unread | None = None
 
     def __iter__(self) -> Iterator[Block]:
-        seen: set[bytes] = set()
-        qids: list[bytes] = []  # the pending queries and their line counts (the last may go on)
+        self.starts, self.unread = {}, None
+        qids: list[bytes] = []  # the pending queries, their line counts and first chunks (the last may go on)
         counts: list[int] = []
+        firsts: list[tuple[int, int]] = []
         docs: list[bytes] = []
-        cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # scores, lines, hashes
-        lineno = 1
-        for chunk in byte_chunks(self.path, self.chunk_bytes):
+        cols: _Cols = []
+        lineno, offset = 1, 0
+        chunks = byte_chunks(self.path, self.chunk_bytes)
+        for chunk in chunks:
             qs, ds, sc, runid, ln, n = run_columns(self.path, chunk, lineno)
-            lineno += n
+            at = (offset, lineno)
+            lineno, offset = lineno + n, offset + len(chunk)
             if not qs:
                 continue
             self.runid = runid
@@ -313,34 +344,55 @@ class RunBlocks:
                 else:
                     qids.append(q)
                     counts.append(k)
+                    firsts.append(at)
             if len(docs) >= self.block_rows and len(qids) > 1:
-                yield self._block(seen, qids, counts, docs, cols, len(qids) - 1)
                 done = len(qids) - 1
+                block = self._block(qids, counts, firsts, docs, cols, done)
+                if block is None:
+                    self.unread = _unread(qids, counts, docs, cols, chunks, lineno)
+                    return
+                yield block
                 cut = len(docs) - counts[-1]
-                del qids[:done], counts[:done], docs[:cut]
+                del qids[:done], counts[:done], firsts[:done], docs[:cut]
                 sc, ln, h = _cat(cols)
                 cols = [(sc[cut:], ln[cut:], h[cut:])]
         if qids:
-            yield self._block(seen, qids, counts, docs, cols, len(qids))
+            block = self._block(qids, counts, firsts, docs, cols, len(qids))
+            if block is None:
+                self.unread = _unread(qids, counts, docs, cols, iter(()), lineno)
+                return
+            yield block
 
-    def _block(self, seen: set[bytes], qids: list[bytes], counts: list[int], docs: list[bytes],
-               cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]], done: int) -> Block:  # fmt: skip
-        """The first ``done`` pending queries as a :class:`Block` (NotGrouped if one was seen)."""
+    def _block(self, qids: list[bytes], counts: list[int], firsts: list[tuple[int, int]], docs: list[bytes],
+               cols: _Cols, done: int) -> Block | None:  # fmt: skip
+        """The first ``done`` pending queries as a :class:`Block` (NotGrouped, or None with ``stop``,
+        if one was seen)."""
         sc, ln, h = _cat(cols)
         bounds = np.concatenate([[0], np.cumsum(counts[:done])]).astype(np.int64)
         block_qids = qids[:done]
-        if len(set(block_qids)) != len(block_qids) or not seen.isdisjoint(block_qids):
+        seen = self.starts
+        if len(set(block_qids)) != len(block_qids) or not seen.keys().isdisjoint(block_qids):
+            if self.stop:
+                return None
             again: set[bytes] = set(seen)
             for a, q in zip(bounds.tolist(), block_qids, strict=False):
                 if q in again:
                     raise NotGrouped(f"{self.path}:{int(ln[a])}: query {q.decode('utf-8')!r} reappears")
                 again.add(q)
-        seen.update(block_qids)
+        seen.update(zip(block_qids, firsts[:done], strict=True))
         cut = int(bounds[-1])
         return Block([q.decode("utf-8") for q in block_qids], bounds, docs[:cut], sc[:cut], ln[:cut], h[:cut])
 
 
-def _cat(cols: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _unread(qids: list[bytes], counts: list[int], docs: list[bytes], cols: _Cols, chunks: Iterator[bytes],
+            lineno: int) -> Unread:  # fmt: skip
+    """The pending rows of :class:`RunBlocks` (one query id per row) and the rest of the file."""
+    sc, ln, _ = _cat(cols)
+    rows = [q for q, k in zip(qids, counts, strict=True) for _ in range(k)]
+    return Unread(rows, docs, sc, ln, chunks, lineno)
+
+
+def _cat(cols: _Cols) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if len(cols) == 1:
         return cols[0]
     sc, ln, h = zip(*cols, strict=True)
@@ -429,7 +481,7 @@ class SpilledRun:
         memory_lines = check_param(memory_lines, "memory_lines", _MEMORY_LINES)
         self.path, self.memory_lines, self.tmpdir, self.runid = path, memory_lines, tmpdir, ""
 
-    def _chunks(self) -> Iterator[tuple[list[str], list[str], np.ndarray, list[int]]]:
+    def _chunks(self) -> Iterator[SortedChunk]:
         """(qid, docno, score, line) columns of each chunk of lines, sorted by query id (stable)."""
         lineno = 0
         report = progress.current()
@@ -451,22 +503,46 @@ class SpilledRun:
                 yield [qs[i] for i in order], [ds[i] for i in order], sc[order], [line_of[i] for i in order]
 
     def __iter__(self) -> Iterator[tuple[str, QueryLines]]:
-        chunks = self._chunks()
-        pending = next(chunks, None)
-        if pending is None:
-            return
-        following = next(chunks, None)
-        if following is None:  # one chunk: no temporary files
-            yield from _group_rows(zip(*pending, strict=True))
-            return
-        with spill_directory(self.tmpdir) as tmp:
-            runs = SpillRuns(tmp)
-            while pending is not None:
-                qs, ds, sc, ln = pending
-                runs.add(zip(qs, ds, sc.tolist(), ln, strict=True))
-                pending, following = following, (next(chunks, None) if following is not None else None)
-            with runs.merged() as rows:
-                yield from _group_rows(rows)
+        return external_sort(self._chunks(), self.tmpdir)
+
+
+SortedChunk = tuple[list[str], list[str], np.ndarray, list[int]]  # qids, docs, scores, lines; by qid
+
+
+def external_sort(
+    chunks: Iterator[SortedChunk], tmpdir: str | None = None
+) -> Iterator[tuple[str, QueryLines]]:
+    """Chunks of rows, each sorted by query id (bytewise, stable), grouped by query: the
+    :class:`SpilledRun`'s merge. One chunk is grouped in memory; more are written to temporary
+    files (:class:`.spill.SpillRuns` in a :func:`.spill.spill_directory`) and merged.
+
+    Parameters
+    ----------
+    chunks : iterator of (list of str, list of str, numpy.ndarray, list of int)
+        Query ids, document ids, scores and line numbers of each chunk, sorted by query id.
+    tmpdir : str, optional
+        Where the temporary files go (default: the system's temporary directory).
+
+    Yields
+    ------
+    (str, QueryLines)
+        Each query (bytewise order) with its rows in line order.
+    """
+    pending = next(chunks, None)
+    if pending is None:
+        return
+    following = next(chunks, None)
+    if following is None:  # one chunk: no temporary files
+        yield from _group_rows(zip(*pending, strict=True))
+        return
+    with spill_directory(tmpdir) as tmp:
+        runs = SpillRuns(tmp)
+        while pending is not None:
+            qs, ds, sc, ln = pending
+            runs.add(zip(qs, ds, sc.tolist(), ln, strict=True))
+            pending, following = following, (next(chunks, None) if following is not None else None)
+        with runs.merged() as rows:
+            yield from _group_rows(rows)
 
 
 def _group_rows(rows: Iterator[tuple[str, str, float, int]]) -> Iterator[tuple[str, QueryLines]]:
@@ -475,44 +551,3 @@ def _group_rows(rows: Iterator[tuple[str, str, float, int]]) -> Iterator[tuple[s
         _, docs, scores, lines = zip(*group, strict=True)
         yield qid, QueryLines(list(docs), np.array(scores, dtype=np.float64), np.array(lines, dtype=np.int64))
 
-
-def read_zscores(path: str) -> dict[str, dict[str, tuple[float, float]]]:
-    """trec_eval's ``-Z`` file: ``qid measure mean stddev`` lines -> {qid: {measure: (mean, sd)}}.
-
-    Parameters
-    ----------
-    path : str
-        The file; blank and ``#`` lines are skipped.
-
-    Returns
-    -------
-    dict of str to dict of str to (float, float)
-        Per query and measure, the mean and the standard deviation.
-
-    Raises
-    ------
-    TrecFormatError
-        Naming the line: other than 4 fields, or a mean or deviation that is not a finite number.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from streammetrics.trec.runfile import read_zscores
-    >>> with tempfile.NamedTemporaryFile("w", suffix=".z", delete=False) as fh:
-    ...     _ = fh.write("q1 map 0.3 0.1\\n")
-    >>> read_zscores(fh.name)
-    {'q1': {'map': (0.3, 0.1)}}
-    >>> os.remove(fh.name)
-    """
-    out: dict[str, dict[str, tuple[float, float]]] = {}
-    with utf8_errors(path), open(path, encoding="utf-8") as fh:
-        for lineno, parts in text_fields(path, fh, 1, 4, "qid measure mean stddev"):
-            try:
-                mean, sd = float(parts[2]), float(parts[3])
-            except ValueError:
-                mean = sd = math.nan
-            if not (math.isfinite(mean) and math.isfinite(sd)):
-                raise TrecFormatError(f"{path}:{lineno}: mean and stddev must be finite numbers, "
-                                      f"got {parts[2]!r} {parts[3]!r}")  # fmt: skip
-            out.setdefault(parts[0], {})[parts[1]] = (mean, sd)
-    return out
