@@ -50,7 +50,7 @@ EXTRAS = {
     "dask": ("dask", "distributed"), "spark": ("pyspark",), "ray": ("ray",), "torch": ("torch",),
     "lightning": ("lightning", "torch"), "keras": ("keras",), "hf": ("transformers", "torch"),
     "mlflow": ("mlflow",), "tensorboard": ("tensorboard", "torch"), "prometheus": ("prometheus_client",),
-    "otel": ("opentelemetry",),
+    "otel": ("opentelemetry",), "prometheus_sliced": ("prometheus_client",), "spark_evaluators": ("pyspark",),
     "plot": ("matplotlib",),
 }
 # Blocks importing one of these run in a fresh interpreter.
