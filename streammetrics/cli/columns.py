@@ -15,7 +15,7 @@ from .errors import InputError
 from .readers import original_value
 
 if TYPE_CHECKING:
-    from .evaluate import Plan
+    from .plan import Plan
 
 __all__ = ["labels", "number", "scores", "weights"]
 
