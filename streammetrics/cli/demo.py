@@ -30,6 +30,7 @@ from streammetrics.classification.report import ClassificationReport
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
+from .commands import add_command
 from .options import batch_size, finite_float
 
 __all__ = ["add_parser", "add_root_options", "example_batches", "run"]
@@ -84,12 +85,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``demo`` parser.
     """
-    demo: argparse.ArgumentParser = sub.add_parser(
-        "demo",
-        help="stream the bundled example through a MetricSet (the default)",
-        description="Stream the bundled example predictions (569 rows) through a MetricSet in small "
-        "batches and print the metrics, the best threshold and the classification report.",
-    )
+    demo = add_command(sub, "demo", help="stream the bundled example through a MetricSet (the default)",
+                       description="Stream the bundled example predictions (569 rows) through a MetricSet "
+                       "in small batches and print the metrics, the best threshold and the classification "
+                       "report.")
     demo.add_argument("--batch-size", type=batch_size, default=100, metavar="N",
                       help="rows per update (default 100: the 569 rows stream in 6 batches)")  # fmt: skip
     demo.add_argument("--threshold", type=finite_float, default=0.5, help="decision threshold (default 0.5)")

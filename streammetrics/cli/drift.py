@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, guarded, plain
+from .commands import add_command, doc_paragraph
+from .errors import InputError, guarded
 from .options import batch_size, parse_size, positive_int
 
 __all__ = ["add_parser", "run"]
@@ -45,13 +46,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``drift`` parser.
     """
-    p: argparse.ArgumentParser = sub.add_parser(
-        "drift",
-        help="score drift of a prediction file against a reference file, without labels",
-        description=plain(__doc__.split("\n\n")[1]) if __doc__ else None,
-        epilog="exit status: 0 success, 1 data error, 2 usage error, 130 interrupted (errors are one "
-               "line on stderr)",
-    )
+    p = add_command(sub, "drift", description=doc_paragraph(__doc__, 1),
+                    help="score drift of a prediction file against a reference file, without labels")
     p.add_argument("reference", help="reference predictions (CSV, Parquet, JSON Lines)")
     p.add_argument("current", help="current predictions, same format rules")
     p.add_argument("--score", required=True, metavar="COL[,COL...]",

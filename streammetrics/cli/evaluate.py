@@ -35,7 +35,8 @@ from typing import Any
 
 from . import calibration as cal
 from . import columns, slices
-from .errors import InputError, OneLineParser, guarded, plain
+from .commands import add_command, doc_paragraph
+from .errors import InputError, OneLineParser, guarded
 from .estimate import run_estimated
 from .labels import resolve as resolve_labels
 from .options import add_arguments, parse_size
@@ -128,13 +129,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``evaluate`` parser.
     """
-    p: argparse.ArgumentParser = sub.add_parser(
-        "evaluate",
-        help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass",
-        description=plain(__doc__.split("\n\n")[1]) if __doc__ else None,
-        epilog="exit status: 0 success, 1 data error, 2 usage error, 130 interrupted (errors are one "
-               "line on stderr)",
-    )
+    p = add_command(sub, "evaluate", description=doc_paragraph(__doc__, 1),
+                    help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass")
     add_arguments(p, list(METRICS), _TASKS)
     cal.add_options(p)
     slices.add_arguments(p)

@@ -22,6 +22,7 @@ from streammetrics.trec.perquery import per_query_values
 from streammetrics.trec.rank_tests import ZERO_METHODS
 from streammetrics.trec.significance import ALTERNATIVES
 
+from .commands import add_command, doc_paragraph
 from .errors import InputError
 from .options import converted, positive_int
 from .trec import Terminated, long_int, progress_line, sigterm_raises
@@ -160,12 +161,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``trec-compare`` parser.
     """
-    p: argparse.ArgumentParser = sub.add_parser(
-        "trec-compare",
-        help="compare TREC runs against the first: means, paired t, randomization, Wilcoxon and sign "
-        "tests, bootstrap intervals, Holm correction",
-        description=(__doc__ or "").split("\n\n")[0].replace("``", ""),
-    )
+    p = add_command(sub, "trec-compare", description=doc_paragraph(__doc__, 0),
+                    help="compare TREC runs against the first: means, paired t, randomization, Wilcoxon "
+                    "and sign tests, bootstrap intervals, Holm correction")
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files; the first is the baseline")
     p.add_argument("-m", dest="measures", action="append", default=None,
