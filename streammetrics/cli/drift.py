@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .commands import add_command, doc_paragraph
+from .commands import command, doc_paragraph
 from .errors import InputError, guarded
 from .options import batch_size, parse_size, positive_int
 
@@ -33,21 +33,8 @@ __all__ = ["add_parser", "run"]
 ALL = "all"  # the row of every current score (segments are rows of their own)
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``drift`` on an ``argparse`` subparsers object.
-
-    Parameters
-    ----------
-    sub : argparse subparsers action
-        What ``ArgumentParser.add_subparsers`` returned.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``drift`` parser.
-    """
-    p = add_command(sub, "drift", description=doc_paragraph(__doc__, 1),
-                    help="score drift of a prediction file against a reference file, without labels")
+def _arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``drift``."""
     p.add_argument("reference", help="reference predictions (CSV, Parquet, JSON Lines)")
     p.add_argument("current", help="current predictions, same format rules")
     p.add_argument("--score", required=True, metavar="COL[,COL...]",
@@ -64,7 +51,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="write the results as JSON to PATH ('-' for stdout)")
     p.add_argument("--digits", type=int, choices=range(0, 18), default=4, metavar="0..17",
                    help="decimals printed (default 4)")
-    return p
+
+
+add_parser = command("drift", arguments=_arguments, description=doc_paragraph(__doc__, 1),
+                     help="score drift of a prediction file against a reference file, without labels")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -35,7 +35,7 @@ from typing import Any
 
 from . import calibration as cal
 from . import columns, slices
-from .commands import add_command, doc_paragraph
+from .commands import command, doc_paragraph
 from .errors import InputError, OneLineParser, guarded
 from .estimate import run_estimated
 from .labels import resolve as resolve_labels
@@ -116,25 +116,15 @@ DEFAULTS = {
     "multilabel": ["accuracy", "hamming_loss", "precision", "recall", "f1", "auroc", "average_precision"],
 }
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``evaluate`` on an ``argparse`` subparsers object.
-
-    Parameters
-    ----------
-    sub : argparse subparsers action
-        What ``ArgumentParser.add_subparsers`` returned.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``evaluate`` parser.
-    """
-    p = add_command(sub, "evaluate", description=doc_paragraph(__doc__, 1),
-                    help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass")
+def _arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``evaluate``."""
     add_arguments(p, list(METRICS), _TASKS)
     cal.add_options(p)
     slices.add_arguments(p)
-    return p
+
+
+add_parser = command("evaluate", arguments=_arguments, description=doc_paragraph(__doc__, 1),
+                     help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass")
 
 
 # -- input plumbing ------------------------------------------------------------------------------

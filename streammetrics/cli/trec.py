@@ -16,7 +16,7 @@ from streammetrics.trec.evaluate import DEFAULT_MEASURES, evaluate_files
 from streammetrics.trec.progress import ProgressLine, reporting
 from streammetrics.trec.runfile import MEMORY_LINES
 
-from .commands import add_command
+from .commands import add_command, exit_status
 from .options import converted, positive_int
 
 __all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int", "progress_line"]
@@ -108,6 +108,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = add_command(
         sub,
         "trec",
+        epilog=exit_status("143 terminated (SIGTERM)"),
         help="evaluate a TREC run against qrels (trec_eval's measures, options and output format)",
         description=(
             "trec_eval's evaluation: qrels 'qid iter docno grade', run 'qid Q0 docno rank score runid' "

@@ -10,26 +10,30 @@ from pathlib import Path
 import pytest
 
 from streammetrics.__main__ import main
-from streammetrics.cli.commands import EXIT_STATUS, doc_paragraph
+from streammetrics.cli import demo, drift, evaluate, trec_compare
+from streammetrics.cli.commands import EXIT_STATUS, command, doc_paragraph, exit_status
 
 COMMANDS = ("demo", "trec", "trec-compare", "evaluate", "drift")
+TERMINATED = ("trec", "trec-compare")  # they exit 143 after SIGTERM (temporary files removed)
 PACKAGE = Path(__file__).resolve().parents[2] / "streammetrics"
 
 
-@pytest.mark.parametrize("command", COMMANDS)
-def test_every_command_help_has_the_exit_statuses(command: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([command, "--help"]) == 0
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_help_has_the_exit_statuses(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([name, "--help"]) == 0
     out = capsys.readouterr().out
-    assert f"streammetrics {command}" in out.splitlines()[0]  # the usage line
-    assert " ".join(EXIT_STATUS.split()) in " ".join(out.split())
+    assert f"streammetrics {name}" in out.splitlines()[0]  # the usage line
+    flat = " ".join(out.split())
+    assert "exit status: 0 success, 1 data error, 2 usage error, 130 interrupted" in flat
+    assert ("143 terminated (SIGTERM)" in flat) == (name in TERMINATED)
     assert "``" not in out and ":class:" not in out  # plain text, no reStructuredText markup
 
 
 def test_the_root_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    for command in COMMANDS:
-        assert command in out
+    for name in COMMANDS:
+        assert name in out
 
 
 def _add_parser_calls(path: Path) -> list[int]:
@@ -61,3 +65,30 @@ def test_doc_paragraph() -> None:
     assert doc_paragraph(doc, 0) == "Summary with code."
     assert doc_paragraph(doc, 1) == "Second x.Y paragraph.\n"
     assert doc_paragraph(None, 1) is None  # python -OO strips docstrings
+
+
+def test_exit_status() -> None:
+    assert exit_status() == EXIT_STATUS
+    assert exit_status("143 terminated").endswith("130 interrupted, 143 terminated (errors are one line on stderr)")
+
+
+@pytest.mark.parametrize("module", [demo, drift, evaluate, trec_compare], ids=lambda m: m.__name__)
+def test_a_command_add_parser_is_documented(module: object) -> None:
+    add_parser = module.add_parser  # type: ignore[attr-defined]
+    doc = add_parser.__doc__ or ""
+    assert "Parameters" in doc and "Returns" in doc and "subparsers" in doc
+
+
+def test_command_registers_and_adds_arguments() -> None:
+    import argparse
+
+    def arguments(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--n", type=int, default=3)
+
+    add_parser = command("x", help="the ``x`` command", description="Does :func:`x`.", arguments=arguments)
+    root = argparse.ArgumentParser(prog="prog")
+    sub = root.add_subparsers(dest="command")
+    parser = add_parser(sub)
+    assert parser.description == "Does x." and parser.epilog == EXIT_STATUS
+    assert root.parse_args(["x", "--n", "5"]).n == 5
+    assert "``x``" in (add_parser.__doc__ or "")
