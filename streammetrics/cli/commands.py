@@ -13,9 +13,9 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from .errors import plain
+from .errors import guarded, plain
 
-__all__ = ["EXIT_STATUS", "add_command", "command", "doc_paragraph", "exit_status"]
+__all__ = ["EXIT_STATUS", "add_command", "command", "doc_paragraph", "exit_status", "runner"]
 
 
 def exit_status(*extra: str) -> str:
@@ -126,3 +126,38 @@ def command(name: str, *, help: str, description: str | None,  # noqa: A002
         The ``{name}`` parser, with its arguments.
     """
     return add_parser
+
+
+def runner(name: str, body: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """A command module's ``run(args)``: ``body`` run by :func:`streammetrics.cli.errors.guarded`.
+
+    Parameters
+    ----------
+    name : str
+        The command's name (``streammetrics NAME`` prefixes its error lines).
+    body : callable
+        ``body(args) -> int``: the command; it may raise
+        :class:`~streammetrics.cli.errors.InputError`.
+
+    Returns
+    -------
+    callable
+        ``run(args) -> int``, documented as such: the exit status, errors printed as one line.
+    """
+
+    def run(args: argparse.Namespace) -> int:
+        return guarded(f"streammetrics {name}", lambda: body(args))
+
+    run.__doc__ = f"""Run ``streammetrics {name}``; errors are printed as one line, not raised.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The options parsed by the ``{name}`` parser (``add_parser``).
+
+    Returns
+    -------
+    int
+        The exit status: 0 success, 1 data error, 2 usage error, 130 interrupted.
+    """
+    return run

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .commands import command, doc_paragraph
-from .errors import InputError, guarded
+from .commands import command, doc_paragraph, runner
+from .errors import InputError
 from .options import batch_size, parse_size, positive_int
 
 __all__ = ["add_parser", "run"]
@@ -55,22 +55,6 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 add_parser = command("drift", arguments=_arguments, description=doc_paragraph(__doc__, 1),
                      help="score drift of a prediction file against a reference file, without labels")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Run ``streammetrics drift``; errors are printed as one line, not raised.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The options parsed by the ``drift`` parser (:func:`add_parser`).
-
-    Returns
-    -------
-    int
-        The exit status: 0 success, 1 data error, 2 usage error, 130 interrupted.
-    """
-    return guarded("streammetrics drift", lambda: _run(args))
 
 
 def _columns(args: argparse.Namespace) -> list[str]:
@@ -194,6 +178,9 @@ def _run(args: argparse.Namespace) -> int:
             raise InputError(f"--json: cannot write {args.json}: {exc.strerror}", 2) from None
     print(_table(doc, args.digits))
     return 0
+
+
+run = runner("drift", _run)
 
 
 def _plain(v: Any) -> Any:

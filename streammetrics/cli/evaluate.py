@@ -35,8 +35,8 @@ from typing import Any
 
 from . import calibration as cal
 from . import columns, slices
-from .commands import command, doc_paragraph
-from .errors import InputError, OneLineParser, guarded
+from .commands import command, doc_paragraph, runner
+from .errors import InputError, OneLineParser
 from .estimate import run_estimated
 from .labels import resolve as resolve_labels
 from .options import add_arguments, parse_size
@@ -119,8 +119,6 @@ DEFAULTS = {
 def _arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``evaluate``."""
     add_arguments(p, list(METRICS), _TASKS)
-    cal.add_options(p)
-    slices.add_arguments(p)
 
 
 add_parser = command("evaluate", arguments=_arguments, description=doc_paragraph(__doc__, 1),
@@ -244,22 +242,6 @@ def _members(plan: Plan, names: list[str], args: argparse.Namespace, plots: bool
 
 
 # -- the command ---------------------------------------------------------------------------------
-def run(args: argparse.Namespace) -> int:
-    """Run ``streammetrics evaluate``; errors are printed as one line, not raised.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The options parsed by the ``evaluate`` parser (:func:`add_parser`).
-
-    Returns
-    -------
-    int
-        The exit status: 0 success, 1 data error, 2 usage error, 130 interrupted.
-    """
-    return guarded("streammetrics evaluate", lambda: _run(args))
-
-
 def _run(args: argparse.Namespace) -> int:
     try:
         import pyarrow  # noqa: F401
@@ -329,6 +311,9 @@ def _run(args: argparse.Namespace) -> int:
             if args.json != "-":
                 print(f"plots: {', '.join(written)}")
     return 0
+
+
+run = runner("evaluate", _run)
 
 
 def _first_of_each(messages: list[str]) -> list[str]:

@@ -31,28 +31,11 @@ from .errors import InputError
 from .plan import Plan
 from .report import emit
 
-__all__ = ["add_arguments", "run_sliced"]
+__all__ = ["run_sliced"]
 
 _MAX_SLICES = 10_000
 _PLOTTED = 10
 _RANKED = ("auroc", "average_precision")
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``--by`` option of ``evaluate``.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The ``evaluate`` parser.
-
-    Returns
-    -------
-    None
-    """
-    p.add_argument("--by", action="append", metavar="COL",
-                   help="evaluate per slice of this column (repeat for combinations; prints each "
-                        "slice's metrics with intervals and the disparity between slices)")
 
 
 def _key_column(batch: Any, name: str) -> np.ndarray:

@@ -11,7 +11,8 @@ import pytest
 
 from streammetrics.__main__ import main
 from streammetrics.cli import demo, drift, evaluate, trec_compare
-from streammetrics.cli.commands import EXIT_STATUS, command, doc_paragraph, exit_status
+from streammetrics.cli.commands import EXIT_STATUS, command, doc_paragraph, exit_status, runner
+from streammetrics.cli.errors import InputError
 
 COMMANDS = ("demo", "trec", "trec-compare", "evaluate", "drift")
 TERMINATED = ("trec", "trec-compare")  # they exit 143 after SIGTERM (temporary files removed)
@@ -92,3 +93,20 @@ def test_command_registers_and_adds_arguments() -> None:
     assert parser.description == "Does x." and parser.epilog == EXIT_STATUS
     assert root.parse_args(["x", "--n", "5"]).n == 5
     assert "``x``" in (add_parser.__doc__ or "")
+
+
+def test_runner_reports_errors_as_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    def body(args: argparse.Namespace) -> int:
+        if args.fail:
+            raise InputError("x.csv: row 3: bad\nvalue", 1)
+        return 0
+
+    run = runner("x", body)
+    assert run(argparse.Namespace(fail=False)) == 0
+    assert run(argparse.Namespace(fail=True)) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("streammetrics x: ") and "x.csv: row 3: bad" in err and "Traceback" not in err
+    assert "``x``" in (run.__doc__ or "") and "Returns" in (run.__doc__ or "")
+    assert drift.run.__doc__ and "``drift``" in drift.run.__doc__
