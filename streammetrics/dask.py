@@ -62,14 +62,12 @@ from streammetrics._engines.dask_ranked import evaluate_ranked
 from streammetrics._engines.plan import (
     Columns,
     Plan,
-    Request,
-    engine_evaluate,
-    make_run,
     merge_and_compute,
     merge_states,
     partition_state,
     rebuild,
 )
+from streammetrics._engines.request import Request, engine_evaluate, make_run
 
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
 

@@ -31,13 +31,11 @@ from streammetrics._core.metric import trusted_states
 from streammetrics._engines.plan import (
     Columns,
     Plan,
-    Request,
-    engine_evaluate,
     frame_state,
-    make_run,
     merge_bytes,
     state_to_bytes,
 )
+from streammetrics._engines.request import Request, engine_evaluate, make_run
 
 __all__ = ["evaluate"]
 

@@ -37,14 +37,12 @@ from streammetrics._core.params import Param, check_param
 from streammetrics._engines.plan import (
     Columns,
     Plan,
-    Request,
     empty_set,
-    engine_evaluate,
     feed,
-    make_run,
     merge_bytes,
     state_to_bytes,
 )
+from streammetrics._engines.request import Request, engine_evaluate, make_run
 
 __all__ = ["evaluate"]
 

@@ -1,4 +1,4 @@
-"""The engines' shared arguments are declared once (``streammetrics._engines.plan.Request``): every
+"""The engines' shared arguments are declared once (``streammetrics._engines.request.Request``): every
 public ``evaluate`` of Dask, Spark and Ray spells them in its own signature exactly as declared
 (checked when it is defined), and builds its run from them through one function (``make_run``)."""
 
@@ -15,7 +15,8 @@ import streammetrics as sm
 from streammetrics import dask as sm_dask
 from streammetrics import ray as sm_ray
 from streammetrics import spark as sm_spark
-from streammetrics._engines.plan import Columns, Request, engine_evaluate, make_run
+from streammetrics._engines.plan import Columns
+from streammetrics._engines.request import Request, engine_evaluate, make_run
 
 EVALUATES = {"dask.evaluate": sm_dask.evaluate, "dask.evaluate_parquet": sm_dask.evaluate_parquet,
              "spark.evaluate": sm_spark.evaluate, "ray.evaluate": sm_ray.evaluate}
