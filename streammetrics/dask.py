@@ -55,7 +55,6 @@ import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
 from streammetrics._engines import range_counts as RC
@@ -63,13 +62,12 @@ from streammetrics._engines.dask_ranked import evaluate_ranked
 from streammetrics._engines.plan import (
     Columns,
     Plan,
-    finish,
-    make_plan,
     merge_and_compute,
     merge_states,
     partition_state,
     rebuild,
 )
+from streammetrics._engines.request import Request, engine_evaluate, make_run
 
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
 
@@ -226,7 +224,7 @@ def _parquet_files(path: Any) -> tuple[Any, list[str]] | None:
     return (fs, files) if files else None
 
 
-def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, **columns: Any) -> Any:
+def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Request) -> Any:
     """:func:`evaluate_parquet`'s range path with the files read by pyarrow in the tasks (row
     groups straight to numpy: no DataFrame, no ``read_parquet`` graph), or None where the
     general path applies (the range path's conditions, see :func:`evaluate`)."""
@@ -244,10 +242,11 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, **columns: Any
         with contextlib.suppress(NotImplementedError, TypeError):  # not numpy: general path
             dtypes[f.name] = np.dtype(f.type.to_pandas_dtype())
     try:
-        template, shape, plan = make_plan(metrics, available=schema.names, **columns)
+        run = make_run(metrics, request, available=schema.names)
     except ValueError:  # the general path raises it, as for any frame
         return None
-    split = RC.split_of(template, plan, dtypes)
+    plan = run.plan
+    split = RC.split_of(run.template, plan, dtypes)
     if split is None:
         return None
     n_ranges = RC.range_count()
@@ -260,10 +259,10 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, **columns: Any
                                   (name, "split"), _SAMPLE)
     (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every))
     values, caught = result
-    return (shape.deliver(values, caught, sliced=False),)
+    return (run.shape.deliver(values, caught, sliced=False),)
 
 
-@filled
+@engine_evaluate
 def evaluate(
     ddf: Any,
     metrics: Any,
@@ -324,25 +323,27 @@ def evaluate(
     >>> round(values["auroc"], 4)
     0.8889
     """
+    split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
+    return _evaluate(ddf, metrics, Request.of(locals()), split_every)
+
+
+def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any:
+    """:func:`evaluate` with its arguments checked (``split_every``) or gathered (``request``)."""
     import dask
 
-    split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
-    template, shape, plan = make_plan(
-        metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
-        update_kwargs=update_kwargs, available=list(ddf.columns), by=by,
-    )
-    cols = plan.columns()
-    frame = ddf[cols]
-    if plan.family == "retrieval" and not query_partitioned:
-        frame = frame.shuffle(on=query)
+    run = make_run(metrics, request, available=list(ddf.columns))
+    plan, shape, compute = run.plan, run.shape, request.compute
+    frame = ddf[plan.columns()]
+    if run.shuffle_on is not None:
+        frame = frame.shuffle(on=run.shuffle_on)
     part = dask.delayed(_partition_task, pure=True)
     # The plan and the configuration are one node each in the graph: shipped once per worker,
     # not embedded in every task (``update_kwargs`` may hold large mappings).
     plan_node = dask.delayed(plan, pure=True)
     frames = frame.to_delayed()
     if not frames:
-        return finish(template, shape, plan, compute)
-    split = RC.split_of(template, plan, dict(frame.dtypes.items())) if compute else None
+        return run.result(None)
+    split = RC.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = RC.range_count()
         name = _new_name()
@@ -360,11 +361,12 @@ def evaluate(
     (result,) = dask.compute(_tree(parts, config, plan.kind, split_every, compute))
     if not compute:
         with trusted_states():  # made by our own tasks (see _partition_task)
-            return finish(rebuild(plan.config, result, plan.kind), shape, plan, False)
+            return run.result(rebuild(plan.config, result, plan.kind))
     values, caught = result
     return shape.deliver(values, caught, sliced=plan.by is not None)
 
 
+@engine_evaluate
 def evaluate_parquet(
     path: Any,
     metrics: Any,
@@ -425,24 +427,10 @@ def evaluate_parquet(
     import dask.dataframe as dd
 
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
+    request = Request.of(locals())
     if read_kwargs is None and compute and by is None and weight is None and not update_kwargs:
-        done = _parquet_by_ranges(path, metrics, split_every, label=label, score=score,
-                                  weight=None, query=query, doc_id=doc_id, update_kwargs={})
+        done = _parquet_by_ranges(path, metrics, split_every, request)
         if done is not None:
             return done[0]
     # Column projection is pushed down into the reader: only the needed columns are read.
-    ddf = dd.read_parquet(path, **dict(read_kwargs or {}))
-    return evaluate(
-        ddf,
-        metrics,
-        label=label,
-        score=score,
-        weight=weight,
-        query=query,
-        doc_id=doc_id,
-        query_partitioned=query_partitioned,
-        split_every=split_every,
-        compute=compute,
-        by=by,
-        **update_kwargs,
-    )
+    return _evaluate(dd.read_parquet(path, **dict(read_kwargs or {})), metrics, request, split_every)

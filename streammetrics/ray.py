@@ -27,18 +27,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import trusted_states
 from streammetrics._engines.plan import (
     Columns,
     Plan,
-    finish,
     frame_state,
-    make_plan,
     merge_bytes,
-    state_from_bytes,
     state_to_bytes,
 )
+from streammetrics._engines.request import Request, engine_evaluate, make_run
 
 __all__ = ["evaluate"]
 
@@ -63,7 +60,7 @@ def _aggregation(plan: Plan) -> Any:
     return StreammetricsState()
 
 
-@filled
+@engine_evaluate
 def evaluate(
     ds: Any,
     metrics: Any,
@@ -104,19 +101,12 @@ def evaluate(
     >>> evaluate(ds, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p")  # doctest: +SKIP
     {'auroc': 0.91, 'f1': 0.77}
     """
-    template, shape, plan = make_plan(
-        metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
-        update_kwargs=update_kwargs, available=list(ds.columns() or []), by=by,
-    )
-    frame = ds.select_columns(plan.columns())
-    if plan.family == "retrieval" and not query_partitioned:
+    run = make_run(metrics, Request.of(locals()), available=list(ds.columns() or []))
+    frame = ds.select_columns(run.plan.columns())
+    if run.shuffle_on is not None:
         import ray
 
         blocks = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
-        frame = frame.repartition(blocks, keys=[query])
-    result = frame.aggregate(_aggregation(plan))
-    payload = result.get("streammetrics") if result else None
-    if not payload:  # no rows at all
-        return finish(template, shape, plan, compute)
-    with trusted_states():
-        return finish(state_from_bytes(payload), shape, plan, compute)
+        frame = frame.repartition(blocks, keys=[run.shuffle_on])
+    result = frame.aggregate(_aggregation(run.plan))
+    return run.result_of_bytes(result.get("streammetrics") if result else None)  # None: no rows

@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
 from streammetrics._engines.plan import (
@@ -40,12 +39,10 @@ from streammetrics._engines.plan import (
     Plan,
     empty_set,
     feed,
-    finish,
-    make_plan,
     merge_bytes,
-    state_from_bytes,
     state_to_bytes,
 )
+from streammetrics._engines.request import Request, engine_evaluate, make_run
 
 __all__ = ["evaluate"]
 
@@ -76,7 +73,7 @@ def _merge_two(left: bytes, right: bytes) -> bytes:
     return merge_bytes([left, right])
 
 
-@filled
+@engine_evaluate
 def evaluate(
     df: Any,
     metrics: Any,
@@ -120,17 +117,13 @@ def evaluate(
     {'auroc': 0.91, 'f1': 0.77}
     """
     depth = check_param(depth, "depth", _DEPTH)
-    template, shape, plan = make_plan(
-        metrics, label=label, score=score, weight=weight, query=query, doc_id=doc_id,
-        update_kwargs=update_kwargs, available=list(df.columns), by=by,
-    )
+    run = make_run(metrics, Request.of(locals()), available=list(df.columns))
+    plan = run.plan
     frame = df.select(*plan.columns())
-    if plan.family == "retrieval" and not query_partitioned:
-        frame = frame.repartition(query)
+    if run.shuffle_on is not None:
+        frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
     rdd = states.rdd.map(lambda row: bytes(row[0]))
     if rdd.getNumPartitions() == 0:
-        return finish(template, shape, plan, compute)
-    merged = rdd.treeReduce(_merge_two, depth=depth)
-    with trusted_states():
-        return finish(state_from_bytes(merged), shape, plan, compute)
+        return run.result(None)
+    return run.result_of_bytes(rdd.treeReduce(_merge_two, depth=depth))

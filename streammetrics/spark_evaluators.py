@@ -25,7 +25,7 @@ Complexity: one pass over the rows per ``evaluate`` (two for multiclass without 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pyspark import keyword_only
 from pyspark.ml.evaluation import Evaluator
@@ -84,7 +84,28 @@ def _pr_area_mllib(result: Any) -> float:
     return float(sum((xs[i + 1] - xs[i]) * (ys[i + 1] + ys[i]) / 2.0 for i in range(len(xs) - 1)))
 
 
-class BinaryClassificationEvaluator(Evaluator, HasLabelCol, HasRawPredictionCol, HasWeightCol):
+_E = TypeVar("_E", bound="_Evaluator")
+
+
+class _Evaluator(Evaluator, HasLabelCol, HasWeightCol):
+    """What both evaluators share: ``metricName``'s accessors and the optional weight column."""
+
+    metricName: Param[str]  # each evaluator's own, with its names
+
+    def setMetricName(self: _E, value: str) -> _E:
+        """Set ``metricName``; returns ``self``."""
+        return self._set(metricName=value)
+
+    def getMetricName(self) -> str:
+        """``metricName`` (or its default)."""
+        return str(self.getOrDefault(self.metricName))
+
+    def _weight(self) -> str | None:
+        """The ``weightCol`` when it is set, else None (unweighted)."""
+        return self.getWeightCol() if self.isSet(self.weightCol) else None
+
+
+class BinaryClassificationEvaluator(_Evaluator, HasRawPredictionCol):
     """MLlib's ``BinaryClassificationEvaluator`` on streammetrics' exact AUROC / PR curve.
 
     Parameters
@@ -118,21 +139,13 @@ class BinaryClassificationEvaluator(Evaluator, HasLabelCol, HasRawPredictionCol,
         self._setDefault(metricName="areaUnderROC", rawPredictionCol="rawPrediction", labelCol="label")
         self._set(**self._input_kwargs)  # type: ignore[attr-defined]  # set by @keyword_only
 
-    def setMetricName(self, value: str) -> BinaryClassificationEvaluator:
-        """Set ``metricName``; returns ``self``."""
-        return self._set(metricName=value)
-
-    def getMetricName(self) -> str:
-        """``metricName`` (or its default)."""
-        return str(self.getOrDefault(self.metricName))
-
     def isLargerBetter(self) -> bool:
         """True: every binary measure here is maximised."""
         return True
 
     def _evaluate(self, dataset: Any) -> float:
         metric = _checked("metricName", self.getMetricName(), _BINARY)
-        weight = self.getWeightCol() if self.isSet(self.weightCol) else None
+        weight = self._weight()
         cols = [F.col(self.getLabelCol()).cast("double").alias("y"),
                 _numeric(dataset, self.getRawPredictionCol(), 1).alias("s")]
         if weight:
@@ -149,8 +162,7 @@ class BinaryClassificationEvaluator(Evaluator, HasLabelCol, HasRawPredictionCol,
         return _pr_area_mllib(_evaluate_frame(frame, sm.PRCurve(**kw), label="y", score="s", weight=w))
 
 
-class MulticlassClassificationEvaluator(Evaluator, HasLabelCol, HasPredictionCol, HasWeightCol,
-                                        HasProbabilityCol):
+class MulticlassClassificationEvaluator(_Evaluator, HasPredictionCol, HasProbabilityCol):
     """MLlib's ``MulticlassClassificationEvaluator`` on streammetrics' confusion counts (and log
     loss): its metric names, ``metricLabel`` for the by-label measures, ``beta`` for the F-measures.
 
@@ -201,14 +213,6 @@ class MulticlassClassificationEvaluator(Evaluator, HasLabelCol, HasPredictionCol
                          beta=1.0, probabilityCol="probability")
         self._set(**self._input_kwargs)  # type: ignore[attr-defined]  # set by @keyword_only
 
-    def setMetricName(self, value: str) -> MulticlassClassificationEvaluator:
-        """Set ``metricName``; returns ``self``."""
-        return self._set(metricName=value)
-
-    def getMetricName(self) -> str:
-        """``metricName`` (or its default)."""
-        return str(self.getOrDefault(self.metricName))
-
     def isLargerBetter(self) -> bool:
         """False for the error and false-positive-rate measures and the log loss."""
         return self.getMetricName() not in _SMALLER_IS_BETTER
@@ -221,7 +225,7 @@ class MulticlassClassificationEvaluator(Evaluator, HasLabelCol, HasPredictionCol
 
     def _evaluate(self, dataset: Any) -> float:
         metric = _checked("metricName", self.getMetricName(), _MULTICLASS)
-        weight = self.getWeightCol() if self.isSet(self.weightCol) else None
+        weight = self._weight()
         wcol = [F.col(weight).cast("double").alias("w")] if weight else []
         w = "w" if weight else None
         if metric == "logLoss":

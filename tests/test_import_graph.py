@@ -1,7 +1,9 @@
 """The import graph of ``streammetrics`` has no cycle.
 
 Every module is parsed with :mod:`ast`; every import counts (module level or inside a function),
-except those under ``if TYPE_CHECKING:``. Relative imports are resolved; ``from . import x`` with
+except those under ``if TYPE_CHECKING:`` -- which a second check counts too: a cycle made only by
+imports for type checkers is no import error, but it is still two modules that need each other.
+Relative imports are resolved; ``from . import x`` with
 ``x`` a module imports ``x``; importing ``a.b.c`` also runs the packages ``a`` and ``a.b``.
 """
 
@@ -31,13 +33,13 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _import_nodes(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
-    """Every import statement, skipping the bodies of ``if TYPE_CHECKING:``."""
+def _import_nodes(tree: ast.AST, type_checking: bool = False) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement, skipping the bodies of ``if TYPE_CHECKING:`` unless ``type_checking``."""
     out: list[ast.Import | ast.ImportFrom] = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.If) and _is_type_checking(node.test):
+        if not type_checking and isinstance(node, ast.If) and _is_type_checking(node.test):
             stack.extend(node.orelse)
             continue
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -52,15 +54,16 @@ def _with_parents(name: str, modules: dict[str, Path]) -> set[str]:
     return {".".join(parts[:i]) for i in range(1, len(parts) + 1)} & modules.keys()
 
 
-def import_graph() -> dict[str, set[str]]:
-    """Module -> the package modules it imports (itself and its own parent packages left out)."""
+def import_graph(type_checking: bool = False) -> dict[str, set[str]]:
+    """Module -> the package modules it imports (itself and its own parent packages left out);
+    with ``type_checking``, the imports under ``if TYPE_CHECKING:`` too."""
     modules = _modules()
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         is_pkg = path.name == "__init__.py"
         here = name if is_pkg else name.rpartition(".")[0]
         targets: set[str] = set()
-        for node in _import_nodes(ast.parse(path.read_text(), str(path))):
+        for node in _import_nodes(ast.parse(path.read_text(), str(path)), type_checking):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     targets |= _with_parents(alias.name, modules)
@@ -120,6 +123,21 @@ def test_cycle_finder_finds_a_known_cycle() -> None:
 def test_no_import_cycle() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_type_checking_imports_are_seen_on_request() -> None:
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .a import B\n")
+    assert [n.module for n in _import_nodes(tree) if isinstance(n, ast.ImportFrom)] == ["typing"]
+    assert sorted(n.module or "" for n in _import_nodes(tree, type_checking=True)
+                  if isinstance(n, ast.ImportFrom)) == ["a", "typing"]
+    # cli.columns annotates with cli.plan.Plan only for type checkers
+    assert "streammetrics.cli.plan" not in import_graph()["streammetrics.cli.columns"]
+    assert "streammetrics.cli.plan" in import_graph(type_checking=True)["streammetrics.cli.columns"]
+
+
+def test_no_import_cycle_counting_type_checking_imports() -> None:
+    cycle = find_cycle(import_graph(type_checking=True))
+    assert cycle is None, "import cycle (imports for type checkers included): " + " -> ".join(cycle or [])
 
 
 def test_no_module_imports_the_package_root() -> None:

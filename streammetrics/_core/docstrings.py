@@ -353,6 +353,12 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "The values (``compute=True``) or accumulators of the same shape as ``metrics``.",
         ),
     },
+    # The columns of a record batch in ``streammetrics evaluate`` (streammetrics.cli.columns).
+    "cli": {
+        "batch": ("batch : pyarrow.RecordBatch", "The batch."),
+        "path": ("path : str", "The file the batch comes from (for messages)."),
+        "offset": ("offset : int", "Rows of the file before the batch (for messages)."),
+    },
     # trec_eval's readers and measures (streammetrics.trec).
     "trec": {
         "path": ("path : str", "The file name, for error messages."),

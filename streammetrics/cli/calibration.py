@@ -19,12 +19,11 @@ the main set); it has no bounded mode, so ``--max-bytes`` drops it (default) or 
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["PROBABILISTIC", "ENTRIES", "ECE_BINS", "Members", "add_options", "build_probabilistic",
+__all__ = ["PROBABILISTIC", "ENTRIES", "ECE_BINS", "Members", "build_probabilistic",
            "default_names", "ks_threshold"]
 
 #: the rows that need probabilities (their own MetricSet)
@@ -239,20 +238,3 @@ def _cli_message(msg: str) -> str:
     row 7`` as ``at index 7``, which the caller turns into the file's row."""
     msg = re.sub(r"\s*\(pass from_logits=True[^)]*\)", "", msg)
     return re.sub(r"first invalid row (\d+)", r"first invalid row at index \1", msg)
-
-
-def add_options(p: argparse.ArgumentParser) -> None:
-    """``--from-logits`` on the ``evaluate`` parser.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The ``evaluate`` parser.
-
-    Returns
-    -------
-    None
-    """
-    p.add_argument("--from-logits", action="store_true",
-                   help="the scores are logits: log loss, Brier and ECE take the sigmoid (binary) or "
-                        "row softmax (multiclass) first, and the default --threshold becomes 0")

@@ -16,11 +16,12 @@ import numpy as np
 from streammetrics.plot import plot_calibration, plot_gains
 
 from .calibration import ECE_BINS
+from .plan import Plan
 
 __all__ = ["write_calibration_plots"]
 
 
-def write_calibration_plots(plt: Any, save: Callable[[Any, str], None], plan: Any, ms: Any,
+def write_calibration_plots(plt: Any, save: Callable[[Any, str], None], plan: Plan, ms: Any,
                             res: dict[str, Any]) -> None:
     """reliability.png (binary and multiclass, when the calibration rows were computed),
     gains.png and lift.png (binary, exact score buffer).
@@ -51,7 +52,7 @@ def write_calibration_plots(plt: Any, save: Callable[[Any, str], None], plan: An
             _gains_lift(plt, save, ms, res)
 
 
-def _reliability(plt: Any, save: Callable[[Any, str], None], plan: Any, ms: Any,
+def _reliability(plt: Any, save: Callable[[Any, str], None], plan: Plan, ms: Any,
                  res: dict[str, Any]) -> None:
     curves = ms["plot_calibration"].compute()
     ece = res["metrics"]["ece"] if "ece" in res["metrics"] else ms["plot_ece"].compute()

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from streammetrics._core.docstrings import filled
+
 from .errors import InputError
 from .readers import original_value
 
 if TYPE_CHECKING:
-    from .evaluate import Plan
+    from .plan import Plan
 
 __all__ = ["labels", "number", "scores", "weights"]
 
@@ -140,6 +142,7 @@ def _list_matrix(arr: Any, path: str, column: str, offset: int, width: int | Non
     return flat.reshape(len(lengths), w)
 
 
+@filled
 def labels(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     """The label column(s) of a batch as class indices (multilabel: an (n, labels) 0/1 matrix).
 
@@ -147,12 +150,7 @@ def labels(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     ----------
     plan : Plan
         The run's plan (label columns, task, text-label mapping, ``--pos-label``).
-    batch : pyarrow.RecordBatch
-        The batch.
-    path : str
-        The file the batch comes from (for messages).
-    offset : int
-        Rows of the file before the batch (for messages).
+    {cli: batch, path, offset}
 
     Returns
     -------
@@ -272,6 +270,7 @@ def _by_pos_label(plan: Plan, y: np.ndarray, path: str, column: str, offset: int
     return is_pos.astype(np.int64)
 
 
+@filled
 def scores(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     """The score column(s) of a batch as floats.
 
@@ -279,12 +278,7 @@ def scores(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     ----------
     plan : Plan
         The run's plan (score columns, number of classes).
-    batch : pyarrow.RecordBatch
-        The batch.
-    path : str
-        The file the batch comes from (for messages).
-    offset : int
-        Rows of the file before the batch (for messages).
+    {cli: batch, path, offset}
 
     Returns
     -------
@@ -302,6 +296,7 @@ def scores(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     return cols[0] if len(cols) == 1 else np.column_stack(cols)
 
 
+@filled
 def weights(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     """The weight column as float64; NaN, missing, infinite or negative -> data error (file, row).
 
@@ -309,12 +304,7 @@ def weights(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     ----------
     plan : Plan
         The run's plan (``plan.weight`` is the column; not None).
-    batch : pyarrow.RecordBatch
-        The batch.
-    path : str
-        The file the batch comes from (for messages).
-    offset : int
-        Rows of the file before the batch (for messages).
+    {cli: batch, path, offset}
 
     Returns
     -------

@@ -12,7 +12,6 @@ import argparse
 import csv
 from collections.abc import Iterator
 from importlib import resources
-from typing import Any
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from streammetrics.classification.report import ClassificationReport
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
+from .commands import command
 from .options import batch_size, finite_float
 
 __all__ = ["add_parser", "add_root_options", "example_batches", "run"]
@@ -71,29 +71,17 @@ def example_batches(batch_size: int = 100) -> Iterator[tuple[np.ndarray, np.ndar
             yield np.array(labels), np.array(scores)
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register the ``demo`` subcommand on an argparse subparsers object.
-
-    Parameters
-    ----------
-    sub : argparse subparsers action
-        What ``ArgumentParser.add_subparsers`` returned.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``demo`` parser.
-    """
-    demo: argparse.ArgumentParser = sub.add_parser(
-        "demo",
-        help="stream the bundled example through a MetricSet (the default)",
-        description="Stream the bundled example predictions (569 rows) through a MetricSet in small "
-        "batches and print the metrics, the best threshold and the classification report.",
-    )
+def _arguments(demo: argparse.ArgumentParser) -> None:
+    """The arguments of ``demo``."""
     demo.add_argument("--batch-size", type=batch_size, default=100, metavar="N",
                       help="rows per update (default 100: the 569 rows stream in 6 batches)")  # fmt: skip
     demo.add_argument("--threshold", type=finite_float, default=0.5, help="decision threshold (default 0.5)")
-    return demo
+
+
+add_parser = command("demo", arguments=_arguments,
+                     help="stream the bundled example through a MetricSet (the default)",
+                     description="Stream the bundled example predictions (569 rows) through a MetricSet in "
+                     "small batches and print the metrics, the best threshold and the classification report.")
 
 
 def add_root_options(parser: argparse.ArgumentParser) -> None:

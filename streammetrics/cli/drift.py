@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InputError, guarded, plain
+from .commands import command, doc_paragraph, runner
+from .errors import InputError
 from .options import batch_size, parse_size, positive_int
 
 __all__ = ["add_parser", "run"]
@@ -32,26 +33,8 @@ __all__ = ["add_parser", "run"]
 ALL = "all"  # the row of every current score (segments are rows of their own)
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``drift`` on an ``argparse`` subparsers object.
-
-    Parameters
-    ----------
-    sub : argparse subparsers action
-        What ``ArgumentParser.add_subparsers`` returned.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``drift`` parser.
-    """
-    p: argparse.ArgumentParser = sub.add_parser(
-        "drift",
-        help="score drift of a prediction file against a reference file, without labels",
-        description=plain(__doc__.split("\n\n")[1]) if __doc__ else None,
-        epilog="exit status: 0 success, 1 data error, 2 usage error, 130 interrupted (errors are one "
-               "line on stderr)",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``drift``."""
     p.add_argument("reference", help="reference predictions (CSV, Parquet, JSON Lines)")
     p.add_argument("current", help="current predictions, same format rules")
     p.add_argument("--score", required=True, metavar="COL[,COL...]",
@@ -68,23 +51,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help="write the results as JSON to PATH ('-' for stdout)")
     p.add_argument("--digits", type=int, choices=range(0, 18), default=4, metavar="0..17",
                    help="decimals printed (default 4)")
-    return p
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run ``streammetrics drift``; errors are printed as one line, not raised.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The options parsed by the ``drift`` parser (:func:`add_parser`).
-
-    Returns
-    -------
-    int
-        The exit status: 0 success, 1 data error, 2 usage error, 130 interrupted.
-    """
-    return guarded("streammetrics drift", lambda: _run(args))
+add_parser = command("drift", arguments=_arguments, description=doc_paragraph(__doc__, 1),
+                     help="score drift of a prediction file against a reference file, without labels")
 
 
 def _columns(args: argparse.Namespace) -> list[str]:
@@ -208,6 +178,9 @@ def _run(args: argparse.Namespace) -> int:
             raise InputError(f"--json: cannot write {args.json}: {exc.strerror}", 2) from None
     print(_table(doc, args.digits))
     return 0
+
+
+run = runner("drift", _run)
 
 
 def _plain(v: Any) -> Any:

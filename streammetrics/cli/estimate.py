@@ -26,7 +26,7 @@ from typing import Any
 
 from . import columns
 from .errors import InputError
-from .readers import open_source
+from .plan import Plan, is_list_type
 from .report import emit, print_table, results
 
 __all__ = ["run_estimated"]
@@ -97,32 +97,16 @@ def _refuse(args: argparse.Namespace) -> None:
                              "are estimated from calibrated probabilities; give --label to evaluate)", 2)
 
 
-def _setup(plan: Any) -> None:
+def _setup(plan: Plan) -> None:
     """The task and the number of classes from the first file's schema."""
-    import pyarrow as pa
-
-    first = None
-    for path in plan.files:
-        src = open_source(path, plan.columns, 1024)
-        first = next((b for b in src.batches if b.num_rows), None)
-        if first is not None:
-            break
-    if first is None:
-        raise InputError(f"{plan.files[0] if len(plan.files) == 1 else 'the inputs'}: no rows", 1)
-    kind = first.schema.field(plan.scores[0]).type
-    plan.list_scores = len(plan.scores) == 1 and (
-        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind))
+    first = plan.first_batch()
+    plan.list_scores = len(plan.scores) == 1 and is_list_type(first.schema.field(plan.scores[0]).type)
     if plan.list_scores or len(plan.scores) > 1:
         if plan.task == "binary":
             raise InputError("--task binary takes one score column", 2)
         plan.task = "multiclass"
         if plan.list_scores:
-            import pyarrow.compute as pc
-
-            lengths = pc.list_value_length(first.column(plan.scores[0])).drop_null()
-            if len(lengths) == 0:
-                raise InputError(f"{plan.files[0]}: column {plan.scores[0]!r}: no list in the first rows", 1)
-            plan.num_classes = int(lengths[0].as_py())
+            plan.num_classes = plan.list_length(first)
             plan.classes = [str(i) for i in range(plan.num_classes)]
         else:
             plan.num_classes = len(plan.scores)
@@ -133,13 +117,13 @@ def _setup(plan: Any) -> None:
         raise InputError("--task multiclass needs one probability column per class (or a list column)", 2)
 
 
-def run_estimated(plan: Any, args: argparse.Namespace, title: str, metrics: dict[str, Any],
+def run_estimated(plan: Plan, args: argparse.Namespace, title: str, metrics: dict[str, Any],
                   defaults: dict[str, list[str]], library_error: Any) -> int:
     """Stream ``plan``'s probability columns through estimated metrics and report them.
 
     Parameters
     ----------
-    plan : streammetrics.cli.evaluate.Plan
+    plan : Plan
         The run's plan (score and weight columns, files), without label columns.
     args : argparse.Namespace
         The ``evaluate`` options.
@@ -181,22 +165,16 @@ def run_estimated(plan: Any, args: argparse.Namespace, title: str, metrics: dict
     except ValueError as exc:
         raise InputError(f"cannot set up the metrics: {exc}", 2) from None
     rows = 0
-    float_cols = ([] if plan.list_scores else list(plan.scores)) + ([plan.weight] if plan.weight else [])
-    list_cols = [plan.scores[0]] if plan.list_scores else []
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        for path in plan.files:
-            src = open_source(path, plan.columns, args.batch_size, float_cols, list_cols)
-            offset = 0
-            for batch in src.batches:
-                s = columns.scores(plan, batch, src.path, offset)
-                w = columns.weights(plan, batch, src.path, offset) if plan.weight else None
-                try:
-                    est.update(s, sample_weight=w)
-                except ValueError as exc:
-                    raise library_error(exc, src.path, offset, batch.num_rows) from None
-                offset += batch.num_rows
-                rows += batch.num_rows
+        for src, batch, offset in plan.batches(args.batch_size):
+            s = columns.scores(plan, batch, src.path, offset)
+            w = columns.weights(plan, batch, src.path, offset) if plan.weight else None
+            try:
+                est.update(s, sample_weight=w)
+            except ValueError as exc:
+                raise library_error(exc, src.path, offset, batch.num_rows) from None
+            rows += batch.num_rows
     res = results(plan, _Members(est, list(members)), names, rows, args)
     res["warnings"] = list(dict.fromkeys(str(w.message) for w in seen)) + res["warnings"]
     res["estimated"] = True

@@ -28,19 +28,21 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from importlib import resources
 from typing import Any
 
 from . import calibration as cal
 from . import columns, slices
-from .errors import InputError, OneLineParser, guarded, plain
+from .commands import command, doc_paragraph, runner
+from .errors import InputError, OneLineParser
 from .estimate import run_estimated
 from .labels import resolve as resolve_labels
 from .options import add_arguments, parse_size
+from .plan import Plan, is_list_type
 from .plots import Histogram, add_batch, check_plot_dir
-from .readers import Source, expand_inputs, format_of, open_source
+from .readers import expand_inputs, format_of
 from .report import RANKING, emit, print_table, results
 
 __all__ = ["add_parser", "run", "main", "parse_size", "max_bytes_supported", "METRICS", "Plan"]
@@ -114,143 +116,32 @@ DEFAULTS = {
     "multilabel": ["accuracy", "hamming_loss", "precision", "recall", "f1", "auroc", "average_precision"],
 }
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``evaluate`` on an ``argparse`` subparsers object.
-
-    Parameters
-    ----------
-    sub : argparse subparsers action
-        What ``ArgumentParser.add_subparsers`` returned.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``evaluate`` parser.
-    """
-    p: argparse.ArgumentParser = sub.add_parser(
-        "evaluate",
-        help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass",
-        description=plain(__doc__.split("\n\n")[1]) if __doc__ else None,
-        epilog="exit status: 0 success, 1 data error, 2 usage error, 130 interrupted (errors are one "
-               "line on stderr)",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``evaluate``."""
     add_arguments(p, list(METRICS), _TASKS)
-    cal.add_options(p)
-    slices.add_arguments(p)
-    return p
+
+
+add_parser = command("evaluate", arguments=_arguments, description=doc_paragraph(__doc__, 1),
+                     help="evaluate prediction files (CSV, Parquet, JSON Lines) in one streaming pass")
 
 
 # -- input plumbing ------------------------------------------------------------------------------
-class Plan:
-    """What to read and how to turn a record batch into (labels, scores, weights).
-
-    Set from the options, then completed from the first batch (list columns, number of classes)
-    and by :func:`streammetrics.cli.labels.resolve` (classes and label mapping).
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The parsed options (``label``, ``score``, ``weight``, ``task``).
-    files : list of str
-        The input files, in order.
-
-    Attributes
-    ----------
-    files : list of str
-        The input files.
-    labels, scores : list of str
-        The ``--label`` and ``--score`` columns.
-    weight : str or None
-        The ``--weight`` column.
-    task : {"binary", "multiclass", "multilabel"}
-        The task.
-    num_classes : int or None
-        Number of classes (labels for multilabel); None for binary.
-    classes : list of str or None
-        Display names of the classes (labels).
-    mapping : dict or None
-        Text label -> class index.
-    positive : object
-        Binary: the positive label.
-    pos_value, neg_value : float or None
-        Binary numeric labels with ``--pos-label``: the positive one and the other one (from the
-        first batch that holds it).
-    mapping_from : str or None
-        How the mapping was chosen (an option, the column names).
-    list_scores, list_labels : bool
-        Whether the scores / labels are one list column.
-    classes_from_columns : bool
-        Whether text labels are mapped by the score column names.
-    """
-
-    def __init__(self, args: argparse.Namespace, files: list[str]) -> None:
-        self.files = files
-        self.labels: list[str] = args.label
-        self.scores: list[str] = args.score
-        self.weight: str | None = args.weight
-        self.task: str = args.task or ("binary" if len(self.scores) == 1 else "multiclass")
-        self.num_classes: int | None = None  # set from the first batch for list columns
-        self.classes: list[str] | None = None  # display names of the classes / labels
-        self.mapping: dict[Any, int] | None = None  # string label -> class index
-        self.positive: Any = None  # binary: the positive label
-        self.pos_value: float | None = None  # binary numeric labels with --pos-label: the positive one
-        self.neg_value: Any = None  # ... and the other one, from the first batch that holds it
-        self.mapping_from: str | None = None  # how the mapping was chosen (an option, column names)
-        self.list_scores = False
-        self.list_labels = False
-        self.classes_from_columns = False  # text labels mapped by the score column names
-
-    @property
-    def columns(self) -> list[str]:
-        """The columns to read: labels, scores and weight, each once."""
-        cols = [*self.labels, *self.scores]
-        if self.weight:
-            cols.append(self.weight)
-        return list(dict.fromkeys(cols))
-
-
 def _bundled_example() -> tuple[ExitStack, str]:
     stack = ExitStack()
     path = stack.enter_context(resources.as_file(resources.files("streammetrics") / "data" / _EXAMPLE))
     return stack, str(path)
 
 
-def _read(plan: Plan, batch_size: int) -> Iterator[tuple[Source, Any, int]]:
-    """(source, batch, row offset within the file) over every file, in order."""
-    float_cols = ([] if plan.list_scores else list(plan.scores)) + ([plan.weight] if plan.weight else [])
-    list_cols = [plan.scores[0]] if plan.list_scores else []
-    list_cols += [plan.labels[0]] if plan.list_labels else []
-    for path in plan.files:
-        src = open_source(path, plan.columns, batch_size, float_cols, list_cols)
-        offset = 0
-        for batch in src.batches:
-            yield src, batch, offset
-            offset += batch.num_rows
-
-
 def _first_batch_setup(plan: Plan, args: argparse.Namespace) -> None:
     """Inspect the first file's schema: list columns, string labels, the number of classes."""
-    import pyarrow as pa
-
-    first = None
-    for path in plan.files:  # the first file with a row (a partition may be empty)
-        src = open_source(path, plan.columns, 1024)
-        first = next((b for b in src.batches if b.num_rows), None)
-        if first is not None:
-            break
-    if first is None:
-        raise InputError(f"{plan.files[0] if len(plan.files) == 1 else 'the inputs'}: no rows", 1)
+    first = plan.first_batch()
     schema = first.schema
     score_type = schema.field(plan.scores[0]).type
-    plan.list_scores = len(plan.scores) == 1 and (
-        pa.types.is_list(score_type) or pa.types.is_large_list(score_type)
-        or pa.types.is_fixed_size_list(score_type))
+    plan.list_scores = len(plan.scores) == 1 and is_list_type(score_type)
     if plan.list_scores and args.task is None:
         plan.task = "multiclass"
     label_type = schema.field(plan.labels[0]).type
-    plan.list_labels = len(plan.labels) == 1 and (
-        pa.types.is_list(label_type) or pa.types.is_large_list(label_type)
-        or pa.types.is_fixed_size_list(label_type))
+    plan.list_labels = len(plan.labels) == 1 and is_list_type(label_type)
     if plan.list_labels:  # one 0/1 per label in each row's list
         if args.task is None and (plan.list_scores or len(plan.scores) > 1):
             plan.task = "multilabel"
@@ -261,15 +152,7 @@ def _first_batch_setup(plan: Plan, args: argparse.Namespace) -> None:
         if plan.list_scores or len(plan.scores) > 1:
             raise InputError("--task binary takes one score column", 2)
     else:
-        if plan.list_scores:
-            import pyarrow.compute as pc
-
-            lengths = pc.list_value_length(first.column(plan.scores[0])).drop_null()
-            if len(lengths) == 0:
-                raise InputError(f"{plan.files[0]}: column {plan.scores[0]!r}: no list in the first rows", 1)
-            plan.num_classes = int(lengths[0].as_py())
-        else:
-            plan.num_classes = len(plan.scores)
+        plan.num_classes = plan.list_length(first) if plan.list_scores else len(plan.scores)
         if plan.task == "multiclass" and plan.num_classes < 2:
             raise InputError("multiclass needs scores for at least 2 classes "
                              "(several --score columns or one list column)", 2)
@@ -359,22 +242,6 @@ def _members(plan: Plan, names: list[str], args: argparse.Namespace, plots: bool
 
 
 # -- the command ---------------------------------------------------------------------------------
-def run(args: argparse.Namespace) -> int:
-    """Run ``streammetrics evaluate``; errors are printed as one line, not raised.
-
-    Parameters
-    ----------
-    args : argparse.Namespace
-        The options parsed by the ``evaluate`` parser (:func:`add_parser`).
-
-    Returns
-    -------
-    int
-        The exit status: 0 success, 1 data error, 2 usage error, 130 interrupted.
-    """
-    return guarded("streammetrics evaluate", lambda: _run(args))
-
-
 def _run(args: argparse.Namespace) -> int:
     try:
         import pyarrow  # noqa: F401
@@ -446,6 +313,9 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+run = runner("evaluate", _run)
+
+
 def _first_of_each(messages: list[str]) -> list[str]:
     """The first message of each kind (the text before its first " ("), in order: a warning
     every batch raises (its details differ by batch) is reported once. O(len(messages))."""
@@ -498,7 +368,7 @@ def _stream(plan: Plan, ms: Any, hist: Histogram | None, args: argparse.Namespac
             task_id = progress.add_task("evaluating", total=total, rate="")
     start = time.perf_counter()
     try:
-        for src, batch, offset in _read(plan, args.batch_size):
+        for src, batch, offset in plan.batches(args.batch_size):
             y = columns.labels(plan, batch, src.path, offset)
             s = columns.scores(plan, batch, src.path, offset)
             w = columns.weights(plan, batch, src.path, offset) if plan.weight else None

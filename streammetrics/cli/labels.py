@@ -26,7 +26,7 @@ from .errors import InputError
 from .readers import open_source
 
 if TYPE_CHECKING:
-    from .evaluate import Plan
+    from .plan import Plan
 
 __all__ = ["resolve"]
 

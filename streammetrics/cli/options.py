@@ -240,4 +240,10 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
     p.add_argument("--no-intervals", action="store_true",
                    help="skip the 95%% intervals (DeLong's for AUROC: a linear pass over the sorted "
                         "scores per class, ~0.7 s at 10M rows)")
+    p.add_argument("--from-logits", action="store_true",  # cli.calibration
+                   help="the scores are logits: log loss, Brier and ECE take the sigmoid (binary) or "
+                        "row softmax (multiclass) first, and the default --threshold becomes 0")
+    p.add_argument("--by", action="append", metavar="COL",  # cli.slices
+                   help="evaluate per slice of this column (repeat for combinations; prints each "
+                        "slice's metrics with intervals and the disparity between slices)")
 

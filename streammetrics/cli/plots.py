@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .plan import Plan
 
 _PLOTS = ("roc.png", "pr.png", "confusion_matrix.png", "score_histogram.png", "reliability.png", "gains.png",
          "lift.png")
@@ -91,7 +92,7 @@ class Histogram:
         return lo + self.width * np.arange(self.bins + 1)
 
 
-def add_batch(plan: Any, hist: Histogram, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> None:
+def add_batch(plan: Plan, hist: Histogram, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> None:
     """Add a batch to the per-class histograms: binary, the scores of each actual class;
     multiclass, the score of the true class; multilabel, the scores of each label's positives.
 
@@ -126,7 +127,7 @@ def add_batch(plan: Any, hist: Histogram, y: np.ndarray, s: np.ndarray, w: np.nd
             hist.add(c, s[m, c], None if w is None else w[m])
 
 
-def _series(plan: Any, value: Any) -> list[tuple[str, Any]]:
+def _series(plan: Plan, value: Any) -> list[tuple[str, Any]]:
     if isinstance(value, list):
         return list(zip(plan.classes or [str(i) for i in range(len(value))], value, strict=False))
     return [("", value)]
@@ -167,7 +168,7 @@ def check_plot_dir(directory: str) -> None:
         raise InputError(f"--plot: cannot write in {directory}: {exc.strerror or exc}", 2) from None
 
 
-def write_plots(directory: str, plan: Any, ms: Any, hist: Any, res: dict[str, Any]) -> list[str]:
+def write_plots(directory: str, plan: Plan, ms: Any, hist: Any, res: dict[str, Any]) -> list[str]:
     """Write roc.png, pr.png, confusion_matrix.png (binary/multiclass) and score_histogram.png to
     ``directory`` (created if needed), then the calibration plots
     (:func:`streammetrics.cli.calplots.write_calibration_plots`).

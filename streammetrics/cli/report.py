@@ -17,7 +17,7 @@ import numpy as np
 from .errors import InputError
 
 if TYPE_CHECKING:
-    from .evaluate import Plan
+    from .plan import Plan
 
 __all__ = ["results", "print_table", "emit", "RANKING"]
 

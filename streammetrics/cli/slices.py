@@ -28,31 +28,14 @@ import numpy as np
 
 from . import columns
 from .errors import InputError
-from .readers import open_source
+from .plan import Plan
 from .report import emit
 
-__all__ = ["add_arguments", "run_sliced"]
+__all__ = ["run_sliced"]
 
 _MAX_SLICES = 10_000
 _PLOTTED = 10
 _RANKED = ("auroc", "average_precision")
-
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The ``--by`` option of ``evaluate``.
-
-    Parameters
-    ----------
-    p : argparse.ArgumentParser
-        The ``evaluate`` parser.
-
-    Returns
-    -------
-    None
-    """
-    p.add_argument("--by", action="append", metavar="COL",
-                   help="evaluate per slice of this column (repeat for combinations; prints each "
-                        "slice's metrics with intervals and the disparity between slices)")
 
 
 def _key_column(batch: Any, name: str) -> np.ndarray:
@@ -67,7 +50,7 @@ def _key_column(batch: Any, name: str) -> np.ndarray:
     return np.asarray(text.to_numpy(zero_copy_only=False), dtype=str)
 
 
-def _metric_set(plan: Any, names: list[str], args: argparse.Namespace, metrics: dict[str, Any]) -> Any:
+def _metric_set(plan: Plan, names: list[str], args: argparse.Namespace, metrics: dict[str, Any]) -> Any:
     import streammetrics as sm
 
     members: dict[str, Any] = {}
@@ -87,27 +70,20 @@ def _metric_set(plan: Any, names: list[str], args: argparse.Namespace, metrics: 
     return sm.Sliced(sm.MetricSet(**members), max_slices=_MAX_SLICES, overflow="other")
 
 
-def _stream(plan: Any, sliced: Any, by: list[str], args: argparse.Namespace) -> int:
-    float_cols = ([] if plan.list_scores else list(plan.scores)) + ([plan.weight] if plan.weight else [])
-    list_cols = [plan.scores[0]] if plan.list_scores else []
-    list_cols += [plan.labels[0]] if plan.list_labels else []
-    wanted = list(dict.fromkeys([*plan.columns, *by]))
+def _stream(plan: Plan, sliced: Any, by: list[str], args: argparse.Namespace) -> int:
     rows = 0
-    for path in plan.files:
-        src = open_source(path, wanted, args.batch_size, float_cols, list_cols)
-        offset = 0
-        for batch in src.batches:
-            y = columns.labels(plan, batch, path, offset)
-            s = columns.scores(plan, batch, path, offset)
-            w = columns.weights(plan, batch, path, offset) if plan.weight else None
-            keys = [_key_column(batch, c) for c in by]
-            slices: Any = keys[0] if len(by) == 1 else dict(zip(by, keys, strict=True))
-            try:
-                sliced.update(y, s, slices=slices, sample_weight=w)
-            except ValueError as exc:
-                raise InputError(f"{path}: rows {offset + 1}-{offset + batch.num_rows}: {exc}", 1) from None
-            offset += batch.num_rows
-            rows += batch.num_rows
+    for src, batch, offset in plan.batches(args.batch_size, extra=by):
+        path = src.path
+        y = columns.labels(plan, batch, path, offset)
+        s = columns.scores(plan, batch, path, offset)
+        w = columns.weights(plan, batch, path, offset) if plan.weight else None
+        keys = [_key_column(batch, c) for c in by]
+        slices: Any = keys[0] if len(by) == 1 else dict(zip(by, keys, strict=True))
+        try:
+            sliced.update(y, s, slices=slices, sample_weight=w)
+        except ValueError as exc:
+            raise InputError(f"{path}: rows {offset + 1}-{offset + batch.num_rows}: {exc}", 1) from None
+        rows += batch.num_rows
     return rows
 
 
@@ -248,7 +224,7 @@ def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
     return written
 
 
-def run_sliced(plan: Any, names: list[str], args: argparse.Namespace, title: str,
+def run_sliced(plan: Plan, names: list[str], args: argparse.Namespace, title: str,
                metrics: dict[str, Any]) -> int:
     """``evaluate --by``: stream, then print / write the per-slice results.
 

@@ -16,6 +16,7 @@ from streammetrics.trec.evaluate import DEFAULT_MEASURES, evaluate_files
 from streammetrics.trec.progress import ProgressLine, reporting
 from streammetrics.trec.runfile import MEMORY_LINES
 
+from .commands import add_command, exit_status
 from .options import converted, positive_int
 
 __all__ = ["add_parser", "run", "main", "Terminated", "sigterm_raises", "long_int", "progress_line"]
@@ -104,8 +105,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     argparse.ArgumentParser
         The ``trec`` parser.
     """
-    p: argparse.ArgumentParser = sub.add_parser(
+    p = add_command(
+        sub,
         "trec",
+        epilog=exit_status("143 terminated (SIGTERM)"),
         help="evaluate a TREC run against qrels (trec_eval's measures, options and output format)",
         description=(
             "trec_eval's evaluation: qrels 'qid iter docno grade', run 'qid Q0 docno rank score runid' "

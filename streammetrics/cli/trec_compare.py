@@ -22,6 +22,7 @@ from streammetrics.trec.perquery import per_query_values
 from streammetrics.trec.rank_tests import ZERO_METHODS
 from streammetrics.trec.significance import ALTERNATIVES
 
+from .commands import command, doc_paragraph, exit_status
 from .errors import InputError
 from .options import converted, positive_int
 from .trec import Terminated, long_int, progress_line, sigterm_raises
@@ -147,25 +148,8 @@ def _alpha(text: str) -> float:
     return value
 
 
-def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register the ``trec-compare`` subcommand on an argparse subparsers object.
-
-    Parameters
-    ----------
-    sub : argparse subparsers action
-        What ``ArgumentParser.add_subparsers`` returned.
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The ``trec-compare`` parser.
-    """
-    p: argparse.ArgumentParser = sub.add_parser(
-        "trec-compare",
-        help="compare TREC runs against the first: means, paired t, randomization, Wilcoxon and sign "
-        "tests, bootstrap intervals, Holm correction",
-        description=(__doc__ or "").split("\n\n")[0].replace("``", ""),
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of ``trec-compare``."""
     p.add_argument("qrels", help="qrels file: qid iter docno grade")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run files; the first is the baseline")
     p.add_argument("-m", dest="measures", action="append", default=None,
@@ -202,7 +186,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument("--latex", metavar="FILE", default=None, help="also write a LaTeX (booktabs) table")
     p.add_argument("--quiet", action="store_true",
                    help="no progress line (otherwise shown on stderr, if a terminal, after 2 s)")
-    return p
+
+
+add_parser = command("trec-compare", arguments=_arguments, description=doc_paragraph(__doc__, 0),
+                     epilog=exit_status("143 terminated (SIGTERM)"),
+                     help="compare TREC runs against the first: means, paired t, randomization, Wilcoxon "
+                     "and sign tests, bootstrap intervals, Holm correction")
 
 
 def run(args: argparse.Namespace) -> int:

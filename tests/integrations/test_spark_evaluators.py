@@ -104,3 +104,15 @@ def test_drops_into_cross_validator(spark):
         cv = CrossValidator(estimator=lr, estimatorParamMaps=grid, evaluator=ev, numFolds=2, seed=1)
         runs[name] = cv.fit(df).avgMetrics
     np.testing.assert_allclose(runs["ours"], runs["mllib"], rtol=1e-9)
+
+
+@pytest.mark.parametrize(("cls", "name", "default"), [
+    (BinaryClassificationEvaluator, "averagePrecision", "areaUnderROC"),
+    (MulticlassClassificationEvaluator, "accuracy", "f1"),
+])
+def test_metric_name_accessors_and_weight(cls, name: str, default: str) -> None:
+    ev = cls()
+    assert ev.getMetricName() == default and ev._weight() is None
+    assert ev.setMetricName(name) is ev and ev.getMetricName() == name
+    assert ev.copy().getMetricName() == name  # a Params copy (what CrossValidator makes) keeps it
+    assert cls(weightCol="w")._weight() == "w"

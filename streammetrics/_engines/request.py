@@ -1,0 +1,214 @@
+"""The arguments every engine's ``evaluate`` shares, declared once, and the run they make.
+
+Dask (:func:`streammetrics.dask.evaluate`, :func:`~streammetrics.dask.evaluate_parquet`), Spark
+and Ray take the same arguments besides their data and their own options: the columns, the
+retrieval options, ``compute``, ``by`` and ``**update_kwargs``. :class:`Request` declares them
+(names, types, defaults); each public ``evaluate`` spells them in its own signature, for its
+users and type checkers, and :func:`engine_evaluate` checks that signature against
+:class:`Request` when the function is defined. :func:`make_run` checks a request against the
+metrics and the frame once for every engine, and :class:`Run` gives back the results.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from streammetrics._core.docstrings import fill
+from streammetrics._core.metric import Metric, trusted_states
+
+from .plan import Columns, Plan, Shape, finish, make_plan, state_from_bytes
+
+__all__ = ["Request", "Run", "engine_evaluate", "make_run"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Request:
+    """The arguments every engine's ``evaluate`` takes besides its data, its metrics and its own
+    options (``split_every``, ``depth``): declared once, here.
+
+    Each public ``evaluate`` spells them in its own signature (for its users and for type
+    checkers), checked against these fields when it is defined (:func:`engine_evaluate`), and
+    passes them on as one object (:meth:`of`); their descriptions are the ``engine`` entries of
+    :mod:`streammetrics._core.docstrings`.
+
+    Parameters
+    ----------
+    label, score : str or list of str
+        The label and score column(s).
+    weight, query, doc_id : str, optional
+        The ``sample_weight``, query id and document id columns.
+    query_partitioned : bool
+        Every query's rows are already in one partition (no shuffle).
+    compute : bool
+        Return the values (True) or the merged accumulators.
+    by : str or list of str, optional
+        Slice key column(s).
+    update_kwargs : mapping
+        Passed to every ``update``.
+    """
+
+    label: Columns
+    score: Columns
+    weight: str | None = None
+    query: str | None = None
+    doc_id: str | None = None
+    query_partitioned: bool = False
+    compute: bool = True
+    by: Columns | None = None
+    update_kwargs: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, arguments: Mapping[str, Any]) -> Request:
+        """The request among an ``evaluate``'s arguments (its ``locals()`` on entry, which hold
+        every field: :func:`engine_evaluate` checked its signature).
+
+        Parameters
+        ----------
+        arguments : mapping
+            Argument name -> value; names that are not fields are ignored.
+
+        Returns
+        -------
+        Request
+        """
+        return cls(**{f.name: arguments[f.name] for f in dataclasses.fields(cls)})
+
+
+def engine_evaluate(fn: _F) -> _F:
+    """Decorator of a public ``evaluate``: check at definition that its signature spells every
+    field of :class:`Request` as that declares it, and fill its docstring's shared entries.
+
+    Every field but ``update_kwargs`` must be a keyword-only parameter of the same name,
+    annotation and default; ``update_kwargs`` the ``**update_kwargs`` catch-all.
+
+    Parameters
+    ----------
+    fn : function
+        The engine's ``evaluate``.
+
+    Returns
+    -------
+    function
+        ``fn`` itself (its signature unchanged), its ``__doc__`` filled.
+
+    Raises
+    ------
+    TypeError
+        The signature differs from :class:`Request` (a programming error, raised at import).
+    """
+    params = inspect.signature(fn).parameters
+    for f in dataclasses.fields(Request):
+        p = params.get(f.name)
+        if f.name == "update_kwargs":
+            ok = p is not None and p.kind is p.VAR_KEYWORD
+        else:
+            default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
+            ok = (p is not None and p.kind is p.KEYWORD_ONLY and p.default == default
+                  and str(p.annotation) == str(f.type))
+        if not ok:
+            raise TypeError(f"{fn.__module__}.{fn.__qualname__}: parameter {f.name!r} differs from "
+                            f"Request.{f.name} ({f.type}), got {p}")
+    if fn.__doc__:
+        fn.__doc__ = fill(fn.__doc__)
+    return fn
+
+
+@dataclass(frozen=True)
+class Run:
+    """A checked request: the empty accumulator, the shape of the results and the plan.
+
+    Parameters
+    ----------
+    template : Metric
+        The empty accumulator (a ``MetricSet`` twin of the metrics, or a ``Sliced`` one).
+    shape : Shape
+        How to give results back in the shape of ``metrics``.
+    plan : Plan
+        What each partition task needs.
+    request : Request
+        The arguments it was made from.
+    """
+
+    template: Metric
+    shape: Shape
+    plan: Plan
+    request: Request
+
+    @property
+    def shuffle_on(self) -> str | None:
+        """The query column when the rows must be shuffled by query first (retrieval metrics
+        without ``query_partitioned``), else None."""
+        if self.plan.family == "retrieval" and not self.request.query_partitioned:
+            return self.plan.query
+        return None
+
+    def result(self, acc: Metric | None) -> Any:
+        """What ``evaluate`` returns from the merged accumulator (None: no partition at all, the
+        empty accumulator), on the client (see :func:`finish`).
+
+        Parameters
+        ----------
+        acc : Metric or None
+            The merged accumulator.
+
+        Returns
+        -------
+        dict, value, Metric or MetricSet
+            The values, or the accumulators of the shape of ``metrics``.
+        """
+        return finish(self.template if acc is None else acc, self.shape, self.plan, self.request.compute)
+
+    def result_of_bytes(self, payload: bytes | None) -> Any:
+        """:meth:`result` of a merged state shipped as bytes by this library's own tasks
+        (trusted); empty or None: no rows.
+
+        Parameters
+        ----------
+        payload : bytes or None
+            :func:`state_to_bytes` of the merged state.
+
+        Returns
+        -------
+        dict, value, Metric or MetricSet
+            As :meth:`result`.
+        """
+        if not payload:
+            return self.result(None)
+        with trusted_states():
+            return self.result(state_from_bytes(payload))
+
+
+def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
+    """Check a request against the metrics and the frame's columns (:func:`make_plan`).
+
+    Parameters
+    ----------
+    metrics : MetricSet, Metric or mapping of name -> Metric
+        The templates (their configuration only).
+    request : Request
+        The engine-neutral arguments of ``evaluate``.
+    available : sequence of str
+        The columns the engine's frame has.
+
+    Returns
+    -------
+    Run
+        The run's accumulator, result shape and plan.
+
+    Raises
+    ------
+    ValueError
+        As :func:`make_plan`.
+    """
+    r = request
+    template, shape, plan = make_plan(
+        metrics, label=r.label, score=r.score, weight=r.weight, query=r.query, doc_id=r.doc_id,
+        update_kwargs=r.update_kwargs, available=available, by=r.by,
+    )
+    return Run(template, shape, plan, request)
