@@ -446,6 +446,13 @@ class RunValues:
         The block path's values: a block's rows and the query's row (8 bytes a value).
     runid : str
         The run id of the run's last line.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.evaluate import RunValues
+    >>> found = RunValues(store={"q1": [[0.5]]}, runid="sys")
+    >>> found.pop("q1", []), found.store
+    ([[0.5]], {})
     """
 
     store: dict[str, list[list[Value]]] = field(default_factory=dict)

@@ -273,8 +273,30 @@ _Cols = list[tuple[np.ndarray, np.ndarray, np.ndarray]]  # scores, lines, hashes
 
 @dataclass
 class Unread:
-    """Where :class:`RunBlocks` stopped at the first query that reappears (``stop=True``): the rows
-    read but not yielded (``qids`` one per row), the chunks not yet read and the next line's number."""
+    """Where :class:`RunBlocks` stopped at the first query that reappears (``stop=True``).
+
+    Attributes
+    ----------
+    qids, docs : list of bytes
+        The query and document of every row read but not yielded (one per row).
+    scores, lines : numpy.ndarray
+        Their scores and line numbers.
+    chunks : iterator of bytes
+        The chunks of the file not yet read.
+    lineno : int
+        The number of the next line.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from streammetrics.trec.runfile import RunBlocks
+    >>> run = os.path.join(tempfile.mkdtemp(), "late.run")
+    >>> with open(run, "w") as f:
+    ...     _ = f.write("q1 Q0 d1 1 0.9 sys\\nq2 Q0 d2 1 0.8 sys\\nq1 Q0 d3 2 0.7 sys\\n")
+    >>> blocks = RunBlocks(run, stop=True)  # q1 reappears on line 3: the blocks stop before it
+    >>> [block.qids for block in blocks], blocks.unread.qids, blocks.unread.lineno
+    ([['q1', 'q2']], [b'q1'], 4)
+    """
 
     qids: list[bytes]
     docs: list[bytes]

@@ -77,10 +77,29 @@ def atof(text: str) -> float:
 
 
 def parse_numbers(path: str, tokens: list[str], line_of: list[int], what: str) -> np.ndarray:
-    """One column of a TREC file (``tokens``, read at lines ``line_of``) as float64, in one
-    vectorised conversion; a token that is not a number is a :class:`TrecFormatError` naming
-    the file, its line and the token (``what``: "grade", "score"). NaN and inf are returned as
-    read: each caller says which it refuses. O(n)."""
+    """One column of a TREC file as float64, in one vectorised conversion. O(n).
+
+    Parameters
+    ----------
+    path : str
+        The file, for the error message.
+    tokens : list of str
+        The column's tokens.
+    line_of : list of int
+        The line number of each token.
+    what : str
+        What the column holds ("grade", "score"), for the error message.
+
+    Returns
+    -------
+    numpy.ndarray
+        The values (NaN and inf as read: each caller says which it refuses).
+
+    Raises
+    ------
+    TrecFormatError
+        A token that is not a number, naming the file, its line and the token.
+    """
     try:
         return np.array(tokens, dtype=np.float64)
     except ValueError:
