@@ -293,9 +293,9 @@ class Unread:
     >>> run = os.path.join(tempfile.mkdtemp(), "late.run")
     >>> with open(run, "w") as f:
     ...     _ = f.write("q1 Q0 d1 1 0.9 sys\\nq2 Q0 d2 1 0.8 sys\\nq1 Q0 d3 2 0.7 sys\\n")
-    >>> blocks = RunBlocks(run, stop=True)  # q1 reappears on line 3: the blocks stop before it
+    >>> blocks = RunBlocks(run, stop=True)  # q1 reappears on line 3, inside the first block
     >>> [block.qids for block in blocks], blocks.unread.qids, blocks.unread.lineno
-    ([['q1', 'q2']], [b'q1'], 4)
+    ([], [b'q1', b'q2', b'q1'], 4)
     """
 
     qids: list[bytes]
