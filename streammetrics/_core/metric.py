@@ -172,6 +172,30 @@ class Metric:
             self._state.apply(delta)
         return self
 
+    def _update_checked(self: M, batch: Any) -> M:
+        """Fold in a batch its maker has already converted and checked (a
+        :class:`~streammetrics._core.validation.ScoreBatch` from
+        :func:`~streammetrics._core.validation.checked_batch`): the state's ``prepare`` takes it
+        as it is, with no label mapping and no conversion or check of any array again. For
+        :mod:`streammetrics.functional`, whose own checks of the same arrays come first; the
+        caller answers for them. Atomic like :meth:`update`. Cost: the state's split of the
+        batch (O(n), O(n log n) weighted).
+
+        Parameters
+        ----------
+        batch : ScoreBatch
+            The checked batch (labels already class codes).
+
+        Returns
+        -------
+        Metric
+            ``self``.
+        """
+        delta = self._state.prepare(batch)
+        with self._lock:
+            self._state.apply(delta)
+        return self
+
     def compute(self) -> Any:
         """The current value. Never changes the value, the state or the configuration.
 
