@@ -126,9 +126,11 @@ class Metric:
         Returns
         -------
         tuple
-            The state's type name and its configuration key (hashable).
+            The state's type name, its configuration key and the key of the label step in
+            front of it (:attr:`_codec`; None without one), hashable.
         """
-        return (type(self._state).__name__, self._state.key())
+        codec = self._codec
+        return (type(self._state).__name__, self._state.key(), None if codec is None else codec.key())
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
@@ -161,15 +163,37 @@ class Metric:
         """
         return self._update_state(y_true, y_pred, sample_weight)
 
+    # -- the update path: labels mapped, the batch checked once (may raise), then folded in ----
+    @property
+    def _codec(self) -> Any:
+        """The label-mapping step in front of the state: the
+        :class:`~streammetrics._core.labels.LabelCodec` of the label arguments (``classes=``,
+        ``pos_label=``; a sparse multilabel ``y_true`` read dense), kept by the constructor in
+        ``_labels``; None for a metric without one. Wrappers give their wrapped metric's. O(1)."""
+        labels = self.__dict__.get("_labels")
+        return None if labels is None else labels.codec
+
+    def _prepare(self, *args: Any, **kwargs: Any) -> Any:
+        """One batch (the arguments of ``update``) made into the state's increment: the labels
+        mapped to class codes by :attr:`_codec` (when the metric has one), then
+        ``State.prepare`` (every input check, once). The one step of the update path that may
+        refuse a batch; it changes nothing (``ValueError`` naming the argument, the problem and
+        the first offending value). MetricSet, Sliced and DelayedLabels call it for each state
+        they feed. O(n) (the state's ``prepare``)."""
+        codec = self._codec
+        if codec is not None:
+            args, kwargs = codec.encode_args(args, kwargs)
+        return self._state.prepare(*args, **kwargs)
+
     def _update_state(self: M, *args: Any, **kwargs: Any) -> M:
         try:
-            delta = self._state.prepare(*args, **kwargs)
+            delta = self._prepare(*args, **kwargs)  # may raise: nothing has changed
         except ValueError as exc:
             if len(args) < 2:
                 raise
             raise with_hint(exc, args[0], args[1], hasattr(self, "_labels")) from None
         with self._lock:
-            self._state.apply(delta)
+            self._state.apply(delta)  # never raises
         return self
 
     def _update_checked(self: M, batch: Any) -> M:

@@ -16,7 +16,6 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from streammetrics._core.labels import split_labels, with_labels
 from streammetrics._core.metric import Metric
 from streammetrics._core.params import check_accumulator
 from streammetrics._core.timestamps import Clock
@@ -110,13 +109,18 @@ class SampleWrapper(Wrapper):
               clock: Clock | None) -> None:
         """Hold an empty twin of ``metric`` (checked by :func:`check_wrappable`, the messages
         naming ``wrapper``) and the wrapper state ``states[0](inner, *params, clock)``
-        (``states[1]`` for a retrieval metric), its rows stored as class codes. O(1)."""
+        (``states[1]`` for a retrieval metric), its rows stored as class codes (the wrapped
+        metric's label step, :attr:`_codec`, runs before the wrapper state's ``prepare``). O(1)."""
         clock = resolve_clock(clock)
         self._metric = check_wrappable(metric, wrapper)
         self.family = self._metric.family
         state_type = states[1] if self.family == "retrieval" else states[0]
-        inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
-        self._state = with_labels(state_type(inner, *params, clock), codec)
+        self._state = state_type(self._metric._state, *params, clock)
+
+    @property
+    def _codec(self) -> Any:
+        """The wrapped metric's label step: the wrapper's rows are stored as class codes."""
+        return self._metric._codec
 
     @property
     def metric(self) -> Metric:

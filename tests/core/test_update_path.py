@@ -135,3 +135,40 @@ def test_a_rejected_batch_is_found_before_the_split() -> None:
     assert all(np.array_equal(np.asarray(before[k]), np.asarray(after[k])) for k in before if k != "config")
     batch = validation.score_batch(y, s, None, "binary", 1, None)
     assert type(batch) is ScoreBatch and batch.w is None and batch.y is y and batch.s is s
+
+
+# -- the label step: the metric's, in front of a plain state (no class swapped at run time) ------
+def test_label_step_is_the_metrics_and_the_state_stays_plain() -> None:
+    from streammetrics._counts.confusion_counts import ConfusionCounts
+
+    auroc = sm.AUROC(classes=["neg", "pos"])
+    f1 = sm.F1(classes=["a", "b", "c"], average="macro")
+    assert type(auroc._state) is SortedScores and type(f1._state) is ConfusionCounts
+    assert auroc._codec is not None and sm.AUROC()._codec is None
+    auroc.update(["pos", "neg", "pos", "neg"], [0.9, 0.2, 0.4, 0.6])
+    assert auroc.compute() == 0.75
+    before = auroc.state_dict()
+    with pytest.raises(ValueError, match=r"y_true: unknown label 'maybe' at index 1"):
+        auroc.update(["pos", "maybe"], [0.1, 0.2])
+    assert all(np.array_equal(np.asarray(before[k]), np.asarray(v)) for k, v in auroc.state_dict().items())
+    assert not any(type(m._state).__name__.startswith("Labelled") for m in (auroc, f1))
+
+
+def test_metricset_shares_a_state_only_between_equal_label_steps() -> None:
+    ms = sm.MetricSet(a=sm.AUROC(classes=[0, 1]), b=sm.AveragePrecision(classes=[0, 1]), c=sm.AUROC())
+    assert ms.groups == [["a", "b"], ["c"]]
+    y, s = [1, 0, 1, 0], [0.9, 0.2, 0.4, 0.6]
+    ms.update(y, s)
+    assert ms.compute()["a"] == ms.compute()["c"] == sm.AUROC().update(y, s).compute()
+    text = sm.MetricSet(a=sm.AUROC(classes=["n", "p"]), b=sm.AveragePrecision(classes=["n", "p"]))
+    text.update(["p", "n", "p", "n"], s)
+    assert text.compute()["a"] == 0.75
+
+
+def test_windows_store_class_codes_through_the_wrapped_metrics_label_step() -> None:
+    w = sm.Window(sm.AUROC(classes=["n", "p"]), size=3)
+    assert not type(w._state).__name__.startswith("Labelled")
+    w.update(["p", "n", "p", "n"], [0.9, 0.2, 0.4, 0.6])  # keeps the last three rows
+    assert w.compute() == sm.AUROC().update([0, 1, 0], [0.2, 0.4, 0.6]).compute()
+    with pytest.raises(ValueError, match="unknown label"):
+        w.update(["x"], [0.5])
