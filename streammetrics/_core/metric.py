@@ -164,12 +164,13 @@ class Metric:
         return self._update_state(y_true, y_pred, sample_weight)
 
     # -- the update path: labels mapped, the batch checked once (may raise), then folded in ----
-    @property
+    @functools.cached_property
     def _codec(self) -> Any:
         """The label-mapping step in front of the state: the
         :class:`~streammetrics._core.labels.LabelCodec` of the label arguments (``classes=``,
         ``pos_label=``; a sparse multilabel ``y_true`` read dense), kept by the constructor in
-        ``_labels``; None for a metric without one. Wrappers give their wrapped metric's. O(1)."""
+        ``_labels``; None for a metric without one. Wrappers give their wrapped metric's. Read
+        once, then an attribute (the per-sample path is call-bound). O(1)."""
         labels = self.__dict__.get("_labels")
         return None if labels is None else labels.codec
 
@@ -186,8 +187,13 @@ class Metric:
         return self._state.prepare(*args, **kwargs)
 
     def _update_state(self: M, *args: Any, **kwargs: Any) -> M:
-        try:
-            delta = self._prepare(*args, **kwargs)  # may raise: nothing has changed
+        codec = self._codec
+        try:  # :meth:`_prepare`, inline (the per-sample path is call-bound); may raise
+            if codec is None:
+                delta = self._state.prepare(*args, **kwargs)
+            else:
+                coded, kw = codec.encode_args(args, kwargs)
+                delta = self._state.prepare(*coded, **kw)
         except ValueError as exc:
             if len(args) < 2:
                 raise

@@ -112,13 +112,13 @@ class ScoreBatches:
         a :class:`ScoreBatch` given as ``y_true`` alone was checked by its maker and is split
         as it is; one binary sample given as Python scalars takes a plain-Python path (about a
         microsecond). Never mutates. O(n) (O(n·C) for score matrices)."""
-        if type(y_true) is ScoreBatch:
-            return self.split(y_true)
         if self.task == "binary" and (
             (type(y_true) in _PY_SCALARS and type(y_score) in _PY_SCALARS)
             or (is_scalar(y_true) and is_scalar(y_score))
         ):
             return self._split_one(y_true, y_score, sample_weight)
+        if type(y_true) is ScoreBatch:
+            return self.split(y_true)
         return self.split(score_batch(y_true, y_score, sample_weight, self.task, self.n_columns,
                                       self.ignore_index))
 

@@ -12,6 +12,7 @@ timestamps in :mod:`._timestamps`.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -117,7 +118,7 @@ class SampleWrapper(Wrapper):
         state_type = states[1] if self.family == "retrieval" else states[0]
         self._state = state_type(self._metric._state, *params, clock)
 
-    @property
+    @functools.cached_property
     def _codec(self) -> Any:
         """The wrapped metric's label step: the wrapper's rows are stored as class codes."""
         return self._metric._codec
