@@ -523,11 +523,9 @@ class ScoreBatch:
 
     __slots__ = ("y", "s", "w", "y_in", "s_in")
 
-    def __init__(self, y: np.ndarray, s: np.ndarray, w: np.ndarray | None,
-                 y_in: np.ndarray | None = None, s_in: np.ndarray | None = None) -> None:
-        self.y, self.s, self.w = y, s, w
-        self.y_in = y if y_in is None else y_in
-        self.s_in = s if s_in is None else s_in
+    def __init__(self, y: np.ndarray, s: np.ndarray, w: np.ndarray | None, y_in: np.ndarray,
+                 s_in: np.ndarray) -> None:
+        self.y, self.s, self.w, self.y_in, self.s_in = y, s, w, y_in, s_in
 
 
 def checked_batch(y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> ScoreBatch:
@@ -542,7 +540,7 @@ def checked_batch(y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> ScoreBa
     """
     if s.dtype.itemsize < 4 or s.dtype.kind != "f":
         s = s.astype(np.float64)
-    return ScoreBatch(y, s, None if w is None else weight_bounds(w))
+    return ScoreBatch(y, s, None if w is None else weight_bounds(w), y, s)
 
 
 def score_batch(y_true: Any, y_score: Any, sample_weight: Any, task: str, n_columns: int,

@@ -49,7 +49,7 @@ class ProbabilityScores(SortedScores):
         b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False, losses=False)
         if b is None:
             return None
-        return self.split(ScoreBatch(b.y, b.p, b.w))
+        return self.split(ScoreBatch(b.y, b.p, b.w, b.y, b.p))
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
         """The sorted buffer's validation, and every value must be a probability in [0, 1]."""
