@@ -19,16 +19,17 @@ the other, for the accumulators (``classes=``, ``pos_label=``) and for
   expected, integer 2-D "scores", more than two labels for a binary task are ``ValueError`` s);
 * :func:`refuse_huge_ints` -- Python ints beyond int64 given as labels are refused as labels
   (numpy would make them float64 scores);
-* :func:`with_labels` / :func:`split_labels` -- put a codec in front of any state's ``prepare``
-  (the state's class is extended, so type checks, ``MetricSet`` sharing, windows and persistence
-  see the same state; its key gains the codec's). Encoding happens in ``prepare``, so a rejected
-  batch (an unknown label) leaves the state exactly as it was.
+
+A metric's codec is not part of its state: it is the label step of the metric's update path
+(``Metric._prepare``: ``codec.encode_args``, then ``State.prepare``), so states stay plain (type
+checks, windows and persistence see the state as built), ``MetricSet`` shares a state only
+between metrics whose codecs agree (``Metric.share_key``), and a rejected batch (an unknown
+label) leaves the state exactly as it was, as the mapping happens before anything is applied.
 """
 
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 import numbers
 from collections.abc import Hashable
@@ -51,9 +52,7 @@ __all__ = [
     "numeric_or_labels",
     "refuse_huge_ints",
     "small_range",
-    "split_labels",
     "unique",
-    "with_labels",
 ]
 
 
@@ -466,58 +465,6 @@ class LabelCodec:
 
 def _distinct_objects(arr: np.ndarray) -> list[Any]:
     return list({_key(v) for v in arr.ravel().tolist()})
-
-
-# -- a codec in front of a state's prepare ---------------------------------------------------------
-_LAYERS: dict[type, type] = {}
-
-
-def _layer(base: type) -> type:
-    """``base`` extended with label encoding in ``prepare`` and the codec in ``key``."""
-    if getattr(base, "_label_base", None) is not None:
-        return base
-    cached = _LAYERS.get(base)
-    if cached is not None:
-        return cached
-    base_prepare = base.prepare  # type: ignore[attr-defined]
-    base_key = base.key  # type: ignore[attr-defined]
-
-    def prepare(self: Any, *args: Any, **kwargs: Any) -> Any:
-        args, kwargs = self.codec.encode_args(args, kwargs)
-        return base_prepare(self, *args, **kwargs)
-
-    def key(self: Any) -> Any:
-        return (self.codec.key(), base_key(self))
-
-    prepare.__signature__ = inspect.signature(base_prepare)  # type: ignore[attr-defined]
-    prepare.__doc__ = base_prepare.__doc__
-    layered = type(f"Labelled{base.__name__}", (base,),
-                   {"prepare": prepare, "key": key, "_label_base": base,
-                    "__module__": base.__module__})
-    _LAYERS[base] = layered
-    return layered
-
-
-def with_labels(state: Any, codec: LabelCodec | None) -> Any:
-    """``state`` (changed in place and returned) encoding labels with ``codec`` before its own
-    ``prepare`` validates the codes; ``codec=None`` returns ``state`` unchanged. O(1)."""
-    if codec is None:
-        return state
-    state.__class__ = _layer(type(state))
-    state.codec = codec
-    return state
-
-
-def split_labels(state: Any) -> tuple[Any, LabelCodec | None]:
-    """``(state without its codec, the codec)`` (in place): for wrappers that store the batches
-    they see (windows, decay) and so must encode before they store. O(1)."""
-    base = getattr(type(state), "_label_base", None)
-    if base is None:
-        return state, None
-    codec = state.codec
-    state.__class__ = base
-    del state.codec
-    return state, codec
 
 
 def numeric_or_labels(x: Any, name: str) -> Any:

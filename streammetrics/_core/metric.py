@@ -13,6 +13,7 @@ write. Concurrent calls therefore give the state of some sequential order of the
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
@@ -129,9 +130,11 @@ class Metric(Generic[R_co]):
         Returns
         -------
         tuple
-            The state's type name and its configuration key (hashable).
+            The state's type name, its configuration key and the key of the label step in
+            front of it (:attr:`_codec`; None without one), hashable.
         """
-        return (type(self._state).__name__, self._state.key())
+        codec = self._codec
+        return (type(self._state).__name__, self._state.key(), None if codec is None else codec.key())
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._config().items())
@@ -164,13 +167,65 @@ class Metric(Generic[R_co]):
         """
         return self._update_state(y_true, y_pred, sample_weight)
 
+    # -- the update path: labels mapped, the batch checked once (may raise), then folded in ----
+    @functools.cached_property
+    def _codec(self) -> Any:
+        """The label-mapping step in front of the state: the
+        :class:`~streammetrics._core.labels.LabelCodec` of the label arguments (``classes=``,
+        ``pos_label=``; a sparse multilabel ``y_true`` read dense), kept by the constructor in
+        ``_labels``; None for a metric without one. Wrappers give their wrapped metric's. Read
+        once, then an attribute (the per-sample path is call-bound). O(1)."""
+        labels = self.__dict__.get("_labels")
+        return None if labels is None else labels.codec
+
+    def _prepare(self, *args: Any, **kwargs: Any) -> Any:
+        """One batch (the arguments of ``update``) made into the state's increment: the labels
+        mapped to class codes by :attr:`_codec` (when the metric has one), then
+        ``State.prepare`` (every input check, once). The one step of the update path that may
+        refuse a batch; it changes nothing (``ValueError`` naming the argument, the problem and
+        the first offending value). MetricSet, Sliced and DelayedLabels call it for each state
+        they feed. O(n) (the state's ``prepare``)."""
+        codec = self._codec
+        if codec is not None:
+            args, kwargs = codec.encode_args(args, kwargs)
+        return self._state.prepare(*args, **kwargs)
+
     def _update_state(self: M, *args: Any, **kwargs: Any) -> M:
-        try:
-            delta = self._state.prepare(*args, **kwargs)
+        codec = self._codec
+        try:  # :meth:`_prepare`, inline (the per-sample path is call-bound); may raise
+            if codec is None:
+                delta = self._state.prepare(*args, **kwargs)
+            else:
+                coded, kw = codec.encode_args(args, kwargs)
+                delta = self._state.prepare(*coded, **kw)
         except ValueError as exc:
             if len(args) < 2:
                 raise
             raise with_hint(exc, args[0], args[1], hasattr(self, "_labels")) from None
+        with self._lock:
+            self._state.apply(delta)  # never raises
+        return self
+
+    def _update_checked(self: M, batch: Any) -> M:
+        """Fold in a batch its maker has already converted and checked (a
+        :class:`~streammetrics._core.validation.ScoreBatch` from
+        :func:`~streammetrics._core.validation.checked_batch`): the state's ``prepare`` takes it
+        as it is, with no label mapping and no conversion or check of any array again. For
+        :mod:`streammetrics.functional`, whose own checks of the same arrays come first; the
+        caller answers for them. Atomic like :meth:`update`. Cost: the state's split of the
+        batch (O(n), O(n log n) weighted).
+
+        Parameters
+        ----------
+        batch : ScoreBatch
+            The checked batch (labels already class codes).
+
+        Returns
+        -------
+        Metric
+            ``self``.
+        """
+        delta = self._state.prepare(batch)
         with self._lock:
             self._state.apply(delta)
         return self

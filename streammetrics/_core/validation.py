@@ -33,9 +33,13 @@ __all__ = [
     "one_score",
     "one_weight",
     "check_weights",
+    "weight_bounds",
     "check_binary_labels",
     "check_class_labels",
     "check_scores",
+    "checked_batch",
+    "score_batch",
+    "ScoreBatch",
     "drop_ignored",
     "first_bad",
 ]
@@ -369,8 +373,16 @@ def check_weights(sample_weight: Any, n: int) -> np.ndarray | None:
         w = w.reshape(1)
     if w.shape != (n,):
         raise ValueError(f"sample_weight: expected shape ({n},), got {w.shape}")
-    w = w.astype(np.float64, copy=False)
-    if n:
+    return weight_bounds(w.astype(np.float64, copy=False))
+
+
+def weight_bounds(w: np.ndarray) -> np.ndarray:
+    """``w`` (float64 weights, shape (n,)) if each is 0 or in [:data:`MIN_WEIGHT`,
+    :data:`MAX_WEIGHT`] (only finite and >= 0 inside :func:`derived_weights`), else the
+    ``ValueError`` of :func:`check_weights` naming the first offending weight. The bounds part
+    of :func:`check_weights`, for callers whose own checks already made ``w`` a float64 array of
+    the right shape. Two reductions, plus a locating pass only on failure."""
+    if w.shape[0]:
         lo, hi = _weight_bounds.get()
         bottom, top = w.min(), w.max()
         if not (top <= hi and bottom >= 0.0) or (
@@ -488,6 +500,87 @@ def is_scalar(x: Any) -> bool:
     if t is np.ndarray:
         return False
     return isinstance(x, (numbers.Number, np.bool_)) and not isinstance(x, np.ndarray)
+
+
+class ScoreBatch:
+    """One batch of (label, score, weight) rows, checked and in canonical form: what
+    :meth:`ScoreBatches.check` makes of ``update``'s arguments, and what the score states split.
+
+    Attributes
+    ----------
+    y : numpy.ndarray
+        The labels, checked: shape (n,) (binary: bool or 0/1 integers; multiclass: class
+        indices) or (n, L) (multilabel 0/1); ``ignore_index`` may occur.
+    s : numpy.ndarray
+        The scores, NaN-free, float32 or float64: shape (n,) (binary) or (n, C) / (n, L).
+    w : numpy.ndarray or None
+        float64 weights of shape (n,), each 0 or within the bounds of
+        :func:`check_weights`; None when none was given.
+    y_in, s_in : numpy.ndarray
+        The arguments as given, converted to numpy but not reshaped: the rows a message about
+        the scores' range points into (``scores="probability"``).
+    """
+
+    __slots__ = ("y", "s", "w", "y_in", "s_in")
+
+    def __init__(self, y: np.ndarray, s: np.ndarray, w: np.ndarray | None, y_in: np.ndarray,
+                 s_in: np.ndarray) -> None:
+        self.y, self.s, self.w, self.y_in, self.s_in = y, s, w, y_in, s_in
+
+
+def checked_batch(y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> ScoreBatch:
+    """A :class:`ScoreBatch` of arrays whose caller has already checked the labels, the scores
+    and the shapes (:mod:`streammetrics.functional`: ``y`` 0/1 or bool, class indices in range
+    or a 0/1 matrix; ``s`` finite floats, row-aligned with ``y``; ``w`` finite float64 of shape
+    (n,) or None). Only what those checks do not cover is done here, so no array is converted
+    or checked twice: the weights' bounds (:func:`weight_bounds`, the messages of
+    ``update``) and half-precision scores upcast to float64 (as ``update`` does).
+    Hand the result to ``Metric._update_checked``.
+    O(n) for the weights (two reductions), O(1) otherwise (O(n) for float16 scores).
+    """
+    if s.dtype.itemsize < 4 or s.dtype.kind != "f":
+        s = s.astype(np.float64)
+    return ScoreBatch(y, s, None if w is None else weight_bounds(w), y, s)
+
+
+def score_batch(y_true: Any, y_score: Any, sample_weight: Any, task: str, n_columns: int,
+                ignore_index: int | None) -> ScoreBatch:
+    """A batch of (label, score, weight) rows for a score state, checked once: every input rule
+    of the ranking metrics, in this order -- both arguments converted (:func:`as_numpy`), one
+    sample's 0-d label made a row, the shapes (labels 1-D, or (n, L) for ``task="multilabel"``;
+    scores row-aligned with them: (n,) binary, (n, ``n_columns``) otherwise), the weights
+    (:func:`check_weights`), the labels (:func:`check_binary_labels` or
+    :func:`check_class_labels`), the scores (:func:`check_scores`). A ``ValueError`` names the
+    argument, the rule and the first offending value. Never mutates. O(n) (O(n·C) for score
+    matrices)."""
+    y_in = as_numpy(y_true, "y_true")
+    s_in = as_numpy(y_score, "y_score")
+    if task == "multilabel":
+        y, s, w = check_multilabel_batch(y_in, s_in, sample_weight, n_columns, "y_score")
+        return ScoreBatch(check_binary_labels(y, "y_true", ignore_index),
+                          check_scores(s, "y_score"), w, y_in, s_in)
+    y, s = y_in, s_in
+    if y.ndim == 0:  # one sample: a label with a score (binary) or a row of scores
+        y = y.reshape(1)
+        s = s.reshape(1, -1) if task == "multiclass" else s.reshape(1)
+        if sample_weight is not None and is_scalar(sample_weight):
+            sample_weight = [sample_weight]
+    y = as_column(y)
+    if y.ndim != 1:
+        raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
+    n = y.shape[0]
+    if task == "binary":
+        s = as_column(s)
+        if s.shape != (n,):
+            raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
+    elif s.shape != (n, n_columns):
+        raise ValueError(f"y_score: expected scores of shape ({n}, {n_columns}), got {s.shape}")
+    w = check_weights(sample_weight, n)
+    if task == "binary":
+        y = check_binary_labels(y, "y_true", ignore_index)
+    else:
+        y = check_class_labels(y, "y_true", n_columns, ignore_index)
+    return ScoreBatch(y, check_scores(s, "y_score"), w, y_in, s_in)
 
 
 def drop_ignored(

@@ -2,7 +2,7 @@
 
 One function, :func:`label_options`, checks them together with ``num_classes`` and
 ``multilabel`` and returns a :class:`LabelOptions` that the constructor keeps: the resolved
-``num_classes``, the :class:`~streammetrics._core.labels.LabelCodec` put in front of the state, the
+``num_classes``, the :class:`~streammetrics._core.labels.LabelCodec` the metric maps labels with, the
 ``labels=`` selection and the configuration entries (only the arguments given, so that the
 configuration of an accumulator without them is unchanged).
 
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.labels import ClassMapping, LabelCodec, with_labels
+from streammetrics._core.labels import ClassMapping, LabelCodec
 from streammetrics._core.params import nonempty_param
 
 from .confusion_counts import ConfusionCounts, task_of
@@ -57,10 +57,12 @@ class LabelOptions:
         return out
 
     def attach(self, state: Any) -> Any:
-        """``state`` with the ``labels=`` selection (confusion counts) and the label codec."""
+        """``state`` with the ``labels=`` selection (confusion counts). The codec is not part of
+        the state: the metric maps labels before its state's ``prepare``
+        (``Metric._prepare``, reading ``codec`` through ``Metric._codec``)."""
         if self.selection is not None and isinstance(state, ConfusionCounts):
             state = select_labels(state, self.selection)
-        return with_labels(state, self.codec)
+        return state
 
 
 def _is_int(v: Any) -> bool:

@@ -125,7 +125,7 @@ def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split,
     for y, p in batches:
         if rest is not None and not split.ranked_first:  # errors in the set's group order
             rest.update(y, p)
-        for _, group, s, _ in scores.split_batch(y, p) or ():
+        for _, group, s, _ in scores.prepare(y, p) or ():
             (poss if group else negs).append(s)
         if rest is not None and split.ranked_first:
             rest.update(y, p)

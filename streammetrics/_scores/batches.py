@@ -1,9 +1,14 @@
 """Validating and splitting a batch of (label, score, weight) rows for the score states.
 
 The one place where ranking input is checked: :class:`ScoreBatches` gives both score states
-(the exact sorted buffer and the bins) the same rules and messages. A batch is split by
-one-vs-rest column and label into ``(column, group, scores, weights)`` parts; a single binary
-sample given as Python scalars takes a plain-Python path (about a microsecond).
+(the exact sorted buffer and the bins) the same rules and messages. ``prepare`` is two steps:
+:func:`~streammetrics._core.validation.score_batch` converts and checks the arguments once,
+into a :class:`~streammetrics._core.validation.ScoreBatch` (canonical arrays), and
+:meth:`ScoreBatches.split` splits it by one-vs-rest column and label into ``(column, group,
+scores, weights)`` parts without checking anything again. A caller that has checked its arrays
+already (:mod:`streammetrics.functional`) hands them over as a batch
+(:func:`~streammetrics._core.validation.checked_batch`); a single binary sample given as Python
+scalars takes a plain-Python path (about a microsecond).
 """
 
 from __future__ import annotations
@@ -15,17 +20,12 @@ import numpy as np
 from streammetrics._core.load_checks import reserve
 from streammetrics._core.params import IGNORE_INDEX, Param, check_param
 from streammetrics._core.validation import (
-    as_column,
-    as_numpy,
-    check_binary_labels,
-    check_class_labels,
-    check_multilabel_batch,
-    check_scores,
-    check_weights,
+    ScoreBatch,
     is_scalar,
     one_label,
     one_score,
     one_weight,
+    score_batch,
 )
 from streammetrics._scores.exact.sort_kernels import sort_split
 
@@ -96,46 +96,47 @@ def _sorted_parts(col: int, s: np.ndarray, pos: np.ndarray, w: np.ndarray) -> Pa
 
 class ScoreBatches:
     """Batch validation shared by the score states; a state sets ``task``, ``n_columns``,
-    ``ignore_index`` and ``by_class`` (one-vs-one groups) and calls :meth:`split_batch`."""
+    ``ignore_index`` and ``by_class`` (one-vs-one groups). ``prepare`` is two steps per batch:
+    :func:`~streammetrics._core.validation.score_batch` (every input rule, one call) and then
+    :meth:`split` (no checks)."""
 
     task: str
     n_columns: int
     ignore_index: int | None
     by_class: bool = False
 
-    def split_batch(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        """Validate a batch and split it: a list of ``(column, group, scores, weights)`` (group
-        1: the column's positives, 0: the others; one-vs-one layouts: the true class), the
-        tuple ``("one", label, score, weight)`` for one binary sample given as scalars, or None
-        when nothing counts. Scores keep float16/32/64 (others become float64); weights None
-        when all are 1; rows of weight 0 and labels ``ignore_index`` are dropped. Never mutates.
-        O(n) (O(n·C) for score matrices)."""
+    def prepare(self, y_true: Any, y_score: Any = None, sample_weight: Any = None) -> Any:
+        """The increment of one batch (:meth:`ScoreState.prepare
+        <streammetrics._scores.protocol.ScoreState.prepare>`): :meth:`split` of the batch
+        checked once (:func:`~streammetrics._core.validation.score_batch`);
+        a :class:`ScoreBatch` given as ``y_true`` alone was checked by its maker and is split
+        as it is; one binary sample given as Python scalars takes a plain-Python path (about a
+        microsecond). Never mutates. O(n) (O(n·C) for score matrices)."""
         if self.task == "binary" and (
             (type(y_true) in _PY_SCALARS and type(y_score) in _PY_SCALARS)
             or (is_scalar(y_true) and is_scalar(y_score))
         ):
             return self._split_one(y_true, y_score, sample_weight)
-        y = as_numpy(y_true, "y_true")
-        s = as_numpy(y_score, "y_score")
+        if type(y_true) is ScoreBatch:
+            return self.split(y_true)
+        return self.split(score_batch(y_true, y_score, sample_weight, self.task, self.n_columns,
+                                      self.ignore_index))
+
+    def split(self, batch: ScoreBatch) -> Any:
+        """A checked batch split by one-vs-rest column and label: a list of ``(column, group,
+        scores, weights)`` (group 1: the column's positives, 0: the others; one-vs-one layouts:
+        the true class), or None when nothing counts. Weights None when all are 1; rows of
+        weight 0 and labels ``ignore_index`` are dropped. No checks. O(n) (O(n·C) for score
+        matrices)."""
+        y, s = batch.y, batch.s
         if self.task == "multilabel":
-            return self._split_multilabel(y, s, sample_weight)
-        if y.ndim == 0:  # one sample: a label with a score (binary) or a row of scores
-            y = y.reshape(1)
-            s = s.reshape(1, -1) if self.task == "multiclass" else s.reshape(1)
-            if sample_weight is not None and is_scalar(sample_weight):
-                sample_weight = [sample_weight]
-        y = as_column(y)
-        if y.ndim != 1:
-            raise ValueError(f"y_true: expected a 1-D array of labels, got shape {y.shape}")
-        n = y.shape[0]
-        y, s, w = self._checked_columns(y, s, sample_weight)
-        s = score_dtype(s)
-        if n == 0:
+            return self._split_multilabel(y, s, batch.w)
+        if y.shape[0] == 0:
             return None
         keep = None
         if self.ignore_index is not None:
             keep = y != self.ignore_index
-        w, keep = unit_or_positive(w, keep)
+        w, keep = unit_or_positive(batch.w, keep)
         if keep is not None:
             y, s = y[keep], s[keep]
             w = None if w is None else w[keep]
@@ -147,8 +148,8 @@ class ScoreBatches:
                 return _sorted_parts(0, s, pos, w)
             neg = ~pos
             return [  # compress: a third faster than boolean indexing
-                (0, 0, s.compress(neg), None if w is None else w.compress(neg)),
-                (0, 1, s.compress(pos), None if w is None else w.compress(pos)),
+                (0, 0, s.compress(neg), None),
+                (0, 1, s.compress(pos), None),
             ]
         return self._split_multiclass(y.astype(np.intp, copy=False), s, w)
 
@@ -181,38 +182,9 @@ class ScoreBatches:
             parts.append((col, 0, neg_v, None if w is None else w.compress(nm)))
         return parts
 
-    def _checked_columns(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Labels (1-D), scores and weights of a binary / multiclass batch of arrays, checked:
-        the score shape against the labels', the weights, the labels and the scores (dtype kept).
-        O(n) (O(n·C) for score matrices)."""
-        n = y.shape[0]
-        if self.task == "binary":
-            s = as_column(s)
-            if s.shape != (n,):
-                raise ValueError(f"y_score: expected shape ({n},) like y_true, got {s.shape}")
-        else:
-            c = self.n_columns
-            if s.shape != (n, c):
-                raise ValueError(f"y_score: expected scores of shape ({n}, {c}), got {s.shape}")
-        w = check_weights(sample_weight, n)
-        if self.task == "binary":
-            y = check_binary_labels(y, "y_true", self.ignore_index)
-        else:
-            y = check_class_labels(y, "y_true", self.n_columns, self.ignore_index)
-        return y, check_scores(s, "y_score"), w
-
-    def _checked_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """A multilabel batch checked: ``(labels, scores)`` as arrays of shape (n, L), then the
-        checked labels, scores (dtype kept) and weights. O(n·L)."""
-        y, s, w = check_multilabel_batch(y, s, sample_weight, self.n_columns, "y_score")
-        return y, s, check_binary_labels(y, "y_true", self.ignore_index), check_scores(s, "y_score"), w
-
-    def _split_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
+    def _split_multilabel(self, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> Any:
         num_labels = self.n_columns
-        _, _, y, s, w = self._checked_multilabel(y, s, sample_weight)
-        n = y.shape[0]
-        s = score_dtype(s)
-        if n == 0:
+        if y.shape[0] == 0:
             return None
         w, keep = unit_or_positive(w, None)
         if keep is not None:

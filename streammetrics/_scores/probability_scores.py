@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.validation import ScoreBatch
 from streammetrics._scores.exact.buffer import SortedScores
 
 from .probability_inputs import prepare_batch
@@ -40,11 +41,15 @@ class ProbabilityScores(SortedScores):
     def key(self) -> Hashable:
         return (*super().key(), "probability")  # type: ignore[misc]
 
-    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+    def prepare(self, y_true: Any, y_score: Any = None, sample_weight: Any = None) -> Any:
+        """The calibration metrics' checks (:func:`prepare_batch`), then the buffer's split of
+        the checked arrays, handed over as a :class:`ScoreBatch` (not checked again). O(n C)."""
+        if type(y_true) is ScoreBatch:
+            return self.split(y_true)
         b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False, losses=False)
         if b is None:
             return None
-        return super().prepare(b.y, b.p, b.w)
+        return self.split(ScoreBatch(b.y, b.p, b.w, b.y, b.p))
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
         """The sorted buffer's validation, and every value must be a probability in [0, 1]."""

@@ -32,6 +32,7 @@ from ._targets import (
     finite_scores,
     target_type_and_labels,
 )
+from .ranking import fed
 
 __all__ = ["auc", "confusion_matrix_at_thresholds", "det_curve", "metric_at_thresholds",
            "precision_recall_curve", "roc_curve"]
@@ -109,7 +110,7 @@ def roc_curve(
     {sklearn: raises}
     """
     y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
-    res = _quiet(ROCCurve(drop_intermediate=drop_intermediate).update(y01, s, sample_weight=w))
+    res = _quiet(fed(ROCCurve(drop_intermediate=drop_intermediate), y01, s, w))
     if res.counts.total_neg <= 0:
         warnings.warn(
             "No negative samples in y_true, false positive value should be meaningless",
@@ -166,7 +167,7 @@ def precision_recall_curve(
     {sklearn: raises}
     """
     y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
-    res = _quiet(PRCurve().update(y01, s, sample_weight=w))
+    res = _quiet(fed(PRCurve(), y01, s, w))
     precision, recall, thresholds = res.precision, res.recall, res.thresholds
     if drop_intermediate:
         idx = _kept(res.counts.tps)
@@ -221,7 +222,7 @@ def det_curve(
         raise ValueError(
             "Only one class is present in y_true. Detection error tradeoff curve is not defined in that case."
         )
-    res = _quiet(DETCurve(drop_intermediate=drop_intermediate).update(y01, s, sample_weight=w))
+    res = _quiet(fed(DETCurve(drop_intermediate=drop_intermediate), y01, s, w))
     return res.fpr, res.fnr, res.thresholds
 
 
@@ -305,7 +306,7 @@ def confusion_matrix_at_thresholds(
         pos_label = args[0]
         sample_weight = args[1] if len(args) > 1 else sample_weight
     y01, s, w, _ = _binary_targets(y_true, y_score, pos_label, sample_weight)
-    counts = _quiet(ROCCurve().update(y01, s, sample_weight=w)).counts
+    counts = _quiet(fed(ROCCurve(), y01, s, w)).counts
     tps = np.asarray(counts.tps, dtype=np.float64)
     fps = np.asarray(counts.fps, dtype=np.float64)
     if tps.shape[0] == 0:

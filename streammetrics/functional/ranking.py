@@ -22,6 +22,7 @@ import numpy as np
 
 from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.validation import checked_batch
 from streammetrics._core.warn import sklearn_compatible
 from streammetrics.classification.topk import TopKAccuracy
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
@@ -97,6 +98,15 @@ def sklearn_average(values: np.ndarray, weights: np.ndarray | None, average: str
     return float(np.average(values, weights=weights))
 
 
+def fed(metric: Any, y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> Any:
+    """``metric`` (a ranking accumulator, empty, without ``classes=``) fed arrays this module has
+    checked (``y`` 0/1, bool or class codes, ``s`` finite scores row-aligned with it, ``w``
+    finite float64 weights or None): handed over as one checked batch
+    (:func:`~streammetrics._core.validation.checked_batch`), so that the accumulator converts and
+    checks none of them again (the weights' bounds only). Returns ``metric``. O(n)."""
+    return metric._update_checked(checked_batch(y, s, w))
+
+
 def _positives(y: np.ndarray, w: np.ndarray | None) -> np.ndarray:
     """The weight of the positives of each column of a 0/1 matrix."""
     return y.sum(axis=0) if w is None else (y * w[:, None]).sum(axis=0)
@@ -115,12 +125,12 @@ def _by_column(
         raise ValueError(f"y_score: expected shape {y.shape}, got {s.shape}")
     if average == "micro":
         return float(
-            cls(y.shape[1], multilabel=True, average="micro", **kw).update(y, s, sample_weight=w).compute()
+            fed(cls(y.shape[1], multilabel=True, average="micro", **kw), y, s, w).compute()
         )
     if average == "samples":
-        values = cls(y.shape[0], multilabel=True, average=None, **kw).update(y.T, s.T).compute()
+        values = fed(cls(y.shape[0], multilabel=True, average=None, **kw), y.T, s.T, None).compute()
         return sklearn_average(np.asarray(values, dtype=np.float64), w, average)
-    values = cls(y.shape[1], multilabel=True, average=None, **kw).update(y, s, sample_weight=w).compute()
+    values = fed(cls(y.shape[1], multilabel=True, average=None, **kw), y, s, w).compute()
     weights = _positives(y, w) if average == "weighted" else None
     return sklearn_average(np.asarray(values, dtype=np.float64), weights, average)
 
@@ -221,7 +231,7 @@ def _binary_auc(y01: np.ndarray, s: np.ndarray, w: np.ndarray | None, max_fpr: f
             stacklevel=3,
         )
         return float("nan")
-    return float(AUROC(max_fpr=max_fpr).update(y01, s, sample_weight=w).compute())
+    return float(fed(AUROC(max_fpr=max_fpr), y01, s, w).compute())
 
 
 def _multiclass_auc(
@@ -280,11 +290,11 @@ def _multiclass_auc(
         # does (it warns about the absent ones; scikit-learn does not)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UndefinedMetricWarning)
-            return np.float64(AUROC(c, multi_class="ovo", average=average).update(codes, s).compute())
+            return np.float64(fed(AUROC(c, multi_class="ovo", average=average), codes, s, None).compute())
     if average == "micro":
-        return float(AUROC(c, average="micro").update(codes, s, sample_weight=w).compute())
+        return float(fed(AUROC(c, average="micro"), codes, s, w).compute())
     with relay_undefined(_ONE_CLASS):
-        values = AUROC(c, average=None).update(codes, s, sample_weight=w).compute()
+        values = fed(AUROC(c, average=None), codes, s, w).compute()
     weights = None
     if average == "weighted":
         weights = np.bincount(codes, weights=w, minlength=c).astype(np.float64)
@@ -353,7 +363,7 @@ def average_precision_score(
         s = column_or_1d(s, "y_score")
         check_consistent_length(y, s, w)
         y01, s, w = _drop_zero_weights(_is(y, pos_label), s, w)
-        return float(_APZeroIfNoPositives().update(y01, s, sample_weight=w).compute())
+        return float(fed(_APZeroIfNoPositives(), y01, s, w).compute())
     if y_type == "multilabel-indicator":
         if pos_label != 1:
             raise ValueError(

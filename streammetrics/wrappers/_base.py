@@ -12,11 +12,11 @@ timestamps in :mod:`._timestamps`.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
-from streammetrics._core.labels import split_labels, with_labels
 from streammetrics._core.metric import Metric, R_co
 from streammetrics._core.params import check_accumulator
 from streammetrics._core.timestamps import Clock
@@ -112,13 +112,18 @@ class SampleWrapper(Wrapper[R_co]):
               clock: Clock | None) -> None:
         """Hold an empty twin of ``metric`` (checked by :func:`check_wrappable`, the messages
         naming ``wrapper``) and the wrapper state ``states[0](inner, *params, clock)``
-        (``states[1]`` for a retrieval metric), its rows stored as class codes. O(1)."""
+        (``states[1]`` for a retrieval metric), its rows stored as class codes (the wrapped
+        metric's label step, :attr:`_codec`, runs before the wrapper state's ``prepare``). O(1)."""
         clock = resolve_clock(clock)
         self._metric = check_wrappable(metric, wrapper)
         self.family = self._metric.family
         state_type = states[1] if self.family == "retrieval" else states[0]
-        inner, codec = split_labels(self._metric._state)  # rows are stored as class codes
-        self._state = with_labels(state_type(inner, *params, clock), codec)
+        self._state = state_type(self._metric._state, *params, clock)
+
+    @functools.cached_property
+    def _codec(self) -> Any:
+        """The wrapped metric's label step: the wrapper's rows are stored as class codes."""
+        return self._metric._codec
 
     @property
     def metric(self) -> Metric[R_co]:

@@ -286,6 +286,11 @@ class MetricSet(Metric[MetricResults]):
     def _states(self) -> list[State]:
         return [self._members[g[0]]._state for g in self._groups]
 
+    def _owners(self) -> list[Metric]:
+        """One member per distinct state (the first of each sharing group): the ones whose
+        ``_prepare`` (label step, then the state's checks) a batch goes through."""
+        return [self._members[g[0]] for g in self._groups]
+
     # -- protocol ----------------------------------------------------------------------------
     def update(self, *args: Any, **kwargs: Any) -> MetricSet:  # type: ignore[override]
         """Feed one batch to every member (each distinct state once). Atomic for the set.
@@ -316,25 +321,24 @@ class MetricSet(Metric[MetricResults]):
                              for a, n in zip(args, self._arg_names, strict=False)) + args[2:]
             owner = self._owner
             if owner is not None:  # the common case: every member shares one state
-                state = owner._state
-                delta = state.prepare(*args, **kwargs) if kwargs else state.prepare(*args)
+                delta = owner._prepare(*args, **kwargs)
                 with self._lock:
-                    state.apply(delta)
+                    owner._state.apply(delta)
                 return self
-            states = self._states()
+            owners = self._owners()
             if kwargs:
                 accepted = [None if a is None else {k: v for k, v in kwargs.items() if k in a}
                             for a in self._accepted]
                 unused = set(kwargs).difference(*(a for a in self._accepted if a is not None))
                 if unused and all(a is not None for a in self._accepted):
                     raise TypeError(f"update() got unexpected keyword arguments {sorted(unused)}")
-                deltas = [state.prepare(*args, **(kwargs if kw is None else kw))
-                          for state, kw in zip(states, accepted, strict=True)]
+                deltas = [m._prepare(*args, **(kwargs if kw is None else kw))
+                          for m, kw in zip(owners, accepted, strict=True)]
             else:
-                deltas = [state.prepare(*args) for state in states]
+                deltas = [m._prepare(*args) for m in owners]
             with self._lock:
-                for state, delta in zip(states, deltas, strict=False):
-                    state.apply(delta)
+                for m, delta in zip(owners, deltas, strict=False):
+                    m._state.apply(delta)
             return self
         except ValueError as exc:
             if len(args) < 2 or not self._classification:

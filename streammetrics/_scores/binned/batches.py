@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from streammetrics._core.validation import as_numpy, drop_ignored, is_scalar
+from streammetrics._core.validation import ScoreBatch, as_numpy, drop_ignored, is_scalar, score_batch
 from streammetrics._scores.batches import ScoreBatches, unit_or_positive
 
 from .keys import HALF_BITS
@@ -33,22 +33,35 @@ class BinBatches(ScoreBatches):
             self, s: np.ndarray, name: str = "y_score", check: bool = True, out: np.ndarray | None = None
         ) -> np.ndarray: ...
 
-    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        if not (is_scalar(y_true) and is_scalar(y_score)):
-            y_true, y_score = as_numpy(y_true, "y_true"), as_numpy(y_score, "y_score")  # lists, tensors
-            if self.task == "multilabel":
-                return self._prepare_multilabel(y_true, y_score, sample_weight)
-            if y_true.ndim == 1 and (self.task == "binary" or y_score.ndim == 2):
-                return self._prepare_rows(y_true, y_score, sample_weight)
-        return self._prepare_generic(y_true, y_score, sample_weight)
+    def prepare(self, y_true: Any, y_score: Any = None, sample_weight: Any = None) -> Any:
+        """The increment of one batch: :func:`score_batch` once (or a :class:`ScoreBatch` given
+        as ``y_true`` alone, checked by its maker), then keys. Binary and multiclass batches
+        and multilabel batches without ignored entries take the vectorised paths; one binary
+        sample given as scalars takes :meth:`_prepare_generic`, multilabel batches with
+        ignored entries are split, then keyed. Never mutates. O(n) (O(n·C) for score matrices)."""
+        if type(y_true) is ScoreBatch:
+            batch = y_true
+        elif self.task == "binary" and is_scalar(y_true) and is_scalar(y_score):
+            return self._prepare_generic(y_true, y_score, sample_weight)
+        else:
+            batch = score_batch(y_true, y_score, sample_weight, self.task, self.n_columns, self.ignore_index)
+        if self.task == "multilabel":
+            return self._prepare_multilabel(batch)
+        return self._prepare_rows(batch)
 
     def _prepare_generic(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        """Any batch (scalars, multilabel, other shapes): :meth:`split_batch` validates and
-        splits it by column and label; the increment is a list of (column, label, keys,
-        weights)."""
-        parts = self.split_batch(y_true, y_score, sample_weight)  # validates everything else
+        """Any batch (scalars, multilabel, other shapes) through the generic split
+        (:meth:`ScoreBatches.prepare`: :func:`score_batch`, :meth:`split`), then keyed: a list of
+        (column, label, keys, weights). The vectorised paths give the same state. O(n log n)
+        at most (the weighted split sorts)."""
+        return self._keyed(ScoreBatches.prepare(self, y_true, y_score, sample_weight), y_true, y_score)
+
+    def _keyed(self, parts: Any, y_in: Any, s_in: Any) -> Any:
+        """Keys of a split batch (:meth:`split`'s parts, or one sample's tuple): a list of
+        (column, label, keys, weights). ``y_in`` and ``s_in``: the batch as given, for the
+        probability range check. O(n)."""
         if self.scores == "probability" and self.edges is None:
-            self._check_probability(y_true, y_score)
+            self._check_probability(y_in, s_in)
         if parts is None:
             return None
         if type(parts) is tuple:  # one scalar sample
@@ -60,25 +73,23 @@ class BinBatches(ScoreBatches):
                 out.append((col, grp, self.to_keys(v), w))
         return out
 
-    def _prepare_rows(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Binary / multiclass batch of arrays, checked by :meth:`_checked_columns` (as in
-        :meth:`split_batch`), ignored rows dropped; None when no row counts. Binary: keyed without
-        splitting by label, the increment is ``("binary", keys, labels, weights, min key, max
-        key)``, split (or not) at apply; multiclass: :meth:`_scores_delta`'s increment. O(n)
-        (O(n·C) for score matrices)."""
-        yc, sc, w = self._checked_columns(y, s, sample_weight)
-        if yc.shape[0] == 0:
+    def _prepare_rows(self, batch: ScoreBatch) -> Any:
+        """A checked binary / multiclass batch, ignored rows dropped; None when no row counts.
+        Binary: keyed without splitting by label, the increment is ``("binary", keys, labels,
+        weights, min key, max key)``, split (or not) at apply; multiclass: :meth:`_scores_delta`'s
+        increment. O(n) (O(n·C) for score matrices)."""
+        if batch.y.shape[0] == 0:
             return None
-        yc, sc, w = drop_ignored(yc, sc, w, self.ignore_index)
+        yc, sc, w = drop_ignored(batch.y, batch.s, batch.w, self.ignore_index)
         if yc.shape[0] == 0:
             return None
         if self.task != "binary":
             w, keep = unit_or_positive(w, None)  # rows of weight 0: range-checked, then dropped
-            return self._scores_delta(yc.astype(np.intp, copy=False), sc, w, keep, y, s)
+            return self._scores_delta(yc.astype(np.intp, copy=False), sc, w, keep, batch.y_in, batch.s_in)
         keys = self.to_keys(sc, check=False)
         kmin, kmax = int(keys.min()), int(keys.max())
         if self.scores == "probability" and self.edges is None and (kmin < 0 or kmax > 2 * HALF_BITS):
-            self._check_probability(y, s)  # raises, naming the first offending row
+            self._check_probability(batch.y_in, batch.s_in)  # raises, naming the first offending row
         w, keep = unit_or_positive(w, None)
         if keep is not None:  # rows of weight 0
             keys, yc, w = keys[keep], yc[keep], None if w is None else w[keep]
@@ -86,17 +97,18 @@ class BinBatches(ScoreBatches):
                 return None
         return ("binary", keys, yc.astype(bool, copy=False), w, kmin, kmax)
 
-    def _prepare_multilabel(self, y: np.ndarray, s: np.ndarray, sample_weight: Any) -> Any:
-        """Multilabel batch: validated like :meth:`split_batch`; without ignored entries the
-        increment is :meth:`_scores_delta`'s (labels as an (L, n) matrix) as for multiclass; a batch
-        with ignored entries takes the generic split."""
-        y2, s2, lab, sc, w = self._checked_multilabel(y, s, sample_weight)
-        if y2.shape[0] == 0:
+    def _prepare_multilabel(self, batch: ScoreBatch) -> Any:
+        """A checked multilabel batch: without ignored entries the increment is
+        :meth:`_scores_delta`'s (labels as an (L, n) matrix) as for multiclass; a batch with
+        ignored entries is split by column and label, then keyed (:meth:`_keyed`)."""
+        lab = batch.y
+        if lab.shape[0] == 0:
             return None
         if self.ignore_index is not None and (lab == self.ignore_index).any():
-            return self._prepare_generic(y, s, sample_weight)
-        w, keep = unit_or_positive(w, None)
-        return self._scores_delta(np.ascontiguousarray(lab.T, dtype=bool), sc, w, keep, y2, s2)
+            return self._keyed(self.split(batch), batch.y_in, batch.s_in)
+        w, keep = unit_or_positive(batch.w, None)
+        return self._scores_delta(np.ascontiguousarray(lab.T, dtype=bool), batch.s, w, keep,
+                                  batch.y_in, batch.s_in)
 
     def _scores_delta(
         self, labels: np.ndarray, sc: np.ndarray, w: np.ndarray | None, keep: np.ndarray | None,

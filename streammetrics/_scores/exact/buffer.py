@@ -116,7 +116,7 @@ _SCALAR_FOLD_MAX = 64
 _MAX_QUEUED = 4096
 
 
-class SortedScores(SortedSlide, ScoreState, ScoreBatches):
+class SortedScores(SortedSlide, ScoreBatches, ScoreState):
     """Exact sorted score buffer (see the module docstring)."""
 
     def __init__(
@@ -197,9 +197,6 @@ class SortedScores(SortedSlide, ScoreState, ScoreBatches):
         if self._weighted or self.by_class:
             return None
         return self._positive_counts(column).average_precision()
-
-    #: Validation and the split of a batch by column and label (:mod:`streammetrics._scores.batches`).
-    prepare = ScoreBatches.split_batch
 
     def pos_group(self, column: int) -> int:
         """Index of the positive group of ``column``."""

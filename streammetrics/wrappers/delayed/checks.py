@@ -62,13 +62,13 @@ def widened(seen: tuple[float, ...] | None, summ: tuple[float, ...]) -> tuple[fl
 def dry_run(metric: Any, y: int, score: Any, weight: float | None, scalar: Any) -> None:
     """The metric's (every member's, for a MetricSet) input checks on one pair; ``ValueError``
     if it rejects it. ``scalar`` turns a 0-d score into a Python scalar."""
-    states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
+    owners = metric._owners() if isinstance(metric, MetricSet) else [metric]
     if type(score) is float or np.ndim(score) == 0:
         args: tuple[Any, ...] = (y, scalar(score), weight)
     else:
         args = (np.array([y]), score[None], None if weight is None else [weight])
-    for state in states:
-        state.prepare(*args)
+    for owner in owners:
+        owner._prepare(*args)
 
 
 def kind_error(metric: Any, spec: tuple[str, tuple[int, ...]], sliced: Any = None) -> str | None:
@@ -86,7 +86,7 @@ def kind_error(metric: Any, spec: tuple[str, tuple[int, ...]], sliced: Any = Non
             return error
     dtype, row = np.dtype(spec[0]), tuple(spec[1])
     scores = np.zeros((0, *row), dtype=dtype)
-    states = metric._states() if isinstance(metric, MetricSet) else [metric._state]
+    owners = metric._owners() if isinstance(metric, MetricSet) else [metric]
     kwargs: dict[str, Any] = {}
     if sliced is not None:
         kwargs["slices"] = slices_argument(sliced[0], [])
@@ -94,8 +94,8 @@ def kind_error(metric: Any, spec: tuple[str, tuple[int, ...]], sliced: Any = Non
     error = ""
     for shape in shapes:
         try:
-            for state in states:
-                state.prepare(np.zeros(shape, dtype=np.int64), scores, None, **kwargs)
+            for owner in owners:
+                owner._prepare(np.zeros(shape, dtype=np.int64), scores, None, **kwargs)
         except ValueError as exc:
             error = error or str(exc)  # the 1-D labels' reason (the usual layout)
             continue

@@ -25,7 +25,7 @@ from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.window import Window
 
 from .keys import Factorized, cross, decode_json, encode_json, factorize, key_kind, split_slices
-from .store import SliceStore, stackable, states_of, twin_of
+from .store import SliceStore, owners_of, stackable, states_of, twin_of
 
 __all__ = ["SlicedState", "order_dependent"]
 
@@ -137,7 +137,7 @@ class SlicedState(State):
             deltas = [s.prepare_rows(f, args, kwargs, n) for s, f in pairs]
         overall = None
         if self.overall is not None:
-            overall = [(st, st.prepare(y, p, sample_weight, **kwargs)) for st in states_of(self.overall)]
+            overall = [(m._state, m._prepare(y, p, sample_weight, **kwargs)) for m in owners_of(self.overall)]
         stores = (names, crossed, marginals) if new_stores else None
         return (stores, deltas, overall)
 

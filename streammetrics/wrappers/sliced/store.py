@@ -51,6 +51,14 @@ def states_of(metric: Metric) -> list[State]:
     return [metric._state]
 
 
+def owners_of(metric: Metric) -> list[Metric]:
+    """The accumulators owning the distinct states of ``metric`` (itself, or one member per
+    MetricSet sharing group): a batch goes through each one's ``_prepare``."""
+    if isinstance(metric, MetricSet):
+        return metric._owners()
+    return [metric]
+
+
 def twin_of(metric: Metric) -> Metric:
     """An empty accumulator of ``metric``'s class and configuration."""
     return type(metric)._from_config(metric._config())
@@ -65,6 +73,7 @@ def stackable(template: Metric) -> bool:
         and states[0].layout == "dense"  # not the sparse stores of many classes
         and states[0].task != "multilabel"
         and (isinstance(template, MetricSet) or template._plain_layout())
+        and all(m._codec is None for m in owners_of(template))  # no label step before the counts
     )
 
 
@@ -306,7 +315,7 @@ class SliceStore:
             else:
                 block = tuple(_take(x, idx, n) for x in args)
                 kw = {k: _take(v, idx, n) for k, v in kwargs.items()}
-            deltas.append((slot, [(st, st.prepare(*block, **kw)) for st in states_of(metric)]))
+            deltas.append((slot, [(m._state, m._prepare(*block, **kw)) for m in owners_of(metric)]))
         slot_rows = np.zeros(len(slots), np.int64)
         slot_rows[:] = rows[present]
         return ("rows", slots, fresh, deltas, slot_rows, new, absorbed)
