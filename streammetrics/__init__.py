@@ -8,65 +8,15 @@ other pages of docs/definitions/; a tour: README.md.
 
 from streammetrics._core.metric import Metric, UndefinedMetricWarning
 from streammetrics._core.persistence import dumps, load, loads, save
-from streammetrics.classification.confusion import (
-    F1,
-    FDR,
-    FNR,
-    FOR,
-    FPR,
-    NPV,
-    PPV,
-    TNR,
-    TPR,
-    Accuracy,
-    BalancedAccuracy,
-    CohenKappa,
-    ConfusionMatrix,
-    ErrorRate,
-    FallOut,
-    FBeta,
-    HammingLoss,
-    Jaccard,
-    MatthewsCorrCoef,
-    MissRate,
-    Precision,
-    Prevalence,
-    Recall,
-    Sensitivity,
-    Specificity,
-    WeightedAccuracy,
-)
-from streammetrics.classification.report import ClassificationReport, Report
-from streammetrics.classification.selection import SelectionRate
-from streammetrics.classification.topk import TopKAccuracy
+
+# the families: every name of their __all__ (star imports, each family lists its names once)
+from streammetrics.classification import *  # noqa: F403
+from streammetrics.classification import __all__ as _classification
 from streammetrics.plot._output import MetricResults
-from streammetrics.ranking.det import DETCurve, DETCurveResult
-from streammetrics.ranking.label_ranking import CoverageError, LabelRankingAveragePrecision, LabelRankingLoss
-from streammetrics.ranking.metrics import (
-    AUROC,
-    AveragePrecision,
-    OperatingPoint,
-    PRCurve,
-    PRCurveResult,
-    ROCCurve,
-    ROCCurveResult,
-)
-from streammetrics.retrieval.metrics import (
-    CG,
-    DCG,
-    MAP,
-    MRR,
-    NDCG,
-    ElevenPointAP,
-    InterpolatedPrecision,
-    PrecisionAtK,
-    PrecisionAtRecall,
-    RecallAtK,
-    RPrecision,
-    SetPrecision,
-    SetRecall,
-    SystemEfficiency,
-)
+from streammetrics.ranking import *  # noqa: F403
+from streammetrics.ranking import __all__ as _ranking
+from streammetrics.retrieval import *  # noqa: F403
+from streammetrics.retrieval import __all__ as _retrieval
 from streammetrics.wrappers.checkpoint import Checkpointer
 from streammetrics.wrappers.decay import Decayed
 from streammetrics.wrappers.delayed.core import DelayedLabels
@@ -92,9 +42,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Metric",
-    "CoverageError",
-    "LabelRankingAveragePrecision",
-    "LabelRankingLoss",
+    *_classification,
+    *_ranking,
+    *_retrieval,
     "Window",
     "Decayed",
     "DelayedLabels",
@@ -108,58 +58,6 @@ __all__ = [
     "load",
     "dumps",
     "loads",
-    "ConfusionMatrix",
-    "Accuracy",
-    "ErrorRate",
-    "HammingLoss",
-    "Precision",
-    "Recall",
-    "Specificity",
-    "FallOut",
-    "MissRate",
-    "NPV",
-    "FDR",
-    "FOR",
-    "Prevalence",
-    "FBeta",
-    "F1",
-    "Jaccard",
-    "BalancedAccuracy",
-    "WeightedAccuracy",
-    "MatthewsCorrCoef",
-    "CohenKappa",
-    "TopKAccuracy",
-    "AUROC",
-    "AveragePrecision",
-    "ROCCurve",
-    "PRCurve",
-    "DETCurve",
-    "ROCCurveResult",
-    "DETCurveResult",
-    "PRCurveResult",
-    "OperatingPoint",
-    "ClassificationReport",
-    "Report",
-    "TPR",
-    "Sensitivity",
-    "TNR",
-    "FPR",
-    "FNR",
-    "PPV",
-    "PrecisionAtK",
-    "RecallAtK",
-    "RPrecision",
-    "PrecisionAtRecall",
-    "MAP",
-    "MRR",
-    "CG",
-    "DCG",
-    "NDCG",
-    "InterpolatedPrecision",
-    "ElevenPointAP",
-    "SystemEfficiency",
-    "SetPrecision",
-    "SetRecall",
     # calibration (issue #17)
     "LogLoss",
     "BrierScore",
@@ -175,7 +73,6 @@ __all__ = [
     "Sliced",
     "UndefinedSlice",
     "OTHER",
-    "SelectionRate",
 ]
 
 # regression (issue #30): every name of streammetrics.regression.__all__ at the top level

@@ -1,29 +1,9 @@
 """The classification family: the confusion metrics (thin views of one confusion-count state),
-top-k accuracy, the classification report and the selection rate. Every name is also importable
-from ``streammetrics``."""
+top-k accuracy, the classification report and the selection rate. Every name of ``__all__`` is
+also importable from ``streammetrics``."""
 
-from .confusion import (
-    F1,
-    FDR,
-    FOR,
-    NPV,
-    Accuracy,
-    BalancedAccuracy,
-    CohenKappa,
-    ConfusionMatrix,
-    ErrorRate,
-    FallOut,
-    FBeta,
-    HammingLoss,
-    Jaccard,
-    MatthewsCorrCoef,
-    MissRate,
-    Precision,
-    Prevalence,
-    Recall,
-    Specificity,
-    WeightedAccuracy,
-)
+from .confusion import *  # noqa: F403  -- the confusion family: confusion.__all__
+from .confusion import FNR, FPR, PPV, TNR, TPR, Sensitivity
 from .report import ClassificationReport, Report
 from .selection import SelectionRate
 from .topk import TopKAccuracy
@@ -32,5 +12,5 @@ __all__ = [
     "ConfusionMatrix", "Accuracy", "ErrorRate", "HammingLoss", "Precision", "Recall", "Specificity",
     "FallOut", "MissRate", "NPV", "FDR", "FOR", "Prevalence", "FBeta", "F1", "Jaccard",
     "BalancedAccuracy", "WeightedAccuracy", "MatthewsCorrCoef", "CohenKappa", "TopKAccuracy",
-    "ClassificationReport", "Report", "SelectionRate",
+    "ClassificationReport", "Report", "SelectionRate", "TPR", "Sensitivity", "TNR", "FPR", "FNR", "PPV",
 ]

@@ -1,22 +1,16 @@
 """The ranking family: AUROC, average precision, the ROC, PR and DET curves over one score state
-(exact or bounded), and the multilabel ranking measures. Every name is also importable from
-``streammetrics``."""
+(exact or bounded), and the multilabel ranking measures. Every name of ``__all__`` is also
+importable from ``streammetrics``; the base ``CurveMetric`` and ``det_points`` are importable
+from here."""
 
-from .det import DETCurve, DETCurveResult, det_points
+from .det import DETCurve, DETCurveResult
+from .det import det_points as det_points
 from .label_ranking import CoverageError, LabelRankingAveragePrecision, LabelRankingLoss
-from .metrics import (
-    AUROC,
-    AveragePrecision,
-    CurveMetric,
-    OperatingPoint,
-    PRCurve,
-    PRCurveResult,
-    ROCCurve,
-    ROCCurveResult,
-)
+from .metrics import *  # noqa: F403  -- AUROC, AveragePrecision, the curves and their results
+from .metrics import CurveMetric as CurveMetric
 
 __all__ = [
     "AUROC", "AveragePrecision", "ROCCurve", "PRCurve", "ROCCurveResult", "PRCurveResult",
-    "OperatingPoint", "CurveMetric", "DETCurve", "DETCurveResult", "det_points", "CoverageError",
-    "LabelRankingAveragePrecision", "LabelRankingLoss",
+    "OperatingPoint", "DETCurve", "DETCurveResult", "CoverageError", "LabelRankingAveragePrecision",
+    "LabelRankingLoss",
 ]

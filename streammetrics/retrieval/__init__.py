@@ -1,27 +1,12 @@
 """The retrieval family: measures over streams of queries (precision and recall at k, MAP, MRR,
-nDCG, ...) on the shared per-query kernel. Every name is also importable from ``streammetrics``."""
+nDCG, ...) on the shared per-query kernel. Every name of ``__all__`` is also importable from
+``streammetrics``; the base ``RetrievalMetric`` and its ``QueryState`` are importable from here."""
 
-from .metrics import (
-    CG,
-    DCG,
-    MAP,
-    MRR,
-    NDCG,
-    ElevenPointAP,
-    InterpolatedPrecision,
-    PrecisionAtK,
-    PrecisionAtRecall,
-    QueryState,
-    RecallAtK,
-    RetrievalMetric,
-    RPrecision,
-    SetPrecision,
-    SetRecall,
-    SystemEfficiency,
-)
+from .metrics import *  # noqa: F403  -- the measures: metrics.__all__
+from .metrics import QueryState as QueryState
+from .metrics import RetrievalMetric as RetrievalMetric
 
 __all__ = [
-    "QueryState", "RetrievalMetric", "PrecisionAtK", "RecallAtK", "RPrecision", "PrecisionAtRecall",
-    "MAP", "MRR", "CG", "DCG", "NDCG", "InterpolatedPrecision", "ElevenPointAP", "SystemEfficiency",
-    "SetPrecision", "SetRecall",
+    "PrecisionAtK", "RecallAtK", "RPrecision", "PrecisionAtRecall", "MAP", "MRR", "CG", "DCG", "NDCG",
+    "InterpolatedPrecision", "ElevenPointAP", "SystemEfficiency", "SetPrecision", "SetRecall",
 ]
