@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import sklearn.exceptions
 import sklearn.metrics
+from helpers import quiet as quiet  # re-exported: the functional tests' import
 from hypothesis import strategies as st
 from laws import Data
 
@@ -96,13 +97,6 @@ def check(name: str, *args: Any, warn: bool = True, **kwargs: Any) -> Any:
 def rows(y: np.ndarray, p: np.ndarray) -> Data:
     """Labels and predictions as :class:`laws.Data` with one group per row."""
     return Data(y, p, np.arange(len(y)))
-
-
-def quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)`` without its warnings (undefined values, absent classes)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
 
 
 def weights(draw: Any, n: int) -> Any:

@@ -11,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import header_of
 
 import streammetrics as sm
 from streammetrics._core.persistence import MAGIC
@@ -75,12 +76,6 @@ def test_empty_truncated_foreign_and_corrupted_files(tmp_path):
     for name, (data, message) in cases.items():
         with pytest.raises(ValueError, match=message):
             sm.load(write(tmp_path / f"{name}.sm", data))
-
-
-def header_of(data: bytes) -> tuple[dict, bytes]:
-    body = data[len(MAGIC) + 32:]
-    n = int.from_bytes(body[:8], "little")
-    return json.loads(body[8:8 + n]), body[8 + n:]
 
 
 def with_header(header: dict, payload: bytes) -> bytes:

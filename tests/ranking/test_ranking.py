@@ -8,10 +8,10 @@ point; the seeds' worked examples; undefined cases; bad input rejected atomicall
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
+from helpers import quiet_compute as quiet
 from ranking_oracles import (
     auroc_pairs,
     best_threshold_brute,
@@ -64,12 +64,6 @@ def stream(metric, y, s, w=None, batch=97):
             y[i : i + batch], s[i : i + batch], sample_weight=None if w is None else w[i : i + batch]
         )
     return metric
-
-
-def quiet(metric):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return metric.compute()
 
 
 # -- binary ----------------------------------------------------------------------------------------

@@ -200,21 +200,6 @@ def test_hostile_states_are_refused(make):
         type(m).from_state_dict(state)
 
 
-@pytest.mark.parametrize("make", [lambda: sm.D2PinballScore(0.3, multioutput="raw_values"),
-                                  lambda: sm.D2AbsoluteErrorScore(max_bytes=800)])
-@settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40))
-def test_d2_integer_weights_equal_repetition_from_two_rows(make, seed, n):
-    """(The protocol law, which also draws single rows: D² is nan below two rows.)"""
-    rng = np.random.default_rng(seed)
-    y, p = _data(rng, n, 1)
-    reps = rng.integers(0, 4, n)
-    reps[:2] = np.maximum(reps[:2], 1)
-    a = make().update(y, p, sample_weight=reps.astype(float)).compute()
-    b = make().update(np.repeat(y, reps, axis=0), np.repeat(p, reps, axis=0)).compute()
-    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
-
-
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 12), k=st.integers(1, 2))
 def test_functions_equal_scikit_learn_with_zero_weights_and_few_rows(seed, n, k):
