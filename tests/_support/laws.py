@@ -12,6 +12,7 @@ retrieval metrics and of trec_eval's measures in ``streammetrics.trec``; a singl
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import warnings
 from collections.abc import Callable
@@ -362,15 +363,12 @@ REGISTRY: dict[str, Case] = {
     "bounded_ap_multiclass": Case(lambda: sm.AveragePrecision(C, max_bytes=8192), "multiclass_scores"),
     "bounded_roc": Case(lambda: sm.ROCCurve(max_bytes=4096), "binary_scores"),
     "fixed_thresholds_pr": Case(lambda: sm.PRCurve(thresholds=[0.25, 0.5, 0.75]), "binary_scores"),
-    # ... binned: more distinct scores than the 16 bins of 416 bytes (merges and splits give the
-    # single stream's bins bit for bit; the certificates read from them)
-    "binned_auroc": Case(lambda: sm.AUROC(max_bytes=416, scores="probability"), "distinct_scores"),
-    "binned_ap_raw": Case(lambda: sm.AveragePrecision(max_bytes=416), "distinct_scores"),
-    "binned_curves": Case(lambda: sm.MetricSet(roc=sm.ROCCurve(max_bytes=416, scores="probability"),
-                                               pr=sm.PRCurve(max_bytes=416, scores="probability")),
-                          "distinct_scores", laws=without("window_equals_plain"), readouts=curve_readouts),
-    "binned_roc_raw": Case(lambda: sm.ROCCurve(max_bytes=416), "distinct_scores", readouts=curve_readouts),
-    "threshold_grid_pr": Case(lambda: sm.PRCurve(thresholds=12), "distinct_scores", readouts=curve_readouts),
+    # ... binned: more distinct scores than the 16 bins of 416 bytes (splits and merges give the
+    # single stream's bins bit for bit, and its certificates), raw and probability keys, and a grid
+    "binned_set": Case(lambda: sm.MetricSet(
+        auroc=sm.AUROC(max_bytes=416, scores="probability"), roc=sm.ROCCurve(max_bytes=416, scores="probability"),
+        ap=sm.AveragePrecision(max_bytes=416), pr=sm.PRCurve(max_bytes=416), grid=sm.PRCurve(thresholds=12)),
+        "distinct_scores", laws=without("window_equals_plain"), readouts=curve_readouts),
     "ranking_set": Case(lambda: sm.MetricSet(a=sm.AUROC(), ap=sm.AveragePrecision(), r=sm.ROCCurve(),
                                              p=sm.PRCurve()), "ranking_scores", laws=without("window_equals_plain")),
     # label ranking (multilabel scores): weighted means of per-sample values
@@ -454,8 +452,6 @@ REGISTRY: dict[str, Case] = {
     # D² is nan below two rows of positive weight (scikit-learn's rule), also for one row of weight
     # k >= 2: repetition holds from two rows
     "reg_d2_pinball": Case(lambda: sm.D2PinballScore(0.3), "continuous", exact=False, min_rows=2),
-    "reg_d2_pinball_raw": Case(lambda: sm.D2PinballScore(0.3, multioutput="raw_values"), "continuous_multioutput",
-                               laws=without("per_sample"), exact=False, min_rows=2),
     "reg_d2_absolute_weights": Case(lambda: sm.D2AbsoluteErrorScore(multioutput=[0.2, 0.3, 0.5]),
                                     "continuous_multioutput", laws=without("per_sample"), exact=False, min_rows=2),
     "reg_d2_bounded": Case(lambda: sm.D2PinballScore(0.7, max_bytes=1000), "continuous", exact=False, min_rows=2),
@@ -599,22 +595,32 @@ def flat(value: Any) -> list[np.ndarray]:
     return [arr]
 
 
+@functools.cache
+def _bounds_without_arguments(cls: type) -> bool:
+    """Whether ``cls`` has a ``bounds()`` that takes no argument."""
+    bounds = getattr(cls, "bounds", None)
+    return callable(bounds) and all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in list(inspect.signature(bounds).parameters.values())[1:])
+
+
 def certified(metric: Any) -> list[np.ndarray]:
-    """The certified ``bounds()`` and ``is_exact`` of a metric that has them (each member of a
-    set; a wrapper's passes through to the metric it wraps), as arrays."""
+    """``is_exact`` and the certified ``bounds()`` of a metric that has them (each member of a
+    set; a wrapper's pass through to the metric it wraps), as arrays. The bounds of an exact
+    metric are (value, value): left out (a difference in ``is_exact`` already shows)."""
     if isinstance(metric, sm.MetricSet):
         return [a for name in metric for a in certified(metric[name])]
     out = []
-    if callable(getattr(metric, "bounds", None)) and all(
-            p.default is not p.empty or p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD
-            for p in inspect.signature(metric.bounds).parameters.values()):
+    if isinstance(getattr(type(metric), "is_exact", None), property):
+        out.append(np.asarray(metric.is_exact))
+        if metric.is_exact:
+            return out
+    if _bounds_without_arguments(type(metric)):
         try:
             out += flat(metric.bounds())
         except (AttributeError, ValueError) as exc:  # a wrapper of a metric without bounds
             if "has no bounds()" not in str(exc):
                 raise
-    if isinstance(getattr(type(metric), "is_exact", None), property):
-        out.append(np.asarray(metric.is_exact))
     return out
 
 

@@ -1,7 +1,7 @@
 """Bounded-memory ranking metrics (``max_bytes=``, ``thresholds=``): certificates against
 scikit-learn, exactness while the data fits, the budget at every step, fixed thresholds = the
 trapezoid over them, persistence and validation. Determinism (any split or merge = the single
-stream's bins, bit for bit, and its certificates) is a protocol law: the ``binned_*`` entries of
+stream's bins, bit for bit, and its certificates) is a protocol law: ``binned_set`` in
 ``tests/_support/laws.py``.
 """
 

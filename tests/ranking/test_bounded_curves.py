@@ -5,8 +5,8 @@ accumulator (``max_bytes=`` / ``thresholds=``) reports: the ROC envelope, the PR
 ``area_bounds``, ``best_threshold``'s ``score_bound`` / ``search_range``, ``at``'s count ranges,
 partial AUROC (``max_fpr``) and interpolated / 11-point AP. Exact accumulators report trivial
 certificates; one-vs-one is refused with a reason. That splits, merges and save/load preserve
-all of it is a protocol law (``binned_curves``, ``binned_roc_raw`` and ``threshold_grid_pr`` in
-``tests/_support/laws.py``, their readouts ``laws.curve_readouts``).
+all of it is a protocol law (``binned_set`` in ``tests/_support/laws.py``, raw and probability
+keys and a threshold grid; the readouts compared: ``laws.curve_readouts``).
 """
 
 from __future__ import annotations
