@@ -13,7 +13,7 @@ import sklearn.exceptions
 import sklearn.metrics
 from helpers import quiet as quiet  # re-exported: the functional tests' import
 from hypothesis import strategies as st
-from laws import Data
+from laws import Data, streamed
 
 import streammetrics
 import streammetrics.functional as F
@@ -103,3 +103,8 @@ def weights(draw: Any, n: int) -> Any:
     """Draw None, or ``n`` sample weights with zeros and tiny values among them."""
     values = st.lists(st.just(0.0) | st.floats(2.0**-128, 5.0), min_size=n, max_size=n)
     return draw(st.none() | values.map(np.array))
+
+
+def fed(make: Any, y: np.ndarray, p: np.ndarray, w: Any, seed: int) -> Any:
+    """The accumulator ``make()`` fed (y, p, w) in random batches over workers, merged, saved."""
+    return streamed(make, rows(y, p), w, np.random.default_rng(seed))

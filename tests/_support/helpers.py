@@ -25,11 +25,35 @@ def quiet_compute(metric: Any) -> Any:
     return quiet(metric.compute)
 
 
-def close(a: float, b: float) -> bool:
-    """Equal to ``REL`` relative (absolute below 1), nan equal to nan."""
+def close(a: float, b: float, rel: float = REL) -> bool:
+    """Equal to ``rel`` relative (absolute below 1), nan equal to nan."""
     if np.isnan(a) and np.isnan(b):
         return True
-    return abs(a - b) <= REL * max(1.0, abs(b))
+    return abs(a - b) <= rel * max(1.0, abs(b))
+
+
+def value_array(metric: Any) -> np.ndarray:
+    """A metric's value as one float array, without warnings (a calibration curve: its
+    ``prob_true``, ``prob_pred`` and ``counts`` end to end)."""
+    import streammetrics as sm
+
+    v = quiet(metric.compute)
+    if isinstance(v, sm.CalibrationCurveResult):
+        return np.concatenate([v.prob_true, v.prob_pred, v.counts])
+    return np.atleast_1d(np.asarray(v, dtype=float))
+
+
+def streamed_rows(make: Any, y: np.ndarray, p: np.ndarray, w: Any, rng: np.random.Generator) -> Any:
+    """``make()`` fed the rows in up to 4 batches, each sent to one of 1-3 workers at random, the
+    workers merged, saved and loaded."""
+    import streammetrics as sm
+
+    n = y.shape[0]
+    cuts = sorted(set(rng.integers(1, max(n, 2), 3).tolist()) - {n})
+    parts = [make() for _ in range(int(rng.integers(1, 4)))]
+    for a, b in zip([0, *cuts], [*cuts, n], strict=True):
+        parts[int(rng.integers(0, len(parts)))].update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
+    return sm.loads(sm.dumps(parts[0].merge(*parts[1:])))
 
 
 def ks_stat(a: np.ndarray, b: np.ndarray) -> float:

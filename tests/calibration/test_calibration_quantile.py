@@ -4,11 +4,10 @@ the ``quantile_*`` entries of the protocol laws' registry, ``tests/_support/laws
 
 from __future__ import annotations
 
-import warnings
-
 import calibration_oracles as oracle
 import numpy as np
 import pytest
+from helpers import value_array as flat
 from sklearn.calibration import calibration_curve
 
 import streammetrics as sm
@@ -79,15 +78,6 @@ def test_quantile_calibration_error_matches_brute_force(seed, norm):
         true, pred = calibration_curve(ym == k, pm[:, k], n_bins=4, strategy="quantile")
         np.testing.assert_allclose(curve.prob_true, true, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(curve.prob_pred, pred, rtol=1e-12, atol=1e-12)
-
-
-def flat(metric):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        v = metric.compute()
-    if isinstance(v, sm.CalibrationCurveResult):
-        return np.concatenate([v.prob_true, v.prob_pred, v.counts])
-    return np.atleast_1d(np.asarray(v, dtype=float))
 
 
 def test_quantile_inputs_wrappers_and_hostile_state():

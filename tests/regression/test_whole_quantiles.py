@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import streamed_rows as _streamed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import d2_absolute_error_score, d2_pinball_score, median_absolute_error
@@ -31,17 +32,6 @@ def _weights(rng: np.random.Generator, n: int) -> np.ndarray | None:
     if r < 0.6:
         return rng.integers(0, 4, n) * 0.5  # zeros, and sums exact in any order
     return rng.random(n) + 0.01
-
-
-def _streamed(make, y, p, w, rng):
-    """Batches sent to 1-3 workers, merged, saved and loaded."""
-    n = y.shape[0]
-    cuts = sorted(set(rng.integers(1, max(n, 2), 3).tolist()) - {n})
-    parts = [make() for _ in range(int(rng.integers(1, 4)))]
-    for a, b in zip([0, *cuts], [*cuts, n], strict=True):
-        parts[int(rng.integers(0, len(parts)))].update(
-            y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
-    return sm.loads(sm.dumps(parts[0].merge(*parts[1:])))
 
 
 CASES = [

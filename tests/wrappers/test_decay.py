@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import quiet
+from helpers import close, quiet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import (
@@ -33,14 +33,6 @@ from streammetrics import (
     Window,
 )
 from streammetrics._core.intervals import wilson
-
-REL = 1e-12
-
-
-def close(a, b, rel=REL):
-    if np.isnan(a) and np.isnan(b):
-        return True
-    return abs(a - b) <= rel * max(1.0, abs(b))
 
 
 @pytest.mark.parametrize("h", [0.7, 5.0, 200.0])
