@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 import sklearn.exceptions
 import sklearn.metrics
+from helpers import quiet as quiet  # re-exported: the functional tests' import
 from hypothesis import strategies as st
-from laws import Data
+from laws import Data, streamed
 
 import streammetrics
 import streammetrics.functional as F
@@ -98,14 +99,12 @@ def rows(y: np.ndarray, p: np.ndarray) -> Data:
     return Data(y, p, np.arange(len(y)))
 
 
-def quiet(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)`` without its warnings (undefined values, absent classes)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
-
-
 def weights(draw: Any, n: int) -> Any:
     """Draw None, or ``n`` sample weights with zeros and tiny values among them."""
     values = st.lists(st.just(0.0) | st.floats(2.0**-128, 5.0), min_size=n, max_size=n)
     return draw(st.none() | values.map(np.array))
+
+
+def fed(make: Any, y: np.ndarray, p: np.ndarray, w: Any, seed: int) -> Any:
+    """The accumulator ``make()`` fed (y, p, w) in random batches over workers, merged, saved."""
+    return streamed(make, rows(y, p), w, np.random.default_rng(seed))

@@ -12,6 +12,7 @@ retrieval metrics and of trec_eval's measures in ``streammetrics.trec``; a singl
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import warnings
 from collections.abc import Callable
@@ -76,6 +77,8 @@ def make_data(kind: str, rng: np.random.Generator, n: int) -> Data:
         p[rng.random(n) < 0.05] = np.inf
         p[rng.random(n) < 0.05] = -np.inf
         y = rng.integers(0, 2, n)
+    elif kind == "distinct_scores":  # more distinct scores than a bounded metric's 16 bins (few ties)
+        y, p = rng.integers(0, 2, n), np.round(rng.random(n) ** 2, 3)
     elif kind == "binary_labels":
         y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
     elif kind == "string_labels":
@@ -162,10 +165,15 @@ def judgments(y: np.ndarray, rows: np.ndarray, groups: np.ndarray, trec: bool
 
 def judged_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
                 groups: np.ndarray) -> None:
-    """Query rows with the judged grades of each query and document ids (ties broken by id)."""
+    """Query rows with the judged grades of each query and document ids (ties broken by id); a
+    batch of one query without query ids (an update without them is one query), so that a split
+    or a partition sends a query by either path."""
     assert w is None
     relevance, judged, docs = judgments(y, rows, groups, trec=False)
-    metric.update(relevance, p, doc_ids=docs, judged=judged, query_ids=groups)
+    if len(judged) == 1:
+        metric.update(relevance, p, doc_ids=docs, judged=judged.popitem()[1])
+    else:
+        metric.update(relevance, p, doc_ids=docs, judged=judged, query_ids=groups)
 
 
 def trec_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
@@ -218,6 +226,11 @@ class Case:
     arrival_order: bool = False
     #: relative tolerance of the comparisons that are not exact (weighted sums in another order)
     rtol: float = 1e-12
+    #: readouts beside ``compute()`` that the laws compare too (a curve's certificates, an interval)
+    readouts: Callable[[Any], Any] | None = None
+    #: the value is undefined (nan) below this many rows, also for one row of weight k >= 2: the
+    #: integer-weight law keeps that many rows of positive weight and holds from there
+    min_rows: int = 0
 
 
 def query_case(make: Callable[[], Any], feed: Callable[..., None] = query_feed,
@@ -241,6 +254,32 @@ ESTIMATED_LAWS = without("window_equals_plain", "rejected")
 DRIFT_LAWS = without("rejected", "per_sample")
 DRIFT_WRAPPER_LAWS = WRAPPER_LAWS - {"rejected", "per_sample", "merge"}
 DRIFT_REF = np.round(np.random.default_rng(31).random((40, 3)) * 4) / 4  # ties, edges on the data's levels
+
+def curve_readouts(metric: Any) -> list[Any]:
+    """Every certified readout of a binary ROC or PR curve (``ROCCurve``, ``PRCurve``, or each
+    such member of a set): the envelope, the area bounds, the best thresholds and a point."""
+    members = [metric[k] for k in metric] if isinstance(metric, sm.MetricSet) else [metric]
+    out: list[Any] = []
+    for m in members:
+        if not isinstance(m, (sm.ROCCurve, sm.PRCurve)):
+            continue
+        c = m.compute()
+        if isinstance(m, sm.ROCCurve):
+            out += [c.envelope(), c.area_bounds(), c.area_bounds(0.1)]
+        else:
+            out += [c.envelope(), c.area_bounds("interpolated"), c.area_bounds("eleven_point")]
+        for criterion, value in (("youden", None), ("f1", None), ("tpr_at_tnr", 0.8)):
+            b = c.best_threshold(criterion, value)
+            out += [b.threshold, b.tp, b.fp, b.score, b.score_bound, b.search_range]
+        pt = c.at(0.37)
+        out += [pt.tp, pt.fp, pt.tp_range, pt.fp_range]
+    return out
+
+
+def estimated_interval(metric: Any) -> Any:
+    """The interval an ``Estimated`` metric gives of the value the labels will give."""
+    return metric.interval()
+
 
 def retrieval_metrics(per_query: bool = False) -> dict[str, sm.Metric]:
     """One of each retrieval accumulator with its common options (tie handling, cutoffs, gains)."""
@@ -302,7 +341,8 @@ REGISTRY: dict[str, Case] = {
                               "string_labels"),
     "report": Case(lambda: sm.ClassificationReport(C, zero_division=0.0), "multiclass_labels"),
     "confusion_set": Case(lambda: sm.MetricSet(p=sm.Precision(zero_division=0.0), r=sm.Recall(zero_division=0.0),
-                                               f=sm.F1(zero_division=0.0), a=sm.Accuracy(zero_division=0.0)),
+                                               f=sm.F1(zero_division=0.0), a=sm.Accuracy(zero_division=0.0),
+                                               prefix="val/"),
                           "binary_scores", laws=without("window_equals_plain")),
     # ranking family (exact and bounded)
     "binary_auroc": Case(lambda: sm.AUROC(), "ranking_scores"),
@@ -323,6 +363,12 @@ REGISTRY: dict[str, Case] = {
     "bounded_ap_multiclass": Case(lambda: sm.AveragePrecision(C, max_bytes=8192), "multiclass_scores"),
     "bounded_roc": Case(lambda: sm.ROCCurve(max_bytes=4096), "binary_scores"),
     "fixed_thresholds_pr": Case(lambda: sm.PRCurve(thresholds=[0.25, 0.5, 0.75]), "binary_scores"),
+    # ... binned: more distinct scores than the 16 bins of 416 bytes (splits and merges give the
+    # single stream's bins bit for bit, and its certificates), raw and probability keys, and a grid
+    "binned_set": Case(lambda: sm.MetricSet(
+        auroc=sm.AUROC(max_bytes=416, scores="probability"), roc=sm.ROCCurve(max_bytes=416, scores="probability"),
+        ap=sm.AveragePrecision(max_bytes=416), pr=sm.PRCurve(max_bytes=416), grid=sm.PRCurve(thresholds=12)),
+        "distinct_scores", laws=without("window_equals_plain"), readouts=curve_readouts),
     "ranking_set": Case(lambda: sm.MetricSet(a=sm.AUROC(), ap=sm.AveragePrecision(), r=sm.ROCCurve(),
                                              p=sm.PRCurve()), "ranking_scores", laws=without("window_equals_plain")),
     # label ranking (multilabel scores): weighted means of per-sample values
@@ -353,6 +399,8 @@ REGISTRY: dict[str, Case] = {
     "quantile_ece": Case(lambda: sm.CalibrationError(n_bins=4, strategy="quantile"), "probabilities", exact=False),
     "quantile_mce_top": Case(lambda: sm.CalibrationError(C, n_bins=4, strategy="quantile", norm="max"),
                              "multiclass_probabilities", exact=False),
+    "quantile_classwise_l2": Case(lambda: sm.CalibrationError(C, n_bins=4, strategy="quantile", norm="l2",
+                                                             classwise=True), "multiclass_probabilities", exact=False),
     "quantile_curve_logits": Case(lambda: sm.CalibrationCurve(3, "quantile", from_logits=True), "ranking_scores",
                                   exact=False),
     "bounded_quantile_rmsce": Case(lambda: sm.CalibrationError(n_bins=4, strategy="quantile", norm="l2",
@@ -402,14 +450,13 @@ REGISTRY: dict[str, Case] = {
                               laws=without("per_sample")),
     "reg_median_ae_bounded": Case(lambda: sm.MedianAbsoluteError(max_bytes=600), "continuous"),
     # D² is nan below two rows of positive weight (scikit-learn's rule), also for one row of weight
-    # k >= 2: repetition holds from two rows (tests/regression/test_whole_quantiles.py)
-    "reg_d2_pinball": Case(lambda: sm.D2PinballScore(0.3), "continuous", laws=without("integer_weights"),
-                           exact=False),
+    # k >= 2: repetition holds from two rows
+    "reg_d2_pinball": Case(lambda: sm.D2PinballScore(0.3), "continuous", exact=False, min_rows=2),
     "reg_d2_absolute_weights": Case(lambda: sm.D2AbsoluteErrorScore(multioutput=[0.2, 0.3, 0.5]),
-                                    "continuous_multioutput", laws=without("per_sample", "integer_weights"),
-                                    exact=False),
-    "reg_d2_bounded": Case(lambda: sm.D2PinballScore(0.7, max_bytes=1000), "continuous",
-                           laws=without("integer_weights"), exact=False),
+                                    "continuous_multioutput", laws=without("per_sample"), exact=False, min_rows=2),
+    "reg_d2_bounded": Case(lambda: sm.D2PinballScore(0.7, max_bytes=1000), "continuous", exact=False, min_rows=2),
+    "reg_d2_absolute_bounded": Case(lambda: sm.D2AbsoluteErrorScore(max_bytes=800), "continuous",
+                                    laws=frozenset({"integer_weights"}), exact=False, min_rows=2),
     # the co-moments keep their means relative to the first row seen: states differ by arrival
     # order, values agree
     "reg_pearson": Case(lambda: sm.PearsonCorrCoef(), "continuous", exact=False, compare_state=False),
@@ -460,6 +507,8 @@ REGISTRY: dict[str, Case] = {
     # stream reads k copies as k steps of decay, not as a weight of k
     "window_f1": Case(lambda: sm.Window(sm.F1(zero_division=0.0), size=7), "binary_scores",
                       laws=WRAPPER_LAWS - {"merge"}, compare_state=False),
+    "window_auroc": Case(lambda: sm.Window(sm.AUROC(), size=5), "ranking_scores", laws=WRAPPER_LAWS - {"merge"},
+                         compare_state=False),
     "window_large_auroc": Case(lambda: sm.Window(sm.AUROC(), size=10_000), "ranking_scores",
                                laws=WRAPPER_LAWS, compare_state=False),
     "window_map": Case(lambda: sm.Window(MAP(), size=4), "queries", query_feed,
@@ -494,7 +543,10 @@ REGISTRY: dict[str, Case] = {
                                    estimated_feed, laws=ESTIMATED_LAWS - {"merge", "integer_weights"},
                                    exact=False, compare_state=False),
     "estimated_precision": Case(lambda: Estimated(sm.Precision(zero_division=0.0)), "probabilities",
-                                estimated_feed, laws=ESTIMATED_LAWS, exact=False),
+                                estimated_feed, laws=ESTIMATED_LAWS, exact=False, readouts=estimated_interval),
+    "estimated_recall": Case(lambda: Estimated(sm.Recall(zero_division=0.0)), "probabilities",
+                             estimated_feed, laws=ESTIMATED_LAWS - {"per_sample", "prefix", "integer_weights"},
+                             exact=False, readouts=estimated_interval),
     # drift of the scores against a reference (streammetrics.monitoring), no labels
     "drift": Case(lambda: Drift(DRIFT_REF[:, 0], bins=4), "scores_only", drift_feed, DRIFT_LAWS,
                   exact=False, rtol=1e-12),
@@ -540,26 +592,64 @@ def flat(value: Any) -> list[np.ndarray]:
     arr = np.asarray(value)
     if arr.dtype.kind in "OUS":
         return []  # class names and other labels are compared by the state laws
-    return [arr.astype(float)]
+    return [arr]
 
 
-def result(metric: Any, parts: bool = True) -> list[np.ndarray]:
-    """The metric's value as float arrays (with ``parts``, a Brier score's decomposition too:
-    every part a law covers; a wrapper such as ``Window`` has the value only)."""
+@functools.cache
+def _bounds_without_arguments(cls: type) -> bool:
+    """Whether ``cls`` has a ``bounds()`` that takes no argument."""
+    bounds = getattr(cls, "bounds", None)
+    return callable(bounds) and all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in list(inspect.signature(bounds).parameters.values())[1:])
+
+
+def certified(metric: Any) -> list[np.ndarray]:
+    """``is_exact`` and the certified ``bounds()`` of a metric that has them (each member of a
+    set; a wrapper's pass through to the metric it wraps), as arrays. The bounds of an exact
+    metric are (value, value): left out (a difference in ``is_exact`` already shows)."""
+    if isinstance(metric, sm.MetricSet):
+        return [a for name in metric for a in certified(metric[name])]
+    out = []
+    if isinstance(getattr(type(metric), "is_exact", None), property):
+        out.append(np.asarray(metric.is_exact))
+        if metric.is_exact:
+            return out
+    if _bounds_without_arguments(type(metric)):
+        try:
+            out += flat(metric.bounds())
+        except (AttributeError, ValueError) as exc:  # a wrapper of a metric without bounds
+            if "has no bounds()" not in str(exc):
+                raise
+    return out
+
+
+def result(metric: Any, parts: bool = True, readouts: Callable[[Any], Any] | None = None) -> list[np.ndarray]:
+    """The metric's value as arrays; with ``parts``, its certified bounds and ``is_exact``
+    (where it has them), a Brier score's decomposition and the case's ``readouts`` too (every
+    part a law covers; without, the value only: all a ``Window`` of the metric has)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = flat(metric.compute())
+        if parts:
+            out += certified(metric)
         if parts and isinstance(metric, sm.BrierScore):
             out += flat(metric.decomposition())
+        if parts and readouts is not None:
+            out += flat(readouts(metric))
         return out
 
 
 def assert_same(a: list[np.ndarray], b: list[np.ndarray], exact: bool = False, rtol: float = 1e-9,
-                atol: float = 1e-12) -> None:
+                atol: float = 1e-12, dtype: bool = True) -> None:
+    """Equal lists of arrays: equal shapes and (with ``dtype``) dtypes, equal values bit for bit
+    (``exact``) or to ``rtol``/``atol``, nan equal to nan."""
     assert len(a) == len(b)
     for x, y in zip(a, b, strict=True):
         assert x.shape == y.shape
-        if exact:
+        if dtype:
+            assert x.dtype == y.dtype, (x.dtype, y.dtype)
+        if exact or x.dtype.kind == "b" or y.dtype.kind == "b":
             np.testing.assert_array_equal(x, y)
         else:
             np.testing.assert_allclose(x, y, rtol=rtol, atol=atol)

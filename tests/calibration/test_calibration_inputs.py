@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import value_array as value
 
 import streammetrics as sm
 
@@ -208,15 +209,6 @@ def test_rejected_load_leaves_the_state_unchanged():
 
 
 # -- wrappers ---------------------------------------------------------------------------------
-def value(m):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        v = m.compute()
-    if isinstance(v, sm.CalibrationCurveResult):
-        return np.concatenate([v.prob_true, v.prob_pred, v.counts])
-    return np.atleast_1d(np.asarray(v, dtype=float))
-
-
 @pytest.mark.parametrize("factory", FACTORIES)
 @pytest.mark.parametrize("weighted", [False, True])
 def test_window_equals_the_metric_on_its_last_rows(factory, weighted):

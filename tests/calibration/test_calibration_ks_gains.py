@@ -1,13 +1,10 @@
-"""KSStatistic, GainsCurve and LiftCurve against scipy and brute-force references."""
+"""KSStatistic, GainsCurve and LiftCurve against scipy and brute-force references (splits, merges
+and persistence: the ``ks``, ``gains`` and ``lift`` entries of ``tests/_support/laws.py``)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from scipy.stats import ks_2samp
 
 import streammetrics as sm
@@ -92,31 +89,6 @@ def test_undefined_is_nan_and_shares_with_auroc():
     assert len(states) == 1
     with pytest.raises(ValueError, match="y_score"):
         sm.KSStatistic().update([0, 1], [0.1, np.nan])
-
-
-@settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 60), parts=st.integers(1, 4),
-       weighted=st.booleans())
-def test_ks_gains_streamed_merged_persisted(seed, n, parts, weighted):
-    rng = np.random.default_rng(seed)
-    y, s = rng.integers(0, 2, n), rng.integers(0, 6, n) / 5
-    w = rng.integers(0, 3, n).astype(float) if weighted else None
-    cuts = np.sort(rng.integers(0, n + 1, parts - 1))
-    for cls in (sm.KSStatistic, sm.GainsCurve):
-        pieces = []
-        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n], strict=True):
-            pieces.append(cls().update(y[lo:hi], s[lo:hi], sample_weight=None if w is None else w[lo:hi]))
-        merged = cls().merge(*pieces)
-        one = cls().update(y, s, sample_weight=w)
-        for other in (merged, sm.loads(sm.dumps(merged)), merged.copy()):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                a, b = other.compute(), one.compute()
-            if cls is sm.KSStatistic:
-                np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
-            else:
-                np.testing.assert_allclose(np.r_[a.fraction, a.gain], np.r_[b.fraction, b.gain],
-                                           rtol=1e-12, atol=1e-12)
 
 
 def test_window_ks():

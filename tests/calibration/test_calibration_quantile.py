@@ -1,16 +1,13 @@
 """strategy="quantile": CalibrationCurve against scikit-learn, CalibrationError against a
-brute-force reference on numpy.percentile edges; streaming, merging, persistence, wrappers."""
+brute-force reference on numpy.percentile edges; wrappers. (Streaming, merging and persistence:
+the ``quantile_*`` entries of the protocol laws' registry, ``tests/_support/laws.py``.)"""
 
 from __future__ import annotations
-
-import pickle
-import warnings
 
 import calibration_oracles as oracle
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from helpers import value_array as flat
 from sklearn.calibration import calibration_curve
 
 import streammetrics as sm
@@ -81,40 +78,6 @@ def test_quantile_calibration_error_matches_brute_force(seed, norm):
         true, pred = calibration_curve(ym == k, pm[:, k], n_bins=4, strategy="quantile")
         np.testing.assert_allclose(curve.prob_true, true, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(curve.prob_pred, pred, rtol=1e-12, atol=1e-12)
-
-
-FACTORIES = {
-    "curve": (lambda: sm.CalibrationCurve(4, "quantile"), None),
-    "ece": (lambda: sm.CalibrationError(n_bins=4, strategy="quantile"), None),
-    "top": (lambda: sm.CalibrationError(3, n_bins=4, strategy="quantile", norm="l2"), 3),
-    "classwise": (lambda: sm.CalibrationError(3, n_bins=4, strategy="quantile", classwise=True), 3),
-}
-
-
-def flat(metric):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        v = metric.compute()
-    if isinstance(v, sm.CalibrationCurveResult):
-        return np.concatenate([v.prob_true, v.prob_pred, v.counts])
-    return np.atleast_1d(np.asarray(v, dtype=float))
-
-
-@settings(max_examples=30, deadline=None)
-@given(name=st.sampled_from(sorted(FACTORIES)), seed=st.integers(0, 2**32 - 1),
-       n=st.integers(0, 50), parts=st.integers(1, 4), weighted=st.booleans())
-def test_quantile_streamed_merged_persisted(name, seed, n, parts, weighted):
-    factory, c = FACTORIES[name]
-    rng = np.random.default_rng(seed)
-    y, p = probs(rng, n, c)
-    w = rng.integers(0, 3, n) * 0.5 if weighted else None
-    cuts = np.sort(rng.integers(0, n + 1, parts - 1))
-    pieces = [factory().update(y[lo:hi], p[lo:hi], sample_weight=None if w is None else w[lo:hi])
-              for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, n], strict=True)]
-    merged = factory().merge(*pieces)
-    want = flat(factory().update(y, p, sample_weight=w))
-    for other in (merged, sm.loads(sm.dumps(merged)), merged.copy(), pickle.loads(pickle.dumps(merged))):
-        np.testing.assert_allclose(flat(other), want, rtol=1e-12, atol=1e-12)
 
 
 def test_quantile_inputs_wrappers_and_hostile_state():

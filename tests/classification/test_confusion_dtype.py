@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from sklearn.metrics import confusion_matrix, multilabel_confusion_matrix
 
 import streammetrics as sm
@@ -80,18 +78,3 @@ def test_dtype_follows_the_state_through_merge_copy_save_load_and_wrappers():
     same(win.compute(), confusion_matrix(y[-50:], s[-50:].argmax(axis=1), labels=range(4)))
     dec = sm.Decayed(sm.ConfusionMatrix(4), half_life=10).update(y, s)
     assert dec.compute().dtype == np.float64  # decay weights
-
-
-@settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 2)), min_size=1, max_size=60),
-       st.integers(1, 5), st.booleans())
-def test_any_split_of_an_unweighted_stream_equals_sklearn_with_its_dtype(pairs, parts, weighted):
-    y = np.array([p[0] for p in pairs])
-    pred = np.array([p[1] for p in pairs])
-    w = np.linspace(0.25, 2.0, len(y)) if weighted else None
-    chunks = np.array_split(np.arange(len(y)), parts)
-    accs = [sm.ConfusionMatrix(3).update(y[c], pred[c], sample_weight=None if w is None else w[c])
-            for c in chunks if len(c)]
-    got = accs[0].merge(*accs[1:]).compute()
-    expected = confusion_matrix(y, pred, labels=range(3), sample_weight=w)
-    same(got, expected)

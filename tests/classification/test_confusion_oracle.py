@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import quiet_compute
 from sklearn import metrics as skm
 
 import streammetrics as sm
@@ -28,12 +29,6 @@ def stream(metric, y, p, w=None, parts=4):
     for a, b in zip(cuts[:-1], cuts[1:], strict=True):
         metric.update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
     return metric
-
-
-def quiet_compute(metric):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return metric.compute()
 
 
 # ---------------------------------------------------------------------- data generators

@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import run_json
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -25,13 +26,6 @@ from streammetrics.__main__ import main  # noqa: E402
 from streammetrics.cli.evaluate import _Histogram, max_bytes_supported, parse_size  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
-    rc = main(["evaluate", *argv, "--json", "-"])
-    out = capsys.readouterr()
-    assert rc == 0, out.err
-    return json.loads(out.out)
 
 
 def run_err(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

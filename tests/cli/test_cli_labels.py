@@ -4,10 +4,9 @@ with the classes given explicitly, and the mapping used is in the JSON and the t
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
+from helpers import run_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -17,13 +16,6 @@ pytest.importorskip("rich")
 metrics = pytest.importorskip("sklearn.metrics")
 
 from streammetrics.__main__ import main  # noqa: E402
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
-    rc = main(["evaluate", *argv, "--json", "-"])
-    out = capsys.readouterr()
-    assert rc == 0, out.err
-    return json.loads(out.out)
 
 
 def cancer_data(n: int = 1500, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

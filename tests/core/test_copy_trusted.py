@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from helpers import header_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,12 +20,6 @@ import streammetrics as sm
 from streammetrics._core.metric import Metric, states_trusted, trusted_states
 from streammetrics._core.persistence import MAGIC
 from streammetrics._scores.exact.buffer import SortedScores
-
-
-def header_of(data: bytes) -> tuple[dict[str, Any], bytes]:
-    body = data[len(MAGIC) + 32:]
-    n = int.from_bytes(body[:8], "little")
-    return json.loads(body[8:8 + n]), body[8 + n:]
 
 
 def with_header(header: dict[str, Any], payload: bytes) -> bytes:

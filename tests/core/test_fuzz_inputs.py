@@ -12,12 +12,12 @@ unchanged, and the metric must still compute, save and load.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import quiet_compute as value
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -215,12 +215,6 @@ def same_state(a: dict[str, Any], b: dict[str, Any]) -> bool:
         elif x != y and not (x != x and y != y):  # scalars, config (NaN == NaN here)
             return False
     return True
-
-
-def value(m: Any) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return m.compute()
 
 
 def healthy(m: Any) -> None:

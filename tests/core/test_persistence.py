@@ -1,4 +1,6 @@
-"""save/load: round trips, and every kind of bad file rejected with a ValueError saying why."""
+"""save/load: the state dict, and every kind of bad file rejected with a ValueError saying why.
+(Round trips of every public metric, sets with their groups and prefix among them, and pickles:
+the protocol laws, ``tests/test_protocol_laws.py``.)"""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import sys
 
 import numpy as np
 import pytest
+from helpers import header_of
 
 import streammetrics as sm
 from streammetrics._core.persistence import MAGIC
@@ -24,17 +27,6 @@ def sample_set():
     return ms
 
 
-def test_round_trip_keeps_values_groups_and_config(tmp_path):
-    ms = sample_set()
-    sm.save(ms, tmp_path / "s.sm")
-    loaded = sm.load(tmp_path / "s.sm")
-    assert isinstance(loaded, sm.MetricSet)
-    assert loaded.groups == ms.groups
-    for name in ms:
-        np.testing.assert_array_equal(np.asarray(loaded[name].compute()), np.asarray(ms[name].compute()))
-    assert loaded["p"].zero_division != loaded["p"].zero_division  # nan survives
-
-
 def test_state_dict_is_flat_plain_data():
     d = sm.F1(3).update([0, 1, 2], [0, 1, 1]).state_dict()
     assert d["class"] == "F1" and d["format_version"] == 1
@@ -44,12 +36,6 @@ def test_state_dict_is_flat_plain_data():
     assert again.compute() == sm.F1(3).update([0, 1, 2], [0, 1, 1]).compute()
     with pytest.raises(ValueError, match="not a Precision"):
         sm.Precision.from_state_dict(d)
-
-
-def test_pickle_goes_through_the_state_dict():
-    ms = sample_set()
-    clone = pickle.loads(pickle.dumps(ms))
-    np.testing.assert_array_equal(clone["cm"].compute(), ms["cm"].compute())
 
 
 def write(path, data: bytes):
@@ -75,12 +61,6 @@ def test_empty_truncated_foreign_and_corrupted_files(tmp_path):
     for name, (data, message) in cases.items():
         with pytest.raises(ValueError, match=message):
             sm.load(write(tmp_path / f"{name}.sm", data))
-
-
-def header_of(data: bytes) -> tuple[dict, bytes]:
-    body = data[len(MAGIC) + 32:]
-    n = int.from_bytes(body[:8], "little")
-    return json.loads(body[8:8 + n]), body[8 + n:]
 
 
 def with_header(header: dict, payload: bytes) -> bytes:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from functional_parity import TOL, assert_same, quiet, rows, weights
+from functional_parity import TOL, assert_same, fed, quiet, rows, weights
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from laws import make_data, streamed
@@ -35,11 +35,6 @@ def labelled(draw: Any, alphabet: list[str] = ALPHABET) -> tuple[np.ndarray, np.
     w = weights(draw, n)
     assume(np.unique(np.concatenate([yt, yp])).shape[0] >= 2 and (w is None or w.sum() > 0))
     return yt, yp, w, draw(st.integers(0, 2**32 - 1))
-
-
-def fed(make: Any, yt: np.ndarray, yp: np.ndarray, w: Any, seed: int) -> Any:
-    """The accumulator ``make()`` fed (yt, yp, w) in random batches over workers, merged, saved."""
-    return streamed(make, rows(yt, yp), w, np.random.default_rng(seed))
 
 
 @SETTINGS

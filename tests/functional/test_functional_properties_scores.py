@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 import numpy as np
-from functional_parity import TOL, assert_same, quiet, rows, weights
+from functional_parity import TOL, assert_same, fed, quiet, rows, weights
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from laws import Data, make_data, query_feed, streamed
@@ -39,11 +39,6 @@ def scored(draw: Any) -> tuple[np.ndarray, np.ndarray, Any, int]:
     w = weights(draw, n)
     assume(np.unique(y[w != 0] if w is not None else y).shape[0] == 2)
     return y, s, w, draw(seeds)
-
-
-def fed(make: Any, y: np.ndarray, s: np.ndarray, w: Any, seed: int) -> Any:
-    """The accumulator ``make()`` fed (y, s, w) in random batches over workers, merged, saved."""
-    return streamed(make, rows(y, s), w, np.random.default_rng(seed))
 
 
 @SETTINGS

@@ -17,7 +17,6 @@ pytest.importorskip("pyarrow")
 
 import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
-import engine_cases as cases  # noqa: E402
 import pandas as pd  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -109,12 +108,6 @@ def test_any_ranges_and_partitions_give_one_process(
     want = _single(_set(order, ignore), df)
     _same(got[0], want[0])
     assert got[1] == want[1]  # the same undefined-value warnings
-
-
-@pytest.fixture(scope="module")
-def client() -> Any:
-    with cases.local_cluster() as c:
-        yield c
 
 
 @pytest.mark.parametrize("order", ["ranked first", "rest first", "only ranked"])

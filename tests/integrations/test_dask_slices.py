@@ -22,12 +22,6 @@ from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
 COLS = dict(label="y", score="p", weight="w")
 
 
-@pytest.fixture(scope="module")
-def client() -> Any:
-    with cases.local_cluster() as c:
-        yield c
-
-
 @pytest.mark.parametrize("by", ["region", ["region", "tier"]])
 def test_parquet_slices_on_cluster_equal_sliced(client: Any, tmp_path: Path, by: Any) -> None:
     df = cases.sliced_frame()

@@ -3,25 +3,16 @@ sides, and bounds() holds the exact values (docs/definitions/monitoring.md, "Bou
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 import scipy.stats as ss
+from helpers import ks_stat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
 from streammetrics.monitoring import Drift
 from streammetrics.monitoring._drift_stats import ks_wasserstein_bounds
-
-
-def ks_stat(a: np.ndarray, b: np.ndarray) -> float:
-    """``scipy.stats.ks_2samp(a, b).statistic`` (its p-value's warnings silenced)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(ss.ks_2samp(a, b).statistic)
-
 
 
 def draws(rng: np.random.Generator, kind: int, n: int) -> np.ndarray:

@@ -8,20 +8,13 @@ import warnings
 import numpy as np
 import pytest
 import scipy.stats as ss
+from helpers import ks_stat
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import jensenshannon
 
 import streammetrics as sm
 from streammetrics.monitoring import Drift
-
-
-def ks_stat(a: np.ndarray, b: np.ndarray) -> float:
-    """``scipy.stats.ks_2samp(a, b).statistic`` (its p-value's warnings silenced)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(ss.ks_2samp(a, b).statistic)
-
 
 
 def oracle(ref: np.ndarray, cur: np.ndarray, bins: int, w: np.ndarray | None = None) -> dict[str, float]:

@@ -3,22 +3,13 @@ Prometheus (a dict value: one gauge family per statistic)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 import scipy.stats as ss
+from helpers import ks_stat
 
 import streammetrics as sm
 from streammetrics.monitoring import Drift
-
-
-def ks_stat(a: np.ndarray, b: np.ndarray) -> float:
-    """``scipy.stats.ks_2samp(a, b).statistic`` (its p-value's warnings silenced)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return float(ss.ks_2samp(a, b).statistic)
-
 
 
 def test_window_equals_drift_of_the_last_rows():

@@ -86,13 +86,3 @@ def test_interval_is_refused_where_it_is_not_defined():
             est.update(p)
         with pytest.raises(ValueError, match="interval"):
             est.interval()
-
-
-def test_interval_survives_merge_and_save_load():
-    rng = np.random.default_rng(1)
-    p = rng.random(100)
-    whole = Estimated(sm.Recall()).update(p)
-    a = Estimated(sm.Recall()).update(p[:40])
-    b = Estimated(sm.Recall()).update(p[40:])
-    merged = sm.loads(sm.dumps(a.merge(b)))
-    np.testing.assert_allclose(merged.interval(), whole.interval(), rtol=1e-12)

@@ -1,6 +1,8 @@
 """Bounded-memory ranking metrics (``max_bytes=``, ``thresholds=``): certificates against
-scikit-learn, exactness while the data fits, determinism (merge = single stream, bit for bit),
-the budget at every step, fixed thresholds = the trapezoid over them, persistence and validation.
+scikit-learn, exactness while the data fits, the budget at every step, fixed thresholds = the
+trapezoid over them, persistence and validation. Determinism (any split or merge = the single
+stream's bins, bit for bit, and its certificates) is a protocol law: ``binned_set`` in
+``tests/_support/laws.py``.
 """
 
 from __future__ import annotations
@@ -9,8 +11,6 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, precision_recall_curve, roc_auc_score, roc_curve
 
 import streammetrics as sm
@@ -139,48 +139,6 @@ def test_probability_transform_exact_and_decoding() -> None:
     kx = _raw_keys(x)
     assert (np.diff(kx) >= 0).all() and kx[3] == kx[4]
     np.testing.assert_array_equal(_raw_decode(kx), x + 0.0)
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    seed=st.integers(0, 2**31),
-    cuts=st.lists(st.integers(0, 3000), max_size=6),
-    weighted=st.sampled_from(["none", "int", "float"]),
-    scores=st.sampled_from(["raw", "probability"]),
-)
-def test_merge_equals_single_stream_bit_for_bit(
-    seed: int, cuts: list[int], weighted: str, scores: str
-) -> None:
-    rng = np.random.default_rng(seed)
-    n = 3000
-    y = rng.integers(0, 2, n)
-    s = rng.random(n) ** 3
-    w = None
-    if weighted == "int":
-        w = rng.integers(1, 5, n).astype(float)
-    elif weighted == "float":
-        w = rng.random(n) + 0.1
-    one = sm.AUROC(max_bytes=1024, scores=scores).update(y, s, sample_weight=w)
-    bounds = [0, *sorted(cuts), n]
-    parts = []
-    for a, b in zip(bounds, bounds[1:], strict=False):
-        m = sm.AUROC(max_bytes=1024, scores=scores)
-        for i in range(a, b, 500):  # batches inside each worker too
-            j = min(b, i + 500)
-            m.update(y[i:j], s[i:j], sample_weight=None if w is None else w[i:j])
-        parts.append(m)
-    merged = parts[-1].copy().merge(*parts[:-1])
-    a, b = one.state_dict(), merged.state_dict()
-    assert a.keys() == b.keys()
-    for k in ("bin_keys", "bin_offsets", "bin_shift"):
-        np.testing.assert_array_equal(a[k], b[k])
-    for k in ("bin_pos", "bin_neg"):
-        if weighted == "float":
-            np.testing.assert_allclose(a[k], b[k], rtol=1e-12)
-        else:
-            np.testing.assert_array_equal(a[k], b[k])
-    if weighted != "float":
-        assert one.bounds() == merged.bounds() and one.compute() == merged.compute()
 
 
 def test_exact_to_binned_switch_on_merge() -> None:

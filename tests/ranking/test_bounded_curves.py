@@ -4,7 +4,9 @@ Every exact scikit-learn (or slow-oracle) point, area and optimum must lie insid
 accumulator (``max_bytes=`` / ``thresholds=``) reports: the ROC envelope, the PR precision boxes,
 ``area_bounds``, ``best_threshold``'s ``score_bound`` / ``search_range``, ``at``'s count ranges,
 partial AUROC (``max_fpr``) and interpolated / 11-point AP. Exact accumulators report trivial
-certificates. Merging and save/load preserve all of it; one-vs-one is refused with a reason.
+certificates; one-vs-one is refused with a reason. That splits, merges and save/load preserve
+all of it is a protocol law (``binned_set`` in ``tests/_support/laws.py``, raw and probability
+keys and a threshold grid; the readouts compared: ``laws.curve_readouts``).
 """
 
 from __future__ import annotations
@@ -409,71 +411,6 @@ def test_probability_check_skips_ignored_rows() -> None:
     assert ms.compute()["a"] == 1.0
     with pytest.raises(ValueError, match="index 0"):
         ms.update([0], [1.5])
-
-
-def _results(m) -> dict:
-    """Every certified readout of a binary binned curve accumulator, as plain values."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
-        c = m.compute()
-        out = {"bounds": m.bounds(), "is_exact": m.is_exact}
-        if isinstance(m, sm.ROCCurve):
-            out.update(
-                fpr=c.fpr, tpr=c.tpr, thr=c.thresholds, exact=c.exact, env=c.envelope(),
-                area=c.area_bounds(), partial=c.area_bounds(0.1),
-            )
-        else:
-            out.update(
-                p=c.precision, lo=c.precision_low, hi=c.precision_high, env=c.envelope(),
-                ai=c.area_bounds("interpolated"), a11=c.area_bounds("eleven_point"),
-            )
-        for crit in ("youden", "f1", "tpr_at_tnr"):
-            b = c.best_threshold(crit, VALUES.get(crit))
-            out[crit] = (b.threshold, b.tp, b.fp, b.score, b.score_bound, b.search_range)
-        pt = c.at(0.37)
-        out["at"] = (pt.tp, pt.fp, pt.tp_range, pt.fp_range)
-    return out
-
-
-def _same(a, b) -> None:
-    if isinstance(a, dict):
-        assert a.keys() == b.keys()
-        for k in a:
-            _same(a[k], b[k])
-    elif isinstance(a, (tuple, list)):
-        assert len(a) == len(b)
-        for x, z in zip(a, b, strict=True):
-            _same(x, z)
-    else:
-        np.testing.assert_array_equal(a, b)
-
-
-@settings(max_examples=25, deadline=None)
-@given(
-    seed=st.integers(0, 2**31),
-    cuts=st.lists(st.integers(0, 1500), max_size=4),
-    cls=st.sampled_from(["roc", "pr"]),
-    mode=st.sampled_from([{"max_bytes": 416, "scores": "probability"}, {"max_bytes": 1024}, {"thresholds": 12}]),
-    weighted=st.booleans(),
-)
-def test_merge_and_save_load_preserve_curve_certificates(seed, cuts, cls, mode, weighted, tmp_path_factory):
-    rng = np.random.default_rng(seed)
-    n = 1500
-    y = rng.integers(0, 2, n)
-    s = rng.random(n) ** 2
-    w = rng.integers(1, 4, n).astype(float) if weighted else None
-    make = (lambda: sm.ROCCurve(**mode)) if cls == "roc" else (lambda: sm.PRCurve(**mode))
-    one = make().update(y, s, sample_weight=w)
-    edges = [0, *sorted(cuts), n]
-    parts = []
-    for a, b in zip(edges, edges[1:], strict=False):
-        parts.append(make().update(y[a:b], s[a:b], sample_weight=None if w is None else w[a:b]))
-    merged = parts[0].copy().merge(*parts[1:])
-    ref = _results(one)
-    _same(ref, _results(merged))  # integer weights: bit for bit
-    path = tmp_path_factory.mktemp("m") / "m.sm"
-    sm.save(merged, path)
-    _same(ref, _results(sm.load(path)))
 
 
 def test_counts_helpers() -> None:

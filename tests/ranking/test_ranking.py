@@ -8,10 +8,10 @@ point; the seeds' worked examples; undefined cases; bad input rejected atomicall
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 import pytest
+from helpers import quiet_compute as quiet
 from ranking_oracles import (
     auroc_pairs,
     best_threshold_brute,
@@ -64,12 +64,6 @@ def stream(metric, y, s, w=None, batch=97):
             y[i : i + batch], s[i : i + batch], sample_weight=None if w is None else w[i : i + batch]
         )
     return metric
-
-
-def quiet(metric):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return metric.compute()
 
 
 # -- binary ----------------------------------------------------------------------------------------
@@ -554,13 +548,8 @@ def test_per_sample_path_and_empty_batches():
         ap.update(bool(yi), np.float64(si), sample_weight=wi)
     close(one.compute(), roc_auc_score(y, finite(s), sample_weight=w))
     close(ap.compute(), average_precision_score(y, finite(s), sample_weight=w))
-    # a 1-D row with a scalar label is one multiclass sample
-    mc = sm.AUROC(3)
-    yc, S = multiclass_data(rng, 60, 3)
-    S[np.isposinf(S)] = 3.0
-    for yi, row in zip(yc, S, strict=True):
-        mc.update(int(yi), row)
-    close(mc.compute(), sm.AUROC(3).update(yc, S).compute())
+    # (a 1-D row with a scalar label is one multiclass sample: the per-sample law of the
+    # multiclass entries of tests/_support/laws.py)
     before = one.state_dict()
     one.update([], [])
     one.update(np.zeros(0), np.zeros(0), sample_weight=np.zeros(0))

@@ -4,10 +4,9 @@ a Window and Decayed."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from helpers import quiet
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from sklearn import metrics as skm
@@ -53,12 +52,6 @@ def streamed(metric, y, p, w, rng):
     for a, b in zip([0, *cuts], [*cuts, len(y)], strict=True):
         metric.update(y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
     return metric
-
-
-def quiet(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
 
 
 @pytest.mark.parametrize("cls, fn, kw, domain", CASES, ids=lambda c: getattr(c, "__name__", str(c)))

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.stats as ss
+from helpers import streamed_rows as _streamed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,16 +72,6 @@ WEIGHTED = {
     sm.KendallTau: _wkendall,
     sm.ConcordanceCorrCoef: _ccc,
 }
-
-
-def _streamed(make, y, p, w, rng):
-    n = y.shape[0]
-    cuts = sorted(set(rng.integers(1, max(n, 2), 3).tolist()) - {n})
-    parts = [make() for _ in range(int(rng.integers(1, 4)))]
-    for a, b in zip([0, *cuts], [*cuts, n], strict=True):
-        parts[int(rng.integers(0, len(parts)))].update(y[a:b], p[a:b],
-                                                       sample_weight=None if w is None else w[a:b])
-    return sm.loads(sm.dumps(parts[0].merge(*parts[1:])))
 
 
 def _close(a, b):

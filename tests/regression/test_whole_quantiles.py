@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import streamed_rows as _streamed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import d2_absolute_error_score, d2_pinball_score, median_absolute_error
@@ -31,17 +32,6 @@ def _weights(rng: np.random.Generator, n: int) -> np.ndarray | None:
     if r < 0.6:
         return rng.integers(0, 4, n) * 0.5  # zeros, and sums exact in any order
     return rng.random(n) + 0.01
-
-
-def _streamed(make, y, p, w, rng):
-    """Batches sent to 1-3 workers, merged, saved and loaded."""
-    n = y.shape[0]
-    cuts = sorted(set(rng.integers(1, max(n, 2), 3).tolist()) - {n})
-    parts = [make() for _ in range(int(rng.integers(1, 4)))]
-    for a, b in zip([0, *cuts], [*cuts, n], strict=True):
-        parts[int(rng.integers(0, len(parts)))].update(
-            y[a:b], p[a:b], sample_weight=None if w is None else w[a:b])
-    return sm.loads(sm.dumps(parts[0].merge(*parts[1:])))
 
 
 CASES = [
@@ -198,21 +188,6 @@ def test_hostile_states_are_refused(make):
     state["extra"] = np.zeros(1)
     with pytest.raises(ValueError, match="unexpected"):
         type(m).from_state_dict(state)
-
-
-@pytest.mark.parametrize("make", [lambda: sm.D2PinballScore(0.3, multioutput="raw_values"),
-                                  lambda: sm.D2AbsoluteErrorScore(max_bytes=800)])
-@settings(max_examples=30, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 40))
-def test_d2_integer_weights_equal_repetition_from_two_rows(make, seed, n):
-    """(The protocol law, which also draws single rows: D² is nan below two rows.)"""
-    rng = np.random.default_rng(seed)
-    y, p = _data(rng, n, 1)
-    reps = rng.integers(0, 4, n)
-    reps[:2] = np.maximum(reps[:2], 1)
-    a = make().update(y, p, sample_weight=reps.astype(float)).compute()
-    b = make().update(np.repeat(y, reps, axis=0), np.repeat(p, reps, axis=0)).compute()
-    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
 
 
 @settings(max_examples=60, deadline=None)

@@ -7,13 +7,13 @@ every stored value producible: nDCG above 1 and float64 overflow are ValueErrors
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from helpers import quiet_compute
 
 import streammetrics as sm
 from streammetrics import Decayed, Window
@@ -55,12 +55,6 @@ def feed(m: Any, seed: int, n_queries: int = 6, **kw: Any) -> Any:
         n = int(rng.integers(1, 7))
         m.update(rng.integers(0, 4, n), rng.integers(0, 3, n) / 2, **kw)  # ties in scores
     return m
-
-
-def quiet_compute(m: Any) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return m.compute()
 
 
 def save_load(m: Any, tmp_path: Path, state: dict[str, Any] | None = None) -> Any:

@@ -1,8 +1,9 @@
-"""Retrieval accumulators: one query per update, MetricSet sharing, bad input, tie averaging.
+"""Retrieval accumulators: MetricSet sharing, bad input, tie averaging.
 
 The protocol laws (batch split, merge, save/load, prefix, rejected input) run for every
 retrieval configuration of the shared registry (``tests/_support/laws.py``; with judged grades and
-document ids in ``judged_set``) in ``tests/test_protocol_laws.py``.
+document ids in ``judged_set``, fed partly one query per update without query ids) in
+``tests/test_protocol_laws.py``; a member of a set saves and loads alone there too.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import pytest
 import retrieval_oracles as O
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from laws import REGISTRY, assert_same, feed, flat, make_data, result, retrieval_metrics
+from laws import retrieval_metrics
 
 import streammetrics as sm
 from streammetrics.retrieval.metrics import (
@@ -27,45 +28,6 @@ from streammetrics.retrieval.metrics import (
     RPrecision,
     SetPrecision,
 )
-
-
-@st.composite
-def query_stream(draw):
-    seed = draw(st.integers(0, 2**32 - 1))
-    n = draw(st.integers(1, 25))
-    return O.random_trec(np.random.default_rng(seed), n, max_docs=8)
-
-
-@settings(max_examples=15, deadline=None)
-@given(query_stream())
-def test_one_query_per_update_equals_batched(data):
-    """Queries passed one per update without query ids equal one batch with ids."""
-    qrels, run = data
-    f = O.flatten(qrels, run)
-    batched = sm.MetricSet(retrieval_metrics())
-    batched.update(f["relevance"], f["scores"], doc_ids=f["doc_ids"], query_ids=f["query_ids"], judged=f["judged"])
-    singles = retrieval_metrics()
-    for q in run:
-        inp = O.per_query_inputs(qrels, run, q)
-        for m in singles.values():
-            m.update(inp["relevance"], inp["scores"], doc_ids=inp["doc_ids"], judged=inp["judged"])
-    want, got = {k: m.compute() for k, m in singles.items()}, batched.compute()
-    assert want.keys() == got.keys()
-    assert_same(flat(got), flat(want), rtol=1e-12, atol=1e-15)
-
-
-@settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 20))
-def test_a_member_of_a_set_saves_and_loads_alone(seed, n):
-    """A member of a set that shares one query state is saved with its own values only."""
-    case = REGISTRY["judged_set"]
-    ms = feed(case, case.make(), make_data(case.kind, np.random.default_rng(seed), n))
-    for name in ("map", "ndcg", "sp", "iprec"):
-        single = sm.loads(sm.dumps(ms[name]))
-        assert type(single) is type(ms[name])
-        assert_same(result(single), result(ms[name]), exact=True)
-        assert_same(flat(single.per_query_values()), flat(ms[name].per_query_values()), exact=True)
-        assert set(single.state_dict()) == set(type(single)(**single.state_dict()["config"]).state_dict())
 
 
 def test_metricset_shares_one_state_and_members_stay_independent_in_state_dict():

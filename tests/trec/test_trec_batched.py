@@ -9,6 +9,7 @@ import io
 import numpy as np
 import pytest
 import retrieval_oracles as O
+from helpers import trec_files as _files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,14 +19,6 @@ from streammetrics.trec.batched import fast_path
 from streammetrics.trec.irnames import select
 
 MEASURES = ["official", "recall", "success.1,2,7", "P.3,1000"]
-
-
-def _files(tmp_path, qrels, run):
-    qp, rp = tmp_path / "qrels", tmp_path / "run"
-    qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
-    rp.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} r\n" for q, docs in run.items()
-                          for i, (d, s) in enumerate(docs.items())))  # fmt: skip
-    return str(qp), str(rp)
 
 
 def _print(qp, rp, fast: bool, **kw) -> str:

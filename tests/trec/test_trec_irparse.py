@@ -9,6 +9,7 @@ import io
 import numpy as np
 import pytest
 import retrieval_oracles as O
+from helpers import trec_files as _files
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,14 +37,6 @@ SAME = [
     ("NumRel(rel=2)", "num_rel", "num_rel", {"rel_level": 2}),
     ("Rprec", "Rprec", "Rprec", {}),
 ]
-
-
-def _files(tmp_path, qrels, run):
-    qp, rp = tmp_path / "qrels", tmp_path / "run"
-    qp.write_text("".join(f"{q} 0 {d} {g}\n" for q, docs in qrels.items() for d, g in docs.items()))
-    rp.write_text("".join(f"{q} Q0 {d} {i + 1} {s!r} r\n" for q, docs in run.items()
-                          for i, (d, s) in enumerate(docs.items())))  # fmt: skip
-    return str(qp), str(rp)
 
 
 def _lines(fn) -> dict[tuple[str, str], str]:

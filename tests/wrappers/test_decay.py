@@ -3,10 +3,9 @@ equals the undecayed metric with the decay weights."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from helpers import close, quiet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import (
@@ -34,20 +33,6 @@ from streammetrics import (
     Window,
 )
 from streammetrics._core.intervals import wilson
-
-REL = 1e-12
-
-
-def close(a, b, rel=REL):
-    if np.isnan(a) and np.isnan(b):
-        return True
-    return abs(a - b) <= rel * max(1.0, abs(b))
-
-
-def quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **k)
 
 
 @pytest.mark.parametrize("h", [0.7, 5.0, 200.0])

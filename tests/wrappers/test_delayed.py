@@ -3,20 +3,13 @@ equals the metric over the labelled pairs; nothing silent."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from helpers import quiet
 from sklearn.metrics import f1_score, roc_auc_score
 
 import streammetrics as sm
 from streammetrics import AUROC, F1, DelayedLabels, MetricSet, Precision, Window
-
-
-def quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **k)
 
 
 def same(a, b) -> bool:

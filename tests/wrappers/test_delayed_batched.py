@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import sys
 import threading
-import warnings
 
 import numpy as np
 import pytest
+from helpers import quiet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,12 +25,6 @@ from streammetrics import (
     Precision,
     Window,
 )
-
-
-def quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **k)
 
 
 def close(a, b, rel: float = 1e-12) -> bool:

@@ -3,22 +3,15 @@ atomically with ``on_unknown="raise"`` (issue 12)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from helpers import quiet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import streammetrics as sm
 from streammetrics import AUROC, F1, DelayedLabels, MetricSet, Precision
 from streammetrics.wrappers.delayed.unknown import LabelReport, UnknownIdError
-
-
-def quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **k)
 
 
 def same_state(a: dict, b: dict) -> bool:

@@ -32,16 +32,6 @@ def test_prefix_and_postfix_name_what_compute_reports() -> None:
         named["val_auroc"]
 
 
-def test_prefix_survives_save_load_copy_and_merge() -> None:
-    a = _set(prefix="val/").update(Y[:4], S[:4])
-    b = _set(prefix="val/").update(Y[4:], S[4:])
-    loaded = sm.loads(sm.dumps(a))
-    assert loaded.prefix == "val/" and loaded.compute().keys() == a.compute().keys()
-    assert a.copy().compute() == a.compute()
-    merged = a.copy().merge(b)
-    assert merged.compute() == {"val/" + k: v for k, v in _set().update(Y, S).compute().items()}
-
-
 def test_clone_is_independent_and_renamed() -> None:
     train = _set().update(Y, S)
     val = train.clone(prefix="val_")

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from helpers import close, quiet
 from sklearn.metrics import (
     accuracy_score,
     average_precision_score,
@@ -31,18 +28,6 @@ from streammetrics import (
 )
 
 REL = 1e-12
-
-
-def close(a: float, b: float) -> bool:
-    if np.isnan(a) and np.isnan(b):
-        return True
-    return abs(a - b) <= REL * max(1.0, abs(b))
-
-
-def quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **k)
 
 
 class Stream:
@@ -412,32 +397,6 @@ def test_save_load_round_trip_and_tampering(tmp_path):
         Window.from_state_dict({**td, "seg0.ts": ts})
     with pytest.raises(ValueError, match="count window"):
         Window.from_state_dict({**d, "newest": 3.0})
-
-
-@settings(max_examples=25, deadline=None)
-@given(
-    data=st.lists(st.tuples(st.integers(0, 1), st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0])),
-                  min_size=1, max_size=60),
-    cuts=st.lists(st.integers(0, 60), max_size=8),
-    size=st.integers(1, 20),
-)
-def test_batch_split_invariance(data, cuts, size):
-    y = np.array([d[0] for d in data])
-    s = np.array([d[1] for d in data])
-    bounds = sorted({0, len(y), *[c for c in cuts if c <= len(y)]})
-    one = Window(AUROC(), size=size).update(y, s)
-    cm_one = Window(F1(), size=size).update(y, s)
-    split = Window(AUROC(), size=size)
-    cm_split = Window(F1(), size=size)
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        split.update(y[a:b], s[a:b])
-        cm_split.update(y[a:b], s[a:b])
-    assert split._state.equals(one._state)
-    assert cm_split._state.equals(cm_one._state)
-    np.testing.assert_array_equal(quiet(split.compute), quiet(one.compute))
-    assert quiet(cm_split.compute) == quiet(cm_one.compute)
-    back = sm.loads(sm.dumps(split))
-    np.testing.assert_array_equal(quiet(back.compute), quiet(one.compute))
 
 
 @pytest.mark.parametrize("make", [

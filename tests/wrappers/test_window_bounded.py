@@ -5,10 +5,9 @@ expiry and persistence): memory = rows + budget."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
+from helpers import quiet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import average_precision_score, roc_auc_score
@@ -18,12 +17,6 @@ from streammetrics._scores.binned import bins as bins_mod
 
 TOL = 1e-12
 BUDGET = 2048  # small enough that the scores below force coarse bins
-
-
-def quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **k)
 
 
 def _data(seed: int, n: int, crowded: bool = False) -> tuple[np.ndarray, np.ndarray]:

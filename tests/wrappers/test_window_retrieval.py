@@ -6,12 +6,11 @@ query's value by its decay weight (sum w_q m_q / sum w_q)."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 import pytrec_eval
 import retrieval_oracles as O
+from helpers import quiet
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,12 +22,6 @@ REL = 1e-12
 
 def close(a: float, b: float) -> bool:
     return abs(a - b) <= REL * max(1.0, abs(b))
-
-
-def quiet(fn, *a, **k):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*a, **k)
 
 
 #: (metric factory, per-query oracle (ranked, R, judged) -> value)

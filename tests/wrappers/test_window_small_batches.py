@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
@@ -14,19 +15,11 @@ import streammetrics as sm
 from streammetrics._scores.exact.buffer import SortedScores
 from streammetrics._scores.exact.runs import FlatList
 
-REL = 1e-12
-
 
 def ref_auc(y: np.ndarray, s: np.ndarray) -> float:
     if y.size == 0 or np.unique(y).size < 2:
         return float("nan")
     return float(roc_auc_score(y, s))
-
-
-def close(a: float, b: float) -> bool:
-    if np.isnan(a) and np.isnan(b):
-        return True
-    return abs(a - b) <= REL * max(1.0, abs(b))
 
 
 def listed(win: sm.Window) -> bool:
