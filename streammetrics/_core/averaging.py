@@ -28,18 +28,6 @@ from .metric import UndefinedMetricWarning
 from .params import Param, check_param
 from .warn import warn
 
-__all__ = [
-    "AVERAGES",
-    "ZeroDivisionOption",
-    "average_classes",
-    "chance_adjusted",
-    "check_zero_division",
-    "undefined_without_weight",
-    "warn_undefined",
-    "warn_undefined_nan",
-    "zero_value",
-]
-
 #: ``zero_division``: "warn", or the value of an undefined ratio (a number equal to 0, 1 or nan).
 _ZERO_DIVISION = Param("choice", "must be 'warn', 0.0, 1.0 or nan", choices=("warn", 0.0, 1.0, math.nan))
 

@@ -31,8 +31,6 @@ import re
 import textwrap
 from typing import TypeVar
 
-__all__ = ["EXAMPLES", "SNIPPETS", "fill", "filled"]
-
 _T = TypeVar("_T")
 
 # Label options of every accumulator that takes them (see streammetrics.Accuracy).

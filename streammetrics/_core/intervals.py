@@ -23,8 +23,6 @@ import numpy as np
 
 from .params import Param, check_param
 
-__all__ = ["wilson", "z_value"]
-
 _CONFIDENCE = Param("number", "must be in (0, 1)", low=0.0, low_open=True, high=1.0, high_open=True)
 
 

@@ -40,21 +40,6 @@ import numpy as np
 from .params import nonempty_param
 from .validation import InputTypeError, as_numpy, first_bad
 
-__all__ = [
-    "ClassMapping",
-    "LabelCodec",
-    "encode",
-    "is_label_scalar",
-    "is_sparse",
-    "label_numbers",
-    "label_rule",
-    "label_array",
-    "numeric_or_labels",
-    "refuse_huge_ints",
-    "small_range",
-    "unique",
-]
-
 
 def is_sparse(x: Any) -> bool:
     """True for scipy.sparse matrices and arrays (without importing scipy)."""

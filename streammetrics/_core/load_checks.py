@@ -32,29 +32,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "ALLOWANCE",
-    "AMPLIFICATION",
-    "MAX_DEPTH",
-    "MAX_SAMPLES",
-    "MAX_SUM",
-    "check_fits",
-    "carried_nbytes",
-    "check_array_names",
-    "check_config_types",
-    "check_plain",
-    "check_sums",
-    "check_total",
-    "check_version",
-    "check_weight_pair",
-    "config_int",
-    "json_depth",
-    "load_budget",
-    "split_entries",
-    "loading",
-    "reserve",
-]
-
 #: Deepest nesting of lists/dicts accepted in a header or configuration.
 MAX_DEPTH = 64
 #: Memory a load may use beyond AMPLIFICATION x the state bytes it carries (bytes).

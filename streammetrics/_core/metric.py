@@ -26,8 +26,6 @@ from .load_checks import carried_nbytes, check_config_types, check_plain, check_
 from .state import State
 from .validation import with_hint
 
-__all__ = ["Metric", "UndefinedMetricWarning", "FORMAT_VERSION", "RESERVED_KEYS", "R_co", "Value"]
-
 #: Version of the ``state_dict`` layout (and of the file format built on it).
 FORMAT_VERSION = 1
 #: Keys of a state dict that are not state arrays.

@@ -25,18 +25,6 @@ import numpy as np
 from .docstrings import filled
 from .metric import Metric
 
-__all__ = [
-    "FLAG",
-    "IGNORE_INDEX",
-    "Param",
-    "check_accumulator",
-    "check_param",
-    "float_array_param",
-    "nonempty_param",
-    "real_param",
-    "weight_vector_param",
-]
-
 ParamKind = Literal["int", "real", "number", "flag", "choice", "text"]
 
 

@@ -47,8 +47,6 @@ from .load_checks import MAX_DEPTH, check_version, json_depth, load_budget
 from .metric import RESERVED_KEYS, Metric
 from .params import Param, check_accumulator, check_param
 
-__all__ = ["save", "load", "dumps", "loads", "remove_stale_temps"]
-
 MAGIC = b"SMSTATE\x00"
 FILE_VERSION = 1
 _DIGEST = 32

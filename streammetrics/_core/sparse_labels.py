@@ -24,8 +24,6 @@ import numpy as np
 from .labels import is_sparse
 from .validation import check_binary_labels, check_scores, check_weights
 
-__all__ = ["indicator_rows", "multilabel_delta", "row_counts"]
-
 
 def indicator_rows(x: Any, name: str, shape: tuple[int, int] | None, threshold: float | None) -> Any:
     """``x`` (sparse, or a dense 2-D array) as a CSR matrix of booleans without stored zeros.

@@ -21,9 +21,6 @@ import numpy as np
 
 from .load_checks import check_sums, loading
 
-__all__ = ["State", "SummedState"]
-
-
 #: The methods that change what a state holds: each bumps :attr:`State.version` (see
 #: :meth:`State.__init_subclass__`), which is what read caches are keyed on.
 MUTATORS = ("apply", "merge", "reset", "load_arrays", "subtract", "scale", "slide_rows",

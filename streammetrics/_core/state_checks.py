@@ -15,8 +15,6 @@ import numpy as np
 
 from .load_checks import check_weight_pair
 
-__all__ = ["check_confusion_arrays", "check_hit_counts", "check_part_of"]
-
 _SLACK = 1 + 1e-9  # rounding of sums accumulated in different orders
 
 

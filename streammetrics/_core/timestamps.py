@@ -14,8 +14,6 @@ import numpy as np
 
 from .validation import as_numpy, first_bad, is_scalar
 
-__all__ = ["Clock", "call_time", "check_timestamps", "clock_now", "resolvable"]
-
 Clock = Callable[[], float]
 
 

@@ -19,31 +19,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-__all__ = [
-    "InputTypeError",
-    "MAX_TOTAL_WEIGHT",
-    "MAX_WEIGHT",
-    "MIN_WEIGHT",
-    "as_column",
-    "with_hint",
-    "as_numpy",
-    "derived_weights",
-    "one_label",
-    "one_value",
-    "one_score",
-    "one_weight",
-    "check_weights",
-    "weight_bounds",
-    "check_binary_labels",
-    "check_class_labels",
-    "check_scores",
-    "checked_batch",
-    "score_batch",
-    "ScoreBatch",
-    "drop_ignored",
-    "first_bad",
-]
-
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _INT64_MIN, _INT64_END = -(2**63), 2**63  # int64 holds [_INT64_MIN, _INT64_END)
 

@@ -24,8 +24,6 @@ from collections.abc import Iterator
 
 from .metric import UndefinedMetricWarning
 
-__all__ = ["sklearn_compatible", "silenced", "warn"]
-
 _LOCAL = threading.local()
 
 # the package root (this file is streammetrics/_core/warn.py)

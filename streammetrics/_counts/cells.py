@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cell_counts", "cell_sums"]
-
 #: Rows per block: a block's cell indices and squared weights (256 KiB each) stay in cache.
 _BLOCK = 1 << 15
 

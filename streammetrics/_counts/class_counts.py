@@ -34,15 +34,6 @@ from streammetrics._core.state_checks import check_part_of
 
 from .cells import cell_sums
 
-__all__ = [
-    "DENSE_MAX_CLASSES",
-    "CellStore",
-    "ClassVectors",
-    "kappa_of_matrix",
-    "load_store",
-    "sparse_layout",
-]
-
 #: The most classes a multiclass state keeps as a dense (C, C) matrix (16 MiB of counts and
 #: squared-weight counts); beyond, a sparse store (:func:`sparse_layout`).
 DENSE_MAX_CLASSES = 1024

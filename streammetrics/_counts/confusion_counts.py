@@ -51,8 +51,6 @@ from streammetrics._core.validation import (
 from .cells import cell_counts
 from .class_counts import CellStore, ClassVectors, kappa_of_matrix, load_store, sparse_layout
 
-__all__ = ["ConfusionCounts", "OneVsRest", "one_vs_rest_of", "task_of"]
-
 TASKS = ("binary", "multiclass", "multilabel")
 #: ``task`` of a confusion state.
 TASK = Param("choice", f"must be one of {TASKS}", choices=TASKS)

@@ -30,8 +30,6 @@ from streammetrics._core.params import nonempty_param
 from .confusion_counts import ConfusionCounts, task_of
 from .label_views import select_labels
 
-__all__ = ["LabelOptions", "label_options"]
-
 
 @dataclass
 class LabelOptions:

@@ -33,8 +33,6 @@ from streammetrics._core.validation import (
 
 from .confusion_counts import ConfusionCounts, OneVsRest
 
-__all__ = ["SampleRatios", "SelectedCounts", "sample_average_state", "select_labels"]
-
 
 class SelectedCounts(ConfusionCounts):
     """Confusion counts read through a selection of classes (``selection``: their indices)."""

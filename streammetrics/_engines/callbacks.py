@@ -18,8 +18,6 @@ import numpy as np
 from streammetrics._core.metric import Metric
 from streammetrics.wrappers.metricset import MetricSet
 
-__all__ = ["as_metric_set", "scalar_values", "intervals", "to_numpy"]
-
 
 def as_metric_set(metrics: Any, what: str = "metrics") -> MetricSet:
     """The user's accumulators as one :class:`MetricSet` (the same objects, not copies).

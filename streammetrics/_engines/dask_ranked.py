@@ -27,9 +27,6 @@ from streammetrics.wrappers.metricset import MetricSet
 from . import ranked as K
 from .plan import Plan, frame_state, normalise
 
-__all__ = ["evaluate_ranked", "range_summaries"]
-
-
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
 

@@ -27,13 +27,6 @@ from streammetrics._core.persistence import dumps, loads
 from streammetrics._core.warn import warn
 from streammetrics.wrappers.metricset import MetricSet
 
-__all__ = [
-    "Columns", "Plan", "Shape", "make_plan", "normalise", "empty_set", "state_of", "rebuild",
-    "column", "ids", "feed", "partition_state", "merge_states", "merge_and_compute",
-    "state_to_bytes", "state_from_bytes", "frame_state", "KINDS", "merged", "compute_recorded",
-    "merge_bytes", "finish", "sliced_template",
-]
-
 Columns = str | Sequence[str]
 
 

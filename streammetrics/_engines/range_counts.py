@@ -42,10 +42,6 @@ from streammetrics.wrappers.metricset import MetricSet
 from . import ranked as K
 from .plan import Plan, column, compute_recorded, empty_set, merged, rebuild, state_of
 
-__all__ = ["Split", "split_of", "partition_parts", "range_counts", "RangeCounts", "final_values",
-           "range_count", "RANGES_PER_THREAD", "route_runs", "task_slices",
-           "MAX_FRAMES_PER_TASK", "frame_batches", "parquet_batches"]
-
 #: Score ranges per worker thread (more than one, so that the ranges balance over the workers).
 RANGES_PER_THREAD = 2
 #: At most this many partitions feed one state (fewer tasks; each holds its partitions at once).

@@ -47,12 +47,6 @@ from streammetrics._scores.thresholds import (
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
-__all__ = [
-    "Runs", "RangeSummary", "check_metrics", "runs_config", "runs_of", "run_sample", "range_edges",
-    "split_runs", "merge_range", "range_totals", "piece_totals", "add_totals", "offsets",
-    "range_summary", "combine",
-]
-
 #: (negatives, their weights or None, positives, their weights or None), each ascending.
 Runs = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]
 

@@ -22,8 +22,6 @@ from streammetrics._core.metric import Metric, trusted_states
 
 from .plan import Columns, Plan, Shape, finish, make_plan, state_from_bytes
 
-__all__ = ["Request", "Run", "engine_evaluate", "make_run"]
-
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 

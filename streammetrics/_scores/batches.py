@@ -29,8 +29,6 @@ from streammetrics._core.validation import (
 )
 from streammetrics._scores.exact.sort_kernels import sort_split
 
-__all__ = ["Parts", "ScoreBatches", "check_layout", "score_dtype", "unit_or_positive", "FLOAT_KINDS"]
-
 #: A split batch: (column, group, scores, weights or None) per non-empty part.
 Parts = list[tuple[int, int, np.ndarray, "np.ndarray | None"]]
 

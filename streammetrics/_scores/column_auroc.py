@@ -25,8 +25,6 @@ import numpy as np
 
 from .protocol import ScoreState
 
-__all__ = ["auroc_columns"]
-
 _EXACT_INT = 2.0**53  # every integer below is a float64 exactly
 
 

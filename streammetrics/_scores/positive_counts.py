@@ -35,8 +35,6 @@ from streammetrics._scores.exact.runs import Group, rank_left
 
 from .thresholds import ThresholdCounts
 
-__all__ = ["PositiveCounts", "count_ge"]
-
 #: A prefix sum over the bins costs about as much as this many searches of one needle in one
 #: stored run (sequential adds against cache-missing probes).
 _PREFIX_PER_SEARCH = 64

@@ -39,8 +39,6 @@ from streammetrics._core.validation import (
 )
 from streammetrics._core.warn import warn
 
-__all__ = ["BLOCK", "Batch", "one_binary", "prepare_batch", "uniform_bin", "uniform_bins", "sigmoid"]
-
 
 @dataclass(frozen=True)
 class Batch:

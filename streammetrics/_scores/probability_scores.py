@@ -27,8 +27,6 @@ from streammetrics._scores.exact.buffer import SortedScores
 
 from .probability_inputs import prepare_batch
 
-__all__ = ["ProbabilityScores"]
-
 
 class ProbabilityScores(SortedScores):
     """A sorted score buffer of validated probabilities (binary or multiclass, one-vs-rest)."""

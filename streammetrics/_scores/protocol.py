@@ -33,8 +33,6 @@ from streammetrics._core.state import State
 if TYPE_CHECKING:
     from .thresholds import ThresholdCounts
 
-__all__ = ["PairScores", "ScoreState", "ascending_steps"]
-
 
 def ascending_steps(
     c: ThresholdCounts, drop_empty: bool = True

@@ -27,28 +27,6 @@ import numpy as np
 
 from streammetrics._scores.exact.sort_kernels import suffix_sums, suffix_weight, threshold_counts
 
-__all__ = [
-    "ThresholdCounts",
-    "Polyline",
-    "counts_from_sorted",
-    "counts_from_bins",
-    "distinct_desc",
-    "drop_intermediate_points",
-    "kept_points",
-    "roc_arrays",
-    "roc_auc_from_counts",
-    "roc_auc_bounds",
-    "roc_envelope",
-    "average_precision",
-    "average_precision_bounds",
-    "average_precision_certified",
-    "roc_auc_certified",
-    "auroc_bounds",
-    "auroc_certified",
-    "ap_bounds",
-    "guard",
-]
-
 #: A curve as (x, y) arrays.
 Polyline = tuple[np.ndarray, np.ndarray]
 

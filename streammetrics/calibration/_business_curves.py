@@ -25,8 +25,6 @@ import numpy as np
 
 from streammetrics._scores.thresholds import ThresholdCounts, guard
 
-__all__ = ["ks_certified", "gain_bounds"]
-
 
 def ks_certified(c: ThresholdCounts) -> tuple[float, float, float, float]:
     """(value, low, high, threshold) of the KS statistic max_t |TPR(t) - FPR(t)| of ``c``.

@@ -8,15 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.averaging import undefined_without_weight as undefined
 from streammetrics._core.metric import M, Metric, R_co
 from streammetrics._core.params import FLAG, Param, check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
 
 from ._state import MAX_CELLS, ProbabilityBins, check_n_bins
-
-__all__ = ["ProbabilityMetric", "binned_error", "undefined"]
 
 
 class ProbabilityMetric(Metric[R_co]):

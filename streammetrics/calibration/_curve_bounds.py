@@ -33,8 +33,6 @@ from streammetrics._scores.thresholds import ThresholdCounts
 from ._quantile import quantile_bin_sums
 from ._quantile_bounds import bin_summary, quantile_reach
 
-__all__ = ["bounded_curve"]
-
 _SLACK = 1e-12  # probabilities are in [0, 1]: an absolute widening covers a few roundings
 
 

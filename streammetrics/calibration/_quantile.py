@@ -40,14 +40,6 @@ from streammetrics._scores.probability_inputs import prepare_batch
 from streammetrics._scores.protocol import ScoreState
 from streammetrics._scores.thresholds import ThresholdCounts
 
-__all__ = [
-    "QuantileProbabilities",
-    "check_ovr_classes",
-    "quantile_bin_sums",
-    "quantile_positions",
-    "weighted_quantiles",
-]
-
 MODES = ("binary", "top", "ovr")
 _MODE = Param("choice", f"must be one of {MODES}", choices=MODES)
 #: Largest number of classes of a one-vs-rest quantile state (two buffers per class).

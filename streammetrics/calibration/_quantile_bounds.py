@@ -48,8 +48,6 @@ from streammetrics._scores.thresholds import ThresholdCounts, guard
 from ._common import binned_error
 from ._quantile import quantile_bin_sums, quantile_positions
 
-__all__ = ["QuantileReach", "bin_summary", "quantile_error_certified", "quantile_reach"]
-
 
 def bin_summary(c: ThresholdCounts) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(lo, hi, p, m) per non-empty bin in increasing score order: the value range, the

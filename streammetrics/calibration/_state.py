@@ -50,8 +50,6 @@ from streammetrics._scores.probability_inputs import (
     uniform_bins,
 )
 
-__all__ = ["ProbabilityBins", "MAX_CELLS", "check_n_bins"]
-
 #: Largest K * n_bins a state may declare (each cell holds 5 float64 sums: 160 MiB at most).
 MAX_CELLS = 1 << 22
 #: The largest per-sample log loss: -log(eps of float64), plus slack for rounding.

@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from streammetrics._core.averaging import undefined_without_weight as undefined
 from streammetrics._core.docstrings import filled
 from streammetrics._core.params import FLAG, check_param
 from streammetrics._core.warn import silenced
@@ -54,7 +55,7 @@ from streammetrics._scores.probability_scores import ProbabilityScores
 from streammetrics._scores.thresholds import ThresholdCounts
 from streammetrics.plot._output import CurveOutput
 
-from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy, undefined
+from ._common import ProbabilityMetric, binned_error, check_choice, check_strategy
 from ._curve_bounds import bounded_curve
 from ._quantile import QuantileProbabilities, check_ovr_classes
 from ._quantile_bounds import quantile_error_certified

@@ -19,9 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.averaging import undefined_without_weight as undefined
 from streammetrics._core.docstrings import filled
 
-from ._common import ProbabilityMetric, undefined
+from ._common import ProbabilityMetric
 
 __all__ = ["LogLoss", "BrierScore", "BrierDecomposition"]
 

@@ -27,8 +27,6 @@ from streammetrics._counts.confusion_counts import ConfusionCounts, OneVsRest, t
 from streammetrics._counts.label_options import label_options
 from streammetrics._counts.label_views import sample_average_state
 
-__all__ = ["ConfusionMetric", "AveragedMetric", "ProportionMetric"]
-
 # The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").
 _AVERAGES_ALL = (*AVERAGES, "binary", "samples")
 _AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_ALL)

@@ -17,11 +17,6 @@ from streammetrics._counts.confusion_counts import OneVsRest
 
 from ._base import AveragedMetric, ProportionMetric
 
-__all__ = [
-    "Precision", "Recall", "Specificity", "FallOut", "MissRate", "NPV", "FDR", "FOR", "Prevalence",
-    "Jaccard", "FBeta", "F1",
-]
-
 _BETA = Param("real", "must be >= 0", low=0.0, finite=False)
 #: Above this beta, F-beta is computed divided by beta**2 (beta**2 times a count of up to
 #: MAX_SUM = 1e150 would overflow float64 further up: beta=1e200 raised OverflowError).

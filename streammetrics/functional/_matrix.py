@@ -18,6 +18,7 @@ import numpy as np
 
 from streammetrics._core.averaging import chance_adjusted
 from streammetrics._core.docstrings import filled
+from streammetrics._core.labels import encode
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.warn import sklearn_compatible
 from streammetrics._counts.confusion_counts import ConfusionCounts
@@ -31,18 +32,7 @@ from streammetrics.classification.confusion import (
     MatthewsCorrCoef,
 )
 
-from ._targets import Targets, as_labels, check_targets, encode
-
-__all__ = [
-    "accuracy_score",
-    "balanced_accuracy_score",
-    "cohen_kappa_score",
-    "confusion_matrix",
-    "hamming_loss",
-    "matthews_corrcoef",
-    "multilabel_confusion_matrix",
-    "zero_one_loss",
-]
+from ._targets import Targets, as_labels, check_targets
 
 
 def class_codes(t: Targets) -> tuple[int, np.ndarray, np.ndarray]:

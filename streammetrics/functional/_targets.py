@@ -28,28 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.labels import encode, is_sparse, small_range, unique
+from streammetrics._core.labels import is_sparse, small_range, unique
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.sparse_labels import indicator_rows
 from streammetrics._core.validation import InputTypeError, as_numpy
 from streammetrics._core.warn import sklearn_compatible
-
-__all__ = [
-    "InputTypeError",
-    "Targets",
-    "as_labels",
-    "as_scores",
-    "check_consistent_length",
-    "check_targets",
-    "check_weight",
-    "column_or_1d",
-    "encode",
-    "finite_scores",
-    "relay_undefined",
-    "target_type_and_labels",
-    "type_of_target",
-    "unique",
-]
 
 
 def _short(y: Any) -> str:

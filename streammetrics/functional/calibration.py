@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.docstrings import filled
+from streammetrics._core.labels import encode
 from streammetrics.calibration import CalibrationCurve, CalibrationCurveResult, LogLoss
 from streammetrics.calibration._state import ProbabilityBins
 
@@ -37,7 +38,6 @@ from ._targets import (
     check_consistent_length,
     check_weight,
     column_or_1d,
-    encode,
     type_of_target,
     unique,
 )

@@ -30,13 +30,14 @@ import numpy as np
 
 from streammetrics._core.averaging import average_classes
 from streammetrics._core.docstrings import filled
+from streammetrics._core.labels import encode
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.params import Param, check_param
 from streammetrics._core.warn import sklearn_compatible
 from streammetrics.classification.confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall
 from streammetrics.wrappers.metricset import MetricSet
 
-from ._targets import Targets, as_labels, check_targets, contains, encode, relay_undefined
+from ._targets import Targets, as_labels, check_targets, contains, relay_undefined
 
 __all__ = [
     "f1_score",

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.docstrings import filled
+from streammetrics._core.labels import encode
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.validation import checked_batch
 from streammetrics._core.warn import sklearn_compatible
@@ -35,7 +36,6 @@ from ._targets import (
     check_weight,
     column_or_1d,
     contains,
-    encode,
     finite_scores,
     relay_undefined,
     target_type_and_labels,

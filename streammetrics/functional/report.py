@@ -11,8 +11,9 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.docstrings import filled
+from streammetrics._core.labels import encode
 
-from ._targets import as_labels, check_targets, encode
+from ._targets import as_labels, check_targets
 from .classification import precision_recall_fscore_support, prfs
 
 __all__ = ["classification_report"]

@@ -19,8 +19,6 @@ import numpy as np
 
 from streammetrics._core.validation import as_numpy, first_bad
 
-__all__ = ["Reference", "bin_counts", "bin_index", "check_score_batch", "reference_from"]
-
 #: Bytes one reference row costs (low, high, count as float64).
 ROW_BYTES = 24
 #: Fewest rows a bounded reference keeps per column.

@@ -32,8 +32,6 @@ from streammetrics._scores.protocol import ScoreState
 
 from ._drift_reference import Reference, bin_counts, check_score_batch
 
-__all__ = ["BinnedDriftState", "DriftState", "drift_state"]
-
 PREFIX = "scores_"
 
 

@@ -13,8 +13,6 @@ import math
 
 import numpy as np
 
-__all__ = ["FLOOR", "class_chi2", "js_distance", "ks_wasserstein", "ks_wasserstein_bounds", "psi"]
-
 #: The floor of both proportions in the PSI (a bin empty on one side gives a finite term).
 FLOOR = 1e-4
 

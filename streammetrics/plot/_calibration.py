@@ -13,8 +13,6 @@ from streammetrics._core.params import Param, check_param
 
 from ._display import Display, curve_items, envelope_polygon, fmt, get_axes
 
-__all__ = ["plot_calibration", "plot_gains", "gains_envelope", "bin_counts", "reliability_ece"]
-
 _KIND = Param("choice", "must be 'gains' or 'lift'", choices=("gains", "lift"))
 
 

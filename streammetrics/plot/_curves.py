@@ -14,9 +14,6 @@ from ._calibration import plot_calibration, plot_gains
 from ._display import Display, curve_items, envelope_polygon, fmt, get_axes
 from ._probit import set_probit_axes
 
-__all__ = ["plot_curves", "draw_curve", "finish_curves"]
-
-
 #: The kind of each curve result class, by class name: the plot functions read results by their
 #: attributes and never import the result classes (which import this package for ``.plot()``).
 _KINDS = {"ROCCurveResult": "roc", "PRCurveResult": "pr", "DETCurveResult": "det",

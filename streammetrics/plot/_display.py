@@ -8,9 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["curve_items", "Display", "get_axes", "needs_matplotlib", "series_names", "fmt",
-           "envelope_polygon"]
-
 
 class Display:
     """What a plot function drew, in the manner of scikit-learn's ``RocCurveDisplay``.

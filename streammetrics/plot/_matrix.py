@@ -11,8 +11,6 @@ from streammetrics._core.docstrings import filled
 
 from ._display import Display, get_axes, needs_matplotlib
 
-__all__ = ["plot_confusion_matrix", "plot_multilabel_confusion", "plot_report", "heatmap"]
-
 
 def heatmap(disp: Display, values: np.ndarray, rows: list[str], cols: list[str], *, cmap: Any,
             values_format: str | None, colorbar: bool, vmin: float | None = None,

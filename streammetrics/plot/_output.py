@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CurveOutput", "MetricResults", "html_table", "plain", "flat_rows", "needs_pandas"]
-
 #: rows of a curve shown in its HTML table (first and last half of it when longer)
 HTML_ROWS = 10
 

@@ -13,8 +13,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["probit", "probit_inverse", "set_probit_axes", "DET_TICKS", "DET_LIMIT", "tick_label"]
-
 #: the rates labelled on both axes (scikit-learn's ``DetCurveDisplay`` ticks)
 DET_TICKS = (0.001, 0.01, 0.05, 0.20, 0.5, 0.80, 0.95, 0.99, 0.999)
 #: the axes show normal deviates in [-DET_LIMIT, DET_LIMIT]

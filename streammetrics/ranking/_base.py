@@ -27,8 +27,6 @@ from streammetrics._scores.thresholds import (
     ThresholdCounts,
 )
 
-__all__ = ["RankingMetric", "make_state"]
-
 _AVERAGES = ("macro", "weighted", "micro", None)
 _AVERAGE = Param("choice", f"must be one of {_AVERAGES}", choices=_AVERAGES)
 #: ``scores``: how a state reads the scores.

@@ -20,8 +20,6 @@ from streammetrics._scores.thresholds import (
 from ._base import RankingMetric
 from ._results import PRCurveResult, ROCCurveResult
 
-__all__ = ["CurveMetric", "ROCCurve", "PRCurve"]
-
 
 @filled
 class CurveMetric(RankingMetric[R_co]):

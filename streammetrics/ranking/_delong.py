@@ -29,8 +29,6 @@ import math
 
 import numpy as np
 
-__all__ = ["delong", "delong_counts", "placements"]
-
 #: Weights of one class whose largest is below this are rescaled first (their squares would
 #: underflow): 2**-128, the smallest nonzero weight ``update`` takes.
 _TINY = 2.0**-128

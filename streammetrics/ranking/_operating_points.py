@@ -21,8 +21,6 @@ from streammetrics._core.params import Param, check_param, real_param
 from streammetrics._core.warn import warn
 from streammetrics._scores.thresholds import ThresholdCounts, guard
 
-__all__ = ["CRITERIA", "OperatingPoint", "operating_point_at", "best_threshold"]
-
 #: The criteria :func:`best_threshold` takes.
 CRITERIA = (
     "accuracy",

@@ -30,8 +30,6 @@ from streammetrics.plot._output import CurveOutput
 
 from ._operating_points import OperatingPoint, best_threshold, operating_point_at
 
-__all__ = ["ROCCurveResult", "PRCurveResult"]
-
 
 class _CurveResult(CurveOutput):
     """Shared part of the curve results: the counts, ``at``, ``best_threshold``, the summary (the

@@ -25,23 +25,6 @@ from streammetrics._core.metric import M, Metric, UndefinedMetricWarning, Value
 from streammetrics._core.validation import MAX_WEIGHT, MIN_WEIGHT, as_numpy, check_weights, first_bad
 from streammetrics._core.warn import warn
 
-__all__ = [
-    "MULTIOUTPUT",
-    "RegressionBatch",
-    "RegressionMetric",
-    "check_domain",
-    "check_multioutput",
-    "check_row_weights",
-    "check_rows",
-    "check_same_outputs",
-    "check_shapes",
-    "combine_outputs",
-    "float_arrays",
-    "positive_rows",
-    "regression_batch",
-    "undefined",
-]
-
 #: The string values of ``multioutput``.
 MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
 

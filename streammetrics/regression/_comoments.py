@@ -26,8 +26,6 @@ from streammetrics._core.state import State
 
 from ._base import check_same_outputs, check_shapes, float_arrays, positive_rows
 
-__all__ = ["CoMoments"]
-
 _PER_OUTPUT = ("pivot_y", "pivot_p", "mean_y", "mean_p", "syy", "spp", "syp")
 
 

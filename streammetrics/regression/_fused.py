@@ -15,8 +15,6 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["moments"]
-
 
 @numba.njit(cache=True, nogil=True, boundscheck=False, fastmath={"reassoc", "contract"})
 def _unweighted(y: Any, p: Any, py: float, pr: float) -> Any:  # pragma: no cover - compiled

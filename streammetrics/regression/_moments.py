@@ -39,8 +39,6 @@ from ._base import (
     regression_batch,
 )
 
-__all__ = ["ErrorMoments", "batch_moments"]
-
 #: The arrays of one output each, in the order of a delta tuple after (rows, weight).
 _PER_OUTPUT = ("mean_y", "mean_y_lo", "m2_y", "mean_r", "mean_r_lo", "m2_r", "abs_r", "abs_r_lo")
 _LO_BOUND = 2.0**-52  # |lo| <= half an ulp of hi <= 2**-52 |hi|

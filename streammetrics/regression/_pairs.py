@@ -27,8 +27,6 @@ from streammetrics._core.state import State
 
 from ._base import check_row_weights, check_same_outputs, positive_rows
 
-__all__ = ["PairRows"]
-
 
 class PairRows(State):
     """The rows of positive weight of a regression stream (see the module docstring)."""

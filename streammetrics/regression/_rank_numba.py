@@ -16,8 +16,6 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["inversions_fenwick", "inversions_fenwick_weighted", "inversions_unit", "inversions_weighted"]
-
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 
 

@@ -24,9 +24,6 @@ import numpy as np
 from streammetrics._scores.exact.merge_count import kernels
 from streammetrics._scores.exact.sort_kernels import stable_argsort, stable_sort_with
 
-__all__ = ["COMPILED_MIN", "dense_ranks", "inversions", "kendall_terms", "lex_carry", "lex_order",
-           "mid_ranks", "weighted_percentile"]
-
 #: From this many rows the inversion count uses the compiled kernel (when numba is installed).
 COMPILED_MIN = 1 << 12
 #: Up to this many distinct ranks the compiled count uses a Fenwick tree (it stays in cache),

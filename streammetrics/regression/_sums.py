@@ -28,8 +28,6 @@ from ._base import (
     regression_batch,
 )
 
-__all__ = ["LOSSES", "LossSums", "MaxAbs"]
-
 _EPS = float(np.finfo(np.float64).eps)
 _LO_BOUND = 2.0**-52
 

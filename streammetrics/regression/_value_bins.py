@@ -36,8 +36,6 @@ from streammetrics._scores.binned.keys import NEG_INF_KEY, POS_INF_KEY, raw_deco
 from ._base import check_same_outputs, positive_rows
 from ._value_buffer import KINDS, loaded_loss, pinball_sums
 
-__all__ = ["BIN_BYTES", "MIN_BINS", "ValueBins", "percentile_bounds", "pinball_min_bounds"]
-
 BIN_BYTES = 16
 MIN_BINS = 16
 _OUTPUT_BYTES = 16

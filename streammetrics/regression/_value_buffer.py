@@ -35,8 +35,6 @@ from streammetrics._scores.exact.sort_kernels import stable_sort_with
 
 from ._base import check_row_weights, check_same_outputs, positive_rows
 
-__all__ = ["KINDS", "ValueBuffer", "loaded_loss", "pinball_sums"]
-
 KINDS = ("abs_error", "y_true")
 
 

@@ -25,16 +25,6 @@ if TYPE_CHECKING:
 
     from streammetrics._queries.kernels import QueryOptions
 
-__all__ = [
-    "RetrievalMetric",
-    "check_choice",
-    "check_fraction",
-    "check_k",
-    "check_level",
-    "check_ties",
-    "plain",
-]
-
 _K = Param("int", "expected a positive integer", low=1)
 _K_OR_NONE = Param("int", "expected a positive integer or None", low=1, optional=True)
 _LEVEL = Param("number", "expected a number", finite_rule="expected a finite number")

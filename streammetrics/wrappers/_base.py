@@ -23,9 +23,6 @@ from streammetrics._core.timestamps import Clock
 
 from .metricset import MetricSet
 
-__all__ = ["SampleWrapper", "Wrapper", "check_wrappable", "metric_from_nested", "nested_config",
-           "resolve_clock"]
-
 
 def resolve_clock(clock: Clock | None) -> Clock:
     """The ``clock`` argument of a wrapper: a callable, or ``None`` for :func:`time.time`."""

@@ -26,8 +26,6 @@ from ._rows import optional_float
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["DecayedQueriesState"]
-
 
 class DecayedQueriesState(DecayBase):
     """Decay over queries, for the retrieval family.

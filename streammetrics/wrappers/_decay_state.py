@@ -21,8 +21,6 @@ from streammetrics._core.validation import as_numpy, check_weights, derived_weig
 
 from ._rows import Piece, Rows, canonical_rows, interleave, load_rows, optional_float, rows_arrays
 
-__all__ = ["RENORM", "DecayBase", "DecayedState"]
-
 #: Rebase when absolute weights would exceed 2 ** RENORM (their squares stay finite).
 RENORM = 300.0
 _PREFIX = "inner."

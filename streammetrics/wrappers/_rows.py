@@ -24,9 +24,6 @@ from streammetrics._core.load_checks import check_total
 from streammetrics._core.state import State
 from streammetrics._core.validation import as_numpy, is_scalar, one_value, one_weight
 
-__all__ = ["Piece", "Rows", "canonical_rows", "concat", "fold", "interleave", "load_rows",
-           "optional_float", "rows_arrays", "rows_to_expire", "runs", "storable"]
-
 _STORABLE = {np.dtype(t) for t in ("<f8", "<f4", "<f2", "<i8", "<i4", "<i2", "|i1",
                                     "<u8", "<u4", "<u2", "|u1", "|b1")}
 _COALESCE = 512  # small consecutive pieces of one signature are concatenated up to this size

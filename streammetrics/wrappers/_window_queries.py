@@ -26,8 +26,6 @@ from ._window_state import WindowBase
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["QueryWindowState"]
-
 
 class QueryWindowState(WindowBase):
     """A window over queries for the retrieval family: the last ``size`` queries, or those whose

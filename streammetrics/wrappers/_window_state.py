@@ -18,8 +18,6 @@ from streammetrics._core.validation import is_scalar, one_value, one_weight
 
 from ._rows import Piece, Rows, canonical_rows, fold, interleave, load_rows, rows_arrays, rows_to_expire, runs
 
-__all__ = ["WindowBase", "WindowState"]
-
 
 class WindowBase(State):
     """A window's items (rows, or queries) in a :class:`~streammetrics.wrappers._rows.Rows` queue, the

@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from streammetrics._scores.exact.buffer import count2
+from streammetrics._scores.exact.runs import count2
 from streammetrics._scores.exact.sort_kernels import (
     runs,
     sort_split,

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import streammetrics as sm
 from streammetrics._scores.exact import buffer as sb
-from streammetrics._scores.exact.buffer import SortedScores, delete_sorted
+from streammetrics._scores.exact.buffer import SortedScores
+from streammetrics._scores.exact.runs import delete_sorted
 
 CONFIGS = [
     ("binary", None, False),

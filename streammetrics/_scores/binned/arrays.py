@@ -13,26 +13,6 @@ import numpy as np
 from streammetrics._core.load_checks import reserve
 from streammetrics._core.params import Param, check_param, float_array_param
 
-__all__ = [
-    "CHUNK",
-    "FEW_INSERTS",
-    "PENDING_MIN",
-    "WORK",
-    "WORK_MAX_BYTES",
-    "bits_to_fit",
-    "check_thresholds",
-    "coarsen",
-    "distinct_after",
-    "insert_sorted",
-    "insert_sorted_many",
-    "min_above",
-    "pair_runs",
-    "run_length",
-    "sub_above",
-    "union_sorted",
-    "workspace",
-]
-
 #: Elements per chunk of the branch-free loops (their temporaries stay in cache).
 CHUNK = 8192
 

@@ -18,8 +18,6 @@ from streammetrics._scores.batches import ScoreBatches, unit_or_positive
 
 from .keys import HALF_BITS
 
-__all__ = ["BinBatches"]
-
 
 class BinBatches(ScoreBatches):
     """``prepare`` of the bounded ranking state (see the module docstring)."""

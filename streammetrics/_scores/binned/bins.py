@@ -91,8 +91,6 @@ from .keys import prob_decode, prob_keys, raw_decode, raw_keys
 from .persist import BinPersistence
 from .removal import BinRemoval
 
-__all__ = ["BinnedScores", "SCORE_TRANSFORMS", "BIN_BYTES"]
-
 SCORE_TRANSFORMS = ("raw", "logit", "probability")
 _SCORES = Param("choice", f"must be one of {SCORE_TRANSFORMS}", choices=SCORE_TRANSFORMS)
 _MAX_BYTES = Param("int", "must be an int")

@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-__all__ = ["BinFields"]
-
 
 class BinFields:
     """Declarations of the bounded ranking state's storage (see the module docstring)."""

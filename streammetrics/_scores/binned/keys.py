@@ -20,8 +20,6 @@ import numpy as np
 
 from .arrays import CHUNK
 
-__all__ = ["HALF_BITS", "NEG_INF_KEY", "POS_INF_KEY", "prob_decode", "prob_keys", "raw_decode", "raw_keys"]
-
 LOW63 = np.int64(0x7FFFFFFFFFFFFFFF)
 HALF_BITS = int(np.float64(0.5).view(np.int64))
 NEG_INF_KEY = int(np.float64(-np.inf).view(np.int64)) ^ 0x7FFFFFFFFFFFFFFF

@@ -19,8 +19,6 @@ from streammetrics._core.validation import check_offsets
 from .fields import BinFields
 from .keys import HALF_BITS, NEG_INF_KEY, POS_INF_KEY
 
-__all__ = ["BinPersistence"]
-
 
 class BinPersistence(BinFields):
     """``arrays`` / ``load_arrays`` of the bounded ranking state (see the module docstring)."""

@@ -16,8 +16,6 @@ from streammetrics._core.state import State
 from .arrays import coarsen
 from .fields import BinFields
 
-__all__ = ["BinRemoval"]
-
 #: subtract: a weight going negative by more than this (relative) is not contained; a remainder
 #: within _SNAP_RTOL of the bin's weight before is float rounding and set to 0.
 _SUB_RTOL = 1e-9

@@ -95,15 +95,11 @@ from .runs import (
     copy_groups,
     count2,
     cumw,
-    delete_sorted,
     merge_many,
-    merge_sorted,
     sorted_batch,
 )
 from .slide import FLAT_MAX, SortedSlide
 from .u2_counter import as_python, counter_copy, exact_u2
-
-__all__ = ["SortedScores", "count2", "delete_sorted", "merge_sorted"]  # the kernels: runs
 
 #: Entries :meth:`SortedScores.arrays` adds inside ``trusted_states()`` (never written to files:
 #: ``load_arrays`` outside that block rejects them as unexpected arrays).

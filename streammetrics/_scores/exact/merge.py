@@ -15,8 +15,6 @@ import numpy as np
 
 from .runs import Group, merge_many
 
-__all__ = ["merged_groups"]
-
 
 def merged_groups(
     grids: Sequence[list[list[Group]]], n_columns: int, n_groups: int

@@ -19,8 +19,6 @@ from types import ModuleType
 
 import numpy as np
 
-__all__ = ["coarse_arg", "compiled_kernels", "kernels", "kernels_at", "kernels_for"]
-
 #: Below this many needles plus stored scores a call stays in numpy. Loading numba and the
 #: cached kernels costs ~0.6 s once per process (~4 s the first time they compile), which only
 #: a large state repays: a script over fewer than a million scores never pays it.

@@ -27,8 +27,6 @@ from typing import Any
 import numba
 import numpy as np
 
-__all__ = ["count2_units", "fold_ap", "merge_back", "rank_left", "ranks"]
-
 _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 #: Needles tried one by one past the previous answer before galloping.
 _PROBE = 8

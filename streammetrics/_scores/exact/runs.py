@@ -19,29 +19,6 @@ from sortedcontainers import SortedList
 from .merge_count import coarse_arg, kernels_for
 from .sort_kernels import run_starts, stable_sort_with
 
-__all__ = [
-    "BUSY",
-    "COARSE_MIN",
-    "RATIO",
-    "RATIO_BUSY",
-    "TAIL_MAX",
-    "FlatList",
-    "Group",
-    "coarse_index",
-    "copy_groups",
-    "count2",
-    "cumw",
-    "delete_sorted",
-    "concat_owned",
-    "merge_into_last",
-    "merge_many",
-    "merge_sorted",
-    "rank2",
-    "rank_left",
-    "signed_needles",
-    "sorted_batch",
-]
-
 
 def cumw(w: np.ndarray) -> np.ndarray:
     """Cumulative weights with a leading 0 (``cw[i]`` = weight of the first i elements)."""

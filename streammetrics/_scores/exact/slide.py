@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 
     from .runs import Group
 
-__all__ = ["FLAT_MAX", "SortedSlide"]
-
 #: List mode of :meth:`SortedScores.remove_groups` (a small binary window fed small batches):
 #: states of at most FLAT_MAX samples go to list mode after _STREAK consecutive batches of at
 #: most _PER_SAMPLE_MAX changed (added + removed) samples, and back to runs on a batch of more

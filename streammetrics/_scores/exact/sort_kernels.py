@@ -17,17 +17,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = [
-    "run_starts",
-    "runs",
-    "sort_split",
-    "stable_argsort",
-    "stable_sort_with",
-    "suffix_sums",
-    "suffix_weight",
-    "threshold_counts",
-]
-
 #: Below this many values numpy's own calls are as fast (their per-call overhead dominates).
 _MIN_FAST = 4096
 _TOP = np.uint64(1 << 63)

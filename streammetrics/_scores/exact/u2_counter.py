@@ -16,8 +16,6 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["as_python", "counter_copy", "exact_u2"]
-
 _SAFE_T = math.isqrt(2**63)  # T**2 / 2 <= 2**62 keeps every partial sum of u2 well inside int64
 _NEVER = 2**100  # a float64 or object counter never needs another look
 
