@@ -1,7 +1,9 @@
 """Private kernels for the retrieval measures: a batch of queries ranked once
 (:class:`RankedQueries`, built by :mod:`streammetrics._queries.batch`, which validates the batch)
 and any number of per-query measures evaluated on it (definitions: see
-docs/definitions/retrieval.md).
+docs/definitions/retrieval.md). The measures themselves are the one per-query kernel of
+:mod:`streammetrics._queries.per_query` (``rounding="numpy"``), which ``streammetrics.trec``
+shares; this module gathers each group of equal-length queries into its matrices.
 
 A batch is ``Q`` queries laid out flat (each query's rows contiguous). Ranking never loops over
 documents in Python: queries are grouped by their number of retrieved documents ``L`` (a loop over
