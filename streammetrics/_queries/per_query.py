@@ -140,6 +140,19 @@ def _discount(n: int) -> np.ndarray:
     return d
 
 
+def _left_to_right_at(terms: np.ndarray, cutoffs: Sequence[int | None]) -> np.ndarray:
+    """Σ_{i≤k} terms[:, i-1] summed left to right (C's loop order) at each cutoff k (None: all),
+    shape (q, len(cutoffs)). O(q·n)."""
+    q, n = terms.shape
+    total = np.cumsum(terms, axis=1)
+    out = np.zeros((q, len(cutoffs)))
+    for j, k in enumerate(cutoffs):
+        m = n if k is None else min(k, n)
+        if m > 0:
+            out[:, j] = total[:, m - 1]
+    return out
+
+
 def dcg_at(gains: np.ndarray, cutoffs: Sequence[int | None], rounding: Rounding = "numpy") -> np.ndarray:
     """DCG@k = Σ_{i≤k} gains[:, i-1] / log2(i + 1) of every query at every cutoff.
 
@@ -168,12 +181,7 @@ def dcg_at(gains: np.ndarray, cutoffs: Sequence[int | None], rounding: Rounding 
     if rounding == "trec_eval":
         with np.errstate(invalid="ignore", over="ignore"):
             terms = np.where(gains != 0, gains / np.log2(np.arange(n) + 2.0), 0.0)
-        total = np.cumsum(terms, axis=1)
-        for j, k in enumerate(cutoffs):
-            m = n if k is None else min(k, n)
-            if m > 0:
-                out[:, j] = total[:, m - 1]
-        return out
+        return _left_to_right_at(terms, cutoffs)
     for j, k in enumerate(cutoffs):
         m = gains if k is None else gains[:, :k]
         if m.shape[1]:
@@ -271,12 +279,7 @@ class Ranked:
         if n == 0:
             return out
         if self.rounding == "trec_eval":
-            total = np.cumsum(np.where(self.rel, self.precision, 0.0), axis=1)
-            for j, k in enumerate(cutoffs):
-                m = n if k is None else min(k, n)
-                if m > 0:
-                    out[:, j] = total[:, m - 1]
-            return out
+            return _left_to_right_at(np.where(self.rel, self.precision, 0.0), cutoffs)
         for j, k in enumerate(cutoffs):
             m = n if k is None else min(k, n)
             if m > 0:
