@@ -24,16 +24,18 @@ ties : {"first", "average"}
     How documents of equal score share ranks. ``"first"``: the order given, which the caller's
     ranking has fixed -- trec_eval's rule orders tied scores by document id descending (as
     strings; :class:`~streammetrics._queries.batch.QueryBatch` with ``doc_ids``, trec's readers),
-    the retrieval accumulators without ids keep the input order. ``"average"``: each relevance
-    or gain is replaced by its mean over the tie group (:func:`tie_average`; the expected value
-    over every order of the tied documents, McSherry & Najork 2008).
+    the retrieval accumulators without ids keep the input order. ``"average"``: the caller
+    replaces each relevance or gain by its mean over the tie group (:func:`tie_average` of
+    :func:`tie_groups`) before handing it over: the expected value over every order of the tied
+    documents (McSherry & Najork 2008), exact for the measures linear in the relevance (P@k,
+    R@k, R-precision, DCG).
 rounding : {"numpy", "trec_eval"}
     The order of the floating-point operations. ``"trec_eval"``: every sum runs left to right
     in rank order (trec_eval's C loops; a row-wise ``cumsum``), DCG divides each gain by
     ``log2(i + 1)``, so values equal trec_eval's (and pytrec_eval's) to the last bit.
     ``"numpy"``: sums are numpy's (pairwise) row sums over the top k, DCG multiplies by a cached
-    ``1 / log2(i + 1)``: faster; equal to trec_eval's within a few ulps (1e-15 relative). Counts
-    (hits of 0/1 relevance) are exact either way.
+    ``1 / log2(i + 1)``: faster; equal to trec_eval's within rounding (a relative difference
+    below n·2⁻⁵³ for n ranks). Counts (hits of 0/1 relevance) are exact either way.
 
 Cost: O(q·n) per measure (O(q·k) for one cutoff k with ``"numpy"``); nothing loops over
 documents or queries in Python.

@@ -5,8 +5,13 @@ document in rank order -- its grade, :data:`NONPOOL` (``-1``, not in the qrels) 
 (``-2``, in the qrels with a negative grade) -- plus the number of judged documents at each grade.
 Each kernel returns the query's values (one per cutoff or parameter) computed with trec_eval's
 definitions (read from trec_eval 10.0's ``m_*.c``: formulas, guards, the order of floating-point
-sums). Cost: O(retrieved) numpy work per kernel; the few kernels whose definition is a walk with
-state (``ndcg_rel``, ``Rndcg``) loop in Python over the retrieved list.
+sums). The IR measures the library shares (AP, ``map_cut``, P, recall, success, R-precision,
+reciprocal rank, ``ndcg`` / ``ndcg_cut``) read the one per-query kernel,
+:class:`streammetrics._queries.per_query.Ranked` and :func:`~streammetrics._queries.per_query.dcg_at`
+with ``rounding="trec_eval"`` (this query as a row, :attr:`ResRels.ranked`); the batched fast path
+(:mod:`.batched`) reads the same kernel over many queries, so both agree to the last bit. Cost:
+O(retrieved) numpy work per kernel; the few kernels whose definition is a walk with state
+(``ndcg_rel``, ``Rndcg``) loop in Python over the retrieved list.
 """
 
 from __future__ import annotations
