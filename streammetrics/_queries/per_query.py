@@ -43,7 +43,7 @@ documents or queries in Python.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
@@ -73,10 +73,8 @@ def divide(a: np.ndarray, b: np.ndarray | float) -> np.ndarray:
     -----
     O(a.size).
     """
-    b_arr = np.asarray(b, dtype=np.float64)
-    out = np.zeros(np.shape(a))
-    np.divide(a, b_arr, out=out, where=b_arr > 0)
-    return out
+    b_arr = b if type(b) is np.ndarray and b.dtype == np.float64 else np.asarray(b, dtype=np.float64)
+    return np.divide(a, b_arr, out=np.zeros(np.shape(a)), where=b_arr > 0)  # type: ignore[no-any-return]
 
 
 def tie_groups(scores: np.ndarray) -> np.ndarray:
@@ -131,28 +129,54 @@ def tie_average(x: np.ndarray, groups: np.ndarray) -> np.ndarray:
 _DISCOUNTS: dict[int, np.ndarray] = {}
 
 
+
+
+_LOG2_RANKS: dict[int, np.ndarray] = {}
+_RANKS: dict[int, np.ndarray] = {}
+
+
 def _discount(n: int) -> np.ndarray:
-    """1 / log2(i + 1) for ranks i = 1..n (cached; read-only)."""
-    d = _DISCOUNTS.get(n)
+    """1 / log2(i + 1) for ranks i = 1..n (numpy's rounding multiplies by it)."""
+    return 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))  # type: ignore[no-any-return]
+
+
+def _log2_ranks(n: int) -> np.ndarray:
+    """log2(i + 1) for ranks i = 1..n (trec_eval's rounding divides by it)."""
+    return np.log2(np.arange(n) + 2.0)  # type: ignore[no-any-return]
+
+
+def _ranks(n: int) -> np.ndarray:
+    """The ranks 1..n as float64."""
+    return np.arange(1.0, n + 1.0)
+
+
+def _cached(cache: dict[int, np.ndarray], n: int, make: Callable[[int], np.ndarray]) -> np.ndarray:
+    """``make(n)`` kept read-only in ``cache`` (at most 256 lengths)."""
+    d = cache.get(n)
     if d is None:
-        d = 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
+        d = make(n)
         d.flags.writeable = False
-        if len(_DISCOUNTS) < 256:
-            _DISCOUNTS[n] = d
+        if len(cache) < 256:
+            cache[n] = d
     return d
 
 
 def _left_to_right_at(terms: np.ndarray, cutoffs: Sequence[int | None]) -> np.ndarray:
     """Σ_{i≤k} terms[:, i-1] summed left to right (C's loop order) at each cutoff k (None: all),
     shape (q, len(cutoffs)). O(q·n)."""
-    q, n = terms.shape
-    total = np.cumsum(terms, axis=1)
-    out = np.zeros((q, len(cutoffs)))
-    for j, k in enumerate(cutoffs):
-        m = n if k is None else min(k, n)
-        if m > 0:
-            out[:, j] = total[:, m - 1]
-    return out
+    return _read_at(np.cumsum(terms, axis=1), cutoffs)
+
+
+def _read_at(total: np.ndarray, cutoffs: Sequence[int | None]) -> np.ndarray:
+    """``total[:, k - 1]`` at each cutoff k (None or beyond n: the last column; k = 0: 0), shape
+    (q, len(cutoffs)); one slice for one cutoff."""
+    q, n = total.shape
+    m = [n if k is None else max(min(k, n), 0) for k in cutoffs]
+    if len(m) == 1 and m[0] > 0:
+        return total[:, m[0] - 1 : m[0]]
+    if min(m, default=1) > 0:
+        return total[:, np.array(m) - 1]
+    return np.concatenate([np.zeros((q, 1)), total], axis=1)[:, m]
 
 
 def dcg_at(gains: np.ndarray, cutoffs: Sequence[int | None], rounding: Rounding = "numpy") -> np.ndarray:
@@ -165,7 +189,7 @@ def dcg_at(gains: np.ndarray, cutoffs: Sequence[int | None], rounding: Rounding 
     cutoffs : sequence of int or None
         The cutoffs k (None: the whole list; a k beyond n reads the whole list).
     rounding : {"numpy", "trec_eval"}, default "numpy"
-        ``"trec_eval"``: terms ``gain / log2(i + 1)`` (zero gains skipped) summed left to right;
+        ``"trec_eval"``: terms ``gain / log2(i + 1)`` summed left to right;
         ``"numpy"``: ``gain * (1 / log2(i + 1))`` summed by numpy.
 
     Returns
@@ -181,13 +205,12 @@ def dcg_at(gains: np.ndarray, cutoffs: Sequence[int | None], rounding: Rounding 
     if n == 0:
         return out
     if rounding == "trec_eval":
-        with np.errstate(invalid="ignore", over="ignore"):
-            terms = np.where(gains != 0, gains / np.log2(np.arange(n) + 2.0), 0.0)
-        return _left_to_right_at(terms, cutoffs)
+        # trec_eval skips zero gains; adding their 0.0 terms changes no bit of a sum
+        return _left_to_right_at(gains / _cached(_LOG2_RANKS, n, _log2_ranks), cutoffs)
     for j, k in enumerate(cutoffs):
         m = gains if k is None else gains[:, :k]
         if m.shape[1]:
-            out[:, j] = (m * _discount(m.shape[1])).sum(axis=1)
+            out[:, j] = (m * _cached(_DISCOUNTS, m.shape[1], _discount)).sum(axis=1)
     return out
 
 
@@ -204,33 +227,36 @@ class Ranked:
 
     Notes
     -----
-    The measures that divide by R take it, per query (float64, shape (q,)), as an argument.
+    The measures that divide by R take it, per query (float64, shape (q,), non-negative whole
+    numbers), as an argument.
     The hit counts ``cum`` (O(q·n), one row-wise ``cumsum``) and the precisions at each rank are
     computed once, on first use, and shared by every measure read.
     """
 
-    __slots__ = ("rel", "rounding", "_cum", "_prec")
+    __slots__ = ("rel", "rounding", "_hits", "_prec", "_first")
 
     def __init__(self, rel: np.ndarray, rounding: Rounding = "numpy") -> None:
         if rounding not in ROUNDINGS:
             raise ValueError(f"rounding: must be one of {ROUNDINGS}, got {rounding!r}")
         self.rel = rel
         self.rounding = rounding
-        self._cum: np.ndarray | None = None
+        self._hits: np.ndarray | None = None
         self._prec: np.ndarray | None = None
+        self._first: np.ndarray | None = None
 
     @property
     def cum(self) -> np.ndarray:
-        """hits(i) at every rank i, shape (q, n) (int64 for bool relevance)."""
-        if self._cum is None:
-            self._cum = np.cumsum(self.rel, axis=1)
-        return self._cum
+        """hits(i) at every rank i = 1..n, shape (q, n) (float64; whole numbers for bool relevance)."""
+        if self._hits is None:
+            self._hits = np.cumsum(self.rel, axis=1, dtype=np.float64)
+        return self._hits
 
     @property
     def precision(self) -> np.ndarray:
         """P(i) = hits(i) / i at every rank i, shape (q, n)."""
         if self._prec is None:
-            self._prec = self.cum / np.arange(1, self.rel.shape[1] + 1)
+            n = self.rel.shape[1]
+            self._prec = self.cum / _cached(_RANKS, n, _ranks)
         return self._prec
 
     def hits_at(self, cutoffs: Sequence[int]) -> np.ndarray:
@@ -238,16 +264,13 @@ class Ranked:
         of a list count as non-relevant. Counts of bool relevance are read off the cumulative
         hits when they exist (exact); tie-averaged relevance with ``"numpy"`` is summed per cutoff."""
         q, n = self.rel.shape
-        if self.rounding == "numpy" and (self._cum is None or self.rel.dtype != bool):
+        if self.rounding == "numpy" and (self._hits is None or self.rel.dtype != bool):
             out = np.zeros((q, len(cutoffs)))
             for j, k in enumerate(cutoffs):
                 if min(k, n) > 0:
                     out[:, j] = self.rel[:, :k].sum(axis=1, dtype=np.float64)
             return out
-        if n == 0:
-            return np.zeros((q, len(cutoffs)))
-        idx = np.minimum(np.asarray(cutoffs, dtype=np.int64), n) - 1
-        return np.where(idx >= 0, self.cum[:, np.maximum(idx, 0)], 0).astype(np.float64)
+        return _read_at(self.cum, cutoffs)
 
     def precision_at(self, cutoffs: Sequence[int]) -> np.ndarray:
         """P@k = hits(k) / k (divided by k even when fewer than k were retrieved), shape (q, len(cutoffs))."""
@@ -266,9 +289,8 @@ class Ranked:
         q, n = self.rel.shape
         if n == 0:
             return np.zeros(q)
-        k = np.minimum(R, n).astype(np.int64)
-        hits = np.where(k > 0, self.cum[np.arange(q), np.maximum(k, 1) - 1], 0)
-        return divide(hits, R)
+        k = np.minimum(R, n).astype(np.int64)  # k = 0 only where R = 0: a value of 0
+        return divide(self.cum[np.arange(q), np.maximum(k, 1) - 1], R)
 
     def precision_sum_at(self, cutoffs: Sequence[int | None]) -> np.ndarray:
         """Σ_{i≤k} P(i)·rel(i) (AP's numerator) per query and cutoff, shape (q, len(cutoffs)).
@@ -276,17 +298,15 @@ class Ranked:
         ``rel`` must be bool. ``"trec_eval"``: one left-to-right sum, read at each cutoff;
         ``"numpy"``: a row sum over the top k per cutoff.
         """
-        q, n = self.rel.shape
-        out = np.zeros((q, len(cutoffs)))
-        if n == 0:
-            return out
         if self.rounding == "trec_eval":
             return _left_to_right_at(np.where(self.rel, self.precision, 0.0), cutoffs)
+        q, n = self.rel.shape
+        out = np.zeros((q, len(cutoffs)))
         for j, k in enumerate(cutoffs):
             m = n if k is None else min(k, n)
             if m > 0:
                 b = self.rel[:, :m]
-                c = self.cum[:, :m] if self._cum is not None else np.cumsum(b, axis=1, dtype=np.float64)
+                c = self.cum[:, :m] if self._hits is not None else np.cumsum(b, axis=1, dtype=np.float64)
                 out[:, j] = (np.where(b, c, 0.0) / np.arange(1, m + 1)).sum(axis=1)
         return out
 
@@ -298,9 +318,9 @@ class Ranked:
 
     def reciprocal_rank(self, k: int | None = None) -> np.ndarray:
         """1 / (rank of the first relevant document), 0 if none is in the top k (``rel`` bool)."""
-        q = self.rel.shape[0]
-        b = self.rel if k is None else self.rel[:, :k]
-        if b.shape[1] == 0:
-            return np.zeros(q)
-        first = np.argmax(b, axis=1)
-        return np.where(b.any(axis=1), 1.0 / (first + 1.0), 0.0)
+        if self._first is None:
+            q, n = self.rel.shape
+            first = np.argmax(self.rel, axis=1) + 1.0 if n else np.zeros(q)
+            self._first = np.where(self.rel.any(axis=1), first, np.inf)  # inf: no relevant document
+        rank = self._first
+        return 1.0 / rank if k is None else np.where(rank <= k, 1.0 / rank, 0.0)

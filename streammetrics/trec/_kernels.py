@@ -233,7 +233,7 @@ def ndcg_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     ideal = np.repeat(np.arange(rr.num_rel_levels - 1, 0, -1), rr.rel_levels[rr.num_rel_levels - 1 : 0 : -1])
     dcg = per_query.dcg_at(gains, cutoffs, "trec_eval")[0]
     idcg = per_query.dcg_at(ideal[None, :], cutoffs, "trec_eval")[0]
-    return np.where(idcg > 0.0, per_query.divide(dcg, idcg), dcg).tolist()  # type: ignore[no-any-return]
+    return np.divide(dcg, idcg, out=dcg, where=idcg > 0.0).tolist()  # type: ignore[no-any-return]
 
 
 def rprec_mult(rr: ResRels, mults: Sequence[float]) -> list[float]:
