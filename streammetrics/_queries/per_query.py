@@ -167,15 +167,26 @@ def _left_to_right_at(terms: np.ndarray, cutoffs: Sequence[int | None]) -> np.nd
     return _read_at(np.cumsum(terms, axis=1), cutoffs)
 
 
+#: The column index of each (cutoffs, n) read (:func:`_read_at`): a slice for one cutoff, an
+#: index array for several, None when a cutoff reads no rank (k = 0 or n = 0).
+_READS: dict[tuple[tuple[int | None, ...], int], slice | np.ndarray | None] = {}
+
+
 def _read_at(total: np.ndarray, cutoffs: Sequence[int | None]) -> np.ndarray:
     """``total[:, k - 1]`` at each cutoff k (None or beyond n: the last column; k = 0: 0), shape
-    (q, len(cutoffs)); one slice for one cutoff."""
+    (q, len(cutoffs)). A view of ``total`` for one cutoff (callers do not write to it)."""
     q, n = total.shape
+    key = (tuple(cutoffs), n)
+    if key in _READS:
+        idx = _READS[key]
+    else:
+        m = [n if k is None else max(min(k, n), 0) for k in cutoffs]
+        idx = None if min(m, default=1) == 0 else slice(m[0] - 1, m[0]) if len(m) == 1 else np.array(m) - 1
+        if len(_READS) < 4096:
+            _READS[key] = idx
+    if idx is not None:
+        return total[:, idx]
     m = [n if k is None else max(min(k, n), 0) for k in cutoffs]
-    if len(m) == 1 and m[0] > 0:
-        return total[:, m[0] - 1 : m[0]]
-    if min(m, default=1) > 0:
-        return total[:, np.array(m) - 1]
     return np.concatenate([np.zeros((q, 1)), total], axis=1)[:, m]
 
 
