@@ -71,7 +71,7 @@ class Group:
     scores: np.ndarray
     _tie_ids: np.ndarray | None = None
     _binary: dict[float, np.ndarray] = field(default_factory=dict)
-    _ranked: dict[tuple[float, str], per_query.Ranked] = field(default_factory=dict)
+    _ranked: dict[tuple[float, str], per_query.Ranked] | None = None
 
     def binary(self, rel_level: float) -> np.ndarray:
         """Relevance indicator (grade >= rel_level) in rank order, cached per level."""
@@ -89,6 +89,8 @@ class Group:
     def ranked(self, rel_level: float, ties: str = "first") -> per_query.Ranked:
         """The per-query kernel over the relevance indicator (tie-averaged with ``ties="average"``),
         cached per (level, ties)."""
+        if self._ranked is None:
+            self._ranked = {}
         key = (rel_level, ties)
         rk = self._ranked.get(key)
         if rk is None:
@@ -237,11 +239,11 @@ class RankedQueries:
         if self.judged is not None:
             assert self.judged_lengths is not None
             for rows, m in _segment_sorted_desc(self.judged, self.judged_lengths, k):
-                out[rows] = per_query.dcg_at(gain(m, kind), [k])[:, 0]
+                out[rows] = per_query.dcg(gain(m, kind), k)
         else:
             for g in self.groups:
                 m = -np.sort(-g.grades, axis=1)
-                out[g.rows] = per_query.dcg_at(gain(m, kind), [k])[:, 0]
+                out[g.rows] = per_query.dcg(gain(m, kind), k)
         self._cache[key] = out
         return out
 
@@ -368,7 +370,7 @@ def dcg(rq: RankedQueries, k: int | None, kind: str, ties: str) -> np.ndarray:
         x = gain(g.grades, kind)
         if ties == "average":
             x = g.tie_average(x)
-        out[g.rows] = per_query.dcg_at(x, [k])[:, 0]
+        out[g.rows] = per_query.dcg(x, k)
     return out
 
 

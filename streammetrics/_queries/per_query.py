@@ -48,7 +48,7 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["ROUNDINGS", "Ranked", "Rounding", "dcg_at", "divide", "tie_average", "tie_groups"]
+__all__ = ["ROUNDINGS", "Ranked", "Rounding", "dcg", "dcg_at", "divide", "tie_average", "tie_groups"]
 
 Rounding = Literal["numpy", "trec_eval"]
 #: The rounding options (see the module docstring).
@@ -127,10 +127,6 @@ def tie_average(x: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 _DISCOUNTS: dict[int, np.ndarray] = {}
-
-
-
-
 _LOG2_RANKS: dict[int, np.ndarray] = {}
 _RANKS: dict[int, np.ndarray] = {}
 
@@ -159,6 +155,13 @@ def _cached(cache: dict[int, np.ndarray], n: int, make: Callable[[int], np.ndarr
         if len(cache) < 256:
             cache[n] = d
     return d
+
+
+def _columns(values: list[np.ndarray], q: int) -> np.ndarray:
+    """Per-query vectors (each shape (q,)) as the columns of a (q, len(values)) matrix."""
+    if len(values) == 1:
+        return values[0][:, None]
+    return np.stack(values, axis=1) if values else np.zeros((q, 0))
 
 
 def _left_to_right_at(terms: np.ndarray, cutoffs: Sequence[int | None]) -> np.ndarray:
@@ -212,17 +215,38 @@ def dcg_at(gains: np.ndarray, cutoffs: Sequence[int | None], rounding: Rounding 
     O(q·n) (``"numpy"``: O(q·k) per cutoff).
     """
     q, n = gains.shape
-    out = np.zeros((q, len(cutoffs)))
     if n == 0:
-        return out
+        return np.zeros((q, len(cutoffs)))
     if rounding == "trec_eval":
         # trec_eval skips zero gains; adding their 0.0 terms changes no bit of a sum
         return _left_to_right_at(gains / _cached(_LOG2_RANKS, n, _log2_ranks), cutoffs)
-    for j, k in enumerate(cutoffs):
-        m = gains if k is None else gains[:, :k]
-        if m.shape[1]:
-            out[:, j] = (m * _cached(_DISCOUNTS, m.shape[1], _discount)).sum(axis=1)
-    return out
+    return _columns([dcg(gains, k) for k in cutoffs], q)
+
+
+def dcg(gains: np.ndarray, k: int | None = None, rounding: Rounding = "numpy") -> np.ndarray:
+    """DCG@k of every query at one cutoff: :func:`dcg_at` for ``cutoffs=[k]``, shape (q,).
+
+    Parameters
+    ----------
+    gains : numpy.ndarray of shape (q, n)
+        Each query's gains in rank order.
+    k : int or None, default None
+        The cutoff (None: the whole list).
+    rounding : {"numpy", "trec_eval"}, default "numpy"
+        As in :func:`dcg_at`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (q,)
+
+    Notes
+    -----
+    O(q·k) (``"trec_eval"``: O(q·n)).
+    """
+    if rounding == "trec_eval":
+        return dcg_at(gains, [k], rounding)[:, 0]
+    m = gains if k is None else gains[:, : max(k, 0)]
+    return (m * _cached(_DISCOUNTS, m.shape[1], _discount)).sum(axis=1)  # type: ignore[no-any-return]
 
 
 class Ranked:
@@ -274,17 +298,20 @@ class Ranked:
         """hits(k) per query and cutoff (float64, shape (q, len(cutoffs))); ranks past the end
         of a list count as non-relevant. Counts of bool relevance are read off the cumulative
         hits when they exist (exact); tie-averaged relevance with ``"numpy"`` is summed per cutoff."""
-        q, n = self.rel.shape
         if self.rounding == "numpy" and (self._hits is None or self.rel.dtype != bool):
-            out = np.zeros((q, len(cutoffs)))
-            for j, k in enumerate(cutoffs):
-                if min(k, n) > 0:
-                    out[:, j] = self.rel[:, :k].sum(axis=1, dtype=np.float64)
-            return out
+            return _columns([self.hits(k) for k in cutoffs], self.rel.shape[0])
         return _read_at(self.cum, cutoffs)
+
+    def hits(self, k: int) -> np.ndarray:
+        """hits(k) per query at one cutoff (float64, shape (q,)): :meth:`hits_at` for ``[k]``."""
+        if self.rounding == "numpy" and (self._hits is None or self.rel.dtype != bool):
+            return self.rel[:, : max(k, 0)].sum(axis=1, dtype=np.float64)  # type: ignore[no-any-return]
+        return _read_at(self.cum, [k])[:, 0]
 
     def precision_at(self, cutoffs: Sequence[int]) -> np.ndarray:
         """P@k = hits(k) / k (divided by k even when fewer than k were retrieved), shape (q, len(cutoffs))."""
+        if len(cutoffs) == 1:
+            return (self.hits(cutoffs[0]) / cutoffs[0])[:, None]  # type: ignore[no-any-return]
         return self.hits_at(cutoffs) / np.asarray(cutoffs, dtype=np.float64)
 
     def recall_at(self, cutoffs: Sequence[int], R: np.ndarray) -> np.ndarray:
@@ -311,20 +338,22 @@ class Ranked:
         """
         if self.rounding == "trec_eval":
             return _left_to_right_at(np.where(self.rel, self.precision, 0.0), cutoffs)
-        q, n = self.rel.shape
-        out = np.zeros((q, len(cutoffs)))
-        for j, k in enumerate(cutoffs):
-            m = n if k is None else min(k, n)
-            if m > 0:
-                b = self.rel[:, :m]
-                c = self.cum[:, :m] if self._hits is not None else np.cumsum(b, axis=1, dtype=np.float64)
-                out[:, j] = (np.where(b, c, 0.0) / np.arange(1, m + 1)).sum(axis=1)
-        return out
+        return _columns([self.precision_sum(k) for k in cutoffs], self.rel.shape[0])
+
+    def precision_sum(self, k: int | None = None) -> np.ndarray:
+        """Σ_{i≤k} P(i)·rel(i) per query at one cutoff (None: all), shape (q,): :meth:`precision_sum_at`."""
+        if self.rounding == "trec_eval":
+            return self.precision_sum_at([k])[:, 0]
+        n = self.rel.shape[1]
+        m = n if k is None else max(min(k, n), 0)
+        b = self.rel[:, :m]
+        c = self.cum[:, :m] if self._hits is not None else np.cumsum(b, axis=1, dtype=np.float64)
+        return (np.where(b, c, 0.0) / _cached(_RANKS, m, _ranks)).sum(axis=1)  # type: ignore[no-any-return]
 
     def average_precision(self, R: np.ndarray, k: int | None = None, denominator: str = "R") -> np.ndarray:
         """AP@k = Σ_{i≤k} P(i)·rel(i) / D with D = R (``denominator="R"``, trec_eval) or
         min(k, R) (``"min_k_r"``); 0 when D = 0. ``k=None``: the whole list (``rel`` bool)."""
-        total = self.precision_sum_at([k])[:, 0]
+        total = self.precision_sum(k)
         return divide(total, np.minimum(R, k) if (k is not None and denominator == "min_k_r") else R)
 
     def reciprocal_rank(self, k: int | None = None) -> np.ndarray:
