@@ -185,6 +185,8 @@ def _read_at(total: np.ndarray, cutoffs: Sequence[int | None]) -> np.ndarray:
     else:
         m = [n if k is None else max(min(k, n), 0) for k in cutoffs]
         idx = None if min(m, default=1) == 0 else slice(m[0] - 1, m[0]) if len(m) == 1 else np.array(m) - 1
+        if isinstance(idx, np.ndarray):
+            idx.flags.writeable = False
         if len(_READS) < 4096:
             _READS[key] = idx
     if idx is not None:
@@ -284,6 +286,7 @@ class Ranked:
         """hits(i) at every rank i = 1..n, shape (q, n) (float64; whole numbers for bool relevance)."""
         if self._hits is None:
             self._hits = np.cumsum(self.rel, axis=1, dtype=np.float64)
+            self._hits.flags.writeable = False  # shared by every measure (and their views)
         return self._hits
 
     @property
