@@ -1,7 +1,9 @@
 """Private kernels for the retrieval measures: a batch of queries ranked once
 (:class:`RankedQueries`, built by :mod:`streammetrics._queries.batch`, which validates the batch)
 and any number of per-query measures evaluated on it (definitions: see
-docs/definitions/retrieval.md).
+docs/definitions/retrieval.md). The measures themselves are the one per-query kernel of
+:mod:`streammetrics._queries.per_query` (``rounding="numpy"``), which ``streammetrics.trec``
+shares; this module gathers each group of equal-length queries into its matrices.
 
 A batch is ``Q`` queries laid out flat (each query's rows contiguous). Ranking never loops over
 documents in Python: queries are grouped by their number of retrieved documents ``L`` (a loop over
@@ -26,6 +28,8 @@ from typing import Any, TypedDict
 import numpy as np
 
 from streammetrics._core.validation import first_bad
+
+from . import per_query
 
 __all__ = ["MAX_GRADE", "QUERY_OPTIONS", "Group", "QueryOptions", "QueryRows", "RankedQueries", "take_rows"]
 
@@ -67,6 +71,7 @@ class Group:
     scores: np.ndarray
     _tie_ids: np.ndarray | None = None
     _binary: dict[float, np.ndarray] = field(default_factory=dict)
+    _ranked: dict[tuple[float, str], per_query.Ranked] | None = None
 
     def binary(self, rel_level: float) -> np.ndarray:
         """Relevance indicator (grade >= rel_level) in rank order, cached per level."""
@@ -77,17 +82,21 @@ class Group:
 
     def tie_average(self, x: np.ndarray) -> np.ndarray:
         """``x`` (q, L) with each entry replaced by the mean over its tie group of equal scores."""
-        q, n = x.shape
-        if n == 0:
-            return x.astype(np.float64)
-        if self._tie_ids is None:
-            new = np.ones((q, n), dtype=bool)
-            new[:, 1:] = self.scores[:, 1:] != self.scores[:, :-1]
-            self._tie_ids = np.cumsum(new.ravel()) - 1
-        gid = self._tie_ids
-        sums = np.bincount(gid, weights=x.ravel().astype(np.float64))
-        counts = np.bincount(gid)
-        return (sums / counts)[gid].reshape(q, n)
+        if x.shape[1] and self._tie_ids is None:
+            self._tie_ids = per_query.tie_groups(self.scores)
+        return per_query.tie_average(x, self._tie_ids if self._tie_ids is not None else np.zeros(0, np.int64))
+
+    def ranked(self, rel_level: float, ties: str = "first") -> per_query.Ranked:
+        """The per-query kernel over the relevance indicator (tie-averaged with ``ties="average"``),
+        cached per (level, ties)."""
+        if self._ranked is None:
+            self._ranked = {}
+        key = (rel_level, ties)
+        rk = self._ranked.get(key)
+        if rk is None:
+            b = self.binary(rel_level)
+            rk = self._ranked[key] = per_query.Ranked(self.tie_average(b) if ties == "average" else b)
+        return rk
 
 
 def take_rows(a: np.ndarray, order: np.ndarray) -> np.ndarray:
@@ -122,28 +131,6 @@ def _segment_sorted_desc(
         m = -np.sort(-values[idx], axis=1)
         out.append((rows, m if k is None else m[:, :k]))
     return out
-
-
-def dcg_matrix(gains: np.ndarray, k: int | None) -> np.ndarray:
-    """Σ_{i ≤ k} gains[:, i-1] / log2(i + 1) for a (q, L) matrix of gains in rank order."""
-    m = gains if k is None else gains[:, :k]
-    if m.shape[1] == 0:
-        return np.zeros(m.shape[0])
-    return (m * _discount(m.shape[1])).sum(axis=1)
-
-
-_DISCOUNTS: dict[int, np.ndarray] = {}
-
-
-def _discount(n: int) -> np.ndarray:
-    """1 / log2(i + 1) for ranks i = 1..n (cached; read-only)."""
-    d = _DISCOUNTS.get(n)
-    if d is None:
-        d = 1.0 / np.log2(np.arange(2, n + 2, dtype=np.float64))
-        d.flags.writeable = False
-        if len(_DISCOUNTS) < 256:
-            _DISCOUNTS[n] = d
-    return d
 
 
 def gain(grades: np.ndarray, kind: str) -> np.ndarray:
@@ -252,11 +239,11 @@ class RankedQueries:
         if self.judged is not None:
             assert self.judged_lengths is not None
             for rows, m in _segment_sorted_desc(self.judged, self.judged_lengths, k):
-                out[rows] = dcg_matrix(gain(m, kind), k)
+                out[rows] = per_query.dcg(gain(m, kind), k)
         else:
             for g in self.groups:
                 m = -np.sort(-g.grades, axis=1)
-                out[g.rows] = dcg_matrix(gain(m, kind), k)
+                out[g.rows] = per_query.dcg(gain(m, kind), k)
         self._cache[key] = out
         return out
 
@@ -264,55 +251,46 @@ class RankedQueries:
 # -- measures: each returns per-query values (n_queries,) or (n_queries, m) ------------------------
 
 
-def _div(a: np.ndarray, b: np.ndarray | float) -> np.ndarray:
-    """a / b elementwise, 0 where b <= 0 (trec_eval's convention for empty denominators)."""
-    b_arr = np.asarray(b, dtype=np.float64)
-    out = np.zeros(np.shape(a))
-    np.divide(a, b_arr, out=out, where=b_arr > 0)
-    return out
-
-
-def _binary(g: Group, rel_level: float, ties: str) -> np.ndarray:
-    b = g.binary(rel_level).astype(np.float64)
-    return g.tie_average(b) if ties == "average" else b
+_div = per_query.divide
 
 
 def precision_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.ndarray:
+    """P@k per query (:meth:`.per_query.Ranked.precision_at`)."""
     out = np.zeros(rq.n_queries)
     for g in rq.groups:
-        out[g.rows] = _binary(g, rel_level, ties)[:, :k].sum(axis=1) / k
+        out[g.rows] = g.ranked(rel_level, ties).precision_at([k])[:, 0]
     return out
 
 
 def recall_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.ndarray:
-    hits = precision_at_k(rq, k, rel_level, ties) * k
-    return _div(hits, rq.R(rel_level))
+    """R@k per query (:meth:`.per_query.Ranked.recall_at`)."""
+    r = rq.R(rel_level)
+    out = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        out[g.rows] = g.ranked(rel_level, ties).recall_at([k], r[g.rows])[:, 0]
+    return out
 
 
 def r_precision(rq: RankedQueries, rel_level: float, ties: str) -> np.ndarray:
+    """R-precision per query (:meth:`.per_query.Ranked.r_precision`)."""
     r = rq.R(rel_level)
-    hits = np.zeros(rq.n_queries)
+    out = np.zeros(rq.n_queries)
     for g in rq.nonempty_groups():
-        c = np.cumsum(_binary(g, rel_level, ties), axis=1)
-        rr = r[g.rows].astype(np.int64)
-        col = np.minimum(rr, c.shape[1]) - 1
-        hits[g.rows] = np.where(rr > 0, c[np.arange(c.shape[0]), np.maximum(col, 0)], 0.0)
-    return _div(hits, r)
+        out[g.rows] = g.ranked(rel_level, ties).r_precision(r[g.rows])
+    return out
 
 
-def _prec_recall(g: Group, rel_level: float, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    b = g.binary(rel_level).astype(np.float64)
-    c = np.cumsum(b, axis=1)
-    prec = c / np.arange(1, c.shape[1] + 1)
-    rec = _div(c, r[g.rows][:, None])
-    return b, prec, rec
+def _prec_recall(g: Group, rel_level: float, r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Precision and recall at every rank of the group's queries."""
+    rk = g.ranked(rel_level)
+    return rk.precision, _div(rk.cum, r[g.rows][:, None])
 
 
 def precision_at_recall(rq: RankedQueries, level: float, rel_level: float) -> np.ndarray:
     r = rq.R(rel_level)
     out = np.zeros(rq.n_queries)
     for g in rq.nonempty_groups():
-        _, prec, rec = _prec_recall(g, rel_level, r)
+        prec, rec = _prec_recall(g, rel_level, r)
         reach = (rec >= level) & (r[g.rows] > 0)[:, None]
         first = np.argmax(reach, axis=1)
         rows = np.arange(prec.shape[0])
@@ -332,8 +310,8 @@ def interpolated_precision(
     r = rq.R(rel_level)
     out = np.zeros((rq.n_queries, len(levels)))
     for g in rq.nonempty_groups():
-        _, prec, rec = _prec_recall(g, rel_level, r)
-        hits = np.cumsum(g.binary(rel_level), axis=1)
+        prec, rec = _prec_recall(g, rel_level, r)
+        hits = g.ranked(rel_level).cum
         rg = r[g.rows]
         # best precision at ranks with recall >= level: a suffix max of precision.
         suffix = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]
@@ -353,33 +331,26 @@ def system_efficiency(rq: RankedQueries, rel_level: float) -> np.ndarray:
     r = rq.R(rel_level)
     out = np.zeros(rq.n_queries)
     for g in rq.nonempty_groups():
-        _, prec, rec = _prec_recall(g, rel_level, r)
+        prec, rec = _prec_recall(g, rel_level, r)
         d = np.sqrt((1.0 - rec) ** 2 + (1.0 - prec) ** 2).min(axis=1)
         out[g.rows] = np.where(r[g.rows] > 0, 1.0 - d / math.sqrt(2.0), 0.0)
     return out
 
 
 def average_precision(rq: RankedQueries, k: int | None, rel_level: float, denominator: str) -> np.ndarray:
+    """AP@k per query (:meth:`.per_query.Ranked.average_precision`)."""
     r = rq.R(rel_level)
-    total = np.zeros(rq.n_queries)
+    out = np.zeros(rq.n_queries)
     for g in rq.groups:
-        b = g.binary(rel_level)[:, :k] if k is not None else g.binary(rel_level)
-        if b.shape[1] == 0:
-            continue
-        c = np.cumsum(b, axis=1, dtype=np.float64)
-        total[g.rows] = (np.where(b, c, 0.0) / np.arange(1, b.shape[1] + 1)).sum(axis=1)
-    denom = np.minimum(r, k) if (k is not None and denominator == "min_k_r") else r
-    return _div(total, denom)
+        out[g.rows] = g.ranked(rel_level).average_precision(r[g.rows], k, denominator)
+    return out
 
 
 def reciprocal_rank(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+    """Reciprocal rank per query (:meth:`.per_query.Ranked.reciprocal_rank`)."""
     out = np.zeros(rq.n_queries)
     for g in rq.groups:
-        b = g.binary(rel_level)[:, :k] if k is not None else g.binary(rel_level)
-        if b.shape[1] == 0:
-            continue
-        first = np.argmax(b, axis=1)
-        out[g.rows] = np.where(b.any(axis=1), 1.0 / (first + 1.0), 0.0)
+        out[g.rows] = g.ranked(rel_level).reciprocal_rank(k)
     return out
 
 
@@ -399,7 +370,7 @@ def dcg(rq: RankedQueries, k: int | None, kind: str, ties: str) -> np.ndarray:
         x = gain(g.grades, kind)
         if ties == "average":
             x = g.tie_average(x)
-        out[g.rows] = dcg_matrix(x, k)
+        out[g.rows] = per_query.dcg(x, k)
     return out
 
 

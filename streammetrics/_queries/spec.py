@@ -14,7 +14,7 @@ import numpy as np
 
 from streammetrics._core.validation import first_bad
 
-from . import kernels as K
+from . import kernels as query_kernels
 
 __all__ = ["STORED_RTOL", "Spec"]
 
@@ -112,34 +112,34 @@ class Spec:
                 "retrieved <= retrieved and <= relevant"
             )
 
-    def evaluate(self, rq: K.RankedQueries) -> np.ndarray:
-        """Per-query values, shape (queries, width); a value beyond ``K.MAX_QUERY_VALUE`` (a
+    def evaluate(self, rq: query_kernels.RankedQueries) -> np.ndarray:
+        """Per-query values, shape (queries, width); a value beyond ``query_kernels.MAX_QUERY_VALUE`` (a
         large exponential gain) or not finite is a ValueError."""
         with np.errstate(over="ignore", invalid="ignore"):
             v = self._evaluate(rq)
-        if not (np.abs(v) <= K.MAX_QUERY_VALUE).all():  # NaN too
-            q = first_bad(~(np.abs(v) <= K.MAX_QUERY_VALUE).all(axis=1))
+        if not (np.abs(v) <= query_kernels.MAX_QUERY_VALUE).all():  # NaN too
+            q = first_bad(~(np.abs(v) <= query_kernels.MAX_QUERY_VALUE).all(axis=1))
             assert isinstance(q, int)
             raise ValueError(f"relevance: {self.name} of query {q + rq.offset} is beyond 2**256, the bound "
                              "that keeps sums over queries finite (grades too large)")
         return v
 
-    def _evaluate(self, rq: K.RankedQueries) -> np.ndarray:
+    def _evaluate(self, rq: query_kernels.RankedQueries) -> np.ndarray:
         kind = self.kind
         if kind == "p":
             assert self.k is not None
-            v = K.precision_at_k(rq, self.k, self.rel_level, self.ties)
+            v = query_kernels.precision_at_k(rq, self.k, self.rel_level, self.ties)
         elif kind == "r":
             assert self.k is not None
-            v = K.recall_at_k(rq, self.k, self.rel_level, self.ties)
+            v = query_kernels.recall_at_k(rq, self.k, self.rel_level, self.ties)
         elif kind == "rprec":
-            v = K.r_precision(rq, self.rel_level, self.ties)
+            v = query_kernels.r_precision(rq, self.rel_level, self.ties)
         elif kind == "p_at_r":
-            v = K.precision_at_recall(rq, self.levels[0], self.rel_level)
+            v = query_kernels.precision_at_recall(rq, self.levels[0], self.rel_level)
         elif kind == "ap":
-            v = K.average_precision(rq, self.k, self.rel_level, self.denominator)
+            v = query_kernels.average_precision(rq, self.k, self.rel_level, self.denominator)
         elif kind == "rr":
-            v = K.reciprocal_rank(rq, self.k, self.rel_level)
+            v = query_kernels.reciprocal_rank(rq, self.k, self.rel_level)
         elif kind == "cg":
             assert self.k is not None
             if self.rel_max is not None:
@@ -148,17 +148,19 @@ class Spec:
                         raise ValueError(
                             f"relevance: grade {g.grades.max()!r} exceeds rel_max={self.rel_max}"
                         )
-            v = K.cumulative_gain(rq, self.k, self.ties)
+            v = query_kernels.cumulative_gain(rq, self.k, self.ties)
         elif kind == "dcg":
-            v = K.dcg(rq, self.k, self.gain, self.ties)
+            v = query_kernels.dcg(rq, self.k, self.gain, self.ties)
         elif kind == "ndcg":
-            v = K.ndcg(rq, self.k, self.gain, self.ties)
+            v = query_kernels.ndcg(rq, self.k, self.gain, self.ties)
         elif kind == "iprec":
-            return K.interpolated_precision(rq, self.levels, self.rel_level, self.interpolation or "textbook")
+            return query_kernels.interpolated_precision(
+                rq, self.levels, self.rel_level, self.interpolation or "textbook"
+            )
         elif kind == "eff":
-            v = K.system_efficiency(rq, self.rel_level)
+            v = query_kernels.system_efficiency(rq, self.rel_level)
         elif kind == "set":
-            return K.set_counts(rq, self.rel_level)
+            return query_kernels.set_counts(rq, self.rel_level)
         else:  # pragma: no cover - specs are built by the classes below
             raise AssertionError(kind)
         return v[:, None]

@@ -17,7 +17,7 @@ from streammetrics._core.load_checks import MAX_SAMPLES
 from streammetrics._core.state import State
 from streammetrics._core.validation import first_bad
 
-from . import kernels as K
+from . import kernels as query_kernels
 from .batch import check_batch, reads_rows
 from .spec import STORED_RTOL, Spec
 from .values import finite
@@ -127,9 +127,9 @@ class QueryState(State):
         return super().equals(other)
 
     #: The keyword arguments ``prepare`` takes (a MetricSet passes only these to it).
-    update_keywords = K.QUERY_OPTIONS
+    update_keywords = query_kernels.QUERY_OPTIONS
 
-    def prepare(self, relevance: Any, scores: Any, **options: Unpack[K.QueryOptions]) -> Any:
+    def prepare(self, relevance: Any, scores: Any, **options: Unpack[query_kernels.QueryOptions]) -> Any:
         batch = check_batch(relevance, scores, raw_judged=self.raw_judged, **options)
         specs = list(self._acc)
         sums = [np.zeros(spec.width) for spec in specs]

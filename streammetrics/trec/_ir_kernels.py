@@ -31,14 +31,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from streammetrics._queries import per_query
+
 from ._kernels import NONPOOL, ResRels, seqsum, setup_gains
 
 __all__ = ["rr_at", "judged_at", "err_at", "rbp_binary", "ndcg_exp_at", "ndcg_gains"]
 
 
 def rr_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    first = int(rr.rel_pos[0]) + 1 if len(rr.rel_pos) else 0
-    return [1.0 / first if 0 < first <= k else 0.0 for k in cutoffs]
+    return [float(rr.ranked.reciprocal_rank(k)[0]) for k in cutoffs]
 
 
 def judged_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
@@ -82,17 +83,14 @@ def ndcg_exp_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     if not len(ideal):
         return [0.0] * len(cutoffs)
     g = np.exp2(np.maximum(rr.rels, 0).astype(np.float64)) - 1.0
-    terms = g / np.log2(np.arange(rr.num_ret) + 2.0)
-    ideal_terms = ideal / np.log2(np.arange(len(ideal)) + 2.0)
-    return [seqsum(terms[: min(k, rr.num_ret)]) / seqsum(ideal_terms[: min(k, len(ideal))]) for k in cutoffs]
+    dcg = per_query.dcg_at(g[None, :], cutoffs, "trec_eval")[0]
+    return (dcg / per_query.dcg_at(ideal[None, :], cutoffs, "trec_eval")[0]).tolist()  # type: ignore[no-any-return]
 
 
 def ndcg_gains(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> float:
     """``pairs``: ``(grade, gain)`` as trec_eval's ndcg takes them, and ``("cut", k)`` for a cutoff."""
     cut = next((int(v) for name, v in pairs if name == "cut"), None)
     gains = setup_gains(rr, [p for p in pairs if p[0] != "cut"])
-    g = gains.of(rr.rels)[:cut]
-    ideal = gains.ideal()[:cut]
-    dcg = seqsum(np.where(g != 0, g / np.log2(np.arange(len(g)) + 2.0), 0.0))
-    idcg = seqsum(ideal / np.log2(np.arange(len(ideal)) + 2.0))
-    return dcg / idcg if idcg > 0.0 else 0.0
+    dcg = per_query.dcg_at(gains.of(rr.rels)[None, :], [cut], "trec_eval")[0, 0]
+    idcg = per_query.dcg_at(gains.ideal()[None, :], [cut], "trec_eval")[0, 0]
+    return float(dcg / idcg) if idcg > 0.0 else 0.0

@@ -5,8 +5,13 @@ document in rank order -- its grade, :data:`NONPOOL` (``-1``, not in the qrels) 
 (``-2``, in the qrels with a negative grade) -- plus the number of judged documents at each grade.
 Each kernel returns the query's values (one per cutoff or parameter) computed with trec_eval's
 definitions (read from trec_eval 10.0's ``m_*.c``: formulas, guards, the order of floating-point
-sums). Cost: O(retrieved) numpy work per kernel; the few kernels whose definition is a walk with
-state (``ndcg_rel``, ``Rndcg``) loop in Python over the retrieved list.
+sums). The IR measures the library shares (AP, ``map_cut``, P, recall, success, R-precision,
+reciprocal rank, ``ndcg`` / ``ndcg_cut``) read the one per-query kernel,
+:class:`streammetrics._queries.per_query.Ranked` and :func:`~streammetrics._queries.per_query.dcg_at`
+with ``rounding="trec_eval"`` (this query as a row, :attr:`ResRels.ranked`); the batched fast path
+(:mod:`.batched`) reads the same kernel over many queries, so both agree to the last bit. Cost:
+O(retrieved) numpy work per kernel; the few kernels whose definition is a walk with state
+(``ndcg_rel``, ``Rndcg``) loop in Python over the retrieved list.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
+
+from streammetrics._queries import per_query
 
 NONPOOL = -1
 UNJUDGED = -2
@@ -71,8 +78,18 @@ class ResRels:
         return self.rels >= self.level
 
     @functools.cached_property
+    def ranked(self) -> per_query.Ranked:
+        """This query as a row of the per-query kernel, with trec_eval's rounding."""
+        return per_query.Ranked(self.is_rel[None, :], "trec_eval")
+
+    @functools.cached_property
+    def R(self) -> np.ndarray:
+        """``num_rel`` as the kernel takes it: float64, shape (1,)."""
+        return np.array([float(self.num_rel)])
+
+    @functools.cached_property
     def cum_rel(self) -> np.ndarray:
-        return np.cumsum(self.is_rel)
+        return self.ranked.cum[0]
 
     @functools.cached_property
     def rel_pos(self) -> np.ndarray:
@@ -83,35 +100,23 @@ class ResRels:
         m = min(k, self.num_ret)
         return int(self.cum_rel[m - 1]) if m > 0 else 0
 
-    def rels_at(self, cutoffs: Sequence[int]) -> list[int]:
-        """:meth:`rel_at` of each cutoff (one numpy gather)."""
-        if not self.num_ret:
-            return [0] * len(cutoffs)
-        idx = np.minimum(np.asarray(cutoffs, dtype=np.int64), self.num_ret) - 1
-        return np.where(idx >= 0, self.cum_rel[np.maximum(idx, 0)], 0).tolist()
-
     @functools.cached_property
     def precision_sum(self) -> float:
         """The sum of the precisions at the relevant retrieved documents (AP's numerator; yaap's
         ``sum_probrel``)."""
-        if not len(self.rel_pos):
-            return 0.0
-        return seqsum(self.cum_rel[self.rel_pos] / (self.rel_pos + 1.0))
+        return float(self.ranked.precision_sum_at([None])[0, 0])
 
     @functools.cached_property
     def ap(self) -> float:
         """Average precision (trec_eval's map for this query), shared by map and gm_map."""
-        if not len(self.rel_pos):
-            return 0.0
-        return self.precision_sum / self.num_rel
+        return float(self.ranked.average_precision(self.R)[0])
 
     @functools.cached_property
     def interpolated(self) -> np.ndarray:
         """Interpolated precision at each relevant document: max precision at its rank or below."""
-        n = self.num_ret
-        if not n:
+        if not self.num_ret:
             return np.zeros(0)
-        prec = self.cum_rel / np.arange(1, n + 1)
+        prec = self.ranked.precision[0]
         return np.maximum.accumulate(prec[::-1])[::-1][self.rel_pos]
 
     def num_nonrel(self) -> int:
@@ -141,8 +146,7 @@ def gm_log(value: float) -> float:
 
 
 def rprec(rr: ResRels) -> float:
-    k = min(rr.num_ret, rr.num_rel)
-    return rr.rel_at(k) / rr.num_rel if k else 0.0
+    return float(rr.ranked.r_precision(rr.R)[0])
 
 
 def bpref(rr: ResRels) -> float:
@@ -161,7 +165,7 @@ def bpref(rr: ResRels) -> float:
 
 
 def recip_rank(rr: ResRels) -> float:
-    return 1.0 / (rr.rel_pos[0] + 1.0) if len(rr.rel_pos) else 0.0
+    return float(rr.ranked.reciprocal_rank()[0])
 
 
 def infap(rr: ResRels) -> float:
@@ -196,23 +200,22 @@ def bin_g(rr: ResRels) -> float:
 
 
 def precision_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    return [r / k for r, k in zip(rr.rels_at(cutoffs), cutoffs, strict=True)]
+    return rr.ranked.precision_at(cutoffs)[0].tolist()  # type: ignore[no-any-return]
 
 
 def recall_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    if not rr.num_rel:
-        return [0.0] * len(cutoffs)
-    return [r / rr.num_rel for r in rr.rels_at(cutoffs)]
+    return rr.ranked.recall_at(cutoffs, rr.R)[0].tolist()  # type: ignore[no-any-return]
 
 
 def relative_precision_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     if not rr.num_rel:
         return [0.0] * len(cutoffs)
-    return [r / min(k, rr.num_rel) for r, k in zip(rr.rels_at(cutoffs), cutoffs, strict=True)]
+    hits = rr.ranked.hits_at(cutoffs)[0].tolist()
+    return [r / min(k, rr.num_rel) for r, k in zip(hits, cutoffs, strict=True)]
 
 
 def success_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    return [1.0 if r else 0.0 for r in rr.rels_at(cutoffs)]
+    return rr.ranked.success_at(cutoffs)[0].tolist()  # type: ignore[no-any-return]
 
 
 def unjudged_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
@@ -221,32 +224,16 @@ def unjudged_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
 
 
 def map_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    if not rr.num_rel:
-        return [0.0] * len(cutoffs)
-    pos = rr.rel_pos
-    terms = np.cumsum(rr.cum_rel[pos] / (pos + 1.0))
-    out = []
-    for k in cutoffs:
-        m = int(np.searchsorted(pos, k))  # relevant documents ranked above k
-        out.append((float(terms[m - 1]) if m else 0.0) / rr.num_rel)
-    return out
+    return per_query.divide(rr.ranked.precision_sum_at(cutoffs)[0], rr.R).tolist()  # type: ignore[no-any-return]
 
 
 def ndcg_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     """trec_eval's ndcg_cut: gains are the grades (no gain parameters); ideal from rel_levels."""
-    r = rr.rels
-    n = rr.num_ret
-    disc = np.log2(np.arange(n) + 2.0)
-    dcg = np.cumsum(np.where(r > 0, r / disc, 0.0))
+    gains = np.where(rr.rels > 0, rr.rels, 0)[None, :]
     ideal = np.repeat(np.arange(rr.num_rel_levels - 1, 0, -1), rr.rel_levels[rr.num_rel_levels - 1 : 0 : -1])
-    idcg = np.cumsum(ideal / np.log2(np.arange(len(ideal)) + 2.0))
-    out = []
-    for k in cutoffs:
-        v = float(dcg[min(k, n) - 1]) if min(k, n) else 0.0
-        m = min(k, len(ideal))
-        i = float(idcg[m - 1]) if m else 0.0
-        out.append(v / i if i > 0.0 else v)
-    return out
+    dcg = per_query.dcg_at(gains, cutoffs, "trec_eval")[0]
+    idcg = per_query.dcg_at(ideal[None, :], cutoffs, "trec_eval")[0]
+    return np.divide(dcg, idcg, out=dcg, where=idcg > 0.0).tolist()  # type: ignore[no-any-return]
 
 
 def rprec_mult(rr: ResRels, mults: Sequence[float]) -> list[float]:
@@ -409,17 +396,12 @@ def setup_gains(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> Gains:
     return Gains([(int(g), float(gain), int(c)) for g, gain, c in levels])
 
 
-def _discounts(n: int) -> np.ndarray:
-    return np.log2(np.arange(n) + 2.0)
-
-
 def ndcg_values(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> tuple[float, float]:
     """(dcg, ideal dcg) as trec_eval's ndcg / dcg / ideal_dcg compute them."""
     gains = setup_gains(rr, pairs)
-    g = gains.of(rr.rels)
-    dcg = seqsum(np.where(g != 0, g / _discounts(len(g)), 0.0))
-    ideal = gains.ideal()
-    return dcg, seqsum(ideal / _discounts(len(ideal)))
+    dcg = per_query.dcg_at(gains.of(rr.rels)[None, :], [None], "trec_eval")
+    idcg = per_query.dcg_at(gains.ideal()[None, :], [None], "trec_eval")
+    return float(dcg[0, 0]), float(idcg[0, 0])
 
 
 def ndcg(rr: ResRels, pairs: Sequence[tuple[str, float]]) -> float:

@@ -19,8 +19,8 @@ from typing import Any
 
 from streammetrics._core.params import Param, check_param
 
-from . import _ir_kernels as IK
-from . import _kernels as K
+from . import _ir_kernels as ir_kernels
+from . import _kernels as trec_kernels
 from . import judgment_groups as JG
 from . import preferences as P
 from .tokens import atof, atol
@@ -84,20 +84,22 @@ class Measure:
     source: str = "qrels"  # what compute takes: a ResRels ("qrels"), one per judgment group ("qrels_jg")
 
 
-def _one(f: Callable[[K.ResRels], float]) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
+def _one(
+    f: Callable[[trec_kernels.ResRels], float],
+) -> Callable[[trec_kernels.ResRels, tuple[Any, ...], Options], list[Value]]:
     return lambda rr, p, o: [f(rr)]
 
 
-def _set(key: str) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
-    return lambda rr, p, o: [K.set_values(rr, float(p[0]) if p else 1.0)[key]]
+def _set(key: str) -> Callable[[trec_kernels.ResRels, tuple[Any, ...], Options], list[Value]]:
+    return lambda rr, p, o: [trec_kernels.set_values(rr, float(p[0]) if p else 1.0)[key]]
 
 
 def _pref(f: Callable[[P.ResultsPrefs], float]) -> Callable[[Any, tuple[Any, ...], Options], list[Value]]:
     return lambda rp, p, o: [f(rp)]
 
 
-def _ndcg_kind(which: int) -> Callable[[K.ResRels, tuple[Any, ...], Options], list[Value]]:
-    return lambda rr, p, o: [K.ndcg_values(rr, p)[which]]
+def _ndcg_kind(which: int) -> Callable[[trec_kernels.ResRels, tuple[Any, ...], Options], list[Value]]:
+    return lambda rr, p, o: [trec_kernels.ndcg_values(rr, p)[which]]
 
 
 MEASURES: tuple[Measure, ...] = (
@@ -110,40 +112,45 @@ MEASURES: tuple[Measure, ...] = (
     Measure("num_ret", "none", (), lambda rr, p, o: [float(rr.num_ret)], avg="sum", value="long"),
     Measure("num_rel", "none", (), lambda rr, p, o: [float(rr.num_rel)], avg="num_rel", value="long"),
     Measure("num_rel_ret", "none", (), lambda rr, p, o: [float(rr.num_rel_ret)], avg="sum", value="long"),
-    Measure("map", "none", (), _one(K.average_precision)),
+    Measure("map", "none", (), _one(trec_kernels.average_precision)),
     Measure(
-        "gm_map", "none", (), _one(lambda rr: K.gm_log(K.average_precision(rr))), avg="gm", per_query=False
+        "gm_map", "none", (), _one(lambda rr: trec_kernels.gm_log(trec_kernels.average_precision(rr))),
+        avg="gm", per_query=False,
     ),
-    Measure("Rprec", "none", (), _one(K.rprec)),
-    Measure("bpref", "none", (), _one(K.bpref)),
-    Measure("recip_rank", "none", (), _one(K.recip_rank)),
+    Measure("Rprec", "none", (), _one(trec_kernels.rprec)),
+    Measure("bpref", "none", (), _one(trec_kernels.bpref)),
+    Measure("recip_rank", "none", (), _one(trec_kernels.recip_rank)),
     Measure(
         "iprec_at_recall",
         "double_cuts",
         TENTHS,
-        lambda rr, p, o: list(K.iprec_at_recall(rr, p, o.version, o.fused)),
+        lambda rr, p, o: list(trec_kernels.iprec_at_recall(rr, p, o.version, o.fused)),
     ),
-    Measure("P", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.precision_at(rr, p))),
+    Measure("P", "long_cuts", LONG_CUTS, lambda rr, p, o: list(trec_kernels.precision_at(rr, p))),
     Measure(
-        "relstring", "doubles", (10.0,), lambda rr, p, o: [K.relstring(rr, p[0])], avg="none", value="string"
+        "relstring", "doubles", (10.0,), lambda rr, p, o: [trec_kernels.relstring(rr, p[0])], avg="none",
+        value="string",
     ),
-    Measure("recall", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.recall_at(rr, p))),
-    Measure("infAP", "none", (), _one(K.infap)),
-    Measure("gm_bpref", "none", (), _one(lambda rr: K.gm_log(K.bpref(rr))), avg="gm", per_query=False),
-    Measure("Rprec_mult", "double_cuts", RPREC_MULTS, lambda rr, p, o: list(K.rprec_mult(rr, p))),
-    Measure("utility", "doubles", (1.0, -1.0, 0.0, 0.0), lambda rr, p, o: [K.utility(rr, p)]),
-    Measure("11pt_avg", "doubles", TENTHS, lambda rr, p, o: [K.eleven_pt_avg(rr, p, o.version, o.fused)]),
-    Measure("binG", "none", (), _one(K.bin_g)),
-    Measure("G", "pairs", (), lambda rr, p, o: [K.normalized_gain(rr, p)]),
+    Measure("recall", "long_cuts", LONG_CUTS, lambda rr, p, o: list(trec_kernels.recall_at(rr, p))),
+    Measure("infAP", "none", (), _one(trec_kernels.infap)),
+    Measure("gm_bpref", "none", (), _one(lambda rr: trec_kernels.gm_log(trec_kernels.bpref(rr))), avg="gm",
+            per_query=False),
+    Measure("Rprec_mult", "double_cuts", RPREC_MULTS, lambda rr, p, o: list(trec_kernels.rprec_mult(rr, p))),
+    Measure("utility", "doubles", (1.0, -1.0, 0.0, 0.0), lambda rr, p, o: [trec_kernels.utility(rr, p)]),
+    Measure("11pt_avg", "doubles", TENTHS,
+            lambda rr, p, o: [trec_kernels.eleven_pt_avg(rr, p, o.version, o.fused)]),
+    Measure("binG", "none", (), _one(trec_kernels.bin_g)),
+    Measure("G", "pairs", (), lambda rr, p, o: [trec_kernels.normalized_gain(rr, p)]),
     Measure("dcg", "pairs", (), _ndcg_kind(0)),
     Measure("ideal_dcg", "pairs", (), _ndcg_kind(1)),
-    Measure("ndcg", "pairs", (), lambda rr, p, o: [K.ndcg(rr, p)]),
-    Measure("ndcg_rel", "pairs", (), lambda rr, p, o: [K.ndcg_rel(rr, p)]),
-    Measure("Rndcg", "pairs", (), lambda rr, p, o: [K.rndcg(rr, p)]),
-    Measure("ndcg_cut", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.ndcg_at(rr, p))),
-    Measure("map_cut", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.map_at(rr, p))),
-    Measure("relative_P", "long_cuts", LONG_CUTS, lambda rr, p, o: list(K.relative_precision_at(rr, p))),
-    Measure("success", "long_cuts", (1, 5, 10), lambda rr, p, o: list(K.success_at(rr, p))),
+    Measure("ndcg", "pairs", (), lambda rr, p, o: [trec_kernels.ndcg(rr, p)]),
+    Measure("ndcg_rel", "pairs", (), lambda rr, p, o: [trec_kernels.ndcg_rel(rr, p)]),
+    Measure("Rndcg", "pairs", (), lambda rr, p, o: [trec_kernels.rndcg(rr, p)]),
+    Measure("ndcg_cut", "long_cuts", LONG_CUTS, lambda rr, p, o: list(trec_kernels.ndcg_at(rr, p))),
+    Measure("map_cut", "long_cuts", LONG_CUTS, lambda rr, p, o: list(trec_kernels.map_at(rr, p))),
+    Measure("relative_P", "long_cuts", LONG_CUTS,
+            lambda rr, p, o: list(trec_kernels.relative_precision_at(rr, p))),
+    Measure("success", "long_cuts", (1, 5, 10), lambda rr, p, o: list(trec_kernels.success_at(rr, p))),
     Measure("set_P", "none", (), _set("set_P")),
     Measure("set_relative_P", "none", (), _set("set_relative_P")),
     Measure("set_recall", "none", (), _set("set_recall")),
@@ -187,18 +194,18 @@ MEASURES: tuple[Measure, ...] = (
         lambda g, p, o: list(JG.rprec_mult_avgjg(g, p)),
         source="qrels_jg",
     ),
-    Measure("yaap", "none", (), _one(K.yaap)),
-    Measure("rbp", "pairs", (), lambda rr, p, o: [K.rbp(rr, p)]),
-    Measure("rbp_resid", "pairs", (), lambda rr, p, o: [K.rbp_resid(rr, p)]),
-    Measure("unj", "long_cuts", (5, 10, 20), lambda rr, p, o: list(K.unjudged_at(rr, p))),
+    Measure("yaap", "none", (), _one(trec_kernels.yaap)),
+    Measure("rbp", "pairs", (), lambda rr, p, o: [trec_kernels.rbp(rr, p)]),
+    Measure("rbp_resid", "pairs", (), lambda rr, p, o: [trec_kernels.rbp_resid(rr, p)]),
+    Measure("unj", "long_cuts", (5, 10, 20), lambda rr, p, o: list(trec_kernels.unjudged_at(rr, p))),
     # beyond trec_eval: the ir_measures names RR@k, Judged@k, ERR@k, RBP(p=), nDCG(dcg='exp-log2')
     # select these (.irnames)
-    Measure("RR_cut", "long_cuts", (10,), lambda rr, p, o: list(IK.rr_at(rr, p))),
-    Measure("Judged", "long_cuts", (10,), lambda rr, p, o: list(IK.judged_at(rr, p))),
-    Measure("ERR_cut", "long_cuts", (10,), lambda rr, p, o: list(IK.err_at(rr, p))),
-    Measure("RBP_p", "doubles", (0.8,), lambda rr, p, o: [IK.rbp_binary(rr, p[0])]),
-    Measure("nDCG_exp", "long_cuts", (10,), lambda rr, p, o: list(IK.ndcg_exp_at(rr, p))),
-    Measure("nDCG_gains", "pairs", (), lambda rr, p, o: [IK.ndcg_gains(rr, p)]),
+    Measure("RR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_at(rr, p))),
+    Measure("Judged", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.judged_at(rr, p))),
+    Measure("ERR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.err_at(rr, p))),
+    Measure("RBP_p", "doubles", (0.8,), lambda rr, p, o: [ir_kernels.rbp_binary(rr, p[0])]),
+    Measure("nDCG_exp", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.ndcg_exp_at(rr, p))),
+    Measure("nDCG_gains", "pairs", (), lambda rr, p, o: [ir_kernels.ndcg_gains(rr, p)]),
 )
 BY_NAME = {m.name: m for m in MEASURES}
 

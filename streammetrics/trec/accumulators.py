@@ -11,19 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from streammetrics.retrieval.metrics import (
-    MAP,
-    MRR,
-    NDCG,
-    ElevenPointAP,
-    InterpolatedPrecision,
-    PrecisionAtK,
-    RecallAtK,
-    RetrievalMetric,
-    RPrecision,
-    SetPrecision,
-    SetRecall,
-)
+from streammetrics.retrieval import metrics as retrieval_metrics
+from streammetrics.retrieval.metrics import RetrievalMetric
 
 __all__ = ["trec_metrics"]
 
@@ -62,34 +51,34 @@ def trec_metrics(
         if name in ("runid", "num_q"):
             continue
         if name in _COUNTERS:
-            out["_set"] = SetPrecision(average="micro", **kw)
+            out["_set"] = retrieval_metrics.SetPrecision(average="micro", **kw)
             continue
         family, _, k = name.rpartition("_")
         try:
             if name == "map":
-                out[name] = MAP(**kw)
+                out[name] = retrieval_metrics.MAP(**kw)
             elif name == "Rprec":
-                out[name] = RPrecision(**kw)
+                out[name] = retrieval_metrics.RPrecision(**kw)
             elif name == "recip_rank":
-                out[name] = MRR(**kw)
+                out[name] = retrieval_metrics.MRR(**kw)
             elif name == "ndcg":
-                out[name] = NDCG(per_query=per_query)
+                out[name] = retrieval_metrics.NDCG(per_query=per_query)
             elif name == "set_P":
-                out[name] = SetPrecision(**kw)
+                out[name] = retrieval_metrics.SetPrecision(**kw)
             elif name == "set_recall":
-                out[name] = SetRecall(**kw)
+                out[name] = retrieval_metrics.SetRecall(**kw)
             elif name == "11pt_avg":
-                out[name] = ElevenPointAP(interpolation="trec", **kw)
+                out[name] = retrieval_metrics.ElevenPointAP(interpolation="trec", **kw)
             elif family == "iprec_at_recall":
-                out[name] = InterpolatedPrecision(float(k), interpolation="trec", **kw)
+                out[name] = retrieval_metrics.InterpolatedPrecision(float(k), interpolation="trec", **kw)
             elif family == "P":
-                out[name] = PrecisionAtK(int(k), **kw)
+                out[name] = retrieval_metrics.PrecisionAtK(int(k), **kw)
             elif family == "recall":
-                out[name] = RecallAtK(int(k), **kw)
+                out[name] = retrieval_metrics.RecallAtK(int(k), **kw)
             elif family == "map_cut":
-                out[name] = MAP(int(k), denominator="R", **kw)
+                out[name] = retrieval_metrics.MAP(int(k), denominator="R", **kw)
             elif family == "ndcg_cut":
-                out[name] = NDCG(int(k), per_query=per_query)
+                out[name] = retrieval_metrics.NDCG(int(k), per_query=per_query)
             else:
                 raise ValueError
         except ValueError:

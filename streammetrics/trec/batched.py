@@ -3,7 +3,8 @@
 For the measures of :data:`FAST` (trec_eval's ``official`` set, ``recall``, ``success``) a block
 of complete queries (:class:`.runfile.Block`) is judged, ranked and evaluated with numpy over
 ``(queries, documents)`` matrices, one matrix per distinct ranking length, instead of one Python
-call per query and measure. The arithmetic is the per-query kernels' (:mod:`._kernels`), in the
+call per query and measure. The arithmetic is the per-query kernel's
+(:mod:`streammetrics._queries.per_query` with ``rounding="trec_eval"``, as :mod:`._kernels` reads it), in the
 same order: every sum is a row-wise ``cumsum`` (left to right, as trec_eval's loops; zeros added
 where the kernel skips a term), so the values are the kernels' to the last bit. Queries whose
 ranking needs document ids (tied scores) or that retrieve a document twice are left to the
@@ -21,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.docstrings import filled
+from streammetrics._queries.per_query import Ranked
 
-from . import _kernels as K
+from ._kernels import NONPOOL, UNJUDGED, gm_log
 from ._measures import Options, Selected
 from .compactqrels import MISSING, CompactQrels
 from .runfile import Block, QueryLines
@@ -149,7 +151,7 @@ def block_values(
         return [], np.zeros((0, sum(width))), slow_out
     row_q = np.where(np.repeat(is_fast, lengths), np.repeat(qnum, lengths), -1)
     rels = judgments.lookup(row_q, block.docs, keys)
-    rels = np.where(rels == MISSING, K.NONPOOL, np.where(rels < 0, K.UNJUDGED, rels))
+    rels = np.where(rels == MISSING, NONPOOL, np.where(rels < 0, UNJUDGED, rels))
     counts = judgments.counts(rel_level)[qnum]
     out_row = np.cumsum(is_fast) - 1
     values = np.zeros((len(fast), sum(width)))
@@ -199,25 +201,20 @@ def split_row(row: np.ndarray, selected: Sequence[Selected]) -> list[list[Any]]:
 
 def _matrix_values(m: np.ndarray, R: np.ndarray, nonrel: np.ndarray, selected: Sequence[Selected],
                    opts: Options, level: float) -> np.ndarray:  # fmt: skip
-    """Per row of ``m`` (ranked judgments, (q, n), n >= 1) the selected measures' values."""
+    """Per row of ``m`` (ranked judgments, (q, n), n >= 1) the selected measures' values: the
+    per-query kernel (:class:`~streammetrics._queries.per_query.Ranked`) with trec_eval's rounding,
+    as the per-query path reads it one query at a time."""
     q, n = m.shape
     is_rel = m >= level
-    cum = np.cumsum(is_rel, axis=1)
-    nrr = cum[:, -1]
-    ranks = np.arange(1, n + 1)
-    prec = cum / ranks
+    ranked = Ranked(is_rel, "trec_eval")
+    nrr = ranked.cum[:, -1]
     Rf = R.astype(np.float64)
-    has_r = R > 0
     cache: dict[str, np.ndarray] = {}
 
     def ap() -> np.ndarray:
         if "ap" not in cache:
-            s = np.cumsum(np.where(is_rel, prec, 0.0), axis=1)[:, -1]
-            cache["ap"] = np.divide(s, Rf, out=np.zeros(q), where=has_r)
+            cache["ap"] = ranked.average_precision(Rf)
         return cache["ap"]
-
-    def rel_at(k: int) -> np.ndarray:
-        return cum[:, min(k, n) - 1]
 
     cols: list[np.ndarray] = []
     for s in selected:
@@ -235,25 +232,21 @@ def _matrix_values(m: np.ndarray, R: np.ndarray, nonrel: np.ndarray, selected: S
         elif name == "map":
             cols.append(ap()[:, None])
         elif name == "gm_map":
-            cols.append(np.array([K.gm_log(v) for v in ap().tolist()])[:, None])
+            cols.append(np.array([gm_log(v) for v in ap().tolist()])[:, None])
         elif name == "Rprec":
-            k = np.minimum(n, R)
-            hit = cum[np.arange(q), np.maximum(k, 1) - 1]
-            cols.append(np.divide(hit, Rf, out=np.zeros(q), where=k > 0)[:, None])
+            cols.append(ranked.r_precision(Rf)[:, None])
         elif name == "bpref":
             cols.append(_bpref(m, is_rel, R, nonrel, level)[:, None])
         elif name == "recip_rank":
-            first = np.argmax(is_rel, axis=1)
-            cols.append(np.where(nrr > 0, 1.0 / (first + 1.0), 0.0)[:, None])
+            cols.append(ranked.reciprocal_rank()[:, None])
         elif name == "P":
-            cols.append(np.stack([rel_at(k) / k for k in s.params], axis=1))
+            cols.append(ranked.precision_at(s.params))
         elif name == "recall":
-            recall = [np.divide(rel_at(k), Rf, out=np.zeros(q), where=has_r) for k in s.params]
-            cols.append(np.stack(recall, axis=1))
+            cols.append(ranked.recall_at(s.params, Rf))
         elif name == "success":
-            cols.append(np.stack([np.where(rel_at(k) > 0, 1.0, 0.0) for k in s.params], axis=1))
+            cols.append(ranked.success_at(s.params))
         elif name == "iprec_at_recall":
-            cols.append(_iprec(prec, cum, nrr, R, s.params, opts.version))
+            cols.append(_iprec(ranked.precision, ranked.cum, nrr, R, s.params, opts.version))
         else:  # pragma: no cover - fast_path admits FAST only
             raise AssertionError(name)
     return np.hstack(cols) if cols else np.zeros((q, 0))

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _kernels as K
+from . import _kernels as trec_kernels
 from .checked import GRADE_LIMIT, TrecFormatError, check_grades, utf8_errors
 from .tokens import text_fields
 
@@ -137,7 +137,7 @@ def groups_from_rows(rows: Any, where: str) -> list[dict[str, int]]:
     return groups_in_order(groups)
 
 
-def _average(groups: Sequence[K.ResRels], per_group: list[list[float]], width: int) -> list[float]:
+def _average(groups: Sequence[trec_kernels.ResRels], per_group: list[list[float]], width: int) -> list[float]:
     sums = [0.0] * width
     for vals in per_group:
         for i, v in enumerate(vals):
@@ -147,7 +147,7 @@ def _average(groups: Sequence[K.ResRels], per_group: list[list[float]], width: i
     return sums
 
 
-def map_avgjg(groups: Sequence[K.ResRels]) -> list[float]:
+def map_avgjg(groups: Sequence[trec_kernels.ResRels]) -> list[float]:
     """map_avgjg: the query's average precision per judgment group, averaged over the groups.
 
     Parameters
@@ -160,10 +160,10 @@ def map_avgjg(groups: Sequence[K.ResRels]) -> list[float]:
     list of float
         One value: the mean over groups (the sum when there is none or one).
     """
-    return _average(groups, [[K.average_precision(rr)] for rr in groups], 1)
+    return _average(groups, [[trec_kernels.average_precision(rr)] for rr in groups], 1)
 
 
-def precision_avgjg(groups: Sequence[K.ResRels], cutoffs: Sequence[int]) -> list[float]:
+def precision_avgjg(groups: Sequence[trec_kernels.ResRels], cutoffs: Sequence[int]) -> list[float]:
     """P_avgjg: the query's precision at each cutoff per judgment group, averaged over the groups.
 
     Parameters
@@ -178,10 +178,10 @@ def precision_avgjg(groups: Sequence[K.ResRels], cutoffs: Sequence[int]) -> list
     list of float
         One value per cutoff: the mean over groups.
     """
-    return _average(groups, [K.precision_at(rr, cutoffs) for rr in groups], len(cutoffs))
+    return _average(groups, [trec_kernels.precision_at(rr, cutoffs) for rr in groups], len(cutoffs))
 
 
-def rprec_mult_avgjg(groups: Sequence[K.ResRels], mults: Sequence[float]) -> list[float]:
+def rprec_mult_avgjg(groups: Sequence[trec_kernels.ResRels], mults: Sequence[float]) -> list[float]:
     """Rprec_mult_avgjg: the query's precision at ``mult * R`` per judgment group, averaged over
     the groups.
 
@@ -197,4 +197,4 @@ def rprec_mult_avgjg(groups: Sequence[K.ResRels], mults: Sequence[float]) -> lis
     list of float
         One value per multiple: the mean over groups.
     """
-    return _average(groups, [K.rprec_mult(rr, mults) for rr in groups], len(mults))
+    return _average(groups, [trec_kernels.rprec_mult(rr, mults) for rr in groups], len(mults))

@@ -63,7 +63,7 @@ from streammetrics._queries.kernels import QueryRows
 from streammetrics.retrieval._base import check_level
 from streammetrics.retrieval.metrics import RetrievalMetric
 
-from . import _kernels as K
+from . import _kernels as trec_kernels
 from ._measures import Options, Selected, check_trec_version
 from .evaluate import QueryEvaluator
 from .irnames import select
@@ -73,8 +73,8 @@ from .runfile import QueryLines
 
 __all__ = ["TrecMeasures", "TrecMeasure", "TrecSpec", "TrecBatch", "trec_batch", "NOT_IN_QRELS", "UNJUDGED"]
 
-NOT_IN_QRELS = K.NONPOOL
-UNJUDGED = K.UNJUDGED
+NOT_IN_QRELS = trec_kernels.NONPOOL
+UNJUDGED = trec_kernels.UNJUDGED
 #: What ``judged`` holds per query, as trec_eval's ``-R``: grades (``qrels``) or judgment rows.
 JUDGMENTS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
 _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "map_cut",
@@ -189,7 +189,7 @@ class TrecSpec:
             m = s.measure
             for _ in s.names:
                 if m.avg == "gm":
-                    lo.append(math.log(K.MIN_GEO_MEAN))
+                    lo.append(math.log(trec_kernels.MIN_GEO_MEAN))
                     hi.append(0.0)
                 elif m.name in _UNIT:
                     lo.append(0.0)
@@ -291,14 +291,14 @@ class TrecSpec:
                                  f"{grade} but judged holds {int(need[grade])}")  # fmt: skip
         if self.max_docs is not None:  # trec_eval: the top -M documents, then -J drops unjudged ones
             rels = rels[: self.max_docs]
-        ranked: dict[tuple[float, bool], K.ResRels] = {}  # per (relevance level, -J)
+        ranked: dict[tuple[float, bool], trec_kernels.ResRels] = {}  # per (relevance level, -J)
         row: list[float] = []
         for s in self.selected:
             key = (self.rel_level if s.level is None else s.level, self.judged_only or s.judged_only)
             rr = ranked.get(key)
             if rr is None:
                 kept = rels[rels >= 0] if key[1] else rels
-                rr = ranked[key] = K.ResRels(kept, levels, level=key[0], num_docs=self.num_docs)
+                rr = ranked[key] = trec_kernels.ResRels(kept, levels, level=key[0], num_docs=self.num_docs)
             row.extend(float(v) for v in s.measure.compute(rr, s.params, opts))
         return row
 
