@@ -57,7 +57,7 @@ from typing import Any
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines import range_counts as RC
+from streammetrics._engines import range_counts
 from streammetrics._engines.dask_ranked import evaluate_ranked
 from streammetrics._engines.plan import (
     Columns,
@@ -98,25 +98,25 @@ def _root_task(
         return merge_and_compute(states, config, kind)
 
 
-def _ranked_task(frames: Sequence[Any], plan: Plan, split: RC.Split,
+def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
                  sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        return RC.partition_parts(RC.frame_batches(frames, plan), split, sample_size)
+        return range_counts.partition_parts(range_counts.frame_batches(frames, plan), split, sample_size)
 
 
-def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: RC.Split,
+def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                   sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        return RC.partition_parts(RC.parquet_batches(files, fs, plan), split, sample_size)
+        return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan), split, sample_size)
 
 
-def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[RC.RangeCounts],
-                split: RC.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[range_counts.RangeCounts],
+                split: range_counts.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
     with trusted_states():
-        return RC.final_values(rest, ranges, split)
+        return range_counts.final_values(rest, ranges, split)
 
 
-def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, split: RC.Split,
+def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, split: range_counts.Split,
                split_every: int, deps: Sequence[Any] = ()) -> Any:
     """The graph of the range path (:mod:`streammetrics._engines.range_counts`), completed from its
     partition tasks ``dsk[(name, "part", i)]`` (each: the other members' state, the unsorted
@@ -133,7 +133,7 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
-    from streammetrics._engines import ranked as K
+    from streammetrics._engines import ranked as ranked_engine
 
     def key(*k: Any) -> tuple[Any, ...]:
         return (name, *k)
@@ -141,16 +141,16 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     parts = [key("part", i) for i in range(n_parts)]
     ranges = [key("range", r) for r in range(n_ranges)]
     if n_ranges == 1:
-        dsk[ranges[0]] = (RC.range_counts, [(operator.getitem, p, 1) for p in parts])
+        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts])
     else:
         for i, p in enumerate(parts):
             dsk[key("sample", i)] = (operator.getitem, p, 2)
-            dsk[key("routed", i)] = (RC.route_runs, p, key("edges"))
+            dsk[key("routed", i)] = (range_counts.route_runs, p, key("edges"))
             for r in range(n_ranges):
                 dsk[key("piece", i, r)] = (operator.getitem, key("routed", i), r)
-        dsk[key("edges")] = (K.range_edges, [key("sample", i) for i in range(n_parts)], n_ranges)
+        dsk[key("edges")] = (ranked_engine.range_edges, [key("sample", i) for i in range(n_parts)], n_ranges)
         for r in range(n_ranges):
-            dsk[ranges[r]] = (RC.range_counts, [key("piece", i, r) for i in range(n_parts)])
+            dsk[ranges[r]] = (range_counts.range_counts, [key("piece", i, r) for i in range(n_parts)])
     rest: list[Any] = []
     if split.rest is not None:
         dsk[key("rest-config")] = split.rest
@@ -246,14 +246,14 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     except ValueError:  # the general path raises it, as for any frame
         return None
     plan = run.plan
-    split = RC.split_of(run.template, plan, dtypes)
+    split = range_counts.split_of(run.template, plan, dtypes)
     if split is None:
         return None
-    n_ranges = RC.range_count()
+    n_ranges = range_counts.range_count()
     name = _new_name()
     # the plan, the split and the filesystem: one node each, shipped once per worker
     dsk: dict[Any, Any] = {(name, "plan"): plan, (name, "split"): split, (name, "fs"): fs}
-    slices = RC.task_slices(len(files), n_ranges)
+    slices = range_counts.task_slices(len(files), n_ranges)
     for i, s in enumerate(slices):
         dsk[(name, "part", i)] = (_parquet_task, files[s], (name, "fs"), (name, "plan"),
                                   (name, "split"), _SAMPLE)
@@ -343,12 +343,12 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     frames = frame.to_delayed()
     if not frames:
         return run.result(None)
-    split = RC.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
+    split = range_counts.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
-        n_ranges = RC.range_count()
+        n_ranges = range_counts.range_count()
         name = _new_name()
         dsk: dict[Any, Any] = {(name, "plan"): plan, (name, "split"): split}
-        slices = RC.task_slices(len(frames), n_ranges)
+        slices = range_counts.task_slices(len(frames), n_ranges)
         for i, s in enumerate(slices):
             dsk[(name, "part", i)] = (_ranked_task, [f.key for f in frames[s]], (name, "plan"),
                                       (name, "split"), _SAMPLE)

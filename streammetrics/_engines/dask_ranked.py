@@ -24,17 +24,17 @@ from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
-from . import ranked as K
+from . import ranked as ranked_engine
 from .plan import Plan, frame_state, normalise
 
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
 
 
-def _runs_task(df: Any, plan: Plan) -> K.Runs:
+def _runs_task(df: Any, plan: Plan) -> ranked_engine.Runs:
     acc = frame_state(df, plan)
     assert isinstance(acc, MetricSet)
-    return K.runs_of(acc)
+    return ranked_engine.runs_of(acc)
 
 
 def _edges(ranges: int | Sequence[float]) -> tuple[int, np.ndarray | None]:
@@ -60,7 +60,7 @@ def range_summaries(
     ranges: int | Sequence[float] = 8,
     sample_size: int = 256,
     curves: bool = False,
-) -> tuple[list[K.RangeSummary], tuple[float, float]]:
+) -> tuple[list[ranked_engine.RangeSummary], tuple[float, float]]:
     """The per-range summaries (increasing score ranges) and the totals (P, N), on the workers.
 
     Parameters and errors as :func:`evaluate_ranked`; ``curves``: carry the curve pieces.
@@ -68,10 +68,10 @@ def range_summaries(
     import dask
 
     template, _ = normalise(metrics)
-    ignore = K.check_metrics(dict(template.items()))
+    ignore = ranked_engine.check_metrics(dict(template.items()))
     n_ranges, fixed = _edges(ranges)
     sample_size = check_param(sample_size, "sample_size", _SAMPLE_SIZE)
-    plan = Plan(config=K.runs_config(ignore), family="classification", label=label, score=score,
+    plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
                 weight=weight)
     missing = [c for c in plan.columns() if c not in ddf.columns]
     if missing:
@@ -82,14 +82,15 @@ def range_summaries(
     if fixed is not None:
         edges: Any = fixed
     else:
-        samples = [delayed(K.run_sample, pure=True)(r, sample_size) for r in runs]
-        edges = delayed(K.range_edges, pure=True)(samples, n_ranges)
-    splits = [delayed(K.split_runs, pure=True)(r, edges) for r in runs]
+        samples = [delayed(ranked_engine.run_sample, pure=True)(r, sample_size) for r in runs]
+        edges = delayed(ranked_engine.range_edges, pure=True)(samples, n_ranges)
+    splits = [delayed(ranked_engine.split_runs, pure=True)(r, edges) for r in runs]
     # Round one from the pieces (no range is merged, so none is held while waiting for the
     # others); round two merges each range and summarises it in one task, which returns O(1)
     # numbers (plus its curve piece): a worker never keeps a merged range.
-    totals = delayed(K.add_totals, pure=True)([delayed(K.piece_totals, pure=True)(s) for s in splits])
-    offs = delayed(K.offsets, pure=True)(totals)
+    pieces = [delayed(ranked_engine.piece_totals, pure=True)(s) for s in splits]
+    totals = delayed(ranked_engine.add_totals, pure=True)(pieces)
+    offs = delayed(ranked_engine.offsets, pure=True)(totals)
     grand = delayed(_grand, pure=True)(totals)
     summaries = [
         delayed(_range_task, pure=True)([delayed(operator.getitem, pure=True)(s, i) for s in splits],
@@ -100,9 +101,9 @@ def range_summaries(
     return list(out), total
 
 
-def _range_task(pieces: Sequence[K.Runs], offset: tuple[float, float, float],
-                totals: tuple[float, float], curves: bool) -> K.RangeSummary:
-    return K.range_summary(K.merge_range(pieces), offset, totals, curves)
+def _range_task(pieces: Sequence[ranked_engine.Runs], offset: tuple[float, float, float],
+                totals: tuple[float, float], curves: bool) -> ranked_engine.RangeSummary:
+    return ranked_engine.range_summary(ranked_engine.merge_range(pieces), offset, totals, curves)
 
 
 def _grand(totals: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -184,7 +185,7 @@ def evaluate_ranked(
     curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())
     summaries, totals = range_summaries(ddf, metrics, label=label, score=score, weight=weight,
                                         ranges=ranges, sample_size=sample_size, curves=curves)
-    res = K.combine(summaries, totals)
+    res = ranked_engine.combine(summaries, totals)
     values: dict[str, Any] = {}
     for name, m in members.items():
         if isinstance(m, AUROC):

@@ -39,7 +39,7 @@ from streammetrics._scores.thresholds import ThresholdCounts, average_precision,
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
-from . import ranked as K
+from . import ranked as ranked_engine
 from .plan import Plan, column, compute_recorded, empty_set, merged, rebuild, state_of
 
 #: Score ranges per worker thread (more than one, so that the ranges balance over the workers).
@@ -83,7 +83,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> Split | No
     if len(ranked) != 1:
         return None
     try:
-        ignore = K.check_metrics({n: template[n] for n in ranked[0]})
+        ignore = ranked_engine.check_metrics({n: template[n] for n in ranked[0]})
     except ValueError:
         return None
     order = tuple(n for n, _ in template.items())
@@ -125,8 +125,8 @@ def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split,
             (poss if group else negs).append(s)
         if rest is not None and split.ranked_first:
             rest.update(y, p)
-    runs: K.Runs = (_joined(negs), None, _joined(poss), None)
-    return None if rest is None else state_of(rest), runs, K.run_sample(runs, sample_size)
+    runs: ranked_engine.Runs = (_joined(negs), None, _joined(poss), None)
+    return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size)
 
 
 def frame_batches(frames: Sequence[Any], plan: Plan) -> Iterator[tuple[Any, Any]]:
@@ -210,7 +210,7 @@ _MASKED_RANGES = 8
 _BLOCK = 1 << 17
 
 
-def route_runs(parts: tuple[Any, ...], edges: np.ndarray) -> list[K.Runs]:
+def route_runs(parts: tuple[Any, ...], edges: np.ndarray) -> list[ranked_engine.Runs]:
     """The unsorted runs of :func:`partition_parts` output routed to the R ranges the R - 1
     ``edges`` define: R pieces (copies), each sorted once by its range's task. O(n R) (with
     ``R`` > 8: O(n log R)); no partition sorts its scores."""
@@ -246,7 +246,7 @@ def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
     return v
 
 
-def range_counts(pieces: Sequence[K.Runs]) -> RangeCounts:
+def range_counts(pieces: Sequence[ranked_engine.Runs]) -> RangeCounts:
     """Sort one range's pieces (every partition's, unsorted) and count them: the range's only
     sort (one per class). O(n_r log n_r)."""
     nv = _sorted_scores([p[0] for p in pieces])

@@ -34,8 +34,6 @@ from .kernels import (
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["BLOCK_ROWS", "QueryBatch", "check_batch", "prepare_queries", "reads_rows"]
-
 #: Rows per ranked block (whole queries; a longer query is a block of its own): 65,536 rows
 #: keep each float64 temporary at 512 KiB.
 BLOCK_ROWS = 1 << 15

@@ -31,8 +31,6 @@ from streammetrics._core.validation import first_bad
 
 from . import per_query
 
-__all__ = ["MAX_GRADE", "QUERY_OPTIONS", "Group", "QueryOptions", "QueryRows", "RankedQueries", "take_rows"]
-
 
 class QueryOptions(TypedDict, total=False):
     """The keyword arguments of every retrieval ``update`` besides ``relevance`` and ``scores``

@@ -48,8 +48,6 @@ from typing import Literal
 
 import numpy as np
 
-__all__ = ["ROUNDINGS", "Ranked", "Rounding", "dcg", "dcg_at", "divide", "tie_average", "tie_groups"]
-
 Rounding = Literal["numpy", "trec_eval"]
 #: The rounding options (see the module docstring).
 ROUNDINGS: tuple[str, ...] = ("numpy", "trec_eval")

@@ -16,8 +16,6 @@ from streammetrics._core.validation import first_bad
 
 from . import kernels as query_kernels
 
-__all__ = ["STORED_RTOL", "Spec"]
-
 #: Relative slack of the stored-range checks (float rounding of sums).
 STORED_RTOL = 1e-9
 

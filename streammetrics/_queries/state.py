@@ -25,8 +25,6 @@ from .values import finite
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["QueryState"]
-
 
 class _Acc:
     """Running (count, sums) of one spec, plus the per-query values if asked for."""

@@ -22,9 +22,6 @@ from .kernels import QUERY_OPTIONS, QueryOptions
 if TYPE_CHECKING:
     from typing import Unpack
 
-__all__ = ["TIMED_QUERY_OPTIONS", "TimedQueryOptions", "allows_nan", "check_values", "finite", "query_values",
-           "spec_layout", "split_timestamp", "write_query_sums"]
-
 
 class TimedQueryOptions(QueryOptions, total=False):
     """The keyword arguments of a query wrapper's ``update``: the :class:`QueryOptions` of the

@@ -35,8 +35,6 @@ from streammetrics._queries import per_query
 
 from ._kernels import NONPOOL, ResRels, seqsum, setup_gains
 
-__all__ = ["rr_at", "judged_at", "err_at", "rbp_binary", "ndcg_exp_at", "ndcg_gains"]
-
 
 def rr_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     return [float(rr.ranked.reciprocal_rank(k)[0]) for k in cutoffs]

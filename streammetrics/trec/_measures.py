@@ -21,8 +21,7 @@ from streammetrics._core.params import Param, check_param
 
 from . import _ir_kernels as ir_kernels
 from . import _kernels as trec_kernels
-from . import judgment_groups as JG
-from . import preferences as P
+from . import judgment_groups, preferences
 from .tokens import atof, atol
 
 Value = float | str
@@ -94,7 +93,9 @@ def _set(key: str) -> Callable[[trec_kernels.ResRels, tuple[Any, ...], Options],
     return lambda rr, p, o: [trec_kernels.set_values(rr, float(p[0]) if p else 1.0)[key]]
 
 
-def _pref(f: Callable[[P.ResultsPrefs], float]) -> Callable[[Any, tuple[Any, ...], Options], list[Value]]:
+def _pref(
+    f: Callable[[preferences.ResultsPrefs], float],
+) -> Callable[[Any, tuple[Any, ...], Options], list[Value]]:
     return lambda rp, p, o: [f(rp)]
 
 
@@ -167,31 +168,32 @@ MEASURES: tuple[Measure, ...] = (
     *(
         Measure(name, "none", (), _pref(f), avg=avg, value=value, source="prefs")
         for name, f, avg, value in (
-            ("prefs_num_prefs_poss", P.num_possible, "sum", "long"),
-            ("prefs_num_prefs_ful", P.num_fulfilled, "sum", "long"),
-            ("prefs_num_prefs_ful_ret", P.num_fulfilled_ret, "sum", "long"),
-            ("prefs_simp", lambda rp: P.simple(rp, "all"), "mean", "double"),
-            ("prefs_pair", lambda rp: P.pairs(rp, "all"), "mean", "double"),
-            ("prefs_avgjg", lambda rp: P.by_group(rp, "all"), "mean", "double"),
-            ("prefs_avgjg_Rnonrel", lambda rp: P.rnonrel(rp, False), "mean", "double"),
-            ("prefs_simp_ret", lambda rp: P.simple(rp, "ret"), "mean", "double"),
-            ("prefs_pair_ret", lambda rp: P.pairs(rp, "ret"), "mean", "double"),
-            ("prefs_avgjg_ret", lambda rp: P.by_group(rp, "ret"), "mean", "double"),
-            ("prefs_avgjg_Rnonrel_ret", lambda rp: P.rnonrel(rp, True), "mean", "double"),
-            ("prefs_simp_imp", lambda rp: P.simple(rp, "imp"), "mean", "double"),
-            ("prefs_pair_imp", lambda rp: P.pairs(rp, "imp"), "mean", "double"),
-            ("prefs_avgjg_imp", lambda rp: P.by_group(rp, "imp"), "mean", "double"),
+            ("prefs_num_prefs_poss", preferences.num_possible, "sum", "long"),
+            ("prefs_num_prefs_ful", preferences.num_fulfilled, "sum", "long"),
+            ("prefs_num_prefs_ful_ret", preferences.num_fulfilled_ret, "sum", "long"),
+            ("prefs_simp", lambda rp: preferences.simple(rp, "all"), "mean", "double"),
+            ("prefs_pair", lambda rp: preferences.pairs(rp, "all"), "mean", "double"),
+            ("prefs_avgjg", lambda rp: preferences.by_group(rp, "all"), "mean", "double"),
+            ("prefs_avgjg_Rnonrel", lambda rp: preferences.rnonrel(rp, False), "mean", "double"),
+            ("prefs_simp_ret", lambda rp: preferences.simple(rp, "ret"), "mean", "double"),
+            ("prefs_pair_ret", lambda rp: preferences.pairs(rp, "ret"), "mean", "double"),
+            ("prefs_avgjg_ret", lambda rp: preferences.by_group(rp, "ret"), "mean", "double"),
+            ("prefs_avgjg_Rnonrel_ret", lambda rp: preferences.rnonrel(rp, True), "mean", "double"),
+            ("prefs_simp_imp", lambda rp: preferences.simple(rp, "imp"), "mean", "double"),
+            ("prefs_pair_imp", lambda rp: preferences.pairs(rp, "imp"), "mean", "double"),
+            ("prefs_avgjg_imp", lambda rp: preferences.by_group(rp, "imp"), "mean", "double"),
         )
     ),
-    Measure("map_avgjg", "none", (), lambda g, p, o: list(JG.map_avgjg(g)), source="qrels_jg"),
+    Measure("map_avgjg", "none", (), lambda g, p, o: list(judgment_groups.map_avgjg(g)), source="qrels_jg"),
     Measure(
-        "P_avgjg", "long_cuts", LONG_CUTS, lambda g, p, o: list(JG.precision_avgjg(g, p)), source="qrels_jg"
+        "P_avgjg", "long_cuts", LONG_CUTS, lambda g, p, o: list(judgment_groups.precision_avgjg(g, p)),
+        source="qrels_jg",
     ),
     Measure(
         "Rprec_mult_avgjg",
         "double_cuts",
         RPREC_MULTS,
-        lambda g, p, o: list(JG.rprec_mult_avgjg(g, p)),
+        lambda g, p, o: list(judgment_groups.rprec_mult_avgjg(g, p)),
         source="qrels_jg",
     ),
     Measure("yaap", "none", (), _one(trec_kernels.yaap)),

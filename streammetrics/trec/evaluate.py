@@ -29,7 +29,7 @@ from typing import IO, Any
 
 import numpy as np
 
-from . import _kernels as K
+from . import _kernels as trec_kernels
 from ._measures import Options, Selected, check_options, check_trec_version
 from .batched import block_values, fast_path, split_row
 from .binread import paused_gc
@@ -111,7 +111,8 @@ def _judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.nda
     """The judgment of each ranked document: its grade, -1 not in the qrels, -2 a negative grade
     (``judged_only``, -J: unjudged documents dropped)."""
     rels = np.array(
-        [(K.UNJUDGED if g < 0 else g) if (g := grades.get(d)) is not None else K.NONPOOL for d in kept],
+        [(trec_kernels.UNJUDGED if g < 0 else g) if (g := grades.get(d)) is not None else trec_kernels.NONPOOL
+         for d in kept],
         dtype=np.int64,
     )
     return rels[rels >= 0] if judged_only else rels
@@ -270,7 +271,7 @@ class QueryEvaluator:
                 ties_ascending=is_prefs,
             )
         prefs = form_prefs_counts(self.prefs[qid], kept) if is_prefs else None
-        ranked: dict[tuple[float, bool], list[K.ResRels]] = {}  # per (relevance level, -J)
+        ranked: dict[tuple[float, bool], list[trec_kernels.ResRels]] = {}  # per (relevance level, -J)
         out = []
         for sel in self.selected:
             inputs: Any = prefs
@@ -280,7 +281,7 @@ class QueryEvaluator:
                 inputs = ranked.get(key)
                 if inputs is None:
                     inputs = ranked[key] = [
-                        K.ResRels(_judge(kept, g, key[1]), _rel_levels(g), level=level,
+                        trec_kernels.ResRels(_judge(kept, g, key[1]), _rel_levels(g), level=level,
                                   num_docs=self.num_docs)
                         for g in self.judgments[qid]
                     ]
