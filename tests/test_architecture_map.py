@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from test_import_graph import PACKAGE, ROOT, import_graph
+from test_import_graph import PACKAGE, ROOT, import_graph, root_imports
 
 MAP = ROOT.parent / "docs" / "architecture.md"
 
@@ -109,3 +109,12 @@ def test_the_layer_check_sees_an_upward_import() -> None:
     rank = {layer: i for i, layer in enumerate(stated_layers(MAP.read_text()))}
     # ... that would be upward if _ranked were a kernel, as it once was listed
     assert rank["kernels"] < rank[layer_of["streammetrics.wrappers.metricset"]] <= rank[layer_of["streammetrics._engines.ranked"]]
+
+
+def test_only_integrations_import_the_package_root() -> None:
+    """The root gathers the families and wrappers; a module below the integrations that imported
+    it would run every family first (and could not be read alone)."""
+    layer_of = {module_name(path): layer for layer, path in module_map(MAP.read_text())}
+    below = sorted(f"{m} (line {', '.join(map(str, lines))})" for m, lines in root_imports().items()
+                   if layer_of.get(m) != "integrations")
+    assert not below, "modules below the integrations importing the package root:\n" + "\n".join(below)
