@@ -27,8 +27,7 @@ import numpy as np
 from streammetrics._core.labels import ClassMapping, LabelCodec
 from streammetrics._core.params import nonempty_param
 
-from .confusion_counts import ConfusionCounts, task_of
-from .label_views import select_labels
+from .confusion_counts import task_of
 
 
 @dataclass
@@ -54,13 +53,6 @@ class LabelOptions:
             out["labels"] = list(self.labels)
         return out
 
-    def attach(self, state: Any) -> Any:
-        """``state`` with the ``labels=`` selection (confusion counts). The codec is not part of
-        the state: the metric maps labels before its state's ``prepare``
-        (``Metric._prepare``, reading ``codec`` through ``Metric._codec``)."""
-        if self.selection is not None and isinstance(state, ConfusionCounts):
-            state = select_labels(state, self.selection)
-        return state
 
 
 def _is_int(v: Any) -> bool:

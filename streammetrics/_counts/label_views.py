@@ -35,9 +35,15 @@ from .confusion_counts import ConfusionCounts, OneVsRest
 
 
 class SelectedCounts(ConfusionCounts):
-    """Confusion counts read through a selection of classes (``selection``: their indices)."""
+    """Confusion counts read through a selection of classes (``selection``: their indices, the
+    ``labels=`` argument of the classification metrics); every other argument is
+    :class:`ConfusionCounts`'. Counting is unchanged; the reads (one-vs-rest counts, matrices)
+    see the selected classes only. O(1) beyond :class:`ConfusionCounts`."""
 
-    selection: np.ndarray
+    def __init__(self, task: str, num_classes: int | None, threshold: float, ignore_index: int | None,
+                 cells: bool, selection: np.ndarray) -> None:  # fmt: skip
+        super().__init__(task, num_classes, threshold, ignore_index, cells=cells)
+        self.selection = selection
 
     def key(self) -> tuple[Any, ...]:
         return (*super().key(), ("labels", tuple(int(i) for i in self.selection)))
@@ -65,15 +71,6 @@ class SelectedCounts(ConfusionCounts):
             self._flush()
             return self._sparse_matrix(True, self.selection)
         return self._restricted(super().matrix_w2())
-
-
-def select_labels(state: ConfusionCounts, selection: np.ndarray | None) -> ConfusionCounts:
-    """``state`` (in place) reading through ``selection`` (None: unchanged). O(1)."""
-    if selection is None:
-        return state
-    state.__class__ = SelectedCounts
-    state.selection = selection  # type: ignore[attr-defined]
-    return state
 
 
 #: per-row ratio of one metric: OneVsRest of per-row arrays -> (numerator, denominator)

@@ -45,7 +45,7 @@ class ProbabilityMetric(Metric[R_co]):
         self.from_logits = check_param(from_logits, "from_logits", FLAG)
         self.num_classes = None if num_classes is None else int(num_classes)
         bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr, losses)
-        self._state = self._labels.attach(bins)
+        self._state = bins
 
     def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
         """Fold in one batch: labels and probabilities (or logits with ``from_logits=True``).

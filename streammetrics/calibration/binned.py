@@ -142,7 +142,7 @@ class CalibrationError(ProbabilityMetric[float]):
         if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
             state, self._logit_scores = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
-            self._state = self._labels.attach(state)
+            self._state = state  # type: ignore[assignment]  # quantile bins replace the fixed bins
         self.max_bytes = None if max_bytes is None else int(max_bytes)
 
     def _config(self) -> dict[str, Any]:
@@ -364,7 +364,7 @@ class CalibrationCurve(ProbabilityMetric[CalibrationCurveResult | list[Calibrati
         if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else "ovr"
             state, self._logit_scores = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
-            self._state = self._labels.attach(state)
+            self._state = state  # type: ignore[assignment]  # quantile bins replace the fixed bins
         self.max_bytes = None if max_bytes is None else int(max_bytes)
 
     def _config(self) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from streammetrics._core.metric import Metric, R_co, Value
 from streammetrics._core.params import Param, check_param, real_param
 from streammetrics._counts.confusion_counts import ConfusionCounts, OneVsRest, task_of
 from streammetrics._counts.label_options import label_options
-from streammetrics._counts.label_views import sample_average_state
+from streammetrics._counts.label_views import SelectedCounts, sample_average_state
 
 # The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").
 _AVERAGES_ALL = (*AVERAGES, "binary", "samples")
@@ -73,11 +73,11 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
         self.ignore_index = ignore_index
         self.zero_division = check_zero_division(zero_division)
         cells = self._reads_matrix or (self._reads_selected_matrix and self._labels.selection is not None)
-        self._state: ConfusionCounts = ConfusionCounts(
-            self.task, num_classes, threshold, ignore_index, cells=cells
-        )
+        selection = self._labels.selection  # labels=: the reads see the selected classes only
+        self._state: ConfusionCounts = (
+            ConfusionCounts(self.task, num_classes, threshold, ignore_index, cells=cells) if selection is None
+            else SelectedCounts(self.task, num_classes, threshold, ignore_index, cells, selection))
         self.ignore_index = self._state.ignore_index  # checked, a Python int (np.int64 -> int)
-        self._state = self._labels.attach(self._state)  # classes / pos_label / labels= reads
 
     def _config(self) -> dict[str, Any]:
         return {

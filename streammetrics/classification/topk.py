@@ -134,7 +134,7 @@ class TopKAccuracy(ZeroDivisionOption, Metric[float]):
         ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
         self.num_classes, self.k, self.ignore_index = num_classes, k, ignore_index
         self.zero_division = check_zero_division(zero_division)
-        self._state: HitCounts = self._labels.attach(HitCounts(self.num_classes, self.k, ignore_index))
+        self._state: HitCounts = HitCounts(self.num_classes, self.k, ignore_index)
 
     def _config(self) -> dict[str, Any]:
         return {

@@ -131,7 +131,6 @@ class RankingMetric(Metric[R_co]):
         self.thresholds = thresholds
         self.scores = scores
         self.ignore_index = self._state.ignore_index  # validated there
-        self._state = self._labels.attach(self._state)
 
     @property
     def is_exact(self) -> bool:
