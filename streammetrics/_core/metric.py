@@ -21,6 +21,7 @@ from contextvars import ContextVar
 from typing import Any, ClassVar, Generic, TypeAlias, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .load_checks import carried_nbytes, check_config_types, check_plain, check_version, load_budget
 from .state import State
@@ -139,7 +140,7 @@ class Metric(Generic[R_co]):
         return f"{type(self).__name__}({args})"
 
     # -- the protocol ----------------------------------------------------------------------
-    def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
+    def update(self: M, y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None) -> M:
         """Fold in one batch (or one sample). Atomic: a rejected batch changes nothing.
 
         Parameters

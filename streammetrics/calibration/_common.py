@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.metric import M, Metric, R_co
 from streammetrics._core.params import FLAG, Param, check_param
@@ -47,7 +48,7 @@ class ProbabilityMetric(Metric[R_co]):
         bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr, losses)
         self._state = bins
 
-    def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
+    def update(self: M, y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None) -> M:
         """Fold in one batch: labels and probabilities (or logits with ``from_logits=True``).
 
         Binary: ``y_true`` 0/1 (n,), ``y_pred`` P(1) (n,); multiclass: ``y_true`` in [0, C)

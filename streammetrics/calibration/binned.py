@@ -43,6 +43,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import undefined_without_weight as undefined
 from streammetrics._core.docstrings import filled
@@ -193,7 +194,8 @@ class CalibrationError(ProbabilityMetric[float]):
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
-    def update(self: _P, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> _P:
+    def update(self: _P, y_true: ArrayLike, y_pred: ArrayLike, *,
+               sample_weight: ArrayLike | None = None) -> _P:
         """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
         return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
 
@@ -372,7 +374,8 @@ class CalibrationCurve(ProbabilityMetric[CalibrationCurveResult | list[Calibrati
                 "num_classes": self.num_classes, "from_logits": self.from_logits, **self._labels.config(),
                 **({} if self.max_bytes is None else {"max_bytes": self.max_bytes})}
 
-    def update(self: _P, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> _P:
+    def update(self: _P, y_true: ArrayLike, y_pred: ArrayLike, *,
+               sample_weight: ArrayLike | None = None) -> _P:
         """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
         return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.metric import M, Metric, R_co, Value
@@ -85,7 +86,8 @@ class _ScoreCurve(Metric[R_co]):
         with self._lock:
             return bool(self._state.is_exact)
 
-    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
+    def update(self: M, y_true: ArrayLike, y_score: ArrayLike, *,  # type: ignore[override]
+               sample_weight: ArrayLike | None = None) -> M:
         """Fold in one batch (labels 0/1 and scores; multiclass: class indices and (n, C)
         scores) or one sample; atomic; returns ``self``. O(n) (O(n C)) plus the state's
         amortised folding."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import ZeroDivisionOption, check_zero_division, warn_undefined, zero_value
 from streammetrics._core.intervals import wilson
@@ -145,7 +146,8 @@ class TopKAccuracy(ZeroDivisionOption, Metric[float]):
             **self._labels.config(),
         }
 
-    def update(self, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> TopKAccuracy:
+    def update(self, y_true: ArrayLike, y_score: ArrayLike, *,
+               sample_weight: ArrayLike | None = None) -> TopKAccuracy:
         return self._update_state(y_true, y_score, sample_weight)
 
     def _compute(self) -> float:

@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.metric import Metric
@@ -162,7 +163,7 @@ class Drift(Metric):
         extra = "" if self.max_bytes is None else f", max_bytes={self.max_bytes}"
         return f"Drift(<reference {shape}, {int(ref.hist[0].sum())} scores>, bins={self.bins}{extra})"
 
-    def update(self, y_score: Any, *, sample_weight: Any = None) -> Drift:  # type: ignore[override]
+    def update(self, y_score: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Drift:  # type: ignore[override]
         """Fold in a batch of current scores (shape (n,) or (n, C) as the reference; one row
         may be given alone). Atomic: a rejected batch changes nothing.
 

@@ -29,6 +29,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.intervals import z_value
 from streammetrics._core.load_checks import split_entries
@@ -292,7 +293,7 @@ class Estimated(Metric):
                                         minlength=C) for c in cols], axis=1)
         return y, scores, rw.reshape(-1), mean, var
 
-    def update(self, y_prob: Any, *, sample_weight: Any = None,  # type: ignore[override]
+    def update(self, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None,  # type: ignore[override]
                **kwargs: Any) -> Estimated:
         """Fold in a batch of probabilities (no labels). Atomic: a rejected batch changes nothing.
 

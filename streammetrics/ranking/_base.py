@@ -142,7 +142,8 @@ class RankingMetric(Metric[R_co]):
     def _by_class(self) -> bool:
         return False
 
-    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
+    def update(self: M, y_true: ArrayLike, y_score: ArrayLike, *,  # type: ignore[override]
+               sample_weight: ArrayLike | None = None) -> M:
         """Fold in one batch (or one sample given as scalars); atomic; returns ``self``."""
         return self._update_state(y_true, y_score, sample_weight)
 

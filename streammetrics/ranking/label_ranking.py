@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import undefined_without_weight
 from streammetrics._core.docstrings import filled
@@ -146,7 +147,8 @@ class _LabelRankingMetric(Metric[float]):
     def _config(self) -> dict[str, Any]:
         return {} if self.num_labels is None else {"num_labels": self.num_labels}
 
-    def update(self: M, y_true: Any, y_score: Any, *, sample_weight: Any = None) -> M:  # type: ignore[override]
+    def update(self: M, y_true: ArrayLike, y_score: ArrayLike, *,  # type: ignore[override]
+               sample_weight: ArrayLike | None = None) -> M:
         """Fold in (n, L) 0/1 labels and (n, L) scores (one sample: two rows of length L);
         atomic; returns ``self``. O(n L log(n L))."""
         return self._update_state(y_true, y_score, sample_weight)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.load_checks import MAX_SAMPLES, check_array_names, check_sums, loading
 from streammetrics._core.metric import M, Metric, UndefinedMetricWarning, Value
@@ -361,7 +362,7 @@ class RegressionMetric(Metric[Value]):
     def _init_outputs(self, multioutput: Any) -> None:
         self.multioutput = check_multioutput(multioutput, self._multioutputs)
 
-    def update(self: M, y_true: Any, y_pred: Any, *, sample_weight: Any = None) -> M:
+    def update(self: M, y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None) -> M:
         """Fold in one batch (or one sample). Atomic: a rejected batch changes nothing.
 
         Parameters

@@ -17,6 +17,8 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
+from numpy.typing import ArrayLike
+
 from streammetrics._core.metric import Metric, R_co
 from streammetrics._core.params import check_accumulator
 from streammetrics._core.timestamps import Clock
@@ -127,7 +129,8 @@ class SampleWrapper(Wrapper[R_co]):
         """The wrapped accumulator (its state is the wrapper's inner state)."""
         return self._metric
 
-    def update(self: _W, y_true: Any, y_pred: Any = _SCORES_ONLY, *, sample_weight: Any = None,  # type: ignore[override]
+    def update(self: _W, y_true: ArrayLike, y_pred: ArrayLike = _SCORES_ONLY, *,  # type: ignore[override]
+               sample_weight: ArrayLike | None = None,
                timestamp: Any = None, **query_kwargs: Any) -> _W:
         """Fold in a batch (or one sample), with per-row or per-batch ``timestamp``. Atomic.
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from streammetrics._core.metric import Metric
 from streammetrics._core.params import Param, check_accumulator, check_param
@@ -154,8 +155,8 @@ class Sliced(Metric[SlicedResults]):
             raise ValueError(f"state: bad configuration for Sliced: {exc}") from None
 
     # -- update ----------------------------------------------------------------------------
-    def update(self, y_true: Any, y_pred: Any, *, slices: Any,  # type: ignore[override]
-               sample_weight: Any = None, **kwargs: Any) -> Sliced:
+    def update(self, y_true: ArrayLike, y_pred: ArrayLike, *, slices: Any,  # type: ignore[override]
+               sample_weight: ArrayLike | None = None, **kwargs: Any) -> Sliced:
         """Fold in one batch with its slice keys. Atomic: a rejected batch (bad labels, bad
         keys, a key beyond the cap with ``overflow="error"``) changes nothing. Holds the lock
         for the whole batch (new keys must be admitted in one order). Returns ``self``."""
