@@ -518,6 +518,36 @@ def checked_batch(y: np.ndarray, s: np.ndarray, w: np.ndarray | None) -> ScoreBa
     return ScoreBatch(y, s, None if w is None else weight_bounds(w), y, s)
 
 
+class LabelBatch:
+    """One batch of (label, predicted label, weight) rows that its maker has already checked: what
+    :mod:`streammetrics.functional` hands the confusion-count states (:func:`checked_labels`).
+
+    Attributes
+    ----------
+    y, p : numpy.ndarray or scipy.sparse matrix
+        The true and the predicted labels: bool or 0/1 integers (binary, shape (n,); multilabel,
+        shape (n, L)) or class indices in range (multiclass, shape (n,)).
+    w : numpy.ndarray or None
+        float64 weights of shape (n,), each 0 or within the bounds of :func:`check_weights`.
+    """
+
+    __slots__ = ("y", "p", "w")
+
+    def __init__(self, y: Any, p: Any, w: np.ndarray | None) -> None:
+        self.y, self.p, self.w = y, p, w
+
+
+def checked_labels(y: Any, p: Any, w: np.ndarray | None) -> LabelBatch:
+    """A :class:`LabelBatch` of arrays whose caller has already checked the labels and the shapes
+    (:mod:`streammetrics.functional`: scikit-learn's target checks, then labels mapped to class
+    indices or 0/1 columns) and made ``w`` finite weights of shape (n,) or None. Only the
+    weights' bounds are checked here (:func:`weight_bounds`, the messages of ``update``), so
+    no array is converted or checked twice. Hand it to ``Metric._update_checked``. O(n) for the
+    weights (two reductions), O(1) otherwise.
+    """
+    return LabelBatch(y, p, None if w is None else weight_bounds(np.asarray(w, dtype=np.float64)))
+
+
 def score_batch(y_true: Any, y_score: Any, sample_weight: Any, task: str, n_columns: int,
                 ignore_index: int | None) -> ScoreBatch:
     """A batch of (label, score, weight) rows for a score state, checked once: every input rule

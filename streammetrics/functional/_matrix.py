@@ -20,6 +20,7 @@ from streammetrics._core.averaging import chance_adjusted
 from streammetrics._core.docstrings import filled
 from streammetrics._core.labels import encode
 from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.validation import checked_labels
 from streammetrics._core.warn import sklearn_compatible
 from streammetrics._counts.confusion_counts import ConfusionCounts
 from streammetrics.classification.confusion import (
@@ -68,8 +69,8 @@ def _single(metric: Any, t: Targets) -> Any:
     if t.type == "multilabel-indicator":
         metric.update(t.y_true, t.y_pred, sample_weight=t.sample_weight)
     else:
-        _, ct, cp = class_codes(t)
-        metric.update(ct, cp, sample_weight=t.sample_weight)
+        _, ct, cp = class_codes(t)  # checked codes in range: handed over (no second check)
+        metric._update_checked(checked_labels(ct, cp, t.sample_weight))
     return metric.compute()
 
 
@@ -299,7 +300,8 @@ def confusion_matrix(
     if normalize is None and integer and w is not None and _beyond_float(sample_weight, keep):
         cm = _integer_matrix(ct, cp, max(k, 2), _integer_weights(sample_weight, keep))[:k, :k]
     else:
-        cm = ConfusionMatrix(max(k, 2), normalize=normalize).update(ct, cp, sample_weight=w).compute()[:k, :k]
+        matrix = ConfusionMatrix(max(k, 2), normalize=normalize)._update_checked(checked_labels(ct, cp, w))
+        cm = matrix.compute()[:k, :k]
     if normalize is None:  # scikit-learn's dtype: int64 for integer or no weights, else float64
         cm = cm.astype(np.int64 if integer else np.float64, copy=False)
     if cm.shape == (1, 1):
@@ -348,7 +350,8 @@ def cohen_kappa_score(
     _, lab, ct, cp, w, _ = _matrix_codes(y1, y2, labels, sample_weight, name_true="`y1`")
     k = lab.shape[0]
     value = float(
-        CohenKappa(max(k, 2), weights=weights, zero_division=np.nan).update(ct, cp, sample_weight=w).compute()
+        CohenKappa(max(k, 2), weights=weights, zero_division=np.nan)
+        ._update_checked(checked_labels(ct, cp, w)).compute()
     )
     if np.isnan(value):
         empty = ct.shape[0] == 0 or (w is not None and not np.any(w))

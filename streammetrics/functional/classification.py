@@ -33,6 +33,7 @@ from streammetrics._core.docstrings import filled
 from streammetrics._core.labels import encode
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.params import Param, check_param
+from streammetrics._core.validation import checked_labels
 from streammetrics._core.warn import sklearn_compatible
 from streammetrics.classification.confusion import ConfusionMatrix, FBeta, Jaccard, Precision, Recall
 from streammetrics.wrappers.metricset import MetricSet
@@ -115,7 +116,7 @@ def _setwise(
         if not contains(t.classes, pos_label) and t.classes.shape[0] >= 2:
             raise ValueError(f"pos_label={pos_label} is not a valid label. It should be one of {t.classes}")
         ms = _build(members, None, multilabel=False, average="macro")
-        ms.update(_is(t.y_true, pos_label), _is(t.y_pred, pos_label), sample_weight=w)
+        ms._update_checked(checked_labels(_is(t.y_true, pos_label), _is(t.y_pred, pos_label), w))
         return _Fed(dict(ms.items()), "binary")
     if pos_label not in (None, 1):
         warnings.warn(
@@ -133,19 +134,20 @@ def _setwise(
             ms.update(yt.T, yp.T)
             return _Fed(dict(ms.items()), "samples", w)
         ms = _build(members, yt.shape[1], multilabel=True, average=average)
-        ms.update(yt, yp, sample_weight=w)
+        ms._update_checked(checked_labels(yt, yp, w))
         return _Fed(dict(ms.items()), average)
     if average == "samples":
         raise ValueError("Samplewise metrics are not available outside of multilabel classification.")
     k = t.classes.shape[0]
     if labels is None and k >= 2:
         ms = _build(members, k, multilabel=False, average=average)
-        ms.update(encode(t.y_true, t.classes), encode(t.y_pred, t.classes), sample_weight=w)
+        ms._update_checked(checked_labels(encode(t.y_true, t.classes), encode(t.y_pred, t.classes), w))
         return _Fed(dict(ms.items()), average)
     lab = t.classes if labels is None else as_labels(labels, "labels").ravel()
     cols = np.arange(lab.shape[0])
     ms = _build(members, lab.shape[0], multilabel=True, average=average)
-    ms.update(encode(t.y_true, lab)[:, None] == cols, encode(t.y_pred, lab)[:, None] == cols, sample_weight=w)
+    ms._update_checked(checked_labels(encode(t.y_true, lab)[:, None] == cols,
+                                      encode(t.y_pred, lab)[:, None] == cols, w))
     return _Fed(dict(ms.items()), average)
 
 

@@ -172,3 +172,62 @@ def test_windows_store_class_codes_through_the_wrapped_metrics_label_step() -> N
     assert w.compute() == sm.AUROC().update([0, 1, 0], [0.2, 0.4, 0.6]).compute()
     with pytest.raises(ValueError, match="unknown label"):
         w.update(["x"], [0.5])
+
+
+def _labels(kind: str, n: int = 300, seed: int = 1) -> tuple[Any, Any, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    w = rng.random(n) + 0.5
+    if kind == "binary":
+        return rng.integers(0, 2, n), rng.integers(0, 2, n), w
+    if kind == "multiclass":
+        return rng.choice(["a", "b", "c", "d"], n), rng.choice(["a", "b", "c", "d"], n), w
+    return rng.integers(0, 2, (n, 4)), rng.integers(0, 2, (n, 4)), w
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "multilabel"])
+@pytest.mark.parametrize("call, average", [("f1_score", "macro"), ("precision_score", "weighted"),
+                                           ("recall_score", None), ("fbeta_score", "micro"),
+                                           ("jaccard_score", "macro")])
+def test_functional_confusion_functions_hand_over_checked_labels(kind: str, call: str, average: Any) -> None:
+    """The confusion functions map and check the labels once (scikit-learn's target rules); the
+    accumulators take the checked batch (``checked_labels``): no label or weight is checked
+    again, only the weights' bounds. The values are the ones ``update`` gives."""
+    y, p, w = _labels(kind)
+    kw: dict[str, Any] = {"beta": 2.0} if call == "fbeta_score" else {}
+    avg = "binary" if kind == "binary" else average
+    with counted() as calls:
+        got = getattr(F, call)(y, p, average=avg, sample_weight=w, **kw)
+    assert not [k for k in calls if k[0] in ("check_weights", "check_binary_labels", "check_class_labels")]
+    assert sum(v for k, v in calls.items() if k[0] == "weight_bounds") == 1
+    skm = pytest.importorskip("sklearn.metrics")
+    np.testing.assert_allclose(got, getattr(skm, call)(y, p, average=avg, sample_weight=w, **kw),
+                               rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("bad", [-1.0, 2.0**200])
+def test_functional_confusion_weights_keep_the_bounds_of_update(bad: float) -> None:
+    y, p, w = _labels("multiclass")
+    w[5] = bad
+    codes = {c: i for i, c in enumerate("abcd")}
+    with pytest.raises(ValueError) as direct:
+        sm.F1(4).update(np.array([codes[c] for c in y]), np.array([codes[c] for c in p]), sample_weight=w)
+    with pytest.raises(ValueError) as functional:
+        F.f1_score(y, p, average="macro", sample_weight=w)
+    assert str(functional.value) == str(direct.value)
+
+
+def test_a_checked_label_batch_gives_the_state_update_gives() -> None:
+    from streammetrics._core.validation import checked_labels
+
+    rng = np.random.default_rng(3)
+    for k, multilabel in ((2, False), (5, False), (3, True)):
+        shape = (60, k) if multilabel else (60,)
+        y, p = rng.integers(0, 2 if multilabel else k, shape), rng.integers(0, 2 if multilabel else k, shape)
+        w = rng.random(60)
+        for weights in (None, w):
+            a = sm.ConfusionMatrix(None if k == 2 and not multilabel else k, multilabel=multilabel)
+            b = a.copy()
+            a.update(y, p, sample_weight=weights)
+            b._update_checked(checked_labels(y if k > 2 or multilabel else y.astype(bool),
+                                             p if k > 2 or multilabel else p.astype(bool), weights))
+            assert sm.dumps(a) == sm.dumps(b)
