@@ -208,15 +208,15 @@ class Metric(Generic[R_co]):
     def _update_checked(self: M, batch: Any) -> M:
         """Fold in a batch its maker has already converted and checked (a
         :class:`~streammetrics._core.validation.ScoreBatch` from
-        :func:`~streammetrics._core.validation.checked_batch`): the state's ``prepare`` takes it
-        as it is, with no label mapping and no conversion or check of any array again. For
-        :mod:`streammetrics.functional`, whose own checks of the same arrays come first; the
-        caller answers for them. Atomic like :meth:`update`. Cost: the state's split of the
-        batch (O(n), O(n log n) weighted).
+        :func:`~streammetrics._core.validation.checked_batch`, or a ``LabelBatch``): the state's
+        ``prepare_checked`` takes it as it is, with no label mapping and no conversion or check
+        of any array again. For :mod:`streammetrics.functional`, whose own checks of the same
+        arrays come first; the caller answers for them. Atomic like :meth:`update`. Cost: the
+        state's ``prepare_checked`` (O(n); O(n log n) for a weighted score batch).
 
         Parameters
         ----------
-        batch : ScoreBatch
+        batch : ScoreBatch or LabelBatch
             The checked batch (labels already class codes).
 
         Returns
@@ -224,7 +224,7 @@ class Metric(Generic[R_co]):
         Metric
             ``self``.
         """
-        delta = self._state.prepare(batch)
+        delta = self._state.prepare_checked(batch)
         with self._lock:
             self._state.apply(delta)
         return self

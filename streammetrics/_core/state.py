@@ -71,6 +71,13 @@ class State:
         """Validate inputs and build the increment; must not mutate ``self``."""
         raise NotImplementedError
 
+    def prepare_checked(self, batch: Any) -> Any:
+        """The increment of a batch its maker has already converted and checked (a
+        ``ScoreBatch`` or ``LabelBatch`` of :mod:`streammetrics._core.validation`), taken as it
+        is; must not mutate ``self``. Optional: the states :mod:`streammetrics.functional` feeds
+        (score states, confusion counts) implement it."""
+        raise NotImplementedError(f"{type(self).__name__} takes no checked batch")
+
     def apply(self, delta: Any) -> None:
         """Fold an increment built by :meth:`prepare` into the state; must not raise."""
         raise NotImplementedError

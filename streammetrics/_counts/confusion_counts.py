@@ -237,9 +237,7 @@ class ConfusionCounts(SummedState):
         return CellStore(self.num_classes) if self.layout == "cells" else ClassVectors(self.num_classes)
 
     # -- preparing a batch (validation; never mutates) ---------------------------------------
-    def prepare(self, y_true: Any, y_pred: Any = None, sample_weight: Any = None) -> Any:
-        if type(y_true) is LabelBatch:  # checked by its maker (functional): counted as it is
-            return self._prepare_checked(y_true)
+    def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         if sample_weight is None:
             # Fast paths for the two hot shapes; anything unusual (including every invalid
             # input, which must get the general path's error message) falls through.
@@ -268,7 +266,7 @@ class ConfusionCounts(SummedState):
         y, pred, w = self._label_rows(y, p, sample_weight)
         return self._label_counts(y, pred, w)
 
-    def _prepare_checked(self, batch: LabelBatch) -> Any:
+    def prepare_checked(self, batch: LabelBatch) -> Any:
         """The increment of a batch its maker has checked (:func:`checked_labels`): no array
         converted or checked again. A sparse multilabel batch takes the general path (counted
         from its sparse structure, which checks nothing dense). O(n) (O(n·L) multilabel)."""

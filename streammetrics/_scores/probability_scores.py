@@ -39,11 +39,9 @@ class ProbabilityScores(SortedScores):
     def key(self) -> Hashable:
         return (*super().key(), "probability")  # type: ignore[misc]
 
-    def prepare(self, y_true: Any, y_score: Any = None, sample_weight: Any = None) -> Any:
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
         """The calibration metrics' checks (:func:`prepare_batch`), then the buffer's split of
         the checked arrays, handed over as a :class:`ScoreBatch` (not checked again). O(n C)."""
-        if type(y_true) is ScoreBatch:
-            return self.split(y_true)
         b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False, losses=False)
         if b is None:
             return None

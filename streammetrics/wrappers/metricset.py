@@ -292,14 +292,14 @@ class MetricSet(Metric[MetricResults]):
         return [self._members[g[0]] for g in self._groups]
 
     # -- protocol ----------------------------------------------------------------------------
-    def _update_checked(self, batch: Any) -> MetricSet:  # type: ignore[override]
+    def _update_checked(self, batch: Any) -> MetricSet:
         """Feed a batch its maker has already checked (a ``LabelBatch`` or ``ScoreBatch`` of
         :mod:`streammetrics._core.validation`) to every distinct state, atomically: each
-        state's ``prepare`` takes it as it is (see ``Metric._update_checked``). For
+        state's ``prepare_checked`` takes it as it is (see ``Metric._update_checked``). For
         :mod:`streammetrics.functional`, whose members have no label step. O(the states'
         ``prepare``)."""
         owners = self._owners()
-        deltas = [m._state.prepare(batch) for m in owners]
+        deltas = [m._state.prepare_checked(batch) for m in owners]
         with self._lock:
             for m, delta in zip(owners, deltas, strict=True):
                 m._state.apply(delta)

@@ -31,18 +31,20 @@ class BinBatches(ScoreBatches):
             self, s: np.ndarray, name: str = "y_score", check: bool = True, out: np.ndarray | None = None
         ) -> np.ndarray: ...
 
-    def prepare(self, y_true: Any, y_score: Any = None, sample_weight: Any = None) -> Any:
-        """The increment of one batch: :func:`score_batch` once (or a :class:`ScoreBatch` given
-        as ``y_true`` alone, checked by its maker), then keys. Binary and multiclass batches
-        and multilabel batches without ignored entries take the vectorised paths; one binary
-        sample given as scalars takes :meth:`_prepare_generic`, multilabel batches with
-        ignored entries are split, then keyed. Never mutates. O(n) (O(n·C) for score matrices)."""
-        if type(y_true) is ScoreBatch:
-            batch = y_true
-        elif self.task == "binary" and is_scalar(y_true) and is_scalar(y_score):
+    def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        """The increment of one batch: :func:`score_batch` once, then keys. Binary and
+        multiclass batches and multilabel batches without ignored entries take the vectorised
+        paths; one binary sample given as scalars takes :meth:`_prepare_generic`, multilabel
+        batches with ignored entries are split, then keyed. Never mutates. O(n) (O(n·C) for
+        score matrices)."""
+        if self.task == "binary" and is_scalar(y_true) and is_scalar(y_score):
             return self._prepare_generic(y_true, y_score, sample_weight)
-        else:
-            batch = score_batch(y_true, y_score, sample_weight, self.task, self.n_columns, self.ignore_index)
+        return self.prepare_checked(
+            score_batch(y_true, y_score, sample_weight, self.task, self.n_columns, self.ignore_index))
+
+    def prepare_checked(self, batch: ScoreBatch) -> Any:
+        """The keyed increment of a checked :class:`ScoreBatch` (:meth:`prepare` after its
+        checks, or :mod:`streammetrics.functional`'s batch as it is). O(n) (O(n·C))."""
         if self.task == "multilabel":
             return self._prepare_multilabel(batch)
         return self._prepare_rows(batch)
