@@ -59,7 +59,7 @@ def widened(seen: tuple[float, ...] | None, summ: tuple[float, ...]) -> tuple[fl
         (min(seen[2], mine[2]), max(seen[3], mine[3])) if len(mine) == 4 else ())
 
 
-def dry_run(metric: Any, y: int, score: Any, weight: float | None, scalar: Any) -> None:
+def dry_run(metric: Any, y: float, score: Any, weight: float | None, scalar: Any) -> None:
     """The metric's (every member's, for a MetricSet) input checks on one pair; ``ValueError``
     if it rejects it. ``scalar`` turns a 0-d score into a Python scalar."""
     owners = metric._owners() if isinstance(metric, MetricSet) else [metric]
@@ -75,7 +75,8 @@ def kind_error(metric: Any, spec: tuple[str, tuple[int, ...]], sliced: Any = Non
     """Why the metric refuses every prediction of this kind (dtype, row shape), or None.
 
     A dry run of zero rows (``State.prepare`` changes nothing), with labels of shape ``(0,)``
-    and, for rows, ``(0, *row)`` (multilabel): the metric's checks of dimensions and row lengths
+    and, for rows, ``(0, *row)`` (multilabel, k regression outputs) or ``(0, *row[:-1])`` (k
+    prediction intervals): the metric's checks of dimensions and row lengths
     run, its checks of values have nothing to look at. ``sliced``: the slice-key layout when the
     metric is a :class:`~streammetrics.Sliced` (``(names,)``; None otherwise): its template
     metric's checks, then the key columns. O(1).
@@ -90,7 +91,8 @@ def kind_error(metric: Any, spec: tuple[str, tuple[int, ...]], sliced: Any = Non
     kwargs: dict[str, Any] = {}
     if sliced is not None:
         kwargs["slices"] = slices_argument(sliced[0], [])
-    shapes = [(0,)] + ([(0, *row)] if row else [])
+    # (0, *row[:-1]): the labels of rows of k intervals (regression, (n, k, 2) predictions)
+    shapes = [(0,)] + ([(0, *row)] if row else []) + ([(0, *row[:-1])] if len(row) >= 2 else [])
     error = ""
     for shape in shapes:
         try:

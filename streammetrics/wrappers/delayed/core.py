@@ -65,9 +65,10 @@ from streammetrics._core.metric import RESERVED_KEYS, Metric, R_co
 from streammetrics._core.params import Param, check_accumulator, check_param
 from streammetrics._core.timestamps import Clock, call_time
 from streammetrics._core.validation import as_numpy, check_weights, kept_predictions, one_score
-from streammetrics.wrappers._base import SampleWrapper, Wrapper, resolve_clock
+from streammetrics.wrappers._base import Wrapper, resolve_clock
 
 from .checks import kind_error
+from .estimate import estimate_pending
 from .fold import BatchedFolding
 from .order import reorder_tail
 from .pending import (
@@ -80,6 +81,7 @@ from .pending import (
     pending_scalar,
 )
 from .slices import KeyLayout, check_layout, key_arrays, load_key_arrays, row_keys, slices_argument
+from .targets import RealChecks, check_loaded, real_labels
 from .unknown import LabelReport, check_on_unknown, unknown_error
 
 __all__ = ["DelayedLabels"]
@@ -104,7 +106,7 @@ def _merge_snapshot(other: DelayedLabels) -> tuple[tuple[Metric, Any, Any, dict[
             other._slice_names)
 
 
-class DelayedLabels(BatchedFolding, Wrapper[R_co]):
+class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
     """Pending predictions that feed ``metric`` when their labels arrive (module docstring).
 
     Parameters
@@ -150,10 +152,9 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
         super().__init__()
         check_accumulator(metric, refused=(DelayedLabels,))
         sliced = metric.family == "sliced"
-        if metric.family != "classification" and not sliced:
-            raise ValueError(
-                f"DelayedLabels: supports classification-family metrics, got family {metric.family!r}"
-            )
+        if metric.family not in ("classification", "regression") and not sliced:
+            raise ValueError(f"DelayedLabels: supports classification and regression metrics, got "
+                             f"family {metric.family!r}")
         capacity = check_param(capacity, "capacity", _AT_LEAST_ONE)
         ttl = check_param(ttl, "ttl", _TTL)
         on_unknown = check_on_unknown(on_unknown)
@@ -182,6 +183,7 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
         self.batch_size = int(batch_size)
         self.max_delay = float(max_delay)
         self._init_folding()
+        self._init_real(metric)
 
     # -- configuration -------------------------------------------------------------------------
     @classmethod
@@ -273,6 +275,8 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
                 and y_score == y_score and self.clock is _time:
             # The per-request path: one id, a Python float score (not NaN), the default clock.
             # Everything else (and every error) goes through the general paths below.
+            if self._regression:
+                self._check_real_one(y_score)  # finite, in the metric's domain of predictions
             self._store_one(ids, y_score, _time())
             return
         if type(y_score) is float and sample_weight is None and type(ids) in (int, str):
@@ -293,10 +297,13 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
         k = len(keys)
         if s.ndim == 0 or s.shape[0] != k:
             raise ValueError(f"y_score: expected {k} rows (one per id), got shape {s.shape}")
-        s = kept_predictions(s, "y_score")
+        if not self._regression:
+            s = kept_predictions(s, "y_score")
         if single and sample_weight is not None and np.ndim(sample_weight) == 0:
             sample_weight = [sample_weight]
         w = check_weights(sample_weight, k)
+        if self._regression:  # float64, finite, in the metric's domain (delayed/targets.py)
+            s = self._check_real(s, w)
         names: KeyLayout = None
         row_key: list[Any] = []
         if self._sliced:
@@ -346,6 +353,8 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
     def _predict_one(self, key: int | str, score: float, timestamp: float | None) -> None:
         """``predict`` of one id with a Python float score: no numpy on the way."""
         score = one_score(score, "y_score")  # NaN: the batch path's message
+        if self._regression:
+            self._check_real_one(score)
         if type(key) is int and not INT64_RANGE[0] <= key <= INT64_RANGE[1]:
             check_ids(key)  # raises, with the batch path's message
         now = call_time(self.clock, timestamp)
@@ -384,17 +393,21 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
         per ``on_unknown``. Labels the metric rejects: ``ValueError``, nothing applied.
         O(k) plus the metric's update.
         """
-        if type(ids) in (int, str) and type(y_true) is int and timestamp is None and not self._sliced:
+        if type(ids) in (int, str) and (type(y_true) is int or (type(y_true) is float and self._regression)) \
+                and timestamp is None and not self._sliced:
             return self._label_one(ids, y_true)  # the per-request path
         return self.label_report(ids, y_true, timestamp=timestamp).fed
 
     def label_report(self, ids: Any, y_true: Any, *, timestamp: float | None = None) -> LabelReport:
         """:meth:`label`, also returning the ids skipped as unknown (``on_unknown="skip"``)."""
-        if type(ids) in (int, str) and type(y_true) is int and timestamp is None and not self._sliced:
+        if type(ids) in (int, str) and (type(y_true) is int or (type(y_true) is float and self._regression)) \
+                and timestamp is None and not self._sliced:
             fed = self._label_one(ids, y_true)
             return LabelReport(fed, () if fed else (ids,))
         keys, single = check_ids(ids)
-        y = np.asarray(numeric_or_labels(y_true, "y_true"))  # labels as users have them: classes=
+        # real targets (regression: float64, finite, indexed as given), or labels as users have
+        # them (classes=)
+        y = real_labels(y_true) if self._regression else np.asarray(numeric_or_labels(y_true, "y_true"))
         if single:
             y = y[None]
         k = len(keys)
@@ -409,24 +422,13 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
             unknown = [key for key in keys if key not in pending] if len(found) < k else []
             if unknown and self.on_unknown == "raise":
                 raise unknown_error(unknown[0], len(unknown), k)
-            if len(found) == 1 and y.ndim == 1 and np.ndim(pending[keys[found[0]]][0]) == 0 \
-                    and not self._sliced:
-                # one binary sample: the metrics' per-sample (scalar) paths
-                score, weight = pending[keys[found[0]]][:2]
-                self._metric.update(y[found[0]].item(), pending_scalar(score), sample_weight=weight)
-            elif found:
-                entries = [pending[keys[i]] for i in found]
-                scores = np.stack([e[0] for e in entries])
-                weights = None
-                if any(e[1] is not None for e in entries):
-                    weights = np.array([1.0 if e[1] is None else e[1] for e in entries])
-                labels = y if len(found) == k else y[np.asarray(found)]
-                if self._sliced:  # each row to the slice it was predicted in
-                    by = slices_argument(self._slice_names, [e[3] for e in entries])
-                    self._metric.update(labels, scores, sample_weight=weights,
-                                        slices=by)  # type: ignore[call-arg]
-                else:
-                    self._metric.update(labels, scores, sample_weight=weights)
+            try:
+                self._feed([pending[keys[i]] for i in found], y if len(found) == k else y[found])
+            except ValueError as exc:
+                if len(found) == k:
+                    raise
+                raise ValueError(f"{exc} (indices count the {len(found)} ids of this call that "
+                                 f"were pending, in call order)") from None
             for i in found:
                 del pending[keys[i]]
             if not pending:
@@ -435,9 +437,27 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
             self._stats["unknown"] += len(unknown)
             return LabelReport(len(found), tuple(unknown))
 
-    def _label_one(self, key: int | str, y: int) -> int:
-        """``label`` of one id with a Python int label: no numpy on the way (buffered when
-        ``batch_size > 1``)."""
+    def _feed(self, entries: list[tuple[Any, ...]], labels: np.ndarray) -> None:
+        """Feed the pending ``entries`` with their ``labels`` to the metric (one update; the
+        lock is held). ``ValueError`` from the metric: nothing changed."""
+        if not entries:
+            return
+        if len(entries) == 1 and labels.ndim == 1 and np.ndim(entries[0][0]) == 0 and not self._sliced:
+            # one binary sample: the metrics' per-sample (scalar) paths
+            self._metric.update(labels[0].item(), pending_scalar(entries[0][0]), sample_weight=entries[0][1])
+            return
+        scores = np.stack([e[0] for e in entries])
+        weights = None
+        if any(e[1] is not None for e in entries):
+            weights = np.array([1.0 if e[1] is None else e[1] for e in entries])
+        kwargs: dict[str, Any] = {}
+        if self._sliced:  # each row to the slice it was predicted in
+            kwargs["slices"] = slices_argument(self._slice_names, [e[3] for e in entries])
+        self._metric.update(labels, scores, sample_weight=weights, **kwargs)
+
+    def _label_one(self, key: int | str, y: int | float) -> int:
+        """``label`` of one id with a Python int label (regression: or float): no numpy on the
+        way (buffered when ``batch_size > 1``)."""
         now = _time() if self.clock is _time else float(self.clock())
         with self._lock:
             if now >= self._expire_at:
@@ -501,7 +521,9 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
         Any
             The value as :meth:`compute` gives it (nan with an ``UndefinedMetricWarning`` while
             nothing is pending). ``ValueError`` for hard-label predictions, a wrapped ``Window``
-            or ``Decayed``, or a metric ``Estimated`` refuses. O(pending · C) plus the wrapped
+            or ``Decayed``, a regression metric (CBPE estimates a classifier's metric from its
+            probabilities; a regression prediction carries no distribution of its target), or a
+            metric ``Estimated`` refuses. O(pending · C) plus the wrapped
             metric's update and read.
 
         Examples
@@ -514,31 +536,7 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
         >>> d.compute(), round(d.estimate(), 4)  # realised on ids 1, 2; expected on ids 3, 4
         (1.0, 0.8)
         """
-        from streammetrics.monitoring.estimated import Estimated  # the same layer; imported when used
-
-        with self._lock:
-            self._flush_locked()
-            entries = list(self._pending.values())
-            if isinstance(self._metric, SampleWrapper):
-                raise ValueError("estimate: not defined around a Window or Decayed (their rows are "
-                                 "the labelled ones); wrap the plain metric")
-            if self._spec is not None and np.dtype(self._spec[0]).kind != "f":
-                raise ValueError(f"estimate: the pending predictions are labels (dtype "
-                                 f"{self._spec[0]}); an estimate needs probabilities")
-            est = Estimated(type(self._metric)._from_config(self._metric._config()))
-            labelled = self._metric.copy() if include_labelled else None
-            kwargs: dict[str, Any] = {}
-            if self._sliced and entries:
-                kwargs["slices"] = slices_argument(self._slice_names, [e[3] for e in entries])
-        if entries:
-            probs = np.stack([np.asarray(e[0], dtype=np.float64) for e in entries])
-            weights = None
-            if any(e[1] is not None for e in entries):
-                weights = np.array([1.0 if e[1] is None else e[1] for e in entries])
-            est.update(probs, sample_weight=weights, **kwargs)
-        if labelled is not None:
-            est.metric.merge(labelled)
-        return est.compute()
+        return estimate_pending(self, include_labelled)
 
     def expire(self, timestamp: float | None = None) -> None:
         """Apply the ttl now (it is also applied on every predict/label/stats call)."""
@@ -671,6 +669,8 @@ class DelayedLabels(BatchedFolding, Wrapper[R_co]):
             if error is not None:
                 raise ValueError(f"state: pending.scores of dtype {spec[0]} and row shape {spec[1]} "
                                  f"are refused by the wrapped {type(metric).__name__} ({error})")
+            if self._regression:  # what predict checks: float64, finite, in the metric's domain
+                check_loaded(metric, list(pending.values()))
         self._metric = metric
         self._pending = pending
         self._spec = spec

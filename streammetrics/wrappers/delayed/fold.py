@@ -25,7 +25,8 @@ a pair the metric rejects is still a ``ValueError`` from ``label`` with nothing 
 range of scores (for a row of scores, also of its sums) that passed with each label is
 remembered, so later pairs cost a dictionary look-up and a few comparisons, and a score outside
 that range (e.g. 1.5 for a ``scores="probability"`` metric, or a probability row that does not
-sum to 1) gets its own dry run (``delayed/checks.py``). Batches of ids, and labels with
+sum to 1) gets its own dry run (``delayed/checks.py``); a real target (regression) always
+does. Batches of ids, and labels with
 an explicit ``timestamp``, fold the buffer and then update the metric directly.
 """
 
@@ -55,6 +56,7 @@ class BatchedFolding:
     _stats: dict[str, int]
     _spec: tuple[str, tuple[int, ...]] | None
     _sliced: bool
+    _regression: bool
 
     def _init_folding(self) -> None:
         """The empty buffer and label-check maps (``__init__``)."""
@@ -100,7 +102,7 @@ class BatchedFolding:
         buf = self._buffer
         if not buf:
             return 0
-        labels = np.array([e[0] for e in buf], dtype=np.int64)
+        labels = np.array([e[0] for e in buf], dtype=np.float64 if self._regression else np.int64)
         scores = np.array([e[1] for e in buf], dtype=np.float64) if type(buf[0][1]) is float \
             else np.stack([e[1] for e in buf])
         weights = None
@@ -127,9 +129,13 @@ class BatchedFolding:
         self._flush_at = math.inf
         return len(buf)
 
-    def _check_label(self, y: int, score: Any, weight: float | None) -> None:
+    def _check_label(self, y: float, score: Any, weight: float | None) -> None:
         """``ValueError`` if the metric rejects the pair; a dry run unless pairs with this label
-        and kind already passed over ranges that hold it (see ``delayed/checks.py``)."""
+        and kind already passed over ranges that hold it (see ``delayed/checks.py``). Real
+        targets (regression) are not remembered (they seldom repeat): always a dry run."""
+        if self._regression:
+            dry_run(self._metric, y, score, weight, pending_scalar)
+            return
         spec = self._spec
         if spec is not self._ok_spec:
             self._ok_labels = self._checked.setdefault(spec, {})
