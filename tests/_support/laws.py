@@ -530,6 +530,22 @@ REGISTRY: dict[str, Case] = {
     "delayed_bounded_quantile_mce": Case(lambda: sm.DelayedLabels(sm.CalibrationError(
         n_bins=4, strategy="quantile", norm="max", max_bytes=4096)), "probabilities", delayed_feed,
         laws=without("window_equals_plain"), exact=False, compare_state=False),
+    # reg-delayed: DelayedLabels around regression metrics (issue #30), predictions then targets
+    "delayed_reg_errors": Case(lambda: sm.DelayedLabels(sm.MetricSet(
+        mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(), r2=sm.R2Score(), mx=sm.MaxError())),
+        "continuous", delayed_feed, laws=without("window_equals_plain"), exact=False, compare_state=False),
+    "delayed_reg_positive": Case(lambda: sm.DelayedLabels(sm.MetricSet(
+        msle=sm.MeanSquaredLogError(), tw=sm.TweedieDeviance(power=1.5))), "positive_continuous",
+        delayed_feed, laws=without("window_equals_plain"), exact=False, compare_state=False),
+    "delayed_reg_multioutput": Case(lambda: sm.DelayedLabels(sm.MeanSquaredError(multioutput="raw_values")),
+                                    "continuous_multioutput", delayed_feed,
+                                    laws=without("window_equals_plain", "per_sample"), exact=False,
+                                    compare_state=False),
+    "delayed_reg_intervals": Case(lambda: sm.DelayedLabels(sm.MetricSet(
+        c=sm.IntervalCoverage(), w=sm.IntervalWidth(), s=sm.IntervalScore(0.1))), "intervals",
+        delayed_feed, laws=without("window_equals_plain"), exact=False, compare_state=False),
+    "delayed_reg_median": Case(lambda: sm.DelayedLabels(sm.MedianAbsoluteError(), batch_size=3), "continuous",
+                               delayed_feed, laws=without("window_equals_plain"), compare_state=False),
     # estimated performance (streammetrics.monitoring): probabilities without labels, so no
     # mismatched-label batch to reject (tests/monitoring/test_estimated_inputs.py rejects theirs)
     "estimated_binary_set": Case(lambda: Estimated(sm.MetricSet(

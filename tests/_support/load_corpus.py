@@ -179,6 +179,30 @@ def _delayed_multiclass() -> sm.Metric:
     return dl
 
 
+# -- reg-delayed: DelayedLabels around regression metrics (issue #30)
+def _delayed_regression() -> sm.Metric:
+    dl = sm.DelayedLabels(sm.MetricSet(mse=sm.MeanSquaredError(), msle=sm.MeanSquaredLogError()),
+                          ttl=100.0, clock=lambda: 5.0)
+    rng = _rng()
+    dl.predict(list(range(6)), rng.random(6) * 3, sample_weight=rng.random(6) + 0.1)
+    dl.label([4, 0, 2], rng.random(3) * 3)
+    return dl
+
+
+def _delayed_intervals() -> sm.Metric:
+    dl = sm.DelayedLabels(sm.IntervalScore(0.2), capacity=10)
+    rng = _rng()
+    lower = rng.random(5)
+    dl.predict(["a", "b", "c", "d", "e"], np.stack([lower, lower + rng.random(5)], axis=1))
+    dl.label(["c", "a"], rng.random(2))
+    return dl
+
+
+CORPUS["DelayedLabels-regression"] = _delayed_regression
+CORPUS["DelayedLabels-intervals"] = _delayed_intervals
+# -- end reg-delayed
+
+
 def saved(name: str) -> bytes:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -115,10 +115,28 @@ DELAYED: dict[str, Callable[[], Any]] = {
     "DelayedLabels(Recall)": lambda: sm.DelayedLabels(sm.Recall()),
     "DelayedLabels(AUROC)": lambda: sm.DelayedLabels(sm.AUROC()),
 }
+# -- reg-delayed: DelayedLabels around regression metrics (issue #30), fed the data of "reg" /
+# "iv" by predict then label; a bad prediction is refused by predict (delayed/targets.py)
+DELAYED_REG: dict[str, Callable[[], Any]] = {
+    "DelayedLabels(MetricSet(regression))": lambda: sm.DelayedLabels(sm.MetricSet(
+        mse=sm.MeanSquaredError(), r2=sm.R2Score(), msle=sm.MeanSquaredLogError())),
+    "DelayedLabels(TweedieDeviance)": lambda: sm.DelayedLabels(sm.TweedieDeviance(power=1.5)),
+    "DelayedLabels(MedianAbsoluteError)": lambda: sm.DelayedLabels(sm.MedianAbsoluteError(), batch_size=4),
+}
+DELAYED_IV: dict[str, Callable[[], Any]] = {
+    "DelayedLabels(MetricSet(intervals))": lambda: sm.DelayedLabels(sm.MetricSet(
+        c=sm.IntervalCoverage(), s=sm.IntervalScore(0.2))),
+}
+DELAYED_KINDS = ("delayed", "dreg", "div")  # fed by predict, then label
+REAL_KINDS = ("reg", "iv", "dreg", "div")  # real targets
+_DATA_KIND = {"dreg": "reg", "div": "iv"}
+# -- end reg-delayed
 CASES = ([("bin", k) for k in BIN] + [("mc", k) for k in MC] + [("ml", k) for k in ML]
          + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED]
-         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG] + [("iv", k) for k in IV])
-FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG, "iv": IV}
+         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG] + [("iv", k) for k in IV]
+         + [("dreg", k) for k in DELAYED_REG] + [("div", k) for k in DELAYED_IV])  # reg-delayed
+FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG, "iv": IV,
+             "dreg": DELAYED_REG, "div": DELAYED_IV}
 
 
 def make(kind: str, name: str) -> Any:
@@ -145,6 +163,7 @@ def test_registry_covers_every_public_accumulator() -> None:
 def batch(kind: str, n: int, seed: int, weighted: bool) -> dict[str, Any]:
     """A clean batch: y (int64), s (float64), w (float64 or None)."""
     rng = np.random.default_rng(seed)
+    kind = _DATA_KIND.get(kind, kind)  # reg-delayed: the data of reg / iv
     if kind in ("bin", "delayed", "sliced"):
         y, s = rng.integers(0, 2, n), rng.random(n)
     elif kind == "mc":
@@ -170,7 +189,7 @@ _ids = iter(range(10**9))
 
 def feed(m: Any, kind: str, b: dict[str, Any]) -> None:
     """One update (two calls for DelayedLabels: predict then label)."""
-    if kind == "delayed":
+    if kind in DELAYED_KINDS:
         ids = b.get("ids")
         if ids is None:
             n = len(b["y"]) if np.ndim(b["y"]) else 1
@@ -342,7 +361,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     family = draw(st.sampled_from(["same", "bad-entry", "whole"]))
     if family == "same":
         table = dict(SAME)
-        table.update({"y": SAME_SCORES if kind in ("reg", "iv") else SAME_LABELS, "s": SAME_SCORES,
+        table.update({"y": SAME_SCORES if kind in REAL_KINDS else SAME_LABELS, "s": SAME_SCORES,
                       "w": SAME_WEIGHTS}[arg])
         if kind in ("bin", "ml", "delayed", "sliced") and arg == "y":
             table["bool"] = lambda x: (x.astype(bool), x)
@@ -350,7 +369,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
             table.pop("fortran")
         if arg == "y" or (arg == "s" and kind == "ret"):
             table.pop("float16")  # scores only: float16 labels are fine but already covered
-        if kind in ("reg", "iv") and np.any(np.asarray(a) < 0):
+        if kind in REAL_KINDS and np.any(np.asarray(a) < 0):
             table.pop("uint-scores-big", None)  # negative values wrap in uint32: not the same batch
         form = draw(st.sampled_from(sorted(table)))
         mal[arg], clean[arg] = table[form](a)
@@ -360,7 +379,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
             clean[arg] = mal[arg]
         return kind, name, mal, clean, arg, f"{arg}:{form}"
     if family == "bad-entry":
-        pool = {"y": BAD_GRADES if kind == "ret" else BAD_SCORES if kind in ("reg", "iv") else BAD_LABELS,
+        pool = {"y": BAD_GRADES if kind == "ret" else BAD_SCORES if kind in REAL_KINDS else BAD_LABELS,
                 "s": BAD_SCORES, "w": BAD_WEIGHTS}[arg]
         v = draw(st.sampled_from(pool))
         if kind == "mc" and arg == "y" and v == 2:
@@ -371,7 +390,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
         mal[arg] = _put(a, i, v)
         return kind, name, mal, None, arg, f"{arg}[{i}]={v!r}"
     how = draw(st.sampled_from(WHOLE))
-    if kind == "delayed" and how in ("too-short", "2-d") and arg == "s":
+    if kind in DELAYED_KINDS and how in ("too-short", "2-d") and arg == "s":
         how = "complex"  # a row of scores per id is a valid DelayedLabels prediction
     mal[arg] = whole(how, a)
     return kind, name, mal, None, arg, f"{arg}:{how}"
@@ -390,7 +409,7 @@ def test_malformed_batches_are_rejected_atomically_or_mean_the_clean_batch(v: An
     first = batch(kind, 6, seed, weighted=mal["w"] is not None and kind != "ret")
     feed(m, kind, dict(first))
     feed(ref, kind, dict(first))
-    if kind == "delayed":
+    if kind in DELAYED_KINDS:
         mal["ids"] = [next(_ids) for _ in range(len(first["y"]))]
         if clean is not None:
             clean["ids"] = mal["ids"]
@@ -402,8 +421,11 @@ def test_malformed_batches_are_rejected_atomically_or_mean_the_clean_batch(v: An
             twin_rejected = True
     before = _snapshot(m)
     try:
-        if kind == "delayed":  # two calls, each atomic on its own
+        if kind in DELAYED_KINDS:  # two calls, each atomic on its own
             m.predict(mal["ids"], mal["s"], sample_weight=mal["w"])
+            # reg-delayed: real predictions are checked whole by predict (delayed/targets.py)
+            assert not (kind in ("dreg", "div") and arg == "s" and clean is None), \
+                f"{name}: predict accepted {label}"
             # predict checks the kind of prediction (dtype, row shape), not the values against
             # labels it has not seen: accepted, its ids stay pending, and label alone is atomic
             before = _snapshot(m)

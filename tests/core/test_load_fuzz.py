@@ -227,7 +227,8 @@ def _intervals(m):
 
 
 FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._sliced, _intervals,
-           _predict_label([0.3, 0.8]), _predict_label([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]])]
+           _predict_label([0.3, 0.8]), _predict_label([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]),
+           _predict_label([[0.0, 1.0], [1.0, 2.0]])]  # reg-delayed: DelayedLabels of intervals
 
 
 def _feeder(name: str) -> Any:
