@@ -25,67 +25,24 @@ value will be once labels drawn from the probabilities arrive (accuracy, precisi
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from streammetrics._core.intervals import z_value
-from streammetrics._core.load_checks import split_entries
-from streammetrics._core.metric import RESERVED_KEYS, Metric
+from streammetrics._core.metric import Metric
 from streammetrics._core.params import check_accumulator
-from streammetrics._core.state import SummedState
-from streammetrics._core.validation import as_numpy, check_weights, first_bad, is_scalar
+from streammetrics._core.validation import is_scalar
 from streammetrics.wrappers._base import SampleWrapper, metric_from_nested, nested_config
 from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.sliced.core import Sliced
 from streammetrics.wrappers.window import Window
 
-__all__ = ["Estimated"]
+from ._estimated_state import SUM_TOL, EstimatedState, estimated_state
 
-#: The smallest weight the library accepts (``docs/definitions/inputs.md``); smaller products
-#: ``w·p`` count as 0.
-_MIN_WEIGHT = 2.0 ** -128
-#: How far a multiclass row of probabilities may sum from 1.
-SUM_TOL = 1e-6
-_MSEP = "metric."
-_OWN = "estimate."
-
-
-class _Moments(SummedState):
-    """``mean[k, c]`` = Σ_{pred=k} w·p_c and ``var[k, c]`` = Σ_{pred=k} w²·p_c·(1 − p_c)."""
-
-    weight_powers = {"mean": 1.0, "var": 2.0}
-
-    def __init__(self, n_classes: int) -> None:
-        self._arrays = {"mean": np.zeros((n_classes, n_classes)),
-                        "var": np.zeros((n_classes, n_classes))}
-
-    def key(self) -> Hashable:
-        return ("estimated_moments", self._arrays["mean"].shape[0])
-
-    def prepare(self, *args: Any, **kwargs: Any) -> Any:
-        raise ValueError("Estimated: feed it with its own update(y_prob); to estimate several "
-                         "metrics, wrap the set: Estimated(MetricSet(...))")
-
-    def apply(self, delta: Any) -> None:
-        mean, var = delta
-        self._arrays["mean"] += mean
-        self._arrays["var"] += var
-
-    def sample_count(self) -> float | None:
-        return float(self._arrays["mean"].sum())
-
-    def _check_loaded(self, arrays: Mapping[str, np.ndarray]) -> None:
-        # p(1 − p) <= 1/4 and w² <= (Σ w)² bound each variance by its mean's square / 4 ...
-        # per row; summed, V[k, c] <= (Σ_{pred=k} w)² / 4 = (Σ_c M[k, c])² / 4.
-        bound = arrays["mean"].sum(axis=1, keepdims=True) ** 2 / 4
-        bad = arrays["var"] > bound * (1 + 1e-5) + 1e-300
-        if bad.any():
-            raise ValueError(f"state: 'var' entry {first_bad(bad)} exceeds the bound its 'mean' row "
-                             "allows ((Σ w)² / 4)")
-
+__all__ = ["SUM_TOL", "Estimated"]
 
 def _members(metric: Metric) -> list[Metric]:
     """The plain accumulators inside ``metric`` (a MetricSet's members, a wrapper's metric)."""
@@ -223,16 +180,16 @@ class Estimated(Metric):
         if mine.keys() != theirs.keys() or not all(
                 np.array_equal(np.asarray(mine[k]), np.asarray(theirs[k])) for k in mine):
             raise ValueError("metric: wrap an empty accumulator (this one already holds samples)")
-        self._metric = twin
-        self._state: _Moments = _Moments(self.n_classes)
+        # the wrapped twin and the moments, in one state (so Window and Decayed can hold it)
+        self._state: EstimatedState = estimated_state(twin, self.n_classes, self.threshold)
 
     @property
     def metric(self) -> Metric:
         """The wrapped accumulator, holding the expected rows."""
-        return self._metric
+        return self._state.metric
 
     def _config(self) -> dict[str, Any]:
-        return {"metric": nested_config(self._metric)}
+        return {"metric": nested_config(self._state.metric)}
 
     @classmethod
     def _from_config(cls, config: Mapping[str, Any]) -> Estimated:
@@ -241,58 +198,9 @@ class Estimated(Metric):
         return cls(metric_from_nested(config["metric"], "Estimated"))
 
     def __repr__(self) -> str:
-        return f"Estimated({self._metric!r})"
+        return f"Estimated({self._state.metric!r})"
 
     # -- update ----------------------------------------------------------------------------
-    def _rows(self, y_prob: Any, sample_weight: Any) -> tuple[np.ndarray, ...]:
-        """Validated duplicated rows ``(y, scores, weights)`` and the moments' increment."""
-        C = self.n_classes
-        p = as_numpy(y_prob, "y_prob")
-        if p.dtype.kind not in "biuf":
-            raise ValueError(f"y_prob: expected probabilities, got dtype {p.dtype}")
-        if p.ndim == 0 and C == 2:
-            p = p.reshape(1)
-        pairs = C == 2 and p.ndim == 2 and p.shape[1] == 2  # binary rows [P(0), P(1)]
-        want = "(n,) or (n, 2)" if C == 2 else f"(n, {C})"
-        if (C == 2 and p.ndim != 1 and not pairs) or (C > 2 and (p.ndim != 2 or p.shape[1] != C)):
-            raise ValueError(f"y_prob: expected shape {want} for this {'binary' if C == 2 else 'multiclass'} "
-                             f"metric, got {p.shape}")
-        p = p.astype(np.float64)
-        n = p.shape[0]
-        bad = ~((p >= 0) & (p <= 1))  # NaN too
-        if bad.any():
-            idx = first_bad(bad)
-            raise ValueError(f"y_prob: probabilities must lie in [0, 1]; first invalid value "
-                             f"{float(p[idx])!r} at index {idx}")
-        if p.ndim == 2 and n:
-            off = np.abs(p.sum(axis=1) - 1.0) > SUM_TOL
-            if off.any():
-                i = int(np.flatnonzero(off)[0])
-                raise ValueError(f"y_prob: each row must sum to 1 (within {SUM_TOL}); first invalid "
-                                 f"row sums to {float(p[i].sum())!r} at index {i}")
-        if pairs:
-            p = p[:, 1]
-        w = check_weights(sample_weight, n)
-        cols = [1.0 - p, p] if C == 2 else [np.ascontiguousarray(p[:, c]) for c in range(C)]  # P(class i)
-        wcols = []
-        for col in (cols if w is None else [c * w for c in cols]):
-            tiny = col < _MIN_WEIGHT  # below the smallest weight the library takes: counts as 0
-            wcols.append(np.where(tiny, 0.0, col) if tiny.any() else col)
-        rw = np.column_stack(wcols)
-        scores = np.repeat(p, C, axis=0)
-        y = np.tile(np.arange(C, dtype=np.int64), n)
-        pred = (p >= self.threshold).astype(np.intp) if C == 2 else np.argmax(p, axis=1)
-        w2 = None if w is None else w * w
-        # per predicted class k: Σ w·p_c and Σ w²·p_c·(1 − p_c), one bincount per column
-        mean = np.stack([np.bincount(pred, weights=c, minlength=C) for c in wcols], axis=1)
-        if C == 2:  # p(1 − p) is the same for both classes
-            v = cols[1] * cols[0] if w2 is None else cols[1] * cols[0] * w2
-            var = np.repeat(np.bincount(pred, weights=v, minlength=C)[:, None], 2, axis=1)
-        else:
-            var = np.stack([np.bincount(pred, weights=c * (1.0 - c) if w2 is None else c * (1.0 - c) * w2,
-                                        minlength=C) for c in cols], axis=1)
-        return y, scores, rw.reshape(-1), mean, var
-
     def update(self, y_prob: ArrayLike, *, sample_weight: ArrayLike | None = None,  # type: ignore[override]
                **kwargs: Any) -> Estimated:
         """Fold in a batch of probabilities (no labels). Atomic: a rejected batch changes nothing.
@@ -313,17 +221,22 @@ class Estimated(Metric):
         Estimated
             ``self``.
         """
-        y, s, w, mean, var = self._rows(y_prob, sample_weight)
-        n = y.shape[0] // self.n_classes
-        kw = {k: _expand(v, self.n_classes, n, k) for k, v in kwargs.items()}
-        with self._lock:
-            self._metric.update(y, s, sample_weight=w, **kw)  # atomic: raises before any change
-            self._state.apply((mean, var))
+        if kwargs:
+            n = int(np.shape(y_prob)[0]) if np.ndim(y_prob) else 1
+            kwargs = {k: _expand(v, self.n_classes, n, k) for k, v in kwargs.items()}
+        with self._lock:  # a Sliced's prepare reads the keys it admitted: prepare and apply at once
+            delta = self._state.prepare(None, y_prob, sample_weight, **kwargs)  # atomic: may raise
+            self._state.apply(delta)
         return self
+
+    def _prepare(self, *args: Any, **kwargs: Any) -> Any:
+        """A MetricSet member's update path: refused (the estimate has its own ``update``)."""
+        raise ValueError("Estimated: feed it with its own update(y_prob); to estimate several "
+                         "metrics, wrap the set: Estimated(MetricSet(...))")
 
     # -- reads -----------------------------------------------------------------------------
     def _compute(self) -> Any:
-        return self._metric.compute()
+        return self._state.metric.compute()
 
     def interval(self, confidence: float = 0.95, *, member: str | None = None) -> tuple[Any, Any]:
         """A normal interval of the value the labels will give, if they follow the probabilities.
@@ -357,7 +270,7 @@ class Estimated(Metric):
             ``(low, high)``: floats, or per-class arrays for ``average=None``.
         """
         z = z_value(confidence)
-        m = self._metric
+        m = self._state.metric
         if isinstance(m, MetricSet):
             if member is None or member not in m:
                 raise ValueError(f"interval: name a member of the wrapped MetricSet (member=...), got "
@@ -375,7 +288,7 @@ class Estimated(Metric):
         if self.n_classes == 2 and float(getattr(m, "threshold", 0.5)) != self.threshold:
             raise ValueError("interval: the members of the wrapped MetricSet have different thresholds")
         with self._lock:
-            arrays = self._state.arrays()
+            arrays = self._state.moments.arrays()
             value = np.asarray(m.compute(), dtype=np.float64)
         M, V = arrays["mean"], arrays["var"]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -398,34 +311,13 @@ class Estimated(Metric):
 
     # -- accumulator protocol --------------------------------------------------------------
     def merge(self, *others: Metric) -> Estimated:
-        snaps = self._snapshots(others, lambda other: (other._metric.copy(), other._state.copy()))
+        snaps = self._snapshots(others, lambda other: (other._state.metric.copy(),
+                                                       other._state.moments.copy()))
         with self._lock:
-            self._metric.merge(*[s[0] for s in snaps])  # all or nothing
+            self._state.metric.merge(*[s[0] for s in snaps])  # all or nothing
             for _, st in snaps:
-                self._state.merge(st)
+                self._state.moments.merge(st)
         return self
-
-    def reset(self) -> Estimated:
-        with self._lock:
-            self._metric.reset()
-            self._state.reset()
-        return self
-
-    @property
-    def nbytes(self) -> int:
-        with self._lock:
-            return self._metric.nbytes + self._state.nbytes
 
     def share_key(self) -> Any:
         return ("estimated", id(self))
-
-    def _state_arrays(self) -> dict[str, Any]:
-        inner = self._metric.state_dict()
-        out: dict[str, Any] = {_MSEP + k: v for k, v in inner.items() if k not in RESERVED_KEYS}
-        out.update({_OWN + k: v for k, v in self._state.arrays().items()})
-        return out
-
-    def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        inner, own = split_entries(arrays, (_MSEP, _OWN), "Estimated")
-        self._metric._load_arrays(inner)
-        self._state.load_arrays(own)

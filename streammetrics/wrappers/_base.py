@@ -95,7 +95,8 @@ class Wrapper(Metric[R_co]):
 
 _W = TypeVar("_W", bound="SampleWrapper[Any]")
 
-#: ``update(y_score)`` of a metric without labels (``family == "drift"``): y_pred not given.
+#: ``update(y_score)`` of a metric without labels (``family == "drift"``; ``"estimated"``:
+#: ``update(y_prob)``): y_pred not given.
 _SCORES_ONLY: Any = object()
 
 
@@ -137,8 +138,9 @@ class SampleWrapper(Wrapper[R_co]):
         Retrieval metrics take their own update arguments -- ``update(relevance, scores, *,
         doc_ids=None, judged=None, n_relevant=None, query_ids=None, timestamp=None)`` -- with
         one timestamp per query (or one for the call). A metric without labels
-        (``monitoring.Drift``) takes ``update(y_score, *, sample_weight=None, timestamp=None)``."""
-        if self.family == "drift":
+        (``monitoring.Drift``; ``monitoring.Estimated``: ``y_prob``) takes ``update(y_score, *,
+        sample_weight=None, timestamp=None)``."""
+        if self.family in ("drift", "estimated"):
             if y_pred is not _SCORES_ONLY or query_kwargs:
                 raise TypeError(f"update() of {type(self._metric).__name__} takes the scores only: "
                                 "update(y_score, *, sample_weight=None, timestamp=None)")
@@ -191,9 +193,14 @@ def check_wrappable(metric: Any, wrapper: str) -> Metric:
     check_accumulator(metric, refused=(MetricSet,), rule="expected one accumulator, not a MetricSet (wrap "
                       "each member and put the wrappers in a MetricSet)")
     check_accumulator(metric, refused=(SampleWrapper,), rule=f"a {wrapper} cannot wrap a Window or Decayed")
-    if metric.family not in ("classification", "retrieval", "regression", "drift"):
-        raise ValueError(f"{wrapper}: supports classification, regression, retrieval and drift metrics, "
-                         f"got family {metric.family!r}")
+    if metric.family not in ("classification", "retrieval", "regression", "drift", "estimated"):
+        raise ValueError(f"{wrapper}: supports classification, regression, retrieval, drift and estimated "
+                         f"metrics, got family {metric.family!r}")
+    if metric.family == "estimated" and not metric._state.windowable:  # type: ignore[attr-defined]
+        inner = type(metric.metric).__name__  # type: ignore[attr-defined]
+        raise ValueError(f"{wrapper}: wraps an Estimated of a plain metric or a MetricSet (its rows are "
+                         f"prepared again without keywords), not of {inner}; wrap the {wrapper} "
+                         f"inside: Estimated({wrapper}(...))")
     twin = type(metric)._from_config(metric._config())
     with metric._lock:
         if not metric._state.equals(twin._state):
