@@ -563,6 +563,19 @@ REGISTRY: dict[str, Case] = {
     "estimated_recall": Case(lambda: Estimated(sm.Recall(zero_division=0.0)), "probabilities",
                              estimated_feed, laws=ESTIMATED_LAWS - {"per_sample", "prefix", "integer_weights"},
                              exact=False, readouts=estimated_interval),
+    # reg-delayed: windows and decay around Estimated (issue #31): the last W predictions, or
+    # each prediction weighed by its decay (no labels, so no mismatched batch to reject)
+    "window_estimated_set": Case(lambda: sm.Window(Estimated(sm.MetricSet(
+        acc=sm.Accuracy(zero_division=0.0), p=sm.Precision(zero_division=0.0), auroc=sm.AUROC())), size=7),
+        "probabilities", estimated_feed, laws=WRAPPER_LAWS - {"merge", "rejected"}, exact=False,
+        compare_state=False),
+    "decayed_estimated_accuracy": Case(lambda: sm.Decayed(Estimated(sm.Accuracy(C, zero_division=0.0)),
+                                                          half_life=3.0), "multiclass_probabilities",
+                                       estimated_feed, laws=WRAPPER_LAWS - {"merge", "rejected"}, exact=False,
+                                       compare_state=False),
+    "decayed_estimated_auroc": Case(lambda: sm.Decayed(Estimated(sm.AUROC()), half_life=2.0), "probabilities",
+                                    estimated_feed, laws=WRAPPER_LAWS - {"merge", "rejected"}, exact=False,
+                                    compare_state=False),
     # drift of the scores against a reference (streammetrics.monitoring), no labels
     "drift": Case(lambda: Drift(DRIFT_REF[:, 0], bins=4), "scores_only", drift_feed, DRIFT_LAWS,
                   exact=False, rtol=1e-12),

@@ -13,6 +13,7 @@ import numpy as np
 
 import streammetrics as sm
 from streammetrics._core.persistence import MAGIC
+from streammetrics.monitoring import Estimated
 
 
 def _rng() -> np.random.Generator:
@@ -198,6 +199,15 @@ def _delayed_intervals() -> sm.Metric:
     return dl
 
 
+def _estimated(m: sm.Metric) -> sm.Metric:
+    rng = _rng()
+    return m.update(rng.random(8), sample_weight=rng.random(8) + 0.1)
+
+
+CORPUS["Window-Estimated"] = lambda: _estimated(sm.Window(Estimated(sm.MetricSet(
+    a=sm.Accuracy(), r=sm.AUROC())), size=5))
+CORPUS["Decayed-Estimated"] = lambda: _estimated(sm.Decayed(Estimated(sm.Precision()), half_life=3.0))
+CORPUS["Decayed-Estimated-rows"] = lambda: _estimated(sm.Decayed(Estimated(sm.AUROC()), half_life=3.0))
 CORPUS["DelayedLabels-regression"] = _delayed_regression
 CORPUS["DelayedLabels-intervals"] = _delayed_intervals
 # -- end reg-delayed
