@@ -126,7 +126,12 @@ def test_equals_the_metric_and_sklearn_over_the_labelled_pairs(name: str, seed: 
     direct = make().update(y[idx], p[idx], sample_weight=wl)
     got = quiet(merged.compute)
     _close(got, quiet(direct.compute))
-    _close(got, oracle(y[idx], p[idx], wl))
+    want = oracle(y[idx], p[idx], wl)
+    if np.all(y[idx] == y[idx][0]):  # constant targets: R² and explained variance are 0/0,
+        # which scikit-learn decides on rounded weighted sums; the direct metric decided above
+        want = {k: v for k, v in want.items() if k not in ("r2", "ev")}
+        got = {k: got[k] for k in want}
+    _close(got, want)
 
 
 def test_batched_folding_takes_real_labels() -> None:
