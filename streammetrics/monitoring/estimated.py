@@ -155,6 +155,11 @@ class Estimated(Metric):
     The estimate is only as good as the calibration: check it on the labelled part with
     ``CalibrationError`` (docs/monitoring.md).
 
+    Around it, ``Window(Estimated(m), size=W)`` (or ``seconds=T``) is the estimate over the last
+    W predictions and ``Decayed(Estimated(m), half_life=h)`` weighs each prediction by its decay
+    (values and ``interval`` as an ``Estimated`` fed those predictions; ``m`` a plain metric or
+    a ``MetricSet``): its state, ``monitoring/_estimated_state.py``, is what they hold.
+
     Complexity: ``update`` O(n·C) rows through the wrapped metric's update (O(n·C) memory
     while it runs; AUROC: 2n scores in the exact buffer), ``compute`` the wrapped metric's.
     Memory: the wrapped metric's state over n·C rows plus two C × C arrays.

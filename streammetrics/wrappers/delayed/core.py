@@ -37,6 +37,11 @@ to its slice: see ``delayed/slices.py``. (``batch_size`` must then be 1.)
 Ids are ints or strings. All pending predictions share one dtype and row shape (a float score,
 an int label, or a row of C scores), so that a batch of labels becomes one update of the metric.
 
+Regression (issue #30): around a regression metric the predictions are real (float64: one per
+id, a row of k outputs, or a ``[lower, upper]`` interval) and the labels real targets; NaN, inf
+and predictions outside the metric's domain are refused by ``predict`` (``delayed/targets.py``);
+``estimate()`` is a ``ValueError``.
+
 Complexity: ``predict`` and ``label`` O(k) dictionary operations for k ids plus the metric's
 update of the k labelled rows (with ``batch_size=B``: one update per B single labels, i.e. the
 update's fixed cost divided by B); memory O(capacity + B) (about 150 bytes per pending
@@ -51,7 +56,6 @@ resumes with its backlog.
 from __future__ import annotations
 
 import math
-import sys
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -80,7 +84,7 @@ from .pending import (
     pending_arrays,
     pending_scalar,
 )
-from .slices import KeyLayout, check_layout, key_arrays, load_key_arrays, row_keys, slices_argument
+from .slices import KeyLayout, check_layout, key_arrays, key_bytes, load_key_arrays, row_keys, slices_argument
 from .targets import RealChecks, check_loaded, real_labels
 from .unknown import LabelReport, check_on_unknown, unknown_error
 
@@ -112,7 +116,11 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
     Parameters
     ----------
     metric
-        The accumulator (or MetricSet / Window / Decayed) that labelled pairs feed.
+        The accumulator (or MetricSet / Window / Decayed / Sliced) that labelled pairs feed: a
+        classification metric (scores or hard predictions, class labels) or a regression metric
+        (real predictions -- a float, a row of k outputs, a ``[lower, upper]`` interval -- and
+        real targets; see ``delayed/targets.py``: what concerns a prediction alone, NaN / inf
+        or a value outside the metric's domain, is refused by ``predict``).
     capacity
         Maximum number of pending predictions (>= 1); the oldest is evicted (and counted) first.
     ttl
@@ -139,6 +147,11 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
     2
     >>> d.compute(), d.stats()["pending"]
     (1.0, 1)
+    >>> from streammetrics import MeanAbsoluteError
+    >>> r = DelayedLabels(MeanAbsoluteError())
+    >>> r.predict([1, 2, 3], [2.5, 0.0, 4.0])
+    >>> r.label([3, 1], [3.0, 2.0]), r.compute()
+    (2, 0.75)
     """
 
     family = "delayed"
@@ -623,7 +636,7 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
             self._flush_locked()
             rows = sum(np.asarray(e[0]).nbytes + 150 for e in self._pending.values())
             if self._sliced:  # each pending row's slice key (a str, int or tuple of them)
-                rows += sum(_key_bytes(e[3]) for e in self._pending.values())
+                rows += sum(key_bytes(e[3]) for e in self._pending.values())
             return self._metric.nbytes + rows
 
     def _state_arrays(self) -> dict[str, Any]:
@@ -682,8 +695,3 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
         self._buffer_spec = None
         self._flush_at = math.inf
 
-
-def _key_bytes(key: Any) -> int:
-    """Bytes of one pending row's slice key: the object, and its parts when it is a tuple."""
-    parts = key if isinstance(key, tuple) else ()
-    return sys.getsizeof(key) + sum(sys.getsizeof(part) for part in parts)

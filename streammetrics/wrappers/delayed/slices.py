@@ -17,6 +17,7 @@ uint8 arrays, in the order of the other pending arrays; validated on load.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,7 +33,8 @@ from streammetrics.wrappers.sliced.keys import (
     split_slices,
 )
 
-__all__ = ["KeyLayout", "row_keys", "slices_argument", "key_arrays", "load_key_arrays", "check_layout"]
+__all__ = ["KeyLayout", "row_keys", "slices_argument", "key_arrays", "load_key_arrays", "check_layout",
+           "key_bytes"]
 
 #: The key column names of the pending rows (``None``: one unnamed column).
 KeyLayout = tuple[str, ...] | None
@@ -115,3 +117,9 @@ def _decode_rows(arr: Any, width: int | None) -> list[Any]:
     if not isinstance(raw, list):
         raise ValueError("state: pending.slice_keys must be a JSON list of keys")
     return [decode_key(key, width, "pending.slice_keys", i) for i, key in enumerate(raw)]
+
+
+def key_bytes(key: Any) -> int:
+    """Bytes of one pending row's slice key: the object, and its parts when it is a tuple."""
+    parts = key if isinstance(key, tuple) else ()
+    return sys.getsizeof(key) + sum(sys.getsizeof(part) for part in parts)
