@@ -1,6 +1,8 @@
 """``Sliced``: any accumulator per segment of the stream, with the disparities people report.
 
-``Sliced(F1()).update(y, p, slices=country)`` keeps one F1 per country; ``compute()`` is
+``Sliced(F1()).update(y, p, slices=country)`` keeps one F1 per country (regression metrics
+alike; ``Sliced(Drift(ref)).update(y_score, slices=country)`` and ``Sliced(Estimated(m))``,
+which take no labels, the drift or estimated performance per country); ``compute()`` is
 ``{country: f1}``, ``overall()`` the F1 of every row, and ``group_min``, ``group_max``,
 ``difference`` and ``ratio`` summarise the spread between slices as Fairlearn's ``MetricFrame``
 does. Several key columns (``slices={"country": c, "device": d}`` or a tuple of arrays) give the
@@ -67,9 +69,12 @@ class Sliced(Metric[SlicedResults]):
     Parameters
     ----------
     metric : Metric or MetricSet
-        An empty classification accumulator (a confusion or ranking metric, a calibration
-        metric, a ``Window`` or ``Decayed`` around one, or a MetricSet of them). Every slice
-        holds an accumulator of its class and configuration.
+        An empty accumulator of a family with a per-row update: classification (a confusion
+        or ranking metric, a calibration metric), regression, ``monitoring.Drift`` or
+        ``monitoring.Estimated``; or a ``Window`` or ``Decayed`` around one, or a MetricSet of
+        them. Every slice holds an accumulator of its class and configuration. Retrieval
+        metrics (query-grouped) and ``DelayedLabels`` are refused, the error saying which
+        families are taken (``DelayedLabels(Sliced(metric))`` slices delayed labels).
     max_slices : int, default 10_000
         The most distinct slice keys kept (per key column alone, and crossed).
     overflow : {"error", "other"}, default "error"
@@ -86,7 +91,11 @@ class Sliced(Metric[SlicedResults]):
 
     Notes
     -----
-    ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)``: ``slices`` gives one
+    ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)`` (classification and
+    regression; regression targets of shape (n,) or (n, k), checked once for the whole batch,
+    one number of outputs k for every slice); ``update(y_score, *, slices, sample_weight=None)``
+    for the metrics without labels (``Drift``: scores, ``Estimated``: probabilities), whose
+    labels are refused (``TypeError``). ``slices`` gives one
     key per row: an array or list, or a tuple of arrays / a dict of named arrays for several key
     columns (crossed slices keyed by tuples, plus each column alone). A key is a string, an
     integer in [-2**63, 2**64) (booleans count as 0/1), or a tuple of strings, integers,
@@ -102,7 +111,10 @@ class Sliced(Metric[SlicedResults]):
     Wilson intervals; ``save`` / ``load`` O(state size), the file's header independent of the
     number of slices.
     Overflow slices and undefined slices are left out of ``group_min``/``group_max``/
-    ``difference``/``ratio``.
+    ``difference``/``ratio``. A slice value that is a dict (a MetricSet's, a Drift's
+    statistics) is summarised per key. Drift: ``group_max`` is the worst segment per
+    statistic; ``difference`` and ``ratio`` are refused (a drift statistic is a distance
+    from the reference already; see docs/slices.md).
 
     Examples
     --------
@@ -113,6 +125,13 @@ class Sliced(Metric[SlicedResults]):
     {'a': 0.5, 'b': 1.0}
     >>> s.difference()
     0.5
+    >>> mae = sm.Sliced(sm.MeanAbsoluteError())
+    >>> mae.update([1.0, 2.0, 4.0], [1.5, 2.0, 3.0], slices=["a", "b", "b"]).compute()
+    {'a': 0.5, 'b': 0.5}
+    >>> from streammetrics.monitoring import Drift
+    >>> d = sm.Sliced(Drift([0.1, 0.4, 0.5, 0.9])).update([0.1, 0.8, 0.9], slices=["a", "b", "b"])
+    >>> round(d.compute()["b"]["ks"], 3)
+    0.75
     """
 
     family = "sliced"
