@@ -168,8 +168,8 @@ def test_labels_given_or_bad_scores_are_refused_and_change_nothing() -> None:
         d.update(REF[:6, 0], slices=["a", "b"] * 3)  # 1-D: never cut into rows of 3
     with pytest.raises(ValueError, match=r"^y_score: scores must be finite"):
         d.update(np.array([[0.1, 0.2, np.nan]]), slices=["a"])
-    with pytest.raises(ValueError, match=r"^y_prob: probabilities must lie in \[0, 1\]"):
-        e.update([0.5, 1.5], slices=["a", "c"])
+    with pytest.raises(ValueError, match=r"^y_prob: probabilities must lie in \[0, 1\]; .*1.5 at index 3"):
+        e.update([0.5, 0.2, 0.1, 1.5], slices=["a", "c", "a", "c"])  # the batch's index, not the slice's
     with pytest.raises(ValueError, match=r"^sample_weight: expected 2 rows like y_prob"):
         e.update([0.5, 0.5], slices=["a", "c"], sample_weight=[1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match=r"^slices: "):
@@ -184,3 +184,14 @@ def test_an_estimate_of_a_sliced_metric_is_not_sliced_again() -> None:
         sm.Sliced(Estimated(sm.Sliced(sm.Precision())))
     with pytest.raises(ValueError, match="wrap an empty accumulator"):
         sm.Sliced(Estimated(sm.Precision()).update([0.4]))
+
+
+def test_many_drift_slices_save_with_a_header_that_does_not_grow() -> None:
+    rng = np.random.default_rng(9)
+    s = rng.random(4000)
+    small = sm.dumps(sm.Sliced(Drift(REF[:, 0])).update(s[:20], slices=np.arange(20) % 5))
+    big = sm.Sliced(Drift(REF[:, 0])).update(s, slices=np.arange(4000) % 800)
+    data = sm.dumps(big)
+    assert int.from_bytes(data[40:48], "little") - int.from_bytes(small[40:48], "little") < 1000
+    back = sm.loads(data)
+    _close(dict(back.compute()), dict(big.compute()))

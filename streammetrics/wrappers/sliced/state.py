@@ -197,7 +197,13 @@ class SlicedState(State):
             y, p, _ = args
             deltas = self._count(pairs, y, p, sample_weight)
         else:
-            deltas = [s.prepare_rows(f, args, kwargs, n) for s, f in pairs]
+            try:
+                deltas = [s.prepare_rows(f, args, kwargs, n) for s, f in pairs]
+            except ValueError:
+                # a slice's block was refused, its indices local to the block: the error of
+                # the whole batch names the row the caller passed (the failure path only)
+                prepare_pairs(twin_of(self.template), args, kwargs)
+                raise
         overall = None
         if self.overall is not None:
             overall = prepare_pairs(self.overall, args, kwargs)
