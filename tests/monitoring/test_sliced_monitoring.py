@@ -195,3 +195,26 @@ def test_many_drift_slices_save_with_a_header_that_does_not_grow() -> None:
     assert int.from_bytes(data[40:48], "little") - int.from_bytes(small[40:48], "little") < 1000
     back = sm.loads(data)
     _close(dict(back.compute()), dict(big.compute()))
+
+
+def test_prometheus_exports_each_segments_drift_and_estimate() -> None:
+    pytest.importorskip("prometheus_client")
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from streammetrics.prometheus_sliced import register_sliced
+
+    rng = np.random.default_rng(6)
+    s, keys = rng.random(200), rng.choice(["ios", "web"], 200)
+    drift = sm.Sliced(Drift(REF[:, 0])).update(s, slices=keys)
+    est = sm.Sliced(Estimated(sm.Precision())).update(s, slices=keys)
+    reg = CollectorRegistry()
+    register_sliced(drift, reg, name="drift")
+    register_sliced(est, reg, name="est")
+    text = generate_latest(reg).decode()
+    for key in ("ios", "web"):
+        psi = float(text.split(f'streammetrics_drift_psi{{slice="{key}"}} ')[1].split()[0])
+        assert abs(psi - Drift(REF[:, 0]).update(s[keys == key]).compute()["psi"]) < 1e-12
+        value = float(text.split(f'streammetrics_est{{slice="{key}"}} ')[1].split()[0])
+        assert abs(value - Estimated(sm.Precision()).update(s[keys == key]).compute()) < 1e-12
+    assert "streammetrics_drift_collect_errors_total 0.0" in text
+    assert "streammetrics_est_collect_errors_total 0.0" in text
