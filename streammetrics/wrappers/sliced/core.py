@@ -49,8 +49,15 @@ __all__ = ["Sliced", "UndefinedSlice", "OTHER", "OtherSlice"]
 
 #: The families whose accumulators Sliced takes (``Metric.family``).
 FAMILIES = ("classification", "regression", "drift", "estimated")
+class _NotGiven:
+    """The default of ``y_pred``: not given (Drift and Estimated take the scores alone)."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
 #: ``update(y_score, *, slices, ...)`` of a metric without labels: no ``y_pred`` given.
-_SCORES_ONLY: Any = object()
+_SCORES_ONLY: Any = _NotGiven()
 OVERFLOWS = ("error", "other")
 METHODS = ("between_groups", "to_overall")
 ERRORS = ("raise", "coerce")
@@ -196,7 +203,8 @@ class Sliced(Metric[SlicedResults]):
                slices: Any, sample_weight: ArrayLike | None = None, **kwargs: Any) -> Sliced:
         """Fold in one batch with its slice keys. Atomic: a rejected batch (bad labels, bad
         keys, a key beyond the cap with ``overflow="error"``) changes nothing. Holds the lock
-        for the whole batch (new keys must be admitted in one order).
+        for the whole batch (new keys must be admitted in one order). O(n) to group the rows
+        (O(n log n) for string keys) plus the wrapped metric's update of each slice's rows.
 
         Parameters
         ----------
@@ -228,9 +236,7 @@ class Sliced(Metric[SlicedResults]):
         ValueError
             A bad batch or key (naming the argument and the first offending value); nothing
             changes.
-
-        Complexity: O(n) to group the rows (O(n log n) for string keys) plus the wrapped
-        metric's update of each slice's rows."""
+        """
         if self._state.mode != "labels":
             if y_pred is not _SCORES_ONLY:
                 what = "scores" if self._state.mode == "scores" else "probabilities"
