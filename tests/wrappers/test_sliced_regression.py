@@ -271,3 +271,19 @@ def test_prometheus_exports_each_regression_slice() -> None:
         rows = keys == key
         value = float(text.split(f'streammetrics_mse{{slice="{key}"}} ')[1].split()[0])
         assert abs(value - skm.mean_squared_error(y[rows], p[rows])) < 1e-12
+
+
+def test_two_key_columns_give_crossed_and_marginal_slices() -> None:
+    y, p, w = _data(12, 400, 2)
+    region = np.array(["n", "s"])[_keys(12, 400, 2)]
+    device = _keys(13, 400, 3)
+    s = sm.Sliced(sm.R2Score(multioutput="variance_weighted"))
+    s.update(y[:150], p[:150], slices={"region": region[:150], "device": device[:150]}, sample_weight=w[:150])
+    s.update(y[150:], p[150:], slices={"region": region[150:], "device": device[150:]}, sample_weight=w[150:])
+    for (r, d), value in s.compute().items():
+        rows = (region == r) & (device == d)
+        _close(value, skm.r2_score(y[rows], p[rows], sample_weight=w[rows], multioutput="variance_weighted"))
+    for d, value in s.marginal("device").items():
+        rows = device == d
+        _close(value, skm.r2_score(y[rows], p[rows], sample_weight=w[rows], multioutput="variance_weighted"))
+    assert s.key_names == ("region", "device")
