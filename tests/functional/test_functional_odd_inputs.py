@@ -14,7 +14,7 @@ import fairlearn.metrics as fm
 import numpy as np
 import pytest
 import sklearn.metrics as skm
-from functional_odd_inputs import BASE, KNOWN, cases, compare
+from functional_odd_inputs import BASE, KNOWN, cases, compare, function_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,19 +25,10 @@ from streammetrics.functional._targets import InputTypeError
 _CASES = cases()
 
 
-#: The regression functions are not in the odd-input table yet: their shared validation
-#: (``functional/regression.py``) answers some odd inputs otherwise than scikit-learn (TypeError
-#: for 0-d targets and sets / dicts, scalar weights refused, numbers given as strings accepted),
-#: which the next change to that validation will settle; their own tests
-#: (tests/regression/test_regression_inputs.py) check every refusal names the argument.
-REGRESSION = {n for n in F.__all__ if n in getattr(__import__("streammetrics.functional.regression",
-                                                               fromlist=["__all__"]), "__all__", ())}
-
-
 def test_table_covers_every_function():
-    assert REGRESSION, "the regression functions moved: update this exemption"
-    assert set(BASE) == set(F.__all__) - REGRESSION
-    assert len(_CASES) > 2500
+    assert {function_name(n) for n in BASE} == set(F.__all__)
+    assert {n for n in BASE if n.endswith("[2d]")}, "the regression functions' (n, 2) entries"
+    assert len(_CASES) > 5000
 
 
 @pytest.mark.parametrize(
