@@ -12,11 +12,15 @@ linear in y, so for any two centres c, c' and rows of weighted mean m and total 
 the generalisation of the parallel-axis rule Chan's variance merge uses (power 0 is exactly
 that). Each batch sums its deviances around its own mean; a merge moves both parts to the
 merged mean (two non-negative terms added, no cancellation). The centre is the mean where the
-deviance is defined there (any mean for power 0, a positive one otherwise) and 1 elsewhere
-(a mean <= 0: power < 0, or only zeros with 1 <= power < 2); the read then moves the sum to the
-mean by scikit-learn's formula of B, which gives its nan or its value there.
+deviance is a number there (any mean for power 0 and whole powers < 0, a positive one
+otherwise) and 1 elsewhere (a mean <= 0: a fractional power < 0, or only zeros with
+1 <= power < 2); the read then moves the sum to the mean by scikit-learn's formula of B,
+which gives its nan there.
 
-O(n k) per batch, O(k) per merge and read; memory 4 k + 2 floats.
+The smallest and largest y_true are kept too: a constant y_true's denominator is exactly 0
+(not a rounding residue that would differ by split).
+
+O(n k) per batch, O(k) per merge and read; memory 6 k + 2 floats.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_sums
+from streammetrics._core.load_checks import check_sums, loading
 from streammetrics._core.state import State
 
 from ._base import RegressionBatch, check_rows, check_same_outputs, float_arrays, regression_batch
@@ -46,21 +50,22 @@ def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def centre(mean: np.ndarray, power: float) -> np.ndarray:
-    """Where the deviance sums are centred: ``mean`` where d(., mean) is defined, else 1."""
-    if power == 0:
+    """Where the deviance sums are centred: ``mean`` where scikit-learn's d(., mean) is a
+    number (any mean for power 0 and for whole powers < 0, whose powers of a negative mean
+    are; a positive one otherwise), else 1."""
+    if power == 0 or (power < 0 and float(power).is_integer()):
         return mean
     return np.where(mean > 0, mean, 1.0)
 
 
 def _shift(mean: np.ndarray, old: np.ndarray, new: np.ndarray, power: float) -> np.ndarray:
     """d(mean, new) - d(mean, old): what moving a sum of deviances from centre ``old`` to
-    ``new`` adds per unit of weight (0 where ``old == new``)."""
+    ``new`` adds per unit of weight (0 where ``old == new``). The terms in y alone cancel, so
+    d(mean, old) is subtracted also where ``old`` is the mean: it is 0 only where
+    max(mean, 0) = mean (a power < 0 takes max(y, 0) in those terms)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        to = tweedie_deviance(mean, new, power)
-        moved = old != mean
-        if moved.any():
-            to = to - np.where(moved, tweedie_deviance(mean, np.where(moved, old, 1.0), power), 0.0)
-    return np.where(old == new, 0.0, to)
+        moved = tweedie_deviance(mean, new, power) - tweedie_deviance(mean, old, power)
+    return np.where(old == new, 0.0, moved)
 
 
 def _linear_part(y: np.ndarray, mu: np.ndarray, power: float) -> np.ndarray:
@@ -80,7 +85,8 @@ class TweedieD2Sums(State):
     """Sums of Tweedie deviances of the predictions and of ``y_true`` from its mean (see the
     module docstring): arrays ``rows`` and ``weight`` (shape ()) and, per output (k,), ``loss``
     + ``loss_lo`` (the compensated numerator), ``mean`` (y_true's weighted mean) and ``dev``
-    (the deviances of y_true from the centre of that mean); k fixed by the first batch of
+    (the deviances of y_true from the centre of that mean), ``y_min`` and ``y_max`` (whether
+    y_true is constant); k fixed by the first batch of
     positive weight (or by the configuration).
 
     Parameters
@@ -91,7 +97,7 @@ class TweedieD2Sums(State):
         The number of outputs when the configuration fixes it.
     """
 
-    _per_output = ("loss", "loss_lo", "mean", "dev")
+    _per_output = ("loss", "loss_lo", "mean", "dev", "y_min", "y_max")
     # No subtraction: windows rebuild the state from their rows.
     subtract = State.subtract
 
@@ -148,7 +154,7 @@ class TweedieD2Sums(State):
         tweedie_domain(b.y, b.p, self.power)
         y, w = b.y, b.w
         with np.errstate(over="ignore", invalid="ignore"):
-            loss = tweedie_deviance(b.y, b.p, self.power)
+            loss = np.maximum(tweedie_deviance(b.y, b.p, self.power), 0.0)  # >= 0 (rounding)
             sums = loss.sum(axis=0) if w is None else w @ loss
             if w is not None and not (w > 0).all():
                 keep = w > 0
@@ -161,17 +167,18 @@ class TweedieD2Sums(State):
             raise ValueError(f"y_pred: values too large: the Tweedie deviances of this batch "
                              f"overflow float64 (largest |y_pred| = {float(np.abs(b.p).max())!r}, "
                              f"|y_true| = {float(np.abs(b.y).max())!r})")
-        return rows, weight, sums, mean, dev
+        return rows, weight, sums, mean, dev, y.min(axis=0), y.max(axis=0)
 
     def apply(self, delta: Any) -> None:
         if delta is None:
             return
-        rows, weight, sums, mean, dev = delta
+        rows, weight, sums, mean, dev, y_min, y_max = delta
         a = self._a
         if a["rows"] == 0:
             self._zero(sums.shape[0])
             a = self._a
             a["mean"], a["dev"] = mean.astype(np.float64, copy=True), dev.astype(np.float64, copy=True)
+            a["y_min"], a["y_max"] = y_min.astype(np.float64, copy=True), y_max.astype(np.float64, copy=True)
         else:
             wa = float(a["weight"])
             total = wa + weight
@@ -181,6 +188,7 @@ class TweedieD2Sums(State):
                 moved = (a["dev"] + wa * _shift(a["mean"], centre(a["mean"], self.power), c, self.power)
                          + dev + weight * _shift(mean, centre(mean, self.power), c, self.power))
             a["mean"], a["dev"] = m, moved
+            a["y_min"], a["y_max"] = np.minimum(a["y_min"], y_min), np.maximum(a["y_max"], y_max)
         hi, err = _two_sum(a["loss"], sums)
         a["loss"], a["loss_lo"] = _two_sum(hi, err + a["loss_lo"])
         a["rows"] = np.asarray(a["rows"] + rows, dtype=np.float64)
@@ -193,12 +201,15 @@ class TweedieD2Sums(State):
             return
         check_same_outputs(self.k, other.k)
         lo = a["loss_lo"]
-        self.apply((float(a["rows"]), float(a["weight"]), a["loss"] + lo, a["mean"], a["dev"]))
+        self.apply((float(a["rows"]), float(a["weight"]), a["loss"] + lo, a["mean"], a["dev"],
+                    a["y_min"], a["y_max"]))
 
     def totals(self) -> tuple[float, float, np.ndarray, np.ndarray]:
         """``(rows, weight, sum of the predictions' deviances, sum of y_true's deviances from
-        its mean)`` per output."""
-        a = self._a
+        its mean)`` per output; the latter exactly 0 where y_true is constant."""
+        return self._totals(self._a)
+
+    def _totals(self, a: Mapping[str, np.ndarray]) -> tuple[float, float, np.ndarray, np.ndarray]:
         weight, mean = float(a["weight"]), a["mean"]
         c = centre(mean, self.power)
         dev = a["dev"]
@@ -206,6 +217,7 @@ class TweedieD2Sums(State):
             with np.errstate(over="ignore", invalid="ignore"):
                 pw = self.power
                 dev = dev + weight * (_linear_part(mean, mean, pw) - _linear_part(mean, c, pw))
+        dev = np.where(a["y_min"] == a["y_max"], 0.0, dev)  # constant y_true: exactly 0
         return float(a["rows"]), weight, a["loss"] + a["loss_lo"], dev
 
     def _check_own(self, new: dict[str, np.ndarray]) -> None:
@@ -214,10 +226,21 @@ class TweedieD2Sums(State):
             raise ValueError("state: array 'loss_lo' must be a rounding residue of 'loss'")
         if (np.abs(new["dev"]) > _BOUND).any() or (np.abs(new["mean"]) > _BOUND).any():
             raise ValueError(f"state: arrays 'dev' and 'mean' must hold values within {_BOUND:g}")
-        if float(new["rows"]) and self.power >= 1:  # y_true >= 0 (> 0 from power 2 on)
-            bad = new["mean"] <= 0 if self.power >= 2 else new["mean"] < 0
+        if not float(new["rows"]):
+            return
+        if loading():  # the ratio a read takes is a number or nan, never infinite
+            _, _, num, den = self._totals(new)
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+                ratio = np.where(den == 0, 0.0, num / np.where(den == 0, 1.0, den))
+            if np.isinf(ratio).any():
+                raise ValueError("state: the ratio of the arrays' deviance sums ('loss' over the "
+                                 "deviance of y_true from 'mean') overflows float64")
+        if (new["y_min"] > new["y_max"]).any():
+            raise ValueError("state: array 'y_min' must not exceed 'y_max'")
+        if self.power >= 1:  # y_true >= 0 (> 0 from power 2 on)
+            bad = new["y_min"] <= 0 if self.power >= 2 else new["y_min"] < 0
             if bad.any():
-                raise ValueError(f"state: array 'mean' holds {float(new['mean'][bad][0])!r}, "
+                raise ValueError(f"state: array 'y_min' holds {float(new['y_min'][bad][0])!r}, "
                                  f"outside the domain of y_true for power {self.power}")
 
     def scale(self, factor: float) -> None:

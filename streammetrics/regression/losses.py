@@ -257,10 +257,10 @@ class D2TweedieScore(RegressionMetric):
 
     Notes
     -----
-    nan with an ``UndefinedMetricWarning`` before two rows of positive weight; when y_true is
-    constant (its deviance from its mean is 0) 1 - D / 0, -inf or nan, with a warning
-    (scikit-learn's function divides by zero). Several outputs are an extension (scikit-learn
-    takes one). ``update`` O(n k), ``compute`` O(k), memory 4 k + 2 floats.
+    nan with an ``UndefinedMetricWarning`` before two rows of positive weight, and for an
+    output whose y_true is constant (its deviance from its mean is 0; scikit-learn's function
+    divides by zero). Several outputs are an extension (scikit-learn takes one). ``update``
+    O(n k), ``compute`` O(k), memory 6 k + 2 floats (the smallest and largest y_true too).
 
     Examples
     --------
@@ -290,17 +290,23 @@ class D2TweedieScore(RegressionMetric):
         if rows < 2:
             return undefined(type(self).__name__, "fewer than two samples", self.multioutput,
                              self._state.k)
-        if (den == 0).any():
+        constant = den == 0
+        if constant.any():
             warn(f"{type(self).__name__}: y_true is constant (its deviance from its mean is 0): "
-                 "D^2 is 1 - D / 0", UndefinedMetricWarning)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return self._combine(1.0 - num / den)
+                 "D^2 is undefined, nan", UndefinedMetricWarning)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._combine(np.where(constant, np.nan, 1.0 - num / den))
 
 
 class MaxError(RegressionMetric):
     """Streaming max error, equal to ``sklearn.metrics.max_error``: max_i |y_ij - p_ij| per
-    output j over the rows of positive weight (the weights' values do not matter: a zero weight
-    removes a row), combined by ``multioutput``.
+    output j over the rows of positive weight, combined by ``multioutput``.
+
+    Weights (scikit-learn's and torchmetrics' max error take none) say whether a row is a
+    sample: a row of weight 0 does not count, however large its error; the size of a positive
+    weight does not matter (a maximum has no weighted form); a negative weight is a
+    ``ValueError`` naming it, the state unchanged. In ``Decayed`` every row seen counts (decay
+    weights stay positive).
 
     Parameters
     ----------
