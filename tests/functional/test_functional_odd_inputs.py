@@ -196,3 +196,37 @@ def test_accumulator_update_refuses_and_keeps_state(cls, arg, odd):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert m.compute() == before
+
+
+# ---- regression: scikit-learn's answers, our messages ---------------------------------------
+
+def test_regression_odd_inputs_raise_sklearns_types_naming_the_argument():
+    y, p = [0.5, 1.0, 2.5, 7.0], [1.0, 1.0, 5.0, 3.5]
+    for fn in ("mean_squared_error", "max_error", "r2_score", "median_absolute_error"):
+        for odd, arg in ((np.array(1.0), "y_true"), (set(y), "y_true"), (dict(enumerate(p)), "y_pred")):
+            args = (odd, p) if arg == "y_true" else (y, odd)
+            with pytest.raises(TypeError, match=f"^{arg}: ") as info:  # scikit-learn: a TypeError
+                getattr(F, fn)(*args)
+            assert isinstance(info.value, ValueError)
+            with pytest.raises(TypeError):
+                getattr(skm, fn)(*args)
+    for w in (2.0, np.array(2.0)):  # scikit-learn takes no scalar weight
+        with pytest.raises(TypeError, match="^sample_weight: "):
+            F.mean_absolute_error(y, p, sample_weight=w)
+        with pytest.raises((TypeError, ValueError)):
+            skm.mean_absolute_error(y, p, sample_weight=w)
+
+
+def test_regression_numbers_given_as_strings_read_where_sklearn_reads_them():
+    y, p = np.array([0.5, 1.0, 2.5, 7.0]), np.array([1.0, 1.0, 5.0, 3.5])
+    for fn in ("mean_squared_error", "r2_score", "mean_pinball_loss", "d2_absolute_error_score"):
+        for ys in (y.astype(str), y.astype(bytes), [[str(v)] for v in y]):
+            assert getattr(F, fn)(ys, p) == pytest.approx(getattr(skm, fn)(ys, p), rel=1e-12, abs=1e-12)
+    with pytest.raises(ValueError, match=r"^y_pred: could not convert string to float: 'x' \(first offending "
+                                         r"value y_pred\[2\]\)"):
+        F.mean_squared_error(y, ["1", "2", "x", "3"])
+    for fn in ("max_error", "median_absolute_error"):  # scikit-learn's dtype="numeric": refused
+        with pytest.raises(ValueError, match="^y_true: "):
+            getattr(F, fn)(y.astype(str), p)
+        with pytest.raises(ValueError):
+            getattr(skm, fn)(y.astype(str), p)
