@@ -6,7 +6,11 @@ streaming one.
 Differences from scikit-learn: negative ``sample_weight`` is a ``ValueError`` (the
 accumulators' rule); a row of weight 0 is no sample at all (``r2_score`` of two rows, one of
 weight 0, is undefined: nan with a warning); values are computed in float64 also for float32
-input.
+input; ``d2_tweedie_score`` of a constant ``y_true`` is a ``ValueError`` (scikit-learn divides
+by zero). Odd inputs are answered as scikit-learn answers them (``_targets``, ``_weights``;
+tests/_support/functional_odd_inputs.py): 0-d arrays, sets, dicts and scalar weights raise
+``InputTypeError`` (a ``ValueError`` and a ``TypeError``), numbers given as strings are read
+(refused by ``max_error`` and ``median_absolute_error``, as scikit-learn's ``dtype="numeric"``).
 
 One section per kind: the errors of the summed states (MSE, MAE, R², ..., regcore), then the
 whole-set metrics (median absolute error, D² absolute / pinball, correlations, intervals).
