@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.docstrings import filled
+from streammetrics._core.labels import is_sparse
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.validation import InputTypeError
 from streammetrics._core.warn import warn
@@ -71,12 +72,15 @@ __all__ = [
 # -- shared: one validated batch ---------------------------------------------------------------
 def _targets(y: Any, name: str, strings: bool = True) -> np.ndarray:
     """``y`` as scikit-learn's ``check_array(y, ensure_2d=False, dtype=float64)`` takes it: an
-    array-like of at least one dimension (None, scalars, 0-d arrays, sets, dicts and iterators
-    are an :class:`InputTypeError`, a ``ValueError`` that is a ``TypeError`` too, as
+    array-like of at least one dimension (None, scalars, 0-d arrays, sets, dicts, iterators
+    and sparse matrices are an :class:`InputTypeError`, a ``ValueError`` that is a ``TypeError`` too, as
     scikit-learn's ``TypeError`` and ``InvalidParameterError``), numbers given as strings or
     bytes read as the numbers (any other string is a ``ValueError`` naming the first); with
     ``strings=False`` (``max_error``, ``median_absolute_error``: scikit-learn's
     ``dtype="numeric"``) strings are refused."""
+    if is_sparse(y):  # scikit-learn: "must be an array-like" (a sparse matrix is not one here)
+        raise InputTypeError(f"{name}: sparse matrices are not supported by the regression metrics; "
+                             "pass a dense array (.toarray())")
     arr = as_labels(y, name)
     if strings and arr.dtype.kind in "US":
         try:
@@ -102,9 +106,9 @@ def _weights(sample_weight: Any) -> Any:
         return None
     scalar = (str, bytes, numbers.Number, np.generic, set, frozenset, dict, Iterator)
     zero_d = isinstance(sample_weight, np.ndarray) and sample_weight.ndim == 0
-    if zero_d or isinstance(sample_weight, scalar):
-        raise InputTypeError(f"sample_weight: expected an array-like of one weight per sample (scikit-learn "
-                             f"takes no scalar weight), got {repr(sample_weight)[:80]}")
+    if zero_d or isinstance(sample_weight, scalar) or is_sparse(sample_weight):
+        raise InputTypeError(f"sample_weight: expected an array-like of one weight per sample (not a scalar, "
+                             f"set, dict, iterator or sparse matrix), got {repr(sample_weight)[:80]}")
     return sample_weight
 
 

@@ -17,6 +17,7 @@ import sklearn.metrics as skm
 from functional_odd_inputs import BASE, KNOWN, cases, compare, function_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import sparse
 
 import streammetrics as sm
 import streammetrics.functional as F
@@ -210,11 +211,17 @@ def test_regression_odd_inputs_raise_sklearns_types_naming_the_argument():
             assert isinstance(info.value, ValueError)
             with pytest.raises(TypeError):
                 getattr(skm, fn)(*args)
-    for w in (2.0, np.array(2.0)):  # scikit-learn takes no scalar weight
+    for w in (2.0, np.array(2.0), sparse.csr_matrix(np.ones((1, 4)))):  # scikit-learn: array-likes only
         with pytest.raises(TypeError, match="^sample_weight: "):
             F.mean_absolute_error(y, p, sample_weight=w)
         with pytest.raises((TypeError, ValueError)):
             skm.mean_absolute_error(y, p, sample_weight=w)
+    column = sparse.csr_matrix(np.array(y)[:, None])
+    for fn in ("mean_squared_error", "max_error", "median_absolute_error", "d2_tweedie_score"):
+        with pytest.raises(TypeError, match="^y_true: sparse matrices are not supported"):
+            getattr(F, fn)(column, p)
+        with pytest.raises(TypeError):  # InvalidParameterError: "must be an array-like"
+            getattr(skm, fn)(column, p)
 
 
 def test_regression_numbers_given_as_strings_read_where_sklearn_reads_them():
