@@ -298,8 +298,8 @@ def check_multioutput(multioutput: Any, allowed: Sequence[str] = MULTIOUTPUT) ->
                              f"{tuple(allowed)}. You provided multioutput={multioutput!r}")
         return multioutput
     flat = isinstance(multioutput, np.ndarray) and multioutput.ndim == 1 or (
-        isinstance(multioutput, (list, tuple))
-        and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool) for v in multioutput))
+        isinstance(multioutput, (list, tuple))  # booleans are weights 0 and 1, as in scikit-learn
+        and all(isinstance(v, (int, float, np.number, np.bool_)) for v in multioutput))
     if not flat:  # also keeps a hostile configuration (a list nested 10**4 deep) out of numpy
         raise ValueError(f"multioutput: expected one of {tuple(allowed)} or a 1-D array of output "
                          f"weights, got {str(multioutput)[:80]}")

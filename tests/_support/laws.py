@@ -441,6 +441,18 @@ REGISTRY: dict[str, Case] = {
                         exact=False),
     "reg_tweedie": Case(lambda: sm.TweedieDeviance(power=1.5), "positive_continuous", exact=False),
     "reg_max_error": Case(lambda: sm.MaxError(), "continuous"),
+    # TweedieDeviance over several outputs (an extension); D² Tweedie: deviance sums around the
+    # running mean (states differ by arrival order, values agree), nan below two rows
+    "reg_tweedie_raw": Case(lambda: sm.TweedieDeviance(power=0, multioutput="raw_values"),
+                            "continuous_multioutput", laws=without("per_sample"), exact=False),
+    "reg_d2_tweedie": Case(lambda: sm.D2TweedieScore(power=1.5), "positive_continuous", exact=False,
+                           compare_state=False, min_rows=2),
+    "reg_d2_tweedie_normal_weights": Case(lambda: sm.D2TweedieScore(power=0, multioutput=[0.2, 0.3, 0.5]),
+                                          "continuous_multioutput", laws=without("per_sample"), exact=False,
+                                          compare_state=False, min_rows=2),
+    "reg_decayed_d2_tweedie": Case(lambda: sm.Decayed(sm.D2TweedieScore(power=1), half_life=3.0),
+                                   "positive_continuous", laws=WRAPPER_LAWS - {"merge"}, exact=False,
+                                   compare_state=False, min_rows=2),
     "reg_set": Case(lambda: sm.MetricSet(mse=sm.MeanSquaredError(), rmse=sm.RootMeanSquaredError(),
                                          mae=sm.MeanAbsoluteError(), r2=sm.R2Score(), ev=sm.ExplainedVariance()),
                     "continuous", laws=without("window_equals_plain"), exact=False),

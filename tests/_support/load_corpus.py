@@ -169,6 +169,8 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "PinballLoss": lambda: _binary(sm.PinballLoss(0.2)),
     "TweedieDeviance": lambda: _binary(sm.TweedieDeviance(power=1.5)),
     "MaxError": lambda: _binary(sm.MaxError()),
+    "D2TweedieScore": lambda: _binary(sm.D2TweedieScore(power=1.5)),
+    "Decayed-D2TweedieScore": lambda: _binary(sm.Decayed(sm.D2TweedieScore(power=1), half_life=10)),
     "Window-R2Score": lambda: _binary(sm.Window(sm.R2Score(), size=10)),
     "Decayed-MeanSquaredError": lambda: _binary(sm.Decayed(sm.MeanSquaredError(), half_life=10)),
     "Sliced-regression": lambda: _sliced(sm.Sliced(sm.MetricSet(mse=sm.MeanSquaredError(),

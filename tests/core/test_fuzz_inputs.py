@@ -66,6 +66,9 @@ REG: dict[str, Callable[[], Any]] = {  # regression: real targets (>= 0 here, fo
     "MetricSet(regression)": lambda: sm.MetricSet(mse=sm.MeanSquaredError(), r2=sm.R2Score()),
     "Window(R2Score)": lambda: sm.Window(sm.R2Score(), size=7),
     "Decayed(MeanSquaredError)": lambda: sm.Decayed(sm.MeanSquaredError(), half_life=5),
+    "D2TweedieScore[power=1]": lambda: sm.D2TweedieScore(power=1),
+    "TweedieDeviance[power=1.5]": lambda: sm.TweedieDeviance(power=1.5),
+    "Window(D2TweedieScore)": lambda: sm.Window(sm.D2TweedieScore(power=0), size=7),
     # the whole-set metrics (regwhole)
     "MedianAbsoluteError": sm.MedianAbsoluteError,
     "MedianAbsoluteError[max_bytes]": lambda: sm.MedianAbsoluteError(max_bytes=600),
