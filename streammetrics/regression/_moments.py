@@ -176,17 +176,41 @@ class ErrorMoments(State):
 
     def __init__(self, outputs: int | None = None) -> None:
         self.outputs = outputs
+        self._one: tuple[float, ...] | None = None
+        self._made: tuple[tuple[float, ...], dict[str, np.ndarray]] | None = None
         self._zero(outputs or 0)
 
     def _zero(self, k: int) -> None:
-        self._a: dict[str, np.ndarray] = {"rows": np.zeros(()), "weight": np.zeros(())}
-        for name in _PER_OUTPUT:
-            self._a[name] = np.zeros(k)
+        self._a = {"rows": np.zeros(()), "weight": np.zeros(()),
+                   **{name: np.zeros(k) for name in _PER_OUTPUT}}
+
+    # The held arrays, ``_a``, are what every method but ``apply`` reads and writes (a whole
+    # dict at a time, never an entry in place). A batch of one output is merged as floats
+    # (:func:`_chan` on Python floats, no numpy call per statistic): ``apply`` keeps the result
+    # in ``_one``, and ``_a`` makes the arrays of it when next read (tagged with the tuple they
+    # come from, so a read racing an apply sees the one state or the other, never a mix).
+    @property
+    def _a(self) -> dict[str, np.ndarray]:
+        one = self._one
+        if one is None:
+            return self._arrays
+        made = self._made
+        if made is not None and made[0] is one:
+            return made[1]
+        arrays = {"rows": np.array(one[0]), "weight": np.array(one[1]),
+                  **{name: np.array([v]) for name, v in zip(_PER_OUTPUT, one[2:], strict=True)}}
+        self._made = (one, arrays)
+        return arrays
+
+    @_a.setter
+    def _a(self, arrays: dict[str, np.ndarray]) -> None:
+        self._arrays = arrays
+        self._one = None  # after the arrays: a read in between sees the previous state whole
 
     @property
     def k(self) -> int:
         """The number of outputs held (0: none seen yet)."""
-        return int(self._a["mean_y"].shape[0])
+        return 1 if self._one is not None else int(self._a["mean_y"].shape[0])
 
     def key(self) -> tuple[Any, ...]:
         return ("regression_moments", self.outputs)
@@ -195,15 +219,10 @@ class ErrorMoments(State):
         return (self._a["rows"], self._a["weight"], *(self._a[n] for n in _PER_OUTPUT))
 
     def _set(self, t: tuple[Any, ...]) -> None:
-        if isinstance(t[2], float):  # one output, as floats (the one-output delta)
-            self._a = {"rows": np.array(t[0]), "weight": np.array(t[1])}
-            for name, v in zip(_PER_OUTPUT, t[2:], strict=True):
-                self._a[name] = np.array([v])
-            return
         self._a = {"rows": np.asarray(t[0], dtype=np.float64).reshape(()),
-                   "weight": np.asarray(t[1], dtype=np.float64).reshape(())}
-        for name, arr in zip(_PER_OUTPUT, t[2:], strict=True):
-            self._a[name] = np.asarray(arr, dtype=np.float64).copy()
+                   "weight": np.asarray(t[1], dtype=np.float64).reshape(()),
+                   **{name: np.asarray(arr, dtype=np.float64).copy()
+                      for name, arr in zip(_PER_OUTPUT, t[2:], strict=True)}}
 
     # -- update ------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -246,11 +265,17 @@ class ErrorMoments(State):
     def apply(self, delta: Any) -> None:
         if delta is None:
             return
+        if isinstance(delta[2], float):  # one output: a merge of floats, kept as floats
+            held = self._one
+            if held is None:
+                if self._a["rows"] == 0:
+                    self._one = delta
+                    return
+                held = tuple(v.item() for v in self._tuple())
+            self._one = _chan(held, delta)
+            return
         if self._a["rows"] == 0:
             self._set(delta)
-            return
-        if isinstance(delta[2], float):  # one output: a merge of floats
-            self._set(_chan(tuple(v.item() for v in self._tuple()), delta))
             return
         self._set(_chan(self._tuple(), delta))
 
@@ -318,11 +343,12 @@ class ErrorMoments(State):
         if f == 0.0:
             self.reset()
             return
+        a = dict(self._a)  # a new dict: the held one is never changed in place
         for name in ("weight", "m2_y", "m2_r", "abs_r", "abs_r_lo"):
-            self._a[name] = np.asarray(self._a[name] * f, dtype=np.float64)
-        hi, lo = _renorm(self._a["abs_r"], self._a["abs_r_lo"])
-        self._a["abs_r"], self._a["abs_r_lo"] = hi, lo
-        if float(self._a["weight"]) == 0.0:  # underflow: no weight is left
+            a[name] = np.asarray(a[name] * f, dtype=np.float64)
+        a["abs_r"], a["abs_r_lo"] = _renorm(a["abs_r"], a["abs_r_lo"])
+        self._a = a
+        if float(a["weight"]) == 0.0:  # underflow: no weight is left
             self.reset()
 
 
