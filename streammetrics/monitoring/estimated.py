@@ -34,6 +34,7 @@ from numpy.typing import ArrayLike
 from streammetrics._core.intervals import z_value
 from streammetrics._core.metric import Metric
 from streammetrics._core.params import check_accumulator
+from streammetrics._core.state import State
 from streammetrics._core.validation import is_scalar
 from streammetrics.wrappers._base import SampleWrapper, metric_from_nested, nested_config
 from streammetrics.wrappers.metricset import MetricSet
@@ -238,6 +239,17 @@ class Estimated(Metric):
         """A MetricSet member's update path: refused (the estimate has its own ``update``)."""
         raise ValueError("Estimated: feed it with its own update(y_prob); to estimate several "
                          "metrics, wrap the set: Estimated(MetricSet(...))")
+
+    def _prepare_pairs(self, y_prob: Any, sample_weight: Any = None,
+                       **kwargs: Any) -> list[tuple[State, Any]]:
+        """One batch of :meth:`update` made into ``[(state, increment)]`` -- the estimate's one
+        state (the wrapped metric's expanded rows and the moments) -- changing nothing, for a
+        caller that applies them only once every accumulator of the batch was prepared
+        (``Sliced(Estimated(metric))``, one Estimated per slice). O(n·C)."""
+        if kwargs:
+            n = int(np.shape(y_prob)[0]) if np.ndim(y_prob) else 1
+            kwargs = {k: _expand(v, self.n_classes, n, k) for k, v in kwargs.items()}
+        return [(self._state, self._state.prepare(None, y_prob, sample_weight, **kwargs))]
 
     # -- reads -----------------------------------------------------------------------------
     def _compute(self) -> Any:

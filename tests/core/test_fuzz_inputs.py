@@ -66,6 +66,9 @@ REG: dict[str, Callable[[], Any]] = {  # regression: real targets (>= 0 here, fo
     "MetricSet(regression)": lambda: sm.MetricSet(mse=sm.MeanSquaredError(), r2=sm.R2Score()),
     "Window(R2Score)": lambda: sm.Window(sm.R2Score(), size=7),
     "Decayed(MeanSquaredError)": lambda: sm.Decayed(sm.MeanSquaredError(), half_life=5),
+    "D2TweedieScore[power=1]": lambda: sm.D2TweedieScore(power=1),
+    "TweedieDeviance[power=1.5]": lambda: sm.TweedieDeviance(power=1.5),
+    "Window(D2TweedieScore)": lambda: sm.Window(sm.D2TweedieScore(power=0), size=7),
     # the whole-set metrics (regwhole)
     "MedianAbsoluteError": sm.MedianAbsoluteError,
     "MedianAbsoluteError[max_bytes]": lambda: sm.MedianAbsoluteError(max_bytes=600),
@@ -111,6 +114,12 @@ SLICED: dict[str, Callable[[], Any]] = {  # binary batches with slice keys (row 
     "Sliced(F1)": lambda: sm.Sliced(sm.F1()),
     "Sliced(MetricSet)": lambda: sm.Sliced(sm.MetricSet(r=sm.Recall(), a=sm.AUROC())),
 }
+SLICED_REG: dict[str, Callable[[], Any]] = {  # regression batches with slice keys (row index % 3)
+    "Sliced(MeanSquaredError)": lambda: sm.Sliced(sm.MeanSquaredError()),
+    "Sliced(MetricSet(regression))": lambda: sm.Sliced(sm.MetricSet(mae=sm.MeanAbsoluteError(), r2=sm.R2Score())),
+    "Sliced(MedianAbsoluteError[max_bytes])": lambda: sm.Sliced(sm.MedianAbsoluteError(max_bytes=600)),
+    "Sliced(MeanSquaredLogError)": lambda: sm.Sliced(sm.MeanSquaredLogError()),
+}
 DELAYED: dict[str, Callable[[], Any]] = {
     "DelayedLabels(Recall)": lambda: sm.DelayedLabels(sm.Recall()),
     "DelayedLabels(AUROC)": lambda: sm.DelayedLabels(sm.AUROC()),
@@ -128,15 +137,16 @@ DELAYED_IV: dict[str, Callable[[], Any]] = {
         c=sm.IntervalCoverage(), s=sm.IntervalScore(0.2))),
 }
 DELAYED_KINDS = ("delayed", "dreg", "div")  # fed by predict, then label
-REAL_KINDS = ("reg", "iv", "dreg", "div")  # real targets
+REAL_KINDS = ("reg", "iv", "sliced_reg", "dreg", "div")  # real targets
 _DATA_KIND = {"dreg": "reg", "div": "iv"}
 # -- end reg-delayed
 CASES = ([("bin", k) for k in BIN] + [("mc", k) for k in MC] + [("ml", k) for k in ML]
          + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED]
-         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG] + [("iv", k) for k in IV]
+         + [("sliced", k) for k in SLICED] + [("sliced_reg", k) for k in SLICED_REG]
+         + [("reg", k) for k in REG] + [("iv", k) for k in IV]
          + [("dreg", k) for k in DELAYED_REG] + [("div", k) for k in DELAYED_IV])  # reg-delayed
-FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG, "iv": IV,
-             "dreg": DELAYED_REG, "div": DELAYED_IV}
+FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED,
+             "sliced_reg": SLICED_REG, "reg": REG, "iv": IV, "dreg": DELAYED_REG, "div": DELAYED_IV}
 
 
 def make(kind: str, name: str) -> Any:
@@ -170,7 +180,7 @@ def batch(kind: str, n: int, seed: int, weighted: bool) -> dict[str, Any]:
         y, s = rng.integers(0, C, n), rng.random((n, C))
     elif kind == "ml":
         y, s = rng.integers(0, 2, (n, C)), rng.random((n, C))
-    elif kind == "reg":  # real targets: float64 like the scores
+    elif kind in ("reg", "sliced_reg"):  # real targets: float64 like the scores
         w = rng.random(n) * 3 + 0.25 if weighted else None
         return {"y": np.round(rng.random(n) * 4, 2), "s": rng.random(n), "w": w}
     elif kind == "iv":  # a target and its [lower, upper] interval
@@ -199,7 +209,7 @@ def feed(m: Any, kind: str, b: dict[str, Any]) -> None:
         m.label(ids, b["y"])
     elif kind == "ret":
         m.update(b["y"], b["s"])
-    elif kind == "sliced":
+    elif kind in ("sliced", "sliced_reg"):
         n = len(b["y"]) if np.ndim(b["y"]) else 1
         m.update(b["y"], b["s"], sample_weight=b["w"], slices=np.arange(n) % 3)
     else:
