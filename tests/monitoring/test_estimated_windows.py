@@ -176,3 +176,16 @@ def test_what_a_window_of_an_estimate_refuses() -> None:
             sm.Decayed(Estimated(inner), half_life=3.0)
     with pytest.raises(ValueError, match="Estimated: feed it with its own update"):
         sm.MetricSet(a=Estimated(sm.F1())).update([0.2, 0.8])
+
+
+def test_sliced_windows_of_an_estimate() -> None:
+    """Sliced(Window(Estimated(m))): each slice's window holds its last predictions; the overall
+    value is the window over the whole stream (not a merge of the slices' windows)."""
+    s = sm.Sliced(sm.Window(Estimated(sm.Accuracy()), size=2))
+    p, keys = [0.2, 0.9, 0.6, 0.7, 0.1], ["a", "b", "a", "a", "b"]
+    s.update(p, slices=keys)
+    want = {"a": Estimated(sm.Accuracy()).update([0.6, 0.7]).compute(),
+            "b": Estimated(sm.Accuracy()).update([0.9, 0.1]).compute()}
+    for m in (s, sm.loads(sm.dumps(s))):
+        _close(m.compute(), want)
+        _close(m.overall(), Estimated(sm.Accuracy()).update([0.7, 0.1]).compute())

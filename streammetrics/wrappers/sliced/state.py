@@ -37,7 +37,7 @@ def order_dependent(metric: Metric) -> bool:
     """True for windows and decay (and sets of them, and an ``Estimated`` of them): the
     overall value of such a metric is not the merge of its slices' values, so an overall
     accumulator is kept beside them."""
-    if metric.family == "estimated":
+    if metric.family == "estimated" and not isinstance(metric, (Window, Decayed)):
         return order_dependent(wrapped(metric))
     members = list(dict(metric.items()).values()) if isinstance(metric, MetricSet) else [metric]
     return any(isinstance(m, (Window, Decayed)) for m in members)
@@ -165,7 +165,8 @@ class SlicedState(State):
             s = s.reshape(1, columns)  # one row, as Drift reads it
         n = s.shape[0]
         _check_rows(n, name, sample_weight=sample_weight, **kwargs)
-        if self.mode == "scores":
+        if self.mode == "scores" or isinstance(self.template, (Window, Decayed)):
+            # a window or decay of an Estimated stores rows too: placeholder labels (reg-delayed)
             return n, (np.zeros(n, np.int8), s, sample_weight), sample_weight
         return n, (s, sample_weight), sample_weight
 
