@@ -179,6 +179,24 @@ def _numbers(value: Any, name: str, shape: tuple[int, ...] | None = None) -> np.
     return a
 
 
+def _check_totals(hist: np.ndarray, counts: list[np.ndarray], classes: np.ndarray) -> None:
+    """The reference is unweighted: every count is a whole number, and each column's bin counts,
+    its rows' counts and (C columns) the predicted-class counts all total the same number of
+    reference rows. Raises ``ValueError`` naming the first disagreement. O(rows)."""
+    for name, a in [("hist", hist), ("counts", np.concatenate(counts)), ("classes", classes)]:
+        frac = a != np.floor(a)
+        if frac.any():
+            raise ValueError(f"reference: {name!r} must be whole counts; first invalid value "
+                             f"{float(a.reshape(-1)[np.flatnonzero(frac.reshape(-1))[0]])!r}")
+    rows = float(hist[0].sum())
+    for c in range(hist.shape[0]):
+        if float(hist[c].sum()) != rows or float(counts[c].sum()) != rows:
+            raise ValueError(f"reference: column {c} holds {float(hist[c].sum())!r} scores in 'hist' and "
+                             f"{float(counts[c].sum())!r} in 'counts', expected {rows!r} (column 0's rows)")
+    if classes.size and float(classes.sum()) != rows:
+        raise ValueError(f"reference: 'classes' counts {float(classes.sum())!r} rows, 'hist' {rows!r}")
+
+
 def _from_config(cfg: Mapping[str, Any], bins: int) -> Reference:
     """A reference from its JSON-able form (untrusted: every invariant is checked)."""
     known = {"columns", "edges", "hist", "lows", "highs", "counts", "classes"}
@@ -227,6 +245,7 @@ def _from_config(cfg: Mapping[str, Any], bins: int) -> Reference:
             raise ValueError("reference: 'classes' must be counts >= 0 with a positive total")
     elif cfg.get("classes") is not None:
         raise ValueError("reference: 'classes' is only for scores of shape (n, C)")
+    _check_totals(hist, counts, classes)
     return Reference(columns, bins, _frozen(edges), _frozen(hist), tuple(lows), tuple(highs), tuple(counts),
                      _frozen(classes))
 

@@ -115,10 +115,29 @@ DELAYED: dict[str, Callable[[], Any]] = {
     "DelayedLabels(Recall)": lambda: sm.DelayedLabels(sm.Recall()),
     "DelayedLabels(AUROC)": lambda: sm.DelayedLabels(sm.AUROC()),
 }
+# monitoring (issue #31): no labels, so no y; s is the scores (Drift) or the probabilities
+# (Estimated): "mon" (n,) in [0, 1], "mon_mc" (n, C) rows summing to 1
+_DRIFT_REF = np.random.default_rng(31).random((40, C))
+MON: dict[str, Callable[[], Any]] = {
+    "Drift": lambda: sm.Drift(_DRIFT_REF[:, 0], bins=4),
+    "Drift[max_bytes]": lambda: sm.Drift(_DRIFT_REF[:, 1], max_bytes=4096),
+    "Estimated(AUROC)": lambda: sm.Estimated(sm.AUROC()),
+    "Estimated(MetricSet)": lambda: sm.Estimated(sm.MetricSet(a=sm.Accuracy(), r=sm.Recall(),
+                                                              ap=sm.AveragePrecision(max_bytes=4096))),
+}
+MON_MC: dict[str, Callable[[], Any]] = {
+    "Drift": lambda: sm.Drift(_DRIFT_REF, bins=3),
+    "Drift[max_bytes]": lambda: sm.Drift(_DRIFT_REF, max_bytes=8192),
+    "Estimated(AUROC)": lambda: sm.Estimated(sm.AUROC(C)),
+    "Estimated(MetricSet)": lambda: sm.Estimated(sm.MetricSet(a=sm.Accuracy(C), r=sm.Recall(C, average="macro"))),
+}
+MON_KINDS = ("mon", "mon_mc")
 CASES = ([("bin", k) for k in BIN] + [("mc", k) for k in MC] + [("ml", k) for k in ML]
          + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED]
-         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG] + [("iv", k) for k in IV])
-FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG, "iv": IV}
+         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG] + [("iv", k) for k in IV]
+         + [("mon", k) for k in MON] + [("mon_mc", k) for k in MON_MC])
+FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG, "iv": IV,
+             "mon": MON, "mon_mc": MON_MC}
 
 
 def make(kind: str, name: str) -> Any:
@@ -154,6 +173,9 @@ def batch(kind: str, n: int, seed: int, weighted: bool) -> dict[str, Any]:
     elif kind == "reg":  # real targets: float64 like the scores
         w = rng.random(n) * 3 + 0.25 if weighted else None
         return {"y": np.round(rng.random(n) * 4, 2), "s": rng.random(n), "w": w}
+    elif kind in MON_KINDS:  # no labels (y is never fed)
+        s = rng.random(n) if kind == "mon" else rng.dirichlet(np.ones(C), n)
+        return {"y": np.zeros(n, dtype=np.int64), "s": s, "w": rng.random(n) * 3 + 0.25 if weighted else None}
     elif kind == "iv":  # a target and its [lower, upper] interval
         w = rng.random(n) * 3 + 0.25 if weighted else None
         y = np.round(rng.random(n) * 4, 2)
@@ -180,6 +202,8 @@ def feed(m: Any, kind: str, b: dict[str, Any]) -> None:
         m.label(ids, b["y"])
     elif kind == "ret":
         m.update(b["y"], b["s"])
+    elif kind in MON_KINDS:
+        m.update(b["s"], sample_weight=b["w"])
     elif kind == "sliced":
         n = len(b["y"]) if np.ndim(b["y"]) else 1
         m.update(b["y"], b["s"], sample_weight=b["w"], slices=np.arange(n) % 3)
@@ -335,7 +359,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     seed = draw(st.integers(0, 2**16))
     weighted = draw(st.booleans()) and kind != "ret"
     b = batch(kind, n, seed, weighted)
-    args = ["y", "s"] + (["w"] if weighted else [])
+    args = ([] if kind in MON_KINDS else ["y"]) + ["s"] + (["w"] if weighted else [])
     arg = draw(st.sampled_from(args))
     a = b[arg]
     mal, clean = dict(b), dict(b)
@@ -373,6 +397,8 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     how = draw(st.sampled_from(WHOLE))
     if kind == "delayed" and how in ("too-short", "2-d") and arg == "s":
         how = "complex"  # a row of scores per id is a valid DelayedLabels prediction
+    if kind in MON_KINDS and how == "too-short" and arg == "s" and not weighted:
+        how = "complex"  # no labels to match: fewer scores are a valid batch
     mal[arg] = whole(how, a)
     return kind, name, mal, None, arg, f"{arg}:{how}"
 

@@ -101,3 +101,34 @@ def test_forward_returns_the_batch_drift_and_folds_it_in():
     d = Drift([0.1, 0.5, 0.9], bins=2)
     batch = d([0.2, 0.6])
     assert batch == Drift([0.1, 0.5, 0.9], bins=2).update([0.2, 0.6]).compute() == d.compute()
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda c: c.update(counts=[[1.0, 2.0]]), r"column 0 holds 2.0 scores in 'hist' and 3.0 in 'counts'"),
+    (lambda c: c.update(counts=[[0.5, 1.5]]), r"'counts' must be whole counts; first invalid value 0.5"),
+    (lambda c: c.update(hist=[[1.5, 0.5]]), r"'hist' must be whole counts; first invalid value 1.5"),
+])
+def test_a_saved_reference_whose_counts_disagree_is_refused(change, match):
+    """The reference is unweighted: its bin counts, row counts and class counts are whole numbers
+    that total its rows (a hostile file moving them apart is refused, issue #31)."""
+    sd = Drift([0.1, 0.9], bins=2).update([0.3]).state_dict()
+    change(sd["config"]["reference"])
+    with pytest.raises(ValueError, match=match):
+        sm.Metric.from_state_dict(sd)
+
+
+def test_a_saved_multiclass_reference_whose_class_counts_disagree_is_refused():
+    sd = Drift(np.eye(3)).update([0.2, 0.5, 0.3]).state_dict()
+    sd["config"]["reference"]["classes"] = [1.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match=r"reference: 'classes' counts 4.0 rows, 'hist' 3.0"):
+        sm.Metric.from_state_dict(sd)
+    sd["config"]["reference"]["classes"] = [1.0, 1.0, 1.0]
+    assert sm.Metric.from_state_dict(sd).compute()["class_psi"] == Drift(np.eye(3)).update([0.2, 0.5, 0.3]).compute()["class_psi"]
+
+
+def test_drift_and_estimated_are_top_level_names():
+    """Issue #31: the monitoring family is exported at the top level, both spellings the same."""
+    from streammetrics.monitoring import Estimated
+
+    assert sm.Drift is Drift and sm.Estimated is Estimated
+    assert {"Drift", "Estimated"} <= set(sm.__all__)
