@@ -13,7 +13,6 @@ from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.metric import Metric
 from streammetrics._core.params import Param, check_param
 from streammetrics._scores.binned.bins import BinnedScores
-from streammetrics._scores.binned.keys import raw_decode
 
 from ._drift_reference import MAX_BINS, MIN_ROWS, ROW_BYTES, reference_from
 from ._drift_state import DriftState, drift_state
@@ -31,6 +30,7 @@ __all__ = ["Drift"]
 _BINS = Param("int", f"must be an int in [1, {MAX_BINS}]", low=1, high=MAX_BINS)
 _MAX_BYTES = Param("int", "must be an int")
 STATS = ("psi", "js", "ks", "wasserstein")
+_MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
 class Drift(Metric):
@@ -191,12 +191,9 @@ class Drift(Metric):
         st = self._state.scores
         if isinstance(st, BinnedScores):
             pos, neg = st.bins(column)
-            keys = st._keys[column]  # noqa: SLF001 -- the bins' own layout, read only
-            shift = int(st._shift[column])  # noqa: SLF001
-            low = st.lower_edges(column)
-            top = np.iinfo(np.int64).max
-            nxt = np.where(keys >= (top >> shift), top, ((keys + 1) << shift) - 1)
-            high = low if shift == 0 else raw_decode(nxt)
+            # every score is finite: a bin's range open to +-inf ends at the largest finite float
+            low = np.clip(st.lower_edges(column), -_MAX_FLOAT, _MAX_FLOAT)
+            high = np.clip(st.upper_edges(column), -_MAX_FLOAT, _MAX_FLOAT)
             w = pos + neg
             keep = w > 0
             return low[keep], high[keep], w[keep]
