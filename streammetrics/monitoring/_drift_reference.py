@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -102,6 +103,12 @@ class Reference:
 
     def side(self, column: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.lows[column], self.highs[column], self.counts[column]
+
+    @cached_property
+    def cdf(self) -> tuple[np.ndarray, ...]:
+        """Per column, the reference's share at or below each row (its CDF at each distinct
+        score when exact), computed once. O(rows)."""
+        return tuple(_frozen(np.cumsum(n) / float(n.sum())) for n in self.counts)
 
     def to_config(self) -> dict[str, Any]:
         """JSON-able form (the ``reference`` entry of a Drift's configuration)."""

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.state import State
-from streammetrics._core.validation import as_numpy, check_weights
+from streammetrics._core.validation import ScoreBatch, as_numpy, check_weights
 from streammetrics._scores.binned.bins import BinnedScores
 from streammetrics._scores.exact.buffer import SortedScores
 from streammetrics._scores.protocol import ScoreState
@@ -76,12 +76,13 @@ class DriftState(State):
         hist = np.stack([bin_counts(ref.edges[k], cols[:, k] if ref.columns is None else
                                     np.ascontiguousarray(cols[:, k]), w) for k in range(cols.shape[1])])
         if ref.columns is None:
-            labels = np.ones(s.shape[0], dtype=np.int8)
+            labels = np.ones(s.shape[0], dtype=bool)
             classes = np.zeros(0)
         else:
             labels = np.argmax(s, axis=1)
             classes = np.bincount(labels, w, minlength=ref.columns).astype(np.float64)
-        return self.scores.prepare(labels, s, w), hist, classes
+        # the scores and weights are checked: the score state splits them as they are
+        return self.scores.prepare_checked(ScoreBatch(labels, s, w, labels, s)), hist, classes
 
     def apply(self, delta: Any) -> None:
         inner, hist, classes = delta

@@ -229,8 +229,8 @@ class Drift(Metric):
         values = {k: (v, v, v) for k, v in out.items()}
         if ref.exact and st.scores.pair_scores() is not None:  # both sides exact
             cv, cw = self._current_exact(column)
-            ks, w = ks_wasserstein_blocks(ref.lows[column], ref.counts[column], cv, cw) if cv.shape[0] \
-                else (math.nan, math.nan)
+            ks, w = ks_wasserstein_blocks(ref.lows[column], ref.counts[column], cv, cw, ref.cdf[column]) \
+                if cv.shape[0] else (math.nan, math.nan)
             values["ks"], values["wasserstein"] = (ks, ks, ks), (w, w, w)
             return values
         r_side, c_side = ref.side(column), self._current_side(column)
