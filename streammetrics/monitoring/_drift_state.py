@@ -31,6 +31,7 @@ from streammetrics._scores.exact.buffer import SortedScores
 from streammetrics._scores.protocol import ScoreState
 
 from ._drift_reference import Reference, bin_counts, check_score_batch
+from ._drift_stats import segment_sums
 
 PREFIX = "scores_"
 
@@ -127,6 +128,7 @@ class DriftState(State):
         scores = self.scores.copy()
         scores.load_arrays(inner)  # validates; the state changes only once everything passed
         assert isinstance(scores, ScoreState)
+        check_counts(self.reference, scores, mine["hist"], mine["classes"])
         self.scores = scores
         self._hist, self._classes = mine["hist"], mine["classes"]
 
@@ -174,6 +176,64 @@ class DriftState(State):
         if self.reference.columns is not None and s.ndim == 1:
             s = s.reshape(1, -1)
         return np.zeros(s.shape[0] if s.ndim else 1, dtype=np.int8), s
+
+
+#: How far (relative to a column's total weight) a loaded state's bin and class counts may be from
+#: what its scores give: float sums in another order, merges, decay; a file outside is refused.
+COUNT_RTOL = 1e-9
+
+
+def check_counts(reference: Reference, scores: ScoreState, hist: np.ndarray, classes: np.ndarray) -> None:
+    """Refuse (``ValueError`` naming the first disagreement) loaded bin counts ``hist`` and class
+    counts ``classes`` that the loaded ``scores`` cannot give: per column, the total weight;
+    the weight below each interior quantile edge -- exactly that of the scores (exact buffer),
+    or between that of the bins wholly below the edge and of those starting below it (bins);
+    for scores of shape (n, C), each class's weight (the weight of the scores of the rows
+    predicting it). Within :data:`COUNT_RTOL` of the column's total. O(n) (exact), O(bins)."""
+    pairs = scores.pair_scores()
+    totals = hist.sum(axis=1)
+    for k in range(reference.n_columns):
+        interior = reference.edges[k][1:-1]
+        below = np.cumsum(hist[k])[:-1]  # weight of the bins under each interior edge
+        if pairs is not None:
+            pv, pw, nv, nw = pairs.column(k)
+            low = np.zeros(interior.shape[0])
+            total = 0.0
+            for v, w in ((pv, pw), (nv, nw)):
+                if v.shape[0]:
+                    bounds = np.concatenate([[0], np.searchsorted(v, interior, "left"), [v.shape[0]]])
+                    parts = np.diff(bounds).astype(np.float64) if w is None else segment_sums(w, bounds)
+                    low += np.cumsum(parts)[:-1]
+                    total += float(parts.sum())
+            high = low
+        else:
+            assert isinstance(scores, BinnedScores)
+            pos, neg = scores.bins(k)
+            cum = np.concatenate([[0.0], np.cumsum(pos + neg)])
+            total = float(cum[-1])
+            low = cum[np.searchsorted(scores.upper_edges(k), interior, "left")]  # bins wholly below
+            high = cum[np.searchsorted(scores.lower_edges(k), interior, "left")]  # bins starting below
+        tol = COUNT_RTOL * max(total, float(totals[k]), float(totals[0])) + _TINY
+        if abs(total - float(totals[k])) > tol or abs(float(totals[k]) - float(totals[0])) > tol:
+            raise ValueError(f"state: column {k} holds scores of total weight {total!r}, its bin counts "
+                             f"{float(totals[k])!r} (column 0: {float(totals[0])!r})")
+        bad = (below < low - tol) | (below > high + tol)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"state: the bin counts of column {k} put weight {float(below[i])!r} below the "
+                             f"edge {float(interior[i])!r}, the scores {float(low[i])!r}"
+                             + ("" if high[i] == low[i] else f" to {float(high[i])!r}"))
+    if classes.size:
+        support = scores.support()
+        tol = COUNT_RTOL * max(float(totals[0]), float(classes.sum())) + _TINY
+        bad = np.abs(support - classes) > tol
+        if bad.any():
+            c = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"state: class {c} has weight {float(classes[c])!r} in the class counts, "
+                             f"{float(support[c])!r} in the scores")
+
+
+_TINY = float(np.finfo(np.float64).tiny)
 
 
 class BinnedDriftState(DriftState):

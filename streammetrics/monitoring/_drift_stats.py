@@ -162,7 +162,7 @@ def ks_wasserstein_bounds(ref: Side, cur: Side) -> tuple[tuple[float, float], tu
     return ks, (max(w_low, mean_gap), w_high)
 
 
-def _segment_sums(v: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+def segment_sums(v: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     """``v[bounds[i]:bounds[i + 1]].sum()`` for every i (``bounds`` non-decreasing in [0, n]):
     one ``np.add.reduceat`` over the non-empty segments, each summed on its own (no running sum
     over the whole array, whose rounding would grow with n). O(n + len(bounds))."""
@@ -239,11 +239,11 @@ def ks_wasserstein_blocks(rv: np.ndarray, rm: np.ndarray, cv: np.ndarray, cm: np
     bounds[1:-1:3], bounds[2:-2:3], bounds[3:-2:3] = right, k_x, left[1:]
     if cm is None:
         weight = np.diff(bounds).astype(np.float64) / total
-        sums = _segment_sums(cv, bounds) / total
+        sums = segment_sums(cv, bounds) / total
     else:
         cw = np.concatenate([[0.0], cum])
         weight = np.diff(cw[bounds]) / total
-        sums = _segment_sums(cv * cm, bounds) / total
+        sums = segment_sums(cv * cm, bounds) / total
     a, b = rv[:-1], rv[1:]
     # x*: a when F_cur reaches R_j at or below a, b when not inside the block, else the crossing
     xs = np.where(cross < right[:-1], a, np.where(cross >= left[1:], b, cv[np.clip(cross, 0, n - 1)]))
