@@ -71,9 +71,11 @@ class Drift(Metric):
 
     Notes
     -----
-    ``update`` is O(n log bins) plus the score state's update (the exact buffer queues a copy,
-    sorted on the next read; bins: O(n)); ``compute`` O((m + n) log(m + n)) for m reference and
-    n current distinct scores (bins: O(bins)). Memory: every current score (exact) or
+    ``update`` is O(n) plus the score state's update (the exact buffer queues a copy, sorted on
+    the next read; bins: O(n), with the PSI / JS bin counts, O(n log bins)); ``compute``, after
+    that sort, O(n + m log n) for m reference and n current scores (KS and Wasserstein from one
+    binary search of the reference's scores into the current ones and one pass over these;
+    the bin counts from one binary search per edge) -- bins: O(bins). Memory: every current score (exact) or
     ``max_bytes``; the reference is kept as its distinct scores with their counts. Weights:
     ``sample_weight`` weighs the current scores in every statistic (scipy's
     ``wasserstein_distance`` takes the same weights; ``ks_2samp`` takes none, and the weighted
@@ -83,7 +85,7 @@ class Drift(Metric):
     Examples
     --------
     >>> import numpy as np
-    >>> from streammetrics.monitoring import Drift
+    >>> from streammetrics import Drift  # or: from streammetrics.monitoring import Drift
     >>> rng = np.random.default_rng(0)
     >>> ref, now = rng.normal(0, 1, 1000), rng.normal(0.5, 1, 1000)
     >>> d = Drift(ref)
