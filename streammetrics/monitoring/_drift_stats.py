@@ -4,7 +4,8 @@ intervals when either side is known only as bins (definitions: docs/definitions/
 
 A side is given as ``(low, high, mass)``: ascending arrays, each row a bin whose mass lies
 somewhere in the closed interval ``[low, high]`` (an exact side has ``low == high``, one row
-per distinct value). Every function is O((m + n) log(m + n)) for sides of m and n rows.
+per distinct value). Every function on two sides is O((m + n) log(m + n)) for sides of m and
+n rows, except :func:`ks_wasserstein_blocks` (two exact sides: O(n + m log n)).
 """
 
 from __future__ import annotations
@@ -241,8 +242,7 @@ def ks_wasserstein_blocks(rv: np.ndarray, rm: np.ndarray, cv: np.ndarray, cm: np
         weight = np.diff(bounds).astype(np.float64) / total
         sums = segment_sums(cv, bounds) / total
     else:
-        cw = np.concatenate([[0.0], cum])
-        weight = np.diff(cw[bounds]) / total
+        weight = segment_sums(cm, bounds) / total  # each stretch's own sum (not differences of cum)
         sums = segment_sums(cv * cm, bounds) / total
     a, b = rv[:-1], rv[1:]
     # x*: a when F_cur reaches R_j at or below a, b when not inside the block, else the crossing
