@@ -292,14 +292,17 @@ def _located(exc: ValueError, path: str, offset: int, n: int, cols: dict[str, li
     arg, row = m.group(1), int(m.group(2))
     rest = [int(x) for x in m.group(3).split(",")[1:]]
     table = cols[arg]
+    j = rest[0] if rest else 0
     if len(table) == 1:  # one column per output: the index after the row is the output
-        col = table[0][rest[0] if rest else 0]
+        col = table[0][j]
     else:  # interval bounds: (row, bound) for one output, (row, output, bound) for several
         j, b = (rest[0], rest[1]) if len(rest) == 2 else (0, rest[0] if rest else 0)
         col = table[b][j]
+    if len(table) == 2 and "above its upper bound" in msg:
+        return InputError(f"{path}: row {offset + row + 1}: column {col!r}: lower bound {m.group(4)} is "
+                          f"above its upper bound (column {table[1][j]!r})", 1)
     core = msg[: m.start()]
     core = re.sub(rf"^{arg}:\s*", "", core).rstrip(". ")
-    core = core.replace("y_pred[..., 0]", "--lower").replace("y_pred[..., 1]", "--upper")
     return InputError(f"{path}: row {offset + row + 1}: column {col!r}: {core} (value {m.group(4)})", 1)
 
 
