@@ -2,7 +2,10 @@
 
 ``streammetrics evaluate [FILE ...] [--label COL] --score COL [--score COL ...] [--task TASK]
 [--pos-label LABEL] [--classes LIST] [--metrics LIST] [--threshold T] [--from-logits]
-[--max-bytes SIZE] [--weight COL] [--json PATH|-] [--plot DIR]``
+[--max-bytes SIZE] [--weight COL] [--json PATH|-] [--plot DIR]``; regression:
+``streammetrics evaluate [FILE ...] --target COL --prediction COL [--lower COL --upper COL]
+[--alpha A] [--metrics LIST] [--weight COL] [--max-bytes SIZE] [--json PATH|-]`` (repeat
+``--target``/``--prediction`` for several outputs; :mod:`streammetrics.cli.regression`).
 
 Files are CSV (plain or gzip/bz2/zstd), Parquet or JSON Lines, read in record batches through
 pyarrow: memory is the accumulators' state plus one batch. Several files, directories and globs

@@ -243,7 +243,8 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
     None
     """
     p.add_argument("files", nargs="*", metavar="FILE",
-                   help="input files, directories or glob patterns (default: the bundled example)")
+                   help="input files, directories or glob patterns (default: the bundled example; with "
+                        "--target/--prediction or --task regression, the bundled regression example)")
     p.add_argument("--label", action="append", metavar="COL",
                    help="classification: label column (repeat for multilabel label columns, or name one "
                         "list column of 0/1)")
