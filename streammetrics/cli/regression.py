@@ -180,6 +180,9 @@ def is_regression(args: argparse.Namespace) -> bool:
     regression = args.task == "regression" or bool(getattr(args, "target", None) or
                                                    getattr(args, "prediction", None))
     if regression:
+        if args.task not in (None, "regression"):
+            raise InputError(f"--task {args.task} is classification; --target/--prediction select "
+                             "regression (--task regression, or no --task)", 2)
         mixed = [opt for dest, opt in _CLASSIFICATION_ONLY if getattr(args, dest, None) not in (None, False)]
         if mixed:
             why = "--task regression" if args.task == "regression" and not args.target \
@@ -370,6 +373,8 @@ def run_regression(args: argparse.Namespace, files: list[str], title: str) -> in
                 offset += n
                 rows += n
                 advance(rows, path)
+        if rows == 0:
+            raise InputError(f"{files[0] if len(files) == 1 else 'the inputs'}: no rows", 1)
         res = results(point, interval, names, rows, args, targets, predictions, lowers, uppers, notes)
     res["warnings"] = list(dict.fromkeys([str(x.message) for x in seen] + res["warnings"]))
     res["files"] = files

@@ -279,6 +279,7 @@ def test_fractional_labels_are_never_taken_for_regression(tmp_path, capsys):
     (["--target", "y", "--prediction", "p", "--max-bytes", "10", "--metrics", "medae"], "--max-bytes: 10"),
     (["--target", "y", "--prediction", "nope"], "nope"),
     (["--target", "y", "--prediction", "p", "--alpha", "1.5"], "--alpha"),
+    (["--target", "y", "--prediction", "p", "--task", "binary"], "--task binary is classification"),
 ])
 def test_usage_errors_exit_2(tmp_path, capsys, argv, words):
     path = write(tmp_path, "csv", {"y": np.arange(5.0), "p": np.arange(5.0) + 0.5})
@@ -319,3 +320,22 @@ def test_non_numeric_and_missing_values_are_data_errors(tmp_path, capsys):
     path.write_text("y,p\n1,2\n,4\n")
     rc, err = run_err(capsys, str(path), "--target", "y", "--prediction", "p")
     assert rc == 1 and "row 2: column 'y'" in err and "missing" in err
+
+
+def test_json_lines_empty_files_and_a_stream_of_files(tmp_path, capsys):
+    y, p, w = data(n=120, seed=9)
+    half = len(w) // 2
+    first = write(tmp_path, "csv", {"y": y[:half, 0], "p": p[:half, 0], "w": w[:half]}, name="a")
+    jsonl = tmp_path / "b.jsonl"  # whole numbers in the first rows: still read as floats
+    jsonl.write_text("".join(json.dumps({"y": float(a), "p": float(b), "w": float(c)}) + "\n"
+                             for a, b, c in zip(y[half:, 0], p[half:, 0], w[half:], strict=True)))
+    empty = tmp_path / "c.csv"
+    empty.write_text("y,p,w\n")
+    doc = run_json(capsys, first, str(jsonl), str(empty), "--target", "y", "--prediction", "p", "--weight", "w",
+                   "--metrics", "mae,r2,kendall")
+    want = oracle(y[:, 0], p[:, 0], w)
+    assert doc["rows"] == len(w)
+    for name in ("mae", "r2", "kendall"):
+        assert doc["metrics"][name] == pytest.approx(want[name], **TOL), name
+    rc, err = run_err(capsys, str(empty), "--target", "y", "--prediction", "p")
+    assert rc == 1 and "no rows" in err
