@@ -48,6 +48,7 @@ from .progress import row_progress
 from .readers import expand_inputs
 from .regression import METRICS as REGRESSION_METRICS
 from .regression import is_regression, run_regression
+from .regslices import run_regression_sliced
 from .report import RANKING, emit, print_table, results
 
 __all__ = ["add_parser", "run", "main", "parse_size", "max_bytes_supported", "METRICS", "Plan"]
@@ -343,6 +344,8 @@ def _run_regression(args: argparse.Namespace) -> int:
             args.target = args.target or ["target"]
             args.prediction = args.prediction or ["prediction"]
             title = f"streammetrics evaluate: bundled example ({_REGRESSION_EXAMPLE})"
+        if getattr(args, "by", None):  # per-slice tables: streammetrics.cli.regslices
+            return run_regression_sliced(args, files, title)
         return run_regression(args, files, title)
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,8 @@ from .progress import row_progress
 from .readers import open_source
 from .regreport import emit_regression, results
 
-__all__ = ["DEFAULTS", "METRICS", "Entry", "is_regression", "run_regression"]
+__all__ = ["DEFAULTS", "METRICS", "Columns", "Entry", "build", "is_regression", "located", "prepare",
+           "run_regression"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class _Settings:
     quantile: float
     power: float
     alpha: float | None
+    multioutput: str = "raw_values"
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def _raw(cls_name: str, **fixed: Any) -> Callable[[_Settings], Any]:
     def make(s: _Settings) -> Any:
         import streammetrics as sm
 
-        return getattr(sm, cls_name)(multioutput="raw_values", **fixed)
+        return getattr(sm, cls_name)(multioutput=s.multioutput, **fixed)
 
     return make
 
@@ -85,7 +87,7 @@ def _whole(cls_name: str, quantile: bool = False) -> Callable[[_Settings], Any]:
         import streammetrics as sm
 
         kw: dict[str, Any] = {"alpha": s.quantile} if quantile else {}
-        return getattr(sm, cls_name)(multioutput="raw_values", max_bytes=s.max_bytes, **kw)
+        return getattr(sm, cls_name)(multioutput=s.multioutput, max_bytes=s.max_bytes, **kw)
 
     return make
 
@@ -104,7 +106,7 @@ def _interval(cls_name: str) -> Callable[[_Settings], Any]:
         import streammetrics as sm
 
         kw: dict[str, Any] = {"alpha": s.alpha} if cls_name == "IntervalScore" else {}
-        return getattr(sm, cls_name)(num_outputs=s.outputs, multioutput="raw_values", **kw)
+        return getattr(sm, cls_name)(num_outputs=s.outputs, multioutput=s.multioutput, **kw)
 
     return make
 
@@ -112,7 +114,7 @@ def _interval(cls_name: str) -> Callable[[_Settings], Any]:
 def _pinball(s: _Settings) -> Any:
     import streammetrics as sm
 
-    return sm.PinballLoss(alpha=s.quantile, multioutput="raw_values")
+    return sm.PinballLoss(alpha=s.quantile, multioutput=s.multioutput)
 
 
 #: name (the JSON's and ``--metrics``') -> the row
@@ -255,9 +257,26 @@ def _names(args: argparse.Namespace, k: int, intervals: bool, notes: list[str]) 
     return names
 
 
-def _build(names: list[str], settings: _Settings) -> tuple[Any, Any]:
-    """The point and interval MetricSets (None when empty); a value a metric refuses is a usage
-    error naming the option."""
+def build(names: list[str], settings: _Settings) -> tuple[Any, Any]:
+    """The point and interval MetricSets of ``names``.
+
+    Parameters
+    ----------
+    names : list of str
+        Rows of :data:`METRICS`.
+    settings : _Settings
+        What the constructors read (outputs, ``max_bytes``, quantile, power, alpha, multioutput).
+
+    Returns
+    -------
+    (MetricSet or None, MetricSet or None)
+        The point metrics and the interval metrics (None when there are none).
+
+    Raises
+    ------
+    InputError
+        A value a metric refuses: a usage error naming the option.
+    """
     import streammetrics as sm
 
     point: dict[str, Any] = {}
@@ -281,11 +300,31 @@ _OFFENDING = re.compile(
     r";?\s*first offending value (y_true|y_pred|sample_weight)\[(\d+)((?:, \d+)*)\] = (.*)$")
 
 
-def _located(exc: ValueError, path: str, offset: int, n: int, cols: dict[str, list[list[str]]]) -> InputError:
-    """A ValueError of a MetricSet's ``update`` as a data error naming the file, row and column:
-    the library names the argument and index of the first offending value (``y_pred[5, 1]``);
-    ``cols`` maps each argument to its columns (per output; for the interval bounds per bound).
-    A ``max_bytes`` refusal is a usage error naming ``--max-bytes``."""
+def located(exc: ValueError, path: str, offset: int, n: int, cols: dict[str, list[list[str]]]) -> InputError:
+    """A ValueError of a MetricSet's ``update`` as a data error naming the file, row and column.
+
+    The library names the argument and index of the first offending value (``y_pred[5, 1]``);
+    a ``max_bytes`` refusal is a usage error naming ``--max-bytes``.
+
+    Parameters
+    ----------
+    exc : ValueError
+        The refusal.
+    path : str
+        The file.
+    offset : int
+        The number of the file's rows before the batch.
+    n : int
+        The batch's rows (named when the message has no index).
+    cols : dict
+        Each argument's columns (per output; for the interval bounds, per bound):
+        :meth:`Columns.where`.
+
+    Returns
+    -------
+    InputError
+        The one-line error (exit status 1, or 2 for ``--max-bytes``).
+    """
     msg = str(exc)
     if msg.startswith("max_bytes"):
         return InputError("--max-bytes" + msg[len("max_bytes"):], 2)
@@ -309,6 +348,109 @@ def _located(exc: ValueError, path: str, offset: int, n: int, cols: dict[str, li
     return InputError(f"{path}: row {offset + row + 1}: column {col!r}: {core} (value {m.group(4)})", 1)
 
 
+@dataclass
+class Columns:
+    """The columns of a regression run and how a batch becomes arrays.
+
+    Attributes
+    ----------
+    targets, predictions, lowers, uppers : list of str
+        ``--target``, ``--prediction``, ``--lower``, ``--upper`` (the last two may be empty).
+    weight : str or None
+        ``--weight``.
+    """
+
+    targets: list[str]
+    predictions: list[str]
+    lowers: list[str]
+    uppers: list[str]
+    weight: str | None
+
+    @property
+    def wanted(self) -> list[str]:
+        """Every column read, each once."""
+        cols = [*self.targets, *self.predictions, *self.lowers, *self.uppers]
+        return list(dict.fromkeys(cols + ([self.weight] if self.weight else [])))
+
+    def where(self, interval: bool) -> dict[str, list[list[str]]]:
+        """The columns behind each argument of the point (or interval) metrics' ``update``,
+        for :func:`located`."""
+        pred = [self.lowers, self.uppers] if interval else [self.predictions]
+        return {"y_true": [self.targets], "y_pred": pred, "sample_weight": [[self.weight or ""]]}
+
+    def batches(self, files: list[str], batch_size: int, extra: list[str] | None = None
+                ) -> Iterator[tuple[str, int, Any, np.ndarray, np.ndarray, np.ndarray | None,
+                                    np.ndarray | None]]:
+        """Every batch of every file as arrays, each value checked.
+
+        Parameters
+        ----------
+        files : list of str
+            The inputs, in order.
+        batch_size : int
+            Rows per batch (at most).
+        extra : list of str, optional
+            Columns read besides (the ``--by`` keys).
+
+        Yields
+        ------
+        tuple
+            ``(path, offset, batch, y, prediction, bounds or None, weight or None)``: y and the
+            predictions (n,) or (n, k), the bounds (n, 2) or (n, k, 2). O(n k) per batch.
+
+        Raises
+        ------
+        InputError
+            A missing, non-finite or non-numeric value, or a negative weight (data errors naming
+            the file, row and column).
+        """
+        kinds = [(c, "target") for c in self.targets] + [(c, "prediction") for c in self.predictions] + \
+            [(c, "lower bound") for c in self.lowers] + [(c, "upper bound") for c in self.uppers]
+        wanted = list(dict.fromkeys(self.wanted + list(extra or [])))
+        for path in files:
+            offset = 0
+            for batch in open_source(path, wanted, batch_size, self.wanted).batches:
+                read = {c: finite_floats(batch, c, path, offset, what) for c, what in kinds}
+                w = None
+                if self.weight:
+                    w = finite_floats(batch, self.weight, path, offset, "weight")
+                    if w.size and w.min() < 0:
+                        i = int(np.argmax(w < 0))
+                        raise InputError(f"{path}: row {offset + i + 1}: column {self.weight!r}: weight "
+                                         f"{w[i].item()!r} is negative", 1)
+                bounds = _bounds(read, self.lowers, self.uppers) if self.lowers else None
+                yield (path, offset, batch, _stack([read[c] for c in self.targets]),
+                       _stack([read[c] for c in self.predictions]), bounds, w)
+                offset += batch.num_rows
+
+
+def prepare(args: argparse.Namespace) -> tuple[Columns, list[str], _Settings, list[str]]:
+    """The columns, rows and metric settings of a regression run, checked (usage errors).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed options.
+
+    Returns
+    -------
+    (Columns, list of str, _Settings, list of str)
+        The columns, the rows to report, the metrics' settings and the notes so far (rows left
+        out, and why).
+
+    Raises
+    ------
+    InputError
+        A usage error (exit status 2).
+    """
+    targets, predictions, lowers, uppers = _columns(args)
+    notes: list[str] = []
+    names = _names(args, len(targets), bool(lowers), notes)
+    settings = _Settings(len(targets), args.max_bytes, 0.5 if args.quantile is None else args.quantile,
+                         0.0 if args.power is None else args.power, args.alpha)
+    return Columns(targets, predictions, lowers, uppers, args.weight), names, settings, notes
+
+
 def run_regression(args: argparse.Namespace, files: list[str], title: str) -> int:
     """Stream ``files`` through the regression metrics and report them.
 
@@ -316,8 +458,8 @@ def run_regression(args: argparse.Namespace, files: list[str], title: str) -> in
     ----------
     args : argparse.Namespace
         The parsed options (``target``, ``prediction``, ``lower``, ``upper``, ``weight``,
-        ``metrics``, ``max_bytes``, ``alpha``, ``quantile``, ``power``, ``json``, ``batch_size``,
-        ``quiet``, ``no_intervals``).
+        ``metrics``, ``max_bytes``, ``alpha``, ``quantile``, ``power``, ``json``,
+        ``batch_size``, ``quiet``, ``no_intervals``).
     files : list of str
         The input files, in order.
     title : str
@@ -333,46 +475,22 @@ def run_regression(args: argparse.Namespace, files: list[str], title: str) -> in
     InputError
         A usage error (exit 2) or a data error naming the file, row and column (exit 1).
     """
-    targets, predictions, lowers, uppers = _columns(args)
-    if getattr(args, "by", None):
-        raise InputError("--by: per-slice tables are not available for regression yet (Sliced does "
-                         "not take regression metrics in this version); run once per slice", 2)
+    cols, names, settings, notes = prepare(args)
+    targets, predictions, lowers, uppers = cols.targets, cols.predictions, cols.lowers, cols.uppers
     k = len(targets)
-    notes: list[str] = []
-    names = _names(args, k, bool(lowers), notes)
-    settings = _Settings(k, args.max_bytes, 0.5 if args.quantile is None else args.quantile,
-                        0.0 if args.power is None else args.power, args.alpha)
-    point, interval = _build(names, settings)
-    weight: str | None = args.weight
-    kinds = [(c, "target") for c in targets] + [(c, "prediction") for c in predictions] + \
-        [(c, "lower bound") for c in lowers] + [(c, "upper bound") for c in uppers]
-    wanted = list(dict.fromkeys([c for c, _ in kinds] + ([weight] if weight else [])))
-    cols = {"y_true": [targets], "sample_weight": [[weight or ""]]}
-    interval_cols = {**cols, "y_pred": [lowers, uppers]}
-    cols["y_pred"] = [predictions]
+    point, interval = build(names, settings)
     rows = 0
     with warnings.catch_warnings(record=True) as seen, row_progress(files, args.quiet) as advance:
         warnings.simplefilter("always")
-        for path in files:
-            offset = 0
-            for batch in open_source(path, wanted, args.batch_size, wanted).batches:
-                read = {c: finite_floats(batch, c, path, offset, what) for c, what in kinds}
-                w = None
-                if weight:
-                    w = finite_floats(batch, weight, path, offset, "weight")
-                    if w.size and w.min() < 0:
-                        i = int(np.argmax(w < 0))
-                        raise InputError(f"{path}: row {offset + i + 1}: column {weight!r}: weight "
-                                         f"{w[i].item()!r} is negative", 1)
-                y = _stack([read[c] for c in targets])
-                n = batch.num_rows
-                if point is not None:
-                    _feed(point, y, _stack([read[c] for c in predictions]), w, cols, path, offset, n)
-                if interval is not None:
-                    _feed(interval, y, _bounds(read, lowers, uppers), w, interval_cols, path, offset, n)
-                offset += n
-                rows += n
-                advance(rows, path)
+        for path, offset, batch, y, pred, bounds, w in cols.batches(files, args.batch_size):
+            n = batch.num_rows
+            if point is not None:
+                _feed(point, y, pred, w, cols.where(False), path, offset, n)
+            if interval is not None:
+                assert bounds is not None  # interval metrics come with --lower/--upper
+                _feed(interval, y, bounds, w, cols.where(True), path, offset, n)
+            rows += n
+            advance(rows, path)
         if rows == 0:
             raise InputError(f"{files[0] if len(files) == 1 else 'the inputs'}: no rows", 1)
         res = results(point, interval, names, rows, args, targets, predictions, lowers, uppers, notes)
@@ -389,7 +507,7 @@ def _feed(ms: Any, y: np.ndarray, pred: np.ndarray, w: np.ndarray | None, where:
     try:
         ms.update(y, pred, sample_weight=w)
     except ValueError as exc:
-        raise _located(exc, path, offset, n, where) from None
+        raise located(exc, path, offset, n, where) from None
 
 
 def _stack(arrays: list[np.ndarray]) -> np.ndarray:

@@ -274,7 +274,6 @@ def test_fractional_labels_are_never_taken_for_regression(tmp_path, capsys):
     (["--target", "y", "--prediction", "p", "--target", "p", "--prediction", "y", "--metrics", "poisson_deviance"],
      "take one output"),
     (["--target", "y", "--prediction", "p", "--metrics", "kendall", "--max-bytes", "1M"], "no bounded variant"),
-    (["--target", "y", "--prediction", "p", "--by", "y"], "--by"),
     (["--target", "y", "--prediction", "p", "--plot", "plots"], "--plot"),
     (["--target", "y", "--prediction", "p", "--max-bytes", "10", "--metrics", "medae"], "--max-bytes: 10"),
     (["--target", "y", "--prediction", "nope"], "nope"),
@@ -339,3 +338,32 @@ def test_json_lines_empty_files_and_a_stream_of_files(tmp_path, capsys):
         assert doc["metrics"][name] == pytest.approx(want[name], **TOL), name
     rc, err = run_err(capsys, str(empty), "--target", "y", "--prediction", "p")
     assert rc == 1 and "no rows" in err
+
+
+def test_by_gives_per_slice_regression_tables_where_sliced_takes_regression(tmp_path, capsys):
+    from streammetrics.cli.regslices import sliced_regression_supported
+
+    y, p, w = data(n=300, seed=10)
+    rng = np.random.default_rng(11)
+    store = rng.integers(0, 3, len(w))
+    lo, hi = p[:, 0] - 2.0, p[:, 0] + 2.0
+    path = write(tmp_path, "parquet", {"y": y[:, 0], "p": p[:, 0], "w": w, "store": store, "lo": lo, "hi": hi})
+    argv = [path, "--target", "y", "--prediction", "p", "--weight", "w", "--by", "store", "--lower", "lo",
+            "--upper", "hi", "--metrics", "mae,r2,medae,spearman,interval_coverage", "--batch-size", "64"]
+    if not sliced_regression_supported():  # a clear usage error, nothing computed
+        rc, err = run_err(capsys, *argv)
+        assert rc == 2 and "--by: per-slice tables are not available for regression" in err
+        return
+    doc = run_json(capsys, *argv)
+    assert doc["task"] == "regression" and doc["by"] == ["store"] and doc["rows"] == len(w)
+    assert {e["key"]["store"] for e in doc["slices"]} == {0, 1, 2}
+    for entry in doc["slices"]:
+        rows = store == entry["key"]["store"]
+        want = oracle(y[rows, 0], p[rows, 0], w[rows])
+        for name in ("mae", "r2", "medae", "spearman"):
+            assert entry["metrics"][name] == pytest.approx(want[name], **TOL), name
+        inside = (lo[rows] <= y[rows, 0]) & (y[rows, 0] <= hi[rows])
+        assert entry["metrics"]["interval_coverage"] == pytest.approx(np.average(inside, weights=w[rows]), **TOL)
+        assert entry["intervals"]["interval_coverage"][0] <= entry["metrics"]["interval_coverage"]
+    assert doc["disparity"]["mae"]["overall"] == pytest.approx(
+        metrics.mean_absolute_error(y[:, 0], p[:, 0], sample_weight=w), **TOL)
