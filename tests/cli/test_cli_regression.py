@@ -367,3 +367,46 @@ def test_by_gives_per_slice_regression_tables_where_sliced_takes_regression(tmp_
         assert entry["intervals"]["interval_coverage"][0] <= entry["metrics"]["interval_coverage"]
     assert doc["disparity"]["mae"]["overall"] == pytest.approx(
         metrics.mean_absolute_error(y[:, 0], p[:, 0], sample_weight=w), **TOL)
+
+
+hypothesis = pytest.importorskip("hypothesis")
+st = pytest.importorskip("hypothesis.strategies")
+
+
+@hypothesis.settings(max_examples=25, deadline=None,
+                     suppress_health_check=[hypothesis.HealthCheck.function_scoped_fixture])
+@hypothesis.given(rows=st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6),
+                                          st.integers(0, 6), st.integers(1, 3)), min_size=1, max_size=25),
+                  k=st.integers(1, 2), batch=st.integers(1, 9))
+def test_property_any_small_file_equals_sklearn_and_scipy(tmp_path, capsys, rows, k, batch):
+    """Small grids of values (ties, constant columns, one row), integer weights, any batch size:
+    each output's value equals scikit-learn / scipy, undefined values are null where they are nan."""
+    arr = np.array(rows, dtype=float)
+    y, p, w = arr[:, :k] / 2, arr[:, 2:2 + k] / 2, arr[:, 4]
+    cols = {f"y{j}": y[:, j] for j in range(k)} | {f"p{j}": p[:, j] for j in range(k)} | {"w": w}
+    path = write(tmp_path, "csv", cols, name=f"h{len(rows)}_{k}_{batch}")
+    argv = [a for j in range(k) for a in ("--target", f"y{j}", "--prediction", f"p{j}")]
+    names = ["mse", "mae", "medae", "r2", "explained_variance", "max_error", "pearson", "spearman", "kendall"]
+    doc = run_json(capsys, path, *argv, "--weight", "w", "--metrics", ",".join(names), "--batch-size", str(batch))
+    for j in range(k):
+        got = doc["metrics"] if k == 1 else {n: v[f"y{j}"] for n, v in doc["per_output"].items()}
+        yr, pr = np.repeat(y[:, j], w.astype(int)), np.repeat(p[:, j], w.astype(int))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = {
+                "mse": metrics.mean_squared_error(y[:, j], p[:, j], sample_weight=w),
+                "mae": metrics.mean_absolute_error(y[:, j], p[:, j], sample_weight=w),
+                "medae": metrics.median_absolute_error(y[:, j], p[:, j], sample_weight=w),
+                "explained_variance": metrics.explained_variance_score(y[:, j], p[:, j], sample_weight=w),
+                "max_error": metrics.max_error(y[:, j], p[:, j]),
+                "pearson": stats.pearsonr(yr, pr).statistic if len(yr) > 1 else np.nan,
+                "spearman": stats.spearmanr(yr, pr).statistic if len(yr) > 1 else np.nan,
+                "kendall": stats.kendalltau(yr, pr).statistic if len(yr) > 1 else np.nan,
+            }
+        if len(w) > 1:  # one row: scikit-learn's r2_score is nan, R2Score's 1 or 0 (left to the library)
+            want["r2"] = metrics.r2_score(y[:, j], p[:, j], sample_weight=w)
+        for name, value in want.items():
+            if np.isnan(value):
+                assert got[name] is None, (name, got[name])
+            else:
+                assert got[name] == pytest.approx(value, **TOL), (name, j)
