@@ -94,7 +94,7 @@ def results(point: Any, interval: Any, names: list[str], rows: int, args: argpar
             metrics[name] = json_value(float(np.mean(values)) if k > 1 else values[0])
             if k > 1:
                 per_output[name] = dict(zip(outs, json_value(values), strict=True))
-            if hasattr(m, "bounds") and not m.is_exact:
+            if hasattr(m, "bounds") and not getattr(m, "is_exact", True):
                 exact = False
                 lo, hi = (_per_output(b) for b in m.bounds())
                 bounds[name] = [json_value(float(np.mean(lo))), json_value(float(np.mean(hi)))]
