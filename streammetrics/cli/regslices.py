@@ -4,8 +4,7 @@ The rows are streamed once through :class:`~streammetrics.Sliced` wrappers of th
 MetricSets (the point metrics; with ``--lower``/``--upper`` the interval metrics), keyed by the
 ``--by`` columns as for classification (:mod:`streammetrics.cli.slices`: the same keys, slice
 limit, table, disparity summary and JSON). Several outputs are reported per slice by their
-average (scikit-learn's ``"uniform_average"``). Where the installed ``Sliced`` does not take
-regression metrics, ``--by`` is a usage error.
+average (scikit-learn's ``"uniform_average"``).
 
 Cost: one pass; per batch one grouping of the keys and the metrics' sliced update. Memory:
 slices x the metrics' state.
@@ -18,35 +17,14 @@ import dataclasses
 import warnings
 from typing import Any
 
-import numpy as np
-
 from .errors import InputError
 from .regression import build, located, prepare
 from .report import emit
 from .slices import key_column, print_slices, slice_results
 
-__all__ = ["run_regression_sliced", "sliced_regression_supported"]
+__all__ = ["run_regression_sliced"]
 
 _MAX_SLICES = 10_000
-
-
-def sliced_regression_supported() -> bool:
-    """Whether the installed :class:`~streammetrics.Sliced` takes regression metrics (checked by
-    feeding it two rows).
-
-    Returns
-    -------
-    bool
-        True when ``Sliced(MetricSet(mae=MeanAbsoluteError()))`` accepts a regression batch.
-    """
-    import streammetrics as sm
-
-    try:
-        sm.Sliced(sm.MetricSet(mae=sm.MeanAbsoluteError())).update(
-            np.zeros(2), np.zeros(2), slices=np.array([0, 1]))
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def _merge(first: dict[str, Any] | None, second: dict[str, Any] | None) -> dict[str, Any]:
@@ -92,16 +70,13 @@ def run_regression_sliced(args: argparse.Namespace, files: list[str], title: str
     Raises
     ------
     InputError
-        ``--by`` where ``Sliced`` takes no regression metric or with a column given twice (usage
-        errors), or a data error naming the file, row and column.
+        A ``--by`` column given twice (a usage error), or a data error naming the file, row and
+        column.
     """
     import streammetrics as sm
 
     cols, names, settings, notes = prepare(args)
     by: list[str] = args.by
-    if not sliced_regression_supported():
-        raise InputError("--by: per-slice tables are not available for regression in this version "
-                         "(Sliced takes no regression metric); run once per slice", 2)
     if len(set(by)) != len(by):
         raise InputError(f"--by: a column given twice ({by})", 2)
     k = len(cols.targets)

@@ -278,6 +278,7 @@ def test_fractional_labels_are_never_taken_for_regression(tmp_path, capsys):
     (["--target", "y", "--prediction", "p", "--max-bytes", "10", "--metrics", "medae"], "--max-bytes: 10"),
     (["--target", "y", "--prediction", "nope"], "nope"),
     (["--target", "y", "--prediction", "p", "--alpha", "1.5"], "--alpha"),
+    (["--target", "y", "--prediction", "p", "--by", "y", "--by", "y"], "--by: a column given twice"),
     (["--target", "y", "--prediction", "p", "--task", "binary"], "--task binary is classification"),
 ])
 def test_usage_errors_exit_2(tmp_path, capsys, argv, words):
@@ -340,9 +341,7 @@ def test_json_lines_empty_files_and_a_stream_of_files(tmp_path, capsys):
     assert rc == 1 and "no rows" in err
 
 
-def test_by_gives_per_slice_regression_tables_where_sliced_takes_regression(tmp_path, capsys):
-    from streammetrics.cli.regslices import sliced_regression_supported
-
+def test_by_gives_per_slice_regression_tables(tmp_path, capsys):
     y, p, w = data(n=300, seed=10)
     rng = np.random.default_rng(11)
     store = rng.integers(0, 3, len(w))
@@ -350,10 +349,6 @@ def test_by_gives_per_slice_regression_tables_where_sliced_takes_regression(tmp_
     path = write(tmp_path, "parquet", {"y": y[:, 0], "p": p[:, 0], "w": w, "store": store, "lo": lo, "hi": hi})
     argv = [path, "--target", "y", "--prediction", "p", "--weight", "w", "--by", "store", "--lower", "lo",
             "--upper", "hi", "--metrics", "mae,r2,medae,spearman,interval_coverage", "--batch-size", "64"]
-    if not sliced_regression_supported():  # a clear usage error, nothing computed
-        rc, err = run_err(capsys, *argv)
-        assert rc == 2 and "--by: per-slice tables are not available for regression" in err
-        return
     doc = run_json(capsys, *argv)
     assert doc["task"] == "regression" and doc["by"] == ["store"] and doc["rows"] == len(w)
     assert {e["key"]["store"] for e in doc["slices"]} == {0, 1, 2}
