@@ -17,9 +17,11 @@ import dataclasses
 import warnings
 from typing import Any
 
+import numpy as np
+
 from .errors import InputError
 from .regression import build, located, prepare
-from .report import emit
+from .report import emit, json_value
 from .slices import key_column, print_slices, slice_results
 
 __all__ = ["run_regression_sliced"]
@@ -48,6 +50,25 @@ def _merge(first: dict[str, Any] | None, second: dict[str, Any] | None) -> dict[
             if repr(r["key"]) in mine_rows:
                 mine_rows[repr(r["key"])]["metrics"].update(r["metrics"])
     return first
+
+
+def _add_bounds(doc: dict[str, Any], sliced: Any, names: list[str]) -> bool:
+    """Each slice's certified bounds of its binned values (``bounds``: ``{metric: [low, high]}``,
+    only where a value is not exact); returns whether every value is exact. O(slices x metrics)."""
+    exact = True
+    keys = list(sliced.compute())  # the order of slice_results' table
+    for entry, key in zip(doc["slices"], keys, strict=True):
+        entry["bounds"] = {}
+        if key not in sliced.counts():
+            continue
+        metric = sliced.slice(key)
+        for name in names:
+            m = metric[name]
+            if hasattr(m, "bounds") and not getattr(m, "is_exact", True):
+                exact = False
+                lo, hi = m.bounds()
+                entry["bounds"][name] = [json_value(float(np.mean(lo))), json_value(float(np.mean(hi)))]
+    return exact
 
 
 def run_regression_sliced(args: argparse.Namespace, files: list[str], title: str) -> int:
@@ -102,7 +123,15 @@ def run_regression_sliced(args: argparse.Namespace, files: list[str], title: str
         members = [set(ms) if ms is not None else set() for ms in (point, interval)]
         docs = [None if s is None else slice_results(s, by, [n for n in names if n in m], args)
                 for s, m in zip(sets, members, strict=True)]
+        exact = True
+        if docs[0] is not None and sets[0] is not None:
+            exact = _add_bounds(docs[0], sets[0], [n for n in names if n in members[0]])
     res = _merge(docs[0], docs[1])
+    res["exact"] = exact
+    if not exact:
+        notes.append("binned values (--max-bytes) are the mid-points of their certified bounds, shown "
+                     "below them as [low–high] (JSON: each slice's bounds); the disparity reads the "
+                     "mid-points")
     if k > 1:
         notes.append(f"{k} outputs: each slice's value is the average over the outputs")
     res.update(rows=rows, task="regression", outputs=list(cols.targets), files=files, notes=notes)

@@ -199,7 +199,9 @@ def print_slices(res: dict[str, Any], title: str) -> None:
 
     def cell(entry: dict[str, Any], n: str) -> str:
         iv = entry["intervals"].get(n)
-        return fmt(entry["metrics"][n]) + (f"\n{fmt(iv[0])}–{fmt(iv[1])}" if iv else "")
+        bd = entry.get("bounds", {}).get(n)  # certified bounds of a binned value (regression)
+        return fmt(entry["metrics"][n]) + (f"\n{fmt(iv[0])}–{fmt(iv[1])}" if iv else "") + \
+            (f"\n[{fmt(bd[0])}–{fmt(bd[1])}]" if bd else "")
 
     try:
         from rich.console import Console

@@ -405,3 +405,21 @@ def test_property_any_small_file_equals_sklearn_and_scipy(tmp_path, capsys, rows
                 assert got[name] is None, (name, got[name])
             else:
                 assert got[name] == pytest.approx(value, **TOL), (name, j)
+
+
+def test_by_with_max_bytes_certifies_each_slice(tmp_path, capsys):
+    rng = np.random.default_rng(12)
+    n = 3000
+    y = rng.normal(size=n)
+    p = y + rng.normal(size=n)
+    key = rng.integers(0, 2, n)
+    path = write(tmp_path, "parquet", {"y": y, "p": p, "k": key})
+    doc = run_json(capsys, path, "--target", "y", "--prediction", "p", "--by", "k", "--max-bytes", "600",
+                   "--metrics", "mae,medae")
+    assert doc["exact"] is False and any("certified bounds" in note for note in doc["notes"])
+    for entry in doc["slices"]:
+        rows = key == entry["key"]["k"]
+        lo, hi = entry["bounds"]["medae"]
+        assert lo <= metrics.median_absolute_error(y[rows], p[rows]) <= hi and lo < hi
+        assert entry["metrics"]["mae"] == pytest.approx(metrics.mean_absolute_error(y[rows], p[rows]), **TOL)
+        assert "mae" not in entry["bounds"]
