@@ -4,10 +4,12 @@ same batches (``r = y - p; sse += r @ r; sae += |r|.sum(); sy += y.sum(); syy +=
 fastest streaming form, with the textbook R² that loses digits for a large mean), torchmetrics
 (``MetricCollection`` of its ``MeanSquaredError``, ``MeanAbsoluteError``, ``R2Score`` on CPU
 tensors made outside the timed region) and river (``MAE``, ``MSE``, ``R2``, one sample per call,
-on a prefix of ``--river-rows`` rows; its rate is per row).
+on a prefix of ``--river-rows`` rows; its rate is per row). streammetrics runs twice: as
+installed (with the ``fast`` extra, numba, batches of one output take one compiled pass) and
+with the numpy passes a core install runs (the compiled pass switched off).
 
 Every implementation runs in this process, single-threaded, alternating run by run with the
-numpy reference (``measure_interleaved``); the table gives the median wall time, the CPU time
+numpy reference (BLAS limited to one thread: ``_harness.single_thread``); the table gives the median wall time, the CPU time
 of the same runs, the rate and the ratio of numpy's time to each (>= 1: faster than numpy). The
 values are checked against streammetrics (a difference above 1e-9, relative, prints a warning;
 torch computes in float64 here). ``python -m benchmarks.bench_regression --rows 1e6`` takes
@@ -17,6 +19,8 @@ seconds.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -45,6 +49,19 @@ def streammetrics_run(batches: list[tuple[np.ndarray, np.ndarray]]) -> dict[str,
     for y, p in batches:
         ms.update(y, p)
     return {k: float(v) for k, v in ms.compute().items()}
+
+
+def streammetrics_numpy_run(batches: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
+    """:func:`streammetrics_run` without the compiled pass: the numpy passes of a core install
+    (no numba)."""
+    from streammetrics.regression import _moments
+
+    saved = _moments.FUSED_ROWS
+    _moments.FUSED_ROWS = sys.maxsize
+    try:
+        return streammetrics_run(batches)
+    finally:
+        _moments.FUSED_ROWS = saved
 
 
 def numpy_run(batches: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
@@ -144,8 +161,10 @@ def main(argv: list[str] | None = None) -> str:
     rows, river_rows = int(args.rows), int(min(args.river_rows, args.rows))
     h.single_thread()
     batches = data(rows, args.batch)
+    compiled = "compiled pass (numba)" if importlib.util.find_spec("numba") else "numba not installed"
     peers: list[tuple[str, Callable[[], Any], int]] = [
-        ("streammetrics MetricSet(MSE, MAE, R2)", lambda: streammetrics_run(batches), rows)]
+        (f"streammetrics MetricSet(MSE, MAE, R2), {compiled}", lambda: streammetrics_run(batches), rows),
+        ("streammetrics MetricSet(MSE, MAE, R2), numpy passes", lambda: streammetrics_numpy_run(batches), rows)]
     for name, make, n in (("torchmetrics MetricCollection (float64)", lambda: torchmetrics_peer(batches), rows),
                           ("river MSE + MAE + R2 (per sample)", lambda: river_peer(batches, river_rows),
                            river_rows)):

@@ -6,7 +6,11 @@ streaming one.
 Differences from scikit-learn: negative ``sample_weight`` is a ``ValueError`` (the
 accumulators' rule); a row of weight 0 is no sample at all (``r2_score`` of two rows, one of
 weight 0, is undefined: nan with a warning); values are computed in float64 also for float32
-input.
+input; ``d2_tweedie_score`` of a constant ``y_true`` is a ``ValueError`` (scikit-learn divides
+by zero). Odd inputs are answered as scikit-learn answers them (``_targets``, ``_weights``;
+tests/_support/functional_odd_inputs.py): 0-d arrays, sets, dicts and scalar weights raise
+``InputTypeError`` (a ``ValueError`` and a ``TypeError``), numbers given as strings are read
+(refused by ``max_error`` and ``median_absolute_error``, as scikit-learn's ``dtype="numeric"``).
 
 One section per kind: the errors of the summed states (MSE, MAE, R², ..., regcore), then the
 whole-set metrics (median absolute error, D² absolute / pinball, correlations, intervals).
@@ -14,15 +18,20 @@ whole-set metrics (median absolute error, D² absolute / pinball, correlations, 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import numbers
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from streammetrics._core.docstrings import filled
+from streammetrics._core.labels import is_sparse
 from streammetrics._core.metric import UndefinedMetricWarning
+from streammetrics._core.validation import InputTypeError
 from streammetrics._core.warn import warn
+from streammetrics.functional._targets import as_labels
 from streammetrics.regression import (
+    D2TweedieScore,
     ExplainedVariance,
     MaxError,
     MeanAbsoluteError,
@@ -36,7 +45,6 @@ from streammetrics.regression import (
     TweedieDeviance,
 )
 from streammetrics.regression._base import RegressionBatch, RegressionMetric, regression_batch
-from streammetrics.regression._sums import tweedie_deviance, tweedie_domain
 from streammetrics.regression._value_buffer import pinball_sums
 from streammetrics.regression.quantiles import D2AbsoluteErrorScore, D2PinballScore, MedianAbsoluteError
 
@@ -62,12 +70,56 @@ __all__ = [
 
 
 # -- shared: one validated batch ---------------------------------------------------------------
+def _targets(y: Any, name: str, strings: bool = True) -> np.ndarray:
+    """``y`` as scikit-learn's ``check_array(y, ensure_2d=False, dtype=float64)`` takes it: an
+    array-like of at least one dimension (None, scalars, 0-d arrays, sets, dicts, iterators
+    and sparse matrices are an :class:`InputTypeError`, a ``ValueError`` that is a ``TypeError`` too, as
+    scikit-learn's ``TypeError`` and ``InvalidParameterError``), numbers given as strings or
+    bytes read as the numbers (any other string is a ``ValueError`` naming the first); with
+    ``strings=False`` (``max_error``, ``median_absolute_error``: scikit-learn's
+    ``dtype="numeric"``) strings are refused."""
+    if is_sparse(y):  # scikit-learn: "must be an array-like" (a sparse matrix is not one here)
+        raise InputTypeError(f"{name}: sparse matrices are not supported by the regression metrics; "
+                             "pass a dense array (.toarray())")
+    arr = as_labels(y, name)
+    if strings and arr.dtype.kind in "US":
+        try:
+            return arr.astype(np.float64)
+        except ValueError:
+            for i, v in enumerate(arr.ravel().tolist()):
+                try:
+                    float(v)
+                except ValueError:
+                    idx = np.unravel_index(i, arr.shape)
+                    at = idx[0] if len(idx) == 1 else tuple(int(j) for j in idx)
+                    raise ValueError(f"{name}: could not convert string to float: {v!r} "
+                                     f"(first offending value {name}[{at}])") from None
+            raise
+    return arr
+
+
+def _weights(sample_weight: Any) -> Any:
+    """``sample_weight`` None or an array-like of one dimension or more (scikit-learn refuses
+    scalars and 0-d arrays: an :class:`InputTypeError`); its values are checked with the
+    targets."""
+    if sample_weight is None:
+        return None
+    scalar = (str, bytes, numbers.Number, np.generic, set, frozenset, dict, Iterator)
+    zero_d = isinstance(sample_weight, np.ndarray) and sample_weight.ndim == 0
+    if zero_d or isinstance(sample_weight, scalar) or is_sparse(sample_weight):
+        raise InputTypeError(f"sample_weight: expected an array-like of one weight per sample (not a scalar, "
+                             f"set, dict, iterator or sparse matrix), got {repr(sample_weight)[:80]}")
+    return sample_weight
+
+
 def _batch(y_true: Any, y_pred: Any, sample_weight: Any, multioutput: Any = None,
-           single: str | None = None) -> RegressionBatch:
-    """Validate as scikit-learn's ``_check_reg_targets``: equal lengths and outputs, finite,
-    at least one sample; custom output weights only with several outputs, one per output;
-    ``single``: the function's name when it refuses multioutput."""
-    b = regression_batch(y_true, y_pred, sample_weight)
+           single: str | None = None, strings: bool = True) -> RegressionBatch:
+    """Validate as scikit-learn's ``_check_reg_targets``: array-likes (:func:`_targets`,
+    :func:`_weights`), equal lengths and outputs, finite, at least one sample; custom output
+    weights only with several outputs, one per output; ``single``: the function's name when it
+    refuses multioutput; ``strings``: whether numbers given as strings are read."""
+    b = regression_batch(_targets(y_true, "y_true", strings), _targets(y_pred, "y_pred", strings),
+                         _weights(sample_weight))
     if b.w is not None and b.n and not b.w.any():  # scikit-learn's words, exactly
         raise ValueError("Sample weights must contain at least one non-zero number.")
     if b.n == 0:
@@ -169,6 +221,8 @@ def r2_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
         1 - SSE_j / SST_j per output j (SST the weighted squared deviations of y_true from its
         mean); nan with an ``UndefinedMetricWarning`` for fewer than two samples.
     """
+    if multioutput is None:  # scikit-learn's r2_score: None averages the outputs uniformly
+        multioutput = "uniform_average"
     metric = R2Score(multioutput, force_finite=force_finite)
     b = _batch(y_true, y_pred, sample_weight, multioutput)
     if b.n < 2:
@@ -208,7 +262,7 @@ def max_error(y_true: Any, y_pred: Any) -> float:
     float
         max |y_true - y_pred|.
     """
-    b = _batch(y_true, y_pred, None, single="max_error")
+    b = _batch(y_true, y_pred, None, single="max_error", strings=False)
     return float(_run(MaxError(), b))
 
 
@@ -349,11 +403,10 @@ def mean_gamma_deviance(y_true: Any, y_pred: Any, *, sample_weight: Any = None) 
 def d2_tweedie_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
                      power: float = 0) -> float:
     """D² Tweedie score, the fraction of Tweedie deviance explained:
-    ``sklearn.metrics.d2_tweedie_score``.
+    ``sklearn.metrics.d2_tweedie_score`` on :class:`~streammetrics.D2TweedieScore`.
 
-    D² = 1 - D(y, y_pred) / D(y, ybar), D the mean Tweedie deviance of ``power`` (the numerator
-    from :class:`~streammetrics.TweedieDeviance`), ybar the weighted mean of ``y_true``;
-    ``power=0`` is R².
+    D² = 1 - D(y, y_pred) / D(y, ybar), D the mean Tweedie deviance of ``power``, ybar the
+    weighted mean of ``y_true``; ``power=0`` is R².
 
     Parameters
     ----------
@@ -363,19 +416,24 @@ def d2_tweedie_score(y_true: Any, y_pred: Any, *, sample_weight: Any = None,
     -------
     float
         The score; nan with an ``UndefinedMetricWarning`` for fewer than two samples.
+
+    Raises
+    ------
+    ValueError
+        Also when ``y_true`` is constant: the denominator is 0 (scikit-learn's division by
+        zero, a ``ZeroDivisionError``).
     """
-    metric = TweedieDeviance(power)
+    metric = D2TweedieScore(power)
     b = _batch(y_true, y_pred, sample_weight, single="d2_tweedie_score")
     if b.n < 2:
         warn("D^2 score is not well-defined with less than two samples.", UndefinedMetricWarning)
         return float("nan")
-    tweedie_domain(b.y, b.p, metric.power)
-    numerator = float(_run(metric, b))
-    y = b.y[:, 0]
-    ybar = float(np.average(y, weights=b.w))
-    denominator = float(np.average(tweedie_deviance(y, np.full_like(y, ybar), metric.power), weights=b.w))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return float(1 - np.float64(numerator) / np.float64(denominator))
+    metric.update(b.y, b.p, sample_weight=b.w)
+    rows, _, den = metric._parts()
+    if rows >= 2 and float(den[0]) == 0.0:
+        raise ValueError(f"y_true: D^2 score is undefined: y_true is constant (every value "
+                         f"{float(b.y[0, 0])!r}), its deviance from its mean is 0")
+    return float(metric.compute())
 
 
 # -- whole-set (regwhole): every value kept, sorted ----------------------------------------------
@@ -396,7 +454,7 @@ def median_absolute_error(y_true: Any, y_pred: Any, *, multioutput: Any = "unifo
         The (weighted) median of |y_true - y_pred|, per output.
     """
     metric = MedianAbsoluteError(multioutput)
-    b = _batch(y_true, y_pred, sample_weight, multioutput)
+    b = _batch(y_true, y_pred, sample_weight, multioutput, strings=False)
     return _run(metric, b)
 
 

@@ -35,7 +35,7 @@ from streammetrics._core.intervals import z_value
 from streammetrics._core.load_checks import split_entries
 from streammetrics._core.metric import RESERVED_KEYS, Metric
 from streammetrics._core.params import check_accumulator
-from streammetrics._core.state import SummedState
+from streammetrics._core.state import State, SummedState
 from streammetrics._core.validation import as_numpy, check_weights, first_bad, is_scalar
 from streammetrics.wrappers._base import SampleWrapper, metric_from_nested, nested_config
 from streammetrics.wrappers.metricset import MetricSet
@@ -320,6 +320,20 @@ class Estimated(Metric):
             self._metric.update(y, s, sample_weight=w, **kw)  # atomic: raises before any change
             self._state.apply((mean, var))
         return self
+
+    def _prepare_pairs(self, y_prob: Any, sample_weight: Any = None,
+                       **kwargs: Any) -> list[tuple[State, Any]]:
+        """One batch of :meth:`update` made into ``[(state, increment)]`` -- the wrapped
+        metric's states (their duplicated rows) and the moments -- changing nothing, for a
+        caller that applies them only once every accumulator of the batch was prepared
+        (``Sliced(Estimated(metric))``, one Estimated per slice). O(n·C)."""
+        y, s, w, mean, var = self._rows(y_prob, sample_weight)
+        n = y.shape[0] // self.n_classes
+        kw = {k: _expand(v, self.n_classes, n, k) for k, v in kwargs.items()}
+        m = self._metric
+        owners = m._owners() if isinstance(m, MetricSet) else [m]
+        pairs: list[tuple[State, Any]] = [(o._state, o._prepare(y, s, w, **kw)) for o in owners]
+        return [*pairs, (self._state, (mean, var))]
 
     # -- reads -----------------------------------------------------------------------------
     def _compute(self) -> Any:

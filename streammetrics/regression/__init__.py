@@ -9,6 +9,7 @@ Every name here is also exported at the top level (``streammetrics.MeanSquaredEr
 
 from .errors import ExplainedVariance, MeanAbsoluteError, MeanSquaredError, R2Score, RootMeanSquaredError
 from .losses import (
+    D2TweedieScore,
     MaxError,
     MeanAbsolutePercentageError,
     MeanSquaredLogError,
@@ -30,6 +31,7 @@ __all__ = [
     "RootMeanSquaredLogError",
     "PinballLoss",
     "TweedieDeviance",
+    "D2TweedieScore",
     "MaxError",
 ]
 

@@ -21,6 +21,7 @@ Everything here is O(n k) per batch (a few numpy passes), O(k) per merge and rea
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -44,14 +45,14 @@ _PER_OUTPUT = ("mean_y", "mean_y_lo", "m2_y", "mean_r", "mean_r_lo", "m2_r", "ab
 _LO_BOUND = 2.0**-52  # |lo| <= half an ulp of hi <= 2**-52 |hi|
 
 
-def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``s, e`` with ``s = fl(a + b)`` and ``a + b = s + e`` exactly (Knuth)."""
+def _two_sum(a: Any, b: Any) -> tuple[Any, Any]:
+    """``s, e`` with ``s = fl(a + b)`` and ``a + b = s + e`` exactly (Knuth); arrays or floats."""
     s = a + b
     bb = s - a
     return s, (a - (s - bb)) + (b - bb)
 
 
-def _renorm(hi: np.ndarray, lo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _renorm(hi: Any, lo: Any) -> tuple[Any, Any]:
     s, e = _two_sum(hi, lo)
     return s, e
 
@@ -63,53 +64,73 @@ SCRATCH_ROWS = 2**18
 
 
 def scratch(n: int, which: int) -> np.ndarray | None:
-    """A float64 work array of ``n`` entries, reused by this thread (``which``: 0 or 1, two
-    may be in use at once); None above :data:`SCRATCH_ROWS` (allocate instead). Never part of
-    a delta: the caller copies what it keeps."""
+    """A float64 work array of ``n`` entries, reused by this thread (``which``: 0, 1 or 2,
+    three may be in use at once; each made on first use); None above :data:`SCRATCH_ROWS`
+    (allocate instead). Never part of a delta: the caller copies what it keeps."""
     if n > SCRATCH_ROWS:
         return None
     bufs = getattr(_LOCAL, "bufs", None)
-    if bufs is None or bufs[which].shape[0] < n:
-        size = max(n, 4096)
-        bufs = [np.empty(size) if bufs is None or bufs[i].shape[0] < n else bufs[i] for i in range(2)]
-        _LOCAL.bufs = bufs
-    return bufs[which][:n]
+    if bufs is None:
+        bufs = _LOCAL.bufs = [None, None, None]
+    buf = bufs[which]
+    if buf is None or buf.shape[0] < n:
+        buf = bufs[which] = np.empty(max(n, 4096))
+    return buf[:n]  # type: ignore[no-any-return]
 
 
 def _pivot(x1: np.ndarray, w: np.ndarray | None, pivot_row: int) -> float:
-    """A value of ``x1`` near its mean, cheaply: of up to 64 evenly spaced entries (of positive
-    weight), the one nearest their mean. A data value, so constant data give d = 0 exactly."""
-    step = max(1, x1.shape[0] // 64)
-    sub = x1[::step] if w is None else x1[::step][w[::step] > 0]
-    if sub.shape[0] == 0:
-        return float(x1[pivot_row])
-    mean = sub.mean()
-    if sub.shape[0] > 1 and 64.0 * mean * mean < sub.var():
-        return 0.0  # centred enough already: no subtraction (residuals of unbiased predictions)
-    return float(sub[int(np.argmin(np.abs(sub - mean)))])
+    """A value of ``x1`` near its mean, cheaply: the median of up to 17 evenly spaced entries
+    (of positive weight), or 0 when that median is inside their interquartile range
+    (|median| < IQR / 1.5, about 0.9 standard deviations for normal data: the data are centred
+    enough that M2 = sum d^2 - W c^2 loses at most about one bit, and need no subtraction pass,
+    as residuals of unbiased predictions; :func:`_column_moments` checks). A data value,
+    so constant data give d = 0 exactly. Python floats on a handful of entries (a numpy call
+    per step would cost more than the pass it saves); a NaN or inf gives some pivot, and the
+    sums it reaches are refused."""
+    step = max(1, x1.shape[0] // 16)
+    xs: list[float] = x1[::step].tolist()
+    if w is not None:
+        xs = [v for v, q in zip(xs, w[::step].tolist(), strict=True) if q > 0]
+        if not xs:
+            return float(x1[pivot_row])
+    xs.sort()
+    k = len(xs)
+    med = xs[k // 2]
+    return 0.0 if 1.5 * abs(med) < xs[(3 * k) // 4] - xs[k // 4] else med
+
+
+def _square_sum(d: np.ndarray, w: np.ndarray | None) -> float:
+    """sum w d^2 of a 1-D ``d``: a BLAS dot (w d into a scratch array when weighted)."""
+    if w is None:
+        return float(np.dot(d, d))
+    return float(np.dot(np.multiply(w, d, out=scratch(d.shape[0], 2)), d))
+
+
+def _column_moments(x1: np.ndarray, w: np.ndarray | None, tw: float, pivot_row: int,
+                    out: np.ndarray | None) -> tuple[float, float, float]:
+    """Mean (``hi``, ``lo``) and centred sum of squares of the 1-D ``x1`` under weights ``w``
+    (None: 1 each; total ``tw`` > 0), as floats: d = x1 - pivot (into ``out``, skipped for a
+    pivot of 0), c = sum w d / tw, M2 = sum w d^2 - tw c^2 (pairwise sum and BLAS dots: two or
+    three passes), and, when that subtraction would lose more than one bit (or is not finite),
+    the corrected pass M2 = sum w (d - c)^2. ``x1`` is not modified. O(n)."""
+    pivot = _pivot(x1, w, pivot_row)
+    d = x1 if pivot == 0.0 else np.subtract(x1, pivot, out=out)
+    c = (float(np.add.reduce(d)) if w is None else float(np.dot(w, d))) / tw
+    dd = _square_sum(d, w)
+    m2 = dd - tw * c * c
+    if not tw * c * c <= 0.5 * dd:  # cancellation (or nan): the corrected second pass
+        m2 = _square_sum(np.subtract(d, c, out=d if d is not x1 else out), w)
+    hi = pivot + c
+    bb = hi - pivot
+    return hi, (pivot - (hi - bb)) + (c - bb), max(m2, 0.0)
 
 
 def batch_moments(x: np.ndarray, w: np.ndarray | None, pivot_row: int
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean (``hi``, ``lo``) and centred sum of squares of each column of ``x`` (n, k) under
-    weights ``w`` (None: 1 each; total weight > 0), around a pivot near the mean (one output)
-    or row ``pivot_row`` (of positive weight; several outputs). O(n k): three passes for one
-    output (d = x - pivot, sum d, d.d, then M2 = d.d - W c^2), a fourth (d - c) when the pivot
-    is so far from the mean that the subtraction would lose more than one bit."""
-    if x.shape[1] == 1:  # contiguous 1-D views: BLAS dots
-        x1 = x[:, 0]
-        pivot = _pivot(x1, w, pivot_row)
-        d = x1 if pivot == 0.0 else np.subtract(x1, pivot, out=scratch(x1.shape[0], 1))
-        tw = float(d.shape[0]) if w is None else float(w.sum())
-        wd = d if w is None else w * d
-        c = float(wd.sum()) / tw if w is None else float(np.dot(w, d)) / tw
-        dd = float(np.dot(wd, d))
-        m2 = dd - tw * c * c
-        if not tw * c * c <= 0.5 * dd:  # cancellation (or nan): the corrected second pass
-            e = np.subtract(d, c, out=d if d is not x1 else scratch(x1.shape[0], 1))
-            m2 = float(np.dot(e, e)) if w is None else float(np.dot(w * e, e))
-        hi, lo = _two_sum(np.array([pivot]), np.array([c]))
-        return hi, lo, np.array([max(m2, 0.0)])
+    """Mean (``hi``, ``lo``) and centred sum of squares of each column of ``x`` (n, k), several
+    outputs, under weights ``w`` (None: 1 each; total weight > 0), around row ``pivot_row`` (of
+    positive weight): d = x - pivot, c = mean(d), M2 = sum w (d - c)^2. O(n k), three passes
+    (one output: :func:`_column_moments`)."""
     pivot_v = x[pivot_row].copy()
     d = x - pivot_v
     if w is None:
@@ -124,16 +145,13 @@ def batch_moments(x: np.ndarray, w: np.ndarray | None, pivot_row: int
     return hi, lo, m2v
 
 
-def _column(buf: np.ndarray | None) -> np.ndarray | None:
-    return None if buf is None else buf.reshape(-1, 1)
-
-
-def _chan(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
-    """Merge two tuples (rows, weight, *_PER_OUTPUT) of one k (both of positive weight)."""
+def _chan(a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Merge two tuples (rows, weight, *_PER_OUTPUT) of one k (both of positive weight): of
+    arrays, or of floats (one output: the same IEEE operations, without a numpy call each)."""
     wa, wb = a[1], b[1]
     w = wa + wb
     f = wb / w
-    out: list[np.ndarray] = [a[0] + b[0], w]
+    out: list[Any] = [a[0] + b[0], w]
     for m in (2, 5):  # (mean, lo, m2) of y, then of r
         mh_a, ml_a, m2_a = a[m], a[m + 1], a[m + 2]
         delta = (b[m] - mh_a) + (b[m + 1] - ml_a)
@@ -158,17 +176,41 @@ class ErrorMoments(State):
 
     def __init__(self, outputs: int | None = None) -> None:
         self.outputs = outputs
+        self._one: tuple[float, ...] | None = None
+        self._made: tuple[tuple[float, ...], dict[str, np.ndarray]] | None = None
         self._zero(outputs or 0)
 
     def _zero(self, k: int) -> None:
-        self._a: dict[str, np.ndarray] = {"rows": np.zeros(()), "weight": np.zeros(())}
-        for name in _PER_OUTPUT:
-            self._a[name] = np.zeros(k)
+        self._a = {"rows": np.zeros(()), "weight": np.zeros(()),
+                   **{name: np.zeros(k) for name in _PER_OUTPUT}}
+
+    # The held arrays, ``_a``, are what every method but ``apply`` reads and writes (a whole
+    # dict at a time, never an entry in place). A batch of one output is merged as floats
+    # (:func:`_chan` on Python floats, no numpy call per statistic): ``apply`` keeps the result
+    # in ``_one``, and ``_a`` makes the arrays of it when next read (tagged with the tuple they
+    # come from, so a read racing an apply sees the one state or the other, never a mix).
+    @property
+    def _a(self) -> dict[str, np.ndarray]:
+        one = self._one
+        if one is None:
+            return self._arrays
+        made = self._made
+        if made is not None and made[0] is one:
+            return made[1]
+        arrays = {"rows": np.array(one[0]), "weight": np.array(one[1]),
+                  **{name: np.array([v]) for name, v in zip(_PER_OUTPUT, one[2:], strict=True)}}
+        self._made = (one, arrays)
+        return arrays
+
+    @_a.setter
+    def _a(self, arrays: dict[str, np.ndarray]) -> None:
+        self._arrays = arrays
+        self._one = None  # after the arrays: a read in between sees the previous state whole
 
     @property
     def k(self) -> int:
         """The number of outputs held (0: none seen yet)."""
-        return int(self._a["mean_y"].shape[0])
+        return 1 if self._one is not None else int(self._a["mean_y"].shape[0])
 
     def key(self) -> tuple[Any, ...]:
         return ("regression_moments", self.outputs)
@@ -176,11 +218,11 @@ class ErrorMoments(State):
     def _tuple(self) -> tuple[np.ndarray, ...]:
         return (self._a["rows"], self._a["weight"], *(self._a[n] for n in _PER_OUTPUT))
 
-    def _set(self, t: tuple[np.ndarray, ...]) -> None:
+    def _set(self, t: tuple[Any, ...]) -> None:
         self._a = {"rows": np.asarray(t[0], dtype=np.float64).reshape(()),
-                   "weight": np.asarray(t[1], dtype=np.float64).reshape(())}
-        for name, arr in zip(_PER_OUTPUT, t[2:], strict=True):
-            self._a[name] = np.asarray(arr, dtype=np.float64).copy()
+                   "weight": np.asarray(t[1], dtype=np.float64).reshape(()),
+                   **{name: np.asarray(arr, dtype=np.float64).copy()
+                      for name, arr in zip(_PER_OUTPUT, t[2:], strict=True)}}
 
     # -- update ------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -199,16 +241,20 @@ class ErrorMoments(State):
             pivot = int(np.argmax(positive))
             tw = float(w.sum())
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is refused below
-            fused = _fused_moments(b, w, pivot, tw) if b.k == 1 and b.n >= FUSED_ROWS else None
-            if fused is not None:
-                my, ly, m2y, mr, lr, m2r, s_abs = fused
+            delta: tuple[Any, ...]
+            if b.k == 1:  # floats: no array per statistic, a scalar merge in apply
+                one = _fused_moments(b, w, pivot, tw) if b.n >= FUSED_ROWS else None
+                stats: tuple[Any, ...] = one or _one_output(b, w, pivot, tw)
+                delta = (rows, tw, *stats, 0.0)
+                finite = all(map(math.isfinite, stats))
             else:
-                my, ly, m2y, mr, lr, m2r, s_abs = _numpy_moments(b, w, pivot)
-        delta = (np.array(rows), np.array(tw), my, ly, m2y, mr, lr, m2r, s_abs, np.zeros_like(s_abs))
-        if not all(np.isfinite(v).all() for v in delta[2:]):  # NaN and inf propagate to the sums
+                stats = _numpy_moments(b, w, pivot)
+                delta = (np.array(rows), np.array(tw), *stats, np.zeros_like(stats[-1]))
+                finite = all(np.isfinite(v).all() for v in stats)
+        if not finite:  # NaN and inf propagate to the sums
             check_finite(b.y, "y_true", b.shape)
             check_finite(b.p, "y_pred", b.shape)
-            bad_y = not (np.isfinite(my).all() and np.isfinite(m2y).all())
+            bad_y = not (np.isfinite(stats[0]).all() and np.isfinite(stats[2]).all())
             name = "y_true" if bad_y else "y_pred"
             raise ValueError(
                 f"{name}: values too large: their deviations or squared deviations overflow "
@@ -218,6 +264,15 @@ class ErrorMoments(State):
 
     def apply(self, delta: Any) -> None:
         if delta is None:
+            return
+        if isinstance(delta[2], float):  # one output: a merge of floats, kept as floats
+            held = self._one
+            if held is None:
+                if self._a["rows"] == 0:
+                    self._one = delta
+                    return
+                held = tuple(v.item() for v in self._tuple())
+            self._one = _chan(held, delta)
             return
         if self._a["rows"] == 0:
             self._set(delta)
@@ -288,21 +343,40 @@ class ErrorMoments(State):
         if f == 0.0:
             self.reset()
             return
+        a = dict(self._a)  # a new dict: the held one is never changed in place
         for name in ("weight", "m2_y", "m2_r", "abs_r", "abs_r_lo"):
-            self._a[name] = np.asarray(self._a[name] * f, dtype=np.float64)
-        hi, lo = _renorm(self._a["abs_r"], self._a["abs_r_lo"])
-        self._a["abs_r"], self._a["abs_r_lo"] = hi, lo
-        if float(self._a["weight"]) == 0.0:  # underflow: no weight is left
+            a[name] = np.asarray(a[name] * f, dtype=np.float64)
+        a["abs_r"], a["abs_r_lo"] = _renorm(a["abs_r"], a["abs_r_lo"])
+        self._a = a
+        if float(a["weight"]) == 0.0:  # underflow: no weight is left
             self.reset()
 
 
 def _numpy_moments(b: RegressionBatch, w: np.ndarray | None, pivot: int) -> tuple[np.ndarray, ...]:
-    """The moments of targets and residuals and the absolute sums of a batch: numpy passes."""
-    r = np.subtract(b.y, b.p, out=None if b.k > 1 else _column(scratch(b.n, 0)))
+    """The moments of targets and residuals and the absolute sums of a batch of several
+    outputs, per output: numpy passes."""
+    r = b.y - b.p
     my, ly, m2y = batch_moments(b.y, w, pivot)
     mr, lr, m2r = batch_moments(r, w, pivot)
     a = np.abs(r, out=r)
-    s_abs = w @ a if w is not None else np.array([float(a[:, 0].sum())]) if b.k == 1 else a.sum(axis=0)
+    s_abs = w @ a if w is not None else a.sum(axis=0)
+    return my, ly, m2y, mr, lr, m2r, s_abs
+
+
+def _one_output(b: RegressionBatch, w: np.ndarray | None, pivot: int,
+                tw: float) -> tuple[float, ...]:
+    """:func:`_numpy_moments` of a batch of one output, as floats: r = y - p into a scratch
+    array, the moments of r, |r| in place and its sum, then d = y - pivot into the same array
+    and the moments of y -- six to eight passes, all but the first over data in cache, and no
+    allocation up to :data:`SCRATCH_ROWS` rows (a second scratch array for r - pivot when the
+    residuals are not centred). O(n)."""
+    y1 = b.y[:, 0]
+    n = y1.shape[0]
+    r = np.subtract(y1, b.p[:, 0], out=scratch(n, 0))
+    mr, lr, m2r = _column_moments(r, w, tw, pivot, scratch(n, 1))
+    a = np.abs(r, out=r)
+    s_abs = float(np.add.reduce(a)) if w is None else float(np.dot(w, a))
+    my, ly, m2y = _column_moments(y1, w, tw, pivot, a)  # |r| is read: its array takes y - pivot
     return my, ly, m2y, mr, lr, m2r, s_abs
 
 
@@ -312,8 +386,8 @@ _FUSED: list[Any] = []  # [the module's ``moments``, or None when numba is missi
 
 
 def _fused_moments(b: RegressionBatch, w: np.ndarray | None, pivot_row: int,
-                   tw: float) -> tuple[np.ndarray, ...] | None:
-    """As :func:`_numpy_moments` in one compiled pass (numba), or None without numba or when a
+                   tw: float) -> tuple[float, ...] | None:
+    """As :func:`_one_output` in one compiled pass (numba), or None without numba or when a
     pivot is so far from its mean that the one-pass M2 would lose more than one bit."""
     if not _FUSED:
         try:
@@ -326,13 +400,13 @@ def _fused_moments(b: RegressionBatch, w: np.ndarray | None, pivot_row: int,
         return None
     y1, p1 = b.y[:, 0], b.p[:, 0]
     py = _pivot(y1, w, pivot_row)
-    step = max(1, y1.shape[0] // 64)
+    step = max(1, y1.shape[0] // 16)
     pr = _pivot(y1[::step] - p1[::step], None if w is None else w[::step], 0)
     sy, syy, sr, srr, sa = (float(v) for v in kernel(y1, p1, w, py, pr))
     cy, cr = sy / tw, sr / tw
     m2y, m2r = syy - tw * cy * cy, srr - tw * cr * cr
     if not (tw * cy * cy <= 0.5 * syy and tw * cr * cr <= 0.5 * srr):
         return None  # cancellation (or a non-finite sum: the numpy path locates it)
-    hy, ly = _two_sum(np.array([py]), np.array([cy]))
-    hr, lr = _two_sum(np.array([pr]), np.array([cr]))
-    return hy, ly, np.array([max(m2y, 0.0)]), hr, lr, np.array([max(m2r, 0.0)]), np.array([sa])
+    hy, ly = _two_sum(py, cy)
+    hr, lr = _two_sum(pr, cr)
+    return hy, ly, max(m2y, 0.0), hr, lr, max(m2r, 0.0), sa

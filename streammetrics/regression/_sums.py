@@ -92,11 +92,9 @@ def tweedie_deviance(y: np.ndarray, p: np.ndarray, power: float) -> np.ndarray:
 
 
 def _tweedie(b: RegressionBatch, power: float) -> np.ndarray:
-    if b.k != 1:
-        raise ValueError(f"y_true: Multioutput not supported in mean_tweedie_deviance (got {b.k} "
-                         "outputs); use one TweedieDeviance per output")
     tweedie_domain(b.y, b.p, power)
-    return tweedie_deviance(b.y, b.p, power)
+    # a deviance is >= 0; its terms round to -1e-15 at y = y_pred (a sum below 0 would not load)
+    return np.maximum(tweedie_deviance(b.y, b.p, power), 0.0)
 
 
 #: Loss kind -> per-row loss of a validated batch (and the kind's parameter).

@@ -4,7 +4,8 @@ the max error (states: :mod:`streammetrics.regression._sums`).
 Definitions (docs/definitions/regression.md), per output, W = sum w over rows of positive
 weight: MAPE = sum w |y - p| / max(|y|, eps) / W; MSLE = sum w (log(1 + y) - log(1 + p))^2 / W;
 pinball_alpha = sum w (alpha max(y - p, 0) + (1 - alpha) max(p - y, 0)) / W; Tweedie deviance
-= sum w d_power(y, p) / W; max error = max |y - p|.
+= sum w d_power(y, p) / W; D² Tweedie = 1 - sum w d_power(y, p) / sum w d_power(y, ybar); max
+error = max |y - p| over the rows of positive weight.
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.params import real_param
+from streammetrics._core.warn import warn
 
 from ._base import RegressionMetric, undefined
 from ._sums import LossSums, MaxAbs
+from ._tweedie_d2 import TweedieD2Sums
 
-__all__ = ["MaxError", "MeanAbsolutePercentageError", "MeanSquaredLogError", "PinballLoss",
-           "RootMeanSquaredLogError", "TweedieDeviance"]
+__all__ = ["D2TweedieScore", "MaxError", "MeanAbsolutePercentageError", "MeanSquaredLogError",
+           "PinballLoss", "RootMeanSquaredLogError", "TweedieDeviance"]
 
 
 class _LossMetric(RegressionMetric):
@@ -178,12 +182,14 @@ class PinballLoss(_LossMetric):
         return {"alpha": self.alpha, "multioutput": self.multioutput}
 
 
+@filled
 class TweedieDeviance(_LossMetric):
     """Streaming mean Tweedie deviance, equal to ``sklearn.metrics.mean_tweedie_deviance``.
 
-    D = sum_i w_i d(y_i, p_i) / sum_i w_i with the unit deviance of ``power``: p = 0 normal
-    (y - p)^2; p = 1 Poisson 2 (y log(y / p) - y + p); p = 2 gamma 2 (log(p / y) + y / p - 1);
-    otherwise 2 (max(y, 0)^(2-p) / ((1-p)(2-p)) - y p^(1-p) / (1-p) + p^(2-p) / (2-p)).
+    D_j = sum_i w_i d(y_ij, p_ij) / sum_i w_i per output j, with the unit deviance of ``power``:
+    p = 0 normal (y - p)^2; p = 1 Poisson 2 (y log(y / p) - y + p); p = 2 gamma
+    2 (log(p / y) + y / p - 1); otherwise
+    2 (max(y, 0)^(2-p) / ((1-p)(2-p)) - y p^(1-p) / (1-p) + p^(2-p) / (2-p)).
     Domains (scikit-learn's): power < 0 needs y_pred > 0; 1 <= power < 2 needs y_true >= 0 and
     y_pred > 0; power >= 2 needs both > 0; 0 < power < 1 is refused.
 
@@ -191,25 +197,26 @@ class TweedieDeviance(_LossMetric):
     ----------
     power : float, default 0
         The Tweedie power: <= 0, or >= 1.
+    {regression: multioutput_class}
 
     Notes
     -----
-    One output only (scikit-learn's ``mean_tweedie_deviance`` refuses multioutput).
-    ``update`` O(n), ``compute`` O(1), memory 4 floats.
+    Several outputs are an extension: scikit-learn's ``mean_tweedie_deviance`` refuses (n, k)
+    targets (``streammetrics.functional.mean_tweedie_deviance`` too); here each output's mean
+    deviance is scikit-learn's of that column, combined by ``multioutput`` as the other errors.
+    ``update`` O(n k), ``compute`` O(k), memory 2 k + 2 floats.
 
     Examples
     --------
     >>> round(TweedieDeviance(power=1).update([2, 0, 1, 4], [0.5, 0.5, 2.0, 2.0]).compute(), 6)
     1.426015
+    >>> TweedieDeviance(multioutput="raw_values").update([[1, 2], [3, 4]], [[1, 3], [3, 2]]).compute()
+    array([0. , 2.5])
     """
 
-    def __init__(self, power: float = 0.0) -> None:
-        pw = real_param(power, "power", "a number <= 0 or >= 1")
-        if 0.0 < pw < 1.0:
-            raise ValueError(f"power: expected a number <= 0 or >= 1 (no Tweedie distribution "
-                             f"has 0 < power < 1), got {power!r}")
-        self.power = pw
-        super().__init__("uniform_average")
+    def __init__(self, power: float = 0.0, *, multioutput: Any = "uniform_average") -> None:
+        self.power = _tweedie_power(power)
+        super().__init__(multioutput)
 
     _kind = "tweedie"
 
@@ -217,13 +224,89 @@ class TweedieDeviance(_LossMetric):
         return self.power
 
     def _config(self) -> dict[str, Any]:
-        return {"power": self.power}
+        return {"power": self.power, "multioutput": self.multioutput}
+
+
+def _tweedie_power(power: Any) -> float:
+    pw = real_param(power, "power", "a number <= 0 or >= 1")
+    if 0.0 < pw < 1.0:
+        raise ValueError(f"power: expected a number <= 0 or >= 1 (no Tweedie distribution "
+                         f"has 0 < power < 1), got {power!r}")
+    return pw
+
+
+@filled
+class D2TweedieScore(RegressionMetric):
+    """Streaming D² Tweedie score, the fraction of Tweedie deviance explained, equal to
+    ``sklearn.metrics.d2_tweedie_score``.
+
+    D²_j = 1 - sum_i w_i d(y_ij, p_ij) / sum_i w_i d(y_ij, ybar_j) per output j, d the unit
+    deviance of ``power`` (:class:`TweedieDeviance`) and ybar_j the weighted mean of y_true's
+    column j over the whole stream; ``power=0`` is R² (without ``force_finite``). The
+    denominator needs that mean before it is known: each batch sums its deviances around its
+    own mean, and a merge moves both sums to the merged mean by the Bregman identity
+    sum_i w_i d(y_i, c') = sum_i w_i d(y_i, c) + W (d(m, c') - d(m, c)) (Chan's variance merge
+    for power 0), so the value is exact at any split, merge or reload. Domains as
+    :class:`TweedieDeviance`.
+
+    Parameters
+    ----------
+    power : float, default 0
+        The Tweedie power: <= 0, or >= 1.
+    {regression: multioutput_class}
+
+    Notes
+    -----
+    nan with an ``UndefinedMetricWarning`` before two rows of positive weight, and for an
+    output whose y_true is constant (its deviance from its mean is 0; scikit-learn's function
+    divides by zero). Several outputs are an extension (scikit-learn takes one). ``update``
+    O(n k), ``compute`` O(k), memory 6 k + 2 floats (the smallest and largest y_true too).
+
+    Examples
+    --------
+    >>> round(D2TweedieScore(power=1).update([0.5, 1, 2.5, 7], [1, 1, 5, 3.5]).compute(), 6)
+    0.487915
+    """
+
+    _state: TweedieD2Sums
+
+    def __init__(self, power: float = 0.0, *, multioutput: Any = "uniform_average") -> None:
+        super().__init__()
+        self.power = _tweedie_power(power)
+        self._init_outputs(multioutput)
+        self._state = TweedieD2Sums(self.power, None if isinstance(self.multioutput, str)
+                                    else len(self.multioutput))
+
+    def _config(self) -> dict[str, Any]:
+        return {"power": self.power, "multioutput": self.multioutput}
+
+    def _parts(self) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(rows, numerator, denominator)`` per output (sums, not means)."""
+        rows, _, num, den = self._state.totals()
+        return rows, num, den
+
+    def _compute(self) -> Any:
+        rows, num, den = self._parts()
+        if rows < 2:
+            return undefined(type(self).__name__, "fewer than two samples", self.multioutput,
+                             self._state.k)
+        constant = den == 0
+        if constant.any():
+            warn(f"{type(self).__name__}: y_true is constant (its deviance from its mean is 0): "
+                 "D^2 is undefined, nan", UndefinedMetricWarning)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return self._combine(np.where(constant, np.nan, 1.0 - num / den))
 
 
 class MaxError(RegressionMetric):
     """Streaming max error, equal to ``sklearn.metrics.max_error``: max_i |y_ij - p_ij| per
-    output j over the rows of positive weight (the weights' values do not matter: a zero weight
-    removes a row), combined by ``multioutput``.
+    output j over the rows of positive weight, combined by ``multioutput``.
+
+    Weights (scikit-learn's and torchmetrics' max error take none) say whether a row is a
+    sample: a row of weight 0 does not count, however large its error; the size of a positive
+    weight does not matter (a maximum has no weighted form); a negative weight is a
+    ``ValueError`` naming it, the state unchanged. In ``Decayed`` every row seen counts (decay
+    weights stay positive).
 
     Parameters
     ----------

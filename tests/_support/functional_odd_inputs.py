@@ -98,8 +98,60 @@ BASE: dict[str, tuple[tuple[Any, ...], dict[str, Any], tuple[str, ...]]] = {
     "equalized_odds_difference": ((_Y, _P), {"sensitive_features": _GROUPS}, LABELS),
     "equalized_odds_ratio": ((_Y, _P), {"sensitive_features": _GROUPS}, LABELS),
 }
+
+# The regression functions (scikit-learn's regression module): continuous targets, once with
+# one output and, for those taking several, once with two ("name[2d]": the same function, its
+# targets (4, 2), with ``multioutput`` replaced too).
+_YR = np.array([0.5, 1.0, 2.5, 7.0])
+_PR = np.array([1.0, 1.0, 5.0, 3.5])
+_YR2 = np.column_stack([_YR, [1.0, 2.0, 0.5, 3.0]])
+_PR2 = np.column_stack([_PR, [1.5, 2.0, 1.0, 2.0]])
+_REGRESSION_KWARGS: dict[str, dict[str, Any]] = {
+    "mean_squared_error": {}, "root_mean_squared_error": {}, "mean_absolute_error": {},
+    "r2_score": {}, "explained_variance_score": {}, "max_error": {},
+    "mean_absolute_percentage_error": {}, "mean_squared_log_error": {},
+    "root_mean_squared_log_error": {}, "mean_pinball_loss": {"alpha": 0.3},
+    "mean_tweedie_deviance": {"power": 1.5}, "mean_poisson_deviance": {}, "mean_gamma_deviance": {},
+    "d2_tweedie_score": {"power": 1}, "median_absolute_error": {}, "d2_pinball_score": {"alpha": 0.7},
+    "d2_absolute_error_score": {},
+}
+#: the regression functions taking (n, k) targets and ``multioutput``
+MULTIOUTPUT = set(_REGRESSION_KWARGS) - {"max_error", "mean_tweedie_deviance", "mean_poisson_deviance",
+                                         "mean_gamma_deviance", "d2_tweedie_score"}
+for _name, _kw in _REGRESSION_KWARGS.items():
+    BASE[_name] = ((_YR, _PR), _kw, LABELS)
+    if _name in MULTIOUTPUT:
+        BASE[f"{_name}[2d]"] = ((_YR2, _PR2), _kw, LABELS)
+
 FAIRNESS = {n for n in BASE if n.startswith(("demographic", "equalized"))}
-NO_WEIGHT = {"auc", "calibration_curve", "type_of_target"}
+NO_WEIGHT = {"auc", "calibration_curve", "type_of_target", "max_error"}
+
+
+def function_name(name: str) -> str:
+    """The function a table entry calls (``"r2_score[2d]"``: ``r2_score``)."""
+    return name.split("[")[0]
+
+
+def _multioutput_values() -> dict[str, Callable[[], Any]]:
+    """Odd ``multioutput`` values for two outputs."""
+    return {
+        "mo-bogus": lambda: "bogus",
+        "mo-variance-weighted": lambda: "variance_weighted",
+        "mo-raw": lambda: "raw_values",
+        "mo-None": lambda: None,
+        "mo-list": lambda: [0.3, 0.7],
+        "mo-tuple": lambda: (0.3, 0.7),
+        "mo-array": lambda: np.array([1.0, 2.0]),
+        "mo-three": lambda: [1, 2, 3],
+        "mo-2d": lambda: [[0.3, 0.7]],
+        "mo-negative": lambda: [-1, 2],
+        "mo-zero": lambda: [0, 0],
+        "mo-nan": lambda: [np.nan, 1.0],
+        "mo-str": lambda: ["a", "b"],
+        "mo-bool": lambda: [True, False],
+        "mo-int": lambda: 3,
+        "mo-empty": lambda: [],
+    }
 
 
 def _masked(a: np.ndarray) -> np.ma.MaskedArray:
@@ -187,8 +239,10 @@ def cases() -> list[tuple[str, str, str]]:
         for pos, arg in enumerate(names):
             for odd in _odd_values(np.asarray(args[pos])):
                 out.append((name, arg, odd))
-        if name not in NO_WEIGHT:
+        if function_name(name) not in NO_WEIGHT:
             out.extend((name, "sample_weight", w) for w in _weight_values())
+        if name.endswith("[2d]"):
+            out.extend((name, "multioutput", m) for m in _multioutput_values())
         if name in FAIRNESS:
             out.extend((name, "sensitive_features", o) for o in _odd_values(_GROUPS))
     return out
@@ -198,10 +252,12 @@ def call_args(name: str, arg: str, odd: str) -> tuple[tuple[Any, ...], dict[str,
     """The arguments of case (name, arg, odd), freshly built (odd values may be consumed)."""
     args, kwargs, names = BASE[name]
     args, kwargs = list(args), dict(kwargs)
-    if name not in NO_WEIGHT:
+    if function_name(name) not in NO_WEIGHT:
         kwargs["sample_weight"] = None
     if arg == "sample_weight":
         kwargs["sample_weight"] = _weight_values()[odd]()
+    elif arg == "multioutput":
+        kwargs["multioutput"] = _multioutput_values()[odd]()
     elif arg == "sensitive_features":
         kwargs["sensitive_features"] = _odd_values(_GROUPS)[odd]()
     else:
@@ -226,7 +282,7 @@ def reference(name: str) -> Callable[..., Any]:
         return sklearn.calibration.calibration_curve
     import sklearn.metrics
 
-    return getattr(sklearn.metrics, name)  # type: ignore[no-any-return]
+    return getattr(sklearn.metrics, function_name(name))  # type: ignore[no-any-return]
 
 
 # (name or "*", replaced argument or "*", odd value) -> why streammetrics refuses with a
@@ -262,6 +318,8 @@ DOCUMENTED: dict[tuple[str, str, str], str] = {
     ("calibration_curve", "y_prob", "nan"): "NaN probabilities are refused",
     ("auc", "y", "bool"): "booleans are refused as curve coordinates (scikit-learn's trapezoid adds "
                           "them with logical or)",
+    ("root_mean_squared_error", "multioutput", "mo-nan"): "output weights must be finite (scikit-learn's "
+                                                          "root_mean_squared_error averages with NaN: nan)",
 }
 
 # Cases where streammetrics' outcome differs from the reference's because the reference is wrong
@@ -320,7 +378,7 @@ KNOWN: dict[tuple[str, str, str], str] = {
 
 
 def _lookup(table: dict[tuple[str, str, str], str], name: str, arg: str, odd: str) -> str | None:
-    names = (name, "fairness" if name in FAIRNESS else name, "*")
+    names = (name, function_name(name), "fairness" if name in FAIRNESS else name, "*")
     for n in names:
         for a in (arg, "*"):
             for o in (odd, "*"):
@@ -388,7 +446,7 @@ def _same_value(ours: Any, ref: Any) -> bool:
 def compare(name: str, arg: str, odd: str) -> str | None:
     """None if streammetrics answers case (name, arg, odd) as the rule requires, else why not."""
     ref, ref_exc = run(reference(name), *call_args(name, arg, odd))
-    ours, our_exc = run(getattr(F, name), *call_args(name, arg, odd))
+    ours, our_exc = run(getattr(F, function_name(name)), *call_args(name, arg, odd))
     if different(name, arg, odd) and (our_exc is None or isinstance(our_exc, ValueError)):
         return None
     if ref_exc is not None:

@@ -199,6 +199,14 @@ def sliced_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None,
     metric.update(y, p, slices=keys, sample_weight=w)
 
 
+def sliced_scores_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+                       groups: np.ndarray) -> None:
+    """A Sliced metric without labels (Drift, Estimated): the scores alone, with the keys of
+    :func:`sliced_feed`."""
+    keys = np.array(["a", "b", "c"])[np.asarray(rows) % 3]
+    metric.update(p, slices=keys, sample_weight=w)
+
+
 def estimated_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
                    groups: np.ndarray) -> None:
     """Probabilities only (``streammetrics.monitoring.Estimated``): the labels are not given."""
@@ -433,6 +441,18 @@ REGISTRY: dict[str, Case] = {
                         exact=False),
     "reg_tweedie": Case(lambda: sm.TweedieDeviance(power=1.5), "positive_continuous", exact=False),
     "reg_max_error": Case(lambda: sm.MaxError(), "continuous"),
+    # TweedieDeviance over several outputs (an extension); D² Tweedie: deviance sums around the
+    # running mean (states differ by arrival order, values agree), nan below two rows
+    "reg_tweedie_raw": Case(lambda: sm.TweedieDeviance(power=0, multioutput="raw_values"),
+                            "continuous_multioutput", laws=without("per_sample"), exact=False),
+    "reg_d2_tweedie": Case(lambda: sm.D2TweedieScore(power=1.5), "positive_continuous", exact=False,
+                           compare_state=False, min_rows=2),
+    "reg_d2_tweedie_normal_weights": Case(lambda: sm.D2TweedieScore(power=0, multioutput=[0.2, 0.3, 0.5]),
+                                          "continuous_multioutput", laws=without("per_sample"), exact=False,
+                                          compare_state=False, min_rows=2),
+    "reg_decayed_d2_tweedie": Case(lambda: sm.Decayed(sm.D2TweedieScore(power=1), half_life=3.0),
+                                   "positive_continuous", laws=WRAPPER_LAWS - {"merge"}, exact=False,
+                                   compare_state=False, min_rows=2),
     "reg_set": Case(lambda: sm.MetricSet(mse=sm.MeanSquaredError(), rmse=sm.RootMeanSquaredError(),
                                          mae=sm.MeanAbsoluteError(), r2=sm.R2Score(), ev=sm.ExplainedVariance()),
                     "continuous", laws=without("window_equals_plain"), exact=False),
@@ -525,6 +545,21 @@ REGISTRY: dict[str, Case] = {
                       laws=WRAPPER_LAWS, compare_state=False),
     "sliced_set": Case(lambda: sm.Sliced(sm.MetricSet(auroc=sm.AUROC(), acc=sm.Accuracy(zero_division=0.0))),
                        "ranking_scores", sliced_feed, laws=WRAPPER_LAWS, compare_state=False),
+    # Sliced around regression metrics, Drift and Estimated (issues #30, #31)
+    "sliced_regression_set": Case(lambda: sm.Sliced(sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(),
+                                                                 r2=sm.R2Score())),
+                                  "continuous", sliced_feed, laws=WRAPPER_LAWS, exact=False, compare_state=False),
+    "sliced_mae_multioutput": Case(lambda: sm.Sliced(sm.MeanAbsoluteError(multioutput="raw_values")),
+                                   "continuous_multioutput", sliced_feed, laws=WRAPPER_LAWS, exact=False,
+                                   compare_state=False),
+    "sliced_drift": Case(lambda: sm.Sliced(Drift(DRIFT_REF[:, 0], bins=4)), "scores_only", sliced_scores_feed,
+                         DRIFT_LAWS & WRAPPER_LAWS, exact=False, compare_state=False),
+    "sliced_drift_multiclass": Case(lambda: sm.Sliced(Drift(DRIFT_REF, bins=3)), "multiclass_scores",
+                                    sliced_scores_feed, DRIFT_LAWS & WRAPPER_LAWS, exact=False, compare_state=False),
+    "sliced_estimated_set": Case(lambda: sm.Sliced(Estimated(sm.MetricSet(acc=sm.Accuracy(zero_division=0.0),
+                                                                          auroc=sm.AUROC()))),
+                                 "probabilities", sliced_scores_feed, ESTIMATED_LAWS & WRAPPER_LAWS, exact=False,
+                                 compare_state=False),
     "delayed_ece": Case(lambda: sm.DelayedLabels(sm.CalibrationError(n_bins=5)), "probabilities",
                         delayed_feed, laws=without("window_equals_plain"), compare_state=False),
     "delayed_bounded_quantile_mce": Case(lambda: sm.DelayedLabels(sm.CalibrationError(

@@ -13,6 +13,7 @@ import numpy as np
 
 import streammetrics as sm
 from streammetrics._core.persistence import MAGIC
+from streammetrics.monitoring import Drift, Estimated
 
 
 def _rng() -> np.random.Generator:
@@ -59,6 +60,13 @@ def _sliced(m: sm.Metric, n: int = 30) -> sm.Metric:
     rng = _rng()
     keys = {"c": rng.choice(["x", "y", "z"], n), "d": rng.integers(0, 3, n)}
     return m.update(rng.integers(0, 2, n), rng.random(n), slices=keys, sample_weight=rng.random(n) + 0.1)
+
+
+def _sliced_scores(m: sm.Metric, n: int = 30) -> sm.Metric:
+    """A Sliced Drift or Estimated: scores (probabilities) alone, with two key columns."""
+    rng = _rng()
+    keys = {"c": rng.choice(["x", "y", "z"], n), "d": rng.integers(0, 3, n)}
+    return m.update(rng.random(n), slices=keys, sample_weight=rng.random(n) + 0.1)
 
 
 #: name -> a function building a small valid accumulator holding some data.
@@ -161,8 +169,15 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "PinballLoss": lambda: _binary(sm.PinballLoss(0.2)),
     "TweedieDeviance": lambda: _binary(sm.TweedieDeviance(power=1.5)),
     "MaxError": lambda: _binary(sm.MaxError()),
+    "D2TweedieScore": lambda: _binary(sm.D2TweedieScore(power=1.5)),
+    "Decayed-D2TweedieScore": lambda: _binary(sm.Decayed(sm.D2TweedieScore(power=1), half_life=10)),
     "Window-R2Score": lambda: _binary(sm.Window(sm.R2Score(), size=10)),
     "Decayed-MeanSquaredError": lambda: _binary(sm.Decayed(sm.MeanSquaredError(), half_life=10)),
+    "Sliced-regression": lambda: _sliced(sm.Sliced(sm.MetricSet(mse=sm.MeanSquaredError(),
+                                                                medae=sm.MedianAbsoluteError(max_bytes=600)))),
+    "Sliced-Drift": lambda: _sliced_scores(sm.Sliced(Drift(np.linspace(0, 1, 20), bins=4), max_slices=4,
+                                                     overflow="other")),
+    "Sliced-Estimated": lambda: _sliced_scores(sm.Sliced(Estimated(sm.MetricSet(a=sm.Accuracy(), r=sm.AUROC())))),
 }
 
 

@@ -66,6 +66,9 @@ REG: dict[str, Callable[[], Any]] = {  # regression: real targets (>= 0 here, fo
     "MetricSet(regression)": lambda: sm.MetricSet(mse=sm.MeanSquaredError(), r2=sm.R2Score()),
     "Window(R2Score)": lambda: sm.Window(sm.R2Score(), size=7),
     "Decayed(MeanSquaredError)": lambda: sm.Decayed(sm.MeanSquaredError(), half_life=5),
+    "D2TweedieScore[power=1]": lambda: sm.D2TweedieScore(power=1),
+    "TweedieDeviance[power=1.5]": lambda: sm.TweedieDeviance(power=1.5),
+    "Window(D2TweedieScore)": lambda: sm.Window(sm.D2TweedieScore(power=0), size=7),
     # the whole-set metrics (regwhole)
     "MedianAbsoluteError": sm.MedianAbsoluteError,
     "MedianAbsoluteError[max_bytes]": lambda: sm.MedianAbsoluteError(max_bytes=600),
@@ -111,6 +114,12 @@ SLICED: dict[str, Callable[[], Any]] = {  # binary batches with slice keys (row 
     "Sliced(F1)": lambda: sm.Sliced(sm.F1()),
     "Sliced(MetricSet)": lambda: sm.Sliced(sm.MetricSet(r=sm.Recall(), a=sm.AUROC())),
 }
+SLICED_REG: dict[str, Callable[[], Any]] = {  # regression batches with slice keys (row index % 3)
+    "Sliced(MeanSquaredError)": lambda: sm.Sliced(sm.MeanSquaredError()),
+    "Sliced(MetricSet(regression))": lambda: sm.Sliced(sm.MetricSet(mae=sm.MeanAbsoluteError(), r2=sm.R2Score())),
+    "Sliced(MedianAbsoluteError[max_bytes])": lambda: sm.Sliced(sm.MedianAbsoluteError(max_bytes=600)),
+    "Sliced(MeanSquaredLogError)": lambda: sm.Sliced(sm.MeanSquaredLogError()),
+}
 DELAYED: dict[str, Callable[[], Any]] = {
     "DelayedLabels(Recall)": lambda: sm.DelayedLabels(sm.Recall()),
     "DelayedLabels(AUROC)": lambda: sm.DelayedLabels(sm.AUROC()),
@@ -134,10 +143,11 @@ MON_MC: dict[str, Callable[[], Any]] = {
 MON_KINDS = ("mon", "mon_mc")
 CASES = ([("bin", k) for k in BIN] + [("mc", k) for k in MC] + [("ml", k) for k in ML]
          + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED]
-         + [("sliced", k) for k in SLICED] + [("reg", k) for k in REG] + [("iv", k) for k in IV]
+         + [("sliced", k) for k in SLICED] + [("sliced_reg", k) for k in SLICED_REG]
+         + [("reg", k) for k in REG] + [("iv", k) for k in IV]
          + [("mon", k) for k in MON] + [("mon_mc", k) for k in MON_MC])
-FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED, "reg": REG, "iv": IV,
-             "mon": MON, "mon_mc": MON_MC}
+FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED,
+             "sliced_reg": SLICED_REG, "reg": REG, "iv": IV, "mon": MON, "mon_mc": MON_MC}
 
 
 def make(kind: str, name: str) -> Any:
@@ -170,7 +180,7 @@ def batch(kind: str, n: int, seed: int, weighted: bool) -> dict[str, Any]:
         y, s = rng.integers(0, C, n), rng.random((n, C))
     elif kind == "ml":
         y, s = rng.integers(0, 2, (n, C)), rng.random((n, C))
-    elif kind == "reg":  # real targets: float64 like the scores
+    elif kind in ("reg", "sliced_reg"):  # real targets: float64 like the scores
         w = rng.random(n) * 3 + 0.25 if weighted else None
         return {"y": np.round(rng.random(n) * 4, 2), "s": rng.random(n), "w": w}
     elif kind in MON_KINDS:  # no labels (y is never fed)
@@ -204,7 +214,7 @@ def feed(m: Any, kind: str, b: dict[str, Any]) -> None:
         m.update(b["y"], b["s"])
     elif kind in MON_KINDS:
         m.update(b["s"], sample_weight=b["w"])
-    elif kind == "sliced":
+    elif kind in ("sliced", "sliced_reg"):
         n = len(b["y"]) if np.ndim(b["y"]) else 1
         m.update(b["y"], b["s"], sample_weight=b["w"], slices=np.arange(n) % 3)
     else:
@@ -366,7 +376,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     family = draw(st.sampled_from(["same", "bad-entry", "whole"]))
     if family == "same":
         table = dict(SAME)
-        table.update({"y": SAME_SCORES if kind in ("reg", "iv") else SAME_LABELS, "s": SAME_SCORES,
+        table.update({"y": SAME_SCORES if kind in ("reg", "iv", "sliced_reg") else SAME_LABELS, "s": SAME_SCORES,
                       "w": SAME_WEIGHTS}[arg])
         if kind in ("bin", "ml", "delayed", "sliced") and arg == "y":
             table["bool"] = lambda x: (x.astype(bool), x)
@@ -374,7 +384,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
             table.pop("fortran")
         if arg == "y" or (arg == "s" and kind == "ret"):
             table.pop("float16")  # scores only: float16 labels are fine but already covered
-        if kind in ("reg", "iv") and np.any(np.asarray(a) < 0):
+        if kind in ("reg", "iv", "sliced_reg") and np.any(np.asarray(a) < 0):
             table.pop("uint-scores-big", None)  # negative values wrap in uint32: not the same batch
         form = draw(st.sampled_from(sorted(table)))
         mal[arg], clean[arg] = table[form](a)
@@ -384,7 +394,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
             clean[arg] = mal[arg]
         return kind, name, mal, clean, arg, f"{arg}:{form}"
     if family == "bad-entry":
-        pool = {"y": BAD_GRADES if kind == "ret" else BAD_SCORES if kind in ("reg", "iv") else BAD_LABELS,
+        pool = {"y": BAD_GRADES if kind == "ret" else BAD_SCORES if kind in ("reg", "iv", "sliced_reg") else BAD_LABELS,
                 "s": BAD_SCORES, "w": BAD_WEIGHTS}[arg]
         v = draw(st.sampled_from(pool))
         if kind == "mc" and arg == "y" and v == 2:

@@ -14,9 +14,10 @@ import fairlearn.metrics as fm
 import numpy as np
 import pytest
 import sklearn.metrics as skm
-from functional_odd_inputs import BASE, KNOWN, cases, compare
+from functional_odd_inputs import BASE, KNOWN, cases, compare, function_name
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import sparse
 
 import streammetrics as sm
 import streammetrics.functional as F
@@ -25,19 +26,10 @@ from streammetrics.functional._targets import InputTypeError
 _CASES = cases()
 
 
-#: The regression functions are not in the odd-input table yet: their shared validation
-#: (``functional/regression.py``) answers some odd inputs otherwise than scikit-learn (TypeError
-#: for 0-d targets and sets / dicts, scalar weights refused, numbers given as strings accepted),
-#: which the next change to that validation will settle; their own tests
-#: (tests/regression/test_regression_inputs.py) check every refusal names the argument.
-REGRESSION = {n for n in F.__all__ if n in getattr(__import__("streammetrics.functional.regression",
-                                                               fromlist=["__all__"]), "__all__", ())}
-
-
 def test_table_covers_every_function():
-    assert REGRESSION, "the regression functions moved: update this exemption"
-    assert set(BASE) == set(F.__all__) - REGRESSION
-    assert len(_CASES) > 2500
+    assert {function_name(n) for n in BASE} == set(F.__all__)
+    assert {n for n in BASE if n.endswith("[2d]")}, "the regression functions' (n, 2) entries"
+    assert len(_CASES) > 5000
 
 
 @pytest.mark.parametrize(
@@ -205,3 +197,43 @@ def test_accumulator_update_refuses_and_keeps_state(cls, arg, odd):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert m.compute() == before
+
+
+# ---- regression: scikit-learn's answers, our messages ---------------------------------------
+
+def test_regression_odd_inputs_raise_sklearns_types_naming_the_argument():
+    y, p = [0.5, 1.0, 2.5, 7.0], [1.0, 1.0, 5.0, 3.5]
+    for fn in ("mean_squared_error", "max_error", "r2_score", "median_absolute_error"):
+        for odd, arg in ((np.array(1.0), "y_true"), (set(y), "y_true"), (dict(enumerate(p)), "y_pred")):
+            args = (odd, p) if arg == "y_true" else (y, odd)
+            with pytest.raises(TypeError, match=f"^{arg}: ") as info:  # scikit-learn: a TypeError
+                getattr(F, fn)(*args)
+            assert isinstance(info.value, ValueError)
+            with pytest.raises(TypeError):
+                getattr(skm, fn)(*args)
+    for w in (2.0, np.array(2.0), sparse.csr_matrix(np.ones((1, 4)))):  # scikit-learn: array-likes only
+        with pytest.raises(TypeError, match="^sample_weight: "):
+            F.mean_absolute_error(y, p, sample_weight=w)
+        with pytest.raises((TypeError, ValueError)):
+            skm.mean_absolute_error(y, p, sample_weight=w)
+    column = sparse.csr_matrix(np.array(y)[:, None])
+    for fn in ("mean_squared_error", "max_error", "median_absolute_error", "d2_tweedie_score"):
+        with pytest.raises(TypeError, match="^y_true: sparse matrices are not supported"):
+            getattr(F, fn)(column, p)
+        with pytest.raises(TypeError):  # InvalidParameterError: "must be an array-like"
+            getattr(skm, fn)(column, p)
+
+
+def test_regression_numbers_given_as_strings_read_where_sklearn_reads_them():
+    y, p = np.array([0.5, 1.0, 2.5, 7.0]), np.array([1.0, 1.0, 5.0, 3.5])
+    for fn in ("mean_squared_error", "r2_score", "mean_pinball_loss", "d2_absolute_error_score"):
+        for ys in (y.astype(str), y.astype(bytes), [[str(v)] for v in y]):
+            assert getattr(F, fn)(ys, p) == pytest.approx(getattr(skm, fn)(ys, p), rel=1e-12, abs=1e-12)
+    with pytest.raises(ValueError, match=r"^y_pred: could not convert string to float: 'x' \(first offending "
+                                         r"value y_pred\[2\]\)"):
+        F.mean_squared_error(y, ["1", "2", "x", "3"])
+    for fn in ("max_error", "median_absolute_error"):  # scikit-learn's dtype="numeric": refused
+        with pytest.raises(ValueError, match="^y_true: "):
+            getattr(F, fn)(y.astype(str), p)
+        with pytest.raises(ValueError):
+            getattr(skm, fn)(y.astype(str), p)

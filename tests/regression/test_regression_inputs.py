@@ -72,10 +72,26 @@ def test_logs_refuse_values_at_or_below_minus_one(cls):
     (2.0, [0.0, 2.0], [1.0, 1.0], "y_true", "strictly positive y and y_pred"),
     (3.0, [1.0, 2.0], [1.0, -1.0], "y_pred", "strictly positive y and y_pred"),
 ])
-def test_tweedie_domains(power, y, p, arg, rule):
-    m = fed(sm.TweedieDeviance, power=power)
+@pytest.mark.parametrize("cls", [sm.TweedieDeviance, sm.D2TweedieScore])
+def test_tweedie_domains(power, y, p, arg, rule, cls):
+    m = fed(cls, power=power)
     msg = unchanged(m, lambda m: m.update(y, p))
     assert msg.startswith(f"{arg}:") and rule in msg and f"power={power}" in msg
+    values = np.array(y if arg == "y_true" else p)
+    first = int(np.argmax(values < 0 if "non-negative y" in rule and arg == "y_true" else values <= 0))
+    assert f"{arg}[{first}] = {float(values[first])!r}" in msg
+
+
+@pytest.mark.parametrize("cls", [sm.TweedieDeviance, sm.D2TweedieScore])
+def test_tweedie_domains_name_the_entry_of_several_outputs_and_overflows(cls):
+    m = cls(power=2.0, multioutput="raw_values").update([[1.0, 2.0], [3.0, 1.0]], [[1.0, 1.0], [2.0, 2.0]])
+    msg = unchanged(m, lambda m: m.update([[1.0, 2.0], [0.0, 1.0]], [[1.0, 1.0], [1.0, 1.0]]))
+    assert msg.startswith("y_true:") and "y_true[1, 0] = 0.0" in msg
+    msg = unchanged(m, lambda m: m.update([[1.0, 2.0]], [[1.0, -2.0]]))
+    assert msg.startswith("y_pred:") and "y_pred[0, 1] = -2.0" in msg
+    m3 = cls(power=3.0).update([1.0, 2.0], [1.0, 1.5])
+    msg = unchanged(m3, lambda m: m.update([1e200, 1.0], [1e-200, 1.0]))
+    assert msg.startswith("y_pred: values too large")
 
 
 def test_values_whose_squares_overflow_are_refused_not_stored_as_inf():

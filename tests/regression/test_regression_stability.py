@@ -112,3 +112,60 @@ def test_the_compiled_pass_equals_the_numpy_passes(weighted, monkeypatch):
     with pytest.raises(ValueError, match=r"y_pred\[12345\] = nan"):
         fused.update(y, bad, sample_weight=w)
     assert all(np.array_equal(before[k], v) for k, v in fused.state_dict().items() if isinstance(v, np.ndarray))
+
+
+@pytest.mark.parametrize("bias", [0.0, 0.7, 3.0, 1e6])  # the residuals' mean, in their standard deviations
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("fused", [False, True])
+def test_biased_predictions_keep_their_digits(bias, weighted, fused, monkeypatch):
+    """Residuals of every offset relative to their spread: centred (no subtraction pass), a
+    mean inside and beyond the spread (a data value as pivot, or the corrected pass), and a
+    large mean, with a large target mean too; the numpy passes and the compiled one (numba)."""
+    from streammetrics.regression import _moments
+
+    if fused:
+        pytest.importorskip("numba")
+    else:
+        monkeypatch.setattr(_moments, "FUSED_ROWS", 10**9)
+    rng = np.random.default_rng(7)
+    n, offset = 60_000, 1e9
+    y = offset + rng.normal(size=n) * 3.0
+    p = y - bias - rng.normal(size=n)
+    w = rng.integers(0, 4, n).astype(float) if weighted else None
+    ms = sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(), r2=sm.R2Score(),
+                      ev=sm.ExplainedVariance())
+    for a in range(0, n, 5000):
+        ms.update(y[a:a + 5000], p[a:a + 5000], sample_weight=None if w is None else w[a:a + 5000])
+    ys, ps = y - offset, p - offset
+    assert np.array_equal(ys + offset, y) and np.array_equal(ps + offset, p)
+    got = ms.compute()
+    want = {"mse": skm.mean_squared_error(ys, ps, sample_weight=w),
+            "mae": skm.mean_absolute_error(ys, ps, sample_weight=w),
+            "r2": skm.r2_score(ys, ps, sample_weight=w),
+            "ev": skm.explained_variance_score(ys, ps, sample_weight=w)}
+    for name, value in want.items():
+        np.testing.assert_allclose(got[name], value, rtol=1e-10, err_msg=name)
+
+
+def test_one_output_equals_a_column_of_several():
+    """A batch of one output takes the float path (moments as floats, a scalar merge); the same
+    column among several outputs takes the per-output arrays: equal to rounding, and states of
+    both kinds merge."""
+    rng = np.random.default_rng(8)
+    y = 1e6 + rng.normal(size=(3000, 2)) * 2.0
+    p = y + 0.5 + rng.normal(size=(3000, 2))
+    w = rng.integers(0, 3, 3000).astype(float)
+    one = sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(), r2=sm.R2Score())
+    two = sm.MetricSet(mse=sm.MeanSquaredError("raw_values"), mae=sm.MeanAbsoluteError("raw_values"),
+                       r2=sm.R2Score(multioutput="raw_values"))
+    for a in range(0, 3000, 700):
+        one.update(y[a:a + 700, 0], p[a:a + 700, 0], sample_weight=w[a:a + 700])
+        two.update(y[a:a + 700], p[a:a + 700], sample_weight=w[a:a + 700])
+    for name, value in one.compute().items():
+        np.testing.assert_allclose(value, two.compute()[name][0], rtol=1e-12, err_msg=name)
+        np.testing.assert_allclose(value, getattr(skm, {"mse": "mean_squared_error", "mae": "mean_absolute_error",
+                                                        "r2": "r2_score"}[name])(y[:, 0], p[:, 0], sample_weight=w),
+                                   rtol=1e-12, err_msg=name)
+    half = sm.R2Score().update(y[:1500, 0], p[:1500, 0])
+    rest = sm.loads(sm.dumps(sm.R2Score().update(y[1500:, 0], p[1500:, 0])))  # arrays after a load
+    np.testing.assert_allclose(half.merge(rest).compute(), skm.r2_score(y[:, 0], p[:, 0]), rtol=1e-12)

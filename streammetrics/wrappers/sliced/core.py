@@ -1,6 +1,8 @@
 """``Sliced``: any accumulator per segment of the stream, with the disparities people report.
 
-``Sliced(F1()).update(y, p, slices=country)`` keeps one F1 per country; ``compute()`` is
+``Sliced(F1()).update(y, p, slices=country)`` keeps one F1 per country (regression metrics
+alike; ``Sliced(Drift(ref)).update(y_score, slices=country)`` and ``Sliced(Estimated(m))``,
+which take no labels, the drift or estimated performance per country); ``compute()`` is
 ``{country: f1}``, ``overall()`` the F1 of every row, and ``group_min``, ``group_max``,
 ``difference`` and ``ratio`` summarise the spread between slices as Fairlearn's ``MetricFrame``
 does. Several key columns (``slices={"country": c, "device": d}`` or a tuple of arrays) give the
@@ -33,10 +35,29 @@ from streammetrics.wrappers.metricset import MetricSet
 from .keys import OTHER, OtherSlice
 from .results import SlicedResults, UndefinedSlice
 from .state import SlicedState
-from .store import SliceStore, states_of, twin_of
+from .store import SliceStore, states_of, twin_of, wrapped
+
+
+def _states(metric: Metric) -> list[Any]:
+    """The states whose contents tell whether ``metric`` is empty (an Estimated's: its
+    wrapped metric's and its moments)."""
+    if metric.family == "estimated":
+        return [*states_of(wrapped(metric)), metric._state]
+    return states_of(metric)
 
 __all__ = ["Sliced", "UndefinedSlice", "OTHER", "OtherSlice"]
 
+#: The families whose accumulators Sliced takes (``Metric.family``).
+FAMILIES = ("classification", "regression", "drift", "estimated")
+class _NotGiven:
+    """The default of ``y_pred``: not given (Drift and Estimated take the scores alone)."""
+
+    def __repr__(self) -> str:
+        return "<not given>"
+
+
+#: ``update(y_score, *, slices, ...)`` of a metric without labels: no ``y_pred`` given.
+_SCORES_ONLY: Any = _NotGiven()
 OVERFLOWS = ("error", "other")
 METHODS = ("between_groups", "to_overall")
 ERRORS = ("raise", "coerce")
@@ -55,9 +76,12 @@ class Sliced(Metric[SlicedResults]):
     Parameters
     ----------
     metric : Metric or MetricSet
-        An empty classification accumulator (a confusion or ranking metric, a calibration
-        metric, a ``Window`` or ``Decayed`` around one, or a MetricSet of them). Every slice
-        holds an accumulator of its class and configuration.
+        An empty accumulator of a family with a per-row update: classification (a confusion
+        or ranking metric, a calibration metric), regression, ``monitoring.Drift`` or
+        ``monitoring.Estimated``; or a ``Window`` or ``Decayed`` around one, or a MetricSet of
+        them. Every slice holds an accumulator of its class and configuration. Retrieval
+        metrics (query-grouped) and ``DelayedLabels`` are refused, the error saying which
+        families are taken (``DelayedLabels(Sliced(metric))`` slices delayed labels).
     max_slices : int, default 10_000
         The most distinct slice keys kept (per key column alone, and crossed).
     overflow : {"error", "other"}, default "error"
@@ -74,7 +98,11 @@ class Sliced(Metric[SlicedResults]):
 
     Notes
     -----
-    ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)``: ``slices`` gives one
+    ``update(y_true, y_pred, *, slices, sample_weight=None, **kwargs)`` (classification and
+    regression; regression targets of shape (n,) or (n, k), checked once for the whole batch,
+    one number of outputs k for every slice); ``update(y_score, *, slices, sample_weight=None)``
+    for the metrics without labels (``Drift``: scores, ``Estimated``: probabilities), whose
+    labels are refused (``TypeError``). ``slices`` gives one
     key per row: an array or list, or a tuple of arrays / a dict of named arrays for several key
     columns (crossed slices keyed by tuples, plus each column alone). A key is a string, an
     integer in [-2**63, 2**64) (booleans count as 0/1), or a tuple of strings, integers,
@@ -90,7 +118,10 @@ class Sliced(Metric[SlicedResults]):
     Wilson intervals; ``save`` / ``load`` O(state size), the file's header independent of the
     number of slices.
     Overflow slices and undefined slices are left out of ``group_min``/``group_max``/
-    ``difference``/``ratio``.
+    ``difference``/``ratio``. A slice value that is a dict (a MetricSet's, a Drift's
+    statistics) is summarised per key. Drift: ``group_max`` is the worst segment per
+    statistic; ``difference`` and ``ratio`` are refused (a drift statistic is a distance
+    from the reference already; see docs/slices.md).
 
     Examples
     --------
@@ -101,6 +132,13 @@ class Sliced(Metric[SlicedResults]):
     {'a': 0.5, 'b': 1.0}
     >>> s.difference()
     0.5
+    >>> mae = sm.Sliced(sm.MeanAbsoluteError())
+    >>> mae.update([1.0, 2.0, 4.0], [1.5, 2.0, 3.0], slices=["a", "b", "b"]).compute()
+    {'a': 0.5, 'b': 0.5}
+    >>> from streammetrics.monitoring import Drift
+    >>> d = sm.Sliced(Drift([0.1, 0.4, 0.5, 0.9])).update([0.1, 0.8, 0.9], slices=["a", "b", "b"])
+    >>> round(d.compute()["b"]["ks"], 3)
+    0.75
     """
 
     family = "sliced"
@@ -115,17 +153,23 @@ class Sliced(Metric[SlicedResults]):
                 "DelayedLabels(Sliced(metric), ...), and give each prediction its slice key "
                 "with predict(ids, y_score, slices=...)"
             )
-        if metric.family != "classification":
+        if metric.family not in FAMILIES:
             raise ValueError(
-                f"metric: Sliced takes classification accumulators (update(y_true, y_pred)), "
-                f"got {type(metric).__name__} of family {metric.family!r}"
+                f"metric: Sliced takes classification and regression accumulators "
+                f"(update(y_true, y_pred)), monitoring.Drift and monitoring.Estimated "
+                f"(update(y_score)), a Window, Decayed or MetricSet of them; got "
+                f"{type(metric).__name__} of family {metric.family!r}"
             )
+        inner = getattr(metric, "metric", None) if metric.family == "estimated" else None
+        if inner is not None and inner.family == "sliced":
+            raise ValueError("metric: this Estimated wraps a Sliced already: use either "
+                             "Estimated(Sliced(metric)) or Sliced(Estimated(metric)), not both")
         self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
         self.overflow = overflow = check_param(overflow, "overflow", _OVERFLOW)
         self.min_count = check_param(min_count, "min_count", _MIN_COUNT)
         template = twin_of(metric)
         with metric._lock:
-            if not all(a.equals(b) for a, b in zip(states_of(metric), states_of(template), strict=True)):
+            if not all(a.equals(b) for a, b in zip(_states(metric), _states(template), strict=True)):
                 raise ValueError("metric: wrap an empty accumulator (this one already holds samples)")
         self.metric = template
         self._state: SlicedState = SlicedState(template, self.max_slices, overflow)
@@ -155,15 +199,73 @@ class Sliced(Metric[SlicedResults]):
             raise ValueError(f"state: bad configuration for Sliced: {exc}") from None
 
     # -- update ----------------------------------------------------------------------------
-    def update(self, y_true: ArrayLike, y_pred: ArrayLike, *, slices: Any,  # type: ignore[override]
-               sample_weight: ArrayLike | None = None, **kwargs: Any) -> Sliced:
+    def update(self, y_true: ArrayLike, y_pred: ArrayLike = _SCORES_ONLY, *,  # type: ignore[override]
+               slices: Any, sample_weight: ArrayLike | None = None, **kwargs: Any) -> Sliced:
         """Fold in one batch with its slice keys. Atomic: a rejected batch (bad labels, bad
         keys, a key beyond the cap with ``overflow="error"``) changes nothing. Holds the lock
-        for the whole batch (new keys must be admitted in one order). Returns ``self``."""
+        for the whole batch (new keys must be admitted in one order). O(n) to group the rows
+        (O(n log n) for string keys) plus the wrapped metric's update of each slice's rows.
+
+        Parameters
+        ----------
+        y_true : array-like
+            Classification and regression: the labels or targets, shape (n,) or (n, k).
+            Drift and Estimated, which take no labels: the scores (``y_score``, shape (n,) or
+            (n, C)) or probabilities (``y_prob``), given alone: ``update(y_score, slices=...)``.
+        y_pred : array-like
+            The predictions or scores, row-aligned with ``y_true``; not given for Drift and
+            Estimated.
+        slices : array-like, tuple or dict of array-like
+            One key per row (see the class notes); several key columns as a tuple or a dict.
+        sample_weight : array-like, optional
+            One finite non-negative weight per row (default: 1 each).
+        **kwargs
+            Passed to each slice's accumulator (``timestamp=`` of a time window), per-row
+            arrays split by slice.
+
+        Returns
+        -------
+        Sliced
+            ``self``.
+
+        Raises
+        ------
+        TypeError
+            ``y_pred`` missing for a metric with labels, or given to one without (Drift,
+            Estimated); nothing changes.
+        ValueError
+            A bad batch or key (naming the argument and the first offending value); nothing
+            changes.
+        """
+        if self._state.mode != "labels":
+            if y_pred is not _SCORES_ONLY:
+                what = "scores" if self._state.mode == "scores" else "probabilities"
+                raise TypeError(
+                    f"update() of Sliced({type(self.metric).__name__}) takes no labels: "
+                    f"update(y_score, *, slices, sample_weight=None) with the {what} alone; "
+                    f"got a second positional argument (y_pred)")
+            y_true, y_pred = None, y_true  # type: ignore[assignment]
+        elif y_pred is _SCORES_ONLY:
+            raise TypeError(f"update() of Sliced({type(self.metric).__name__}) missing 1 required "
+                            "positional argument: 'y_pred'")
         with self._lock:
             delta = self._state.prepare(y_true, y_pred, sample_weight, slices=slices, **kwargs)
             self._state.apply(delta)
         return self
+
+    def _members(self) -> list[str] | None:
+        """The names of a slice's value when it is a mapping (a MetricSet's members, an
+        Estimated MetricSet's, a Drift's statistics), else None."""
+        m = self.metric
+        if m.family == "estimated":
+            m = wrapped(m)
+        if isinstance(m, MetricSet):
+            return list(m)
+        if m.family == "drift":
+            drift = getattr(m, "metric", m)  # a Window or Decayed around a Drift
+            keys = getattr(drift, "value_keys", None)
+            return None if keys is None else list(keys)
+        return None
 
     # -- per-slice reads -------------------------------------------------------------------
     def _map(self, store: SliceStore | None, fn: Callable[[Metric], Any],
@@ -188,8 +290,8 @@ class Sliced(Metric[SlicedResults]):
                 out[key] = value_of[slot]
             else:
                 undefined = UndefinedSlice(rows[slot])
-                out[key] = ({name: undefined for name in self.metric}
-                            if isinstance(self.metric, MetricSet) else undefined)
+                members = self._members()
+                out[key] = undefined if members is None else {name: undefined for name in members}
         return SlicedResults(out, counts=counts, key_names=names, min_count=self.min_count)
 
     def _compute(self) -> SlicedResults:
@@ -305,6 +407,13 @@ class Sliced(Metric[SlicedResults]):
                         with contextlib.suppress(ValueError):  # e.g. no interval for macro averages
                             out[name] = x.interval(confidence)
                 return out
+            inner = getattr(m, "metric", None) if m.family == "estimated" else None
+            if isinstance(inner, MetricSet):  # an Estimated set: the members that have one
+                got = {}
+                for name in inner:
+                    with contextlib.suppress(ValueError):
+                        got[name] = m.interval(confidence, member=name)  # type: ignore[attr-defined]
+                return got
             if not hasattr(m, "interval"):
                 raise ValueError(f"interval: {type(m).__name__} has no interval()")
             return m.interval(confidence)
@@ -333,10 +442,19 @@ class Sliced(Metric[SlicedResults]):
 
     def _summary(self, fn: Callable[[list[float], float], float], errors: str) -> Any:
         values, overall = self._groups(errors)
-        if isinstance(self.metric, MetricSet):
+        members = self._members()
+        if members is not None:
             return {name: fn(_scalars([v[name] for v in values.values()], errors), _one(overall[name]))
-                    for name in self.metric}
+                    for name in members}
         return fn(_scalars(list(values.values()), errors), _one(overall))
+
+    def _no_drift_spread(self, what: str) -> None:
+        if self._state.mode == "scores":
+            raise ValueError(
+                f"{what}: a drift statistic is already a distance (from the reference); a "
+                "difference or ratio of two segments' distances says nothing about how the "
+                "segments differ. Read the worst segment with group_max() (per statistic), or "
+                "compare two segments' scores with a Drift whose reference is one of them")
 
     def group_min(self, errors: str = "raise") -> Any:
         """The smallest slice value (nan slices skipped; all nan or none: nan). A MetricSet:
@@ -352,6 +470,7 @@ class Sliced(Metric[SlicedResults]):
         """``"between_groups"``: ``group_max - group_min``; ``"to_overall"``: the largest
         ``|slice value - overall value|``. nan slices are skipped."""
         method = check_param(method, "method", _METHOD)
+        self._no_drift_spread("difference")
         if method == "between_groups":
             return self._summary(lambda v, o: _nanmax(v) - _nanmin(v), errors)
         return self._summary(lambda v, o: _nanmax([abs(x - o) for x in v]), errors)
@@ -361,6 +480,7 @@ class Sliced(Metric[SlicedResults]):
         ``slice / overall`` taken as at most 1 (x > 1 becomes 1/x). A zero denominator gives
         inf or nan as float division does (nan skipped)."""
         method = check_param(method, "method", _METHOD)
+        self._no_drift_spread("ratio")
         if method == "between_groups":
             return self._summary(lambda v, o: _divide(_nanmin(v), _nanmax(v)), errors)
 

@@ -20,23 +20,40 @@ import numpy as np
 from streammetrics._core.metric import FORMAT_VERSION, Metric
 from streammetrics._core.state import State
 from streammetrics._core.validation import as_numpy
+from streammetrics.regression._base import regression_batch
 from streammetrics.wrappers.decay import Decayed
 from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.window import Window
 
 from .keys import Factorized, cross, decode_json, encode_json, factorize, key_kind, split_slices
-from .store import SliceStore, owners_of, stackable, states_of, twin_of
+from .store import SliceStore, outputs_held, prepare_pairs, stackable, states_of, twin_of, wrapped
 
-__all__ = ["SlicedState", "order_dependent"]
+__all__ = ["SlicedState", "order_dependent", "score_columns"]
 
 _RESERVED = ("class", "format_version", "config")
 
 
 def order_dependent(metric: Metric) -> bool:
-    """True for windows and decay (and sets of them): the overall value of such a metric is
-    not the merge of its slices' values, so an overall accumulator is kept beside them."""
+    """True for windows and decay (and sets of them, and an ``Estimated`` of them): the
+    overall value of such a metric is not the merge of its slices' values, so an overall
+    accumulator is kept beside them."""
+    if metric.family == "estimated":
+        return order_dependent(wrapped(metric))
     members = list(dict(metric.items()).values()) if isinstance(metric, MetricSet) else [metric]
     return any(isinstance(m, (Window, Decayed)) for m in members)
+
+
+def score_columns(metric: Metric) -> int | None:
+    """The scores per row a Drift (or a window, decay or set of Drifts) takes: None for one
+    score per row, else C (its reference's columns)."""
+    members = list(dict(metric.items()).values()) if isinstance(metric, MetricSet) else [metric]
+    for m in members:
+        inner = getattr(m, "metric", m) if isinstance(m, (Window, Decayed)) else m
+        reference = getattr(inner, "_reference", None)
+        if reference is not None:
+            columns: int | None = reference.columns
+            return columns
+    return None
 
 
 class SlicedState(State):
@@ -53,6 +70,14 @@ class SlicedState(State):
         self.stacked = stackable(template)
         self.overall: Metric | None = twin_of(template) if order_dependent(template) else None
         self._scratch = np.empty(0, np.intp)  # stacked layout: the largest batch's offsets
+        family = template.family
+        #: what ``update`` takes: "labels" (y_true, y_pred), "scores" (Drift: y_score alone) or
+        #: "probabilities" (Estimated: y_prob alone)
+        self.mode = {"drift": "scores", "estimated": "probabilities"}.get(family, "labels")
+        self.regression = family == "regression"
+        self.columns = score_columns(template) if family == "drift" else None
+        #: regression: the number of outputs the slices hold (0: none yet), one for all slices
+        self.outputs = 0
 
     def key(self) -> Hashable:
         cfg = {"class": type(self.template).__name__, "config": self.template._config()}
@@ -103,17 +128,53 @@ class SlicedState(State):
     def shown(names: tuple[str, ...] | None) -> str:
         return "(one unnamed column)" if names is None else repr(list(names))
 
-    def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None, *, slices: Any,
-                **kwargs: Any) -> Any:
-        y = as_numpy(y_true, "y_true")
-        p = as_numpy(y_pred, "y_pred")
-        if y.ndim == 0:  # one sample
-            y = y.reshape(1)
-            p = p.reshape(1, -1) if p.ndim == 1 else p.reshape(1)
+    def _rows(self, y_true: Any, y_pred: Any, sample_weight: Any,
+              kwargs: dict[str, Any]) -> tuple[int, tuple[Any, ...], Any]:
+        """The batch as (rows, the arguments each slice's ``prepare`` takes, the sample weights):
+        ``(y_true, y_pred, w)`` for labelled metrics (regression: checked once, as (n, k)
+        arrays), ``(labels placeholder, y_score, w)`` for Drift, ``(y_prob, w)`` for
+        Estimated. O(n)."""
+        if self.mode == "labels":
+            y = as_numpy(y_true, "y_true")
+            p = as_numpy(y_pred, "y_pred")
+            if self.regression and y.ndim == p.ndim:  # not the (n, 2) intervals
+                # checked once for the whole batch (indices name the user's rows), and made
+                # (n, k): a slice's block of k rows of a 1-D batch is never read as one row
+                b = regression_batch(y, p, sample_weight, outputs=self.outputs or None)
+                _check_rows(b.n, "y_true", **kwargs)
+                return b.n, (b.y, b.p, b.w), b.w
+            if y.ndim == 0:  # one sample
+                y = y.reshape(1)
+                p = p.reshape(1, -1) if p.ndim == 1 else p.reshape(1)
+                if sample_weight is not None and np.ndim(sample_weight) == 0:
+                    sample_weight = [sample_weight]
+            n = y.shape[0]
+            _check_rows(n, "y_true", y_pred=p, sample_weight=sample_weight, **kwargs)
+            return n, (y, p, sample_weight), sample_weight
+        name = "y_score" if self.mode == "scores" else "y_prob"
+        s = as_numpy(y_pred, name)
+        if s.ndim == 0:  # one row
+            s = s.reshape(1)
             if sample_weight is not None and np.ndim(sample_weight) == 0:
                 sample_weight = [sample_weight]
-        n = y.shape[0]
-        _check_rows(n, y_pred=p, sample_weight=sample_weight, **kwargs)
+        columns = self.columns
+        if columns is not None and s.ndim == 1:
+            if s.shape[0] != columns:  # blocks of C rows would each be read as one row
+                raise ValueError(f"{name}: the reference holds {columns} scores per row: expected "
+                                 f"shape (n, {columns}), got {s.shape}")
+            s = s.reshape(1, columns)  # one row, as Drift reads it
+        n = s.shape[0]
+        _check_rows(n, name, sample_weight=sample_weight, **kwargs)
+        if self.mode == "scores":
+            return n, (np.zeros(n, np.int8), s, sample_weight), sample_weight
+        return n, (s, sample_weight), sample_weight
+
+    def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None, *, slices: Any,
+                **kwargs: Any) -> Any:
+        """One batch with its slice keys made into the increment of every slicing (nothing
+        changes). ``y_true`` is None for the metrics without labels (Drift: ``y_pred`` holds
+        the scores; Estimated: the probabilities)."""
+        n, args, sample_weight = self._rows(y_true, y_pred, sample_weight, kwargs)
         names, columns = split_slices(slices, n)
         if names is not None and len(columns) == 1 and not isinstance(slices, Mapping):
             names = None  # a 1-tuple is one unnamed column
@@ -122,7 +183,9 @@ class SlicedState(State):
             raise TypeError(f"update() got unexpected keyword arguments {sorted(kwargs)}")
         if n == 0:
             if self.stacked:  # still validate (shapes, dtypes)
-                states_of(self.template)[0].row_cells(y, p, sample_weight)  # type: ignore[attr-defined]
+                states_of(self.template)[0].row_cells(*args)  # type: ignore[attr-defined]
+            else:
+                prepare_pairs(twin_of(self.template), args, kwargs)
             return None
         facts = [factorize(c, "slices" if names is None else f"slices[{nm!r}]")
                  for c, nm in zip(columns, names or (None,), strict=True)]
@@ -131,13 +194,19 @@ class SlicedState(State):
         crossed_fact = facts[0] if len(facts) == 1 else cross(facts)
         pairs = [(crossed, crossed_fact)] + (list(zip(marginals, facts, strict=True)) if marginals else [])
         if self.stacked:
+            y, p, _ = args
             deltas = self._count(pairs, y, p, sample_weight)
         else:
-            args = (y, p, sample_weight)
-            deltas = [s.prepare_rows(f, args, kwargs, n) for s, f in pairs]
+            try:
+                deltas = [s.prepare_rows(f, args, kwargs, n) for s, f in pairs]
+            except ValueError:
+                # a slice's block was refused, its indices local to the block: the error of
+                # the whole batch names the row the caller passed (the failure path only)
+                prepare_pairs(twin_of(self.template), args, kwargs)
+                raise
         overall = None
         if self.overall is not None:
-            overall = [(m._state, m._prepare(y, p, sample_weight, **kwargs)) for m in owners_of(self.overall)]
+            overall = prepare_pairs(self.overall, args, kwargs)
         stores = (names, crossed, marginals) if new_stores else None
         return (stores, deltas, overall)
 
@@ -178,6 +247,19 @@ class SlicedState(State):
             store.apply(d)
         for st, d in overall or ():
             st.apply(d)
+        if self.regression and not self.outputs:
+            self.outputs = self._outputs()
+
+    def _outputs(self) -> int:
+        """Regression: the outputs the slices hold (their states' ``k``; 0 while none is
+        fixed). O(slices) -- called only while no slice holds any."""
+        found = [outputs_held(m) for m in self._metrics()]
+        return max(found, default=0)
+
+    def _metrics(self) -> list[Metric]:
+        """Every per-slot accumulator (and the overall one): not the stacked counts."""
+        out = [m for store in self._stores() if not store.stacked for m in store.metrics if m is not None]
+        return out + ([] if self.overall is None else [self.overall])
 
     # -- reads ---------------------------------------------------------------------------------
     def overall_metric(self) -> Metric:
@@ -215,6 +297,8 @@ class SlicedState(State):
                 f"merge: the accumulators were fed different key columns "
                 f"({self.shown(self.names)} vs {self.shown(other.names)})"
             )
+        if self.regression and self.outputs and other.outputs and self.outputs != other.outputs:
+            raise ValueError(f"merge: the slices hold {self.outputs} and {other.outputs} outputs")
         if self.fed:
             self._check_kinds(other.kinds(), self.names, merging=True)
             for mine, theirs in zip(self._stores(), other._stores(), strict=True):
@@ -229,12 +313,15 @@ class SlicedState(State):
             self.fed = True
         if self.overall is not None and other.overall is not None:
             self.overall.merge(other.overall)
+        if self.regression and not self.outputs:
+            self.outputs = other.outputs
 
     def reset(self) -> None:
         self.names = None
         self.fed = False
         self.crossed = None
         self.marginals = []
+        self.outputs = 0
         if self.overall is not None:
             self.overall.reset()
 
@@ -296,12 +383,18 @@ class SlicedState(State):
         extra = sorted(set(arrays) - used)
         if extra:
             raise ValueError(f"state: unexpected entries {extra[:5]} in a Sliced state")
+        if fresh.regression:  # one number of outputs for every slice (and the overall value)
+            held = sorted({k for k in map(outputs_held, fresh._metrics()) if k})
+            if len(held) > 1:
+                raise ValueError(f"state: the slices hold different numbers of outputs {held[:5]}")
+            fresh.outputs = held[0] if held else 0
         self.__dict__.update(fresh.__dict__)
 
 
-def _check_rows(n: int, **arrays: Any) -> None:
-    """Every per-row argument must have ``n`` rows, like ``y_true``: the batch is cut into
-    per-slice blocks by row, and a shorter array would otherwise pass through whole."""
+def _check_rows(n: int, first: str, **arrays: Any) -> None:
+    """Every per-row argument must have ``n`` rows, like ``first`` (``y_true``, or the scores
+    of a metric without labels): the batch is cut into per-slice blocks by row, and a shorter
+    array would otherwise pass through whole."""
     for name, value in arrays.items():
         if value is None:
             continue
@@ -312,4 +405,4 @@ def _check_rows(n: int, **arrays: Any) -> None:
         else:
             shape = np.shape(value)
         if len(shape) >= 1 and shape[0] != n:
-            raise ValueError(f"{name}: expected {n} rows like y_true, got shape {shape}")
+            raise ValueError(f"{name}: expected {n} rows like {first}, got shape {shape}")

@@ -38,7 +38,7 @@ from .absorbed import Absorbed
 from .files import check_stacked, pack_slots, unpack_slots
 from .keys import Factorized, decode_keys, encode_keys, short_repr
 
-__all__ = ["SliceStore", "states_of", "stackable", "twin_of"]
+__all__ = ["SliceStore", "states_of", "stackable", "twin_of", "prepare_pairs", "outputs_held", "wrapped"]
 
 #: Integer keys spanning at most this many values get a vectorised key -> slot table.
 TABLE_SPAN = 1 << 20
@@ -57,6 +57,38 @@ def owners_of(metric: Metric) -> list[Metric]:
     if isinstance(metric, MetricSet):
         return metric._owners()
     return [metric]
+
+
+def prepare_pairs(metric: Metric, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[State, Any]]:
+    """One batch (``update``'s arguments) made into ``[(state, increment)]`` for every state of
+    ``metric``, changing nothing: each owner's ``_prepare`` (:func:`owners_of`), or the
+    metric's own ``_prepare_pairs`` where its update feeds several states in its own way
+    (``monitoring.Estimated``: the wrapped metric's duplicated rows and its moments). The
+    caller applies the increments once every accumulator of the batch was prepared. O(n)."""
+    own = getattr(metric, "_prepare_pairs", None)
+    if own is not None:
+        pairs: list[tuple[State, Any]] = own(*args, **kwargs)
+        return pairs
+    return [(m._state, m._prepare(*args, **kwargs)) for m in owners_of(metric)]
+
+
+def wrapped(metric: Any) -> Metric:
+    """The accumulator a wrapper (``Estimated``, ``Window``, ``Decayed``) holds."""
+    inner: Metric = metric.metric
+    return inner
+
+
+def outputs_held(metric: Metric) -> int:
+    """The number of outputs a regression accumulator holds (the largest of its states'
+    ``k``; a window's or decay's inner state's), 0 while none is fixed. O(states)."""
+    out = 0
+    for st in states_of(metric):
+        k = getattr(st, "k", None)
+        if k is None:
+            k = getattr(getattr(st, "inner", None), "k", None)
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            out = max(out, int(k))
+    return out
 
 
 def twin_of(metric: Metric) -> Metric:
@@ -315,7 +347,7 @@ class SliceStore:
             else:
                 block = tuple(_take(x, idx, n) for x in args)
                 kw = {k: _take(v, idx, n) for k, v in kwargs.items()}
-            deltas.append((slot, [(m._state, m._prepare(*block, **kw)) for m in owners_of(metric)]))
+            deltas.append((slot, prepare_pairs(metric, block, kw)))
         slot_rows = np.zeros(len(slots), np.int64)
         slot_rows[:] = rows[present]
         return ("rows", slots, fresh, deltas, slot_rows, new, absorbed)
