@@ -32,11 +32,12 @@ An :class:`~streammetrics.monitoring.Estimated` accumulator (performance estimat
 probabilities, before labels) is exported like a metric: ``{prefix}_{name}`` (``name`` default
 ``estimated``) with its ``interval()`` as ``_interval_low`` / ``_high`` and the expected sample
 count (the probabilities' total weight) as ``_samples``. Around a MetricSet
-(``Estimated(MetricSet(acc=..., recall=...))``) each member ``m`` is exported as
-``{prefix}_{name}_{m}``: its estimated value, its interval where
-:meth:`~streammetrics.monitoring.Estimated.interval` has one for it (Accuracy, Precision, Recall),
-its bounds where the wrapped member has them, and the expected samples -- so the realised set and
-its estimate can share a registry under the default prefix.
+(``Estimated(MetricSet(acc=..., recall=...))``) each member ``m`` is exported as a member of a
+MetricSet is, ``{prefix}_{m}`` (as :mod:`streammetrics.otel` does): its estimated value, its
+interval where :meth:`~streammetrics.monitoring.Estimated.interval` has one for it (Accuracy,
+Precision, Recall), its bounds where the wrapped member has them, and the expected samples.
+Beside the realised metrics in one registry, give the estimate its own prefix
+(``prefix="streammetrics_estimated"``).
 * ``{prefix}_{m}_collect_errors_total``: a counter of the scrapes that left ``m`` out (below).
 
 A :class:`~streammetrics.Sliced` accumulator (also inside DelayedLabels) is refused here: it is
@@ -300,9 +301,7 @@ class MetricsCollector:
     metric : Metric
         What to expose. A MetricSet (or a DelayedLabels around one) exposes each member.
     name : str, optional
-        Member name for a single accumulator (default: its class name, lower case); for an
-        ``Estimated`` around a MetricSet, the prefix of its members' names
-        (``{prefix}_{name}_{member}``, default ``estimated``).
+        Member name for a single accumulator (default: its class name, lower case).
     prefix : str, default "streammetrics"
         Metric-name prefix.
     labels : mapping of str to str, optional
@@ -364,7 +363,7 @@ class MetricsCollector:
         if isinstance(inner, MetricSet):
             self.members = dict(inner.items())
         elif (wrapped := _estimated_set(inner)) is not None:
-            self.members = {f"{self._name}_{m}": member for m, member in wrapped.items()}
+            self.members = dict(wrapped.items())
         else:
             self.members = {self._name: inner}
         for member in self.members:
@@ -406,7 +405,7 @@ class MetricsCollector:
             members = dict(inner.items())
         elif (wrapped := _estimated_set(inner)) is not None:
             assert isinstance(inner, Estimated)
-            members = {f"{self._name}_{m}": _EstimatedMember(inner, m) for m in wrapped}
+            members = {m: _EstimatedMember(inner, m) for m in wrapped}
         else:
             members = {self._name: inner}
         return members, stats

@@ -224,11 +224,11 @@ def test_regression_values_per_output_bounds_and_intervals_over_http(server):
 
 
 def test_estimated_metricset_values_intervals_and_samples_over_http(server):
-    """Issue #31: ``Estimated(MetricSet(...))`` is exported member by member,
-    ``{prefix}_estimated_{m}``: the estimated values, the intervals ``Estimated.interval(member=)``
+    """Issue #31: ``Estimated(MetricSet(...))`` is exported member by member, as a MetricSet
+    (and as streammetrics.otel does), here under ``prefix="streammetrics_estimated"``: the estimated values, the intervals ``Estimated.interval(member=)``
     gives (Accuracy, Recall; per class for average=None), the wrapped AUROC's bounds, the
     expected samples; members without an interval (F1) export their value only. Beside it, the
-    realised set under the same prefix."""
+    realised set under the default prefix."""
     from streammetrics.monitoring import Estimated
 
     registry, port = server
@@ -238,7 +238,7 @@ def test_estimated_metricset_values_intervals_and_samples_over_http(server):
     est = Estimated(MetricSet(members)).update(prob[:200])
     realised = MetricSet({k: type(m)._from_config(m._config()) for k, m in members.items()})
     realised.update(rng.integers(0, 2, 200), prob[:200])
-    collector = register(est, registry=registry)
+    collector = register(est, registry=registry, prefix="streammetrics_estimated")
     register(realised, registry=registry)
     est.update(prob[200:])  # a scrape reads the current state
     got = scrape(port)
@@ -256,19 +256,19 @@ def test_estimated_metricset_values_intervals_and_samples_over_http(server):
     low, high = est.metric["auroc"].bounds()
     assert got[("streammetrics_estimated_auroc_bounds_low", ())] == pytest.approx(low, rel=1e-12)
     assert got[("streammetrics_estimated_auroc_bounds_high", ())] == pytest.approx(high, rel=1e-12)
-    assert sorted(collector.members) == sorted(f"estimated_{m}" for m in members)
+    assert sorted(collector.members) == sorted(members)
     assert not any(name.endswith("collect_errors_total") and v for (name, _), v in got.items())
     # per class: multiclass probabilities, Recall(average=None)
     multi = Estimated(MetricSet(recall=Recall(num_classes=3, average=None), acc=sm.Accuracy(num_classes=3)))
     multi.update(rng.dirichlet(np.ones(3), 150))
     reg2 = prometheus_client.CollectorRegistry()
-    register(multi, registry=reg2, prefix="mc", name="expected")
+    register(multi, registry=reg2, prefix="mc_expected")
     low, high = multi.interval(0.9, member="recall")
     for c in range(3):
         assert reg2.get_sample_value("mc_expected_recall", {"class": str(c)}) == pytest.approx(
             multi.compute()["recall"][c], rel=1e-12)
     reg3 = prometheus_client.CollectorRegistry()
-    register(multi, registry=reg3, prefix="mc", name="expected", confidence=0.9)
+    register(multi, registry=reg3, prefix="mc_expected", confidence=0.9)
     for c in range(3):
         assert reg3.get_sample_value("mc_expected_recall_interval_low", {"class": str(c)}) == pytest.approx(
             low[c], rel=1e-12)
