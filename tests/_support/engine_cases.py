@@ -193,3 +193,34 @@ def check_regression(evaluate: Any, data: Any, df: pd.DataFrame) -> None:
     low, high = bounded.bounds()
     assert low <= exact <= high
     np.testing.assert_allclose([low, high], ref.bounds(), rtol=1e-12)
+
+
+def sliced_takes_regression() -> bool:
+    """Whether ``Sliced`` wraps regression metrics (main's Sliced does since the reg-sliced merge)."""
+    try:
+        sm.Sliced(sm.MeanSquaredError())
+    except ValueError:
+        return False
+    return True
+
+
+def check_regression_sliced(evaluate: Any, data: Any, df: pd.DataFrame) -> None:
+    """``by=`` with regression metrics (target / prediction names, weights): the values per
+    slice equal ``Sliced`` in one process and scikit-learn on each slice's rows (1e-12)."""
+    from sklearn import metrics as skm
+
+    df = df.assign(region=np.where(df["y"] > 0.5, "high", np.where(df["y"] < -0.5, "low", "mid")))
+    ms = weighted_regression_set()
+    got = evaluate(data(df), ms, by="region", target="y", prediction="p", weight="w")
+    assert_same(got, single_process_sliced(ms, df, "region", label="y", score="p", weight="w"))
+    for key, values in got.items():
+        rows = df[df["region"] == key]
+        assert_same(values, weighted_regression_oracle(rows))
+        assert values["mse"] == pytest_approx(skm.mean_squared_error(rows["y"], rows["p"],
+                                                                     sample_weight=rows["w"]))
+
+
+def pytest_approx(value: float) -> Any:
+    import pytest
+
+    return pytest.approx(value, rel=1e-12)

@@ -252,3 +252,16 @@ def test_regression_on_cluster_equals_sklearn(client: Any, tmp_path: Path) -> No
     for i, p in enumerate(parts):
         p.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
     cases.check_regression(evaluate_parquet, str(tmp_path / "*.parquet"), df)
+
+
+@pytest.mark.skipif(not __import__("engine_cases").sliced_takes_regression(),
+                    reason="needs Sliced of regression metrics (main's wrappers/sliced)")
+def test_regression_slices_on_cluster(client: Any) -> None:
+    """Issue #30: ``by=`` with regression metrics on the workers equals Sliced in one process and
+    scikit-learn per slice (partitions in order of the key: they see different slices)."""
+    import engine_cases as cases
+
+    def frame(df: pd.DataFrame) -> Any:
+        return dd.from_pandas(df.sort_values("region", kind="stable"), npartitions=5)
+
+    cases.check_regression_sliced(evaluate, frame, cases.regression_frame())
