@@ -125,3 +125,12 @@ def test_regression_equals_sklearn(spark) -> None:
     few = cases.regression_frame(6, seed=12)
     got = evaluate(_frame(spark, few, 9), cases.regression_set(), target="y", prediction="p", depth=1)
     cases.assert_same(got, cases.regression_oracle(few))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.skipif(not cases.sliced_takes_regression(),
+                    reason="needs Sliced of regression metrics (main's wrappers/sliced)")
+def test_regression_slices_equal_sliced_in_one_process(spark) -> None:
+    cases.check_regression_sliced(
+        evaluate, lambda df: spark.createDataFrame(df).coalesce(1).repartitionByRange(4, "region"),
+        cases.regression_frame())
