@@ -114,12 +114,18 @@ def measure_interleaved(fns: Sequence[Callable[[], Any]], *, repeat: int = 5,
 
 
 def single_thread() -> None:
-    """One thread for BLAS/OpenMP pools started after this call, and for torch.
+    """One thread for the BLAS/OpenMP pools (already started ones too, with threadpoolctl) and torch.
 
     torch is not imported here (that alone adds about 200 MB to a child's peak RSS): a torch
     imported later reads ``OMP_NUM_THREADS=1``; one that is already imported is set directly."""
     for key, value in _ONE_THREAD_ENV.items():
         os.environ.setdefault(key, value)
+    # numpy is imported before this call, so its BLAS pool has already started with every core:
+    # the environment no longer reaches it; threadpoolctl (scikit-learn's dependency) limits it
+    with contextlib.suppress(ImportError):
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
     torch = sys.modules.get("torch")
     if torch is None:
         return

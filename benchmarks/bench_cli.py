@@ -20,6 +20,12 @@ address-space limit as every benchmark here):
 * pandas + scikit-learn, one call per metric (what a script usually does: ``accuracy_score``,
   ``precision_score``, ... each re-validating and re-counting).
 
+Regression (issue #30), on a second Parquet file of the same row count (target ``y`` and
+prediction ``yhat``, float64 rounded to 1e-3): ``evaluate --target y --prediction yhat --metrics
+mse,rmse,mae,medae,r2,explained_variance,max_error,pearson`` against pandas + one scikit-learn
+(scipy for Pearson) call per metric. The regression kernels are numba functions: their one-time
+load (1-2 s per fresh process) is done on a 100k-row file before the timed region, as imports are.
+
 Values are checked against the exact ``evaluate`` (max abs difference; bounded AUROC/AP differ
 within their certified bounds). ``--repeat`` rounds (default 3) run the implementations in turn;
 the table gives median seconds and the range, so a burst of load from other processes shows.
@@ -53,7 +59,45 @@ IMPLS = {
     "evaluate-bounded": "streammetrics evaluate --max-bytes 16M",
     "sklearn": "pandas + scikit-learn (one confusion_matrix + AUROC + AP)",
     "sklearn-each": "pandas + scikit-learn (one call per metric)",
+    "evaluate-regression": "regression: streammetrics evaluate --target --prediction",
+    "sklearn-regression": "regression: pandas + scikit-learn (one call per metric)",
 }
+REG_NAMES = ["mse", "rmse", "mae", "medae", "r2", "explained_variance", "max_error", "pearson"]
+
+
+def _is_regression(impl: str) -> bool:
+    return impl.endswith("-regression")
+
+
+def make_regression_file(path: str, rows: int) -> None:
+    """``rows`` regression rows (target ``y``, prediction ``yhat``) in row groups of 1M."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(SEED + 30)
+    writer = None
+    for start in range(0, rows, 1_000_000):
+        n = min(1_000_000, rows - start)
+        y = np.round(100.0 + 10.0 * rng.normal(size=n), 3)
+        yhat = np.round(y + rng.standard_t(5, size=n), 3)
+        table = pa.table({"y": y, "yhat": yhat})
+        if writer is None:
+            writer = pq.ParquetWriter(path, table.schema)
+        writer.write_table(table, row_group_size=1_000_000)
+    assert writer is not None
+    writer.close()
+
+
+def _sklearn_regression(y: np.ndarray, p: np.ndarray) -> dict[str, float]:
+    from scipy import stats
+    from sklearn import metrics as m
+
+    return {
+        "mse": m.mean_squared_error(y, p), "rmse": m.root_mean_squared_error(y, p),
+        "mae": m.mean_absolute_error(y, p), "medae": m.median_absolute_error(y, p),
+        "r2": m.r2_score(y, p), "explained_variance": m.explained_variance_score(y, p),
+        "max_error": m.max_error(y, p), "pearson": stats.pearsonr(y, p).statistic,
+    }
 
 
 def make_file(path: str, rows: int) -> None:
@@ -121,6 +165,15 @@ def case(impl: str, path: str, rows: int) -> dict[str, Any]:
             return {"status": "unavailable (ranking metrics take no max_bytes yet)"}
         out = path + f".{impl}.json"
         argv = ["evaluate", path, "--label", "y", "--score", "p", "--json", out, "--quiet"]
+        if impl == "evaluate-regression":
+            argv = ["evaluate", path, "--target", "y", "--prediction", "yhat", "--metrics", ",".join(REG_NAMES),
+                    "--json", out, "--quiet"]
+            # the regression kernels are numba functions: their one-time load (about 1-2 s per
+            # fresh process, from numba's cache) happens here, before the timed region, as imports do
+            warm = path + ".warm.parquet"
+            make_regression_file(warm, 100_000)  # big batches take the numba path
+            with redirect_stdout(io.StringIO()):
+                main(["evaluate", warm, *argv[2:-3], "--json", warm + ".json", "--quiet"])
         if impl == "evaluate-bounded":
             argv += ["--max-bytes", "16M"]
         if impl == "evaluate-nointervals":
@@ -140,8 +193,11 @@ def case(impl: str, path: str, rows: int) -> dict[str, Any]:
 
     start = time.perf_counter()
     df = pd.read_parquet(path)
-    y, p = df["y"].to_numpy(), df["p"].to_numpy()
-    values = _sklearn_values(y, p, each=impl == "sklearn-each")
+    if impl == "sklearn-regression":
+        values = _sklearn_regression(df["y"].to_numpy(), df["yhat"].to_numpy())
+    else:
+        y, p = df["y"].to_numpy(), df["p"].to_numpy()
+        values = _sklearn_values(y, p, each=impl == "sklearn-each")
     seconds = time.perf_counter() - start
     return {"status": "ok", "seconds": seconds, "rows": len(df),
             "values": {k: float(v) for k, v in values.items()}}
@@ -181,28 +237,35 @@ def main(argv: list[str] | None = None) -> str:
         path = os.path.join(tmp, "scores.parquet")
         make_file(path, args.rows)
         size_mb = os.path.getsize(path) / 2**20
+        reg_path = os.path.join(tmp, "regression.parquet")
+        if any(_is_regression(i) for i in impls):
+            make_regression_file(reg_path, args.rows)
         runs: dict[str, list[dict[str, Any]]] = {impl: [] for impl in impls}
         for _ in range(args.repeat):  # rounds: every implementation once per round, interleaved
             for impl in impls:
                 runs[impl].append(h.run_limited("benchmarks.bench_cli:case",
-                                                {"impl": impl, "path": path, "rows": args.rows},
+                                                {"impl": impl, "path": reg_path if _is_regression(impl) else path,
+                                                 "rows": args.rows},
                                                 mem_limit_mb=args.mem_limit_mb, timeout=args.timeout))
         results = {impl: _median_run(rs) for impl, rs in runs.items()}
-    ref = results.get("evaluate", {}).get("values") if results.get("evaluate", {}).get("status") == "ok" else None
-    base = results.get("sklearn", {})
+    def values_of(impl: str) -> Any:
+        return results[impl].get("values") if results.get(impl, {}).get("status") == "ok" else None
     headers = ["implementation", "status", "seconds", "range", "rows/s", "vs pandas+sklearn", "peak RSS MB",
                "max abs diff vs evaluate"]
     rows = []
     warnings: list[str] = []
     for impl in impls:
         r = results[impl]
+        regression = _is_regression(impl)
+        ref = values_of("evaluate-regression" if regression else "evaluate")
+        base = results.get("sklearn-regression" if regression else "sklearn", {})
         ok = r.get("status") == "ok"
         secs = r.get("seconds") if ok else None
         ratio = base["seconds"] / secs if ok and base.get("status") == "ok" else None
         diff = ""
         if ok and ref is not None:
-            names = NAMES if impl != "evaluate-bounded" else NAMES[:-2]
-            d = max(abs((r["values"][k] or 0.0) - (ref[k] or 0.0)) for k in names)
+            names = REG_NAMES if regression else NAMES if impl != "evaluate-bounded" else NAMES[:-2]
+            d = max(abs((r["values"][k] or 0.0) - (ref[k] or 0.0)) / max(1.0, abs(ref[k] or 0.0)) for k in names)
             diff = f"{d:.1e}"
             if d > 1e-9:
                 warnings.append(f"WARNING: {impl} differs from evaluate by {d:.2e}")
@@ -224,7 +287,9 @@ def main(argv: list[str] | None = None) -> str:
         f"to numbers, each run in a fresh process, {args.repeat} round(s) with the implementations in "
         "turn: `seconds` is the median, `range` the fastest and slowest run, `vs pandas+sklearn` the "
         "ratio of medians (> 1: faster than the one-confusion-matrix scikit-learn script); peak RSS "
-        "is the largest of the runs.",
+        "is the largest of the runs. The regression rows read a second file of as many rows (float64 "
+        f"target and prediction) for {', '.join(REG_NAMES)}; their ratio and difference (relative "
+        "beyond 1) are against the scikit-learn regression script.",
         "",
         h.markdown_table(headers, rows, align="llrrrrrl"),
         *([""] + warnings if warnings else []),

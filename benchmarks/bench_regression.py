@@ -9,7 +9,7 @@ installed (with the ``fast`` extra, numba, batches of one output take one compil
 with the numpy passes a core install runs (the compiled pass switched off).
 
 Every implementation runs in this process, single-threaded, alternating run by run with the
-numpy reference (BLAS limited to one thread: :func:`one_blas_thread`); the table gives the median wall time, the CPU time
+numpy reference (BLAS limited to one thread: ``_harness.single_thread``); the table gives the median wall time, the CPU time
 of the same runs, the rate and the ratio of numpy's time to each (>= 1: faster than numpy). The
 values are checked against streammetrics (a difference above 1e-9, relative, prints a warning;
 torch computes in float64 here). ``python -m benchmarks.bench_regression --rows 1e6`` takes
@@ -62,19 +62,6 @@ def streammetrics_numpy_run(batches: list[tuple[np.ndarray, np.ndarray]]) -> dic
         return streammetrics_run(batches)
     finally:
         _moments.FUSED_ROWS = saved
-
-
-def one_blas_thread() -> None:
-    """numpy's OpenBLAS starts its threads when numpy is imported, before
-    ``h.single_thread`` sets the environment: limit them now (threadpoolctl, when installed).
-    Two BLAS threads on a loaded 2-core machine make the dots of the numpy reference wait on
-    each other (seen: 150 ms of CPU, 520 ms of wall time for 1e6 rows, several times the
-    single-threaded time)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return
-    threadpool_limits(1)
 
 
 def numpy_run(batches: list[tuple[np.ndarray, np.ndarray]]) -> dict[str, float]:
@@ -173,7 +160,6 @@ def main(argv: list[str] | None = None) -> str:
         args.rows, args.repeat, args.river_rows = 1e6, 3, 5e4
     rows, river_rows = int(args.rows), int(min(args.river_rows, args.rows))
     h.single_thread()
-    one_blas_thread()
     batches = data(rows, args.batch)
     compiled = "compiled pass (numba)" if importlib.util.find_spec("numba") else "numba not installed"
     peers: list[tuple[str, Callable[[], Any], int]] = [

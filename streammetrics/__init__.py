@@ -82,3 +82,10 @@ from .regression import *  # noqa: E402,F403
 from .regression import __all__ as _regression_all  # noqa: E402
 
 __all__ += _regression_all
+
+# monitoring (issue #31): Drift and Estimated (every name of streammetrics.monitoring.__all__)
+from . import monitoring as monitoring  # noqa: E402
+from .monitoring import *  # noqa: E402,F403
+from .monitoring import __all__ as _monitoring_all  # noqa: E402
+
+__all__ += _monitoring_all

@@ -267,8 +267,10 @@ def evaluate(
     ddf: Any,
     metrics: Any,
     *,
-    label: Columns,
-    score: Columns,
+    label: Columns | None = None,
+    score: Columns | None = None,
+    target: Columns | None = None,
+    prediction: Columns | None = None,
     weight: str | None = None,
     query: str | None = None,
     doc_id: str | None = None,
@@ -284,7 +286,7 @@ def evaluate(
     ----------
     ddf : dask.dataframe.DataFrame
         The rows. Only the named columns are read.
-    {engine: metrics, label, score, weight, query_doc_id, query_partitioned}
+    {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
         states, so a wide tree costs least; a narrower one bounds what one task receives.
@@ -371,8 +373,10 @@ def evaluate_parquet(
     path: Any,
     metrics: Any,
     *,
-    label: Columns,
-    score: Columns,
+    label: Columns | None = None,
+    score: Columns | None = None,
+    target: Columns | None = None,
+    prediction: Columns | None = None,
     weight: str | None = None,
     query: str | None = None,
     doc_id: str | None = None,
@@ -396,7 +400,9 @@ def evaluate_parquet(
     ----------
     path : str, os.PathLike or list
         Parquet files: a path, a directory, a glob or a list of them.
-    metrics, label, score, weight, query, doc_id, query_partitioned, split_every, compute, by
+    metrics, label, score, target, prediction, weight, query, doc_id
+        As for :func:`evaluate`.
+    query_partitioned, split_every, compute, by
         As for :func:`evaluate`.
     read_kwargs : mapping, optional
         Keyword arguments of ``dask.dataframe.read_parquet`` (given, even empty, the files are

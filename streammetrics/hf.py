@@ -26,7 +26,15 @@ Two modes, chosen by how the Trainer calls the function:
 Logits become scores by ``scores=``: ``"auto"`` applies a sigmoid to one logit per row, and a
 softmax to several; with two columns and binary metrics (no ``num_classes``), the score is the
 probability of class 1. Rows whose label is ``ignore_label`` (the Trainer's padding, -100) are
-dropped. Complexity: the accumulators' ``update`` per call, plus the softmax (O(n C)).
+dropped.
+
+Regression metrics (a set of the regression family: ``MeanSquaredError``, ``R2Score``,
+``SpearmanCorrCoef``, ``IntervalCoverage``, ...; a model with ``problem_type="regression"``):
+``"auto"`` takes the model outputs as they are (identity; an (n, 1) output becomes (n,), an
+(n, 2) output stays the (lower, upper) of an interval metric) and no row is dropped -- a
+target of -100.0 is a value, not padding -- unless ``ignore_label`` is given explicitly.
+
+Complexity: the accumulators' ``update`` per call, plus the softmax (O(n C)).
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ from streammetrics._engines.callbacks import as_metric_set, scalar_values, to_nu
 __all__ = ["compute_metrics", "logits_to_scores"]
 
 _SCORES = ("auto", "softmax", "sigmoid", "identity")
+#: The Trainer's label padding, dropped by default for classification sets.
+_PADDING = -100
 
 
 def _binary(ms: Any) -> bool:
@@ -84,7 +94,7 @@ def logits_to_scores(logits: Any, scores: str = "auto", *, binary: bool = False)
 
 
 def compute_metrics(
-    metrics: Any, *, scores: str = "auto", ignore_label: int | None = -100, prefix: str = ""
+    metrics: Any, *, scores: str = "auto", ignore_label: float | str | None = "auto", prefix: str = ""
 ) -> Callable[..., dict[str, float]]:
     """A ``compute_metrics`` function for ``transformers.Trainer`` backed by accumulators.
 
@@ -93,9 +103,11 @@ def compute_metrics(
     metrics : MetricSet, Metric or mapping of name -> Metric
         The accumulators (owned by the returned function: reset after every evaluation).
     scores : {"auto", "softmax", "sigmoid", "identity"}
-        How logits become scores (see :func:`logits_to_scores`).
-    ignore_label : int or None
-        Label value of rows to drop (the Trainer pads labels with -100).
+        How logits become scores (see :func:`logits_to_scores`); ``"auto"`` is ``"identity"``
+        for a regression set.
+    ignore_label : int, float, None or "auto"
+        Label value of rows to drop (the Trainer pads labels with -100). ``"auto"`` (default):
+        -100 for classification sets, None (keep every row) for a regression set.
     prefix : str
         Prefix of the returned names (the Trainer adds its own ``eval_``).
 
@@ -117,7 +129,14 @@ def compute_metrics(
     ms = as_metric_set(metrics)
     if scores not in _SCORES:
         raise ValueError(f"scores: expected one of {list(_SCORES)}, got {scores!r}")
-    binary = _binary(ms)
+    regression = ms.family == "regression"
+    if scores == "auto" and regression:
+        scores = "identity"
+    if isinstance(ignore_label, str):
+        if ignore_label != "auto":
+            raise ValueError(f"ignore_label: expected a number, None or 'auto', got {ignore_label!r}")
+        ignore_label = None if regression else _PADDING
+    binary = not regression and _binary(ms)  # (n, 2) regression outputs: (lower, upper)
 
     def fold(eval_pred: Any) -> None:
         labels = np.asarray(to_numpy(eval_pred.label_ids))

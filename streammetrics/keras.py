@@ -18,7 +18,10 @@ At the end of every epoch the callback resets the accumulators, predicts the val
 batch by batch (``model(x, training=False)``; the predictions are never concatenated), folds each
 batch in, computes, and writes the scalar values into the epoch's ``logs`` (so ``History``,
 ``EarlyStopping``, ``ModelCheckpoint(monitor="val_auroc")`` and the CSV/TensorBoard loggers see
-them). A model output of shape (n, 1) is squeezed to (n,) (binary scores).
+them). A model output of shape (n, 1) is squeezed to (n,) (binary scores, one regression
+output; regression metrics take (n, 1) targets with it). Regression metrics (``MeanSquaredError``,
+``R2Score``, ``SpearmanCorrCoef``, ...) take the outputs as they are: an (n, k) output is k
+regression outputs, an (n, 2) one the (lower, upper) of ``IntervalCoverage``.
 
 Complexity: one forward pass over the validation data per epoch, plus the accumulators' updates.
 """

@@ -10,7 +10,8 @@ per update. Per member ``m`` (each member of a :class:`~streammetrics.MetricSet`
 otherwise, named by ``name`` or its class name in lower case), as in
 :mod:`streammetrics.prometheus` with dots:
 
-* ``{prefix}.{m}``: the value. Per-class arrays carry a ``class`` attribute (the class index); a
+* ``{prefix}.{m}``: the value. Per-class arrays carry a ``class`` attribute (the class index;
+  the per-output values of a regression metric, ``multioutput="raw_values"``, ``output``); a
   confusion matrix ``actual`` and ``predicted`` (multilabel: ``label``, ``actual``,
   ``predicted``). An undefined value (NaN) is not observed: OpenTelemetry's SDK drops
   non-finite measurements, so the series has no point in that collection (alert on absence).
@@ -77,7 +78,7 @@ __all__ = ["Registration", "register"]
 _NAME = Param("text", "not a valid OpenTelemetry instrument name (a letter, then up to 254 "
               "letters, digits, '_', '.', '-' or '/')", pattern=r"[A-Za-z][A-Za-z0-9_.\-/]{0,254}")
 _MAX_SLICES = Param("int", "must be an int >= 0", low=0)
-_RESERVED = ("class", "actual", "predicted", "label", "slice")
+_RESERVED = ("class", "actual", "predicted", "label", "slice", "output")
 _SUFFIXES = ("", ".interval_low", ".interval_high", ".bounds_low", ".bounds_high", ".samples")
 _NO_INTERVAL = (ValueError, AttributeError, TypeError, NotImplementedError)
 _AXES = {1: ("class",), 2: ("actual", "predicted"), 3: ("label", "actual", "predicted")}
@@ -309,8 +310,10 @@ class Registration:
             parts.append((attrs, rows, metric))
         return parts, stats, held
 
-    def _emit(self, out: dict[str, list[Observation]], name: str, value: Any, attrs: Attributes) -> bool:
-        """Observations of a scalar or array value under ``name``; False if not a number."""
+    def _emit(self, out: dict[str, list[Observation]], name: str, value: Any, attrs: Attributes,
+              axis: str = "class") -> bool:
+        """Observations of a scalar or array value under ``name`` (a 1-D value's attribute:
+        ``axis``); False if not a number."""
         if isinstance(value, (bool, int, float, np.integer, np.floating)):
             value = np.float64(value)
         if not isinstance(value, np.ndarray | np.float64) or value.dtype.kind not in "biuf" or value.ndim > 3:
@@ -320,7 +323,7 @@ class Registration:
             if np.isfinite(value):
                 obs.append(Observation(float(value), attrs))
             return True
-        axes = _AXES[value.ndim]
+        axes = (axis,) if value.ndim == 1 else _AXES[value.ndim]
         for idx, v in zip(np.ndindex(value.shape), value.astype(np.float64).ravel().tolist(), strict=True):
             if np.isfinite(v):  # the SDK drops non-finite measurements (with a warning)
                 obs.append(Observation(v, {**attrs, **dict(zip(axes, idx, strict=True))}))
@@ -329,7 +332,8 @@ class Registration:
     def _member(self, out: dict[str, list[Observation]], base: str, m: Any, attrs: Attributes,
                 counted: str) -> None:
         staged: dict[str, list[Observation]] = {}
-        if not self._emit(staged, base, m.compute(), attrs):
+        axis = "output" if getattr(m, "family", None) == "regression" else "class"
+        if not self._emit(staged, base, m.compute(), attrs, axis):
             return  # not a number (a curve): nothing to export
         for what in ("interval", "bounds"):
             if not hasattr(m, what) or (what == "interval" and self.confidence is None):
@@ -339,7 +343,7 @@ class Registration:
                     read = getattr(m, what)
                     pair = read(self.confidence) if what == "interval" else read()
                     for end, v in zip(("low", "high"), pair, strict=True):
-                        self._emit(staged, f"{base}.{what}_{end}", v, attrs)
+                        self._emit(staged, f"{base}.{what}_{end}", v, attrs, axis)
             except Exception as exc:  # unexpected: the value is still exported
                 self._record(counted, f"the {what} of {base}", exc)
         try:

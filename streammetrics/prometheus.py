@@ -22,6 +22,22 @@ the current values -- no background thread, nothing done per update. For a
   calibration sums' total weight.
 * for DelayedLabels, ``{prefix}_delayed_{stat}`` for every counter of ``stats()`` (pending,
   labelled, expired, evicted, unknown, ...).
+
+Regression members (``MeanSquaredError``, ``MedianAbsoluteError``, ``IntervalCoverage``, ...)
+follow the same convention: per-output values (``multioutput="raw_values"``) carry an ``output``
+label instead of ``class``, a bounded whole-set metric (``max_bytes=``) exports its certified
+``_bounds_low`` / ``_high`` (per output too), ``IntervalCoverage`` its Wilson ``_interval_*``.
+
+An :class:`~streammetrics.monitoring.Estimated` accumulator (performance estimated from
+probabilities, before labels) is exported like a metric: ``{prefix}_{name}`` (``name`` default
+``estimated``) with its ``interval()`` as ``_interval_low`` / ``_high`` and the expected sample
+count (the probabilities' total weight) as ``_samples``. Around a MetricSet
+(``Estimated(MetricSet(acc=..., recall=...))``) each member ``m`` is exported as a member of a
+MetricSet is, ``{prefix}_{m}`` (as :mod:`streammetrics.otel` does): its estimated value, its
+interval where :meth:`~streammetrics.monitoring.Estimated.interval` has one for it (Accuracy,
+Precision, Recall), its bounds where the wrapped member has them, and the expected samples.
+Beside the realised metrics in one registry, give the estimate its own prefix
+(``prefix="streammetrics_estimated"``).
 * ``{prefix}_{m}_collect_errors_total``: a counter of the scrapes that left ``m`` out (below).
 
 A :class:`~streammetrics.Sliced` accumulator (also inside DelayedLabels) is refused here: it is
@@ -92,6 +108,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from streammetrics._core.metric import Metric
 from streammetrics._core.params import Param, check_accumulator, check_param
 from streammetrics._core.warn import silenced
+from streammetrics.monitoring.estimated import Estimated
 from streammetrics.wrappers.decay import Decayed
 from streammetrics.wrappers.delayed.core import DelayedLabels
 from streammetrics.wrappers.metricset import MetricSet
@@ -105,8 +122,9 @@ __all__ = ["MetricsCollector", "register"]
 _METRIC_NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
 _PREFIX = Param("text", "not a valid Prometheus metric name", pattern=_METRIC_NAME)
 _FULL_NAME = Param("text", "does not make a valid Prometheus metric name", pattern=_METRIC_NAME)
-_LABEL_NAME = Param("text", "invalid or reserved label name (reserved: class, actual, predicted, label)",
-                    pattern=r"[a-zA-Z_][a-zA-Z0-9_]*", excluded=("class", "actual", "predicted", "label"))
+_LABEL_NAME = Param("text", "invalid or reserved label name (reserved: class, actual, predicted, label, "
+                    "output)", pattern=r"[a-zA-Z_][a-zA-Z0-9_]*",
+                    excluded=("class", "actual", "predicted", "label", "output"))
 _PER_CLASS = Param("choice", "must be True, False or 'auto'", choices=(True, False, "auto"))
 _MAX_SERIES = Param("int", "must be an int >= 0", low=0)
 #: The gauges one member can export, by suffix of ``{prefix}_{member}``.
@@ -226,6 +244,48 @@ def _samples(metric: Metric) -> float | None:
         return metric._state.sample_count()
 
 
+class _EstimatedMember:
+    """One member of a snapshot ``Estimated(MetricSet(...))``, read as the collector reads a
+    metric: its estimated value, its interval (:meth:`Estimated.interval` with ``member=``), the
+    bounds of the wrapped member where it has them, and the expected number of samples (the
+    estimator's total weight, under its lock). Not an accumulator: a view of one copy."""
+
+    family = "estimated"
+
+    def __init__(self, estimated: Estimated, name: str) -> None:
+        self._estimated = estimated
+        self._name = name
+        wrapped = _estimated_set(estimated)
+        assert wrapped is not None
+        self._inner: Metric = wrapped[name]
+        self._lock = estimated._lock
+        self._state = estimated._state
+
+    @property
+    def kind(self) -> str:
+        return f"Estimated {type(self._inner).__name__}"
+
+    def __repr__(self) -> str:
+        return f"Estimated({self._inner!r})"
+
+    def __getattr__(self, what: str) -> Any:
+        if what == "bounds" and hasattr(self._inner, "bounds"):
+            return self._inner.bounds
+        raise AttributeError(what)
+
+    def compute(self) -> Any:
+        return self._inner.compute()
+
+    def interval(self, confidence: float = 0.95) -> tuple[Any, Any]:
+        return self._estimated.interval(confidence, member=self._name)
+
+
+def _estimated_set(metric: Metric) -> MetricSet | None:
+    """The MetricSet an ``Estimated`` wraps (exported member by member), else None."""
+    inner = metric.metric if isinstance(metric, Estimated) else None
+    return inner if isinstance(inner, MetricSet) else None
+
+
 class MetricsCollector:
     """A prometheus-client collector over one accumulator, MetricSet or DelayedLabels.
 
@@ -302,6 +362,8 @@ class MetricsCollector:
         self._name = name or type(inner).__name__.lower()
         if isinstance(inner, MetricSet):
             self.members = dict(inner.items())
+        elif (wrapped := _estimated_set(inner)) is not None:
+            self.members = dict(wrapped.items())
         else:
             self.members = {self._name: inner}
         for member in self.members:
@@ -338,7 +400,14 @@ class MetricsCollector:
                 stats = metric.stats()
         else:
             inner = metric.copy()
-        members = dict(inner.items()) if isinstance(inner, MetricSet) else {self._name: inner}
+        members: dict[str, Any]
+        if isinstance(inner, MetricSet):
+            members = dict(inner.items())
+        elif (wrapped := _estimated_set(inner)) is not None:
+            assert isinstance(inner, Estimated)
+            members = {m: _EstimatedMember(inner, m) for m in wrapped}
+        else:
+            members = {self._name: inner}
         return members, stats
 
     def collect(self) -> Iterator[Family]:
@@ -387,9 +456,10 @@ class MetricsCollector:
         return GaugeMetricFamily(name, label_value(doc), labels=[*self.labels, *extra])
 
     def _emit(self, name: str, doc: str, value: Any, budget: list[int],
-              omitted: list[int]) -> GaugeMetricFamily | None:
+              omitted: list[int], axis: str = "class") -> GaugeMetricFamily | None:
         """One gauge family for a scalar or an array value (None: not exportable, or an array
-        left out by ``per_class``; then its series count is added to ``omitted[0]``)."""
+        left out by ``per_class``; then its series count is added to ``omitted[0]``). A 1-D
+        value's label is ``axis`` (``"class"``; ``"output"`` for the regression family)."""
         if isinstance(value, (bool, int, float, np.integer, np.floating)):
             number = float(value)  # OverflowError for an int beyond float: a collect error
             fam = self._family(name, doc, [])
@@ -402,7 +472,7 @@ class MetricsCollector:
                            or (self.per_class == "auto" and value.size > budget[0])):
             omitted[0] += value.size
             return None
-        axes = {1: ["class"], 2: ["actual", "predicted"], 3: ["label", "actual", "predicted"]}[value.ndim] \
+        axes = {1: [axis], 2: ["actual", "predicted"], 3: ["label", "actual", "predicted"]}[value.ndim] \
             if value.ndim else []
         fam = self._family(name, doc, axes)
         const = list(self.labels.values())
@@ -416,6 +486,9 @@ class MetricsCollector:
                 counted: str) -> list[GaugeMetricFamily]:
         base = f"{self.prefix}_{member}"
         kind = type(m._metric).__name__ if isinstance(m, (Window, Decayed)) else type(m).__name__
+        if isinstance(m, _EstimatedMember):
+            kind = m.kind
+        axis = "output" if getattr(m, "family", None) == "regression" else "class"
         out: list[GaugeMetricFamily] = []
         omitted = [0]
         value = m.compute()
@@ -425,7 +498,7 @@ class MetricsCollector:
         for key, part in parts.items():
             name = base if key is None else f"{base}_{key}"
             fam = self._emit(name, f"{repr(m)[:200]}" + ("" if key is None else f" [{key}]"), part,
-                             budget, omitted)
+                             budget, omitted, axis)
             if fam is not None:
                 out.append(fam)
         if not out and not omitted[0]:
@@ -441,7 +514,8 @@ class MetricsCollector:
                     for key, pair in pairs.items():
                         name = base if key is None else f"{base}_{key}"
                         fams = [self._emit(f"{name}_{what}_{end}", f"{kind} {what} {end} end", v, budget,
-                                           omitted) for end, v in zip(("low", "high"), pair, strict=True)]
+                                           omitted, axis)
+                                for end, v in zip(("low", "high"), pair, strict=True)]
                         out.extend(f for f in fams if f is not None)
             except Exception as exc:  # an unexpected failure: the value is still exported
                 errors.record(counted, f"the {what} of member {member!r}", exc)

@@ -65,8 +65,10 @@ def evaluate(
     ds: Any,
     metrics: Any,
     *,
-    label: Columns,
-    score: Columns,
+    label: Columns | None = None,
+    score: Columns | None = None,
+    target: Columns | None = None,
+    prediction: Columns | None = None,
     weight: str | None = None,
     query: str | None = None,
     doc_id: str | None = None,
@@ -81,7 +83,7 @@ def evaluate(
     ----------
     ds : ray.data.Dataset
         The rows. Only the named columns are read.
-    {engine: metrics, label, score, weight, query_doc_id, query_partitioned}
+    {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     {engine: compute, by, update_kwargs}
 
     Returns

@@ -78,8 +78,10 @@ def evaluate(
     df: Any,
     metrics: Any,
     *,
-    label: Columns,
-    score: Columns,
+    label: Columns | None = None,
+    score: Columns | None = None,
+    target: Columns | None = None,
+    prediction: Columns | None = None,
     weight: str | None = None,
     query: str | None = None,
     doc_id: str | None = None,
@@ -95,7 +97,7 @@ def evaluate(
     ----------
     df : pyspark.sql.DataFrame
         The rows. Only the named columns are read.
-    {engine: metrics, label, score, weight, query_doc_id, query_partitioned}
+    {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
     {engine: compute, by, update_kwargs}

@@ -1,6 +1,7 @@
-"""Spark MLlib's evaluator surface on streammetrics: ``BinaryClassificationEvaluator`` and
-``MulticlassClassificationEvaluator`` with MLlib's parameters and metric names, so that they drop
-into ``pyspark.ml.tuning.CrossValidator`` / ``TrainValidationSplit`` where MLlib's own would go.
+"""Spark MLlib's evaluator surface on streammetrics: ``BinaryClassificationEvaluator``,
+``MulticlassClassificationEvaluator`` and ``RegressionEvaluator`` with MLlib's parameters and
+metric names, so that they drop into ``pyspark.ml.tuning.CrossValidator`` /
+``TrainValidationSplit`` where MLlib's own would go.
 
 Install the extra: ``pip install '.[spark]'`` (importing this module imports pyspark).
 
@@ -19,6 +20,12 @@ element 1, the positive class's. Differences from MLlib, on purpose:
   ``numClasses`` or one aggregation job finds it. ``f1`` and the ``weighted*`` measures weight
   each class by its (weighted) count in the labels, and a precision or recall of no sample is 0,
   as MLlib's ``MulticlassMetrics``.
+* ``RegressionEvaluator`` computes ``rmse``, ``mse``, ``mae`` and ``r2`` on the regression
+  family's moments state, as scikit-learn defines them -- MLlib's values, except the weighted
+  ``r2``: MLlib divides the weighted squared error by its unbiased weighted variance times
+  (total weight - 1), not by the weighted sum of squares around the weighted mean (equal without
+  weights). MLlib's ``var`` (the variance of the predictions around the mean label) and
+  ``throughOrigin=True`` have no streammetrics counterpart and are refused (``ValueError``).
 
 Complexity: one pass over the rows per ``evaluate`` (two for multiclass without ``numClasses``).
 """
@@ -45,14 +52,16 @@ import streammetrics as sm
 
 from .spark import evaluate as _evaluate_frame
 
-__all__ = ["BinaryClassificationEvaluator", "MulticlassClassificationEvaluator"]
+__all__ = ["BinaryClassificationEvaluator", "MulticlassClassificationEvaluator", "RegressionEvaluator"]
 
 _BINARY = ("areaUnderROC", "areaUnderPR", "averagePrecision")
 _MULTICLASS = ("f1", "accuracy", "weightedPrecision", "weightedRecall", "weightedTruePositiveRate",
                "weightedFalsePositiveRate", "weightedFMeasure", "truePositiveRateByLabel",
                "falsePositiveRateByLabel", "precisionByLabel", "recallByLabel", "fMeasureByLabel",
                "logLoss", "hammingLoss")
-_SMALLER_IS_BETTER = {"weightedFalsePositiveRate", "falsePositiveRateByLabel", "logLoss", "hammingLoss"}
+_REGRESSION = ("rmse", "mse", "r2", "mae")
+_SMALLER_IS_BETTER = {"rmse", "mse", "mae", "weightedFalsePositiveRate", "falsePositiveRateByLabel",
+                      "logLoss", "hammingLoss"}
 
 
 def _numeric(df: Any, name: str, element: int | None = None) -> Any:
@@ -263,3 +272,60 @@ class MulticlassClassificationEvaluator(_Evaluator, HasPredictionCol, HasProbabi
         if metric.endswith("ByLabel"):
             return float(value[label])
         return float(value)
+
+
+class RegressionEvaluator(_Evaluator, HasPredictionCol):
+    """MLlib's ``RegressionEvaluator`` on streammetrics' regression moments (issue #30).
+
+    Parameters
+    ----------
+    predictionCol : str, default "prediction"
+        Predictions.
+    labelCol : str, default "label"
+        Targets.
+    metricName : {"rmse", "mse", "r2", "mae"}, default "rmse"
+        Root mean squared error, mean squared error, the coefficient of determination, mean
+        absolute error (weighted with ``weightCol``), as ``sklearn.metrics`` defines them.
+    weightCol : str, optional
+        Sample weights.
+    throughOrigin : bool, default False
+        MLlib's R² of a regression through the origin: only False is supported.
+
+    Notes
+    -----
+    One distributed pass per ``evaluate`` (per-partition moments merged in a tree, O(1) state).
+    """
+
+    metricName: Param[str] = Param(Params._dummy(), "metricName", f"metric name in evaluation {_REGRESSION}",
+                                   typeConverter=TypeConverters.toString)
+    throughOrigin: Param[bool] = Param(Params._dummy(), "throughOrigin",
+                                       "whether the regression is through the origin (unsupported)",
+                                       typeConverter=TypeConverters.toBoolean)
+
+    @keyword_only
+    def __init__(self, *, predictionCol: str = "prediction", labelCol: str = "label",
+                 metricName: str = "rmse", weightCol: str | None = None,
+                 throughOrigin: bool = False) -> None:
+        super().__init__()
+        self._setDefault(metricName="rmse", predictionCol="prediction", labelCol="label",
+                         throughOrigin=False)
+        self._set(**self._input_kwargs)  # type: ignore[attr-defined]  # set by @keyword_only
+
+    def isLargerBetter(self) -> bool:
+        """True for ``r2``; the errors are minimised."""
+        return self.getMetricName() not in _SMALLER_IS_BETTER
+
+    def _evaluate(self, dataset: Any) -> float:
+        metric = _checked("metricName", self.getMetricName(), _REGRESSION)
+        if self.getOrDefault(self.throughOrigin):
+            raise ValueError("throughOrigin: only False is supported (the R² of a regression "
+                             "through the origin has no streammetrics counterpart)")
+        weight = self._weight()
+        cols = [F.col(self.getLabelCol()).cast("double").alias("y"),
+                F.col(self.getPredictionCol()).cast("double").alias("p")]
+        if weight:
+            cols.append(F.col(weight).cast("double").alias("w"))
+        members = {"rmse": sm.RootMeanSquaredError(), "mse": sm.MeanSquaredError(),
+                   "r2": sm.R2Score(), "mae": sm.MeanAbsoluteError()}
+        return float(_evaluate_frame(dataset.select(*cols), members[metric], target="y", prediction="p",
+                                     weight="w" if weight else None))

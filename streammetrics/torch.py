@@ -115,8 +115,8 @@ def _encode(arrays: Mapping[str, Any]) -> np.ndarray:
     entries, scalars, chunks = [], {}, []
     for name, value in arrays.items():
         if isinstance(value, np.ndarray):
-            arr = np.ascontiguousarray(value)
-            entries.append([name, arr.dtype.str, list(arr.shape)])
+            arr = np.ascontiguousarray(value)  # a 0-d array comes back 1-d: keep value's shape
+            entries.append([name, arr.dtype.str, list(value.shape)])
             chunks.append(arr.reshape(-1).view(np.uint8))
         else:
             scalars[name] = _plain(value)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks import _harness as h
 from benchmarks import bench_regression as br
 
 
@@ -20,11 +21,11 @@ def test_both_streammetrics_paths_agree_with_numpy() -> None:
     assert _moments.FUSED_ROWS == 4096  # restored after the numpy-passes run
 
 
-def test_one_blas_thread_limits_the_pool_numpy_started() -> None:
+def test_single_thread_limits_the_pool_numpy_started() -> None:
     threadpoolctl = pytest.importorskip("threadpoolctl")
     before = threadpoolctl.threadpool_info()
     try:
-        br.one_blas_thread()
+        h.single_thread()
         blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
         assert blas and all(p["num_threads"] == 1 for p in blas)
     finally:

@@ -308,13 +308,21 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "modified).",
         ),
         "label": (
-            "label : str or list of str",
-            "``y_true`` column (several columns: an (n, L) multilabel array). For retrieval "
-            "metrics: the relevance grades.",
+            "label : str or list of str, optional",
+            "``y_true`` column (several columns: an (n, L) multilabel array, or an (n, k) "
+            "multioutput regression target). For retrieval metrics: the relevance grades. "
+            "Required, or its alias ``target``.",
         ),
         "score": (
-            "score : str or list of str",
-            "``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C).",
+            "score : str or list of str, optional",
+            "``y_pred`` / ``y_score`` column, or one column per class for multiclass scores (n, C) "
+            "(regression: per output, or the (lower, upper) columns of an interval metric). "
+            "Required, or its alias ``prediction``.",
+        ),
+        "target_prediction": (
+            "target, prediction : str or list of str, optional",
+            "Aliases of ``label`` and ``score``, the regression family's names (``target=\"y\", "
+            "prediction=\"y_hat\"``); give one name of each pair, not both.",
         ),
         "weight": ("weight : str, optional", "``sample_weight`` column (classification family)."),
         "query_doc_id": (

@@ -361,8 +361,9 @@ def sliced_template(template: MetricSet, shape: Shape, by: Columns) -> Metric:
     names = [by] if isinstance(by, str) else list(by)
     if not names or not all(isinstance(c, str) for c in names):
         raise ValueError(f"by: expected a column name or a non-empty list of them, got {by!r}")
-    if template.family != "classification":
-        raise ValueError(f"by: slices take classification metrics, got the {template.family} family")
+    if template.family not in ("classification", "regression"):  # label and score per row
+        raise ValueError(f"by: slices take classification or regression metrics, got the "
+                         f"{template.family} family")
     return Sliced(template["m"] if shape.kind == "one" else template)
 
 

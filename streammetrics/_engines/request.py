@@ -37,8 +37,12 @@ class Request:
 
     Parameters
     ----------
-    label, score : str or list of str
-        The label and score column(s).
+    label, score : str or list of str, optional
+        The label and score column(s) (one of ``label`` / ``target`` and one of ``score`` /
+        ``prediction`` is required).
+    target, prediction : str or list of str, optional
+        Aliases of ``label`` and ``score`` (the regression family's names: ``y_true`` is the
+        target, ``y_pred`` the prediction).
     weight, query, doc_id : str, optional
         The ``sample_weight``, query id and document id columns.
     query_partitioned : bool
@@ -51,8 +55,10 @@ class Request:
         Passed to every ``update``.
     """
 
-    label: Columns
-    score: Columns
+    label: Columns | None = None
+    score: Columns | None = None
+    target: Columns | None = None
+    prediction: Columns | None = None
     weight: str | None = None
     query: str | None = None
     doc_id: str | None = None
@@ -202,11 +208,25 @@ def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
     Raises
     ------
     ValueError
-        As :func:`make_plan`.
+        As :func:`make_plan`; neither or both of ``label`` / ``target`` (``score`` /
+        ``prediction``).
     """
     r = request
+    label = _column_alias(r.label, r.target, "label", "target")
+    score = _column_alias(r.score, r.prediction, "score", "prediction")
     template, shape, plan = make_plan(
-        metrics, label=r.label, score=r.score, weight=r.weight, query=r.query, doc_id=r.doc_id,
+        metrics, label=label, score=score, weight=r.weight, query=r.query, doc_id=r.doc_id,
         update_kwargs=r.update_kwargs, available=available, by=r.by,
     )
     return Run(template, shape, plan, request)
+
+
+def _column_alias(name: Columns | None, alias: Columns | None, what: str, alias_name: str) -> Columns:
+    """The column(s) named by ``what=`` or by its alias ``alias_name=`` (exactly one of them)."""
+    if name is not None and alias is not None:
+        raise ValueError(f"{alias_name}: is another name for {what}=; give one of them, got "
+                         f"{what}={name!r} and {alias_name}={alias!r}")
+    if name is None and alias is None:
+        raise ValueError(f"{what}: name the {what} column(s) ({what}=..., or {alias_name}=... for "
+                         "regression metrics)")
+    return name if name is not None else alias  # type: ignore[return-value]

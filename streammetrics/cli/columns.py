@@ -19,7 +19,7 @@ from .readers import original_value
 if TYPE_CHECKING:
     from .plan import Plan
 
-__all__ = ["labels", "number", "scores", "weights"]
+__all__ = ["finite_floats", "labels", "number", "scores", "weights"]
 
 #: floats at or beyond 2**53 are not exact integers: such labels are shown as floats (or as the
 #: text of the file), never as a rounded or wrapped integer
@@ -223,8 +223,11 @@ def _labels_1d(plan: Plan, arr: Any, path: str, column: str, offset: int, multil
         if bad.any():
             i = int(np.argmax(bad))
             what = "a finite number" if plan.pos_value is not None else "an integer"
+            # a fractional label is a regression target: said, never guessed (issue #30)
+            hint = ("; for regression give --target/--prediction instead of --label/--score"
+                    if plan.pos_value is None and np.isfinite(y[i]) else "")
             raise InputError(f"{path}: row {offset + i + 1}: column {column!r}: label "
-                             f"{_shown(y[i], path, column, offset + i + 1)} is not {what}", 1)
+                             f"{_shown(y[i], path, column, offset + i + 1)} is not {what}{hint}", 1)
     if plan.pos_value is not None:
         return _by_pos_label(plan, y, path, column, offset)
     top = 2 if (plan.task == "binary" or multilabel) else plan.num_classes
@@ -325,3 +328,43 @@ def weights(plan: Plan, batch: Any, path: str, offset: int) -> np.ndarray:
     return w
 
 
+
+
+def finite_floats(batch: Any, column: str, path: str, offset: int, what: str) -> np.ndarray:
+    """A numeric column of a batch as floats (float32 stays float32), every value finite: the
+    regression columns (targets, predictions, interval bounds, weights).
+
+    Parameters
+    ----------
+    batch : pyarrow.RecordBatch
+        The batch.
+    column : str
+        The column's name.
+    path : str
+        The file it was read from (for messages).
+    offset : int
+        The number of the file's rows before the batch (for messages).
+    what : str
+        What the values are, for messages (``"target"``, ``"prediction"``, ...).
+
+    Returns
+    -------
+    ndarray
+        Shape (n,). O(n).
+
+    Raises
+    ------
+    InputError
+        A missing, NaN, infinite or non-numeric value: a data error naming the file, the first
+        offending row and the column.
+    """
+    import pyarrow as pa
+
+    arr = batch.column(column)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    out = _to_float(arr, path, column, offset, what=what)
+    if out.size and not np.isfinite(out).all():  # NaN was refused above: an infinity
+        i = int(np.argmax(~np.isfinite(out)))
+        raise InputError(f"{_where(path, column, offset, i, 1)}: {what} {out[i].item()!r} is not finite", 1)
+    return out

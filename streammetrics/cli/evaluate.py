@@ -2,7 +2,10 @@
 
 ``streammetrics evaluate [FILE ...] [--label COL] --score COL [--score COL ...] [--task TASK]
 [--pos-label LABEL] [--classes LIST] [--metrics LIST] [--threshold T] [--from-logits]
-[--max-bytes SIZE] [--weight COL] [--json PATH|-] [--plot DIR]``
+[--max-bytes SIZE] [--weight COL] [--json PATH|-] [--plot DIR]``; regression:
+``streammetrics evaluate [FILE ...] --target COL --prediction COL [--lower COL --upper COL]
+[--alpha A] [--metrics LIST] [--weight COL] [--max-bytes SIZE] [--json PATH|-]`` (repeat
+``--target``/``--prediction`` for several outputs; :mod:`streammetrics.cli.regression`).
 
 Files are CSV (plain or gzip/bz2/zstd), Parquet or JSON Lines, read in record batches through
 pyarrow: memory is the accumulators' state plus one batch. Several files, directories and globs
@@ -26,7 +29,6 @@ import argparse
 import inspect
 import re
 import sys
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
@@ -42,7 +44,11 @@ from .labels import resolve as resolve_labels
 from .options import add_arguments, parse_size
 from .plan import Plan, is_list_type
 from .plots import Histogram, add_batch, check_plot_dir
-from .readers import expand_inputs, format_of
+from .progress import row_progress
+from .readers import expand_inputs
+from .regression import METRICS as REGRESSION_METRICS
+from .regression import is_regression, run_regression
+from .regslices import run_regression_sliced
 from .report import RANKING, emit, print_table, results
 
 __all__ = ["add_parser", "run", "main", "parse_size", "max_bytes_supported", "METRICS", "Plan"]
@@ -50,6 +56,7 @@ __all__ = ["add_parser", "run", "main", "parse_size", "max_bytes_supported", "ME
 _Histogram = Histogram  # the name of 0.1.0's tests
 
 _EXAMPLE = "breast_cancer_scores.csv"
+_REGRESSION_EXAMPLE = "diabetes_predictions.csv"
 _TASKS = ("binary", "multiclass", "multilabel")
 
 #: metric name -> (factory(num_classes, multilabel, threshold, average), tasks, has per-class values)
@@ -118,7 +125,7 @@ DEFAULTS = {
 
 def _arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of ``evaluate``."""
-    add_arguments(p, list(METRICS), _TASKS)
+    add_arguments(p, list(METRICS), (*_TASKS, "regression"), list(REGRESSION_METRICS))
 
 
 add_parser = command("evaluate", arguments=_arguments, description=doc_paragraph(__doc__, 1),
@@ -126,9 +133,9 @@ add_parser = command("evaluate", arguments=_arguments, description=doc_paragraph
 
 
 # -- input plumbing ------------------------------------------------------------------------------
-def _bundled_example() -> tuple[ExitStack, str]:
+def _bundled_example(name: str = _EXAMPLE) -> tuple[ExitStack, str]:
     stack = ExitStack()
-    path = stack.enter_context(resources.as_file(resources.files("streammetrics") / "data" / _EXAMPLE))
+    path = stack.enter_context(resources.as_file(resources.files("streammetrics") / "data" / name))
     return stack, str(path)
 
 
@@ -247,17 +254,16 @@ def _run(args: argparse.Namespace) -> int:
         import pyarrow  # noqa: F401
     except ImportError:
         raise InputError("evaluate needs pyarrow: pip install 'streammetrics[cli]'", 2) from None
+    regression = is_regression(args)  # chosen by the options, never by the values (issue #30)
+    if regression:
+        return _run_regression(args)
     if args.max_bytes is not None and not max_bytes_supported(plots=args.plot is not None):
         raise InputError("--max-bytes: bounded mode is not available yet in this version of "
                          "streammetrics (the ranking metrics do not take max_bytes); run without it", 2)
     unknown = [n for n in args.metrics or [] if n not in METRICS]
     if unknown:
         raise InputError(f"--metrics: unknown {', '.join(unknown)}; available: {', '.join(METRICS)}", 2)
-    for option, value in (("--json", args.json), ("--plot", args.plot)):
-        if value is not None and not value.strip():
-            raise InputError(f"{option}: an empty path", 2)
-    if args.json not in (None, "-"):
-        _check_json_path(args.json)
+    _check_outputs(args)
     with ExitStack() as stack:
         if args.files:
             if not args.score:
@@ -313,6 +319,36 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Usage errors, before any work, for ``--json`` / ``--plot`` paths that cannot be written."""
+    for option, value in (("--json", args.json), ("--plot", args.plot)):
+        if value is not None and not value.strip():
+            raise InputError(f"{option}: an empty path", 2)
+    if args.json not in (None, "-"):
+        _check_json_path(args.json)
+
+
+def _run_regression(args: argparse.Namespace) -> int:
+    """``--target``/``--prediction`` (or ``--task regression``): the regression table of the files,
+    or of the bundled regression example without a file (:mod:`streammetrics.cli.regression`)."""
+    _check_outputs(args)
+    with ExitStack() as stack:
+        if args.files:
+            files = expand_inputs(args.files)
+            shown = args.files if len(args.files) <= 3 else [*args.files[:2], f"... ({len(files)} files)"]
+            title = f"streammetrics evaluate: {', '.join(shown)}"
+        else:
+            ex_stack, path = _bundled_example(_REGRESSION_EXAMPLE)
+            stack.enter_context(ex_stack)
+            files = [path]
+            args.target = args.target or ["target"]
+            args.prediction = args.prediction or ["prediction"]
+            title = f"streammetrics evaluate: bundled example ({_REGRESSION_EXAMPLE})"
+        if getattr(args, "by", None):  # per-slice tables: streammetrics.cli.regslices
+            return run_regression_sliced(args, files, title)
+        return run_regression(args, files, title)
+
+
 run = runner("evaluate", _run)
 
 
@@ -336,38 +372,9 @@ def _check_json_path(path: str) -> None:
         raise InputError(f"--json: cannot write {path}: no directory {parent}", 2)
 
 
-def _known_rows(files: list[str]) -> int | None:
-    """Total rows when every file is Parquet (read from the footers), else None."""
-    if not all(format_of(f) == "parquet" for f in files):
-        return None
-    import pyarrow.parquet as pq
-
-    try:
-        return sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-    except Exception:  # noqa: BLE001 - only for the progress bar; reading reports real errors
-        return None
-
-
 def _stream(plan: Plan, ms: Any, hist: Histogram | None, args: argparse.Namespace) -> int:
     rows = 0
-    show = not args.quiet and sys.stdout.isatty() and sys.stderr.isatty()
-    progress: Any = None
-    if show:
-        try:
-            from rich.console import Console
-            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-        except ImportError:
-            show = False
-        else:
-            total = _known_rows(plan.files)  # Parquet footers give the row count; else unknown
-            progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                TextColumn("{task.completed:,.0f} rows"),
-                                TextColumn("{task.fields[rate]}"), TimeElapsedColumn(),
-                                console=Console(stderr=True), transient=True)
-            progress.start()
-            task_id = progress.add_task("evaluating", total=total, rate="")
-    start = time.perf_counter()
-    try:
+    with row_progress(plan.files, args.quiet) as advance:
         for src, batch, offset in plan.batches(args.batch_size):
             y = columns.labels(plan, batch, src.path, offset)
             s = columns.scores(plan, batch, src.path, offset)
@@ -380,13 +387,7 @@ def _stream(plan: Plan, ms: Any, hist: Histogram | None, args: argparse.Namespac
             if hist is not None:
                 add_batch(plan, hist, y, s, w)
             rows += batch.num_rows
-            if progress is not None:
-                rate = rows / max(time.perf_counter() - start, 1e-9)
-                progress.update(task_id, completed=rows, rate=f"{rate:,.0f} rows/s",
-                                description=src.path.rsplit("/", 1)[-1])
-    finally:
-        if progress is not None:
-            progress.stop()
+            advance(rows, src.path)
     return rows
 
 

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import TypeVar
 
-__all__ = ["add_arguments", "parse_size", "batch_size", "converted", "finite_float", "positive_int"]
+__all__ = ["add_arguments", "parse_size", "batch_size", "converted", "finite_float", "positive_int",
+           "open_unit"]
 
 _T = TypeVar("_T")
 
@@ -176,6 +177,38 @@ def finite_float(text: str) -> float:
     return value
 
 
+def open_unit(text: str) -> float:
+    """A number strictly between 0 and 1 (``--alpha``, the miscoverage of prediction intervals).
+
+    Parameters
+    ----------
+    text : str
+        The option value.
+
+    Returns
+    -------
+    float
+        The number.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        Not a number, or outside (0, 1).
+    """
+    value = finite_float(text)
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), got {text!r}")
+    return value
+
+
+def _unit(text: str) -> float:
+    """A number in [0, 1] (``--quantile``)."""
+    value = finite_float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number in [0, 1], got {text!r}")
+    return value
+
+
 def _name_list(text: str) -> list[str]:
     """``"a,b, c"`` -> ``["a", "b", "c"]``; an empty list, an empty name or a repeated name is refused."""
     names = [n.strip() for n in text.split(",")]
@@ -189,7 +222,8 @@ def _name_list(text: str) -> list[str]:
     return names
 
 
-def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tuple[str, ...]) -> None:
+def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tuple[str, ...],
+                  regression_names: list[str] | None = None) -> None:
     """The arguments of ``evaluate`` on its parser ``p``.
 
     Parameters
@@ -200,24 +234,33 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
         The metric names ``--metrics`` accepts (listed in its help).
     tasks : tuple of str
         The choices of ``--task``.
+    regression_names : list of str, optional
+        The regression metric names ``--metrics`` accepts with ``--target``/``--prediction``
+        (listed in its help).
 
     Returns
     -------
     None
     """
     p.add_argument("files", nargs="*", metavar="FILE",
-                   help="input files, directories or glob patterns (default: the bundled example)")
+                   help="input files, directories or glob patterns (default: the bundled example; with "
+                        "--target/--prediction or --task regression, the bundled regression example)")
     p.add_argument("--label", action="append", metavar="COL",
-                   help="label column (repeat for multilabel label columns, or name one list column of 0/1)")
+                   help="classification: label column (repeat for multilabel label columns, or name one "
+                        "list column of 0/1)")
     p.add_argument("--score", action="append", metavar="COL",
-                   help="score column; repeat for one column per class, or name one list column")
+                   help="classification: score column; repeat for one column per class, or name one list "
+                        "column")
     p.add_argument("--task", choices=tasks,
-                   help="default: binary for one score column, multilabel for a list label column, "
-                        "else multiclass")
+                   help="default: regression with --target/--prediction; else binary for one score "
+                        "column, multilabel for a list label column, else multiclass")
     p.add_argument("--metrics", type=_name_list, metavar="LIST",
                    help="comma-separated metric names (default: the confusion family, AUROC, AP and, "
                         "for probabilities, log_loss, brier, ece; binary also ks); "
-                        f"available: {', '.join(metric_names)}")
+                        f"available: {', '.join(metric_names)}"
+                        + (f"; regression (default: mse, rmse, mae, medae, mape, r2, explained_variance, "
+                           f"max_error, pearson, spearman, kendall and, with --lower/--upper, the interval "
+                           f"rows): {', '.join(regression_names)}" if regression_names else ""))
     p.add_argument("--pos-label", metavar="LABEL",
                    help="binary task: the label of the positive class (text labels must say which one "
                         "is positive: this, or a score column named after it, e.g. p_cancer)")
@@ -228,7 +271,8 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
     p.add_argument("--threshold", type=finite_float, default=None,
                    help="decision threshold (default 0.5; 0 with --from-logits)")
     p.add_argument("--max-bytes", type=parse_size, metavar="SIZE",
-                   help="bound the memory of AUROC/AP (binned beyond SIZE; results carry bounds)")
+                   help="bound the memory of AUROC/AP (regression: of medae and the d2 scores; binned "
+                        "beyond SIZE; results carry certified bounds)")
     p.add_argument("--weight", metavar="COL", help="sample weight column")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON to PATH ('-' for stdout)")
     p.add_argument("--plot", metavar="DIR",
@@ -247,3 +291,24 @@ def add_arguments(p: argparse.ArgumentParser, metric_names: list[str], tasks: tu
                    help="evaluate per slice of this column (repeat for combinations; prints each "
                         "slice's metrics with intervals and the disparity between slices)")
 
+    if regression_names is None:
+        return
+    g = p.add_argument_group("regression (--target/--prediction; never guessed from the values)")
+    g.add_argument("--target", action="append", metavar="COL",
+                   help="target column: selects the regression table (repeat, with --prediction, for "
+                        "several outputs)")
+    g.add_argument("--prediction", action="append", metavar="COL",
+                   help="prediction column, one per --target, in the same order")
+    g.add_argument("--lower", action="append", metavar="COL",
+                   help="lower bound of a prediction interval, one per --target (with --upper): adds "
+                        "interval_coverage (with its Wilson interval), interval_width and, with --alpha, "
+                        "interval_score")
+    g.add_argument("--upper", action="append", metavar="COL",
+                   help="upper bound of a prediction interval, one per --target")
+    g.add_argument("--alpha", type=open_unit, metavar="A",
+                   help="nominal miscoverage of the --lower/--upper intervals, for interval_score "
+                        "(0.1 for 90%% intervals)")
+    g.add_argument("--quantile", type=_unit, default=None, metavar="Q",
+                   help="quantile level of pinball and d2_pinball (default 0.5)")
+    g.add_argument("--power", type=finite_float, default=None, metavar="P",
+                   help="Tweedie power of tweedie_deviance (default 0; <= 0 or >= 1)")

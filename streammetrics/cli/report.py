@@ -19,7 +19,7 @@ from .errors import InputError
 if TYPE_CHECKING:
     from .plan import Plan
 
-__all__ = ["results", "print_table", "emit", "RANKING"]
+__all__ = ["results", "print_table", "emit", "RANKING", "broken_pipe", "json_value"]
 
 RANKING = ("auroc", "average_precision", "ks")  # on the score state: bins with --max-bytes
 #: the terminal's per-class table shows this many classes (all of them are in --json)
@@ -45,11 +45,24 @@ def _binned_delong(m: Any, confidence: float) -> tuple[float, float] | None:
     return max(0.0, auc - half), min(1.0, auc + half)
 
 
-def _clean(v: Any) -> Any:
+def json_value(v: Any) -> Any:
+    """A computed value as JSON: numpy arrays and tuples as lists, numpy scalars as Python
+    numbers, NaN as None (``null``), recursively.
+
+    Parameters
+    ----------
+    v : object
+        A value, an array or a list of them.
+
+    Returns
+    -------
+    object
+        The JSON-able value. O(size of ``v``).
+    """
     if isinstance(v, np.ndarray):
-        return [_clean(x) for x in v.tolist()]
+        return [json_value(x) for x in v.tolist()]
     if isinstance(v, (list, tuple)):
-        return [_clean(x) for x in v]
+        return [json_value(x) for x in v]
     if isinstance(v, (float, np.floating)):
         f = float(v)
         return None if math.isnan(f) else f
@@ -97,9 +110,9 @@ def results(plan: Plan, ms: Any, names: list[str], rows: int, args: argparse.Nam
         classes = plan.classes or []
         exact = True
         for name in names:
-            metrics[name] = _clean(values[name])
+            metrics[name] = json_value(values[name])
             if f"{name}_per_class" in values:
-                per_class[name] = dict(zip(classes, _clean(values[f"{name}_per_class"]), strict=False))
+                per_class[name] = dict(zip(classes, json_value(values[f"{name}_per_class"]), strict=False))
                 pcm = ms[f"{name}_per_class"]
                 if name in RANKING and not getattr(pcm, "is_exact", True) and hasattr(pcm, "bounds"):
                     pc_bounds[name] = _per_class_pairs(classes, *pcm.bounds())
@@ -113,18 +126,18 @@ def results(plan: Plan, ms: Any, names: list[str], rows: int, args: argparse.Nam
                 exact = exact and is_exact
                 if not is_exact and hasattr(m, "bounds"):
                     lo, hi = m.bounds()
-                    bounds[name] = [_clean(lo), _clean(hi)]
+                    bounds[name] = [json_value(lo), json_value(hi)]
             if not args.no_intervals and hasattr(m, "interval") and (
                 plan.task == "binary" or name == "accuracy"
             ):
                 try:
                     lo, hi = m.interval(confidence)
-                    intervals[name] = [_clean(lo), _clean(hi)]
+                    intervals[name] = [json_value(lo), json_value(hi)]
                 except (ValueError, TypeError, NotImplementedError):
                     if name == "auroc" and plan.weight is None and plan.task == "binary":
                         exact_bins = _binned_delong(m, confidence)
                         if exact_bins is not None:
-                            intervals[name] = [_clean(exact_bins[0]), _clean(exact_bins[1])]
+                            intervals[name] = [json_value(exact_bins[0]), json_value(exact_bins[1])]
         caught = list(dict.fromkeys(str(x.message) for x in w))
     return {
         "metrics": metrics,
@@ -162,7 +175,7 @@ def _mapping(plan: Plan) -> dict[str, int] | None:
 
 def _per_class_pairs(classes: list[str], lo: Any, hi: Any) -> dict[str, list[Any]]:
     """{class: [low, high]} from two per-class arrays (nan -> null)."""
-    return {c: [_clean(a), _clean(b)] for c, a, b in zip(classes, np.asarray(lo).tolist(),
+    return {c: [json_value(a), json_value(b)] for c, a, b in zip(classes, np.asarray(lo).tolist(),
                                                           np.asarray(hi).tolist(), strict=False)}
 
 
@@ -210,7 +223,7 @@ def print_table(res: dict[str, Any], title: str) -> None:
             print(f"note: {note}")
         return
     console = Console()
-    console.on_broken_pipe = _broken_pipe  # type: ignore[method-assign]  # rich would exit 1 itself
+    console.on_broken_pipe = broken_pipe  # type: ignore[method-assign]  # rich would exit 1 itself
     console.print(title, highlight=False, soft_wrap=True)
     table = Table()
     for i, h in enumerate(headers):
@@ -315,6 +328,17 @@ def _mapping_line(res: dict[str, Any]) -> str:
     return line + (f" ({', '.join(notes)})" if notes else "")
 
 
-def _broken_pipe() -> None:
-    """rich's hook for a closed stdout (``| head``): raise, for the command's handler (exit 0)."""
+def broken_pipe() -> None:
+    """rich's hook for a closed stdout (``| head``): raise, for the command's handler (exit 0).
+
+    Returns
+    -------
+    None
+        Never returns.
+
+    Raises
+    ------
+    BrokenPipeError
+        Always.
+    """
     raise BrokenPipeError

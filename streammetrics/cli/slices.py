@@ -31,15 +31,28 @@ from .errors import InputError
 from .plan import Plan
 from .report import emit
 
-__all__ = ["run_sliced"]
+__all__ = ["key_column", "print_slices", "run_sliced", "slice_results"]
 
 _MAX_SLICES = 10_000
 _PLOTTED = 10
 _RANKED = ("auroc", "average_precision")
 
 
-def _key_column(batch: Any, name: str) -> np.ndarray:
-    """A slice-key column as integers (integer / boolean columns without nulls) or strings."""
+def key_column(batch: Any, name: str) -> np.ndarray:
+    """A slice-key column as integers (integer / boolean columns without nulls) or strings.
+
+    Parameters
+    ----------
+    batch : pyarrow.RecordBatch
+        The batch.
+    name : str
+        The ``--by`` column.
+
+    Returns
+    -------
+    ndarray
+        int64 keys, or str keys (a missing value is ``"(null)"``). O(n).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -77,7 +90,7 @@ def _stream(plan: Plan, sliced: Any, by: list[str], args: argparse.Namespace) ->
         y = columns.labels(plan, batch, path, offset)
         s = columns.scores(plan, batch, path, offset)
         w = columns.weights(plan, batch, path, offset) if plan.weight else None
-        keys = [_key_column(batch, c) for c in by]
+        keys = [key_column(batch, c) for c in by]
         slices: Any = keys[0] if len(by) == 1 else dict(zip(by, keys, strict=True))
         try:
             sliced.update(y, s, slices=slices, sample_weight=w)
@@ -104,8 +117,26 @@ def _key_dict(key: Any, by: list[str]) -> dict[str, Any]:
     return dict(zip(by, values, strict=True))
 
 
-def _results(sliced: Any, by: list[str], names: list[str], args: argparse.Namespace) -> dict[str, Any]:
-    """The JSON-able per-slice table, marginals and disparity summary."""
+def slice_results(sliced: Any, by: list[str], names: list[str], args: argparse.Namespace) -> dict[str, Any]:
+    """The JSON-able per-slice table, marginals and disparity summary.
+
+    Parameters
+    ----------
+    sliced : Sliced
+        The updated ``Sliced(MetricSet)``.
+    by : list of str
+        The ``--by`` columns.
+    names : list of str
+        The rows to report (members of the MetricSet).
+    args : argparse.Namespace
+        The parsed options (``no_intervals``).
+
+    Returns
+    -------
+    dict
+        ``by``, ``slices`` (key, rows, metrics, intervals), ``disparity``, ``marginals``,
+        ``absorbed_keys``, ``confidence``. O(slices x metrics) after the metrics' ``compute``.
+    """
     import streammetrics as sm
 
     shown = [n for n in names if n in sliced.metric]
@@ -140,10 +171,22 @@ def _results(sliced: Any, by: list[str], names: list[str], args: argparse.Namesp
             "absorbed_keys": sliced.n_absorbed, "confidence": 0.95}
 
 
-def _print(res: dict[str, Any], title: str) -> None:
+def print_slices(res: dict[str, Any], title: str) -> None:
     """The per-slice values as metric rows by slice columns (each value with its interval on the
     line below), as many slices side by side as the terminal's width holds (more tables below
-    for more slices); then the disparity table. A file or pipe gets 100 columns."""
+    for more slices); then the disparity table. A file or pipe gets 100 columns.
+
+    Parameters
+    ----------
+    res : dict
+        The document of :func:`slice_results` (with ``notes``, optionally).
+    title : str
+        The line printed first.
+
+    Returns
+    -------
+    None
+    """
     def fmt(v: Any) -> str:
         return "undefined" if v is None else f"{v:.4f}"
 
@@ -156,7 +199,9 @@ def _print(res: dict[str, Any], title: str) -> None:
 
     def cell(entry: dict[str, Any], n: str) -> str:
         iv = entry["intervals"].get(n)
-        return fmt(entry["metrics"][n]) + (f"\n{fmt(iv[0])}–{fmt(iv[1])}" if iv else "")
+        bd = entry.get("bounds", {}).get(n)  # certified bounds of a binned value (regression)
+        return fmt(entry["metrics"][n]) + (f"\n{fmt(iv[0])}–{fmt(iv[1])}" if iv else "") + \
+            (f"\n[{fmt(bd[0])}–{fmt(bd[1])}]" if bd else "")
 
     try:
         from rich.console import Console
@@ -169,6 +214,8 @@ def _print(res: dict[str, Any], title: str) -> None:
                 print(f"  {n:<20}{cell(entry, n).replace(chr(10), '  ')}")
         for r in [dhead, *drows]:
             print("  ".join(f"{c:<12}" for c in r))
+        for note in res.get("notes", []):
+            print(f"note: {note}")
         return
     console = Console(width=None if sys.stdout.isatty() else 100)
     console.print(title, highlight=False, soft_wrap=True)
@@ -194,6 +241,8 @@ def _print(res: dict[str, Any], title: str) -> None:
     console.print(t)
     if res["absorbed_keys"]:
         console.print(f"note: {res['absorbed_keys']} keys beyond {_MAX_SLICES} slices are folded into OTHER")
+    for note in res.get("notes", []):
+        console.print(f"note: {note}", soft_wrap=True, highlight=False, markup=False)
 
 
 def _plots(directory: str, sliced: Any, by: list[str]) -> list[str]:
@@ -267,10 +316,10 @@ def run_sliced(plan: Plan, names: list[str], args: argparse.Namespace, title: st
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows = _stream(plan, sliced, by, args)
-        res = _results(sliced, by, names, args)
+        res = slice_results(sliced, by, names, args)
     res["rows"] = rows
     title += f" -- {rows} rows by {', '.join(by)}, {len(res['slices'])} slices"
-    emit(res, args.json, lambda: _print(res, title))
+    emit(res, args.json, lambda: print_slices(res, title))
     if args.plot:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -103,6 +104,12 @@ class Reference:
     def side(self, column: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self.lows[column], self.highs[column], self.counts[column]
 
+    @cached_property
+    def cdf(self) -> tuple[np.ndarray, ...]:
+        """Per column, the reference's share at or below each row (its CDF at each distinct
+        score when exact), computed once. O(rows)."""
+        return tuple(_frozen(np.cumsum(n) / float(n.sum())) for n in self.counts)
+
     def to_config(self) -> dict[str, Any]:
         """JSON-able form (the ``reference`` entry of a Drift's configuration)."""
         def rows(arrs: tuple[np.ndarray, ...]) -> list[list[float]]:
@@ -179,6 +186,24 @@ def _numbers(value: Any, name: str, shape: tuple[int, ...] | None = None) -> np.
     return a
 
 
+def _check_totals(hist: np.ndarray, counts: list[np.ndarray], classes: np.ndarray) -> None:
+    """The reference is unweighted: every count is a whole number, and each column's bin counts,
+    its rows' counts and (C columns) the predicted-class counts all total the same number of
+    reference rows. Raises ``ValueError`` naming the first disagreement. O(rows)."""
+    for name, a in [("hist", hist), ("counts", np.concatenate(counts)), ("classes", classes)]:
+        frac = a != np.floor(a)
+        if frac.any():
+            raise ValueError(f"reference: {name!r} must be whole counts; first invalid value "
+                             f"{float(a.reshape(-1)[np.flatnonzero(frac.reshape(-1))[0]])!r}")
+    rows = float(hist[0].sum())
+    for c in range(hist.shape[0]):
+        if float(hist[c].sum()) != rows or float(counts[c].sum()) != rows:
+            raise ValueError(f"reference: column {c} holds {float(hist[c].sum())!r} scores in 'hist' and "
+                             f"{float(counts[c].sum())!r} in 'counts', expected {rows!r} (column 0's rows)")
+    if classes.size and float(classes.sum()) != rows:
+        raise ValueError(f"reference: 'classes' counts {float(classes.sum())!r} rows, 'hist' {rows!r}")
+
+
 def _from_config(cfg: Mapping[str, Any], bins: int) -> Reference:
     """A reference from its JSON-able form (untrusted: every invariant is checked)."""
     known = {"columns", "edges", "hist", "lows", "highs", "counts", "classes"}
@@ -227,6 +252,7 @@ def _from_config(cfg: Mapping[str, Any], bins: int) -> Reference:
             raise ValueError("reference: 'classes' must be counts >= 0 with a positive total")
     elif cfg.get("classes") is not None:
         raise ValueError("reference: 'classes' is only for scores of shape (n, C)")
+    _check_totals(hist, counts, classes)
     return Reference(columns, bins, _frozen(edges), _frozen(hist), tuple(lows), tuple(highs), tuple(counts),
                      _frozen(classes))
 

@@ -4,7 +4,8 @@ intervals when either side is known only as bins (definitions: docs/definitions/
 
 A side is given as ``(low, high, mass)``: ascending arrays, each row a bin whose mass lies
 somewhere in the closed interval ``[low, high]`` (an exact side has ``low == high``, one row
-per distinct value). Every function is O((m + n) log(m + n)) for sides of m and n rows.
+per distinct value). Every function on two sides is O((m + n) log(m + n)) for sides of m and
+n rows, except :func:`ks_wasserstein_blocks` (two exact sides: O(n + m log n)).
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ def _cdf_at(values: np.ndarray, mass: np.ndarray, at: np.ndarray, side: str) -> 
     return np.asarray(cum[np.searchsorted(values, at, side)])  # type: ignore[call-overload]
 
 
+def _too_wide(*arrays: np.ndarray) -> bool:
+    """True when the scores span more than the largest float (their differences overflow): the
+    distances are then those of the halved scores, doubled. O(rows)."""
+    return not math.isfinite(max(float(np.max(a)) for a in arrays) - min(float(np.min(a)) for a in arrays))
+
+
 def ks_wasserstein(ref: Side, cur: Side) -> tuple[float, float]:
     """(KS, Wasserstein-1) of the two samples placed at their rows' ``low`` (exact sides: the
     samples themselves): ``max_x |F_r(x) - F_c(x)|`` and ``integral |F_r(x) - F_c(x)| dx`` of
@@ -87,6 +94,9 @@ def ks_wasserstein(ref: Side, cur: Side) -> tuple[float, float]:
     rt, ct = float(rm.sum()), float(cm.sum())
     if rt <= 0 or ct <= 0:
         return math.nan, math.nan
+    if _too_wide(rv, cv):
+        ks, w = ks_wasserstein((rv * 0.5, rv * 0.5, rm), (cv * 0.5, cv * 0.5, cm))
+        return ks, 2.0 * w
     # one linear merge of the two ascending sides; each side's cumulative mass (integers for
     # unit weights, so the CDFs are count / total as scipy divides them), read at the last of
     # each run of ties
@@ -126,6 +136,9 @@ def ks_wasserstein_bounds(ref: Side, cur: Side) -> tuple[tuple[float, float], tu
     if rt <= 0 or ct <= 0:
         nan = (math.nan, math.nan)
         return nan, nan
+    if _too_wide(rl, rh, cl, ch):
+        ks_, (wl, wh) = ks_wasserstein_bounds((rl * 0.5, rh * 0.5, rm), (cl * 0.5, ch * 0.5, cm))
+        return ks_, (2.0 * wl, 2.0 * wh)
     rh_order, ch_order = np.argsort(rh, kind="stable"), np.argsort(ch, kind="stable")
     rhs, rhm = rh[rh_order], rm[rh_order]
     chs, chm = ch[ch_order], cm[ch_order]
@@ -144,56 +157,101 @@ def ks_wasserstein_bounds(ref: Side, cur: Side) -> tuple[tuple[float, float], tu
     gaps = np.diff(at)
     w_low = float(np.sum(low_r[:-1] * gaps)) if gaps.size else 0.0
     w_high = float(np.sum(high_r[:-1] * gaps)) if gaps.size else 0.0
-    means = (float(rl @ rm) / rt, float(rh @ rm) / rt, float(cl @ cm) / ct, float(ch @ cm) / ct)
+    rs, cs = rm / rt, cm / ct  # shares: the means stay within the scores' range
+    means = (float(rl @ rs), float(rh @ rs), float(cl @ cs), float(ch @ cs))
     mean_gap = max(means[2] - means[1], means[0] - means[3], 0.0)
     return ks, (max(w_low, mean_gap), w_high)
 
 
-def ks_wasserstein_blocks(rv: np.ndarray, rm: np.ndarray, cv: np.ndarray,
-                          cm: np.ndarray | None) -> tuple[float, float]:
-    """:func:`ks_wasserstein` of an exact reference (``rv`` ascending distinct, masses ``rm``)
-    and exact current scores (``cv`` ascending, ties allowed, masses ``cm``; None: 1 each),
-    without merging the two sides: O(n + m log n) instead of O((m + n) log).
+def segment_sums(v: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """``v[bounds[i]:bounds[i + 1]].sum()`` for every i (``bounds`` non-decreasing in [0, n]):
+    one ``np.add.reduceat`` over the non-empty segments, each summed on its own (no running sum
+    over the whole array, whose rounding would grow with n). O(n + len(bounds))."""
+    out = np.zeros(bounds.shape[0] - 1)
+    full = bounds[1:] > bounds[:-1]
+    if full.any():
+        out[full] = np.add.reduceat(v, bounds[:-1][full])  # an empty segment ends where the next starts
+        last = int(np.flatnonzero(full)[-1])
+        if int(bounds[last + 1]) < v.shape[0]:  # reduceat's last segment runs to the end of v
+            out[last] -= float(np.sum(v[bounds[last + 1]:]))
+    return out
 
-    Between two reference scores r_j <= x < r_{j+1}, F_ref is the constant R_j, so the KS
-    supremum over that block is at F_cur(r_j) or F_cur(r_{j+1}-) (both values at data points,
-    as scipy evaluates them), and the Wasserstein integral over it splits at the first current
-    score where F_cur reaches R_j, with G(x) = integral of F_cur up to x read from its values at
-    the current scores (one cumulative sum). Same values as :func:`ks_wasserstein` up to the
-    order of the sums."""
+
+def ks_wasserstein_blocks(rv: np.ndarray, rm: np.ndarray, cv: np.ndarray, cm: np.ndarray | None,
+                          r_cdf: np.ndarray | None = None) -> tuple[float, float]:
+    """:func:`ks_wasserstein` of an exact reference (``rv`` ascending distinct, masses ``rm``;
+    ``r_cdf``: its cumulative shares, if kept) and exact current scores (``cv`` ascending, ties
+    allowed, masses ``cm``; None: 1 each), without merging the two sides and, unweighted,
+    without an array of the current side's size: O(n + m log n) for m reference and n current
+    scores -- 2 binary searches per reference score (3 weighted) and one pass over ``cv``.
+
+    Between two reference scores a = r_j <= x < b = r_{j+1}, F_ref is the constant R_j, so the
+    KS supremum over that block is at F_cur(r_j) or F_cur(r_{j+1}-) (both values at data
+    points, as scipy evaluates them). The Wasserstein integral over it splits at x*, the first
+    current score where F_cur reaches R_j (clipped to the block): ``R_j (x* - a) - I(a, x*) +
+    I(x*, b) - R_j (b - x*)`` with ``I(u, v)`` = the integral of F_cur over [u, v) = F_cur(u)
+    (v - u) plus, for each current score c in (u, v), its share times (v - c) -- a count and a
+    sum over the scores of that stretch. Every stretch is summed on its own (one
+    ``np.add.reduceat`` over all of them), so the rounding stays that of the scores' own
+    magnitude. The same values as :func:`ks_wasserstein` up to the order of the sums."""
+    n, m = cv.shape[0], rv.shape[0]
     rt = float(rm.sum())
-    n = cv.shape[0]
-    cum_c = np.arange(1.0, n + 1.0) if cm is None else np.cumsum(cm)
-    ct = float(cum_c[-1]) if n else 0.0
-    if rt <= 0 or ct <= 0:
+    if n == 0 or rt <= 0:
         return math.nan, math.nan
-    f_c = cum_c / ct
-    g_c = np.empty(n)  # few n-sized temporaries: at 1e7 scores, allocating them is the cost
-    g_c[0] = 0.0
-    np.subtract(cv[1:], cv[:-1], out=g_c[1:])
-    g_c[1:] *= f_c[:-1]
-    np.cumsum(g_c[1:], out=g_c[1:])
-    r_cum = np.cumsum(rm) / rt  # R_j: F_ref on [r_j, r_{j+1})
+    span = max(float(rv[-1]), float(cv[-1])) - min(float(rv[0]), float(cv[0]))
+    if not math.isfinite(span):  # scores near the largest floats: the distance of the halves, doubled
+        ks, w = ks_wasserstein_blocks(rv * 0.5, rm, cv * 0.5, cm, r_cdf)
+        return ks, 2.0 * w
+    mid = float(cv[n // 2])
+    if mid != 0.0 and max(abs(float(rv[0])), abs(float(rv[-1])), abs(float(cv[0])), abs(float(cv[-1]))) \
+            > 4.0 * span:  # far from 0 for their spread: the sums of the scores less the middle one
+        return ks_wasserstein_blocks(rv - mid, rm, cv - mid, cm, r_cdf)
+    r = np.cumsum(rm) / rt if r_cdf is None else r_cdf  # R_j: F_ref on [r_j, r_{j+1})
+    # current scores < r_j (those <= the float below r_j) and <= r_j: one search of both, in order
+    needles = np.empty(2 * m)
+    needles[0::2], needles[1::2] = np.nextafter(rv, -np.inf), rv
+    found = np.searchsorted(cv, needles, "right")
+    left, right = found[0::2], found[1::2]
+    if cm is None:
+        total = float(n)
+        # first index k with (k + 1) / n >= R_j (an exact tie either way: F_cur = R_j between)
+        cross = np.ceil(r[:-1] * total).astype(np.int64) - 1
+        cum = None
+    else:
+        cum = np.cumsum(cm)
+        total = float(cum[-1])
+        if total <= 0:
+            return math.nan, math.nan
+        cross = np.searchsorted(cum, r[:-1] * total, "left")
 
-    def f_at(idx: np.ndarray) -> np.ndarray:  # F_cur at the current score idx (-1: before all)
-        return np.where(idx >= 0, f_c[np.maximum(idx, 0)], 0.0)
+    def mass(k: np.ndarray) -> np.ndarray:  # weight of the first k current scores / total
+        if cum is None:
+            return k / total
+        return np.where(k > 0, cum[np.maximum(k - 1, 0)], 0.0) / total
 
-    def g_at(x: np.ndarray) -> np.ndarray:  # integral of F_cur from -inf to x
-        k = np.searchsorted(cv, x, "right") - 1
-        kk = np.maximum(k, 0)
-        return np.where(k >= 0, g_c[kk] + f_c[kk] * (x - cv[kk]), 0.0)
-
-    at_r = f_at(np.searchsorted(cv, rv, "right") - 1)  # F_cur(r_j)
-    before_r = f_at(np.searchsorted(cv, rv, "left") - 1)  # F_cur(r_j -)
-    ks = max(float(before_r[0]), float(np.max(np.abs(r_cum - at_r))),
-             float(np.max(np.abs(r_cum[:-1] - before_r[1:]))) if rv.shape[0] > 1 else 0.0)
-    lo, hi, r = rv[:-1], rv[1:], r_cum[:-1]
-    k = np.searchsorted(cum_c, r * ct, "left")  # first current score with F_cur >= R_j
-    cross = np.clip(np.where(k < n, cv[np.minimum(k, n - 1)], hi), lo, hi)
-    g_lo, g_x, g_hi = g_at(lo), g_at(cross), g_at(hi)
-    blocks = r * (cross - lo) - (g_x - g_lo) + (g_hi - g_x) - r * (hi - cross)
-    w = float(g_at(rv[:1])[0]) + float(np.sum(blocks))
-    last = float(rv[-1])
-    if float(cv[-1]) > last:
-        w += (float(cv[-1]) - last) - float(g_c[-1] - g_at(rv[-1:])[0])
+    at_r, before_r = mass(right), mass(left)
+    ks = max(float(before_r[0]), float(np.max(np.abs(r - at_r))),
+             float(np.max(np.abs(r[:-1] - before_r[1:]))) if m > 1 else 0.0)
+    # the stretches of current scores, in order: below r_0; per block [r_j, r_{j+1}), those
+    # before x* and those from x* on (the ties at r_{j+1} between them add nothing); above r_last
+    k_x = np.clip(cross, right[:-1], left[1:])
+    bounds = np.empty(3 * m, dtype=np.int64)
+    bounds[0], bounds[-1] = 0, n
+    bounds[1:-1:3], bounds[2:-2:3], bounds[3:-2:3] = right, k_x, left[1:]
+    if cm is None:
+        weight = np.diff(bounds).astype(np.float64) / total
+        sums = segment_sums(cv, bounds) / total
+    else:
+        weight = segment_sums(cm, bounds) / total  # each stretch's own sum (not differences of cum)
+        sums = segment_sums(cv * cm, bounds) / total
+    a, b = rv[:-1], rv[1:]
+    # x*: a when F_cur reaches R_j at or below a, b when not inside the block, else the crossing
+    xs = np.where(cross < right[:-1], a, np.where(cross >= left[1:], b, cv[np.clip(cross, 0, n - 1)]))
+    below, before, after = slice(0, 1), slice(1, -2, 3), slice(2, -2, 3)
+    i_before = at_r[:-1] * (xs - a) + (weight[before] * xs - sums[before])
+    i_after = mass(k_x) * (b - xs) + (weight[after] * b - sums[after])
+    blocks = r[:-1] * (xs - a) - i_before + i_after - r[:-1] * (b - xs)
+    w = float(weight[below][0] * rv[0] - sums[below][0])  # F_ref = 0 below r_0
+    w += float(np.sum(blocks))
+    w += float(sums[-1] - weight[-1] * rv[-1])  # F_ref = 1 above r_last: each score's distance to it
     return ks, w

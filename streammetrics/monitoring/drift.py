@@ -13,7 +13,6 @@ from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.metric import Metric
 from streammetrics._core.params import Param, check_param
 from streammetrics._scores.binned.bins import BinnedScores
-from streammetrics._scores.binned.keys import raw_decode
 
 from ._drift_reference import MAX_BINS, MIN_ROWS, ROW_BYTES, reference_from
 from ._drift_state import DriftState, drift_state
@@ -31,6 +30,7 @@ __all__ = ["Drift"]
 _BINS = Param("int", f"must be an int in [1, {MAX_BINS}]", low=1, high=MAX_BINS)
 _MAX_BYTES = Param("int", "must be an int")
 STATS = ("psi", "js", "ks", "wasserstein")
+_MAX_FLOAT = float(np.finfo(np.float64).max)
 
 
 class Drift(Metric):
@@ -71,9 +71,11 @@ class Drift(Metric):
 
     Notes
     -----
-    ``update`` is O(n log bins) plus the score state's update (the exact buffer queues a copy,
-    sorted on the next read; bins: O(n)); ``compute`` O((m + n) log(m + n)) for m reference and
-    n current distinct scores (bins: O(bins)). Memory: every current score (exact) or
+    ``update`` is O(n) plus the score state's update (the exact buffer queues a copy, sorted on
+    the next read; bins: O(n), with the PSI / JS bin counts, O(n log bins)); ``compute``, after
+    that sort, O(n + m log n) for m reference and n current scores (KS and Wasserstein from one
+    binary search of the reference's scores into the current ones and one pass over these;
+    the bin counts from one binary search per edge) -- bins: O(bins). Memory: every current score (exact) or
     ``max_bytes``; the reference is kept as its distinct scores with their counts. Weights:
     ``sample_weight`` weighs the current scores in every statistic (scipy's
     ``wasserstein_distance`` takes the same weights; ``ks_2samp`` takes none, and the weighted
@@ -83,7 +85,7 @@ class Drift(Metric):
     Examples
     --------
     >>> import numpy as np
-    >>> from streammetrics.monitoring import Drift
+    >>> from streammetrics import Drift  # or: from streammetrics.monitoring import Drift
     >>> rng = np.random.default_rng(0)
     >>> ref, now = rng.normal(0, 1, 1000), rng.normal(0.5, 1, 1000)
     >>> d = Drift(ref)
@@ -191,12 +193,9 @@ class Drift(Metric):
         st = self._state.scores
         if isinstance(st, BinnedScores):
             pos, neg = st.bins(column)
-            keys = st._keys[column]  # noqa: SLF001 -- the bins' own layout, read only
-            shift = int(st._shift[column])  # noqa: SLF001
-            low = st.lower_edges(column)
-            top = np.iinfo(np.int64).max
-            nxt = np.where(keys >= (top >> shift), top, ((keys + 1) << shift) - 1)
-            high = low if shift == 0 else raw_decode(nxt)
+            # every score is finite: a bin's range open to +-inf ends at the largest finite float
+            low = np.clip(st.lower_edges(column), -_MAX_FLOAT, _MAX_FLOAT)
+            high = np.clip(st.upper_edges(column), -_MAX_FLOAT, _MAX_FLOAT)
             w = pos + neg
             keep = w > 0
             return low[keep], high[keep], w[keep]
@@ -232,8 +231,8 @@ class Drift(Metric):
         values = {k: (v, v, v) for k, v in out.items()}
         if ref.exact and st.scores.pair_scores() is not None:  # both sides exact
             cv, cw = self._current_exact(column)
-            ks, w = ks_wasserstein_blocks(ref.lows[column], ref.counts[column], cv, cw) if cv.shape[0] \
-                else (math.nan, math.nan)
+            ks, w = ks_wasserstein_blocks(ref.lows[column], ref.counts[column], cv, cw, ref.cdf[column]) \
+                if cv.shape[0] else (math.nan, math.nan)
             values["ks"], values["wasserstein"] = (ks, ks, ks), (w, w, w)
             return values
         r_side, c_side = ref.side(column), self._current_side(column)

@@ -111,3 +111,116 @@ def local_cluster(workers: int = 2) -> Iterator[Any]:
         n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster, Client(cluster) as c:
         yield c
+
+
+# -- regression (issue #30): every engine against scikit-learn / scipy on the same rows ----------
+
+
+def regression_frame(n: int = 900, seed: int = 11) -> pd.DataFrame:
+    """Float targets and predictions with many ties (quarters), float weights (some zero), a
+    second output (``y2`` / ``p2``) and interval bounds ``lo`` <= ``hi`` around ``p``."""
+    rng = np.random.default_rng(seed)
+    y = np.round(rng.normal(size=(n, 2)) * 4) / 4
+    p = np.round((0.7 * y + rng.normal(size=(n, 2))) * 4) / 4
+    half = np.round(rng.random(n) * 2, 2)
+    w = np.round(rng.random(n), 3)
+    w[rng.random(n) < 0.05] = 0.0
+    return pd.DataFrame({"y": y[:, 0], "p": p[:, 0], "y2": y[:, 1], "p2": p[:, 1], "w": w,
+                         "lo": p[:, 0] - half, "hi": p[:, 0] + half})
+
+
+def regression_set() -> sm.MetricSet:
+    """The regression members whose states differ: moments, sorted value buffers, pair ranks."""
+    return sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(), r2=sm.R2Score(),
+                        medae=sm.MedianAbsoluteError(), spearman=sm.SpearmanCorrCoef(),
+                        kendall=sm.KendallTau(), pearson=sm.PearsonCorrCoef())
+
+
+def regression_oracle(df: pd.DataFrame) -> dict[str, float]:
+    """:func:`regression_set`'s values, unweighted, from scikit-learn and scipy."""
+    import scipy.stats as ss
+    from sklearn import metrics as skm
+
+    y, p = df["y"].to_numpy(), df["p"].to_numpy()
+    return {"mse": skm.mean_squared_error(y, p), "mae": skm.mean_absolute_error(y, p),
+            "r2": skm.r2_score(y, p), "medae": skm.median_absolute_error(y, p),
+            "spearman": ss.spearmanr(y, p).statistic, "kendall": ss.kendalltau(y, p).statistic,
+            "pearson": ss.pearsonr(y, p).statistic}
+
+
+def weighted_regression_set() -> sm.MetricSet:
+    return sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(), r2=sm.R2Score(),
+                        medae=sm.MedianAbsoluteError())
+
+
+def weighted_regression_oracle(df: pd.DataFrame) -> dict[str, float]:
+    """:func:`weighted_regression_set`'s values with the ``w`` column, from scikit-learn."""
+    from sklearn import metrics as skm
+
+    y, p, w = df["y"].to_numpy(), df["p"].to_numpy(), df["w"].to_numpy()
+    return {"mse": skm.mean_squared_error(y, p, sample_weight=w),
+            "mae": skm.mean_absolute_error(y, p, sample_weight=w),
+            "r2": skm.r2_score(y, p, sample_weight=w),
+            "medae": skm.median_absolute_error(y, p, sample_weight=w)}
+
+
+def check_regression(evaluate: Any, data: Any, df: pd.DataFrame) -> None:
+    """An engine's ``evaluate`` over ``data`` (holding the rows of :func:`regression_frame` ``df``)
+    equals scikit-learn / scipy: the exact set unweighted (``target`` / ``prediction`` names),
+    weighted, multioutput ``raw_values`` (column lists), ``IntervalCoverage`` over (lo, hi)
+    columns, a bounded median's bounds around the exact value, and ``compute=False``'s
+    accumulator equal to one process's. 1e-12 relative (sums of float weights in another order)."""
+    from sklearn import metrics as skm
+
+    got = evaluate(data, regression_set(), target="y", prediction="p")
+    assert_same(got, regression_oracle(df))
+    got = evaluate(data, weighted_regression_set(), label="y", score="p", weight="w")
+    assert_same(got, weighted_regression_oracle(df))
+    raw = evaluate(data, sm.MeanSquaredError(multioutput="raw_values"), target=["y", "y2"],
+                   prediction=["p", "p2"], weight="w")
+    np.testing.assert_allclose(raw, skm.mean_squared_error(
+        df[["y", "y2"]].to_numpy(), df[["p", "p2"]].to_numpy(), sample_weight=df["w"].to_numpy(),
+        multioutput="raw_values"), rtol=1e-12)
+    y, lo, hi, w = (df[c].to_numpy() for c in ("y", "lo", "hi", "w"))
+    coverage = evaluate(data, sm.IntervalCoverage(), target="y", prediction=["lo", "hi"], weight="w")
+    np.testing.assert_allclose(coverage, (w * ((lo <= y) & (y <= hi))).sum() / w.sum(), rtol=1e-12)
+    # ``lo`` as the prediction: hundreds of distinct errors, more than 1 KiB of bins holds exactly
+    bounded = evaluate(data, {"medae": sm.MedianAbsoluteError(max_bytes=1024)}, target="y",
+                       prediction="lo", compute=False)["medae"]
+    ref = sm.MedianAbsoluteError(max_bytes=1024).update(y, lo)
+    assert not bounded.is_exact
+    exact = skm.median_absolute_error(y, lo)
+    low, high = bounded.bounds()
+    assert low <= exact <= high
+    np.testing.assert_allclose([low, high], ref.bounds(), rtol=1e-12)
+
+
+def sliced_takes_regression() -> bool:
+    """Whether ``Sliced`` wraps regression metrics (main's Sliced does since the reg-sliced merge)."""
+    try:
+        sm.Sliced(sm.MeanSquaredError())
+    except ValueError:
+        return False
+    return True
+
+
+def check_regression_sliced(evaluate: Any, data: Any, df: pd.DataFrame) -> None:
+    """``by=`` with regression metrics (target / prediction names, weights): the values per
+    slice equal ``Sliced`` in one process and scikit-learn on each slice's rows (1e-12)."""
+    from sklearn import metrics as skm
+
+    df = df.assign(region=np.where(df["y"] > 0.5, "high", np.where(df["y"] < -0.5, "low", "mid")))
+    ms = weighted_regression_set()
+    got = evaluate(data(df), ms, by="region", target="y", prediction="p", weight="w")
+    assert_same(got, single_process_sliced(ms, df, "region", label="y", score="p", weight="w"))
+    for key, values in got.items():
+        rows = df[df["region"] == key]
+        assert_same(values, weighted_regression_oracle(rows))
+        assert values["mse"] == pytest_approx(skm.mean_squared_error(rows["y"], rows["p"],
+                                                                     sample_weight=rows["w"]))
+
+
+def pytest_approx(value: float) -> Any:
+    import pytest
+
+    return pytest.approx(value, rel=1e-12)

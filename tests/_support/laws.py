@@ -618,6 +618,11 @@ REGISTRY: dict[str, Case] = {
                              exact=False, rtol=1e-12),
     "drift_bounded": Case(lambda: Drift(DRIFT_REF[:, 1], max_bytes=2048), "scores_only", drift_feed,
                           DRIFT_LAWS, exact=False, rtol=1e-12),
+    # (issue #31: the bounded multiclass Drift, and Estimated around one metric)
+    "drift_multiclass_bounded": Case(lambda: Drift(DRIFT_REF, bins=3, max_bytes=6144), "multiclass_scores",
+                                     drift_feed, DRIFT_LAWS, exact=False, rtol=1e-12),
+    "estimated_auroc": Case(lambda: Estimated(sm.AUROC()), "probabilities", estimated_feed,
+                            laws=ESTIMATED_LAWS, exact=False),
     "window_drift": Case(lambda: sm.Window(Drift(DRIFT_REF[:, 0], bins=4), size=7), "scores_only", drift_feed,
                          DRIFT_WRAPPER_LAWS, exact=False, compare_state=False),
     "decayed_drift_multiclass": Case(lambda: sm.Decayed(Drift(DRIFT_REF, bins=3), half_life=3.0),

@@ -58,7 +58,7 @@ class Record(pl.Callback):
 
     def on_validation_epoch_end(self, trainer, pl_module):
         if not trainer.sanity_checking:
-            self.epochs.append({k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith("val/")})
+            self.epochs.append({k: float(v) for k, v in trainer.callback_metrics.items() if k.startswith(("val/", "reg/"))})
 
 
 def main(out: str, devices: int) -> None:
@@ -66,13 +66,21 @@ def main(out: str, devices: int) -> None:
     pl.seed_everything(0, verbose=False)
     callback = StreamMetricsCallback(sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(),
                                                   cm=sm.ConfusionMatrix()), stages=["validate"])
+    # issue #30: regression metrics through the same callback (the 0/1 label as a float target,
+    # the probability as the prediction), synced over the ranks with the padding trimmed
+    regression = StreamMetricsCallback(
+        sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(), r2=sm.R2Score(),
+                     medae=sm.MedianAbsoluteError(), spearman=sm.SpearmanCorrCoef(),
+                     kendall=sm.KendallTau()),
+        stages=["validate"], prefix={"validate": "reg/"},
+        extract=lambda out, batch: (out["y_true"].double(), out["y_score"]))
     record = Record()
     trainer = pl.Trainer(
         max_epochs=2, accelerator="cpu", devices=devices,
         strategy="ddp" if devices > 1 else "auto",
         logger=False, enable_checkpointing=False, enable_progress_bar=False,
         enable_model_summary=False, num_sanity_val_steps=0,
-        callbacks=[callback, record],
+        callbacks=[callback, regression, record],
     )
     model = Model()
     trainer.fit(model, DataLoader(data(200, 1), batch_size=32), DataLoader(data(N_VAL, 2), batch_size=16))
@@ -83,7 +91,8 @@ def main(out: str, devices: int) -> None:
         cm = np.asarray(callback.results["validate"]["cm"]).tolist()
         with open(out, "w") as f:
             json.dump({"epochs": record.epochs, "y": val.tensors[1].numpy().tolist(),
-                       "scores": scores.tolist(), "cm": cm}, f)
+                       "scores": scores.tolist(), "cm": cm,
+                       "regression": {k: float(v) for k, v in regression.results["validate"].items()}}, f)
 
 
 if __name__ == "__main__":

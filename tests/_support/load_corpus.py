@@ -186,6 +186,33 @@ for _cls in (sm.ErrorRate, sm.Specificity, sm.FallOut, sm.MissRate, sm.NPV, sm.F
     CORPUS[_cls.__name__] = (lambda c: lambda: _multiclass(c(3)))(_cls)
 
 
+# -- monitoring (issue #31): Drift (scores, no labels) and Estimated (probabilities, no labels) --
+def _scores(m: sm.Metric, n: int = 30) -> sm.Metric:
+    """Scores of shape (n,) in [0, 1] (Drift's scores, Estimated's binary probabilities)."""
+    rng = _rng()
+    return m.update(np.round(rng.random(n), 2), sample_weight=rng.random(n) + 0.1)
+
+
+def _probabilities(m: sm.Metric, n: int = 30, c: int = 3) -> sm.Metric:
+    """Rows of c probabilities summing to 1 (multiclass Drift's scores, Estimated's y_prob)."""
+    rng = _rng()
+    return m.update(rng.dirichlet(np.ones(c), n), sample_weight=rng.random(n) + 0.1)
+
+
+_REF = np.round(np.random.default_rng(31).random((40, 3)), 2)
+CORPUS.update({
+    "Drift": lambda: _scores(sm.Drift(_REF[:, 0], bins=4)),
+    "Drift-bounded": lambda: _scores(sm.Drift(_REF[:, 1], max_bytes=2048), 300),
+    "Drift-multiclass": lambda: _probabilities(sm.Drift(_REF, bins=3)),
+    "Drift-multiclass-bounded": lambda: _probabilities(sm.Drift(_REF, bins=3, max_bytes=4096), 200),
+    "Estimated-AUROC": lambda: _scores(sm.Estimated(sm.AUROC())),
+    "Estimated-MetricSet": lambda: _scores(sm.Estimated(sm.MetricSet(a=sm.Accuracy(), p=sm.Precision(),
+                                                                    ap=sm.AveragePrecision(max_bytes=2048)))),
+    "Estimated-multiclass": lambda: _probabilities(sm.Estimated(sm.MetricSet(a=sm.Accuracy(3),
+                                                                             r=sm.Recall(3, average=None)))),
+})
+
+
 def _delayed_multiclass() -> sm.Metric:
     dl = sm.DelayedLabels(sm.MetricSet(a=sm.Accuracy(3), k=sm.TopKAccuracy(3, k=2)), capacity=10)
     rng = _rng()
@@ -247,9 +274,16 @@ def build(header: Any, payload: bytes, raw: bytes | None = None) -> bytes:
     return MAGIC + hashlib.sha256(body).digest() + body
 
 
-def values_of(result: Any) -> list[float]:
-    """Every number in a compute() result (floats, arrays, dicts, curve results), except
-    curves' ``thresholds`` (their first one is +inf by scikit-learn's layout)."""
+#: Result keys that may hold +inf by definition: curves' ``thresholds`` (the first one, by
+#: scikit-learn's layout) and Drift's ``class_chi2`` (a class the reference never predicts, seen
+#: now: docs/definitions/monitoring.md).
+INFINITE_BY_DEFINITION = ("thresholds", "class_chi2")
+
+
+def values_of(result: Any, skip: tuple[str, ...] = ("thresholds",)) -> list[float]:
+    """Every number in a compute() result (floats, arrays, dicts, curve results), except those
+    under the keys ``skip`` (default: curves' ``thresholds``, whose first one is +inf by
+    scikit-learn's layout; :data:`INFINITE_BY_DEFINITION` for the finiteness checks)."""
     out: list[float] = []
     if hasattr(result, "_asdict"):
         result = result._asdict()
@@ -257,11 +291,11 @@ def values_of(result: Any) -> list[float]:
         result = dict(vars(result))
     if isinstance(result, dict):
         for k, v in result.items():
-            if k != "thresholds":
-                out += values_of(v)
+            if k not in skip:
+                out += values_of(v, skip)
     elif isinstance(result, (list, tuple)):
         for v in result:
-            out += values_of(v)
+            out += values_of(v, skip)
     elif isinstance(result, (int, float, np.number, np.ndarray)):
         arr = np.asarray(result)
         if arr.dtype.kind in "biuf":

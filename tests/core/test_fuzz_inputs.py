@@ -140,13 +140,39 @@ DELAYED_KINDS = ("delayed", "dreg", "div")  # fed by predict, then label
 REAL_KINDS = ("reg", "iv", "sliced_reg", "dreg", "div")  # real targets
 _DATA_KIND = {"dreg": "reg", "div": "iv"}
 # -- end reg-delayed
+# monitoring (issue #31): no labels, so no y; s is the scores (Drift) or the probabilities
+# (Estimated): "mon" (n,) in [0, 1], "mon_mc" (n, C) rows summing to 1
+_DRIFT_REF = np.random.default_rng(31).random((40, C))
+MON: dict[str, Callable[[], Any]] = {
+    "Drift": lambda: sm.Drift(_DRIFT_REF[:, 0], bins=4),
+    "Drift[max_bytes]": lambda: sm.Drift(_DRIFT_REF[:, 1], max_bytes=4096),
+    "Estimated(AUROC)": lambda: sm.Estimated(sm.AUROC()),
+    "Estimated(MetricSet)": lambda: sm.Estimated(sm.MetricSet(a=sm.Accuracy(), r=sm.Recall(),
+                                                              ap=sm.AveragePrecision(max_bytes=4096))),
+}
+MON_MC: dict[str, Callable[[], Any]] = {
+    "Drift": lambda: sm.Drift(_DRIFT_REF, bins=3),
+    "Drift[max_bytes]": lambda: sm.Drift(_DRIFT_REF, max_bytes=8192),
+    "Estimated(AUROC)": lambda: sm.Estimated(sm.AUROC(C)),
+    "Estimated(MetricSet)": lambda: sm.Estimated(sm.MetricSet(a=sm.Accuracy(C), r=sm.Recall(C, average="macro"))),
+}
+MON_KINDS = ("mon", "mon_mc")
+# reg-delayed: windows and decay around Estimated (issue #31), fed probabilities like "mon"
+MON.update({
+    "Window(Estimated(MetricSet))": lambda: sm.Window(sm.Estimated(sm.MetricSet(a=sm.Accuracy(), r=sm.AUROC())),
+                                                      size=7),
+    "Decayed(Estimated(AUROC))": lambda: sm.Decayed(sm.Estimated(sm.AUROC()), half_life=5),
+})
+MON_MC["Decayed(Estimated(Accuracy))"] = lambda: sm.Decayed(sm.Estimated(sm.Accuracy(C)), half_life=4)
 CASES = ([("bin", k) for k in BIN] + [("mc", k) for k in MC] + [("ml", k) for k in ML]
          + [("ret", k) for k in RET] + [("delayed", k) for k in DELAYED]
          + [("sliced", k) for k in SLICED] + [("sliced_reg", k) for k in SLICED_REG]
          + [("reg", k) for k in REG] + [("iv", k) for k in IV]
+         + [("mon", k) for k in MON] + [("mon_mc", k) for k in MON_MC]
          + [("dreg", k) for k in DELAYED_REG] + [("div", k) for k in DELAYED_IV])  # reg-delayed
 FACTORIES = {"bin": BIN, "mc": MC, "ml": ML, "ret": RET, "delayed": DELAYED, "sliced": SLICED,
-             "sliced_reg": SLICED_REG, "reg": REG, "iv": IV, "dreg": DELAYED_REG, "div": DELAYED_IV}
+             "sliced_reg": SLICED_REG, "reg": REG, "iv": IV, "mon": MON, "mon_mc": MON_MC,
+             "dreg": DELAYED_REG, "div": DELAYED_IV}
 
 
 def make(kind: str, name: str) -> Any:
@@ -183,6 +209,9 @@ def batch(kind: str, n: int, seed: int, weighted: bool) -> dict[str, Any]:
     elif kind in ("reg", "sliced_reg"):  # real targets: float64 like the scores
         w = rng.random(n) * 3 + 0.25 if weighted else None
         return {"y": np.round(rng.random(n) * 4, 2), "s": rng.random(n), "w": w}
+    elif kind in MON_KINDS:  # no labels (y is never fed)
+        s = rng.random(n) if kind == "mon" else rng.dirichlet(np.ones(C), n)
+        return {"y": np.zeros(n, dtype=np.int64), "s": s, "w": rng.random(n) * 3 + 0.25 if weighted else None}
     elif kind == "iv":  # a target and its [lower, upper] interval
         w = rng.random(n) * 3 + 0.25 if weighted else None
         y = np.round(rng.random(n) * 4, 2)
@@ -209,6 +238,8 @@ def feed(m: Any, kind: str, b: dict[str, Any]) -> None:
         m.label(ids, b["y"])
     elif kind == "ret":
         m.update(b["y"], b["s"])
+    elif kind in MON_KINDS:
+        m.update(b["s"], sample_weight=b["w"])
     elif kind in ("sliced", "sliced_reg"):
         n = len(b["y"]) if np.ndim(b["y"]) else 1
         m.update(b["y"], b["s"], sample_weight=b["w"], slices=np.arange(n) % 3)
@@ -364,7 +395,7 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     seed = draw(st.integers(0, 2**16))
     weighted = draw(st.booleans()) and kind != "ret"
     b = batch(kind, n, seed, weighted)
-    args = ["y", "s"] + (["w"] if weighted else [])
+    args = ([] if kind in MON_KINDS else ["y"]) + ["s"] + (["w"] if weighted else [])
     arg = draw(st.sampled_from(args))
     a = b[arg]
     mal, clean = dict(b), dict(b)
@@ -402,6 +433,8 @@ def variants(draw: Any) -> tuple[str, str, dict[str, Any], dict[str, Any] | None
     how = draw(st.sampled_from(WHOLE))
     if kind in DELAYED_KINDS and how in ("too-short", "2-d") and arg == "s":
         how = "complex"  # a row of scores per id is a valid DelayedLabels prediction
+    if kind in MON_KINDS and how == "too-short" and arg == "s" and not weighted:
+        how = "complex"  # no labels to match: fewer scores are a valid batch
     mal[arg] = whole(how, a)
     return kind, name, mal, None, arg, f"{arg}:{how}"
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+import uuid
 from pathlib import Path
 
 import pytest
@@ -99,7 +100,9 @@ def _expected(text: str) -> dict[int, list[str]]:
 
 
 def test_mypy_sees_the_public_signatures(tmp_path: Path) -> None:
-    cases = tmp_path / "cases.py"
+    # a module name of its own per run: mypy's shared cache (below) remembers a module by name,
+    # and a later run under the same name in another temporary directory replays the first path
+    cases = tmp_path / f"cases_{uuid.uuid4().hex}.py"
     cases.write_text(textwrap.dedent(CASES))
     config = tmp_path / "mypy.ini"
     config.write_text(f"[mypy]\nmypy_path = {ROOT}\nignore_missing_imports = True\npython_version = 3.11\n")

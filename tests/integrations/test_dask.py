@@ -237,3 +237,31 @@ def test_retrieval_on_cluster(client: Any, data: tuple[Path, pd.DataFrame]) -> N
                             compute=False)["map"].n_queries == whole["q"].nunique()
     with pytest.raises(ValueError, match="query"):
         evaluate_parquet(root, metrics(), label="rel", score="p")
+
+
+def test_regression_on_cluster_equals_sklearn(client: Any, tmp_path: Path) -> None:
+    """Issue #30: regression metrics (moments, exact sorted buffers, pair ranks, bounded bins,
+    intervals) on the workers equal scikit-learn / scipy, from uneven partitions with an empty
+    one and from Parquet files with an empty file (the general path: states merged in a tree)."""
+    import engine_cases as cases
+
+    df = cases.regression_frame()
+    parts = [df.iloc[:0], df.iloc[:50], df.iloc[50:600], df.iloc[600:]]
+    ddf = dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
+    cases.check_regression(lambda d, m, **kw: evaluate(d, m, split_every=2, **kw), ddf, df)
+    for i, p in enumerate(parts):
+        p.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    cases.check_regression(evaluate_parquet, str(tmp_path / "*.parquet"), df)
+
+
+@pytest.mark.skipif(not __import__("engine_cases").sliced_takes_regression(),
+                    reason="needs Sliced of regression metrics (main's wrappers/sliced)")
+def test_regression_slices_on_cluster(client: Any) -> None:
+    """Issue #30: ``by=`` with regression metrics on the workers equals Sliced in one process and
+    scikit-learn per slice (partitions in order of the key: they see different slices)."""
+    import engine_cases as cases
+
+    def frame(df: pd.DataFrame) -> Any:
+        return dd.from_pandas(df.sort_values("region", kind="stable"), npartitions=5)
+
+    cases.check_regression_sliced(evaluate, frame, cases.regression_frame())

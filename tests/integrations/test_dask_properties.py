@@ -136,3 +136,48 @@ def test_retrieval_any_partitioning(seed: int, nparts: int) -> None:
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=0)
         np.testing.assert_allclose(got2.compute()[k], want[k], rtol=1e-12, atol=0)
+
+
+@st.composite
+def _regression_frames(draw: Any) -> tuple[pd.DataFrame, list[int], list[int], int]:
+    n = draw(st.integers(0, 60))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    levels = draw(st.integers(1, 4))  # few levels: many ties in targets, predictions and errors
+    y = np.round(rng.normal(size=(n, 2)) * levels) / levels
+    df = pd.DataFrame({"y0": y[:, 0], "y1": y[:, 1],
+                       "p0": np.round((y[:, 0] + rng.normal(size=n)) * levels) / levels,
+                       "p1": np.round((y[:, 1] + rng.normal(size=n)) * levels) / levels,
+                       "w": rng.integers(0, 3, n).astype(float)})
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=6)))
+    order = draw(st.permutations(list(range(len(cuts) + 1))))
+    return df, cuts, list(order), draw(st.integers(2, 5))
+
+
+def _regression_set() -> sm.MetricSet:
+    return sm.MetricSet(mse=sm.MeanSquaredError(multioutput="raw_values"),
+                        mae=sm.MeanAbsoluteError(multioutput="raw_values"), r2=sm.R2Score(),
+                        medae=sm.MedianAbsoluteError(multioutput="raw_values"),
+                        spearman=sm.SpearmanCorrCoef(multioutput="raw_values"),
+                        kendall=sm.KendallTau(multioutput="raw_values"),
+                        pearson=sm.PearsonCorrCoef(multioutput="raw_values"))
+
+
+@settings(max_examples=15, deadline=None)
+@given(_regression_frames())
+def test_regression_any_partitioning_gives_the_single_process_values(case: Any) -> None:
+    """Issue #30: regression states (moments, sorted value buffers, pair ranks) merged from any
+    partitioning, order and fan-in, with integer weights (zeros too) and ties, give the values
+    of one process (to 1e-12: the moments' sums run in another order; undefined values alike)."""
+    df, cuts, order, split_every = case
+    bounds = [0, *cuts, len(df)]
+    pieces = [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    ddf = dd.from_delayed([dask.delayed(pieces[i]) for i in order], meta=df.iloc[:0])
+    cols = dict(target=["y0", "y1"], prediction=["p0", "p1"], weight="w", split_every=split_every)
+    with warnings.catch_warnings(), dask.config.set(scheduler="sync"):
+        warnings.simplefilter("ignore")  # undefined values (no rows, constant columns) warn
+        got = evaluate(ddf, _regression_set(), **cols)
+        ref = _regression_set().update(df[["y0", "y1"]].to_numpy(), df[["p0", "p1"]].to_numpy(),
+                                       sample_weight=df["w"].to_numpy()).compute()
+    assert got.keys() == ref.keys()
+    for k in ref:
+        np.testing.assert_allclose(got[k], ref[k], rtol=1e-12, atol=1e-12, err_msg=k)

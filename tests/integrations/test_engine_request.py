@@ -39,7 +39,8 @@ def test_every_evaluate_spells_the_request(name: str) -> None:
 
 
 def test_a_signature_that_differs_is_refused_at_definition() -> None:
-    def wrong_default(data: Any, metrics: Any, *, label: Columns, score: Columns, weight: str | None = None,
+    def wrong_default(data: Any, metrics: Any, *, label: Columns | None = None, score: Columns | None = None,
+                      target: Columns | None = None, prediction: Columns | None = None, weight: str | None = None,
                       query: str | None = None, doc_id: str | None = None, query_partitioned: bool = True,
                       compute: bool = True, by: Columns | None = None, **update_kwargs: Any) -> Any:
         """Doc."""
@@ -47,7 +48,8 @@ def test_a_signature_that_differs_is_refused_at_definition() -> None:
     with pytest.raises(TypeError, match="query_partitioned"):
         engine_evaluate(wrong_default)
 
-    def no_catch_all(data: Any, metrics: Any, *, label: Columns, score: Columns, weight: str | None = None,
+    def no_catch_all(data: Any, metrics: Any, *, label: Columns | None = None, score: Columns | None = None,
+                      target: Columns | None = None, prediction: Columns | None = None, weight: str | None = None,
                      query: str | None = None, doc_id: str | None = None, query_partitioned: bool = False,
                      compute: bool = True, by: Columns | None = None) -> Any:
         """Doc."""
@@ -55,7 +57,8 @@ def test_a_signature_that_differs_is_refused_at_definition() -> None:
     with pytest.raises(TypeError, match="update_kwargs"):
         engine_evaluate(no_catch_all)
 
-    def loose_type(data: Any, metrics: Any, *, label: Any, score: Columns, weight: str | None = None,
+    def loose_type(data: Any, metrics: Any, *, label: Any = None, score: Columns | None = None,
+                   target: Columns | None = None, prediction: Columns | None = None, weight: str | None = None,
                    query: str | None = None, doc_id: str | None = None, query_partitioned: bool = False,
                    compute: bool = True, by: Columns | None = None, **update_kwargs: Any) -> Any:
         """Doc."""
@@ -66,7 +69,7 @@ def test_a_signature_that_differs_is_refused_at_definition() -> None:
 
 
 def test_request_of_takes_the_fields_and_ignores_the_rest() -> None:
-    request = Request.of({"label": "y", "score": ["a", "b"], "weight": None, "query": None, "doc_id": None,
+    request = Request.of({"label": "y", "score": ["a", "b"], "target": None, "prediction": None, "weight": None, "query": None, "doc_id": None,
                           "query_partitioned": False, "compute": False, "by": "g", "update_kwargs": {},
                           "depth": 3, "df": object()})
     assert request == Request("y", ["a", "b"], compute=False, by="g")
@@ -93,3 +96,23 @@ def test_make_run_checks_the_request_as_every_engine_did() -> None:
     partitioned = make_run(sm.NDCG(k=2), Request("y", "p", query="q", query_partitioned=True),
                            available=list(frame.columns))
     assert partitioned.shuffle_on is None
+
+
+def test_target_and_prediction_name_the_label_and_score_columns() -> None:
+    """The regression family's names (issue #30): ``target`` / ``prediction`` are aliases of
+    ``label`` / ``score``; one name of each pair is required, both is a ValueError naming them."""
+    cols = ["y", "p", "lo", "hi"]
+    run = make_run(sm.MeanSquaredError(), Request(target="y", prediction="p"), available=cols)
+    assert (run.plan.label, run.plan.score, run.plan.family) == ("y", "p", "regression")
+    mixed = make_run(sm.IntervalCoverage(), Request(label="y", prediction=["lo", "hi"]), available=cols)
+    assert mixed.plan.columns() == ["y", "lo", "hi"]
+    with pytest.raises(ValueError, match=r"target: is another name for label=.*label='y' and target='p'"):
+        make_run(sm.MeanSquaredError(), Request(label="y", target="p", score="p"), available=cols)
+    with pytest.raises(ValueError, match="prediction: is another name for score="):
+        make_run(sm.MeanSquaredError(), Request(target="y", score="p", prediction="p"), available=cols)
+    with pytest.raises(ValueError, match=r"label: name the label column\(s\)"):
+        make_run(sm.MeanSquaredError(), Request(score="p"), available=cols)
+    with pytest.raises(ValueError, match=r"score: name the score column\(s\)"):
+        make_run(sm.MeanSquaredError(), Request(target="y"), available=cols)
+    with pytest.raises(ValueError, match=r"columns \['nope'\]"):
+        make_run(sm.MeanSquaredError(), Request(target="nope", prediction="p"), available=cols)

@@ -89,3 +89,31 @@ def test_bad_arguments() -> None:
         StreamMetricsCallback(sm.AUROC(), validation_data=([], []), batch_size=0)
     with pytest.raises(ValueError, match="metrics"):
         StreamMetricsCallback([sm.AUROC()], validation_data=([], []))
+
+
+def test_regression_epoch_logs_equal_sklearn() -> None:
+    """Issue #30: a regression model with (n, 1) float targets and outputs: the logged values
+    equal scikit-learn / scipy on the model's predictions at each epoch end."""
+    import scipy.stats as ss
+    from sklearn.metrics import mean_absolute_error, mean_squared_error, r2_score
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(200, 4)).astype("float32")
+    y = (x @ np.array([1.0, -2.0, 0.5, 0.0]) + rng.normal(size=200)).astype("float32")[:, None]
+    xv, yv = x[:80], y[:80]
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    cb = StreamMetricsCallback(sm.MetricSet(mse=sm.MeanSquaredError(), mae=sm.MeanAbsoluteError(),
+                                            r2=sm.R2Score(), spearman=sm.SpearmanCorrCoef()),
+                               validation_data=(xv, yv), batch_size=32)
+    rec = _Record(xv)
+    history = model.fit(x, y, epochs=2, batch_size=50, verbose=0, callbacks=[cb, rec])
+    t = yv[:, 0].astype(np.float64)
+    for epoch, pred in enumerate(rec.preds):
+        p = pred.astype(np.float64)
+        assert history.history["val_mse"][epoch] == pytest.approx(mean_squared_error(t, p), rel=1e-12)
+        assert history.history["val_mae"][epoch] == pytest.approx(mean_absolute_error(t, p), rel=1e-12)
+        assert history.history["val_r2"][epoch] == pytest.approx(r2_score(t, p), rel=1e-12)
+        assert history.history["val_spearman"][epoch] == pytest.approx(ss.spearmanr(t, p).statistic,
+                                                                       rel=1e-12)

@@ -44,6 +44,20 @@ def test_logged_values_equal_sklearn_on_the_final_model(tmp_path: Path, devices:
     assert "val/cm" not in last
     np.testing.assert_array_equal(np.array(got["cm"]), confusion_matrix(y, s >= 0.5))
     assert np.array(got["cm"]).sum() == len(y)  # every sample once: no padding duplicate
+    # regression metrics (issue #30), synced and trimmed the same way
+    import scipy.stats as ss
+    from sklearn import metrics as skm
+
+    t = y.astype(np.float64)
+    want = {"mse": skm.mean_squared_error(t, s), "mae": skm.mean_absolute_error(t, s),
+            "r2": skm.r2_score(t, s), "medae": skm.median_absolute_error(t, s),
+            "spearman": ss.spearmanr(t, s).statistic, "kendall": ss.kendalltau(t, s).statistic}
+    assert set(got["regression"]) == set(want)
+    for k, v in want.items():
+        # float32 outputs: the final model's scores above are recomputed in one batch, the
+        # validation loop's in batches of 16 (rounding differs in the last float32 bits)
+        assert got["regression"][k] == pytest.approx(v, rel=1e-6), k
+        assert last[f"reg/{k}"] == pytest.approx(v, abs=1e-6), k  # logged as a float32 tensor
 
 
 def test_constructor_checks() -> None:

@@ -96,3 +96,66 @@ def test_intervals_pick_certified_bounds_and_confidence_intervals() -> None:
     assert got["bounded"] == ms["bounded"].bounds()
     assert got["acc"] == ms["acc"].interval(0.95)
     assert "cm" not in got and "roc" not in got
+
+
+def _regression() -> dict[str, sm.Metric]:
+    """Regression accumulators (issue #30), fed separately (an interval metric takes (n, 2)
+    predictions): scalar values, per-output values, certified bounds, a Wilson interval."""
+    y, p = _y_p()
+    return {
+        "mse": sm.MeanSquaredError(multioutput="raw_values").update(y, p),
+        "r2": sm.R2Score().update(y, p),
+        "kendall": sm.KendallTau().update(y[:, 0], p[:, 0]),
+        "medae": sm.MedianAbsoluteError(max_bytes=1024).update(y[:, 0], p[:, 0]),
+        "coverage": sm.IntervalCoverage().update(y[:, 0], np.stack([p[:, 0] - 1, p[:, 0] + 1], 1)),
+    }
+
+
+def test_regression_values_bounds_and_intervals_in_mlflow_and_tensorboard(tmp_path, monkeypatch) -> None:
+    mlflow = pytest.importorskip("mlflow")
+    pytest.importorskip("torch")
+    pytest.importorskip("tensorboard")
+    from sklearn.metrics import median_absolute_error
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from torch.utils.tensorboard import SummaryWriter
+
+    from streammetrics.mlflow import log_metrics
+    from streammetrics.tensorboard import log_scalars
+
+    accs = _regression()
+    values = {k: m.compute() for k, m in accs.items()}
+    lo, hi = accs["medae"].bounds()
+    assert not accs["medae"].is_exact and lo < hi
+    assert intervals(sm.MetricSet(accs)) == {"medae": (lo, hi), "coverage": accs["coverage"].interval(0.95)}
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    mlflow.set_tracking_uri((tmp_path / "mlruns").as_uri())
+    mlflow.set_experiment("streammetrics-regression")
+    with mlflow.start_run() as run:
+        logged = log_metrics(accs, step=1, prefix="val_", plots=False)
+    got = mlflow.get_run(run.info.run_id).data.metrics
+    assert set(got) == set(logged) == {"val_r2", "val_kendall", "val_medae", "val_coverage",
+                                       "val_medae_lower", "val_medae_upper", "val_coverage_lower",
+                                       "val_coverage_upper"}
+    for k in ("r2", "kendall", "medae", "coverage"):
+        assert got[f"val_{k}"] == pytest.approx(values[k], rel=1e-12)
+    assert got["val_medae_lower"] == lo and got["val_medae_upper"] == hi
+    y, p = _y_p()
+    assert lo <= median_absolute_error(y[:, 0], p[:, 0]) <= hi  # certified
+    mlflow.artifacts.download_artifacts(run_id=run.info.run_id, artifact_path="streammetrics",
+                                        dst_path=str(tmp_path / "art"))
+    per_output = json.loads((tmp_path / "art" / "streammetrics" / "val_mse_step1.json").read_text())
+    np.testing.assert_allclose(per_output, values["mse"], rtol=1e-15)  # raw_values: an artifact
+    writer = SummaryWriter(str(tmp_path / "tb"))
+    records = log_scalars(writer, accs, step=2, prefix="val/")
+    writer.close()
+    events = EventAccumulator(str(tmp_path / "tb"))
+    events.Reload()
+    assert set(events.Tags()["scalars"]) == set(records) == {k.replace("val_", "val/") for k in logged}
+    (event,) = events.Scalars("val/r2")
+    assert event.step == 2 and event.value == pytest.approx(values["r2"], rel=1e-6)  # float32
+
+
+def _y_p() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(1)
+    y = rng.normal(size=(400, 2))
+    return y, y + rng.normal(size=(400, 2)).round(3)

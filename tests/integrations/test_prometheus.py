@@ -182,3 +182,102 @@ def test_samples_gauge_of_bounded_and_exact_states() -> None:
     retrieval = prometheus_client.CollectorRegistry()
     register(sm.NDCG(3), registry=retrieval, prefix="r")
     assert retrieval.get_sample_value("r_ndcg_samples") is None
+
+
+def test_regression_values_per_output_bounds_and_intervals_over_http(server):
+    """Issue #30: regression members through a real scrape equal scikit-learn; raw_values are
+    samples labelled ``output``; a bounded median exports its certified bounds (per output),
+    ``IntervalCoverage`` its Wilson interval; ``output`` is reserved for constant labels."""
+    from sklearn import metrics as skm
+
+    registry, port = server
+    rng = np.random.default_rng(5)
+    y = rng.normal(size=(500, 2))
+    p = y + rng.normal(size=(500, 2)).round(3)
+    w = rng.random(500)
+    ms = MetricSet(mse=sm.MeanSquaredError(multioutput="raw_values"), r2=sm.R2Score(),
+                   medae=sm.MedianAbsoluteError(max_bytes=1024, multioutput="raw_values"))
+    ms.update(y, p, sample_weight=w)
+    coverage = sm.IntervalCoverage().update(y[:, 0], np.stack([p[:, 0] - 1, p[:, 0] + 1], 1))
+    register(ms, registry=registry, prefix="reg", labels={"model": "m1"})
+    register(coverage, registry=registry, prefix="cov")
+    got = scrape(port)
+    mse = skm.mean_squared_error(y, p, sample_weight=w, multioutput="raw_values")
+    for j in range(2):
+        key = ("reg_mse", (("model", "m1"), ("output", str(j))))
+        assert got[key] == pytest.approx(mse[j], rel=1e-12)
+    assert got[("reg_r2", (("model", "m1"),))] == pytest.approx(skm.r2_score(y, p, sample_weight=w), rel=1e-12)
+    assert got[("reg_mse_samples", (("model", "m1"),))] == pytest.approx(w.sum(), rel=1e-12)
+    assert not ms["medae"].is_exact
+    medae = skm.median_absolute_error(y, p, sample_weight=w, multioutput="raw_values")
+    for j in range(2):
+        labels = (("model", "m1"), ("output", str(j)))
+        low, high = got[("reg_medae_bounds_low", labels)], got[("reg_medae_bounds_high", labels)]
+        assert low <= medae[j] <= high and low < high
+    inside = np.mean((p[:, 0] - 1 <= y[:, 0]) & (y[:, 0] <= p[:, 0] + 1))
+    assert got[("cov_intervalcoverage", ())] == pytest.approx(inside, rel=1e-12)
+    assert (got[("cov_intervalcoverage_interval_low", ())], got[("cov_intervalcoverage_interval_high", ())]) \
+        == pytest.approx(coverage.interval(0.95), rel=1e-12)
+    assert not any(name.endswith("collect_errors_total") and v for (name, _), v in got.items())
+    with pytest.raises(ValueError, match="reserved"):
+        MetricsCollector(sm.MeanSquaredError(), labels={"output": "x"})
+
+
+def test_estimated_metricset_values_intervals_and_samples_over_http(server):
+    """Issue #31: ``Estimated(MetricSet(...))`` is exported member by member, as a MetricSet
+    (and as streammetrics.otel does), here under ``prefix="streammetrics_estimated"``: the estimated values, the intervals ``Estimated.interval(member=)``
+    gives (Accuracy, Recall; per class for average=None), the wrapped AUROC's bounds, the
+    expected samples; members without an interval (F1) export their value only. Beside it, the
+    realised set under the default prefix."""
+    from streammetrics.monitoring import Estimated
+
+    registry, port = server
+    rng = np.random.default_rng(6)
+    prob = rng.random(300)
+    members = dict(acc=sm.Accuracy(), recall=Recall(), f1=F1(), auroc=AUROC(max_bytes=2048))
+    est = Estimated(MetricSet(members)).update(prob[:200])
+    realised = MetricSet({k: type(m)._from_config(m._config()) for k, m in members.items()})
+    realised.update(rng.integers(0, 2, 200), prob[:200])
+    collector = register(est, registry=registry, prefix="streammetrics_estimated")
+    register(realised, registry=registry)
+    est.update(prob[200:])  # a scrape reads the current state
+    got = scrape(port)
+    values = est.compute()
+    for m in members:
+        assert got[(f"streammetrics_estimated_{m}", ())] == pytest.approx(values[m], rel=1e-12), m
+        assert got[(f"streammetrics_estimated_{m}_samples", ())] == pytest.approx(300.0, rel=1e-12)
+        assert (f"streammetrics_{m}", ()) in got  # the realised member, same registry
+    for m in ("acc", "recall"):
+        low, high = est.interval(0.95, member=m)
+        assert got[(f"streammetrics_estimated_{m}_interval_low", ())] == pytest.approx(low, rel=1e-12)
+        assert got[(f"streammetrics_estimated_{m}_interval_high", ())] == pytest.approx(high, rel=1e-12)
+        assert low < values[m] < high
+    assert ("streammetrics_estimated_f1_interval_low", ()) not in got  # none defined
+    low, high = est.metric["auroc"].bounds()
+    assert got[("streammetrics_estimated_auroc_bounds_low", ())] == pytest.approx(low, rel=1e-12)
+    assert got[("streammetrics_estimated_auroc_bounds_high", ())] == pytest.approx(high, rel=1e-12)
+    assert sorted(collector.members) == sorted(members)
+    assert not any(name.endswith("collect_errors_total") and v for (name, _), v in got.items())
+    # per class: multiclass probabilities, Recall(average=None)
+    multi = Estimated(MetricSet(recall=Recall(num_classes=3, average=None), acc=sm.Accuracy(num_classes=3)))
+    multi.update(rng.dirichlet(np.ones(3), 150))
+    reg2 = prometheus_client.CollectorRegistry()
+    register(multi, registry=reg2, prefix="mc_expected")
+    low, high = multi.interval(0.9, member="recall")
+    for c in range(3):
+        assert reg2.get_sample_value("mc_expected_recall", {"class": str(c)}) == pytest.approx(
+            multi.compute()["recall"][c], rel=1e-12)
+    reg3 = prometheus_client.CollectorRegistry()
+    register(multi, registry=reg3, prefix="mc_expected", confidence=0.9)
+    for c in range(3):
+        assert reg3.get_sample_value("mc_expected_recall_interval_low", {"class": str(c)}) == pytest.approx(
+            low[c], rel=1e-12)
+        assert reg3.get_sample_value("mc_expected_recall_interval_high", {"class": str(c)}) == pytest.approx(
+            high[c], rel=1e-12)
+    # a single estimated metric: its own name, interval and samples
+    one = Estimated(sm.Accuracy()).update(prob)
+    reg4 = prometheus_client.CollectorRegistry()
+    register(one, registry=reg4)
+    assert reg4.get_sample_value("streammetrics_estimated") == pytest.approx(one.compute(), rel=1e-12)
+    assert reg4.get_sample_value("streammetrics_estimated_interval_low") == pytest.approx(
+        one.interval(0.95)[0], rel=1e-12)

@@ -84,3 +84,16 @@ def test_slices_equal_sliced_in_one_process(by) -> None:
     with pytest.raises(ValueError, match="by: slices take classification"):
         evaluate(ray.data.from_pandas(cases.retrieval_frame(20)), sm.MAP(), label="rel", score="s",
                  query="q", by="d")
+
+
+def test_regression_equals_sklearn() -> None:
+    """Issue #30: regression metrics on Ray (uneven blocks, one empty) equal scikit-learn / scipy."""
+    df = cases.regression_frame()
+    cases.check_regression(evaluate, _dataset(df, 4), df)
+
+
+@pytest.mark.skipif(not cases.sliced_takes_regression(),
+                    reason="needs Sliced of regression metrics (main's wrappers/sliced)")
+def test_regression_slices_equal_sliced_in_one_process() -> None:
+    cases.check_regression_sliced(
+        evaluate, lambda df: _dataset(df.sort_values("region", kind="stable"), 4), cases.regression_frame())

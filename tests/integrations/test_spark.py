@@ -114,3 +114,23 @@ def test_slices_equal_sliced_in_one_process(spark, by) -> None:
     cases.assert_same(one, cases.single_process_sliced(sm.AUROC(), df, by, **cols))
     acc = evaluate(frame.limit(0), sm.F1(), by=by, label="y", score="p", compute=False)
     assert isinstance(acc, sm.Sliced) and acc.compute() == {}
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_regression_equals_sklearn(spark) -> None:
+    """Issue #30: regression metrics on Spark (7 partitions, and more partitions than rows)
+    equal scikit-learn / scipy."""
+    df = cases.regression_frame()
+    cases.check_regression(evaluate, _frame(spark, df, 7), df)
+    few = cases.regression_frame(6, seed=12)
+    got = evaluate(_frame(spark, few, 9), cases.regression_set(), target="y", prediction="p", depth=1)
+    cases.assert_same(got, cases.regression_oracle(few))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.skipif(not cases.sliced_takes_regression(),
+                    reason="needs Sliced of regression metrics (main's wrappers/sliced)")
+def test_regression_slices_equal_sliced_in_one_process(spark) -> None:
+    cases.check_regression_sliced(
+        evaluate, lambda df: spark.createDataFrame(df).coalesce(1).repartitionByRange(4, "region"),
+        cases.regression_frame())

@@ -21,6 +21,7 @@ from pyspark.ml.linalg import Vectors  # noqa: E402
 from streammetrics.spark_evaluators import (  # noqa: E402
     BinaryClassificationEvaluator,
     MulticlassClassificationEvaluator,
+    RegressionEvaluator,
 )
 
 
@@ -109,6 +110,7 @@ def test_drops_into_cross_validator(spark):
 @pytest.mark.parametrize(("cls", "name", "default"), [
     (BinaryClassificationEvaluator, "averagePrecision", "areaUnderROC"),
     (MulticlassClassificationEvaluator, "accuracy", "f1"),
+    (RegressionEvaluator, "r2", "rmse"),
 ])
 def test_metric_name_accessors_and_weight(cls, name: str, default: str) -> None:
     ev = cls()
@@ -116,3 +118,45 @@ def test_metric_name_accessors_and_weight(cls, name: str, default: str) -> None:
     assert ev.setMetricName(name) is ev and ev.getMetricName() == name
     assert ev.copy().getMetricName() == name  # a Params copy (what CrossValidator makes) keeps it
     assert cls(weightCol="w")._weight() == "w"
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_regression_equals_mllib_and_sklearn_and_drops_into_cross_validator(spark):
+    """Issue #30: RegressionEvaluator equals scikit-learn's (weights, ties) and MLlib's (but the
+    weighted R², see the module docstring), and a CrossValidator of a LinearRegression picks
+    with it as with MLlib's."""
+    from pyspark.ml.regression import LinearRegression
+    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
+    from sklearn import metrics as skm
+
+    rng = np.random.default_rng(9)
+    n = 300
+    x = rng.normal(size=(n, 3))
+    y = np.round(x @ np.array([1.0, -2.0, 0.5]) + rng.normal(size=n), 1)
+    p = np.round(y + rng.normal(size=n), 1)
+    w = rng.integers(1, 4, n).astype(float)
+    rows = [(float(a), float(b), float(c), Vectors.dense(d)) for a, b, c, d in zip(y, p, w, x, strict=True)]
+    df = spark.createDataFrame(rows, ["label", "prediction", "weight", "features"]).repartition(3)
+    sk = {"rmse": skm.root_mean_squared_error, "mse": skm.mean_squared_error, "r2": skm.r2_score,
+          "mae": skm.mean_absolute_error}
+    for name, ref in sk.items():
+        for weight in (None, "weight"):
+            kw = {"weightCol": weight} if weight else {}
+            ours = RegressionEvaluator(metricName=name, **kw)
+            theirs = mlev.RegressionEvaluator(metricName=name, **kw)
+            got = ours.evaluate(df)
+            assert got == pytest.approx(ref(y, p, sample_weight=None if weight is None else w), rel=1e-12)
+            if (name, weight) != ("r2", "weight"):  # MLlib's weighted R² differs (module docstring)
+                assert got == pytest.approx(theirs.evaluate(df), rel=1e-9), (name, weight)
+            assert ours.isLargerBetter() == theirs.isLargerBetter()
+    with pytest.raises(ValueError, match="metricName: must be one of"):
+        RegressionEvaluator(metricName="var").evaluate(df)
+    with pytest.raises(ValueError, match="throughOrigin"):
+        RegressionEvaluator(throughOrigin=True).evaluate(df)
+    lr = LinearRegression(maxIter=10)
+    grid = ParamGridBuilder().addGrid(lr.regParam, [0.0, 10.0]).build()
+    runs = {}
+    for name, ev in (("ours", RegressionEvaluator()), ("mllib", mlev.RegressionEvaluator())):
+        cv = CrossValidator(estimator=lr, estimatorParamMaps=grid, evaluator=ev, numFolds=2, seed=1)
+        runs[name] = cv.fit(df.select("label", "features")).avgMetrics
+    np.testing.assert_allclose(runs["ours"], runs["mllib"], rtol=1e-9)

@@ -91,6 +91,9 @@ def _data() -> dict[str, np.ndarray]:
         "yc": rng.integers(0, C, N),
         "s": np.round(np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True), 3),
         "q": np.repeat(np.arange(N // 10), 10),
+        # regression: float targets with ties, a second output, interval bounds
+        "ry": np.round(rng.normal(size=(N, 2)) * 4) / 4,
+        "rp": np.round(rng.normal(size=(N, 2)) * 8) / 8,
         "rel": rng.integers(0, 3, N),
     }
 
@@ -117,6 +120,13 @@ def _accumulators() -> dict[str, sm.Metric]:
         "bounded_mc": sm.AUROC(num_classes=C, max_bytes=4096, average=None),
         # per-slice accumulators; the ranks see different slices (keys follow the row order)
         "sliced": sm.Sliced(sm.MetricSet(f1=sm.F1(), auroc=sm.AUROC())),
+        # regression (issue #30): moments, sorted value buffers, pair ranks, bounded bins, intervals
+        "regression": sm.MetricSet(mse=sm.MeanSquaredError(multioutput="raw_values"),
+                                   r2=sm.R2Score(), medae=sm.MedianAbsoluteError(),
+                                   spearman=sm.SpearmanCorrCoef(multioutput="raw_values"),
+                                   kendall=sm.KendallTau(), pearson=sm.PearsonCorrCoef()),
+        "regression_bounded": sm.MedianAbsoluteError(max_bytes=1024),
+        "regression_interval": sm.IntervalCoverage(),
     }
 
 
@@ -133,6 +143,11 @@ def _feed(accs: dict[str, sm.Metric], d: dict[str, np.ndarray], sl: slice, as_te
     accs["bounded"].update(t(y), t(p), sample_weight=t(w))
     accs["bounded_mc"].update(t(yc), t(s))
     accs["sliced"].update(y, p, slices=np.arange(sl.start, sl.stop) * 7 // N, sample_weight=w)
+    ry, rp = d["ry"][sl], d["rp"][sl]
+    accs["regression"].update(t(ry), t(rp), sample_weight=t(w))
+    accs["regression_bounded"].update(t(ry[:, 0]), t(p))  # thousands of distinct errors: binned
+    accs["regression_interval"].update(ry[:, 0], np.stack([rp[:, 0] - 0.5, rp[:, 0] + 0.5], axis=1),
+                                       sample_weight=w)
     if sl.stop > sl.start:
         accs["retrieval"].update(d["rel"][sl], d["p"][sl], query_ids=d["q"][sl])
 
@@ -145,10 +160,42 @@ def _same_state(a: sm.Metric, b: sm.Metric, what: str) -> None:
         if k in ("class", "format_version", "config"):
             continue
         x, y = np.asarray(da[k]), np.asarray(db[k])
-        if x.dtype.kind == "f" and what == "retrieval":  # per-query sums added in another order
+        if what.startswith("regression") and not what.endswith("unchanged"):  # compared by value below
+            assert x.shape == y.shape and x.dtype == y.dtype, f"{what}: {k}"
+        elif x.dtype.kind == "f" and what == "retrieval":  # per-query sums added in another order
             np.testing.assert_allclose(x, y, rtol=1e-12, atol=0, err_msg=f"{what}: {k}")
         else:
             np.testing.assert_array_equal(x, y, err_msg=f"{what}: {k}")
+
+
+def _regression_oracle(name: str, merged: sm.Metric, d: dict[str, np.ndarray]) -> None:
+    """The synced regression accumulators equal scikit-learn / scipy on every row (issue #30)."""
+    import scipy.stats as ss
+    from sklearn import metrics as skm
+
+    y, p, w = d["ry"], d["rp"], d["w"]
+    if name == "regression_bounded":
+        assert not merged.is_exact  # type: ignore[attr-defined]
+        low, high = merged.bounds()  # type: ignore[attr-defined]
+        assert low <= skm.median_absolute_error(y[:, 0], d["p"]) <= high
+        return
+    if name == "regression_interval":
+        inside = (p[:, 0] - 0.5 <= y[:, 0]) & (y[:, 0] <= p[:, 0] + 0.5)
+        np.testing.assert_allclose(merged.compute(), (w * inside).sum() / w.sum(), rtol=1e-12)
+        return
+    got = merged.compute()
+    want = {"mse": skm.mean_squared_error(y, p, sample_weight=w, multioutput="raw_values"),
+            "r2": skm.r2_score(y, p, sample_weight=w),
+            "medae": skm.median_absolute_error(y, p, sample_weight=w)}
+    for k, v in want.items():
+        np.testing.assert_allclose(got[k], v, rtol=1e-12, err_msg=k)
+    assert set(got) == {*want, "spearman", "kendall", "pearson"}
+    # the rank and product-moment correlations, weighted: equal to the unweighted scipy values on
+    # the rows repeated by their integer weights
+    rep = np.repeat(np.arange(len(w)), w.astype(np.int64))
+    for j in range(2):
+        np.testing.assert_allclose(got["spearman"][j], ss.spearmanr(y[rep, j], p[rep, j]).statistic,
+                                   rtol=1e-12)
 
 
 def _worker(rank: int, world: int, init: str) -> None:
@@ -166,9 +213,13 @@ def _worker(rank: int, world: int, init: str) -> None:
             assert type(merged) is type(acc)
             _same_state(merged, ref[name], name)
             got, want = merged.compute(), ref[name].compute()
-            if name == "retrieval":
+            if name.startswith("regression"):
+                _regression_oracle(name, merged, d)
+            if isinstance(want, dict) and name in ("retrieval", "regression"):
                 for k in want:
                     np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=0)
+            elif name.startswith("regression"):
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
             else:
                 np.testing.assert_equal(got, want)
             if name.startswith("bounded"):  # really binned, and still certified
@@ -218,6 +269,20 @@ def test_sync_without_process_group_is_a_copy() -> None:
     assert c is not m and c.compute() == m.compute()
     with pytest.raises(ValueError, match="accumulator"):
         sync([1, 2, 3])  # type: ignore[type-var]
+
+
+def test_gathered_states_keep_0d_arrays() -> None:
+    """The gather path's byte encoding keeps every array's shape, 0-d included (the regression
+    moments' row and weight totals: ``np.ascontiguousarray`` makes a 0-d array 1-d, and the
+    synced state was refused on load, issue #30)."""
+    from streammetrics.torch import _decode, _encode
+
+    arrays = {"rows": np.array(3.0), "mean": np.arange(4.0).reshape(2, 2), "none": np.zeros(0),
+              "n": 7}
+    back = _decode(_encode(arrays))
+    for k, v in arrays.items():
+        np.testing.assert_array_equal(back[k], v)
+        assert np.shape(back[k]) == np.shape(v), k
 
 
 class _FakeSampler:

@@ -101,3 +101,83 @@ def test_forward_returns_the_batch_drift_and_folds_it_in():
     d = Drift([0.1, 0.5, 0.9], bins=2)
     batch = d([0.2, 0.6])
     assert batch == Drift([0.1, 0.5, 0.9], bins=2).update([0.2, 0.6]).compute() == d.compute()
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda c: c.update(counts=[[1.0, 2.0]]), r"column 0 holds 2.0 scores in 'hist' and 3.0 in 'counts'"),
+    (lambda c: c.update(counts=[[0.5, 1.5]]), r"'counts' must be whole counts; first invalid value 0.5"),
+    (lambda c: c.update(hist=[[1.5, 0.5]]), r"'hist' must be whole counts; first invalid value 1.5"),
+])
+def test_a_saved_reference_whose_counts_disagree_is_refused(change, match):
+    """The reference is unweighted: its bin counts, row counts and class counts are whole numbers
+    that total its rows (a hostile file moving them apart is refused, issue #31)."""
+    sd = Drift([0.1, 0.9], bins=2).update([0.3]).state_dict()
+    change(sd["config"]["reference"])
+    with pytest.raises(ValueError, match=match):
+        sm.Metric.from_state_dict(sd)
+
+
+def test_a_saved_multiclass_reference_whose_class_counts_disagree_is_refused():
+    sd = Drift(np.eye(3)).update([0.2, 0.5, 0.3]).state_dict()
+    sd["config"]["reference"]["classes"] = [1.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match=r"reference: 'classes' counts 4.0 rows, 'hist' 3.0"):
+        sm.Metric.from_state_dict(sd)
+    sd["config"]["reference"]["classes"] = [1.0, 1.0, 1.0]
+    assert sm.Metric.from_state_dict(sd).compute()["class_psi"] == Drift(np.eye(3)).update([0.2, 0.5, 0.3]).compute()["class_psi"]
+
+
+def test_drift_and_estimated_are_top_level_names():
+    """Issue #31: the monitoring family is exported at the top level, both spellings the same."""
+    from streammetrics.monitoring import Estimated
+
+    assert sm.Drift is Drift and sm.Estimated is Estimated
+    assert {"Drift", "Estimated"} <= set(sm.__all__)
+
+
+def _moved(sd: dict, key: str, change) -> dict:
+    out = dict(sd)
+    out[key] = change(np.array(sd[key], dtype=np.float64))
+    return out
+
+
+@pytest.mark.parametrize("max_bytes", [None, 2048])
+@pytest.mark.parametrize(("key", "change", "match"), [
+    ("hist", lambda h: h[:, ::-1].copy(), r"state: the bin counts of column 0 put weight"),
+    ("hist", lambda h: h * 2, r"state: column 0 holds scores of total weight"),
+    ("hist", lambda h: h + np.array([[1.0, -1.0, 0.0, 0.0]]) * h[0, 1] / 2, r"state: the bin counts of column 0"),
+])
+def test_a_file_whose_bin_counts_disagree_with_its_scores_is_refused(max_bytes, key, change, match):
+    """Issue #31: the PSI / JS bin counts of a loaded Drift are checked against its stored scores
+    (exactly for the exact buffer, between the bins' envelopes for the bounded one)."""
+    rng = np.random.default_rng(3)
+    d = Drift(rng.random(200), bins=4, max_bytes=max_bytes).update(rng.random(500), sample_weight=rng.random(500) + 0.5)
+    sd = d.state_dict()
+    assert sm.Metric.from_state_dict(sd).compute() == d.compute()  # the untouched file loads
+    with pytest.raises(ValueError, match=match):
+        sm.Metric.from_state_dict(_moved(sd, key, change))
+
+
+@pytest.mark.parametrize("max_bytes", [None, 8192])
+def test_a_file_whose_class_counts_disagree_with_its_scores_is_refused(max_bytes):
+    rng = np.random.default_rng(4)
+    d = Drift(rng.random((100, 3)), bins=3, max_bytes=max_bytes).update(rng.random((300, 3)))
+    sd = d.state_dict()
+    with pytest.raises(ValueError, match=r"state: class 0 has weight .* in the class counts"):
+        sm.Metric.from_state_dict(_moved(sd, "classes", lambda c: c[[1, 0, 2]] if c[0] != c[1] else c + [1, -1, 0]))
+
+
+def test_valid_states_with_float_weights_decay_and_merges_load():
+    """What the check allows: sums in another order, merges, decay of the bounded state."""
+    rng = np.random.default_rng(5)
+    ref = rng.random((200, 3))
+    cases = [(lambda: Drift(ref, bins=5), 3), (lambda: Drift(ref, bins=5, max_bytes=8192), 3),
+             (lambda: Drift(ref[:, 0], bins=7), None),
+             (lambda: sm.Decayed(Drift(ref[:, 0], max_bytes=2048), half_life=2.0), None)]
+    for make, columns in cases:
+        parts = [make() for _ in range(3)]
+        for i in range(30):
+            x = rng.random(40) if columns is None else rng.random((40, columns))
+            parts[i % 3].update(x, sample_weight=rng.random(40) * 10.0 ** rng.integers(-5, 5))
+        m = parts[0].merge(*parts[1:])
+        again = sm.loads(sm.dumps(m))
+        assert sm.dumps(again) == sm.dumps(m)

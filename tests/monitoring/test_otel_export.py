@@ -179,3 +179,28 @@ def test_import_streammetrics_never_imports_opentelemetry():
             "print(any(m.startswith('opentelemetry') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_regression_per_output_values_and_bounds_carry_an_output_attribute():
+    """Issue #30, as streammetrics.prometheus: per-output regression values (raw_values) and
+    their certified bounds are observed per ``output``; ``output`` is a reserved attribute."""
+    from sklearn.metrics import mean_squared_error, median_absolute_error
+
+    reader, meter = setup()
+    rng = np.random.default_rng(4)
+    y = rng.normal(size=(300, 2))
+    p = y + rng.normal(size=(300, 2)).round(3)
+    metrics = sm.MetricSet(mse=sm.MeanSquaredError(multioutput="raw_values"), r2=sm.R2Score(),
+                           medae=sm.MedianAbsoluteError(max_bytes=1024, multioutput="raw_values"))
+    otel.register(metrics, meter, prefix="reg")
+    metrics.update(y, p)
+    got = points(reader)
+    mse, medae = (f(y, p, multioutput="raw_values") for f in (mean_squared_error, median_absolute_error))
+    assert not metrics["medae"].is_exact
+    for j in range(2):
+        key = frozenset({("output", j)})
+        assert got["reg.mse"][key] == pytest.approx(mse[j], rel=1e-12)
+        assert got["reg.medae.bounds_low"][key] <= medae[j] <= got["reg.medae.bounds_high"][key]
+    assert only(got["reg.r2"]) == pytest.approx(metrics["r2"].compute(), rel=1e-15)
+    with pytest.raises(ValueError, match="output"):
+        otel.register(sm.R2Score(), meter, prefix="bad", attributes={"output": "x"})

@@ -87,7 +87,7 @@ from .arrays import (
     workspace,
 )
 from .batches import BinBatches
-from .keys import prob_decode, prob_keys, raw_decode, raw_keys
+from .keys import HALF_BITS, POS_INF_KEY, prob_decode, prob_keys, raw_decode, raw_keys
 from .persist import BinPersistence
 from .removal import BinRemoval
 
@@ -212,6 +212,26 @@ class BinnedScores(BinRemoval, BinPersistence, BinBatches, ScoreState):
             return np.concatenate([[-np.inf], self.edges])[k]
         lo = k << self._shift[col]
         return prob_decode(lo) if self.scores == "probability" else raw_decode(lo)
+
+    def upper_edges(self, col: int) -> np.ndarray:
+        """Per bin of ``col`` (increasing), the largest score the bin can hold: with
+        :meth:`lower_edges`, the closed range of every score in the bin (the same array where
+        the column is exact). +inf for a bin open above. O(b)."""
+        self._settle()
+        k = self._keys[col]
+        if self.edges is not None:  # bin k holds [e_{k-1}, e_k): up to the float below e_k
+            top = np.concatenate([self.edges, [np.inf]])[k]
+            return np.where(top == np.inf, top, np.nextafter(top, -np.inf))
+        shift = int(self._shift[col])
+        if shift == 0:
+            return self.lower_edges(col)
+        top = np.iinfo(np.int64).max
+        with np.errstate(over="ignore"):
+            after = np.where(k >= (top >> shift), top, (k + 1) << shift)  # first key of the next bin
+        if self.scores == "probability":  # the largest probability whose key is below ``after``
+            below = np.nextafter(prob_decode(np.minimum(after, 2 * HALF_BITS)), -np.inf)
+            return np.where(after > 2 * HALF_BITS, 1.0, below)
+        return raw_decode(np.minimum(after - 1, POS_INF_KEY))  # keys past +inf's: NaNs, none a score
 
     def apply(self, delta: Any) -> None:
         if not delta:
