@@ -105,9 +105,12 @@ class Sliced(Metric[SlicedResults]):
     labels are refused (``TypeError``). ``slices`` gives one
     key per row: an array or list, or a tuple of arrays / a dict of named arrays for several key
     columns (crossed slices keyed by tuples, plus each column alone). A key is a string, an
-    integer in [-2**63, 2**64) (booleans count as 0/1), or a tuple of strings, integers,
+    integer in [-2**63, 2**64) (booleans count as 0/1), a float (grouped by value as Fairlearn's
+    ``MetricFrame`` groups a float feature: ``-0.0`` and ``0.0`` one slice keyed as it first
+    occurred, ``1`` and ``1.0`` one slice, NaN refused), or a tuple of strings, integers,
     booleans and finite floats (``zip(a, b)``, a pandas ``MultiIndex``; not nested); the keys of
-    one column are all of one kind (``1`` and ``"1"`` would be one exported label). A key that
+    one column are all of one kind (strings, numbers or tuples: ``1`` and ``"1"`` would be one
+    exported label). A key that
     could not be saved or exported (a lone surrogate, a 5000-digit integer, a masked entry) is
     refused with a ``ValueError`` naming it; nothing changes. Further keyword arguments
     (``timestamp=`` of a time window) go to the wrapped states, per-row arrays split by slice.
