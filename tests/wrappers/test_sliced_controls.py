@@ -197,3 +197,19 @@ def test_controls_in_a_file_are_checked_and_merges_need_the_same_controls() -> N
     with pytest.raises(ValueError, match="controls"):
         s.copy().merge(plain_sliced)
     assert sm.Sliced.from_state_dict(sd).overall() == s.overall() == {"a": 1.0, "b": 0.0}
+
+
+def test_delayed_labels_check_the_control_columns_when_predicting() -> None:
+    """A prediction whose keys lack a control column is refused at ``predict`` (it would wait
+    for a label only to be refused then); predictions with them are labelled into the groups."""
+    d = sm.DelayedLabels(sm.Sliced(sm.Recall(), controls="c"))
+    before = sm.dumps(d)
+    with pytest.raises(ValueError, match="controls"):
+        d.predict([1], [0.9], slices=["a"])
+    with pytest.raises(ValueError, match="every key column"):
+        d.predict([1], [0.9], slices={"c": ["a"]})
+    assert sm.dumps(d) == before
+    d.predict([1, 2, 3], [0.9, 0.1, 0.8], slices={"c": ["a", "a", "b"], "s": [1.5, 2.5, 1.5]})
+    d.label([1, 2, 3], [1, 1, 1])
+    assert d.metric.overall() == {"a": 0.5, "b": 1.0}
+    assert d.metric.difference() == {"a": 1.0, "b": 0.0}

@@ -415,7 +415,10 @@ class Sliced(Metric[SlicedResults]):
 
     def check_key_names(self, names: tuple[str, ...] | None) -> None:
         """``ValueError`` unless an update with key columns ``names`` (None: one unnamed
-        column) would be accepted: the columns this accumulator was fed, if any. O(1)."""
+        column) would be accepted: the columns this accumulator was fed, if any, holding the
+        ``controls`` columns and another. O(columns)."""
+        if self.controls is not None:
+            check_controls(self.controls, names, "slices")
         with self._lock:
             if self._state.fed and names != self._state.names:
                 shown = SlicedState.shown
