@@ -135,3 +135,20 @@ def test_fairness_functions_group_floats_as_fairlearn(fn: str) -> None:
         for method in ("between_groups", "to_overall"):
             kw = {"sensitive_features": sf, "method": method, "sample_weight": w}
             assert close(getattr(smf, fn)(y, p, **kw), getattr(fairlearn_metrics, fn)(y, p, **kw))
+
+
+def test_equal_float_and_integer_keys_are_one_absorbed_key() -> None:
+    """The overflow slice counts distinct keys by a stable hash (a HyperLogLog beyond 4096
+    keys): keys that are one slice (``0``, ``0.0``, ``-0.0``; ``3`` and ``3.0``) hash alike."""
+    from streammetrics.wrappers.sliced.absorbed import key_hash
+
+    assert key_hash(-0.0) == key_hash(0.0) == key_hash(0)
+    assert key_hash(3.0) == key_hash(3) and key_hash(0.5) != key_hash(0)
+    s = sm.Sliced(sm.Recall(), max_slices=1, overflow="other")
+    n = 5000
+    keys = np.concatenate([[-1.0], np.arange(n, dtype=float)])  # 5000 absorbed keys: the sketch
+    s.update(np.ones(n + 1, int), np.ones(n + 1, int), slices=keys)
+    sketch = s.n_absorbed
+    s.update(np.ones(n, int), np.ones(n, int), slices=np.arange(n))  # the same keys, as integers
+    s.update([1, 1], [1, 1], slices=[-0.0, 0.0])
+    assert s.n_absorbed == sketch and abs(sketch - n) < 0.05 * n
