@@ -146,25 +146,36 @@ def _walk(v: Any, co: Any, x: Any, mode: int) -> Any:  # pragma: no cover - comp
 
 @_jit
 def _walk_coarse(v: Any, co: Any, x: Any, mode: int, left: Any, right: Any) -> Any:  # pragma: no cover
-    """:func:`_walk` through the coarse index ``co`` in two phases: the block of every needle
-    by a galloping walk in ``co`` (small, cache-resident), then each needle's count inside
-    its block. The second phase's needles do not depend on one another, so the processor
-    overlaps their memory misses (in one phase each miss waited for the previous answer)."""
+    """:func:`_walk` through the coarse index ``co`` in phases: the block of every needle by a
+    galloping walk in ``co`` (small, cache-resident), then a branch-free lower bound inside
+    the blocks, one level at a time for all needles (the loads of one level do not depend on
+    one another, so their memory misses overlap: in one walk each miss waited for the previous
+    answer), then the right ranks of the needles that tie."""
     n, m, c = v.shape[0], x.shape[0], co.shape[0]
-    blk = np.empty(m, np.int64)
+    pos = left if mode < 2 else np.empty(m, np.int64)
     j = 0
     for k in range(m):
         t = x[k]
         if k and t < x[k - 1]:
             j = 0
         j = _lower(co, t, j, c)
-        blk[k] = j
+        pos[k] = j * _BLOCK  # every value before the block is < t; the answer is in it
+    step = _BLOCK // 2
+    last = n - 1
+    while step >= 1:
+        for k in range(m):
+            i = min(pos[k] + step - 1, last)
+            if v[i] < x[k]:
+                pos[k] += step
+        step //= 2
     s = 0
     for k in range(m):
         t = x[k]
-        lo = _in_block(v, t, blk[k], n, False)
-        if mode < 2:
-            left[k] = lo
+        lo = pos[k]
+        if lo < n and v[min(lo, last)] < t:
+            lo += 1
+        lo = min(lo, n)
+        pos[k] = lo
         if mode > 0:
             r = lo if lo == n or v[lo] != t else _first(v, co, t, lo, n, True)
             if mode == 1:
