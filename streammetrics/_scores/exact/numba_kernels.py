@@ -10,9 +10,11 @@ two paths agree bit for bit; tests/ranking/test_merge_count.py checks it.
   probe, then a galloping search), so sorted needles cost O(log gap) each instead of a full
   binary search with its branch mispredictions: 3x faster than ``np.searchsorted`` on 2M scores.
   Unsorted needles stay correct (a needle below its predecessor restarts from 0). In a large
-  run with a coarse index, the gallop runs in the index and ends in one block of 64 values,
-  counted branch-free (its cache lines load in parallel): sparse needles in a run larger than
-  the cache cost about one memory round trip each instead of one per probe.
+  run with a coarse index, the gallop runs in the index (cache-resident) and gives each needle
+  its block of 64 values; a branch-free lower bound then runs in the blocks one level at a time
+  for all needles, whose loads do not wait for one another: the memory misses of sparse needles
+  in a run larger than the cache overlap (a walk ending in each block waited for each miss in
+  turn: 203 -> 137 ns per needle in 5.6M scores, numpy's level-wise search 137 ns).
 * :func:`merge_back`: a small run merged into a large one in place (the large one grown by
   ``realloc``), with no temporary copy.
 * :func:`bin_negatives`, :func:`add_upto`, :func:`ap_terms`: the counts kept at the distinct
