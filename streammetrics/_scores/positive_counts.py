@@ -90,7 +90,7 @@ class PositiveCounts:
     in by :meth:`counts`, by the numpy path and when they outgrow 1/8 of the kept ones.
     """
 
-    __slots__ = ("key", "pw", "nb", "total_pos", "total_neg", "kco", "sk", "sa", "sc", "sh", "terms")
+    __slots__ = ("key", "pw", "nb", "total_pos", "total_neg", "kco", "sk", "sa", "sc", "sh")
 
     def __init__(self, counts: ThresholdCounts) -> None:
         self.key = np.negative(counts.thresholds, dtype=np.float64)
@@ -98,9 +98,6 @@ class PositiveCounts:
         self.nb = np.diff(np.asarray(counts.fps, dtype=np.int64), prepend=0)
         self.total_pos = int(counts.total_pos)
         self.total_neg = int(counts.total_neg)
-        #: the compiled read's average precision terms, kept from read to read (a new array of
-        #: P per read would be a fresh allocation each time, resident once freed)
-        self.terms: np.ndarray | None = None
         self._no_pending()
 
     def _no_pending(self) -> None:
@@ -121,7 +118,6 @@ class PositiveCounts:
         distinct positive scores). O(P + D log N) for D distinct positive scores."""
         self = cls.__new__(cls)
         self.total_pos, self.total_neg = int(pos.shape[0]), int(neg.shape[0])
-        self.terms = None
         self._no_pending()
         if not pos.shape[0]:
             self.key = np.zeros(0)
@@ -328,11 +324,7 @@ class PositiveCounts:
             return math.nan
         fast = kernels_at(self.total_pos + self.total_neg)
         if fast is not None:
-            size = self.pw.shape[0] + self.sk.shape[0]
-            if self.terms is None or self.terms.shape[0] < size or self.terms.shape[0] > 2 * size:
-                self.terms = None
-                self.terms = np.empty(size + size // 8, dtype=np.float64)
-            step = self.terms[:size]
+            step = np.empty(self.pw.shape[0] + self.sk.shape[0], dtype=np.float64)
             fast.ap_terms(self.pw, self.nb, self.sa, self.sc, self.sh, float(self.total_pos), step)
             return float(max(0.0, float(np.sum(step))))
         self._merge_pending()
