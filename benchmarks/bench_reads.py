@@ -114,9 +114,9 @@ def rss_child(n: int, batch: int, every: bool, path: str) -> None:
     above the process's resident memory once the data is made and the kernels warm, per score
     (the high-water mark is reset first); prints one line."""
     y, s = binary_data(n)
-    with compiled_kernels(path == "numba", min_size=0):
-        for cls in (sm.AUROC, sm.AveragePrecision):
-            stream(cls, y[:50_000], s[:50_000], batch, True)
+    with compiled_kernels(path == "numba", min_size=0):  # every kernel the stream uses compiled
+        for cls in (sm.AUROC, sm.AveragePrecision):  # (runs of 256k+ take the coarse-index ones)
+            stream(cls, y[:600_000], s[:600_000], batch, True)
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # reset VmHWM to the current resident memory
     start = _status_bytes("VmRSS:")
