@@ -1,6 +1,6 @@
 """Read costs of the exact ranking metrics against their targets, every ratio from one run.
 
-Run ``python -m benchmarks.bench_reads [--n 2000000] [--batch 10000] [--rounds 3] [--memory]``.
+Run ``python -m benchmarks.bench_reads [--n 2000000] [--batch 10000] [--rounds 3] [--memory] [--rss]``.
 
 In one process, round after round (so every ratio compares timings taken under the same load),
 on seeded binary data (10% positives, N(0, 1) + 0.5 for positives):
@@ -14,10 +14,13 @@ on seeded binary data (10% positives, N(0, 1) + 0.5 for positives):
 
 Both kernel paths side by side, interleaved in each round: ``numpy`` (the default without the
 ``fast`` extra) and ``numba`` (the compiled kernels of :mod:`streammetrics._scores.exact.merge_count`, when
-numba is installed); ``--path`` keeps one. Times are CPU seconds (``time.process_time``: the machine may be shared); the median over the
-rounds of each ratio is printed with the target. ``--memory`` adds numpy's traced peak
-(``tracemalloc``) per score while streaming AUROC + AP in one ``MetricSet`` and reading once,
-or after every batch. The load average is printed before and after.
+numba is installed); ``--path`` keeps one. Ratios are of CPU seconds (``time.process_time``:
+the machine may be shared); the median over the rounds of each ratio is printed with the
+target (issue 32), beside the median CPU and wall seconds of the measure. ``--memory`` adds
+numpy's traced peak (``tracemalloc``) per score while streaming AUROC + AP in one ``MetricSet``
+and reading once, or after every batch; ``--rss`` the same stream's peak resident memory above
+the process's own before it (``VmHWM``, Linux), each in a fresh process. The load average is
+printed before and after.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -40,10 +44,15 @@ import streammetrics as sm  # noqa: E402
 from benchmarks.bench_ranking import binary_data  # noqa: E402
 from streammetrics._scores.exact.merge_count import compiled_kernels, kernels  # noqa: E402
 
+#: Wall seconds of the last :func:`_cpu` call (printed beside the CPU seconds).
+_WALL: list[float] = [0.0]
+
 
 def _cpu(fn: Callable[[], object]) -> float:
-    c = time.process_time()
+    """CPU seconds of ``fn()``; its wall seconds go to ``_WALL[0]``."""
+    c, w = time.process_time(), time.perf_counter()
     fn()
+    _WALL[0] = time.perf_counter() - w
     return time.process_time() - c
 
 
@@ -58,10 +67,13 @@ def stream(make: Callable[[], sm.Metric], y: np.ndarray, s: np.ndarray, batch: i
 
 
 def once_and_every(make: Callable[[], sm.Metric], y: np.ndarray, s: np.ndarray,
-                   batch: int) -> tuple[float, float]:
-    """CPU seconds of :func:`stream` reading once, then reading after every batch."""
-    return (_cpu(lambda: stream(make, y, s, batch, False)),
-            _cpu(lambda: stream(make, y, s, batch, True)))
+                   batch: int) -> tuple[float, float, float, float]:
+    """CPU seconds of :func:`stream` reading once, then reading after every batch, and the wall
+    seconds of each."""
+    once = _cpu(lambda: stream(make, y, s, batch, False))
+    w_once = _WALL[0]
+    every = _cpu(lambda: stream(make, y, s, batch, True))
+    return once, every, w_once, _WALL[0]
 
 
 def multiclass_data(n: int, k: int, seed: int = 7) -> tuple[np.ndarray, np.ndarray]:
@@ -89,16 +101,50 @@ def peak_bytes_per_score(y: np.ndarray, s: np.ndarray, batch: int, every: bool) 
     return peak / y.shape[0]
 
 
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+    raise OSError(f"{field} not in /proc/self/status")
+
+
+def rss_child(n: int, batch: int, every: bool, path: str) -> None:
+    """In a fresh process: the peak resident memory of streaming AUROC + AP (one shared state)
+    above the process's resident memory once the data is made and the kernels warm, per score
+    (the high-water mark is reset first); prints one line."""
+    y, s = binary_data(n)
+    with compiled_kernels(path == "numba", min_size=0):  # every kernel the stream uses compiled
+        for cls in (sm.AUROC, sm.AveragePrecision):  # (runs of 256k+ take the coarse-index ones)
+            stream(cls, y[:600_000], s[:600_000], batch, True)
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset VmHWM to the current resident memory
+    start = _status_bytes("VmRSS:")
+    with compiled_kernels(path == "numba"):
+        ms = sm.MetricSet({"auroc": sm.AUROC(), "ap": sm.AveragePrecision()})
+        for i in range(0, n, batch):
+            ms.update(y[i : i + batch], s[i : i + batch])
+            if every:
+                ms.compute()
+        ms.compute()
+    print(f"{(_status_bytes('VmHWM:') - start) / n:.1f} {(_status_bytes('VmRSS:') - start) / n:.1f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2_000_000)
     ap.add_argument("--batch", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--memory", action="store_true")
+    ap.add_argument("--rss", action="store_true", help="peak resident memory, fresh processes (Linux)")
+    ap.add_argument("--rss-child", choices=["once", "every"], help=argparse.SUPPRESS)
     ap.add_argument("--no-extra", action="store_true", help="binary AUROC / AP only")
     ap.add_argument("--path", choices=["numpy", "numba", "both"], default="both",
                     help="kernel path(s) to time (numba: the 'fast' extra)")
     args = ap.parse_args(argv)
+    if args.rss_child:
+        rss_child(args.n, args.batch, args.rss_child == "every", args.path)
+        return
     paths = ["numpy", "numba"] if args.path == "both" else [args.path]
     if "numba" in paths and kernels() is None:
         print("numba is not installed: the numpy path only")
@@ -113,28 +159,30 @@ def main(argv: list[str] | None = None) -> None:
           f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
     ratios: dict[str, list[float]] = {}
     secs: dict[str, list[float]] = {}
+    walls: dict[str, list[float]] = {}
 
-    def add(name: str, ratio: float, seconds: float) -> None:
+    def add(name: str, ratio: float, seconds: float, wall: float | None = None) -> None:
         ratios.setdefault(name, []).append(ratio)
         secs.setdefault(name, []).append(seconds)
+        walls.setdefault(name, []).append(_WALL[0] if wall is None else wall)
 
     def one_round(path: str) -> None:
         t_sort = _cpu(lambda: np.sort(s))
         for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
-            once, every = once_and_every(cls, y, s, b)
-            add(f"[{path}] {label} streamed, one read / np.sort", once / t_sort, once)
-            add(f"[{path}] {label} read after every batch / read once", every / once, every)
+            once, every, w_once, w_every = once_and_every(cls, y, s, b)
+            add(f"[{path}] {label} streamed, one read / np.sort", once / t_sort, once, w_once)
+            add(f"[{path}] {label} read after every batch / read once", every / once, every, w_every)
             m = cls().update(y, s)
             m.compute()
             rep = _cpu(lambda m=m: [m.compute() for _ in range(1000)]) / 1000
-            add(f"[{path}] {label} read again, no update (s per read)", rep, rep)
+            add(f"[{path}] {label} read again, no update (s per read)", rep, rep, _WALL[0] / 1000)
         if args.no_extra:
             return
         for k, (yk, sk) in mc.items():
-            once, every = once_and_every(lambda k=k: sm.AUROC(num_classes=k), yk, sk, mc_batch[k])
+            once, every, _, _ = once_and_every(lambda k=k: sm.AUROC(num_classes=k), yk, sk, mc_batch[k])
             add(f"[{path}] macro AUROC, {k} classes: every batch / once", every / once, every)
         for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
-            once, every = once_and_every(lambda c=cls: c(max_bytes=budget), y, s, b)
+            once, every, _, _ = once_and_every(lambda c=cls: c(max_bytes=budget), y, s, b)
             add(f"[{path}] bounded {label} (max_bytes=256K): every batch / once", every / once, every)
     for path in paths:  # warm-up: numba's first call compiles (or loads its on-disk cache)
         with compiled_kernels(path == "numba", min_size=0):
@@ -144,13 +192,13 @@ def main(argv: list[str] | None = None) -> None:
         for path in paths:
             with compiled_kernels(path == "numba"):
                 one_round(path)
-    targets = {
-        "AUROC read after every batch / read once": 3.0,
-        "AP read after every batch / read once": 6.0,
+    targets = {  # issue 32, item 5
+        "AUROC read after every batch / read once": 2.0,
+        "AP read after every batch / read once": 4.0,
         "AUROC streamed, one read / np.sort": 1.5,
         "AP streamed, one read / np.sort": 1.5,
     }
-    print(f"{'measure':66s} {'median':>9s} {'range':>17s} {'CPU s':>8s}  target")
+    print(f"{'measure':66s} {'median':>9s} {'range':>17s} {'CPU s':>8s} {'wall s':>8s}  target")
     # one block per measure (both paths together, in the order first measured)
     measures = list(dict.fromkeys(name.split("] ", 1)[-1] for name in ratios))
     for name, vals in sorted(ratios.items(), key=lambda kv: (measures.index(
@@ -159,8 +207,9 @@ def main(argv: list[str] | None = None) -> None:
         verdict = "" if t is None else f"<= {t}x: {'met' if statistics.median(vals) <= t else 'NOT met'}"
         unit = "" if "(s per read)" in name else "x"
         fmt = (lambda v: f"{v * 1e6:.1f}us") if not unit else (lambda v: f"{v:.2f}x")
+        sec = (lambda v: f"{v * 1e6:.1f}us") if not unit else (lambda v: f"{v:.3f}")
         print(f"{name:66s} {fmt(statistics.median(vals)):>9s} {fmt(min(vals)):>8s}-{fmt(max(vals)):<8s} "
-              f"{statistics.median(secs[name]):8.3f}  {verdict}")
+              f"{sec(statistics.median(secs[name])):>8s} {sec(statistics.median(walls[name])):>8s}  {verdict}")
     if args.memory:
         for path in paths:
             for every in (False, True):
@@ -169,6 +218,20 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"[{path}] peak traced bytes per score, AUROC + AP, "
                       f"{'read every batch' if every else 'one read'}: "
                       f"{per:.1f} (target <= 12: {'met' if per <= 12 else 'NOT met'})")
+    if args.rss:
+        for path in paths:
+            for mode in ("once", "every"):
+                out = subprocess.run(
+                    [sys.executable, "-m", "benchmarks.bench_reads", "--n", str(n), "--batch", str(b),
+                     "--path", path, "--rss-child", mode], capture_output=True, text=True,
+                    cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                if out.returncode:
+                    print(f"[{path}] peak RSS, {mode}: failed ({out.stderr.strip().splitlines()[-1:]})")
+                    continue
+                peak, end = (float(x) for x in out.stdout.split())
+                print(f"[{path}] peak RSS above the start per score, AUROC + AP, "
+                      f"{'read every batch' if mode == 'every' else 'one read'}: {peak:.1f} "
+                      f"(at the end {end:.1f}; target <= 12: {'met' if peak <= 12 else 'NOT met'})")
     print(f"load average after {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

@@ -146,8 +146,9 @@ class ScoreBatches:
             pos = y.astype(bool, copy=False)
             if w is not None:
                 return _sorted_parts(0, s, pos, w)
-            if pos.all():  # every row positive (Drift's scores): one copy, no mask
-                return [(0, 1, s.copy(), None)]
+            if pos.all():  # every row positive (Drift's scores): one copy, no mask; the empty
+                # negative part stays (a window counts both classes' parts per batch)
+                return [(0, 0, s[:0].copy(), None), (0, 1, s.copy(), None)]
             neg = ~pos
             return [  # compress: a third faster than boolean indexing
                 (0, 0, s.compress(neg), None),

@@ -16,11 +16,14 @@ division and one dot product: a few linear passes over the P distinct positive s
 O(m log n), no re-sort and no merge of the stored runs. Exact integer counts.
 
 With the compiled kernels (states of ``min_size`` scores and more,
-:mod:`streammetrics._scores.exact.merge_count`), :meth:`PositiveCounts.add` is one merged pass over the kept
-and the new thresholds and the new negatives (O(P + m): no search of the new negatives, no
-scatter), after one search per stored negative run of each new distinct positive score (O(d log
-n)); the pass also forms the average precision terms, and the read after it returns the value
-formed then. Both paths give the same counts and the same average precision bit for bit.
+:mod:`streammetrics._scores.exact.merge_count`), nothing of size P is rewritten per batch:
+:meth:`PositiveCounts.add` adds the new negatives to their bins by one merged walk (O(m log
+gap)) and keeps the new distinct positive scores aside as *pending* thresholds (each with the
+kept threshold it comes before and the negatives at or above it, found by one search per stored
+negative run); the read is one pass over the kept counts and the pending thresholds that writes
+only the average precision terms (O(P + S), no merge, no shift). The pending thresholds are
+merged into the kept counts when they outgrow 1/8 of them (O(P), amortised O(m) per batch).
+Both paths give the same counts and the same average precision bit for bit.
 """
 
 from __future__ import annotations
@@ -30,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._scores.exact.merge_count import kernels_at
-from streammetrics._scores.exact.runs import Group, rank_left
+from streammetrics._scores.exact.merge_count import coarse_arg, kernels_at
+from streammetrics._scores.exact.runs import Group, coarse_index, rank_left
 
 from .thresholds import ThresholdCounts
 
@@ -40,6 +43,12 @@ from .thresholds import ThresholdCounts
 _PREFIX_PER_SEARCH = 64
 #: Thresholds per block of the numpy average-precision read (its temporaries' size), at least.
 _READ_BLOCK = 1 << 14
+#: The compiled path merges its pending thresholds into the kept ones past 1/_PENDING_SHARE of
+#: them (and at least _PENDING_MIN): the read then pays at most that much more, the merge
+#: (O(P)) runs once per P/_PENDING_SHARE new distinct positive scores.
+_PENDING_SHARE = 8
+_PENDING_MIN = 1 << 12
+_NO_INT = np.zeros(0, dtype=np.int64)
 
 
 def count_ge(group: Group, x: np.ndarray) -> np.ndarray:
@@ -68,16 +77,6 @@ def _distinct(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return v[starts].astype(np.float64), np.diff(starts, append=v.shape[0]).astype(np.int64)
 
 
-def _grow(a: np.ndarray, size: int) -> np.ndarray:
-    """``a`` (1-D, referenced by no view: the counts are never handed out) resized to ``size``
-    in place: numpy's ``resize`` reallocates, so a large array is remapped rather than copied.
-    An array that does not own contiguous data is copied first."""
-    if not (a.flags.owndata and a.flags.c_contiguous):
-        a = a.copy()
-    a.resize(size, refcheck=False)
-    return a
-
-
 class PositiveCounts:
     """Counts of one unweighted column at its distinct positive scores (module docstring).
 
@@ -86,10 +85,12 @@ class PositiveCounts:
     distinct positive score ``u[i]`` (stored negated, ``key = -u``, ascending for searches): the
     positives at it (``pw``) and the negatives in ``[u[i], u[i-1])`` (``nb``; the first bin is
     open above), both int64, so a new negative is one increment and a read forms the
-    cumulative counts by two contiguous integer prefix sums.
+    cumulative counts by two contiguous integer prefix sums. The compiled path also keeps
+    *pending* thresholds beside them (``sk``, ``sa``, ``sc``, ``sh``: :meth:`_no_pending`), merged
+    in by :meth:`counts`, by the numpy path and when they outgrow 1/8 of the kept ones.
     """
 
-    __slots__ = ("key", "pw", "nb", "total_pos", "total_neg", "_ap")
+    __slots__ = ("key", "pw", "nb", "total_pos", "total_neg", "kco", "sk", "sa", "sc", "sh")
 
     def __init__(self, counts: ThresholdCounts) -> None:
         self.key = np.negative(counts.thresholds, dtype=np.float64)
@@ -97,7 +98,16 @@ class PositiveCounts:
         self.nb = np.diff(np.asarray(counts.fps, dtype=np.int64), prepend=0)
         self.total_pos = int(counts.total_pos)
         self.total_neg = int(counts.total_neg)
-        self._ap: float | None = None  # the average precision formed by a compiled add
+        self._no_pending()
+
+    def _no_pending(self) -> None:
+        """No pending thresholds. Pending (compiled path, see the module docstring), in
+        decreasing score: ``sk`` their keys (none equal to a kept key), ``sa`` the index of the
+        kept threshold each comes before, ``sc`` their positives and ``sh`` the negatives at or
+        above each (kept current as negatives arrive)."""
+        self.sk = np.zeros(0)
+        self.sa, self.sc, self.sh = _NO_INT, _NO_INT, _NO_INT
+        self.kco: np.ndarray | None = None  # the coarse index of ``key`` (built when needed)
 
     @classmethod
     def from_sorted(cls, pos: np.ndarray, neg: np.ndarray) -> PositiveCounts:
@@ -108,7 +118,7 @@ class PositiveCounts:
         distinct positive scores). O(P + D log N) for D distinct positive scores."""
         self = cls.__new__(cls)
         self.total_pos, self.total_neg = int(pos.shape[0]), int(neg.shape[0])
-        self._ap = None
+        self._no_pending()
         if not pos.shape[0]:
             self.key = np.zeros(0)
             self.pw, self.nb = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -141,14 +151,14 @@ class PositiveCounts:
         """Fold in new positives ``pos`` and negatives ``neg`` (both sorted ascending) that are
         already stored in the column's groups (``neg_group``: its negatives, now including
         ``neg``). O(m log n) for m new samples, plus one O(P) insertion pass when a new
-        distinct positive score appears. With the compiled kernels: one merged pass over the kept
-        and new thresholds (O(P + m) plus the searches of the new distinct positive scores in
-        the stored runs), which also forms the average precision that the next read returns."""
-        self._ap = None
+        distinct positive score appears. With the compiled kernels (:meth:`_add_compiled`):
+        O(m log n + S), no pass over the P kept thresholds except the amortised merge of the
+        pending ones."""
         fast = kernels_at(self.total_pos + self.total_neg + pos.shape[0] + neg.shape[0])
         if fast is not None:
-            self._fold_compiled(fast, pos, neg, neg_group)
+            self._add_compiled(fast, pos, neg, neg_group)
             return
+        self._merge_pending()
         key, nb = self.key, self.nb
         p = key.shape[0]
         if neg.shape[0] and p:
@@ -207,6 +217,7 @@ class PositiveCounts:
         old = np.ones(size, dtype=bool)
         old[slot] = False
         del key, nb  # one array at a time: the old one is freed before the next is built
+        self.kco = None
         for name, fresh_vals in (("key", np.negative(df)), ("pw", kf), ("nb", nb_f)):
             cur = getattr(self, name)
             out = np.empty(size, dtype=cur.dtype)
@@ -216,39 +227,90 @@ class PositiveCounts:
             setattr(self, name, out)
             del out
 
-    def _fold_compiled(self, fast: Any, pos: np.ndarray, neg: np.ndarray, neg_group: Group) -> None:
-        """:meth:`add` by :func:`streammetrics._scores.exact.numba_kernels.fold_ap`: the new distinct positive
-        scores' negatives above are counted in the stored runs, then one merged pass writes the
-        new counts and the average precision terms."""
-        d, k = _distinct(pos)
-        ge = count_ge(neg_group, d)[::-1] if d.shape[0] else np.zeros(0, dtype=np.int64)
-        self.total_pos += pos.shape[0]
+    def _add_compiled(self, fast: Any, pos: np.ndarray, neg: np.ndarray, neg_group: Group) -> None:
+        """:meth:`add` by merged walks: the new negatives go to their kept bins
+        (:func:`~streammetrics._scores.exact.numba_kernels.bin_negatives`) and raise the
+        pending thresholds' counts (:func:`~streammetrics._scores.exact.numba_kernels.add_upto`);
+        new positives at a kept or pending threshold add to it, the other new distinct scores
+        become pending (their negatives above counted in the stored runs). O(m log n + S)."""
+        key = self.key
+        p = key.shape[0]
+        if self.kco is None:
+            self.kco = coarse_index(key)
+        kco = self.kco
         self.total_neg += neg.shape[0]
-        nkey = np.negative(neg[::-1], dtype=np.float64)
+        if neg.shape[0]:
+            nkey = np.negative(neg[::-1], dtype=np.float64)
+            if p:
+                fast.bin_negatives(key, coarse_arg(key, kco), nkey, self.nb)
+            if self.sk.shape[0]:
+                fast.add_upto(self.sk, nkey, self.sh)
+        if not pos.shape[0]:
+            return
+        self.total_pos += pos.shape[0]
+        d, k = _distinct(pos)
         dkey = np.negative(d[::-1])
-        p, shift = self.key.shape[0], d.shape[0]
-        size = p + shift
-        # in place: each array grows by the new thresholds (realloc) and its entries move up by
-        # as many; the merged pass then reads entry i at i + shift and writes merged entry
-        # o <= i + shift, so nothing is overwritten before it is read and no second copy of
-        # the counts is ever alive (the peak memory of the read-every path stays that of the
-        # numpy path, one array of P at a time: here the step terms)
-        arrays = [_grow(a, size) for a in (self.key, self.pw, self.nb)]
-        if shift:
-            for a in arrays:
-                fast.shift_up(a, p, shift)
-        key2, pw2, nb2 = arrays
-        step = np.empty(size, dtype=np.float64)
-        o = fast.fold_ap(key2[shift:], pw2[shift:], nb2[shift:], nkey, dkey,
-                         np.ascontiguousarray(k[::-1]), np.ascontiguousarray(ge),
-                         float(self.total_pos), key2, pw2, nb2, step)
-        if o < size:  # some new positives fell on kept thresholds
-            key2, pw2, nb2 = (_grow(a, o) for a in arrays)
-        self.key, self.pw, self.nb = key2, pw2, nb2
-        self._ap = float(max(0.0, float(np.sum(step[:o])))) if self.total_pos > 0 else math.nan
+        k = k[::-1]
+        at = rank_left(key, kco, dkey) if p else np.zeros(dkey.shape[0], dtype=np.int64)
+        held = at < p
+        held[held] = key[at[held]] == dkey[held]
+        if held.any():  # distinct keys: distinct kept thresholds
+            self.pw[at[held]] += k[held]
+        rest = ~held
+        if not rest.any():
+            return
+        dkey, k, at = dkey[rest], k[rest], at[rest]
+        sk = self.sk
+        sj = np.searchsorted(sk, dkey, "left")
+        if sk.shape[0]:
+            same = sj < sk.shape[0]
+            same[same] = sk[sj[same]] == dkey[same]
+            if same.any():
+                self.sc[sj[same]] += k[same]
+                fresh = ~same
+                dkey, k, at, sj = dkey[fresh], k[fresh], at[fresh], sj[fresh]
+        if not dkey.shape[0]:
+            return
+        ge = count_ge(neg_group, np.negative(dkey[::-1]))[::-1]  # negatives at or above each
+        self.sk = np.insert(sk, sj, dkey)
+        self.sa = np.insert(self.sa, sj, at)
+        self.sc = np.insert(self.sc, sj, k)
+        self.sh = np.insert(self.sh, sj, ge)
+        if self.sk.shape[0] > max(_PENDING_MIN, p // _PENDING_SHARE):
+            self._merge_pending()
+
+    def _merge_pending(self) -> None:
+        """Merge the pending thresholds into the kept counts: one scatter per array (old
+        entries and pending ones into their merged places) and the bins recomputed from the
+        negatives at or above every merged threshold. O(P + S), one array of P at a time."""
+        s = self.sk.shape[0]
+        if not s:
+            return
+        p = self.key.shape[0]
+        size = p + s
+        slot = self.sa + np.arange(s)
+        old = np.ones(size, dtype=bool)
+        old[slot] = False
+        fp = np.empty(size, dtype=np.int64)  # negatives at or above each merged threshold
+        fp[old] = np.cumsum(self.nb, out=self.nb)  # (the old bins are replaced below)
+        fp[slot] = self.sh
+        self.nb = nb = np.empty(size, dtype=np.int64)
+        nb[0] = fp[0]
+        np.subtract(fp[1:], fp[:-1], out=nb[1:])
+        del fp, nb
+        for name, pending in (("key", self.sk), ("pw", self.sc)):
+            cur = getattr(self, name)
+            out = np.empty(size, dtype=cur.dtype)
+            out[old] = cur
+            out[slot] = pending
+            del cur
+            setattr(self, name, out)
+            del out
+        self._no_pending()  # (and the coarse index of the old keys)
 
     def counts(self) -> ThresholdCounts:
         """The counts at the distinct positive scores, decreasing. O(P)."""
+        self._merge_pending()
         return ThresholdCounts(np.negative(self.key), np.cumsum(self.pw, dtype=np.float64),
                                np.cumsum(self.nb, dtype=np.float64), float(self.total_pos),
                                float(self.total_neg))
@@ -260,16 +322,12 @@ class PositiveCounts:
         integer prefix sums and a few contiguous passes, no BLAS call."""
         if self.total_pos <= 0:
             return math.nan
-        if self._ap is not None:
-            return self._ap
         fast = kernels_at(self.total_pos + self.total_neg)
         if fast is not None:
-            e = np.zeros(0)
-            step = np.empty(self.pw.shape[0], dtype=np.float64)
-            fast.fold_ap(self.key, self.pw, self.nb, e, e, np.zeros(0, dtype=np.int64),
-                         np.zeros(0, dtype=np.int64), float(self.total_pos), self.key, self.pw,
-                         self.nb, step)
+            step = np.empty(self.pw.shape[0] + self.sk.shape[0], dtype=np.float64)
+            fast.ap_terms(self.pw, self.nb, self.sa, self.sc, self.sh, float(self.total_pos), step)
             return float(max(0.0, float(np.sum(step))))
+        self._merge_pending()
         p = self.pw.shape[0]
         step = np.empty(p, dtype=np.float64)
         tp0 = fp0 = 0

@@ -12,7 +12,10 @@ Same names, signatures and values as ``fairlearn.metrics`` (0.10+):
 ``method="between_groups"`` compares the groups with each other (max - min, min / max),
 ``"to_overall"`` each group with the value over all rows (see :meth:`Sliced.difference`).
 ``sensitive_features``: one column (an array or list), several (a 2-D array, a tuple of arrays, a
-dict or a DataFrame; groups are their combinations). ``y_true`` and ``y_pred`` are 0/1 labels
+dict or a DataFrame; groups are their combinations) of strings, integers or floats -- floats
+grouped as ``MetricFrame`` groups them: by value, ``-0.0`` and ``0.0`` one group, NaN refused.
+Fairlearn's functions take no ``control_features`` (``MetricFrame`` does: ``Sliced(...,
+controls=...)``). ``y_true`` and ``y_pred`` are 0/1 labels
 ({-1, 1} are read as {0, 1}, as Fairlearn does). Scores and other labels are a ``ValueError``:
 Fairlearn's equalized odds refuses them, and its selection rate counts only the values equal to
 1 as selected (a score of 0.7 is "not selected"), which gives a silent, meaningless rate.

@@ -315,8 +315,11 @@ class AveragePrecision(RankingMetric[Value]):
     Complexity: the first ``compute`` O(n) per class (a merge of the sorted runs, then the
     precision at the distinct positive scores); later ones, unweighted, O(P + m log n) per class
     (P distinct positive scores, m samples added since the last read: the counts at the
-    positive scores are kept and brought up to date, nothing is re-sorted or re-merged); a
-    repeated read with no change in between is O(1) (memoised, as for every ranking metric).
+    positive scores are kept and brought up to date, nothing is re-sorted or re-merged; the
+    O(P) part is one pass over the counts -- every precision changes when a negative lands
+    above it -- and with the ``fast`` extra the only one: new thresholds wait beside the kept
+    counts until they outgrow 1/8 of them); a repeated read with no change in between is O(1)
+    (memoised, as for every ranking metric).
 
     Binned (``max_bytes`` / ``thresholds``): ``compute`` treats each bin as tied scores (O(bins)
     per class) and ``bounds()`` certifies it: step AP by

@@ -312,7 +312,7 @@ DOCUMENTED: dict[tuple[str, str, str], str] = {
     ("*", "*", "3-d"): "arrays of more than 2 dimensions are refused (Fairlearn flattens them)",
     ("fairness", "y_pred", "*"): "y_pred must be 0/1 (or -1/1) labels: Fairlearn's selection rate "
                                  "counts values equal to 1 and silently reads anything else as 0",
-    ("fairness", "sensitive_features", "*"): "sensitive features must be strings, integers or booleans",
+    ("fairness", "sensitive_features", "*"): "sensitive features must be strings, integers, booleans or floats",
     ("*", "y_proba", "bytes"): "scores given as strings or bytes are refused",
     ("*", "y_proba", "list-of-lists-str"): "scores given as strings or bytes are refused",
     ("calibration_curve", "y_prob", "nan"): "NaN probabilities are refused",

@@ -631,6 +631,25 @@ REGISTRY: dict[str, Case] = {
     "decayed_bounded_drift": Case(lambda: sm.Decayed(Drift(DRIFT_REF[:, 2], max_bytes=2048), half_life=3.0),
                                   "scores_only", drift_feed, DRIFT_WRAPPER_LAWS, exact=False, compare_state=False),
 }
+
+
+# -- Sliced with float keys and control columns (issue #33, Fairlearn parity) ---------------------
+def sliced_controls_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+                         groups: np.ndarray) -> None:
+    """Two key columns that belong to the rows: a control column (strings) and a float
+    sensitive column with both zeros (one slice)."""
+    r = np.asarray(rows)
+    keys = {"region": np.array(["n", "s"])[r % 2], "age": np.array([-0.0, 18.5, 0.0, 40.0, 65.25])[r % 5]}
+    metric.update(y, p, slices=keys, sample_weight=w)
+
+
+REGISTRY["sliced_controls_floats"] = Case(
+    lambda: sm.Sliced(sm.MetricSet(recall=sm.Recall(zero_division=0.0), sel=sm.SelectionRate()),
+                      controls="region"),
+    "binary_scores", sliced_controls_feed, laws=WRAPPER_LAWS, compare_state=False)
+REGISTRY["sliced_controls_auroc"] = Case(
+    lambda: sm.Sliced(sm.AUROC(), controls=["region"]), "ranking_scores", sliced_controls_feed,
+    laws=WRAPPER_LAWS, compare_state=False)
 NAMES = sorted(REGISTRY)
 
 

@@ -181,6 +181,17 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
 }
 
 
+def _sliced_controls(m: sm.Metric, n: int = 30) -> sm.Metric:
+    """A Sliced with a control column and float keys (issue #33)."""
+    rng = _rng()
+    keys = {"c": rng.choice(["x", "y"], n), "f": rng.choice([-0.0, 0.0, 0.5, 1e300, np.inf], n)}
+    return m.update(rng.integers(0, 2, n), rng.random(n), slices=keys, sample_weight=rng.random(n) + 0.1)
+
+
+CORPUS["Sliced-controls-floats"] = lambda: _sliced_controls(sm.Sliced(
+    sm.MetricSet(r=sm.Recall(), a=sm.AUROC()), controls="c", min_count=2))
+
+
 for _cls in (sm.ErrorRate, sm.Specificity, sm.FallOut, sm.MissRate, sm.NPV, sm.FDR, sm.FOR,
              sm.Prevalence, sm.Jaccard, sm.BalancedAccuracy, sm.Recall):
     CORPUS[_cls.__name__] = (lambda c: lambda: _multiclass(c(3)))(_cls)

@@ -155,3 +155,59 @@ def test_compiled_fold_in_place_equals_numpy_bit_for_bit(seed, levels, sizes):
                             None if c is None else (c.thresholds.tobytes(), c.tps.tobytes(), c.fps.tobytes())))
             reads.append(got)
     assert reads[0] == reads[1]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), levels=st.sampled_from([0, 3, 50]),
+       sizes=st.lists(st.integers(0, 300), min_size=1, max_size=12),
+       dtype=st.sampled_from([np.float32, np.float64]), pending_min=st.sampled_from([1, 8, 1 << 12]))
+def test_pending_thresholds_read_merged_and_saved_bit_for_bit(seed, levels, sizes, dtype, pending_min):
+    # the compiled path keeps new distinct positive scores pending (read in one pass beside the
+    # kept counts, merged in past 1/8 of them or _PENDING_MIN): every read after every batch,
+    # without ever asking for the counts, has the numpy path's bits and scikit-learn's value;
+    # then the counts, a merge with another state and a save/load agree too
+    import streammetrics._scores.positive_counts as pcm
+    from streammetrics._scores.exact.merge_count import compiled_kernels, kernels
+
+    if kernels() is None:
+        return
+    rng = np.random.default_rng(seed)
+    batches = []
+    for n in sizes:
+        y = (rng.random(n) < rng.uniform(0.1, 0.6)).astype(int)
+        s = rng.normal(size=n) + y
+        if levels:
+            s = np.round(s * levels) / levels
+        batches.append((y, s.astype(dtype)))
+    reads = []
+    before = pcm._PENDING_MIN
+    pcm._PENDING_MIN = pending_min
+    try:
+        for fast in (False, True):
+            with compiled_kernels(fast, min_size=0), warnings.catch_warnings():
+                warnings.simplefilter("ignore", sm.UndefinedMetricWarning)  # no positive yet
+                m, other = sm.AveragePrecision(), sm.AveragePrecision()
+                got = []
+                for i, (y, s) in enumerate(batches):
+                    m.update(y, s)
+                    got.append(np.float64(m.compute()).tobytes())
+                    if i % 2:
+                        other.update(y[::-1], s[::-1])
+                if m._state.totals().sum():
+                    c = m._state.counts(0, positive_thresholds=True)
+                    got.append((c.thresholds.tobytes(), c.tps.tobytes(), c.fps.tobytes()))
+                last = m.compute()
+                m.merge(other)
+                got += [np.float64(m.compute()).tobytes(), np.float64(sm.loads(sm.dumps(m)).compute()).tobytes()]
+                reads.append((got, last, m.compute()))
+    finally:
+        pcm._PENDING_MIN = before
+    assert reads[0][0] == reads[1][0]  # every read, the counts, merged, reloaded: by their bytes
+    y_all = np.concatenate([b[0] for b in batches])
+    s_all = np.concatenate([b[1] for b in batches]).astype(np.float64)
+    if y_all.any():
+        np.testing.assert_allclose(reads[1][1], average_precision_score(y_all, s_all), rtol=1e-12, atol=1e-12)
+        odd = [b for i, b in enumerate(batches) if i % 2]
+        y_m = np.concatenate([y_all] + [b[0][::-1] for b in odd])
+        s_m = np.concatenate([s_all] + [b[1][::-1].astype(np.float64) for b in odd])
+        np.testing.assert_allclose(reads[1][2], average_precision_score(y_m, s_m), rtol=1e-12, atol=1e-12)

@@ -215,7 +215,7 @@ def test_rejected_batch_changes_nothing() -> None:
         with pytest.raises(ValueError, match="y_true"):
             s.update([0, 7], [0.1, 0.2], slices=[3, 1])
         with pytest.raises(ValueError, match="slices"):
-            s.update([0, 1], [0.1, 0.2], slices=[1.5, 2.5])
+            s.update([0, 1], [0.1, 0.2], slices=[1.5, float("nan")])  # a missing key
         with pytest.raises(ValueError, match="slices"):
             s.update([0, 1], [0.1, 0.2], slices=[1])
         assert sm.dumps(s) == before
@@ -238,7 +238,7 @@ def test_keys_validated_on_load() -> None:
     s = sm.Sliced(sm.F1()).update([0, 1, 1], [0, 1, 0], slices=[("x"), ("y"), ("x")])
     sd = s.state_dict()
     # (a list is a tuple key now: ["x"] is the key ("x",); a list inside one is not)
-    for bad in ('["x", 1.5]', '["x", "x"]', '[["x", ["y"]], "y"]', '["x", true]', '{"a": 1}'):
+    for bad in ('["x", NaN]', '["x", "x"]', '[["x", ["y"]], "y"]', '["x", true]', '{"a": 1}'):
         tampered = dict(sd)
         tampered["slices.keys"] = np.frombuffer(bad.encode(), np.uint8).copy()
         with pytest.raises(ValueError, match="slices.keys"):

@@ -119,7 +119,7 @@ def test_capacity_evicts_rows_with_their_keys_and_load_checks_it() -> None:
     sd["pending.slice_keys"] = np.frombuffer(b'["a"]', np.uint8).copy()  # one key, two rows
     with pytest.raises(ValueError, match="slice_keys"):
         sm.DelayedLabels.from_state_dict(sd)
-    sd["pending.slice_keys"] = np.frombuffer(b'["a", 1.5]', np.uint8).copy()
+    sd["pending.slice_keys"] = np.frombuffer(b'["a", NaN]', np.uint8).copy()
     with pytest.raises(ValueError, match=r"slice_keys\[1\]"):
         sm.DelayedLabels.from_state_dict(sd)
     del sd["pending.slice_keys"]
@@ -132,7 +132,7 @@ def test_rejections_are_atomic() -> None:
     d.predict([1, 2], [0.9, 0.1], slices={"c": ["a", "b"], "v": [0, 0]})
     before = d.state_dict()
     bad_calls = [
-        (lambda: d.predict([3], [0.5], slices={"c": [1.5], "v": [0]}), "slices"),  # float key
+        (lambda: d.predict([3], [0.5], slices={"c": [np.nan], "v": [0]}), "slices"),  # a missing key
         (lambda: d.predict([3, 4], [0.5, 0.5], slices={"c": ["a"], "v": [0]}), "slices"),
         (lambda: d.predict([3], [0.5]), "slices: required"),
         (lambda: d.predict([3], [0.5], slices=["a"]), "key columns"),  # other layout

@@ -40,7 +40,10 @@ def _jsonable(key: Any) -> Any:
 def key_hash(key: Any) -> int:
     """A 64-bit hash of a (valid) slice key, the same in every process: integers of int64 by
     :func:`_mix64` (vectorised in :func:`_hashes`), anything else by BLAKE2b of its type and
-    text (strings as UTF-8, tuples and wider integers as their JSON)."""
+    text (strings as UTF-8, tuples, floats and wider integers as their JSON). A float equal to an
+    int64 integer hashes as that integer (``-0.0``, ``0.0`` and ``0`` are one key)."""
+    if type(key) is float and key.is_integer() and _LOW <= key < _HIGH:
+        key = int(key)
     if type(key) is int and _LOW <= key < _HIGH:
         return int(_mix64(np.array([key], np.int64))[0])
     if isinstance(key, str):

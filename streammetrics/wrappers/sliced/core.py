@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,9 +32,10 @@ from streammetrics._core.metric import Metric
 from streammetrics._core.params import Param, check_accumulator, check_param
 from streammetrics.wrappers.metricset import MetricSet
 
+from .controls import check_controls, control_groups, controls_param
 from .keys import OTHER, OtherSlice
 from .results import SlicedResults, UndefinedSlice
-from .state import SlicedState
+from .state import SlicedState, order_dependent
 from .store import SliceStore, states_of, twin_of, wrapped
 
 
@@ -95,6 +96,17 @@ class Sliced(Metric[SlicedResults]):
     min_count : int, default 0
         A slice with fewer rows is reported as :class:`UndefinedSlice` (with its row count) and
         left out of the disparity summaries.
+    controls : str or sequence of str, optional
+        The key columns that are control features (Fairlearn's ``MetricFrame(...,
+        control_features=...)``): the names of some of the columns given as a dict
+        (``slices={"region": r, "sex": s}``; a tuple's columns are ``"key0"``, ``"key1"``,
+        ...), at least one column left as sensitive. ``compute()`` still gives every crossed
+        slice; :meth:`overall` and the disparity summaries (``group_min``, ``group_max``,
+        ``difference``, ``ratio``) give one value per control group, ``{control key: value}``
+        (a tuple key for several control columns), computed over the slices of that group
+        (``"to_overall"``: against that group's overall value). Not with ``overflow="other"``
+        (a control group's rows must all keep their keys) nor with windows or decay (a group's
+        overall value is the merge of its slices).
 
     Notes
     -----
@@ -105,9 +117,12 @@ class Sliced(Metric[SlicedResults]):
     labels are refused (``TypeError``). ``slices`` gives one
     key per row: an array or list, or a tuple of arrays / a dict of named arrays for several key
     columns (crossed slices keyed by tuples, plus each column alone). A key is a string, an
-    integer in [-2**63, 2**64) (booleans count as 0/1), or a tuple of strings, integers,
+    integer in [-2**63, 2**64) (booleans count as 0/1), a float (grouped by value as Fairlearn's
+    ``MetricFrame`` groups a float feature: ``-0.0`` and ``0.0`` one slice keyed as it first
+    occurred, ``1`` and ``1.0`` one slice, NaN refused), or a tuple of strings, integers,
     booleans and finite floats (``zip(a, b)``, a pandas ``MultiIndex``; not nested); the keys of
-    one column are all of one kind (``1`` and ``"1"`` would be one exported label). A key that
+    one column are all of one kind (strings, numbers or tuples: ``1`` and ``"1"`` would be one
+    exported label). A key that
     could not be saved or exported (a lone surrogate, a 5000-digit integer, a masked entry) is
     refused with a ``ValueError`` naming it; nothing changes. Further keyword arguments
     (``timestamp=`` of a time window) go to the wrapped states, per-row arrays split by slice.
@@ -144,7 +159,7 @@ class Sliced(Metric[SlicedResults]):
     family = "sliced"
 
     def __init__(self, metric: Metric, *, max_slices: int = 10_000, overflow: str = "error",
-                 min_count: int = 0) -> None:
+                 min_count: int = 0, controls: str | Sequence[str] | None = None) -> None:
         super().__init__()
         check_accumulator(metric, refused=(Sliced,))
         if metric.family == "delayed":
@@ -167,6 +182,13 @@ class Sliced(Metric[SlicedResults]):
         self.max_slices = check_param(max_slices, "max_slices", _MAX_SLICES)
         self.overflow = overflow = check_param(overflow, "overflow", _OVERFLOW)
         self.min_count = check_param(min_count, "min_count", _MIN_COUNT)
+        self.controls = controls_param(controls)
+        if self.controls is not None and overflow == "other":
+            raise ValueError("controls: not with overflow='other': a control group's overall value "
+                             "needs every row's key (raise max_slices instead)")
+        if self.controls is not None and order_dependent(metric):
+            raise ValueError("controls: not with a Window or Decayed metric: a control group's overall "
+                             "value is the merge of its slices, which a window's or decay's is not")
         template = twin_of(metric)
         with metric._lock:
             if not all(a.equals(b) for a, b in zip(_states(metric), _states(template), strict=True)):
@@ -181,6 +203,7 @@ class Sliced(Metric[SlicedResults]):
             "max_slices": self.max_slices,
             "overflow": self.overflow,
             "min_count": self.min_count,
+            **({} if self.controls is None else {"controls": list(self.controls)}),
         }
 
     @classmethod
@@ -250,8 +273,17 @@ class Sliced(Metric[SlicedResults]):
                             "positional argument: 'y_pred'")
         with self._lock:
             delta = self._state.prepare(y_true, y_pred, sample_weight, slices=slices, **kwargs)
+            if self.controls is not None and delta is not None:
+                new_stores = delta[0]  # (names, ...) of a first batch, else None: the names held
+                check_controls(self.controls, self._state.names if new_stores is None else new_stores[0],
+                               "slices")
             self._state.apply(delta)
         return self
+
+    def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
+        super()._load_arrays(arrays)
+        if self.controls is not None and self._state.fed:
+            check_controls(self.controls, self._state.names, "state")
 
     def _members(self) -> list[str] | None:
         """The names of a slice's value when it is a mapping (a MetricSet's members, an
@@ -300,9 +332,19 @@ class Sliced(Metric[SlicedResults]):
         return self._map(self._state.crossed, lambda m: m.compute(), self._state.names, True)
 
     def overall(self) -> Any:
-        """The wrapped metric's value over every row seen (all slices together)."""
+        """The wrapped metric's value over every row seen (all slices together); with
+        ``controls``, ``{control key: value}`` over each control group's rows (as
+        ``MetricFrame.overall``). O(the wrapped compute), or O(slices) merges with controls."""
         with self._lock:
+            if self.controls is not None:
+                return {ck: total.compute() for ck, _, total in self._control_groups()}
             return self._state.overall_metric().compute()
+
+    def _control_groups(self) -> list[tuple[Any, list[Any], Metric]]:
+        """``(control key, its crossed slice keys, the accumulator of its rows)`` per control
+        group (under the lock)."""
+        assert self.controls is not None
+        return control_groups(self.metric, self._state.crossed, self._state.names, self.controls)
 
     def marginal(self, name: str | int) -> dict[Any, Any]:
         """``{key: value}`` over key column ``name`` alone (its name, or its position), when
@@ -373,7 +415,10 @@ class Sliced(Metric[SlicedResults]):
 
     def check_key_names(self, names: tuple[str, ...] | None) -> None:
         """``ValueError`` unless an update with key columns ``names`` (None: one unnamed
-        column) would be accepted: the columns this accumulator was fed, if any. O(1)."""
+        column) would be accepted: the columns this accumulator was fed, if any, holding the
+        ``controls`` columns and another. O(columns)."""
+        if self.controls is not None:
+            check_controls(self.controls, names, "slices")
         with self._lock:
             if self._state.fed and names != self._state.names:
                 shown = SlicedState.shown
@@ -433,20 +478,30 @@ class Sliced(Metric[SlicedResults]):
             return self._map(self._state.crossed, one, self._state.names)
 
     # -- disparities (Fairlearn MetricFrame's definitions) ---------------------------------
-    def _groups(self, errors: str) -> tuple[dict[Any, Any], Any]:
+    def _groups(self, errors: str) -> list[tuple[Any, list[Any], Any]]:
+        """``(control key, slice values, overall value)`` of each control group; one group
+        (control key None) of every slice without ``controls``."""
         check_param(errors, "errors", _ERRORS)
         with self._lock:
             values = {k: v for k, v in self._compute().items() if k is not OTHER}
-            overall = self._state.overall_metric().compute()
-        return values, overall
+            if self.controls is None:
+                return [(None, list(values.values()), self._state.overall_metric().compute())]
+            return [(ck, [values[k] for k in keys], total.compute())
+                    for ck, keys, total in self._control_groups()]
 
     def _summary(self, fn: Callable[[list[float], float], float], errors: str) -> Any:
-        values, overall = self._groups(errors)
         members = self._members()
-        if members is not None:
-            return {name: fn(_scalars([v[name] for v in values.values()], errors), _one(overall[name]))
-                    for name in members}
-        return fn(_scalars(list(values.values()), errors), _one(overall))
+
+        def one(values: list[Any], overall: Any) -> Any:
+            if members is not None:
+                return {name: fn(_scalars([v[name] for v in values], errors), _one(overall[name]))
+                        for name in members}
+            return fn(_scalars(values, errors), _one(overall))
+
+        groups = self._groups(errors)
+        if self.controls is None:
+            return one(*groups[0][1:])
+        return {ck: one(values, overall) for ck, values, overall in groups}
 
     def _no_drift_spread(self, what: str) -> None:
         if self._state.mode == "scores":
@@ -459,7 +514,8 @@ class Sliced(Metric[SlicedResults]):
     def group_min(self, errors: str = "raise") -> Any:
         """The smallest slice value (nan slices skipped; all nan or none: nan). A MetricSet:
         ``{member: value}``. Non-scalar values: ``ValueError`` (``errors="raise"``) or nan
-        (``"coerce"``)."""
+        (``"coerce"``). With ``controls``: ``{control key: value}``, the smallest within each
+        control group (as for every disparity summary). O(slices)."""
         return self._summary(lambda v, o: _nanmin(v), errors)
 
     def group_max(self, errors: str = "raise") -> Any:

@@ -7,22 +7,28 @@ A slice key is one of
   but numpy's fixed-width string arrays drop trailing NULs themselves, so pass such keys as a
   list or an object array);
 * an integer in [-2**63, 2**64) (numpy integers included; booleans are the integers 0 and 1);
+* a float, grouped as Fairlearn's ``MetricFrame`` groups a float feature (pandas' grouping):
+  by distinct value, ``-0.0`` and ``0.0`` one group (keyed as it first occurred), an integer and
+  a float that compare equal one group, ``inf`` a group of its own, NaN refused (a missing value,
+  refused by ``MetricFrame`` too); float16 / float32 keys as the float64 values they hold, a list
+  holding a float read as float64 (as pandas reads it);
 * a tuple of strings, integers, booleans (read as 0 and 1) and finite floats, as ``zip`` or a
   pandas ``MultiIndex`` gives them (not nested: a tuple inside a tuple is refused).
 
-The keys of one column are all of one kind (all strings, all integers or all tuples): ``1`` and
-``"1"`` would be one label when exported. Several key columns make tuples of their keys (the
-crossed slices). Factorising a batch's keys is one pass:
+The keys of one column are all of one kind (all strings, all numbers -- integers and floats -- or
+all tuples): ``1`` and ``"1"`` would be one label when exported. Several key columns make tuples
+of their keys (the crossed slices). Factorising a batch's keys is one pass:
 
 * integer keys whose range is small (at most ``max(4096, n)`` values) are their own codes
   (``key - min``): no sort at all;
-* other integers go through one ``numpy.unique(..., return_inverse=True)`` (a sort); strings
+* other integers and floats go through one ``numpy.unique(..., return_inverse=True)`` (a sort;
+  floats keep the first occurrence of each value as its key); strings
   through a vectorised 64-bit hash, one sort of the hashes and a check against collisions;
 * lists holding strings or tuples, and object arrays (pandas columns, tuples), through one dict
   lookup per row (the only per-row Python loop, for inputs that are Python objects already);
   each distinct key is then checked once.
 
-Keys are persisted as UTF-8 JSON (strings, integers, lists for tuples) inside a uint8 array and
+Keys are persisted as UTF-8 JSON (strings, integers, floats, lists for tuples) inside a uint8 array and
 validated on load: never pickle, never anything but the keys above.
 """
 
@@ -51,6 +57,7 @@ __all__ = [
     "short_repr",
     "decode_key",
     "key_kind",
+    "same_kind",
     "plain_key",
     "encode_json",
     "decode_json",
@@ -166,7 +173,8 @@ def list_keys(values: list[Any] | tuple[Any, ...]) -> np.ndarray:
         arr = np.asarray(values)
     except ValueError:  # ragged (a list among the keys): refused, by key, in factorize
         return np.fromiter(values, dtype=object, count=len(values))
-    if arr.dtype.kind == "f":  # floats, or integers no integer dtype holds (-1 and 2**63)
+    if arr.dtype.kind == "f" and not any(isinstance(v, (float, np.floating)) for v in values):
+        # integers no integer dtype holds (-1 and 2**63): kept exact, as Python integers
         return np.fromiter(values, dtype=object, count=len(values))
     return arr
 
@@ -202,6 +210,8 @@ def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
         uniques, codes = np.unique(arr, return_inverse=True)
         return Factorized(codes.reshape(-1).astype(np.intp, copy=False), len(uniques),
                           lambda c, u=uniques: u[c].tolist())
+    if kind == "f":
+        return _factorize_floats(arr, what)
     if kind == "U":
         return _factorize_strings(arr, what)
     if kind == "O":
@@ -211,6 +221,21 @@ def factorize(arr: np.ndarray, what: str = "slices") -> Factorized:
         f"{what}: keys must be strings, integers or tuples of them, got {arr.dtype} keys "
         f"(first value {first!r})"
     )
+
+
+def _factorize_floats(arr: np.ndarray, what: str) -> Factorized:
+    """Float keys as ``MetricFrame`` groups them: by value (``-0.0 == 0.0``), each group keyed by
+    its first occurrence in the batch (a stable sort), NaN refused. O(n log n)."""
+    arr = arr.astype(np.float64, copy=False)
+    nan = np.isnan(arr)
+    if nan.any():
+        i = int(np.argmax(nan))
+        raise ValueError(f"{what}: a float key is nan at index {i} (a missing value: fill or drop "
+                         "the row; Fairlearn's MetricFrame refuses missing values too)")
+    _, first, codes = np.unique(arr, return_index=True, return_inverse=True)
+    table = arr[first]
+    return Factorized(codes.reshape(-1).astype(np.intp, copy=False), len(first),
+                      lambda c, t=table: t[c].tolist(), kind="float")
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
@@ -252,7 +277,8 @@ def _factorize_strings(arr: np.ndarray, what: str) -> Factorized:
 #: Strings wider than this many characters are factorised through the dict path.
 WIDE = 256
 _INT_RANGE = (-(2**63), 2**64)
-_RULE = "keys must be strings, integers or tuples of strings, integers, booleans and finite floats"
+_RULE = ("keys must be strings, integers, floats or tuples of strings, integers, booleans and "
+         "finite floats")
 
 
 def _factorize_objects(arr: np.ndarray, what: str) -> Factorized:
@@ -277,9 +303,9 @@ def _factorize_objects(arr: np.ndarray, what: str) -> Factorized:
             raise ValueError(f"{what}: {exc} at index {int(np.argmax(codes == c))}") from None
     kind = key_kind(uniques[0]) if uniques else "integer"
     for c, k in enumerate(uniques):
-        if key_kind(k) != kind:
+        if not same_kind(key_kind(k), kind):
             raise ValueError(
-                f"{what}: the keys of one column must be of one kind (all strings, all integers "
+                f"{what}: the keys of one column must be of one kind (all strings, all numbers "
                 f"or all tuples of one shape: 1 and '1' would be one label when exported); got "
                 f"{short_repr(uniques[0])} ({kind}) and {short_repr(k)} ({key_kind(k)}) at "
                 f"index {int(np.argmax(codes == c))}"
@@ -299,7 +325,13 @@ def key_kind(key: Any) -> str:
         return "string"
     if isinstance(key, tuple):
         return "tuple (" + ", ".join("string" if isinstance(v, str) else "number" for v in key) + ")"
-    return "integer"
+    return "float" if isinstance(key, float) else "integer"
+
+
+def same_kind(a: str, b: str) -> bool:
+    """True if keys of kinds ``a`` and ``b`` may share a column: equal kinds, or integers and
+    floats (numbers: equal ones are one key, as in ``MetricFrame``)."""
+    return a == b or {a, b} == {"integer", "float"}
 
 
 def _check_str(k: str, what: str, i: int | None = None) -> None:
@@ -312,8 +344,9 @@ def _check_str(k: str, what: str, i: int | None = None) -> None:
 
 
 def plain_key(k: Any) -> Any:
-    """A key as stored (``str``, ``int`` or a tuple of ``str`` / ``int`` / ``float``), or
-    ``ValueError`` saying why ``k`` is not a key (the caller adds where it is)."""
+    """A key as stored (``str``, ``int``, ``float`` or a tuple of ``str`` / ``int`` /
+    ``float``), or ``ValueError`` saying why ``k`` is not a key (the caller adds where it
+    is)."""
     if isinstance(k, str):
         s = str(k)
         _check_str(s, "key")
@@ -325,6 +358,12 @@ def plain_key(k: Any) -> Any:
         if not _INT_RANGE[0] <= v < _INT_RANGE[1]:
             raise ValueError(f"integer keys must be in [-2**63, 2**64); got one of {v.bit_length()} bits")
         return v
+    if isinstance(k, (float, np.floating)):
+        f = float(k)
+        if f != f:
+            raise ValueError("a float key is nan (a missing value: fill or drop the row; "
+                             "Fairlearn's MetricFrame refuses missing values too)")
+        return f
     if isinstance(k, tuple) and k:
         return tuple(_element(v) for v in k)
     raise ValueError(f"{_RULE}; first invalid key {short_repr(k)} ({type(k).__name__})")
@@ -448,7 +487,7 @@ def decode_key(k: Any, width: int | None, what: str, i: int) -> Any:
                             for e in v):
                 raise ValueError("a tuple key must be a non-empty list of strings and numbers")
             return tuple(_element(e) for e in v)
-        if isinstance(v, (bool, float)) or not isinstance(v, (str, int)):
+        if isinstance(v, bool) or not isinstance(v, (str, int, float)):
             raise ValueError(f"not a key: {v!r}")
         return plain_key(v)
 

@@ -25,7 +25,7 @@ from streammetrics.wrappers.decay import Decayed
 from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.window import Window
 
-from .keys import Factorized, cross, decode_json, encode_json, factorize, key_kind, split_slices
+from .keys import Factorized, cross, decode_json, encode_json, factorize, key_kind, same_kind, split_slices
 from .store import SliceStore, outputs_held, prepare_pairs, stackable, states_of, twin_of, wrapped
 
 __all__ = ["SlicedState", "order_dependent", "score_columns"]
@@ -114,9 +114,9 @@ class SlicedState(State):
     def _check_kinds(self, kinds: tuple[str, ...] | None, names: tuple[str, ...] | None,
                      merging: bool = False) -> None:
         mine = self.kinds()
-        if mine is None or kinds is None or kinds == mine:
+        if mine is None or kinds is None or all(map(same_kind, mine, kinds)):
             return
-        j = next(i for i, (a, b) in enumerate(zip(mine, kinds, strict=True)) if a != b)
+        j = next(i for i, (a, b) in enumerate(zip(mine, kinds, strict=True)) if not same_kind(a, b))
         col = ("merge: " if merging else "") + ("slices" if names is None else f"slices[{names[j]!r}]")
         raise ValueError(
             f"{col}: this accumulator holds {mine[j]} keys in this column, got "
