@@ -34,7 +34,11 @@ from ._base import RegressionMetric, check_domain, check_finite, regression_batc
 __all__ = ["IntervalCoverage", "IntervalScore", "IntervalWidth"]
 
 _OUTPUTS = Param("int", "must be an int >= 1", low=1)
-_ALPHA = Param("real", "must be a real number in (0, 1)", low=0.0, high=1.0, low_open=True, high_open=True)
+#: alpha's lower end is the smallest normal float: below it 2 / alpha is infinite and every
+#: score with a miss reads inf (a subnormal alpha, 1e-320, came through a mutated file).
+_ALPHA = Param("real", "must be a real number in (0, 1) no smaller than 2.2250738585072014e-308 "
+               "(the smallest normal float)", low=float(np.finfo(float).tiny), high=1.0,
+               high_open=True)
 #: The sums per output, in the order of the state's "sums" rows.
 _ROWS = ("weight", "weight_w2", "covered", "width", "below", "above")
 
@@ -238,7 +242,8 @@ class IntervalScore(_IntervalMetric):
     Parameters
     ----------
     alpha : float
-        The nominal miscoverage, in (0, 1) (0.1 for 90% intervals).
+        The nominal miscoverage, in (0, 1) (0.1 for 90% intervals); at least the smallest
+        normal float, so that 2 / alpha is finite.
     {regression: num_outputs, multioutput_class}
 
     Notes
@@ -263,4 +268,6 @@ class IntervalScore(_IntervalMetric):
         return {"alpha": self.alpha, **super()._config()}
 
     def _values(self, t: dict[str, np.ndarray]) -> np.ndarray:
-        return np.asarray((t["width"] + (2.0 / self.alpha) * (t["below"] + t["above"])) / t["weight"])
+        # the means first, then 2 * misses / alpha: a tiny alpha multiplies a mean, not a sum
+        weight = t["weight"]
+        return np.asarray(t["width"] / weight + 2.0 * ((t["below"] + t["above"]) / weight) / self.alpha)

@@ -226,7 +226,8 @@ def _intervals(m):
     return m.update([0.5, 1.5, 3.0], [[0.0, 1.0], [1.0, 2.0], [0.0, 2.5]])
 
 
-FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._sliced, lc._sliced_scores, _intervals,
+FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._sliced, lc._sliced_scores,
+           lc._sliced_controls, _intervals,
            lc._scores, lc._probabilities,  # monitoring (no labels)
            lambda m: m.update([0.2, 0.8]),  # reg-delayed: probabilities alone (Window(Estimated))
            _predict_label([0.3, 0.8]), _predict_label([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]),

@@ -4,12 +4,14 @@ interval of the coverage; refused inputs and states."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from load_corpus import build, split
 
 import streammetrics as sm
 
@@ -90,3 +92,19 @@ def test_hostile_states_are_refused():
         state["sums"] = sums
         with pytest.raises(ValueError):
             sm.IntervalCoverage.from_state_dict(state)
+
+
+def test_interval_score_alpha_is_a_normal_float() -> None:
+    """A subnormal alpha made 2 / alpha infinite, so any miss read inf (a mutated file's alpha
+    1e-320 loaded and computed inf): it is refused, by the constructor and by load; the smallest
+    normal alpha still gives a finite score."""
+    with pytest.raises(ValueError, match=r"alpha: .*smallest normal float.*got 1e-320"):
+        sm.IntervalScore(alpha=1e-320)
+    tiny = float(np.finfo(float).tiny)
+    m = sm.IntervalScore(alpha=tiny).update([1.0, 4.0], [[0, 2], [2.5, 3]])
+    assert np.isfinite(m.compute())
+    header, payload = split(sm.dumps(m))
+    raw = json.dumps(header).replace(repr(tiny), "1e-320").encode()
+    assert b"1e-320" in raw
+    with pytest.raises(ValueError, match="alpha"):
+        sm.loads(build(None, payload, raw))
