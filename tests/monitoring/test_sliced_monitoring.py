@@ -218,3 +218,12 @@ def test_prometheus_exports_each_segments_drift_and_estimate() -> None:
         assert abs(value - Estimated(sm.Precision()).update(s[keys == key]).compute()) < 1e-12
     assert "streammetrics_drift_collect_errors_total 0.0" in text
     assert "streammetrics_est_collect_errors_total 0.0" in text
+
+
+@pytest.mark.parametrize("inner", [lambda: Drift(np.linspace(0, 1, 20)), lambda: Estimated(sm.AUROC())])
+def test_delayed_labels_refuse_a_sliced_metric_that_takes_no_labels(inner: Callable[[], Any]) -> None:
+    """DelayedLabels(Sliced(Drift)) was accepted, then every label() call failed and the
+    predictions stayed pending: it is refused at construction, naming the family."""
+    with pytest.raises(ValueError, match="got family '(drift|estimated)'"):
+        sm.DelayedLabels(sm.Sliced(inner()))
+    sm.DelayedLabels(sm.Sliced(sm.MeanSquaredError()))  # labelled families stay accepted

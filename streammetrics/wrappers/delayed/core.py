@@ -165,9 +165,10 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
         super().__init__()
         check_accumulator(metric, refused=(DelayedLabels,))
         sliced = metric.family == "sliced"
-        if metric.family not in ("classification", "regression") and not sliced:
-            raise ValueError(f"DelayedLabels: supports classification and regression metrics, got "
-                             f"family {metric.family!r}")
+        family = metric.metric.family if sliced else metric.family  # type: ignore[attr-defined]
+        if family not in ("classification", "regression"):
+            raise ValueError(f"DelayedLabels: supports classification and regression metrics (or a "
+                             f"Sliced of them), got family {family!r}")
         capacity = check_param(capacity, "capacity", _AT_LEAST_ONE)
         ttl = check_param(ttl, "ttl", _TTL)
         on_unknown = check_on_unknown(on_unknown)
