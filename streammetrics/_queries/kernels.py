@@ -393,3 +393,27 @@ def set_counts(rq: RankedQueries, rel_level: float) -> np.ndarray:
     hits = rq.hits_total(rel_level)
     ret = rq.lengths.astype(np.float64)
     return np.column_stack([_div(hits, ret), _div(hits, r), hits, ret, r])
+
+
+def hit_rate(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+    """1 if a relevant document is in the top k (``None``: anywhere in the list), else 0."""
+    out = np.zeros(rq.n_queries)
+    for g in rq.nonempty_groups():
+        n = g.grades.shape[1]
+        out[g.rows] = g.ranked(rel_level).success_at([n if k is None else k])[:, 0]
+    return out
+
+
+def non_relevant_total(rq: RankedQueries, rel_level: float) -> np.ndarray:
+    """Non-relevant documents of each query's list (grade < rel_level), float64 (queries,)."""
+    return rq.lengths.astype(np.float64) - rq.hits_total(rel_level)
+
+
+def fall_out(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+    """Non-relevant documents in the top k / non-relevant documents in the list (0 when none)."""
+    total = non_relevant_total(rq, rel_level)
+    out = np.zeros(rq.n_queries)
+    for g in rq.nonempty_groups():
+        top = g.binary(rel_level) if k is None else g.binary(rel_level)[:, :k]
+        out[g.rows] = _div((~top).sum(axis=1).astype(np.float64), total[g.rows])
+    return out

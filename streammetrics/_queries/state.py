@@ -131,16 +131,18 @@ class QueryState(State):
         batch = check_batch(relevance, scores, raw_judged=self.raw_judged, **options)
         specs = list(self._acc)
         sums = [np.zeros(spec.width) for spec in specs]
+        counts = [0 for _ in specs]
         kept: list[list[np.ndarray]] = [[] for _ in specs]
         for rq in batch.blocks():  # bounded temporaries; nothing is applied before the last
-            for spec, total, parts in zip(specs, sums, kept, strict=True):
-                vals = spec.evaluate(rq)
+            for j, (spec, total, parts) in enumerate(zip(specs, sums, kept, strict=True)):
+                vals = spec.evaluate_kept(rq)  # fewer rows than queries: empty ones skipped
+                counts[j] += vals.shape[0]
                 total += vals.sum(axis=0)
                 if spec.per_query:
                     parts.append(vals)
         return [
-            (spec, batch.n_queries, total, _stack(parts, spec.width) if spec.per_query else None)
-            for spec, total, parts in zip(specs, sums, kept, strict=True)
+            (spec, n, total, _stack(parts, spec.width) if spec.per_query else None)
+            for spec, n, total, parts in zip(specs, counts, sums, kept, strict=True)
         ]
 
     def apply(self, delta: Any) -> None:

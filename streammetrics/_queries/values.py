@@ -50,11 +50,15 @@ def query_values(specs: list[Any], relevance: Any, scores: Any,
                  **options: Unpack[QueryOptions]) -> np.ndarray:
     """Every query's values of every spec, (queries, total width): the batch validated and
     ranked once, in blocks of whole queries (:func:`~streammetrics._queries.batch.check_batch`)."""
+    skipping = [spec.name for spec in specs if getattr(spec, "empty", None) == "skip"]
+    if skipping:  # the values matrix keeps one row per query for every spec
+        raise ValueError(f"empty_target_action: 'skip' ({skipping[0]}) is not supported by a query "
+                         "wrapper (one row per query); use 'neg' or 'pos'")
     raw = any(reads_rows(spec) for spec in specs)
     batch = check_batch(relevance, scores, raw_judged=raw, **options)
     out = []
     for rq in batch.blocks():
-        cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
+        cols = [np.asarray(spec.evaluate_kept(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
                 for spec in specs]
         out.append(np.hstack(cols) if cols else np.zeros((rq.n_queries, 0)))
     return np.ascontiguousarray(np.vstack(out))

@@ -46,7 +46,7 @@ Example -- streaming one query, then two more in one call, equals one call with 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -93,14 +93,14 @@ class _AtK(RetrievalMetric[float]):
 
     _kind = ""
 
-    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
         self.k, self.rel_level = check_k(k), check_level(rel_level, "rel_level")
-        self.ties, self.per_query = check_ties(ties, True), bool(per_query)
-        super().__init__(
-            Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties, per_query=self.per_query)
-        )
+        self.ties = check_ties(ties, True)
+        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        super().__init__(Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties, **peer))
 
-    _options = ("k", "rel_level", "ties", "per_query")
+    _options = ("k", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
 
 
 @filled
@@ -111,7 +111,7 @@ class PrecisionAtK(_AtK):
 
     Parameters
     ----------
-    {retrieval: k, rel_level, ties, per_query}
+    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation}
 
     Examples
     --------
@@ -122,8 +122,10 @@ class PrecisionAtK(_AtK):
 
     _kind = "p"
 
-    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
-        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query)
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query,
+                         empty_target_action=empty_target_action, aggregation=aggregation)
 
 
 @filled
@@ -132,7 +134,7 @@ class RecallAtK(_AtK):
 
     Parameters
     ----------
-    {retrieval: k, rel_level, ties, per_query}
+    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation}
 
     Examples
     --------
@@ -143,8 +145,10 @@ class RecallAtK(_AtK):
 
     _kind = "r"
 
-    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
-        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query)
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query,
+                         empty_target_action=empty_target_action, aggregation=aggregation)
 
 
 @filled
@@ -154,7 +158,7 @@ class RPrecision(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: rel_level, ties, per_query}
+    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation}
 
     Examples
     --------
@@ -163,12 +167,14 @@ class RPrecision(RetrievalMetric[float]):
     1.0
     """
 
-    def __init__(self, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+    def __init__(self, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
         self.rel_level = check_level(rel_level, "rel_level")
-        self.ties, self.per_query = check_ties(ties, True), bool(per_query)
-        super().__init__(Spec("rprec", rel_level=self.rel_level, ties=self.ties, per_query=self.per_query))
+        self.ties = check_ties(ties, True)
+        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        super().__init__(Spec("rprec", rel_level=self.rel_level, ties=self.ties, **peer))
 
-    _options = ("rel_level", "ties", "per_query")
+    _options = ("rel_level", "ties", "per_query", "empty_target_action", "aggregation")
 
 
 @filled
@@ -209,7 +215,7 @@ class MAP(RetrievalMetric[float]):
     {retrieval: k_optional}
     denominator : {'min_k_r', 'R'}, default 'min_k_r'
         With ``k``: divide AP@k by min(k, R), or by R.
-    {retrieval: rel_level, ties, per_query}
+    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation}
 
     Examples
     --------
@@ -226,17 +232,17 @@ class MAP(RetrievalMetric[float]):
         rel_level: float = 1,
         ties: str = "first",
         per_query: bool = False,
+        empty_target_action: str = "neg",
+        aggregation: str = "mean",
     ) -> None:
         self.k = check_k(k, optional=True)
         self.denominator = check_choice(denominator, "denominator", ("min_k_r", "R"))
         self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, False)
-        self.per_query = bool(per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query)
         denom = "R" if self.k is None else self.denominator  # identical without a cutoff
-        super().__init__(
-            Spec("ap", k=self.k, rel_level=self.rel_level, denominator=denom, per_query=self.per_query)
-        )
+        super().__init__(Spec("ap", k=self.k, rel_level=self.rel_level, denominator=denom, **peer))
 
-    _options = ("k", "denominator", "rel_level", "ties", "per_query")
+    _options = ("k", "denominator", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
 
 
 @filled
@@ -246,7 +252,7 @@ class MRR(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: k_optional, rel_level, ties, per_query}
+    {retrieval: k_optional, rel_level, ties, per_query, empty_target_action, aggregation}
 
     Examples
     --------
@@ -256,14 +262,15 @@ class MRR(RetrievalMetric[float]):
     """
 
     def __init__(
-        self, k: int | None = None, *, rel_level: float = 1, ties: str = "first", per_query: bool = False
+        self, k: int | None = None, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+        empty_target_action: str = "neg", aggregation: str = "mean",
     ) -> None:
         self.k = check_k(k, optional=True)
         self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, False)
-        self.per_query = bool(per_query)
-        super().__init__(Spec("rr", k=self.k, rel_level=self.rel_level, per_query=self.per_query))
+        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        super().__init__(Spec("rr", k=self.k, rel_level=self.rel_level, **peer))
 
-    _options = ("k", "rel_level", "ties", "per_query")
+    _options = ("k", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
 
 
 @filled
@@ -361,7 +368,7 @@ class DCG(RetrievalMetric[float]):
 
     _kind = "dcg"
 
-    _options = ("k", "gain", "rel_level", "ties", "per_query")
+    _options: ClassVar[tuple[str, ...]] = ("k", "gain", "rel_level", "ties", "per_query")
 
 
 @filled
@@ -372,7 +379,7 @@ class NDCG(DCG):
 
     Parameters
     ----------
-    {retrieval: k_optional, gain, rel_level, ties, per_query}
+    {retrieval: k_optional, gain, rel_level, ties, per_query, empty_target_action, aggregation}
 
     Examples
     --------
@@ -384,8 +391,14 @@ class NDCG(DCG):
     _kind = "ndcg"
 
     def __init__(self, k: int | None = None, *, gain: str = "linear", rel_level: float = 1,
-                 ties: str = "first", per_query: bool = False) -> None:
-        super().__init__(k, gain=gain, rel_level=rel_level, ties=ties, per_query=per_query)
+                 ties: str = "first", per_query: bool = False, empty_target_action: str = "neg",
+                 aggregation: str = "mean") -> None:
+        self.k, self.gain = check_k(k, optional=True), check_choice(gain, "gain", ("linear", "exponential"))
+        self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, True)
+        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        RetrievalMetric.__init__(self, Spec(self._kind, k=self.k, gain=self.gain, ties=self.ties, **peer))
+
+    _options = ("k", "gain", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
 
 
 @filled

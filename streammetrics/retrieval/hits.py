@@ -1,0 +1,77 @@
+"""Hit rate and fall-out over a stream of queries (torchmetrics' ``RetrievalHitRate`` and
+``RetrievalFallOut``; definitions: docs/definitions/retrieval.md). Both are
+:class:`~streammetrics.retrieval.metrics.RetrievalMetric` s on the shared query state, so a
+MetricSet ranks each batch once for them and the other retrieval measures.
+"""
+
+from __future__ import annotations
+
+from streammetrics._core.docstrings import filled
+from streammetrics._queries.spec import Spec
+
+from ._base import RetrievalMetric, check_k, check_level
+
+__all__ = ["HitRateAtK", "FallOutAtK"]
+
+
+@filled
+class HitRateAtK(RetrievalMetric[float]):
+    """Hit rate HR@k: 1 if a relevant document is among the top k, else 0, averaged over queries
+    (trec_eval ``success_k``; torchmetrics ``RetrievalHitRate(top_k=k)``). ``k=None``: anywhere in
+    the list.
+
+    Complexity: as every retrieval measure, ``update`` O(n log L) for n rows of queries with L
+    documents, ``compute`` O(1), memory O(1) (O(queries) with ``per_query`` or an aggregation
+    other than the mean).
+
+    Parameters
+    ----------
+    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation}
+
+    Examples
+    --------
+    {example: retrieval}
+    >>> sm.HitRateAtK(1).update(relevance, scores, query_ids=queries).compute()
+    1.0
+    """
+
+    def __init__(self, k: int | None = None, *, rel_level: float = 1, per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+        self.k, self.rel_level = check_k(k, optional=True), check_level(rel_level, "rel_level")
+        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        super().__init__(Spec("hit", k=self.k, rel_level=self.rel_level, **peer))
+
+    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation")
+
+
+@filled
+class FallOutAtK(RetrievalMetric[float]):
+    """Fall-out@k = (non-relevant documents in the top k) / (non-relevant documents in the
+    query's list), 0 when the list holds none, averaged over queries (torchmetrics
+    ``RetrievalFallOut(top_k=k)``; lower is better). ``k=None``: the whole list (1 for every
+    query with a non-relevant document). The documents of the list are the query's rows:
+    ``judged`` and ``n_relevant`` are not read. ``empty_target_action`` acts on queries whose
+    list holds no non-relevant document (as torchmetrics').
+
+    Complexity: as every retrieval measure, ``update`` O(n log L) for n rows of queries with L
+    documents, ``compute`` O(1), memory O(1) (O(queries) with ``per_query`` or an aggregation
+    other than the mean).
+
+    Parameters
+    ----------
+    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation}
+
+    Examples
+    --------
+    {example: retrieval}
+    >>> sm.FallOutAtK(1).update(relevance, scores, query_ids=queries).compute()
+    0.0
+    """
+
+    def __init__(self, k: int | None = None, *, rel_level: float = 1, per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+        self.k, self.rel_level = check_k(k, optional=True), check_level(rel_level, "rel_level")
+        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        super().__init__(Spec("fallout", k=self.k, rel_level=self.rel_level, **peer))
+
+    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation")
