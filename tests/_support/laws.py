@@ -508,6 +508,12 @@ REGISTRY: dict[str, Case] = {
     "system_efficiency": query_case(lambda: SystemEfficiency()),
     "set_precision": query_case(lambda: SetPrecision(average="micro")),
     "set_recall": query_case(lambda: SetRecall(per_query=True), arrival_order=True),
+    # torchmetrics' options: empty queries scored 1 / skipped; a median over kept per-query values
+    "hit_rate_at_k": query_case(lambda: sm.HitRateAtK(3, empty_target_action="pos")),
+    "fall_out_at_k": query_case(lambda: sm.FallOutAtK(2, empty_target_action="skip", aggregation="median"),
+                                laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),  # Window: no "skip"
+    "map_skip_max": query_case(lambda: MAP(3, empty_target_action="skip", aggregation="max", per_query=True),
+                               laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),
     "retrieval_set": query_case(lambda: sm.MetricSet(ndcg=NDCG(10), ap=MAP(), rr=MRR()),
                                 laws=NOT_WEIGHTED - {"window_equals_plain"}),
     # ... with judged grades (R and the ideal ranking from documents outside the run) and document ids
