@@ -252,11 +252,15 @@ class RankedQueries:
 _div = per_query.divide
 
 
-def precision_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.ndarray:
-    """P@k per query (:meth:`.per_query.Ranked.precision_at`)."""
+def precision_at_k(
+    rq: RankedQueries, k: int, rel_level: float, ties: str, adaptive: bool = False
+) -> np.ndarray:
+    """P@k per query (:meth:`.per_query.Ranked.precision_at`); ``adaptive``: P@min(k, L) for a
+    query of L documents (torchmetrics' ``adaptive_k``)."""
     out = np.zeros(rq.n_queries)
-    for g in rq.groups:
-        out[g.rows] = g.ranked(rel_level, ties).precision_at([k])[:, 0]
+    for g in rq.nonempty_groups() if adaptive else rq.groups:
+        kk = min(k, g.grades.shape[1]) if adaptive else k
+        out[g.rows] = g.ranked(rel_level, ties).precision_at([kk])[:, 0]
     return out
 
 
@@ -340,7 +344,12 @@ def average_precision(rq: RankedQueries, k: int | None, rel_level: float, denomi
     r = rq.R(rel_level)
     out = np.zeros(rq.n_queries)
     for g in rq.groups:
-        out[g.rows] = g.ranked(rel_level).average_precision(r[g.rows], k, denominator)
+        rk = g.ranked(rel_level)
+        if denominator == "found":  # torchmetrics: the relevant documents found in the top k
+            n = g.grades.shape[1]
+            out[g.rows] = _div(rk.precision_sum(k), rk.hits(n if k is None else k))
+        else:
+            out[g.rows] = rk.average_precision(r[g.rows], k, denominator)
     return out
 
 

@@ -38,6 +38,8 @@ class Spec:
     #: it as the measure defines it (0, torchmetrics' ``"neg"``), ``"pos"`` 1, ``"skip"`` leaves
     #: it out of the mean, ``"error"`` refuses the batch (torchmetrics' ``empty_target_action``).
     empty: str | None = None
+    #: P@k of a query of L < k documents divides by L (torchmetrics' ``adaptive_k``).
+    adaptive: bool = False
 
     @property
     def width(self) -> int:
@@ -161,7 +163,7 @@ class Spec:
         kind = self.kind
         if kind == "p":
             assert self.k is not None
-            v = query_kernels.precision_at_k(rq, self.k, self.rel_level, self.ties)
+            v = query_kernels.precision_at_k(rq, self.k, self.rel_level, self.ties, self.adaptive)
         elif kind == "r":
             assert self.k is not None
             v = query_kernels.recall_at_k(rq, self.k, self.rel_level, self.ties)

@@ -98,9 +98,12 @@ class _AtK(RetrievalMetric[float]):
         self.k, self.rel_level = check_k(k), check_level(rel_level, "rel_level")
         self.ties = check_ties(ties, True)
         peer = self._peer_options(empty_target_action, aggregation, per_query)
-        super().__init__(Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties, **peer))
+        adaptive = bool(getattr(self, "adaptive_k", False))  # PrecisionAtK's option
+        super().__init__(Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties,
+                              adaptive=adaptive, **peer))
 
-    _options = ("k", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
+    _options: ClassVar[tuple[str, ...]] = ("k", "rel_level", "ties", "per_query", "empty_target_action",
+                                          "aggregation")
 
 
 @filled
@@ -108,10 +111,13 @@ class PrecisionAtK(_AtK):
     """P@k = (relevant documents in the top k) / k; ranks past the list's end are non-relevant.
 
     trec_eval ``P_k``. With ``ties="average"``: the expected P@k over orders of tied documents.
+    With ``adaptive_k=True``: a query of L < k documents divides by L (torchmetrics' option).
 
     Parameters
     ----------
     {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation}
+    adaptive_k : bool, default False
+        Divide by min(k, L) for a query of L documents.
 
     Examples
     --------
@@ -123,9 +129,13 @@ class PrecisionAtK(_AtK):
     _kind = "p"
 
     def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
-                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 adaptive_k: bool = False) -> None:
+        self.adaptive_k = bool(adaptive_k)
         super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query,
                          empty_target_action=empty_target_action, aggregation=aggregation)
+
+    _options = _AtK._options + ("adaptive_k",)
 
 
 @filled
@@ -208,13 +218,15 @@ class MAP(RetrievalMetric[float]):
     ``map``; unretrieved relevant documents add 0, R = 0 gives 0).
 
     With ``k``: AP@k = Σ_{i≤k} P(i)·rel(i) / min(k, R) (the seeds' definition, default
-    ``denominator="min_k_r"``); ``denominator="R"`` divides by R (trec_eval ``map_cut_k``).
+    ``denominator="min_k_r"``); ``denominator="R"`` divides by R (trec_eval ``map_cut_k``),
+    ``"found"`` by the relevant documents in the top k (torchmetrics' ``RetrievalMAP(top_k=k)``;
+    without ``k``: the relevant retrieved documents).
 
     Parameters
     ----------
     {retrieval: k_optional}
-    denominator : {'min_k_r', 'R'}, default 'min_k_r'
-        With ``k``: divide AP@k by min(k, R), or by R.
+    denominator : {'min_k_r', 'R', 'found'}, default 'min_k_r'
+        Divide AP@k by min(k, R), by R, or by the relevant documents found in the top k.
     {retrieval: rel_level, ties, per_query, empty_target_action, aggregation}
 
     Examples
@@ -236,10 +248,11 @@ class MAP(RetrievalMetric[float]):
         aggregation: str = "mean",
     ) -> None:
         self.k = check_k(k, optional=True)
-        self.denominator = check_choice(denominator, "denominator", ("min_k_r", "R"))
+        self.denominator = check_choice(denominator, "denominator", ("min_k_r", "R", "found"))
         self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, False)
         peer = self._peer_options(empty_target_action, aggregation, per_query)
-        denom = "R" if self.k is None else self.denominator  # identical without a cutoff
+        # without a cutoff min(k, R) is R; "found" (relevant retrieved) differs when R is given
+        denom = "R" if self.k is None and self.denominator == "min_k_r" else self.denominator
         super().__init__(Spec("ap", k=self.k, rel_level=self.rel_level, denominator=denom, **peer))
 
     _options = ("k", "denominator", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
@@ -270,7 +283,8 @@ class MRR(RetrievalMetric[float]):
         peer = self._peer_options(empty_target_action, aggregation, per_query)
         super().__init__(Spec("rr", k=self.k, rel_level=self.rel_level, **peer))
 
-    _options = ("k", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
+    _options: ClassVar[tuple[str, ...]] = ("k", "rel_level", "ties", "per_query", "empty_target_action",
+                                          "aggregation")
 
 
 @filled

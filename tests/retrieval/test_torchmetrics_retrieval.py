@@ -160,3 +160,33 @@ def test_skip_is_refused_by_query_wrappers() -> None:
         warnings.simplefilter("ignore")
         pos = sm.Window(sm.MAP(empty_target_action="pos"), size=3).update([0, 0], [0.3, 0.2])
         assert pos.compute() == 1.0
+
+
+@pytest.mark.parametrize("k", [1, 3, 12])
+def test_ap_at_k_found_and_adaptive_precision_equal_torchmetrics(k: int) -> None:
+    for seed in range(6):
+        rel, scores, qids = queries(seed, False)
+        for ours, theirs in [(sm.MAP(k, denominator="found"), tm.RetrievalMAP(top_k=k)),
+                             (sm.PrecisionAtK(k, adaptive_k=True), tm.RetrievalPrecision(top_k=k, adaptive_k=True))]:
+            expected = theirs_value(theirs, rel, scores, qids)
+            assert ours_value(ours, rel, scores, qids) == pytest.approx(expected, abs=F32), (seed, type(ours))
+
+
+def test_ap_denominators_side_by_side() -> None:
+    # ranks 1..4: relevant, no, relevant, no; R = 3 (one relevant document not retrieved); k = 2
+    rel, scores = [1, 0, 1, 0], [0.4, 0.3, 0.2, 0.1]
+    found = 1.0  # precision 1 at rank 1 over the 1 relevant document in the top 2
+    for denominator, value in [("found", found), ("min_k_r", 1 / 2), ("R", 1 / 3)]:
+        m = sm.MAP(2, denominator=denominator).update(rel, scores, n_relevant=3)
+        assert m.compute() == pytest.approx(value, abs=1e-15), denominator
+    # without a cutoff "found" divides by the relevant retrieved documents, "R" by R
+    assert sm.MAP(denominator="found").update(rel, scores, n_relevant=3).compute() == pytest.approx((1 + 2 / 3) / 2)
+    assert sm.MAP().update(rel, scores, n_relevant=3).compute() == pytest.approx((1 + 2 / 3) / 3)
+
+
+def test_adaptive_k_divides_short_lists_by_their_length() -> None:
+    rel, scores, qids = [1, 0, 1], [0.3, 0.2, 0.1], ["a", "a", "b"]
+    assert sm.PrecisionAtK(3, adaptive_k=True).update(rel, scores, query_ids=qids).compute() == pytest.approx(
+        (1 / 2 + 1) / 2)
+    assert sm.PrecisionAtK(3).update(rel, scores, query_ids=qids).compute() == pytest.approx((1 / 3 + 1 / 3) / 2)
+    assert sm.PrecisionAtK(3, adaptive_k=True).update([], []).compute() == 0.0  # an empty list scores 0
