@@ -135,7 +135,8 @@ class QueryState(State):
         kept: list[list[np.ndarray]] = [[] for _ in specs]
         for rq in batch.blocks():  # bounded temporaries; nothing is applied before the last
             for j, (spec, total, parts) in enumerate(zip(specs, sums, kept, strict=True)):
-                vals = spec.evaluate_kept(rq)  # fewer rows than queries: empty ones skipped
+                # fewer rows than queries when empty ones are skipped (trec's specs: evaluate)
+                vals = getattr(spec, "evaluate_kept", spec.evaluate)(rq)
                 counts[j] += vals.shape[0]
                 total += vals.sum(axis=0)
                 if spec.per_query:

@@ -58,8 +58,8 @@ def query_values(specs: list[Any], relevance: Any, scores: Any,
     batch = check_batch(relevance, scores, raw_judged=raw, **options)
     out = []
     for rq in batch.blocks():
-        cols = [np.asarray(spec.evaluate_kept(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
-                for spec in specs]
+        cols = [np.asarray(getattr(spec, "evaluate_kept", spec.evaluate)(rq),  # (trec's: evaluate)
+                           dtype=np.float64).reshape(rq.n_queries, spec.width) for spec in specs]
         out.append(np.hstack(cols) if cols else np.zeros((rq.n_queries, 0)))
     return np.ascontiguousarray(np.vstack(out))
 
