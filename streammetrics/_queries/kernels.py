@@ -426,3 +426,24 @@ def fall_out(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
         top = g.binary(rel_level) if k is None else g.binary(rel_level)[:, :k]
         out[g.rows] = _div((~top).sum(axis=1).astype(np.float64), total[g.rows])
     return out
+
+
+def auroc_at_k(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+    """AUROC of each query's top k (``None``: its whole list): the share of (relevant,
+    non-relevant) pairs the scores order correctly, a tie counting 1/2 (Mann-Whitney); 0 when
+    the top k lacks either kind (torchmetrics' ``retrieval_auroc``). O(q·k) per group."""
+    out = np.zeros(rq.n_queries)
+    for g in rq.nonempty_groups():
+        s = g.scores if k is None else g.scores[:, :k]
+        b = g.binary(rel_level)[:, : s.shape[1]]
+        q, n = s.shape
+        neg = ~b
+        grp = per_query.tie_groups(s)  # ties adjacent in rank order; no group spans two rows
+        ends = np.append(grp[1:] != grp[:-1], True)
+        at_or_above = np.cumsum(neg, axis=1, dtype=np.float64).ravel()[ends]  # per tie group
+        tied = np.bincount(grp, weights=neg.ravel().astype(np.float64))
+        n_neg = neg.sum(axis=1, dtype=np.float64)
+        below = np.repeat(n_neg, n) - at_or_above[grp]  # non-relevant scored strictly lower
+        won = np.where(b.ravel(), below + 0.5 * tied[grp], 0.0).reshape(q, n).sum(axis=1)
+        out[g.rows] = _div(won, b.sum(axis=1, dtype=np.float64) * n_neg)
+    return out

@@ -196,6 +196,8 @@ class Spec:
             v = query_kernels.hit_rate(rq, self.k, self.rel_level)
         elif kind == "fallout":
             v = query_kernels.fall_out(rq, self.k, self.rel_level)
+        elif kind == "auroc":
+            v = query_kernels.auroc_at_k(rq, self.k, self.rel_level)
         elif kind == "eff":
             v = query_kernels.system_efficiency(rq, self.rel_level)
         elif kind == "set":

@@ -1,7 +1,8 @@
-"""Hit rate and fall-out over a stream of queries (torchmetrics' ``RetrievalHitRate`` and
-``RetrievalFallOut``; definitions: docs/definitions/retrieval.md). Both are
-:class:`~streammetrics.retrieval.metrics.RetrievalMetric` s on the shared query state, so a
-MetricSet ranks each batch once for them and the other retrieval measures.
+"""Hit rate, fall-out and AUROC per query over a stream of queries (torchmetrics'
+``RetrievalHitRate``, ``RetrievalFallOut`` and ``RetrievalAUROC``; definitions:
+docs/definitions/retrieval.md). All are :class:`~streammetrics.retrieval.metrics.RetrievalMetric` s
+on the shared query state, so a MetricSet ranks each batch once for them and the other retrieval
+measures.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from streammetrics._queries.spec import Spec
 
 from ._base import RetrievalMetric, check_k, check_level
 
-__all__ = ["HitRateAtK", "FallOutAtK"]
+__all__ = ["HitRateAtK", "FallOutAtK", "AUROCAtK"]
 
 
 @filled
@@ -73,5 +74,37 @@ class FallOutAtK(RetrievalMetric[float]):
         self.k, self.rel_level = check_k(k, optional=True), check_level(rel_level, "rel_level")
         peer = self._peer_options(empty_target_action, aggregation, per_query)
         super().__init__(Spec("fallout", k=self.k, rel_level=self.rel_level, **peer))
+
+    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation")
+
+
+@filled
+class AUROCAtK(RetrievalMetric[float]):
+    """AUROC per query, averaged over queries: among the query's top k documents, the share of
+    (relevant, non-relevant) pairs whose scores order them correctly, a tie of scores counting
+    1/2; 0 when the top k holds no relevant or no non-relevant document (torchmetrics
+    ``RetrievalAUROC(top_k=k)``; its ``max_fpr`` is not offered). ``k=None``: the whole list.
+    (:class:`~streammetrics.AUROC` is the ranking family's AUROC over all rows.)
+
+    Complexity: as every retrieval measure, ``update`` O(n log L) for n rows of queries with L
+    documents, ``compute`` O(1), memory O(1) (O(queries) with ``per_query`` or an aggregation
+    other than the mean).
+
+    Parameters
+    ----------
+    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation}
+
+    Examples
+    --------
+    {example: retrieval}
+    >>> sm.AUROCAtK().update(relevance, scores, query_ids=queries).compute()
+    1.0
+    """
+
+    def __init__(self, k: int | None = None, *, rel_level: float = 1, per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+        self.k, self.rel_level = check_k(k, optional=True), check_level(rel_level, "rel_level")
+        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        super().__init__(Spec("auroc", k=self.k, rel_level=self.rel_level, **peer))
 
     _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation")

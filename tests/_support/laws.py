@@ -514,6 +514,7 @@ REGISTRY: dict[str, Case] = {
                                 laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),  # Window: no "skip"
     "map_skip_max": query_case(lambda: MAP(3, empty_target_action="skip", aggregation="max", per_query=True),
                                laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),
+    "auroc_at_k": query_case(lambda: sm.AUROCAtK(4, aggregation="min"), arrival_order=True),
     "map_found": query_case(lambda: MAP(2, denominator="found")),
     "precision_adaptive_k": query_case(lambda: PrecisionAtK(4, adaptive_k=True)),
     "retrieval_set": query_case(lambda: sm.MetricSet(ndcg=NDCG(10), ap=MAP(), rr=MRR()),

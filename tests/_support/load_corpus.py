@@ -141,6 +141,7 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "SetRecall": lambda: _queries(sm.SetRecall()),
     "HitRateAtK-pos": lambda: _queries(sm.HitRateAtK(2, empty_target_action="pos")),
     "FallOutAtK-skip-median": lambda: _queries(sm.FallOutAtK(2, empty_target_action="skip", aggregation="median")),
+    "AUROCAtK-max": lambda: _queries(sm.AUROCAtK(aggregation="max")),
     "MetricSet-retrieval": lambda: _queries(sm.MetricSet(n=sm.NDCG(k=3), m=sm.MAP(), p=sm.PrecisionAtK(2))),
     "DelayedLabels-multiclass": lambda: _delayed_multiclass(),
     "LogLoss": lambda: _binary(sm.LogLoss()),

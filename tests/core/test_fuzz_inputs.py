@@ -110,6 +110,7 @@ RET: dict[str, Callable[[], Any]] = {
     "HitRateAtK": lambda: sm.HitRateAtK(2, empty_target_action="pos"),
     "FallOutAtK[skip,median]": lambda: sm.FallOutAtK(empty_target_action="skip", aggregation="median"),
     "MRR[error]": lambda: sm.MRR(empty_target_action="error"),
+    "AUROCAtK": lambda: sm.AUROCAtK(3),
     "Window(NDCG)": lambda: sm.Window(sm.NDCG(), size=3),
     "Decayed(MAP)": lambda: sm.Decayed(sm.MAP(), half_life=3),
 }

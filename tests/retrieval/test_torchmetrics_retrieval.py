@@ -38,6 +38,7 @@ PAIRS: dict[str, tuple[Callable[..., Any], Callable[..., Any], bool]] = {
     "mrr": (lambda k, **o: sm.MRR(k, **o), lambda k, **o: tm.RetrievalMRR(top_k=k, **o), False),
     "hit_rate": (lambda k, **o: sm.HitRateAtK(k, **o), lambda k, **o: tm.RetrievalHitRate(top_k=k, **o), False),
     "fall_out": (lambda k, **o: sm.FallOutAtK(k, **o), lambda k, **o: tm.RetrievalFallOut(top_k=k, **o), False),
+    "auroc": (lambda k, **o: sm.AUROCAtK(k, **o), lambda k, **o: tm.RetrievalAUROC(top_k=k, **o), False),
     "ndcg": (lambda k, **o: sm.NDCG(k, ties="average", **o),
              lambda k, **o: tm.RetrievalNormalizedDCG(top_k=k, **o), True),
 }
@@ -190,3 +191,20 @@ def test_adaptive_k_divides_short_lists_by_their_length() -> None:
         (1 / 2 + 1) / 2)
     assert sm.PrecisionAtK(3).update(rel, scores, query_ids=qids).compute() == pytest.approx((1 / 3 + 1 / 3) / 2)
     assert sm.PrecisionAtK(3, adaptive_k=True).update([], []).compute() == 0.0  # an empty list scores 0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_auroc_per_query_equals_scikit_learn_on_arbitrary_ties(seed: int) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    rel, scores, qids = queries(seed, True)
+    rel = (rel > 0).astype(int)
+    for k in (None, 3):
+        m = sm.AUROCAtK(k, per_query=True).update(rel, scores, query_ids=qids)
+        expected = []
+        for q in np.unique(qids):
+            r, s = rel[qids == q], scores[qids == q]
+            top = np.argsort(-s, kind="stable")[:k]  # ties at the cutoff: input order, as ours
+            r, s = r[top], s[top]
+            expected.append(roc_auc_score(r, s) if 0 < r.sum() < r.size else 0.0)
+        np.testing.assert_allclose(m.per_query_values(), expected, rtol=0, atol=1e-12)
