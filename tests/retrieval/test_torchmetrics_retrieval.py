@@ -138,10 +138,13 @@ def test_actions_on_an_empty_query() -> None:
     assert (skip.compute(), skip.n_queries, skip.per_query_values().tolist()) == (1.0, 1, [1.0])
     err = sm.PrecisionAtK(1, empty_target_action="error")
     err.update([1], [0.5])
-    before = err.state_dict()
+    before = err._state_arrays()
     with pytest.raises(ValueError, match="query 'a' has no relevant document"):
         err.update(rel, scores, query_ids=qids)
-    assert err.n_queries == 1 and err.state_dict().keys() == before.keys()
+    after = err._state_arrays()
+    assert err.n_queries == 1 and after.keys() == before.keys()
+    for key in before:
+        np.testing.assert_array_equal(after[key], before[key], err_msg=key)
     # R from n_relevant: a query with relevant documents that retrieved none is not empty
     assert sm.MRR(empty_target_action="error").update([0, 0], [0.2, 0.1], n_relevant=2).compute() == 0.0
 
@@ -208,3 +211,15 @@ def test_auroc_per_query_equals_scikit_learn_on_arbitrary_ties(seed: int) -> Non
             r, s = r[top], s[top]
             expected.append(roc_auc_score(r, s) if 0 < r.sum() < r.size else 0.0)
         np.testing.assert_allclose(m.per_query_values(), expected, rtol=0, atol=1e-12)
+
+
+def test_a_metric_set_shares_one_ranking_and_equals_each_member_alone() -> None:
+    rel, scores, qids = queries(5, False)
+    members = {"ap": lambda: sm.MAP(aggregation="median", empty_target_action="skip"),
+               "ap_pq": lambda: sm.MAP(per_query=True), "hit": lambda: sm.HitRateAtK(2, empty_target_action="pos"),
+               "auc": lambda: sm.AUROCAtK(aggregation="max"), "fo": lambda: sm.FallOutAtK(3)}
+    ms = sm.MetricSet({name: make() for name, make in members.items()})
+    ms.update(rel, scores, query_ids=qids)
+    alone = {name: make().update(rel, scores, query_ids=qids).compute() for name, make in members.items()}
+    assert ms.compute() == pytest.approx(alone, abs=1e-15)
+    assert ms["ap"]._state is ms["hit"]._state
