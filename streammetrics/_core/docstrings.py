@@ -82,6 +82,11 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "How per-query values combine: the mean (O(1) memory), or the lower median (as "
             "``torch.median``), minimum or maximum of the kept per-query values (8 bytes per query).",
         ),
+        "ignore_index": (
+            "ignore_index : int, optional",
+            "Rows whose relevance equals it are dropped before ranking (torchmetrics' option); a "
+            "query left without rows disappears.",
+        ),
     },
     # Accumulators of the confusion family (streammetrics.classification.confusion).
     "confusion": {

@@ -40,6 +40,9 @@ class Spec:
     empty: str | None = None
     #: P@k of a query of L < k documents divides by L (torchmetrics' ``adaptive_k``).
     adaptive: bool = False
+    #: Rows whose relevance equals it are dropped before ranking (torchmetrics' ``ignore_index``);
+    #: every spec of one query state has the same (:func:`ignored_rows_dropped`).
+    ignore_index: int | None = None
 
     @property
     def width(self) -> int:

@@ -27,7 +27,7 @@ class HitRateAtK(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation}
+    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -37,12 +37,13 @@ class HitRateAtK(RetrievalMetric[float]):
     """
 
     def __init__(self, k: int | None = None, *, rel_level: float = 1, per_query: bool = False,
-                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
         self.k, self.rel_level = check_k(k, optional=True), check_level(rel_level, "rel_level")
-        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
         super().__init__(Spec("hit", k=self.k, rel_level=self.rel_level, **peer))
 
-    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation")
+    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation", "ignore_index")
 
 
 @filled
@@ -60,7 +61,7 @@ class FallOutAtK(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation}
+    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -70,12 +71,13 @@ class FallOutAtK(RetrievalMetric[float]):
     """
 
     def __init__(self, k: int | None = None, *, rel_level: float = 1, per_query: bool = False,
-                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
         self.k, self.rel_level = check_k(k, optional=True), check_level(rel_level, "rel_level")
-        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
         super().__init__(Spec("fallout", k=self.k, rel_level=self.rel_level, **peer))
 
-    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation")
+    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation", "ignore_index")
 
 
 @filled
@@ -92,7 +94,7 @@ class AUROCAtK(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation}
+    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -102,9 +104,10 @@ class AUROCAtK(RetrievalMetric[float]):
     """
 
     def __init__(self, k: int | None = None, *, rel_level: float = 1, per_query: bool = False,
-                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
         self.k, self.rel_level = check_k(k, optional=True), check_level(rel_level, "rel_level")
-        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
         super().__init__(Spec("auroc", k=self.k, rel_level=self.rel_level, **peer))
 
-    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation")
+    _options = ("k", "rel_level", "per_query", "empty_target_action", "aggregation", "ignore_index")

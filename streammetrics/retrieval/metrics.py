@@ -94,16 +94,17 @@ class _AtK(RetrievalMetric[float]):
     _kind = ""
 
     def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
-                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
         self.k, self.rel_level = check_k(k), check_level(rel_level, "rel_level")
         self.ties = check_ties(ties, True)
-        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
         adaptive = bool(getattr(self, "adaptive_k", False))  # PrecisionAtK's option
         super().__init__(Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties,
                               adaptive=adaptive, **peer))
 
     _options: ClassVar[tuple[str, ...]] = ("k", "rel_level", "ties", "per_query", "empty_target_action",
-                                          "aggregation")
+                                          "aggregation", "ignore_index")
 
 
 @filled
@@ -115,7 +116,7 @@ class PrecisionAtK(_AtK):
 
     Parameters
     ----------
-    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation}
+    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
     adaptive_k : bool, default False
         Divide by min(k, L) for a query of L documents.
 
@@ -130,10 +131,11 @@ class PrecisionAtK(_AtK):
 
     def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
                  empty_target_action: str = "neg", aggregation: str = "mean",
-                 adaptive_k: bool = False) -> None:
+                 ignore_index: int | None = None, adaptive_k: bool = False) -> None:
         self.adaptive_k = bool(adaptive_k)
         super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query,
-                         empty_target_action=empty_target_action, aggregation=aggregation)
+                         empty_target_action=empty_target_action, aggregation=aggregation,
+                         ignore_index=ignore_index)
 
     _options = _AtK._options + ("adaptive_k",)
 
@@ -144,7 +146,7 @@ class RecallAtK(_AtK):
 
     Parameters
     ----------
-    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation}
+    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -156,9 +158,11 @@ class RecallAtK(_AtK):
     _kind = "r"
 
     def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
-                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
         super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query,
-                         empty_target_action=empty_target_action, aggregation=aggregation)
+                         empty_target_action=empty_target_action, aggregation=aggregation,
+                         ignore_index=ignore_index)
 
 
 @filled
@@ -168,7 +172,7 @@ class RPrecision(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation}
+    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -178,13 +182,14 @@ class RPrecision(RetrievalMetric[float]):
     """
 
     def __init__(self, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
-                 empty_target_action: str = "neg", aggregation: str = "mean") -> None:
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
         self.rel_level = check_level(rel_level, "rel_level")
         self.ties = check_ties(ties, True)
-        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
         super().__init__(Spec("rprec", rel_level=self.rel_level, ties=self.ties, **peer))
 
-    _options = ("rel_level", "ties", "per_query", "empty_target_action", "aggregation")
+    _options = ("rel_level", "ties", "per_query", "empty_target_action", "aggregation", "ignore_index")
 
 
 @filled
@@ -227,7 +232,7 @@ class MAP(RetrievalMetric[float]):
     {retrieval: k_optional}
     denominator : {'min_k_r', 'R', 'found'}, default 'min_k_r'
         Divide AP@k by min(k, R), by R, or by the relevant documents found in the top k.
-    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation}
+    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -246,16 +251,18 @@ class MAP(RetrievalMetric[float]):
         per_query: bool = False,
         empty_target_action: str = "neg",
         aggregation: str = "mean",
+        ignore_index: int | None = None,
     ) -> None:
         self.k = check_k(k, optional=True)
         self.denominator = check_choice(denominator, "denominator", ("min_k_r", "R", "found"))
         self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, False)
-        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
         # without a cutoff min(k, R) is R; "found" (relevant retrieved) differs when R is given
         denom = "R" if self.k is None and self.denominator == "min_k_r" else self.denominator
         super().__init__(Spec("ap", k=self.k, rel_level=self.rel_level, denominator=denom, **peer))
 
-    _options = ("k", "denominator", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
+    _options = ("k", "denominator", "rel_level", "ties", "per_query", "empty_target_action", "aggregation",
+                "ignore_index")
 
 
 @filled
@@ -265,7 +272,7 @@ class MRR(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: k_optional, rel_level, ties, per_query, empty_target_action, aggregation}
+    {retrieval: k_optional, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -276,15 +283,15 @@ class MRR(RetrievalMetric[float]):
 
     def __init__(
         self, k: int | None = None, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
-        empty_target_action: str = "neg", aggregation: str = "mean",
+        empty_target_action: str = "neg", aggregation: str = "mean", ignore_index: int | None = None,
     ) -> None:
         self.k = check_k(k, optional=True)
         self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, False)
-        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
         super().__init__(Spec("rr", k=self.k, rel_level=self.rel_level, **peer))
 
     _options: ClassVar[tuple[str, ...]] = ("k", "rel_level", "ties", "per_query", "empty_target_action",
-                                          "aggregation")
+                                          "aggregation", "ignore_index")
 
 
 @filled
@@ -393,7 +400,7 @@ class NDCG(DCG):
 
     Parameters
     ----------
-    {retrieval: k_optional, gain, rel_level, ties, per_query, empty_target_action, aggregation}
+    {retrieval: k_optional, gain, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -406,13 +413,14 @@ class NDCG(DCG):
 
     def __init__(self, k: int | None = None, *, gain: str = "linear", rel_level: float = 1,
                  ties: str = "first", per_query: bool = False, empty_target_action: str = "neg",
-                 aggregation: str = "mean") -> None:
+                 aggregation: str = "mean", ignore_index: int | None = None) -> None:
         self.k, self.gain = check_k(k, optional=True), check_choice(gain, "gain", ("linear", "exponential"))
         self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, True)
-        peer = self._peer_options(empty_target_action, aggregation, per_query)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
         RetrievalMetric.__init__(self, Spec(self._kind, k=self.k, gain=self.gain, ties=self.ties, **peer))
 
-    _options = ("k", "gain", "rel_level", "ties", "per_query", "empty_target_action", "aggregation")
+    _options = ("k", "gain", "rel_level", "ties", "per_query", "empty_target_action", "aggregation",
+                "ignore_index")
 
 
 @filled

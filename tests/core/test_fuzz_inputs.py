@@ -111,6 +111,7 @@ RET: dict[str, Callable[[], Any]] = {
     "FallOutAtK[skip,median]": lambda: sm.FallOutAtK(empty_target_action="skip", aggregation="median"),
     "MRR[error]": lambda: sm.MRR(empty_target_action="error"),
     "AUROCAtK": lambda: sm.AUROCAtK(3),
+    "MRR[ignore_index]": lambda: sm.MRR(ignore_index=0),
     "Window(NDCG)": lambda: sm.Window(sm.NDCG(), size=3),
     "Decayed(MAP)": lambda: sm.Decayed(sm.MAP(), half_life=3),
 }

@@ -223,3 +223,37 @@ def test_a_metric_set_shares_one_ranking_and_equals_each_member_alone() -> None:
     alone = {name: make().update(rel, scores, query_ids=qids).compute() for name, make in members.items()}
     assert ms.compute() == pytest.approx(alone, abs=1e-15)
     assert ms["ap"]._state is ms["hit"]._state
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+def test_ignore_index_equals_torchmetrics(name: str) -> None:
+    ours, theirs, graded = PAIRS[name]
+    for seed in range(4):
+        rel, scores, qids = queries(seed, graded)
+        rng = np.random.default_rng(seed)
+        rel = np.where(rng.random(rel.size) < 0.2, -100, rel)  # padding rows, some queries all padding
+        rel[qids == qids[-1]] = -100
+        k = 1 + seed % 3
+        opts = {"ignore_index": -100, "empty_target_action": "skip"}
+        expected = theirs_value(theirs(k, **opts), rel, scores, qids)
+        mine = ours(k, **opts)
+        assert ours_value(mine, rel, scores, qids) == pytest.approx(expected, abs=F32), seed
+        assert mine.n_queries <= np.unique(qids[rel != -100]).size
+
+
+def test_ignore_index_drops_rows_everywhere_a_batch_is_read() -> None:
+    rel, scores, qids = [1, -1, 0, 1, -1, -1], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4], [1, 1, 1, 1, 2, 2]
+    clean = sm.MAP().update([1, 0, 1], [0.9, 0.7, 0.6]).compute()
+    assert sm.MAP(ignore_index=-1).update(rel, scores, query_ids=qids).compute() == clean
+    window = sm.Window(sm.MAP(ignore_index=-1), size=5).update(rel, scores, query_ids=qids)
+    assert window.compute() == clean
+    ms = sm.MetricSet(a=sm.MAP(ignore_index=-1), b=sm.MRR(ignore_index=-1), c=sm.MAP())
+    assert ms["a"]._state is ms["b"]._state and ms["a"]._state is not ms["c"]._state
+    ms.update(rel, scores, query_ids=qids)
+    assert ms.compute()["a"] == clean and ms.compute()["c"] == sm.MAP().update(rel, scores, query_ids=qids).compute()
+    # a query whose rows are all ignored disappears; its n_relevant must then come by query id
+    with pytest.raises(ValueError, match="^n_relevant: query 2 has only rows"):
+        sm.MAP(ignore_index=-1).update(rel, scores, query_ids=qids, n_relevant=[2, 1])
+    assert sm.MAP(ignore_index=-1).update(rel, scores, query_ids=qids, n_relevant={1: 2}).compute() == clean
+    with pytest.raises(ValueError, match="^ignore_index: "):
+        sm.MAP(ignore_index=0.5)
