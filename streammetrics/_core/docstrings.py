@@ -71,6 +71,22 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "average : {'macro', 'micro'}, default 'macro'",
             "The mean over queries, or the ratio of the sums over queries.",
         ),
+        "empty_target_action": (
+            "empty_target_action : {'neg', 'pos', 'skip', 'error'}, default 'neg'",
+            "A query without relevant documents (R = 0) scores 0 (``'neg'``) or 1 (``'pos'``), "
+            "is left out of the aggregate (``'skip'``), or is refused with a ValueError at "
+            "``update`` (``'error'``); torchmetrics' option of the same name.",
+        ),
+        "aggregation": (
+            "aggregation : {'mean', 'median', 'min', 'max'}, default 'mean'",
+            "How per-query values combine: the mean (O(1) memory), or the lower median (as "
+            "``torch.median``), minimum or maximum of the kept per-query values (8 bytes per query).",
+        ),
+        "ignore_index": (
+            "ignore_index : int, optional",
+            "Rows whose relevance equals it are dropped before ranking (torchmetrics' option); a "
+            "query left without rows disappears.",
+        ),
     },
     # Accumulators of the confusion family (streammetrics.classification.confusion).
     "confusion": {

@@ -167,6 +167,50 @@ def _query_bounds(q: np.ndarray) -> np.ndarray:
     return bounds
 
 
+def ignore_index_of(specs: Any) -> int | None:
+    """The ``ignore_index`` the specs share (None: no row is dropped; trec's specs have none)."""
+    found = {getattr(spec, "ignore_index", None) for spec in specs}
+    assert len(found) <= 1, found  # a query state holds specs of one ignore_index only
+    return found.pop() if found else None
+
+
+def drop_ignored(relevance: Any, scores: Any, options: Any, ignore_index: int | None) -> tuple[Any, Any, Any]:
+    """``(relevance, scores, options)`` without the rows whose relevance equals ``ignore_index``
+    (torchmetrics' option): ``scores``, ``doc_ids`` and ``query_ids`` lose the same rows; a
+    query all of whose rows are dropped disappears (its ``judged`` / ``n_relevant`` must then
+    be mappings by query id). Inputs that :func:`check_batch` will refuse (not one row per
+    entry, not numbers) pass unchanged so that its message names them as given. O(n)."""
+    if ignore_index is None or relevance is None:
+        return relevance, scores, options
+    try:
+        rel = np.asarray(relevance)
+        keep = np.asarray(rel != ignore_index, dtype=bool)
+    except (TypeError, ValueError):
+        return relevance, scores, options
+    if rel.ndim != 1 or rel.dtype.kind not in "biuf" or keep.all():
+        return relevance, scores, options
+    rows = {"scores": scores, **{k: options.get(k) for k in ("doc_ids", "query_ids")}}
+    arrays = {k: np.asarray(v) for k, v in rows.items() if v is not None}
+    if any(a.ndim != 1 or a.shape[0] != rel.shape[0] for a in arrays.values()) \
+            or arrays["scores"].dtype.kind not in "biuf":
+        return relevance, scores, options
+    check_scores(arrays["scores"], "scores")  # a dropped row's score is still checked (NaN, ...)
+    out = dict(options)
+    for k, a in arrays.items():
+        if k != "scores":
+            out[k] = a[keep]
+    qids = arrays.get("query_ids")
+    if qids is not None:
+        kept = set(qids[keep].tolist())
+        gone = [q for q in dict.fromkeys(qids[~keep].tolist()) if q not in kept]
+        for name in ("judged", "n_relevant"):
+            v = options.get(name)
+            if gone and v is not None and not isinstance(v, Mapping):
+                raise ValueError(f"{name}: query {gone[0]!r} has only rows with relevance == ignore_index "
+                                 f"({ignore_index}); give {name} as a mapping from query id")
+    return rel[keep], arrays["scores"][keep], out
+
+
 def check_batch(
     relevance: Any, scores: Any, *, raw_judged: bool = False, **options: Unpack[QueryOptions]
 ) -> QueryBatch:

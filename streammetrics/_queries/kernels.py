@@ -252,11 +252,15 @@ class RankedQueries:
 _div = per_query.divide
 
 
-def precision_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.ndarray:
-    """P@k per query (:meth:`.per_query.Ranked.precision_at`)."""
+def precision_at_k(
+    rq: RankedQueries, k: int, rel_level: float, ties: str, adaptive: bool = False
+) -> np.ndarray:
+    """P@k per query (:meth:`.per_query.Ranked.precision_at`); ``adaptive``: P@min(k, L) for a
+    query of L documents (torchmetrics' ``adaptive_k``)."""
     out = np.zeros(rq.n_queries)
-    for g in rq.groups:
-        out[g.rows] = g.ranked(rel_level, ties).precision_at([k])[:, 0]
+    for g in rq.nonempty_groups() if adaptive else rq.groups:
+        kk = min(k, g.grades.shape[1]) if adaptive else k
+        out[g.rows] = g.ranked(rel_level, ties).precision_at([kk])[:, 0]
     return out
 
 
@@ -340,7 +344,12 @@ def average_precision(rq: RankedQueries, k: int | None, rel_level: float, denomi
     r = rq.R(rel_level)
     out = np.zeros(rq.n_queries)
     for g in rq.groups:
-        out[g.rows] = g.ranked(rel_level).average_precision(r[g.rows], k, denominator)
+        rk = g.ranked(rel_level)
+        if denominator == "found":  # torchmetrics: the relevant documents found in the top k
+            n = g.grades.shape[1]
+            out[g.rows] = _div(rk.precision_sum(k), rk.hits(n if k is None else k))
+        else:
+            out[g.rows] = rk.average_precision(r[g.rows], k, denominator)
     return out
 
 
@@ -393,3 +402,48 @@ def set_counts(rq: RankedQueries, rel_level: float) -> np.ndarray:
     hits = rq.hits_total(rel_level)
     ret = rq.lengths.astype(np.float64)
     return np.column_stack([_div(hits, ret), _div(hits, r), hits, ret, r])
+
+
+def hit_rate(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+    """1 if a relevant document is in the top k (``None``: anywhere in the list), else 0."""
+    out = np.zeros(rq.n_queries)
+    for g in rq.nonempty_groups():
+        n = g.grades.shape[1]
+        out[g.rows] = g.ranked(rel_level).success_at([n if k is None else k])[:, 0]
+    return out
+
+
+def non_relevant_total(rq: RankedQueries, rel_level: float) -> np.ndarray:
+    """Non-relevant documents of each query's list (grade < rel_level), float64 (queries,)."""
+    return rq.lengths.astype(np.float64) - rq.hits_total(rel_level)
+
+
+def fall_out(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+    """Non-relevant documents in the top k / non-relevant documents in the list (0 when none)."""
+    total = non_relevant_total(rq, rel_level)
+    out = np.zeros(rq.n_queries)
+    for g in rq.nonempty_groups():
+        top = g.binary(rel_level) if k is None else g.binary(rel_level)[:, :k]
+        out[g.rows] = _div((~top).sum(axis=1).astype(np.float64), total[g.rows])
+    return out
+
+
+def auroc_at_k(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+    """AUROC of each query's top k (``None``: its whole list): the share of (relevant,
+    non-relevant) pairs the scores order correctly, a tie counting 1/2 (Mann-Whitney); 0 when
+    the top k lacks either kind (torchmetrics' ``retrieval_auroc``). O(q·k) per group."""
+    out = np.zeros(rq.n_queries)
+    for g in rq.nonempty_groups():
+        s = g.scores if k is None else g.scores[:, :k]
+        b = g.binary(rel_level)[:, : s.shape[1]]
+        q, n = s.shape
+        neg = ~b
+        grp = per_query.tie_groups(s)  # ties adjacent in rank order; no group spans two rows
+        ends = np.append(grp[1:] != grp[:-1], True)
+        at_or_above = np.cumsum(neg, axis=1, dtype=np.float64).ravel()[ends]  # per tie group
+        tied = np.bincount(grp, weights=neg.ravel().astype(np.float64))
+        n_neg = neg.sum(axis=1, dtype=np.float64)
+        below = np.repeat(n_neg, n) - at_or_above[grp]  # non-relevant scored strictly lower
+        won = np.where(b.ravel(), below + 0.5 * tied[grp], 0.0).reshape(q, n).sum(axis=1)
+        out[g.rows] = _div(won, b.sum(axis=1, dtype=np.float64) * n_neg)
+    return out

@@ -34,6 +34,15 @@ class Spec:
     rel_max: float | None = None
     interpolation: str | None = None
     per_query: bool = False
+    #: A query without relevant documents (FallOutAtK: without non-relevant ones): ``None`` scores
+    #: it as the measure defines it (0, torchmetrics' ``"neg"``), ``"pos"`` 1, ``"skip"`` leaves
+    #: it out of the mean, ``"error"`` refuses the batch (torchmetrics' ``empty_target_action``).
+    empty: str | None = None
+    #: P@k of a query of L < k documents divides by L (torchmetrics' ``adaptive_k``).
+    adaptive: bool = False
+    #: Rows whose relevance equals it are dropped before ranking (torchmetrics' ``ignore_index``);
+    #: every spec of one query state has the same (:func:`ignored_rows_dropped`).
+    ignore_index: int | None = None
 
     @property
     def width(self) -> int:
@@ -110,6 +119,37 @@ class Spec:
                 "retrieved <= retrieved and <= relevant"
             )
 
+    def empty_queries(self, rq: query_kernels.RankedQueries) -> np.ndarray:
+        """Which queries are empty (bool, (queries,)): no relevant document (R = 0; nDCG: no
+        positive grade, IDCG = 0), for FallOutAtK no non-relevant document in the list. O(n)."""
+        if self.kind == "fallout":
+            return query_kernels.non_relevant_total(rq, self.rel_level) == 0  # type: ignore[no-any-return]
+        if self.kind == "ndcg":
+            return rq.ideal_dcg(self.k, self.gain) == 0  # type: ignore[no-any-return]
+        return rq.R(self.rel_level) == 0  # type: ignore[no-any-return]
+
+    def evaluate_kept(self, rq: query_kernels.RankedQueries) -> np.ndarray:
+        """:meth:`evaluate` with the ``empty`` action applied: empty queries scored 1
+        (``"pos"``), left out (``"skip"``: fewer rows) or refused (``"error"``: a ValueError
+        naming the first empty query). O(n)."""
+        v = self.evaluate(rq)
+        if self.empty is None:
+            return v
+        empty = self.empty_queries(rq)
+        if not empty.any():
+            return v
+        if self.empty == "error":
+            i = first_bad(empty)
+            assert isinstance(i, int)
+            what = "non-relevant" if self.kind == "fallout" else "relevant"
+            raise ValueError(f"relevance: {rq._where(i)} has no {what} document "
+                             f"(empty_target_action='error')")
+        if self.empty == "pos":
+            v = v.copy()
+            v[empty] = 1.0
+            return v
+        return v[~empty]
+
     def evaluate(self, rq: query_kernels.RankedQueries) -> np.ndarray:
         """Per-query values, shape (queries, width); a value beyond ``query_kernels.MAX_QUERY_VALUE`` (a
         large exponential gain) or not finite is a ValueError."""
@@ -126,7 +166,7 @@ class Spec:
         kind = self.kind
         if kind == "p":
             assert self.k is not None
-            v = query_kernels.precision_at_k(rq, self.k, self.rel_level, self.ties)
+            v = query_kernels.precision_at_k(rq, self.k, self.rel_level, self.ties, self.adaptive)
         elif kind == "r":
             assert self.k is not None
             v = query_kernels.recall_at_k(rq, self.k, self.rel_level, self.ties)
@@ -155,6 +195,12 @@ class Spec:
             return query_kernels.interpolated_precision(
                 rq, self.levels, self.rel_level, self.interpolation or "textbook"
             )
+        elif kind == "hit":
+            v = query_kernels.hit_rate(rq, self.k, self.rel_level)
+        elif kind == "fallout":
+            v = query_kernels.fall_out(rq, self.k, self.rel_level)
+        elif kind == "auroc":
+            v = query_kernels.auroc_at_k(rq, self.k, self.rel_level)
         elif kind == "eff":
             v = query_kernels.system_efficiency(rq, self.rel_level)
         elif kind == "set":

@@ -18,7 +18,7 @@ from streammetrics._core.state import State
 from streammetrics._core.validation import first_bad
 
 from . import kernels as query_kernels
-from .batch import check_batch, reads_rows
+from .batch import check_batch, drop_ignored, ignore_index_of, reads_rows
 from .spec import STORED_RTOL, Spec
 from .values import finite
 
@@ -93,6 +93,9 @@ class QueryState(State):
         if self._acc and reads_rows(spec) != self.raw_judged:  # their keys differ: never shared
             raise ValueError(f"{spec.name}: cannot share a query state with measures that take "
                              "another form of judged=")  # fmt: skip
+        if self._acc and getattr(spec, "ignore_index", None) != ignore_index_of(self._acc):
+            raise ValueError(f"{spec.name}: cannot share a query state with measures of another "
+                             "ignore_index")
         acc = _Acc(spec)
         if source is not None and spec in source._acc:
             theirs = source._acc[spec]
@@ -111,7 +114,9 @@ class QueryState(State):
         return any(reads_rows(s) for s in self._acc)
 
     def key(self) -> Hashable:
-        return ("retrieval", "judgment-rows") if self.raw_judged else ("retrieval",)
+        key = ("retrieval", "judgment-rows") if self.raw_judged else ("retrieval",)
+        ignore = ignore_index_of(self._acc)
+        return key if ignore is None else (*key, ("ignore_index", ignore))
 
     def is_empty(self) -> bool:
         return all(a.count == 0 for a in self._acc.values())
@@ -128,19 +133,23 @@ class QueryState(State):
     update_keywords = query_kernels.QUERY_OPTIONS
 
     def prepare(self, relevance: Any, scores: Any, **options: Unpack[query_kernels.QueryOptions]) -> Any:
+        relevance, scores, options = drop_ignored(relevance, scores, options, ignore_index_of(self._acc))
         batch = check_batch(relevance, scores, raw_judged=self.raw_judged, **options)
         specs = list(self._acc)
         sums = [np.zeros(spec.width) for spec in specs]
+        counts = [0 for _ in specs]
         kept: list[list[np.ndarray]] = [[] for _ in specs]
         for rq in batch.blocks():  # bounded temporaries; nothing is applied before the last
-            for spec, total, parts in zip(specs, sums, kept, strict=True):
-                vals = spec.evaluate(rq)
+            for j, (spec, total, parts) in enumerate(zip(specs, sums, kept, strict=True)):
+                # fewer rows than queries when empty ones are skipped (trec's specs: evaluate)
+                vals = getattr(spec, "evaluate_kept", spec.evaluate)(rq)
+                counts[j] += vals.shape[0]
                 total += vals.sum(axis=0)
                 if spec.per_query:
                     parts.append(vals)
         return [
-            (spec, batch.n_queries, total, _stack(parts, spec.width) if spec.per_query else None)
-            for spec, total, parts in zip(specs, sums, kept, strict=True)
+            (spec, n, total, _stack(parts, spec.width) if spec.per_query else None)
+            for spec, n, total, parts in zip(specs, counts, sums, kept, strict=True)
         ]
 
     def apply(self, delta: Any) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from streammetrics._core.state import State
 
-from .batch import check_batch, reads_rows
+from .batch import check_batch, drop_ignored, ignore_index_of, reads_rows
 from .kernels import QUERY_OPTIONS, QueryOptions
 
 if TYPE_CHECKING:
@@ -50,12 +50,17 @@ def query_values(specs: list[Any], relevance: Any, scores: Any,
                  **options: Unpack[QueryOptions]) -> np.ndarray:
     """Every query's values of every spec, (queries, total width): the batch validated and
     ranked once, in blocks of whole queries (:func:`~streammetrics._queries.batch.check_batch`)."""
+    skipping = [spec.name for spec in specs if getattr(spec, "empty", None) == "skip"]
+    if skipping:  # the values matrix keeps one row per query for every spec
+        raise ValueError(f"empty_target_action: 'skip' ({skipping[0]}) is not supported by a query "
+                         "wrapper (one row per query); use 'neg' or 'pos'")
     raw = any(reads_rows(spec) for spec in specs)
+    relevance, scores, options = drop_ignored(relevance, scores, options, ignore_index_of(specs))
     batch = check_batch(relevance, scores, raw_judged=raw, **options)
     out = []
     for rq in batch.blocks():
-        cols = [np.asarray(spec.evaluate(rq), dtype=np.float64).reshape(rq.n_queries, spec.width)
-                for spec in specs]
+        cols = [np.asarray(getattr(spec, "evaluate_kept", spec.evaluate)(rq),  # (trec's: evaluate)
+                           dtype=np.float64).reshape(rq.n_queries, spec.width) for spec in specs]
         out.append(np.hstack(cols) if cols else np.zeros((rq.n_queries, 0)))
     return np.ascontiguousarray(np.vstack(out))
 

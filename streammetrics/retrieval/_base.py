@@ -28,8 +28,12 @@ if TYPE_CHECKING:
 _K = Param("int", "expected a positive integer", low=1)
 _K_OR_NONE = Param("int", "expected a positive integer or None", low=1, optional=True)
 _LEVEL = Param("number", "expected a number", finite_rule="expected a finite number")
+_IGNORE = Param("int", "expected an integer or None", optional=True)
 _FRACTION = Param("number", "expected a recall level in [0, 1]", low=0.0, high=1.0)
 _TIES = ("first", "average")
+#: torchmetrics' ``empty_target_action`` and ``aggregation`` choices.
+EMPTY_ACTIONS = ("neg", "pos", "skip", "error")
+AGGREGATIONS = ("mean", "median", "min", "max")
 
 
 def check_k(k: Any, optional: bool = False) -> int | None:
@@ -173,8 +177,33 @@ class RetrievalMetric(Metric[R_co]):
             return np.full(acc.sums.shape, np.nan)
         return acc.sums / acc.count
 
+    def _peer_options(self, empty_target_action: Any, aggregation: Any, per_query: Any,
+                      ignore_index: Any = None) -> dict[str, Any]:
+        """Check and set torchmetrics' options (``empty_target_action``, ``aggregation``,
+        ``ignore_index``) and ``per_query``; returns the spec's ``empty``, ``ignore_index`` and
+        ``per_query`` (kept per-query values when the aggregation is not the mean)."""
+        self.ignore_index = check_param(ignore_index, "ignore_index", _IGNORE)
+        self.empty_target_action = check_choice(empty_target_action, "empty_target_action", EMPTY_ACTIONS)
+        self.aggregation = check_choice(aggregation, "aggregation", AGGREGATIONS)
+        self.per_query = bool(per_query)
+        empty = None if self.empty_target_action == "neg" else self.empty_target_action
+        return {"empty": empty, "per_query": self.per_query or self.aggregation != "mean",
+                "ignore_index": self.ignore_index}
+
     def _compute(self) -> Any:
-        return float(self._mean()[0])
+        aggregation = getattr(self, "aggregation", "mean")
+        if aggregation == "mean":
+            return float(self._mean()[0])
+        vals = self._state.acc(self._spec).values()
+        assert vals is not None
+        if vals.shape[0] == 0:
+            warn(f"{type(self).__name__}: no queries counted; the {aggregation} is undefined (nan)",
+                 UndefinedMetricWarning)
+            return float("nan")
+        v = vals[:, 0]
+        if aggregation == "median":  # the lower median, as torch.median (torchmetrics)
+            return float(np.partition(v, (v.shape[0] - 1) // 2)[(v.shape[0] - 1) // 2])
+        return float(v.min() if aggregation == "min" else v.max())
 
     @property
     def n_queries(self) -> int:

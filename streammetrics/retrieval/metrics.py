@@ -46,7 +46,7 @@ Example -- streaming one query, then two more in one call, equals one call with 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -93,14 +93,18 @@ class _AtK(RetrievalMetric[float]):
 
     _kind = ""
 
-    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
         self.k, self.rel_level = check_k(k), check_level(rel_level, "rel_level")
-        self.ties, self.per_query = check_ties(ties, True), bool(per_query)
-        super().__init__(
-            Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties, per_query=self.per_query)
-        )
+        self.ties = check_ties(ties, True)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
+        adaptive = bool(getattr(self, "adaptive_k", False))  # PrecisionAtK's option
+        super().__init__(Spec(self._kind, k=self.k, rel_level=self.rel_level, ties=self.ties,
+                              adaptive=adaptive, **peer))
 
-    _options = ("k", "rel_level", "ties", "per_query")
+    _options: ClassVar[tuple[str, ...]] = ("k", "rel_level", "ties", "per_query", "empty_target_action",
+                                          "aggregation", "ignore_index")
 
 
 @filled
@@ -108,10 +112,13 @@ class PrecisionAtK(_AtK):
     """P@k = (relevant documents in the top k) / k; ranks past the list's end are non-relevant.
 
     trec_eval ``P_k``. With ``ties="average"``: the expected P@k over orders of tied documents.
+    With ``adaptive_k=True``: a query of L < k documents divides by L (torchmetrics' option).
 
     Parameters
     ----------
-    {retrieval: k, rel_level, ties, per_query}
+    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
+    adaptive_k : bool, default False
+        Divide by min(k, L) for a query of L documents.
 
     Examples
     --------
@@ -122,8 +129,15 @@ class PrecisionAtK(_AtK):
 
     _kind = "p"
 
-    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
-        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query)
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None, adaptive_k: bool = False) -> None:
+        self.adaptive_k = bool(adaptive_k)
+        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query,
+                         empty_target_action=empty_target_action, aggregation=aggregation,
+                         ignore_index=ignore_index)
+
+    _options = _AtK._options + ("adaptive_k",)
 
 
 @filled
@@ -132,7 +146,7 @@ class RecallAtK(_AtK):
 
     Parameters
     ----------
-    {retrieval: k, rel_level, ties, per_query}
+    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -143,8 +157,12 @@ class RecallAtK(_AtK):
 
     _kind = "r"
 
-    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
-        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query)
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
+        super().__init__(k, rel_level=rel_level, ties=ties, per_query=per_query,
+                         empty_target_action=empty_target_action, aggregation=aggregation,
+                         ignore_index=ignore_index)
 
 
 @filled
@@ -154,7 +172,7 @@ class RPrecision(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: rel_level, ties, per_query}
+    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -163,12 +181,15 @@ class RPrecision(RetrievalMetric[float]):
     1.0
     """
 
-    def __init__(self, *, rel_level: float = 1, ties: str = "first", per_query: bool = False) -> None:
+    def __init__(self, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
         self.rel_level = check_level(rel_level, "rel_level")
-        self.ties, self.per_query = check_ties(ties, True), bool(per_query)
-        super().__init__(Spec("rprec", rel_level=self.rel_level, ties=self.ties, per_query=self.per_query))
+        self.ties = check_ties(ties, True)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
+        super().__init__(Spec("rprec", rel_level=self.rel_level, ties=self.ties, **peer))
 
-    _options = ("rel_level", "ties", "per_query")
+    _options = ("rel_level", "ties", "per_query", "empty_target_action", "aggregation", "ignore_index")
 
 
 @filled
@@ -202,14 +223,16 @@ class MAP(RetrievalMetric[float]):
     ``map``; unretrieved relevant documents add 0, R = 0 gives 0).
 
     With ``k``: AP@k = Σ_{i≤k} P(i)·rel(i) / min(k, R) (the seeds' definition, default
-    ``denominator="min_k_r"``); ``denominator="R"`` divides by R (trec_eval ``map_cut_k``).
+    ``denominator="min_k_r"``); ``denominator="R"`` divides by R (trec_eval ``map_cut_k``),
+    ``"found"`` by the relevant documents in the top k (torchmetrics' ``RetrievalMAP(top_k=k)``;
+    without ``k``: the relevant retrieved documents).
 
     Parameters
     ----------
     {retrieval: k_optional}
-    denominator : {'min_k_r', 'R'}, default 'min_k_r'
-        With ``k``: divide AP@k by min(k, R), or by R.
-    {retrieval: rel_level, ties, per_query}
+    denominator : {'min_k_r', 'R', 'found'}, default 'min_k_r'
+        Divide AP@k by min(k, R), by R, or by the relevant documents found in the top k.
+    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -226,17 +249,20 @@ class MAP(RetrievalMetric[float]):
         rel_level: float = 1,
         ties: str = "first",
         per_query: bool = False,
+        empty_target_action: str = "neg",
+        aggregation: str = "mean",
+        ignore_index: int | None = None,
     ) -> None:
         self.k = check_k(k, optional=True)
-        self.denominator = check_choice(denominator, "denominator", ("min_k_r", "R"))
+        self.denominator = check_choice(denominator, "denominator", ("min_k_r", "R", "found"))
         self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, False)
-        self.per_query = bool(per_query)
-        denom = "R" if self.k is None else self.denominator  # identical without a cutoff
-        super().__init__(
-            Spec("ap", k=self.k, rel_level=self.rel_level, denominator=denom, per_query=self.per_query)
-        )
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
+        # without a cutoff min(k, R) is R; "found" (relevant retrieved) differs when R is given
+        denom = "R" if self.k is None and self.denominator == "min_k_r" else self.denominator
+        super().__init__(Spec("ap", k=self.k, rel_level=self.rel_level, denominator=denom, **peer))
 
-    _options = ("k", "denominator", "rel_level", "ties", "per_query")
+    _options = ("k", "denominator", "rel_level", "ties", "per_query", "empty_target_action", "aggregation",
+                "ignore_index")
 
 
 @filled
@@ -246,7 +272,7 @@ class MRR(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: k_optional, rel_level, ties, per_query}
+    {retrieval: k_optional, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -256,14 +282,16 @@ class MRR(RetrievalMetric[float]):
     """
 
     def __init__(
-        self, k: int | None = None, *, rel_level: float = 1, ties: str = "first", per_query: bool = False
+        self, k: int | None = None, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+        empty_target_action: str = "neg", aggregation: str = "mean", ignore_index: int | None = None,
     ) -> None:
         self.k = check_k(k, optional=True)
         self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, False)
-        self.per_query = bool(per_query)
-        super().__init__(Spec("rr", k=self.k, rel_level=self.rel_level, per_query=self.per_query))
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
+        super().__init__(Spec("rr", k=self.k, rel_level=self.rel_level, **peer))
 
-    _options = ("k", "rel_level", "ties", "per_query")
+    _options: ClassVar[tuple[str, ...]] = ("k", "rel_level", "ties", "per_query", "empty_target_action",
+                                          "aggregation", "ignore_index")
 
 
 @filled
@@ -361,7 +389,7 @@ class DCG(RetrievalMetric[float]):
 
     _kind = "dcg"
 
-    _options = ("k", "gain", "rel_level", "ties", "per_query")
+    _options: ClassVar[tuple[str, ...]] = ("k", "gain", "rel_level", "ties", "per_query")
 
 
 @filled
@@ -372,7 +400,7 @@ class NDCG(DCG):
 
     Parameters
     ----------
-    {retrieval: k_optional, gain, rel_level, ties, per_query}
+    {retrieval: k_optional, gain, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
 
     Examples
     --------
@@ -384,8 +412,15 @@ class NDCG(DCG):
     _kind = "ndcg"
 
     def __init__(self, k: int | None = None, *, gain: str = "linear", rel_level: float = 1,
-                 ties: str = "first", per_query: bool = False) -> None:
-        super().__init__(k, gain=gain, rel_level=rel_level, ties=ties, per_query=per_query)
+                 ties: str = "first", per_query: bool = False, empty_target_action: str = "neg",
+                 aggregation: str = "mean", ignore_index: int | None = None) -> None:
+        self.k, self.gain = check_k(k, optional=True), check_choice(gain, "gain", ("linear", "exponential"))
+        self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, True)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
+        RetrievalMetric.__init__(self, Spec(self._kind, k=self.k, gain=self.gain, ties=self.ties, **peer))
+
+    _options = ("k", "gain", "rel_level", "ties", "per_query", "empty_target_action", "aggregation",
+                "ignore_index")
 
 
 @filled

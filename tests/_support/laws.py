@@ -508,6 +508,16 @@ REGISTRY: dict[str, Case] = {
     "system_efficiency": query_case(lambda: SystemEfficiency()),
     "set_precision": query_case(lambda: SetPrecision(average="micro")),
     "set_recall": query_case(lambda: SetRecall(per_query=True), arrival_order=True),
+    # torchmetrics' options: empty queries scored 1 / skipped; a median over kept per-query values
+    "hit_rate_at_k": query_case(lambda: sm.HitRateAtK(3, empty_target_action="pos")),
+    "fall_out_at_k": query_case(lambda: sm.FallOutAtK(2, empty_target_action="skip", aggregation="median"),
+                                laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),  # Window: no "skip"
+    "map_skip_max": query_case(lambda: MAP(3, empty_target_action="skip", aggregation="max", per_query=True),
+                               laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),
+    "auroc_at_k": query_case(lambda: sm.AUROCAtK(4, aggregation="min"), arrival_order=True),
+    "ndcg_ignore_index": query_case(lambda: NDCG(5, ignore_index=0)),  # the law data's zero grades dropped
+    "map_found": query_case(lambda: MAP(2, denominator="found")),
+    "precision_adaptive_k": query_case(lambda: PrecisionAtK(4, adaptive_k=True)),
     "retrieval_set": query_case(lambda: sm.MetricSet(ndcg=NDCG(10), ap=MAP(), rr=MRR()),
                                 laws=NOT_WEIGHTED - {"window_equals_plain"}),
     # ... with judged grades (R and the ideal ranking from documents outside the run) and document ids

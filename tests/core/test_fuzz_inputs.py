@@ -107,6 +107,11 @@ RET: dict[str, Callable[[], Any]] = {
     "InterpolatedPrecision": lambda: sm.InterpolatedPrecision(0.5), "ElevenPointAP": sm.ElevenPointAP,
     "SystemEfficiency": sm.SystemEfficiency, "SetPrecision": sm.SetPrecision, "SetRecall": sm.SetRecall,
     "MetricSet": lambda: sm.MetricSet(n=sm.NDCG(), m=sm.MAP()),
+    "HitRateAtK": lambda: sm.HitRateAtK(2, empty_target_action="pos"),
+    "FallOutAtK[skip,median]": lambda: sm.FallOutAtK(empty_target_action="skip", aggregation="median"),
+    "MRR[error]": lambda: sm.MRR(empty_target_action="error"),
+    "AUROCAtK": lambda: sm.AUROCAtK(3),
+    "MRR[ignore_index]": lambda: sm.MRR(ignore_index=0),
     "Window(NDCG)": lambda: sm.Window(sm.NDCG(), size=3),
     "Decayed(MAP)": lambda: sm.Decayed(sm.MAP(), half_life=3),
 }
