@@ -21,6 +21,14 @@
 * ``nDCG(gains={grade: gain, ...})@k``, as ir_measures computes it (the qrels' grades mapped,
   unlisted grades kept, then pytrec_eval's ``ndcg`` / ``ndcg_cut``): trec_eval's ndcg with the
   gains ``grade=gain`` (its own ``ndcg.1=3,2=9`` parameters), both rankings cut at ``k``.
+* ``Accuracy@k``, as ir_measures' accuracy provider defines it: among the top ``k`` documents
+  (all without ``@k``), the fraction of (relevant, non-relevant) pairs in which the relevant one
+  ranks first, ``1 - sum_j n_j / (n * m)`` with ``m`` relevant and ``n`` non-relevant documents in
+  the top ``k`` and ``n_j`` the non-relevant ones above the ``j``-th relevant; a document absent
+  from the qrels has grade 0 (relevant when the level is at most 0). Undefined (NaN: the query
+  is left out of the mean, as ir_measures reports no value for it) without a relevant or without
+  a non-relevant document in the top ``k`` (ir_measures skips the first and divides by zero on
+  the second).
 * ``RBP(p)`` (Moffat & Zobel 2008): ``(1 - p) * sum_i rel_i * p**(i - 1)`` over the whole ranking,
   ``rel_i`` binary (grade at least the relevance level).
 """
@@ -65,6 +73,18 @@ def err_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     reach = np.concatenate([[1.0], np.cumprod(1.0 - stop)[:-1]])
     terms = stop * reach / np.arange(1, rr.num_ret + 1)
     return [seqsum(terms[: min(k, rr.num_ret)]) for k in cutoffs]
+
+
+def accuracy_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
+    rel = np.where(rr.rels == NONPOOL, 0, rr.rels) >= rr.level
+    out = []
+    for k in cutoffs:
+        top = rel[: min(k, rr.num_ret)]
+        m = int(np.count_nonzero(top))
+        n = len(top) - m
+        above = int(np.cumsum(~top)[top].sum()) if m else 0  # non-relevant ones above each relevant
+        out.append(1.0 - above / (float(n) * m) if m and n else float("nan"))
+    return out
 
 
 def rbp_binary(rr: ResRels, p: float) -> float:

@@ -70,7 +70,8 @@ class Options:
 class Measure:
     """One trec_eval measure: ``kind`` is its parameter type (``none``, ``long_cuts``,
     ``double_cuts``, ``doubles``, ``pairs``), ``avg`` how queries combine (``mean``, ``gm``,
-    ``sum``, ``num_q``, ``num_rel``, ``none``), ``value`` its printed type (``double``, ``long``,
+    ``sum``, ``num_q``, ``num_rel``, ``none``; ``defined``: the mean over the queries whose value
+    is not NaN), ``value`` its printed type (``double``, ``long``,
     ``string``, ``runid``)."""
 
     name: str
@@ -208,6 +209,9 @@ MEASURES: tuple[Measure, ...] = (
     Measure("RBP_p", "doubles", (0.8,), lambda rr, p, o: [ir_kernels.rbp_binary(rr, p[0])]),
     Measure("nDCG_exp", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.ndcg_exp_at(rr, p))),
     Measure("nDCG_gains", "pairs", (), lambda rr, p, o: [ir_kernels.ndcg_gains(rr, p)]),
+    # mean over the queries where it is defined (NaN elsewhere: no line printed for them)
+    Measure("Accuracy", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.accuracy_at(rr, p)),
+            avg="defined"),
 )
 BY_NAME = {m.name: m for m in MEASURES}
 

@@ -256,6 +256,7 @@ class QueryEvaluator:
         self.run_path, self.selected, self.judgments, self.prefs = run_path, selected, judgments, prefs
         self.opts, self.rel_format, self.max_docs, self.judged_only = opts, rel_format, max_docs, judged_only
         self.rel_level, self.num_docs = rel_level, num_docs
+        self.counts: list[list[int]] = []  # per value, the queries where it is defined (avg "defined")
 
     def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
         is_prefs = self.rel_format in PREFS_FORMATS
@@ -583,6 +584,7 @@ def _query_sums(ev: QueryEvaluator, found: RunValues, printer: _Printer | None, 
     """The sums of each value over the queries (and their count), queries in trec_eval's order,
     each query's lines printed (``printer``; -Z: its z-scores)."""
     sums: list[list[float]] = [[0.0] * len(s.names) for s in ev.selected]
+    counts = ev.counts = [[0] * len(s.names) for s in ev.selected]  # of the defined values (avg "defined")
     num_q = 0
     for qid in sorted(ev.judgments, key=qid_key):
         found_values = found.pop(qid, ev.selected)
@@ -596,6 +598,10 @@ def _query_sums(ev: QueryEvaluator, found: RunValues, printer: _Printer | None, 
             if ztable is not None and sel.measure.value != "string":
                 values = list(_zscore(qid, list(sel.names), [float(v) for v in values], ztable))
             for vi, v in enumerate(values):
+                if sel.measure.avg == "defined":  # NaN: undefined, left out of the mean and the lines
+                    if v != v:
+                        continue
+                    counts[si][vi] += 1
                 if not isinstance(v, str):
                     sums[si][vi] += v
                 if show and sel.measure.per_query:
@@ -626,6 +632,9 @@ def _summary(ev: QueryEvaluator, sums: list[list[float]], num_q: int, runid: str
                 v = v / num_q
             elif m.avg == "gm":
                 v = math.exp(v / num_q)
+            elif m.avg == "defined":
+                n = ev.counts[si][vi] if ev.counts else 0
+                v = v / n if n else math.nan
             elif m.avg == "num_q":
                 v = float(num_q)
             elif m.avg == "num_rel" and complete:

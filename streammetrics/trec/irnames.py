@@ -16,6 +16,7 @@ ir_measures    trec_eval                   ir_measures    trec_eval
 ``NumRelRet``  ``num_rel_ret``             ``iprec@r``    ``iprec_at_recall.r``
 ``infAP``      ``infAP``                   ``Judged@k``   judged share of the top k
 ``ERR@k``      (none: gdeval's, top 4)     ``RBP(p=x)``   (none: binary, default p 0.8)
+``Accuracy@k`` (none: ir_measures')
 =============  ==========================  =============  ==========================
 
 also ``Success@k`` (``success.k``), ``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` (``set_P``,

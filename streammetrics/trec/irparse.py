@@ -49,8 +49,10 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "Judged": ({"cutoff": _INT}, None, "cutoff"),
     "ERR": ({"cutoff": _INT}, None, "cutoff"),
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
+    "Accuracy": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),
 }
-_IR_FIRST = frozenset({"Judged"})  # bare: ir_measures' (over the whole ranking), not trec_eval's Judged_10
+# bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
+_IR_FIRST = frozenset({"Judged", "Accuracy"})
 _ALIASES = {"MAP": "AP", "Precision": "P", "Recall": "R", "MRR": "RR", "NDCG": "nDCG", "RPrec": "Rprec",
             "BPref": "Bpref", "iprec": "IPrec"}  # fmt: skip
 
@@ -228,8 +230,8 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         if not 0.0 <= r <= 1.0:
             raise ValueError(f"measure {text!r}: recall must be in [0, 1], got {r!r}")
         return req("iprec_at_recall", repr(r), f"iprec_at_recall_{r:3.2f}")
-    if name in ("Judged", "ERR"):
-        base = {"Judged": "Judged", "ERR": "ERR_cut"}[name]
+    if name in ("Judged", "ERR", "Accuracy"):
+        base = {"Judged": "Judged", "ERR": "ERR_cut", "Accuracy": "Accuracy"}[name]
         return req(base, k if k is not None else _ALL)
     if name == "RBP":
         if k is not None:

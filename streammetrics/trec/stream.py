@@ -150,6 +150,11 @@ class TrecSpec:
     @functools.cached_property
     def _selection(self) -> tuple[list[Selected], list[str]]:
         sel = [s for s in select(self.measures, self.judgments) if s.measure.avg != "none"]
+        for s in sel:
+            if s.measure.avg == "defined":
+                raise ValueError(f"measures: {s.printed[0]!r} is averaged over the queries where it is "
+                                 "defined, which the accumulators do not count; use `streammetrics "
+                                 "trec`")  # fmt: skip
         names = [n for s in sel for n in s.printed]
         if not names:
             raise ValueError(f"measures: {list(self.measures)!r} select no numeric measure")

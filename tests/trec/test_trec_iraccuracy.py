@@ -1,0 +1,88 @@
+"""ir_measures' ``Accuracy@k`` (its accuracy provider) and the msmarco provider's tie order for
+``RR@k``, against ir_measures itself on random runs with tied scores (issue #33)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import retrieval_oracles as O
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_trec_irparse import _files, _lines
+
+from streammetrics.trec import TrecMeasures, evaluate_files, per_query_values
+
+ACC = ["Accuracy@5", "Accuracy", "Accuracy(rel=2)@10", "Accuracy(cutoff=3, rel=0)"]
+
+
+def _trec_order(run: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The run with each query's documents in trec_eval's order (score descending, id descending):
+    ir_measures' accuracy provider sorts by score alone (stably), so ties keep this order."""
+    out = {}
+    for q, docs in run.items():
+        by_id = sorted(docs.items(), reverse=True)
+        out[q] = dict(sorted(by_id, key=lambda kv: -kv[1]))  # stable: ids descending among ties
+    return out
+
+
+def _defined(ir_measures, measure, qrels, run) -> dict[str, float]:
+    """ir_measures' per-query values, each query alone (it divides by zero on a query whose top k
+    is all relevant; ours leaves that query out, as it leaves out those it does not report)."""
+    out = {}
+    for q in run:
+        try:
+            for m in ir_measures.accuracy.iter_calc([measure], {q: qrels.get(q, {})}, {q: run[q]}):
+                out[m.query_id] = m.value
+        except ZeroDivisionError:
+            pass
+    return out
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_accuracy_equals_ir_measures_per_query_and_mean(tmp_path_factory, seed):
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 25, max_docs=14, grades=(-1, 0, 0, 1, 2, 3))
+    qp, rp = _files(tmp_path_factory.mktemp("acc"), qrels, run)
+    printed = _lines(lambda s: evaluate_files(qp, rp, ACC, per_query=True, digits=17, out=s))
+    ordered = _trec_order(run)
+    for name in ACC:
+        want = _defined(ir_measures, ir_measures.parse_measure(name), qrels, ordered)
+        got = {q: float(v) for (n, q), v in printed.items() if n == name and q != "all"}
+        assert got.keys() == want.keys(), name  # the same queries have a value
+        for q, v in want.items():
+            assert abs(got[q] - v) <= 1e-12, (name, q)
+        mean = float(np.mean(list(want.values()))) if want else math.nan
+        assert (math.isnan(mean) and printed[(name, "all")].strip() in ("nan", "-nan")) or abs(
+            float(printed[(name, "all")]) - mean) <= 1e-12, name  # fmt: skip
+
+
+def test_accuracy_mean_is_ir_measures_aggregate(tmp_path):
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels, run = O.random_trec(np.random.default_rng(7), 40, max_docs=12)
+    for docs in run.values():  # one non-relevant document last: ir_measures never divides by zero
+        docs["zz_nonrel"] = min(docs.values()) - 1.0
+    qp, rp = _files(tmp_path, qrels, run)
+    ours = evaluate_files(qp, rp, ["Accuracy@20", "Accuracy(rel=2)"], digits=17, out=_Null())
+    ref = ir_measures.accuracy.calc_aggregate(
+        [ir_measures.parse_measure("Accuracy@20"), ir_measures.parse_measure("Accuracy(rel=2)")], qrels,
+        _trec_order(run))  # fmt: skip
+    for m, want in ref.items():
+        assert abs(float(ours[str(m)]) - want) <= 1e-12, str(m)
+
+
+class _Null:
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def test_accuracy_is_refused_where_its_mean_cannot_be_kept(tmp_path):
+    with pytest.raises(ValueError, match="'Accuracy@5' is averaged over the queries where it is defined"):
+        TrecMeasures(["map", "Accuracy@5"])
+    qrels, run = O.random_trec(np.random.default_rng(1), 5)
+    qp, rp = _files(tmp_path, qrels, run)
+    with pytest.raises(ValueError, match="no per-query values"):
+        per_query_values(qp, [rp], ["Accuracy@5"])
