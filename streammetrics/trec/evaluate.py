@@ -79,11 +79,12 @@ BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's ranking for a query missing 
 
 def _rank_docs(
     path: str, qid: str, q: QueryLines, *, version: int, max_docs: int | None, ties_ascending: bool = False
-) -> list[str]:
+) -> tuple[list[str], np.ndarray]:
     """A query's retrieved documents in trec_eval's rank order: score descending (float32 scores
     for version 9), then document id descending (``ties_ascending``: ascending, as trec_eval's
-    preference measures break ties); the top ``max_docs``. Raises TrecFormatError for a document
-    retrieved twice among them, naming the line."""
+    preference measures break ties); the top ``max_docs``; and each one's tie group (documents of
+    equal score share it; :func:`tie_ids`). Raises TrecFormatError for a document retrieved twice
+    among them, naming the line."""
     scores = np.asarray(q.scores, dtype=np.float64)
     if version < 10:
         with np.errstate(over="ignore"):
@@ -96,6 +97,7 @@ def _rank_docs(
     if max_docs is not None:
         order = order[: max(max_docs, 0)]
     kept = [q.docs[i] for i in order.tolist()]
+    ties = tie_ids(scores[order])
     if len(set(kept)) != len(kept):
         seen: set[str] = set()
         for i in sorted(order.tolist()):
@@ -104,7 +106,15 @@ def _rank_docs(
                     f"{path}:{q.lines[i]}: duplicate document {q.docs[i]!r} for query {qid!r}"
                 )
             seen.add(q.docs[i])
-    return kept
+    return kept, ties
+
+
+def tie_ids(ranked: np.ndarray) -> np.ndarray:
+    """The tie group of each of ``ranked`` (scores in rank order): 0, 1, ... increasing where the
+    score changes, equal over a run of equal scores."""
+    if not len(ranked):
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([[0], np.cumsum(ranked[1:] != ranked[:-1])]).astype(np.int64)
 
 
 def _judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.ndarray:
@@ -260,10 +270,11 @@ class QueryEvaluator:
 
     def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
         is_prefs = self.rel_format in PREFS_FORMATS
+        ties: np.ndarray | None = None
         if lines is None:
             kept = [BOGUS_DOC]
         else:
-            kept = _rank_docs(
+            kept, ties = _rank_docs(
                 self.run_path,
                 qid,
                 lines,
@@ -281,11 +292,13 @@ class QueryEvaluator:
                 key = (level, self.judged_only or sel.judged_only)
                 inputs = ranked.get(key)
                 if inputs is None:
-                    inputs = ranked[key] = [
-                        trec_kernels.ResRels(_judge(kept, g, key[1]), _rel_levels(g), level=level,
-                                  num_docs=self.num_docs)
-                        for g in self.judgments[qid]
-                    ]
+                    inputs = ranked[key] = []
+                    for g in self.judgments[qid]:
+                        rels = _judge(kept, g, False)
+                        keep = rels >= 0 if key[1] else slice(None)  # -J: the judged ones
+                        inputs.append(trec_kernels.ResRels(
+                            rels[keep], _rel_levels(g), level=level, num_docs=self.num_docs,
+                            ties=None if ties is None else ties[keep]))
             vals = sel.measure.compute(
                 inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
             )

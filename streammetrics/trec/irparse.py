@@ -9,7 +9,9 @@ takes only the parameters ir_measures lets it take. :func:`parse_ir` returns wha
 measure computes the value (see :mod:`.irnames` for the table); ``rel`` and ``judged_only`` are
 per measure (``P(rel=2)@5`` beside ``P@5`` gives both). ``nDCG(dcg='exp-log2')`` is Burges'
 exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains per grade
-(non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`. Not
+(non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`.
+``RR(ties='msmarco')@10`` ranks ties as ir_measures' msmarco provider (document id ascending;
+``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's. Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
 at the relevance level, as before).
 """
@@ -31,7 +33,7 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "AP": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
     "P": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
     "R": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
-    "RR": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
+    "RR": ({"cutoff": _INT, "ties": (str,), **_RJ}, None, "cutoff"),
     "nDCG": ({"cutoff": _INT, "dcg": (str,), "gains": (dict,), "judged_only": _BOOL}, None, "cutoff"),
     "Rprec": (dict(_RJ), None, "cutoff"),
     "Bpref": (dict(_REL), None, "cutoff"),
@@ -220,6 +222,12 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         if dcg == "exp-log2":
             return req("nDCG_exp", k if k is not None else _ALL)
         return req("ndcg") if k is None else req("ndcg_cut", k)
+    if name == "RR" and params.get("ties", "trec_eval") != "trec_eval":
+        if params["ties"] != "msmarco":
+            raise ValueError(f"measure {text!r}: ties must be 'trec_eval' (ids descending, the default) or "
+                             "'msmarco' (ids ascending, ir_measures' msmarco provider), got "
+                             f"{params['ties']!r}")  # fmt: skip
+        return req("RR_msmarco", k if k is not None else _ALL)
     if name in ("AP", "RR"):
         base, cut = {"AP": ("map", "map_cut"), "RR": ("recip_rank", "RR_cut")}[name]
         return req(base) if k is None else req(cut, k)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_trec_irparse import _files, _lines
 
-from streammetrics.trec import TrecMeasures, evaluate_files, per_query_values
+from streammetrics.trec import TrecMeasures, evaluate_files, per_query_values, trec_batch
 
 ACC = ["Accuracy@5", "Accuracy", "Accuracy(rel=2)@10", "Accuracy(cutoff=3, rel=0)"]
 
@@ -86,3 +86,41 @@ def test_accuracy_is_refused_where_its_mean_cannot_be_kept(tmp_path):
     qp, rp = _files(tmp_path, qrels, run)
     with pytest.raises(ValueError, match="no per-query values"):
         per_query_values(qp, [rp], ["Accuracy@5"])
+
+
+MSMARCO = ["RR(ties='msmarco')@3", "RR(ties='msmarco')@10", "RR(ties='msmarco', rel=2)@5", "RR(ties='msmarco')"]
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), version=st.sampled_from([9, 10]), shards=st.integers(1, 3))
+def test_rr_msmarco_ties_equal_ir_measures_msmarco(tmp_path_factory, seed, version, shards):
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 20, max_docs=14, tie_levels=3)  # heavy ties
+    qp, rp = _files(tmp_path_factory.mktemp("mm"), qrels, run)
+    printed = _lines(lambda s: evaluate_files(qp, rp, [*MSMARCO, "RR@3"], per_query=True, digits=17, out=s,
+                                              trec_version=version))  # fmt: skip
+    accs = [TrecMeasures(MSMARCO, per_query=True, trec_version=version) for _ in range(shards)]
+    for i, q in enumerate(run):
+        trec_batch({q: qrels[q]}, {q: run[q]}, trec_version=version).feed(accs[i % shards])
+    streamed = accs[0].merge(*accs[1:])
+    summary = streamed.compute()
+    for name in MSMARCO:
+        measure = ir_measures.parse_measure(name.replace("ties='msmarco', ", "").replace("(ties='msmarco')", ""))
+        want = {m.query_id: m.value for m in ir_measures.msmarco.iter_calc([measure], qrels, run)}
+        for q, v in want.items():
+            assert abs(float(printed[(name, q)]) - v) <= 1e-12, (name, q)
+        mean = float(np.mean(list(want.values())))
+        assert abs(float(printed[(name, "all")]) - mean) <= 1e-12, name
+        assert abs(summary[name] - mean) <= 1e-12, name
+    assert streamed.per_query_values()[MSMARCO[0]].shape == (len(run),)
+
+
+def test_rr_msmarco_differs_from_trec_eval_order_on_a_tie(tmp_path):
+    qrels = {"q1": {"a": 1, "b": 0}}
+    run = {"q1": {"a": 1.0, "b": 1.0}}  # trec_eval ranks b first (ids descending), msmarco a
+    qp, rp = _files(tmp_path, qrels, run)
+    out = evaluate_files(qp, rp, ["RR@2", "RR(ties='msmarco')@2", "RR(ties='trec_eval')@2"], out=_Null())
+    assert (out["RR@2"], out["RR(ties='msmarco')@2"], out["RR(ties='trec_eval')@2"]) == (0.5, 1.0, 0.5)
+    with pytest.raises(ValueError, match="ties must be 'trec_eval'"):
+        TrecMeasures("RR(ties='ascending')@2")
