@@ -5,7 +5,7 @@
   (trec_eval's ``recip_rank`` of the run cut to ``k`` documents).
 * ``RR(ties='msmarco')@k``: ``RR@k`` in the order of ir_measures' msmarco provider (its provider
   of ``RR@k``): score descending, then document id ascending -- each tie group of trec_eval's
-  order reversed (``ResRels.ties``). Without ``@k``: over the whole ranking.
+  order reversed (the groups from ``ResRels.scores``). Without ``@k``: over the whole ranking.
 * ``Judged@k``: the fraction of the top ``min(k, retrieved)`` documents that appear in the qrels
   (any grade), as ir_measures' judged provider; 0 for an empty ranking.
 * ``ERR@k`` (Chapelle et al. 2009) as ir_measures computes it, with gdeval (TREC Web track's
@@ -51,10 +51,19 @@ def rr_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     return [float(rr.ranked.reciprocal_rank(k)[0]) for k in cutoffs]
 
 
+def ids_ascending(rr: ResRels) -> np.ndarray:
+    """The ranking's positions in the order score descending, then document id ascending: each
+    tie group of trec_eval's order (ids descending) reversed."""
+    n = rr.num_ret
+    if rr.scores is None or n < 2:
+        return np.arange(n)
+    s = rr.scores
+    groups = np.concatenate([[0], np.cumsum(s[1:] != s[:-1])])
+    return np.lexsort((-np.arange(n), groups))
+
+
 def rr_msmarco_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    rel = rr.is_rel
-    if rr.ties is not None and len(rel):
-        rel = rel[np.lexsort((-np.arange(len(rel)), rr.ties))]  # each tie group reversed
+    rel = rr.is_rel[ids_ascending(rr)]
     hits = np.flatnonzero(rel)
     first = int(hits[0]) + 1 if len(hits) else 0
     return [1.0 / first if 0 < first <= k else 0.0 for k in cutoffs]

@@ -82,9 +82,8 @@ def _rank_docs(
 ) -> tuple[list[str], np.ndarray]:
     """A query's retrieved documents in trec_eval's rank order: score descending (float32 scores
     for version 9), then document id descending (``ties_ascending``: ascending, as trec_eval's
-    preference measures break ties); the top ``max_docs``; and each one's tie group (documents of
-    equal score share it; :func:`tie_ids`). Raises TrecFormatError for a document retrieved twice
-    among them, naming the line."""
+    preference measures break ties); the top ``max_docs``; and their scores as ranked. Raises
+    TrecFormatError for a document retrieved twice among them, naming the line."""
     scores = np.asarray(q.scores, dtype=np.float64)
     if version < 10:
         with np.errstate(over="ignore"):
@@ -97,7 +96,7 @@ def _rank_docs(
     if max_docs is not None:
         order = order[: max(max_docs, 0)]
     kept = [q.docs[i] for i in order.tolist()]
-    ties = tie_ids(scores[order])
+    ranked_scores = scores[order]
     if len(set(kept)) != len(kept):
         seen: set[str] = set()
         for i in sorted(order.tolist()):
@@ -106,15 +105,7 @@ def _rank_docs(
                     f"{path}:{q.lines[i]}: duplicate document {q.docs[i]!r} for query {qid!r}"
                 )
             seen.add(q.docs[i])
-    return kept, ties
-
-
-def tie_ids(ranked: np.ndarray) -> np.ndarray:
-    """The tie group of each of ``ranked`` (scores in rank order): 0, 1, ... increasing where the
-    score changes, equal over a run of equal scores."""
-    if not len(ranked):
-        return np.zeros(0, dtype=np.int64)
-    return np.concatenate([[0], np.cumsum(ranked[1:] != ranked[:-1])]).astype(np.int64)
+    return kept, ranked_scores
 
 
 def _judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.ndarray:
@@ -270,11 +261,11 @@ class QueryEvaluator:
 
     def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
         is_prefs = self.rel_format in PREFS_FORMATS
-        ties: np.ndarray | None = None
+        scores: np.ndarray | None = None
         if lines is None:
             kept = [BOGUS_DOC]
         else:
-            kept, ties = _rank_docs(
+            kept, scores = _rank_docs(
                 self.run_path,
                 qid,
                 lines,
@@ -298,7 +289,7 @@ class QueryEvaluator:
                         keep = rels >= 0 if key[1] else slice(None)  # -J: the judged ones
                         inputs.append(trec_kernels.ResRels(
                             rels[keep], _rel_levels(g), level=level, num_docs=self.num_docs,
-                            ties=None if ties is None else ties[keep]))
+                            scores=None if scores is None else scores[keep]))
             vals = sel.measure.compute(
                 inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
             )

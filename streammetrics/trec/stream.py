@@ -65,7 +65,7 @@ from streammetrics.retrieval.metrics import RetrievalMetric
 
 from . import _kernels as trec_kernels
 from ._measures import Options, Selected, check_trec_version
-from .evaluate import QueryEvaluator, tie_ids
+from .evaluate import QueryEvaluator
 from .irnames import select
 from .judgment_groups import groups_from_rows
 from .preferences import PrefLine, pref_lines
@@ -249,7 +249,7 @@ class TrecSpec:
             codes = grades.astype(np.int64)
             for i, q in enumerate(g.rows.tolist()):
                 out[q] = self._query(rq, q, codes[i], judged[bounds[q] : bounds[q + 1]], opts,
-                                     tie_ids(np.asarray(g.scores[i], dtype=np.float64)))
+                                     np.asarray(g.scores[i], dtype=np.float64))
         return out
 
     def _evaluate_rows(self, given: QueryRows, qids: list[Any] | None) -> np.ndarray:
@@ -283,7 +283,7 @@ class TrecSpec:
         return out
 
     def _query(self, rq: Any, q: int, rels: np.ndarray, judged: np.ndarray, opts: Options,
-               ties: np.ndarray) -> list[float]:  # fmt: skip
+               scores: np.ndarray) -> list[float]:  # fmt: skip
         pos = judged[judged >= 0].astype(np.int64)
         levels = np.bincount(pos) if len(pos) else np.zeros(0, dtype=np.int64)
         got = rels[rels >= 0]
@@ -297,7 +297,7 @@ class TrecSpec:
                 raise ValueError(f"relevance: {where} retrieved {int(have[grade])} documents of grade "
                                  f"{grade} but judged holds {int(need[grade])}")  # fmt: skip
         if self.max_docs is not None:  # trec_eval: the top -M documents, then -J drops unjudged ones
-            rels, ties = rels[: self.max_docs], ties[: self.max_docs]
+            rels, scores = rels[: self.max_docs], scores[: self.max_docs]
         ranked: dict[tuple[float, bool], trec_kernels.ResRels] = {}  # per (relevance level, -J)
         row: list[float] = []
         for s in self.selected:
@@ -306,7 +306,7 @@ class TrecSpec:
             if rr is None:
                 kept = rels[rels >= 0] if key[1] else rels
                 rr = ranked[key] = trec_kernels.ResRels(kept, levels, level=key[0], num_docs=self.num_docs,
-                                                        ties=ties[rels >= 0] if key[1] else ties)
+                                                        scores=scores[rels >= 0] if key[1] else scores)
             row.extend(float(v) for v in s.measure.compute(rr, s.params, opts))
         return row
 
