@@ -32,6 +32,14 @@
   is left out of the mean, as ir_measures reports no value for it) without a relevant or without
   a non-relevant document in the top ``k`` (ir_measures skips the first and divides by zero on
   the second).
+* ``Compat(p, normalize)`` (Clarke, Vtyurina & Smucker 2021), as ir_measures' compat provider
+  computes it: the rank-biased overlap ``sum_{d<=D} p**(d-1) |A_d & I_d| / d / sum_{d<=D}
+  p**(d-1)`` of the ranking ``A`` (score descending, document id ascending) and the ideal
+  ranking ``I`` of the documents judged above 0 (grade descending, then run score descending, an
+  unretrieved document scoring 0), to depth ``D = max(|A|, |I|)``; normalized, divided by the
+  same overlap of ``I`` with itself (when positive). Ties in ``I`` (equal grade and score): ir_measures
+  keeps the qrels' order; here retrieved documents in ranking order, and a retrieved document
+  of score 0 before the unretrieved ones.
 * ``RBP(p)`` (Moffat & Zobel 2008): ``(1 - p) * sum_i rel_i * p**(i - 1)`` over the whole ranking,
   ``rel_i`` binary (grade at least the relevance level).
 """
@@ -106,6 +114,45 @@ def accuracy_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
         above = int(np.cumsum(~top)[top].sum()) if m else 0  # non-relevant ones above each relevant
         out.append(1.0 - above / (float(n) * m) if m and n else float("nan"))
     return out
+
+
+def _rbo(overlaps: np.ndarray, p: float) -> float:
+    """Rank-biased overlap from the overlap at each depth 1..D."""
+    weights = np.cumprod(np.concatenate([[1.0], np.full(len(overlaps) - 1, p)]))
+    return seqsum(weights * overlaps / np.arange(1, len(overlaps) + 1)) / seqsum(weights)
+
+
+def compat(rr: ResRels, p: float, normalize: bool) -> float:
+    order = ids_ascending(rr)
+    grades = rr.rels[order]
+    scores = rr.scores[order] if rr.scores is not None else np.zeros(rr.num_ret)
+    levels = rr.rel_levels
+    n_ideal = int(levels[1:].sum()) if len(levels) > 1 else 0
+    depth = max(rr.num_ret, n_ideal)
+    if not n_ideal or not depth:
+        return 0.0
+    rank = np.flatnonzero(grades > 0)  # the retrieved documents of the ideal ranking
+    g, s = grades[rank], scores[rank]
+    # the ideal: grade descending; in a grade, score descending (ties in ranking order), the
+    # unretrieved ones (score 0) after those of score >= 0
+    ideal_order = np.lexsort((rank, -s, -g))
+    start = np.concatenate([[0], np.cumsum(levels[::-1][:-1])])[::-1]  # first ideal position per grade
+    pos = np.empty(len(rank), dtype=np.int64)
+    seen = np.zeros(len(levels), dtype=np.int64)
+    retrieved = np.bincount(g, minlength=len(levels))
+    for i in ideal_order.tolist():
+        grade = int(g[i])
+        j = int(seen[grade])
+        seen[grade] += 1
+        skip = levels[grade] - retrieved[grade] if s[i] < 0 else 0  # negatives after the unretrieved
+        pos[i] = start[grade] + j + skip
+    found = np.bincount(np.maximum(rank, pos), minlength=depth)[:depth]
+    value = _rbo(np.cumsum(found).astype(np.float64), p)
+    if normalize:
+        best = _rbo(np.minimum(np.arange(1, depth + 1), n_ideal).astype(np.float64), p)
+        if best > 0.0:
+            value /= best
+    return value
 
 
 def rbp_binary(rr: ResRels, p: float) -> float:

@@ -16,10 +16,10 @@ ir_measures    trec_eval                   ir_measures    trec_eval
 ``NumRelRet``  ``num_rel_ret``             ``iprec@r``    ``iprec_at_recall.r``
 ``infAP``      ``infAP``                   ``Judged@k``   judged share of the top k
 ``ERR@k``      (none: gdeval's, top 4)     ``RBP(p=x)``   (none: binary, default p 0.8)
-``Accuracy@k`` (none: ir_measures')
 =============  ==========================  =============  ==========================
 
-also ``Success@k`` (``success.k``), ``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` (``set_P``,
+also ``Success@k`` (``success.k``), ``Accuracy@k`` and ``Compat(p=x, normalize=b)`` (ir_measures'
+accuracy and compat providers', not in trec_eval), ``RR(ties='msmarco')@k`` (its msmarco order), ``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` (``set_P``,
 ``set_relative_P``, ``set_recall``, ``set_F``), ``NumQ``, and ir_measures' aliases (``MAP``,
 ``MRR``, ``NDCG``, ``Precision``, ``Recall``, ``BPref``, ``RPrec``, ``IPrec@r``). Parameters use
 ir_measures' syntax (:mod:`.irparse`): ``nDCG(cutoff=10)``, ``P(rel=2)@5``,

@@ -11,7 +11,8 @@ per measure (``P(rel=2)@5`` beside ``P@5`` gives both). ``nDCG(dcg='exp-log2')``
 exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains per grade
 (non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`.
 ``RR(ties='msmarco')@10`` ranks ties as ir_measures' msmarco provider (document id ascending;
-``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's. Not
+``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's,
+``Compat(p=0.95, normalize=True)`` its compat provider's. Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
 at the relevance level, as before).
 """
@@ -52,9 +53,10 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "ERR": ({"cutoff": _INT}, None, "cutoff"),
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
     "Accuracy": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),
+    "Compat": ({"p": _NUM, "normalize": _BOOL}, None, "cutoff"),
 }
 # bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
-_IR_FIRST = frozenset({"Judged", "Accuracy"})
+_IR_FIRST = frozenset({"Judged", "Accuracy", "Compat"})
 _ALIASES = {"MAP": "AP", "Precision": "P", "Recall": "R", "MRR": "RR", "NDCG": "nDCG", "RPrec": "Rprec",
             "BPref": "Bpref", "iprec": "IPrec"}  # fmt: skip
 
@@ -248,6 +250,11 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         if not 0.0 < p < 1.0:
             raise ValueError(f"measure {text!r}: the persistence p must be in (0, 1), got {p!r}")
         return req("RBP_p", repr(p))
+    if name == "Compat":
+        p = float(params.get("p", 0.95))
+        if not 0.0 < p <= 1.0:
+            raise ValueError(f"measure {text!r}: the persistence p must be in (0, 1], got {p!r}")
+        return req("Compat", f"p={p!r},normalize={int(params.get('normalize', True))}")
     if name == "SetF":
         beta = float(params.get("beta", 1.0))
         if not 0.0 <= beta < float("inf"):

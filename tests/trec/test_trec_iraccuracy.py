@@ -124,3 +124,39 @@ def test_rr_msmarco_differs_from_trec_eval_order_on_a_tie(tmp_path):
     assert (out["RR@2"], out["RR(ties='msmarco')@2"], out["RR(ties='trec_eval')@2"]) == (0.5, 1.0, 0.5)
     with pytest.raises(ValueError, match="ties must be 'trec_eval'"):
         TrecMeasures("RR(ties='ascending')@2")
+
+
+COMPAT = ["Compat", "Compat(p=0.8)", "Compat(normalize=False)", "Compat(p=0.5, normalize=True)"]
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shards=st.integers(1, 3), negative=st.booleans())
+def test_compat_equals_ir_measures(tmp_path_factory, seed, shards, negative):
+    """ir_measures keeps the qrels' order among relevant documents of equal grade and score: given
+    in document id order, that is ours (retrieved ones in ranking order); no score is 0."""
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 20, max_docs=14, grades=(-1, 0, 1, 1, 2, 3), tie_levels=4)
+    shift = -0.75 if negative else 0.25  # scores in multiples of 0.5: never 0 after the shift
+    run = {q: {d: s + shift for d, s in docs.items()} for q, docs in run.items()}
+    qrels = {q: dict(sorted(docs.items())) for q, docs in qrels.items()}
+    qp, rp = _files(tmp_path_factory.mktemp("compat"), qrels, run)
+    printed = _lines(lambda s: evaluate_files(qp, rp, COMPAT, per_query=True, digits=17, out=s))
+    accs = [TrecMeasures(COMPAT, trec_version=10) for _ in range(shards)]
+    for i, q in enumerate(run):
+        trec_batch({q: qrels[q]}, {q: run[q]}, trec_version=10).feed(accs[i % shards])
+    summary = accs[0].merge(*accs[1:]).compute()
+    for name in COMPAT:
+        want = {m.query_id: m.value for m in ir_measures.compat.iter_calc([ir_measures.parse_measure(name)],
+                                                                          qrels, run)}  # fmt: skip
+        for q, v in want.items():
+            assert abs(float(printed[(name, q)]) - v) <= 1e-12, (name, q)
+        mean = float(np.mean(list(want.values())))
+        assert abs(float(printed[(name, "all")]) - mean) <= 1e-12, name
+        assert abs(summary[name] - mean) <= 1e-12, name
+
+
+@pytest.mark.parametrize("measure", ["Compat(p=0)", "Compat(p=1.5)", "Compat@10", "Compat(normalize=1)"])
+def test_compat_parameters_are_checked(measure):
+    with pytest.raises(ValueError, match="Compat"):
+        TrecMeasures(measure)
