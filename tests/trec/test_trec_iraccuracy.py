@@ -84,8 +84,8 @@ def test_accuracy_is_refused_where_its_mean_cannot_be_kept(tmp_path):
         TrecMeasures(["map", "Accuracy@5"])
     qrels, run = O.random_trec(np.random.default_rng(1), 5)
     qp, rp = _files(tmp_path, qrels, run)
-    with pytest.raises(ValueError, match="no per-query values"):
-        per_query_values(qp, [rp], ["Accuracy@5"])
+    with pytest.raises(ValueError, match="'Accuracy@5' has no value for some queries"):
+        per_query_values(qp, [rp], ["map", "Accuracy@5"])
 
 
 MSMARCO = ["RR(ties='msmarco')@3", "RR(ties='msmarco')@10", "RR(ties='msmarco', rel=2)@5", "RR(ties='msmarco')"]
