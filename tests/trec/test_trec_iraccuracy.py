@@ -160,3 +160,16 @@ def test_compat_equals_ir_measures(tmp_path_factory, seed, shards, negative):
 def test_compat_parameters_are_checked(measure):
     with pytest.raises(ValueError, match="Compat"):
         TrecMeasures(measure)
+
+
+def test_saved_and_loaded(tmp_path):
+    import streammetrics as sm
+
+    qrels, run = O.random_trec(np.random.default_rng(11), 8)
+    acc = TrecMeasures([*COMPAT[:2], *MSMARCO[:2]], per_query=True)
+    trec_batch(qrels, run).feed(acc)
+    sm.save(acc, tmp_path / "acc.sm")
+    back = sm.load(tmp_path / "acc.sm")
+    assert back.compute() == acc.compute()
+    for name, values in acc.per_query_values().items():
+        assert np.array_equal(back.per_query_values()[name], values), name
