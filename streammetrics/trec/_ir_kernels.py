@@ -3,6 +3,9 @@
 
 * ``RR@k``: ``1 / rank`` of the first relevant document if it is in the top ``k``, else 0
   (trec_eval's ``recip_rank`` of the run cut to ``k`` documents).
+* ``RR(ties='msmarco')@k``: ``RR@k`` in the order of ir_measures' msmarco provider (its provider
+  of ``RR@k``): score descending, then document id ascending -- each tie group of trec_eval's
+  order reversed (the groups from ``ResRels.scores``). Without ``@k``: over the whole ranking.
 * ``Judged@k``: the fraction of the top ``min(k, retrieved)`` documents that appear in the qrels
   (any grade), as ir_measures' judged provider; 0 for an empty ranking.
 * ``ERR@k`` (Chapelle et al. 2009) as ir_measures computes it, with gdeval (TREC Web track's
@@ -21,6 +24,22 @@
 * ``nDCG(gains={grade: gain, ...})@k``, as ir_measures computes it (the qrels' grades mapped,
   unlisted grades kept, then pytrec_eval's ``ndcg`` / ``ndcg_cut``): trec_eval's ndcg with the
   gains ``grade=gain`` (its own ``ndcg.1=3,2=9`` parameters), both rankings cut at ``k``.
+* ``Accuracy@k``, as ir_measures' accuracy provider defines it: among the top ``k`` documents
+  (all without ``@k``), the fraction of (relevant, non-relevant) pairs in which the relevant one
+  ranks first, ``1 - sum_j n_j / (n * m)`` with ``m`` relevant and ``n`` non-relevant documents in
+  the top ``k`` and ``n_j`` the non-relevant ones above the ``j``-th relevant; a document absent
+  from the qrels has grade 0 (relevant when the level is at most 0). Undefined (NaN: the query
+  is left out of the mean, as ir_measures reports no value for it) without a relevant or without
+  a non-relevant document in the top ``k`` (ir_measures skips the first and divides by zero on
+  the second).
+* ``Compat(p, normalize)`` (Clarke, Vtyurina & Smucker 2021), as ir_measures' compat provider
+  computes it: the rank-biased overlap ``sum_{d<=D} p**(d-1) |A_d & I_d| / d / sum_{d<=D}
+  p**(d-1)`` of the ranking ``A`` (score descending, document id ascending) and the ideal
+  ranking ``I`` of the documents judged above 0 (grade descending, then run score descending, an
+  unretrieved document scoring 0), to depth ``D = max(|A|, |I|)``; normalized, divided by the
+  same overlap of ``I`` with itself (when positive). Ties in ``I`` (equal grade and score): ir_measures
+  keeps the qrels' order; here retrieved documents in ranking order, and a retrieved document
+  of score 0 before the unretrieved ones.
 * ``RBP(p)`` (Moffat & Zobel 2008): ``(1 - p) * sum_i rel_i * p**(i - 1)`` over the whole ranking,
   ``rel_i`` binary (grade at least the relevance level).
 """
@@ -38,6 +57,24 @@ from ._kernels import NONPOOL, ResRels, seqsum, setup_gains
 
 def rr_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     return [float(rr.ranked.reciprocal_rank(k)[0]) for k in cutoffs]
+
+
+def ids_ascending(rr: ResRels) -> np.ndarray:
+    """The ranking's positions in the order score descending, then document id ascending: each
+    tie group of trec_eval's order (ids descending) reversed."""
+    n = rr.num_ret
+    if rr.scores is None or n < 2:
+        return np.arange(n)
+    s = rr.scores
+    groups = np.concatenate([[0], np.cumsum(s[1:] != s[:-1])])
+    return np.lexsort((-np.arange(n), groups))
+
+
+def rr_msmarco_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
+    rel = rr.is_rel[ids_ascending(rr)]
+    hits = np.flatnonzero(rel)
+    first = int(hits[0]) + 1 if len(hits) else 0
+    return [1.0 / first if 0 < first <= k else 0.0 for k in cutoffs]
 
 
 def judged_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
@@ -65,6 +102,57 @@ def err_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     reach = np.concatenate([[1.0], np.cumprod(1.0 - stop)[:-1]])
     terms = stop * reach / np.arange(1, rr.num_ret + 1)
     return [seqsum(terms[: min(k, rr.num_ret)]) for k in cutoffs]
+
+
+def accuracy_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
+    rel = np.where(rr.rels == NONPOOL, 0, rr.rels) >= rr.level
+    out = []
+    for k in cutoffs:
+        top = rel[: min(k, rr.num_ret)]
+        m = int(np.count_nonzero(top))
+        n = len(top) - m
+        above = int(np.cumsum(~top)[top].sum()) if m else 0  # non-relevant ones above each relevant
+        out.append(1.0 - above / (float(n) * m) if m and n else float("nan"))
+    return out
+
+
+def _rbo(overlaps: np.ndarray, p: float) -> float:
+    """Rank-biased overlap from the overlap at each depth 1..D."""
+    weights = np.cumprod(np.concatenate([[1.0], np.full(len(overlaps) - 1, p)]))
+    return seqsum(weights * overlaps / np.arange(1, len(overlaps) + 1)) / seqsum(weights)
+
+
+def compat(rr: ResRels, p: float, normalize: bool) -> float:
+    order = ids_ascending(rr)
+    grades = rr.rels[order]
+    scores = rr.scores[order] if rr.scores is not None else np.zeros(rr.num_ret)
+    levels = rr.rel_levels
+    n_ideal = int(levels[1:].sum()) if len(levels) > 1 else 0
+    depth = max(rr.num_ret, n_ideal)
+    if not n_ideal or not depth:
+        return 0.0
+    rank = np.flatnonzero(grades > 0)  # the retrieved documents of the ideal ranking
+    g, s = grades[rank], scores[rank]
+    # the ideal: grade descending; in a grade, score descending (ties in ranking order), the
+    # unretrieved ones (score 0) after those of score >= 0
+    ideal_order = np.lexsort((rank, -s, -g))
+    start = np.concatenate([[0], np.cumsum(levels[::-1][:-1])])[::-1]  # first ideal position per grade
+    pos = np.empty(len(rank), dtype=np.int64)
+    seen = np.zeros(len(levels), dtype=np.int64)
+    retrieved = np.bincount(g, minlength=len(levels))
+    for i in ideal_order.tolist():
+        grade = int(g[i])
+        j = int(seen[grade])
+        seen[grade] += 1
+        skip = levels[grade] - retrieved[grade] if s[i] < 0 else 0  # negatives after the unretrieved
+        pos[i] = start[grade] + j + skip
+    found = np.bincount(np.maximum(rank, pos), minlength=depth)[:depth]
+    value = _rbo(np.cumsum(found).astype(np.float64), p)
+    if normalize:
+        best = _rbo(np.minimum(np.arange(1, depth + 1), n_ideal).astype(np.float64), p)
+        if best > 0.0:
+            value /= best
+    return value
 
 
 def rbp_binary(rr: ResRels, p: float) -> float:

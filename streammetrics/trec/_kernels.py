@@ -48,13 +48,17 @@ class ResRels:
 
     ``rels`` holds the grade of each retrieved document in rank order (``-1`` not in the qrels,
     ``-2`` in the qrels but unjudged); ``rel_levels[g]`` the number of judged documents of grade
-    ``g >= 0``; ``level`` the relevance level (``-l``); ``num_docs`` the collection size (``-N``).
+    ``g >= 0``; ``level`` the relevance level (``-l``); ``num_docs`` the collection size (``-N``);
+    ``scores`` the score of each ranked document as ranked (float32-rounded for trec_eval 9;
+    None: not known), for other tools' tie orders and ideal rankings (``RR(ties='msmarco')``,
+    ``Compat``).
     """
 
     rels: np.ndarray
     rel_levels: np.ndarray
     level: float = 1
     num_docs: int = 0
+    scores: np.ndarray | None = None
     num_ret: int = field(init=False)
     num_rel: int = field(init=False)
     num_rel_ret: int = field(init=False)

@@ -70,7 +70,8 @@ class Options:
 class Measure:
     """One trec_eval measure: ``kind`` is its parameter type (``none``, ``long_cuts``,
     ``double_cuts``, ``doubles``, ``pairs``), ``avg`` how queries combine (``mean``, ``gm``,
-    ``sum``, ``num_q``, ``num_rel``, ``none``), ``value`` its printed type (``double``, ``long``,
+    ``sum``, ``num_q``, ``num_rel``, ``none``; ``defined``: the mean over the queries whose value
+    is not NaN), ``value`` its printed type (``double``, ``long``,
     ``string``, ``runid``)."""
 
     name: str
@@ -203,11 +204,17 @@ MEASURES: tuple[Measure, ...] = (
     # beyond trec_eval: the ir_measures names RR@k, Judged@k, ERR@k, RBP(p=), nDCG(dcg='exp-log2')
     # select these (.irnames)
     Measure("RR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_at(rr, p))),
+    Measure("RR_msmarco", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_msmarco_at(rr, p))),
     Measure("Judged", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.judged_at(rr, p))),
     Measure("ERR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.err_at(rr, p))),
     Measure("RBP_p", "doubles", (0.8,), lambda rr, p, o: [ir_kernels.rbp_binary(rr, p[0])]),
     Measure("nDCG_exp", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.ndcg_exp_at(rr, p))),
     Measure("nDCG_gains", "pairs", (), lambda rr, p, o: [ir_kernels.ndcg_gains(rr, p)]),
+    Measure("Compat", "pairs", (), lambda rr, p, o: [ir_kernels.compat(
+        rr, float(dict(p).get("p", 0.95)), bool(dict(p).get("normalize", 1.0)))]),
+    # mean over the queries where it is defined (NaN elsewhere: no line printed for them)
+    Measure("Accuracy", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.accuracy_at(rr, p)),
+            avg="defined"),
 )
 BY_NAME = {m.name: m for m in MEASURES}
 

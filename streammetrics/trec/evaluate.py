@@ -79,11 +79,11 @@ BOGUS_DOC = "ceci_nest_pas_un_docno"  # trec_eval's ranking for a query missing 
 
 def _rank_docs(
     path: str, qid: str, q: QueryLines, *, version: int, max_docs: int | None, ties_ascending: bool = False
-) -> list[str]:
+) -> tuple[list[str], np.ndarray]:
     """A query's retrieved documents in trec_eval's rank order: score descending (float32 scores
     for version 9), then document id descending (``ties_ascending``: ascending, as trec_eval's
-    preference measures break ties); the top ``max_docs``. Raises TrecFormatError for a document
-    retrieved twice among them, naming the line."""
+    preference measures break ties); the top ``max_docs``; and their scores as ranked. Raises
+    TrecFormatError for a document retrieved twice among them, naming the line."""
     scores = np.asarray(q.scores, dtype=np.float64)
     if version < 10:
         with np.errstate(over="ignore"):
@@ -96,6 +96,7 @@ def _rank_docs(
     if max_docs is not None:
         order = order[: max(max_docs, 0)]
     kept = [q.docs[i] for i in order.tolist()]
+    ranked_scores = scores[order]
     if len(set(kept)) != len(kept):
         seen: set[str] = set()
         for i in sorted(order.tolist()):
@@ -104,7 +105,7 @@ def _rank_docs(
                     f"{path}:{q.lines[i]}: duplicate document {q.docs[i]!r} for query {qid!r}"
                 )
             seen.add(q.docs[i])
-    return kept
+    return kept, ranked_scores
 
 
 def _judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.ndarray:
@@ -256,13 +257,15 @@ class QueryEvaluator:
         self.run_path, self.selected, self.judgments, self.prefs = run_path, selected, judgments, prefs
         self.opts, self.rel_format, self.max_docs, self.judged_only = opts, rel_format, max_docs, judged_only
         self.rel_level, self.num_docs = rel_level, num_docs
+        self.counts: list[list[int]] = []  # per value, the queries where it is defined (avg "defined")
 
     def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
         is_prefs = self.rel_format in PREFS_FORMATS
+        scores: np.ndarray | None = None
         if lines is None:
             kept = [BOGUS_DOC]
         else:
-            kept = _rank_docs(
+            kept, scores = _rank_docs(
                 self.run_path,
                 qid,
                 lines,
@@ -280,11 +283,13 @@ class QueryEvaluator:
                 key = (level, self.judged_only or sel.judged_only)
                 inputs = ranked.get(key)
                 if inputs is None:
-                    inputs = ranked[key] = [
-                        trec_kernels.ResRels(_judge(kept, g, key[1]), _rel_levels(g), level=level,
-                                  num_docs=self.num_docs)
-                        for g in self.judgments[qid]
-                    ]
+                    inputs = ranked[key] = []
+                    for g in self.judgments[qid]:
+                        rels = _judge(kept, g, False)
+                        keep = rels >= 0 if key[1] else slice(None)  # -J: the judged ones
+                        inputs.append(trec_kernels.ResRels(
+                            rels[keep], _rel_levels(g), level=level, num_docs=self.num_docs,
+                            scores=None if scores is None else scores[keep]))
             vals = sel.measure.compute(
                 inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
             )
@@ -583,6 +588,7 @@ def _query_sums(ev: QueryEvaluator, found: RunValues, printer: _Printer | None, 
     """The sums of each value over the queries (and their count), queries in trec_eval's order,
     each query's lines printed (``printer``; -Z: its z-scores)."""
     sums: list[list[float]] = [[0.0] * len(s.names) for s in ev.selected]
+    counts = ev.counts = [[0] * len(s.names) for s in ev.selected]  # of the defined values (avg "defined")
     num_q = 0
     for qid in sorted(ev.judgments, key=qid_key):
         found_values = found.pop(qid, ev.selected)
@@ -596,6 +602,10 @@ def _query_sums(ev: QueryEvaluator, found: RunValues, printer: _Printer | None, 
             if ztable is not None and sel.measure.value != "string":
                 values = list(_zscore(qid, list(sel.names), [float(v) for v in values], ztable))
             for vi, v in enumerate(values):
+                if sel.measure.avg == "defined":  # NaN: undefined, left out of the mean and the lines
+                    if v != v:
+                        continue
+                    counts[si][vi] += 1
                 if not isinstance(v, str):
                     sums[si][vi] += v
                 if show and sel.measure.per_query:
@@ -626,6 +636,9 @@ def _summary(ev: QueryEvaluator, sums: list[list[float]], num_q: int, runid: str
                 v = v / num_q
             elif m.avg == "gm":
                 v = math.exp(v / num_q)
+            elif m.avg == "defined":
+                n = ev.counts[si][vi] if ev.counts else 0
+                v = v / n if n else math.nan
             elif m.avg == "num_q":
                 v = float(num_q)
             elif m.avg == "num_rel" and complete:

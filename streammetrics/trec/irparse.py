@@ -9,7 +9,10 @@ takes only the parameters ir_measures lets it take. :func:`parse_ir` returns wha
 measure computes the value (see :mod:`.irnames` for the table); ``rel`` and ``judged_only`` are
 per measure (``P(rel=2)@5`` beside ``P@5`` gives both). ``nDCG(dcg='exp-log2')`` is Burges'
 exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains per grade
-(non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`. Not
+(non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`.
+``RR(ties='msmarco')@10`` ranks ties as ir_measures' msmarco provider (document id ascending;
+``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's,
+``Compat(p=0.95, normalize=True)`` its compat provider's. Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
 at the relevance level, as before).
 """
@@ -31,7 +34,7 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "AP": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
     "P": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
     "R": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
-    "RR": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
+    "RR": ({"cutoff": _INT, "ties": (str,), **_RJ}, None, "cutoff"),
     "nDCG": ({"cutoff": _INT, "dcg": (str,), "gains": (dict,), "judged_only": _BOOL}, None, "cutoff"),
     "Rprec": (dict(_RJ), None, "cutoff"),
     "Bpref": (dict(_REL), None, "cutoff"),
@@ -49,8 +52,11 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "Judged": ({"cutoff": _INT}, None, "cutoff"),
     "ERR": ({"cutoff": _INT}, None, "cutoff"),
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
+    "Accuracy": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),
+    "Compat": ({"p": _NUM, "normalize": _BOOL}, None, "cutoff"),
 }
-_IR_FIRST = frozenset({"Judged"})  # bare: ir_measures' (over the whole ranking), not trec_eval's Judged_10
+# bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
+_IR_FIRST = frozenset({"Judged", "Accuracy", "Compat"})
 _ALIASES = {"MAP": "AP", "Precision": "P", "Recall": "R", "MRR": "RR", "NDCG": "nDCG", "RPrec": "Rprec",
             "BPref": "Bpref", "iprec": "IPrec"}  # fmt: skip
 
@@ -218,6 +224,12 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         if dcg == "exp-log2":
             return req("nDCG_exp", k if k is not None else _ALL)
         return req("ndcg") if k is None else req("ndcg_cut", k)
+    if name == "RR" and params.get("ties", "trec_eval") != "trec_eval":
+        if params["ties"] != "msmarco":
+            raise ValueError(f"measure {text!r}: ties must be 'trec_eval' (ids descending, the default) or "
+                             "'msmarco' (ids ascending, ir_measures' msmarco provider), got "
+                             f"{params['ties']!r}")  # fmt: skip
+        return req("RR_msmarco", k if k is not None else _ALL)
     if name in ("AP", "RR"):
         base, cut = {"AP": ("map", "map_cut"), "RR": ("recip_rank", "RR_cut")}[name]
         return req(base) if k is None else req(cut, k)
@@ -228,8 +240,8 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         if not 0.0 <= r <= 1.0:
             raise ValueError(f"measure {text!r}: recall must be in [0, 1], got {r!r}")
         return req("iprec_at_recall", repr(r), f"iprec_at_recall_{r:3.2f}")
-    if name in ("Judged", "ERR"):
-        base = {"Judged": "Judged", "ERR": "ERR_cut"}[name]
+    if name in ("Judged", "ERR", "Accuracy"):
+        base = {"Judged": "Judged", "ERR": "ERR_cut", "Accuracy": "Accuracy"}[name]
         return req(base, k if k is not None else _ALL)
     if name == "RBP":
         if k is not None:
@@ -238,6 +250,11 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         if not 0.0 < p < 1.0:
             raise ValueError(f"measure {text!r}: the persistence p must be in (0, 1), got {p!r}")
         return req("RBP_p", repr(p))
+    if name == "Compat":
+        p = float(params.get("p", 0.95))
+        if not 0.0 < p <= 1.0:
+            raise ValueError(f"measure {text!r}: the persistence p must be in (0, 1], got {p!r}")
+        return req("Compat", f"p={p!r},normalize={int(params.get('normalize', True))}")
     if name == "SetF":
         beta = float(params.get("beta", 1.0))
         if not 0.0 <= beta < float("inf"):

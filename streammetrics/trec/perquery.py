@@ -111,6 +111,10 @@ def per_query_values(
     trec_version = check_trec_version(trec_version)
     rel_level, max_docs, _, _ = check_options(rel_level, max_docs)
     selected = [s for s in select(measures) if s.measure.per_query and s.measure.value in ("double", "long")]
+    for s in selected:
+        if s.measure.avg == "defined":
+            raise ValueError(f"measures: {s.printed[0]!r} has no value for some queries, so runs cannot be "
+                             "paired query by query")  # fmt: skip
     names = [n for s in selected for n in s.printed]
     if not names:
         raise ValueError(f"measures {list(measures)!r} have no per-query values to compare")

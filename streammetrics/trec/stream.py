@@ -83,7 +83,7 @@ _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"
                    "RBP_p", "rbp_resid", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "prefs_simp",
                    "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
                    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
-                   "prefs_avgjg_imp"})  # fmt: skip
+                   "prefs_avgjg_imp", "RR_msmarco", "Compat"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -150,6 +150,11 @@ class TrecSpec:
     @functools.cached_property
     def _selection(self) -> tuple[list[Selected], list[str]]:
         sel = [s for s in select(self.measures, self.judgments) if s.measure.avg != "none"]
+        for s in sel:
+            if s.measure.avg == "defined":
+                raise ValueError(f"measures: {s.printed[0]!r} is averaged over the queries where it is "
+                                 "defined, which the accumulators do not count; use `streammetrics "
+                                 "trec`")  # fmt: skip
         names = [n for s in sel for n in s.printed]
         if not names:
             raise ValueError(f"measures: {list(self.measures)!r} select no numeric measure")
@@ -243,7 +248,8 @@ class TrecSpec:
                                  f"qrels) or {UNJUDGED} (judged negative), got {float(bad)!r}")  # fmt: skip
             codes = grades.astype(np.int64)
             for i, q in enumerate(g.rows.tolist()):
-                out[q] = self._query(rq, q, codes[i], judged[bounds[q] : bounds[q + 1]], opts)
+                out[q] = self._query(rq, q, codes[i], judged[bounds[q] : bounds[q + 1]], opts,
+                                     np.asarray(g.scores[i], dtype=np.float64))
         return out
 
     def _evaluate_rows(self, given: QueryRows, qids: list[Any] | None) -> np.ndarray:
@@ -276,7 +282,8 @@ class TrecSpec:
             out[i] = [float(v) for vs in values for v in vs]
         return out
 
-    def _query(self, rq: Any, q: int, rels: np.ndarray, judged: np.ndarray, opts: Options) -> list[float]:
+    def _query(self, rq: Any, q: int, rels: np.ndarray, judged: np.ndarray, opts: Options,
+               scores: np.ndarray) -> list[float]:  # fmt: skip
         pos = judged[judged >= 0].astype(np.int64)
         levels = np.bincount(pos) if len(pos) else np.zeros(0, dtype=np.int64)
         got = rels[rels >= 0]
@@ -290,7 +297,7 @@ class TrecSpec:
                 raise ValueError(f"relevance: {where} retrieved {int(have[grade])} documents of grade "
                                  f"{grade} but judged holds {int(need[grade])}")  # fmt: skip
         if self.max_docs is not None:  # trec_eval: the top -M documents, then -J drops unjudged ones
-            rels = rels[: self.max_docs]
+            rels, scores = rels[: self.max_docs], scores[: self.max_docs]
         ranked: dict[tuple[float, bool], trec_kernels.ResRels] = {}  # per (relevance level, -J)
         row: list[float] = []
         for s in self.selected:
@@ -298,7 +305,8 @@ class TrecSpec:
             rr = ranked.get(key)
             if rr is None:
                 kept = rels[rels >= 0] if key[1] else rels
-                rr = ranked[key] = trec_kernels.ResRels(kept, levels, level=key[0], num_docs=self.num_docs)
+                rr = ranked[key] = trec_kernels.ResRels(kept, levels, level=key[0], num_docs=self.num_docs,
+                                                        scores=scores[rels >= 0] if key[1] else scores)
             row.extend(float(v) for v in s.measure.compute(rr, s.params, opts))
         return row
 
