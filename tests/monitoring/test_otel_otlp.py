@@ -2,8 +2,8 @@
 
 No OpenTelemetry Collector installs from PyPI or Debian, so the receiver is a minimal OTLP/HTTP
 endpoint in this process (``http.server`` on loopback) that decodes each request with
-``opentelemetry-proto``'s ``ExportMetricsServiceRequest``, as a collector would. Skipped unless
-``opentelemetry-exporter-otlp-proto-http`` is installed (it is not part of the ``otel`` extra).
+``opentelemetry-proto``'s ``ExportMetricsServiceRequest``, as a collector would. The exporter
+(``opentelemetry-exporter-otlp-proto-http``) is part of the ``otel`` extra, which CI installs.
 """
 
 from __future__ import annotations
