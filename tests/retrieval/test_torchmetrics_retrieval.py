@@ -313,3 +313,43 @@ def test_multidimensional_shape_mismatch_names_the_argument_and_keeps_the_state(
     # scores multidimensional and relevance flat: the message names relevance's shape first
     with pytest.raises(ValueError, match=r"^scores: expected the shape of relevance \(6,\) .*, got shape \(2, 3\)"):
         sm.MAP().update(np.zeros(6), np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_auroc_max_fpr_per_query_equals_scikit_learn_on_arbitrary_ties(seed: int) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    rel, scores, qids = queries(seed, True)
+    rel = (rel > 0).astype(int)
+    rng = np.random.default_rng(seed)
+    for k, max_fpr in [(None, float(rng.uniform(0.05, 0.95))), (4, 0.5), (None, 0.25), (None, 1.0), (6, 1 / 3)]:
+        m = sm.AUROCAtK(k, per_query=True, max_fpr=max_fpr).update(rel, scores, query_ids=qids)
+        expected = []
+        for q in np.unique(qids):
+            r, s = rel[qids == q], scores[qids == q]
+            top = np.argsort(-s, kind="stable")[:k]  # ties at the cutoff: input order, as ours
+            r, s = r[top], s[top]
+            expected.append(roc_auc_score(r, s, max_fpr=max_fpr) if 0 < r.sum() < r.size else 0.0)
+        np.testing.assert_allclose(m.per_query_values(), expected, rtol=0, atol=1e-12, err_msg=f"{k} {max_fpr}")
+
+
+@pytest.mark.parametrize("max_fpr", [0.1, 0.5, 0.8, 1.0])
+def test_auroc_max_fpr_equals_torchmetrics(max_fpr: float) -> None:
+    for seed in range(6):
+        rel, scores, qids = queries(seed, False)
+        k = None if seed % 2 else 2 + seed
+        peer = tm.RetrievalAUROC(top_k=k, max_fpr=max_fpr, aggregation="mean")
+        expected = theirs_value(peer, rel, scores, qids)
+        mine = sm.AUROCAtK(k, max_fpr=max_fpr)
+        assert ours_value(mine, rel, scores, qids) == pytest.approx(expected, abs=F32), (seed, k)
+
+
+def test_auroc_max_fpr_is_saved_and_checked() -> None:
+    m = sm.AUROCAtK(3, max_fpr=0.25).update([1, 0, 0, 1], [0.9, 0.8, 0.7, 0.6])
+    assert m._config()["max_fpr"] == 0.25
+    loaded = sm.loads(sm.dumps(m))
+    assert loaded.max_fpr == 0.25 and loaded.compute() == m.compute()
+    assert sm.AUROCAtK(max_fpr=1).update([1, 0, 1], [3, 2, 1]).compute() == 0.5  # 1: the whole curve
+    for bad in (0, -0.1, 1.5, float("nan"), "abc", [0.5]):
+        with pytest.raises(ValueError, match="^max_fpr: "):
+            sm.AUROCAtK(max_fpr=bad)
