@@ -167,6 +167,50 @@ def _query_bounds(q: np.ndarray) -> np.ndarray:
     return bounds
 
 
+def _shape_of(x: Any) -> tuple[Any, tuple[int, ...] | None]:
+    """``(x, its shape)``: arrays and tensors as given, a nested list as a numpy array, a flat
+    list as given with shape ``(len,)`` (anything else: shape None, ``x`` unchanged)."""
+    shape = getattr(x, "shape", None)
+    if shape is not None:
+        try:
+            return x, tuple(int(d) for d in shape)
+        except (TypeError, ValueError):
+            return x, None
+    if isinstance(x, (list, tuple)) and x and isinstance(x[0], (list, tuple, np.ndarray)):
+        try:
+            arr = np.asarray(x)
+        except (TypeError, ValueError):  # ragged: check_batch names it
+            return x, None
+        return arr, arr.shape
+    if isinstance(x, (list, tuple)):
+        return x, (len(x),)
+    return x, None
+
+
+def flatten_rows(relevance: Any, scores: Any, options: Any) -> tuple[Any, Any, Any]:
+    """torchmetrics' multidimensional inputs: when ``relevance`` or ``scores`` (or a row option,
+    ``query_ids`` / ``doc_ids``) has shape ``(N, ...)`` with two or more dimensions, every row
+    argument given must have that same shape, and all are flattened in C order (as
+    torchmetrics' ``.flatten()``). A mismatch is a ``ValueError`` naming the argument and both
+    shapes. 1-D inputs pass unchanged (one view, no copy). O(1) for arrays (a C-contiguous
+    reshape is a view), O(n) for nested lists."""
+    given = {"relevance": relevance, "scores": scores,
+             **{k: options.get(k) for k in ("query_ids", "doc_ids")}}
+    shaped = {k: _shape_of(v) for k, v in given.items() if v is not None}
+    if not any(s is not None and len(s) >= 2 for _, s in shaped.values()):
+        return relevance, scores, options
+    ref_name, (_, ref) = next(iter(shaped.items()))
+    for name, (_, shape) in shaped.items():
+        if shape != ref:
+            got = "no shape" if shape is None else f"shape {shape}"
+            raise ValueError(f"{name}: expected the shape of {ref_name} {ref} (multidimensional "
+                             f"inputs are flattened together), got {got}")
+    flat = {k: x.reshape(-1) for k, (x, _) in shaped.items()}
+    out = dict(options)
+    out.update({k: v for k, v in flat.items() if k in ("query_ids", "doc_ids")})
+    return flat.get("relevance", relevance), flat["scores"], out
+
+
 def ignore_index_of(specs: Any) -> int | None:
     """The ``ignore_index`` the specs share (None: no row is dropped; trec's specs have none)."""
     found = {getattr(spec, "ignore_index", None) for spec in specs}

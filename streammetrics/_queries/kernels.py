@@ -428,10 +428,14 @@ def fall_out(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
     return out
 
 
-def auroc_at_k(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray:
+def auroc_at_k(rq: RankedQueries, k: int | None, rel_level: float,
+               max_fpr: float | None = None) -> np.ndarray:
     """AUROC of each query's top k (``None``: its whole list): the share of (relevant,
     non-relevant) pairs the scores order correctly, a tie counting 1/2 (Mann-Whitney); 0 when
-    the top k lacks either kind (torchmetrics' ``retrieval_auroc``). O(q·k) per group."""
+    the top k lacks either kind (torchmetrics' ``retrieval_auroc``). With ``max_fpr`` < 1 the
+    standardised partial AUC (:func:`_partial_auroc`). O(q·k) per group."""
+    if max_fpr is not None and max_fpr < 1:
+        return _partial_auroc(rq, k, rel_level, max_fpr)
     out = np.zeros(rq.n_queries)
     for g in rq.nonempty_groups():
         s = g.scores if k is None else g.scores[:, :k]
@@ -446,4 +450,37 @@ def auroc_at_k(rq: RankedQueries, k: int | None, rel_level: float) -> np.ndarray
         below = np.repeat(n_neg, n) - at_or_above[grp]  # non-relevant scored strictly lower
         won = np.where(b.ravel(), below + 0.5 * tied[grp], 0.0).reshape(q, n).sum(axis=1)
         out[g.rows] = _div(won, b.sum(axis=1, dtype=np.float64) * n_neg)
+    return out
+
+
+def _partial_auroc(rq: RankedQueries, k: int | None, rel_level: float, max_fpr: float) -> np.ndarray:
+    """The area under each query's ROC curve (top k) up to false positive rate ``max_fpr``, tied
+    scores a straight segment, McClish-standardised: ``(1 + (A - m**2/2) / (m - m**2/2)) / 2``
+    (scikit-learn's ``roc_auc_score(max_fpr=m)``, torchmetrics' ``RetrievalAUROC(max_fpr=m)``);
+    0 when the top k lacks either kind. Each tie group is one segment of the curve, clipped at
+    ``m``. O(q·k) per group."""
+    out = np.zeros(rq.n_queries)
+    m = float(max_fpr)
+    for g in rq.nonempty_groups():
+        s = g.scores if k is None else g.scores[:, :k]
+        b = g.binary(rel_level)[:, : s.shape[1]]
+        q, n = s.shape
+        neg = ~b
+        grp = per_query.tie_groups(s)  # ties adjacent in rank order; no group spans two rows
+        ends = np.append(grp[1:] != grp[:-1], True)
+        row = np.repeat(np.arange(q), n)[ends]  # the query of every tie group
+        n_pos, n_neg = b.sum(axis=1, dtype=np.float64), neg.sum(axis=1, dtype=np.float64)
+        fp1 = np.cumsum(neg, axis=1, dtype=np.float64).ravel()[ends]  # the curve at each group's end
+        tp1 = np.cumsum(b, axis=1, dtype=np.float64).ravel()[ends]
+        fp0 = fp1 - np.bincount(grp, weights=neg.ravel().astype(np.float64))  # ... and start
+        tp0 = tp1 - np.bincount(grp, weights=b.ravel().astype(np.float64))
+        defined = (n_pos > 0) & (n_neg > 0)
+        fn, tn = np.where(defined, n_neg, 1.0)[row], np.where(defined, n_pos, 1.0)[row]
+        x0, x1, y0, y1 = fp0 / fn, fp1 / fn, tp0 / tn, tp1 / tn
+        width = np.clip(m - x0, 0.0, x1 - x0)  # the segment's part at false positive rates <= m
+        run = x1 - x0
+        ym = y0 + (y1 - y0) * np.divide(width, run, out=np.zeros_like(run), where=run > 0)
+        area = np.bincount(row, weights=width * (y0 + ym) / 2, minlength=q)
+        lo = m * m / 2
+        out[g.rows] = np.where(defined, 0.5 * (1 + (area - lo) / (m - lo)), 0.0)
     return out

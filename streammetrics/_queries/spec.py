@@ -43,6 +43,8 @@ class Spec:
     #: Rows whose relevance equals it are dropped before ranking (torchmetrics' ``ignore_index``);
     #: every spec of one query state has the same (:func:`ignored_rows_dropped`).
     ignore_index: int | None = None
+    #: AUROCAtK: the standardised partial AUC up to this false positive rate (torchmetrics').
+    max_fpr: float | None = None
 
     @property
     def width(self) -> int:
@@ -200,7 +202,7 @@ class Spec:
         elif kind == "fallout":
             v = query_kernels.fall_out(rq, self.k, self.rel_level)
         elif kind == "auroc":
-            v = query_kernels.auroc_at_k(rq, self.k, self.rel_level)
+            v = query_kernels.auroc_at_k(rq, self.k, self.rel_level, self.max_fpr)
         elif kind == "eff":
             v = query_kernels.system_efficiency(rq, self.rel_level)
         elif kind == "set":

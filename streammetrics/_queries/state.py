@@ -18,7 +18,7 @@ from streammetrics._core.state import State
 from streammetrics._core.validation import first_bad
 
 from . import kernels as query_kernels
-from .batch import check_batch, drop_ignored, ignore_index_of, reads_rows
+from .batch import check_batch, drop_ignored, flatten_rows, ignore_index_of, reads_rows
 from .spec import STORED_RTOL, Spec
 from .values import finite
 
@@ -133,6 +133,7 @@ class QueryState(State):
     update_keywords = query_kernels.QUERY_OPTIONS
 
     def prepare(self, relevance: Any, scores: Any, **options: Unpack[query_kernels.QueryOptions]) -> Any:
+        relevance, scores, options = flatten_rows(relevance, scores, options)
         relevance, scores, options = drop_ignored(relevance, scores, options, ignore_index_of(self._acc))
         batch = check_batch(relevance, scores, raw_judged=self.raw_judged, **options)
         specs = list(self._acc)

@@ -16,7 +16,7 @@ import numpy as np
 
 from streammetrics._core.state import State
 
-from .batch import check_batch, drop_ignored, ignore_index_of, reads_rows
+from .batch import check_batch, drop_ignored, flatten_rows, ignore_index_of, reads_rows
 from .kernels import QUERY_OPTIONS, QueryOptions
 
 if TYPE_CHECKING:
@@ -55,6 +55,7 @@ def query_values(specs: list[Any], relevance: Any, scores: Any,
         raise ValueError(f"empty_target_action: 'skip' ({skipping[0]}) is not supported by a query "
                          "wrapper (one row per query); use 'neg' or 'pos'")
     raw = any(reads_rows(spec) for spec in specs)
+    relevance, scores, options = flatten_rows(relevance, scores, options)
     relevance, scores, options = drop_ignored(relevance, scores, options, ignore_index_of(specs))
     batch = check_batch(relevance, scores, raw_judged=raw, **options)
     out = []

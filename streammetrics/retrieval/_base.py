@@ -129,9 +129,12 @@ class RetrievalMetric(Metric[R_co]):
 
         Parameters
         ----------
-        relevance : array-like
-            The grades of the retrieved documents (unjudged = 0).
-        scores : array-like
+        relevance : array-like, shape (n,) or (N, ...)
+            The grades of the retrieved documents (unjudged = 0). Of two or more dimensions
+            (torchmetrics' ``target``), it is flattened in C order, and so are ``scores``,
+            ``query_ids`` and ``doc_ids``, which must then have its shape (else a
+            ``ValueError`` naming the argument and both shapes).
+        scores : array-like, shape of ``relevance``
             The system's scores, one per row (ranked descending).
         **options
             ``doc_ids``, ``judged``, ``n_relevant``, ``query_ids``: see

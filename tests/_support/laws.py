@@ -515,6 +515,7 @@ REGISTRY: dict[str, Case] = {
     "map_skip_max": query_case(lambda: MAP(3, empty_target_action="skip", aggregation="max", per_query=True),
                                laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),
     "auroc_at_k": query_case(lambda: sm.AUROCAtK(4, aggregation="min"), arrival_order=True),
+    "auroc_at_k_max_fpr": query_case(lambda: sm.AUROCAtK(max_fpr=0.3, per_query=True), arrival_order=True),
     "ndcg_ignore_index": query_case(lambda: NDCG(5, ignore_index=0)),  # the law data's zero grades dropped
     "map_found": query_case(lambda: MAP(2, denominator="found")),
     "precision_adaptive_k": query_case(lambda: PrecisionAtK(4, adaptive_k=True)),

@@ -76,7 +76,7 @@ BAD = [
     (dict(relevance=[1, 1], scores=[1, 2], n_relevant=1), "retrieved 2 relevant documents"),
     (dict(relevance=[1, 0], scores=[1, 2], n_relevant=-1), "n_relevant: expected a non-negative integer"),
     (dict(relevance=[1, 0], scores=[1, 1], doc_ids=["x", "x"]), "doc_ids: duplicate document 'x'"),
-    (dict(relevance=[[1, 0]], scores=[[1, 1]]), "relevance: expected a 1-D array"),
+    (dict(relevance=[[1, 0]], scores=[[1, 1], [0, 0]]), "scores: expected the shape of relevance"),
     (
         dict(relevance=[1, 0], scores=[1, 2], query_ids=["a", "b"], judged={"a": [1], "b": [np.inf]}),
         "judged: grades must be finite",

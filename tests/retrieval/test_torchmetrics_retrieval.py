@@ -257,3 +257,99 @@ def test_ignore_index_drops_rows_everywhere_a_batch_is_read() -> None:
     assert sm.MAP(ignore_index=-1).update(rel, scores, query_ids=qids, n_relevant={1: 2}).compute() == clean
     with pytest.raises(ValueError, match="^ignore_index: "):
         sm.MAP(ignore_index=0.5)
+
+
+@pytest.mark.parametrize("name", sorted(PAIRS))
+@pytest.mark.parametrize("shape", [(-1, 6), (-1, 2, 3)])
+def test_multidimensional_inputs_are_flattened_as_torchmetrics(name: str, shape: tuple[int, ...]) -> None:
+    ours, theirs, graded = PAIRS[name]
+    for seed in range(4):
+        rel, scores, qids = queries(seed, graded)
+        n = rel.size - rel.size % 6
+        rel, scores, qids = (a[:n].reshape(shape) for a in (rel, scores, qids))
+        k = 1 + seed % 3
+        peer = theirs(k, empty_target_action="neg")  # (RetrievalFallOut's default is "pos")
+        peer.update(torch.tensor(scores, dtype=torch.float64), torch.tensor(rel), torch.tensor(qids))
+        mine = ours(k).update(rel, scores, query_ids=qids)
+        assert mine.compute() == pytest.approx(float(peer.compute()), abs=F32), seed
+        flat = ours(k).update(rel.ravel(), scores.ravel(), query_ids=qids.ravel())
+        assert mine.compute() == flat.compute() and mine.n_queries == flat.n_queries
+        as_tensors = ours(k).update(torch.tensor(rel), torch.tensor(scores), query_ids=torch.tensor(qids))
+        as_lists = ours(k).update(rel.tolist(), scores.tolist(), query_ids=qids.tolist())
+        assert as_tensors.compute() == as_lists.compute() == flat.compute()
+
+
+def test_multidimensional_inputs_flatten_in_c_order() -> None:
+    rel = np.array([[1, 0], [0, 1]])
+    scores = np.array([[0.9, 0.8], [0.7, 0.6]])
+    # C order: ids a, a, b, b (Fortran order a, b, a, b: not contiguous); query a ranks 1, 0 (AP 1),
+    # query b ranks 0, 1 (AP 1/2)
+    qids = np.array([["a", "a"], ["b", "b"]])
+    m = sm.MAP(per_query=True).update(rel, scores, query_ids=qids)
+    assert m.per_query_values().tolist() == [1.0, 0.5]
+    with pytest.raises(ValueError, match="contiguous"):  # the same arrays in Fortran order
+        sm.MAP().update(rel.ravel(order="F"), scores.ravel(order="F"), query_ids=qids.ravel(order="F"))
+    assert sm.MAP().update(rel, scores).compute() == pytest.approx((1 + 2 / 4) / 2, abs=1e-15)
+
+
+@pytest.mark.parametrize("bad", [
+    ("scores", {"scores": np.zeros((3, 2))}, r"\(2, 3\).*got shape \(3, 2\)"),
+    ("scores", {"scores": np.zeros(6)}, r"\(2, 3\).*got shape \(6,\)"),
+    ("query_ids", {"query_ids": np.zeros((2, 2, 3), dtype=int)}, r"\(2, 3\).*got shape \(2, 2, 3\)"),
+    ("query_ids", {"query_ids": [0, 0, 0, 1, 1, 1]}, r"\(2, 3\).*got shape \(6,\)"),
+    ("doc_ids", {"doc_ids": np.arange(6).reshape(3, 2)}, r"\(2, 3\).*got shape \(3, 2\)"),
+])
+def test_multidimensional_shape_mismatch_names_the_argument_and_keeps_the_state(bad: tuple[str, Any, str]) -> None:
+    name, change, pattern = bad
+    args = {"relevance": np.array([[1, 0, 1], [0, 1, 0]]), "scores": np.full((2, 3), 0.5) + np.arange(3),
+            "query_ids": np.array([[0, 0, 0], [1, 1, 1]])}
+    args.update(change)
+    for m in (sm.MAP(per_query=True), sm.MetricSet(a=sm.MAP(), b=sm.AUROCAtK())):
+        m.update([1, 0], [0.4, 0.3])
+        before = m.compute()
+        with pytest.raises(ValueError, match=f"^{name}: expected the shape of relevance {pattern}"):
+            m.update(**args)
+        assert m.compute() == before
+    # scores multidimensional and relevance flat: the message names relevance's shape first
+    with pytest.raises(ValueError, match=r"^scores: expected the shape of relevance \(6,\) .*, got shape \(2, 3\)"):
+        sm.MAP().update(np.zeros(6), np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_auroc_max_fpr_per_query_equals_scikit_learn_on_arbitrary_ties(seed: int) -> None:
+    from sklearn.metrics import roc_auc_score
+
+    rel, scores, qids = queries(seed, True)
+    rel = (rel > 0).astype(int)
+    rng = np.random.default_rng(seed)
+    for k, max_fpr in [(None, float(rng.uniform(0.05, 0.95))), (4, 0.5), (None, 0.25), (None, 1.0), (6, 1 / 3)]:
+        m = sm.AUROCAtK(k, per_query=True, max_fpr=max_fpr).update(rel, scores, query_ids=qids)
+        expected = []
+        for q in np.unique(qids):
+            r, s = rel[qids == q], scores[qids == q]
+            top = np.argsort(-s, kind="stable")[:k]  # ties at the cutoff: input order, as ours
+            r, s = r[top], s[top]
+            expected.append(roc_auc_score(r, s, max_fpr=max_fpr) if 0 < r.sum() < r.size else 0.0)
+        np.testing.assert_allclose(m.per_query_values(), expected, rtol=0, atol=1e-12, err_msg=f"{k} {max_fpr}")
+
+
+@pytest.mark.parametrize("max_fpr", [0.1, 0.5, 0.8, 1.0])
+def test_auroc_max_fpr_equals_torchmetrics(max_fpr: float) -> None:
+    for seed in range(6):
+        rel, scores, qids = queries(seed, False)
+        k = None if seed % 2 else 2 + seed
+        peer = tm.RetrievalAUROC(top_k=k, max_fpr=max_fpr, aggregation="mean")
+        expected = theirs_value(peer, rel, scores, qids)
+        mine = sm.AUROCAtK(k, max_fpr=max_fpr)
+        assert ours_value(mine, rel, scores, qids) == pytest.approx(expected, abs=F32), (seed, k)
+
+
+def test_auroc_max_fpr_is_saved_and_checked() -> None:
+    m = sm.AUROCAtK(3, max_fpr=0.25).update([1, 0, 0, 1], [0.9, 0.8, 0.7, 0.6])
+    assert m._config()["max_fpr"] == 0.25
+    loaded = sm.loads(sm.dumps(m))
+    assert loaded.max_fpr == 0.25 and loaded.compute() == m.compute()
+    assert sm.AUROCAtK(max_fpr=1).update([1, 0, 1], [3, 2, 1]).compute() == 0.5  # 1: the whole curve
+    for bad in (0, -0.1, 1.5, float("nan"), "abc", [0.5]):
+        with pytest.raises(ValueError, match="^max_fpr: "):
+            sm.AUROCAtK(max_fpr=bad)
