@@ -77,6 +77,12 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "is left out of the aggregate (``'skip'``), or is refused with a ValueError at "
             "``update`` (``'error'``); torchmetrics' option of the same name.",
         ),
+        "empty_target_action_fallout": (
+            "empty_target_action : {'neg', 'pos', 'skip', 'error'}, default 'pos'",
+            "A query whose list holds no non-relevant document scores 0 (``'neg'``) or 1 "
+            "(``'pos'``, torchmetrics' ``RetrievalFallOut`` default), is left out of the aggregate "
+            "(``'skip'``), or is refused with a ValueError at ``update`` (``'error'``).",
+        ),
         "aggregation": (
             "aggregation : {'mean', 'median', 'min', 'max'}, default 'mean'",
             "How per-query values combine: the mean (O(1) memory), or the lower median (as "

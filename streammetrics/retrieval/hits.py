@@ -55,11 +55,11 @@ class HitRateAtK(RetrievalMetric[float]):
 @filled
 class FallOutAtK(RetrievalMetric[float]):
     """Fall-out@k = (non-relevant documents in the top k) / (non-relevant documents in the
-    query's list), 0 when the list holds none, averaged over queries (torchmetrics
+    query's list) (a list without one: ``empty_target_action``), averaged over queries (torchmetrics
     ``RetrievalFallOut(top_k=k)``; lower is better). ``k=None``: the whole list (1 for every
     query with a non-relevant document). The documents of the list are the query's rows:
     ``judged`` and ``n_relevant`` are not read. ``empty_target_action`` acts on queries whose
-    list holds no non-relevant document (as torchmetrics').
+    list holds no non-relevant document, and its default is torchmetrics' (``'pos'``).
 
     Complexity: as every retrieval measure, ``update`` O(n log L) for n rows of queries with L
     documents, ``compute`` O(1), memory O(1) (O(queries) with ``per_query`` or an aggregation
@@ -67,7 +67,7 @@ class FallOutAtK(RetrievalMetric[float]):
 
     Parameters
     ----------
-    {retrieval: k_optional, rel_level, per_query, empty_target_action, aggregation, ignore_index}
+    {retrieval: k_optional, rel_level, per_query, empty_target_action_fallout, aggregation, ignore_index}
 
     Examples
     --------
@@ -77,7 +77,7 @@ class FallOutAtK(RetrievalMetric[float]):
     """
 
     def __init__(self, k: int | None = None, *, rel_level: float = 1, per_query: bool = False,
-                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 empty_target_action: str = "pos", aggregation: str = "mean",
                  ignore_index: int | None = None) -> None:
         self.k, self.rel_level = check_k(k, optional=True), check_level(rel_level, "rel_level")
         peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)

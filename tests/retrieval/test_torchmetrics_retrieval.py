@@ -268,7 +268,7 @@ def test_multidimensional_inputs_are_flattened_as_torchmetrics(name: str, shape:
         n = rel.size - rel.size % 6
         rel, scores, qids = (a[:n].reshape(shape) for a in (rel, scores, qids))
         k = 1 + seed % 3
-        peer = theirs(k, empty_target_action="neg")  # (RetrievalFallOut's default is "pos")
+        peer = theirs(k)  # the defaults on both sides (RetrievalFallOut's and FallOutAtK's: "pos")
         peer.update(torch.tensor(scores, dtype=torch.float64), torch.tensor(rel), torch.tensor(qids))
         mine = ours(k).update(rel, scores, query_ids=qids)
         assert mine.compute() == pytest.approx(float(peer.compute()), abs=F32), seed
