@@ -278,6 +278,7 @@ def evaluate(
     split_every: int = 32,
     compute: bool = True,
     by: Columns | None = None,
+    positive_index: int = 1,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Dask DataFrame on the workers and merge their states in a tree.
@@ -290,7 +291,7 @@ def evaluate(
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
         states, so a wide tree costs least; a narrower one bounds what one task receives.
-    {engine: compute, by, update_kwargs}
+    {engine: compute, by, positive_index, update_kwargs}
 
     Returns
     -------
@@ -384,6 +385,7 @@ def evaluate_parquet(
     split_every: int = 32,
     compute: bool = True,
     by: Columns | None = None,
+    positive_index: int = 1,
     read_kwargs: Mapping[str, Any] | None = None,
     **update_kwargs: Any,
 ) -> Any:
@@ -402,7 +404,7 @@ def evaluate_parquet(
         Parquet files: a path, a directory, a glob or a list of them.
     metrics, label, score, target, prediction, weight, query, doc_id
         As for :func:`evaluate`.
-    query_partitioned, split_every, compute, by
+    query_partitioned, split_every, compute, by, positive_index
         As for :func:`evaluate`.
     read_kwargs : mapping, optional
         Keyword arguments of ``dask.dataframe.read_parquet`` (given, even empty, the files are

@@ -75,6 +75,7 @@ def evaluate(
     query_partitioned: bool = False,
     compute: bool = True,
     by: Columns | None = None,
+    positive_index: int = 1,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Ray Dataset as one aggregation over its blocks.
@@ -84,7 +85,7 @@ def evaluate(
     ds : ray.data.Dataset
         The rows. Only the named columns are read.
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
-    {engine: compute, by, update_kwargs}
+    {engine: compute, by, positive_index, update_kwargs}
 
     Returns
     -------

@@ -73,6 +73,23 @@ def _merge_two(left: bytes, right: bytes) -> bytes:
     return merge_bytes([left, right])
 
 
+def _readable(df: Any, names: list[str]) -> list[Any]:
+    """The selected columns, an MLlib vector column (``VectorUDT``, dense or sparse) read as an
+    array of doubles (``pyspark.ml.functions.vector_to_array``) under its own name."""
+    from pyspark.sql import functions as F
+
+    types = {f.name: f.dataType for f in df.schema.fields}
+    out: list[Any] = []
+    for name in names:
+        if type(types.get(name)).__name__ == "VectorUDT":
+            from pyspark.ml.functions import vector_to_array
+
+            out.append(vector_to_array(F.col(name)).alias(name))
+        else:
+            out.append(F.col(name))
+    return out
+
+
 @engine_evaluate
 def evaluate(
     df: Any,
@@ -89,6 +106,7 @@ def evaluate(
     depth: int = 2,
     compute: bool = True,
     by: Columns | None = None,
+    positive_index: int = 1,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a PySpark DataFrame on the executors and merge their states in a tree.
@@ -100,7 +118,7 @@ def evaluate(
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
-    {engine: compute, by, update_kwargs}
+    {engine: compute, by, positive_index, update_kwargs}
 
     Returns
     -------
@@ -121,7 +139,7 @@ def evaluate(
     depth = check_param(depth, "depth", _DEPTH)
     run = make_run(metrics, Request.of(locals()), available=list(df.columns))
     plan = run.plan
-    frame = df.select(*plan.columns())
+    frame = df.select(*_readable(df, plan.columns()))
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)

@@ -349,6 +349,14 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "``compute=False`` the merged ``Sliced`` accumulator (around the metric, or a "
             "MetricSet of them).",
         ),
+        "positive_index": (
+            "positive_index : int",
+            "A score column holding one vector per row -- an MLlib ``VectorUDT`` column such as "
+            "``LogisticRegression``'s ``probability``, or a column of arrays: binary metrics take "
+            "its element ``positive_index`` (default 1, the positive class of a 0/1 label); "
+            "multiclass metrics take the whole vector as the (n, C) scores. Ignored for scalar "
+            "score columns.",
+        ),
         "update_kwargs": (
             "**update_kwargs",
             "Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).",

@@ -46,6 +46,10 @@ class Plan:
     kind: str = "MetricSet"
     #: Slice key column(s): one name (keys are its values) or several (keys are tuples).
     by: Columns | None = None
+    #: A vector score column (one array per row): the element binary metrics take.
+    positive_index: int = 1
+    #: The metrics' task (``"binary"``, ``"multiclass"``, ...; None when they have none or differ).
+    task: str | None = None
 
     def columns(self) -> list[str]:
         cols: list[str] = []
@@ -133,6 +137,24 @@ def column(df: Any, spec: Columns, what: str) -> np.ndarray:
     return arr[:, 0] if isinstance(spec, str) else arr
 
 
+def vector_scores(arr: np.ndarray, plan: Plan) -> np.ndarray:
+    """A score column holding one vector per row (an MLlib vector column read as arrays, or a
+    pandas column of arrays / lists) as an (n, C) array, or, for binary metrics, its element
+    ``plan.positive_index``; any other column unchanged."""
+    if arr.ndim != 1 or arr.dtype != object or not len(arr) or np.ndim(arr[0]) != 1:
+        return arr
+    try:
+        rows = np.stack([np.asarray(v, dtype=np.float64) for v in arr])
+    except ValueError as exc:  # vectors of different lengths
+        raise ValueError(f"score: the vectors have different lengths ({exc})") from None
+    if plan.task != "binary":
+        return rows
+    if plan.positive_index >= rows.shape[1]:
+        raise ValueError(f"positive_index: {plan.positive_index} is out of range of the score "
+                         f"vectors of length {rows.shape[1]}")
+    return rows[:, plan.positive_index]
+
+
 def ids(df: Any, name: str) -> np.ndarray:
     arr = df[name].to_numpy()
     if arr.dtype == object or arr.dtype.kind in "US":
@@ -158,7 +180,7 @@ def feed(acc: Metric, df: Any, plan: Plan) -> None:
         kwargs["slices"] = {name: ids(df, name) for name in plan.by}
     acc.update(
         column(df, plan.label, "label"),
-        column(df, plan.score, "score"),
+        vector_scores(column(df, plan.score, "score"), plan),
         sample_weight=weight,
         **kwargs,
     )
@@ -304,6 +326,7 @@ def make_plan(
     update_kwargs: Mapping[str, Any],
     available: Sequence[str],
     by: Columns | None = None,
+    positive_index: int = 1,
 ) -> tuple[Metric, Shape, Plan]:
     """Check the arguments every engine's ``evaluate`` takes and build the run's plan.
 
@@ -319,6 +342,8 @@ def make_plan(
         The columns the engine's frame has (a missing one is a ``ValueError`` naming it).
     by : str or list of str, optional
         Slice key column(s): the run is a ``Sliced`` accumulator around the metrics.
+    positive_index : int
+        A vector score column: the element binary metrics take.
 
     Returns
     -------
@@ -347,11 +372,19 @@ def make_plan(
         query=query,
         doc_id=doc_id,
         update_kwargs=dict(update_kwargs),
+        positive_index=positive_index,
+        task=_task(template),
     )
     missing = [c for c in plan.columns() if c not in available]
     if missing:
         raise ValueError(f"columns {missing} are not in the DataFrame (has {list(available)})")
     return acc, shape, plan
+
+
+def _task(template: MetricSet) -> str | None:
+    """The members' common task (``"binary"``, ``"multiclass"``, ...), or None."""
+    tasks = {getattr(m, "task", None) for m in template.values()}
+    return tasks.pop() if len(tasks) == 1 else None
 
 
 def sliced_template(template: MetricSet, shape: Shape, by: Columns) -> Metric:

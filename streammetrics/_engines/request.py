@@ -19,10 +19,12 @@ from typing import Any, TypeVar
 
 from streammetrics._core.docstrings import fill
 from streammetrics._core.metric import Metric, trusted_states
+from streammetrics._core.params import Param, check_param
 
 from .plan import Columns, Plan, Shape, finish, make_plan, state_from_bytes
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_POSITIVE_INDEX = Param("int", "must be an integer >= 0", low=0)
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,9 @@ class Request:
         Slice key column(s).
     update_kwargs : mapping
         Passed to every ``update``.
+    positive_index : int
+        A score column holding vectors (MLlib ``VectorUDT``, arrays): the element binary metrics
+        take as the positive-class score (multiclass metrics take the whole vector).
     """
 
     label: Columns | None = None
@@ -65,6 +70,7 @@ class Request:
     query_partitioned: bool = False
     compute: bool = True
     by: Columns | None = None
+    positive_index: int = 1
     update_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -217,6 +223,7 @@ def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
     template, shape, plan = make_plan(
         metrics, label=label, score=score, weight=r.weight, query=r.query, doc_id=r.doc_id,
         update_kwargs=r.update_kwargs, available=available, by=r.by,
+        positive_index=check_param(r.positive_index, "positive_index", _POSITIVE_INDEX),
     )
     return Run(template, shape, plan, request)
 

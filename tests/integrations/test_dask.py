@@ -265,3 +265,39 @@ def test_regression_slices_on_cluster(client: Any) -> None:
         return dd.from_pandas(df.sort_values("region", kind="stable"), npartitions=5)
 
     cases.check_regression_sliced(evaluate, frame, cases.regression_frame())
+
+
+def _vector_frame(n: int, seed: int) -> pd.DataFrame:
+    """Binary and 3-class labels, the scores as one list per row (an Arrow list column, as
+    Parquet's list<double> reads)."""
+    import pyarrow as pa
+
+    def lists(rows: np.ndarray) -> pd.Series:
+        return pd.Series(pa.array(list(rows)), dtype=pd.ArrowDtype(pa.list_(pa.float64())))
+
+    rng = np.random.default_rng(seed)
+    p = rng.random(n).round(2)
+    probs = rng.dirichlet(np.ones(3), n).round(2) + 0.01
+    probs /= probs.sum(axis=1, keepdims=True)
+    return pd.DataFrame({"y": rng.integers(0, 2, n), "c": rng.integers(0, 3, n),
+                         "w": rng.random(n).round(3), "p": p,
+                         "prob": lists(np.column_stack([1 - p, p])), "cls": lists(probs)})
+
+
+def test_vector_score_column_equals_sklearn() -> None:
+    """Issue #32: a column of score vectors -- binary metrics take element positive_index,
+    multiclass metrics the whole vector."""
+    from sklearn.metrics import roc_auc_score
+
+    df = _vector_frame(600, seed=31)
+    ddf = dd.from_pandas(df, npartitions=3)
+    with dask.config.set(scheduler="synchronous"):
+        got = evaluate(ddf, sm.AUROC(), label="y", score="prob", weight="w")
+        neg = evaluate(ddf, sm.AUROC(), label="y", score="prob", positive_index=0)
+        multi = evaluate(ddf, sm.AUROC(num_classes=3), label="c", score="cls", weight="w")
+        with pytest.raises(ValueError, match="positive_index: must be an integer >= 0.*-1"):
+            evaluate(ddf, sm.AUROC(), label="y", score="prob", positive_index=-1)
+    assert got == pytest.approx(roc_auc_score(df.y, df.p, sample_weight=df.w), abs=1e-12)
+    assert neg == pytest.approx(roc_auc_score(df.y, 1 - df.p), abs=1e-12)
+    ref = roc_auc_score(df.c, np.stack(df.cls.to_numpy()), multi_class="ovr", sample_weight=df.w)
+    assert multi == pytest.approx(ref, abs=1e-12)

@@ -134,3 +134,70 @@ def test_regression_slices_equal_sliced_in_one_process(spark) -> None:
     cases.check_regression_sliced(
         evaluate, lambda df: spark.createDataFrame(df).coalesce(1).repartitionByRange(4, "region"),
         cases.regression_frame())
+
+
+def _vector_frame(spark, df: pd.DataFrame, sparse_every: int = 0):
+    """``df``'s class scores s0..s2 and the binary (1 - p, p) as MLlib vectors (some sparse)."""
+    from pyspark.ml.linalg import Vectors
+
+    def vec(i: int, values: list[float]):
+        if sparse_every and i % sparse_every == 0:
+            nz = [j for j, v in enumerate(values) if v != 0.0]
+            return Vectors.sparse(len(values), nz, [values[j] for j in nz])
+        return Vectors.dense(values)
+
+    rows = [(int(r.y), int(r.c), float(r.w), vec(i, [1.0 - r.p, r.p]), vec(i, [r.s0, r.s1, r.s2]))
+            for i, r in enumerate(df.itertuples())]
+    return spark.createDataFrame(rows, ["y", "c", "w", "prob", "cls"]).repartition(3)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_mllib_vector_scores_equal_sklearn(spark) -> None:
+    """Issue #32: an MLlib vector score column -- binary metrics take element positive_index
+    (default 1), multiclass metrics the whole vector; dense and sparse vectors alike."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    df = cases.classification_frame(800, seed=21)
+    cls = df[["s0", "s1", "s2"]] + 0.01  # probabilities (sklearn's ovr AUROC insists), tied
+    df[["s0", "s1", "s2"]] = cls.div(cls.sum(axis=1), axis=0)
+    frame = _vector_frame(spark, df, sparse_every=5)
+    got = evaluate(frame, sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision()),
+                   label="y", score="prob", weight="w")
+    assert got["auroc"] == pytest.approx(roc_auc_score(df.y, df.p, sample_weight=df.w), abs=1e-12)
+    assert got["ap"] == pytest.approx(average_precision_score(df.y, df.p, sample_weight=df.w), abs=1e-12)
+    neg = evaluate(frame, sm.AUROC(), label="y", score="prob", positive_index=0)
+    assert neg == pytest.approx(roc_auc_score(df.y, 1.0 - df.p), abs=1e-12)
+    multi = evaluate(frame, sm.AUROC(num_classes=3), label="c", score="cls", weight="w")
+    probs = df[["s0", "s1", "s2"]].to_numpy()
+    assert multi == pytest.approx(roc_auc_score(df.c, probs, multi_class="ovr", sample_weight=df.w),
+                                  abs=1e-12)
+    cases.assert_same(multi, evaluate(_frame(spark, df, 3), sm.AUROC(num_classes=3), label="c",
+                                      score=["s0", "s1", "s2"], weight="w"))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_logistic_regression_probability_column(spark) -> None:
+    """The column as MLlib writes it: LogisticRegression's ``probability``."""
+    from pyspark.ml.classification import LogisticRegression
+    from pyspark.ml.feature import VectorAssembler
+    from sklearn.metrics import roc_auc_score
+
+    df = cases.classification_frame(300, seed=22)
+    df["x"] = df.p + 0.3 * df.y
+    frame = VectorAssembler(inputCols=["x", "w"], outputCol="features").transform(
+        _frame(spark, df[["y", "x", "w"]].astype({"y": float}), 2))
+    scored = LogisticRegression(labelCol="y", maxIter=5).fit(frame).transform(frame)
+    got = evaluate(scored, sm.AUROC(), label="y", score="probability")
+    rows = scored.select("y", "probability").toPandas()
+    ref = roc_auc_score(rows.y, np.stack(rows.probability.map(lambda v: v.toArray()))[:, 1])
+    assert got == pytest.approx(ref, abs=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_positive_index_is_checked(spark) -> None:
+    frame = _vector_frame(spark, cases.classification_frame(20, seed=23))
+    for bad in (-1, 1.5, "1"):
+        with pytest.raises(ValueError, match=f"positive_index.*{bad!r}"):
+            evaluate(frame, sm.AUROC(), label="y", score="prob", positive_index=bad)
+    with pytest.raises(Exception, match="positive_index: 2 is out of range"):
+        evaluate(frame, sm.AUROC(), label="y", score="prob", positive_index=2)
