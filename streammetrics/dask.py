@@ -62,10 +62,12 @@ from streammetrics._engines.dask_ranked import evaluate_ranked
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    frame_state,
     merge_and_compute,
     merge_states,
     partition_state,
     rebuild,
+    state_of,
 )
 from streammetrics._engines.request import Request, engine_evaluate, make_run
 
@@ -80,9 +82,14 @@ _SAMPLE = 64
 # trusted channel), so it carries its derived statistics (the sorted buffer's Mann-Whitney
 # counts) and is restored without the O(n log n) re-validation. The public functions above keep
 # validating whatever they are given.
-def _partition_task(df: Any, plan: Plan) -> dict[str, Any]:
+def _partition_task(df: Any, plan: Plan, index: int = 0) -> dict[str, Any]:
     with trusted_states():
-        return partition_state(df, plan)
+        return state_of(frame_state(df, plan, f"Dask partition {index}"))
+
+
+def _null_rows(df: Any, columns: list[str]) -> int:
+    """Rows of a partition holding a null in a used column (what ``nulls="skip"`` drops)."""
+    return int(df[columns].isna().any(axis=1).sum())
 
 
 def _merge_task(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any],
@@ -279,6 +286,7 @@ def evaluate(
     compute: bool = True,
     by: Columns | None = None,
     positive_index: int = 1,
+    nulls: str = "error",
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Dask DataFrame on the workers and merge their states in a tree.
@@ -291,7 +299,7 @@ def evaluate(
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
         states, so a wide tree costs least; a narrower one bounds what one task receives.
-    {engine: compute, by, positive_index, update_kwargs}
+    {engine: compute, by, positive_index, nulls, update_kwargs}
 
     Returns
     -------
@@ -346,7 +354,9 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     frames = frame.to_delayed()
     if not frames:
         return run.result(None)
-    split = range_counts.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
+    skip = plan.nulls == "skip"
+    split = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()))
+             if compute and not skip else None)
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
@@ -359,9 +369,11 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
                                             deps=frames))
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
-    parts = [part(p, plan_node) for p in frames]
+    parts = [part(p, plan_node, i) for i, p in enumerate(frames)]
     config = dask.delayed(plan.config, pure=True)
-    (result,) = dask.compute(_tree(parts, config, plan.kind, split_every, compute))
+    nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
+    result, skipped = dask.compute(_tree(parts, config, plan.kind, split_every, compute), nulls)
+    run.report_skipped(sum(skipped))
     if not compute:
         with trusted_states():  # made by our own tasks (see _partition_task)
             return run.result(rebuild(plan.config, result, plan.kind))
@@ -386,6 +398,7 @@ def evaluate_parquet(
     compute: bool = True,
     by: Columns | None = None,
     positive_index: int = 1,
+    nulls: str = "error",
     read_kwargs: Mapping[str, Any] | None = None,
     **update_kwargs: Any,
 ) -> Any:
@@ -404,7 +417,7 @@ def evaluate_parquet(
         Parquet files: a path, a directory, a glob or a list of them.
     metrics, label, score, target, prediction, weight, query, doc_id
         As for :func:`evaluate`.
-    query_partitioned, split_every, compute, by, positive_index
+    query_partitioned, split_every, compute, by, positive_index, nulls
         As for :func:`evaluate`.
     read_kwargs : mapping, optional
         Keyword arguments of ``dask.dataframe.read_parquet`` (given, even empty, the files are
@@ -436,7 +449,8 @@ def evaluate_parquet(
 
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
     request = Request.of(locals())
-    if read_kwargs is None and compute and by is None and weight is None and not update_kwargs:
+    if (read_kwargs is None and compute and by is None and weight is None and not update_kwargs
+            and nulls == "error"):
         done = _parquet_by_ranges(path, metrics, split_every, request)
         if done is not None:
             return done[0]

@@ -52,7 +52,7 @@ def _aggregation(plan: Plan) -> Any:
 
         def aggregate_block(self, block: Any) -> bytes:
             with trusted_states():
-                return state_to_bytes(frame_state(block, plan))
+                return state_to_bytes(frame_state(block, plan, "a Ray block"))
 
         def combine(self, current: bytes, new: bytes) -> bytes:
             return merge_bytes([current, new])
@@ -76,6 +76,7 @@ def evaluate(
     compute: bool = True,
     by: Columns | None = None,
     positive_index: int = 1,
+    nulls: str = "error",
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Ray Dataset as one aggregation over its blocks.
@@ -85,7 +86,7 @@ def evaluate(
     ds : ray.data.Dataset
         The rows. Only the named columns are read.
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
-    {engine: compute, by, positive_index, update_kwargs}
+    {engine: compute, by, positive_index, nulls, update_kwargs}
 
     Returns
     -------
@@ -112,4 +113,9 @@ def evaluate(
         blocks = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
         frame = frame.repartition(blocks, keys=[run.shuffle_on])
     result = frame.aggregate(_aggregation(run.plan))
+    if run.plan.nulls == "skip":  # a second pass counts the rows dropped
+        cols = run.plan.columns()
+        counts = frame.map_batches(lambda b: {"n": [int(b[cols].isna().any(axis=1).sum())]},
+                                   batch_format="pandas")
+        run.report_skipped(int(counts.sum("n") or 0))
     return run.result_of_bytes(result.get("streammetrics") if result else None)  # None: no rows

@@ -46,31 +46,46 @@ from streammetrics._engines.request import Request, engine_evaluate, make_run
 
 __all__ = ["evaluate"]
 
-_STATE_SCHEMA = "state binary"
+_STATE_SCHEMA = "state binary, skipped long"
 _DEPTH = Param("int", "must be an integer >= 1", low=1)
 
 
 def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
-    """One partition's task: feed its Arrow record batches, emit one row holding the state."""
+    """One partition's task: feed its Arrow record batches, emit one row holding the state and
+    the number of rows skipped for a null (``nulls="skip"``)."""
     import pyarrow as pa
+    from pyspark import TaskContext
 
+    context = TaskContext.get()
+    where = f"Spark partition {context.partitionId() if context is not None else '?'}"
+    skipped = 0
     with trusted_states():
         acc = empty_set(plan.config, plan.kind)
         if plan.family == "retrieval":  # a query's rows may span batches: feed the partition once
             table = pa.Table.from_batches(list(batches))
             if table.num_rows:
-                feed(acc, table.to_pandas(), plan)
+                skipped += feed(acc, table.to_pandas(), plan, where)
         else:
+            offset = 0
             for batch in batches:
                 if batch.num_rows:
-                    feed(acc, batch.to_pandas(), plan)
+                    skipped += feed(acc, batch.to_pandas(), plan, where, offset)
+                offset += batch.num_rows
         payload = state_to_bytes(acc)
-    yield pa.RecordBatch.from_pydict({"state": [payload]}, schema=pa.schema([("state", pa.binary())]))
+    yield pa.RecordBatch.from_pydict({"state": [payload], "skipped": [skipped]},
+                                     schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
 
 
-def _merge_two(left: bytes, right: bytes) -> bytes:
-    """The tree's merge step: two shipped states in, one out (all made by this module's tasks)."""
-    return merge_bytes([left, right])
+def _merge_two(left: tuple[bytes, int], right: tuple[bytes, int]) -> tuple[bytes, int]:
+    """The tree's merge step: two shipped (state, skipped rows) in, one out (all made by this
+    module's tasks)."""
+    return merge_bytes([left[0], right[0]]), left[1] + right[1]
+
+
+def _value_error(exc: Exception) -> ValueError | None:
+    """The ValueError a Python task raised (a bad value in the rows), from Spark's exception."""
+    lines = [ln for ln in str(exc).splitlines() if ln.startswith("ValueError: ")]
+    return ValueError(lines[-1][len("ValueError: "):]) if lines else None
 
 
 def _readable(df: Any, names: list[str]) -> list[Any]:
@@ -107,6 +122,7 @@ def evaluate(
     compute: bool = True,
     by: Columns | None = None,
     positive_index: int = 1,
+    nulls: str = "error",
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a PySpark DataFrame on the executors and merge their states in a tree.
@@ -118,7 +134,7 @@ def evaluate(
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
-    {engine: compute, by, positive_index, update_kwargs}
+    {engine: compute, by, positive_index, nulls, update_kwargs}
 
     Returns
     -------
@@ -143,7 +159,15 @@ def evaluate(
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
-    rdd = states.rdd.map(lambda row: bytes(row[0]))
+    rdd = states.rdd.map(lambda row: (bytes(row[0]), int(row[1])))
     if rdd.getNumPartitions() == 0:
         return run.result(None)
-    return run.result_of_bytes(rdd.treeReduce(_merge_two, depth=depth))
+    try:
+        payload, skipped = rdd.treeReduce(_merge_two, depth=depth)
+    except Exception as exc:  # a row refused in a Python task: the ValueError it raised
+        error = _value_error(exc)
+        if error is None:
+            raise
+        raise error from exc
+    run.report_skipped(skipped)
+    return run.result_of_bytes(payload)

@@ -357,6 +357,13 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "multiclass metrics take the whole vector as the (n, C) scores. Ignored for scalar "
             "score columns.",
         ),
+        "nulls": (
+            "nulls : {\"error\", \"skip\"}",
+            "Rows holding a null (None, NaN, NA) in a used column -- label, score, weight, the "
+            "``by`` keys, the query and document ids. ``\"error\"`` (default): a ValueError naming "
+            "the column and the row (its position in its partition, its index label, its values). "
+            "``\"skip\"``: such rows are dropped and a ``NullRowsSkipped`` warning says how many.",
+        ),
         "update_kwargs": (
             "**update_kwargs",
             "Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).",

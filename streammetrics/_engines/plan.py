@@ -50,6 +50,8 @@ class Plan:
     positive_index: int = 1
     #: The metrics' task (``"binary"``, ``"multiclass"``, ...; None when they have none or differ).
     task: str | None = None
+    #: Rows with a null in a used column: ``"error"`` (refused, the row named) or ``"skip"``.
+    nulls: str = "error"
 
     def columns(self) -> list[str]:
         cols: list[str] = []
@@ -162,7 +164,38 @@ def ids(df: Any, name: str) -> np.ndarray:
     return arr
 
 
-def feed(acc: Metric, df: Any, plan: Plan) -> None:
+#: What ``nulls=`` accepts.
+NULLS = ("error", "skip")
+
+
+def drop_nulls(df: Any, plan: Plan, where: str = "", offset: int = 0) -> tuple[Any, int]:
+    """``df`` without its rows holding a null (None, NaN, NA) in a used column, and how many
+    were dropped (``plan.nulls == "skip"``); with ``"error"`` such a row is a ValueError naming
+    the column, the row (its position ``offset + i`` in ``where``, its index label) and its values.
+
+    Complexity: O(rows x used columns).
+    """
+    cols = plan.columns()
+    isna = df[cols].isna()
+    mask = isna.any(axis=1).to_numpy()
+    if not mask.any():
+        return df, 0
+    if plan.nulls == "skip":
+        return df[~mask], int(mask.sum())
+    i = int(np.argmax(mask))
+    col = cols[int(np.argmax(isna.iloc[i].to_numpy()))]
+    row = {c: v.item() if isinstance(v, np.generic) else v for c, v in ((c, df[c].iloc[i]) for c in cols)}
+    raise ValueError(f"nulls: column {col!r} is null at row {offset + i} of {where or 'the partition'} "
+                     f"(index {df.index[i]!r}; row {row}); pass nulls='skip' to drop the rows "
+                     f"holding a null in {cols}")
+
+
+def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> int:
+    """Feed one partition's rows (a pandas DataFrame) to ``acc``; return how many rows with a
+    null were skipped (see :func:`drop_nulls`: ``where`` and ``offset`` name the rows)."""
+    df, skipped = drop_nulls(df, plan, where, offset)
+    if not len(df):
+        return skipped
     if plan.family == "retrieval":
         assert plan.query is not None
         df = df.sort_values(plan.query, kind="stable")  # each query's rows contiguous
@@ -171,7 +204,7 @@ def feed(acc: Metric, df: Any, plan: Plan) -> None:
         if plan.doc_id is not None:
             kwargs["doc_ids"] = ids(df, plan.doc_id)
         acc.update(column(df, plan.label, "label"), column(df, plan.score, "score"), **kwargs)
-        return
+        return skipped
     weight = None if plan.weight is None else column(df, plan.weight, "weight")
     kwargs = dict(plan.update_kwargs)
     if isinstance(plan.by, str):
@@ -184,6 +217,7 @@ def feed(acc: Metric, df: Any, plan: Plan) -> None:
         sample_weight=weight,
         **kwargs,
     )
+    return skipped
 
 
 def partition_state(df: Any, plan: Plan) -> dict[str, Any]:
@@ -327,6 +361,7 @@ def make_plan(
     available: Sequence[str],
     by: Columns | None = None,
     positive_index: int = 1,
+    nulls: str = "error",
 ) -> tuple[Metric, Shape, Plan]:
     """Check the arguments every engine's ``evaluate`` takes and build the run's plan.
 
@@ -344,6 +379,8 @@ def make_plan(
         Slice key column(s): the run is a ``Sliced`` accumulator around the metrics.
     positive_index : int
         A vector score column: the element binary metrics take.
+    nulls : {"error", "skip"}
+        Rows with a null in a used column: refused (the row named) or skipped.
 
     Returns
     -------
@@ -374,6 +411,7 @@ def make_plan(
         update_kwargs=dict(update_kwargs),
         positive_index=positive_index,
         task=_task(template),
+        nulls=nulls,
     )
     missing = [c for c in plan.columns() if c not in available]
     if missing:
@@ -400,8 +438,9 @@ def sliced_template(template: MetricSet, shape: Shape, by: Columns) -> Metric:
     return Sliced(template["m"] if shape.kind == "one" else template)
 
 
-def frame_state(frame: Any, plan: Plan) -> Metric:
-    """The accumulator of one partition given as a pandas DataFrame or an Arrow table/batch.
+def frame_state(frame: Any, plan: Plan, where: str = "") -> Metric:
+    """The accumulator of one partition given as a pandas DataFrame or an Arrow table/batch
+    (``where`` names it in a null row's message, see :func:`drop_nulls`).
 
     Complexity: one ``update`` of the partition's rows (an Arrow table is converted to pandas
     once, column by column, zero-copy where Arrow allows).
@@ -410,7 +449,7 @@ def frame_state(frame: Any, plan: Plan) -> Metric:
         frame = frame.to_pandas()
     acc = empty_set(plan.config, plan.kind)
     if len(frame):
-        feed(acc, frame, plan)
+        feed(acc, frame, plan, where)
     return acc
 
 

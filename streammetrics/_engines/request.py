@@ -21,10 +21,11 @@ from streammetrics._core.docstrings import fill
 from streammetrics._core.metric import Metric, trusted_states
 from streammetrics._core.params import Param, check_param
 
-from .plan import Columns, Plan, Shape, finish, make_plan, state_from_bytes
+from .plan import NULLS, Columns, Plan, Shape, finish, make_plan, state_from_bytes
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _POSITIVE_INDEX = Param("int", "must be an integer >= 0", low=0)
+_NULLS = Param("choice", f"must be one of {NULLS}", choices=NULLS)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class Request:
     positive_index : int
         A score column holding vectors (MLlib ``VectorUDT``, arrays): the element binary metrics
         take as the positive-class score (multiclass metrics take the whole vector).
+    nulls : {"error", "skip"}
+        Rows with a null in a used column: refused (a ValueError naming the column and the row)
+        or skipped (their number reported by a warning).
     """
 
     label: Columns | None = None
@@ -71,6 +75,7 @@ class Request:
     compute: bool = True
     by: Columns | None = None
     positive_index: int = 1
+    nulls: str = "error"
     update_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -129,6 +134,10 @@ def engine_evaluate(fn: _F) -> _F:
     return fn
 
 
+class NullRowsSkipped(UserWarning):
+    """``evaluate(..., nulls="skip")`` dropped rows holding a null; the message says how many."""
+
+
 @dataclass(frozen=True)
 class Run:
     """A checked request: the empty accumulator, the shape of the results and the plan.
@@ -157,6 +166,20 @@ class Run:
         if self.plan.family == "retrieval" and not self.request.query_partitioned:
             return self.plan.query
         return None
+
+    def report_skipped(self, skipped: int) -> None:
+        """Warn how many rows ``nulls="skip"`` dropped (none: no warning).
+
+        Parameters
+        ----------
+        skipped : int
+            The rows dropped over every partition.
+        """
+        if skipped:
+            from streammetrics._core.warn import warn
+
+            warn(f"nulls: skipped {skipped} row(s) holding a null in {self.plan.columns()}",
+                 NullRowsSkipped)
 
     def result(self, acc: Metric | None) -> Any:
         """What ``evaluate`` returns from the merged accumulator (None: no partition at all, the
@@ -224,6 +247,7 @@ def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
         metrics, label=label, score=score, weight=r.weight, query=r.query, doc_id=r.doc_id,
         update_kwargs=r.update_kwargs, available=available, by=r.by,
         positive_index=check_param(r.positive_index, "positive_index", _POSITIVE_INDEX),
+        nulls=check_param(r.nulls, "nulls", _NULLS),
     )
     return Run(template, shape, plan, request)
 

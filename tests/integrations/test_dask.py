@@ -301,3 +301,46 @@ def test_vector_score_column_equals_sklearn() -> None:
     assert neg == pytest.approx(roc_auc_score(df.y, 1 - df.p), abs=1e-12)
     ref = roc_auc_score(df.c, np.stack(df.cls.to_numpy()), multi_class="ovr", sample_weight=df.w)
     assert multi == pytest.approx(ref, abs=1e-12)
+
+
+def test_nulls_refused_naming_the_row_or_skipped(tmp_path: Path) -> None:
+    """Issue #32: nulls="error" (default) names the column, the row (partition and index label,
+    or the Parquet file and its row) and its values; nulls="skip" drops the rows and warns how
+    many, on every path (states, score ranges, Parquet)."""
+    from streammetrics._engines.request import NullRowsSkipped
+
+    rng = np.random.default_rng(32)
+    n = 300
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.random(n).round(2),
+                       "w": rng.random(n).round(3), "k": rng.choice(["a", "b"], n)})
+    holes = df.copy()
+    holes.loc[[150, 160], "p"] = np.nan
+    holes.loc[[200], "w"] = np.nan
+    holes.to_parquet(tmp_path / "h.parquet", row_group_size=64, index=False)
+    ddf = dd.from_pandas(holes, npartitions=3)
+    kept = df.drop(index=[150, 160, 200])
+    ref = sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()).update(
+        kept.y.to_numpy(), kept.p.to_numpy(), sample_weight=kept.w.to_numpy()).compute()
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 50 of Dask partition 1 "
+                                             r"\(index 150; row \{'y': \d, 'p': nan\}"):
+            evaluate(ddf, sm.F1(), label="y", score="p")
+        with pytest.raises(ValueError, match=r"column 'w' is null at row 0 of Dask partition 2 "
+                                             r"\(index 200; row \{'y': \d, 'p': [\d.]+, 'w': nan\}"):
+            evaluate(ddf[ddf.p.notnull()], sm.F1(), label="y", score="p", weight="w")
+        with pytest.raises(ValueError, match=r"column 'p' is null at row 50 of a Dask partition \(index 150"):
+            evaluate(ddf, sm.AUROC(), label="y", score="p")  # the score-range path
+        with pytest.raises(ValueError, match=r"column 'p' is null \(or NaN\) at row 150 of .*h\.parquet"):
+            evaluate_parquet(str(tmp_path / "h.parquet"), sm.AUROC(), label="y", score="p")
+        with pytest.warns(NullRowsSkipped, match=r"skipped 3 row\(s\)"):
+            got = evaluate(ddf, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
+                           weight="w", nulls="skip")
+        with pytest.warns(NullRowsSkipped, match=r"skipped 2 row\(s\)"):
+            auroc = evaluate_parquet(str(tmp_path / "h.parquet"), sm.AUROC(), label="y", score="p",
+                                     nulls="skip")
+    assert got["auroc"] == pytest.approx(ref["auroc"], abs=1e-12)
+    assert got["f1"] == pytest.approx(ref["f1"], abs=1e-12)
+    from sklearn.metrics import roc_auc_score
+
+    unweighted = df.drop(index=[150, 160])
+    assert auroc == pytest.approx(roc_auc_score(unweighted.y, unweighted.p), abs=1e-12)

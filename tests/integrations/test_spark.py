@@ -201,3 +201,31 @@ def test_positive_index_is_checked(spark) -> None:
             evaluate(frame, sm.AUROC(), label="y", score="prob", positive_index=bad)
     with pytest.raises(Exception, match="positive_index: 2 is out of range"):
         evaluate(frame, sm.AUROC(), label="y", score="prob", positive_index=2)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_nulls_refused_naming_the_row_or_skipped(spark) -> None:
+    """Issue #32: a null is a ValueError naming the column, the partition's row and its values
+    (nulls="error", the default); nulls="skip" drops every row with a null in a used column and
+    warns how many, the values those of the other rows."""
+    from streammetrics._engines.request import NullRowsSkipped
+
+    df = cases.sliced_frame(400, seed=24)
+    holes = df.astype({"p": object, "region": object})
+    holes.loc[[3, 50], "p"] = None
+    holes.loc[[7], "region"] = None
+    holes.loc[[50, 90], "w"] = np.nan
+    frame = spark.createDataFrame(holes.astype({"p": float})).coalesce(1)
+    with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 3 of Spark partition 0 "
+                                         r"\(index 3; row \{'y': \d, 'p': nan, 'w': [\d.]+\}\)"):
+        evaluate(frame, sm.AUROC(), label="y", score="p", weight="w")
+    kept = df.drop(index=[3, 50, 90])
+    with pytest.warns(NullRowsSkipped, match=r"skipped 3 row\(s\)"):
+        got = evaluate(frame, cases.binary_set(), label="y", score="p", weight="w", nulls="skip")
+    cases.assert_same(got, cases.single_process(cases.binary_set(), kept, label="y", score="p", weight="w"))
+    with pytest.warns(NullRowsSkipped, match=r"skipped 4 row\(s\)"):
+        sliced = evaluate(frame, sm.F1(), label="y", score="p", weight="w", by="region", nulls="skip")
+    cases.assert_same(sliced, cases.single_process_sliced(sm.F1(), kept.drop(index=[7]), "region",
+                                                          label="y", score="p", weight="w"))
+    with pytest.raises(ValueError, match="nulls: must be one of.*'drop'"):
+        evaluate(frame, sm.F1(), label="y", score="p", nulls="drop")
