@@ -69,7 +69,7 @@ from streammetrics._engines.plan import (
     rebuild,
     state_of,
 )
-from streammetrics._engines.request import Request, engine_evaluate, make_run
+from streammetrics._engines.request import Request, engine_evaluate, make_run, values_table
 
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
 
@@ -287,6 +287,7 @@ def evaluate(
     by: Columns | None = None,
     positive_index: int = 1,
     nulls: str = "error",
+    as_frame: bool = False,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Dask DataFrame on the workers and merge their states in a tree.
@@ -299,7 +300,7 @@ def evaluate(
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
         states, so a wide tree costs least; a narrower one bounds what one task receives.
-    {engine: compute, by, positive_index, nulls, update_kwargs}
+    {engine: compute, by, positive_index, nulls, as_frame, update_kwargs}
 
     Returns
     -------
@@ -335,7 +336,17 @@ def evaluate(
     0.8889
     """
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
-    return _evaluate(ddf, metrics, Request.of(locals()), split_every)
+    request = Request.of(locals())
+    return _as_frame(_evaluate(ddf, metrics, request, split_every), metrics, request)
+
+
+def _as_frame(out: Any, metrics: Any, request: Request) -> Any:
+    """``out`` as a one-partition Dask DataFrame (``as_frame=True``, see ``values_table``)."""
+    if not request.as_frame:
+        return out
+    import dask.dataframe as dd
+
+    return dd.from_pandas(values_table(out, metrics, request.by), npartitions=1)
 
 
 def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any:
@@ -399,6 +410,7 @@ def evaluate_parquet(
     by: Columns | None = None,
     positive_index: int = 1,
     nulls: str = "error",
+    as_frame: bool = False,
     read_kwargs: Mapping[str, Any] | None = None,
     **update_kwargs: Any,
 ) -> Any:
@@ -417,7 +429,7 @@ def evaluate_parquet(
         Parquet files: a path, a directory, a glob or a list of them.
     metrics, label, score, target, prediction, weight, query, doc_id
         As for :func:`evaluate`.
-    query_partitioned, split_every, compute, by, positive_index, nulls
+    query_partitioned, split_every, compute, by, positive_index, nulls, as_frame
         As for :func:`evaluate`.
     read_kwargs : mapping, optional
         Keyword arguments of ``dask.dataframe.read_parquet`` (given, even empty, the files are
@@ -453,6 +465,7 @@ def evaluate_parquet(
             and nulls == "error"):
         done = _parquet_by_ranges(path, metrics, split_every, request)
         if done is not None:
-            return done[0]
+            return _as_frame(done[0], metrics, request)
     # Column projection is pushed down into the reader: only the needed columns are read.
-    return _evaluate(dd.read_parquet(path, **dict(read_kwargs or {})), metrics, request, split_every)
+    frame = dd.read_parquet(path, **dict(read_kwargs or {}))
+    return _as_frame(_evaluate(frame, metrics, request, split_every), metrics, request)

@@ -35,7 +35,7 @@ from streammetrics._engines.plan import (
     merge_bytes,
     state_to_bytes,
 )
-from streammetrics._engines.request import Request, engine_evaluate, make_run
+from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
 
 __all__ = ["evaluate"]
 
@@ -77,6 +77,7 @@ def evaluate(
     by: Columns | None = None,
     positive_index: int = 1,
     nulls: str = "error",
+    as_frame: bool = False,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Ray Dataset as one aggregation over its blocks.
@@ -86,7 +87,7 @@ def evaluate(
     ds : ray.data.Dataset
         The rows. Only the named columns are read.
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
-    {engine: compute, by, positive_index, nulls, update_kwargs}
+    {engine: compute, by, positive_index, nulls, as_frame, update_kwargs}
 
     Returns
     -------
@@ -106,6 +107,16 @@ def evaluate(
     {'auroc': 0.91, 'f1': 0.77}
     """
     run = make_run(metrics, Request.of(locals()), available=list(ds.columns() or []))
+    out = _evaluate(ds, run)
+    if not as_frame:
+        return out
+    import ray
+
+    return ray.data.from_pandas(values_table(out, metrics, by))
+
+
+def _evaluate(ds: Any, run: Run) -> Any:
+    """:func:`evaluate` of a checked run."""
     frame = ds.select_columns(run.plan.columns())
     if run.shuffle_on is not None:
         import ray

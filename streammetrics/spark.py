@@ -42,7 +42,7 @@ from streammetrics._engines.plan import (
     merge_bytes,
     state_to_bytes,
 )
-from streammetrics._engines.request import Request, engine_evaluate, make_run
+from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
 
 __all__ = ["evaluate"]
 
@@ -123,6 +123,7 @@ def evaluate(
     by: Columns | None = None,
     positive_index: int = 1,
     nulls: str = "error",
+    as_frame: bool = False,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a PySpark DataFrame on the executors and merge their states in a tree.
@@ -134,7 +135,7 @@ def evaluate(
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
-    {engine: compute, by, positive_index, nulls, update_kwargs}
+    {engine: compute, by, positive_index, nulls, as_frame, update_kwargs}
 
     Returns
     -------
@@ -154,6 +155,18 @@ def evaluate(
     """
     depth = check_param(depth, "depth", _DEPTH)
     run = make_run(metrics, Request.of(locals()), available=list(df.columns))
+    out = _evaluate(df, run, depth)
+    if not as_frame:
+        return out
+    table = values_table(out, metrics, by)
+    if not len(table):  # nothing to infer the key columns' types from
+        keys = [f"`{c}` string" for c in table.columns[:-2]]
+        return df.sparkSession.createDataFrame([], ", ".join([*keys, "metric string, value double"]))
+    return df.sparkSession.createDataFrame(table)
+
+
+def _evaluate(df: Any, run: Run, depth: int) -> Any:
+    """:func:`evaluate` of a checked run."""
     plan = run.plan
     frame = df.select(*_readable(df, plan.columns()))
     if run.shuffle_on is not None:

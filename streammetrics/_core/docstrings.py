@@ -364,6 +364,15 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "the column and the row (its position in its partition, its index label, its values). "
             "``\"skip\"``: such rows are dropped and a ``NullRowsSkipped`` warning says how many.",
         ),
+        "as_frame": (
+            "as_frame : bool",
+            "Return the values as a DataFrame of the engine (Spark: a Spark DataFrame; Dask: a "
+            "one-partition Dask DataFrame; Ray: a Dataset), ready to write back: columns "
+            "``metric`` and ``value`` (float), one row per metric -- with ``by``, the slice key "
+            "columns first and one row per slice and metric. An array value (a confusion matrix, "
+            "per-class scores) gives one row per element, ``metric`` naming it ``cm[0, 1]``. "
+            "Needs ``compute=True``.",
+        ),
         "update_kwargs": (
             "**update_kwargs",
             "Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).",

@@ -19,7 +19,8 @@ from typing import Any, TypeVar
 
 from streammetrics._core.docstrings import fill
 from streammetrics._core.metric import Metric, trusted_states
-from streammetrics._core.params import Param, check_param
+from streammetrics._core.params import FLAG, Param, check_param
+from streammetrics.wrappers.metricset import MetricSet
 
 from .plan import NULLS, Columns, Plan, Shape, finish, make_plan, state_from_bytes
 
@@ -62,6 +63,9 @@ class Request:
     nulls : {"error", "skip"}
         Rows with a null in a used column: refused (a ValueError naming the column and the row)
         or skipped (their number reported by a warning).
+    as_frame : bool
+        Return the values as a table (:func:`values_table`), one row per metric (per slice and
+        metric with ``by``), in the engine's DataFrame.
     """
 
     label: Columns | None = None
@@ -76,6 +80,7 @@ class Request:
     by: Columns | None = None
     positive_index: int = 1
     nulls: str = "error"
+    as_frame: bool = False
     update_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -241,6 +246,8 @@ def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
         ``prediction``).
     """
     r = request
+    if check_param(r.as_frame, "as_frame", FLAG) and not r.compute:
+        raise ValueError("as_frame: a table holds computed values; got as_frame=True with compute=False")
     label = _column_alias(r.label, r.target, "label", "target")
     score = _column_alias(r.score, r.prediction, "score", "prediction")
     template, shape, plan = make_plan(
@@ -261,3 +268,47 @@ def _column_alias(name: Columns | None, alias: Columns | None, what: str, alias_
         raise ValueError(f"{what}: name the {what} column(s) ({what}=..., or {alias_name}=... for "
                          "regression metrics)")
     return name if name is not None else alias  # type: ignore[return-value]
+
+
+def values_table(values: Any, metrics: Any, by: Columns | None) -> Any:
+    """The values ``evaluate`` computed as a pandas DataFrame, ready to write back: one row per
+    metric, columns ``metric`` and ``value`` (float), preceded with ``by`` by one column per
+    slice key (one row per slice and metric). A metric's array value (a confusion matrix,
+    per-class scores) gives one row per element, named ``name[i, j]``.
+
+    Complexity: O(slices x values).
+
+    Parameters
+    ----------
+    values : dict, value, or dict of slice key -> those
+        What ``evaluate`` returns with ``compute=True``.
+    metrics : MetricSet, Metric or mapping
+        The ``metrics`` argument (a single metric's row is named after its class).
+    by : str or list of str, optional
+        The slice key column(s).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    import numpy as np
+    import pandas as pd
+
+    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
+    single = isinstance(metrics, Metric) and not isinstance(metrics, MetricSet)
+
+    def named(vals: Any) -> list[tuple[str, float]]:
+        items = {type(metrics).__name__: vals} if single else vals
+        out: list[tuple[str, float]] = []
+        for name, v in items.items():
+            arr = np.asarray(v, dtype=np.float64)
+            if arr.ndim == 0:
+                out.append((str(name), float(arr)))
+            else:
+                out.extend((f"{name}[{', '.join(map(str, i))}]", float(x)) for i, x in np.ndenumerate(arr))
+        return out
+
+    slices = [((), values)] if not keys else [
+        (key if isinstance(key, tuple) else (key,), vals) for key, vals in values.items()]
+    rows = [(*key, name, value) for key, vals in slices for name, value in named(vals)]
+    return pd.DataFrame(rows, columns=[*keys, "metric", "value"])

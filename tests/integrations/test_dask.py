@@ -344,3 +344,26 @@ def test_nulls_refused_naming_the_row_or_skipped(tmp_path: Path) -> None:
 
     unweighted = df.drop(index=[150, 160])
     assert auroc == pytest.approx(roc_auc_score(unweighted.y, unweighted.p), abs=1e-12)
+
+
+def test_as_frame_is_a_dask_dataframe_of_the_values(tmp_path: Path) -> None:
+    """Issue #32: as_frame=True gives a Dask DataFrame of (slice keys,) metric, value rows."""
+    df = _vector_frame(400, seed=34).drop(columns=["prob", "cls"])
+    df["k"] = np.where(df.c == 0, "a", "b")
+    df.to_parquet(tmp_path / "v.parquet", index=False)
+    ddf = dd.from_pandas(df, npartitions=3)
+    ms = sm.MetricSet(auroc=sm.AUROC(), cm=sm.ConfusionMatrix())
+    with dask.config.set(scheduler="synchronous"):
+        values = evaluate(ddf, ms, label="y", score="p")
+        table = evaluate(ddf, ms, label="y", score="p", as_frame=True)
+        ranged = evaluate_parquet(str(tmp_path / "v.parquet"), sm.AUROC(), label="y", score="p",
+                                  as_frame=True)  # the score-range path
+        sliced = evaluate(ddf, sm.F1(), label="y", score="p", by="k", as_frame=True)
+        ref = evaluate(ddf, sm.F1(), label="y", score="p", by="k")
+        assert isinstance(table, dd.DataFrame)
+        table, ranged, sliced = table.compute(), ranged.compute(), sliced.compute()
+    assert dict(zip(table.metric, table.value, strict=True)) == {
+        "auroc": values["auroc"], **{f"cm[{i}, {j}]": values["cm"][i, j] for i in range(2) for j in range(2)}}
+    assert list(ranged.metric) == ["AUROC"] and ranged.value.iloc[0] == pytest.approx(values["auroc"], abs=1e-12)
+    assert list(sliced.columns) == ["k", "metric", "value"]
+    assert dict(zip(sliced.k, sliced.value, strict=True)) == ref

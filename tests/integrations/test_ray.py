@@ -114,3 +114,11 @@ def test_nulls_refused_or_skipped() -> None:
         got = evaluate(ds, cases.binary_set(), label="y", score="p", weight="w", nulls="skip")
     kept = df.drop(index=[10, 20])
     cases.assert_same(got, cases.single_process(cases.binary_set(), kept, label="y", score="p", weight="w"))
+
+
+def test_as_frame_is_a_dataset_of_the_values() -> None:
+    df = cases.classification_frame(300, seed=35)
+    values = evaluate(_dataset(df, 2), sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p")
+    table = evaluate(_dataset(df, 2), sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
+                     as_frame=True).to_pandas()
+    assert dict(zip(table.metric, table.value, strict=True)) == values

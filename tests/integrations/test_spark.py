@@ -229,3 +229,30 @@ def test_nulls_refused_naming_the_row_or_skipped(spark) -> None:
                                                           label="y", score="p", weight="w"))
     with pytest.raises(ValueError, match="nulls: must be one of.*'drop'"):
         evaluate(frame, sm.F1(), label="y", score="p", nulls="drop")
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_as_frame_is_a_spark_dataframe_of_the_values(spark) -> None:
+    """Issue #32: as_frame=True gives a Spark DataFrame, one row per metric (an array value one
+    row per element), per slice and metric with by=; the same numbers as the dict."""
+    df = cases.sliced_frame(600, seed=25)
+    frame = _frame(spark, df, 3)
+    cols = dict(label="y", score="p", weight="w")
+    values = evaluate(frame, cases.binary_set(), **cols)
+    table = evaluate(frame, cases.binary_set(), as_frame=True, **cols).toPandas()
+    assert list(table.columns) == ["metric", "value"]
+    got = dict(zip(table.metric, table.value, strict=True))
+    assert got.pop("auroc") == values["auroc"] and got.pop("ap") == values["ap"]
+    assert got == {**{k: float(values[k]) for k in ("f1", "bounded")},
+                   **{f"cm[{i}, {j}]": float(values["cm"][i, j]) for i in range(2) for j in range(2)}}
+    sliced = evaluate(frame, sm.AUROC(), by=["region", "tier"], as_frame=True, **cols).toPandas()
+    ref = evaluate(frame, sm.AUROC(), by=["region", "tier"], **cols)
+    assert list(sliced.columns) == ["region", "tier", "metric", "value"]
+    assert set(sliced.metric) == {"AUROC"}
+    assert {(r.region, r.tier): r.value for r in sliced.itertuples()} == ref
+    empty = evaluate(frame.limit(0), sm.F1(), by="region", as_frame=True, label="y", score="p")
+    assert empty.columns == ["region", "metric", "value"] and empty.count() == 0
+    with pytest.raises(ValueError, match="as_frame: .*compute=False"):
+        evaluate(frame, sm.F1(), label="y", score="p", as_frame=True, compute=False)
+    with pytest.raises(ValueError, match="as_frame: must be True or False.*'yes'"):
+        evaluate(frame, sm.F1(), label="y", score="p", as_frame="yes")
