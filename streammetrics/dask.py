@@ -52,6 +52,7 @@ O(R) numbers at the root (within 1e-12).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -294,8 +295,9 @@ def evaluate(
 
     Parameters
     ----------
-    ddf : dask.dataframe.DataFrame
-        The rows. Only the named columns are read.
+    ddf : dask.dataframe.DataFrame or its groupby
+        The rows. Only the named columns are read. A ``ddf.groupby("k")`` (or of a list of
+        column names) means the frame with ``by=`` those columns (``by=`` then not given).
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
@@ -336,8 +338,21 @@ def evaluate(
     0.8889
     """
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
-    request = Request.of(locals())
+    ddf, request = _grouped(ddf, Request.of(locals()))
     return _as_frame(_evaluate(ddf, metrics, request, split_every), metrics, request)
+
+
+def _grouped(ddf: Any, request: Request) -> tuple[Any, Request]:
+    """``ddf.groupby(...)`` given as the frame: the frame and ``by=`` its grouping columns."""
+    if not (hasattr(ddf, "obj") and hasattr(ddf, "by") and type(ddf).__name__.endswith("GroupBy")):
+        return ddf, request
+    keys = list(ddf.by) if isinstance(ddf.by, (list, tuple)) else [ddf.by]
+    odd = [k for k in keys if not isinstance(k, str) or k not in ddf.obj.columns]
+    if odd or not keys:
+        raise ValueError(f"ddf: a grouped frame must be grouped by column names, got {odd or keys!r}")
+    if request.by is not None:
+        raise ValueError(f"by: the frame is already grouped by {keys}; got by={request.by!r} as well")
+    return ddf.obj, dataclasses.replace(request, by=keys[0] if len(keys) == 1 else keys)
 
 
 def _as_frame(out: Any, metrics: Any, request: Request) -> Any:

@@ -29,6 +29,7 @@ variants, ``max_bytes=``, beyond what the driver can hold -- see docs/scale-out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -88,6 +89,47 @@ def _value_error(exc: Exception) -> ValueError | None:
     return ValueError(lines[-1][len("ValueError: "):]) if lines else None
 
 
+def _grouped(df: Any, request: Request) -> tuple[Any, Request]:
+    """``df.groupBy(...)`` given as the frame: the frame and ``by=`` its grouping columns."""
+    if type(df).__name__ != "GroupedData":
+        return df, request
+    from pyspark.sql import functions as F
+
+    frame = df._df
+    keys = df.agg(F.count(F.lit(1)).alias("__streammetrics_n__")).columns[:-1]  # analysed, not run
+    odd = [k for k in keys if k not in frame.columns]
+    if odd or not keys:
+        raise ValueError(f"df: a grouped frame must be grouped by column names, got {odd or keys}")
+    if request.by is not None:
+        raise ValueError(f"by: the frame is already grouped by {keys}; got by={request.by!r} as well")
+    return frame, dataclasses.replace(request, by=keys[0] if len(keys) == 1 else keys)
+
+
+def _expressions(df: Any, request: Request) -> tuple[Any, Request]:
+    """Spark ``Column`` expressions given as columns (``label=F.col("p")[1]``): selected under
+    names of their own, the request naming those."""
+    from pyspark.sql import Column
+
+    extra: list[Any] = []
+    changes: dict[str, Any] = {}
+    for what in ("label", "score", "target", "prediction", "weight"):
+        spec = getattr(request, what)
+        specs = spec if isinstance(spec, (list, tuple)) else [spec]
+        if not any(isinstance(c, Column) for c in specs):
+            continue
+        names = []
+        for i, c in enumerate(specs):
+            if isinstance(c, Column):
+                names.append(f"__streammetrics_{what}_{i}__")
+                extra.append(c.alias(names[-1]))
+            else:
+                names.append(c)
+        changes[what] = names if isinstance(spec, (list, tuple)) else names[0]
+    if not extra:
+        return df, request
+    return df.select("*", *extra), dataclasses.replace(request, **changes)
+
+
 def _readable(df: Any, names: list[str]) -> list[Any]:
     """The selected columns, an MLlib vector column (``VectorUDT``, dense or sparse) read as an
     array of doubles (``pyspark.ml.functions.vector_to_array``) under its own name."""
@@ -130,8 +172,12 @@ def evaluate(
 
     Parameters
     ----------
-    df : pyspark.sql.DataFrame
-        The rows. Only the named columns are read.
+    df : pyspark.sql.DataFrame or GroupedData
+        The rows. Only the named columns are read. A ``df.groupBy("k", ...)`` of column names
+        means the frame with ``by=`` those columns (``by=`` itself then not given). ``label``,
+        ``score`` (or their aliases) and ``weight`` may also be Spark ``Column`` expressions
+        (``F.col("probability")``, ``vector_to_array(F.col("probability"))[1]``,
+        ``F.col("y").cast("int")``), evaluated in the same job.
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
@@ -154,11 +200,13 @@ def evaluate(
     {'auroc': 0.91, 'f1': 0.77}
     """
     depth = check_param(depth, "depth", _DEPTH)
-    run = make_run(metrics, Request.of(locals()), available=list(df.columns))
+    df, request = _grouped(df, Request.of(locals()))
+    df, request = _expressions(df, request)
+    run = make_run(metrics, request, available=list(df.columns))
     out = _evaluate(df, run, depth)
     if not as_frame:
         return out
-    table = values_table(out, metrics, by)
+    table = values_table(out, metrics, request.by)
     if not len(table):  # nothing to infer the key columns' types from
         keys = [f"`{c}` string" for c in table.columns[:-2]]
         return df.sparkSession.createDataFrame([], ", ".join([*keys, "metric string, value double"]))

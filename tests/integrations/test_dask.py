@@ -367,3 +367,23 @@ def test_as_frame_is_a_dask_dataframe_of_the_values(tmp_path: Path) -> None:
     assert list(ranged.metric) == ["AUROC"] and ranged.value.iloc[0] == pytest.approx(values["auroc"], abs=1e-12)
     assert list(sliced.columns) == ["k", "metric", "value"]
     assert dict(zip(sliced.k, sliced.value, strict=True)) == ref
+
+
+def test_groupby_object_means_by() -> None:
+    """Issue #32: ddf.groupby("k") in place of the frame means by="k"."""
+    df = _vector_frame(400, seed=36).drop(columns=["prob", "cls"])
+    df["k"] = np.where(df.c == 0, "a", "b")
+    ddf = dd.from_pandas(df, npartitions=3)
+    with dask.config.set(scheduler="synchronous"):
+        cases = {"k": ddf.groupby("k"), ("k", "c"): ddf.groupby(["k", "c"])}
+        for by, grouped in cases.items():
+            keys = by if isinstance(by, str) else list(by)
+            got = evaluate(grouped, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
+                           weight="w")
+            ref = evaluate(ddf, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
+                           weight="w", by=keys)
+            assert got == ref
+        with pytest.raises(ValueError, match=r"by: the frame is already grouped by \['k'\]"):
+            evaluate(ddf.groupby("k"), sm.F1(), label="y", score="p", by="c")
+        with pytest.raises(ValueError, match="ddf: a grouped frame must be grouped by column names"):
+            evaluate(ddf.groupby(ddf.c > 0), sm.F1(), label="y", score="p")

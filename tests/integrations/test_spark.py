@@ -256,3 +256,35 @@ def test_as_frame_is_a_spark_dataframe_of_the_values(spark) -> None:
         evaluate(frame, sm.F1(), label="y", score="p", as_frame=True, compute=False)
     with pytest.raises(ValueError, match="as_frame: must be True or False.*'yes'"):
         evaluate(frame, sm.F1(), label="y", score="p", as_frame="yes")
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_column_expressions_and_grouped_frames(spark) -> None:
+    """Issue #32: Column expressions for label=/score=, and df.groupBy(...) meaning by=."""
+    from pyspark.ml.functions import vector_to_array
+    from pyspark.sql import functions as F
+
+    df = cases.classification_frame(500, seed=26)
+    frame = _vector_frame(spark, df)
+    plain = evaluate(frame, cases.binary_set(), label="y", score="prob", weight="w")
+    got = evaluate(frame, cases.binary_set(), label=(F.col("c") * 0 + F.col("y")).cast("int"),
+                   score=vector_to_array(F.col("prob"))[1], weight=F.col("w"))
+    cases.assert_same(got, plain)
+    cases.assert_same(evaluate(frame, sm.AUROC(), label="y", score=F.col("prob"), weight="w"),
+                      plain["auroc"])
+    multi = evaluate(frame, sm.AUROC(num_classes=3), label="c",
+                     score=[vector_to_array(F.col("cls"))[i] for i in range(3)])
+    cases.assert_same(multi, evaluate(frame, sm.AUROC(num_classes=3), label="c", score="cls"))
+    sliced = cases.sliced_frame(600, seed=27)
+    sframe = _frame(spark, sliced, 3)
+    cols = dict(label="y", score="p", weight="w")
+    cases.assert_same(evaluate(sframe.groupBy("region"), cases.binary_set(), **cols),
+                      evaluate(sframe, cases.binary_set(), by="region", **cols))
+    two = evaluate(sframe.groupBy("region", "tier"), sm.F1(), as_frame=True, **cols).toPandas()
+    assert list(two.columns) == ["region", "tier", "metric", "value"]
+    assert {(r.region, r.tier): r.value for r in two.itertuples()} == evaluate(
+        sframe, sm.F1(), by=["region", "tier"], **cols)
+    with pytest.raises(ValueError, match=r"by: the frame is already grouped by \['region'\]"):
+        evaluate(sframe.groupBy("region"), sm.F1(), by="tier", **cols)
+    with pytest.raises(ValueError, match="df: a grouped frame must be grouped by column names"):
+        evaluate(sframe.groupBy(F.col("w") > 0.5), sm.F1(), **cols)
