@@ -52,6 +52,7 @@ O(R) numbers at the root (within 1e-12).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -62,12 +63,14 @@ from streammetrics._engines.dask_ranked import evaluate_ranked
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    frame_state,
     merge_and_compute,
     merge_states,
     partition_state,
     rebuild,
+    state_of,
 )
-from streammetrics._engines.request import Request, engine_evaluate, make_run
+from streammetrics._engines.request import Request, engine_evaluate, make_run, values_table
 
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
 
@@ -80,9 +83,14 @@ _SAMPLE = 64
 # trusted channel), so it carries its derived statistics (the sorted buffer's Mann-Whitney
 # counts) and is restored without the O(n log n) re-validation. The public functions above keep
 # validating whatever they are given.
-def _partition_task(df: Any, plan: Plan) -> dict[str, Any]:
+def _partition_task(df: Any, plan: Plan, index: int = 0) -> dict[str, Any]:
     with trusted_states():
-        return partition_state(df, plan)
+        return state_of(frame_state(df, plan, f"Dask partition {index}"))
+
+
+def _null_rows(df: Any, columns: list[str]) -> int:
+    """Rows of a partition holding a null in a used column (what ``nulls="skip"`` drops)."""
+    return int(df[columns].isna().any(axis=1).sum())
 
 
 def _merge_task(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any],
@@ -278,19 +286,23 @@ def evaluate(
     split_every: int = 32,
     compute: bool = True,
     by: Columns | None = None,
+    positive_index: int = 1,
+    nulls: str = "error",
+    as_frame: bool = False,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Dask DataFrame on the workers and merge their states in a tree.
 
     Parameters
     ----------
-    ddf : dask.dataframe.DataFrame
-        The rows. Only the named columns are read.
+    ddf : dask.dataframe.DataFrame or its groupby
+        The rows. Only the named columns are read. A ``ddf.groupby("k")`` (or of a list of
+        column names) means the frame with ``by=`` those columns (``by=`` then not given).
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
         states, so a wide tree costs least; a narrower one bounds what one task receives.
-    {engine: compute, by, update_kwargs}
+    {engine: compute, by, positive_index, nulls, as_frame, update_kwargs}
 
     Returns
     -------
@@ -326,7 +338,30 @@ def evaluate(
     0.8889
     """
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
-    return _evaluate(ddf, metrics, Request.of(locals()), split_every)
+    ddf, request = _grouped(ddf, Request.of(locals()))
+    return _as_frame(_evaluate(ddf, metrics, request, split_every), metrics, request)
+
+
+def _grouped(ddf: Any, request: Request) -> tuple[Any, Request]:
+    """``ddf.groupby(...)`` given as the frame: the frame and ``by=`` its grouping columns."""
+    if not (hasattr(ddf, "obj") and hasattr(ddf, "by") and type(ddf).__name__.endswith("GroupBy")):
+        return ddf, request
+    keys = list(ddf.by) if isinstance(ddf.by, (list, tuple)) else [ddf.by]
+    odd = [k for k in keys if not isinstance(k, str) or k not in ddf.obj.columns]
+    if odd or not keys:
+        raise ValueError(f"ddf: a grouped frame must be grouped by column names, got {odd or keys!r}")
+    if request.by is not None:
+        raise ValueError(f"by: the frame is already grouped by {keys}; got by={request.by!r} as well")
+    return ddf.obj, dataclasses.replace(request, by=keys[0] if len(keys) == 1 else keys)
+
+
+def _as_frame(out: Any, metrics: Any, request: Request) -> Any:
+    """``out`` as a one-partition Dask DataFrame (``as_frame=True``, see ``values_table``)."""
+    if not request.as_frame:
+        return out
+    import dask.dataframe as dd
+
+    return dd.from_pandas(values_table(out, metrics, request.by), npartitions=1)
 
 
 def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any:
@@ -345,7 +380,9 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     frames = frame.to_delayed()
     if not frames:
         return run.result(None)
-    split = range_counts.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
+    skip = plan.nulls == "skip"
+    split = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()))
+             if compute and not skip else None)
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
@@ -358,9 +395,11 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
                                             deps=frames))
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
-    parts = [part(p, plan_node) for p in frames]
+    parts = [part(p, plan_node, i) for i, p in enumerate(frames)]
     config = dask.delayed(plan.config, pure=True)
-    (result,) = dask.compute(_tree(parts, config, plan.kind, split_every, compute))
+    nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
+    result, skipped = dask.compute(_tree(parts, config, plan.kind, split_every, compute), nulls)
+    run.report_skipped(sum(skipped))
     if not compute:
         with trusted_states():  # made by our own tasks (see _partition_task)
             return run.result(rebuild(plan.config, result, plan.kind))
@@ -384,6 +423,9 @@ def evaluate_parquet(
     split_every: int = 32,
     compute: bool = True,
     by: Columns | None = None,
+    positive_index: int = 1,
+    nulls: str = "error",
+    as_frame: bool = False,
     read_kwargs: Mapping[str, Any] | None = None,
     **update_kwargs: Any,
 ) -> Any:
@@ -402,7 +444,7 @@ def evaluate_parquet(
         Parquet files: a path, a directory, a glob or a list of them.
     metrics, label, score, target, prediction, weight, query, doc_id
         As for :func:`evaluate`.
-    query_partitioned, split_every, compute, by
+    query_partitioned, split_every, compute, by, positive_index, nulls, as_frame
         As for :func:`evaluate`.
     read_kwargs : mapping, optional
         Keyword arguments of ``dask.dataframe.read_parquet`` (given, even empty, the files are
@@ -434,9 +476,11 @@ def evaluate_parquet(
 
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
     request = Request.of(locals())
-    if read_kwargs is None and compute and by is None and weight is None and not update_kwargs:
+    if (read_kwargs is None and compute and by is None and weight is None and not update_kwargs
+            and nulls == "error"):
         done = _parquet_by_ranges(path, metrics, split_every, request)
         if done is not None:
-            return done[0]
+            return _as_frame(done[0], metrics, request)
     # Column projection is pushed down into the reader: only the needed columns are read.
-    return _evaluate(dd.read_parquet(path, **dict(read_kwargs or {})), metrics, request, split_every)
+    frame = dd.read_parquet(path, **dict(read_kwargs or {}))
+    return _as_frame(_evaluate(frame, metrics, request, split_every), metrics, request)

@@ -35,7 +35,7 @@ from streammetrics._engines.plan import (
     merge_bytes,
     state_to_bytes,
 )
-from streammetrics._engines.request import Request, engine_evaluate, make_run
+from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
 
 __all__ = ["evaluate"]
 
@@ -52,7 +52,7 @@ def _aggregation(plan: Plan) -> Any:
 
         def aggregate_block(self, block: Any) -> bytes:
             with trusted_states():
-                return state_to_bytes(frame_state(block, plan))
+                return state_to_bytes(frame_state(block, plan, "a Ray block"))
 
         def combine(self, current: bytes, new: bytes) -> bytes:
             return merge_bytes([current, new])
@@ -75,6 +75,9 @@ def evaluate(
     query_partitioned: bool = False,
     compute: bool = True,
     by: Columns | None = None,
+    positive_index: int = 1,
+    nulls: str = "error",
+    as_frame: bool = False,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a Ray Dataset as one aggregation over its blocks.
@@ -84,7 +87,7 @@ def evaluate(
     ds : ray.data.Dataset
         The rows. Only the named columns are read.
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
-    {engine: compute, by, update_kwargs}
+    {engine: compute, by, positive_index, nulls, as_frame, update_kwargs}
 
     Returns
     -------
@@ -104,6 +107,16 @@ def evaluate(
     {'auroc': 0.91, 'f1': 0.77}
     """
     run = make_run(metrics, Request.of(locals()), available=list(ds.columns() or []))
+    out = _evaluate(ds, run)
+    if not as_frame:
+        return out
+    import ray
+
+    return ray.data.from_pandas(values_table(out, metrics, by))
+
+
+def _evaluate(ds: Any, run: Run) -> Any:
+    """:func:`evaluate` of a checked run."""
     frame = ds.select_columns(run.plan.columns())
     if run.shuffle_on is not None:
         import ray
@@ -111,4 +124,9 @@ def evaluate(
         blocks = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
         frame = frame.repartition(blocks, keys=[run.shuffle_on])
     result = frame.aggregate(_aggregation(run.plan))
+    if run.plan.nulls == "skip":  # a second pass counts the rows dropped
+        cols = run.plan.columns()
+        counts = frame.map_batches(lambda b: {"n": [int(b[cols].isna().any(axis=1).sum())]},
+                                   batch_format="pandas")
+        run.report_skipped(int(counts.sum("n") or 0))
     return run.result_of_bytes(result.get("streammetrics") if result else None)  # None: no rows

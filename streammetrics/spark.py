@@ -29,6 +29,7 @@ variants, ``max_bytes=``, beyond what the driver can hold -- see docs/scale-out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,35 +43,108 @@ from streammetrics._engines.plan import (
     merge_bytes,
     state_to_bytes,
 )
-from streammetrics._engines.request import Request, engine_evaluate, make_run
+from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
 
 __all__ = ["evaluate"]
 
-_STATE_SCHEMA = "state binary"
+_STATE_SCHEMA = "state binary, skipped long"
 _DEPTH = Param("int", "must be an integer >= 1", low=1)
 
 
 def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
-    """One partition's task: feed its Arrow record batches, emit one row holding the state."""
+    """One partition's task: feed its Arrow record batches, emit one row holding the state and
+    the number of rows skipped for a null (``nulls="skip"``)."""
     import pyarrow as pa
+    from pyspark import TaskContext
 
+    context = TaskContext.get()
+    where = f"Spark partition {context.partitionId() if context is not None else '?'}"
+    skipped = 0
     with trusted_states():
         acc = empty_set(plan.config, plan.kind)
         if plan.family == "retrieval":  # a query's rows may span batches: feed the partition once
             table = pa.Table.from_batches(list(batches))
             if table.num_rows:
-                feed(acc, table.to_pandas(), plan)
+                skipped += feed(acc, table.to_pandas(), plan, where)
         else:
+            offset = 0
             for batch in batches:
                 if batch.num_rows:
-                    feed(acc, batch.to_pandas(), plan)
+                    skipped += feed(acc, batch.to_pandas(), plan, where, offset)
+                offset += batch.num_rows
         payload = state_to_bytes(acc)
-    yield pa.RecordBatch.from_pydict({"state": [payload]}, schema=pa.schema([("state", pa.binary())]))
+    yield pa.RecordBatch.from_pydict({"state": [payload], "skipped": [skipped]},
+                                     schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
 
 
-def _merge_two(left: bytes, right: bytes) -> bytes:
-    """The tree's merge step: two shipped states in, one out (all made by this module's tasks)."""
-    return merge_bytes([left, right])
+def _merge_two(left: tuple[bytes, int], right: tuple[bytes, int]) -> tuple[bytes, int]:
+    """The tree's merge step: two shipped (state, skipped rows) in, one out (all made by this
+    module's tasks)."""
+    return merge_bytes([left[0], right[0]]), left[1] + right[1]
+
+
+def _value_error(exc: Exception) -> ValueError | None:
+    """The ValueError a Python task raised (a bad value in the rows), from Spark's exception."""
+    lines = [ln for ln in str(exc).splitlines() if ln.startswith("ValueError: ")]
+    return ValueError(lines[-1][len("ValueError: "):]) if lines else None
+
+
+def _grouped(df: Any, request: Request) -> tuple[Any, Request]:
+    """``df.groupBy(...)`` given as the frame: the frame and ``by=`` its grouping columns."""
+    if type(df).__name__ != "GroupedData":
+        return df, request
+    from pyspark.sql import functions as F
+
+    frame = df._df
+    keys = df.agg(F.count(F.lit(1)).alias("__streammetrics_n__")).columns[:-1]  # analysed, not run
+    odd = [k for k in keys if k not in frame.columns]
+    if odd or not keys:
+        raise ValueError(f"df: a grouped frame must be grouped by column names, got {odd or keys}")
+    if request.by is not None:
+        raise ValueError(f"by: the frame is already grouped by {keys}; got by={request.by!r} as well")
+    return frame, dataclasses.replace(request, by=keys[0] if len(keys) == 1 else keys)
+
+
+def _expressions(df: Any, request: Request) -> tuple[Any, Request]:
+    """Spark ``Column`` expressions given as columns (``label=F.col("p")[1]``): selected under
+    names of their own, the request naming those."""
+    from pyspark.sql import Column
+
+    extra: list[Any] = []
+    changes: dict[str, Any] = {}
+    for what in ("label", "score", "target", "prediction", "weight"):
+        spec = getattr(request, what)
+        specs = spec if isinstance(spec, (list, tuple)) else [spec]
+        if not any(isinstance(c, Column) for c in specs):
+            continue
+        names = []
+        for i, c in enumerate(specs):
+            if isinstance(c, Column):
+                names.append(f"__streammetrics_{what}_{i}__")
+                extra.append(c.alias(names[-1]))
+            else:
+                names.append(c)
+        changes[what] = names if isinstance(spec, (list, tuple)) else names[0]
+    if not extra:
+        return df, request
+    return df.select("*", *extra), dataclasses.replace(request, **changes)
+
+
+def _readable(df: Any, names: list[str]) -> list[Any]:
+    """The selected columns, an MLlib vector column (``VectorUDT``, dense or sparse) read as an
+    array of doubles (``pyspark.ml.functions.vector_to_array``) under its own name."""
+    from pyspark.sql import functions as F
+
+    types = {f.name: f.dataType for f in df.schema.fields}
+    out: list[Any] = []
+    for name in names:
+        if type(types.get(name)).__name__ == "VectorUDT":
+            from pyspark.ml.functions import vector_to_array
+
+            out.append(vector_to_array(F.col(name)).alias(name))
+        else:
+            out.append(F.col(name))
+    return out
 
 
 @engine_evaluate
@@ -89,18 +163,25 @@ def evaluate(
     depth: int = 2,
     compute: bool = True,
     by: Columns | None = None,
+    positive_index: int = 1,
+    nulls: str = "error",
+    as_frame: bool = False,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a PySpark DataFrame on the executors and merge their states in a tree.
 
     Parameters
     ----------
-    df : pyspark.sql.DataFrame
-        The rows. Only the named columns are read.
+    df : pyspark.sql.DataFrame or GroupedData
+        The rows. Only the named columns are read. A ``df.groupBy("k", ...)`` of column names
+        means the frame with ``by=`` those columns (``by=`` itself then not given). ``label``,
+        ``score`` (or their aliases) and ``weight`` may also be Spark ``Column`` expressions
+        (``F.col("probability")``, ``vector_to_array(F.col("probability"))[1]``,
+        ``F.col("y").cast("int")``), evaluated in the same job.
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
-    {engine: compute, by, update_kwargs}
+    {engine: compute, by, positive_index, nulls, as_frame, update_kwargs}
 
     Returns
     -------
@@ -119,13 +200,35 @@ def evaluate(
     {'auroc': 0.91, 'f1': 0.77}
     """
     depth = check_param(depth, "depth", _DEPTH)
-    run = make_run(metrics, Request.of(locals()), available=list(df.columns))
+    df, request = _grouped(df, Request.of(locals()))
+    df, request = _expressions(df, request)
+    run = make_run(metrics, request, available=list(df.columns))
+    out = _evaluate(df, run, depth)
+    if not as_frame:
+        return out
+    table = values_table(out, metrics, request.by)
+    if not len(table):  # nothing to infer the key columns' types from
+        keys = [f"`{c}` string" for c in table.columns[:-2]]
+        return df.sparkSession.createDataFrame([], ", ".join([*keys, "metric string, value double"]))
+    return df.sparkSession.createDataFrame(table)
+
+
+def _evaluate(df: Any, run: Run, depth: int) -> Any:
+    """:func:`evaluate` of a checked run."""
     plan = run.plan
-    frame = df.select(*plan.columns())
+    frame = df.select(*_readable(df, plan.columns()))
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
-    rdd = states.rdd.map(lambda row: bytes(row[0]))
+    rdd = states.rdd.map(lambda row: (bytes(row[0]), int(row[1])))
     if rdd.getNumPartitions() == 0:
         return run.result(None)
-    return run.result_of_bytes(rdd.treeReduce(_merge_two, depth=depth))
+    try:
+        payload, skipped = rdd.treeReduce(_merge_two, depth=depth)
+    except Exception as exc:  # a row refused in a Python task: the ValueError it raised
+        error = _value_error(exc)
+        if error is None:
+            raise
+        raise error from exc
+    run.report_skipped(skipped)
+    return run.result_of_bytes(payload)

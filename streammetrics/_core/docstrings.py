@@ -371,6 +371,30 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "``compute=False`` the merged ``Sliced`` accumulator (around the metric, or a "
             "MetricSet of them).",
         ),
+        "positive_index": (
+            "positive_index : int",
+            "A score column holding one vector per row -- an MLlib ``VectorUDT`` column such as "
+            "``LogisticRegression``'s ``probability``, or a column of arrays: binary metrics take "
+            "its element ``positive_index`` (default 1, the positive class of a 0/1 label); "
+            "multiclass metrics take the whole vector as the (n, C) scores. Ignored for scalar "
+            "score columns.",
+        ),
+        "nulls": (
+            "nulls : {\"error\", \"skip\"}",
+            "Rows holding a null (None, NaN, NA) in a used column -- label, score, weight, the "
+            "``by`` keys, the query and document ids. ``\"error\"`` (default): a ValueError naming "
+            "the column and the row (its position in its partition, its index label, its values). "
+            "``\"skip\"``: such rows are dropped and a ``NullRowsSkipped`` warning says how many.",
+        ),
+        "as_frame": (
+            "as_frame : bool",
+            "Return the values as a DataFrame of the engine (Spark: a Spark DataFrame; Dask: a "
+            "one-partition Dask DataFrame; Ray: a Dataset), ready to write back: columns "
+            "``metric`` and ``value`` (float), one row per metric -- with ``by``, the slice key "
+            "columns first and one row per slice and metric. An array value (a confusion matrix, "
+            "per-class scores) gives one row per element, ``metric`` naming it ``cm[0, 1]``. "
+            "Needs ``compute=True``.",
+        ),
         "update_kwargs": (
             "**update_kwargs",
             "Passed to every ``update`` (e.g. ``n_relevant=`` / ``judged=`` mappings for retrieval).",

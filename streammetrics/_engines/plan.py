@@ -46,6 +46,12 @@ class Plan:
     kind: str = "MetricSet"
     #: Slice key column(s): one name (keys are its values) or several (keys are tuples).
     by: Columns | None = None
+    #: A vector score column (one array per row): the element binary metrics take.
+    positive_index: int = 1
+    #: The metrics' task (``"binary"``, ``"multiclass"``, ...; None when they have none or differ).
+    task: str | None = None
+    #: Rows with a null in a used column: ``"error"`` (refused, the row named) or ``"skip"``.
+    nulls: str = "error"
 
     def columns(self) -> list[str]:
         cols: list[str] = []
@@ -133,6 +139,24 @@ def column(df: Any, spec: Columns, what: str) -> np.ndarray:
     return arr[:, 0] if isinstance(spec, str) else arr
 
 
+def vector_scores(arr: np.ndarray, plan: Plan) -> np.ndarray:
+    """A score column holding one vector per row (an MLlib vector column read as arrays, or a
+    pandas column of arrays / lists) as an (n, C) array, or, for binary metrics, its element
+    ``plan.positive_index``; any other column unchanged."""
+    if arr.ndim != 1 or arr.dtype != object or not len(arr) or np.ndim(arr[0]) != 1:
+        return arr
+    try:
+        rows = np.stack([np.asarray(v, dtype=np.float64) for v in arr])
+    except ValueError as exc:  # vectors of different lengths
+        raise ValueError(f"score: the vectors have different lengths ({exc})") from None
+    if plan.task != "binary":
+        return rows
+    if plan.positive_index >= rows.shape[1]:
+        raise ValueError(f"positive_index: {plan.positive_index} is out of range of the score "
+                         f"vectors of length {rows.shape[1]}")
+    return rows[:, plan.positive_index]
+
+
 def ids(df: Any, name: str) -> np.ndarray:
     arr = df[name].to_numpy()
     if arr.dtype == object or arr.dtype.kind in "US":
@@ -140,7 +164,38 @@ def ids(df: Any, name: str) -> np.ndarray:
     return arr
 
 
-def feed(acc: Metric, df: Any, plan: Plan) -> None:
+#: What ``nulls=`` accepts.
+NULLS = ("error", "skip")
+
+
+def drop_nulls(df: Any, plan: Plan, where: str = "", offset: int = 0) -> tuple[Any, int]:
+    """``df`` without its rows holding a null (None, NaN, NA) in a used column, and how many
+    were dropped (``plan.nulls == "skip"``); with ``"error"`` such a row is a ValueError naming
+    the column, the row (its position ``offset + i`` in ``where``, its index label) and its values.
+
+    Complexity: O(rows x used columns).
+    """
+    cols = plan.columns()
+    isna = df[cols].isna()
+    mask = isna.any(axis=1).to_numpy()
+    if not mask.any():
+        return df, 0
+    if plan.nulls == "skip":
+        return df[~mask], int(mask.sum())
+    i = int(np.argmax(mask))
+    col = cols[int(np.argmax(isna.iloc[i].to_numpy()))]
+    row = {c: v.item() if isinstance(v, np.generic) else v for c, v in ((c, df[c].iloc[i]) for c in cols)}
+    raise ValueError(f"nulls: column {col!r} is null at row {offset + i} of {where or 'the partition'} "
+                     f"(index {df.index[i]!r}; row {row}); pass nulls='skip' to drop the rows "
+                     f"holding a null in {cols}")
+
+
+def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> int:
+    """Feed one partition's rows (a pandas DataFrame) to ``acc``; return how many rows with a
+    null were skipped (see :func:`drop_nulls`: ``where`` and ``offset`` name the rows)."""
+    df, skipped = drop_nulls(df, plan, where, offset)
+    if not len(df):
+        return skipped
     if plan.family == "retrieval":
         assert plan.query is not None
         df = df.sort_values(plan.query, kind="stable")  # each query's rows contiguous
@@ -149,7 +204,7 @@ def feed(acc: Metric, df: Any, plan: Plan) -> None:
         if plan.doc_id is not None:
             kwargs["doc_ids"] = ids(df, plan.doc_id)
         acc.update(column(df, plan.label, "label"), column(df, plan.score, "score"), **kwargs)
-        return
+        return skipped
     weight = None if plan.weight is None else column(df, plan.weight, "weight")
     kwargs = dict(plan.update_kwargs)
     if isinstance(plan.by, str):
@@ -158,10 +213,11 @@ def feed(acc: Metric, df: Any, plan: Plan) -> None:
         kwargs["slices"] = {name: ids(df, name) for name in plan.by}
     acc.update(
         column(df, plan.label, "label"),
-        column(df, plan.score, "score"),
+        vector_scores(column(df, plan.score, "score"), plan),
         sample_weight=weight,
         **kwargs,
     )
+    return skipped
 
 
 def partition_state(df: Any, plan: Plan) -> dict[str, Any]:
@@ -304,6 +360,8 @@ def make_plan(
     update_kwargs: Mapping[str, Any],
     available: Sequence[str],
     by: Columns | None = None,
+    positive_index: int = 1,
+    nulls: str = "error",
 ) -> tuple[Metric, Shape, Plan]:
     """Check the arguments every engine's ``evaluate`` takes and build the run's plan.
 
@@ -319,6 +377,10 @@ def make_plan(
         The columns the engine's frame has (a missing one is a ``ValueError`` naming it).
     by : str or list of str, optional
         Slice key column(s): the run is a ``Sliced`` accumulator around the metrics.
+    positive_index : int
+        A vector score column: the element binary metrics take.
+    nulls : {"error", "skip"}
+        Rows with a null in a used column: refused (the row named) or skipped.
 
     Returns
     -------
@@ -347,11 +409,20 @@ def make_plan(
         query=query,
         doc_id=doc_id,
         update_kwargs=dict(update_kwargs),
+        positive_index=positive_index,
+        task=_task(template),
+        nulls=nulls,
     )
     missing = [c for c in plan.columns() if c not in available]
     if missing:
         raise ValueError(f"columns {missing} are not in the DataFrame (has {list(available)})")
     return acc, shape, plan
+
+
+def _task(template: MetricSet) -> str | None:
+    """The members' common task (``"binary"``, ``"multiclass"``, ...), or None."""
+    tasks = {getattr(m, "task", None) for m in template.values()}
+    return tasks.pop() if len(tasks) == 1 else None
 
 
 def sliced_template(template: MetricSet, shape: Shape, by: Columns) -> Metric:
@@ -367,8 +438,9 @@ def sliced_template(template: MetricSet, shape: Shape, by: Columns) -> Metric:
     return Sliced(template["m"] if shape.kind == "one" else template)
 
 
-def frame_state(frame: Any, plan: Plan) -> Metric:
-    """The accumulator of one partition given as a pandas DataFrame or an Arrow table/batch.
+def frame_state(frame: Any, plan: Plan, where: str = "") -> Metric:
+    """The accumulator of one partition given as a pandas DataFrame or an Arrow table/batch
+    (``where`` names it in a null row's message, see :func:`drop_nulls`).
 
     Complexity: one ``update`` of the partition's rows (an Arrow table is converted to pandas
     once, column by column, zero-copy where Arrow allows).
@@ -377,7 +449,7 @@ def frame_state(frame: Any, plan: Plan) -> Metric:
         frame = frame.to_pandas()
     acc = empty_set(plan.config, plan.kind)
     if len(frame):
-        feed(acc, frame, plan)
+        feed(acc, frame, plan, where)
     return acc
 
 

@@ -40,7 +40,7 @@ from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
 from . import ranked as ranked_engine
-from .plan import Plan, column, compute_recorded, empty_set, merged, rebuild, state_of
+from .plan import Plan, column, compute_recorded, drop_nulls, empty_set, merged, rebuild, state_of
 
 #: Score ranges per worker thread (more than one, so that the ranges balance over the workers).
 RANGES_PER_THREAD = 2
@@ -133,6 +133,7 @@ def frame_batches(frames: Sequence[Any], plan: Plan) -> Iterator[tuple[Any, Any]
     """The ``(labels, scores)`` batches of pandas partitions (empty ones skipped)."""
     for df in frames:
         if len(df):
+            df, _ = drop_nulls(df, plan, "a Dask partition")  # nulls="error": the row named
             yield column(df, plan.label, "label"), column(df, plan.score, "score")
 
 
@@ -147,10 +148,23 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan) -> Iterator[tuple
         with contextlib.ExitStack() as stack:
             source = name if local else stack.enter_context(fs.open(name, "rb"))
             reader = pq.ParquetFile(source)
+            offset = 0
             for g in range(reader.num_row_groups):
                 table = reader.read_row_group(g, columns=[plan.label, plan.score])
                 if table.num_rows:
-                    yield table.column(plan.label).to_numpy(), table.column(plan.score).to_numpy()
+                    arrays = table.column(plan.label).to_numpy(), table.column(plan.score).to_numpy()
+                    _refuse_nulls(arrays, (plan.label, plan.score), name, offset)
+                    yield arrays
+                offset += table.num_rows
+
+
+def _refuse_nulls(arrays: Sequence[Any], names: Sequence[str], path: str, offset: int) -> None:
+    """A null (read as NaN) in a file's column: a ValueError naming the file, column and row."""
+    for arr, col in zip(arrays, names, strict=True):
+        if arr.dtype.kind == "f" and np.isnan(arr).any():
+            row = offset + int(np.argmax(np.isnan(arr)))
+            raise ValueError(f"nulls: column {col!r} is null (or NaN) at row {row} of {path}; "
+                             f"pass nulls='skip' to drop the rows holding a null in {list(names)}")
 
 
 def _protocols(fs: Any) -> tuple[str, ...]:

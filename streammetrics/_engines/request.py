@@ -19,10 +19,14 @@ from typing import Any, TypeVar
 
 from streammetrics._core.docstrings import fill
 from streammetrics._core.metric import Metric, trusted_states
+from streammetrics._core.params import FLAG, Param, check_param
+from streammetrics.wrappers.metricset import MetricSet
 
-from .plan import Columns, Plan, Shape, finish, make_plan, state_from_bytes
+from .plan import NULLS, Columns, Plan, Shape, finish, make_plan, state_from_bytes
 
 _F = TypeVar("_F", bound=Callable[..., Any])
+_POSITIVE_INDEX = Param("int", "must be an integer >= 0", low=0)
+_NULLS = Param("choice", f"must be one of {NULLS}", choices=NULLS)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,15 @@ class Request:
         Slice key column(s).
     update_kwargs : mapping
         Passed to every ``update``.
+    positive_index : int
+        A score column holding vectors (MLlib ``VectorUDT``, arrays): the element binary metrics
+        take as the positive-class score (multiclass metrics take the whole vector).
+    nulls : {"error", "skip"}
+        Rows with a null in a used column: refused (a ValueError naming the column and the row)
+        or skipped (their number reported by a warning).
+    as_frame : bool
+        Return the values as a table (:func:`values_table`), one row per metric (per slice and
+        metric with ``by``), in the engine's DataFrame.
     """
 
     label: Columns | None = None
@@ -65,6 +78,9 @@ class Request:
     query_partitioned: bool = False
     compute: bool = True
     by: Columns | None = None
+    positive_index: int = 1
+    nulls: str = "error"
+    as_frame: bool = False
     update_kwargs: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -123,6 +139,10 @@ def engine_evaluate(fn: _F) -> _F:
     return fn
 
 
+class NullRowsSkipped(UserWarning):
+    """``evaluate(..., nulls="skip")`` dropped rows holding a null; the message says how many."""
+
+
 @dataclass(frozen=True)
 class Run:
     """A checked request: the empty accumulator, the shape of the results and the plan.
@@ -151,6 +171,20 @@ class Run:
         if self.plan.family == "retrieval" and not self.request.query_partitioned:
             return self.plan.query
         return None
+
+    def report_skipped(self, skipped: int) -> None:
+        """Warn how many rows ``nulls="skip"`` dropped (none: no warning).
+
+        Parameters
+        ----------
+        skipped : int
+            The rows dropped over every partition.
+        """
+        if skipped:
+            from streammetrics._core.warn import warn
+
+            warn(f"nulls: skipped {skipped} row(s) holding a null in {self.plan.columns()}",
+                 NullRowsSkipped)
 
     def result(self, acc: Metric | None) -> Any:
         """What ``evaluate`` returns from the merged accumulator (None: no partition at all, the
@@ -212,11 +246,15 @@ def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
         ``prediction``).
     """
     r = request
+    if check_param(r.as_frame, "as_frame", FLAG) and not r.compute:
+        raise ValueError("as_frame: a table holds computed values; got as_frame=True with compute=False")
     label = _column_alias(r.label, r.target, "label", "target")
     score = _column_alias(r.score, r.prediction, "score", "prediction")
     template, shape, plan = make_plan(
         metrics, label=label, score=score, weight=r.weight, query=r.query, doc_id=r.doc_id,
         update_kwargs=r.update_kwargs, available=available, by=r.by,
+        positive_index=check_param(r.positive_index, "positive_index", _POSITIVE_INDEX),
+        nulls=check_param(r.nulls, "nulls", _NULLS),
     )
     return Run(template, shape, plan, request)
 
@@ -230,3 +268,47 @@ def _column_alias(name: Columns | None, alias: Columns | None, what: str, alias_
         raise ValueError(f"{what}: name the {what} column(s) ({what}=..., or {alias_name}=... for "
                          "regression metrics)")
     return name if name is not None else alias  # type: ignore[return-value]
+
+
+def values_table(values: Any, metrics: Any, by: Columns | None) -> Any:
+    """The values ``evaluate`` computed as a pandas DataFrame, ready to write back: one row per
+    metric, columns ``metric`` and ``value`` (float), preceded with ``by`` by one column per
+    slice key (one row per slice and metric). A metric's array value (a confusion matrix,
+    per-class scores) gives one row per element, named ``name[i, j]``.
+
+    Complexity: O(slices x values).
+
+    Parameters
+    ----------
+    values : dict, value, or dict of slice key -> those
+        What ``evaluate`` returns with ``compute=True``.
+    metrics : MetricSet, Metric or mapping
+        The ``metrics`` argument (a single metric's row is named after its class).
+    by : str or list of str, optional
+        The slice key column(s).
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    import numpy as np
+    import pandas as pd
+
+    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
+    single = isinstance(metrics, Metric) and not isinstance(metrics, MetricSet)
+
+    def named(vals: Any) -> list[tuple[str, float]]:
+        items = {type(metrics).__name__: vals} if single else vals
+        out: list[tuple[str, float]] = []
+        for name, v in items.items():
+            arr = np.asarray(v, dtype=np.float64)
+            if arr.ndim == 0:
+                out.append((str(name), float(arr)))
+            else:
+                out.extend((f"{name}[{', '.join(map(str, i))}]", float(x)) for i, x in np.ndenumerate(arr))
+        return out
+
+    slices = [((), values)] if not keys else [
+        (key if isinstance(key, tuple) else (key,), vals) for key, vals in values.items()]
+    rows = [(*key, name, value) for key, vals in slices for name, value in named(vals)]
+    return pd.DataFrame(rows, columns=[*keys, "metric", "value"])

@@ -265,3 +265,125 @@ def test_regression_slices_on_cluster(client: Any) -> None:
         return dd.from_pandas(df.sort_values("region", kind="stable"), npartitions=5)
 
     cases.check_regression_sliced(evaluate, frame, cases.regression_frame())
+
+
+def _vector_frame(n: int, seed: int) -> pd.DataFrame:
+    """Binary and 3-class labels, the scores as one list per row (an Arrow list column, as
+    Parquet's list<double> reads)."""
+    import pyarrow as pa
+
+    def lists(rows: np.ndarray) -> pd.Series:
+        return pd.Series(pa.array(list(rows)), dtype=pd.ArrowDtype(pa.list_(pa.float64())))
+
+    rng = np.random.default_rng(seed)
+    p = rng.random(n).round(2)
+    probs = rng.dirichlet(np.ones(3), n).round(2) + 0.01
+    probs /= probs.sum(axis=1, keepdims=True)
+    return pd.DataFrame({"y": rng.integers(0, 2, n), "c": rng.integers(0, 3, n),
+                         "w": rng.random(n).round(3), "p": p,
+                         "prob": lists(np.column_stack([1 - p, p])), "cls": lists(probs)})
+
+
+def test_vector_score_column_equals_sklearn() -> None:
+    """Issue #32: a column of score vectors -- binary metrics take element positive_index,
+    multiclass metrics the whole vector."""
+    from sklearn.metrics import roc_auc_score
+
+    df = _vector_frame(600, seed=31)
+    ddf = dd.from_pandas(df, npartitions=3)
+    with dask.config.set(scheduler="synchronous"):
+        got = evaluate(ddf, sm.AUROC(), label="y", score="prob", weight="w")
+        neg = evaluate(ddf, sm.AUROC(), label="y", score="prob", positive_index=0)
+        multi = evaluate(ddf, sm.AUROC(num_classes=3), label="c", score="cls", weight="w")
+        with pytest.raises(ValueError, match="positive_index: must be an integer >= 0.*-1"):
+            evaluate(ddf, sm.AUROC(), label="y", score="prob", positive_index=-1)
+    assert got == pytest.approx(roc_auc_score(df.y, df.p, sample_weight=df.w), abs=1e-12)
+    assert neg == pytest.approx(roc_auc_score(df.y, 1 - df.p), abs=1e-12)
+    ref = roc_auc_score(df.c, np.stack(df.cls.to_numpy()), multi_class="ovr", sample_weight=df.w)
+    assert multi == pytest.approx(ref, abs=1e-12)
+
+
+def test_nulls_refused_naming_the_row_or_skipped(tmp_path: Path) -> None:
+    """Issue #32: nulls="error" (default) names the column, the row (partition and index label,
+    or the Parquet file and its row) and its values; nulls="skip" drops the rows and warns how
+    many, on every path (states, score ranges, Parquet)."""
+    from streammetrics._engines.request import NullRowsSkipped
+
+    rng = np.random.default_rng(32)
+    n = 300
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.random(n).round(2),
+                       "w": rng.random(n).round(3), "k": rng.choice(["a", "b"], n)})
+    holes = df.copy()
+    holes.loc[[150, 160], "p"] = np.nan
+    holes.loc[[200], "w"] = np.nan
+    holes.to_parquet(tmp_path / "h.parquet", row_group_size=64, index=False)
+    ddf = dd.from_pandas(holes, npartitions=3)
+    kept = df.drop(index=[150, 160, 200])
+    ref = sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()).update(
+        kept.y.to_numpy(), kept.p.to_numpy(), sample_weight=kept.w.to_numpy()).compute()
+    with dask.config.set(scheduler="synchronous"):
+        with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 50 of Dask partition 1 "
+                                             r"\(index 150; row \{'y': \d, 'p': nan\}"):
+            evaluate(ddf, sm.F1(), label="y", score="p")
+        with pytest.raises(ValueError, match=r"column 'w' is null at row 0 of Dask partition 2 "
+                                             r"\(index 200; row \{'y': \d, 'p': [\d.]+, 'w': nan\}"):
+            evaluate(ddf[ddf.p.notnull()], sm.F1(), label="y", score="p", weight="w")
+        with pytest.raises(ValueError, match=r"column 'p' is null at row 50 of a Dask partition \(index 150"):
+            evaluate(ddf, sm.AUROC(), label="y", score="p")  # the score-range path
+        with pytest.raises(ValueError, match=r"column 'p' is null \(or NaN\) at row 150 of .*h\.parquet"):
+            evaluate_parquet(str(tmp_path / "h.parquet"), sm.AUROC(), label="y", score="p")
+        with pytest.warns(NullRowsSkipped, match=r"skipped 3 row\(s\)"):
+            got = evaluate(ddf, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
+                           weight="w", nulls="skip")
+        with pytest.warns(NullRowsSkipped, match=r"skipped 2 row\(s\)"):
+            auroc = evaluate_parquet(str(tmp_path / "h.parquet"), sm.AUROC(), label="y", score="p",
+                                     nulls="skip")
+    assert got["auroc"] == pytest.approx(ref["auroc"], abs=1e-12)
+    assert got["f1"] == pytest.approx(ref["f1"], abs=1e-12)
+    from sklearn.metrics import roc_auc_score
+
+    unweighted = df.drop(index=[150, 160])
+    assert auroc == pytest.approx(roc_auc_score(unweighted.y, unweighted.p), abs=1e-12)
+
+
+def test_as_frame_is_a_dask_dataframe_of_the_values(tmp_path: Path) -> None:
+    """Issue #32: as_frame=True gives a Dask DataFrame of (slice keys,) metric, value rows."""
+    df = _vector_frame(400, seed=34).drop(columns=["prob", "cls"])
+    df["k"] = np.where(df.c == 0, "a", "b")
+    df.to_parquet(tmp_path / "v.parquet", index=False)
+    ddf = dd.from_pandas(df, npartitions=3)
+    ms = sm.MetricSet(auroc=sm.AUROC(), cm=sm.ConfusionMatrix())
+    with dask.config.set(scheduler="synchronous"):
+        values = evaluate(ddf, ms, label="y", score="p")
+        table = evaluate(ddf, ms, label="y", score="p", as_frame=True)
+        ranged = evaluate_parquet(str(tmp_path / "v.parquet"), sm.AUROC(), label="y", score="p",
+                                  as_frame=True)  # the score-range path
+        sliced = evaluate(ddf, sm.F1(), label="y", score="p", by="k", as_frame=True)
+        ref = evaluate(ddf, sm.F1(), label="y", score="p", by="k")
+        assert isinstance(table, dd.DataFrame)
+        table, ranged, sliced = table.compute(), ranged.compute(), sliced.compute()
+    assert dict(zip(table.metric, table.value, strict=True)) == {
+        "auroc": values["auroc"], **{f"cm[{i}, {j}]": values["cm"][i, j] for i in range(2) for j in range(2)}}
+    assert list(ranged.metric) == ["AUROC"] and ranged.value.iloc[0] == pytest.approx(values["auroc"], abs=1e-12)
+    assert list(sliced.columns) == ["k", "metric", "value"]
+    assert dict(zip(sliced.k, sliced.value, strict=True)) == ref
+
+
+def test_groupby_object_means_by() -> None:
+    """Issue #32: ddf.groupby("k") in place of the frame means by="k"."""
+    df = _vector_frame(400, seed=36).drop(columns=["prob", "cls"])
+    df["k"] = np.where(df.c == 0, "a", "b")
+    ddf = dd.from_pandas(df, npartitions=3)
+    with dask.config.set(scheduler="synchronous"):
+        cases = {"k": ddf.groupby("k"), ("k", "c"): ddf.groupby(["k", "c"])}
+        for by, grouped in cases.items():
+            keys = by if isinstance(by, str) else list(by)
+            got = evaluate(grouped, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
+                           weight="w")
+            ref = evaluate(ddf, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
+                           weight="w", by=keys)
+            assert got == ref
+        with pytest.raises(ValueError, match=r"by: the frame is already grouped by \['k'\]"):
+            evaluate(ddf.groupby("k"), sm.F1(), label="y", score="p", by="c")
+        with pytest.raises(ValueError, match="ddf: a grouped frame must be grouped by column names"):
+            evaluate(ddf.groupby(ddf.c > 0), sm.F1(), label="y", score="p")

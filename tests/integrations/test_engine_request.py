@@ -51,7 +51,8 @@ def test_a_signature_that_differs_is_refused_at_definition() -> None:
     def no_catch_all(data: Any, metrics: Any, *, label: Columns | None = None, score: Columns | None = None,
                       target: Columns | None = None, prediction: Columns | None = None, weight: str | None = None,
                      query: str | None = None, doc_id: str | None = None, query_partitioned: bool = False,
-                     compute: bool = True, by: Columns | None = None) -> Any:
+                     compute: bool = True, by: Columns | None = None, positive_index: int = 1,
+                     nulls: str = "error", as_frame: bool = False) -> Any:
         """Doc."""
 
     with pytest.raises(TypeError, match="update_kwargs"):
@@ -71,6 +72,7 @@ def test_a_signature_that_differs_is_refused_at_definition() -> None:
 def test_request_of_takes_the_fields_and_ignores_the_rest() -> None:
     request = Request.of({"label": "y", "score": ["a", "b"], "target": None, "prediction": None, "weight": None, "query": None, "doc_id": None,
                           "query_partitioned": False, "compute": False, "by": "g", "update_kwargs": {},
+                          "positive_index": 1, "nulls": "error", "as_frame": False,
                           "depth": 3, "df": object()})
     assert request == Request("y", ["a", "b"], compute=False, by="g")
     with pytest.raises(KeyError):

@@ -97,3 +97,28 @@ def test_regression_equals_sklearn() -> None:
 def test_regression_slices_equal_sliced_in_one_process() -> None:
     cases.check_regression_sliced(
         evaluate, lambda df: _dataset(df.sort_values("region", kind="stable"), 4), cases.regression_frame())
+
+
+def test_nulls_refused_or_skipped() -> None:
+    """Issue #32: a null is a ValueError naming the column and the row's values (a Ray block
+    has no stable position); nulls="skip" drops the rows and warns how many."""
+    from streammetrics._engines.request import NullRowsSkipped
+
+    df = cases.classification_frame(300, seed=33)
+    holes = df.copy()
+    holes.loc[[10, 20], "p"] = np.nan
+    ds = _dataset(holes, 3)
+    with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row \d+ of a Ray block"):
+        evaluate(ds, sm.F1(), label="y", score="p")
+    with pytest.warns(NullRowsSkipped, match=r"skipped 2 row\(s\)"):
+        got = evaluate(ds, cases.binary_set(), label="y", score="p", weight="w", nulls="skip")
+    kept = df.drop(index=[10, 20])
+    cases.assert_same(got, cases.single_process(cases.binary_set(), kept, label="y", score="p", weight="w"))
+
+
+def test_as_frame_is_a_dataset_of_the_values() -> None:
+    df = cases.classification_frame(300, seed=35)
+    values = evaluate(_dataset(df, 2), sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p")
+    table = evaluate(_dataset(df, 2), sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
+                     as_frame=True).to_pandas()
+    assert dict(zip(table.metric, table.value, strict=True)) == values
