@@ -246,3 +246,33 @@ def test_parquet_files_are_read_in_chunks_and_equal_single_process(tmp_path: Any
         evaluate_ranked(str(tmp_path), sm.AUROC(), label="y", score="q")
     with pytest.raises(ValueError, match="data: no such file or directory"):
         evaluate_ranked(str(tmp_path / "missing"), sm.AUROC(), label="y", score="p")
+
+
+def test_range_tasks_are_given_to_the_workers_a_few_at_a_time() -> None:
+    distributed = pytest.importorskip("distributed")
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class Busy(SchedulerPlugin):  # the most range tasks the scheduler had handed out at once
+        def __init__(self) -> None:
+            self.now, self.most = set(), 0
+
+        def transition(self, key: Any, start: str, finish: str, *args: Any, **kwargs: Any) -> None:
+            if str(key).startswith("_range_task"):
+                (self.now.add if finish == "processing" else self.now.discard)(key)
+                self.most = max(self.most, len(self.now))
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 4_000), "p": np.round(rng.random(4_000), 3)})
+    most = {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        for at_once in (None, 8):
+            busy = Busy()
+            client.cluster.scheduler.add_plugin(busy, name=f"busy-{at_once}")
+            got = evaluate_ranked(dd.from_pandas(df, npartitions=4), {"auc": sm.AUROC()}, label="y",
+                                  score="p", ranges=8, ranges_at_once=at_once)
+            assert _close(got["auc"], _reference(df, None)["auc"])
+            most[at_once] = busy.most
+    assert most[None] <= 2 < most[8], most  # default: the client's 2 worker threads
+    with pytest.raises(ValueError, match="ranges_at_once: must be an integer >= 1"):
+        evaluate_ranked(dd.from_pandas(df, npartitions=1), sm.AUROC(), label="y", score="p", ranges_at_once=0)
