@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> str:
 
     import dask
     import dask.dataframe as dd
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, get_task_stream
 
     import streammetrics as sm
     from streammetrics.dask import evaluate_ranked
@@ -99,9 +99,14 @@ def main(argv: list[str] | None = None) -> str:
             pids = client.run(os.getpid)
             data: Any = str(root) if args.input == "files" else dd.read_parquet(str(root))
             t = time.perf_counter()
-            values = evaluate_ranked(data, {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()},
-                                     label="y", score="p", ranges=args.ranges, chunk_rows=args.chunk_rows)
+            with get_task_stream() as stream:
+                values = evaluate_ranked(data, {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()},
+                                         label="y", score="p", ranges=args.ranges, chunk_rows=args.chunk_rows)
             seconds = time.perf_counter() - t
+            read: dict[str, int] = {}  # the files / partitions each worker read (and kept the runs of)
+            for task in stream.data:
+                if "runs_task" in str(task["key"]):
+                    read[task["worker"]] = read.get(task["worker"], 0) + 1
             after = client.run(_peak_mb)
             restarted = sum(1 for w, pid in client.run(os.getpid).items() if pids.get(w) != pid)
         single = _single(root)
@@ -115,12 +120,15 @@ def main(argv: list[str] | None = None) -> str:
             f" (chunk_rows {args.chunk_rows:,}); "
             f"load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.",
             "",
-            "| worker | peak RSS before (MB) | peak RSS after (MB) | (after - before) / share |",
-            "|---|---|---|---|",
+            "| worker | peak RSS before (MB) | peak RSS after (MB) | (after - before) / share "
+            "| files or partitions read (of an even share) |",
+            "|---|---|---|---|---|",
         ]
+        even = (args.files if args.input == "files" else sum(read.values())) / args.workers
         for i, w in enumerate(sorted(after)):
             lines.append(f"| {i} | {before.get(w, float('nan')):.0f} | {after[w]:.0f} | "
-                         f"{(after[w] - before.get(w, float('nan'))) / share_mb:.2f} |")
+                         f"{(after[w] - before.get(w, float('nan'))) / share_mb:.2f} | "
+                         f"{read.get(w, 0)} ({read.get(w, 0) / even:.2f}) |")
         lines += [
             "",
             f"Workers restarted (crossed 95% of the limit): {restarted}.",

@@ -36,18 +36,36 @@ CHUNK_ROWS = 1 << 18
 
 
 def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0) -> list[ranked_engine.Runs]:
+    """One Dask partition's runs, ``chunk_rows`` rows at a time."""
     return ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, f"Dask partition {index}")
 
 
-def _file_runs_task(name: str, fs: Any, plan: Plan, chunk_rows: int) -> list[ranked_engine.Runs]:
-    """One Parquet file's runs, read ``chunk_rows`` rows at a time (pyarrow record batches of
-    the used columns: the file is never whole in memory)."""
+def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int) -> list[ranked_engine.Runs]:
+    """The runs of Parquet files, each read ``chunk_rows`` rows at a time (pyarrow record
+    batches of the used columns: no file is ever whole in memory)."""
     import pyarrow.parquet as pq
 
-    with fs.open(name, "rb") as source:
-        reader = pq.ParquetFile(source, pre_buffer=False)
-        batches = reader.iter_batches(chunk_rows, columns=plan.columns(), use_threads=False)
-        return ranked_engine.chunk_runs(batches, plan, name)
+    out: list[ranked_engine.Runs] = []
+    for name in names:
+        with fs.open(name, "rb") as source:
+            reader = pq.ParquetFile(source, pre_buffer=False)
+            batches = reader.iter_batches(chunk_rows, columns=plan.columns(), use_threads=False)
+            out += ranked_engine.chunk_runs(batches, plan, name)
+    return out
+
+
+def file_groups(files: Sequence[str], sizes: Sequence[int], n_groups: int) -> list[list[str]]:
+    """``files`` in at most ``n_groups`` consecutive groups of about equal total size (each
+    group ends where its share of the bytes is reached). O(len(files))."""
+    total = float(sum(sizes)) or 1.0
+    groups: list[list[str]] = [[]]
+    done = 0.0
+    for name, size in zip(files, sizes, strict=True):
+        if groups[-1] and len(groups) < n_groups and done >= total * len(groups) / n_groups:
+            groups.append([])
+        groups[-1].append(name)
+        done += size
+    return groups
 
 
 def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
@@ -133,7 +151,13 @@ def range_summaries(
         missing = [c for c in plan.columns() if c not in names]
         if missing:
             raise ValueError(f"columns {missing} are not in {files[0]!r} (has {names})")
-        runs = [delayed(_file_runs_task, pure=True)(f, fs, plan_node, chunk_rows) for f in files]
+        # One task per worker thread, each reading an equal part of the bytes: a worker keeps the
+        # runs of what it read, so a scheduler free to give the faster workers more files would
+        # give them more than their share of the memory too. Without a client, one per file.
+        threads = _threads()
+        groups = [[f] for f in files] if threads is None else file_groups(
+            files, [int(fs.size(f)) for f in files], threads)
+        runs = [delayed(_file_runs_task, pure=True)(g, fs, plan_node, chunk_rows) for g in groups]
     else:
         missing = [c for c in plan.columns() if c not in ddf.columns]
         if missing:
@@ -169,17 +193,22 @@ def range_summaries(
     return list(out), total
 
 
-def _at_once(ranges_at_once: int | None, n_ranges: int) -> int:
-    """The range tasks ready at a time: given, else the threads of the current distributed
-    client's workers (every range when there is none: a local scheduler runs what it holds)."""
-    if ranges_at_once is not None:
-        return int(check_param(ranges_at_once, "ranges_at_once", _AT_ONCE))
+def _threads() -> int | None:
+    """The worker threads of the current distributed client, or None without one."""
     try:
         from distributed import default_client
 
         return max(1, sum(default_client().nthreads().values()))
     except (ImportError, ValueError):  # no distributed, or no client
-        return n_ranges
+        return None
+
+
+def _at_once(ranges_at_once: int | None, n_ranges: int) -> int:
+    """The range tasks ready at a time: given, else the threads of the current distributed
+    client's workers (every range when there is none: a local scheduler runs what it holds)."""
+    if ranges_at_once is not None:
+        return int(check_param(ranges_at_once, "ranges_at_once", _AT_ONCE))
+    return _threads() or n_ranges
 
 
 def _token(summary: ranked_engine.RangeSummary) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("dask.dataframe")
@@ -239,9 +239,19 @@ def test_parquet_files_are_read_in_chunks_and_equal_single_process(tmp_path: Any
     assert [f.rsplit("/", 1)[-1] for f in files] == [f"part-{i}.parquet" for i in range(3)]
     plan = Plan(config=__import__("streammetrics._engines.ranked", fromlist=["x"]).runs_config(None),
                 family="classification", label="y", score="p", weight="w")
-    runs = _file_runs_task(files[2], fs, plan, 1_500)
+    runs = _file_runs_task([files[2]], fs, plan, 1_500)
     sizes = [r[0].shape[0] + r[2].shape[0] for r in runs]
     assert sum(sizes) == 7_000 and max(sizes) <= 1_500
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client, \
+            distributed.get_task_stream(client) as stream, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_cluster = evaluate_ranked(str(tmp_path), _metrics(), label="y", score="p", weight="w", ranges=4,
+                                     chunk_rows=2_500)
+    _same(on_cluster, _reference(whole, "w"))
+    # the files in one task per worker thread, so each worker keeps the runs of half the bytes
+    assert sum("_file_runs_task" in str(t["key"]) for t in stream.data) == 2
     with pytest.raises(ValueError, match=r"columns \['q'\] are not in"):
         evaluate_ranked(str(tmp_path), sm.AUROC(), label="y", score="q")
     with pytest.raises(ValueError, match="data: no such file or directory"):
@@ -276,3 +286,17 @@ def test_range_tasks_are_given_to_the_workers_a_few_at_a_time() -> None:
     assert most[None] <= 2 < most[8], most  # default: the client's 2 worker threads
     with pytest.raises(ValueError, match="ranges_at_once: must be an integer >= 1"):
         evaluate_ranked(dd.from_pandas(df, npartitions=1), sm.AUROC(), label="y", score="p", ranges_at_once=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 1000), min_size=1, max_size=30), n_groups=st.integers(1, 8))
+@example(sizes=[5, 0], n_groups=1)  # empty files after the last share is reached: no extra group
+def test_file_groups_split_the_bytes_evenly_in_order(sizes: list[int], n_groups: int) -> None:
+    from streammetrics._engines.dask_ranked import file_groups
+
+    names = [f"f{i}" for i in range(len(sizes))]
+    groups = file_groups(names, sizes, n_groups)
+    assert [n for g in groups for n in g] == names and all(groups) and len(groups) <= n_groups
+    size = dict(zip(names, sizes, strict=True))
+    for g in groups:  # a group stops at the first file that reaches its share of the bytes
+        assert sum(size[n] for n in g) <= sum(sizes) / n_groups + max(sizes)
