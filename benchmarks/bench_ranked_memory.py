@@ -36,6 +36,11 @@ from typing import Any
 from benchmarks.bench_scaleout import write_data
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:  # Linux: resident pages
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
 def _peak_mb() -> float:
     import resource
 
@@ -108,6 +113,7 @@ def main(argv: list[str] | None = None) -> str:
                 if "runs_task" in str(task["key"]):
                     read[task["worker"]] = read.get(task["worker"], 0) + 1
             after = client.run(_peak_mb)
+            idle = client.run(_rss_mb)  # nothing held: the baseline once Parquet has been read
             restarted = sum(1 for w, pid in client.run(os.getpid).items() if pids.get(w) != pid)
         single = _single(root)
         lines = [
@@ -121,14 +127,15 @@ def main(argv: list[str] | None = None) -> str:
             f"load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.",
             "",
             "| worker | peak RSS before (MB) | peak RSS after (MB) | (after - before) / share "
-            "| files or partitions read (of an even share) |",
-            "|---|---|---|---|---|",
+            "| runs tasks run (of an even share; files: one task per worker, equal bytes) "
+            "| RSS after the run, nothing held (MB) |",
+            "|---|---|---|---|---|---|",
         ]
-        even = (args.files if args.input == "files" else sum(read.values())) / args.workers
+        even = max(sum(read.values()), 1) / args.workers
         for i, w in enumerate(sorted(after)):
             lines.append(f"| {i} | {before.get(w, float('nan')):.0f} | {after[w]:.0f} | "
                          f"{(after[w] - before.get(w, float('nan'))) / share_mb:.2f} | "
-                         f"{read.get(w, 0)} ({read.get(w, 0) / even:.2f}) |")
+                         f"{read.get(w, 0)} ({read.get(w, 0) / even:.2f}) | {idle.get(w, float('nan')):.0f} |")
         lines += [
             "",
             f"Workers restarted (crossed 95% of the limit): {restarted}.",
