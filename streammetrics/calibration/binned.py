@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import undefined_without_weight as undefined
 from streammetrics._core.docstrings import filled
-from streammetrics._core.params import FLAG, check_param
+from streammetrics._core.params import FLAG, IGNORE_INDEX, check_param
 from streammetrics._core.warn import silenced
 from streammetrics._scores.binned.bins import BinnedScores
 from streammetrics._scores.exact.buffer import SortedScores
@@ -97,6 +97,9 @@ class CalibrationError(ProbabilityMetric[float]):
         interval holding the exact error.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
+    ignore_index : int or None
+        Rows whose (numeric) ``y_true`` equals it are left out (torchmetrics' option of the
+        same name, e.g. -100 for padding); it may lie outside the classes.
     {labels: classes_pos_label}
 
     Notes
@@ -125,8 +128,10 @@ class CalibrationError(ProbabilityMetric[float]):
         classes: Any = None,
         pos_label: Any = None,
         max_bytes: int | None = None,
+        ignore_index: int | None = None,
     ) -> None:
         super().__init__()
+        self.ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
         # Top-label multiclass error needs no one-vs-rest bins (they cost n C per update).
         self._init_state(num_classes, n_bins, "right", from_logits, ovr=bool(classwise), classes=classes,
                          pos_label=pos_label)
@@ -150,7 +155,8 @@ class CalibrationError(ProbabilityMetric[float]):
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
                 "strategy": self.strategy, "classwise": self.classwise,
                 "from_logits": self.from_logits, **self._labels.config(),
-                **({} if self.max_bytes is None else {"max_bytes": self.max_bytes})}
+                **({} if self.max_bytes is None else {"max_bytes": self.max_bytes}),
+                **({} if self.ignore_index is None else {"ignore_index": self.ignore_index})}
 
     @property
     def is_exact(self) -> bool:
@@ -194,9 +200,21 @@ class CalibrationError(ProbabilityMetric[float]):
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
+    def _prepare(self, *args: Any, **kwargs: Any) -> Any:
+        # the wrappers' path (Window, Decayed, MetricSet, Sliced): ignored rows left out first
+        if self.ignore_index is not None and len(args) >= 2:
+            y, p, w = _without_ignored(self.ignore_index, args[0], args[1], kwargs.get("sample_weight"))
+            args = (y, p, *args[2:])
+            if "sample_weight" in kwargs:
+                kwargs["sample_weight"] = w
+        return super()._prepare(*args, **kwargs)
+
     def update(self: _P, y_true: ArrayLike, y_pred: ArrayLike, *,
                sample_weight: ArrayLike | None = None) -> _P:
-        """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
+        """Fold in one batch (see :meth:`ProbabilityMetric.update`); rows whose ``y_true`` is
+        ``ignore_index`` are left out first. Returns ``self``."""
+        if self.ignore_index is not None:
+            y_true, y_pred, sample_weight = _without_ignored(self.ignore_index, y_true, y_pred, sample_weight)
         return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
 
     def curves(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
@@ -446,6 +464,28 @@ def _quantile_columns(metric: Any) -> list[_Column]:
             c = None if c is None else replace(c, thresholds=sigmoid(c.thresholds))
         cols.append(((v, w, p), c))
     return cols
+
+
+def _without_ignored(ignore: int, y_true: Any, y_pred: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
+    """The rows whose label is not ``ignore`` (torchmetrics' ``ignore_index``). Inputs whose
+    lengths disagree, or labels that are not numbers, pass through unchanged for the update's own
+    checks to name. O(n)."""
+    y = np.asarray(y_true)
+    if y.dtype.kind not in "iufb" or not (y == ignore).any():
+        return y_true, y_pred, sample_weight
+    p = np.asarray(y_pred)
+    if p.dtype.kind not in "iuf" or (p.dtype.kind == "f" and not np.isfinite(p).all()):
+        return y_true, y_pred, sample_weight  # refused whole, naming the row in the batch as given
+    w = sample_weight
+    if y.ndim == 0:  # one sample: one row (of C probabilities for multiclass)
+        y, p = y.reshape(1), p.reshape(1, *p.shape)
+        w = None if w is None else np.reshape(w, 1)
+    if y.ndim != 1 or p.ndim == 0 or len(p) != len(y):
+        return y_true, y_pred, sample_weight
+    keep = y != ignore
+    if w is not None and np.ndim(w) == 1 and len(w) == len(y):
+        w = np.asarray(w)[keep]
+    return y[keep], p[keep], w
 
 
 def _update_naming_y_pred(metric: _P, y_true: Any, y_pred: Any, sample_weight: Any) -> _P:

@@ -392,6 +392,8 @@ REGISTRY: dict[str, Case] = {
     "brier": Case(lambda: sm.BrierScore(n_bins=4), "probabilities", exact=False),
     "brier_mc": Case(lambda: sm.BrierScore(C, n_bins=4), "multiclass_probabilities", exact=False),
     "ece": Case(lambda: sm.CalibrationError(n_bins=5), "probabilities", exact=False),
+    # torchmetrics' ignore_index (issue #33): the rows labelled 0 are left out
+    "ece_ignore_index": Case(lambda: sm.CalibrationError(n_bins=5, ignore_index=0), "probabilities", exact=False),
     "mce_mc": Case(lambda: sm.CalibrationError(C, n_bins=5, norm="max"), "multiclass_probabilities", exact=False),
     "rmsce_classwise": Case(lambda: sm.CalibrationError(C, n_bins=5, norm="l2", classwise=True),
                             "multiclass_probabilities", exact=False),
