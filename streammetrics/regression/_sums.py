@@ -106,7 +106,7 @@ LOSSES: dict[str, Callable[[RegressionBatch, float], np.ndarray]] = {
 }
 
 
-class _LazyOutputs(State):
+class LazyOutputs(State):
     """Arrays ``rows`` and ``weight`` (shape ()) and per-output arrays (k,), k fixed by the
     first batch of positive weight (or by the configuration)."""
 
@@ -174,7 +174,7 @@ class _LazyOutputs(State):
         return float(self._a["weight"])
 
 
-class LossSums(_LazyOutputs):
+class LossSums(LazyOutputs):
     """Weighted sums of one per-row loss per output (see the module docstring).
 
     Parameters
@@ -243,7 +243,7 @@ class LossSums(_LazyOutputs):
             self.reset()
 
 
-class MaxAbs(_LazyOutputs):
+class MaxAbs(LazyOutputs):
     """The largest |y_true - y_pred| per output over rows of positive weight (weights
     otherwise ignored). Merges by maximum.
 

@@ -33,8 +33,8 @@ import numpy as np
 from streammetrics._core.load_checks import check_sums, loading
 from streammetrics._core.state import State
 
-from ._base import RegressionBatch, check_rows, check_same_outputs, float_arrays, regression_batch
-from ._sums import tweedie_deviance, tweedie_domain
+from ._base import check_same_outputs
+from ._sums import LazyOutputs, tweedie_deviance, tweedie_domain
 
 _LO_BOUND = 2.0**-52
 #: The largest |sum| a loaded state may hold (check_sums' bound; the deviance sum may be a
@@ -81,7 +81,7 @@ def _linear_part(y: np.ndarray, mu: np.ndarray, power: float) -> np.ndarray:
         return 2 * (np.power(mu, 2 - power) / (2 - power) - y * np.power(mu, 1 - power) / (1 - power))
 
 
-class TweedieD2Sums(State):
+class TweedieD2Sums(LazyOutputs):
     """Sums of Tweedie deviances of the predictions and of ``y_true`` from its mean (see the
     module docstring): arrays ``rows`` and ``weight`` (shape ()) and, per output (k,), ``loss``
     + ``loss_lo`` (the compensated numerator), ``mean`` (y_true's weighted mean) and ``dev``
@@ -103,45 +103,7 @@ class TweedieD2Sums(State):
 
     def __init__(self, power: float, outputs: int | None = None) -> None:
         self.power = float(power)
-        self.outputs = outputs
-        self._zero(outputs or 0)
-
-    def _zero(self, k: int) -> None:
-        self._a: dict[str, np.ndarray] = {"rows": np.zeros(()), "weight": np.zeros(())}
-        for name in self._per_output:
-            self._a[name] = np.zeros(k)
-
-    @property
-    def k(self) -> int:
-        """The number of outputs held (0: none seen yet)."""
-        return int(self._a["loss"].shape[0])
-
-    def _batch(self, y_true: Any, y_pred: Any,
-               sample_weight: Any) -> tuple[RegressionBatch, float, float] | None:
-        held = self.k or self.outputs
-        b = regression_batch(y_true, y_pred, sample_weight, outputs=held or None)
-        if b.w is None:
-            return (b, float(b.n), float(b.n)) if b.n else None
-        rows = float(np.count_nonzero(b.w))
-        return (b, rows, float(b.w.sum())) if rows else None
-
-    def arrays(self) -> dict[str, Any]:
-        return {k: v.copy() for k, v in self._a.items()}
-
-    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        new = float_arrays(arrays, ("rows", "weight", *self._per_output))
-        check_rows(new, self._per_output, self.outputs, "sums")
-        self._check_own(new)
-        if float(new["rows"]) == 0 and self.outputs is None:
-            self._zero(0)
-        else:
-            self._a = new
-
-    def reset(self) -> None:
-        self._zero(self.outputs or 0)
-
-    def sample_count(self) -> float | None:
-        return float(self._a["weight"])
+        super().__init__(outputs)
 
     def key(self) -> tuple[Any, ...]:
         return ("regression_d2_tweedie", self.power, self.outputs)
