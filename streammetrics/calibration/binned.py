@@ -47,7 +47,7 @@ from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import undefined_without_weight as undefined
 from streammetrics._core.docstrings import filled
-from streammetrics._core.params import FLAG, IGNORE_INDEX, check_param
+from streammetrics._core.params import FLAG, check_param
 from streammetrics._core.warn import silenced
 from streammetrics._scores.binned.bins import BinnedScores
 from streammetrics._scores.exact.buffer import SortedScores
@@ -131,10 +131,9 @@ class CalibrationError(ProbabilityMetric[float]):
         ignore_index: int | None = None,
     ) -> None:
         super().__init__()
-        self.ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
         # Top-label multiclass error needs no one-vs-rest bins (they cost n C per update).
         self._init_state(num_classes, n_bins, "right", from_logits, ovr=bool(classwise), classes=classes,
-                         pos_label=pos_label)
+                         pos_label=pos_label, ignore_index=ignore_index)
         num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.norm = check_choice(norm, "norm", NORMS)
@@ -147,7 +146,8 @@ class CalibrationError(ProbabilityMetric[float]):
                              f"O(n_bins)), got {max_bytes!r}")
         if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
-            state, self._logit_scores = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
+            state, self._logit_scores = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes,
+                                                        self.ignore_index)
             self._state = state  # type: ignore[assignment]  # quantile bins replace the fixed bins
         self.max_bytes = None if max_bytes is None else int(max_bytes)
 
@@ -200,21 +200,10 @@ class CalibrationError(ProbabilityMetric[float]):
         t = st.top()
         return binned_error(t[:, 0], t[:, 1], t[:, 2], self.norm)
 
-    def _prepare(self, *args: Any, **kwargs: Any) -> Any:
-        # the wrappers' path (Window, Decayed, MetricSet, Sliced): ignored rows left out first
-        if self.ignore_index is not None and len(args) >= 2:
-            y, p, w = _without_ignored(self.ignore_index, args[0], args[1], kwargs.get("sample_weight"))
-            args = (y, p, *args[2:])
-            if "sample_weight" in kwargs:
-                kwargs["sample_weight"] = w
-        return super()._prepare(*args, **kwargs)
-
     def update(self: _P, y_true: ArrayLike, y_pred: ArrayLike, *,
                sample_weight: ArrayLike | None = None) -> _P:
         """Fold in one batch (see :meth:`ProbabilityMetric.update`); rows whose ``y_true`` is
-        ``ignore_index`` are left out first. Returns ``self``."""
-        if self.ignore_index is not None:
-            y_true, y_pred, sample_weight = _without_ignored(self.ignore_index, y_true, y_pred, sample_weight)
+        ``ignore_index`` are checked, then left out. Returns ``self``."""
         return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
 
     def curves(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
@@ -422,7 +411,8 @@ class CalibrationCurve(ProbabilityMetric[CalibrationCurveResult | list[Calibrati
 
 
 def _quantile_state(
-    mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None
+    mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None,
+    ignore_index: int | None = None,
 ) -> tuple[QuantileProbabilities | SortedScores | BinnedScores, bool]:
     """The buffer shared with ranking metrics where it holds the same data: the probability
     buffer (binary / one-vs-rest probabilities), the raw score buffer (binary logits) or, with
@@ -430,16 +420,17 @@ def _quantile_state(
     max_bytes=...)`` (binary probabilities: the bins check the same rules); else a quantile state
     of its own (top-label, multiclass logits, other bounded bins: one-vs-rest rows must sum to 1,
     which the bins do not check). With it, True when the state holds logits (their sigmoid is
-    read)."""
+    read). Each leaves out the rows labelled ``ignore_index``."""
     check_ovr_classes(mode, num_classes)
     if mode == "binary" and max_bytes is not None and not from_logits:
-        return BinnedScores("binary", None, None, max_bytes=max_bytes, scores="probability"), False
+        return BinnedScores("binary", None, ignore_index, max_bytes=max_bytes, scores="probability"), False
     if mode != "top" and max_bytes is None:
         if not from_logits:
-            return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes), False
+            task = "binary" if num_classes is None else "multiclass"
+            return ProbabilityScores(task, num_classes, ignore_index), False
         if mode == "binary":
-            return SortedScores("binary"), True
-    return QuantileProbabilities(mode, num_classes, from_logits, max_bytes), False
+            return SortedScores("binary", None, ignore_index), True
+    return QuantileProbabilities(mode, num_classes, from_logits, max_bytes, ignore_index), False
 
 
 def _is_exact(metric: Any) -> bool:
@@ -464,28 +455,6 @@ def _quantile_columns(metric: Any) -> list[_Column]:
             c = None if c is None else replace(c, thresholds=sigmoid(c.thresholds))
         cols.append(((v, w, p), c))
     return cols
-
-
-def _without_ignored(ignore: int, y_true: Any, y_pred: Any, sample_weight: Any) -> tuple[Any, Any, Any]:
-    """The rows whose label is not ``ignore`` (torchmetrics' ``ignore_index``). Inputs whose
-    lengths disagree, or labels that are not numbers, pass through unchanged for the update's own
-    checks to name. O(n)."""
-    y = np.asarray(y_true)
-    if y.dtype.kind not in "iufb" or not (y == ignore).any():
-        return y_true, y_pred, sample_weight
-    p = np.asarray(y_pred)
-    if p.dtype.kind not in "iuf" or (p.dtype.kind == "f" and not np.isfinite(p).all()):
-        return y_true, y_pred, sample_weight  # refused whole, naming the row in the batch as given
-    w = sample_weight
-    if y.ndim == 0:  # one sample: one row (of C probabilities for multiclass)
-        y, p = y.reshape(1), p.reshape(1, *p.shape)
-        w = None if w is None else np.reshape(w, 1)
-    if y.ndim != 1 or p.ndim == 0 or len(p) != len(y):
-        return y_true, y_pred, sample_weight
-    keep = y != ignore
-    if w is not None and np.ndim(w) == 1 and len(w) == len(y):
-        w = np.asarray(w)[keep]
-    return y[keep], p[keep], w
 
 
 def _update_naming_y_pred(metric: _P, y_true: Any, y_pred: Any, sample_weight: Any) -> _P:
