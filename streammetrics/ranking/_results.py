@@ -161,6 +161,8 @@ class ROCCurveResult(_CurveResult):
     (1.0, 0.8)
     >>> curve.area_bounds()
     (0.75, 0.75)
+    >>> curve.eer()  # FPR = FNR = 0.5 at threshold 0.4
+    0.5
     """
 
     def __init__(self, counts: ThresholdCounts, drop_intermediate: bool = False) -> None:
@@ -209,6 +211,26 @@ class ROCCurveResult(_CurveResult):
             The certified range of the exact AUROC.
         """
         return roc_auc_bounds(self.counts, max_fpr)
+
+    def eer(self) -> float:
+        """Equal error rate, as torchmetrics' ``BinaryEER``: at the point of the curve (every
+        distinct threshold, from (0, 0) at ``+inf``; collinear points included whatever
+        ``drop_intermediate``) where the false positive rate and the false negative rate
+        FNR = 1 - TPR are closest -- the first such point in decreasing-threshold order --
+        (FPR + FNR) / 2. nan when there are no positives or no negatives. From a binned state the
+        points are the bin edges. O(T).
+
+        Returns
+        -------
+        float
+            The equal error rate, in [0, 1].
+        """
+        if not (self.counts.total_pos > 0 and self.counts.total_neg > 0):
+            return math.nan
+        fpr, tpr, _ = roc_arrays(self.counts)
+        fnr = 1.0 - tpr
+        i = int(np.argmin(np.abs(fpr - fnr)))
+        return float((fpr[i] + fnr[i]) / 2)
 
     def envelope(self) -> tuple[Polyline, Polyline]:
         """``(lower, upper)``, each an ``(fpr, tpr)`` polyline from (0, 0) to (1, 1): the exact
