@@ -238,3 +238,14 @@ def test_ignore_index_with_classes():
     m.update(np.array(["spam", -100, "ham"], dtype=object), [0.8, 0.3, 0.1])
     want = sm.CalibrationError(n_bins=4).update([1, 0], [0.8, 0.1]).compute()
     assert m.compute() == want
+
+
+def test_an_ignored_row_never_warns_about_its_sum():
+    """Padding rows of zeros: no scikit-learn 'do not sum to one' warning for them; a kept row
+    that does not sum to 1 still warns, naming its index in the batch as given."""
+    m = sm.CalibrationError(3, n_bins=4, ignore_index=-100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.update([0, -100], [[0.2, 0.3, 0.5], [0.0, 0.0, 0.0]])
+    with pytest.warns(UserWarning, match=r"1 row\(s\) of the batch .* the first at index 2"):
+        m.update([-100, 1, 2], [[0.0, 0.0, 0.0], [0.2, 0.3, 0.5], [0.5, 0.5, 0.5]])
