@@ -15,6 +15,10 @@ merging by addition (a :class:`~streammetrics._core.state.SummedState`):
   one-vs-rest state (classwise CalibrationError, BrierScore, CalibrationCurve) uses it, and
   ``ovr`` is in the key, so it stays 0 there (its shape is kept: the saved format).
 
+``ignore_index`` (CalibrationError's, torchmetrics' option): the rows so labelled are checked,
+then left out of every sum (:func:`~streammetrics._scores.probability_inputs.prepare_batch`); it
+is in the key, so no MetricSet shares a state across different values.
+
 ``side="right"`` bins as ``numpy.histogram`` (the last bin closed; CalibrationError and the Brier
 decomposition), ``side="left"`` as scikit-learn's ``calibration_curve``. ``n_bins=0`` keeps the
 totals only (LogLoss).

@@ -99,7 +99,10 @@ class CalibrationError(ProbabilityMetric[float]):
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
     ignore_index : int or None
         Rows whose (numeric) ``y_true`` equals it are left out (torchmetrics' option of the
-        same name, e.g. -100 for padding); it may lie outside the classes.
+        same name, e.g. -100 for padding); it may lie outside the classes. The state leaves
+        them out, so every path does (``update``, ``Window``, ``Decayed``, ``MetricSet``);
+        they are still checked (a NaN probability in one is refused). Part of the
+        configuration: saved, and a merge with another ``ignore_index`` is refused.
     {labels: classes_pos_label}
 
     Notes
