@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .perquery import PerQuery
 from .rank_tests import sign_test, wilcoxon
 from .significance import bootstrap_ci, check_alternative, holm, permutation_test, ttest_rel
@@ -105,6 +107,12 @@ def compare(
         raise ValueError(f"trec-compare needs at least 2 runs, got {n_runs}")
     if n_q < 2:
         raise ValueError(f"trec-compare needs at least 2 judged queries to pair, got {n_q}")
+    undefined = np.isnan(pq.values)
+    if undefined.any():
+        r, m, q = (int(i) for i in np.argwhere(undefined)[0])
+        raise ValueError(f"measure {pq.names[m]!r} has no value for query {pq.qids[q]!r} of run "
+                         f"{pq.runs[r]!r} (Accuracy: no relevant or no non-relevant document in its top k), "
+                         "so the runs cannot be paired query by query")  # fmt: skip
     measures = []
     for m, name in enumerate(pq.names):
         base = pq.values[0, m]

@@ -12,7 +12,8 @@ exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains
 (non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`.
 ``RR(ties='msmarco')@10`` ranks ties as ir_measures' msmarco provider (document id ascending;
 ``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's,
-``Compat(p=0.95, normalize=True)`` its compat provider's. Not
+``Compat(p=0.95, normalize=True)`` its compat provider's (``ties='qrels'``: ties of the ideal
+ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's). Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
 at the relevance level, as before).
 """
@@ -53,7 +54,7 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "ERR": ({"cutoff": _INT}, None, "cutoff"),
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
     "Accuracy": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),
-    "Compat": ({"p": _NUM, "normalize": _BOOL}, None, "cutoff"),
+    "Compat": ({"p": _NUM, "normalize": _BOOL, "ties": (str,)}, None, "cutoff"),
 }
 # bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
 _IR_FIRST = frozenset({"Judged", "Accuracy", "Compat"})
@@ -254,7 +255,13 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         p = float(params.get("p", 0.95))
         if not 0.0 < p <= 1.0:
             raise ValueError(f"measure {text!r}: the persistence p must be in (0, 1], got {p!r}")
-        return req("Compat", f"p={p!r},normalize={int(params.get('normalize', True))}")
+        ties = params.get("ties", "ranking")
+        if ties not in ("ranking", "qrels"):
+            raise ValueError(f"measure {text!r}: ties must be 'ranking' (ties of the ideal ranking in the "
+                             "run's order, the default) or 'qrels' (in the qrels' order, as ir_measures), "
+                             f"got {ties!r}")  # fmt: skip
+        order = ",qrels=1" if ties == "qrels" else ""
+        return req("Compat", f"p={p!r},normalize={int(params.get('normalize', True))}{order}")
     if name == "SetF":
         beta = float(params.get("beta", 1.0))
         if not 0.0 <= beta < float("inf"):

@@ -532,6 +532,9 @@ REGISTRY: dict[str, Case] = {
                                                      per_query=True), trec_feed, arrival_order=True),
     "trec_official": query_case(lambda: TrecMeasures(), trec_feed),
     "trec_measure": query_case(lambda: TrecMeasure("bpref", rel_level=2, judged_only=True, max_docs=4), trec_feed),
+    # ir_measures' Accuracy@k: a mean over the queries that define it (a per-column count in the state)
+    "trec_accuracy": query_case(lambda: TrecMeasures(["Accuracy@5", "Accuracy(rel=2)", "map"], per_query=True),
+                                trec_feed, arrival_order=True),
     "trec_measure_v10": query_case(lambda: TrecMeasure("11pt_avg", trec_version=10, num_docs=50, per_query=True),
                                    trec_feed, arrival_order=True),
     # wrappers: a window of the last 7 rows does not merge into the one-shot stream; a decayed

@@ -184,6 +184,24 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
 }
 
 
+def _trec(m: sm.Metric, q: int = 5) -> sm.Metric:
+    """Queries with trec_eval's judgments (a query without a non-relevant document among them:
+    Accuracy undefined there)."""
+    from streammetrics.trec import trec_batch
+
+    rng = _rng()
+    qrels = {f"q{i}": {f"d{j}": int(g) for j, g in enumerate(rng.integers(-1, 3, 6))} for i in range(q)}
+    run = {f"q{i}": {f"d{j}": float(s) for j, s in enumerate(np.round(rng.random(5), 1))} for i in range(q)}
+    qrels["q0"] = {"d0": 1}
+    return trec_batch(qrels, run).feed(m)
+
+
+CORPUS["TrecMeasures-Accuracy"] = lambda: _trec(sm.trec.TrecMeasures(["Accuracy@3", "map"], per_query=True))
+CORPUS["Decayed-TrecMeasures-Accuracy"] = lambda: _trec(sm.Decayed(sm.trec.TrecMeasures(["Accuracy", "P@2"]),
+                                                                   half_life=3))
+CORPUS["Window-TrecMeasures-Accuracy"] = lambda: _trec(sm.Window(sm.trec.TrecMeasures("Accuracy(rel=2)@4"), size=3))
+
+
 def _sliced_controls(m: sm.Metric, n: int = 30) -> sm.Metric:
     """A Sliced with a control column and float keys (issue #33)."""
     rng = _rng()
