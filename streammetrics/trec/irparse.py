@@ -50,6 +50,7 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "SetRelP": (dict(_RJ), None, "cutoff"),
     "SetR": (dict(_REL), None, "cutoff"),
     "SetF": ({"beta": _NUM, **_RJ}, None, "cutoff"),
+    "SetAP": (dict(_RJ), None, "cutoff"),
     "Judged": ({"cutoff": _INT}, None, "cutoff"),
     "ERR": ({"cutoff": _INT}, None, "cutoff"),
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
@@ -271,7 +272,7 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         return req("set_relative_P")
     simple = {"Rprec": "Rprec", "Bpref": "bpref", "infAP": "infAP", "NumQ": "num_q", "NumRel": "num_rel",
               "NumRet": "num_ret", "NumRelRet": "num_rel_ret", "SetP": "set_P", "SetRelP": "set_relative_P",
-              "SetR": "set_recall"}  # fmt: skip
+              "SetR": "set_recall", "SetAP": "set_map"}  # fmt: skip
     if name == "NumRet" and rel is not None:
         return req("num_rel_ret")
     return req(simple[name])

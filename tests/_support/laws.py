@@ -510,6 +510,10 @@ REGISTRY: dict[str, Case] = {
     "set_recall": query_case(lambda: SetRecall(per_query=True), arrival_order=True),
     # torchmetrics' options: empty queries scored 1 / skipped; a median over kept per-query values
     "hit_rate_at_k": query_case(lambda: sm.HitRateAtK(3, empty_target_action="pos")),
+    "precision_recall_at_k": query_case(lambda: sm.PrecisionRecallAtK(4, adaptive_k=True, per_query=True),
+                                        arrival_order=True),
+    "recall_at_fixed_precision": query_case(lambda: sm.RecallAtFixedPrecision(0.4, 5, aggregation="median"),
+                                            arrival_order=True),
     "fall_out_at_k": query_case(lambda: sm.FallOutAtK(2, empty_target_action="skip", aggregation="median"),
                                 laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),  # Window: no "skip"
     "map_skip_max": query_case(lambda: MAP(3, empty_target_action="skip", aggregation="max", per_query=True),

@@ -142,6 +142,8 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "HitRateAtK-pos": lambda: _queries(sm.HitRateAtK(2, empty_target_action="pos")),
     "FallOutAtK-skip-median": lambda: _queries(sm.FallOutAtK(2, empty_target_action="skip", aggregation="median")),
     "AUROCAtK-max": lambda: _queries(sm.AUROCAtK(aggregation="max")),
+    "PrecisionRecallAtK": lambda: _queries(sm.PrecisionRecallAtK(4, adaptive_k=True)),
+    "RecallAtFixedPrecision-min": lambda: _queries(sm.RecallAtFixedPrecision(0.3, 3, aggregation="min")),
     "MetricSet-retrieval": lambda: _queries(sm.MetricSet(n=sm.NDCG(k=3), m=sm.MAP(), p=sm.PrecisionAtK(2))),
     "DelayedLabels-multiclass": lambda: _delayed_multiclass(),
     "LogLoss": lambda: _binary(sm.LogLoss()),
