@@ -7,7 +7,8 @@
   of ``RR@k``): score descending, then document id ascending -- each tie group of trec_eval's
   order reversed (the groups from ``ResRels.scores``). Without ``@k``: over the whole ranking.
 * ``Judged@k``: the fraction of the top ``min(k, retrieved)`` documents that appear in the qrels
-  (any grade), as ir_measures' judged provider; 0 for an empty ranking.
+  (any grade), as ir_measures' judged provider; 0 for an empty ranking. Ties in trec_eval's
+  order; ``Judged(ties='ascending')@k`` in the judged provider's (document id ascending).
 * ``ERR@k`` (Chapelle et al. 2009) as ir_measures computes it, with gdeval (TREC Web track's
   ``gdeval.pl``): ``sum_{r<=min(k, retrieved)} R_r / r * prod_{i<r} (1 - R_i)`` with
   ``R = (2**g - 1) / 2**4``, ``g`` the document's grade (0 when unjudged or negative) and 4
@@ -80,8 +81,9 @@ def rr_msmarco_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     return [1.0 / first if 0 < first <= k else 0.0 for k in cutoffs]
 
 
-def judged_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    cum = np.cumsum(rr.rels != NONPOOL)
+def judged_at(rr: ResRels, cutoffs: Sequence[int], ascending: bool = False) -> list[float]:
+    rels = rr.rels[ids_ascending(rr)] if ascending else rr.rels
+    cum = np.cumsum(rels != NONPOOL)
     out = []
     for k in cutoffs:
         m = min(k, rr.num_ret)

@@ -206,6 +206,7 @@ MEASURES: tuple[Measure, ...] = (
     Measure("RR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_at(rr, p))),
     Measure("RR_msmarco", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_msmarco_at(rr, p))),
     Measure("Judged", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.judged_at(rr, p))),
+    Measure("Judged_asc", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.judged_at(rr, p, True))),
     Measure("ERR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.err_at(rr, p))),
     Measure("RBP_p", "doubles", (0.8,), lambda rr, p, o: [ir_kernels.rbp_binary(rr, p[0])]),
     Measure("nDCG_exp", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.ndcg_exp_at(rr, p))),

@@ -29,7 +29,7 @@ apply to that measure only (trec_eval's ``-l`` / ``-J`` for the rest). A value a
 several names (``P@5`` and ``P.5`` or ``official``; ``Rprec`` and ``RPrec``; ``ndcg_cut.10`` and
 ``nDCG@10``) is printed under each of them; the same name twice, once. ``Judged`` ranks as
 trec_eval does (ties by document id descending; ir_measures' judged provider breaks ties
-ascending). See
+ascending: ``Judged(ties='ascending')``). See
 :mod:`._ir_kernels` for the measures trec_eval lacks.
 """
 

@@ -12,6 +12,7 @@ exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains
 (non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`.
 ``RR(ties='msmarco')@10`` ranks ties as ir_measures' msmarco provider (document id ascending;
 ``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's,
+``Judged(ties='ascending')@k`` its judged provider's order of ties,
 ``Compat(p=0.95, normalize=True)`` its compat provider's (``ties='qrels'``: ties of the ideal
 ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's). Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
@@ -51,7 +52,7 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "SetR": (dict(_REL), None, "cutoff"),
     "SetF": ({"beta": _NUM, **_RJ}, None, "cutoff"),
     "SetAP": (dict(_RJ), None, "cutoff"),
-    "Judged": ({"cutoff": _INT}, None, "cutoff"),
+    "Judged": ({"cutoff": _INT, "ties": (str,)}, None, "cutoff"),
     "ERR": ({"cutoff": _INT}, None, "cutoff"),
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
     "Accuracy": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),
@@ -242,6 +243,12 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         if not 0.0 <= r <= 1.0:
             raise ValueError(f"measure {text!r}: recall must be in [0, 1], got {r!r}")
         return req("iprec_at_recall", repr(r), f"iprec_at_recall_{r:3.2f}")
+    if name == "Judged" and params.get("ties", "trec_eval") != "trec_eval":
+        if params["ties"] != "ascending":
+            raise ValueError(f"measure {text!r}: ties must be 'trec_eval' (ids descending, the default) or "
+                             "'ascending' (ids ascending, ir_measures' judged provider), got "
+                             f"{params['ties']!r}")  # fmt: skip
+        return req("Judged_asc", k if k is not None else _ALL)
     if name in ("Judged", "ERR", "Accuracy"):
         base = {"Judged": "Judged", "ERR": "ERR_cut", "Accuracy": "Accuracy"}[name]
         return req(base, k if k is not None else _ALL)

@@ -91,7 +91,7 @@ _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"
                    "RBP_p", "rbp_resid", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "prefs_simp",
                    "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
                    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
-                   "prefs_avgjg_imp", "RR_msmarco", "Compat", "Accuracy"})  # fmt: skip
+                   "prefs_avgjg_imp", "RR_msmarco", "Compat", "Accuracy", "Judged_asc"})  # fmt: skip
 
 
 @dataclass(frozen=True)

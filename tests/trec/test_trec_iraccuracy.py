@@ -209,6 +209,42 @@ def test_rr_msmarco_ties_equal_ir_measures_msmarco(tmp_path_factory, seed, versi
     assert streamed.per_query_values()[MSMARCO[0]].shape == (len(run),)
 
 
+JUDGED = ["Judged(ties='ascending')@3", "Judged(ties='ascending')@10", "Judged(ties='ascending')"]
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), version=st.sampled_from([9, 10]), shards=st.integers(1, 3))
+def test_judged_ascending_ties_equal_ir_measures_judged(tmp_path_factory, seed, version, shards):
+    """``Judged(ties='ascending')`` ranks ties as ir_measures' judged provider (document id
+    ascending): equal to it per query and in the mean, in the command and streamed and merged."""
+    ir_measures = pytest.importorskip("ir_measures")
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 20, max_docs=14, tie_levels=3)  # heavy ties
+    qp, rp = _files(tmp_path_factory.mktemp("jd"), qrels, run)
+    printed = _lines(lambda s: evaluate_files(qp, rp, [*JUDGED, "Judged@3"], per_query=True, digits=17, out=s,
+                                              trec_version=version))  # fmt: skip
+    accs = [TrecMeasures(JUDGED, trec_version=version) for _ in range(shards)]
+    for i, q in enumerate(run):
+        trec_batch({q: qrels[q]}, {q: run[q]}, trec_version=version).feed(accs[i % shards])
+    summary = accs[0].merge(*accs[1:]).compute()
+    for name in JUDGED:
+        measure = ir_measures.parse_measure(name.replace("(ties='ascending')", ""))
+        want = {m.query_id: m.value for m in ir_measures.judged.iter_calc([measure], qrels, run)}
+        for q, v in want.items():
+            assert abs(float(printed[(name, q)]) - v) <= 1e-12, (name, q)
+        mean = float(np.mean(list(want.values())))
+        assert abs(float(printed[(name, "all")]) - mean) <= 1e-12, name
+        assert abs(summary[name] - mean) <= 1e-12, name
+    with pytest.raises(ValueError, match="ties must be 'trec_eval'"):
+        TrecMeasures("Judged(ties='descending')@3")
+
+
+def test_judged_tie_orders_differ_on_a_tie(tmp_path):
+    qp, rp = _files(tmp_path, {"q1": {"a": 1}}, {"q1": {"a": 1.0, "b": 1.0}})  # trec_eval: b first
+    out = evaluate_files(qp, rp, ["Judged@1", "Judged(ties='ascending')@1"], out=_Null())
+    assert (out["Judged@1"], out["Judged(ties='ascending')@1"]) == (0.0, 1.0)
+
+
 def test_rr_msmarco_differs_from_trec_eval_order_on_a_tie(tmp_path):
     qrels = {"q1": {"a": 1, "b": 0}}
     run = {"q1": {"a": 1.0, "b": 1.0}}  # trec_eval ranks b first (ids descending), msmarco a
