@@ -87,10 +87,14 @@ class QueryState(State):
     ``prepare`` validates and ranks the batch once and evaluates every spec; ``apply`` adds the
     per-spec (count, sums) -- and appends per-query values for specs with ``per_query``.
     Arrays: ``{spec}.count`` (int64, shape (1,)), ``{spec}.sums`` (float64, width), ``{spec}.values``
-    (float64, (count, width), only with ``per_query``). Merge rule: add counts and sums,
-    concatenate values. ``load_arrays`` refuses what no stream could store: values outside the
-    measure's :meth:`Spec.value_range`, sums outside count times it, sums that are not the sum
-    of the stored values (relative slack 1e-9 for rounding).
+    (float64, (count, width), only with ``per_query``), ``{spec}.defined`` (int64, width, only
+    for a spec with columns averaged over the queries that define them, :func:`defined_mask`:
+    per column the queries whose value is not NaN, NaN values left out of the sums; the other
+    columns hold ``count``). Merge rule: add counts, sums and defined counts, concatenate values.
+    ``load_arrays`` refuses what no stream could store: values outside the measure's
+    :meth:`Spec.value_range`, sums outside count (defined) times it, sums that are not the sum
+    of the stored values (relative slack 1e-9 for rounding), defined counts above ``count`` or
+    not those of the stored values.
 
     Parameters
     ----------
