@@ -273,6 +273,24 @@ def recall_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.nd
     return out
 
 
+def precision_recall_curve(rq: RankedQueries, k: int, rel_level: float, ties: str,
+                           adaptive: bool = False) -> np.ndarray:
+    """P@1..P@k then R@1..R@k per query, shape (queries, 2k) (torchmetrics'
+    ``retrieval_precision_recall_curve``): ranks past a list's end are non-relevant; with
+    ``adaptive`` a query of L < j documents divides P@j by L. O(queries · k)."""
+    r = rq.R(rel_level)
+    out = np.zeros((rq.n_queries, 2 * k))
+    ranks = np.arange(1, k + 1, dtype=np.float64)
+    for g in rq.nonempty_groups():
+        n = g.grades.shape[1]
+        cum = g.ranked(rel_level, ties).cum[:, :k]
+        if n < k:  # the hits stay at the list's total past its end
+            cum = np.concatenate([cum, np.repeat(cum[:, -1:], k - n, axis=1)], axis=1)
+        out[g.rows, :k] = cum / (np.minimum(ranks, n) if adaptive else ranks)
+        out[g.rows, k:] = _div(cum, r[g.rows][:, None])
+    return out
+
+
 def r_precision(rq: RankedQueries, rel_level: float, ties: str) -> np.ndarray:
     """R-precision per query (:meth:`.per_query.Ranked.r_precision`)."""
     r = rq.R(rel_level)

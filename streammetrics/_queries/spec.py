@@ -52,6 +52,9 @@ class Spec:
             return 5
         if self.kind == "iprec":
             return len(self.levels)
+        if self.kind == "prcurve":  # P@1..P@k, then R@1..R@k
+            assert self.k is not None
+            return 2 * self.k
         return 1
 
     @property
@@ -207,6 +210,9 @@ class Spec:
             v = query_kernels.system_efficiency(rq, self.rel_level)
         elif kind == "set":
             return query_kernels.set_counts(rq, self.rel_level)
+        elif kind == "prcurve":
+            assert self.k is not None
+            return query_kernels.precision_recall_curve(rq, self.k, self.rel_level, self.ties, self.adaptive)
         else:  # pragma: no cover - specs are built by the classes below
             raise AssertionError(kind)
         return v[:, None]

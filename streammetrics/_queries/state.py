@@ -26,15 +26,45 @@ if TYPE_CHECKING:
     from typing import Unpack
 
 
-class _Acc:
-    """Running (count, sums) of one spec, plus the per-query values if asked for."""
+def defined_mask(spec: Any) -> np.ndarray | None:
+    """Which value columns of ``spec`` are undefined (NaN) for some queries and averaged over the
+    queries where they are defined (a spec's ``defined_columns``, default None: none), as a
+    bool array of the spec's width; None when no column is."""
+    mask = getattr(spec, "defined_columns", None)
+    return None if mask is None or not np.any(mask) else np.asarray(mask, dtype=bool)
 
-    __slots__ = ("count", "sums", "chunks")
+
+def defined_sums(vals: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The column sums of per-query values ``vals`` (queries, width) and, with a ``mask`` of
+    columns averaged over defined queries, how many queries define each column (the other
+    columns: every query); NaN in a masked column is an undefined value, left out of its sum.
+    O(vals.size)."""
+    if mask is None:
+        return vals.sum(axis=0), None
+    undefined = np.isnan(vals) & mask
+    defined = vals.shape[0] - undefined.sum(axis=0).astype(np.int64)
+    return np.where(undefined, 0.0, vals).sum(axis=0), defined
+
+
+class _Acc:
+    """Running (count, sums) of one spec, plus the per-query values if asked for; for a spec
+    with columns averaged over the queries where they are defined (:func:`defined_mask`), the
+    number of queries that define each column (``defined``)."""
+
+    __slots__ = ("count", "sums", "chunks", "defined")
 
     def __init__(self, spec: Spec) -> None:
         self.count = 0
         self.sums = np.zeros(spec.width)
         self.chunks: list[np.ndarray] | None = [] if spec.per_query else None
+        mask = defined_mask(spec)
+        self.defined: np.ndarray | None = None if mask is None else np.zeros(spec.width, np.int64)
+
+    def means(self) -> np.ndarray:
+        """Each column's mean over the queries that define it (NaN where none does)."""
+        n = np.full(self.sums.shape, float(self.count)) if self.defined is None else 1.0 * self.defined
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n > 0, self.sums / np.maximum(n, 1.0), np.nan)
 
     def values(self) -> np.ndarray | None:
         if self.chunks is None:
@@ -57,10 +87,14 @@ class QueryState(State):
     ``prepare`` validates and ranks the batch once and evaluates every spec; ``apply`` adds the
     per-spec (count, sums) -- and appends per-query values for specs with ``per_query``.
     Arrays: ``{spec}.count`` (int64, shape (1,)), ``{spec}.sums`` (float64, width), ``{spec}.values``
-    (float64, (count, width), only with ``per_query``). Merge rule: add counts and sums,
-    concatenate values. ``load_arrays`` refuses what no stream could store: values outside the
-    measure's :meth:`Spec.value_range`, sums outside count times it, sums that are not the sum
-    of the stored values (relative slack 1e-9 for rounding).
+    (float64, (count, width), only with ``per_query``), ``{spec}.defined`` (int64, width, only
+    for a spec with columns averaged over the queries that define them, :func:`defined_mask`:
+    per column the queries whose value is not NaN, NaN values left out of the sums; the other
+    columns hold ``count``). Merge rule: add counts, sums and defined counts, concatenate values.
+    ``load_arrays`` refuses what no stream could store: values outside the measure's
+    :meth:`Spec.value_range`, sums outside count (defined) times it, sums that are not the sum
+    of the stored values (relative slack 1e-9 for rounding), defined counts above ``count`` or
+    not those of the stored values.
 
     Parameters
     ----------
@@ -100,6 +134,7 @@ class QueryState(State):
         if source is not None and spec in source._acc:
             theirs = source._acc[spec]
             acc.count, acc.sums = theirs.count, theirs.sums.copy()
+            acc.defined = None if theirs.defined is None else theirs.defined.copy()
             vals = theirs.values()
             if vals is not None:
                 acc.chunks = [vals.copy()]
@@ -137,29 +172,36 @@ class QueryState(State):
         relevance, scores, options = drop_ignored(relevance, scores, options, ignore_index_of(self._acc))
         batch = check_batch(relevance, scores, raw_judged=self.raw_judged, **options)
         specs = list(self._acc)
+        masks = [defined_mask(spec) for spec in specs]
         sums = [np.zeros(spec.width) for spec in specs]
         counts = [0 for _ in specs]
+        defined = [None if m is None else np.zeros(len(m), np.int64) for m in masks]
         kept: list[list[np.ndarray]] = [[] for _ in specs]
         for rq in batch.blocks():  # bounded temporaries; nothing is applied before the last
             for j, (spec, total, parts) in enumerate(zip(specs, sums, kept, strict=True)):
                 # fewer rows than queries when empty ones are skipped (trec's specs: evaluate)
                 vals = getattr(spec, "evaluate_kept", spec.evaluate)(rq)
                 counts[j] += vals.shape[0]
-                total += vals.sum(axis=0)
+                block, block_defined = defined_sums(vals, masks[j])
+                total += block
+                if block_defined is not None:
+                    defined[j] += block_defined  # type: ignore[operator]
                 if spec.per_query:
                     parts.append(vals)
         return [
-            (spec, n, total, _stack(parts, spec.width) if spec.per_query else None)
-            for spec, n, total, parts in zip(specs, counts, sums, kept, strict=True)
+            (spec, n, total, _stack(parts, spec.width) if spec.per_query else None, d)
+            for spec, n, total, parts, d in zip(specs, counts, sums, kept, defined, strict=True)
         ]
 
     def apply(self, delta: Any) -> None:
-        for spec, n, sums, vals in delta:
+        for spec, n, sums, vals, defined in delta:
             acc = self._acc.get(spec)
             if acc is None:
                 continue
             acc.count += n
             acc.sums += sums
+            if acc.defined is not None and defined is not None:
+                acc.defined += defined
             if acc.chunks is not None and vals is not None and n:
                 acc.chunks.append(vals)
 
@@ -169,6 +211,8 @@ class QueryState(State):
             acc = self._acc[spec]
             out[f"{spec.name}.count"] = np.array([acc.count], dtype=np.int64)
             out[f"{spec.name}.sums"] = acc.sums.copy()
+            if acc.defined is not None:
+                out[f"{spec.name}.defined"] = acc.defined.copy()
             vals = acc.values()
             if vals is not None:
                 out[f"{spec.name}.values"] = vals.copy()
@@ -180,7 +224,10 @@ class QueryState(State):
         for spec in self._acc:
             acc = _Acc(spec)
             name = spec.name
-            for suffix in ("count", "sums") + (("values",) if spec.per_query else ()):
+            mask = defined_mask(spec)
+            suffixes = ("count", "sums") + (("defined",) if mask is not None else ()) + (
+                ("values",) if spec.per_query else ())
+            for suffix in suffixes:
                 expected.add(f"{name}.{suffix}")
                 if f"{name}.{suffix}" not in arrays:
                     raise ValueError(f"state: missing array {name}.{suffix!s}")
@@ -199,7 +246,7 @@ class QueryState(State):
                 raise ValueError(f"state: {name}.sums must be {spec.width} numbers, got shape {sums.shape}")
             sums = sums.astype(np.float64)
             nan_ok = bool(getattr(spec, "allows_nan", False))  # (trec_eval's 0/0 values)
-            if not finite(sums, nan_ok):
+            if not finite(sums, nan_ok) or (mask is not None and not np.isfinite(sums[mask]).all()):
                 raise ValueError(f"state: {name}.sums holds non-finite values")
             if count[0] == 0 and sums.any():  # (before check_block: inf * 0 for unbounded gains)
                 nz = int(np.flatnonzero(sums)[0])
@@ -207,6 +254,8 @@ class QueryState(State):
                                  f"of 0 queries ({name}.count is 0)")
             spec.check_block(sums, float(count[0]), f"{name}.sums")
             acc.count, acc.sums = int(count[0]), sums
+            if mask is not None:
+                acc.defined = _load_defined(spec, mask, arrays[f"{name}.defined"], acc.count, sums)
             if spec.per_query:
                 vals = np.asarray(arrays[f"{name}.values"])
                 if vals.shape != (int(count[0]), spec.width) or vals.dtype.kind != "f":
@@ -214,12 +263,18 @@ class QueryState(State):
                         f"state: {name}.values must have shape ({int(count[0])}, {spec.width}), "
                         f"got {vals.shape}"
                     )
-                if not finite(vals, nan_ok):
-                    raise ValueError(f"state: {name}.values holds non-finite values")
                 vals = vals.astype(np.float64)
+                nan_cols = nan_ok if mask is None else mask | nan_ok  # where NaN may be stored
+                if not (np.isfinite(vals) | (np.isnan(vals) & nan_cols)).all():
+                    raise ValueError(f"state: {name}.values holds non-finite values")
                 spec.check_block(vals, None, f"{name}.values", STORED_RTOL / 2)
-                total = vals.sum(axis=0)
-                off = np.abs(sums - total) > STORED_RTOL * (np.abs(vals).sum(axis=0) + 1.0)
+                total, defined = defined_sums(vals, mask)
+                if defined is not None and acc.defined is not None and (defined != acc.defined).any():
+                    j = first_bad(defined != acc.defined)
+                    raise ValueError(f"state: {name}.defined[{j}] = {int(acc.defined[j])} is not the number "
+                                     f"of defined values in {name}.values ({int(defined[j])})")  # fmt: skip
+                magnitude = np.where(np.isnan(vals), 0.0, np.abs(vals)).sum(axis=0)
+                off = np.abs(sums - total) > STORED_RTOL * (magnitude + 1.0)
                 if off.any():
                     j = first_bad(off)
                     raise ValueError(
@@ -241,6 +296,8 @@ class QueryState(State):
                 continue
             acc.count += theirs.count
             acc.sums += theirs.sums
+            if acc.defined is not None and theirs.defined is not None:
+                acc.defined += theirs.defined
             vals = theirs.values()
             if acc.chunks is not None and vals is not None and vals.shape[0]:
                 acc.chunks.append(vals.copy())
@@ -252,7 +309,7 @@ class QueryState(State):
     def nbytes(self) -> int:
         total = 0
         for acc in self._acc.values():
-            total += 8 + acc.sums.nbytes
+            total += 8 + acc.sums.nbytes + (0 if acc.defined is None else acc.defined.nbytes)
             if acc.chunks is not None:
                 total += sum(c.nbytes for c in acc.chunks)
         return total
@@ -264,3 +321,29 @@ class QueryState(State):
         fresh = QueryState([spec])
         fresh.load_arrays(arrays)
         self._acc[spec] = fresh._acc[spec]
+
+
+def _load_defined(spec: Spec, mask: np.ndarray, stored: Any, count: int, sums: np.ndarray) -> np.ndarray:
+    """Untrusted per-column counts of defined queries: whole numbers in ``[0, count]``, ``count``
+    in the columns every query defines, and each masked column's sum within its defined queries
+    times the column's range. ValueError naming the first offending entry. O(width)."""
+    name = spec.name
+    d = np.asarray(stored)
+    if d.shape != (spec.width,) or d.dtype.kind not in "iuf":
+        raise ValueError(f"state: {name}.defined must be {spec.width} counts, got shape {d.shape}")
+    bad = ~np.isfinite(d) | (d < 0) | (d > count) | (d != np.floor(d)) | (~mask & (d != count))
+    if bad.any():
+        j = first_bad(bad)
+        raise ValueError(f"state: {name}.defined[{j}] = {d[j].item()!r} is not a count of queries defining "
+                         f"{'a value' if mask[j] else 'every value'} of {count} queries")  # fmt: skip
+    d = d.astype(np.int64)
+    lo, hi = spec.value_range()
+    with np.errstate(invalid="ignore"):
+        tol = STORED_RTOL * np.maximum(np.where(np.isfinite(hi), hi, 0.0), 1.0) * np.maximum(d, 1)
+        out = mask & ((sums < np.where(np.isfinite(lo), lo * d, -np.inf) - tol)
+                      | (sums > np.where(np.isfinite(hi), hi * d, np.inf) + tol))
+    if out.any():
+        j = first_bad(out)
+        raise ValueError(f"state: {name}.sums[{j}] = {float(sums[j])!r} is outside the range of "
+                         f"{int(d[j])} defined queries")  # fmt: skip
+    return d

@@ -81,15 +81,39 @@ def allows_nan(specs: list[Any]) -> bool:
     return any(getattr(spec, "allows_nan", False) for spec in specs)
 
 
-def finite(x: np.ndarray, nan_ok: bool = False) -> bool:
-    """Every entry finite (or NaN, with ``nan_ok``): untrusted stored numbers. O(x.size)."""
+def nan_columns(specs: list[Any]) -> np.ndarray:
+    """Which columns of a values matrix of ``specs`` (:func:`spec_layout`) may hold NaN: those
+    of a spec with ``allows_nan`` and those averaged over the queries that define them (an
+    undefined value, ``Accuracy@k`` of ``streammetrics.trec``). Bool, (total width,)."""
+    out = [np.full(spec.width, bool(getattr(spec, "allows_nan", False))) for spec in specs]
+    for cols, spec in zip(out, specs, strict=True):
+        mask = getattr(spec, "defined_columns", None)
+        if mask is not None:
+            cols |= np.asarray(mask, dtype=bool)
+    return np.concatenate(out) if out else np.zeros(0, dtype=bool)
+
+
+def defined_columns(specs: list[Any]) -> np.ndarray | None:
+    """Which columns of a values matrix of ``specs`` are averaged over the queries that define
+    them (a spec's ``defined_columns``); None when none is. Bool, (total width,)."""
+    parts = [np.zeros(spec.width, dtype=bool) if getattr(spec, "defined_columns", None) is None
+             else np.asarray(spec.defined_columns, dtype=bool) for spec in specs]
+    mask = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+    return mask if mask.any() else None
+
+
+def finite(x: np.ndarray, nan_ok: bool | np.ndarray = False) -> bool:
+    """Every entry finite (or NaN, with ``nan_ok``; an array: in the columns it marks):
+    untrusted stored numbers. O(x.size)."""
     ok = np.isfinite(x)
+    if isinstance(nan_ok, np.ndarray):
+        return bool((ok | (np.isnan(x) & nan_ok)).all())
     return bool((ok | np.isnan(x)).all() if nan_ok else ok.all())
 
 
-def check_values(values: Any, width: int, what: str, nan_ok: bool = False) -> np.ndarray:
+def check_values(values: Any, width: int, what: str, nan_ok: bool | np.ndarray = False) -> np.ndarray:
     """Untrusted per-query values: a finite float matrix with ``width`` columns (NaN allowed
-    with ``nan_ok``)."""
+    with ``nan_ok``; an array: in the columns it marks)."""
     if not isinstance(values, np.ndarray) or values.ndim != 2 or values.shape[1] != width \
             or values.dtype.kind != "f":
         raise ValueError(f"state: {what} 'values' must be a float array of shape (n, {width})")
@@ -100,14 +124,25 @@ def check_values(values: Any, width: int, what: str, nan_ok: bool = False) -> np
 
 
 def write_query_sums(inner: State, specs: list[Any], count: int, sums: np.ndarray,
-                     values: np.ndarray | None = None) -> None:
+                     values: np.ndarray | None = None, defined: np.ndarray | None = None) -> None:
     """Load ``count`` queries whose value columns sum to ``sums`` (and, for ``per_query``
-    specs, whose values are the rows of ``values``) into the wrapped query state. O(size of
-    the arrays)."""
+    specs, whose values are the rows of ``values``) into the wrapped query state. Columns
+    averaged over the queries that define them take their counts from ``defined`` (total
+    width), else from ``values`` (NaN: undefined, left out of their sums). O(size of the
+    arrays)."""
     arrays: dict[str, Any] = {}
     for spec, a, b in spec_layout(specs):
         arrays[f"{spec.name}.count"] = np.array([count], dtype=np.int64)
         arrays[f"{spec.name}.sums"] = sums[a:b].copy()
+        mask = getattr(spec, "defined_columns", None)
+        if mask is not None and np.any(mask):  # columns averaged over the queries defining them
+            if defined is not None:
+                arrays[f"{spec.name}.defined"] = defined[a:b].copy()
+            else:
+                assert values is not None
+                undefined = np.isnan(values[:, a:b]) & np.asarray(mask, dtype=bool)
+                arrays[f"{spec.name}.defined"] = count - undefined.sum(axis=0).astype(np.int64)
+                arrays[f"{spec.name}.sums"] = np.where(undefined, 0.0, values[:, a:b]).sum(axis=0)
         if spec.per_query and values is not None:
             arrays[f"{spec.name}.values"] = values[:, a:b].copy()
     inner.load_arrays(arrays)

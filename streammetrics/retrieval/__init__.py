@@ -2,7 +2,7 @@
 nDCG, ...) on the shared per-query kernel. Every name of ``__all__`` is also importable from
 ``streammetrics``; the base ``RetrievalMetric`` and its ``QueryState`` are importable from here."""
 
-from .hits import *  # noqa: F403  -- HitRateAtK, FallOutAtK, AUROCAtK
+from .hits import *  # noqa: F403  -- HitRateAtK, FallOutAtK, AUROCAtK, PrecisionRecallAtK, ...
 from .metrics import *  # noqa: F403  -- the measures: metrics.__all__
 from .metrics import QueryState as QueryState
 from .metrics import RetrievalMetric as RetrievalMetric
@@ -10,5 +10,5 @@ from .metrics import RetrievalMetric as RetrievalMetric
 __all__ = [
     "PrecisionAtK", "RecallAtK", "RPrecision", "PrecisionAtRecall", "MAP", "MRR", "CG", "DCG", "NDCG",
     "InterpolatedPrecision", "ElevenPointAP", "SystemEfficiency", "SetPrecision", "SetRecall",
-    "HitRateAtK", "FallOutAtK", "AUROCAtK",
+    "HitRateAtK", "FallOutAtK", "AUROCAtK", "PrecisionRecallAtK", "RecallAtFixedPrecision",
 ]

@@ -1,5 +1,6 @@
-"""Hit rate, fall-out and AUROC per query over a stream of queries (torchmetrics'
-``RetrievalHitRate``, ``RetrievalFallOut`` and ``RetrievalAUROC``; definitions:
+"""Hit rate, fall-out, AUROC per query and the precision-recall curve over ranks over a stream of
+queries (torchmetrics' ``RetrievalHitRate``, ``RetrievalFallOut``, ``RetrievalAUROC``,
+``RetrievalPrecisionRecallCurve`` and ``RetrievalRecallAtFixedPrecision``; definitions:
 docs/definitions/retrieval.md). All are :class:`~streammetrics.retrieval.metrics.RetrievalMetric` s
 on the shared query state, so a MetricSet ranks each batch once for them and the other retrieval
 measures.
@@ -7,15 +8,19 @@ measures.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
+
+import numpy as np
 
 from streammetrics._core.docstrings import filled
+from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.params import Param, check_param
+from streammetrics._core.warn import warn
 from streammetrics._queries.spec import Spec
 
-from ._base import RetrievalMetric, check_k, check_level, plain
+from ._base import RetrievalMetric, check_fraction, check_k, check_level, check_ties, plain
 
-__all__ = ["HitRateAtK", "FallOutAtK", "AUROCAtK"]
+__all__ = ["HitRateAtK", "FallOutAtK", "AUROCAtK", "PrecisionRecallAtK", "RecallAtFixedPrecision"]
 
 _FPR_RULE = "expected a false positive rate in (0, 1] or None"
 _MAX_FPR = Param("number", _FPR_RULE, low=0.0, high=1.0, low_open=True, finite_rule=_FPR_RULE)
@@ -132,3 +137,136 @@ class AUROCAtK(RetrievalMetric[float]):
         if name == "max_fpr" and self.max_fpr is not None:
             return plain(self.max_fpr)
         return super()._config_value(name)
+
+
+#: The longest curve (its 2 * max_k running sums are allocated by the constructor).
+MAX_CURVE_K = 2**16
+_MAX_K = Param("int", f"expected an integer from 1 to {MAX_CURVE_K}", low=1, high=MAX_CURVE_K)
+
+
+@filled
+class PrecisionRecallAtK(RetrievalMetric[tuple[np.ndarray, np.ndarray, np.ndarray]]):
+    """The precision-recall curve over ranks: P@j and R@j for j = 1..``max_k``, each averaged over
+    queries (torchmetrics' ``RetrievalPrecisionRecallCurve``). Ranks past a query's list are
+    non-relevant (``adaptive_k=True``: a query of L < j documents divides P@j by L); R@j is
+    0 for a query without relevant documents. ``compute()`` is ``(precision, recall, top_k)``,
+    three arrays of ``max_k`` values (``top_k`` = 1..max_k).
+
+    Complexity: ``update`` O(n log L + queries · max_k) for n rows of queries with L documents,
+    ``compute`` O(max_k), memory O(max_k) (O(queries · max_k) with ``per_query`` or an
+    aggregation other than the mean).
+
+    Parameters
+    ----------
+    max_k : int
+        The longest cutoff, 1 to 65536 (torchmetrics' ``max_k=None``, the longest list seen, has
+        no fixed size to stream: give it).
+    adaptive_k : bool, default False
+        Divide P@j by min(j, L) for a query of L documents.
+    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
+
+    Examples
+    --------
+    {example: retrieval}
+    >>> curve = sm.PrecisionRecallAtK(2).update(relevance, scores, query_ids=queries).compute()
+    >>> [values.tolist() for values in curve]  # precision, recall, top_k
+    [[1.0, 0.5], [1.0, 1.0], [1, 2]]
+    """
+
+    def __init__(self, max_k: int, *, adaptive_k: bool = False, rel_level: float = 1, ties: str = "first",
+                 per_query: bool = False, empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
+        self.max_k = int(check_param(max_k, "max_k", _MAX_K))
+        self.adaptive_k = bool(adaptive_k)
+        self.rel_level, self.ties = check_level(rel_level, "rel_level"), check_ties(ties, True)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
+        super().__init__(Spec("prcurve", k=self.max_k, rel_level=self.rel_level, ties=self.ties,
+                              adaptive=self.adaptive_k, **peer))
+
+    _options: ClassVar[tuple[str, ...]] = ("max_k", "adaptive_k", "rel_level", "ties", "per_query",
+                                          "empty_target_action", "aggregation", "ignore_index")
+
+    def _curve(self) -> np.ndarray:
+        """The aggregated columns, P@1..P@k then R@1..R@k (NaN, with a warning, before any query)."""
+        aggregation = self.aggregation
+        if aggregation == "mean":
+            return self._mean()
+        vals = self._state.acc(self._spec).values()
+        assert vals is not None
+        if vals.shape[0] == 0:
+            warn(f"{type(self).__name__}: no queries counted; the {aggregation} is undefined (nan)",
+                 UndefinedMetricWarning)
+            return np.full(vals.shape[1], np.nan)
+        if aggregation == "median":  # the lower median per column, as torch.median (torchmetrics)
+            return np.partition(vals, (vals.shape[0] - 1) // 2, axis=0)[(vals.shape[0] - 1) // 2]
+        return vals.min(axis=0) if aggregation == "min" else vals.max(axis=0)  # type: ignore[no-any-return]
+
+    def _compute(self) -> Any:
+        curve = self._curve()
+        k = self.max_k
+        return curve[:k].copy(), curve[k:].copy(), np.arange(1, k + 1)
+
+    def _per_query(self, vals: np.ndarray) -> Any:
+        """Per query: ``(precision, recall)``, each (queries, max_k)."""
+        return vals[:, : self.max_k].copy(), vals[:, self.max_k :].copy()
+
+    def per_query_values(self) -> Any:
+        """``(precision, recall)``: every query's curve in update order, each (queries, max_k)
+        (needs ``per_query=True``). O(queries · max_k)."""
+        return super().per_query_values()
+
+
+@filled
+class RecallAtFixedPrecision(PrecisionRecallAtK):
+    """The highest recall of the precision-recall curve over ranks (:class:`PrecisionRecallAtK`,
+    averaged over queries) at which precision is at least ``min_precision``, and its cutoff
+    (torchmetrics' ``RetrievalRecallAtFixedPrecision``): ``compute()`` is ``(recall, k)``, the
+    largest k among equal recalls; ``(0.0, max_k)`` when no cutoff reaches ``min_precision`` or
+    the best recall is 0.
+
+    Complexity: as :class:`PrecisionRecallAtK`.
+
+    Parameters
+    ----------
+    min_precision : float
+        The precision to reach, in [0, 1].
+    max_k : int
+        The longest cutoff, 1 to 65536.
+    adaptive_k : bool, default False
+        Divide P@j by min(j, L) for a query of L documents.
+    {retrieval: rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
+
+    Examples
+    --------
+    {example: retrieval}
+    >>> sm.RecallAtFixedPrecision(0.8, max_k=2).update(relevance, scores, query_ids=queries).compute()
+    (1.0, 1)
+    """
+
+    def __init__(self, min_precision: float, max_k: int, *, adaptive_k: bool = False, rel_level: float = 1,
+                 ties: str = "first", per_query: bool = False, empty_target_action: str = "neg",
+                 aggregation: str = "mean", ignore_index: int | None = None) -> None:
+        self.min_precision = check_fraction(min_precision, "min_precision")
+        super().__init__(max_k, adaptive_k=adaptive_k, rel_level=rel_level, ties=ties, per_query=per_query,
+                         empty_target_action=empty_target_action, aggregation=aggregation,
+                         ignore_index=ignore_index)
+
+    _options: ClassVar[tuple[str, ...]] = ("min_precision", *PrecisionRecallAtK._options)
+
+    def _config_value(self, name: str) -> Any:
+        if name == "min_precision":
+            return plain(self.min_precision)
+        return super()._config_value(name)
+
+    def _compute(self) -> Any:
+        curve = self._curve()
+        k = self.max_k
+        if np.isnan(curve).all():
+            return float("nan"), k
+        precision, recall = curve[:k], curve[k:]
+        reach = np.flatnonzero(precision >= self.min_precision)
+        if not len(reach):
+            return 0.0, k
+        best = float(recall[reach].max())
+        at = int(reach[recall[reach] == best].max()) + 1  # the largest k among equal recalls
+        return best, (k if best == 0.0 else at)

@@ -7,7 +7,8 @@
   of ``RR@k``): score descending, then document id ascending -- each tie group of trec_eval's
   order reversed (the groups from ``ResRels.scores``). Without ``@k``: over the whole ranking.
 * ``Judged@k``: the fraction of the top ``min(k, retrieved)`` documents that appear in the qrels
-  (any grade), as ir_measures' judged provider; 0 for an empty ranking.
+  (any grade), as ir_measures' judged provider; 0 for an empty ranking. Ties in trec_eval's
+  order; ``Judged(ties='ascending')@k`` in the judged provider's (document id ascending).
 * ``ERR@k`` (Chapelle et al. 2009) as ir_measures computes it, with gdeval (TREC Web track's
   ``gdeval.pl``): ``sum_{r<=min(k, retrieved)} R_r / r * prod_{i<r} (1 - R_i)`` with
   ``R = (2**g - 1) / 2**4``, ``g`` the document's grade (0 when unjudged or negative) and 4
@@ -37,9 +38,12 @@
   p**(d-1)`` of the ranking ``A`` (score descending, document id ascending) and the ideal
   ranking ``I`` of the documents judged above 0 (grade descending, then run score descending, an
   unretrieved document scoring 0), to depth ``D = max(|A|, |I|)``; normalized, divided by the
-  same overlap of ``I`` with itself (when positive). Ties in ``I`` (equal grade and score): ir_measures
-  keeps the qrels' order; here retrieved documents in ranking order, and a retrieved document
-  of score 0 before the unretrieved ones.
+  same overlap of ``I`` with itself (when positive). Ties in ``I`` (equal grade and score): by
+  default (``ties='ranking'``) retrieved documents in ranking order, and a retrieved document of
+  score 0 before the unretrieved ones -- a value of the run and the judgments alone, whatever
+  the order of the qrels' lines; ``Compat(ties='qrels')``: the qrels' order, as ir_measures
+  (its ideal is sorted stably from the qrels' order), where that order is known
+  (``ResRels.qrels``).
 * ``RBP(p)`` (Moffat & Zobel 2008): ``(1 - p) * sum_i rel_i * p**(i - 1)`` over the whole ranking,
   ``rel_i`` binary (grade at least the relevance level).
 """
@@ -77,8 +81,9 @@ def rr_msmarco_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     return [1.0 / first if 0 < first <= k else 0.0 for k in cutoffs]
 
 
-def judged_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
-    cum = np.cumsum(rr.rels != NONPOOL)
+def judged_at(rr: ResRels, cutoffs: Sequence[int], ascending: bool = False) -> list[float]:
+    rels = rr.rels[ids_ascending(rr)] if ascending else rr.rels
+    cum = np.cumsum(rels != NONPOOL)
     out = []
     for k in cutoffs:
         m = min(k, rr.num_ret)
@@ -122,7 +127,30 @@ def _rbo(overlaps: np.ndarray, p: float) -> float:
     return seqsum(weights * overlaps / np.arange(1, len(overlaps) + 1)) / seqsum(weights)
 
 
-def compat(rr: ResRels, p: float, normalize: bool) -> float:
+def _ideal_in_qrels_order(rr: ResRels, order: np.ndarray,
+                          scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """(ranking positions, ideal positions) of the retrieved documents of ``Compat``'s ideal
+    ranking with ir_measures' ties: the positive judgments in the qrels' order, sorted stably by
+    run score (0 unretrieved), then by grade, both descending. O(judgments log judgments)."""
+    if rr.qrels is None or rr.doc_ids is None:
+        raise ValueError("measure Compat(ties='qrels'): the qrels' order of the judged documents is not "
+                         "known here; feed judged={qid: {docno: grade}} "
+                         "(TrecMeasures(judgments='qrels_docs'))")  # fmt: skip
+    index = {d: i for i, d in enumerate(rr.qrels)}
+    grades = np.fromiter(rr.qrels.values(), dtype=np.int64, count=len(rr.qrels))
+    run_scores = np.zeros(len(grades))
+    at = np.full(len(grades), -1, dtype=np.int64)  # each judgment's place in the ranking (-1: none)
+    for r, i in enumerate(order.tolist()):
+        j = index.get(rr.doc_ids[i], -1)
+        if j >= 0:
+            run_scores[j], at[j] = scores[r], r
+    ideal = np.flatnonzero(grades > 0)
+    ideal = ideal[np.lexsort((ideal, -run_scores[ideal], -grades[ideal]))]
+    retrieved = at[ideal] >= 0
+    return at[ideal][retrieved], np.flatnonzero(retrieved)
+
+
+def compat(rr: ResRels, p: float, normalize: bool, qrels_order: bool = False) -> float:
     order = ids_ascending(rr)
     grades = rr.rels[order]
     scores = rr.scores[order] if rr.scores is not None else np.zeros(rr.num_ret)
@@ -131,6 +159,9 @@ def compat(rr: ResRels, p: float, normalize: bool) -> float:
     depth = max(rr.num_ret, n_ideal)
     if not n_ideal or not depth:
         return 0.0
+    if qrels_order:
+        rank, pos = _ideal_in_qrels_order(rr, order, scores)
+        return _overlap(rank, pos, depth, n_ideal, p, normalize)
     rank = np.flatnonzero(grades > 0)  # the retrieved documents of the ideal ranking
     g, s = grades[rank], scores[rank]
     # the ideal: grade descending; in a grade, score descending (ties in ranking order), the
@@ -146,6 +177,11 @@ def compat(rr: ResRels, p: float, normalize: bool) -> float:
         seen[grade] += 1
         skip = levels[grade] - retrieved[grade] if s[i] < 0 else 0  # negatives after the unretrieved
         pos[i] = start[grade] + j + skip
+    return _overlap(rank, pos, depth, n_ideal, p, normalize)
+
+
+def _overlap(rank: np.ndarray, pos: np.ndarray, depth: int, n_ideal: int, p: float, normalize: bool) -> float:
+    """Compat from the ranking and ideal positions of the documents in both rankings."""
     found = np.bincount(np.maximum(rank, pos), minlength=depth)[:depth]
     value = _rbo(np.cumsum(found).astype(np.float64), p)
     if normalize:

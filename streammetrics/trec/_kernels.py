@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -51,7 +51,9 @@ class ResRels:
     ``g >= 0``; ``level`` the relevance level (``-l``); ``num_docs`` the collection size (``-N``);
     ``scores`` the score of each ranked document as ranked (float32-rounded for trec_eval 9;
     None: not known), for other tools' tie orders and ideal rankings (``RR(ties='msmarco')``,
-    ``Compat``).
+    ``Compat``); ``doc_ids`` the ranked documents' ids and ``qrels`` the query's judgments
+    ``{docno: grade}`` in the qrels' order (None: not known), for ir_measures' order of ties in
+    ``Compat``'s ideal ranking (``Compat(ties='qrels')``).
     """
 
     rels: np.ndarray
@@ -59,6 +61,8 @@ class ResRels:
     level: float = 1
     num_docs: int = 0
     scores: np.ndarray | None = None
+    doc_ids: Sequence[str] | None = None
+    qrels: Mapping[str, int] | None = None
     num_ret: int = field(init=False)
     num_rel: int = field(init=False)
     num_rel_ret: int = field(init=False)

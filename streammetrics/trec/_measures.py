@@ -206,12 +206,14 @@ MEASURES: tuple[Measure, ...] = (
     Measure("RR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_at(rr, p))),
     Measure("RR_msmarco", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_msmarco_at(rr, p))),
     Measure("Judged", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.judged_at(rr, p))),
+    Measure("Judged_asc", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.judged_at(rr, p, True))),
     Measure("ERR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.err_at(rr, p))),
     Measure("RBP_p", "doubles", (0.8,), lambda rr, p, o: [ir_kernels.rbp_binary(rr, p[0])]),
     Measure("nDCG_exp", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.ndcg_exp_at(rr, p))),
     Measure("nDCG_gains", "pairs", (), lambda rr, p, o: [ir_kernels.ndcg_gains(rr, p)]),
     Measure("Compat", "pairs", (), lambda rr, p, o: [ir_kernels.compat(
-        rr, float(dict(p).get("p", 0.95)), bool(dict(p).get("normalize", 1.0)))]),
+        rr, float(dict(p).get("p", 0.95)), bool(dict(p).get("normalize", 1.0)),
+        bool(dict(p).get("qrels", 0.0)))]),  # qrels=1: ties of the ideal in the qrels' order
     # mean over the queries where it is defined (NaN elsewhere: no line printed for them)
     Measure("Accuracy", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.accuracy_at(rr, p)),
             avg="defined"),

@@ -18,6 +18,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
+from .irnames import select
 from .perquery import PerQuery
 from .rank_tests import sign_test, wilcoxon
 from .significance import bootstrap_ci, check_alternative, holm, permutation_test, ttest_rel
@@ -105,6 +108,7 @@ def compare(
         raise ValueError(f"trec-compare needs at least 2 runs, got {n_runs}")
     if n_q < 2:
         raise ValueError(f"trec-compare needs at least 2 judged queries to pair, got {n_q}")
+    _check_defined(pq)
     measures = []
     for m, name in enumerate(pq.names):
         base = pq.values[0, m]
@@ -132,3 +136,20 @@ def compare(
     return {"queries": n_q, "baseline": pq.runs[0], "permutations": permutations, "bootstrap": bootstrap,
             "alpha": alpha, "seed": seed, "alternative": alternative, "zero_method": zero_method,
             "wilcoxon_method": wilcoxon_method, "correction": correction, "measures": measures}  # fmt: skip
+
+
+def _check_defined(pq: PerQuery) -> None:
+    """Refuse a measure averaged over the queries that define it (``Accuracy@k``) with an
+    undefined (NaN) value: the runs cannot be paired on that query. (trec_eval's 0/0 of
+    ``iprec_at_recall`` under ``-J`` stays NaN, as trec_eval prints it.) O(values)."""
+    try:
+        partial = {n for s in select(list(pq.names)) if s.measure.avg == "defined" for n in s.printed}
+    except ValueError:  # names that are not measures (a PerQuery built by hand)
+        return
+    for m, name in enumerate(pq.names):
+        undefined = np.isnan(pq.values[:, m]) if name in partial else None
+        if undefined is not None and undefined.any():
+            r, q = (int(i) for i in np.argwhere(undefined)[0])
+            raise ValueError(f"measure {name!r} has no value for query {pq.qids[q]!r} of run {pq.runs[r]!r} "
+                             "(no relevant or no non-relevant document in its top k), so the runs cannot "
+                             "be paired query by query")  # fmt: skip

@@ -258,6 +258,8 @@ class QueryEvaluator:
         self.opts, self.rel_format, self.max_docs, self.judged_only = opts, rel_format, max_docs, judged_only
         self.rel_level, self.num_docs = rel_level, num_docs
         self.counts: list[list[int]] = []  # per value, the queries where it is defined (avg "defined")
+        # the ranked documents' ids reach the kernels (Compat(ties='qrels'): the qrels' order of ties)
+        self._needs_docs = any(s.measure.name == "Compat" for s in selected)
 
     def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
         is_prefs = self.rel_format in PREFS_FORMATS
@@ -287,9 +289,11 @@ class QueryEvaluator:
                     for g in self.judgments[qid]:
                         rels = _judge(kept, g, False)
                         keep = rels >= 0 if key[1] else slice(None)  # -J: the judged ones
+                        docs = kept if not key[1] else [d for d, r in zip(kept, rels.tolist(), strict=True)
+                                                        if r >= 0] if self._needs_docs else None  # fmt: skip
                         inputs.append(trec_kernels.ResRels(
                             rels[keep], _rel_levels(g), level=level, num_docs=self.num_docs,
-                            scores=None if scores is None else scores[keep]))
+                            scores=None if scores is None else scores[keep], doc_ids=docs, qrels=g))
             vals = sel.measure.compute(
                 inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
             )

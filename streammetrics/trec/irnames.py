@@ -20,8 +20,8 @@ ir_measures    trec_eval                   ir_measures    trec_eval
 
 also ``Success@k`` (``success.k``), ``Accuracy@k`` and ``Compat(p=x, normalize=b)`` (ir_measures'
 accuracy and compat providers', not in trec_eval), ``RR(ties='msmarco')@k`` (its msmarco order),
-``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` (``set_P``, ``set_relative_P``, ``set_recall``,
-``set_F``), ``NumQ``, and ir_measures' aliases (``MAP``,
+``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` / ``SetAP`` (``set_P``, ``set_relative_P``,
+``set_recall``, ``set_F``, ``set_map``), ``NumQ``, and ir_measures' aliases (``MAP``,
 ``MRR``, ``NDCG``, ``Precision``, ``Recall``, ``BPref``, ``RPrec``, ``IPrec@r``). Parameters use
 ir_measures' syntax (:mod:`.irparse`): ``nDCG(cutoff=10)``, ``P(rel=2)@5``,
 ``AP(rel=2, judged_only=True)``, ``SetF(beta=0.5)``, ``RBP(p=0.9)``; ``rel`` and ``judged_only``
@@ -29,7 +29,7 @@ apply to that measure only (trec_eval's ``-l`` / ``-J`` for the rest). A value a
 several names (``P@5`` and ``P.5`` or ``official``; ``Rprec`` and ``RPrec``; ``ndcg_cut.10`` and
 ``nDCG@10``) is printed under each of them; the same name twice, once. ``Judged`` ranks as
 trec_eval does (ties by document id descending; ir_measures' judged provider breaks ties
-ascending). See
+ascending: ``Judged(ties='ascending')``). See
 :mod:`._ir_kernels` for the measures trec_eval lacks.
 """
 

@@ -12,7 +12,9 @@ exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains
 (non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`.
 ``RR(ties='msmarco')@10`` ranks ties as ir_measures' msmarco provider (document id ascending;
 ``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's,
-``Compat(p=0.95, normalize=True)`` its compat provider's. Not
+``Judged(ties='ascending')@k`` its judged provider's order of ties,
+``Compat(p=0.95, normalize=True)`` its compat provider's (``ties='qrels'``: ties of the ideal
+ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's). Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
 at the relevance level, as before).
 """
@@ -49,11 +51,12 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "SetRelP": (dict(_RJ), None, "cutoff"),
     "SetR": (dict(_REL), None, "cutoff"),
     "SetF": ({"beta": _NUM, **_RJ}, None, "cutoff"),
-    "Judged": ({"cutoff": _INT}, None, "cutoff"),
+    "SetAP": (dict(_RJ), None, "cutoff"),
+    "Judged": ({"cutoff": _INT, "ties": (str,)}, None, "cutoff"),
     "ERR": ({"cutoff": _INT}, None, "cutoff"),
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
     "Accuracy": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),
-    "Compat": ({"p": _NUM, "normalize": _BOOL}, None, "cutoff"),
+    "Compat": ({"p": _NUM, "normalize": _BOOL, "ties": (str,)}, None, "cutoff"),
 }
 # bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
 _IR_FIRST = frozenset({"Judged", "Accuracy", "Compat"})
@@ -240,6 +243,12 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         if not 0.0 <= r <= 1.0:
             raise ValueError(f"measure {text!r}: recall must be in [0, 1], got {r!r}")
         return req("iprec_at_recall", repr(r), f"iprec_at_recall_{r:3.2f}")
+    if name == "Judged" and params.get("ties", "trec_eval") != "trec_eval":
+        if params["ties"] != "ascending":
+            raise ValueError(f"measure {text!r}: ties must be 'trec_eval' (ids descending, the default) or "
+                             "'ascending' (ids ascending, ir_measures' judged provider), got "
+                             f"{params['ties']!r}")  # fmt: skip
+        return req("Judged_asc", k if k is not None else _ALL)
     if name in ("Judged", "ERR", "Accuracy"):
         base = {"Judged": "Judged", "ERR": "ERR_cut", "Accuracy": "Accuracy"}[name]
         return req(base, k if k is not None else _ALL)
@@ -254,7 +263,13 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         p = float(params.get("p", 0.95))
         if not 0.0 < p <= 1.0:
             raise ValueError(f"measure {text!r}: the persistence p must be in (0, 1], got {p!r}")
-        return req("Compat", f"p={p!r},normalize={int(params.get('normalize', True))}")
+        ties = params.get("ties", "ranking")
+        if ties not in ("ranking", "qrels"):
+            raise ValueError(f"measure {text!r}: ties must be 'ranking' (ties of the ideal ranking in the "
+                             "run's order, the default) or 'qrels' (in the qrels' order, as ir_measures), "
+                             f"got {ties!r}")  # fmt: skip
+        order = ",qrels=1" if ties == "qrels" else ""
+        return req("Compat", f"p={p!r},normalize={int(params.get('normalize', True))}{order}")
     if name == "SetF":
         beta = float(params.get("beta", 1.0))
         if not 0.0 <= beta < float("inf"):
@@ -264,7 +279,7 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
         return req("set_relative_P")
     simple = {"Rprec": "Rprec", "Bpref": "bpref", "infAP": "infAP", "NumQ": "num_q", "NumRel": "num_rel",
               "NumRet": "num_ret", "NumRelRet": "num_rel_ret", "SetP": "set_P", "SetRelP": "set_relative_P",
-              "SetR": "set_recall"}  # fmt: skip
+              "SetR": "set_recall", "SetAP": "set_map"}  # fmt: skip
     if name == "NumRet" and rel is not None:
         return req("num_rel_ret")
     return req(simple[name])

@@ -137,6 +137,47 @@ def groups_from_rows(rows: Any, where: str) -> list[dict[str, int]]:
     return groups_in_order(groups)
 
 
+def qrels_from_rows(rows: Any, where: str) -> dict[str, int]:
+    """A query's judgments ``{docno: grade}`` in the order given, from a mapping ``{docno:
+    grade}`` (a pytrec_eval-style qrels entry) or rows ``(docno, grade)``; grades truncated to
+    integers as trec_eval's ``atol`` reads them; None is no judgment. ValueError naming ``where``
+    and the first malformed row or document judged twice. O(rows).
+
+    Parameters
+    ----------
+    rows : mapping of str to number, iterable of (docno, grade), or None
+        The query's judgments, in the qrels' order.
+    where : str
+        What the rows are, for error messages (e.g. the query).
+
+    Returns
+    -------
+    dict of str to int
+        The grades by document, in the order given.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.judgment_groups import qrels_from_rows
+    >>> qrels_from_rows({"d2": 1, "d1": "2.7"}, "query 7"), qrels_from_rows([("d1", 0)], "q")
+    ({'d2': 1, 'd1': 2}, {'d1': 0})
+    """
+    items = rows.items() if isinstance(rows, Mapping) else () if rows is None else rows
+    out: dict[str, int] = {}
+    for i, row in enumerate(items):
+        try:
+            if isinstance(row, (str, bytes)):
+                raise TypeError
+            docno, grade = row
+            g = int(float(grade))
+        except (TypeError, ValueError, OverflowError):
+            raise ValueError(f"{where}: expected {{docno: grade}} or rows (docno, grade), finite grades, "
+                             f"row {i} is {row!r}") from None  # fmt: skip
+        if str(docno) in out:
+            raise ValueError(f"{where}: row {i} judges document {str(docno)!r} a second time")
+        out[str(docno)] = g
+    return out
+
+
 def _average(groups: Sequence[trec_kernels.ResRels], per_group: list[list[float]], width: int) -> list[float]:
     sums = [0.0] * width
     for vals in per_group:

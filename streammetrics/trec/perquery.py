@@ -69,7 +69,9 @@ def per_query_values(
 
     The queries are those of the qrels retrieved by at least one run (sorted as trec_eval sorts
     them); a run that lacks one of them scores it as trec_eval's ``-c`` does (an empty ranking:
-    0 for every ranking measure), so that the runs pair query by query. Measures without
+    0 for every ranking measure), so that the runs pair query by query; a query on which a
+    measure is undefined has NaN (``Accuracy@k``: its top k holds no relevant or no non-relevant
+    document; ``streammetrics trec`` prints no line for it). Measures without
     per-query values (``runid``, ``relstring``, the geometric means ``gm_map``/``gm_bpref``) are
     left out. Raises ValueError (a :class:`.TrecFormatError` for a malformed file) naming the
     file, the line and the problem; OSError for an unreadable file.
@@ -111,10 +113,6 @@ def per_query_values(
     trec_version = check_trec_version(trec_version)
     rel_level, max_docs, _, _ = check_options(rel_level, max_docs)
     selected = [s for s in select(measures) if s.measure.per_query and s.measure.value in ("double", "long")]
-    for s in selected:
-        if s.measure.avg == "defined":
-            raise ValueError(f"measures: {s.printed[0]!r} has no value for some queries, so runs cannot be "
-                             "paired query by query")  # fmt: skip
     names = [n for s in selected for n in s.printed]
     if not names:
         raise ValueError(f"measures {list(measures)!r} have no per-query values to compare")

@@ -34,7 +34,15 @@ as the file has them after the query id -- ``(jg, jsg, docno, rel_level)`` for `
 each query is ranked (doubles for ``trec_version=10``, float32 for 9: no rounding needed),
 judged and evaluated by the command's own per-query evaluator, so the values are
 ``streammetrics trec -R ...``'s. Such accumulators share a state in a ``MetricSet`` only with each
-other.
+other. ``judgments="qrels_docs"`` takes the qrels this way too, each query's ``{docno: grade}``
+(or ``(docno, grade)`` rows) in the qrels' order (``trec_batch(..., judgments="qrels_docs")``
+builds it): every measure of ``qrels``, and ``Compat(ties='qrels')``, whose ideal ranking orders
+ties as the qrels list them (ir_measures' order), which bare grades cannot tell.
+
+``Accuracy@k`` (ir_measures' accuracy) has no value for a query whose top k holds no relevant or
+no non-relevant document: NaN among the per-query values, left out of its mean, which is over
+the queries that define it (the state counts them per column, ``<spec>.defined``), as
+``streammetrics trec`` and ir_measures average it.
 
 With ``judged_only`` (or ``max_docs=0``) a query left without documents has trec_eval's 0/0 --
 NaN -- for ``iprec_at_recall`` at the cutoffs of 0 relevant documents and for ``11pt_avg``, so their
@@ -67,7 +75,7 @@ from . import _kernels as trec_kernels
 from ._measures import Options, Selected, check_trec_version
 from .evaluate import QueryEvaluator
 from .irnames import select
-from .judgment_groups import groups_from_rows
+from .judgment_groups import groups_from_rows, qrels_from_rows
 from .preferences import PrefLine, pref_lines
 from .runfile import QueryLines
 
@@ -76,14 +84,14 @@ __all__ = ["TrecMeasures", "TrecMeasure", "TrecSpec", "TrecBatch", "trec_batch",
 NOT_IN_QRELS = trec_kernels.NONPOOL
 UNJUDGED = trec_kernels.UNJUDGED
 #: What ``judged`` holds per query, as trec_eval's ``-R``: grades (``qrels``) or judgment rows.
-JUDGMENTS = ("qrels", "prefs", "qrels_prefs", "qrels_jg")
+JUDGMENTS = ("qrels", "prefs", "qrels_prefs", "qrels_jg", "qrels_docs")
 _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "map_cut",
                    "ndcg_cut", "success", "set_P", "set_recall", "set_relative_P", "set_map",
                    "relative_P", "Rprec_mult", "11pt_avg", "unj", "RR_cut", "Judged", "ERR_cut",
                    "RBP_p", "rbp_resid", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "prefs_simp",
                    "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
                    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
-                   "prefs_avgjg_imp", "RR_msmarco", "Compat"})  # fmt: skip
+                   "prefs_avgjg_imp", "RR_msmarco", "Compat", "Accuracy", "Judged_asc"})  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -112,8 +120,9 @@ class TrecSpec:
         The number of documents in the collection (trec_eval ``-N``).
     per_query : bool, default=False
         Keep every query's values.
-    judgments : {"qrels", "prefs", "qrels_prefs", "qrels_jg"}, default="qrels"
-        The form of each query's judgments (trec_eval ``-R``).
+    judgments : {"qrels", "prefs", "qrels_prefs", "qrels_jg", "qrels_docs"}, default="qrels"
+        The form of each query's judgments (trec_eval ``-R``; ``qrels_docs``: qrels naming
+        the documents, in their order).
 
     Examples
     --------
@@ -149,12 +158,13 @@ class TrecSpec:
 
     @functools.cached_property
     def _selection(self) -> tuple[list[Selected], list[str]]:
-        sel = [s for s in select(self.measures, self.judgments) if s.measure.avg != "none"]
+        fmt = "qrels" if self.judgments == "qrels_docs" else self.judgments
+        sel = [s for s in select(self.measures, fmt) if s.measure.avg != "none"]
         for s in sel:
-            if s.measure.avg == "defined":
-                raise ValueError(f"measures: {s.printed[0]!r} is averaged over the queries where it is "
-                                 "defined, which the accumulators do not count; use `streammetrics "
-                                 "trec`")  # fmt: skip
+            if self.judgments == "qrels" and s.measure.name == "Compat" and ("qrels", 1.0) in s.params:
+                raise ValueError(f"measures: {s.printed[0]!r} orders ties as the qrels do, which judged "
+                                 "grades do not tell; use judgments='qrels_docs' (judged={qid: {docno: "
+                                 "grade}}, in the qrels' order)")  # fmt: skip
         names = [n for s in sel for n in s.printed]
         if not names:
             raise ValueError(f"measures: {list(self.measures)!r} select no numeric measure")
@@ -177,6 +187,14 @@ class TrecSpec:
     @property
     def width(self) -> int:
         return len(self.columns)
+
+    @property
+    def defined_columns(self) -> np.ndarray | None:
+        """Which columns are averaged over the queries where they are defined (``Accuracy@k``:
+        NaN for a query without a relevant or a non-relevant document in its top k); the query
+        state counts those queries per column. None when no column is. O(width)."""
+        mask = np.array([avg == "defined" for avg in self.averages], dtype=bool)
+        return mask if mask.any() else None
 
     @property
     def name(self) -> str:
@@ -265,11 +283,14 @@ class TrecSpec:
             where = f"judged[{qid!r}]" if qids is not None else "judged"
             if self.judgments == "qrels_jg":
                 groups[qid] = groups_from_rows(rows, where)
+            elif self.judgments == "qrels_docs":
+                groups[qid] = [qrels_from_rows(rows, where)]
             else:
                 prefs[qid] = pref_lines(rows, self.judgments == "qrels_prefs", where)
                 groups[qid] = []
         ev = QueryEvaluator("doc_ids", self.selected, groups, prefs,
-                            Options(version=self.trec_version, fused=self.fused_cutoffs), self.judgments,
+                            Options(version=self.trec_version, fused=self.fused_cutoffs),
+                            "qrels" if self.judgments == "qrels_docs" else self.judgments,
                             max_docs=self.max_docs, judged_only=self.judged_only, rel_level=self.rel_level,
                             num_docs=self.num_docs)  # fmt: skip
         out = np.zeros((n, self.width))
@@ -349,11 +370,13 @@ class TrecMeasures(RetrievalMetric):
         The number of documents in the collection (trec_eval ``-N``).
     per_query : bool, default False
         Keep every query's values (:meth:`per_query_values`).
-    judgments : {'qrels', 'prefs', 'qrels_prefs', 'qrels_jg'}, default 'qrels'
+    judgments : {'qrels', 'prefs', 'qrels_prefs', 'qrels_jg', 'qrels_docs'}, default 'qrels'
         What ``judged`` holds, as trec_eval's ``-R``: each query's grades (``relevance`` the
         retrieved documents' grades), or its judgment rows naming documents -- preferences
         ``(jg, jsg, docno, rel_level)``, qrels read as preferences ``(jg, docno, rel_level)``,
-        judgment groups ``(jg, docno, grade)`` -- with ``relevance=None`` and ``doc_ids``
+        judgment groups ``(jg, docno, grade)``, the qrels themselves ``{docno: grade}`` or
+        ``(docno, grade)`` in the qrels' order (``qrels_docs``: the trec_eval measures as with
+        ``qrels``, and ``Compat(ties='qrels')``) -- with ``relevance=None`` and ``doc_ids``
         required (see the module docstring).
 
     Examples
@@ -416,10 +439,17 @@ class TrecMeasures(RetrievalMetric):
                  UndefinedMetricWarning)
             return np.full(self.spec.width, np.nan)
         out = np.empty(self.spec.width)
+        means = acc.means()
         for j, avg in enumerate(self.spec.averages):
             s = float(acc.sums[j])
             out[j] = (s / acc.count if avg == "mean" else math.exp(s / acc.count) if avg == "gm"
-                      else float(acc.count) if avg == "num_q" else s)  # fmt: skip
+                      else float(acc.count) if avg == "num_q" else float(means[j]) if avg == "defined"
+                      else s)  # fmt: skip
+        undefined = [n for n, avg, v in zip(self.spec.columns, self.spec.averages, out, strict=True)
+                     if avg == "defined" and v != v]  # fmt: skip
+        if undefined:
+            warn(f"{type(self).__name__}: no query defines {undefined[0]} (a relevant and a non-relevant "
+                 "document in its top k); its mean is undefined (nan)", UndefinedMetricWarning)
         return out
 
     def _compute(self) -> Any:
@@ -488,10 +518,14 @@ class TrecBatch:
 
     Attributes
     ----------
-    relevance, scores, doc_ids : ndarray
-        The grades, scores and document ids of the retrieved documents, query after query.
-    judged : dict of str to ndarray
-        Every judged grade of each query (the ideal ranking and R).
+    relevance : ndarray or None
+        The grades of the retrieved documents, query after query (None for
+        ``judgments="qrels_docs"``: the judgments name the documents).
+    scores, doc_ids : ndarray
+        The scores and document ids of the retrieved documents, query after query.
+    judged : dict of str to ndarray, or dict of str to dict of str to int
+        Every judged grade of each query (the ideal ranking and R); for
+        ``judgments="qrels_docs"`` each query's ``{docno: grade}`` in the qrels' order.
     query_ids : ndarray
         The query of each row.
 
@@ -503,10 +537,10 @@ class TrecBatch:
     ([1, 0], ['d1', 'd2'], ['q1', 'q1'])
     """
 
-    relevance: np.ndarray
+    relevance: np.ndarray | None
     scores: np.ndarray
     doc_ids: np.ndarray
-    judged: dict[str, np.ndarray]
+    judged: dict[str, Any]
     query_ids: np.ndarray
 
     def feed(self, metric: Any) -> Any:
@@ -517,7 +551,8 @@ class TrecBatch:
 
 
 def trec_batch(
-    qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], *, trec_version: int = 9
+    qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]], *, trec_version: int = 9,
+    judgments: str = "qrels",
 ) -> TrecBatch:
     """The ``update`` arguments of the queries in both ``qrels`` ({qid: {docno: grade}}) and
     ``run`` ({qid: {docno: score}}), pytrec_eval's dicts: ``relevance``, ``scores``, ``doc_ids``,
@@ -533,6 +568,11 @@ def trec_batch(
         ``{qid: {docno: score}}``.
     trec_version : {9, 10}, default 9
         9: scores rounded to float32 as trec_eval 9.x ranks them; 10: double scores.
+    judgments : {"qrels", "qrels_docs"}, default "qrels"
+        The form of ``judged``, as :class:`TrecMeasures` takes it: each query's judged grades
+        with the retrieved documents' grades in ``relevance``; or (``"qrels_docs"``) each
+        query's ``{docno: grade}`` in the qrels' order, ``relevance`` None -- what
+        ``Compat(ties='qrels')`` needs (ir_measures' order of ties).
 
     Returns
     -------
@@ -548,6 +588,8 @@ def trec_batch(
     0.5
     """
     check_trec_version(trec_version)
+    if judgments not in ("qrels", "qrels_docs"):
+        raise ValueError(f"judgments: expected 'qrels' or 'qrels_docs', got {judgments!r}")
     rel: list[int] = []
     scores: list[float] = []
     docs: list[str] = []
@@ -566,5 +608,8 @@ def trec_batch(
     if trec_version == 9:
         with np.errstate(over="ignore"):
             sc = sc.astype(np.float32).astype(np.float64)
+    if judgments == "qrels_docs":
+        by_doc = {q: {d: int(g) for d, g in qrels[q].items()} for q in judged}
+        return TrecBatch(None, sc, np.array(docs, dtype=str), by_doc, np.array(qids, dtype=str))
     return TrecBatch(np.array(rel, dtype=np.int64), sc, np.array(docs, dtype=str), judged,
                      np.array(qids, dtype=str))

@@ -13,6 +13,7 @@ from streammetrics._queries.values import (
     TIMED_QUERY_OPTIONS,
     TimedQueryOptions,
     allows_nan,
+    defined_columns,
     finite,
     query_values,
     spec_layout,
@@ -42,7 +43,9 @@ class DecayedQueriesState(DecayBase):
     far from overflow (a weighted mean does not depend on it). Before a read the wrapped
     :class:`~streammetrics.retrieval.metrics.QueryState` is loaded, through its ``load_arrays``, with one
     pseudo-query holding ``S / M``, so the wrapped metric's own ``compute`` returns the decayed
-    mean. Memory O(width).
+    mean. Columns averaged over the queries that define them (``Accuracy@k`` of
+    ``streammetrics.trec``) keep their own mass ``D_j = sum_q a_q [v_qj defined]`` (saved as
+    ``defined``, only then) and read ``S_j / D_j``. Memory O(width).
     """
 
     unit = "queries"
@@ -57,6 +60,9 @@ class DecayedQueriesState(DecayBase):
         self.width = sum(spec.width for spec in self.specs)
         self.sums = np.zeros(self.width)
         self.mass = 0.0
+        #: the columns averaged over defined queries, and their masses (None: no such column)
+        self.mask: np.ndarray | None = defined_columns(self.specs)
+        self.defined: np.ndarray | None = None if self.mask is None else np.zeros(self.width)
 
     def key(self) -> Hashable:
         return ("decayed-queries", self.half_life, self.half_life_seconds,
@@ -88,6 +94,10 @@ class DecayedQueriesState(DecayBase):
         elif (last - self.ref) / self.h > RENORM:
             self._rebase(last)
         a = np.exp2((coord - self.ref) / self.h)
+        if self.defined is not None:
+            undefined = np.isnan(vals) & self.mask
+            vals = np.where(undefined, 0.0, vals)
+            self.defined += a @ np.where(undefined, 0.0, 1.0)
         self.sums += a @ vals
         self.mass += float(a.sum())
         self.n_seen += n
@@ -97,6 +107,8 @@ class DecayedQueriesState(DecayBase):
     def _rescale(self, factor: float) -> None:
         self.sums *= factor
         self.mass *= factor
+        if self.defined is not None:
+            self.defined *= factor
 
     def sync(self) -> None:
         """Load the decay-weighted mean into the wrapped state (one pseudo-query)."""
@@ -106,17 +118,25 @@ class DecayedQueriesState(DecayBase):
             self.inner.reset()
         else:
             self._rebase(self.newest)  # type: ignore[arg-type]  # the stored form (as saved)
-            write_query_sums(self.inner, self.specs, 1, self.sums / self.mass)
+            if self.defined is None or self.mask is None:
+                write_query_sums(self.inner, self.specs, 1, self.sums / self.mass)
+            else:  # one pseudo-query, defining a column where some query does
+                mass = np.where(self.mask, self.defined, self.mass)
+                means = np.where(mass > 0, self.sums / np.where(mass > 0, mass, 1.0), 0.0)
+                write_query_sums(self.inner, self.specs, 1, means, defined=(mass > 0).astype(np.int64))
         self._dirty = False
 
     def arrays(self) -> dict[str, Any]:
         if self.newest is not None and self.ref is not None:
             self._rebase(self.newest)  # the stored form: the newest query weighs 1
-        return {"sums": self.sums.copy(), "mass": float(self.mass), "newest": self.newest,
-                "n_seen": self.n_seen}
+        out = {"sums": self.sums.copy(), "mass": float(self.mass), "newest": self.newest,
+               "n_seen": self.n_seen}
+        if self.defined is not None:
+            out["defined"] = self.defined.copy()
+        return out
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        expected = {"sums", "mass", "newest", "n_seen"}
+        expected = {"sums", "mass", "newest", "n_seen"} | ({"defined"} if self.mask is not None else set())
         if set(arrays) != expected:
             raise ValueError(f"state: a decayed query state has exactly {sorted(expected)}, got "
                              f"{sorted(arrays)}")
@@ -124,7 +144,8 @@ class DecayedQueriesState(DecayBase):
         self._check_newest_index(newest, n_seen)
         sums = arrays["sums"]
         if not isinstance(sums, np.ndarray) or sums.shape != (self.width,) or sums.dtype.kind != "f" \
-                or not finite(sums, allows_nan(self.specs)):
+                or not finite(sums, allows_nan(self.specs)) \
+                or (self.mask is not None and not np.isfinite(sums[self.mask]).all()):
             raise ValueError(f"state: 'sums' must be {self.width} finite floats")
         mass = optional_float(arrays["mass"], "mass")
         if mass is None or (mass < 1.0 if n_seen else mass != 0.0):
@@ -138,15 +159,36 @@ class DecayedQueriesState(DecayBase):
             raise ValueError("state: an empty decayed query state has non-zero sums")
         for spec, a, b in spec_layout(self.specs):  # sums within mass x each measure's range
             spec.check_block(sums[a:b], mass, f"decayed query 'sums' of {spec.name}", 0.5e-9)
-        self.sums, self.mass = sums.astype(np.float64), float(mass)
+        defined = None if self.mask is None else self._check_defined(arrays["defined"], sums, mass)
+        self.sums, self.mass, self.defined = sums.astype(np.float64), float(mass), defined
         self.newest, self.n_seen = newest, n_seen
         self.ref = newest
         self._dirty = True
         self.sync()
 
+    def _check_defined(self, stored: Any, sums: np.ndarray, mass: float) -> np.ndarray:
+        """Untrusted masses of the queries defining each column: within [0, mass], the mass in
+        the columns every query defines, and the sums within them times the range."""
+        assert self.mask is not None
+        if not isinstance(stored, np.ndarray) or stored.shape != (self.width,) or stored.dtype.kind != "f" \
+                or not np.isfinite(stored).all():
+            raise ValueError(f"state: 'defined' must be {self.width} finite floats")
+        tol = 1e-9 * max(mass, 1.0)
+        bad = (stored < 0) | (stored > mass + tol) | (~self.mask & (np.abs(stored - mass) > tol))
+        if bad.any():
+            j = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"state: 'defined'[{j}] = {float(stored[j])!r} is not a mass of queries within "
+                             f"'mass' = {mass!r}")  # fmt: skip
+        for spec, a, b in spec_layout(self.specs):  # defined columns: sums within their own mass
+            cols = np.flatnonzero(self.mask[a:b])
+            for j in cols.tolist():
+                spec.check_block(np.where(np.arange(b - a) == j, sums[a:b], 0.0), float(stored[a + j]),
+                                 f"decayed query 'sums' of {spec.name}", 0.5e-9)
+        return stored.astype(np.float64)
+
     @property
     def nbytes(self) -> int:
-        return self.sums.nbytes + 8 + self.inner.nbytes
+        return self.sums.nbytes + 8 + self.inner.nbytes + (0 if self.defined is None else self.defined.nbytes)
 
     def merge(self, other: State) -> None:
         """By time: both sides aligned to the newer newest timestamp (the older side decays by
@@ -157,6 +199,7 @@ class DecayedQueriesState(DecayBase):
         theirs = other.arrays()  # rebased to its newest (other is a snapshot)
         if self.n_seen == 0:
             self.sums, self.mass = theirs["sums"], theirs["mass"]
+            self.defined = theirs.get("defined")
             self.newest = self.ref = theirs["newest"]
             self.n_seen = other.n_seen
             self._dirty = True
@@ -168,10 +211,14 @@ class DecayedQueriesState(DecayBase):
             top, f_mine, f_theirs = self._gap_factors(t_newest)
             self.sums = self.sums * f_mine + t_sums * f_theirs
             self.mass = self.mass * f_mine + t_mass * f_theirs
+            if self.defined is not None:
+                self.defined = self.defined * f_mine + theirs["defined"] * f_theirs
             self.newest = top
         else:
             self.sums = self.sums + t_sums
             self.mass = self.mass + t_mass
+            if self.defined is not None:
+                self.defined = self.defined + theirs["defined"]
             self.newest = float(self.n_seen + other.n_seen - 1)
         self.ref = self.newest
         self.n_seen += other.n_seen
@@ -181,3 +228,4 @@ class DecayedQueriesState(DecayBase):
         super().reset()
         self.sums = np.zeros(self.width)
         self.mass = 0.0
+        self.defined = None if self.mask is None else np.zeros(self.width)

@@ -12,8 +12,8 @@ from streammetrics._core.timestamps import Clock, check_timestamps
 from streammetrics._queries.values import (
     TIMED_QUERY_OPTIONS,
     TimedQueryOptions,
-    allows_nan,
     check_values,
+    nan_columns,
     query_values,
     spec_layout,
     split_timestamp,
@@ -101,7 +101,7 @@ class QueryWindowState(WindowBase):
         extra = set(arrays) - expected
         if extra:
             raise ValueError(f"state: unexpected arrays {sorted(extra)} in a query window")
-        vals = check_values(arrays["values"], self.width, "query window", allows_nan(self.specs))
+        vals = check_values(arrays["values"], self.width, "query window", nan_columns(self.specs))
         for spec, a, b in spec_layout(self.specs):  # per measure: values within its range
             spec.check_block(vals[:, a:b], None, f"query window values of {spec.name}", 0.5e-9)
         n = vals.shape[0]

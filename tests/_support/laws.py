@@ -530,6 +530,10 @@ REGISTRY: dict[str, Case] = {
     "set_recall": query_case(lambda: SetRecall(per_query=True), arrival_order=True),
     # torchmetrics' options: empty queries scored 1 / skipped; a median over kept per-query values
     "hit_rate_at_k": query_case(lambda: sm.HitRateAtK(3, empty_target_action="pos")),
+    "precision_recall_at_k": query_case(lambda: sm.PrecisionRecallAtK(4, adaptive_k=True, per_query=True),
+                                        arrival_order=True),
+    "recall_at_fixed_precision": query_case(lambda: sm.RecallAtFixedPrecision(0.4, 5, aggregation="median"),
+                                            arrival_order=True),
     "fall_out_at_k": query_case(lambda: sm.FallOutAtK(2, empty_target_action="skip", aggregation="median"),
                                 laws=NOT_WEIGHTED - {"window_equals_plain"}, arrival_order=True),  # Window: no "skip"
     "map_skip_max": query_case(lambda: MAP(3, empty_target_action="skip", aggregation="max", per_query=True),
@@ -552,6 +556,9 @@ REGISTRY: dict[str, Case] = {
                                                      per_query=True), trec_feed, arrival_order=True),
     "trec_official": query_case(lambda: TrecMeasures(), trec_feed),
     "trec_measure": query_case(lambda: TrecMeasure("bpref", rel_level=2, judged_only=True, max_docs=4), trec_feed),
+    # ir_measures' Accuracy@k: a mean over the queries that define it (a per-column count in the state)
+    "trec_accuracy": query_case(lambda: TrecMeasures(["Accuracy@5", "Accuracy(rel=2)", "map"], per_query=True),
+                                trec_feed, arrival_order=True),
     "trec_measure_v10": query_case(lambda: TrecMeasure("11pt_avg", trec_version=10, num_docs=50, per_query=True),
                                    trec_feed, arrival_order=True),
     # wrappers: a window of the last 7 rows does not merge into the one-shot stream; a decayed

@@ -142,6 +142,8 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "HitRateAtK-pos": lambda: _queries(sm.HitRateAtK(2, empty_target_action="pos")),
     "FallOutAtK-skip-median": lambda: _queries(sm.FallOutAtK(2, empty_target_action="skip", aggregation="median")),
     "AUROCAtK-max": lambda: _queries(sm.AUROCAtK(aggregation="max")),
+    "PrecisionRecallAtK": lambda: _queries(sm.PrecisionRecallAtK(4, adaptive_k=True)),
+    "RecallAtFixedPrecision-min": lambda: _queries(sm.RecallAtFixedPrecision(0.3, 3, aggregation="min")),
     "MetricSet-retrieval": lambda: _queries(sm.MetricSet(n=sm.NDCG(k=3), m=sm.MAP(), p=sm.PrecisionAtK(2))),
     "DelayedLabels-multiclass": lambda: _delayed_multiclass(),
     "LogLoss": lambda: _binary(sm.LogLoss()),
@@ -182,6 +184,24 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
                                                      overflow="other")),
     "Sliced-Estimated": lambda: _sliced_scores(sm.Sliced(Estimated(sm.MetricSet(a=sm.Accuracy(), r=sm.AUROC())))),
 }
+
+
+def _trec(m: sm.Metric, q: int = 5) -> sm.Metric:
+    """Queries with trec_eval's judgments (a query without a non-relevant document among them:
+    Accuracy undefined there)."""
+    from streammetrics.trec import trec_batch
+
+    rng = _rng()
+    qrels = {f"q{i}": {f"d{j}": int(g) for j, g in enumerate(rng.integers(-1, 3, 6))} for i in range(q)}
+    run = {f"q{i}": {f"d{j}": float(s) for j, s in enumerate(np.round(rng.random(5), 1))} for i in range(q)}
+    qrels["q0"] = {"d0": 1}
+    return trec_batch(qrels, run).feed(m)
+
+
+CORPUS["TrecMeasures-Accuracy"] = lambda: _trec(sm.trec.TrecMeasures(["Accuracy@3", "map"], per_query=True))
+CORPUS["Decayed-TrecMeasures-Accuracy"] = lambda: _trec(sm.Decayed(sm.trec.TrecMeasures(["Accuracy", "P@2"]),
+                                                                   half_life=3))
+CORPUS["Window-TrecMeasures-Accuracy"] = lambda: _trec(sm.Window(sm.trec.TrecMeasures("Accuracy(rel=2)@4"), size=3))
 
 
 def _sliced_controls(m: sm.Metric, n: int = 30) -> sm.Metric:

@@ -22,7 +22,7 @@ CLASSES = sorted(n for n in Metric._registry if n in sm.__all__ and n != "Metric
 WRAPPERS = {"Window": ("size", "seconds"), "Decayed": ("half_life", "half_life_seconds"),
             "DelayedLabels": (), "Sliced": (), "Estimated": ()}
 REQUIRED = {"k": 5, "recall": 0.5, "r": 0.5, "num_classes": 5, "alpha": 0.2,
-            "reference": [0.1, 0.4, 0.4, 0.9]}  # reference: Drift (issue #31)
+            "reference": [0.1, 0.4, 0.4, 0.9], "max_k": 5, "min_precision": 0.5}  # reference: Drift (issue #31)
 #: extra keyword arguments the classes taking ``**kw`` pass on to the confusion counts
 CONFUSION_KW = ("multilabel", "threshold", "ignore_index", "zero_division")
 

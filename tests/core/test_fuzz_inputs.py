@@ -111,6 +111,8 @@ RET: dict[str, Callable[[], Any]] = {
     "FallOutAtK[skip,median]": lambda: sm.FallOutAtK(empty_target_action="skip", aggregation="median"),
     "MRR[error]": lambda: sm.MRR(empty_target_action="error"),
     "AUROCAtK": lambda: sm.AUROCAtK(3),
+    "PrecisionRecallAtK": lambda: sm.PrecisionRecallAtK(3, adaptive_k=True),
+    "RecallAtFixedPrecision": lambda: sm.RecallAtFixedPrecision(0.5, 4, empty_target_action="pos"),
     "MRR[ignore_index]": lambda: sm.MRR(ignore_index=0),
     "Window(NDCG)": lambda: sm.Window(sm.NDCG(), size=3),
     "Decayed(MAP)": lambda: sm.Decayed(sm.MAP(), half_life=3),

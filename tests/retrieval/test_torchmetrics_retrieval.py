@@ -353,3 +353,66 @@ def test_auroc_max_fpr_is_saved_and_checked() -> None:
     for bad in (0, -0.1, 1.5, float("nan"), "abc", [0.5]):
         with pytest.raises(ValueError, match="^max_fpr: "):
             sm.AUROCAtK(max_fpr=bad)
+
+
+def _stream(metric: Any, rel: np.ndarray, scores: np.ndarray, qids: np.ndarray) -> Any:
+    """Update in three batches of whole queries, save and load in between; the computed value."""
+    cut = np.flatnonzero(np.diff(qids)) + 1
+    parts = np.split(np.arange(qids.size), [cut[len(cut) // 3], cut[2 * len(cut) // 3]]) if len(cut) > 2 \
+        else [np.arange(qids.size)]
+    for idx in parts:
+        metric = sm.loads(sm.dumps(metric.update(rel[idx], scores[idx], query_ids=qids[idx])))
+    return metric.compute()
+
+
+@pytest.mark.parametrize("action", ACTIONS)
+@pytest.mark.parametrize("aggregation", AGGREGATIONS)
+@pytest.mark.parametrize("adaptive", [False, True])
+def test_precision_recall_curve_and_recall_at_fixed_precision_equal_torchmetrics(
+        action: str, aggregation: str, adaptive: bool) -> None:
+    """``PrecisionRecallAtK`` = ``RetrievalPrecisionRecallCurve(max_k=)`` and
+    ``RecallAtFixedPrecision`` = ``RetrievalRecallAtFixedPrecision`` (cutoffs shorter and longer
+    than the lists, every action and aggregation), streamed in batches through save/load."""
+    for seed in range(5):
+        rel, scores, qids = queries(seed, False)
+        max_k = (2, 5, 12)[seed % 3]
+        opts = {"empty_target_action": action, "aggregation": aggregation}
+        n_empty = int((np.bincount(qids, weights=rel) == 0).sum())
+        mine = sm.PrecisionRecallAtK(max_k, adaptive_k=adaptive, **opts)
+        peer = tm.RetrievalPrecisionRecallCurve(max_k=max_k, adaptive_k=adaptive, **opts)
+        if action == "error" and n_empty:
+            with pytest.raises(ValueError, match="empty_target_action='error'"):
+                _stream(mine, rel, scores, qids)
+            continue
+        if action == "skip" and n_empty == np.unique(qids).size:
+            continue
+        peer.update(torch.tensor(scores, dtype=torch.float64), torch.tensor(rel), torch.tensor(qids))
+        want = [t.numpy() for t in peer.compute()]
+        got = _stream(mine, rel, scores, qids)
+        np.testing.assert_allclose(got[0], want[0], atol=F32)
+        np.testing.assert_allclose(got[1], want[1], atol=F32)
+        assert got[2].tolist() == want[2].tolist()
+        for min_precision in (0.0, 0.26, 0.55, 0.93):
+            fixed = tm.RetrievalRecallAtFixedPrecision(min_precision, max_k=max_k, adaptive_k=adaptive,
+                                                       empty_target_action=action)  # fmt: skip
+            fixed.update(torch.tensor(scores, dtype=torch.float64), torch.tensor(rel), torch.tensor(qids))
+            recall, k = (float(x) for x in fixed.compute())
+            ours = _stream(sm.RecallAtFixedPrecision(min_precision, max_k, adaptive_k=adaptive,
+                                                     empty_target_action=action), rel, scores, qids)  # fmt: skip
+            assert ours[0] == pytest.approx(recall, abs=F32) and ours[1] == int(k), (seed, min_precision)
+
+
+def test_precision_recall_curve_options_and_per_query_values() -> None:
+    m = sm.PrecisionRecallAtK(3, per_query=True).update([1, 0, 1, 0], [0.9, 0.8, 0.7, 0.6], query_ids=[1, 1, 2, 2])
+    precision, recall = m.per_query_values()
+    assert precision.tolist() == [[1.0, 0.5, 1 / 3], [1.0, 0.5, 1 / 3]] and recall.tolist() == [[1.0] * 3] * 2
+    for bad, match in ((lambda: sm.PrecisionRecallAtK(0), "max_k: expected an integer from 1 to 65536"),
+                       (lambda: sm.PrecisionRecallAtK(2**16 + 1), "max_k"),
+                       (lambda: sm.PrecisionRecallAtK(None), "max_k"),
+                       (lambda: sm.RecallAtFixedPrecision(1.5, 3), "min_precision")):
+        with pytest.raises(ValueError, match=match):
+            bad()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sm.UndefinedMetricWarning)
+        empty = sm.RecallAtFixedPrecision(0.5, 4).compute()
+    assert np.isnan(empty[0]) and empty[1] == 4

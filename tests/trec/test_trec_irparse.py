@@ -76,7 +76,8 @@ def test_against_ir_measures(tmp_path):
     names = ["nDCG(cutoff=10)", "nDCG", "P(rel=2)@5", "AP(rel=2)", "AP@5", "Judged@10", "Judged", "R@10",
              "SetP", "SetR", "SetF", "SetF(beta=0.5)", "SetP(relative=True)", "SetRelP", "RR(rel=2)", "RR@3",
              "Rprec(rel=2)", "Bpref(rel=2)", "infAP", "IPrec@0.3", "Success@5", "NumRet", "NumRelRet",
-             "NumQ", "AP(judged_only=True)", "P(judged_only=True)@5", "MAP", "MRR", "Precision@3"]  # fmt: skip
+             "NumQ", "AP(judged_only=True)", "P(judged_only=True)@5", "MAP", "MRR", "Precision@3",
+             "SetAP", "SetAP(rel=2, judged_only=True)"]  # fmt: skip
     acc = TrecMeasures(names)
     trec_batch(qrels, run).feed(acc)
     ours = acc.compute()
