@@ -244,3 +244,21 @@ def test_refuses_what_it_cannot_take(spark, tmp_path: Path) -> None:
     out = evaluate_stream(stream.withWatermark("ts", "1 minute"), sm.AUROC(), label="y", score="p",
                           window=("ts", "10 minutes"))
     assert out.isStreaming and out.columns == ["window_start", "window_end", "metric", "value", "rows", "skipped"]
+
+
+def test_a_null_row_fails_the_query_naming_it(spark, tmp_path: Path) -> None:
+    from pyspark.errors import StreamingQueryException
+
+    source = tmp_path / "in"
+    source.mkdir()
+    _write(source, 0, _rows(np.random.default_rng(1), 20, 0, 5, null_scores=1))
+    stream = spark.readStream.schema(SCHEMA).parquet(str(source))
+    frame = evaluate_stream(stream, sm.ConfusionMatrix(), label="y", score="p",
+                            window=("ts", "10 minutes"), watermark="5 minutes", output_mode="update")
+    query = frame.writeStream.outputMode("update").format("memory").queryName("sss_nulls").start()
+    try:
+        with pytest.raises(StreamingQueryException, match=r"ValueError: nulls: column 'p' is null at row \d+ "
+                                                          r"of the micro-batch rows of window \[2026-01-01"):
+            query.processAllAvailable()
+    finally:
+        query.stop()
