@@ -1,6 +1,6 @@
 """Evaluate accumulators over a Spark Structured Streaming DataFrame, per key and event-time window.
 
-Install the extra: ``pip install 'streammetrics[spark]'`` (``pyspark`` 3.4+; Spark needs a Java
+Install the extra: ``pip install 'streammetrics[spark]'`` (``pyspark`` 3.5+; Spark needs a Java
 17+ runtime).
 
 How it runs
