@@ -34,6 +34,9 @@ WINDOW_US, DELAY_US = 10 * MINUTE_US, 5 * MINUTE_US
 
 @pytest.fixture(scope="module")
 def spark(spark_session: Any) -> Any:
+    """The shared local Spark, its stateful operators on 2 partitions (a task per partition and
+    micro-batch: fewer make the tests quicker)."""
+    spark_session.conf.set("spark.sql.shuffle.partitions", "2")
     return spark_session
 
 
