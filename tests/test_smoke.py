@@ -26,7 +26,7 @@ OPTIONAL = ["torch", "dask", "distributed", "pyspark", "ray", "prometheus_client
 #: What each integration module imports of its own extra when it is imported (the rest it
 #: imports when called). Importing the module may add nothing optional beyond what these add.
 INTEGRATION_IMPORTS = {
-    "dask": (), "spark": (), "ray": (), "hf": (), "tensorboard": (),
+    "dask": (), "spark": (), "spark_streaming": (), "ray": (), "hf": (), "tensorboard": (),
     "spark_evaluators": ("pyspark.ml.evaluation", "pyspark.ml.functions", "pyspark.ml.linalg",
                          "pyspark.ml.param.shared", "pyspark.sql"),
     "torch": ("torch", "torch.distributed"), "prometheus": ("prometheus_client",),

@@ -51,6 +51,7 @@ EXTRAS = {
     "lightning": ("lightning", "torch"), "keras": ("keras",), "hf": ("transformers", "torch"),
     "mlflow": ("mlflow",), "tensorboard": ("tensorboard", "torch"), "prometheus": ("prometheus_client",),
     "otel": ("opentelemetry",), "prometheus_sliced": ("prometheus_client",), "spark_evaluators": ("pyspark",),
+    "spark_streaming": ("pyspark",),
     "plot": ("matplotlib",),
 }
 # Blocks importing one of these run in a fresh interpreter.
