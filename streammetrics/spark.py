@@ -7,11 +7,13 @@ How it runs
 -----------
 ``evaluate(df, metrics, label=..., score=...)`` selects the named columns and runs one Python
 task per partition through ``DataFrame.mapInArrow``: the task feeds the partition's Arrow record
-batches, one at a time, to an empty twin of ``metrics`` (so a classification partition is never
-held whole in memory) and emits one row, its state in the library's versioned, checksummed
-format. Those states are merged with ``RDD.treeReduce`` (fan-in set by ``depth``) on the
-executors; the driver receives one merged state and computes the values. Nothing is pickled as an
-accumulator object: a state crosses Spark as bytes and is validated when read back.
+batches, coalesced into chunks of about a million rows (numeric columns straight to numpy, no
+pandas), to an empty twin of ``metrics`` (so a classification partition is never held whole in
+memory) and emits one row, its state in the library's versioned, checksummed format. Those
+states are merged by the levels of ``RDD.treeReduce`` (fan-in set by ``depth``) on the
+executors; the driver collects the last level's few states, reads each once, merges them in one
+k-way merge and computes the values. Nothing is pickled as an accumulator object: a state
+crosses Spark as bytes and is validated when read back.
 
 Retrieval metrics need each query's rows in one partition: the frame is repartitioned by the
 query column (a hash shuffle) unless ``query_partitioned=True`` says it already is; a partition's
@@ -30,17 +32,22 @@ variants, ``max_bytes=``, beyond what the driver can hold -- see docs/scale-out.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator
 from typing import Any
 
-from streammetrics._core.metric import trusted_states
+from streammetrics._core.metric import Metric, trusted_states
 from streammetrics._core.params import Param, check_param
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    arrow_chunks,
     empty_set,
     feed,
+    feed_arrow,
     merge_bytes,
+    merged,
+    state_from_bytes,
     state_to_bytes,
 )
 from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
@@ -52,8 +59,10 @@ _DEPTH = Param("int", "must be an integer >= 1", low=1)
 
 
 def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
-    """One partition's task: feed its Arrow record batches, emit one row holding the state and
-    the number of rows skipped for a null (``nulls="skip"``)."""
+    """One partition's task: feed its Arrow record batches, coalesced into chunks of about a
+    million rows (:func:`~streammetrics._engines.plan.arrow_chunks`; numeric columns straight
+    to numpy), and emit one row holding the state and the number of rows skipped for a null
+    (``nulls="skip"``)."""
     import pyarrow as pa
     from pyspark import TaskContext
 
@@ -68,10 +77,9 @@ def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
                 skipped += feed(acc, table.to_pandas(), plan, where)
         else:
             offset = 0
-            for batch in batches:
-                if batch.num_rows:
-                    skipped += feed(acc, batch.to_pandas(), plan, where, offset)
-                offset += batch.num_rows
+            for chunk in arrow_chunks(batches):
+                skipped += feed_arrow(acc, chunk, plan, where, offset)
+                offset += chunk.num_rows
         payload = state_to_bytes(acc)
     yield pa.RecordBatch.from_pydict({"state": [payload], "skipped": [skipped]},
                                      schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
@@ -81,6 +89,28 @@ def _merge_two(left: tuple[bytes, int], right: tuple[bytes, int]) -> tuple[bytes
     """The tree's merge step: two shipped (state, skipped rows) in, one out (all made by this
     module's tasks)."""
     return merge_bytes([left[0], right[0]]), left[1] + right[1]
+
+
+def _tree_levels(rdd: Any, depth: int) -> Any:
+    """The executor-side levels of ``RDD.treeReduce(_merge_two, depth)`` (the same fan-in):
+    the partial (state, skipped) pairs its final ``reduce`` would fold on the driver."""
+    parts = rdd.getNumPartitions()
+    scale = max(math.ceil(parts ** (1.0 / depth)), 2)
+    while parts > scale + parts / scale:
+        parts /= scale
+        keys = int(parts)
+        rdd = (rdd.mapPartitionsWithIndex(lambda i, rows, k=keys: ((i % k, row) for row in rows))
+               .reduceByKey(_merge_two, keys).values())
+    return rdd
+
+
+def _driver_merge(pairs: list[tuple[bytes, int]]) -> tuple[Metric | None, int]:
+    """The partial states, collected on the driver, merged there in one k-way merge: each read
+    once, never written again (made by this module's tasks: trusted)."""
+    kept = [p for p, _ in pairs if p]
+    with trusted_states():
+        acc = merged([state_from_bytes(p) for p in kept]) if kept else None
+    return acc, sum(n for _, n in pairs)
 
 
 def _value_error(exc: Exception) -> ValueError | None:
@@ -224,11 +254,13 @@ def _evaluate(df: Any, run: Run, depth: int) -> Any:
     if rdd.getNumPartitions() == 0:
         return run.result(None)
     try:
-        payload, skipped = rdd.treeReduce(_merge_two, depth=depth)
+        # ``RDD.treeReduce`` but the last level: its ``reduce`` would merge the partial states
+        # pairwise on the driver and write each merge back to bytes, only to read it again.
+        acc, skipped = _driver_merge(_tree_levels(rdd, depth).collect())
     except Exception as exc:  # a row refused in a Python task: the ValueError it raised
         error = _value_error(exc)
         if error is None:
             raise
         raise error from exc
     run.report_skipped(skipped)
-    return run.result_of_bytes(payload)
+    return run.result(acc)
