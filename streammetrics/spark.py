@@ -31,6 +31,7 @@ variants, ``max_bytes=``, beyond what the driver can hold -- see docs/scale-out.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from typing import Any
 from streammetrics._core.metric import Metric, trusted_states
 from streammetrics._core.params import Param, check_param
 from streammetrics._engines.plan import (
+    ARROW_CHUNK_ROWS,
     Columns,
     Plan,
     arrow_chunks,
@@ -85,23 +87,71 @@ def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
                                      schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
 
 
-def _merge_two(left: tuple[bytes, int], right: tuple[bytes, int]) -> tuple[bytes, int]:
-    """The tree's merge step: two shipped (state, skipped rows) in, one out (all made by this
-    module's tasks)."""
-    return merge_bytes([left[0], right[0]]), left[1] + right[1]
+def _merge_rows(batches: Iterator[Any]) -> Iterator[Any]:
+    """A merge task of the tree: the (state, skipped rows) rows of its partition in, one row
+    out, their states merged in one k-way merge (all made by this module's tasks: trusted)."""
+    import pyarrow as pa
+
+    payloads: list[bytes] = []
+    skipped = 0
+    for batch in batches:
+        payloads += [p for p in batch.column(0).to_pylist() if p]
+        skipped += sum(batch.column(1).to_pylist())
+    yield pa.RecordBatch.from_pydict({"state": [merge_bytes(payloads)], "skipped": [skipped]},
+                                     schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
 
 
-def _tree_levels(rdd: Any, depth: int) -> Any:
-    """The executor-side levels of ``RDD.treeReduce(_merge_two, depth)`` (the same fan-in):
-    the partial (state, skipped) pairs its final ``reduce`` would fold on the driver."""
-    parts = rdd.getNumPartitions()
+def _tree_levels(states: Any, parts: int, depth: int) -> Any:
+    """The executor-side levels of ``RDD.treeReduce(..., depth)`` (the same fan-in), as
+    DataFrame steps: each level shuffles the state rows into ``parts / scale`` partitions and
+    merges each partition's in one task; what is left is what ``treeReduce``'s last step would
+    fold on the driver. Everything stays Arrow (no row pickled through an RDD)."""
     scale = max(math.ceil(parts ** (1.0 / depth)), 2)
-    while parts > scale + parts / scale:
-        parts /= scale
-        keys = int(parts)
-        rdd = (rdd.mapPartitionsWithIndex(lambda i, rows, k=keys: ((i % k, row) for row in rows))
-               .reduceByKey(_merge_two, keys).values())
-    return rdd
+    level = float(parts)
+    while level > scale + level / scale:
+        level /= scale
+        states = states.repartition(int(level)).mapInArrow(_merge_rows, _STATE_SCHEMA)
+    return states
+
+
+def _collected(states: Any) -> list[tuple[bytes, int]]:
+    """The state rows on the driver: as Arrow where PySpark has ``toArrow`` (4.0+), else rows."""
+    if hasattr(states, "toArrow"):
+        table = states.toArrow()
+        return list(zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True))
+    return [(bytes(row[0]), int(row[1])) for row in states.collect()]
+
+
+#: The session setting of the rows per Arrow record batch Spark sends a Python task.
+_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
+#: Bytes of one record batch ``evaluate`` asks for (numeric columns, 8 bytes a value at most).
+_BATCH_BYTES = 64 << 20
+
+
+@contextlib.contextmanager
+def _batch_rows(frame: Any) -> Iterator[None]:
+    """Inside the block, Spark sends the frame's rows to Python in record batches of up to
+    ~1M rows (at most :data:`_BATCH_BYTES`) instead of its default 10,000, when every column is
+    a number and the session keeps the default; the setting is restored after the block.
+    (Measured on 10M rows, local[2], a loaded machine: the JVM's CPU 5.7 -> 4.9 s, the Python
+    tasks' 1.5 -> 1.0 s.)"""
+    from pyspark.sql.types import BooleanType, NumericType
+
+    session = frame.sparkSession
+    fields = frame.schema.fields
+    before = session.conf.get(_BATCH_ROWS, None)
+    if not fields or before not in (None, "10000") or not all(
+            isinstance(f.dataType, NumericType | BooleanType) for f in fields):
+        yield
+        return
+    session.conf.set(_BATCH_ROWS, str(min(ARROW_CHUNK_ROWS, _BATCH_BYTES // (8 * len(fields)))))
+    try:
+        yield
+    finally:
+        if before is None:
+            session.conf.unset(_BATCH_ROWS)
+        else:
+            session.conf.set(_BATCH_ROWS, before)
 
 
 def _driver_merge(pairs: list[tuple[bytes, int]]) -> tuple[Metric | None, int]:
@@ -250,13 +300,15 @@ def _evaluate(df: Any, run: Run, depth: int) -> Any:
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
-    rdd = states.rdd.map(lambda row: (bytes(row[0]), int(row[1])))
-    if rdd.getNumPartitions() == 0:
+    parts = frame.rdd.getNumPartitions()
+    if parts == 0:
         return run.result(None)
     try:
         # ``RDD.treeReduce`` but the last level: its ``reduce`` would merge the partial states
         # pairwise on the driver and write each merge back to bytes, only to read it again.
-        acc, skipped = _driver_merge(_tree_levels(rdd, depth).collect())
+        with _batch_rows(frame):
+            collected = _collected(_tree_levels(states, parts, depth))
+        acc, skipped = _driver_merge(collected)
     except Exception as exc:  # a row refused in a Python task: the ValueError it raised
         error = _value_error(exc)
         if error is None:
