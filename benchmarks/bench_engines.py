@@ -41,6 +41,12 @@ MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 
               "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
 
 
+#: Errors of a lost connection to Spark's JVM or Ray's daemons (seen under heavy load): the
+#: engine's run is repeated once, and its row says so.
+CONNECTION_LOST = ("ConnectionRefusedError", "Py4JNetworkError", "JAVA_GATEWAY_EXITED",
+                   "RaySystemError", "GetTimeoutError")
+
+
 def _metrics() -> Any:
     import streammetrics as sm
 
@@ -226,10 +232,16 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
         load = os.getloadavg()[0]
         here = str(Path(__file__).resolve().parents[1])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
-        proc = subprocess.run([sys.executable, "-m", "benchmarks.bench_engines", "--data", str(root),
-                               "--one", engine, "--repeat", str(repeat)],
-                              capture_output=True, text=True, cwd=here, env=env)
         name, workers = names[engine]
+        for attempt in range(2):  # a JVM / daemon connection lost under load: run it once more
+            proc = subprocess.run([sys.executable, "-m", "benchmarks.bench_engines", "--data", str(root),
+                                   "--one", engine, "--repeat", str(repeat)],
+                                  capture_output=True, text=True, cwd=here, env=env)
+            lost = proc.returncode != 0 and any(m in proc.stderr for m in CONNECTION_LOST)
+            if not lost or attempt:
+                break
+            first = [ln for ln in proc.stderr.splitlines() if any(m in ln for m in CONNECTION_LOST)][-1]
+            name += f" (run again after: {first.strip()[:60]})"
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["?"])[-1][:80]
             table.append(f"| {name} | {workers} | failed: {last} | | | | | | {load:.1f} |")
