@@ -15,6 +15,11 @@ executors; the driver collects the last level's few states, reads each once, mer
 k-way merge and computes the values. Nothing is pickled as an accumulator object: a state
 crosses Spark as bytes and is validated when read back.
 
+When every selected column is a number and the session keeps Spark's default of 10,000 rows
+per Arrow batch (``spark.sql.execution.arrow.maxRecordsPerBatch``), ``evaluate`` sets it to
+~1M rows (at most 64 MiB a batch) for the duration of its job and restores it afterwards; a
+query another thread runs on the same session meanwhile sees the larger batches too.
+
 Retrieval metrics need each query's rows in one partition: the frame is repartitioned by the
 query column (a hash shuffle) unless ``query_partitioned=True`` says it already is; a partition's
 rows are then grouped by query before they are fed.
@@ -37,10 +42,9 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from streammetrics._core.metric import Metric, trusted_states
+from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
 from streammetrics._engines.plan import (
-    ARROW_CHUNK_ROWS,
     Columns,
     Plan,
     arrow_chunks,
@@ -124,7 +128,9 @@ def _collected(states: Any) -> list[tuple[bytes, int]]:
 
 #: The session setting of the rows per Arrow record batch Spark sends a Python task.
 _BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
-#: Bytes of one record batch ``evaluate`` asks for (numeric columns, 8 bytes a value at most).
+#: Rows and bytes of one record batch ``evaluate`` asks for (numeric columns, 8 bytes a value
+#: at most): the rows of the chunks its tasks feed (``plan.ARROW_CHUNK_ROWS``).
+_BATCH_MAX_ROWS = 1 << 20
 _BATCH_BYTES = 64 << 20
 
 
@@ -144,7 +150,7 @@ def _batch_rows(frame: Any) -> Iterator[None]:
             isinstance(f.dataType, NumericType | BooleanType) for f in fields):
         yield
         return
-    session.conf.set(_BATCH_ROWS, str(min(ARROW_CHUNK_ROWS, _BATCH_BYTES // (8 * len(fields)))))
+    session.conf.set(_BATCH_ROWS, str(min(_BATCH_MAX_ROWS, _BATCH_BYTES // (8 * len(fields)))))
     try:
         yield
     finally:
@@ -154,9 +160,10 @@ def _batch_rows(frame: Any) -> Iterator[None]:
             session.conf.set(_BATCH_ROWS, before)
 
 
-def _driver_merge(pairs: list[tuple[bytes, int]]) -> tuple[Metric | None, int]:
-    """The partial states, collected on the driver, merged there in one k-way merge: each read
-    once, never written again (made by this module's tasks: trusted)."""
+def _driver_merge(pairs: list[tuple[bytes, int]]) -> tuple[Any, int]:
+    """The partial states, collected on the driver, merged there in one k-way merge (the merged
+    accumulator, None without a state; the skipped rows): each read once, never written again
+    (made by this module's tasks: trusted)."""
     kept = [p for p, _ in pairs if p]
     with trusted_states():
         acc = merged([state_from_bytes(p) for p in kept]) if kept else None
