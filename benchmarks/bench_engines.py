@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -38,6 +39,12 @@ ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "r
 #: Worker environment of the ``*_malloc`` Dask runs (see the module docstring).
 MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28,
               "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
+
+
+#: Errors of a lost connection to Spark's JVM or Ray's daemons (seen under heavy load): the
+#: engine's run is repeated once, and its row says so.
+CONNECTION_LOST = ("ConnectionRefusedError", "Py4JNetworkError", "JAVA_GATEWAY_EXITED",
+                   "RaySystemError", "GetTimeoutError")
 
 
 def _metrics() -> Any:
@@ -110,6 +117,19 @@ def _exe(pid: int) -> str:
         return ""
 
 
+def java_problem() -> str | None:
+    """Why Spark cannot start its JVM here (``JAVA_HOME`` without ``bin/java``, or neither
+    ``JAVA_HOME`` nor a ``java`` on ``PATH``), as one line; None when it will find one."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        if not os.access(os.path.join(home, "bin", "java"), os.X_OK):
+            return f"Spark needs Java 17+: JAVA_HOME={home} has no bin/java"
+        return None
+    if shutil.which("java") is None:
+        return "Spark needs Java 17+: no JAVA_HOME and no java on PATH"
+    return None
+
+
 def _timed(fn: Any, repeat: int) -> tuple[float, float, dict[str, Any]]:
     """(best wall s, CPU s of the process tree in that run, values) after one untimed run."""
     fn()  # warm-up, untimed
@@ -150,6 +170,9 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
             peak = max(client.run(_maxrss_mb).values())
         return {"seconds": secs, "cpu": cpu, "peak_mb": peak, "values": values}
     if engine == "spark":
+        problem = java_problem()
+        if problem is not None:  # else PySpark's "Java gateway process exited" after a while
+            raise SystemExit(problem)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
@@ -196,25 +219,33 @@ def _plain(values: dict[str, Any]) -> dict[str, Any]:
 def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
     """Each engine in a fresh process; a markdown table (with the load average at each start)."""
     table = ["| engine | workers | wall s | M rows/s | vs one process | CPU s, all processes | "
-             "peak MB per worker | load avg (1 min) |", "|---|---|---|---|---|---|---|---|"]
+             "CPU x one process | peak MB per worker | load avg (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     ref: dict[str, Any] | None = None
     names = {"single": ("one process (pyarrow row groups)", 1), "dask1": ("streammetrics.dask", 1),
              "dask": ("streammetrics.dask", 2),
              "dask1_malloc": ("streammetrics.dask, workers' malloc tuned", 1),
              "dask_malloc": ("streammetrics.dask, workers' malloc tuned", 2),
              "spark": ("streammetrics.spark, local[2]", 2), "ray": ("streammetrics.ray", 2)}
-    single_s = None
+    single_s = single_cpu = None
     for engine in engines:
         load = os.getloadavg()[0]
         here = str(Path(__file__).resolve().parents[1])
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])}
-        proc = subprocess.run([sys.executable, "-m", "benchmarks.bench_engines", "--data", str(root),
-                               "--one", engine, "--repeat", str(repeat)],
-                              capture_output=True, text=True, cwd=here, env=env)
         name, workers = names[engine]
+        for attempt in range(2):  # a JVM / daemon connection lost under load: run it once more
+            proc = subprocess.run([sys.executable, "-m", "benchmarks.bench_engines", "--data", str(root),
+                                   "--one", engine, "--repeat", str(repeat)],
+                                  capture_output=True, text=True, cwd=here, env=env)
+            lost = proc.returncode != 0 and any(m in proc.stderr for m in CONNECTION_LOST)
+            if not lost or attempt:
+                break
+            first = [ln for ln in proc.stderr.splitlines() if any(m in ln for m in CONNECTION_LOST)][-1]
+            name += f" (run again after: {first.strip()[:60]})"
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or ["?"])[-1][:80]
-            table.append(f"| {name} | {workers} | failed: {last} | | | | | {load:.1f} |")
+            table.append(f"| {name} | {workers} | failed: {last} | | | | | | {load:.1f} |")
+            print(table[-1], file=sys.stderr, flush=True)
             continue
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         if ref is None:
@@ -222,11 +253,12 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
         if res["values"]["auroc"] != ref["auroc"] or res["values"]["ap"] != ref["ap"]:
             name += " -- VALUES DIFFER from the first engine's"
         if engine == "single":
-            single_s = res["seconds"]
+            single_s, single_cpu = res["seconds"], res["cpu"]
         speed = "-" if single_s is None else f"{single_s / res['seconds']:.2f}x"
+        cost = "-" if single_cpu is None else f"{res['cpu'] / single_cpu:.2f}x"
         mem = f"{res['peak_mb']:.0f}" + (f" ({res['note']})" if res.get("note") else "")
         table.append(f"| {name} | {workers} | {res['seconds']:.2f} | {rows / res['seconds'] / 1e6:.2f} | "
-                     f"{speed} | {res['cpu']:.2f} | {mem} | {load:.1f} |")
+                     f"{speed} | {res['cpu']:.2f} | {cost} | {mem} | {load:.1f} |")
         print(table[-1], file=sys.stderr, flush=True)  # as it comes: a long run may be cut short
     return "\n".join(table)
 

@@ -39,7 +39,7 @@ Exact binary AUROC / AP without the gather: when the set's exact score state ser
 full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric label and score
 column, no weights, no ``by``, ``compute=True``), ``evaluate`` does not ship that state whole.
 A few partitions feed each task (at most 4), which validates its scores (unsorted); they are
-routed by sampled score quantiles into R ranges (2 per worker thread of the active
+routed by sampled score quantiles into R ranges (1 per worker thread of the active
 ``distributed`` client, 1 without one); one task per range sorts its pieces (the only sort a
 score sees) and counts them; the root adds R integer pair counts for AUROC and offsets the
 ranges' counts at their distinct positive scores for AP -- the single-process values bit for

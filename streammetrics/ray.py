@@ -1,14 +1,15 @@
-"""Evaluate accumulators over Ray Datasets: an aggregation over blocks.
+"""Evaluate accumulators over Ray Datasets: one state per block, merged once on the driver.
 
 Install the extra: ``pip install 'streammetrics[ray]'`` (``ray[data]``).
 
 How it runs
 -----------
-``evaluate(ds, metrics, label=..., score=...)`` runs ``Dataset.aggregate`` with one aggregation
-(a ``ray.data.aggregate.AggregateFnV2``): each block feeds an empty twin of ``metrics`` on the
-worker that holds it (``aggregate_block``), partial states are combined pairwise
-(``combine``), and the driver receives one merged state and computes the values. A state crosses
-Ray in the library's versioned, checksummed format (bytes), never as a pickled accumulator.
+``evaluate(ds, metrics, label=..., score=...)`` runs one ``map_batches`` task per block (whole
+blocks, as Arrow tables, zero-copy; fused with the read, so the rows never enter the object
+store): the block feeds an empty twin of ``metrics`` (numeric columns straight to numpy) and
+returns one row, its state in the library's versioned, checksummed format (bytes) and the rows
+skipped for a null. The driver reads each state once, merges them in one k-way merge and
+computes the values; a state is never pickled as an accumulator object.
 
 Retrieval metrics need each query's rows in one block: the dataset is repartitioned by the query
 column (``Dataset.repartition(n, keys=[query])``, a hash shuffle into twice as many blocks as
@@ -18,9 +19,10 @@ Any blocking, empty blocks and any block order give the single-process result (b
 counts with unit or integer weights and for the exact ranking buffers; within float rounding for
 sums of float weights and retrieval means).
 
-Complexity: one ``update`` pass per block on the workers plus one merge per block; the driver
-holds one merged state (for exact ranking metrics one score per row: use the bounded variants,
-``max_bytes=``, beyond what the driver can hold -- see docs/scale-out.md).
+Complexity: one ``update`` pass per block on the workers; one k-way merge of the block states
+on the driver, which holds them and their merge (for exact ranking metrics one score per row:
+use the bounded variants, ``max_bytes=``, beyond what the driver can hold -- see
+docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from streammetrics._core.metric import trusted_states
 from streammetrics._engines.plan import (
     Columns,
     Plan,
-    frame_state,
-    merge_bytes,
+    empty_set,
+    feed_arrow,
+    merged,
+    state_from_bytes,
     state_to_bytes,
 )
 from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
@@ -40,24 +44,28 @@ from streammetrics._engines.request import Request, Run, engine_evaluate, make_r
 __all__ = ["evaluate"]
 
 
-def _aggregation(plan: Plan) -> Any:
-    """The ``AggregateFnV2`` of one run (built lazily: Ray is imported only when used)."""
-    from ray.data.aggregate import AggregateFnV2
+def _block_state(block: Any, plan: Plan) -> dict[str, list[Any]]:
+    """One block's task: its state (bytes) and the rows skipped for a null, as a one-row batch.
+    The block arrives as an Arrow table (``batch_format="pyarrow"``, zero-copy): numeric
+    columns go straight to numpy (:func:`~streammetrics._engines.plan.feed_arrow`)."""
+    with trusted_states():
+        acc = empty_set(plan.config, plan.kind)
+        skipped = feed_arrow(acc, block, plan, "a Ray block")
+        return {"state": [state_to_bytes(acc)], "skipped": [skipped]}
 
-    class StreammetricsState(AggregateFnV2):  # type: ignore[misc]
-        """Per block: the block's state; combine: merge; finalize: the merged state (bytes)."""
 
-        def __init__(self) -> None:
-            super().__init__("streammetrics", zero_factory=lambda: b"", on=None, ignore_nulls=False)
-
-        def aggregate_block(self, block: Any) -> bytes:
-            with trusted_states():
-                return state_to_bytes(frame_state(block, plan, "a Ray block"))
-
-        def combine(self, current: bytes, new: bytes) -> bytes:
-            return merge_bytes([current, new])
-
-    return StreammetricsState()
+def _value_error(exc: BaseException) -> ValueError | None:
+    """The ValueError a block's task raised (a bad value in the rows), from Ray Data's wrapped
+    task error (``UserCodeException`` around the task's ``RayTaskError``)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ValueError) and type(cause).__module__ == "builtins":
+            return cause
+        cause = cause.__cause__ or cause.__context__ or getattr(cause, "cause", None)
+    lines = [ln for ln in str(exc).splitlines() if ln.startswith("ValueError: ")]
+    return ValueError(lines[-1][len("ValueError: "):]) if lines else None
 
 
 @engine_evaluate
@@ -80,7 +88,7 @@ def evaluate(
     as_frame: bool = False,
     **update_kwargs: Any,
 ) -> Any:
-    """Run accumulators over a Ray Dataset as one aggregation over its blocks.
+    """Run accumulators over a Ray Dataset: one state per block, merged on the driver.
 
     Parameters
     ----------
@@ -95,8 +103,8 @@ def evaluate(
 
     Notes
     -----
-    Complexity: one ``update`` pass per block and one merge per block; the driver receives one
-    state.
+    Complexity: one ``update`` pass per block; the driver receives one state per block and
+    merges them in one k-way merge.
 
     Examples
     --------
@@ -123,10 +131,23 @@ def _evaluate(ds: Any, run: Run) -> Any:
 
         blocks = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
         frame = frame.repartition(blocks, keys=[run.shuffle_on])
-    result = frame.aggregate(_aggregation(run.plan))
-    if run.plan.nulls == "skip":  # a second pass counts the rows dropped
-        cols = run.plan.columns()
-        counts = frame.map_batches(lambda b: {"n": [int(b[cols].isna().any(axis=1).sum())]},
-                                   batch_format="pandas")
-        run.report_skipped(int(counts.sum("n") or 0))
-    return run.result_of_bytes(result.get("streammetrics") if result else None)  # None: no rows
+    plan = run.plan
+    # One task per block (fused with the read: the rows never enter the object store), one
+    # small row out of each; the driver reads every state once and merges them in one k-way
+    # merge. (``Dataset.aggregate`` folded the states pairwise, each fold reading and writing
+    # the growing state: quadratic in the blocks for exact ranking states.)
+    states = frame.map_batches(lambda block: _block_state(block, plan), batch_size=None,
+                               batch_format="pyarrow", zero_copy_batch=True)
+    payloads, skipped = [], 0
+    try:
+        for batch in states.iter_batches(batch_size=None, batch_format="pyarrow"):
+            payloads += [p for p in batch.column("state").to_pylist() if p]
+            skipped += sum(batch.column("skipped").to_pylist())
+    except Exception as exc:  # a row refused in a block's task: the ValueError it raised
+        error = _value_error(exc)
+        if error is None:
+            raise
+        raise error from exc
+    run.report_skipped(skipped)
+    with trusted_states():  # made by this module's tasks
+        return run.result(merged([state_from_bytes(p) for p in payloads]) if payloads else None)

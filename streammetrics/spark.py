@@ -7,11 +7,18 @@ How it runs
 -----------
 ``evaluate(df, metrics, label=..., score=...)`` selects the named columns and runs one Python
 task per partition through ``DataFrame.mapInArrow``: the task feeds the partition's Arrow record
-batches, one at a time, to an empty twin of ``metrics`` (so a classification partition is never
-held whole in memory) and emits one row, its state in the library's versioned, checksummed
-format. Those states are merged with ``RDD.treeReduce`` (fan-in set by ``depth``) on the
-executors; the driver receives one merged state and computes the values. Nothing is pickled as an
-accumulator object: a state crosses Spark as bytes and is validated when read back.
+batches, coalesced into chunks of about a million rows (numeric columns straight to numpy, no
+pandas), to an empty twin of ``metrics`` (so a classification partition is never held whole in
+memory) and emits one row, its state in the library's versioned, checksummed format. Those
+states are merged by the levels of ``RDD.treeReduce`` (fan-in set by ``depth``) on the
+executors; the driver collects the last level's few states, reads each once, merges them in one
+k-way merge and computes the values. Nothing is pickled as an accumulator object: a state
+crosses Spark as bytes and is validated when read back.
+
+When every selected column is a number and the session keeps Spark's default of 10,000 rows
+per Arrow batch (``spark.sql.execution.arrow.maxRecordsPerBatch``), ``evaluate`` sets it to
+~1M rows (at most 64 MiB a batch) for the duration of its job and restores it afterwards; a
+query another thread runs on the same session meanwhile sees the larger batches too.
 
 Retrieval metrics need each query's rows in one partition: the frame is repartitioned by the
 query column (a hash shuffle) unless ``query_partitioned=True`` says it already is; a partition's
@@ -29,7 +36,9 @@ variants, ``max_bytes=``, beyond what the driver can hold -- see docs/scale-out.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,9 +47,13 @@ from streammetrics._core.params import Param, check_param
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    arrow_chunks,
     empty_set,
     feed,
+    feed_arrow,
     merge_bytes,
+    merged,
+    state_from_bytes,
     state_to_bytes,
 )
 from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
@@ -52,8 +65,10 @@ _DEPTH = Param("int", "must be an integer >= 1", low=1)
 
 
 def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
-    """One partition's task: feed its Arrow record batches, emit one row holding the state and
-    the number of rows skipped for a null (``nulls="skip"``)."""
+    """One partition's task: feed its Arrow record batches, coalesced into chunks of about a
+    million rows (:func:`~streammetrics._engines.plan.arrow_chunks`; numeric columns straight
+    to numpy), and emit one row holding the state and the number of rows skipped for a null
+    (``nulls="skip"``)."""
     import pyarrow as pa
     from pyspark import TaskContext
 
@@ -68,19 +83,91 @@ def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
                 skipped += feed(acc, table.to_pandas(), plan, where)
         else:
             offset = 0
-            for batch in batches:
-                if batch.num_rows:
-                    skipped += feed(acc, batch.to_pandas(), plan, where, offset)
-                offset += batch.num_rows
+            for chunk in arrow_chunks(batches):
+                skipped += feed_arrow(acc, chunk, plan, where, offset)
+                offset += chunk.num_rows
         payload = state_to_bytes(acc)
     yield pa.RecordBatch.from_pydict({"state": [payload], "skipped": [skipped]},
                                      schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
 
 
-def _merge_two(left: tuple[bytes, int], right: tuple[bytes, int]) -> tuple[bytes, int]:
-    """The tree's merge step: two shipped (state, skipped rows) in, one out (all made by this
-    module's tasks)."""
-    return merge_bytes([left[0], right[0]]), left[1] + right[1]
+def _merge_rows(batches: Iterator[Any]) -> Iterator[Any]:
+    """A merge task of the tree: the (state, skipped rows) rows of its partition in, one row
+    out, their states merged in one k-way merge (all made by this module's tasks: trusted)."""
+    import pyarrow as pa
+
+    payloads: list[bytes] = []
+    skipped = 0
+    for batch in batches:
+        payloads += [p for p in batch.column(0).to_pylist() if p]
+        skipped += sum(batch.column(1).to_pylist())
+    yield pa.RecordBatch.from_pydict({"state": [merge_bytes(payloads)], "skipped": [skipped]},
+                                     schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
+
+
+def _tree_levels(states: Any, parts: int, depth: int) -> Any:
+    """The executor-side levels of ``RDD.treeReduce(..., depth)`` (the same fan-in), as
+    DataFrame steps: each level shuffles the state rows into ``parts / scale`` partitions and
+    merges each partition's in one task; what is left is what ``treeReduce``'s last step would
+    fold on the driver. Everything stays Arrow (no row pickled through an RDD)."""
+    scale = max(math.ceil(parts ** (1.0 / depth)), 2)
+    level = float(parts)
+    while level > scale + level / scale:
+        level /= scale
+        states = states.repartition(int(level)).mapInArrow(_merge_rows, _STATE_SCHEMA)
+    return states
+
+
+def _collected(states: Any) -> list[tuple[bytes, int]]:
+    """The state rows on the driver: as Arrow where PySpark has ``toArrow`` (4.0+), else rows."""
+    if hasattr(states, "toArrow"):
+        table = states.toArrow()
+        return list(zip(table.column(0).to_pylist(), table.column(1).to_pylist(), strict=True))
+    return [(bytes(row[0]), int(row[1])) for row in states.collect()]
+
+
+#: The session setting of the rows per Arrow record batch Spark sends a Python task.
+_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
+#: Rows and bytes of one record batch ``evaluate`` asks for (numeric columns, 8 bytes a value
+#: at most): the rows of the chunks its tasks feed (``plan.ARROW_CHUNK_ROWS``).
+_BATCH_MAX_ROWS = 1 << 20
+_BATCH_BYTES = 64 << 20
+
+
+@contextlib.contextmanager
+def _batch_rows(frame: Any) -> Iterator[None]:
+    """Inside the block, Spark sends the frame's rows to Python in record batches of up to
+    ~1M rows (at most :data:`_BATCH_BYTES`) instead of its default 10,000, when every column is
+    a number and the session keeps the default; the setting is restored after the block.
+    (Measured on 10M rows, local[2], a loaded machine: the JVM's CPU 5.7 -> 4.9 s, the Python
+    tasks' 1.5 -> 1.0 s.)"""
+    from pyspark.sql.types import BooleanType, NumericType
+
+    session = frame.sparkSession
+    fields = frame.schema.fields
+    before = session.conf.get(_BATCH_ROWS, None)
+    if not fields or before not in (None, "10000") or not all(
+            isinstance(f.dataType, NumericType | BooleanType) for f in fields):
+        yield
+        return
+    session.conf.set(_BATCH_ROWS, str(min(_BATCH_MAX_ROWS, _BATCH_BYTES // (8 * len(fields)))))
+    try:
+        yield
+    finally:
+        if before is None:
+            session.conf.unset(_BATCH_ROWS)
+        else:
+            session.conf.set(_BATCH_ROWS, before)
+
+
+def _driver_merge(pairs: list[tuple[bytes, int]]) -> tuple[Any, int]:
+    """The partial states, collected on the driver, merged there in one k-way merge (the merged
+    accumulator, None without a state; the skipped rows): each read once, never written again
+    (made by this module's tasks: trusted)."""
+    kept = [p for p, _ in pairs if p]
+    with trusted_states():
+        acc = merged([state_from_bytes(p) for p in kept]) if kept else None
+    return acc, sum(n for _, n in pairs)
 
 
 def _value_error(exc: Exception) -> ValueError | None:
@@ -220,15 +307,19 @@ def _evaluate(df: Any, run: Run, depth: int) -> Any:
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
-    rdd = states.rdd.map(lambda row: (bytes(row[0]), int(row[1])))
-    if rdd.getNumPartitions() == 0:
+    parts = frame.rdd.getNumPartitions()
+    if parts == 0:
         return run.result(None)
     try:
-        payload, skipped = rdd.treeReduce(_merge_two, depth=depth)
+        # ``RDD.treeReduce`` but the last level: its ``reduce`` would merge the partial states
+        # pairwise on the driver and write each merge back to bytes, only to read it again.
+        with _batch_rows(frame):
+            collected = _collected(_tree_levels(states, parts, depth))
+        acc, skipped = _driver_merge(collected)
     except Exception as exc:  # a row refused in a Python task: the ValueError it raised
         error = _value_error(exc)
         if error is None:
             raise
         raise error from exc
     run.report_skipped(skipped)
-    return run.result_of_bytes(payload)
+    return run.result(acc)

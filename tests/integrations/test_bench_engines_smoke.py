@@ -23,7 +23,8 @@ def test_main_writes_data_and_tables_each_engine(tmp_path: Path, capsys: pytest.
     assert len(rows) == 2, out
     assert not any("failed" in r or "DIFFER" in r for r in rows), out
     cells = rows[1].split("|")
-    assert float(cells[3]) > 0 and float(cells[6]) > 0 and float(cells[7].split()[0]) > 0  # wall, CPU, MB
+    assert float(cells[3]) > 0 and float(cells[6]) > 0 and float(cells[8].split()[0]) > 0  # wall, CPU, MB
+    assert cells[7].strip().endswith("x") and float(cells[7].strip()[:-1]) > 0  # CPU / one process's
 
 
 def test_process_tree_accounting() -> None:
@@ -42,3 +43,25 @@ def test_process_tree_accounting() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+@pytest.mark.parametrize("env", [{"JAVA_HOME": "/nonexistent"}, {"JAVA_HOME": None, "PATH": "/nonexistent"}])
+def test_spark_without_java_is_a_clear_error(tmp_path: Path, env: dict[str, str | None]) -> None:
+    """Issue #32: with JAVA_HOME pointing nowhere, or no JAVA_HOME and no java on PATH, the
+    Spark run stops at once with one line saying so (not PySpark's "Java gateway process
+    exited before sending its port number")."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("pyspark")
+    here = Path(be.__file__).resolve().parents[1]
+    child = {k: v for k, v in os.environ.items() if k not in env}
+    child.update({k: v for k, v in env.items() if v is not None})
+    child["PYTHONPATH"] = str(here)
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.bench_engines", "--data", str(tmp_path),
+                           "--one", "spark"], capture_output=True, text=True, cwd=here, env=child, timeout=120)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("Spark needs Java 17+: "), proc.stderr
+    assert ("/nonexistent has no bin/java" if "JAVA_HOME" in env and env["JAVA_HOME"] else "no java on PATH") in last

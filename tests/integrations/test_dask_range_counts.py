@@ -112,7 +112,7 @@ def test_any_ranges_and_partitions_give_one_process(
 
 @pytest.mark.parametrize("order", ["ranked first", "rest first", "only ranked"])
 def test_local_cluster_uneven_and_empty_parquet(client: Any, tmp_path: Path, order: str) -> None:
-    assert RC.range_count() == 4  # two per worker thread
+    assert RC.range_count() == 2 * RC.RANGES_PER_THREAD  # per worker thread
     sizes = [30_000, 0, 1, 7_000, 52_000]
     frames = [_data(n, 10 + i, decimals=4) for i, n in enumerate(sizes)]
     for i, f in enumerate(frames):
@@ -186,7 +186,8 @@ def test_task_slices_balance_and_cap() -> None:
             assert not sizes or max(sizes) - min(sizes) <= 1
             threads = max(1, n_ranges // RC.RANGES_PER_THREAD)
             assert len(slices) % threads == 0 or len(slices) == n  # a multiple of the threads
-    assert sorted(s.stop - s.start for s in RC.task_slices(20, 4)) == [3, 3, 3, 3, 4, 4]  # 2 threads
+    two_threads = 2 * RC.RANGES_PER_THREAD
+    assert sorted(s.stop - s.start for s in RC.task_slices(20, two_threads)) == [3, 3, 3, 3, 4, 4]
 
 
 def test_parquet_read_by_pyarrow_globs_lists_and_fallbacks(tmp_path_factory: Any) -> None:

@@ -288,3 +288,33 @@ def test_column_expressions_and_grouped_frames(spark) -> None:
         evaluate(sframe.groupBy("region"), sm.F1(), by="tier", **cols)
     with pytest.raises(ValueError, match="df: a grouped frame must be grouped by column names"):
         evaluate(sframe.groupBy(F.col("w") > 0.5), sm.F1(), **cols)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_merge_levels_on_the_executors_give_the_single_process_values(spark, depth: int) -> None:
+    """Issue #32: the tree's levels run as DataFrame steps (9 partitions: one level at depth 2
+    and 3, none at depth 1) and the driver merges what is left once; same values at every depth."""
+    df = cases.classification_frame(900, seed=41)
+    got = evaluate(_frame(spark, df, 9), cases.binary_set(), label="y", score="p", weight="w", depth=depth)
+    cases.assert_same(got, cases.single_process(cases.binary_set(), df, label="y", score="p", weight="w"))
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_arrow_batch_setting_is_restored(spark) -> None:
+    """Issue #32: evaluate asks for larger Arrow batches for its own job only: the session's
+    setting is the same afterwards, and a value the user set is kept (and used)."""
+    key = "spark.sql.execution.arrow.maxRecordsPerBatch"
+    df = cases.classification_frame(300, seed=43)
+    before = spark.conf.get(key)
+    ref = cases.single_process(sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), df, label="y", score="p")
+    cases.assert_same(evaluate(_frame(spark, df, 2), sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()),
+                               label="y", score="p"), ref)
+    assert spark.conf.get(key) == before
+    spark.conf.set(key, "7")
+    try:
+        cases.assert_same(evaluate(_frame(spark, df, 2), sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()),
+                                   label="y", score="p"), ref)
+        assert spark.conf.get(key) == "7"
+    finally:
+        spark.conf.set(key, before)
