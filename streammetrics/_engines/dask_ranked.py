@@ -201,3 +201,9 @@ def evaluate_ranked(
         else:
             values[name] = PRCurveResult(res["curve"])
     return shape.values(values)
+
+
+#: The checks of ``ranges`` and ``sample_size``, shared with Spark's and Ray's ``evaluate_ranked``
+#: (:mod:`streammetrics._engines.ranked_common`) so the three engines refuse alike.
+check_ranges = _edges
+SAMPLE_SIZE = _SAMPLE_SIZE
