@@ -72,11 +72,11 @@ def values(req: RankedRequest, summaries: Sequence[ranked_engine.RangeSummary],
     out: dict[str, Any] = {}
     for name, m in req.template.items():
         if isinstance(m, AUROC):
-            out[name] = res["auroc"]
+            out[name] = float(res["auroc"])
             if res["auroc"] != res["auroc"]:
                 warn_undefined_nan("AUROC", "no positives or no negatives")
         elif isinstance(m, AveragePrecision):
-            out[name] = res["ap"]
+            out[name] = float(res["ap"])
             if res["ap"] != res["ap"]:
                 warn_undefined_nan("AveragePrecision", "no positives")
         elif isinstance(m, ROCCurve):
