@@ -49,12 +49,16 @@ class RankedRequest:
 def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges: int | Sequence[float],
             sample_size: int, available: Sequence[str]) -> RankedRequest:
     """Check the arguments as :func:`streammetrics.dask.evaluate_ranked` does (the same errors,
-    in the same order); ``available``: the frame's column names."""
+    in the same order; a column given as anything but its name -- a Spark ``Column`` expression
+    -- is refused by name); ``available``: the frame's column names."""
     template, shape = normalise(metrics)
     members = dict(template.items())
     ignore = ranked_engine.check_metrics(members)
     n_ranges, fixed = check_ranges(ranges)
     sample_size = check_param(sample_size, "sample_size", SAMPLE_SIZE)
+    for what, spec in (("label", label), ("score", score), ("weight", weight)):
+        if spec is not None and not isinstance(spec, str):
+            raise ValueError(f"{what}: must be a column name (str), got {type(spec).__name__} {spec!r}")
     plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
                 weight=weight)
     missing = [c for c in plan.columns() if c not in available]

@@ -149,6 +149,8 @@ def test_errors_as_the_dask_one() -> None:
         evaluate_ranked(frame, sm.AUROC(), label="y", score="p", sample_size=0)
     with pytest.raises(ValueError, match=r"columns \['q'\]"):
         evaluate_ranked(frame, sm.AUROC(), label="q", score="p")
+    with pytest.raises(ValueError, match=r"score: must be a column name \(str\), got list \['p'\]"):
+        evaluate_ranked(frame, sm.AUROC(), label="y", score=["p"])
 
 
 def test_shipped_bytes_are_checked() -> None:
@@ -183,8 +185,8 @@ def spark():
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_spark_equals_sklearn_and_single_process(spark) -> None:
     df = cases.frame(3000, 7, 40, "int")
-    # hashed by label into 9 partitions: 7 empty, each of the others one class
-    frame = spark.createDataFrame(df).repartition(9, "y")
+    # hashed by label into 4 partitions: 2 or more empty, each of the others one class
+    frame = spark.createDataFrame(df).repartition(4, "y")
     cases.assert_same(_spark(frame, 5, "w"), df, "w")
 
 
@@ -202,3 +204,7 @@ def test_spark_rows_refused_as_in_one_process(spark) -> None:
     nulls = spark.createDataFrame(pd.DataFrame({"y": [0, 1], "p": [0.1, None]})).repartition(1)
     with pytest.raises(ValueError, match="nulls: column 'p' is null at row 1 of Spark partition 0"):
         evaluate_ranked(nulls, sm.AUROC(), label="y", score="p")
+    from pyspark.sql import functions as F
+
+    with pytest.raises(ValueError, match="score: must be a column name \\(str\\), got Column"):
+        evaluate_ranked(nulls, sm.AUROC(), label="y", score=F.col("p"))
