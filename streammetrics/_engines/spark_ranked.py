@@ -34,8 +34,8 @@ from . import ranked as ranked_engine
 from . import ranked_common as common
 from .plan import Plan, empty_set, feed
 
-#: Scores per shipped row (32 MiB of float64): bounds a task's output buffer and stays far below
-#: Arrow's 2 GiB per binary column of a batch.
+#: Scores per shipped row (32 MiB of float64, 64 with weights): bounds a task's output buffer and
+#: stays far below Arrow's 2 GiB per binary value.
 _CHUNK = 1 << 22
 
 
