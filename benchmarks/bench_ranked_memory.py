@@ -4,20 +4,23 @@ Workload (seeded, as ``bench_scaleout``): ``--rows`` binary rows (label ``y``, s
 to 1e-6, so ties) in ``--files`` Parquet files. The full exact state of those rows -- what the
 root of ``streammetrics.dask.evaluate`` (and a single process) holds -- is 8 bytes per score.
 ``streammetrics.dask.evaluate_ranked`` runs on a LocalCluster of ``--workers`` (4) single-threaded
-workers whose
-``memory_limit`` is set below that size (spilling and pausing off, so a worker that crossed 95%
-of its limit would be killed and the run would fail), with ``--ranges`` score ranges. Printed:
-the state size, the limit, each worker's peak resident memory (``ru_maxrss``) before and after,
-the time, and the values next to the single-process ones (which the script computes, in this
-process, from the same files: a process that does hold every score).
+workers whose ``memory_limit`` is ``--baseline-mb`` (250: Python, numpy, pandas, pyarrow, dask)
+plus ``--headroom`` (1.5) times the worker's share of the exact state (state / workers), or
+``--limit-mb`` (spilling and pausing off, so a worker that crosses 95% of its limit is killed
+and restarted: the restarts are counted, and a task on three killed workers fails the run),
+with ``--ranges`` score ranges, the files given as paths (``--input files``: each task reads
+its file ``--chunk-rows`` rows at a time) or as ``dd.read_parquet`` (``--input frame``: each
+partition arrives whole). Printed: the state size, the limit, each worker's peak resident memory
+(``ru_maxrss``) before and after (minus the baseline, in shares), the restarts, the time, and
+the values next to the single-process ones (which the script computes, in this process, from the
+same files: a process that does hold every score).
 
 A worker holds its share of the scores (its partitions' sorted runs, until every range has taken
-its piece) plus one range, over a baseline of ~250 MB (Python, numpy, pandas, pyarrow, dask):
-the defaults (80M rows: 640 MB of scores; 4 workers limited to 600 MB) leave the ranked run
-room, while the root of a gather would need the 640 MB of scores alone.
+its piece) plus one chunk in flight and one range being merged, over its baseline; the root of a
+gather would need every score alone.
 
-Run: ``python -m benchmarks.bench_ranked_memory [--rows N] [--files F] [--limit-mb M] [--ranges R]
-[--workers W]``.
+Run: ``python -m benchmarks.bench_ranked_memory [--rows N] [--files F] [--limit-mb M | --headroom H
+--baseline-mb B] [--ranges R] [--workers W] [--input files|frame] [--chunk-rows C]``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_scaleout import write_data
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:  # Linux: resident pages
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
 def _peak_mb() -> float:
@@ -55,15 +63,21 @@ def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=80_000_000)
     ap.add_argument("--files", type=int, default=80)
-    ap.add_argument("--limit-mb", type=int, default=600)
+    ap.add_argument("--limit-mb", type=int, default=None)
+    ap.add_argument("--headroom", type=float, default=1.5)
+    ap.add_argument("--baseline-mb", type=int, default=250)
     ap.add_argument("--ranges", type=int, default=64)
     ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--input", choices=("files", "frame"), default="files")
+    ap.add_argument("--chunk-rows", type=int, default=1 << 18)
     ap.add_argument("--data", type=Path, default=None)
     args = ap.parse_args(argv)
+    share_mb = args.rows * 8 / 1e6 / args.workers
+    limit_mb = args.limit_mb or int(args.baseline_mb + args.headroom * share_mb)
 
     import dask
     import dask.dataframe as dd
-    from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster, get_task_stream
 
     import streammetrics as sm
     from streammetrics.dask import evaluate_ranked
@@ -83,32 +97,48 @@ def main(argv: list[str] | None = None) -> str:
                   "distributed.worker.daemon": False}
         with dask.config.set(memory), LocalCluster(
             n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None,
-            memory_limit=f"{args.limit_mb}MB",
+            memory_limit=f"{limit_mb}MB",
         ) as cluster, Client(cluster) as client:
             client.run(lambda: __import__("streammetrics.dask"))
             before = client.run(_peak_mb)
+            pids = client.run(os.getpid)
+            data: Any = str(root) if args.input == "files" else dd.read_parquet(str(root))
             t = time.perf_counter()
-            values = evaluate_ranked(dd.read_parquet(str(root)),
-                                     {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()},
-                                     label="y", score="p", ranges=args.ranges)
+            with get_task_stream() as stream:
+                values = evaluate_ranked(data, {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()},
+                                         label="y", score="p", ranges=args.ranges, chunk_rows=args.chunk_rows)
             seconds = time.perf_counter() - t
+            read: dict[str, int] = {}  # the files / partitions each worker read (and kept the runs of)
+            for task in stream.data:
+                if "runs_task" in str(task["key"]):
+                    read[task["worker"]] = read.get(task["worker"], 0) + 1
             after = client.run(_peak_mb)
+            idle = client.run(_rss_mb)  # nothing held: the baseline once Parquet has been read
+            restarted = sum(1 for w, pid in client.run(os.getpid).items() if pids.get(w) != pid)
         single = _single(root)
         lines = [
-            f"## Exact AUROC + AP of {args.rows:,} scores on workers limited to {args.limit_mb} MB",
+            f"## Exact AUROC + AP of {args.rows:,} scores on workers limited to {limit_mb} MB",
             "",
-            f"Full exact state: {state_mb:.0f} MB (8 bytes per score); worker memory_limit: "
-            f"{args.limit_mb} MB x {args.workers} workers (spill and pause off, terminate at 95%); "
-            f"{args.ranges} ranges; "
+            f"Full exact state: {state_mb:.0f} MB (8 bytes per score), a share of {share_mb:.0f} MB "
+            f"per worker; worker memory_limit: {limit_mb} MB x {args.workers} workers"
+            + ("" if args.limit_mb else f" (baseline {args.baseline_mb} MB + {args.headroom:g} x share)")
+            + f" (spill and pause off, terminate at 95%); {args.ranges} ranges; input {args.input}"
+            f" (chunk_rows {args.chunk_rows:,}); "
             f"load average {' / '.join(f'{x:.1f}' for x in os.getloadavg())}.",
             "",
-            "| worker | peak RSS before (MB) | peak RSS after (MB) |",
-            "|---|---|---|",
+            "| worker | peak RSS before (MB) | peak RSS after (MB) | (after - before) / share "
+            "| runs tasks run (of an even share; files: one task per worker, equal bytes) "
+            "| RSS after the run, nothing held (MB) |",
+            "|---|---|---|---|---|---|",
         ]
+        even = max(sum(read.values()), 1) / args.workers
         for i, w in enumerate(sorted(after)):
-            lines.append(f"| {i} | {before[w]:.0f} | {after[w]:.0f} |")
+            lines.append(f"| {i} | {before.get(w, float('nan')):.0f} | {after[w]:.0f} | "
+                         f"{(after[w] - before.get(w, float('nan'))) / share_mb:.2f} | "
+                         f"{read.get(w, 0)} ({read.get(w, 0) / even:.2f}) | {idle.get(w, float('nan')):.0f} |")
         lines += [
             "",
+            f"Workers restarted (crossed 95% of the limit): {restarted}.",
             f"evaluate_ranked: {seconds:.1f} s ({args.rows / seconds / 1e6:.2f} M rows/s).",
             f"AUROC {values['auroc']:.15f} (single process {single['auroc']:.15f}); "
             f"AP {values['ap']:.15f} (single process {single['ap']:.15f}).",

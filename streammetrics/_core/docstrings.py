@@ -107,8 +107,9 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
         ),
         "average": (
             "average : {'macro', 'micro', 'weighted', None}, default 'macro'",
-            "How per-class values combine for multiclass and multilabel tasks; ``None`` returns "
-            "the per-class array (see docs/definitions/confusion.md#averaging).",
+            "How per-class values combine for multiclass and multilabel tasks; ``None`` (or "
+            "torchmetrics' ``\"none\"``) returns the per-class array (see "
+            "docs/definitions/confusion.md#averaging).",
         ),
         "threshold": (
             "threshold : float, default 0.5",
@@ -149,7 +150,8 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
         "average": (
             "average : {'macro', 'weighted', 'micro', None}, default 'macro'",
             "Multiclass / multilabel: the mean over classes, weighted by support, pooled over "
-            "every (sample, class) pair, or ``None`` for the per-class array.",
+            "every (sample, class) pair, or ``None`` (or torchmetrics' ``\"none\"``) for the "
+            "per-class array.",
         ),
         "ignore_index": ("ignore_index : int, optional", "Rows whose ``y_true`` equals it are skipped."),
         "max_bytes": (

@@ -2,12 +2,13 @@
 
 The steps are in :mod:`streammetrics._engines.ranked`; this module wires them into one Dask graph:
 
-``partition -> runs`` (one task per partition) ``-> sample`` ``-> edges`` (one small task)
-``-> split`` (per partition: views of its runs cut at the edges) ``-> totals -> offsets`` (round
-one: each piece's weights, R pairs of numbers per partition) ``-> piece`` (per partition and
-range: only that piece travels) ``-> range`` (round two, per range: the k-way merge -- the only
-place a range is whole -- and its summary, in one task) ``-> combine`` (O(R) numbers, plus the
-curve when a curve metric asks for it).
+``partition -> runs`` (one task per partition or Parquet file: its rows read, validated and
+sorted ``chunk_rows`` at a time, :func:`~streammetrics._engines.ranked.chunk_runs`)
+``-> sample -> edges`` (one small task) ``-> split`` (per partition: views of its runs cut at
+the edges) ``-> totals -> offsets`` (round one: each piece's weights, R pairs of numbers per
+partition) ``-> piece`` (per partition and range: only that piece travels) ``-> range`` (round
+two, per range: the k-way merge -- the only place a range is whole -- and its summary, in one
+task) ``-> combine`` (O(R) numbers, plus the curve when a curve metric asks for it).
 """
 
 from __future__ import annotations
@@ -22,19 +23,80 @@ from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.params import Param, check_param
 from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
-from streammetrics.wrappers.metricset import MetricSet
 
 from . import ranked as ranked_engine
-from .plan import Plan, frame_state, normalise
+from .plan import Plan, normalise
 
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
+_CHUNK_ROWS = Param("int", "must be an integer >= 1", low=1)
+_AT_ONCE = Param("int", "must be an integer >= 1", low=1)
+#: Rows read, validated and sorted at a time (~10 MB in flight: the chunk, its twin, its runs).
+CHUNK_ROWS = 1 << 18
 
 
-def _runs_task(df: Any, plan: Plan) -> ranked_engine.Runs:
-    acc = frame_state(df, plan)
-    assert isinstance(acc, MetricSet)
-    return ranked_engine.runs_of(acc)
+def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0) -> list[ranked_engine.Runs]:
+    """One Dask partition's runs, ``chunk_rows`` rows at a time."""
+    return ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, f"Dask partition {index}")
+
+
+def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int) -> list[ranked_engine.Runs]:
+    """The runs of Parquet files, each read ``chunk_rows`` rows at a time (pyarrow record
+    batches of the used columns: no file is ever whole in memory)."""
+    import pyarrow.parquet as pq
+
+    out: list[ranked_engine.Runs] = []
+    for name in names:
+        with fs.open(name, "rb") as source:
+            reader = pq.ParquetFile(source, pre_buffer=False)
+            batches = reader.iter_batches(chunk_rows, columns=plan.columns(), use_threads=False)
+            out += ranked_engine.chunk_runs(batches, plan, name)
+    return out
+
+
+def file_groups(files: Sequence[str], sizes: Sequence[int], n_groups: int) -> list[list[str]]:
+    """``files`` in at most ``n_groups`` consecutive groups of about equal total size (each
+    group ends where its share of the bytes is reached). O(len(files))."""
+    total = float(sum(sizes)) or 1.0
+    groups: list[list[str]] = [[]]
+    done = 0.0
+    for name, size in zip(files, sizes, strict=True):
+        if groups[-1] and len(groups) < n_groups and done >= total * len(groups) / n_groups:
+            groups.append([])
+        groups[-1].append(name)
+        done += size
+    return groups
+
+
+def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
+    """The fsspec filesystem and Parquet files of ``path`` (a path, directory or glob, or a list
+    of them; in a directory, names starting with ``_`` or ``.`` are skipped), or None when
+    ``path`` is not a path."""
+    import os
+
+    paths = [path] if isinstance(path, (str, os.PathLike)) else path
+    if not isinstance(paths, (list, tuple)) or not paths:
+        return None
+    if not all(isinstance(p, (str, os.PathLike)) for p in paths):
+        return None
+    from fsspec.core import has_magic, url_to_fs
+
+    fs: Any = None
+    files: list[str] = []
+    for p in paths:
+        fs, root = url_to_fs(os.fspath(p))
+        if has_magic(root):
+            found = sorted(fs.glob(root))
+        elif fs.isdir(root):
+            found = [f for f in sorted(fs.find(root)) if not f.rsplit("/", 1)[-1].startswith(("_", "."))]
+        elif fs.exists(root):
+            found = [root]
+        else:
+            raise ValueError(f"data: no such file or directory {os.fspath(p)!r}")
+        files += found
+    if not files:
+        raise ValueError(f"data: no Parquet file in {path!r}")
+    return fs, files
 
 
 def _edges(ranges: int | Sequence[float]) -> tuple[int, np.ndarray | None]:
@@ -60,6 +122,8 @@ def range_summaries(
     ranges: int | Sequence[float] = 8,
     sample_size: int = 256,
     curves: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
+    ranges_at_once: int | None = None,
 ) -> tuple[list[ranked_engine.RangeSummary], tuple[float, float]]:
     """The per-range summaries (increasing score ranges) and the totals (P, N), on the workers.
 
@@ -71,39 +135,93 @@ def range_summaries(
     ignore = ranked_engine.check_metrics(dict(template.items()))
     n_ranges, fixed = _edges(ranges)
     sample_size = check_param(sample_size, "sample_size", _SAMPLE_SIZE)
+    chunk_rows = check_param(chunk_rows, "chunk_rows", _CHUNK_ROWS)
+    if ranges_at_once is not None:
+        check_param(ranges_at_once, "ranges_at_once", _AT_ONCE)
     plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
                 weight=weight)
-    missing = [c for c in plan.columns() if c not in ddf.columns]
-    if missing:
-        raise ValueError(f"columns {missing} are not in the DataFrame (has {list(ddf.columns)})")
     delayed = dask.delayed
     plan_node = delayed(plan, pure=True)
-    runs = [delayed(_runs_task, pure=True)(p, plan_node) for p in ddf[plan.columns()].to_delayed()]
+    found = parquet_files(ddf)
+    if found is not None:
+        import pyarrow.parquet as pq
+
+        fs, files = found
+        names = pq.read_schema(files[0], filesystem=fs).names
+        missing = [c for c in plan.columns() if c not in names]
+        if missing:
+            raise ValueError(f"columns {missing} are not in {files[0]!r} (has {names})")
+        # One task per worker thread, each reading an equal part of the bytes: a worker keeps the
+        # runs of what it read, so a scheduler free to give the faster workers more files would
+        # give them more than their share of the memory too. Without a client, one per file.
+        threads = _threads()
+        groups = [[f] for f in files] if threads is None else file_groups(
+            files, [int(fs.size(f)) for f in files], threads)
+        runs = [delayed(_file_runs_task, pure=True)(g, fs, plan_node, chunk_rows) for g in groups]
+    else:
+        missing = [c for c in plan.columns() if c not in ddf.columns]
+        if missing:
+            raise ValueError(f"columns {missing} are not in the DataFrame (has {list(ddf.columns)})")
+        runs = [delayed(_runs_task, pure=True)(p, plan_node, chunk_rows, i)
+                for i, p in enumerate(ddf[plan.columns()].to_delayed())]
     if fixed is not None:
         edges: Any = fixed
     else:
-        samples = [delayed(ranked_engine.run_sample, pure=True)(r, sample_size) for r in runs]
+        samples = [delayed(ranked_engine.sample_chunks, pure=True)(r, sample_size) for r in runs]
         edges = delayed(ranked_engine.range_edges, pure=True)(samples, n_ranges)
-    splits = [delayed(ranked_engine.split_runs, pure=True)(r, edges) for r in runs]
+    splits = [delayed(ranked_engine.split_chunks, pure=True)(r, edges) for r in runs]
     # Round one from the pieces (no range is merged, so none is held while waiting for the
     # others); round two merges each range and summarises it in one task, which returns O(1)
     # numbers (plus its curve piece): a worker never keeps a merged range.
-    pieces = [delayed(ranked_engine.piece_totals, pure=True)(s) for s in splits]
+    pieces = [delayed(ranked_engine.chunk_totals, pure=True)(s) for s in splits]
     totals = delayed(ranked_engine.add_totals, pure=True)(pieces)
     offs = delayed(ranked_engine.offsets, pure=True)(totals)
     grand = delayed(_grand, pure=True)(totals)
-    summaries = [
-        delayed(_range_task, pure=True)([delayed(operator.getitem, pure=True)(s, i) for s in splits],
-                                        delayed(operator.getitem)(offs, i), grand, curves)
-        for i in range(n_ranges)
-    ]
+    # At most ``at_once`` range tasks are ready at a time: range i waits for range i - at_once.
+    # A worker fetches the pieces of every task it is given before running it, so R ready
+    # range tasks would each bring their range to their worker at once (measured, 80M scores, 4
+    # workers, 64 ranges: from 310-330 MB after reading to past 465 MB); chained, a worker
+    # receives about one range at a time.
+    at_once = _at_once(ranges_at_once, n_ranges)
+    summaries: list[Any] = []
+    for i in range(n_ranges):
+        after = delayed(_token, pure=True)(summaries[i - at_once]) if i >= at_once else None
+        summaries.append(delayed(_range_task, pure=True)(
+            [delayed(operator.getitem, pure=True)(s, i) for s in splits], delayed(operator.getitem)(offs, i),
+            grand, curves, after))
     out, total = dask.compute(summaries, grand)
     return list(out), total
 
 
-def _range_task(pieces: Sequence[ranked_engine.Runs], offset: tuple[float, float, float],
-                totals: tuple[float, float], curves: bool) -> ranked_engine.RangeSummary:
-    return ranked_engine.range_summary(ranked_engine.merge_range(pieces), offset, totals, curves)
+def _threads() -> int | None:
+    """The worker threads of the current distributed client, or None without one."""
+    try:
+        from distributed import default_client
+
+        return max(1, sum(default_client().nthreads().values()))
+    except (ImportError, ValueError):  # no distributed, or no client
+        return None
+
+
+def _at_once(ranges_at_once: int | None, n_ranges: int) -> int:
+    """The range tasks ready at a time: given, else the threads of the current distributed
+    client's workers (every range when there is none: a local scheduler runs what it holds)."""
+    if ranges_at_once is not None:
+        return int(check_param(ranges_at_once, "ranges_at_once", _AT_ONCE))
+    return _threads() or n_ranges
+
+
+def _token(summary: ranked_engine.RangeSummary) -> int:
+    """A range task's completion, as one small number (what the next range task waits for)."""
+    return summary.n_scores
+
+
+def _range_task(pieces: Sequence[Sequence[ranked_engine.Runs]], offset: tuple[float, float, float],
+                totals: tuple[float, float], curves: bool, after: Any = None) -> ranked_engine.RangeSummary:
+    """Round two for one range: its pieces of every partition's runs, merged and summarised
+    (``after``: the range task it waited for, unused)."""
+    merged = ranked_engine.merge_range([p for part in pieces for p in part])
+    return ranked_engine.range_summary(merged, offset, totals, curves)
 
 
 def _grand(totals: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -119,6 +237,8 @@ def evaluate_ranked(
     weight: str | None = None,
     ranges: int | Sequence[float] = 8,
     sample_size: int = 256,
+    chunk_rows: int = CHUNK_ROWS,
+    ranges_at_once: int | None = None,
 ) -> Any:
     """Exact binary AUROC, AP, ROC and PR curves over a Dask DataFrame, range by range.
 
@@ -132,8 +252,11 @@ def evaluate_ranked(
 
     Parameters
     ----------
-    ddf : dask.dataframe.DataFrame
-        The rows (only ``label``, ``score`` and ``weight`` are read).
+    ddf : dask.dataframe.DataFrame, or str / path / list of them
+        The rows (only ``label``, ``score`` and ``weight`` are read): a Dask DataFrame (each
+        partition arrives whole, as Dask reads it), or Parquet files (a path, directory, glob
+        or list of them, local or fsspec), which each task reads itself ``chunk_rows`` rows at a
+        time, so no file is ever whole in a worker's memory.
     metrics : MetricSet, Metric or mapping of name -> Metric
         Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``
         templates (their configuration is used; they are not modified).
@@ -145,7 +268,15 @@ def evaluate_ranked(
         The number R of score ranges (default 8; more ranges = less memory per range task), or
         the R - 1 non-decreasing edges themselves (range r holds scores in [e_r-1, e_r)).
     sample_size : int
-        Ranks sampled from each partition's sorted runs to place the edges.
+        Ranks sampled from each partition's sorted runs (per chunk) to place the edges.
+    chunk_rows : int
+        Rows validated and sorted at a time (default 262,144: ~10 MB in flight). A partition is
+        kept as the sorted runs of its chunks (never sorted or merged whole); the values do not
+        depend on it.
+    ranges_at_once : int, optional
+        Range tasks given to the workers at a time (range r starts after range r - this one
+        finishes), so that a worker fetches about one range at a time; default: the worker
+        threads of the current distributed client (every range without one).
 
     Returns
     -------
@@ -162,11 +293,14 @@ def evaluate_ranked(
 
     Notes
     -----
-    Equal to the single-process exact values up to float rounding (1e-12 relative). Memory: a
-    partition task holds its partition; a range task its range (tied scores share a range, so a
-    score held by more than 1/R of the rows makes its range larger); the client O(R) numbers.
-    Time: one sort per partition, one k-way merge per range, O(n) counting, spread over the
-    workers.
+    Equal to the single-process exact values up to float rounding (1e-12 relative). Memory per
+    worker: a baseline (Python, numpy, pandas, pyarrow, dask: ~150-250 MB), the sorted runs of
+    the partitions it read (8 bytes a score, 16 weighted: its share of the exact state, kept
+    until every range has taken its piece), one chunk in flight (plus, for a Dask DataFrame,
+    the partition Dask hands it) and the range it merges (~3x 1/R of the state; tied scores
+    share a range, so a score held by more than 1/R of the rows makes its range larger); the
+    client O(R) numbers. Time: one sort per chunk, one k-way merge per range, O(n) counting,
+    spread over the workers.
 
     Examples
     --------
@@ -184,7 +318,8 @@ def evaluate_ranked(
     members = dict(template.items())
     curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())
     summaries, totals = range_summaries(ddf, metrics, label=label, score=score, weight=weight,
-                                        ranges=ranges, sample_size=sample_size, curves=curves)
+                                        ranges=ranges, sample_size=sample_size, curves=curves,
+                                        chunk_rows=chunk_rows, ranges_at_once=ranges_at_once)
     res = ranked_engine.combine(summaries, totals)
     values: dict[str, Any] = {}
     for name, m in members.items():

@@ -21,6 +21,13 @@ scores always share a range and every score of range r is below every score of r
    range plus every positive of a range above every negative of the ranges below it; AP = the
    sum of the per-range parts; curves = the per-range pieces, offset and concatenated.
 
+Bounded pieces: :func:`chunk_runs` reads a partition (a pandas frame, an Arrow table or
+batches) ``chunk_rows`` rows at a time, each chunk validated and sorted on its own and kept as
+its own sorted runs (no partition-wide sort or merge: the range merge is a k-way merge anyway);
+:func:`sample_chunks`, :func:`split_chunks` and :func:`chunk_totals` are the steps above over
+such a list of runs. A partition then costs its runs (8 bytes a score, 16 weighted) plus one
+chunk in flight, whatever its size.
+
 Exact: equal to the single-process values up to float rounding (1e-12 relative; bit for bit
 counts with unit or integer weights). Memory: a partition task holds its partition's runs, a
 range task its range; the root holds O(R) numbers (plus the curves, which are the output).
@@ -29,7 +36,7 @@ range task its range; the root holds O(R) numbers (plus the curves, which are th
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +53,8 @@ from streammetrics._scores.thresholds import (
 )
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
+
+from .plan import Plan, empty_set, feed
 
 #: (negatives, their weights or None, positives, their weights or None), each ascending.
 Runs = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]
@@ -104,6 +113,70 @@ def runs_of(acc: MetricSet) -> Runs:
     nv, nw = run(1 - pos)  # binary: the negatives' group, then the positives'
     pv, pw = run(pos)
     return nv, nw, pv, pw
+
+
+def row_chunks(frame: Any, chunk_rows: int) -> Iterator[Any]:
+    """Consecutive slices of at most ``chunk_rows`` rows of a pandas DataFrame or an Arrow
+    table / record batch (views: nothing is copied). O(rows / chunk_rows)."""
+    n = len(frame) if hasattr(frame, "iloc") else frame.num_rows
+    for a in range(0, n, chunk_rows):
+        yield frame.iloc[a : a + chunk_rows] if hasattr(frame, "iloc") else frame.slice(a, chunk_rows)
+
+
+def chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> list[Runs]:
+    """The sorted runs of each frame of ``frames`` (pandas DataFrames, Arrow tables or record
+    batches, e.g. :func:`row_chunks` of a partition), one list entry per non-empty frame.
+
+    Each frame is fed to its own exact binary ``AUROC`` twin (``plan.config``, see
+    :func:`runs_config`: the library's validation, null, weight and ``ignore_index`` rules; a
+    bad row is named by its position counted over every frame, in ``where``), its runs are
+    taken (:func:`runs_of`) and the twin is dropped before the next frame is read. Memory: the
+    runs kept (8 bytes a score, 16 weighted) plus one frame's validation and sort in flight;
+    O(n log c) time for frames of c rows.
+    """
+    out: list[Runs] = []
+    offset = 0
+    for frame in frames:
+        rows = len(frame) if hasattr(frame, "iloc") else frame.num_rows
+        if rows:
+            df = frame if hasattr(frame, "iloc") else frame.to_pandas()
+            acc = empty_set(plan.config, plan.kind)
+            feed(acc, df, plan, where, offset)
+            del df
+            assert isinstance(acc, MetricSet)
+            runs = runs_of(acc)
+            del acc
+            if runs[0].shape[0] or runs[2].shape[0]:
+                out.append(runs)
+        offset += rows
+    return out
+
+
+def sample_chunks(chunks: Sequence[Runs], k: int = 256) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`run_sample` of each of a partition's runs, concatenated (up to ``k`` ranks per run
+    and class, each with the number of scores it stands for)."""
+    samples = [run_sample(r, k) for r in chunks]
+    if not samples:
+        return np.zeros(0), np.zeros(0)
+    return np.concatenate([s[0] for s in samples]), np.concatenate([s[1] for s in samples])
+
+
+def split_chunks(chunks: Sequence[Runs], edges: np.ndarray) -> list[list[Runs]]:
+    """Per range, the pieces of each of a partition's runs in it (views, :func:`split_runs`).
+    O(len(chunks) x R log c)."""
+    out: list[list[Runs]] = [[] for _ in range(edges.shape[0] + 1)]
+    for runs in chunks:
+        for r, piece in enumerate(split_runs(runs, edges)):
+            if piece[0].shape[0] or piece[2].shape[0]:
+                out[r].append(piece)
+    return out
+
+
+def chunk_totals(split: Sequence[Sequence[Runs]]) -> list[tuple[float, float]]:
+    """(P, N) of each range's pieces of one partition (:func:`split_chunks`), summed over its
+    runs: round one of :func:`piece_totals` for a chunked partition. O(n)."""
+    return [(float(sum(t[0] for t in tot)), float(sum(t[1] for t in tot)))
+            for tot in ([range_totals(p) for p in pieces] for pieces in split)]
 
 
 def run_sample(runs: Runs, k: int = 256) -> tuple[np.ndarray, np.ndarray]:

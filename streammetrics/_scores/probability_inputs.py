@@ -33,6 +33,7 @@ from streammetrics._core.validation import (
     check_binary_labels,
     check_class_labels,
     check_weights,
+    drop_ignored,
     first_bad,
     is_scalar,
     one_weight,
@@ -124,16 +125,20 @@ def _working_dtype(p: np.ndarray) -> np.dtype[Any]:
     return np.dtype(np.float32) if p.dtype == np.float32 else np.dtype(np.float64)
 
 
-def _check_row_sums(p: np.ndarray, name: str) -> None:
+def _check_row_sums(p: np.ndarray, name: str, kept: np.ndarray | None = None) -> None:
     """Rows should sum to 1 within scikit-learn's ``isclose(sum, 1, rtol=sqrt(eps))``; as
     scikit-learn's ``log_loss`` does, rows that do not are used as given with a ``UserWarning``
     that starts with scikit-learn's message (so filters written for it apply) and names the
-    first such row. Probabilities rounded to a few decimals are the common case. O(n C)."""
+    first such row. Probabilities rounded to a few decimals are the common case. Only the rows
+    ``kept`` (a boolean mask; None: all) are read: an ignored padding row never warns, and the
+    index named is the row's in the batch as given. O(n C)."""
     if p.shape[0] == 0:
         return
     sums = _row_sums(p).astype(np.float64)
     tol = 1e-8 + float(np.sqrt(_EPS[p.dtype]))
     bad = np.abs(sums - 1.0) > tol
+    if kept is not None:
+        bad &= kept
     if bad.any():
         i = int(first_bad(bad))  # type: ignore[arg-type]
         warn(
@@ -151,8 +156,10 @@ def prepare_batch(
     num_classes: int | None,
     from_logits: bool,
     losses: bool = True,
+    ignore_index: int | None = None,
 ) -> Batch | None:
-    """Validate one batch and sum its per-sample terms; ``None`` for an empty batch.
+    """Validate one batch and sum its per-sample terms; ``None`` for an empty batch (or one
+    whose every row is labelled ``ignore_index``).
 
     Log loss follows scikit-learn's ``log_loss``: probabilities are clipped to
     ``[eps, 1 - eps]`` in the input's float type (``eps`` of float32 for float32 input, else of
@@ -161,7 +168,9 @@ def prepare_batch(
     multiclass ``sum_c (p_c - [y = c])^2``. Each is summed weighted (``sum w * term``: pairwise
     as ``numpy.sum`` per block of rows, the blocks' sums added); ``losses=False`` skips both
     (``Batch.log_loss`` and ``brier`` are None) for callers that need only the validated
-    arrays. O(n C).
+    arrays. ``ignore_index`` (torchmetrics' option): a label that may occur besides the
+    classes; the whole batch is checked as given (errors name its indices), then the rows
+    labelled ``ignore_index`` are left out of everything returned. O(n C).
     """
     if is_scalar(y_true) and (is_scalar(y_pred) or num_classes is not None):
         y_true = np.asarray([y_true])
@@ -183,13 +192,13 @@ def prepare_batch(
         p = as_column(p)
         if p.shape != (n,):
             raise ValueError(f"y_pred: expected probabilities of shape ({n},) like y_true, got {p.shape}")
-        y = check_binary_labels(y, "y_true")
+        y = check_binary_labels(y, "y_true", ignore_index)
     else:
         if p.shape != (n, num_classes):
             raise ValueError(
                 f"y_pred: expected probabilities of shape ({n}, {num_classes}), got {p.shape}"
             )
-        y = check_class_labels(y, "y_true", num_classes)
+        y = check_class_labels(y, "y_true", num_classes, ignore_index)
     if from_logits:
         _check_logits(p, "y_pred", finite=num_classes is not None)
         p = sigmoid(p) if num_classes is None else _softmax(p)
@@ -197,7 +206,10 @@ def prepare_batch(
         _check_probabilities(p, "y_pred")
         p = p.astype(_working_dtype(p), copy=False)
         if num_classes is not None:
-            _check_row_sums(p, "y_pred")
+            _check_row_sums(p, "y_pred", None if ignore_index is None or n == 0 else y != ignore_index)
+    if ignore_index is not None and n:
+        y, p, w = drop_ignored(y, p, w, ignore_index)
+        n = y.shape[0]
     if n == 0:
         return None
     y = y.astype(np.int8 if num_classes is None else np.intp, copy=False)  # int8: a smaller pass

@@ -9,7 +9,8 @@ float64. Ranking metrics declared with ``scores="probability"`` (AUROC, AverageP
 curves, KSStatistic, GainsCurve, LiftCurve) and quantile calibration without ``from_logits``
 (``CalibrationError(strategy="quantile")`` binary or ``classwise``, ``CalibrationCurve(
 strategy="quantile")``) hold it, so a :class:`~streammetrics.MetricSet` of them keeps one buffer
-and validates each batch once. Everything else (merging, windows, persistence) is the sorted
+and validates each batch once. With ``ignore_index`` (torchmetrics' option) the rows so labelled
+are checked, then left out. Everything else (merging, windows, persistence) is the sorted
 buffer's; loading also refuses a stored value outside [0, 1].
 
 Complexity: ``prepare`` O(n C) (one validation pass) plus the buffer's split.
@@ -31,10 +32,10 @@ from .probability_inputs import prepare_batch
 class ProbabilityScores(SortedScores):
     """A sorted score buffer of validated probabilities (binary or multiclass, one-vs-rest)."""
 
-    def __init__(self, task: str, num_classes: int | None = None) -> None:
+    def __init__(self, task: str, num_classes: int | None = None, ignore_index: int | None = None) -> None:
         if task not in ("binary", "multiclass"):
             raise ValueError(f"task: probability scores are binary or multiclass, got {task!r}")
-        super().__init__(task, num_classes)
+        super().__init__(task, num_classes, ignore_index)
 
     def key(self) -> Hashable:
         return (*super().key(), "probability")  # type: ignore[misc]
@@ -42,7 +43,8 @@ class ProbabilityScores(SortedScores):
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
         """The calibration metrics' checks (:func:`prepare_batch`), then the buffer's split of
         the checked arrays, handed over as a :class:`ScoreBatch` (not checked again). O(n C)."""
-        b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False, losses=False)
+        b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False, losses=False,
+                          ignore_index=self.ignore_index)
         if b is None:
             return None
         return self.split(ScoreBatch(b.y, b.p, b.w, b.y, b.p))

@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from streammetrics._core.metric import M, Metric, R_co
-from streammetrics._core.params import FLAG, Param, check_param
+from streammetrics._core.params import FLAG, IGNORE_INDEX, Param, check_param
 from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
 
@@ -34,9 +34,13 @@ class ProbabilityMetric(Metric[R_co]):
         *,
         classes: Any = None,
         pos_label: Any = None,
+        ignore_index: Any = None,
     ) -> None:
-        # labels as users have them: classes= (score column i is classes[i]), pos_label= (binary)
-        self._labels = label_options(num_classes, classes=classes, pos_label=pos_label)
+        # labels as users have them: classes= (score column i is classes[i]), pos_label= (binary);
+        # a label ignore_index passes the mapping unchanged, for the state to leave out
+        self.ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
+        self._labels = label_options(num_classes, classes=classes, pos_label=pos_label,
+                                     ignore_index=self.ignore_index)
         num_classes = self._labels.num_classes
         task_of(num_classes, False)
         if num_classes is not None and int(num_classes) > MAX_CELLS:  # too many even for 1 bin
@@ -45,7 +49,8 @@ class ProbabilityMetric(Metric[R_co]):
         check_n_bins(n_bins, 1 if num_classes is None else int(num_classes), allow_zero)
         self.from_logits = check_param(from_logits, "from_logits", FLAG)
         self.num_classes = None if num_classes is None else int(num_classes)
-        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr, losses)
+        bins = ProbabilityBins(self.num_classes, n_bins, side, self.from_logits, ovr, losses,
+                               self.ignore_index)
         self._state = bins
 
     def update(self: M, y_true: ArrayLike, y_pred: ArrayLike, *, sample_weight: ArrayLike | None = None) -> M:

@@ -1,7 +1,9 @@
 """Quantile bins: the probabilities, kept in a score state (exact or bounded).
 
-``QuantileProbabilities(mode, num_classes, from_logits, max_bytes)`` validates probabilities as
-every calibration metric does (:func:`~streammetrics._scores.probability_inputs.prepare_batch`) and keeps
+``QuantileProbabilities(mode, num_classes, from_logits, max_bytes, ignore_index)`` validates
+probabilities as every calibration metric does
+(:func:`~streammetrics._scores.probability_inputs.prepare_batch`, which leaves out the rows
+labelled ``ignore_index``) and keeps
 them in an inner score state (:class:`~streammetrics._scores.protocol.ScoreState`: the exact sorted
 buffer, or bounded bins with ``max_bytes``):
 
@@ -32,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.params import Param, check_param
+from streammetrics._core.params import IGNORE_INDEX, Param, check_param
 from streammetrics._core.state import State
 from streammetrics._scores.binned.bins import BinnedScores
 from streammetrics._scores.exact.buffer import SortedScores
@@ -90,13 +92,15 @@ class QuantileProbabilities(State):
     """Validated probabilities in an inner score state (see the module docstring)."""
 
     def __init__(
-        self, mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None = None
+        self, mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None = None,
+        ignore_index: int | None = None,
     ) -> None:
         mode = check_param(mode, "mode", _MODE)
         check_ovr_classes(mode, num_classes)
         self.mode = mode
         self.num_classes = num_classes
         self.from_logits = bool(from_logits)
+        self.ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
         task, classes = ("multiclass", num_classes) if mode == "ovr" else ("binary", None)
         self.max_bytes = None if max_bytes is None else max_bytes
         self.inner: ScoreState
@@ -107,7 +111,8 @@ class QuantileProbabilities(State):
         self.n_columns = self.inner.n_columns
 
     def key(self) -> Hashable:
-        return ("quantile", self.mode, self.num_classes, self.from_logits, self.max_bytes)
+        base = ("quantile", self.mode, self.num_classes, self.from_logits, self.max_bytes)
+        return base if self.ignore_index is None else (*base, ("ignore_index", self.ignore_index))
 
     @property
     def is_exact(self) -> bool:
@@ -131,7 +136,7 @@ class QuantileProbabilities(State):
 
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         b = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits,
-                          losses=False)
+                          losses=False, ignore_index=self.ignore_index)
         if b is None:
             return None
         if self.mode == "top":

@@ -15,6 +15,10 @@ merging by addition (a :class:`~streammetrics._core.state.SummedState`):
   one-vs-rest state (classwise CalibrationError, BrierScore, CalibrationCurve) uses it, and
   ``ovr`` is in the key, so it stays 0 there (its shape is kept: the saved format).
 
+``ignore_index`` (CalibrationError's, torchmetrics' option): the rows so labelled are checked,
+then left out of every sum (:func:`~streammetrics._scores.probability_inputs.prepare_batch`); it
+is in the key, so no MetricSet shares a state across different values.
+
 ``side="right"`` bins as ``numpy.histogram`` (the last bin closed; CalibrationError and the Brier
 decomposition), ``side="left"`` as scikit-learn's ``calibration_curve``. ``n_bins=0`` keeps the
 totals only (LogLoss).
@@ -39,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.params import Param, check_param
+from streammetrics._core.params import IGNORE_INDEX, Param, check_param
 from streammetrics._core.state import State, SummedState
 from streammetrics._scores.probability_inputs import (
     BLOCK,
@@ -87,6 +91,7 @@ class ProbabilityBins(SummedState):
         from_logits: bool,
         ovr: bool = True,
         losses: bool = True,
+        ignore_index: int | None = None,
     ) -> None:
         side = check_param(side, "side", _SIDE)
         self.num_classes = num_classes
@@ -96,6 +101,7 @@ class ProbabilityBins(SummedState):
         self.from_logits = bool(from_logits)
         self.ovr = bool(ovr) or num_classes is None
         self.losses = bool(losses)
+        self.ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
         top = 0 if num_classes is None else self.n_bins
         self._arrays = {
             "totals": np.zeros(3),
@@ -104,16 +110,19 @@ class ProbabilityBins(SummedState):
         }
 
     def key(self) -> tuple[Any, ...]:
-        return (self.num_classes, self.n_bins, self.side, self.from_logits, self.ovr, self.losses)
+        base = (self.num_classes, self.n_bins, self.side, self.from_logits, self.ovr, self.losses)
+        # only where set: the key of a state without it is unchanged
+        return base if self.ignore_index is None else (*base, ("ignore_index", self.ignore_index))
 
     # -- update ----------------------------------------------------------------------------------
     def prepare(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         if self.num_classes is None and not self.from_logits:
             one = one_binary(y_true, y_pred, sample_weight, self.losses)
             if one is not None:
-                return self._increment_one(*one)
+                # checked; a row labelled ignore_index (0 or 1 here) is left out
+                return None if one[0] == self.ignore_index else self._increment_one(*one)
         batch = prepare_batch(y_true, y_pred, sample_weight, self.num_classes, self.from_logits,
-                              losses=self.losses)
+                              losses=self.losses, ignore_index=self.ignore_index)
         if batch is None:
             return None
         return self._increment(batch)

@@ -97,6 +97,12 @@ class CalibrationError(ProbabilityMetric[float]):
         interval holding the exact error.
     from_logits : bool
         ``y_pred`` are logits (sigmoid / softmax taken first, in float64).
+    ignore_index : int or None
+        Rows whose (numeric) ``y_true`` equals it are left out (torchmetrics' option of the
+        same name, e.g. -100 for padding); it may lie outside the classes. The state leaves
+        them out, so every path does (``update``, ``Window``, ``Decayed``, ``MetricSet``);
+        they are still checked (a NaN probability in one is refused). Part of the
+        configuration: saved, and a merge with another ``ignore_index`` is refused.
     {labels: classes_pos_label}
 
     Notes
@@ -125,11 +131,12 @@ class CalibrationError(ProbabilityMetric[float]):
         classes: Any = None,
         pos_label: Any = None,
         max_bytes: int | None = None,
+        ignore_index: int | None = None,
     ) -> None:
         super().__init__()
         # Top-label multiclass error needs no one-vs-rest bins (they cost n C per update).
         self._init_state(num_classes, n_bins, "right", from_logits, ovr=bool(classwise), classes=classes,
-                         pos_label=pos_label)
+                         pos_label=pos_label, ignore_index=ignore_index)
         num_classes = self.num_classes
         self.n_bins = int(n_bins)
         self.norm = check_choice(norm, "norm", NORMS)
@@ -142,7 +149,8 @@ class CalibrationError(ProbabilityMetric[float]):
                              f"O(n_bins)), got {max_bytes!r}")
         if self.strategy == "quantile":  # the bins validate max_bytes (ValueError naming it)
             mode = "binary" if num_classes is None else ("ovr" if classwise else "top")
-            state, self._logit_scores = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes)
+            state, self._logit_scores = _quantile_state(mode, self.num_classes, self.from_logits, max_bytes,
+                                                        self.ignore_index)
             self._state = state  # type: ignore[assignment]  # quantile bins replace the fixed bins
         self.max_bytes = None if max_bytes is None else int(max_bytes)
 
@@ -150,7 +158,8 @@ class CalibrationError(ProbabilityMetric[float]):
         return {"num_classes": self.num_classes, "n_bins": self.n_bins, "norm": self.norm,
                 "strategy": self.strategy, "classwise": self.classwise,
                 "from_logits": self.from_logits, **self._labels.config(),
-                **({} if self.max_bytes is None else {"max_bytes": self.max_bytes})}
+                **({} if self.max_bytes is None else {"max_bytes": self.max_bytes}),
+                **({} if self.ignore_index is None else {"ignore_index": self.ignore_index})}
 
     @property
     def is_exact(self) -> bool:
@@ -196,7 +205,8 @@ class CalibrationError(ProbabilityMetric[float]):
 
     def update(self: _P, y_true: ArrayLike, y_pred: ArrayLike, *,
                sample_weight: ArrayLike | None = None) -> _P:
-        """Fold in one batch (see :meth:`ProbabilityMetric.update`). Returns ``self``."""
+        """Fold in one batch (see :meth:`ProbabilityMetric.update`); rows whose ``y_true`` is
+        ``ignore_index`` are checked, then left out. Returns ``self``."""
         return _update_naming_y_pred(self, y_true, y_pred, sample_weight)
 
     def curves(self) -> CalibrationCurveResult | list[CalibrationCurveResult]:
@@ -404,7 +414,8 @@ class CalibrationCurve(ProbabilityMetric[CalibrationCurveResult | list[Calibrati
 
 
 def _quantile_state(
-    mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None
+    mode: str, num_classes: int | None, from_logits: bool, max_bytes: int | None,
+    ignore_index: int | None = None,
 ) -> tuple[QuantileProbabilities | SortedScores | BinnedScores, bool]:
     """The buffer shared with ranking metrics where it holds the same data: the probability
     buffer (binary / one-vs-rest probabilities), the raw score buffer (binary logits) or, with
@@ -412,16 +423,17 @@ def _quantile_state(
     max_bytes=...)`` (binary probabilities: the bins check the same rules); else a quantile state
     of its own (top-label, multiclass logits, other bounded bins: one-vs-rest rows must sum to 1,
     which the bins do not check). With it, True when the state holds logits (their sigmoid is
-    read)."""
+    read). Each leaves out the rows labelled ``ignore_index``."""
     check_ovr_classes(mode, num_classes)
     if mode == "binary" and max_bytes is not None and not from_logits:
-        return BinnedScores("binary", None, None, max_bytes=max_bytes, scores="probability"), False
+        return BinnedScores("binary", None, ignore_index, max_bytes=max_bytes, scores="probability"), False
     if mode != "top" and max_bytes is None:
         if not from_logits:
-            return ProbabilityScores("binary" if num_classes is None else "multiclass", num_classes), False
+            task = "binary" if num_classes is None else "multiclass"
+            return ProbabilityScores(task, num_classes, ignore_index), False
         if mode == "binary":
-            return SortedScores("binary"), True
-    return QuantileProbabilities(mode, num_classes, from_logits, max_bytes), False
+            return SortedScores("binary", None, ignore_index), True
+    return QuantileProbabilities(mode, num_classes, from_logits, max_bytes, ignore_index), False
 
 
 def _is_exact(metric: Any) -> bool:

@@ -127,6 +127,8 @@ class AveragedMetric(ConfusionMetric[Value]):
     ) -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
+        if isinstance(average, str) and average == "none":  # torchmetrics' spelling of None
+            average = None
         self.average = check_param(average, "average", _AVERAGE)
         if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
             self._state = sample_average_state(self, average)

@@ -430,7 +430,7 @@ class ConfusionMatrix(ConfusionMetric[np.ndarray]):
     {confusion: num_classes}
     normalize : {None, 'true', 'pred', 'all'}, default None
         Normalise over actual classes (rows), predicted classes (columns) or everything, as
-        scikit-learn's ``confusion_matrix``.
+        scikit-learn's ``confusion_matrix`` (torchmetrics' ``"none"`` is ``None``).
     {confusion: multilabel, threshold, ignore_index, zero_division, classes, pos_label, labels}
 
     Examples
@@ -452,6 +452,8 @@ class ConfusionMatrix(ConfusionMetric[np.ndarray]):
                  labels: Iterable[Hashable] | None = None) -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
+        if isinstance(normalize, str) and normalize == "none":  # torchmetrics' spelling of None
+            normalize = None
         self.normalize = check_param(normalize, "normalize", _NORMALIZE)
 
     def _config(self) -> dict[str, Any]:

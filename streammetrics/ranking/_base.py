@@ -117,6 +117,8 @@ class RankingMetric(Metric[R_co]):
         self.num_classes = num_classes
         self.multilabel = bool(multilabel)
         self.task = task_of(num_classes, self.multilabel)
+        if isinstance(average, str) and average == "none":  # torchmetrics' spelling of None
+            average = None
         self.average = check_param(average, "average", _AVERAGE)
         self._state: ScoreState = make_state(
             self.task,

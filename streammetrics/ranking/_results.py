@@ -161,6 +161,10 @@ class ROCCurveResult(_CurveResult):
     (1.0, 0.8)
     >>> curve.area_bounds()
     (0.75, 0.75)
+    >>> curve.eer()  # FPR = FNR = 0.5 at threshold 0.4
+    0.5
+    >>> round(curve.log_auc((0.1, 1.0)), 6)  # torchmetrics' BinaryLogAUC(fpr_range=(0.1, 1.0))
+    0.650515
     """
 
     def __init__(self, counts: ThresholdCounts, drop_intermediate: bool = False) -> None:
@@ -210,6 +214,62 @@ class ROCCurveResult(_CurveResult):
         """
         return roc_auc_bounds(self.counts, max_fpr)
 
+    def eer(self) -> float:
+        """Equal error rate, as torchmetrics' ``BinaryEER``: at the point of the curve (every
+        distinct threshold, from (0, 0) at ``+inf``; collinear points included whatever
+        ``drop_intermediate``) where the false positive rate and the false negative rate
+        FNR = 1 - TPR are closest -- the first such point in decreasing-threshold order --
+        (FPR + FNR) / 2. nan when there are no positives or no negatives. From a binned state the
+        points are the bin edges. O(T).
+
+        Returns
+        -------
+        float
+            The equal error rate, in [0, 1].
+        """
+        if not (self.counts.total_pos > 0 and self.counts.total_neg > 0):
+            return math.nan
+        fpr, tpr, _ = roc_arrays(self.counts)
+        fnr = 1.0 - tpr
+        i = int(np.argmin(np.abs(fpr - fnr)))
+        return float((fpr[i] + fnr[i]) / 2)
+
+    def log_auc(self, fpr_range: tuple[float, float] = (0.001, 0.1)) -> float:
+        """The area under the ROC curve over log10(FPR) in ``fpr_range``, divided by the range's
+        width in log10 units (so in [0, 1]), as torchmetrics' ``BinaryLogAUC``: the TPR at each
+        end of the range read on the curve's segment that starts at the last point with
+        FPR <= it (linear in FPR), then the trapezoid in (log10 FPR, TPR) over those two points
+        and every point of the full curve between them. nan when there are no positives or no
+        negatives. From a binned state the points are the bin edges. O(T).
+
+        Parameters
+        ----------
+        fpr_range : tuple of float, default (0.001, 0.1)
+            ``(low, high)`` with 0 < low < high <= 1.
+
+        Returns
+        -------
+        float
+            The normalised log-FPR area.
+        """
+        lo, hi = _fpr_range(fpr_range)
+        if not (self.counts.total_pos > 0 and self.counts.total_neg > 0):
+            return math.nan
+        fpr, tpr, _ = roc_arrays(self.counts)
+        ends = np.array([lo, hi])
+        j = np.clip(np.searchsorted(fpr, ends, side="right") - 1, 0, fpr.shape[0] - 2)
+        dx = fpr[j + 1] - fpr[j]
+        slope = np.divide(tpr[j + 1] - tpr[j], dx, out=np.zeros(2), where=dx > 0)
+        # both coordinates rise along the curve: each sorted on its own keeps the pairs
+        x = np.sort(np.concatenate([fpr, ends]))
+        y = np.sort(np.concatenate([tpr, tpr[j] + slope * (ends - fpr[j])]))
+        with np.errstate(divide="ignore"):
+            lx = np.log10(x)
+        bounds = np.log10(ends)
+        first = int(np.flatnonzero(lx == bounds[0])[-1])
+        last = int(np.flatnonzero(lx == bounds[1])[-1])
+        return float(np.trapezoid(y[first:last + 1], lx[first:last + 1]) / (bounds[1] - bounds[0]))
+
     def envelope(self) -> tuple[Polyline, Polyline]:
         """``(lower, upper)``, each an ``(fpr, tpr)`` polyline from (0, 0) to (1, 1): the exact
         ROC curve lies between them. Exact curve: both are the curve. O(T).
@@ -223,6 +283,17 @@ class ROCCurveResult(_CurveResult):
 
     _output_columns = ("fpr", "tpr", "thresholds", "exact")
     _area_name = "AUC"
+
+
+def _fpr_range(fpr_range: Any) -> tuple[float, float]:
+    """``(low, high)`` with 0 < low < high <= 1, as floats; ``ValueError`` naming ``fpr_range``."""
+    try:
+        lo, hi = (float(v) for v in fpr_range)
+    except (TypeError, ValueError):
+        raise ValueError(f"fpr_range: must be two numbers (low, high), got {fpr_range!r}") from None
+    if not 0 < lo < hi <= 1:
+        raise ValueError(f"fpr_range: must satisfy 0 < low < high <= 1, got {fpr_range!r}")
+    return lo, hi
 
 
 @filled

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("dask.dataframe")
@@ -147,3 +147,156 @@ def test_local_cluster_equals_single_process() -> None:
         got = evaluate_ranked(dd.from_pandas(df, npartitions=6), _metrics(), label="y", score="p",
                               weight="w", ranges=5)
     _same(got, _reference(df, "w"))
+
+
+# --- bounded pieces: a partition is read, validated and sorted ``chunk_rows`` rows at a time ---
+
+
+def _chunked(df: pd.DataFrame, parts: int, ranges: Any, weight: str | None, chunk_rows: int) -> dict[str, Any]:
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate_ranked(dd.from_pandas(df, npartitions=parts, sort=False), _metrics(), label="y",
+                               score="p", weight=weight, ranges=ranges, chunk_rows=chunk_rows)
+
+
+@settings(max_examples=30, deadline=None)
+@given(df=frames(), parts=st.integers(1, 4), chunk_rows=st.integers(1, 80), weighted=st.booleans(),
+       edges=st.lists(st.floats(-0.5, 1.5), min_size=0, max_size=6))
+def test_any_chunking_gives_the_same_values(df: pd.DataFrame, parts: int, chunk_rows: int, weighted: bool,
+                                            edges: list[float]) -> None:
+    parts = parts if len(df) else 1
+    weight = "w" if weighted else None
+    got = _chunked(df, parts, sorted(edges), weight, chunk_rows)
+    whole = _chunked(df, parts, sorted(edges), weight, 10**9)  # each partition in one piece
+    _same(got, _reference(df, weight))
+    if not weighted:  # given edges: the same scores in every range, so the same numbers bit for bit
+        assert (got["auc"], got["ap"]) == (whole["auc"], whole["ap"]) or len(df) == 0
+        np.testing.assert_array_equal(got["roc"].fpr, whole["roc"].fpr)
+
+
+def test_a_partition_is_held_as_runs_of_at_most_chunk_rows() -> None:
+    import tracemalloc
+
+    from streammetrics._engines import ranked as ranked_engine
+    from streammetrics._engines.dask_ranked import _runs_task
+    from streammetrics._engines.plan import Plan
+
+    rng = np.random.default_rng(2)
+    n, chunk = 600_000, 50_000
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": np.round(rng.random(n), 6)})
+    plan = Plan(config=ranked_engine.runs_config(None), family="classification", label="y", score="p")
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        runs = _runs_task(df, plan, chunk)
+        kept, peak = (m - start for m in tracemalloc.get_traced_memory())
+    finally:
+        tracemalloc.stop()
+    sizes = [r[0].shape[0] + r[2].shape[0] for r in runs]
+    assert sum(sizes) == n and max(sizes) <= chunk and len(runs) == n // chunk
+    assert all((np.diff(r[0]) >= 0).all() and (np.diff(r[2]) >= 0).all() for r in runs)
+    assert kept >= 8 * n
+    # what is in flight beyond the runs kept is one chunk's work, not the partition's (which
+    # was ~1x the runs when a partition was validated and sorted whole)
+    assert peak - kept <= 64 * chunk, (kept, peak)
+
+
+def test_a_null_in_a_later_chunk_names_its_row_in_the_partition() -> None:
+    df = pd.DataFrame({"y": [0, 1, 0, 1, 1, 0, 1, 0, 1], "p": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, np.nan, 0.9]})
+    with pytest.raises(ValueError, match="column 'p' is null at row 7 of Dask partition 0"), \
+            dask.config.set(scheduler="synchronous"):
+        evaluate_ranked(dd.from_pandas(df, npartitions=1), sm.AUROC(), label="y", score="p", chunk_rows=3)
+    with pytest.raises(ValueError, match="chunk_rows: must be an integer >= 1"):
+        evaluate_ranked(dd.from_pandas(df, npartitions=1), sm.AUROC(), label="y", score="p", chunk_rows=0)
+
+
+def test_parquet_files_are_read_in_chunks_and_equal_single_process(tmp_path: Any) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from streammetrics._engines.dask_ranked import _file_runs_task, parquet_files
+    from streammetrics._engines.plan import Plan
+
+    rng = np.random.default_rng(8)
+    frames_ = []
+    for i in range(3):
+        n = 5_000 + 1_000 * i
+        df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": np.round(rng.random(n), 3),
+                           "w": rng.integers(1, 4, n).astype(np.float64), "other": np.zeros(n)})
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / f"part-{i}.parquet",
+                       row_group_size=2_000)
+        frames_.append(df)
+    (tmp_path / "_SUCCESS").write_text("")
+    whole = pd.concat(frames_, ignore_index=True)
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = evaluate_ranked(str(tmp_path), _metrics(), label="y", score="p", weight="w", ranges=5,
+                              chunk_rows=1_500)
+        listed = evaluate_ranked([str(tmp_path / f"part-{i}.parquet") for i in range(3)], _metrics(),
+                                 label="y", score="p", weight="w", ranges=5)
+    _same(got, _reference(whole, "w"))
+    _same(listed, _reference(whole, "w"))
+    fs, files = parquet_files(str(tmp_path))
+    assert [f.rsplit("/", 1)[-1] for f in files] == [f"part-{i}.parquet" for i in range(3)]
+    plan = Plan(config=__import__("streammetrics._engines.ranked", fromlist=["x"]).runs_config(None),
+                family="classification", label="y", score="p", weight="w")
+    runs = _file_runs_task([files[2]], fs, plan, 1_500)
+    sizes = [r[0].shape[0] + r[2].shape[0] for r in runs]
+    assert sum(sizes) == 7_000 and max(sizes) <= 1_500
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client, \
+            distributed.get_task_stream(client) as stream, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        on_cluster = evaluate_ranked(str(tmp_path), _metrics(), label="y", score="p", weight="w", ranges=4,
+                                     chunk_rows=2_500)
+    _same(on_cluster, _reference(whole, "w"))
+    # the files in one task per worker thread, so each worker keeps the runs of half the bytes
+    assert sum("_file_runs_task" in str(t["key"]) for t in stream.data) == 2
+    with pytest.raises(ValueError, match=r"columns \['q'\] are not in"):
+        evaluate_ranked(str(tmp_path), sm.AUROC(), label="y", score="q")
+    with pytest.raises(ValueError, match="data: no such file or directory"):
+        evaluate_ranked(str(tmp_path / "missing"), sm.AUROC(), label="y", score="p")
+
+
+def test_range_tasks_are_given_to_the_workers_a_few_at_a_time() -> None:
+    distributed = pytest.importorskip("distributed")
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    class Busy(SchedulerPlugin):  # the most range tasks the scheduler had handed out at once
+        def __init__(self) -> None:
+            self.now, self.most = set(), 0
+
+        def transition(self, key: Any, start: str, finish: str, *args: Any, **kwargs: Any) -> None:
+            if str(key).startswith("_range_task"):
+                (self.now.add if finish == "processing" else self.now.discard)(key)
+                self.most = max(self.most, len(self.now))
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 4_000), "p": np.round(rng.random(4_000), 3)})
+    most = {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        for at_once in (None, 8):
+            busy = Busy()
+            client.cluster.scheduler.add_plugin(busy, name=f"busy-{at_once}")
+            got = evaluate_ranked(dd.from_pandas(df, npartitions=4), {"auc": sm.AUROC()}, label="y",
+                                  score="p", ranges=8, ranges_at_once=at_once)
+            assert _close(got["auc"], _reference(df, None)["auc"])
+            most[at_once] = busy.most
+    assert most[None] <= 2 < most[8], most  # default: the client's 2 worker threads
+    with pytest.raises(ValueError, match="ranges_at_once: must be an integer >= 1"):
+        evaluate_ranked(dd.from_pandas(df, npartitions=1), sm.AUROC(), label="y", score="p", ranges_at_once=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sizes=st.lists(st.integers(0, 1000), min_size=1, max_size=30), n_groups=st.integers(1, 8))
+@example(sizes=[5, 0], n_groups=1)  # empty files after the last share is reached: no extra group
+def test_file_groups_split_the_bytes_evenly_in_order(sizes: list[int], n_groups: int) -> None:
+    from streammetrics._engines.dask_ranked import file_groups
+
+    names = [f"f{i}" for i in range(len(sizes))]
+    groups = file_groups(names, sizes, n_groups)
+    assert [n for g in groups for n in g] == names and all(groups) and len(groups) <= n_groups
+    size = dict(zip(names, sizes, strict=True))
+    for g in groups:  # a group stops at the first file that reaches its share of the bytes
+        assert sum(size[n] for n in g) <= sum(sizes) / n_groups + max(sizes)
