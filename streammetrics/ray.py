@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streammetrics._core.metric import trusted_states
+from streammetrics._engines.dask_ranked import CHUNK_ROWS
 from streammetrics._engines.plan import (
     Columns,
     Plan,
@@ -142,6 +143,7 @@ def evaluate_ranked(
     weight: str | None = None,
     ranges: int | Sequence[float] = 8,
     sample_size: int = 256,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> Any:
     """Exact binary AUROC, AP, ROC and PR curves over a Ray Dataset, range by range.
 
@@ -164,7 +166,9 @@ def evaluate_ranked(
     ranges : int or sequence of float
         The number R of score ranges (default 8), or the R - 1 non-decreasing edges.
     sample_size : int
-        Ranks sampled from each block's sorted runs to place the edges.
+        Ranks sampled from each block's sorted runs (per chunk) to place the edges.
+    chunk_rows : int
+        Rows validated and sorted at a time (default 262,144); the values do not depend on it.
 
     Returns
     -------
@@ -187,6 +191,7 @@ def evaluate_ranked(
     from streammetrics._engines import ranked_common, ray_ranked
 
     req = ranked_common.request(metrics, label=label, score=score, weight=weight, ranges=ranges,
-                                sample_size=sample_size, available=list(ds.columns() or []))
+                                sample_size=sample_size, chunk_rows=chunk_rows,
+                                available=list(ds.columns() or []))
     summaries, totals = ray_ranked.range_summaries(ds, req)
     return ranked_common.values(req, summaries, totals)

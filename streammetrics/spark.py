@@ -35,6 +35,7 @@ from typing import Any
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
+from streammetrics._engines.dask_ranked import CHUNK_ROWS
 from streammetrics._engines.plan import (
     Columns,
     Plan,
@@ -243,6 +244,7 @@ def evaluate_ranked(
     weight: str | None = None,
     ranges: int | Sequence[float] = 8,
     sample_size: int = 256,
+    chunk_rows: int = CHUNK_ROWS,
 ) -> Any:
     """Exact binary AUROC, AP, ROC and PR curves over a PySpark DataFrame, range by range.
 
@@ -265,7 +267,9 @@ def evaluate_ranked(
     ranges : int or sequence of float
         The number R of score ranges (default 8), or the R - 1 non-decreasing edges.
     sample_size : int
-        Ranks sampled from each partition's sorted runs to place the edges.
+        Ranks sampled from each partition's sorted runs (per chunk) to place the edges.
+    chunk_rows : int
+        Rows validated and sorted at a time (default 262,144); the values do not depend on it.
 
     Returns
     -------
@@ -289,7 +293,8 @@ def evaluate_ranked(
     from streammetrics._engines import ranked_common, spark_ranked
 
     req = ranked_common.request(metrics, label=label, score=score, weight=weight, ranges=ranges,
-                                sample_size=sample_size, available=list(df.columns))
+                                sample_size=sample_size, chunk_rows=chunk_rows,
+                                available=list(df.columns))
     try:
         summaries, totals = spark_ranked.range_summaries(df, req)
     except Exception as exc:  # a row refused in a Python task: the ValueError it raised

@@ -338,7 +338,8 @@ def evaluate_ranked(
     return shape.values(values)
 
 
-#: The checks of ``ranges`` and ``sample_size``, shared with Spark's and Ray's ``evaluate_ranked``
-#: (:mod:`streammetrics._engines.ranked_common`) so the three engines refuse alike.
+#: The checks of ``ranges``, ``sample_size`` and ``chunk_rows``, shared with Spark's and Ray's
+#: ``evaluate_ranked`` (:mod:`streammetrics._engines.ranked_common`): the engines refuse alike.
 check_ranges = _edges
 SAMPLE_SIZE = _SAMPLE_SIZE
+CHUNK_ROWS_PARAM = _CHUNK_ROWS

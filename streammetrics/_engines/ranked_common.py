@@ -25,7 +25,7 @@ from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 
 from . import ranked as ranked_engine
-from .dask_ranked import SAMPLE_SIZE, check_ranges
+from .dask_ranked import CHUNK_ROWS_PARAM, SAMPLE_SIZE, check_ranges
 from .plan import Plan, Shape, normalise
 
 #: The per-range summaries (increasing ranges) and the totals (P, N) an engine returns.
@@ -35,7 +35,8 @@ Summaries = tuple[list[ranked_engine.RangeSummary], tuple[float, float]]
 @dataclass(frozen=True)
 class RankedRequest:
     """A checked ``evaluate_ranked`` call: the template and shape of ``metrics``, the twin's
-    plan, R, the given edges (None: sampled), the sample size and whether curves are wanted."""
+    plan, R, the given edges (None: sampled), the sample size, whether curves are wanted and
+    the rows read, validated and sorted at a time."""
 
     template: Any
     shape: Shape
@@ -44,10 +45,11 @@ class RankedRequest:
     edges: np.ndarray | None
     sample_size: int
     curves: bool
+    chunk_rows: int
 
 
 def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges: int | Sequence[float],
-            sample_size: int, available: Sequence[str]) -> RankedRequest:
+            sample_size: int, chunk_rows: int, available: Sequence[str]) -> RankedRequest:
     """Check the arguments as :func:`streammetrics.dask.evaluate_ranked` does (the same errors,
     in the same order; a column given as anything but its name -- a Spark ``Column`` expression
     -- is refused by name); ``available``: the frame's column names."""
@@ -56,6 +58,7 @@ def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges:
     ignore = ranked_engine.check_metrics(members)
     n_ranges, fixed = check_ranges(ranges)
     sample_size = check_param(sample_size, "sample_size", SAMPLE_SIZE)
+    chunk_rows = check_param(chunk_rows, "chunk_rows", CHUNK_ROWS_PARAM)
     for what, spec in (("label", label), ("score", score), ("weight", weight)):
         if spec is not None and not isinstance(spec, str):
             raise ValueError(f"{what}: must be a column name (str), got {type(spec).__name__} {spec!r}")
@@ -65,7 +68,7 @@ def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges:
     if missing:
         raise ValueError(f"columns {missing} are not in the DataFrame (has {list(available)})")
     curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())
-    return RankedRequest(template, shape, plan, n_ranges, fixed, sample_size, curves)
+    return RankedRequest(template, shape, plan, n_ranges, fixed, sample_size, curves, chunk_rows)
 
 
 def values(req: RankedRequest, summaries: Sequence[ranked_engine.RangeSummary],

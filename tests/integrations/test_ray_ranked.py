@@ -32,20 +32,20 @@ def local_ray():
     ray.shutdown()
 
 
-def _run(blocks: list[pd.DataFrame], ranges: Any, weight: str | None, metrics: Any = None) -> Any:
+def _run(blocks: list[pd.DataFrame], ranges: Any, weight: str | None, chunk_rows: int = 1 << 18) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return evaluate_ranked(ray.data.from_pandas(blocks), cases.metrics() if metrics is None else metrics,
-                               label="y", score="p", weight=weight, ranges=ranges)
+        return evaluate_ranked(ray.data.from_pandas(blocks), cases.metrics(), label="y", score="p", weight=weight,
+                               ranges=ranges, chunk_rows=chunk_rows)
 
 
 @settings(max_examples=12, deadline=None)
 @given(df=cases.frames(), cuts=st.lists(st.integers(0, 300), max_size=4), ranges=st.integers(1, 9),
-       weighted=st.booleans())
+       weighted=st.booleans(), chunk_rows=st.sampled_from([9, 1 << 18]))
 def test_any_blocks_and_ranges_equal_sklearn_and_single_process(df: pd.DataFrame, cuts: list[int], ranges: int,
-                                                               weighted: bool) -> None:
+                                                               weighted: bool, chunk_rows: int) -> None:
     weight = "w" if weighted else None
-    cases.assert_same(_run(cases.parts(df, cuts), ranges, weight), df, weight)
+    cases.assert_same(_run(cases.parts(df, cuts), ranges, weight, chunk_rows), df, weight)
 
 
 @settings(max_examples=6, deadline=None)
@@ -75,6 +75,8 @@ def test_errors_as_the_dask_one() -> None:
         evaluate_ranked(ds, sm.AUROC(), label="y", score="p", ranges=[0.5, 0.1])
     with pytest.raises(ValueError, match="sample_size: must be an integer >= 1"):
         evaluate_ranked(ds, sm.AUROC(), label="y", score="p", sample_size=0)
+    with pytest.raises(ValueError, match="chunk_rows: must be an integer >= 1"):
+        evaluate_ranked(ds, sm.AUROC(), label="y", score="p", chunk_rows=0)
     with pytest.raises(ValueError, match=r"columns \['q'\]"):
         evaluate_ranked(ds, sm.AUROC(), label="q", score="p")
     bad = ray.data.from_pandas(pd.DataFrame({"y": [0, 2], "p": [0.1, 0.2]}))
@@ -93,10 +95,13 @@ def test_a_range_task_gets_only_its_pieces() -> None:
     df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.normal(size=n)})
     blocks = cases.parts(df, [0, 3000, 9000, 9000, 15000])
     req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=ranges,
-                                sample_size=256, available=["y", "p"])
+                                sample_size=256, chunk_rows=1000, available=["y", "p"])
     pieces, totals = ray_ranked.split_refs(ray.data.from_pandas(blocks), req)
     assert len(totals) == ranges and sum(t[0] + t[1] for t in totals) == n
-    sizes = np.array([[sum(a.shape[0] for a in (p[0], p[2])) for p in ray.get(refs)] for refs in pieces])
+    # each range's object of a block: its pieces of the block's chunks (1000 rows each)
+    objects = [ray.get(refs) for refs in pieces]
+    assert all(p[0].shape[0] + p[2].shape[0] <= 1000 for block in objects for obj in block for p in obj)
+    sizes = np.array([[sum(p[0].shape[0] + p[2].shape[0] for p in obj) for obj in block] for block in objects])
     assert sizes.shape[1] == ranges  # one piece per range of each block Ray made
     assert sizes.sum() == n
     per_range = sizes.sum(axis=0)

@@ -76,21 +76,23 @@ class Partitions:
         return Rows(rows, [c.split()[0] for c in schema.split(", ")])
 
 
-def _local(parts: list[pd.DataFrame], ranges: Any, weight: str | None) -> Any:
+def _local(parts: list[pd.DataFrame], ranges: Any, weight: str | None, chunk_rows: int = 1 << 18) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return evaluate_ranked(Partitions(parts), cases.metrics(), label="y", score="p", weight=weight,
-                               ranges=ranges)
+                               ranges=ranges, chunk_rows=chunk_rows)
 
 
 @settings(max_examples=25, deadline=None)
 @given(df=cases.frames(), cuts=st.lists(st.integers(0, 300), max_size=5), ranges=st.integers(1, 12),
-       weighted=st.booleans(), chunk=st.sampled_from([5, 1 << 22]))
+       weighted=st.booleans(), chunk=st.sampled_from([5, 1 << 22]), chunk_rows=st.sampled_from([10, 1 << 18]))
 def test_any_partitions_and_ranges_equal_sklearn_and_single_process(
-        df: pd.DataFrame, cuts: list[int], ranges: int, weighted: bool, chunk: int) -> None:
+        df: pd.DataFrame, cuts: list[int], ranges: int, weighted: bool, chunk: int, chunk_rows: int) -> None:
     weight = "w" if weighted else None
-    with mock.patch.object(spark_ranked, "_CHUNK", chunk):  # 5: a piece travels in many rows
-        got = _local(cases.parts(df, cuts), ranges, weight)
+    # chunk 5: a piece travels in many rows; chunk_rows 10: a partition's runs are many chunks,
+    # made of Spark's batches (7 rows here) cut and joined
+    with mock.patch.object(spark_ranked, "_CHUNK", chunk):
+        got = _local(cases.parts(df, cuts), ranges, weight, chunk_rows)
     cases.assert_same(got, df, weight)
 
 
@@ -110,10 +112,10 @@ def test_what_travels_and_what_the_driver_holds() -> None:
     df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.normal(size=n)})
     frame = Partitions(cases.parts(df, [0, 2500, 10000, 10000, 15500]), batch=4096)
     req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=ranges,
-                                sample_size=256, available=["y", "p"])
+                                sample_size=256, chunk_rows=1 << 18, available=["y", "p"])
     edges = spark_ranked._edges(frame, req)
     with mock.patch.object(spark_ranked, "_CHUNK", 1500):
-        rows = spark_ranked.pieces_frame(frame, req.plan, edges).collect()
+        rows = spark_ranked.pieces_frame(frame, req.plan, edges, req.chunk_rows).collect()
     got = np.zeros((len(frame.parts), ranges), dtype=np.int64)
     bounds = np.concatenate([[-np.inf], edges, [np.inf]])
     for r, part, _, piece in rows:
@@ -126,9 +128,9 @@ def test_what_travels_and_what_the_driver_holds() -> None:
     np.testing.assert_array_equal(got, want)  # each partition's rows: exactly its scores of that range
     per_range = got.sum(axis=0)
     assert per_range.sum() == n and per_range.max() <= 1.25 * n / ranges, per_range
-    samples = frame.mapInArrow(lambda it: spark_ranked._sample_task(req.plan, 256, it), "v binary, c binary")
+    samples = frame.mapInArrow(lambda it: spark_ranked._sample_task(req.plan, 256, req.chunk_rows, it), "v binary, c binary")
     assert max(len(v) for v, _ in samples.collect()) <= 2 * 256 * 8
-    totals = frame.mapInArrow(lambda it: spark_ranked._totals_task(req.plan, edges, it), "part long, t binary")
+    totals = frame.mapInArrow(lambda it: spark_ranked._totals_task(req.plan, edges, req.chunk_rows, it), "part long, t binary")
     assert {len(t) for _, t in totals.collect()} == {ranges * 2 * 8}
     summaries, total = spark_ranked.range_summaries(frame, req)
     assert [s.n_scores for s in summaries] == per_range.tolist() and sum(total) == n
@@ -147,6 +149,8 @@ def test_errors_as_the_dask_one() -> None:
         evaluate_ranked(frame, sm.AUROC(), label="y", score="p", ranges=[0.5, 0.1])
     with pytest.raises(ValueError, match="sample_size: must be an integer >= 1"):
         evaluate_ranked(frame, sm.AUROC(), label="y", score="p", sample_size=0)
+    with pytest.raises(ValueError, match="chunk_rows: must be an integer >= 1"):
+        evaluate_ranked(frame, sm.AUROC(), label="y", score="p", chunk_rows=0)
     with pytest.raises(ValueError, match=r"columns \['q'\]"):
         evaluate_ranked(frame, sm.AUROC(), label="q", score="p")
     with pytest.raises(ValueError, match=r"score: must be a column name \(str\), got list \['p'\]"):
