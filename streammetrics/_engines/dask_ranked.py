@@ -336,3 +336,10 @@ def evaluate_ranked(
         else:
             values[name] = PRCurveResult(res["curve"])
     return shape.values(values)
+
+
+#: The checks of ``ranges``, ``sample_size`` and ``chunk_rows``, shared with Spark's and Ray's
+#: ``evaluate_ranked`` (:mod:`streammetrics._engines.ranked_common`): the engines refuse alike.
+check_ranges = _edges
+SAMPLE_SIZE = _SAMPLE_SIZE
+CHUNK_ROWS_PARAM = _CHUNK_ROWS

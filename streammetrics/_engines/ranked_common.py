@@ -1,0 +1,181 @@
+"""What Spark's and Ray's ``evaluate_ranked`` share around the steps of :mod:`.ranked`.
+
+The request (the checked metrics, the plan of the exact ``AUROC`` twin each partition feeds,
+the number of ranges or the given edges, whether curves are wanted), the sorted pieces and the
+range summaries as bytes (Spark ships them in Arrow rows; a flat little-endian layout of float64
+arrays, read back with its sizes checked), and the values from the combined ranges. The steps
+themselves (runs, sample, edges, split, totals, merge, summary, combine) are those of
+:mod:`streammetrics._engines.ranked`; the argument checks are those of
+:mod:`streammetrics._engines.dask_ranked`, so the three engines accept and refuse alike.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.averaging import warn_undefined_nan
+from streammetrics._core.params import check_param
+from streammetrics._scores.thresholds import ThresholdCounts
+from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
+from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
+
+from . import ranked as ranked_engine
+from .dask_ranked import CHUNK_ROWS_PARAM, SAMPLE_SIZE, check_ranges
+from .plan import Plan, Shape, normalise
+
+#: The per-range summaries (increasing ranges) and the totals (P, N) an engine returns.
+Summaries = tuple[list[ranked_engine.RangeSummary], tuple[float, float]]
+
+
+@dataclass(frozen=True)
+class RankedRequest:
+    """A checked ``evaluate_ranked`` call: the template and shape of ``metrics``, the twin's
+    plan, R, the given edges (None: sampled), the sample size, whether curves are wanted and
+    the rows read, validated and sorted at a time."""
+
+    template: Any
+    shape: Shape
+    plan: Plan
+    n_ranges: int
+    edges: np.ndarray | None
+    sample_size: int
+    curves: bool
+    chunk_rows: int
+
+
+def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges: int | Sequence[float],
+            sample_size: int, chunk_rows: int, available: Sequence[str]) -> RankedRequest:
+    """Check the arguments as :func:`streammetrics.dask.evaluate_ranked` does (the same errors,
+    in the same order; a column given as anything but its name -- a Spark ``Column`` expression
+    -- is refused by name); ``available``: the frame's column names."""
+    template, shape = normalise(metrics)
+    members = dict(template.items())
+    ignore = ranked_engine.check_metrics(members)
+    n_ranges, fixed = check_ranges(ranges)
+    sample_size = check_param(sample_size, "sample_size", SAMPLE_SIZE)
+    chunk_rows = check_param(chunk_rows, "chunk_rows", CHUNK_ROWS_PARAM)
+    for what, spec in (("label", label), ("score", score), ("weight", weight)):
+        if spec is not None and not isinstance(spec, str):
+            raise ValueError(f"{what}: must be a column name (str), got {type(spec).__name__} {spec!r}")
+    plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
+                weight=weight)
+    missing = [c for c in plan.columns() if c not in available]
+    if missing:
+        raise ValueError(f"columns {missing} are not in the DataFrame (has {list(available)})")
+    curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())
+    return RankedRequest(template, shape, plan, n_ranges, fixed, sample_size, curves, chunk_rows)
+
+
+def values(req: RankedRequest, summaries: Sequence[ranked_engine.RangeSummary],
+           totals: tuple[float, float]) -> Any:
+    """The values in the shape of the request's ``metrics`` from the per-range summaries
+    (increasing ranges), with the single process's warnings. O(R) plus the curve."""
+    res = ranked_engine.combine(summaries, totals)
+    out: dict[str, Any] = {}
+    for name, m in req.template.items():
+        if isinstance(m, AUROC):
+            out[name] = float(res["auroc"])
+            if res["auroc"] != res["auroc"]:
+                warn_undefined_nan("AUROC", "no positives or no negatives")
+        elif isinstance(m, AveragePrecision):
+            out[name] = float(res["ap"])
+            if res["ap"] != res["ap"]:
+                warn_undefined_nan("AveragePrecision", "no positives")
+        elif isinstance(m, ROCCurve):
+            out[name] = ROCCurveResult(res["curve"], m.drop_intermediate)
+        else:
+            out[name] = PRCurveResult(res["curve"])
+    return req.shape.values(out)
+
+
+def empty_runs() -> ranked_engine.Runs:
+    """The runs of no rows (a range no partition sent a piece to)."""
+    return np.zeros(0), None, np.zeros(0), None
+
+
+def grand(totals: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """(P, N) over all ranges."""
+    return float(sum(t[0] for t in totals)), float(sum(t[1] for t in totals))
+
+
+def chunks(piece: ranked_engine.Runs, size: int) -> list[ranked_engine.Runs]:
+    """``piece`` cut into sorted pieces of at most ``size`` scores each (views): what one
+    shipped row holds. A piece of no score gives none."""
+    nv, nw, pv, pw = piece
+
+    def cut(v: np.ndarray, w: np.ndarray | None, lo: int, hi: int) -> tuple[np.ndarray, np.ndarray | None]:
+        return v[lo:hi], None if w is None else w[lo:hi]
+
+    out: list[ranked_engine.Runs] = []
+    for lo in range(0, nv.shape[0], size):
+        out.append((*cut(nv, nw, lo, lo + size), *cut(pv, pw, 0, 0)))
+    for lo in range(0, pv.shape[0], size):
+        out.append((*cut(nv, nw, 0, 0), *cut(pv, pw, lo, lo + size)))
+    return out
+
+
+# -- bytes: a header of int64 counts, then the float64 arrays, little-endian ----------------------
+
+def _pack(counts: Sequence[int], floats: Sequence[float], arrays: Sequence[np.ndarray | None]) -> bytes:
+    head = struct.pack(f"<{len(counts)}q{len(floats)}d", *counts, *floats)
+    body = [np.ascontiguousarray(a, dtype="<f8").tobytes() for a in arrays if a is not None]
+    return b"".join([head, *body])
+
+
+def _unpack(data: bytes, n_counts: int, n_floats: int,
+            what: str) -> tuple[tuple[int, ...], tuple[float, ...], int]:
+    size = struct.calcsize(f"<{n_counts}q{n_floats}d")
+    if len(data) < size:
+        raise ValueError(f"{what}: {len(data)} bytes, shorter than its {size}-byte header")
+    fields = struct.unpack_from(f"<{n_counts}q{n_floats}d", data)
+    return tuple(int(c) for c in fields[:n_counts]), tuple(float(f) for f in fields[n_counts:]), size
+
+
+def _arrays(data: bytes, at: int, lengths: Sequence[int], what: str) -> list[np.ndarray]:
+    if any(n < 0 for n in lengths) or len(data) != at + 8 * sum(lengths):
+        raise ValueError(f"{what}: {len(data)} bytes do not hold arrays of lengths {list(lengths)}")
+    out = []
+    for n in lengths:
+        out.append(np.frombuffer(data, dtype="<f8", count=n, offset=at).astype(np.float64, copy=False))
+        at += 8 * n
+    return out
+
+
+def piece_to_bytes(piece: ranked_engine.Runs) -> bytes:
+    """A piece (sorted negatives and positives, weights or None) as bytes. O(piece)."""
+    nv, nw, pv, pw = piece
+    return _pack([nv.shape[0], nw is not None, pv.shape[0], pw is not None], [], [nv, nw, pv, pw])
+
+
+def piece_from_bytes(data: bytes) -> ranked_engine.Runs:
+    """Read back :func:`piece_to_bytes` (read-only views of ``data``). O(1) plus a size check."""
+    (n_neg, neg_w, n_pos, pos_w), _, at = _unpack(data, 4, 0, "ranked piece")
+    lengths = [n_neg, n_neg * neg_w, n_pos, n_pos * pos_w]
+    nv, nw, pv, pw = _arrays(data, at, lengths, "ranked piece")
+    return nv, nw if neg_w else None, pv, pw if pos_w else None
+
+
+def summary_to_bytes(s: ranked_engine.RangeSummary) -> bytes:
+    """A range's summary as bytes (its curve piece included when it has one). O(curve)."""
+    c = s.curve
+    n = -1 if c is None else c.thresholds.shape[0]
+    floats = [s.pos, s.neg, s.pairs, s.ap_part] + ([] if c is None else [c.total_pos, c.total_neg])
+    arrays = [] if c is None else [c.thresholds, c.tps, c.fps]
+    return _pack([s.n_scores, n], floats + [0.0] * (6 - len(floats)), arrays)
+
+
+def summary_from_bytes(data: bytes) -> ranked_engine.RangeSummary:
+    """Read back :func:`summary_to_bytes`. O(curve)."""
+    (n_scores, n), (pos, neg, pairs, ap, total_pos, total_neg), at = _unpack(data, 2, 6, "range summary")
+    curve = None
+    if n >= 0:
+        thresholds, tps, fps = _arrays(data, at, [n, n, n], "range summary")
+        curve = ThresholdCounts(thresholds, tps, fps, total_pos, total_neg)
+    else:
+        _arrays(data, at, [], "range summary")
+    return ranked_engine.RangeSummary(n_scores, pos, neg, pairs, ap, curve)

@@ -1,0 +1,169 @@
+"""Range-partitioned exact ranking on Spark: the jobs of :func:`streammetrics.spark.evaluate_ranked`.
+
+The steps are those of :mod:`streammetrics._engines.ranked`; this module runs them as Spark jobs
+over the selected columns, each Python task reading its partition's Arrow batches
+(``DataFrame.mapInArrow``) ``chunk_rows`` rows at a time into exact binary ``AUROC`` twins
+and keeping the sorted runs of each chunk (:func:`streammetrics._engines.ranked.chunk_runs`):
+
+1. ``sample`` (skipped when the edges are given): per partition, a few hundred evenly spaced
+   ranks of its runs (one small row); the driver places the R - 1 edges.
+2. ``totals`` (round one): per partition, its runs cut at the edges and the weight of each piece
+   (one row of R pairs of numbers); the driver adds them and gets each range's offsets.
+3. ``pieces`` and round two: per partition, one row ``(range, part, piece bytes)`` per piece of
+   at most ``_CHUNK`` scores, shuffled by range (``groupBy("range").applyInPandas``); per range,
+   its pieces are merged (the only place a range is whole) and summarised with its offsets into
+   one row; the driver combines R summaries.
+
+A partition is read and sorted once per job (two or three times in all): Spark keeps no Python
+object between jobs, and re-reading costs time, not memory -- nothing but the shuffle's own
+files holds the pieces. Memory: a partition task holds its partition's runs (8 bytes per score,
+16 when weighted), one chunk being validated and sorted, and one shipped row; a range task its
+range's rows, decoded in place, and their merge (about 2-3 times the range); the driver
+O(partitions x R) numbers (plus the curves, which are the output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.metric import trusted_states
+
+from . import ranked as ranked_engine
+from . import ranked_common as common
+from .plan import Plan
+
+#: Scores per shipped row (32 MiB of float64, 64 with weights): bounds a task's output buffer and
+#: stays far below Arrow's 2 GiB per binary value.
+_CHUNK = 1 << 22
+
+
+def _tables(batches: Iterator[Any], rows: int) -> Iterator[Any]:
+    """Spark's Arrow batches regrouped into tables of ``rows`` rows (the last one shorter;
+    zero-copy slices)."""
+    import pyarrow as pa
+
+    held: list[Any] = []
+    count = 0
+    for batch in batches:
+        held.append(batch)
+        count += batch.num_rows
+        while count >= rows:
+            table = pa.Table.from_batches(held)
+            yield table.slice(0, rows)
+            rest = table.slice(rows)
+            held, count = rest.to_batches(), rest.num_rows
+    if count:
+        yield pa.Table.from_batches(held)
+
+
+def _runs(plan: Plan, chunk_rows: int, batches: Iterator[Any]) -> list[ranked_engine.Runs]:
+    """The partition's sorted runs, ``chunk_rows`` rows at a time (rows named in an error)."""
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    where = f"Spark partition {context.partitionId() if context is not None else '?'}"
+    with trusted_states():
+        return ranked_engine.chunk_runs(_tables(batches, chunk_rows), plan, where)
+
+
+def _part() -> int:
+    from pyspark import TaskContext
+
+    context = TaskContext.get()
+    return context.partitionId() if context is not None else 0
+
+
+def _sample_task(plan: Plan, k: int, chunk_rows: int, batches: Iterator[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    values, counts = ranked_engine.sample_chunks(_runs(plan, chunk_rows, batches), k)
+    yield pa.RecordBatch.from_pydict({"values": [values.tobytes()], "counts": [counts.tobytes()]},
+                                     schema=pa.schema([("values", pa.binary()), ("counts", pa.binary())]))
+
+
+def _totals_task(plan: Plan, edges: np.ndarray, chunk_rows: int, batches: Iterator[Any]) -> Iterator[Any]:
+    import pyarrow as pa
+
+    part = _part()
+    split = ranked_engine.split_chunks(_runs(plan, chunk_rows, batches), edges)
+    totals = np.asarray(ranked_engine.chunk_totals(split), dtype=np.float64)
+    yield pa.RecordBatch.from_pydict({"part": [part], "totals": [totals.tobytes()]},
+                                     schema=pa.schema([("part", pa.int64()), ("totals", pa.binary())]))
+
+
+_PIECE_SCHEMA = "range int, part long, seq long, piece binary"
+
+
+def _pieces_task(plan: Plan, edges: np.ndarray, chunk_rows: int, batches: Iterator[Any]) -> Iterator[Any]:
+    """One row per chunk of each non-empty piece, emitted (and released) one at a time."""
+    import pyarrow as pa
+
+    schema = pa.schema([("range", pa.int32()), ("part", pa.int64()), ("seq", pa.int64()),
+                        ("piece", pa.binary())])
+    part = _part()
+    for r, pieces in enumerate(ranked_engine.split_chunks(_runs(plan, chunk_rows, batches), edges)):
+        rows = (chunk for piece in pieces for chunk in common.chunks(piece, _CHUNK))
+        for seq, chunk in enumerate(rows):
+            yield pa.RecordBatch.from_pydict({"range": [r], "part": [part], "seq": [seq],
+                                              "piece": [common.piece_to_bytes(chunk)]}, schema=schema)
+
+
+def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, float], curves: bool,
+                rows: Any) -> Any:
+    """Round two of one range (a pandas group of its rows): merge, summarise, one row out."""
+    import pandas as pd
+
+    rows = rows.sort_values(["part", "seq"], kind="stable")  # a fixed order: the same floats every run
+    r = int(rows["range"].iloc[0])
+    pieces = [common.piece_from_bytes(b) for b in rows["piece"]]
+    del rows
+    summary = ranked_engine.range_summary(ranked_engine.merge_range(pieces), offsets[r], totals, curves)
+    return pd.DataFrame({"range": [r], "summary": [common.summary_to_bytes(summary)]})
+
+
+def _edges(frame: Any, req: common.RankedRequest) -> np.ndarray:
+    if req.edges is not None:
+        return req.edges
+    plan, k, rows_at_once = req.plan, req.sample_size, req.chunk_rows
+    rows = frame.mapInArrow(lambda it: _sample_task(plan, k, rows_at_once, it),
+                            "values binary, counts binary").collect()
+    samples = [(np.frombuffer(bytes(v), dtype=np.float64), np.frombuffer(bytes(c), dtype=np.float64))
+               for v, c in rows]
+    return ranked_engine.range_edges(samples, req.n_ranges)
+
+
+def _totals(frame: Any, req: common.RankedRequest, edges: np.ndarray) -> list[tuple[float, float]]:
+    plan, rows_at_once = req.plan, req.chunk_rows
+    rows = frame.mapInArrow(lambda it: _totals_task(plan, edges, rows_at_once, it),
+                            "part long, totals binary").collect()
+    per_part = [np.frombuffer(bytes(t), dtype=np.float64).reshape(-1, 2) for _, t in sorted(rows)]
+    if not per_part:
+        return [(0.0, 0.0)] * req.n_ranges
+    return ranked_engine.add_totals([[(float(p), float(n)) for p, n in t] for t in per_part])
+
+
+def pieces_frame(frame: Any, plan: Plan, edges: np.ndarray, chunk_rows: int) -> Any:
+    """The shuffled rows ``(range, part, seq, piece)`` (a DataFrame, lazy): what travels."""
+    return frame.mapInArrow(lambda it: _pieces_task(plan, edges, chunk_rows, it), _PIECE_SCHEMA)
+
+
+def range_summaries(df: Any, req: common.RankedRequest) -> common.Summaries:
+    """The per-range summaries (increasing ranges; a range no piece reached summarised empty)
+    and the totals (P, N): the three jobs of the module docstring (a ValueError raised in a
+    task reaches the caller as Spark's exception)."""
+    frame = df.select(*req.plan.columns())
+    edges = _edges(frame, req)
+    totals = _totals(frame, req, edges)
+    offsets, total = ranked_engine.offsets(totals), common.grand(totals)
+    curves = req.curves
+    rows = (pieces_frame(frame, req.plan, edges, req.chunk_rows).groupBy("range")
+            .applyInPandas(lambda g: _range_task(offsets, total, curves, g), "range int, summary binary")
+            .collect())
+    got = {int(r): common.summary_from_bytes(bytes(s)) for r, s in rows}
+    empty = common.empty_runs()
+    summaries = [got[r] if r in got else ranked_engine.range_summary(empty, offsets[r], total, curves)
+                 for r in range(req.n_ranges)]
+    return summaries, total

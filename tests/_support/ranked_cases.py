@@ -1,0 +1,88 @@
+"""Shared cases of the range-partitioned engines (``evaluate_ranked`` on Spark and Ray).
+
+The oracles: scikit-learn's ``roc_auc_score`` / ``average_precision_score`` (1e-12), and the
+library's own exact accumulators fed the whole frame in one process (themselves tested against
+scikit-learn): the curves' counts are equal bit for bit with unit or integer weights, within
+1e-12 with float weights.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from hypothesis import strategies as st
+
+import streammetrics as sm
+
+TOL = 1e-12
+CURVES = (("roc", ("fpr", "tpr", "thresholds")), ("roc_drop", ("fpr", "tpr", "thresholds")),
+          ("pr", ("precision", "recall", "thresholds")))
+
+
+def metrics() -> dict[str, Any]:
+    """Every metric ``evaluate_ranked`` supports (a fresh set)."""
+    return {"auc": sm.AUROC(), "ap": sm.AveragePrecision(), "roc": sm.ROCCurve(),
+            "roc_drop": sm.ROCCurve(drop_intermediate=True), "pr": sm.PRCurve()}
+
+
+def reference(df: pd.DataFrame, weight: str | None) -> dict[str, Any]:
+    """The single-process values of :func:`metrics` on the whole frame."""
+    w = None if weight is None else df[weight].to_numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return sm.MetricSet(**metrics()).update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=w).compute()
+
+
+def _close(a: float, b: float) -> bool:
+    return (a != a and b != b) or abs(a - b) <= TOL * max(1.0, abs(b))
+
+
+def assert_same(got: dict[str, Any], df: pd.DataFrame, weight: str | None) -> None:
+    """``got`` equals the single process (curves bit for bit unless the weights are fractional)
+    and scikit-learn (AUROC, AP to 1e-12, where both classes are present)."""
+    ref = reference(df, weight)
+    assert _close(got["auc"], ref["auc"]), (got["auc"], ref["auc"])
+    assert _close(got["ap"], ref["ap"]), (got["ap"], ref["ap"])
+    w = None if weight is None else df[weight].to_numpy()
+    exact = w is None or bool(np.all(w == np.round(w)))
+    for name, fields in CURVES:
+        for f in fields:
+            a, b = np.asarray(getattr(got[name], f)), np.asarray(getattr(ref[name], f))
+            assert a.shape == b.shape, (name, f, a.shape, b.shape)
+            if exact:
+                np.testing.assert_array_equal(a, b, err_msg=f"{name}.{f}")
+            else:
+                np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL, equal_nan=True, err_msg=f"{name}.{f}")
+    y = df.y.to_numpy()
+    if len(np.unique(y)) == 2:
+        from sklearn.metrics import average_precision_score, roc_auc_score
+
+        assert _close(got["auc"], float(roc_auc_score(y, df.p.to_numpy(), sample_weight=w)))
+        assert _close(got["ap"], float(average_precision_score(y, df.p.to_numpy(), sample_weight=w)))
+
+
+def frame(n: int, seed: int, levels: int, weights: str = "float") -> pd.DataFrame:
+    """``n`` rows: 0/1 labels, scores on ``levels`` values (1: all equal; ties), weights
+    (``"float"``: fractional, ``"int"``: 1 to 3)."""
+    rng = np.random.default_rng(seed)
+    w = np.round(rng.random(n) * 3 + 0.01, 3) if weights == "float" else rng.integers(1, 4, n).astype(np.float64)
+    return pd.DataFrame({"y": rng.integers(0, 2, n).astype(np.int64),
+                         "p": rng.integers(0, levels, n) / max(levels - 1, 1), "w": w})
+
+
+@st.composite
+def frames(draw: Any, max_rows: int = 300) -> pd.DataFrame:
+    """Random frames of :func:`frame` (every score equal, few, many levels; float or integer
+    weights)."""
+    return frame(draw(st.integers(0, max_rows)), draw(st.integers(0, 2**32 - 1)),
+                 draw(st.sampled_from([1, 3, 20, 1000])), draw(st.sampled_from(["float", "int"])))
+
+
+def parts(df: pd.DataFrame, cuts: list[int]) -> list[pd.DataFrame]:
+    """``df`` cut at the sorted ``cuts`` (positions clipped to the frame): empty parts included."""
+    at = sorted(min(max(c, 0), len(df)) for c in cuts)
+    bounds = [0, *at, len(df)]
+    return [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]

@@ -1,0 +1,214 @@
+"""streammetrics.spark.evaluate_ranked: scikit-learn and the single process on random partitions
+with ties, weights, empty partitions, one class, given edges; the errors of the Dask one; and
+what travels (each shuffled row one chunk of one partition's piece of one range; the driver
+O(partitions x R) numbers).
+
+The random cases run the module's Spark tasks in this process on a stand-in for the few
+DataFrame calls it makes (``select``, ``mapInArrow``, ``groupBy(...).applyInPandas``,
+``collect``), the groups handed over in a random order; a real local Spark runs the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pa = pytest.importorskip("pyarrow")
+pytest.importorskip("pyspark")
+
+import ranked_cases as cases  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+from streammetrics._engines import ranked_common, spark_ranked  # noqa: E402
+from streammetrics.spark import evaluate_ranked  # noqa: E402
+
+
+class Rows:
+    """Collected rows (tuples) standing for a DataFrame after a Python task."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], columns: list[str]) -> None:
+        self.rows, self.columns = rows, columns
+
+    def collect(self) -> list[tuple[Any, ...]]:
+        return self.rows
+
+    def groupBy(self, key: str) -> Rows:  # noqa: N802 (Spark's name)
+        self.key = key
+        return self
+
+    def applyInPandas(self, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: str) -> Rows:  # noqa: N802
+        frame = pd.DataFrame(self.rows, columns=self.columns)
+        groups = [g.sample(frac=1.0, random_state=0) for _, g in frame.groupby(self.key)]
+        random.Random(1).shuffle(groups)  # Spark's order: none
+        out = [tuple(r) for g in groups for r in fn(g).itertuples(index=False)]
+        return Rows(out, [c.split()[0] for c in schema.split(", ")])
+
+
+class Partitions:
+    """A DataFrame as pandas partitions, each fed to a Python task in batches of ``batch`` rows."""
+
+    def __init__(self, parts: list[pd.DataFrame], batch: int = 7) -> None:
+        self.parts, self.batch = parts, batch
+        self.columns = list(parts[0].columns)
+
+    def select(self, *cols: str) -> Partitions:
+        return Partitions([p[list(cols)] for p in self.parts], self.batch)
+
+    def mapInArrow(self, fn: Callable[[Iterator[Any]], Iterator[Any]], schema: str) -> Rows:  # noqa: N802
+        rows: list[tuple[Any, ...]] = []
+        for i, p in enumerate(self.parts):
+            table = pa.Table.from_pandas(p, preserve_index=False)
+            with mock.patch.object(spark_ranked, "_part", lambda i=i: i):
+                for batch in fn(iter(table.to_batches(max_chunksize=self.batch))):
+                    rows.extend(tuple(r.values()) for r in batch.to_pylist())
+        return Rows(rows, [c.split()[0] for c in schema.split(", ")])
+
+
+def _local(parts: list[pd.DataFrame], ranges: Any, weight: str | None, chunk_rows: int = 1 << 18) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate_ranked(Partitions(parts), cases.metrics(), label="y", score="p", weight=weight,
+                               ranges=ranges, chunk_rows=chunk_rows)
+
+
+@settings(max_examples=25, deadline=None)
+@given(df=cases.frames(), cuts=st.lists(st.integers(0, 300), max_size=5), ranges=st.integers(1, 12),
+       weighted=st.booleans(), chunk=st.sampled_from([5, 1 << 22]), chunk_rows=st.sampled_from([10, 1 << 18]))
+def test_any_partitions_and_ranges_equal_sklearn_and_single_process(
+        df: pd.DataFrame, cuts: list[int], ranges: int, weighted: bool, chunk: int, chunk_rows: int) -> None:
+    weight = "w" if weighted else None
+    # chunk 5: a piece travels in many rows; chunk_rows 10: a partition's runs are many chunks,
+    # made of Spark's batches (7 rows here) cut and joined
+    with mock.patch.object(spark_ranked, "_CHUNK", chunk):
+        got = _local(cases.parts(df, cuts), ranges, weight, chunk_rows)
+    cases.assert_same(got, df, weight)
+
+
+@settings(max_examples=15, deadline=None)
+@given(df=cases.frames(), edges=st.lists(st.floats(-0.5, 1.5), max_size=8), weighted=st.booleans())
+def test_given_edges_with_empty_ranges(df: pd.DataFrame, edges: list[float], weighted: bool) -> None:
+    weight = "w" if weighted else None
+    cases.assert_same(_local(cases.parts(df, [len(df) // 2, len(df) // 2]), sorted(edges), weight), df, weight)
+
+
+def test_what_travels_and_what_the_driver_holds() -> None:
+    """Every shipped row holds one chunk (<= _CHUNK scores) of one partition's piece of one
+    range; a range's rows hold about 1/R of the scores; the driver receives 2 x sample_size
+    values per partition, R pairs per partition, and a fixed-size summary per range."""
+    rng = np.random.default_rng(11)
+    n, ranges = 20_000, 8
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.normal(size=n)})
+    frame = Partitions(cases.parts(df, [0, 2500, 10000, 10000, 15500]), batch=4096)
+    req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=ranges,
+                                sample_size=256, chunk_rows=1 << 18, available=["y", "p"])
+    edges = spark_ranked._edges(frame, req)
+    with mock.patch.object(spark_ranked, "_CHUNK", 1500):
+        rows = spark_ranked.pieces_frame(frame, req.plan, edges, req.chunk_rows).collect()
+    got = np.zeros((len(frame.parts), ranges), dtype=np.int64)
+    bounds = np.concatenate([[-np.inf], edges, [np.inf]])
+    for r, part, _, piece in rows:
+        nv, _, pv, _ = ranked_common.piece_from_bytes(piece)
+        size = nv.shape[0] + pv.shape[0]
+        assert 0 < size <= 1500 and len(piece) == 32 + 8 * size
+        assert np.all((nv >= bounds[r]) & (nv < bounds[r + 1])) and np.all((pv >= bounds[r]) & (pv < bounds[r + 1]))
+        got[part, r] += size
+    want = [[int(((p.p >= bounds[r]) & (p.p < bounds[r + 1])).sum()) for r in range(ranges)] for p in frame.parts]
+    np.testing.assert_array_equal(got, want)  # each partition's rows: exactly its scores of that range
+    per_range = got.sum(axis=0)
+    assert per_range.sum() == n and per_range.max() <= 1.25 * n / ranges, per_range
+    samples = frame.mapInArrow(lambda it: spark_ranked._sample_task(req.plan, 256, req.chunk_rows, it), "v binary, c binary")
+    assert max(len(v) for v, _ in samples.collect()) <= 2 * 256 * 8
+    totals = frame.mapInArrow(lambda it: spark_ranked._totals_task(req.plan, edges, req.chunk_rows, it), "part long, t binary")
+    assert {len(t) for _, t in totals.collect()} == {ranges * 2 * 8}
+    summaries, total = spark_ranked.range_summaries(frame, req)
+    assert [s.n_scores for s in summaries] == per_range.tolist() and sum(total) == n
+    assert {len(ranked_common.summary_to_bytes(s)) for s in summaries} == {64}
+
+
+def test_errors_as_the_dask_one() -> None:
+    frame = Partitions([pd.DataFrame({"y": [0, 1], "p": [0.1, 0.2]})])
+    with pytest.raises(ValueError, match="metrics: range-partitioned evaluation supports"):
+        evaluate_ranked(frame, sm.F1(), label="y", score="p")
+    with pytest.raises(ValueError, match="max_fpr=0.5"):
+        evaluate_ranked(frame, sm.AUROC(max_fpr=0.5), label="y", score="p")
+    with pytest.raises(ValueError, match="ranges: must be an integer >= 1"):
+        evaluate_ranked(frame, sm.AUROC(), label="y", score="p", ranges=0)
+    with pytest.raises(ValueError, match="ranges: edges must be non-decreasing, got 0.1 after 0.5"):
+        evaluate_ranked(frame, sm.AUROC(), label="y", score="p", ranges=[0.5, 0.1])
+    with pytest.raises(ValueError, match="sample_size: must be an integer >= 1"):
+        evaluate_ranked(frame, sm.AUROC(), label="y", score="p", sample_size=0)
+    with pytest.raises(ValueError, match="chunk_rows: must be an integer >= 1"):
+        evaluate_ranked(frame, sm.AUROC(), label="y", score="p", chunk_rows=0)
+    with pytest.raises(ValueError, match=r"columns \['q'\]"):
+        evaluate_ranked(frame, sm.AUROC(), label="q", score="p")
+    with pytest.raises(ValueError, match=r"score: must be a column name \(str\), got list \['p'\]"):
+        evaluate_ranked(frame, sm.AUROC(), label="y", score=["p"])
+
+
+def test_shipped_bytes_are_checked() -> None:
+    piece = (np.array([0.1, 0.2]), None, np.array([0.3]), np.array([2.0]))
+    data = ranked_common.piece_to_bytes(piece)
+    for bad in (data[:-1], data[:10], data + b"\0" * 8):
+        with pytest.raises(ValueError, match="ranked piece: "):
+            ranked_common.piece_from_bytes(bad)
+    with pytest.raises(ValueError, match="range summary: "):
+        ranked_common.summary_from_bytes(b"\0" * 63)
+
+
+# -- a real local Spark ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def spark():
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs a Java runtime")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pyspark on pandas 3
+        session = (SparkSession.builder.master("local[2]").appName("streammetrics-ranked-tests")
+                   .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", "3").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_equals_sklearn_and_single_process(spark) -> None:
+    df = cases.frame(3000, 7, 40, "int")
+    # hashed by label into 4 partitions: 2 or more empty, each of the others one class
+    frame = spark.createDataFrame(df).repartition(4, "y")
+    cases.assert_same(_spark(frame, 5, "w"), df, "w")
+
+
+def _spark(frame: Any, ranges: Any, weight: str | None) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return evaluate_ranked(frame, cases.metrics(), label="y", score="p", weight=weight, ranges=ranges)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_rows_refused_as_in_one_process(spark) -> None:
+    bad = spark.createDataFrame(pd.DataFrame({"y": [0, 2], "p": [0.1, 0.2]})).repartition(1)
+    with pytest.raises(ValueError, match="y_true: labels must be 0 or 1; first invalid value 2"):
+        evaluate_ranked(bad, sm.AUROC(), label="y", score="p")
+    nulls = spark.createDataFrame(pd.DataFrame({"y": [0, 1], "p": [0.1, None]})).repartition(1)
+    with pytest.raises(ValueError, match="nulls: column 'p' is null at row 1 of Spark partition 0"):
+        evaluate_ranked(nulls, sm.AUROC(), label="y", score="p")
+    from pyspark.sql import functions as F
+
+    with pytest.raises(ValueError, match="score: must be a column name \\(str\\), got Column"):
+        evaluate_ranked(nulls, sm.AUROC(), label="y", score=F.col("p"))
