@@ -141,10 +141,10 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
         "top_k": (
             "top_k : int, default 1",
             "Multiclass only, torchmetrics' ``top_k``: with scores of shape (n, C) a sample is "
-            "predicted for class c when c is among its k highest scores (1 <= k <= C; ties at the "
-            "k-th score go to the lower class index; 1 is the argmax). With k > 1 ``y_pred`` must "
-            "be scores and the state keeps per-class (TP, FP, FN, TN), O(C) memory "
-            "(docs/definitions/confusion.md, \"Top-k predictions\").",
+            "predicted as its actual class when that is among its k highest scores, else as its "
+            "highest-scored class (1 <= k <= C; ties go to the lower class index; 1 is the "
+            "argmax). With k > 1 ``y_pred`` must be scores and the state keeps per-class "
+            "(TP, FP, FN, TN), O(C) memory (docs/definitions/confusion.md, \"Top-k predictions\").",
         ),
     },
     # Accumulators of the ranking family (streammetrics.ranking.metrics, ROC / PR / DET curves).

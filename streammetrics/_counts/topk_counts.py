@@ -1,25 +1,27 @@
 """Top-k one-vs-rest counts: the kernel of the multiclass confusion ratios with ``top_k`` > 1
 (docs/definitions/confusion.md, "Top-k predictions").
 
-With scores of shape (n, C), a sample counts as *predicted* for class c when c is among its k
-highest scores (torchmetrics' ``top_k``); each sample has one actual class. So, per class c,
-over the samples' weights w:
+torchmetrics' ``top_k`` (``MulticlassPrecision(top_k=k)`` ..., torchmetrics >= 1.6, checked on
+1.9): with scores of shape (n, C), each sample has ONE predicted class -- its actual class when
+that is among its k highest scores, else its highest-scored class (torchmetrics'
+``_refine_preds_oh``). Per class c, over the samples' weights w:
 
-* TP_c = Σ w·[y = c and c in top-k], FN_c = Σ w·[y = c and c not in top-k],
-* FP_c = Σ w·[y ≠ c and c in top-k], TN_c = Σ w·[y ≠ c and c not in top-k].
+* TP_c = Σ w·[y = c, c among the top k]; PP_c = Σ w·[predicted = c]; P_c = Σ w·[y = c];
+* FP_c = PP_c - TP_c, FN_c = P_c - TP_c, TN_c = n - TP_c - FP_c - FN_c.
 
-A sample adds to k classes' predicted positives, so these counts are not a confusion matrix;
-but they are sums over samples, so they merge, subtract and scale as every summed state does.
+So micro precision = micro recall = top-k accuracy, and k = C gives 1. These are sums over
+samples: they merge, subtract and scale as every summed state does.
 
-Ties: among equal scores the lower class index is taken first (for k = 1 this is ``argmax``, as
-the classes without ``top_k`` read scores, and as ``torch.argmax`` does). ``torch.topk``
-(torchmetrics' ``select_topk`` for k > 1) does not specify which of several classes tied at the
-k-th highest score it keeps, and on CPU neither the lower nor the higher index is kept
-consistently; away from such a tie at the boundary the two agree exactly.
+Ties: among equal scores the lower class index is taken first, both for the top k and for the
+highest score (for k = 1 this is ``argmax``, as the classes read scores without ``top_k``, and
+as ``torch.argmax`` does). ``torch.topk`` (torchmetrics' choice for k > 1) does not specify
+which of several classes tied at the k-th highest score it keeps, nor which of tied highest
+scores comes first, and on CPU neither the lower nor the higher index is kept consistently;
+where no such tie decides the outcome the two agree exactly.
 
 State: ``ovr`` (4, C) = the rows TP, FP, FN, TN; ``ovr_w2`` the same summing squared weights
-(for Wilson intervals). ``update`` O(n·C) time and memory for the batch (one ``np.partition``
-and a few passes), memory O(C), independent of n.
+(for Wilson intervals). ``update`` O(n·C) time and batch memory (one ``np.partition`` and a few
+passes), state memory O(C), independent of n.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ def top_k_mask(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 class TopKCounts(SummedState):
-    """Weighted per-class (TP, FP, FN, TN) of top-k predictions (see the module docstring).
+    """Weighted per-class (TP, FP, FN, TN) of top-k predictions, torchmetrics' meaning (see the
+    module docstring).
 
     Parameters
     ----------
@@ -117,15 +120,14 @@ class TopKCounts(SummedState):
         m, c = s.shape
         if m == 0:
             return None
-        mask = top_k_mask(s, self.k)
-        hit = mask[np.arange(m), y]  # the actual class is predicted
+        hit = top_k_mask(s, self.k)[np.arange(m), y]  # the actual class is among the top k
+        pred = np.where(hit, y, s.argmax(axis=1))  # the one predicted class of each sample
         out = np.empty((2, 4, c))
         for j, ww in enumerate((w, None if w is None else w * w)):
             total = float(m) if ww is None else float(ww.sum())
             support = np.bincount(y, weights=ww, minlength=c).astype(np.float64)
             tp = np.bincount(y[hit], weights=None if ww is None else ww[hit], minlength=c).astype(np.float64)
-            predicted = (mask.sum(axis=0).astype(np.float64) if ww is None
-                         else ww @ mask.astype(np.float64))
+            predicted = np.bincount(pred, weights=ww, minlength=c).astype(np.float64)
             fp = np.maximum(predicted - tp, 0.0)
             fn = np.maximum(support - tp, 0.0)
             out[j] = tp, fp, fn, np.maximum(total - tp - fp - fn, 0.0)
@@ -149,7 +151,7 @@ class TopKCounts(SummedState):
 
     def _check_loaded(self, arrays: Any) -> None:
         """Squared weights consistent cell by cell; every class's four counts sum to one total;
-        the supports sum to it and the predicted positives to at most k times it."""
+        the supports and the predicted positives (one per sample) each sum to it."""
         ovr = arrays["ovr"]
         check_weight_pair(ovr, arrays["ovr_w2"], "arrays 'ovr'/'ovr_w2'")
         totals = ovr.sum(axis=0)
@@ -163,5 +165,5 @@ class TopKCounts(SummedState):
         if abs(support - total) > slack:
             raise ValueError(f"state: array 'ovr': the supports sum to {support!r}, "
                              f"not to the {total!r} samples counted")
-        check_part_of(float((ovr[0] + ovr[1]).sum()), self.k * total,
-                      f"array 'ovr' (predicted positives vs top_k={self.k} times the samples)")
+        check_part_of(float((ovr[0] + ovr[1]).sum()), total,
+                      "array 'ovr' (predicted positives vs the samples counted)")
