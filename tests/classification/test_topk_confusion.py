@@ -193,3 +193,27 @@ def test_config_round_trip_and_key():
     assert m._config()["top_k"] == 3
     assert "top_k" not in sm.FBeta(4)._config()  # top_k=1 configs stay as before
     assert type(m)(**m._config())._state.key() == m._state.key()
+
+
+def test_accuracy_rows_of_the_docs_table_against_torchmetrics():
+    """docs/functional.md: torchmetrics' macro ``MulticlassAccuracy(top_k=k)`` is
+    ``Recall(C, top_k=k)``, its micro one ``TopKAccuracy(C, k=k)``; ``NPV`` is its
+    ``MulticlassNegativePredictiveValue``. (Rows where no tie decides the prediction.)"""
+    torch = pytest.importorskip("torch")
+    tmc = pytest.importorskip("torchmetrics.classification")
+    rng = np.random.default_rng(11)
+    for c in (3, 6):
+        for k in range(2, c + 1):
+            y, s = tied_data(rng, 400, c, levels=5)
+            keep = _unambiguous_rows(y, s, k)
+            y, s = y[keep], s[keep]
+            ts, ty = torch.from_numpy(s.astype(np.float32)), torch.from_numpy(y)
+            for average, ours in (("macro", sm.Recall(c, top_k=k, zero_division=0.0)),
+                                  ("micro", sm.TopKAccuracy(c, k=k))):
+                want = tmc.MulticlassAccuracy(num_classes=c, top_k=k, average=average)(ts, ty).item()
+                assert ours.update(y, s).compute() == pytest.approx(want, rel=1e-6, abs=1e-6)
+            for average in AVERAGES:
+                want = tmc.MulticlassNegativePredictiveValue(num_classes=c, top_k=k,
+                                                             average=average or "none")(ts, ty).numpy()
+                got = sm.NPV(c, top_k=k, average=average, zero_division=0.0).update(y, s).compute()
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
