@@ -145,6 +145,12 @@ class TopKCounts(SummedState):
             a = a[:, self.selection]
         return OneVsRest(a[0].copy(), a[1].copy(), a[2].copy(), a[3].copy())
 
+    def totals(self, squared: bool = False) -> tuple[float, float]:
+        """(Σ TP, total) -- the right predictions and the samples (multiclass accuracy's trace
+        and n); ``squared``: their sums of squared weights. O(C)."""
+        a = self._arrays["ovr_w2" if squared else "ovr"]
+        return float(a[0].sum()), float(a[:, 0].sum())
+
     def sample_count(self) -> float:
         """Total weight counted (every class's four counts sum to it). O(1)."""
         return float(self._arrays["ovr"][:, 0].sum())

@@ -50,6 +50,8 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
     #: only per-class sums: beyond ``DENSE_MAX_CLASSES`` classes its state keeps the cells
     _reads_matrix: ClassVar[bool] = False
     _reads_selected_matrix: ClassVar[bool] = False
+    #: ``top_k`` (set by the metrics that take it; 1: predicted labels or the argmax of scores)
+    top_k: int = 1
 
     def __init__(
         self,
@@ -92,6 +94,25 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
             "zero_division": self._zero_division_config(),
             **self._labels.config(),
         }
+
+    def _check_top_k(self, top_k: Any) -> int:
+        """``top_k``: an int in [1, C]; above 1 only for a multiclass task (and, for an averaged
+        metric, a class average)."""
+        if self.task != "multiclass":
+            top_k = check_param(top_k, "top_k", _TOP_K_ONE)
+            return top_k
+        top_k = check_param(top_k, "top_k", Param(
+            "int", f"must be an int in [1, num_classes={self.num_classes}]", low=1, high=self.num_classes))
+        if top_k > 1 and getattr(self, "average", None) in ("binary", "samples"):
+            raise ValueError(f"top_k: top_k={top_k} needs average in {AVERAGES}, "
+                             f"not average={getattr(self, 'average', None)!r}")
+        return top_k
+
+    def _top_k_state(self) -> None:
+        """With ``top_k`` > 1: the per-class counts of top-k predictions replace the matrix."""
+        if self.top_k > 1:
+            self._state = TopKCounts(self.num_classes, self.top_k,  # type: ignore[assignment, arg-type]
+                                     self.ignore_index, self._labels.selection)
 
     def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """num/den with zero-division values filled in; also returns the zero-denominator mask."""
@@ -138,21 +159,8 @@ class AveragedMetric(ConfusionMetric[Value]):
         self.top_k = self._check_top_k(top_k)
         if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
             self._state = sample_average_state(self, average)
-        elif self.top_k > 1:  # per-class counts of top-k predictions (not a confusion matrix)
-            self._state = TopKCounts(self.num_classes, self.top_k,  # type: ignore[assignment, arg-type]
-                                     self.ignore_index, self._labels.selection)
-
-    def _check_top_k(self, top_k: Any) -> int:
-        """``top_k``: an int in [1, C]; above 1 only for a multiclass task and a class average."""
-        if self.task != "multiclass":
-            top_k = check_param(top_k, "top_k", _TOP_K_ONE)
-            return top_k
-        top_k = check_param(top_k, "top_k", Param(
-            "int", f"must be an int in [1, num_classes={self.num_classes}]", low=1, high=self.num_classes))
-        if top_k > 1 and self.average in ("binary", "samples"):
-            raise ValueError(f"top_k: top_k={top_k} needs average in {AVERAGES}, "
-                             f"not average={self.average!r}")
-        return top_k
+        else:
+            self._top_k_state()
 
     def _config(self) -> dict[str, Any]:
         config = {**super()._config(), "average": self.average}

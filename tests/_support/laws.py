@@ -347,6 +347,8 @@ REGISTRY: dict[str, Case] = {
                              "multiclass_scores"),
     "topk_fbeta_none": Case(lambda: sm.FBeta(C, beta=2.0, top_k=2, average=None, zero_division=0.0),
                             "multiclass_scores"),
+    "topk_accuracy": Case(lambda: sm.Accuracy(C, top_k=2, zero_division=0.0), "multiclass_scores",
+                          readouts=lambda m: m.interval()),
     "topk_specificity_labels": Case(lambda: sm.Specificity(C, top_k=2, labels=[2, 0], average=None,
                                                            zero_division=0.0), "multiclass_scores"),
     "multilabel_specificity_micro": Case(

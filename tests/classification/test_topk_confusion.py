@@ -80,6 +80,8 @@ def test_counts_and_values_equal_the_oracle(seed, c, n, weighted):
                     np.testing.assert_array_equal(np.stack([got.tp, got.fp, got.fn, got.tn]), expected)
                 np.testing.assert_allclose(m.compute(), oracle_value(name, expected, average),
                                            rtol=1e-12, atol=0)
+        acc = sm.Accuracy(c, top_k=k).update(y, s, sample_weight=w)
+        assert acc.compute() == expected[0].sum() / expected[:, 0].sum()
 
 
 @settings(max_examples=30, deadline=None)
@@ -95,6 +97,8 @@ def test_top_1_equals_the_argmax_labels(seed, c, n):
             labels = make(name, c, 1, average).update(y, s.argmax(axis=1))
             assert top1._state.equals(labels._state)
             np.testing.assert_array_equal(top1.compute(), labels.compute())
+    top1, labels = sm.Accuracy(c, top_k=1).update(y, s), sm.Accuracy(c).update(y, s.argmax(axis=1))
+    assert top1._state.equals(labels._state) and top1.compute() == labels.compute()
 
 
 def test_mask_breaks_ties_towards_the_lower_index_and_keeps_k():
@@ -149,8 +153,9 @@ def test_equals_torchmetrics(name, average):
 
 @pytest.mark.parametrize("bad", [0, -1, 4, True, False, 2.0, 1.5, "2", None])
 def test_bad_top_k_is_a_value_error_naming_it(bad):
-    with pytest.raises(ValueError, match="top_k"):
-        sm.Precision(3, top_k=bad)
+    for cls in (sm.Precision, sm.Accuracy):
+        with pytest.raises(ValueError, match="top_k"):
+            cls(3, top_k=bad)
 
 
 @pytest.mark.parametrize("kw", [{}, {"multilabel": True}])
@@ -209,7 +214,7 @@ def test_accuracy_rows_of_the_docs_table_against_torchmetrics():
             y, s = y[keep], s[keep]
             ts, ty = torch.from_numpy(s.astype(np.float32)), torch.from_numpy(y)
             for average, ours in (("macro", sm.Recall(c, top_k=k, zero_division=0.0)),
-                                  ("micro", sm.TopKAccuracy(c, k=k))):
+                                  ("micro", sm.TopKAccuracy(c, k=k)), ("micro", sm.Accuracy(c, top_k=k))):
                 want = tmc.MulticlassAccuracy(num_classes=c, top_k=k, average=average)(ts, ty).item()
                 assert ours.update(y, s).compute() == pytest.approx(want, rel=1e-6, abs=1e-6)
             for average in AVERAGES:
