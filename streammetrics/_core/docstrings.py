@@ -138,6 +138,14 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "scikit-learn's ``labels=``: the classes per-class values, averages and matrices "
             "cover, in that order (multiclass and multilabel).",
         ),
+        "top_k": (
+            "top_k : int, default 1",
+            "Multiclass only, torchmetrics' ``top_k``: with scores of shape (n, C) a sample is "
+            "predicted as its actual class when that is among its k highest scores, else as its "
+            "highest-scored class (1 <= k <= C; ties go to the lower class index; 1 is the "
+            "argmax). With k > 1 ``y_pred`` must be scores and the state keeps per-class "
+            "(TP, FP, FN, TN), O(C) memory (docs/definitions/confusion.md, \"Top-k predictions\").",
+        ),
     },
     # Accumulators of the ranking family (streammetrics.ranking.metrics, ROC / PR / DET curves).
     "ranking": {

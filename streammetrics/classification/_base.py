@@ -26,10 +26,14 @@ from streammetrics._core.params import Param, check_param, real_param
 from streammetrics._counts.confusion_counts import ConfusionCounts, OneVsRest, task_of
 from streammetrics._counts.label_options import label_options
 from streammetrics._counts.label_views import SelectedCounts, sample_average_state
+from streammetrics._counts.topk_counts import TopKCounts
 
 # The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").
 _AVERAGES_ALL = (*AVERAGES, "binary", "samples")
 _AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_ALL)
+#: ``top_k`` of a binary or multilabel task: 1 only (top-k reads (n, C) multiclass scores).
+_TOP_K_ONE = Param("int", "must be 1 unless the task is multiclass (num_classes=C, not multilabel)",
+                   low=1, high=1)
 
 
 
@@ -46,6 +50,8 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
     #: only per-class sums: beyond ``DENSE_MAX_CLASSES`` classes its state keeps the cells
     _reads_matrix: ClassVar[bool] = False
     _reads_selected_matrix: ClassVar[bool] = False
+    #: ``top_k`` (set by the metrics that take it; 1: predicted labels or the argmax of scores)
+    top_k: int = 1
 
     def __init__(
         self,
@@ -89,6 +95,25 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
             **self._labels.config(),
         }
 
+    def _check_top_k(self, top_k: Any) -> int:
+        """``top_k``: an int in [1, C]; above 1 only for a multiclass task (and, for an averaged
+        metric, a class average)."""
+        if self.task != "multiclass":
+            top_k = check_param(top_k, "top_k", _TOP_K_ONE)
+            return top_k
+        top_k = check_param(top_k, "top_k", Param(
+            "int", f"must be an int in [1, num_classes={self.num_classes}]", low=1, high=self.num_classes))
+        if top_k > 1 and getattr(self, "average", None) in ("binary", "samples"):
+            raise ValueError(f"top_k: top_k={top_k} needs average in {AVERAGES}, "
+                             f"not average={getattr(self, 'average', None)!r}")
+        return top_k
+
+    def _top_k_state(self) -> None:
+        """With ``top_k`` > 1: the per-class counts of top-k predictions replace the matrix."""
+        if self.top_k > 1:
+            self._state = TopKCounts(self.num_classes, self.top_k,  # type: ignore[assignment, arg-type]
+                                     self.ignore_index, self._labels.selection)
+
     def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """num/den with zero-division values filled in; also returns the zero-denominator mask."""
         num = np.asarray(num, dtype=np.float64)
@@ -124,17 +149,24 @@ class AveragedMetric(ConfusionMetric[Value]):
         classes: Iterable[Hashable] | None = None,
         pos_label: Hashable | None = None,
         labels: Iterable[Hashable] | None = None,
+        top_k: int = 1,
     ) -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         if isinstance(average, str) and average == "none":  # torchmetrics' spelling of None
             average = None
         self.average = check_param(average, "average", _AVERAGE)
+        self.top_k = self._check_top_k(top_k)
         if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
             self._state = sample_average_state(self, average)
+        else:
+            self._top_k_state()
 
     def _config(self) -> dict[str, Any]:
-        return {**super()._config(), "average": self.average}
+        config = {**super()._config(), "average": self.average}
+        if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
+            config["top_k"] = self.top_k
+        return config
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError

@@ -30,7 +30,7 @@ class Precision(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -47,10 +47,11 @@ class Precision(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.predicted
@@ -63,7 +64,7 @@ class Recall(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -80,10 +81,11 @@ class Recall(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.support
@@ -96,7 +98,7 @@ class Specificity(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -113,10 +115,11 @@ class Specificity(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fp
@@ -129,7 +132,7 @@ class FallOut(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -146,10 +149,11 @@ class FallOut(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.fp + s.tn
@@ -162,7 +166,7 @@ class MissRate(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -179,10 +183,11 @@ class MissRate(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.support
@@ -195,7 +200,7 @@ class NPV(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -212,10 +217,11 @@ class NPV(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fn
@@ -228,7 +234,7 @@ class FDR(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -245,10 +251,11 @@ class FDR(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.predicted
@@ -261,7 +268,7 @@ class FOR(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -278,10 +285,11 @@ class FOR(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.fn + s.tn
@@ -294,7 +302,7 @@ class Prevalence(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -311,10 +319,11 @@ class Prevalence(ProportionMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.support, s.total
@@ -330,7 +339,7 @@ class Jaccard(AveragedMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -348,10 +357,11 @@ class Jaccard(AveragedMetric):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.tp + s.fp + s.fn
@@ -367,7 +377,7 @@ class FBeta(AveragedMetric):
     beta : float, default 1.0
         Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
     {confusion: multilabel, average, threshold, ignore_index, zero_division, classes, pos_label}
-    {confusion: labels}
+    {confusion: labels, top_k}
 
     Examples
     --------
@@ -382,10 +392,11 @@ class FBeta(AveragedMetric):
     def __init__(self, num_classes: int | None = None, *, beta: float = 1.0, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
         if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
             beta = real_param(beta, "beta", "a number >= 0 (or inf)")
         self.beta = beta = check_param(beta, "beta", _BETA)  # a float by now: the message shows it
@@ -415,7 +426,7 @@ class F1(FBeta):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels}
+    {confusion: classes, pos_label, labels, top_k}
 
     Examples
     --------
@@ -429,10 +440,11 @@ class F1(FBeta):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
-                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None) -> None:
+                 pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
+                 top_k: int = 1) -> None:
         super().__init__(num_classes, beta=1.0, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels)
+                         pos_label=pos_label, labels=labels, top_k=top_k)
 
     def _config(self) -> dict[str, Any]:
         config = super()._config()

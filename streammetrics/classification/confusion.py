@@ -97,7 +97,7 @@ class Accuracy(ConfusionMetric[float]):
     Parameters
     ----------
     {confusion: num_classes, multilabel, threshold, ignore_index, zero_division, classes, pos_label}
-    {confusion: labels}
+    {confusion: labels, top_k}
 
     Examples
     --------
@@ -114,9 +114,17 @@ class Accuracy(ConfusionMetric[float]):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
                  ignore_index: int | None = None, zero_division: str | float = "warn",
                  classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
-                 labels: Iterable[Hashable] | None = None) -> None:
+                 labels: Iterable[Hashable] | None = None, top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
+        self.top_k = self._check_top_k(top_k)
+        self._top_k_state()  # (Accuracy takes no labels=: the reads cover every class)
+
+    def _config(self) -> dict[str, Any]:
+        config = super()._config()
+        if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
+            config["top_k"] = self.top_k
+        return config
 
     def _counts(self) -> tuple[float, float, float]:
         """(correct, total, total of squared weights)."""

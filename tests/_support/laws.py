@@ -339,6 +339,18 @@ REGISTRY: dict[str, Case] = {
     "multiclass_balanced": Case(lambda: sm.BalancedAccuracy(C, zero_division=0.0), "multiclass_labels"),
     "multiclass_confusion": Case(lambda: sm.ConfusionMatrix(C), "multiclass_labels"),
     "multiclass_topk": Case(lambda: sm.TopKAccuracy(C, k=2, zero_division=0.0), "multiclass_scores"),
+    # top_k > 1: the per-class top-k counts (streammetrics._counts.topk_counts), every average
+    "topk_precision_macro": Case(lambda: sm.Precision(C, top_k=2, zero_division=0.0), "multiclass_scores"),
+    "topk_recall_micro": Case(lambda: sm.Recall(C, top_k=2, average="micro", zero_division=0.0),
+                              "multiclass_scores", readouts=lambda m: m.interval()),
+    "topk_f1_weighted": Case(lambda: sm.F1(C, top_k=2, average="weighted", zero_division=0.0),
+                             "multiclass_scores"),
+    "topk_fbeta_none": Case(lambda: sm.FBeta(C, beta=2.0, top_k=2, average=None, zero_division=0.0),
+                            "multiclass_scores"),
+    "topk_accuracy": Case(lambda: sm.Accuracy(C, top_k=2, zero_division=0.0), "multiclass_scores",
+                          readouts=lambda m: m.interval()),
+    "topk_specificity_labels": Case(lambda: sm.Specificity(C, top_k=2, labels=[2, 0], average=None,
+                                                           zero_division=0.0), "multiclass_scores"),
     "multilabel_specificity_micro": Case(
         lambda: sm.Specificity(C, multilabel=True, average="micro", zero_division=0.0), "multilabel_scores"),
     "multilabel_subset_accuracy": Case(lambda: sm.Accuracy(C, multilabel=True, zero_division=0.0),

@@ -96,6 +96,8 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "MatthewsCorrCoef": lambda: _multiclass(sm.MatthewsCorrCoef(3)),
     "WeightedAccuracy": lambda: _binary(sm.WeightedAccuracy(weights=[0.3, 0.7])),
     "TopKAccuracy": lambda: _multiclass(sm.TopKAccuracy(3, k=2)),
+    "F1-top_k": lambda: _multiclass(sm.F1(3, top_k=2, average=None)),
+    "Accuracy-top_k": lambda: _multiclass(sm.Accuracy(3, top_k=2)),
     "AUROC": lambda: _binary(sm.AUROC()),
     "AUROC-multiclass": lambda: _multiclass(sm.AUROC(3)),
     "AUROC-ovo": lambda: _multiclass(sm.AUROC(3, multi_class="ovo")),
