@@ -118,3 +118,11 @@ def test_only_integrations_import_the_package_root() -> None:
     below = sorted(f"{m} (line {', '.join(map(str, lines))})" for m, lines in root_imports().items()
                    if layer_of.get(m) != "integrations")
     assert not below, "modules below the integrations importing the package root:\n" + "\n".join(below)
+
+
+def test_no_module_is_over_700_lines() -> None:
+    """Small modules with one responsibility: none of the package's modules exceeds 700 lines
+    (CONTRIBUTING.md), so a module that grows past it is split before it lands."""
+    long = {str(p.relative_to(ROOT)): n for p in sorted(ROOT.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 700}
+    assert not long, f"modules over 700 lines: {long}"

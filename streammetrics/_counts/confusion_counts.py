@@ -22,14 +22,13 @@ the next read. Memory O(C^2) (O(L) multilabel; O(C) or O(cells) sparse), indepen
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from streammetrics._core.labels import is_sparse, label_numbers, label_rule, refuse_huge_ints
 from streammetrics._core.load_checks import loading, reserve
-from streammetrics._core.params import IGNORE_INDEX, Param, check_param, real_param
+from streammetrics._core.params import IGNORE_INDEX, check_param, real_param
 from streammetrics._core.sparse_labels import multilabel_delta
 from streammetrics._core.state import State, SummedState
 from streammetrics._core.state_checks import check_confusion_arrays
@@ -51,64 +50,7 @@ from streammetrics._core.validation import (
 
 from .cells import cell_counts
 from .class_counts import CellStore, ClassVectors, kappa_of_matrix, load_store, sparse_layout
-
-TASKS = ("binary", "multiclass", "multilabel")
-#: ``task`` of a confusion state.
-TASK = Param("choice", f"must be one of {TASKS}", choices=TASKS)
-#: ``num_classes``: an int (>= 2 for classes, >= 1 for labels: :data:`NUM_CLASSES_RANGE`).
-NUM_CLASSES = Param("int", "must be an int >= 2")
-#: The range of ``num_classes`` by ``multilabel``.
-NUM_CLASSES_RANGE = {False: Param("int", "must be >= 2", low=2), True: Param("int", "must be >= 1", low=1)}
-
-
-def task_of(num_classes: int | None, multilabel: bool) -> str:
-    """Validate the task arguments shared by every classification metric."""
-    if multilabel:
-        if num_classes is None:
-            raise ValueError("num_classes: required with multilabel=True (the number of labels)")
-        task = "multilabel"
-    else:
-        task = "binary" if num_classes is None else "multiclass"
-    if num_classes is not None:
-        check_param(num_classes, "num_classes", NUM_CLASSES)
-        check_param(num_classes, "num_classes", NUM_CLASSES_RANGE[bool(multilabel)])
-    return task
-
-
-@dataclass(frozen=True)
-class OneVsRest:
-    """Per-class one-vs-rest counts (each an array of shape (K,)): class c vs not c."""
-
-    tp: np.ndarray
-    fp: np.ndarray
-    fn: np.ndarray
-    tn: np.ndarray
-
-    @property
-    def support(self) -> np.ndarray:  # actual positives P_c
-        return self.tp + self.fn
-
-    @property
-    def predicted(self) -> np.ndarray:  # predicted positives PP_c
-        return self.tp + self.fp
-
-    @property
-    def total(self) -> np.ndarray:
-        return self.tp + self.fp + self.fn + self.tn
-
-
-def one_vs_rest_of(task: str, m: np.ndarray) -> OneVsRest:
-    """Per-class (tp, fp, fn, tn) of a count matrix of ``task``; binary: the positive class only."""
-    if task == "multilabel":
-        return OneVsRest(m[:, 1, 1], m[:, 0, 1], m[:, 1, 0], m[:, 0, 0])
-    if task == "binary":
-        return OneVsRest(m[1:, 1], m[:1, 1], m[1:, 0], m[:1, 0])
-    tp = np.diag(m).copy()
-    fp = m.sum(axis=0) - tp
-    fn = m.sum(axis=1) - tp
-    tn = m.sum() - tp - fp - fn
-    return OneVsRest(tp, fp, fn, tn)
-
+from .tasks import TASK, OneVsRest, one_vs_rest_of
 
 _UNSIGNED_VIEW = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 try:  # numpy's C function: ``np.count_nonzero`` adds a Python-level dispatch (~0.4 µs a call)

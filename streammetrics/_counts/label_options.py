@@ -27,7 +27,7 @@ import numpy as np
 from streammetrics._core.labels import ClassMapping, LabelCodec
 from streammetrics._core.params import nonempty_param
 
-from .confusion_counts import task_of
+from .tasks import task_of
 
 
 @dataclass

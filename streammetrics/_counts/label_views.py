@@ -31,7 +31,8 @@ from streammetrics._core.validation import (
     check_weights,
 )
 
-from .confusion_counts import ConfusionCounts, OneVsRest
+from .confusion_counts import ConfusionCounts
+from .tasks import OneVsRest
 
 
 class SelectedCounts(ConfusionCounts):

@@ -42,7 +42,7 @@ from streammetrics._core.validation import (
     drop_ignored,
 )
 
-from .confusion_counts import OneVsRest
+from .tasks import OneVsRest
 
 #: Relative slack of the load checks' sums (float weights are added in another order).
 _SLACK = 1e-9

@@ -11,8 +11,8 @@ from numpy.typing import ArrayLike
 
 from streammetrics._core.metric import M, Metric, R_co
 from streammetrics._core.params import FLAG, IGNORE_INDEX, Param, check_param
-from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
+from streammetrics._counts.tasks import task_of
 
 from ._state import MAX_CELLS, ProbabilityBins, check_n_bins
 

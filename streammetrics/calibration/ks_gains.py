@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.metric import M, Metric, R_co, Value
 from streammetrics._core.params import check_param
-from streammetrics._counts.confusion_counts import task_of
+from streammetrics._counts.tasks import task_of
 from streammetrics._scores.protocol import ScoreState
 from streammetrics._scores.thresholds import ThresholdCounts
 from streammetrics.plot._output import CurveOutput

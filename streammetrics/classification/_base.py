@@ -23,9 +23,10 @@ from streammetrics._core.averaging import (
 from streammetrics._core.intervals import wilson
 from streammetrics._core.metric import Metric, R_co, Value
 from streammetrics._core.params import Param, check_param, real_param
-from streammetrics._counts.confusion_counts import ConfusionCounts, OneVsRest, task_of
+from streammetrics._counts.confusion_counts import ConfusionCounts
 from streammetrics._counts.label_options import label_options
 from streammetrics._counts.label_views import SelectedCounts, sample_average_state
+from streammetrics._counts.tasks import OneVsRest, task_of
 from streammetrics._counts.topk_counts import TopKCounts
 
 # The constructor options checked by ``check_param`` (messages as "<name>: <rule>, got <value>").

@@ -13,7 +13,7 @@ import numpy as np
 
 from streammetrics._core.docstrings import filled
 from streammetrics._core.params import Param, check_param, real_param
-from streammetrics._counts.confusion_counts import OneVsRest
+from streammetrics._counts.tasks import OneVsRest
 
 from ._base import AveragedMetric, ProportionMetric
 

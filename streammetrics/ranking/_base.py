@@ -17,8 +17,8 @@ from numpy.typing import ArrayLike
 from streammetrics._core.averaging import average_classes, warn_undefined_nan
 from streammetrics._core.metric import M, Metric, R_co, Value
 from streammetrics._core.params import Param, check_param
-from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
+from streammetrics._counts.tasks import task_of
 from streammetrics._scores.binned.bins import BinnedScores
 from streammetrics._scores.exact.buffer import SortedScores
 from streammetrics._scores.probability_scores import ProbabilityScores

@@ -55,8 +55,8 @@ from streammetrics._core.docstrings import filled
 from streammetrics._core.intervals import z_value
 from streammetrics._core.metric import Value
 from streammetrics._core.params import Param, check_param
-from streammetrics._counts.confusion_counts import task_of
 from streammetrics._counts.label_options import label_options
+from streammetrics._counts.tasks import task_of
 from streammetrics._scores.column_auroc import auroc_columns
 from streammetrics._scores.protocol import PairScores, ScoreState
 from streammetrics._scores.thresholds import (

@@ -29,7 +29,8 @@ from streammetrics._core.intervals import wilson
 from streammetrics._core.load_checks import check_fits
 from streammetrics._core.metric import Metric
 from streammetrics._core.state import State
-from streammetrics._counts.confusion_counts import ConfusionCounts, OneVsRest
+from streammetrics._counts.confusion_counts import ConfusionCounts
+from streammetrics._counts.tasks import OneVsRest
 from streammetrics.classification._base import AveragedMetric, ProportionMetric
 from streammetrics.plot._output import MetricResults
 from streammetrics.wrappers.metricset import MetricSet
