@@ -169,3 +169,33 @@ def test_spill_unit(monkeypatch: pytest.MonkeyPatch) -> None:
     assert np.array_equal(out, np.concatenate([want, [7.0, 8.0]])) and out.flags.owndata
     assert extra == [] and sp.n == 0 and sp.chunks == [] and sp.values().shape == (0,)
     assert can_spill(np.zeros(3, dtype=np.float32)) and not can_spill(np.zeros(3, dtype=np.int64))
+
+
+@pytest.mark.parametrize("numba_path", [False, True])
+def test_mapped_runs_grow_in_place_and_keep_values(monkeypatch: pytest.MonkeyPatch, numba_path: bool) -> None:
+    """Runs from MAP_MIN bytes move to maps of their own and grow there; a run another state
+    (or a caller) still holds is never remapped under it."""
+    from streammetrics._scores.exact import runs as runs_mod
+    from streammetrics._scores.exact.merge_count import compiled_kernels, kernels
+
+    if numba_path and kernels() is None:
+        pytest.skip("numba not installed")
+    monkeypatch.setattr(runs_mod, "MAP_MIN", 4096)
+    rng = np.random.default_rng(7)
+    y, s = rng.integers(0, 2, 20_000), np.round(rng.random(20_000), 3)
+    with compiled_kernels(numba_path, min_size=0):
+        state, ref = SortedScores("binary"), SortedScores("binary")
+        ref.apply(ref.prepare(y, s))
+        held = []
+        for i in range(0, 20_000, 500):
+            state.apply(state.prepare(y[i : i + 500], s[i : i + 500]))
+            state.u2()
+            if i == 10_000:
+                held = [r for g in state._groups[0] for r in g.runs]  # a caller keeps views
+                snapshot = [r.copy() for r in held]
+                twin = state.copy()
+        assert any(spill_mod.map_of(r) is not None for g in state._groups[0] for r in g.runs)
+        assert all(np.array_equal(r, c) for r, c in zip(held, snapshot, strict=True))
+        _same(state, ref)
+        twin.apply(twin.prepare(y[10_500:], s[10_500:]))
+        _same(twin, ref)

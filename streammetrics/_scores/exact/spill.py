@@ -11,6 +11,11 @@ soon as it is released; :meth:`Spill.take` copies the chunks into one array and 
 chunk as soon as it is copied, so the queue and its concatenation never both exist whole (peak:
 the queue plus one chunk). Platforms without private anonymous maps keep the plain queue.
 
+The same maps hold the buffer's large sorted runs (:func:`mapped_empty`, :func:`regrow`, used by
+:func:`~streammetrics._scores.exact.runs.merge_into_last`): a run of ``MAP_MIN`` bytes or more
+grows by ``mremap`` (its pages move, nothing is copied) and goes back to the system when merged
+away, where a heap block grown by ``realloc`` and freed would stay resident.
+
 Complexity: :meth:`Spill.append` O(m) for m scores (one copy); :meth:`Spill.take` O(n).
 """
 
@@ -27,6 +32,44 @@ CHUNK = 4 << 20
 SPILL_MIN = 1 << 20
 #: ``mmap``'s private-mapping flag, None where there is none (the plain queue is kept there).
 _PRIVATE: int | None = getattr(mmap, "MAP_PRIVATE", None)
+
+
+class _Map(mmap.mmap):
+    """A private anonymous map made here (:func:`mapped_empty`): only these are ever resized."""
+
+
+#: Runs of at least this many bytes are grown in anonymous maps (:func:`regrow`).
+MAP_MIN = 256 << 10
+
+
+def mapped_empty(n: int, dtype: np.dtype) -> np.ndarray | None:
+    """An uninitialised array of ``n`` elements over its own private anonymous map (None where
+    there are none): released to the system with its last view, and grown by :func:`regrow`
+    without copying (``mremap``). O(1)."""
+    if _PRIVATE is None or n <= 0:
+        return None
+    dtype = np.dtype(dtype)
+    return np.frombuffer(_Map(-1, n * dtype.itemsize, flags=_PRIVATE), dtype=dtype)
+
+
+def map_of(a: np.ndarray) -> _Map | None:
+    """The map under ``a`` when ``a`` is the whole of an array made by :func:`mapped_empty`."""
+    base = a.base
+    if isinstance(base, memoryview) and isinstance(base.obj, _Map) and a.nbytes == base.nbytes:
+        return base.obj
+    return None
+
+
+def regrow(mm: _Map, dtype: np.dtype, n: int) -> np.ndarray | None:
+    """The array of :func:`mapped_empty` whose map is ``mm``, grown to ``n`` elements in place
+    (its first elements kept; the pages move, they are not copied). The caller must have
+    dropped its own references to the array first; while any view of it remains (another
+    state's copy, a caller's array) the map cannot change and this returns None. O(1)."""
+    try:
+        mm.resize(n * np.dtype(dtype).itemsize)
+    except (BufferError, OSError, ValueError, SystemError):
+        return None
+    return np.frombuffer(mm, dtype=dtype)
 
 
 def can_spill(v: np.ndarray) -> bool:
