@@ -1,6 +1,7 @@
 """Read costs of the exact ranking metrics against their targets, every ratio from one run.
 
-Run ``python -m benchmarks.bench_reads [--n 2000000] [--batch 10000] [--rounds 3] [--memory] [--rss]``.
+Run ``python -m benchmarks.bench_reads [--n 2000000] [--batch 10000] [--rounds 3] [--memory] [--rss]
+[--oneshot] [--no-reads]``.
 
 In one process, round after round (so every ratio compares timings taken under the same load),
 on seeded binary data (10% positives, N(0, 1) + 0.5 for positives):
@@ -19,8 +20,10 @@ the machine may be shared); the median over the rounds of each ratio is printed 
 target (issue 32), beside the median CPU and wall seconds of the measure. ``--memory`` adds
 numpy's traced peak (``tracemalloc``) per score while streaming AUROC + AP in one ``MetricSet``
 and reading once, or after every batch; ``--rss`` the same stream's peak resident memory above
-the process's own before it (``VmHWM``, Linux), each in a fresh process. The load average is
-printed before and after.
+the process's own before it (``VmHWM``, Linux), each in a fresh process. ``--oneshot`` first
+times one-shot ``streammetrics.functional.roc_auc_score`` / ``average_precision_score`` against
+scikit-learn's (with and without weights, on each kernel path: the target is >= 5x without
+numba); ``--no-reads`` skips the read timings. The load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -130,6 +133,49 @@ def rss_child(n: int, batch: int, every: bool, path: str) -> None:
     print(f"{(_status_bytes('VmHWM:') - start) / n:.1f} {(_status_bytes('VmRSS:') - start) / n:.1f}")
 
 
+def oneshot(n: int, rounds: int, paths: list[str]) -> None:
+    """One-shot ``streammetrics.functional.roc_auc_score`` / ``average_precision_score`` against
+    scikit-learn's at ``n`` samples (bench_functional's binary workload: 30 % positives, scores
+    N(0, 1) + 1 for positives rounded to 1e-4), without and with random weights, on each kernel
+    path, alternating the calls in each round; prints the median of scikit-learn's CPU seconds
+    over ours (the target: >= 5x without numba), beside the median CPU and wall seconds of ours."""
+    import sklearn.metrics as skm
+
+    import streammetrics.functional as F
+
+    rng = np.random.default_rng(20261125)
+    y = (rng.random(n) < 0.3).astype(np.int64)
+    s = np.round(rng.normal(size=n) + y, 4)
+    w = rng.random(n)
+    for path in paths:  # warm-up (numba's first call loads its kernels)
+        with compiled_kernels(path == "numba", min_size=0):
+            for name in ("roc_auc_score", "average_precision_score"):
+                for weights in (None, w[:50_000]):
+                    getattr(F, name)(y[:50_000], s[:50_000], sample_weight=weights)
+    print(f"one-shot functional vs scikit-learn, n={n:,}, {rounds} rounds (CPU-time ratios); load "
+          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
+    for name in ("roc_auc_score", "average_precision_score"):
+        for weights in (None, w):
+            ratio: dict[str, list[float]] = {p: [] for p in paths}
+            cpu: dict[str, list[float]] = {p: [] for p in paths}
+            wall: dict[str, list[float]] = {p: [] for p in paths}
+            for _ in range(rounds):
+                t_ref = _cpu(lambda wt=weights, nm=name: getattr(skm, nm)(y, s, sample_weight=wt))
+                for path in paths:
+                    with compiled_kernels(path == "numba"):
+                        t = _cpu(lambda wt=weights, nm=name: getattr(F, nm)(y, s, sample_weight=wt))
+                    ratio[path].append(t_ref / t)
+                    cpu[path].append(t)
+                    wall[path].append(_WALL[0])
+            for path in paths:
+                med = statistics.median(ratio[path])
+                print(f"  [{path}] {name}{' +w' if weights is not None else ''}: {med:.2f}x "
+                      f"({min(ratio[path]):.2f}-{max(ratio[path]):.2f}; ours {statistics.median(cpu[path]):.3f} s "
+                      f"CPU, {statistics.median(wall[path]):.3f} s wall)"
+                      + (f"  target >= 5x: {'met' if med >= 5 else 'NOT met'}" if path == "numpy" else ""),
+                      flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2_000_000)
@@ -139,6 +185,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rss", action="store_true", help="peak resident memory, fresh processes (Linux)")
     ap.add_argument("--rss-child", choices=["once", "every"], help=argparse.SUPPRESS)
     ap.add_argument("--no-extra", action="store_true", help="binary AUROC / AP only")
+    ap.add_argument("--oneshot", action="store_true",
+                    help="one-shot functional AUROC / AP against scikit-learn at --n")
+    ap.add_argument("--no-reads", action="store_true", help="skip the read timings (with --rss, --oneshot)")
     ap.add_argument("--path", choices=["numpy", "numba", "both"], default="both",
                     help="kernel path(s) to time (numba: the 'fast' extra)")
     args = ap.parse_args(argv)
@@ -184,6 +233,10 @@ def main(argv: list[str] | None = None) -> None:
         for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
             once, every, _, _ = once_and_every(lambda c=cls: c(max_bytes=budget), y, s, b)
             add(f"[{path}] bounded {label} (max_bytes=256K): every batch / once", every / once, every)
+    if args.oneshot:
+        oneshot(n, args.rounds, paths)
+    if args.no_reads:
+        args.rounds = 0
     for path in paths:  # warm-up: numba's first call compiles (or loads its on-disk cache)
         with compiled_kernels(path == "numba", min_size=0):
             for cls in (sm.AUROC, sm.AveragePrecision):
@@ -198,7 +251,8 @@ def main(argv: list[str] | None = None) -> None:
         "AUROC streamed, one read / np.sort": 1.5,
         "AP streamed, one read / np.sort": 1.5,
     }
-    print(f"{'measure':66s} {'median':>9s} {'range':>17s} {'CPU s':>8s} {'wall s':>8s}  target")
+    if args.rounds:
+        print(f"{'measure':66s} {'median':>9s} {'range':>17s} {'CPU s':>8s} {'wall s':>8s}  target")
     # one block per measure (both paths together, in the order first measured)
     measures = list(dict.fromkeys(name.split("] ", 1)[-1] for name in ratios))
     for name, vals in sorted(ratios.items(), key=lambda kv: (measures.index(

@@ -92,6 +92,18 @@ def test_bench_reads_one_path_prints_every_measure(capsys: pytest.CaptureFixture
     assert any("AUROC read after every batch / read once" in r for r in rows)
 
 
+def test_bench_reads_oneshot_prints_a_ratio_per_function_and_weighting(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # --oneshot --no-reads: the functional rows only, each with its ratio; no read table
+    from benchmarks import bench_reads
+
+    bench_reads.main(["--n", "20000", "--rounds", "1", "--path", "numpy", "--oneshot", "--no-reads"])
+    out = capsys.readouterr().out
+    rows = [line for line in out.splitlines() if line.strip().startswith("[numpy]")]
+    assert len(rows) == 4 and all("x (" in r and "target >= 5x" in r for r in rows)
+    assert sum("+w" in r for r in rows) == 2 and "measure" not in out
+
+
 def test_drift_benchmark_runs_without_peers() -> None:
     from benchmarks import bench_drift
 

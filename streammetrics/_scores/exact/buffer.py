@@ -3,7 +3,9 @@
 It implements :class:`~streammetrics._scores.protocol.ScoreState` (the protocol the ranking
 metrics read). Its parts: batch validation in :mod:`streammetrics._scores.batches` (shared with
 the bins), the sorted runs and counting kernels in :mod:`streammetrics._scores.exact.runs`, removal
-for sliding windows in :mod:`streammetrics._scores.exact.slide`; this module keeps the pair counts
+for sliding windows in :mod:`streammetrics._scores.exact.slide`, saving, loading and merging in
+:mod:`streammetrics._scores.exact.persist`, the queue of large batches in
+:mod:`streammetrics._scores.exact.spill`; this module keeps the pair counts
 ``u2`` current and answers reads.
 
 Layout
@@ -67,24 +69,17 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 
-from streammetrics._core.load_checks import check_array_names, check_total
-from streammetrics._core.metric import states_trusted
-from streammetrics._core.state import State
-from streammetrics._core.validation import (
-    check_offsets,
-    first_bad,
-)
-from streammetrics._scores.batches import FLOAT_KINDS, Parts, ScoreBatches, check_layout
+from streammetrics._scores.batches import Parts, ScoreBatches, check_layout
 from streammetrics._scores.positive_counts import PositiveCounts
 from streammetrics._scores.protocol import PairScores, ScoreState
 from streammetrics._scores.thresholds import ThresholdCounts, counts_from_sorted
 
-from .merge import merged_groups
+from .persist import BufferPersistence
 from .runs import (
     BUSY,
     RATIO,
@@ -99,20 +94,16 @@ from .runs import (
     sorted_batch,
 )
 from .slide import FLAT_MAX, SortedSlide
-from .u2_counter import as_python, counter_copy, exact_u2
+from .spill import SPILL_MIN, Spill, can_spill
+from .u2_counter import as_python, exact_u2
 
-#: Entries :meth:`SortedScores.arrays` adds inside ``trusted_states()`` (never written to files:
-#: ``load_arrays`` outside that block rejects them as unexpected arrays).
-_TRUSTED_U2 = "trusted.u2"
-_TRUSTED_DTYPE = "trusted.dtype"
-_TRUSTED_LIVE = "trusted.u2_live"
 #: A read folds at most this many queued scalar samples one by one (more: as one batch).
 _SCALAR_FOLD_MAX = 64
 #: Queued batches (or single samples) folded in without waiting for a read.
 _MAX_QUEUED = 4096
 
 
-class SortedScores(SortedSlide, ScoreBatches, ScoreState):
+class SortedScores(BufferPersistence, SortedSlide, ScoreBatches, ScoreState):
     """Exact sorted score buffer (see the module docstring)."""
 
     def __init__(
@@ -141,6 +132,10 @@ class SortedScores(SortedSlide, ScoreBatches, ScoreState):
         self._weighted = False
         self._dtype: np.dtype | None = None
         self._pending: list[Parts] = []
+        #: large queues of one group, in memory-mapped chunks (:mod:`.spill`; see ``_spill``)
+        self._spills: dict[tuple[int, int], Spill] = {}
+        self._qbytes = 0  # bytes queued in ``_pending`` since the last fold
+        self._qgroup: dict[tuple[int, int], int] = {}  # per group, once ``_qbytes`` >= SPILL_MIN
         self._scalars: list[tuple[int, float, float | None]] = []
         self._small_streak = 0  # consecutive small flat slides (see ``_flat_slide``)
         self._drop_positive_counts()
@@ -210,16 +205,69 @@ class SortedScores(SortedSlide, ScoreBatches, ScoreState):
             if len(self._scalars) >= _MAX_QUEUED:
                 self._flush()  # bound the queue's Python overhead when nothing is ever read
             return
+        if self._spills or self._qbytes >= SPILL_MIN:
+            delta = self._spill(delta)
+            if not delta:
+                return
+        else:
+            self._qbytes += sum(v.nbytes for _, _, v, _ in delta)
         self._pending.append(delta)
         if len(self._pending) >= _MAX_QUEUED:
             self._flush()
 
+    def _spill(self, parts: Parts) -> Parts:
+        """The parts of a batch that stay in the queue: a group's unit-weight scores go to its
+        :class:`~streammetrics._scores.exact.spill.Spill` once the queue holds ``SPILL_MIN``
+        bytes and that group has received as many since (a large queue then costs its size
+        while it waits and goes back to the system once folded, see :mod:`.spill`). O(m)."""
+        spills = self._spills
+        if spills and any((col, grp) in spills and (w is not None or v.dtype != spills[col, grp].dtype)
+                          for col, grp, v, w in parts):
+            # a spilled group gets weights or another dtype: fold the queue first, so that each
+            # group's scores keep their queue order (ties of weighted scores keep it, as unspilled)
+            self._flush()
+            self._qbytes = sum(v.nbytes for _, _, v, _ in parts)
+            return parts
+        kept: Parts = []
+        counts = self._qgroup
+        for part in parts:
+            col, grp, v, w = part
+            key = (col, grp)
+            sp = spills.get(key)
+            if w is None and sp is None and can_spill(v):
+                counts[key] = counts.get(key, 0) + v.nbytes
+                if counts[key] >= SPILL_MIN:
+                    sp = spills[key] = Spill(v.dtype)
+            if sp is not None and w is None and v.dtype == sp.dtype:
+                sp.append(v)
+            else:
+                kept.append(part)
+        return kept
+
+    def _take_spills(self, bucket: list[list[list[np.ndarray]]],
+                     wbucket: list[list[list[np.ndarray | None]]]) -> None:
+        """Move the spilled queues into ``bucket`` (before the single samples are added): one
+        array per group, the group's other queued unit-weight arrays of the same dtype copied
+        after it (no second concatenation); else the spill after them, in queue order."""
+        spills, self._spills = self._spills, {}
+        for (col, grp), sp in spills.items():
+            vs, ws = bucket[col][grp], wbucket[col][grp]
+            if all(w is None for w in ws) and all(v.dtype == sp.dtype for v in vs):
+                bucket[col][grp] = [sp.take(vs)]  # unit weights: the order does not show
+                wbucket[col][grp] = [None]
+            else:  # (queued before the spill began: the spill comes after them)
+                vs.append(sp.take())
+                ws.append(None)
+
     def _flush(self) -> None:
         """Fold the queued batches and samples in: sort them per group, update ``u2``, push runs."""
-        if not self._pending and not self._scalars:
+        if not self._pending and not self._scalars and not self._spills:
             return
+        self._qbytes = 0
+        self._qgroup = {}
         if (
             not self._pending
+            and not self._spills
             and len(self._scalars) <= _SCALAR_FOLD_MAX
             and (self._dtype is None or self._dtype == np.float64)
             and all(w is None for _, _, w in self._scalars)
@@ -236,6 +284,8 @@ class SortedScores(SortedSlide, ScoreBatches, ScoreState):
                     bucket[col][grp].append(v)
                     wbucket[col][grp].append(w)
         del pending
+        if self._spills:
+            self._take_spills(bucket, wbucket)
         if self._scalars:
             scalars, self._scalars = self._scalars, []
             for grp in (0, 1):
@@ -529,138 +579,7 @@ class SortedScores(SortedSlide, ScoreBatches, ScoreState):
         self._flush()
         return self._weighted
 
-    # -- generic state protocol -------------------------------------------------------------------
-    def arrays(self) -> dict[str, Any]:
-        self._flush()
-        values, offsets, weights = [], [0], []
-        for row in self._groups:
-            for grp in row:
-                v, w = grp.consolidate()
-                values.append(v)
-                offsets.append(offsets[-1] + v.shape[0])
-                weights.append(np.ones(v.shape[0]) if w is None else w)
-        dtype = self._dtype if self._dtype is not None else np.dtype(np.float64)
-        out: dict[str, Any] = {
-            "values": np.concatenate(values).astype(dtype) if values else np.zeros(0),
-            "offsets": np.asarray(offsets, dtype=np.int64),
-        }
-        if self._weighted:
-            out["weights"] = np.concatenate(weights) if weights else np.zeros(0)
-        if states_trusted():  # pickling / in-process copies: carry the derived counts along
-            out[_TRUSTED_U2] = self._u2.copy()
-            out[_TRUSTED_LIVE] = self._u2_live
-            out[_TRUSTED_DTYPE] = "" if self._dtype is None else self._dtype.str
-        return out
-
-    def _load_trusted(self, arrays: Mapping[str, Any]) -> None:
-        """Restore a state written by :meth:`arrays` under ``trusted_states()`` as given: one
-        sorted run per group and the stored ``u2``, no validation, no re-ranking. O(n) (a copy
-        of the scores, plus the cumulative weights and coarse index of each run)."""
-        values = np.asarray(arrays["values"])
-        offsets = np.asarray(arrays["offsets"], dtype=np.int64)
-        weights = arrays.get("weights")
-        self._init_storage()
-        for col in range(self.n_columns):
-            for grp in range(self.n_groups):
-                i = col * self.n_groups + grp
-                lo, hi = int(offsets[i]), int(offsets[i + 1])
-                v = values[lo:hi].copy()
-                w = None if weights is None else np.asarray(weights[lo:hi], dtype=np.float64).copy()
-                self._groups[col][grp].push(v, w, v.shape[0] if w is None else float(w.sum()))
-        self._weighted = weights is not None
-        self._u2 = counter_copy(arrays[_TRUSTED_U2], self._weighted)
-        self._u2_live = bool(arrays.get(_TRUSTED_LIVE, True))
-        dtype = arrays[_TRUSTED_DTYPE]
-        self._dtype = np.dtype(dtype) if dtype else None
-
-    def load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        if _TRUSTED_U2 in arrays and states_trusted():
-            self._load_trusted(arrays)
-            return
-        check_array_names(arrays, ("values", "offsets"), ("weights",))
-        values = np.asarray(arrays["values"])
-        offsets = np.asarray(arrays["offsets"])
-        if values.ndim != 1 or values.dtype not in FLOAT_KINDS:
-            raise ValueError(
-                f"state: array 'values' must be 1-D float16/32/64, got {values.dtype} {values.shape}"
-            )
-        if values.size and np.isnan(values).any():
-            raise ValueError(f"state: array 'values' holds NaN at index {first_bad(np.isnan(values))}")
-        ng = self.n_columns * self.n_groups
-        offsets = check_offsets(offsets, "offsets", ng, values.shape[0], "values")
-        weights = None
-        if "weights" in arrays:
-            weights = np.asarray(arrays["weights"])
-            if weights.shape != values.shape or weights.dtype.kind not in "iuf":
-                raise ValueError(
-                    f"state: array 'weights' must match 'values' ({values.shape}), got {weights.shape}"
-                )
-            weights = weights.astype(np.float64)
-            if weights.size and not (np.isfinite(weights).all() and (weights > 0).all()):
-                raise ValueError("state: array 'weights' must be finite and > 0")
-            check_total(weights, "weights")
-        if values.shape[0] > 1:
-            down = values[1:] < values[:-1]
-            down[offsets[1:-1][(offsets[1:-1] > 0) & (offsets[1:-1] < values.shape[0])] - 1] = False
-            if down.any():
-                raise ValueError(
-                    "state: array 'values' is not sorted within its groups "
-                    f"(index {int(np.argmax(down)) + 1})"
-                )
-        new = []
-        for col in range(self.n_columns):
-            row = []
-            for grp in range(self.n_groups):
-                i = col * self.n_groups + grp
-                lo, hi = int(offsets[i]), int(offsets[i + 1])
-                row.append((values[lo:hi].copy(), None if weights is None else weights[lo:hi].copy()))
-            new.append(row)
-        self._init_storage()
-        self._fold(new)
-        if weights is not None and not self._weighted:
-            self._weighted = True
-            self._u2 = self._u2.astype(np.float64)
-
-    def merge(self, other: State) -> None:
-        assert isinstance(other, SortedScores)
-        other._flush()
-        self._flush()
-        if self._u2_live:
-            other._ensure_u2()
-        new = [[grp.consolidate() for grp in row] for row in other._groups]
-        new = [[(v.copy(), None if w is None else w.copy()) for v, w in row] for row in new]
-        # the pairs within ``other``: counted in its u2 (not needed while this one's is not live)
-        self._fold(new, other._u2.copy() if self._u2_live else None)
-        if other._weighted and not self._weighted:
-            self._purge_tombstones()
-            self._weighted = True
-            self._u2 = self._u2.astype(np.float64)
-
-    def merge_many(self, others: Sequence[State]) -> None:
-        """Fold several states in at once: each group's runs (this state's and the others')
-        sorted together once, then ``u2`` counted once over the merged groups. O(n log n) for
-        n samples in all, instead of ranking each state against the accumulated runs in turn
-        (what a merge tree's nodes and the root of an engine's evaluation call)."""
-        if len(others) <= 1:  # one state (e.g. a small batch of rows) is cheaper ranked in
-            for other in others:
-                self.merge(other)
-            return
-        states: list[SortedScores] = [self]
-        for other in others:
-            assert isinstance(other, SortedScores)
-            states.append(other)
-        for st in states:
-            st._flush()
-        old_dtype = self._dtype
-        weighted = any(st._weighted for st in states)
-        new = merged_groups([st._groups for st in states], self.n_columns, self.n_groups)
-        self._init_storage()
-        self._fold(new)
-        if self._dtype is None:
-            self._dtype = old_dtype
-        if weighted and not self._weighted:
-            self._weighted = True
-            self._u2 = self._u2.astype(np.float64)
+    # -- generic state protocol: arrays, load_arrays, merge, merge_many in :mod:`.persist` --
 
     def reset(self) -> None:
         self._init_storage()
@@ -671,6 +590,7 @@ class SortedScores(SortedSlide, ScoreBatches, ScoreState):
         for parts in self._pending:
             for _, _, v, w in parts:
                 n += v.nbytes + (0 if w is None else w.nbytes)
+        n += sum(sp.nbytes for sp in self._spills.values())
         n += len(self._scalars) * (sys.getsizeof((0, 0.0, None)) + 32)
         return n
 

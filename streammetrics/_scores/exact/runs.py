@@ -18,6 +18,7 @@ from sortedcontainers import SortedList
 
 from .merge_count import coarse_arg, kernels_for
 from .sort_kernels import run_starts, stable_sort_with
+from .spill import MAP_MIN, map_of, mapped_empty, regrow
 
 
 def cumw(w: np.ndarray) -> np.ndarray:
@@ -180,24 +181,45 @@ def merge_sorted(
 
 def merge_into_last(runs: list[np.ndarray], b: np.ndarray) -> np.ndarray:
     """Pop the last run and merge the unweighted run ``b`` into it: in place when the popped
-    run is held nowhere else (its buffer grown by ``realloc``, which moves pages rather than
-    copying them, then ``b`` merged in: no second copy of the large run at any time), else as
-    :func:`merge_sorted`. The same values either way. O(n)."""
+    run is held nowhere else, else as :func:`merge_sorted`. Runs of ``MAP_MIN`` bytes and more
+    live in private anonymous maps of their own (:func:`~streammetrics._scores.exact.spill.mapped_empty`,
+    one copy when a run first gets that large): grown by remapping their pages (no copy) and
+    handed back to the system when freed, so the merges of a long stream leave no freed heap
+    blocks resident. Smaller runs grow by ``realloc``. No second copy of the large run at any
+    time; the same values either way. O(n)."""
     a = runs.pop()  # the list's reference gone: ``a`` is now the only one unless shared
-    na = a.shape[0]
+    na, n = a.shape[0], a.shape[0] + b.shape[0]
     if a.dtype == b.dtype:
-        try:
-            a.resize(na + b.shape[0], refcheck=True)
-        except ValueError:  # a copy of the state (or a caller) holds it, or it is a view
-            pass
-        else:
-            fast = kernels_for(a, b)
-            if fast is not None:
-                fast.merge_back(a, na, np.ascontiguousarray(b))
+        grown: np.ndarray | None = None
+        mm = map_of(a)
+        if mm is not None:  # a mapped run (see below): grown by remapping its pages
+            dtype = a.dtype
+            del a
+            grown = regrow(mm, dtype, n)
+            if grown is None:  # shared: a view of it remains
+                a = np.frombuffer(mm, dtype=dtype)
+        elif n * a.itemsize >= MAP_MIN:
+            # a large run moves to a map of its own, once: freed, it goes back to the system
+            # (a heap block freed by a later realloc stays resident), grown later without a copy
+            grown = mapped_empty(n, a.dtype)
+            if grown is not None:
+                grown[:na] = a
+                del a
+        if grown is None and mm is None:
+            try:
+                a.resize(n, refcheck=True)
+            except ValueError:  # a copy of the state (or a caller) holds it, or it is a view
+                pass
             else:
-                a[na:] = b
-                a.sort(kind="stable")  # timsort: two sorted runs, merged in one pass
-            return a
+                grown = a
+        if grown is not None:
+            fast = kernels_for(grown, b)
+            if fast is not None:
+                fast.merge_back(grown, na, np.ascontiguousarray(b))
+            else:
+                grown[na:] = b
+                grown.sort(kind="stable")  # timsort: two sorted runs, merged in one pass
+            return grown
     return merge_sorted(a, None, b, None)[0]
 
 

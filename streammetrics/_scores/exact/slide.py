@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from streammetrics._scores.batches import Parts
 
     from .runs import Group
+    from .spill import Spill
 
 #: List mode of :meth:`SortedScores.remove_groups` (a small binary window fed small batches):
 #: states of at most FLAT_MAX samples go to list mode after _STREAK consecutive batches of at
@@ -60,6 +61,7 @@ class SortedSlide:
     _weighted: bool
     _dtype: np.dtype | None
     _pending: list[Parts]
+    _spills: dict[tuple[int, int], Spill]
     _scalars: list[tuple[int, float, float | None]]
     _small_streak: int
 
@@ -126,7 +128,7 @@ class SortedSlide:
         self._ensure_u2()
         neg_g, pos_g = self._groups[0]
         if (type(neg_g.tail) is not FlatList or type(pos_g.tail) is not FlatList or neg_g.runs
-                or pos_g.runs or self._scalars or self._dtype != np.float64):
+                or pos_g.runs or self._scalars or self._spills or self._dtype != np.float64):
             self.remove_groups(self.split_trusted(y, s))
             return
         adds: list[tuple[list[float], list[float]]] = []
@@ -172,7 +174,7 @@ class SortedSlide:
                 if rem[col][g].shape[0] > groups[col][g].total + queued[col][g].shape[0]:
                     self._flush()
                     raise ValueError("subtract: the other state holds samples this one does not")
-        self._pending, self._scalars = [], []
+        self._pending, self._scalars, self._spills = [], [], {}
         if self.task == "binary" and self._flat_slide(queued[0], rem[0]):
             return
         for row in groups:
@@ -323,6 +325,8 @@ class SortedSlide:
                     vs[col][gi].append(v)
         for gi, x, _ in self._scalars:
             vs[0][gi].append(np.array([x]))
+        for (col, gi), sp in self._spills.items():
+            vs[col][gi].append(sp.values())
         out = []
         for row in vs:
             out_row = []
