@@ -35,17 +35,37 @@ _AT_ONCE = Param("int", "must be an integer >= 1", low=1)
 CHUNK_ROWS = 1 << 18
 
 
-def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0) -> list[ranked_engine.Runs]:
+class Held(list):  # type: ignore[type-arg]
+    """A partition's runs (a list of :data:`~streammetrics._engines.ranked.Runs`), which its
+    split task takes (:func:`_take_task`): ``taken`` once they have been cut and released."""
+
+    taken = False
+
+
+def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0) -> Held:
     """One Dask partition's runs, ``chunk_rows`` rows at a time."""
-    return ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, f"Dask partition {index}")
+    chunks = ranked_engine.row_chunks(df, chunk_rows)
+    return Held(ranked_engine.chunk_runs(chunks, plan, f"Dask partition {index}"))
 
 
-def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int) -> list[ranked_engine.Runs]:
+def _take_task(held: Held, edges: np.ndarray) -> list[list[ranked_engine.Runs]]:
+    """Per range, copies of a partition's pieces; the runs are released as they are cut
+    (:func:`~streammetrics._engines.ranked.take_pieces`): the split is their last user, so a
+    worker then holds only the pieces not yet merged, and each range's are freed once it is."""
+    if held.taken:
+        raise RuntimeError("evaluate_ranked: a partition's runs were split twice (a retried task); "
+                           "run evaluate_ranked again")
+    out = ranked_engine.take_pieces(held, edges)
+    held.taken = True
+    return out
+
+
+def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int) -> Held:
     """The runs of Parquet files, each read ``chunk_rows`` rows at a time (pyarrow record
     batches of the used columns: no file is ever whole in memory)."""
     import pyarrow.parquet as pq
 
-    out: list[ranked_engine.Runs] = []
+    out = Held()
     for name in names:
         with fs.open(name, "rb") as source:
             reader = pq.ParquetFile(source, pre_buffer=False)
@@ -99,6 +119,34 @@ def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
     return fs, files
 
 
+def read_parquet_files(ddf: Any) -> tuple[Any, list[str]] | None:
+    """The fsspec filesystem and files of a Dask DataFrame that is a plain ``dd.read_parquet``
+    (column selections allowed; no filters, hive partitions, categories or partition subset),
+    which :func:`evaluate_ranked` then reads itself in record batches; None for any other
+    DataFrame (its partitions are computed by Dask, each whole). O(files)."""
+    expr: Any = getattr(ddf, "expr", None)
+    while type(expr).__name__ == "Projection":  # ddf[["y", "p"]]: the same rows
+        expr = expr.frame
+    if type(expr).__name__ != "ReadParquetFSSpec":
+        return None
+    ops = dict(zip(expr._parameters, expr.operands, strict=False))
+    if ops.get("filters") or ops.get("categories") or ops.get("_partitions") is not None:
+        return None
+    info = expr._dataset_info
+    if info.get("partitions") or info.get("partition_names") or info.get("filters"):
+        return None
+    files: list[str] = []
+    seen: set[str] = set()
+    for part in info["plan"]["parts"]:
+        name = part["piece"][0] if isinstance(part, dict) and "piece" in part else None
+        if not isinstance(name, str):
+            return None
+        if name not in seen:  # a file split into row-group pieces: read once, whole
+            seen.add(name)
+            files.append(name)
+    return (info["fs"], files) if files else None
+
+
 def _edges(ranges: int | Sequence[float]) -> tuple[int, np.ndarray | None]:
     if isinstance(ranges, (int, np.integer)):  # a bool too: refused by the check
         return check_param(ranges, "ranges", _RANGES), None
@@ -143,6 +191,11 @@ def range_summaries(
     delayed = dask.delayed
     plan_node = delayed(plan, pure=True)
     found = parquet_files(ddf)
+    if found is None:
+        missing = [c for c in plan.columns() if c not in ddf.columns]
+        if missing:
+            raise ValueError(f"columns {missing} are not in the DataFrame (has {list(ddf.columns)})")
+        found = read_parquet_files(ddf)
     if found is not None:
         import pyarrow.parquet as pq
 
@@ -157,19 +210,19 @@ def range_summaries(
         threads = _threads()
         groups = [[f] for f in files] if threads is None else file_groups(
             files, [int(fs.size(f)) for f in files], threads)
-        runs = [delayed(_file_runs_task, pure=True)(g, fs, plan_node, chunk_rows) for g in groups]
+        runs = [delayed(_file_runs_task)(g, fs, plan_node, chunk_rows) for g in groups]
     else:
-        missing = [c for c in plan.columns() if c not in ddf.columns]
-        if missing:
-            raise ValueError(f"columns {missing} are not in the DataFrame (has {list(ddf.columns)})")
-        runs = [delayed(_runs_task, pure=True)(p, plan_node, chunk_rows, i)
+        runs = [delayed(_runs_task)(p, plan_node, chunk_rows, i)
                 for i, p in enumerate(ddf[plan.columns()].to_delayed())]
     if fixed is not None:
         edges: Any = fixed
     else:
         samples = [delayed(ranked_engine.sample_chunks, pure=True)(r, sample_size) for r in runs]
         edges = delayed(ranked_engine.range_edges, pure=True)(samples, n_ranges)
-    splits = [delayed(ranked_engine.split_chunks, pure=True)(r, edges) for r in runs]
+    # The split is the runs' last user (it waits for the edges, hence for every sample): it
+    # copies the pieces out and releases each run as it is cut, so that a worker's memory
+    # shrinks as the ranges are merged (views would keep every run until the last range).
+    splits = [delayed(_take_task, pure=True)(r, edges) for r in runs]
     # Round one from the pieces (no range is merged, so none is held while waiting for the
     # others); round two merges each range and summarises it in one task, which returns O(1)
     # numbers (plus its curve piece): a worker never keeps a merged range.

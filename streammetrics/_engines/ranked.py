@@ -172,6 +172,24 @@ def split_chunks(chunks: Sequence[Runs], edges: np.ndarray) -> list[list[Runs]]:
     return out
 
 
+def take_pieces(chunks: list[Runs], edges: np.ndarray) -> list[list[Runs]]:
+    """:func:`split_chunks`, but each piece is a copy and each run is removed from ``chunks``
+    as soon as it is cut (``chunks`` is left empty): whoever held ``chunks`` no longer holds
+    the runs, and each range's pieces can be freed once that range has taken them (views would
+    keep every run whole until the last range is done). Memory: the runs plus one run's
+    pieces at a time. O(n) copying plus O(len(chunks) x R log c)."""
+    out: list[list[Runs]] = [[] for _ in range(edges.shape[0] + 1)]
+    chunks.reverse()  # popped from the end: in their order, each freed once cut
+    while chunks:
+        runs = chunks.pop()
+        for r, (nv, nw, pv, pw) in enumerate(split_runs(runs, edges)):
+            if nv.shape[0] or pv.shape[0]:
+                out[r].append((nv.copy(), None if nw is None else nw.copy(), pv.copy(),
+                               None if pw is None else pw.copy()))
+        del runs
+    return out
+
+
 def chunk_totals(split: Sequence[Sequence[Runs]]) -> list[tuple[float, float]]:
     """(P, N) of each range's pieces of one partition (:func:`split_chunks`), summed over its
     runs: round one of :func:`piece_totals` for a chunked partition. O(n)."""
