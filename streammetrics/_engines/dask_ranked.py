@@ -31,6 +31,8 @@ _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
 _CHUNK_ROWS = Param("int", "must be an integer >= 1", low=1)
 _AT_ONCE = Param("int", "must be an integer >= 1", low=1)
+#: Ranges per worker thread by default (a range is then ~1/8 of a worker's share).
+RANGES_PER_THREAD = 8
 #: Rows read, validated and sorted at a time (~10 MB in flight: the chunk, its twin, its runs).
 CHUNK_ROWS = 1 << 18
 
@@ -147,7 +149,15 @@ def read_parquet_files(ddf: Any) -> tuple[Any, list[str]] | None:
     return (info["fs"], files) if files else None
 
 
-def _edges(ranges: int | Sequence[float]) -> tuple[int, np.ndarray | None]:
+def default_ranges(threads: int | None) -> int:
+    """The default number of ranges: 8 per worker thread of the current client (8 without
+    one), so that a range is about an eighth of a worker's share."""
+    return RANGES_PER_THREAD * max(1, threads or 1)
+
+
+def _edges(ranges: int | Sequence[float] | None) -> tuple[int, np.ndarray | None]:
+    if ranges is None:
+        return default_ranges(_threads()), None
     if isinstance(ranges, (int, np.integer)):  # a bool too: refused by the check
         return check_param(ranges, "ranges", _RANGES), None
     edges = np.asarray(ranges, dtype=np.float64).ravel()
@@ -167,7 +177,7 @@ def range_summaries(
     label: str,
     score: str,
     weight: str | None = None,
-    ranges: int | Sequence[float] = 8,
+    ranges: int | Sequence[float] | None = None,
     sample_size: int = 256,
     curves: bool = False,
     chunk_rows: int = CHUNK_ROWS,
@@ -288,7 +298,7 @@ def evaluate_ranked(
     label: str,
     score: str,
     weight: str | None = None,
-    ranges: int | Sequence[float] = 8,
+    ranges: int | Sequence[float] | None = None,
     sample_size: int = 256,
     chunk_rows: int = CHUNK_ROWS,
     ranges_at_once: int | None = None,
@@ -306,10 +316,12 @@ def evaluate_ranked(
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame, or str / path / list of them
-        The rows (only ``label``, ``score`` and ``weight`` are read): a Dask DataFrame (each
-        partition arrives whole, as Dask reads it), or Parquet files (a path, directory, glob
-        or list of them, local or fsspec), which each task reads itself ``chunk_rows`` rows at a
-        time, so no file is ever whole in a worker's memory.
+        The rows (only ``label``, ``score`` and ``weight`` are read): Parquet files (a path,
+        directory, glob or list of them, local or fsspec), which each task reads itself
+        ``chunk_rows`` rows at a time, so no file is ever whole in a worker's memory; a plain
+        ``dd.read_parquet(...)`` (column selections allowed; no ``filters``, hive partitions,
+        ``categories`` or ``.partitions[...]``), whose files are read the same way; or any
+        other Dask DataFrame, whose partitions Dask computes, each whole.
     metrics : MetricSet, Metric or mapping of name -> Metric
         Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``
         templates (their configuration is used; they are not modified).
@@ -317,9 +329,11 @@ def evaluate_ranked(
         The 0/1 label and the score columns.
     weight : str, optional
         The ``sample_weight`` column.
-    ranges : int or sequence of float
-        The number R of score ranges (default 8; more ranges = less memory per range task), or
-        the R - 1 non-decreasing edges themselves (range r holds scores in [e_r-1, e_r)).
+    ranges : int or sequence of float, optional
+        The number R of score ranges (more ranges = less memory per range task; default 8 per
+        worker thread of the current distributed client, 8 without one), or the R - 1
+        non-decreasing edges themselves (range r holds scores in [e_r-1, e_r)). The values do
+        not depend on R beyond float rounding.
     sample_size : int
         Ranks sampled from each partition's sorted runs (per chunk) to place the edges.
     chunk_rows : int
@@ -348,9 +362,10 @@ def evaluate_ranked(
     -----
     Equal to the single-process exact values up to float rounding (1e-12 relative). Memory per
     worker: a baseline (Python, numpy, pandas, pyarrow, dask: ~150-250 MB), the sorted runs of
-    the partitions it read (8 bytes a score, 16 weighted: its share of the exact state, kept
-    until every range has taken its piece), one chunk in flight (plus, for a Dask DataFrame,
-    the partition Dask hands it) and the range it merges (~3x 1/R of the state; tied scores
+    the partitions it read (8 bytes a score, 16 weighted: its share of the exact state; once
+    cut at the edges, each range's pieces are freed when that range is merged), one chunk in
+    flight (plus, for a Dask DataFrame other than a plain ``read_parquet``, the partitions
+    Dask computes for it) and the range it merges (~3x 1/R of the state; tied scores
     share a range, so a score held by more than 1/R of the rows makes its range larger); the
     client O(R) numbers. Time: one sort per chunk, one k-way merge per range, O(n) counting,
     spread over the workers.

@@ -173,20 +173,50 @@ def split_chunks(chunks: Sequence[Runs], edges: np.ndarray) -> list[list[Runs]]:
 
 
 def take_pieces(chunks: list[Runs], edges: np.ndarray) -> list[list[Runs]]:
-    """:func:`split_chunks`, but each piece is a copy and each run is removed from ``chunks``
-    as soon as it is cut (``chunks`` is left empty): whoever held ``chunks`` no longer holds
-    the runs, and each range's pieces can be freed once that range has taken them (views would
-    keep every run whole until the last range is done). Memory: the runs plus one run's
-    pieces at a time. O(n) copying plus O(len(chunks) x R log c)."""
-    out: list[list[Runs]] = [[] for _ in range(edges.shape[0] + 1)]
-    chunks.reverse()  # popped from the end: in their order, each freed once cut
+    """Per range, one piece of a partition: its runs' pieces in that range, copied into one
+    sorted run per class (stable sort of the concatenated sorted pieces: timsort merges them),
+    with each run removed from ``chunks`` as soon as it is copied (``chunks`` is left empty).
+
+    Whoever held ``chunks`` then no longer holds the runs, and each range's piece -- one array
+    per class, not a view of every run -- is freed (returned to the system when large) once its
+    range has taken it: the partition's memory shrinks range by range instead of staying whole
+    until the last range is done. Memory: the runs plus one run at a time. O(n log k) for k
+    runs, plus O(k x R log c).
+    """
+    n_ranges = edges.shape[0] + 1
+    weighted = any(r[1] is not None or r[3] is not None for r in chunks)
+    cuts = [[np.concatenate([[0], np.searchsorted(v, edges, "left"), [v.shape[0]]]) for v in (r[0], r[2])]
+            for r in chunks]
+    sizes = [[sum(int(c[k][i + 1] - c[k][i]) for c in cuts) for k in (0, 1)] for i in range(n_ranges)]
+    vals = [[np.empty(n) for n in row] for row in sizes]
+    wts = [[np.empty(n) for n in row] if weighted else [None, None] for row in sizes]
+    fill = [[0, 0] for _ in range(n_ranges)]
+    chunks.reverse()  # popped from the end: in their order, each freed once copied
+    cuts.reverse()
     while chunks:
-        runs = chunks.pop()
-        for r, (nv, nw, pv, pw) in enumerate(split_runs(runs, edges)):
-            if nv.shape[0] or pv.shape[0]:
-                out[r].append((nv.copy(), None if nw is None else nw.copy(), pv.copy(),
-                               None if pw is None else pw.copy()))
+        runs, cut = chunks.pop(), cuts.pop()
+        for k, (v, w) in enumerate(((runs[0], runs[1]), (runs[2], runs[3]))):
+            for i in range(n_ranges):
+                a, b = int(cut[k][i]), int(cut[k][i + 1])
+                at = fill[i][k]
+                vals[i][k][at : at + b - a] = v[a:b]
+                dst = wts[i][k]
+                if dst is not None:
+                    dst[at : at + b - a] = 1.0 if w is None else w[a:b]
+                fill[i][k] = at + b - a
         del runs
+    out: list[list[Runs]] = []
+    for i in range(n_ranges):
+        piece = []
+        for k in (0, 1):
+            v, w = vals[i][k], wts[i][k]
+            if w is None:
+                v.sort(kind="stable")
+            else:
+                order = np.argsort(v, kind="stable")
+                v, w = v[order], w[order]
+            piece += [v, w]
+        out.append([(piece[0], piece[1], piece[2], piece[3])] if sizes[i][0] or sizes[i][1] else [])
     return out
 
 
