@@ -207,17 +207,19 @@ def take_pieces(chunks: list[Runs], edges: np.ndarray) -> list[list[Runs]]:
         del runs
     out: list[list[Runs]] = []
     for i in range(n_ranges):
-        piece = []
-        for k in (0, 1):
-            v, w = vals[i][k], wts[i][k]
-            if w is None:
-                v.sort(kind="stable")
-            else:
-                order = np.argsort(v, kind="stable")
-                v, w = v[order], w[order]
-            piece += [v, w]
-        out.append([(piece[0], piece[1], piece[2], piece[3])] if sizes[i][0] or sizes[i][1] else [])
+        (nv, nw), (pv, pw) = (_sorted_run(vals[i][k], wts[i][k]) for k in (0, 1))
+        out.append([(nv, nw, pv, pw)] if sizes[i][0] or sizes[i][1] else [])
     return out
+
+
+def _sorted_run(v: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """``v`` (and its weights) sorted increasing; a stable sort (timsort: concatenated sorted
+    pieces are merged, O(n log k))."""
+    if w is None:
+        v.sort(kind="stable")
+        return v, None
+    order = np.argsort(v, kind="stable")
+    return v[order], w[order]
 
 
 def chunk_totals(split: Sequence[Sequence[Runs]]) -> list[tuple[float, float]]:
