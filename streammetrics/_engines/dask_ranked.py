@@ -4,8 +4,9 @@ The steps are in :mod:`streammetrics._engines.ranked`; this module wires them in
 
 ``partition -> runs`` (one task per partition or Parquet file: its rows read, validated and
 sorted ``chunk_rows`` at a time, :func:`~streammetrics._engines.ranked.chunk_runs`)
-``-> sample -> edges`` (one small task) ``-> split`` (per partition: views of its runs cut at
-the edges) ``-> totals -> offsets`` (round one: each piece's weights, R pairs of numbers per
+``-> sample -> edges`` (one small task) ``-> split`` (per partition: its runs cut at the edges
+and copied into one sorted piece per range, each run released once copied) ``-> totals ->
+offsets`` (round one: each piece's weights, R pairs of numbers per
 partition) ``-> piece`` (per partition and range: only that piece travels) ``-> range`` (round
 two, per range: the k-way merge -- the only place a range is whole -- and its summary, in one
 task) ``-> combine`` (O(R) numbers, plus the curve when a curve metric asks for it).

@@ -25,7 +25,9 @@ Bounded pieces: :func:`chunk_runs` reads a partition (a pandas frame, an Arrow t
 batches) ``chunk_rows`` rows at a time, each chunk validated and sorted on its own and kept as
 its own sorted runs (no partition-wide sort or merge: the range merge is a k-way merge anyway);
 :func:`sample_chunks`, :func:`split_chunks` and :func:`chunk_totals` are the steps above over
-such a list of runs. A partition then costs its runs (8 bytes a score, 16 weighted) plus one
+such a list of runs; :func:`take_pieces` splits it into one sorted copy per range, releasing
+each run as it goes (so the pieces, not the runs, are what stays until each range is merged). A
+partition then costs its runs (8 bytes a score, 16 weighted) plus one
 chunk in flight, whatever its size.
 
 Exact: equal to the single-process values up to float rounding (1e-12 relative; bit for bit
