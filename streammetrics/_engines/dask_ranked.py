@@ -5,7 +5,7 @@ The steps are in :mod:`streammetrics._engines.ranked`; this module wires them in
 ``partition -> runs`` (one task per partition or Parquet file: its rows read, validated and
 sorted ``chunk_rows`` at a time, :func:`~streammetrics._engines.ranked.chunk_runs`)
 ``-> sample -> edges`` (one small task) ``-> split`` (per partition: its runs cut at the edges
-and copied into one sorted piece per range, each run released once copied) ``-> totals ->
+and copied into one piece per range, each run released once copied) ``-> totals ->
 offsets`` (round one: each piece's weights, R pairs of numbers per
 partition) ``-> piece`` (per partition and range: only that piece travels) ``-> range`` (round
 two, per range: the k-way merge -- the only place a range is whole -- and its summary, in one
@@ -309,7 +309,7 @@ def _range_task(pieces: Sequence[Sequence[ranked_engine.Runs]], offset: tuple[fl
                 totals: tuple[float, float], curves: bool, after: Any = None) -> ranked_engine.RangeSummary:
     """Round two for one range: its pieces of every partition's runs, merged and summarised
     (``after``: the range task it waited for, unused)."""
-    merged = ranked_engine.merge_range([p for part in pieces for p in part])
+    merged = ranked_engine.merge_unsorted([p for part in pieces for p in part])
     return ranked_engine.range_summary(merged, offset, totals, curves)
 
 

@@ -25,7 +25,7 @@ Bounded pieces: :func:`chunk_runs` reads a partition (a pandas frame, an Arrow t
 batches) ``chunk_rows`` rows at a time, each chunk validated and sorted on its own and kept as
 its own sorted runs (no partition-wide sort or merge: the range merge is a k-way merge anyway);
 :func:`sample_chunks`, :func:`split_chunks` and :func:`chunk_totals` are the steps above over
-such a list of runs; :func:`take_pieces` splits it into one sorted copy per range, releasing
+such a list of runs; :func:`take_pieces` splits it into one copy per range, releasing
 each run as it goes (so the pieces, not the runs, are what stays until each range is merged). A
 partition then costs its runs (8 bytes a score, 16 weighted) plus one
 chunk in flight, whatever its size.
@@ -175,15 +175,16 @@ def split_chunks(chunks: Sequence[Runs], edges: np.ndarray) -> list[list[Runs]]:
 
 
 def take_pieces(chunks: list[Runs], edges: np.ndarray) -> list[list[Runs]]:
-    """Per range, one piece of a partition: its runs' pieces in that range, copied into one
-    sorted run per class (stable sort of the concatenated sorted pieces: timsort merges them),
-    with each run removed from ``chunks`` as soon as it is copied (``chunks`` is left empty).
+    """Per range, one piece of a partition: its runs' pieces in that range copied, one after
+    the other, into one array per class -- in ascending order within each run's part but NOT
+    sorted as a whole (the range's merge sorts anyway: :func:`merge_unsorted`) -- with each run
+    removed from ``chunks`` as soon as it is copied (``chunks`` is left empty).
 
     Whoever held ``chunks`` then no longer holds the runs, and each range's piece -- one array
     per class, not a view of every run -- is freed (returned to the system when large) once its
     range has taken it: the partition's memory shrinks range by range instead of staying whole
-    until the last range is done. Memory: the runs plus one run at a time. O(n log k) for k
-    runs, plus O(k x R log c).
+    until the last range is done. Memory: the runs plus one run at a time. O(n) copying plus
+    O(k x R log c) for k runs of c scores.
     """
     n_ranges = edges.shape[0] + 1
     weighted = any(r[1] is not None or r[3] is not None for r in chunks)
@@ -207,21 +208,29 @@ def take_pieces(chunks: list[Runs], edges: np.ndarray) -> list[list[Runs]]:
                     dst[at : at + b - a] = 1.0 if w is None else w[a:b]
                 fill[i][k] = at + b - a
         del runs
-    out: list[list[Runs]] = []
-    for i in range(n_ranges):
-        (nv, nw), (pv, pw) = (_sorted_run(vals[i][k], wts[i][k]) for k in (0, 1))
-        out.append([(nv, nw, pv, pw)] if sizes[i][0] or sizes[i][1] else [])
-    return out
+    return [[(vals[i][0], wts[i][0], vals[i][1], wts[i][1])] if sizes[i][0] or sizes[i][1] else []
+            for i in range(n_ranges)]
 
 
-def _sorted_run(v: np.ndarray, w: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
-    """``v`` (and its weights) sorted increasing; a stable sort (timsort: concatenated sorted
-    pieces are merged, O(n log k))."""
-    if w is None:
-        v.sort(kind="stable")
+def _sorted_union(items: list[tuple[np.ndarray, np.ndarray | None]]) -> tuple[np.ndarray, np.ndarray | None]:
+    items = [(v, w) for v, w in items if v.shape[0]]
+    if not items:
+        return np.zeros(0), None
+    v = np.concatenate([np.asarray(a, dtype=np.float64) for a, _ in items])  # a new array, always
+    if all(w is None for _, w in items):
+        v.sort()
         return v, None
+    w = np.concatenate([np.ones(a.shape[0]) if b is None else b for a, b in items])
     order = np.argsort(v, kind="stable")
     return v[order], w[order]
+
+
+def merge_unsorted(pieces: Sequence[Runs]) -> Runs:
+    """One range's sorted runs from pieces in any order (e.g. :func:`take_pieces`'): each
+    class concatenated into a new array and sorted (the pieces are not changed). O(n log n)."""
+    nv, nw = _sorted_union([(p[0], p[1]) for p in pieces])
+    pv, pw = _sorted_union([(p[2], p[3]) for p in pieces])
+    return nv, nw, pv, pw
 
 
 def chunk_totals(split: Sequence[Sequence[Runs]]) -> list[tuple[float, float]]:
