@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> str:
             sampler.join()
             read: dict[str, int] = {}  # the files / partitions each worker read (and kept the runs of)
             for task in stream.data:
-                if "runs_task" in str(task["key"]):
+                if "runs_task" in str(task["key"]) or "_runs_frame" in str(task["key"]):
                     read[task["worker"]] = read.get(task["worker"], 0) + 1
             after = client.run(_peak_mb)
             idle = client.run(_rss_mb)  # nothing held: the baseline once Parquet has been read
