@@ -9,9 +9,12 @@ plus ``--headroom`` (1.5) times the worker's share of the exact state (state / w
 ``--limit-mb`` (spilling and pausing off, so a worker that crosses 95% of its limit is killed
 and restarted: the restarts are counted, and a task on three killed workers fails the run),
 with ``--ranges`` score ranges, the files given as paths (``--input files``: each task reads
-its file ``--chunk-rows`` rows at a time) or as ``dd.read_parquet`` (``--input frame``: each
-partition arrives whole). Printed: the state size, the limit, each worker's peak resident memory
-(``ru_maxrss``) before and after (minus the baseline, in shares), the restarts, the time, and
+its file ``--chunk-rows`` rows at a time), as ``dd.read_parquet`` (``--input frame``: read
+the same way) or as ``dd.read_parquet`` with a filter that keeps every row (``--input
+computed-frame``: a DataFrame whose partitions Dask computes, each arriving whole). Printed: the state size, the limit, each worker's peak resident memory
+(``ru_maxrss``) before and after (minus the baseline, in shares), its resident memory sampled
+each second during the run (at 20, 40, ..., 100% of the samples: the runs kept in round one,
+then freed range by range in round two), the restarts, the time, and
 the values next to the single-process ones (which the script computes, in this process, from the
 same files: a process that does hold every score).
 
@@ -20,15 +23,17 @@ its piece) plus one chunk in flight and one range being merged, over its baselin
 gather would need every score alone.
 
 Run: ``python -m benchmarks.bench_ranked_memory [--rows N] [--files F] [--limit-mb M | --headroom H
---baseline-mb B] [--ranges R] [--workers W] [--input files|frame] [--chunk-rows C]``.
+--baseline-mb B] [--ranges R] [--workers W] [--input files|frame|computed-frame] [--chunk-rows C]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -45,6 +50,14 @@ def _peak_mb() -> float:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def _timeline(trace: list[dict[str, float]], worker: str) -> str:
+    """A worker's sampled resident memory at 20, 40, ..., 100% of the samples."""
+    seen = [t[worker] for t in trace if worker in t]
+    if not seen:
+        return "--"
+    return " / ".join(f"{seen[min(len(seen) - 1, int(len(seen) * q / 5))]:.0f}" for q in (1, 2, 3, 4, 5))
 
 
 def _single(root: Path) -> dict[str, Any]:
@@ -68,7 +81,7 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--baseline-mb", type=int, default=250)
     ap.add_argument("--ranges", type=int, default=64)
     ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--input", choices=("files", "frame"), default="files")
+    ap.add_argument("--input", choices=("files", "frame", "computed-frame"), default="files")
     ap.add_argument("--chunk-rows", type=int, default=1 << 18)
     ap.add_argument("--data", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -102,15 +115,28 @@ def main(argv: list[str] | None = None) -> str:
             client.run(lambda: __import__("streammetrics.dask"))
             before = client.run(_peak_mb)
             pids = client.run(os.getpid)
-            data: Any = str(root) if args.input == "files" else dd.read_parquet(str(root))
+            data: Any = str(root) if args.input == "files" else dd.read_parquet(str(root)) \
+                if args.input == "frame" else dd.read_parquet(str(root), filters=[("p", ">=", -1.0)])
             t = time.perf_counter()
+            trace: list[dict[str, float]] = []  # each worker's resident memory, sampled each second
+            done = threading.Event()
+
+            def sample() -> None:
+                while not done.wait(1.0):
+                    with contextlib.suppress(Exception):  # a worker restarting: skip this sample
+                        trace.append(client.run(_rss_mb))
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
             with get_task_stream() as stream:
                 values = evaluate_ranked(data, {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()},
                                          label="y", score="p", ranges=args.ranges, chunk_rows=args.chunk_rows)
             seconds = time.perf_counter() - t
+            done.set()
+            sampler.join()
             read: dict[str, int] = {}  # the files / partitions each worker read (and kept the runs of)
             for task in stream.data:
-                if "runs_task" in str(task["key"]):
+                if "runs_task" in str(task["key"]) or "_runs_frame" in str(task["key"]):
                     read[task["worker"]] = read.get(task["worker"], 0) + 1
             after = client.run(_peak_mb)
             idle = client.run(_rss_mb)  # nothing held: the baseline once Parquet has been read
@@ -128,14 +154,16 @@ def main(argv: list[str] | None = None) -> str:
             "",
             "| worker | peak RSS before (MB) | peak RSS after (MB) | (after - before) / share "
             "| runs tasks run (of an even share; files: one task per worker, equal bytes) "
-            "| RSS after the run, nothing held (MB) |",
-            "|---|---|---|---|---|---|",
+            "| RSS after the run, nothing held (MB) "
+            "| RSS at 20 / 40 / 60 / 80 / 100% of the run's samples (MB) |",
+            "|---|---|---|---|---|---|---|",
         ]
         even = max(sum(read.values()), 1) / args.workers
         for i, w in enumerate(sorted(after)):
             lines.append(f"| {i} | {before.get(w, float('nan')):.0f} | {after[w]:.0f} | "
                          f"{(after[w] - before.get(w, float('nan'))) / share_mb:.2f} | "
-                         f"{read.get(w, 0)} ({read.get(w, 0) / even:.2f}) | {idle.get(w, float('nan')):.0f} |")
+                         f"{read.get(w, 0)} ({read.get(w, 0) / even:.2f}) | {idle.get(w, float('nan')):.0f} | "
+                         f"{_timeline(trace, w)} |")
         lines += [
             "",
             f"Workers restarted (crossed 95% of the limit): {restarted}.",

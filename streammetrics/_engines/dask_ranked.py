@@ -4,8 +4,9 @@ The steps are in :mod:`streammetrics._engines.ranked`; this module wires them in
 
 ``partition -> runs`` (one task per partition or Parquet file: its rows read, validated and
 sorted ``chunk_rows`` at a time, :func:`~streammetrics._engines.ranked.chunk_runs`)
-``-> sample -> edges`` (one small task) ``-> split`` (per partition: views of its runs cut at
-the edges) ``-> totals -> offsets`` (round one: each piece's weights, R pairs of numbers per
+``-> sample -> edges`` (one small task) ``-> split`` (per partition: its runs cut at the edges
+and copied into one piece per range, each run released once copied) ``-> totals ->
+offsets`` (round one: each piece's weights, R pairs of numbers per
 partition) ``-> piece`` (per partition and range: only that piece travels) ``-> range`` (round
 two, per range: the k-way merge -- the only place a range is whole -- and its summary, in one
 task) ``-> combine`` (O(R) numbers, plus the curve when a curve metric asks for it).
@@ -31,21 +32,59 @@ _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
 _CHUNK_ROWS = Param("int", "must be an integer >= 1", low=1)
 _AT_ONCE = Param("int", "must be an integer >= 1", low=1)
+#: Ranges per worker thread by default (a range is then ~1/8 of a worker's share).
+RANGES_PER_THREAD = 8
 #: Rows read, validated and sorted at a time (~10 MB in flight: the chunk, its twin, its runs).
 CHUNK_ROWS = 1 << 18
 
 
-def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0) -> list[ranked_engine.Runs]:
+class Held(list):  # type: ignore[type-arg]
+    """A partition's runs (a list of :data:`~streammetrics._engines.ranked.Runs`), which its
+    split task takes (:func:`_take_task`): ``taken`` once they have been cut and released."""
+
+    taken = False
+
+
+def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0) -> Held:
     """One Dask partition's runs, ``chunk_rows`` rows at a time."""
-    return ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, f"Dask partition {index}")
+    chunks = ranked_engine.row_chunks(df, chunk_rows)
+    return Held(ranked_engine.chunk_runs(chunks, plan, f"Dask partition {index}"))
 
 
-def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int) -> list[ranked_engine.Runs]:
+def _runs_frame(df: Any, plan: Plan, chunk_rows: int, call: str = "", partition_info: Any = None) -> Any:
+    """:func:`_runs_task` of a partition, in a one-row frame (a ``map_partitions`` result;
+    ``call`` only makes the task unique to one evaluation)."""
+    import pandas as pd
+
+    index = partition_info["number"] if partition_info else 0
+    return pd.DataFrame({"runs": pd.Series([_runs_task(df, plan, chunk_rows, index)], dtype=object)})
+
+
+def _held_of(frame: Any) -> Held:
+    """The runs in a :func:`_runs_frame` result (the same object)."""
+    held = frame["runs"].iloc[0]
+    assert isinstance(held, Held)
+    return held
+
+
+def _take_task(held: Held, edges: np.ndarray) -> list[list[ranked_engine.Runs]]:
+    """Per range, copies of a partition's pieces; the runs are released as they are cut
+    (:func:`~streammetrics._engines.ranked.take_pieces`): the split is their last user, so a
+    worker then holds only the pieces not yet merged, and each range's are freed once it is."""
+    if held.taken:
+        raise RuntimeError("evaluate_ranked: a partition's runs were split twice (a retried task); "
+                           "run evaluate_ranked again")
+    out = ranked_engine.take_pieces(held, edges)
+    held.taken = True
+    return out
+
+
+def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int) -> Held:
     """The runs of Parquet files, each read ``chunk_rows`` rows at a time (pyarrow record
     batches of the used columns: no file is ever whole in memory)."""
     import pyarrow.parquet as pq
 
-    out: list[ranked_engine.Runs] = []
+    out = Held()
     for name in names:
         with fs.open(name, "rb") as source:
             reader = pq.ParquetFile(source, pre_buffer=False)
@@ -99,7 +138,43 @@ def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
     return fs, files
 
 
-def _edges(ranges: int | Sequence[float]) -> tuple[int, np.ndarray | None]:
+def read_parquet_files(ddf: Any) -> tuple[Any, list[str]] | None:
+    """The fsspec filesystem and files of a Dask DataFrame that is a plain ``dd.read_parquet``
+    (column selections allowed; no filters, hive partitions, categories or partition subset),
+    which :func:`evaluate_ranked` then reads itself in record batches; None for any other
+    DataFrame (its partitions are computed by Dask, each whole). O(files)."""
+    expr: Any = getattr(ddf, "expr", None)
+    while type(expr).__name__ == "Projection":  # ddf[["y", "p"]]: the same rows
+        expr = expr.frame
+    if type(expr).__name__ != "ReadParquetFSSpec":
+        return None
+    ops = dict(zip(expr._parameters, expr.operands, strict=False))
+    if ops.get("filters") or ops.get("categories") or ops.get("_partitions") is not None:
+        return None
+    info = expr._dataset_info
+    if info.get("partitions") or info.get("partition_names") or info.get("filters"):
+        return None
+    files: list[str] = []
+    seen: set[str] = set()
+    for part in info["plan"]["parts"]:
+        name = part["piece"][0] if isinstance(part, dict) and "piece" in part else None
+        if not isinstance(name, str):
+            return None
+        if name not in seen:  # a file split into row-group pieces: read once, whole
+            seen.add(name)
+            files.append(name)
+    return (info["fs"], files) if files else None
+
+
+def default_ranges(threads: int | None) -> int:
+    """The default number of ranges: 8 per worker thread of the current client (8 without
+    one), so that a range is about an eighth of a worker's share."""
+    return RANGES_PER_THREAD * max(1, threads or 1)
+
+
+def _edges(ranges: int | Sequence[float] | None) -> tuple[int, np.ndarray | None]:
+    if ranges is None:
+        return default_ranges(_threads()), None
     if isinstance(ranges, (int, np.integer)):  # a bool too: refused by the check
         return check_param(ranges, "ranges", _RANGES), None
     edges = np.asarray(ranges, dtype=np.float64).ravel()
@@ -119,7 +194,7 @@ def range_summaries(
     label: str,
     score: str,
     weight: str | None = None,
-    ranges: int | Sequence[float] = 8,
+    ranges: int | Sequence[float] | None = None,
     sample_size: int = 256,
     curves: bool = False,
     chunk_rows: int = CHUNK_ROWS,
@@ -143,6 +218,11 @@ def range_summaries(
     delayed = dask.delayed
     plan_node = delayed(plan, pure=True)
     found = parquet_files(ddf)
+    if found is None:
+        missing = [c for c in plan.columns() if c not in ddf.columns]
+        if missing:
+            raise ValueError(f"columns {missing} are not in the DataFrame (has {list(ddf.columns)})")
+        found = read_parquet_files(ddf)
     if found is not None:
         import pyarrow.parquet as pq
 
@@ -157,19 +237,28 @@ def range_summaries(
         threads = _threads()
         groups = [[f] for f in files] if threads is None else file_groups(
             files, [int(fs.size(f)) for f in files], threads)
-        runs = [delayed(_file_runs_task, pure=True)(g, fs, plan_node, chunk_rows) for g in groups]
+        runs = [delayed(_file_runs_task)(g, fs, plan_node, chunk_rows) for g in groups]
     else:
-        missing = [c for c in plan.columns() if c not in ddf.columns]
-        if missing:
-            raise ValueError(f"columns {missing} are not in the DataFrame (has {list(ddf.columns)})")
-        runs = [delayed(_runs_task, pure=True)(p, plan_node, chunk_rows, i)
-                for i, p in enumerate(ddf[plan.columns()].to_delayed())]
+        # The runs computed in the partition's own task (Dask fuses the read into it), so that
+        # no partition waits whole, already read, for its runs task (measured: two in flight per
+        # worker thread); a one-row frame holds them, unique to this call (the split empties it).
+        import uuid
+
+        import pandas as pd
+
+        meta = pd.DataFrame({"runs": pd.Series([], dtype=object)})
+        held = ddf[plan.columns()].map_partitions(_runs_frame, plan, chunk_rows, call=uuid.uuid4().hex,
+                                                  meta=meta, enforce_metadata=False)
+        runs = [delayed(_held_of, pure=True)(p) for p in held.to_delayed()]
     if fixed is not None:
         edges: Any = fixed
     else:
         samples = [delayed(ranked_engine.sample_chunks, pure=True)(r, sample_size) for r in runs]
         edges = delayed(ranked_engine.range_edges, pure=True)(samples, n_ranges)
-    splits = [delayed(ranked_engine.split_chunks, pure=True)(r, edges) for r in runs]
+    # The split is the runs' last user (it waits for the edges, hence for every sample): it
+    # copies the pieces out and releases each run as it is cut, so that a worker's memory
+    # shrinks as the ranges are merged (views would keep every run until the last range).
+    splits = [delayed(_take_task, pure=True)(r, edges) for r in runs]
     # Round one from the pieces (no range is merged, so none is held while waiting for the
     # others); round two merges each range and summarises it in one task, which returns O(1)
     # numbers (plus its curve piece): a worker never keeps a merged range.
@@ -220,7 +309,7 @@ def _range_task(pieces: Sequence[Sequence[ranked_engine.Runs]], offset: tuple[fl
                 totals: tuple[float, float], curves: bool, after: Any = None) -> ranked_engine.RangeSummary:
     """Round two for one range: its pieces of every partition's runs, merged and summarised
     (``after``: the range task it waited for, unused)."""
-    merged = ranked_engine.merge_range([p for part in pieces for p in part])
+    merged = ranked_engine.merge_unsorted([p for part in pieces for p in part])
     return ranked_engine.range_summary(merged, offset, totals, curves)
 
 
@@ -235,7 +324,7 @@ def evaluate_ranked(
     label: str,
     score: str,
     weight: str | None = None,
-    ranges: int | Sequence[float] = 8,
+    ranges: int | Sequence[float] | None = None,
     sample_size: int = 256,
     chunk_rows: int = CHUNK_ROWS,
     ranges_at_once: int | None = None,
@@ -253,10 +342,12 @@ def evaluate_ranked(
     Parameters
     ----------
     ddf : dask.dataframe.DataFrame, or str / path / list of them
-        The rows (only ``label``, ``score`` and ``weight`` are read): a Dask DataFrame (each
-        partition arrives whole, as Dask reads it), or Parquet files (a path, directory, glob
-        or list of them, local or fsspec), which each task reads itself ``chunk_rows`` rows at a
-        time, so no file is ever whole in a worker's memory.
+        The rows (only ``label``, ``score`` and ``weight`` are read): Parquet files (a path,
+        directory, glob or list of them, local or fsspec), which each task reads itself
+        ``chunk_rows`` rows at a time, so no file is ever whole in a worker's memory; a plain
+        ``dd.read_parquet(...)`` (column selections allowed; no ``filters``, hive partitions,
+        ``categories`` or ``.partitions[...]``), whose files are read the same way; or any
+        other Dask DataFrame, whose partitions Dask computes, each whole.
     metrics : MetricSet, Metric or mapping of name -> Metric
         Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``
         templates (their configuration is used; they are not modified).
@@ -264,9 +355,11 @@ def evaluate_ranked(
         The 0/1 label and the score columns.
     weight : str, optional
         The ``sample_weight`` column.
-    ranges : int or sequence of float
-        The number R of score ranges (default 8; more ranges = less memory per range task), or
-        the R - 1 non-decreasing edges themselves (range r holds scores in [e_r-1, e_r)).
+    ranges : int or sequence of float, optional
+        The number R of score ranges (more ranges = less memory per range task; default 8 per
+        worker thread of the current distributed client, 8 without one), or the R - 1
+        non-decreasing edges themselves (range r holds scores in [e_r-1, e_r)). The values do
+        not depend on R beyond float rounding.
     sample_size : int
         Ranks sampled from each partition's sorted runs (per chunk) to place the edges.
     chunk_rows : int
@@ -295,9 +388,10 @@ def evaluate_ranked(
     -----
     Equal to the single-process exact values up to float rounding (1e-12 relative). Memory per
     worker: a baseline (Python, numpy, pandas, pyarrow, dask: ~150-250 MB), the sorted runs of
-    the partitions it read (8 bytes a score, 16 weighted: its share of the exact state, kept
-    until every range has taken its piece), one chunk in flight (plus, for a Dask DataFrame,
-    the partition Dask hands it) and the range it merges (~3x 1/R of the state; tied scores
+    the partitions it read (8 bytes a score, 16 weighted: its share of the exact state; once
+    cut at the edges, each range's pieces are freed when that range is merged), one chunk in
+    flight (plus, for a Dask DataFrame other than a plain ``read_parquet``, the partitions
+    Dask computes for it) and the range it merges (~3x 1/R of the state; tied scores
     share a range, so a score held by more than 1/R of the rows makes its range larger); the
     client O(R) numbers. Time: one sort per chunk, one k-way merge per range, O(n) counting,
     spread over the workers.

@@ -25,7 +25,9 @@ Bounded pieces: :func:`chunk_runs` reads a partition (a pandas frame, an Arrow t
 batches) ``chunk_rows`` rows at a time, each chunk validated and sorted on its own and kept as
 its own sorted runs (no partition-wide sort or merge: the range merge is a k-way merge anyway);
 :func:`sample_chunks`, :func:`split_chunks` and :func:`chunk_totals` are the steps above over
-such a list of runs. A partition then costs its runs (8 bytes a score, 16 weighted) plus one
+such a list of runs; :func:`take_pieces` splits it into one copy per range, releasing
+each run as it goes (so the pieces, not the runs, are what stays until each range is merged). A
+partition then costs its runs (8 bytes a score, 16 weighted) plus one
 chunk in flight, whatever its size.
 
 Exact: equal to the single-process values up to float rounding (1e-12 relative; bit for bit
@@ -170,6 +172,65 @@ def split_chunks(chunks: Sequence[Runs], edges: np.ndarray) -> list[list[Runs]]:
             if piece[0].shape[0] or piece[2].shape[0]:
                 out[r].append(piece)
     return out
+
+
+def take_pieces(chunks: list[Runs], edges: np.ndarray) -> list[list[Runs]]:
+    """Per range, one piece of a partition: its runs' pieces in that range copied, one after
+    the other, into one array per class -- in ascending order within each run's part but NOT
+    sorted as a whole (the range's merge sorts anyway: :func:`merge_unsorted`) -- with each run
+    removed from ``chunks`` as soon as it is copied (``chunks`` is left empty).
+
+    Whoever held ``chunks`` then no longer holds the runs, and each range's piece -- one array
+    per class, not a view of every run -- is freed (returned to the system when large) once its
+    range has taken it: the partition's memory shrinks range by range instead of staying whole
+    until the last range is done. Memory: the runs plus one run at a time. O(n) copying plus
+    O(k x R log c) for k runs of c scores.
+    """
+    n_ranges = edges.shape[0] + 1
+    weighted = any(r[1] is not None or r[3] is not None for r in chunks)
+    cuts = [[np.concatenate([[0], np.searchsorted(v, edges, "left"), [v.shape[0]]]) for v in (r[0], r[2])]
+            for r in chunks]
+    sizes = [[sum(int(c[k][i + 1] - c[k][i]) for c in cuts) for k in (0, 1)] for i in range(n_ranges)]
+    vals = [[np.empty(n) for n in row] for row in sizes]
+    wts = [[np.empty(n) for n in row] if weighted else [None, None] for row in sizes]
+    fill = [[0, 0] for _ in range(n_ranges)]
+    chunks.reverse()  # popped from the end: in their order, each freed once copied
+    cuts.reverse()
+    while chunks:
+        runs, cut = chunks.pop(), cuts.pop()
+        for k, (v, w) in enumerate(((runs[0], runs[1]), (runs[2], runs[3]))):
+            for i in range(n_ranges):
+                a, b = int(cut[k][i]), int(cut[k][i + 1])
+                at = fill[i][k]
+                vals[i][k][at : at + b - a] = v[a:b]
+                dst = wts[i][k]
+                if dst is not None:
+                    dst[at : at + b - a] = 1.0 if w is None else w[a:b]
+                fill[i][k] = at + b - a
+        del runs
+    return [[(vals[i][0], wts[i][0], vals[i][1], wts[i][1])] if sizes[i][0] or sizes[i][1] else []
+            for i in range(n_ranges)]
+
+
+def _sorted_union(items: list[tuple[np.ndarray, np.ndarray | None]]) -> tuple[np.ndarray, np.ndarray | None]:
+    items = [(v, w) for v, w in items if v.shape[0]]
+    if not items:
+        return np.zeros(0), None
+    v = np.concatenate([np.asarray(a, dtype=np.float64) for a, _ in items])  # a new array, always
+    if all(w is None for _, w in items):
+        v.sort()
+        return v, None
+    w = np.concatenate([np.ones(a.shape[0]) if b is None else b for a, b in items])
+    order = np.argsort(v, kind="stable")
+    return v[order], w[order]
+
+
+def merge_unsorted(pieces: Sequence[Runs]) -> Runs:
+    """One range's sorted runs from pieces in any order (e.g. :func:`take_pieces`'): each
+    class concatenated into a new array and sorted (the pieces are not changed). O(n log n)."""
+    nv, nw = _sorted_union([(p[0], p[1]) for p in pieces])
+    pv, pw = _sorted_union([(p[2], p[3]) for p in pieces])
+    return nv, nw, pv, pw
 
 
 def chunk_totals(split: Sequence[Sequence[Runs]]) -> list[tuple[float, float]]:

@@ -300,3 +300,110 @@ def test_file_groups_split_the_bytes_evenly_in_order(sizes: list[int], n_groups:
     size = dict(zip(names, sizes, strict=True))
     for g in groups:  # a group stops at the first file that reaches its share of the bytes
         assert sum(size[n] for n in g) <= sum(sizes) / n_groups + max(sizes)
+
+
+def test_the_split_releases_the_runs_and_each_range_frees_its_pieces() -> None:
+    import tracemalloc
+
+    from streammetrics._engines import ranked as ranked_engine
+    from streammetrics._engines.dask_ranked import _runs_task, _take_task
+    from streammetrics._engines.plan import Plan
+
+    rng = np.random.default_rng(5)
+    n, chunk = 400_000, 50_000
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": np.round(rng.random(n), 4)})
+    plan = Plan(config=ranked_engine.runs_config(None), family="classification", label="y", score="p")
+    edges = np.array([0.25, 0.5, 0.75])
+    expected = ranked_engine.split_chunks(_runs_task(df, plan, chunk), edges)
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        held = _runs_task(df, plan, chunk)
+        kept = tracemalloc.get_traced_memory()[0] - base
+        tracemalloc.reset_peak()
+        pieces = _take_task(held, edges)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        after = tracemalloc.get_traced_memory()[0] - base
+        del pieces[0][:], pieces[1][:]  # ranges 0 and 1 merged: their pieces dropped
+        freed = after - (tracemalloc.get_traced_memory()[0] - base)
+    finally:
+        tracemalloc.stop()
+    assert len(held) == 0 and held.taken and kept >= 8 * n
+    # one array per range and class replaces the runs (tracemalloc counts those arrays in full
+    # when they are reserved; the system commits their pages as they are filled, run by run,
+    # while each run is freed once copied): never more than the runs and their copies
+    assert peak - kept <= kept + 8 * chunk + 100_000, (kept, peak)
+    assert after <= kept + 100_000, (kept, after)
+    # the pieces own their memory (views kept every run whole until the last range was done)
+    assert freed >= 0.4 * 8 * n, (freed, kept)
+    assert all(a.base is None for part in pieces for p in part for a in p if a is not None)
+    for r in (2, 3):  # one piece per range: the runs' pieces, one after the other
+        assert len(pieces[r]) == 1
+        for k in (0, 2):
+            np.testing.assert_array_equal(pieces[r][0][k], np.concatenate([p[k] for p in expected[r]]))
+            assert pieces[r][0][k + 1] is None
+        merged = ranked_engine.merge_unsorted(pieces[r])
+        np.testing.assert_array_equal(merged[0], ranked_engine.merge_range(expected[r])[0])
+    with pytest.raises(RuntimeError, match="split twice"):
+        _take_task(held, edges)
+
+
+def test_a_read_parquet_frame_is_read_in_record_batches(tmp_path: Any, monkeypatch: Any) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from streammetrics._engines import dask_ranked
+
+    rng = np.random.default_rng(9)
+    parts = []
+    for i in range(3):
+        n = 3_000 + 500 * i
+        part = pd.DataFrame({"y": rng.integers(0, 2, n), "p": np.round(rng.random(n), 3),
+                             "w": rng.integers(1, 4, n).astype(np.float64), "other": np.ones(n)})
+        pq.write_table(pa.Table.from_pandas(part, preserve_index=False), tmp_path / f"part-{i}.parquet",
+                       row_group_size=1_000)
+        parts.append(part)
+    whole = pd.concat(parts, ignore_index=True)
+    calls = {"files": 0, "partitions": 0}
+
+    def counted(name: str, fn: Any) -> Any:
+        def run(*args: Any) -> Any:
+            calls[name] += 1
+            return fn(*args)
+        return run
+
+    monkeypatch.setattr(dask_ranked, "_file_runs_task", counted("files", dask_ranked._file_runs_task))
+    monkeypatch.setattr(dask_ranked, "_runs_task", counted("partitions", dask_ranked._runs_task))
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for frame in (dd.read_parquet(str(tmp_path)), dd.read_parquet(str(tmp_path), split_row_groups=True),
+                      dd.read_parquet(str(tmp_path))[["y", "p", "w"]]):
+            _same(evaluate_ranked(frame, _metrics(), label="y", score="p", weight="w", ranges=4,
+                                  chunk_rows=700), _reference(whole, "w"))
+        assert calls == {"files": 9, "partitions": 0}  # one task per file (no client), each read in batches
+        # filtered rows: Dask computes the partitions (the filter is its own), with the same values
+        kept = evaluate_ranked(dd.read_parquet(str(tmp_path), filters=[("p", ">", 0.5)]), _metrics(),
+                               label="y", score="p", weight="w", ranges=4)
+        _same(kept, _reference(whole[whole.p > 0.5], "w"))
+        assert calls == {"files": 9, "partitions": 3}
+        with pytest.raises(ValueError, match=r"columns \['q'\] are not in the DataFrame"):
+            evaluate_ranked(dd.read_parquet(str(tmp_path), columns=["y", "p"]), sm.AUROC(), label="y",
+                            score="q")
+
+
+def test_the_default_ranges_are_eight_per_worker_thread() -> None:
+    distributed = pytest.importorskip("distributed")
+    rng = np.random.default_rng(6)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 3_000), "p": np.round(rng.random(3_000), 2),
+                       "w": rng.random(3_000)})
+    with dask.config.set(scheduler="synchronous"):  # no client: 8
+        alone, _ = range_summaries(dd.from_pandas(df, npartitions=3), {"a": sm.AUROC()}, label="y", score="p")
+    assert len(alone) == 8
+    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        summaries, _ = range_summaries(dd.from_pandas(df, npartitions=3), {"a": sm.AUROC()}, label="y",
+                                       score="p")
+        got = evaluate_ranked(dd.from_pandas(df, npartitions=3), _metrics(), label="y", score="p", weight="w")
+    assert len(summaries) == 24 and sum(s.n_scores for s in summaries) == len(df)
+    _same(got, _reference(df, "w"))
