@@ -40,6 +40,7 @@ __all__ = ["HingeLoss", "hinge_terms"]
 
 #: Largest |decision| an update takes: squared losses stay below 2**132, their weighted sums finite.
 MAX_DECISION = 2.0**64
+_TOL = 1e-9  # relative slack of the loaded-state bound (rounding of the sums)
 MODES = ("crammer-singer", "one-vs-all")
 _MODE = Param("choice", f"must be one of {MODES}", choices=MODES)
 
@@ -127,8 +128,16 @@ class HingeSums(SummedState):
             self._arrays[name] += inc
 
     def _check_loaded(self, arrays: Mapping[str, np.ndarray]) -> None:
-        if arrays["weight"][0] == 0 and (arrays["loss"] > 0).any():
-            raise ValueError("state: 'loss' sums are positive with a total weight of 0")
+        # every sample's loss is at most (1 + 2 MAX_DECISION) (squared: its square), so each sum
+        # is at most that times the total weight (and the mean stays finite)
+        top = 1.0 + 2.0 * MAX_DECISION
+        bound = arrays["weight"][0] * (top * top if self.squared else top) * (1 + _TOL)
+        bad = arrays["loss"] > bound
+        if bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"state: array 'loss' holds {float(arrays['loss'][i])!r} at index {i}, more "
+                             f"than the total weight {float(arrays['weight'][0])!r} allows (largest loss "
+                             "per sample x weight)")
 
     def sample_count(self) -> float:
         """Total weight of the samples folded in. O(1)."""

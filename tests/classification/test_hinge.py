@@ -217,3 +217,11 @@ def test_big_decisions_stay_savable() -> None:
     m = sm.HingeLoss(3, squared=True).update([0, 1], [[-2.0**64, 2.0**64, 0.0]] * 2, sample_weight=[2.0**128] * 2)
     back = loads(dumps(m))
     assert np.isfinite(back.compute()) and back.compute() == m.compute()
+
+
+@pytest.mark.parametrize("squared", [False, True])
+def test_a_loaded_loss_beyond_its_weight_is_refused(squared: bool) -> None:
+    state = sm.HingeLoss(squared=squared).update([0, 1], [0.5, 0.5]).state_dict()
+    state["weight"] = np.array([1e-320])
+    with pytest.raises(ValueError, match="'loss'"):
+        loads(dumps(sm.Metric.from_state_dict(state)))
