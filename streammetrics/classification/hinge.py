@@ -161,7 +161,8 @@ class HingeLoss(Metric["float | np.ndarray"]):
     squared : bool, default False
         Square each sample's loss (torchmetrics' ``squared``).
     multiclass_mode : {"crammer-singer", "one-vs-all"}, default "crammer-singer"
-        Multiclass margin; ``"one-vs-all"`` makes ``compute`` return C per-class means.
+        Multiclass margin; ``"one-vs-all"`` makes ``compute`` return C per-class means (a
+        binary metric has one margin, y f, and ignores it).
     classes : sequence, optional
         The labels in class order (scikit-learn's ``labels=`` of ``hinge_loss``: column i is
         ``classes[i]``); two classes without ``num_classes`` are binary, the second positive.
