@@ -5,7 +5,8 @@ of probabilities), the log loss through :class:`streammetrics.LogLoss`.
 D² of a loss L: 1 - L(model) / L(null), where the null model predicts for every sample the
 (weighted) class shares of ``y_true``; with fewer than two samples it is nan with an
 ``UndefinedMetricWarning``. The hinge loss: binary, mean(max(0, 1 - y f)) with y in {-1, +1}
-(the greater label +1); multiclass (Crammer & Singer), mean(max(0, 1 - (f_y - max_{k != y} f_k))).
+(the greater label +1); multiclass (Crammer & Singer), mean(max(0, 1 - (f_y - max_{k != y} f_k))),
+the per-sample losses by :func:`~streammetrics.classification.hinge.hinge_terms` (``HingeLoss``'s kernel).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from streammetrics._core.docstrings import filled
 from streammetrics._core.metric import UndefinedMetricWarning
 from streammetrics._core.warn import sklearn_compatible
 from streammetrics.calibration import LogLoss
+from streammetrics.classification.hinge import hinge_terms
 
 from ._targets import (
     as_labels,
@@ -205,15 +207,9 @@ def hinge_loss(y_true: Any, pred_decision: Any, *, labels: Any = None, sample_we
         if np.any(codes >= classes.size) or np.any(classes[np.minimum(codes, classes.size - 1)] != y):
             bad = y[(codes >= classes.size) | (classes[np.minimum(codes, classes.size - 1)] != y)][0]
             raise ValueError(f"y contains previously unseen labels: {[bad]}")
-        d = d.astype(np.float64)
-        rows = np.arange(y.shape[0])
-        true_score = d[rows, codes]
-        others = d.copy()
-        others[rows, codes] = -np.inf
-        margin = true_score - (others.max(axis=1) if d.shape[1] > 1 else np.full(y.shape[0], -np.inf))
+        losses = hinge_terms(d.astype(np.float64), codes)
     else:
         d = column_or_1d(d, "pred_decision").astype(np.float64)
         sign = np.where(y == classes[-1], 1.0, -1.0) if classes.size == 2 else np.full(y.shape[0], -1.0)
-        margin = sign * d
-    losses = np.clip(1 - margin, 0, None)
+        losses = hinge_terms(d, sign)
     return float(np.average(losses, weights=w))

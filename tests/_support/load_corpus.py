@@ -158,6 +158,8 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "LiftCurve": lambda: _binary(sm.LiftCurve()),
     "Window-CalibrationError": lambda: _binary(sm.Window(sm.CalibrationError(), size=10)),
     "SelectionRate": lambda: _binary(sm.SelectionRate()),
+    "HingeLoss": lambda: _binary(sm.HingeLoss(squared=True)),
+    "HingeLoss-one-vs-all": lambda: _multiclass(sm.HingeLoss(3, multiclass_mode="one-vs-all")),
     "Sliced-F1": lambda: _sliced(sm.Sliced(sm.F1(), max_slices=3, overflow="other")),
     "Sliced-MetricSet": lambda: _sliced(sm.Sliced(sm.MetricSet(r=sm.Recall(), a=sm.AUROC()), min_count=2)),
     "Decayed-BrierScore": lambda: _binary(sm.Decayed(sm.BrierScore(), half_life=10)),

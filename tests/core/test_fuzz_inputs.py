@@ -56,6 +56,7 @@ BIN: dict[str, Callable[[], Any]] = {
     "Window(CalibrationError)": lambda: sm.Window(sm.CalibrationError(), size=7),
     "Decayed(BrierScore)": lambda: sm.Decayed(sm.BrierScore(), half_life=5),
     "SelectionRate": sm.SelectionRate,
+    "HingeLoss": sm.HingeLoss, "HingeLoss[squared]": lambda: sm.HingeLoss(squared=True),
 }
 REG: dict[str, Callable[[], Any]] = {  # regression: real targets (>= 0 here, for the logs), y like s
     "MeanSquaredError": sm.MeanSquaredError, "RootMeanSquaredError": sm.RootMeanSquaredError,
@@ -89,6 +90,8 @@ MC: dict[str, Callable[[], Any]] = {
     "AUROC": lambda: sm.AUROC(C), "AUROC[max_bytes]": lambda: sm.AUROC(C, max_bytes=8192),
     "MetricSet": lambda: sm.MetricSet(a=sm.Accuracy(C), r=sm.Recall(C, average="macro")),
     "Decayed(TopK)": lambda: sm.Decayed(sm.TopKAccuracy(C, k=2), half_life=4),
+    "HingeLoss": lambda: sm.HingeLoss(C),
+    "HingeLoss[one-vs-all]": lambda: sm.HingeLoss(C, multiclass_mode="one-vs-all", squared=True),
 }
 ML: dict[str, Callable[[], Any]] = {
     "Accuracy": lambda: sm.Accuracy(C, multilabel=True),
