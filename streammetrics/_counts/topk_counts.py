@@ -123,14 +123,18 @@ class TopKCounts(SummedState):
         hit = top_k_mask(s, self.k)[np.arange(m), y]  # the actual class is among the top k
         pred = np.where(hit, y, s.argmax(axis=1))  # the one predicted class of each sample
         out = np.empty((2, 4, c))
+        miss = ~hit  # pred == y exactly where hit: a miss is a FP of pred and a FN of y
+        neither = np.ones((m, c), dtype=bool)  # class c is neither the actual nor the predicted one
+        neither[np.arange(m), y] = False
+        neither[np.arange(m), pred] = False
         for j, ww in enumerate((w, None if w is None else w * w)):
-            total = float(m) if ww is None else float(ww.sum())
-            support = np.bincount(y, weights=ww, minlength=c).astype(np.float64)
-            tp = np.bincount(y[hit], weights=None if ww is None else ww[hit], minlength=c).astype(np.float64)
-            predicted = np.bincount(pred, weights=ww, minlength=c).astype(np.float64)
-            fp = np.maximum(predicted - tp, 0.0)
-            fn = np.maximum(support - tp, 0.0)
-            out[j] = tp, fp, fn, np.maximum(total - tp - fp - fn, 0.0)
+            # every cell a sum of its own samples' weights (never a difference of sums): a
+            # weight sum and its squared-weight sum are zero together and stay a consistent pair
+            tp = np.bincount(y[hit], weights=None if ww is None else ww[hit], minlength=c)
+            fp = np.bincount(pred[miss], weights=None if ww is None else ww[miss], minlength=c)
+            fn = np.bincount(y[miss], weights=None if ww is None else ww[miss], minlength=c)
+            tn = neither.sum(axis=0) if ww is None else ww @ neither
+            out[j] = tp, fp, fn, tn
         return out
 
     def apply(self, delta: Any) -> None:

@@ -154,24 +154,33 @@ class RunQueries:
         """The rows before line ``bound`` of the queries ``back`` (each with the byte offset and line
         number of the chunk where it starts, by offset), reading only the chunks that hold them:
         each query's rows are contiguous there, so a read goes on while the last row read is one
-        of them, then skips to the next query's chunk. Each chunk is read at most once."""
+        of them (or the next query has not been seen yet: its first row may come after the first
+        chunk read from its offset), then skips to the next query's chunk. Each chunk is read at
+        most once."""
         wanted = {q for _, q in back}
+        seen: set[bytes] = set()
         i = 0
         while i < len(back):
             (offset, lineno), _ = back[i]
             for chunk in byte_chunks(self.path, CHUNK_BYTES, start=offset):
                 qs, ds, sc, _, ln, n = run_columns(self.path, chunk, lineno)
                 lineno, offset = lineno + n, offset + len(chunk)
-                while i < len(back) and back[i][0][0] < offset:  # queries that start in the chunks read
-                    i += 1
-                if not qs:  # blank and comment lines only
+                if not qs:  # blank and comment lines only (inside a query, too)
                     continue
                 keep = np.fromiter(map(wanted.__contains__, qs), dtype=bool, count=len(qs)) & (ln < bound)
                 if keep.any():
                     idx = np.flatnonzero(keep).tolist()
+                    seen.update(qs[k] for k in idx)
                     yield [qs[k] for k in idx], [ds[k] for k in idx], sc[keep], ln[keep]
+                # The next query to read is the first not seen yet. A query's recorded offset is
+                # the start of the chunk (as the first pass cut the file) where it starts, so its
+                # first row may lie beyond the chunks read from there: read on until it is seen.
+                while i < len(back) and back[i][1] in seen:
+                    i += 1
                 if not keep[-1] and (i == len(back) or back[i][0][0] > offset):
-                    break
+                    break  # then skip to the next query's chunk (or stop)
+            else:  # the end of the file
+                return
 
 
 class _Rows:

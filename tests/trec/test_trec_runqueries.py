@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import streammetrics.trec.runfile as RF
@@ -51,6 +51,9 @@ class _Reads:
 @given(seed=st.integers(0, 2**32 - 1), order=st.sampled_from(["grouped", "shuffled", "late"]),
        block_rows=st.sampled_from([1, 3, 1 << 16]), memory=st.sampled_from([1, 4, 10**6]),
        blocks=st.booleans(), comments=st.booleans(), chunk=st.sampled_from([1, 40, 1 << 14]))  # fmt: skip
+# A query read back from the chunk where the first pass saw it start, whose first line falls in
+# the second chunk read from there (a 2-byte "é" shifts the cuts): it was lost (fresh-seed find).
+@example(seed=311, order="late", block_rows=1, memory=1, blocks=False, comments=False, chunk=40)
 def test_run_queries_read_once_give_the_grouped_lines(tmp_path_factory, seed, order, block_rows, memory, blocks,
                                                       comments, chunk):  # fmt: skip
     rng = np.random.default_rng(seed)
