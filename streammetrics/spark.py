@@ -218,7 +218,7 @@ def _expressions(df: Any, request: Request) -> tuple[Any, Request]:
     return df.select("*", *extra), dataclasses.replace(request, **changes)
 
 
-def _readable(df: Any, names: list[str]) -> list[Any]:
+def readable_columns(df: Any, names: list[str]) -> list[Any]:
     """The selected columns, an MLlib vector column (``VectorUDT``, dense or sparse) read as an
     array of doubles (``pyspark.ml.functions.vector_to_array``) under its own name."""
     from pyspark.sql import functions as F
@@ -304,7 +304,7 @@ def evaluate(
 def _evaluate(df: Any, run: Run, depth: int) -> Any:
     """:func:`evaluate` of a checked run."""
     plan = run.plan
-    frame = df.select(*_readable(df, plan.columns()))
+    frame = df.select(*readable_columns(df, plan.columns()))
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)

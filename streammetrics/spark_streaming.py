@@ -49,6 +49,7 @@ from streammetrics._engines.plan import (
     state_to_bytes,
 )
 from streammetrics._engines.request import Request, Run, make_run, values_table
+from streammetrics.spark import readable_columns
 from streammetrics.wrappers.metricset import MetricSet
 
 __all__ = ["OUTPUT_MODES", "evaluate_stream"]
@@ -129,22 +130,6 @@ def _spark_call(fn: Any, what: str, given: Any) -> Any:
             raise
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ValueError(f"{what}: Spark refused {given!r}: {reason}") from None
-
-
-def _readable(df: Any, names: list[str]) -> list[Any]:
-    """The used columns; an MLlib vector column read as an array of doubles under its name."""
-    from pyspark.sql import functions as F
-
-    types = {f.name: f.dataType for f in df.schema.fields}
-    out: list[Any] = []
-    for name in names:
-        if type(types.get(name)).__name__ == "VectorUDT":
-            from pyspark.ml.functions import vector_to_array
-
-            out.append(vector_to_array(F.col(name)).alias(name))
-        else:
-            out.append(F.col(name))
-    return out
 
 
 def _output_schema(df: Any, keys: list[str]) -> Any:
@@ -311,7 +296,7 @@ def evaluate_stream(
     keys = _keys(by, df, used, column)
     df = _with_watermark(df, column, watermark)
     windowed = _spark_call(
-        lambda: df.select(*keys, F.col(column), *_readable(df, [c for c in used if c != column]),
+        lambda: df.select(*keys, F.col(column), *readable_columns(df, [c for c in used if c != column]),
                           (F.window(column, duration, slide) if slide else F.window(column, duration))
                           .alias("__streammetrics_window__")),
         "window", tuple(window))
