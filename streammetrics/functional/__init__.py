@@ -23,6 +23,11 @@ non-numeric, complex, non-finite or 2-D ``sample_weight`` is a ``ValueError`` (t
 rule); masked arrays with a masked entry, complex values and dates are refused;
 ``ndcg_score``/``dcg_score`` with ``ignore_ties=True`` equal scikit-learn's
 only for rows without tied scores (its tie order is that of an unstable sort).
+
+torchmetrics' functional retrieval set (``retrieval_precision``, ..., ``retrieval_auroc``,
+``retrieval_precision_recall_curve``) takes one query's ``(preds, target)`` with torchmetrics'
+argument names (:mod:`streammetrics.functional.retrieval`; docs/functional.md, "torchmetrics'
+retrieval functions").
 """
 
 from ._matrix import (
@@ -83,6 +88,18 @@ from .regression import (
     root_mean_squared_log_error,
 )
 from .report import classification_report
+from .retrieval import (
+    retrieval_auroc,
+    retrieval_average_precision,
+    retrieval_fall_out,
+    retrieval_hit_rate,
+    retrieval_normalized_dcg,
+    retrieval_precision,
+    retrieval_precision_recall_curve,
+    retrieval_r_precision,
+    retrieval_recall,
+    retrieval_reciprocal_rank,
+)
 
 __all__ = [
     "accuracy_score",
@@ -146,4 +163,15 @@ __all__ = [
     "d2_absolute_error_score",
     "d2_pinball_score",
     "median_absolute_error",
+    # torchmetrics' functional retrieval set (issue #33): one query's (preds, target)
+    "retrieval_auroc",
+    "retrieval_average_precision",
+    "retrieval_fall_out",
+    "retrieval_hit_rate",
+    "retrieval_normalized_dcg",
+    "retrieval_precision",
+    "retrieval_precision_recall_curve",
+    "retrieval_r_precision",
+    "retrieval_recall",
+    "retrieval_reciprocal_rank",
 ]

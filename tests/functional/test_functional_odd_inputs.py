@@ -27,7 +27,8 @@ _CASES = cases()
 
 
 def test_table_covers_every_function():
-    assert {function_name(n) for n in BASE} == set(F.__all__)
+    # the retrieval_* functions (torchmetrics', one query): tests/functional/test_functional_retrieval.py
+    assert {function_name(n) for n in BASE} == {n for n in F.__all__ if not n.startswith("retrieval_")}
     assert {n for n in BASE if n.endswith("[2d]")}, "the regression functions' (n, 2) entries"
     assert len(_CASES) > 5000
 
