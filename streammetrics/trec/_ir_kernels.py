@@ -1,11 +1,17 @@
 """Per-query kernels of the ir_measures measures that trec_eval lacks (``RR@k``, ``Judged@k``,
-``ERR@k``, ``RBP``), over the same ranked judgments (:class:`._kernels.ResRels`) as trec_eval's.
+``ERR@k``, ``RBP``; ranx's ``f1@k``), over the same ranked judgments (:class:`._kernels.ResRels`)
+as trec_eval's.
 
 * ``RR@k``: ``1 / rank`` of the first relevant document if it is in the top ``k``, else 0
   (trec_eval's ``recip_rank`` of the run cut to ``k`` documents).
 * ``RR(ties='msmarco')@k``: ``RR@k`` in the order of ir_measures' msmarco provider (its provider
   of ``RR@k``): score descending, then document id ascending -- each tie group of trec_eval's
   order reversed (the groups from ``ResRels.scores``). Without ``@k``: over the whole ranking.
+* ``f1@k`` (ranx's ``f1``): the harmonic mean ``2 P R / (P + R)`` of ``P = hits / k`` and
+  ``R = hits / num_rel``, ``hits`` the relevant documents among the top ``k`` (trec_eval's
+  ``P_k`` and ``recall_k``); 0 when both are 0 (no relevant document in the top ``k``, or none
+  judged). Without a cutoff ranx's ``f1`` is over every retrieved document: trec_eval's
+  ``set_F`` (beta 1), which computes it.
 * ``Judged@k``: the fraction of the top ``min(k, retrieved)`` documents that appear in the qrels
   (any grade), as ir_measures' judged provider; 0 for an empty ranking. Ties in trec_eval's
   order; ``Judged(ties='ascending')@k`` in the judged provider's (document id ascending).
@@ -79,6 +85,15 @@ def rr_msmarco_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     hits = np.flatnonzero(rel)
     first = int(hits[0]) + 1 if len(hits) else 0
     return [1.0 / first if 0 < first <= k else 0.0 for k in cutoffs]
+
+
+def f1_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
+    out = []
+    for k in cutoffs:
+        hits = float(rr.rel_at(k))
+        p, r = hits / k, hits / rr.num_rel if rr.num_rel else 0.0
+        out.append(2.0 * ((p * r) / (p + r)) if p + r > 0.0 else 0.0)  # ranx's expression
+    return out
 
 
 def judged_at(rr: ResRels, cutoffs: Sequence[int], ascending: bool = False) -> list[float]:

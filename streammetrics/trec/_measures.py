@@ -204,6 +204,7 @@ MEASURES: tuple[Measure, ...] = (
     # beyond trec_eval: the ir_measures names RR@k, Judged@k, ERR@k, RBP(p=), nDCG(dcg='exp-log2')
     # select these (.irnames)
     Measure("RR_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_at(rr, p))),
+    Measure("F1_cut", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.f1_at(rr, p))),  # ranx's f1@k
     Measure("RR_msmarco", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.rr_msmarco_at(rr, p))),
     Measure("Judged", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.judged_at(rr, p))),
     Measure("Judged_asc", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.judged_at(rr, p, True))),

@@ -20,6 +20,7 @@ ir_measures    trec_eval                   ir_measures    trec_eval
 
 also ``Success@k`` (``success.k``), ``Accuracy@k`` and ``Compat(p=x, normalize=b)`` (ir_measures'
 accuracy and compat providers', not in trec_eval), ``RR(ties='msmarco')@k`` (its msmarco order),
+ranx's ``f1@k`` (F1@k) and ``f1`` (``set_F``),
 ``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` / ``SetAP`` (``set_P``, ``set_relative_P``,
 ``set_recall``, ``set_F``, ``set_map``), ``NumQ``, and ir_measures' aliases (``MAP``,
 ``MRR``, ``NDCG``, ``Precision``, ``Recall``, ``BPref``, ``RPrec``, ``IPrec@r``). Parameters use

@@ -7,7 +7,8 @@ parameter values must be literals of the type ir_measures gives them (ints for `
 ``rel``, booleans for ``judged_only``, numbers for ``p``, ``recall``, ``beta``), and each measure
 takes only the parameters ir_measures lets it take. :func:`parse_ir` returns what trec_eval
 measure computes the value (see :mod:`.irnames` for the table); ``rel`` and ``judged_only`` are
-per measure (``P(rel=2)@5`` beside ``P@5`` gives both). ``nDCG(dcg='exp-log2')`` is Burges'
+per measure (``P(rel=2)@5`` beside ``P@5`` gives both). ranx's ``f1@5`` is F1@k (the harmonic
+mean of P@k and R@k; ``f1``: of the whole ranking, trec_eval's ``set_F``). ``nDCG(dcg='exp-log2')`` is Burges'
 exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains per grade
 (non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`.
 ``RR(ties='msmarco')@10`` ranks ties as ir_measures' msmarco provider (document id ascending;
@@ -43,6 +44,7 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "infAP": (dict(_REL), None, "cutoff"),
     "IPrec": ({"recall": _NUM, **_RJ}, "recall", "recall"),
     "Success": ({"cutoff": _INT, **_RJ}, "cutoff", "cutoff"),
+    "f1": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),  # ranx's F1@k (bare: of the whole ranking)
     "NumQ": ({}, None, "cutoff"),
     "NumRel": (dict(_REL), None, "cutoff"),
     "NumRet": (dict(_REL), None, "cutoff"),
@@ -236,6 +238,8 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
     if name in ("AP", "RR"):
         base, cut = {"AP": ("map", "map_cut"), "RR": ("recip_rank", "RR_cut")}[name]
         return req(base) if k is None else req(cut, k)
+    if name == "f1":  # ranx's: F1@k; without a cutoff of every retrieved document, trec_eval's set_F
+        return req("F1_cut", k) if k is not None else req("set_F", repr(1.0))
     if name in ("P", "R", "Success"):
         return req({"P": "P", "R": "recall", "Success": "success"}[name], k)
     if name == "IPrec":

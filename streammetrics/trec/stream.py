@@ -86,6 +86,7 @@ UNJUDGED = trec_kernels.UNJUDGED
 #: What ``judged`` holds per query, as trec_eval's ``-R``: grades (``qrels``) or judgment rows.
 JUDGMENTS = ("qrels", "prefs", "qrels_prefs", "qrels_jg", "qrels_docs")
 _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "map_cut",
+                   "F1_cut",  # ranx's f1@k
                    "ndcg_cut", "success", "set_P", "set_recall", "set_relative_P", "set_map",
                    "relative_P", "Rprec_mult", "11pt_avg", "unj", "RR_cut", "Judged", "ERR_cut",
                    "RBP_p", "rbp_resid", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "prefs_simp",
