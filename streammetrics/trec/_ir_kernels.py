@@ -38,7 +38,9 @@ as trec_eval's.
   from the qrels has grade 0 (relevant when the level is at most 0). Undefined (NaN: the query
   is left out of the mean, as ir_measures reports no value for it) without a relevant or without
   a non-relevant document in the top ``k`` (ir_measures skips the first and divides by zero on
-  the second).
+  the second). ``Accuracy(ties='run')`` ranks as ir_measures does: score descending as read
+  (doubles), ties in the run's order (``ResRels.run_order``; the run file's line order), where
+  that order is known.
 * ``Compat(p, normalize)`` (Clarke, Vtyurina & Smucker 2021), as ir_measures' compat provider
   computes it: the rank-biased overlap ``sum_{d<=D} p**(d-1) |A_d & I_d| / d / sum_{d<=D}
   p**(d-1)`` of the ranking ``A`` (score descending, document id ascending) and the ideal
@@ -124,8 +126,14 @@ def err_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
     return [seqsum(terms[: min(k, rr.num_ret)]) for k in cutoffs]
 
 
-def accuracy_at(rr: ResRels, cutoffs: Sequence[int]) -> list[float]:
+def accuracy_at(rr: ResRels, cutoffs: Sequence[int], run_order: bool = False) -> list[float]:
     rel = np.where(rr.rels == NONPOOL, 0, rr.rels) >= rr.level
+    if run_order and rr.num_ret > 1:  # Accuracy(ties='run'): the documents in the run's own order
+        if rr.run_order is None:
+            raise ValueError("measure Accuracy(ties='run'): the run's order of tied documents is not known "
+                             "here; feed each query's rows in the run's order with judged={qid: {docno: "
+                             "grade}} (TrecMeasures(judgments='qrels_docs'))")  # fmt: skip
+        rel = rel[np.argsort(rr.run_order, kind="stable")]
     out = []
     for k in cutoffs:
         top = rel[: min(k, rr.num_ret)]

@@ -63,6 +63,9 @@ class ResRels:
     scores: np.ndarray | None = None
     doc_ids: Sequence[str] | None = None
     qrels: Mapping[str, int] | None = None
+    #: each ranked document's place in the run's own order (score descending as read, ties in the
+    #: run's line order: ir_measures'); None: not known (``Accuracy(ties='run')`` needs it)
+    run_order: np.ndarray | None = None
     num_ret: int = field(init=False)
     num_rel: int = field(init=False)
     num_rel_ret: int = field(init=False)

@@ -218,6 +218,8 @@ MEASURES: tuple[Measure, ...] = (
     # mean over the queries where it is defined (NaN elsewhere: no line printed for them)
     Measure("Accuracy", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.accuracy_at(rr, p)),
             avg="defined"),
+    Measure("Accuracy_run", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.accuracy_at(rr, p, True)),
+            avg="defined"),  # Accuracy(ties='run'): ir_measures' order (score as read, then the run's)
 )
 BY_NAME = {m.name: m for m in MEASURES}
 

@@ -108,6 +108,14 @@ def _rank_docs(
     return kept, ranked_scores
 
 
+def _run_order(q: QueryLines, kept: list[str]) -> np.ndarray:
+    """Each ranked document's place in the run's own order, as ir_measures reads a run: score
+    descending (the scores as read, doubles), ties in line order. O(n log n)."""
+    order = np.lexsort((q.lines, -np.asarray(q.scores, dtype=np.float64))).tolist()
+    place = {q.docs[i]: r for r, i in enumerate(order)}
+    return np.array([place[d] for d in kept], dtype=np.int64)
+
+
 def _judge(kept: list[str], grades: dict[str, int], judged_only: bool) -> np.ndarray:
     """The judgment of each ranked document: its grade, -1 not in the qrels, -2 a negative grade
     (``judged_only``, -J: unjudged documents dropped)."""
@@ -260,6 +268,8 @@ class QueryEvaluator:
         self.counts: list[list[int]] = []  # per value, the queries where it is defined (avg "defined")
         # the ranked documents' ids reach the kernels (Compat(ties='qrels'): the qrels' order of ties)
         self._needs_docs = any(s.measure.name == "Compat" for s in selected)
+        # each ranked document's place in the run's own order (Accuracy(ties='run'), ir_measures')
+        self._needs_run_order = any(s.measure.name == "Accuracy_run" for s in selected)
 
     def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
         is_prefs = self.rel_format in PREFS_FORMATS
@@ -276,6 +286,7 @@ class QueryEvaluator:
                 ties_ascending=is_prefs,
             )
         prefs = form_prefs_counts(self.prefs[qid], kept) if is_prefs else None
+        run_order = _run_order(lines, kept) if self._needs_run_order and lines is not None else None
         ranked: dict[tuple[float, bool], list[trec_kernels.ResRels]] = {}  # per (relevance level, -J)
         out = []
         for sel in self.selected:
@@ -293,7 +304,8 @@ class QueryEvaluator:
                                                         if r >= 0] if self._needs_docs else None  # fmt: skip
                         inputs.append(trec_kernels.ResRels(
                             rels[keep], _rel_levels(g), level=level, num_docs=self.num_docs,
-                            scores=None if scores is None else scores[keep], doc_ids=docs, qrels=g))
+                            scores=None if scores is None else scores[keep], doc_ids=docs, qrels=g,
+                            run_order=None if run_order is None else run_order[keep]))
             vals = sel.measure.compute(
                 inputs[0] if sel.measure.source == "qrels" else inputs, sel.params, self.opts
             )

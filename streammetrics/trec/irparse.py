@@ -13,7 +13,8 @@ exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains
 (non-negative ints; unlisted grades gain their grade), both in :mod:`._ir_kernels`.
 ``RR(ties='msmarco')@10`` ranks ties as ir_measures' msmarco provider (document id ascending;
 ``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's,
-``Judged(ties='ascending')@k`` its judged provider's order of ties,
+``Judged(ties='ascending')@k`` its judged provider's order of ties, ``Accuracy(ties='run')@k``
+its accuracy provider's (score descending as read, ties in the run's order),
 ``Compat(p=0.95, normalize=True)`` its compat provider's (``ties='qrels'``: ties of the ideal
 ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's). Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
@@ -57,7 +58,7 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "Judged": ({"cutoff": _INT, "ties": (str,)}, None, "cutoff"),
     "ERR": ({"cutoff": _INT}, None, "cutoff"),
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
-    "Accuracy": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),
+    "Accuracy": ({"cutoff": _INT, "rel": _INT, "ties": (str,)}, None, "cutoff"),
     "Compat": ({"p": _NUM, "normalize": _BOOL, "ties": (str,)}, None, "cutoff"),
 }
 # bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
@@ -253,6 +254,12 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
                              "'ascending' (ids ascending, ir_measures' judged provider), got "
                              f"{params['ties']!r}")  # fmt: skip
         return req("Judged_asc", k if k is not None else _ALL)
+    if name == "Accuracy" and params.get("ties", "trec_eval") != "trec_eval":
+        if params["ties"] != "run":
+            raise ValueError(f"measure {text!r}: ties must be 'trec_eval' (ids descending, the default) or "
+                             "'run' (the run's order, ir_measures' accuracy provider), got "
+                             f"{params['ties']!r}")  # fmt: skip
+        return req("Accuracy_run", k if k is not None else _ALL)
     if name in ("Judged", "ERR", "Accuracy"):
         base = {"Judged": "Judged", "ERR": "ERR_cut", "Accuracy": "Accuracy"}[name]
         return req(base, k if k is not None else _ALL)

@@ -37,7 +37,8 @@ judged and evaluated by the command's own per-query evaluator, so the values are
 other. ``judgments="qrels_docs"`` takes the qrels this way too, each query's ``{docno: grade}``
 (or ``(docno, grade)`` rows) in the qrels' order (``trec_batch(..., judgments="qrels_docs")``
 builds it): every measure of ``qrels``, and ``Compat(ties='qrels')``, whose ideal ranking orders
-ties as the qrels list them (ir_measures' order), which bare grades cannot tell.
+ties as the qrels list them (ir_measures' order), which bare grades cannot tell; and
+``Accuracy(ties='run')``, which orders tied scores as the query's rows come (the run's order).
 
 ``Accuracy@k`` (ir_measures' accuracy) has no value for a query whose top k holds no relevant or
 no non-relevant document: NaN among the per-query values, left out of its mean, which is over
@@ -86,7 +87,7 @@ UNJUDGED = trec_kernels.UNJUDGED
 #: What ``judged`` holds per query, as trec_eval's ``-R``: grades (``qrels``) or judgment rows.
 JUDGMENTS = ("qrels", "prefs", "qrels_prefs", "qrels_jg", "qrels_docs")
 _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P", "recall", "map_cut",
-                   "F1_cut",  # ranx's f1@k
+                   "F1_cut", "Accuracy_run",  # ranx's f1@k; Accuracy(ties='run')
                    "ndcg_cut", "success", "set_P", "set_recall", "set_relative_P", "set_map",
                    "relative_P", "Rprec_mult", "11pt_avg", "unj", "RR_cut", "Judged", "ERR_cut",
                    "RBP_p", "rbp_resid", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "prefs_simp",
@@ -166,6 +167,10 @@ class TrecSpec:
                 raise ValueError(f"measures: {s.printed[0]!r} orders ties as the qrels do, which judged "
                                  "grades do not tell; use judgments='qrels_docs' (judged={qid: {docno: "
                                  "grade}}, in the qrels' order)")  # fmt: skip
+            if self.judgments == "qrels" and s.measure.name == "Accuracy_run":
+                raise ValueError(f"measures: {s.printed[0]!r} orders ties as the run lists them, which the "
+                                 "ranked rows do not tell; use judgments='qrels_docs' (each query's rows in "
+                                 "the run's order, judged={qid: {docno: grade}})")  # fmt: skip
         names = [n for s in sel for n in s.printed]
         if not names:
             raise ValueError(f"measures: {list(self.measures)!r} select no numeric measure")
