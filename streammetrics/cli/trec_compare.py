@@ -177,6 +177,9 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("-M", dest="max_docs", type=long_int(0), default=None,
                    help="evaluate only the top M documents")
     p.add_argument("-J", dest="judged_only", action="store_true", help="drop unjudged documents first")
+    p.add_argument("-c", dest="complete", action="store_true",
+                   help="every query of the qrels, also those no run retrieves (an empty ranking in "
+                   "every run; trec_eval -c, ranx make_comparable=True); default: those some run retrieves")
     p.add_argument("--trec-version", type=int, choices=[9, 10], default=9,
                    help="trec_eval rules: 9 (default, trec_eval 9.0.8's, as pytrec_eval and ir_measures) or "
                    "10 (trec_eval 10.0's); see streammetrics trec --help")  # fmt: skip
@@ -230,7 +233,8 @@ def _compare(args: argparse.Namespace) -> dict[str, Any]:
     try:
         pq = per_query_values(args.qrels, args.runs, args.measures or DEFAULT, rel_level=args.rel_level,
                               max_docs=args.max_docs, judged_only=args.judged_only,
-                              trec_version=args.trec_version)  # fmt: skip
+                              trec_version=args.trec_version,
+                              complete=getattr(args, "complete", False))  # fmt: skip
         result = compare(pq, permutations=args.permutations, bootstrap=args.bootstrap, alpha=args.alpha,
                          seed=args.seed, alternative=getattr(args, "alternative", "two-sided"),
                          zero_method=getattr(args, "zero_method", "wilcox"),

@@ -64,12 +64,14 @@ def per_query_values(
     max_docs: int | None = None,
     judged_only: bool = False,
     trec_version: int = 9,
+    complete: bool = False,
 ) -> PerQuery:
     """Each run's per-query values of ``measures`` (trec_eval or ir_measures names).
 
     The queries are those of the qrels retrieved by at least one run (sorted as trec_eval sorts
-    them); a run that lacks one of them scores it as trec_eval's ``-c`` does (an empty ranking:
-    0 for every ranking measure), so that the runs pair query by query; a query on which a
+    them; ``complete``: every query of the qrels, as trec_eval's ``-c`` and ranx's
+    ``make_comparable=True``); a run that lacks one of them scores it as trec_eval's ``-c`` does
+    (an empty ranking: 0 for every ranking measure), so that the runs pair query by query; a query on which a
     measure is undefined has NaN (``Accuracy@k``: its top k holds no relevant or no non-relevant
     document; ``streammetrics trec`` prints no line for it). Measures without
     per-query values (``runid``, ``relstring``, the geometric means ``gm_map``/``gm_bpref``) are
@@ -95,6 +97,9 @@ def per_query_values(
         Rank only judged documents (trec_eval ``-J``).
     trec_version : {9, 10}, default 9
         The trec_eval version whose score precision and recall cutoffs are used.
+    complete : bool, default False
+        Every query of the qrels, also those no run retrieves (trec_eval ``-c``; ranx's
+        ``make_comparable=True``); default: the qrels' queries that some run retrieves.
 
     Returns
     -------
@@ -129,7 +134,7 @@ def per_query_values(
         per_run.append({qid: [float(v) for vals in run.pop(qid, selected) or () for v in vals]
                         for qid in [*run.store, *run.packed]})  # fmt: skip
         runids.append(run.runid)
-    qids = sorted(set().union(*per_run), key=qid_key)
+    qids = sorted(set().union(*per_run, judgments if complete else ()), key=qid_key)
     if not qids:
         raise ValueError(f"no query of the runs {list(run_paths)!r} is judged in the qrels {qrels_path!r}")
     values = np.empty((len(run_paths), len(names), len(qids)))

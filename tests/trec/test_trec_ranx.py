@@ -109,3 +109,94 @@ def test_ranx_tie_order_is_the_run_order_up_to_15_documents():
 
     assert first(15) == [1.0] + [0.0] * 14
     assert first(16) != [1.0] + [0.0] * 15
+
+
+# -- trec-compare beside ranx's compare(..., make_comparable=True) ---------------------------------
+
+#: ours -> ranx's metric name
+COMPARED = {"AP": "map", "P@5": "precision@5", "R@10": "recall@10", "RR": "mrr", "nDCG@10": "ndcg@10",
+            "f1@5": "f1@5"}
+
+
+def comparable_runs(rng: np.random.Generator) -> tuple[dict, list[dict]]:
+    """qrels and three runs of distinct scores: queries some run lacks, queries no run retrieves,
+    run queries the qrels do not judge, qrels queries without a relevant document."""
+    qrels, base = O.random_trec(rng, 16, max_docs=12, grades=(-1, 0, 1, 1, 2))
+    runs = []
+    for _ in range(3):
+        run = {}
+        for q, docs in base.items():
+            if rng.random() < 0.2:  # this run lacks the query
+                continue
+            ids = list(docs) + [f"x{j}" for j in range(int(rng.integers(0, 4)))]
+            ids = list(rng.permutation(ids))[: int(rng.integers(1, len(ids) + 1))]
+            run[q] = {d: float(len(ids) - i) for i, d in enumerate(ids)}  # distinct scores, ranked
+        run["unjudged"] = {"d1": 1.0}
+        runs.append(run)
+    for q in list(qrels)[:3]:  # no run retrieves these
+        for run in runs:
+            run.pop(q, None)
+    return qrels, runs
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_compare_complete_equals_ranx_make_comparable(tmp_path, seed):
+    """``per_query_values(..., complete=True)`` (``trec-compare -c``) pairs the runs on every query
+    of the qrels, as ranx's ``compare(..., make_comparable=True)``: the same per-query values,
+    means and paired t-test p-values (ranx's ``stat_test="student"``)."""
+    from streammetrics.trec import per_query_values
+    from streammetrics.trec.compare import compare
+
+    qrels, runs = comparable_runs(np.random.default_rng(seed))
+    paths = []
+    for i, run in enumerate(runs):
+        (tmp_path / f"r{i}").mkdir()
+        qp, rp = trec_files(tmp_path / f"r{i}", qrels, run)
+        paths.append(rp)
+    pq = per_query_values(qp, paths, list(COMPARED), complete=True)
+    assert set(pq.qids) == set(qrels)  # every query of the qrels, none of the runs' unjudged ones
+    ranx_runs = [ranx.Run(run, name=f"r{i}") for i, run in enumerate(runs)]
+    report = ranx.compare(ranx.Qrels(qrels), ranx_runs, list(COMPARED.values()), make_comparable=True,
+                          stat_test="student")
+    result = compare(pq, permutations=16, bootstrap=0)
+    for ours, theirs in COMPARED.items():
+        m = pq.names.index(ours)
+        for r, run in enumerate(ranx_runs):
+            want = np.array([run.scores[theirs][q] for q in pq.qids])
+            np.testing.assert_allclose(pq.values[r, m], want, rtol=0, atol=TOL, err_msg=f"{ours} run {r}")
+            row = next(e for e in result["measures"] if e["measure"] == ours)["runs"][r]
+            assert abs(row["mean"] - report.results[f"r{r}"][theirs]) <= TOL, (ours, r)
+            if r:  # the paired t-test against the baseline: ranx's student p-value
+                p = report.comparisons[frozenset(["r0", f"r{r}"])][theirs]["p_value"]
+                assert abs(row["p_t"] - p) <= 1e-9, (ours, r)
+
+
+def test_compare_without_complete_leaves_out_queries_no_run_retrieves(tmp_path):
+    from streammetrics.trec import per_query_values
+
+    qrels, runs = comparable_runs(np.random.default_rng(5))
+    qp, rp = trec_files(tmp_path, qrels, runs[0])
+    retrieved = {q for q in runs[0] if q in qrels}
+    assert set(per_query_values(qp, [rp], ["AP"]).qids) == retrieved
+    assert set(per_query_values(qp, [rp], ["AP"], complete=True).qids) == set(qrels) > retrieved
+
+
+def test_trec_compare_c_takes_every_query_of_the_qrels(tmp_path, capsys):
+    import json
+
+    from streammetrics.__main__ import main
+
+    qrels, runs = comparable_runs(np.random.default_rng(2))
+    paths = []
+    for i, run in enumerate(runs[:2]):
+        (tmp_path / f"r{i}").mkdir()
+        qp, rp = trec_files(tmp_path / f"r{i}", qrels, run)
+        paths.append(rp)
+    counts = []
+    for flags in ([], ["-c"]):
+        out = tmp_path / f"out{len(flags)}.json"
+        assert main(["trec-compare", qp, *paths, "-m", "AP", "--bootstrap", "0", "--json", str(out), *flags]) == 0
+        counts.append(json.loads(out.read_text())["queries"])
+    capsys.readouterr()
+    retrieved = {q for run in runs[:2] for q in run if q in qrels}
+    assert counts == [len(retrieved), len(qrels)] and len(qrels) > len(retrieved)
