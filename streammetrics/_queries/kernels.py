@@ -273,6 +273,19 @@ def recall_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.nd
     return out
 
 
+def f1_at_k(rq: RankedQueries, k: int, rel_level: float, ties: str) -> np.ndarray:
+    """F1@k per query: the harmonic mean 2PR / (P + R) of P@k = hits(k) / k and R@k = hits(k) / R,
+    0 when both are 0 (ranx's ``f1@k``, in its order of operations). O(q·k) per group."""
+    r = rq.R(rel_level)
+    out = np.zeros(rq.n_queries)
+    for g in rq.groups:
+        hits = g.ranked(rel_level, ties).hits(k)
+        p, rec = hits / k, _div(hits, r[g.rows])
+        total = p + rec
+        out[g.rows] = 2.0 * _div(p * rec, total)
+    return out
+
+
 def precision_recall_curve(rq: RankedQueries, k: int, rel_level: float, ties: str,
                            adaptive: bool = False) -> np.ndarray:
     """P@1..P@k then R@1..R@k per query, shape (queries, 2k) (torchmetrics'

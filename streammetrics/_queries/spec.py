@@ -175,6 +175,9 @@ class Spec:
         elif kind == "r":
             assert self.k is not None
             v = query_kernels.recall_at_k(rq, self.k, self.rel_level, self.ties)
+        elif kind == "f1":
+            assert self.k is not None
+            v = query_kernels.f1_at_k(rq, self.k, self.rel_level, self.ties)
         elif kind == "rprec":
             v = query_kernels.r_precision(rq, self.rel_level, self.ties)
         elif kind == "p_at_r":

@@ -10,5 +10,5 @@ from .metrics import RetrievalMetric as RetrievalMetric
 __all__ = [
     "PrecisionAtK", "RecallAtK", "RPrecision", "PrecisionAtRecall", "MAP", "MRR", "CG", "DCG", "NDCG",
     "InterpolatedPrecision", "ElevenPointAP", "SystemEfficiency", "SetPrecision", "SetRecall",
-    "HitRateAtK", "FallOutAtK", "AUROCAtK", "PrecisionRecallAtK", "RecallAtFixedPrecision",
+    "HitRateAtK", "FallOutAtK", "AUROCAtK", "PrecisionRecallAtK", "RecallAtFixedPrecision", "F1AtK",
 ]

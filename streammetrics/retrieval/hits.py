@@ -1,6 +1,7 @@
 """Hit rate, fall-out, AUROC per query and the precision-recall curve over ranks over a stream of
 queries (torchmetrics' ``RetrievalHitRate``, ``RetrievalFallOut``, ``RetrievalAUROC``,
-``RetrievalPrecisionRecallCurve`` and ``RetrievalRecallAtFixedPrecision``; definitions:
+``RetrievalPrecisionRecallCurve`` and ``RetrievalRecallAtFixedPrecision``), and F1@k (ranx's
+``f1``; definitions:
 docs/definitions/retrieval.md). All are :class:`~streammetrics.retrieval.metrics.RetrievalMetric` s
 on the shared query state, so a MetricSet ranks each batch once for them and the other retrieval
 measures.
@@ -20,7 +21,7 @@ from streammetrics._queries.spec import Spec
 
 from ._base import RetrievalMetric, check_fraction, check_k, check_level, check_ties, plain
 
-__all__ = ["HitRateAtK", "FallOutAtK", "AUROCAtK", "PrecisionRecallAtK", "RecallAtFixedPrecision"]
+__all__ = ["HitRateAtK", "FallOutAtK", "AUROCAtK", "PrecisionRecallAtK", "RecallAtFixedPrecision", "F1AtK"]
 
 _FPR_RULE = "expected a false positive rate in (0, 1] or None"
 _MAX_FPR = Param("number", _FPR_RULE, low=0.0, high=1.0, low_open=True, finite_rule=_FPR_RULE)
@@ -270,3 +271,36 @@ class RecallAtFixedPrecision(PrecisionRecallAtK):
         best = float(recall[reach].max())
         at = int(reach[recall[reach] == best].max()) + 1  # the largest k among equal recalls
         return best, (k if best == 0.0 else at)
+
+
+@filled
+class F1AtK(RetrievalMetric[float]):
+    """F1@k, the harmonic mean 2PR / (P + R) of P@k = hits(k) / k and R@k = hits(k) / R per query
+    (0 when both are 0), averaged over queries: ranx's ``f1@k`` (``streammetrics trec -m f1@k``
+    computes the same value with trec_eval's ranking). With ``ties="average"``: the expected F1@k
+    over orders of tied documents (F1@k = 2·hits(k) / (k + R) is linear in the hits).
+
+    Complexity: as every retrieval measure, ``update`` O(n log L) for n rows of queries with L
+    documents, ``compute`` O(1), memory O(1) (O(queries) with ``per_query`` or an aggregation
+    other than the mean).
+
+    Parameters
+    ----------
+    {retrieval: k, rel_level, ties, per_query, empty_target_action, aggregation, ignore_index}
+
+    Examples
+    --------
+    {example: retrieval}
+    >>> round(sm.F1AtK(2).update(relevance, scores, query_ids=queries).compute(), 4)
+    0.6667
+    """
+
+    def __init__(self, k: int, *, rel_level: float = 1, ties: str = "first", per_query: bool = False,
+                 empty_target_action: str = "neg", aggregation: str = "mean",
+                 ignore_index: int | None = None) -> None:
+        self.k, self.rel_level = check_k(k), check_level(rel_level, "rel_level")
+        self.ties = check_ties(ties, True)
+        peer = self._peer_options(empty_target_action, aggregation, per_query, ignore_index)
+        super().__init__(Spec("f1", k=self.k, rel_level=self.rel_level, ties=self.ties, **peer))
+
+    _options = ("k", "rel_level", "ties", "per_query", "empty_target_action", "aggregation", "ignore_index")

@@ -542,6 +542,7 @@ REGISTRY: dict[str, Case] = {
     "set_recall": query_case(lambda: SetRecall(per_query=True), arrival_order=True),
     # torchmetrics' options: empty queries scored 1 / skipped; a median over kept per-query values
     "hit_rate_at_k": query_case(lambda: sm.HitRateAtK(3, empty_target_action="pos")),
+    "f1_at_k": query_case(lambda: sm.F1AtK(3, ties="average", per_query=True), arrival_order=True),  # ranx's f1
     "precision_recall_at_k": query_case(lambda: sm.PrecisionRecallAtK(4, adaptive_k=True, per_query=True),
                                         arrival_order=True),
     "recall_at_fixed_precision": query_case(lambda: sm.RecallAtFixedPrecision(0.4, 5, aggregation="median"),

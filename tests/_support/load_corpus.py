@@ -142,6 +142,7 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "SetPrecision-micro": lambda: _queries(sm.SetPrecision(average="micro")),
     "SetRecall": lambda: _queries(sm.SetRecall()),
     "HitRateAtK-pos": lambda: _queries(sm.HitRateAtK(2, empty_target_action="pos")),
+    "F1AtK-per_query": lambda: _queries(sm.F1AtK(3, per_query=True)),
     "FallOutAtK-skip-median": lambda: _queries(sm.FallOutAtK(2, empty_target_action="skip", aggregation="median")),
     "AUROCAtK-max": lambda: _queries(sm.AUROCAtK(aggregation="max")),
     "PrecisionRecallAtK": lambda: _queries(sm.PrecisionRecallAtK(4, adaptive_k=True)),

@@ -111,6 +111,7 @@ RET: dict[str, Callable[[], Any]] = {
     "SystemEfficiency": sm.SystemEfficiency, "SetPrecision": sm.SetPrecision, "SetRecall": sm.SetRecall,
     "MetricSet": lambda: sm.MetricSet(n=sm.NDCG(), m=sm.MAP()),
     "HitRateAtK": lambda: sm.HitRateAtK(2, empty_target_action="pos"),
+    "F1AtK": lambda: sm.F1AtK(2),
     "FallOutAtK[skip,median]": lambda: sm.FallOutAtK(empty_target_action="skip", aggregation="median"),
     "MRR[error]": lambda: sm.MRR(empty_target_action="error"),
     "AUROCAtK": lambda: sm.AUROCAtK(3),

@@ -200,3 +200,30 @@ def test_trec_compare_c_takes_every_query_of_the_qrels(tmp_path, capsys):
     capsys.readouterr()
     retrieved = {q for run in runs[:2] for q in run if q in qrels}
     assert counts == [len(retrieved), len(qrels)] and len(qrels) > len(retrieved)
+
+
+# -- the retrieval class F1AtK -------------------------------------------------------------------
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_f1_at_k_class_equals_trec_measures_and_ranx(seed):
+    """``F1AtK(k)`` fed the run's rows (ties by document id, trec_eval's order) equals
+    ``TrecMeasures(["f1@k"])`` and ranx's ``f1@k`` per query and in the mean."""
+    import streammetrics as sm
+
+    rng = np.random.default_rng(seed)
+    qrels, run = O.random_trec(rng, 20, max_docs=14, grades=(-1, 0, 0, 1, 2, 3))
+    batch = trec_batch(qrels, run)
+    trec = TrecMeasures(["f1@1", "f1@4", "f1@20"], per_query=True)
+    batch.feed(trec)
+    r = ranx.Run(trec_order(run))
+    ranx.evaluate(ranx.Qrels(qrels), r, ["f1@1", "f1@4", "f1@20"])
+    qids = sorted(run, key=str.encode)
+    for k in (1, 4, 20):
+        m = sm.F1AtK(k, per_query=True)
+        batch.feed(m)
+        want = np.array([r.scores[f"f1@{k}"][q] for q in qids])
+        np.testing.assert_allclose(m.per_query_values(), want, rtol=0, atol=TOL)
+        np.testing.assert_allclose(m.per_query_values(), trec.per_query_values()[f"f1@{k}"], rtol=0, atol=TOL)
+        assert abs(m.compute() - float(np.mean(want))) <= TOL
