@@ -47,7 +47,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .irparse import _syntax
+from .irparse import measure_syntax
 
 __all__ = ["DiversityMeasure", "DIVERSITY_MEASURES", "parse_diversity", "is_diversity",
            "diversity_values", "evaluate_diversity", "rank_run"]  # fmt: skip
@@ -125,7 +125,7 @@ def is_diversity(text: str) -> bool:
     >>> is_diversity("ERR_IA@20"), is_diversity("ERR@20"), is_diversity("P.5")
     (True, False, False)
     """
-    found = _syntax(text)
+    found = measure_syntax(text)
     return found is not None and _ALIASES.get(found[0], found[0]) in DIVERSITY_MEASURES
 
 
@@ -154,7 +154,7 @@ def parse_diversity(text: str) -> DiversityMeasure:
     >>> parse_diversity("NRBP(beta=0.8)").beta
     0.8
     """
-    found = _syntax(text)
+    found = measure_syntax(text)
     name = None if found is None else _ALIASES.get(found[0], found[0])
     if found is None or name not in DIVERSITY_MEASURES:
         known = ", ".join(DIVERSITY_MEASURES)
@@ -341,7 +341,7 @@ def _measures(measures: Sequence[DiversityMeasure | str]) -> list[DiversityMeasu
     return [m if isinstance(m, DiversityMeasure) else parse_diversity(m) for m in measures]
 
 
-def _numbered(judgments: Mapping[str, Mapping[Hashable, int]],
+def _numbered(judgments: Mapping[str, Mapping[Any, int]],
               index: dict[Hashable, int] | None = None) -> dict[str, dict[int, int]]:
     """Judgments with subtopics numbered by first appearance (in ``index``, shared across queries);
     kept as they are if every subtopic is an int."""
@@ -353,7 +353,7 @@ def _numbered(judgments: Mapping[str, Mapping[Hashable, int]],
             for d, grades in judgments.items()}
 
 
-def diversity_values(ranked: Sequence[str], judgments: Mapping[str, Mapping[Hashable, int]],
+def diversity_values(ranked: Sequence[str], judgments: Mapping[str, Mapping[Any, int]],
                      measures: Sequence[DiversityMeasure | str], rel_level: int = 1,
                      judged_only: bool = False, _index: dict[Hashable, int] | None = None
                      ) -> list[float]:  # fmt: skip
@@ -427,7 +427,7 @@ def rank_run(scores: Mapping[str, float]) -> list[str]:
 
 
 def evaluate_diversity(run: Mapping[str, Mapping[str, float]],
-                       qrels: Mapping[str, Mapping[str, Mapping[Hashable, int]]],
+                       qrels: Mapping[str, Mapping[str, Mapping[Any, int]]],
                        measures: Sequence[DiversityMeasure | str], *, rel_level: int = 1,
                        judged_only: bool = False, complete: bool = False
                        ) -> tuple[dict[str, list[float]], list[float]]:  # fmt: skip

@@ -283,3 +283,35 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
     if name == "NumRet" and rel is not None:
         return req("num_rel_ret")
     return req(simple[name])
+
+
+__all__ += ["measure_syntax"]
+
+
+def measure_syntax(text: str) -> tuple[str, dict[str, Any]] | None:
+    """``(name, parameters)`` of ``Name``, ``Name@x``, ``Name(k=v, ...)`` or ``Name(...)@x`` (the
+    ``@`` value under the key ``"@"``), parsed as :func:`parse_ir` parses it; None for any other
+    text. For the measures that :func:`parse_ir` leaves to other modules (:mod:`.diversity`).
+
+    Parameters
+    ----------
+    text : str
+        A measure name.
+
+    Returns
+    -------
+    tuple of (str, dict) or None
+        The name and the parameters as literals.
+
+    Raises
+    ------
+    ValueError
+        A parameter value that is not a literal, or a positional parameter.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.irparse import measure_syntax
+    >>> measure_syntax("NRBP(beta=0.8)"), measure_syntax("P.5,10")
+    (('NRBP', {'beta': 0.8}), None)
+    """
+    return _syntax(text)
