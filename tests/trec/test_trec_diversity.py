@@ -293,3 +293,28 @@ def test_aliases_and_defaults() -> None:
     assert parse_diversity("α_nDCG@5").kind == "alpha_nDCG"
     m = parse_diversity("nERR_IA(alpha=0.5)@10")
     assert (m.kind, m.cutoff, m.alpha, m.beta, m.rel, m.judged_only) == ("nERR_IA", 10, 0.5, 0.5, None, False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), alpha=st.sampled_from([0.3, 0.5, 0.7, 0.9, 1.0, 0.0]))
+def test_ideal_ranking_ties_equal_pyndeval(seed: int, alpha: float) -> None:
+    """The greedy ideal ranking under heavy ties: many documents relevant to the same subtopics,
+    ids of mixed length and case and non-ASCII (ties go to the largest id, bytewise), and subtopic
+    ids numbered in another order than the query's own (pyndeval numbers them over the file)."""
+    rng = random.Random(seed)
+    ids = ["d9", "d10", "D1", "z", "é", "éa", "a", "ab", "b"] + [f"x{i}" for i in range(rng.randint(0, 12))]
+    qrels = [("0", "s2", "other", 1), ("0", "s1", "other", 1)]  # subtopics numbered s2, s1, ... first
+    for d in ids:
+        for s in rng.sample(["s1", "s2", "s3", "s4"], rng.randint(1, 3)):
+            qrels.append(("1", s, d, rng.choice([0, 1, 1, 1])))
+    run = [("1", d, float(rng.randint(0, 2))) for d in rng.sample(ids, rng.randint(1, len(ids)))]
+    run += [("0", "other", 1.0)]
+    names = ["alpha-nDCG@5", "alpha-nDCG@20", "nERR-IA@10", "nERR-IA@20", "nNRBP"]
+    ref = _pyndeval(qrels, run, 1, alpha, 0.5, names)
+    runs: dict[str, dict[str, float]] = {}
+    for qid, d, sc in run:
+        runs.setdefault(qid, {})[d] = sc
+    per_query, _ = evaluate_diversity(runs, _qrels_dict(qrels), _ours_names(names, 1, alpha, 0.5))
+    for qid in ref:
+        for name, v in zip(names, per_query[qid], strict=True):
+            assert _close(v, ref[qid][name]), (qid, name, v, ref[qid][name])
