@@ -402,6 +402,8 @@ def diversity_values(ranked: Sequence[str], judgments: Mapping[str, Mapping[Any,
     ...                                          ["alpha_nDCG@5", "P_IA@5", "StRecall@5", "AP_IA"])]
     [0.7869, 0.2, 0.6667, 0.5]
     """
+    if isinstance(rel_level, bool) or not isinstance(rel_level, int):
+        raise ValueError(f"rel_level: expected an integer (judgments are integers), got {rel_level!r}")
     specs = _measures(measures)
     judged = _numbered(judgments, _index)
     groups: dict[tuple[int, bool, float, float], list[int]] = {}

@@ -158,8 +158,12 @@ def evaluate_diversity_files(
     [['alpha_nDCG@5', 'all', '0.7869'], ['StRecall@5', 'all', '0.6667']]
     """
     specs = _specs(measures)
-    if max_docs is not None and max_docs < 0:
-        raise ValueError(f"max_docs must be >= 0, got {max_docs!r}")
+    if max_docs is not None and (isinstance(max_docs, bool) or not isinstance(max_docs, int) or max_docs < 0):
+        raise ValueError(f"max_docs: expected a non-negative integer, got {max_docs!r}")
+    if isinstance(rel_level, bool) or not isinstance(rel_level, int):
+        raise ValueError(f"rel_level: expected an integer (judgments are integers), got {rel_level!r}")
+    if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 17:
+        raise ValueError(f"digits: expected an integer from 0 to 17, got {digits!r}")
     judgments = read_subtopic_qrels(qrels_path).queries
     found: dict[str, list[float]] = {}
     for qid, lines in RunQueries(run_path, memory_lines):

@@ -105,3 +105,22 @@ def test_no_query_in_both_and_empty_qrels(tmp_path: Path, capsys: pytest.Capture
     qp.write_text("2 a A 1\n")  # -c: the qrels' query, missing from the run, scores 0
     assert main(["trec", str(qp), str(rp), "-c", "-m", "nNRBP"]) == 0
     assert capsys.readouterr().out.split() == ["nNRBP", "all", "0.0000"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"rel_level": 1.5}, "rel_level: expected an integer"),
+        ({"rel_level": True}, "rel_level: expected an integer"),
+        ({"max_docs": -1}, "max_docs: expected a non-negative integer"),
+        ({"digits": 18}, "digits: expected an integer from 0 to 17"),
+    ],
+)
+def test_bad_library_options(tmp_path: Path, options: dict[str, object], message: str) -> None:
+    from streammetrics.trec.diversity_files import evaluate_diversity_files
+
+    qp, rp = tmp_path / "qrels", tmp_path / "run"
+    qp.write_text("1 a A 1\n")
+    rp.write_text(_RUN)
+    with pytest.raises(ValueError, match=message):
+        evaluate_diversity_files(str(qp), str(rp), ["NRBP"], **options)  # type: ignore[arg-type]
