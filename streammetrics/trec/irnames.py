@@ -86,10 +86,14 @@ def _collect(
         elif arg not in [a for a, _ in requests]:  # the same name twice is printed once
             requests.append((arg, req))
     by_trec = _trec_values(rest, rel_format) if each_name and rest and requests else set()
+    # a one-parameter-list measure (RBP_p, Compat, cwl_INST, ...) given trec_eval's way too: its
+    # parameter lists cannot merge, so the ir_measures name is evaluated in a group of its own
+    own_list = {b for b, dot, _ in (a.partition(".") for a in rest) if dot and b in BY_NAME
+                and BY_NAME[b].kind in ("doubles", "pairs")} if each_name else set()  # fmt: skip
     for arg, req in requests:
         key = (req.rel, req.judged_only, 0)
         while req.value_name in groups.get(key, ({}, set(), {}))[2] or (
-            key == (None, False, 0) and req.value_name in by_trec
+            key == (None, False, 0) and (req.value_name in by_trec or req.base in own_list)
         ):
             key = (req.rel, req.judged_only, key[2] + 1)
         params, plain, rename = groups.setdefault(key, ({}, set(), {}))

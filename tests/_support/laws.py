@@ -571,6 +571,10 @@ REGISTRY: dict[str, Case] = {
     # ir_measures' Accuracy@k: a mean over the queries that define it (a per-column count in the state)
     "trec_accuracy": query_case(lambda: TrecMeasures(["Accuracy@5", "Accuracy(rel=2)", "map"], per_query=True),
                                 trec_feed, arrival_order=True),
+    # ir_measures' C/W/L user-model measures (its cwl_eval provider): values in [0, 1], every query counts
+    "trec_cwl": query_case(lambda: TrecMeasures(["INST(T=2, max_rel=3)", "BPM(T=1, max_rel=2)@5", "SDCG(max_rel=3)@10",
+                                                 "NERR10(p=0.8, max_rel=3)", "NERR8(max_rel=2, min_rel=1)@4"],
+                                                per_query=True), trec_feed, arrival_order=True),
     "trec_measure_v10": query_case(lambda: TrecMeasure("11pt_avg", trec_version=10, num_docs=50, per_query=True),
                                    trec_feed, arrival_order=True),
     # wrappers: a window of the last 7 rows does not merge into the one-shot stream; a decayed
