@@ -64,6 +64,8 @@ IR_PARAMS: dict[str, dict[str, float | None]] = {
 #: The trec measure computing each (``cwl_INST``, ...: :mod:`._measures`).
 BASES = {f"cwl_{name}": name for name in IR_PARAMS}
 _RANKS = np.arange(1, DEPTH + 1, dtype=np.float64)
+_NERR9_STEP = _RANKS / (_RANKS + 1.0)
+_SDCG_STEP = np.log2(_RANKS + 1.0) / np.log2(_RANKS + 2.0)
 
 
 def _bad(where: str, what: str) -> ValueError:
@@ -144,9 +146,9 @@ def continuation(name: str, q: Mapping[str, float], g: np.ndarray) -> np.ndarray
         if name == "NERR8":
             step = 1.0 - g
         elif name == "NERR9":
-            step = (i / (i + 1.0)) * (1.0 - g)
+            step = _NERR9_STEP * (1.0 - g)
         else:
-            step = np.log2(i + 1.0) / np.log2(i + 2.0)
+            step = _SDCG_STEP
         return np.where(head, step, 0.0)
     if name == "NERR10":
         return q["p"] * (1.0 - g)

@@ -19,7 +19,10 @@ ir_measures    trec_eval                   ir_measures    trec_eval
 =============  ==========================  =============  ==========================
 
 also ``Success@k`` (``success.k``), ``Accuracy@k`` and ``Compat(p=x, normalize=b)`` (ir_measures'
-accuracy and compat providers', not in trec_eval), ``RR(ties='msmarco')@k`` (its msmarco order),
+accuracy and compat providers', not in trec_eval), the C/W/L measures of its cwl_eval provider
+``INST(T=t, max_rel=m)``, ``INSQ``, ``NERR8@k``, ``NERR9@k``, ``NERR10(p=x)``, ``NERR11(T=t)``,
+``SDCG@k``, ``BPM(T=t)@k`` (``cwl_INST.T=t,max_rel=m``, ...: :mod:`._cwl_kernels`),
+``RR(ties='msmarco')@k`` (its msmarco order),
 ``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` / ``SetAP`` (``set_P``, ``set_relative_P``,
 ``set_recall``, ``set_F``, ``set_map``), ``NumQ``, and ir_measures' aliases (``MAP``,
 ``MRR``, ``NDCG``, ``Precision``, ``Recall``, ``BPref``, ``RPrec``, ``IPrec@r``). Parameters use
