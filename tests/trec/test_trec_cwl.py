@@ -287,3 +287,20 @@ def test_one_parameter_list_measure_named_both_ways_prints_each_value(tmp_path, 
     assert {n for n, _ in got} == set(want)
     for (n, q), v in got.items():
         assert v == ref[(want[n], q)], (n, q)
+
+
+def test_cwl_means_equal_ir_measures_front_door(tmp_path):
+    """Through ir_measures' own ``calc_aggregate`` (which routes these names to cwl_eval; its
+    parser wants ``T`` and ``p`` as floats, ours takes ints too): the same means."""
+    rng = np.random.default_rng(9)
+    qrels, run = _random_case(rng, 12)
+    qp, rp = trec_files(tmp_path, qrels, _shuffled(run, rng))
+    names = ["INST(T=2.0, max_rel=3)", "NERR10(p=0.5, max_rel=3)", "BPM(T=1.0, max_rel=3)@5", "SDCG(max_rel=2)@10",
+             "NERR11(T=1.5, max_rel=3)", "INSQ(max_rel=1)", "NERR8(max_rel=3)@3", "NERR9(max_rel=3)@7"]  # fmt: skip
+    got = _printed(qp, rp, [*names, "INST(T=2, max_rel=3)"])
+    ref = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], qrels, _trec_order(run))
+    by = {ir_measures.parse_measure(n): n for n in names}
+    assert len(ref) == len(names)
+    for m, want in ref.items():
+        assert abs(got[(by[m], "all")] - want) <= TOL, by[m]
+    assert got[("INST(T=2, max_rel=3)", "all")] == got[("INST(T=2.0, max_rel=3)", "all")]
