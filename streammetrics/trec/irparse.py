@@ -14,7 +14,9 @@ exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains
 ``ties='trec_eval'``, the default, descending), ``Accuracy@k`` is its accuracy provider's,
 ``Judged(ties='ascending')@k`` its judged provider's order of ties,
 ``Compat(p=0.95, normalize=True)`` its compat provider's (``ties='qrels'``: ties of the ideal
-ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's). Not
+ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's);
+``NERR8(max_rel=3)@10``, ``NERR9``, ``NERR10(p=)``, ``NERR11(T=)``, ``SDCG``, ``INST(T=)``,
+``INSQ(T=)``, ``BPM(T=)@k`` (with ``min_rel``, ``max_rel``) its cwl_eval provider's. Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
 at the relevance level, as before).
 """
@@ -25,12 +27,15 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from . import _cwl_kernels as cwl_kernels
+
 __all__ = ["IrRequest", "parse_ir", "IR_MEASURES"]
 
 _ALL = 2**31  # the "cutoff" of a measure over the whole ranking (Judged, ERR without @)
 _INT, _BOOL, _NUM = (int,), (bool,), (int, float)
 _REL = {"rel": _INT}
 _RJ = {"rel": _INT, "judged_only": _BOOL}
+_CWL = {"min_rel": _INT, "max_rel": _INT}
 # name: (parameters and their types, required parameter or None, parameter set by @)
 IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "AP": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
@@ -57,6 +62,15 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
     "Accuracy": ({"cutoff": _INT, "rel": _INT}, None, "cutoff"),
     "Compat": ({"p": _NUM, "normalize": _BOOL, "ties": (str,)}, None, "cutoff"),
+    # the C/W/L measures of its cwl_eval provider (cutoff and max_rel required: ._cwl_kernels checks)
+    "NERR8": ({"cutoff": _INT, **_CWL}, None, "cutoff"),
+    "NERR9": ({"cutoff": _INT, **_CWL}, None, "cutoff"),
+    "NERR10": ({"p": _NUM, **_CWL}, None, "cutoff"),
+    "NERR11": ({"T": _NUM, **_CWL}, None, "cutoff"),
+    "SDCG": ({"cutoff": _INT, "dcg": (str,), **_CWL}, None, "cutoff"),
+    "INST": ({"T": _NUM, **_CWL}, None, "cutoff"),
+    "INSQ": ({"T": _NUM, **_CWL}, None, "cutoff"),
+    "BPM": ({"cutoff": _INT, "T": _NUM, **_CWL}, None, "cutoff"),
 }
 # bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
 _IR_FIRST = frozenset({"Judged", "Accuracy", "Compat"})
@@ -270,6 +284,8 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
                              f"got {ties!r}")  # fmt: skip
         order = ",qrels=1" if ties == "qrels" else ""
         return req("Compat", f"p={p!r},normalize={int(params.get('normalize', True))}{order}")
+    if name in cwl_kernels.IR_PARAMS:
+        return req(*cwl_kernels.request(text, name, params))
     if name == "SetF":
         beta = float(params.get("beta", 1.0))
         if not 0.0 <= beta < float("inf"):

@@ -588,6 +588,10 @@ REGISTRY: dict[str, Case] = {
     # ir_measures' Accuracy@k: a mean over the queries that define it (a per-column count in the state)
     "trec_accuracy": query_case(lambda: TrecMeasures(["Accuracy@5", "Accuracy(rel=2)", "map"], per_query=True),
                                 trec_feed, arrival_order=True),
+    # ir_measures' C/W/L user-model measures (its cwl_eval provider): values in [0, 1], every query counts
+    "trec_cwl": query_case(lambda: TrecMeasures(["INST(T=2, max_rel=3)", "BPM(T=1, max_rel=2)@5", "SDCG(max_rel=3)@10",
+                                                 "NERR10(p=0.8, max_rel=3)", "NERR8(max_rel=2, min_rel=1)@4"],
+                                                per_query=True), trec_feed, arrival_order=True),
     # ndeval's diversity measures: each query's subtopic judgment rows in judged=
     "trec_diversity": query_case(lambda: DiversityMeasures(["alpha_nDCG@5", "alpha_DCG@3", "ERR_IA@2",
                                                             "nERR_IA@5", "P_IA@3", "StRecall@4", "AP_IA",
