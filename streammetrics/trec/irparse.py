@@ -74,6 +74,9 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
 }
 # bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
 _IR_FIRST = frozenset({"Judged", "Accuracy", "Compat"})
+#: ndeval's diversity measures (:mod:`.diversity`): not computed from ordinary qrels
+_DIVERSITY = frozenset({"alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "P_IA", "StRecall", "AP_IA", "MAP_IA",
+                        "NRBP", "nNRBP", "α_nDCG", "α_DCG"})  # fmt: skip
 _ALIASES = {"MAP": "AP", "Precision": "P", "Recall": "R", "MRR": "RR", "NDCG": "nDCG", "RPrec": "Rprec",
             "BPref": "Bpref", "iprec": "IPrec"}  # fmt: skip
 
@@ -181,6 +184,10 @@ def parse_ir(text: str, trec_names: frozenset[str]) -> IrRequest | None:
     if found is None:
         return None
     name, params = found
+    if name in _DIVERSITY and name not in trec_names:
+        raise ValueError(f"measure {text!r}: a diversity measure (ndeval's), which reads subtopic qrels "
+                         "('topic subtopic docno judgment'): ask for it alone in streammetrics trec, or use "
+                         "sm.trec.DiversityMeasures")  # fmt: skip
     if not params and name not in _IR_FIRST and (name in trec_names or name not in IR_MEASURES | _ALIASES):
         return None
     name = _ALIASES.get(name, name)

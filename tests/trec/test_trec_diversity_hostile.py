@@ -124,3 +124,13 @@ def test_bad_library_options(tmp_path: Path, options: dict[str, object], message
     rp.write_text(_RUN)
     with pytest.raises(ValueError, match=message):
         evaluate_diversity_files(str(qp), str(rp), ["NRBP"], **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["alpha_nDCG@20", "NRBP", "MAP_IA", "nERR_IA(rel=2)@10"])
+def test_trec_measures_and_ordinary_qrels_point_to_the_diversity_path(name: str) -> None:
+    """A diversity name where ordinary qrels are read (TrecMeasures, evaluate_files,
+    trec-compare) is a one-line error that says where it is computed."""
+    from streammetrics.trec import TrecMeasures
+
+    with pytest.raises(ValueError, match="a diversity measure .* sm.trec.DiversityMeasures"):
+        TrecMeasures(name)
