@@ -176,7 +176,11 @@ def test_other_plans_keep_the_arrow_path(spark_session, tmp_path, direct_runs) -
     _assert_close(evaluate(frame.withColumn("q", F.col("p")), _set(), label="y", score="q", weight="w"), ref)
     _assert_close(evaluate(frame.select("y", F.col("p").alias("q"), "w"), _set(), label="y", score="q",
                            weight="w"), ref)
-    _assert_close(evaluate(frame.select("y", "p", "w").cache(), _set(), **cols), ref)
+    cached = frame.select("y", "p", "w").cache()
+    try:
+        _assert_close(evaluate(cached, _set(), **cols), ref)
+    finally:
+        cached.unpersist()
     assert direct_runs.call_count == 0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)  # pyspark on pandas 3
