@@ -6,6 +6,7 @@ state on random files (in this process)."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -130,9 +131,11 @@ def test_nulls_named_by_file_and_row_or_skipped(spark_session, tmp_path, direct_
     holes = df.copy()
     holes.loc[1234, "p"] = np.nan
     holes.loc[[1500, 1600], "w"] = None
-    _write(tmp_path, holes, cuts=[1000], group_rows=[300])
-    frame = spark_session.read.parquet(str(tmp_path))
-    path = tmp_path / "part-1.parquet"
+    folder = tmp_path / "a b%"  # Spark lists it as a URI: file:/.../a%20b%25/...
+    folder.mkdir()
+    _write(folder, holes, cuts=[1000], group_rows=[300])
+    frame = spark_session.read.parquet(str(folder))
+    path = re.escape(str(folder / "part-1.parquet"))
     with pytest.raises(ValueError, match=rf"nulls: column 'p' is null at row 234 of {path} "):
         evaluate(frame, sm.AUROC(), label="y", score="p", weight="w")
     with pytest.warns(NullRowsSkipped, match=r"skipped 3 row\(s\)"):
@@ -264,3 +267,12 @@ def test_task_state_equals_one_process(data: Any) -> None:
     acc = accs[0]
     acc.merge(*accs[1:])
     _assert_close(acc.compute(), _sklearn(df))
+
+
+def test_sources_and_sizes() -> None:
+    """Spark's file URIs as pyarrow opens them; Spark's size settings in bytes."""
+    assert spark_files._source("file:///data/a%20b%25/part-0.parquet") == "/data/a b%/part-0.parquet"
+    assert spark_files._source("file:/data/x.parquet") == "/data/x.parquet"
+    assert spark_files._source("s3://bucket/x.parquet") == "s3://bucket/x.parquet"
+    assert [spark_files._bytes(t) for t in ("134217728", "128m", "64kb", "1g", "2048b", "odd")] == [
+        128 << 20, 128 << 20, 64 << 10, 1 << 30, 2048, 128 << 20]
