@@ -19,7 +19,9 @@ equal the single-process ones (AUROC and AP exactly).
 
 Run (about 2 minutes on a quiet 2-core machine; writes the 10M rows on first use):
 ``python -m benchmarks.bench_engines --data /tmp/engines-10m``
-(``--engines single,dask1,dask,dask1_malloc,dask_malloc,spark,ray`` to choose).
+(``--engines single,dask1,dask,dask1_malloc,dask_malloc,spark,spark_arrow,ray`` to choose;
+``spark``: the files read by pyarrow in the Python tasks, ``spark_arrow``: Spark's reader and
+``mapInArrow``, ``direct_parquet=False``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "ray")
+ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "spark_arrow", "ray")
 #: Worker environment of the ``*_malloc`` Dask runs (see the module docstring).
 MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28,
               "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
@@ -169,7 +171,7 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
                 lambda: evaluate_parquet(str(root), _metrics(), label="y", score="p"), repeat)
             peak = max(client.run(_maxrss_mb).values())
         return {"seconds": secs, "cpu": cpu, "peak_mb": peak, "values": values}
-    if engine == "spark":
+    if engine in ("spark", "spark_arrow"):
         problem = java_problem()
         if problem is not None:  # else PySpark's "Java gateway process exited" after a while
             raise SystemExit(problem)
@@ -184,7 +186,8 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
         spark.sparkContext.setLogLevel("ERROR")
         try:
             secs, cpu, values = _timed(
-                lambda: evaluate(spark.read.parquet(str(root)), _metrics(), label="y", score="p"), repeat)
+                lambda: evaluate(spark.read.parquet(str(root)), _metrics(), label="y", score="p",
+                                 direct_parquet=engine == "spark"), repeat)
             # the JVM (spark-submit's java, under the driver) and the Python workers under it
             kids = descendants()
             jvm = max((vm_hwm_mb(p) for p in kids if _exe(p) == "java"), default=0.0)
@@ -226,7 +229,8 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
              "dask": ("streammetrics.dask", 2),
              "dask1_malloc": ("streammetrics.dask, workers' malloc tuned", 1),
              "dask_malloc": ("streammetrics.dask, workers' malloc tuned", 2),
-             "spark": ("streammetrics.spark, local[2]", 2), "ray": ("streammetrics.ray", 2)}
+             "spark": ("streammetrics.spark, local[2]", 2),
+             "spark_arrow": ("streammetrics.spark, local[2], direct_parquet=False (mapInArrow)", 2), "ray": ("streammetrics.ray", 2)}
     single_s = single_cpu = None
     for engine in engines:
         load = os.getloadavg()[0]

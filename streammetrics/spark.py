@@ -43,7 +43,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from streammetrics._core.metric import trusted_states
-from streammetrics._core.params import Param, check_param
+from streammetrics._core.params import FLAG, Param, check_param
 from streammetrics._engines.dask_ranked import CHUNK_ROWS
 from streammetrics._engines.plan import (
     Columns,
@@ -177,6 +177,18 @@ def _value_error(exc: Exception) -> ValueError | None:
     return ValueError(lines[-1][len("ValueError: "):]) if lines else None
 
 
+@contextlib.contextmanager
+def _task_errors() -> Iterator[None]:
+    """Inside the block, a row a Python task refused raises the ValueError the task raised."""
+    try:
+        yield
+    except Exception as exc:
+        error = _value_error(exc)
+        if error is None:
+            raise
+        raise error from exc
+
+
 def _grouped(df: Any, request: Request) -> tuple[Any, Request]:
     """``df.groupBy(...)`` given as the frame: the frame and ``by=`` its grouping columns."""
     if type(df).__name__ != "GroupedData":
@@ -254,6 +266,7 @@ def evaluate(
     positive_index: int = 1,
     nulls: str = "error",
     as_frame: bool = False,
+    direct_parquet: bool = True,
     **update_kwargs: Any,
 ) -> Any:
     """Run accumulators over a PySpark DataFrame on the executors and merge their states in a tree.
@@ -269,7 +282,17 @@ def evaluate(
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     depth : int
         Depth of ``RDD.treeReduce`` (>= 1; 1 merges every state on the driver).
-    {engine: compute, by, positive_index, nulls, as_frame, update_kwargs}
+    {engine: compute, by, positive_index, nulls, as_frame}
+    direct_parquet : bool
+        When ``df`` is a plain scan of Parquet files (``spark.read.parquet(...)``, optionally
+        with a selection of its columns: no filter, no computed or renamed column, no join, no
+        cache, no partition columns) and every used column is a number, a boolean or a string
+        of the type Spark reads, the Python tasks read the files' row groups themselves with
+        pyarrow: the rows never cross from the JVM to Python (True, the default; the same
+        values). False: always Spark's reader and ``mapInArrow``
+        (:mod:`streammetrics._engines.spark_files`). The executors must open the files as the
+        driver does (a local path, or a URI ``pyarrow.fs`` resolves).
+    {engine: update_kwargs}
 
     Returns
     -------
@@ -278,7 +301,7 @@ def evaluate(
     Notes
     -----
     Complexity: one ``update`` pass per partition; ``depth`` merge rounds; the driver receives
-    one state.
+    one state. A direct Parquet read also reads each file's footer on the driver.
 
     Examples
     --------
@@ -288,10 +311,11 @@ def evaluate(
     {'auroc': 0.91, 'f1': 0.77}
     """
     depth = check_param(depth, "depth", _DEPTH)
+    direct = check_param(direct_parquet, "direct_parquet", FLAG)
     df, request = _grouped(df, Request.of(locals()))
     df, request = _expressions(df, request)
     run = make_run(metrics, request, available=list(df.columns))
-    out = _evaluate(df, run, depth)
+    out = _evaluate(df, run, depth, direct)
     if not as_frame:
         return out
     table = values_table(out, metrics, request.by)
@@ -301,9 +325,21 @@ def evaluate(
     return df.sparkSession.createDataFrame(table)
 
 
-def _evaluate(df: Any, run: Run, depth: int) -> Any:
-    """:func:`evaluate` of a checked run."""
+def _evaluate(df: Any, run: Run, depth: int, direct: bool = False) -> Any:
+    """:func:`evaluate` of a checked run (``direct``: a plain Parquet scan read by pyarrow in
+    the tasks, where it applies)."""
     plan = run.plan
+    if direct and run.shuffle_on is None:
+        from streammetrics._engines import spark_files
+
+        tasks = spark_files.plan_pieces(df, plan)
+        if tasks is not None:
+            if not tasks:  # no file holds a row
+                return run.result(None)
+            with _task_errors():
+                acc, skipped = _driver_merge(spark_files.run_pieces(df, plan, tasks, depth))
+            run.report_skipped(skipped)
+            return run.result(acc)
     frame = df.select(*readable_columns(df, plan.columns()))
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
@@ -311,17 +347,12 @@ def _evaluate(df: Any, run: Run, depth: int) -> Any:
     parts = frame.rdd.getNumPartitions()
     if parts == 0:
         return run.result(None)
-    try:
+    with _task_errors():
         # ``RDD.treeReduce`` but the last level: its ``reduce`` would merge the partial states
         # pairwise on the driver and write each merge back to bytes, only to read it again.
         with _batch_rows(frame):
             collected = _collected(_tree_levels(states, parts, depth))
         acc, skipped = _driver_merge(collected)
-    except Exception as exc:  # a row refused in a Python task: the ValueError it raised
-        error = _value_error(exc)
-        if error is None:
-            raise
-        raise error from exc
     run.report_skipped(skipped)
     return run.result(acc)
 

@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from streammetrics.trec._measures import LONG_MAX
+from streammetrics.trec.diversity import is_diversity
+from streammetrics.trec.diversity_files import evaluate_diversity_files
 from streammetrics.trec.evaluate import DEFAULT_MEASURES, evaluate_files
 from streammetrics.trec.progress import ProgressLine, reporting
 from streammetrics.trec.runfile import MEMORY_LINES
@@ -119,6 +121,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
             "R@100, RR, RR@10, Rprec, Bpref, Judged@10, NumRet, NumRel, NumRelRet, iprec@0.5, infAP, "
             "ERR@10, RBP(p=0.8), Success@5, SetP, SetF(beta=0.5), ...) with ir_measures' parameters "
             "(nDCG(cutoff=10), P(rel=2)@5, AP(rel=2, judged_only=True)), printed under the name given. "
+            "ndeval's diversity measures (alpha_nDCG@20, alpha_DCG@20, ERR_IA@20, nERR_IA@20, P_IA@20, "
+            "StRecall@20, AP_IA, NRBP, nNRBP) read subtopic qrels 'topic subtopic docno judgment' and "
+            "are asked for alone. "
             "Rules: trec_eval 9.0.8's by default (as pytrec_eval and ir_measures: float32 scores, recall "
             "cutoffs (long)(c*R + 0.9)); --trec-version 10 follows trec_eval 10.0 and reproduces its "
             "quicktest line for line."
@@ -247,6 +252,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
+    measures = args.measures or DEFAULT_MEASURES
+    if any(is_diversity(m) for m in measures):  # subtopic qrels: ndeval's measures alone
+        _evaluate_diversity(args, measures)
+        return
     evaluate_files(
         args.qrels,
         args.run,
@@ -263,6 +272,29 @@ def _evaluate(args: argparse.Namespace) -> None:
         trec_version=getattr(args, "trec_version", 9),
         fused_cutoffs=getattr(args, "fused_cutoffs", False),
         rel_format=getattr(args, "rel_format", "qrels"),
+        memory_lines=getattr(args, "memory_lines", MEMORY_LINES),
+    )
+
+
+def _evaluate_diversity(args: argparse.Namespace, measures: Sequence[str]) -> None:
+    """The diversity measures (:mod:`streammetrics.trec.diversity`) on subtopic qrels; the options
+    that have no meaning there are refused."""
+    for option, given in (("-Z", getattr(args, "zscores", None) is not None),
+                          ("-R", getattr(args, "rel_format", "qrels") != "qrels"),
+                          ("-N", getattr(args, "num_docs", 0) != 0)):  # fmt: skip
+        if given:
+            raise ValueError(f"{option} does not apply to the diversity measures (subtopic qrels)")
+    evaluate_diversity_files(
+        args.qrels,
+        args.run,
+        measures,
+        per_query=args.per_query,
+        complete=args.complete,
+        rel_level=args.rel_level,
+        digits=args.digits,
+        max_docs=getattr(args, "max_docs", None),
+        judged_only=getattr(args, "judged_only", False),
+        summary=not getattr(args, "no_summary", False),
         memory_lines=getattr(args, "memory_lines", MEMORY_LINES),
     )
 

@@ -45,11 +45,17 @@ per-query values as an array. ``streammetrics trec-compare QRELS RUN1 RUN2 ...``
 compares runs against the first: means, paired differences, the paired t-test, the randomization
 (sign-flip) test, the bootstrap interval of the mean difference, Holm-adjusted across runs, as a
 table, ``--json`` and ``--latex``; the tests (:mod:`.significance`) need numpy only.
+
+Diversity: ndeval's intent-aware measures (``alpha_nDCG@20``, ``ERR_IA@20``, ``NRBP``, ...; see
+:mod:`.diversity`) on subtopic qrels (``topic subtopic docno judgment``, :mod:`.subtopics`), in
+``streammetrics trec`` (:mod:`.diversity_files`) and as the accumulator :class:`DiversityMeasures`
+(:mod:`.diversity_stream`), equal to pyndeval.
 """
 
 from __future__ import annotations
 
 from .accumulators import trec_metrics
+from .diversity_stream import DiversityMeasures
 from .evaluate import DEFAULT_MEASURES, evaluate_files
 from .perquery import PerQuery, per_query_values
 from .readers import Qrels, RunChunk, TrecFormatError, iter_run, read_qrels, read_run_chunks
@@ -76,4 +82,5 @@ __all__ = [
     "trec_batch",
     "NOT_IN_QRELS",
     "UNJUDGED",
+    "DiversityMeasures",
 ]

@@ -19,6 +19,7 @@ from typing import Any
 
 from streammetrics._core.params import Param, check_param
 
+from . import _cwl_kernels as cwl_kernels
 from . import _ir_kernels as ir_kernels
 from . import _kernels as trec_kernels
 from . import judgment_groups, preferences
@@ -98,6 +99,10 @@ def _pref(
     f: Callable[[preferences.ResultsPrefs], float],
 ) -> Callable[[Any, tuple[Any, ...], Options], list[Value]]:
     return lambda rp, p, o: [f(rp)]
+
+
+def _cwl(base: str) -> Callable[[trec_kernels.ResRels, tuple[Any, ...], Options], list[Value]]:
+    return lambda rr, p, o: [cwl_kernels.cwl_value(rr, base, p)]
 
 
 def _ndcg_kind(which: int) -> Callable[[trec_kernels.ResRels, tuple[Any, ...], Options], list[Value]]:
@@ -220,6 +225,9 @@ MEASURES: tuple[Measure, ...] = (
             avg="defined"),
     Measure("Accuracy_run", "long_cuts", (10,), lambda rr, p, o: list(ir_kernels.accuracy_at(rr, p, True)),
             avg="defined"),  # Accuracy(ties='run'): ir_measures' order (score as read, then the run's)
+    # ir_measures' C/W/L user-model measures (its cwl_eval provider): NERR8(max_rel=3)@10, INST(T=2,
+    # max_rel=3), ... select cwl_NERR8.cutoff=10,min_rel=0,max_rel=3, ... (._cwl_kernels)
+    *(Measure(base, "pairs", (), _cwl(base)) for base in cwl_kernels.BASES),
 )
 BY_NAME = {m.name: m for m in MEASURES}
 
@@ -364,5 +372,8 @@ def select_measures(args: Sequence[str], rel_format: str = "qrels") -> list[Sele
         if m.name in extra:
             more, _ = _parse_params(m, ",".join(extra[m.name]))
             p = tuple(sorted(set(p) | set(more)))
+        if m.name in cwl_kernels.BASES:  # checked, ir_measures' defaults filled in
+            where = f"{m.name}.{params[m.name]}" if m.name in params else m.name
+            p = tuple(cwl_kernels.check(m.name, p, where).items())
         out.append(Selected(m, p, _value_names(m, p, printable)))
     return out

@@ -19,7 +19,10 @@ ir_measures    trec_eval                   ir_measures    trec_eval
 =============  ==========================  =============  ==========================
 
 also ``Success@k`` (``success.k``), ``Accuracy@k`` and ``Compat(p=x, normalize=b)`` (ir_measures'
-accuracy and compat providers', not in trec_eval), ``RR(ties='msmarco')@k`` (its msmarco order),
+accuracy and compat providers', not in trec_eval), the C/W/L measures of its cwl_eval provider
+``INST(T=t, max_rel=m)``, ``INSQ``, ``NERR8@k``, ``NERR9@k``, ``NERR10(p=x)``, ``NERR11(T=t)``,
+``SDCG@k``, ``BPM(T=t)@k`` (``cwl_INST.T=t,max_rel=m``, ...: :mod:`._cwl_kernels`),
+``RR(ties='msmarco')@k`` (its msmarco order),
 ranx's ``f1@k`` (F1@k) and ``f1`` (``set_F``),
 ``SetP`` / ``SetRelP`` / ``SetR`` / ``SetF`` / ``SetAP`` (``set_P``, ``set_relative_P``,
 ``set_recall``, ``set_F``, ``set_map``), ``NumQ``, and ir_measures' aliases (``MAP``,
@@ -87,10 +90,14 @@ def _collect(
         elif arg not in [a for a, _ in requests]:  # the same name twice is printed once
             requests.append((arg, req))
     by_trec = _trec_values(rest, rel_format) if each_name and rest and requests else set()
+    # a one-parameter-list measure (RBP_p, Compat, cwl_INST, ...) given trec_eval's way too: its
+    # parameter lists cannot merge, so the ir_measures name is evaluated in a group of its own
+    own_list = {b for b, dot, _ in (a.partition(".") for a in rest) if dot and b in BY_NAME
+                and BY_NAME[b].kind in ("doubles", "pairs")} if each_name else set()  # fmt: skip
     for arg, req in requests:
         key = (req.rel, req.judged_only, 0)
         while req.value_name in groups.get(key, ({}, set(), {}))[2] or (
-            key == (None, False, 0) and req.value_name in by_trec
+            key == (None, False, 0) and (req.value_name in by_trec or req.base in own_list)
         ):
             key = (req.rel, req.judged_only, key[2] + 1)
         params, plain, rename = groups.setdefault(key, ({}, set(), {}))

@@ -16,7 +16,9 @@ exponential-gain nDCG, ``nDCG(gains={0: 0, 1: 1, 2: 10})`` nDCG with those gains
 ``Judged(ties='ascending')@k`` its judged provider's order of ties, ``Accuracy(ties='run')@k``
 its accuracy provider's (score descending as read, ties in the run's order),
 ``Compat(p=0.95, normalize=True)`` its compat provider's (``ties='qrels'``: ties of the ideal
-ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's). Not
+ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's);
+``NERR8(max_rel=3)@10``, ``NERR9``, ``NERR10(p=)``, ``NERR11(T=)``, ``SDCG``, ``INST(T=)``,
+``INSQ(T=)``, ``BPM(T=)@k`` (with ``min_rel``, ``max_rel``) its cwl_eval provider's. Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
 at the relevance level, as before).
 """
@@ -27,12 +29,15 @@ import ast
 from dataclasses import dataclass
 from typing import Any
 
+from . import _cwl_kernels as cwl_kernels
+
 __all__ = ["IrRequest", "parse_ir", "IR_MEASURES"]
 
 _ALL = 2**31  # the "cutoff" of a measure over the whole ranking (Judged, ERR without @)
 _INT, _BOOL, _NUM = (int,), (bool,), (int, float)
 _REL = {"rel": _INT}
 _RJ = {"rel": _INT, "judged_only": _BOOL}
+_CWL = {"min_rel": _INT, "max_rel": _INT}
 # name: (parameters and their types, required parameter or None, parameter set by @)
 IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "AP": ({"cutoff": _INT, **_RJ}, None, "cutoff"),
@@ -60,9 +65,21 @@ IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "RBP": ({"p": _NUM, "rel": _INT}, None, "cutoff"),
     "Accuracy": ({"cutoff": _INT, "rel": _INT, "ties": (str,)}, None, "cutoff"),
     "Compat": ({"p": _NUM, "normalize": _BOOL, "ties": (str,)}, None, "cutoff"),
+    # the C/W/L measures of its cwl_eval provider (cutoff and max_rel required: ._cwl_kernels checks)
+    "NERR8": ({"cutoff": _INT, **_CWL}, None, "cutoff"),
+    "NERR9": ({"cutoff": _INT, **_CWL}, None, "cutoff"),
+    "NERR10": ({"p": _NUM, **_CWL}, None, "cutoff"),
+    "NERR11": ({"T": _NUM, **_CWL}, None, "cutoff"),
+    "SDCG": ({"cutoff": _INT, "dcg": (str,), **_CWL}, None, "cutoff"),
+    "INST": ({"T": _NUM, **_CWL}, None, "cutoff"),
+    "INSQ": ({"T": _NUM, **_CWL}, None, "cutoff"),
+    "BPM": ({"cutoff": _INT, "T": _NUM, **_CWL}, None, "cutoff"),
 }
 # bare: ir_measures' (over the whole ranking), not the trec_eval-style default cutoff (Judged_10)
 _IR_FIRST = frozenset({"Judged", "Accuracy", "Compat"})
+#: ndeval's diversity measures (:mod:`.diversity`): not computed from ordinary qrels
+_DIVERSITY = frozenset({"alpha_nDCG", "alpha_DCG", "ERR_IA", "nERR_IA", "P_IA", "StRecall", "AP_IA", "MAP_IA",
+                        "NRBP", "nNRBP", "α_nDCG", "α_DCG"})  # fmt: skip
 _ALIASES = {"MAP": "AP", "Precision": "P", "Recall": "R", "MRR": "RR", "NDCG": "nDCG", "RPrec": "Rprec",
             "BPref": "Bpref", "iprec": "IPrec"}  # fmt: skip
 
@@ -170,6 +187,10 @@ def parse_ir(text: str, trec_names: frozenset[str]) -> IrRequest | None:
     if found is None:
         return None
     name, params = found
+    if name in _DIVERSITY and name not in trec_names:
+        raise ValueError(f"measure {text!r}: a diversity measure (ndeval's), which reads subtopic qrels "
+                         "('topic subtopic docno judgment'): ask for it alone in streammetrics trec, or use "
+                         "sm.trec.DiversityMeasures")  # fmt: skip
     if not params and name not in _IR_FIRST and (name in trec_names or name not in IR_MEASURES | _ALIASES):
         return None
     name = _ALIASES.get(name, name)
@@ -281,6 +302,8 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
                              f"got {ties!r}")  # fmt: skip
         order = ",qrels=1" if ties == "qrels" else ""
         return req("Compat", f"p={p!r},normalize={int(params.get('normalize', True))}{order}")
+    if name in cwl_kernels.IR_PARAMS:
+        return req(*cwl_kernels.request(text, name, params))
     if name == "SetF":
         beta = float(params.get("beta", 1.0))
         if not 0.0 <= beta < float("inf"):
@@ -294,3 +317,35 @@ def _request(text: str, name: str, params: dict[str, Any]) -> IrRequest:
     if name == "NumRet" and rel is not None:
         return req("num_rel_ret")
     return req(simple[name])
+
+
+__all__ += ["measure_syntax"]
+
+
+def measure_syntax(text: str) -> tuple[str, dict[str, Any]] | None:
+    """``(name, parameters)`` of ``Name``, ``Name@x``, ``Name(k=v, ...)`` or ``Name(...)@x`` (the
+    ``@`` value under the key ``"@"``), parsed as :func:`parse_ir` parses it; None for any other
+    text. For the measures that :func:`parse_ir` leaves to other modules (:mod:`.diversity`).
+
+    Parameters
+    ----------
+    text : str
+        A measure name.
+
+    Returns
+    -------
+    tuple of (str, dict) or None
+        The name and the parameters as literals.
+
+    Raises
+    ------
+    ValueError
+        A parameter value that is not a literal, or a positional parameter.
+
+    Examples
+    --------
+    >>> from streammetrics.trec.irparse import measure_syntax
+    >>> measure_syntax("NRBP(beta=0.8)"), measure_syntax("P.5,10")
+    (('NRBP', {'beta': 0.8}), None)
+    """
+    return _syntax(text)

@@ -72,6 +72,7 @@ from streammetrics._queries.kernels import QueryRows
 from streammetrics.retrieval._base import check_level
 from streammetrics.retrieval.metrics import RetrievalMetric
 
+from . import _cwl_kernels as cwl_kernels
 from . import _kernels as trec_kernels
 from ._measures import Options, Selected, check_trec_version
 from .evaluate import QueryEvaluator
@@ -93,7 +94,8 @@ _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"
                    "RBP_p", "rbp_resid", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "prefs_simp",
                    "prefs_pair", "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret",
                    "prefs_avgjg_ret", "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp",
-                   "prefs_avgjg_imp", "RR_msmarco", "Compat", "Accuracy", "Judged_asc"})  # fmt: skip
+                   "prefs_avgjg_imp", "RR_msmarco", "Compat", "Accuracy", "Judged_asc",
+                   *cwl_kernels.BASES})  # fmt: skip
 
 
 @dataclass(frozen=True)

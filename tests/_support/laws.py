@@ -41,7 +41,7 @@ from streammetrics.retrieval.metrics import (
     SetRecall,
     SystemEfficiency,
 )
-from streammetrics.trec import NOT_IN_QRELS, UNJUDGED, TrecMeasure, TrecMeasures
+from streammetrics.trec import NOT_IN_QRELS, UNJUDGED, DiversityMeasures, TrecMeasure, TrecMeasures
 
 C = 3  # classes of the multiclass data, columns of the multilabel data
 
@@ -183,6 +183,23 @@ def trec_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, r
     assert w is None
     relevance, judged, docs = judgments(y, rows, groups, trec=True)
     metric.update(relevance, p, doc_ids=docs, judged=judged, query_ids=groups)
+
+
+def subtopic_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+                  groups: np.ndarray) -> None:
+    """Query rows with subtopic judgment rows (``DiversityMeasures``), each a function of the row
+    and its query alone: document ``d<row>`` judged its grade for subtopic ``s<row mod 3>``, and 1
+    for the next subtopic too when the row is even and relevant; query q also judges ``q mod 3``
+    documents it did not retrieve."""
+    assert w is None
+    y, rows, groups = np.asarray(y), np.asarray(rows), np.asarray(groups)
+    judged: dict[int, list[tuple[str, str, int]]] = {}
+    for q in np.unique(groups).tolist():
+        at = np.flatnonzero(groups == q).tolist()
+        judged[q] = [(f"s{rows[i] % 3}", f"d{rows[i]}", int(y[i])) for i in at]
+        judged[q] += [(f"s{(rows[i] + 1) % 3}", f"d{rows[i]}", 1) for i in at if rows[i] % 2 == 0 and y[i] > 0]
+        judged[q] += [("s0", f"u{q}_{j}", 1) for j in range(q % 3)]
+    metric.update(None, p, doc_ids=np.char.add("d", rows.astype(str)), judged=judged, query_ids=groups)
 
 
 def delayed_feed(metric: Any, y: np.ndarray, p: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
@@ -572,6 +589,17 @@ REGISTRY: dict[str, Case] = {
     # ir_measures' Accuracy@k: a mean over the queries that define it (a per-column count in the state)
     "trec_accuracy": query_case(lambda: TrecMeasures(["Accuracy@5", "Accuracy(rel=2)", "map"], per_query=True),
                                 trec_feed, arrival_order=True),
+    # ir_measures' C/W/L user-model measures (its cwl_eval provider): values in [0, 1], every query counts
+    "trec_cwl": query_case(lambda: TrecMeasures(["INST(T=2, max_rel=3)", "BPM(T=1, max_rel=2)@5", "SDCG(max_rel=3)@10",
+                                                 "NERR10(p=0.8, max_rel=3)", "NERR8(max_rel=2, min_rel=1)@4"],
+                                                per_query=True), trec_feed, arrival_order=True),
+    # ndeval's diversity measures: each query's subtopic judgment rows in judged=
+    "trec_diversity": query_case(lambda: DiversityMeasures(["alpha_nDCG@5", "alpha_DCG@3", "ERR_IA@2",
+                                                            "nERR_IA@5", "P_IA@3", "StRecall@4", "AP_IA",
+                                                            "NRBP", "nNRBP(rel=2)"], per_query=True),
+                                 subtopic_feed, arrival_order=True),
+    "trec_diversity_cut": query_case(lambda: DiversityMeasures("alpha_nDCG(alpha=0.25)@10", rel_level=2,
+                                                               judged_only=True, max_docs=3), subtopic_feed),
     "trec_measure_v10": query_case(lambda: TrecMeasure("11pt_avg", trec_version=10, num_docs=50, per_query=True),
                                    trec_feed, arrival_order=True),
     # wrappers: a window of the last 7 rows does not merge into the one-shot stream; a decayed

@@ -209,6 +209,22 @@ CORPUS["Decayed-TrecMeasures-Accuracy"] = lambda: _trec(sm.Decayed(sm.trec.TrecM
 CORPUS["Window-TrecMeasures-Accuracy"] = lambda: _trec(sm.Window(sm.trec.TrecMeasures("Accuracy(rel=2)@4"), size=3))
 
 
+
+def _diversity(m: sm.Metric, q: int = 5) -> sm.Metric:
+    """Queries with subtopic judgment rows (a query without a relevant document: nNRBP NaN)."""
+    rng = _rng()
+    for i in range(q):
+        docs = [f"d{j}" for j in range(5)]
+        rows = [(f"s{rng.integers(0, 3)}", d, int(rng.integers(0, 3)) if i else 0) for d in docs]
+        m.update(None, np.round(rng.random(5), 1), doc_ids=docs, judged={f"q{i}": rows}, query_ids=[f"q{i}"] * 5)
+    return m
+
+
+CORPUS["DiversityMeasures"] = lambda: _diversity(sm.trec.DiversityMeasures(
+    ["alpha_nDCG@3", "alpha_DCG@1", "ERR_IA@2", "P_IA@2", "StRecall@3", "AP_IA", "NRBP", "nNRBP"], per_query=True))
+CORPUS["Window-DiversityMeasures"] = lambda: _diversity(sm.Window(sm.trec.DiversityMeasures("nERR_IA@4"), size=3))
+
+
 def _sliced_controls(m: sm.Metric, n: int = 30) -> sm.Metric:
     """A Sliced with a control column and float keys (issue #33)."""
     rng = _rng()

@@ -226,7 +226,7 @@ def _intervals(m):
     return m.update([0.5, 1.5, 3.0], [[0.0, 1.0], [1.0, 2.0], [0.0, 2.5]])
 
 
-FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._trec, lc._sliced, lc._sliced_scores,
+FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._trec, lc._diversity, lc._sliced, lc._sliced_scores,
            lc._sliced_controls, _intervals,
            lc._scores, lc._probabilities,  # monitoring (no labels)
            lambda m: m.update([0.2, 0.8]),  # reg-delayed: probabilities alone (Window(Estimated))
