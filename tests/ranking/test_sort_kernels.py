@@ -10,6 +10,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from streammetrics._scores.exact import sort_kernels
 from streammetrics._scores.exact.runs import count2
 from streammetrics._scores.exact.sort_kernels import (
     runs,
@@ -116,6 +117,37 @@ def test_sort_split_is_each_groups_stable_sort(kind: int, n: int, share: float, 
         # the state's own sort finds the groups sorted and keeps them
         sv, sw = stable_sort_with(gv, gw)
         assert np.array_equal(sv, gv) and np.array_equal(sw, gw)
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.integers(0, 5), n=st.integers(4096, 12_000), chunk=st.sampled_from([1, 7, 1000, 4096]),
+       weighted=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_chunked_keys_and_gathers_equal_the_stable_sorts(kind: int, n: int, chunk: int, weighted: bool,
+                                                         seed: int) -> None:
+    """The keys and gathers are built chunk by chunk (``_CHUNK`` rows, 65536 in use): at any
+    chunk size, over chunk boundaries, the result is numpy's stable sort of each group."""
+    rng = np.random.default_rng(seed)
+    v = _values(kind, n, rng)
+    pos = rng.random(n) < 0.3
+    w = rng.random(n) if weighted else rng.integers(0, 3, n).astype(np.float64)
+    before = sort_kernels._CHUNK
+    sort_kernels._CHUNK = chunk
+    try:
+        got = sort_split(v, pos, w)
+        order = stable_argsort(v)
+        sv, sw = stable_sort_with(v, w)
+    finally:
+        sort_kernels._CHUNK = before
+    ref = np.argsort(v, kind="stable")
+    assert np.array_equal(order, ref)
+    assert np.array_equal(sv, v[ref], equal_nan=True) and np.array_equal(sw, w[ref])
+    if np.isnan(v).any():
+        assert got is None
+        return
+    assert got is not None
+    for (gv, gw), rows in zip(got, (~pos, pos), strict=True):
+        ref = np.argsort(v[rows], kind="stable")
+        assert np.array_equal(gv, v[rows][ref]) and np.array_equal(gw, w[rows][ref])
 
 
 @settings(max_examples=20, deadline=None)

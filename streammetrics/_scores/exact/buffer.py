@@ -18,11 +18,12 @@ holds column-c scores of the samples of true class k, and the positive group of 
 
 Each group keeps its scores at their input precision (float16/32/64; integer scores become
 float64) as a few sorted numpy runs of geometrically decreasing size (an LSM layout: a new run is
-merged into the last one while it is at least 1/2 of its size, 1/16 if searched far more than
-it grows: O(log n) runs), plus optional per-sample weights with their cumulative sums. Runs of
-256k or more also keep a coarse index (every 64th value, 1/64 of the run) that speeds up ranking
-needles in them. Samples folded in one at a time go to a ``sortedcontainers.SortedList`` tail
-(at most 4096, then it becomes a run). Labels need no storage: the group says what they are.
+merged into the last one while it is at least 1/8 of its size -- 1/2 for single samples and
+removals, 1/16 if searched far more than it grows: O(log n) runs), plus optional per-sample
+weights with their cumulative sums. Runs of 256k or more also keep a coarse index (every 64th
+value, 1/64 of the run) that speeds up ranking needles in them. Samples folded in one at a
+time go to a ``sortedcontainers.SortedList`` tail (at most 4096, then it becomes a run). Labels
+need no storage: the group says what they are.
 
 Alongside, ``u2[c, g]`` is twice the Mann-Whitney statistic of column c's positives against group
 g (a tied pair counts 1/2, so 2U is an exact integer for unit weights; with float weights it is a
@@ -84,6 +85,7 @@ from .runs import (
     BUSY,
     RATIO,
     RATIO_BUSY,
+    RATIO_FOLD,
     TAIL_MAX,
     Group,
     coarse_index,
@@ -386,7 +388,7 @@ class SortedScores(BufferPersistence, SortedSlide, ScoreBatches, ScoreState):
             for grp in range(self.n_groups):
                 v, w = row[grp]
                 busy = n_new - v.shape[0] > BUSY * v.shape[0]
-                self._groups[col][grp].push(v, w, totals[grp], RATIO_BUSY if busy else RATIO)
+                self._groups[col][grp].push(v, w, totals[grp], RATIO_BUSY if busy else RATIO_FOLD)
         self._log_fold(new, n)
 
     def _ensure_u2(self) -> None:
