@@ -351,6 +351,12 @@ REGISTRY: dict[str, Case] = {
                           readouts=lambda m: m.interval()),
     "topk_specificity_labels": Case(lambda: sm.Specificity(C, top_k=2, labels=[2, 0], average=None,
                                                            zero_division=0.0), "multiclass_scores"),
+    # StatScores: the counts themselves, a view of the same kernels
+    "stat_scores_binary": Case(lambda: sm.StatScores(), "binary_scores"),
+    "stat_scores_macro": Case(lambda: sm.StatScores(C), "multiclass_labels"),
+    "stat_scores_topk_none": Case(lambda: sm.StatScores(C, top_k=2, average=None), "multiclass_scores"),
+    "stat_scores_multilabel_weighted": Case(lambda: sm.StatScores(C, multilabel=True, average="weighted"),
+                                            "multilabel_scores"),
     "multilabel_specificity_micro": Case(
         lambda: sm.Specificity(C, multilabel=True, average="micro", zero_division=0.0), "multilabel_scores"),
     "multilabel_subset_accuracy": Case(lambda: sm.Accuracy(C, multilabel=True, zero_division=0.0),

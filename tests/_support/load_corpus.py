@@ -124,6 +124,7 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "ClassificationReport": lambda: _multiclass(sm.ClassificationReport(3)),
     "Report-multilabel": lambda: _multilabel(sm.ClassificationReport(3, multilabel=True)),
     "HammingLoss": lambda: _multilabel(sm.HammingLoss(3, multilabel=True)),
+    "StatScores-top_k": lambda: _multiclass(sm.StatScores(3, top_k=2)),
     "CohenKappa-linear": lambda: _multiclass(sm.CohenKappa(3, weights="linear")),
     "FBeta": lambda: _multiclass(sm.FBeta(3, beta=2.0, average=None)),
     "AUROC-max_bytes-multiclass": lambda: _multiclass(sm.AUROC(3, max_bytes=4096), 200),
