@@ -601,6 +601,9 @@ REGISTRY: dict[str, Case] = {
     "hinge": Case(lambda: sm.HingeLoss(), "binary_scores", exact=False),
     "hinge_squared_mc": Case(lambda: sm.HingeLoss(C, squared=True), "logits", exact=False),
     "hinge_one_vs_all": Case(lambda: sm.HingeLoss(C, multiclass_mode="one-vs-all"), "logits", exact=False),
+    # ignore_index inside [0, C): the rows of class 2 are skipped
+    "hinge_ignore_index": Case(lambda: sm.HingeLoss(C, multiclass_mode="one-vs-all", ignore_index=2), "logits",
+                               exact=False),
     "sliced_f1": Case(lambda: sm.Sliced(sm.F1(zero_division=0.0)), "binary_scores", sliced_feed,
                       laws=WRAPPER_LAWS, compare_state=False),
     "sliced_set": Case(lambda: sm.Sliced(sm.MetricSet(auroc=sm.AUROC(), acc=sm.Accuracy(zero_division=0.0))),

@@ -62,3 +62,61 @@ def test_hamming_top_k_arguments():
     m = sm.HammingLoss(4, top_k=3)
     assert type(m)(**m._config())._state.key() == m._state.key()
     assert "top_k" not in sm.HammingLoss(4)._config()
+
+
+# -- HingeLoss(ignore_index=) --------------------------------------------------------------------
+@pytest.mark.parametrize("squared", [False, True])
+@pytest.mark.parametrize("mode", ["crammer-singer", "one-vs-all"])
+@pytest.mark.parametrize("ignore", [-1, 1])
+def test_hinge_ignore_index_equals_torchmetrics(squared, mode, ignore):
+    torch, tmc = _torch()
+    rng = np.random.default_rng(23)
+    for c in (3, 4):
+        n = 120
+        y = rng.integers(0, c, n)
+        y[rng.random(n) < 0.2] = ignore
+        d = rng.random((n, c)).astype(np.float32)  # in [0, 1]: torchmetrics takes them as given
+        peer = tmc.MulticlassHingeLoss(num_classes=c, squared=squared, multiclass_mode=mode, ignore_index=ignore)
+        want = peer(torch.from_numpy(d), torch.from_numpy(y)).numpy()
+        m = sm.HingeLoss(c, squared=squared, multiclass_mode=mode, ignore_index=ignore)
+        m.update(y[:50], d[:50]).update(y[50:], d[50:])
+        np.testing.assert_allclose(m.compute(), want, rtol=1e-6, atol=1e-6)
+    yb = rng.integers(0, 2, 200)
+    yb[rng.random(200) < 0.2] = ignore if ignore != 1 else -100
+    db = rng.random(200).astype(np.float32)
+    bi = ignore if ignore != 1 else -100
+    want = float(tmc.BinaryHingeLoss(squared=squared, ignore_index=bi)(torch.from_numpy(db), torch.from_numpy(yb)))
+    got = sm.HingeLoss(squared=squared, ignore_index=bi).update(yb, db).compute()
+    assert got == pytest.approx(want, rel=1e-6, abs=1e-6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 30), weighted=st.booleans())
+def test_hinge_ignore_index_equals_the_rows_dropped(seed, n, weighted):
+    rng = np.random.default_rng(seed)
+    y, d = rng.integers(0, 3, n), np.round(rng.normal(size=(n, 3)) * 2, 1)
+    w = rng.random(n) + 0.1 if weighted else None
+    ignored = rng.random(n) < 0.3
+    y_ign = np.where(ignored, -100, y)
+    keep = ~ignored
+    for mode in ("crammer-singer", "one-vs-all"):
+        got = sm.HingeLoss(3, multiclass_mode=mode, ignore_index=-100).update(y_ign, d, sample_weight=w)
+        want = sm.HingeLoss(3, multiclass_mode=mode).update(y[keep], d[keep],
+                                                            sample_weight=None if w is None else w[keep])
+        np.testing.assert_array_equal(got._state.arrays()["loss"], want._state.arrays()["loss"])
+        np.testing.assert_array_equal(got._state.arrays()["weight"], want._state.arrays()["weight"])
+        loaded = sm.loads(sm.dumps(got))
+        assert loaded.ignore_index == -100 and loaded._state.equals(got._state)
+
+
+def test_hinge_ignore_index_arguments_and_labels():
+    with pytest.raises(ValueError, match="ignore_index"):
+        sm.HingeLoss(3, ignore_index=1.5)
+    with pytest.raises(ValueError, match="ignore_index"):
+        sm.HingeLoss(classes=[5, 7], ignore_index=1)  # inside [0, 2): ambiguous with a class code
+    m = sm.HingeLoss(classes=[5, 7], ignore_index=-100).update([5, -100, 7], [0.2, 0.4, 0.9])
+    assert m.compute() == sm.HingeLoss().update([0, 1], [0.2, 0.9]).compute()
+    with pytest.raises(ValueError, match="y_score"):  # an ignored row's decision is still checked
+        m.update([5, -100], [0.2, np.nan])
+    assert "ignore_index" not in sm.HingeLoss(3)._config()
+    assert m._state.key() != sm.HingeLoss(classes=[5, 7])._state.key()
