@@ -146,6 +146,13 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "argmax). With k > 1 ``y_pred`` must be scores and the state keeps per-class "
             "(TP, FP, FN, TN), O(C) memory (docs/definitions/confusion.md, \"Top-k predictions\").",
         ),
+        "absent_classes": (
+            "absent_classes : {'include', 'skip'}, default 'include'",
+            "Which classes a macro average covers: ``'include'`` every class (scikit-learn with "
+            "``labels=range(C)``), ``'skip'`` only those with a true or predicted sample (TP + FP "
+            "+ FN > 0; torchmetrics' multiclass macro average). Only ``average='macro'`` reads it "
+            "(docs/definitions/confusion.md#averaging).",
+        ),
     },
     # Accumulators of the ranking family (streammetrics.ranking.metrics, ROC / PR / DET curves).
     "ranking": {

@@ -35,6 +35,9 @@ _AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_
 #: ``top_k`` of a binary or multilabel task: 1 only (top-k reads (n, C) multiclass scores).
 _TOP_K_ONE = Param("int", "must be 1 unless the task is multiclass (num_classes=C, not multilabel)",
                    low=1, high=1)
+#: ``absent_classes``: whether a macro average covers the classes with TP + FP + FN = 0.
+ABSENT_CLASSES = ("include", "skip")
+_ABSENT = Param("choice", f"must be one of {ABSENT_CLASSES}", choices=ABSENT_CLASSES)
 
 
 
@@ -151,12 +154,14 @@ class AveragedMetric(ConfusionMetric[Value]):
         pos_label: Hashable | None = None,
         labels: Iterable[Hashable] | None = None,
         top_k: int = 1,
+        absent_classes: str = "include",
     ) -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         if isinstance(average, str) and average == "none":  # torchmetrics' spelling of None
             average = None
         self.average = check_param(average, "average", _AVERAGE)
+        self.absent_classes = check_param(absent_classes, "absent_classes", _ABSENT)
         self.top_k = self._check_top_k(top_k)
         if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
             self._state = sample_average_state(self, average)
@@ -167,6 +172,8 @@ class AveragedMetric(ConfusionMetric[Value]):
         config = {**super()._config(), "average": self.average}
         if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
             config["top_k"] = self.top_k
+        if self.absent_classes != "include":  # (as top_k)
+            config["absent_classes"] = self.absent_classes
         return config
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +211,12 @@ class AveragedMetric(ConfusionMetric[Value]):
             warn_undefined(self._label, self._undefined, np.flatnonzero(undefined))
         if self.average is None:
             return values
+        if self.average == "macro" and self.absent_classes == "skip":
+            # torchmetrics' macro: the classes without a true or predicted sample weigh 0
+            seen = (s.tp + s.fp + s.fn) > 0
+            if not seen.any():  # nothing seen: undefined (warned above, every class undefined)
+                return zero_value(self.zero_division)
+            values = values[seen]
         return average_classes(values, s.support if self.average == "weighted" else None,
                                self._skip_nan)
 

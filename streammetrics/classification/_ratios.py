@@ -30,7 +30,7 @@ class Precision(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -48,10 +48,11 @@ class Precision(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.predicted
@@ -64,7 +65,7 @@ class Recall(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -82,10 +83,11 @@ class Recall(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.support
@@ -98,7 +100,7 @@ class Specificity(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -116,10 +118,11 @@ class Specificity(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fp
@@ -132,7 +135,7 @@ class FallOut(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -150,10 +153,11 @@ class FallOut(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.fp + s.tn
@@ -166,7 +170,7 @@ class MissRate(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -184,10 +188,11 @@ class MissRate(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.support
@@ -200,7 +205,7 @@ class NPV(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -218,10 +223,11 @@ class NPV(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fn
@@ -234,7 +240,7 @@ class FDR(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -252,10 +258,11 @@ class FDR(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.predicted
@@ -268,7 +275,7 @@ class FOR(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -286,10 +293,11 @@ class FOR(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.fn + s.tn
@@ -302,7 +310,7 @@ class Prevalence(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -320,10 +328,11 @@ class Prevalence(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.support, s.total
@@ -339,7 +348,7 @@ class Jaccard(AveragedMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -358,10 +367,11 @@ class Jaccard(AveragedMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.tp + s.fp + s.fn
@@ -377,7 +387,7 @@ class FBeta(AveragedMetric):
     beta : float, default 1.0
         Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
     {confusion: multilabel, average, threshold, ignore_index, zero_division, classes, pos_label}
-    {confusion: labels, top_k}
+    {confusion: labels, top_k, absent_classes}
 
     Examples
     --------
@@ -393,10 +403,11 @@ class FBeta(AveragedMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
         if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
             beta = real_param(beta, "beta", "a number >= 0 (or inf)")
         self.beta = beta = check_param(beta, "beta", _BETA)  # a float by now: the message shows it
@@ -426,7 +437,7 @@ class F1(FBeta):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
 
     Examples
     --------
@@ -441,10 +452,11 @@ class F1(FBeta):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include") -> None:
         super().__init__(num_classes, beta=1.0, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes)
 
     def _config(self) -> dict[str, Any]:
         config = super()._config()

@@ -358,6 +358,7 @@ REGISTRY: dict[str, Case] = {
     "stat_scores_multilabel_weighted": Case(lambda: sm.StatScores(C, multilabel=True, average="weighted"),
                                             "multilabel_scores"),
     "topk_hamming": Case(lambda: sm.HammingLoss(C, top_k=2, zero_division=0.0), "multiclass_scores"),
+    "skip_absent_f1": Case(lambda: sm.F1(C, absent_classes="skip", zero_division=0.0), "multiclass_labels"),
     "multilabel_specificity_micro": Case(
         lambda: sm.Specificity(C, multilabel=True, average="micro", zero_division=0.0), "multilabel_scores"),
     "multilabel_subset_accuracy": Case(lambda: sm.Accuracy(C, multilabel=True, zero_division=0.0),

@@ -120,3 +120,84 @@ def test_hinge_ignore_index_arguments_and_labels():
         m.update([5, -100], [0.2, np.nan])
     assert "ignore_index" not in sm.HingeLoss(3)._config()
     assert m._state.key() != sm.HingeLoss(classes=[5, 7])._state.key()
+
+
+# -- absent_classes="skip": torchmetrics' macro over the seen classes ---------------------------
+SKIP_PEERS = {  # ours -> torchmetrics' multiclass class (macro average)
+    "Precision": "MulticlassPrecision", "Recall": "MulticlassRecall", "F1": "MulticlassF1Score",
+    "FBeta": "MulticlassFBetaScore", "Specificity": "MulticlassSpecificity",
+    "NPV": "MulticlassNegativePredictiveValue", "Jaccard": "MulticlassJaccardIndex",
+}
+
+
+def _absent_data(rng, n, c):
+    """Labels and predictions of c classes where class c-1 never occurs, class c-2 is only
+    predicted and class c-3 only true (so 'seen' differs from 'has support')."""
+    y, p = rng.integers(0, c - 3, n), rng.integers(0, c - 3, n)
+    y[:3], p[:3] = c - 3, 0
+    p[3:5] = c - 2
+    return y, p
+
+
+@pytest.mark.parametrize("name", list(SKIP_PEERS))
+@pytest.mark.parametrize("ignore", [None, -1])
+def test_skip_equals_torchmetrics_macro(name, ignore):
+    torch, tmc = _torch()
+    rng = np.random.default_rng(29)
+    for c in (4, 6, 9):
+        y, p = _absent_data(rng, 200, c)
+        if ignore is not None:
+            y[rng.random(200) < 0.1] = ignore
+        extra = {"beta": 2.0} if name == "FBeta" else {}
+        peer = getattr(tmc, SKIP_PEERS[name])(num_classes=c, average="macro", ignore_index=ignore, **extra)
+        want = float(peer(torch.from_numpy(p), torch.from_numpy(y)))
+        m = getattr(sm, name)(c, absent_classes="skip", zero_division=0.0, ignore_index=ignore, **extra)
+        got = m.update(y, p).compute()
+        assert got == pytest.approx(want, rel=1e-6, abs=1e-6)
+        include = getattr(sm, name)(c, zero_division=0.0, ignore_index=ignore, **extra).update(y, p).compute()
+        assert include != pytest.approx(got, rel=1e-6)  # the default still covers all C classes
+    # MulticlassAccuracy's macro default is the macro recall over the seen classes
+    y, p = _absent_data(rng, 200, 7)
+    want = float(tmc.MulticlassAccuracy(num_classes=7)(torch.from_numpy(p), torch.from_numpy(y)))
+    assert sm.Recall(7, absent_classes="skip", zero_division=0.0).update(y, p).compute() == pytest.approx(want, rel=1e-6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), c=st.integers(3, 7), n=st.integers(0, 30), weighted=st.booleans(),
+       multilabel=st.booleans())
+def test_skip_is_the_mean_over_the_seen_classes(seed, c, n, weighted, multilabel):
+    rng = np.random.default_rng(seed)
+    if multilabel:
+        y, p = rng.integers(0, 2, (n, c)) * (rng.random(c) < 0.6), rng.integers(0, 2, (n, c)) * (rng.random(c) < 0.6)
+    else:
+        y, p = rng.integers(0, c - 1, n), rng.integers(0, c - 1, n)
+    w = rng.integers(1, 4, n).astype(np.float64) if weighted else None
+    for name in ("Precision", "Recall", "F1", "Jaccard", "Specificity"):
+        per = getattr(sm, name)(c, multilabel=multilabel, average=None, zero_division=0.0)
+        per.update(y, p, sample_weight=w)
+        s = per._state.one_vs_rest()
+        seen = (s.tp + s.fp + s.fn) > 0
+        want = float(per.compute()[seen].mean()) if seen.any() else 0.0
+        m = getattr(sm, name)(c, multilabel=multilabel, absent_classes="skip", zero_division=0.0)
+        m.update(y[: n // 2], p[: n // 2], sample_weight=None if w is None else w[: n // 2])
+        m.update(y[n // 2:], p[n // 2:], sample_weight=None if w is None else w[n // 2:])
+        assert m.compute() == pytest.approx(want, rel=1e-12, abs=1e-15)
+        back = sm.loads(sm.dumps(m))
+        assert back.absent_classes == "skip" and back.compute() == m.compute()
+        for average in ("micro", "weighted"):  # only the macro average reads it
+            a = getattr(sm, name)(c, multilabel=multilabel, average=average, absent_classes="skip",
+                                  zero_division=0.0).update(y, p, sample_weight=w).compute()
+            b = getattr(sm, name)(c, multilabel=multilabel, average=average,
+                                  zero_division=0.0).update(y, p, sample_weight=w).compute()
+            assert a == b
+
+
+def test_skip_with_nan_zero_division_and_nothing_seen():
+    m = sm.Precision(4, absent_classes="skip", zero_division=np.nan).update([0, 1, 1], [0, 0, 1])
+    assert m.compute() == pytest.approx(np.mean([0.5, 1.0]))  # classes 2, 3 unseen
+    with pytest.warns(sm.UndefinedMetricWarning):
+        assert sm.Recall(3, absent_classes="skip").compute() == 0.0  # empty: zero_division ("warn": 0)
+    with pytest.raises(ValueError, match="absent_classes"):
+        sm.F1(3, absent_classes="seen")
+    assert "absent_classes" not in sm.F1(3)._config()
+    assert sm.F1(3, absent_classes="skip")._config()["absent_classes"] == "skip"
