@@ -153,6 +153,15 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "+ FN > 0; torchmetrics' multiclass macro average). Only ``average='macro'`` reads it "
             "(docs/definitions/confusion.md#averaging).",
         ),
+        "multidim_average": (
+            "multidim_average : {'global', 'samplewise'}, default 'global'",
+            "torchmetrics' option: ``'samplewise'`` reads inputs (N, ...) (multiclass scores (N, C, "
+            "...), multilabel (N, L, ...)) as N samples and ``compute`` gives one value per sample, "
+            "over its extra dimensions (shape (N,), or (N, K) with ``average=None``). Its state keeps "
+            "each sample's counts: O(N·K) memory, growing with the stream; it merges by "
+            "concatenation in merge order, saves and loads; no sample weights, ``top_k`` 1, class "
+            "codes only (docs/definitions/confusion.md#sample-wise-values).",
+        ),
     },
     # Accumulators of the ranking family (streammetrics.ranking.metrics, ROC / PR / DET curves).
     "ranking": {

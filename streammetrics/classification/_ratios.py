@@ -31,6 +31,7 @@ class Precision(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -48,11 +49,12 @@ class Precision(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.predicted
@@ -66,6 +68,7 @@ class Recall(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -83,11 +86,12 @@ class Recall(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.support
@@ -101,6 +105,7 @@ class Specificity(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -118,11 +123,12 @@ class Specificity(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fp
@@ -136,6 +142,7 @@ class FallOut(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -153,11 +160,12 @@ class FallOut(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.fp + s.tn
@@ -171,6 +179,7 @@ class MissRate(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -188,11 +197,12 @@ class MissRate(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.support
@@ -206,6 +216,7 @@ class NPV(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -223,11 +234,12 @@ class NPV(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fn
@@ -241,6 +253,7 @@ class FDR(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -258,11 +271,12 @@ class FDR(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.predicted
@@ -276,6 +290,7 @@ class FOR(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -293,11 +308,12 @@ class FOR(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.fn + s.tn
@@ -311,6 +327,7 @@ class Prevalence(ProportionMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -328,11 +345,12 @@ class Prevalence(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.support, s.total
@@ -349,6 +367,7 @@ class Jaccard(AveragedMetric):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -367,11 +386,12 @@ class Jaccard(AveragedMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.tp + s.fp + s.fn
@@ -388,6 +408,7 @@ class FBeta(AveragedMetric):
         Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
     {confusion: multilabel, average, threshold, ignore_index, zero_division, classes, pos_label}
     {confusion: labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -403,11 +424,12 @@ class FBeta(AveragedMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
         if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
             beta = real_param(beta, "beta", "a number >= 0 (or inf)")
         self.beta = beta = check_param(beta, "beta", _BETA)  # a float by now: the message shows it
@@ -438,6 +460,7 @@ class F1(FBeta):
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
     {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -452,11 +475,12 @@ class F1(FBeta):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1, absent_classes: str = "include") -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, beta=1.0, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
                          pos_label=pos_label, labels=labels, top_k=top_k,
-                         absent_classes=absent_classes)
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _config(self) -> dict[str, Any]:
         config = super()._config()

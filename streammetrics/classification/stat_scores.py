@@ -41,13 +41,14 @@ class StatScores(ConfusionMetric[np.ndarray]):
     average : {'macro', 'micro', 'weighted', None}, default 'macro'
         How the per-class rows combine (multiclass, multilabel; torchmetrics' ``"none"`` is
         None); binary ignores it.
-    {confusion: threshold, ignore_index, classes, pos_label, labels, top_k}
+    {confusion: threshold, ignore_index, classes, pos_label, labels, top_k, multidim_average}
 
     Returns
     -------
     numpy.ndarray
         ``compute()``: shape (5,) (binary or averaged) or (C, 5) (``average=None``; with
-        ``labels=``, one row per selected class).
+        ``labels=``, one row per selected class); with ``multidim_average="samplewise"`` one
+        such result per sample: (N, 5) or (N, C, 5).
 
     Notes
     -----
@@ -71,7 +72,8 @@ class StatScores(ConfusionMetric[np.ndarray]):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
-                 labels: Iterable[Hashable] | None = None, top_k: int = 1) -> None:
+                 labels: Iterable[Hashable] | None = None, top_k: int = 1,
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=0.0, classes=classes, pos_label=pos_label, labels=labels)
         if isinstance(average, str) and average == "none":  # torchmetrics' spelling of None
@@ -79,30 +81,38 @@ class StatScores(ConfusionMetric[np.ndarray]):
         self.average = check_param(average, "average", _AVERAGE)
         self.top_k = self._check_top_k(top_k)
         self._top_k_state()
+        self.multidim_average = self._samplewise_state(multidim_average)
 
     def _config(self) -> dict[str, Any]:
         config = super()._config()
         config.pop("zero_division")  # (no ratio: nothing is undefined)
         config["average"] = self.average
         config["top_k"] = self.top_k
+        config["multidim_average"] = self.multidim_average
         return config
 
     def _rows(self) -> np.ndarray:
-        """(K, 5): per class [TP, FP, TN, FN, support] (binary: K = 1, the positive class)."""
+        """(K, 5): per class [TP, FP, TN, FN, support] (binary: K = 1, the positive class);
+        sample-wise (m, K, 5)."""
         s = self._state.one_vs_rest()
         return np.stack([s.tp, s.fp, s.tn, s.fn, s.tp + s.fn], axis=-1).astype(np.float64)
 
     def _compute(self) -> np.ndarray:
         rows = self._rows()
+        if self.multidim_average == "global":
+            rows = rows[None]  # one "sample": the whole stream
         if self.task == "binary":
-            return rows[0]
-        if self.average is None:
-            return rows
-        if self.average == "micro":
-            return rows.sum(axis=0)
-        support = rows[:, 4]
-        if self.average == "weighted" and support.sum() > 0:
-            return (rows * (support / support.sum())[:, None]).sum(axis=0)
-        if rows.shape[0] == 0:
-            return np.full(5, np.nan)
-        return rows.mean(axis=0)
+            out = rows[:, 0]
+        elif self.average is None:
+            out = rows
+        elif self.average == "micro":
+            out = rows.sum(axis=1)
+        elif rows.shape[1] == 0:
+            out = np.full((rows.shape[0], 5), np.nan)
+        else:
+            weights = np.ones(rows.shape[:2])
+            if self.average == "weighted":  # by support; a sample without any: the plain mean
+                support = rows[:, :, 4]
+                weights = np.where((support.sum(axis=1) > 0)[:, None], support, 1.0)
+            out = (rows * weights[:, :, None]).sum(axis=1) / weights.sum(axis=1)[:, None]
+        return out[0] if self.multidim_average == "global" else out

@@ -125,6 +125,8 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "Report-multilabel": lambda: _multilabel(sm.ClassificationReport(3, multilabel=True)),
     "HammingLoss": lambda: _multilabel(sm.HammingLoss(3, multilabel=True)),
     "StatScores-top_k": lambda: _multiclass(sm.StatScores(3, top_k=2)),
+    "F1-samplewise": lambda: sm.F1(3, multidim_average="samplewise").update(_rng().integers(0, 3, (6, 4)),
+                                                                            _rng().random((6, 3, 4))),
     "CohenKappa-linear": lambda: _multiclass(sm.CohenKappa(3, weights="linear")),
     "FBeta": lambda: _multiclass(sm.FBeta(3, beta=2.0, average=None)),
     "AUROC-max_bytes-multiclass": lambda: _multiclass(sm.AUROC(3, max_bytes=4096), 200),
