@@ -146,6 +146,22 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "argmax). With k > 1 ``y_pred`` must be scores and the state keeps per-class "
             "(TP, FP, FN, TN), O(C) memory (docs/definitions/confusion.md, \"Top-k predictions\").",
         ),
+        "absent_classes": (
+            "absent_classes : {'include', 'skip'}, default 'include'",
+            "Which classes a macro average covers: ``'include'`` every class (scikit-learn with "
+            "``labels=range(C)``), ``'skip'`` only those with a true or predicted sample (TP + FP "
+            "+ FN > 0; torchmetrics' multiclass macro average). Only ``average='macro'`` reads it "
+            "(docs/definitions/confusion.md#averaging).",
+        ),
+        "multidim_average": (
+            "multidim_average : {'global', 'samplewise'}, default 'global'",
+            "torchmetrics' option: ``'samplewise'`` reads inputs (N, ...) (multiclass scores (N, C, "
+            "...), multilabel (N, L, ...)) as N samples and ``compute`` gives one value per sample, "
+            "over its extra dimensions (shape (N,), or (N, K) with ``average=None``). Its state keeps "
+            "each sample's counts: O(N·K) memory, growing with the stream; it merges by "
+            "concatenation in merge order, saves and loads; no sample weights, ``top_k`` 1, class "
+            "codes only (docs/definitions/confusion.md#sample-wise-values).",
+        ),
     },
     # Accumulators of the ranking family (streammetrics.ranking.metrics, ROC / PR / DET curves).
     "ranking": {

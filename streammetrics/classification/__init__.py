@@ -7,6 +7,7 @@ from .confusion import FNR, FPR, PPV, TNR, TPR, Sensitivity
 from .hinge import HingeLoss
 from .report import ClassificationReport, Report
 from .selection import SelectionRate
+from .stat_scores import StatScores
 from .topk import TopKAccuracy
 
 __all__ = [
@@ -14,5 +15,5 @@ __all__ = [
     "FallOut", "MissRate", "NPV", "FDR", "FOR", "Prevalence", "FBeta", "F1", "Jaccard",
     "BalancedAccuracy", "WeightedAccuracy", "MatthewsCorrCoef", "CohenKappa", "TopKAccuracy",
     "ClassificationReport", "Report", "SelectionRate", "TPR", "Sensitivity", "TNR", "FPR", "FNR", "PPV",
-    "HingeLoss",
+    "HingeLoss", "StatScores",
 ]

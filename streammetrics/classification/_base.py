@@ -26,6 +26,7 @@ from streammetrics._core.params import Param, check_param, real_param
 from streammetrics._counts.confusion_counts import ConfusionCounts
 from streammetrics._counts.label_options import label_options
 from streammetrics._counts.label_views import SelectedCounts, sample_average_state
+from streammetrics._counts.sample_counts import MULTIDIM, SampleCounts, row_average
 from streammetrics._counts.tasks import OneVsRest, task_of
 from streammetrics._counts.topk_counts import TopKCounts
 
@@ -35,6 +36,10 @@ _AVERAGE = Param("choice", f"must be one of {_AVERAGES_ALL}", choices=_AVERAGES_
 #: ``top_k`` of a binary or multilabel task: 1 only (top-k reads (n, C) multiclass scores).
 _TOP_K_ONE = Param("int", "must be 1 unless the task is multiclass (num_classes=C, not multilabel)",
                    low=1, high=1)
+#: ``absent_classes``: whether a macro average covers the classes with TP + FP + FN = 0.
+ABSENT_CLASSES = ("include", "skip")
+_ABSENT = Param("choice", f"must be one of {ABSENT_CLASSES}", choices=ABSENT_CLASSES)
+_MULTIDIM = Param("choice", f"must be one of {MULTIDIM}", choices=MULTIDIM)
 
 
 
@@ -115,6 +120,23 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
             self._state = TopKCounts(self.num_classes, self.top_k,  # type: ignore[assignment, arg-type]
                                      self.ignore_index, self._labels.selection)
 
+    def _samplewise_state(self, multidim_average: Any) -> str:
+        """``multidim_average``: "global" (the state as it is) or "samplewise" (a
+        :class:`SampleCounts` state: one value per sample, O(samples) memory); checked against
+        the other options (top_k 1, no ``classes=`` / ``pos_label``, no ``average="samples"``)."""
+        multidim_average = check_param(multidim_average, "multidim_average", _MULTIDIM)
+        if multidim_average == "samplewise":
+            if self.top_k != 1:
+                raise ValueError(f"top_k: multidim_average='samplewise' takes top_k=1, got {self.top_k}")
+            if self._labels.codec is not None:
+                raise ValueError("classes: multidim_average='samplewise' reads class codes (no classes= "
+                                 "or pos_label=)")
+            if getattr(self, "average", None) == "samples":
+                raise ValueError("average: 'samples' is not taken with multidim_average='samplewise'")
+            self._state = SampleCounts(self.task, self.num_classes, self.threshold,  # type: ignore[assignment]
+                                       self.ignore_index, self._labels.selection)
+        return str(multidim_average)
+
     def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """num/den with zero-division values filled in; also returns the zero-denominator mask."""
         num = np.asarray(num, dtype=np.float64)
@@ -151,22 +173,30 @@ class AveragedMetric(ConfusionMetric[Value]):
         pos_label: Hashable | None = None,
         labels: Iterable[Hashable] | None = None,
         top_k: int = 1,
+        absent_classes: str = "include",
+        multidim_average: str = "global",
     ) -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         if isinstance(average, str) and average == "none":  # torchmetrics' spelling of None
             average = None
         self.average = check_param(average, "average", _AVERAGE)
+        self.absent_classes = check_param(absent_classes, "absent_classes", _ABSENT)
         self.top_k = self._check_top_k(top_k)
         if average in ("binary", "samples"):  # scikit-learn's; "samples": a per-sample state
             self._state = sample_average_state(self, average)
         else:
             self._top_k_state()
+        self.multidim_average = self._samplewise_state(multidim_average)
 
     def _config(self) -> dict[str, Any]:
         config = {**super()._config(), "average": self.average}
+        if self.multidim_average != "global":  # (as top_k)
+            config["multidim_average"] = self.multidim_average
         if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
             config["top_k"] = self.top_k
+        if self.absent_classes != "include":  # (as top_k)
+            config["absent_classes"] = self.absent_classes
         return config
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
@@ -176,7 +206,26 @@ class AveragedMetric(ConfusionMetric[Value]):
         num, den = self._ratio(s)
         return self._divide(num, den)
 
+    def _samplewise(self) -> np.ndarray:
+        """One value per sample (``multidim_average="samplewise"``): (m,), or (m, K) per class."""
+        s = self._state.one_vs_rest()
+        if self.task == "binary" or self.average == "micro":
+            pooled = OneVsRest(*(a.sum(axis=1, keepdims=True) for a in (s.tp, s.fp, s.fn, s.tn)))
+            values, undefined = self._per_class(pooled)
+            values = values[:, 0]
+        else:
+            values, undefined = self._per_class(s)
+        if undefined.any() and self.zero_division == "warn":
+            warn_undefined(self._label, self._undefined + " in some samples")
+        if self.task == "binary" or self.average in ("micro", "binary") or self.average is None:
+            return values
+        seen = (s.tp + s.fp + s.fn) > 0 if self.average == "macro" and self.absent_classes == "skip" else None
+        return row_average(values, s.support if self.average == "weighted" else None, self._skip_nan,
+                           seen, zero_value(self.zero_division))
+
     def _compute(self) -> Value:
+        if self.multidim_average == "samplewise":
+            return self._samplewise()  # type: ignore[return-value]
         if self.average == "samples":
             value, undefined = self._state.value(zero_value(self.zero_division))  # type: ignore[attr-defined]
             if undefined and self.zero_division == "warn":
@@ -204,6 +253,12 @@ class AveragedMetric(ConfusionMetric[Value]):
             warn_undefined(self._label, self._undefined, np.flatnonzero(undefined))
         if self.average is None:
             return values
+        if self.average == "macro" and self.absent_classes == "skip":
+            # torchmetrics' macro: the classes without a true or predicted sample weigh 0
+            seen = (s.tp + s.fp + s.fn) > 0
+            if not seen.any():  # nothing seen: undefined (warned above, every class undefined)
+                return zero_value(self.zero_division)
+            values = values[seen]
         return average_classes(values, s.support if self.average == "weighted" else None,
                                self._skip_nan)
 

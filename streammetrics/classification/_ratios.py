@@ -30,7 +30,8 @@ class Precision(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -48,10 +49,12 @@ class Precision(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.predicted
@@ -64,7 +67,8 @@ class Recall(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -82,10 +86,12 @@ class Recall(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.support
@@ -98,7 +104,8 @@ class Specificity(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -116,10 +123,12 @@ class Specificity(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fp
@@ -132,7 +141,8 @@ class FallOut(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -150,10 +160,12 @@ class FallOut(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.fp + s.tn
@@ -166,7 +178,8 @@ class MissRate(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -184,10 +197,12 @@ class MissRate(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.support
@@ -200,7 +215,8 @@ class NPV(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -218,10 +234,12 @@ class NPV(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tn, s.tn + s.fn
@@ -234,7 +252,8 @@ class FDR(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -252,10 +271,12 @@ class FDR(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fp, s.predicted
@@ -268,7 +289,8 @@ class FOR(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -286,10 +308,12 @@ class FOR(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.fn, s.fn + s.tn
@@ -302,7 +326,8 @@ class Prevalence(ProportionMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -320,10 +345,12 @@ class Prevalence(ProportionMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.support, s.total
@@ -339,7 +366,8 @@ class Jaccard(AveragedMetric):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -358,10 +386,12 @@ class Jaccard(AveragedMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.tp + s.fp + s.fn
@@ -377,7 +407,8 @@ class FBeta(AveragedMetric):
     beta : float, default 1.0
         Weight of recall against precision (>= 0, ``inf`` allowed): 0 is precision, ``inf`` recall.
     {confusion: multilabel, average, threshold, ignore_index, zero_division, classes, pos_label}
-    {confusion: labels, top_k}
+    {confusion: labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -393,10 +424,12 @@ class FBeta(AveragedMetric):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
         if not (isinstance(beta, float) and math.isinf(beta) and beta > 0):  # beta=inf: recall
             beta = real_param(beta, "beta", "a number >= 0 (or inf)")
         self.beta = beta = check_param(beta, "beta", _BETA)  # a float by now: the message shows it
@@ -426,7 +459,8 @@ class F1(FBeta):
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
-    {confusion: classes, pos_label, labels, top_k}
+    {confusion: classes, pos_label, labels, top_k, absent_classes}
+    {confusion: multidim_average}
 
     Examples
     --------
@@ -441,10 +475,12 @@ class F1(FBeta):
                  average: str | None = "macro", threshold: float = 0.5, ignore_index: int | None = None,
                  zero_division: str | float = "warn", classes: Iterable[Hashable] | None = None,
                  pos_label: Hashable | None = None, labels: Iterable[Hashable] | None = None,
-                 top_k: int = 1) -> None:
+                 top_k: int = 1, absent_classes: str = "include",
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, beta=1.0, multilabel=multilabel, average=average, threshold=threshold,
                          ignore_index=ignore_index, zero_division=zero_division, classes=classes,
-                         pos_label=pos_label, labels=labels, top_k=top_k)
+                         pos_label=pos_label, labels=labels, top_k=top_k,
+                         absent_classes=absent_classes, multidim_average=multidim_average)
 
     def _config(self) -> dict[str, Any]:
         config = super()._config()

@@ -186,24 +186,37 @@ class ErrorRate(Accuracy):
 class HammingLoss(ConfusionMetric[float]):
     """Hamming loss: the (weighted) share of wrong labels; 1 - accuracy for single-label tasks.
 
+    With ``top_k`` = k > 1 (multiclass scores) it is 1 - top-k accuracy, torchmetrics'
+    ``MulticlassHammingDistance(average="micro", top_k=k)``.
+
     Parameters
     ----------
     {confusion: num_classes, multilabel, threshold, ignore_index, zero_division, classes, pos_label}
-    {confusion: labels}
+    {confusion: labels, top_k}
 
     Examples
     --------
     >>> import streammetrics as sm
     >>> sm.HammingLoss(2, multilabel=True).update([[1, 0], [0, 1]], [[1, 1], [0, 1]]).compute()
     0.25
+    >>> sm.HammingLoss(3, top_k=2).update([0, 2], [[0.5, 0.3, 0.2], [0.5, 0.1, 0.4]]).compute()
+    0.0
     """
 
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
                  ignore_index: int | None = None, zero_division: str | float = "warn",
                  classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
-                 labels: Iterable[Hashable] | None = None) -> None:
+                 labels: Iterable[Hashable] | None = None, top_k: int = 1) -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
+        self.top_k = self._check_top_k(top_k)
+        self._top_k_state()  # (the reads cover every class: totals only)
+
+    def _config(self) -> dict[str, Any]:
+        config = super()._config()
+        if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
+            config["top_k"] = self.top_k
+        return config
 
     def _compute(self) -> float:
         if self.task == "multilabel":

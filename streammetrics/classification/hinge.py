@@ -9,7 +9,8 @@ a decision f is max(0, 1 - y f). Multiclass (C classes, (n, C) decisions):
 * ``"one-vs-all"`` (torchmetrics'): per class c, max(0, 1 - s_c f_c) with s_c = +1 if y = c else
   -1; the result is one mean per class.
 
-``squared=True`` squares each loss. The value is the weighted mean sum_i w_i loss_i / sum_i w_i.
+``squared=True`` squares each loss. The value is the weighted mean sum_i w_i loss_i / sum_i w_i;
+``ignore_index`` (torchmetrics') leaves out the rows whose label equals it.
 
 State (:class:`HingeSums`): float64 sums ``weight`` (1,) and ``loss`` (K,), K = C for one-vs-all,
 else 1; they merge by addition and rescale (decay). Complexity: ``update`` O(n C), ``compute``
@@ -31,9 +32,9 @@ from numpy.typing import ArrayLike
 
 from streammetrics._core.averaging import undefined_without_weight as undefined
 from streammetrics._core.metric import M, Metric
-from streammetrics._core.params import FLAG, Param, check_param
+from streammetrics._core.params import FLAG, IGNORE_INDEX, Param, check_param
 from streammetrics._core.state import State, SummedState
-from streammetrics._core.validation import first_bad, score_batch
+from streammetrics._core.validation import drop_ignored, first_bad, score_batch
 from streammetrics._counts.label_options import label_options
 
 __all__ = ["HingeLoss", "hinge_terms"]
@@ -90,34 +91,36 @@ class HingeSums(SummedState):
     # float sums: a window rebuilds from its rows rather than subtract (no rounding residue)
     subtract = State.subtract  # type: ignore[assignment]
 
-    def __init__(self, num_classes: int | None, mode: str, squared: bool) -> None:
+    def __init__(self, num_classes: int | None, mode: str, squared: bool,
+                 ignore_index: int | None = None) -> None:
         self.num_classes = num_classes
         self.mode = mode
         self.squared = bool(squared)
+        self.ignore_index = ignore_index
         k = int(num_classes) if num_classes is not None and mode == "one-vs-all" else 1
         self._arrays = {"weight": np.zeros(1), "loss": np.zeros(k)}
 
     def key(self) -> tuple[Any, ...]:
-        return (self.num_classes, self.mode, self.squared)
+        base = (self.num_classes, self.mode, self.squared)
+        return base if self.ignore_index is None else (*base, ("ignore_index", self.ignore_index))
 
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
         task = "binary" if self.num_classes is None else "multiclass"
-        b = score_batch(y_true, y_score, sample_weight, task, self.num_classes or 1, None)
+        b = score_batch(y_true, y_score, sample_weight, task, self.num_classes or 1, self.ignore_index)
         d = b.s.astype(np.float64)
         bad = ~(np.abs(d) <= MAX_DECISION)
         if bad.any():
             idx = first_bad(bad)
             raise ValueError(f"y_score: decisions must be finite with |value| <= 2**64; first invalid "
                              f"value {float(d[idx])!r} at index {idx}")
+        y, d, w = drop_ignored(np.asarray(b.y), d, b.w, self.ignore_index)  # (checked first, as given)
         if d.shape[0] == 0:
             return None
-        y = np.asarray(b.y)
         target = np.where(y.astype(bool), 1.0, -1.0) if task == "binary" else y.astype(np.intp)
         losses = hinge_terms(d, target, self.mode, self.squared)
-        if b.w is None:
+        if w is None:
             return {"weight": np.array([float(d.shape[0])]),
                     "loss": np.atleast_1d(losses.sum(axis=0))}
-        w = b.w
         weighted = losses * (w[:, None] if losses.ndim == 2 else w)
         return {"weight": np.array([float(w.sum())]), "loss": np.atleast_1d(weighted.sum(axis=0))}
 
@@ -168,6 +171,9 @@ class HingeLoss(Metric["float | np.ndarray"]):
         ``classes[i]``); two classes without ``num_classes`` are binary, the second positive.
     pos_label : label, optional
         Binary: the positive class (+1); every other label is -1.
+    ignore_index : int, optional
+        Rows whose ``y_true`` equals it are skipped (torchmetrics' ``ignore_index``; their
+        decisions are still checked). With ``classes``, a label outside them and outside [0, C).
 
     Notes
     -----
@@ -183,20 +189,27 @@ class HingeLoss(Metric["float | np.ndarray"]):
 
     def __init__(self, num_classes: int | None = None, *, squared: bool = False,
                  multiclass_mode: str = "crammer-singer", classes: Any = None,
-                 pos_label: Any = None) -> None:
+                 pos_label: Any = None, ignore_index: int | None = None) -> None:
         super().__init__()
-        self._labels = label_options(num_classes, classes=classes, pos_label=pos_label)
+        ignore_index = check_param(ignore_index, "ignore_index", IGNORE_INDEX)
+        self.ignore_index = None if ignore_index is None else int(ignore_index)
+        self._labels = label_options(num_classes, classes=classes, pos_label=pos_label,
+                                     ignore_index=self.ignore_index)
         self.num_classes = self._labels.num_classes
         self.squared = check_param(squared, "squared", FLAG)
         self.multiclass_mode = check_param(multiclass_mode, "multiclass_mode", _MODE)
         if self.num_classes is not None and self.num_classes < 2:
             raise ValueError(f"num_classes: a multiclass hinge loss needs at least 2 classes, "
                              f"got {self.num_classes!r}")
-        self._state: HingeSums = HingeSums(self.num_classes, self.multiclass_mode, self.squared)
+        self._state: HingeSums = HingeSums(self.num_classes, self.multiclass_mode, self.squared,
+                                           self.ignore_index)
 
     def _config(self) -> dict[str, Any]:
-        return {"num_classes": self.num_classes, "squared": self.squared,
-                "multiclass_mode": self.multiclass_mode, **self._labels.config()}
+        config = {"num_classes": self.num_classes, "squared": self.squared,
+                  "multiclass_mode": self.multiclass_mode, **self._labels.config()}
+        if self.ignore_index is not None:  # (configs and saved files without it stay as they were)
+            config["ignore_index"] = self.ignore_index
+        return config
 
     def update(self: M, y_true: ArrayLike, y_score: ArrayLike, *,
                sample_weight: ArrayLike | None = None) -> M:

@@ -95,6 +95,8 @@ def make_data(kind: str, rng: np.random.Generator, n: int) -> Data:
         y, p = rng.integers(0, 2, (n, C)), np.round(rng.random((n, C)) * levels) / levels
     elif kind == "multilabel_labels":
         y, p = rng.integers(0, 2, (n, C)), rng.integers(0, 2, (n, C))
+    elif kind == "multiclass_grid":  # multidim_average="samplewise": 2 positions a sample
+        y, p = rng.integers(0, C, (n, 2)), rng.integers(0, C, (n, 2))
     elif kind == "probabilities":
         y, p = rng.integers(0, 2, n), rng.integers(0, 9, n) / 8  # 0 and 1 included
     elif kind == "multiclass_probabilities":
@@ -271,6 +273,7 @@ def without(*names: str) -> frozenset[str]:
 
 
 NOT_WEIGHTED = without("unit_weights", "integer_weights")
+SAMPLEWISE_LAWS = without("unit_weights", "integer_weights", "per_sample", "merge")
 # a wrapper is not wrapped again; a query metric takes no weights
 WRAPPER_LAWS = without("window_equals_plain", "integer_weights")
 ESTIMATED_LAWS = without("window_equals_plain", "rejected")
@@ -368,6 +371,23 @@ REGISTRY: dict[str, Case] = {
                           readouts=lambda m: m.interval()),
     "topk_specificity_labels": Case(lambda: sm.Specificity(C, top_k=2, labels=[2, 0], average=None,
                                                            zero_division=0.0), "multiclass_scores"),
+    # StatScores: the counts themselves, a view of the same kernels
+    "stat_scores_binary": Case(lambda: sm.StatScores(), "binary_scores"),
+    "stat_scores_macro": Case(lambda: sm.StatScores(C), "multiclass_labels"),
+    "stat_scores_topk_none": Case(lambda: sm.StatScores(C, top_k=2, average=None), "multiclass_scores"),
+    "stat_scores_multilabel_weighted": Case(lambda: sm.StatScores(C, multilabel=True, average="weighted"),
+                                            "multilabel_scores"),
+    "topk_hamming": Case(lambda: sm.HammingLoss(C, top_k=2, zero_division=0.0), "multiclass_scores"),
+    "skip_absent_f1": Case(lambda: sm.F1(C, absent_classes="skip", zero_division=0.0), "multiclass_labels"),
+    # multidim_average="samplewise": one value per sample (its positions); the state keeps the
+    # samples in arrival order, unweighted (merge: tests/classification/test_samplewise.py)
+    "samplewise_binary_f1": Case(lambda: sm.F1(multidim_average="samplewise", zero_division=0.0),
+                                 "multilabel_scores", laws=SAMPLEWISE_LAWS),
+    "samplewise_precision_none": Case(lambda: sm.Precision(C, average=None, multidim_average="samplewise",
+                                                           zero_division=0.0), "multiclass_grid",
+                                      laws=SAMPLEWISE_LAWS),
+    "samplewise_stat_scores": Case(lambda: sm.StatScores(C, average="weighted", multidim_average="samplewise"),
+                                   "multiclass_grid", laws=SAMPLEWISE_LAWS),
     "multilabel_specificity_micro": Case(
         lambda: sm.Specificity(C, multilabel=True, average="micro", zero_division=0.0), "multilabel_scores"),
     "multilabel_subset_accuracy": Case(lambda: sm.Accuracy(C, multilabel=True, zero_division=0.0),
@@ -623,6 +643,9 @@ REGISTRY: dict[str, Case] = {
     "hinge": Case(lambda: sm.HingeLoss(), "binary_scores", exact=False),
     "hinge_squared_mc": Case(lambda: sm.HingeLoss(C, squared=True), "logits", exact=False),
     "hinge_one_vs_all": Case(lambda: sm.HingeLoss(C, multiclass_mode="one-vs-all"), "logits", exact=False),
+    # ignore_index inside [0, C): the rows of class 2 are skipped
+    "hinge_ignore_index": Case(lambda: sm.HingeLoss(C, multiclass_mode="one-vs-all", ignore_index=2), "logits",
+                               exact=False),
     "sliced_f1": Case(lambda: sm.Sliced(sm.F1(zero_division=0.0)), "binary_scores", sliced_feed,
                       laws=WRAPPER_LAWS, compare_state=False),
     "sliced_set": Case(lambda: sm.Sliced(sm.MetricSet(auroc=sm.AUROC(), acc=sm.Accuracy(zero_division=0.0))),

@@ -35,7 +35,7 @@ BIN: dict[str, Callable[[], Any]] = {
     "WeightedAccuracy": lambda: sm.WeightedAccuracy(weights=[0.3, 0.7]),
     "MatthewsCorrCoef": sm.MatthewsCorrCoef, "CohenKappa": sm.CohenKappa,
     "ConfusionMatrix": sm.ConfusionMatrix, "ClassificationReport": sm.ClassificationReport,
-    "HammingLoss": sm.HammingLoss,
+    "HammingLoss": sm.HammingLoss, "StatScores": sm.StatScores,
     "AUROC": sm.AUROC, "AveragePrecision": sm.AveragePrecision, "ROCCurve": sm.ROCCurve,
     "PRCurve": sm.PRCurve, "DETCurve": lambda: sm.DETCurve(drop_intermediate=True),
     "AUROC[max_bytes]": lambda: sm.AUROC(max_bytes=4096),
@@ -91,11 +91,13 @@ MC: dict[str, Callable[[], Any]] = {
     "MetricSet": lambda: sm.MetricSet(a=sm.Accuracy(C), r=sm.Recall(C, average="macro")),
     "Decayed(TopK)": lambda: sm.Decayed(sm.TopKAccuracy(C, k=2), half_life=4),
     "HingeLoss": lambda: sm.HingeLoss(C),
+    "StatScores[top_k]": lambda: sm.StatScores(C, top_k=2),
     "HingeLoss[one-vs-all]": lambda: sm.HingeLoss(C, multiclass_mode="one-vs-all", squared=True),
 }
 ML: dict[str, Callable[[], Any]] = {
     "Accuracy": lambda: sm.Accuracy(C, multilabel=True),
     "HammingLoss": lambda: sm.HammingLoss(C, multilabel=True),
+    "StatScores": lambda: sm.StatScores(C, multilabel=True, average=None),
     "AUROC": lambda: sm.AUROC(C, multilabel=True),
     "AveragePrecision[max_bytes]": lambda: sm.AveragePrecision(C, multilabel=True, max_bytes=8192),
     "CoverageError": lambda: sm.CoverageError(C),
