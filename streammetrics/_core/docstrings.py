@@ -150,7 +150,8 @@ SNIPPETS: dict[str, dict[str, tuple[str, str]]] = {
             "absent_classes : {'include', 'skip'}, default 'include'",
             "Which classes a macro average covers: ``'include'`` every class (scikit-learn with "
             "``labels=range(C)``), ``'skip'`` only those with a true or predicted sample (TP + FP "
-            "+ FN > 0; torchmetrics' multiclass macro average). Only ``average='macro'`` reads it "
+            "+ FN > 0; with ``top_k`` > 1 precision, recall and NPV: TP + FN > 0; torchmetrics' "
+            "multiclass macro average). Only ``average='macro'`` reads it "
             "(docs/definitions/confusion.md#averaging).",
         ),
         "multidim_average": (

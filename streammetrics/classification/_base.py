@@ -206,6 +206,16 @@ class AveragedMetric(ConfusionMetric[Value]):
         num, den = self._ratio(s)
         return self._divide(num, den)
 
+    #: With ``top_k`` > 1, torchmetrics' precision, recall and NPV skip the classes without a true
+    #: sample (TP + FN = 0) instead of those without a true or predicted one.
+    _skip_without_true_at_top_k = False
+
+    def _seen(self, s: OneVsRest) -> np.ndarray:
+        """The classes a macro average with ``absent_classes='skip'`` covers (torchmetrics' rule)."""
+        if self.top_k > 1 and self._skip_without_true_at_top_k:
+            return np.asarray((s.tp + s.fn) > 0)
+        return np.asarray((s.tp + s.fp + s.fn) > 0)
+
     def _samplewise(self) -> np.ndarray:
         """One value per sample (``multidim_average="samplewise"``): (m,), or (m, K) per class."""
         s = self._state.one_vs_rest()
@@ -219,7 +229,7 @@ class AveragedMetric(ConfusionMetric[Value]):
             warn_undefined(self._label, self._undefined + " in some samples")
         if self.task == "binary" or self.average in ("micro", "binary") or self.average is None:
             return values
-        seen = (s.tp + s.fp + s.fn) > 0 if self.average == "macro" and self.absent_classes == "skip" else None
+        seen = self._seen(s) if self.average == "macro" and self.absent_classes == "skip" else None
         return row_average(values, s.support if self.average == "weighted" else None, self._skip_nan,
                            seen, zero_value(self.zero_division))
 
@@ -254,8 +264,7 @@ class AveragedMetric(ConfusionMetric[Value]):
         if self.average is None:
             return values
         if self.average == "macro" and self.absent_classes == "skip":
-            # torchmetrics' macro: the classes without a true or predicted sample weigh 0
-            seen = (s.tp + s.fp + s.fn) > 0
+            seen = self._seen(s)
             if not seen.any():  # nothing seen: undefined (warned above, every class undefined)
                 return zero_value(self.zero_division)
             values = values[seen]

@@ -43,6 +43,7 @@ class Precision(ProportionMetric):
     """
 
     _label = "Precision"
+    _skip_without_true_at_top_k = True
     _undefined = "no predicted samples"
 
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
@@ -80,6 +81,7 @@ class Recall(ProportionMetric):
     """
 
     _label = "Recall"
+    _skip_without_true_at_top_k = True
     _undefined = "no true samples"
 
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,
@@ -228,6 +230,7 @@ class NPV(ProportionMetric):
     """
 
     _label = "NPV"
+    _skip_without_true_at_top_k = True
     _undefined = "no predicted negatives"
 
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False,

@@ -367,8 +367,7 @@ def _numbered(judgments: Mapping[str, Mapping[Any, int]],
 
 def diversity_values(ranked: Sequence[str], judgments: Mapping[str, Mapping[Any, int]],
                      measures: Sequence[DiversityMeasure | str], rel_level: int = 1,
-                     judged_only: bool = False, _index: dict[Hashable, int] | None = None
-                     ) -> list[float]:  # fmt: skip
+                     judged_only: bool = False) -> list[float]:
     """One query's values of the diversity measures.
 
     Cost: O(n s) for the ``n`` ranked documents (s relevant subtopics each), plus the ideal
@@ -402,10 +401,17 @@ def diversity_values(ranked: Sequence[str], judgments: Mapping[str, Mapping[Any,
     ...                                          ["alpha_nDCG@5", "P_IA@5", "StRecall@5", "AP_IA"])]
     [0.7869, 0.2, 0.6667, 0.5]
     """
+    return _query_values(ranked, judgments, measures, rel_level, judged_only, None)
+
+
+def _query_values(ranked: Sequence[str], judgments: Mapping[str, Mapping[Any, int]],
+                  measures: Sequence[DiversityMeasure | str], rel_level: int, judged_only: bool,
+                  index: dict[Hashable, int] | None) -> list[float]:
+    """:func:`diversity_values` with the subtopics numbered by ``index`` (shared across queries)."""
     if isinstance(rel_level, bool) or not isinstance(rel_level, int):
         raise ValueError(f"rel_level: expected an integer (judgments are integers), got {rel_level!r}")
     specs = _measures(measures)
-    judged = _numbered(judgments, _index)
+    judged = _numbered(judgments, index)
     groups: dict[tuple[int, bool, float, float], list[int]] = {}
     for i, m in enumerate(specs):
         key = (rel_level if m.rel is None else m.rel, m.judged_only or judged_only, m.alpha, m.beta)
@@ -491,7 +497,7 @@ def evaluate_diversity(run: Mapping[str, Mapping[str, float]],
             if complete:
                 per_query[qid] = [0.0] * len(specs)
             continue
-        per_query[qid] = diversity_values(rank_run(scores), qrels[qid], specs, rel_level, judged_only, index)
+        per_query[qid] = _query_values(rank_run(scores), qrels[qid], specs, rel_level, judged_only, index)
     n = len(per_query)
     sums = [0.0] * len(specs)
     for values in per_query.values():

@@ -162,6 +162,27 @@ def test_skip_equals_torchmetrics_macro(name, ignore):
     assert sm.Recall(7, absent_classes="skip", zero_division=0.0).update(y, p).compute() == pytest.approx(want, rel=1e-6)
 
 
+@pytest.mark.parametrize("name", [n for n in SKIP_PEERS if n != "Jaccard"])  # (no top_k in torchmetrics)
+def test_skip_with_top_k_equals_torchmetrics_macro(name):
+    """With top_k > 1 torchmetrics' precision, recall and NPV (and MulticlassAccuracy's macro)
+    skip the classes without a true sample, the others those without a true or predicted one."""
+    torch, tmc = _torch()
+    rng = np.random.default_rng(31)
+    extra = {"beta": 2.0} if name == "FBeta" else {}
+    for c, k in ((5, 2), (7, 3), (9, 2)):
+        y = rng.integers(0, c - 2, 300)  # classes c-2 and c-1 never true, but often in the top k
+        scores = rng.random((300, c))
+        peer = getattr(tmc, SKIP_PEERS[name])(num_classes=c, average="macro", top_k=k, **extra)
+        want = float(peer(torch.from_numpy(scores), torch.from_numpy(y)))
+        m = getattr(sm, name)(c, absent_classes="skip", zero_division=0.0, top_k=k, **extra)
+        assert m.update(y, scores).compute() == pytest.approx(want, rel=1e-6, abs=1e-6)
+        if name == "Recall":
+            acc = tmc.MulticlassAccuracy(num_classes=c, top_k=k)(torch.from_numpy(scores), torch.from_numpy(y))
+            assert m.compute() == pytest.approx(float(acc), rel=1e-6, abs=1e-6)
+            back = sm.loads(sm.dumps(m))
+            assert back.compute() == m.compute()
+
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), c=st.integers(3, 7), n=st.integers(0, 30), weighted=st.booleans(),
        multilabel=st.booleans())
