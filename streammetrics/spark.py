@@ -385,9 +385,10 @@ def evaluate_ranked(
     Notes
     -----
     Equal to the single-process exact values up to float rounding (1e-12 relative). Three jobs
-    (two with given edges), each reading and sorting every partition once. Memory: a partition
-    task its partition's sorted scores plus one shipped chunk; a range task about 2-3 times its
-    range; the driver O(partitions x R) numbers.
+    (two with given edges), each reading and sorting every partition once, ``chunk_rows`` rows
+    at a time. Memory: a partition task one chunk (its sorted scores used and dropped before the
+    next is read), whatever the partition's size; a range task about 3-4 times its range; the
+    driver O(partitions x R) numbers.
     """
     from streammetrics._engines import ranked_common, spark_ranked
 
