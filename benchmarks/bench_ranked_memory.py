@@ -11,7 +11,10 @@ and restarted: the restarts are counted, and a task on three killed workers fail
 with ``--ranges`` score ranges, the files given as paths (``--input files``: each task reads
 its file ``--chunk-rows`` rows at a time), as ``dd.read_parquet`` (``--input frame``: read
 the same way) or as ``dd.read_parquet`` with a filter that keeps every row (``--input
-computed-frame``: a DataFrame whose partitions Dask computes, each arriving whole). Printed: the state size, the limit, each worker's peak resident memory
+computed-frame``: a DataFrame whose partitions Dask computes, each arriving whole), as
+``dd.read_csv`` of the same rows written as CSV files (``--input csv``: partitions of
+``--blocksize`` bytes of text) or as ``dd.from_pandas`` of every row held by the client
+(``--input pandas``: one partition per file, sent to the workers as data). Printed: the state size, the limit, each worker's peak resident memory
 (``ru_maxrss``) before and after (minus the baseline, in shares), its resident memory sampled
 each second during the run (at 20, 40, ..., 100% of the samples: the runs kept in round one,
 then freed range by range in round two), the restarts, the time, and
@@ -23,7 +26,8 @@ its piece) plus one chunk in flight and one range being merged, over its baselin
 gather would need every score alone.
 
 Run: ``python -m benchmarks.bench_ranked_memory [--rows N] [--files F] [--limit-mb M | --headroom H
---baseline-mb B] [--ranges R] [--workers W] [--input files|frame|computed-frame] [--chunk-rows C]``.
+--baseline-mb B] [--ranges R] [--workers W] [--input files|frame|computed-frame|csv|pandas]
+[--chunk-rows C] [--blocksize 64MB]``.
 """
 
 from __future__ import annotations
@@ -72,6 +76,34 @@ def _single(root: Path) -> dict[str, Any]:
     return dict(ms.compute())
 
 
+def _data(args: argparse.Namespace, root: Path) -> Any:
+    """The input ``evaluate_ranked`` is given (see ``--input``)."""
+    import dask.dataframe as dd
+
+    if args.input == "files":
+        return str(root)
+    if args.input == "frame":
+        return dd.read_parquet(str(root))
+    if args.input == "computed-frame":
+        return dd.read_parquet(str(root), filters=[("p", ">=", -1.0)])
+    if args.input == "csv":  # the same rows as CSV files, read in blocks of --blocksize bytes
+        import pyarrow.csv as pc
+        import pyarrow.parquet as pq
+
+        csv = root / "csv"
+        if not csv.is_dir():
+            csv.mkdir()
+            for f in sorted(root.glob("*.parquet")):
+                pc.write_csv(pq.read_table(f, columns=["y", "p"]), csv / f"{f.stem}.csv")
+        return dd.read_csv(str(csv / "*.csv"), blocksize=args.blocksize)
+    import pandas as pd  # --input pandas: the rows in the client, one partition per file
+    import pyarrow.parquet as pq
+
+    files = sorted(root.glob("*.parquet"))
+    frame = pd.concat([pq.read_table(f, columns=["y", "p"]).to_pandas() for f in files], ignore_index=True)
+    return dd.from_pandas(frame, npartitions=len(files), sort=False)
+
+
 def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=80_000_000)
@@ -81,7 +113,8 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--baseline-mb", type=int, default=250)
     ap.add_argument("--ranges", type=int, default=64)
     ap.add_argument("--workers", type=int, default=4)
-    ap.add_argument("--input", choices=("files", "frame", "computed-frame"), default="files")
+    ap.add_argument("--input", choices=("files", "frame", "computed-frame", "csv", "pandas"), default="files")
+    ap.add_argument("--blocksize", default="64MB", help="dd.read_csv's blocksize (--input csv)")
     ap.add_argument("--chunk-rows", type=int, default=1 << 18)
     ap.add_argument("--data", type=Path, default=None)
     args = ap.parse_args(argv)
@@ -89,7 +122,6 @@ def main(argv: list[str] | None = None) -> str:
     limit_mb = args.limit_mb or int(args.baseline_mb + args.headroom * share_mb)
 
     import dask
-    import dask.dataframe as dd
     from distributed import Client, LocalCluster, get_task_stream
 
     import streammetrics as sm
@@ -115,8 +147,7 @@ def main(argv: list[str] | None = None) -> str:
             client.run(lambda: __import__("streammetrics.dask"))
             before = client.run(_peak_mb)
             pids = client.run(os.getpid)
-            data: Any = str(root) if args.input == "files" else dd.read_parquet(str(root)) \
-                if args.input == "frame" else dd.read_parquet(str(root), filters=[("p", ">=", -1.0)])
+            data = _data(args, root)
             t = time.perf_counter()
             trace: list[dict[str, float]] = []  # each worker's resident memory, sampled each second
             done = threading.Event()

@@ -107,9 +107,10 @@ def _root_task(
 
 
 def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
-                 sample_size: int) -> tuple[Any, ...]:
+                 sample_size: int, first: int = 0) -> tuple[Any, ...]:
     with trusted_states():
-        return range_counts.partition_parts(range_counts.frame_batches(frames, plan), split, sample_size)
+        batches = range_counts.frame_batches(frames, plan, first)  # partitions first, first + 1, ...
+        return range_counts.partition_parts(batches, split, sample_size)
 
 
 def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
@@ -390,7 +391,7 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         slices = range_counts.task_slices(len(frames), n_ranges)
         for i, s in enumerate(slices):
             dsk[(name, "part", i)] = (_ranked_task, [f.key for f in frames[s]], (name, "plan"),
-                                      (name, "split"), _SAMPLE)
+                                      (name, "split"), _SAMPLE, s.start)
         (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every,
                                             deps=frames))
         values, caught = result

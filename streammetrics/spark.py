@@ -40,7 +40,7 @@ import contextlib
 import dataclasses
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import FLAG, Param, check_param
@@ -59,7 +59,15 @@ from streammetrics._engines.plan import (
 )
 from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
 __all__ = ["evaluate", "evaluate_ranked"]
+
+#: A column ``evaluate`` reads: its name or a Spark ``Column`` expression.
+SparkColumn: TypeAlias = "str | Column"
+#: One or more of them (``label``, ``score``, ``target``, ``prediction``).
+SparkColumns: TypeAlias = "str | Column | Sequence[str | Column]"
 
 _STATE_SCHEMA = "state binary, skipped long"
 _DEPTH = Param("int", "must be an integer >= 1", low=1)
@@ -252,11 +260,11 @@ def evaluate(
     df: Any,
     metrics: Any,
     *,
-    label: Columns | None = None,
-    score: Columns | None = None,
-    target: Columns | None = None,
-    prediction: Columns | None = None,
-    weight: str | None = None,
+    label: SparkColumns | None = None,
+    score: SparkColumns | None = None,
+    target: SparkColumns | None = None,
+    prediction: SparkColumns | None = None,
+    weight: SparkColumn | None = None,
     query: str | None = None,
     doc_id: str | None = None,
     query_partitioned: bool = False,
@@ -408,9 +416,10 @@ def evaluate_ranked(
     Notes
     -----
     Equal to the single-process exact values up to float rounding (1e-12 relative). Three jobs
-    (two with given edges), each reading and sorting every partition once. Memory: a partition
-    task its partition's sorted scores plus one shipped chunk; a range task about 2-3 times its
-    range; the driver O(partitions x R) numbers.
+    (two with given edges), each reading and sorting every partition once, ``chunk_rows`` rows
+    at a time. Memory: a partition task one chunk (its sorted scores used and dropped before the
+    next is read), whatever the partition's size; a range task about 3-4 times its range; the
+    driver O(partitions x R) numbers.
     """
     from streammetrics._engines import ranked_common, spark_ranked
 

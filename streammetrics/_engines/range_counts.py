@@ -131,11 +131,13 @@ def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split,
     return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size)
 
 
-def frame_batches(frames: Sequence[Any], plan: Plan) -> Iterator[tuple[Any, Any]]:
-    """The ``(labels, scores)`` batches of pandas partitions (empty ones skipped)."""
-    for df in frames:
+def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0) -> Iterator[tuple[Any, Any]]:
+    """The ``(labels, scores)`` batches of pandas partitions (empty ones skipped); ``frames``
+    are the frame's partitions ``first``, ``first + 1``, ..., so a null is named by its row in
+    its partition and that partition's number."""
+    for i, df in enumerate(frames):
         if len(df):
-            df, _ = drop_nulls(df, plan, "a Dask partition")  # nulls="error": the row named
+            df, _ = drop_nulls(df, plan, f"Dask partition {first + i}")  # nulls="error": the row named
             yield column(df, plan.label, "label"), column(df, plan.score, "score")
 
 

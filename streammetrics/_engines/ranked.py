@@ -28,7 +28,9 @@ its own sorted runs (no partition-wide sort or merge: the range merge is a k-way
 such a list of runs; :func:`take_pieces` splits it into one copy per range, releasing
 each run as it goes (so the pieces, not the runs, are what stays until each range is merged). A
 partition then costs its runs (8 bytes a score, 16 weighted) plus one
-chunk in flight, whatever its size.
+chunk in flight, whatever its size. :func:`iter_chunk_runs` yields the runs one chunk at a time:
+an engine that reads the partition again for each step (Spark) keeps none of them, and a
+partition task costs one chunk.
 
 Exact: equal to the single-process values up to float rounding (1e-12 relative; bit for bit
 counts with unit or integer weights). Memory: a partition task holds its partition's runs, a
@@ -125,18 +127,18 @@ def row_chunks(frame: Any, chunk_rows: int) -> Iterator[Any]:
         yield frame.iloc[a : a + chunk_rows] if hasattr(frame, "iloc") else frame.slice(a, chunk_rows)
 
 
-def chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> list[Runs]:
+def iter_chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> Iterator[Runs]:
     """The sorted runs of each frame of ``frames`` (pandas DataFrames, Arrow tables or record
-    batches, e.g. :func:`row_chunks` of a partition), one list entry per non-empty frame.
+    batches, e.g. :func:`row_chunks` of a partition), one at a time, skipping frames with no
+    score.
 
     Each frame is fed to its own exact binary ``AUROC`` twin (``plan.config``, see
     :func:`runs_config`: the library's validation, null, weight and ``ignore_index`` rules; a
     bad row is named by its position counted over every frame, in ``where``), its runs are
-    taken (:func:`runs_of`) and the twin is dropped before the next frame is read. Memory: the
-    runs kept (8 bytes a score, 16 weighted) plus one frame's validation and sort in flight;
-    O(n log c) time for frames of c rows.
+    taken (:func:`runs_of`) and the twin is dropped before the runs are yielded. Memory: one
+    frame's validation and sort in flight plus whatever the caller keeps of the runs yielded;
+    O(c log c) time per frame of c rows.
     """
-    out: list[Runs] = []
     offset = 0
     for frame in frames:
         rows = len(frame) if hasattr(frame, "iloc") else frame.num_rows
@@ -144,17 +146,24 @@ def chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> list[Runs]
             df = frame if hasattr(frame, "iloc") else frame.to_pandas()
             acc = empty_set(plan.config, plan.kind)
             feed(acc, df, plan, where, offset)
-            del df
+            del df, frame
             assert isinstance(acc, MetricSet)
             runs = runs_of(acc)
             del acc
             if runs[0].shape[0] or runs[2].shape[0]:
-                out.append(runs)
+                yield runs
+            del runs
         offset += rows
-    return out
 
 
-def sample_chunks(chunks: Sequence[Runs], k: int = 256) -> tuple[np.ndarray, np.ndarray]:
+def chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> list[Runs]:
+    """:func:`iter_chunk_runs` kept: the list of every frame's sorted runs. Memory: the runs
+    (8 bytes a score, 16 weighted) plus one frame's validation and sort in flight; O(n log c)
+    time for frames of c rows."""
+    return list(iter_chunk_runs(frames, plan, where))
+
+
+def sample_chunks(chunks: Iterable[Runs], k: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """:func:`run_sample` of each of a partition's runs, concatenated (up to ``k`` ranks per run
     and class, each with the number of scores it stands for)."""
     samples = [run_sample(r, k) for r in chunks]
@@ -163,7 +172,7 @@ def sample_chunks(chunks: Sequence[Runs], k: int = 256) -> tuple[np.ndarray, np.
     return np.concatenate([s[0] for s in samples]), np.concatenate([s[1] for s in samples])
 
 
-def split_chunks(chunks: Sequence[Runs], edges: np.ndarray) -> list[list[Runs]]:
+def split_chunks(chunks: Iterable[Runs], edges: np.ndarray) -> list[list[Runs]]:
     """Per range, the pieces of each of a partition's runs in it (views, :func:`split_runs`).
     O(len(chunks) x R log c)."""
     out: list[list[Runs]] = [[] for _ in range(edges.shape[0] + 1)]

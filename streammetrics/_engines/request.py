@@ -100,12 +100,20 @@ class Request:
         return cls(**{f.name: arguments[f.name] for f in dataclasses.fields(cls)})
 
 
+#: Wider annotations an engine's ``evaluate`` may spell instead of a field's own, for what only
+#: it accepts: Spark ``Column`` expressions as the columns it reads
+#: (:func:`streammetrics.spark.evaluate`; the aliases are defined there).
+WIDER = {"label": "SparkColumns | None", "score": "SparkColumns | None", "target": "SparkColumns | None",
+         "prediction": "SparkColumns | None", "weight": "SparkColumn | None"}
+
+
 def engine_evaluate(fn: _F) -> _F:
     """Decorator of a public ``evaluate``: check at definition that its signature spells every
     field of :class:`Request` as that declares it, and fill its docstring's shared entries.
 
     Every field but ``update_kwargs`` must be a keyword-only parameter of the same name,
-    annotation and default; ``update_kwargs`` the ``**update_kwargs`` catch-all.
+    annotation (or its :data:`WIDER` one) and default; ``update_kwargs`` the ``**update_kwargs``
+    catch-all.
 
     Parameters
     ----------
@@ -130,7 +138,7 @@ def engine_evaluate(fn: _F) -> _F:
         else:
             default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
             ok = (p is not None and p.kind is p.KEYWORD_ONLY and p.default == default
-                  and str(p.annotation) == str(f.type))
+                  and str(p.annotation) in (str(f.type), WIDER.get(f.name)))
         if not ok:
             raise TypeError(f"{fn.__module__}.{fn.__qualname__}: parameter {f.name!r} differs from "
                             f"Request.{f.name} ({f.type}), got {p}")

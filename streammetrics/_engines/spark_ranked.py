@@ -2,24 +2,27 @@
 
 The steps are those of :mod:`streammetrics._engines.ranked`; this module runs them as Spark jobs
 over the selected columns, each Python task reading its partition's Arrow batches
-(``DataFrame.mapInArrow``) ``chunk_rows`` rows at a time into exact binary ``AUROC`` twins
-and keeping the sorted runs of each chunk (:func:`streammetrics._engines.ranked.chunk_runs`):
+(``DataFrame.mapInArrow``) ``chunk_rows`` rows at a time into exact binary ``AUROC`` twins,
+each chunk's sorted runs used and dropped before the next chunk is read
+(:func:`streammetrics._engines.ranked.iter_chunk_runs`):
 
 1. ``sample`` (skipped when the edges are given): per partition, a few hundred evenly spaced
-   ranks of its runs (one small row); the driver places the R - 1 edges.
-2. ``totals`` (round one): per partition, its runs cut at the edges and the weight of each piece
-   (one row of R pairs of numbers); the driver adds them and gets each range's offsets.
-3. ``pieces`` and round two: per partition, one row ``(range, part, piece bytes)`` per piece of
-   at most ``_CHUNK`` scores, shuffled by range (``groupBy("range").applyInPandas``); per range,
-   its pieces are merged (the only place a range is whole) and summarised with its offsets into
-   one row; the driver combines R summaries.
+   ranks of each chunk's runs (one small row); the driver places the R - 1 edges.
+2. ``totals`` (round one): per partition, each chunk's runs cut at the edges and the weight of
+   each piece, summed (one row of R pairs of numbers); the driver adds them and gets each
+   range's offsets.
+3. ``pieces`` and round two: per chunk of each partition, one row ``(range, part, seq, piece
+   bytes)`` per non-empty piece (of at most ``_CHUNK`` scores), shuffled by range
+   (``groupBy("range").applyInPandas``); per range, its pieces are merged (the only place a
+   range is whole) and summarised with its offsets into one row; the driver combines R
+   summaries.
 
 A partition is read and sorted once per job (two or three times in all): Spark keeps no Python
 object between jobs, and re-reading costs time, not memory -- nothing but the shuffle's own
-files holds the pieces. Memory: a partition task holds its partition's runs (8 bytes per score,
-16 when weighted), one chunk being validated and sorted, and one shipped row; a range task its
-range's rows, decoded in place, and their merge (about 2-3 times the range); the driver
-O(partitions x R) numbers (plus the curves, which are the output).
+files holds the pieces. Memory: a partition task holds one chunk being validated and sorted
+(~50 bytes x ``chunk_rows``) and its rows (8 bytes a score, 16 weighted), whatever the
+partition's size; a range task its range's rows, decoded in place, and their merge (about 3-4
+times the range); the driver O(partitions x R) numbers (plus the curves, which are the output).
 """
 
 from __future__ import annotations
@@ -59,14 +62,12 @@ def _tables(batches: Iterator[Any], rows: int) -> Iterator[Any]:
         yield pa.Table.from_batches(held)
 
 
-def _runs(plan: Plan, chunk_rows: int, batches: Iterator[Any]) -> list[ranked_engine.Runs]:
-    """The partition's sorted runs, ``chunk_rows`` rows at a time (rows named in an error)."""
-    from pyspark import TaskContext
-
-    context = TaskContext.get()
-    where = f"Spark partition {context.partitionId() if context is not None else '?'}"
+def _runs(plan: Plan, chunk_rows: int, batches: Iterator[Any]) -> Iterator[ranked_engine.Runs]:
+    """The partition's sorted runs, one chunk of ``chunk_rows`` rows at a time (rows named in an
+    error by their position in the partition); nothing of a chunk is kept once the next is read."""
+    where = f"Spark partition {_part()}"
     with trusted_states():
-        return ranked_engine.chunk_runs(_tables(batches, chunk_rows), plan, where)
+        yield from ranked_engine.iter_chunk_runs(_tables(batches, chunk_rows), plan, where)
 
 
 def _part() -> int:
@@ -88,8 +89,10 @@ def _totals_task(plan: Plan, edges: np.ndarray, chunk_rows: int, batches: Iterat
     import pyarrow as pa
 
     part = _part()
-    split = ranked_engine.split_chunks(_runs(plan, chunk_rows, batches), edges)
-    totals = np.asarray(ranked_engine.chunk_totals(split), dtype=np.float64)
+    totals = np.zeros((edges.shape[0] + 1, 2))
+    for runs in _runs(plan, chunk_rows, batches):  # each chunk's pieces counted, then dropped
+        pieces = ranked_engine.split_runs(runs, edges)
+        totals += np.asarray(ranked_engine.piece_totals(pieces), dtype=np.float64)
     yield pa.RecordBatch.from_pydict({"part": [part], "totals": [totals.tobytes()]},
                                      schema=pa.schema([("part", pa.int64()), ("totals", pa.binary())]))
 
@@ -98,17 +101,26 @@ _PIECE_SCHEMA = "range int, part long, seq long, piece binary"
 
 
 def _pieces_task(plan: Plan, edges: np.ndarray, chunk_rows: int, batches: Iterator[Any]) -> Iterator[Any]:
-    """One row per chunk of each non-empty piece, emitted (and released) one at a time."""
+    """Per chunk, one batch of rows, one per non-empty piece of each range (of at most
+    ``_CHUNK`` scores), emitted before the next chunk is read: the task holds one chunk."""
     import pyarrow as pa
 
     schema = pa.schema([("range", pa.int32()), ("part", pa.int64()), ("seq", pa.int64()),
                         ("piece", pa.binary())])
     part = _part()
-    for r, pieces in enumerate(ranked_engine.split_chunks(_runs(plan, chunk_rows, batches), edges)):
-        rows = (chunk for piece in pieces for chunk in common.chunks(piece, _CHUNK))
-        for seq, chunk in enumerate(rows):
-            yield pa.RecordBatch.from_pydict({"range": [r], "part": [part], "seq": [seq],
-                                              "piece": [common.piece_to_bytes(chunk)]}, schema=schema)
+    seq = [0] * (edges.shape[0] + 1)  # per range, the pieces sent so far: their order in the merge
+    for runs in _runs(plan, chunk_rows, batches):
+        ranges, seqs, data = [], [], []
+        for r, piece in enumerate(ranked_engine.split_runs(runs, edges)):
+            for chunk in common.chunks(piece, _CHUNK):
+                ranges.append(r)
+                seqs.append(seq[r])
+                data.append(common.piece_to_bytes(chunk))
+                seq[r] += 1
+        del runs
+        if data:
+            yield pa.RecordBatch.from_pydict({"range": ranges, "part": [part] * len(data), "seq": seqs,
+                                              "piece": data}, schema=schema)
 
 
 def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, float], curves: bool,

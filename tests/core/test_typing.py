@@ -87,6 +87,14 @@ assert_type(sm.MeanSquaredError().update([1.0, 2.0], [1.5, 2.0]).compute(), floa
 assert_type(sm.IntervalCoverage().compute(), float | np.ndarray)
 label: str = sm.Accuracy().compute()  # E: Incompatible types in assignment (expression has type "float"
 sm.ROCCurve().compute().fpr  # E: Item "list[ROCCurveResult]" of "ROCCurveResult | list[ROCCurveResult]" has no attribute "fpr"
+
+# Spark's evaluate takes Column expressions where it reads columns (issue #32 item 3)
+from pyspark.sql import functions as F
+from streammetrics import spark as sm_spark
+sm_spark.evaluate(None, sm.AUROC(), label=F.col("y").cast("int"), score=F.col("p"), weight=F.col("w"))
+sm_spark.evaluate(None, sm.MeanSquaredError(), target="y", prediction=["p", F.col("q") * 2], by="k")
+sm_spark.evaluate(None, sm.AUROC(), label=3, score="p")  # E: Argument "label" to "evaluate" has incompatible type "int"
+sm_spark.evaluate(None, sm.AUROC(), label="y", score="p", by=F.col("k"))  # E: Argument "by" to "evaluate" has incompatible type "Column"
 '''
 
 

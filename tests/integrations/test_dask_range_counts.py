@@ -140,6 +140,25 @@ def test_local_cluster_one_class_and_bad_labels(client: Any) -> None:
         assert str(engine.value).split(";")[0] == str(one.value).split(";")[0]
 
 
+@pytest.mark.parametrize("ranges", [1, 4])
+@pytest.mark.parametrize("column", ["y", "p"])
+def test_a_null_names_its_partition_as_the_other_paths_do(ranges: int, column: str) -> None:
+    """Issue #32: the range path's null error names the partition (its number in the frame, the
+    row within it, the index label), as evaluate's state path and evaluate_ranked do -- a task
+    feeds several partitions at once, so the number is the frame's, not the task's."""
+    df = _data(400, 5)
+    df["y"] = df["y"].astype(float)
+    df.loc[263, column] = np.nan
+    frames = _frames(df, [50, 100, 150, 200, 250, 300, 350])  # partition 5 is rows 250-299
+    assert frames.npartitions == 8
+    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
+        mp.setattr(RC, "range_count", lambda: ranges)
+        assert len(RC.task_slices(8, ranges)) < 8 or ranges == 1  # partitions share a task
+        with pytest.raises(ValueError, match=rf"column '{column}' is null at row 13 of Dask partition 5 "
+                                             r"\(index 263;"):
+            evaluate(frames, _set("ranked first"), label="y", score="p")
+
+
 def _counted(pieces_per_partition: list[list[Any]], split: RC.Split) -> dict[str, Any]:
     n_ranges = len(pieces_per_partition[0])
     ranges = [RC.range_counts([p[r] for p in pieces_per_partition]) for r in range(n_ranges)]

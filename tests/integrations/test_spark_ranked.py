@@ -137,6 +137,46 @@ def test_what_travels_and_what_the_driver_holds() -> None:
     assert {len(ranked_common.summary_to_bytes(s)) for s in summaries} == {64}
 
 
+def test_a_partition_task_holds_one_chunk_not_its_partition() -> None:
+    """Issue #32 item 2: each of the three partition tasks keeps no chunk's runs once the next
+    chunk is read -- the pieces task emits a chunk's rows before it reads further, and no task's
+    traced peak comes near the partition's 8 bytes a score (before: every task held the
+    partition's runs, 8n, and the pieces task its rows too)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(5)
+    n, chunk_rows = 400_000, 10_000
+    table = pa.table({"y": rng.integers(0, 2, n), "p": rng.random(n).round(4)})
+    req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=4,
+                                sample_size=256, chunk_rows=chunk_rows, available=["y", "p"])
+    edges = np.array([0.25, 0.5, 0.75])
+    read = [0]
+
+    def batches() -> Iterator[Any]:
+        for b in table.to_batches(max_chunksize=5_000):
+            read[0] += b.num_rows
+            yield b
+
+    first = next(spark_ranked._pieces_task(req.plan, edges, chunk_rows, batches()))
+    assert read[0] <= 2 * chunk_rows, read  # one chunk's pieces of every range, then out
+    assert set(first.column("range").to_pylist()) == {0, 1, 2, 3}
+    tasks = {"sample": lambda: spark_ranked._sample_task(req.plan, 256, chunk_rows, batches()),
+             "totals": lambda: spark_ranked._totals_task(req.plan, edges, chunk_rows, batches()),
+             "pieces": lambda: spark_ranked._pieces_task(req.plan, edges, chunk_rows, batches())}
+    for name, task in tasks.items():
+        tracemalloc.start()
+        try:
+            sent = 0
+            for batch in task():
+                sent += batch.nbytes
+                del batch
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 8 * n / 4, (name, peak)  # the partition's runs would be 8n bytes alone
+        assert name != "pieces" or sent >= 8 * n  # every score was shipped all the same
+
+
 def test_errors_as_the_dask_one() -> None:
     frame = Partitions([pd.DataFrame({"y": [0, 1], "p": [0.1, 0.2]})])
     with pytest.raises(ValueError, match="metrics: range-partitioned evaluation supports"):
