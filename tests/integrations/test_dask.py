@@ -328,7 +328,7 @@ def test_nulls_refused_naming_the_row_or_skipped(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match=r"column 'w' is null at row 0 of Dask partition 2 "
                                              r"\(index 200; row \{'y': \d, 'p': [\d.]+, 'w': nan\}"):
             evaluate(ddf[ddf.p.notnull()], sm.F1(), label="y", score="p", weight="w")
-        with pytest.raises(ValueError, match=r"column 'p' is null at row 50 of a Dask partition \(index 150"):
+        with pytest.raises(ValueError, match=r"column 'p' is null at row 50 of Dask partition 1 \(index 150"):
             evaluate(ddf, sm.AUROC(), label="y", score="p")  # the score-range path
         with pytest.raises(ValueError, match=r"column 'p' is null \(or NaN\) at row 150 of .*h\.parquet"):
             evaluate_parquet(str(tmp_path / "h.parquet"), sm.AUROC(), label="y", score="p")
