@@ -14,8 +14,8 @@ ir_measures' average). A document retrieved twice for a query is an error naming
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import IO
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
 
 from .checked import TrecFormatError
 from .diversity import DiversityMeasure, diversity_values, is_diversity, parse_diversity
@@ -24,7 +24,7 @@ from .runfile import MEMORY_LINES, QueryLines
 from .runqueries import RunQueries
 from .subtopics import read_subtopic_qrels
 
-__all__ = ["evaluate_diversity_files", "rank_lines"]
+__all__ = ["diversity_run_values", "evaluate_diversity_files", "rank_lines"]
 
 
 def rank_lines(path: str, qid: str, q: QueryLines, max_docs: int | None = None) -> list[str]:
@@ -84,6 +84,55 @@ def _specs(measures: Sequence[str]) -> list[DiversityMeasure]:
         m = parse_diversity(text)
         specs.setdefault(m.name, m)
     return list(specs.values())
+
+
+def diversity_run_values(
+    judgments: Mapping[str, Mapping[str, Mapping[Any, int]]],
+    run_path: str,
+    measures: Sequence[DiversityMeasure | str],
+    *,
+    rel_level: int = 1,
+    max_docs: int | None = None,
+    judged_only: bool = False,
+    memory_lines: int = MEMORY_LINES,
+) -> tuple[dict[str, list[float]], str]:
+    """Each judged query's values of the diversity ``measures`` on one run file, and its run id.
+
+    Cost: one read of the run (:class:`.runqueries.RunQueries`), then
+    :func:`.diversity.diversity_values` per query both in the run and in ``judgments``; memory:
+    one query's lines (a run in query order) and a value per query and measure.
+
+    Parameters
+    ----------
+    judgments : mapping
+        ``{qid: {docno: {subtopic: judgment}}}`` (:func:`.subtopics.read_subtopic_qrels`'s
+        ``queries``).
+    run_path : str
+        ``qid Q0 docno rank score runid`` lines.
+    measures : sequence of DiversityMeasure or str
+        Diversity measures (:mod:`.diversity`).
+    rel_level : int, default 1
+        The smallest relevant judgment of the measures that do not set ``rel``.
+    max_docs : int, optional
+        The top ``max_docs`` documents of each query.
+    judged_only : bool, default False
+        Drop the documents the query's judgments do not name, for every measure.
+    memory_lines : int
+        Run lines held at once when the run's queries are not contiguous.
+
+    Returns
+    -------
+    (dict of str to list of float, str)
+        ``{qid: [value per measure]}`` for the queries of the run that are judged, and the run id
+        of the run's last line.
+    """
+    found: dict[str, list[float]] = {}
+    queries = RunQueries(run_path, memory_lines)
+    for qid, lines in queries:
+        if qid in judgments:  # a query that comes again (not grouped) comes complete: it replaces
+            ranked = rank_lines(run_path, qid, lines, max_docs)
+            found[qid] = diversity_values(ranked, judgments[qid], measures, rel_level, judged_only)
+    return found, queries.runid
 
 
 def evaluate_diversity_files(
@@ -165,11 +214,8 @@ def evaluate_diversity_files(
     if isinstance(digits, bool) or not isinstance(digits, int) or not 0 <= digits <= 17:
         raise ValueError(f"digits: expected an integer from 0 to 17, got {digits!r}")
     judgments = read_subtopic_qrels(qrels_path).queries
-    found: dict[str, list[float]] = {}
-    for qid, lines in RunQueries(run_path, memory_lines):
-        if qid in judgments:  # a query that comes again (not grouped) comes complete: it replaces
-            ranked = rank_lines(run_path, qid, lines, max_docs)
-            found[qid] = diversity_values(ranked, judgments[qid], specs, rel_level, judged_only)
+    found, _ = diversity_run_values(judgments, run_path, specs, rel_level=rel_level, max_docs=max_docs,
+                                 judged_only=judged_only, memory_lines=memory_lines)
     printer = sys.stdout if out is None else out
     sums, num_q = [0.0] * len(specs), 0
     for qid in sorted(judgments, key=qid_key):

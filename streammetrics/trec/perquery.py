@@ -14,9 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._measures import Options, check_options, check_trec_version
+from .diversity import is_diversity, parse_diversity
+from .diversity_files import diversity_run_values
 from .evaluate import QueryEvaluator, evaluate_run, qid_key
 from .irnames import select
 from .readers import read_judgments
+from .subtopics import read_subtopic_qrels
 
 __all__ = ["PerQuery", "per_query_values"]
 
@@ -75,8 +78,10 @@ def per_query_values(
     measure is undefined has NaN (``Accuracy@k``: its top k holds no relevant or no non-relevant
     document; ``streammetrics trec`` prints no line for it). Measures without
     per-query values (``runid``, ``relstring``, the geometric means ``gm_map``/``gm_bpref``) are
-    left out. Raises ValueError (a :class:`.TrecFormatError` for a malformed file) naming the
-    file, the line and the problem; OSError for an unreadable file.
+    left out. ndeval's diversity measures (``alpha_nDCG@20``, ...) are asked for alone, with
+    subtopic qrels (``topic subtopic docno judgment``; :mod:`.diversity_files`). Raises
+    ValueError (a :class:`.TrecFormatError` for a malformed file) naming the file, the line and
+    the problem; OSError for an unreadable file.
 
     Cost: one pass over each run, O(documents) per query and measure; memory: the judgments, one
     value per run, measure and query, and one run's query (or, unsorted, one run) at a time.
@@ -117,6 +122,9 @@ def per_query_values(
     """
     trec_version = check_trec_version(trec_version)
     rel_level, max_docs, _, _ = check_options(rel_level, max_docs)
+    if any(is_diversity(m) for m in measures):
+        return _diversity_per_query(qrels_path, run_paths, measures, rel_level, max_docs, judged_only,
+                                    complete)
     selected = [s for s in select(measures) if s.measure.per_query and s.measure.value in ("double", "long")]
     names = [n for s in selected for n in s.printed]
     if not names:
@@ -145,3 +153,39 @@ def per_query_values(
                 row = [float(v) for vals in ev.values(qid, None) for v in vals]
             values[r, :, q] = row
     return PerQuery(tuple(run_paths), tuple(runids), tuple(names), tuple(qids), values)
+
+
+def _diversity_per_query(qrels_path: str, run_paths: Sequence[str], measures: Sequence[str],
+                         rel_level: float, max_docs: int | None, judged_only: bool,
+                         complete: bool) -> PerQuery:
+    """:func:`per_query_values` of ndeval's diversity measures: ``qrels_path`` holds subtopic
+    qrels (``topic subtopic docno judgment``), so every measure must be one of them. A query on
+    which a measure is undefined (``nNRBP`` without a relevant document: NaN, as ndeval) is
+    refused, since the runs cannot be paired on it."""
+    others = [m for m in measures if not is_diversity(m)]
+    if others:
+        raise ValueError(f"measures: {others[0]!r} is not a diversity measure; the diversity measures read "
+                         "subtopic qrels, so they are compared alone")  # fmt: skip
+    if rel_level != int(rel_level):
+        raise ValueError("rel_level: expected an integer (subtopic judgments are integers), "
+                         f"got {rel_level!r}")
+    specs = [parse_diversity(m) for m in measures]
+    judgments = read_subtopic_qrels(qrels_path).queries
+    read = [diversity_run_values(judgments, path, specs, rel_level=int(rel_level), max_docs=max_docs,
+                                 judged_only=judged_only) for path in run_paths]  # fmt: skip
+    per_run = [found for found, _ in read]
+    qids = sorted(set().union(*per_run, judgments if complete else ()), key=qid_key)
+    if not qids:
+        raise ValueError(f"no query of the runs {list(run_paths)!r} is judged in the qrels {qrels_path!r}")
+    values = np.zeros((len(run_paths), len(specs), len(qids)))  # a run lacking a query scores 0
+    for r, found in enumerate(per_run):
+        for q, qid in enumerate(qids):
+            if qid in found:
+                values[r, :, q] = found[qid]
+    undefined = np.argwhere(np.isnan(values))
+    if len(undefined):
+        r, m, q = (int(i) for i in undefined[0])
+        raise ValueError(f"measure {measures[m]!r} has no value for query {qids[q]!r} of run "
+                         f"{run_paths[r]!r} (no relevant document), so the runs cannot be paired "
+                         "query by query")
+    return PerQuery(tuple(run_paths), tuple(runid for _, runid in read), tuple(measures), tuple(qids), values)
