@@ -29,6 +29,11 @@ The continuation probabilities, for rank ``i`` (1-based) and gain ``g_i``:
   below ``k``), else 0 -- the mean gain of the top ``m`` ranks, ``m`` the first rank where the
   gain reaches ``T``, or ``k``, or 1000, whichever comes first.
 
+``ties='run'`` (the pair ``run=1``) ranks the documents as ir_measures gives them to cwl_eval:
+score descending as read (doubles), ties in the run's own order (``ResRels.run_order``: the run
+file's line order, or the order of a query's rows); the default ranks as trec_eval (ties by
+document id descending).
+
 Each value lies in [0, 1]. An empty ranking is 0, as ir_measures reports a query of the qrels
 missing from the run. Cost: O(:data:`DEPTH`) numpy work per query and measure, whatever the
 number of documents retrieved (cwl_eval's padded depth).
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -77,12 +83,20 @@ def check(base: str, pairs: Sequence[tuple[str, float]], where: str) -> dict[str
     ir_measures' defaults filled in (``min_rel=0``, ``T=1``, ``p=0.9``) and checked: only the
     measure's own (``cutoff``, ``p``, ``T``) and ``min_rel``, ``max_rel``, each at most once, with
     ``cutoff`` and ``max_rel`` given; ``cutoff`` an integer in [1, 2**63 - 1]; ``p`` in (0, 1];
-    ``T`` in (0, 2**52]; ``min_rel`` < ``max_rel`` integers in [-2**52, 2**52]. ValueError naming
+    ``T`` in (0, 2**52]; ``min_rel`` < ``max_rel`` integers in [-2**52, 2**52]; ``run`` 0 or 1
+    (1: ties in the run's order, kept last; 0, the default, left out). ValueError naming
     ``where`` and the first bad parameter. O(parameters)."""
     name = BASES[base]
     defaults: dict[str, float | None] = {**IR_PARAMS[name], "min_rel": 0.0, "max_rel": None}
     got: dict[str, float] = {}
+    runs = [float(v) for k, v in pairs if k == "run"]
+    if len(runs) > 1:
+        raise _bad(where, "run given twice")
+    if runs and runs[0] not in (0.0, 1.0):
+        raise _bad(where, f"run must be 0 (ties by id, trec_eval's) or 1 (the run's order), got {runs[0]!r}")
     for key, value in pairs:
+        if key == "run":
+            continue
         if key not in defaults:
             raise _bad(where, f"{name} takes no parameter {key!r} (takes {', '.join(defaults)})")
         if key in got:
@@ -109,17 +123,25 @@ def check(base: str, pairs: Sequence[tuple[str, float]], where: str) -> dict[str
             raise _bad(where, f"{key} must be an integer in [-2**52, 2**52], got {v!r}")
     if not got["min_rel"] < got["max_rel"]:
         raise _bad(where, f"min_rel must be less than max_rel, got {got['min_rel']:g} and {got['max_rel']:g}")
+    if runs and runs[0] == 1.0:
+        got["run"] = 1.0
     return got
 
 
 def request(text: str, name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     """The trec measure (``cwl_INST``, ...) and its parameter text for the ir_measures measure
     ``name`` with ``params`` (parsed from ``text``: ``cutoff``, ``p``, ``T``, ``min_rel``,
-    ``max_rel``, SDCG's ``dcg``), checked and completed by :func:`check`. ValueError naming
-    ``text``. O(parameters)."""
+    ``max_rel``, SDCG's ``dcg``, ``ties``: ``'trec_eval'``, the default, or ``'run'``, the pair
+    ``run=1``), checked and completed by :func:`check`. ValueError naming ``text``. O(parameters)."""
     given = dict(params)
     if name == "SDCG" and given.pop("dcg", "log2") != "log2":
         raise _bad(text, f"SDCG's dcg must be 'log2' (cwl_eval's only one), got {params['dcg']!r}")
+    ties = given.pop("ties", "trec_eval")
+    if ties not in ("trec_eval", "run"):
+        raise _bad(text, "ties must be 'trec_eval' (ids descending, the default) or 'run' (the run's order, "
+                         f"ir_measures' cwl_eval provider), got {ties!r}")  # fmt: skip
+    if ties == "run":
+        given["run"] = 1
     checked = check(f"cwl_{name}", [(k, float(v)) for k, v in given.items()], text)
     out = ",".join(f"{k}={v!r}" if k in ("p", "T") else f"{k}={int(v)}" for k, v in checked.items())
     return f"cwl_{name}", out
@@ -162,8 +184,15 @@ def continuation(name: str, q: Mapping[str, float], g: np.ndarray) -> np.ndarray
 
 def cwl_value(rr: ResRels, base: str, pairs: Sequence[tuple[str, float]]) -> float:
     """The expected utility per document of the C/W/L measure ``base`` (``cwl_INST``, ...) with
-    the parameters ``pairs`` (as :func:`check` returns them) for one query's ranking. O(DEPTH)."""
+    the parameters ``pairs`` (as :func:`check` returns them) for one query's ranking. O(DEPTH);
+    with ``run=1`` O(n log n) more for the n documents retrieved (ranked in the run's order)."""
     q = dict(pairs)
+    if q.get("run") and rr.num_ret > 1:  # ties='run': the documents in the run's own order
+        if rr.run_order is None:
+            raise ValueError(f"measure {base}(ties='run'): the run's order of tied documents is not known "
+                             "here; feed each query's rows in the run's order with judged={qid: {docno: "
+                             "grade}} (TrecMeasures(judgments='qrels_docs'))")  # fmt: skip
+        rr = replace(rr, rels=rr.rels[np.argsort(rr.run_order, kind="stable")])
     g = gains(rr, q["min_rel"], q["max_rel"])
     c = continuation(BASES[base], q, g)
     reach = np.empty(DEPTH)

@@ -272,6 +272,13 @@ class Selected:
 LONG_MAX = 2**63 - 1
 
 
+def needs_run_order(s: Selected) -> bool:
+    """Whether ``s`` ranks tied scores in the run's own order (``Accuracy(ties='run')``, a C/W/L
+    measure with ``ties='run'``: the pair ``run=1``), which needs ``ResRels.run_order``. O(1)."""
+    name = s.measure.name
+    return name == "Accuracy_run" or (name in cwl_kernels.BASES and ("run", 1.0) in s.params)
+
+
 def _finite(m: Measure, text: str, value: float) -> float:
     if not math.isfinite(value):
         raise ValueError(f"measure {m.name!r}: parameters must be finite numbers, got {text!r}")

@@ -30,7 +30,7 @@ from typing import IO, Any
 import numpy as np
 
 from . import _kernels as trec_kernels
-from ._measures import Options, Selected, check_options, check_trec_version
+from ._measures import Options, Selected, check_options, check_trec_version, needs_run_order
 from .batched import block_values, fast_path, split_row
 from .binread import paused_gc
 from .compactqrels import CompactQrels
@@ -268,8 +268,8 @@ class QueryEvaluator:
         self.counts: list[list[int]] = []  # per value, the queries where it is defined (avg "defined")
         # the ranked documents' ids reach the kernels (Compat(ties='qrels'): the qrels' order of ties)
         self._needs_docs = any(s.measure.name == "Compat" for s in selected)
-        # each ranked document's place in the run's own order (Accuracy(ties='run'), ir_measures')
-        self._needs_run_order = any(s.measure.name == "Accuracy_run" for s in selected)
+        # each ranked document's place in the run's own order (Accuracy(ties='run'), C/W/L ties='run')
+        self._needs_run_order = any(needs_run_order(s) for s in selected)
 
     def values(self, qid: str, lines: QueryLines | None) -> list[list[Value]]:
         is_prefs = self.rel_format in PREFS_FORMATS

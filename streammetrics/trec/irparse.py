@@ -18,7 +18,8 @@ its accuracy provider's (score descending as read, ties in the run's order),
 ``Compat(p=0.95, normalize=True)`` its compat provider's (``ties='qrels'``: ties of the ideal
 ranking in the qrels' order, as ir_measures; ``'ranking'``, the default, in the run's);
 ``NERR8(max_rel=3)@10``, ``NERR9``, ``NERR10(p=)``, ``NERR11(T=)``, ``SDCG``, ``INST(T=)``,
-``INSQ(T=)``, ``BPM(T=)@k`` (with ``min_rel``, ``max_rel``) its cwl_eval provider's. Not
+``INSQ(T=)``, ``BPM(T=)@k`` (with ``min_rel``, ``max_rel``; ``ties='run'``: ties in the run's
+order, as ir_measures) its cwl_eval provider's. Not
 supported (a one-line error): a cutoff on ``RBP`` (our ``RBP`` is over the whole ranking, binary
 at the relevance level, as before).
 """
@@ -37,7 +38,7 @@ _ALL = 2**31  # the "cutoff" of a measure over the whole ranking (Judged, ERR wi
 _INT, _BOOL, _NUM = (int,), (bool,), (int, float)
 _REL = {"rel": _INT}
 _RJ = {"rel": _INT, "judged_only": _BOOL}
-_CWL = {"min_rel": _INT, "max_rel": _INT}
+_CWL = {"min_rel": _INT, "max_rel": _INT, "ties": (str,)}
 # name: (parameters and their types, required parameter or None, parameter set by @)
 IR_MEASURES: dict[str, tuple[dict[str, tuple[type, ...]], str | None, str]] = {
     "AP": ({"cutoff": _INT, **_RJ}, None, "cutoff"),

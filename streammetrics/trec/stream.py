@@ -38,7 +38,8 @@ other. ``judgments="qrels_docs"`` takes the qrels this way too, each query's ``{
 (or ``(docno, grade)`` rows) in the qrels' order (``trec_batch(..., judgments="qrels_docs")``
 builds it): every measure of ``qrels``, and ``Compat(ties='qrels')``, whose ideal ranking orders
 ties as the qrels list them (ir_measures' order), which bare grades cannot tell; and
-``Accuracy(ties='run')``, which orders tied scores as the query's rows come (the run's order).
+``Accuracy(ties='run')`` and the C/W/L measures with ``ties='run'`` (``INST(max_rel=3,
+ties='run')``, ...), which order tied scores as the query's rows come (the run's order).
 
 ``Accuracy@k`` (ir_measures' accuracy) has no value for a query whose top k holds no relevant or
 no non-relevant document: NaN among the per-query values, left out of its mean, which is over
@@ -74,7 +75,7 @@ from streammetrics.retrieval.metrics import RetrievalMetric
 
 from . import _cwl_kernels as cwl_kernels
 from . import _kernels as trec_kernels
-from ._measures import Options, Selected, check_trec_version
+from ._measures import Options, Selected, check_trec_version, needs_run_order
 from .evaluate import QueryEvaluator
 from .irnames import select
 from .judgment_groups import groups_from_rows, qrels_from_rows
@@ -169,7 +170,7 @@ class TrecSpec:
                 raise ValueError(f"measures: {s.printed[0]!r} orders ties as the qrels do, which judged "
                                  "grades do not tell; use judgments='qrels_docs' (judged={qid: {docno: "
                                  "grade}}, in the qrels' order)")  # fmt: skip
-            if self.judgments == "qrels" and s.measure.name == "Accuracy_run":
+            if self.judgments == "qrels" and needs_run_order(s):
                 raise ValueError(f"measures: {s.printed[0]!r} orders ties as the run lists them, which the "
                                  "ranked rows do not tell; use judgments='qrels_docs' (each query's rows in "
                                  "the run's order, judged={qid: {docno: grade}})")  # fmt: skip
