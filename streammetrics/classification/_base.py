@@ -137,6 +137,14 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
                                        self.ignore_index, self._labels.selection)
         return str(multidim_average)
 
+    def _sample_values(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
+        """num/den of each sample (``multidim_average="samplewise"``), a sample without a
+        position taking ``zero_division`` (one warning if "warn"). O(m)."""
+        values, undefined = self._divide(num, den)
+        if undefined.any() and self.zero_division == "warn":
+            warn_undefined(type(self).__name__, "no positions in some samples")
+        return values
+
     def _divide(self, num: np.ndarray, den: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """num/den with zero-division values filled in; also returns the zero-denominator mask."""
         num = np.asarray(num, dtype=np.float64)

@@ -366,6 +366,13 @@ class Jaccard(AveragedMetric):
     Unlike precision/recall/F, scikit-learn's macro Jaccard does not skip nan classes
     (``zero_division=nan`` makes the macro average nan); so does this one.
 
+    With ``absent_classes="skip"`` a multiclass macro average also skips the class
+    ``ignore_index`` when it lies in [0, C) (no true sample is left in it, only predictions),
+    as torchmetrics' ``MulticlassJaccardIndex`` gives it weight 0; the default ``"include"``
+    averages it in (0, or ``zero_division`` if it is never predicted). torchmetrics' micro
+    average also drops that class's FP from the pooled denominator; this one does not
+    (docs/definitions/confusion.md#averaging).
+
     Parameters
     ----------
     {confusion: num_classes, multilabel, average, threshold, ignore_index, zero_division}
@@ -398,6 +405,18 @@ class Jaccard(AveragedMetric):
 
     def _ratio(self, s: OneVsRest) -> tuple[np.ndarray, np.ndarray]:
         return s.tp, s.tp + s.fp + s.fn
+
+    def _seen(self, s: OneVsRest) -> np.ndarray:
+        """The classes seen (TP + FP + FN > 0) other than a multiclass ``ignore_index`` in [0, C)
+        (torchmetrics' ``_jaccard_index_reduce`` weights it 0). O(K)."""
+        seen = super()._seen(s)
+        ii = self.ignore_index
+        if self.task == "multiclass" and ii is not None and 0 <= ii < int(self.num_classes):  # type: ignore[arg-type]
+            selection = self._labels.selection
+            at = [ii] if selection is None else np.flatnonzero(selection == ii)
+            seen = seen.copy()
+            seen[..., at] = False
+        return seen
 
 
 @filled

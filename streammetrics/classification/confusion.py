@@ -87,6 +87,16 @@ __all__ = [
 
 
 
+def _sample_errors(m: ConfusionMetric[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """(wrong, total) of each sample of a ``multidim_average="samplewise"`` state: binary and
+    multiclass count positions (FP + FN of the one class; FN summed over classes), multilabel
+    (sample, label) entries (FP + FN summed over labels). O(m·K)."""
+    a = m._state.counts()  # type: ignore[attr-defined]
+    if m.task == "multiclass":  # each wrong position is one class's FN; each class counts every position
+        return a[:, 2].sum(axis=1), a[:, :, 0].sum(axis=1)
+    return (a[:, 1] + a[:, 2]).sum(axis=1), a.sum(axis=(1, 2))
+
+
 @filled
 class Accuracy(ConfusionMetric[float]):
     """Accuracy = (TP + TN) / n; multiclass: trace / n; multilabel: subset accuracy.
@@ -94,10 +104,16 @@ class Accuracy(ConfusionMetric[float]):
     Multilabel accuracy is the (weighted) share of rows whose labels are all right, as
     scikit-learn's ``accuracy_score``; use :class:`HammingLoss` for the share of wrong labels.
 
+    With ``multidim_average="samplewise"`` (binary or multiclass) each sample's value is the
+    share of its right positions: torchmetrics' ``BinaryAccuracy`` and
+    ``MulticlassAccuracy(average="micro")``. torchmetrics' multiclass default
+    (``average="macro"``) is the mean recall over the classes seen:
+    ``Recall(C, absent_classes="skip")`` with the same ``multidim_average``.
+
     Parameters
     ----------
     {confusion: num_classes, multilabel, threshold, ignore_index, zero_division, classes, pos_label}
-    {confusion: labels, top_k}
+    {confusion: labels, top_k, multidim_average}
 
     Examples
     --------
@@ -114,14 +130,23 @@ class Accuracy(ConfusionMetric[float]):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
                  ignore_index: int | None = None, zero_division: str | float = "warn",
                  classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
-                 labels: Iterable[Hashable] | None = None, top_k: int = 1) -> None:
+                 labels: Iterable[Hashable] | None = None, top_k: int = 1,
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         self.top_k = self._check_top_k(top_k)
         self._top_k_state()  # (Accuracy takes no labels=: the reads cover every class)
+        if multidim_average == "samplewise" and self.task == "multilabel":
+            raise ValueError(f"multidim_average: {type(self).__name__} of multilabel data is subset "
+                             "accuracy, which per-label counts do not hold; 'samplewise' takes binary or "
+                             "multiclass data (1 - HammingLoss(multidim_average='samplewise') is the share "
+                             "of right labels of each sample)")
+        self.multidim_average = self._samplewise_state(multidim_average)
 
     def _config(self) -> dict[str, Any]:
         config = super()._config()
+        if self.multidim_average != "global":  # (as top_k)
+            config["multidim_average"] = self.multidim_average
         if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
             config["top_k"] = self.top_k
         return config
@@ -139,6 +164,9 @@ class Accuracy(ConfusionMetric[float]):
         return (total - correct) / total if self._complement else correct / total
 
     def _compute(self) -> float:
+        if self.multidim_average == "samplewise":
+            errors, positions = _sample_errors(self)
+            return self._sample_values(positions - errors, positions)  # type: ignore[return-value]
         correct, total, _ = self._counts()
         if total == 0:
             if self.zero_division == "warn":
@@ -148,6 +176,8 @@ class Accuracy(ConfusionMetric[float]):
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Wilson score interval (effective sample size with weights); (nan, nan) if empty."""
+        if self.multidim_average == "samplewise":
+            raise ValueError("interval: not defined for sample-wise values")
         with self._lock:
             correct, total, total_w2 = self._counts()
         low, high = wilson(np.array([correct]), np.array([total]), np.array([total_w2]), confidence)
@@ -189,10 +219,14 @@ class HammingLoss(ConfusionMetric[float]):
     With ``top_k`` = k > 1 (multiclass scores) it is 1 - top-k accuracy, torchmetrics'
     ``MulticlassHammingDistance(average="micro", top_k=k)``.
 
+    With ``multidim_average="samplewise"`` each sample's value is the share of its wrong
+    positions (multilabel: of its wrong (label, position) entries): torchmetrics'
+    ``BinaryHammingDistance`` and ``Multiclass`` / ``MultilabelHammingDistance(average="micro")``.
+
     Parameters
     ----------
     {confusion: num_classes, multilabel, threshold, ignore_index, zero_division, classes, pos_label}
-    {confusion: labels, top_k}
+    {confusion: labels, top_k, multidim_average}
 
     Examples
     --------
@@ -206,19 +240,26 @@ class HammingLoss(ConfusionMetric[float]):
     def __init__(self, num_classes: int | None = None, *, multilabel: bool = False, threshold: float = 0.5,
                  ignore_index: int | None = None, zero_division: str | float = "warn",
                  classes: Iterable[Hashable] | None = None, pos_label: Hashable | None = None,
-                 labels: Iterable[Hashable] | None = None, top_k: int = 1) -> None:
+                 labels: Iterable[Hashable] | None = None, top_k: int = 1,
+                 multidim_average: str = "global") -> None:
         super().__init__(num_classes, multilabel=multilabel, threshold=threshold, ignore_index=ignore_index,
                          zero_division=zero_division, classes=classes, pos_label=pos_label, labels=labels)
         self.top_k = self._check_top_k(top_k)
         self._top_k_state()  # (the reads cover every class: totals only)
+        self.multidim_average = self._samplewise_state(multidim_average)
 
     def _config(self) -> dict[str, Any]:
         config = super()._config()
+        if self.multidim_average != "global":  # (as top_k)
+            config["multidim_average"] = self.multidim_average
         if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
             config["top_k"] = self.top_k
         return config
 
     def _compute(self) -> float:
+        if self.multidim_average == "samplewise":
+            errors, positions = _sample_errors(self)
+            return self._sample_values(errors, positions)  # type: ignore[return-value]
         if self.task == "multilabel":
             m = self._state.matrix()
             wrong, total = float((m[:, 0, 1] + m[:, 1, 0]).sum()), float(m.sum())

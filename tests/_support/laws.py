@@ -386,6 +386,10 @@ REGISTRY: dict[str, Case] = {
     "samplewise_precision_none": Case(lambda: sm.Precision(C, average=None, multidim_average="samplewise",
                                                            zero_division=0.0), "multiclass_grid",
                                       laws=SAMPLEWISE_LAWS),
+    "samplewise_accuracy": Case(lambda: sm.Accuracy(C, multidim_average="samplewise", zero_division=0.0),
+                                "multiclass_grid", laws=SAMPLEWISE_LAWS),
+    "samplewise_hamming": Case(lambda: sm.HammingLoss(C, multidim_average="samplewise", zero_division=0.0),
+                               "multiclass_grid", laws=SAMPLEWISE_LAWS),
     "samplewise_stat_scores": Case(lambda: sm.StatScores(C, average="weighted", multidim_average="samplewise"),
                                    "multiclass_grid", laws=SAMPLEWISE_LAWS),
     "multilabel_specificity_micro": Case(

@@ -179,3 +179,85 @@ def test_hostile_saved_counts_are_refused():
         sd[key] = bad
         with pytest.raises(ValueError, match="state"):
             sm.Metric.from_state_dict(sd)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), task=st.sampled_from(["binary", "multiclass", "multilabel"]),
+       n=st.integers(0, 8), d=st.integers(1, 6), ignore=st.booleans())
+def test_accuracy_and_hamming_each_sample_is_the_global_metric_of_its_positions(seed, task, n, d, ignore):
+    rng = np.random.default_rng(seed)
+    y, p = _data(rng, task, n, d)
+    ii = -1 if ignore else None
+    if ignore:
+        y[rng.random(y.shape) < 0.2] = -1
+    kw = {} if task == "binary" else {"num_classes": 3, "multilabel": task == "multilabel"}
+    for cls in (sm.Accuracy, sm.HammingLoss) if task != "multilabel" else (sm.HammingLoss,):
+        m = cls(multidim_average="samplewise", zero_division=0.0, ignore_index=ii, **kw)
+        got = m.update(y[: n // 2], p[: n // 2]).update(y[n // 2:], p[n // 2:]).compute()
+        assert got.shape == (n,)
+        for i in range(n):
+            assert got[i] == _global_twin(m, y[i], p[i]).compute()
+
+
+@pytest.mark.parametrize("ignore", [None, -1])
+def test_accuracy_and_hamming_equal_torchmetrics(ignore):
+    torch, tmc = _torch()
+    rng = np.random.default_rng(43)
+    for task in ("binary", "multiclass", "multilabel"):
+        y, p = _data(rng, task, 12, 9, c=4)
+        if ignore is not None:
+            y[rng.random(y.shape) < 0.15] = ignore
+        yt, pt = torch.from_numpy(y), torch.from_numpy(p.astype(np.float32))
+        tkw: dict = {"multidim_average": "samplewise", "ignore_index": ignore}
+        kw: dict = {"multidim_average": "samplewise", "ignore_index": ignore, "zero_division": 0.0}
+        if task == "binary":
+            pairs = [(tmc.BinaryAccuracy(**tkw), sm.Accuracy(**kw)),
+                     (tmc.BinaryHammingDistance(**tkw), sm.HammingLoss(**kw))]
+        elif task == "multiclass":
+            tkw |= {"num_classes": 4}
+            pairs = [(tmc.MulticlassAccuracy(average="micro", **tkw), sm.Accuracy(4, **kw)),
+                     (tmc.MulticlassHammingDistance(average="micro", **tkw), sm.HammingLoss(4, **kw)),
+                     # torchmetrics' default macro accuracy: the mean recall over the classes seen
+                     (tmc.MulticlassAccuracy(**tkw), sm.Recall(4, absent_classes="skip", **kw))]
+        else:
+            tkw |= {"num_labels": 4}
+            pairs = [(tmc.MultilabelHammingDistance(average="micro", **tkw),
+                      sm.HammingLoss(4, multilabel=True, **kw))]
+        for peer, ours in pairs:
+            got = ours.update(y[:5], p[:5]).update(y[5:], p[5:]).compute()
+            np.testing.assert_allclose(got, peer(pt, yt).numpy(), rtol=1e-6, atol=1e-6,
+                                       err_msg=f"{task} {type(peer).__name__}")
+        if task == "multilabel":  # MultilabelAccuracy(average="micro"): 1 - Hamming loss
+            got = 1.0 - sm.HammingLoss(4, multilabel=True, **kw).update(y, p).compute()
+            want = tmc.MultilabelAccuracy(average="micro", **tkw)(pt, yt).numpy()
+            np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_accuracy_and_hamming_merge_save_load_and_refuse():
+    rng = np.random.default_rng(7)
+    y, p = _data(rng, "multiclass", 10, 4)
+    for cls in (sm.Accuracy, sm.HammingLoss):
+        a = cls(3, multidim_average="samplewise").update(y[:6], p[:6])
+        b = cls(3, multidim_average="samplewise").update(y[6:], p[6:])
+        merged = b.copy().merge(a)
+        np.testing.assert_array_equal(merged.compute(), np.concatenate([b.compute(), a.compute()]))
+        loaded = sm.loads(sm.dumps(merged))
+        assert loaded.multidim_average == "samplewise"
+        np.testing.assert_array_equal(loaded.compute(), merged.compute())
+        before = merged.state_dict()
+        with pytest.raises(ValueError, match="y_pred"):
+            merged.update(y, p[:, :2])
+        with pytest.raises(ValueError, match="sample_weight"):
+            merged.update(y, p, sample_weight=np.ones(10))
+        assert_state_unchanged(before, merged.state_dict())
+        with pytest.raises(ValueError, match="top_k"):
+            cls(3, multidim_average="samplewise", top_k=2)
+        assert "multidim_average" not in cls(3)._config()
+    with pytest.raises(ValueError, match="multidim_average"):
+        sm.Accuracy(3, multilabel=True, multidim_average="samplewise")
+    with pytest.raises(ValueError, match="interval"):
+        sm.Accuracy(multidim_average="samplewise").interval()
+    with pytest.warns(sm.UndefinedMetricWarning):  # a sample whose positions are all ignored
+        got = sm.HammingLoss(ignore_index=-1, multidim_average="samplewise").update(
+            [[-1, -1], [1, 0]], [[1, 1], [1, 1]]).compute()
+    np.testing.assert_array_equal(got, [0.0, 0.5])

@@ -222,3 +222,50 @@ def test_skip_with_nan_zero_division_and_nothing_seen():
         sm.F1(3, absent_classes="seen")
     assert "absent_classes" not in sm.F1(3)._config()
     assert sm.F1(3, absent_classes="skip")._config()["absent_classes"] == "skip"
+
+
+# -- Jaccard with ignore_index in [0, C): torchmetrics' macro gives that class weight 0 --------
+def test_jaccard_ignore_index_inside_the_classes_equals_torchmetrics():
+    torch, tmc = _torch()
+    rng = np.random.default_rng(37)
+    for c, ii in ((4, 1), (6, 0), (9, 8)):
+        y, p = _absent_data(rng, 300, c)
+        y[rng.random(300) < 0.1] = ii  # class ii: ignored where true, still predicted elsewhere
+        p[rng.random(300) < 0.1] = ii
+        yt, pt = torch.from_numpy(y), torch.from_numpy(p)
+
+        def peer(average, yt=yt, pt=pt, c=c, ii=ii):
+            return tmc.MulticlassJaccardIndex(num_classes=c, average=average, ignore_index=ii)(pt, yt).numpy()
+
+        def ours(average, absent="include", c=c, ii=ii, y=y, p=p):
+            return sm.Jaccard(c, average=average, absent_classes=absent, ignore_index=ii,
+                              zero_division=0.0).update(y, p).compute()
+
+        assert ours("macro", "skip") == pytest.approx(float(peer("macro")), rel=1e-6)
+        assert ours("macro") != pytest.approx(float(peer("macro")), rel=1e-6)  # the default: class ii is 0
+        np.testing.assert_allclose(ours(None), peer("none"), rtol=1e-6, atol=1e-7)
+        assert ours("weighted") == pytest.approx(float(peer("weighted")), rel=1e-6)
+        # micro (documented difference): torchmetrics also drops class ii's FP from the denominator
+        s = sm.Jaccard(c, average=None, ignore_index=ii).update(y, p)._state.one_vs_rest()
+        theirs = s.tp.sum() / ((s.tp + s.fp + s.fn).sum() - s.fp[ii])
+        assert float(peer("micro")) == pytest.approx(theirs, rel=1e-6)
+        assert ours("micro") == pytest.approx(s.tp.sum() / (s.tp + s.fp + s.fn).sum(), rel=1e-12)
+        # labels=: the class ii is skipped where the selection puts it
+        others = [k for k in (c - 1, 0, 2) if k != ii]
+        sel = sm.Jaccard(c, labels=[ii, *others], absent_classes="skip", ignore_index=ii,
+                         zero_division=0.0).update(y, p).compute()
+        per = ours(None)
+        keep = [k for k in others if s.tp[k] + s.fp[k] + s.fn[k] > 0]
+        assert sel == pytest.approx(float(np.mean(per[keep])), rel=1e-12)
+        # sample-wise: each sample's macro skips class ii as the global value does
+        yy, pp = y[:240].reshape(20, 12), p[:240].reshape(20, 12)
+        sw = sm.Jaccard(c, absent_classes="skip", ignore_index=ii, zero_division=0.0,
+                        multidim_average="samplewise").update(yy, pp).compute()
+        for i in range(20):
+            one = sm.Jaccard(c, absent_classes="skip", ignore_index=ii, zero_division=0.0).update(yy[i], pp[i])
+            assert sw[i] == pytest.approx(one.compute(), rel=1e-12, abs=1e-15)
+    # multilabel: torchmetrics' macro covers every label whatever ignore_index (our default too)
+    y, p = rng.integers(0, 2, (80, 4)), rng.integers(0, 2, (80, 4))
+    want = tmc.MultilabelJaccardIndex(num_labels=4, ignore_index=0)(torch.from_numpy(p), torch.from_numpy(y))
+    got = sm.Jaccard(4, multilabel=True, ignore_index=0, zero_division=0.0).update(y, p).compute()
+    assert got == pytest.approx(float(want), rel=1e-6)
