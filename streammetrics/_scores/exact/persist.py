@@ -132,7 +132,7 @@ class BufferPersistence:
                 raise ValueError(
                     f"state: array 'weights' must match 'values' ({values.shape}), got {weights.shape}"
                 )
-            weights = weights.astype(np.float64)
+            weights = weights.astype(np.float64, copy=False)  # read only: each group copies its slice
             if weights.size and not (np.isfinite(weights).all() and (weights > 0).all()):
                 raise ValueError("state: array 'weights' must be finite and > 0")
             check_total(weights, "weights")
