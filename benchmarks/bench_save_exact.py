@@ -9,7 +9,7 @@ whole process) and the peak of memory allocated during the step over what was al
 score bytes (8 bytes a score), plus the time SHA-256 alone takes over the same bytes (the
 checksum ``dumps`` writes and ``loads`` verifies).
 
-Run: ``python -m benchmarks.bench_save_exact [--n 10000000] [--weighted] [--repeat 3]``.
+Run: ``python -m benchmarks.bench_save_exact [--n 10000000] [--weighted] [--repeat 3] [--quick]``.
 """
 
 from __future__ import annotations
@@ -61,7 +61,10 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--n", type=int, default=10_000_000)
     ap.add_argument("--weighted", action="store_true")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="1e6 scores, one run")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.repeat = min(args.n, 1_000_000), 1
     acc = _state(args.n, args.weighted)
     state_mb = 8 * args.n / 1e6
     rows = []
