@@ -58,20 +58,24 @@ _DTYPES = {
 }
 
 
-def _encode(state: Mapping[str, Any]) -> tuple[bytes, list[bytes]]:
+def _encode(state: Mapping[str, Any]) -> tuple[bytes, list[memoryview]]:
+    """The header (JSON bytes) and each array's raw little-endian C-order bytes, as views of
+    the arrays (no copy of an array that already is C-contiguous and little-endian: the state's
+    arrays are its own copies, and :func:`dumps` joins the views into the file's bytes). O(state
+    size)."""
     arrays: list[dict[str, Any]] = []
-    chunks: list[bytes] = []
+    chunks: list[memoryview] = []
     scalars: dict[str, Any] = {}
     offset = 0
     for key, value in state.items():
         if key in ("class", "format_version", "config"):
             continue
         if isinstance(value, np.ndarray):
-            arr = np.array(value, order="C", copy=True)  # keeps 0-d shapes (ascontiguousarray makes them 1-d)
+            arr = np.asarray(value, order="C")  # keeps 0-d shapes (ascontiguousarray makes them 1-d)
             dt = arr.dtype.newbyteorder("<") if arr.dtype.byteorder == ">" else arr.dtype
             if dt.str not in _DTYPES:
                 raise ValueError(f"save: array {key!r} has unsupported dtype {arr.dtype}")
-            data = arr.astype(dt, copy=False).tobytes()
+            data = arr.astype(dt, copy=False).reshape(-1).view(np.uint8).data
             arrays.append(
                 {"name": key, "dtype": dt.str, "shape": list(arr.shape), "offset": offset,
                  "nbytes": len(data)}
@@ -116,7 +120,7 @@ def dumps(metric: Metric) -> bytes:
     True
     """
     header, chunks = _encode(metric.state_dict())
-    body = [len(header).to_bytes(8, "little"), header, *chunks]
+    body: list[bytes | memoryview] = [len(header).to_bytes(8, "little"), header, *chunks]
     digest = hashlib.sha256()
     for part in body:
         digest.update(part)

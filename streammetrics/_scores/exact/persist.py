@@ -61,6 +61,11 @@ class BufferPersistence:
                   inner_u2: np.ndarray | None = None) -> None: ...
 
     def arrays(self) -> dict[str, Any]:
+        """Every group as one sorted run: ``values`` (the buffer's dtype), ``offsets`` and, if
+        weighted, ``weights`` (1 for the groups that have none). O(n) time and one new array of
+        the n scores (plus one of the weights if weighted): the runs are concatenated once, never
+        converted again when their dtype already is the buffer's, and no unit weights are built
+        for an unweighted buffer (they are not stored)."""
         self._flush()
         values, offsets, weights = [], [0], []
         for row in self._groups:
@@ -68,10 +73,12 @@ class BufferPersistence:
                 v, w = grp.consolidate()
                 values.append(v)
                 offsets.append(offsets[-1] + v.shape[0])
-                weights.append(np.ones(v.shape[0]) if w is None else w)
+                if self._weighted:
+                    weights.append(np.ones(v.shape[0]) if w is None else w)
         dtype = self._dtype if self._dtype is not None else np.dtype(np.float64)
         out: dict[str, Any] = {
-            "values": np.concatenate(values).astype(dtype) if values else np.zeros(0),
+            # concatenate returns a new array (never a run's): no copy by astype on top of it
+            "values": np.concatenate(values).astype(dtype, copy=False) if values else np.zeros(0),
             "offsets": np.asarray(offsets, dtype=np.int64),
         }
         if self._weighted:
@@ -125,7 +132,7 @@ class BufferPersistence:
                 raise ValueError(
                     f"state: array 'weights' must match 'values' ({values.shape}), got {weights.shape}"
                 )
-            weights = weights.astype(np.float64)
+            weights = weights.astype(np.float64, copy=False)  # read only: each group copies its slice
             if weights.size and not (np.isfinite(weights).all() and (weights > 0).all()):
                 raise ValueError("state: array 'weights' must be finite and > 0")
             check_total(weights, "weights")
