@@ -31,6 +31,12 @@ def _multiclass(m: sm.Metric, n: int = 30, c: int = 3) -> sm.Metric:
     return m.update(rng.integers(0, c, n), rng.random((n, c)), sample_weight=rng.random(n) + 0.1)
 
 
+def _samplewise(m: sm.Metric, n: int = 6, c: int = 3, positions: int = 4) -> sm.Metric:
+    """Multiclass (N, C, positions) scores, unweighted (``multidim_average="samplewise"``)."""
+    rng = _rng()
+    return m.update(rng.integers(0, c, (n, positions)), rng.random((n, c, positions)))
+
+
 def _multilabel(m: sm.Metric, n: int = 20, c: int = 3) -> sm.Metric:
     rng = _rng()
     return m.update(rng.integers(0, 2, (n, c)), rng.random((n, c)))
@@ -125,8 +131,7 @@ CORPUS: dict[str, Callable[[], sm.Metric]] = {
     "Report-multilabel": lambda: _multilabel(sm.ClassificationReport(3, multilabel=True)),
     "HammingLoss": lambda: _multilabel(sm.HammingLoss(3, multilabel=True)),
     "StatScores-top_k": lambda: _multiclass(sm.StatScores(3, top_k=2)),
-    "F1-samplewise": lambda: sm.F1(3, multidim_average="samplewise").update(_rng().integers(0, 3, (6, 4)),
-                                                                            _rng().random((6, 3, 4))),
+    "F1-samplewise": lambda: _samplewise(sm.F1(3, multidim_average="samplewise")),
     "CohenKappa-linear": lambda: _multiclass(sm.CohenKappa(3, weights="linear")),
     "FBeta": lambda: _multiclass(sm.FBeta(3, beta=2.0, average=None)),
     "AUROC-max_bytes-multiclass": lambda: _multiclass(sm.AUROC(3, max_bytes=4096), 200),

@@ -230,6 +230,7 @@ FEEDERS = [lc._binary, lc._multiclass, lc._multilabel, lc._queries, lc._trec, lc
            lc._sliced_controls, _intervals,
            lc._scores, lc._probabilities,  # monitoring (no labels)
            lambda m: m.update([0.2, 0.8]),  # reg-delayed: probabilities alone (Window(Estimated))
+           lc._samplewise,  # multidim_average="samplewise": (N, C, ...) scores, no weights
            _predict_label([0.3, 0.8]), _predict_label([[0.2, 0.3, 0.5], [0.6, 0.2, 0.2]]),
            _predict_label([[0.0, 1.0], [1.0, 2.0]])]  # reg-delayed: DelayedLabels of intervals
 
