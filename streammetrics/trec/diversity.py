@@ -43,6 +43,7 @@ O(j g s) at worst (ndeval's own greedy: O(j^2 s)).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -54,7 +55,7 @@ from .irparse import measure_syntax
 __all__ = ["DiversityMeasure", "DIVERSITY_MEASURES", "parse_diversity", "is_diversity",
            "diversity_values", "evaluate_diversity", "rank_run"]  # fmt: skip
 
-_CUT = 2**31 - 1  # the deepest cutoff taken
+_CUT = 10**6  # the deepest cutoff taken (alpha-DCG's normaliser is summed to it: O(cutoff) once)
 _INT, _BOOL, _NUM = (int,), (bool,), (int, float)
 _A = {"rel": _INT, "alpha": _NUM, "judged_only": _BOOL}
 #: name: the parameters it takes (ir_measures' pyndeval measures) and their types
@@ -253,23 +254,36 @@ def _ideal_gains(relevant: Mapping[str, tuple[int, ...]], alpha: float) -> list[
     return out
 
 
-def _cumulative(gains: list[float], depth: int, subtopics: int, alpha: float, err: bool) -> list[float]:
-    """ndeval's alpha-DCG (``err``: ERR-IA) at each cutoff 1..depth, over its "ideal ideal"."""
-    raw = [0.0] * depth
-    ideal = [0.0] * depth
-    g = float(subtopics)
-    for i in range(depth):
-        d = 1.0 / (i + 1.0) if err else _discount(i)
-        if i < len(gains):
-            raw[i] = gains[i] / (i + 1.0) if err else gains[i] * d
-        ideal[i] = g / (i + 1.0) if err else g * d
-        g *= 1.0 - alpha
-    for i in range(1, depth):
-        raw[i] += raw[i - 1]
-        ideal[i] += ideal[i - 1]
-    for i in range(1, depth):
-        raw[i] /= ideal[i]
-    return raw
+@functools.lru_cache(maxsize=64)
+def _ideal_ideal(cutoffs: tuple[int, ...], alpha: float, err: bool) -> dict[int, float]:
+    """ndeval's "ideal ideal" normaliser for one subtopic at each cutoff k: the sum over the
+    0-based positions i < k of (1 - alpha)^i d_i (d_i = 1 / (i + 1) for ERR-IA, else ndeval's log
+    discount). Summed once per (cutoffs, alpha), stopping where (1 - alpha)^i reaches 0 (the
+    sum is constant beyond): O(largest cutoff) time, O(cutoffs) memory."""
+    out: dict[int, float] = {}
+    total, weight, i = 0.0, 1.0, 0
+    for k in sorted(set(cutoffs)):
+        while i < k and weight != 0.0:
+            total += weight * (1.0 / (i + 1.0) if err else _discount(i))
+            weight *= 1.0 - alpha
+            i += 1
+        out[k] = total
+    return out
+
+
+def _cumulative(gains: list[float], cutoffs: tuple[int, ...], subtopics: int, alpha: float,
+                err: bool) -> dict[int, float]:
+    """ndeval's alpha-DCG (``err``: ERR-IA) at each cutoff k, over its "ideal ideal" (@1 left
+    unnormalised, as ndeval). O(min(largest cutoff, len(gains))) beyond the cached normaliser."""
+    ideal = _ideal_ideal(cutoffs, alpha, err)
+    out: dict[int, float] = {}
+    total, i = 0.0, 0
+    for k in sorted(set(cutoffs)):
+        while i < min(k, len(gains)):
+            total += gains[i] / (i + 1.0) if err else gains[i] * _discount(i)
+            i += 1
+        out[k] = total if k == 1 else total / (subtopics * ideal[k])
+    return out
 
 
 def _c_div(a: float, b: float) -> float:
@@ -304,28 +318,28 @@ def _query(ranked: Sequence[str], judged: Mapping[str, Mapping[int, int]], rel: 
     if judged_only:
         ranked = [d for d in ranked if d in judged]
     ranking = [relevant.get(d, ()) for d in ranked]
-    depth = max((m.cutoff for m in group if m.cutoff is not None), default=0)
+    cutoffs = tuple(sorted({m.cutoff for m in group if m.cutoff is not None}))
     kinds = {m.kind for m in group}
     gains = _gains(ranking, alpha)
     ideal = _ideal_gains(relevant, alpha) if kinds & {"alpha_nDCG", "nERR_IA", "nNRBP"} else []
-    cache: dict[Any, list[float]] = {}
+    cache: dict[Any, dict[int, float]] = {}
     if kinds & {"alpha_DCG", "alpha_nDCG", "nERR_IA"}:
-        cache["dcg"] = _cumulative(gains, depth, n_sub, alpha, False)
+        cache["dcg"] = _cumulative(gains, cutoffs, n_sub, alpha, False)
     if kinds & {"ERR_IA", "nERR_IA"}:
-        cache["err"] = _cumulative(gains, depth, n_sub, alpha, True)
+        cache["err"] = _cumulative(gains, cutoffs, n_sub, alpha, True)
     out = []
     for m in group:
         k = 0 if m.cutoff is None else m.cutoff
         if m.kind == "alpha_DCG":
-            out.append(cache["dcg"][k - 1])
+            out.append(cache["dcg"][k])
         elif m.kind == "ERR_IA":
-            out.append(cache["err"][k - 1])
+            out.append(cache["err"][k])
         elif m.kind in ("alpha_nDCG", "nERR_IA"):
             what = "dcg" if m.kind == "alpha_nDCG" else "err"
             if ("ideal", what) not in cache:
-                cache["ideal", what] = _cumulative(ideal, depth, n_sub, alpha, what == "err")
-            run_v, ideal_v = cache[what][k - 1], cache["ideal", what][k - 1]
-            out.append(run_v / ideal_v if cache["dcg"][k - 1] != 0.0 else 0.0)
+                cache["ideal", what] = _cumulative(ideal, cutoffs, n_sub, alpha, what == "err")
+            run_v, ideal_v = cache[what][k], cache["ideal", what][k]
+            out.append(run_v / ideal_v if cache["dcg"][k] != 0.0 else 0.0)
         elif m.kind in ("NRBP", "nNRBP"):
             v = _nrbp(gains, n_sub, alpha, beta)
             out.append(v if m.kind == "NRBP" else _c_div(v, _nrbp(ideal, n_sub, alpha, beta)))

@@ -134,3 +134,26 @@ def test_trec_measures_and_ordinary_qrels_point_to_the_diversity_path(name: str)
 
     with pytest.raises(ValueError, match="a diversity measure .* sm.trec.DiversityMeasures"):
         TrecMeasures(name)
+
+
+def test_a_deep_cutoff_costs_memory_of_the_input_not_of_the_cutoff() -> None:
+    """alpha-DCG's normaliser is summed once per (cutoffs, alpha) without a list of the cutoff's
+    length, and the run's sums stop at its last document: a one-document query at @10**6 keeps
+    kilobytes (it built two lists of the cutoff's length before); deeper cutoffs are refused."""
+    import tracemalloc
+
+    from streammetrics.trec.diversity import diversity_values
+
+    names = ["alpha_nDCG@1000000", "ERR_IA@999999", "nERR_IA@1000000", "alpha_DCG(alpha=0.3)@1000000"]
+    tracemalloc.start()
+    try:
+        got = diversity_values(["a"], {"a": {"x": 1}}, names)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000, peak
+    deep = diversity_values(["a", "b"], {"a": {"x": 1}, "b": {"y": 1}}, ["alpha_nDCG@2", "alpha_nDCG@1000000"])
+    assert got[0] == 1.0 and got[2] == 1.0 and 0 < got[1] < 1 and got[3] > 0
+    assert deep[0] == deep[1] == 1.0  # the ideal ranking retrieved: 1 at any depth
+    with pytest.raises(ValueError, match=r"cutoff must be in \[1, 1000000\], got 1000001"):
+        diversity_values(["a"], {"a": {"x": 1}}, ["alpha_nDCG@1000001"])
