@@ -34,6 +34,7 @@ from streammetrics._queries.kernels import QueryRows
 from streammetrics.retrieval._base import RetrievalMetric
 
 from .diversity import DiversityMeasure, diversity_values, parse_diversity
+from .stream import check_columns_block
 
 __all__ = ["DiversityMeasures", "DiversitySpec"]
 
@@ -118,17 +119,7 @@ class DiversitySpec:
 
     def check_block(self, x: np.ndarray, total: float | None, what: str, rtol: float = 1e-9) -> None:
         """Refuse stored numbers no stream of queries gives (see :meth:`value_range`). O(x.size)."""
-        lo, hi = self.value_range()
-        scale = 1.0 if total is None else float(total)
-        with np.errstate(invalid="ignore"):
-            tol = rtol * np.maximum(np.where(np.isfinite(hi), hi, 0.0), 1.0) * max(scale, 1.0)
-            high = np.where(np.isfinite(hi), hi * scale, np.inf)
-            bad = (x < lo - tol) | (x > high + tol)
-        if bad.any():
-            idx = tuple(int(i) for i in np.argwhere(bad)[0])
-            where = idx[0] if len(idx) == 1 else idx
-            raise ValueError(f"state: {what}[{where}] = {float(x[idx])!r} is outside the range of "
-                             f"{self.columns[idx[-1]]} for weight {scale!r}")  # fmt: skip
+        check_columns_block(x, *self.value_range(), self.columns, total, what, rtol)
 
     def evaluate(self, rq: Any) -> np.ndarray:
         """Every query's values, shape (queries, width), from a batch of queries as given.

@@ -99,6 +99,24 @@ _UNIT = frozenset({"map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"
                    *cwl_kernels.BASES})  # fmt: skip
 
 
+
+def check_columns_block(x: np.ndarray, lo: np.ndarray, hi: np.ndarray, columns: Sequence[str],
+                        total: float | None, what: str, rtol: float = 1e-9) -> None:
+    """Refuse a stored block ``x`` (last axis: the columns) outside [lo, hi] per column, or, for
+    sums (``total`` the weight summed), outside ``total`` times it, with a relative tolerance
+    ``rtol``: a ValueError naming the block, the entry, the value and the column. O(x.size)."""
+    scale = 1.0 if total is None else float(total)
+    with np.errstate(invalid="ignore"):
+        tol = rtol * np.maximum(np.where(np.isfinite(hi), hi, 0.0), 1.0) * max(scale, 1.0)
+        low = np.where(np.isfinite(lo), lo * scale, -np.inf)
+        high = np.where(np.isfinite(hi), hi * scale, np.inf)
+        bad = (x < low - tol) | (x > high + tol)
+    if bad.any():
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = idx[0] if len(idx) == 1 else idx
+        raise ValueError(f"state: {what}[{where}] = {float(x[idx])!r} is outside the range of "
+                         f"{columns[idx[-1]]} for weight {scale!r}")  # fmt: skip
+
 @dataclass(frozen=True)
 class TrecSpec:
     """The identity of a :class:`TrecMeasures` inside a retrieval query state: its measures and
@@ -237,18 +255,7 @@ class TrecSpec:
     def check_block(self, x: np.ndarray, total: float | None, what: str, rtol: float = 1e-9) -> None:
         """Refuse stored numbers no stream of queries gives: per-query values (``total=None``)
         outside :meth:`value_range`, or sums outside ``total`` times it. O(x.size)."""
-        lo, hi = self.value_range()
-        scale = 1.0 if total is None else float(total)
-        with np.errstate(invalid="ignore"):
-            tol = rtol * np.maximum(np.where(np.isfinite(hi), hi, 0.0), 1.0) * max(scale, 1.0)
-            low = np.where(np.isfinite(lo), lo * scale, -np.inf)
-            high = np.where(np.isfinite(hi), hi * scale, np.inf)
-            bad = (x < low - tol) | (x > high + tol)
-        if bad.any():
-            idx = tuple(int(i) for i in np.argwhere(bad)[0])
-            where = idx[0] if len(idx) == 1 else idx
-            raise ValueError(f"state: {what}[{where}] = {float(x[idx])!r} is outside the range of "
-                             f"{self.columns[idx[-1]]} for weight {scale!r}")  # fmt: skip
+        check_columns_block(x, *self.value_range(), self.columns, total, what, rtol)
 
     def evaluate(self, rq: Any) -> np.ndarray:
         """Every query's values, shape (queries, width), from a ranked batch (one query at a time
