@@ -344,6 +344,13 @@ def _evaluate(df: Any, run: Run, depth: int, direct: bool = False) -> Any:
         if tasks is not None:
             if not tasks:  # no file holds a row
                 return run.result(None)
+            from streammetrics._engines import spark_ranges
+
+            split = spark_ranges.split_for(df, run)
+            if split is not None:  # exact binary AUROC / AP: by score ranges, no state of every score
+                with _task_errors():
+                    values, caught = spark_ranges.run_ranges(df, plan, split, tasks)
+                return run.shape.deliver(values, caught, sliced=False)
             with _task_errors():
                 acc, skipped = _driver_merge(spark_files.run_pieces(df, plan, tasks, depth))
             run.report_skipped(skipped)

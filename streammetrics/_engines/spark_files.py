@@ -35,6 +35,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from streammetrics._core.metric import trusted_states
 
 from .plan import ARROW_CHUNK_ROWS, Plan, arrow_chunks, empty_set, feed_arrow, merge_bytes, state_to_bytes
@@ -46,6 +48,18 @@ ARROW_TYPES = {
     "FloatType": ("float",), "DoubleType": ("double",), "BooleanType": ("bool",),
     "StringType": ("string", "large_string", "string_view"),
 }
+#: Spark SQL numeric type name -> the numpy dtype its column reads as (None: not a number).
+_NUMPY = {"ByteType": "int8", "ShortType": "int16", "IntegerType": "int32", "LongType": "int64",
+          "FloatType": "float32", "DoubleType": "float64", "BooleanType": "bool"}
+
+
+def numpy_dtype(spark_type: str) -> np.dtype[Any] | None:
+    """The numpy dtype a column of Spark SQL type ``spark_type`` (its class name) is read as
+    when it is a number or a boolean, else None."""
+    name = _NUMPY.get(spark_type)
+    return None if name is None else np.dtype(name)
+
+
 #: Footers read at once on the driver (remote files: one round trip each).
 FOOTER_THREADS = 8
 
@@ -100,7 +114,7 @@ def _source(uri: str) -> str:
     return uri
 
 
-def _open(source: str) -> Any:
+def open_file(source: str) -> Any:
     """``pyarrow.parquet.ParquetFile`` of a local path or a URI (``pyarrow.fs`` resolves it)."""
     import pyarrow.parquet as pq
 
@@ -116,7 +130,7 @@ def _groups(source: str, types: dict[str, tuple[str, ...]]) -> list[tuple[int, i
     """The (rows, bytes) of each row group of one file, or None if a used column is missing or
     has another type than Spark reads (or the footer cannot be read)."""
     try:
-        meta = _open(source).metadata
+        meta = open_file(source).metadata
         schema = meta.schema.to_arrow_schema()
     except Exception:  # unreadable here: Spark's reader reports it as it does today
         return None
@@ -214,9 +228,9 @@ def _bytes(text: str) -> int:
         return 128 << 20
 
 
-def _batches(piece: Piece, columns: list[str]) -> Iterator[Any]:
+def batches_of(piece: Piece, columns: list[str]) -> Iterator[Any]:
     """A piece's rows in Arrow record batches of up to ~1M rows, read by pyarrow on this core."""
-    reader = _open(piece.source)
+    reader = open_file(piece.source)
     yield from reader.iter_batches(batch_size=ARROW_CHUNK_ROWS, columns=columns, use_threads=False,
                                    row_groups=range(piece.first_group, piece.stop_group))
 
@@ -231,7 +245,7 @@ def pieces_state(plan: Plan, pieces: Sequence[Piece]) -> tuple[bytes, int]:
         acc = empty_set(plan.config, plan.kind)
         for piece in pieces:
             offset = piece.first_row
-            for chunk in arrow_chunks(_batches(piece, columns)):
+            for chunk in arrow_chunks(batches_of(piece, columns)):
                 # no pandas metadata: the rows read as the mapInArrow path reads them
                 skipped += feed_arrow(acc, chunk.replace_schema_metadata(None), plan, piece.source, offset)
                 offset += chunk.num_rows

@@ -26,7 +26,7 @@ import engine_cases as cases  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 from streammetrics._core.metric import trusted_states  # noqa: E402
-from streammetrics._engines import spark_files  # noqa: E402
+from streammetrics._engines import spark_files, spark_ranges  # noqa: E402
 from streammetrics._engines.plan import make_plan, state_from_bytes  # noqa: E402
 
 
@@ -91,9 +91,10 @@ def test_files_read_in_tasks_equal_sklearn_and_the_arrow_path(spark_session, tmp
     _assert_close(got, _sklearn(df))
     _assert_close(got, evaluate(frame, _set(), label="y", score="p", weight="w", direct_parquet=False))
     assert direct_runs.call_count == 1  # turned off: the mapInArrow path
-    unweighted = evaluate(frame.select("y", "p"), _set(), label="y", score="p")  # a projection
+    with mock.patch.object(spark_ranges, "run_ranges", wraps=spark_ranges.run_ranges) as ranges:
+        unweighted = evaluate(frame.select("y", "p"), _set(), label="y", score="p")  # a projection
     _assert_close(unweighted, _sklearn(df, weight=None))
-    assert direct_runs.call_count == 2
+    assert (direct_runs.call_count, ranges.call_count) == (1, 1)  # unweighted: by score ranges
     acc = evaluate(frame, _set(), label="y", score="p", compute=False)
     assert isinstance(acc, sm.MetricSet)
     _assert_close(acc.compute(), unweighted)
