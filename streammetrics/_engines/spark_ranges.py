@@ -11,13 +11,15 @@ range -- the files are the shuffle. In one Spark job:
 1. The driver cuts R - 1 score edges at the quantiles of a sample: up to
    :data:`SAMPLE_GROUPS` evenly spaced row groups' scores, read on the driver (the edges only
    balance the ranges; any edges give the same values).
-2. Range task r reads every row group (label and score columns), validates the rows as the
-   exact score state does (a null is refused naming its file and row), keeps the scores with
-   ``edges[r-1] <= s < edges[r]``, and feeds its share (1/R of the row groups) to the set's
-   other members. It sorts its scores once (:func:`range_counts.range_counts`) and sends the
-   driver its positives, negatives, doubled Mann-Whitney count and, per distinct positive
-   score, the positives and negatives added there, in the smallest unsigned integer type that
-   holds them (usually one byte each, where :class:`range_counts.RangeCounts` holds 24).
+2. Range task r reads every row group (label and score columns; a null is refused naming its
+   file and row) and keeps the scores with ``edges[r-1] <= s < edges[r]``, split by label. Its
+   share (1/R of the row groups) it validates as the exact score state does and feeds to the
+   set's other members; the other rows it does not check -- each row is in one share, whose
+   task refuses it (the error one process raises for that batch) and so fails the job. It
+   sorts its scores once (:func:`range_counts.range_counts`) and sends the driver its
+   positives, negatives, doubled Mann-Whitney count and, per distinct positive score, the
+   positives and negatives added there, in the smallest unsigned integer type that holds them
+   (usually one byte each, where :class:`range_counts.RangeCounts` holds 24).
 3. The driver rebuilds each range's counts and computes the values with
    :func:`range_counts.final_values`: the same floating-point steps as one process, bit for bit.
 
@@ -134,8 +136,8 @@ def _packed(counts: np.ndarray) -> np.ndarray:
 
 def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], share: tuple[int, int],
                edges: np.ndarray, r: int) -> tuple[Any, int, int, int, np.ndarray, np.ndarray]:
-    """Range ``r``'s task: every piece read and validated, the scores of range r kept and
-    counted; the pieces ``pieces[share[0]:share[1]]`` also fed to the other members. Returns
+    """Range ``r``'s task: every piece read, the scores of range r kept and counted; the pieces
+    ``pieces[share[0]:share[1]]`` validated and fed to the other members. Returns
     the other members' state (or None), the range's positives, negatives and doubled
     Mann-Whitney count, and per distinct positive score (decreasing) the positives and the
     negatives added there (packed, :func:`_packed`)."""
@@ -147,7 +149,7 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
             owned = share[0] <= i < share[1]
             for y, p in _rows([piece], plan):
                 runs = [_EMPTY, _EMPTY]
-                for _, group, s, _ in _validated(scores, split, rest if owned else None, y, p, edges, r):
+                for group, s in _validated(scores, split, rest, y, p, edges, r, owned):
                     runs[group] = s
                 kept.append((runs[0], None, runs[1], None))
         counts = range_counts.range_counts(kept)  # the range's one sort
@@ -159,28 +161,26 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
 
 
 def _validated(scores: Any, split: range_counts.Split, rest: Any, y: np.ndarray, p: np.ndarray,
-               edges: np.ndarray, r: int) -> list[Any]:
-    """The ranked group's parts of the rows whose score is in range r (validated as the exact
-    score state validates them); ``rest`` (the set's other members, or None) fed every row, in
-    the set's group order. Without ``rest`` only the range's rows are validated (each row is
-    in one range: its range's task validates it); when they are refused, the whole batch is
-    validated in the set's group order, so that the error names the row as one process would.
-    O(n)."""
-    if rest is not None or edges.shape[0] == 0:
+               edges: np.ndarray, r: int, owned: bool) -> list[tuple[int, np.ndarray]]:
+    """The ``(group, scores)`` of the rows whose score is in range r (group 1: positives, 0:
+    negatives). In the task's share (``owned``) every row is validated as the exact score state
+    validates it, ``rest`` (the set's other members, or None) fed every row, in the set's group
+    order; outside it nothing is checked -- the share's task refuses a bad row, failing the job
+    -- and the valid rows are split as the state splits them (labels 1 and 0, ``ignore_index``
+    dropped). O(n)."""
+    if owned:
         if rest is not None and not split.ranked_first:
             rest.update(y, p)
         parts = scores.prepare(y, p)
         if rest is not None and split.ranked_first:
             rest.update(y, p)
-        return [(c, g, _kept(s, edges, r), w) for c, g, s, w in parts or ()]
-    mask = _range_mask(np.asarray(p, dtype=np.float64), edges, r)
-    assert mask is not None
-    try:
-        return scores.prepare(y.compress(mask), p.compress(mask)) or []
-    except ValueError:
-        twin = None if split.rest is None else empty_set(split.rest)
-        _validated(scores, split, twin, y, p, edges[:0], r)  # raises the batch's first error
-        raise
+        return [(g, _kept(s, edges, r)) for _, g, s, _ in parts or ()]
+    s = np.asarray(p, dtype=np.float64)
+    mask = _range_mask(s, edges, r)
+    if split.ignore_index is not None:
+        keep = y != split.ignore_index
+        mask = keep if mask is None else mask & keep
+    return [(g, s.compress(y == g if mask is None else mask & (y == g))) for g in (0, 1)]
 
 
 def _kept(s: np.ndarray, edges: np.ndarray, r: int) -> np.ndarray:

@@ -203,16 +203,21 @@ def _ranges_in_process(metrics: sm.MetricSet, paths: list[str], edges: np.ndarra
 @given(n=st.integers(0, 300), seed=st.integers(0, 10**6), edges=st.lists(st.sampled_from(
     [-1.0, 0.0, 0.1, 0.3, 0.3, 0.5, 0.7, 0.95, 1.0, 2.0]), max_size=12),
     order=st.sampled_from(["ranked first", "rest first", "only ranked"]), decimals=st.integers(1, 6),
-    group=st.integers(1, 80))
+    group=st.integers(1, 80), ignore=st.sampled_from([None, -1, 1]), labels=st.sampled_from(["int", "float", "bool"]))
 def test_any_edges_give_one_process(tmp_path_factory: Any, n: int, seed: int, edges: list[float], order: str,
-                                    decimals: int, group: int) -> None:
-    """Random files (ties, uneven row groups, an empty file), any number of ranges (more ranges
-    than rows; edges repeated at ties, below and above every score) and any shares of the other
-    members: the values of one process, bit for bit."""
+                                    decimals: int, group: int, ignore: int | None, labels: str) -> None:
+    """Random files (ties, uneven row groups, an empty file; integer, float or boolean labels,
+    rows of label ``ignore_index``), any number of ranges (more ranges than rows; edges repeated
+    at ties, below and above every score) and any shares of the other members: the values of
+    one process, bit for bit."""
     folder = tmp_path_factory.mktemp("ranges")
     df = _data(n, seed, decimals)
+    if labels == "bool":
+        df["y"] = df.y.astype(bool)
+    elif ignore is not None:
+        df["y"] = np.where(np.arange(n) % 5 == 2, ignore, df.y).astype(labels)
     paths = _write(folder, df, cuts=[n // 3], group_rows=[group, group + 7])
-    metrics = _set(order)
+    metrics = _set(order, None if labels == "bool" else ignore)
     cut = np.sort(np.asarray(edges, dtype=np.float64))
     n_pieces = len(_pieces(paths))
     k = cut.shape[0] + 1
@@ -221,10 +226,10 @@ def test_any_edges_give_one_process(tmp_path_factory: Any, n: int, seed: int, ed
     _same(got, _single(metrics, df)[0])
 
 
-def test_a_bad_row_outside_the_range_is_named_as_one_process_names_it(tmp_path: Path) -> None:
-    """Outside its share a range task validates only its range's rows; a refused row there is
-    named by the whole batch's validation in the set's group order -- its index in the batch,
-    not among the range's rows; with the rest first, F1's message -- as one process names it."""
+def test_a_bad_row_is_refused_by_its_share_in_any_range(tmp_path: Path) -> None:
+    """The task whose share holds a bad row refuses it whatever its range -- the error one
+    process raises for that batch, in the set's group order (with the rest first: F1's) --
+    and so fails the job; a task outside that share does not check it."""
     df = _data(400, seed=6)
     bad = df.assign(y=np.where(df.index == 123, 3, df.y))
     paths = _write(tmp_path, bad, cuts=[], group_rows=[400])
@@ -236,9 +241,10 @@ def test_a_bad_row_outside_the_range_is_named_as_one_process_names_it(tmp_path: 
         split = range_counts.split_of(_set(order), plan, {"y": np.dtype("int64"), "p": np.dtype("float64")})
         assert split is not None
         edges = np.array([0.5])
-        r = int(bad.p[123] >= 0.5)  # the range holding row 123, outside the share of the rest
-        with pytest.raises(ValueError, match=re.escape(str(one.value))):
-            spark_ranges.range_task(plan, split, _pieces(paths), (0, 0), edges, r)
+        for r in (0, 1):
+            with pytest.raises(ValueError, match=re.escape(str(one.value))):
+                spark_ranges.range_task(plan, split, _pieces(paths), (0, 1), edges, r)
+            spark_ranges.range_task(plan, split, _pieces(paths), (0, 0), edges, r)  # not its share
 
 
 def test_sample_edges_balance_and_skip_unreadable_files(tmp_path: Path) -> None:
