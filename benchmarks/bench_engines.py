@@ -19,9 +19,13 @@ equal the single-process ones (AUROC and AP exactly).
 
 Run (about 2 minutes on a quiet 2-core machine; writes the 10M rows on first use):
 ``python -m benchmarks.bench_engines --data /tmp/engines-10m``
-(``--engines single,dask1,dask,dask1_malloc,dask_malloc,spark,spark_arrow,ray`` to choose;
-``spark``: the files read by pyarrow in the Python tasks, ``spark_arrow``: Spark's reader and
-``mapInArrow``, ``direct_parquet=False``).
+(``--engines single,dask1,dask,dask1_malloc,dask_malloc,spark,spark_states,spark_arrow,ray`` to
+choose; ``spark``: the files read by pyarrow in the Python tasks -- here (exact binary AUROC and AP
+beside F1 and the confusion matrix) by score ranges, only counts reaching the driver
+(``streammetrics._engines.spark_ranges``); ``spark_states``: the same direct read with the range
+path turned off, every task's state (8 bytes a score) merged on the driver; ``spark_arrow``:
+Spark's reader and ``mapInArrow``, ``direct_parquet=False``). The time of ``spark`` includes
+``spark.read.parquet`` (planning: file listing, schema), which runs in the JVM on the driver.
 """
 
 from __future__ import annotations
@@ -37,7 +41,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "spark_arrow", "ray")
+ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "spark_states", "spark_arrow",
+           "ray")
 #: Worker environment of the ``*_malloc`` Dask runs (see the module docstring).
 MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28,
               "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
@@ -171,15 +176,18 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
                 lambda: evaluate_parquet(str(root), _metrics(), label="y", score="p"), repeat)
             peak = max(client.run(_maxrss_mb).values())
         return {"seconds": secs, "cpu": cpu, "peak_mb": peak, "values": values}
-    if engine in ("spark", "spark_arrow"):
+    if engine in ("spark", "spark_states", "spark_arrow"):
         problem = java_problem()
         if problem is not None:  # else PySpark's "Java gateway process exited" after a while
             raise SystemExit(problem)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
+        from streammetrics._engines import spark_ranges
         from streammetrics.spark import evaluate
 
+        if engine == "spark_states":  # the range path off: the tasks' states merged on the driver
+            spark_ranges.split_for = lambda df, run: None  # type: ignore[assignment]
         spark = (SparkSession.builder.master("local[2]").appName("bench_engines")
                  .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
                  .getOrCreate())
@@ -187,7 +195,7 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
         try:
             secs, cpu, values = _timed(
                 lambda: evaluate(spark.read.parquet(str(root)), _metrics(), label="y", score="p",
-                                 direct_parquet=engine == "spark"), repeat)
+                                 direct_parquet=engine != "spark_arrow"), repeat)
             # the JVM (spark-submit's java, under the driver) and the Python workers under it
             kids = descendants()
             jvm = max((vm_hwm_mb(p) for p in kids if _exe(p) == "java"), default=0.0)
@@ -230,6 +238,7 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
              "dask1_malloc": ("streammetrics.dask, workers' malloc tuned", 1),
              "dask_malloc": ("streammetrics.dask, workers' malloc tuned", 2),
              "spark": ("streammetrics.spark, local[2]", 2),
+             "spark_states": ("streammetrics.spark, local[2], range path off (states merged)", 2),
              "spark_arrow": ("streammetrics.spark, local[2], direct_parquet=False (mapInArrow)", 2), "ray": ("streammetrics.ray", 2)}
     single_s = single_cpu = None
     for engine in engines:

@@ -29,9 +29,17 @@ commutative, any partitioning, empty partitions and any partition order give the
 single-process result (bit for bit for counts with unit or integer weights and for the exact
 ranking buffers; within float rounding for sums of float weights and retrieval means).
 
+Exact binary ``AUROC`` / ``AveragePrecision`` members sharing one score state (no weights,
+slices or ``nulls="skip"``) over a plain Parquet scan read by the tasks go by score ranges
+instead (:mod:`streammetrics._engines.spark_ranges`): R range tasks (one per core, at most 4)
+each read every row group and keep their range's scores, and the driver receives counts at
+the distinct positive scores (one or two bytes each), not the scores -- the same values, bit
+for bit, as the other members' states and one process.
+
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
-driver holds one merged state (for exact ranking metrics one score per row: use the bounded
-variants, ``max_bytes=``, beyond what the driver can hold -- see docs/scale-out.md).
+driver holds one merged state (for exact ranking metrics one score per row, but on the range
+path above: use the bounded variants, ``max_bytes=``, beyond what the driver can hold -- see
+docs/scale-out.md).
 """
 
 from __future__ import annotations
@@ -309,7 +317,10 @@ def evaluate(
     Notes
     -----
     Complexity: one ``update`` pass per partition; ``depth`` merge rounds; the driver receives
-    one state. A direct Parquet read also reads each file's footer on the driver.
+    one state. A direct Parquet read also reads each file's footer on the driver; with exact
+    binary AUROC / AP (unweighted, no slices) it goes by score ranges: each of R <= 4 range
+    tasks reads every row (R reads in all), the driver receives counts, not scores (see the
+    module docstring).
 
     Examples
     --------
