@@ -32,8 +32,9 @@ reads each row once.
 
 Complexity: each range task O(n) reads and validation plus O(n_r log n_r) for its sort; the
 driver O(sampled row groups + distinct positive scores). Memory: a task one ~1M-row batch
-plus its range's scores (8 bytes each); the driver ~2 bytes per distinct positive score while
-it receives them, 24 while it computes AP.
+plus its range's scores (8 bytes each, twice while it sorts them: the kept pieces and their
+concatenation) -- where the general path's driver holds every score; the driver ~2 bytes per
+distinct positive score while it receives them, 24 while it computes AP.
 """
 
 from __future__ import annotations
