@@ -65,8 +65,9 @@ def split_for(df: Any, run: Any) -> range_counts.Split | None:
     plan = run.plan
     if not run.request.compute or plan.nulls != "error" or plan.family == "retrieval":
         return None
-    types = {f.name: numpy_dtype(type(f.dataType).__name__) for f in df.schema.fields}
-    return range_counts.split_of(run.template, plan, {k: v for k, v in types.items() if v is not None})
+    other = np.dtype(object)  # not a number: split_of refuses it
+    types = {f.name: numpy_dtype(type(f.dataType).__name__) or other for f in df.schema.fields}
+    return range_counts.split_of(run.template, plan, types)
 
 
 def range_total(parallelism: int) -> int:

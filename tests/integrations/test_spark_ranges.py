@@ -175,6 +175,16 @@ def test_other_sets_keep_the_state_path(spark_session, tmp_path, range_runs) -> 
     evaluate(frame, _set(), label="y", score="p", nulls="skip")
     acc = evaluate(frame, _set(), label="y", score="p", compute=False)
     _same(acc.compute(), _single(_set(), df)[0])
+    texts = frame.selectExpr("cast(y as string) as y", "p")  # not a plain scan: mapInArrow
+    strings = tmp_path / "strings"
+    texts.write.parquet(str(strings))
+    read_back = spark_session.read.parquet(str(strings))  # string labels: the direct state path
+    _same(evaluate(read_back, _set("only ranked"), label="y", score="p"),
+          evaluate(texts, _set("only ranked"), label="y", score="p"))
+    run = mock.Mock(plan=make_plan(_set(), label="y", score="p", weight=None, query=None, doc_id=None,
+                                   update_kwargs={}, available=["y", "p"])[2], template=_set())
+    assert spark_ranges.split_for(spark_session.read.parquet(str(strings)), run) is None
+    assert spark_ranges.split_for(frame, run) is not None
     assert range_runs.call_count == 0
 
 
