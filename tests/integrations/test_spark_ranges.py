@@ -213,15 +213,18 @@ def _ranges_in_process(metrics: sm.MetricSet, paths: list[str], edges: np.ndarra
 @given(n=st.integers(0, 300), seed=st.integers(0, 10**6), edges=st.lists(st.sampled_from(
     [-1.0, 0.0, 0.1, 0.3, 0.3, 0.5, 0.7, 0.95, 1.0, 2.0]), max_size=12),
     order=st.sampled_from(["ranked first", "rest first", "only ranked"]), decimals=st.integers(1, 6),
-    group=st.integers(1, 80), ignore=st.sampled_from([None, -1, 1]), labels=st.sampled_from(["int", "float", "bool"]))
+    group=st.integers(1, 80), ignore=st.sampled_from([None, -1, 1]), labels=st.sampled_from(["int", "float", "bool"]),
+    scores=st.sampled_from(["float64", "float32", "int64"]))
 def test_any_edges_give_one_process(tmp_path_factory: Any, n: int, seed: int, edges: list[float], order: str,
-                                    decimals: int, group: int, ignore: int | None, labels: str) -> None:
+                                    decimals: int, group: int, ignore: int | None, labels: str, scores: str) -> None:
     """Random files (ties, uneven row groups, an empty file; integer, float or boolean labels,
-    rows of label ``ignore_index``), any number of ranges (more ranges than rows; edges repeated
-    at ties, below and above every score) and any shares of the other members: the values of
-    one process, bit for bit."""
+    rows of label ``ignore_index``; float64, float32 or integer scores), any number of ranges
+    (more ranges than rows; edges repeated at ties, below and above every score) and any shares
+    of the other members: the values of one process, bit for bit."""
     folder = tmp_path_factory.mktemp("ranges")
     df = _data(n, seed, decimals)
+    if scores != "float64":  # integer scores 0/1 (F1 reads them as predictions)
+        df["p"] = df.p.round().astype(scores) if scores == "int64" else df.p.astype(scores)
     if labels == "bool":
         df["y"] = df.y.astype(bool)
     elif ignore is not None:
