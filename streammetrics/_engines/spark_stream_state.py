@@ -197,13 +197,18 @@ class Fold:
         names = self.plan.columns()
         where = "saved rows of a window (the streaming checkpoint)"
         try:
-            with np.load(io.BytesIO(bytes(payload)), allow_pickle=False) as archive:
+            archive = np.load(io.BytesIO(bytes(payload)), allow_pickle=False)
+            if not isinstance(archive, np.lib.npyio.NpzFile):
+                raise ValueError(f"{where}: expected an .npz archive, got a {type(archive).__name__}")
+            with archive:
                 got = sorted(archive.files)
                 want = sorted(f"c{i}" for i in range(len(names)))
                 if got != want:
                     raise ValueError(f"{where}: expected the arrays {want}, got {got}")
                 arrays = {name: archive[f"c{i}"] for i, name in enumerate(names)}
-        except (OSError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+        except (OSError, EOFError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+            if str(exc).startswith(where):
+                raise
             raise ValueError(f"{where}: not a readable archive ({type(exc).__name__}: {exc})") from None
         lengths = {a.shape[0] if a.ndim == 1 else -1 for a in arrays.values()}
         if len(lengths) != 1 or -1 in lengths:
