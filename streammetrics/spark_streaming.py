@@ -10,25 +10,44 @@ watermark="5 minutes")`` returns a streaming DataFrame: one row per metric value
 event-time window, which the caller writes with ``writeStream`` (a checkpoint location makes it
 survive restarts). The rows are grouped by the ``by=`` keys and by the window pyspark's
 ``window()`` gives each row's event time (a tumbling window, or sliding with a third element);
-each group keeps one state in Spark's state store through ``applyInPandasWithState``: the
-metrics' own saved form (bytes in the library's versioned, checksummed format, validated when
-read back), with the number of rows fed. Each micro-batch loads a group's state, feeds it the
-group's new rows and saves it again.
+each group keeps its state in Spark's state store (:mod:`streammetrics._engines.spark_stream_state`):
+the metrics' own saved form (bytes in the library's versioned, checksummed format, validated
+when read back), with the number of rows fed. Two of Spark's operators can keep it
+(``state_api=``):
+
+* ``"applyInPandasWithState"`` (the default; pyspark 3.5+, any state store): one state per
+  group; each micro-batch loads it, feeds it the group's new rows and saves it again -- the
+  whole state rewritten, O(state + new rows).
+* ``"transformWithStateInPandas"`` (pyspark 4.0+, the RocksDB state store -- the session's
+  ``spark.sql.streaming.stateStore.providerClass`` set to :data:`ROCKSDB_PROVIDER` before the
+  query starts): a ``ListState`` per group, each micro-batch appending the state of its own
+  rows only, O(new rows); the list is bounded by ``max_parts`` (the micro-batch that would
+  exceed it merges the list into one part); an event-time timer at the window's end closes it
+  (:mod:`streammetrics._engines.spark_stream_list`).
+
+Retrieval metrics (``query=``, ``doc_id=``): a query's documents may arrive in several
+micro-batches, and a retrieval measure folds in each query whole, so a window's state holds its
+rows (query and document ids, relevance, score) and the measures are computed on them when the
+values are emitted, each query on all its rows in the window: exactly the values of the batch
+:func:`streammetrics.spark.evaluate` on the window's rows.
 
 The watermark closes windows: a row whose event time is not later than the watermark is late and
-dropped by Spark before it reaches a state; a window's state times out (event-time timeout at the
-window's end) once the watermark passes its end, and is then removed. In ``"append"`` mode a
-window's rows are emitted once, when it times out; in ``"update"`` mode each micro-batch emits
-the current values of every window it changed (and nothing when a window closes).
+dropped by Spark before it reaches a state; a window's state times out (event-time timeout or
+timer at the window's end) once the watermark reaches its end, and is then removed. In
+``"append"`` mode a window's rows are emitted once, when it closes; in ``"update"`` mode each
+micro-batch emits the current values of every window it changed (and nothing when a window
+closes).
 
 Exactly once: the state store is versioned by micro-batch and checkpointed with the query, so a
 query restarted from its checkpoint re-runs an uncommitted micro-batch on the state as it was
 before that batch -- a replayed batch is never counted twice (with a replayable source and an
-idempotent sink, such as files or Kafka into a file sink).
+idempotent sink, such as files or Kafka into a file sink). Both state APIs.
 
-Complexity: per micro-batch and changed group, loading, feeding and saving its state: O(state
-+ new rows). Exact ranking metrics keep every score of a window in its state (8 bytes each,
-rewritten at each micro-batch that adds to it); bounded variants (``max_bytes=``) keep it fixed.
+Complexity: per micro-batch and changed group, ``applyInPandasWithState`` O(state + new rows);
+``transformWithStateInPandas`` O(new rows) written, plus O(state) every ``max_parts``
+micro-batches and, in update mode, O(state) read to compute the values. Exact ranking metrics
+keep every score of a window in its state (8 bytes each); bounded variants (``max_bytes=``) keep
+it fixed; retrieval metrics keep every row of a window.
 """
 
 from __future__ import annotations
