@@ -232,16 +232,17 @@ class _Handle:
         self.timers.add(ms)
 
 
+@pytest.mark.parametrize("retrieval", [False, True])
 @pytest.mark.parametrize("mode", ["append", "update"])
-def test_list_processor_bounds_its_list_and_emits_one_process_values(mode: str) -> None:
+def test_list_processor_bounds_its_list_and_emits_one_process_values(mode: str, retrieval: bool) -> None:
     pytest.importorskip("pyspark.sql.streaming.stateful_processor")
     from streammetrics._engines.spark_stream_list import ListStep
 
-    fold, metrics = _binary_fold()
+    fold, metrics = _retrieval_fold() if retrieval else _binary_fold()
     step = ListStep(fold, mode, max_parts=3)
     handle = _Handle()
     step.init(handle)  # type: ignore[arg-type]
-    rows = _binary(5, 100)
+    rows = _retrieval(5, 100) if retrieval else _binary(5, 100)
     key = ("a", START_US, END_US)
     fold.keys = ["k"]
     batches = [rows.iloc[i:i + 10] for i in range(0, 100, 10)]
@@ -250,7 +251,7 @@ def test_list_processor_bounds_its_list_and_emits_one_process_values(mode: str) 
         out = list(step.handleInputRows(key, iter([b]), None))
         if mode == "update":
             (table,) = out
-            _close(_values(table), _one_process(metrics, rows.iloc[:10 * (i + 1)], False))
+            _close(_values(table), _one_process(metrics, rows.iloc[:10 * (i + 1)], retrieval))
             assert (table["rows"] == 10 * (i + 1)).all() and (table["k"] == "a").all()
         else:
             assert out == []
@@ -261,7 +262,7 @@ def test_list_processor_bounds_its_list_and_emits_one_process_values(mode: str) 
     assert handle.list.items == [] and handle.value.v is None
     if mode == "append":
         (table,) = closed
-        _close(_values(table), _one_process(metrics, rows, False))
+        _close(_values(table), _one_process(metrics, rows, retrieval))
         assert (table["rows"] == 100).all()
     else:
         assert closed == []
@@ -273,5 +274,5 @@ def test_list_processor_bounds_its_list_and_emits_one_process_values(mode: str) 
     state.hasTimedOut = True
     final = list(value_step(key, iter([]), state))
     if mode == "append":
-        _close(_values(final[0]), _one_process(metrics, rows, False))
+        _close(_values(final[0]), _one_process(metrics, rows, retrieval))
     assert state.value is None
