@@ -110,13 +110,28 @@ def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
                  sample_size: int, first: int = 0) -> tuple[Any, ...]:
     with trusted_states():
         batches = range_counts.frame_batches(frames, plan, first)  # partitions first, first + 1, ...
-        return range_counts.partition_parts(batches, split, sample_size)
+        rows = sum(len(df) for df in frames)
+        return range_counts.partition_parts(batches, split, sample_size, rows)
 
 
 def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                   sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan), split, sample_size)
+        footers = range_counts.parquet_footers(files, fs)
+        rows = sum(f.num_rows for f in footers)
+        return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan, footers),
+                                            split, sample_size, rows)
+
+
+def _head(part: tuple[Any, ...]) -> tuple[Any, Any]:
+    """A partition task's small outputs: the other members' state and the score sample."""
+    return part[0], part[2]
+
+
+def _edges(heads: Sequence[tuple[Any, Any]], n_ranges: int) -> Any:
+    from streammetrics._engines import ranked as ranked_engine
+
+    return ranked_engine.range_edges([h[1] for h in heads], n_ranges)
 
 
 def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[range_counts.RangeCounts],
@@ -142,30 +157,31 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
-    from streammetrics._engines import ranked as ranked_engine
-
     def key(*k: Any) -> tuple[Any, ...]:
         return (name, *k)
 
     parts = [key("part", i) for i in range(n_parts)]
     ranges = [key("range", r) for r in range(n_ranges)]
+    # the small outputs (other members' state, sample) of each partition task; with one range
+    # the partition tasks feed the range and the root directly (inline getitems)
+    heads: list[Any] = [(_head, p) for p in parts]
     if n_ranges == 1:
         dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts])
     else:
+        heads = [key("head", i) for i in range(n_parts)]
         for i, p in enumerate(parts):
-            dsk[key("sample", i)] = (operator.getitem, p, 2)
-            dsk[key("routed", i)] = (range_counts.route_runs, p, key("edges"))
+            dsk[heads[i]] = (_head, p)
+            # in place: the partition task's runs reordered by range, the pieces views of them
+            dsk[key("routed", i)] = (range_counts.partition_runs, p, key("edges"))
             for r in range(n_ranges):
                 dsk[key("piece", i, r)] = (operator.getitem, key("routed", i), r)
-        dsk[key("edges")] = (ranked_engine.range_edges, [key("sample", i) for i in range(n_parts)], n_ranges)
+        dsk[key("edges")] = (_edges, heads, n_ranges)
         for r in range(n_ranges):
             dsk[ranges[r]] = (range_counts.range_counts, [key("piece", i, r) for i in range(n_parts)])
     rest: list[Any] = []
     if split.rest is not None:
         dsk[key("rest-config")] = split.rest
-        rest = [key("rest", 0, i) for i in range(n_parts)]
-        for i, p in enumerate(parts):
-            dsk[rest[i]] = (operator.getitem, p, 0)
+        rest = [(operator.getitem, h, 0) for h in heads]
         level = 0
         while len(rest) > split_every:
             level += 1
