@@ -166,7 +166,7 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     # the partition tasks feed the range and the root directly (inline getitems)
     heads: list[Any] = [(_head, p) for p in parts]
     if n_ranges == 1:
-        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts])
+        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts], False)
     else:
         heads = [key("head", i) for i in range(n_parts)]
         for i, p in enumerate(parts):
@@ -177,19 +177,19 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
                 dsk[key("piece", i, r)] = (operator.getitem, key("routed", i), r)
         dsk[key("edges")] = (_edges, heads, n_ranges)
         for r in range(n_ranges):
-            dsk[ranges[r]] = (range_counts.range_counts, [key("piece", i, r) for i in range(n_parts)])
+            dsk[ranges[r]] = (range_counts.range_counts, [key("piece", i, r) for i in range(n_parts)], False)
     rest: list[Any] = []
     if split.rest is not None:
-        dsk[key("rest-config")] = split.rest
         rest = [(operator.getitem, h, 0) for h in heads]
         level = 0
         while len(rest) > split_every:
+            dsk[key("rest-config")] = split.rest
             level += 1
             groups = [rest[i : i + split_every] for i in range(0, len(rest), split_every)]
             rest = [key("rest", level, j) for j in range(len(groups))]
             for k, g in zip(rest, groups, strict=True):
                 dsk[k] = (_merge_task, g, key("rest-config"))
-    dsk[key("final")] = (_final_task, rest, ranges, key("split"))
+    dsk[key("final")] = (_final_task, rest, ranges, split)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(deps))
     return Delayed(key("final"), graph, layer=name)
 
@@ -276,12 +276,12 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
         return None
     n_ranges = range_counts.range_count()
     name = _new_name()
-    # the plan, the split and the filesystem: one node each, shipped once per worker
-    dsk: dict[Any, Any] = {(name, "plan"): plan, (name, "split"): split, (name, "fs"): fs}
-    slices = range_counts.task_slices(len(files), n_ranges)
+    # one task per worker thread (each reads a row group at a time: its memory is its scores);
+    # the plan, split and filesystem (small: no update keywords here) inside the few tasks
+    dsk: dict[Any, Any] = {}
+    slices = range_counts.task_slices(len(files), n_ranges, range_counts.per_thread(len(files), n_ranges))
     for i, s in enumerate(slices):
-        dsk[(name, "part", i)] = (_parquet_task, files[s], (name, "fs"), (name, "plan"),
-                                  (name, "split"), _SAMPLE)
+        dsk[(name, "part", i)] = (_parquet_task, files[s], fs, plan, split, _SAMPLE)
     (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every))
     values, caught = result
     return (run.shape.deliver(values, caught, sliced=False),)
@@ -403,11 +403,11 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
-        dsk: dict[Any, Any] = {(name, "plan"): plan, (name, "split"): split}
+        dsk: dict[Any, Any] = {(name, "plan"): plan}
         slices = range_counts.task_slices(len(frames), n_ranges)
         for i, s in enumerate(slices):
             dsk[(name, "part", i)] = (_ranked_task, [f.key for f in frames[s]], (name, "plan"),
-                                      (name, "split"), _SAMPLE, s.start)
+                                      split, _SAMPLE, s.start)
         (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every,
                                             deps=frames))
         values, caught = result

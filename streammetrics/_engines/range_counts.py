@@ -239,11 +239,17 @@ def _protocols(fs: Any) -> tuple[str, ...]:
     return (p,) if isinstance(p, str) else tuple(p)
 
 
+def per_thread(n_frames: int, n_ranges: int) -> int:
+    """The ``cap`` of :func:`task_slices` that gives one task per worker thread (for tasks that
+    read their partitions one at a time: Parquet files)."""
+    return max(1, -(-n_frames // max(1, n_ranges // RANGES_PER_THREAD)))
+
+
 def task_slices(n_frames: int, n_ranges: int, cap: int = MAX_FRAMES_PER_TASK) -> list[slice]:
-    """Partitions fed to each task: at most :data:`MAX_FRAMES_PER_TASK` (a task holds its
-    partitions at once), in as few tasks as that allows, rounded up to a multiple of the
-    worker threads (``n_ranges / RANGES_PER_THREAD``) so that the tasks balance over them; the
-    partitions split as evenly as possible."""
+    """Partitions fed to each task: at most ``cap`` (default :data:`MAX_FRAMES_PER_TASK`: a
+    task holds its partitions at once), in as few tasks as that allows, rounded up to a
+    multiple of the worker threads (``n_ranges / RANGES_PER_THREAD``) so that the tasks
+    balance over them; the partitions split as evenly as possible."""
     threads = max(1, n_ranges // RANGES_PER_THREAD)
     n_tasks = -(-n_frames // cap)
     n_tasks = min(n_frames, threads * -(-n_tasks // threads))
@@ -354,7 +360,7 @@ class RangeCounts:
     pos: int
     neg: int
     u2: int
-    thresholds: np.ndarray  #: the range's distinct positive scores, decreasing
+    thresholds: np.ndarray  #: the range's distinct positive scores, decreasing (or empty)
     tps: np.ndarray  #: positives of the range scoring >= each
     fps: np.ndarray  #: negatives of the range scoring >= each
 
@@ -362,13 +368,14 @@ class RangeCounts:
 def _doubled_pairs(dp: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
     """sum_k dp_k (left_k + right_k) exactly: each positive of a distinct score counts twice the
     negatives below it and once those tied with it (int64 while it cannot overflow, else Python
-    ints)."""
+    ints). ``right`` is overwritten (with ``left + right``: no temporary)."""
     if dp.shape[0] == 0:
         return 0
     bound = int(dp.sum()) * (2 * int(right[-1]) + 1)
+    both = np.add(left, right, out=right)
     if bound < 2**62:
-        return int(np.dot(dp, left + right))
-    return int(np.dot(dp.astype(object), (left + right).astype(object)))
+        return int(np.dot(dp, both))
+    return int(np.dot(dp.astype(object), both.astype(object)))
 
 
 def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
@@ -378,13 +385,15 @@ def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
     return v
 
 
-def range_counts(pieces: Sequence[ranked_engine.Runs]) -> RangeCounts:
+def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True) -> RangeCounts:
     """Sort one range's pieces (every partition's, unsorted) and count them: the range's only
     sort (one per class). The distinct positive scores are the run starts of the sorted
     positives; each is ranked among the sorted negatives (left and right), as one process's
     exact buffer ranks them (the compiled kernels where installed, else ``searchsorted``):
     ``u2 = sum dp (left + right)`` over distinct positive scores of multiplicity ``dp``.
-    O(n_r log n_r) for the sort, O(T log n_r) for the T distinct positive scores."""
+    Without ``thresholds`` the distinct scores themselves are left out (empty): the root's
+    AUROC and step AP need only the counts at them. O(n_r log n_r) for the sort, O(T log n_r)
+    for the T distinct positive scores."""
     nv = _sorted_scores([p[0] for p in pieces])
     pv = _sorted_scores([p[2] for p in pieces])
     n_pos, n_neg = int(pv.shape[0]), int(nv.shape[0])
@@ -394,11 +403,17 @@ def range_counts(pieces: Sequence[ranked_engine.Runs]) -> RangeCounts:
         np.not_equal(pv[1:], pv[:-1], out=new[1:])
     starts = np.flatnonzero(new)
     asc = pv[starts]  # distinct positive scores, ascending
+    del new, pv
     left, right = _ranks(nv, asc)
-    dp = np.diff(starts, append=n_pos)
+    dp = np.empty_like(starts)  # multiplicities: np.diff(starts, append=n_pos), no temporaries
+    if starts.shape[0]:
+        np.subtract(starts[1:], starts[:-1], out=dp[:-1])
+        dp[-1] = n_pos - starts[-1]
     u2 = _doubled_pairs(dp, left, right)
-    return RangeCounts(n_pos, n_neg, u2, asc[::-1], (n_pos - starts)[::-1].astype(np.float64),
-                       (n_neg - left)[::-1].astype(np.float64))
+    # counts at or above each distinct score, decreasing: exact integers, made float64 once
+    tps = np.subtract(n_pos, starts[::-1], dtype=np.float64)
+    fps = np.subtract(n_neg, left[::-1], dtype=np.float64)
+    return RangeCounts(n_pos, n_neg, u2, asc[::-1] if thresholds else asc[:0], tps, fps)
 
 
 def _ranks(v: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -440,15 +455,18 @@ def final_values(
     auroc = u2 / (2 * P * N) if P > 0 and N > 0 else math.nan
     ap = math.nan
     if P > 0:
-        above_p, above_n, tps, fps, thr = 0, 0, [], [], []
+        size = sum(r.tps.shape[0] for r in ranges)
+        tps, fps = np.empty(size), np.empty(size)  # the ranges' counts offset, highest first
+        above_p, above_n, at = 0, 0, 0
         for r in reversed(ranges):  # highest scores first
-            thr.append(r.thresholds)
-            tps.append(r.tps + above_p)
-            fps.append(r.fps + above_n)
-            above_p += r.pos
-            above_n += r.neg
-        ap = average_precision(ThresholdCounts(np.concatenate(thr), np.concatenate(tps),
-                                               np.concatenate(fps), float(P), float(N)))
+            k = r.tps.shape[0]
+            np.add(r.tps, above_p, out=tps[at : at + k])
+            np.add(r.fps, above_n, out=fps[at : at + k])
+            above_p, above_n, at = above_p + r.pos, above_n + r.neg, at + k
+        # the step AP reads only the counts: the thresholds where every range sent them
+        full = all(r.thresholds.shape[0] == r.tps.shape[0] for r in ranges)
+        thr = np.concatenate([r.thresholds for r in reversed(ranges)]) if full else np.zeros(0)
+        ap = average_precision(ThresholdCounts(thr, tps, fps, float(P), float(N)))
     for name, cfg in split.ranked.items():
         if name not in ranked:
             ranked[name] = auroc if cfg["class"] == "AUROC" else ap
