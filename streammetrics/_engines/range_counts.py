@@ -201,7 +201,8 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
             reader = pq.ParquetFile(source, metadata=None if footers is None else footers[i])
             offset = 0
             for g in range(reader.num_row_groups):
-                table = reader.read_row_group(g, columns=[plan.label, plan.score])
+                # one thread: a worker thread's task decodes its own row groups (no pool handoffs)
+                table = reader.read_row_group(g, columns=[plan.label, plan.score], use_threads=False)
                 if table.num_rows:
                     arrays = table.column(plan.label).to_numpy(), table.column(plan.score).to_numpy()
                     _refuse_nulls(arrays, (plan.label, plan.score), name, offset)
