@@ -19,9 +19,15 @@ give the single-process values with the same floating-point steps:
   per score); :func:`streammetrics.dask.evaluate_ranked` avoids even that, within 1e-12.
 
 The other members of the set travel as ordinary states and are merged as before.
-Complexity: a partition task O(n) (validation, sampling), routing O(n R) (R - 1 comparisons and
-R selections per score), a range task sorts its pieces (O(n_r log n_r)) and counts them in one
-linear merge; the root O(R + distinct positive scores).
+Complexity: a partition task O(n) (validation, the split by class into one buffer, sampling),
+routing O(n R) in place (R - 1 blocked comparisons per score and one ``ndarray.partition``;
+O(n log R) beyond 8 ranges), a range task sorts its pieces (O(n_r log n_r)) and counts them in
+one linear merge; the root O(R + distinct positive scores).
+
+Memory: ``distributed``'s workers run with glibc's mmap threshold pinned at 128 KiB (its
+``MALLOC_TRIM_THRESHOLD_``), so every larger array is a fresh mapping, page-faulted on first
+touch. The path allocates few: each partition task one buffer for its scores, the routing
+none (views), each range task the one array it sorts; scratch arrays stay under 128 KiB.
 """
 
 from __future__ import annotations
