@@ -138,7 +138,10 @@ class _ClassBuffer:
     per class and batch, with no page faults)."""
 
     def __init__(self, rows: int) -> None:
-        self.buf = np.empty(max(0, rows), dtype=np.float64)
+        try:  # rows: a file footer's claim; beyond memory (a corrupt footer) the buffer grows
+            self.buf = np.empty(max(0, rows), dtype=np.float64)
+        except (MemoryError, ValueError):
+            self.buf = np.empty(0, dtype=np.float64)
         self.n_neg = 0
         self.n_pos = 0
 

@@ -283,11 +283,12 @@ def test_partition_runs_in_place_ties_at_edges(edges: list[float]) -> None:
             assert np.array_equal(runs[0], before[0]) and np.array_equal(runs[2], before[1])
 
 
-@pytest.mark.parametrize("rows", [0, 1, 5_000, 100_000])
+@pytest.mark.parametrize("rows", [0, 1, 5_000, 100_000, 2**62])
 def test_class_buffer_any_row_hint_and_blocks(rows: int) -> None:
     """partition_parts writes both classes into one buffer, in blocks, whatever the row count
-    it is told (none, too few: it grows; too many): the same scores by class as the exact
-    state's own split, with ignored labels dropped and float32 / int scores made float64."""
+    it is told (none, too few: it grows; too many; more than memory holds -- a corrupt footer:
+    it starts empty): the same scores by class as the exact state's own split, with ignored
+    labels dropped and float32 / int scores made float64."""
     rng = np.random.default_rng(rows)
     batches = []
     for n, dtype in ((20_000, np.float64), (0, np.float64), (9_000, np.float32), (30_000, np.int64)):
