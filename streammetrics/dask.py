@@ -38,13 +38,17 @@ to 32 partitions in one task.
 Exact binary AUROC / AP without the gather: when the set's exact score state serves only
 full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric label and score
 column, no weights, no ``by``, ``compute=True``), ``evaluate`` does not ship that state whole.
-A few partitions feed each task (at most 4), which validates its scores (unsorted); they are
-routed by sampled score quantiles into R ranges (1 per worker thread of the active
-``distributed`` client, 1 without one); one task per range sorts its pieces (the only sort a
-score sees) and counts them; the root adds R integer pair counts for AUROC and offsets the
-ranges' counts at their distinct positive scores for AP -- the single-process values bit for
-bit, with no serial sort at the root (:mod:`streammetrics._engines.range_counts`). The set's other
-members travel as states, as above. For AUROC, AP and curves at a size where even the
+A few partitions feed each task (at most 4; with :func:`evaluate_parquet`'s own reader, one
+task per worker thread, reading a row group at a time), which validates its scores into one
+buffer by class (unsorted); they are routed by sampled score quantiles into R ranges (1 per
+worker thread of the active ``distributed`` client, 1 without one) in place -- the pieces are
+views, no copies; one task per range sorts its pieces (the only sort a score sees) and counts
+them; the root adds R integer pair counts for AUROC and offsets the ranges' counts at their
+distinct positive scores for AP -- the single-process values bit for bit, with no serial sort
+at the root (:mod:`streammetrics._engines.range_counts`). The set's other members travel as
+states, as above. The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
+workers reading Parquet): ``distributed`` costs about a millisecond of scheduler and worker
+CPU per task. For AUROC, AP and curves at a size where even the
 distinct positive scores must not meet in one process, :func:`evaluate_ranked` keeps only
 O(R) numbers at the root (within 1e-12).
 """
@@ -110,13 +114,28 @@ def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
                  sample_size: int, first: int = 0) -> tuple[Any, ...]:
     with trusted_states():
         batches = range_counts.frame_batches(frames, plan, first)  # partitions first, first + 1, ...
-        return range_counts.partition_parts(batches, split, sample_size)
+        rows = sum(len(df) for df in frames)
+        return range_counts.partition_parts(batches, split, sample_size, rows)
 
 
 def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                   sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan), split, sample_size)
+        footers = range_counts.parquet_footers(files, fs)
+        rows = sum(f.num_rows for f in footers)
+        return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan, footers),
+                                            split, sample_size, rows)
+
+
+def _head(part: tuple[Any, ...]) -> tuple[Any, Any]:
+    """A partition task's small outputs: the other members' state and the score sample."""
+    return part[0], part[2]
+
+
+def _edges(heads: Sequence[tuple[Any, Any]], n_ranges: int) -> Any:
+    from streammetrics._engines import ranked as ranked_engine
+
+    return ranked_engine.range_edges([h[1] for h in heads], n_ranges)
 
 
 def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[range_counts.RangeCounts],
@@ -142,38 +161,39 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     from dask.delayed import Delayed
     from dask.highlevelgraph import HighLevelGraph
 
-    from streammetrics._engines import ranked as ranked_engine
-
     def key(*k: Any) -> tuple[Any, ...]:
         return (name, *k)
 
     parts = [key("part", i) for i in range(n_parts)]
     ranges = [key("range", r) for r in range(n_ranges)]
+    # the small outputs (other members' state, sample) of each partition task; with one range
+    # the partition tasks feed the range and the root directly (inline getitems)
+    heads: list[Any] = [(_head, p) for p in parts]
     if n_ranges == 1:
-        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts])
+        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts], False)
     else:
+        heads = [key("head", i) for i in range(n_parts)]
         for i, p in enumerate(parts):
-            dsk[key("sample", i)] = (operator.getitem, p, 2)
-            dsk[key("routed", i)] = (range_counts.route_runs, p, key("edges"))
+            dsk[heads[i]] = (_head, p)
+            # in place: the partition task's runs reordered by range, the pieces views of them
+            dsk[key("routed", i)] = (range_counts.partition_runs, p, key("edges"))
             for r in range(n_ranges):
                 dsk[key("piece", i, r)] = (operator.getitem, key("routed", i), r)
-        dsk[key("edges")] = (ranked_engine.range_edges, [key("sample", i) for i in range(n_parts)], n_ranges)
+        dsk[key("edges")] = (_edges, heads, n_ranges)
         for r in range(n_ranges):
-            dsk[ranges[r]] = (range_counts.range_counts, [key("piece", i, r) for i in range(n_parts)])
+            dsk[ranges[r]] = (range_counts.range_counts, [key("piece", i, r) for i in range(n_parts)], False)
     rest: list[Any] = []
     if split.rest is not None:
-        dsk[key("rest-config")] = split.rest
-        rest = [key("rest", 0, i) for i in range(n_parts)]
-        for i, p in enumerate(parts):
-            dsk[rest[i]] = (operator.getitem, p, 0)
+        rest = [(operator.getitem, h, 0) for h in heads]
         level = 0
         while len(rest) > split_every:
+            dsk[key("rest-config")] = split.rest
             level += 1
             groups = [rest[i : i + split_every] for i in range(0, len(rest), split_every)]
             rest = [key("rest", level, j) for j in range(len(groups))]
             for k, g in zip(rest, groups, strict=True):
                 dsk[k] = (_merge_task, g, key("rest-config"))
-    dsk[key("final")] = (_final_task, rest, ranges, key("split"))
+    dsk[key("final")] = (_final_task, rest, ranges, split)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(deps))
     return Delayed(key("final"), graph, layer=name)
 
@@ -260,12 +280,12 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
         return None
     n_ranges = range_counts.range_count()
     name = _new_name()
-    # the plan, the split and the filesystem: one node each, shipped once per worker
-    dsk: dict[Any, Any] = {(name, "plan"): plan, (name, "split"): split, (name, "fs"): fs}
-    slices = range_counts.task_slices(len(files), n_ranges)
+    # one task per worker thread (each reads a row group at a time: its memory is its scores);
+    # the plan, split and filesystem (small: no update keywords here) inside the few tasks
+    dsk: dict[Any, Any] = {}
+    slices = range_counts.task_slices(len(files), n_ranges, range_counts.per_thread(len(files), n_ranges))
     for i, s in enumerate(slices):
-        dsk[(name, "part", i)] = (_parquet_task, files[s], (name, "fs"), (name, "plan"),
-                                  (name, "split"), _SAMPLE)
+        dsk[(name, "part", i)] = (_parquet_task, files[s], fs, plan, split, _SAMPLE)
     (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every))
     values, caught = result
     return (run.shape.deliver(values, caught, sliced=False),)
@@ -387,11 +407,11 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
-        dsk: dict[Any, Any] = {(name, "plan"): plan, (name, "split"): split}
+        dsk: dict[Any, Any] = {(name, "plan"): plan}
         slices = range_counts.task_slices(len(frames), n_ranges)
         for i, s in enumerate(slices):
             dsk[(name, "part", i)] = (_ranked_task, [f.key for f in frames[s]], (name, "plan"),
-                                      (name, "split"), _SAMPLE, s.start)
+                                      split, _SAMPLE, s.start)
         (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every,
                                             deps=frames))
         values, caught = result

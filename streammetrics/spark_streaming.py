@@ -10,57 +10,79 @@ watermark="5 minutes")`` returns a streaming DataFrame: one row per metric value
 event-time window, which the caller writes with ``writeStream`` (a checkpoint location makes it
 survive restarts). The rows are grouped by the ``by=`` keys and by the window pyspark's
 ``window()`` gives each row's event time (a tumbling window, or sliding with a third element);
-each group keeps one state in Spark's state store through ``applyInPandasWithState``: the
-metrics' own saved form (bytes in the library's versioned, checksummed format, validated when
-read back), with the number of rows fed. Each micro-batch loads a group's state, feeds it the
-group's new rows and saves it again.
+each group keeps its state in Spark's state store (:mod:`streammetrics._engines.spark_stream_state`):
+the metrics' own saved form (bytes in the library's versioned, checksummed format, validated
+when read back), with the number of rows fed. Two of Spark's operators can keep it
+(``state_api=``):
+
+* ``"applyInPandasWithState"`` (the default; pyspark 3.5+, any state store): one state per
+  group; each micro-batch loads it, feeds it the group's new rows and saves it again -- the
+  whole state rewritten, O(state + new rows).
+* ``"transformWithStateInPandas"`` (pyspark 4.0+, the RocksDB state store -- the session's
+  ``spark.sql.streaming.stateStore.providerClass`` set to :data:`ROCKSDB_PROVIDER` before the
+  query starts): a ``ListState`` per group, each micro-batch appending the state of its own
+  rows only, O(new rows); the list is bounded by ``max_parts`` (the micro-batch that would
+  exceed it merges the list into one part); an event-time timer at the window's end closes it
+  (:mod:`streammetrics._engines.spark_stream_list`).
+
+Retrieval metrics (``query=``, ``doc_id=``): a query's documents may arrive in several
+micro-batches, and a retrieval measure folds in each query whole, so a window's state holds its
+rows (query and document ids, relevance, score) and the measures are computed on them when the
+values are emitted, each query on all its rows in the window: exactly the values of the batch
+:func:`streammetrics.spark.evaluate` on the window's rows.
 
 The watermark closes windows: a row whose event time is not later than the watermark is late and
-dropped by Spark before it reaches a state; a window's state times out (event-time timeout at the
-window's end) once the watermark passes its end, and is then removed. In ``"append"`` mode a
-window's rows are emitted once, when it times out; in ``"update"`` mode each micro-batch emits
-the current values of every window it changed (and nothing when a window closes).
+dropped by Spark before it reaches a state; a window's state times out (event-time timeout or
+timer at the window's end) once the watermark reaches its end, and is then removed. In
+``"append"`` mode a window's rows are emitted once, when it closes; in ``"update"`` mode each
+micro-batch emits the current values of every window it changed (and nothing when a window
+closes).
 
 Exactly once: the state store is versioned by micro-batch and checkpointed with the query, so a
 query restarted from its checkpoint re-runs an uncommitted micro-batch on the state as it was
 before that batch -- a replayed batch is never counted twice (with a replayable source and an
-idempotent sink, such as files or Kafka into a file sink).
+idempotent sink, such as files or Kafka into a file sink). Both state APIs.
 
-Complexity: per micro-batch and changed group, loading, feeding and saving its state: O(state
-+ new rows). Exact ranking metrics keep every score of a window in its state (8 bytes each,
-rewritten at each micro-batch that adds to it); bounded variants (``max_bytes=``) keep it fixed.
+Complexity: per micro-batch and changed group, ``applyInPandasWithState`` O(state + new rows);
+``transformWithStateInPandas`` O(new rows) written, plus O(state) every ``max_parts``
+micro-batches and, in update mode, O(state) read to compute the values. Exact ranking metrics
+keep every score of a window in its state (8 bytes each); bounded variants (``max_bytes=``) keep
+it fixed; retrieval metrics keep every row of a window.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from streammetrics._core.metric import Metric
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines.plan import (
-    Columns,
-    Plan,
-    empty_set,
-    feed,
-    normalise,
-    state_from_bytes,
-    state_to_bytes,
+from streammetrics._engines.plan import Columns
+from streammetrics._engines.request import Request, make_run
+from streammetrics._engines.spark_stream_state import (
+    END,
+    END_US,
+    PART_SCHEMA,
+    START,
+    START_US,
+    Fold,
+    ValueStep,
 )
-from streammetrics._engines.request import Request, Run, make_run, values_table
 from streammetrics.spark import readable_columns
-from streammetrics.wrappers.metricset import MetricSet
 
-__all__ = ["OUTPUT_MODES", "evaluate_stream"]
+__all__ = ["OUTPUT_MODES", "ROCKSDB_PROVIDER", "STATE_APIS", "evaluate_stream"]
 
 #: What ``output_mode=`` accepts (the query's ``writeStream.outputMode`` must be the same).
 OUTPUT_MODES = ("append", "update")
+#: What ``state_api=`` accepts: Spark's operator that keeps the windows' states.
+STATE_APIS = ("applyInPandasWithState", "transformWithStateInPandas")
+#: The state store ``transformWithStateInPandas`` needs, the value of the session's
+#: ``spark.sql.streaming.stateStore.providerClass``.
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+_PROVIDER_KEY = "spark.sql.streaming.stateStore.providerClass"
 _MODE = Param("choice", f"must be one of {OUTPUT_MODES}", choices=OUTPUT_MODES)
-_STATE_SCHEMA = "state binary, rows long, skipped long"
-_START, _END = "window_start", "window_end"
-_END_MS = "__streammetrics_window_end_ms__"
-_RESERVED = (_START, _END, "metric", "value", "rows", "skipped")
+_API = Param("choice", f"must be one of {STATE_APIS}", choices=STATE_APIS)
+_MAX_PARTS = Param("int", "must be an integer >= 1", low=1)
+_RESERVED = (START, END, "metric", "value", "rows", "skipped")
 
 
 def _check_stream(df: Any) -> None:
@@ -139,65 +161,29 @@ def _output_schema(df: Any, keys: list[str]) -> Any:
     types = {f.name: f.dataType for f in df.schema.fields}
     return StructType([
         *[StructField(k, types[k], True) for k in keys],
-        StructField(_START, TimestampType(), False), StructField(_END, TimestampType(), False),
+        StructField(START, TimestampType(), False), StructField(END, TimestampType(), False),
         StructField("metric", StringType(), False), StructField("value", DoubleType(), True),
         StructField("rows", LongType(), False), StructField("skipped", LongType(), False),
     ])
 
 
-class _Step:
-    """The function ``applyInPandasWithState`` runs per group and micro-batch (picklable: the
-    plan, the result shape and the output layout only)."""
+def _check_state_api(df: Any, state_api: str) -> str:
+    """``state_api=`` checked: a choice of :data:`STATE_APIS` that the installed pyspark and the
+    session's state store can run."""
+    api = check_param(state_api, "state_api", _API)
+    if api == "transformWithStateInPandas":
+        import pyspark
+        from pyspark.sql import GroupedData
 
-    def __init__(self, run: Run, metrics: Any, keys: list[str], mode: str) -> None:
-        self.plan: Plan = run.plan
-        self.run = run
-        self.single = (type(metrics).__name__ if isinstance(metrics, Metric)
-                       and not isinstance(metrics, MetricSet) else None)
-        self.keys = keys
-        self.mode = mode
-
-    def __call__(self, key: tuple[Any, ...], frames: Iterator[Any], state: Any) -> Iterator[Any]:
-        *values, start, end, end_ms = key
-        if state.hasTimedOut:  # the watermark passed the window's end: emit (append), drop
-            payload, rows, skipped = state.get
-            state.remove()
-            if self.mode == "append":
-                yield self._rows(values, start, end, payload, rows, skipped)
-            return
-        acc = empty_set(self.plan.config, self.plan.kind)
-        rows = skipped = 0
-        if state.exists:
-            payload, rows, skipped = state.get
-            acc = state_from_bytes(bytes(payload))  # from the checkpoint: validated as any file
-        where = f"the micro-batch rows of window [{start}, {end})" + (f" of key {tuple(values)}"
-                                                                      if values else "")
-        for frame in frames:
-            if len(frame):
-                dropped = feed(acc, frame, self.plan, where)
-                rows += len(frame) - dropped
-                skipped += dropped
-        payload = state_to_bytes(acc)
-        state.update((payload, rows, skipped))
-        state.setTimeoutTimestamp(int(end_ms))
-        if self.mode == "update":
-            yield self._rows(values, start, end, payload, rows, skipped)
-
-    def _rows(self, keys: list[Any], start: Any, end: Any, payload: bytes, rows: int,
-              skipped: int) -> Any:
-        """The window's output rows: one per metric value (array values one per element)."""
-        with warnings.catch_warnings():  # an undefined value (one class in a window) is NaN
-            warnings.simplefilter("ignore")
-            values = self.run.result_of_bytes(bytes(payload))
-        table = values_table({self.single: values} if self.single else values, {}, None)
-        for i, name in enumerate(self.keys):
-            table.insert(i, name, keys[i])
-        width = len(self.keys)
-        table.insert(width, _START, start)
-        table.insert(width + 1, _END, end)
-        table["rows"] = rows
-        table["skipped"] = skipped
-        return table
+        if not hasattr(GroupedData, "transformWithStateInPandas"):
+            raise ValueError(f"state_api: 'transformWithStateInPandas' needs pyspark 4.0 or later, installed "
+                             f"{pyspark.__version__}; use state_api='applyInPandasWithState'")
+        provider = df.sparkSession.conf.get(_PROVIDER_KEY, None)
+        if "RocksDBStateStoreProvider" not in str(provider):
+            raise ValueError(f"state_api: 'transformWithStateInPandas' needs the RocksDB state store; set "
+                             f"spark.conf.set({_PROVIDER_KEY!r}, {ROCKSDB_PROVIDER!r}) before calling "
+                             f"evaluate_stream and starting the query (the session has {provider!r})")
+    return api
 
 
 def evaluate_stream(
@@ -211,8 +197,12 @@ def evaluate_stream(
     target: Columns | None = None,
     prediction: Columns | None = None,
     weight: str | None = None,
+    query: str | None = None,
+    doc_id: str | None = None,
     by: Columns | None = None,
     output_mode: str = "append",
+    state_api: str = "applyInPandasWithState",
+    max_parts: int = 32,
     positive_index: int = 1,
     nulls: str = "error",
     **update_kwargs: Any,
@@ -226,8 +216,7 @@ def evaluate_stream(
         A streaming DataFrame (``spark.readStream...``). Only the named columns are read.
     metrics : MetricSet, Metric or mapping of name -> Metric
         The templates (their configuration only): every key and window gets an empty twin.
-        Classification, ranking and regression metrics (retrieval metrics are refused: a
-        micro-batch may split a query).
+        Classification, ranking, regression or retrieval metrics (retrieval: give ``query=``).
     window : tuple of str
         ``(column, duration)`` for tumbling windows or ``(column, duration, slide)`` for sliding
         ones, as pyspark's ``window(column, duration, slide)``: ``("ts", "10 minutes")``. The
@@ -239,12 +228,28 @@ def evaluate_stream(
     label, score, target, prediction, weight : str or list of str, optional
         The columns, as in :func:`streammetrics.spark.evaluate` (an MLlib vector score column
         gives binary metrics its element ``positive_index``).
+    query, doc_id : str, optional
+        Retrieval metrics: the query id column (required) and the document id column (breaks
+        ties in score as trec_eval does). A window's value of a query is computed on all the
+        query's rows that fall in the window, whichever micro-batches they came in; a query
+        whose rows fall in two windows counts once in each, on its rows there.
     by : str or list of str, optional
         Key columns: one state per key and window.
     output_mode : {"append", "update"}
         ``"append"``: a window's rows once, when the watermark passes its end; ``"update"``: a
-        window's current rows at every micro-batch that adds to it. Write the result with the
-        same ``writeStream.outputMode``.
+        window's current rows at every micro-batch that adds to it (retrieval: each query on its
+        rows so far). Write the result with the same ``writeStream.outputMode``.
+    state_api : {"applyInPandasWithState", "transformWithStateInPandas"}
+        Spark's operator that keeps the states. ``"applyInPandasWithState"`` (the default, any
+        pyspark 3.5+ and state store): one saved state per window, rewritten at each
+        micro-batch that adds to it. ``"transformWithStateInPandas"`` (pyspark 4.0+, the RocksDB
+        state store: set ``spark.sql.streaming.stateStore.providerClass`` to
+        :data:`ROCKSDB_PROVIDER` first): a list per window, each micro-batch appending the state
+        of its own rows only, closed by an event-time timer.
+    max_parts : int
+        ``"transformWithStateInPandas"``: the most saved parts a window's list holds; the
+        micro-batch that would exceed it merges the list into one part (>= 1; 1 rewrites the
+        state each time, as ``applyInPandasWithState`` does).
     positive_index : int
         A vector score column: the element binary metrics take.
     nulls : {"error", "skip"}
@@ -259,18 +264,25 @@ def evaluate_stream(
         A streaming DataFrame with columns: the ``by`` keys, ``window_start``, ``window_end``
         (timestamps), ``metric`` (its name; an array value one row per element, ``cm[0, 1]``),
         ``value`` (double; NaN where undefined, e.g. AUROC of a window with one class),
-        ``rows`` (rows fed to the window) and ``skipped`` (rows skipped for a null).
+        ``rows`` (rows fed to the window; retrieval: documents) and ``skipped`` (rows skipped
+        for a null).
 
     Raises
     ------
     ValueError
         ``df`` not a streaming DataFrame; a column missing; the window's column not a timestamp;
-        a duration or delay Spark cannot parse; no watermark; an unknown ``output_mode``.
+        a duration or delay Spark cannot parse; no watermark; an unknown ``output_mode`` or
+        ``state_api``; ``"transformWithStateInPandas"`` on pyspark < 4 or without the RocksDB
+        state store; retrieval metrics without ``query``.
 
     Notes
     -----
-    Complexity: per micro-batch, O(state + new rows) for every key and window it touches; the
-    state store holds one state per open window and key (exact ranking: 8 bytes per score).
+    Complexity, per micro-batch and key and window it has rows for: ``applyInPandasWithState``
+    O(state + new rows) (the state read and written back); ``transformWithStateInPandas``
+    O(new rows) written, plus O(state) once every ``max_parts`` micro-batches of the window and,
+    in update mode, O(state) read to emit the values. At a window's close, O(state). The state
+    store holds the open windows' states: exact ranking metrics 8 bytes per score, retrieval
+    metrics every row (their query and document ids, relevance and score).
 
     Examples
     --------
@@ -281,16 +293,15 @@ def evaluate_stream(
     ...     "checkpointLocation", "chk/").start("auroc/")
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.streaming.state import GroupStateTimeout
 
     _check_stream(df)
     mode = check_param(output_mode, "output_mode", _MODE)
+    api = _check_state_api(df, state_api)
+    parts = check_param(max_parts, "max_parts", _MAX_PARTS)
     column, duration, slide = _window_spec(window, df)
-    if normalise(metrics)[0].family == "retrieval":
-        raise ValueError("metrics: retrieval metrics need each query's rows together, which a "
-                         "micro-batch may split; use classification, ranking or regression metrics")
     request = Request(label=label, score=score, target=target, prediction=prediction, weight=weight,
-                      positive_index=positive_index, nulls=nulls, update_kwargs=update_kwargs)
+                      query=query, doc_id=doc_id, positive_index=positive_index, nulls=nulls,
+                      update_kwargs=update_kwargs)
     run = make_run(metrics, request, available=list(df.columns))
     used = run.plan.columns()
     keys = _keys(by, df, used, column)
@@ -302,8 +313,15 @@ def evaluate_stream(
         "window", tuple(window))
     w = F.col("__streammetrics_window__")
     frame = windowed.select(*keys, F.col(column), *[F.col(c) for c in used if c != column],
-                            w.start.alias(_START), w.end.alias(_END),
-                            F.unix_millis(w.end).alias(_END_MS))
-    return frame.groupBy(*keys, _START, _END, _END_MS).applyInPandasWithState(
-        _Step(run, metrics, keys, mode), _output_schema(df, keys), _STATE_SCHEMA, mode,
-        GroupStateTimeout.EventTimeTimeout)
+                            F.unix_micros(w.start).alias(START_US), F.unix_micros(w.end).alias(END_US))
+    fold = Fold(run, metrics, keys)
+    grouped = frame.groupBy(*keys, START_US, END_US)
+    if api == "transformWithStateInPandas":
+        from streammetrics._engines.spark_stream_list import ListStep
+
+        return grouped.transformWithStateInPandas(ListStep(fold, mode, parts), _output_schema(df, keys),
+                                                  mode, "EventTime")
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    return grouped.applyInPandasWithState(ValueStep(fold, mode), _output_schema(df, keys), PART_SCHEMA, mode,
+                                          GroupStateTimeout.EventTimeTimeout)

@@ -19,9 +19,15 @@ give the single-process values with the same floating-point steps:
   per score); :func:`streammetrics.dask.evaluate_ranked` avoids even that, within 1e-12.
 
 The other members of the set travel as ordinary states and are merged as before.
-Complexity: a partition task O(n) (validation, sampling), routing O(n R) (R - 1 comparisons and
-R selections per score), a range task sorts its pieces (O(n_r log n_r)) and counts them in one
-linear merge; the root O(R + distinct positive scores).
+Complexity: a partition task O(n) (validation, the split by class into one buffer, sampling),
+routing O(n R) in place (R - 1 blocked comparisons per score and one ``ndarray.partition``;
+O(n log R) beyond 8 ranges), a range task sorts its pieces (O(n_r log n_r)) and counts them in
+one linear merge; the root O(R + distinct positive scores).
+
+Memory: ``distributed``'s workers run with glibc's mmap threshold pinned at 128 KiB (its
+``MALLOC_TRIM_THRESHOLD_``), so every larger array is a fresh mapping, page-faulted on first
+touch. The path allocates few: each partition task one buffer for its scores, the routing
+none (views), each range task the one array it sorts; scratch arrays stay under 128 KiB.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._scores.batches import ScoreBatches
+from streammetrics._core.validation import score_batch
 from streammetrics._scores.exact import merge_count
 from streammetrics._scores.thresholds import ThresholdCounts, average_precision
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
@@ -100,35 +106,83 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> Split | No
     return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0)
 
 
-class _BinaryBatches(ScoreBatches):
-    """The exact binary score state's batch validation and split, without the state."""
-
-    task = "binary"
-    n_columns = 1
-
-    def __init__(self, ignore_index: int | None) -> None:
-        self.ignore_index = ignore_index
-
-
-def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split,
-                    sample_size: int) -> tuple[Any, ...]:
+def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split, sample_size: int,
+                    rows: int = 0) -> tuple[Any, ...]:
     """A few partitions fed at once, as ``(labels, scores)`` column batches: the other members'
     state (or None), the ranked members' negative and positive scores (validated as the exact
     state validates them), unsorted, and an evenly spaced sample of them to place the edges.
-    O(n)."""
-    scores = _BinaryBatches(split.ignore_index)
+
+    The scores of both classes go straight into one float64 buffer (:class:`_ClassBuffer`,
+    ``rows`` long where the caller knows the row count, else grown), not into per-batch copies
+    joined at the end: one allocation per task. O(n)."""
+    scores = _ClassBuffer(rows)
     rest = None if split.rest is None else empty_set(split.rest)
-    negs: list[np.ndarray] = []
-    poss: list[np.ndarray] = []
     for y, p in batches:
         if rest is not None and not split.ranked_first:  # errors in the set's group order
             rest.update(y, p)
-        for _, group, s, _ in scores.prepare(y, p) or ():
-            (poss if group else negs).append(s)
+        scores.add(score_batch(y, p, None, "binary", 1, split.ignore_index), split.ignore_index)
         if rest is not None and split.ranked_first:
             rest.update(y, p)
-    runs: ranked_engine.Runs = (_joined(negs), None, _joined(poss), None)
+    runs = scores.runs()
     return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size)
+
+
+class _ClassBuffer:
+    """One task's validated binary scores by class in one float64 buffer: the negatives from its
+    front, the positives from its back (what the exact state's split gives, without a copy
+    per batch and per class joined later). Grows (doubling) when more rows come than it was
+    made for. A batch is split in blocks of :data:`_SPLIT_BLOCK` rows, whose scratch arrays
+    (the class mask, ``compress``'s indices) stay in the CPU cache and under glibc's mmap
+    threshold: ``distributed``'s workers pin it at 128 KiB, so that every larger temporary is
+    a fresh mapping, page-faulted on first touch (measured: 2-3x faster than one ``compress``
+    per class and batch, with no page faults)."""
+
+    def __init__(self, rows: int) -> None:
+        try:  # rows: a file footer's claim; beyond memory (a corrupt footer) the buffer grows
+            self.buf = np.empty(max(0, rows), dtype=np.float64)
+        except (MemoryError, ValueError):
+            self.buf = np.empty(0, dtype=np.float64)
+        self.n_neg = 0
+        self.n_pos = 0
+
+    def _reserve(self, k: int) -> None:
+        size = self.buf.shape[0]
+        if self.n_neg + self.n_pos + k <= size:
+            return
+        new = np.empty(max(2 * size, self.n_neg + self.n_pos + k), dtype=np.float64)
+        new[: self.n_neg] = self.buf[: self.n_neg]
+        new[new.shape[0] - self.n_pos :] = self.buf[size - self.n_pos :]
+        self.buf = new
+
+    def add(self, batch: Any, ignore_index: int | None) -> None:
+        """Add a checked batch (:func:`score_batch`): labels ``ignore_index`` dropped, scores
+        made float64 (exact for every float and int kind the state accepts). O(n)."""
+        y, s = batch.y, batch.s
+        if ignore_index is not None:
+            keep = y != ignore_index
+            if not keep.all():
+                y, s = y[keep], s[keep]
+        if s.dtype != np.float64:
+            s = s.astype(np.float64)
+        n = s.shape[0]
+        self._reserve(n)
+        buf, size = self.buf, self.buf.shape[0]
+        mask = np.empty(min(n, _SPLIT_BLOCK), dtype=bool)
+        for start in range(0, n, _SPLIT_BLOCK):  # small blocks: no temporary as long as the batch
+            block = s[start : start + _SPLIT_BLOCK]
+            m = mask[: block.shape[0]]
+            np.not_equal(y[start : start + _SPLIT_BLOCK], 0, out=m)
+            k = int(np.count_nonzero(m))
+            end = size - self.n_pos
+            np.compress(m, block, out=buf[end - k : end])
+            np.logical_not(m, out=m)
+            np.compress(m, block, out=buf[self.n_neg : self.n_neg + block.shape[0] - k])
+            self.n_neg += block.shape[0] - k
+            self.n_pos += k
+
+    def runs(self) -> ranked_engine.Runs:
+        """The negatives and positives (views of the buffer, unsorted)."""
+        return (self.buf[: self.n_neg], None, self.buf[self.buf.shape[0] - self.n_pos :], None)
 
 
 def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0) -> Iterator[tuple[Any, Any]]:
@@ -141,20 +195,23 @@ def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0) -> Iterator
             yield column(df, plan.label, "label"), column(df, plan.score, "score")
 
 
-def parquet_batches(files: Sequence[str], fs: Any, plan: Plan) -> Iterator[tuple[Any, Any]]:
+def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
+                    footers: Sequence[Any] | None = None) -> Iterator[tuple[Any, Any]]:
     """The ``(labels, scores)`` batches of Parquet files, one row group at a time, read with
-    pyarrow straight into numpy (no DataFrame); ``fs`` an fsspec filesystem. O(rows read)."""
+    pyarrow straight into numpy (no DataFrame); ``fs`` an fsspec filesystem; ``footers`` the
+    files' metadata where read already (:func:`parquet_footers`). O(rows read)."""
     import pyarrow.parquet as pq
 
     assert isinstance(plan.label, str) and isinstance(plan.score, str)
     local = "file" in _protocols(fs)
-    for name in files:
+    for i, name in enumerate(files):
         with contextlib.ExitStack() as stack:
             source = name if local else stack.enter_context(fs.open(name, "rb"))
-            reader = pq.ParquetFile(source)
+            reader = pq.ParquetFile(source, metadata=None if footers is None else footers[i])
             offset = 0
             for g in range(reader.num_row_groups):
-                table = reader.read_row_group(g, columns=[plan.label, plan.score])
+                # one thread: a worker thread's task decodes its own row groups (no pool handoffs)
+                table = reader.read_row_group(g, columns=[plan.label, plan.score], use_threads=False)
                 if table.num_rows:
                     arrays = table.column(plan.label).to_numpy(), table.column(plan.score).to_numpy()
                     _refuse_nulls(arrays, (plan.label, plan.score), name, offset)
@@ -162,10 +219,26 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan) -> Iterator[tuple
                 offset += table.num_rows
 
 
+def parquet_footers(files: Sequence[str], fs: Any) -> list[Any]:
+    """Each file's footer (``pyarrow.parquet.FileMetaData``): the rows a task will read, known
+    before it reads them (given to :func:`parquet_batches`, not read twice). O(files)."""
+    import pyarrow.parquet as pq
+
+    local = "file" in _protocols(fs)
+    out = []
+    for name in files:
+        if local:
+            out.append(pq.read_metadata(name))
+        else:
+            with fs.open(name, "rb") as f:
+                out.append(pq.read_metadata(f))
+    return out
+
+
 def _refuse_nulls(arrays: Sequence[Any], names: Sequence[str], path: str, offset: int) -> None:
     """A null (read as NaN) in a file's column: a ValueError naming the file, column and row."""
     for arr, col in zip(arrays, names, strict=True):
-        if arr.dtype.kind == "f" and np.isnan(arr).any():
+        if arr.dtype.kind == "f" and np.isnan(arr.min()):  # min is NaN iff one is (no temporary)
             row = offset + int(np.argmax(np.isnan(arr)))
             raise ValueError(f"nulls: column {col!r} is null (or NaN) at row {row} of {path}; "
                              f"pass nulls='skip' to drop the rows holding a null in {list(names)}")
@@ -176,20 +249,22 @@ def _protocols(fs: Any) -> tuple[str, ...]:
     return (p,) if isinstance(p, str) else tuple(p)
 
 
-def task_slices(n_frames: int, n_ranges: int) -> list[slice]:
-    """Partitions fed to each task: at most :data:`MAX_FRAMES_PER_TASK` (a task holds its
-    partitions at once), in as few tasks as that allows, rounded up to a multiple of the
-    worker threads (``n_ranges / RANGES_PER_THREAD``) so that the tasks balance over them; the
-    partitions split as evenly as possible."""
+def per_thread(n_frames: int, n_ranges: int) -> int:
+    """The ``cap`` of :func:`task_slices` that gives one task per worker thread (for tasks that
+    read their partitions one at a time: Parquet files)."""
+    return max(1, -(-n_frames // max(1, n_ranges // RANGES_PER_THREAD)))
+
+
+def task_slices(n_frames: int, n_ranges: int, cap: int = MAX_FRAMES_PER_TASK) -> list[slice]:
+    """Partitions fed to each task: at most ``cap`` (default :data:`MAX_FRAMES_PER_TASK`: a
+    task holds its partitions at once), in as few tasks as that allows, rounded up to a
+    multiple of the worker threads (``n_ranges / RANGES_PER_THREAD``) so that the tasks
+    balance over them; the partitions split as evenly as possible."""
     threads = max(1, n_ranges // RANGES_PER_THREAD)
-    n_tasks = -(-n_frames // MAX_FRAMES_PER_TASK)
+    n_tasks = -(-n_frames // cap)
     n_tasks = min(n_frames, threads * -(-n_tasks // threads))
     bounds = [n_frames * i // max(1, n_tasks) for i in range(n_tasks + 1)]
     return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-
-
-def _joined(arrays: list[np.ndarray]) -> np.ndarray:
-    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays) if arrays else np.zeros(0)
 
 
 def _route(v: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
@@ -235,6 +310,59 @@ def route_runs(parts: tuple[Any, ...], edges: np.ndarray) -> list[ranked_engine.
     negs, poss = _route(parts[1][0], edges), _route(parts[1][2], edges)
     return [(n, None, p, None) for n, p in zip(negs, poss, strict=True)]
 
+def partition_runs(parts: tuple[Any, ...], edges: np.ndarray) -> list[ranked_engine.Runs]:
+    """:func:`route_runs` in place: each run of :func:`partition_parts` output is reordered
+    (``ndarray.partition`` at the number of its scores below each edge) so that range r is one
+    contiguous slice, and the R pieces are views of it -- no copy, no new memory (a run that
+    is not writeable is copied first). Only the order inside a run changes, which nothing
+    counts. O(n R) comparisons (O(n log R) beyond 8 ranges) and an O(n) selection."""
+    negs, poss = _partition(parts[1][0], edges), _partition(parts[1][2], edges)
+    return [(n, None, p, None) for n, p in zip(negs, poss, strict=True)]
+
+
+def _partition(v: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
+    n_ranges = edges.shape[0] + 1
+    n = v.shape[0]
+    if n_ranges == 1 or n == 0:
+        return [v] + [v[:0]] * (n_ranges - 1)
+    if not v.flags.writeable:
+        v = v.copy()
+    cuts = _below(v, edges)
+    kth = sorted({c for c in cuts if 0 < c < n})
+    if kth:
+        v.partition(kth)  # exactly cuts[j] scores are < edges[j]: they are the cuts[j] smallest
+    bounds = [0, *cuts, n]
+    return [v[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _below(v: np.ndarray, edges: np.ndarray) -> list[int]:
+    """For each edge, how many scores are below it (non-decreasing, as the edges), block by
+    block with small scratch arrays (no array as long as ``v``)."""
+    counts = np.zeros(edges.shape[0] + 1, dtype=np.int64)
+    if edges.shape[0] < _MASKED_RANGES:
+        mask = np.empty(min(_SCRATCH, v.shape[0]), dtype=bool)
+        below = [0] * edges.shape[0]
+        for start in range(0, v.shape[0], _SCRATCH):
+            block = v[start : start + _SCRATCH]
+            m = mask[: block.shape[0]]
+            for j, e in enumerate(edges):
+                np.less(block, e, out=m)
+                below[j] += int(np.count_nonzero(m))
+        return below
+    for start in range(0, v.shape[0], _SCRATCH // 8):  # ranges by count of edges <= score
+        ids = np.searchsorted(edges, v[start : start + _SCRATCH // 8], "right")
+        counts += np.bincount(ids, minlength=counts.shape[0])
+    return [int(c) for c in np.cumsum(counts)[:-1]]
+
+
+#: Rows per block of :meth:`_ClassBuffer.add` (its index arrays at most 64 KiB).
+_SPLIT_BLOCK = 1 << 13
+#: Scores per block of :func:`_below`: its scratch arrays stay under glibc's mmap threshold
+#: (128 KiB), which ``distributed``'s workers keep at that minimum (every larger array a fresh,
+#: page-faulted mapping).
+_SCRATCH = 1 << 16
+
+
 @dataclass(frozen=True)
 class RangeCounts:
     """What one score range sends to the root (see the module docstring)."""
@@ -242,7 +370,7 @@ class RangeCounts:
     pos: int
     neg: int
     u2: int
-    thresholds: np.ndarray  #: the range's distinct positive scores, decreasing
+    thresholds: np.ndarray  #: the range's distinct positive scores, decreasing (or empty)
     tps: np.ndarray  #: positives of the range scoring >= each
     fps: np.ndarray  #: negatives of the range scoring >= each
 
@@ -250,13 +378,14 @@ class RangeCounts:
 def _doubled_pairs(dp: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
     """sum_k dp_k (left_k + right_k) exactly: each positive of a distinct score counts twice the
     negatives below it and once those tied with it (int64 while it cannot overflow, else Python
-    ints)."""
+    ints). ``right`` is overwritten (with ``left + right``: no temporary)."""
     if dp.shape[0] == 0:
         return 0
     bound = int(dp.sum()) * (2 * int(right[-1]) + 1)
+    both = np.add(left, right, out=right)
     if bound < 2**62:
-        return int(np.dot(dp, left + right))
-    return int(np.dot(dp.astype(object), (left + right).astype(object)))
+        return int(np.dot(dp, both))
+    return int(np.dot(dp.astype(object), both.astype(object)))
 
 
 def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
@@ -266,13 +395,15 @@ def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
     return v
 
 
-def range_counts(pieces: Sequence[ranked_engine.Runs]) -> RangeCounts:
+def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True) -> RangeCounts:
     """Sort one range's pieces (every partition's, unsorted) and count them: the range's only
     sort (one per class). The distinct positive scores are the run starts of the sorted
     positives; each is ranked among the sorted negatives (left and right), as one process's
     exact buffer ranks them (the compiled kernels where installed, else ``searchsorted``):
     ``u2 = sum dp (left + right)`` over distinct positive scores of multiplicity ``dp``.
-    O(n_r log n_r) for the sort, O(T log n_r) for the T distinct positive scores."""
+    Without ``thresholds`` the distinct scores themselves are left out (empty): the root's
+    AUROC and step AP need only the counts at them. O(n_r log n_r) for the sort, O(T log n_r)
+    for the T distinct positive scores."""
     nv = _sorted_scores([p[0] for p in pieces])
     pv = _sorted_scores([p[2] for p in pieces])
     n_pos, n_neg = int(pv.shape[0]), int(nv.shape[0])
@@ -282,11 +413,17 @@ def range_counts(pieces: Sequence[ranked_engine.Runs]) -> RangeCounts:
         np.not_equal(pv[1:], pv[:-1], out=new[1:])
     starts = np.flatnonzero(new)
     asc = pv[starts]  # distinct positive scores, ascending
+    del new, pv
     left, right = _ranks(nv, asc)
-    dp = np.diff(starts, append=n_pos)
+    dp = np.empty_like(starts)  # multiplicities: np.diff(starts, append=n_pos), no temporaries
+    if starts.shape[0]:
+        np.subtract(starts[1:], starts[:-1], out=dp[:-1])
+        dp[-1] = n_pos - starts[-1]
     u2 = _doubled_pairs(dp, left, right)
-    return RangeCounts(n_pos, n_neg, u2, asc[::-1], (n_pos - starts)[::-1].astype(np.float64),
-                       (n_neg - left)[::-1].astype(np.float64))
+    # counts at or above each distinct score, decreasing: exact integers, made float64 once
+    tps = np.subtract(n_pos, starts[::-1], dtype=np.float64)
+    fps = np.subtract(n_neg, left[::-1], dtype=np.float64)
+    return RangeCounts(n_pos, n_neg, u2, asc[::-1] if thresholds else asc[:0], tps, fps)
 
 
 def _ranks(v: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -328,15 +465,18 @@ def final_values(
     auroc = u2 / (2 * P * N) if P > 0 and N > 0 else math.nan
     ap = math.nan
     if P > 0:
-        above_p, above_n, tps, fps, thr = 0, 0, [], [], []
+        size = sum(r.tps.shape[0] for r in ranges)
+        tps, fps = np.empty(size), np.empty(size)  # the ranges' counts offset, highest first
+        above_p, above_n, at = 0, 0, 0
         for r in reversed(ranges):  # highest scores first
-            thr.append(r.thresholds)
-            tps.append(r.tps + above_p)
-            fps.append(r.fps + above_n)
-            above_p += r.pos
-            above_n += r.neg
-        ap = average_precision(ThresholdCounts(np.concatenate(thr), np.concatenate(tps),
-                                               np.concatenate(fps), float(P), float(N)))
+            k = r.tps.shape[0]
+            np.add(r.tps, above_p, out=tps[at : at + k])
+            np.add(r.fps, above_n, out=fps[at : at + k])
+            above_p, above_n, at = above_p + r.pos, above_n + r.neg, at + k
+        # the step AP reads only the counts: the thresholds where every range sent them
+        full = all(r.thresholds.shape[0] == r.tps.shape[0] for r in ranges)
+        thr = np.concatenate([r.thresholds for r in reversed(ranges)]) if full else np.zeros(0)
+        ap = average_precision(ThresholdCounts(thr, tps, fps, float(P), float(N)))
     for name, cfg in split.ranked.items():
         if name not in ranked:
             ranked[name] = auroc if cfg["class"] == "AUROC" else ap

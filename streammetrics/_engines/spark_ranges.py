@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.metric import trusted_states
+from streammetrics._core.validation import score_batch
 
 from . import range_counts
 from . import ranked as ranked_engine
@@ -144,17 +145,16 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
     Mann-Whitney count, and per distinct positive score (decreasing) the positives and the
     negatives added there (packed, :func:`_packed`)."""
     with trusted_states():
-        scores = range_counts._BinaryBatches(split.ignore_index)
         rest = None if split.rest is None else empty_set(split.rest)
         kept: list[ranked_engine.Runs] = []  # per batch, the range's negatives and positives
         for i, piece in enumerate(pieces):
             owned = share[0] <= i < share[1]
             for y, p in _rows([piece], plan):
                 runs = [_EMPTY, _EMPTY]
-                for group, s in _validated(scores, split, rest, y, p, edges, r, owned):
+                for group, s in _validated(split, rest, y, p, edges, r, owned):
                     runs[group] = s
                 kept.append((runs[0], None, runs[1], None))
-        counts = range_counts.range_counts(kept)  # the range's one sort
+        counts = range_counts.range_counts(kept, thresholds=False)  # the range's one sort
         del kept
         dp = np.diff(counts.tps, prepend=0.0)
         dn = np.diff(counts.fps, prepend=0.0)
@@ -162,21 +162,21 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
                 _packed(dp), _packed(dn))
 
 
-def _validated(scores: Any, split: range_counts.Split, rest: Any, y: np.ndarray, p: np.ndarray,
-               edges: np.ndarray, r: int, owned: bool) -> list[tuple[int, np.ndarray]]:
+def _validated(split: range_counts.Split, rest: Any, y: np.ndarray, p: np.ndarray, edges: np.ndarray,
+               r: int, owned: bool) -> list[tuple[int, np.ndarray]]:
     """The ``(group, scores)`` of the rows whose score is in range r (group 1: positives, 0:
-    negatives). In the task's share (``owned``) every row is validated as the exact score state
-    validates it, ``rest`` (the set's other members, or None) fed every row, in the set's group
-    order; outside it nothing is checked -- the share's task refuses a bad row, failing the job
-    -- and the valid rows are split as the state splits them (labels 1 and 0, ``ignore_index``
-    dropped). O(n)."""
+    negatives). In the task's share (``owned``) every row is checked as the exact score state
+    checks it (:func:`score_batch`), ``rest`` (the set's other members, or None) fed every row,
+    in the set's group order; outside it nothing is checked -- the share's task refuses a bad
+    row, failing the job -- and the rows are split as the state splits valid rows (labels 1
+    and 0, ``ignore_index`` dropped). O(n)."""
     if owned:
         if rest is not None and not split.ranked_first:
             rest.update(y, p)
-        parts = scores.prepare(y, p)
+        batch = score_batch(y, p, None, "binary", 1, split.ignore_index)
         if rest is not None and split.ranked_first:
             rest.update(y, p)
-        return [(g, _kept(s, edges, r)) for _, g, s, _ in parts or ()]
+        y, p = batch.y, batch.s
     s = np.asarray(p, dtype=np.float64)
     mask = _range_mask(s, edges, r)
     if split.ignore_index is not None:
@@ -185,18 +185,13 @@ def _validated(scores: Any, split: range_counts.Split, rest: Any, y: np.ndarray,
     return [(g, s.compress(y == g if mask is None else mask & (y == g))) for g in (0, 1)]
 
 
-def _kept(s: np.ndarray, edges: np.ndarray, r: int) -> np.ndarray:
-    mask = _range_mask(s, edges, r)
-    return s if mask is None else s.compress(mask)
-
-
 def unpacked(result: tuple[Any, int, int, int, np.ndarray, np.ndarray]) -> range_counts.RangeCounts:
-    """A range task's counts as :class:`range_counts.RangeCounts` (the thresholds themselves
-    are not sent: the root's AP reads only the counts at them; zeros stand in). O(T_r)."""
+    """A range task's counts as :class:`range_counts.RangeCounts`, without the thresholds
+    themselves (the root's AUROC and step AP read only the counts at them). O(T_r)."""
     _, pos, neg, u2, dp, dn = result
     tps = np.cumsum(dp, dtype=np.float64)
     fps = np.cumsum(dn, dtype=np.float64)
-    return range_counts.RangeCounts(pos, neg, u2, np.zeros(tps.shape[0]), tps, fps)
+    return range_counts.RangeCounts(pos, neg, u2, _EMPTY, tps, fps)
 
 
 def run_ranges(df: Any, plan: Plan, split: range_counts.Split, tasks: list[list[Piece]]

@@ -58,6 +58,8 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
     _reads_selected_matrix: ClassVar[bool] = False
     #: ``top_k`` (set by the metrics that take it; 1: predicted labels or the argmax of scores)
     top_k: int = 1
+    #: "global" (one value) or "samplewise" (one per sample; :meth:`_samplewise_state`)
+    multidim_average: str = "global"
 
     def __init__(
         self,
@@ -137,6 +139,15 @@ class ConfusionMetric(ZeroDivisionOption, Metric[R_co]):
                                        self.ignore_index, self._labels.selection)
         return str(multidim_average)
 
+    def _with_top_k_and_average(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``config`` with ``multidim_average`` and ``top_k`` added where they are not the
+        defaults (configurations and saved files without them stay as they were)."""
+        if self.multidim_average != "global":
+            config["multidim_average"] = self.multidim_average
+        if self.top_k != 1:
+            config["top_k"] = self.top_k
+        return config
+
     def _sample_values(self, num: np.ndarray, den: np.ndarray) -> np.ndarray:
         """num/den of each sample (``multidim_average="samplewise"``), a sample without a
         position taking ``zero_division`` (one warning if "warn"). O(m)."""
@@ -199,10 +210,7 @@ class AveragedMetric(ConfusionMetric[Value]):
 
     def _config(self) -> dict[str, Any]:
         config = {**super()._config(), "average": self.average}
-        if self.multidim_average != "global":  # (as top_k)
-            config["multidim_average"] = self.multidim_average
-        if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
-            config["top_k"] = self.top_k
+        self._with_top_k_and_average(config)
         if self.absent_classes != "include":  # (as top_k)
             config["absent_classes"] = self.absent_classes
         return config

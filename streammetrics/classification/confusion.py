@@ -144,12 +144,7 @@ class Accuracy(ConfusionMetric[float]):
         self.multidim_average = self._samplewise_state(multidim_average)
 
     def _config(self) -> dict[str, Any]:
-        config = super()._config()
-        if self.multidim_average != "global":  # (as top_k)
-            config["multidim_average"] = self.multidim_average
-        if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
-            config["top_k"] = self.top_k
-        return config
+        return self._with_top_k_and_average(super()._config())
 
     def _counts(self) -> tuple[float, float, float]:
         """(correct, total, total of squared weights)."""
@@ -249,12 +244,7 @@ class HammingLoss(ConfusionMetric[float]):
         self.multidim_average = self._samplewise_state(multidim_average)
 
     def _config(self) -> dict[str, Any]:
-        config = super()._config()
-        if self.multidim_average != "global":  # (as top_k)
-            config["multidim_average"] = self.multidim_average
-        if self.top_k != 1:  # (configs and saved files without top_k stay as they were)
-            config["top_k"] = self.top_k
-        return config
+        return self._with_top_k_and_average(super()._config())
 
     def _compute(self) -> float:
         if self.multidim_average == "samplewise":

@@ -65,6 +65,14 @@ def hinge_terms(d: np.ndarray, target: np.ndarray, mode: str = "crammer-singer",
     -------
     numpy.ndarray
         (n,) losses, or (n, C) for one-vs-all. O(n C).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> hinge_terms(np.array([2.0, 0.5, -1.0]), np.array([1.0, 1.0, 1.0]))
+    array([0. , 0.5, 2. ])
+    >>> hinge_terms(np.array([[2.0, 0.5], [0.0, 1.0]]), np.array([0, 0]))  # Crammer-Singer
+    array([0., 2.])
     """
     if d.ndim == 1:
         margin = target * d

@@ -85,7 +85,13 @@ def check(base: str, pairs: Sequence[tuple[str, float]], where: str) -> dict[str
     ``cutoff`` and ``max_rel`` given; ``cutoff`` an integer in [1, 2**63 - 1]; ``p`` in (0, 1];
     ``T`` in (0, 2**52]; ``min_rel`` < ``max_rel`` integers in [-2**52, 2**52]; ``run`` 0 or 1
     (1: ties in the run's order, kept last; 0, the default, left out). ValueError naming
-    ``where`` and the first bad parameter. O(parameters)."""
+    ``where`` and the first bad parameter. O(parameters).
+
+    Examples
+    --------
+    >>> check("cwl_INST", [("T", 2.0), ("max_rel", 3.0)], "INST(T=2,max_rel=3)")
+    {'T': 2.0, 'min_rel': 0.0, 'max_rel': 3.0}
+    """
     name = BASES[base]
     defaults: dict[str, float | None] = {**IR_PARAMS[name], "min_rel": 0.0, "max_rel": None}
     got: dict[str, float] = {}
@@ -132,7 +138,13 @@ def request(text: str, name: str, params: Mapping[str, Any]) -> tuple[str, str]:
     """The trec measure (``cwl_INST``, ...) and its parameter text for the ir_measures measure
     ``name`` with ``params`` (parsed from ``text``: ``cutoff``, ``p``, ``T``, ``min_rel``,
     ``max_rel``, SDCG's ``dcg``, ``ties``: ``'trec_eval'``, the default, or ``'run'``, the pair
-    ``run=1``), checked and completed by :func:`check`. ValueError naming ``text``. O(parameters)."""
+    ``run=1``), checked and completed by :func:`check`. ValueError naming ``text``. O(parameters).
+
+    Examples
+    --------
+    >>> request("INST(T=2,max_rel=3)", "INST", {"T": 2, "max_rel": 3})
+    ('cwl_INST', 'T=2.0,min_rel=0,max_rel=3')
+    """
     given = dict(params)
     if name == "SDCG" and given.pop("dcg", "log2") != "log2":
         raise _bad(text, f"SDCG's dcg must be 'log2' (cwl_eval's only one), got {params['dcg']!r}")
@@ -185,7 +197,18 @@ def continuation(name: str, q: Mapping[str, float], g: np.ndarray) -> np.ndarray
 def cwl_value(rr: ResRels, base: str, pairs: Sequence[tuple[str, float]]) -> float:
     """The expected utility per document of the C/W/L measure ``base`` (``cwl_INST``, ...) with
     the parameters ``pairs`` (as :func:`check` returns them) for one query's ranking. O(DEPTH);
-    with ``run=1`` O(n log n) more for the n documents retrieved (ranked in the run's order)."""
+    with ``run=1`` O(n log n) more for the n documents retrieved (ranked in the run's order).
+
+    Examples
+    --------
+    A first document of the highest grade stops NERR8's user at rank 1:
+
+    >>> import numpy as np
+    >>> from streammetrics.trec._kernels import ResRels
+    >>> rr = ResRels(rels=np.array([3, 0, 1]), rel_levels=np.array([1, 1, 0, 1]))
+    >>> cwl_value(rr, "cwl_NERR8", [("cutoff", 10.0), ("min_rel", 0.0), ("max_rel", 3.0)])
+    1.0
+    """
     q = dict(pairs)
     if q.get("run") and rr.num_ret > 1:  # ties='run': the documents in the run's own order
         if rr.run_order is None:

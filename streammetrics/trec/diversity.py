@@ -481,9 +481,10 @@ def evaluate_diversity(run: Mapping[str, Mapping[str, float]],
     rel_level, judged_only : int, bool
         As in :func:`diversity_values`.
     complete : bool, default False
-        Average over every query of the qrels (a query missing from the run scores 0, as with
-        ndeval's ``-c`` and in ir_measures); by default over the queries of both (ndeval's and
-        pyndeval's queries).
+        Average over every query of the qrels (a query missing from the run scores 0 in every
+        measure, ``nNRBP`` included, as with ndeval's ``-c`` and in ir_measures; a retrieved query
+        without a relevant document keeps its NaN ``nNRBP``); by default over the queries of both
+        (ndeval's and pyndeval's queries).
 
     Returns
     -------

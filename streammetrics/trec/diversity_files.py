@@ -125,6 +125,15 @@ def diversity_run_values(
     (dict of str to list of float, str)
         ``{qid: [value per measure]}`` for the queries of the run that are judged, and the run id
         of the run's last line.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> run_path = os.path.join(tempfile.mkdtemp(), "run.txt")
+    >>> with open(run_path, "w") as f:
+    ...     _ = f.write("1 Q0 A 1 2.0 r1\\n1 Q0 B 2 1.0 r1\\n")
+    >>> diversity_run_values({"1": {"A": {"a": 1}, "B": {"b": 1}}}, run_path, ["StRecall@1", "alpha_nDCG@2"])
+    ({'1': [0.5, 1.0]}, 'r1')
     """
     found: dict[str, list[float]] = {}
     queries = RunQueries(run_path, memory_lines)

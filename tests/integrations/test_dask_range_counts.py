@@ -249,3 +249,60 @@ def test_parquet_read_by_pyarrow_globs_lists_and_fallbacks(tmp_path_factory: Any
 
 
 _parquet_task = __import__("streammetrics.dask", fromlist=["_parquet_task"])._parquet_task
+
+
+@pytest.mark.parametrize("edges", [[0.25, 0.5, 0.75], [0.5, 0.5, 0.5], [-1.0, 2.0], [0.0], [1.0],
+                                   list(np.linspace(0.05, 0.95, 12))])
+def test_partition_runs_in_place_ties_at_edges(edges: list[float]) -> None:
+    """partition_runs (the graph's router) reorders each run in place: the pieces are views of
+    it holding the same scores as route_runs' copies (ties above the edge, empty ranges, 13
+    ranges by searchsorted), and a read-only run is copied first, never written."""
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, 2, 20_000)
+    p = np.round(rng.random(20_000), 1)  # ties everywhere, many exactly at the edges
+    t, _, plan = make_plan(_set("only ranked"), label="y", score="p", weight=None, query=None,
+                           doc_id=None, update_kwargs={}, available=["y", "p"])
+    split = RC.split_of(t, plan, {"y": y.dtype, "p": p.dtype})
+    assert split is not None
+    e = np.asarray(edges)
+    for writeable in (True, False):
+        parts = RC.partition_parts([(y, p)], split, 16)
+        want = RC.route_runs(parts, e)
+        runs = parts[1]
+        if not writeable:
+            for v in (runs[0], runs[2]):
+                v.flags.writeable = False
+        before = (runs[0].copy(), runs[2].copy())
+        got = RC.partition_runs(parts, e)
+        assert len(got) == len(want) == e.shape[0] + 1
+        for g, w in zip(got, want, strict=True):
+            for a, b, run in ((g[0], w[0], runs[0]), (g[2], w[2], runs[2])):
+                assert np.array_equal(np.sort(a), np.sort(b))
+                assert np.shares_memory(a, run) == (writeable and a.shape[0] > 0)
+        if not writeable:  # left as it was
+            assert np.array_equal(runs[0], before[0]) and np.array_equal(runs[2], before[1])
+
+
+@pytest.mark.parametrize("rows", [0, 1, 5_000, 100_000, 2**62])
+def test_class_buffer_any_row_hint_and_blocks(rows: int) -> None:
+    """partition_parts writes both classes into one buffer, in blocks, whatever the row count
+    it is told (none, too few: it grows; too many; more than memory holds -- a corrupt footer:
+    it starts empty): the same scores by class as the exact state's own split, with ignored
+    labels dropped and float32 / int scores made float64."""
+    rng = np.random.default_rng(rows)
+    batches = []
+    for n, dtype in ((20_000, np.float64), (0, np.float64), (9_000, np.float32), (30_000, np.int64)):
+        y = rng.integers(0, 2, n)
+        y[::9] = -1
+        p = rng.integers(0, 50, n).astype(dtype) if dtype == np.int64 else rng.random(n).astype(dtype)
+        batches.append((y, p))
+    t, _, plan = make_plan(_set("only ranked", ignore=-1), label="y", score="p", weight=None, query=None,
+                           doc_id=None, update_kwargs={}, available=["y", "p"])
+    split = RC.split_of(t, plan, {"y": np.dtype("int64"), "p": np.dtype("float64")})
+    assert split is not None
+    _, (neg, _, pos, _), _ = RC.partition_parts([b for b in batches if len(b[0])], split, 16, rows)
+    y = np.concatenate([b[0] for b in batches])
+    p = np.concatenate([b[1].astype(np.float64) for b in batches])
+    assert neg.dtype == pos.dtype == np.float64
+    assert np.array_equal(np.sort(neg), np.sort(p[y == 0]))
+    assert np.array_equal(np.sort(pos), np.sort(p[y == 1]))

@@ -1,7 +1,10 @@
-"""streammetrics.spark_streaming against a real local Spark (local[2]): per-key, per-window values
-equal to scikit-learn on exactly the rows Spark kept in each window (late rows dropped by the
-watermark as Spark reports), a replayed micro-batch counted once after a restart from the
-checkpoint, and clear errors for what it cannot take."""
+"""streammetrics.spark_streaming against a real local Spark (local[2]), with both state APIs
+(applyInPandasWithState, transformWithStateInPandas on the RocksDB state store): per-key,
+per-window values equal to scikit-learn on exactly the rows Spark kept in each window (late rows
+dropped by the watermark as Spark reports), a replayed micro-batch counted once after a restart
+from the checkpoint, retrieval measures per window equal to one process and to the batch
+``streammetrics.spark.evaluate`` on the same rows (a query's documents spread over micro-batches),
+and clear errors for what it cannot take."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
 from sklearn.metrics import average_precision_score, confusion_matrix, f1_score, roc_auc_score  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
-from streammetrics.spark_streaming import evaluate_stream  # noqa: E402
+from streammetrics.spark_streaming import ROCKSDB_PROVIDER, STATE_APIS, evaluate_stream  # noqa: E402
 
 pytestmark = [pytest.mark.filterwarnings("ignore::FutureWarning"),  # pyspark on pandas 3
               pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")]
@@ -30,6 +33,7 @@ SCHEMA = "ts timestamp, k string, y long, p double, w double"
 MINUTE_US = 60_000_000
 START_US = pd.Timestamp("2026-01-01", tz="UTC").value // 1000
 WINDOW_US, DELAY_US = 10 * MINUTE_US, 5 * MINUTE_US
+PROVIDER = "spark.sql.streaming.stateStore.providerClass"
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +42,21 @@ def spark(spark_session: Any) -> Any:
     micro-batch: fewer make the tests quicker)."""
     spark_session.conf.set("spark.sql.shuffle.partitions", "2")
     return spark_session
+
+
+@pytest.fixture(params=STATE_APIS)
+def state_api(request: Any, spark: Any) -> Any:
+    """Each state API; transformWithStateInPandas with the RocksDB state store it needs (set for
+    the test only; a query restarted from its checkpoint keeps the store it started with)."""
+    if request.param == "applyInPandasWithState":
+        yield request.param
+        return
+    old = spark.conf.get(PROVIDER, None)
+    spark.conf.set(PROVIDER, ROCKSDB_PROVIDER)
+    try:
+        yield request.param
+    finally:
+        spark.conf.unset(PROVIDER) if old is None else spark.conf.set(PROVIDER, old)
 
 
 def _rows(rng: np.random.Generator, n: int, lo: float, hi: float, *, null_scores: int = 0) -> pd.DataFrame:
@@ -129,7 +148,7 @@ def _progress(queries: list[Any]) -> dict[int, dict[str, Any]]:
     return {p["batchId"]: p for q in queries for p in q.recentProgress if p["numInputRows"] or p["stateOperators"]}
 
 
-def test_append_windows_equal_sklearn_and_a_replayed_batch_counts_once(spark, tmp_path: Path) -> None:
+def test_append_windows_equal_sklearn_and_a_replayed_batch_counts_once(spark, state_api: str, tmp_path: Path) -> None:
     rng = np.random.default_rng(7)
     source, chk, out = tmp_path / "in", tmp_path / "chk", tmp_path / "out"
     source.mkdir()
@@ -143,7 +162,8 @@ def test_append_windows_equal_sklearn_and_a_replayed_batch_counts_once(spark, tm
     def start() -> Any:
         stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
         frame = evaluate_stream(stream, _metrics(), label="y", score="p", weight="w", by="k",
-                                window=("ts", "10 minutes"), watermark="5 minutes")
+                                window=("ts", "10 minutes"), watermark="5 minutes", state_api=state_api,
+                                max_parts=2)  # transformWithStateInPandas: [10, 20) compacts its 3 parts
         return (frame.writeStream.outputMode("append").format("parquet")
                 .option("checkpointLocation", str(chk)).trigger(processingTime="100 milliseconds").start(str(out)))
 
@@ -177,15 +197,17 @@ def test_append_windows_equal_sklearn_and_a_replayed_batch_counts_once(spark, tm
     reported = [pd.Timestamp(p["eventTime"].get("watermark", "1970-01-01T00:00:00Z")).value // 1_000_000
                 for _, p in sorted(data.items())]
     assert reported == marks  # the watermark each file met, as Spark reports it
-    dropped = sum(op.get("numRowsDroppedByWatermark", 0) for p in data.values() for op in p["stateOperators"])
-    assert late > 0 and dropped == late  # Spark dropped exactly the rows the rule calls late
+    assert late > 0
+    if state_api == "applyInPandasWithState":  # (transformWithState drops late rows without counting them)
+        dropped = sum(op.get("numRowsDroppedByWatermark", 0) for p in data.values() for op in p["stateOperators"])
+        assert dropped == late  # Spark dropped exactly the rows the rule calls late
     got = _read(spark, spark.read.parquet(str(out)))
     assert (got["skipped"] == 0).all()
     data_windows = [START_US + m * MINUTE_US for m in range(0, 40, 10)]
     _check_windows(got, kept, data_windows)  # the sentinel's window is still open: not emitted
 
 
-def test_update_mode_sliding_windows_nulls_skipped(spark, tmp_path: Path) -> None:
+def test_update_mode_sliding_windows_nulls_skipped(spark, state_api: str, tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     source = tmp_path / "in"
     source.mkdir()
@@ -193,15 +215,16 @@ def test_update_mode_sliding_windows_nulls_skipped(spark, tmp_path: Path) -> Non
     stream = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
     frame = evaluate_stream(stream, _metrics(), label="y", score="p", weight="w", by=["k"], nulls="skip",
                             window=("ts", "10 minutes", "5 minutes"), watermark="30 minutes",
-                            output_mode="update")
-    query = (frame.writeStream.outputMode("update").format("memory").queryName("sss_update")
+                            output_mode="update", state_api=state_api)
+    name = f"sss_update_{state_api}"
+    query = (frame.writeStream.outputMode("update").format("memory").queryName(name)
              .trigger(processingTime="100 milliseconds").start())
     try:
         for i, df in enumerate(files):
             _write(source, i, df)
             query.processAllAvailable()
         batches = {b for b, p in _progress([query]).items() if p["numInputRows"]}
-        table = _read(spark, spark.table("sss_update"))
+        table = _read(spark, spark.table(name))
     finally:
         query.stop()
     assert len(batches) == 2
@@ -218,7 +241,77 @@ def test_update_mode_sliding_windows_nulls_skipped(spark, tmp_path: Path) -> Non
     assert skipped.sum() == 2 * nulls.sum()  # two sliding windows hold each row
 
 
-def test_refuses_what_it_cannot_take(spark, tmp_path: Path) -> None:
+def _documents(rng: np.random.Generator, n: int, lo: float, hi: float, first_doc: int) -> pd.DataFrame:
+    """``n`` retrieved documents with event times in [lo, hi) minutes after START: two keys, 5
+    queries each (a query's documents spread over files and windows), graded relevance, tied
+    scores, document ids unique (they break ties as trec_eval does)."""
+    us = START_US + rng.integers(int(lo * MINUTE_US), int(hi * MINUTE_US), n)
+    return pd.DataFrame({"ts": pd.to_datetime(us, unit="us", utc=True), "k": rng.choice(["a", "b"], n),
+                         "q": rng.choice([f"q{i}" for i in range(5)], n),
+                         "d": [f"doc{first_doc + i}" for i in range(n)],
+                         "y": rng.integers(0, 3, n), "p": rng.integers(0, 5, n) / 4.0})
+
+
+def _retrieval_metrics() -> sm.MetricSet:
+    return sm.MetricSet(ndcg=sm.NDCG(3), mrr=sm.MRR(), recall=sm.RecallAtK(2), map=sm.MAP())
+
+
+def _retrieval_oracle(rows: pd.DataFrame) -> dict[str, float]:
+    """One process: the window's documents fed at once, each query whole."""
+    rows = rows.sort_values("q", kind="stable")
+    ms = _retrieval_metrics().update(rows["y"].to_numpy(), rows["p"].to_numpy(), query_ids=rows["q"].to_numpy(),
+                                     doc_ids=rows["d"].to_numpy())
+    return {name: float(v) for name, v in ms.compute().items()}
+
+
+def test_retrieval_per_window_equals_one_process_and_batch_evaluate(spark, state_api: str, tmp_path: Path) -> None:
+    from streammetrics.spark import evaluate
+
+    rng = np.random.default_rng(11)
+    source = tmp_path / "in"
+    source.mkdir()
+    files = [_documents(rng, 90, 0, 14, 0),
+             pd.concat([_documents(rng, 90, 6, 24, 100), _documents(rng, 20, 0, 4, 200)]),  # late: [0, 4) < 9
+             _documents(rng, 1, 100, 101, 300)]  # moves the watermark past every window above
+    stream = spark.readStream.schema("ts timestamp, k string, q string, d string, y long, p double") \
+        .option("maxFilesPerTrigger", 1).parquet(str(source))
+    frame = evaluate_stream(stream, _retrieval_metrics(), label="y", score="p", query="q", doc_id="d", by="k",
+                            window=("ts", "10 minutes"), watermark="5 minutes", state_api=state_api)
+    name = f"sss_retrieval_{state_api}"
+    query = frame.writeStream.outputMode("append").format("memory").queryName(name).start()
+    try:
+        for i, df in enumerate(files):
+            _write(source, i, df)
+            query.processAllAvailable()
+        got = _read(spark, spark.table(name))
+    finally:
+        query.stop()
+    kept, late, _ = _kept(files)
+    assert late >= 20  # (and some of the second file's own rows, before the watermark of 9 minutes)
+    us = _us(kept)
+    windows = sorted({(k, s) for k, s in zip(got["k"], got["start_us"], strict=True)})
+    assert windows == [(k, START_US + m * MINUTE_US) for k in ("a", "b") for m in (0, 10, 20)]
+    queries_split = 0
+    for (k, start), part in got.groupby(["k", "start_us"]):
+        inside = kept[(kept["k"] == k) & (us >= start) & (us < start + WINDOW_US)]
+        queries_split += sum(inside.groupby("q")["ts"].apply(lambda t: t.isin(files[1]["ts"]).any()
+                                                             and t.isin(files[0]["ts"]).any()))
+        assert (part["rows"] == len(inside)).all() and (part["skipped"] == 0).all()
+        values = dict(zip(part["metric"], part["value"], strict=True))
+        expect = _retrieval_oracle(inside)
+        assert values.keys() == expect.keys()
+        for metric, value in expect.items():
+            assert abs(values[metric] - value) <= 1e-12, (k, start, metric, values[metric], value)
+        if (k, start) == windows[1]:  # the batch engine on the same rows gives the same values
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                batch = evaluate(spark.createDataFrame(inside.drop(columns="ts")), _retrieval_metrics(),
+                                 label="y", score="p", query="q", doc_id="d")
+            assert all(abs(batch[m] - values[m]) <= 1e-12 for m in expect)
+    assert queries_split > 0  # some window's query had documents in two micro-batches
+
+
+def test_refuses_what_it_cannot_take(spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "in").mkdir()
     stream = spark.readStream.schema(SCHEMA + ", s string").parquet(str(tmp_path / "in"))
     ok: dict[str, Any] = dict(label="y", score="p", window=("ts", "10 minutes"), watermark="5 minutes")
@@ -242,7 +335,22 @@ def test_refuses_what_it_cannot_take(spark, tmp_path: Path) -> None:
     refused(r"output_mode: must be one of \('append', 'update'\), got 'complete'", output_mode="complete")
     refused(r"by: columns \['region'\] are not in the DataFrame", by="region")
     refused(r"by: key column\(s\) \['metric'\] clash", df=stream.withColumnRenamed("k", "metric"), by="metric")
-    refused("metrics: retrieval metrics need each query's rows together", metrics=sm.NDCG(k=3))
+    refused("query: retrieval metrics need the query id column", metrics=sm.NDCG(k=3))
+    refused(r"state_api: must be one of \('applyInPandasWithState', 'transformWithStateInPandas'\), got 'list'",
+            state_api="list")
+    refused(r"max_parts: must be an integer >= 1, got 0", max_parts=0)
+    assert spark.conf.get(PROVIDER, None) != ROCKSDB_PROVIDER
+    refused(r"state_api: 'transformWithStateInPandas' needs the RocksDB state store; set "
+            r"spark.conf.set\('spark.sql.streaming.stateStore.providerClass', "
+            r"'org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider'\)",
+            state_api="transformWithStateInPandas")
+    from pyspark.sql import GroupedData
+
+    with monkeypatch.context() as patch:  # pyspark 3.5 has no transformWithStateInPandas
+        owner = next(c for c in GroupedData.__mro__ if "transformWithStateInPandas" in vars(c))
+        patch.delattr(owner, "transformWithStateInPandas")
+        refused(r"state_api: 'transformWithStateInPandas' needs pyspark 4.0 or later, installed \d",
+                state_api="transformWithStateInPandas")
     # a frame already watermarked needs no watermark=
     out = evaluate_stream(stream.withWatermark("ts", "1 minute"), sm.AUROC(), label="y", score="p",
                           window=("ts", "10 minutes"))

@@ -199,3 +199,36 @@ def test_mapped_runs_grow_in_place_and_keep_values(monkeypatch: pytest.MonkeyPat
         _same(state, ref)
         twin.apply(twin.prepare(y[10_500:], s[10_500:]))
         _same(twin, ref)
+
+
+def test_no_map_left_falls_back_to_the_heap(monkeypatch: pytest.MonkeyPatch, tiny_spill: None) -> None:
+    """Where no memory map can be made (Linux's ``vm.max_map_count`` maps already in use, many
+    slices holding large exact states: mmap fails with ENOMEM), the spilled queue and the large
+    runs live on the heap instead: the update is not refused and the values are the same."""
+    import errno
+
+    from streammetrics._scores.exact import runs as runs_mod
+
+    class NoMap:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            raise OSError(errno.ENOMEM, "Cannot allocate memory")
+
+    monkeypatch.setattr(spill_mod, "_Map", NoMap)
+    monkeypatch.setattr(spill_mod.mmap, "mmap", NoMap)
+    monkeypatch.setattr(runs_mod, "MAP_MIN", 4096)
+    assert spill_mod.mapped_empty(10, np.dtype(np.float64)) is None
+    sp = Spill(np.dtype(np.float64))
+    sp.append(np.arange(1500.0))
+    assert np.array_equal(sp.values(), np.arange(1500.0)) and len(sp.chunks) == 3
+    rng = np.random.default_rng(3)
+    y, s = rng.integers(0, 2, 20_000), np.round(rng.random(20_000), 3)
+    m = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision())
+    for i in range(0, 20_000, 1000):
+        m.update(y[i : i + 1000], s[i : i + 1000])
+        m.compute()
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    got = m.compute()
+    assert abs(got["auroc"] - roc_auc_score(y, s)) < 1e-12
+    assert abs(got["ap"] - average_precision_score(y, s)) < 1e-12
+    assert sm.loads(sm.dumps(m)).compute() == got

@@ -268,6 +268,19 @@ def test_per_query_api_with_named_subtopics_and_no_relevant_document() -> None:
     assert none[:2] == [0.0, 0.0] and math.isnan(none[2]) and none[3] == 0.0  # ndeval's 0/0
 
 
+def test_complete_gives_a_missing_query_0_in_every_measure_as_ndeval_c() -> None:
+    # ndeval -c averages over every qrels topic; a topic the run lacks gets 0 in every column
+    # (its TopicVal), nNRBP included -- while a retrieved topic without a relevant document
+    # keeps nNRBP's 0/0
+    qrels = {"1": {"A": {"a": 0}}, "2": {"B": {"b": 0}}}
+    names = ["alpha_nDCG@5", "nNRBP"]
+    per_query, means = evaluate_diversity({"1": {"A": 1.0}}, qrels, names, complete=True)
+    assert per_query["2"] == [0.0, 0.0]
+    assert per_query["1"][0] == 0.0 and math.isnan(per_query["1"][1]) and math.isnan(means[1])
+    per_query, means = evaluate_diversity({}, qrels, names, complete=True)
+    assert per_query == {"1": [0.0, 0.0], "2": [0.0, 0.0]} and means == [0.0, 0.0]
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

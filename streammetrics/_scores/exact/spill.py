@@ -49,7 +49,11 @@ def mapped_empty(n: int, dtype: np.dtype) -> np.ndarray | None:
     if _PRIVATE is None or n <= 0:
         return None
     dtype = np.dtype(dtype)
-    return np.frombuffer(_Map(-1, n * dtype.itemsize, flags=_PRIVATE), dtype=dtype)
+    try:
+        mm = _Map(-1, n * dtype.itemsize, flags=_PRIVATE)
+    except OSError:  # no map left (Linux's vm.max_map_count) or no memory: the heap instead
+        return None
+    return np.frombuffer(mm, dtype=dtype)
 
 
 def map_of(a: np.ndarray) -> _Map | None:
@@ -80,9 +84,15 @@ def can_spill(v: np.ndarray) -> bool:
 
 def _chunk(dtype: np.dtype) -> np.ndarray:
     """A writable array of ``CHUNK`` bytes over a private anonymous memory map (unmapped when
-    the array is released: the map is its base, held by nothing else)."""
+    the array is released: the map is its base, held by nothing else); a heap array where no
+    map can be made (Linux's ``vm.max_map_count`` maps already in use): the queue still works,
+    its memory goes back to the heap instead."""
     assert _PRIVATE is not None
-    return np.frombuffer(mmap.mmap(-1, CHUNK, flags=_PRIVATE), dtype=dtype)
+    try:
+        mm = mmap.mmap(-1, CHUNK, flags=_PRIVATE)
+    except OSError:
+        return np.empty(CHUNK // np.dtype(dtype).itemsize, dtype=dtype)
+    return np.frombuffer(mm, dtype=dtype)
 
 
 class Spill:
