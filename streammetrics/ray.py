@@ -27,7 +27,7 @@ docs/scale-out.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from streammetrics._core.metric import trusted_states
@@ -43,7 +43,7 @@ from streammetrics._engines.plan import (
 )
 from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
 
-__all__ = ["evaluate", "evaluate_ranked"]
+__all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked"]
 
 
 def _block_state(block: Any, plan: Plan) -> dict[str, list[Any]]:
@@ -116,13 +116,9 @@ def evaluate(
     >>> evaluate(ds, sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p")  # doctest: +SKIP
     {'auroc': 0.91, 'f1': 0.77}
     """
-    run = make_run(metrics, Request.of(locals()), available=list(ds.columns() or []))
-    out = _evaluate(ds, run)
-    if not as_frame:
-        return out
-    import ray
-
-    return ray.data.from_pandas(values_table(out, metrics, by))
+    request = Request.of(locals())
+    run = make_run(metrics, request, available=list(ds.columns() or []))
+    return _as_frame(_evaluate(ds, run), metrics, request)
 
 
 def _evaluate(ds: Any, run: Run) -> Any:
@@ -153,6 +149,134 @@ def _evaluate(ds: Any, run: Run) -> Any:
     run.report_skipped(skipped)
     with trusted_states():  # made by this module's tasks
         return run.result(merged([state_from_bytes(p) for p in payloads]) if payloads else None)
+
+
+@engine_evaluate
+def evaluate_parquet(
+    path: Any,
+    metrics: Any,
+    *,
+    label: Columns | None = None,
+    score: Columns | None = None,
+    target: Columns | None = None,
+    prediction: Columns | None = None,
+    weight: str | None = None,
+    query: str | None = None,
+    doc_id: str | None = None,
+    query_partitioned: bool = False,
+    compute: bool = True,
+    by: Columns | None = None,
+    positive_index: int = 1,
+    nulls: str = "error",
+    as_frame: bool = False,
+    read_kwargs: Mapping[str, Any] | None = None,
+    **update_kwargs: Any,
+) -> Any:
+    """:func:`evaluate` over Parquet files (a path, a directory, a glob or a list of them).
+
+    When the set's exact score state serves only full-area binary ``AUROC`` and step
+    ``AveragePrecision`` members (one numeric label and score column, no weights, no ``by``, no
+    ``update`` keywords, ``compute=True``, ``nulls="error"``) and ``read_kwargs`` is None, plain
+    Ray tasks read the files themselves with pyarrow, one row group at a time straight into
+    numpy (no Ray Data; directories, globs and lists of files as
+    :func:`streammetrics.dask.evaluate_parquet` finds them, names starting with ``_`` or ``.``
+    skipped): the scores are routed to R score ranges (one per CPU of the cluster), each range
+    sorted once by its own task and counted, and only the counts reach the driver
+    (:mod:`streammetrics._engines.ray_ranges`) -- the single-process values bit for bit. The
+    set's other members travel as states, one per task. Every other case (and hive-partitioned
+    directories) reads ``ray.data.read_parquet(path, **read_kwargs)`` with :func:`evaluate`.
+
+    Parameters
+    ----------
+    path : str, os.PathLike or list
+        Parquet files: a path, a directory, a glob or a list of them.
+    metrics, label, score, target, prediction, weight, query, doc_id
+        As for :func:`evaluate`.
+    query_partitioned, compute, by, positive_index, nulls, as_frame
+        As for :func:`evaluate`.
+    read_kwargs : mapping, optional
+        Keyword arguments of ``ray.data.read_parquet`` (given, even empty, the files are always
+        read by it).
+    **update_kwargs
+        Passed to every ``update``, as for :func:`evaluate`.
+
+    Returns
+    -------
+    dict, value, Metric or MetricSet
+        As for :func:`evaluate`.
+
+    Raises
+    ------
+    ValueError
+        As :func:`evaluate`; on the range path a null (or NaN) label or score names its file,
+        column and row.
+
+    Notes
+    -----
+    Complexity (range path): one read of the needed columns, O(rows x R) to route the scores,
+    one sort per range on its task; the driver reads a few row groups' scores to place the
+    range edges and receives the ranges' counts (24 bytes per distinct positive score) and one
+    state of the other members per task. Memory: a task its files' scores and their pieces; the
+    object store every score once.
+
+    Examples
+    --------
+    >>> import ray, streammetrics as sm                                     # doctest: +SKIP
+    >>> from streammetrics.ray import evaluate_parquet                      # doctest: +SKIP
+    >>> metrics = sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1())                # doctest: +SKIP
+    >>> evaluate_parquet("preds/", metrics, label="y", score="p")            # doctest: +SKIP
+    {'auroc': 0.91, 'f1': 0.77}
+    """
+    request = Request.of(locals())
+    if (read_kwargs is None and compute and by is None and weight is None and not update_kwargs
+            and nulls == "error"):
+        done = _parquet_by_ranges(path, metrics, request)
+        if done is not None:
+            return _as_frame(done[0], metrics, request)
+    import ray
+
+    ds = ray.data.read_parquet(path, **dict(read_kwargs or {}))
+    run = make_run(metrics, request, available=list(ds.columns() or []))
+    return _as_frame(_evaluate(ds, run), metrics, request)
+
+
+def _as_frame(out: Any, metrics: Any, request: Request) -> Any:
+    """``out`` as a Ray Dataset of the values (``as_frame=True``, see ``values_table``)."""
+    if not request.as_frame:
+        return out
+    import ray
+
+    return ray.data.from_pandas(values_table(out, metrics, request.by))
+
+
+def _parquet_by_ranges(path: Any, metrics: Any, request: Request) -> tuple[Any] | None:
+    """:func:`evaluate_parquet`'s range path, or None where the general path applies."""
+    import contextlib
+
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from streammetrics._engines import range_counts, ray_ranges
+
+    found = range_counts.parquet_files(path)
+    if found is None:
+        return None
+    fs, files = found
+    with fs.open(files[0], "rb") as f:
+        schema = pq.read_schema(f)
+    dtypes: dict[str, Any] = {}
+    for field in schema:
+        with contextlib.suppress(NotImplementedError, TypeError):  # not numpy: general path
+            dtypes[field.name] = np.dtype(field.type.to_pandas_dtype())
+    try:
+        run = make_run(metrics, request, available=schema.names)
+    except ValueError:  # the general path raises it, as for any dataset
+        return None
+    split = range_counts.split_of(run.template, run.plan, dtypes)
+    if split is None:
+        return None
+    values, caught = ray_ranges.evaluate_files(files, fs, run.plan, split)
+    return (run.shape.deliver(values, caught, sliced=False),)
 
 
 def evaluate_ranked(

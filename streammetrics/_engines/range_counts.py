@@ -162,6 +162,37 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan) -> Iterator[tuple
                 offset += table.num_rows
 
 
+def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
+    """The Parquet files of ``path`` (a path, directory, glob or list of them) and their fsspec
+    filesystem, as ``dask.dataframe.read_parquet`` finds them (names starting with ``_`` or
+    ``.`` skipped; sorted); None where only a dataset reader knows (hive-partitioned
+    directories, mixed filesystems, other objects, no file). O(files listed)."""
+    import os
+
+    from fsspec.core import has_magic, url_to_fs
+
+    paths = [path] if isinstance(path, str | os.PathLike) else path
+    if not isinstance(paths, list | tuple) or not paths:
+        return None
+    fs: Any = None
+    files: list[str] = []
+    for p in paths:
+        if not isinstance(p, str | os.PathLike):
+            return None
+        here, root = url_to_fs(os.fspath(p))
+        if fs is not None and here is not fs:
+            return None
+        fs = here
+        found = sorted(fs.glob(root)) if has_magic(root) else (
+            sorted(fs.find(root)) if fs.isdir(root) else [root])
+        for name in found:
+            if "=" in name[len(root):]:  # hive partitioning: columns from directory names
+                return None
+            if not name.rsplit("/", 1)[-1].startswith(("_", ".")):
+                files.append(name)
+    return (fs, files) if files else None
+
+
 def _refuse_nulls(arrays: Sequence[Any], names: Sequence[str], path: str, offset: int) -> None:
     """A null (read as NaN) in a file's column: a ValueError naming the file, column and row."""
     for arr, col in zip(arrays, names, strict=True):

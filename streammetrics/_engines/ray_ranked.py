@@ -53,7 +53,7 @@ def _range_task(offset: tuple[float, float, float], totals: tuple[float, float],
     return ranked_engine.range_summary(merged, offset, totals, curves)
 
 
-def _get(refs: Any) -> Any:
+def get(refs: Any) -> Any:
     """``ray.get``, a ValueError raised in a task (a refused row) raised as itself."""
     import ray
 
@@ -79,13 +79,13 @@ def split_refs(ds: Any, req: common.RankedRequest) -> tuple[list[list[Any]], lis
         edges = req.edges
     else:
         sample_task = ray.remote(ranked_engine.sample_chunks)
-        edges = ranked_engine.range_edges(_get([sample_task.remote(r, req.sample_size) for r in runs]),
+        edges = ranked_engine.range_edges(get([sample_task.remote(r, req.sample_size) for r in runs]),
                                           req.n_ranges)
     # R + 1 returns: a list of R + 1 object references per block
     split: list[Any] = [split_task.options(num_returns=req.n_ranges + 1).remote(r, edges) for r in runs]
     del runs  # each block's runs are freed once its pieces are written
     pieces = [s[:-1] for s in split]
-    per_block = _get([s[-1] for s in split])
+    per_block = get([s[-1] for s in split])
     if not per_block:
         return pieces, [(0.0, 0.0)] * req.n_ranges
     return pieces, ranked_engine.add_totals(per_block)
@@ -101,5 +101,5 @@ def range_summaries(ds: Any, req: common.RankedRequest) -> common.Summaries:
     futures = [range_task.remote(offsets[r], total, req.curves, *[p[r] for p in pieces])
                for r in range(req.n_ranges)]
     del pieces
-    summaries: Sequence[ranked_engine.RangeSummary] = _get(futures)
+    summaries: Sequence[ranked_engine.RangeSummary] = get(futures)
     return list(summaries), total
