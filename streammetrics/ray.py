@@ -290,18 +290,22 @@ def evaluate_ranked(
     sample_size: int = 256,
     chunk_rows: int = CHUNK_ROWS,
 ) -> Any:
-    """Exact binary AUROC, AP, ROC and PR curves over a Ray Dataset, range by range.
+    """Exact binary AUROC, AP, ROC and PR curves over a Ray Dataset or Parquet files, range by range.
 
     :func:`streammetrics.dask.evaluate_ranked` on Ray (the same parameters, values and errors):
-    one task per block sorts its scores, one per block cuts them at R - 1 score edges (weighted
-    quantiles of a sample of every block, or given) into R objects, and one task per range
-    merges only that range's pieces and returns a few numbers. No process holds every score
-    (:mod:`streammetrics._engines.ray_ranked`).
+    one task per block -- or per Parquet file, read by pyarrow in the task -- sorts its scores
+    ``chunk_rows`` rows at a time and puts each chunk's sorted runs in the object store before
+    it reads the next; one task per chunk cuts them at R - 1 score edges (weighted quantiles of
+    a sample of every chunk, or given) into R objects, and one task per range merges only that
+    range's pieces and returns a few numbers. No process holds every score, and no block or
+    file task more than one chunk of them (:mod:`streammetrics._engines.ray_ranked`).
 
     Parameters
     ----------
-    ds : ray.data.Dataset
-        The rows (only ``label``, ``score`` and ``weight`` are read).
+    ds : ray.data.Dataset, str, os.PathLike or list
+        The rows (only ``label``, ``score`` and ``weight`` are read), or Parquet files -- a
+        path, a directory, a glob or a list of them (names starting with ``_`` or ``.``
+        skipped; not hive-partitioned directories) -- read by the tasks themselves.
     metrics : MetricSet, Metric or mapping of name -> Metric
         Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``.
     label, score : str
@@ -311,9 +315,10 @@ def evaluate_ranked(
     ranges : int or sequence of float
         The number R of score ranges (default 8), or the R - 1 non-decreasing edges.
     sample_size : int
-        Ranks sampled from each block's sorted runs (per chunk) to place the edges.
+        Ranks sampled from each chunk's sorted runs to place the edges.
     chunk_rows : int
-        Rows validated and sorted at a time (default 262,144); the values do not depend on it.
+        Rows read, validated and sorted at a time (default 262,144): a block or file task holds
+        one chunk; the values do not depend on it.
 
     Returns
     -------
@@ -324,19 +329,35 @@ def evaluate_ranked(
     Raises
     ------
     ValueError
-        Another metric or configuration, a missing column, bad ``ranges`` / ``sample_size``, or
-        any input the metrics reject (the block and row named).
+        Another metric or configuration, a missing column, bad ``ranges`` / ``sample_size``, a
+        path with no Parquet file (or a hive-partitioned one), or any input the metrics reject
+        (the block or file and the row named).
 
     Notes
     -----
     Equal to the single-process exact values up to float rounding (1e-12 relative). Memory: a
-    block task its block's sorted scores and their pieces; a range task its range and their
-    merge; the driver O(blocks x R) numbers.
+    block or file task one chunk (~50 bytes a row) and its runs; a split task one chunk's runs
+    and pieces; a range task its range and their merge; the object store every score once; the
+    driver O(chunks x R) numbers (docs/scale-out.md).
     """
-    from streammetrics._engines import ranked_common, ray_ranked
+    import os
 
+    from streammetrics._engines import range_counts, ranked_common, ray_ranked
+
+    data: Any = ds
+    if isinstance(ds, str | os.PathLike | list | tuple):
+        data = range_counts.parquet_files(ds)
+        if data is None:
+            raise ValueError(f"ds: no Parquet file found at {ds!r} (or hive-partitioned: pass "
+                             "ray.data.read_parquet(...) instead)")
+        import pyarrow.parquet as pq
+
+        fs, files = data
+        with fs.open(files[0], "rb") as f:
+            available = list(pq.read_schema(f).names)
+    else:
+        available = list(ds.columns() or [])
     req = ranked_common.request(metrics, label=label, score=score, weight=weight, ranges=ranges,
-                                sample_size=sample_size, chunk_rows=chunk_rows,
-                                available=list(ds.columns() or []))
-    summaries, totals = ray_ranked.range_summaries(ds, req)
+                                sample_size=sample_size, chunk_rows=chunk_rows, available=available)
+    summaries, totals = ray_ranked.range_summaries(data, req)
     return ranked_common.values(req, summaries, totals)

@@ -1,6 +1,7 @@
 """streammetrics.ray.evaluate_ranked against a real local Ray: scikit-learn and the single
-process on random blocks with ties, weights, empty blocks, one class, given edges; the errors of
-the Dask one; and what travels: each range task is given only its range's piece of each block."""
+process on random blocks with ties, weights, empty blocks, one class, given edges, and on Parquet
+files with uneven row groups read by the tasks; the errors of the Dask one; and what travels:
+each range task is given only its range's piece of each chunk, each chunk its own object."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ pytest.importorskip("ray.data")
 import ranked_cases as cases  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
-from streammetrics._engines import ranked_common, ray_ranked  # noqa: E402
+from streammetrics._engines import range_counts, ranked_common, ray_ranked  # noqa: E402
 from streammetrics.ray import evaluate_ranked  # noqa: E402
 
 
@@ -88,8 +89,8 @@ def test_errors_as_the_dask_one() -> None:
 
 
 def test_a_range_task_gets_only_its_pieces() -> None:
-    """What travels: block b's piece of range r holds exactly b's scores in [e_r-1, e_r); a
-    range's pieces hold about 1/R of the scores; the driver fetches R pairs per block."""
+    """What travels: each chunk's piece of range r holds exactly its scores in [e_r-1, e_r); a
+    range's pieces hold about 1/R of the scores; the driver fetches R pairs per chunk."""
     rng = np.random.default_rng(11)
     n, ranges = 20_000, 8
     df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.normal(size=n)})
@@ -98,13 +99,77 @@ def test_a_range_task_gets_only_its_pieces() -> None:
                                 sample_size=256, chunk_rows=1000, available=["y", "p"])
     pieces, totals = ray_ranked.split_refs(ray.data.from_pandas(blocks), req)
     assert len(totals) == ranges and sum(t[0] + t[1] for t in totals) == n
-    # each range's object of a block: its pieces of the block's chunks (1000 rows each)
+    # each range's object of a chunk (1000 rows each): its piece of the chunk
     objects = [ray.get(refs) for refs in pieces]
-    assert all(p[0].shape[0] + p[2].shape[0] <= 1000 for block in objects for obj in block for p in obj)
-    sizes = np.array([[sum(p[0].shape[0] + p[2].shape[0] for p in obj) for obj in block] for block in objects])
-    assert sizes.shape[1] == ranges  # one piece per range of each block Ray made
+    assert all(p[0].shape[0] + p[2].shape[0] <= 1000 for chunk in objects for obj in chunk for p in obj)
+    sizes = np.array([[sum(p[0].shape[0] + p[2].shape[0] for p in obj) for obj in chunk] for chunk in objects])
+    assert sizes.shape[1] == ranges  # one piece per range of each chunk
     assert sizes.sum() == n
     per_range = sizes.sum(axis=0)
     assert per_range.max() <= 1.25 * n / ranges, per_range
     summaries, _ = ray_ranked.range_summaries(ray.data.from_pandas(blocks), req)
     assert [s.n_scores for s in summaries] == per_range.tolist()
+
+
+# --- Parquet files read by the tasks (pyarrow, no Ray Data), chunk by chunk ---
+
+def _write(folder: Any, frames: list[pd.DataFrame], groups: list[list[int]]) -> None:
+    """Each frame as one file whose row groups have the given (uneven, possibly 0) sizes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for i, (df, sizes) in enumerate(zip(frames, groups, strict=True)):
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        with pq.ParquetWriter(folder / f"part-{i}.parquet", table.schema) as writer:
+            at = 0
+            for n in sizes:
+                if n:
+                    writer.write_table(table.slice(at, n))
+                at += n
+
+
+@pytest.mark.parametrize(("weight", "ranges", "chunk_rows"), [(None, 4, 50), ("w", 3, 1 << 18), (None, [0.3, 0.3, 0.7], 64)])
+def test_parquet_files_uneven_row_groups_equal_sklearn_and_single_process(tmp_path: Any, weight: str | None,
+                                                                          ranges: Any, chunk_rows: int) -> None:
+    sizes = [[120, 1, 300], [0], [7, 0, 260], [90]]
+    frames = [cases.frame(sum(s), 50 + i, 20, "int" if weight is None else "float") for i, s in enumerate(sizes)]
+    _write(tmp_path, frames, sizes)
+    whole = pd.concat(frames, ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = evaluate_ranked(str(tmp_path), cases.metrics(), label="y", score="p", weight=weight,
+                              ranges=ranges, chunk_rows=chunk_rows)
+    cases.assert_same(got, whole, weight)
+
+
+def test_parquet_file_tasks_hold_one_chunk(tmp_path: Any) -> None:
+    """Issue #32 item 2: a file's task puts each chunk's sorted runs in the object store before
+    reading the next and returns only their references (and samples): every object is one
+    chunk of at most chunk_rows scores, however large the row groups and files."""
+    frames = [cases.frame(n, 60 + i, 1000) for i, n in enumerate((2_500, 1_100))]
+    _write(tmp_path, frames, [[2_000, 500], [1_100]])
+    fs_files = range_counts.parquet_files(str(tmp_path))
+    req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=4,
+                                sample_size=16, chunk_rows=300, available=["y", "p", "w"])
+    task = ray.remote(ray_ranked._source_task)
+    fs, files = fs_files
+    for f, df in zip(files, frames, strict=True):
+        out = ray.get(task.remote(f, fs, req.plan, 300, f, None, 16))
+        assert all(isinstance(ref, ray.ObjectRef) for ref, _ in out)
+        chunks = ray.get([ref for ref, _ in out])
+        assert [c[0].shape[0] + c[2].shape[0] for c in chunks] == [min(300, len(df) - a) for a in range(0, len(df), 300)]
+    pieces, totals = ray_ranked.split_refs(fs_files, req)
+    assert len(pieces) == 9 + 4 and sum(t[0] + t[1] for t in totals) == 3_600
+
+
+def test_parquet_null_names_file_and_row(tmp_path: Any) -> None:
+    frames = [cases.frame(n, 70 + i, 20) for i, n in enumerate((200, 400))]
+    frames[1]["p"] = frames[1]["p"].astype(float)
+    frames[1].loc[333, "p"] = np.nan
+    _write(tmp_path, frames, [[200], [100, 300]])
+    with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 333 of .*part-1\.parquet"):
+        evaluate_ranked(str(tmp_path), sm.AUROC(), label="y", score="p", chunk_rows=64)
+    with pytest.raises(ValueError, match=r"ds: no Parquet file found"):
+        evaluate_ranked(str(tmp_path / "none" / "*.parquet"), sm.AUROC(), label="y", score="p")
+    with pytest.raises(ValueError, match=r"columns \['q'\]"):
+        evaluate_ranked(str(tmp_path), sm.AUROC(), label="q", score="p")
