@@ -164,9 +164,10 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan) -> Iterator[tuple
 
 def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
     """The Parquet files of ``path`` (a path, directory, glob or list of them) and their fsspec
-    filesystem, as ``dask.dataframe.read_parquet`` finds them (names starting with ``_`` or
-    ``.`` skipped; sorted); None where only a dataset reader knows (hive-partitioned
-    directories, mixed filesystems, other objects, no file). O(files listed)."""
+    filesystem, as ``dask.dataframe.read_parquet`` finds them (below a directory, files and
+    directories whose name starts with ``_`` or ``.`` skipped; sorted); None where only a
+    dataset reader knows (hive-partitioned directories, mixed filesystems, other objects, no
+    file). O(files listed)."""
     import os
 
     from fsspec.core import has_magic, url_to_fs
@@ -183,12 +184,14 @@ def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
         if fs is not None and here is not fs:
             return None
         fs = here
-        found = sorted(fs.glob(root)) if has_magic(root) else (
-            sorted(fs.find(root)) if fs.isdir(root) else [root])
+        tree = not has_magic(root) and fs.isdir(root)
+        found = sorted(fs.find(root)) if tree else sorted(fs.glob(root)) if has_magic(root) else [root]
         for name in found:
-            if "=" in name[len(root):]:  # hive partitioning: columns from directory names
+            if tree and "=" in name[len(root):]:  # hive partitioning: columns from directory names
                 return None
-            if not name.rsplit("/", 1)[-1].startswith(("_", ".")):
+            # below a directory, every name under it (_tiny/x.parquet, .cache/...); else the file's
+            below = name[len(root):].strip("/").split("/") if tree else [name.rsplit("/", 1)[-1]]
+            if not any(part.startswith(("_", ".")) for part in below):
                 files.append(name)
     return (fs, files) if files else None
 

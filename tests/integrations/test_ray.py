@@ -173,8 +173,9 @@ def _range_calls(monkeypatch, ranges: int | None = None) -> list[int]:
 @pytest.mark.parametrize(("order", "ranges", "ignore"), [("ranked first", None, None), ("rest first", 1, None),
                                                          ("only ranked", 5, None), ("ranked first", 3, -1)])
 def test_parquet_ranges_equal_one_process_bit_for_bit(tmp_path, monkeypatch, order, ranges, ignore) -> None:
-    """Uneven row groups, an empty file and an empty row group, ties (scores on 100 levels) and
-    ignored labels: the values and warnings of one MetricSet over the same rows, and sklearn's."""
+    """Uneven row groups, an empty file and an empty row group, ties (scores on 100 levels),
+    ignored labels and files below ``_tiny/`` and ``.cache/`` (skipped): the values and warnings
+    of one MetricSet over the same rows, and sklearn's."""
     from sklearn.metrics import average_precision_score, roc_auc_score
 
     calls = _range_calls(monkeypatch, ranges)
@@ -184,6 +185,9 @@ def test_parquet_ranges_equal_one_process_bit_for_bit(tmp_path, monkeypatch, ord
     if ignore is not None:
         frames[2].loc[::7, "y"] = ignore
     _write(tmp_path, frames, sizes)
+    for hidden in ("_tiny", ".cache"):  # files below a directory named _... or .... are not rows
+        (tmp_path / hidden).mkdir()
+        _write(tmp_path / hidden, [frames[0]], [[len(frames[0])]])
     whole = pd.concat(frames, ignore_index=True)
     got = _recorded(lambda: sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(order, ignore), label="y", score="p"))
     want = _recorded(lambda: _ranked_set(order, ignore).update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
