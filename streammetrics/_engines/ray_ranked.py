@@ -45,14 +45,17 @@ Chunk = tuple[Any, Any]
 
 
 def _file_chunks(path: str, fs: Any, columns: list[str], chunk_rows: int) -> Iterator[Any]:
-    """The record batches of a Parquet file, at most ``chunk_rows`` rows each (pyarrow reads
-    one row group at a time)."""
+    """The record batches of a Parquet file, at most ``chunk_rows`` rows each, read on this
+    thread without pre-buffering (measured on 8 files of 2.5M rows in one process: the
+    task's peak private memory +53 MiB over idle, against +119 MiB with pyarrow's defaults,
+    which read ahead on its I/O threads)."""
     import pyarrow.parquet as pq
 
     protocol = getattr(fs, "protocol", ())
     local = "file" in ((protocol,) if isinstance(protocol, str) else tuple(protocol))
     with (open(path, "rb") if local else fs.open(path, "rb")) as f:
-        yield from pq.ParquetFile(f).iter_batches(batch_size=chunk_rows, columns=columns)
+        reader = pq.ParquetFile(f, pre_buffer=False)
+        yield from reader.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
 
 
 def _source_task(source: Any, fs: Any, plan: Plan, chunk_rows: int, where: str,
