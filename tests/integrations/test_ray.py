@@ -198,6 +198,13 @@ def test_parquet_ranges_equal_one_process_bit_for_bit(tmp_path, monkeypatch, ord
     kept = whole[whole.y != ignore] if ignore is not None else whole
     assert abs(got[0]["auroc"] - roc_auc_score(kept.y, kept.p)) <= 1e-12
     assert abs(got[0]["ap"] - average_precision_score(kept.y, kept.p)) <= 1e-12
+    if order == "ranked first" and ignore is None:  # one metric, and the values as a Dataset
+        one = sm.ray.evaluate_parquet(str(tmp_path), sm.AUROC(), label="y", score="p")
+        assert one == want[0]["auroc"]
+        table = sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p", as_frame=True)
+        rows = table.to_pandas()
+        assert dict(zip(rows.metric, rows.value, strict=False))["ap"] == want[0]["ap"]
+        assert calls == [1, 1, 1]
 
 
 def test_parquet_one_class_and_no_rows(tmp_path, monkeypatch) -> None:
@@ -230,11 +237,22 @@ def test_parquet_null_names_file_and_row(tmp_path, monkeypatch, column) -> None:
                                          rf".*part-1\.parquet"):
         sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
     assert calls == [1]
+    if column == "y":  # a bad label: one process's error, raised as itself
+        frames[1].loc[412, "y"] = 2.0
+        _write(tmp_path, frames, [[300], [100, 300, 100]])
+        with pytest.raises(ValueError) as one:
+            _ranked_set().update(frames[1].y.to_numpy(), frames[1].p.to_numpy())
+        with pytest.raises(ValueError) as engine:
+            sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
+        assert str(engine.value).split(";")[0] == str(one.value).split(";")[0]
+        frames[1].loc[412, "y"] = np.nan
+        _write(tmp_path, frames, [[300], [100, 300, 100]])
+    ranged = len(calls)
     with pytest.warns(Warning, match=r"skipped 1 row"):  # nulls="skip": the general path
         got = sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p", nulls="skip")
     whole = pd.concat(frames, ignore_index=True).dropna()
     cases.assert_same(got, _ranked_set().update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
-    assert calls == [1]
+    assert len(calls) == ranged
 
 
 @pytest.mark.parametrize("case", ["weight", "by", "partial_auc", "read_kwargs"])
