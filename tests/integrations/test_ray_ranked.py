@@ -142,8 +142,8 @@ def test_parquet_files_uneven_row_groups_equal_sklearn_and_single_process(tmp_pa
     cases.assert_same(got, whole, weight)
 
 
-def test_parquet_file_tasks_hold_one_chunk(tmp_path: Any) -> None:
-    """Issue #32 item 2: a file's task puts each chunk's sorted runs in the object store before
+def test_file_and_block_tasks_hold_one_chunk(tmp_path: Any) -> None:
+    """Issue #32 item 2: a file's (or a block's) task puts each chunk's sorted runs in the object store before
     reading the next and returns only their references (and samples): every object is one
     chunk of at most chunk_rows scores, however large the row groups and files."""
     frames = [cases.frame(n, 60 + i, 1000) for i, n in enumerate((2_500, 1_100))]
@@ -160,6 +160,17 @@ def test_parquet_file_tasks_hold_one_chunk(tmp_path: Any) -> None:
         assert [c[0].shape[0] + c[2].shape[0] for c in chunks] == [min(300, len(df) - a) for a in range(0, len(df), 300)]
     pieces, totals = ray_ranked.split_refs(fs_files, req)
     assert len(pieces) == 9 + 4 and sum(t[0] + t[1] for t in totals) == 3_600
+    # a Ray block (an Arrow table in the object store, read in place) likewise, and with given
+    # edges each chunk's R pieces are put by the block's task itself
+    import pyarrow as pa
+
+    block = ray.put(pa.Table.from_pandas(frames[0][["y", "p"]], preserve_index=False))
+    out = ray.get(task.remote(block, None, req.plan, 300, "Ray block 0", None, 16))
+    assert [sum(r.shape[0] for r in ray.get(ref)[::2]) for ref, _ in out] == [300] * 8 + [100]
+    edges = np.array([0.25, 0.5, 0.75])
+    out = ray.get(task.remote(block, None, req.plan, 300, "Ray block 0", edges, 16))
+    assert len(out) == 9 and all(len(refs) == 4 and len(tot) == 4 for refs, tot in out)
+    assert sum(p + n for _, tot in out for p, n in tot) == 2_500
 
 
 def test_parquet_null_names_file_and_row(tmp_path: Any) -> None:
