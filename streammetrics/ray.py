@@ -304,11 +304,12 @@ def evaluate_ranked(
 
     :func:`streammetrics.dask.evaluate_ranked` on Ray (the same parameters, values and errors):
     one task per block -- or per Parquet file, read by pyarrow in the task -- sorts its scores
-    ``chunk_rows`` rows at a time and puts each chunk's sorted runs in the object store before
-    it reads the next; one task per chunk cuts them at R - 1 score edges (weighted quantiles of
-    a sample of every chunk, or given) into R objects, and one task per range merges only that
-    range's pieces and returns a few numbers. No process holds every score, and no block or
-    file task more than one chunk of them (:mod:`streammetrics._engines.ray_ranked`).
+    ``chunk_rows`` rows at a time and stores each chunk's sorted runs in the object store before
+    it reads the next (a Ray generator task); one task per block or file cuts its chunks at
+    R - 1 score edges (weighted quantiles of a sample of every chunk, or given) and stores them
+    range by range as R objects, and one task per range merges only that range's pieces and
+    returns a few numbers. No process holds every score, and no block or file task more than
+    one chunk of them (:mod:`streammetrics._engines.ray_ranked`).
 
     Parameters
     ----------
@@ -346,9 +347,9 @@ def evaluate_ranked(
     Notes
     -----
     Equal to the single-process exact values up to float rounding (1e-12 relative). Memory: a
-    block or file task one chunk (~50 bytes a row) and its runs; a split task one chunk's runs
-    and pieces; a range task its range and their merge; the object store every score once; the
-    driver O(chunks x R) numbers (docs/scale-out.md).
+    block or file task one chunk (~50 bytes a row) and its runs; a split task one range's
+    pieces of its block or file; a range task its range and their merge; the object store every
+    score once; the driver the samples and O(blocks x R) numbers (docs/scale-out.md).
     """
     import os
 

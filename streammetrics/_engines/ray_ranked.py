@@ -2,28 +2,31 @@
 
 The steps are those of :mod:`streammetrics._engines.ranked`; this module runs them as Ray tasks
 over sources -- the blocks of a Ray Dataset's selected columns (``Dataset.to_arrow_refs``) or
-Parquet files read by pyarrow in the tasks (no Ray Data) -- passing object references, one
-object per chunk of ``chunk_rows`` rows so that no task holds more than one chunk:
+Parquet files read by pyarrow in the tasks (no Ray Data) -- passing object references. Both
+per-source tasks are Ray generator tasks (``num_returns="streaming"``): each value they yield is
+stored in the object store, as its own object owned by the driver, before the next is made, so
+that no task holds more than one chunk of ``chunk_rows`` rows or one range's pieces:
 
 ``source -> chunk runs`` (one task per block or file: reads it ``chunk_rows`` rows at a time --
 slices of the block, or ``ParquetFile.iter_batches(batch_size=chunk_rows)`` --, feeds each
-chunk to an exact binary ``AUROC`` twin and puts the chunk's sorted runs in the object store
-(``ray.put``) before it reads the next chunk; returns the chunks' references and their samples)
-``-> edges`` (the driver places them from the samples, a few hundred ranks per chunk; with
-given edges the source task instead cuts each chunk's runs at once and puts its R pieces)
-``-> split`` (one task per chunk with R + 1 returns: each range's piece as its own object, and
-their weights) ``-> totals`` (round one: the driver fetches R pairs of numbers per chunk and
-gets each range's offsets) ``-> range`` (round two: one task per range takes only that range's
-object of every chunk, merges the pieces -- the only place a range is whole -- and returns its
-summary) ``-> combine`` on the driver.
+chunk to an exact binary ``AUROC`` twin and yields the chunk's sorted runs; last, the chunks'
+samples, a few hundred ranks each) ``-> edges`` (placed by the driver from the samples, or
+given) ``-> split`` (one task per source, given its chunks' runs read in place: yields, range by
+range, the list of that range's pieces of every chunk -- a copy of just that range's -- and
+last their weights) ``-> totals`` (round one: the driver fetches R pairs of numbers per source
+and gets each range's offsets) ``-> range`` (round two: one task per range takes only that
+range's object of every source, merges the pieces -- the only place a range is whole -- and
+returns its summary) ``-> combine`` on the driver.
 
 Memory: a source task holds one chunk being validated and sorted and its runs (a Ray block
 itself is read in place from the object store; a file task also holds pyarrow's read of the
-row group's column chunks); a split task one chunk's runs (read in place) and their pieces; a
-range task its pieces (read in place when local) and their merge; the object store holds every
-chunk's runs until its pieces are written, then the pieces until their range is summarised
-(the whole state once, spilled to disk by Ray when full); the driver O(chunks x R) numbers
-(plus the curves, which are the output).
+chunk); a split task one range's pieces being written (the runs are read in place); a range
+task its pieces (read in place when local) and their merge; the object store holds every
+chunk's runs until its source's pieces are written, then the pieces until their range is
+summarised (the whole state once, spilled to disk by Ray when full); the driver O(sources x R)
+references and numbers and the samples (plus the curves, which are the output). Objects: one
+per chunk, R + 1 per source (per-chunk pieces cost Ray ~0.8 s of CPU more per 10M rows at R =
+16: measured, not kept).
 """
 
 from __future__ import annotations
@@ -38,10 +41,6 @@ from streammetrics._core.metric import trusted_states
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .plan import Plan
-
-#: What a source task gives per chunk: the reference of its runs and their sample (sampled
-#: edges), or the references of its R pieces and their weights (given edges).
-Chunk = tuple[Any, Any]
 
 
 def _file_chunks(path: str, fs: Any, columns: list[str], chunk_rows: int) -> Iterator[Any]:
@@ -59,31 +58,30 @@ def _file_chunks(path: str, fs: Any, columns: list[str], chunk_rows: int) -> Ite
 
 
 def _source_task(source: Any, fs: Any, plan: Plan, chunk_rows: int, where: str,
-                 edges: np.ndarray | None, sample_size: int) -> list[Chunk]:
+                 sample_size: int) -> Iterator[Any]:
     """One block (an Arrow table; ``fs`` None) or one Parquet file (a path on ``fs``), chunk by
-    chunk: each chunk's runs (or, with ``edges``, their R pieces) put in the object store before
-    the next chunk is read."""
-    import ray
-
+    chunk, as a Ray generator task (``num_returns="streaming"``: each value yielded is stored
+    as its own object, owned by the driver, before the next chunk is read): each chunk's sorted
+    runs, then, last, their samples."""
     frames = (ranked_engine.row_chunks(source, chunk_rows) if fs is None
               else _file_chunks(source, fs, plan.columns(), chunk_rows))
-    out: list[Chunk] = []
+    samples: list[Any] = []
     with trusted_states():
         for runs in ranked_engine.iter_chunk_runs(frames, plan, where):
-            if edges is None:
-                out.append((ray.put(runs), ranked_engine.run_sample(runs, sample_size)))
-            else:
-                split = ranked_engine.split_chunks([runs], edges)
-                out.append(([ray.put(p) for p in split], ranked_engine.chunk_totals(split)))
+            samples.append(ranked_engine.run_sample(runs, sample_size))
+            yield runs
             del runs
-    return out
+    yield samples
 
 
-def _split_task(runs: ranked_engine.Runs, edges: np.ndarray) -> list[Any]:
-    """The R lists of pieces of one chunk's runs (each its own return value: a copy of just
-    that range's piece) and their weights."""
-    split = ranked_engine.split_chunks([runs], edges)
-    return [*split, ranked_engine.chunk_totals(split)]
+def _split_task(edges: np.ndarray, *chunks: ranked_engine.Runs) -> Iterator[Any]:
+    """One source's chunks (read in place from the object store) cut at ``edges``, as a Ray
+    generator task: per range, the list of its pieces of every chunk (a copy of just that
+    range's pieces, stored before the next range is cut), then, last, their weights."""
+    split = ranked_engine.split_chunks(chunks, edges)  # views
+    totals = ranked_engine.chunk_totals(split)
+    yield from (pieces for pieces in split)  # a generator: Ray sends into it (a list's iterator has no send)
+    yield totals
 
 
 def _range_task(offset: tuple[float, float, float], totals: tuple[float, float], curves: bool,
@@ -116,27 +114,26 @@ def _sources(data: Any, req: common.RankedRequest) -> list[tuple[Any, Any, str]]
 
 
 def split_refs(data: Any, req: common.RankedRequest) -> tuple[list[list[Any]], list[tuple[float, float]]]:
-    """Per chunk, the object references of its R pieces; and each range's (P_r, N_r)."""
+    """Per block or file, the object references of its R pieces; and each range's (P_r, N_r)."""
     import ray
 
-    source_task = ray.remote(_source_task)
+    source_task = ray.remote(_source_task).options(num_returns="streaming")
+    split_task = ray.remote(_split_task).options(num_returns="streaming")
     plan = ray.put(req.plan)
-    chunks: list[Chunk] = [c for part in get([
-        source_task.remote(s, fs, plan, req.chunk_rows, where, req.edges, req.sample_size)
-        for s, fs, where in _sources(data, req)]) for c in part]
-    if req.edges is not None:
-        pieces, per_chunk = [c[0] for c in chunks], [c[1] for c in chunks]
-    else:
-        edges = ranked_engine.range_edges([c[1] for c in chunks], req.n_ranges)
-        split_task = ray.remote(_split_task).options(num_returns=req.n_ranges + 1)
-        # R + 1 returns: a list of R + 1 object references per chunk
-        split: list[Any] = [split_task.remote(c[0], edges) for c in chunks]
-        del chunks  # each chunk's runs are freed once its pieces are written
-        pieces = [s[:-1] for s in split]
-        per_chunk = get([s[-1] for s in split])
-    if not per_chunk:
+    running: list[Any] = [source_task.remote(s, fs, plan, req.chunk_rows, where, req.sample_size)
+                          for s, fs, where in _sources(data, req)]  # all submitted before any waits
+    chunks = [list(refs) for refs in running]  # per source: its chunks' runs, then their samples
+    samples: list[list[Any]] = get([refs[-1] for refs in chunks])  # a refused row raises here
+    edges = req.edges if req.edges is not None else ranked_engine.range_edges(
+        [smp for per_source in samples for smp in per_source], req.n_ranges)
+    splitting: list[Any] = [split_task.remote(edges, *refs[:-1]) for refs in chunks if len(refs) > 1]
+    del chunks, running  # each chunk's runs are freed once its source's pieces are written
+    split = [list(refs) for refs in splitting]
+    pieces = [refs[:-1] for refs in split]
+    per_source = get([refs[-1] for refs in split])
+    if not per_source:
         return pieces, [(0.0, 0.0)] * req.n_ranges
-    return pieces, ranked_engine.add_totals(per_chunk)
+    return pieces, ranked_engine.add_totals(per_source)
 
 
 def range_summaries(data: Any, req: common.RankedRequest) -> common.Summaries:

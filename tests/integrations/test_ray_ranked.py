@@ -89,8 +89,8 @@ def test_errors_as_the_dask_one() -> None:
 
 
 def test_a_range_task_gets_only_its_pieces() -> None:
-    """What travels: each chunk's piece of range r holds exactly its scores in [e_r-1, e_r); a
-    range's pieces hold about 1/R of the scores; the driver fetches R pairs per chunk."""
+    """What travels: block b's piece of range r holds exactly b's scores in [e_r-1, e_r); a
+    range's pieces hold about 1/R of the scores; the driver fetches R pairs per block."""
     rng = np.random.default_rng(11)
     n, ranges = 20_000, 8
     df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.normal(size=n)})
@@ -99,11 +99,11 @@ def test_a_range_task_gets_only_its_pieces() -> None:
                                 sample_size=256, chunk_rows=1000, available=["y", "p"])
     pieces, totals = ray_ranked.split_refs(ray.data.from_pandas(blocks), req)
     assert len(totals) == ranges and sum(t[0] + t[1] for t in totals) == n
-    # each range's object of a chunk (1000 rows each): its piece of the chunk
+    # each range's object of a block: its pieces of the block's chunks (1000 rows each)
     objects = [ray.get(refs) for refs in pieces]
-    assert all(p[0].shape[0] + p[2].shape[0] <= 1000 for chunk in objects for obj in chunk for p in obj)
-    sizes = np.array([[sum(p[0].shape[0] + p[2].shape[0] for p in obj) for obj in chunk] for chunk in objects])
-    assert sizes.shape[1] == ranges  # one piece per range of each chunk
+    assert all(p[0].shape[0] + p[2].shape[0] <= 1000 for block in objects for obj in block for p in obj)
+    sizes = np.array([[sum(p[0].shape[0] + p[2].shape[0] for p in obj) for obj in block] for block in objects])
+    assert sizes.shape[1] == ranges  # one piece per range of each block Ray made
     assert sizes.sum() == n
     per_range = sizes.sum(axis=0)
     assert per_range.max() <= 1.25 * n / ranges, per_range
@@ -143,34 +143,34 @@ def test_parquet_files_uneven_row_groups_equal_sklearn_and_single_process(tmp_pa
 
 
 def test_file_and_block_tasks_hold_one_chunk(tmp_path: Any) -> None:
-    """Issue #32 item 2: a file's (or a block's) task puts each chunk's sorted runs in the object store before
-    reading the next and returns only their references (and samples): every object is one
-    chunk of at most chunk_rows scores, however large the row groups and files."""
+    """Issue #32 item 2: a file's (or a block's) task yields each chunk's sorted runs as its own
+    object (a Ray generator task: stored before the next chunk is read), then their samples:
+    every object is one chunk of at most chunk_rows scores, however large the row groups,
+    files or blocks; the split task then yields one range's pieces at a time."""
+    import pyarrow as pa
+
     frames = [cases.frame(n, 60 + i, 1000) for i, n in enumerate((2_500, 1_100))]
     _write(tmp_path, frames, [[2_000, 500], [1_100]])
     fs_files = range_counts.parquet_files(str(tmp_path))
+    assert fs_files is not None
+    fs, files = fs_files
+    task = ray.remote(ray_ranked._source_task).options(num_returns="streaming")
+    split = ray.remote(ray_ranked._split_task).options(num_returns="streaming")
+    block = ray.put(pa.Table.from_pandas(frames[0][["y", "p"]], preserve_index=False))
     req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=4,
                                 sample_size=16, chunk_rows=300, available=["y", "p", "w"])
-    task = ray.remote(ray_ranked._source_task)
-    fs, files = fs_files
-    for f, df in zip(files, frames, strict=True):
-        out = ray.get(task.remote(f, fs, req.plan, 300, f, None, 16))
-        assert all(isinstance(ref, ray.ObjectRef) for ref, _ in out)
-        chunks = ray.get([ref for ref, _ in out])
+    for source, where, df in [(files[0], files[0], frames[0]), (files[1], files[1], frames[1]),
+                              (block, "Ray block 0", frames[0])]:
+        refs = list(task.remote(source, None if source is block else fs, req.plan, 300, where, 16))
+        chunks, samples = ray.get(refs[:-1]), ray.get(refs[-1])
         assert [c[0].shape[0] + c[2].shape[0] for c in chunks] == [min(300, len(df) - a) for a in range(0, len(df), 300)]
+        assert len(samples) == len(chunks)
+        cut = list(split.remote(np.array([0.25, 0.5, 0.75]), *refs[:-1]))
+        assert len(cut) == 4 + 1
+        pieces, totals = ray.get(cut[:-1]), ray.get(cut[-1])
+        assert all(len(p) <= len(chunks) for p in pieces) and sum(p + n for p, n in totals) == len(df)
     pieces, totals = ray_ranked.split_refs(fs_files, req)
-    assert len(pieces) == 9 + 4 and sum(t[0] + t[1] for t in totals) == 3_600
-    # a Ray block (an Arrow table in the object store, read in place) likewise, and with given
-    # edges each chunk's R pieces are put by the block's task itself
-    import pyarrow as pa
-
-    block = ray.put(pa.Table.from_pandas(frames[0][["y", "p"]], preserve_index=False))
-    out = ray.get(task.remote(block, None, req.plan, 300, "Ray block 0", None, 16))
-    assert [sum(r.shape[0] for r in ray.get(ref)[::2]) for ref, _ in out] == [300] * 8 + [100]
-    edges = np.array([0.25, 0.5, 0.75])
-    out = ray.get(task.remote(block, None, req.plan, 300, "Ray block 0", edges, 16))
-    assert len(out) == 9 and all(len(refs) == 4 and len(tot) == 4 for refs, tot in out)
-    assert sum(p + n for _, tot in out for p, n in tot) == 2_500
+    assert len(pieces) == 2 and sum(t[0] + t[1] for t in totals) == 3_600
 
 
 def test_parquet_null_names_file_and_row(tmp_path: Any) -> None:
