@@ -19,13 +19,16 @@ equal the single-process ones (AUROC and AP exactly).
 
 Run (about 2 minutes on a quiet 2-core machine; writes the 10M rows on first use):
 ``python -m benchmarks.bench_engines --data /tmp/engines-10m``
-(``--engines single,dask1,dask,dask1_malloc,dask_malloc,spark,spark_states,spark_arrow,ray`` to
-choose; ``spark``: the files read by pyarrow in the Python tasks -- here (exact binary AUROC and AP
-beside F1 and the confusion matrix) by score ranges, only counts reaching the driver
+(``--engines single,dask1,dask,dask1_malloc,dask_malloc,spark,spark_states,spark_arrow,ray,ray_files``
+to choose; ``spark``: the files read by pyarrow in the Python tasks -- here (exact binary AUROC and
+AP beside F1 and the confusion matrix) by score ranges, only counts reaching the driver
 (``streammetrics._engines.spark_ranges``); ``spark_states``: the same direct read with the range
 path turned off, every task's state (8 bytes a score) merged on the driver; ``spark_arrow``:
-Spark's reader and ``mapInArrow``, ``direct_parquet=False``). The time of ``spark`` includes
-``spark.read.parquet`` (planning: file listing, schema), which runs in the JVM on the driver.
+Spark's reader and ``mapInArrow``, ``direct_parquet=False``; ``ray``:
+``streammetrics.ray.evaluate(ray.data.read_parquet(DIR))``, ``ray_files``:
+``streammetrics.ray.evaluate_parquet(DIR)``, whose Ray tasks read the row groups with pyarrow
+themselves, no Ray Data). The time of ``spark`` includes ``spark.read.parquet`` (planning: file
+listing, schema), which runs in the JVM on the driver.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "spark_states", "spark_arrow",
-           "ray")
+           "ray", "ray_files")
 #: Worker environment of the ``*_malloc`` Dask runs (see the module docstring).
 MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28,
               "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
@@ -204,17 +207,21 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
             spark.stop()
         return {"seconds": secs, "cpu": cpu, "peak_mb": jvm, "values": values,
                 "note": f"the JVM, driver and executor; Python workers {py:.0f}"}
-    if engine == "ray":
+    if engine in ("ray", "ray_files"):
         import ray
 
-        from streammetrics.ray import evaluate
+        from streammetrics.ray import evaluate, evaluate_parquet
 
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
                  configure_logging=False)
         ray.data.DataContext.get_current().enable_progress_bars = False
         try:
-            secs, cpu, values = _timed(
-                lambda: evaluate(ray.data.read_parquet(str(root)), _metrics(), label="y", score="p"), repeat)
+            if engine == "ray":
+                secs, cpu, values = _timed(
+                    lambda: evaluate(ray.data.read_parquet(str(root)), _metrics(), label="y", score="p"), repeat)
+            else:
+                secs, cpu, values = _timed(
+                    lambda: evaluate_parquet(str(root), _metrics(), label="y", score="p"), repeat)
             probe = ray.remote(lambda: (os.getpid(), _maxrss_mb()))
             peaks = dict(ray.get([probe.remote() for _ in range(16)]))
         finally:
@@ -239,7 +246,8 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
              "dask_malloc": ("streammetrics.dask, workers' malloc tuned", 2),
              "spark": ("streammetrics.spark, local[2]", 2),
              "spark_states": ("streammetrics.spark, local[2], range path off (states merged)", 2),
-             "spark_arrow": ("streammetrics.spark, local[2], direct_parquet=False (mapInArrow)", 2), "ray": ("streammetrics.ray", 2)}
+             "spark_arrow": ("streammetrics.spark, local[2], direct_parquet=False (mapInArrow)", 2), "ray": ("streammetrics.ray", 2),
+             "ray_files": ("streammetrics.ray.evaluate_parquet (pyarrow in Ray tasks)", 2)}
     single_s = single_cpu = None
     for engine in engines:
         load = os.getloadavg()[0]

@@ -33,10 +33,12 @@ peaks, the time, and the values against scikit-learn's ``roc_auc_score`` /
 ``average_precision_score`` on the same rows (computed in the parent process).
 
 Run (about 5 minutes per engine at the default 40M rows on 2 quiet cores):
-``python -m benchmarks.bench_ranked_memory_engines [--engines spark,ray] [--rows N] [--files F]
+``python -m benchmarks.bench_ranked_memory_engines [--engines spark,ray,ray_files] [--rows N] [--files F]
 [--headroom H] [--ranges R] [--partitions P] [--blocks B] [--chunk-rows C] [--data DIR]``
 (``--partitions``: Spark partitions, default 2, one per worker slot; ``--blocks``: Ray blocks,
-default one per file, put in the object store by the driver before the run).
+default one per file, put in the object store by the driver before the run; ``ray_files``:
+Ray's ``evaluate_ranked`` given the Parquet files, read by its tasks ``chunk_rows`` rows at a
+time, no Ray Data).
 """
 
 from __future__ import annotations
@@ -213,7 +215,7 @@ def _ray() -> Any:
     return ray
 
 
-def run_ray(root: Path, args: argparse.Namespace, share_mib: float) -> dict[str, Any]:
+def run_ray(root: Path, args: argparse.Namespace, share_mib: float, files: bool = False) -> dict[str, Any]:
     from streammetrics.ray import evaluate_ranked
 
     tiny = _tiny(root)
@@ -221,6 +223,17 @@ def run_ray(root: Path, args: argparse.Namespace, share_mib: float) -> dict[str,
     try:
         evaluate_ranked(ray.data.read_parquet(str(tiny)), _metrics(), label="y", score="p", ranges=4)
         idle = _idle("ray")
+        pool = [str(p) for p in idle if _cmdline(p).startswith("ray::IDLE")]
+        base = max(s["VmData"] for p, s in idle.items() if _cmdline(p).startswith("ray::IDLE"))
+        cap = int(base + args.headroom * share_mib)
+        if files:  # ray_files: the tasks read the Parquet files themselves, chunk by chunk
+            out = _timed_run("ray", lambda: evaluate_ranked(str(root / "*.parquet"), _metrics(), label="y",
+                                                            score="p", ranges=args.ranges,
+                                                            chunk_rows=args.chunk_rows), cap_data=cap)
+            n = len(list(root.glob("*.parquet")))
+            return {**out, "idle": idle, "workers": pool, "baseline": base,
+                    "baseline_kind": "VmData (RLIMIT_DATA)", "cap": cap,
+                    "pieces": f"{n} Parquet files read by the tasks", "jvm": 0.0}
         # the blocks put in the object store by the driver, one file each (as a materialized
         # read_parquet would leave them), so that no worker has read anything before the run
         import pyarrow as pa
@@ -232,9 +245,6 @@ def run_ray(root: Path, args: argparse.Namespace, share_mib: float) -> dict[str,
                 for g in groups if g]
         ds = ray.data.from_arrow_refs(refs)
         blocks = len(refs)
-        pool = [str(p) for p in idle if _cmdline(p).startswith("ray::IDLE")]
-        base = max(s["VmData"] for p, s in idle.items() if _cmdline(p).startswith("ray::IDLE"))
-        cap = int(base + args.headroom * share_mib)
         out = _timed_run("ray", lambda: evaluate_ranked(ds, _metrics(), label="y", score="p",
                                                         ranges=args.ranges, chunk_rows=args.chunk_rows),
                          cap_data=cap)
@@ -262,8 +272,8 @@ def _timed_run(engine: str, fn: Any, cap_data: int | None = None) -> dict[str, A
 
 def _ours(engine: str, titles: set[str]) -> bool:
     """Whether a worker ran evaluate_ranked's tasks (Ray: not its agents, actors, idle pool)."""
-    return engine == "spark" or any(t.startswith(("ray::_runs_task", "ray::_split_task", "ray::_range_task",
-                                                  "ray::sample_chunks")) for t in titles)
+    return engine == "spark" or any(t.startswith(("ray::_source_task", "ray::_split_task", "ray::_range_task"))
+                                    for t in titles)
 
 
 def one(engine: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -272,8 +282,10 @@ def one(engine: str, args: argparse.Namespace) -> dict[str, Any]:
     root = str(Path(__file__).resolve().parent.parent)  # workers import this checkout's package
     os.environ["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
     share_mib = args.rows * 8 / MIB / args.workers
-    fn = run_spark if engine == "spark" else run_ray
-    out = fn(args.data, args, share_mib)
+    if engine == "spark":
+        out = run_spark(args.data, args, share_mib)
+    else:
+        out = run_ray(args.data, args, share_mib, files=engine == "ray_files")
     out["idle"] = {str(k): v for k, v in out["idle"].items()}
     return out
 
@@ -334,7 +346,7 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--arrow-pool", default="system")
     ap.add_argument("--data", type=Path, default=None)
     ap.add_argument("--quick", action="store_true", help="2M rows in 4 files (run_all --quick)")
-    ap.add_argument("--one", choices=("spark", "ray"), default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--one", choices=("spark", "ray", "ray_files"), default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.quick:
         args.rows, args.files = 2_000_000, 4

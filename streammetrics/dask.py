@@ -222,37 +222,6 @@ def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: b
     return level[0]
 
 
-def _parquet_files(path: Any) -> tuple[Any, list[str]] | None:
-    """The Parquet files of ``path`` (a path, directory, glob or list of them) and their fsspec
-    filesystem, as ``dask.dataframe.read_parquet`` finds them (names starting with ``_`` or
-    ``.`` skipped); None where only that reader knows (hive-partitioned directories, mixed
-    filesystems, other objects)."""
-    import os
-
-    from fsspec.core import has_magic, url_to_fs
-
-    paths = [path] if isinstance(path, str | os.PathLike) else path
-    if not isinstance(paths, list | tuple) or not paths:
-        return None
-    fs: Any = None
-    files: list[str] = []
-    for p in paths:
-        if not isinstance(p, str | os.PathLike):
-            return None
-        here, root = url_to_fs(os.fspath(p))
-        if fs is not None and here is not fs:
-            return None
-        fs = here
-        found = sorted(fs.glob(root)) if has_magic(root) else (
-            sorted(fs.find(root)) if fs.isdir(root) else [root])
-        for name in found:
-            if "=" in name[len(root):]:  # hive partitioning: columns from directory names
-                return None
-            if not name.rsplit("/", 1)[-1].startswith(("_", ".")):
-                files.append(name)
-    return (fs, files) if files else None
-
-
 def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Request) -> Any:
     """:func:`evaluate_parquet`'s range path with the files read by pyarrow in the tasks (row
     groups straight to numpy: no DataFrame, no ``read_parquet`` graph), or None where the
@@ -261,7 +230,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     import numpy as np
     import pyarrow.parquet as pq
 
-    found = _parquet_files(path)
+    found = range_counts.parquet_files(path)
     if found is None:
         return None
     fs, files = found

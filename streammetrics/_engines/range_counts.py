@@ -235,6 +235,40 @@ def parquet_footers(files: Sequence[str], fs: Any) -> list[Any]:
     return out
 
 
+def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
+    """The Parquet files of ``path`` (a path, directory, glob or list of them) and their fsspec
+    filesystem, as ``dask.dataframe.read_parquet`` finds them (below a directory, files and
+    directories whose name starts with ``_`` or ``.`` skipped; sorted); None where only a
+    dataset reader knows (hive-partitioned directories, mixed filesystems, other objects, no
+    file). O(files listed)."""
+    import os
+
+    from fsspec.core import has_magic, url_to_fs
+
+    paths = [path] if isinstance(path, str | os.PathLike) else path
+    if not isinstance(paths, list | tuple) or not paths:
+        return None
+    fs: Any = None
+    files: list[str] = []
+    for p in paths:
+        if not isinstance(p, str | os.PathLike):
+            return None
+        here, root = url_to_fs(os.fspath(p))
+        if fs is not None and here is not fs:
+            return None
+        fs = here
+        tree = not has_magic(root) and fs.isdir(root)
+        found = sorted(fs.find(root)) if tree else sorted(fs.glob(root)) if has_magic(root) else [root]
+        for name in found:
+            if tree and "=" in name[len(root):]:  # hive partitioning: columns from directory names
+                return None
+            # below a directory, every name under it (_tiny/x.parquet, .cache/...); else the file's
+            below = name[len(root):].strip("/").split("/") if tree else [name.rsplit("/", 1)[-1]]
+            if not any(part.startswith(("_", ".")) for part in below):
+                files.append(name)
+    return (fs, files) if files else None
+
+
 def _refuse_nulls(arrays: Sequence[Any], names: Sequence[str], path: str, offset: int) -> None:
     """A null (read as NaN) in a file's column: a ValueError naming the file, column and row."""
     for arr, col in zip(arrays, names, strict=True):

@@ -226,14 +226,14 @@ def test_parquet_read_by_pyarrow_globs_lists_and_fallbacks(tmp_path_factory: Any
     whole = pd.concat(frames, ignore_index=True)
     want = _single(_set(), whole)
     files = [str(tmp_path / f"part-{i}.parquet") for i in range(4)]
-    fs, found = smd._parquet_files(str(tmp_path))
+    fs, found = RC.parquet_files(str(tmp_path))
     assert found == files
-    assert smd._parquet_files(str(tmp_path / "*.parquet"))[1] == files
-    assert smd._parquet_files(files[::-1])[1] == files[::-1]
+    assert RC.parquet_files(str(tmp_path / "*.parquet"))[1] == files
+    assert RC.parquet_files(files[::-1])[1] == files[::-1]
     hive = tmp_path_factory.mktemp("hive")
     (hive / "region=eu").mkdir()
     frames[0].to_parquet(hive / "region=eu" / "a.parquet", index=False)
-    assert smd._parquet_files(str(hive)) is None
+    assert RC.parquet_files(str(hive)) is None
     read = []
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
         mp.setattr(RC, "range_count", lambda: 3)

@@ -19,7 +19,8 @@ from streammetrics._engines.plan import Columns
 from streammetrics._engines.request import WIDER, Request, engine_evaluate, make_run
 
 EVALUATES = {"dask.evaluate": sm_dask.evaluate, "dask.evaluate_parquet": sm_dask.evaluate_parquet,
-             "spark.evaluate": sm_spark.evaluate, "ray.evaluate": sm_ray.evaluate}
+             "spark.evaluate": sm_spark.evaluate, "ray.evaluate": sm_ray.evaluate,
+             "ray.evaluate_parquet": sm_ray.evaluate_parquet}
 
 
 @pytest.mark.parametrize("name", sorted(EVALUATES))

@@ -122,3 +122,157 @@ def test_as_frame_is_a_dataset_of_the_values() -> None:
     table = evaluate(_dataset(df, 2), sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), label="y", score="p",
                      as_frame=True).to_pandas()
     assert dict(zip(table.metric, table.value, strict=True)) == values
+
+
+# --- evaluate_parquet: Ray tasks read the files with pyarrow; exact AUROC / AP by score ranges ---
+
+def _ranked_set(order: str = "ranked first", ignore: int | None = None) -> sm.MetricSet:
+    ranked = {"auroc": sm.AUROC(ignore_index=ignore), "ap": sm.AveragePrecision(ignore_index=ignore)}
+    rest = {"f1": sm.F1(ignore_index=ignore), "cm": sm.ConfusionMatrix(ignore_index=ignore)}
+    if order == "only ranked":
+        return sm.MetricSet(ranked)
+    return sm.MetricSet({**ranked, **rest} if order == "ranked first" else {**rest, **ranked})
+
+
+def _write(folder, frames: list[pd.DataFrame], groups: list[list[int]]) -> None:
+    """Each frame as one file whose row groups have the given (uneven, possibly 0) sizes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for i, (df, sizes) in enumerate(zip(frames, groups, strict=True)):
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        with pq.ParquetWriter(folder / f"part-{i}.parquet", table.schema) as writer:
+            at = 0
+            for n in sizes:
+                if n:
+                    writer.write_table(table.slice(at, n))
+                at += n
+
+
+def _recorded(fn):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = fn()
+    return values, sorted(str(w.message) for w in caught)
+
+
+def _range_calls(monkeypatch, ranges: int | None = None) -> list[int]:
+    """Count the driver's calls of the range path (and fix its number of ranges)."""
+    from streammetrics._engines import ray_ranges
+
+    calls: list[int] = []
+    real = ray_ranges.evaluate_files
+    monkeypatch.setattr(ray_ranges, "evaluate_files", lambda *a: calls.append(1) or real(*a))
+    if ranges is not None:
+        monkeypatch.setattr(ray_ranges, "range_count", lambda: ranges)
+    return calls
+
+
+@pytest.mark.parametrize(("order", "ranges", "ignore"), [("ranked first", None, None), ("rest first", 1, None),
+                                                         ("only ranked", 5, None), ("ranked first", 3, -1)])
+def test_parquet_ranges_equal_one_process_bit_for_bit(tmp_path, monkeypatch, order, ranges, ignore) -> None:
+    """Uneven row groups, an empty file and an empty row group, ties (scores on 100 levels),
+    ignored labels and files below ``_tiny/`` and ``.cache/`` (skipped): the values and warnings
+    of one MetricSet over the same rows, and sklearn's."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    calls = _range_calls(monkeypatch, ranges)
+    rng = np.random.default_rng(41)
+    sizes = [[700, 1, 2_000], [0], [5, 0, 3_000], [1_500]]
+    frames = [pd.DataFrame({"y": rng.integers(0, 2, sum(s)), "p": rng.random(sum(s)).round(2)}) for s in sizes]
+    if ignore is not None:
+        frames[2].loc[::7, "y"] = ignore
+    _write(tmp_path, frames, sizes)
+    for hidden in ("_tiny", ".cache"):  # files below a directory named _... or .... are not rows
+        (tmp_path / hidden).mkdir()
+        _write(tmp_path / hidden, [frames[0]], [[len(frames[0])]])
+    whole = pd.concat(frames, ignore_index=True)
+    got = _recorded(lambda: sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(order, ignore), label="y", score="p"))
+    want = _recorded(lambda: _ranked_set(order, ignore).update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
+    assert calls == [1]
+    assert list(got[0]) == list(want[0]) and got[1] == want[1]
+    for k in want[0]:
+        assert np.array_equal(np.asarray(got[0][k]), np.asarray(want[0][k])), k
+    kept = whole[whole.y != ignore] if ignore is not None else whole
+    assert abs(got[0]["auroc"] - roc_auc_score(kept.y, kept.p)) <= 1e-12
+    assert abs(got[0]["ap"] - average_precision_score(kept.y, kept.p)) <= 1e-12
+    if order == "ranked first" and ignore is None:  # one metric, and the values as a Dataset
+        one = sm.ray.evaluate_parquet(str(tmp_path), sm.AUROC(), label="y", score="p")
+        assert one == want[0]["auroc"]
+        table = sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p", as_frame=True)
+        rows = table.to_pandas()
+        assert dict(zip(rows.metric, rows.value, strict=False))["ap"] == want[0]["ap"]
+        assert calls == [1, 1, 1]
+
+
+def test_parquet_one_class_and_no_rows(tmp_path, monkeypatch) -> None:
+    calls = _range_calls(monkeypatch)
+    df = pd.DataFrame({"y": np.zeros(50, dtype=np.int64), "p": np.linspace(0, 1, 50)})
+    _write(tmp_path, [df, df.iloc[:0]], [[20, 30], [0]])
+    got = _recorded(lambda: sm.ray.evaluate_parquet(str(tmp_path / "*.parquet"), _ranked_set(), label="y", score="p"))
+    want = _recorded(lambda: _ranked_set().update(df.y.to_numpy(), df.p.to_numpy()).compute())
+    assert calls == [1] and got[1] == want[1] and any("AUROC" in w for w in want[1])
+    for k in want[0]:
+        assert np.array_equal(np.asarray(got[0][k]), np.asarray(want[0][k]), equal_nan=True), k
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _write(empty, [df.iloc[:0]], [[0]])
+    got = _recorded(lambda: sm.ray.evaluate_parquet(str(empty), _ranked_set(), label="y", score="p"))
+    want = _recorded(lambda: _ranked_set().compute())
+    assert got[1] == want[1]
+    for k in want[0]:
+        assert np.array_equal(np.asarray(got[0][k]), np.asarray(want[0][k]), equal_nan=True), k
+
+
+@pytest.mark.parametrize("column", ["y", "p"])
+def test_parquet_null_names_file_and_row(tmp_path, monkeypatch, column) -> None:
+    calls = _range_calls(monkeypatch, 2)
+    rng = np.random.default_rng(43)
+    frames = [pd.DataFrame({"y": rng.integers(0, 2, n).astype(float), "p": rng.random(n)}) for n in (300, 500)]
+    frames[1].loc[412, column] = np.nan  # row group 2 of file 1: row 412 of that file
+    _write(tmp_path, frames, [[300], [100, 300, 100]])
+    with pytest.raises(ValueError, match=rf"nulls: column '{column}' is null \(or NaN\) at row 412 of "
+                                         rf".*part-1\.parquet"):
+        sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
+    assert calls == [1]
+    if column == "y":  # a bad label: one process's error, raised as itself
+        frames[1].loc[412, "y"] = 2.0
+        _write(tmp_path, frames, [[300], [100, 300, 100]])
+        with pytest.raises(ValueError) as one:
+            _ranked_set().update(frames[1].y.to_numpy(), frames[1].p.to_numpy())
+        with pytest.raises(ValueError) as engine:
+            sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
+        assert str(engine.value).split(";")[0] == str(one.value).split(";")[0]
+        frames[1].loc[412, "y"] = np.nan
+        _write(tmp_path, frames, [[300], [100, 300, 100]])
+    ranged = len(calls)
+    with pytest.warns(Warning, match=r"skipped 1 row"):  # nulls="skip": the general path
+        got = sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p", nulls="skip")
+    whole = pd.concat(frames, ignore_index=True).dropna()
+    cases.assert_same(got, _ranked_set().update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
+    assert len(calls) == ranged
+
+
+@pytest.mark.parametrize("case", ["weight", "by", "partial_auc", "read_kwargs"])
+def test_parquet_other_cases_take_the_general_path(tmp_path, monkeypatch, case) -> None:
+    calls = _range_calls(monkeypatch)
+    df = cases.classification_frame(600, seed=45)
+    df["region"] = np.where(df.index % 3 == 0, "a", "b")
+    _write(tmp_path, [df.iloc[:250], df.iloc[250:]], [[100, 150], [350]])
+    metrics = _ranked_set()
+    kwargs: dict = {"label": "y", "score": "p"}
+    if case == "weight":
+        kwargs["weight"] = "w"
+    elif case == "by":
+        kwargs["by"] = "region"
+    elif case == "partial_auc":
+        metrics = sm.MetricSet(auroc=sm.AUROC(max_fpr=0.5), ap=sm.AveragePrecision())
+    else:
+        kwargs["read_kwargs"] = {}
+    got = sm.ray.evaluate_parquet(str(tmp_path), metrics.copy(), **kwargs)
+    kwargs.pop("read_kwargs", None)
+    want = evaluate(ray.data.from_pandas(df), metrics.copy(), **kwargs)
+    cases.assert_same(got, want)
+    assert calls == []

@@ -1,6 +1,7 @@
 """streammetrics.ray.evaluate_ranked against a real local Ray: scikit-learn and the single
-process on random blocks with ties, weights, empty blocks, one class, given edges; the errors of
-the Dask one; and what travels: each range task is given only its range's piece of each block."""
+process on random blocks with ties, weights, empty blocks, one class, given edges, and on Parquet
+files with uneven row groups read by the tasks; the errors of the Dask one; and what travels:
+each range task is given only its range's piece of each chunk, each chunk its own object."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ pytest.importorskip("ray.data")
 import ranked_cases as cases  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
-from streammetrics._engines import ranked_common, ray_ranked  # noqa: E402
+from streammetrics._engines import range_counts, ranked_common, ray_ranked  # noqa: E402
 from streammetrics.ray import evaluate_ranked  # noqa: E402
 
 
@@ -108,3 +109,78 @@ def test_a_range_task_gets_only_its_pieces() -> None:
     assert per_range.max() <= 1.25 * n / ranges, per_range
     summaries, _ = ray_ranked.range_summaries(ray.data.from_pandas(blocks), req)
     assert [s.n_scores for s in summaries] == per_range.tolist()
+
+
+# --- Parquet files read by the tasks (pyarrow, no Ray Data), chunk by chunk ---
+
+def _write(folder: Any, frames: list[pd.DataFrame], groups: list[list[int]]) -> None:
+    """Each frame as one file whose row groups have the given (uneven, possibly 0) sizes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for i, (df, sizes) in enumerate(zip(frames, groups, strict=True)):
+        table = pa.Table.from_pandas(df, preserve_index=False)
+        with pq.ParquetWriter(folder / f"part-{i}.parquet", table.schema) as writer:
+            at = 0
+            for n in sizes:
+                if n:
+                    writer.write_table(table.slice(at, n))
+                at += n
+
+
+@pytest.mark.parametrize(("weight", "ranges", "chunk_rows"), [(None, 4, 50), ("w", 3, 1 << 18), (None, [0.3, 0.3, 0.7], 64)])
+def test_parquet_files_uneven_row_groups_equal_sklearn_and_single_process(tmp_path: Any, weight: str | None,
+                                                                          ranges: Any, chunk_rows: int) -> None:
+    sizes = [[120, 1, 300], [0], [7, 0, 260], [90]]
+    frames = [cases.frame(sum(s), 50 + i, 20, "int" if weight is None else "float") for i, s in enumerate(sizes)]
+    _write(tmp_path, frames, sizes)
+    whole = pd.concat(frames, ignore_index=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = evaluate_ranked(str(tmp_path), cases.metrics(), label="y", score="p", weight=weight,
+                              ranges=ranges, chunk_rows=chunk_rows)
+    cases.assert_same(got, whole, weight)
+
+
+def test_file_and_block_tasks_hold_one_chunk(tmp_path: Any) -> None:
+    """Issue #32 item 2: a file's (or a block's) task yields each chunk's sorted runs as its own
+    object (a Ray generator task: stored before the next chunk is read), then their samples:
+    every object is one chunk of at most chunk_rows scores, however large the row groups,
+    files or blocks; the split task then yields one range's pieces at a time."""
+    import pyarrow as pa
+
+    frames = [cases.frame(n, 60 + i, 1000) for i, n in enumerate((2_500, 1_100))]
+    _write(tmp_path, frames, [[2_000, 500], [1_100]])
+    fs_files = range_counts.parquet_files(str(tmp_path))
+    assert fs_files is not None
+    fs, files = fs_files
+    task = ray.remote(ray_ranked._source_task).options(num_returns="streaming")
+    split = ray.remote(ray_ranked._split_task).options(num_returns="streaming")
+    block = ray.put(pa.Table.from_pandas(frames[0][["y", "p"]], preserve_index=False))
+    req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=4,
+                                sample_size=16, chunk_rows=300, available=["y", "p", "w"])
+    for source, where, df in [(files[0], files[0], frames[0]), (files[1], files[1], frames[1]),
+                              (block, "Ray block 0", frames[0])]:
+        refs = list(task.remote(source, None if source is block else fs, req.plan, 300, where, 16))
+        chunks, samples = ray.get(refs[:-1]), ray.get(refs[-1])
+        assert [c[0].shape[0] + c[2].shape[0] for c in chunks] == [min(300, len(df) - a) for a in range(0, len(df), 300)]
+        assert len(samples) == len(chunks)
+        cut = list(split.remote(np.array([0.25, 0.5, 0.75]), *refs[:-1]))
+        assert len(cut) == 4 + 1
+        pieces, totals = ray.get(cut[:-1]), ray.get(cut[-1])
+        assert all(len(p) <= len(chunks) for p in pieces) and sum(p + n for p, n in totals) == len(df)
+    pieces, totals = ray_ranked.split_refs(fs_files, req)
+    assert len(pieces) == 2 and sum(t[0] + t[1] for t in totals) == 3_600
+
+
+def test_parquet_null_names_file_and_row(tmp_path: Any) -> None:
+    frames = [cases.frame(n, 70 + i, 20) for i, n in enumerate((200, 400))]
+    frames[1]["p"] = frames[1]["p"].astype(float)
+    frames[1].loc[333, "p"] = np.nan
+    _write(tmp_path, frames, [[200], [100, 300]])
+    with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 333 of .*part-1\.parquet"):
+        evaluate_ranked(str(tmp_path), sm.AUROC(), label="y", score="p", chunk_rows=64)
+    with pytest.raises(ValueError, match=r"ds: no Parquet file found"):
+        evaluate_ranked(str(tmp_path / "none" / "*.parquet"), sm.AUROC(), label="y", score="p")
+    with pytest.raises(ValueError, match=r"columns \['q'\]"):
+        evaluate_ranked(str(tmp_path), sm.AUROC(), label="q", score="p")

@@ -1,0 +1,111 @@
+"""Exact binary AUROC / AP of :func:`streammetrics.ray.evaluate_parquet` by score ranges, on Ray tasks.
+
+The steps and kernels are those of :mod:`streammetrics._engines.range_counts` (Dask's range path);
+this module only runs them as Ray tasks over Parquet files read by pyarrow (no Ray Data):
+
+``edges`` (on the driver: R - 1 score quantiles of a sample of a few row groups -- at most
+:data:`SAMPLE_FILES` files, one row group each; skipped with one range) ``-> file task`` (one
+per group of at most 4 files, :func:`~streammetrics._engines.range_counts.task_slices`: reads
+the row groups straight into numpy, feeds the set's other members, validates the ranked scores
+as the exact state does and routes them, unsorted, to the R ranges; ``num_returns=R + 1``: the
+other members' state, then each range's piece as its own object) ``-> range task`` (one per
+range: takes only that range's object of every file task, sorts it once and counts it,
+:func:`~streammetrics._engines.range_counts.range_counts`) ``-> driver`` (merges the other
+members' states and adds the ranges' counts,
+:func:`~streammetrics._engines.range_counts.final_values`).
+
+Where the edges fall changes only how the work is shared between the range tasks: any edges give
+the single-process values bit for bit (tied scores share a range; the counts are exact). Placing
+them from a few row groups read on the driver saves the round trip (and the copy of every
+score) that sampling in the file tasks would cost; data sorted by score across files still
+spreads, since the sampled files are spread over the list.
+
+Complexity: a file task O(rows) (read, validation, routing O(rows R)); a range task
+O(m log m) for its m scores; the driver O(R + distinct positive scores) and the sample. Memory:
+a file task its files' scores (8 bytes a score) and their pieces; the object store every score
+once (the pieces); the driver 24 bytes per distinct positive score (the AP counts) and the
+other members' states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.metric import trusted_states
+
+from . import range_counts
+from . import ranked as ranked_engine
+from .plan import Plan
+
+#: Files whose middle row group the driver reads to place the range edges.
+SAMPLE_FILES = 4
+#: Scores kept from each sampled row group (evenly spaced).
+SAMPLE_SCORES = 4096
+
+
+def range_count() -> int:
+    """Score ranges for the active Ray cluster: :data:`range_counts.RANGES_PER_THREAD` per CPU
+    (1 with one CPU). O(1)."""
+    import ray
+
+    cpus = int(ray.cluster_resources().get("CPU", 1))
+    return 1 if cpus <= 1 else range_counts.RANGES_PER_THREAD * cpus
+
+
+def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np.ndarray:
+    """R - 1 edges at the score quantiles of the middle row group of up to :data:`SAMPLE_FILES`
+    files spread over ``files`` (:data:`SAMPLE_SCORES` evenly spaced scores of each; NaN
+    dropped). Only the balance of the ranges depends on them. O(sampled row groups)."""
+    if n_ranges <= 1:
+        return np.zeros(0)
+    import pyarrow.parquet as pq
+
+    picks = np.unique(np.linspace(0, len(files) - 1, min(SAMPLE_FILES, len(files))).astype(np.int64))
+    values = []
+    for i in picks:
+        with fs.open(files[int(i)], "rb") as f:
+            reader = pq.ParquetFile(f)
+            if reader.num_row_groups:
+                col = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.score]).column(0)
+                v = np.asarray(col.to_numpy(), dtype=np.float64)
+                v = v[:: max(1, v.shape[0] // SAMPLE_SCORES)]
+                values.append(v[~np.isnan(v)])
+    v = np.concatenate(values) if values else np.zeros(0)
+    return ranked_engine.range_edges([(v, np.ones(v.shape[0]))], n_ranges)
+
+
+def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
+               edges: np.ndarray) -> list[Any]:
+    """The other members' state (or None), then the R routed pieces of ``files``' scores."""
+    with trusted_states():
+        parts = range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan), split, 1)
+        return [parts[0], *range_counts.route_runs(parts, edges)]
+
+
+def _range_task(*pieces: ranked_engine.Runs) -> range_counts.RangeCounts:
+    return range_counts.range_counts(pieces)
+
+
+def evaluate_files(files: Sequence[str], fs: Any, plan: Plan,
+                   split: range_counts.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    """The values of the range path over ``files`` (an fsspec filesystem's Parquet files) and the
+    warnings one process raises (see the module docstring)."""
+    import ray
+
+    from .ray_ranked import get
+
+    n_ranges = range_count()
+    edges = sample_edges(files, fs, plan, n_ranges)
+    file_task = ray.remote(_file_task).options(num_returns=n_ranges + 1)
+    plan_ref, split_ref, fs_ref = ray.put(plan), ray.put(split), ray.put(fs)  # once, not per task
+    parts: list[Any] = [file_task.remote(files[s], fs_ref, plan_ref, split_ref, edges)
+                        for s in range_counts.task_slices(len(files), n_ranges)]
+    range_task = ray.remote(_range_task)
+    ranges = [range_task.remote(*[p[r + 1] for p in parts]) for r in range(n_ranges)]
+    rest = [s for s in get([p[0] for p in parts]) if s is not None]  # a refused row raises here
+    counts = get(ranges)
+    with trusted_states():  # the states were made by the file tasks
+        return range_counts.final_values(rest, counts, split)
