@@ -20,8 +20,9 @@ With the compiled kernels (states of ``min_size`` scores and more,
 :meth:`PositiveCounts.add` adds the new negatives to their bins by one merged walk (O(m log
 gap)) and keeps the new distinct positive scores aside as *pending* thresholds (each with the
 kept threshold it comes before and the negatives at or above it, found by one search per stored
-negative run); the read is one pass over the kept counts and the pending thresholds that writes
-only the average precision terms (O(P + S), no merge, no shift). The pending thresholds are
+negative run); the read is one pass over the kept counts and the pending thresholds that sums
+the average precision terms as ``np.sum`` would and writes no array (O(P + S), no merge, no
+shift). The pending thresholds are
 merged into the kept counts when they outgrow 1/8 of them (O(P), amortised O(m) per batch).
 Both paths give the same counts and the same average precision bit for bit.
 """
@@ -346,9 +347,8 @@ class PositiveCounts:
             return math.nan
         fast = kernels_at(self.total_pos + self.total_neg)
         if fast is not None:
-            step = np.empty(self.pw.shape[0] + self.sk.shape[0], dtype=np.float64)
-            fast.ap_terms(self.pw, self.nb, self.sa, self.sc, self.sh, float(self.total_pos), step)
-            return float(max(0.0, float(np.sum(step))))
+            total = fast.ap_sum(self.pw, self.nb, self.sa, self.sc, self.sh, float(self.total_pos))
+            return float(max(0.0, float(total)))
         self._merge_pending()
         p = self.pw.shape[0]
         step = np.empty(p, dtype=np.float64)
