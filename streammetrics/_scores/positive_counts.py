@@ -314,7 +314,7 @@ class PositiveCounts:
         slot = self.sa + np.arange(s)
         old = np.ones(size, dtype=bool)
         old[slot] = False
-        fp = np.empty(size, dtype=np.int64)  # negatives at or above each merged threshold
+        fp = np.empty(size, dtype=self.nb.dtype)  # negatives at or above each merged threshold
         fp[old] = np.cumsum(self.nb, dtype=self.nb.dtype, out=self.nb)  # (the old bins are replaced below)
         fp[slot] = self.sh
         self.nb = nb = np.empty(size, dtype=self.pw.dtype)
