@@ -20,8 +20,9 @@ With the compiled kernels (states of ``min_size`` scores and more,
 :meth:`PositiveCounts.add` adds the new negatives to their bins by one merged walk (O(m log
 gap)) and keeps the new distinct positive scores aside as *pending* thresholds (each with the
 kept threshold it comes before and the negatives at or above it, found by one search per stored
-negative run); the read is one pass over the kept counts and the pending thresholds that writes
-only the average precision terms (O(P + S), no merge, no shift). The pending thresholds are
+negative run); the read is one pass over the kept counts and the pending thresholds that sums
+the average precision terms as ``np.sum`` would and writes no array (O(P + S), no merge, no
+shift). The pending thresholds are
 merged into the kept counts when they outgrow 1/8 of them (O(P), amortised O(m) per batch).
 Both paths give the same counts and the same average precision bit for bit.
 """
@@ -49,6 +50,17 @@ _READ_BLOCK = 1 << 14
 _PENDING_SHARE = 8
 _PENDING_MIN = 1 << 12
 _NO_INT = np.zeros(0, dtype=np.int64)
+#: The kept per-threshold counts (``pw``, ``nb``) are int32 while the column holds at most this
+#: many samples (every kept count, and every prefix sum formed in place, is at most the column's
+#: total), int64 past it: half the memory traffic of the read, which is one pass over them (a
+#: compiled read of 1M thresholds: 3.9 -> 2.3 ns per threshold), and 8 bytes less per distinct
+#: positive score kept.
+_NARROW_MAX = 2**31 - 1
+
+
+def _count_dtype(total: int) -> type[np.signedinteger[Any]]:
+    """The dtype of the kept counts of a column of ``total`` samples."""
+    return np.int32 if total <= _NARROW_MAX else np.int64
 
 
 def count_ge(group: Group, x: np.ndarray) -> np.ndarray:
@@ -84,8 +96,9 @@ class PositiveCounts:
     read by :meth:`counts` or :meth:`average_precision`. Kept in decreasing score order, per
     distinct positive score ``u[i]`` (stored negated, ``key = -u``, ascending for searches): the
     positives at it (``pw``) and the negatives in ``[u[i], u[i-1])`` (``nb``; the first bin is
-    open above), both int64, so a new negative is one increment and a read forms the
-    cumulative counts by two contiguous integer prefix sums. The compiled path also keeps
+    open above), int32 (int64 past 2**31 - 1 samples: :data:`_NARROW_MAX`), so a new negative
+    is one increment and a read forms the cumulative counts by two contiguous integer prefix
+    sums. The compiled path also keeps
     *pending* thresholds beside them (``sk``, ``sa``, ``sc``, ``sh``: :meth:`_no_pending`), merged
     in by :meth:`counts`, by the numpy path and when they outgrow 1/8 of the kept ones.
     """
@@ -94,10 +107,11 @@ class PositiveCounts:
 
     def __init__(self, counts: ThresholdCounts) -> None:
         self.key = np.negative(counts.thresholds, dtype=np.float64)
-        self.pw = np.diff(np.asarray(counts.tps, dtype=np.int64), prepend=0)
-        self.nb = np.diff(np.asarray(counts.fps, dtype=np.int64), prepend=0)
         self.total_pos = int(counts.total_pos)
         self.total_neg = int(counts.total_neg)
+        dt = _count_dtype(self.total_pos + self.total_neg)
+        self.pw = np.diff(np.asarray(counts.tps, dtype=np.int64), prepend=0).astype(dt)
+        self.nb = np.diff(np.asarray(counts.fps, dtype=np.int64), prepend=0).astype(dt)
         self._no_pending()
 
     def _no_pending(self) -> None:
@@ -119,9 +133,10 @@ class PositiveCounts:
         self = cls.__new__(cls)
         self.total_pos, self.total_neg = int(pos.shape[0]), int(neg.shape[0])
         self._no_pending()
+        dt = _count_dtype(self.total_pos + self.total_neg)
         if not pos.shape[0]:
             self.key = np.zeros(0)
-            self.pw, self.nb = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+            self.pw, self.nb = np.zeros(0, dtype=dt), np.zeros(0, dtype=dt)
             return self
         # the temporaries are made and dropped in an order that keeps at most four arrays of
         # the D distinct scores alive at once (the three kept ones and one more)
@@ -131,7 +146,7 @@ class PositiveCounts:
         ends = np.flatnonzero(last)  # the last of each run of equal scores, ascending
         del last
         d = ends.shape[0]
-        self.pw = np.empty(d, dtype=np.int64)  # multiplicities, decreasing score
+        self.pw = np.empty(d, dtype=dt)  # multiplicities, decreasing score
         pw_up = self.pw[::-1]
         pw_up[0] = ends[0] + 1
         np.subtract(ends[1:], ends[:-1], out=pw_up[1:])
@@ -139,7 +154,7 @@ class PositiveCounts:
         del ends
         below = rank_left(neg, None, u)  # negatives < each: one search
         # negatives in [u[i], u[i-1]) (decreasing score; the first bin open above)
-        self.nb = np.empty(d, dtype=np.int64)
+        self.nb = np.empty(d, dtype=dt)
         nb_up = self.nb[::-1]
         np.subtract(below[1:], below[:-1], out=nb_up[:-1])
         nb_up[-1] = neg.shape[0] - below[-1]
@@ -154,6 +169,7 @@ class PositiveCounts:
         distinct positive score appears. With the compiled kernels (:meth:`_add_compiled`):
         O(m log n + S), no pass over the P kept thresholds except the amortised merge of the
         pending ones."""
+        self._widen(pos.shape[0] + neg.shape[0])
         fast = kernels_at(self.total_pos + self.total_neg + pos.shape[0] + neg.shape[0])
         if fast is not None:
             self._add_compiled(fast, pos, neg, neg_group)
@@ -197,7 +213,7 @@ class PositiveCounts:
         if inner.any():
             ai = af[inner]
             if p <= _PREFIX_PER_SEARCH * ai.shape[0] * max(1, len(neg_group.runs)):
-                ge_above[inner] = np.cumsum(nb)[ai - 1]
+                ge_above[inner] = np.cumsum(nb, dtype=nb.dtype)[ai - 1]
             else:
                 ge_above[inner] = count_ge(neg_group, -key[ai - 1][::-1])[::-1]
         # the threshold above a new one: the previous new one in the same gap, else the old one
@@ -226,6 +242,13 @@ class PositiveCounts:
             del cur
             setattr(self, name, out)
             del out
+
+    def _widen(self, added: int) -> None:
+        """Make the kept counts int64 before ``added`` more samples could take them past int32
+        (:data:`_NARROW_MAX`). O(P) once, O(1) otherwise."""
+        if self.pw.dtype == np.int32 and self.total_pos + self.total_neg + added > _NARROW_MAX:
+            self.pw = self.pw.astype(np.int64)
+            self.nb = self.nb.astype(np.int64)
 
     def _add_compiled(self, fast: Any, pos: np.ndarray, neg: np.ndarray, neg_group: Group) -> None:
         """:meth:`add` by merged walks: the new negatives go to their kept bins
@@ -291,10 +314,10 @@ class PositiveCounts:
         slot = self.sa + np.arange(s)
         old = np.ones(size, dtype=bool)
         old[slot] = False
-        fp = np.empty(size, dtype=np.int64)  # negatives at or above each merged threshold
-        fp[old] = np.cumsum(self.nb, out=self.nb)  # (the old bins are replaced below)
+        fp = np.empty(size, dtype=self.nb.dtype)  # negatives at or above each merged threshold
+        fp[old] = np.cumsum(self.nb, dtype=self.nb.dtype, out=self.nb)  # (the old bins are replaced below)
         fp[slot] = self.sh
-        self.nb = nb = np.empty(size, dtype=np.int64)
+        self.nb = nb = np.empty(size, dtype=self.pw.dtype)
         nb[0] = fp[0]
         np.subtract(fp[1:], fp[:-1], out=nb[1:])
         del fp, nb
@@ -324,9 +347,8 @@ class PositiveCounts:
             return math.nan
         fast = kernels_at(self.total_pos + self.total_neg)
         if fast is not None:
-            step = np.empty(self.pw.shape[0] + self.sk.shape[0], dtype=np.float64)
-            fast.ap_terms(self.pw, self.nb, self.sa, self.sc, self.sh, float(self.total_pos), step)
-            return float(max(0.0, float(np.sum(step))))
+            total = fast.ap_sum(self.pw, self.nb, self.sa, self.sc, self.sh, float(self.total_pos))
+            return float(max(0.0, float(total)))
         self._merge_pending()
         p = self.pw.shape[0]
         step = np.empty(p, dtype=np.float64)
@@ -335,9 +357,9 @@ class PositiveCounts:
         block = max(_READ_BLOCK, -(-p // 16))  # at most 16 blocks: few numpy calls per read
         for lo in range(0, p, block):  # in blocks: the temporaries stay small
             hi = min(lo + block, p)
-            tp = np.cumsum(self.pw[lo:hi])
+            tp = np.cumsum(self.pw[lo:hi], dtype=self.pw.dtype)  # (no overflow: at most the total)
             tp += tp0
-            fp = np.cumsum(self.nb[lo:hi])
+            fp = np.cumsum(self.nb[lo:hi], dtype=self.nb.dtype)
             fp += fp0
             tp0, fp0 = int(tp[-1]), int(fp[-1])
             fp += tp

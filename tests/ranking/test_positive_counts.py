@@ -211,3 +211,47 @@ def test_pending_thresholds_read_merged_and_saved_bit_for_bit(seed, levels, size
         y_m = np.concatenate([y_all] + [b[0][::-1] for b in odd])
         s_m = np.concatenate([s_all] + [b[1][::-1].astype(np.float64) for b in odd])
         np.testing.assert_allclose(reads[1][2], average_precision_score(y_m, s_m), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), limit=st.integers(0, 400), levels=st.sampled_from([0, 4]),
+       sizes=st.lists(st.integers(0, 200), min_size=1, max_size=8), fast=st.booleans())
+def test_kept_counts_widen_from_int32_to_int64_exactly(seed, limit, levels, sizes, fast):
+    # the kept counts are int32 up to _NARROW_MAX samples in the column, int64 past it (here a
+    # small limit stands for 2**31 - 1): before, across and after the switch, every read equals
+    # scikit-learn's and the counts equal a recount, on both kernel paths
+    import streammetrics._scores.positive_counts as pcm
+    from streammetrics._scores.exact.merge_count import compiled_kernels, kernels
+
+    if fast and kernels() is None:
+        return
+    rng = np.random.default_rng(seed)
+    before = pcm._NARROW_MAX
+    pcm._NARROW_MAX = limit
+    try:
+        with compiled_kernels(fast, min_size=0), warnings.catch_warnings():
+            warnings.simplefilter("ignore", sm.UndefinedMetricWarning)  # no positive yet
+            m = sm.AveragePrecision()
+            ys, ss = [], []
+            for n in sizes:
+                y = (rng.random(n) < 0.3).astype(int)
+                s = rng.normal(size=n) + y
+                if levels:
+                    s = np.round(s * levels) / levels
+                m.update(y, s)
+                ys.append(y)
+                ss.append(s)
+                y_all, s_all = np.concatenate(ys), np.concatenate(ss)
+                if y_all.sum() == 0:
+                    continue
+                got = m.compute()
+                np.testing.assert_allclose(got, average_precision_score(y_all, s_all), rtol=1e-12, atol=1e-12)
+                kept = m._state._pcounts[0]
+                want_dtype = np.int32 if y_all.shape[0] <= limit else np.int64
+                assert kept.pw.dtype == want_dtype and kept.nb.dtype == want_dtype
+                c = m._state.counts(0, positive_thresholds=True)
+                want = _recount(m._state, 0)
+                np.testing.assert_array_equal(c.tps, want.tps)
+                np.testing.assert_array_equal(c.fps, want.fps)
+    finally:
+        pcm._NARROW_MAX = before

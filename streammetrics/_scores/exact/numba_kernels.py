@@ -17,10 +17,11 @@ two paths agree bit for bit; tests/ranking/test_merge_count.py checks it.
   turn: 203 -> 137 ns per needle in 5.6M scores, numpy's level-wise search 137 ns).
 * :func:`merge_back`: a small run merged into a large one in place (the large one grown by
   ``realloc``), with no temporary copy.
-* :func:`bin_negatives`, :func:`add_upto`, :func:`ap_terms`: the counts kept at the distinct
+* :func:`bin_negatives`, :func:`add_upto`, :func:`ap_sum`: the counts kept at the distinct
   positive scores brought up to date by merged walks (no search per new negative, no scatter),
-  and the step average precision terms read in one pass over the kept counts and the pending
-  new thresholds, writing nothing but the terms (the numpy read takes ten passes).
+  and the step average precision read in one pass over the kept counts and the pending new
+  thresholds, its terms summed as ``np.sum`` sums them (numpy's pairwise blocks and tree) and
+  never written out (the numpy read takes ten passes and an array of terms).
 """
 
 from __future__ import annotations
@@ -231,21 +232,96 @@ def add_upto(sk: Any, nkey: Any, sh: Any) -> None:  # pragma: no cover - compile
         sh[j] += q
 
 
+#: numpy's pairwise summation (``np.sum`` of a contiguous float64 array) sums blocks of at most
+#: this many values with eight accumulators and adds the blocks up along a binary tree.
+_PW_BLOCK = 128
+
+
 @_jit
-def ap_terms(pw: Any, nb: Any, sa: Any, sc: Any, sh: Any, total_pos: float,
-             step: Any) -> int:  # pragma: no cover - compiled
-    """The step average precision terms of the kept counts and the pending thresholds, read
-    in one merged pass, nothing written but ``step``.
+def _pw_sizes(n: int, out: Any, k: Any) -> None:  # pragma: no cover - compiled
+    """The lengths of the blocks of numpy's pairwise sum of ``n`` values, in order, from
+    ``out[k[0]]`` on (``k[0]`` advanced past them)."""
+    if n <= _PW_BLOCK:
+        out[k[0]] = n
+        k[0] += 1
+        return
+    n2 = n // 2
+    n2 -= n2 % 8
+    _pw_sizes(n2, out, k)
+    _pw_sizes(n - n2, out, k)
+
+
+@_jit
+def _pw_block(a: Any, n: int) -> float:  # pragma: no cover - compiled
+    """numpy's sum of one block of ``n <= 128`` values (eight accumulators from 8 values on)."""
+    if n < 8:
+        res = -0.0
+        for i in range(n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3, r4, r5, r6, r7 = a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+    i = 8
+    end = n - n % 8
+    while i < end:
+        r0 += a[i]
+        r1 += a[i + 1]
+        r2 += a[i + 2]
+        r3 += a[i + 3]
+        r4 += a[i + 4]
+        r5 += a[i + 5]
+        r6 += a[i + 6]
+        r7 += a[i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[i]
+        i += 1
+    return res
+
+
+@_jit
+def _pw_tree(sums: Any, n: int, k: Any) -> float:  # pragma: no cover - compiled
+    """The block sums ``sums`` (from ``sums[k[0]]`` on) of ``n`` values added up along numpy's
+    pairwise tree."""
+    if n <= _PW_BLOCK:
+        v = sums[k[0]]
+        k[0] += 1
+        return v
+    n2 = n // 2
+    n2 -= n2 % 8
+    left = _pw_tree(sums, n2, k)
+    right = _pw_tree(sums, n - n2, k)
+    return left + right
+
+
+@_jit
+def ap_sum(pw: Any, nb: Any, sa: Any, sc: Any, sh: Any, total_pos: float) -> float:  # pragma: no cover
+    """The step average precision of the kept counts and the pending thresholds, in one merged
+    pass that writes no array of terms.
 
     ``pw``, ``nb``: positives at each kept threshold and negatives in its bin (decreasing
     score). ``sa``, ``sc``, ``sh``: the pending thresholds (none equal to a kept one), in
     decreasing score: the kept threshold each comes before (non-decreasing), its positives and
-    the negatives at or above it. Writes ``step[o] = (R_o - R_{o-1}) TP_o / (TP_o + FP_o)`` over
-    the merged thresholds, the same IEEE operations in the same order as the numpy read of the
-    merged counts (:meth:`streammetrics._scores.positive_counts.PositiveCounts.average_precision`);
-    returns their number. O(P + S).
+    the negatives at or above it. The terms ``(R_o - R_{o-1}) TP_o / (TP_o + FP_o)`` over the
+    merged thresholds are the numpy read's (the same IEEE operations in the same order,
+    :meth:`streammetrics._scores.positive_counts.PositiveCounts.average_precision`), and their
+    sum is ``np.sum``'s of them, bit for bit: each term goes to its block of numpy's pairwise
+    summation (at most 128 values, in a small buffer), each block is summed as numpy sums it and
+    the block sums are added along numpy's tree. O(P + S) time, O((P + S) / 64) memory (the
+    array of terms it replaces held P + S floats).
     """
     p, s = pw.shape[0], sa.shape[0]
+    n = p + s
+    if n == 0:
+        return 0.0
+    sizes = np.zeros(n // 32 + 3, np.int64)  # (a 0 after the last block)
+    k = np.zeros(1, np.int64)
+    _pw_sizes(n, sizes, k)
+    size = sizes[0]
+    sums = np.empty(k[0], np.float64)
+    buf = np.empty(_PW_BLOCK, np.float64)
+    fill = 0
+    b = 0
     j = 0
     tp = 0
     fp = 0
@@ -254,19 +330,41 @@ def ap_terms(pw: Any, nb: Any, sa: Any, sc: Any, sh: Any, total_pos: float,
     for i in range(p):
         while j < s and sa[j] <= i:
             tp += sc[j]
-            step[o], prev = _ap_term(tp, sh[j], total_pos, prev, o)
+            term, prev = _ap_term(tp, sh[j], total_pos, prev, o)
+            buf[fill] = term
+            fill += 1
+            if fill == size:
+                sums[b] = _pw_block(buf, fill)
+                fill = 0
+                b += 1
+                size = sizes[b]
             o += 1
             j += 1
         tp += pw[i]
         fp += nb[i]
-        step[o], prev = _ap_term(tp, fp, total_pos, prev, o)
+        term, prev = _ap_term(tp, fp, total_pos, prev, o)
+        buf[fill] = term
+        fill += 1
+        if fill == size:
+            sums[b] = _pw_block(buf, fill)
+            fill = 0
+            b += 1
+            size = sizes[b]
         o += 1
     while j < s:
         tp += sc[j]
-        step[o], prev = _ap_term(tp, sh[j], total_pos, prev, o)
+        term, prev = _ap_term(tp, sh[j], total_pos, prev, o)
+        buf[fill] = term
+        fill += 1
+        if fill == size:
+            sums[b] = _pw_block(buf, fill)
+            fill = 0
+            b += 1
+            size = sizes[b]
         o += 1
         j += 1
-    return o
+    k[0] = 0
+    return _pw_tree(sums, n, k)
 
 
 @_jit
