@@ -276,3 +276,20 @@ def test_parquet_other_cases_take_the_general_path(tmp_path, monkeypatch, case) 
     want = evaluate(ray.data.from_pandas(df), metrics.copy(), **kwargs)
     cases.assert_same(got, want)
     assert calls == []
+
+
+def test_parquet_general_path_reads_the_files_the_range_path_reads(tmp_path, monkeypatch) -> None:
+    """A glob, and names under ``_`` / ``.`` directories, mean the same files whichever path the
+    metric set takes (Ray Data's own listing refused the glob and read ``_tmp/`` files)."""
+    calls = _range_calls(monkeypatch)
+    df = cases.classification_frame(400, seed=46)
+    _write(tmp_path, [df.iloc[:150], df.iloc[150:]], [[150], [100, 150]])
+    (tmp_path / "_tmp").mkdir()
+    _write(tmp_path / "_tmp", [df.iloc[:10]], [[10]])  # a writer's leftovers: not rows
+    want = sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1(), w=sm.AUROC(max_fpr=0.5))
+    one = want.copy()
+    one.update(df["y"].to_numpy(), df["p"].to_numpy())
+    for path in (str(tmp_path), str(tmp_path / "*.parquet")):
+        got = sm.ray.evaluate_parquet(path, want.copy(), label="y", score="p")  # max_fpr: general path
+        cases.assert_same(got, one.compute())
+    assert calls == []
