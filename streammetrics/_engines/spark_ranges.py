@@ -40,7 +40,7 @@ distinct positive score while it receives them, 24 while it computes AP.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -137,23 +137,39 @@ def _packed(counts: np.ndarray) -> np.ndarray:
     return counts.astype(np.uint64)
 
 
+class Refused(NamedTuple):
+    """A range task's refusal of a row of its share: the piece's index and the ValueError's
+    message (returned, not raised, so that the driver raises the first piece's: one process's
+    error whichever task fails first)."""
+
+    piece: int
+    message: str
+
+
 def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], share: tuple[int, int],
-               edges: np.ndarray, r: int) -> tuple[Any, int, int, int, np.ndarray, np.ndarray]:
+               edges: np.ndarray, r: int) -> tuple[Any, int, int, int, np.ndarray, np.ndarray] | Refused:
     """Range ``r``'s task: every piece read, the scores of range r kept and counted; the pieces
     ``pieces[share[0]:share[1]]`` validated and fed to the other members. Returns
     the other members' state (or None), the range's positives, negatives and doubled
     Mann-Whitney count, and per distinct positive score (decreasing) the positives and the
-    negatives added there (packed, :func:`_packed`)."""
+    negatives added there (packed, :func:`_packed`); or, where a row of its share is refused,
+    :class:`Refused` (a bad row outside the share ends that piece's reading: its share's task
+    refuses it)."""
     with trusted_states():
         rest = None if split.rest is None else empty_set(split.rest)
         kept: list[ranked_engine.Runs] = []  # per batch, the range's negatives and positives
         for i, piece in enumerate(pieces):
             owned = share[0] <= i < share[1]
-            for y, p in _rows([piece], plan):
-                runs = [_EMPTY, _EMPTY]
-                for group, s in _validated(split, rest, y, p, edges, r, owned):
-                    runs[group] = s
-                kept.append((runs[0], None, runs[1], None))
+            try:
+                for y, p in _rows([piece], plan):
+                    runs = [_EMPTY, _EMPTY]
+                    for group, s in _validated(split, rest, y, p, edges, r, owned):
+                        runs[group] = s
+                    kept.append((runs[0], None, runs[1], None))
+            except ValueError as exc:
+                if owned:  # the first bad row of this share, returned: the driver picks the first
+                    return Refused(i, str(exc))
+                break  # a bad row outside the share: its share's task refuses it, first
         counts = range_counts.range_counts(kept, thresholds=False)  # the range's one sort
         del kept
         dp = np.diff(counts.tps, prepend=0.0)
@@ -210,6 +226,9 @@ def run_ranges(df: Any, plan: Plan, split: range_counts.Split, tasks: list[list[
         return range_task(plan, split, pieces, shares[r], edges, r)
 
     results = sc.parallelize(range(n_ranges), n_ranges).map(one).collect()
+    refused = [res for res in results if isinstance(res, Refused)]
+    if refused:  # the shares are contiguous in file order: the first piece's is the first bad row
+        raise ValueError(min(refused).message)
     with trusted_states():
         rest = [res[0] for res in results if res[0] is not None]
         return range_counts.final_values(rest, [unpacked(res) for res in results], split)

@@ -157,7 +157,30 @@ def test_nulls_and_bad_labels_refused_as_one_process(spark_session, tmp_path, ra
         _set().update(bad.y.to_numpy()[500:], bad.p.to_numpy()[500:])
     with pytest.raises(ValueError, match=re.escape(str(one.value))):
         evaluate(spark_session.read.parquet(str(tmp_path / "bad")), _set(), label="y", score="p")
-    assert range_runs.call_count == 2
+    # a bad row in each file (each range task's share): always the error of the first piece in
+    # the scan's order (Spark orders the files), one process's for that batch, whichever task
+    # fails first
+    both = bad.assign(p=bad.p.where(bad.index != 734), y=np.where(bad.index == 100, 3, bad.y))
+    (tmp_path / "both").mkdir()
+    paths = _write(tmp_path / "both", both, cuts=[500], group_rows=[200])
+    frame = spark_session.read.parquet(str(tmp_path / "both"))
+    first = spark_files.plan_pieces(frame, make_plan(_set(), label="y", score="p", weight=None, query=None,
+                                                     doc_id=None, update_kwargs={}, available=["y", "p"])[2])
+    assert first is not None
+    rows = both.iloc[:500] if first[0][0].source.endswith(paths[0].rsplit("/", 1)[-1]) else None
+    seen = set()
+    for _ in range(3):
+        with pytest.raises(ValueError) as got:
+            evaluate(frame, _set(), label="y", score="p")
+        seen.add(str(got.value))
+    assert len(seen) == 1
+    if rows is not None:  # the first file first: its label error, at the row one process names
+        with pytest.raises(ValueError) as one:
+            _set().update(rows.y.to_numpy(), rows.p.to_numpy())
+        assert seen == {str(one.value)}
+    else:
+        assert seen.pop().startswith("nulls: column 'p' is null at row 234 of ")
+    assert range_runs.call_count == 5
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -255,9 +278,10 @@ def test_a_bad_row_is_refused_by_its_share_in_any_range(tmp_path: Path) -> None:
         assert split is not None
         edges = np.array([0.5])
         for r in (0, 1):
-            with pytest.raises(ValueError, match=re.escape(str(one.value))):
-                spark_ranges.range_task(plan, split, _pieces(paths), (0, 1), edges, r)
-            spark_ranges.range_task(plan, split, _pieces(paths), (0, 0), edges, r)  # not its share
+            refused = spark_ranges.range_task(plan, split, _pieces(paths), (0, 1), edges, r)
+            assert refused == spark_ranges.Refused(0, str(one.value))
+            kept = spark_ranges.range_task(plan, split, _pieces(paths), (0, 0), edges, r)  # not its share
+            assert not isinstance(kept, spark_ranges.Refused)
 
 
 def test_sample_edges_balance_and_skip_unreadable_files(tmp_path: Path) -> None:
