@@ -33,8 +33,9 @@ Exact binary ``AUROC`` / ``AveragePrecision`` members sharing one score state (n
 slices or ``nulls="skip"``) over a plain Parquet scan read by the tasks go by score ranges
 instead (:mod:`streammetrics._engines.spark_ranges`): R range tasks (one per core, at most 4)
 each read every row group and keep their range's scores, and the driver receives counts at
-the distinct positive scores (one or two bytes each), not the scores -- the same values, bit
-for bit, as the other members' states and one process.
+the distinct positive scores (in the smallest unsigned type that holds them: usually one or two
+bytes each), not the scores -- the same values, bit for bit, as the other members' states and
+one process.
 
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
 driver holds one merged state (for exact ranking metrics one score per row, but on the range
