@@ -276,3 +276,40 @@ def test_parquet_other_cases_take_the_general_path(tmp_path, monkeypatch, case) 
     want = evaluate(ray.data.from_pandas(df), metrics.copy(), **kwargs)
     cases.assert_same(got, want)
     assert calls == []
+
+
+def _bad_files(folder, case: str) -> None:
+    """Three Parquet files of bool labels (row groups of 2 rows) whose second, ``part-1``, is
+    bad: a null label at its row 2 (row 0 of its second row group), a file truncated to 3 bytes
+    or a string score column (the first file's is float)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for i in range(3):
+        y: list = [True, False, True, False, True, False]
+        p: list = [0.1 * (i + k) for k in range(6)]
+        if i == 1 and case == "null":
+            y[2] = None
+        if i == 1 and case == "string score":
+            p = [str(v) for v in p]
+        pq.write_table(pa.table({"y": pa.array(y, pa.bool_()), "p": p}), folder / f"part-{i}.parquet",
+                       row_group_size=2)
+    if case == "truncated":
+        (folder / "part-1.parquet").write_bytes(b"PAR")
+
+
+@pytest.mark.parametrize("ranges", [1, 2])  # 2: the driver samples every file first
+@pytest.mark.parametrize(("case", "error"), [
+    ("null", r"nulls: column 'y' is null \(or NaN\) at row 2 of \S*part-1\.parquet; pass nulls='skip'"),
+    ("truncated", r"\S*part-1\.parquet: Parquet file size is 3 bytes"),
+    ("string score", r"column 'p' of \S*part-1\.parquet has type string"),
+])
+def test_parquet_bad_later_file_is_named(tmp_path, monkeypatch, ranges, case, error) -> None:
+    """A null in a bool label column (read as None, not NaN), a truncated file, a file whose
+    score column is not numeric as the first file's: a ValueError naming the file (and the
+    column, and the row counted in the file), on the driver's sample or in a file task."""
+    calls = _range_calls(monkeypatch, ranges)
+    _bad_files(tmp_path, case)
+    with pytest.raises(ValueError, match=error):
+        sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
+    assert calls == [1]
