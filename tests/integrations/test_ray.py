@@ -280,8 +280,8 @@ def test_parquet_other_cases_take_the_general_path(tmp_path, monkeypatch, case) 
 
 def _bad_files(folder, case: str) -> None:
     """Three Parquet files of bool labels (row groups of 2 rows) whose second, ``part-1``, is
-    bad: a null label at its row 2 (row 0 of its second row group), a file truncated to 3 bytes
-    or a string score column (the first file's is float)."""
+    bad: a null label at its row 2 (row 0 of its second row group), a file truncated to 3 bytes,
+    a string score column (the first file's is float) or no score column."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -292,8 +292,10 @@ def _bad_files(folder, case: str) -> None:
             y[2] = None
         if i == 1 and case == "string score":
             p = [str(v) for v in p]
-        pq.write_table(pa.table({"y": pa.array(y, pa.bool_()), "p": p}), folder / f"part-{i}.parquet",
-                       row_group_size=2)
+        columns = {"y": pa.array(y, pa.bool_()), "p": p}
+        if i == 1 and case == "missing score":
+            columns["q"] = columns.pop("p")
+        pq.write_table(pa.table(columns), folder / f"part-{i}.parquet", row_group_size=2)
     if case == "truncated":
         (folder / "part-1.parquet").write_bytes(b"PAR")
 
@@ -303,10 +305,11 @@ def _bad_files(folder, case: str) -> None:
     ("null", r"nulls: column 'y' is null \(or NaN\) at row 2 of \S*part-1\.parquet; pass nulls='skip'"),
     ("truncated", r"\S*part-1\.parquet: Parquet file size is 3 bytes"),
     ("string score", r"column 'p' of \S*part-1\.parquet has type string"),
+    ("missing score", r"column 'p' is missing from \S*part-1\.parquet"),
 ])
 def test_parquet_bad_later_file_is_named(tmp_path, monkeypatch, ranges, case, error) -> None:
     """A null in a bool label column (read as None, not NaN), a truncated file, a file whose
-    score column is not numeric as the first file's: a ValueError naming the file (and the
+    score column is not numeric as the first file's or missing: a ValueError naming the file (and the
     column, and the row counted in the file), on the driver's sample or in a file task."""
     calls = _range_calls(monkeypatch, ranges)
     _bad_files(tmp_path, case)
