@@ -245,9 +245,25 @@ def evaluate_parquet(
             return _as_frame(done[0], metrics, request)
     import ray
 
-    ds = ray.data.read_parquet(path, **dict(read_kwargs or {}))
+    ds = ray.data.read_parquet(_listed(path) if read_kwargs is None else path, **dict(read_kwargs or {}))
     run = make_run(metrics, request, available=list(ds.columns() or []))
     return _as_frame(_evaluate(ds, run), metrics, request)
+
+
+def _listed(path: Any) -> Any:
+    """The files of ``path`` as the range path lists them (:func:`range_counts.parquet_files`:
+    globs expanded, names under ``_`` / ``.`` skipped at any depth), so that every metric set
+    reads the same files; ``path`` itself where only a dataset reader knows (hive partitions)."""
+    from streammetrics._engines import range_counts
+
+    found = range_counts.parquet_files(path)
+    if found is None:
+        return path
+    fs, files = found
+    protocol = getattr(fs, "protocol", ())
+    if "file" in ((protocol,) if isinstance(protocol, str) else tuple(protocol)):
+        return files
+    return [fs.unstrip_protocol(name) for name in files]
 
 
 def _as_frame(out: Any, metrics: Any, request: Request) -> Any:

@@ -333,7 +333,7 @@ def _bad_files(folder: Path, case: str) -> None:
 @pytest.mark.parametrize("ranges", [1, 3])
 @pytest.mark.parametrize(("case", "error"), [
     ("null", r"nulls: column 'y' is null \(or NaN\) at row 2 of \S*part-1\.parquet; pass nulls='skip'"),
-    ("truncated", r"\S*part-1\.parquet: Parquet file size is 3 bytes"),
+    ("truncated", r"cannot read the Parquet file '\S*part-1\.parquet': Parquet file size is 3 bytes"),
     ("string score", r"column 'p' of \S*part-1\.parquet has type string"),
     ("missing score", r"column 'p' is missing from \S*part-1\.parquet"),
 ])
@@ -353,5 +353,61 @@ def test_parquet_bad_first_file_is_named(tmp_path: Path) -> None:
     _bad_files(tmp_path, "none")
     (tmp_path / "part-0.parquet").write_bytes(b"PAR")
     with dask.config.set(scheduler="synchronous"), pytest.raises(
-            ValueError, match=r"\S*part-0\.parquet: Parquet file size is 3 bytes"):
+            ValueError, match=r"cannot read the Parquet file '\S*part-0\.parquet': Parquet file size is 3 "
+                                                     r"bytes"):
+        evaluate_parquet(str(tmp_path), _set(), label="y", score="p")
+
+
+def _lying_footer(path: Path, rows: int, claim: int) -> None:
+    """Rewrite ``path``'s Parquet footer so that every count of ``rows`` it holds (the file's
+    and the row group's row counts, the column chunks' value counts) says ``claim``."""
+    import struct
+
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            b, n = n & 0x7F, n >> 7
+            if not n:
+                out.append(b)
+                return bytes(out)
+            out.append(b | 0x80)
+
+    raw = path.read_bytes()
+    size = struct.unpack("<i", raw[-8:-4])[0]
+    footer = raw[-8 - size : -8]
+    old, new = varint(rows << 1), varint(claim << 1)  # thrift compact: zigzag i64
+    assert footer.count(old) >= 2
+    footer = footer.replace(old, new)
+    path.write_bytes(raw[: -8 - size] + footer + struct.pack("<i", len(footer)) + b"PAR1")
+
+
+def test_a_footer_claiming_huge_row_counts_reads_the_rows_the_file_holds(tmp_path: Path) -> None:
+    """A hostile footer (2**44 rows claimed for 12,345) made the row-group read allocate for the
+    claim (pyarrow: ``malloc of size 35184372088832 failed``); the reads are bounded batches,
+    so the file's real rows are read, in memory proportional to them."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(0)
+    y, p = rng.integers(0, 2, 12_345), rng.random(12_345)
+    pq.write_table(pa.table({"y": y, "p": p}), tmp_path / "a.parquet")
+    _lying_footer(tmp_path / "a.parquet", 12_345, 2**44)
+    assert pq.read_metadata(tmp_path / "a.parquet").num_rows == 2**44
+    want, _ = _single(_set(), pd.DataFrame({"y": y, "p": p}))
+    with dask.config.set(scheduler="synchronous"):
+        got = evaluate_parquet(str(tmp_path), _set(), label="y", score="p")
+    assert got["auroc"] == want["auroc"] and got["ap"] == want["ap"]
+
+
+def test_a_file_pyarrow_cannot_read_is_named(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"y": [0, 1, 1], "p": [0.1, 0.9, 0.4]}), tmp_path / "a.parquet")
+    import struct
+
+    raw = (tmp_path / "a.parquet").read_bytes()
+    pages = len(raw) - 8 - struct.unpack("<i", raw[-8:-4])[0]  # the footer kept, the pages garbled
+    (tmp_path / "b.parquet").write_bytes(raw[:4] + b"\xff" * (pages - 4) + raw[pages:])
+    with dask.config.set(scheduler="synchronous"), pytest.raises(ValueError, match="b.parquet"):
         evaluate_parquet(str(tmp_path), _set(), label="y", score="p")

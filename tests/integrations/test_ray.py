@@ -303,7 +303,7 @@ def _bad_files(folder, case: str) -> None:
 @pytest.mark.parametrize("ranges", [1, 2])  # 2: the driver samples every file first
 @pytest.mark.parametrize(("case", "error"), [
     ("null", r"nulls: column 'y' is null \(or NaN\) at row 2 of \S*part-1\.parquet; pass nulls='skip'"),
-    ("truncated", r"\S*part-1\.parquet: Parquet file size is 3 bytes"),
+    ("truncated", r"cannot read the Parquet file '\S*part-1\.parquet': Parquet file size is 3 bytes"),
     ("string score", r"column 'p' of \S*part-1\.parquet has type string"),
     ("missing score", r"column 'p' is missing from \S*part-1\.parquet"),
 ])
@@ -316,3 +316,20 @@ def test_parquet_bad_later_file_is_named(tmp_path, monkeypatch, ranges, case, er
     with pytest.raises(ValueError, match=error):
         sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
     assert calls == [1]
+
+
+def test_parquet_general_path_reads_the_files_the_range_path_reads(tmp_path, monkeypatch) -> None:
+    """A glob, and names under ``_`` / ``.`` directories, mean the same files whichever path the
+    metric set takes (Ray Data's own listing refused the glob and read ``_tmp/`` files)."""
+    calls = _range_calls(monkeypatch)
+    df = cases.classification_frame(400, seed=46)
+    _write(tmp_path, [df.iloc[:150], df.iloc[150:]], [[150], [100, 150]])
+    (tmp_path / "_tmp").mkdir()
+    _write(tmp_path / "_tmp", [df.iloc[:10]], [[10]])  # a writer's leftovers: not rows
+    want = sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1(), w=sm.AUROC(max_fpr=0.5))
+    one = want.copy()
+    one.update(df["y"].to_numpy(), df["p"].to_numpy())
+    for path in (str(tmp_path), str(tmp_path / "*.parquet")):
+        got = sm.ray.evaluate_parquet(path, want.copy(), label="y", score="p")  # max_fpr: general path
+        cases.assert_same(got, one.compute())
+    assert calls == []
