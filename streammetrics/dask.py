@@ -121,7 +121,7 @@ def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
 def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                   sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        footers = range_counts.parquet_footers(files, fs)
+        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan))
         rows = sum(f.num_rows for f in footers)
         return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan, footers),
                                             split, sample_size, rows)
@@ -234,7 +234,8 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     if found is None:
         return None
     fs, files = found
-    schema = pq.read_schema(files[0], filesystem=fs)
+    with range_counts.named_read_errors(files[0]):
+        schema = pq.read_schema(files[0], filesystem=fs)
     dtypes: dict[str, Any] = {}
     for f in schema:
         with contextlib.suppress(NotImplementedError, TypeError):  # not numpy: general path

@@ -231,20 +231,62 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
                 raise ValueError(f"data: cannot read the Parquet file {name!r}: {exc}") from exc
 
 
-def parquet_footers(files: Sequence[str], fs: Any) -> list[Any]:
+def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = ()) -> list[Any]:
     """Each file's footer (``pyarrow.parquet.FileMetaData``): the rows a task will read, known
-    before it reads them (given to :func:`parquet_batches`, not read twice). O(files)."""
+    before it reads them (given to :func:`parquet_batches`, not read twice). A file pyarrow
+    cannot read (not Parquet, truncated) is a ValueError naming it; each of ``columns`` is
+    checked in every footer (:func:`check_columns`). O(files)."""
     import pyarrow.parquet as pq
 
     local = "file" in _protocols(fs)
     out = []
     for name in files:
-        if local:
-            out.append(pq.read_metadata(name))
-        else:
-            with fs.open(name, "rb") as f:
-                out.append(pq.read_metadata(f))
+        with named_read_errors(name):
+            if local:
+                meta = pq.read_metadata(name)
+            else:
+                with fs.open(name, "rb") as f:
+                    meta = pq.read_metadata(f)
+            schema = meta.schema.to_arrow_schema() if columns else None
+        if schema is not None:
+            check_columns(schema, columns, name)
+        out.append(meta)
     return out
+
+
+def plan_columns(plan: Plan) -> list[str]:
+    """The label and score columns a Parquet task reads (both names on the range path)."""
+    return [c for c in (plan.label, plan.score) if isinstance(c, str)]
+
+
+@contextlib.contextmanager
+def named_read_errors(path: str) -> Iterator[None]:
+    """pyarrow's errors reading ``path`` (not Parquet, truncated, corrupt) as a ValueError that
+    names the file, pyarrow's message after it (as :func:`parquet_batches` words them)."""
+    import pyarrow as pa
+
+    try:
+        yield
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"data: cannot read the Parquet file {path!r}: {exc}") from exc
+
+
+def check_columns(schema: Any, columns: Sequence[str], path: str) -> None:
+    """Refuse a file (``schema``: its ``pyarrow.Schema``) whose ``columns`` are missing or not
+    of a number or boolean type: the range path was chosen from the first file's types, and a
+    later file's other type would otherwise fail deep in a task without its name. O(columns)."""
+    for col in columns:
+        i = schema.get_field_index(col)
+        if i < 0:
+            raise ValueError(f"column {col!r} is missing from {path} (or not unique), which the "
+                             f"first Parquet file holds; the files' schemas differ")
+        kind: Any = None
+        with contextlib.suppress(NotImplementedError, TypeError):
+            kind = schema.field(i).type.to_pandas_dtype()
+        if not _numeric(kind):
+            raise ValueError(f"column {col!r} of {path} has type {schema.field(i).type}, not a "
+                             f"number or boolean type as in the first Parquet file; the files' "
+                             f"schemas differ")
 
 
 def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
@@ -282,11 +324,18 @@ def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
 
 
 def _refuse_nulls(arrays: Sequence[Any], names: Sequence[str], path: str, offset: int) -> None:
-    """A null (read as NaN) in a file's column: a ValueError naming the file, column and row."""
+    """A null (read as NaN from floats and integers, as None from booleans: an object array) or
+    a NaN in a file's column: a ValueError naming the file, column and row (``offset``: the file's
+    rows before this batch). O(n) for floats; an object array is scanned only where it holds
+    a null or a non-number (an error either way)."""
     for arr, col in zip(arrays, names, strict=True):
+        row = None
         if arr.dtype.kind == "f" and np.isnan(arr.min()):  # min is NaN iff one is (no temporary)
-            row = offset + int(np.argmax(np.isnan(arr)))
-            raise ValueError(f"nulls: column {col!r} is null (or NaN) at row {row} of {path}; "
+            row = int(np.argmax(np.isnan(arr)))
+        elif arr.dtype.kind == "O":  # pyarrow's nullable booleans (or strings: refused later)
+            row = next((i for i, v in enumerate(arr) if v is None), None)
+        if row is not None:
+            raise ValueError(f"nulls: column {col!r} is null (or NaN) at row {offset + row} of {path}; "
                              f"pass nulls='skip' to drop the rows holding a null in {list(names)}")
 
 

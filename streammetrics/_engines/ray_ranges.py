@@ -58,7 +58,8 @@ def range_count() -> int:
 def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np.ndarray:
     """R - 1 edges at the score quantiles of the middle row group of up to :data:`SAMPLE_FILES`
     files spread over ``files`` (:data:`SAMPLE_SCORES` evenly spaced scores of each; NaN
-    dropped). Only the balance of the ranges depends on them. O(sampled row groups)."""
+    and nulls dropped; a file pyarrow cannot read, or whose label or score column is not numeric,
+    a ValueError naming it). Only the balance of the ranges depends on them. O(sampled row groups)."""
     if n_ranges <= 1:
         return np.zeros(0)
     import pyarrow.parquet as pq
@@ -66,11 +67,14 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np
     picks = np.unique(np.linspace(0, len(files) - 1, min(SAMPLE_FILES, len(files))).astype(np.int64))
     values = []
     for i in picks:
-        with fs.open(files[int(i)], "rb") as f:
+        name = files[int(i)]
+        with fs.open(name, "rb") as f, range_counts.named_read_errors(name):
             reader = pq.ParquetFile(f)
+            range_counts.check_columns(reader.schema_arrow, range_counts.plan_columns(plan), name)
             if reader.num_row_groups:
                 col = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.score]).column(0)
-                v = np.asarray(col.to_numpy(), dtype=np.float64)
+                # nulls dropped (the file task names them): booleans with nulls read as objects
+                v = np.asarray(col.drop_null().to_numpy(), dtype=np.float64)
                 v = v[:: max(1, v.shape[0] // SAMPLE_SCORES)]
                 values.append(v[~np.isnan(v)])
     v = np.concatenate(values) if values else np.zeros(0)
@@ -79,9 +83,14 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np
 
 def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                edges: np.ndarray) -> list[Any]:
-    """The other members' state (or None), then the R routed pieces of ``files``' scores."""
+    """The other members' state (or None), then the R routed pieces of ``files``' scores. The
+    footers are read first: a file that is not Parquet, or whose label or score column is not
+    numeric as in the first file, is named before any row is read."""
     with trusted_states():
-        parts = range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan), split, 1)
+        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan))
+        rows = sum(f.num_rows for f in footers)
+        batches = range_counts.parquet_batches(files, fs, plan, footers)
+        parts = range_counts.partition_parts(batches, split, 1, rows)
         return [parts[0], *range_counts.route_runs(parts, edges)]
 
 

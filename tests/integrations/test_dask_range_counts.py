@@ -308,6 +308,56 @@ def test_class_buffer_any_row_hint_and_blocks(rows: int) -> None:
     assert np.array_equal(np.sort(pos), np.sort(p[y == 1]))
 
 
+def _bad_files(folder: Path, case: str) -> None:
+    """Three Parquet files of bool labels (row groups of 2 rows) whose second, ``part-1``, is
+    bad: a null label at its row 2 (row 0 of its second row group), a file truncated to 3 bytes,
+    a string score column (the first file's is float) or no score column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for i in range(3):
+        y: list[bool | None] = [True, False, True, False, True, False]
+        p: list[Any] = [0.1 * (i + k) for k in range(6)]
+        if i == 1 and case == "null":
+            y[2] = None
+        if i == 1 and case == "string score":
+            p = [str(v) for v in p]
+        columns = {"y": pa.array(y, pa.bool_()), "p": p}
+        if i == 1 and case == "missing score":
+            columns["q"] = columns.pop("p")
+        pq.write_table(pa.table(columns), folder / f"part-{i}.parquet", row_group_size=2)
+    if case == "truncated":
+        (folder / "part-1.parquet").write_bytes(b"PAR")
+
+
+@pytest.mark.parametrize("ranges", [1, 3])
+@pytest.mark.parametrize(("case", "error"), [
+    ("null", r"nulls: column 'y' is null \(or NaN\) at row 2 of \S*part-1\.parquet; pass nulls='skip'"),
+    ("truncated", r"cannot read the Parquet file '\S*part-1\.parquet': Parquet file size is 3 bytes"),
+    ("string score", r"column 'p' of \S*part-1\.parquet has type string"),
+    ("missing score", r"column 'p' is missing from \S*part-1\.parquet"),
+])
+def test_parquet_bad_later_file_is_named(tmp_path: Path, ranges: int, case: str, error: str) -> None:
+    """A null in a bool label column (read as None, not NaN), a truncated file, a file whose
+    score column is not numeric as the first file's or missing: a ValueError naming the file (and the
+    column, and the row counted in the file), not pyarrow's or the validation's bare message."""
+    _bad_files(tmp_path, case)
+    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
+        mp.setattr(RC, "range_count", lambda: ranges)
+        with pytest.raises(ValueError, match=error):
+            evaluate_parquet(str(tmp_path), _set(), label="y", score="p")
+
+
+def test_parquet_bad_first_file_is_named(tmp_path: Path) -> None:
+    """The driver reads the first file's schema: a truncated first file is named there too."""
+    _bad_files(tmp_path, "none")
+    (tmp_path / "part-0.parquet").write_bytes(b"PAR")
+    with dask.config.set(scheduler="synchronous"), pytest.raises(
+            ValueError, match=r"cannot read the Parquet file '\S*part-0\.parquet': Parquet file size is 3 "
+                                                     r"bytes"):
+        evaluate_parquet(str(tmp_path), _set(), label="y", score="p")
+
+
 def _lying_footer(path: Path, rows: int, claim: int) -> None:
     """Rewrite ``path``'s Parquet footer so that every count of ``rows`` it holds (the file's
     and the row group's row counts, the column chunks' value counts) says ``claim``."""

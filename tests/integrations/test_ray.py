@@ -278,6 +278,46 @@ def test_parquet_other_cases_take_the_general_path(tmp_path, monkeypatch, case) 
     assert calls == []
 
 
+def _bad_files(folder, case: str) -> None:
+    """Three Parquet files of bool labels (row groups of 2 rows) whose second, ``part-1``, is
+    bad: a null label at its row 2 (row 0 of its second row group), a file truncated to 3 bytes,
+    a string score column (the first file's is float) or no score column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for i in range(3):
+        y: list = [True, False, True, False, True, False]
+        p: list = [0.1 * (i + k) for k in range(6)]
+        if i == 1 and case == "null":
+            y[2] = None
+        if i == 1 and case == "string score":
+            p = [str(v) for v in p]
+        columns = {"y": pa.array(y, pa.bool_()), "p": p}
+        if i == 1 and case == "missing score":
+            columns["q"] = columns.pop("p")
+        pq.write_table(pa.table(columns), folder / f"part-{i}.parquet", row_group_size=2)
+    if case == "truncated":
+        (folder / "part-1.parquet").write_bytes(b"PAR")
+
+
+@pytest.mark.parametrize("ranges", [1, 2])  # 2: the driver samples every file first
+@pytest.mark.parametrize(("case", "error"), [
+    ("null", r"nulls: column 'y' is null \(or NaN\) at row 2 of \S*part-1\.parquet; pass nulls='skip'"),
+    ("truncated", r"cannot read the Parquet file '\S*part-1\.parquet': Parquet file size is 3 bytes"),
+    ("string score", r"column 'p' of \S*part-1\.parquet has type string"),
+    ("missing score", r"column 'p' is missing from \S*part-1\.parquet"),
+])
+def test_parquet_bad_later_file_is_named(tmp_path, monkeypatch, ranges, case, error) -> None:
+    """A null in a bool label column (read as None, not NaN), a truncated file, a file whose
+    score column is not numeric as the first file's or missing: a ValueError naming the file (and the
+    column, and the row counted in the file), on the driver's sample or in a file task."""
+    calls = _range_calls(monkeypatch, ranges)
+    _bad_files(tmp_path, case)
+    with pytest.raises(ValueError, match=error):
+        sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
+    assert calls == [1]
+
+
 def test_parquet_general_path_reads_the_files_the_range_path_reads(tmp_path, monkeypatch) -> None:
     """A glob, and names under ``_`` / ``.`` directories, mean the same files whichever path the
     metric set takes (Ray Data's own listing refused the glob and read ``_tmp/`` files)."""
