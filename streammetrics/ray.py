@@ -288,7 +288,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, request: Request) -> tuple[Any] 
     if found is None:
         return None
     fs, files = found
-    with fs.open(files[0], "rb") as f:
+    with range_counts.named_read_errors(files[0]), fs.open(files[0], "rb") as f:
         schema = pq.read_schema(f)
     dtypes: dict[str, Any] = {}
     for field in schema:
@@ -380,7 +380,7 @@ def evaluate_ranked(
         import pyarrow.parquet as pq
 
         fs, files = data
-        with fs.open(files[0], "rb") as f:
+        with range_counts.named_read_errors(files[0]), fs.open(files[0], "rb") as f:
             available = list(pq.read_schema(f).names)
     else:
         available = list(ds.columns() or [])

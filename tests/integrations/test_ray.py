@@ -333,3 +333,11 @@ def test_parquet_general_path_reads_the_files_the_range_path_reads(tmp_path, mon
         got = sm.ray.evaluate_parquet(path, want.copy(), label="y", score="p")  # max_fpr: general path
         cases.assert_same(got, one.compute())
     assert calls == []
+
+
+@pytest.mark.parametrize("entry", ["evaluate_parquet", "evaluate_ranked"])
+def test_parquet_unreadable_first_file_is_named(tmp_path, entry) -> None:
+    (tmp_path / "a.parquet").write_bytes(b"PAR1")  # truncated: no footer
+    fn = sm.ray.evaluate_parquet if entry == "evaluate_parquet" else sm.ray.evaluate_ranked
+    with pytest.raises(ValueError, match=r"cannot read the Parquet file .*a\.parquet"):
+        fn(str(tmp_path), _ranked_set(), label="y", score="p")
