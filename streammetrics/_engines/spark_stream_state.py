@@ -161,25 +161,30 @@ class Fold:
         query, doc = self.plan.query, self.plan.doc_id
         assert query is not None
         refused = "; the micro-batch is refused, nothing of it saved"
-        if doc is not None:
-            seen = set(zip(ids(old, query).tolist(), ids(old, doc).tolist(), strict=True))
-            first: dict[tuple[Any, Any], int] = {}
-            for i, key in enumerate(zip(ids(frame, query).tolist(), ids(frame, doc).tolist(), strict=True)):
-                if key in seen:
-                    raise ValueError(f"doc_id: duplicate document {key[1]!r} in query {key[0]!r} (column "
-                                     f"{doc!r}): row {int(positions[i])} of {where}, already saved for the "
+        if doc is not None:  # one hashing pass over the window's (query, document) pairs
+            n_old = len(old)
+            keys = pd.concat([old[[query, doc]].set_axis(["q", "d"], axis=1),
+                              pd.DataFrame({"q": ids(frame, query), "d": ids(frame, doc)})],
+                             ignore_index=True)
+            dup = keys.duplicated().to_numpy()[n_old:]
+            if dup.any():
+                i = int(np.argmax(dup))
+                qs, ds = keys["q"].to_numpy(), keys["d"].to_numpy()
+                q, d = qs[n_old + i], ds[n_old + i]
+                j = int(np.argmax((qs[:n_old + i] == q) & (ds[:n_old + i] == d)))
+                q, d = (v.item() if isinstance(v, np.generic) else v for v in (q, d))
+                head = f"doc_id: duplicate document {d!r} in query {q!r} (column {doc!r}): "
+                if j < n_old:
+                    raise ValueError(f"{head}row {int(positions[i])} of {where}, already saved for the "
                                      f"window by an earlier micro-batch{refused}")
-                if key in first:
-                    raise ValueError(f"doc_id: duplicate document {key[1]!r} in query {key[0]!r} (column "
-                                     f"{doc!r}): rows {int(positions[first[key]])} and {int(positions[i])} "
-                                     f"of {where}{refused}")
-                first[key] = i
+                raise ValueError(f"{head}rows {int(positions[j - n_old])} and {int(positions[i])} of "
+                                 f"{where}{refused}")
         try:  # the values first, on the micro-batch's rows alone (an index is theirs)
             check_batch(column(frame, self.plan.label, "label"), column(frame, self.plan.score, "score"))
         except ValueError as exc:
             raise ValueError(f"{exc} -- in {where} (an index counts its rows without a null){refused}") \
                 from None
-        touched = old[pd.Index(ids(old, query)).isin(ids(frame, query))] if len(old) else old
+        touched = old[old[query].isin(ids(frame, query)).to_numpy()] if len(old) else old
         scratch = empty_set(self.plan.config, self.plan.kind)
         try:
             with warnings.catch_warnings():
