@@ -15,7 +15,10 @@ What a part holds depends on the metrics' family:
   a ``numpy`` ``.npz`` archive read back without pickle, every array checked), because a query's
   documents may arrive over several micro-batches and a retrieval measure folds in each query
   whole. A window's queries are fed to the measures when its values are computed: each query
-  made of all its rows in the window (see :meth:`Fold.accumulator`).
+  made of all its rows in the window (see :meth:`Fold.accumulator`). A micro-batch's rows are
+  checked before they are saved (:meth:`Fold.check_rows`: duplicate documents within the
+  micro-batch or against the window's saved rows, values, each touched query fed whole), so a
+  window's saved rows always compute.
 
 Parts merge exactly: metric states by the metrics' own ``merge``, retrieval rows by
 concatenation; so any grouping of a window's micro-batches into parts gives the same values.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import warnings
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -182,8 +186,9 @@ class Fold:
         try:  # the values first, on the micro-batch's rows alone (an index is theirs)
             check_batch(column(frame, self.plan.label, "label"), column(frame, self.plan.score, "score"))
         except ValueError as exc:
-            raise ValueError(f"{exc} -- in {where} (an index counts its rows without a null){refused}") \
-                from None
+            found = re.search(r"at index (\d+)", str(exc))
+            at = f" (index {found[1]} is row {int(positions[int(found[1])])})" if found else ""
+            raise ValueError(f"{exc} -- in {where}{at}{refused}") from None
         touched = old[old[query].isin(ids(frame, query)).to_numpy()] if len(old) else old
         scratch = empty_set(self.plan.config, self.plan.kind)
         try:

@@ -341,7 +341,7 @@ def test_retrieval_rows_are_refused_at_the_micro_batch_that_brings_them(bad: str
     elif bad == "grade":
         wrong["y"] = wrong["y"].astype(float)
         wrong.loc[wrong.index[2], "y"] = np.inf
-        match = r"relevance: grades must be finite numbers .* first invalid value np.float64\(inf\) at index 2 -- in the micro-batch rows .*an index counts its rows"
+        match = r"relevance: grades must be finite numbers .* first invalid value np.float64\(inf\) at index 2 -- in the micro-batch rows .* of key \('a',\) \(index 2 is row 2\)"
     else:  # a fourth relevant document of a query already holding 2 (its rows fed whole)
         held = rows.iloc[:40]
         relevant = held[held["y"] == 1].groupby("q").size()
@@ -373,8 +373,10 @@ def _with(metrics: Any, rows: pd.DataFrame, kwargs: dict[str, Any]) -> dict[str,
 
 
 def test_a_query_is_checked_whole_not_by_its_micro_batch_rows() -> None:
-    """A query whose relevant document comes in a later micro-batch is accepted (its first rows
-    alone would have no relevant document): the check feeds each touched query whole."""
+    """A query is checked whole, its saved rows with the new ones: rows without a relevant
+    document are accepted when the query's saved rows hold one (alone they would be refused), and
+    refused when they are the query's first (empty_target_action='error': the window would not
+    compute if it closed then)."""
     metrics = sm.MetricSet(mrr=sm.MRR(empty_target_action="error"))
     run = make_run(metrics, Request(label="y", score="p", query="q", doc_id="d"), available=["q", "d", "y", "p"])
     fold = Fold(run, metrics, [])
@@ -386,3 +388,27 @@ def test_a_query_is_checked_whole_not_by_its_micro_batch_rows() -> None:
     assert got == {"mrr": 1 / 3}
     with pytest.raises(ValueError, match="relevance: .* has no relevant document .* -- in w"):
         fold.absorb(None, [later], "w")
+
+
+def test_refused_rows_are_named_by_their_row_in_the_micro_batch() -> None:
+    """Rows skipped for a null do not shift the row a message names; integer ids compare with
+    the saved ones read back from the checkpoint."""
+    metrics = sm.NDCG(3)
+    run = make_run(metrics, Request(label="y", score="p", query="q", doc_id="d", nulls="skip"),
+                   available=["q", "d", "y", "p"])
+    fold = Fold(run, metrics, [])
+    saved = fold.absorb(None, [pd.DataFrame({"q": [1, 1, 2], "d": [10, 11, 10], "y": [1, 0, 1],
+                                             "p": [0.1, 0.2, 0.3]})], "w")[0]
+    bad = pd.DataFrame({"q": [3, 3, 3, 3], "d": [1, 2, 3, 4], "y": [1.0, np.nan, 0.0, np.inf], "p": [0.5] * 4})
+    with pytest.raises(ValueError, match=r"relevance: .* first invalid value np.float64\(inf\) at index 2 -- in w "
+                                         r"\(index 2 is row 3\); the micro-batch is refused"):
+        fold.absorb(saved, [bad], "w")
+    with pytest.raises(ValueError, match=r"doc_id: duplicate document 11 in query 1 \(column 'd'\): row 2 of w, "
+                                         "already saved for the window by an earlier micro-batch"):
+        fold.absorb(saved, [pd.DataFrame({"q": [2, 2, 1], "d": [11, 12, 11], "y": [np.nan, 0, 1],
+                                          "p": [0.5, 0.4, 0.3]})], "w")
+    with pytest.raises(ValueError, match=r"doc_id: duplicate document 7 in query 4 \(column 'd'\): rows 0 and 2 of w; "):
+        fold.absorb(saved, [pd.DataFrame({"q": [4, 4], "d": [7, 8], "y": [1, 1], "p": [0.1, np.nan]}),
+                            pd.DataFrame({"q": [4], "d": [7], "y": [0], "p": [0.2]})], "w")
+    fed = fold.absorb(saved, [pd.DataFrame({"q": [2, 1], "d": [11, 12], "y": [1, 0], "p": [0.5, 0.4]})], "w")
+    assert fed[1:] == (2, 0) and len(fold.rows_of(fed[0])) == 5
