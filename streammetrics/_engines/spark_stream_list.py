@@ -49,7 +49,9 @@ class ListStep(StatefulProcessor):
     Notes
     -----
     Complexity per micro-batch and window it has rows for: O(new rows) to make and append the
-    part; every ``max_parts``-th part of a window, O(state) to merge the list into one part;
+    part (retrieval: plus O(state) to read the window's saved rows, which the new rows are
+    checked against before anything is written); every ``max_parts``-th part of a window,
+    O(state) to merge the list into one part;
     update mode, O(state) to read and merge the list and compute. At the window's close,
     O(state) to merge and compute.
     """
@@ -66,13 +68,17 @@ class ListStep(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Any, timerValues: Any) -> Iterator[Any]:  # noqa: N802, N803
         *values, start_us, end_us = key
-        new = self.fold.absorb(None, rows, window_where(values, start_us, end_us))
         saved = self.count.get()
         count = 0 if saved is None else int(saved[0])
+        # retrieval rows are checked against the window's saved rows (duplicate documents, whole
+        # queries): the parts are read before anything is written
+        held = self._read() if count and (self.fold.rows_kept or count + 1 > self.max_parts) else []
+        new = self.fold.absorb(None, rows, window_where(values, start_us, end_us),
+                               earlier=[p[0] for p in held] if self.fold.rows_kept else ())
         if count == 0:
             self.handle.registerTimer(timer_ms(end_us))
         if count + 1 > self.max_parts:  # bound the list: its parts and the new one merged into one
-            merged = self.fold.combine([*self._read(), new])
+            merged = self.fold.combine([*held, new])
             self.parts.put([merged])
             self.count.update((1,))
         else:

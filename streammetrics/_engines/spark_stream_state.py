@@ -15,7 +15,10 @@ What a part holds depends on the metrics' family:
   a ``numpy`` ``.npz`` archive read back without pickle, every array checked), because a query's
   documents may arrive over several micro-batches and a retrieval measure folds in each query
   whole. A window's queries are fed to the measures when its values are computed: each query
-  made of all its rows in the window (see :meth:`Fold.accumulator`).
+  made of all its rows in the window (see :meth:`Fold.accumulator`). A micro-batch's rows are
+  checked before they are saved (:meth:`Fold.check_rows`: duplicate documents within the
+  micro-batch or against the window's saved rows, values, each touched query fed whole), so a
+  window's saved rows always compute.
 
 Parts merge exactly: metric states by the metrics' own ``merge``, retrieval rows by
 concatenation; so any grouping of a window's micro-batches into parts gives the same values.
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import warnings
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
@@ -35,14 +39,17 @@ import numpy as np
 from streammetrics._core.metric import Metric, trusted_states
 from streammetrics._engines.plan import (
     Plan,
+    column,
     drop_nulls,
     empty_set,
     feed,
+    ids,
     merged,
     state_from_bytes,
     state_to_bytes,
 )
 from streammetrics._engines.request import Run, values_table
+from streammetrics._queries.batch import check_batch
 from streammetrics.wrappers.metricset import MetricSet
 
 #: The schema of one saved part in Spark's state store.
@@ -84,28 +91,44 @@ class Fold:
         self.rows_kept = run.plan.family == "retrieval"
 
     # -- parts ---------------------------------------------------------------------------------
-    def absorb(self, saved: bytes | None, frames: Iterable[Any], where: str) -> Part:
+    def absorb(self, saved: bytes | None, frames: Iterable[Any], where: str,
+               earlier: Sequence[bytes] = ()) -> Part:
         """One part: ``saved`` (a part read back, or None) with the rows of ``frames`` (pandas
         DataFrames) added, as ``(bytes, rows fed, rows skipped)`` -- the counts of the new rows.
 
-        Complexity: O(new rows), plus O(saved) to read ``saved`` back and write the result.
+        Retrieval rows are checked before anything is kept (:meth:`check_rows`): against the
+        window's rows saved in ``saved`` and in ``earlier`` (the window's other saved parts, a
+        list state's), so that an accepted micro-batch always leaves a window that computes.
+
+        Complexity: O(new rows), plus O(saved) to read ``saved`` back and write the result; for
+        retrieval, plus O(saved + earlier) to read the window's saved rows and the ranking of
+        the queries the new rows touch.
 
         Raises
         ------
         ValueError
-            A null in a used column (``nulls="error"``, the row named with ``where``); ``saved``
-            malformed.
+            A null in a used column (``nulls="error"``, the row named with ``where``); a retrieval
+            row the metrics refuse (see :meth:`check_rows`); ``saved`` malformed. Nothing is
+            returned then: the caller saves nothing.
         """
         rows = skipped = 0
         if self.rows_kept:
             held = [] if saved is None else [self.rows_of(saved)]
+            new, positions = [], []
+            offset = 0
             for frame in frames:
                 if len(frame):
-                    kept, dropped = drop_nulls(frame, self.plan, where)
+                    pos = "__streammetrics_row__"
+                    kept, dropped = drop_nulls(frame.assign(**{pos: offset + np.arange(len(frame))}),
+                                               self.plan, where)
+                    offset += len(frame)
                     rows += len(kept)
                     skipped += dropped
-                    held.append(kept[self.plan.columns()])
-            return self._rows_bytes(held), rows, skipped
+                    new.append(kept[self.plan.columns()])
+                    positions.append(kept[pos].to_numpy())
+            self.check_rows([*held, *(self.rows_of(bytes(p)) for p in earlier)], new,
+                            np.concatenate(positions) if positions else np.zeros(0, np.int64), where)
+            return self._rows_bytes(held + new), rows, skipped
         acc = empty_set(self.plan.config, self.plan.kind) if saved is None else state_from_bytes(saved)
         for frame in frames:
             if len(frame):
@@ -113,6 +136,68 @@ class Fold:
                 rows += len(frame) - dropped
                 skipped += dropped
         return state_to_bytes(acc), rows, skipped
+
+    def check_rows(self, saved: Sequence[Any], new: Sequence[Any], positions: np.ndarray, where: str) -> None:
+        """Refuse a micro-batch's retrieval rows ``new`` (DataFrames of the used columns; the
+        row ``positions`` in the micro-batch) that the window could not compute with: a document
+        id twice in one query of the micro-batch, or already among the window's ``saved`` rows
+        (the value state's part, the list state's parts); a relevance or score the retrieval
+        metrics refuse, or a query they refuse whole (e.g. ``n_relevant`` exceeded). The queries
+        the new rows touch are fed whole -- their saved rows, then the new ones, as the window's
+        values will be -- to a scratch copy of the metrics.
+
+        Complexity: O(saved + new rows) hashing, plus the ranking of the touched queries' rows.
+
+        Raises
+        ------
+        ValueError
+            Naming the argument (``doc_id``, or the metrics' own: ``relevance``, ``scores``,
+            ...), the problem, the first offending value and ``where`` (the key and window).
+        """
+        import pandas as pd
+
+        batch = [f for f in new if len(f)]
+        if not batch:
+            return
+        frame = pd.concat(batch, ignore_index=True) if len(batch) > 1 else batch[0].reset_index(drop=True)
+        earlier = [f for f in saved if len(f)]
+        old = pd.concat(earlier, ignore_index=True) if earlier else frame.iloc[:0]
+        query, doc = self.plan.query, self.plan.doc_id
+        assert query is not None
+        refused = "; the micro-batch is refused, nothing of it saved"
+        if doc is not None:  # one hashing pass over the window's (query, document) pairs
+            n_old = len(old)
+            keys = pd.concat([old[[query, doc]].set_axis(["q", "d"], axis=1),
+                              pd.DataFrame({"q": ids(frame, query), "d": ids(frame, doc)})],
+                             ignore_index=True)
+            dup = keys.duplicated().to_numpy()[n_old:]
+            if dup.any():
+                i = int(np.argmax(dup))
+                qs, ds = keys["q"].to_numpy(), keys["d"].to_numpy()
+                q, d = qs[n_old + i], ds[n_old + i]
+                j = int(np.argmax((qs[:n_old + i] == q) & (ds[:n_old + i] == d)))
+                q, d = (v.item() if isinstance(v, np.generic) else v for v in (q, d))
+                head = f"doc_id: duplicate document {d!r} in query {q!r} (column {doc!r}): "
+                if j < n_old:
+                    raise ValueError(f"{head}row {int(positions[i])} of {where}, already saved for the "
+                                     f"window by an earlier micro-batch{refused}")
+                raise ValueError(f"{head}rows {int(positions[j - n_old])} and {int(positions[i])} of "
+                                 f"{where}{refused}")
+        try:  # the values first, on the micro-batch's rows alone (an index is theirs)
+            check_batch(column(frame, self.plan.label, "label"), column(frame, self.plan.score, "score"))
+        except ValueError as exc:
+            found = re.search(r"at index (\d+)", str(exc))
+            at = f" (index {found[1]} is row {int(positions[int(found[1])])})" if found else ""
+            raise ValueError(f"{exc} -- in {where}{at}{refused}") from None
+        touched = old[old[query].isin(ids(frame, query)).to_numpy()] if len(old) else old
+        scratch = empty_set(self.plan.config, self.plan.kind)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                feed(scratch, pd.concat([touched, frame], ignore_index=True), self.plan, where)
+        except ValueError as exc:
+            raise ValueError(f"{exc} -- in {where} (its queries fed whole with the window's saved "
+                             f"rows: an index counts those rows sorted by query){refused}") from None
 
     def combine(self, parts: Sequence[Part]) -> Part:
         """The parts as one (their counts summed). Complexity: O(their total size)."""

@@ -276,3 +276,139 @@ def test_list_processor_bounds_its_list_and_emits_one_process_values(mode: str, 
     if mode == "append":
         _close(_values(final[0]), _one_process(metrics, rows, retrieval))
     assert state.value is None
+
+
+def _steps(fold: Fold) -> list[tuple[str, Any, Any]]:
+    """Both state APIs' steps on one key and window (the list one when pyspark has it)."""
+    out: list[tuple[str, Any, Any]] = [("value", ValueStep(fold, "append"), _State())]
+    try:
+        from streammetrics._engines.spark_stream_list import ListStep
+    except ImportError:  # pyspark < 4.0: no transformWithStateInPandas
+        return out
+    step, handle = ListStep(fold, "append", max_parts=2), _Handle()
+    step.init(handle)  # type: ignore[arg-type]
+    return [*out, ("list", step, handle)]
+
+
+def _feed(api: str, step: Any, store: Any, batch: pd.DataFrame) -> None:
+    key = ("a", START_US, END_US)
+    if api == "value":
+        list(step(key, iter([batch]), store))
+    else:
+        list(step.handleInputRows(key, iter([batch]), None))
+
+
+def _saved(api: str, store: Any) -> Any:
+    return store.value if api == "value" else (list(store.list.items), store.value.v)
+
+
+def _close_window(api: str, step: Any, store: Any) -> pd.DataFrame:
+    key = ("a", START_US, END_US)
+    if api == "value":
+        store.hasTimedOut = True
+        (table,) = list(step(key, iter([]), store))
+        return table
+    (table,) = list(step.handleExpiredTimer(key, None, None))
+    return table
+
+
+@pytest.mark.parametrize("bad", ["within", "across", "grade", "n_relevant"])
+def test_retrieval_rows_are_refused_at_the_micro_batch_that_brings_them(bad: str) -> None:
+    """A duplicate document (within one micro-batch, or across two of one window), a grade the
+    metrics refuse, or a query the metrics refuse whole: refused by the micro-batch that brings
+    it, with the argument, the value and the window named, and nothing of it saved; the accepted
+    micro-batches still give the values of one process."""
+    metrics = sm.MetricSet(ndcg=sm.NDCG(3), mrr=sm.MRR(), map=sm.MAP())
+    kwargs = {"n_relevant": {f"q{i}": 3 for i in range(6)}} if bad == "n_relevant" else {}
+    run = make_run(metrics, Request(label="y", score="p", query="q", doc_id="d", update_kwargs=kwargs),
+                   available=["q", "d", "y", "p"])
+    fold = Fold(run, metrics, ["k"])
+    rows = _retrieval(7, 60)
+    rows["y"] = rows["y"].clip(upper=1)
+    if bad == "n_relevant":  # at most 3 relevant documents per query, as n_relevant says
+        rows["y"] = (rows.groupby("q").cumcount() < 2).astype(int) * rows["y"]
+    good = [rows.iloc[:20], rows.iloc[20:40], rows.iloc[40:]]
+    wrong = rows.iloc[40:44].copy()
+    if bad == "within":
+        wrong.loc[wrong.index[3], ["q", "d"]] = wrong.loc[wrong.index[1], ["q", "d"]].to_numpy()
+        match = (fr"doc_id: duplicate document '{wrong['d'].iloc[1]}' in query '{wrong['q'].iloc[1]}' "
+                 r"\(column 'd'\): rows 1 and 3 of the micro-batch rows of window \[.*\) of key \('a',\)")
+    elif bad == "across":
+        wrong.loc[wrong.index[2], ["q", "d"]] = rows.loc[rows.index[25], ["q", "d"]].to_numpy()
+        match = (fr"doc_id: duplicate document '{rows['d'].iloc[25]}' in query '{rows['q'].iloc[25]}' "
+                 r"\(column 'd'\): row 2 of the micro-batch rows of window .* already saved for the window "
+                 "by an earlier micro-batch")
+    elif bad == "grade":
+        wrong["y"] = wrong["y"].astype(float)
+        wrong.loc[wrong.index[2], "y"] = np.inf
+        match = r"relevance: grades must be finite numbers .* first invalid value np.float64\(inf\) at index 2 -- in the micro-batch rows .* of key \('a',\) \(index 2 is row 2\)"
+    else:  # a fourth relevant document of a query already holding 2 (its rows fed whole)
+        held = rows.iloc[:40]
+        relevant = held[held["y"] == 1].groupby("q").size()
+        q = relevant[relevant == 2].index[0]  # new rows alone (2 relevant) would pass
+        wrong = pd.DataFrame({"q": [q, q], "d": ["new1", "new2"], "y": [1, 1], "p": [0.5, 0.25]})
+        match = fr"relevance: query '{q}' retrieved 4 relevant documents .* -- in the micro-batch rows"
+    for api, step, store in _steps(fold):
+        _feed(api, step, store, good[0])
+        _feed(api, step, store, good[1])
+        before = _saved(api, store)
+        with pytest.raises(ValueError, match=match) as info:
+            _feed(api, step, store, wrong)
+        assert "the micro-batch is refused, nothing of it saved" in str(info.value)
+        assert _saved(api, store) == before  # nothing saved for the refused micro-batch
+        _feed(api, step, store, good[2])
+        table = _close_window(api, step, store)
+        _close(_values(table), _one_process(metrics, rows, True) if not kwargs else _with(metrics, rows, kwargs))
+        assert (table["rows"] == 60).all()
+
+
+def _with(metrics: Any, rows: pd.DataFrame, kwargs: dict[str, Any]) -> dict[str, float]:
+    twin = sm.MetricSet._from_config(metrics._config())
+    rows = rows.sort_values("q", kind="stable")
+    twin.update(rows["y"].to_numpy(), rows["p"].to_numpy(), query_ids=rows["q"].to_numpy(),
+                doc_ids=rows["d"].to_numpy(), **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _flat(twin.compute())
+
+
+def test_a_query_is_checked_whole_not_by_its_micro_batch_rows() -> None:
+    """A query is checked whole, its saved rows with the new ones: rows without a relevant
+    document are accepted when the query's saved rows hold one (alone they would be refused), and
+    refused when they are the query's first (empty_target_action='error': the window would not
+    compute if it closed then)."""
+    metrics = sm.MetricSet(mrr=sm.MRR(empty_target_action="error"))
+    run = make_run(metrics, Request(label="y", score="p", query="q", doc_id="d"), available=["q", "d", "y", "p"])
+    fold = Fold(run, metrics, [])
+    first = pd.DataFrame({"q": ["a", "a"], "d": ["x", "y"], "y": [1, 0], "p": [0.2, 0.9]})
+    later = pd.DataFrame({"q": ["a"], "d": ["z"], "y": [0], "p": [0.5]})
+    saved = fold.absorb(None, [first], "w")[0]
+    saved = fold.absorb(saved, [later], "w")[0]
+    got = _values(fold.table([], START_US, END_US, fold.accumulator([(saved, 3, 0)]), 3, 0))
+    assert got == {"mrr": 1 / 3}
+    with pytest.raises(ValueError, match="relevance: .* has no relevant document .* -- in w"):
+        fold.absorb(None, [later], "w")
+
+
+def test_refused_rows_are_named_by_their_row_in_the_micro_batch() -> None:
+    """Rows skipped for a null do not shift the row a message names; integer ids compare with
+    the saved ones read back from the checkpoint."""
+    metrics = sm.NDCG(3)
+    run = make_run(metrics, Request(label="y", score="p", query="q", doc_id="d", nulls="skip"),
+                   available=["q", "d", "y", "p"])
+    fold = Fold(run, metrics, [])
+    saved = fold.absorb(None, [pd.DataFrame({"q": [1, 1, 2], "d": [10, 11, 10], "y": [1, 0, 1],
+                                             "p": [0.1, 0.2, 0.3]})], "w")[0]
+    bad = pd.DataFrame({"q": [3, 3, 3, 3], "d": [1, 2, 3, 4], "y": [1.0, np.nan, 0.0, np.inf], "p": [0.5] * 4})
+    with pytest.raises(ValueError, match=r"relevance: .* first invalid value np.float64\(inf\) at index 2 -- in w "
+                                         r"\(index 2 is row 3\); the micro-batch is refused"):
+        fold.absorb(saved, [bad], "w")
+    with pytest.raises(ValueError, match=r"doc_id: duplicate document 11 in query 1 \(column 'd'\): row 2 of w, "
+                                         "already saved for the window by an earlier micro-batch"):
+        fold.absorb(saved, [pd.DataFrame({"q": [2, 2, 1], "d": [11, 12, 11], "y": [np.nan, 0, 1],
+                                          "p": [0.5, 0.4, 0.3]})], "w")
+    with pytest.raises(ValueError, match=r"doc_id: duplicate document 7 in query 4 \(column 'd'\): rows 0 and 2 of w; "):
+        fold.absorb(saved, [pd.DataFrame({"q": [4, 4], "d": [7, 8], "y": [1, 1], "p": [0.1, np.nan]}),
+                            pd.DataFrame({"q": [4], "d": [7], "y": [0], "p": [0.2]})], "w")
+    fed = fold.absorb(saved, [pd.DataFrame({"q": [2, 1], "d": [11, 12], "y": [1, 0], "p": [0.5, 0.4]})], "w")
+    assert fed[1:] == (2, 0) and len(fold.rows_of(fed[0])) == 5

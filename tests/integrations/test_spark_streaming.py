@@ -373,3 +373,34 @@ def test_a_null_row_fails_the_query_naming_it(spark, tmp_path: Path) -> None:
             query.processAllAvailable()
     finally:
         query.stop()
+
+
+def test_a_duplicate_document_fails_the_micro_batch_that_brings_it(spark, state_api: str, tmp_path: Path) -> None:
+    """A document already saved for its window by an earlier micro-batch: the micro-batch that
+    brings it fails the query (before any window closes), naming the document, query and window."""
+    from pyspark.errors import StreamingQueryException
+
+    source = tmp_path / "in"
+    source.mkdir()
+    first = _documents(np.random.default_rng(3), 12, 0, 4, 0)
+    again = first.iloc[[5]].assign(y=0, p=0.5)  # same key, window, query and document
+    stream = spark.readStream.schema("ts timestamp, k string, q string, d string, y long, p double") \
+        .option("maxFilesPerTrigger", 1).parquet(str(source))
+    frame = evaluate_stream(stream, _retrieval_metrics(), label="y", score="p", query="q", doc_id="d", by="k",
+                            window=("ts", "10 minutes"), watermark="5 minutes", state_api=state_api)
+    query = frame.writeStream.outputMode("append").format("memory").queryName(f"sss_dup_{state_api}").start()
+    try:
+        _write(source, 0, first)
+        query.processAllAvailable()
+        _write(source, 1, again)
+        with pytest.raises(StreamingQueryException,
+                           match=fr"ValueError: doc_id: duplicate document 'doc5' in query '{first['q'].iloc[5]}' "
+                                 r"\(column 'd'\): row 0 of the micro-batch rows of window \[2026-01-01 00:00:00"
+                                 fr"\+00:00, 2026-01-01 00:10:00\+00:00\) of key \('{first['k'].iloc[5]}',\), "
+                                 "already saved for the window by an earlier micro-batch"):
+            query.processAllAvailable()
+        # the micro-batches committed read the first file only; no window closed before
+        assert sum(p["numInputRows"] for p in query.recentProgress) == len(first)
+        assert spark.table(f"sss_dup_{state_api}").count() == 0
+    finally:
+        query.stop()
