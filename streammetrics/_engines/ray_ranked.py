@@ -38,6 +38,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
+from . import range_counts
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .plan import Plan
@@ -52,7 +53,7 @@ def _file_chunks(path: str, fs: Any, columns: list[str], chunk_rows: int) -> Ite
 
     protocol = getattr(fs, "protocol", ())
     local = "file" in ((protocol,) if isinstance(protocol, str) else tuple(protocol))
-    with (open(path, "rb") if local else fs.open(path, "rb")) as f:
+    with range_counts.named_read_errors(path), (open(path, "rb") if local else fs.open(path, "rb")) as f:
         reader = pq.ParquetFile(f, pre_buffer=False)
         yield from reader.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
 

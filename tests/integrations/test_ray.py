@@ -336,8 +336,13 @@ def test_parquet_general_path_reads_the_files_the_range_path_reads(tmp_path, mon
 
 
 @pytest.mark.parametrize("entry", ["evaluate_parquet", "evaluate_ranked"])
-def test_parquet_unreadable_first_file_is_named(tmp_path, entry) -> None:
-    (tmp_path / "a.parquet").write_bytes(b"PAR1")  # truncated: no footer
+@pytest.mark.parametrize("first", [True, False])
+def test_parquet_unreadable_file_is_named(tmp_path, entry, first) -> None:
+    if not first:
+        _write(tmp_path, [cases.classification_frame(50, seed=3)], [[50]])  # part-0.parquet, readable
+    (tmp_path / ("a.parquet" if first else "z.parquet")).write_bytes(b"PAR1")  # truncated: no footer
+    name = "a" if first else "z"
     fn = sm.ray.evaluate_parquet if entry == "evaluate_parquet" else sm.ray.evaluate_ranked
-    with pytest.raises(ValueError, match=r"cannot read the Parquet file .*a\.parquet"):
-        fn(str(tmp_path), _ranked_set(), label="y", score="p")
+    metrics = _ranked_set() if entry == "evaluate_parquet" else sm.MetricSet(auroc=sm.AUROC())
+    with pytest.raises(ValueError, match=rf"cannot read the Parquet file .*{name}\.parquet"):
+        fn(str(tmp_path), metrics, label="y", score="p")
