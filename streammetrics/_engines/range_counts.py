@@ -217,8 +217,10 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
             try:
                 source = name if local else stack.enter_context(fs.open(name, "rb"))
                 reader = pq.ParquetFile(source, metadata=None if footers is None else footers[i])
-                # one thread: a worker thread's task decodes its own rows (no pool handoffs)
-                batches = reader.iter_batches(batch_size=READ_ROWS, columns=columns, use_threads=False)
+                # one thread: a worker thread's task decodes its own rows (no pool handoffs); one
+                # row group at a time, so a batch never joins the ends of two row groups (a copy)
+                batches = (batch for g in range(reader.num_row_groups) for batch in reader.iter_batches(
+                    batch_size=READ_ROWS, row_groups=[g], columns=columns, use_threads=False))
                 offset = 0
                 for batch in batches:
                     if batch.num_rows:
