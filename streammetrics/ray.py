@@ -260,8 +260,7 @@ def _listed(path: Any) -> Any:
     if found is None:
         return path
     fs, files = found
-    protocol = getattr(fs, "protocol", ())
-    if "file" in ((protocol,) if isinstance(protocol, str) else tuple(protocol)):
+    if range_counts.is_local(fs):
         return files
     return [fs.unstrip_protocol(name) for name in files]
 

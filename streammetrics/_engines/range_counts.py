@@ -210,7 +210,7 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
     import pyarrow.parquet as pq
 
     assert isinstance(plan.label, str) and isinstance(plan.score, str)
-    local = "file" in _protocols(fs)
+    local = is_local(fs)
     columns = [plan.label, plan.score]
     for i, name in enumerate(files):
         with contextlib.ExitStack() as stack:
@@ -240,7 +240,7 @@ def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = ()) 
     checked in every footer (:func:`check_columns`). O(files)."""
     import pyarrow.parquet as pq
 
-    local = "file" in _protocols(fs)
+    local = is_local(fs)
     out = []
     for name in files:
         with named_read_errors(name):
@@ -341,9 +341,10 @@ def _refuse_nulls(arrays: Sequence[Any], names: Sequence[str], path: str, offset
                              f"pass nulls='skip' to drop the rows holding a null in {list(names)}")
 
 
-def _protocols(fs: Any) -> tuple[str, ...]:
+def is_local(fs: Any) -> bool:
+    """Whether the fsspec filesystem ``fs`` is the local one (its paths open with ``open``). O(1)."""
     p = getattr(fs, "protocol", ())
-    return (p,) if isinstance(p, str) else tuple(p)
+    return "file" in ((p,) if isinstance(p, str) else tuple(p))
 
 
 def per_thread(n_frames: int, n_ranges: int) -> int:

@@ -51,8 +51,7 @@ def _file_chunks(path: str, fs: Any, columns: list[str], chunk_rows: int) -> Ite
     which read ahead on its I/O threads)."""
     import pyarrow.parquet as pq
 
-    protocol = getattr(fs, "protocol", ())
-    local = "file" in ((protocol,) if isinstance(protocol, str) else tuple(protocol))
+    local = range_counts.is_local(fs)
     with range_counts.named_read_errors(path), (open(path, "rb") if local else fs.open(path, "rb")) as f:
         reader = pq.ParquetFile(f, pre_buffer=False)
         yield from reader.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
