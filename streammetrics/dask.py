@@ -45,8 +45,13 @@ worker thread of the active ``distributed`` client, 1 without one) in place -- t
 views, no copies; one task per range sorts its pieces (the only sort a score sees) and counts
 them; the root adds R integer pair counts for AUROC and offsets the ranges' counts at their
 distinct positive scores for AP -- the single-process values bit for bit, with no serial sort
-at the root (:mod:`streammetrics._engines.range_counts`). The set's other members travel as
-states, as above. The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
+at the root (:mod:`streammetrics._engines.range_counts`). When the positives are at most
+1/(4R) of the rows, the task that places the edges chooses the exchange instead: each
+partition task sorts its own scores, only the sorted positives travel (to every range task),
+and each range task counts its negatives below every distinct positive score -- the same
+values, bit for bit, without the routing pass or the move of half the scores
+(:mod:`streammetrics._engines.minority`). The set's other members travel as states, as above.
+The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
 workers reading Parquet): ``distributed`` costs about a millisecond of scheduler and worker
 CPU per task. For AUROC, AP and curves at a size where even the
 distinct positive scores must not meet in one process, :func:`evaluate_ranked` keeps only

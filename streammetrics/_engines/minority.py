@@ -197,5 +197,5 @@ def final_values(rest_states: Sequence[Any], counts: Sequence[range_counts.Range
     if counts and isinstance(counts[0], ExchangeCounts):
         ex = [c for c in counts if isinstance(c, ExchangeCounts)]
         return range_counts.final_values(rest_states, [combine(ex)], split)
-    return range_counts.final_values(rest_states, [c for c in counts if isinstance(c, range_counts.RangeCounts)],
-                                     split)
+    ranges = [c for c in counts if isinstance(c, range_counts.RangeCounts)]
+    return range_counts.final_values(rest_states, ranges, split)
