@@ -14,7 +14,8 @@ the edges decides, from the class counts every partition task reports):
 2. Each range task (:func:`exchange_counts`) merges the sorted positives of every partition
    (a merge of sorted runs), takes their T distinct scores ``t_1 < ... < t_T`` and
    multiplicities ``dp_k``, and ranks them among each of its sorted negative runs by one linear
-   merge walk (the compiled kernel where installed): ``L_k`` negatives below ``t_k`` and
+   merge walk (the compiled kernel where installed, else ``searchsorted``, as
+   :func:`~streammetrics._engines.range_counts.range_counts` ranks them): ``L_k`` negatives below ``t_k`` and
    ``E_k`` tied with it. It sends its exact integer share of the doubled Mann-Whitney count,
    ``u2_r = sum_k dp_k (2 L_k + E_k)``, and ``L`` (int32 where its negatives fit, else int64).
 3. The root (:func:`combine`) adds the ranges' ``u2_r`` in Python integers and their ``L`` arrays
@@ -23,13 +24,18 @@ the edges decides, from the class counts every partition task reports):
    :func:`streammetrics._engines.range_counts.final_values` as one range -- the same integers,
    made float64 once, and the same floating-point steps as one process: bit for bit.
 
+Ray's ``evaluate_parquet`` (:mod:`streammetrics._engines.ray_ranges`) runs the same steps as Ray
+tasks; its driver decides before any file task runs, from the labels of the row groups it
+samples for the edges (an estimate: it decides the cost, never the values).
+
 Only the positives are exchanged (not "the smaller class"): the step AP sums over the distinct
 positive scores, and with positives the majority, every one of them would reach the root -- the
 range path sends no more.
 
 Data moved: (R - 1) P scores and R T counts, instead of about (R - 1) / R of all scores.
 Complexity: a partition task sorts its own runs (O(n_i log n_i): every score sorted once, as
-on the range path), a range task O(P log R + n_r + T) (merge, walk), the root O(R T).
+on the range path), a range task O(P log k + n_r + T) for k partition tasks (merge, walk;
+O(T log n_r) by ``searchsorted``), the root O(R T).
 Memory: a range task holds every positive (the bound keeps it under 1 / (4 R) of the rows).
 """
 

@@ -14,6 +14,12 @@ range: takes only that range's object of every file task, sorts it once and coun
 members' states and adds the ranges' counts,
 :func:`~streammetrics._engines.range_counts.final_values`).
 
+With few positives among the sampled row groups' labels (at most 1/(4R) of their rows), the
+driver chooses the exchange of positives instead (:mod:`streammetrics._engines.minority`): each
+file task sorts its scores in place and returns its sorted negatives and positives
+(``num_returns=3``); range task r counts the negatives of file tasks r, r + R, ... against
+every file task's positives -- no routing, and the same values bit for bit.
+
 Where the edges fall changes only how the work is shared between the range tasks: any edges give
 the single-process values bit for bit (tied scores share a range; the counts are exact). Placing
 them from a few row groups read on the driver saves the round trip (and the copy of every
