@@ -400,3 +400,26 @@ def test_parquet_exchange_names_a_null_file_and_row(tmp_path, monkeypatch) -> No
     from streammetrics._engines import minority
 
     assert len(chosen) == 1 and isinstance(chosen[0], minority.Exchange)
+
+
+def test_parquet_exchange_on_a_wrong_estimate_still_equals_one_process(tmp_path, monkeypatch) -> None:
+    """The driver's sample (the middle row group of each file) holds no positive, the other row
+    groups two thirds of the rows, all positive, bool labels: the exchange is chosen on that
+    estimate and still gives one process's values bit for bit (the estimate decides the cost)."""
+    from streammetrics._engines import minority
+
+    _range_calls(monkeypatch, 2)
+    chosen = _chosen(monkeypatch)
+    rng = np.random.default_rng(59)
+    frames = []
+    for _ in range(3):
+        y = np.concatenate([np.ones(400, bool), np.zeros(500, bool), np.ones(400, bool)])
+        frames.append(pd.DataFrame({"y": y, "p": rng.random(y.shape[0]).round(2)}))
+    _write(tmp_path, frames, [[400, 500, 400]] * 3)
+    whole = pd.concat(frames, ignore_index=True)
+    got = _recorded(lambda: sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p"))
+    want = _recorded(lambda: _ranked_set().update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
+    assert len(chosen) == 1 and isinstance(chosen[0], minority.Exchange)
+    assert got[1] == want[1]
+    for k in want[0]:
+        assert np.array_equal(np.asarray(got[0][k]), np.asarray(want[0][k])), k
