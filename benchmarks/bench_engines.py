@@ -284,12 +284,32 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
     return "\n".join(table)
 
 
+def write_skewed(root: Path, rows: int, files: int, share: float, seed: int = 7) -> None:
+    """bench_scaleout's layout (``files`` files, row groups of 250,000, scores rounded to 6
+    decimals) with a ``share`` of positive labels."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    per = -(-rows // files)
+    for i in range(files):
+        n = min(per, rows - i * per)
+        y = (rng.random(n) < share).astype(np.int64)
+        p = np.round(1 / (1 + np.exp(-(rng.normal(size=n) + 1.2 * (y - 0.5)))), 6)
+        pq.write_table(pa.table({"y": y, "p": p}), root / f"part-{i:03d}.parquet", row_group_size=250_000)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, required=True, help="directory of bench_scaleout's Parquet files")
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--positive-share", type=float, default=None,
+                    help="write the data (on first use) with this share of positive labels instead of "
+                         "bench_scaleout's half (few positives: the exchange of positives, "
+                         "streammetrics._engines.minority)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
@@ -301,7 +321,10 @@ def main(argv: list[str] | None = None) -> None:
         from benchmarks.bench_scaleout import write_data
 
         args.data.mkdir(parents=True, exist_ok=True)
-        write_data(args.data, args.rows, 20)
+        if args.positive_share is None:
+            write_data(args.data, args.rows, 20)
+        else:
+            write_skewed(args.data, args.rows, 20, args.positive_share)
     print(f"{args.rows:,} rows, {os.cpu_count()} CPUs; load average at the start "
           f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
     print(run_all(args.data, args.rows, args.engines.split(","), args.repeat))
