@@ -410,22 +410,24 @@ def main(argv: list[str] | None = None) -> str:
         for workers in (int(w) for w in args.workers.split(",")):
             label = f"{workers} worker{'s' if workers > 1 else ''}"
             first = not ref and single_v
-            with rep.section(f"streammetrics.dask, {label}", on_error=lambda what, label=label: add(
-                    ["exact ranking", f"streammetrics.dask, {label}", *["-"] * 7, f"failed: {what}"])):
+            def failed(what: str, label: str = label) -> None:
+                add(["exact ranking", f"streammetrics.dask, {label}", *["-"] * 7, f"failed: {what}"])
+
+            with rep.section(f"streammetrics.dask, {label}", on_error=failed):
                 single = (lambda r, ranking=True: run_single(r, ranking)) if first else None
-                t, startup, vals = run_dask(root, workers, single=single)
+                times, startup, vals = run_dask(root, workers, single=single)
                 if single is not None:
-                    ref.update({k: t[k] for k in ("single confusion", "single confusion cpu", "single", "single cpu")})
-                    row("confusion", "single process (pyarrow row groups)", t, "single confusion",
+                    ref.update({k: times[k] for k in ("single confusion", "single confusion cpu", "single", "single cpu")})
+                    row("confusion", "single process (pyarrow row groups)", times, "single confusion",
                         "single confusion", single_cv)
-                    row("exact ranking", "single process (pyarrow row groups)", t, "single", "single", single_v)
-                row("confusion", f"streammetrics.dask, {label} (start-up {startup:.1f} s)", t, "confusion",
+                    row("exact ranking", "single process (pyarrow row groups)", times, "single", "single", single_v)
+                row("confusion", f"streammetrics.dask, {label} (start-up {startup:.1f} s)", times, "confusion",
                     "single confusion", vals["confusion"])
-                row("exact ranking", f"streammetrics.dask.evaluate_parquet, {label}", t, "ranking", "single",
+                row("exact ranking", f"streammetrics.dask.evaluate_parquet, {label}", times, "ranking", "single",
                     vals["ranking"])
                 row("exact ranking", f"evaluate_ranked (AUROC, AP; 8 ranges) + evaluate (F1, CM), {label}",
-                    t, "ranked", "single", vals["ranked"])
-                row("exact ranking", f"previous graph (merge tasks re-validate states), {label}", t,
+                    times, "ranked", "single", vals["ranked"])
+                row("exact ranking", f"previous graph (merge tasks re-validate states), {label}", times,
                     "validated", "single", vals["validated"])
         spark_pr: float | None = None
         spark_run = "Spark MLlib BinaryClassificationMetrics, local[2]"
