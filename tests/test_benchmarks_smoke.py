@@ -154,3 +154,31 @@ def test_drift_benchmark_runs_without_peers() -> None:
 
     text = bench_drift.main(["--scores", "20000", "--repeat", "1", "--no-peers"])
     assert "| Drift(max_bytes=64k): update + compute" in text and "np.sort of every score" in text
+
+
+def test_run_all_writes_each_section_as_its_module_finishes(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue #32: a run stopped during module b (killed, timed out) keeps module a's section."""
+    import sys
+    import types
+
+    from benchmarks import run_all
+
+    out = tmp_path / "R.md"
+    seen: dict[str, str] = {}
+
+    def module(name: str, main):  # type: ignore[no-untyped-def]
+        mod = types.ModuleType(name)
+        mod.main = main  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, name, mod)
+
+    def main_b(argv: list[str] | None = None) -> str:
+        seen["file while b runs"] = out.read_text()
+        raise RuntimeError("b crashed")
+
+    module("benchmarks.bench_fake_a", lambda argv=None: "## a\n\n| a |\n|---|\n| 1 |\n")
+    module("benchmarks.bench_fake_b", main_b)
+    monkeypatch.setattr(run_all, "discover", lambda: ["benchmarks.bench_fake_a", "benchmarks.bench_fake_b"])
+    run_all.main(["--output", str(out)])
+    assert "| 1 |" in seen["file while b runs"] and "_benchmarks.bench_fake_a:" in seen["file while b runs"]
+    final = out.read_text()
+    assert "| 1 |" in final and "FAILED: RuntimeError: b crashed" in final
