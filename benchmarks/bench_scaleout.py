@@ -14,7 +14,7 @@ files:
   ``areaUnderPR`` (Spark's PR area is the trapezoidal one, a different definition from AP);
   reported as unavailable if pyspark or a new enough Java is missing. Its DataFrame
   constructor down-samples the ROC and PR curves to about ``numBins`` points (read from the
-  object and printed; 1000 in PySpark 4.3, measured: 1,043 ROC points for 19,769 distinct scores
+  object and printed; 1000 in PySpark 4.3, measured: 1,043 ROC points for 19,770 distinct scores
   on 20k rows), so its AUROC is not the exact one: the row shows the measured difference.
 
 The exact ranking evaluation also runs through the previous task graph (the public, validating
