@@ -75,17 +75,6 @@ class ListStep(StatefulProcessor):
         held = self._read() if count and (self.fold.rows_kept or count + 1 > self.max_parts) else []
         new = self.fold.absorb(None, rows, window_where(values, start_us, end_us),
                                earlier=[p[0] for p in held] if self.fold.rows_kept else ())
-        if timer_ms(end_us) < int(timerValues.getCurrentWatermarkInMs()):
-            # rows Spark let through (it drops rows against the previous micro-batch's
-            # watermark) for a window the current watermark has passed: counted, and the window
-            # closed now, as applyInPandasWithState does
-            parts = [*((held or self._read()) if count else []), new]
-            self.parts.clear()
-            self.count.clear()
-            if count:
-                self.handle.deleteTimer(timer_ms(end_us))
-            yield self._emit(values, start_us, end_us, parts)
-            return
         if count == 0:
             self.handle.registerTimer(timer_ms(end_us))
         if count + 1 > self.max_parts:  # bound the list: its parts and the new one merged into one
