@@ -31,9 +31,13 @@ rows (query and document ids, relevance, score) and the measures are computed on
 values are emitted, each query on all its rows in the window: exactly the values of the batch
 :func:`streammetrics.spark.evaluate` on the window's rows.
 
-The watermark closes windows: a row whose event time is not later than the watermark is late and
-dropped by Spark before it reaches a state; a window's state times out (event-time timeout or
-timer at the window's end) once the watermark reaches its end, and is then removed. In
+The watermark closes windows: a row whose event time is not later than the watermark of the
+previous micro-batch is late and dropped by Spark before it reaches a state (Spark keeps that
+one for late rows, the current one for closing windows); a window's state times out
+(event-time timeout or timer at the window's end) once the watermark reaches its end, and is
+then removed. A row Spark lets through for a window the current watermark has already passed
+(micro-batches in close succession, as on an unbounded source) counts in its window, which is
+closed in that micro-batch (emitted once in append mode, one update in update mode). In
 ``"append"`` mode a window's rows are emitted once, when it closes; in ``"update"`` mode each
 micro-batch emits the current values of every window it changed (and nothing when a window
 closes).

@@ -28,6 +28,11 @@ Before any collective, every rank posts its call number and ``step`` in the proc
 key-value store and waits (``timeout=``) for the others' posts: a rank that never comes (it ran
 out of data, say) is a ``TimeoutError`` naming it, and ranks at different steps a ``ValueError``
 on every rank naming each one's step -- never a collective waiting for a rank that will not join.
+A timed-out call is closed for every rank: a rank that reaches it later raises the same
+``TimeoutError`` at once (instead of entering the collectives alone), so every rank has made
+that call and the group's next ``sync`` pairs up again. Without a key-value store (a torch that
+does not expose the default group's), ``step=`` or ``timeout=`` is a ``RuntimeError`` and a
+plain ``sync`` warns once and goes straight to the collectives.
 
 Result: every rank holds the same merged accumulator, equal to the single-process state (bit for
 bit for unit or integer weights; with float weights, the all-reduced sums equal the sequential
@@ -51,6 +56,8 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import time
+import warnings
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -155,6 +162,8 @@ def _all_gather(t: torch.Tensor, world: int, group: Any) -> list[torch.Tensor]:
 
 #: Per process group (its global ranks): how many times this rank has called :func:`sync`.
 _CALLS: dict[tuple[int, ...], int] = {}
+#: Whether the no-store warning was given (once per process).
+_WARNED: list[bool] = []
 
 
 def _store() -> Any:
@@ -167,41 +176,93 @@ def _store() -> Any:
         return None
 
 
-def _rendezvous(group: Any, world: int, step: Any, timeout: Any) -> tuple[Any, str] | None:
-    """Before any collective: every rank of ``group`` posts (its call number, ``step``) in the
-    process group's store and waits for the others' posts, at most ``timeout``. A rank missing
-    by then is a ``TimeoutError`` naming it; ranks at different steps a ``ValueError`` on every
-    rank naming each rank's step. So no rank enters a collective that another will not join.
-    Returns (store, this rank's key) to delete once the collectives are done; None without a
-    store. O(W) small store operations."""
+def _rendezvous(group: Any, world: int, step: Any, timeout: Any) -> tuple[Any, list[str]] | None:
+    """Before any collective: every rank of ``group`` posts ``step`` in the process group's store
+    and joins this call's roll (one store key, extended atomically with ``compare_set``), then
+    waits for the roll to hold every rank, at most ``timeout``.
+
+    A rank still missing by then is a ``TimeoutError`` naming it, and the waiting rank *closes*
+    the roll (atomically: a roll that became complete first is never closed), so every rank of
+    the call agrees on its outcome: the ranks waiting raise the same ``TimeoutError``, and a
+    rank that comes after the close raises it at once instead of entering the collectives
+    alone. Every rank has then made the call, so the ranks' call counts stay equal and the next
+    ``sync`` on the group pairs up as before. Ranks at different steps: a ``ValueError`` on
+    every rank naming each rank's step.
+
+    Returns (store, keys to delete once the collectives are done); None when the process group
+    exposes no key-value store and neither ``step`` nor ``timeout`` is given (a
+    ``RuntimeWarning``, once per process; with either, a ``RuntimeError``: see :func:`sync`).
+    O(W) small store operations, the wait polled (every 1 ms at first, then at most every 50 ms).
+    """
     store = _store()
     if store is None:
+        asked = [n for n, v in (("step", step), ("timeout", timeout)) if v is not None]
+        reason = ("torch.distributed exposes no key-value store for the default process group "
+                  "(torch.distributed.distributed_c10d._get_default_store failed)")
+        if asked:
+            raise RuntimeError(
+                f"sync: {' and '.join(asked)}= cannot be honoured: {reason}, and checking the ranks' "
+                "steps and naming a missing rank need it; call sync without step= and timeout= to "
+                "go straight to the collectives (a rank that never comes then makes the others wait "
+                "until the process group's timeout)")
+        if not _WARNED:
+            _WARNED.append(True)
+            warnings.warn(f"sync: {reason}; sync goes straight to the collectives, like any "
+                          "torch.distributed collective: a rank that skips a sync makes the others "
+                          "wait until the process group's timeout", RuntimeWarning, stacklevel=3)
         return None
     ranks = tuple(dist.get_process_group_ranks(group)) if group is not None else tuple(range(world))
     call = _CALLS.get(ranks, 0)
-    _CALLS[ranks] = call + 1
+    _CALLS[ranks] = call + 1  # counted whatever the outcome: every rank makes each call once
     name = "world" if group is None else "-".join(map(str, ranks))
     prefix = f"streammetrics/sync/{name}/{call}/"
     me = dist.get_rank()
     store.set(prefix + str(me), json.dumps(_plain_step(step)))
-    keys = [prefix + str(r) for r in ranks]
+    roll_key = prefix + "roll"
     wait = timeout if timeout is None or isinstance(timeout, timedelta) else timedelta(seconds=float(timeout))
-    try:
-        store.wait(keys) if wait is None else store.wait(keys, wait)
-    except Exception:  # noqa: BLE001 - the store's timeout error (its type varies by version)
-        missing = [r for r, k in zip(ranks, keys, strict=True) if not store.check([k])]
-        raise TimeoutError(
-            f"sync: rank(s) {missing} of {list(ranks)} did not reach sync call #{call}"
-            f"{'' if step is None else f' (step {step!r} on rank {me})'} within "
-            f"{wait if wait is not None else 'the process group timeout'}; every rank must call "
-            "sync the same number of times (pass step= to check that they sync the same step)"
-        ) from None
+    limit = wait if wait is not None else getattr(store, "timeout", timedelta(minutes=30))
+    where = f"sync call #{call}{'' if step is None else f' (step {step!r} on rank {me})'}"
+
+    def timed_out(roll: str, by: str) -> TimeoutError:
+        joined = {int(r) for r in roll.split(",") if r}
+        missing = [r for r in ranks if r not in joined]
+        return TimeoutError(
+            f"sync: rank(s) {missing} of {list(ranks)} did not reach {where} within "
+            f"{limit if wait is not None else f'the process group timeout ({limit})'} ({by}); every "
+            "rank must call sync the same number of times (pass step= to check that they sync the "
+            "same step). Every rank of the call raises this error, the late ones when they reach "
+            "it, so the ranks' next sync calls pair up again")
+
+    roll = ""
+    while True:  # join: append this rank to the roll unless it was closed
+        got = store.compare_set(roll_key, roll, f"{roll}{me},").decode()
+        if got == f"{roll}{me},":
+            roll = got
+            break
+        if got.startswith("closed:"):
+            raise timed_out(got[7:], "the ranks that came gave up waiting; this rank came after")
+        roll = got
+    deadline = time.monotonic() + limit.total_seconds()
+    pause = 0.001
+    while len([r for r in roll.split(",") if r]) < len(ranks):
+        if roll.startswith("closed:"):
+            raise timed_out(roll[7:], "another rank of the call gave up waiting")
+        if time.monotonic() >= deadline:
+            got = store.compare_set(roll_key, roll, "closed:" + roll).decode()
+            if got == "closed:" + roll:
+                raise timed_out(roll, "this rank gave up waiting")
+            roll = got  # a rank joined meanwhile: look again
+            continue
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+        roll = store.get(roll_key).decode()
+    keys = [prefix + str(r) for r in ranks]
     steps = {r: json.loads(store.get(k)) for r, k in zip(ranks, keys, strict=True)}
     if len({json.dumps(v) for v in steps.values()}) > 1:
         shown = ", ".join(f"rank {r}: {v!r}" for r, v in steps.items())
         raise ValueError(f"sync: ranks reached sync call #{call} at different steps ({shown}); "
                          "every rank must sync at the same steps")
-    return store, prefix + str(me)
+    return store, [prefix + str(me)] + ([roll_key] if me == ranks[0] else [])
 
 
 def _plain_step(step: Any) -> Any:
@@ -248,7 +309,15 @@ def sync(metric: M, group: Any = None, *, device: Any = None, step: Any = None,
         On every rank, if the ranks' configurations (or summed-array layouts) differ, or if they
         reached this call at different ``step`` values.
     TimeoutError
-        A rank did not reach this call within ``timeout``; the message names it.
+        A rank did not reach this call within ``timeout``; the message names it. The call is
+        then closed: every rank that reaches it, late ones included, raises this error (the
+        late ones at once), so the ranks' call counts stay equal and the next ``sync`` on the
+        group works.
+    RuntimeError
+        ``step`` or ``timeout`` given, and torch exposes no key-value store for the default
+        process group (the checks need it). Without either, ``sync`` then warns once
+        (``RuntimeWarning``) and goes straight to the collectives, which wait for a missing
+        rank until the process group's timeout, as any ``torch.distributed`` collective does.
 
     Notes
     -----
@@ -331,7 +400,9 @@ def sync(metric: M, group: Any = None, *, device: Any = None, step: Any = None,
     if any(sizes):
         merged.merge(*[cls.from_state_dict(state_of(r)) for r in range(1, world)])
     if posted is not None:  # every rank has read every post: the all_gather above joined them all
-        posted[0].delete_key(posted[1])
+        store, keys = posted
+        for key in keys:
+            store.delete_key(key)
     return merged
 
 

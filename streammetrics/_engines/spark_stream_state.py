@@ -353,6 +353,14 @@ class ValueStep:
         new = self.fold.absorb(None if saved is None else saved[0], frames,
                                window_where(values, start_us, end_us))
         part = new if saved is None else (new[0], saved[1] + new[1], saved[2] + new[2])
+        if timer_ms(end_us) < state.getCurrentWatermarkMs():
+            # Spark drops rows against the previous micro-batch's watermark, so rows of a window
+            # the current one has passed can still come: counted, and the window closed now (no
+            # later row can join it; its timeout, in the past, could not be set)
+            if state.exists:
+                state.remove()
+            yield self._emit(values, start_us, end_us, part, trusted=True)
+            return
         state.update(part)
         state.setTimeoutTimestamp(timer_ms(end_us))
         if self.mode == "update":

@@ -366,3 +366,87 @@ def _steps_worker(rank: int, world: int, init: str) -> None:
 
 def test_sync_checks_steps_and_names_a_missing_rank() -> None:
     mp.spawn(_steps_worker, args=(2, f"tcp://127.0.0.1:{_free_port()}"), nprocs=2, join=True)
+
+
+def _late_rank_worker(rank: int, world: int, init: str) -> None:
+    """Rank 1 skips a sync that rank 0 gives up on; when rank 1 reaches that call later it raises
+    the same TimeoutError at once (it does not enter the collectives alone), and the next sync
+    of both ranks pairs up and merges. The process group's own timeout bounds a regression (a
+    collective waiting for a rank that will not join) to an error, not a hang."""
+    from datetime import timedelta
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world, timeout=timedelta(seconds=60))
+    try:
+        m = sm.AUROC().update([0, 1, 1, 0], [0.2, 0.7, 0.4, 0.9] if rank else [0.1, 0.8, 0.6, 0.3])
+        ref = sm.AUROC().update([0, 1, 1, 0, 0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3, 0.2, 0.7, 0.4, 0.9])
+        assert sync(m, step=1).compute() == ref.compute()
+        if rank == 0:
+            try:
+                sync(m, step=2, timeout=1.0)
+            except TimeoutError as exc:
+                assert "rank(s) [1] of [0, 1] did not reach sync call #1 (step 2 on rank 0)" in str(exc)
+                assert "this rank gave up waiting" in str(exc)
+            else:
+                raise AssertionError("sync did not time out")
+        dist.barrier()  # rank 1 comes to the call only after rank 0 gave up on it
+        if rank == 1:
+            try:
+                sync(m, step=2, timeout=30.0)
+            except TimeoutError as exc:
+                assert "rank(s) [1] of [0, 1] did not reach sync call #1 (step 2 on rank 1)" in str(exc)
+                assert "this rank came after" in str(exc)
+            else:
+                raise AssertionError("the late rank entered a sync the others had given up")
+        # the call counts agree again: the next sync pairs up and merges
+        assert sync(m, step=3, timeout=30.0).compute() == ref.compute()
+        assert sync(m).compute() == ref.compute()
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def test_a_timed_out_sync_leaves_the_group_usable() -> None:
+    mp.spawn(_late_rank_worker, args=(2, f"tcp://127.0.0.1:{_free_port()}"), nprocs=2, join=True)
+
+
+def _no_store_worker(rank: int, world: int, init: str) -> None:
+    """Without a key-value store (a torch that does not expose the default group's), step= and
+    timeout= cannot be honoured: a RuntimeError on every rank before any collective; a plain
+    sync warns once and still merges."""
+    import warnings
+
+    import streammetrics.torch as smt
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
+    try:
+        m = sm.F1().update([0, 1, 1, 0], [0.2, 0.7, 0.4, 0.9] if rank else [0.1, 0.8, 0.6, 0.3])
+        ref = sm.F1().update([0, 1, 1, 0, 0, 1, 1, 0], [0.1, 0.8, 0.6, 0.3, 0.2, 0.7, 0.4, 0.9])
+        real = smt._store
+        smt._store = lambda: None  # streammetrics' own lookup of the store, not torch.distributed
+        try:
+            for kwargs, named in (({"step": 4}, "step="), ({"timeout": 5.0}, "timeout="),
+                                  ({"step": 4, "timeout": 5.0}, "step and timeout=")):
+                try:
+                    sync(m, **kwargs)
+                except RuntimeError as exc:
+                    assert f"sync: {named} cannot be honoured" in str(exc) and "key-value store" in str(exc)
+                else:
+                    raise AssertionError(f"sync ignored {kwargs} without a store")
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                assert sync(m).compute() == ref.compute()
+                assert sync(m).compute() == ref.compute()
+            shown = [w for w in caught if issubclass(w.category, RuntimeWarning)]
+            assert len(shown) == 1 and "goes straight to the collectives" in str(shown[0].message)
+        finally:
+            smt._store = real
+        assert sync(m, step=5).compute() == ref.compute()  # with the store again: checked
+        dist.barrier()
+    finally:
+        dist.destroy_process_group()
+
+
+def test_without_a_store_step_and_timeout_raise_and_a_plain_sync_warns() -> None:
+    mp.spawn(_no_store_worker, args=(2, f"tcp://127.0.0.1:{_free_port()}"), nprocs=2, join=True)
