@@ -140,6 +140,19 @@ def _evaluate(ds: Any, run: Run) -> Any:
         blocks = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
         frame = frame.repartition(blocks, keys=[run.shuffle_on])
     plan = run.plan
+    if run.request.compute and run.shuffle_on is None:
+        from streammetrics._engines import ray_ranked
+
+        schema = frame.schema()
+        types = dict(zip(schema.names, schema.types, strict=True)) if schema is not None else {}
+        split = ray_ranked.dataset_split(run.template, plan, types)
+        if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of the scores
+            done = ray_ranked.evaluate_blocks(frame, plan, split)
+            if done is None:  # no block: the empty set's values
+                return run.result(None)
+            values, caught, skipped = done
+            run.report_skipped(skipped)
+            return run.shape.deliver(values, caught, sliced=False)
     # One task per block (fused with the read: the rows never enter the object store), one
     # small row out of each; the driver reads every state once and merges them in one k-way
     # merge. (``Dataset.aggregate`` folded the states pairwise, each fold reading and writing
