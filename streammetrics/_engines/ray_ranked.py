@@ -27,6 +27,11 @@ summarised (the whole state once, spilled to disk by Ray when full); the driver 
 references and numbers and the samples (plus the curves, which are the output). Objects: one
 per chunk, R + 1 per source (per-chunk pieces cost Ray ~0.8 s of CPU more per 10M rows at R =
 16: measured, not kept).
+
+:func:`evaluate_blocks` is :func:`streammetrics.ray.evaluate`'s path for exact binary AUROC /
+AP members of a set over a Ray Dataset's blocks: the kernels of the Parquet range path
+(:mod:`streammetrics._engines.range_counts`; unweighted, bit for bit) or the steps above
+(weighted), the set's other members fed by the same block tasks (one read of the rows).
 """
 
 from __future__ import annotations
@@ -43,7 +48,17 @@ from streammetrics._core.metric import trusted_states
 from . import range_counts, ray_ranges
 from . import ranked as ranked_engine
 from . import ranked_common as common
-from .plan import Plan, arrow_arrays, column, compute_recorded, drop_nulls, empty_set, merged, rebuild, state_of
+from .plan import (
+    Plan,
+    arrow_arrays,
+    column,
+    compute_recorded,
+    drop_nulls,
+    empty_set,
+    merged,
+    rebuild,
+    state_of,
+)
 
 
 def _file_chunks(path: str, fs: Any, columns: list[str], chunk_rows: int) -> Iterator[Any]:
@@ -183,7 +198,8 @@ def _block_columns(table: Any, plan: Plan) -> tuple[list[np.ndarray], int]:
     if arrays is not None:
         return [arrays[c] for c in names], 0
     df, skipped = drop_nulls(table.to_pandas(), plan, "a Ray block")
-    return [column(df, c, what) for c, what in zip(names, ("label", "score", "weight"), strict=False)], skipped
+    whats = ("label", "score", "weight")
+    return [column(df, c, what) for c, what in zip(names, whats, strict=False)], skipped
 
 
 def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *blocks: Any) -> list[Any]:
@@ -232,7 +248,8 @@ def _sample_task(table: Any, score: str) -> np.ndarray:
         v = np.asarray(table.column(score).drop_null().to_numpy(zero_copy_only=False), dtype=np.float64)
     except (TypeError, ValueError):
         return np.zeros(0)
-    v = v[:: max(1, v.shape[0] // ray_ranges.SAMPLE_SCORES)]
+    at = np.linspace(0, v.shape[0] - 1, min(v.shape[0], ray_ranges.SAMPLE_SCORES)).astype(np.int64)
+    v = v[np.unique(at)]
     return v[~np.isnan(v)]
 
 
@@ -271,7 +288,9 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
     edges = np.zeros(0)
     if n_ranges > 1:
         picks = np.unique(np.linspace(0, len(blocks) - 1, min(SAMPLE_BLOCKS, len(blocks))).astype(np.int64))
-        sample = get([ray.remote(_sample_task).remote(blocks[int(i)], plan.score) for i in picks])
+        score = plan.score
+        assert isinstance(score, str)  # dataset_split: one score column
+        sample = get([ray.remote(_sample_task).remote(blocks[int(i)], score) for i in picks])
         v = np.concatenate(sample)
         edges = ranked_engine.range_edges([(v, np.ones(v.shape[0]))], n_ranges)
     task = ray.remote(_blocks_task).options(num_returns=n_ranges + 1)
@@ -301,8 +320,9 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
     return values, caught, sum(h[1] for h in heads)
 
 
-def _weighted_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[ranked_engine.RangeSummary],
-                     total: tuple[float, float], split: range_counts.Split
+def _weighted_values(rest_states: Sequence[Mapping[str, Any]],
+                     summaries: Sequence[ranked_engine.RangeSummary], total: tuple[float, float],
+                     split: range_counts.Split
                      ) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
     """:func:`range_counts.final_values` for weighted ranges: the other members merged and
     computed, AUROC and AP from the range summaries (:func:`ranked.combine`); an undefined
