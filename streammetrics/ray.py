@@ -19,7 +19,7 @@ way), the scores never reach the driver: the blocks of the selected columns are 
 CPU, one task per group of at most 4 blocks validates the rows (and feeds the set's other
 members, whose states travel as above) and stores each range's piece of its scores as its own
 object, and one task per range sorts (or merges) and counts only its pieces
-(:func:`streammetrics._engines.ray_ranked.evaluate_blocks`). Unweighted: the kernels of the
+(:func:`streammetrics._engines.ray_blocks.evaluate_blocks`). Unweighted: the kernels of the
 Parquet range path, the single-process values bit for bit; the driver receives O(R) numbers for
 AUROC alone, plus 24 bytes per distinct positive score for AP. Weighted: the range summaries of
 :func:`evaluate_ranked` (within 1e-12), O(R) numbers. Every other case -- ``by=`` slices,
@@ -165,13 +165,13 @@ def _evaluate(ds: Any, run: Run) -> Any:
         frame = frame.repartition(blocks, keys=[run.shuffle_on])
     plan = run.plan
     if run.request.compute and run.shuffle_on is None:
-        from streammetrics._engines import ray_ranked
+        from streammetrics._engines import ray_blocks
 
         schema = frame.schema()
         types = dict(zip(schema.names, schema.types, strict=True)) if schema is not None else {}
-        split = ray_ranked.dataset_split(run.template, plan, types)
+        split = ray_blocks.dataset_split(run.template, plan, types)
         if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of the scores
-            done = ray_ranked.evaluate_blocks(frame, plan, split)
+            done = ray_blocks.evaluate_blocks(frame, plan, split)
             if done is None:  # no block: the empty set's values
                 return run.result(None)
             values, caught, skipped = done

@@ -21,7 +21,7 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
 import streammetrics as sm  # noqa: E402
-from streammetrics._engines import ray_ranges, ray_ranked  # noqa: E402
+from streammetrics._engines import ray_blocks, ray_ranges  # noqa: E402
 from streammetrics.ray import evaluate  # noqa: E402
 
 TOL = 1e-12
@@ -73,8 +73,8 @@ def _one_process(metrics: sm.MetricSet, df: pd.DataFrame, weight: str | None = N
 def calls(monkeypatch) -> list[int]:
     """The driver's calls of the block range path (our function, counted; Ray itself untouched)."""
     seen: list[int] = []
-    real = ray_ranked.evaluate_blocks
-    monkeypatch.setattr(ray_ranked, "evaluate_blocks", lambda *a: seen.append(1) or real(*a))
+    real = ray_blocks.evaluate_blocks
+    monkeypatch.setattr(ray_blocks, "evaluate_blocks", lambda *a: seen.append(1) or real(*a))
     return seen
 
 
@@ -235,12 +235,12 @@ def test_other_cases_keep_the_state_path(calls) -> None:
 
 def _fetched(monkeypatch, run: Any) -> list[int]:
     """The pickled size of each object list the driver fetches from the tasks (every ``ray.get``
-    of the path goes through :func:`ray_ranked.get`: the edge sample first), while ``run`` runs."""
+    of the path goes through :func:`ray_blocks.get`: the edge sample first), while ``run`` runs."""
     sizes: list[int] = []
-    real = ray_ranked.get
-    monkeypatch.setattr(ray_ranked, "get", lambda refs: sizes.append(len(pickle.dumps(out := real(refs)))) or out)
+    real = ray_blocks.get
+    monkeypatch.setattr(ray_blocks, "get", lambda refs: sizes.append(len(pickle.dumps(out := real(refs)))) or out)
     run()
-    monkeypatch.setattr(ray_ranked, "get", real)
+    monkeypatch.setattr(ray_blocks, "get", real)
     return sizes
 
 
@@ -251,7 +251,7 @@ def test_the_driver_fetches_no_score(monkeypatch, calls) -> None:
     members' small states: for 20,000 and 400,000 rows (32 blocks; scores on 1e6 levels, 50 for
     unweighted AP) everything after the sample stays under 20 KB, where the state path sends 8
     bytes a row (3.2 MB)."""
-    sample = 8 * ray_ranked.SAMPLE_BLOCKS * ray_ranges.SAMPLE_SCORES + 4096
+    sample = 8 * ray_blocks.SAMPLE_BLOCKS * ray_ranges.SAMPLE_SCORES + 4096
     for n in (20_000, 400_000):
         df = _frame(n, 13, levels=10**6)
         ds = _blocks(df, list(range(0, n, n // 32)))
