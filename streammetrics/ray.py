@@ -164,9 +164,9 @@ def _evaluate(ds: Any, run: Run) -> Any:
         blocks = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
         frame = frame.repartition(blocks, keys=[run.shuffle_on])
     plan = run.plan
-    if run.request.compute and run.shuffle_on is None:
-        from streammetrics._engines import ray_blocks
+    from streammetrics._engines import ray_blocks
 
+    if run.request.compute and run.shuffle_on is None and ray_blocks.may_split(run.template, plan):
         schema = frame.schema()
         types = dict(zip(schema.names, schema.types, strict=True)) if schema is not None else {}
         split = ray_blocks.dataset_split(run.template, plan, types)

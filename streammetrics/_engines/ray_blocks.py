@@ -56,6 +56,18 @@ from .ray_ranked import get
 SAMPLE_BLOCKS = 4
 
 
+def may_split(template: Any, plan: Plan) -> bool:
+    """Whether :func:`dataset_split` may apply, before the dataset's schema is asked for (which
+    can start reading a lazy dataset): a MetricSet with an ``AUROC`` or ``AveragePrecision``
+    member, one label and score column, no ``by``, no ``update`` keywords. O(members)."""
+    from streammetrics.ranking.metrics import AUROC, AveragePrecision
+    from streammetrics.wrappers.metricset import MetricSet
+
+    return (isinstance(template, MetricSet) and plan.by is None and not plan.update_kwargs
+            and isinstance(plan.label, str) and isinstance(plan.score, str)
+            and any(type(m) in (AUROC, AveragePrecision) for _, m in template.items()))
+
+
 def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_counts.Split | None:
     """The split of ``template`` for :func:`evaluate_blocks` (``types``: the dataset's column
     types, Arrow or numpy), or None where the state path applies: the set's exact score state
