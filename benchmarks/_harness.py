@@ -18,6 +18,11 @@ The API is deliberately small; every ``bench_*.py`` module may use it:
 * :func:`machine_line` -- one line with the CPU model, the CPU count and the load average now,
   printed next to every table (a table measured on a busy machine says so).
 * :func:`fmt_rate`, :func:`fmt_ratio`, :func:`fmt_us` -- number formatting for the tables.
+* :func:`differing_values` -- which metrics' values differ between two runs, and by how much.
+* :class:`Report` -- the one way a benchmark prints: each line, table or table row goes to
+  stdout (flushed) the moment it is measured, and :meth:`Report.section` runs one part so that
+  an exception there prints its error and lets the later parts run. A crash, a kill or a
+  timeout after minutes of work therefore never loses the tables already measured.
 
 Each benchmark module exposes ``main(argv: list[str] | None) -> str`` returning the markdown it
 printed; ``python -m benchmarks.run_all`` discovers and runs them all.
@@ -34,7 +39,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -52,6 +58,8 @@ __all__ = [
     "fmt_rate",
     "fmt_ratio",
     "fmt_us",
+    "Report",
+    "differing_values",
 ]
 
 #: Environment that keeps every numeric library in a child process on one thread.
@@ -254,6 +262,91 @@ def markdown_table(headers: Sequence[str], rows: Iterable[Sequence[Any]],
         ("-" * (w + 1) + ":") if a == "r" else ("-" * (w + 2)) for w, a in zip(widths, align, strict=True)
     ) + "|"
     return "\n".join([line(list(headers)), rule, *(line(r) for r in rows)])
+
+
+class Report:
+    """The markdown of one benchmark run, printed as it is measured.
+
+    Every :meth:`emit` prints its lines to ``file`` (stdout by default) and flushes at once, and
+    keeps them for :meth:`text` (what ``main`` returns to ``run_all``). :meth:`rows` prints a
+    table's header now and each row when it is added. :meth:`section` runs a block: an exception
+    in it (or a ``SystemExit``) prints one line ``**<name>: failed** -- Type: message`` (the
+    traceback to stderr) and is recorded in :attr:`failures`; the benchmark goes on with the
+    next section. Time and memory: proportional to the text printed.
+    """
+
+    def __init__(self, file: Any = None) -> None:
+        self.lines: list[str] = []
+        #: ``(section name, "Type: message")`` of every section that raised.
+        self.failures: list[tuple[str, str]] = []
+        self._file = file
+
+    def emit(self, *lines: str) -> None:
+        """Print ``lines`` (joined by newlines) now, flushed, and keep them."""
+        print("\n".join(lines), file=self._file or sys.stdout, flush=True)
+        self.lines.extend(lines)
+
+    def table(self, headers: Sequence[str], rows: Iterable[Sequence[Any]], align: str | None = None) -> None:
+        """Print a finished table (:func:`markdown_table`) now."""
+        self.emit(markdown_table(headers, rows, align))
+
+    def rows(self, headers: Sequence[str], align: str | None = None) -> Callable[[Sequence[Any]], None]:
+        """Print a table's header and rule now; the returned ``add(row)`` prints one row at once.
+
+        The rows are not padded to a common width (markdown renders them alike): each is printed
+        the moment it is measured."""
+        align = align or "l" * len(headers)
+        self.emit("| " + " | ".join(headers) + " |",
+                  "|" + "|".join("---:" if a == "r" else "---" for a in align) + "|")
+
+        def add(row: Sequence[Any]) -> None:  # a "|" inside a cell is escaped (an error message's)
+            self.emit("| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |")
+
+        return add
+
+    @contextlib.contextmanager
+    def section(self, name: str, on_error: Callable[[str], None] | None = None) -> Iterator[None]:
+        """Run the ``with`` block; an exception in it is printed and not raised.
+
+        The error (``"Type: first line of the message"``) is printed as one line, or handed to
+        ``on_error`` (e.g. to print it as a row of a table being printed)."""
+        try:
+            yield
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - printed, then the next section runs
+            traceback.print_exc(file=sys.stderr)
+            first = (str(exc).strip().splitlines() or [""])[0][:200]
+            what = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+            self.failures.append((name, what))
+            if on_error is None:
+                self.emit("", f"**{name}: failed** -- {what}", "")
+            else:
+                on_error(what)
+
+    def text(self) -> str:
+        """Everything printed so far, as one string."""
+        return "\n".join(self.lines)
+
+
+def differing_values(values: dict[str, Any], reference: dict[str, Any]) -> dict[str, str]:
+    """``{metric: "off by 3.1e-16"}`` for every metric whose value (array values element by
+    element, nan equal to nan) is not exactly the reference's; a metric missing on one side, or
+    of another shape, is ``"missing"`` / ``"shape (2, 2) != (3, 3)"``. Empty when all are equal.
+    O(total size of the values)."""
+    import numpy as np
+
+    out: dict[str, str] = {}
+    for key in sorted(set(values) | set(reference)):
+        if key not in values or key not in reference:
+            out[key] = "missing"
+            continue
+        a = np.asarray(values[key], dtype=np.float64)
+        b = np.asarray(reference[key], dtype=np.float64)
+        if a.shape != b.shape:
+            out[key] = f"shape {a.shape} != {b.shape}"
+        elif not np.array_equal(a, b, equal_nan=True):
+            both_nan = np.isnan(a) & np.isnan(b)
+            out[key] = f"off by {float(np.max(np.where(both_nan, 0.0, np.abs(a - b)))):.1e}"
+    return out
 
 
 def _cpu_model() -> str:

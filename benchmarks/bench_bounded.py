@@ -48,6 +48,7 @@ if __package__ in (None, ""):  # ``python benchmarks/bench_bounded.py``
 
 import streammetrics as sm  # noqa: E402
 from benchmarks._harness import (  # noqa: E402
+    Report,
     env_header,
     fmt_rate,
     fmt_ratio,
@@ -446,24 +447,25 @@ def main(argv: list[str] | None = None) -> str:
             pass
     n = args.samples or (200_000 if args.quick else 10_000_000)
     rows = args.rows or (10_000 if args.quick else 1_000_000)
-    out = [
+    rep = Report()  # each table printed the moment it is measured; a failing one says so
+    rep.emit(
         "## Bounded-memory ranking metrics (bench_bounded)",
         "",
         env_header(),
         "- the distribution tables run every implementation in-process, on batches built before the timed "
         "region; the memory stream and the many-class run each go to a subprocess (their RSS is their own)",
-    ]
+    )
     for dist in args.dists.split(","):
-        text, _ = distribution_table(dist, n, not args.no_peers)
-        print(text, flush=True, file=sys.stderr)  # progress: each table as soon as it is done
-        out.append(text)
+        with rep.section(f"{dist} distribution"):
+            rep.emit(distribution_table(dist, n, not args.no_peers)[0])
     full = not (args.quick or args.samples)  # the default run goes to 1e8 samples
     sizes = [10**k for k in range(5, 9) if args.large or full or 10**k <= max(n, 10**5)]
-    out.append(memory_table(sizes, args.inline))
-    out.append(many_classes_table(rows, inline=args.inline))
-    text = "\n".join(out) + "\n"
-    print(text)
-    return text
+    with rep.section("memory"):
+        rep.emit(memory_table(sizes, args.inline))
+    with rep.section("many classes"):
+        rep.emit(many_classes_table(rows, inline=args.inline))
+    rep.emit("")
+    return rep.text()
 
 
 if __name__ == "__main__":

@@ -30,9 +30,9 @@ if __package__ in (None, ""):  # ``python benchmarks/bench_calibration.py``
     sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.dirname(__file__)))
 
 from benchmarks._harness import (  # noqa: E402
+    Report,
     env_header,
     fmt_rate,
-    markdown_table,
     measure,
     run_limited,
 )
@@ -119,7 +119,9 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--impls", default=",".join(IMPLS))
     ap.add_argument("--inprocess", action="store_true", help="no subprocess (tests)")
     args = ap.parse_args(argv)
-    rows = []
+    rep = Report()  # each row printed the moment it is measured
+    rep.emit("## Calibration error (ECE, 15 bins)", "", env_header(), "")
+    add = rep.rows(["workload", "implementation", "time", "rate", "peak RSS", "|diff|"], "llrrrr")
     for workload, (_, _, full, quick) in WORKLOADS.items():
         n = args.samples or (quick if args.quick else full)
         for impl in args.impls.split(","):
@@ -127,19 +129,12 @@ def main(argv: list[str] | None = None) -> str:
             res = (case(**kw) if args.inprocess  # type: ignore[arg-type]
                    else run_limited("benchmarks.bench_calibration:case", kw))
             if res.get("status", "ok") != "ok":
-                rows.append([workload, impl, res["status"], "", "", ""])
+                add([workload, impl, res["status"], "", "", ""])
                 continue
-            rows.append([workload, impl, f"{res['seconds']:.3f} s",
-                         fmt_rate(res["samples"] / res["seconds"]),
-                         f"{res.get('peak_rss_mb', float('nan')):.0f} MB", f"{res['max_diff']:.1e}"])
-    text = "\n".join([
-        "## Calibration error (ECE, 15 bins)", "", env_header(), "",
-        markdown_table(["workload", "implementation", "time", "rate", "peak RSS", "|diff|"], rows,
-                       align="llrrrr"),
-        "",
-    ])
-    print(text)
-    return text
+            add([workload, impl, f"{res['seconds']:.3f} s", fmt_rate(res["samples"] / res["seconds"]),
+                 f"{res.get('peak_rss_mb', float('nan')):.0f} MB", f"{res['max_diff']:.1e}"])
+    rep.emit("")
+    return rep.text()
 
 
 if __name__ == "__main__":

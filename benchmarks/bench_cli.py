@@ -233,6 +233,7 @@ def main(argv: list[str] | None = None) -> str:
     if args.repeat < 1:
         ap.error("--repeat must be >= 1")
     impls = [i.strip() for i in args.impls.split(",") if i.strip()]
+    rep = h.Report()  # each run printed the moment it finishes, then the table
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "scores.parquet")
         make_file(path, args.rows)
@@ -241,12 +242,18 @@ def main(argv: list[str] | None = None) -> str:
         if any(_is_regression(i) for i in impls):
             make_regression_file(reg_path, args.rows)
         runs: dict[str, list[dict[str, Any]]] = {impl: [] for impl in impls}
-        for _ in range(args.repeat):  # rounds: every implementation once per round, interleaved
+        rep.emit(f"## bench_cli: `streammetrics evaluate` on a Parquet file ({args.rows:,} rows, "
+                 f"{size_mb:.0f} MB): each run as it finishes, then the table", "")
+        for i in range(args.repeat):  # rounds: every implementation once per round, interleaved
             for impl in impls:
-                runs[impl].append(h.run_limited("benchmarks.bench_cli:case",
-                                                {"impl": impl, "path": reg_path if _is_regression(impl) else path,
-                                                 "rows": args.rows},
-                                                mem_limit_mb=args.mem_limit_mb, timeout=args.timeout))
+                r = h.run_limited("benchmarks.bench_cli:case",
+                                  {"impl": impl, "path": reg_path if _is_regression(impl) else path,
+                                   "rows": args.rows},
+                                  mem_limit_mb=args.mem_limit_mb, timeout=args.timeout)
+                runs[impl].append(r)
+                secs = f"{r['seconds']:.2f} s, " if r.get("status") == "ok" and "seconds" in r else ""
+                rep.emit(f"- round {i + 1}/{args.repeat} {IMPLS.get(impl, impl)}: {r.get('status')}, {secs}"
+                         f"peak RSS {r.get('peak_rss_mb', '?')} MB")
         results = {impl: _median_run(rs) for impl, rs in runs.items()}
     def values_of(impl: str) -> Any:
         return results[impl].get("values") if results.get(impl, {}).get("status") == "ok" else None
@@ -277,8 +284,7 @@ def main(argv: list[str] | None = None) -> str:
         rows.append([IMPLS.get(impl, impl), r.get("status", "?"),
                      f"{secs:.2f}" if secs else "", spread, h.fmt_rate(args.rows / secs) if secs else "",
                      h.fmt_ratio(ratio), r.get("peak_rss_mb", ""), diff])
-    text = "\n".join([
-        "## bench_cli: `streammetrics evaluate` on a Parquet file",
+    rep.emit(*[
         "",
         h.env_header(("numpy", "pyarrow", "pandas", "scikit-learn", "streammetrics")),
         "",
@@ -295,8 +301,7 @@ def main(argv: list[str] | None = None) -> str:
         *([""] + warnings if warnings else []),
         "",
     ])
-    print(text)
-    return text
+    return rep.text()
 
 
 if __name__ == "__main__":

@@ -47,6 +47,7 @@ if __package__ in (None, ""):  # ``python benchmarks/bench_confusion.py``
     sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.dirname(__file__)))
 
 from benchmarks._harness import (  # noqa: E402
+    Report,
     env_header,
     fmt_rate,
     fmt_ratio,
@@ -390,6 +391,10 @@ def main(argv: list[str] | None = None) -> str:
         if impl not in IMPLS:
             raise SystemExit(f"--impls: unknown implementation {impl!r}; choose from {IMPLS}")
     results: dict[tuple[str, str], dict[str, Any]] = {}
+    rep = Report()  # each row printed the moment its case is measured
+    rep.emit(*_header(args.quick))
+    add = rep.rows(_HEADERS, "llrrrrrrrl")
+    warnings: list[str] = []
     for workload in _selected(args.workloads):
         kind, _, full, quick = WORKLOADS[workload]
         n = args.samples or (quick if args.quick else full)
@@ -403,12 +408,15 @@ def main(argv: list[str] | None = None) -> str:
                 res = run_limited("benchmarks.bench_confusion:case", kwargs,
                                   mem_limit_mb=args.mem_limit_mb)
             results[workload, impl] = res
-            print(f"  {workload} / {impl}: {res.get('status')}"
-                  + (f", {res['median']:.4f} s for {res['samples']} samples" if "median" in res else ""),
-                  file=sys.stderr, flush=True)
-    text = report(results, quick=args.quick, lock_cost=_raw_lock_cost())
-    print(text)
-    return text
+            row, warning = _row(workload, impl, res)
+            add(row)
+            if warning is not None:
+                warnings.append(warning)
+    lock_cost: tuple[float, float] | None = None
+    with rep.section("lock cost"):
+        lock_cost = _raw_lock_cost()
+    rep.emit(*_footer(results, warnings, lock_cost))
+    return rep.text()
 
 
 def _raw_lock_cost() -> tuple[float, float]:
@@ -427,43 +435,12 @@ def _raw_lock_cost() -> tuple[float, float]:
     return out[0], out[1]
 
 
-def report(results: dict[tuple[str, str], dict[str, Any]], quick: bool = False,
-           lock_cost: tuple[float, float] | None = None) -> str:
-    """The markdown section: environment, one table, warnings, targets and the lock cost."""
-    rows, warnings = [], []
-    for (workload, impl), res in results.items():
-        ok = res.get("status") == "ok"
-        per_s = ok and WORKLOADS[workload][0] == "per_sample"
-        cost = res["median"] / res["samples"] if ok else None
-        ratio = res["bare_median"] / res["median"] if ok else None
-        ratio_best = res["bare_best"] / res["best"] if ok and "bare_best" in res else None
-        check = "-"
-        if ok:
-            d = res["max_diff"]
-            check = "ok" if d <= 1e-9 else f"Δ={d:.1e}"
-            if not d <= 1e-9:
-                f32 = d <= 4 * 2.0**-24
-                label = "bincount values" if impl.startswith("streammetrics") else "streammetrics"
-                warnings.append(
-                    f"WARNING: {LABELS[impl]} on '{workload}' differs from {label} by {d:.2e} "
-                    + ("(within float32 rounding: its output is float32)" if f32 else "(MISMATCH)")
-                )
-        spread = res.get("round_ratios") if ok else None
-        load = res.get("load") if ok else None
-        rows.append([
-            workload, LABELS[impl], f"{res['samples']:,}" if ok else "-",
-            (fmt_us(cost) + " /sample") if per_s else (fmt_rate(1 / cost) if cost else "-"),
-            fmt_ratio(ratio), fmt_ratio(ratio_best),
-            f"{min(spread):.2f}-{max(spread):.2f}" if spread else "-",
-            f"{load[0]:.1f}" if load else "-",
-            f"{res.get('peak_rss_mb', '-')}", check if ok else res.get("status", "?"),
-        ])
-    table = markdown_table(
-        ["workload", "implementation", "samples", "throughput", "ratio to bare", "(best runs)",
-         "ratio range (rounds)", "load (1 min)", "peak RSS MB", "check"],
-        rows, align="llrrrrrrrl",
-    )
-    parts = [
+_HEADERS = ["workload", "implementation", "samples", "throughput", "ratio to bare", "(best runs)",
+            "ratio range (rounds)", "load (1 min)", "peak RSS MB", "check"]
+
+
+def _header(quick: bool) -> list[str]:
+    return [
         "## Confusion family: Precision, Recall, F1, Accuracy" + (" (--quick)" if quick else ""),
         "",
         env_header(),
@@ -476,11 +453,40 @@ def report(results: dict[tuple[str, str], dict[str, Any]], quick: bool = False,
         "Ratio range: the ratio of each alternated round (its spread under the load of that run); "
         "load: the 1-minute load average when the row was measured.",
         "",
-        table,
-        "",
-        machine_line(),
-        "",
     ]
+
+
+def _row(workload: str, impl: str, res: dict[str, Any]) -> tuple[list[Any], str | None]:
+    """One table row of a case's result, and its warning line (a value off by more than 1e-9)."""
+    ok = res.get("status") == "ok"
+    per_s = ok and WORKLOADS[workload][0] == "per_sample"
+    cost = res["median"] / res["samples"] if ok else None
+    ratio = res["bare_median"] / res["median"] if ok else None
+    ratio_best = res["bare_best"] / res["best"] if ok and "bare_best" in res else None
+    check, warning = "-", None
+    if ok:
+        d = res["max_diff"]
+        check = "ok" if d <= 1e-9 else f"Δ={d:.1e}"
+        if not d <= 1e-9:
+            f32 = d <= 4 * 2.0**-24
+            label = "bincount values" if impl.startswith("streammetrics") else "streammetrics"
+            warning = (f"WARNING: {LABELS[impl]} on '{workload}' differs from {label} by {d:.2e} "
+                       + ("(within float32 rounding: its output is float32)" if f32 else "(MISMATCH)"))
+    spread = res.get("round_ratios") if ok else None
+    load = res.get("load") if ok else None
+    return [
+        workload, LABELS[impl], f"{res['samples']:,}" if ok else "-",
+        (fmt_us(cost) + " /sample") if per_s else (fmt_rate(1 / cost) if cost else "-"),
+        fmt_ratio(ratio), fmt_ratio(ratio_best),
+        f"{min(spread):.2f}-{max(spread):.2f}" if spread else "-",
+        f"{load[0]:.1f}" if load else "-",
+        f"{res.get('peak_rss_mb', '-')}", check if ok else res.get("status", "?"),
+    ], warning
+
+
+def _footer(results: dict[tuple[str, str], dict[str, Any]], warnings: list[str],
+            lock_cost: tuple[float, float] | None) -> list[str]:
+    parts = ["", machine_line(), ""]
     if warnings:
         parts += [*warnings, ""]
     parts += _targets(results)
@@ -493,7 +499,17 @@ def report(results: dict[tuple[str, str], dict[str, Any]], quick: bool = False,
             "cost per update.",
             "",
         ]
-    return "\n".join(parts)
+    return parts
+
+
+def report(results: dict[tuple[str, str], dict[str, Any]], quick: bool = False,
+           lock_cost: tuple[float, float] | None = None) -> str:
+    """The markdown section at once: environment, one table, warnings, targets and the lock cost
+    (``main`` prints the same parts as they are measured)."""
+    rows = [_row(w, i, res) for (w, i), res in results.items()]
+    table = markdown_table(_HEADERS, [r for r, _ in rows], align="llrrrrrrrl")
+    return "\n".join([*_header(quick), table,
+                      *_footer(results, [w for _, w in rows if w is not None], lock_cost)])
 
 
 def _ratio(results: dict[tuple[str, str], dict[str, Any]], workload: str, impl: str) -> float | None:

@@ -197,22 +197,25 @@ def main(argv: list[str] | None = None) -> str:
     if args.scores is not None:
         n, batch = args.scores, max(1, min(batch, args.scores // 2))
     ref, batches = make_data(min(100_000, n), max(1, n // batch), batch)
-    out = ["# Drift (streammetrics.monitoring)", "", h.env_header(("numpy", "scipy", "streammetrics")), "",
-           f"## Update throughput: {n:,} scores in batches of {batch:,}, reference {ref.shape[0]:,}", "",
-           h.markdown_table(["implementation", "median", "scores/s", "time / np.sort"],
-                            throughput(ref, batches, args.repeat), "lrrr"),
-           "", h.machine_line(), ""]
+    rep = h.Report()  # each table printed the moment it is measured; a failing one says so
+    rep.emit("# Drift (streammetrics.monitoring)", "", h.env_header(("numpy", "scipy", "streammetrics")), "")
+    with rep.section("update throughput"):
+        rep.emit(f"## Update throughput: {n:,} scores in batches of {batch:,}, reference {ref.shape[0]:,}", "",
+                 h.markdown_table(["implementation", "median", "scores/s", "time / np.sort"],
+                                  throughput(ref, batches, args.repeat), "lrrr"),
+                 "", h.machine_line(), "")
     if not args.no_peers:
         chunks = batches[: 5 if args.quick else 10]
-        out += [f"## Per-chunk drift against peers: {len(chunks)} chunks of {batch:,}", "",
-                h.markdown_table(["implementation", "time", "scores/s", "statistics", "max |difference| from Drift"],
-                                 comparison(ref, chunks, args.peer_python, args.peer_timeout), "lrrll"),
-                "", "Where the definitions agree (KS, Wasserstein) the values are compared on the same chunks; "
-                "PSI and JS depend on each library's binning (streammetrics: the reference's deciles; "
-                "NannyML: Doane's bins of the reference; Evidently: Sturges' bins of both samples).", ""]
-    text = "\n".join(out)
-    print(text)
-    return text
+        with rep.section("drift against peers"):
+            rep.emit(f"## Per-chunk drift against peers: {len(chunks)} chunks of {batch:,}", "",
+                     h.markdown_table(["implementation", "time", "scores/s", "statistics",
+                                       "max |difference| from Drift"],
+                                      comparison(ref, chunks, args.peer_python, args.peer_timeout), "lrrll"),
+                     "", "Where the definitions agree (KS, Wasserstein) the values are compared on the same "
+                     "chunks; PSI and JS depend on each library's binning (streammetrics: the reference's "
+                     "deciles; NannyML: Doane's bins of the reference; Evidently: Sturges' bins of both samples).",
+                     "")
+    return rep.text()
 
 
 if __name__ == "__main__":

@@ -14,8 +14,12 @@ executor in one JVM in ``local[2]``) and the largest Python worker's. ``dask_mal
 ``dask1_malloc``: the same LocalCluster with workers started with ``MALLOC_TRIM_THRESHOLD_`` and
 ``MALLOC_MMAP_THRESHOLD_`` at 256 MiB instead of distributed's default trim threshold of 64 KiB,
 which also pins glibc's mmap threshold at 128 KiB so that every large numpy array is a fresh
-mapping, page-faulted on first touch (measured: ~40% of the workers' CPU). The values must
-equal the single-process ones (AUROC and AP exactly).
+mapping, page-faulted on first touch (measured: ~40% of the workers' CPU). Every metric's
+value (AUROC, AP, F1 and each confusion-matrix cell) is compared with the first engine's: the
+table's "values" column says "equal", or which differ and by how much. Each row is printed the
+moment its engine finishes; a failing engine's row says why and the others still run. Spark's
+Java is checked first (``java -version``, :func:`java_problem`): missing or older than PySpark
+needs gives one line ``Spark needs Java N+: ...``, not retried.
 
 Run (about 2 minutes on a quiet 2-core machine; writes the 10M rows on first use):
 ``python -m benchmarks.bench_engines --data /tmp/engines-10m``
@@ -36,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -43,6 +48,11 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks._harness import Report, differing_values  # noqa: E402
 
 ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "spark_states", "spark_arrow",
            "ray", "ray_files")
@@ -52,9 +62,10 @@ MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 
 
 
 #: Errors of a lost connection to Spark's JVM or Ray's daemons (seen under heavy load): the
-#: engine's run is repeated once, and its row says so.
-CONNECTION_LOST = ("ConnectionRefusedError", "Py4JNetworkError", "JAVA_GATEWAY_EXITED",
-                   "RaySystemError", "GetTimeoutError")
+#: engine's run is repeated once, and its row says so. Not a JVM that never started
+#: (``JAVA_GATEWAY_EXITED``): a missing or too old Java is found first (:func:`java_problem`)
+#: and reported once, without a second try.
+CONNECTION_LOST = ("ConnectionRefusedError", "Py4JNetworkError", "RaySystemError", "GetTimeoutError")
 
 
 def _metrics() -> Any:
@@ -127,16 +138,73 @@ def _exe(pid: int) -> str:
         return ""
 
 
-def java_problem() -> str | None:
-    """Why Spark cannot start its JVM here (``JAVA_HOME`` without ``bin/java``, or neither
-    ``JAVA_HOME`` nor a ``java`` on ``PATH``), as one line; None when it will find one."""
+#: ``version "17.0.15"`` / ``version "1.8.0_402"`` / ``version "22-ea"`` in ``java -version``'s
+#: output (OpenJDK, Oracle, Temurin, Zulu, Corretto, Semeru, GraalVM all print it), or the
+#: ``openjdk 17.0.1 2021-10-19`` form of ``java --version``.
+_JAVA_VERSION = re.compile(r'\bversion\s+"(\d+)(?:\.(\d+))?[^"]*"|^(?:openjdk|java)\s+(\d+)(?:\.(\d+))?\b',
+                           re.MULTILINE)
+
+
+def java_major(text: str) -> int | None:
+    """The Java major version in the output of ``java -version``, or None if there is none.
+
+    Old releases spell it ``1.<major>`` (``"1.8.0_402"`` is Java 8); from Java 9 on it leads
+    (``"11.0.22"``, ``"17"``, ``"22-ea"``). Lines before the version line (``Picked up
+    JAVA_TOOL_OPTIONS: ...``) are skipped. O(len(text))."""
+    m = _JAVA_VERSION.search(text)
+    if m is None:
+        return None
+    first, second = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    major = int(first)
+    if major == 1 and second is not None:
+        major = int(second)
+    return major
+
+
+def java_required() -> int:
+    """The oldest Java the installed PySpark runs on: 17 for Spark 4, 8 for Spark 3."""
+    from importlib import metadata
+
+    try:
+        spark_major = int(metadata.version("pyspark").split(".")[0])
+    except (metadata.PackageNotFoundError, ValueError):
+        spark_major = 4
+    return 17 if spark_major >= 4 else 8
+
+
+def java_problem(timeout: float = 60.0) -> str | None:
+    """Why Spark cannot start its JVM here, as one line; None when the Java it will use is new
+    enough.
+
+    The Java is ``$JAVA_HOME/bin/java`` when ``JAVA_HOME`` is set (as PySpark's launcher does),
+    else ``java`` on ``PATH``; its ``java -version`` is run and its major version read
+    (:func:`java_major`): missing, unreadable, or older than :func:`java_required` each give a
+    line starting ``Spark needs Java N+:`` (else PySpark fails later with ``Java gateway process
+    exited before sending its port number``, or a class-version error, after a while)."""
+    need = java_required()
     home = os.environ.get("JAVA_HOME")
     if home:
-        if not os.access(os.path.join(home, "bin", "java"), os.X_OK):
-            return f"Spark needs Java 17+: JAVA_HOME={home} has no bin/java"
-        return None
-    if shutil.which("java") is None:
-        return "Spark needs Java 17+: no JAVA_HOME and no java on PATH"
+        java = os.path.join(home, "bin", "java")
+        if not os.access(java, os.X_OK):
+            return f"Spark needs Java {need}+: JAVA_HOME={home} has no bin/java"
+        where = f"JAVA_HOME={home}"
+    else:
+        found = shutil.which("java")
+        if found is None:
+            return f"Spark needs Java {need}+: no JAVA_HOME and no java on PATH"
+        java, where = found, found
+    try:
+        proc = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"Spark needs Java {need}+: `{java} -version` failed ({type(exc).__name__}: {exc})"
+    text = proc.stderr + proc.stdout  # java -version writes to stderr
+    major = java_major(text)
+    first = next((ln.strip() for ln in text.splitlines() if "version" in ln), text.strip()[:80])
+    if major is None:
+        return (f"Spark needs Java {need}+: could not read a version from `{java} -version` "
+                f"(exit {proc.returncode}: {first[:80]!r})")
+    if major < need:
+        return f"Spark needs Java {need}+: {where} is Java {major} ({first})"
     return None
 
 
@@ -234,11 +302,16 @@ def _plain(values: dict[str, Any]) -> dict[str, Any]:
     return {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in values.items()}
 
 
-def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
-    """Each engine in a fresh process; a markdown table (with the load average at each start)."""
-    table = ["| engine | workers | wall s | M rows/s | vs one process | CPU s, all processes | "
-             "CPU x one process | peak MB per worker | load avg (1 min) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2, report: Report | None = None) -> str:
+    """Each engine in a fresh process; a markdown table (with the load average at each start),
+    each row printed (``report``, else a new :class:`~benchmarks._harness.Report` on stdout) the
+    moment its engine finishes. Every metric's value is compared with the first engine's
+    (:func:`~benchmarks._harness.differing_values`): a row whose values are not all equal says
+    which differ and by how much."""
+    rep = report if report is not None else Report()
+    start = len(rep.lines)
+    add = rep.rows(["engine", "workers", "wall s", "M rows/s", "vs one process", "CPU s, all processes",
+                    "CPU x one process", "peak MB per worker", "values vs first engine", "load avg (1 min)"])
     ref: dict[str, Any] | None = None
     names = {"single": ("one process (pyarrow row groups)", 1), "dask1": ("streammetrics.dask", 1),
              "dask": ("streammetrics.dask", 2),
@@ -258,30 +331,45 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2) -> str:
             proc = subprocess.run([sys.executable, "-m", "benchmarks.bench_engines", "--data", str(root),
                                    "--one", engine, "--repeat", str(repeat)],
                                   capture_output=True, text=True, cwd=here, env=env)
-            lost = proc.returncode != 0 and any(m in proc.stderr for m in CONNECTION_LOST)
+            lost = (proc.returncode != 0 and any(m in proc.stderr for m in CONNECTION_LOST)
+                    and "Spark needs Java" not in proc.stderr)
             if not lost or attempt:
                 break
             first = [ln for ln in proc.stderr.splitlines() if any(m in ln for m in CONNECTION_LOST)][-1]
             name += f" (run again after: {first.strip()[:60]})"
         if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or ["?"])[-1][:80]
-            table.append(f"| {name} | {workers} | failed: {last} | | | | | | {load:.1f} |")
-            print(table[-1], file=sys.stderr, flush=True)
+            last = (proc.stderr.strip().splitlines() or ["?"])[-1][:120]
+            add([name, workers, f"failed: {last}", "", "", "", "", "", "", f"{load:.1f}"])
             continue
         res = json.loads(proc.stdout.strip().splitlines()[-1])
         if ref is None:
             ref = res["values"]
-        if res["values"]["auroc"] != ref["auroc"] or res["values"]["ap"] != ref["ap"]:
-            name += " -- VALUES DIFFER from the first engine's"
+        differ = differing_values(res["values"], ref)
+        same = "equal" if not differ else "DIFFER: " + ", ".join(f"{k} {d}" for k, d in differ.items())
         if engine == "single":
             single_s, single_cpu = res["seconds"], res["cpu"]
         speed = "-" if single_s is None else f"{single_s / res['seconds']:.2f}x"
         cost = "-" if single_cpu is None else f"{res['cpu'] / single_cpu:.2f}x"
         mem = f"{res['peak_mb']:.0f}" + (f" ({res['note']})" if res.get("note") else "")
-        table.append(f"| {name} | {workers} | {res['seconds']:.2f} | {rows / res['seconds'] / 1e6:.2f} | "
-                     f"{speed} | {res['cpu']:.2f} | {cost} | {mem} | {load:.1f} |")
-        print(table[-1], file=sys.stderr, flush=True)  # as it comes: a long run may be cut short
-    return "\n".join(table)
+        add([name, workers, f"{res['seconds']:.2f}", f"{rows / res['seconds'] / 1e6:.2f}", speed,
+             f"{res['cpu']:.2f}", cost, mem, same, f"{load:.1f}"])
+    return "\n".join(rep.lines[start:])
+
+
+def write_skewed(root: Path, rows: int, files: int, share: float, seed: int = 7) -> None:
+    """bench_scaleout's layout (``files`` files, row groups of 250,000, scores rounded to 6
+    decimals) with a ``share`` of positive labels."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(seed)
+    per = -(-rows // files)
+    for i in range(files):
+        n = min(per, rows - i * per)
+        y = (rng.random(n) < share).astype(np.int64)
+        p = np.round(1 / (1 + np.exp(-(rng.normal(size=n) + 1.2 * (y - 0.5)))), 6)
+        pq.write_table(pa.table({"y": y, "p": p}), root / f"part-{i:03d}.parquet", row_group_size=250_000)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -290,6 +378,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--engines", default=",".join(ENGINES))
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--positive-share", type=float, default=None,
+                    help="write the data (on first use) with this share of positive labels instead of "
+                         "bench_scaleout's half (few positives: the exchange of positives, "
+                         "streammetrics._engines.minority)")
     ap.add_argument("--one", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
@@ -301,10 +393,14 @@ def main(argv: list[str] | None = None) -> None:
         from benchmarks.bench_scaleout import write_data
 
         args.data.mkdir(parents=True, exist_ok=True)
-        write_data(args.data, args.rows, 20)
-    print(f"{args.rows:,} rows, {os.cpu_count()} CPUs; load average at the start "
-          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}\n")
-    print(run_all(args.data, args.rows, args.engines.split(","), args.repeat))
+        if args.positive_share is None:
+            write_data(args.data, args.rows, 20)
+        else:
+            write_skewed(args.data, args.rows, 20, args.positive_share)
+    rep = Report()
+    rep.emit(f"{args.rows:,} rows, {os.cpu_count()} CPUs; load average at the start "
+             f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}", "")
+    run_all(args.data, args.rows, args.engines.split(","), args.repeat, report=rep)
 
 
 if __name__ == "__main__":

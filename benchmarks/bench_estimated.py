@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._harness import env_header, markdown_table, measure_interleaved, single_thread
+from benchmarks._harness import Report, env_header, markdown_table, measure_interleaved, single_thread
 
 _NANNYML = r"""
 import json, sys
@@ -158,26 +158,29 @@ def main(argv: list[str] | None = None) -> str:
     start = time.perf_counter()
     sizes = [100_000] if args.quick else [int(float(x)) for x in args.sizes.split(",")]
     repeat = 3 if args.quick else args.repeat
-    rows: list[list[Any]] = []
     warnings: list[str] = []
+    rep = Report()  # each size's rows printed the moment they are measured; a failing part says so
+    rep.emit("## bench_estimated", "", env_header(("numpy", "streammetrics", "scikit-learn")), "")
+    add = rep.rows(["rows", "implementation", "median ms", "vs weighted AUROC", "M rows/s", "|Δ| vs sklearn"],
+                   "llrrrr")
     for n in sizes:
-        r, w = _timings(n, args.batch, repeat)
-        rows += r
-        warnings += w
-    out = ["## bench_estimated", "", env_header(("numpy", "streammetrics", "scikit-learn")), "",
-           markdown_table(["rows", "implementation", "median ms", "vs weighted AUROC", "M rows/s",
-                           "|Δ| vs sklearn"], rows, "llrrrr"), ""]
+        with rep.section(f"{n:,} rows", on_error=lambda what, n=n: add([f"{n:,}", f"failed: {what}", "", "", "", ""])):
+            r, w = _timings(n, args.batch, repeat)
+            for row in r:
+                add(row)
+            warnings += w
+    rep.emit("")
     if args.nannyml_python:
-        text, w = _nannyml(args.nannyml_python, 100_000 if args.quick else 1_000_000, args.chunk)
-        out += [text, ""]
-        warnings += w
+        with rep.section("NannyML"):
+            text, w = _nannyml(args.nannyml_python, 100_000 if args.quick else 1_000_000, args.chunk)
+            rep.emit(text, "")
+            warnings += w
     else:
-        out += ["NannyML: skipped (give --nannyml-python, a Python with nannyml installed)", ""]
-    out += warnings
-    out.append(f"_benchmarks.bench_estimated: {time.perf_counter() - start:.0f} s_")
-    text = "\n".join(out) + "\n"
-    print(text)
-    return text
+        rep.emit("NannyML: skipped (give --nannyml-python, a Python with nannyml installed)", "")
+    if warnings:
+        rep.emit(*warnings)
+    rep.emit(f"_benchmarks.bench_estimated: {time.perf_counter() - start:.0f} s_", "")
+    return rep.text()
 
 
 if __name__ == "__main__":

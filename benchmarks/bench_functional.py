@@ -45,9 +45,9 @@ if __package__ in (None, ""):  # ``python benchmarks/bench_functional.py``
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks._harness import (  # noqa: E402
+    Report,
     env_header,
     fmt_ratio,
-    markdown_table,
     measure_interleaved,
     single_thread,
 )
@@ -275,28 +275,22 @@ def main(argv: list[str] | None = None) -> str:
     sizes = [100_000] if args.quick else [int(float(s)) for s in args.sizes.split(",")]
     only = {s.strip() for s in args.only.split(",") if s.strip()} or None
     t0 = time.perf_counter()
-    parts = ["## bench_functional\n", env_header(), ""]
+    rep = Report()  # each size's tables printed the moment they are measured
+    rep.emit("## bench_functional\n", env_header(), "")
     for n in sizes:
-        repeat = args.repeat if n < 5_000_000 else args.repeat_large
-        load = _load()
-        rows = run(n, repeat, only)
-        parts.append(f"### {n:,} samples (median ms of {repeat} alternating run(s); load average "
+        with rep.section(f"{n:,} samples"):
+            repeat = args.repeat if n < 5_000_000 else args.repeat_large
+            load = _load()
+            rows = run(n, repeat, only)
+            rep.emit(f"### {n:,} samples (median ms of {repeat} alternating run(s); load average "
                      f"{load} before, {_load()} after)\n")
-        parts.append(
-            markdown_table(
-                ["function", "workload", "scikit-learn ms", "streammetrics ms", "speed-up"],
-                rows,
-                align="llrrr",
-            )
-        )
-        parts.append("")
-        parts.append(markdown_table(["target", "goal", "lowest speed-up", "status"],
-                                    target_summary(rows), align="llll"))
-        parts.append("")
-    parts.append(f"_benchmarks.bench_functional: {time.perf_counter() - t0:.0f} s_\n")
-    text = "\n".join(parts)
-    print(text)
-    return text
+            rep.table(["function", "workload", "scikit-learn ms", "streammetrics ms", "speed-up"], rows,
+                      align="llrrr")
+            rep.emit("")
+            rep.table(["target", "goal", "lowest speed-up", "status"], target_summary(rows), align="llll")
+            rep.emit("")
+    rep.emit(f"_benchmarks.bench_functional: {time.perf_counter() - t0:.0f} s_\n")
+    return rep.text()
 
 
 if __name__ == "__main__":

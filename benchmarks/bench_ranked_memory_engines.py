@@ -165,6 +165,12 @@ def _tiny(root: Path) -> Path:
 def _spark(conf: dict[str, str]) -> Any:
     from pyspark.sql import SparkSession
 
+    from benchmarks.bench_engines import java_problem
+
+    problem = java_problem()
+    if problem is not None:  # one line now, not PySpark's gateway error later
+        raise SystemExit(problem)
+
     b = SparkSession.builder.master("local[2]").appName("bench_ranked_memory_engines")
     for k, v in {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", **conf}.items():
         b = b.config(k, v)

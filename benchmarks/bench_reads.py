@@ -24,6 +24,8 @@ the process's own before it (``VmHWM``, Linux), each in a fresh process. ``--one
 times one-shot ``streammetrics.functional.roc_auc_score`` / ``average_precision_score`` against
 scikit-learn's (with and without weights, on each kernel path: the target is >= 5x without
 numba); ``--no-reads`` skips the read timings. The load average is printed before and after.
+Each round's row is printed the moment it is measured (``round 2/3 [numpy] ...``), then the
+summary of the rounds: a run cut short keeps the rounds it finished.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import streammetrics as sm  # noqa: E402
+from benchmarks._harness import Report  # noqa: E402
 from benchmarks.bench_ranking import binary_data  # noqa: E402
 from streammetrics._scores.exact.merge_count import compiled_kernels, kernels  # noqa: E402
 
@@ -176,7 +179,7 @@ def oneshot(n: int, rounds: int, paths: list[str]) -> None:
                       flush=True)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> str:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=2_000_000)
     ap.add_argument("--batch", type=int, default=10_000)
@@ -193,10 +196,11 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     if args.rss_child:
         rss_child(args.n, args.batch, args.rss_child == "every", args.path)
-        return
+        return ""
+    rep = Report()  # each line printed (flushed) as it is measured
     paths = ["numpy", "numba"] if args.path == "both" else [args.path]
     if "numba" in paths and kernels() is None:
-        print("numba is not installed: the numpy path only")
+        rep.emit("numba is not installed: the numpy path only")
         paths = ["numpy"]
     n, b = args.n, args.batch
     y, s = binary_data(n)
@@ -204,8 +208,8 @@ def main(argv: list[str] | None = None) -> None:
     mc = {k: multiclass_data(rows, k) for k, rows in ((10, 200_000), (1000, 1_000))}
     mc_batch = {10: 1_000, 1000: 100}  # 200 batches (2M scores) / 10 batches (1M scores)
     budget = 256 * 1024
-    print(f"n={n:,} batch={b:,} rounds={args.rounds}; load average before "
-          f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
+    rep.emit(f"n={n:,} batch={b:,} rounds={args.rounds}; load average before "
+             f"{' / '.join(f'{x:.1f}' for x in os.getloadavg())}; {os.cpu_count()} CPUs")
     ratios: dict[str, list[float]] = {}
     secs: dict[str, list[float]] = {}
     walls: dict[str, list[float]] = {}
@@ -214,6 +218,11 @@ def main(argv: list[str] | None = None) -> None:
         ratios.setdefault(name, []).append(ratio)
         secs.setdefault(name, []).append(seconds)
         walls.setdefault(name, []).append(_WALL[0] if wall is None else wall)
+        # this round's row now (a long run cut short keeps its measured rounds); the summary follows
+        w = walls[name][-1]
+        shown = (f"{ratio * 1e6:.1f}us, wall {w * 1e6:.1f}us" if "(s per read)" in name
+                 else f"{ratio:.2f}x (CPU {seconds:.3f} s, wall {w:.3f} s)")
+        rep.emit(f"round {len(ratios[name])}/{args.rounds} {name}: {shown}")
 
     def one_round(path: str) -> None:
         t_sort = _cpu(lambda: np.sort(s))
@@ -234,7 +243,8 @@ def main(argv: list[str] | None = None) -> None:
             once, every, _, _ = once_and_every(lambda c=cls: c(max_bytes=budget), y, s, b)
             add(f"[{path}] bounded {label} (max_bytes=256K): every batch / once", every / once, every)
     if args.oneshot:
-        oneshot(n, args.rounds, paths)
+        with rep.section("one-shot functional vs scikit-learn"):
+            oneshot(n, args.rounds, paths)
     if args.no_reads:
         args.rounds = 0
     for path in paths:  # warm-up: numba's first call compiles (or loads its on-disk cache)
@@ -252,7 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         "AP streamed, one read / np.sort": 1.5,
     }
     if args.rounds:
-        print(f"{'measure':66s} {'median':>9s} {'range':>17s} {'CPU s':>8s} {'wall s':>8s}  target")
+        rep.emit("", f"{'measure':66s} {'median':>9s} {'range':>17s} {'CPU s':>8s} {'wall s':>8s}  target")
     # one block per measure (both paths together, in the order first measured)
     measures = list(dict.fromkeys(name.split("] ", 1)[-1] for name in ratios))
     for name, vals in sorted(ratios.items(), key=lambda kv: (measures.index(
@@ -262,16 +272,17 @@ def main(argv: list[str] | None = None) -> None:
         unit = "" if "(s per read)" in name else "x"
         fmt = (lambda v: f"{v * 1e6:.1f}us") if not unit else (lambda v: f"{v:.2f}x")
         sec = (lambda v: f"{v * 1e6:.1f}us") if not unit else (lambda v: f"{v:.3f}")
-        print(f"{name:66s} {fmt(statistics.median(vals)):>9s} {fmt(min(vals)):>8s}-{fmt(max(vals)):<8s} "
-              f"{sec(statistics.median(secs[name])):>8s} {sec(statistics.median(walls[name])):>8s}  {verdict}")
+        rep.emit(f"{name:66s} {fmt(statistics.median(vals)):>9s} {fmt(min(vals)):>8s}-{fmt(max(vals)):<8s} "
+                 f"{sec(statistics.median(secs[name])):>8s} {sec(statistics.median(walls[name])):>8s}  {verdict}")
     if args.memory:
         for path in paths:
             for every in (False, True):
-                with compiled_kernels(path == "numba"):
-                    per = peak_bytes_per_score(y, s, b, every)
-                print(f"[{path}] peak traced bytes per score, AUROC + AP, "
-                      f"{'read every batch' if every else 'one read'}: "
-                      f"{per:.1f} (target <= 12: {'met' if per <= 12 else 'NOT met'})")
+                with rep.section(f"[{path}] traced peak, {'every batch' if every else 'one read'}"):
+                    with compiled_kernels(path == "numba"):
+                        per = peak_bytes_per_score(y, s, b, every)
+                    rep.emit(f"[{path}] peak traced bytes per score, AUROC + AP, "
+                             f"{'read every batch' if every else 'one read'}: "
+                             f"{per:.1f} (target <= 12: {'met' if per <= 12 else 'NOT met'})")
     if args.rss:
         for path in paths:
             for mode in ("once", "every"):
@@ -280,13 +291,14 @@ def main(argv: list[str] | None = None) -> None:
                      "--path", path, "--rss-child", mode], capture_output=True, text=True,
                     cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
                 if out.returncode:
-                    print(f"[{path}] peak RSS, {mode}: failed ({out.stderr.strip().splitlines()[-1:]})")
+                    rep.emit(f"[{path}] peak RSS, {mode}: failed ({out.stderr.strip().splitlines()[-1:]})")
                     continue
                 peak, end = (float(x) for x in out.stdout.split())
-                print(f"[{path}] peak RSS above the start per score, AUROC + AP, "
-                      f"{'read every batch' if mode == 'every' else 'one read'}: {peak:.1f} "
-                      f"(at the end {end:.1f}; target <= 12: {'met' if peak <= 12 else 'NOT met'})")
-    print(f"load average after {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
+                rep.emit(f"[{path}] peak RSS above the start per score, AUROC + AP, "
+                         f"{'read every batch' if mode == 'every' else 'one read'}: {peak:.1f} "
+                         f"(at the end {end:.1f}; target <= 12: {'met' if peak <= 12 else 'NOT met'})")
+    rep.emit(f"load average after {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    return rep.text()
 
 
 if __name__ == "__main__":

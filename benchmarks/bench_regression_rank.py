@@ -25,7 +25,7 @@ import numpy as np
 if __package__ in (None, ""):  # ``python benchmarks/bench_regression_rank.py``
     sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.dirname(__file__)))
 
-from benchmarks._harness import env_header, markdown_table  # noqa: E402
+from benchmarks._harness import Report, env_header  # noqa: E402
 
 SEED = 20261205
 BATCH = 1_000_000
@@ -65,8 +65,11 @@ def main(argv: list[str] | None = None) -> str:
     p = np.round(0.7 * y + rng.normal(size=n) * 0.7, 4)
     _streamed(sm.KendallTau, y[:5000], p[:5000])  # compile numba's kernel outside the timing
 
+    rep = Report()  # each row printed the moment it is measured
+    rep.emit(env_header(), "", f"n = {n} pairs (ties: 4 decimals), batches of {BATCH}, best of {rounds}", "")
+    add = rep.rows(["implementation", "value", "CPU s (best)", "x argsort", "check"])
     t_sort, _ = _best_cpu(lambda: (np.argsort(y), np.argsort(p)), rounds)
-    rows = [["np.argsort(y_true) + np.argsort(y_pred)", "-", f"{t_sort:.2f}", "1.00", ""]]
+    add(["np.argsort(y_true) + np.argsort(y_pred)", "-", f"{t_sort:.2f}", "1.00", ""])
     cases = [
         ("SpearmanCorrCoef", sm.SpearmanCorrCoef, lambda: ss.spearmanr(y, p).statistic, "scipy.stats.spearmanr"),
         ("KendallTau", sm.KendallTau, lambda: ss.kendalltau(y, p).statistic, "scipy.stats.kendalltau"),
@@ -79,12 +82,10 @@ def main(argv: list[str] | None = None) -> str:
         check = "" if abs(ours - theirs) <= 1e-9 * max(1.0, abs(theirs)) else f"WARNING: {ours} vs {theirs}"
         if check:
             print(check, file=sys.stderr)
-        rows.append([f"streammetrics {name}", f"{ours:.12g}", f"{t_ours:.2f}", f"{t_ours / t_sort:.2f}", check])
-        rows.append([peer_name, f"{theirs:.12g}", f"{t_peer:.2f}", f"{t_peer / t_sort:.2f}", ""])
-    table = markdown_table(["implementation", "value", "CPU s (best)", "x argsort", "check"], rows)
-    out = f"{env_header()}\n\nn = {n} pairs (ties: 4 decimals), batches of {BATCH}, best of {rounds}\n\n{table}\n"
-    print(out)
-    return out
+        add([f"streammetrics {name}", f"{ours:.12g}", f"{t_ours:.2f}", f"{t_ours / t_sort:.2f}", check])
+        add([peer_name, f"{theirs:.12g}", f"{t_peer:.2f}", f"{t_peer / t_sort:.2f}", ""])
+    rep.emit("")
+    return rep.text()
 
 
 if __name__ == "__main__":

@@ -3,13 +3,14 @@ torchmetrics on the same seeded data.
 
 Workload: Q queries x L retrieved documents (default 100,000 x 100), graded relevance 0..3
 (90 % non-relevant, so some queries have no relevant document), distinct scores per query (a
-random permutation, so no tool's tie-breaking matters and all four must agree on every value).
+random permutation, so no tool's tie-breaking matters and all four should agree on every value:
+each row says whether its three values equal streammetrics', compared in the run).
 Every tool runs in its own fresh subprocess (one thread): the time covers what the tool needs from
 the arrays on -- building its input structures (dicts for pytrec_eval and ranx, tensors for
 torchmetrics) and evaluating -- and is also split into "build" and "evaluate". Data generation is
 never timed. Memory: the peak resident set above the process's size after imports, at two query
 counts; streammetrics streams the batches (the full data never exists at once), the peers need
-all of it.
+all of it. Each row is printed as its tool finishes; a tool that fails says so in its row.
 
 Run: ``python -m benchmarks.bench_retrieval [--queries 100000] [--docs 100] [--mem 10000,40000]``.
 """
@@ -263,53 +264,50 @@ def main(argv: list[str] | None = None) -> str:
         print(json.dumps(res))
         return ""
     tools = [t for t in args.tools.split(",") if t]
-    lines = [f"# Retrieval: NDCG@10 + MAP + MRR over {args.queries:,} queries x {args.docs} documents", ""]
-    results = {t: run_worker(t, args.queries, args.docs, args.timeout) for t in tools}
-    from benchmarks._harness import machine_line
+    from benchmarks._harness import Report, differing_values, machine_line
 
-    lines += [machine_line(), ""]
-    ours = results.get("streammetrics", {})
-    ref = ours.get("evaluate")
-    lines += [
-        "| tool | build (s) | evaluate (s) | total (s) | total / streammetrics | NDCG@10 | MAP | MRR |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for t, r in results.items():
-        if r.get("status") != "ok":
-            lines.append(f"| {t} | {r.get('status')} | | | | | | |")
-            continue
-        total = r["build"] + r["evaluate"]
-        ratio = f"{total / ref:.1f}x" if ref else ""
-        v = r["values"]
-        lines.append(
-            f"| {t} | {r['build']:.2f} | {r['evaluate']:.2f} | {total:.2f} | {ratio} | "
-            f"{v['ndcg']:.12f} | {v['map']:.12f} | {v['mrr']:.12f} |"
-        )
+    rep = Report()  # each row printed the moment its tool finishes; a failing part says so
+    rep.emit(f"# Retrieval: NDCG@10 + MAP + MRR over {args.queries:,} queries x {args.docs} documents", "",
+             machine_line(), "")
+    add = rep.rows(["tool", "build (s)", "evaluate (s)", "total (s)", "total / streammetrics", "NDCG@10", "MAP",
+                    "MRR", "values vs streammetrics"], "lrrrrrrrl")
+    ours: dict[str, Any] = {}
+    for t in tools:
+        with rep.section(t, on_error=lambda what, t=t: add([t, f"failed: {what}", *[""] * 7])):
+            r = run_worker(t, args.queries, args.docs, args.timeout)
+            if t == "streammetrics":
+                ours = r
+            if r.get("status") != "ok":
+                add([t, r.get("status"), *[""] * 7])
+                continue
+            total = r["build"] + r["evaluate"]
+            ref = ours.get("build", 0.0) + ours.get("evaluate", 0.0) if ours.get("status") == "ok" else None
+            v = r["values"]
+            same = "-"
+            if ours.get("status") == "ok":
+                differ = differing_values({k: v[k] for k in ("ndcg", "map", "mrr")},
+                                          {k: ours["values"][k] for k in ("ndcg", "map", "mrr")})
+                same = "equal" if not differ else ", ".join(f"{k} {d}" for k, d in differ.items())
+            add([t, f"{r['build']:.2f}", f"{r['evaluate']:.2f}", f"{total:.2f}",
+                 f"{total / ref:.1f}x" if ref else "", f"{v['ndcg']:.12f}", f"{v['map']:.12f}",
+                 f"{v['mrr']:.12f}", same])
     scales = [int(s) for s in args.mem.split(",") if s]
     if scales:
-        lines += [
-            "",
-            "Peak memory above the process baseline (MB), by number of queries:",
-            "",
-            "| tool | " + " | ".join(f"{s:,} queries" for s in scales) + " |",
-            "|---|" + "---:|" * len(scales),
-        ]
+        rep.emit("", "Peak memory above the process baseline (MB), by number of queries:", "")
+        add_mem = rep.rows(["tool", *(f"{s:,} queries" for s in scales)], "l" + "r" * len(scales))
         for t in tools:
-            cells = []
-            for s in scales:
-                r = run_worker(t, s, args.docs, args.timeout)
-                cells.append(f"{r['peak_mb']:.0f}" if r.get("status") == "ok" else r.get("status", "?"))
-            lines.append(f"| {t} | " + " | ".join(cells) + " |")
+            with rep.section(f"{t} memory", on_error=lambda what, t=t: add_mem([t, f"failed: {what}"])):
+                cells = []
+                for s in scales:
+                    r = run_worker(t, s, args.docs, args.timeout)
+                    cells.append(f"{r['peak_mb']:.0f}" if r.get("status") == "ok" else r.get("status", "?"))
+                add_mem([t, *cells])
         if "state_bytes" in ours:
-            lines += [
-                "",
-                f"streammetrics state: {ours['state_bytes']} bytes for the three measures "
-                "(independent of the number of queries).",
-            ]
-    lines += huge_vs_chunked(args.queries, args.docs, args.huge_rounds, args.timeout)
-    text = "\n".join(lines)
-    print(text)
-    return text
+            rep.emit("", f"streammetrics state: {ours['state_bytes']} bytes for the three measures "
+                     "(independent of the number of queries).")
+    with rep.section("one update against 1000-query updates"):
+        rep.emit(*huge_vs_chunked(args.queries, args.docs, args.huge_rounds, args.timeout))
+    return rep.text()
 
 
 def huge_vs_chunked(queries: int, docs: int, rounds: int, timeout: float) -> list[str]:

@@ -56,6 +56,7 @@ import numpy as np
 if __package__ in (None, ""):  # ``python benchmarks/bench_service.py``
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from benchmarks._harness import (
+        Report,
         _load,
         env_header,
         machine_line,
@@ -66,6 +67,7 @@ if __package__ in (None, ""):  # ``python benchmarks/bench_service.py``
     )
 else:
     from ._harness import (
+        Report,
         _load,
         env_header,
         machine_line,
@@ -301,7 +303,8 @@ def main(argv: list[str] | None = None) -> str:
         ap.error(f"--sections: unknown {sorted(sections - set(SECTIONS))}")
     single_thread()
     budget = args.budget or (2.0 if args.quick else 8.0)
-    out = [
+    rep = Report()  # each part printed (flushed) the moment it is measured
+    rep.emit(*[
         "## bench_service: windows, locks, the per-request metrics path, load test",
         "",
         env_header(("numpy", "streammetrics", "torch", "torcheval", "river", "scikit-learn",
@@ -309,83 +312,85 @@ def main(argv: list[str] | None = None) -> str:
             "runs that report peak memory or may run out of it go to a fresh subprocess with an "
             "address-space limit, the others run in this process",
             "all in this one process (the load test's service in its own)"),
-    ]
+    ])
     if "window" in sections:
-        out += [
-            "",
-            "### Windowed AUROC, read after every batch",
-            "",
-            markdown_table(
-                ["implementation", "W", "batch", "ms per batch+read", "µs per sample", "prefill s",
-                 "max |Δ| vs sklearn"],
-                [row for w in (10_000, 1_000_000) for m in (1000, 10)
-                 for row in bench_window(w, m, budget, 200 if m == 1000 else 400)],
-                "llrrrrl",
-            ),
-            "",
-            machine_line(),
-        ]
+        with rep.section("window"):
+            rep.emit(*[
+                "",
+                "### Windowed AUROC, read after every batch",
+                "",
+                markdown_table(
+                    ["implementation", "W", "batch", "ms per batch+read", "µs per sample", "prefill s",
+                     "max |Δ| vs sklearn"],
+                    [row for w in (10_000, 1_000_000) for m in (1000, 10)
+                     for row in bench_window(w, m, budget, 200 if m == 1000 else 400)],
+                    "llrrrrl",
+                ),
+                "",
+                machine_line(),
+            ])
     if "lock" in sections:
-        n = 20_000 if args.quick else 100_000
-        out += [
-            "",
-            "### Lock overhead, one sample per update (Python scalars)",
-            "",
-            markdown_table(["accumulator", "µs/sample with lock", "µs/sample lock no-op",
-                            "lock cost ns/sample", "overhead"], bench_lock(n), "lrrrr"),
-            "",
-            machine_line(),
-            "",
-            "Best of 7 interleaved runs each; the lock is an uncontended ``threading.RLock``.",
-        ]
+        with rep.section("lock"):
+            n = 20_000 if args.quick else 100_000
+            rep.emit(*[
+                "",
+                "### Lock overhead, one sample per update (Python scalars)",
+                "",
+                markdown_table(["accumulator", "µs/sample with lock", "µs/sample lock no-op",
+                                "lock cost ns/sample", "overhead"], bench_lock(n), "lrrrr"),
+                "",
+                machine_line(),
+                "",
+                "Best of 7 interleaved runs each; the lock is an uncontended ``threading.RLock``.",
+            ])
     if "delayed" in sections:
-        n, repeat = (4_000, 3) if args.quick else (10_000, 5)
-        out += [
-            "",
-            f"### The service's metrics path per request, in process ({n:,} predictions + {n:,} labels)",
-            "",
-            markdown_table(["loop", "labels folded", "µs per request", "in the metrics calls µs/request",
-                            "lock cost ns/request", "metrics / request work"],
-                           bench_delayed(n, repeat), "llrrrr"),
-            "",
-            machine_line(),
-            "",
-            f"Best of {repeat} interleaved runs; a request is a ``predict`` or a ``label`` call (half",
-            "each). 'In the metrics calls' is timed around the calls themselves (less the timer's own",
-            "cost), the final ``flush`` that folds the last batch included; 'lock cost' is that time",
-            "with the locks minus with no-op locks; 'metrics / request work' divides it by the loop",
-            "with the request work alone.",
-        ]
+        with rep.section("delayed"):
+            n, repeat = (4_000, 3) if args.quick else (10_000, 5)
+            rep.emit(*[
+                "",
+                f"### The service's metrics path per request, in process ({n:,} predictions + {n:,} labels)",
+                "",
+                markdown_table(["loop", "labels folded", "µs per request", "in the metrics calls µs/request",
+                                "lock cost ns/request", "metrics / request work"],
+                               bench_delayed(n, repeat), "llrrrr"),
+                "",
+                machine_line(),
+                "",
+                f"Best of {repeat} interleaved runs; a request is a ``predict`` or a ``label`` call (half",
+                "each). 'In the metrics calls' is timed around the calls themselves (less the timer's own",
+                "cost), the final ``flush`` that folds the last batch included; 'lock cost' is that time",
+                "with the locks minus with no-op locks; 'metrics / request work' divides it by the loop",
+                "with the request work alone.",
+            ])
     if "load" in sections:
-        requests, seconds, rounds, side = (3000, 8.0, 1, 1) if args.quick else (10_000, 20.0, 3, 3)
-        rows, summary, headers = bench_load(requests, seconds, rounds, side)
-        out += [
-            "",
-            f"### Load test: examples/service.py on loopback ({requests} requests per run, 4 client threads)",
-            "",
-            markdown_table(headers, rows, "llrrrrr"),
-            "",
-            machine_line(),
-            "",
-            summary[0].upper() + summary[1:] + ".",
-            "",
-            "'on' is the service as shipped (labels folded in batches of 256); 'on, batch_size=1'",
-            "the same service folding every label as its own update (the design before batching).",
-            "The service's CPU time per request is more robust than requests/s on a busy machine:",
-            "other processes slow the wall clock of sequential runs unevenly, less the CPU the",
-            "service itself spends. The most robust are the '(side by side)' rounds: a metrics-off",
-            "and a metrics-on service run at the same time, each driven by its own 4 client threads",
-            "with the same requests, so the machine's other load disturbs both alike (their",
-            "requests/s share the CPUs and are not throughput figures). The '(alternating slices)'",
-            "rounds run both services at once but drive them in turn, 1000 requests at a time:",
-            "alternation whose halves are a second apart, not a whole run. The '(timed)' run",
-            "(``--time-metrics``) reads the request threads' CPU clocks around the metrics calls",
-            "inside the service: the direct cost, without effects on the rest (caches, GC).",
-        ]
-    out += ["", f"Load average at the end of this section: {_load()}."]
-    text = "\n".join(out)
-    print(text)
-    return text
+        with rep.section("load"):
+            requests, seconds, rounds, side = (3000, 8.0, 1, 1) if args.quick else (10_000, 20.0, 3, 3)
+            rows, summary, headers = bench_load(requests, seconds, rounds, side)
+            rep.emit(*[
+                "",
+                f"### Load test: examples/service.py on loopback ({requests} requests per run, 4 client threads)",
+                "",
+                markdown_table(headers, rows, "llrrrrr"),
+                "",
+                machine_line(),
+                "",
+                summary[0].upper() + summary[1:] + ".",
+                "",
+                "'on' is the service as shipped (labels folded in batches of 256); 'on, batch_size=1'",
+                "the same service folding every label as its own update (the design before batching).",
+                "The service's CPU time per request is more robust than requests/s on a busy machine:",
+                "other processes slow the wall clock of sequential runs unevenly, less the CPU the",
+                "service itself spends. The most robust are the '(side by side)' rounds: a metrics-off",
+                "and a metrics-on service run at the same time, each driven by its own 4 client threads",
+                "with the same requests, so the machine's other load disturbs both alike (their",
+                "requests/s share the CPUs and are not throughput figures). The '(alternating slices)'",
+                "rounds run both services at once but drive them in turn, 1000 requests at a time:",
+                "alternation whose halves are a second apart, not a whole run. The '(timed)' run",
+                "(``--time-metrics``) reads the request threads' CPU clocks around the metrics calls",
+                "inside the service: the direct cost, without effects on the rest (caches, GC).",
+            ])
+    rep.emit(*["", f"Load average at the end of this section: {_load()}."])
+    return rep.text()
 
 
 if __name__ == "__main__":

@@ -27,7 +27,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._harness import env_header, fmt_ratio, markdown_table, measure_interleaved, single_thread
+from benchmarks._harness import (
+    Report,
+    env_header,
+    fmt_ratio,
+    markdown_table,
+    measure_interleaved,
+    single_thread,
+)
 
 N = 100_000
 COUNTS = (1, 10, 100, 1_000, 10_000)
@@ -157,27 +164,18 @@ def main(argv: list[str] | None = None) -> str:
     counts = (1, 100, 10_000) if args.quick else COUNTS
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        parts = [
-            "## Sliced evaluation (`benchmarks/bench_slices.py`)",
-            "",
-            env_header(("numpy", "scikit-learn", "pandas", "fairlearn")),
-            "",
-            "### Slice count vs cost (batch 100k, integer keys)",
-            "",
-            slice_counts(repeat, counts),
-            "",
-            "### Key types (200 slices, batch 100k)",
-            "",
-            key_types(repeat),
-            "",
-            "### Against Fairlearn and pandas + scikit-learn",
-            "",
-        ]
-        table, notes = peers(repeat)
-    parts += [table, "", *[f"- {n}" for n in notes], ""]
-    text = "\n".join(parts)
-    print(text)
-    return text
+        rep = Report()  # each table printed the moment it is measured; a failing one says so
+        rep.emit("## Sliced evaluation (`benchmarks/bench_slices.py`)", "",
+                 env_header(("numpy", "scikit-learn", "pandas", "fairlearn")), "")
+        with rep.section("slice count vs cost"):
+            rep.emit("### Slice count vs cost (batch 100k, integer keys)", "", slice_counts(repeat, counts), "")
+        with rep.section("key types"):
+            rep.emit("### Key types (200 slices, batch 100k)", "", key_types(repeat), "")
+        with rep.section("against Fairlearn and pandas + scikit-learn"):
+            table, notes = peers(repeat)
+            rep.emit("### Against Fairlearn and pandas + scikit-learn", "", table, "",
+                     *[f"- {n}" for n in notes], "")
+    return rep.text()
 
 
 if __name__ == "__main__":

@@ -69,8 +69,12 @@ def main(argv: list[str] | None = None) -> str:
     import pandas as pd
     from pyspark.sql import SparkSession
 
+    from benchmarks.bench_engines import java_problem
     from streammetrics.spark_streaming import ROCKSDB_PROVIDER
 
+    problem = java_problem()
+    if problem is not None:  # one line now, not PySpark's gateway error later
+        raise SystemExit(problem)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")

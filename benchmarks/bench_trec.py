@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from typing import Any
@@ -136,6 +135,7 @@ def main(argv: list[str] | None = None) -> str:
     limit = args.mem_limit_mb or h.default_mem_limit_mb()
     results: dict[tuple[str, int], dict[str, Any]] = {}
     machine = h.machine_line()  # the load when the runs start
+    rep = h.Report()  # each run printed the moment it finishes, then the table
     with tempfile.TemporaryDirectory(prefix="bench-trec-") as tmp:
         for q in sorted({args.mem_queries, args.queries}):
             qrels, run = make_files(tmp, q, args.docs)
@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None) -> str:
                                       {"tool": tool, "qrels": qrels, "run": path},
                                       mem_limit_mb=limit, timeout=args.timeout)  # fmt: skip
                     wall, cpu = r.get("seconds", float("nan")), r.get("cpu_seconds", float("nan"))
-                    print(f"  {tool:<30} {q:>7} queries: {r.get('status')} {wall:.1f} s (CPU {cpu:.1f} s), "
-                          f"peak {r.get('peak_rss_mb')} MB", file=sys.stderr, flush=True)  # fmt: skip
+                    rep.emit(f"- {tool}, {q} queries: {r.get('status')} {wall:.1f} s (CPU {cpu:.1f} s), "
+                             f"peak {r.get('peak_rss_mb')} MB")  # each run as it finishes; fmt: skip
                     best = results.get((tool, q))
                     if best is None or "seconds" not in best:
                         results[(tool, q)] = r
@@ -189,12 +189,11 @@ def main(argv: list[str] | None = None) -> str:
                           f"peak RSS MB ({args.queries:,} q)"], rows),  # fmt: skip
         "",
         f"Values checked ({', '.join(CHECK)}): "
-        + ("all tools agree within 1e-9." if not notes and ref else "see warnings."),
+        + ("every tool that ran agrees with streammetrics within 1e-9." if not notes and ref else "see warnings."),
         *notes,
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    return text
+    rep.emit("", *lines, "")
+    return rep.text()
 
 
 if __name__ == "__main__":

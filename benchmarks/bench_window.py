@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._harness import env_header, markdown_table, single_thread, windowed_auroc_peer
+from benchmarks._harness import Report, env_header, single_thread, windowed_auroc_peer
 
 Impl = tuple[Callable[[np.ndarray, np.ndarray], None], Callable[[], Any]]
 NAMES = ("streammetrics", "streammetrics bounded", "river", "torcheval")
@@ -124,22 +124,20 @@ def main(argv: list[str] | None = None) -> str:
     args = ap.parse_args(argv)
     single_thread()
     budget = args.budget or (1.0 if args.quick else 4.0)
-    rows = [row for w in (10_000, 1_000_000) for m in (10, 100, 1000)
-            for row in bench(w, m, budget, 300 if w == 10_000 else 60)]
-    out = [
-        "## bench_window: windowed AUROC, small batches, read after every batch",
-        "",
-        env_header(("numpy", "streammetrics", "torch", "torcheval", "river", "scikit-learn")),
-        "",
-        markdown_table(["implementation", "W", "batch", "ms per batch+read", "vs streammetrics",
-                        "µs per sample", "max |Δ| vs sklearn"], rows, "llrrrrl"),
-        "",
-        "Implementations alternate on the same batches; median over the timed batches. The",
-        "bounded variant reads `bounds()` and the |Δ| column is its midpoint's distance.",
-    ]
-    text = "\n".join(out)
-    print(text)
-    return text
+    rep = Report()  # each cell's rows printed the moment they are measured
+    rep.emit("## bench_window: windowed AUROC, small batches, read after every batch", "",
+             env_header(("numpy", "streammetrics", "torch", "torcheval", "river", "scikit-learn")), "")
+    add = rep.rows(["implementation", "W", "batch", "ms per batch+read", "vs streammetrics",
+                    "µs per sample", "max |Δ| vs sklearn"], "llrrrrl")
+    for w in (10_000, 1_000_000):
+        for m in (10, 100, 1000):
+            with rep.section(f"W={w}, batch {m}", on_error=lambda what, w=w, m=m: add(
+                    ["failed: " + what, w, m, "", "", "", ""])):
+                for row in bench(w, m, budget, 300 if w == 10_000 else 60):
+                    add(row)
+    rep.emit("", "Implementations alternate on the same batches; median over the timed batches. The",
+             "bounded variant reads `bounds()` and the |Δ| column is its midpoint's distance.")
+    return rep.text()
 
 
 if __name__ == "__main__":

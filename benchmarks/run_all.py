@@ -3,8 +3,9 @@
 Discovers the modules ``benchmarks/bench_*.py`` (each exposes ``main(argv) -> str`` returning the
 markdown it printed), runs them one after the other with ``--quick`` passed on if given, and
 writes the combined markdown to ``benchmarks/RESULTS.md`` (or ``--output``). A module that fails
-is reported in the output with its error instead of stopping the run. ``--merge`` (with
-``--only``) re-runs some modules and replaces just their sections in the existing file.
+is reported in the output with its error instead of stopping the run. The file is written again
+after every module, so a run stopped part-way keeps every section finished before. ``--merge``
+(with ``--only``) re-runs some modules and replaces just their sections in the existing file.
 """
 
 from __future__ import annotations
@@ -67,6 +68,21 @@ def main(argv: list[str] | None = None) -> str:
         "",
     ]
     done: dict[str, str] = {}
+    old = Path(args.output).read_text(encoding="utf-8") if args.merge and Path(args.output).exists() else ""
+    header, previous = split_sections(old)
+
+    def combined() -> str:
+        if args.merge and previous:
+            merged = {**previous, **done}
+            order = [m for m in discover() if m in merged] + [m for m in merged if m not in discover()]
+            rerun = {name.strip("` ") for found in _RERUN.findall(header) for name in found.split(",")}
+            rerun.update(done)
+            return _RERUN.sub("", header).rstrip() + "\n\n" + (
+                "Sections re-run later with `--only ... --merge`: "
+                f"{', '.join(f'`{m}`' for m in order if m in rerun)}.\n\n"
+            ) + "\n".join(merged[m] for m in order)
+        return "\n".join(sections + [done[m] for m in modules if m in done])
+
     for name in modules:
         print(f"== {name}", file=sys.stderr, flush=True)
         t0 = time.perf_counter()
@@ -79,23 +95,12 @@ def main(argv: list[str] | None = None) -> str:
         stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
         done[name] = "\n".join([str(text).rstrip(), "", f"_{name}: {time.perf_counter() - t0:.0f} s, "
                                 f"finished {stamp}{' (--quick)' if args.quick else ''}_", ""])
-    old = Path(args.output).read_text(encoding="utf-8") if args.merge and Path(args.output).exists() else ""
-    header, previous = split_sections(old)
-    if args.merge and previous:
-        merged = {**previous, **done}
-        order = [m for m in discover() if m in merged] + [m for m in merged if m not in discover()]
-        rerun = {name.strip("` ") for found in _RERUN.findall(header) for name in found.split(",")}
-        rerun.update(done)
-        header = _RERUN.sub("", header)
-        combined = header.rstrip() + "\n\n" + (
-            "Sections re-run later with `--only ... --merge`: "
-            f"{', '.join(f'`{m}`' for m in order if m in rerun)}.\n\n"
-        ) + "\n".join(merged[m] for m in order)
-    else:
-        combined = "\n".join(sections + [done[m] for m in modules])
-    Path(args.output).write_text(combined + "\n", encoding="utf-8")
+        # written after every module: a run stopped later keeps every section finished so far
+        Path(args.output).write_text(combined() + "\n", encoding="utf-8")
+    result = combined()
+    Path(args.output).write_text(result + "\n", encoding="utf-8")
     print(f"wrote {args.output}", file=sys.stderr)
-    return combined
+    return result
 
 
 if __name__ == "__main__":

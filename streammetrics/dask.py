@@ -45,8 +45,13 @@ worker thread of the active ``distributed`` client, 1 without one) in place -- t
 views, no copies; one task per range sorts its pieces (the only sort a score sees) and counts
 them; the root adds R integer pair counts for AUROC and offsets the ranges' counts at their
 distinct positive scores for AP -- the single-process values bit for bit, with no serial sort
-at the root (:mod:`streammetrics._engines.range_counts`). The set's other members travel as
-states, as above. The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
+at the root (:mod:`streammetrics._engines.range_counts`). When the positives are at most
+1/(4R) of the rows, the task that places the edges chooses the exchange instead: each
+partition task sorts its own scores, only the sorted positives travel (to every range task),
+and each range task counts its negatives below every distinct positive score -- the same
+values, bit for bit, without the routing pass or the move of half the scores
+(:mod:`streammetrics._engines.minority`). The set's other members travel as states, as above.
+The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
 workers reading Parquet): ``distributed`` costs about a millisecond of scheduler and worker
 CPU per task. For AUROC, AP and curves at a size where even the
 distinct positive scores must not meet in one process, :func:`evaluate_ranked` keeps only
@@ -62,7 +67,7 @@ from typing import Any
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines import range_counts
+from streammetrics._engines import minority, range_counts
 from streammetrics._engines.dask_ranked import evaluate_ranked
 from streammetrics._engines.plan import (
     Columns,
@@ -127,21 +132,11 @@ def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts
                                             split, sample_size, rows)
 
 
-def _head(part: tuple[Any, ...]) -> tuple[Any, Any]:
-    """A partition task's small outputs: the other members' state and the score sample."""
-    return part[0], part[2]
-
-
-def _edges(heads: Sequence[tuple[Any, Any]], n_ranges: int) -> Any:
-    from streammetrics._engines import ranked as ranked_engine
-
-    return ranked_engine.range_edges([h[1] for h in heads], n_ranges)
-
-
-def _final_task(rest: Sequence[Mapping[str, Any]], ranges: Sequence[range_counts.RangeCounts],
+def _final_task(rest: Sequence[Mapping[str, Any]],
+                ranges: Sequence[range_counts.RangeCounts | minority.ExchangeCounts],
                 split: range_counts.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
     with trusted_states():
-        return range_counts.final_values(rest, ranges, split)
+        return minority.final_values(rest, ranges, split)
 
 
 def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, split: range_counts.Split,
@@ -149,7 +144,9 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     """The graph of the range path (:mod:`streammetrics._engines.range_counts`), completed from its
     partition tasks ``dsk[(name, "part", i)]`` (each: the other members' state, the unsorted
     scores and a sample): the scores routed to the ranges the sampled edges define; one task
-    per range sorts and counts its pieces; one root task gives the values. Returns the root
+    per range sorts and counts its pieces; one root task gives the values. With few positives
+    the edges task chooses the exchange instead (:mod:`streammetrics._engines.minority`): each
+    partition task sorts its own scores and only its positives travel. Returns the root
     as a ``Delayed`` (over ``deps``, the collections the parts read).
 
     The graph is written as one layer of plain tasks: built with ``dask.delayed`` calls, each
@@ -168,20 +165,21 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     ranges = [key("range", r) for r in range(n_ranges)]
     # the small outputs (other members' state, sample) of each partition task; with one range
     # the partition tasks feed the range and the root directly (inline getitems)
-    heads: list[Any] = [(_head, p) for p in parts]
+    heads: list[Any] = [(minority.head, p) for p in parts]
     if n_ranges == 1:
         dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts], False)
     else:
         heads = [key("head", i) for i in range(n_parts)]
         for i, p in enumerate(parts):
-            dsk[heads[i]] = (_head, p)
-            # in place: the partition task's runs reordered by range, the pieces views of them
-            dsk[key("routed", i)] = (range_counts.partition_runs, p, key("edges"))
+            dsk[heads[i]] = (minority.head, p)
+            # in place: the partition task's runs reordered by range (the pieces views of them),
+            # or sorted, the positives to every range (the exchange, when they are few)
+            dsk[key("routed", i)] = (minority.routed, p, key("edges"), i)
             for r in range(n_ranges):
                 dsk[key("piece", i, r)] = (operator.getitem, key("routed", i), r)
-        dsk[key("edges")] = (_edges, heads, n_ranges)
+        dsk[key("edges")] = (minority.choose, heads, n_ranges)
         for r in range(n_ranges):
-            dsk[ranges[r]] = (range_counts.range_counts, [key("piece", i, r) for i in range(n_parts)], False)
+            dsk[ranges[r]] = (minority.counted, [key("piece", i, r) for i in range(n_parts)], key("edges"), r)
     rest: list[Any] = []
     if split.rest is not None:
         rest = [(operator.getitem, h, 0) for h in heads]

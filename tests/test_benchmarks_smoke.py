@@ -85,11 +85,56 @@ def test_bench_reads_one_path_prints_every_measure(capsys: pytest.CaptureFixture
     # --path numpy alone (no numba rows): the table still prints, one row per measure
     from benchmarks import bench_reads
 
-    bench_reads.main(["--n", "20000", "--batch", "2000", "--rounds", "1", "--no-extra", "--path", "numpy"])
+    text = bench_reads.main(["--n", "20000", "--batch", "2000", "--rounds", "2", "--no-extra", "--path", "numpy"])
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line.startswith("[numpy]")]
     assert len(rows) == 6 and not any(line.startswith("[numba]") for line in out.splitlines())
     assert any("AUROC read after every batch / read once" in r for r in rows)
+    # issue #32: each round's rows are printed as the round completes, before the summary
+    lines = out.splitlines()
+    summary = next(i for i, line in enumerate(lines) if line.startswith("measure "))
+    for r in (1, 2):
+        got = [i for i, line in enumerate(lines) if line.startswith(f"round {r}/2 [numpy] ")]
+        assert len(got) == 6 and max(got) < summary, out
+    assert max(i for i, line in enumerate(lines) if line.startswith("round 1/2")) < min(
+        i for i, line in enumerate(lines) if line.startswith("round 2/2"))
+    assert text.strip() == out.strip()  # what main returns is what it printed
+
+
+def test_report_prints_as_it_goes_and_a_failing_section_loses_nothing(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    rep = h.Report()
+    add = rep.rows(["a", "b"], "lr")
+    add(["x", 1])
+    assert capsys.readouterr().out == "| a | b |\n|---|---:|\n| x | 1 |\n"  # printed at once
+    with rep.section("second part"):
+        rep.emit("before the error")
+        raise RuntimeError("the JVM went away\nsecond line")
+    with rep.section("in a table", on_error=lambda what: add(["failed", what])):
+        raise SystemExit("Spark needs Java 17+: no java on PATH")
+    with rep.section("third part"):
+        rep.emit("third ran")
+    out = capsys.readouterr().out
+    assert "**second part: failed** -- RuntimeError: the JVM went away" in out and "second line" not in out
+    assert "| failed | SystemExit: Spark needs Java 17+: no java on PATH |" in out
+    assert out.index("before the error") < out.index("**second part") < out.index("third ran")
+    assert rep.failures == [("second part", "RuntimeError: the JVM went away"),
+                            ("in a table", "SystemExit: Spark needs Java 17+: no java on PATH")]
+    assert rep.text().startswith("| a | b |") and rep.text().endswith("third ran")
+    add(["a | b", 2])  # a "|" in a cell does not split the row
+    assert capsys.readouterr().out == "| a \\| b | 2 |\n"
+
+
+def test_differing_values_compares_every_metric() -> None:
+    import numpy as np
+
+    ref = {"auroc": 0.75, "f1": 0.5, "cm": np.array([[3, 1], [2, 4]]), "nan": float("nan")}
+    assert h.differing_values(dict(ref), ref) == {}
+    assert h.differing_values({**ref, "f1": np.nextafter(0.5, 1.0)}, ref) == {"f1": "off by 1.1e-16"}
+    assert h.differing_values({**ref, "cm": [[3, 1], [2, 5]]}, ref) == {"cm": "off by 1.0e+00"}
+    assert h.differing_values({**ref, "cm": [[3, 1, 0]]}, ref) == {"cm": "shape (1, 3) != (2, 2)"}
+    less = {k: v for k, v in ref.items() if k != "f1"}
+    assert h.differing_values(less, ref) == {"f1": "missing"}
 
 
 def test_bench_reads_oneshot_prints_a_ratio_per_function_and_weighting(
@@ -109,3 +154,31 @@ def test_drift_benchmark_runs_without_peers() -> None:
 
     text = bench_drift.main(["--scores", "20000", "--repeat", "1", "--no-peers"])
     assert "| Drift(max_bytes=64k): update + compute" in text and "np.sort of every score" in text
+
+
+def test_run_all_writes_each_section_as_its_module_finishes(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue #32: a run stopped during module b (killed, timed out) keeps module a's section."""
+    import sys
+    import types
+
+    from benchmarks import run_all
+
+    out = tmp_path / "R.md"
+    seen: dict[str, str] = {}
+
+    def module(name: str, main):  # type: ignore[no-untyped-def]
+        mod = types.ModuleType(name)
+        mod.main = main  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, name, mod)
+
+    def main_b(argv: list[str] | None = None) -> str:
+        seen["file while b runs"] = out.read_text()
+        raise RuntimeError("b crashed")
+
+    module("benchmarks.bench_fake_a", lambda argv=None: "## a\n\n| a |\n|---|\n| 1 |\n")
+    module("benchmarks.bench_fake_b", main_b)
+    monkeypatch.setattr(run_all, "discover", lambda: ["benchmarks.bench_fake_a", "benchmarks.bench_fake_b"])
+    run_all.main(["--output", str(out)])
+    assert "| 1 |" in seen["file while b runs"] and "_benchmarks.bench_fake_a:" in seen["file while b runs"]
+    final = out.read_text()
+    assert "| 1 |" in final and "FAILED: RuntimeError: b crashed" in final

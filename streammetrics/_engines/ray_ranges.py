@@ -14,6 +14,12 @@ range: takes only that range's object of every file task, sorts it once and coun
 members' states and adds the ranges' counts,
 :func:`~streammetrics._engines.range_counts.final_values`).
 
+With few positives among the sampled row groups' labels (at most 1/(4R) of their rows), the
+driver chooses the exchange of positives instead (:mod:`streammetrics._engines.minority`): each
+file task sorts its scores in place and returns its sorted negatives and positives
+(``num_returns=3``); range task r counts the negatives of file tasks r, r + R, ... against
+every file task's positives -- no routing, and the same values bit for bit.
+
 Where the edges fall changes only how the work is shared between the range tasks: any edges give
 the single-process values bit for bit (tied scores share a range; the counts are exact). Placing
 them from a few row groups read on the driver saves the round trip (and the copy of every
@@ -36,7 +42,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import range_counts
+from . import minority, range_counts
 from . import ranked as ranked_engine
 from .plan import Plan
 
@@ -55,47 +61,71 @@ def range_count() -> int:
     return 1 if cpus <= 1 else range_counts.RANGES_PER_THREAD * cpus
 
 
-def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np.ndarray:
+def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np.ndarray | minority.Exchange:
     """R - 1 edges at the score quantiles of the middle row group of up to :data:`SAMPLE_FILES`
     files spread over ``files`` (:data:`SAMPLE_SCORES` evenly spaced scores of each; NaN
     and nulls dropped; a file pyarrow cannot read, or whose label or score column is not numeric,
-    a ValueError naming it). Only the balance of the ranges depends on them. O(sampled row groups)."""
+    a ValueError naming it) -- or the exchange of positives
+    (:mod:`streammetrics._engines.minority`) where the positives among those row groups' rows
+    are few enough (:func:`~streammetrics._engines.minority.use_exchange`: an estimate, which
+    only decides the cost, never the values). O(sampled row groups)."""
     if n_ranges <= 1:
         return np.zeros(0)
     import pyarrow.parquet as pq
 
     picks = np.unique(np.linspace(0, len(files) - 1, min(SAMPLE_FILES, len(files))).astype(np.int64))
     values = []
+    positives, rows = 0, 0
     for i in picks:
         name = files[int(i)]
         with fs.open(name, "rb") as f, range_counts.named_read_errors(name):
             reader = pq.ParquetFile(f)
             range_counts.check_columns(reader.schema_arrow, range_counts.plan_columns(plan), name)
             if reader.num_row_groups:
-                col = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.score]).column(0)
+                group = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.label, plan.score])
                 # nulls dropped (the file task names them): booleans with nulls read as objects
-                v = np.asarray(col.drop_null().to_numpy(), dtype=np.float64)
+                v = np.asarray(group.column(1).drop_null().to_numpy(), dtype=np.float64)
                 v = v[:: max(1, v.shape[0] // SAMPLE_SCORES)]
                 values.append(v[~np.isnan(v)])
+                y = np.asarray(group.column(0).drop_null().to_numpy(), dtype=np.float64)
+                y = y[~np.isnan(y)]
+                rows += int(y.shape[0])  # ignored labels counted as rows: an estimate
+                positives += int(np.count_nonzero(y))
+    if rows and minority.use_exchange(positives, rows, n_ranges):
+        return minority.Exchange(n_ranges)
     v = np.concatenate(values) if values else np.zeros(0)
     return ranked_engine.range_edges([(v, np.ones(v.shape[0]))], n_ranges)
 
 
 def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
-               edges: np.ndarray) -> list[Any]:
-    """The other members' state (or None), then the R routed pieces of ``files``' scores. The
-    footers are read first: a file that is not Parquet, or whose label or score column is not
-    numeric as in the first file, is named before any row is read."""
+               edges: np.ndarray | minority.Exchange) -> list[Any]:
+    """The other members' state (or None), then the R routed pieces of ``files``' scores (for
+    the exchange: the sorted negatives, then the sorted positives). The footers are read first:
+    a file that is not Parquet, or whose label or score column is not numeric as in the first
+    file, is named before any row is read."""
     with trusted_states():
         footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan))
         rows = sum(f.num_rows for f in footers)
         batches = range_counts.parquet_batches(files, fs, plan, footers)
         parts = range_counts.partition_parts(batches, split, 1, rows)
+        if isinstance(edges, minority.Exchange):
+            own = minority.exchange_pieces(parts, 0, 1)[0]
+            return [parts[0], own[0], own[2]]
         return [parts[0], *range_counts.route_runs(parts, edges)]
 
 
 def _range_task(*pieces: ranked_engine.Runs) -> range_counts.RangeCounts:
     return range_counts.range_counts(pieces)
+
+
+def _exchange_task(first: bool, n_negative: int, *runs: np.ndarray) -> minority.ExchangeCounts:
+    """One range of the exchange: its file tasks' sorted negatives (the first ``n_negative`` of
+    ``runs``; Ray resolves only top-level arguments), then every file task's sorted positives
+    (:func:`~streammetrics._engines.minority.exchange_counts`)."""
+    none = np.zeros(0)
+    pieces: list[ranked_engine.Runs] = [(n, None, none, None) for n in runs[:n_negative]]
+    pieces += [(none, None, p, None) for p in runs[n_negative:]]
+    return minority.exchange_counts(pieces, first)
 
 
 def evaluate_files(files: Sequence[str], fs: Any, plan: Plan,
@@ -108,13 +138,20 @@ def evaluate_files(files: Sequence[str], fs: Any, plan: Plan,
 
     n_ranges = range_count()
     edges = sample_edges(files, fs, plan, n_ranges)
-    file_task = ray.remote(_file_task).options(num_returns=n_ranges + 1)
+    exchange = isinstance(edges, minority.Exchange)
+    file_task = ray.remote(_file_task).options(num_returns=3 if exchange else n_ranges + 1)
     plan_ref, split_ref, fs_ref = ray.put(plan), ray.put(split), ray.put(fs)  # once, not per task
     parts: list[Any] = [file_task.remote(files[s], fs_ref, plan_ref, split_ref, edges)
                         for s in range_counts.task_slices(len(files), n_ranges)]
-    range_task = ray.remote(_range_task)
-    ranges = [range_task.remote(*[p[r + 1] for p in parts]) for r in range(n_ranges)]
+    ranges: list[Any]
+    if exchange:  # range r: the negatives of file tasks r, r + R, ...; every task's positives
+        exchange_task = ray.remote(_exchange_task)
+        ranges = [exchange_task.remote(r == 0, len(parts[r::n_ranges]), *[p[1] for p in parts[r::n_ranges]],
+                                       *[p[2] for p in parts]) for r in range(n_ranges)]
+    else:
+        range_task = ray.remote(_range_task)
+        ranges = [range_task.remote(*[p[r + 1] for p in parts]) for r in range(n_ranges)]
     rest = [s for s in get([p[0] for p in parts]) if s is not None]  # a refused row raises here
     counts = get(ranges)
     with trusted_states():  # the states were made by the file tasks
-        return range_counts.final_values(rest, counts, split)
+        return minority.final_values(rest, counts, split)

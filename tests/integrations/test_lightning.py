@@ -24,7 +24,10 @@ SCRIPT = Path(__file__).resolve().parents[1] / "_support" / "lightning_script.py
 
 def _run(tmp_path: Path, devices: int) -> dict:
     out = tmp_path / f"run{devices}.json"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(SCRIPT.parents[1]), os.environ.get("PYTHONPATH", "")])}
+    # the script imports the streammetrics this test imported (a clone run in place, not installed)
+    package_root = str(Path(sm.__file__).resolve().parents[1])
+    path = [str(SCRIPT.parents[1]), package_root, os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     proc = subprocess.run([sys.executable, str(SCRIPT), str(out), str(devices)], capture_output=True,
                           text=True, env=env, timeout=600, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -346,3 +346,80 @@ def test_parquet_unreadable_file_is_named(tmp_path, entry, first) -> None:
     metrics = _ranked_set() if entry == "evaluate_parquet" else sm.MetricSet(auroc=sm.AUROC())
     with pytest.raises(ValueError, match=rf"cannot read the Parquet file .*{name}\.parquet"):
         fn(str(tmp_path), metrics, label="y", score="p")
+
+
+def _chosen(monkeypatch) -> list[object]:
+    """What the driver's sample chose (edges or the exchange of positives)."""
+    from streammetrics._engines import ray_ranges
+
+    chosen: list[object] = []
+    real = ray_ranges.sample_edges
+    monkeypatch.setattr(ray_ranges, "sample_edges", lambda *a: chosen.append(real(*a)) or chosen[-1])
+    return chosen
+
+
+@pytest.mark.parametrize(("ranges", "share"), [(2, 0.02), (3, 0.0), (2, 0.5)])
+def test_parquet_few_positives_exchange_equals_one_process(tmp_path, monkeypatch, ranges, share) -> None:
+    """Few positives (or none): the driver's sample chooses the exchange of positives
+    (``streammetrics._engines.minority``): more file tasks than ranges (several negative runs per
+    range), an empty file, ties; the values and warnings of one process bit for bit, and
+    sklearn's. Half positives: the range path, as before."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    from streammetrics._engines import minority
+
+    calls, chosen = _range_calls(monkeypatch, ranges), _chosen(monkeypatch)
+    rng = np.random.default_rng(47)
+    sizes = [[900, 1_100], [0], [3_000], [40, 2_000], [1_200], [700], [2_500]]
+    frames = [pd.DataFrame({"y": (rng.random(sum(s)) < share).astype(np.int64), "p": rng.random(sum(s)).round(3)})
+              for s in sizes]
+    _write(tmp_path, frames, sizes)
+    whole = pd.concat(frames, ignore_index=True)
+    for order in ("ranked first", "only ranked"):
+        got = _recorded(lambda o=order: sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(o), label="y", score="p"))
+        want = _recorded(lambda o=order: _ranked_set(o).update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
+        assert list(got[0]) == list(want[0]) and got[1] == want[1]
+        for k in want[0]:
+            assert np.array_equal(np.asarray(got[0][k]), np.asarray(want[0][k]), equal_nan=True), k
+        if whole.y.sum() > 0:
+            assert abs(got[0]["auroc"] - roc_auc_score(whole.y, whole.p)) <= 1e-12
+            assert abs(got[0]["ap"] - average_precision_score(whole.y, whole.p)) <= 1e-12
+    assert calls == [1, 1]
+    assert [isinstance(c, minority.Exchange) for c in chosen] == [share < 0.1] * 2
+
+
+def test_parquet_exchange_names_a_null_file_and_row(tmp_path, monkeypatch) -> None:
+    _range_calls(monkeypatch, 2)
+    chosen = _chosen(monkeypatch)
+    rng = np.random.default_rng(53)
+    frames = [pd.DataFrame({"y": (rng.random(n) < 0.01).astype(float), "p": rng.random(n)}) for n in (300, 500)]
+    frames[1].loc[412, "p"] = np.nan
+    _write(tmp_path, frames, [[300], [100, 300, 100]])
+    with pytest.raises(ValueError, match=r"nulls: column 'p' is null \(or NaN\) at row 412 of .*part-1\.parquet"):
+        sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
+    from streammetrics._engines import minority
+
+    assert len(chosen) == 1 and isinstance(chosen[0], minority.Exchange)
+
+
+def test_parquet_exchange_on_a_wrong_estimate_still_equals_one_process(tmp_path, monkeypatch) -> None:
+    """The driver's sample (the middle row group of each file) holds no positive, the other row
+    groups two thirds of the rows, all positive, bool labels: the exchange is chosen on that
+    estimate and still gives one process's values bit for bit (the estimate decides the cost)."""
+    from streammetrics._engines import minority
+
+    _range_calls(monkeypatch, 2)
+    chosen = _chosen(monkeypatch)
+    rng = np.random.default_rng(59)
+    frames = []
+    for _ in range(3):
+        y = np.concatenate([np.ones(400, bool), np.zeros(500, bool), np.ones(400, bool)])
+        frames.append(pd.DataFrame({"y": y, "p": rng.random(y.shape[0]).round(2)}))
+    _write(tmp_path, frames, [[400, 500, 400]] * 3)
+    whole = pd.concat(frames, ignore_index=True)
+    got = _recorded(lambda: sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p"))
+    want = _recorded(lambda: _ranked_set().update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
+    assert len(chosen) == 1 and isinstance(chosen[0], minority.Exchange)
+    assert got[1] == want[1]
+    for k in want[0]:
+        assert np.array_equal(np.asarray(got[0][k]), np.asarray(want[0][k])), k
