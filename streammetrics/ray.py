@@ -11,6 +11,22 @@ returns one row, its state in the library's versioned, checksummed format (bytes
 skipped for a null. The driver reads each state once, merges them in one k-way merge and
 computes the values; a state is never pickled as an accumulator object.
 
+Exact binary AUROC / AP without the gather: when the set's exact score state serves only
+full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric label, score and
+optional weight column; no ``by``, no ``update`` keywords, ``compute=True``; ``nulls`` either
+way), the scores never reach the driver: the blocks of the selected columns are taken once
+(``Dataset.to_arrow_refs``), the driver samples a few blocks' scores to place one score edge per
+CPU, one task per group of at most 4 blocks validates the rows (and feeds the set's other
+members, whose states travel as above) and stores each range's piece of its scores as its own
+object, and one task per range sorts (or merges) and counts only its pieces
+(:func:`streammetrics._engines.ray_blocks.evaluate_blocks`). Unweighted: the kernels of the
+Parquet range path, the single-process values bit for bit; the driver receives O(R) numbers for
+AUROC alone, plus 24 bytes per distinct positive score for AP. Weighted: the range summaries of
+:func:`evaluate_ranked` (within 1e-12), O(R) numbers. Every other case -- ``by=`` slices,
+multiclass or multilabel members, ``max_fpr``, interpolated AP, curves, other exact ranking
+metrics, ``compute=False`` -- takes the state path, whose driver holds every block's state (for
+exact ranking metrics 8 bytes a score, 16 weighted, and their merge).
+
 Retrieval metrics need each query's rows in one block: the dataset is repartitioned by the query
 column (``Dataset.repartition(n, keys=[query])``, a hash shuffle into twice as many blocks as
 the cluster has CPUs) unless ``query_partitioned=True``.
@@ -114,9 +130,17 @@ def evaluate(
     Notes
     -----
     Complexity: one ``update`` pass per block; the driver receives one state per block and
-    merges them in one k-way merge. For Parquet files, :func:`evaluate_parquet` skips Ray Data's
-    read (whose own cost is 2-3x one process's whole evaluation) and sends only counts of the
-    exact binary AUROC / AP to the driver.
+    merges them in one k-way merge. Exact binary ``AUROC`` / ``AveragePrecision`` members (full
+    area, step AP; weighted or not; no ``by``; ``compute=True``) go by score ranges instead
+    (see the module docstring): the blocks are held once in the object store, the driver
+    receives O(R) numbers per range (plus 24 bytes per distinct positive score for unweighted
+    AP) and one state of the other members per task -- never the scores. With ``by=``, a
+    multiclass, multilabel or ``max_fpr`` member, curves or another exact ranking metric, the
+    driver holds every block's exact state (8 bytes a score, 16 weighted) and its merge: use
+    :func:`evaluate_ranked` for curves, or the bounded variants (``max_bytes=``). For Parquet
+    files, :func:`evaluate_parquet` skips Ray Data's read (whose own cost is 2-3x one
+    process's whole evaluation) and sends only counts of the exact binary AUROC / AP to the
+    driver.
 
     Examples
     --------
@@ -140,6 +164,19 @@ def _evaluate(ds: Any, run: Run) -> Any:
         blocks = max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
         frame = frame.repartition(blocks, keys=[run.shuffle_on])
     plan = run.plan
+    from streammetrics._engines import ray_blocks
+
+    if run.request.compute and run.shuffle_on is None and ray_blocks.may_split(run.template, plan):
+        schema = frame.schema()
+        types = dict(zip(schema.names, schema.types, strict=True)) if schema is not None else {}
+        split = ray_blocks.dataset_split(run.template, plan, types)
+        if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of the scores
+            done = ray_blocks.evaluate_blocks(frame, plan, split)
+            if done is None:  # no block: the empty set's values
+                return run.result(None)
+            values, caught, skipped = done
+            run.report_skipped(skipped)
+            return run.shape.deliver(values, caught, sliced=False)
     # One task per block (fused with the read: the rows never enter the object store), one
     # small row out of each; the driver reads every state once and merges them in one k-way
     # merge. (``Dataset.aggregate`` folded the states pairwise, each fold reading and writing

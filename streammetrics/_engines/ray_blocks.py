@@ -1,0 +1,251 @@
+"""Exact binary AUROC / AP of :func:`streammetrics.ray.evaluate` by score ranges over a Dataset's blocks.
+
+:func:`evaluate_blocks` takes the blocks of the selected columns once
+(``Dataset.to_arrow_refs``: already in the object store for ``from_pandas`` / ``from_items`` or
+a materialized dataset; read once for a lazy ``read_parquet``) and runs, as plain Ray tasks:
+
+``edges`` (the driver: R - 1 score quantiles of up to :data:`SAMPLE_BLOCKS` blocks' scores, a
+few thousand each; one range per CPU, :func:`streammetrics._engines.ray_ranges.range_count`)
+``-> block task`` (one per group of at most 4 blocks, read in place: nulls dropped or refused
+and the rows validated as the state path does, the set's other members fed, and the ranked
+scores cut into R pieces, each stored as its own object, ``num_returns=R + 1``) ``-> range
+task`` (one per range: only that range's piece of every block task) ``-> driver``.
+
+Unweighted, the kernels of the Parquet range path (:mod:`streammetrics._engines.range_counts`:
+the scores validated into one buffer by class, routed unsorted, each range sorted once and
+counted in integers; the single-process values bit for bit). Weighted, the steps of
+:mod:`streammetrics._engines.ranked` as :func:`streammetrics.ray.evaluate_ranked` runs them
+(each block's chunks sorted by an exact ``AUROC`` twin and cut at the edges; each range merged
+and summarised with the weights above and below it; within 1e-12).
+
+Memory: a block task its blocks (read in place) and their scores' runs or buffer (8 bytes a
+score, 16 weighted); a range task its range; the object store the blocks and the pieces (every
+score once); the driver the sample, O(R) numbers per range (plus 16 bytes per distinct positive
+score for unweighted AP: the step AP adds the counts in one process's order) and one state of
+the other members per block task -- never the scores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.metric import trusted_states
+
+from . import range_counts, ray_ranges
+from . import ranked as ranked_engine
+from . import ranked_common as common
+from .plan import (
+    Plan,
+    arrow_arrays,
+    column,
+    compute_recorded,
+    drop_nulls,
+    empty_set,
+    merged,
+    rebuild,
+    state_of,
+)
+from .ray_ranked import get
+
+#: Blocks the driver samples (a few thousand scores each) to place the range edges.
+SAMPLE_BLOCKS = 4
+
+
+def may_split(template: Any, plan: Plan) -> bool:
+    """Whether :func:`dataset_split` may apply, before the dataset's schema is asked for (which
+    can start reading a lazy dataset): a MetricSet with an ``AUROC`` or ``AveragePrecision``
+    member, one label and score column, no ``by``, no ``update`` keywords. O(members)."""
+    from streammetrics.ranking.metrics import AUROC, AveragePrecision
+    from streammetrics.wrappers.metricset import MetricSet
+
+    return (isinstance(template, MetricSet) and plan.by is None and not plan.update_kwargs
+            and isinstance(plan.label, str) and isinstance(plan.score, str)
+            and any(type(m) in (AUROC, AveragePrecision) for _, m in template.items()))
+
+
+def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_counts.Split | None:
+    """The split of ``template`` for :func:`evaluate_blocks` (``types``: the dataset's column
+    types, Arrow or numpy), or None where the state path applies: the set's exact score state
+    serves only full-area binary ``AUROC`` / step ``AveragePrecision`` members, fed one numeric
+    label, score and (optionally) weight column, without ``by`` or ``update`` keywords
+    (:func:`range_counts.split_of`, weights allowed here). O(members)."""
+    dtypes: dict[str, Any] = {}
+    for name, kind in types.items():
+        with contextlib.suppress(NotImplementedError, TypeError, AttributeError):
+            dtypes[name] = np.dtype(kind.to_pandas_dtype() if hasattr(kind, "to_pandas_dtype") else kind)
+    if plan.weight is not None and not (isinstance(plan.weight, str) and plan.weight in dtypes
+                                        and dtypes[plan.weight].kind in "biuf"):
+        return None
+    return range_counts.split_of(template, dataclasses.replace(plan, weight=None), dtypes)
+
+
+def _block_columns(table: Any, plan: Plan) -> tuple[list[np.ndarray], int]:
+    """A block's label, score (and weight) columns as numpy, rows holding a null dropped or
+    refused as the state path does (:func:`~streammetrics._engines.plan.drop_nulls`: the column
+    and row named, "of a Ray block"), and the rows dropped."""
+    names = [c for c in (plan.label, plan.score, plan.weight) if isinstance(c, str)]
+    arrays = arrow_arrays(table, plan) if table.num_rows else None
+    if arrays is not None:
+        return [arrays[c] for c in names], 0
+    df, skipped = drop_nulls(table.to_pandas(), plan, "a Ray block")
+    whats = ("label", "score", "weight")
+    return [column(df, c, what) for c, what in zip(names, whats, strict=False)], skipped
+
+
+def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *blocks: Any) -> list[Any]:
+    """A few blocks (Arrow tables, read in place): ``(the other members' state or None, rows
+    skipped for a null, per range (P_r, N_r) or None)``, then each range's piece as its own
+    object. Unweighted: the scores validated into one buffer by class and routed unsorted
+    (:func:`range_counts.partition_parts`, :func:`range_counts.partition_runs`: the kernels of
+    the Parquet range path); weighted: each chunk's sorted runs from an exact ``AUROC`` twin
+    (:func:`ranked.iter_chunk_runs`), cut at the edges (per range a list of pieces)."""
+    from .dask_ranked import CHUNK_ROWS
+
+    with trusted_states():
+        skipped, fed = 0, []
+        for table in blocks:
+            cols, dropped = _block_columns(table, plan)
+            skipped += dropped
+            if cols[0].shape[0]:
+                fed.append(cols)
+        if plan.weight is None:
+            parts = range_counts.partition_parts([(c[0], c[1]) for c in fed], split, 1,
+                                                 sum(c[0].shape[0] for c in fed))
+            return [(parts[0], skipped, None), *range_counts.partition_runs(parts, edges)]
+        import pyarrow as pa
+
+        twin = Plan(config=ranked_engine.runs_config(split.ignore_index), family="classification",
+                    label="y", score="s", weight="w")
+        rest = None if split.rest is None else empty_set(split.rest)
+        runs: list[ranked_engine.Runs] = []
+        for y, s, w in fed:  # each group's errors in the set's order, as one update would raise them
+            if rest is not None and not split.ranked_first:
+                rest.update(y, s, sample_weight=w)
+            frame = pa.table({"y": y, "s": s, "w": w})
+            runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin,
+                                                  "a Ray block")
+            if rest is not None and split.ranked_first:
+                rest.update(y, s, sample_weight=w)
+        pieces = ranked_engine.split_chunks(runs, edges)
+        head = (None if rest is None else state_of(rest), skipped, ranked_engine.chunk_totals(pieces))
+        return [head, *pieces]
+
+
+def _sample_task(table: Any, score: str) -> np.ndarray:
+    """Evenly spaced scores of a block (nulls, NaN and non-numbers dropped: the block tasks
+    name them): only the ranges' balance depends on them."""
+    try:
+        v = np.asarray(table.column(score).drop_null().to_numpy(zero_copy_only=False), dtype=np.float64)
+    except (TypeError, ValueError):
+        return np.zeros(0)
+    at = np.linspace(0, v.shape[0] - 1, min(v.shape[0], ray_ranges.SAMPLE_SCORES)).astype(np.int64)
+    v = v[np.unique(at)]
+    return v[~np.isnan(v)]
+
+
+def _count_task(thresholds: bool, *pieces: ranked_engine.Runs) -> range_counts.RangeCounts:
+    """One range's counts (:func:`range_counts.range_counts`); with AUROC alone (no
+    ``thresholds``) only its four numbers: the counts at its distinct positive scores dropped."""
+    counts = range_counts.range_counts(pieces, False)
+    if thresholds:
+        return counts
+    return dataclasses.replace(counts, tps=counts.tps[:0], fps=counts.fps[:0])
+
+
+def _summary_task(offset: tuple[float, float, float], total: tuple[float, float],
+                  *pieces: list[ranked_engine.Runs]) -> ranked_engine.RangeSummary:
+    """One weighted range: its pieces of every block task merged and summarised
+    (:func:`ranked.merge_range`, :func:`ranked.range_summary`; no curve)."""
+    runs = ranked_engine.merge_range([p for per_task in pieces for p in per_task])
+    return ranked_engine.range_summary(runs, offset, total, False)
+
+
+def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
+                    ) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]], int] | None:
+    """:func:`streammetrics.ray.evaluate` of a set with exact binary AUROC / AP members by score
+    ranges over ``frame``'s blocks (its selected columns, ``Dataset.to_arrow_refs``: read once,
+    held in the object store): the values in the set's order, the warnings one process raises
+    and the rows skipped for a null; None for a dataset of no block.
+
+    The driver samples the scores of up to :data:`SAMPLE_BLOCKS` blocks to place one range edge
+    per CPU; one task per group of at most 4 blocks validates the rows (feeding the set's other
+    members), and stores each range's piece of its scores as its own object; one task per range
+    takes only that range's pieces. Unweighted, the ranges are sorted and counted as on the
+    Parquet range path (:func:`range_counts.range_counts`, :func:`range_counts.final_values`:
+    the single-process values bit for bit); weighted, merged and summarised as by
+    :func:`streammetrics.ray.evaluate_ranked` (within 1e-12). The driver receives O(R)
+    numbers per range (plus, for AP without weights, 24 bytes per distinct positive score) and
+    one state of the other members per task: never the scores.
+    """
+    import ray
+
+    blocks = frame.to_arrow_refs()
+    if not blocks:
+        return None
+    n_ranges = ray_ranges.range_count()
+    edges = np.zeros(0)
+    if n_ranges > 1:
+        picks = np.unique(np.linspace(0, len(blocks) - 1, min(SAMPLE_BLOCKS, len(blocks))).astype(np.int64))
+        score = plan.score
+        assert isinstance(score, str)  # dataset_split: one score column
+        sample = get([ray.remote(_sample_task).remote(blocks[int(i)], score) for i in picks])
+        v = np.concatenate(sample)
+        edges = ranked_engine.range_edges([(v, np.ones(v.shape[0]))], n_ranges)
+    task = ray.remote(_blocks_task).options(num_returns=n_ranges + 1)
+    plan_ref, split_ref = ray.put(plan), ray.put(split)
+    parts: list[Any] = [task.remote(plan_ref, split_ref, edges, *blocks[s])
+                        for s in range_counts.task_slices(len(blocks), n_ranges)]
+    del blocks  # each block is freed once its task is done (unless the dataset holds it)
+    if plan.weight is None:
+        wants_ap = any(cfg["class"] != "AUROC" for cfg in split.ranked.values())
+        count_task = ray.remote(_count_task)
+        ranges = [count_task.remote(wants_ap, *[p[r + 1] for p in parts]) for r in range(n_ranges)]
+        heads = get([p[0] for p in parts])  # a refused row raises here
+        counts = get(ranges)
+        with trusted_states():  # the states were made by the block tasks
+            values, caught = range_counts.final_values([h[0] for h in heads if h[0] is not None],
+                                                       counts, split)
+        return values, caught, sum(h[1] for h in heads)
+    heads = get([p[0] for p in parts])
+    totals = ranked_engine.add_totals([h[2] for h in heads])
+    offsets, total = ranked_engine.offsets(totals), common.grand(totals)
+    range_task = ray.remote(_summary_task)
+    summaries = get([range_task.remote(offsets[r], total, *[p[r + 1] for p in parts])
+                     for r in range(n_ranges)])
+    with trusted_states():
+        values, caught = _weighted_values([h[0] for h in heads if h[0] is not None], summaries,
+                                          total, split)
+    return values, caught, sum(h[1] for h in heads)
+
+
+def _weighted_values(rest_states: Sequence[Mapping[str, Any]],
+                     summaries: Sequence[ranked_engine.RangeSummary], total: tuple[float, float],
+                     split: range_counts.Split
+                     ) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    """:func:`range_counts.final_values` for weighted ranges: the other members merged and
+    computed, AUROC and AP from the range summaries (:func:`ranked.combine`); an undefined
+    value (a class of no weight) with the warning one process raises. O(states + R)."""
+    values: dict[str, Any] = {}
+    caught: list[tuple[str, type[Warning]]] = []
+    if split.rest is not None:
+        values, caught = compute_recorded(merged([rebuild(split.rest, s) for s in rest_states]))
+    res = ranked_engine.combine(summaries, total)
+    P, N = total
+    ranked: dict[str, Any] = {}
+    if P <= 0 or N <= 0:  # a twin with the same classes present warns alike
+        twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
+        rows = [1] * (P > 0) + [0] * (N > 0)
+        if rows:
+            twin.update(np.array(rows), np.full(len(rows), 0.5))
+        undefined, more = compute_recorded(twin)
+        caught += more
+        ranked = {n: v for n, v in undefined.items() if v != v}
+    for name, cfg in split.ranked.items():
+        if name not in ranked:
+            ranked[name] = float(res["auroc"] if cfg["class"] == "AUROC" else res["ap"])
+    return {n: ranked[n] if n in ranked else values[n] for n in split.names}, caught
