@@ -23,7 +23,9 @@ kept threshold it comes before and the negatives at or above it, found by one se
 negative run); the read is one pass over the kept counts and the pending thresholds that sums
 the average precision terms as ``np.sum`` would and writes no array (O(P + S), no merge, no
 shift). The pending thresholds are
-merged into the kept counts when they outgrow 1/8 of them (O(P), amortised O(m) per batch).
+merged into the kept counts when they outgrow 1/8 of them (O(P), amortised O(m) per batch), in
+place: the kept arrays grow where they are and the merge writes them from the back, so no second
+copy of them is made and none is left freed but resident on the heap.
 Both paths give the same counts and the same average precision bit for bit.
 """
 
