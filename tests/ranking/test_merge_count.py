@@ -333,10 +333,12 @@ def test_pending_merged_in_place_equals_the_numpy_merge(seed, levels, sizes, map
     try:
         with compiled_kernels(True, min_size=0):
             m = sm.AveragePrecision()
-            merged = positives = 0
+            merged = positives = later = 0
             for n in sizes:
                 y = (rng.random(n) < 0.3).astype(int)
                 s = _scores(rng, n, levels, np.float64)
+                if m._state._pcounts.get(0) is not None:
+                    later += n  # samples folded into a built cache: new thresholds go pending
                 m.update(y, s)
                 positives += int(y.sum())
                 if positives:
@@ -360,6 +362,6 @@ def test_pending_merged_in_place_equals_the_numpy_merge(seed, levels, sizes, map
                 if held:
                     assert np.array_equal(view, before)
                     del view
-            assert merged or levels or sum(sizes[1:]) < 100  # continuous scores: merges happened
+            assert merged or levels or later < 100  # continuous scores: merges happened
     finally:
         pcm._PENDING_MIN, pcm._PENDING_SHARE, spill_mod.MAP_MIN, pcm._NARROW_MAX = saved
