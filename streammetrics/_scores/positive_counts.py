@@ -23,7 +23,9 @@ kept threshold it comes before and the negatives at or above it, found by one se
 negative run); the read is one pass over the kept counts and the pending thresholds that sums
 the average precision terms as ``np.sum`` would and writes no array (O(P + S), no merge, no
 shift). The pending thresholds are
-merged into the kept counts when they outgrow 1/8 of them (O(P), amortised O(m) per batch).
+merged into the kept counts when they outgrow 1/8 of them (O(P), amortised O(m) per batch), in
+place: the kept arrays grow where they are and the merge writes them from the back, so no second
+copy of them is made and none is left freed but resident on the heap.
 Both paths give the same counts and the same average precision bit for bit.
 """
 
@@ -34,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._scores.exact.merge_count import coarse_arg, kernels_at
+from streammetrics._scores.exact.merge_count import coarse_arg, kernels, kernels_at
 from streammetrics._scores.exact.runs import Group, coarse_index, rank_left
+from streammetrics._scores.exact.spill import grown
 
 from .thresholds import ThresholdCounts
 
@@ -295,6 +298,7 @@ class PositiveCounts:
         if not dkey.shape[0]:
             return
         ge = count_ge(neg_group, np.negative(dkey[::-1]))[::-1]  # negatives at or above each
+        del key  # (the merge below grows the kept arrays in place: no other reference)
         self.sk = np.insert(sk, sj, dkey)
         self.sa = np.insert(self.sa, sj, at)
         self.sc = np.insert(self.sc, sj, k)
@@ -303,14 +307,30 @@ class PositiveCounts:
             self._merge_pending()
 
     def _merge_pending(self) -> None:
-        """Merge the pending thresholds into the kept counts: one scatter per array (old
-        entries and pending ones into their merged places) and the bins recomputed from the
-        negatives at or above every merged threshold. O(P + S), one array of P at a time."""
+        """Merge the pending thresholds into the kept counts and recompute the bins from the
+        negatives at or above every merged threshold. With the compiled kernels loaded: the
+        kept arrays grown in place (:func:`~streammetrics._scores.exact.spill.grown`) and merged
+        into from the back (:func:`~streammetrics._scores.exact.numba_kernels.merge_pending`):
+        no temporary of size P, and no freed block of it left on the heap (a merge of ~1M
+        thresholds left up to 7 MB of them resident). Else one scatter per array (old entries
+        and pending ones into their merged places), one array of P at a time. The same
+        integers either way. O(P + S)."""
         s = self.sk.shape[0]
         if not s:
             return
         p = self.key.shape[0]
         size = p + s
+        fast = kernels()
+        if fast is not None:
+            # in place: each kept array grown (its pages remapped, or realloc; a copy only
+            # when it is held elsewhere), then merged into from the back
+            for name in ("key", "pw", "nb"):
+                box = [getattr(self, name)]
+                setattr(self, name, _NO_INT)
+                setattr(self, name, grown(box, size))
+            fast.merge_pending(self.key, self.pw, self.nb, p, self.sk, self.sa, self.sc, self.sh)
+            self._no_pending()
+            return
         slot = self.sa + np.arange(s)
         old = np.ones(size, dtype=bool)
         old[slot] = False

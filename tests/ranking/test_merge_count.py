@@ -310,3 +310,58 @@ def test_compiled_ap_sum_is_np_sum_bit_for_bit(seed, n):
         slow = pc.average_precision()
     assert np.float64(fast).tobytes() == np.float64(slow).tobytes()
     np.testing.assert_allclose(fast, average_precision_score(y, s), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), levels=st.sampled_from([0, 3, 40]),
+       sizes=st.lists(st.integers(0, 400), min_size=2, max_size=10), map_min=st.sampled_from([64, 1 << 30]),
+       held=st.booleans(), wide=st.booleans())
+def test_pending_merged_in_place_equals_the_numpy_merge(seed, levels, sizes, map_min, held, wide):
+    # the compiled path merges its pending thresholds into the kept arrays in place (grown by
+    # remapping or realloc, merged into from the back): the same keys and int32 / int64 counts
+    # as the numpy scatter, bit for bit, whether the arrays live in maps or on the heap, and a
+    # view of the old kept keys held elsewhere keeps its values (the arrays are then copied)
+    import copy
+
+    import streammetrics._scores.positive_counts as pcm
+    from streammetrics._scores.exact import spill as spill_mod
+
+    rng = np.random.default_rng(seed)
+    saved = pcm._PENDING_MIN, pcm._PENDING_SHARE, spill_mod.MAP_MIN, pcm._NARROW_MAX
+    pcm._PENDING_MIN, pcm._PENDING_SHARE, spill_mod.MAP_MIN = 1 << 30, 1, map_min
+    pcm._NARROW_MAX = 0 if wide else saved[3]
+    try:
+        with compiled_kernels(True, min_size=0):
+            m = sm.AveragePrecision()
+            merged = positives = later = 0
+            for n in sizes:
+                y = (rng.random(n) < 0.3).astype(int)
+                s = _scores(rng, n, levels, np.float64)
+                if m._state._pcounts.get(0) is not None:
+                    later += n  # samples folded into a built cache: new thresholds go pending
+                m.update(y, s)
+                positives += int(y.sum())
+                if positives:
+                    m.compute()
+                kept = m._state._pcounts.get(0)
+                if kept is None or not kept.sk.shape[0]:
+                    continue
+                merged += 1
+                ref, got = copy.deepcopy(kept), kept
+                view = got.key[: got.key.shape[0] // 2]
+                before = view.copy()
+                if not held:
+                    del view
+                with compiled_kernels(False):
+                    ref._merge_pending()
+                got._merge_pending()  # (the compiled kernels loaded: the in-place merge)
+                for name in ("key", "pw", "nb"):
+                    a, b = getattr(ref, name), getattr(got, name)
+                    assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+                assert got.sk.shape[0] == 0 and got.pw.dtype == (np.int64 if wide else np.int32)
+                if held:
+                    assert np.array_equal(view, before)
+                    del view
+            assert merged or levels or later < 100  # continuous scores: merges happened
+    finally:
+        pcm._PENDING_MIN, pcm._PENDING_SHARE, spill_mod.MAP_MIN, pcm._NARROW_MAX = saved

@@ -232,3 +232,40 @@ def test_no_map_left_falls_back_to_the_heap(monkeypatch: pytest.MonkeyPatch, tin
     assert abs(got["auroc"] - roc_auc_score(y, s)) < 1e-12
     assert abs(got["ap"] - average_precision_score(y, s)) < 1e-12
     assert sm.loads(sm.dumps(m)).compute() == got
+
+
+def test_grown_keeps_values_in_place_or_copies_what_is_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``grown`` (the compiled AP cache's kept arrays): a small heap array grows by realloc, one
+    reaching MAP_MIN bytes moves to a map of its own, a map grows by remapping (the same map),
+    and an array still held elsewhere (a view) is copied, the view left as it was."""
+    monkeypatch.setattr(spill_mod, "MAP_MIN", 4096)
+    rng = np.random.default_rng(2)
+    for dtype in (np.float64, np.int32):
+        want = (rng.normal(size=100) * 1000).astype(dtype)
+        box = [want.copy()]
+        small = spill_mod.grown(box, 300)
+        assert box == [] and small.dtype == dtype and small.shape == (300,)
+        assert np.array_equal(small[:100], want) and spill_mod.map_of(small) is None
+        small[100:] = 7
+        box = [small]
+        del small
+        big = spill_mod.grown(box, 2000)  # >= 4096 bytes: into a map
+        mm = spill_mod.map_of(big)
+        assert mm is not None and np.array_equal(big[:100], want) and np.all(big[100:300] == 7)
+        big[300:] = 9
+        box = [big]
+        del big
+        again = spill_mod.grown(box, 3000)  # the same map, grown
+        assert spill_mod.map_of(again) is mm
+        assert np.array_equal(again[:100], want) and np.all(again[100:300] == 7) and np.all(again[300:2000] == 9)
+        view = again[:2000]
+        before = view.copy()
+        box = [again]
+        del again
+        moved = spill_mod.grown(box, 4000)  # a view remains: copied into a new map
+        assert spill_mod.map_of(moved) is not mm and np.array_equal(moved[:2000], before)
+        moved[:2000] = 0
+        assert np.array_equal(view, before)
+        held = want.copy()
+        out = spill_mod.grown([held], 200)  # ``held`` still named here: copied, not resized
+        assert out is not held and np.array_equal(out[:100], want) and np.array_equal(held, want)

@@ -17,8 +17,9 @@ two paths agree bit for bit; tests/ranking/test_merge_count.py checks it.
   turn: 203 -> 137 ns per needle in 5.6M scores, numpy's level-wise search 137 ns).
 * :func:`merge_back`: a small run merged into a large one in place (the large one grown by
   ``realloc``), with no temporary copy.
-* :func:`bin_negatives`, :func:`add_upto`, :func:`ap_sum`: the counts kept at the distinct
-  positive scores brought up to date by merged walks (no search per new negative, no scatter),
+* :func:`bin_negatives`, :func:`add_upto`, :func:`merge_pending`, :func:`ap_sum`: the counts
+  kept at the distinct positive scores brought up to date by merged walks (no search per new
+  negative, no scatter; the pending thresholds merged in place from the back),
   and the step average precision read in one pass over the kept counts and the pending new
   thresholds, its terms summed as ``np.sum`` sums them (numpy's pairwise blocks and tree) and
   never written out (the numpy read takes ten passes and an array of terms).
@@ -230,6 +231,42 @@ def add_upto(sk: Any, nkey: Any, sh: Any) -> None:  # pragma: no cover - compile
     for j in range(sk.shape[0]):
         q = _upper(nkey, sk[j], q, m)
         sh[j] += q
+
+
+@_jit
+def merge_pending(key: Any, pw: Any, nb: Any, p: int, sk: Any, sa: Any, sc: Any,
+                  sh: Any) -> None:  # pragma: no cover - compiled
+    """Merge the pending thresholds into the kept counts in place, from the back.
+
+    ``key``, ``pw``, ``nb`` hold the ``p`` kept thresholds (keys ascending, positives at each,
+    negatives in each bin) in their first ``p`` slots and have room for the ``s`` pending ones
+    (``sk`` keys, ``sa`` the kept threshold each comes before, non-decreasing, ``sc`` positives,
+    ``sh`` negatives at or above each). After the call they hold the merged thresholds, the bins
+    recomputed from the negatives at or above each (a kept threshold's: its old prefix sum of
+    bins): the same integers as the numpy merge of
+    :meth:`streammetrics._scores.positive_counts.PositiveCounts._merge_pending`. A slot is
+    written only after its old entry was read. O(p + s) time, no temporary array.
+    """
+    s = sa.shape[0]
+    above = 0  # negatives at or above kept threshold i (its prefix sum of bins)
+    for i in range(p):
+        above += nb[i]
+    i = p - 1
+    j = s - 1
+    for k in range(p + s - 1, -1, -1):
+        if j >= 0 and sa[j] > i:  # pending j sits after kept i
+            cur = sh[j]
+            key[k] = sk[j]
+            pw[k] = sc[j]
+            j -= 1
+        else:
+            cur = above
+            above -= nb[i]  # now: at or above kept threshold i - 1 (0 above the first)
+            key[k] = key[i]
+            pw[k] = pw[i]
+            i -= 1
+        prev = sh[j] if j >= 0 and sa[j] > i else above  # the entry before slot k
+        nb[k] = cur - prev
 
 
 #: numpy's pairwise summation (``np.sum`` of a contiguous float64 array) sums blocks of at most

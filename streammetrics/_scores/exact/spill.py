@@ -76,6 +76,37 @@ def regrow(mm: _Map, dtype: np.dtype, n: int) -> np.ndarray | None:
     return np.frombuffer(mm, dtype=dtype)
 
 
+def grown(box: list[np.ndarray], n: int) -> np.ndarray:
+    """The 1-D array ``box.pop()`` grown to ``n`` >= its length elements, its elements first
+    (the rest uninitialised). The caller hands over its reference in ``box`` and keeps none:
+    then a map of :func:`mapped_empty` grows by :func:`regrow` (no copy, no second array at any
+    time) and a heap array under ``MAP_MIN`` bytes by ``realloc``; an array that reaches
+    ``MAP_MIN`` bytes moves to a map of its own once (freed, its memory goes back to the system,
+    where a large freed heap block stays resident). An array held elsewhere (a view, another
+    reference) is left as it is and copied. O(1) grown in place, else O(n)."""
+    a = box.pop()
+    na, dtype = a.shape[0], a.dtype
+    big = n * dtype.itemsize >= MAP_MIN
+    mm = map_of(a)
+    if mm is not None:
+        del a
+        out = regrow(mm, dtype, n)
+        if out is not None:
+            return out
+        a = np.frombuffer(mm, dtype=dtype)[:na]  # a view of it remains: copied below
+    elif not big:
+        try:
+            a.resize(n, refcheck=True)
+        except ValueError:  # held elsewhere, or a view: copied below
+            pass
+        else:
+            return a
+    made = mapped_empty(n, dtype) if big else None
+    out = np.empty(n, dtype=dtype) if made is None else made
+    out[:na] = a
+    return out
+
+
 def can_spill(v: np.ndarray) -> bool:
     """Whether :class:`Spill` can hold scores like ``v``: a 1-D float array, on a platform
     with private anonymous memory maps. O(1)."""
