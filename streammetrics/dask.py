@@ -167,7 +167,8 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     # the partition tasks feed the range and the root directly (inline getitems)
     heads: list[Any] = [(minority.head, p) for p in parts]
     if n_ranges == 1:
-        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts], False)
+        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts], False,
+                          split.ap)
     else:
         heads = [key("head", i) for i in range(n_parts)]
         for i, p in enumerate(parts):
@@ -179,7 +180,8 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
                 dsk[key("piece", i, r)] = (operator.getitem, key("routed", i), r)
         dsk[key("edges")] = (minority.choose, heads, n_ranges)
         for r in range(n_ranges):
-            dsk[ranges[r]] = (minority.counted, [key("piece", i, r) for i in range(n_parts)], key("edges"), r)
+            dsk[ranges[r]] = (minority.counted, [key("piece", i, r) for i in range(n_parts)], key("edges"), r,
+                              split.ap)  # AUROC only: O(1) numbers a range
     rest: list[Any] = []
     if split.rest is not None:
         rest = [(operator.getitem, h, 0) for h in heads]
@@ -370,8 +372,10 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     if not frames:
         return run.result(None)
     skip = plan.nulls == "skip"
-    split = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()))
-             if compute and not skip else None)
+    # rows with a null: counted by their own tasks on either path (the range path's partition
+    # tasks drop them as the state path's do, :func:`range_counts.frame_batches`)
+    nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
+    split = range_counts.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
@@ -380,13 +384,13 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         for i, s in enumerate(slices):
             dsk[(name, "part", i)] = (_ranked_task, [f.key for f in frames[s]], (name, "plan"),
                                       split, _SAMPLE, s.start)
-        (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every,
-                                            deps=frames))
+        result, skipped = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every,
+                                                  deps=frames), nulls)
+        run.report_skipped(sum(skipped))
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
     parts = [part(p, plan_node, i) for i, p in enumerate(frames)]
     config = dask.delayed(plan.config, pure=True)
-    nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
     result, skipped = dask.compute(_tree(parts, config, plan.kind, split_every, compute), nulls)
     run.report_skipped(sum(skipped))
     if not compute:

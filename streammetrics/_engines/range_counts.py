@@ -69,6 +69,12 @@ class Split:
     ignore_index: int | None  #: the ranked members' common ``ignore_index``
     ranked_first: bool  #: whether the ranked group is the set's first (validation order)
 
+    @property
+    def ap(self) -> bool:
+        """Whether a ranked member is ``AveragePrecision`` (else AUROC only: the ranges send the
+        root their three counts, not the counts at every distinct positive score)."""
+        return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
+
 
 def _numeric(dtype: Any) -> bool:
     try:
@@ -493,14 +499,16 @@ def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
     return v
 
 
-def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True) -> RangeCounts:
+def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True,
+                 counts: bool = True) -> RangeCounts:
     """Sort one range's pieces (every partition's, unsorted) and count them: the range's only
     sort (one per class). The distinct positive scores are the run starts of the sorted
     positives; each is ranked among the sorted negatives (left and right), as one process's
     exact buffer ranks them (the compiled kernels where installed, else ``searchsorted``):
     ``u2 = sum dp (left + right)`` over distinct positive scores of multiplicity ``dp``.
     Without ``thresholds`` the distinct scores themselves are left out (empty): the root's
-    AUROC and step AP need only the counts at them. O(n_r log n_r) for the sort, O(T log n_r)
+    AUROC and step AP need only the counts at them; without ``counts`` (AUROC only) the counts
+    at them too: the range sends O(1) numbers. O(n_r log n_r) for the sort, O(T log n_r)
     for the T distinct positive scores."""
     nv = _sorted_scores([p[0] for p in pieces])
     pv = _sorted_scores([p[2] for p in pieces])
@@ -518,6 +526,8 @@ def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True) 
         np.subtract(starts[1:], starts[:-1], out=dp[:-1])
         dp[-1] = n_pos - starts[-1]
     u2 = _doubled_pairs(dp, left, right)
+    if not counts:
+        return RangeCounts(n_pos, n_neg, u2, asc[:0], np.zeros(0), np.zeros(0))
     # counts at or above each distinct score, decreasing: exact integers, made float64 once
     tps = np.subtract(n_pos, starts[::-1], dtype=np.float64)
     fps = np.subtract(n_neg, left[::-1], dtype=np.float64)
@@ -562,7 +572,7 @@ def final_values(
         below += r.neg
     auroc = u2 / (2 * P * N) if P > 0 and N > 0 else math.nan
     ap = math.nan
-    if P > 0:
+    if P > 0 and split.ap:
         size = sum(r.tps.shape[0] for r in ranges)
         tps, fps = np.empty(size), np.empty(size)  # the ranges' counts offset, highest first
         above_p, above_n, at = 0, 0, 0
