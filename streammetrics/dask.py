@@ -68,10 +68,12 @@ from typing import Any
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
 from streammetrics._engines import minority, range_counts
-from streammetrics._engines.dask_ranked import evaluate_ranked
+from streammetrics._engines import ranked as ranked_engine
+from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    empty_set,
     frame_state,
     merge_and_compute,
     merge_states,
@@ -220,6 +222,38 @@ def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: b
     if compute:
         return dask.delayed(_root_task, pure=True)(level, config, kind)
     return level[0]
+
+
+def _weighted_graph(frame: Any, frames: Sequence[Any], plan: Plan, split: range_counts.Split,
+                    split_every: int) -> tuple[Any, Any, Any]:
+    """The weighted route of :func:`evaluate`: the ranked members by
+    :func:`streammetrics._engines.dask_ranked.ranked_graph` (each range merged and summarised
+    on a worker; the root gets O(R) numbers), the set's other members as states merged in a
+    tree (None without any). Returns the summaries, the totals and the rest's root, delayed."""
+    import dask
+
+    assert isinstance(plan.label, str) and isinstance(plan.score, str)
+    members = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
+    summaries, totals = ranked_graph(frame, members, label=plan.label, score=plan.score,
+                                     weight=plan.weight, nulls=plan.nulls)
+    rest = None
+    if split.rest is not None:
+        rest_plan = dask.delayed(dataclasses.replace(plan, config=split.rest), pure=True)
+        parts = [dask.delayed(_partition_task, pure=True)(p, rest_plan, i) for i, p in enumerate(frames)]
+        rest = _tree(parts, dask.delayed(split.rest, pure=True), "MetricSet", split_every, True)
+    return summaries, totals, rest
+
+
+def _weighted_values(summaries: Sequence[Any], totals: tuple[float, float], rest: Any,
+                     split: range_counts.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    """The values of the weighted route in the set's member order, with one process's warnings
+    (:func:`streammetrics._engines.range_counts.undefined`). O(R + members)."""
+    values, caught = ({}, []) if rest is None else rest
+    caught = list(caught)
+    res = ranked_engine.combine(summaries, totals)
+    undefined, more = range_counts.undefined(split, totals[0] > 0, totals[1] > 0)
+    auroc, ap = float(res["auroc"]), float(res["ap"])
+    return range_counts.assemble(split, values, undefined, auroc, ap), caught + more
 
 
 def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Request) -> Any:
@@ -388,6 +422,14 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
                                                   deps=frames), nulls)
         run.report_skipped(sum(skipped))
         values, caught = result
+        return shape.deliver(values, caught, sliced=False)
+    weighted = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()), weighted=True)
+                if compute else None)
+    if weighted is not None:  # weighted exact binary AUROC / AP: by the ranked engine, no gather
+        graph = _weighted_graph(frame, frames, plan, weighted, split_every)
+        (summaries, totals, rest), skipped = dask.compute(graph, nulls)
+        run.report_skipped(sum(skipped))
+        values, caught = _weighted_values(summaries, totals, rest, weighted)
         return shape.deliver(values, caught, sliced=False)
     parts = [part(p, plan_node, i) for i, p in enumerate(frames)]
     config = dask.delayed(plan.config, pure=True)

@@ -22,6 +22,7 @@ import pandas as pd  # noqa: E402
 from dask.callbacks import Callback  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from sklearn.metrics import average_precision_score, roc_auc_score  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 import streammetrics._engines.minority as MX  # noqa: E402
@@ -153,3 +154,90 @@ def test_nulls_skip_stays_on_the_range_path_with_the_state_paths_values(ranges: 
     skipped = [str(x.message) for x in w if "skipped" in str(x.message)]
     assert skipped == [str(x.message) for x in ws if "skipped" in str(x.message)]
     assert skipped == [f"nulls: skipped {n - len(kept)} row(s) holding a null in ['y', 'p']"]
+
+
+class _States(Callback):  # type: ignore[misc]
+    """Records the numbers in every state a partition task makes (the state tree's inputs) and in
+    every range summary (the ranked route's root inputs)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.states: list[int] = []
+        self.summaries: list[int] = []
+
+    def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
+        name = key[0] if isinstance(key, tuple) else key
+        if isinstance(name, str) and name.startswith("_partition_task"):
+            self.states.append(sum(np.asarray(v).size for v in result.values()))
+        if isinstance(name, str) and name.startswith("_range_task"):
+            self.summaries.append(_numbers(result))
+
+
+def _close(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """Within 1e-12 (weighted: float sums in another order), nan where one process gives nan."""
+    assert list(got) == list(want)
+    for k in want:
+        np.testing.assert_allclose(np.asarray(got[k], dtype=float), np.asarray(want[k], dtype=float),
+                                   rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+def _weighted_data(n: int, seed: int, decimals: int) -> pd.DataFrame:
+    """Labels, tied scores and weights: half of them multiples of 0.5 (zeros among them), half
+    arbitrary floats."""
+    rng = np.random.default_rng(seed)
+    w = np.where(rng.random(n) < 0.5, rng.integers(0, 4, n) * 0.5, np.round(rng.random(n), 3))
+    return pd.DataFrame({"y": rng.integers(0, 2, n), "p": np.round(rng.random(n), decimals), "w": w})
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 300), seed=st.integers(0, 10**6), decimals=st.integers(0, 3),
+       order=st.sampled_from(["ranked first", "rest first", "only ranked"]), data=st.data())
+def test_weighted_route_matches_sklearn_and_one_process(n: int, seed: int, decimals: int, order: str,
+                                                        data: Any) -> None:
+    """Weighted exact AUROC / AP (ties, zero weights) by the ranked engine: scikit-learn with
+    ``sample_weight`` to 1e-12, the other members the single process's (1e-12: float weights),
+    the same undefined-value warnings; no partition state holds the scores."""
+    df = _weighted_data(n, seed, decimals)
+    ranked = {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()}
+    rest = {"f1": sm.F1(), "cm": sm.ConfusionMatrix()}
+    members = {"only ranked": ranked, "ranked first": {**ranked, **rest}, "rest first": {**rest, **ranked}}[order]
+    metrics = sm.MetricSet(members)
+    with warnings.catch_warnings(record=True) as w1:
+        warnings.simplefilter("always")
+        want = metrics.copy().update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy()).compute()
+    cuts = data.draw(st.lists(st.integers(0, n), max_size=5))
+    spy = _States()
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings(record=True) as w2, spy:
+        warnings.simplefilter("always")
+        got = evaluate(_frames(df, cuts), metrics, label="y", score="p", weight="w")
+    _close(got, want)
+    assert sorted(str(w.message) for w in w1) == sorted(str(w.message) for w in w2)
+    pos, neg = df.w[df.y == 1].sum(), df.w[df.y == 0].sum()
+    if pos > 0 and neg > 0:
+        assert abs(got["auroc"] - roc_auc_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
+        assert abs(got["ap"] - average_precision_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
+    assert spy.summaries and max(spy.summaries) <= 8  # a range sends O(1) numbers
+    assert all(s <= 16 for s in spy.states)  # F1's and the 2x2 matrix's counts, never the scores
+
+
+@pytest.mark.parametrize("case", ["positives weigh zero", "no negatives", "empty"])
+def test_weighted_route_undefined_values_warn_as_one_process(case: str) -> None:
+    df = _weighted_data(200, 4, 2)
+    if case == "positives weigh zero":
+        df.loc[df.y == 1, "w"] = 0.0
+    elif case == "no negatives":
+        df["y"] = 1
+    else:
+        df = df.iloc[:0]
+    metrics = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(), f1=sm.F1())
+    with warnings.catch_warnings(record=True) as w1:
+        warnings.simplefilter("always")
+        acc = metrics.copy()
+        if len(df):
+            acc.update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy())
+        want = acc.compute()
+    with dask.config.set(scheduler="synchronous"), warnings.catch_warnings(record=True) as w2:
+        warnings.simplefilter("always")
+        got = evaluate(_frames(df, [50, 50]), metrics, label="y", score="p", weight="w")
+    _close(got, want)
+    assert sorted(str(w.message) for w in w1) == sorted(str(w.message) for w in w2)
