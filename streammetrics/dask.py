@@ -51,6 +51,11 @@ partition task sorts its own scores, only the sorted positives travel (to every 
 and each range task counts its negatives below every distinct positive score -- the same
 values, bit for bit, without the routing pass or the move of half the scores
 (:mod:`streammetrics._engines.minority`). The set's other members travel as states, as above.
+An AUROC-only set sends the root three integers per range (no counts at the positive scores).
+``nulls="skip"`` stays on this path (the tasks drop the rows, as the state path's do). With a
+numeric ``weight`` column the same members go by :func:`evaluate_ranked`'s graph
+(:func:`streammetrics._engines.dask_ranked.ranked_graph`, in one ``compute`` with the other
+members' state tree): O(R) numbers at the root, within 1e-12 (float sums in another order).
 The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
 workers reading Parquet): ``distributed`` costs about a millisecond of scheduler and worker
 CPU per task. For AUROC, AP and curves at a size where even the

@@ -27,6 +27,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score  # noqa: E402
 import streammetrics as sm  # noqa: E402
 import streammetrics._engines.minority as MX  # noqa: E402
 import streammetrics._engines.range_counts as RC  # noqa: E402
+import streammetrics.dask as sm_dask  # noqa: E402
 from streammetrics.dask import evaluate  # noqa: E402
 
 
@@ -241,3 +242,21 @@ def test_weighted_route_undefined_values_warn_as_one_process(case: str) -> None:
         got = evaluate(_frames(df, [50, 50]), metrics, label="y", score="p", weight="w")
     _close(got, want)
     assert sorted(str(w.message) for w in w1) == sorted(str(w.message) for w in w2)
+
+
+def test_weighted_parquet_by_the_ranked_route(tmp_path: Any) -> None:
+    """evaluate_parquet with weight=: the ranked route (range tasks), scikit-learn to 1e-12."""
+    pytest.importorskip("pyarrow")
+    frames = [_weighted_data(n, 20 + i, 3) for i, n in enumerate([700, 0, 1_300])]
+    for i, f in enumerate(frames):
+        f.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    df = pd.concat(frames, ignore_index=True)
+    metrics = sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1(), ap=sm.AveragePrecision())
+    want = metrics.copy().update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy()).compute()
+    spy = _States()
+    with dask.config.set(scheduler="synchronous"), spy:
+        got = sm_dask.evaluate_parquet(str(tmp_path), metrics, label="y", score="p", weight="w")
+    _close(got, want)
+    assert abs(got["auroc"] - roc_auc_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
+    assert abs(got["ap"] - average_precision_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
+    assert spy.summaries and max(spy.summaries) <= 8
