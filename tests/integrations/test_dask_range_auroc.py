@@ -28,6 +28,7 @@ import streammetrics as sm  # noqa: E402
 import streammetrics._engines.minority as MX  # noqa: E402
 import streammetrics._engines.range_counts as RC  # noqa: E402
 import streammetrics.dask as sm_dask  # noqa: E402
+from streammetrics._engines.request import NullRowsSkipped  # noqa: E402
 from streammetrics.dask import evaluate  # noqa: E402
 
 
@@ -260,3 +261,23 @@ def test_weighted_parquet_by_the_ranked_route(tmp_path: Any) -> None:
     assert abs(got["auroc"] - roc_auc_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
     assert abs(got["ap"] - average_precision_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
     assert spy.summaries and max(spy.summaries) <= 8
+
+
+def test_local_cluster_weighted_and_nulls_skip(client: Any) -> None:
+    """On two worker processes: the weighted route within 1e-12 of one process and scikit-learn;
+    nulls="skip" on the range path (2 ranges) equal to one process over the kept rows, AUROC only."""
+    df = _weighted_data(6_000, 9, 3)
+    metrics = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(), cm=sm.ConfusionMatrix())
+    want = metrics.copy().update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy()).compute()
+    got = evaluate(_frames(df, [1_000, 1_000, 4_500]), metrics, label="y", score="p", weight="w")
+    _close(got, want)
+    assert abs(got["auroc"] - roc_auc_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
+    holed = df.astype({"y": float})
+    holed.loc[holed.index[::41], "y"] = np.nan
+    kept = holed.dropna()
+    one = sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1())
+    want = one.copy().update(kept.y.to_numpy(), kept.p.to_numpy()).compute()
+    assert RC.range_count() == 2
+    with pytest.warns(NullRowsSkipped, match=f"skipped {len(holed) - len(kept)} row"):
+        got = evaluate(_frames(holed, [2_000]), one, label="y", score="p", nulls="skip")
+    _same(got, want)
