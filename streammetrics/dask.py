@@ -51,6 +51,11 @@ partition task sorts its own scores, only the sorted positives travel (to every 
 and each range task counts its negatives below every distinct positive score -- the same
 values, bit for bit, without the routing pass or the move of half the scores
 (:mod:`streammetrics._engines.minority`). The set's other members travel as states, as above.
+An AUROC-only set sends the root three integers per range (no counts at the positive scores).
+``nulls="skip"`` stays on this path (the tasks drop the rows, as the state path's do). With a
+numeric ``weight`` column the same members go by :func:`evaluate_ranked`'s graph
+(:func:`streammetrics._engines.dask_ranked.ranked_graph`, in one ``compute`` with the other
+members' state tree): O(R) numbers at the root, within 1e-12 (float sums in another order).
 The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
 workers reading Parquet): ``distributed`` costs about a millisecond of scheduler and worker
 CPU per task. For AUROC, AP and curves at a size where even the
@@ -68,10 +73,12 @@ from typing import Any
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
 from streammetrics._engines import minority, range_counts
-from streammetrics._engines.dask_ranked import evaluate_ranked
+from streammetrics._engines import ranked as ranked_engine
+from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    empty_set,
     frame_state,
     merge_and_compute,
     merge_states,
@@ -167,7 +174,8 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
     # the partition tasks feed the range and the root directly (inline getitems)
     heads: list[Any] = [(minority.head, p) for p in parts]
     if n_ranges == 1:
-        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts], False)
+        dsk[ranges[0]] = (range_counts.range_counts, [(operator.getitem, p, 1) for p in parts], False,
+                          split.ap)
     else:
         heads = [key("head", i) for i in range(n_parts)]
         for i, p in enumerate(parts):
@@ -179,7 +187,8 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
                 dsk[key("piece", i, r)] = (operator.getitem, key("routed", i), r)
         dsk[key("edges")] = (minority.choose, heads, n_ranges)
         for r in range(n_ranges):
-            dsk[ranges[r]] = (minority.counted, [key("piece", i, r) for i in range(n_parts)], key("edges"), r)
+            dsk[ranges[r]] = (minority.counted, [key("piece", i, r) for i in range(n_parts)], key("edges"), r,
+                              split.ap)  # AUROC only: O(1) numbers a range
     rest: list[Any] = []
     if split.rest is not None:
         rest = [(operator.getitem, h, 0) for h in heads]
@@ -218,6 +227,38 @@ def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: b
     if compute:
         return dask.delayed(_root_task, pure=True)(level, config, kind)
     return level[0]
+
+
+def _weighted_graph(frame: Any, frames: Sequence[Any], plan: Plan, split: range_counts.Split,
+                    split_every: int) -> tuple[Any, Any, Any]:
+    """The weighted route of :func:`evaluate`: the ranked members by
+    :func:`streammetrics._engines.dask_ranked.ranked_graph` (each range merged and summarised
+    on a worker; the root gets O(R) numbers), the set's other members as states merged in a
+    tree (None without any). Returns the summaries, the totals and the rest's root, delayed."""
+    import dask
+
+    assert isinstance(plan.label, str) and isinstance(plan.score, str)
+    members = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
+    summaries, totals = ranked_graph(frame, members, label=plan.label, score=plan.score,
+                                     weight=plan.weight, nulls=plan.nulls)
+    rest = None
+    if split.rest is not None:
+        rest_plan = dask.delayed(dataclasses.replace(plan, config=split.rest), pure=True)
+        parts = [dask.delayed(_partition_task, pure=True)(p, rest_plan, i) for i, p in enumerate(frames)]
+        rest = _tree(parts, dask.delayed(split.rest, pure=True), "MetricSet", split_every, True)
+    return summaries, totals, rest
+
+
+def _weighted_values(summaries: Sequence[Any], totals: tuple[float, float], rest: Any,
+                     split: range_counts.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+    """The values of the weighted route in the set's member order, with one process's warnings
+    (:func:`streammetrics._engines.range_counts.undefined`). O(R + members)."""
+    values, caught = ({}, []) if rest is None else rest
+    caught = list(caught)
+    res = ranked_engine.combine(summaries, totals)
+    undefined, more = range_counts.undefined(split, totals[0] > 0, totals[1] > 0)
+    auroc, ap = float(res["auroc"]), float(res["ap"])
+    return range_counts.assemble(split, values, undefined, auroc, ap), caught + more
 
 
 def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Request) -> Any:
@@ -370,8 +411,10 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     if not frames:
         return run.result(None)
     skip = plan.nulls == "skip"
-    split = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()))
-             if compute and not skip else None)
+    # rows with a null: counted by their own tasks on either path (the range path's partition
+    # tasks drop them as the state path's do, :func:`range_counts.frame_batches`)
+    nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
+    split = range_counts.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
@@ -380,13 +423,21 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         for i, s in enumerate(slices):
             dsk[(name, "part", i)] = (_ranked_task, [f.key for f in frames[s]], (name, "plan"),
                                       split, _SAMPLE, s.start)
-        (result,) = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every,
-                                            deps=frames))
+        result, skipped = dask.compute(_by_ranges(dsk, name, len(slices), n_ranges, split, split_every,
+                                                  deps=frames), nulls)
+        run.report_skipped(sum(skipped))
         values, caught = result
+        return shape.deliver(values, caught, sliced=False)
+    weighted = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()), weighted=True)
+                if compute else None)
+    if weighted is not None:  # weighted exact binary AUROC / AP: by the ranked engine, no gather
+        graph = _weighted_graph(frame, frames, plan, weighted, split_every)
+        (summaries, totals, rest), skipped = dask.compute(graph, nulls)
+        run.report_skipped(sum(skipped))
+        values, caught = _weighted_values(summaries, totals, rest, weighted)
         return shape.deliver(values, caught, sliced=False)
     parts = [part(p, plan_node, i) for i, p in enumerate(frames)]
     config = dask.delayed(plan.config, pure=True)
-    nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
     result, skipped = dask.compute(_tree(parts, config, plan.kind, split_every, compute), nulls)
     run.report_skipped(sum(skipped))
     if not compute:

@@ -206,6 +206,33 @@ def range_summaries(
     """
     import dask
 
+    summaries, grand = ranked_graph(ddf, metrics, label=label, score=score, weight=weight, ranges=ranges,
+                                    sample_size=sample_size, curves=curves, chunk_rows=chunk_rows,
+                                    ranges_at_once=ranges_at_once)
+    out, total = dask.compute(summaries, grand)
+    return list(out), total
+
+
+def ranked_graph(
+    ddf: Any,
+    metrics: Any,
+    *,
+    label: str,
+    score: str,
+    weight: str | None = None,
+    ranges: int | Sequence[float] | None = None,
+    sample_size: int = 256,
+    curves: bool = False,
+    chunk_rows: int = CHUNK_ROWS,
+    ranges_at_once: int | None = None,
+    nulls: str = "error",
+) -> tuple[list[Any], Any]:
+    """:func:`range_summaries` not yet computed: the per-range summaries and the totals as
+    ``Delayed`` objects (``streammetrics.dask.evaluate`` computes them with the states of a set's
+    other members, in one graph); ``nulls``: the rows with a null dropped (``"skip"``) or refused.
+    """
+    import dask
+
     template, _ = normalise(metrics)
     ignore = ranked_engine.check_metrics(dict(template.items()))
     n_ranges, fixed = _edges(ranges)
@@ -214,7 +241,7 @@ def range_summaries(
     if ranges_at_once is not None:
         check_param(ranges_at_once, "ranges_at_once", _AT_ONCE)
     plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
-                weight=weight)
+                weight=weight, nulls=nulls)
     delayed = dask.delayed
     plan_node = delayed(plan, pure=True)
     found = parquet_files(ddf)
@@ -278,8 +305,7 @@ def range_summaries(
         summaries.append(delayed(_range_task, pure=True)(
             [delayed(operator.getitem, pure=True)(s, i) for s in splits], delayed(operator.getitem)(offs, i),
             grand, curves, after))
-    out, total = dask.compute(summaries, grand)
-    return list(out), total
+    return summaries, grand
 
 
 def _threads() -> int | None:

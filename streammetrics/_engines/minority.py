@@ -135,11 +135,12 @@ def _merged_positives(pieces: Sequence[ranked_engine.Runs]) -> np.ndarray:
     return v
 
 
-def exchange_counts(pieces: Sequence[ranked_engine.Runs], first: bool) -> ExchangeCounts:
+def exchange_counts(pieces: Sequence[ranked_engine.Runs], first: bool, counts: bool = True) -> ExchangeCounts:
     """One range task of the exchange (its pieces: every partition task's piece for it): the
     merged positives' distinct scores ranked among each sorted negative run of the range
     (:func:`streammetrics._engines.range_counts` ranks them alike), summed; ``first``: the range
-    that also sends the distinct scores' starts. O(P log k + sum over runs of (n_run + T))."""
+    that also sends the distinct scores' starts; without ``counts`` (AUROC only) neither ``L``
+    nor the starts are sent (empty): O(1) numbers. O(P log k + sum over runs of (n_run + T))."""
     pv = _merged_positives(pieces)
     n_pos = int(pv.shape[0])
     new = np.empty(n_pos, dtype=bool)
@@ -164,18 +165,21 @@ def exchange_counts(pieces: Sequence[ranked_engine.Runs], first: bool) -> Exchan
         np.add(below, left, out=below)
         u2 += range_counts._doubled_pairs(dp, left, right)  # sum dp (left + right): 2 below + ties
         n_neg += int(nv.shape[0])
+    if not counts:
+        below, starts = below[:0], starts[:0]
     if n_neg < 2**31:
         below = below.astype(np.int32)
     return ExchangeCounts(n_pos, n_neg, u2, below, starts if first else None)
 
 
 def counted(pieces: Sequence[ranked_engine.Runs], how: np.ndarray | Exchange,
-            index: int) -> range_counts.RangeCounts | ExchangeCounts:
+            index: int, ap: bool = True) -> range_counts.RangeCounts | ExchangeCounts:
     """Range task ``index`` as the edges task chose: :func:`exchange_counts` or the range path's
-    sort and count (:func:`range_counts.range_counts`, without the thresholds)."""
+    sort and count (:func:`range_counts.range_counts`, without the thresholds); without ``ap``
+    (AUROC only) each sends the root O(1) numbers, not counts at the distinct positive scores."""
     if isinstance(how, Exchange):
-        return exchange_counts(pieces, index == 0)
-    return range_counts.range_counts(pieces, False)
+        return exchange_counts(pieces, index == 0, ap)
+    return range_counts.range_counts(pieces, False, ap)
 
 
 def combine(counts: Sequence[ExchangeCounts]) -> range_counts.RangeCounts:

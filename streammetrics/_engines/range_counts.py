@@ -69,6 +69,12 @@ class Split:
     ignore_index: int | None  #: the ranked members' common ``ignore_index``
     ranked_first: bool  #: whether the ranked group is the set's first (validation order)
 
+    @property
+    def ap(self) -> bool:
+        """Whether a ranked member is ``AveragePrecision`` (else AUROC only: the ranges send the
+        root their three counts, not the counts at every distinct positive score)."""
+        return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
+
 
 def _numeric(dtype: Any) -> bool:
     try:
@@ -77,14 +83,20 @@ def _numeric(dtype: Any) -> bool:
         return False
 
 
-def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> Split | None:
+def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: bool = False) -> Split | None:
     """The split of ``template`` (a MetricSet) if the range path gives its exact values, else None.
 
     Taken when one state group holds only exact binary full-area ``AUROC`` / step
     ``AveragePrecision`` members, fed one numeric label and one numeric score column (``dtypes``:
     the frame's column dtypes) with unit weights, no slices and no other ``update`` keywords.
+    With ``weighted``, the same but with a numeric weight column instead of unit weights (the
+    split of the ranked engine's route, :func:`streammetrics.dask.evaluate`).
     """
-    if (plan.weight is not None or plan.by is not None or plan.update_kwargs
+    if weighted != (plan.weight is not None):
+        return None
+    if weighted and not (isinstance(plan.weight, str) and _numeric(dtypes.get(plan.weight))):
+        return None
+    if (plan.by is not None or plan.update_kwargs
             or not isinstance(plan.label, str) or not isinstance(plan.score, str)
             or not _numeric(dtypes.get(plan.label)) or not _numeric(dtypes.get(plan.score))
             or not isinstance(template, MetricSet)):
@@ -493,14 +505,16 @@ def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
     return v
 
 
-def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True) -> RangeCounts:
+def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True,
+                 counts: bool = True) -> RangeCounts:
     """Sort one range's pieces (every partition's, unsorted) and count them: the range's only
     sort (one per class). The distinct positive scores are the run starts of the sorted
     positives; each is ranked among the sorted negatives (left and right), as one process's
     exact buffer ranks them (the compiled kernels where installed, else ``searchsorted``):
     ``u2 = sum dp (left + right)`` over distinct positive scores of multiplicity ``dp``.
     Without ``thresholds`` the distinct scores themselves are left out (empty): the root's
-    AUROC and step AP need only the counts at them. O(n_r log n_r) for the sort, O(T log n_r)
+    AUROC and step AP need only the counts at them; without ``counts`` (AUROC only) the counts
+    at them too: the range sends O(1) numbers. O(n_r log n_r) for the sort, O(T log n_r)
     for the T distinct positive scores."""
     nv = _sorted_scores([p[0] for p in pieces])
     pv = _sorted_scores([p[2] for p in pieces])
@@ -518,6 +532,8 @@ def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True) 
         np.subtract(starts[1:], starts[:-1], out=dp[:-1])
         dp[-1] = n_pos - starts[-1]
     u2 = _doubled_pairs(dp, left, right)
+    if not counts:
+        return RangeCounts(n_pos, n_neg, u2, asc[:0], np.zeros(0), np.zeros(0))
     # counts at or above each distinct score, decreasing: exact integers, made float64 once
     tps = np.subtract(n_pos, starts[::-1], dtype=np.float64)
     fps = np.subtract(n_neg, left[::-1], dtype=np.float64)
@@ -547,22 +563,15 @@ def final_values(
         values, caught = compute_recorded(merged([rebuild(split.rest, s) for s in rest_states]))
     P = sum(r.pos for r in ranges)
     N = sum(r.neg for r in ranges)
-    ranked: dict[str, Any] = {}
-    if P <= 0 or N <= 0:  # undefined values: a twin with the same classes present warns alike
-        twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
-        rows = [1] * (P > 0) + [0] * (N > 0)
-        if rows:
-            twin.update(np.array(rows), np.full(len(rows), 0.5))
-        undefined, more = compute_recorded(twin)
-        caught += more
-        ranked = {n: v for n, v in undefined.items() if math.isnan(v)}
+    ranked, more = undefined(split, P > 0, N > 0)
+    caught += more
     below, u2 = 0, 0
     for r in ranges:
         u2 += r.u2 + 2 * r.pos * below
         below += r.neg
     auroc = u2 / (2 * P * N) if P > 0 and N > 0 else math.nan
     ap = math.nan
-    if P > 0:
+    if P > 0 and split.ap:
         size = sum(r.tps.shape[0] for r in ranges)
         tps, fps = np.empty(size), np.empty(size)  # the ranges' counts offset, highest first
         above_p, above_n, at = 0, 0, 0
@@ -575,11 +584,31 @@ def final_values(
         full = all(r.thresholds.shape[0] == r.tps.shape[0] for r in ranges)
         thr = np.concatenate([r.thresholds for r in reversed(ranges)]) if full else np.zeros(0)
         ap = average_precision(ThresholdCounts(thr, tps, fps, float(P), float(N)))
+    return assemble(split, values, ranked, auroc, ap), caught
+
+
+def undefined(split: Split, positives: bool, negatives: bool) -> tuple[dict[str, Any], list[Any]]:
+    """The ranked members undefined (nan) for want of a class, with the warnings one process
+    raises: a twin with the same classes present computes them. O(1)."""
+    if positives and negatives:
+        return {}, []
+    twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
+    rows = [1] * positives + [0] * negatives
+    if rows:
+        twin.update(np.array(rows), np.full(len(rows), 0.5))
+    values, caught = compute_recorded(twin)
+    return {n: v for n, v in values.items() if math.isnan(v)}, caught
+
+
+def assemble(split: Split, rest: Mapping[str, Any], ranked: Mapping[str, Any], auroc: float,
+             ap: float) -> dict[str, Any]:
+    """The values in the set's member order: the other members' (``rest``), the undefined
+    ranked ones (``ranked``), else ``auroc`` / ``ap`` by class. O(members)."""
+    got = dict(ranked)
     for name, cfg in split.ranked.items():
-        if name not in ranked:
-            ranked[name] = auroc if cfg["class"] == "AUROC" else ap
-    out = {n: ranked[n] if n in ranked else values[n] for n in split.names}
-    return out, caught
+        if name not in got:
+            got[name] = auroc if cfg["class"] == "AUROC" else ap
+    return {n: got[n] if n in got else rest[n] for n in split.names}
 
 
 def range_count() -> int:
