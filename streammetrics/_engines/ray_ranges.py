@@ -114,18 +114,21 @@ def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Sp
         return [parts[0], *range_counts.route_runs(parts, edges)]
 
 
-def _range_task(*pieces: ranked_engine.Runs) -> range_counts.RangeCounts:
-    return range_counts.range_counts(pieces)
+def _range_task(ap: bool, *pieces: ranked_engine.Runs) -> range_counts.RangeCounts:
+    """One score range's counts; without ``ap`` (AUROC only) O(1) numbers, not counts at every
+    distinct positive score."""
+    return range_counts.range_counts(pieces, counts=ap)
 
 
-def _exchange_task(first: bool, n_negative: int, *runs: np.ndarray) -> minority.ExchangeCounts:
+def _exchange_task(first: bool, ap: bool, n_negative: int, *runs: np.ndarray) -> minority.ExchangeCounts:
     """One range of the exchange: its file tasks' sorted negatives (the first ``n_negative`` of
     ``runs``; Ray resolves only top-level arguments), then every file task's sorted positives
-    (:func:`~streammetrics._engines.minority.exchange_counts`)."""
+    (:func:`~streammetrics._engines.minority.exchange_counts`); without ``ap`` (AUROC only) O(1)
+    numbers."""
     none = np.zeros(0)
     pieces: list[ranked_engine.Runs] = [(n, None, none, None) for n in runs[:n_negative]]
     pieces += [(none, None, p, None) for p in runs[n_negative:]]
-    return minority.exchange_counts(pieces, first)
+    return minority.exchange_counts(pieces, first, ap)
 
 
 def evaluate_files(files: Sequence[str], fs: Any, plan: Plan,
@@ -146,11 +149,12 @@ def evaluate_files(files: Sequence[str], fs: Any, plan: Plan,
     ranges: list[Any]
     if exchange:  # range r: the negatives of file tasks r, r + R, ...; every task's positives
         exchange_task = ray.remote(_exchange_task)
-        ranges = [exchange_task.remote(r == 0, len(parts[r::n_ranges]), *[p[1] for p in parts[r::n_ranges]],
-                                       *[p[2] for p in parts]) for r in range(n_ranges)]
+        ranges = [exchange_task.remote(r == 0, split.ap, len(parts[r::n_ranges]),
+                                       *[p[1] for p in parts[r::n_ranges]], *[p[2] for p in parts])
+                  for r in range(n_ranges)]
     else:
         range_task = ray.remote(_range_task)
-        ranges = [range_task.remote(*[p[r + 1] for p in parts]) for r in range(n_ranges)]
+        ranges = [range_task.remote(split.ap, *[p[r + 1] for p in parts]) for r in range(n_ranges)]
     rest = [s for s in get([p[0] for p in parts]) if s is not None]  # a refused row raises here
     counts = get(ranges)
     with trusted_states():  # the states were made by the file tasks

@@ -423,3 +423,35 @@ def test_parquet_exchange_on_a_wrong_estimate_still_equals_one_process(tmp_path,
     assert got[1] == want[1]
     for k in want[0]:
         assert np.array_equal(np.asarray(got[0][k]), np.asarray(want[0][k])), k
+
+
+@pytest.mark.parametrize(("ranges", "share"), [(2, 0.02), (3, 0.5)])
+def test_parquet_auroc_only_equals_one_process_and_ranges_send_o1(tmp_path, monkeypatch, ranges, share) -> None:
+    """An AUROC-only set (with other members) over Parquet, by the exchange of positives (few
+    positives) and by score ranges: one process's values bit for bit; the range tasks, asked
+    for AUROC alone, send O(1) numbers, not counts at every distinct positive score."""
+    from streammetrics._engines import minority, ray_ranges
+
+    calls = _range_calls(monkeypatch, ranges)
+    rng = np.random.default_rng(53)
+    sizes = [[800, 1_200], [2_000], [0], [1_500]]
+    frames = [pd.DataFrame({"y": (rng.random(sum(s)) < share).astype(np.int64), "p": rng.random(sum(s))})
+              for s in sizes]
+    _write(tmp_path, frames, sizes)
+    whole = pd.concat(frames, ignore_index=True)
+    make = lambda: sm.MetricSet({"auroc": sm.AUROC(), "f1": sm.F1()})  # noqa: E731
+    got = _recorded(lambda: sm.ray.evaluate_parquet(str(tmp_path), make(), label="y", score="p"))
+    want = _recorded(lambda: make().update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
+    assert calls == [1] and got == want
+    # what a range task returns, asked for AUROC alone and for AP too (the same pieces)
+    y, p = whole.y.to_numpy(), whole.p.to_numpy()
+    piece = (p[y == 0], None, p[y == 1], None)
+    auroc_only, with_ap = ray_ranges._range_task(False, piece), ray_ranges._range_task(True, piece)
+    assert (auroc_only.pos, auroc_only.neg, auroc_only.u2) == (with_ap.pos, with_ap.neg, with_ap.u2)
+    assert auroc_only.tps.size == auroc_only.fps.size == auroc_only.thresholds.size == 0
+    assert with_ap.tps.size == np.unique(p[y == 1]).size
+    negatives, positives = np.sort(p[y == 0]), np.sort(p[y == 1])
+    alone = ray_ranges._exchange_task(True, False, 1, negatives, positives)
+    full = ray_ranges._exchange_task(True, True, 1, negatives, positives)
+    assert isinstance(alone, minority.ExchangeCounts) and alone.u2 == full.u2
+    assert alone.below.size == 0 and full.below.size == np.unique(positives).size
