@@ -25,10 +25,13 @@ The same code runs on the threaded scheduler, a ``LocalCluster`` or a remote
 
 Complexity: one pass over the data (the cost of ``update`` per partition), plus
 O(states x state size) for the merge tree, spread over the workers; the client holds one state.
-Memory per worker: one partition plus ``split_every`` states. For an exact ranking state of
-10^10 scores, the final merge needs ~80 GB on one worker; use the bounded variants (``max_bytes``)
-there -- see docs/scale-out.md. Cost note: the states that ``evaluate``'s own tasks ship to each
-other are trusted (made by those tasks, carried by Dask's pickle): they include the sorted
+Memory per worker: one partition plus ``split_every`` states. An exact ranking state gathered
+by the tree is one score per row (8 bytes, 16 weighted) on the root worker -- ~80 GB for 10^10
+scores -- except for exact binary AUROC / AP on the range path below (a range task holds its
+range's scores; the root R counts for AUROC, 24 bytes per distinct positive score for AP);
+beyond that, :func:`evaluate_ranked` or the bounded variants (``max_bytes``) -- see
+docs/scale-out.md. Cost note: the states that ``evaluate``'s own tasks ship to each other are
+trusted (made by those tasks, carried by Dask's pickle): they include the sorted
 buffer's Mann-Whitney counts and are restored in O(n), without the O(n log n) re-validation
 that the public :func:`merge_states` (which accepts any shipped state) performs. Each merge task
 does one k-way merge of its states (``merge(*others)``: the exact score buffer sorts each group's
