@@ -239,6 +239,10 @@ def drop_nulls(df: Any, plan: Plan, where: str = "", offset: int = 0) -> tuple[A
     Complexity: O(rows x used columns).
     """
     cols = plan.columns()
+    missing = [c for c in cols if c not in df.columns]
+    if missing:  # a partition of another schema (a file without the column)
+        raise ValueError(f"columns {brief(missing)} are not in {where or 'the partition'} "
+                         f"(has {brief(list(df.columns))})")
     isna = df[cols].isna()
     mask = isna.any(axis=1).to_numpy()
     if not mask.any():
