@@ -128,3 +128,19 @@ def test_ray_and_callback_messages_are_bounded() -> None:
 
     _message(evaluate_ranked, list(range(HUGE)), sm.AUROC(), label="y", score="p",
              match=r"^ds: no Parquet file found at \[0, 1, 2, 3, 4, 5, \.\.\. \(100000 in all\)\]")
+
+
+def test_spark_streaming_argument_messages_are_bounded() -> None:
+    """The checks of ``evaluate_stream``'s own arguments, before Spark is asked (its frame
+    stood in by what they read: the column names)."""
+    from types import SimpleNamespace
+
+    from streammetrics import spark_streaming
+
+    frame = SimpleNamespace(columns=["y", "p"])
+    _message(spark_streaming._keys, [f"k{i}" for i in range(HUGE)], frame, ["y", "p"], "ts",
+             match=r"^by: columns \['k0', .* \(100000 in all\)\] are not in the DataFrame \(has \['y', 'p'\]\)$")
+    _message(spark_streaming._keys, np.arange(HUGE), frame, ["y", "p"], "ts",
+             match=r"^by: expected a column name or a non-empty list of them, got a numpy array of shape")
+    _message(spark_streaming._window_spec, list(range(HUGE)), frame,
+             match=r"^window: expected .* got \[0, 1, 2, 3, 4, 5, \.\.\. \(100000 in all\)\]$")
