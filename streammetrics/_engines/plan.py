@@ -73,8 +73,9 @@ _ITEMS = 6  # the items of a long list (or mapping) a description shows
 def brief(value: Any, limit: int = BRIEF) -> str:
     """A short description of a user's argument for an error message, whatever its size: its repr
     when short (a column name, a number, a short list of names); a long string cut; a long list
-    or mapping its first items and its length; a column (a pandas, Dask or Spark Series-like
-    object) its type and name; an array its shape; anything else its type (or short repr).
+    or mapping its first items and its length; a column (a pandas or Dask Series) its type and
+    name; a Spark ``Column`` its expression, cut; an array its shape; anything else its type.
+    Never raises (an object that misbehaves when asked is described by its type).
 
     Complexity: O(limit): at most a few items of ``value`` are looked at.
 
@@ -107,6 +108,14 @@ def brief(value: Any, limit: int = BRIEF) -> str:
         return f"{ends[0]}{text}{ends[1]}"
     kind = type(value).__name__
     where = type(value).__module__.split(".")[0]
+    try:
+        return _brief_object(value, limit, kind, where)
+    except Exception:  # an object whose attributes or comparisons misbehave: its type only
+        return f"{_an(where)} {where}.{kind}"
+
+
+def _brief_object(value: Any, limit: int, kind: str, where: str) -> str:
+    """:func:`brief` of anything but a string, a list, a tuple or a mapping."""
     if value is None or isinstance(value, (bool, float, np.bool_, np.floating)):
         return repr(value)
     if isinstance(value, (int, np.integer)):
@@ -114,11 +123,13 @@ def brief(value: Any, limit: int = BRIEF) -> str:
         return repr(int(value)) if bits <= 64 else f"an int of {bits} bits"
     if isinstance(value, np.ndarray):
         return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
-    if getattr(value, "ndim", None) == 1 and hasattr(value, "dtype") and hasattr(value, "name"):
-        return f"{_an(where)} {where} {kind} named {brief(value.name, max(limit // 2, 12))}"
     if where == "pyspark" and kind == "Column":  # its expression, e.g. Column<'(p * 1.0)'>
         text = str(value)
         return text if len(text) <= limit else f"{text[:limit]}..."
+    # a Series-like column (pandas, Dask, ...): asked of its class, not of an object's __getattr__
+    cls = type(value)
+    if all(hasattr(cls, a) for a in ("ndim", "dtype", "name")) and value.ndim == 1:
+        return f"{_an(where)} {where} {kind} named {brief(value.name, max(limit // 2, 12))}"
     return f"{_an(where)} {where}.{kind}" if where != "builtins" else f"{_an(kind)} {kind}"
 
 

@@ -40,6 +40,19 @@ def test_brief_keeps_short_arguments_as_their_repr() -> None:
     assert brief("x" * HUGE).endswith("... (100000 characters)")
     assert brief(10**5000) == "an int of 16610 bits"
     assert brief(object()) == "an object"
+    assert brief(_Misbehaving()).endswith("._Misbehaving")  # never raises: described by its type
+
+
+class _Misbehaving:
+    """Looks like a Series to its class; raises on every attribute (as a Spark ``Column``'s
+    ``ndim`` gives a Column whose comparison cannot be a bool)."""
+
+    ndim = dtype = name = None
+
+    def __getattribute__(self, item: str) -> Any:
+        if item.startswith("__"):
+            return object.__getattribute__(self, item)
+        raise RuntimeError(item)
 
 
 nested = st.recursive(
