@@ -25,10 +25,13 @@ The same code runs on the threaded scheduler, a ``LocalCluster`` or a remote
 
 Complexity: one pass over the data (the cost of ``update`` per partition), plus
 O(states x state size) for the merge tree, spread over the workers; the client holds one state.
-Memory per worker: one partition plus ``split_every`` states. For an exact ranking state of
-10^10 scores, the final merge needs ~80 GB on one worker; use the bounded variants (``max_bytes``)
-there -- see docs/scale-out.md. Cost note: the states that ``evaluate``'s own tasks ship to each
-other are trusted (made by those tasks, carried by Dask's pickle): they include the sorted
+Memory per worker: one partition plus ``split_every`` states. An exact ranking state gathered
+by the tree is one score per row (8 bytes, 16 weighted) on the root worker -- ~80 GB for 10^10
+scores -- except for exact binary AUROC / AP on the range path below (a range task holds its
+range's scores; the root R counts for AUROC, 24 bytes per distinct positive score for AP);
+beyond that, :func:`evaluate_ranked` or the bounded variants (``max_bytes``) -- see
+docs/scale-out.md. Cost note: the states that ``evaluate``'s own tasks ship to each other are
+trusted (made by those tasks, carried by Dask's pickle): they include the sorted
 buffer's Mann-Whitney counts and are restored in O(n), without the O(n log n) re-validation
 that the public :func:`merge_states` (which accepts any shipped state) performs. Each merge task
 does one k-way merge of its states (``merge(*others)``: the exact score buffer sorts each group's
@@ -68,7 +71,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
@@ -78,6 +81,7 @@ from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    brief,
     empty_set,
     frame_state,
     merge_and_compute,
@@ -88,7 +92,15 @@ from streammetrics._engines.plan import (
 )
 from streammetrics._engines.request import Request, engine_evaluate, make_run, values_table
 
+if TYPE_CHECKING:
+    from dask.dataframe import Series
+
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked", "partition_state", "merge_states"]
+
+#: A column :func:`evaluate` reads: its name or a Dask Series derived from the frame.
+DaskColumn: TypeAlias = "str | Series"
+#: One or more of them (``label``, ``score``, ``target``, ``prediction``).
+DaskColumns: TypeAlias = "str | Series | Sequence[str | Series]"
 
 _SPLIT_EVERY = Param("int", "must be an integer >= 2", low=2)
 #: Scores sampled per class and partition task to place the range edges.
@@ -305,11 +317,11 @@ def evaluate(
     ddf: Any,
     metrics: Any,
     *,
-    label: Columns | None = None,
-    score: Columns | None = None,
-    target: Columns | None = None,
-    prediction: Columns | None = None,
-    weight: str | None = None,
+    label: DaskColumns | None = None,
+    score: DaskColumns | None = None,
+    target: DaskColumns | None = None,
+    prediction: DaskColumns | None = None,
+    weight: DaskColumn | None = None,
     query: str | None = None,
     doc_id: str | None = None,
     query_partitioned: bool = False,
@@ -328,6 +340,11 @@ def evaluate(
     ddf : dask.dataframe.DataFrame or its groupby
         The rows. Only the named columns are read. A ``ddf.groupby("k")`` (or of a list of
         column names) means the frame with ``by=`` those columns (``by=`` then not given).
+        ``label``, ``score`` (or their aliases) and ``weight`` may also be Dask Series derived
+        from the frame (``ddf.p * 1.0``, ``ddf.y.astype(int)``, ``ddf["p"].where(ddf.w > 0, 0)``,
+        or a list of them for class scores), evaluated in the same graph: added to the frame
+        as columns of their own, nothing computed on the client. A Series not aligned with the
+        frame (other partitions or divisions) is a ValueError naming the argument.
     {engine: metrics, label, score, target_prediction, weight, query_doc_id, query_partitioned}
     split_every : int
         Fan-in of the merge tree (>= 2; default 32). Each merge task does one k-way merge of its
@@ -369,6 +386,7 @@ def evaluate(
     """
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
     ddf, request = _grouped(ddf, Request.of(locals()))
+    ddf, request = _expressions(ddf, request)
     return _as_frame(_evaluate(ddf, metrics, request, split_every), metrics, request)
 
 
@@ -379,10 +397,73 @@ def _grouped(ddf: Any, request: Request) -> tuple[Any, Request]:
     keys = list(ddf.by) if isinstance(ddf.by, (list, tuple)) else [ddf.by]
     odd = [k for k in keys if not isinstance(k, str) or k not in ddf.obj.columns]
     if odd or not keys:
-        raise ValueError(f"ddf: a grouped frame must be grouped by column names, got {odd or keys!r}")
+        raise ValueError(f"ddf: a grouped frame must be grouped by column names, got {brief(odd or keys)}")
     if request.by is not None:
-        raise ValueError(f"by: the frame is already grouped by {keys}; got by={request.by!r} as well")
+        raise ValueError(f"by: the frame is already grouped by {brief(keys)}; got by={brief(request.by)} "
+                         "as well")
     return ddf.obj, dataclasses.replace(request, by=keys[0] if len(keys) == 1 else keys)
+
+
+def _is_series(value: Any) -> bool:
+    """A Dask Series (of dask-expr, or of the legacy ``dask.dataframe``): one lazy column."""
+    import dask
+
+    return bool(dask.is_dask_collection(value)) and getattr(value, "ndim", None) == 1 \
+        and hasattr(value, "divisions")
+
+
+def _co_aligned(frame: Any, series: Any) -> bool | None:
+    """Whether dask-expr assigns ``series`` to ``frame`` partition by partition (both derived,
+    blockwise, from the same inputs); None where that cannot be asked (no dask-expr)."""
+    import importlib
+
+    for where in ("dask.dataframe.dask_expr._expr", "dask_expr._expr"):  # dask >= 2025.1, before
+        with contextlib.suppress(ImportError):
+            co_aligned = importlib.import_module(where).are_co_aligned
+            if hasattr(frame, "expr") and hasattr(series, "expr"):
+                return bool(co_aligned(frame.expr, series.expr))
+    return None
+
+
+def _check_aligned(ddf: Any, series: Any, what: str) -> None:
+    """``series`` goes into ``ddf`` partition by partition, the rows by their index -- derived
+    from the frame, or of its known divisions -- else a ValueError naming ``what``: never a
+    repartition or an alignment of unknown divisions (which computes or misplaces rows)."""
+    if series.npartitions == ddf.npartitions:
+        co = _co_aligned(ddf, series)
+        if co or tuple(series.divisions) == tuple(ddf.divisions) and (ddf.known_divisions or co is None):
+            return
+    parts = [f"{x.npartitions} partition(s), {'known' if x.known_divisions else 'unknown'} divisions"
+             for x in (series, ddf)]
+    raise ValueError(f"{what}: {brief(series)} is not aligned with the frame ({parts[0]}; the frame: "
+                     f"{parts[1]}); give a Series derived from the frame (ddf.p * 1.0), or one with "
+                     "the frame's divisions")
+
+
+def _expressions(ddf: Any, request: Request) -> tuple[Any, Request]:
+    """Dask Series given as columns (``score=ddf.p * 1.0``): assigned to the frame, lazily, under
+    names of their own that none of its columns has; the request naming those. Nothing is
+    computed: the range path and the state path see ordinary columns."""
+    taken = set(ddf.columns)
+    new: dict[str, Any] = {}
+    changes: dict[str, Any] = {}
+    for what in ("label", "score", "target", "prediction", "weight"):
+        spec = getattr(request, what)
+        specs = list(spec) if isinstance(spec, (list, tuple)) else [spec]
+        if not any(_is_series(c) for c in specs):
+            continue
+        for i, c in enumerate(specs):
+            if _is_series(c):
+                _check_aligned(ddf, c, what)
+                name = f"__streammetrics_{what}_{i}__"
+                while name in taken:
+                    name = f"_{name}_"
+                taken.add(name)
+                new[name], specs[i] = c, name
+        changes[what] = specs if isinstance(spec, (list, tuple)) else specs[0]
+    if not new:
+        return ddf, request
+    return ddf.assign(**new), dataclasses.replace(request, **changes)
 
 
 def _as_frame(out: Any, metrics: Any, request: Request) -> Any:

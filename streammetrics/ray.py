@@ -59,6 +59,7 @@ from streammetrics._engines.dask_ranked import CHUNK_ROWS
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    brief,
     empty_set,
     feed_arrow,
     merged,
@@ -413,7 +414,7 @@ def evaluate_ranked(
     if isinstance(ds, str | os.PathLike | list | tuple):
         data = range_counts.parquet_files(ds)
         if data is None:
-            raise ValueError(f"ds: no Parquet file found at {ds!r} (or hive-partitioned: pass "
+            raise ValueError(f"ds: no Parquet file found at {brief(ds)} (or hive-partitioned: pass "
                              "ray.data.read_parquet(...) instead)")
         import pyarrow.parquet as pq
 

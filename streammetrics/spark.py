@@ -58,6 +58,7 @@ from streammetrics._engines.plan import (
     Columns,
     Plan,
     arrow_chunks,
+    brief,
     empty_set,
     feed,
     feed_arrow,
@@ -216,9 +217,10 @@ def _grouped(df: Any, request: Request) -> tuple[Any, Request]:
     keys = df.agg(F.count(F.lit(1)).alias("__streammetrics_n__")).columns[:-1]  # analysed, not run
     odd = [k for k in keys if k not in frame.columns]
     if odd or not keys:
-        raise ValueError(f"df: a grouped frame must be grouped by column names, got {odd or keys}")
+        raise ValueError(f"df: a grouped frame must be grouped by column names, got {brief(odd or keys)}")
     if request.by is not None:
-        raise ValueError(f"by: the frame is already grouped by {keys}; got by={request.by!r} as well")
+        raise ValueError(f"by: the frame is already grouped by {brief(keys)}; got by={brief(request.by)} "
+                         "as well")
     return frame, dataclasses.replace(request, by=keys[0] if len(keys) == 1 else keys)
 
 

@@ -60,7 +60,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines.plan import Columns
+from streammetrics._engines.plan import Columns, brief
 from streammetrics._engines.request import Request, make_run
 from streammetrics._engines.spark_stream_state import (
     END,
@@ -105,11 +105,11 @@ def _window_spec(window: Any, df: Any) -> tuple[str, str, str | None]:
           and all(isinstance(w, str) and w for w in window))
     if not ok:
         raise ValueError("window: expected (event-time column, duration) or (column, duration, slide), "
-                         f"e.g. ('ts', '10 minutes'), got {window!r}")
+                         f"e.g. ('ts', '10 minutes'), got {brief(window)}")
     name, duration, slide = window[0], window[1], window[2] if len(window) == 3 else None
     fields = {f.name: f.dataType for f in df.schema.fields}
     if name not in fields:
-        raise ValueError(f"window: column {name!r} is not in the DataFrame (has {list(fields)})")
+        raise ValueError(f"window: column {brief(name)} is not in the DataFrame (has {brief(list(fields))})")
     if type(fields[name]).__name__ != "TimestampType":
         raise ValueError(f"window: column {name!r} must be a timestamp, got {fields[name].simpleString()} "
                          f"(cast it: F.col({name!r}).cast('timestamp'))")
@@ -122,14 +122,15 @@ def _keys(by: Columns | None, df: Any, used: Sequence[str], event_time: str) -> 
         return []
     keys = [by] if isinstance(by, str) else list(by) if isinstance(by, (list, tuple)) else None
     if not keys or not all(isinstance(k, str) for k in keys):
-        raise ValueError(f"by: expected a column name or a non-empty list of them, got {by!r}")
+        raise ValueError(f"by: expected a column name or a non-empty list of them, got {brief(by)}")
     missing = [k for k in keys if k not in df.columns]
     if missing:
-        raise ValueError(f"by: columns {missing} are not in the DataFrame (has {list(df.columns)})")
+        raise ValueError(f"by: columns {brief(missing)} are not in the DataFrame "
+                         f"(has {brief(list(df.columns))})")
     clash = [k for k in keys if k in _RESERVED or k in used or k == event_time]
     if clash:
-        raise ValueError(f"by: key column(s) {clash} clash with an output or metric column "
-                         f"({list(_RESERVED)}, {list(used)} and the event time {event_time!r})")
+        raise ValueError(f"by: key column(s) {brief(clash)} clash with an output or metric column "
+                         f"({list(_RESERVED)}, {brief(list(used))} and the event time {event_time!r})")
     return keys
 
 
@@ -143,7 +144,7 @@ def _with_watermark(df: Any, column: str, watermark: str | None) -> Any:
                              f"column {column!r} has no watermark (df.withWatermark) to close windows")
         return df
     if not isinstance(watermark, str) or not watermark:
-        raise ValueError(f"watermark: expected a delay such as '5 minutes', got {watermark!r}")
+        raise ValueError(f"watermark: expected a delay such as '5 minutes', got {brief(watermark)}")
     return _spark_call(lambda: df.withWatermark(column, watermark), "watermark", watermark)
 
 
@@ -155,7 +156,7 @@ def _spark_call(fn: Any, what: str, given: Any) -> Any:
         if type(exc).__module__.split(".")[0] not in ("pyspark", "py4j"):
             raise
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ValueError(f"{what}: Spark refused {given!r}: {reason}") from None
+        raise ValueError(f"{what}: Spark refused {brief(given)}: {reason}") from None
 
 
 def _output_schema(df: Any, keys: list[str]) -> Any:

@@ -18,6 +18,8 @@ import numpy as np
 from streammetrics._core.metric import Metric
 from streammetrics.wrappers.metricset import MetricSet
 
+from .plan import brief
+
 
 def as_metric_set(metrics: Any, what: str = "metrics") -> MetricSet:
     """The user's accumulators as one :class:`MetricSet` (the same objects, not copies).
@@ -41,10 +43,11 @@ def as_metric_set(metrics: Any, what: str = "metrics") -> MetricSet:
     if isinstance(metrics, Mapping) and metrics:
         for name, m in metrics.items():
             if not isinstance(m, Metric):
-                raise ValueError(f"{what}: {name!r} is not a streammetrics metric (got {type(m).__name__})")
+                raise ValueError(f"{what}: {brief(name)} is not a streammetrics metric "
+                                 f"(got {type(m).__name__})")
         return MetricSet(dict(metrics))
     raise ValueError(
-        f"{what}: expected a MetricSet, a metric or a non-empty mapping of metrics, got {metrics!r}"
+        f"{what}: expected a MetricSet, a metric or a non-empty mapping of metrics, got {brief(metrics)}"
     )
 
 

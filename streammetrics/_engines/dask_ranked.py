@@ -26,7 +26,7 @@ from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 
 from . import ranked as ranked_engine
-from .plan import Plan, normalise
+from .plan import Plan, brief, normalise
 
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
@@ -138,6 +138,16 @@ def parquet_files(path: Any) -> tuple[Any, list[str]] | None:
     return fs, files
 
 
+def check_names(**specs: Any) -> None:
+    """Refuse, by name, a column given as anything but its name (a Series, a Spark ``Column``
+    expression): ``specs`` maps the argument's name to it (None: not given)."""
+    for what, spec in specs.items():
+        if spec is not None and not isinstance(spec, str):
+            desc = brief(spec)
+            desc = desc if desc.startswith(("a ", "an ")) else f"{type(spec).__name__} {desc}"
+            raise ValueError(f"{what}: must be a column name (str), got {desc}")
+
+
 def read_parquet_files(ddf: Any) -> tuple[Any, list[str]] | None:
     """The fsspec filesystem and files of a Dask DataFrame that is a plain ``dd.read_parquet``
     (column selections allowed; no filters, hive partitions, categories or partition subset),
@@ -240,6 +250,7 @@ def ranked_graph(
     chunk_rows = check_param(chunk_rows, "chunk_rows", _CHUNK_ROWS)
     if ranges_at_once is not None:
         check_param(ranges_at_once, "ranges_at_once", _AT_ONCE)
+    check_names(label=label, score=score, weight=weight)
     plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
                 weight=weight, nulls=nulls)
     delayed = dask.delayed
@@ -248,7 +259,8 @@ def ranked_graph(
     if found is None:
         missing = [c for c in plan.columns() if c not in ddf.columns]
         if missing:
-            raise ValueError(f"columns {missing} are not in the DataFrame (has {list(ddf.columns)})")
+            raise ValueError(f"columns {brief(missing)} are not in the DataFrame "
+                             f"(has {brief(list(ddf.columns))})")
         found = read_parquet_files(ddf)
     if found is not None:
         import pyarrow.parquet as pq
@@ -257,7 +269,7 @@ def ranked_graph(
         names = pq.read_schema(files[0], filesystem=fs).names
         missing = [c for c in plan.columns() if c not in names]
         if missing:
-            raise ValueError(f"columns {missing} are not in {files[0]!r} (has {names})")
+            raise ValueError(f"columns {brief(missing)} are not in {files[0]!r} (has {brief(names)})")
         # One task per worker thread, each reading an equal part of the bytes: a worker keeps the
         # runs of what it read, so a scheduler free to give the faster workers more files would
         # give them more than their share of the memory too. Without a client, one per file.

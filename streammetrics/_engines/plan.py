@@ -14,6 +14,7 @@ shipped once) or, where an engine needs bytes, in the library's checksummed file
 from __future__ import annotations
 
 import contextlib
+import itertools
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +63,78 @@ class Plan:
                 if c not in cols:
                     cols.append(c)
         return cols
+
+
+#: About the longest description :func:`brief` gives of one argument in an error message.
+BRIEF = 100
+_ITEMS = 6  # the items of a long list (or mapping) a description shows
+
+
+def brief(value: Any, limit: int = BRIEF) -> str:
+    """A short description of a user's argument for an error message, whatever its size: its repr
+    when short (a column name, a number, a short list of names); a long string cut; a long list
+    or mapping its first items and its length; a column (a pandas or Dask Series) its type and
+    name; a Spark ``Column`` its expression, cut; an array its shape; anything else its type.
+    Never raises (an object that misbehaves when asked is described by its type).
+
+    Complexity: O(limit): at most a few items of ``value`` are looked at.
+
+    Parameters
+    ----------
+    value : object
+        The argument (or part of it).
+    limit : int
+        About the longest description, in characters.
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(value, str):
+        return repr(value) if len(value) <= limit else f"{value[: limit // 2]!r}... ({len(value)} characters)"
+    if isinstance(value, (list, tuple, Mapping)):
+        n = len(value)
+        sub = max(limit // 3, 12)
+        if isinstance(value, Mapping):
+            shown = [f"{brief(k, sub)}: {brief(v, sub)}" for k, v in itertools.islice(value.items(), _ITEMS)]
+        else:
+            shown = [brief(x, sub) for x in itertools.islice(value, _ITEMS)]
+        if n > len(shown):
+            shown.append(f"... ({n} in all)")
+        text = ", ".join(shown) + ("," if isinstance(value, tuple) and n == 1 else "")
+        if len(text) > 2 * limit:  # long items: as many as fit
+            text = f"{text[: text.rfind(', ', 0, 2 * limit) + 2]}... ({n} in all)"
+        ends = "{}" if isinstance(value, Mapping) else "()" if isinstance(value, tuple) else "[]"
+        return f"{ends[0]}{text}{ends[1]}"
+    kind = type(value).__name__
+    where = type(value).__module__.split(".")[0]
+    try:
+        return _brief_object(value, limit, kind, where)
+    except Exception:  # an object whose attributes or comparisons misbehave: its type only
+        return f"{_an(where)} {where}.{kind}"
+
+
+def _brief_object(value: Any, limit: int, kind: str, where: str) -> str:
+    """:func:`brief` of anything but a string, a list, a tuple or a mapping."""
+    if value is None or isinstance(value, (bool, float, np.bool_, np.floating)):
+        return repr(value)
+    if isinstance(value, (int, np.integer)):
+        bits = int(value).bit_length()
+        return repr(int(value)) if bits <= 64 else f"an int of {bits} bits"
+    if isinstance(value, np.ndarray):
+        return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
+    if where == "pyspark" and kind == "Column":  # its expression, e.g. Column<'(p * 1.0)'>
+        text = str(value)
+        return text if len(text) <= limit else f"{text[:limit]}..."
+    # a Series-like column (pandas, Dask, ...): asked of its class, not of an object's __getattr__
+    cls = type(value)
+    if all(hasattr(cls, a) for a in ("ndim", "dtype", "name")) and value.ndim == 1:
+        return f"{_an(where)} {where} {kind} named {brief(value.name, max(limit // 2, 12))}"
+    return f"{_an(where)} {where}.{kind}" if where != "builtins" else f"{_an(kind)} {kind}"
+
+
+def _an(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 #: The accumulators an engine runs: the user's metrics in a MetricSet, or sliced (``by=``).
@@ -130,7 +203,8 @@ def column(df: Any, spec: Columns, what: str) -> np.ndarray:
     cols = [spec] if isinstance(spec, str) else list(spec)
     missing = [c for c in cols if c not in df.columns]
     if missing:
-        raise ValueError(f"{what}: column(s) {missing} not in the DataFrame (has {list(df.columns)})")
+        raise ValueError(f"{what}: column(s) {brief(missing)} not in the DataFrame "
+                         f"(has {brief(list(df.columns))})")
     frame = df[cols]
     arr = frame.to_numpy()
     if arr.dtype == object:  # pandas nullable dtypes: NA -> NaN, which validation rejects
@@ -176,6 +250,10 @@ def drop_nulls(df: Any, plan: Plan, where: str = "", offset: int = 0) -> tuple[A
     Complexity: O(rows x used columns).
     """
     cols = plan.columns()
+    missing = [c for c in cols if c not in df.columns]
+    if missing:  # a partition of another schema (a file without the column)
+        raise ValueError(f"columns {brief(missing)} are not in {where or 'the partition'} "
+                         f"(has {brief(list(df.columns))})")
     isna = df[cols].isna()
     mask = isna.any(axis=1).to_numpy()
     if not mask.any():
@@ -184,10 +262,14 @@ def drop_nulls(df: Any, plan: Plan, where: str = "", offset: int = 0) -> tuple[A
         return df[~mask], int(mask.sum())
     i = int(np.argmax(mask))
     col = cols[int(np.argmax(isna.iloc[i].to_numpy()))]
-    row = {c: v.item() if isinstance(v, np.generic) else v for c, v in ((c, df[c].iloc[i]) for c in cols)}
-    raise ValueError(f"nulls: column {col!r} is null at row {offset + i} of {where or 'the partition'} "
-                     f"(index {df.index[i]!r}; row {row}); pass nulls='skip' to drop the rows "
-                     f"holding a null in {cols}")
+    shown = cols[:_ITEMS] if col in cols[:_ITEMS] else [*cols[: _ITEMS - 1], col]  # what brief() shows
+    row_text = brief({c: v.item() if isinstance(v, np.generic) else v
+                      for c, v in ((c, df[c].iloc[i]) for c in shown)})
+    if len(cols) > len(shown):
+        row_text = f"{row_text[:-1]}, ... ({len(cols)} columns)}}"
+    raise ValueError(f"nulls: column {brief(col)} is null at row {offset + i} of {where or 'the partition'} "
+                     f"(index {brief(df.index[i])}; row {row_text}); pass nulls='skip' to drop the rows "
+                     f"holding a null in {brief(cols)}")
 
 
 def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> int:
@@ -413,7 +495,7 @@ def normalise(metrics: Any) -> tuple[MetricSet, Shape]:
         nonempty_param(metrics, "metrics", "expected at least one metric")
         members: dict[str, Metric] = {}
         for i, (name, m) in enumerate(metrics.items()):
-            check_accumulator(m, f"metrics[{name!r}]", refused=(MetricSet,))
+            check_accumulator(m, f"metrics[{brief(name)}]", refused=(MetricSet,))
             members[f"m{i}"] = type(m)._from_config(m._config())
         return MetricSet(members), Shape("mapping", tuple(metrics))
     raise ValueError(
@@ -487,7 +569,7 @@ def make_plan(
     )
     missing = [c for c in plan.columns() if c not in available]
     if missing:
-        raise ValueError(f"columns {missing} are not in the DataFrame (has {list(available)})")
+        raise ValueError(f"columns {brief(missing)} are not in the DataFrame (has {brief(list(available))})")
     return acc, shape, plan
 
 
@@ -503,7 +585,7 @@ def sliced_template(template: MetricSet, shape: Shape, by: Columns) -> Metric:
 
     names = [by] if isinstance(by, str) else list(by)
     if not names or not all(isinstance(c, str) for c in names):
-        raise ValueError(f"by: expected a column name or a non-empty list of them, got {by!r}")
+        raise ValueError(f"by: expected a column name or a non-empty list of them, got {brief(by)}")
     if template.family not in ("classification", "regression"):  # label and score per row
         raise ValueError(f"by: slices take classification or regression metrics, got the "
                          f"{template.family} family")

@@ -25,8 +25,8 @@ from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 
 from . import ranked as ranked_engine
-from .dask_ranked import CHUNK_ROWS_PARAM, SAMPLE_SIZE, check_ranges
-from .plan import Plan, Shape, normalise
+from .dask_ranked import CHUNK_ROWS_PARAM, SAMPLE_SIZE, check_names, check_ranges
+from .plan import Plan, Shape, brief, normalise
 
 #: The per-range summaries (increasing ranges) and the totals (P, N) an engine returns.
 Summaries = tuple[list[ranked_engine.RangeSummary], tuple[float, float]]
@@ -59,14 +59,12 @@ def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges:
     n_ranges, fixed = check_ranges(ranges)
     sample_size = check_param(sample_size, "sample_size", SAMPLE_SIZE)
     chunk_rows = check_param(chunk_rows, "chunk_rows", CHUNK_ROWS_PARAM)
-    for what, spec in (("label", label), ("score", score), ("weight", weight)):
-        if spec is not None and not isinstance(spec, str):
-            raise ValueError(f"{what}: must be a column name (str), got {type(spec).__name__} {spec!r}")
+    check_names(label=label, score=score, weight=weight)
     plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
                 weight=weight)
     missing = [c for c in plan.columns() if c not in available]
     if missing:
-        raise ValueError(f"columns {missing} are not in the DataFrame (has {list(available)})")
+        raise ValueError(f"columns {brief(missing)} are not in the DataFrame (has {brief(list(available))})")
     curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())
     return RankedRequest(template, shape, plan, n_ranges, fixed, sample_size, curves, chunk_rows)
 

@@ -22,7 +22,7 @@ from streammetrics._core.metric import Metric, trusted_states
 from streammetrics._core.params import FLAG, Param, check_param
 from streammetrics.wrappers.metricset import MetricSet
 
-from .plan import NULLS, Columns, Plan, Shape, finish, make_plan, state_from_bytes
+from .plan import NULLS, Columns, Plan, Shape, brief, finish, make_plan, state_from_bytes
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _POSITIVE_INDEX = Param("int", "must be an integer >= 0", low=0)
@@ -101,10 +101,12 @@ class Request:
 
 
 #: Wider annotations an engine's ``evaluate`` may spell instead of a field's own, for what only
-#: it accepts: Spark ``Column`` expressions as the columns it reads
-#: (:func:`streammetrics.spark.evaluate`; the aliases are defined there).
-WIDER = {"label": "SparkColumns | None", "score": "SparkColumns | None", "target": "SparkColumns | None",
-         "prediction": "SparkColumns | None", "weight": "SparkColumn | None"}
+#: it accepts: column expressions as the columns it reads -- Spark ``Column`` expressions
+#: (:func:`streammetrics.spark.evaluate`), Dask Series derived from the frame
+#: (:func:`streammetrics.dask.evaluate`); the aliases are defined there.
+WIDER = {what: (f"Spark{kind} | None", f"Dask{kind} | None")
+         for what, kind in (("label", "Columns"), ("score", "Columns"), ("target", "Columns"),
+                            ("prediction", "Columns"), ("weight", "Column"))}
 
 
 def engine_evaluate(fn: _F) -> _F:
@@ -112,7 +114,7 @@ def engine_evaluate(fn: _F) -> _F:
     field of :class:`Request` as that declares it, and fill its docstring's shared entries.
 
     Every field but ``update_kwargs`` must be a keyword-only parameter of the same name,
-    annotation (or its :data:`WIDER` one) and default; ``update_kwargs`` the ``**update_kwargs``
+    annotation (or one of its :data:`WIDER` ones) and default; ``update_kwargs`` the ``**update_kwargs``
     catch-all.
 
     Parameters
@@ -138,7 +140,7 @@ def engine_evaluate(fn: _F) -> _F:
         else:
             default = inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default
             ok = (p is not None and p.kind is p.KEYWORD_ONLY and p.default == default
-                  and str(p.annotation) in (str(f.type), WIDER.get(f.name)))
+                  and str(p.annotation) in (str(f.type), *WIDER.get(f.name, ())))
         if not ok:
             raise TypeError(f"{fn.__module__}.{fn.__qualname__}: parameter {f.name!r} differs from "
                             f"Request.{f.name} ({f.type}), got {p}")
@@ -191,7 +193,7 @@ class Run:
         if skipped:
             from streammetrics._core.warn import warn
 
-            warn(f"nulls: skipped {skipped} row(s) holding a null in {self.plan.columns()}",
+            warn(f"nulls: skipped {skipped} row(s) holding a null in {brief(self.plan.columns())}",
                  NullRowsSkipped)
 
     def result(self, acc: Metric | None) -> Any:
@@ -251,11 +253,13 @@ def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
     ------
     ValueError
         As :func:`make_plan`; neither or both of ``label`` / ``target`` (``score`` /
-        ``prediction``).
+        ``prediction``); a column given as anything but its name or a list of names.
     """
     r = request
     if check_param(r.as_frame, "as_frame", FLAG) and not r.compute:
         raise ValueError("as_frame: a table holds computed values; got as_frame=True with compute=False")
+    for what in ("label", "score", "target", "prediction", "by", "weight", "query", "doc_id"):
+        _check_names(getattr(r, what), what, many=what in ("label", "score", "target", "prediction", "by"))
     label = _column_alias(r.label, r.target, "label", "target")
     score = _column_alias(r.score, r.prediction, "score", "prediction")
     template, shape, plan = make_plan(
@@ -267,11 +271,23 @@ def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
     return Run(template, shape, plan, request)
 
 
+def _check_names(spec: Any, what: str, many: bool) -> None:
+    """``spec`` is None, a column name or (``many``) a non-empty list or tuple of them; anything
+    else (a Series, an engine's expression the engine did not take) is refused, described briefly
+    -- never iterated (a Dask Series would be computed on the client)."""
+    if spec is None or isinstance(spec, str):
+        return
+    if many and isinstance(spec, (list, tuple)) and spec and all(isinstance(c, str) for c in spec):
+        return
+    raise ValueError(f"{what}: expected a column name{' or a non-empty list of them' if many else ''}, "
+                     f"got {brief(spec)}")
+
+
 def _column_alias(name: Columns | None, alias: Columns | None, what: str, alias_name: str) -> Columns:
     """The column(s) named by ``what=`` or by its alias ``alias_name=`` (exactly one of them)."""
     if name is not None and alias is not None:
         raise ValueError(f"{alias_name}: is another name for {what}=; give one of them, got "
-                         f"{what}={name!r} and {alias_name}={alias!r}")
+                         f"{what}={brief(name)} and {alias_name}={brief(alias)}")
     if name is None and alias is None:
         raise ValueError(f"{what}: name the {what} column(s) ({what}=..., or {alias_name}=... for "
                          "regression metrics)")

@@ -34,8 +34,9 @@ def test_every_evaluate_spells_the_request(name: str) -> None:
             continue
         assert p.kind is p.KEYWORD_ONLY
         assert p.default == (p.empty if f.default is dataclasses.MISSING else f.default)
-        # Spark's is wider where it also takes Column expressions (issue #32 item 3)
-        assert str(p.annotation) in (str(f.type), WIDER.get(f.name) if name == "spark.evaluate" else None)
+        # Spark's and Dask's are wider where they also take column expressions (issue #32 item 3)
+        wider = WIDER.get(f.name, ()) if name in ("spark.evaluate", "dask.evaluate") else ()
+        assert str(p.annotation) in (str(f.type), *wider)
     doc = EVALUATES[name].__doc__ or ""
     assert "{engine:" not in doc  # the shared descriptions are filled in
 
