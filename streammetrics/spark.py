@@ -349,13 +349,14 @@ def _evaluate(df: Any, run: Run, depth: int, direct: bool = False) -> Any:
     """:func:`evaluate` of a checked run (``direct``: a plain Parquet scan read by pyarrow in
     the tasks, where it applies)."""
     plan = run.plan
+    tasks = None
     if direct and run.shuffle_on is None:
         from streammetrics._engines import spark_files
 
         tasks = spark_files.plan_pieces(df, plan)
+        if tasks is not None and not tasks:  # no file holds a row
+            return run.result(None)
         if tasks is not None:
-            if not tasks:  # no file holds a row
-                return run.result(None)
             from streammetrics._engines import spark_ranges
 
             split = spark_ranges.split_for(df, run)
@@ -363,25 +364,74 @@ def _evaluate(df: Any, run: Run, depth: int, direct: bool = False) -> Any:
                 with _task_errors():
                     values, caught = spark_ranges.run_ranges(df, plan, split, tasks)
                 return run.shape.deliver(values, caught, sliced=False)
-            with _task_errors():
-                acc, skipped = _driver_merge(spark_files.run_pieces(df, plan, tasks, depth))
-            run.report_skipped(skipped)
-            return run.result(acc)
+    from streammetrics._engines import spark_ranked
+
+    ranked = spark_ranked.split_for(run)
+    if ranked is not None:  # exact binary AUROC / AP on any frame: shuffled ranges, no gather
+        return _split_evaluate(df, run, ranked, depth, tasks)
+    acc, skipped = _states(df, run, depth, tasks)
+    run.report_skipped(skipped)
+    return run.result(acc)
+
+
+def _states(df: Any, run: Run, depth: int, tasks: Any = None) -> tuple[Any, int]:
+    """The run's merged accumulator (None: no partition) and the rows skipped for a null: the
+    states of the partitions -- or of the direct Parquet ``tasks``' pieces -- merged in a tree."""
+    plan = run.plan
+    if tasks is not None:
+        from streammetrics._engines import spark_files
+
+        with _task_errors():
+            return _driver_merge(spark_files.run_pieces(df, plan, tasks, depth))
     frame = df.select(*readable_columns(df, plan.columns()))
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
     parts = frame.rdd.getNumPartitions()
     if parts == 0:
-        return run.result(None)
+        return None, 0
     with _task_errors():
         # ``RDD.treeReduce`` but the last level: its ``reduce`` would merge the partial states
         # pairwise on the driver and write each merge back to bytes, only to read it again.
         with _batch_rows(frame):
             collected = _collected(_tree_levels(states, parts, depth))
-        acc, skipped = _driver_merge(collected)
+        return _driver_merge(collected)
+
+
+def _split_evaluate(df: Any, run: Run, split: Any, depth: int, tasks: Any) -> Any:
+    """:func:`evaluate` of a set whose exact binary AUROC / AP members go by shuffled score
+    ranges (:mod:`streammetrics._engines.spark_ranked`: no process holds more than its range)
+    and its other members by their states merged in a tree (``tasks``: the direct Parquet
+    pieces, or None); each part in the set's group order, so that a row both refuse is refused
+    as one process refuses it. Values in the set's member order, the warnings of each part."""
+    from streammetrics._engines import ranked_common, spark_ranked
+    from streammetrics._engines.plan import Shape, compute_recorded, empty_set
+
+    req = spark_ranked.set_request(split, run.plan, df.sparkSession.sparkContext.defaultParallelism)
+    parts: dict[str, Any] = {}
+    caught: list[tuple[str, type[Warning]]] = []
+    skipped = 0
+
+    def ranked() -> None:
+        nonlocal skipped
+        frame = df.select(*readable_columns(df, req.plan.columns()))
+        with _task_errors(), _batch_rows(frame):
+            (summaries, totals), skipped = spark_ranked.counted_summaries(frame, req)
+        parts.update(ranked_common.values(req, summaries, totals))  # warns as one process
+
+    def rest() -> None:
+        nonlocal caught
+        rest_run = dataclasses.replace(run, template=empty_set(split.rest), shape=Shape("set"),
+                                       plan=dataclasses.replace(run.plan, config=split.rest))
+        acc, _ = _states(df, rest_run, depth, tasks)  # the same rows skipped as the ranked part
+        values, caught = compute_recorded(rest_run.template if acc is None else acc)
+        parts.update(values)
+
+    steps = [ranked] if split.rest is None else [ranked, rest] if split.ranked_first else [rest, ranked]
+    for step in steps:
+        step()
     run.report_skipped(skipped)
-    return run.result(acc)
+    return run.shape.deliver({n: parts[n] for n in split.names}, caught, sliced=False)
 
 
 def evaluate_ranked(
