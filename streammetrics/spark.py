@@ -29,18 +29,32 @@ commutative, any partitioning, empty partitions and any partition order give the
 single-process result (bit for bit for counts with unit or integer weights and for the exact
 ranking buffers; within float rounding for sums of float weights and retrieval means).
 
-Exact binary ``AUROC`` / ``AveragePrecision`` members sharing one score state (no weights,
-slices or ``nulls="skip"``) over a plain Parquet scan read by the tasks go by score ranges
-instead (:mod:`streammetrics._engines.spark_ranges`): R range tasks (one per core, at most 4)
-each read every row group and keep their range's scores, and the driver receives counts at
-the distinct positive scores (in the smallest unsigned type that holds them: usually one or two
-bytes each), not the scores -- the same values, bit for bit, as the other members' states and
-one process.
+Exact binary ``AUROC`` / ``AveragePrecision`` members sharing one score state never gather
+every score on the driver when values are asked for (``compute=True``), on any frame:
+
+* over a plain Parquet scan read by the tasks, unweighted, ``nulls="error"``, on at most 4
+  cores, by score ranges without a shuffle (:mod:`streammetrics._engines.spark_ranges`): R
+  range tasks (one per core) each read every row group and keep their range's scores, and the
+  driver receives counts -- each range's positives, negatives and Mann-Whitney count, plus with
+  an ``AveragePrecision`` the counts at its distinct positive scores (in the smallest unsigned
+  type that holds them: usually one or two bytes each) -- the same values, bit for bit, as one
+  process;
+* on any other frame (``createDataFrame``, a filtered or computed frame, any URI, any number
+  of cores), weighted or with ``nulls="skip"``, by the shuffled score ranges of
+  :func:`evaluate_ranked` (:mod:`streammetrics._engines.spark_ranked`; 8 ranges per core, the
+  frame read three times): no process holds more than its range, the driver
+  O(partitions x R) numbers; within 1e-12 of one process.
+
+The set's other members go by their states as above. Still gathered on the driver (one score
+per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead): ``compute=False`` (the
+merged accumulators are asked for), ``by=`` slices, multiclass / multilabel AUROC and AP,
+``max_fpr``, interpolated AP, the curves (``ROCCurve``, ``PRCurve``: use
+:func:`evaluate_ranked`), other exact ranking metrics, and a second exact AUROC / AP state in
+the same set (another ``ignore_index``). See docs/scale-out.md.
 
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
-driver holds one merged state (for exact ranking metrics one score per row, but on the range
-path above: use the bounded variants, ``max_bytes=``, beyond what the driver can hold -- see
-docs/scale-out.md).
+driver holds one merged state -- counts for the members above, one score per row for the
+gathered ones listed above.
 """
 
 from __future__ import annotations
@@ -318,10 +332,18 @@ def evaluate(
     Notes
     -----
     Complexity: one ``update`` pass per partition; ``depth`` merge rounds; the driver receives
-    one state. A direct Parquet read also reads each file's footer on the driver; with exact
-    binary AUROC / AP (unweighted, no slices) it goes by score ranges: each of R <= 4 range
-    tasks reads every row (R reads in all), the driver receives counts, not scores (see the
-    module docstring).
+    one state. A direct Parquet read also reads each file's footer on the driver.
+
+    Exact binary ``AUROC`` / ``AveragePrecision`` members (one score state, full area, step AP;
+    weighted or not, either ``nulls``) never bring every score to the driver: over a plain
+    Parquet scan (unweighted, ``nulls="error"``, at most 4 cores) by score ranges, each of R
+    range tasks reading every row, bit for bit as one process; on any other frame by the
+    shuffled ranges of :func:`evaluate_ranked` (the frame read three times, within 1e-12); the
+    driver receives counts, not scores, and the other members' states as usual (see the
+    module docstring). The driver does hold one score per row (8 bytes, 16 weighted) for
+    ``compute=False``, ``by=`` slices, multiclass / multilabel AUROC and AP, ``max_fpr``,
+    interpolated AP, the curves and other exact ranking metrics: use :func:`evaluate_ranked`
+    (curves) or the bounded ``max_bytes=`` variants beyond the driver's memory.
 
     Examples
     --------
