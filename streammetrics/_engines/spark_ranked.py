@@ -199,7 +199,9 @@ def range_summaries(df: Any, req: common.RankedRequest) -> common.Summaries:
 
 
 def counted_summaries(df: Any, req: common.RankedRequest) -> tuple[common.Summaries, int]:
-    """:func:`range_summaries` and the rows skipped for a null (``req.plan.nulls="skip"``)."""
+    """:func:`range_summaries` and the rows skipped for a null (``req.plan.nulls="skip"``,
+    counted in the totals job). Three jobs, each reading and sorting every partition once;
+    the driver O(partitions x R) numbers."""
     frame = df.select(*req.plan.columns())
     edges = _edges(frame, req)
     totals, skipped = _totals(frame, req, edges)
