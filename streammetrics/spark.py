@@ -425,7 +425,8 @@ def _split_evaluate(df: Any, run: Run, split: Any, depth: int, tasks: Any) -> An
     ranges (:mod:`streammetrics._engines.spark_ranked`: no process holds more than its range)
     and its other members by their states merged in a tree (``tasks``: the direct Parquet
     pieces, or None); each part in the set's group order, so that a row both refuse is refused
-    as one process refuses it. Values in the set's member order, the warnings of each part."""
+    as one process refuses it (over direct pieces the rest first, which names a null by its
+    file). Values in the set's member order, the warnings of each part."""
     from streammetrics._engines import ranked_common, spark_ranked
     from streammetrics._engines.plan import Shape, compute_recorded, empty_set
 
@@ -449,7 +450,9 @@ def _split_evaluate(df: Any, run: Run, split: Any, depth: int, tasks: Any) -> An
         values, caught = compute_recorded(rest_run.template if acc is None else acc)
         parts.update(values)
 
-    steps = [ranked] if split.rest is None else [ranked, rest] if split.ranked_first else [rest, ranked]
+    # over Parquet pieces the tasks read, the rest first: a null is named by its file and row
+    first = split.ranked_first and tasks is None
+    steps = [ranked] if split.rest is None else [ranked, rest] if first else [rest, ranked]
     for step in steps:
         step()
     run.report_skipped(skipped)
