@@ -29,18 +29,32 @@ commutative, any partitioning, empty partitions and any partition order give the
 single-process result (bit for bit for counts with unit or integer weights and for the exact
 ranking buffers; within float rounding for sums of float weights and retrieval means).
 
-Exact binary ``AUROC`` / ``AveragePrecision`` members sharing one score state (no weights,
-slices or ``nulls="skip"``) over a plain Parquet scan read by the tasks go by score ranges
-instead (:mod:`streammetrics._engines.spark_ranges`): R range tasks (one per core, at most 4)
-each read every row group and keep their range's scores, and the driver receives counts at
-the distinct positive scores (in the smallest unsigned type that holds them: usually one or two
-bytes each), not the scores -- the same values, bit for bit, as the other members' states and
-one process.
+Exact binary ``AUROC`` / ``AveragePrecision`` members sharing one score state never gather
+every score on the driver when values are asked for (``compute=True``), on any frame:
+
+* over a plain Parquet scan read by the tasks, unweighted, ``nulls="error"``, on at most 4
+  cores, by score ranges without a shuffle (:mod:`streammetrics._engines.spark_ranges`): R
+  range tasks (one per core) each read every row group and keep their range's scores, and the
+  driver receives counts -- each range's positives, negatives and Mann-Whitney count, plus with
+  an ``AveragePrecision`` the counts at its distinct positive scores (in the smallest unsigned
+  type that holds them: usually one or two bytes each) -- the same values, bit for bit, as one
+  process;
+* on any other frame (``createDataFrame``, a filtered or computed frame, any URI, any number
+  of cores), weighted or with ``nulls="skip"``, by the shuffled score ranges of
+  :func:`evaluate_ranked` (:mod:`streammetrics._engines.spark_ranked`; 8 ranges per core, the
+  frame read three times): no process holds more than its range, the driver
+  O(partitions x R) numbers; within 1e-12 of one process.
+
+The set's other members go by their states as above. Still gathered on the driver (one score
+per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead): ``compute=False`` (the
+merged accumulators are asked for), ``by=`` slices, multiclass / multilabel AUROC and AP,
+``max_fpr``, interpolated AP, the curves (``ROCCurve``, ``PRCurve``: use
+:func:`evaluate_ranked`), other exact ranking metrics, and a second exact AUROC / AP state in
+the same set (another ``ignore_index``). See docs/scale-out.md.
 
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
-driver holds one merged state (for exact ranking metrics one score per row, but on the range
-path above: use the bounded variants, ``max_bytes=``, beyond what the driver can hold -- see
-docs/scale-out.md).
+driver holds one merged state -- counts for the members above, one score per row for the
+gathered ones listed above.
 """
 
 from __future__ import annotations
@@ -320,10 +334,18 @@ def evaluate(
     Notes
     -----
     Complexity: one ``update`` pass per partition; ``depth`` merge rounds; the driver receives
-    one state. A direct Parquet read also reads each file's footer on the driver; with exact
-    binary AUROC / AP (unweighted, no slices) it goes by score ranges: each of R <= 4 range
-    tasks reads every row (R reads in all), the driver receives counts, not scores (see the
-    module docstring).
+    one state. A direct Parquet read also reads each file's footer on the driver.
+
+    Exact binary ``AUROC`` / ``AveragePrecision`` members (one score state, full area, step AP;
+    weighted or not, either ``nulls``) never bring every score to the driver: over a plain
+    Parquet scan (unweighted, ``nulls="error"``, at most 4 cores) by score ranges, each of R
+    range tasks reading every row, bit for bit as one process; on any other frame by the
+    shuffled ranges of :func:`evaluate_ranked` (the frame read three times, within 1e-12); the
+    driver receives counts, not scores, and the other members' states as usual (see the
+    module docstring). The driver does hold one score per row (8 bytes, 16 weighted) for
+    ``compute=False``, ``by=`` slices, multiclass / multilabel AUROC and AP, ``max_fpr``,
+    interpolated AP, the curves and other exact ranking metrics: use :func:`evaluate_ranked`
+    (curves) or the bounded ``max_bytes=`` variants beyond the driver's memory.
 
     Examples
     --------
@@ -351,13 +373,14 @@ def _evaluate(df: Any, run: Run, depth: int, direct: bool = False) -> Any:
     """:func:`evaluate` of a checked run (``direct``: a plain Parquet scan read by pyarrow in
     the tasks, where it applies)."""
     plan = run.plan
+    tasks = None
     if direct and run.shuffle_on is None:
         from streammetrics._engines import spark_files
 
         tasks = spark_files.plan_pieces(df, plan)
+        if tasks is not None and not tasks:  # no file holds a row
+            return run.result(None)
         if tasks is not None:
-            if not tasks:  # no file holds a row
-                return run.result(None)
             from streammetrics._engines import spark_ranges
 
             split = spark_ranges.split_for(df, run)
@@ -365,25 +388,77 @@ def _evaluate(df: Any, run: Run, depth: int, direct: bool = False) -> Any:
                 with _task_errors():
                     values, caught = spark_ranges.run_ranges(df, plan, split, tasks)
                 return run.shape.deliver(values, caught, sliced=False)
-            with _task_errors():
-                acc, skipped = _driver_merge(spark_files.run_pieces(df, plan, tasks, depth))
-            run.report_skipped(skipped)
-            return run.result(acc)
+    from streammetrics._engines import spark_ranked
+
+    ranked = spark_ranked.split_for(run)
+    if ranked is not None:  # exact binary AUROC / AP on any frame: shuffled ranges, no gather
+        return _split_evaluate(df, run, ranked, depth, tasks)
+    acc, skipped = _states(df, run, depth, tasks)
+    run.report_skipped(skipped)
+    return run.result(acc)
+
+
+def _states(df: Any, run: Run, depth: int, tasks: Any = None) -> tuple[Any, int]:
+    """The run's merged accumulator (None: no partition) and the rows skipped for a null: the
+    states of the partitions -- or of the direct Parquet ``tasks``' pieces -- merged in a tree."""
+    plan = run.plan
+    if tasks is not None:
+        from streammetrics._engines import spark_files
+
+        with _task_errors():
+            return _driver_merge(spark_files.run_pieces(df, plan, tasks, depth))
     frame = df.select(*readable_columns(df, plan.columns()))
     if run.shuffle_on is not None:
         frame = frame.repartition(run.shuffle_on)
     states = frame.mapInArrow(lambda batches: _partition_states(plan, batches), _STATE_SCHEMA)
     parts = frame.rdd.getNumPartitions()
     if parts == 0:
-        return run.result(None)
+        return None, 0
     with _task_errors():
         # ``RDD.treeReduce`` but the last level: its ``reduce`` would merge the partial states
         # pairwise on the driver and write each merge back to bytes, only to read it again.
         with _batch_rows(frame):
             collected = _collected(_tree_levels(states, parts, depth))
-        acc, skipped = _driver_merge(collected)
+        return _driver_merge(collected)
+
+
+def _split_evaluate(df: Any, run: Run, split: Any, depth: int, tasks: Any) -> Any:
+    """:func:`evaluate` of a set whose exact binary AUROC / AP members go by shuffled score
+    ranges (:mod:`streammetrics._engines.spark_ranked`: no process holds more than its range)
+    and its other members by their states merged in a tree (``tasks``: the direct Parquet
+    pieces, or None); each part in the set's group order, so that a row both refuse is refused
+    as one process refuses it (over direct pieces the rest first, which names a null by its
+    file). Values in the set's member order, the warnings of each part."""
+    from streammetrics._engines import ranked_common, spark_ranked
+    from streammetrics._engines.plan import Shape, compute_recorded, empty_set
+
+    req = spark_ranked.set_request(split, run.plan, df.sparkSession.sparkContext.defaultParallelism)
+    parts: dict[str, Any] = {}
+    caught: list[tuple[str, type[Warning]]] = []
+    skipped = 0
+
+    def ranked() -> None:
+        nonlocal skipped
+        frame = df.select(*readable_columns(df, req.plan.columns()))
+        with _task_errors(), _batch_rows(frame):
+            (summaries, totals), skipped = spark_ranked.counted_summaries(frame, req)
+        parts.update(ranked_common.values(req, summaries, totals))  # warns as one process
+
+    def rest() -> None:
+        nonlocal caught
+        rest_run = dataclasses.replace(run, template=empty_set(split.rest), shape=Shape("set"),
+                                       plan=dataclasses.replace(run.plan, config=split.rest))
+        acc, _ = _states(df, rest_run, depth, tasks)  # the same rows skipped as the ranked part
+        values, caught = compute_recorded(rest_run.template if acc is None else acc)
+        parts.update(values)
+
+    # over Parquet pieces the tasks read, the rest first: a null is named by its file and row
+    first = split.ranked_first and tasks is None
+    steps = [ranked] if split.rest is None else [ranked, rest] if first else [rest, ranked]
+    for step in steps:
+        step()
     run.report_skipped(skipped)
-    return run.result(acc)
+    return run.shape.deliver({n: parts[n] for n in split.names}, caught, sliced=False)
 
 
 def evaluate_ranked(

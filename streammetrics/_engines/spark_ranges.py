@@ -17,24 +17,27 @@ range -- the files are the shuffle. In one Spark job:
    set's other members; the other rows it does not check -- each row is in one share, whose
    task refuses it (the error one process raises for that batch) and so fails the job. It
    sorts its scores once (:func:`range_counts.range_counts`) and sends the driver its
-   positives, negatives, doubled Mann-Whitney count and, per distinct positive score, the
-   positives and negatives added there, in the smallest unsigned integer type that holds them
-   (usually one byte each, where :class:`range_counts.RangeCounts` holds 24).
+   positives, negatives, doubled Mann-Whitney count and -- only when the set holds an
+   ``AveragePrecision`` -- per distinct positive score, the positives and negatives added
+   there, in the smallest unsigned integer type that holds them (usually one byte each, where
+   :class:`range_counts.RangeCounts` holds 24); AUROC alone needs only the three numbers.
 3. The driver rebuilds each range's counts and computes the values with
    :func:`range_counts.final_values`: the same floating-point steps as one process, bit for bit.
 
 Taken where :func:`range_counts.split_of` takes the Dask range path (exact binary AUROC / AP
 sharing one score state; no weights, slices or other ``update`` keywords; numeric label and
-score), with ``nulls="error"`` and on the direct Parquet path. R is the session's default
-parallelism, at most :data:`MAX_RANGES`: every range task reads all the rows, so the reads
-grow as R times the rows -- beyond a few cores the general path (states merged in a tree)
-reads each row once.
+score), with ``nulls="error"``, on the direct Parquet path and on at most :data:`MAX_RANGES`
+cores. R is the session's default parallelism: every range task reads all the rows, so the
+reads grow as R times the rows -- beyond a few cores (and off this path: weights,
+``nulls="skip"``, any other frame) the ranked members go by
+:mod:`streammetrics._engines.spark_ranked`'s shuffled ranges, each row read three times.
 
 Complexity: each range task O(n) reads and validation plus O(n_r log n_r) for its sort; the
 driver O(sampled row groups + distinct positive scores). Memory: a task one ~1M-row batch
 plus its range's scores (8 bytes each, twice while it sorts them: the kept pieces and their
-concatenation) -- where the general path's driver holds every score; the driver ~2 bytes per
-distinct positive score while it receives them, 24 while it computes AP.
+concatenation) -- where the general path's driver holds every score; the driver, with an
+``AveragePrecision`` member, ~2 bytes per distinct positive score while it receives them, 24
+while it computes AP (AUROC alone: three numbers per range).
 """
 
 from __future__ import annotations
@@ -62,9 +65,13 @@ _EMPTY = np.zeros(0)
 
 def split_for(df: Any, run: Any) -> range_counts.Split | None:
     """The split of ``run``'s set when the range path gives its exact values (see the module
-    docstring), else None."""
+    docstring) on at most :data:`MAX_RANGES` cores (R = the cores: a range task holds one
+    core's share of the scores), else None -- then
+    :func:`streammetrics._engines.spark_ranked.split_for` takes the ranked members."""
     plan = run.plan
     if not run.request.compute or plan.nulls != "error" or plan.family == "retrieval":
+        return None
+    if df.sparkSession.sparkContext.defaultParallelism > MAX_RANGES:  # a range would exceed a core's share
         return None
     other = np.dtype(object)  # not a number: split_of refuses it
     types = {f.name: numpy_dtype(type(f.dataType).__name__) or other for f in df.schema.fields}
@@ -172,10 +179,19 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
                 break  # a bad row outside the share: its share's task refuses it, first
         counts = range_counts.range_counts(kept, thresholds=False)  # the range's one sort
         del kept
+        if not wants_ap(split):  # AUROC alone reads only u2, P and N: no count per score is sent
+            none = np.zeros(0, dtype=np.uint8)
+            return None if rest is None else state_of(rest), counts.pos, counts.neg, counts.u2, none, none
         dp = np.diff(counts.tps, prepend=0.0)
         dn = np.diff(counts.fps, prepend=0.0)
         return (None if rest is None else state_of(rest), counts.pos, counts.neg, counts.u2,
                 _packed(dp), _packed(dn))
+
+
+def wants_ap(split: range_counts.Split) -> bool:
+    """Whether a ranked member is an ``AveragePrecision`` (the only one that reads the counts at
+    the distinct positive scores; ``AUROC`` reads each range's u2, P and N). O(members)."""
+    return any(cfg["class"] == "AveragePrecision" for cfg in split.ranked.values())
 
 
 def _validated(split: range_counts.Split, rest: Any, y: np.ndarray, p: np.ndarray, edges: np.ndarray,

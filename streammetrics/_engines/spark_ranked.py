@@ -27,6 +27,7 @@ times the range); the driver O(partitions x R) numbers (plus the curves, which a
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,9 +35,11 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
+from . import range_counts
 from . import ranked as ranked_engine
 from . import ranked_common as common
-from .plan import Plan
+from .dask_ranked import CHUNK_ROWS
+from .plan import Plan, Shape, empty_set
 
 #: Scores per shipped row (32 MiB of float64, 64 with weights): bounds a task's output buffer and
 #: stays far below Arrow's 2 GiB per binary value.
@@ -62,12 +65,33 @@ def _tables(batches: Iterator[Any], rows: int) -> Iterator[Any]:
         yield pa.Table.from_batches(held)
 
 
-def _runs(plan: Plan, chunk_rows: int, batches: Iterator[Any]) -> Iterator[ranked_engine.Runs]:
+def _runs(plan: Plan, chunk_rows: int, batches: Iterator[Any],
+          nulls: list[int] | None = None) -> Iterator[ranked_engine.Runs]:
     """The partition's sorted runs, one chunk of ``chunk_rows`` rows at a time (rows named in an
-    error by their position in the partition); nothing of a chunk is kept once the next is read."""
+    error by their position in the partition); nothing of a chunk is kept once the next is read.
+    With ``nulls`` (a one-item list), the rows holding a null that ``plan.nulls="skip"`` drops
+    are added to ``nulls[0]``."""
     where = f"Spark partition {_part()}"
+    tables = _tables(batches, chunk_rows)
+    if nulls is not None and plan.nulls == "skip":
+        tables = _null_rows(tables, plan.columns(), nulls)
     with trusted_states():
-        yield from ranked_engine.iter_chunk_runs(_tables(batches, chunk_rows), plan, where)
+        yield from ranked_engine.iter_chunk_runs(tables, plan, where)
+
+
+def _null_rows(tables: Iterator[Any], columns: list[str], count: list[int]) -> Iterator[Any]:
+    """The tables unchanged, the rows holding a null or a NaN in ``columns`` -- those
+    :func:`~streammetrics._engines.plan.drop_nulls` drops -- added to ``count[0]``. O(rows)."""
+    import pyarrow.compute as pc
+
+    for table in tables:
+        mask = None
+        for name in columns:
+            null = pc.is_null(table.column(name), nan_is_null=True)
+            mask = null if mask is None else pc.or_(mask, null)
+        if mask is not None:
+            count[0] += int(pc.sum(mask).as_py() or 0)
+        yield table
 
 
 def _part() -> int:
@@ -90,11 +114,13 @@ def _totals_task(plan: Plan, edges: np.ndarray, chunk_rows: int, batches: Iterat
 
     part = _part()
     totals = np.zeros((edges.shape[0] + 1, 2))
-    for runs in _runs(plan, chunk_rows, batches):  # each chunk's pieces counted, then dropped
+    skipped = [0]
+    for runs in _runs(plan, chunk_rows, batches, skipped):  # each chunk's pieces counted, then dropped
         pieces = ranked_engine.split_runs(runs, edges)
         totals += np.asarray(ranked_engine.piece_totals(pieces), dtype=np.float64)
-    yield pa.RecordBatch.from_pydict({"part": [part], "totals": [totals.tobytes()]},
-                                     schema=pa.schema([("part", pa.int64()), ("totals", pa.binary())]))
+    yield pa.RecordBatch.from_pydict({"part": [part], "totals": [totals.tobytes()], "skipped": skipped},
+                                     schema=pa.schema([("part", pa.int64()), ("totals", pa.binary()),
+                                                       ("skipped", pa.int64())]))
 
 
 _PIECE_SCHEMA = "range int, part long, seq long, piece binary"
@@ -147,14 +173,17 @@ def _edges(frame: Any, req: common.RankedRequest) -> np.ndarray:
     return ranked_engine.range_edges(samples, req.n_ranges)
 
 
-def _totals(frame: Any, req: common.RankedRequest, edges: np.ndarray) -> list[tuple[float, float]]:
+def _totals(frame: Any, req: common.RankedRequest,
+            edges: np.ndarray) -> tuple[list[tuple[float, float]], int]:
+    """Each range's (P_r, N_r) and the rows skipped for a null (``nulls="skip"``)."""
     plan, rows_at_once = req.plan, req.chunk_rows
     rows = frame.mapInArrow(lambda it: _totals_task(plan, edges, rows_at_once, it),
-                            "part long, totals binary").collect()
-    per_part = [np.frombuffer(bytes(t), dtype=np.float64).reshape(-1, 2) for _, t in sorted(rows)]
+                            "part long, totals binary, skipped long").collect()
+    per_part = [np.frombuffer(bytes(t), dtype=np.float64).reshape(-1, 2) for _, t, _ in sorted(rows)]
+    skipped = sum(int(n) for _, _, n in rows)
     if not per_part:
-        return [(0.0, 0.0)] * req.n_ranges
-    return ranked_engine.add_totals([[(float(p), float(n)) for p, n in t] for t in per_part])
+        return [(0.0, 0.0)] * req.n_ranges, skipped
+    return ranked_engine.add_totals([[(float(p), float(n)) for p, n in t] for t in per_part]), skipped
 
 
 def pieces_frame(frame: Any, plan: Plan, edges: np.ndarray, chunk_rows: int) -> Any:
@@ -166,9 +195,16 @@ def range_summaries(df: Any, req: common.RankedRequest) -> common.Summaries:
     """The per-range summaries (increasing ranges; a range no piece reached summarised empty)
     and the totals (P, N): the three jobs of the module docstring (a ValueError raised in a
     task reaches the caller as Spark's exception)."""
+    return counted_summaries(df, req)[0]
+
+
+def counted_summaries(df: Any, req: common.RankedRequest) -> tuple[common.Summaries, int]:
+    """:func:`range_summaries` and the rows skipped for a null (``req.plan.nulls="skip"``,
+    counted in the totals job). Three jobs, each reading and sorting every partition once;
+    the driver O(partitions x R) numbers."""
     frame = df.select(*req.plan.columns())
     edges = _edges(frame, req)
-    totals = _totals(frame, req, edges)
+    totals, skipped = _totals(frame, req, edges)
     offsets, total = ranked_engine.offsets(totals), common.grand(totals)
     curves = req.curves
     rows = (pieces_frame(frame, req.plan, edges, req.chunk_rows).groupBy("range")
@@ -178,4 +214,40 @@ def range_summaries(df: Any, req: common.RankedRequest) -> common.Summaries:
     empty = common.empty_runs()
     summaries = [got[r] if r in got else ranked_engine.range_summary(empty, offsets[r], total, curves)
                  for r in range(req.n_ranges)]
-    return summaries, total
+    return (summaries, total), skipped
+
+
+# -- spark.evaluate's ranked members on any frame -------------------------------------------------
+
+#: Score ranges per core of ``spark.evaluate``'s ranked members (:func:`set_request`): a range
+#: task then holds about an eighth of a core's share of the scores (the sizing of
+#: ``evaluate_ranked``: baseline + ~0.6 x a share per Python worker).
+RANGES_PER_CORE = 8
+#: Ranks sampled per chunk and class to place the edges (``evaluate_ranked``'s default).
+SAMPLE_SIZE = 256
+
+
+def split_for(run: Any) -> range_counts.Split | None:
+    """The split of ``run``'s set when its exact binary ``AUROC`` / ``AveragePrecision`` members
+    (one score state) can go by these ranges on any frame, else None: values asked for
+    (``compute``), no ``by=`` slices, no retrieval, no other ``update`` keywords, one label and
+    one score column (:func:`range_counts.split_of`'s rule, with weights and either ``nulls``:
+    the twin each chunk feeds checks the column types as the state does). O(members)."""
+    plan = run.plan
+    if not run.request.compute or plan.by is not None or plan.family == "retrieval":
+        return None
+    names = {c: np.dtype(np.float64) for c in plan.columns()}  # the twin validates every column
+    return range_counts.split_of(run.template, dataclasses.replace(plan, weight=None), names)
+
+
+def set_request(split: range_counts.Split, plan: Plan, cores: int) -> common.RankedRequest:
+    """The ``evaluate_ranked`` request of ``split``'s ranked members: an exact binary ``AUROC``
+    twin with their ``ignore_index`` fed the run's label, score, weight and vector element,
+    refusing or skipping nulls as the run does; :data:`RANGES_PER_CORE` ranges per core (at
+    least 8), sampled edges, no curves. O(members)."""
+    template = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
+    twin = Plan(config=ranked_engine.runs_config(split.ignore_index), family="classification",
+                label=plan.label, score=plan.score, weight=plan.weight, positive_index=plan.positive_index,
+                task=plan.task, nulls=plan.nulls)
+    n_ranges = max(8, RANGES_PER_CORE * max(1, cores))
+    return common.RankedRequest(template, Shape("set"), twin, n_ranges, None, SAMPLE_SIZE, False, CHUNK_ROWS)

@@ -102,8 +102,14 @@ def test_equal_sklearn_and_one_process_bit_for_bit(spark_session, tmp_path, rang
     assert got[1] == want[1]
     assert got[0]["auroc"] == pytest.approx(roc_auc_score(df.y, df.p), rel=1e-12, abs=1e-12)
     assert got[0]["ap"] == pytest.approx(average_precision_score(df.y, df.p), rel=1e-12, abs=1e-12)
-    arrow = evaluate(frame, _set(order), label="y", score="p", direct_parquet=False)  # mapInArrow
-    _same(got[0], arrow)
+    # mapInArrow: the ranked members by shuffled ranges (spark_ranked, within 1e-12), the rest equal
+    arrow = evaluate(frame, _set(order), label="y", score="p", direct_parquet=False)
+    assert list(arrow) == list(got[0])
+    for k, v in got[0].items():
+        if k in ("auroc", "ap"):
+            assert arrow[k] == pytest.approx(v, rel=1e-12, abs=1e-12)
+        else:
+            assert np.array_equal(np.asarray(arrow[k]), np.asarray(v)), k
     assert range_runs.call_count == 1
 
 
@@ -295,3 +301,30 @@ def test_sample_edges_balance_and_skip_unreadable_files(tmp_path: Path) -> None:
     assert spark_ranges.sample_edges(pieces, "p", 1).shape == (0,)
     gone = [spark_files.Piece(str(tmp_path / "missing.parquet"), 0, 1, 0)]
     assert spark_ranges.sample_edges(gone, "p", 3).shape == (2,)  # the task names the problem
+
+
+def test_auroc_alone_ships_only_each_ranges_counts(tmp_path: Path) -> None:
+    """Without an ``AveragePrecision`` member a range task sends its u2, P and N and no count
+    per distinct positive score (empty arrays); the values stay one process's, bit for bit.
+    With AP it sends one count per distinct positive score of its range."""
+    df = _data(900, seed=9, decimals=3)
+    paths = _write(tmp_path, df, cuts=[400], group_rows=[90])
+    pieces = _pieces(paths)
+    edges = np.array([0.3, 0.6])
+    shares = [(0, 3), (3, 6), (6, len(pieces))]
+    for metrics in (sm.MetricSet(auroc=sm.AUROC()), sm.MetricSet(f1=sm.F1(), auroc=sm.AUROC()), _set()):
+        plan = make_plan(metrics, label="y", score="p", weight=None, query=None, doc_id=None, update_kwargs={},
+                         available=["y", "p"])[2]
+        split = range_counts.split_of(metrics, plan, {"y": np.dtype("int64"), "p": np.dtype("float64")})
+        assert split is not None
+        results = [spark_ranges.range_task(plan, split, pieces, shares[r], edges, r) for r in range(3)]
+        assert not any(isinstance(r, spark_ranges.Refused) for r in results)
+        sent = sum(r[4].shape[0] + r[5].shape[0] for r in results)  # type: ignore[union-attr]
+        positives = df[df.y == 1].p
+        want_sent = 0 if "ap" not in metrics else 2 * sum(
+            positives[(positives >= lo) & (positives < hi)].nunique()
+            for lo, hi in zip([-np.inf, *edges], [*edges, np.inf], strict=True))
+        assert sent == want_sent
+        got = range_counts.final_values([r[0] for r in results if r[0] is not None],  # type: ignore[index]
+                                        [spark_ranges.unpacked(r) for r in results], split)[0]  # type: ignore[arg-type]
+        _same(got, _single(metrics, df)[0])
