@@ -18,7 +18,8 @@ score (plus one weight, if weighted) per sample.
 Because every accumulator's state is a function of the multiset of rows it has seen (and merge is
 associative and commutative), empty partitions, repartitioning and any partition order give the
 single-process result: bit for bit for counts with unit or integer weights and for exact ranking
-buffers; within float rounding (1e-12 relative) for sums of float weights and retrieval means.
+buffers; within float rounding (1e-12 relative) for sums of float weights, retrieval means and
+weighted exact binary AUROC / AP (these go by ``evaluate_ranked``'s score ranges: no gather).
 
 The same code runs on the threaded scheduler, a ``LocalCluster`` or a remote
 ``Client("tcp://...")``: whatever scheduler is active when ``evaluate`` is called executes it.

@@ -41,7 +41,8 @@ docs/scale-out.md). Every other case reads the files with ``ray.data.read_parque
 
 Any blocking, empty blocks and any block order give the single-process result (bit for bit for
 counts with unit or integer weights and for the exact ranking buffers; within float rounding for
-sums of float weights and retrieval means).
+sums of float weights, retrieval means and weighted exact binary AUROC / AP, which go by score
+ranges without a gather).
 
 Complexity: one ``update`` pass per block on the workers; one k-way merge of the block states
 on the driver, which holds them and their merge (for exact ranking metrics one score per row:

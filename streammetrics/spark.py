@@ -27,7 +27,8 @@ rows are then grouped by query before they are fed.
 Because a state is a function of the multiset of rows it has seen and merge is associative and
 commutative, any partitioning, empty partitions and any partition order give the
 single-process result (bit for bit for counts with unit or integer weights and for the exact
-ranking buffers; within float rounding for sums of float weights and retrieval means).
+ranking buffers; within float rounding for sums of float weights, retrieval means and exact
+binary AUROC / AP by shuffled score ranges: every frame but a plain Parquet scan, and weights).
 
 Exact binary ``AUROC`` / ``AveragePrecision`` members sharing one score state never gather
 every score on the driver when values are asked for (``compute=True``), on any frame:

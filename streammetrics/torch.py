@@ -265,6 +265,41 @@ def _rendezvous(group: Any, world: int, step: Any, timeout: Any) -> tuple[Any, l
     return store, [prefix + str(me)] + ([roll_key] if me == ranks[0] else [])
 
 
+def _checked_timeout(timeout: Any) -> timedelta | None:
+    """``sync``'s ``timeout`` as a positive ``timedelta`` (None stays None).
+
+    Parameters
+    ----------
+    timeout : float, int, datetime.timedelta or None
+        Seconds (a finite real number > 0, not a bool) or a ``timedelta`` > 0.
+
+    Returns
+    -------
+    datetime.timedelta or None
+
+    Raises
+    ------
+    ValueError
+        Naming ``timeout`` and the value, for anything else (a string, NaN, inf, 0, a negative
+        duration). O(1).
+    """
+    if timeout is None:
+        return None
+    if isinstance(timeout, timedelta):
+        if timeout > timedelta(0):
+            return timeout
+    elif isinstance(timeout, (int, float, np.integer, np.floating)) \
+            and not isinstance(timeout, (bool, np.bool_)):
+        seconds = float(timeout)
+        if math.isfinite(seconds) and seconds > 0:
+            try:
+                return timedelta(seconds=seconds)
+            except OverflowError:
+                pass
+    raise ValueError(f"timeout: expected None, a finite number of seconds > 0 or a positive "
+                     f"datetime.timedelta, got {timeout!r:.80}")
+
+
 def _plain_step(step: Any) -> Any:
     """``step`` as JSON: None, a bool, an int, a float or a string (anything else: its repr)."""
     if step is None or isinstance(step, (bool, int, float, str)):
@@ -338,6 +373,7 @@ def sync(metric: M, group: Any = None, *, device: Any = None, step: Any = None,
     (0.75, False)
     """
     check_accumulator(metric)
+    timeout = _checked_timeout(timeout)  # before anything is counted or posted: nothing to undo
     if not (dist.is_available() and dist.is_initialized()):
         return metric.copy()
     world = dist.get_world_size(group)

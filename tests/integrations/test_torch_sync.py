@@ -450,3 +450,22 @@ def _no_store_worker(rank: int, world: int, init: str) -> None:
 
 def test_without_a_store_step_and_timeout_raise_and_a_plain_sync_warns() -> None:
     mp.spawn(_no_store_worker, args=(2, f"tcp://127.0.0.1:{_free_port()}"), nprocs=2, join=True)
+
+
+@pytest.mark.parametrize("bad", ["x", float("nan"), float("inf"), -1.0, 0, True, 1e300])
+def test_a_bad_timeout_is_refused_naming_it_before_anything_is_counted(bad) -> None:
+    """``timeout`` is checked first (a string, NaN, inf, 0, a negative or overflowing duration):
+    a ValueError naming it and the value, raised before this rank counts the call or posts to
+    the store, so a rank that passed a bad timeout leaves the group's call counts as they were."""
+    import datetime
+
+    from streammetrics import torch as sm_torch
+
+    before = dict(sm_torch._CALLS)
+    with pytest.raises(ValueError, match=r"^timeout: .*got "):
+        sm_torch.sync(sm.AUROC().update([0, 1], [0.2, 0.7]), timeout=bad)
+    with pytest.raises(ValueError, match=r"^timeout: "):
+        sm_torch.sync(sm.AUROC(), timeout=datetime.timedelta(seconds=-1))
+    assert sm_torch._CALLS == before
+    assert sm_torch._checked_timeout(2) == datetime.timedelta(seconds=2)
+    assert sm_torch._checked_timeout(None) is None
