@@ -164,6 +164,7 @@ class _State:
         self.value: Any = None
         self.hasTimedOut = False
         self.timeout: int | None = None
+        self.watermark_ms = 0  # the micro-batch's event-time watermark (none passed yet)
 
     @property
     def exists(self) -> bool:
@@ -181,6 +182,9 @@ class _State:
 
     def setTimeoutTimestamp(self, ms: int) -> None:  # noqa: N802
         self.timeout = ms
+
+    def getCurrentWatermarkMs(self) -> int:  # noqa: N802
+        return self.watermark_ms
 
 
 class _Handle:
