@@ -466,6 +466,6 @@ def test_a_bad_timeout_is_refused_naming_it_before_anything_is_counted(bad) -> N
         sm_torch.sync(sm.AUROC().update([0, 1], [0.2, 0.7]), timeout=bad)
     with pytest.raises(ValueError, match=r"^timeout: "):
         sm_torch.sync(sm.AUROC(), timeout=datetime.timedelta(seconds=-1))
-    assert sm_torch._CALLS == before
+    assert before == sm_torch._CALLS
     assert sm_torch._checked_timeout(2) == datetime.timedelta(seconds=2)
     assert sm_torch._checked_timeout(None) is None
