@@ -143,17 +143,8 @@ def exchange_counts(pieces: Sequence[ranked_engine.Runs], first: bool, counts: b
     nor the starts are sent (empty): O(1) numbers. O(P log k + sum over runs of (n_run + T))."""
     pv = _merged_positives(pieces)
     n_pos = int(pv.shape[0])
-    new = np.empty(n_pos, dtype=bool)
-    if n_pos:
-        new[0] = True
-        np.not_equal(pv[1:], pv[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    asc = pv[starts]  # distinct positive scores, ascending
-    del new, pv
-    dp = np.empty_like(starts)
-    if starts.shape[0]:
-        np.subtract(starts[1:], starts[:-1], out=dp[:-1])
-        dp[-1] = n_pos - starts[-1]
+    starts, asc, dp = range_counts.distinct_scores(pv)  # asc: distinct positive scores, ascending
+    del pv
     below = np.zeros(asc.shape[0], dtype=np.int64)
     u2, n_neg = 0, 0
     for p in pieces:

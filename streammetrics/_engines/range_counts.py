@@ -505,6 +505,24 @@ def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
     return v
 
 
+def distinct_scores(pv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct values of the sorted scores ``pv``: where each starts in ``pv`` (int64),
+    the values (ascending) and their multiplicities (``np.diff(starts, append=len(pv))``,
+    without temporaries of ``pv``'s length beyond one bool mask). O(len(pv))."""
+    n = int(pv.shape[0])
+    new = np.empty(n, dtype=bool)
+    if n:
+        new[0] = True
+        np.not_equal(pv[1:], pv[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    del new
+    dp = np.empty_like(starts)
+    if starts.shape[0]:
+        np.subtract(starts[1:], starts[:-1], out=dp[:-1])
+        dp[-1] = n - starts[-1]
+    return starts, pv[starts], dp
+
+
 def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True,
                  counts: bool = True) -> RangeCounts:
     """Sort one range's pieces (every partition's, unsorted) and count them: the range's only
@@ -519,18 +537,9 @@ def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True,
     nv = _sorted_scores([p[0] for p in pieces])
     pv = _sorted_scores([p[2] for p in pieces])
     n_pos, n_neg = int(pv.shape[0]), int(nv.shape[0])
-    new = np.empty(n_pos, dtype=bool)
-    if n_pos:
-        new[0] = True
-        np.not_equal(pv[1:], pv[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    asc = pv[starts]  # distinct positive scores, ascending
-    del new, pv
+    starts, asc, dp = distinct_scores(pv)
+    del pv
     left, right = _ranks(nv, asc)
-    dp = np.empty_like(starts)  # multiplicities: np.diff(starts, append=n_pos), no temporaries
-    if starts.shape[0]:
-        np.subtract(starts[1:], starts[:-1], out=dp[:-1])
-        dp[-1] = n_pos - starts[-1]
     u2 = _doubled_pairs(dp, left, right)
     if not counts:
         return RangeCounts(n_pos, n_neg, u2, asc[:0], np.zeros(0), np.zeros(0))

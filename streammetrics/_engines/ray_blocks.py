@@ -235,17 +235,6 @@ def _weighted_values(rest_states: Sequence[Mapping[str, Any]],
     if split.rest is not None:
         values, caught = compute_recorded(merged([rebuild(split.rest, s) for s in rest_states]))
     res = ranked_engine.combine(summaries, total)
-    P, N = total
-    ranked: dict[str, Any] = {}
-    if P <= 0 or N <= 0:  # a twin with the same classes present warns alike
-        twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
-        rows = [1] * (P > 0) + [0] * (N > 0)
-        if rows:
-            twin.update(np.array(rows), np.full(len(rows), 0.5))
-        undefined, more = compute_recorded(twin)
-        caught += more
-        ranked = {n: v for n, v in undefined.items() if v != v}
-    for name, cfg in split.ranked.items():
-        if name not in ranked:
-            ranked[name] = float(res["auroc"] if cfg["class"] == "AUROC" else res["ap"])
-    return {n: ranked[n] if n in ranked else values[n] for n in split.names}, caught
+    undefined, more = range_counts.undefined(split, total[0] > 0, total[1] > 0)
+    auroc, ap = float(res["auroc"]), float(res["ap"])
+    return range_counts.assemble(split, values, undefined, auroc, ap), caught + more
