@@ -216,6 +216,19 @@ def exact_hist(reference: Reference, pairs: PairScores) -> np.ndarray:
     return out
 
 
+def check_finite_scores(reference: Reference, pairs: PairScores) -> None:
+    """Refuse (``ValueError`` naming the column and the first offending value) a loaded exact
+    buffer holding a non-finite score: an update refuses them, and the distances (KS,
+    Wasserstein) are read off finite scores only. O(n)."""
+    for k in range(reference.n_columns):
+        pv, _, nv, _ = pairs.column(k)
+        for v in (pv, nv):
+            bad = ~np.isfinite(v)
+            if bad.any():
+                raise ValueError(f"state: column {k} holds a non-finite score; first invalid value "
+                                 f"{float(v[int(np.flatnonzero(bad)[0])])!r}")
+
+
 #: How far (relative to a column's total weight) a loaded state's bin and class counts may be from
 #: what its scores give: float sums in another order, merges, decay; a file outside is refused.
 COUNT_RTOL = 1e-9
@@ -229,6 +242,8 @@ def check_counts(reference: Reference, scores: ScoreState, hist: np.ndarray, cla
     for scores of shape (n, C), each class's weight (the weight of the scores of the rows
     predicting it). Within :data:`COUNT_RTOL` of the column's total. O(n) (exact), O(bins)."""
     pairs = scores.pair_scores()
+    if pairs is not None:
+        check_finite_scores(reference, pairs)
     totals = hist.sum(axis=1)
     held = None if pairs is None else exact_hist(reference, pairs)
     for k in range(reference.n_columns):

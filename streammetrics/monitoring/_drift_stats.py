@@ -198,7 +198,10 @@ def ks_wasserstein_blocks(rv: np.ndarray, rm: np.ndarray, cv: np.ndarray, cm: np
     rt = float(rm.sum())
     if n == 0 or rt <= 0:
         return math.nan, math.nan
-    span = max(float(rv[-1]), float(cv[-1])) - min(float(rv[0]), float(cv[0]))
+    ends = (float(rv[0]), float(rv[-1]), float(cv[0]), float(cv[-1]))
+    if not all(math.isfinite(e) for e in ends):  # updates and loads refuse them: never halve forever
+        raise ValueError(f"scores must be finite; got the extremes {ends!r}")
+    span = max(ends[1], ends[3]) - min(ends[0], ends[2])
     if not math.isfinite(span):  # scores near the largest floats: the distance of the halves, doubled
         ks, w = ks_wasserstein_blocks(rv * 0.5, rm, cv * 0.5, cm, r_cdf)
         return ks, 2.0 * w

@@ -181,3 +181,29 @@ def test_valid_states_with_float_weights_decay_and_merges_load():
         m = parts[0].merge(*parts[1:])
         again = sm.loads(sm.dumps(m))
         assert sm.dumps(again) == sm.dumps(m)
+
+
+@pytest.mark.parametrize(("reference", "batch"), [
+    ([0.1, 0.5, 0.9], [0.2, 0.6]),
+    (np.eye(3), [[0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]),
+])
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_a_file_whose_exact_scores_are_not_finite_is_refused(reference, batch, bad):
+    """A fresh-seed run of the load fuzzer found it: an infinite score in a loaded exact buffer
+    made KS / Wasserstein halve the scores forever (RecursionError). Refused at load, naming the
+    column and the value; the untouched file loads."""
+    sd = Drift(reference, bins=2).update(batch).state_dict()
+    assert sm.Metric.from_state_dict(sd).compute() == Drift(reference, bins=2).update(batch).compute()
+    values = np.array(sd["scores_values"], dtype=np.float64)
+    values[-1] = bad
+    sd["scores_values"] = values
+    with pytest.raises(ValueError, match=rf"state: column \d holds a non-finite score; first invalid value {bad!r}"):
+        sm.Metric.from_state_dict(sd)
+
+
+def test_the_distance_kernel_refuses_infinite_scores_instead_of_recursing():
+    from streammetrics.monitoring._drift_stats import ks_wasserstein_blocks
+
+    ones = np.ones(2)
+    with pytest.raises(ValueError, match="scores must be finite"):
+        ks_wasserstein_blocks(np.array([0.0, np.inf]), ones, np.array([0.5, 1.0]), None)
