@@ -25,8 +25,8 @@ the edges decides, from the class counts every partition task reports):
    made float64 once, and the same floating-point steps as one process: bit for bit.
 
 Ray's ``evaluate_parquet`` (:mod:`streammetrics._engines.ray_ranges`) runs the same steps as Ray
-tasks; its driver decides before any file task runs, from the labels of the row groups it
-samples for the edges (an estimate: it decides the cost, never the values).
+tasks; its driver decides before any file task runs, from the labels of every row group of the
+files it samples for the edges (an estimate: it decides the cost, never the values).
 
 Only the positives are exchanged (not "the smaller class"): the step AP sums over the distinct
 positive scores, and with positives the majority, every one of them would reach the root -- the

@@ -14,11 +14,12 @@ range: takes only that range's object of every file task, sorts it once and coun
 members' states and adds the ranges' counts,
 :func:`~streammetrics._engines.range_counts.final_values`).
 
-With few positives among the sampled row groups' labels (at most 1/(4R) of their rows), the
-driver chooses the exchange of positives instead (:mod:`streammetrics._engines.minority`): each
-file task sorts its scores in place and returns its sorted negatives and positives
-(``num_returns=3``); range task r counts the negatives of file tasks r, r + R, ... against
-every file task's positives -- no routing, and the same values bit for bit.
+With few positives among the labels of the sampled files (every row group's: a file sorted by
+label has row groups of one class; at most 1/(4R) of their rows), the driver chooses the
+exchange of positives instead (:mod:`streammetrics._engines.minority`): each file task sorts
+its scores in place and returns its sorted negatives and positives (``num_returns=3``); range
+task r counts the negatives of file tasks r, r + R, ... against every file task's positives --
+no routing, and the same values bit for bit.
 
 Where the edges fall changes only how the work is shared between the range tasks: any edges give
 the single-process values bit for bit (tied scores share a range; the counts are exact). Placing
@@ -46,7 +47,8 @@ from . import minority, range_counts
 from . import ranked as ranked_engine
 from .plan import Plan
 
-#: Files whose middle row group the driver reads to place the range edges.
+#: Files whose middle row group's scores the driver reads to place the range edges (and whose
+#: labels, every row group's, decide the exchange of positives).
 SAMPLE_FILES = 4
 #: Scores kept from each sampled row group (evenly spaced).
 SAMPLE_SCORES = 4096
@@ -66,9 +68,11 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np
     files spread over ``files`` (:data:`SAMPLE_SCORES` evenly spaced scores of each; NaN
     and nulls dropped; a file pyarrow cannot read, or whose label or score column is not numeric,
     a ValueError naming it) -- or the exchange of positives
-    (:mod:`streammetrics._engines.minority`) where the positives among those row groups' rows
-    are few enough (:func:`~streammetrics._engines.minority.use_exchange`: an estimate, which
-    only decides the cost, never the values). O(sampled row groups)."""
+    (:mod:`streammetrics._engines.minority`) where the positives among the labels of every row
+    group of those files (read one row group at a time, the label column only) are few enough
+    (:func:`~streammetrics._engines.minority.use_exchange`: exact for the sampled files, an
+    estimate for the others, which only decides the cost, never the values). O(rows of the
+    sampled files) for the labels, O(sampled row groups) for the scores."""
     if n_ranges <= 1:
         return np.zeros(0)
     import pyarrow.parquet as pq
@@ -82,14 +86,17 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np
             reader = pq.ParquetFile(f)
             range_counts.check_columns(reader.schema_arrow, range_counts.plan_columns(plan), name)
             if reader.num_row_groups:
-                group = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.label, plan.score])
+                group = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.score])
                 # nulls dropped (the file task names them): booleans with nulls read as objects
-                v = np.asarray(group.column(1).drop_null().to_numpy(), dtype=np.float64)
+                v = np.asarray(group.column(0).drop_null().to_numpy(), dtype=np.float64)
                 v = v[:: max(1, v.shape[0] // SAMPLE_SCORES)]
                 values.append(v[~np.isnan(v)])
-                y = np.asarray(group.column(0).drop_null().to_numpy(), dtype=np.float64)
+            for g in range(reader.num_row_groups):  # every row group's labels, one at a time: a
+                # file sorted by label has row groups of one class (ignored labels count as rows)
+                y = np.asarray(reader.read_row_group(g, columns=[plan.label]).column(0).drop_null()
+                               .to_numpy(), dtype=np.float64)
                 y = y[~np.isnan(y)]
-                rows += int(y.shape[0])  # ignored labels counted as rows: an estimate
+                rows += int(y.shape[0])
                 positives += int(np.count_nonzero(y))
     if rows and minority.use_exchange(positives, rows, n_ranges):
         return minority.Exchange(n_ranges)

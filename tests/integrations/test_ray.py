@@ -402,10 +402,13 @@ def test_parquet_exchange_names_a_null_file_and_row(tmp_path, monkeypatch) -> No
     assert len(chosen) == 1 and isinstance(chosen[0], minority.Exchange)
 
 
-def test_parquet_exchange_on_a_wrong_estimate_still_equals_one_process(tmp_path, monkeypatch) -> None:
-    """The driver's sample (the middle row group of each file) holds no positive, the other row
-    groups two thirds of the rows, all positive, bool labels: the exchange is chosen on that
-    estimate and still gives one process's values bit for bit (the estimate decides the cost)."""
+@pytest.mark.parametrize("positives_first", [True, False])
+def test_parquet_files_sorted_by_label_choose_by_their_labels(tmp_path, monkeypatch, positives_first) -> None:
+    """Files sorted by label, one class per row group: the middle row group of each file holds no
+    positive (or only positives) while the others hold two thirds of the rows. The driver
+    decides from every row group's labels: the range path for 62% positives (the exchange would
+    hold every positive in each range task), the exchange for 2% -- and one process's values
+    bit for bit either way. (Before: decided from the middle row groups, the exchange for 62%.)"""
     from streammetrics._engines import minority
 
     _range_calls(monkeypatch, 2)
@@ -413,13 +416,17 @@ def test_parquet_exchange_on_a_wrong_estimate_still_equals_one_process(tmp_path,
     rng = np.random.default_rng(59)
     frames = []
     for _ in range(3):
-        y = np.concatenate([np.ones(400, bool), np.zeros(500, bool), np.ones(400, bool)])
+        if positives_first:  # 800 of 1300 positive, none in the middle row group
+            y = np.concatenate([np.ones(400, bool), np.zeros(500, bool), np.ones(400, bool)])
+        else:  # 26 of 1300 positive, all in the middle row group
+            y = np.concatenate([np.zeros(637, bool), np.ones(26, bool), np.zeros(637, bool)])
         frames.append(pd.DataFrame({"y": y, "p": rng.random(y.shape[0]).round(2)}))
-    _write(tmp_path, frames, [[400, 500, 400]] * 3)
+    sizes = [400, 500, 400] if positives_first else [637, 26, 637]
+    _write(tmp_path, frames, [sizes] * 3)
     whole = pd.concat(frames, ignore_index=True)
     got = _recorded(lambda: sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p"))
     want = _recorded(lambda: _ranked_set().update(whole.y.to_numpy(), whole.p.to_numpy()).compute())
-    assert len(chosen) == 1 and isinstance(chosen[0], minority.Exchange)
+    assert len(chosen) == 1 and isinstance(chosen[0], minority.Exchange) is not positives_first
     assert got[1] == want[1]
     for k in want[0]:
         assert np.array_equal(np.asarray(got[0][k]), np.asarray(want[0][k])), k
