@@ -443,8 +443,9 @@ def _check_aligned(ddf: Any, series: Any, what: str) -> None:
 
 def _expressions(ddf: Any, request: Request) -> tuple[Any, Request]:
     """Dask Series given as columns (``score=ddf.p * 1.0``): assigned to the frame, lazily, under
-    names of their own that none of its columns has; the request naming those. Nothing is
-    computed: the range path and the state path see ordinary columns."""
+    names that say the argument (``"score (a Series)"``, ``"score[1] (a Series)"`` for an element
+    of a list: a null row's message names it) and none of its columns has; the request naming
+    those. Nothing is computed: the range path and the state path see ordinary columns."""
     taken = set(ddf.columns)
     new: dict[str, Any] = {}
     changes: dict[str, Any] = {}
@@ -456,7 +457,7 @@ def _expressions(ddf: Any, request: Request) -> tuple[Any, Request]:
         for i, c in enumerate(specs):
             if _is_series(c):
                 _check_aligned(ddf, c, what)
-                name = f"__streammetrics_{what}_{i}__"
+                name = f"{what}[{i}] (a Series)" if isinstance(spec, (list, tuple)) else f"{what} (a Series)"
                 while name in taken:
                     name = f"_{name}_"
                 taken.add(name)

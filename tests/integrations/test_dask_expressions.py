@@ -8,6 +8,7 @@ nothing but ``evaluate``'s one graph, and a Series not aligned with the frame is
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -129,6 +130,35 @@ def test_expression_names_never_collide_with_the_frames_columns() -> None:
     assert got == sm.AUROC().update(df.y, df.p).compute()
     assert _sync(evaluate, ddf, sm.AUROC(), label="y", score=ddf["__streammetrics_score_0__"] * 1.0) \
         == sm.AUROC().update(df.y, 1.0 - df.p).compute()
+    df["score (a Series)"] = 1.0 - df["p"]  # a user column of the name an expression gets
+    ddf = dd.from_pandas(df, npartitions=3)
+    assert _sync(evaluate, ddf, sm.AUROC(), label="y", score=ddf.p * 1.0) == sm.AUROC().update(df.y, df.p).compute()
+    assert _sync(evaluate, ddf, sm.AUROC(), label="y", score=ddf["score (a Series)"] * 1.0) \
+        == sm.AUROC().update(df.y, 1.0 - df.p).compute()
+
+
+@pytest.mark.parametrize(("what", "metrics"), [("score", sm.AUROC()), ("score", sm.F1()), ("label", _binary()),
+                                             ("weight", _binary()), ("score[1]", sm.AUROC(num_classes=C))],
+                         ids=["range-path", "state-path", "label", "weight", "list-element"])
+def test_a_null_of_a_series_names_the_argument_and_the_row(what: str, metrics: Any) -> None:
+    """A null row of a Series expression: the message names the argument as the user wrote it
+    (the element of a list by its index), never an internal column, and the row; with
+    ``nulls="skip"`` the row is dropped as a null of a plain column is."""
+    df = _frame(8, 60)
+    df["i"] = np.arange(len(df))
+    ddf = dd.from_pandas(df, npartitions=3)
+    bad = ddf.i == int(ddf.divisions[1]) + 2  # row 2 of partition 1
+    kwargs: dict[str, Any] = {"label": "y", "score": "p"}
+    if what == "score[1]":
+        kwargs.update(label="yc", score=["s0", ddf.s1.mask(bad), "s2"])
+    elif what == "label":
+        kwargs["label"] = ddf.yf.mask(bad)
+    else:
+        kwargs[what] = ddf[{"score": "p", "weight": "w"}[what]].mask(bad)
+    name = f"{what} (a Series)"
+    with pytest.raises(ValueError, match=rf"^nulls: column {re.escape(repr(name))} is null at row 2 of Dask partition 1 "
+                                         rf"\(index {int(ddf.divisions[1]) + 2}; row .*{re.escape(repr(name))}: nan"):
+        _sync(evaluate, ddf, metrics, **kwargs)
 
 
 def test_a_series_of_the_frames_divisions_from_another_frame_is_aligned_by_index() -> None:
