@@ -5,7 +5,8 @@
 a materialized dataset; read once for a lazy ``read_parquet``) and runs, as plain Ray tasks:
 
 ``edges`` (the driver: R - 1 score quantiles of up to :data:`SAMPLE_BLOCKS` blocks' scores, a
-few thousand each; one range per CPU, :func:`streammetrics._engines.ray_ranges.range_count`)
+few thousand each; more blocks where those are mostly empty, :func:`edge_sample`; one range per
+CPU, :func:`streammetrics._engines.ray_ranges.range_count`)
 ``-> block task`` (one per group of at most 4 blocks, read in place: nulls dropped or refused
 and the rows validated as the state path does, the set's other members fed, and the ranked
 scores cut into R pieces, each stored as its own object, ``num_returns=R + 1``) ``-> range
@@ -136,16 +137,44 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
         return [head, *pieces]
 
 
-def _sample_task(table: Any, score: str) -> np.ndarray:
-    """Evenly spaced scores of a block (nulls, NaN and non-numbers dropped: the block tasks
-    name them): only the ranges' balance depends on them."""
-    try:
-        v = np.asarray(table.column(score).drop_null().to_numpy(zero_copy_only=False), dtype=np.float64)
-    except (TypeError, ValueError):
-        return np.zeros(0)
-    at = np.linspace(0, v.shape[0] - 1, min(v.shape[0], ray_ranges.SAMPLE_SCORES)).astype(np.int64)
-    v = v[np.unique(at)]
-    return v[~np.isnan(v)]
+def _sample_task(score: str, per_block: int, *tables: Any) -> list[np.ndarray]:
+    """Up to ``per_block`` evenly spaced scores of each block (nulls, NaN and non-numbers
+    dropped: the block tasks name them; an empty block gives none): only the ranges' balance
+    depends on them."""
+    out = []
+    for table in tables:
+        try:
+            v = np.asarray(table.column(score).drop_null().to_numpy(zero_copy_only=False), dtype=np.float64)
+        except (TypeError, ValueError):
+            v = np.zeros(0)
+        at = np.linspace(0, v.shape[0] - 1, min(v.shape[0], per_block)).astype(np.int64)
+        v = v[np.unique(at)]
+        out.append(v[~np.isnan(v)])
+    return out
+
+
+def edge_sample(blocks: Sequence[Any], score: str) -> np.ndarray:
+    """The scores the edges are placed from: :data:`SAMPLE_BLOCKS` blocks spread over the list,
+    then, while fewer than half of them gave a score (empty blocks, blocks of nulls), 4 times as
+    many of the blocks not yet sampled (in a fixed shuffled order) in :data:`SAMPLE_BLOCKS`
+    tasks, each returning at most :data:`~streammetrics._engines.ray_ranges.SAMPLE_SCORES`
+    scores: a round fetches at most ``SAMPLE_BLOCKS * SAMPLE_SCORES`` scores, and only a
+    dataset of mostly empty blocks takes more than one (O(log blocks) rounds)."""
+    import ray
+
+    n = len(blocks)
+    first = np.unique(np.linspace(0, n - 1, min(SAMPLE_BLOCKS, n)).astype(np.int64))
+    order = np.concatenate([first, np.random.default_rng(0).permutation(np.setdiff1d(np.arange(n), first))])
+    task = ray.remote(_sample_task)
+    found: list[np.ndarray] = []
+    at, width = 0, SAMPLE_BLOCKS
+    while at < n and 2 * len(found) < SAMPLE_BLOCKS:
+        groups = np.array_split(order[at:at + width], min(SAMPLE_BLOCKS, n - at))
+        per_block = max(1, ray_ranges.SAMPLE_SCORES // max(g.shape[0] for g in groups))
+        got = get([task.remote(score, per_block, *[blocks[int(i)] for i in g]) for g in groups])
+        found += [v for per_task in got for v in per_task if v.shape[0]]
+        at, width = at + width, 4 * width
+    return np.concatenate(found) if found else np.zeros(0)
 
 
 def _count_task(thresholds: bool, *pieces: ranked_engine.Runs) -> range_counts.RangeCounts:
@@ -172,10 +201,11 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
     held in the object store): the values in the set's order, the warnings one process raises
     and the rows skipped for a null; None for a dataset of no block.
 
-    The driver samples the scores of up to :data:`SAMPLE_BLOCKS` blocks to place one range edge
-    per CPU; one task per group of at most 4 blocks validates the rows (feeding the set's other
-    members), and stores each range's piece of its scores as its own object; one task per range
-    takes only that range's pieces. Unweighted, the ranges are sorted and counted as on the
+    The driver samples the scores of :data:`SAMPLE_BLOCKS` blocks (more where those are mostly
+    empty: :func:`edge_sample`) to place one range edge per CPU; one task per group of at most
+    4 blocks validates the rows (feeding the set's other members), and stores each range's
+    piece of its scores as its own object; one task per range takes only that range's pieces.
+    Unweighted, the ranges are sorted and counted as on the
     Parquet range path (:func:`range_counts.range_counts`, :func:`range_counts.final_values`:
     the single-process values bit for bit); weighted, merged and summarised as by
     :func:`streammetrics.ray.evaluate_ranked` (within 1e-12). The driver receives O(R)
@@ -190,11 +220,8 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
     n_ranges = ray_ranges.range_count()
     edges = np.zeros(0)
     if n_ranges > 1:
-        picks = np.unique(np.linspace(0, len(blocks) - 1, min(SAMPLE_BLOCKS, len(blocks))).astype(np.int64))
-        score = plan.score
-        assert isinstance(score, str)  # dataset_split: one score column
-        sample = get([ray.remote(_sample_task).remote(blocks[int(i)], score) for i in picks])
-        v = np.concatenate(sample)
+        assert isinstance(plan.score, str)  # dataset_split: one score column
+        v = edge_sample(blocks, plan.score)
         edges = ranked_engine.range_edges([(v, np.ones(v.shape[0]))], n_ranges)
     task = ray.remote(_blocks_task).options(num_returns=n_ranges + 1)
     plan_ref, split_ref = ray.put(plan), ray.put(split)

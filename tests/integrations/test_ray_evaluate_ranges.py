@@ -262,3 +262,29 @@ def test_the_driver_fetches_no_score(monkeypatch, calls) -> None:
         for sizes in (auroc, weighted, ap):
             assert sizes[0] < sample and sum(sizes[1:]) < 20_000, (n, sizes)
     assert len(calls) == 6
+
+
+def test_edges_from_non_empty_blocks_balance_the_ranges(monkeypatch, calls) -> None:
+    """A filtered dataset of 40 blocks whose rows are all in blocks 5, 17 and 30: the blocks the
+    sample spreads over (0, 13, 26, 39) are empty, so the sample goes on to the blocks not yet
+    sampled until half of a sample's blocks hold a score, and the 2 ranges each hold about half
+    of the rows (before: the sample held no score, the edge fell at 0 and one range held every
+    row); the values one process's bit for bit."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from streammetrics._engines import range_counts
+
+    df = _frame(40_000, 17, levels=10**6).assign(b=np.arange(40_000) // 1_000)
+    kept = pa.array([5, 17, 30])
+    ds = ray.data.from_pandas([df.iloc[i * 1_000:(i + 1) * 1_000] for i in range(40)]).map_batches(
+        lambda t: t.filter(pc.is_in(t["b"], value_set=kept)), batch_format="pyarrow", batch_size=None)
+    want = df[df.b.isin([5, 17, 30])]
+    seen: list[list[int]] = []
+    real = range_counts.final_values
+    monkeypatch.setattr(range_counts, "final_values",
+                        lambda rest, counts, split: seen.append([c.pos + c.neg for c in counts]) or real(rest, counts, split))
+    monkeypatch.setattr(ray_ranges, "range_count", lambda: 2)
+    _same_bits(evaluate(ds, _set(), label="y", score="p"), _one_process(_set(), want))
+    assert len(calls) == 1 and len(seen) == 1 and sum(seen[0]) == 3_000
+    assert min(seen[0]) >= 1_200, seen  # each range about half of the rows
