@@ -59,7 +59,8 @@ An AUROC-only set sends the root three integers per range (no counts at the posi
 ``nulls="skip"`` stays on this path (the tasks drop the rows, as the state path's do). With a
 numeric ``weight`` column the same members go by :func:`evaluate_ranked`'s graph
 (:func:`streammetrics._engines.dask_ranked.ranked_graph`, in one ``compute`` with the other
-members' state tree): O(R) numbers at the root, within 1e-12 (float sums in another order).
+members' state tree, whose states the tasks that read and sort the rows make: one read):
+O(R) numbers at the root, within 1e-12 (float sums in another order).
 The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
 workers reading Parquet): ``distributed`` costs about a millisecond of scheduler and worker
 CPU per task. For AUROC, AP and curves at a size where even the
@@ -242,22 +243,24 @@ def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: b
     return level[0]
 
 
-def _weighted_graph(frame: Any, frames: Sequence[Any], plan: Plan, split: range_counts.Split,
+def _weighted_graph(frame: Any, plan: Plan, split: range_counts.Split,
                     split_every: int) -> tuple[Any, Any, Any]:
     """The weighted route of :func:`evaluate`: the ranked members by
     :func:`streammetrics._engines.dask_ranked.ranked_graph` (each range merged and summarised
-    on a worker; the root gets O(R) numbers), the set's other members as states merged in a
-    tree (None without any). Returns the summaries, the totals and the rest's root, delayed."""
+    on a worker; the root gets O(R) numbers), the set's other members fed the same rows by its
+    runs tasks (one read) and their states merged in a tree (None without any). Returns the
+    summaries, the totals and the rest's root, delayed."""
     import dask
 
     assert isinstance(plan.label, str) and isinstance(plan.score, str)
     members = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
-    summaries, totals = ranked_graph(frame, members, label=plan.label, score=plan.score,
-                                     weight=plan.weight, nulls=plan.nulls)
+    # the other members are fed by the tasks that read the rows for the ranked ones: one read
+    others = None if split.rest is None else (dataclasses.replace(plan, config=split.rest),
+                                              split.ranked_first)
+    summaries, totals, parts = ranked_graph(frame, members, label=plan.label, score=plan.score,
+                                            weight=plan.weight, nulls=plan.nulls, rest=others)
     rest = None
     if split.rest is not None:
-        rest_plan = dask.delayed(dataclasses.replace(plan, config=split.rest), pure=True)
-        parts = [dask.delayed(_partition_task, pure=True)(p, rest_plan, i) for i, p in enumerate(frames)]
         rest = _tree(parts, dask.delayed(split.rest, pure=True), "MetricSet", split_every, True)
     return summaries, totals, rest
 
@@ -514,7 +517,7 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     weighted = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()), weighted=True)
                 if compute else None)
     if weighted is not None:  # weighted exact binary AUROC / AP: by the ranked engine, no gather
-        graph = _weighted_graph(frame, frames, plan, weighted, split_every)
+        graph = _weighted_graph(frame, plan, weighted, split_every)
         (summaries, totals, rest), skipped = dask.compute(graph, nulls)
         run.report_skipped(sum(skipped))
         values, caught = _weighted_values(summaries, totals, rest, weighted)

@@ -26,7 +26,7 @@ from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 
 from . import ranked as ranked_engine
-from .plan import Plan, brief, normalise
+from .plan import Plan, brief, empty_set, feed_arrow, frame_state, normalise, state_of
 
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
@@ -40,24 +40,34 @@ CHUNK_ROWS = 1 << 18
 
 class Held(list):  # type: ignore[type-arg]
     """A partition's runs (a list of :data:`~streammetrics._engines.ranked.Runs`), which its
-    split task takes (:func:`_take_task`): ``taken`` once they have been cut and released."""
+    split task takes (:func:`_take_task`): ``taken`` once they have been cut and released;
+    ``rest``: the state of a set's other members fed the same rows in the same task (or None)."""
 
     taken = False
+    rest: dict[str, Any] | None = None
 
 
-def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0) -> Held:
-    """One Dask partition's runs, ``chunk_rows`` rows at a time."""
-    chunks = ranked_engine.row_chunks(df, chunk_rows)
-    return Held(ranked_engine.chunk_runs(chunks, plan, f"Dask partition {index}"))
+def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0,
+               rest: tuple[Plan, bool] | None = None) -> Held:
+    """One Dask partition's runs, ``chunk_rows`` rows at a time; with ``rest`` (the other
+    members' plan, and whether the ranked members come first in the set: the order of their
+    errors), also their state."""
+    where = f"Dask partition {index}"
+    state = None if rest is None or rest[1] else state_of(frame_state(df, rest[0], where))
+    held = Held(ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, where))
+    if rest is not None:
+        held.rest = state_of(frame_state(df, rest[0], where)) if rest[1] else state
+    return held
 
 
-def _runs_frame(df: Any, plan: Plan, chunk_rows: int, call: str = "", partition_info: Any = None) -> Any:
+def _runs_frame(df: Any, plan: Plan, chunk_rows: int, call: str = "", partition_info: Any = None,
+                rest: tuple[Plan, bool] | None = None) -> Any:
     """:func:`_runs_task` of a partition, in a one-row frame (a ``map_partitions`` result;
     ``call`` only makes the task unique to one evaluation)."""
     import pandas as pd
 
     index = partition_info["number"] if partition_info else 0
-    return pd.DataFrame({"runs": pd.Series([_runs_task(df, plan, chunk_rows, index)], dtype=object)})
+    return pd.DataFrame({"runs": pd.Series([_runs_task(df, plan, chunk_rows, index, rest)], dtype=object)})
 
 
 def _held_of(frame: Any) -> Held:
@@ -79,18 +89,44 @@ def _take_task(held: Held, edges: np.ndarray) -> list[list[ranked_engine.Runs]]:
     return out
 
 
-def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int) -> Held:
+def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int,
+                    rest: tuple[Plan, bool] | None = None) -> Held:
     """The runs of Parquet files, each read ``chunk_rows`` rows at a time (pyarrow record
-    batches of the used columns: no file is ever whole in memory)."""
+    batches of the used columns: no file is ever whole in memory); with ``rest`` (as for
+    :func:`_runs_task`), the other members fed each batch too: one read of the files."""
     import pyarrow.parquet as pq
 
     out = Held()
+    acc = None if rest is None else empty_set(rest[0].config, rest[0].kind)
     for name in names:
         with fs.open(name, "rb") as source:
             reader = pq.ParquetFile(source, pre_buffer=False)
             batches = reader.iter_batches(chunk_rows, columns=plan.columns(), use_threads=False)
+            if acc is not None and rest is not None:
+                batches = _feeding(batches, acc, rest, name)
             out += ranked_engine.chunk_runs(batches, plan, name)
+    if acc is not None:
+        out.rest = state_of(acc)
     return out
+
+
+def _feeding(batches: Any, acc: Any, rest: tuple[Plan, bool], where: str) -> Any:
+    """``batches``, each fed to ``acc`` (the other members) before it is passed on, or after
+    the ranked members took it when they come first in the set (the order of the errors one
+    ``update`` raises; a row named by its position in ``where``). O(rows)."""
+    offset = 0
+    for batch in batches:
+        if not rest[1]:
+            feed_arrow(acc, batch, rest[0], where, offset)
+        yield batch
+        if rest[1]:
+            feed_arrow(acc, batch, rest[0], where, offset)
+        offset += batch.num_rows
+
+
+def _rest_of(held: Held) -> dict[str, Any] | None:
+    """The other members' state a runs task made (see :class:`Held`)."""
+    return held.rest
 
 
 def file_groups(files: Sequence[str], sizes: Sequence[int], n_groups: int) -> list[list[str]]:
@@ -216,7 +252,7 @@ def range_summaries(
     """
     import dask
 
-    summaries, grand = ranked_graph(ddf, metrics, label=label, score=score, weight=weight, ranges=ranges,
+    summaries, grand, _ = ranked_graph(ddf, metrics, label=label, score=score, weight=weight, ranges=ranges,
                                     sample_size=sample_size, curves=curves, chunk_rows=chunk_rows,
                                     ranges_at_once=ranges_at_once)
     out, total = dask.compute(summaries, grand)
@@ -236,10 +272,13 @@ def ranked_graph(
     chunk_rows: int = CHUNK_ROWS,
     ranges_at_once: int | None = None,
     nulls: str = "error",
-) -> tuple[list[Any], Any]:
-    """:func:`range_summaries` not yet computed: the per-range summaries and the totals as
-    ``Delayed`` objects (``streammetrics.dask.evaluate`` computes them with the states of a set's
-    other members, in one graph); ``nulls``: the rows with a null dropped (``"skip"``) or refused.
+    rest: tuple[Plan, bool] | None = None,
+) -> tuple[list[Any], Any, list[Any]]:
+    """:func:`range_summaries` not yet computed: the per-range summaries, the totals and the
+    other members' states as ``Delayed`` objects (``streammetrics.dask.evaluate`` computes them
+    in one graph); ``nulls``: the rows with a null dropped (``"skip"``) or refused; ``rest``:
+    the other members' plan and whether the ranked members come first -- each runs task feeds
+    them the rows it reads (one read), one state per task (none without ``rest``).
     """
     import dask
 
@@ -276,7 +315,7 @@ def ranked_graph(
         threads = _threads()
         groups = [[f] for f in files] if threads is None else file_groups(
             files, [int(fs.size(f)) for f in files], threads)
-        runs = [delayed(_file_runs_task)(g, fs, plan_node, chunk_rows) for g in groups]
+        runs = [delayed(_file_runs_task)(g, fs, plan_node, chunk_rows, rest) for g in groups]
     else:
         # The runs computed in the partition's own task (Dask fuses the read into it), so that
         # no partition waits whole, already read, for its runs task (measured: two in flight per
@@ -287,7 +326,7 @@ def ranked_graph(
 
         meta = pd.DataFrame({"runs": pd.Series([], dtype=object)})
         held = ddf[plan.columns()].map_partitions(_runs_frame, plan, chunk_rows, call=uuid.uuid4().hex,
-                                                  meta=meta, enforce_metadata=False)
+                                                  rest=rest, meta=meta, enforce_metadata=False)
         runs = [delayed(_held_of, pure=True)(p) for p in held.to_delayed()]
     if fixed is not None:
         edges: Any = fixed
@@ -317,7 +356,8 @@ def ranked_graph(
         summaries.append(delayed(_range_task, pure=True)(
             [delayed(operator.getitem, pure=True)(s, i) for s in splits], delayed(operator.getitem)(offs, i),
             grand, curves, after))
-    return summaries, grand
+    states = [] if rest is None else [delayed(_rest_of, pure=True)(r) for r in runs]
+    return summaries, grand, states
 
 
 def _threads() -> int | None:
@@ -359,9 +399,9 @@ def evaluate_ranked(
     ddf: Any,
     metrics: Any,
     *,
-    label: str,
-    score: str,
-    weight: str | None = None,
+    label: Any,
+    score: Any,
+    weight: Any = None,
     ranges: int | Sequence[float] | None = None,
     sample_size: int = 256,
     chunk_rows: int = CHUNK_ROWS,
@@ -389,10 +429,12 @@ def evaluate_ranked(
     metrics : MetricSet, Metric or mapping of name -> Metric
         Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``
         templates (their configuration is used; they are not modified).
-    label, score : str
-        The 0/1 label and the score columns.
-    weight : str, optional
-        The ``sample_weight`` column.
+    label, score : str or dask Series
+        The 0/1 label and the score columns, or Dask Series derived from ``ddf`` (as
+        :func:`streammetrics.dask.evaluate` takes them: ``score=ddf.p * 1.0``, added to the
+        frame lazily; a null row named by the argument, ``'score (a Series)'``).
+    weight : str or dask Series, optional
+        The ``sample_weight`` column, or a Dask Series derived from ``ddf``.
     ranges : int or sequence of float, optional
         The number R of score ranges (more ranges = less memory per range task; default 8 per
         worker thread of the current distributed client, 8 without one), or the R - 1
@@ -446,6 +488,13 @@ def evaluate_ranked(
     >>> round(v["auc"], 4)
     0.8889
     """
+    if hasattr(ddf, "npartitions"):  # Dask Series as columns: assigned to the frame as evaluate does
+        from streammetrics.dask import _expressions
+
+        from .request import Request
+
+        ddf, req = _expressions(ddf, Request(label=label, score=score, weight=weight, update_kwargs={}))
+        label, score, weight = req.label, req.score, req.weight
     template, shape = normalise(metrics)
     members = dict(template.items())
     curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())

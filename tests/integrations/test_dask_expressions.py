@@ -235,3 +235,23 @@ def test_expressions_run_on_the_workers_only() -> None:
         assert evaluate(ddf, sm.AUROC(), label="y", score=score) == sm.AUROC().update(df.y, df.p).compute()
         weighted = evaluate(ddf, _binary(), label="y", score=score, weight=ddf.w * 1.0)
     _close(weighted, _binary().update(df.y, df.p, sample_weight=df.w).compute())
+
+
+def test_evaluate_ranked_takes_series_as_evaluate_does() -> None:
+    """``evaluate_ranked`` takes Dask Series derived from the frame for ``label``, ``score`` and
+    ``weight`` (the same helper as ``evaluate``): the values of the plain columns, a null row
+    named by the argument, a Series not aligned with the frame refused naming it."""
+    from streammetrics.dask import evaluate_ranked
+
+    df = _frame(9, 3_000)
+    ddf = dd.from_pandas(df, npartitions=4)
+    metrics = {"auroc": sm.AUROC(), "ap": sm.AveragePrecision(), "roc": sm.ROCCurve()}
+    got = _sync(evaluate_ranked, ddf, metrics, label=ddf.yf.astype(int), score=ddf.p2 / 2.0, weight=ddf.w + 0.0,
+                ranges=3)
+    want = _sync(evaluate_ranked, ddf, metrics, label="y", score="p", weight="w", ranges=3)
+    assert got["auroc"] == want["auroc"] and got["ap"] == want["ap"]
+    np.testing.assert_array_equal(got["roc"].fpr, want["roc"].fpr)
+    with pytest.raises(ValueError, match=r"^nulls: column 'score \(a Series\)' is null at row \d+ of Dask partition"):
+        _sync(evaluate_ranked, ddf, sm.AUROC(), label="y", score=ddf.p.where(ddf.p < 0.9))
+    with pytest.raises(ValueError, match=r"^weight: a dask Series named 'w' is not aligned with the frame"):
+        _sync(evaluate_ranked, ddf, sm.AUROC(), label="y", score="p", weight=dd.from_pandas(df, npartitions=3).w)

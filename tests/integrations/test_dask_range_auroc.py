@@ -166,11 +166,16 @@ class _States(Callback):  # type: ignore[misc]
         super().__init__()
         self.states: list[int] = []
         self.summaries: list[int] = []
+        self.names: list[str] = []
 
     def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
         name = key[0] if isinstance(key, tuple) else key
         if isinstance(name, str) and name.startswith("_partition_task"):
             self.states.append(sum(np.asarray(v).size for v in result.values()))
+        if isinstance(name, str) and name.startswith("_rest_of") and result is not None:  # fed by a runs task
+            self.states.append(sum(np.asarray(v).size for v in result.values()))
+        if isinstance(name, str):
+            self.names.append(name)
         if isinstance(name, str) and name.startswith("_range_task"):
             self.summaries.append(_numbers(result))
 
@@ -261,6 +266,11 @@ def test_weighted_parquet_by_the_ranked_route(tmp_path: Any) -> None:
     assert abs(got["auroc"] - roc_auc_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
     assert abs(got["ap"] - average_precision_score(df.y, df.p, sample_weight=df.w)) <= 1e-12
     assert spy.summaries and max(spy.summaries) <= 8
+    # one read: the files are read by the runs tasks only, which also feed F1 (small states);
+    # before, F1's states came from read_parquet's partitions, a second read of every file
+    assert sum(n.startswith("_file_runs_task") for n in spy.names) >= 1, sorted(set(spy.names))
+    assert not [n for n in spy.names if "parquet" in n.lower()], sorted(set(spy.names))
+    assert spy.states and all(s <= 16 for s in spy.states)
 
 
 def test_local_cluster_weighted_and_nulls_skip(client: Any) -> None:
