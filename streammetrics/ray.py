@@ -232,9 +232,9 @@ def evaluate_parquet(
     skipped): the scores are routed to R score ranges (one per CPU of the cluster), each range
     sorted once by its own task and counted, and only the counts reach the driver
     (:mod:`streammetrics._engines.ray_ranges`) -- the single-process values bit for bit; with
-    few positives in the row groups the driver samples, only the sorted positives travel
-    (:mod:`streammetrics._engines.minority`). The
-    set's other members travel as states, one per task. Every other case (and hive-partitioned
+    few positives among the labels of the files the driver samples, only the sorted positives
+    travel (:mod:`streammetrics._engines.minority`). The set's other members travel as states,
+    one per task. Every other case (and hive-partitioned
     directories) reads ``ray.data.read_parquet(path, **read_kwargs)`` with :func:`evaluate`.
 
     Parameters

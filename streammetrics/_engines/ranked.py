@@ -58,7 +58,7 @@ from streammetrics._scores.thresholds import (
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
-from .plan import Plan, empty_set, feed
+from .plan import Plan, empty_set, feed, feed_arrow
 
 #: (negatives, their weights or None, positives, their weights or None), each ascending.
 Runs = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]
@@ -134,8 +134,9 @@ def iter_chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> Itera
 
     Each frame is fed to its own exact binary ``AUROC`` twin (``plan.config``, see
     :func:`runs_config`: the library's validation, null, weight and ``ignore_index`` rules; a
-    bad row is named by its position counted over every frame, in ``where``), its runs are
-    taken (:func:`runs_of`) and the twin is dropped before the runs are yielded. Memory: one
+    bad row is named by its position counted over every frame, in ``where``; an Arrow frame's
+    numeric columns go straight to numpy, :func:`~streammetrics._engines.plan.feed_arrow`), its
+    runs are taken (:func:`runs_of`) and the twin is dropped before the runs are yielded. Memory: one
     frame's validation and sort in flight plus whatever the caller keeps of the runs yielded;
     O(c log c) time per frame of c rows.
     """
@@ -143,10 +144,12 @@ def iter_chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> Itera
     for frame in frames:
         rows = len(frame) if hasattr(frame, "iloc") else frame.num_rows
         if rows:
-            df = frame if hasattr(frame, "iloc") else frame.to_pandas()
             acc = empty_set(plan.config, plan.kind)
-            feed(acc, df, plan, where, offset)
-            del df, frame
+            if hasattr(frame, "iloc"):
+                feed(acc, frame, plan, where, offset)
+            else:  # Arrow: numeric columns straight to numpy, else through pandas (a null named)
+                feed_arrow(acc, frame, plan, where, offset)
+            del frame
             assert isinstance(acc, MetricSet)
             runs = runs_of(acc)
             del acc

@@ -288,3 +288,32 @@ def test_edges_from_non_empty_blocks_balance_the_ranges(monkeypatch, calls) -> N
     _same_bits(evaluate(ds, _set(), label="y", score="p"), _one_process(_set(), want))
     assert len(calls) == 1 and len(seen) == 1 and sum(seen[0]) == 3_000
     assert min(seen[0]) >= 1_200, seen  # each range about half of the rows
+
+
+def test_weighted_block_task_reads_arrow_straight_to_numpy(monkeypatch) -> None:
+    """A weighted block task (run here in the test's process) sorts its chunks from the Arrow
+    columns as numpy, without a pandas DataFrame per chunk (``ranked.feed``, the pandas path, is
+    never called), and each range's piece holds that range's scores of each class, sorted, and
+    their weights."""
+    import pyarrow as pa
+
+    from streammetrics._core.metric import trusted_states
+    from streammetrics._engines import ranked
+    from streammetrics._engines.request import Request, make_run
+
+    df = _frame(5_000, 23)
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    run = make_run(_set(), Request(label="y", score="p", weight="w", update_kwargs={}), available=list(df.columns))
+    types = dict(zip(table.schema.names, table.schema.types, strict=True))
+    split = ray_blocks.dataset_split(run.template, run.plan, types)
+    assert split is not None
+    monkeypatch.setattr(ranked, "feed", lambda *a, **k: pytest.fail("a chunk went through pandas"))
+    with trusted_states():
+        got = ray_blocks._blocks_task(run.plan, split, np.array([0.5]), table)
+    assert len(got) == 3 and got[0][1] == 0
+    for r, rows in enumerate([df[df.p < 0.5], df[df.p >= 0.5]]):
+        (nv, nw, pv, pw), = got[r + 1]  # one chunk
+        for v, w, cls in ((nv, nw, 0), (pv, pw, 1)):
+            mine = rows[rows.y == cls]
+            assert np.array_equal(v, np.sort(mine.p.to_numpy()))
+            assert abs(w.sum() - mine.w.sum()) <= 1e-9
