@@ -253,8 +253,8 @@ def range_summaries(
     import dask
 
     summaries, grand, _ = ranked_graph(ddf, metrics, label=label, score=score, weight=weight, ranges=ranges,
-                                    sample_size=sample_size, curves=curves, chunk_rows=chunk_rows,
-                                    ranges_at_once=ranges_at_once)
+                                       sample_size=sample_size, curves=curves, chunk_rows=chunk_rows,
+                                       ranges_at_once=ranges_at_once)
     out, total = dask.compute(summaries, grand)
     return list(out), total
 
