@@ -35,8 +35,21 @@ edge keys). Steps, engine-neutral (:mod:`streammetrics._engines.dask_keyed` wire
    average and warnings: ``RankingMetric._value_given``), per slice; the other members' merged
    state computed beside them.
 
-Exact within float rounding (1e-12 relative): the per-range pair counts are floats. Memory: a
-range task its range's tuples; the root O(R x K) numbers for K keys (the size of the output).
+Exact within float rounding (1e-12 relative): the per-range pair counts are floats; with unit
+weights AUROC comes from exact integer pair counts (``range_counts``' kernels), one process's
+bit for bit. Memory: a range task its range's tuples; the root O(R x K) numbers for K keys
+(the size of the output).
+
+Other engines take the same steps, only the transport differs (not wired yet): on Ray, as
+``ray_blocks`` does for ``range_counts``, a block task per block (``keyed_part`` of the
+block's pandas batches, the head returned apart), ``edges_of`` on the driver, a task per block
+for ``route`` with ``num_returns=R + 1`` (the pieces and the totals as their own objects),
+``offsets_of`` on the driver, a task per range for ``range_task``, ``final_values`` on the
+driver; on Spark, as ``spark_ranked`` does, one pass for the heads (collected), one that routes
+each partition's tuples and emits (range, piece) rows plus the totals, the totals collected
+and ``offsets_of`` broadcast, the pieces shuffled by range into ``range_task``, the summaries
+collected. ``keyed_part`` reads any iterable of ``(labels, scores, weights, slices)`` batches
+(:func:`frame_batches` makes them from pandas frames).
 """
 
 from __future__ import annotations
@@ -93,6 +106,11 @@ class KeyedSplit:
     bare: bool  #: a Sliced around one metric (a slice's value is the metric's, not a dict)
     key_names: tuple[str, ...] | None  #: the key columns' names (several by= columns)
     max_slices: int
+
+    @property
+    def ap(self) -> bool:
+        """Whether a ranked member is ``AveragePrecision`` (else AUROC only)."""
+        return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
 
     @property
     def width(self) -> int:
@@ -424,11 +442,13 @@ class KeyedSummaries:
     u2: list[int] | None = None
 
 
-def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdges, r: int) -> KeyedSummaries:
+def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdges, r: int,
+               ap: bool = True) -> KeyedSummaries:
     """One range: its pieces joined and sorted once in (code, class, score) order -- a stable
     radix sort of the small code ``2 (code - lo) + positive``, then each segment's scores --
     and each code's segment summarised by :func:`streammetrics._engines.ranked.range_summary`
-    with its offsets. O(n_r log n_r) plus O(1) numpy calls per code."""
+    with its offsets (without ``ap`` and with unit weights, only the exact pair count: the
+    root reads nothing else). O(n_r log n_r) plus O(1) numpy calls per code."""
     codes, s, pos, w = _joined([p for p in pieces if p[0].shape[0]])
     lo, _ = edges.span(r)
     k2 = (codes - lo) * 2 + pos
@@ -439,7 +459,7 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
     starts = np.zeros(0, np.int64)
     if k2.shape[0]:
         starts = np.flatnonzero(np.concatenate([[True], k2[1:] != k2[:-1]]))
-    ends = np.append(starts[1:], k2.shape[0])
+    ends = np.append(starts[1:], k2.shape[0]) if starts.shape[0] else starts
     for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
         if w is None:
             s[a:b].sort()
@@ -460,8 +480,11 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
         off = (float(offsets.above_pos[r][rel]), float(offsets.above_neg[r][rel]),
                float(offsets.below_neg[r][rel]))
         tot = (float(offsets.pos[lo + rel]), float(offsets.neg[lo + rel]))
-        summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False)
-        vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
+        if u2 is None or ap:
+            summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False)
+            vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
+        else:  # unit weights, AUROC only: the exact pair count below is all the root reads
+            vals[:2, j] = runs[1][0].shape[0], runs[0][0].shape[0]
         if u2 is not None:  # range_counts' exact pair count of sorted unit-weight runs
             _, asc, dp = range_counts.distinct_scores(runs[1][0])
             left, right = range_counts._ranks(runs[0][0], asc)  # as minority.py counts them

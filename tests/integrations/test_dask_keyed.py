@@ -293,3 +293,26 @@ def test_local_cluster(client: Any) -> None:
     want = sm.Sliced(binary.copy()).update(df.yb.to_numpy(), df.s0.to_numpy(), slices=df.k.to_numpy()).compute()
     got = evaluate(_frames(df, [1_000, 3_000]), binary, label="yb", score="s0", by="k")
     _close(got, want)
+
+
+@pytest.mark.parametrize("ranges", [1, 3])
+def test_ignore_index_auroc_only_and_empty_frames(ranges: int) -> None:
+    """``ignore_index`` rows dropped as the state drops them; an AUROC-only set (the exact pair
+    counts alone); no rows at all: one process's undefined values and warnings (``{}`` sliced)."""
+    df = _data(600, 21)
+    df.loc[df.index[::7], "y"] = -1
+    y, s = df.y.to_numpy(), df[SCORES].to_numpy()
+    metrics = sm.MetricSet(a=sm.AUROC(C, ignore_index=-1), m=sm.AUROC(C, ignore_index=-1, average="micro"),
+                           n=sm.AUROC(C, ignore_index=-1, average=None))
+    want, w1 = _one(lambda: metrics.copy().update(y, s).compute())
+    got, w2 = _run(_frames(df, [0, 100, 100]), metrics, ranges, label="y", score=SCORES)
+    for k in want:
+        assert np.array_equal(got[k], want[k], equal_nan=True), k
+    assert w1 == w2
+    empty = df.iloc[:0]
+    want, w1 = _one(lambda: _multiclass_set().compute())
+    got, w2 = _run(_frames(empty, [0]), _multiclass_set(), ranges, label="y", score=SCORES)
+    _close(got, want)
+    assert w1 == w2
+    got, _ = _run(_frames(empty, [0]), _multiclass_set(), ranges, label="y", score=SCORES, by="g")
+    assert got == {}
