@@ -40,13 +40,14 @@ weights AUROC comes from exact integer pair counts (``range_counts``' kernels), 
 bit for bit. Memory: a range task its range's tuples; the root O(R x K) numbers for K keys
 (the size of the output).
 
-Other engines take the same steps, only the transport differs (not wired yet): on Ray, as
-``ray_blocks`` does for ``range_counts``, a block task per block (``keyed_part`` of the
-block's pandas batches, the head returned apart), ``edges_of`` on the driver, a task per block
-for ``route`` with ``num_returns=R + 1`` (the pieces and the totals as their own objects),
-``offsets_of`` on the driver, a task per range for ``range_task``, ``final_values`` on the
-driver; on Spark, as ``spark_ranked`` does, one pass for the heads (collected), one that routes
-each partition's tuples and emits (range, piece) rows plus the totals, the totals collected
+Other engines take the same steps, only the transport differs: Ray's ``evaluate``
+(:mod:`streammetrics._engines.ray_keyed`: a task per group of blocks for ``keyed_part``, its
+head returned apart, ``edges_of`` on the driver, a task per group for ``route`` with
+``num_returns=R + 1``, ``offsets_of`` on the driver, a task per range, ``final_values`` on the
+driver; ``evaluate_parquet`` reads such sets with Ray Data, then the same). Not wired yet: a
+pyarrow reader in Ray's tasks (as ``ray_ranges``), and Spark, as ``spark_ranked`` does: one pass for the heads
+(collected), one that routes each partition's tuples and emits (range, piece) rows plus the
+totals, the totals collected
 and ``offsets_of`` broadcast, the pieces shuffled by range into ``range_task``, the summaries
 collected. ``keyed_part`` reads any iterable of ``(labels, scores, weights, slices)`` batches
 (:func:`frame_batches` makes them from pandas frames).
