@@ -316,3 +316,22 @@ def test_ignore_index_auroc_only_and_empty_frames(ranges: int) -> None:
     assert w1 == w2
     got, _ = _run(_frames(empty, [0]), _multiclass_set(), ranges, label="y", score=SCORES, by="g")
     assert got == {}
+
+
+@settings(max_examples=10, deadline=None)
+@given(n=st.integers(0, 300), seed=st.integers(0, 10**6), ranges=st.integers(1, 4), weighted=st.booleans(),
+       slices=st.integers(1, 40), data=st.data())
+def test_slices_x_classes_any_partition_equal_sliced(n: int, seed: int, ranges: int, weighted: bool,
+                                                     slices: int, data: Any) -> None:
+    """Any partitioning and range count: ``Sliced`` of the multiclass set in one process."""
+    df = _data(n, seed, decimals=1, slices=slices)
+    w = df.w.to_numpy() if weighted else None
+    metrics = sm.MetricSet(a=sm.AUROC(C, average="weighted"), p=sm.AveragePrecision(C, average=None),
+                           m=sm.AUROC(C, average="micro"))
+    want, w1 = _one(lambda: sm.Sliced(metrics.copy()).update(
+        df.y.to_numpy(), df[SCORES].to_numpy(), slices=df.g.to_numpy(), sample_weight=w).compute())
+    cuts = data.draw(st.lists(st.integers(0, n), max_size=4))
+    got, w2 = _run(_frames(df, cuts), metrics, ranges, label="y", score=SCORES, by="g",
+                   weight="w" if weighted else None)
+    _close(got, want)
+    assert w1 == w2
