@@ -77,8 +77,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines import minority, range_counts
+from streammetrics._engines import keyed_ranges, minority, range_counts
 from streammetrics._engines import ranked as ranked_engine
+from streammetrics._engines.dask_keyed import keyed_graph
 from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
 from streammetrics._engines.plan import (
     Columns,
@@ -522,6 +523,13 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         run.report_skipped(sum(skipped))
         values, caught = _weighted_values(summaries, totals, rest, weighted)
         return shape.deliver(values, caught, sliced=False)
+    keyed = keyed_ranges.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
+    if keyed is not None:  # by= slices, multiclass one-vs-rest: by (key, score) ranges, no gather
+        graph = keyed_graph(frames, plan, keyed, range_counts.range_count(), split_every)
+        result, skipped = dask.compute(graph, nulls)
+        run.report_skipped(sum(skipped))
+        values, caught = result
+        return shape.deliver(values, caught, sliced=plan.by is not None)
     parts = [part(p, plan_node, i) for i, p in enumerate(frames)]
     config = dask.delayed(plan.config, pure=True)
     result, skipped = dask.compute(_tree(parts, config, plan.kind, split_every, compute), nulls)

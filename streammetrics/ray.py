@@ -179,6 +179,12 @@ def _evaluate(ds: Any, run: Run) -> Any:
             values, caught, skipped = done
             run.report_skipped(skipped)
             return run.shape.deliver(values, caught, sliced=False)
+    if run.request.compute and run.shuffle_on is None:  # by= / multiclass AUROC, AP: keyed ranges
+        from streammetrics._engines import ray_keyed
+
+        done = ray_keyed.evaluate_dataset(frame, run)
+        if done is not None:
+            return done
     # One task per block (fused with the read: the rows never enter the object store), one
     # small row out of each; the driver reads every state once and merges them in one k-way
     # merge. (``Dataset.aggregate`` folded the states pairwise, each fold reading and writing

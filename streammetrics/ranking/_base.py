@@ -8,7 +8,7 @@ are in :mod:`streammetrics.ranking.metrics` and :mod:`streammetrics.ranking._cur
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -248,11 +248,30 @@ class RankingMetric(Metric[R_co]):
         """The value (binary, per class or averaged) with one warning for undefined values;
         the certified bounds are not computed (``bounds()`` does)."""
         if self.task == "binary" or self.average == "micro":
-            value = self._value_read(0 if self.task == "binary" else None)
+            return self._value_given(self._value_read(0 if self.task == "binary" else None), None, None,
+                                     undefined_what)
+        return self._value_given(None, self._column_values().copy(), self._state.support, undefined_what)
+
+    def _value_given(self, value: float | None, columns: np.ndarray | None,
+                     support: Callable[[], np.ndarray] | np.ndarray | None, undefined_what: str) -> Any:
+        """What ``compute`` gives from values read elsewhere (the state's, or an engine's range
+        summaries): ``value`` the binary or micro (pooled) value, else ``columns`` the per-column
+        values with their ``support`` (positive weight per column; a callable read only for
+        ``average="weighted"``); one warning for undefined values, then the average. O(C)."""
+        if columns is None:
+            assert value is not None
             if math.isnan(value):
                 warn_undefined_nan(self._name, undefined_what)
             return value
-        return self._average(self._column_values().copy(), undefined_what)
+        undefined = np.isnan(columns)
+        if undefined.any():
+            warn_undefined_nan(self._name, undefined_what, np.flatnonzero(undefined))
+        if self.average is None:
+            return columns
+        weights = None
+        if self.average == "weighted":
+            weights = support() if callable(support) else support
+        return average_classes(columns, weights, skip_nan=True)
 
     # -- helpers (call under the lock) -----------------------------------------------------------
     def _counts(self, column: int | None, positive_thresholds: bool = False) -> ThresholdCounts:
@@ -260,14 +279,3 @@ class RankingMetric(Metric[R_co]):
         if column is None:
             return self._state.pooled_counts(positive_thresholds=positive_thresholds)
         return self._state.counts(column, positive_thresholds=positive_thresholds)
-
-    def _average(self, values: np.ndarray, undefined_what: str) -> Any:
-        undefined = np.isnan(values)
-        if undefined.any():
-            warn_undefined_nan(self._name, undefined_what, np.flatnonzero(undefined))
-        if self.average is None:
-            return values
-        weights = self._state.support() if self.average == "weighted" else None
-        return average_classes(values, weights, skip_nan=True)
-
-

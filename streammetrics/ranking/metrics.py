@@ -137,6 +137,8 @@ class AUROC(RankingMetric[Value]):
     """
 
     _name = "AUROC"
+    #: Why a value is undefined (the warning's words).
+    _undefined = "no positives or no negatives"
 
     def __init__(
         self,
@@ -243,7 +245,7 @@ class AUROC(RankingMetric[Value]):
     def _compute(self) -> Any:
         if self.multi_class == "ovo":
             return self._ovo()
-        return self._scalar_compute("no positives or no negatives")
+        return self._scalar_compute(self._undefined)
 
     def plot(self, ax: Any = None, *, labels: Any = None, **kwargs: Any) -> Any:
         """Draw the ROC curve this AUROC is the area under (one per class for multiclass /
@@ -344,6 +346,8 @@ class AveragePrecision(RankingMetric[Value]):
     """
 
     _name = "AveragePrecision"
+    #: Why a value is undefined (the warning's words).
+    _undefined = "no positives"
 
     def __init__(
         self,
@@ -421,7 +425,7 @@ class AveragePrecision(RankingMetric[Value]):
         return _curve_view(self, PRCurve).plot(ax, labels=labels, **kwargs)
 
     def _compute(self) -> Any:
-        return self._scalar_compute("no positives")
+        return self._scalar_compute(self._undefined)
 
 
 def _curve_view(metric: RankingMetric, curve: type[CurveMetric]) -> CurveMetric:

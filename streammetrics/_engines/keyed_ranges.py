@@ -1,0 +1,567 @@
+"""Exact AUROC / AP of many binary problems at once by (key, score) ranges: slices and classes.
+
+``by=`` slices and multiclass one-vs-rest ``AUROC`` / ``AveragePrecision`` are many binary
+problems over the same rows: each row gives one or more *keyed tuples* (key, score, positive,
+weight) --
+
+* ``by=`` (binary metrics): key = the slice, one tuple per row;
+* multiclass one-vs-rest: key = the class c, C tuples per row (score column c, positive when
+  the label is c); a micro average is one more binary problem over the n x C tuples (key C);
+* both: key = slice x (C, or C + 1 with micro) + column.
+
+Keys are integers ("problems"): ``slice * width + column``. The tuples are cut into R ranges in
+the composite order (key, score) at R - 1 edges that are (key, score) pairs (weighted quantiles
+of a sample, :func:`edges_of`), so a range holds contiguous per-key segments and tied (key,
+score) pairs share a range; a key spans consecutive ranges (its codes lie between the range's
+edge keys). Steps, engine-neutral (:mod:`streammetrics._engines.dask_keyed` wires them for Dask):
+
+1. :func:`keyed_part`: a task's rows validated (the exact state's checks,
+   :func:`~streammetrics._core.validation.score_batch`), its slice keys factorised as
+   ``Sliced`` factorises them (local codes), its tuples unsorted, the other members fed, a
+   sample of the tuples.
+2. :func:`edges_of`: the global slice keys (first seen first), each task's map from local to
+   global codes, the rows per slice, the R - 1 (key, score) edges.
+3. :func:`route`: a task's tuples to the ranges (R pieces) and each range's per-key totals
+   (P, N) over the key span of that range (round one: no range is merged yet).
+4. :func:`offsets_of`: per range and key, the positive and negative weight above the range and
+   the negative weight below it, and each key's totals (O(R + K) numbers).
+5. :func:`range_task`: a range's pieces sorted once in (key, class, score) order (a stable
+   radix sort of the small (key, class) code, then each segment's scores: measured 4-8x
+   cheaper than ``np.lexsort``), each key segment summarised by the ranked kernel's
+   :func:`~streammetrics._engines.ranked.range_summary` with its offsets: O(keys in range)
+   numbers.
+6. :func:`final_values`: per key, :func:`~streammetrics._engines.ranked.combine`; then each
+   member's own ``compute`` rule from those values (binary, micro, or per class with its
+   average and warnings: ``RankingMetric._value_given``), per slice; the other members' merged
+   state computed beside them.
+
+Exact within float rounding (1e-12 relative): the per-range pair counts are floats; with unit
+weights AUROC comes from exact integer pair counts (``range_counts``' kernels), one process's
+bit for bit. Memory: a range task its range's tuples; the root O(R x K) numbers for K keys
+(the size of the output).
+
+Other engines take the same steps, only the transport differs: Ray's ``evaluate``
+(:mod:`streammetrics._engines.ray_keyed`: a task per group of blocks for ``keyed_part``, its
+head returned apart, ``edges_of`` on the driver, a task per group for ``route`` with
+``num_returns=R + 1``, ``offsets_of`` on the driver, a task per range, ``final_values`` on the
+driver; ``evaluate_parquet`` reads such sets with Ray Data, then the same). Not wired yet: a
+pyarrow reader in Ray's tasks (as ``ray_ranges``), and Spark, as ``spark_ranked`` does: one pass for the heads
+(collected), one that routes each partition's tuples and emits (range, piece) rows plus the
+totals, the totals collected
+and ``offsets_of`` broadcast, the pieces shuffled by range into ``range_task``, the summaries
+collected. ``keyed_part`` reads any iterable of ``(labels, scores, weights, slices)`` batches
+(:func:`frame_batches` makes them from pandas frames).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.validation import score_batch
+from streammetrics.ranking.metrics import AUROC, AveragePrecision
+from streammetrics.wrappers.metricset import MetricSet
+from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, split_slices
+from streammetrics.wrappers.sliced.results import SlicedResults
+
+from . import range_counts
+from . import ranked as ranked_engine
+from .plan import (
+    Plan,
+    column,
+    compute_recorded,
+    drop_nulls,
+    empty_set,
+    ids,
+    merged,
+    rebuild,
+    state_of,
+    vector_scores,
+)
+
+#: The configuration the ranked members must have (exact, full-area AUROC one-vs-rest, step AP).
+_REQUIRED = {"multilabel": False, "max_fpr": None, "interpolated": False, "eleven_point": False,
+             "multi_class": "ovr"}
+_ALLOWED = {"num_classes", "average", "ignore_index", *_REQUIRED}
+#: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
+Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
+
+
+@dataclass(frozen=True)
+class KeyedSplit:
+    """How a run is split: the keyed ranked members, the rest (as states), the key layout."""
+
+    names: tuple[str, ...]  #: every member of the (inner) set, in order
+    ranked: dict[str, Any]  #: the ranked members' configurations (class, config)
+    rest: dict[str, Any] | None  #: the rest's configuration (a MetricSet's, or a Sliced's with by)
+    rest_kind: str  #: "MetricSet" or "Sliced"
+    n_classes: int  #: C (1: binary)
+    micro: bool  #: a member averages micro: one more pooled problem per slice
+    ignore_index: int | None
+    ranked_first: bool  #: whether the ranked group comes first (validation order)
+    sliced: bool  #: by= slices
+    bare: bool  #: a Sliced around one metric (a slice's value is the metric's, not a dict)
+    key_names: tuple[str, ...] | None  #: the key columns' names (several by= columns)
+    max_slices: int
+
+    @property
+    def ap(self) -> bool:
+        """Whether a ranked member is ``AveragePrecision`` (else AUROC only)."""
+        return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
+
+    @property
+    def width(self) -> int:
+        """Problems per slice: C columns (1 binary), plus the pooled one with micro."""
+        return self.n_classes + int(self.micro)
+
+
+def _numeric(dtype: Any) -> bool:
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:
+        return False
+
+
+def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit | None:
+    """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
+    ranking group is keyed -- multiclass one-vs-rest and/or ``by=`` -- and the keyed ranges give
+    its values; else None (binary sets without ``by`` have their own range paths).
+
+    Taken when one state group holds only exact full-area one-vs-rest ``AUROC`` / step
+    ``AveragePrecision`` members (binary or multiclass, any ``average``, no ``classes=`` /
+    ``pos_label=``), fed numeric label, score (one per class) and weight columns, no other
+    ``update`` keywords. O(members)."""
+    if plan.update_kwargs or not isinstance(plan.label, str) or not _numeric(dtypes.get(plan.label)):
+        return None
+    scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
+    if not all(isinstance(c, str) and _numeric(dtypes.get(c)) for c in scores):
+        return None
+    if plan.weight is not None and not (isinstance(plan.weight, str) and _numeric(dtypes.get(plan.weight))):
+        return None
+    sliced = plan.kind == "Sliced"
+    inner: Any = getattr(template, "metric", None) if sliced else template
+    if sliced and (template.overflow != "error" or template.min_count or template.controls is not None):
+        return None
+    bare = sliced and not isinstance(inner, MetricSet)
+    if bare:
+        inner = MetricSet(m=type(inner)._from_config(inner._config()))
+    if not isinstance(inner, MetricSet):
+        return None
+    groups = inner.groups
+    ranked = [g for g in groups if all(type(inner[n]) in (AUROC, AveragePrecision) for n in g)]
+    if len(ranked) != 1:
+        return None
+    cfgs = {n: inner[n]._config() for n in ranked[0]}
+    first = next(iter(cfgs.values()))
+    for cfg in cfgs.values():
+        if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
+            return None
+        if cfg["num_classes"] != first["num_classes"] or cfg["ignore_index"] != first["ignore_index"]:
+            return None
+    c = first["num_classes"]
+    if (c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c):
+        return None
+    if c is None and not sliced:
+        return None  # binary without slices: range_counts / the ranked engine
+    order = tuple(n for n, _ in inner.items())
+    others = [n for n in order if n not in ranked[0]]
+    rest, rest_kind = None, "MetricSet"
+    if others:
+        twin = MetricSet({n: type(inner[n])._from_config(inner[n]._config()) for n in others})
+        if twin._config()["groups"] != [g for g in groups if g is not ranked[0]]:
+            return None
+        rest = twin._config()
+        if sliced:
+            rest = {**template._config(), "metric": {"class": "MetricSet", "config": rest}}
+            rest_kind = "Sliced"
+    members = inner._config()["members"]
+    micro = any(members[n]["config"]["average"] == "micro" for n in ranked[0]) and c is not None
+    names = plan.by if sliced and not isinstance(plan.by, str) else None
+    return KeyedSplit(order, {n: members[n] for n in ranked[0]}, rest, rest_kind, c or 1, micro,
+                      first["ignore_index"], groups.index(ranked[0]) == 0, sliced, bare,
+                      None if names is None else tuple(names), int(template.max_slices) if sliced else 1)
+
+
+@dataclass
+class KeyedPart:
+    """One task's output: the rest's state, its tuples, a sample of them, its slice keys."""
+
+    rest: dict[str, Any] | None
+    tuples: Tuples
+    sample: tuple[np.ndarray, np.ndarray, np.ndarray]  #: (codes, scores, weight each stands for)
+    keys: list[Any]  #: the task's slice keys, local code order
+    rows: np.ndarray  #: rows per local slice (what ``Sliced`` counts)
+
+    def head(self) -> tuple[Any, ...]:
+        """The small part (rest state, sample, keys, rows): what the edges and the root need."""
+        return self.rest, self.sample, self.keys, self.rows
+
+
+def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0,
+                  where: str = "Dask partition") -> Iterable[tuple[Any, ...]]:
+    """``(labels, scores, weights, slices)`` of pandas partitions ``first``, ``first + 1``, ...
+    (nulls dropped or refused as :func:`~streammetrics._engines.plan.drop_nulls` does; empty
+    ones skipped). O(rows)."""
+    for i, df in enumerate(frames):
+        if not len(df):
+            continue
+        df, _ = drop_nulls(df, plan, f"{where} {first + i}")
+        if not len(df):
+            continue
+        w = None if plan.weight is None else column(df, plan.weight, "weight")
+        slices: Any = None
+        if isinstance(plan.by, str):
+            slices = ids(df, plan.by)
+        elif plan.by is not None:
+            slices = {name: ids(df, name) for name in plan.by}
+        yield column(df, plan.label, "label"), vector_scores(column(df, plan.score, "score"), plan), w, slices
+
+
+def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:
+    """Each row's local slice code; new keys (as ``Sliced`` factorises them: its key objects)
+    added to ``local`` in first-seen order. O(n) (O(n log n) for strings)."""
+    if slices is None:
+        local.setdefault(None, 0)
+        return np.zeros(n, np.int64)
+    names, columns = split_slices(slices, n)
+    facts = [factorize(c, "slices" if names is None else f"slices[{nm!r}]")
+             for c, nm in zip(columns, names or (None,), strict=True)]
+    fact = facts[0] if len(facts) == 1 else cross(facts)
+    uniq, inv = np.unique(fact.codes, return_inverse=True)
+    lut = np.array([local.setdefault(k, len(local)) for k in fact.keys(uniq)], dtype=np.int64)
+    return lut[inv.reshape(-1)]
+
+
+def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_size: int) -> KeyedPart:
+    """A task's rows (:func:`frame_batches`) as keyed tuples, unsorted (see the module
+    docstring), with the other members fed (in the set's group order), the task's slice keys
+    and rows per slice, and up to ``sample_size`` evenly spaced tuples. Tuples of weight 0 are
+    left out (a zero weight is a removal). O(n x width)."""
+    rest = None if split.rest is None else empty_set(split.rest, split.rest_kind)
+    local: dict[Any, int] = {}
+    c, width = split.n_classes, split.width
+    task = "multiclass" if _multiclass(split) else "binary"
+    out: list[Tuples] = []
+    row_codes: list[np.ndarray] = []
+    for y, p, w, slices in batches:
+        kwargs = {} if slices is None else {"slices": slices}
+        if rest is not None and not split.ranked_first:
+            rest.update(y, p, sample_weight=w, **kwargs)
+        b = score_batch(y, p, w, task, c, split.ignore_index)
+        if rest is not None and split.ranked_first:
+            rest.update(y, p, sample_weight=w, **kwargs)
+        rows = _slice_codes(slices, b.y.shape[0], local)
+        row_codes.append(rows)
+        yy, ss, ww = b.y, b.s, b.w
+        keep = np.ones(yy.shape[0], bool) if split.ignore_index is None else yy != split.ignore_index
+        if ww is not None:
+            keep &= ww != 0
+        yy, ss, rows = yy[keep], ss[keep], rows[keep]
+        ww = None if ww is None else ww[keep]
+        if task == "binary":
+            out.append((rows * width, ss.astype(np.float64), yy != 0, ww))
+            continue
+        cols = np.arange(c)
+        codes = (rows[:, None] * width + cols).ravel()
+        flat = ss.astype(np.float64).ravel()
+        pos = (yy[:, None] == cols).ravel()
+        wt = None if ww is None else np.repeat(ww, c)
+        out.append((codes, flat, pos, wt))
+        if split.micro:
+            out.append((np.repeat(rows * width + c, c), flat, pos, wt))
+    tuples = _joined(out)
+    m = tuples[0].shape[0]
+    idx = np.unique(np.linspace(0, max(0, m - 1), min(sample_size, m)).astype(np.int64))
+    stands = np.full(idx.shape[0], m / max(1, idx.shape[0]))
+    counts = np.zeros(0, np.int64)
+    if row_codes:
+        counts = np.bincount(np.concatenate(row_codes), minlength=len(local))
+    return KeyedPart(None if rest is None else state_of(rest), tuples,
+                     (tuples[0][idx], tuples[1][idx], stands), list(local), counts)
+
+
+def _multiclass(split: KeyedSplit) -> bool:
+    return any(cfg["config"]["num_classes"] is not None for cfg in split.ranked.values())
+
+
+def _joined(parts: list[Tuples]) -> Tuples:
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0, bool), None
+    if len(parts) == 1:
+        return parts[0]
+    weighted = any(p[3] is not None for p in parts)
+    w = None
+    if weighted:
+        w = np.concatenate([np.ones(p[0].shape[0]) if p[3] is None else p[3] for p in parts])
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]), w)
+
+
+@dataclass(frozen=True)
+class KeyedEdges:
+    """The global keys and the R - 1 (key, score) edges every range task and the root share."""
+
+    codes: np.ndarray  #: edge problem codes, non-decreasing
+    scores: np.ndarray  #: edge scores (non-decreasing within one code)
+    keys: list[Any]  #: the global slice keys (first seen first; ``[None]`` without slices)
+    maps: list[np.ndarray]  #: per task: local slice code -> global slice code
+    rows: np.ndarray  #: rows per global slice
+    n_problems: int  #: slices x width
+    width: int  #: problems per slice
+
+    def span(self, r: int) -> tuple[int, int]:
+        """The codes range ``r`` may hold: ``[lo, hi]`` (a key between its edges' keys)."""
+        lo = int(self.codes[r - 1]) if r > 0 else 0
+        hi = int(self.codes[r]) if r < self.codes.shape[0] else max(0, self.n_problems - 1)
+        return lo, max(lo, hi)
+
+
+def edges_of(heads: Sequence[tuple[Any, ...]], n_ranges: int, split: KeyedSplit) -> KeyedEdges:
+    """The global slice keys (``Sliced``'s cap: more than ``max_slices`` is its ValueError), the
+    rows per slice and R - 1 edges at the weighted quantiles 1/R, ..., (R-1)/R of the tasks'
+    samples in (key, score) order. O(keys + sample log sample)."""
+    index: dict[Any, int] = {}
+    maps = []
+    for _, _, keys, _ in heads:
+        maps.append(np.array([index.setdefault(k, len(index)) for k in keys], dtype=np.int64))
+        if split.sliced and len(index) > split.max_slices:
+            beyond = list(index)[split.max_slices]
+            raise ValueError(f"slices: more than max_slices={split.max_slices} distinct slice keys (first "
+                             f"key beyond the cap: {short_repr(beyond)}); raise max_slices or pass "
+                             "overflow='other'")
+    if not index and not split.sliced:
+        index[None] = 0  # no rows: the set's values, undefined
+    rows = np.zeros(len(index), np.int64)
+    width = split.width
+    codes, scores, counts = [], [], []
+    for (_, (c, s, k), _, n), gmap in zip(heads, maps, strict=True):
+        np.add.at(rows, gmap, n)
+        codes.append(gmap[c // width] * width + c % width)
+        scores.append(s)
+        counts.append(k)
+    ec, es = np.zeros(n_ranges - 1, np.int64), np.zeros(n_ranges - 1)
+    c_all = np.concatenate(codes) if codes else np.zeros(0, np.int64)
+    if c_all.shape[0] and n_ranges > 1:
+        s_all, k_all = np.concatenate(scores), np.concatenate(counts)
+        order = np.lexsort((s_all, c_all))
+        cum = np.cumsum(k_all[order])
+        at = np.searchsorted(cum, cum[-1] * np.arange(1, n_ranges) / n_ranges, "left")
+        at = np.minimum(at, order.shape[0] - 1)
+        ec, es = c_all[order][at], s_all[order][at].astype(np.float64)
+    return KeyedEdges(ec, es, list(index), maps, rows, len(index) * width, width)
+
+
+def range_ids(codes: np.ndarray, scores: np.ndarray, edges: KeyedEdges) -> np.ndarray:
+    """Each tuple's range: the number of edges at or below its (code, score), lexicographically
+    (ties share a range). O(n log R): one search over the edge codes, then one over the edge
+    scores of each distinct edge code among the tuples of that code."""
+    ec, es = edges.codes, edges.scores
+    rid = np.searchsorted(ec, codes, "left").astype(np.int64)
+    for u in np.unique(ec):
+        a, b = np.searchsorted(ec, u, "left"), np.searchsorted(ec, u, "right")
+        at = np.flatnonzero(codes == u)
+        if at.shape[0]:
+            rid[at] += np.searchsorted(es[a:b], scores[at], "right")
+    return rid
+
+
+def route(part: KeyedPart, edges: KeyedEdges, index: int) -> tuple[list[Tuples], list[np.ndarray]]:
+    """A task's tuples with global codes, cut into the R ranges (copies, one per range), and per
+    range its (2, span) positive / negative weight per code of the range's span (round one).
+    O(n log R)."""
+    codes, scores, pos, w = part.tuples
+    width = edges.width
+    gmap = edges.maps[index]
+    codes = gmap[codes // width] * width + codes % width if codes.shape[0] else codes
+    n_ranges = edges.codes.shape[0] + 1
+    rid = range_ids(codes, scores, edges)
+    order = np.argsort(rid.astype(np.uint16 if n_ranges < 2**16 else np.int64), kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(rid, minlength=n_ranges))])
+    pieces: list[Tuples] = []
+    totals: list[np.ndarray] = []
+    for r in range(n_ranges):
+        sel = order[bounds[r] : bounds[r + 1]]
+        piece = (codes[sel], scores[sel], pos[sel], None if w is None else w[sel])
+        pieces.append(piece)
+        lo, hi = edges.span(r)
+        wt = np.ones(sel.shape[0]) if piece[3] is None else piece[3]
+        rel = piece[0] - lo
+        totals.append(np.stack([np.bincount(rel, wt * piece[2], hi - lo + 1),
+                                np.bincount(rel, wt * ~piece[2], hi - lo + 1)]))
+    return pieces, totals
+
+
+@dataclass(frozen=True)
+class KeyedOffsets:
+    """Per range, per code of its span: weights above and below; per code, the totals."""
+
+    above_pos: list[np.ndarray]
+    above_neg: list[np.ndarray]
+    below_neg: list[np.ndarray]
+    pos: np.ndarray  #: P per problem code
+    neg: np.ndarray  #: N per problem code
+
+
+def offsets_of(totals: Sequence[Sequence[np.ndarray]], edges: KeyedEdges) -> KeyedOffsets:
+    """Round one summed: each range's per-code totals over the tasks, the weights above each
+    range (positive, negative) and below it (negative) per code, and each code's totals, as
+    :func:`streammetrics._engines.ranked.offsets` per key. O(tasks x (K + R))."""
+    n_ranges = edges.codes.shape[0] + 1
+    per = [np.sum([t[r] for t in totals], axis=0) if totals else np.zeros((2, 1)) for r in range(n_ranges)]
+    run_p, run_n = np.zeros(edges.n_problems + 1), np.zeros(edges.n_problems + 1)
+    above_p: list[np.ndarray] = [np.zeros(0)] * n_ranges
+    above_n: list[np.ndarray] = [np.zeros(0)] * n_ranges
+    for r in reversed(range(n_ranges)):
+        lo, hi = edges.span(r)
+        above_p[r], above_n[r] = run_p[lo : hi + 1].copy(), run_n[lo : hi + 1].copy()
+        run_p[lo : hi + 1] += per[r][0]
+        run_n[lo : hi + 1] += per[r][1]
+    below: list[np.ndarray] = []
+    run_b = np.zeros(edges.n_problems + 1)
+    for r in range(n_ranges):
+        lo, hi = edges.span(r)
+        below.append(run_b[lo : hi + 1].copy())
+        run_b[lo : hi + 1] += per[r][1]
+    return KeyedOffsets(above_p, above_n, below, run_p[: edges.n_problems], run_n[: edges.n_problems])
+
+
+@dataclass(frozen=True)
+class KeyedSummaries:
+    """What a range task sends the root: per code it holds, the ranked kernel's summary."""
+
+    codes: np.ndarray
+    pos: np.ndarray
+    neg: np.ndarray
+    pairs: np.ndarray
+    ap: np.ndarray
+    #: unweighted: each code's doubled Mann-Whitney count inside the range, an exact integer
+    #: (ties 1/2), so that AUROC is one process's ``u2 / (2 P N)`` bit for bit; else None
+    u2: list[int] | None = None
+
+
+def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdges, r: int,
+               ap: bool = True) -> KeyedSummaries:
+    """One range: its pieces joined and sorted once in (code, class, score) order -- a stable
+    radix sort of the small code ``2 (code - lo) + positive``, then each segment's scores --
+    and each code's segment summarised by :func:`streammetrics._engines.ranked.range_summary`
+    with its offsets (without ``ap`` and with unit weights, only the exact pair count: the
+    root reads nothing else). O(n_r log n_r) plus O(1) numpy calls per code."""
+    codes, s, pos, w = _joined([p for p in pieces if p[0].shape[0]])
+    lo, _ = edges.span(r)
+    k2 = (codes - lo) * 2 + pos
+    k2 = k2.astype(np.uint16) if k2.shape[0] and int(k2.max()) < 2**16 else k2
+    order = np.argsort(k2, kind="stable")
+    k2, s = k2[order], s[order]
+    w = None if w is None else w[order]
+    starts = np.zeros(0, np.int64)
+    if k2.shape[0]:
+        starts = np.flatnonzero(np.concatenate([[True], k2[1:] != k2[:-1]]))
+    ends = np.append(starts[1:], k2.shape[0]) if starts.shape[0] else starts
+    for a, b in zip(starts.tolist(), ends.tolist(), strict=True):
+        if w is None:
+            s[a:b].sort()
+        else:
+            o = np.argsort(s[a:b], kind="stable")
+            s[a:b], w[a:b] = s[a:b][o], w[a:b][o]
+    seg_code = (k2[starts].astype(np.int64) // 2) if starts.shape[0] else np.zeros(0, np.int64)
+    seg_pos = (k2[starts] % 2).astype(bool) if starts.shape[0] else np.zeros(0, bool)
+    out_codes = np.unique(seg_code)
+    n = out_codes.shape[0]
+    vals = np.zeros((4, n))
+    u2: list[int] | None = None if w is not None else []
+    for j, rel in enumerate(out_codes.tolist()):
+        runs: list[tuple[np.ndarray, np.ndarray | None]] = [(s[:0], None if w is None else w[:0])] * 2
+        for i in np.flatnonzero(seg_code == rel).tolist():
+            a, b = starts[i], ends[i]
+            runs[int(seg_pos[i])] = (s[a:b], None if w is None else w[a:b])
+        off = (float(offsets.above_pos[r][rel]), float(offsets.above_neg[r][rel]),
+               float(offsets.below_neg[r][rel]))
+        tot = (float(offsets.pos[lo + rel]), float(offsets.neg[lo + rel]))
+        if u2 is None or ap:
+            summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False)
+            vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
+        else:  # unit weights, AUROC only: the exact pair count below is all the root reads
+            vals[:2, j] = runs[1][0].shape[0], runs[0][0].shape[0]
+        if u2 is not None:  # range_counts' exact pair count of sorted unit-weight runs
+            _, asc, dp = range_counts.distinct_scores(runs[1][0])
+            left, right = range_counts._ranks(runs[0][0], asc)  # as minority.py counts them
+            u2.append(range_counts._doubled_pairs(dp, left, right))
+    return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2)
+
+
+def problem_values(summaries: Sequence[KeyedSummaries],
+                   offsets: KeyedOffsets) -> tuple[np.ndarray, np.ndarray]:
+    """Per problem code, AUROC and AP: :func:`streammetrics._engines.ranked.combine` of its range
+    summaries (ranges in increasing order). O(R x K)."""
+    k = offsets.pos.shape[0]
+    per: list[list[ranked_engine.RangeSummary]] = [[] for _ in range(k)]
+    for sm in summaries:
+        for code, p, n, pairs, ap in zip(sm.codes.tolist(), sm.pos.tolist(), sm.neg.tolist(),
+                                         sm.pairs.tolist(), sm.ap.tolist(), strict=True):
+            per[code].append(ranked_engine.RangeSummary(0, p, n, pairs, ap, None))
+    auroc, ap = np.full(k, math.nan), np.full(k, math.nan)
+    for code in range(k):
+        res = ranked_engine.combine(per[code], (float(offsets.pos[code]), float(offsets.neg[code])))
+        auroc[code], ap[code] = res["auroc"], res["ap"]
+    if summaries and all(sm.u2 is not None for sm in summaries):  # unit weights: exact integers
+        doubled = [0] * k
+        below = [0] * k
+        for sm in summaries:  # ranges in increasing order: the negatives below each range
+            assert sm.u2 is not None
+            for code, p, n, u in zip(sm.codes.tolist(), sm.pos.tolist(), sm.neg.tolist(), sm.u2, strict=True):
+                doubled[code] += u + 2 * int(p) * below[code]
+                below[code] += int(n)
+        for code in range(k):
+            p, n = int(offsets.pos[code]), int(offsets.neg[code])
+            auroc[code] = doubled[code] / (2 * p * n) if p > 0 and n > 0 else math.nan
+    return auroc, ap
+
+
+def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[KeyedSummaries],
+                 offsets: KeyedOffsets, edges: KeyedEdges,
+                 split: KeyedSplit) -> tuple[Any, list[tuple[str, type[Warning]]]]:
+    """The root: the other members merged and computed; each ranked member's value per slice
+    from the problems' AUROC / AP by the member's own rule (:meth:`RankingMetric._value_given`:
+    binary, micro, or per class averaged, with its warnings); values in the set's member order
+    (``{key: values}`` with slices, a :class:`SlicedResults`). O(R x K + slices x members)."""
+    rest: Any = {}
+    caught: list[tuple[str, type[Warning]]] = []
+    if split.rest is not None:
+        states = [rebuild(split.rest, s, split.rest_kind) for s in rest_states]
+        rest, caught = compute_recorded(merged(states))
+    auroc, ap = problem_values(summaries, offsets)
+    twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
+    assert isinstance(twin, MetricSet)
+    width, c = split.width, split.n_classes
+    out: dict[Any, Any] = {}
+    import warnings
+
+    with warnings.catch_warnings(record=True) as more:
+        warnings.simplefilter("always")
+        for g, key in enumerate(edges.keys):
+            base = g * width
+            got: dict[str, Any] = {}
+            for name in split.ranked:
+                m = twin[name]
+                assert isinstance(m, (AUROC, AveragePrecision))
+                arr = auroc if isinstance(m, AUROC) else ap
+                if m.task == "binary":
+                    got[name] = m._value_given(float(arr[base]), None, None, m._undefined)
+                elif m.average == "micro":
+                    got[name] = m._value_given(float(arr[base + c]), None, None, m._undefined)
+                else:
+                    columns = arr[base : base + c].copy()
+                    got[name] = m._value_given(None, columns, offsets.pos[base : base + c], m._undefined)
+            row = rest.get(key, {}) if split.sliced else rest
+            values = {n: got[n] if n in got else row[n] for n in split.names}
+            out[key] = values["m"] if split.bare else values
+    caught += [(str(w.message), w.category) for w in more]
+    if not split.sliced:
+        return out[None], caught
+    rows = edges.rows.tolist()
+    return SlicedResults(out, counts=dict(zip(edges.keys, rows, strict=True)), key_names=split.key_names,
+                         min_count=0), caught

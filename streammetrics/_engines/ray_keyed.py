@@ -1,0 +1,105 @@
+"""``streammetrics.ray.evaluate``'s ``by=`` slices and multiclass one-vs-rest exact AUROC / AP by
+(key, score) ranges over a Ray Dataset's blocks: the steps of
+:mod:`streammetrics._engines.keyed_ranges` as plain Ray tasks (the transport of
+:mod:`streammetrics._engines.ray_blocks`).
+
+One task per group of at most 4 blocks (``keyed_part``: validated, keyed tuples, the other
+members fed; its small head returned apart), ``edges_of`` on the driver, one task per block
+group routing its tuples (``num_returns=R + 1``: the totals, then each range's piece as its
+own object), ``offsets_of`` on the driver, one task per range (``range_task``: only that
+range's pieces), ``final_values`` on the driver. The driver receives the heads (one state of the
+other members per task, a sample, the slice keys), O(R + K) totals per task and O(R x K)
+summaries: never the scores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import numpy as np
+
+from streammetrics._core.metric import trusted_states
+
+from . import keyed_ranges as kr
+from .plan import Plan
+from .range_counts import task_slices
+
+#: Tuples sampled per block task to place the edges.
+SAMPLE = 256
+
+
+def _part_task(plan: Plan, split: kr.KeyedSplit, *blocks: Any) -> tuple[tuple[Any, ...], kr.KeyedPart, int]:
+    """A group of blocks (Arrow tables) as one :class:`~keyed_ranges.KeyedPart`; its head, the
+    part, the rows skipped for a null."""
+    frames = [b.to_pandas() for b in blocks if b.num_rows]
+    cols = plan.columns()
+    skipped = sum(int(df[cols].isna().any(axis=1).sum()) for df in frames) if plan.nulls == "skip" else 0
+    with trusted_states():
+        part = kr.keyed_part(kr.frame_batches(frames, plan, 0, "Ray block"), split, SAMPLE)
+    return part.head(), part, skipped
+
+
+def _route_task(part: kr.KeyedPart, edges: kr.KeyedEdges, index: int) -> list[Any]:
+    pieces, totals = kr.route(part, edges, index)
+    return [totals, *pieces]
+
+
+def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, r: int, ap: bool,
+                *pieces: kr.Tuples) -> kr.KeyedSummaries:
+    return kr.range_task(pieces, offsets, edges, r, ap)
+
+
+def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
+                   n_ranges: int) -> tuple[Any, list[tuple[str, type[Warning]]], int] | None:
+    """The values (``Sliced``'s ``{key: values}`` with ``by=``), the warnings one process raises
+    and the rows skipped for a null, over ``frame``'s blocks in ``n_ranges`` ranges; None for a
+    dataset of no block. O(rows) in the tasks; the driver O(tasks x (R + K) + R x K)."""
+    import ray
+
+    blocks = frame.to_arrow_refs()
+    if not blocks:
+        return None
+    plan_ref, split_ref = ray.put(plan), ray.put(split)
+    part_task = ray.remote(_part_task).options(num_returns=3)
+    parts = [part_task.remote(plan_ref, split_ref, *blocks[s]) for s in task_slices(len(blocks), n_ranges)]
+    del blocks
+    heads = ray.get([p[0] for p in parts])  # a refused row raises here
+    skipped = sum(ray.get([p[2] for p in parts]))
+    edges = kr.edges_of(heads, n_ranges, split)
+    edges_ref = ray.put(edges)
+    route = ray.remote(_route_task).options(num_returns=n_ranges + 1)
+    routed: list[Any] = [route.remote(p[1], edges_ref, i) for i, p in enumerate(parts)]
+    offsets = kr.offsets_of(ray.get([x[0] for x in routed]), edges)
+    offsets_ref = ray.put(offsets)
+    task = ray.remote(_range_task)
+    summaries = ray.get([task.remote(offsets_ref, edges_ref, r, split.ap, *[x[r + 1] for x in routed])
+                         for r in range(n_ranges)])
+    with trusted_states():  # the rest's states were made by the block tasks
+        values, caught = kr.final_values([h[0] for h in heads if h[0] is not None], summaries, offsets,
+                                         edges, split)
+    return values, caught, skipped
+
+
+def evaluate_dataset(frame: Any, run: Any) -> Any:
+    """What ``ray.evaluate`` returns for a run whose exact ranking group is keyed (``by=``
+    slices, multiclass one-vs-rest: :func:`keyed_ranges.split_of` on the dataset's column
+    types), or None when it is not (the state path). O(members) to decide."""
+    from .ray_ranges import range_count
+
+    if run.plan.family != "classification" or (run.plan.by is None and isinstance(run.plan.score, str)):
+        return None
+    schema = frame.schema()
+    dtypes: dict[str, Any] = {}
+    for name, kind in zip(schema.names, schema.types, strict=True) if schema is not None else ():
+        with contextlib.suppress(NotImplementedError, TypeError, AttributeError):  # Arrow or numpy
+            dtypes[name] = np.dtype(kind.to_pandas_dtype() if hasattr(kind, "to_pandas_dtype") else kind)
+    split = kr.split_of(run.template, run.plan, dtypes)
+    if split is None:
+        return None
+    done = evaluate_keyed(frame, run.plan, split, range_count())
+    if done is None:  # no block: the empty accumulator's values
+        return run.result(None)
+    values, caught, skipped = done
+    run.report_skipped(skipped)
+    return run.shape.deliver(values, caught, sliced=run.plan.by is not None)

@@ -1,0 +1,58 @@
+"""streammetrics.ray.evaluate with ``by=`` slices and multiclass one-vs-rest exact AUROC / AP by
+(key, score) ranges over a real local Ray's blocks (:mod:`streammetrics._engines.ray_keyed`): one
+process's values (``Sliced`` with ``by=``) within 1e-12, the keyed path taken, uneven and empty
+blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.data")
+
+import engine_cases as cases  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+import streammetrics._engines.ray_keyed as RK  # noqa: E402
+from streammetrics.ray import evaluate, evaluate_parquet  # noqa: E402
+
+C = 3
+SCORES = [f"s{c}" for c in range(C)]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+def test_multiclass_and_slices_by_keyed_ranges(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    rng = np.random.default_rng(5)
+    n = 3_000
+    y = rng.integers(0, C, n)
+    s = np.round(rng.random((n, C)) + 0.3 * np.eye(C)[y], 2)
+    df = pd.DataFrame({"y": y, **{f"s{c}": s[:, c] for c in range(C)}, "w": np.round(rng.random(n), 1),
+                       "g": rng.choice(["a", "b", "c", "d"], n), "yb": (y == 1).astype(np.int64)})
+    parts = [df.iloc[:0], df.iloc[:500], df.iloc[500:2_600], df.iloc[2_600:]]
+    ds = ray.data.from_pandas(parts)
+    calls: list[Any] = []
+    real = RK.evaluate_keyed
+    monkeypatch.setattr(RK, "evaluate_keyed", lambda *a: calls.append(a[2]) or real(*a))
+    metrics = sm.MetricSet(auroc=sm.AUROC(C), micro=sm.AveragePrecision(C, average="micro"),
+                           w=sm.AUROC(C, average="weighted"), acc=sm.Accuracy(C))
+    want = metrics.copy().update(y, s, sample_weight=df.w.to_numpy()).compute()
+    cases.assert_same(evaluate(ds, metrics, label="y", score=SCORES, weight="w"), want)
+    binary = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(), f1=sm.F1())
+    want = sm.Sliced(binary.copy()).update(df.yb.to_numpy(), df.s1.to_numpy(), slices=df.g.to_numpy()).compute()
+    cases.assert_same(evaluate(ds, binary, label="yb", score="s1", by="g"), want)
+    df.iloc[:1_800].to_parquet(tmp_path / "a.parquet")
+    df.iloc[1_800:].to_parquet(tmp_path / "b.parquet")
+    cases.assert_same(evaluate_parquet(str(tmp_path), binary, label="yb", score="s1", by="g"), want)
+    assert len(calls) == 3  # evaluate_parquet with by=: read by Ray Data, then the keyed ranges
