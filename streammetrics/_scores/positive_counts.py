@@ -173,7 +173,7 @@ class PositiveCounts:
         O(m log n + S), no pass over the P kept thresholds except the amortised merge of the
         pending ones."""
         self._widen(pos.shape[0] + neg.shape[0])
-        fast = kernels_at(self.total_pos + self.total_neg + pos.shape[0] + neg.shape[0])
+        fast = kernels_at(self.total_pos + self.total_neg + pos.shape[0] + neg.shape[0], "add")
         if fast is not None:
             self._add_compiled(fast, pos, neg, neg_group)
             return
@@ -268,7 +268,7 @@ class PositiveCounts:
         if neg.shape[0]:
             nkey = np.negative(neg[::-1], dtype=np.float64)
             if p:
-                fast.bin_negatives(key, coarse_arg(key, kco), nkey, self.nb)
+                fast.bin_negatives(key, coarse_arg(key, kco, nkey), nkey, self.nb)
             if self.sk.shape[0]:
                 fast.add_upto(self.sk, nkey, self.sh)
         if not pos.shape[0]:
@@ -365,7 +365,7 @@ class PositiveCounts:
         integer prefix sums and a few contiguous passes, no BLAS call."""
         if self.total_pos <= 0:
             return math.nan
-        fast = kernels_at(self.total_pos + self.total_neg)
+        fast = kernels_at(self.total_pos + self.total_neg, "ap")
         if fast is not None:
             total = fast.ap_sum(self.pw, self.nb, self.sa, self.sc, self.sh, float(self.total_pos))
             return float(max(0.0, float(total)))
