@@ -1,7 +1,8 @@
 """Each compiled kernel (the ``fast`` extra: numba) against its numpy twin, on the same data, by size.
 
 Run ``python -m benchmarks.bench_kernels [--sizes 1e3,1e4,...] [--rounds 5] [--kernels ranks,ap]
-[--target 0.03]``.
+[--target 0.03] [--quick]`` (``--quick``: sizes 1e3 to 1e6 by decades, 3 rounds; the full run
+takes ~6 minutes on 2 shared cores).
 
 For every dispatch point of :data:`streammetrics._scores.exact.merge_count.MIN_SIZES` (the
 call sites that choose between a compiled kernel and numpy), the same call is timed on the same
@@ -180,7 +181,10 @@ def main(argv: list[str] | None = None) -> str:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--target", type=float, default=0.03)
     ap.add_argument("--kernels", default=",".join(CASES))
+    ap.add_argument("--quick", action="store_true", help="sizes 1e3 to 1e6 by decades, 3 rounds")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.sizes, args.rounds = "1e3,1e4,1e5,1e6", 3
     report = Report()
     if kernels() is None:
         report.emit("numba is not installed (the `fast` extra): nothing to compare.")
