@@ -182,3 +182,13 @@ def test_run_all_writes_each_section_as_its_module_finishes(tmp_path, monkeypatc
     assert "| 1 |" in seen["file while b runs"] and "_benchmarks.bench_fake_a:" in seen["file while b runs"]
     final = out.read_text()
     assert "| 1 |" in final and "FAILED: RuntimeError: b crashed" in final
+
+
+def test_bench_kernels_times_both_paths_of_a_dispatch_point() -> None:
+    # each cell times the same call on both paths (no timing asserts: the rows and the summary)
+    pytest.importorskip("numba")
+    from benchmarks import bench_kernels as bk
+
+    text = bk.main(["--sizes", "1000", "--rounds", "1", "--target", "0.001", "--kernels", "ranks,ap"])
+    assert "| ranks | sparse | 1e+03 |" in text and "| ap | ties | 1e+03 |" in text
+    assert "failed" not in text and "MIN_SIZES now" in text

@@ -320,7 +320,7 @@ class AveragePrecision(RankingMetric[Value]):
     positive scores are kept and brought up to date, nothing is re-sorted or re-merged; the
     O(P) part is one pass over the counts -- every precision changes when a negative lands
     above it -- and with the ``fast`` extra the only one: new thresholds wait beside the kept
-    counts until they outgrow 1/8 of them); a repeated read with no change in between is O(1)
+    counts until they outgrow 1/32 of them); a repeated read with no change in between is O(1)
     (memoised, as for every ranking metric).
 
     Binned (``max_bytes`` / ``thresholds``): ``compute`` treats each bin as tied scores (O(bins)

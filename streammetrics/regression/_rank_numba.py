@@ -1,7 +1,8 @@
 """Compiled inversion counts of the Kendall kernel (the optional ``fast`` extra: numba).
 
 Imported only by :func:`streammetrics.regression._ranks.inversions` on a read of at least
-``COMPILED_MIN`` rows when numba is installed, never by ``import streammetrics``. Each kernel
+4096 rows (then from ``merge_count.MIN_SIZES["inversions"]``) when numba is installed, never by
+``import streammetrics``. Each kernel
 is a bottom-up merge sort of the ranks that counts, for every element taken from a right half,
 the (weight of the) elements still waiting in the left half: ``sum_{i<j} w_i w_j [r_i > r_j]``.
 The unweighted count is an exact int64 (at most n**2 / 2); the weighted one adds the same

@@ -9,9 +9,9 @@ pair counts ("Needs the whole set" and "Rank correlations" in docs/definitions/r
 * :func:`kendall_terms`: ``(C - D, pairs not tied in x, pairs not tied in y)`` of weighted
   pairs (pair weight ``w_i w_j``), from one ordering by (x, y) and the weighted inversion count
   of the y ranks in that order, O(n log n): compiled (numba, the ``fast`` extra) from
-  :data:`COMPILED_MIN` rows -- a Fenwick tree over the ranks up to :data:`FENWICK_MAX` distinct
-  values, a bottom-up merge sort above -- else numpy, one pass per bit of the ranks.
-  Unweighted, every count is an exact integer.
+  ``merge_count.MIN_SIZES["inversions"]`` rows (numba loaded from 4096) -- a Fenwick tree
+  over the ranks up to :data:`FENWICK_MAX` distinct values, a bottom-up merge sort above --
+  else numpy, one pass per bit of the ranks. Unweighted, every count is an exact integer.
 """
 
 from __future__ import annotations
@@ -21,11 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._scores.exact.merge_count import kernels
+from streammetrics._scores.exact.merge_count import kernels_at
 from streammetrics._scores.exact.sort_kernels import stable_argsort, stable_sort_with
 
-#: From this many rows the inversion count uses the compiled kernel (when numba is installed).
-COMPILED_MIN = 1 << 12
 #: Up to this many distinct ranks the compiled count uses a Fenwick tree (it stays in cache),
 #: above it a bottom-up merge sort.
 FENWICK_MAX = 1 << 18
@@ -151,9 +149,10 @@ def _inversions_numpy(r: np.ndarray, w: np.ndarray | None) -> int | float:
 
 def inversions(r: np.ndarray, w: np.ndarray | None) -> int | float:
     """``sum_{i<j} w_i w_j [r_i > r_j]`` (an exact int unweighted) for int64 ranks ``r`` >= 0:
-    a compiled bottom-up merge sort from :data:`COMPILED_MIN` rows when numba is installed,
+    a compiled bottom-up merge sort from ``merge_count.MIN_SIZES["inversions"]`` rows (numba
+    loaded from 4096) when numba is installed,
     else numpy (:func:`_inversions_numpy`). O(n log n)."""
-    mod = kernels() if r.shape[0] >= COMPILED_MIN else None
+    mod = kernels_at(r.shape[0], "inversions")
     if mod is not None:
         from . import _rank_numba  # imports numba (installed: kernels() found it)
 

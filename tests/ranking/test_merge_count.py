@@ -254,23 +254,123 @@ def test_blockwise_average_precision_read_equal_bit_for_bit(monkeypatch, block):
     assert fast == pytest.approx(average_precision_score(y, s), rel=1e-12)
 
 
-def test_loaded_kernels_take_calls_from_the_warm_size() -> None:
-    """Before numba is loaded a call needs ``min_size`` elements; once loaded, ``_WARM_SIZE``."""
+def test_kernels_load_from_the_load_size_then_take_calls_from_their_threshold() -> None:
+    """Before numba is loaded a call needs ``_LOAD_SIZE`` elements (and its kernel's
+    threshold); once loaded, each kernel takes calls from its own ``MIN_SIZES`` entry."""
     from streammetrics._scores.exact import merge_count as mc
-    small = np.zeros(mc._WARM_SIZE // 2)
-    warm = np.zeros(mc._WARM_SIZE - small.shape[0])
+    t = mc.MIN_SIZES["ranks"]
+    assert t is not None and t < mc._LOAD_SIZE
+    small = np.zeros(t // 2)
+    warm = np.zeros(t - small.shape[0])
     loaded = list(mc._LOADED)
     try:
         with compiled_kernels(True):
-            mc._LOADED[:] = []  # not looked up yet: the default threshold only
+            mc._LOADED[:] = []  # not looked up yet: the load size only
             assert mc.kernels_for(small, warm) is None
-            assert mc.kernels_for(np.zeros(mc._MIN_SIZE), small) is _numba_kernels
+            assert mc._LOADED == []  # (and nothing was loaded)
+            assert mc.kernels_for(np.zeros(mc._LOAD_SIZE), small) is _numba_kernels
             assert mc.kernels_for(small, warm) is _numba_kernels  # loaded by the call above
             assert mc.kernels_for(small, warm[1:]) is None  # one element short
+            assert mc.kernels_for(small.astype(np.float32), warm) is None  # dtypes differ
         with compiled_kernels(False):
             assert mc.kernels_for(small, warm) is None
+        with compiled_kernels(True, sizes={"ranks": None}):
+            assert mc.kernels_for(np.zeros(mc._LOAD_SIZE), small) is None  # never
+        with pytest.raises(ValueError, match="sizes: unknown kernel 'nope'"), \
+                compiled_kernels(True, sizes={"nope": 0}):
+            pass
     finally:
         mc._LOADED[:] = loaded
+
+
+def _sides(kernel: str, size: int, seed: int):
+    """One call of ``kernel``'s dispatch point on about ``size`` elements (with ties and
+    infinities): a thunk returning its result as bytes / numbers."""
+    import copy
+
+    from streammetrics._scores.exact import runs
+    from streammetrics.regression import _ranks
+
+    rng = np.random.default_rng(seed)
+    if kernel == "inversions":
+        r = rng.integers(0, max(1, size // 3), size)
+        w = rng.random(size) + 0.5
+        return lambda: (_ranks.inversions(r, None), _ranks.inversions(r, w))
+    if kernel in ("add", "ap"):
+        m = size // 10 if kernel == "add" else 0
+        y = rng.random(size) < 0.3
+        y[0] = True
+        s = _scores(rng, size, 16, np.float64)
+        n = size - m
+        pos, neg = np.sort(s[:n][y[:n]]), np.sort(s[:n][~y[:n]])
+        base = PositiveCounts.from_sorted(pos, neg)
+        if kernel == "ap":
+            return lambda: (copy.deepcopy(base).average_precision(),)
+        npos, nneg = np.sort(s[n:][y[n:]]), np.sort(s[n:][~y[n:]])
+        group = runs.Group()
+        group.push(np.sort(np.concatenate([neg, nneg])), None, neg.shape[0] + nneg.shape[0])
+
+        def add():
+            pc = copy.deepcopy(base)
+            pc.add(npos, nneg, group)
+            return pc.average_precision(), pc.counts().fps.tobytes(), pc.counts().tps.tobytes()
+        return add
+    m = 256 if kernel == "rank_left" else max(1, size // 10)  # (rank_left: the needle floor)
+    v = np.sort(_scores(rng, size - m, 8, np.float64))
+    x = np.sort(np.concatenate([_scores(rng, m - m // 2, 8, np.float64), rng.choice(v, m // 2)]))
+    if kernel == "rank_left":
+        return lambda: (runs.rank_left(v, None, x).tobytes(),)
+    if kernel == "ranks":
+        return lambda: tuple(a.tobytes() for a in runs._left_right(v, None, x))
+    if kernel == "count2":
+        return lambda: (runs.count2(v, None, x, None),)
+    return lambda: (runs.merge_into_last([v.copy()], x).tobytes(),)  # merge_back
+
+
+@pytest.mark.parametrize("kernel", ["rank_left", "ranks", "count2", "merge_back", "add", "ap",
+                                    "inversions"])
+def test_every_dispatch_choice_gives_the_same_values_on_both_sides_of_its_threshold(kernel):
+    # at each kernel's threshold and one element below it, the default dispatch (numba loaded)
+    # switches path, and gives the values of the numpy path: the same bits (the weighted
+    # inversion count: the same to 1e-12, its compiled sums run in merge order)
+    from streammetrics._scores.exact import merge_count as mc
+    t = mc.MIN_SIZES[kernel]
+    if t is None:
+        pytest.skip(f"{kernel}: numpy at every size")
+    with compiled_kernels(True):
+        assert mc.kernels_at(t - 1, kernel) is None
+        assert mc.kernels_at(t, kernel) is _numba_kernels
+    for seed, size in enumerate((t - 1, t, 2 * t)):
+        call = _sides(kernel, size, seed)
+        with compiled_kernels(True):
+            got = call()
+        with compiled_kernels(False):
+            ref = call()
+        if kernel == "inversions":
+            assert got[0] == ref[0]
+            assert got[1] == pytest.approx(ref[1], rel=1e-12)
+        else:
+            assert got == ref
+
+
+def test_rank_left_dispatch_by_needles():
+    # rank_left of fewer than _FEW_NEEDLES needles in a run without a coarse index stays in
+    # numpy (one searchsorted call is faster); from _FEW_NEEDLES, or with a coarse index, it
+    # runs compiled; the same ranks either way
+    from unittest import mock
+
+    from streammetrics._scores.exact import runs
+    rng = np.random.default_rng(5)
+    v = np.sort(_scores(rng, 5000, 8, np.float64))
+    co = v[63::64].copy()
+    for m, coarse, compiled in ((runs._FEW_NEEDLES - 1, None, False), (runs._FEW_NEEDLES, None, True),
+                                (8, co, True)):
+        x = np.sort(rng.choice(v, m))
+        with compiled_kernels(True), mock.patch.object(
+                _numba_kernels, "rank_left", wraps=_numba_kernels.rank_left) as spy:
+            got = runs.rank_left(v, coarse, x)
+        assert spy.called == compiled
+        np.testing.assert_array_equal(got, np.searchsorted(v, x, "left"))
 
 
 def _pairwise_replica(a: np.ndarray) -> float:

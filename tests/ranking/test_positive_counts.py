@@ -163,7 +163,7 @@ def test_compiled_fold_in_place_equals_numpy_bit_for_bit(seed, levels, sizes):
        dtype=st.sampled_from([np.float32, np.float64]), pending_min=st.sampled_from([1, 8, 1 << 12]))
 def test_pending_thresholds_read_merged_and_saved_bit_for_bit(seed, levels, sizes, dtype, pending_min):
     # the compiled path keeps new distinct positive scores pending (read in one pass beside the
-    # kept counts, merged in past 1/8 of them or _PENDING_MIN): every read after every batch,
+    # kept counts, merged in past 1/_PENDING_SHARE of them or _PENDING_MIN): every read after every batch,
     # without ever asking for the counts, has the numpy path's bits and scikit-learn's value;
     # then the counts, a merge with another state and a save/load agree too
     import streammetrics._scores.positive_counts as pcm

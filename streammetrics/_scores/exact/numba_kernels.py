@@ -132,19 +132,21 @@ def _walk(v: Any, co: Any, x: Any, mode: int) -> Any:  # pragma: no cover - comp
         return _walk_coarse(v, co, x, mode, left, right)
     s = 0
     lo = 0
+    r = 0
     for k in range(m):
         t = x[k]
-        if k and t < x[k - 1]:
-            lo = 0
-        lo = _lower(v, t, lo, n)
+        if not k or t != x[k - 1]:  # (a needle equal to the previous one: its ranks again)
+            if k and t < x[k - 1]:
+                lo = 0
+            lo = _lower(v, t, lo, n)
+            if mode > 0:
+                r = lo if lo == n or v[lo] != t else _upper(v, t, lo, n)
         if mode < 2:
             left[k] = lo
-        if mode > 0:
-            r = lo if lo == n or v[lo] != t else _upper(v, t, lo, n)
-            if mode == 1:
-                right[k] = r
-            else:
-                s += lo + r
+        if mode == 1:
+            right[k] = r
+        elif mode == 2:
+            s += lo + r
     return left, right, s
 
 
@@ -173,6 +175,7 @@ def _walk_coarse(v: Any, co: Any, x: Any, mode: int, left: Any, right: Any) -> A
                 pos[k] += step
         step //= 2
     s = 0
+    r = 0
     for k in range(m):
         t = x[k]
         lo = pos[k]
@@ -181,7 +184,8 @@ def _walk_coarse(v: Any, co: Any, x: Any, mode: int, left: Any, right: Any) -> A
         lo = min(lo, n)
         pos[k] = lo
         if mode > 0:
-            r = lo if lo == n or v[lo] != t else _first(v, co, t, lo, n, True)
+            if not k or t != x[k - 1]:  # (a needle equal to the previous one: its right rank again)
+                r = lo if lo == n or v[lo] != t else _first(v, co, t, lo, n, True)
             if mode == 1:
                 right[k] = r
             else:

@@ -42,6 +42,10 @@ BUSY = 2
 #: merging (read after each of 1000 batches of 10k at 1e7, CPU: AUROC 2.3 -> 2.15 s numpy,
 #: 1.9 -> 1.73 s compiled; compiled AP 5.28 -> 5.1 s; at 2M within 1-8 %, never slower).
 RATIO_FOLD = 8
+#: :func:`rank_left` of fewer needles in a run without a coarse index stays in numpy at any
+#: size: one ``searchsorted`` call, ~0.7 us faster a call than the compiled walk's dispatch
+#: (``benchmarks/bench_kernels.py``, 8-100 needles in 1e3-1e5 scores: 0.77-0.84x).
+_FEW_NEEDLES = 256
 #: Up to this many unweighted needles, :func:`count2` searches both sides directly.
 _SMALL_NEEDLES = 256
 #: :meth:`Group.count2` searches a run in the needles (not the needles in the run) when the run
@@ -74,9 +78,10 @@ def rank_left(values: np.ndarray, coarse: np.ndarray | None, x: np.ndarray) -> n
     one level are independent, so their misses overlap. Same O(log n) per needle. With the
     compiled kernels (:mod:`streammetrics._scores.exact.merge_count`): one galloping pass over the needles.
     """
-    fast = kernels_for(values, x)
+    fast = (kernels_for(values, x, "rank_left")
+            if coarse is not None or x.shape[0] >= _FEW_NEEDLES else None)
     if fast is not None:
-        return fast.rank_left(values, coarse_arg(values, coarse), np.ascontiguousarray(x))
+        return fast.rank_left(values, coarse_arg(values, coarse, x), np.ascontiguousarray(x))
     if coarse is None:
         return np.searchsorted(values, x, "left")
     pos = np.searchsorted(coarse, x, "left")
@@ -112,9 +117,9 @@ def count2(
     n = values.shape[0]
     if n == 0 or x.shape[0] == 0:
         return 0
-    fast = kernels_for(values, x)
+    fast = kernels_for(values, x, "count2")
     if fast is not None and cw is None and xw is None:
-        co = coarse_arg(values, None if 32 * x.shape[0] >= n else coarse)
+        co = coarse_arg(values, coarse, x)
         return int(fast.count2_units(values, co, np.ascontiguousarray(x)))
     if coarse is None and cw is None and xw is None and x.shape[0] <= _SMALL_NEEDLES:
         # few needles (a small batch or a window's expiry): two plain searches beat the
@@ -145,9 +150,9 @@ def _left_right(
     """``searchsorted`` of ``x`` in ``values``, left and right (the same array when no needle
     ties with a stored value): compiled in one pass, or a left search plus a right search of
     the needles that tie."""
-    fast = kernels_for(values, x)
+    fast = kernels_for(values, x, "ranks")
     if fast is not None:
-        left, right = fast.ranks(values, coarse_arg(values, coarse), np.ascontiguousarray(x))
+        left, right = fast.ranks(values, coarse_arg(values, coarse, x), np.ascontiguousarray(x))
         return left, right
     left = rank_left(values, coarse, x)
     probe = np.minimum(left, values.shape[0] - 1)
@@ -218,7 +223,7 @@ def merge_into_last(runs: list[np.ndarray], b: np.ndarray) -> np.ndarray:
             else:
                 grown = a
         if grown is not None:
-            fast = kernels_for(grown, b)
+            fast = kernels_for(grown[:na], b, "merge_back")
             if fast is not None:
                 fast.merge_back(grown, na, np.ascontiguousarray(b))
             else:
