@@ -71,7 +71,7 @@ def may_split(template: Any, plan: Plan) -> bool:
 def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_counts.Split | None:
     """The split of ``template`` for :func:`evaluate_blocks` (``types``: the dataset's column
     types, Arrow or numpy), or None where the state path applies: the set's exact score state
-    serves only full-area binary ``AUROC`` / step ``AveragePrecision`` members, fed one numeric
+    serves only binary ``AUROC`` (full or partial area) / step ``AveragePrecision`` members, fed one numeric
     label, score and (optionally) weight column, without ``by`` or ``update`` keywords
     (:func:`range_counts.split_of`, weights allowed here). O(members)."""
     dtypes: dict[str, Any] = {}
