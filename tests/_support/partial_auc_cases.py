@@ -72,3 +72,21 @@ def defined(df: pd.DataFrame) -> bool:
     """Whether both classes have positive weight (scikit-learn's partial AUROC is defined)."""
     w = df.w.to_numpy() if "w" in df else np.ones(len(df))
     return bool(w[df.y.to_numpy() == 1].sum() > 0 and w[df.y.to_numpy() == 0].sum() > 0)
+
+
+def recorded(fn: Any) -> tuple[Any, list[str]]:
+    """``fn()`` and the messages of the warnings it raised (pyspark's FutureWarnings left out),
+    sorted."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = fn()
+    return values, sorted(str(w.message) for w in caught if not issubclass(w.category, FutureWarning))
+
+
+def ray_dataset(df: pd.DataFrame, cuts: list[int]) -> Any:
+    """``ray.data.from_pandas`` of ``df`` cut at ``cuts`` (uneven blocks, an empty one first)."""
+    import ray
+
+    at = sorted({min(max(c, 0), len(df)) for c in cuts})
+    bounds = [0, *at, len(df)]
+    return ray.data.from_pandas([df.iloc[:0], *[df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]])

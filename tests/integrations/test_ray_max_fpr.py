@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pickle
 import unittest.mock
-import warnings
 from typing import Any
 
 import numpy as np
@@ -39,19 +38,6 @@ def local_ray():
     ray.shutdown()
 
 
-def _blocks(df: pd.DataFrame, cuts: list[int]) -> Any:
-    at = sorted({min(max(c, 0), len(df)) for c in cuts})
-    bounds = [0, *at, len(df)]
-    return ray.data.from_pandas([df.iloc[:0], *[df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]])
-
-
-def _run(fn: Any) -> tuple[Any, list[str]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        values = fn()
-    return values, sorted(str(w.message) for w in caught)
-
-
 @settings(max_examples=8, deadline=None)
 @given(n=st.integers(1, 300), seed=st.integers(0, 10**6), decimals=st.integers(0, 2), weighted=st.booleans(),
        m=st.sampled_from([0.1, 0.5, 1.0, 0.3333]), order=st.sampled_from(["only ranked", "ranked first", "rest first"]),
@@ -61,7 +47,7 @@ def test_blocks_equal_one_process_and_sklearn(n, seed, decimals, weighted, m, or
     metrics = pac.metric_set(order, m)
     want, warned = pac.one_process(metrics, df)
     with unittest.mock.patch.object(ray_ranges, "range_count", lambda: ranges):
-        got, caught = _run(lambda: evaluate(_blocks(df, cuts), metrics, label="y", score="p",
+        got, caught = pac.recorded(lambda: evaluate(pac.ray_dataset(df, cuts), metrics, label="y", score="p",
                                             weight="w" if weighted else None))
     pac.close(got, want)
     assert caught == warned
@@ -75,7 +61,7 @@ def test_one_class_warns_as_one_process(case: str) -> None:
     df = pac.data(200, 3, 2, True).assign(y=0 if case == "no positives" else 1)
     metrics = sm.MetricSet(part=sm.AUROC(max_fpr=0.3), f1=sm.F1())
     want, warned = pac.one_process(metrics, df)
-    got, caught = _run(lambda: evaluate(_blocks(df, [80]), metrics, label="y", score="p", weight="w"))
+    got, caught = pac.recorded(lambda: evaluate(pac.ray_dataset(df, [80]), metrics, label="y", score="p", weight="w"))
     pac.close(got, want)
     assert caught == warned
 
@@ -98,7 +84,7 @@ def test_the_driver_fetches_no_score(monkeypatch: Any) -> None:
     sample = 8 * ray_blocks.SAMPLE_BLOCKS * ray_ranges.SAMPLE_SCORES + 4096
     for n in (20_000, 200_000):
         df = pac.data(n, 13, 6, False)
-        ds = _blocks(df, list(range(0, n, n // 32)))
+        ds = pac.ray_dataset(df, list(range(0, n, n // 32)))
         metrics = pac.metric_set("rest first", 0.2)
         sizes = _fetched(monkeypatch, lambda ds=ds, metrics=metrics: evaluate(ds, metrics, label="y", score="p"))
         assert sizes[0] < sample and sum(sizes[1:]) < 64_000, (n, sizes)

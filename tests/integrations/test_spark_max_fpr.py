@@ -32,13 +32,6 @@ def _frame(spark: Any, df: Any, partitions: int = 3) -> Any:
         return spark.createDataFrame(df).repartition(partitions)
 
 
-def _run(fn: Any) -> tuple[Any, list[str]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        values = fn()
-    return values, sorted(str(w.message) for w in caught if not issubclass(w.category, FutureWarning))
-
-
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 @pytest.mark.parametrize(("order", "weighted", "m"), [("rest first", True, 0.2), ("only ranked", False, 0.5),
                                                       ("ranked first", False, 1.0), ("ranked first", True, 0.05)])
@@ -48,7 +41,7 @@ def test_created_frame_equals_one_process_and_sklearn(spark_session: Any, order:
     metrics = pac.metric_set(order, m)
     want, warned = pac.one_process(metrics, df)
     with mock.patch.object(spark_ranked, "counted_summaries", wraps=spark_ranked.counted_summaries) as ranked:
-        got, caught = _run(lambda: sm_spark.evaluate(_frame(spark_session, df), metrics, label="y", score="p",
+        got, caught = pac.recorded(lambda: sm_spark.evaluate(_frame(spark_session, df), metrics, label="y", score="p",
                                                      weight="w" if weighted else None))
     pac.close(got, want)
     assert caught == warned
@@ -63,7 +56,7 @@ def test_one_class_warns_as_one_process(spark_session: Any, case: str) -> None:
     df = pac.data(300, 2, 2, True).assign(y=0 if case == "no positives" else 1)
     metrics = sm.MetricSet(part=sm.AUROC(max_fpr=0.3), f1=sm.F1())
     want, warned = pac.one_process(metrics, df)
-    got, caught = _run(lambda: sm_spark.evaluate(_frame(spark_session, df), metrics, label="y", score="p",
+    got, caught = pac.recorded(lambda: sm_spark.evaluate(_frame(spark_session, df), metrics, label="y", score="p",
                                                  weight="w"))
     pac.close(got, want)
     assert caught == warned
