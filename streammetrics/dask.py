@@ -61,6 +61,9 @@ numeric ``weight`` column the same members go by :func:`evaluate_ranked`'s graph
 (:func:`streammetrics._engines.dask_ranked.ranked_graph`, in one ``compute`` with the other
 members' state tree, whose states the tasks that read and sort the rows make: one read):
 O(R) numbers at the root, within 1e-12 (float sums in another order).
+So does a set with a partial ``AUROC(max_fpr=...)`` member, weighted or not (each range task,
+told the weight above it, sends its part of the partial area); another state group beside the
+exact one (a bounded ``AUROC(max_bytes=...)``) travels as its state.
 The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
 workers reading Parquet): ``distributed`` costs about a millisecond of scheduler and worker
 CPU per task. For AUROC, AP and curves at a size where even the
@@ -78,7 +81,6 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
 from streammetrics._engines import keyed_ranges, minority, range_counts
-from streammetrics._engines import ranked as ranked_engine
 from streammetrics._engines.dask_keyed import keyed_graph
 from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
 from streammetrics._engines.plan import (
@@ -272,10 +274,8 @@ def _weighted_values(summaries: Sequence[Any], totals: tuple[float, float], rest
     (:func:`streammetrics._engines.range_counts.undefined`). O(R + members)."""
     values, caught = ({}, []) if rest is None else rest
     caught = list(caught)
-    res = ranked_engine.combine(summaries, totals)
-    undefined, more = range_counts.undefined(split, totals[0] > 0, totals[1] > 0)
-    auroc, ap = float(res["auroc"]), float(res["ap"])
-    return range_counts.assemble(split, values, undefined, auroc, ap), caught + more
+    values, more = range_counts.summarised(split, values, summaries, totals)
+    return values, caught + more
 
 
 def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Request) -> Any:
@@ -515,9 +515,9 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         run.report_skipped(sum(skipped))
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
-    weighted = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()), weighted=True)
-                if compute else None)
-    if weighted is not None:  # weighted exact binary AUROC / AP: by the ranked engine, no gather
+    weighted = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()),
+                                      weighted=plan.weight is not None, offsets=True) if compute else None)
+    if weighted is not None:  # weighted or partial (max_fpr) exact binary AUROC / AP: the ranked engine
         graph = _weighted_graph(frame, plan, weighted, split_every)
         (summaries, totals, rest), skipped = dask.compute(graph, nulls)
         run.report_skipped(sum(skipped))

@@ -12,7 +12,8 @@ skipped for a null. The driver reads each state once, merges them in one k-way m
 computes the values; a state is never pickled as an accumulator object.
 
 Exact binary AUROC / AP without the gather: when the set's exact score state serves only
-full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric label, score and
+binary ``AUROC`` (full or partial area: ``max_fpr``, by the weighted route's summaries) and step
+``AveragePrecision`` members (one numeric label, score and
 optional weight column; no ``by``, no ``update`` keywords, ``compute=True``; ``nulls`` either
 way), the scores never reach the driver: the blocks of the selected columns are taken once
 (``Dataset.to_arrow_refs``), the driver samples a few blocks' scores to place one score edge per
@@ -23,7 +24,7 @@ object, and one task per range sorts (or merges) and counts only its pieces
 Parquet range path, the single-process values bit for bit; the driver receives O(R) numbers for
 AUROC alone, plus 24 bytes per distinct positive score for AP. Weighted: the range summaries of
 :func:`evaluate_ranked` (within 1e-12), O(R) numbers. Every other case -- ``by=`` slices,
-multiclass or multilabel members, ``max_fpr``, interpolated AP, curves, other exact ranking
+multiclass or multilabel members, interpolated AP, curves, other exact ranking
 metrics, ``compute=False`` -- takes the state path, whose driver holds every block's state (for
 exact ranking metrics 8 bytes a score, 16 weighted, and their merge).
 
@@ -137,7 +138,7 @@ def evaluate(
     (see the module docstring): the blocks are held once in the object store, the driver
     receives O(R) numbers per range (plus 24 bytes per distinct positive score for unweighted
     AP) and one state of the other members per task -- never the scores. With ``by=``, a
-    multiclass, multilabel or ``max_fpr`` member, curves or another exact ranking metric, the
+    multiclass or multilabel member, curves or another exact ranking metric, the
     driver holds every block's exact state (8 bytes a score, 16 weighted) and its merge: use
     :func:`evaluate_ranked` for curves, or the bounded variants (``max_bytes=``). For Parquet
     files, :func:`evaluate_parquet` skips Ray Data's read (whose own cost is 2-3x one

@@ -49,7 +49,7 @@ every score on the driver when values are asked for (``compute=True``), on any f
 The set's other members go by their states as above. Still gathered on the driver (one score
 per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead): ``compute=False`` (the
 merged accumulators are asked for), ``by=`` slices, multiclass / multilabel AUROC and AP,
-``max_fpr``, interpolated AP, the curves (``ROCCurve``, ``PRCurve``: use
+interpolated AP, the curves (``ROCCurve``, ``PRCurve``: use
 :func:`evaluate_ranked`), other exact ranking metrics, and a second exact AUROC / AP state in
 the same set (another ``ignore_index``). See docs/scale-out.md.
 
@@ -337,14 +337,15 @@ def evaluate(
     Complexity: one ``update`` pass per partition; ``depth`` merge rounds; the driver receives
     one state. A direct Parquet read also reads each file's footer on the driver.
 
-    Exact binary ``AUROC`` / ``AveragePrecision`` members (one score state, full area, step AP;
+    Exact binary ``AUROC`` / ``AveragePrecision`` members (one score state, full or partial
+    area -- ``max_fpr``: the shuffled ranges --, step AP;
     weighted or not, either ``nulls``) never bring every score to the driver: over a plain
     Parquet scan (unweighted, ``nulls="error"``, at most 4 cores) by score ranges, each of R
     range tasks reading every row, bit for bit as one process; on any other frame by the
     shuffled ranges of :func:`evaluate_ranked` (the frame read three times, within 1e-12); the
     driver receives counts, not scores, and the other members' states as usual (see the
     module docstring). The driver does hold one score per row (8 bytes, 16 weighted) for
-    ``compute=False``, ``by=`` slices, multiclass / multilabel AUROC and AP, ``max_fpr``,
+    ``compute=False``, ``by=`` slices, multiclass / multilabel AUROC and AP,
     interpolated AP, the curves and other exact ranking metrics: use :func:`evaluate_ranked`
     (curves) or the bounded ``max_bytes=`` variants beyond the driver's memory.
 

@@ -284,6 +284,7 @@ def ranked_graph(
 
     template, _ = normalise(metrics)
     ignore = ranked_engine.check_metrics(dict(template.items()))
+    fprs = ranked_engine.partial_fprs(m._config() for _, m in template.items())
     n_ranges, fixed = _edges(ranges)
     sample_size = check_param(sample_size, "sample_size", _SAMPLE_SIZE)
     chunk_rows = check_param(chunk_rows, "chunk_rows", _CHUNK_ROWS)
@@ -355,7 +356,7 @@ def ranked_graph(
         after = delayed(_token, pure=True)(summaries[i - at_once]) if i >= at_once else None
         summaries.append(delayed(_range_task, pure=True)(
             [delayed(operator.getitem, pure=True)(s, i) for s in splits], delayed(operator.getitem)(offs, i),
-            grand, curves, after))
+            grand, curves, after, fprs))
     states = [] if rest is None else [delayed(_rest_of, pure=True)(r) for r in runs]
     return summaries, grand, states
 
@@ -384,11 +385,12 @@ def _token(summary: ranked_engine.RangeSummary) -> int:
 
 
 def _range_task(pieces: Sequence[Sequence[ranked_engine.Runs]], offset: tuple[float, float, float],
-                totals: tuple[float, float], curves: bool, after: Any = None) -> ranked_engine.RangeSummary:
+                totals: tuple[float, float], curves: bool, after: Any = None,
+                max_fprs: Sequence[float] = ()) -> ranked_engine.RangeSummary:
     """Round two for one range: its pieces of every partition's runs, merged and summarised
-    (``after``: the range task it waited for, unused)."""
+    (``after``: the range task it waited for, unused; ``max_fprs``: the partial areas asked)."""
     merged = ranked_engine.merge_unsorted([p for part in pieces for p in part])
-    return ranked_engine.range_summary(merged, offset, totals, curves)
+    return ranked_engine.range_summary(merged, offset, totals, curves, max_fprs)
 
 
 def _grand(totals: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -427,8 +429,9 @@ def evaluate_ranked(
         ``categories`` or ``.partitions[...]``), whose files are read the same way; or any
         other Dask DataFrame, whose partitions Dask computes, each whole.
     metrics : MetricSet, Metric or mapping of name -> Metric
-        Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``
-        templates (their configuration is used; they are not modified).
+        Exact binary ``AUROC`` (full area, or partial: ``max_fpr``, McClish-standardised as
+        scikit-learn's), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve`` templates (their
+        configuration is used; they are not modified).
     label, score : str or dask Series
         The 0/1 label and the score columns, or Dask Series derived from ``ddf`` (as
         :func:`streammetrics.dask.evaluate` takes them: ``score=ddf.p * 1.0``, added to the
@@ -501,12 +504,13 @@ def evaluate_ranked(
     summaries, totals = range_summaries(ddf, metrics, label=label, score=score, weight=weight,
                                         ranges=ranges, sample_size=sample_size, curves=curves,
                                         chunk_rows=chunk_rows, ranges_at_once=ranges_at_once)
-    res = ranked_engine.combine(summaries, totals)
+    fprs = ranked_engine.partial_fprs(m._config() for m in members.values())
+    res = ranked_engine.combine(summaries, totals, fprs)
     values: dict[str, Any] = {}
     for name, m in members.items():
         if isinstance(m, AUROC):
-            values[name] = res["auroc"]
-            if res["auroc"] != res["auroc"]:
+            values[name] = ranked_engine.auroc_value(res, m.max_fpr)
+            if values[name] != values[name]:
                 warn_undefined_nan("AUROC", "no positives or no negatives")
         elif isinstance(m, AveragePrecision):
             values[name] = res["ap"]

@@ -75,6 +75,12 @@ class Split:
         root their three counts, not the counts at every distinct positive score)."""
         return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
 
+    @property
+    def max_fprs(self) -> tuple[float, ...]:
+        """The ranked AUROC members' distinct ``max_fpr`` below 1 (:func:`ranked.partial_fprs`):
+        the partial areas each range computes (with its offsets known: the ranked kernel)."""
+        return ranked_engine.partial_fprs(cfg["config"] for cfg in self.ranked.values())
+
 
 def _numeric(dtype: Any) -> bool:
     try:
@@ -83,14 +89,19 @@ def _numeric(dtype: Any) -> bool:
         return False
 
 
-def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: bool = False) -> Split | None:
+def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: bool = False,
+             offsets: bool = False) -> Split | None:
     """The split of ``template`` (a MetricSet) if the range path gives its exact values, else None.
 
-    Taken when one state group holds only exact binary full-area ``AUROC`` / step
+    Taken when a state group holds only exact binary full-area ``AUROC`` / step
     ``AveragePrecision`` members, fed one numeric label and one numeric score column (``dtypes``:
-    the frame's column dtypes) with unit weights, no slices and no other ``update`` keywords.
-    With ``weighted``, the same but with a numeric weight column instead of unit weights (the
-    split of the ranked engine's route, :func:`streammetrics.dask.evaluate`).
+    the frame's column dtypes) with unit weights, no slices and no other ``update`` keywords:
+    the first such group goes by ranges, every other group (a bounded ``max_bytes`` AUROC,
+    F1...) travels as states. With ``weighted``, the same but with a numeric weight column
+    instead of unit weights (the split of the ranked engine's route,
+    :func:`streammetrics.dask.evaluate`). With ``offsets`` (a route whose range tasks know the
+    weights above them: the ranked kernel), the group may also hold partial AUROCs
+    (``max_fpr``); without, a group holding one gives None.
     """
     if weighted != (plan.weight is not None):
         return None
@@ -102,12 +113,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
             or not isinstance(template, MetricSet)):
         return None
     groups = template.groups
-    ranked = [g for g in groups if all(type(template[n]) in (AUROC, AveragePrecision) for n in g)]
-    if len(ranked) != 1:
-        return None
-    try:
-        ignore = ranked_engine.check_metrics({n: template[n] for n in ranked[0]})
-    except ValueError:
+    ranked, ignore = _served(template, groups)
+    if not ranked or (not offsets and ranked_engine.partial_fprs(template[n]._config() for n in ranked[0])):
         return None
     order = tuple(n for n, _ in template.items())
     others = [n for n in order if n not in ranked[0]]
@@ -119,6 +126,18 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
             return None
     cfg = template._config()["members"]
     return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0)
+
+
+def _served(template: Any, groups: Sequence[Sequence[str]]) -> tuple[list[Any], Any]:
+    """``([group], ignore_index)`` of the first group of exact binary AUROC / step AP members
+    (:func:`ranked.check_metrics`), or ``([], None)``. O(members)."""
+    for g in groups:
+        if all(type(template[n]) in (AUROC, AveragePrecision) for n in g):
+            try:
+                return [g], ranked_engine.check_metrics({n: template[n] for n in g})
+            except ValueError:
+                continue
+    return [], None
 
 
 def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split, sample_size: int,
@@ -609,14 +628,29 @@ def undefined(split: Split, positives: bool, negatives: bool) -> tuple[dict[str,
     return {n: v for n, v in values.items() if math.isnan(v)}, caught
 
 
+def summarised(split: Split, rest: Mapping[str, Any], summaries: Sequence[ranked_engine.RangeSummary],
+               totals: tuple[float, float]) -> tuple[dict[str, Any], list[Any]]:
+    """The values in the set's member order from the ranked routes' range summaries
+    (:func:`ranked.combine`, the partial AUROCs of ``split.max_fprs`` included) and the other
+    members' values ``rest``, with the warnings one process raises for an undefined ranked
+    member (:func:`undefined`). O(R + members)."""
+    res = ranked_engine.combine(summaries, totals, split.max_fprs)
+    ranked, caught = undefined(split, totals[0] > 0, totals[1] > 0)
+    auroc, ap = float(res["auroc"]), float(res["ap"])
+    return assemble(split, rest, ranked, auroc, ap, res["partial"]), caught
+
+
 def assemble(split: Split, rest: Mapping[str, Any], ranked: Mapping[str, Any], auroc: float,
-             ap: float) -> dict[str, Any]:
+             ap: float, partial: Mapping[float, float] | None = None) -> dict[str, Any]:
     """The values in the set's member order: the other members' (``rest``), the undefined
-    ranked ones (``ranked``), else ``auroc`` / ``ap`` by class. O(members)."""
+    ranked ones (``ranked``), else ``auroc`` / ``ap`` by class (an AUROC with ``max_fpr``
+    below 1: its value in ``partial``, :func:`ranked.combine`'s). O(members)."""
     got = dict(ranked)
+    res = {"auroc": auroc, "partial": partial or {}}
     for name, cfg in split.ranked.items():
         if name not in got:
-            got[name] = auroc if cfg["class"] == "AUROC" else ap
+            auroc_of = ranked_engine.auroc_value(res, cfg["config"].get("max_fpr"))
+            got[name] = auroc_of if cfg["class"] == "AUROC" else ap
     return {n: got[n] if n in got else rest[n] for n in split.names}
 
 

@@ -19,7 +19,11 @@ scores always share a range and every score of range r is below every score of r
    (:func:`streammetrics._scores.thresholds.counts_from_sorted`).
 4. :func:`combine`: AUROC = (sum_r U_r + sum_r P_r * N_below_r) / (P N) -- the pairs inside each
    range plus every positive of a range above every negative of the ranges below it; AP = the
-   sum of the per-range parts; curves = the per-range pieces, offset and concatenated.
+   sum of the per-range parts; curves = the per-range pieces, offset and concatenated; the
+   partial AUROC (``max_fpr``) = McClish's standardisation of the sum of the ranges' parts of
+   the area over FPR <= max_fpr (:func:`partial_areas`: each range's own curve points offset
+   by the weight above it; 0 from the ranges beyond, the whole area of those within, the one
+   holding the crossing interpolated there as one process does) -- O(1) numbers a range.
 
 Bounded pieces: :func:`chunk_runs` reads a partition (a pandas frame, an Arrow table or
 batches) ``chunk_rows`` rows at a time, each chunk validated and sorted on its own and kept as
@@ -53,6 +57,8 @@ from streammetrics._scores.thresholds import (
     average_precision,
     counts_from_sorted,
     distinct_desc,
+    mcclish,
+    partial_roc_area,
     roc_auc_from_counts,
 )
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
@@ -64,14 +70,17 @@ from .plan import Plan, empty_set, feed, feed_arrow
 Runs = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]
 
 _SUPPORTED = (AUROC, AveragePrecision, ROCCurve, PRCurve)
-#: The configuration every metric must have (binary, exact, full area, step AP).
-_REQUIRED = {"num_classes": None, "multilabel": False, "max_fpr": None, "interpolated": False,
+#: The configuration every metric must have (binary, exact, step AP; AUROC's ``max_fpr`` any).
+_REQUIRED = {"num_classes": None, "multilabel": False, "interpolated": False,
              "eleven_point": False, "multi_class": "ovr"}
+#: The configuration keys that may take any value.
+_FREE = {"average", "ignore_index", "drop_intermediate", "max_fpr"}
 
 
 def check_metrics(metrics: Mapping[str, Any]) -> Any:
-    """Check that every metric is an exact binary AUROC / AveragePrecision / ROCCurve / PRCurve
-    (full area, step AP) with one common ``ignore_index``; return that ``ignore_index``."""
+    """Check that every metric is an exact binary AUROC (full or partial area: ``max_fpr``) /
+    AveragePrecision (step) / ROCCurve / PRCurve with one common ``ignore_index``; return that
+    ``ignore_index``."""
     ignore = None
     for i, (name, m) in enumerate(metrics.items()):
         if type(m) not in _SUPPORTED:
@@ -79,18 +88,26 @@ def check_metrics(metrics: Mapping[str, Any]) -> Any:
                 f"metrics: range-partitioned evaluation supports AUROC, AveragePrecision, ROCCurve "
                 f"and PRCurve, got {type(m).__name__} ({name!r})")
         cfg = m._config()
-        extra = sorted(set(cfg) - set(_REQUIRED) - {"average", "ignore_index", "drop_intermediate"})
+        extra = sorted(set(cfg) - set(_REQUIRED) - _FREE)
         bad = [k for k in _REQUIRED if k in cfg and cfg[k] != _REQUIRED[k]]
         if extra or bad:
             key = (extra or bad)[0]
             raise ValueError(
-                f"metrics: {name!r} must be exact and binary (full-area AUROC, step AP) for "
+                f"metrics: {name!r} must be exact and binary (AUROC, step AP) for "
                 f"range-partitioned evaluation, got {key}={cfg.get(key)!r}")
         if i and cfg["ignore_index"] != ignore:
             raise ValueError(f"metrics: {name!r} has ignore_index={cfg['ignore_index']!r}, "
                              f"the others {ignore!r}")
         ignore = cfg["ignore_index"]
     return ignore
+
+
+def partial_fprs(configs: Iterable[Mapping[str, Any]]) -> tuple[float, ...]:
+    """The distinct ``max_fpr`` below 1 of the AUROC configurations among ``configs`` (a
+    metric's ``_config()``), increasing: the partial areas each range computes
+    (:func:`range_summary`). ``max_fpr=1`` is the full area. O(members)."""
+    return tuple(sorted({float(c["max_fpr"]) for c in configs
+                         if c.get("max_fpr") is not None and c["max_fpr"] != 1}))
 
 
 def runs_config(ignore_index: Any) -> dict[str, Any]:
@@ -350,6 +367,8 @@ class RangeSummary:
     pairs: float  # within the range: U_r (ties count 1/2) plus P_r x (negatives below)
     ap_part: float
     curve: ThresholdCounts | None  # counts at every distinct score, offset by the ranges above
+    #: per max_fpr asked (:func:`partial_fprs`): the range's part of the ROC area over FPR <= it
+    partial: tuple[float, ...] = ()
 
 
 def _shift(c: ThresholdCounts, tp: float, fp: float, total_pos: float, total_neg: float) -> ThresholdCounts:
@@ -357,13 +376,14 @@ def _shift(c: ThresholdCounts, tp: float, fp: float, total_pos: float, total_neg
 
 
 def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[float, float],
-                  curves: bool) -> RangeSummary:
+                  curves: bool, max_fprs: Sequence[float] = ()) -> RangeSummary:
     """Round two: the range's summary given the weights above and below it and the totals (P, N).
 
     ``pairs`` = U_r + P_r * N_below, with U_r the range's own Mann-Whitney count (from the
     area of its own ROC curve); ``ap_part`` = sum over the range's positive thresholds k of
     (R_k - R_{k-1}) P_k with the counts offset by the ranges above (the first R_{k-1} is the
-    recall above the range). O(n_r) after the merge.
+    recall above the range); ``partial``, per ``max_fprs``, its part of the ROC area over
+    FPR <= max_fpr (:func:`partial_areas`). O(n_r) after the merge.
     """
     nv, nw, pv, pw = runs
     p_above, n_above, n_below = offset
@@ -379,7 +399,28 @@ def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[
         first = pr.tps[0] / (pr.tps[0] + pr.fps[0])  # the kernel starts from recall 0, not above
         ap = average_precision(pr) - (p_above / P) * first
     curve = _shift(every, p_above, n_above, P, N) if curves else None
-    return RangeSummary(nv.shape[0] + pv.shape[0], p_r, n_r, pairs, ap, curve)
+    partial = partial_areas(every, (p_above, n_above), totals, max_fprs)
+    return RangeSummary(nv.shape[0] + pv.shape[0], p_r, n_r, pairs, ap, curve, partial)
+
+
+def partial_areas(every: ThresholdCounts, above: tuple[float, float], totals: tuple[float, float],
+                  max_fprs: Sequence[float]) -> tuple[float, ...]:
+    """A range's part of the ROC area over FPR <= m, for each m of ``max_fprs``: its curve
+    points (``every``: its counts at each of its distinct scores) offset by the positive and
+    negative weight ``above`` it, from the point where the ranges above end, in rates of the
+    totals (P, N); :func:`~streammetrics._scores.thresholds.partial_roc_area` of that polyline
+    -- 0 for a range starting beyond m, its whole area for one ending within, the range
+    holding FPR = m interpolated there as one process does. The parts add up to the partial
+    area (the ranges' polylines join end to start). All 0 when P or N is 0 (undefined).
+    O(n_r) per m."""
+    P, N = totals
+    if not max_fprs or P <= 0 or N <= 0:
+        return tuple(0.0 for _ in max_fprs)
+    fpr = np.concatenate([[0.0], every.fps]) + above[1]
+    tpr = np.concatenate([[0.0], every.tps]) + above[0]
+    fpr /= N
+    tpr /= P
+    return tuple(partial_roc_area(fpr, tpr, m) for m in max_fprs)
 
 
 def _concat(parts: list[ThresholdCounts], P: float, N: float) -> ThresholdCounts:
@@ -392,12 +433,16 @@ def _concat(parts: list[ThresholdCounts], P: float, N: float) -> ThresholdCounts
                            np.concatenate([c.fps for c in parts]), P, N)
 
 
-def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float]) -> dict[str, Any]:
+def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float],
+            max_fprs: Sequence[float] = ()) -> dict[str, Any]:
     """The values from the per-range summaries (ranges in increasing score order).
 
-    Returns ``{"auroc", "ap", "curve"}``: AUROC and AP (nan when undefined) and the counts at
-    every distinct score behind the ROC and PR curves (``None`` unless the summaries carry
-    them). O(R) plus the curve's size.
+    Returns ``{"auroc", "ap", "curve", "partial"}``: AUROC and AP (nan when undefined), the
+    counts at every distinct score behind the ROC and PR curves (``None`` unless the summaries
+    carry them) and, per ``max_fprs`` (those the summaries were made with), the
+    McClish-standardised partial AUROC from the sum of the ranges' parts
+    (:func:`~streammetrics._scores.thresholds.mcclish`; nan when undefined). Read an AUROC
+    member's value with :func:`auroc_value`. O(R) plus the curve's size.
     """
     P, N = totals
     auroc = math.nan if P <= 0 or N <= 0 else sum(s.pairs for s in summaries) / (P * N)
@@ -405,4 +450,12 @@ def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float]) -> d
     curve = None
     if summaries and summaries[0].curve is not None:
         curve = _concat([s.curve for s in summaries if s.curve is not None], P, N)
-    return {"auroc": auroc, "ap": ap, "curve": curve}
+    partial = {m: math.nan if P <= 0 or N <= 0 else mcclish(sum(s.partial[i] for s in summaries), m)
+               for i, m in enumerate(max_fprs)}
+    return {"auroc": auroc, "ap": ap, "curve": curve, "partial": partial}
+
+
+def auroc_value(res: Mapping[str, Any], max_fpr: float | None) -> float:
+    """An AUROC member's value from :func:`combine`'s result: the full area, or (``max_fpr``
+    below 1) the standardised partial one. O(1)."""
+    return float(res["auroc"] if max_fpr is None or max_fpr == 1 else res["partial"][float(max_fpr)])

@@ -47,6 +47,12 @@ class RankedRequest:
     curves: bool
     chunk_rows: int
 
+    @property
+    def max_fprs(self) -> tuple[float, ...]:
+        """The partial areas each range computes: the AUROC members' distinct ``max_fpr`` below
+        1 (:func:`~streammetrics._engines.ranked.partial_fprs`). O(members)."""
+        return ranked_engine.partial_fprs(m._config() for _, m in self.template.items())
+
 
 def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges: int | Sequence[float],
             sample_size: int, chunk_rows: int, available: Sequence[str]) -> RankedRequest:
@@ -73,12 +79,12 @@ def values(req: RankedRequest, summaries: Sequence[ranked_engine.RangeSummary],
            totals: tuple[float, float]) -> Any:
     """The values in the shape of the request's ``metrics`` from the per-range summaries
     (increasing ranges), with the single process's warnings. O(R) plus the curve."""
-    res = ranked_engine.combine(summaries, totals)
+    res = ranked_engine.combine(summaries, totals, req.max_fprs)
     out: dict[str, Any] = {}
     for name, m in req.template.items():
         if isinstance(m, AUROC):
-            out[name] = float(res["auroc"])
-            if res["auroc"] != res["auroc"]:
+            out[name] = ranked_engine.auroc_value(res, m.max_fpr)
+            if out[name] != out[name]:
                 warn_undefined_nan("AUROC", "no positives or no negatives")
         elif isinstance(m, AveragePrecision):
             out[name] = float(res["ap"])
@@ -159,21 +165,25 @@ def piece_from_bytes(data: bytes) -> ranked_engine.Runs:
 
 
 def summary_to_bytes(s: ranked_engine.RangeSummary) -> bytes:
-    """A range's summary as bytes (its curve piece included when it has one). O(curve)."""
+    """A range's summary as bytes (its curve piece included when it has one, then its partial
+    areas). O(curve)."""
     c = s.curve
     n = -1 if c is None else c.thresholds.shape[0]
     floats = [s.pos, s.neg, s.pairs, s.ap_part] + ([] if c is None else [c.total_pos, c.total_neg])
-    arrays = [] if c is None else [c.thresholds, c.tps, c.fps]
+    arrays = ([] if c is None else [c.thresholds, c.tps, c.fps]) + [np.array(s.partial, dtype=np.float64)]
     return _pack([s.n_scores, n], floats + [0.0] * (6 - len(floats)), arrays)
 
 
 def summary_from_bytes(data: bytes) -> ranked_engine.RangeSummary:
-    """Read back :func:`summary_to_bytes`. O(curve)."""
+    """Read back :func:`summary_to_bytes` (the partial areas: the float64 values after the
+    curve). O(curve)."""
     (n_scores, n), (pos, neg, pairs, ap, total_pos, total_neg), at = _unpack(data, 2, 6, "range summary")
+    k = max(0, (len(data) - at) // 8 - 3 * max(n, 0))
     curve = None
     if n >= 0:
-        thresholds, tps, fps = _arrays(data, at, [n, n, n], "range summary")
+        thresholds, tps, fps, partial = _arrays(data, at, [n, n, n, k], "range summary")
         curve = ThresholdCounts(thresholds, tps, fps, total_pos, total_neg)
     else:
-        _arrays(data, at, [], "range summary")
-    return ranked_engine.RangeSummary(n_scores, pos, neg, pairs, ap, curve)
+        (partial,) = _arrays(data, at, [k], "range summary")
+    return ranked_engine.RangeSummary(n_scores, pos, neg, pairs, ap, curve,
+                                      tuple(float(a) for a in partial))

@@ -72,7 +72,7 @@ def may_split(template: Any, plan: Plan) -> bool:
 def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_counts.Split | None:
     """The split of ``template`` for :func:`evaluate_blocks` (``types``: the dataset's column
     types, Arrow or numpy), or None where the state path applies: the set's exact score state
-    serves only full-area binary ``AUROC`` / step ``AveragePrecision`` members, fed one numeric
+    serves only binary ``AUROC`` (full or partial area) / step ``AveragePrecision`` members, fed one numeric
     label, score and (optionally) weight column, without ``by`` or ``update`` keywords
     (:func:`range_counts.split_of`, weights allowed here). O(members)."""
     dtypes: dict[str, Any] = {}
@@ -82,7 +82,7 @@ def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_
     if plan.weight is not None and not (isinstance(plan.weight, str) and plan.weight in dtypes
                                         and dtypes[plan.weight].kind in "biuf"):
         return None
-    return range_counts.split_of(template, dataclasses.replace(plan, weight=None), dtypes)
+    return range_counts.split_of(template, dataclasses.replace(plan, weight=None), dtypes, offsets=True)
 
 
 def _block_columns(table: Any, plan: Plan) -> tuple[list[np.ndarray], int]:
@@ -114,20 +114,21 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
             skipped += dropped
             if cols[0].shape[0]:
                 fed.append(cols)
-        if plan.weight is None:
+        if not by_summaries(plan, split):
             parts = range_counts.partition_parts([(c[0], c[1]) for c in fed], split, 1,
                                                  sum(c[0].shape[0] for c in fed))
             return [(parts[0], skipped, None), *range_counts.partition_runs(parts, edges)]
         import pyarrow as pa
 
         twin = Plan(config=ranked_engine.runs_config(split.ignore_index), family="classification",
-                    label="y", score="s", weight="w")
+                    label="y", score="s", weight=None if plan.weight is None else "w")
         rest = None if split.rest is None else empty_set(split.rest)
         runs: list[ranked_engine.Runs] = []
-        for y, s, w in fed:  # each group's errors in the set's order, as one update would raise them
+        for cols in fed:  # each group's errors in the set's order, as one update would raise them
+            y, s, w = cols[0], cols[1], cols[2] if len(cols) > 2 else None
             if rest is not None and not split.ranked_first:
                 rest.update(y, s, sample_weight=w)
-            frame = pa.table({"y": y, "s": s, "w": w})
+            frame = pa.table({"y": y, "s": s} if w is None else {"y": y, "s": s, "w": w})
             runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin,
                                                   "a Ray block")
             if rest is not None and split.ranked_first:
@@ -186,12 +187,20 @@ def _count_task(thresholds: bool, *pieces: ranked_engine.Runs) -> range_counts.R
     return dataclasses.replace(counts, tps=counts.tps[:0], fps=counts.fps[:0])
 
 
-def _summary_task(offset: tuple[float, float, float], total: tuple[float, float],
+def by_summaries(plan: Plan, split: range_counts.Split) -> bool:
+    """Whether the ranges go by :mod:`ranked`'s summaries (each range task told the weight
+    above it): weighted, or a partial AUROC (``max_fpr``) asked; else by the integer counts of
+    :mod:`range_counts`. O(members)."""
+    return plan.weight is not None or bool(split.max_fprs)
+
+
+def _summary_task(offset: tuple[float, float, float], total: tuple[float, float], max_fprs: tuple[float, ...],
                   *pieces: list[ranked_engine.Runs]) -> ranked_engine.RangeSummary:
-    """One weighted range: its pieces of every block task merged and summarised
-    (:func:`ranked.merge_range`, :func:`ranked.range_summary`; no curve)."""
+    """One range by summaries: its pieces of every block task merged and summarised
+    (:func:`ranked.merge_range`, :func:`ranked.range_summary`; no curve; the partial areas
+    of ``max_fprs``)."""
     runs = ranked_engine.merge_range([p for per_task in pieces for p in per_task])
-    return ranked_engine.range_summary(runs, offset, total, False)
+    return ranked_engine.range_summary(runs, offset, total, False, max_fprs)
 
 
 def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
@@ -228,7 +237,7 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
     parts: list[Any] = [task.remote(plan_ref, split_ref, edges, *blocks[s])
                         for s in range_counts.task_slices(len(blocks), n_ranges)]
     del blocks  # each block is freed once its task is done (unless the dataset holds it)
-    if plan.weight is None:
+    if not by_summaries(plan, split):
         wants_ap = any(cfg["class"] != "AUROC" for cfg in split.ranked.values())
         count_task = ray.remote(_count_task)
         ranges = [count_task.remote(wants_ap, *[p[r + 1] for p in parts]) for r in range(n_ranges)]
@@ -242,7 +251,7 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
     totals = ranked_engine.add_totals([h[2] for h in heads])
     offsets, total = ranked_engine.offsets(totals), common.grand(totals)
     range_task = ray.remote(_summary_task)
-    summaries = get([range_task.remote(offsets[r], total, *[p[r + 1] for p in parts])
+    summaries = get([range_task.remote(offsets[r], total, split.max_fprs, *[p[r + 1] for p in parts])
                      for r in range(n_ranges)])
     with trusted_states():
         values, caught = _weighted_values([h[0] for h in heads if h[0] is not None], summaries,
@@ -261,7 +270,5 @@ def _weighted_values(rest_states: Sequence[Mapping[str, Any]],
     caught: list[tuple[str, type[Warning]]] = []
     if split.rest is not None:
         values, caught = compute_recorded(merged([rebuild(split.rest, s) for s in rest_states]))
-    res = ranked_engine.combine(summaries, total)
-    undefined, more = range_counts.undefined(split, total[0] > 0, total[1] > 0)
-    auroc, ap = float(res["auroc"]), float(res["ap"])
-    return range_counts.assemble(split, values, undefined, auroc, ap), caught + more
+    values, more = range_counts.summarised(split, values, summaries, total)
+    return values, caught + more

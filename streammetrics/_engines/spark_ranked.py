@@ -150,7 +150,7 @@ def _pieces_task(plan: Plan, edges: np.ndarray, chunk_rows: int, batches: Iterat
 
 
 def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, float], curves: bool,
-                rows: Any) -> Any:
+                rows: Any, max_fprs: tuple[float, ...] = ()) -> Any:
     """Round two of one range (a pandas group of its rows): merge, summarise, one row out."""
     import pandas as pd
 
@@ -158,7 +158,8 @@ def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, 
     r = int(rows["range"].iloc[0])
     pieces = [common.piece_from_bytes(b) for b in rows["piece"]]
     del rows
-    summary = ranked_engine.range_summary(ranked_engine.merge_range(pieces), offsets[r], totals, curves)
+    summary = ranked_engine.range_summary(ranked_engine.merge_range(pieces), offsets[r], totals, curves,
+                                          max_fprs)
     return pd.DataFrame({"range": [r], "summary": [common.summary_to_bytes(summary)]})
 
 
@@ -206,13 +207,14 @@ def counted_summaries(df: Any, req: common.RankedRequest) -> tuple[common.Summar
     edges = _edges(frame, req)
     totals, skipped = _totals(frame, req, edges)
     offsets, total = ranked_engine.offsets(totals), common.grand(totals)
-    curves = req.curves
+    curves, fprs = req.curves, req.max_fprs
     rows = (pieces_frame(frame, req.plan, edges, req.chunk_rows).groupBy("range")
-            .applyInPandas(lambda g: _range_task(offsets, total, curves, g), "range int, summary binary")
+            .applyInPandas(lambda g: _range_task(offsets, total, curves, g, fprs),
+                           "range int, summary binary")
             .collect())
     got = {int(r): common.summary_from_bytes(bytes(s)) for r, s in rows}
     empty = common.empty_runs()
-    summaries = [got[r] if r in got else ranked_engine.range_summary(empty, offsets[r], total, curves)
+    summaries = [got[r] if r in got else ranked_engine.range_summary(empty, offsets[r], total, curves, fprs)
                  for r in range(req.n_ranges)]
     return (summaries, total), skipped
 
@@ -237,7 +239,7 @@ def split_for(run: Any) -> range_counts.Split | None:
     if not run.request.compute or plan.by is not None or plan.family == "retrieval":
         return None
     names = {c: np.dtype(np.float64) for c in plan.columns()}  # the twin validates every column
-    return range_counts.split_of(run.template, dataclasses.replace(plan, weight=None), names)
+    return range_counts.split_of(run.template, dataclasses.replace(plan, weight=None), names, offsets=True)
 
 
 def set_request(split: range_counts.Split, plan: Plan, cores: int) -> common.RankedRequest:

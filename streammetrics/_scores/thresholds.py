@@ -200,11 +200,24 @@ def roc_auc_from_counts(counts: ThresholdCounts, max_fpr: float | None = None) -
     fpr, tpr, _ = roc_arrays(drop_intermediate_points(counts))
     if max_fpr is None or max_fpr == 1:
         return float(np.trapezoid(tpr, fpr))
+    return mcclish(partial_roc_area(fpr, tpr, max_fpr), max_fpr)
+
+
+def partial_roc_area(fpr: np.ndarray, tpr: np.ndarray, max_fpr: float) -> float:
+    """Trapezoidal area under the ROC polyline ``(fpr, tpr)`` (``fpr`` non-decreasing) over
+    ``fpr <= max_fpr``, the point at ``max_fpr`` interpolated as scikit-learn does
+    (``np.interp`` between the two points around it): 0 for a polyline starting beyond
+    ``max_fpr``, its whole area for one ending within. The whole curve gives the partial area
+    that :func:`mcclish` standardises; a piece of it (a score range's points, offset by the
+    ranges above) gives that piece's part of it. O(T)."""
     stop = int(np.searchsorted(fpr, max_fpr, "right"))
-    y_at = np.interp(max_fpr, [fpr[stop - 1], fpr[stop]], [tpr[stop - 1], tpr[stop]])
-    tpr = np.append(tpr[:stop], y_at)
-    fpr = np.append(fpr[:stop], max_fpr)
-    return _mcclish(float(np.trapezoid(tpr, fpr)), max_fpr)
+    if stop == 0:
+        return 0.0
+    if stop < fpr.shape[0]:
+        y_at = np.interp(max_fpr, [fpr[stop - 1], fpr[stop]], [tpr[stop - 1], tpr[stop]])
+        tpr = np.append(tpr[:stop], y_at)
+        fpr = np.append(fpr[:stop], max_fpr)
+    return float(np.trapezoid(tpr, fpr))
 
 
 def guard(lo: float, hi: float, floor: float = 0.0, ceil: float = 1.0) -> tuple[float, float]:
@@ -249,7 +262,7 @@ def _partial_area(x: np.ndarray, y: np.ndarray, stop: float) -> float:
     return float(np.sum(np.where(inside, w * (y0 + y_end) / 2.0, 0.0)))
 
 
-def _mcclish(partial: float, max_fpr: float) -> float:
+def mcclish(partial: float, max_fpr: float) -> float:
     """McClish's standardisation of a partial area over [0, max_fpr] (0.5 for the diagonal, 1
     for a perfect ranking), as scikit-learn's ``roc_auc_score(max_fpr=...)``. O(1)."""
     min_area = 0.5 * max_fpr**2
@@ -271,7 +284,7 @@ def roc_auc_certified(
     (lx, ly), (ux, uy) = roc_envelope(counts)
     lo, hi = _partial_area(lx, ly, stop), _partial_area(ux, uy, stop)
     if stop != 1.0:
-        lo, hi = _mcclish(lo, stop), _mcclish(hi, stop)
+        lo, hi = mcclish(lo, stop), mcclish(hi, stop)
     lo, hi = guard(lo, hi)
     return v, min(lo, v), max(hi, v)
 

@@ -220,11 +220,12 @@ def test_errors_are_the_state_paths(calls, bad) -> None:
 
 
 def test_other_cases_keep_the_state_path(calls) -> None:
-    """``by=`` slices, multiclass, ``max_fpr``, curves, ``compute=False``: the state path."""
+    """``by=`` slices, interpolated AP, curves, ``compute=False``: the state path (``max_fpr``:
+    by ranges, ``test_ray_max_fpr.py``)."""
     df = _frame(300, 12).assign(g=lambda d: d.y.to_numpy() % 2, c=lambda d: (d.p * 10).astype(int) % 3)
     ds = _blocks(df, [100])
     evaluate(ds, sm.AUROC(), label="y", score="p", by="g")
-    evaluate(ds, sm.AUROC(max_fpr=0.5), label="y", score="p")
+    evaluate(ds, sm.AveragePrecision(interpolated=True), label="y", score="p")
     evaluate(ds, sm.MetricSet(auroc=sm.AUROC(), roc=sm.ROCCurve()), label="y", score="p")
     evaluate(ds, sm.AUROC(), label="y", score="p", compute=False)
     assert calls == []

@@ -181,8 +181,8 @@ def test_errors_as_the_dask_one() -> None:
     frame = Partitions([pd.DataFrame({"y": [0, 1], "p": [0.1, 0.2]})])
     with pytest.raises(ValueError, match="metrics: range-partitioned evaluation supports"):
         evaluate_ranked(frame, sm.F1(), label="y", score="p")
-    with pytest.raises(ValueError, match="max_fpr=0.5"):
-        evaluate_ranked(frame, sm.AUROC(max_fpr=0.5), label="y", score="p")
+    with pytest.raises(ValueError, match="interpolated=True"):
+        evaluate_ranked(frame, sm.AveragePrecision(interpolated=True), label="y", score="p")
     with pytest.raises(ValueError, match="ranges: must be an integer >= 1"):
         evaluate_ranked(frame, sm.AUROC(), label="y", score="p", ranges=0)
     with pytest.raises(ValueError, match="ranges: edges must be non-decreasing, got 0.1 after 0.5"):

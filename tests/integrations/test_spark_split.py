@@ -251,8 +251,8 @@ def test_nothing_of_the_data_size_reaches_the_driver(spark_session, paths) -> No
 
 def test_ranked_routing_rules() -> None:
     """Which runs take the shuffled ranges: exact binary AUROC / AP in one state, values asked
-    for, no slices; curves, ``max_fpr``, multiclass, bounded, ``compute=False`` and ``by=``
-    keep the state path (documented); more cores than :data:`spark_ranges.MAX_RANGES` leave
+    for, no slices (a partial AUROC too: ``max_fpr``); curves, multiclass, bounded, ``compute=False``
+    and ``by=`` keep the state path (documented); more cores than :data:`spark_ranges.MAX_RANGES` leave
     the direct range path to them."""
     def run(metrics: Any, **kw: Any) -> Any:
         request = Request(label="y", score="p", **kw)
@@ -260,9 +260,10 @@ def test_ranked_routing_rules() -> None:
 
     assert spark_ranked.split_for(run(_set(), weight="w", nulls="skip")) is not None
     assert spark_ranked.split_for(run(sm.AUROC())) is not None
+    assert spark_ranked.split_for(run(sm.AUROC(max_fpr=0.3))) is not None  # partial AUROC: by ranges
     for metrics, kw in [(_set(), {"compute": False}), (_set(), {"by": "k"}),
                         (sm.MetricSet(roc=sm.ROCCurve(), auroc=sm.AUROC()), {}),
-                        (sm.AUROC(max_fpr=0.3), {}), (sm.AUROC(num_classes=3), {}),
+                        (sm.AUROC(num_classes=3), {}),
                         (sm.AUROC(max_bytes=4096), {}), (sm.AveragePrecision(interpolated=True), {})]:
         assert spark_ranked.split_for(run(metrics, **kw)) is None, (metrics, kw)
     plan = make_plan(_set(), label="y", score="p", weight=None, query=None, doc_id=None, update_kwargs={},

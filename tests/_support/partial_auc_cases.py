@@ -1,0 +1,92 @@
+"""What the engine tests of issue #32's partial AUROC (``max_fpr``) and mixed ranking sets share:
+the data (ties, weights), the one-process reference with its warnings, the 1e-12 comparison,
+the metric sets and a count of the numbers in what a task sends."""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import streammetrics as sm
+
+
+def data(n: int, seed: int, decimals: int, weighted: bool) -> pd.DataFrame:
+    """Labels, tied scores (``decimals``) and, weighted, float weights (some zero)."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": np.round(rng.random(n), decimals)})
+    if weighted:
+        df["w"] = np.where(rng.random(n) < 0.3, rng.integers(0, 3, n) * 0.5, np.round(rng.random(n), 3))
+    return df
+
+
+def one_process(metrics: sm.MetricSet, df: pd.DataFrame) -> tuple[dict[str, Any], list[str]]:
+    """The values of ``metrics`` fed ``df`` in one process (weighted where ``df`` has ``w``) and
+    the messages of the warnings it raises, sorted."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        acc = metrics.copy()
+        if len(df):
+            acc.update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy() if "w" in df else None)
+        return acc.compute(), sorted(str(w.message) for w in caught)
+
+
+def close(got: dict[str, Any], want: dict[str, Any]) -> None:
+    """The same members in the same order, each within 1e-12 (nan where ``want`` is nan)."""
+    assert list(got) == list(want)
+    for k in want:
+        np.testing.assert_allclose(np.asarray(got[k], dtype=float), np.asarray(want[k], dtype=float),
+                                   rtol=1e-12, atol=1e-12, err_msg=k)
+
+
+def numbers(obj: Any) -> int:
+    """The numbers in a task's output or input (arrays' elements, containers' items)."""
+    if isinstance(obj, np.ndarray):
+        return int(obj.size)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sum(numbers(getattr(obj, f.name)) for f in dataclasses.fields(obj))
+    if isinstance(obj, dict):
+        return sum(numbers(v) for v in obj.values())
+    if isinstance(obj, (list, tuple)):
+        return sum(numbers(v) for v in obj)
+    return 1
+
+
+#: The most numbers a state of the sets' other members holds (F1's counts, the bounded bins).
+REST_NUMBERS = 3 * 256 + 16
+
+
+def metric_set(order: str, m: float) -> sm.MetricSet:
+    """An exact AUROC, a partial one (``max_fpr=m``) and AP, alone (with a second partial AUROC),
+    or before / after F1 and a bounded AUROC (another ranking state)."""
+    ranked = {"auroc": sm.AUROC(), "part": sm.AUROC(max_fpr=m), "ap": sm.AveragePrecision()}
+    rest = {"f1": sm.F1(), "bounded": sm.AUROC(max_bytes=2048)}
+    return sm.MetricSet({"only ranked": {**ranked, "low": sm.AUROC(max_fpr=0.25)},
+                         "ranked first": {**ranked, **rest}, "rest first": {**rest, **ranked}}[order])
+
+
+def defined(df: pd.DataFrame) -> bool:
+    """Whether both classes have positive weight (scikit-learn's partial AUROC is defined)."""
+    w = df.w.to_numpy() if "w" in df else np.ones(len(df))
+    return bool(w[df.y.to_numpy() == 1].sum() > 0 and w[df.y.to_numpy() == 0].sum() > 0)
+
+
+def recorded(fn: Any) -> tuple[Any, list[str]]:
+    """``fn()`` and the messages of the warnings it raised (pyspark's FutureWarnings left out),
+    sorted."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        values = fn()
+    return values, sorted(str(w.message) for w in caught if not issubclass(w.category, FutureWarning))
+
+
+def ray_dataset(df: pd.DataFrame, cuts: list[int]) -> Any:
+    """``ray.data.from_pandas`` of ``df`` cut at ``cuts`` (uneven blocks, an empty one first)."""
+    import ray
+
+    at = sorted({min(max(c, 0), len(df)) for c in cuts})
+    bounds = [0, *at, len(df)]
+    return ray.data.from_pandas([df.iloc[:0], *[df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]])
