@@ -426,38 +426,34 @@ def _states(df: Any, run: Run, depth: int, tasks: Any = None) -> tuple[Any, int]
 def _split_evaluate(df: Any, run: Run, split: Any, depth: int, tasks: Any) -> Any:
     """:func:`evaluate` of a set whose exact binary AUROC / AP members go by shuffled score
     ranges (:mod:`streammetrics._engines.spark_ranked`: no process holds more than its range)
-    and its other members by their states merged in a tree (``tasks``: the direct Parquet
-    pieces, or None); each part in the set's group order, so that a row both refuse is refused
-    as one process refuses it (over direct pieces the rest first, which names a null by its
-    file). Values in the set's member order, the warnings of each part."""
+    and its other members by their states, fed in the same pass over the frame (each chunk in
+    the set's group order, so that a row both refuse is refused as one process refuses it) and
+    merged on the driver -- or, over the direct Parquet ``tasks`` (not None), read by those
+    tasks first (which names a null by its file) and merged in a tree. Values in the set's
+    member order, the warnings of each part."""
     from streammetrics._engines import ranked_common, spark_ranked
     from streammetrics._engines.plan import Shape, compute_recorded, empty_set
 
     req = spark_ranked.set_request(split, run.plan, df.sparkSession.sparkContext.defaultParallelism)
-    parts: dict[str, Any] = {}
+    rest_run = None if split.rest is None else dataclasses.replace(
+        run, template=empty_set(split.rest), shape=Shape("set"),
+        plan=dataclasses.replace(run.plan, config=split.rest))
+    acc = None
+    if rest_run is not None and tasks is not None:  # the same rows skipped as the ranked part
+        acc, _ = _states(df, rest_run, depth, tasks)
+    rest = None
+    if rest_run is not None and tasks is None:
+        rest = spark_ranked.Rest(rest_run.plan, split.ranked_first)
+    frame = df.select(*readable_columns(df, run.plan.columns() if rest is not None else req.plan.columns()))
+    with _task_errors(), _batch_rows(frame):
+        (summaries, totals), skipped, states = spark_ranked.counted_summaries(frame, req, rest)
+    parts: dict[str, Any] = dict(ranked_common.values(req, summaries, totals))  # warns as one process
     caught: list[tuple[str, type[Warning]]] = []
-    skipped = 0
-
-    def ranked() -> None:
-        nonlocal skipped
-        frame = df.select(*readable_columns(df, req.plan.columns()))
-        with _task_errors(), _batch_rows(frame):
-            (summaries, totals), skipped = spark_ranked.counted_summaries(frame, req)
-        parts.update(ranked_common.values(req, summaries, totals))  # warns as one process
-
-    def rest() -> None:
-        nonlocal caught
-        rest_run = dataclasses.replace(run, template=empty_set(split.rest), shape=Shape("set"),
-                                       plan=dataclasses.replace(run.plan, config=split.rest))
-        acc, _ = _states(df, rest_run, depth, tasks)  # the same rows skipped as the ranked part
+    if rest_run is not None:
+        if rest is not None:
+            acc, _ = _driver_merge(states)
         values, caught = compute_recorded(rest_run.template if acc is None else acc)
         parts.update(values)
-
-    # over Parquet pieces the tasks read, the rest first: a null is named by its file and row
-    first = split.ranked_first and tasks is None
-    steps = [ranked] if split.rest is None else [ranked, rest] if first else [rest, ranked]
-    for step in steps:
-        step()
     run.report_skipped(skipped)
     return run.shape.deliver({n: parts[n] for n in split.names}, caught, sliced=False)
 
