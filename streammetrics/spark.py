@@ -43,10 +43,11 @@ every score on the driver when values are asked for (``compute=True``), on any f
 * on any other frame (``createDataFrame``, a filtered or computed frame, any URI, any number
   of cores), weighted or with ``nulls="skip"``, by the shuffled score ranges of
   :func:`evaluate_ranked` (:mod:`streammetrics._engines.spark_ranked`; 8 ranges per core, the
-  frame read three times): no process holds more than its range, the driver
-  O(partitions x R) numbers; within 1e-12 of one process.
+  frame computed once: its sorted runs are persisted for the shuffle): no process holds more
+  than its range, the driver O(partitions x R) numbers; within 1e-12 of one process.
 
-The set's other members go by their states as above. Still gathered on the driver (one score
+The set's other members go by their states as above (on the shuffled route fed in the same
+pass, each partition's state merged on the driver). Still gathered on the driver (one score
 per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead): ``compute=False`` (the
 merged accumulators are asked for), ``by=`` slices, multiclass / multilabel AUROC and AP,
 ``max_fpr``, interpolated AP, the curves (``ROCCurve``, ``PRCurve``: use
@@ -341,7 +342,7 @@ def evaluate(
     weighted or not, either ``nulls``) never bring every score to the driver: over a plain
     Parquet scan (unweighted, ``nulls="error"``, at most 4 cores) by score ranges, each of R
     range tasks reading every row, bit for bit as one process; on any other frame by the
-    shuffled ranges of :func:`evaluate_ranked` (the frame read three times, within 1e-12); the
+    shuffled ranges of :func:`evaluate_ranked` (the frame computed once, within 1e-12); the
     driver receives counts, not scores, and the other members' states as usual (see the
     module docstring). The driver does hold one score per row (8 bytes, 16 weighted) for
     ``compute=False``, ``by=`` slices, multiclass / multilabel AUROC and AP, ``max_fpr``,
@@ -508,10 +509,11 @@ def evaluate_ranked(
 
     Notes
     -----
-    Equal to the single-process exact values up to float rounding (1e-12 relative). Three jobs
-    (two with given edges), each reading and sorting every partition once, ``chunk_rows`` rows
-    at a time. Memory: a partition task one chunk (its sorted scores used and dropped before the
-    next is read), whatever the partition's size; a range task about 3-4 times its range; the
+    Equal to the single-process exact values up to float rounding (1e-12 relative). One pass
+    reads and sorts every partition, ``chunk_rows`` rows at a time; its sorted runs are
+    persisted (``MEMORY_AND_DISK``, 8 bytes a score, 16 weighted) for the totals and the
+    shuffle, then released. Memory: a partition task one chunk (its sorted scores sent before
+    the next is read), whatever the partition's size; a range task about 3-4 times its range; the
     driver O(partitions x R) numbers.
     """
     from streammetrics._engines import ranked_common, spark_ranked

@@ -1,28 +1,34 @@
 """Range-partitioned exact ranking on Spark: the jobs of :func:`streammetrics.spark.evaluate_ranked`.
 
 The steps are those of :mod:`streammetrics._engines.ranked`; this module runs them as Spark jobs
-over the selected columns, each Python task reading its partition's Arrow batches
-(``DataFrame.mapInArrow``) ``chunk_rows`` rows at a time into exact binary ``AUROC`` twins,
-each chunk's sorted runs used and dropped before the next chunk is read
-(:func:`streammetrics._engines.ranked.iter_chunk_runs`):
+over the selected columns, the frame computed once:
 
-1. ``sample`` (skipped when the edges are given): per partition, a few hundred evenly spaced
-   ranks of each chunk's runs (one small row); the driver places the R - 1 edges.
-2. ``totals`` (round one): per partition, each chunk's runs cut at the edges and the weight of
-   each piece, summed (one row of R pairs of numbers); the driver adds them and gets each
-   range's offsets.
-3. ``pieces`` and round two: per chunk of each partition, one row ``(range, part, seq, piece
-   bytes)`` per non-empty piece (of at most ``_CHUNK`` scores), shuffled by range
+1. ``route`` (the one pass over the frame, :func:`routed_frame`): each Python task reads its
+   partition's Arrow batches (``DataFrame.mapInArrow``) ``chunk_rows`` rows at a time into
+   exact binary ``AUROC`` twins (:func:`streammetrics._engines.ranked.iter_chunk_runs`) and
+   emits each chunk's sorted runs as one row and, unless the edges are given, a few hundred
+   evenly spaced ranks of them, before it reads the next chunk; then the rows it skipped for a
+   null and, for ``spark.evaluate``, the partition's state of the set's other members, fed the
+   same chunks (:class:`Rest`). The rows are persisted (``MEMORY_AND_DISK``); the driver
+   collects all but the runs and places the R - 1 edges.
+2. ``totals`` (round one, over the persisted runs, one row at a time): per partition, each run
+   cut at the edges and the weight of each piece, summed (one row of R pairs of numbers); the
+   driver adds them and gets each range's offsets.
+3. ``pieces`` and round two: per persisted run, one row ``(range, part, seq, piece bytes)`` per
+   non-empty piece (of at most ``_CHUNK`` scores), shuffled by range
    (``groupBy("range").applyInPandas``); per range, its pieces are merged (the only place a
    range is whole) and summarised with its offsets into one row; the driver combines R
-   summaries.
+   summaries. The persisted rows are then released.
 
-A partition is read and sorted once per job (two or three times in all): Spark keeps no Python
-object between jobs, and re-reading costs time, not memory -- nothing but the shuffle's own
-files holds the pieces. Memory: a partition task holds one chunk being validated and sorted
-(~50 bytes x ``chunk_rows``) and its rows (8 bytes a score, 16 weighted), whatever the
-partition's size; a range task its range's rows, decoded in place, and their merge (about 3-4
-times the range); the driver O(partitions x R) numbers (plus the curves, which are the output).
+Before, each job read and sorted every partition again (three passes, four with
+``spark.evaluate``'s other members): on a 1M-row ``createDataFrame`` frame each pass cost the
+JVM about as much as the whole state path. Memory: a routing task holds one chunk being
+validated and sorted (~50 bytes x ``chunk_rows``) and its rows (8 bytes a score, 16 weighted),
+whatever the partition's size; a totals or pieces task one persisted run; a range task its
+range's rows, decoded in place, and their merge (about 3-4 times the range); Spark's block
+manager the persisted runs (8 bytes a score, 16 weighted: spilled to disk when memory is
+short), then the shuffle files; the driver O(partitions x R) numbers plus the samples (plus
+the curves, which are the output).
 """
 
 from __future__ import annotations
