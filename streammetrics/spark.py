@@ -185,14 +185,10 @@ def _batch_rows(frame: Any) -> Iterator[None]:
             isinstance(f.dataType, NumericType | BooleanType) for f in fields):
         yield
         return
-    session.conf.set(_BATCH_ROWS, str(min(_BATCH_MAX_ROWS, _BATCH_BYTES // (8 * len(fields)))))
-    try:
+    from streammetrics._engines.spark_ranked import batch_rows_set
+
+    with batch_rows_set(session, min(_BATCH_MAX_ROWS, _BATCH_BYTES // (8 * len(fields)))):
         yield
-    finally:
-        if before is None:
-            session.conf.unset(_BATCH_ROWS)
-        else:
-            session.conf.set(_BATCH_ROWS, before)
 
 
 def _driver_merge(pairs: list[tuple[bytes, int]]) -> tuple[Any, int]:

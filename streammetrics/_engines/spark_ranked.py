@@ -269,26 +269,26 @@ def range_summaries(df: Any, req: common.RankedRequest) -> common.Summaries:
 
 
 #: The session setting of the rows per Arrow record batch Spark sends a Python task.
-_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
+BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
 
 @contextlib.contextmanager
-def _one_row_batches(frame: Any) -> Iterator[None]:
-    """Inside the block, Spark sends a Python task one row per Arrow record batch (a routed
-    run: up to ``_CHUNK`` scores); the session's setting is restored after the block."""
-    session = getattr(frame, "sparkSession", None)  # None: a stand-in of the tests
+def batch_rows_set(session: Any, rows: int) -> Iterator[None]:
+    """Inside the block, Spark sends a Python task up to ``rows`` rows per Arrow record batch
+    (``session``: a SparkSession; None, a stand-in of the tests, changes nothing); the
+    session's setting is restored after the block (unset if it was)."""
     if session is None:
         yield
         return
-    before = session.conf.get(_BATCH_ROWS, None)
-    session.conf.set(_BATCH_ROWS, "1")
+    before = session.conf.get(BATCH_ROWS, None)
+    session.conf.set(BATCH_ROWS, str(rows))
     try:
         yield
     finally:
         if before is None:
-            session.conf.unset(_BATCH_ROWS)
+            session.conf.unset(BATCH_ROWS)
         else:
-            session.conf.set(_BATCH_ROWS, before)
+            session.conf.set(BATCH_ROWS, before)
 
 
 def counted_summaries(frame: Any, req: common.RankedRequest,
@@ -309,7 +309,7 @@ def counted_summaries(frame: Any, req: common.RankedRequest,
         skipped = sum(int(r[5]) for r in small if r[0] == _SAMPLE)
         states = [(bytes(r[3]), 0) for r in sorted(small, key=lambda r: r[1]) if r[0] == _STATE]
         edges = _edges(req, [r for r in small if r[0] == _SAMPLE])
-        with _one_row_batches(frame):  # a task reads one run at a time
+        with batch_rows_set(getattr(frame, "sparkSession", None), 1):  # a task reads one run at a time
             totals = _totals(routed, req, edges)
             offsets, total = ranked_engine.offsets(totals), common.grand(totals)
             curves = req.curves
