@@ -43,10 +43,11 @@ every score on the driver when values are asked for (``compute=True``), on any f
 * on any other frame (``createDataFrame``, a filtered or computed frame, any URI, any number
   of cores), weighted or with ``nulls="skip"``, by the shuffled score ranges of
   :func:`evaluate_ranked` (:mod:`streammetrics._engines.spark_ranked`; 8 ranges per core, the
-  frame read three times): no process holds more than its range, the driver
-  O(partitions x R) numbers; within 1e-12 of one process.
+  frame computed once: its sorted runs are persisted for the shuffle): no process holds more
+  than its range, the driver O(partitions x R) numbers; within 1e-12 of one process.
 
-The set's other members go by their states as above. Still gathered on the driver (one score
+The set's other members go by their states as above (on the shuffled route fed in the same
+pass, each partition's state merged on the driver). Still gathered on the driver (one score
 per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead): ``compute=False`` (the
 merged accumulators are asked for), ``by=`` slices, multiclass / multilabel AUROC and AP,
 interpolated AP, the curves (``ROCCurve``, ``PRCurve``: use
@@ -184,14 +185,10 @@ def _batch_rows(frame: Any) -> Iterator[None]:
             isinstance(f.dataType, NumericType | BooleanType) for f in fields):
         yield
         return
-    session.conf.set(_BATCH_ROWS, str(min(_BATCH_MAX_ROWS, _BATCH_BYTES // (8 * len(fields)))))
-    try:
+    from streammetrics._engines.spark_ranked import batch_rows_set
+
+    with batch_rows_set(session, min(_BATCH_MAX_ROWS, _BATCH_BYTES // (8 * len(fields)))):
         yield
-    finally:
-        if before is None:
-            session.conf.unset(_BATCH_ROWS)
-        else:
-            session.conf.set(_BATCH_ROWS, before)
 
 
 def _driver_merge(pairs: list[tuple[bytes, int]]) -> tuple[Any, int]:
@@ -342,7 +339,7 @@ def evaluate(
     weighted or not, either ``nulls``) never bring every score to the driver: over a plain
     Parquet scan (unweighted, ``nulls="error"``, at most 4 cores) by score ranges, each of R
     range tasks reading every row, bit for bit as one process; on any other frame by the
-    shuffled ranges of :func:`evaluate_ranked` (the frame read three times, within 1e-12); the
+    shuffled ranges of :func:`evaluate_ranked` (the frame computed once, within 1e-12); the
     driver receives counts, not scores, and the other members' states as usual (see the
     module docstring). The driver does hold one score per row (8 bytes, 16 weighted) for
     ``compute=False``, ``by=`` slices, multiclass / multilabel AUROC and AP,
@@ -427,38 +424,34 @@ def _states(df: Any, run: Run, depth: int, tasks: Any = None) -> tuple[Any, int]
 def _split_evaluate(df: Any, run: Run, split: Any, depth: int, tasks: Any) -> Any:
     """:func:`evaluate` of a set whose exact binary AUROC / AP members go by shuffled score
     ranges (:mod:`streammetrics._engines.spark_ranked`: no process holds more than its range)
-    and its other members by their states merged in a tree (``tasks``: the direct Parquet
-    pieces, or None); each part in the set's group order, so that a row both refuse is refused
-    as one process refuses it (over direct pieces the rest first, which names a null by its
-    file). Values in the set's member order, the warnings of each part."""
+    and its other members by their states, fed in the same pass over the frame (each chunk in
+    the set's group order, so that a row both refuse is refused as one process refuses it) and
+    merged on the driver -- or, over the direct Parquet ``tasks`` (not None), read by those
+    tasks first (which names a null by its file) and merged in a tree. Values in the set's
+    member order, the warnings of each part."""
     from streammetrics._engines import ranked_common, spark_ranked
     from streammetrics._engines.plan import Shape, compute_recorded, empty_set
 
     req = spark_ranked.set_request(split, run.plan, df.sparkSession.sparkContext.defaultParallelism)
-    parts: dict[str, Any] = {}
+    rest_run = None if split.rest is None else dataclasses.replace(
+        run, template=empty_set(split.rest), shape=Shape("set"),
+        plan=dataclasses.replace(run.plan, config=split.rest))
+    acc = None
+    if rest_run is not None and tasks is not None:  # the same rows skipped as the ranked part
+        acc, _ = _states(df, rest_run, depth, tasks)
+    rest = None
+    if rest_run is not None and tasks is None:
+        rest = spark_ranked.Rest(rest_run.plan, split.ranked_first)
+    frame = df.select(*readable_columns(df, run.plan.columns() if rest is not None else req.plan.columns()))
+    with _task_errors(), _batch_rows(frame):
+        (summaries, totals), skipped, states = spark_ranked.counted_summaries(frame, req, rest)
+    parts: dict[str, Any] = dict(ranked_common.values(req, summaries, totals))  # warns as one process
     caught: list[tuple[str, type[Warning]]] = []
-    skipped = 0
-
-    def ranked() -> None:
-        nonlocal skipped
-        frame = df.select(*readable_columns(df, req.plan.columns()))
-        with _task_errors(), _batch_rows(frame):
-            (summaries, totals), skipped = spark_ranked.counted_summaries(frame, req)
-        parts.update(ranked_common.values(req, summaries, totals))  # warns as one process
-
-    def rest() -> None:
-        nonlocal caught
-        rest_run = dataclasses.replace(run, template=empty_set(split.rest), shape=Shape("set"),
-                                       plan=dataclasses.replace(run.plan, config=split.rest))
-        acc, _ = _states(df, rest_run, depth, tasks)  # the same rows skipped as the ranked part
+    if rest_run is not None:
+        if rest is not None:
+            acc, _ = _driver_merge(states)
         values, caught = compute_recorded(rest_run.template if acc is None else acc)
         parts.update(values)
-
-    # over Parquet pieces the tasks read, the rest first: a null is named by its file and row
-    first = split.ranked_first and tasks is None
-    steps = [ranked] if split.rest is None else [ranked, rest] if first else [rest, ranked]
-    for step in steps:
-        step()
     run.report_skipped(skipped)
     return run.shape.deliver({n: parts[n] for n in split.names}, caught, sliced=False)
 
@@ -513,10 +506,11 @@ def evaluate_ranked(
 
     Notes
     -----
-    Equal to the single-process exact values up to float rounding (1e-12 relative). Three jobs
-    (two with given edges), each reading and sorting every partition once, ``chunk_rows`` rows
-    at a time. Memory: a partition task one chunk (its sorted scores used and dropped before the
-    next is read), whatever the partition's size; a range task about 3-4 times its range; the
+    Equal to the single-process exact values up to float rounding (1e-12 relative). One pass
+    reads and sorts every partition, ``chunk_rows`` rows at a time; its sorted runs are
+    persisted (``MEMORY_AND_DISK``, 8 bytes a score, 16 weighted) for the totals and the
+    shuffle, then released. Memory: a partition task one chunk (its sorted scores sent before
+    the next is read), whatever the partition's size; a range task about 3-4 times its range; the
     driver O(partitions x R) numbers.
     """
     from streammetrics._engines import ranked_common, spark_ranked

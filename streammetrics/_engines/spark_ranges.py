@@ -30,7 +30,8 @@ score), with ``nulls="error"``, on the direct Parquet path and on at most :data:
 cores. R is the session's default parallelism: every range task reads all the rows, so the
 reads grow as R times the rows -- beyond a few cores (and off this path: weights,
 ``nulls="skip"``, any other frame) the ranked members go by
-:mod:`streammetrics._engines.spark_ranked`'s shuffled ranges, each row read three times.
+:mod:`streammetrics._engines.spark_ranked`'s shuffled ranges (each row read once, its
+sorted runs persisted and shuffled).
 
 Complexity: each range task O(n) reads and validation plus O(n_r log n_r) for its sort; the
 driver O(sampled row groups + distinct positive scores). Memory: a task one ~1M-row batch

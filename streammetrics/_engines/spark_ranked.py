@@ -1,32 +1,39 @@
 """Range-partitioned exact ranking on Spark: the jobs of :func:`streammetrics.spark.evaluate_ranked`.
 
 The steps are those of :mod:`streammetrics._engines.ranked`; this module runs them as Spark jobs
-over the selected columns, each Python task reading its partition's Arrow batches
-(``DataFrame.mapInArrow``) ``chunk_rows`` rows at a time into exact binary ``AUROC`` twins,
-each chunk's sorted runs used and dropped before the next chunk is read
-(:func:`streammetrics._engines.ranked.iter_chunk_runs`):
+over the selected columns, the frame computed once:
 
-1. ``sample`` (skipped when the edges are given): per partition, a few hundred evenly spaced
-   ranks of each chunk's runs (one small row); the driver places the R - 1 edges.
-2. ``totals`` (round one): per partition, each chunk's runs cut at the edges and the weight of
-   each piece, summed (one row of R pairs of numbers); the driver adds them and gets each
-   range's offsets.
-3. ``pieces`` and round two: per chunk of each partition, one row ``(range, part, seq, piece
-   bytes)`` per non-empty piece (of at most ``_CHUNK`` scores), shuffled by range
+1. ``route`` (the one pass over the frame, :func:`routed_frame`): each Python task reads its
+   partition's Arrow batches (``DataFrame.mapInArrow``) ``chunk_rows`` rows at a time into
+   exact binary ``AUROC`` twins (:func:`streammetrics._engines.ranked.iter_chunk_runs`) and
+   emits each chunk's sorted runs as one row and, unless the edges are given, a few hundred
+   evenly spaced ranks of them, before it reads the next chunk; then the rows it skipped for a
+   null and, for ``spark.evaluate``, the partition's state of the set's other members, fed the
+   same chunks (:class:`Rest`). The rows are persisted (``MEMORY_AND_DISK``); the driver
+   collects all but the runs and places the R - 1 edges.
+2. ``totals`` (round one, over the persisted runs, one row at a time): per partition, each run
+   cut at the edges and the weight of each piece, summed (one row of R pairs of numbers); the
+   driver adds them and gets each range's offsets.
+3. ``pieces`` and round two: per persisted run, one row ``(range, part, seq, piece bytes)`` per
+   non-empty piece (of at most ``_CHUNK`` scores), shuffled by range
    (``groupBy("range").applyInPandas``); per range, its pieces are merged (the only place a
    range is whole) and summarised with its offsets into one row; the driver combines R
-   summaries.
+   summaries. The persisted rows are then released.
 
-A partition is read and sorted once per job (two or three times in all): Spark keeps no Python
-object between jobs, and re-reading costs time, not memory -- nothing but the shuffle's own
-files holds the pieces. Memory: a partition task holds one chunk being validated and sorted
-(~50 bytes x ``chunk_rows``) and its rows (8 bytes a score, 16 weighted), whatever the
-partition's size; a range task its range's rows, decoded in place, and their merge (about 3-4
-times the range); the driver O(partitions x R) numbers (plus the curves, which are the output).
+Before, each job read and sorted every partition again (three passes, four with
+``spark.evaluate``'s other members): on a 1M-row ``createDataFrame`` frame each pass cost the
+JVM about as much as the whole state path. Memory: a routing task holds one chunk being
+validated and sorted (~50 bytes x ``chunk_rows``) and its rows (8 bytes a score, 16 weighted),
+whatever the partition's size; a totals or pieces task one persisted run; a range task its
+range's rows, decoded in place, and their merge (about 3-4 times the range); Spark's block
+manager the persisted runs (8 bytes a score, 16 weighted: spilled to disk when memory is
+short), then the shuffle files; the driver O(partitions x R) numbers plus the samples (plus
+the curves, which are the output).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Iterator
 from typing import Any
@@ -39,7 +46,7 @@ from . import range_counts
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .dask_ranked import CHUNK_ROWS
-from .plan import Plan, Shape, empty_set
+from .plan import Plan, Shape, empty_set, feed_arrow, state_to_bytes
 
 #: Scores per shipped row (32 MiB of float64, 64 with weights): bounds a task's output buffer and
 #: stays far below Arrow's 2 GiB per binary value.
@@ -65,20 +72,6 @@ def _tables(batches: Iterator[Any], rows: int) -> Iterator[Any]:
         yield pa.Table.from_batches(held)
 
 
-def _runs(plan: Plan, chunk_rows: int, batches: Iterator[Any],
-          nulls: list[int] | None = None) -> Iterator[ranked_engine.Runs]:
-    """The partition's sorted runs, one chunk of ``chunk_rows`` rows at a time (rows named in an
-    error by their position in the partition); nothing of a chunk is kept once the next is read.
-    With ``nulls`` (a one-item list), the rows holding a null that ``plan.nulls="skip"`` drops
-    are added to ``nulls[0]``."""
-    where = f"Spark partition {_part()}"
-    tables = _tables(batches, chunk_rows)
-    if nulls is not None and plan.nulls == "skip":
-        tables = _null_rows(tables, plan.columns(), nulls)
-    with trusted_states():
-        yield from ranked_engine.iter_chunk_runs(tables, plan, where)
-
-
 def _null_rows(tables: Iterator[Any], columns: list[str], count: list[int]) -> Iterator[Any]:
     """The tables unchanged, the rows holding a null or a NaN in ``columns`` -- those
     :func:`~streammetrics._engines.plan.drop_nulls` drops -- added to ``count[0]``. O(rows)."""
@@ -101,48 +94,118 @@ def _part() -> int:
     return context.partitionId() if context is not None else 0
 
 
-def _sample_task(plan: Plan, k: int, chunk_rows: int, batches: Iterator[Any]) -> Iterator[Any]:
+#: The kinds of the rows the routing pass emits: a chunk's sorted runs, a partition's sample and
+#: skipped-null count, a partition's state of the set's other members.
+_RUNS, _SAMPLE, _STATE = 0, 1, 2
+_ROUTED_SCHEMA = "kind int, part long, seq long, data binary, more binary, skipped long"
+
+
+@dataclasses.dataclass(frozen=True)
+class Rest:
+    """The set's other members, fed in the routing pass beside the ranked twin: their plan and
+    whether the twin is fed each chunk first (the set's group order, so that a row both refuse
+    is refused as one process refuses it)."""
+
+    plan: Plan
+    ranked_first: bool
+
+
+def _routed_batch(kind: int, part: int, seq: int, data: bytes, more: bytes = b"", skipped: int = 0) -> Any:
     import pyarrow as pa
 
-    values, counts = ranked_engine.sample_chunks(_runs(plan, chunk_rows, batches), k)
-    yield pa.RecordBatch.from_pydict({"values": [values.tobytes()], "counts": [counts.tobytes()]},
-                                     schema=pa.schema([("values", pa.binary()), ("counts", pa.binary())]))
+    schema = pa.schema([("kind", pa.int32()), ("part", pa.int64()), ("seq", pa.int64()),
+                        ("data", pa.binary()), ("more", pa.binary()), ("skipped", pa.int64())])
+    return pa.RecordBatch.from_pydict({"kind": [kind], "part": [part], "seq": [seq], "data": [data],
+                                       "more": [more], "skipped": [skipped]}, schema=schema)
 
 
-def _totals_task(plan: Plan, edges: np.ndarray, chunk_rows: int, batches: Iterator[Any]) -> Iterator[Any]:
-    import pyarrow as pa
+def _fed(tables: Iterator[Any], acc: Any, rest: Rest, where: str) -> Iterator[Any]:
+    """The tables unchanged, each also fed to the other members' ``acc`` -- before the twin
+    reads it, or (``rest.ranked_first``) once the twin asks for the next one. O(rows)."""
+    offset = 0
+    for table in tables:
+        if not rest.ranked_first:
+            feed_arrow(acc, table, rest.plan, where, offset)
+        yield table
+        if rest.ranked_first:
+            feed_arrow(acc, table, rest.plan, where, offset)
+        offset += table.num_rows
 
+
+def _route_task(plan: Plan, k: int, chunk_rows: int, rest: Rest | None,
+                batches: Iterator[Any]) -> Iterator[Any]:
+    """The one pass over a partition: per chunk of ``chunk_rows`` rows, its sorted runs in one
+    row (``_RUNS``, cut in rows of at most ``_CHUNK`` scores) and, for ``k`` > 0, one row of
+    their sample (``_SAMPLE``: ``k`` ranks per run and class, each with the number of scores it
+    stands for), both emitted before the next chunk is read; then a ``_SAMPLE`` row of no rank
+    holding the rows skipped for a null, and with ``rest`` one row of the other members' state
+    fed the same chunks (``_STATE``). Memory: one chunk and the other members' state."""
     part = _part()
-    totals = np.zeros((edges.shape[0] + 1, 2))
     skipped = [0]
-    for runs in _runs(plan, chunk_rows, batches, skipped):  # each chunk's pieces counted, then dropped
+    tables = _tables(batches, chunk_rows)
+    if plan.nulls == "skip":
+        tables = _null_rows(tables, plan.columns(), skipped)
+    seq = 0
+    with trusted_states():
+        acc = None if rest is None else empty_set(rest.plan.config, rest.plan.kind)
+        if rest is not None:
+            tables = _fed(tables, acc, rest, f"Spark partition {part}")
+        for runs in ranked_engine.iter_chunk_runs(tables, plan, f"Spark partition {part}"):
+            for piece in common.chunks(runs, _CHUNK):
+                yield _routed_batch(_RUNS, part, seq, common.piece_to_bytes(piece))
+                seq += 1
+            if k:
+                values, counts = ranked_engine.run_sample(runs, k)
+                yield _routed_batch(_SAMPLE, part, seq, values.tobytes(), counts.tobytes())
+            del runs
+        yield _routed_batch(_SAMPLE, part, seq, b"", b"", skipped[0])
+        if acc is not None:
+            yield _routed_batch(_STATE, part, 0, state_to_bytes(acc))
+
+
+def _routed_runs(batches: Iterator[Any]) -> Iterator[tuple[int, ranked_engine.Runs]]:
+    """The (partition, runs) of the routed ``_RUNS`` rows, one at a time, in their order."""
+    for batch in batches:
+        parts, data = batch.column(1).to_pylist(), batch.column(3)
+        for i, part in enumerate(parts):
+            yield part, common.piece_from_bytes(data[i].as_py())
+
+
+def _totals_task(edges: np.ndarray, batches: Iterator[Any]) -> Iterator[Any]:
+    """Round one over the routed runs: per partition, each run cut at the edges and the weight
+    of each piece, summed in the runs' order (one row of R pairs of numbers). O(runs x R log c)."""
+    import pyarrow as pa
+
+    per_part: dict[int, np.ndarray] = {}
+    for part, runs in _routed_runs(batches):
+        totals = per_part.setdefault(part, np.zeros((edges.shape[0] + 1, 2)))
         pieces = ranked_engine.split_runs(runs, edges)
         totals += np.asarray(ranked_engine.piece_totals(pieces), dtype=np.float64)
-    yield pa.RecordBatch.from_pydict({"part": [part], "totals": [totals.tobytes()], "skipped": skipped},
-                                     schema=pa.schema([("part", pa.int64()), ("totals", pa.binary()),
-                                                       ("skipped", pa.int64())]))
+    parts = sorted(per_part)
+    yield pa.RecordBatch.from_pydict({"part": parts, "totals": [per_part[p].tobytes() for p in parts]},
+                                     schema=pa.schema([("part", pa.int64()), ("totals", pa.binary())]))
 
 
 _PIECE_SCHEMA = "range int, part long, seq long, piece binary"
 
 
-def _pieces_task(plan: Plan, edges: np.ndarray, chunk_rows: int, batches: Iterator[Any]) -> Iterator[Any]:
-    """Per chunk, one batch of rows, one per non-empty piece of each range (of at most
-    ``_CHUNK`` scores), emitted before the next chunk is read: the task holds one chunk."""
+def _pieces_task(edges: np.ndarray, batches: Iterator[Any]) -> Iterator[Any]:
+    """Per routed run, one batch of rows, one per non-empty piece of each range (of at most
+    ``_CHUNK`` scores), emitted before the next run is read: the task holds one run."""
     import pyarrow as pa
 
     schema = pa.schema([("range", pa.int32()), ("part", pa.int64()), ("seq", pa.int64()),
                         ("piece", pa.binary())])
-    part = _part()
-    seq = [0] * (edges.shape[0] + 1)  # per range, the pieces sent so far: their order in the merge
-    for runs in _runs(plan, chunk_rows, batches):
+    seq: dict[int, list[int]] = {}  # per partition and range, the pieces sent so far: the merge's order
+    for part, runs in _routed_runs(batches):
+        sent = seq.setdefault(part, [0] * (edges.shape[0] + 1))
         ranges, seqs, data = [], [], []
         for r, piece in enumerate(ranked_engine.split_runs(runs, edges)):
             for chunk in common.chunks(piece, _CHUNK):
                 ranges.append(r)
-                seqs.append(seq[r])
+                seqs.append(sent[r])
                 data.append(common.piece_to_bytes(chunk))
-                seq[r] += 1
+                sent[r] += 1
         del runs
         if data:
             yield pa.RecordBatch.from_pydict({"range": ranges, "part": [part] * len(data), "seq": seqs,
@@ -163,60 +226,105 @@ def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, 
     return pd.DataFrame({"range": [r], "summary": [common.summary_to_bytes(summary)]})
 
 
-def _edges(frame: Any, req: common.RankedRequest) -> np.ndarray:
+def routed_frame(frame: Any, req: common.RankedRequest, rest: Rest | None = None) -> Any:
+    """The routing pass over ``frame`` (a DataFrame, lazy): the rows of :func:`_route_task`,
+    sampled when the request has no edges."""
+    plan, rows_at_once = req.plan, req.chunk_rows
+    k = req.sample_size if req.edges is None else 0
+    return frame.mapInArrow(lambda it: _route_task(plan, k, rows_at_once, rest, it), _ROUTED_SCHEMA)
+
+
+def _runs_rows(routed: Any) -> Any:
+    return routed.filter(f"kind = {_RUNS}")
+
+
+def _edges(req: common.RankedRequest, rows: list[Any]) -> np.ndarray:
     if req.edges is not None:
         return req.edges
-    plan, k, rows_at_once = req.plan, req.sample_size, req.chunk_rows
-    rows = frame.mapInArrow(lambda it: _sample_task(plan, k, rows_at_once, it),
-                            "values binary, counts binary").collect()
-    samples = [(np.frombuffer(bytes(v), dtype=np.float64), np.frombuffer(bytes(c), dtype=np.float64))
-               for v, c in rows]
+    samples = [(np.frombuffer(bytes(r[3]), dtype=np.float64), np.frombuffer(bytes(r[4]), dtype=np.float64))
+               for r in sorted(rows, key=lambda r: (r[1], r[2]))]
     return ranked_engine.range_edges(samples, req.n_ranges)
 
 
-def _totals(frame: Any, req: common.RankedRequest,
-            edges: np.ndarray) -> tuple[list[tuple[float, float]], int]:
-    """Each range's (P_r, N_r) and the rows skipped for a null (``nulls="skip"``)."""
-    plan, rows_at_once = req.plan, req.chunk_rows
-    rows = frame.mapInArrow(lambda it: _totals_task(plan, edges, rows_at_once, it),
-                            "part long, totals binary, skipped long").collect()
-    per_part = [np.frombuffer(bytes(t), dtype=np.float64).reshape(-1, 2) for _, t, _ in sorted(rows)]
-    skipped = sum(int(n) for _, _, n in rows)
+def _totals(routed: Any, req: common.RankedRequest, edges: np.ndarray) -> list[tuple[float, float]]:
+    """Each range's (P_r, N_r), from the routed runs (a job over the persisted rows)."""
+    rows = _runs_rows(routed).mapInArrow(lambda it: _totals_task(edges, it),
+                                         "part long, totals binary").collect()
+    per_part = [np.frombuffer(bytes(t), dtype=np.float64).reshape(-1, 2) for _, t in sorted(rows)]
     if not per_part:
-        return [(0.0, 0.0)] * req.n_ranges, skipped
-    return ranked_engine.add_totals([[(float(p), float(n)) for p, n in t] for t in per_part]), skipped
+        return [(0.0, 0.0)] * req.n_ranges
+    return ranked_engine.add_totals([[(float(p), float(n)) for p, n in t] for t in per_part])
 
 
-def pieces_frame(frame: Any, plan: Plan, edges: np.ndarray, chunk_rows: int) -> Any:
-    """The shuffled rows ``(range, part, seq, piece)`` (a DataFrame, lazy): what travels."""
-    return frame.mapInArrow(lambda it: _pieces_task(plan, edges, chunk_rows, it), _PIECE_SCHEMA)
+def pieces_frame(routed: Any, edges: np.ndarray) -> Any:
+    """The shuffled rows ``(range, part, seq, piece)`` of the routed runs (a DataFrame, lazy):
+    what travels."""
+    return _runs_rows(routed).mapInArrow(lambda it: _pieces_task(edges, it), _PIECE_SCHEMA)
 
 
 def range_summaries(df: Any, req: common.RankedRequest) -> common.Summaries:
     """The per-range summaries (increasing ranges; a range no piece reached summarised empty)
-    and the totals (P, N): the three jobs of the module docstring (a ValueError raised in a
-    task reaches the caller as Spark's exception)."""
-    return counted_summaries(df, req)[0]
+    and the totals (P, N): the jobs of the module docstring (a ValueError raised in a task
+    reaches the caller as Spark's exception)."""
+    return counted_summaries(df.select(*req.plan.columns()), req)[0]
 
 
-def counted_summaries(df: Any, req: common.RankedRequest) -> tuple[common.Summaries, int]:
-    """:func:`range_summaries` and the rows skipped for a null (``req.plan.nulls="skip"``,
-    counted in the totals job). Three jobs, each reading and sorting every partition once;
-    the driver O(partitions x R) numbers."""
-    frame = df.select(*req.plan.columns())
-    edges = _edges(frame, req)
-    totals, skipped = _totals(frame, req, edges)
-    offsets, total = ranked_engine.offsets(totals), common.grand(totals)
-    curves, fprs = req.curves, req.max_fprs
-    rows = (pieces_frame(frame, req.plan, edges, req.chunk_rows).groupBy("range")
-            .applyInPandas(lambda g: _range_task(offsets, total, curves, g, fprs),
-                           "range int, summary binary")
-            .collect())
+#: The session setting of the rows per Arrow record batch Spark sends a Python task.
+BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
+
+
+@contextlib.contextmanager
+def batch_rows_set(session: Any, rows: int) -> Iterator[None]:
+    """Inside the block, Spark sends a Python task up to ``rows`` rows per Arrow record batch
+    (``session``: a SparkSession; None, a stand-in of the tests, changes nothing); the
+    session's setting is restored after the block (unset if it was)."""
+    if session is None:
+        yield
+        return
+    before = session.conf.get(BATCH_ROWS, None)
+    session.conf.set(BATCH_ROWS, str(rows))
+    try:
+        yield
+    finally:
+        if before is None:
+            session.conf.unset(BATCH_ROWS)
+        else:
+            session.conf.set(BATCH_ROWS, before)
+
+
+def counted_summaries(frame: Any, req: common.RankedRequest,
+                      rest: Rest | None = None) -> tuple[common.Summaries, int, list[tuple[bytes, int]]]:
+    """:func:`range_summaries` of ``frame`` (holding the columns the twin and ``rest`` read), the
+    rows skipped for a null (``req.plan.nulls="skip"``) and with ``rest`` the partitions' states
+    of the other members, fed in the same pass ((state bytes, 0) pairs, by partition).
+
+    One pass reads and sorts every partition (:func:`routed_frame`); its rows are persisted
+    (memory, else disk: the chunks' sorted runs, 8 bytes a score, 16 weighted) for the two jobs
+    over them -- the totals, then the pieces shuffled by range -- and released at the end. The
+    driver holds O(partitions x R) numbers."""
+    from pyspark import StorageLevel
+
+    routed = routed_frame(frame, req, rest).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        small = routed.filter(f"kind != {_RUNS}").collect()  # the pass: every row computed and kept
+        skipped = sum(int(r[5]) for r in small if r[0] == _SAMPLE)
+        states = [(bytes(r[3]), 0) for r in sorted(small, key=lambda r: r[1]) if r[0] == _STATE]
+        edges = _edges(req, [r for r in small if r[0] == _SAMPLE])
+        with batch_rows_set(getattr(frame, "sparkSession", None), 1):  # a task reads one run at a time
+            totals = _totals(routed, req, edges)
+            offsets, total = ranked_engine.offsets(totals), common.grand(totals)
+            curves, fprs = req.curves, req.max_fprs
+            rows = (pieces_frame(routed, edges).groupBy("range")
+                    .applyInPandas(lambda g: _range_task(offsets, total, curves, g, fprs),
+                                   "range int, summary binary")
+                    .collect())
+    finally:
+        routed.unpersist()
     got = {int(r): common.summary_from_bytes(bytes(s)) for r, s in rows}
     empty = common.empty_runs()
     summaries = [got[r] if r in got else ranked_engine.range_summary(empty, offsets[r], total, curves, fprs)
                  for r in range(req.n_ranges)]
-    return (summaries, total), skipped
+    return (summaries, total), skipped, states
 
 
 # -- spark.evaluate's ranked members on any frame -------------------------------------------------

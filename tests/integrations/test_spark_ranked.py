@@ -44,6 +44,25 @@ class Rows:
     def collect(self) -> list[tuple[Any, ...]]:
         return self.rows
 
+    def persist(self, level: Any = None) -> Rows:
+        return self
+
+    def unpersist(self) -> None:
+        pass
+
+    def filter(self, condition: str) -> Rows:  # "kind = 0", "kind != 0": the routed rows' filters
+        name, op, value = condition.split()
+        keep = (lambda v: v == int(value)) if op == "=" else (lambda v: v != int(value))
+        at = self.columns.index(name)
+        return Rows([r for r in self.rows if keep(r[at])], self.columns)
+
+    def mapInArrow(self, fn: Callable[[Iterator[Any]], Iterator[Any]], schema: str) -> Rows:  # noqa: N802
+        table = pa.Table.from_pylist([dict(zip(self.columns, r, strict=True)) for r in self.rows])
+        out: list[tuple[Any, ...]] = []
+        for batch in fn(iter(table.to_batches(max_chunksize=1))):
+            out.extend(tuple(r.values()) for r in batch.to_pylist())
+        return Rows(out, [c.split()[0] for c in schema.split(", ")])
+
     def groupBy(self, key: str) -> Rows:  # noqa: N802 (Spark's name)
         self.key = key
         return self
@@ -113,9 +132,11 @@ def test_what_travels_and_what_the_driver_holds() -> None:
     frame = Partitions(cases.parts(df, [0, 2500, 10000, 10000, 15500]), batch=4096)
     req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=ranges,
                                 sample_size=256, chunk_rows=1 << 18, available=["y", "p"])
-    edges = spark_ranked._edges(frame, req)
+    routed = spark_ranked.routed_frame(frame, req)  # the one pass (the stand-in runs it now)
+    small = routed.filter("kind != 0").collect()
+    edges = spark_ranked._edges(req, [r for r in small if r[0] == spark_ranked._SAMPLE])
     with mock.patch.object(spark_ranked, "_CHUNK", 1500):
-        rows = spark_ranked.pieces_frame(frame, req.plan, edges, req.chunk_rows).collect()
+        rows = spark_ranked.pieces_frame(routed, edges).collect()
     got = np.zeros((len(frame.parts), ranges), dtype=np.int64)
     bounds = np.concatenate([[-np.inf], edges, [np.inf]])
     for r, part, _, piece in rows:
@@ -128,20 +149,20 @@ def test_what_travels_and_what_the_driver_holds() -> None:
     np.testing.assert_array_equal(got, want)  # each partition's rows: exactly its scores of that range
     per_range = got.sum(axis=0)
     assert per_range.sum() == n and per_range.max() <= 1.25 * n / ranges, per_range
-    samples = frame.mapInArrow(lambda it: spark_ranked._sample_task(req.plan, 256, req.chunk_rows, it), "v binary, c binary")
-    assert max(len(v) for v, _ in samples.collect()) <= 2 * 256 * 8
-    totals = frame.mapInArrow(lambda it: spark_ranked._totals_task(req.plan, edges, req.chunk_rows, it), "part long, t binary, skipped long")
-    assert {len(t) for _, t, _ in totals.collect()} == {ranges * 2 * 8}
+    assert max(len(r[3]) for r in small if r[0] == spark_ranked._SAMPLE) <= 2 * 256 * 8
+    totals = spark_ranked._runs_rows(routed).mapInArrow(lambda it: spark_ranked._totals_task(edges, it),
+                                                        "part long, t binary")
+    assert {len(t) for _, t in totals.collect()} == {ranges * 2 * 8}
     summaries, total = spark_ranked.range_summaries(frame, req)
     assert [s.n_scores for s in summaries] == per_range.tolist() and sum(total) == n
     assert {len(ranked_common.summary_to_bytes(s)) for s in summaries} == {64}
 
 
 def test_a_partition_task_holds_one_chunk_not_its_partition() -> None:
-    """Issue #32 item 2: each of the three partition tasks keeps no chunk's runs once the next
-    chunk is read -- the pieces task emits a chunk's rows before it reads further, and no task's
-    traced peak comes near the partition's 8 bytes a score (before: every task held the
-    partition's runs, 8n, and the pieces task its rows too)."""
+    """Issue #32 item 2: no task keeps a chunk's runs once the next is read -- the routing pass
+    emits a chunk's runs before it reads further, the totals and pieces tasks read the persisted
+    runs one at a time -- and no task's traced peak comes near the partition's 8 bytes a score
+    (before: every task held the partition's runs, 8n, and the pieces task its rows too)."""
     import tracemalloc
 
     rng = np.random.default_rng(5)
@@ -157,12 +178,14 @@ def test_a_partition_task_holds_one_chunk_not_its_partition() -> None:
             read[0] += b.num_rows
             yield b
 
-    first = next(spark_ranked._pieces_task(req.plan, edges, chunk_rows, batches()))
-    assert read[0] <= 2 * chunk_rows, read  # one chunk's pieces of every range, then out
-    assert set(first.column("range").to_pylist()) == {0, 1, 2, 3}
-    tasks = {"sample": lambda: spark_ranked._sample_task(req.plan, 256, chunk_rows, batches()),
-             "totals": lambda: spark_ranked._totals_task(req.plan, edges, chunk_rows, batches()),
-             "pieces": lambda: spark_ranked._pieces_task(req.plan, edges, chunk_rows, batches())}
+    first = next(spark_ranked._route_task(req.plan, 256, chunk_rows, None, batches()))
+    assert read[0] <= 2 * chunk_rows, read  # one chunk's runs, then out
+    assert first.column("kind").to_pylist() == [spark_ranked._RUNS]
+    runs = [b for b in spark_ranked._route_task(req.plan, 0, chunk_rows, None, batches())
+            if b.column("kind")[0].as_py() == spark_ranked._RUNS]  # what the persisted rows hold
+    tasks = {"route": lambda: spark_ranked._route_task(req.plan, 256, chunk_rows, None, batches()),
+             "totals": lambda: spark_ranked._totals_task(edges, iter(runs)),
+             "pieces": lambda: spark_ranked._pieces_task(edges, iter(runs))}
     for name, task in tasks.items():
         tracemalloc.start()
         try:
