@@ -68,7 +68,6 @@ from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, split_slices
 from streammetrics.wrappers.sliced.results import SlicedResults
 
-from . import range_counts
 from . import ranked as ranked_engine
 from .plan import (
     Plan,
@@ -448,8 +447,10 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
     """One range: its pieces joined and sorted once in (code, class, score) order -- a stable
     radix sort of the small code ``2 (code - lo) + positive``, then each segment's scores --
     and each code's segment summarised by :func:`streammetrics._engines.ranked.range_summary`
-    with its offsets (without ``ap`` and with unit weights, only the exact pair count: the
-    root reads nothing else). O(n_r log n_r) plus O(1) numpy calls per code."""
+    with its offsets: no curve pass with unit weights (their exact pair count ``u2``, from the
+    same ranking as the AP's counts, is what the root reads), no AP without ``ap``. A code's
+    segments are consecutive: found by one pass over the segment codes, not a search per code.
+    O(n_r log n_r) plus O(1) numpy calls per code."""
     codes, s, pos, w = _joined([p for p in pieces if p[0].shape[0]])
     lo, _ = edges.span(r)
     k2 = (codes - lo) * 2 + pos
@@ -469,27 +470,33 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
             s[a:b], w[a:b] = s[a:b][o], w[a:b][o]
     seg_code = (k2[starts].astype(np.int64) // 2) if starts.shape[0] else np.zeros(0, np.int64)
     seg_pos = (k2[starts] % 2).astype(bool) if starts.shape[0] else np.zeros(0, bool)
-    out_codes = np.unique(seg_code)
+    # a code's segments are consecutive (negatives, then positives): where each code's begin
+    first = seg_code
+    if seg_code.shape[0]:
+        first = np.flatnonzero(np.concatenate([[True], seg_code[1:] != seg_code[:-1]]))
+    out_codes = seg_code[first]
     n = out_codes.shape[0]
     vals = np.zeros((4, n))
     u2: list[int] | None = None if w is not None else []
+    empty = (s[:0], None if w is None else w[:0])
+    bounds = np.append(first, seg_code.shape[0]).tolist()
+    seg = list(zip(starts.tolist(), ends.tolist(), seg_pos.tolist(), strict=True))
+    ab_p, ab_n, be_n = (offsets.above_pos[r].tolist(), offsets.above_neg[r].tolist(),
+                        offsets.below_neg[r].tolist())
+    tot_p, tot_n = offsets.pos.tolist(), offsets.neg.tolist()
     for j, rel in enumerate(out_codes.tolist()):
-        runs: list[tuple[np.ndarray, np.ndarray | None]] = [(s[:0], None if w is None else w[:0])] * 2
-        for i in np.flatnonzero(seg_code == rel).tolist():
-            a, b = starts[i], ends[i]
-            runs[int(seg_pos[i])] = (s[a:b], None if w is None else w[a:b])
-        off = (float(offsets.above_pos[r][rel]), float(offsets.above_neg[r][rel]),
-               float(offsets.below_neg[r][rel]))
-        tot = (float(offsets.pos[lo + rel]), float(offsets.neg[lo + rel]))
-        if u2 is None or ap:
-            summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False)
-            vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
-        else:  # unit weights, AUROC only: the exact pair count below is all the root reads
-            vals[:2, j] = runs[1][0].shape[0], runs[0][0].shape[0]
-        if u2 is not None:  # range_counts' exact pair count of sorted unit-weight runs
-            _, asc, dp = range_counts.distinct_scores(runs[1][0])
-            left, right = range_counts._ranks(runs[0][0], asc)  # as minority.py counts them
-            u2.append(range_counts._doubled_pairs(dp, left, right))
+        runs = [empty, empty]
+        for a, b, positive in seg[bounds[j] : bounds[j + 1]]:
+            runs[positive] = (s[a:b], None if w is None else w[a:b])
+        off = (float(ab_p[rel]), float(ab_n[rel]), float(be_n[rel]))
+        tot = (float(tot_p[lo + rel]), float(tot_n[lo + rel]))
+        # unit weights: the exact pair count u2 (the root reads it, not pairs), no curve pass
+        summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False, ap=ap,
+                                           exact_pairs=u2 is not None)
+        vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
+        if u2 is not None:
+            assert summ.u2 is not None
+            u2.append(summ.u2)
     return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2)
 
 
