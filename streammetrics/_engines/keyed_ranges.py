@@ -63,12 +63,12 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.validation import score_batch
+from streammetrics._scores.exact.sort_kernels import stable_sort_with
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, split_slices
 from streammetrics.wrappers.sliced.results import SlicedResults
 
-from . import range_counts
 from . import ranked as ranked_engine
 from .plan import (
     Plan,
@@ -112,6 +112,15 @@ class KeyedSplit:
     def ap(self) -> bool:
         """Whether a ranked member is ``AveragePrecision`` (else AUROC only)."""
         return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
+
+    @property
+    def ap_columns(self) -> tuple[bool, ...]:
+        """Per column of a slice's problems (:attr:`width`), whether an ``AveragePrecision``
+        member reads its AP: the C class columns (binary: the one) unless every AP member
+        averages micro, the pooled one if one does. What :func:`range_task` summarises."""
+        micro = [cfg["config"].get("average") == "micro" and self.n_classes > 1 and self.micro
+                 for cfg in self.ranked.values() if cfg["class"] == "AveragePrecision"]
+        return (any(not m for m in micro),) * self.n_classes + ((any(micro),) if self.micro else ())
 
     @property
     def width(self) -> int:
@@ -444,12 +453,16 @@ class KeyedSummaries:
 
 
 def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdges, r: int,
-               ap: bool = True) -> KeyedSummaries:
+               ap: bool | Sequence[bool] = True) -> KeyedSummaries:
     """One range: its pieces joined and sorted once in (code, class, score) order -- a stable
     radix sort of the small code ``2 (code - lo) + positive``, then each segment's scores --
     and each code's segment summarised by :func:`streammetrics._engines.ranked.range_summary`
-    with its offsets (without ``ap`` and with unit weights, only the exact pair count: the
-    root reads nothing else). O(n_r log n_r) plus O(1) numpy calls per code."""
+    with its offsets: no curve pass with unit weights (their exact pair count ``u2``, from the
+    same ranking as the AP's counts, is what the root reads), no AP without ``ap`` (a bool, or
+    per column of a slice: :attr:`KeyedSplit.ap_columns`, e.g. not the pooled micro problem
+    of a macro AP; such a code's AP part is 0, which no member reads). A code's
+    segments are consecutive: found by one pass over the segment codes, not a search per code.
+    O(n_r log n_r) plus O(1) numpy calls per code."""
     codes, s, pos, w = _joined([p for p in pieces if p[0].shape[0]])
     lo, _ = edges.span(r)
     k2 = (codes - lo) * 2 + pos
@@ -465,31 +478,39 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
         if w is None:
             s[a:b].sort()
         else:
-            o = np.argsort(s[a:b], kind="stable")
-            s[a:b], w[a:b] = s[a:b][o], w[a:b][o]
+            s[a:b], w[a:b] = stable_sort_with(s[a:b], w[a:b])  # np.argsort(kind="stable")'s order
     seg_code = (k2[starts].astype(np.int64) // 2) if starts.shape[0] else np.zeros(0, np.int64)
     seg_pos = (k2[starts] % 2).astype(bool) if starts.shape[0] else np.zeros(0, bool)
-    out_codes = np.unique(seg_code)
+    # a code's segments are consecutive (negatives, then positives): where each code's begin
+    first = seg_code
+    if seg_code.shape[0]:
+        first = np.flatnonzero(np.concatenate([[True], seg_code[1:] != seg_code[:-1]]))
+    out_codes = seg_code[first]
     n = out_codes.shape[0]
     vals = np.zeros((4, n))
     u2: list[int] | None = None if w is not None else []
+    empty = (s[:0], None if w is None else w[:0])
+    bounds = np.append(first, seg_code.shape[0]).tolist()
+    seg = list(zip(starts.tolist(), ends.tolist(), seg_pos.tolist(), strict=True))
+    ab_p, ab_n, be_n = (offsets.above_pos[r].tolist(), offsets.above_neg[r].tolist(),
+                        offsets.below_neg[r].tolist())
+    tot_p, tot_n = offsets.pos.tolist(), offsets.neg.tolist()
+    width = edges.width
+    per_column = [bool(ap)] * width if isinstance(ap, bool) else [bool(a) for a in ap]
     for j, rel in enumerate(out_codes.tolist()):
-        runs: list[tuple[np.ndarray, np.ndarray | None]] = [(s[:0], None if w is None else w[:0])] * 2
-        for i in np.flatnonzero(seg_code == rel).tolist():
-            a, b = starts[i], ends[i]
-            runs[int(seg_pos[i])] = (s[a:b], None if w is None else w[a:b])
-        off = (float(offsets.above_pos[r][rel]), float(offsets.above_neg[r][rel]),
-               float(offsets.below_neg[r][rel]))
-        tot = (float(offsets.pos[lo + rel]), float(offsets.neg[lo + rel]))
-        if u2 is None or ap:
-            summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False)
-            vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
-        else:  # unit weights, AUROC only: the exact pair count below is all the root reads
-            vals[:2, j] = runs[1][0].shape[0], runs[0][0].shape[0]
-        if u2 is not None:  # range_counts' exact pair count of sorted unit-weight runs
-            _, asc, dp = range_counts.distinct_scores(runs[1][0])
-            left, right = range_counts._ranks(runs[0][0], asc)  # as minority.py counts them
-            u2.append(range_counts._doubled_pairs(dp, left, right))
+        runs = [empty, empty]
+        for a, b, positive in seg[bounds[j] : bounds[j + 1]]:
+            runs[positive] = (s[a:b], None if w is None else w[a:b])
+        off = (float(ab_p[rel]), float(ab_n[rel]), float(be_n[rel]))
+        tot = (float(tot_p[lo + rel]), float(tot_n[lo + rel]))
+        # unit weights: the exact pair count u2 (the root reads it, not pairs), no curve pass
+        summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False,
+                                           ap=per_column[(lo + rel) % width],
+                                           exact_pairs=u2 is not None)
+        vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
+        if u2 is not None:
+            assert summ.u2 is not None
+            u2.append(summ.u2)
     return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2)
 
 

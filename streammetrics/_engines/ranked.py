@@ -55,8 +55,8 @@ from streammetrics._scores.protocol import ScoreState
 from streammetrics._scores.thresholds import (
     ThresholdCounts,
     average_precision,
+    counts_from_ranks,
     counts_from_sorted,
-    distinct_desc,
     mcclish,
     partial_roc_area,
     roc_auc_from_counts,
@@ -369,6 +369,9 @@ class RangeSummary:
     curve: ThresholdCounts | None  # counts at every distinct score, offset by the ranges above
     #: per max_fpr asked (:func:`partial_fprs`): the range's part of the ROC area over FPR <= it
     partial: tuple[float, ...] = ()
+    #: with ``exact_pairs`` (unit weights): 2 U_r, the range's own doubled Mann-Whitney count,
+    #: an exact integer (ties 1/2; ``range_counts``' kernels); else None
+    u2: int | None = None
 
 
 def _shift(c: ThresholdCounts, tp: float, fp: float, total_pos: float, total_neg: float) -> ThresholdCounts:
@@ -376,31 +379,60 @@ def _shift(c: ThresholdCounts, tp: float, fp: float, total_pos: float, total_neg
 
 
 def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[float, float],
-                  curves: bool, max_fprs: Sequence[float] = ()) -> RangeSummary:
+                  curves: bool, max_fprs: Sequence[float] = (), *, ap: bool = True,
+                  exact_pairs: bool = False) -> RangeSummary:
     """Round two: the range's summary given the weights above and below it and the totals (P, N).
 
     ``pairs`` = U_r + P_r * N_below, with U_r the range's own Mann-Whitney count (from the
-    area of its own ROC curve); ``ap_part`` = sum over the range's positive thresholds k of
-    (R_k - R_{k-1}) P_k with the counts offset by the ranges above (the first R_{k-1} is the
-    recall above the range); ``partial``, per ``max_fprs``, its part of the ROC area over
-    FPR <= max_fpr (:func:`partial_areas`). O(n_r) after the merge.
+    area of its own ROC curve; with ``exact_pairs``, unit weights only, from the exact integer
+    ``u2`` = 2 U_r instead); ``ap_part`` (0 without ``ap``) = sum over the range's positive
+    thresholds k of (R_k - R_{k-1}) P_k with the counts offset by the ranges above (the first
+    R_{k-1} is the recall above the range); ``partial``, per ``max_fprs``, its part of the ROC
+    area over FPR <= max_fpr (:func:`partial_areas`).
+
+    The counts at every distinct score (one linear merge) are made only for what reads them:
+    curves, partial areas, the curve-area pairs. The AP's counts at the distinct positive
+    scores and ``u2`` come from one ranking of those scores among the negatives
+    (:func:`~streammetrics._engines.range_counts.distinct_scores`, ``range_counts._ranks``,
+    ``range_counts._doubled_pairs``; the counts by
+    :func:`~streammetrics._scores.thresholds.counts_from_ranks`): the same numbers as the
+    given-thresholds search. O(n_r) after the merge (plus O(T log n_r) for T distinct positive
+    scores without the compiled kernels).
     """
+    from . import range_counts  # it imports this module (Runs)
+
     nv, nw, pv, pw = runs
     p_above, n_above, n_below = offset
     P, N = totals
     p_r, n_r = range_totals(runs)
-    every = counts_from_sorted(pv, pw, nv, nw)
+    if exact_pairs and (nw is not None or pw is not None):
+        raise ValueError("exact_pairs: the exact pair count needs unit weights")
+    need_ap = ap and P > 0 and p_r > 0
     pairs = p_r * n_below
-    if p_r > 0 and n_r > 0:
-        pairs += roc_auc_from_counts(every) * p_r * n_r
-    ap = 0.0
-    if P > 0 and p_r > 0:
-        pr = _shift(counts_from_sorted(pv, pw, nv, nw, distinct_desc(pv)), p_above, n_above, P, N)
-        first = pr.tps[0] / (pr.tps[0] + pr.fps[0])  # the kernel starts from recall 0, not above
-        ap = average_precision(pr) - (p_above / P) * first
-    curve = _shift(every, p_above, n_above, P, N) if curves else None
-    partial = partial_areas(every, (p_above, n_above), totals, max_fprs)
-    return RangeSummary(nv.shape[0] + pv.shape[0], p_r, n_r, pairs, ap, curve, partial)
+    every = None
+    if curves or max_fprs or (not exact_pairs and p_r > 0 and n_r > 0):
+        every = counts_from_sorted(pv, pw, nv, nw)
+        if not exact_pairs and p_r > 0 and n_r > 0:
+            pairs += roc_auc_from_counts(every) * p_r * n_r
+    u2, ap_part = None, 0.0
+    if need_ap or exact_pairs:
+        starts, asc, dp = range_counts.distinct_scores(pv)
+        left, right = range_counts._ranks(nv, asc)
+        if need_ap:
+            n_pos, n_neg = pv.shape[0], nv.shape[0]
+            counts = counts_from_ranks(asc[::-1], ((n_pos - starts)[::-1], pw, n_pos),
+                                       ((n_neg - left)[::-1], nw, n_neg))
+            pr = _shift(counts, p_above, n_above, P, N)
+            # the kernel starts from recall 0, not from the recall above (none above: nothing to
+            # take back -- and the top threshold may weigh 0, whose precision is 0/0)
+            first = pr.tps[0] / (pr.tps[0] + pr.fps[0]) if p_above > 0 else 0.0
+            ap_part = average_precision(pr) - (p_above / P) * first
+        if exact_pairs:
+            u2 = range_counts._doubled_pairs(dp, left, right)  # overwrites right
+            pairs += u2 / 2
+    curve = _shift(every, p_above, n_above, P, N) if curves and every is not None else None
+    partial = partial_areas(every, (p_above, n_above), totals, max_fprs) if every is not None else ()
+    return RangeSummary(nv.shape[0] + pv.shape[0], p_r, n_r, pairs, ap_part, curve, partial, u2)
 
 
 def partial_areas(every: ThresholdCounts, above: tuple[float, float], totals: tuple[float, float],

@@ -15,6 +15,7 @@ summaries: never the scores.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,7 @@ def _route_task(part: kr.KeyedPart, edges: kr.KeyedEdges, index: int) -> list[An
     return [totals, *pieces]
 
 
-def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, r: int, ap: bool,
+def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, r: int, ap: Sequence[bool],
                 *pieces: kr.Tuples) -> kr.KeyedSummaries:
     return kr.range_task(pieces, offsets, edges, r, ap)
 
@@ -73,7 +74,7 @@ def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
     offsets = kr.offsets_of(ray.get([x[0] for x in routed]), edges)
     offsets_ref = ray.put(offsets)
     task = ray.remote(_range_task)
-    summaries = ray.get([task.remote(offsets_ref, edges_ref, r, split.ap, *[x[r + 1] for x in routed])
+    summaries = ray.get([task.remote(offsets_ref, edges_ref, r, split.ap_columns, *[x[r + 1] for x in routed])
                          for r in range(n_ranges)])
     with trusted_states():  # the rest's states were made by the block tasks
         values, caught = kr.final_values([h[0] for h in heads if h[0] is not None], summaries, offsets,

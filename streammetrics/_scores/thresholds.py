@@ -110,9 +110,34 @@ def _positive_threshold_counts(
     asc = pos[starts]  # distinct positive scores, ascending
     pos_above = (n_pos - starts)[::-1]
     neg_above = (n_neg - np.searchsorted(neg, asc, "left"))[::-1]
-    tps, total_pos = _weigh(pos_w, pos_above, n_pos)
-    fps, total_neg = _weigh(neg_w, neg_above, n_neg)
-    return ThresholdCounts(asc[::-1].astype(np.float64), tps, fps, total_pos, total_neg)
+    return counts_from_ranks(asc[::-1].astype(np.float64), (pos_above, pos_w, n_pos),
+                             (neg_above, neg_w, n_neg))
+
+
+def counts_from_ranks(
+    thresholds: np.ndarray,
+    pos: tuple[np.ndarray, np.ndarray | None, int],
+    neg: tuple[np.ndarray, np.ndarray | None, int],
+) -> ThresholdCounts:
+    """Counts at ``thresholds`` given, per group, how many of its scores are >= each.
+
+    Parameters
+    ----------
+    thresholds : ndarray
+        Decreasing thresholds (carried, not read).
+    pos, neg : (above, weights, n)
+        Per group of ``n`` ascending scores with ``weights`` (None: unit weights): ``above[i]``
+        of them score >= ``thresholds[i]`` (int; e.g. ``n - searchsorted(v, t, "left")``).
+
+    Returns
+    -------
+    ThresholdCounts
+        tps / fps the weight of those top elements (summed from the top, as
+        :func:`counts_from_sorted`), the totals the groups' weights. O(n + T).
+    """
+    tps, total_pos = _weigh(pos[1], pos[0], pos[2])
+    fps, total_neg = _weigh(neg[1], neg[0], neg[2])
+    return ThresholdCounts(thresholds, tps, fps, total_pos, total_neg)
 
 
 def _weigh(w: np.ndarray | None, above: np.ndarray, n: int) -> tuple[np.ndarray, float]:

@@ -407,3 +407,20 @@ def test_the_default_ranges_are_eight_per_worker_thread() -> None:
         got = evaluate_ranked(dd.from_pandas(df, npartitions=3), _metrics(), label="y", score="p", weight="w")
     assert len(summaries) == 24 and sum(s.n_scores for s in summaries) == len(df)
     _same(got, _reference(df, "w"))
+
+
+def test_top_threshold_of_zero_weight_gives_the_ap() -> None:
+    """The highest range's top threshold may weigh 0 (positives and negatives of weight 0):
+    its precision is 0/0, which the AP part must not read when no range is above (it gave nan,
+    and ``combine``'s ``max(0, nan)`` an AP of 0)."""
+    from sklearn.metrics import average_precision_score
+
+    from streammetrics._engines import ranked
+
+    y, s, w = np.array([1, 0, 1, 0]), np.array([0.9, 0.9, 0.5, 0.2]), np.array([0.0, 0.0, 1.0, 1.0])
+    runs = (np.array([0.2, 0.9]), np.array([1.0, 0.0]), np.array([0.5, 0.9]), np.array([1.0, 0.0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = ranked.range_summary(runs, (0.0, 0.0, 0.0), (1.0, 1.0), False)
+    ap = ranked.combine([summary], (1.0, 1.0))["ap"]
+    assert abs(ap - average_precision_score(y, s, sample_weight=w)) <= TOL
