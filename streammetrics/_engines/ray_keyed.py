@@ -25,19 +25,23 @@ from streammetrics._core.metric import trusted_states
 from . import keyed_ranges as kr
 from .plan import Plan
 from .range_counts import task_slices
+from .ray_ranked import get
 
 #: Tuples sampled per block task to place the edges.
 SAMPLE = 256
 
 
-def _part_task(plan: Plan, split: kr.KeyedSplit, *blocks: Any) -> tuple[tuple[Any, ...], kr.KeyedPart, int]:
-    """A group of blocks (Arrow tables) as one :class:`~keyed_ranges.KeyedPart`; its head, the
-    part, the rows skipped for a null."""
-    frames = [b.to_pandas() for b in blocks if b.num_rows]
+def _part_task(plan: Plan, split: kr.KeyedSplit, first: int,
+               *blocks: Any) -> tuple[tuple[Any, ...], kr.KeyedPart, int]:
+    """A group of blocks (Arrow tables; ``first``: the dataset's number of the first, so a
+    refused null names its block as the other routes do) as one
+    :class:`~keyed_ranges.KeyedPart`; its head, the part, the rows skipped for a null."""
+    frames = [b.to_pandas() for b in blocks]  # empty ones kept: the numbering counts them
     cols = plan.columns()
-    skipped = sum(int(df[cols].isna().any(axis=1).sum()) for df in frames) if plan.nulls == "skip" else 0
+    skipped = sum(int(df[cols].isna().any(axis=1).sum()) for df in frames if len(df)) \
+        if plan.nulls == "skip" else 0
     with trusted_states():
-        part = kr.keyed_part(kr.frame_batches(frames, plan, 0, "Ray block"), split, SAMPLE)
+        part = kr.keyed_part(kr.frame_batches(frames, plan, first, "Ray block"), split, SAMPLE)
     return part.head(), part, skipped
 
 
@@ -63,10 +67,11 @@ def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
         return None
     plan_ref, split_ref = ray.put(plan), ray.put(split)
     part_task = ray.remote(_part_task).options(num_returns=3)
-    parts = [part_task.remote(plan_ref, split_ref, *blocks[s]) for s in task_slices(len(blocks), n_ranges)]
+    parts = [part_task.remote(plan_ref, split_ref, s.start, *blocks[s])
+             for s in task_slices(len(blocks), n_ranges)]
     del blocks
-    heads = ray.get([p[0] for p in parts])  # a refused row raises here
-    skipped = sum(ray.get([p[2] for p in parts]))
+    heads = get([p[0] for p in parts])  # a refused row raises here, as the ValueError it is
+    skipped = sum(get([p[2] for p in parts]))
     edges = kr.edges_of(heads, n_ranges, split)
     edges_ref = ray.put(edges)
     route = ray.remote(_route_task).options(num_returns=n_ranges + 1)

@@ -56,3 +56,24 @@ def test_multiclass_and_slices_by_keyed_ranges(monkeypatch: pytest.MonkeyPatch, 
     df.iloc[1_800:].to_parquet(tmp_path / "b.parquet")
     cases.assert_same(evaluate_parquet(str(tmp_path), binary, label="yb", score="s1", by="g"), want)
     assert len(calls) == 3  # evaluate_parquet with by=: read by Ray Data, then the keyed ranges
+
+
+def test_a_refused_null_names_its_block_and_skip_counts_it() -> None:
+    """A null in block 6 of 8 (tasks group up to 4 blocks) is refused as a plain ValueError
+    naming block 6 of the dataset (review: the number restarted in each group and the error
+    came back as Ray's task error); ``nulls="skip"`` drops that row, as one process would."""
+    rng = np.random.default_rng(0)
+    parts = [pd.DataFrame({"y": rng.integers(0, 2, 10), "s": rng.random(10), "g": rng.integers(0, 2, 10)})
+             for _ in range(8)]
+    parts[6].loc[parts[6].index[3], "s"] = np.nan
+    ds = ray.data.from_pandas(parts)
+    with pytest.raises(ValueError, match=r"Ray block 6\b") as err:
+        evaluate(ds, sm.AUROC(), label="y", score="s", by="g")
+    assert type(err.value) is ValueError
+    df = pd.concat(parts, ignore_index=True).dropna()
+    want = sm.Sliced(sm.AUROC()).update(df.y.to_numpy(), df.s.to_numpy(), slices=df.g.to_numpy()).compute()
+    from streammetrics._engines.request import NullRowsSkipped
+
+    with pytest.warns(NullRowsSkipped, match=r"skipped 1 row\(s\)"):
+        got = evaluate(ds, sm.AUROC(), label="y", score="s", by="g", nulls="skip")
+    cases.assert_same(got, want)
