@@ -28,10 +28,13 @@ Complexity: one pass over the data (the cost of ``update`` per partition), plus
 O(states x state size) for the merge tree, spread over the workers; the client holds one state.
 Memory per worker: one partition plus ``split_every`` states. An exact ranking state gathered
 by the tree is one score per row (8 bytes, 16 weighted) on the root worker -- ~80 GB for 10^10
-scores -- except for exact binary AUROC / AP on the range path below (a range task holds its
-range's scores; the root R counts for AUROC, 24 bytes per distinct positive score for AP);
-beyond that, :func:`evaluate_ranked` or the bounded variants (``max_bytes``) -- see
-docs/scale-out.md. Cost note: the states that ``evaluate``'s own tasks ship to each other are
+scores -- except for exact binary AUROC / AP (partial AUROC too) on the range path below (a
+range task holds its range's scores; the root R counts for AUROC, 24 bytes per distinct
+positive score for AP), and for ``by=`` slices and multiclass one-vs-rest exact AUROC / AP,
+which go by (key, score) ranges (:mod:`streammetrics._engines.keyed_ranges`: the root
+O(R x K) numbers for K slices x classes, within 1e-12); beyond that,
+:func:`evaluate_ranked` or the bounded variants (``max_bytes``) -- see docs/scale-out.md.
+Cost note: the states that ``evaluate``'s own tasks ship to each other are
 trusted (made by those tasks, carried by Dask's pickle): they include the sorted
 buffer's Mann-Whitney counts and are restored in O(n), without the O(n log n) re-validation
 that the public :func:`merge_states` (which accepts any shipped state) performs. Each merge task

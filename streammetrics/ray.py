@@ -23,10 +23,13 @@ object, and one task per range sorts (or merges) and counts only its pieces
 (:func:`streammetrics._engines.ray_blocks.evaluate_blocks`). Unweighted: the kernels of the
 Parquet range path, the single-process values bit for bit; the driver receives O(R) numbers for
 AUROC alone, plus 24 bytes per distinct positive score for AP. Weighted: the range summaries of
-:func:`evaluate_ranked` (within 1e-12), O(R) numbers. Every other case -- ``by=`` slices,
-multiclass or multilabel members, interpolated AP, curves, other exact ranking
-metrics, ``compute=False`` -- takes the state path, whose driver holds every block's state (for
-exact ranking metrics 8 bytes a score, 16 weighted, and their merge).
+:func:`evaluate_ranked` (within 1e-12), O(R) numbers. ``by=`` slices and multiclass
+one-vs-rest exact ``AUROC`` / ``AveragePrecision`` (weighted or not) go by (key, score) ranges
+over the blocks (:mod:`streammetrics._engines.ray_keyed`): the driver receives O(R x K) numbers
+for K slices x classes, within 1e-12 of one process. Every other case -- multilabel members,
+``max_fpr`` with ``by=`` or multiclass, interpolated AP, curves, other exact ranking metrics,
+``compute=False`` -- takes the state path, whose driver holds every block's state (for exact
+ranking metrics 8 bytes a score, 16 weighted, and their merge).
 
 Retrieval metrics need each query's rows in one block: the dataset is repartitioned by the query
 column (``Dataset.repartition(n, keys=[query])``, a hash shuffle into twice as many blocks as
@@ -134,11 +137,12 @@ def evaluate(
     -----
     Complexity: one ``update`` pass per block; the driver receives one state per block and
     merges them in one k-way merge. Exact binary ``AUROC`` / ``AveragePrecision`` members (full
-    area, step AP; weighted or not; no ``by``; ``compute=True``) go by score ranges instead
-    (see the module docstring): the blocks are held once in the object store, the driver
+    or partial area, step AP; weighted or not; no ``by``; ``compute=True``) go by score ranges
+    instead (see the module docstring): the blocks are held once in the object store, the driver
     receives O(R) numbers per range (plus 24 bytes per distinct positive score for unweighted
-    AP) and one state of the other members per task -- never the scores. With ``by=``, a
-    multiclass or multilabel member, curves or another exact ranking metric, the
+    AP) and one state of the other members per task -- never the scores; with ``by=`` or
+    multiclass one-vs-rest members, by (key, score) ranges (O(R x K) numbers). With a
+    multilabel member, curves or another exact ranking metric, the
     driver holds every block's exact state (8 bytes a score, 16 weighted) and its merge: use
     :func:`evaluate_ranked` for curves, or the bounded variants (``max_bytes=``). For Parquet
     files, :func:`evaluate_parquet` skips Ray Data's read (whose own cost is 2-3x one

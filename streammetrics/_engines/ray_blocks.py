@@ -156,7 +156,8 @@ def _sample_task(score: str, per_block: int, *tables: Any) -> list[np.ndarray]:
 
 def edge_sample(blocks: Sequence[Any], score: str) -> np.ndarray:
     """The scores the edges are placed from: :data:`SAMPLE_BLOCKS` blocks spread over the list,
-    then, while fewer than half of them gave a score (empty blocks, blocks of nulls), 4 times as
+    then, while fewer than ``SAMPLE_BLOCKS / 2`` blocks in all gave a score (empty blocks,
+    blocks of nulls), 4 times as
     many of the blocks not yet sampled (in a fixed shuffled order) in :data:`SAMPLE_BLOCKS`
     tasks, each returning at most :data:`~streammetrics._engines.ray_ranges.SAMPLE_SCORES`
     scores: a round fetches at most ``SAMPLE_BLOCKS * SAMPLE_SCORES`` scores, and only a
