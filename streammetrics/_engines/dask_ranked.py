@@ -492,11 +492,10 @@ def evaluate_ranked(
     0.8889
     """
     if hasattr(ddf, "npartitions"):  # Dask Series as columns: assigned to the frame as evaluate does
-        from streammetrics.dask import _expressions
-
+        from .dask_expressions import series_columns
         from .request import Request
 
-        ddf, req = _expressions(ddf, Request(label=label, score=score, weight=weight, update_kwargs={}))
+        ddf, req = series_columns(ddf, Request(label=label, score=score, weight=weight, update_kwargs={}))
         label, score, weight = req.label, req.score, req.weight
     template, shape = normalise(metrics)
     members = dict(template.items())

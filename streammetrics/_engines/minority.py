@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from . import range_counts
+from . import pair_counts, range_counts
 from . import ranked as ranked_engine
 
 #: The exchange is used when the positives are at most ``1 / (SHARE_DIVISOR * R)`` of the ranked
@@ -143,7 +143,7 @@ def exchange_counts(pieces: Sequence[ranked_engine.Runs], first: bool, counts: b
     nor the starts are sent (empty): O(1) numbers. O(P log k + sum over runs of (n_run + T))."""
     pv = _merged_positives(pieces)
     n_pos = int(pv.shape[0])
-    starts, asc, dp = range_counts.distinct_scores(pv)  # asc: distinct positive scores, ascending
+    starts, asc, dp = pair_counts.distinct_scores(pv)  # asc: distinct positive scores, ascending
     del pv
     below = np.zeros(asc.shape[0], dtype=np.int64)
     u2, n_neg = 0, 0
@@ -152,9 +152,9 @@ def exchange_counts(pieces: Sequence[ranked_engine.Runs], first: bool, counts: b
         if nv.shape[0] == 0 or asc.shape[0] == 0:
             n_neg += int(nv.shape[0])
             continue
-        left, right = range_counts._ranks(np.asarray(nv, dtype=np.float64), asc)
+        left, right = pair_counts.ranks(np.asarray(nv, dtype=np.float64), asc)
         np.add(below, left, out=below)
-        u2 += range_counts._doubled_pairs(dp, left, right)  # sum dp (left + right): 2 below + ties
+        u2 += pair_counts.doubled_pairs(dp, left, right)  # sum dp (left + right): 2 below + ties
         n_neg += int(nv.shape[0])
     if not counts:
         below, starts = below[:0], starts[:0]

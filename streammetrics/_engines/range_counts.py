@@ -41,12 +41,12 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.validation import score_batch
-from streammetrics._scores.exact import merge_count
 from streammetrics._scores.thresholds import ThresholdCounts, average_precision
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
 from . import ranked as ranked_engine
+from .pair_counts import distinct_scores, doubled_pairs, ranks
 from .plan import Plan, column, compute_recorded, drop_nulls, empty_set, merged, rebuild, state_of
 
 #: Score ranges per worker thread (measured on 10M rows, 2 workers: 1 range each spends ~20% less
@@ -504,42 +504,12 @@ class RangeCounts:
     fps: np.ndarray  #: negatives of the range scoring >= each
 
 
-def _doubled_pairs(dp: np.ndarray, left: np.ndarray, right: np.ndarray) -> int:
-    """sum_k dp_k (left_k + right_k) exactly: each positive of a distinct score counts twice the
-    negatives below it and once those tied with it (int64 while it cannot overflow, else Python
-    ints). ``right`` is overwritten (with ``left + right``: no temporary)."""
-    if dp.shape[0] == 0:
-        return 0
-    bound = int(dp.sum()) * (2 * int(right[-1]) + 1)
-    both = np.add(left, right, out=right)
-    if bound < 2**62:
-        return int(np.dot(dp, both))
-    return int(np.dot(dp.astype(object), both.astype(object)))
-
-
 def _sorted_scores(arrays: list[np.ndarray]) -> np.ndarray:
     """One range's scores of one class from its pieces: a new float64 array, sorted once."""
     v = np.concatenate(arrays, dtype=np.float64) if arrays else np.zeros(0)
     v.sort()
     return v
 
-
-def distinct_scores(pv: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct values of the sorted scores ``pv``: where each starts in ``pv`` (int64),
-    the values (ascending) and their multiplicities (``np.diff(starts, append=len(pv))``,
-    without temporaries of ``pv``'s length beyond one bool mask). O(len(pv))."""
-    n = int(pv.shape[0])
-    new = np.empty(n, dtype=bool)
-    if n:
-        new[0] = True
-        np.not_equal(pv[1:], pv[:-1], out=new[1:])
-    starts = np.flatnonzero(new)
-    del new
-    dp = np.empty_like(starts)
-    if starts.shape[0]:
-        np.subtract(starts[1:], starts[:-1], out=dp[:-1])
-        dp[-1] = n - starts[-1]
-    return starts, pv[starts], dp
 
 
 def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True,
@@ -558,25 +528,14 @@ def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True,
     n_pos, n_neg = int(pv.shape[0]), int(nv.shape[0])
     starts, asc, dp = distinct_scores(pv)
     del pv
-    left, right = _ranks(nv, asc)
-    u2 = _doubled_pairs(dp, left, right)
+    left, right = ranks(nv, asc)
+    u2 = doubled_pairs(dp, left, right)
     if not counts:
         return RangeCounts(n_pos, n_neg, u2, asc[:0], np.zeros(0), np.zeros(0))
     # counts at or above each distinct score, decreasing: exact integers, made float64 once
     tps = np.subtract(n_pos, starts[::-1], dtype=np.float64)
     fps = np.subtract(n_neg, left[::-1], dtype=np.float64)
     return RangeCounts(n_pos, n_neg, u2, asc[::-1] if thresholds else asc[:0], tps, fps)
-
-
-def _ranks(v: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(searchsorted(v, x, "left"), searchsorted(v, x, "right"))`` of ascending needles ``x``
-    in ascending ``v``, as int64: the compiled walk where installed and large enough, else numpy."""
-    mod = merge_count.kernels_for(v, x)
-    if mod is not None:
-        left, right = mod.ranks(v, merge_count.coarse_arg(v, None), np.ascontiguousarray(x))
-        return left, right
-    return (np.searchsorted(v, x, "left").astype(np.int64, copy=False),
-            np.searchsorted(v, x, "right").astype(np.int64, copy=False))
 
 
 def final_values(

@@ -64,6 +64,7 @@ from streammetrics._scores.thresholds import (
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
+from . import pair_counts
 from .plan import Plan, empty_set, feed, feed_arrow
 
 #: (negatives, their weights or None, positives, their weights or None), each ascending.
@@ -393,13 +394,12 @@ def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[
     The counts at every distinct score (one linear merge) are made only for what reads them:
     curves, partial areas, the curve-area pairs. The AP's counts at the distinct positive
     scores and ``u2`` come from one ranking of those scores among the negatives
-    (:func:`~streammetrics._engines.range_counts.distinct_scores`, ``range_counts._ranks``,
-    ``range_counts._doubled_pairs``; the counts by
+    (:func:`~streammetrics._engines.pair_counts.distinct_scores`, ``pair_counts.ranks``,
+    ``pair_counts.doubled_pairs``; the counts by
     :func:`~streammetrics._scores.thresholds.counts_from_ranks`): the same numbers as the
     given-thresholds search. O(n_r) after the merge (plus O(T log n_r) for T distinct positive
     scores without the compiled kernels).
     """
-    from . import range_counts  # it imports this module (Runs)
 
     nv, nw, pv, pw = runs
     p_above, n_above, n_below = offset
@@ -416,8 +416,8 @@ def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[
             pairs += roc_auc_from_counts(every) * p_r * n_r
     u2, ap_part = None, 0.0
     if need_ap or exact_pairs:
-        starts, asc, dp = range_counts.distinct_scores(pv)
-        left, right = range_counts._ranks(nv, asc)
+        starts, asc, dp = pair_counts.distinct_scores(pv)
+        left, right = pair_counts.ranks(nv, asc)
         if need_ap:
             n_pos, n_neg = pv.shape[0], nv.shape[0]
             counts = counts_from_ranks(asc[::-1], ((n_pos - starts)[::-1], pw, n_pos),
@@ -428,7 +428,7 @@ def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[
             first = pr.tps[0] / (pr.tps[0] + pr.fps[0]) if p_above > 0 else 0.0
             ap_part = average_precision(pr) - (p_above / P) * first
         if exact_pairs:
-            u2 = range_counts._doubled_pairs(dp, left, right)  # overwrites right
+            u2 = pair_counts.doubled_pairs(dp, left, right)  # overwrites right
             pairs += u2 / 2
     curve = _shift(every, p_above, n_above, P, N) if curves and every is not None else None
     partial = partial_areas(every, (p_above, n_above), totals, max_fprs) if every is not None else ()

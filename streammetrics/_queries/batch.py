@@ -226,6 +226,9 @@ def drop_ignored(relevance: Any, scores: Any, options: Any, ignore_index: int | 
     entry, not numbers) pass unchanged so that its message names them as given. O(n)."""
     if ignore_index is None or relevance is None:
         return relevance, scores, options
+    given = (relevance, scores, options.get("doc_ids"), options.get("query_ids"))
+    if any(isinstance(a, np.ma.MaskedArray) and np.ma.getmaskarray(a).any() for a in given):
+        return relevance, scores, options  # np.asarray would drop the mask: check_batch refuses it
     try:
         rel = np.asarray(relevance)
         keep = np.asarray(rel != ignore_index, dtype=bool)
@@ -363,6 +366,10 @@ def _check_grades(g: np.ndarray, name: str) -> None:
 
 
 def _ids(x: Any, name: str, n: int) -> np.ndarray:
+    if isinstance(x, np.ma.MaskedArray) and np.ma.getmaskarray(x).any():  # np.asarray drops the mask
+        idx = first_bad(np.ma.getmaskarray(x).ravel())
+        raise ValueError(f"{name}: masked arrays are not supported (masked entry at index {idx}); "
+                         "pass the unmasked rows, e.g. .compressed() of a mask shared by all arguments")
     arr = np.asarray(x)
     if arr.ndim == 0:
         arr = arr.reshape(1)

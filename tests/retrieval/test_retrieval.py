@@ -401,3 +401,21 @@ def test_weber_graded_example_shape():
     dcg = sum(g / math.log2(i + 2) for i, g in enumerate(grades))
     idcg = sum(g / math.log2(i + 2) for i, g in enumerate([3] * 5 + [2] * 5))
     assert close(nd.compute(), dcg / idcg)
+
+
+@pytest.mark.parametrize("which", ["relevance", "scores", "query_ids"])
+def test_masked_rows_are_refused_with_ignore_index_too(which):
+    """A fresh-seed fuzz run found it: with ``ignore_index``, dropping the ignored rows went
+    through ``np.asarray``, which discards a masked array's mask -- a masked relevance entry
+    equal to ``ignore_index`` vanished and the batch was accepted (and masked ``query_ids``
+    were accepted with or without it). Refused, naming the argument; the state is unchanged."""
+    args = {"relevance": np.array([0, 1, 1]), "scores": np.array([0.1, 0.2, 0.3]),
+            "query_ids": np.array([1, 1, 2])}
+    args[which] = np.ma.masked_array(args[which], mask=[True, False, False])
+    m = sm.MRR(ignore_index=0).update([1, 0], [0.5, 0.4])
+    before = m.state_dict()
+    with pytest.raises(ValueError, match=rf"{which}: masked arrays are not supported"):
+        m.update(args["relevance"], args["scores"], query_ids=args["query_ids"])
+    after = m.state_dict()
+    assert before.keys() == after.keys()
+    assert all(np.array_equal(np.asarray(before[k]), np.asarray(after[k])) for k in before if k != "config")
