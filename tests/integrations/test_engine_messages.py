@@ -129,8 +129,9 @@ def test_dask_messages_are_bounded() -> None:
                  by="k0", match=r"^by: the frame is already grouped by \['k0', .* \(1000 in all\)\]; got by='k0'")
         _message(evaluate, ddf, sm.F1(), label="y", score="p", by=[f"x{i}" for i in range(HUGE)],
                  match=r"^columns \['x0', .* \(100000 in all\)\] are not in the DataFrame \(has \['y', 'p', 'k0'")
-        _message(evaluate_ranked, ddf, sm.AUROC(), label="y", score=ddf.p * 1.0,
-                 match=r"^score: must be a column name \(str\), got a dask Series named 'p'$")
+        other = dd.from_pandas(pd.Series(np.arange(10 * HUGE, dtype=np.float64), name="p"), npartitions=3)
+        _message(evaluate_ranked, ddf, sm.AUROC(), label="y", score=other,  # Series are taken; aligned only
+                 match=r"^score: a dask Series named 'p' is not aligned with the frame \(3 partition\(s\)")
 
 
 def test_ray_and_callback_messages_are_bounded() -> None:
