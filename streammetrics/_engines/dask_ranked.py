@@ -26,7 +26,7 @@ from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 
 from . import ranked as ranked_engine
-from .plan import Plan, brief, empty_set, feed_arrow, frame_state, normalise, state_of
+from .plan import Plan, brief, empty_set, fed_tables, frame_state, normalise, state_of
 
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
@@ -103,25 +103,11 @@ def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int,
             reader = pq.ParquetFile(source, pre_buffer=False)
             batches = reader.iter_batches(chunk_rows, columns=plan.columns(), use_threads=False)
             if acc is not None and rest is not None:
-                batches = _feeding(batches, acc, rest, name)
+                batches = fed_tables(batches, acc, rest[0], rest[1], name)
             out += ranked_engine.chunk_runs(batches, plan, name)
     if acc is not None:
         out.rest = state_of(acc)
     return out
-
-
-def _feeding(batches: Any, acc: Any, rest: tuple[Plan, bool], where: str) -> Any:
-    """``batches``, each fed to ``acc`` (the other members) before it is passed on, or after
-    the ranked members took it when they come first in the set (the order of the errors one
-    ``update`` raises; a row named by its position in ``where``). O(rows)."""
-    offset = 0
-    for batch in batches:
-        if not rest[1]:
-            feed_arrow(acc, batch, rest[0], where, offset)
-        yield batch
-        if rest[1]:
-            feed_arrow(acc, batch, rest[0], where, offset)
-        offset += batch.num_rows
 
 
 def _rest_of(held: Held) -> dict[str, Any] | None:

@@ -46,7 +46,7 @@ from . import range_counts
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .dask_ranked import CHUNK_ROWS
-from .plan import Plan, Shape, empty_set, feed_arrow, state_to_bytes
+from .plan import Plan, Shape, empty_set, fed_tables, state_to_bytes
 
 #: Scores per shipped row (32 MiB of float64, 64 with weights): bounds a task's output buffer and
 #: stays far below Arrow's 2 GiB per binary value.
@@ -119,19 +119,6 @@ def _routed_batch(kind: int, part: int, seq: int, data: bytes, more: bytes = b""
                                        "more": [more], "skipped": [skipped]}, schema=schema)
 
 
-def _fed(tables: Iterator[Any], acc: Any, rest: Rest, where: str) -> Iterator[Any]:
-    """The tables unchanged, each also fed to the other members' ``acc`` -- before the twin
-    reads it, or (``rest.ranked_first``) once the twin asks for the next one. O(rows)."""
-    offset = 0
-    for table in tables:
-        if not rest.ranked_first:
-            feed_arrow(acc, table, rest.plan, where, offset)
-        yield table
-        if rest.ranked_first:
-            feed_arrow(acc, table, rest.plan, where, offset)
-        offset += table.num_rows
-
-
 def _route_task(plan: Plan, k: int, chunk_rows: int, rest: Rest | None,
                 batches: Iterator[Any]) -> Iterator[Any]:
     """The one pass over a partition: per chunk of ``chunk_rows`` rows, its sorted runs in one
@@ -148,8 +135,8 @@ def _route_task(plan: Plan, k: int, chunk_rows: int, rest: Rest | None,
     seq = 0
     with trusted_states():
         acc = None if rest is None else empty_set(rest.plan.config, rest.plan.kind)
-        if rest is not None:
-            tables = _fed(tables, acc, rest, f"Spark partition {part}")
+        if acc is not None and rest is not None:
+            tables = fed_tables(tables, acc, rest.plan, rest.ranked_first, f"Spark partition {part}")
         for runs in ranked_engine.iter_chunk_runs(tables, plan, f"Spark partition {part}"):
             for piece in common.chunks(runs, _CHUNK):
                 yield _routed_batch(_RUNS, part, seq, common.piece_to_bytes(piece))
