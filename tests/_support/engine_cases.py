@@ -224,3 +224,30 @@ def pytest_approx(value: float) -> Any:
     import pytest
 
     return pytest.approx(value, rel=1e-12)
+
+
+def local_ray() -> Iterator[None]:
+    """A quiet local Ray of 2 CPUs for one test module (the Ray test modules' fixture: ``local_ray =
+    pytest.fixture(scope="module", autouse=True)(cases.local_ray)``), shut down after it."""
+    import ray
+    import ray.data
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+             configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+def numbers_in(obj: object) -> int:
+    """The numbers in a task's output: its arrays' elements, each other scalar 1, lists, tuples
+    and dataclasses counted through (what an engine test says reaches the root)."""
+    import dataclasses
+
+    if isinstance(obj, np.ndarray):
+        return int(obj.size)
+    if isinstance(obj, (list, tuple)):
+        return sum(numbers_in(x) for x in obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return sum(numbers_in(getattr(obj, f.name)) for f in dataclasses.fields(obj))
+    return 1

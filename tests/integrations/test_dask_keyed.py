@@ -18,6 +18,7 @@ pytest.importorskip("sklearn")
 
 import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
+import engine_cases as cases  # noqa: E402
 import pandas as pd  # noqa: E402
 from dask.callbacks import Callback  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
@@ -165,14 +166,6 @@ def test_multiclass_by_slices_with_an_absent_class(ranges: int) -> None:
     assert np.isnan(got[(2, "x")]["auroc_None"][1])
 
 
-def _numbers(obj: Any) -> int:
-    if isinstance(obj, np.ndarray):
-        return int(obj.size)
-    if isinstance(obj, (list, tuple)):
-        return sum(_numbers(x) for x in obj)
-    if dataclasses.is_dataclass(obj):
-        return sum(_numbers(getattr(obj, f.name)) for f in dataclasses.fields(obj))
-    return 1
 
 
 class _RootInputs(Callback):  # type: ignore[misc]
@@ -184,7 +177,7 @@ class _RootInputs(Callback):  # type: ignore[misc]
 
     def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
         if isinstance(key, tuple) and key[0].startswith("streammetrics-keyed") and key[1] in ("range", "offsets"):
-            self.sent[key[1]] = self.sent.get(key[1], 0) + _numbers(result)
+            self.sent[key[1]] = self.sent.get(key[1], 0) + cases.numbers_in(result)
 
 
 @pytest.mark.parametrize("ranges", [1, 4])

@@ -6,7 +6,6 @@ scikit-learn with ``sample_weight``."""
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
 from typing import Any
 
@@ -18,6 +17,7 @@ pytest.importorskip("sklearn")
 
 import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
+import engine_cases as cases  # noqa: E402
 import pandas as pd  # noqa: E402
 from dask.callbacks import Callback  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
@@ -38,13 +38,6 @@ def _frames(df: pd.DataFrame, cuts: list[int]) -> Any:
     return dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
 
 
-def _numbers(obj: Any) -> int:
-    """The numbers in a range task's output (its ints and its arrays' elements)."""
-    if isinstance(obj, np.ndarray):
-        return int(obj.size)
-    if dataclasses.is_dataclass(obj):
-        return sum(_numbers(getattr(obj, f.name)) for f in dataclasses.fields(obj))
-    return 1
 
 
 class _RootInputs(Callback):  # type: ignore[misc]
@@ -56,7 +49,7 @@ class _RootInputs(Callback):  # type: ignore[misc]
 
     def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
         if isinstance(key, tuple) and len(key) >= 2 and key[1] == "range":
-            self.ranges.append(_numbers(result))
+            self.ranges.append(cases.numbers_in(result))
 
 
 def _same(got: dict[str, Any], want: dict[str, Any]) -> None:
@@ -177,7 +170,7 @@ class _States(Callback):  # type: ignore[misc]
         if isinstance(name, str):
             self.names.append(name)
         if isinstance(name, str) and name.startswith("_range_task"):
-            self.summaries.append(_numbers(result))
+            self.summaries.append(cases.numbers_in(result))
 
 
 def _close(got: dict[str, Any], want: dict[str, Any]) -> None:

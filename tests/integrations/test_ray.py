@@ -15,14 +15,7 @@ import engine_cases as cases  # noqa: E402
 import streammetrics as sm  # noqa: E402
 from streammetrics.ray import evaluate  # noqa: E402
 
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield
-    ray.shutdown()
+local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
 
 
 def _dataset(df: pd.DataFrame, blocks: int):

@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
+import engine_cases as cases  # noqa: E402
+
 import streammetrics as sm  # noqa: E402
 from streammetrics._engines import ray_blocks, ray_ranges  # noqa: E402
 from streammetrics.ray import evaluate  # noqa: E402
@@ -27,13 +29,7 @@ from streammetrics.ray import evaluate  # noqa: E402
 TOL = 1e-12
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield
-    ray.shutdown()
+local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
 
 
 def _set(order: str = "ranked first", ignore: int | None = None) -> sm.MetricSet:

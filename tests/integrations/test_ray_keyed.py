@@ -24,13 +24,7 @@ C = 3
 SCORES = [f"s{c}" for c in range(C)]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield
-    ray.shutdown()
+local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
 
 
 def test_multiclass_and_slices_by_keyed_ranges(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:

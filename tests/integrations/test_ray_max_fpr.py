@@ -21,6 +21,7 @@ ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 pytest.importorskip("sklearn")
 
+import engine_cases as cases  # noqa: E402
 import partial_auc_cases as pac  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
@@ -28,14 +29,7 @@ import streammetrics as sm  # noqa: E402
 from streammetrics._engines import ray_blocks, ray_ranges  # noqa: E402
 from streammetrics.ray import evaluate, evaluate_parquet, evaluate_ranked  # noqa: E402
 
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield
-    ray.shutdown()
+local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
 
 
 @settings(max_examples=8, deadline=None)

@@ -17,20 +17,14 @@ from hypothesis import strategies as st
 ray = pytest.importorskip("ray")
 pytest.importorskip("ray.data")
 
+import engine_cases  # noqa: E402
 import ranked_cases as cases  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 from streammetrics._engines import range_counts, ranked_common, ray_ranked  # noqa: E402
 from streammetrics.ray import evaluate_ranked  # noqa: E402
 
-
-@pytest.fixture(scope="module", autouse=True)
-def local_ray():
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
-             configure_logging=False)
-    ray.data.DataContext.get_current().enable_progress_bars = False
-    yield
-    ray.shutdown()
+local_ray = pytest.fixture(scope="module", autouse=True)(engine_cases.local_ray)
 
 
 def _run(blocks: list[pd.DataFrame], ranges: Any, weight: str | None, chunk_rows: int = 1 << 18) -> Any:
