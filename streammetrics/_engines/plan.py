@@ -198,6 +198,22 @@ def finish(acc: Metric, shape: Shape, plan: Plan, compute: bool) -> Any:
     return shape.deliver(values, caught, sliced=plan.by is not None)
 
 
+def numeric_dtype(dtype: Any) -> bool:
+    """Whether a column of ``dtype`` holds numbers the range paths read as the state path does:
+    a numpy bool / integer / float dtype, or a pandas extension dtype of those kinds (``Int64``,
+    ``Float64``, ``boolean``, ``int64[pyarrow]``, ``double[pyarrow]``..., whose NA
+    :func:`drop_nulls` skips or refuses and :func:`column` reads as numpy). None (a column
+    not in the frame: its type had no numpy twin), strings, objects and categoricals: False.
+    O(1)."""
+    if dtype is None:  # np.dtype(None) would be float64
+        return False
+    try:
+        return np.dtype(dtype).kind in "biuf"
+    except TypeError:  # pandas extension dtypes carry their numpy kind
+        kind = getattr(dtype, "kind", None)
+        return isinstance(kind, str) and len(kind) == 1 and kind in "biuf"
+
+
 def column(df: Any, spec: Columns, what: str) -> np.ndarray:
     """One column as a 1-D array, or several as an (n, k) array; pandas NA becomes NaN (rejected)."""
     cols = [spec] if isinstance(spec, str) else list(spec)

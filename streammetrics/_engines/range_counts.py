@@ -47,7 +47,17 @@ from streammetrics.wrappers.metricset import MetricSet
 
 from . import ranked as ranked_engine
 from .pair_counts import distinct_scores, doubled_pairs, ranks
-from .plan import Plan, column, compute_recorded, drop_nulls, empty_set, merged, rebuild, state_of
+from .plan import (
+    Plan,
+    column,
+    compute_recorded,
+    drop_nulls,
+    empty_set,
+    merged,
+    numeric_dtype,
+    rebuild,
+    state_of,
+)
 
 #: Score ranges per worker thread (measured on 10M rows, 2 workers: 1 range each spends ~20% less
 #: CPU in all processes than 2 -- half the piece and range tasks -- and no more wall time).
@@ -76,44 +86,54 @@ class Split:
         return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
 
     @property
+    def ap_kinds(self) -> tuple[tuple[bool, bool], ...]:
+        """The distinct ``(interpolated, eleven_point)`` readouts of the ranked AP members (step:
+        ``(False, False)``), the AP values :func:`final_values` computes. O(members)."""
+        return tuple(sorted({_ap_kind(cfg["config"]) for cfg in self.ranked.values()
+                             if cfg["class"] == "AveragePrecision"}))
+
+    @property
     def max_fprs(self) -> tuple[float, ...]:
         """The ranked AUROC members' distinct ``max_fpr`` below 1 (:func:`ranked.partial_fprs`):
         the partial areas each range computes (with its offsets known: the ranked kernel)."""
         return ranked_engine.partial_fprs(cfg["config"] for cfg in self.ranked.values())
 
 
-def _numeric(dtype: Any) -> bool:
-    try:
-        return np.dtype(dtype).kind in "biuf"
-    except TypeError:  # pandas extension dtypes: the general path
-        return False
+def _ap_kind(config: Mapping[str, Any]) -> tuple[bool, bool]:
+    """An AveragePrecision configuration's readout: ``(interpolated, eleven_point)``."""
+    return bool(config.get("interpolated", False)), bool(config.get("eleven_point", False))
 
 
 def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: bool = False,
              offsets: bool = False) -> Split | None:
     """The split of ``template`` (a MetricSet) if the range path gives its exact values, else None.
 
-    Taken when a state group holds only exact binary full-area ``AUROC`` / step
-    ``AveragePrecision`` members, fed one numeric label and one numeric score column (``dtypes``:
-    the frame's column dtypes) with unit weights, no slices and no other ``update`` keywords:
+    Taken when a state group holds only exact binary full-area ``AUROC`` / ``AveragePrecision``
+    members (step, interpolated or 11-point: the root gets the counts at every distinct positive
+    score, :func:`final_values`), fed one numeric label and one numeric score column
+    (``dtypes``: the frame's column dtypes, :func:`~.plan.numeric_dtype`; a column missing from
+    them takes the general path) with unit weights, no slices and no other ``update`` keywords:
     the first such group goes by ranges, every other group (a bounded ``max_bytes`` AUROC,
     F1...) travels as states. With ``weighted``, the same but with a numeric weight column
     instead of unit weights (the split of the ranked engine's route,
     :func:`streammetrics.dask.evaluate`). With ``offsets`` (a route whose range tasks know the
     weights above them: the ranked kernel), the group may also hold partial AUROCs
-    (``max_fpr``); without, a group holding one gives None.
+    (``max_fpr``); without, a group holding one gives None. Interpolated and 11-point AP go by
+    ranges only without ``weighted`` and ``offsets`` (the summaries of the ranked kernel carry
+    the step AP's part alone).
     """
     if weighted != (plan.weight is not None):
         return None
-    if weighted and not (isinstance(plan.weight, str) and _numeric(dtypes.get(plan.weight))):
+    if weighted and not (isinstance(plan.weight, str) and numeric_dtype(dtypes.get(plan.weight))):
         return None
     if (plan.by is not None or plan.update_kwargs
             or not isinstance(plan.label, str) or not isinstance(plan.score, str)
-            or not _numeric(dtypes.get(plan.label)) or not _numeric(dtypes.get(plan.score))
+            or not numeric_dtype(dtypes.get(plan.label)) or not numeric_dtype(dtypes.get(plan.score))
             or not isinstance(template, MetricSet)):
         return None
     groups = template.groups
-    ranked, ignore = _served(template, groups)
+    # interpolated / 11-point AP where the root gets the counts at every distinct positive score
+    ranked, ignore = _served(template, groups, interpolated=not weighted and not offsets)
     if not ranked or (not offsets and ranked_engine.partial_fprs(template[n]._config() for n in ranked[0])):
         return None
     order = tuple(n for n, _ in template.items())
@@ -128,13 +148,14 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
     return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0)
 
 
-def _served(template: Any, groups: Sequence[Sequence[str]]) -> tuple[list[Any], Any]:
-    """``([group], ignore_index)`` of the first group of exact binary AUROC / step AP members
-    (:func:`ranked.check_metrics`), or ``([], None)``. O(members)."""
+def _served(template: Any, groups: Sequence[Sequence[str]], interpolated: bool) -> tuple[list[Any], Any]:
+    """``([group], ignore_index)`` of the first group of exact binary AUROC / AP members
+    (:func:`ranked.check_metrics`; step AP only unless ``interpolated``), or ``([], None)``.
+    O(members)."""
     for g in groups:
         if all(type(template[n]) in (AUROC, AveragePrecision) for n in g):
             try:
-                return [g], ranked_engine.check_metrics({n: template[n] for n in g})
+                return [g], ranked_engine.check_metrics({n: template[n] for n in g}, interpolated)
             except ValueError:
                 continue
     return [], None
@@ -316,7 +337,7 @@ def check_columns(schema: Any, columns: Sequence[str], path: str) -> None:
         kind: Any = None
         with contextlib.suppress(NotImplementedError, TypeError):
             kind = schema.field(i).type.to_pandas_dtype()
-        if not _numeric(kind):
+        if not numeric_dtype(kind):
             raise ValueError(f"column {col!r} of {path} has type {schema.field(i).type}, not a "
                              f"number or boolean type as in the first Parquet file; the files' "
                              f"schemas differ")
@@ -557,7 +578,7 @@ def final_values(
         u2 += r.u2 + 2 * r.pos * below
         below += r.neg
     auroc = u2 / (2 * P * N) if P > 0 and N > 0 else math.nan
-    ap = math.nan
+    ap: dict[tuple[bool, bool], float] = {}
     if P > 0 and split.ap:
         size = sum(r.tps.shape[0] for r in ranges)
         tps, fps = np.empty(size), np.empty(size)  # the ranges' counts offset, highest first
@@ -570,7 +591,8 @@ def final_values(
         # the step AP reads only the counts: the thresholds where every range sent them
         full = all(r.thresholds.shape[0] == r.tps.shape[0] for r in ranges)
         thr = np.concatenate([r.thresholds for r in reversed(ranges)]) if full else np.zeros(0)
-        ap = average_precision(ThresholdCounts(thr, tps, fps, float(P), float(N)))
+        counts = ThresholdCounts(thr, tps, fps, float(P), float(N))
+        ap = {kind: average_precision(counts, *kind) for kind in split.ap_kinds}
     return assemble(split, values, ranked, auroc, ap), caught
 
 
@@ -600,16 +622,20 @@ def summarised(split: Split, rest: Mapping[str, Any], summaries: Sequence[ranked
 
 
 def assemble(split: Split, rest: Mapping[str, Any], ranked: Mapping[str, Any], auroc: float,
-             ap: float, partial: Mapping[float, float] | None = None) -> dict[str, Any]:
+             ap: float | Mapping[tuple[bool, bool], float],
+             partial: Mapping[float, float] | None = None) -> dict[str, Any]:
     """The values in the set's member order: the other members' (``rest``), the undefined
     ranked ones (``ranked``), else ``auroc`` / ``ap`` by class (an AUROC with ``max_fpr``
-    below 1: its value in ``partial``, :func:`ranked.combine`'s). O(members)."""
+    below 1: its value in ``partial``, :func:`ranked.combine`'s; ``ap`` the step AP, or the AP
+    per readout ``(interpolated, eleven_point)``). O(members)."""
     got = dict(ranked)
     res = {"auroc": auroc, "partial": partial or {}}
     for name, cfg in split.ranked.items():
         if name not in got:
-            auroc_of = ranked_engine.auroc_value(res, cfg["config"].get("max_fpr"))
-            got[name] = auroc_of if cfg["class"] == "AUROC" else ap
+            if cfg["class"] == "AUROC":
+                got[name] = ranked_engine.auroc_value(res, cfg["config"].get("max_fpr"))
+            else:
+                got[name] = ap.get(_ap_kind(cfg["config"]), math.nan) if isinstance(ap, Mapping) else ap
     return {n: got[n] if n in got else rest[n] for n in split.names}
 
 

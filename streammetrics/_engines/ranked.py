@@ -78,11 +78,14 @@ _REQUIRED = {"num_classes": None, "multilabel": False, "interpolated": False,
 _FREE = {"average", "ignore_index", "drop_intermediate", "max_fpr"}
 
 
-def check_metrics(metrics: Mapping[str, Any]) -> Any:
+def check_metrics(metrics: Mapping[str, Any], interpolated: bool = False) -> Any:
     """Check that every metric is an exact binary AUROC (full or partial area: ``max_fpr``) /
-    AveragePrecision (step) / ROCCurve / PRCurve with one common ``ignore_index``; return that
-    ``ignore_index``."""
+    AveragePrecision (step; with ``interpolated``, also interpolated and 11-point: a route whose
+    root holds the counts at every distinct positive score, :mod:`.range_counts`) / ROCCurve /
+    PRCurve with one common ``ignore_index``; return that ``ignore_index``."""
     ignore = None
+    required = {k: v for k, v in _REQUIRED.items()
+                if not (interpolated and k in ("interpolated", "eleven_point"))}
     for i, (name, m) in enumerate(metrics.items()):
         if type(m) not in _SUPPORTED:
             raise ValueError(
@@ -90,7 +93,7 @@ def check_metrics(metrics: Mapping[str, Any]) -> Any:
                 f"and PRCurve, got {type(m).__name__} ({name!r})")
         cfg = m._config()
         extra = sorted(set(cfg) - set(_REQUIRED) - _FREE)
-        bad = [k for k in _REQUIRED if k in cfg and cfg[k] != _REQUIRED[k]]
+        bad = [k for k in required if k in cfg and cfg[k] != required[k]]
         if extra or bad:
             key = (extra or bad)[0]
             raise ValueError(

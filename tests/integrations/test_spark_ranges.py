@@ -27,8 +27,11 @@ from streammetrics._engines import range_counts, spark_files, spark_ranges  # no
 from streammetrics._engines.plan import make_plan  # noqa: E402
 
 
-def _set(order: str = "ranked first", ignore: int | None = None) -> sm.MetricSet:
+def _set(order: str = "ranked first", ignore: int | None = None, readouts: bool = False) -> sm.MetricSet:
     ranked = {"auroc": sm.AUROC(ignore_index=ignore), "ap": sm.AveragePrecision(ignore_index=ignore)}
+    if readouts:  # interpolated and 11-point AP: from the same counts at the root
+        ranked.update(interp=sm.AveragePrecision(ignore_index=ignore, interpolated=True),
+                      eleven=sm.AveragePrecision(ignore_index=ignore, eleven_point=True))
     rest = {"f1": sm.F1(ignore_index=ignore), "cm": sm.ConfusionMatrix(ignore_index=ignore)}
     if order == "only ranked":
         return sm.MetricSet(ranked)
@@ -99,6 +102,12 @@ def test_equal_sklearn_and_one_process_bit_for_bit(spark_session, tmp_path, rang
     assert range_runs.call_count == 1
     want = _single(_set(order), df)
     _same(got[0], want[0])
+    if order == "only ranked":  # interpolated and 11-point AP: the same job, bit for bit
+        with mock.patch.object(spark_ranges, "range_total", return_value=ranges):
+            _same(evaluate(frame, _set(order, readouts=True), label="y", score="p"),
+                  _single(_set(order, readouts=True), df)[0])
+        assert range_runs.call_count == 2
+        range_runs.reset_mock()
     assert got[1] == want[1]
     assert got[0]["auroc"] == pytest.approx(roc_auc_score(df.y, df.p), rel=1e-12, abs=1e-12)
     assert got[0]["ap"] == pytest.approx(average_precision_score(df.y, df.p), rel=1e-12, abs=1e-12)
@@ -244,13 +253,15 @@ def _ranges_in_process(metrics: sm.MetricSet, paths: list[str], edges: np.ndarra
     [-1.0, 0.0, 0.1, 0.3, 0.3, 0.5, 0.7, 0.95, 1.0, 2.0]), max_size=12),
     order=st.sampled_from(["ranked first", "rest first", "only ranked"]), decimals=st.integers(1, 6),
     group=st.integers(1, 80), ignore=st.sampled_from([None, -1, 1]), labels=st.sampled_from(["int", "float", "bool"]),
-    scores=st.sampled_from(["float64", "float32", "int64"]))
+    scores=st.sampled_from(["float64", "float32", "int64"]), readouts=st.booleans())
 def test_any_edges_give_one_process(tmp_path_factory: Any, n: int, seed: int, edges: list[float], order: str,
-                                    decimals: int, group: int, ignore: int | None, labels: str, scores: str) -> None:
+                                    decimals: int, group: int, ignore: int | None, labels: str, scores: str,
+                                    readouts: bool) -> None:
     """Random files (ties, uneven row groups, an empty file; integer, float or boolean labels,
     rows of label ``ignore_index``; float64, float32 or integer scores), any number of ranges
     (more ranges than rows; edges repeated at ties, below and above every score) and any shares
-    of the other members: the values of one process, bit for bit."""
+    of the other members; with or without interpolated and 11-point AP: the values of one
+    process, bit for bit."""
     folder = tmp_path_factory.mktemp("ranges")
     df = _data(n, seed, decimals)
     if scores != "float64":  # integer scores 0/1 (F1 reads them as predictions)
@@ -260,7 +271,7 @@ def test_any_edges_give_one_process(tmp_path_factory: Any, n: int, seed: int, ed
     elif ignore is not None:
         df["y"] = np.where(np.arange(n) % 5 == 2, ignore, df.y).astype(labels)
     paths = _write(folder, df, cuts=[n // 3], group_rows=[group, group + 7])
-    metrics = _set(order, None if labels == "bool" else ignore)
+    metrics = _set(order, None if labels == "bool" else ignore, readouts)
     cut = np.sort(np.asarray(edges, dtype=np.float64))
     n_pieces = len(_pieces(paths))
     k = cut.shape[0] + 1
