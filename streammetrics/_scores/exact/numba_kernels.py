@@ -216,6 +216,20 @@ def _levels(a: Any, x: Any, pos: Any) -> None:  # pragma: no cover - compiled
 
 
 @_jit
+def _gallop_all(a: Any, x: Any, pos: Any) -> None:  # pragma: no cover - compiled
+    """``pos[k] = 64 * searchsorted(a, x[k], "left")`` for every needle: a galloping walk from
+    the previous needle's answer (from 0 after a needle below its predecessor)."""
+    n = a.shape[0]
+    j = 0
+    for k in range(x.shape[0]):
+        t = x[k]
+        if k and t < x[k - 1]:
+            j = 0
+        j = _lower(a, t, j, n)
+        pos[k] = j * _BLOCK
+
+
+@_jit
 def _walk_coarse(v: Any, co: Any, x: Any, mode: int, left: Any, right: Any) -> Any:  # pragma: no cover
     """:func:`_walk` through the coarse index ``co`` in phases, each a pass over all needles:
     every needle's block of 64 values of ``v`` (the first whose last value, ``co[j]``, is >=
@@ -232,27 +246,13 @@ def _walk_coarse(v: Any, co: Any, x: Any, mode: int, left: Any, right: Any) -> A
     n, m, c = v.shape[0], x.shape[0], co.shape[0]
     pos = left if mode < 2 else np.empty(m, np.int64)
     if _BLOCK * m < c:  # sparse: through every 64th entry of co, then a window of co
-        top = co[_BLOCK - 1 :: _BLOCK].copy()
-        nt = top.shape[0]
-        w = 0
-        for k in range(m):
-            t = x[k]
-            if k and t < x[k - 1]:
-                w = 0
-            w = _lower(top, t, w, nt)
-            pos[k] = w * _BLOCK  # every entry of co before the window is < t
+        _gallop_all(co[_BLOCK - 1 :: _BLOCK].copy(), x, pos)  # every entry before the window is < t
         _levels(co, x, pos)
-    else:
-        j = 0
         for k in range(m):
-            t = x[k]
-            if k and t < x[k - 1]:
-                j = 0
-            j = _lower(co, t, j, c)
-            pos[k] = j
-    for k in range(m):
-        pos[k] *= _BLOCK  # every value before the block is < t; the answer is in it
-    _levels(v, x, pos)
+            pos[k] *= _BLOCK
+    else:
+        _gallop_all(co, x, pos)
+    _levels(v, x, pos)  # (every value before the block is < t; the answer is in it)
     s = 0
     r = 0
     if mode > 0:
