@@ -59,6 +59,28 @@ def test_kernels_equal_searchsorted(seed, n, m, levels, dtype, order):
         assert k.count2_units(v, co, x) == int(left.sum()) + int(right.sum())
 
 
+
+@pytest.mark.parametrize("n", [4_096, 70_000, 300_000])
+@pytest.mark.parametrize("m", [1, 5, 60, 2_000])
+@pytest.mark.parametrize("levels", [0, 3, 1000])
+@pytest.mark.parametrize("order", ["sorted", "shuffled"])
+def test_coarse_walk_sparse_and_dense_needles_equal_searchsorted(n, m, levels, order):
+    """The coarse walk's two ways to a needle's block (a gallop in the coarse index, or for
+    needles more than 64 coarse entries apart a gallop in every 64th entry then a level-wise
+    search in the index) and its prefetching level-wise search give numpy's ranks."""
+    rng = np.random.default_rng(n + m + levels)
+    v = np.sort(_scores(rng, n, levels, np.float64))
+    x = np.sort(np.concatenate([_scores(rng, m, levels, np.float64), rng.choice(v, m // 3)]))
+    if order == "shuffled":
+        rng.shuffle(x)
+    co = v[63::64].copy()
+    k = _numba_kernels
+    left, right = k.ranks(v, co, x)
+    np.testing.assert_array_equal(left, np.searchsorted(v, x, "left"))
+    np.testing.assert_array_equal(right, np.searchsorted(v, x, "right"))
+    np.testing.assert_array_equal(k.rank_left(v, co, x), left)
+    assert k.count2_units(v, co, x) == int(left.sum()) + int(right.sum())
+
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 3000), levels=st.sampled_from([0, 2, 30]))
 def test_average_precision_read_equal_bit_for_bit(seed, n, levels):

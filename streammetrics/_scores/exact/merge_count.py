@@ -41,14 +41,17 @@ MIN_SIZES: dict[str, int | None] = {
     # runs.rank_left (sorted needles' left ranks in a run): 0.77-0.89 at 1e3 (numpy's one
     # searchsorted call), dense / tied 1.08 / 1.21 at 3e3, 1.8-25 from 3e5; fewer than
     # _FEW_NEEDLES needles without a coarse index stay in numpy at any size (sparse: 0.77-0.84
-    # up to 1e5, ~0.7 us a call); sparse at 1e7 0.90 (both ~100 ns a needle: memory bound)
+    # up to 1e5, ~0.7 us a call); sparse at 1e7 0.90 (both ~100 ns a needle: memory bound),
+    # 1.19 since the prefetching coarse walk (2026-12-06 05:51 UTC, load 22-25; 3e6: 1.69)
     "rank_left": 3_000,
     # runs._left_right (and the engines' range counts): 1.4-1.8 at 1e3, 2-35 from 3e5 (dense
-    # without the coarse index: was 0.70-0.99); sparse at 1e7 0.98 (parity)
+    # without the coarse index: was 0.70-0.99); sparse at 1e7 0.98 (parity), 1.15 since the
+    # prefetching coarse walk
     "ranks": 1_000,
     # runs.count2, unweighted: 1.4-1.6 at 1e3, 1.9-4.7 after; heavily tied needles (1/64 steps)
     # 0.43-0.70 from 1e6: numpy searches each distinct needle once (~600 here), the walk passes
-    # over all of them (~1.7 ns each) -- data, not size; sparse at 1e7 1.00
+    # over all of them (~1.7 ns each) -- data, not size; sparse at 1e7 1.00, 1.24 since the
+    # prefetching coarse walk (ties then 0.42-0.77 from 1e6)
     "count2": 1_000,
     # runs.merge_into_last (a run merged in place, numpy: copy in + stable sort): 1.25 at 1e3,
     # 1.03-1.95 after (memory bound from 1e5)
