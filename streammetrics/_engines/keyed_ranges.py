@@ -83,10 +83,10 @@ from .plan import (
     vector_scores,
 )
 
-#: The configuration the ranked members must have (exact, full-area AUROC one-vs-rest, step AP).
-_REQUIRED = {"multilabel": False, "max_fpr": None, "interpolated": False, "eleven_point": False,
-             "multi_class": "ovr"}
-_ALLOWED = {"num_classes", "average", "ignore_index", *_REQUIRED}
+#: The configuration the ranked members must have (exact one-vs-rest AUROC, full or partial
+#: area, step AP; binary, multiclass or multilabel).
+_REQUIRED = {"interpolated": False, "eleven_point": False, "multi_class": "ovr"}
+_ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", *_REQUIRED}
 #: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
 Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
@@ -107,6 +107,9 @@ class KeyedSplit:
     bare: bool  #: a Sliced around one metric (a slice's value is the metric's, not a dict)
     key_names: tuple[str, ...] | None  #: the key columns' names (several by= columns)
     max_slices: int
+    #: the distinct ``max_fpr`` below 1 of the AUROC members, increasing (partial areas)
+    max_fprs: tuple[float, ...] = ()
+    multilabel: bool = False  #: the C columns are labels (per-label binary problems)
 
     @property
     def ap(self) -> bool:
@@ -121,6 +124,22 @@ class KeyedSplit:
         micro = [cfg["config"].get("average") == "micro" and self.n_classes > 1 and self.micro
                  for cfg in self.ranked.values() if cfg["class"] == "AveragePrecision"]
         return (any(not m for m in micro),) * self.n_classes + ((any(micro),) if self.micro else ())
+
+    @property
+    def partial_columns(self) -> tuple[tuple[float, ...], ...]:
+        """Per column of a slice's problems (:attr:`width`), the ``max_fpr`` values whose part
+        of the partial ROC area :func:`range_task` computes there: an ``AUROC(max_fpr=m)``
+        member reads m in the class / label columns (binary: the one), or in the pooled one
+        when it averages micro. Empty tuples when no member has a partial area. O(members)."""
+        cols: list[set[float]] = [set() for _ in range(self.width)]
+        for cfg in self.ranked.values():
+            m = cfg["config"].get("max_fpr")
+            if cfg["class"] != "AUROC" or m is None or m == 1:
+                continue
+            pooled = cfg["config"].get("average") == "micro" and self.n_classes > 1 and self.micro
+            for j in ([self.n_classes] if pooled else range(self.n_classes)):
+                cols[j].add(float(m))
+        return tuple(tuple(sorted(c)) for c in cols)
 
     @property
     def width(self) -> int:
@@ -140,14 +159,14 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     ranking group is keyed -- multiclass one-vs-rest and/or ``by=`` -- and the keyed ranges give
     its values; else None (binary sets without ``by`` have their own range paths).
 
-    Taken when one state group holds only exact full-area one-vs-rest ``AUROC`` / step
-    ``AveragePrecision`` members (binary or multiclass, any ``average``, no ``classes=`` /
-    ``pos_label=``), fed numeric label, score (one per class) and weight columns, no other
-    ``update`` keywords. O(members)."""
-    if plan.update_kwargs or not isinstance(plan.label, str) or not _numeric(dtypes.get(plan.label)):
-        return None
+    Taken when one state group holds only exact one-vs-rest ``AUROC`` (full area, or partial:
+    any ``max_fpr``) / step ``AveragePrecision`` members (binary, multiclass or multilabel --
+    one ``num_classes`` / ``multilabel`` / ``ignore_index`` among them --, any ``average``, no
+    ``classes=`` / ``pos_label=``), fed numeric label (one per label for multilabel), score
+    (one per class or label) and weight columns, no other ``update`` keywords. O(members)."""
+    labels = [plan.label] if isinstance(plan.label, str) else list(plan.label)
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
-    if not all(isinstance(c, str) and _numeric(dtypes.get(c)) for c in scores):
+    if plan.update_kwargs or not all(isinstance(c, str) and _numeric(dtypes.get(c)) for c in labels + scores):
         return None
     if plan.weight is not None and not (isinstance(plan.weight, str) and _numeric(dtypes.get(plan.weight))):
         return None
@@ -169,11 +188,13 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     for cfg in cfgs.values():
         if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
             return None
-        if cfg["num_classes"] != first["num_classes"] or cfg["ignore_index"] != first["ignore_index"]:
+        if any(cfg[k] != first[k] for k in ("num_classes", "ignore_index", "multilabel")):
             return None
-    c = first["num_classes"]
+    c, multilabel = first["num_classes"], bool(first["multilabel"])
     if (c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c):
         return None
+    if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels) != c):
+        return None  # a multilabel target is L label columns, any other one label column
     if c is None and not sliced:
         return None  # binary without slices: range_counts / the ranked engine
     order = tuple(n for n, _ in inner.items())
@@ -192,7 +213,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     names = plan.by if sliced and not isinstance(plan.by, str) else None
     return KeyedSplit(order, {n: members[n] for n in ranked[0]}, rest, rest_kind, c or 1, micro,
                       first["ignore_index"], groups.index(ranked[0]) == 0, sliced, bare,
-                      None if names is None else tuple(names), int(template.max_slices) if sliced else 1)
+                      None if names is None else tuple(names), int(template.max_slices) if sliced else 1,
+                      ranked_engine.partial_fprs(cfgs.values()), multilabel)
 
 
 @dataclass
@@ -253,7 +275,7 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     rest = None if split.rest is None else empty_set(split.rest, split.rest_kind)
     local: dict[Any, int] = {}
     c, width = split.n_classes, split.width
-    task = "multiclass" if _multiclass(split) else "binary"
+    task = "multilabel" if split.multilabel else "multiclass" if _multiclass(split) else "binary"
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
     for y, p, w, slices in batches:
@@ -266,6 +288,9 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
         rows = _slice_codes(slices, b.y.shape[0], local)
         row_codes.append(rows)
         yy, ss, ww = b.y, b.s, b.w
+        if task == "multilabel":  # an (n, L) target: ignore_index drops an entry, not its row
+            out += _label_tuples(yy, ss, ww, rows, split)
+            continue
         keep = np.ones(yy.shape[0], bool) if split.ignore_index is None else yy != split.ignore_index
         if ww is not None:
             keep &= ww != 0
@@ -291,6 +316,25 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
         counts = np.bincount(np.concatenate(row_codes), minlength=len(local))
     return KeyedPart(None if rest is None else state_of(rest), tuples,
                      (tuples[0][idx], tuples[1][idx], stands), list(local), counts)
+
+
+def _label_tuples(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+                  split: KeyedSplit) -> list[Tuples]:
+    """A checked multilabel batch's tuples: one per (row, label) entry -- key slice x label,
+    positive when the entry is 1 -- plus the pooled (micro) problem's copy; entries equal to
+    ``ignore_index`` and rows of weight 0 left out, as the exact state leaves them out of every
+    column and of the pooled one. O(n x L)."""
+    keep = np.ones(y.shape, bool) if split.ignore_index is None else y != split.ignore_index
+    if w is not None:
+        keep &= (w != 0)[:, None]
+    width, c = split.width, split.n_classes
+    codes = (rows[:, None] * width + np.arange(c))[keep]
+    flat, pos = s.astype(np.float64)[keep], y[keep] != 0
+    wt = None if w is None else np.broadcast_to(w[:, None], y.shape)[keep]
+    out = [(codes, flat, pos, wt)]
+    if split.micro:
+        out.append((np.broadcast_to(rows[:, None] * width + c, y.shape)[keep], flat, pos, wt))
+    return out
 
 
 def _multiclass(split: KeyedSplit) -> bool:
@@ -450,19 +494,27 @@ class KeyedSummaries:
     #: unweighted: each code's doubled Mann-Whitney count inside the range, an exact integer
     #: (ties 1/2), so that AUROC is one process's ``u2 / (2 P N)`` bit for bit; else None
     u2: list[int] | None = None
+    #: (F, codes): per ``max_fpr`` asked (the sorted union of ``range_task``'s ``max_fprs``),
+    #: each code's part of the partial ROC area (0 where its column reads none); else None
+    partial: np.ndarray | None = None
 
 
 def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdges, r: int,
-               ap: bool | Sequence[bool] = True) -> KeyedSummaries:
+               ap: bool | Sequence[bool] = True,
+               max_fprs: Sequence[Sequence[float]] = ()) -> KeyedSummaries:
     """One range: its pieces joined and sorted once in (code, class, score) order -- a stable
     radix sort of the small code ``2 (code - lo) + positive``, then each segment's scores --
     and each code's segment summarised by :func:`streammetrics._engines.ranked.range_summary`
     with its offsets: no curve pass with unit weights (their exact pair count ``u2``, from the
     same ranking as the AP's counts, is what the root reads), no AP without ``ap`` (a bool, or
     per column of a slice: :attr:`KeyedSplit.ap_columns`, e.g. not the pooled micro problem
-    of a macro AP; such a code's AP part is 0, which no member reads). A code's
+    of a macro AP; such a code's AP part is 0, which no member reads). ``max_fprs``, per
+    column of a slice (:attr:`KeyedSplit.partial_columns`; empty: none anywhere), the
+    ``max_fpr`` values whose part of the partial ROC area each code of that column carries
+    (``ranked.partial_areas``, from the code's curve points offset by its weights above the
+    range): the summaries' ``partial`` rows, one per value of their sorted union. A code's
     segments are consecutive: found by one pass over the segment codes, not a search per code.
-    O(n_r log n_r) plus O(1) numpy calls per code."""
+    O(n_r log n_r) plus O(1) numpy calls per code (O(n_r) more per partial area)."""
     codes, s, pos, w = _joined([p for p in pieces if p[0].shape[0]])
     lo, _ = edges.span(r)
     k2 = (codes - lo) * 2 + pos
@@ -497,37 +549,52 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
     tot_p, tot_n = offsets.pos.tolist(), offsets.neg.tolist()
     width = edges.width
     per_column = [bool(ap)] * width if isinstance(ap, bool) else [bool(a) for a in ap]
+    fprs = sorted({float(m) for col in max_fprs for m in col})
+    partial = np.zeros((len(fprs), n)) if fprs else None
     for j, rel in enumerate(out_codes.tolist()):
         runs = [empty, empty]
         for a, b, positive in seg[bounds[j] : bounds[j + 1]]:
             runs[positive] = (s[a:b], None if w is None else w[a:b])
         off = (float(ab_p[rel]), float(ab_n[rel]), float(be_n[rel]))
         tot = (float(tot_p[lo + rel]), float(tot_n[lo + rel]))
+        ms = tuple(max_fprs[(lo + rel) % width]) if fprs else ()
         # unit weights: the exact pair count u2 (the root reads it, not pairs), no curve pass
-        summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False,
+        # unless a partial area reads the curve
+        summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False, max_fprs=ms,
                                            ap=per_column[(lo + rel) % width],
                                            exact_pairs=u2 is not None)
         vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
+        if partial is not None:
+            partial[[fprs.index(m) for m in ms], j] = summ.partial
         if u2 is not None:
             assert summ.u2 is not None
             u2.append(summ.u2)
-    return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2)
+    return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2, partial)
 
 
-def problem_values(summaries: Sequence[KeyedSummaries],
-                   offsets: KeyedOffsets) -> tuple[np.ndarray, np.ndarray]:
+def problem_values(summaries: Sequence[KeyedSummaries], offsets: KeyedOffsets, max_fprs: Sequence[float] = (),
+                   partial: dict[float, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per problem code, AUROC and AP: :func:`streammetrics._engines.ranked.combine` of its range
-    summaries (ranges in increasing order). O(R x K)."""
+    summaries (ranges in increasing order); with ``max_fprs`` (the summaries' sorted union,
+    :attr:`KeyedSplit.max_fprs`), each code's McClish-standardised partial AUROC per value m
+    put in ``partial[m]`` (``combine``'s: the sum of its ranges' parts; nan without positives
+    or negatives). O(R x K x (1 + F)) for F values."""
     k = offsets.pos.shape[0]
     per: list[list[ranked_engine.RangeSummary]] = [[] for _ in range(k)]
     for sm in summaries:
-        for code, p, n, pairs, ap in zip(sm.codes.tolist(), sm.pos.tolist(), sm.neg.tolist(),
-                                         sm.pairs.tolist(), sm.ap.tolist(), strict=True):
-            per[code].append(ranked_engine.RangeSummary(0, p, n, pairs, ap, None))
+        parts = [()] * sm.codes.shape[0] if sm.partial is None else sm.partial.T.tolist()
+        for code, p, n, pairs, ap, part in zip(sm.codes.tolist(), sm.pos.tolist(), sm.neg.tolist(),
+                                               sm.pairs.tolist(), sm.ap.tolist(), parts, strict=True):
+            per[code].append(ranked_engine.RangeSummary(0, p, n, pairs, ap, None, tuple(part)))
     auroc, ap = np.full(k, math.nan), np.full(k, math.nan)
+    partial = {} if partial is None else partial
+    for m in max_fprs:
+        partial[float(m)] = np.full(k, math.nan)
     for code in range(k):
-        res = ranked_engine.combine(per[code], (float(offsets.pos[code]), float(offsets.neg[code])))
+        res = ranked_engine.combine(per[code], (float(offsets.pos[code]), float(offsets.neg[code])), max_fprs)
         auroc[code], ap[code] = res["auroc"], res["ap"]
+        for m in max_fprs:
+            partial[float(m)][code] = res["partial"][m]
     if summaries and all(sm.u2 is not None for sm in summaries):  # unit weights: exact integers
         doubled = [0] * k
         below = [0] * k
@@ -554,7 +621,8 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
     if split.rest is not None:
         states = [rebuild(split.rest, s, split.rest_kind) for s in rest_states]
         rest, caught = compute_recorded(merged(states))
-    auroc, ap = problem_values(summaries, offsets)
+    partial: dict[float, np.ndarray] = {}
+    auroc, ap = problem_values(summaries, offsets, split.max_fprs, partial)
     twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
     assert isinstance(twin, MetricSet)
     width, c = split.width, split.n_classes
@@ -569,7 +637,9 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
             for name in split.ranked:
                 m = twin[name]
                 assert isinstance(m, (AUROC, AveragePrecision))
-                arr = auroc if isinstance(m, AUROC) else ap
+                arr = ap
+                if isinstance(m, AUROC):
+                    arr = auroc if m.max_fpr is None or m.max_fpr == 1 else partial[float(m.max_fpr)]
                 if m.task == "binary":
                     got[name] = m._value_given(float(arr[base]), None, None, m._undefined)
                 elif m.average == "micro":
