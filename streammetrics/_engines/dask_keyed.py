@@ -1,5 +1,6 @@
 """The Dask graph of the keyed ranges (:mod:`streammetrics._engines.keyed_ranges`): ``by=`` slices
-and multiclass one-vs-rest exact AUROC / AP in :func:`streammetrics.dask.evaluate` without a gather.
+and multiclass one-vs-rest / multilabel exact AUROC (full or partial) / AP in
+:func:`streammetrics.dask.evaluate` without a gather.
 
 ``part`` (up to 4 partitions per task: validated, keyed tuples unsorted, the rest fed, a
 sample) ``-> head`` (the small outputs) ``-> edges`` (one task: global slice keys, R - 1

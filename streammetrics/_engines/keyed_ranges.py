@@ -1,13 +1,19 @@
-"""Exact AUROC / AP of many binary problems at once by (key, score) ranges: slices and classes.
+"""Exact AUROC / AP of many binary problems at once by (key, score) ranges: slices, classes, labels.
 
-``by=`` slices and multiclass one-vs-rest ``AUROC`` / ``AveragePrecision`` are many binary
-problems over the same rows: each row gives one or more *keyed tuples* (key, score, positive,
-weight) --
+``by=`` slices, multiclass one-vs-rest and multilabel ``AUROC`` / ``AveragePrecision`` are many
+binary problems over the same rows: each row gives one or more *keyed tuples* (key, score,
+positive, weight) --
 
 * ``by=`` (binary metrics): key = the slice, one tuple per row;
 * multiclass one-vs-rest: key = the class c, C tuples per row (score column c, positive when
   the label is c); a micro average is one more binary problem over the n x C tuples (key C);
+* multilabel: key = the label l, L tuples per row (score column l, positive when entry l is
+  1; an entry equal to ``ignore_index`` left out), micro the pooled n x L tuples (key L);
 * both: key = slice x (C, or C + 1 with micro) + column.
+
+A partial ``AUROC(max_fpr=m)`` (any of these) adds, per key, the key's part of the area over
+FPR <= m to each range's summary (``ranked.partial_areas`` with the key's offsets); the root
+sums the parts and standardises them (``ranked.combine``: McClish).
 
 Keys are integers ("problems"): ``slice * width + column``. The tuples are cut into R ranges in
 the composite order (key, score) at R - 1 edges that are (key, score) pairs (weighted quantiles
@@ -28,8 +34,8 @@ edge keys). Steps, engine-neutral (:mod:`streammetrics._engines.dask_keyed` wire
 5. :func:`range_task`: a range's pieces sorted once in (key, class, score) order (a stable
    radix sort of the small (key, class) code, then each segment's scores: measured 4-8x
    cheaper than ``np.lexsort``), each key segment summarised by the ranked kernel's
-   :func:`~streammetrics._engines.ranked.range_summary` with its offsets: O(keys in range)
-   numbers.
+   :func:`~streammetrics._engines.ranked.range_summary` with its offsets (and, in the
+   columns a partial AUROC reads, its part of each partial area): O(keys in range) numbers.
 6. :func:`final_values`: per key, :func:`~streammetrics._engines.ranked.combine`; then each
    member's own ``compute`` rule from those values (binary, micro, or per class with its
    average and warnings: ``RankingMetric._value_given``), per slice; the other members' merged

@@ -1,4 +1,5 @@
-"""``streammetrics.ray.evaluate``'s ``by=`` slices and multiclass one-vs-rest exact AUROC / AP by
+"""``streammetrics.ray.evaluate``'s ``by=`` slices and multiclass one-vs-rest / multilabel exact AUROC
+(full or partial) / AP by
 (key, score) ranges over a Ray Dataset's blocks: the steps of
 :mod:`streammetrics._engines.keyed_ranges` as plain Ray tasks (the transport of
 :mod:`streammetrics._engines.ray_blocks`).
