@@ -9,7 +9,11 @@ positive, weight) --
   the label is c); a micro average is one more binary problem over the n x C tuples (key C);
 * multilabel: key = the label l, L tuples per row (score column l, positive when entry l is
   1; an entry equal to ``ignore_index`` left out), micro the pooled n x L tuples (key L);
-* both: key = slice x (C, or C + 1 with micro) + column.
+* one-vs-one AUROC: key = the ordered class pair (i, j), 2 (C - 1) tuples per row (a row of
+  class y is a positive of (y, j) with score column y, a negative of (i, y) with score column
+  i); the root applies Hand & Till's rule (``AUROC._ovo_given``);
+* with slices: key = slice x width + column (width: :attr:`KeyedSplit.width`; the split and
+  the layout are :mod:`streammetrics._engines.keyed_split`'s).
 
 A partial ``AUROC(max_fpr=m)`` (any of these) adds, per key, the key's part of the area over
 FPR <= m to each range's summary (``ranked.partial_areas`` with the key's offsets); the root
@@ -76,6 +80,10 @@ from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, spl
 from streammetrics.wrappers.sliced.results import SlicedResults
 
 from . import ranked as ranked_engine
+from .keyed_split import KeyedSplit as KeyedSplit
+from .keyed_split import Tuples as Tuples
+from .keyed_split import batch_tuples, pair_codes, task_of
+from .keyed_split import split_of as split_of
 from .plan import (
     Plan,
     column,
@@ -88,139 +96,6 @@ from .plan import (
     state_of,
     vector_scores,
 )
-
-#: The configuration the ranked members must have (exact one-vs-rest AUROC, full or partial
-#: area, step AP; binary, multiclass or multilabel).
-_REQUIRED = {"interpolated": False, "eleven_point": False, "multi_class": "ovr"}
-_ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", *_REQUIRED}
-#: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
-Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
-
-
-@dataclass(frozen=True)
-class KeyedSplit:
-    """How a run is split: the keyed ranked members, the rest (as states), the key layout."""
-
-    names: tuple[str, ...]  #: every member of the (inner) set, in order
-    ranked: dict[str, Any]  #: the ranked members' configurations (class, config)
-    rest: dict[str, Any] | None  #: the rest's configuration (a MetricSet's, or a Sliced's with by)
-    rest_kind: str  #: "MetricSet" or "Sliced"
-    n_classes: int  #: C (1: binary)
-    micro: bool  #: a member averages micro: one more pooled problem per slice
-    ignore_index: int | None
-    ranked_first: bool  #: whether the ranked group comes first (validation order)
-    sliced: bool  #: by= slices
-    bare: bool  #: a Sliced around one metric (a slice's value is the metric's, not a dict)
-    key_names: tuple[str, ...] | None  #: the key columns' names (several by= columns)
-    max_slices: int
-    #: the distinct ``max_fpr`` below 1 of the AUROC members, increasing (partial areas)
-    max_fprs: tuple[float, ...] = ()
-    multilabel: bool = False  #: the C columns are labels (per-label binary problems)
-
-    @property
-    def ap(self) -> bool:
-        """Whether a ranked member is ``AveragePrecision`` (else AUROC only)."""
-        return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
-
-    @property
-    def ap_columns(self) -> tuple[bool, ...]:
-        """Per column of a slice's problems (:attr:`width`), whether an ``AveragePrecision``
-        member reads its AP: the C class columns (binary: the one) unless every AP member
-        averages micro, the pooled one if one does. What :func:`range_task` summarises."""
-        micro = [cfg["config"].get("average") == "micro" and self.n_classes > 1 and self.micro
-                 for cfg in self.ranked.values() if cfg["class"] == "AveragePrecision"]
-        return (any(not m for m in micro),) * self.n_classes + ((any(micro),) if self.micro else ())
-
-    @property
-    def partial_columns(self) -> tuple[tuple[float, ...], ...]:
-        """Per column of a slice's problems (:attr:`width`), the ``max_fpr`` values whose part
-        of the partial ROC area :func:`range_task` computes there: an ``AUROC(max_fpr=m)``
-        member reads m in the class / label columns (binary: the one), or in the pooled one
-        when it averages micro. Empty tuples when no member has a partial area. O(members)."""
-        cols: list[set[float]] = [set() for _ in range(self.width)]
-        for cfg in self.ranked.values():
-            m = cfg["config"].get("max_fpr")
-            if cfg["class"] != "AUROC" or m is None or m == 1:
-                continue
-            pooled = cfg["config"].get("average") == "micro" and self.n_classes > 1 and self.micro
-            for j in ([self.n_classes] if pooled else range(self.n_classes)):
-                cols[j].add(float(m))
-        return tuple(tuple(sorted(c)) for c in cols)
-
-    @property
-    def width(self) -> int:
-        """Problems per slice: C columns (1 binary), plus the pooled one with micro."""
-        return self.n_classes + int(self.micro)
-
-
-def _numeric(dtype: Any) -> bool:
-    try:
-        return np.dtype(dtype).kind in "biuf"
-    except TypeError:
-        return False
-
-
-def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit | None:
-    """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
-    ranking group is keyed -- multiclass one-vs-rest and/or ``by=`` -- and the keyed ranges give
-    its values; else None (binary sets without ``by`` have their own range paths).
-
-    Taken when one state group holds only exact one-vs-rest ``AUROC`` (full area, or partial:
-    any ``max_fpr``) / step ``AveragePrecision`` members (binary, multiclass or multilabel --
-    one ``num_classes`` / ``multilabel`` / ``ignore_index`` among them --, any ``average``, no
-    ``classes=`` / ``pos_label=``), fed numeric label (one per label for multilabel), score
-    (one per class or label) and weight columns, no other ``update`` keywords. O(members)."""
-    labels = [plan.label] if isinstance(plan.label, str) else list(plan.label)
-    scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
-    if plan.update_kwargs or not all(isinstance(c, str) and _numeric(dtypes.get(c)) for c in labels + scores):
-        return None
-    if plan.weight is not None and not (isinstance(plan.weight, str) and _numeric(dtypes.get(plan.weight))):
-        return None
-    sliced = plan.kind == "Sliced"
-    inner: Any = getattr(template, "metric", None) if sliced else template
-    if sliced and (template.overflow != "error" or template.min_count or template.controls is not None):
-        return None
-    bare = sliced and not isinstance(inner, MetricSet)
-    if bare:
-        inner = MetricSet(m=type(inner)._from_config(inner._config()))
-    if not isinstance(inner, MetricSet):
-        return None
-    groups = inner.groups
-    ranked = [g for g in groups if all(type(inner[n]) in (AUROC, AveragePrecision) for n in g)]
-    if len(ranked) != 1:
-        return None
-    cfgs = {n: inner[n]._config() for n in ranked[0]}
-    first = next(iter(cfgs.values()))
-    for cfg in cfgs.values():
-        if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
-            return None
-        if any(cfg[k] != first[k] for k in ("num_classes", "ignore_index", "multilabel")):
-            return None
-    c, multilabel = first["num_classes"], bool(first["multilabel"])
-    if (c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c):
-        return None
-    if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels) != c):
-        return None  # a multilabel target is L label columns, any other one label column
-    if c is None and not sliced:
-        return None  # binary without slices: range_counts / the ranked engine
-    order = tuple(n for n, _ in inner.items())
-    others = [n for n in order if n not in ranked[0]]
-    rest, rest_kind = None, "MetricSet"
-    if others:
-        twin = MetricSet({n: type(inner[n])._from_config(inner[n]._config()) for n in others})
-        if twin._config()["groups"] != [g for g in groups if g is not ranked[0]]:
-            return None
-        rest = twin._config()
-        if sliced:
-            rest = {**template._config(), "metric": {"class": "MetricSet", "config": rest}}
-            rest_kind = "Sliced"
-    members = inner._config()["members"]
-    micro = any(members[n]["config"]["average"] == "micro" for n in ranked[0]) and c is not None
-    names = plan.by if sliced and not isinstance(plan.by, str) else None
-    return KeyedSplit(order, {n: members[n] for n in ranked[0]}, rest, rest_kind, c or 1, micro,
-                      first["ignore_index"], groups.index(ranked[0]) == 0, sliced, bare,
-                      None if names is None else tuple(names), int(template.max_slices) if sliced else 1,
-                      ranked_engine.partial_fprs(cfgs.values()), multilabel)
 
 
 @dataclass
@@ -280,39 +155,19 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     left out (a zero weight is a removal). O(n x width)."""
     rest = None if split.rest is None else empty_set(split.rest, split.rest_kind)
     local: dict[Any, int] = {}
-    c, width = split.n_classes, split.width
-    task = "multilabel" if split.multilabel else "multiclass" if _multiclass(split) else "binary"
+    task = task_of(split)
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
     for y, p, w, slices in batches:
         kwargs = {} if slices is None else {"slices": slices}
         if rest is not None and not split.ranked_first:
             rest.update(y, p, sample_weight=w, **kwargs)
-        b = score_batch(y, p, w, task, c, split.ignore_index)
+        b = score_batch(y, p, w, task, split.n_classes, split.ignore_index)
         if rest is not None and split.ranked_first:
             rest.update(y, p, sample_weight=w, **kwargs)
         rows = _slice_codes(slices, b.y.shape[0], local)
         row_codes.append(rows)
-        yy, ss, ww = b.y, b.s, b.w
-        if task == "multilabel":  # an (n, L) target: ignore_index drops an entry, not its row
-            out += _label_tuples(yy, ss, ww, rows, split)
-            continue
-        keep = np.ones(yy.shape[0], bool) if split.ignore_index is None else yy != split.ignore_index
-        if ww is not None:
-            keep &= ww != 0
-        yy, ss, rows = yy[keep], ss[keep], rows[keep]
-        ww = None if ww is None else ww[keep]
-        if task == "binary":
-            out.append((rows * width, ss.astype(np.float64), yy != 0, ww))
-            continue
-        cols = np.arange(c)
-        codes = (rows[:, None] * width + cols).ravel()
-        flat = ss.astype(np.float64).ravel()
-        pos = (yy[:, None] == cols).ravel()
-        wt = None if ww is None else np.repeat(ww, c)
-        out.append((codes, flat, pos, wt))
-        if split.micro:
-            out.append((np.repeat(rows * width + c, c), flat, pos, wt))
+        out += batch_tuples(b.y, b.s, b.w, rows, split)
     tuples = _joined(out)
     m = tuples[0].shape[0]
     idx = np.unique(np.linspace(0, max(0, m - 1), min(sample_size, m)).astype(np.int64))
@@ -322,29 +177,6 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
         counts = np.bincount(np.concatenate(row_codes), minlength=len(local))
     return KeyedPart(None if rest is None else state_of(rest), tuples,
                      (tuples[0][idx], tuples[1][idx], stands), list(local), counts)
-
-
-def _label_tuples(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
-                  split: KeyedSplit) -> list[Tuples]:
-    """A checked multilabel batch's tuples: one per (row, label) entry -- key slice x label,
-    positive when the entry is 1 -- plus the pooled (micro) problem's copy; entries equal to
-    ``ignore_index`` and rows of weight 0 left out, as the exact state leaves them out of every
-    column and of the pooled one. O(n x L)."""
-    keep = np.ones(y.shape, bool) if split.ignore_index is None else y != split.ignore_index
-    if w is not None:
-        keep &= (w != 0)[:, None]
-    width, c = split.width, split.n_classes
-    codes = (rows[:, None] * width + np.arange(c))[keep]
-    flat, pos = s.astype(np.float64)[keep], y[keep] != 0
-    wt = None if w is None else np.broadcast_to(w[:, None], y.shape)[keep]
-    out = [(codes, flat, pos, wt)]
-    if split.micro:
-        out.append((np.broadcast_to(rows[:, None] * width + c, y.shape)[keep], flat, pos, wt))
-    return out
-
-
-def _multiclass(split: KeyedSplit) -> bool:
-    return any(cfg["config"]["num_classes"] is not None for cfg in split.ranked.values())
 
 
 def _joined(parts: list[Tuples]) -> Tuples:
@@ -615,6 +447,15 @@ def problem_values(summaries: Sequence[KeyedSummaries], offsets: KeyedOffsets, m
     return auroc, ap
 
 
+def _ovo_value(m: AUROC, areas: np.ndarray, pos: np.ndarray, c: int) -> float:
+    """A one-vs-one AUROC member's value from a slice's C (C - 1) pair problems: their areas
+    (full or partial, per :func:`~.keyed_split.pair_codes` column) and positive weights (pair
+    (i, j)'s positives are class i: its weight), by the member's own rule
+    (:meth:`AUROC._ovo_given`). O(C^2)."""
+    w = np.array([pos[pair_codes(i, 1 if i == 0 else 0, c)] for i in range(c)], dtype=np.float64)
+    return m._ovo_given(w, lambda i, j: float(areas[pair_codes(i, j, c)]))
+
+
 def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[KeyedSummaries],
                  offsets: KeyedOffsets, edges: KeyedEdges,
                  split: KeyedSplit) -> tuple[Any, list[tuple[str, type[Warning]]]]:
@@ -646,7 +487,9 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
                 arr = ap
                 if isinstance(m, AUROC):
                     arr = auroc if m.max_fpr is None or m.max_fpr == 1 else partial[float(m.max_fpr)]
-                if m.task == "binary":
+                if isinstance(m, AUROC) and m.multi_class == "ovo":
+                    got[name] = _ovo_value(m, arr[base : base + width], offsets.pos[base : base + width], c)
+                elif m.task == "binary":
                     got[name] = m._value_given(float(arr[base]), None, None, m._undefined)
                 elif m.average == "micro":
                     got[name] = m._value_given(float(arr[base + c]), None, None, m._undefined)

@@ -1,8 +1,9 @@
 """Issue #32, more sets by (key, score) ranges in streammetrics.dask.evaluate
 (:mod:`streammetrics._engines.keyed_ranges`), no gather of the scores: a partial
 ``AUROC(max_fpr=...)`` with ``by=`` slices or multiclass one-vs-rest (each range task sends each
-key's part of the partial area, the root standardises per key), and multilabel AUROC / AP (a
-problem per label, or slice x label, plus the pooled micro one). Values: one process's
+key's part of the partial area, the root standardises per key), multilabel AUROC / AP (a
+problem per label, or slice x label, plus the pooled micro one) and one-vs-one AUROC (a problem
+per ordered class pair). Values: one process's
 (``Sliced`` with ``by=``) within 1e-12 and scikit-learn's per slice / label; the root receives
 O(R x K) numbers."""
 
@@ -162,6 +163,47 @@ def test_multilabel_ignore_index_drops_entries() -> None:
     assert w1 == w2
 
 
+def _ovo_set(m: float = 0.35) -> sm.MetricSet:
+    return sm.MetricSet(macro=sm.AUROC(C, multi_class="ovo"), weighted=sm.AUROC(C, multi_class="ovo", average="weighted"),
+                        part=sm.AUROC(C, multi_class="ovo", max_fpr=m), acc=sm.Accuracy(C))
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("ranges", [1, 4])
+def test_one_vs_one_equals_one_process_and_sklearn(weighted: bool, ranges: int) -> None:
+    """Hand & Till's one-vs-one AUROC (macro, weighted, partial) by ordered class pairs: one
+    process within 1e-12 (unit weights: bit for bit) alone and per slice, a slice lacking
+    class 1 (its pairs left out, one process's warning), ``ignore_index`` rows; scikit-learn's
+    ``roc_auc_score(multi_class="ovo")`` on probabilities."""
+    df = _data(2_000, 47, decimals=1, slices=4)
+    df = df[~((df.g == 2) & (df.y == 1))]
+    prob = df[SCORES].to_numpy() / df[SCORES].to_numpy().sum(axis=1, keepdims=True)
+    df = df.assign(**{c: prob[:, i] for i, c in enumerate(SCORES)})
+    y, s = df.y.to_numpy(), df[SCORES].to_numpy()
+    w = df.w.to_numpy() if weighted else None
+    weight = "w" if weighted else None
+    metrics = _ovo_set()
+    want, w1 = _one(lambda: metrics.copy().update(y, s, sample_weight=w).compute())
+    got, w2 = _run(_frames(df, [0, 500, 1_100]), metrics, ranges, label="y", score=SCORES, weight=weight)
+    _close(got, want)
+    assert w1 == w2
+    if not weighted:
+        assert got["macro"] == want["macro"] and got["weighted"] == want["weighted"]
+        for avg in ("macro", "weighted"):
+            assert abs(got[avg] - roc_auc_score(y, s, multi_class="ovo", average=avg)) <= 1e-12
+    g = df.g.to_numpy()
+    want, w1 = _one(lambda: sm.Sliced(metrics.copy()).update(y, s, slices=g, sample_weight=w).compute())
+    got, w2 = _run(_frames(df, [900]), metrics, ranges, label="y", score=SCORES, weight=weight, by="g")
+    _close(got, want)
+    assert w1 == w2 and any("class absent" in m for m in w2)
+    ignored = df.assign(y=np.where(np.arange(len(df)) % 9 == 0, -1, df.y))
+    metrics = sm.MetricSet(a=sm.AUROC(C, multi_class="ovo", ignore_index=-1),
+                           p=sm.AUROC(C, multi_class="ovo", ignore_index=-1, max_fpr=0.2, average="weighted"))
+    want, _ = _one(lambda: metrics.copy().update(ignored.y.to_numpy(), s, sample_weight=w).compute())
+    got, _ = _run(_frames(ignored, [700]), metrics, ranges, label="y", score=SCORES, weight=weight)
+    _close(got, want)
+
+
 def test_routes_of_partial_and_multilabel_sets(tmp_path: Any) -> None:
     """max_fpr (with by= or multiclass) and multilabel sets are keyed; mixing multilabel and
     multiclass members, a single label column for multilabel, or a multilabel member without
@@ -182,6 +224,11 @@ def test_routes_of_partial_and_multilabel_sets(tmp_path: Any) -> None:
     mixed = sm.MetricSet(m=sm.AUROC(C, multilabel=True), c=sm.AUROC(C))
     assert split(mixed, label=LABELS, score=SCORES) is None
     assert split(sm.MetricSet(m=sm.AUROC(C, multilabel=True)), label="y", score=SCORES) is None
+    ovo = split(sm.MetricSet(a=sm.AUROC(C, multi_class="ovo", max_fpr=0.4), f=sm.F1(C)), label="y", score=SCORES)
+    assert ovo.ovo and ovo.width == C * (C - 1) and ovo.ap_columns == (False,) * C * (C - 1)
+    assert ovo.partial_columns == ((0.4,),) * C * (C - 1)
+    both = sm.MetricSet(a=sm.AUROC(C, multi_class="ovo"), b=sm.AUROC(C))  # two exact ranking groups
+    assert split(both, label="y", score=SCORES) is None
     ovr = split(sm.MetricSet(p=sm.AUROC(C, max_fpr=0.3, average="micro"), q=sm.AUROC(C, max_fpr=0.7),
                              a=sm.AUROC(C, average="micro")), label="y", score=SCORES)
     assert ovr.partial_columns == ((0.7,),) * C + ((0.3,),) and ovr.max_fprs == (0.3, 0.7)
@@ -226,7 +273,8 @@ def test_root_receives_o_of_r_times_k_numbers(ranges: int) -> None:
 def test_any_partition_equals_sliced(n: int, seed: int, ranges: int, weighted: bool, slices: int,
                                      m: float, data: Any) -> None:
     """Any partitioning and range count: ``Sliced`` in one process, for a binary set with partial
-    AUROCs and for a multilabel one (partial, full, AP; macro / micro / per label)."""
+    AUROCs, a multilabel one (partial, full, AP; macro / micro / per label) and a one-vs-one one
+    (macro, weighted, partial)."""
     df = _labelled(_data(n, seed, decimals=1, slices=slices), seed)
     w = df.w.to_numpy() if weighted else None
     weight = "w" if weighted else None
@@ -242,6 +290,12 @@ def test_any_partition_equals_sliced(n: int, seed: int, ranges: int, weighted: b
     want, w1 = _one(lambda: sm.Sliced(multi.copy()).update(
         df[LABELS].to_numpy(), df[SCORES].to_numpy(), slices=df.g.to_numpy(), sample_weight=w).compute())
     got, w2 = _run(_frames(df, cuts), multi, ranges, label=LABELS, score=SCORES, by="g", weight=weight)
+    _close(got, want)
+    assert w1 == w2
+    ovo = _ovo_set(m)
+    want, w1 = _one(lambda: sm.Sliced(ovo.copy()).update(
+        df.y.to_numpy(), df[SCORES].to_numpy(), slices=df.g.to_numpy(), sample_weight=w).compute())
+    got, w2 = _run(_frames(df, cuts), ovo, ranges, label="y", score=SCORES, by="g", weight=weight)
     _close(got, want)
     assert w1 == w2
 

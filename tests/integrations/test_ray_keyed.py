@@ -74,8 +74,9 @@ def test_a_refused_null_names_its_block_and_skip_counts_it() -> None:
 
 
 def test_partial_auroc_and_multilabel_by_keyed_ranges(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    """``AUROC(max_fpr=...)`` with ``by=`` (binary) and multiclass one-vs-rest, multilabel AUROC
-    (full and partial) / AP by slice x label: the keyed ranges (evaluate and evaluate_parquet),
+    """``AUROC(max_fpr=...)`` with ``by=`` (binary) and multiclass one-vs-rest, one-vs-one AUROC by
+    slice x class pair, multilabel AUROC (full and partial) / AP by slice x label: the keyed
+    ranges (evaluate and evaluate_parquet),
     one process's values within 1e-12 (ties, weights with zeros, a slice without positives), the
     driver given O(R x K) summaries, not the scores."""
     import streammetrics._engines.keyed_ranges as KR
@@ -102,6 +103,10 @@ def test_partial_auroc_and_multilabel_by_keyed_ranges(monkeypatch: pytest.Monkey
                               micro=sm.AUROC(C, max_fpr=0.2, average="micro"), acc=sm.Accuracy(C))
     want = multiclass.copy().update(y, s, sample_weight=w).compute()
     cases.assert_same(evaluate(ds, multiclass, label="y", score=SCORES, weight="w"), want)
+    ovo = sm.MetricSet(a=sm.AUROC(C, multi_class="ovo"), p=sm.AUROC(C, multi_class="ovo", max_fpr=0.3,
+                                                                     average="weighted"))
+    want = sm.Sliced(ovo.copy()).update(y, s, slices=df.g.to_numpy(), sample_weight=w).compute()
+    cases.assert_same(evaluate(ds, ovo, label="y", score=SCORES, weight="w", by="g"), want)
     names = [f"l{c}" for c in range(C)]
     multilabel = sm.MetricSet(part=sm.AUROC(C, multilabel=True, max_fpr=0.3, average=None),
                               micro=sm.AUROC(C, multilabel=True, average="micro"),
@@ -112,5 +117,5 @@ def test_partial_auroc_and_multilabel_by_keyed_ranges(monkeypatch: pytest.Monkey
     df.iloc[1_500:].to_parquet(tmp_path / "b.parquet")
     cases.assert_same(evaluate_parquet(str(tmp_path), multilabel, label=names, score=SCORES, by="g", weight="w"),
                       want)
-    assert len(sent) == 4  # every run by the keyed ranges
-    assert max(sent) <= 8 * (4 * (C + 1) + 2) * 2  # a few numbers per (range, problem): 2 CPUs, 2 ranges
+    assert len(sent) == 5  # every run by the keyed ranges
+    assert max(sent) <= 8 * (4 * C * (C - 1) + 2) * 2  # a few numbers per (range, problem): 2 CPUs, 2 ranges
