@@ -23,13 +23,14 @@ object, and one task per range sorts (or merges) and counts only its pieces
 (:func:`streammetrics._engines.ray_blocks.evaluate_blocks`). Unweighted: the kernels of the
 Parquet range path, the single-process values bit for bit; the driver receives O(R) numbers for
 AUROC alone, plus 24 bytes per distinct positive score for AP. Weighted: the range summaries of
-:func:`evaluate_ranked` (within 1e-12), O(R) numbers. ``by=`` slices and multiclass
-one-vs-rest exact ``AUROC`` / ``AveragePrecision`` (weighted or not) go by (key, score) ranges
-over the blocks (:mod:`streammetrics._engines.ray_keyed`): the driver receives O(R x K) numbers
-for K slices x classes, within 1e-12 of one process. Every other case -- multilabel members,
-``max_fpr`` with ``by=`` or multiclass, interpolated AP, curves, other exact ranking metrics,
-``compute=False`` -- takes the state path, whose driver holds every block's state (for exact
-ranking metrics 8 bytes a score, 16 weighted, and their merge).
+:func:`evaluate_ranked` (within 1e-12), O(R) numbers. ``by=`` slices, multiclass
+one-vs-rest and multilabel exact ``AUROC`` (also partial: ``max_fpr``) / ``AveragePrecision``
+(weighted or not), and one-vs-one AUROC, go by (key, score) ranges over the blocks
+(:mod:`streammetrics._engines.ray_keyed`): the driver receives O(R x K) numbers for K slices x
+classes, labels or class pairs, within 1e-12 of one process. Every other case -- interpolated
+AP, curves, other exact ranking metrics, ``compute=False`` -- takes the state path, whose
+driver holds every block's state (for exact ranking metrics 8 bytes a score, 16 weighted, and
+their merge).
 
 Retrieval metrics need each query's rows in one block: the dataset is repartitioned by the query
 column (``Dataset.repartition(n, keys=[query])``, a hash shuffle into twice as many blocks as

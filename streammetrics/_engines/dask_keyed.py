@@ -1,5 +1,6 @@
 """The Dask graph of the keyed ranges (:mod:`streammetrics._engines.keyed_ranges`): ``by=`` slices
-and multiclass one-vs-rest exact AUROC / AP in :func:`streammetrics.dask.evaluate` without a gather.
+and multiclass one-vs-rest / multilabel exact AUROC (full or partial) / AP in
+:func:`streammetrics.dask.evaluate` without a gather.
 
 ``part`` (up to 4 partitions per task: validated, keyed tuples unsorted, the rest fed, a
 sample) ``-> head`` (the small outputs) ``-> edges`` (one task: global slice keys, R - 1
@@ -75,7 +76,7 @@ def keyed_graph(frames: Sequence[Any], plan: Plan, split: kr.KeyedSplit, n_range
     dsk[key("offsets")] = (kr.offsets_of, [key("totals", i) for i in range(n_parts)], key("edges"))
     for r in range(n_ranges):
         dsk[key("range", r)] = (kr.range_task, [key("piece", i, r) for i in range(n_parts)], key("offsets"),
-                                key("edges"), r, split.ap_columns)
+                                key("edges"), r, split.ap_columns, split.partial_columns)
     rest: list[Any] = []
     if split.rest is not None:
         rest = [(operator.getitem, key("head", i), 0) for i in range(n_parts)]

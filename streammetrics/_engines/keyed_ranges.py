@@ -1,13 +1,23 @@
-"""Exact AUROC / AP of many binary problems at once by (key, score) ranges: slices and classes.
+"""Exact AUROC / AP of many binary problems at once by (key, score) ranges: slices, classes, labels.
 
-``by=`` slices and multiclass one-vs-rest ``AUROC`` / ``AveragePrecision`` are many binary
-problems over the same rows: each row gives one or more *keyed tuples* (key, score, positive,
-weight) --
+``by=`` slices, multiclass one-vs-rest and multilabel ``AUROC`` / ``AveragePrecision`` are many
+binary problems over the same rows: each row gives one or more *keyed tuples* (key, score,
+positive, weight) --
 
 * ``by=`` (binary metrics): key = the slice, one tuple per row;
 * multiclass one-vs-rest: key = the class c, C tuples per row (score column c, positive when
   the label is c); a micro average is one more binary problem over the n x C tuples (key C);
-* both: key = slice x (C, or C + 1 with micro) + column.
+* multilabel: key = the label l, L tuples per row (score column l, positive when entry l is
+  1; an entry equal to ``ignore_index`` left out), micro the pooled n x L tuples (key L);
+* one-vs-one AUROC: key = the ordered class pair (i, j), 2 (C - 1) tuples per row (a row of
+  class y is a positive of (y, j) with score column y, a negative of (i, y) with score column
+  i); the root applies Hand & Till's rule (``AUROC._ovo_given``);
+* with slices: key = slice x width + column (width: :attr:`KeyedSplit.width`; the split and
+  the layout are :mod:`streammetrics._engines.keyed_split`'s).
+
+A partial ``AUROC(max_fpr=m)`` (any of these) adds, per key, the key's part of the area over
+FPR <= m to each range's summary (``ranked.partial_areas`` with the key's offsets); the root
+sums the parts and standardises them (``ranked.combine``: McClish).
 
 Keys are integers ("problems"): ``slice * width + column``. The tuples are cut into R ranges in
 the composite order (key, score) at R - 1 edges that are (key, score) pairs (weighted quantiles
@@ -28,8 +38,8 @@ edge keys). Steps, engine-neutral (:mod:`streammetrics._engines.dask_keyed` wire
 5. :func:`range_task`: a range's pieces sorted once in (key, class, score) order (a stable
    radix sort of the small (key, class) code, then each segment's scores: measured 4-8x
    cheaper than ``np.lexsort``), each key segment summarised by the ranked kernel's
-   :func:`~streammetrics._engines.ranked.range_summary` with its offsets: O(keys in range)
-   numbers.
+   :func:`~streammetrics._engines.ranked.range_summary` with its offsets (and, in the
+   columns a partial AUROC reads, its part of each partial area): O(keys in range) numbers.
 6. :func:`final_values`: per key, :func:`~streammetrics._engines.ranked.combine`; then each
    member's own ``compute`` rule from those values (binary, micro, or per class with its
    average and warnings: ``RankingMetric._value_given``), per slice; the other members' merged
@@ -70,6 +80,10 @@ from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, spl
 from streammetrics.wrappers.sliced.results import SlicedResults
 
 from . import ranked as ranked_engine
+from .keyed_split import KeyedSplit as KeyedSplit
+from .keyed_split import Tuples as Tuples
+from .keyed_split import batch_tuples, pair_codes, task_of
+from .keyed_split import split_of as split_of
 from .plan import (
     Plan,
     column,
@@ -82,117 +96,6 @@ from .plan import (
     state_of,
     vector_scores,
 )
-
-#: The configuration the ranked members must have (exact, full-area AUROC one-vs-rest, step AP).
-_REQUIRED = {"multilabel": False, "max_fpr": None, "interpolated": False, "eleven_point": False,
-             "multi_class": "ovr"}
-_ALLOWED = {"num_classes", "average", "ignore_index", *_REQUIRED}
-#: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
-Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
-
-
-@dataclass(frozen=True)
-class KeyedSplit:
-    """How a run is split: the keyed ranked members, the rest (as states), the key layout."""
-
-    names: tuple[str, ...]  #: every member of the (inner) set, in order
-    ranked: dict[str, Any]  #: the ranked members' configurations (class, config)
-    rest: dict[str, Any] | None  #: the rest's configuration (a MetricSet's, or a Sliced's with by)
-    rest_kind: str  #: "MetricSet" or "Sliced"
-    n_classes: int  #: C (1: binary)
-    micro: bool  #: a member averages micro: one more pooled problem per slice
-    ignore_index: int | None
-    ranked_first: bool  #: whether the ranked group comes first (validation order)
-    sliced: bool  #: by= slices
-    bare: bool  #: a Sliced around one metric (a slice's value is the metric's, not a dict)
-    key_names: tuple[str, ...] | None  #: the key columns' names (several by= columns)
-    max_slices: int
-
-    @property
-    def ap(self) -> bool:
-        """Whether a ranked member is ``AveragePrecision`` (else AUROC only)."""
-        return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
-
-    @property
-    def ap_columns(self) -> tuple[bool, ...]:
-        """Per column of a slice's problems (:attr:`width`), whether an ``AveragePrecision``
-        member reads its AP: the C class columns (binary: the one) unless every AP member
-        averages micro, the pooled one if one does. What :func:`range_task` summarises."""
-        micro = [cfg["config"].get("average") == "micro" and self.n_classes > 1 and self.micro
-                 for cfg in self.ranked.values() if cfg["class"] == "AveragePrecision"]
-        return (any(not m for m in micro),) * self.n_classes + ((any(micro),) if self.micro else ())
-
-    @property
-    def width(self) -> int:
-        """Problems per slice: C columns (1 binary), plus the pooled one with micro."""
-        return self.n_classes + int(self.micro)
-
-
-def _numeric(dtype: Any) -> bool:
-    try:
-        return np.dtype(dtype).kind in "biuf"
-    except TypeError:
-        return False
-
-
-def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit | None:
-    """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
-    ranking group is keyed -- multiclass one-vs-rest and/or ``by=`` -- and the keyed ranges give
-    its values; else None (binary sets without ``by`` have their own range paths).
-
-    Taken when one state group holds only exact full-area one-vs-rest ``AUROC`` / step
-    ``AveragePrecision`` members (binary or multiclass, any ``average``, no ``classes=`` /
-    ``pos_label=``), fed numeric label, score (one per class) and weight columns, no other
-    ``update`` keywords. O(members)."""
-    if plan.update_kwargs or not isinstance(plan.label, str) or not _numeric(dtypes.get(plan.label)):
-        return None
-    scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
-    if not all(isinstance(c, str) and _numeric(dtypes.get(c)) for c in scores):
-        return None
-    if plan.weight is not None and not (isinstance(plan.weight, str) and _numeric(dtypes.get(plan.weight))):
-        return None
-    sliced = plan.kind == "Sliced"
-    inner: Any = getattr(template, "metric", None) if sliced else template
-    if sliced and (template.overflow != "error" or template.min_count or template.controls is not None):
-        return None
-    bare = sliced and not isinstance(inner, MetricSet)
-    if bare:
-        inner = MetricSet(m=type(inner)._from_config(inner._config()))
-    if not isinstance(inner, MetricSet):
-        return None
-    groups = inner.groups
-    ranked = [g for g in groups if all(type(inner[n]) in (AUROC, AveragePrecision) for n in g)]
-    if len(ranked) != 1:
-        return None
-    cfgs = {n: inner[n]._config() for n in ranked[0]}
-    first = next(iter(cfgs.values()))
-    for cfg in cfgs.values():
-        if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
-            return None
-        if cfg["num_classes"] != first["num_classes"] or cfg["ignore_index"] != first["ignore_index"]:
-            return None
-    c = first["num_classes"]
-    if (c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c):
-        return None
-    if c is None and not sliced:
-        return None  # binary without slices: range_counts / the ranked engine
-    order = tuple(n for n, _ in inner.items())
-    others = [n for n in order if n not in ranked[0]]
-    rest, rest_kind = None, "MetricSet"
-    if others:
-        twin = MetricSet({n: type(inner[n])._from_config(inner[n]._config()) for n in others})
-        if twin._config()["groups"] != [g for g in groups if g is not ranked[0]]:
-            return None
-        rest = twin._config()
-        if sliced:
-            rest = {**template._config(), "metric": {"class": "MetricSet", "config": rest}}
-            rest_kind = "Sliced"
-    members = inner._config()["members"]
-    micro = any(members[n]["config"]["average"] == "micro" for n in ranked[0]) and c is not None
-    names = plan.by if sliced and not isinstance(plan.by, str) else None
-    return KeyedSplit(order, {n: members[n] for n in ranked[0]}, rest, rest_kind, c or 1, micro,
-                      first["ignore_index"], groups.index(ranked[0]) == 0, sliced, bare,
-                      None if names is None else tuple(names), int(template.max_slices) if sliced else 1)
 
 
 @dataclass
@@ -252,36 +155,19 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     left out (a zero weight is a removal). O(n x width)."""
     rest = None if split.rest is None else empty_set(split.rest, split.rest_kind)
     local: dict[Any, int] = {}
-    c, width = split.n_classes, split.width
-    task = "multiclass" if _multiclass(split) else "binary"
+    task = task_of(split)
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
     for y, p, w, slices in batches:
         kwargs = {} if slices is None else {"slices": slices}
         if rest is not None and not split.ranked_first:
             rest.update(y, p, sample_weight=w, **kwargs)
-        b = score_batch(y, p, w, task, c, split.ignore_index)
+        b = score_batch(y, p, w, task, split.n_classes, split.ignore_index)
         if rest is not None and split.ranked_first:
             rest.update(y, p, sample_weight=w, **kwargs)
         rows = _slice_codes(slices, b.y.shape[0], local)
         row_codes.append(rows)
-        yy, ss, ww = b.y, b.s, b.w
-        keep = np.ones(yy.shape[0], bool) if split.ignore_index is None else yy != split.ignore_index
-        if ww is not None:
-            keep &= ww != 0
-        yy, ss, rows = yy[keep], ss[keep], rows[keep]
-        ww = None if ww is None else ww[keep]
-        if task == "binary":
-            out.append((rows * width, ss.astype(np.float64), yy != 0, ww))
-            continue
-        cols = np.arange(c)
-        codes = (rows[:, None] * width + cols).ravel()
-        flat = ss.astype(np.float64).ravel()
-        pos = (yy[:, None] == cols).ravel()
-        wt = None if ww is None else np.repeat(ww, c)
-        out.append((codes, flat, pos, wt))
-        if split.micro:
-            out.append((np.repeat(rows * width + c, c), flat, pos, wt))
+        out += batch_tuples(b.y, b.s, b.w, rows, split)
     tuples = _joined(out)
     m = tuples[0].shape[0]
     idx = np.unique(np.linspace(0, max(0, m - 1), min(sample_size, m)).astype(np.int64))
@@ -291,10 +177,6 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
         counts = np.bincount(np.concatenate(row_codes), minlength=len(local))
     return KeyedPart(None if rest is None else state_of(rest), tuples,
                      (tuples[0][idx], tuples[1][idx], stands), list(local), counts)
-
-
-def _multiclass(split: KeyedSplit) -> bool:
-    return any(cfg["config"]["num_classes"] is not None for cfg in split.ranked.values())
 
 
 def _joined(parts: list[Tuples]) -> Tuples:
@@ -450,19 +332,27 @@ class KeyedSummaries:
     #: unweighted: each code's doubled Mann-Whitney count inside the range, an exact integer
     #: (ties 1/2), so that AUROC is one process's ``u2 / (2 P N)`` bit for bit; else None
     u2: list[int] | None = None
+    #: (F, codes): per ``max_fpr`` asked (the sorted union of ``range_task``'s ``max_fprs``),
+    #: each code's part of the partial ROC area (0 where its column reads none); else None
+    partial: np.ndarray | None = None
 
 
 def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdges, r: int,
-               ap: bool | Sequence[bool] = True) -> KeyedSummaries:
+               ap: bool | Sequence[bool] = True,
+               max_fprs: Sequence[Sequence[float]] = ()) -> KeyedSummaries:
     """One range: its pieces joined and sorted once in (code, class, score) order -- a stable
     radix sort of the small code ``2 (code - lo) + positive``, then each segment's scores --
     and each code's segment summarised by :func:`streammetrics._engines.ranked.range_summary`
     with its offsets: no curve pass with unit weights (their exact pair count ``u2``, from the
     same ranking as the AP's counts, is what the root reads), no AP without ``ap`` (a bool, or
     per column of a slice: :attr:`KeyedSplit.ap_columns`, e.g. not the pooled micro problem
-    of a macro AP; such a code's AP part is 0, which no member reads). A code's
+    of a macro AP; such a code's AP part is 0, which no member reads). ``max_fprs``, per
+    column of a slice (:attr:`KeyedSplit.partial_columns`; empty: none anywhere), the
+    ``max_fpr`` values whose part of the partial ROC area each code of that column carries
+    (``ranked.partial_areas``, from the code's curve points offset by its weights above the
+    range): the summaries' ``partial`` rows, one per value of their sorted union. A code's
     segments are consecutive: found by one pass over the segment codes, not a search per code.
-    O(n_r log n_r) plus O(1) numpy calls per code."""
+    O(n_r log n_r) plus O(1) numpy calls per code (O(n_r) more per partial area)."""
     codes, s, pos, w = _joined([p for p in pieces if p[0].shape[0]])
     lo, _ = edges.span(r)
     k2 = (codes - lo) * 2 + pos
@@ -497,37 +387,52 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
     tot_p, tot_n = offsets.pos.tolist(), offsets.neg.tolist()
     width = edges.width
     per_column = [bool(ap)] * width if isinstance(ap, bool) else [bool(a) for a in ap]
+    fprs = sorted({float(m) for col in max_fprs for m in col})
+    partial = np.zeros((len(fprs), n)) if fprs else None
     for j, rel in enumerate(out_codes.tolist()):
         runs = [empty, empty]
         for a, b, positive in seg[bounds[j] : bounds[j + 1]]:
             runs[positive] = (s[a:b], None if w is None else w[a:b])
         off = (float(ab_p[rel]), float(ab_n[rel]), float(be_n[rel]))
         tot = (float(tot_p[lo + rel]), float(tot_n[lo + rel]))
+        ms = tuple(max_fprs[(lo + rel) % width]) if fprs else ()
         # unit weights: the exact pair count u2 (the root reads it, not pairs), no curve pass
-        summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False,
+        # unless a partial area reads the curve
+        summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False, max_fprs=ms,
                                            ap=per_column[(lo + rel) % width],
                                            exact_pairs=u2 is not None)
         vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
+        if partial is not None:
+            partial[[fprs.index(m) for m in ms], j] = summ.partial
         if u2 is not None:
             assert summ.u2 is not None
             u2.append(summ.u2)
-    return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2)
+    return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2, partial)
 
 
-def problem_values(summaries: Sequence[KeyedSummaries],
-                   offsets: KeyedOffsets) -> tuple[np.ndarray, np.ndarray]:
+def problem_values(summaries: Sequence[KeyedSummaries], offsets: KeyedOffsets, max_fprs: Sequence[float] = (),
+                   partial: dict[float, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per problem code, AUROC and AP: :func:`streammetrics._engines.ranked.combine` of its range
-    summaries (ranges in increasing order). O(R x K)."""
+    summaries (ranges in increasing order); with ``max_fprs`` (the summaries' sorted union,
+    :attr:`KeyedSplit.max_fprs`), each code's McClish-standardised partial AUROC per value m
+    put in ``partial[m]`` (``combine``'s: the sum of its ranges' parts; nan without positives
+    or negatives). O(R x K x (1 + F)) for F values."""
     k = offsets.pos.shape[0]
     per: list[list[ranked_engine.RangeSummary]] = [[] for _ in range(k)]
     for sm in summaries:
-        for code, p, n, pairs, ap in zip(sm.codes.tolist(), sm.pos.tolist(), sm.neg.tolist(),
-                                         sm.pairs.tolist(), sm.ap.tolist(), strict=True):
-            per[code].append(ranked_engine.RangeSummary(0, p, n, pairs, ap, None))
+        parts = [()] * sm.codes.shape[0] if sm.partial is None else sm.partial.T.tolist()
+        for code, p, n, pairs, ap, part in zip(sm.codes.tolist(), sm.pos.tolist(), sm.neg.tolist(),
+                                               sm.pairs.tolist(), sm.ap.tolist(), parts, strict=True):
+            per[code].append(ranked_engine.RangeSummary(0, p, n, pairs, ap, None, tuple(part)))
     auroc, ap = np.full(k, math.nan), np.full(k, math.nan)
+    partial = {} if partial is None else partial
+    for m in max_fprs:
+        partial[float(m)] = np.full(k, math.nan)
     for code in range(k):
-        res = ranked_engine.combine(per[code], (float(offsets.pos[code]), float(offsets.neg[code])))
+        res = ranked_engine.combine(per[code], (float(offsets.pos[code]), float(offsets.neg[code])), max_fprs)
         auroc[code], ap[code] = res["auroc"], res["ap"]
+        for m in max_fprs:
+            partial[float(m)][code] = res["partial"][m]
     if summaries and all(sm.u2 is not None for sm in summaries):  # unit weights: exact integers
         doubled = [0] * k
         below = [0] * k
@@ -542,6 +447,15 @@ def problem_values(summaries: Sequence[KeyedSummaries],
     return auroc, ap
 
 
+def _ovo_value(m: AUROC, areas: np.ndarray, pos: np.ndarray, c: int) -> float:
+    """A one-vs-one AUROC member's value from a slice's C (C - 1) pair problems: their areas
+    (full or partial, per :func:`~.keyed_split.pair_codes` column) and positive weights (pair
+    (i, j)'s positives are class i: its weight), by the member's own rule
+    (:meth:`AUROC._ovo_given`). O(C^2)."""
+    w = np.array([pos[pair_codes(i, 1 if i == 0 else 0, c)] for i in range(c)], dtype=np.float64)
+    return m._ovo_given(w, lambda i, j: float(areas[pair_codes(i, j, c)]))
+
+
 def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[KeyedSummaries],
                  offsets: KeyedOffsets, edges: KeyedEdges,
                  split: KeyedSplit) -> tuple[Any, list[tuple[str, type[Warning]]]]:
@@ -554,7 +468,8 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
     if split.rest is not None:
         states = [rebuild(split.rest, s, split.rest_kind) for s in rest_states]
         rest, caught = compute_recorded(merged(states))
-    auroc, ap = problem_values(summaries, offsets)
+    partial: dict[float, np.ndarray] = {}
+    auroc, ap = problem_values(summaries, offsets, split.max_fprs, partial)
     twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
     assert isinstance(twin, MetricSet)
     width, c = split.width, split.n_classes
@@ -569,8 +484,12 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
             for name in split.ranked:
                 m = twin[name]
                 assert isinstance(m, (AUROC, AveragePrecision))
-                arr = auroc if isinstance(m, AUROC) else ap
-                if m.task == "binary":
+                arr = ap
+                if isinstance(m, AUROC):
+                    arr = auroc if m.max_fpr is None or m.max_fpr == 1 else partial[float(m.max_fpr)]
+                if isinstance(m, AUROC) and m.multi_class == "ovo":
+                    got[name] = _ovo_value(m, arr[base : base + width], offsets.pos[base : base + width], c)
+                elif m.task == "binary":
                     got[name] = m._value_given(float(arr[base]), None, None, m._undefined)
                 elif m.average == "micro":
                     got[name] = m._value_given(float(arr[base + c]), None, None, m._undefined)

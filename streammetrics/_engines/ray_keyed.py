@@ -1,4 +1,5 @@
-"""``streammetrics.ray.evaluate``'s ``by=`` slices and multiclass one-vs-rest exact AUROC / AP by
+"""``streammetrics.ray.evaluate``'s ``by=`` slices and multiclass one-vs-rest / multilabel exact AUROC
+(full or partial) / AP by
 (key, score) ranges over a Ray Dataset's blocks: the steps of
 :mod:`streammetrics._engines.keyed_ranges` as plain Ray tasks (the transport of
 :mod:`streammetrics._engines.ray_blocks`).
@@ -51,8 +52,8 @@ def _route_task(part: kr.KeyedPart, edges: kr.KeyedEdges, index: int) -> list[An
 
 
 def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, r: int, ap: Sequence[bool],
-                *pieces: kr.Tuples) -> kr.KeyedSummaries:
-    return kr.range_task(pieces, offsets, edges, r, ap)
+                max_fprs: Sequence[Sequence[float]], *pieces: kr.Tuples) -> kr.KeyedSummaries:
+    return kr.range_task(pieces, offsets, edges, r, ap, max_fprs)
 
 
 def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
@@ -79,7 +80,8 @@ def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
     offsets = kr.offsets_of(ray.get([x[0] for x in routed]), edges)
     offsets_ref = ray.put(offsets)
     task = ray.remote(_range_task)
-    summaries = ray.get([task.remote(offsets_ref, edges_ref, r, split.ap_columns, *[x[r + 1] for x in routed])
+    summaries = ray.get([task.remote(offsets_ref, edges_ref, r, split.ap_columns, split.partial_columns,
+                                     *[x[r + 1] for x in routed])
                          for r in range(n_ranges)])
     with trusted_states():  # the rest's states were made by the block tasks
         values, caught = kr.final_values([h[0] for h in heads if h[0] is not None], summaries, offsets,

@@ -44,7 +44,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any, cast
 
 import numpy as np
@@ -195,7 +195,21 @@ class AUROC(RankingMetric[Value]):
         st = self._pairs("multi_class: one-vs-one AUROC")  # the constructor refuses bins
         u2 = st.u2()
         w = st.totals()[0]  # weight of every class (the same in every column)
-        c = st.n_columns
+
+        def area(i: int, j: int) -> float:
+            if self.max_fpr is not None:
+                return roc_auc_from_counts(self._pair_counts(i, j), self.max_fpr)
+            return float(u2[i, j]) / (2.0 * w[i] * w[j])
+
+        return self._ovo_given(w, area)
+
+    def _ovo_given(self, w: np.ndarray, area: Callable[[int, int], float]) -> float:
+        """Hand & Till's value from the weight ``w`` of each class and ``area(i, j)`` = AUC(i|j)
+        (class i's column-i scores against class j's; read only for two present classes):
+        the mean -- "weighted" by w_i + w_j -- over the pairs of present classes of
+        (AUC(i|j) + AUC(j|i)) / 2; one warning naming the absent classes. What ``compute``
+        gives from the state, and an engine from its per-pair areas. O(C^2) calls of ``area``."""
+        c = len(w)
         pairs: list[float] = []
         prev: list[float] = []
         missing: set[int] = set()
@@ -204,13 +218,7 @@ class AUROC(RankingMetric[Value]):
                 if w[i] <= 0 or w[j] <= 0:
                     missing.update(k for k in (i, j) if w[k] <= 0)
                     continue
-                if self.max_fpr is not None:
-                    a_ij = roc_auc_from_counts(self._pair_counts(i, j), self.max_fpr)
-                    a_ji = roc_auc_from_counts(self._pair_counts(j, i), self.max_fpr)
-                else:
-                    den = 2.0 * w[i] * w[j]
-                    a_ij, a_ji = float(u2[i, j]) / den, float(u2[j, i]) / den
-                pairs.append((a_ij + a_ji) / 2.0)
+                pairs.append((area(i, j) + area(j, i)) / 2.0)
                 prev.append(w[i] + w[j])
         if missing:
             warn_undefined_nan(self._name, "class absent: its one-vs-one pairs are left out", sorted(missing))

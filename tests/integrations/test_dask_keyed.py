@@ -245,12 +245,13 @@ def test_parquet_nulls_skip_and_routes(tmp_path: Any) -> None:
 
 
 def test_sets_outside_the_keyed_ranges_take_the_state_path() -> None:
-    """One-vs-one, max_fpr, interpolated AP, bins, classes= and compute=False: no keyed split."""
+    """Interpolated AP, bins, classes= and compute=False: no keyed split (max_fpr, multilabel
+    and one-vs-one: test_dask_keyed_more.py)."""
     df = _data(50, 1)
     template, plan_of = sm.MetricSet, {"y": np.int64, **{c: np.float64 for c in SCORES}}
     from streammetrics._engines.plan import make_plan
 
-    for m in (sm.AUROC(C, multi_class="ovo"), sm.AUROC(C, max_fpr=0.5), sm.AveragePrecision(C, interpolated=True),
+    for m in (sm.AveragePrecision(C, interpolated=True),
               sm.AUROC(C, max_bytes=4096), sm.AUROC(C, classes=["a", "b", "c"])):
         acc, _, plan = make_plan(template(m=m), label="y", score=SCORES, weight=None, query=None, doc_id=None,
                                  update_kwargs={}, available=list(df.columns))

@@ -71,3 +71,51 @@ def test_a_refused_null_names_its_block_and_skip_counts_it() -> None:
     with pytest.warns(NullRowsSkipped, match=r"skipped 1 row\(s\)"):
         got = evaluate(ds, sm.AUROC(), label="y", score="s", by="g", nulls="skip")
     cases.assert_same(got, want)
+
+
+def test_partial_auroc_and_multilabel_by_keyed_ranges(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """``AUROC(max_fpr=...)`` with ``by=`` (binary) and multiclass one-vs-rest, one-vs-one AUROC by
+    slice x class pair, multilabel AUROC (full and partial) / AP by slice x label: the keyed
+    ranges (evaluate and evaluate_parquet),
+    one process's values within 1e-12 (ties, weights with zeros, a slice without positives), the
+    driver given O(R x K) summaries, not the scores."""
+    import streammetrics._engines.keyed_ranges as KR
+
+    rng = np.random.default_rng(9)
+    n = 4_000
+    y = rng.integers(0, C, n)
+    s = np.round(rng.random((n, C)) + 0.3 * np.eye(C)[y], 1)
+    labels = (rng.random((n, C)) < 0.2 + 0.5 * (s > 0.6)).astype(np.int64)
+    df = pd.DataFrame({"y": y, **{f"s{c}": s[:, c] for c in range(C)}, **{f"l{c}": labels[:, c] for c in range(C)},
+                       "w": np.round(rng.random(n) * 2, 1), "g": rng.choice(["a", "b", "c", "d"], n),
+                       "yb": (y == 1).astype(np.int64)})
+    df.loc[df.g == "d", "yb"] = 0
+    ds = ray.data.from_pandas([df.iloc[:0], df.iloc[:700], df.iloc[700:3_100], df.iloc[3_100:]])
+    sent: list[int] = []
+    real = KR.final_values
+    monkeypatch.setattr(KR, "final_values", lambda *a: sent.append(cases.numbers_in(a[1])) or real(*a))
+    w = df.w.to_numpy()
+    binary = sm.MetricSet(part=sm.AUROC(max_fpr=0.3), auroc=sm.AUROC(), ap=sm.AveragePrecision(), f1=sm.F1())
+    want = sm.Sliced(binary.copy()).update(df.yb.to_numpy(), df.s1.to_numpy(), slices=df.g.to_numpy(),
+                                           sample_weight=w).compute()
+    cases.assert_same(evaluate(ds, binary, label="yb", score="s1", by="g", weight="w"), want)
+    multiclass = sm.MetricSet(part=sm.AUROC(C, max_fpr=0.4, average="weighted"),
+                              micro=sm.AUROC(C, max_fpr=0.2, average="micro"), acc=sm.Accuracy(C))
+    want = multiclass.copy().update(y, s, sample_weight=w).compute()
+    cases.assert_same(evaluate(ds, multiclass, label="y", score=SCORES, weight="w"), want)
+    ovo = sm.MetricSet(a=sm.AUROC(C, multi_class="ovo"), p=sm.AUROC(C, multi_class="ovo", max_fpr=0.3,
+                                                                     average="weighted"))
+    want = sm.Sliced(ovo.copy()).update(y, s, slices=df.g.to_numpy(), sample_weight=w).compute()
+    cases.assert_same(evaluate(ds, ovo, label="y", score=SCORES, weight="w", by="g"), want)
+    names = [f"l{c}" for c in range(C)]
+    multilabel = sm.MetricSet(part=sm.AUROC(C, multilabel=True, max_fpr=0.3, average=None),
+                              micro=sm.AUROC(C, multilabel=True, average="micro"),
+                              ap=sm.AveragePrecision(C, multilabel=True))
+    want = sm.Sliced(multilabel.copy()).update(labels, s, slices=df.g.to_numpy(), sample_weight=w).compute()
+    cases.assert_same(evaluate(ds, multilabel, label=names, score=SCORES, by="g", weight="w"), want)
+    df.iloc[:1_500].to_parquet(tmp_path / "a.parquet")
+    df.iloc[1_500:].to_parquet(tmp_path / "b.parquet")
+    cases.assert_same(evaluate_parquet(str(tmp_path), multilabel, label=names, score=SCORES, by="g", weight="w"),
+                      want)
+    assert len(sent) == 5  # every run by the keyed ranges
+    assert max(sent) <= 8 * (4 * C * (C - 1) + 2) * 2  # a few numbers per (range, problem): 2 CPUs, 2 ranges
