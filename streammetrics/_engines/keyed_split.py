@@ -20,7 +20,7 @@ from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
 from . import ranked as ranked_engine
-from .plan import Plan
+from .plan import Plan, numeric_dtype
 
 #: The configuration the ranked members must have (exact AUROC, full or partial area, one-vs-rest
 #: or one-vs-one; step AP; binary, multiclass or multilabel).
@@ -93,13 +93,6 @@ class KeyedSplit:
         return self.n_classes + int(self.micro)
 
 
-def _numeric(dtype: Any) -> bool:
-    try:
-        return np.dtype(dtype).kind in "biuf"
-    except TypeError:
-        return False
-
-
 def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit | None:
     """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
     ranking group is keyed -- multiclass one-vs-rest and/or ``by=`` -- and the keyed ranges give
@@ -113,9 +106,11 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     (one per class or label) and weight columns, no other ``update`` keywords. O(members)."""
     labels = [plan.label] if isinstance(plan.label, str) else list(plan.label)
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
-    if plan.update_kwargs or not all(isinstance(c, str) and _numeric(dtypes.get(c)) for c in labels + scores):
+    numeric = [isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in labels + scores]
+    if plan.update_kwargs or not all(numeric):
         return None
-    if plan.weight is not None and not (isinstance(plan.weight, str) and _numeric(dtypes.get(plan.weight))):
+    weight = plan.weight
+    if weight is not None and not (isinstance(weight, str) and numeric_dtype(dtypes.get(weight))):
         return None
     sliced = plan.kind == "Sliced"
     inner: Any = getattr(template, "metric", None) if sliced else template

@@ -205,3 +205,31 @@ def test_extension_dtype_null_is_named_as_on_the_state_path() -> None:
 @pytest.mark.parametrize("dtype", ["string", "category", "object", "datetime64[ns]", None])
 def test_numeric_dtype_refuses_what_the_range_path_cannot_read(dtype: Any) -> None:
     assert not numeric_dtype(None if dtype is None else pd.api.types.pandas_dtype(dtype))
+
+
+def test_extension_dtypes_take_the_keyed_route_with_by() -> None:
+    """``by=`` slices over nullable columns: the (key, score) ranges, NA rows skipped, each
+    slice's values those of one process over its rows."""
+    import streammetrics._engines.keyed_ranges as KR
+
+    rng = np.random.default_rng(1)
+    n = 600
+    y, p, g = rng.random(n) < 0.4, np.round(rng.random(n), 2), rng.integers(0, 4, n)
+    df = pd.DataFrame({"y": pd.array(y.astype(np.int64), dtype="Int64"), "p": pd.array(p, dtype="Float64"),
+                       "g": g})
+    df.loc[[5, 77], "p"] = pd.NA
+    metrics = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision())
+    seen: list[Any] = []
+    real = KR.split_of
+    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"), \
+            warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mp.setattr(KR, "split_of", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
+        got = evaluate(dd.from_pandas(df, npartitions=3), metrics, label="y", score="p", by="g", nulls="skip")
+    assert seen and seen[0] is not None
+    keep = df.p.notna().to_numpy()
+    for k in range(4):
+        rows = keep & (g == k)
+        want = metrics.copy().update(y[rows].astype(np.int64), p[rows]).compute()
+        assert got[k]["auroc"] == want["auroc"]
+        assert got[k]["ap"] == pytest.approx(want["ap"], rel=1e-12)
