@@ -142,8 +142,8 @@ def evaluate(
     instead (see the module docstring): the blocks are held once in the object store, the driver
     receives O(R) numbers per range (plus 24 bytes per distinct positive score for unweighted
     AP) and one state of the other members per task -- never the scores; with ``by=`` or
-    multiclass one-vs-rest members, by (key, score) ranges (O(R x K) numbers). With a
-    multilabel member, curves or another exact ranking metric, the
+    multiclass (one-vs-rest or one-vs-one) or multilabel members, partial areas too, by (key,
+    score) ranges (O(R x K) numbers). With curves or another exact ranking metric, the
     driver holds every block's exact state (8 bytes a score, 16 weighted) and its merge: use
     :func:`evaluate_ranked` for curves, or the bounded variants (``max_bytes=``). For Parquet
     files, :func:`evaluate_parquet` skips Ray Data's read (whose own cost is 2-3x one
