@@ -10,7 +10,9 @@ the JVM, Ray's daemons), so that a run under load can still be compared. Peak me
 is the largest ``ru_maxrss`` of a worker process (Dask: each worker; Ray: the pool's worker
 processes, asked after the runs; one process: the process itself); Spark: the JVM's own peak
 (``VmHWM`` of the ``java`` process that ``spark-submit`` starts under the driver: driver and
-executor in one JVM in ``local[2]``) and the largest Python worker's. ``dask_malloc`` /
+executor in one JVM in ``local[2]``) and the largest Python worker's. Dask's rows also give the
+idle cluster's CPU per second of wall (:func:`idle_rate`, measured after the runs) and what it
+makes of the best run's wall time: the part of the CPU column that only the wall time decides. ``dask_malloc`` /
 ``dask1_malloc``: the same LocalCluster with workers started with ``MALLOC_TRIM_THRESHOLD_`` and
 ``MALLOC_MMAP_THRESHOLD_`` at 256 MiB instead of distributed's default trim threshold of 64 KiB,
 which also pins glibc's mmap threshold at 128 KiB so that every large numpy array is a fresh
@@ -118,6 +120,19 @@ def tree_cpu() -> dict[int, float]:
     out = {pid: _proc_cpu(pid) for pid in descendants()}
     out[os.getpid()] = own.ru_utime + own.ru_stime
     return out
+
+
+def idle_rate(seconds: float) -> float:
+    """CPU seconds per second of wall that this process tree spends doing nothing for
+    ``seconds`` (Dask: the scheduler's and workers' event loops, heartbeats, the workers'
+    statistical profiler and monitors): what such a runtime costs a run of the same wall time
+    before any work, which grows with the wall time on a loaded machine."""
+    before = tree_cpu()
+    t = time.perf_counter()
+    time.sleep(seconds)
+    wall = time.perf_counter() - t
+    after = tree_cpu()
+    return sum(v - before.get(k, 0.0) for k, v in after.items()) / wall
 
 
 def vm_hwm_mb(pid: int) -> float:
@@ -246,7 +261,9 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
             secs, cpu, values = _timed(
                 lambda: evaluate_parquet(str(root), _metrics(), label="y", score="p"), repeat)
             peak = max(client.run(_maxrss_mb).values())
-        return {"seconds": secs, "cpu": cpu, "peak_mb": peak, "values": values}
+            idle = idle_rate(max(2.0, secs))
+        return {"seconds": secs, "cpu": cpu, "peak_mb": peak, "values": values,
+                "note": f"idle cluster {idle:.3f} CPU-s/s: {idle * secs:.2f} s of the run's CPU"}
     if engine in ("spark", "spark_states", "spark_arrow"):
         problem = java_problem()
         if problem is not None:  # else PySpark's "Java gateway process exited" after a while

@@ -21,7 +21,8 @@ give the single-process values with the same floating-point steps:
 The other members of the set travel as ordinary states and are merged as before.
 Complexity: a partition task O(n) (validation, the split by class into one buffer, sampling),
 routing O(n R) in place (R - 1 blocked comparisons per score and one ``ndarray.partition``;
-O(n log R) beyond 8 ranges), a range task sorts its pieces (O(n_r log n_r)) and counts them in
+O(n log R) beyond 8 ranges, and always with the compiled kernels: one branch-free pass per
+level of edges), a range task sorts its pieces (O(n_r log n_r)) and counts them in
 one linear merge; the root O(R + distinct positive scores).
 
 Memory: ``distributed``'s workers run with glibc's mmap threshold pinned at 128 KiB (its
@@ -41,6 +42,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.validation import score_batch
+from streammetrics._scores.exact import merge_count
 from streammetrics._scores.thresholds import ThresholdCounts, average_precision
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
@@ -190,7 +192,9 @@ class _ClassBuffer:
     (the class mask, ``compress``'s indices) stay in the CPU cache and under glibc's mmap
     threshold: ``distributed``'s workers pin it at 128 KiB, so that every larger temporary is
     a fresh mapping, page-faulted on first touch (measured: 2-3x faster than one ``compress``
-    per class and batch, with no page faults)."""
+    per class and batch, with no page faults). Where the compiled kernels are installed, one
+    branch-free pass per batch instead (``numba_kernels.split_classes``: 2.6-5.8x faster than
+    the blocks; the order inside a class differs, which nothing counts)."""
 
     def __init__(self, rows: int) -> None:
         try:  # rows: a file footer's claim; beyond memory (a corrupt footer) the buffer grows
@@ -222,6 +226,11 @@ class _ClassBuffer:
         n = s.shape[0]
         self._reserve(n)
         buf, size = self.buf, self.buf.shape[0]
+        # the compiled pass where installed (numba loaded for a task's whole buffer, not a batch)
+        mod = merge_count.kernels_at(max(n, size), "split") if y.dtype.kind in "biuf" else None
+        if mod is not None:
+            self.n_neg, self.n_pos = mod.split_classes(y, s, buf, self.n_neg, self.n_pos)
+            return
         mask = np.empty(min(n, _SPLIT_BLOCK), dtype=bool)
         for start in range(0, n, _SPLIT_BLOCK):  # small blocks: no temporary as long as the batch
             block = s[start : start + _SPLIT_BLOCK]
@@ -465,7 +474,9 @@ def partition_runs(parts: tuple[Any, ...], edges: np.ndarray) -> list[ranked_eng
     (``ndarray.partition`` at the number of its scores below each edge) so that range r is one
     contiguous slice, and the R pieces are views of it -- no copy, no new memory (a run that
     is not writeable is copied first). Only the order inside a run changes, which nothing
-    counts. O(n R) comparisons (O(n log R) beyond 8 ranges) and an O(n) selection."""
+    counts. O(n R) comparisons (O(n log R) beyond 8 ranges) and an O(n) selection; where the
+    compiled kernels are installed, ``ceil(log2 R)`` branch-free passes instead
+    (:func:`_compiled_cuts`: 11-17x faster than the count and ``ndarray.partition``)."""
     negs, poss = _partition(parts[1][0], edges), _partition(parts[1][2], edges)
     return [(n, None, p, None) for n, p in zip(negs, poss, strict=True)]
 
@@ -477,12 +488,35 @@ def _partition(v: np.ndarray, edges: np.ndarray) -> list[np.ndarray]:
         return [v] + [v[:0]] * (n_ranges - 1)
     if not v.flags.writeable:
         v = v.copy()
-    cuts = _below(v, edges)
-    kth = sorted({c for c in cuts if 0 < c < n})
-    if kth:
-        v.partition(kth)  # exactly cuts[j] scores are < edges[j]: they are the cuts[j] smallest
+    mod = merge_count.kernels_at(n, "partition") if v.dtype == np.float64 and v.flags.c_contiguous else None
+    if mod is not None:
+        cuts = _compiled_cuts(mod, v, edges)
+    else:
+        cuts = _below(v, edges)
+        kth = sorted({c for c in cuts if 0 < c < n})
+        if kth:
+            v.partition(kth)  # exactly cuts[j] scores are < edges[j]: they are the cuts[j] smallest
     bounds = [0, *cuts, n]
     return [v[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def _compiled_cuts(mod: Any, v: np.ndarray, edges: np.ndarray) -> list[int]:
+    """:func:`_partition`'s reordering by the compiled pass (``mod.partition_below``): the
+    middle edge splits ``v``, then each side by the edges on its side (a side's scores are all
+    below, or all at or above, the edges of the other), so every score is passed over
+    ``ceil(log2 R)`` times. Returns, for each edge, how many scores are below it -- where range
+    ``j + 1`` starts. Same cuts and the same score set per range as ``ndarray.partition`` at
+    :func:`_below`'s counts. O(n log R), no memory."""
+    cuts = [0] * edges.shape[0]
+    todo = [(0, edges.shape[0], 0, v.shape[0])]  # edges[lo:hi] cut v[a:b]
+    while todo:
+        lo, hi, a, b = todo.pop()
+        if lo < hi:
+            m = (lo + hi) // 2
+            cut = a + int(mod.partition_below(v[a:b], float(edges[m])))
+            cuts[m] = cut
+            todo += [(lo, m, a, cut), (m + 1, hi, cut, b)]
+    return cuts
 
 
 def _below(v: np.ndarray, edges: np.ndarray) -> list[int]:

@@ -24,6 +24,7 @@ from hypothesis import strategies as st  # noqa: E402
 import streammetrics as sm  # noqa: E402
 import streammetrics._engines.range_counts as RC  # noqa: E402
 from streammetrics._engines.plan import make_plan  # noqa: E402
+from streammetrics._scores.exact import merge_count  # noqa: E402
 from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
 
 
@@ -91,10 +92,10 @@ def test_split_taken_only_where_exact() -> None:
 @given(n=st.integers(0, 400), seed=st.integers(0, 10**6), ranges=st.integers(1, 7),
        order=st.sampled_from(["ranked first", "rest first", "only ranked"]),
        labels=st.sampled_from(["both", "both", "neg", "pos"]), decimals=st.integers(0, 3),
-       ignore=st.sampled_from([None, -1]), f32=st.booleans(), data=st.data())
+       ignore=st.sampled_from([None, -1]), f32=st.booleans(), compiled=st.booleans(), data=st.data())
 def test_any_ranges_and_partitions_give_one_process(
     n: int, seed: int, ranges: int, order: str, labels: str, decimals: int, ignore: int | None,
-    f32: bool, data: Any,
+    f32: bool, compiled: bool, data: Any,
 ) -> None:
     df = _data(n, seed, labels, decimals)
     if ignore is not None and n:
@@ -102,7 +103,7 @@ def test_any_ranges_and_partitions_give_one_process(
     if f32:
         df["p"] = df["p"].astype(np.float32)
     cuts = data.draw(st.lists(st.integers(0, n), max_size=6))
-    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
+    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"), _kernels(compiled):
         mp.setattr(RC, "range_count", lambda: ranges)
         got = _run(lambda: evaluate(_frames(df, cuts), _set(order, ignore), label="y", score="p"))
     want = _single(_set(order, ignore), df)
@@ -249,6 +250,51 @@ def test_parquet_read_by_pyarrow_globs_lists_and_fallbacks(tmp_path_factory: Any
 
 
 _parquet_task = __import__("streammetrics.dask", fromlist=["_parquet_task"])._parquet_task
+
+
+def _kernels(compiled: bool) -> Any:
+    """The range path's compiled routing and class split at every size (numba installed), or
+    numpy's blocks and ``ndarray.partition``."""
+    if compiled and merge_count.kernels() is None:
+        pytest.skip("numba is not installed")
+    return merge_count.compiled_kernels(compiled, sizes={"partition": 0, "split": 0} if compiled else None)
+
+
+@pytest.mark.parametrize("edges", [[0.25, 0.5, 0.75], [0.5, 0.5, 0.5], [-1.0, 2.0], [0.0], [1.0],
+                                   [0.3, 0.3, 0.6, 0.6, 0.6], list(np.linspace(0.05, 0.95, 12))])
+def test_compiled_routing_and_split_equal_numpy(edges: list[float]) -> None:
+    """The compiled class split and routing (one branch-free pass each) give each class, and
+    each range, exactly the scores of numpy's blocks and ``ndarray.partition`` (ties at and
+    repeated edges, empty ranges, ignored labels, bool labels, -0.0 and 0.0), the same cuts,
+    and the pieces stay views of the runs."""
+    rng = np.random.default_rng(len(edges))
+    batches = []
+    for n, kind in ((20_000, "int"), (0, "int"), (7_001, "bool"), (3, "int")):
+        y = rng.integers(0, 2, n)
+        p = np.round(rng.random(n), 1)
+        p[::13] = -0.0
+        if kind == "bool":
+            batches.append((y.astype(bool), p))
+        else:
+            y[::9] = -1
+            batches.append((y, p))
+    t, _, plan = make_plan(_set("only ranked", ignore=-1), label="y", score="p", weight=None, query=None,
+                           doc_id=None, update_kwargs={}, available=["y", "p"])
+    split = RC.split_of(t, plan, {"y": np.dtype("int64"), "p": np.dtype("float64")})
+    assert split is not None
+    e = np.asarray(edges)
+    out = {}
+    for compiled in (False, True):
+        with _kernels(compiled):
+            parts = RC.partition_parts([b for b in batches if len(b[0])], split, 16, 10)  # grows
+            out[compiled] = (parts[1], RC.partition_runs(parts, e))
+    (runs_n, pieces_n), (runs_c, pieces_c) = out[False], out[True]
+    for a, b in ((runs_n[0], runs_c[0]), (runs_n[2], runs_c[2])):
+        assert np.array_equal(np.sort(a), np.sort(b))
+    for pn, pc in zip(pieces_n, pieces_c, strict=True):
+        for a, b, run in ((pn[0], pc[0], runs_c[0]), (pn[2], pc[2], runs_c[2])):
+            assert a.shape == b.shape and np.array_equal(np.sort(a), np.sort(b))
+            assert np.shares_memory(b, run) or b.shape[0] == 0
 
 
 @pytest.mark.parametrize("edges", [[0.25, 0.5, 0.75], [0.5, 0.5, 0.5], [-1.0, 2.0], [0.0], [1.0],

@@ -62,6 +62,12 @@ MIN_SIZES: dict[str, int | None] = {
     "ap": 1_000,
     # regression._ranks.inversions (Kendall): 44-55 at 1e3, 6-12 at 1e6
     "inversions": 1_000,
+    # the engines' range routing (range_counts._partition: numpy's count and ndarray.partition
+    # vs one branch-free pass), 2026-12-06 05:25 UTC (load ~13): 11-17 from 3e2 to 1e6
+    "partition": 1_000,
+    # the engines' split of a batch by class into one buffer (range_counts._ClassBuffer.add:
+    # blocked compress vs one branch-free pass), same run: 2.6-5.8 from 3e2 to 1e6
+    "split": 1_000,
 }
 _SETTINGS: dict[str, object] = {"enabled": None, "min_size": None, "sizes": {}}
 _LOADED: list[ModuleType | None] = []  # [] until looked up, then [the kernels or None]

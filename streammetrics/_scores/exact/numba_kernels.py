@@ -26,6 +26,9 @@ two paths agree bit for bit; tests/ranking/test_merge_count.py checks it.
   and the step average precision read in one pass over the kept counts and the pending new
   thresholds, its terms summed as ``np.sum`` sums them (numpy's pairwise blocks and tree) and
   never written out (the numpy read takes ten passes and an array of terms).
+* :func:`partition_below`, :func:`split_classes`: the engines' range path
+  (:mod:`streammetrics._engines.range_counts`): scores reordered in place around a range edge,
+  and a batch's scores written into one buffer by class, each in one branch-free pass.
 """
 
 from __future__ import annotations
@@ -509,3 +512,38 @@ def merge_back(a: Any, na: int, b: Any) -> None:  # pragma: no cover - compiled
             a[k] = b[j]
             j -= 1
         k -= 1
+
+
+@_jit
+def partition_below(v: Any, edge: float) -> int:  # pragma: no cover - compiled
+    """Reorder ``v`` in place so that its scores below ``edge`` come first; returns how many
+    there are (``np.count_nonzero(v < edge)``). A branch-free Lomuto pass: each score is
+    swapped to the end of the part below and that part grows by the comparison's result, so no
+    branch depends on the data (random scores mispredict half of a branching pass's jumps).
+    The order inside each part is unspecified, as ``ndarray.partition``'s. O(n), no memory."""
+    k = 0
+    for j in range(v.shape[0]):
+        t = v[j]
+        below = t < edge
+        v[j] = v[k]
+        v[k] = t
+        k += below
+    return k
+
+
+@_jit
+def split_classes(y: Any, s: Any, buf: Any, n_neg: int, n_pos: int) -> Any:  # pragma: no cover
+    """Write scores ``s`` into ``buf`` by label: a zero label's at ``buf[n_neg]`` onwards, the
+    others' from ``buf[len(buf) - n_pos - 1]`` backwards; returns the new ``(n_neg, n_pos)``.
+    Branch-free: each score is written to both free ends and only its class's count moves (the
+    other slot is overwritten later, or is the same slot when one is left). The caller keeps
+    ``n_neg + n_pos + len(s) <= len(buf)``. O(n), no memory."""
+    top = buf.shape[0] - 1
+    for k in range(s.shape[0]):
+        x = s[k]
+        pos = y[k] != 0
+        buf[n_neg] = x
+        buf[top - n_pos] = x
+        n_pos += pos
+        n_neg += 1 - pos
+    return n_neg, n_pos
