@@ -161,9 +161,10 @@ def evaluate(
     multilabel member, curves or another exact ranking metric, the
     driver holds every block's exact state (8 bytes a score, 16 weighted) and its merge: use
     :func:`evaluate_ranked` for curves, or the bounded variants (``max_bytes=``). For Parquet
-    files, :func:`evaluate_parquet` skips Ray Data's read (whose own cost is 2-3x one
-    process's whole evaluation) and sends only counts of the exact binary AUROC / AP to the
-    driver.
+    files, :func:`evaluate_parquet` skips Ray Data's read (whose own cost is 2x one process's
+    whole evaluation and more: Ray 2.60's reader starts footer-reading actors at every read,
+    docs/scale-out.md) and sends only counts of the exact binary AUROC / AP to the driver. A
+    materialized dataset's blocks are read where they are, without a ``select_columns`` pass.
 
     Examples
     --------
