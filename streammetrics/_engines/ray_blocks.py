@@ -90,6 +90,7 @@ def _block_columns(table: Any, plan: Plan) -> tuple[list[np.ndarray], int]:
     refused as the state path does (:func:`~streammetrics._engines.plan.drop_nulls`: the column
     and row named, "of a Ray block"), and the rows dropped."""
     names = [c for c in (plan.label, plan.score, plan.weight) if isinstance(c, str)]
+    table = table.select(plan.columns())  # a dataset's other columns (zero-copy)
     arrays = arrow_arrays(table, plan) if table.num_rows else None
     if arrays is not None:
         return [arrays[c] for c in names], 0
@@ -139,17 +140,20 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
 
 
 def _sample_task(score: str, per_block: int, *tables: Any) -> list[np.ndarray]:
-    """Up to ``per_block`` evenly spaced scores of each block (nulls, NaN and non-numbers
-    dropped: the block tasks name them; an empty block gives none): only the ranges' balance
-    depends on them."""
+    """Up to ``per_block`` evenly spaced scores of each block (taken before any conversion:
+    only they are copied; nulls, NaN and non-numbers dropped: the block tasks name them; an
+    empty block gives none): only the ranges' balance depends on them."""
+    import pyarrow as pa
+
     out = []
     for table in tables:
+        col = table.column(score)
+        at = np.unique(np.linspace(0, len(col) - 1, min(len(col), per_block)).astype(np.int64))
         try:
-            v = np.asarray(table.column(score).drop_null().to_numpy(zero_copy_only=False), dtype=np.float64)
-        except (TypeError, ValueError):
+            picked = col.take(pa.array(at)).drop_null()
+            v = np.asarray(picked.to_numpy(zero_copy_only=False), dtype=np.float64)
+        except (TypeError, ValueError, pa.ArrowException):
             v = np.zeros(0)
-        at = np.linspace(0, v.shape[0] - 1, min(v.shape[0], per_block)).astype(np.int64)
-        v = v[np.unique(at)]
         out.append(v[~np.isnan(v)])
     return out
 

@@ -37,8 +37,8 @@ def _part_task(plan: Plan, split: kr.KeyedSplit, first: int,
     """A group of blocks (Arrow tables; ``first``: the dataset's number of the first, so a
     refused null names its block as the other routes do) as one
     :class:`~keyed_ranges.KeyedPart`; its head, the part, the rows skipped for a null."""
-    frames = [b.to_pandas() for b in blocks]  # empty ones kept: the numbering counts them
     cols = plan.columns()
+    frames = [b.select(cols).to_pandas() for b in blocks]  # empty ones kept: the numbering counts them
     skipped = sum(int(df[cols].isna().any(axis=1).sum()) for df in frames if len(df)) \
         if plan.nulls == "skip" else 0
     with trusted_states():

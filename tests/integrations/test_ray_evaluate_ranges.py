@@ -230,6 +230,40 @@ def test_other_cases_keep_the_state_path(calls) -> None:
     assert calls == [1]
 
 
+
+@pytest.mark.parametrize("nulls", ["error", "skip"])
+def test_a_materialized_dataset_is_not_selected(monkeypatch, calls, nulls) -> None:
+    """A materialized dataset's blocks exist: no ``select_columns`` (a pass over every block),
+    each task keeps its blocks' used columns itself -- another column (text with nulls) changes
+    no value and skips no row, on the ranges path, the state path and the keyed path (with
+    ``nulls="skip"``, nulls in the score: the pandas route of the tasks). A lazy dataset's
+    columns are still selected (Ray Data pushes the selection into its read)."""
+    import streammetrics.ray as smr
+
+    df = _frame(2000, 11).assign(note=["a", None] * 1000, g=np.arange(2000) % 3)
+    if nulls == "skip":
+        df.loc[::97, "p"] = np.nan
+    ds = _blocks(df, [500, 1200]).materialize()
+    selected: list[Any] = []
+    real = ray.data.Dataset.select_columns
+    monkeypatch.setattr(ray.data.Dataset, "select_columns", lambda self, *a, **k: selected.append(a) or real(self, *a, **k))
+    kept = df.dropna(subset=["p"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the rows skipped for a null (nulls="skip")
+        _same_bits(evaluate(ds, _set(), label="y", score="p", nulls=nulls), _one_process(_set(), kept))
+        rest = sm.MetricSet(f1=sm.F1(), cm=sm.ConfusionMatrix())
+        _same_bits(evaluate(ds, rest, label="y", score="p", nulls=nulls), _one_process(rest, kept))
+        by = evaluate(ds, _set("only ranked"), label="y", score="p", by="g", nulls=nulls)
+    want = sm.Sliced(_set("only ranked")).update(kept.y.to_numpy(), kept.p.to_numpy(),
+                                                 slices=kept.g.to_numpy()).compute()
+    cases.assert_same(by, want)
+    assert calls == [1] and selected == []
+    lazy = ds.map_batches(lambda b: b, batch_format="pyarrow")
+    assert smr._selected(lazy, ["y", "p"], True) is not lazy and selected == [(["y", "p"],)]
+    only = lazy.select_columns(["p", "y"])
+    assert smr._selected(only, ["y", "p"], False) is only  # already those columns
+
+
 def _fetched(monkeypatch, run: Any) -> list[int]:
     """The pickled size of each object list the driver fetches from the tasks (every ``ray.get``
     of the path goes through :func:`ray_blocks.get`: the edge sample first), while ``run`` runs."""
