@@ -392,6 +392,16 @@ def _evaluate(df: Any, run: Run, depth: int, direct: bool = False) -> Any:
     ranked = spark_ranked.split_for(run)
     if ranked is not None:  # exact binary AUROC / AP on any frame: shuffled ranges, no gather
         return _split_evaluate(df, run, ranked, depth, tasks)
+    from streammetrics._engines import spark_keyed
+
+    keyed = spark_keyed.split_for(df, run)
+    if keyed is not None:  # by= slices, multiclass one-vs-rest AUROC / AP: (key, score) ranges
+        frame = df.select(*readable_columns(df, plan.columns()))
+        with _task_errors(), _batch_rows(frame):
+            values, caught, skipped = spark_keyed.keyed_values(frame, plan, keyed,
+                                                               spark_keyed.range_count(df.sparkSession))
+        run.report_skipped(skipped)
+        return run.shape.deliver(values, caught, sliced=plan.by is not None)
     acc, skipped = _states(df, run, depth, tasks)
     run.report_skipped(skipped)
     return run.result(acc)
