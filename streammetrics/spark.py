@@ -46,13 +46,25 @@ every score on the driver when values are asked for (``compute=True``), on any f
   frame computed once: its sorted runs are persisted for the shuffle): no process holds more
   than its range, the driver O(partitions x R) numbers; within 1e-12 of one process.
 
-The set's other members go by their states as above (on the shuffled route fed in the same
-pass, each partition's state merged on the driver). Still gathered on the driver (one score
-per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead): ``compute=False`` (the
-merged accumulators are asked for), ``by=`` slices, multiclass / multilabel AUROC and AP,
-interpolated AP, the curves (``ROCCurve``, ``PRCurve``: use
-:func:`evaluate_ranked`), other exact ranking metrics, and a second exact AUROC / AP state in
-the same set (another ``ignore_index``). See docs/scale-out.md.
+``by=`` slices (binary members) and multiclass one-vs-rest ``AUROC`` / ``AveragePrecision``
+(one numeric score column per class, any ``average``, micro too), and both, go by (key, score)
+ranges on any frame, weighted or not, either ``nulls``
+(:mod:`streammetrics._engines.spark_keyed`, the steps of
+:mod:`streammetrics._engines.keyed_ranges`): one pass over the frame makes each chunk's keyed
+tuples (persisted) and sends the driver a sample, the slice keys and the other members' state
+per partition; a second pass routes the tuples to R ranges (8 per core; persisted) and sends
+per-range totals; the pieces are shuffled by range and each range task sends O(keys in range)
+numbers: the driver holds O(R x K) numbers for K slices x classes, within 1e-12 of one
+process (unweighted AUROC bit for bit).
+
+The set's other members go by their states as above (on the shuffled and keyed routes fed in
+the same pass, each partition's state merged on the driver). Still gathered on the driver (one
+score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
+``compute=False`` (the merged accumulators are asked for), a vector score column (MLlib
+``VectorUDT`` or arrays) with ``by=`` or multiclass, interpolated / 11-point AP (except on
+the direct Parquet range path) and beside ``by=`` or classes, the curves (``ROCCurve``,
+``PRCurve``: use :func:`evaluate_ranked`), other exact ranking metrics, and a second exact
+AUROC / AP state in the same set (another ``ignore_index``). See docs/scale-out.md.
 
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
 driver holds one merged state -- counts for the members above, one score per row for the
@@ -341,10 +353,14 @@ def evaluate(
     range tasks reading every row, bit for bit as one process; on any other frame by the
     shuffled ranges of :func:`evaluate_ranked` (the frame computed once, within 1e-12); the
     driver receives counts, not scores, and the other members' states as usual (see the
-    module docstring). The driver does hold one score per row (8 bytes, 16 weighted) for
-    ``compute=False``, ``by=`` slices, multiclass / multilabel AUROC and AP,
-    interpolated AP, the curves and other exact ranking metrics: use :func:`evaluate_ranked`
-    (curves) or the bounded ``max_bytes=`` variants beyond the driver's memory.
+    module docstring); so do ``by=`` slices, multiclass one-vs-rest / one-vs-one and
+    multilabel AUROC (also partial: ``max_fpr``) / AP, by (key, score) ranges (one numeric
+    score column per class or label; the driver O(R x K) numbers for K slices x classes). The
+    driver does hold one score per row (8 bytes, 16 weighted) for ``compute=False``,
+    interpolated AP off the direct Parquet range path, the curves and other exact ranking
+    metrics: use
+    :func:`evaluate_ranked` (curves) or the bounded ``max_bytes=`` variants beyond the
+    driver's memory.
 
     Examples
     --------
@@ -392,6 +408,16 @@ def _evaluate(df: Any, run: Run, depth: int, direct: bool = False) -> Any:
     ranked = spark_ranked.split_for(run)
     if ranked is not None:  # exact binary AUROC / AP on any frame: shuffled ranges, no gather
         return _split_evaluate(df, run, ranked, depth, tasks)
+    from streammetrics._engines import spark_keyed
+
+    keyed = spark_keyed.split_for(df, run)
+    if keyed is not None:  # by= slices, multiclass one-vs-rest AUROC / AP: (key, score) ranges
+        frame = df.select(*readable_columns(df, plan.columns()))
+        with _task_errors(), _batch_rows(frame):
+            values, caught, skipped = spark_keyed.keyed_values(frame, plan, keyed,
+                                                               spark_keyed.range_count(df.sparkSession))
+        run.report_skipped(skipped)
+        return run.shape.deliver(values, caught, sliced=plan.by is not None)
     acc, skipped = _states(df, run, depth, tasks)
     run.report_skipped(skipped)
     return run.result(acc)

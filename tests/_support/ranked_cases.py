@@ -8,8 +8,11 @@ scikit-learn): the curves' counts are equal bit for bit with unit or integer wei
 
 from __future__ import annotations
 
+import random
 import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -86,3 +89,79 @@ def parts(df: pd.DataFrame, cuts: list[int]) -> list[pd.DataFrame]:
     at = sorted(min(max(c, 0), len(df)) for c in cuts)
     bounds = [0, *at, len(df)]
     return [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+# -- a stand-in for the few DataFrame calls the Spark range jobs make --------------------------------
+
+
+class Rows:
+    """Collected rows (tuples) standing for a DataFrame after a Python task."""
+
+    def __init__(self, rows: list[tuple[Any, ...]], columns: list[str]) -> None:
+        self.rows, self.columns = rows, columns
+
+    def collect(self) -> list[tuple[Any, ...]]:
+        return self.rows
+
+    def persist(self, level: Any = None) -> Rows:
+        return self
+
+    def unpersist(self) -> None:
+        pass
+
+    def filter(self, condition: str) -> Rows:  # "kind = 0", "kind != 0": the routed rows' filters
+        name, op, value = condition.split()
+        keep = (lambda v: v == int(value)) if op == "=" else (lambda v: v != int(value))
+        at = self.columns.index(name)
+        return Rows([r for r in self.rows if keep(r[at])], self.columns)
+
+    def select(self, *cols: str) -> Rows:
+        at = [self.columns.index(c) for c in cols]
+        return Rows([tuple(r[i] for i in at) for r in self.rows], list(cols))
+
+    def mapInArrow(self, fn: Callable[[Iterator[Any]], Iterator[Any]], schema: str) -> Rows:  # noqa: N802
+        import pyarrow as pa
+
+        table = pa.Table.from_pylist([dict(zip(self.columns, r, strict=True)) for r in self.rows])
+        out: list[tuple[Any, ...]] = []
+        for batch in fn(iter(table.to_batches(max_chunksize=1))):
+            out.extend(tuple(r.values()) for r in batch.to_pylist())
+        return Rows(out, [c.split()[0] for c in schema.split(", ")])
+
+    def groupBy(self, key: str) -> Rows:  # noqa: N802 (Spark's name)
+        self.key = key
+        return self
+
+    def applyInPandas(self, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: str) -> Rows:  # noqa: N802
+        frame = pd.DataFrame(self.rows, columns=self.columns)
+        groups = [g.sample(frac=1.0, random_state=0) for _, g in frame.groupby(self.key)]
+        random.Random(1).shuffle(groups)  # Spark's order: none
+        out = [tuple(r) for g in groups for r in fn(g).itertuples(index=False)]
+        return Rows(out, [c.split()[0] for c in schema.split(", ")])
+
+
+class Partitions:
+    """A DataFrame as pandas partitions, each fed to a Python task in batches of ``batch`` rows;
+    ``task_id`` (module, name): the function giving a task its partition number, patched
+    (default: ``spark_ranked``'s)."""
+
+    def __init__(self, parts: list[pd.DataFrame], batch: int = 7, task_id: tuple[Any, str] | None = None) -> None:
+        self.parts, self.batch, self.task_id = parts, batch, task_id
+        self.columns = list(parts[0].columns)
+
+    def select(self, *cols: str) -> Partitions:
+        return Partitions([p[list(cols)] for p in self.parts], self.batch, self.task_id)
+
+    def mapInArrow(self, fn: Callable[[Iterator[Any]], Iterator[Any]], schema: str) -> Rows:  # noqa: N802
+        import pyarrow as pa
+
+        from streammetrics._engines import spark_ranked
+
+        module, name = self.task_id or (spark_ranked, "_part")
+        rows: list[tuple[Any, ...]] = []
+        for i, p in enumerate(self.parts):
+            table = pa.Table.from_pandas(p, preserve_index=False)
+            with mock.patch.object(module, name, lambda i=i: i):
+                for batch in fn(iter(table.to_batches(max_chunksize=self.batch))):
+                    rows.extend(tuple(r.values()) for r in batch.to_pylist())
+        return Rows(rows, [c.split()[0] for c in schema.split(", ")])

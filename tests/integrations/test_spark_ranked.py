@@ -11,11 +11,10 @@ DataFrame calls it makes (``select``, ``mapInArrow``, ``groupBy(...).applyInPand
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 from unittest import mock
 
@@ -35,70 +34,10 @@ from streammetrics._engines import ranked_common, spark_ranked  # noqa: E402
 from streammetrics.spark import evaluate_ranked  # noqa: E402
 
 
-class Rows:
-    """Collected rows (tuples) standing for a DataFrame after a Python task."""
-
-    def __init__(self, rows: list[tuple[Any, ...]], columns: list[str]) -> None:
-        self.rows, self.columns = rows, columns
-
-    def collect(self) -> list[tuple[Any, ...]]:
-        return self.rows
-
-    def persist(self, level: Any = None) -> Rows:
-        return self
-
-    def unpersist(self) -> None:
-        pass
-
-    def filter(self, condition: str) -> Rows:  # "kind = 0", "kind != 0": the routed rows' filters
-        name, op, value = condition.split()
-        keep = (lambda v: v == int(value)) if op == "=" else (lambda v: v != int(value))
-        at = self.columns.index(name)
-        return Rows([r for r in self.rows if keep(r[at])], self.columns)
-
-    def mapInArrow(self, fn: Callable[[Iterator[Any]], Iterator[Any]], schema: str) -> Rows:  # noqa: N802
-        table = pa.Table.from_pylist([dict(zip(self.columns, r, strict=True)) for r in self.rows])
-        out: list[tuple[Any, ...]] = []
-        for batch in fn(iter(table.to_batches(max_chunksize=1))):
-            out.extend(tuple(r.values()) for r in batch.to_pylist())
-        return Rows(out, [c.split()[0] for c in schema.split(", ")])
-
-    def groupBy(self, key: str) -> Rows:  # noqa: N802 (Spark's name)
-        self.key = key
-        return self
-
-    def applyInPandas(self, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: str) -> Rows:  # noqa: N802
-        frame = pd.DataFrame(self.rows, columns=self.columns)
-        groups = [g.sample(frac=1.0, random_state=0) for _, g in frame.groupby(self.key)]
-        random.Random(1).shuffle(groups)  # Spark's order: none
-        out = [tuple(r) for g in groups for r in fn(g).itertuples(index=False)]
-        return Rows(out, [c.split()[0] for c in schema.split(", ")])
-
-
-class Partitions:
-    """A DataFrame as pandas partitions, each fed to a Python task in batches of ``batch`` rows."""
-
-    def __init__(self, parts: list[pd.DataFrame], batch: int = 7) -> None:
-        self.parts, self.batch = parts, batch
-        self.columns = list(parts[0].columns)
-
-    def select(self, *cols: str) -> Partitions:
-        return Partitions([p[list(cols)] for p in self.parts], self.batch)
-
-    def mapInArrow(self, fn: Callable[[Iterator[Any]], Iterator[Any]], schema: str) -> Rows:  # noqa: N802
-        rows: list[tuple[Any, ...]] = []
-        for i, p in enumerate(self.parts):
-            table = pa.Table.from_pandas(p, preserve_index=False)
-            with mock.patch.object(spark_ranked, "_part", lambda i=i: i):
-                for batch in fn(iter(table.to_batches(max_chunksize=self.batch))):
-                    rows.extend(tuple(r.values()) for r in batch.to_pylist())
-        return Rows(rows, [c.split()[0] for c in schema.split(", ")])
-
-
 def _local(parts: list[pd.DataFrame], ranges: Any, weight: str | None, chunk_rows: int = 1 << 18) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return evaluate_ranked(Partitions(parts), cases.metrics(), label="y", score="p", weight=weight,
+        return evaluate_ranked(cases.Partitions(parts), cases.metrics(), label="y", score="p", weight=weight,
                                ranges=ranges, chunk_rows=chunk_rows)
 
 
@@ -129,7 +68,7 @@ def test_what_travels_and_what_the_driver_holds() -> None:
     rng = np.random.default_rng(11)
     n, ranges = 20_000, 8
     df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.normal(size=n)})
-    frame = Partitions(cases.parts(df, [0, 2500, 10000, 10000, 15500]), batch=4096)
+    frame = cases.Partitions(cases.parts(df, [0, 2500, 10000, 10000, 15500]), batch=4096)
     req = ranked_common.request({"a": sm.AUROC()}, label="y", score="p", weight=None, ranges=ranges,
                                 sample_size=256, chunk_rows=1 << 18, available=["y", "p"])
     routed = spark_ranked.routed_frame(frame, req)  # the one pass (the stand-in runs it now)
@@ -201,7 +140,7 @@ def test_a_partition_task_holds_one_chunk_not_its_partition() -> None:
 
 
 def test_errors_as_the_dask_one() -> None:
-    frame = Partitions([pd.DataFrame({"y": [0, 1], "p": [0.1, 0.2]})])
+    frame = cases.Partitions([pd.DataFrame({"y": [0, 1], "p": [0.1, 0.2]})])
     with pytest.raises(ValueError, match="metrics: range-partitioned evaluation supports"):
         evaluate_ranked(frame, sm.F1(), label="y", score="p")
     with pytest.raises(ValueError, match="interpolated=True"):
