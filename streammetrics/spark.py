@@ -96,6 +96,7 @@ from streammetrics._engines.plan import (
     state_to_bytes,
 )
 from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
+from streammetrics._engines.spark_worker import settle
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -134,6 +135,7 @@ def _partition_states(plan: Plan, batches: Iterator[Any]) -> Iterator[Any]:
                 skipped += feed_arrow(acc, chunk, plan, where, offset)
                 offset += chunk.num_rows
         payload = state_to_bytes(acc)
+    settle()  # the daemon's collection after the task: cheap
     yield pa.RecordBatch.from_pydict({"state": [payload], "skipped": [skipped]},
                                      schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
 
@@ -148,7 +150,9 @@ def _merge_rows(batches: Iterator[Any]) -> Iterator[Any]:
     for batch in batches:
         payloads += [p for p in batch.column(0).to_pylist() if p]
         skipped += sum(batch.column(1).to_pylist())
-    yield pa.RecordBatch.from_pydict({"state": [merge_bytes(payloads)], "skipped": [skipped]},
+    payload = merge_bytes(payloads)
+    settle()
+    yield pa.RecordBatch.from_pydict({"state": [payload], "skipped": [skipped]},
                                      schema=pa.schema([("state", pa.binary()), ("skipped", pa.int64())]))
 
 

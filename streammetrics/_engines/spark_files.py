@@ -40,6 +40,7 @@ import numpy as np
 from streammetrics._core.metric import trusted_states
 
 from .plan import ARROW_CHUNK_ROWS, Plan, arrow_chunks, empty_set, feed_arrow, merge_bytes, state_to_bytes
+from .spark_worker import settle
 
 #: Spark SQL type name -> the Arrow type names pyarrow reads from Parquet for it (what Spark's
 #: own reader gives the column). Any other type: the ``mapInArrow`` path.
@@ -254,7 +255,9 @@ def pieces_state(plan: Plan, pieces: Sequence[Piece]) -> tuple[bytes, int]:
 
 def _task(plan: Plan, tasks: Iterator[list[Piece]]) -> Iterator[tuple[bytes, int]]:
     for pieces in tasks:
-        yield pieces_state(plan, pieces)
+        state = pieces_state(plan, pieces)
+        settle()  # the daemon's collection after the task: cheap
+        yield state
 
 
 def _merge(pairs: Iterator[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
@@ -265,7 +268,9 @@ def _merge(pairs: Iterator[tuple[bytes, int]]) -> Iterator[tuple[bytes, int]]:
         if payload:
             payloads.append(payload)
         skipped += n
-    yield merge_bytes(payloads), skipped
+    merged = merge_bytes(payloads)
+    settle()
+    yield merged, skipped
 
 
 def run_pieces(df: Any, plan: Plan, tasks: list[list[Piece]], depth: int) -> list[tuple[bytes, int]]:

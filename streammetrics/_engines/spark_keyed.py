@@ -59,6 +59,7 @@ from .plan import (
     state_to_bytes,
 )
 from .spark_ranked import RANGES_PER_CORE, batch_rows_set
+from .spark_worker import settle
 
 #: Keyed tuples a part task builds at once: its chunks hold this many divided by the tuples a
 #: row makes (C classes, 2C with a micro average), at least :data:`_MIN_ROWS` rows.
@@ -218,6 +219,7 @@ def _part_task(plan: Plan, split: kr.KeyedSplit, batches: Iterator[Any]) -> Iter
                     yield _part_row(_TUPLES, part, seq, head, tuples_to_bytes(piece))
                     seq += 1
                 head += 1
+        settle()  # the daemon's collection after the task: cheap (spark_worker)
         yield _part_row(_STATE, part, seq, 0, b"" if acc is None else state_to_bytes(acc), skipped)
 
 
@@ -247,6 +249,7 @@ def _route_task(edges: kr.KeyedEdges, index: Mapping[tuple[int, int], int],
                            "part": [part] * len(kept), "seq": [seq] * len(kept),
                            "data": [tuples_to_bytes(p) for _, p in kept]}
                 yield pa.RecordBatch.from_pydict(columns, schema=schema)
+    settle()
     if totals is not None:
         data_ = np.concatenate([t.ravel() for t in totals]).tobytes()
         yield pa.RecordBatch.from_pydict({"kind": [_TOTALS], "range": [0], "part": [first], "seq": [0],
@@ -264,6 +267,7 @@ def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, ap: Sequence[boo
     pieces = [tuples_from_bytes(b) for b in rows["data"]]
     del rows
     summaries = kr.range_task(pieces, offsets, edges, r, ap, max_fprs)
+    settle()
     return pd.DataFrame({"range": [r], "summary": [summaries_to_bytes(summaries)]})
 
 

@@ -55,6 +55,7 @@ from . import range_counts
 from . import ranked as ranked_engine
 from .plan import Plan, arrow_arrays, arrow_chunks, column, drop_nulls, empty_set, state_of
 from .spark_files import Piece, batches_of, numpy_dtype, open_file
+from .spark_worker import settle
 
 #: At most this many ranges (each range task reads every row).
 MAX_RANGES = 4
@@ -240,7 +241,9 @@ def run_ranges(df: Any, plan: Plan, split: range_counts.Split, tasks: list[list[
     shares = list(zip(bounds[:-1], bounds[1:], strict=True))
 
     def one(r: int) -> Any:
-        return range_task(plan, split, pieces, shares[r], edges, r)
+        result = range_task(plan, split, pieces, shares[r], edges, r)
+        settle()  # the daemon's collection after the task: cheap
+        return result
 
     results = sc.parallelize(range(n_ranges), n_ranges).map(one).collect()
     refused = [res for res in results if isinstance(res, Refused)]

@@ -47,6 +47,7 @@ from . import ranked as ranked_engine
 from . import ranked_common as common
 from .dask_ranked import CHUNK_ROWS
 from .plan import Plan, Shape, empty_set, fed_tables, state_to_bytes
+from .spark_worker import settle
 
 #: Scores per shipped row (32 MiB of float64, 64 with weights): bounds a task's output buffer and
 #: stays far below Arrow's 2 GiB per binary value.
@@ -145,6 +146,7 @@ def _route_task(plan: Plan, k: int, chunk_rows: int, rest: Rest | None,
                 values, counts = ranked_engine.run_sample(runs, k)
                 yield _routed_batch(_SAMPLE, part, seq, values.tobytes(), counts.tobytes())
             del runs
+        settle()  # the daemon's collection after the task: cheap
         yield _routed_batch(_SAMPLE, part, seq, b"", b"", skipped[0])
         if acc is not None:
             yield _routed_batch(_STATE, part, 0, state_to_bytes(acc))
@@ -169,6 +171,7 @@ def _totals_task(edges: np.ndarray, batches: Iterator[Any]) -> Iterator[Any]:
         pieces = ranked_engine.split_runs(runs, edges)
         totals += np.asarray(ranked_engine.piece_totals(pieces), dtype=np.float64)
     parts = sorted(per_part)
+    settle()
     yield pa.RecordBatch.from_pydict({"part": parts, "totals": [per_part[p].tobytes() for p in parts]},
                                      schema=pa.schema([("part", pa.int64()), ("totals", pa.binary())]))
 
@@ -197,6 +200,7 @@ def _pieces_task(edges: np.ndarray, batches: Iterator[Any]) -> Iterator[Any]:
         if data:
             yield pa.RecordBatch.from_pydict({"range": ranges, "part": [part] * len(data), "seq": seqs,
                                               "piece": data}, schema=schema)
+    settle()
 
 
 def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, float], curves: bool,
@@ -210,6 +214,7 @@ def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, 
     del rows
     summary = ranked_engine.range_summary(ranked_engine.merge_range(pieces), offsets[r], totals, curves,
                                           max_fprs)
+    settle()
     return pd.DataFrame({"range": [r], "summary": [common.summary_to_bytes(summary)]})
 
 

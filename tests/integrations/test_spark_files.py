@@ -6,6 +6,7 @@ state on random files (in this process)."""
 
 from __future__ import annotations
 
+import gc
 import re
 import tempfile
 import warnings
@@ -26,7 +27,7 @@ import engine_cases as cases  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 from streammetrics._core.metric import trusted_states  # noqa: E402
-from streammetrics._engines import spark_files, spark_ranges  # noqa: E402
+from streammetrics._engines import spark_files, spark_ranges, spark_worker  # noqa: E402
 from streammetrics._engines.plan import make_plan, state_from_bytes  # noqa: E402
 
 
@@ -98,6 +99,9 @@ def test_files_read_in_tasks_equal_sklearn_and_the_arrow_path(spark_session, tmp
     acc = evaluate(frame, _set(), label="y", score="p", compute=False)
     assert isinstance(acc, sm.MetricSet)
     _assert_close(acc.compute(), unweighted)
+    # the workers that ran the tasks froze their imports out of the collector (spark_worker.settle)
+    frozen = spark_session.sparkContext.parallelize(range(2), 2).map(lambda _: gc.get_freeze_count()).collect()
+    assert max(frozen) > 0
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -284,3 +288,25 @@ def test_sources_and_sizes() -> None:
     assert spark_files._source("s3://bucket/x.parquet") == "s3://bucket/x.parquet"
     assert [spark_files._bytes(t) for t in ("134217728", "128m", "64kb", "1g", "2048b", "odd")] == [
         128 << 20, 128 << 20, 64 << 10, 1 << 30, 2048, 128 << 20]
+
+
+def test_settle_freezes_a_task_worker_once_per_import_growth(monkeypatch) -> None:
+    """``spark_worker.settle``: nothing outside a Spark task; in one, a collection and a freeze,
+    then nothing until a module is imported (no Spark: the task context stood in)."""
+    monkeypatch.setattr(spark_worker, "_frozen_at", 0)
+    before = gc.get_freeze_count()
+    try:
+        spark_worker.settle()  # the driver, a test: no task context
+        assert gc.get_freeze_count() == before
+        monkeypatch.setattr(spark_worker, "in_task", lambda: True)
+        with mock.patch.object(gc, "collect", wraps=gc.collect) as collect:
+            spark_worker.settle()
+            frozen = gc.get_freeze_count()
+            assert frozen > before and collect.call_count == 1
+            spark_worker.settle()  # nothing imported since: O(1)
+            assert collect.call_count == 1
+            monkeypatch.setitem(__import__("sys").modules, "streammetrics_test_new_module", object())
+            spark_worker.settle()  # a module more: frozen again
+            assert collect.call_count == 2
+    finally:
+        gc.unfreeze()

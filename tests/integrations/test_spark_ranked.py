@@ -159,6 +159,21 @@ def test_errors_as_the_dask_one() -> None:
         evaluate_ranked(frame, sm.AUROC(), label="y", score=["p"])
 
 
+def test_persisted_pass_released_when_a_later_job_fails() -> None:
+    """The routed rows are persisted for the totals and the shuffle, and unpersisted when a job
+    over them fails (here the totals')."""
+    frame = cases.Partitions([pd.DataFrame({"y": [0, 1, 1], "p": [0.1, 0.2, 0.3]})])
+
+    def failing(edges: Any, batches: Iterator[Any]) -> Iterator[Any]:
+        raise RuntimeError("a task failed")
+        yield  # a generator, as the task
+
+    with mock.patch.object(cases.Rows, "unpersist", autospec=True) as unpersist, \
+            mock.patch.object(spark_ranked, "_totals_task", failing), pytest.raises(RuntimeError, match="a task"):
+        evaluate_ranked(frame, sm.AUROC(), label="y", score="p", ranges=2)
+    assert unpersist.call_count == 1
+
+
 def test_shipped_bytes_are_checked() -> None:
     piece = (np.array([0.1, 0.2]), None, np.array([0.3]), np.array([2.0]))
     data = ranked_common.piece_to_bytes(piece)
@@ -207,6 +222,7 @@ def test_spark_rows_refused_as_in_one_process(spark) -> None:
     bad = spark.createDataFrame(pd.DataFrame({"y": [0, 2], "p": [0.1, 0.2]})).repartition(1)
     with pytest.raises(ValueError, match="y_true: labels must be 0 or 1; first invalid value 2"):
         evaluate_ranked(bad, sm.AUROC(), label="y", score="p")
+    assert spark._jsparkSession.sharedState().cacheManager().isEmpty()  # the persisted pass released
     nulls = spark.createDataFrame(pd.DataFrame({"y": [0, 1], "p": [0.1, None]})).repartition(1)
     with pytest.raises(ValueError, match="nulls: column 'p' is null at row 1 of Spark partition 0"):
         evaluate_ranked(nulls, sm.AUROC(), label="y", score="p")
