@@ -28,9 +28,9 @@ one-vs-rest and multilabel exact ``AUROC`` (also partial: ``max_fpr``) / ``Avera
 (weighted or not), and one-vs-one AUROC, go by (key, score) ranges over the blocks
 (:mod:`streammetrics._engines.ray_keyed`): the driver receives O(R x K) numbers for K slices x
 classes, labels or class pairs, within 1e-12 of one process. Every other case -- interpolated
-AP, curves, other exact ranking metrics, ``compute=False`` -- takes the state path, whose
-driver holds every block's state (for exact ranking metrics 8 bytes a score, 16 weighted, and
-their merge).
+AP beside ``by=`` or classes, curves, other exact ranking metrics, ``compute=False`` -- takes
+the state path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
+score, 16 weighted, and their merge).
 
 Retrieval metrics need each query's rows in one block: the dataset is repartitioned by the query
 column (``Dataset.repartition(n, keys=[query])``, a hash shuffle into twice as many blocks as

@@ -61,8 +61,8 @@ The set's other members go by their states as above (on the shuffled and keyed r
 the same pass, each partition's state merged on the driver). Still gathered on the driver (one
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
 ``compute=False`` (the merged accumulators are asked for), a vector score column (MLlib
-``VectorUDT`` or arrays) with ``by=`` or multiclass, interpolated / 11-point AP (except on
-the direct Parquet range path) and beside ``by=`` or classes, the curves (``ROCCurve``,
+``VectorUDT`` or arrays) with ``by=`` or multiclass, interpolated / 11-point AP beside
+``by=`` or classes, the curves (``ROCCurve``,
 ``PRCurve``: use :func:`evaluate_ranked`), other exact ranking metrics, and a second exact
 AUROC / AP state in the same set (another ``ignore_index``). See docs/scale-out.md.
 
@@ -361,8 +361,8 @@ def evaluate(
     multilabel AUROC (also partial: ``max_fpr``) / AP, by (key, score) ranges (one numeric
     score column per class or label; the driver O(R x K) numbers for K slices x classes). The
     driver does hold one score per row (8 bytes, 16 weighted) for ``compute=False``,
-    interpolated AP off the direct Parquet range path, the curves and other exact ranking
-    metrics: use
+    interpolated AP beside ``by=`` or classes, the curves and other exact ranking metrics:
+    use
     :func:`evaluate_ranked` (curves) or the bounded ``max_bytes=`` variants beyond the
     driver's memory.
 

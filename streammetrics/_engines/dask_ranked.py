@@ -271,6 +271,7 @@ def ranked_graph(
     template, _ = normalise(metrics)
     ignore = ranked_engine.check_metrics(dict(template.items()))
     fprs = ranked_engine.partial_fprs(m._config() for _, m in template.items())
+    envelope = ranked_engine.needs_envelope(m._config() for _, m in template.items())
     n_ranges, fixed = _edges(ranges)
     sample_size = check_param(sample_size, "sample_size", _SAMPLE_SIZE)
     chunk_rows = check_param(chunk_rows, "chunk_rows", _CHUNK_ROWS)
@@ -342,7 +343,7 @@ def ranked_graph(
         after = delayed(_token, pure=True)(summaries[i - at_once]) if i >= at_once else None
         summaries.append(delayed(_range_task, pure=True)(
             [delayed(operator.getitem, pure=True)(s, i) for s in splits], delayed(operator.getitem)(offs, i),
-            grand, curves, after, fprs))
+            grand, curves, after, fprs, envelope))
     states = [] if rest is None else [delayed(_rest_of, pure=True)(r) for r in runs]
     return summaries, grand, states
 
@@ -372,11 +373,12 @@ def _token(summary: ranked_engine.RangeSummary) -> int:
 
 def _range_task(pieces: Sequence[Sequence[ranked_engine.Runs]], offset: tuple[float, float, float],
                 totals: tuple[float, float], curves: bool, after: Any = None,
-                max_fprs: Sequence[float] = ()) -> ranked_engine.RangeSummary:
+                max_fprs: Sequence[float] = (), envelope: bool = False) -> ranked_engine.RangeSummary:
     """Round two for one range: its pieces of every partition's runs, merged and summarised
-    (``after``: the range task it waited for, unused; ``max_fprs``: the partial areas asked)."""
+    (``after``: the range task it waited for, unused; ``max_fprs``: the partial areas asked;
+    ``envelope``: an interpolated or 11-point AP asked)."""
     merged = ranked_engine.merge_unsorted([p for part in pieces for p in part])
-    return ranked_engine.range_summary(merged, offset, totals, curves, max_fprs)
+    return ranked_engine.range_summary(merged, offset, totals, curves, max_fprs, envelope=envelope)
 
 
 def _grand(totals: Sequence[tuple[float, float]]) -> tuple[float, float]:
@@ -498,8 +500,8 @@ def evaluate_ranked(
             if values[name] != values[name]:
                 warn_undefined_nan("AUROC", "no positives or no negatives")
         elif isinstance(m, AveragePrecision):
-            values[name] = res["ap"]
-            if res["ap"] != res["ap"]:
+            values[name] = ranked_engine.ap_value(res, m._config())
+            if values[name] != values[name]:
                 warn_undefined_nan("AveragePrecision", "no positives")
         elif isinstance(m, ROCCurve):
             values[name] = ROCCurveResult(res["curve"], m.drop_intermediate)

@@ -91,19 +91,21 @@ class Split:
     def ap_kinds(self) -> tuple[tuple[bool, bool], ...]:
         """The distinct ``(interpolated, eleven_point)`` readouts of the ranked AP members (step:
         ``(False, False)``), the AP values :func:`final_values` computes. O(members)."""
-        return tuple(sorted({_ap_kind(cfg["config"]) for cfg in self.ranked.values()
+        return tuple(sorted({ranked_engine.ap_kind(cfg["config"]) for cfg in self.ranked.values()
                              if cfg["class"] == "AveragePrecision"}))
+
+    @property
+    def envelope(self) -> bool:
+        """Whether a ranked AP member reads the interpolated or 11-point AP (the ranked kernel's
+        summaries then carry their envelopes, :func:`ranked.needs_envelope`). O(members)."""
+        return ranked_engine.needs_envelope(cfg["config"] for cfg in self.ranked.values()
+                                            if cfg["class"] == "AveragePrecision")
 
     @property
     def max_fprs(self) -> tuple[float, ...]:
         """The ranked AUROC members' distinct ``max_fpr`` below 1 (:func:`ranked.partial_fprs`):
         the partial areas each range computes (with its offsets known: the ranked kernel)."""
         return ranked_engine.partial_fprs(cfg["config"] for cfg in self.ranked.values())
-
-
-def _ap_kind(config: Mapping[str, Any]) -> tuple[bool, bool]:
-    """An AveragePrecision configuration's readout: ``(interpolated, eleven_point)``."""
-    return bool(config.get("interpolated", False)), bool(config.get("eleven_point", False))
 
 
 def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: bool = False,
@@ -120,9 +122,9 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
     instead of unit weights (the split of the ranked engine's route,
     :func:`streammetrics.dask.evaluate`). With ``offsets`` (a route whose range tasks know the
     weights above them: the ranked kernel), the group may also hold partial AUROCs
-    (``max_fpr``); without, a group holding one gives None. Interpolated and 11-point AP go by
-    ranges only without ``weighted`` and ``offsets`` (the summaries of the ranked kernel carry
-    the step AP's part alone).
+    (``max_fpr``); without, a group holding one gives None. Interpolated and 11-point AP: from
+    the root's counts without ``offsets``, from the ranges' precision envelopes with
+    (:mod:`.ap_envelope`).
     """
     if weighted != (plan.weight is not None):
         return None
@@ -134,8 +136,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
             or not isinstance(template, MetricSet)):
         return None
     groups = template.groups
-    # interpolated / 11-point AP where the root gets the counts at every distinct positive score
-    ranked, ignore = _served(template, groups, interpolated=not weighted and not offsets)
+    ranked, ignore = _served(template, groups)
     if not ranked or (not offsets and ranked_engine.partial_fprs(template[n]._config() for n in ranked[0])):
         return None
     order = tuple(n for n, _ in template.items())
@@ -150,14 +151,13 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
     return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0)
 
 
-def _served(template: Any, groups: Sequence[Sequence[str]], interpolated: bool) -> tuple[list[Any], Any]:
+def _served(template: Any, groups: Sequence[Sequence[str]]) -> tuple[list[Any], Any]:
     """``([group], ignore_index)`` of the first group of exact binary AUROC / AP members
-    (:func:`ranked.check_metrics`; step AP only unless ``interpolated``), or ``([], None)``.
-    O(members)."""
+    (:func:`ranked.check_metrics`), or ``([], None)``. O(members)."""
     for g in groups:
         if all(type(template[n]) in (AUROC, AveragePrecision) for n in g):
             try:
-                return [g], ranked_engine.check_metrics({n: template[n] for n in g}, interpolated)
+                return [g], ranked_engine.check_metrics({n: template[n] for n in g})
             except ValueError:
                 continue
     return [], None
@@ -651,8 +651,7 @@ def summarised(split: Split, rest: Mapping[str, Any], summaries: Sequence[ranked
     member (:func:`undefined`). O(R + members)."""
     res = ranked_engine.combine(summaries, totals, split.max_fprs)
     ranked, caught = undefined(split, totals[0] > 0, totals[1] > 0)
-    auroc, ap = float(res["auroc"]), float(res["ap"])
-    return assemble(split, rest, ranked, auroc, ap, res["partial"]), caught
+    return assemble(split, rest, ranked, float(res["auroc"]), res["ap_kinds"], res["partial"]), caught
 
 
 def assemble(split: Split, rest: Mapping[str, Any], ranked: Mapping[str, Any], auroc: float,
@@ -669,7 +668,8 @@ def assemble(split: Split, rest: Mapping[str, Any], ranked: Mapping[str, Any], a
             if cfg["class"] == "AUROC":
                 got[name] = ranked_engine.auroc_value(res, cfg["config"].get("max_fpr"))
             else:
-                got[name] = ap.get(_ap_kind(cfg["config"]), math.nan) if isinstance(ap, Mapping) else ap
+                kind = ranked_engine.ap_kind(cfg["config"])
+                got[name] = ap.get(kind, math.nan) if isinstance(ap, Mapping) else ap
     return {n: got[n] if n in got else rest[n] for n in split.names}
 
 

@@ -64,7 +64,8 @@ from streammetrics._scores.thresholds import (
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
-from . import pair_counts
+from . import ap_envelope, pair_counts
+from .ap_envelope import EnvelopePart
 from .plan import Plan, empty_set, feed, feed_arrow
 
 #: (negatives, their weights or None, positives, their weights or None), each ascending.
@@ -72,20 +73,17 @@ Runs = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]
 
 _SUPPORTED = (AUROC, AveragePrecision, ROCCurve, PRCurve)
 #: The configuration every metric must have (binary, exact, step AP; AUROC's ``max_fpr`` any).
-_REQUIRED = {"num_classes": None, "multilabel": False, "interpolated": False,
-             "eleven_point": False, "multi_class": "ovr"}
+_REQUIRED = {"num_classes": None, "multilabel": False, "multi_class": "ovr"}
 #: The configuration keys that may take any value.
-_FREE = {"average", "ignore_index", "drop_intermediate", "max_fpr"}
+_FREE = {"average", "ignore_index", "drop_intermediate", "max_fpr", "interpolated", "eleven_point"}
 
 
-def check_metrics(metrics: Mapping[str, Any], interpolated: bool = False) -> Any:
+def check_metrics(metrics: Mapping[str, Any]) -> Any:
     """Check that every metric is an exact binary AUROC (full or partial area: ``max_fpr``) /
-    AveragePrecision (step; with ``interpolated``, also interpolated and 11-point: a route whose
-    root holds the counts at every distinct positive score, :mod:`.range_counts`) / ROCCurve /
-    PRCurve with one common ``ignore_index``; return that ``ignore_index``."""
+    AveragePrecision (step, interpolated or 11-point) / ROCCurve / PRCurve with one common
+    ``ignore_index``; return that ``ignore_index``."""
     ignore = None
-    required = {k: v for k, v in _REQUIRED.items()
-                if not (interpolated and k in ("interpolated", "eleven_point"))}
+    required = _REQUIRED
     for i, (name, m) in enumerate(metrics.items()):
         if type(m) not in _SUPPORTED:
             raise ValueError(
@@ -376,6 +374,9 @@ class RangeSummary:
     #: with ``exact_pairs`` (unit weights): 2 U_r, the range's own doubled Mann-Whitney count,
     #: an exact integer (ties 1/2; ``range_counts``' kernels); else None
     u2: int | None = None
+    #: with ``envelope``: the range's share of the interpolated and 11-point AP
+    #: (:func:`~streammetrics._engines.ap_envelope.range_part`); else None
+    envelope: EnvelopePart | None = None
 
 
 def _shift(c: ThresholdCounts, tp: float, fp: float, total_pos: float, total_neg: float) -> ThresholdCounts:
@@ -384,7 +385,7 @@ def _shift(c: ThresholdCounts, tp: float, fp: float, total_pos: float, total_neg
 
 def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[float, float],
                   curves: bool, max_fprs: Sequence[float] = (), *, ap: bool = True,
-                  exact_pairs: bool = False) -> RangeSummary:
+                  exact_pairs: bool = False, envelope: bool = False) -> RangeSummary:
     """Round two: the range's summary given the weights above and below it and the totals (P, N).
 
     ``pairs`` = U_r + P_r * N_below, with U_r the range's own Mann-Whitney count (from the
@@ -392,7 +393,9 @@ def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[
     ``u2`` = 2 U_r instead); ``ap_part`` (0 without ``ap``) = sum over the range's positive
     thresholds k of (R_k - R_{k-1}) P_k with the counts offset by the ranges above (the first
     R_{k-1} is the recall above the range); ``partial``, per ``max_fprs``, its part of the ROC
-    area over FPR <= max_fpr (:func:`partial_areas`).
+    area over FPR <= max_fpr (:func:`partial_areas`); with ``envelope`` (an interpolated or
+    11-point AP asked), its share of those (:func:`~streammetrics._engines.ap_envelope.range_part`:
+    its precision envelope and per-level maxima, at most 2 numbers per distinct positive score).
 
     The counts at every distinct score (one linear merge) are made only for what reads them:
     curves, partial areas, the curve-area pairs. The AP's counts at the distinct positive
@@ -417,14 +420,19 @@ def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[
         every = counts_from_sorted(pv, pw, nv, nw)
         if not exact_pairs and p_r > 0 and n_r > 0:
             pairs += roc_auc_from_counts(every) * p_r * n_r
-    u2, ap_part = None, 0.0
-    if need_ap or exact_pairs:
+    u2, ap_part, env = None, 0.0, None
+    # the envelope also of a range whose positives weigh 0: its thresholds bound those above it
+    need_env = envelope and ap and P > 0 and pv.shape[0] > 0
+    if need_ap or need_env or exact_pairs:
         starts, asc, dp = pair_counts.distinct_scores(pv)
         left, right = pair_counts.ranks(nv, asc)
-        if need_ap:
+        if need_ap or need_env:
             n_pos, n_neg = pv.shape[0], nv.shape[0]
             counts = counts_from_ranks(asc[::-1], ((n_pos - starts)[::-1], pw, n_pos),
                                        ((n_neg - left)[::-1], nw, n_neg))
+            if need_env:
+                env = ap_envelope.range_part(counts, (p_above, n_above), P)
+        if need_ap:
             pr = _shift(counts, p_above, n_above, P, N)
             # the kernel starts from recall 0, not from the recall above (none above: nothing to
             # take back -- and the top threshold may weigh 0, whose precision is 0/0)
@@ -435,7 +443,7 @@ def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[
             pairs += u2 / 2
     curve = _shift(every, p_above, n_above, P, N) if curves and every is not None else None
     partial = partial_areas(every, (p_above, n_above), totals, max_fprs) if every is not None else ()
-    return RangeSummary(nv.shape[0] + pv.shape[0], p_r, n_r, pairs, ap_part, curve, partial, u2)
+    return RangeSummary(nv.shape[0] + pv.shape[0], p_r, n_r, pairs, ap_part, curve, partial, u2, env)
 
 
 def partial_areas(every: ThresholdCounts, above: tuple[float, float], totals: tuple[float, float],
@@ -472,7 +480,9 @@ def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float],
             max_fprs: Sequence[float] = ()) -> dict[str, Any]:
     """The values from the per-range summaries (ranges in increasing score order).
 
-    Returns ``{"auroc", "ap", "curve", "partial"}``: AUROC and AP (nan when undefined), the
+    Returns ``{"auroc", "ap", "curve", "partial", "ap_kinds"}``: AUROC and AP (nan when
+    undefined; ``ap_kinds`` the AP per readout ``(interpolated, eleven_point)``, the
+    interpolated ones from the summaries' envelopes where they carry them), the
     counts at every distinct score behind the ROC and PR curves (``None`` unless the summaries
     carry them) and, per ``max_fprs`` (those the summaries were made with), the
     McClish-standardised partial AUROC from the sum of the ranges' parts
@@ -487,7 +497,37 @@ def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float],
         curve = _concat([s.curve for s in summaries if s.curve is not None], P, N)
     partial = {m: math.nan if P <= 0 or N <= 0 else mcclish(sum(s.partial[i] for s in summaries), m)
                for i, m in enumerate(max_fprs)}
-    return {"auroc": auroc, "ap": ap, "curve": curve, "partial": partial}
+    kinds = {(False, False): ap}
+    if P <= 0:  # undefined whatever the readout
+        kinds.update({(True, False): math.nan, (False, True): math.nan})
+    elif any(s.envelope is not None for s in summaries):
+        interp, eleven = ap_envelope.combine([s.envelope or ap_envelope.NONE for s in summaries],
+                                             [s.pos for s in summaries])
+        kinds[(True, False)] = interp
+        kinds[(False, True)] = eleven
+    return {"auroc": auroc, "ap": ap, "curve": curve, "partial": partial, "ap_kinds": kinds}
+
+
+def ap_kind(config: Mapping[str, Any]) -> tuple[bool, bool]:
+    """An AveragePrecision configuration's readout as ``(interpolated, eleven_point)``: step
+    ``(False, False)``, interpolated ``(True, False)``, 11-point ``(False, True)`` (11-point wins
+    when both are set, as in :func:`~streammetrics._scores.thresholds.average_precision`). O(1)."""
+    if config.get("eleven_point", False):
+        return False, True
+    return bool(config.get("interpolated", False)), False
+
+
+def ap_value(res: Mapping[str, Any], config: Mapping[str, Any]) -> float:
+    """An AveragePrecision member's value from :func:`combine`'s result, by its readout
+    (:func:`ap_kind`). O(1)."""
+    return float(res["ap_kinds"][ap_kind(config)])
+
+
+def needs_envelope(configs: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether an AveragePrecision configuration among ``configs`` (a metric's ``_config()``)
+    asks for the interpolated or 11-point AP: the range summaries then carry their envelopes
+    (``range_summary(envelope=True)``). O(members)."""
+    return any(c.get("interpolated") or c.get("eleven_point") for c in configs)
 
 
 def auroc_value(res: Mapping[str, Any], max_fpr: float | None) -> float:

@@ -24,6 +24,7 @@ from streammetrics._scores.thresholds import ThresholdCounts
 from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 
+from . import ap_envelope
 from . import ranked as ranked_engine
 from .dask_ranked import CHUNK_ROWS_PARAM, SAMPLE_SIZE, check_names, check_ranges
 from .plan import Plan, Shape, brief, normalise
@@ -46,6 +47,12 @@ class RankedRequest:
     sample_size: int
     curves: bool
     chunk_rows: int
+
+    @property
+    def envelope(self) -> bool:
+        """Whether an AP member reads the interpolated or 11-point AP: the range summaries carry
+        their envelopes (:func:`~streammetrics._engines.ranked.needs_envelope`). O(members)."""
+        return ranked_engine.needs_envelope(m._config() for _, m in self.template.items())
 
     @property
     def max_fprs(self) -> tuple[float, ...]:
@@ -87,8 +94,8 @@ def values(req: RankedRequest, summaries: Sequence[ranked_engine.RangeSummary],
             if out[name] != out[name]:
                 warn_undefined_nan("AUROC", "no positives or no negatives")
         elif isinstance(m, AveragePrecision):
-            out[name] = float(res["ap"])
-            if res["ap"] != res["ap"]:
+            out[name] = ranked_engine.ap_value(res, m._config())
+            if out[name] != out[name]:
                 warn_undefined_nan("AveragePrecision", "no positives")
         elif isinstance(m, ROCCurve):
             out[name] = ROCCurveResult(res["curve"], m.drop_intermediate)
@@ -165,25 +172,27 @@ def piece_from_bytes(data: bytes) -> ranked_engine.Runs:
 
 
 def summary_to_bytes(s: ranked_engine.RangeSummary) -> bytes:
-    """A range's summary as bytes (its curve piece included when it has one, then its partial
-    areas). O(curve)."""
-    c = s.curve
+    """A range's summary as bytes (its curve piece included when it has one, then its AP
+    envelope when it has one, then its partial areas). O(curve + envelope)."""
+    c, e = s.curve, s.envelope
     n = -1 if c is None else c.thresholds.shape[0]
+    m = -1 if e is None else e.values.shape[0]
     floats = [s.pos, s.neg, s.pairs, s.ap_part] + ([] if c is None else [c.total_pos, c.total_neg])
-    arrays = ([] if c is None else [c.thresholds, c.tps, c.fps]) + [np.array(s.partial, dtype=np.float64)]
-    return _pack([s.n_scores, n], floats + [0.0] * (6 - len(floats)), arrays)
+    arrays = (([] if c is None else [c.thresholds, c.tps, c.fps])
+              + ([] if e is None else [e.values, e.masses, e.levels])
+              + [np.array(s.partial, dtype=np.float64)])
+    return _pack([s.n_scores, n, m], floats + [0.0] * (6 - len(floats)), arrays)
 
 
 def summary_from_bytes(data: bytes) -> ranked_engine.RangeSummary:
     """Read back :func:`summary_to_bytes` (the partial areas: the float64 values after the
-    curve). O(curve)."""
-    (n_scores, n), (pos, neg, pairs, ap, total_pos, total_neg), at = _unpack(data, 2, 6, "range summary")
-    k = max(0, (len(data) - at) // 8 - 3 * max(n, 0))
-    curve = None
-    if n >= 0:
-        thresholds, tps, fps, partial = _arrays(data, at, [n, n, n, k], "range summary")
-        curve = ThresholdCounts(thresholds, tps, fps, total_pos, total_neg)
-    else:
-        (partial,) = _arrays(data, at, [k], "range summary")
+    curve and the envelope). O(curve + envelope)."""
+    (n_scores, n, m), (pos, neg, pairs, ap, total_pos, total_neg), at = _unpack(data, 3, 6, "range summary")
+    levels = 0 if m < 0 else ap_envelope.LEVELS.shape[0]
+    lengths = [n] * 3 * (n >= 0) + [m, m, levels] * (m >= 0)
+    k = max(0, (len(data) - at) // 8 - sum(lengths))
+    *got, partial = _arrays(data, at, [*lengths, k], "range summary")
+    curve = ThresholdCounts(got[0], got[1], got[2], total_pos, total_neg) if n >= 0 else None
+    envelope = ap_envelope.EnvelopePart(got[-3], got[-2], got[-1]) if m >= 0 else None
     return ranked_engine.RangeSummary(n_scores, pos, neg, pairs, ap, curve,
-                                      tuple(float(a) for a in partial))
+                                      tuple(float(a) for a in partial), None, envelope)

@@ -200,12 +200,12 @@ def by_summaries(plan: Plan, split: range_counts.Split) -> bool:
 
 
 def _summary_task(offset: tuple[float, float, float], total: tuple[float, float], max_fprs: tuple[float, ...],
-                  *pieces: list[ranked_engine.Runs]) -> ranked_engine.RangeSummary:
+                  envelope: bool, *pieces: list[ranked_engine.Runs]) -> ranked_engine.RangeSummary:
     """One range by summaries: its pieces of every block task merged and summarised
     (:func:`ranked.merge_range`, :func:`ranked.range_summary`; no curve; the partial areas
-    of ``max_fprs``)."""
+    of ``max_fprs``; the AP envelope with ``envelope``)."""
     runs = ranked_engine.merge_range([p for per_task in pieces for p in per_task])
-    return ranked_engine.range_summary(runs, offset, total, False, max_fprs)
+    return ranked_engine.range_summary(runs, offset, total, False, max_fprs, envelope=envelope)
 
 
 def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
@@ -256,7 +256,8 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
     totals = ranked_engine.add_totals([h[2] for h in heads])
     offsets, total = ranked_engine.offsets(totals), common.grand(totals)
     range_task = ray.remote(_summary_task)
-    summaries = get([range_task.remote(offsets[r], total, split.max_fprs, *[p[r + 1] for p in parts])
+    summaries = get([range_task.remote(offsets[r], total, split.max_fprs, split.envelope,
+                                     *[p[r + 1] for p in parts])
                      for r in range(n_ranges)])
     with trusted_states():
         values, caught = _weighted_values([h[0] for h in heads if h[0] is not None], summaries,

@@ -85,9 +85,10 @@ def _split_task(edges: np.ndarray, *chunks: ranked_engine.Runs) -> Iterator[Any]
 
 
 def _range_task(offset: tuple[float, float, float], totals: tuple[float, float], curves: bool,
-                max_fprs: tuple[float, ...], *pieces: list[ranked_engine.Runs]) -> ranked_engine.RangeSummary:
+                max_fprs: tuple[float, ...], envelope: bool,
+                *pieces: list[ranked_engine.Runs]) -> ranked_engine.RangeSummary:
     merged = ranked_engine.merge_range([p for chunk in pieces for p in chunk])
-    return ranked_engine.range_summary(merged, offset, totals, curves, max_fprs)
+    return ranked_engine.range_summary(merged, offset, totals, curves, max_fprs, envelope=envelope)
 
 
 def get(refs: Any) -> Any:
@@ -143,7 +144,8 @@ def range_summaries(data: Any, req: common.RankedRequest) -> common.Summaries:
     pieces, totals = split_refs(data, req)
     offsets, total = ranked_engine.offsets(totals), common.grand(totals)
     range_task = ray.remote(_range_task)
-    futures = [range_task.remote(offsets[r], total, req.curves, req.max_fprs, *[p[r] for p in pieces])
+    futures = [range_task.remote(offsets[r], total, req.curves, req.max_fprs, req.envelope,
+                                 *[p[r] for p in pieces])
                for r in range(req.n_ranges)]
     del pieces
     summaries: Sequence[ranked_engine.RangeSummary] = get(futures)

@@ -204,7 +204,7 @@ def _pieces_task(edges: np.ndarray, batches: Iterator[Any]) -> Iterator[Any]:
 
 
 def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, float], curves: bool,
-                rows: Any, max_fprs: tuple[float, ...] = ()) -> Any:
+                rows: Any, max_fprs: tuple[float, ...] = (), envelope: bool = False) -> Any:
     """Round two of one range (a pandas group of its rows): merge, summarise, one row out."""
     import pandas as pd
 
@@ -213,7 +213,7 @@ def _range_task(offsets: list[tuple[float, float, float]], totals: tuple[float, 
     pieces = [common.piece_from_bytes(b) for b in rows["piece"]]
     del rows
     summary = ranked_engine.range_summary(ranked_engine.merge_range(pieces), offsets[r], totals, curves,
-                                          max_fprs)
+                                          max_fprs, envelope=envelope)
     settle()
     return pd.DataFrame({"range": [r], "summary": [common.summary_to_bytes(summary)]})
 
@@ -305,16 +305,17 @@ def counted_summaries(frame: Any, req: common.RankedRequest,
         with batch_rows_set(getattr(frame, "sparkSession", None), 1):  # a task reads one run at a time
             totals = _totals(routed, req, edges)
             offsets, total = ranked_engine.offsets(totals), common.grand(totals)
-            curves, fprs = req.curves, req.max_fprs
+            curves, fprs, envelope = req.curves, req.max_fprs, req.envelope
             rows = (pieces_frame(routed, edges).groupBy("range")
-                    .applyInPandas(lambda g: _range_task(offsets, total, curves, g, fprs),
+                    .applyInPandas(lambda g: _range_task(offsets, total, curves, g, fprs, envelope),
                                    "range int, summary binary")
                     .collect())
     finally:
         routed.unpersist()
     got = {int(r): common.summary_from_bytes(bytes(s)) for r, s in rows}
     empty = common.empty_runs()
-    summaries = [got[r] if r in got else ranked_engine.range_summary(empty, offsets[r], total, curves, fprs)
+    summaries = [got[r] if r in got else ranked_engine.range_summary(empty, offsets[r], total, curves, fprs,
+                                                                              envelope=req.envelope)
                  for r in range(req.n_ranges)]
     return (summaries, total), skipped, states
 

@@ -27,7 +27,8 @@ CURVES = (("roc", ("fpr", "tpr", "thresholds")), ("roc_drop", ("fpr", "tpr", "th
 
 def metrics() -> dict[str, Any]:
     """Every metric ``evaluate_ranked`` supports (a fresh set)."""
-    return {"auc": sm.AUROC(), "ap": sm.AveragePrecision(), "roc": sm.ROCCurve(),
+    return {"auc": sm.AUROC(), "ap": sm.AveragePrecision(), "interp": sm.AveragePrecision(interpolated=True),
+            "eleven": sm.AveragePrecision(eleven_point=True), "roc": sm.ROCCurve(),
             "roc_drop": sm.ROCCurve(drop_intermediate=True), "pr": sm.PRCurve()}
 
 
@@ -48,7 +49,8 @@ def assert_same(got: dict[str, Any], df: pd.DataFrame, weight: str | None) -> No
     and scikit-learn (AUROC, AP to 1e-12, where both classes are present)."""
     ref = reference(df, weight)
     assert _close(got["auc"], ref["auc"]), (got["auc"], ref["auc"])
-    assert _close(got["ap"], ref["ap"]), (got["ap"], ref["ap"])
+    for name in ("ap", "interp", "eleven"):  # step; interpolated and 11-point: the ranges' envelopes
+        assert _close(got[name], ref[name]), (name, got[name], ref[name])
     w = None if weight is None else df[weight].to_numpy()
     exact = w is None or bool(np.all(w == np.round(w)))
     for name, fields in CURVES:

@@ -1,7 +1,7 @@
 """Issue #32 item 2: more sets stay on ``streammetrics.dask.evaluate``'s score-range path (no gather
 of every score): interpolated and 11-point ``AveragePrecision`` (unweighted: the root holds the
 counts at every distinct positive score, so every AP readout is the single process's, bit for
-bit) and label / score / weight columns of pandas extension dtypes (``Int64``, ``Float64``,
+bit; weighted or beside a partial AUROC: the ranges' precision envelopes, within 1e-12) and label / score / weight columns of pandas extension dtypes (``Int64``, ``Float64``,
 ``boolean``, ``int64[pyarrow]``, ``double[pyarrow]``), whose NA ``nulls=`` skips or refuses."""
 
 from __future__ import annotations
@@ -117,20 +117,77 @@ def test_interpolated_ap_against_the_definition() -> None:
     assert got["auroc"] == pytest.approx(roc_auc_score(y, p), rel=1e-12)
 
 
-def test_weighted_interpolated_ap_gathers_with_the_one_process_value() -> None:
-    """Weighted, the ranked kernel's summaries carry the step AP alone: an interpolated AP
-    takes the state path (a gather), still the single process's value."""
-    rng = np.random.default_rng(11)
-    n = 500
-    df = pd.DataFrame({"y": (rng.random(n) < 0.4).astype(np.int64), "p": np.round(rng.random(n), 2),
-                       "w": rng.random(n)})
-    metrics = sm.MetricSet(ap=sm.AveragePrecision(interpolated=True))
-    want = metrics.copy().update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy()).compute()
-    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 300), seed=st.integers(0, 10**6), ranges=st.integers(1, 5),
+       weights=st.sampled_from(["real", "zeros", "none"]), max_fpr=st.sampled_from([None, 0.3]),
+       data=st.data())
+def test_weighted_and_partial_sets_carry_the_envelopes(n: int, seed: int, ranges: int, weights: str,
+                                                       max_fpr: float | None, data: Any) -> None:
+    """Weighted, or beside a partial AUROC (the ranked kernel's route: each range told the weight
+    above it), the interpolated and 11-point AP come from the ranges' precision envelopes
+    (``_engines/ap_envelope``): within 1e-12 of one process, no gather."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"y": (rng.random(n) < 0.4).astype(np.int64), "p": np.round(rng.random(n), 2)})
+    if weights != "none":
+        df["w"] = np.where(rng.random(n) < 0.2, 0.0, rng.random(n)) if weights == "zeros" else rng.random(n)
+    members: dict[str, Any] = {"interp": sm.AveragePrecision(interpolated=True),
+                               "eleven": sm.AveragePrecision(eleven_point=True), "ap": sm.AveragePrecision(),
+                               "auroc": sm.AUROC(max_fpr=max_fpr), "f1": sm.F1()}
+    metrics = sm.MetricSet(members)
+    w = df.w.to_numpy() if weights != "none" else None
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        want = metrics.copy().update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=w).compute()
+    cuts = data.draw(st.lists(st.integers(0, n), max_size=4))
+    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"), \
+            warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        mp.setattr(RC, "range_count", lambda: ranges)
         splits = _Splits(mp)
-        got = evaluate(_frames(df, [200]), metrics, label="y", score="p", weight="w")
-    assert not any(s is not None for s in splits.seen)
-    assert got["ap"] == pytest.approx(want["ap"], rel=1e-12)
+        got = evaluate(_frames(df, cuts), metrics, label="y", score="p",
+                       weight="w" if weights != "none" else None)
+    if weights != "none" or max_fpr is not None:
+        assert any(s is not None and s.envelope for s in splits.seen)
+    assert list(got) == list(want)
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, rel=1e-12, abs=1e-14, nan_ok=True), k
+
+
+def test_evaluate_ranked_takes_interpolated_and_eleven_point_ap() -> None:
+    """``evaluate_ranked`` (weighted, several ranges): the readouts within 1e-12 of one process."""
+    from streammetrics.dask import evaluate_ranked
+
+    rng = np.random.default_rng(3)
+    n = 2_000
+    df = pd.DataFrame({"y": (rng.random(n) < 0.3).astype(np.int64), "p": np.round(rng.random(n), 2),
+                       "w": rng.integers(0, 4, n).astype(float)})
+    metrics = sm.MetricSet(interp=sm.AveragePrecision(interpolated=True),
+                           eleven=sm.AveragePrecision(eleven_point=True), ap=sm.AveragePrecision())
+    want = metrics.copy().update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy()).compute()
+    with dask.config.set(scheduler="synchronous"):
+        got = evaluate_ranked(_frames(df, [500, 1_200]), metrics, label="y", score="p", weight="w", ranges=6)
+    for k, v in want.items():
+        assert got[k] == pytest.approx(v, rel=1e-12), k
+
+
+def test_range_summary_bytes_carry_the_envelope() -> None:
+    """Spark's shipped summaries: the envelope, the curve and the partial areas round trip."""
+    from streammetrics._engines import ranked, ranked_common
+
+    rng = np.random.default_rng(2)
+    runs = (np.sort(rng.random(50)), None, np.sort(rng.random(30)), rng.random(30))
+    for curves, fprs, envelope in ((False, (), True), (True, (0.2, 0.5), True), (True, (0.3,), False)):
+        s = ranked.range_summary(runs, (4.0, 9.0, 12.0), (40.0, 80.0), curves, fprs, envelope=envelope)
+        back = ranked_common.summary_from_bytes(ranked_common.summary_to_bytes(s))
+        assert back.partial == s.partial and back.pairs == s.pairs and back.ap_part == s.ap_part
+        assert (back.envelope is None) == (not envelope) and (back.curve is None) == (not curves)
+        if envelope:
+            assert s.envelope is not None and back.envelope is not None
+            for a, b in ((s.envelope.values, back.envelope.values), (s.envelope.masses, back.envelope.masses),
+                         (s.envelope.levels, back.envelope.levels)):
+                assert np.array_equal(a, b)
+    with pytest.raises(ValueError, match="range summary"):
+        ranked_common.summary_from_bytes(ranked_common.summary_to_bytes(s)[:30])
 
 
 def test_interpolated_ap_from_parquet_files(tmp_path: Any) -> None:

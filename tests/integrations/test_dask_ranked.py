@@ -121,8 +121,8 @@ def test_rejects_other_metrics_and_bad_ranges() -> None:
     df = dd.from_pandas(pd.DataFrame({"y": [0, 1], "p": [0.1, 0.2]}), npartitions=1)
     with pytest.raises(ValueError, match="metrics: range-partitioned evaluation supports"):
         evaluate_ranked(df, sm.F1(), label="y", score="p")
-    with pytest.raises(ValueError, match="interpolated=True"):
-        evaluate_ranked(df, sm.AveragePrecision(interpolated=True), label="y", score="p")
+    with pytest.raises(ValueError, match="num_classes=3"):
+        evaluate_ranked(df, sm.AveragePrecision(3), label="y", score="p")
     with pytest.raises(ValueError, match="ranges: must be an integer >= 1"):
         evaluate_ranked(df, sm.AUROC(), label="y", score="p", ranges=0)
     with pytest.raises(ValueError, match="ranges: edges must be non-decreasing, got 0.1 after 0.5"):

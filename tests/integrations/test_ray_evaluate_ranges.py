@@ -216,18 +216,20 @@ def test_errors_are_the_state_paths(calls, bad) -> None:
 
 
 def test_other_cases_keep_the_state_path(calls) -> None:
-    """``by=`` slices, interpolated AP, curves, ``compute=False``: the state path (``max_fpr``:
-    by ranges, ``test_ray_max_fpr.py``)."""
+    """``by=`` slices (the keyed route), curves, ``compute=False``: not this path (``max_fpr``:
+    by ranges, ``test_ray_max_fpr.py``); interpolated and 11-point AP: this path, within 1e-12."""
     df = _frame(300, 12).assign(g=lambda d: d.y.to_numpy() % 2, c=lambda d: (d.p * 10).astype(int) % 3)
     ds = _blocks(df, [100])
     evaluate(ds, sm.AUROC(), label="y", score="p", by="g")
-    evaluate(ds, sm.AveragePrecision(interpolated=True), label="y", score="p")
     evaluate(ds, sm.MetricSet(auroc=sm.AUROC(), roc=sm.ROCCurve()), label="y", score="p")
     evaluate(ds, sm.AUROC(), label="y", score="p", compute=False)
     assert calls == []
     table = evaluate(ds, _set(), label="y", score="p", as_frame=True).to_pandas()
     assert dict(zip(table.metric, table.value, strict=False))["auroc"] == _one_process(_set(), df)["auroc"]
     assert calls == [1]
+    readouts = sm.MetricSet(i=sm.AveragePrecision(interpolated=True), e=sm.AveragePrecision(eleven_point=True))
+    got, want = evaluate(ds, readouts, label="y", score="p", weight="w"), _one_process(readouts, df, "w")
+    assert got == pytest.approx(want, rel=1e-12) and len(calls) == 2
 
 
 

@@ -94,7 +94,7 @@ def test_what_travels_and_what_the_driver_holds() -> None:
     assert {len(t) for _, t in totals.collect()} == {ranges * 2 * 8}
     summaries, total = spark_ranked.range_summaries(frame, req)
     assert [s.n_scores for s in summaries] == per_range.tolist() and sum(total) == n
-    assert {len(ranked_common.summary_to_bytes(s)) for s in summaries} == {64}
+    assert {len(ranked_common.summary_to_bytes(s)) for s in summaries} == {72}  # 3 counts, 6 floats
 
 
 def test_a_partition_task_holds_one_chunk_not_its_partition() -> None:
@@ -143,8 +143,8 @@ def test_errors_as_the_dask_one() -> None:
     frame = cases.Partitions([pd.DataFrame({"y": [0, 1], "p": [0.1, 0.2]})])
     with pytest.raises(ValueError, match="metrics: range-partitioned evaluation supports"):
         evaluate_ranked(frame, sm.F1(), label="y", score="p")
-    with pytest.raises(ValueError, match="interpolated=True"):
-        evaluate_ranked(frame, sm.AveragePrecision(interpolated=True), label="y", score="p")
+    with pytest.raises(ValueError, match="num_classes=3"):
+        evaluate_ranked(frame, sm.AveragePrecision(3), label="y", score="p")
     with pytest.raises(ValueError, match="ranges: must be an integer >= 1"):
         evaluate_ranked(frame, sm.AUROC(), label="y", score="p", ranges=0)
     with pytest.raises(ValueError, match="ranges: edges must be non-decreasing, got 0.1 after 0.5"):
