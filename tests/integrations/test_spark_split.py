@@ -251,7 +251,8 @@ def test_nothing_of_the_data_size_reaches_the_driver(spark_session, paths) -> No
 
 def test_ranked_routing_rules() -> None:
     """Which runs take the shuffled ranges: exact binary AUROC / AP in one state, values asked
-    for, no slices (a partial AUROC too: ``max_fpr``); curves, multiclass, bounded, ``compute=False``
+    for, no slices (a partial AUROC too: ``max_fpr``; interpolated / 11-point AP); curves, multiclass,
+    bounded, ``compute=False``
     and ``by=`` keep the state path (documented); more cores than :data:`spark_ranges.MAX_RANGES` leave
     the direct range path to them."""
     def run(metrics: Any, **kw: Any) -> Any:
@@ -261,10 +262,11 @@ def test_ranked_routing_rules() -> None:
     assert spark_ranked.split_for(run(_set(), weight="w", nulls="skip")) is not None
     assert spark_ranked.split_for(run(sm.AUROC())) is not None
     assert spark_ranked.split_for(run(sm.AUROC(max_fpr=0.3))) is not None  # partial AUROC: by ranges
+    for readout in (sm.AveragePrecision(interpolated=True), sm.AveragePrecision(eleven_point=True)):
+        assert spark_ranked.split_for(run(readout, weight="w")) is not None  # the ranges' envelopes
     for metrics, kw in [(_set(), {"compute": False}), (_set(), {"by": "k"}),
                         (sm.MetricSet(roc=sm.ROCCurve(), auroc=sm.AUROC()), {}),
-                        (sm.AUROC(num_classes=3), {}),
-                        (sm.AUROC(max_bytes=4096), {}), (sm.AveragePrecision(interpolated=True), {})]:
+                        (sm.AUROC(num_classes=3), {}), (sm.AUROC(max_bytes=4096), {})]:
         assert spark_ranked.split_for(run(metrics, **kw)) is None, (metrics, kw)
     plan = make_plan(_set(), label="y", score="p", weight=None, query=None, doc_id=None, update_kwargs={},
                      available=["y", "p"])[2]
