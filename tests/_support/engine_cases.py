@@ -251,3 +251,14 @@ def numbers_in(obj: object) -> int:
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return sum(numbers_in(getattr(obj, f.name)) for f in dataclasses.fields(obj))
     return 1
+
+
+def delayed_partitions(df: pd.DataFrame, cuts: list[int]) -> Any:
+    """``df`` as a Dask DataFrame whose partitions end at ``cuts`` (any positions, repeated or
+    out of order: empty partitions), built from delayed pieces."""
+    import dask
+    import dask.dataframe as dd
+
+    bounds = [0, *sorted(cuts), len(df)]
+    parts = [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])

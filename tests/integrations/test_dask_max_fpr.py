@@ -29,11 +29,7 @@ import streammetrics._engines.range_counts as RC  # noqa: E402
 import streammetrics.dask as sm_dask  # noqa: E402
 from streammetrics.dask import evaluate, evaluate_parquet, evaluate_ranked  # noqa: E402
 
-
-def _frames(df: pd.DataFrame, cuts: list[int]) -> Any:
-    bounds = [0, *sorted(cuts), len(df)]
-    parts = [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    return dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
+_frames = cases.delayed_partitions
 
 
 class _Root:

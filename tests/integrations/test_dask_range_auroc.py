@@ -16,7 +16,6 @@ pytest.importorskip("dask.dataframe")
 pytest.importorskip("sklearn")
 
 import dask  # noqa: E402
-import dask.dataframe as dd  # noqa: E402
 import engine_cases as cases  # noqa: E402
 import pandas as pd  # noqa: E402
 from dask.callbacks import Callback  # noqa: E402
@@ -31,11 +30,7 @@ import streammetrics.dask as sm_dask  # noqa: E402
 from streammetrics._engines.request import NullRowsSkipped  # noqa: E402
 from streammetrics.dask import evaluate  # noqa: E402
 
-
-def _frames(df: pd.DataFrame, cuts: list[int]) -> Any:
-    bounds = [0, *sorted(cuts), len(df)]
-    parts = [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    return dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
+_frames = cases.delayed_partitions
 
 
 

@@ -17,6 +17,7 @@ pytest.importorskip("sklearn")
 
 import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
+import engine_cases as cases  # noqa: E402
 import pandas as pd  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -27,11 +28,7 @@ import streammetrics._engines.range_counts as RC  # noqa: E402
 from streammetrics._engines.plan import numeric_dtype  # noqa: E402
 from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
 
-
-def _frames(df: pd.DataFrame, cuts: list[int]) -> Any:
-    bounds = [0, *sorted(cuts), len(df)]
-    parts = [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    return dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
+_frames = cases.delayed_partitions
 
 
 def _readouts() -> sm.MetricSet:
