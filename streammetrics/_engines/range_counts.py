@@ -655,12 +655,12 @@ def summarised(split: Split, rest: Mapping[str, Any], summaries: Sequence[ranked
 
 
 def assemble(split: Split, rest: Mapping[str, Any], ranked: Mapping[str, Any], auroc: float,
-             ap: float | Mapping[tuple[bool, bool], float],
+             ap: Mapping[tuple[bool, bool], float],
              partial: Mapping[float, float] | None = None) -> dict[str, Any]:
     """The values in the set's member order: the other members' (``rest``), the undefined
     ranked ones (``ranked``), else ``auroc`` / ``ap`` by class (an AUROC with ``max_fpr``
-    below 1: its value in ``partial``, :func:`ranked.combine`'s; ``ap`` the step AP, or the AP
-    per readout ``(interpolated, eleven_point)``). O(members)."""
+    below 1: its value in ``partial``, :func:`ranked.combine`'s; ``ap`` the AP per readout
+    ``(interpolated, eleven_point)``, :func:`ranked.ap_kind`). O(members)."""
     got = dict(ranked)
     res = {"auroc": auroc, "partial": partial or {}}
     for name, cfg in split.ranked.items():
@@ -668,8 +668,7 @@ def assemble(split: Split, rest: Mapping[str, Any], ranked: Mapping[str, Any], a
             if cfg["class"] == "AUROC":
                 got[name] = ranked_engine.auroc_value(res, cfg["config"].get("max_fpr"))
             else:
-                kind = ranked_engine.ap_kind(cfg["config"])
-                got[name] = ap.get(kind, math.nan) if isinstance(ap, Mapping) else ap
+                got[name] = ap[ranked_engine.ap_kind(cfg["config"])]
     return {n: got[n] if n in got else rest[n] for n in split.names}
 
 
