@@ -265,8 +265,8 @@ def _weighted_graph(frame: Any, plan: Plan, split: range_counts.Split,
     # the other members are fed by the tasks that read the rows for the ranked ones: one read
     others = None if split.rest is None else (dataclasses.replace(plan, config=split.rest),
                                               split.ranked_first)
-    summaries, totals, parts = ranked_graph(frame, members, label=plan.label, score=plan.score,
-                                            weight=plan.weight, nulls=plan.nulls, rest=others)
+    summaries, totals, parts, _ = ranked_graph(frame, members, label=plan.label, score=plan.score,
+                                               weight=plan.weight, nulls=plan.nulls, rest=others)
     rest = None
     if split.rest is not None:
         rest = _tree(parts, dask.delayed(split.rest, pure=True), "MetricSet", split_every, True)

@@ -72,7 +72,7 @@ from streammetrics._engines.plan import (
     state_from_bytes,
     state_to_bytes,
 )
-from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
+from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table, warn_skipped
 
 __all__ = ["evaluate", "evaluate_parquet", "evaluate_ranked"]
 
@@ -384,6 +384,7 @@ def evaluate_ranked(
     ranges: int | Sequence[float] = 8,
     sample_size: int = 256,
     chunk_rows: int = CHUNK_ROWS,
+    nulls: str = "error",
 ) -> Any:
     """Exact binary AUROC, AP, ROC and PR curves over a Ray Dataset or Parquet files, range by range.
 
@@ -416,6 +417,10 @@ def evaluate_ranked(
         Rows read, validated and sorted at a time (default 262,144): a block or file task holds
         one chunk; the values do not depend on it.
 
+    nulls : {"error", "skip"}
+        Rows holding a null (or NaN) in ``label``, ``score`` or ``weight``: refused (a
+        ValueError naming the column and the row) or dropped by the tasks (their number reported
+        by a ``NullRowsSkipped`` warning), as ``evaluate`` does.
     Returns
     -------
     dict or value
@@ -454,6 +459,9 @@ def evaluate_ranked(
     else:
         available = list(ds.columns() or [])
     req = ranked_common.request(metrics, label=label, score=score, weight=weight, ranges=ranges,
-                                sample_size=sample_size, chunk_rows=chunk_rows, available=available)
-    summaries, totals = ray_ranked.range_summaries(data, req)
+                                sample_size=sample_size, chunk_rows=chunk_rows, available=available,
+                                nulls=nulls)
+    skipped = [0]
+    summaries, totals = ray_ranked.range_summaries(data, req, skipped)
+    warn_skipped(skipped[0], req.plan.columns())
     return ranked_common.values(req, summaries, totals)

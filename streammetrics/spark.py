@@ -95,7 +95,7 @@ from streammetrics._engines.plan import (
     state_from_bytes,
     state_to_bytes,
 )
-from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table
+from streammetrics._engines.request import Request, Run, engine_evaluate, make_run, values_table, warn_skipped
 from streammetrics._engines.spark_worker import settle
 
 if TYPE_CHECKING:
@@ -496,6 +496,7 @@ def evaluate_ranked(
     ranges: int | Sequence[float] = 8,
     sample_size: int = 256,
     chunk_rows: int = CHUNK_ROWS,
+    nulls: str = "error",
 ) -> Any:
     """Exact binary AUROC, AP, ROC and PR curves over a PySpark DataFrame, range by range.
 
@@ -522,6 +523,10 @@ def evaluate_ranked(
     chunk_rows : int
         Rows validated and sorted at a time (default 262,144); the values do not depend on it.
 
+    nulls : {"error", "skip"}
+        Rows holding a null (or NaN) in ``label``, ``score`` or ``weight``: refused (a
+        ValueError naming the column and the row) or dropped by the tasks (their number reported
+        by a ``NullRowsSkipped`` warning), as ``evaluate`` does.
     Returns
     -------
     dict or value
@@ -547,12 +552,13 @@ def evaluate_ranked(
 
     req = ranked_common.request(metrics, label=label, score=score, weight=weight, ranges=ranges,
                                 sample_size=sample_size, chunk_rows=chunk_rows,
-                                available=list(df.columns))
+                                available=list(df.columns), nulls=nulls)
     try:
-        summaries, totals = spark_ranked.range_summaries(df, req)
+        (summaries, totals), skipped, _ = spark_ranked.counted_summaries(df.select(*req.plan.columns()), req)
     except Exception as exc:  # a row refused in a Python task: the ValueError it raised
         error = _value_error(exc)
         if error is None:
             raise
         raise error from exc
+    warn_skipped(skipped, req.plan.columns())
     return ranked_common.values(req, summaries, totals)

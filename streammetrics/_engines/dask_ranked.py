@@ -20,13 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.params import Param, check_param
-from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
-from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
+from streammetrics.ranking.metrics import PRCurve, ROCCurve
 
 from . import ranked as ranked_engine
 from .plan import Plan, brief, empty_set, fed_tables, frame_state, normalise, state_of
+from .request import check_nulls, warn_skipped
 
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
@@ -41,10 +40,12 @@ CHUNK_ROWS = 1 << 18
 class Held(list):  # type: ignore[type-arg]
     """A partition's runs (a list of :data:`~streammetrics._engines.ranked.Runs`), which its
     split task takes (:func:`_take_task`): ``taken`` once they have been cut and released;
-    ``rest``: the state of a set's other members fed the same rows in the same task (or None)."""
+    ``rest``: the state of a set's other members fed the same rows in the same task (or None);
+    ``skipped``: the rows its task dropped for a null (``nulls="skip"``)."""
 
     taken = False
     rest: dict[str, Any] | None = None
+    skipped = 0
 
 
 def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0,
@@ -54,7 +55,9 @@ def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0
     errors), also their state."""
     where = f"Dask partition {index}"
     state = None if rest is None or rest[1] else state_of(frame_state(df, rest[0], where))
-    held = Held(ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, where))
+    skipped = [0]
+    held = Held(ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, where, skipped))
+    held.skipped = skipped[0]
     if rest is not None:
         held.rest = state_of(frame_state(df, rest[0], where)) if rest[1] else state
     return held
@@ -97,6 +100,7 @@ def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int,
     import pyarrow.parquet as pq
 
     out = Held()
+    skipped = [0]
     acc = None if rest is None else empty_set(rest[0].config, rest[0].kind)
     for name in names:
         with fs.open(name, "rb") as source:
@@ -104,7 +108,8 @@ def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int,
             batches = reader.iter_batches(chunk_rows, columns=plan.columns(), use_threads=False)
             if acc is not None and rest is not None:
                 batches = fed_tables(batches, acc, rest[0], rest[1], name)
-            out += ranked_engine.chunk_runs(batches, plan, name)
+            out += ranked_engine.chunk_runs(batches, plan, name, skipped)
+    out.skipped = skipped[0]
     if acc is not None:
         out.rest = state_of(acc)
     return out
@@ -113,6 +118,11 @@ def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int,
 def _rest_of(held: Held) -> dict[str, Any] | None:
     """The other members' state a runs task made (see :class:`Held`)."""
     return held.rest
+
+
+def _skipped_of(held: Held) -> int:
+    """The rows a runs task dropped for a null (see :class:`Held`)."""
+    return held.skipped
 
 
 def file_groups(files: Sequence[str], sizes: Sequence[int], n_groups: int) -> list[list[str]]:
@@ -231,17 +241,23 @@ def range_summaries(
     curves: bool = False,
     chunk_rows: int = CHUNK_ROWS,
     ranges_at_once: int | None = None,
+    nulls: str = "error",
+    skipped: list[int] | None = None,
 ) -> tuple[list[ranked_engine.RangeSummary], tuple[float, float]]:
     """The per-range summaries (increasing score ranges) and the totals (P, N), on the workers.
 
-    Parameters and errors as :func:`evaluate_ranked`; ``curves``: carry the curve pieces.
+    Parameters and errors as :func:`evaluate_ranked`; ``curves``: carry the curve pieces;
+    ``skipped``: the rows dropped for a null are added to ``skipped[0]``.
     """
     import dask
 
-    summaries, grand, _ = ranked_graph(ddf, metrics, label=label, score=score, weight=weight, ranges=ranges,
-                                       sample_size=sample_size, curves=curves, chunk_rows=chunk_rows,
-                                       ranges_at_once=ranges_at_once)
-    out, total = dask.compute(summaries, grand)
+    summaries, grand, _, dropped = ranked_graph(ddf, metrics, label=label, score=score, weight=weight,
+                                                ranges=ranges, sample_size=sample_size, curves=curves,
+                                                chunk_rows=chunk_rows, ranges_at_once=ranges_at_once,
+                                                nulls=nulls)
+    out, total, counts = dask.compute(summaries, grand, dropped)
+    if skipped is not None:
+        skipped[0] += sum(counts)
     return list(out), total
 
 
@@ -259,10 +275,11 @@ def ranked_graph(
     ranges_at_once: int | None = None,
     nulls: str = "error",
     rest: tuple[Plan, bool] | None = None,
-) -> tuple[list[Any], Any, list[Any]]:
-    """:func:`range_summaries` not yet computed: the per-range summaries, the totals and the
-    other members' states as ``Delayed`` objects (``streammetrics.dask.evaluate`` computes them
-    in one graph); ``nulls``: the rows with a null dropped (``"skip"``) or refused; ``rest``:
+) -> tuple[list[Any], Any, list[Any], list[Any]]:
+    """:func:`range_summaries` not yet computed: the per-range summaries, the totals, the
+    other members' states and each runs task's rows dropped for a null as ``Delayed`` objects
+    (``streammetrics.dask.evaluate`` computes them in one graph); ``nulls``: the rows with a
+    null dropped (``"skip"``) or refused; ``rest``:
     the other members' plan and whether the ranked members come first -- each runs task feeds
     them the rows it reads (one read), one state per task (none without ``rest``).
     """
@@ -279,7 +296,7 @@ def ranked_graph(
         check_param(ranges_at_once, "ranges_at_once", _AT_ONCE)
     check_names(label=label, score=score, weight=weight)
     plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
-                weight=weight, nulls=nulls)
+                weight=weight, nulls=check_nulls(nulls))
     delayed = dask.delayed
     plan_node = delayed(plan, pure=True)
     found = parquet_files(ddf)
@@ -345,7 +362,7 @@ def ranked_graph(
             [delayed(operator.getitem, pure=True)(s, i) for s in splits], delayed(operator.getitem)(offs, i),
             grand, curves, after, fprs, envelope))
     states = [] if rest is None else [delayed(_rest_of, pure=True)(r) for r in runs]
-    return summaries, grand, states
+    return summaries, grand, states, [delayed(_skipped_of, pure=True)(r) for r in runs]
 
 
 def _threads() -> int | None:
@@ -396,6 +413,7 @@ def evaluate_ranked(
     sample_size: int = 256,
     chunk_rows: int = CHUNK_ROWS,
     ranges_at_once: int | None = None,
+    nulls: str = "error",
 ) -> Any:
     """Exact binary AUROC, AP, ROC and PR curves over a Dask DataFrame, range by range.
 
@@ -441,6 +459,11 @@ def evaluate_ranked(
         Range tasks given to the workers at a time (range r starts after range r - this one
         finishes), so that a worker fetches about one range at a time; default: the worker
         threads of the current distributed client (every range without one).
+    nulls : {"error", "skip"}
+        Rows holding a null (or NaN) in ``label``, ``score`` or ``weight``: refused (a
+        ValueError naming the column, the partition or file and the row) or dropped by the tasks
+        (their number reported by a ``NullRowsSkipped`` warning), as
+        :func:`streammetrics.dask.evaluate` does.
 
     Returns
     -------
@@ -457,7 +480,9 @@ def evaluate_ranked(
 
     Notes
     -----
-    Equal to the single-process exact values up to float rounding (1e-12 relative). Memory per
+    Equal to the single-process exact values up to float rounding (1e-12 relative; with
+    fractional weights the ranges sum them in another order, so ``ROCCurve(drop_intermediate=True)``
+    may keep or drop a point collinear with its neighbours within that rounding). Memory per
     worker: a baseline (Python, numpy, pandas, pyarrow, dask: ~150-250 MB), the sorted runs of
     the partitions it read (8 bytes a score, 16 weighted: its share of the exact state; once
     cut at the edges, each range's pieces are freed when that range is merged), one chunk in
@@ -488,26 +513,15 @@ def evaluate_ranked(
     template, shape = normalise(metrics)
     members = dict(template.items())
     curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())
+    skipped = [0]
     summaries, totals = range_summaries(ddf, metrics, label=label, score=score, weight=weight,
                                         ranges=ranges, sample_size=sample_size, curves=curves,
-                                        chunk_rows=chunk_rows, ranges_at_once=ranges_at_once)
+                                        chunk_rows=chunk_rows, ranges_at_once=ranges_at_once,
+                                        nulls=nulls, skipped=skipped)
+    warn_skipped(skipped[0], [c for c in (label, score, weight) if c is not None])
     fprs = ranked_engine.partial_fprs(m._config() for m in members.values())
     res = ranked_engine.combine(summaries, totals, fprs)
-    values: dict[str, Any] = {}
-    for name, m in members.items():
-        if isinstance(m, AUROC):
-            values[name] = ranked_engine.auroc_value(res, m.max_fpr)
-            if values[name] != values[name]:
-                warn_undefined_nan("AUROC", "no positives or no negatives")
-        elif isinstance(m, AveragePrecision):
-            values[name] = ranked_engine.ap_value(res, m._config())
-            if values[name] != values[name]:
-                warn_undefined_nan("AveragePrecision", "no positives")
-        elif isinstance(m, ROCCurve):
-            values[name] = ROCCurveResult(res["curve"], m.drop_intermediate)
-        else:
-            values[name] = PRCurveResult(res["curve"])
-    return shape.values(values)
+    return shape.values(ranked_engine.member_values(members.items(), res))
 
 
 #: The checks of ``ranges``, ``sample_size`` and ``chunk_rows``, shared with Spark's and Ray's

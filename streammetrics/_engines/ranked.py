@@ -50,6 +50,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._scores.exact.runs import merge_many
 from streammetrics._scores.protocol import ScoreState
 from streammetrics._scores.thresholds import (
@@ -61,6 +62,7 @@ from streammetrics._scores.thresholds import (
     partial_roc_area,
     roc_auc_from_counts,
 )
+from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
@@ -146,7 +148,8 @@ def row_chunks(frame: Any, chunk_rows: int) -> Iterator[Any]:
         yield frame.iloc[a : a + chunk_rows] if hasattr(frame, "iloc") else frame.slice(a, chunk_rows)
 
 
-def iter_chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> Iterator[Runs]:
+def iter_chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "",
+                    skipped: list[int] | None = None) -> Iterator[Runs]:
     """The sorted runs of each frame of ``frames`` (pandas DataFrames, Arrow tables or record
     batches, e.g. :func:`row_chunks` of a partition), one at a time, skipping frames with no
     score.
@@ -157,7 +160,8 @@ def iter_chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> Itera
     numeric columns go straight to numpy, :func:`~streammetrics._engines.plan.feed_arrow`), its
     runs are taken (:func:`runs_of`) and the twin is dropped before the runs are yielded. Memory: one
     frame's validation and sort in flight plus whatever the caller keeps of the runs yielded;
-    O(c log c) time per frame of c rows.
+    O(c log c) time per frame of c rows. ``skipped``: the rows dropped for a null
+    (``plan.nulls="skip"``) are added to ``skipped[0]``.
     """
     offset = 0
     for frame in frames:
@@ -165,9 +169,11 @@ def iter_chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> Itera
         if rows:
             acc = empty_set(plan.config, plan.kind)
             if hasattr(frame, "iloc"):
-                feed(acc, frame, plan, where, offset)
+                dropped = feed(acc, frame, plan, where, offset)
             else:  # Arrow: numeric columns straight to numpy, else through pandas (a null named)
-                feed_arrow(acc, frame, plan, where, offset)
+                dropped = feed_arrow(acc, frame, plan, where, offset)
+            if skipped is not None:
+                skipped[0] += dropped
             del frame
             assert isinstance(acc, MetricSet)
             runs = runs_of(acc)
@@ -178,11 +184,12 @@ def iter_chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> Itera
         offset += rows
 
 
-def chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "") -> list[Runs]:
-    """:func:`iter_chunk_runs` kept: the list of every frame's sorted runs. Memory: the runs
-    (8 bytes a score, 16 weighted) plus one frame's validation and sort in flight; O(n log c)
-    time for frames of c rows."""
-    return list(iter_chunk_runs(frames, plan, where))
+def chunk_runs(frames: Iterable[Any], plan: Plan, where: str = "",
+               skipped: list[int] | None = None) -> list[Runs]:
+    """:func:`iter_chunk_runs` kept: the list of every frame's sorted runs (``skipped`` as
+    there). Memory: the runs (8 bytes a score, 16 weighted) plus one frame's validation and sort
+    in flight; O(n log c) time for frames of c rows."""
+    return list(iter_chunk_runs(frames, plan, where, skipped))
 
 
 def sample_chunks(chunks: Iterable[Runs], k: int = 256) -> tuple[np.ndarray, np.ndarray]:
@@ -534,3 +541,25 @@ def auroc_value(res: Mapping[str, Any], max_fpr: float | None) -> float:
     """An AUROC member's value from :func:`combine`'s result: the full area, or (``max_fpr``
     below 1) the standardised partial one. O(1)."""
     return float(res["auroc"] if max_fpr is None or max_fpr == 1 else res["partial"][float(max_fpr)])
+
+
+def member_values(members: Iterable[tuple[str, Any]], res: Mapping[str, Any]) -> dict[str, Any]:
+    """Each member's value from :func:`combine`'s result, warning as one process does where a
+    value is undefined: AUROC (:func:`auroc_value`) and AP (:func:`ap_value`) as floats, the
+    curves as ``ROCCurveResult`` / ``PRCurveResult``. ``members``: (name, metric) pairs, e.g. a
+    MetricSet's ``items()``. O(members) plus the curves' size."""
+    out: dict[str, Any] = {}
+    for name, m in members:
+        if isinstance(m, AUROC):
+            out[name] = auroc_value(res, m.max_fpr)
+            if out[name] != out[name]:
+                warn_undefined_nan("AUROC", "no positives or no negatives")
+        elif isinstance(m, AveragePrecision):
+            out[name] = ap_value(res, m._config())
+            if out[name] != out[name]:
+                warn_undefined_nan("AveragePrecision", "no positives")
+        elif isinstance(m, ROCCurve):
+            out[name] = ROCCurveResult(res["curve"], m.drop_intermediate)
+        else:
+            out[name] = PRCurveResult(res["curve"])
+    return out

@@ -18,16 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.averaging import warn_undefined_nan
 from streammetrics._core.params import check_param
 from streammetrics._scores.thresholds import ThresholdCounts
-from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
-from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
+from streammetrics.ranking.metrics import PRCurve, ROCCurve
 
 from . import ap_envelope
 from . import ranked as ranked_engine
 from .dask_ranked import CHUNK_ROWS_PARAM, SAMPLE_SIZE, check_names, check_ranges
 from .plan import Plan, Shape, brief, normalise
+from .request import check_nulls
 
 #: The per-range summaries (increasing ranges) and the totals (P, N) an engine returns.
 Summaries = tuple[list[ranked_engine.RangeSummary], tuple[float, float]]
@@ -62,19 +61,22 @@ class RankedRequest:
 
 
 def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges: int | Sequence[float],
-            sample_size: int, chunk_rows: int, available: Sequence[str]) -> RankedRequest:
+            sample_size: int, chunk_rows: int, available: Sequence[str],
+            nulls: str = "error") -> RankedRequest:
     """Check the arguments as :func:`streammetrics.dask.evaluate_ranked` does (the same errors,
     in the same order; a column given as anything but its name -- a Spark ``Column`` expression
-    -- is refused by name); ``available``: the frame's column names."""
+    -- is refused by name); ``available``: the frame's column names; ``nulls``: rows holding a
+    null refused (``"error"``) or dropped (``"skip"``) by the tasks."""
     template, shape = normalise(metrics)
     members = dict(template.items())
     ignore = ranked_engine.check_metrics(members)
     n_ranges, fixed = check_ranges(ranges)
     sample_size = check_param(sample_size, "sample_size", SAMPLE_SIZE)
     chunk_rows = check_param(chunk_rows, "chunk_rows", CHUNK_ROWS_PARAM)
+    nulls = check_nulls(nulls)
     check_names(label=label, score=score, weight=weight)
     plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
-                weight=weight)
+                weight=weight, nulls=nulls)
     missing = [c for c in plan.columns() if c not in available]
     if missing:
         raise ValueError(f"columns {brief(missing)} are not in the DataFrame (has {brief(list(available))})")
@@ -87,21 +89,7 @@ def values(req: RankedRequest, summaries: Sequence[ranked_engine.RangeSummary],
     """The values in the shape of the request's ``metrics`` from the per-range summaries
     (increasing ranges), with the single process's warnings. O(R) plus the curve."""
     res = ranked_engine.combine(summaries, totals, req.max_fprs)
-    out: dict[str, Any] = {}
-    for name, m in req.template.items():
-        if isinstance(m, AUROC):
-            out[name] = ranked_engine.auroc_value(res, m.max_fpr)
-            if out[name] != out[name]:
-                warn_undefined_nan("AUROC", "no positives or no negatives")
-        elif isinstance(m, AveragePrecision):
-            out[name] = ranked_engine.ap_value(res, m._config())
-            if out[name] != out[name]:
-                warn_undefined_nan("AveragePrecision", "no positives")
-        elif isinstance(m, ROCCurve):
-            out[name] = ROCCurveResult(res["curve"], m.drop_intermediate)
-        else:
-            out[name] = PRCurveResult(res["curve"])
-    return req.shape.values(out)
+    return req.shape.values(ranked_engine.member_values(req.template.items(), res))
 
 
 def empty_runs() -> ranked_engine.Runs:

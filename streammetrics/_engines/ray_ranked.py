@@ -62,16 +62,17 @@ def _source_task(source: Any, fs: Any, plan: Plan, chunk_rows: int, where: str,
     """One block (an Arrow table; ``fs`` None) or one Parquet file (a path on ``fs``), chunk by
     chunk, as a Ray generator task (``num_returns="streaming"``: each value yielded is stored
     as its own object, owned by the driver, before the next chunk is read): each chunk's sorted
-    runs, then, last, their samples."""
+    runs, then, last, their samples and the rows dropped for a null (``plan.nulls="skip"``)."""
     frames = (ranked_engine.row_chunks(source, chunk_rows) if fs is None
               else _file_chunks(source, fs, plan.columns(), chunk_rows))
     samples: list[Any] = []
+    skipped = [0]
     with trusted_states():
-        for runs in ranked_engine.iter_chunk_runs(frames, plan, where):
+        for runs in ranked_engine.iter_chunk_runs(frames, plan, where, skipped):
             samples.append(ranked_engine.run_sample(runs, sample_size))
             yield runs
             del runs
-    yield samples
+    yield samples, skipped[0]
 
 
 def _split_task(edges: np.ndarray, *chunks: ranked_engine.Runs) -> Iterator[Any]:
@@ -114,8 +115,10 @@ def _sources(data: Any, req: common.RankedRequest) -> list[tuple[Any, Any, str]]
     return [(b, None, f"Ray block {i}") for i, b in enumerate(blocks)]
 
 
-def split_refs(data: Any, req: common.RankedRequest) -> tuple[list[list[Any]], list[tuple[float, float]]]:
-    """Per block or file, the object references of its R pieces; and each range's (P_r, N_r)."""
+def split_refs(data: Any, req: common.RankedRequest,
+               skipped: list[int] | None = None) -> tuple[list[list[Any]], list[tuple[float, float]]]:
+    """Per block or file, the object references of its R pieces; and each range's (P_r, N_r);
+    the rows the tasks dropped for a null are added to ``skipped[0]``."""
     import ray
 
     source_task = ray.remote(_source_task).options(num_returns="streaming")
@@ -124,7 +127,10 @@ def split_refs(data: Any, req: common.RankedRequest) -> tuple[list[list[Any]], l
     running: list[Any] = [source_task.remote(s, fs, plan, req.chunk_rows, where, req.sample_size)
                           for s, fs, where in _sources(data, req)]  # all submitted before any waits
     chunks = [list(refs) for refs in running]  # per source: its chunks' runs, then their samples
-    samples: list[list[Any]] = get([refs[-1] for refs in chunks])  # a refused row raises here
+    tails = get([refs[-1] for refs in chunks])  # a refused row raises here
+    samples: list[list[Any]] = [smp for smp, _ in tails]
+    if skipped is not None:
+        skipped[0] += sum(n for _, n in tails)
     edges = req.edges if req.edges is not None else ranked_engine.range_edges(
         [smp for per_source in samples for smp in per_source], req.n_ranges)
     splitting: list[Any] = [split_task.remote(edges, *refs[:-1]) for refs in chunks if len(refs) > 1]
@@ -137,11 +143,13 @@ def split_refs(data: Any, req: common.RankedRequest) -> tuple[list[list[Any]], l
     return pieces, ranked_engine.add_totals(per_source)
 
 
-def range_summaries(data: Any, req: common.RankedRequest) -> common.Summaries:
-    """The per-range summaries (increasing ranges) and the totals (P, N)."""
+def range_summaries(data: Any, req: common.RankedRequest,
+                    skipped: list[int] | None = None) -> common.Summaries:
+    """The per-range summaries (increasing ranges) and the totals (P, N); the rows dropped for a
+    null are added to ``skipped[0]``."""
     import ray
 
-    pieces, totals = split_refs(data, req)
+    pieces, totals = split_refs(data, req, skipped)
     offsets, total = ranked_engine.offsets(totals), common.grand(totals)
     range_task = ray.remote(_range_task)
     futures = [range_task.remote(offsets[r], total, req.curves, req.max_fprs, req.envelope,

@@ -153,6 +153,20 @@ class NullRowsSkipped(UserWarning):
     """``evaluate(..., nulls="skip")`` dropped rows holding a null; the message says how many."""
 
 
+def warn_skipped(skipped: int, columns: Sequence[str]) -> None:
+    """Warn (:class:`NullRowsSkipped`) that ``nulls="skip"`` dropped ``skipped`` rows holding a
+    null in ``columns``; none dropped: no warning. O(1)."""
+    if skipped:
+        from streammetrics._core.warn import warn
+
+        warn(f"nulls: skipped {skipped} row(s) holding a null in {brief(list(columns))}", NullRowsSkipped)
+
+
+def check_nulls(nulls: Any) -> str:
+    """``nulls`` checked: ``"error"`` or ``"skip"`` (a ValueError naming it otherwise). O(1)."""
+    return str(check_param(nulls, "nulls", _NULLS))
+
+
 @dataclass(frozen=True)
 class Run:
     """A checked request: the empty accumulator, the shape of the results and the plan.
@@ -190,11 +204,7 @@ class Run:
         skipped : int
             The rows dropped over every partition.
         """
-        if skipped:
-            from streammetrics._core.warn import warn
-
-            warn(f"nulls: skipped {skipped} row(s) holding a null in {brief(self.plan.columns())}",
-                 NullRowsSkipped)
+        warn_skipped(skipped, self.plan.columns())
 
     def result(self, acc: Metric | None) -> Any:
         """What ``evaluate`` returns from the merged accumulator (None: no partition at all, the
@@ -266,7 +276,7 @@ def make_run(metrics: Any, request: Request, available: Sequence[str]) -> Run:
         metrics, label=label, score=score, weight=r.weight, query=r.query, doc_id=r.doc_id,
         update_kwargs=r.update_kwargs, available=available, by=r.by,
         positive_index=check_param(r.positive_index, "positive_index", _POSITIVE_INDEX),
-        nulls=check_param(r.nulls, "nulls", _NULLS),
+        nulls=check_nulls(r.nulls),
     )
     return Run(template, shape, plan, request)
 

@@ -16,6 +16,7 @@ from unittest import mock
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import strategies as st
 
 import streammetrics as sm
@@ -52,8 +53,27 @@ def assert_same(got: dict[str, Any], df: pd.DataFrame, weight: str | None) -> No
     for name in ("ap", "interp", "eleven"):  # step; interpolated and 11-point: the ranges' envelopes
         assert _close(got[name], ref[name]), (name, got[name], ref[name])
     w = None if weight is None else df[weight].to_numpy()
-    exact = w is None or bool(np.all(w == np.round(w)))
+    assert_curves(got, ref, exact=w is None or bool(np.all(w == np.round(w))))
+    y = df.y.to_numpy()
+    if len(np.unique(y)) == 2:
+        from sklearn.metrics import average_precision_score, roc_auc_score
+
+        assert _close(got["auc"], float(roc_auc_score(y, df.p.to_numpy(), sample_weight=w)))
+        assert _close(got["ap"], float(average_precision_score(y, df.p.to_numpy(), sample_weight=w)))
+
+
+def assert_curves(got: dict[str, Any], ref: dict[str, Any], exact: bool) -> None:
+    """The curves of :data:`CURVES` in ``got`` equal ``ref``'s: bit for bit when ``exact`` (unit
+    or integer weights: every count is an exact float sum), else within 1e-12 -- where
+    ``drop_intermediate`` may then keep or drop a point whose neighbours make it collinear within
+    float rounding (the ranges sum the weights in another order than one process, and the
+    collinearity test is exact): each such point lies on the full curve's line through its
+    neighbours within 1e-12, and the points both keep are equal."""
     for name, fields in CURVES:
+        a_thr, b_thr = np.asarray(got[name].thresholds), np.asarray(ref[name].thresholds)
+        if name == "roc_drop" and not exact and a_thr.shape != b_thr.shape:
+            _assert_collinear_difference(got[name], ref[name], ref["roc"])
+            continue
         for f in fields:
             a, b = np.asarray(getattr(got[name], f)), np.asarray(getattr(ref[name], f))
             assert a.shape == b.shape, (name, f, a.shape, b.shape)
@@ -61,12 +81,22 @@ def assert_same(got: dict[str, Any], df: pd.DataFrame, weight: str | None) -> No
                 np.testing.assert_array_equal(a, b, err_msg=f"{name}.{f}")
             else:
                 np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL, equal_nan=True, err_msg=f"{name}.{f}")
-    y = df.y.to_numpy()
-    if len(np.unique(y)) == 2:
-        from sklearn.metrics import average_precision_score, roc_auc_score
 
-        assert _close(got["auc"], float(roc_auc_score(y, df.p.to_numpy(), sample_weight=w)))
-        assert _close(got["ap"], float(average_precision_score(y, df.p.to_numpy(), sample_weight=w)))
+
+def _assert_collinear_difference(got: Any, ref: Any, full: Any) -> None:
+    """``got`` and ``ref`` (ROC curves with ``drop_intermediate``) keep the same points but those
+    collinear within 1e-12 on the ``full`` curve (see :func:`assert_curves`)."""
+    a_thr, b_thr, thr = (np.asarray(c.thresholds) for c in (got, ref, full))
+    both, ia, ib = np.intersect1d(a_thr, b_thr, return_indices=True)
+    for f in ("fpr", "tpr"):
+        np.testing.assert_allclose(np.asarray(getattr(got, f))[ia], np.asarray(getattr(ref, f))[ib],
+                                   rtol=TOL, atol=TOL, err_msg=f"roc_drop.{f}")
+    fpr, tpr = np.asarray(full.fpr), np.asarray(full.tpr)
+    for t in np.setxor1d(a_thr, b_thr):
+        i = int(np.flatnonzero(thr == t)[0])
+        assert 0 < i < thr.shape[0] - 1, ("an end point differs", t)
+        for v in (fpr, tpr):
+            assert abs(v[i + 1] - 2 * v[i] + v[i - 1]) <= TOL, ("not collinear within 1e-12", t)
 
 
 def frame(n: int, seed: int, levels: int, weights: str = "float") -> pd.DataFrame:
@@ -84,6 +114,38 @@ def frames(draw: Any, max_rows: int = 300) -> pd.DataFrame:
     weights)."""
     return frame(draw(st.integers(0, max_rows)), draw(st.integers(0, 2**32 - 1)),
                  draw(st.sampled_from([1, 3, 20, 1000])), draw(st.sampled_from(["float", "int"])))
+
+
+def with_nulls(n: int, seed: int) -> tuple[pd.DataFrame, int]:
+    """A :func:`frame` of ``n`` rows (float labels) with nulls (NaN) in about 1 row in 7 of
+    ``y``, ``p`` or ``w`` -- in the first and the last row too -- and how many rows hold one."""
+    df = frame(n, seed, 20).astype({"y": np.float64})
+    rng = np.random.default_rng(seed + 1)
+    hit = rng.random(n) < 1 / 7
+    hit[[0, n - 1]] = True
+    col = rng.integers(0, 3, n)
+    for j, name in enumerate(("y", "p", "w")):
+        df.loc[hit & (col == j), name] = np.nan
+    return df, int(hit.sum())
+
+
+def assert_skipped(run: Callable[..., Any], df: pd.DataFrame, dropped: int) -> None:
+    """``run(nulls=...)`` (an engine's ``evaluate_ranked`` of :func:`metrics` over ``df`` with
+    label ``y``, score ``p``, weight ``w``) drops the rows holding a null with
+    ``nulls="skip"`` -- the values those of the rows left, one warning naming how many were
+    dropped -- refuses them by default, naming the option, and refuses an unknown option."""
+    from streammetrics._engines.request import NullRowsSkipped
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = run(nulls="skip")
+    skipped = [str(w.message) for w in caught if issubclass(w.category, NullRowsSkipped)]
+    assert skipped == [f"nulls: skipped {dropped} row(s) holding a null in ['y', 'p', 'w']"], skipped
+    assert_same(got, df.dropna(), "w")
+    with pytest.raises(ValueError, match="nulls: column '[ypw]' is null .*pass nulls='skip'"):
+        run()
+    with pytest.raises(ValueError, match="nulls: must be one of"):
+        run(nulls="drop")
 
 
 def parts(df: pd.DataFrame, cuts: list[int]) -> list[pd.DataFrame]:

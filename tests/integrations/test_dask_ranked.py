@@ -21,6 +21,7 @@ pytest.importorskip("dask.dataframe")
 import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import pandas as pd  # noqa: E402
+import ranked_cases as cases  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 from streammetrics._engines.dask_ranked import range_summaries  # noqa: E402
@@ -48,12 +49,7 @@ def _close(a: float, b: float) -> bool:
 def _same(got: dict[str, Any], ref: dict[str, Any]) -> None:
     assert _close(got["auc"], ref["auc"]), (got["auc"], ref["auc"])
     assert _close(got["ap"], ref["ap"]), (got["ap"], ref["ap"])
-    for name, fields in (("roc", ("fpr", "tpr", "thresholds")), ("roc_drop", ("fpr", "tpr", "thresholds")),
-                         ("pr", ("precision", "recall", "thresholds"))):
-        for f in fields:
-            a, b = np.asarray(getattr(got[name], f)), np.asarray(getattr(ref[name], f))
-            assert a.shape == b.shape, (name, f, a.shape, b.shape)
-            np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL, equal_nan=True)
+    cases.assert_curves(got, ref, exact=False)
 
 
 def _run(df: pd.DataFrame, parts: int, ranges: Any, weight: str | None) -> dict[str, Any]:
@@ -208,6 +204,20 @@ def test_a_null_in_a_later_chunk_names_its_row_in_the_partition() -> None:
         evaluate_ranked(dd.from_pandas(df, npartitions=1), sm.AUROC(), label="y", score="p", chunk_rows=3)
     with pytest.raises(ValueError, match="chunk_rows: must be an integer >= 1"):
         evaluate_ranked(dd.from_pandas(df, npartitions=1), sm.AUROC(), label="y", score="p", chunk_rows=0)
+
+
+def test_nulls_skipped_or_refused_by_option(tmp_path: Any) -> None:
+    df, dropped = cases.with_nulls(500, 4)
+
+    def run(source: Any, **kw: Any) -> Any:
+        with dask.config.set(scheduler="synchronous"):
+            return evaluate_ranked(source, cases.metrics(), label="y", score="p", weight="w", ranges=4,
+                                   chunk_rows=50, **kw)
+
+    cases.assert_skipped(lambda **kw: run(dd.from_pandas(df, npartitions=3), **kw), df, dropped)
+    for i, part in enumerate(cases.parts(df, [200, 350])):  # Parquet files read by the tasks
+        part.to_parquet(tmp_path / f"part{i}.parquet")
+    cases.assert_skipped(lambda **kw: run(str(tmp_path), **kw), df, dropped)
 
 
 def test_parquet_files_are_read_in_chunks_and_equal_single_process(tmp_path: Any) -> None:

@@ -49,6 +49,17 @@ def test_given_edges_with_empty_ranges(df: pd.DataFrame, edges: list[float]) -> 
     cases.assert_same(_run(cases.parts(df, [len(df) // 3]), sorted(edges), "w"), df, "w")
 
 
+def test_nulls_skipped_or_refused_by_option(tmp_path: Any) -> None:
+    df, dropped = cases.with_nulls(500, 6)
+    blocks = ray.data.from_pandas(cases.parts(df, [150, 300]))
+    cases.assert_skipped(lambda **kw: evaluate_ranked(blocks, cases.metrics(), label="y", score="p", weight="w",
+                                                      ranges=4, chunk_rows=60, **kw), df, dropped)
+    for i, part in enumerate(cases.parts(df, [250])):  # Parquet files read by the tasks
+        part.to_parquet(tmp_path / f"part{i}.parquet")
+    cases.assert_skipped(lambda **kw: evaluate_ranked(str(tmp_path), cases.metrics(), label="y", score="p",
+                                                      weight="w", ranges=4, **kw), df, dropped)
+
+
 def test_one_class_and_no_rows() -> None:
     df = cases.frame(400, 2, 5).assign(y=0)
     with pytest.warns(sm.UndefinedMetricWarning) as caught:
@@ -156,9 +167,9 @@ def test_file_and_block_tasks_hold_one_chunk(tmp_path: Any) -> None:
     for source, where, df in [(files[0], files[0], frames[0]), (files[1], files[1], frames[1]),
                               (block, "Ray block 0", frames[0])]:
         refs = list(task.remote(source, None if source is block else fs, req.plan, 300, where, 16))
-        chunks, samples = ray.get(refs[:-1]), ray.get(refs[-1])
+        chunks, (samples, skipped) = ray.get(refs[:-1]), ray.get(refs[-1])
         assert [c[0].shape[0] + c[2].shape[0] for c in chunks] == [min(300, len(df) - a) for a in range(0, len(df), 300)]
-        assert len(samples) == len(chunks)
+        assert len(samples) == len(chunks) and skipped == 0
         cut = list(split.remote(np.array([0.25, 0.5, 0.75]), *refs[:-1]))
         assert len(cut) == 4 + 1
         pieces, totals = ray.get(cut[:-1]), ray.get(cut[-1])

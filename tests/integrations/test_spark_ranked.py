@@ -211,6 +211,14 @@ def test_spark_equals_sklearn_and_single_process(spark) -> None:
     cases.assert_same(_spark(frame, 5, "w"), df, "w")
 
 
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_nulls_skipped_or_refused_by_option(spark) -> None:
+    df, dropped = cases.with_nulls(600, 5)
+    frame = spark.createDataFrame(df).repartition(3)
+    cases.assert_skipped(lambda **kw: evaluate_ranked(frame, cases.metrics(), label="y", score="p", weight="w",
+                                                      ranges=4, **kw), df, dropped)
+
+
 def _spark(frame: Any, ranges: Any, weight: str | None) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
