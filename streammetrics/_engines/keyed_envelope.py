@@ -4,8 +4,9 @@ The keyed ranges (:mod:`streammetrics._engines.keyed_ranges`) summarise each key
 range with the ranked kernel; where an interpolated or 11-point ``AveragePrecision`` member reads
 a key's column (:attr:`~streammetrics._engines.keyed_split.KeyedSplit.envelope_columns`), that
 summary also holds the key's :class:`~streammetrics._engines.ap_envelope.EnvelopePart` (its
-precision envelope as a step function of the best precision below it, its best precision per
-11-point level: :func:`~streammetrics._engines.ap_envelope.range_part` with the key's offsets).
+precision envelope as a step function of the best precision below it -- only where an
+interpolated member reads the column --, its best precision per 11-point level:
+:func:`~streammetrics._engines.ap_envelope.range_part` with the key's offsets).
 The root walks each key's parts up its ranges
 (:func:`~streammetrics._engines.ranked.combine`, which calls
 :func:`~streammetrics._engines.ap_envelope.combine`), then each member averages its classes by
@@ -13,8 +14,9 @@ its own rule (``RankingMetric._value_given``), as for the step AP.
 
 A range's parts travel as one :class:`KeyedEnvelopes` (flat arrays, not one object per key:
 O(1) arrays whatever the keys), which :func:`to_arrays` / :func:`from_arrays` turn into named
-numeric arrays and back -- checked, since Spark ships them as bytes. Memory: at most 2 numbers
-per distinct positive score of a key in the range plus 11 levels per key.
+numeric arrays and back -- checked, since Spark ships them as bytes. Memory: 12 numbers per key
+in the range, plus for an interpolated AP at most 2 per distinct positive score of the key in
+the range (the thresholds whose precision is a record from below).
 """
 
 from __future__ import annotations
@@ -46,8 +48,14 @@ class KeyedEnvelopes:
                 for i, (n, a, b) in enumerate(zip(self.sizes.tolist(), bounds[:-1], bounds[1:], strict=True))]
 
 
-def pack(parts: Sequence[EnvelopePart | None]) -> KeyedEnvelopes:
-    """The parts of a range's keys (None: a key without one) as flat arrays. O(keys + pairs)."""
+def pack(parts: Sequence[EnvelopePart | None], full: Sequence[bool] | None = None) -> KeyedEnvelopes:
+    """The parts of a range's keys (None: a key without one) as flat arrays; with ``full``, per
+    key whether its precision envelope is read (an interpolated AP): where not (11-point only),
+    its 11 levels alone (no pair: what :func:`~.ap_envelope.combine` reads for the 11-point AP;
+    its interpolated AP, then 0, is not read). O(keys + pairs)."""
+    if full is not None:
+        parts = [p if p is None or keep else EnvelopePart(p.values[:0], p.masses[:0], p.levels)
+                 for p, keep in zip(parts, full, strict=True)]
     sizes = np.array([-1 if p is None else p.values.shape[0] for p in parts], dtype=np.int64)
     have = [p for p in parts if p is not None]
     levels = np.full((len(parts), LEVELS.shape[0]), -1.0)

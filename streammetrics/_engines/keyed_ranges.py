@@ -347,7 +347,8 @@ class KeyedSummaries:
 
 def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdges, r: int,
                ap: bool | Sequence[bool] = True,
-               max_fprs: Sequence[Sequence[float]] = (), envelopes: Sequence[bool] = ()) -> KeyedSummaries:
+               max_fprs: Sequence[Sequence[float]] = (),
+               envelopes: Sequence[Sequence[tuple[bool, bool]]] = ()) -> KeyedSummaries:
     """One range: its pieces joined and sorted once in (code, class, score) order -- a stable
     radix sort of the small code ``2 (code - lo) + positive``, then each segment's scores --
     and each code's segment summarised by :func:`streammetrics._engines.ranked.range_summary`
@@ -359,9 +360,10 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
     ``max_fpr`` values whose part of the partial ROC area each code of that column carries
     (``ranked.partial_areas``, from the code's curve points offset by its weights above the
     range): the summaries' ``partial`` rows, one per value of their sorted union. ``envelopes``,
-    per column (:attr:`KeyedSplit.envelope_columns`; empty: none), whether each code of that
-    column carries its precision envelope (``range_summary(envelope=True)``, an interpolated
-    or 11-point AP member reads it): the summaries' ``envelope``. A code's
+    per column (:attr:`KeyedSplit.envelope_columns`; empty: none), the interpolated / 11-point
+    AP readouts for which each code of that column carries its share
+    (``range_summary(envelope=True)``; the precision envelope itself only where an interpolated
+    member reads it, the 11 levels alone for 11-point): the summaries' ``envelope``. A code's
     segments are consecutive: found by one pass over the segment codes, not a search per code.
     O(n_r log n_r) plus O(1) numpy calls per code (O(n_r) more per partial area)."""
     codes, s, pos, w = _joined([p for p in pieces if p[0].shape[0]])
@@ -402,6 +404,7 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
     partial = np.zeros((len(fprs), n)) if fprs else None
     env_column = list(envelopes) if any(envelopes) else []
     parts: list[Any] = []
+    full: list[bool] = []  # per code: an interpolated member reads its envelope
     for j, rel in enumerate(out_codes.tolist()):
         runs = [empty, empty]
         for a, b, positive in seg[bounds[j] : bounds[j + 1]]:
@@ -409,12 +412,12 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
         off = (float(ab_p[rel]), float(ab_n[rel]), float(be_n[rel]))
         tot = (float(tot_p[lo + rel]), float(tot_n[lo + rel]))
         ms = tuple(max_fprs[(lo + rel) % width]) if fprs else ()
-        env = bool(env_column) and env_column[(lo + rel) % width]
+        readouts = env_column[(lo + rel) % width] if env_column else ()
         # unit weights: the exact pair count u2 (the root reads it, not pairs), no curve pass
         # unless a partial area reads the curve
         summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False, max_fprs=ms,
                                            ap=per_column[(lo + rel) % width],
-                                           exact_pairs=u2 is not None, envelope=env)
+                                           exact_pairs=u2 is not None, envelope=bool(readouts))
         vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
         if partial is not None:
             partial[[fprs.index(m) for m in ms], j] = summ.partial
@@ -423,8 +426,9 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
             u2.append(summ.u2)
         if env_column:
             parts.append(summ.envelope)
+            full.append((True, False) in readouts)
     return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2, partial,
-                          keyed_envelope.pack(parts) if env_column else None)
+                          keyed_envelope.pack(parts, full) if env_column else None)
 
 
 def problem_values(summaries: Sequence[KeyedSummaries], offsets: KeyedOffsets, max_fprs: Sequence[float] = (),

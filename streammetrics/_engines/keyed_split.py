@@ -66,12 +66,18 @@ class KeyedSplit:
         return self._ap_read(lambda config: True)
 
     @property
-    def envelope_columns(self) -> tuple[bool, ...]:
-        """Per column of a slice's problems (:attr:`width`), whether an interpolated or 11-point
-        ``AveragePrecision`` member reads it (as :attr:`ap_columns`): ``range_task`` then adds
-        each such key's precision envelope to its summary
-        (:func:`~streammetrics._engines.ap_envelope.range_part`). O(members + width)."""
-        return self._ap_read(lambda config: ranked_engine.needs_envelope([config]))
+    def envelope_columns(self) -> tuple[tuple[tuple[bool, bool], ...], ...]:
+        """Per column of a slice's problems (:attr:`width`), the interpolated / 11-point readouts
+        ``(interpolated, eleven_point)`` (:func:`ranked.ap_kind`) of the ``AveragePrecision``
+        members that read it (as :attr:`ap_columns`; empty: none): ``range_task`` then adds each
+        such key's share of them to its summary
+        (:func:`~streammetrics._engines.ap_envelope.range_part`: the precision envelope only
+        where an interpolated member reads it, the 11 levels always). O(members x width)."""
+        kinds = sorted({ranked_engine.ap_kind(cfg["config"]) for cfg in self.ranked.values()
+                        if cfg["class"] == "AveragePrecision"} - {(False, False)})
+        reads = [self._ap_read(lambda config, k=k: ranked_engine.ap_kind(config) == k) for k in kinds]
+        return tuple(tuple(k for k, cols in zip(kinds, reads, strict=True) if cols[j])
+                     for j in range(self.width))
 
     def _ap_read(self, reads: Any) -> tuple[bool, ...]:
         """Per column, whether an AP member whose configuration satisfies ``reads`` reads it."""

@@ -52,7 +52,7 @@ def _route_task(part: kr.KeyedPart, edges: kr.KeyedEdges, index: int) -> list[An
 
 
 def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, r: int, ap: Sequence[bool],
-                max_fprs: Sequence[Sequence[float]], envelopes: Sequence[bool],
+                max_fprs: Sequence[Sequence[float]], envelopes: Sequence[Sequence[tuple[bool, bool]]],
                 *pieces: kr.Tuples) -> kr.KeyedSummaries:
     return kr.range_task(pieces, offsets, edges, r, ap, max_fprs, envelopes)
 

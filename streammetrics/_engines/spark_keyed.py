@@ -270,10 +270,11 @@ def _route_task(edges: kr.KeyedEdges, index: Mapping[tuple[int, int], int],
 
 
 def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, ap: Sequence[bool], rows: Any,
-                max_fprs: Sequence[Sequence[float]] = (), envelopes: Sequence[bool] = ()) -> Any:
+                max_fprs: Sequence[Sequence[float]] = (),
+                envelopes: Sequence[Sequence[tuple[bool, bool]]] = ()) -> Any:
     """Step 3 for one range (a pandas group of its piece rows): one row of its summaries
     (``max_fprs``: per column, the partial areas its members read; ``envelopes``: per column,
-    whether an interpolated / 11-point AP member reads it)."""
+    the interpolated / 11-point AP readouts that read it)."""
     import pandas as pd
 
     rows = rows.sort_values(["part", "seq"], kind="stable")  # a fixed order: the same floats every run

@@ -127,9 +127,9 @@ def test_multilabel_readouts_and_ignore_index() -> None:
 
 
 def test_routes_envelope_columns_and_parquet(tmp_path: Any) -> None:
-    """The readouts take the keyed split; ``envelope_columns`` names the columns an
-    interpolated / 11-point member reads (class columns, the pooled one for micro), none with
-    step AP only; ``evaluate_parquet`` takes the keyed route."""
+    """The readouts take the keyed split; ``envelope_columns`` names per column the
+    interpolated / 11-point readouts that read it (class columns, the pooled one for micro),
+    none with step AP only; ``evaluate_parquet`` takes the keyed route."""
     df = _data(60, 1)
     types = {c: df[c].dtype for c in df.columns}
 
@@ -140,12 +140,17 @@ def test_routes_envelope_columns_and_parquet(tmp_path: Any) -> None:
 
     macro = split(sm.MetricSet(i=sm.AveragePrecision(C, interpolated=True), a=sm.AveragePrecision(C, average="micro")),
                   label="y", score=SCORES)
-    assert macro.envelope_columns == (True,) * C + (False,) and macro.ap_columns == (True,) * (C + 1)
-    micro = split(sm.MetricSet(e=sm.AveragePrecision(C, eleven_point=True, average="micro")), label="y", score=SCORES)
-    assert micro.envelope_columns == (False,) * C + (True,)
+    interp, eleven = (True, False), (False, True)
+    assert macro.envelope_columns == ((interp,),) * C + ((),) and macro.ap_columns == (True,) * (C + 1)
+    micro = split(sm.MetricSet(e=sm.AveragePrecision(C, eleven_point=True, average="micro"),
+                               i=sm.AveragePrecision(C, interpolated=True, eleven_point=True)), label="y", score=SCORES)
+    assert micro.envelope_columns == ((eleven,),) * C + ((eleven,),)  # 11-point wins over interpolated
+    both = split(sm.MetricSet(e=sm.AveragePrecision(C, eleven_point=True, average="micro"),
+                              i=sm.AveragePrecision(C, interpolated=True, average="micro")), label="y", score=SCORES)
+    assert both.envelope_columns == ((),) * C + ((eleven, interp),)
     step = split(sm.MetricSet(a=sm.AveragePrecision(C), u=sm.AUROC(C)), label="y", score=SCORES)
     assert not any(step.envelope_columns)
-    assert split(sm.AveragePrecision(interpolated=True), label="yb", score="s1", by="g").envelope_columns == (True,)
+    assert split(sm.AveragePrecision(interpolated=True), label="yb", score="s1", by="g").envelope_columns == ((interp,),)
     assert split(sm.MetricSet(a=sm.AveragePrecision(interpolated=True)), label="yb", score="s1") is None  # binary
     df = _data(1_200, 73, decimals=2, slices=3)
     for i, a in enumerate((0, 400, 800)):
@@ -180,6 +185,15 @@ def test_root_receives_the_envelopes_not_the_scores(ranges: int) -> None:
     assert spy.sent["range"] < 60_000 * C / 4
     want = sm.Sliced(metrics.copy()).update(df.y.to_numpy(), df[SCORES].to_numpy(),
                                             slices=df.g.to_numpy()).compute()
+    _close(got, want)
+    eleven = sm.MetricSet(e=sm.AveragePrecision(C, eleven_point=True), m=sm.AveragePrecision(C, eleven_point=True,
+                                                                                           average="micro"))
+    spy = _RootInputs()
+    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"), spy:
+        mp.setattr(RC, "range_count", lambda: ranges)
+        got = evaluate(_frames(df, [15_000, 40_000]), eleven, label="y", score=SCORES, by="g")
+    assert spy.sent["range"] <= (7 + 12) * (problems + ranges)  # 11-point alone: its levels, no envelope
+    want = sm.Sliced(eleven.copy()).update(df.y.to_numpy(), df[SCORES].to_numpy(), slices=df.g.to_numpy()).compute()
     _close(got, want)
 
 
