@@ -18,9 +18,9 @@ positive, weight) --
 A partial ``AUROC(max_fpr=m)`` (any of these) adds, per key, the key's part of the area over
 FPR <= m to each range's summary (``ranked.partial_areas`` with the key's offsets); the root
 sums the parts and standardises them (``ranked.combine``: McClish). An interpolated or 11-point
-AP adds, per key of the columns it reads, the key's precision envelope and per-level maxima
-(``ap_envelope.range_part`` with the key's offsets, shipped as :mod:`.keyed_envelope`'s flat
-arrays); the root walks them up per key (``ranked.combine``).
+AP adds, per key of the columns it reads, the key's per-level maxima and (interpolated) its
+precision envelope (``ap_envelope.range_part`` with the key's offsets, shipped as
+:mod:`.keyed_envelope`'s flat arrays); the root walks them up per key (``ranked.combine``).
 
 Keys are integers ("problems"): ``slice * width + column``. The tuples are cut into R ranges in
 the composite order (key, score) at R - 1 edges that are (key, score) pairs (weighted quantiles
