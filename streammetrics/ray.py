@@ -25,11 +25,11 @@ Parquet range path, the single-process values bit for bit; the driver receives O
 AUROC alone, plus 24 bytes per distinct positive score for AP. Weighted: the range summaries of
 :func:`evaluate_ranked` (within 1e-12), O(R) numbers. ``by=`` slices, multiclass
 one-vs-rest and multilabel exact ``AUROC`` (also partial: ``max_fpr``) / ``AveragePrecision``
-(weighted or not), and one-vs-one AUROC, go by (key, score) ranges over the blocks
-(:mod:`streammetrics._engines.ray_keyed`): the driver receives O(R x K) numbers for K slices x
-classes, labels or class pairs, within 1e-12 of one process. Every other case -- interpolated
-AP beside ``by=`` or classes, curves, other exact ranking metrics, ``compute=False`` -- takes
-the state path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
+(step, interpolated or 11-point; weighted or not), and one-vs-one AUROC, go by (key, score)
+ranges over the blocks (:mod:`streammetrics._engines.ray_keyed`): the driver receives
+O(R x K) numbers for K slices x classes, labels or class pairs, within 1e-12 of one process.
+Every other case -- curves, other exact ranking metrics, ``compute=False`` -- takes the state
+path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
 score, 16 weighted, and their merge).
 
 Retrieval metrics need each query's rows in one block: the dataset is repartitioned by the query

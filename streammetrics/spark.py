@@ -61,8 +61,7 @@ The set's other members go by their states as above (on the shuffled and keyed r
 the same pass, each partition's state merged on the driver). Still gathered on the driver (one
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
 ``compute=False`` (the merged accumulators are asked for), a vector score column (MLlib
-``VectorUDT`` or arrays) with ``by=`` or multiclass, interpolated / 11-point AP beside
-``by=`` or classes, the curves (``ROCCurve``,
+``VectorUDT`` or arrays) with ``by=`` or multiclass, the curves (``ROCCurve``,
 ``PRCurve``: use :func:`evaluate_ranked`), other exact ranking metrics, and a second exact
 AUROC / AP state in the same set (another ``ignore_index``). See docs/scale-out.md.
 
@@ -358,11 +357,10 @@ def evaluate(
     shuffled ranges of :func:`evaluate_ranked` (the frame computed once, within 1e-12); the
     driver receives counts, not scores, and the other members' states as usual (see the
     module docstring); so do ``by=`` slices, multiclass one-vs-rest / one-vs-one and
-    multilabel AUROC (also partial: ``max_fpr``) / AP, by (key, score) ranges (one numeric
-    score column per class or label; the driver O(R x K) numbers for K slices x classes). The
-    driver does hold one score per row (8 bytes, 16 weighted) for ``compute=False``,
-    interpolated AP beside ``by=`` or classes, the curves and other exact ranking metrics:
-    use
+    multilabel AUROC (also partial: ``max_fpr``) / AP (also interpolated and 11-point), by
+    (key, score) ranges (one numeric score column per class or label; the driver O(R x K)
+    numbers for K slices x classes). The driver does hold one score per row (8 bytes, 16
+    weighted) for ``compute=False``, the curves and other exact ranking metrics: use
     :func:`evaluate_ranked` (curves) or the bounded ``max_bytes=`` variants beyond the
     driver's memory.
 

@@ -76,7 +76,8 @@ def keyed_graph(frames: Sequence[Any], plan: Plan, split: kr.KeyedSplit, n_range
     dsk[key("offsets")] = (kr.offsets_of, [key("totals", i) for i in range(n_parts)], key("edges"))
     for r in range(n_ranges):
         dsk[key("range", r)] = (kr.range_task, [key("piece", i, r) for i in range(n_parts)], key("offsets"),
-                                key("edges"), r, split.ap_columns, split.partial_columns)
+                                key("edges"), r, split.ap_columns, split.partial_columns,
+                                split.envelope_columns)
     rest: list[Any] = []
     if split.rest is not None:
         rest = [(operator.getitem, key("head", i), 0) for i in range(n_parts)]

@@ -17,7 +17,10 @@ positive, weight) --
 
 A partial ``AUROC(max_fpr=m)`` (any of these) adds, per key, the key's part of the area over
 FPR <= m to each range's summary (``ranked.partial_areas`` with the key's offsets); the root
-sums the parts and standardises them (``ranked.combine``: McClish).
+sums the parts and standardises them (``ranked.combine``: McClish). An interpolated or 11-point
+AP adds, per key of the columns it reads, the key's per-level maxima and (interpolated) its
+precision envelope (``ap_envelope.range_part`` with the key's offsets, shipped as
+:mod:`.keyed_envelope`'s flat arrays); the root walks them up per key (``ranked.combine``).
 
 Keys are integers ("problems"): ``slice * width + column``. The tuples are cut into R ranges in
 the composite order (key, score) at R - 1 edges that are (key, score) pairs (weighted quantiles
@@ -79,7 +82,9 @@ from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, split_slices
 from streammetrics.wrappers.sliced.results import SlicedResults
 
+from . import keyed_envelope
 from . import ranked as ranked_engine
+from .keyed_envelope import KeyedEnvelopes
 from .keyed_split import KeyedSplit as KeyedSplit
 from .keyed_split import Tuples as Tuples
 from .keyed_split import batch_tuples, pair_codes, task_of
@@ -335,11 +340,15 @@ class KeyedSummaries:
     #: (F, codes): per ``max_fpr`` asked (the sorted union of ``range_task``'s ``max_fprs``),
     #: each code's part of the partial ROC area (0 where its column reads none); else None
     partial: np.ndarray | None = None
+    #: with ``range_task``'s ``envelopes``: each code's share of the interpolated and 11-point
+    #: AP (:mod:`.keyed_envelope`; no part where its column reads none); else None
+    envelope: KeyedEnvelopes | None = None
 
 
 def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdges, r: int,
                ap: bool | Sequence[bool] = True,
-               max_fprs: Sequence[Sequence[float]] = ()) -> KeyedSummaries:
+               max_fprs: Sequence[Sequence[float]] = (),
+               envelopes: Sequence[Sequence[tuple[bool, bool]]] = ()) -> KeyedSummaries:
     """One range: its pieces joined and sorted once in (code, class, score) order -- a stable
     radix sort of the small code ``2 (code - lo) + positive``, then each segment's scores --
     and each code's segment summarised by :func:`streammetrics._engines.ranked.range_summary`
@@ -350,7 +359,11 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
     column of a slice (:attr:`KeyedSplit.partial_columns`; empty: none anywhere), the
     ``max_fpr`` values whose part of the partial ROC area each code of that column carries
     (``ranked.partial_areas``, from the code's curve points offset by its weights above the
-    range): the summaries' ``partial`` rows, one per value of their sorted union. A code's
+    range): the summaries' ``partial`` rows, one per value of their sorted union. ``envelopes``,
+    per column (:attr:`KeyedSplit.envelope_columns`; empty: none), the interpolated / 11-point
+    AP readouts for which each code of that column carries its share
+    (``range_summary(envelope=True)``; the precision envelope itself only where an interpolated
+    member reads it, the 11 levels alone for 11-point): the summaries' ``envelope``. A code's
     segments are consecutive: found by one pass over the segment codes, not a search per code.
     O(n_r log n_r) plus O(1) numpy calls per code (O(n_r) more per partial area)."""
     codes, s, pos, w = _joined([p for p in pieces if p[0].shape[0]])
@@ -389,6 +402,9 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
     per_column = [bool(ap)] * width if isinstance(ap, bool) else [bool(a) for a in ap]
     fprs = sorted({float(m) for col in max_fprs for m in col})
     partial = np.zeros((len(fprs), n)) if fprs else None
+    env_column = list(envelopes) if any(envelopes) else []
+    parts: list[Any] = []
+    full: list[bool] = []  # per code: an interpolated member reads its envelope
     for j, rel in enumerate(out_codes.tolist()):
         runs = [empty, empty]
         for a, b, positive in seg[bounds[j] : bounds[j + 1]]:
@@ -396,43 +412,60 @@ def range_task(pieces: Sequence[Tuples], offsets: KeyedOffsets, edges: KeyedEdge
         off = (float(ab_p[rel]), float(ab_n[rel]), float(be_n[rel]))
         tot = (float(tot_p[lo + rel]), float(tot_n[lo + rel]))
         ms = tuple(max_fprs[(lo + rel) % width]) if fprs else ()
+        readouts = env_column[(lo + rel) % width] if env_column else ()
         # unit weights: the exact pair count u2 (the root reads it, not pairs), no curve pass
         # unless a partial area reads the curve
         summ = ranked_engine.range_summary((*runs[0], *runs[1]), off, tot, curves=False, max_fprs=ms,
                                            ap=per_column[(lo + rel) % width],
-                                           exact_pairs=u2 is not None)
+                                           exact_pairs=u2 is not None, envelope=bool(readouts))
         vals[:, j] = summ.pos, summ.neg, summ.pairs, summ.ap_part
         if partial is not None:
             partial[[fprs.index(m) for m in ms], j] = summ.partial
         if u2 is not None:
             assert summ.u2 is not None
             u2.append(summ.u2)
-    return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2, partial)
+        if env_column:
+            parts.append(summ.envelope)
+            full.append((True, False) in readouts)
+    return KeyedSummaries(out_codes + lo, vals[0], vals[1], vals[2], vals[3], u2, partial,
+                          keyed_envelope.pack(parts, full) if env_column else None)
 
 
 def problem_values(summaries: Sequence[KeyedSummaries], offsets: KeyedOffsets, max_fprs: Sequence[float] = (),
-                   partial: dict[float, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   partial: dict[float, np.ndarray] | None = None,
+                   kinds: dict[tuple[bool, bool], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per problem code, AUROC and AP: :func:`streammetrics._engines.ranked.combine` of its range
     summaries (ranges in increasing order); with ``max_fprs`` (the summaries' sorted union,
     :attr:`KeyedSplit.max_fprs`), each code's McClish-standardised partial AUROC per value m
     put in ``partial[m]`` (``combine``'s: the sum of its ranges' parts; nan without positives
-    or negatives). O(R x K x (1 + F)) for F values."""
+    or negatives); per AP readout ``(interpolated, eleven_point)`` among the keys of ``kinds``
+    (:func:`ranked.ap_kind`), each code's AP by that readout put in ``kinds[readout]`` (from
+    the summaries' envelopes; nan for a code none carries, or without positives).
+    O(R x K x (1 + F)) for F values, plus the envelopes' sizes."""
     k = offsets.pos.shape[0]
     per: list[list[ranked_engine.RangeSummary]] = [[] for _ in range(k)]
     for sm in summaries:
         parts = [()] * sm.codes.shape[0] if sm.partial is None else sm.partial.T.tolist()
-        for code, p, n, pairs, ap, part in zip(sm.codes.tolist(), sm.pos.tolist(), sm.neg.tolist(),
-                                               sm.pairs.tolist(), sm.ap.tolist(), parts, strict=True):
-            per[code].append(ranked_engine.RangeSummary(0, p, n, pairs, ap, None, tuple(part)))
+        envs = [None] * sm.codes.shape[0] if sm.envelope is None else sm.envelope.parts()
+        rows = zip(sm.codes.tolist(), sm.pos.tolist(), sm.neg.tolist(), sm.pairs.tolist(), sm.ap.tolist(),
+                   parts, envs, strict=True)
+        for code, p, n, pairs, ap, part, env in rows:
+            per[code].append(ranked_engine.RangeSummary(0, p, n, pairs, ap, None, tuple(part),
+                                                        envelope=env))
     auroc, ap = np.full(k, math.nan), np.full(k, math.nan)
     partial = {} if partial is None else partial
     for m in max_fprs:
         partial[float(m)] = np.full(k, math.nan)
+    kinds = {} if kinds is None else kinds
+    for kind in kinds:
+        kinds[kind] = np.full(k, math.nan)
     for code in range(k):
         res = ranked_engine.combine(per[code], (float(offsets.pos[code]), float(offsets.neg[code])), max_fprs)
         auroc[code], ap[code] = res["auroc"], res["ap"]
         for m in max_fprs:
             partial[float(m)][code] = res["partial"][m]
+        for kind in kinds:
+            kinds[kind][code] = res["ap_kinds"].get(kind, math.nan)
     if summaries and all(sm.u2 is not None for sm in summaries):  # unit weights: exact integers
         doubled = [0] * k
         below = [0] * k
@@ -469,7 +502,11 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
         states = [rebuild(split.rest, s, split.rest_kind) for s in rest_states]
         rest, caught = compute_recorded(merged(states))
     partial: dict[float, np.ndarray] = {}
-    auroc, ap = problem_values(summaries, offsets, split.max_fprs, partial)
+    kinds: dict[tuple[bool, bool], np.ndarray] = {  # the interpolated / 11-point readouts asked
+        ranked_engine.ap_kind(cfg["config"]): np.zeros(0) for cfg in split.ranked.values()
+        if cfg["class"] == "AveragePrecision" and ranked_engine.needs_envelope([cfg["config"]])}
+    auroc, ap = problem_values(summaries, offsets, split.max_fprs, partial, kinds)
+    kinds[(False, False)] = ap
     twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
     assert isinstance(twin, MetricSet)
     width, c = split.width, split.n_classes
@@ -484,9 +521,10 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
             for name in split.ranked:
                 m = twin[name]
                 assert isinstance(m, (AUROC, AveragePrecision))
-                arr = ap
                 if isinstance(m, AUROC):
                     arr = auroc if m.max_fpr is None or m.max_fpr == 1 else partial[float(m.max_fpr)]
+                else:  # the AP by the member's readout (step, interpolated, 11-point)
+                    arr = kinds[ranked_engine.ap_kind(m._config())]
                 if isinstance(m, AUROC) and m.multi_class == "ovo":
                     got[name] = _ovo_value(m, arr[base : base + width], offsets.pos[base : base + width], c)
                 elif m.task == "binary":

@@ -23,9 +23,11 @@ from . import ranked as ranked_engine
 from .plan import Plan, numeric_dtype
 
 #: The configuration the ranked members must have (exact AUROC, full or partial area, one-vs-rest
-#: or one-vs-one; step AP; binary, multiclass or multilabel).
-_REQUIRED = {"interpolated": False, "eleven_point": False}
-_ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", "multi_class", *_REQUIRED}
+#: or one-vs-one; AP step, interpolated or 11-point -- the ranges' envelopes,
+#: :attr:`KeyedSplit.envelope_columns`; binary, multiclass or multilabel).
+_REQUIRED: dict[str, Any] = {}
+_ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", "multi_class", "interpolated",
+            "eleven_point", *_REQUIRED}
 #: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
 Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
@@ -61,10 +63,29 @@ class KeyedSplit:
         """Per column of a slice's problems (:attr:`width`), whether an ``AveragePrecision``
         member reads its AP: the C class columns (binary: the one) unless every AP member
         averages micro, the pooled one if one does. What :func:`range_task` summarises."""
+        return self._ap_read(lambda config: True)
+
+    @property
+    def envelope_columns(self) -> tuple[tuple[tuple[bool, bool], ...], ...]:
+        """Per column of a slice's problems (:attr:`width`), the interpolated / 11-point readouts
+        ``(interpolated, eleven_point)`` (:func:`ranked.ap_kind`) of the ``AveragePrecision``
+        members that read it (as :attr:`ap_columns`; empty: none): ``range_task`` then adds each
+        such key's share of them to its summary
+        (:func:`~streammetrics._engines.ap_envelope.range_part`: the precision envelope only
+        where an interpolated member reads it, the 11 levels always). O(members x width)."""
+        kinds = sorted({ranked_engine.ap_kind(cfg["config"]) for cfg in self.ranked.values()
+                        if cfg["class"] == "AveragePrecision"} - {(False, False)})
+        reads = [self._ap_read(lambda config, k=k: ranked_engine.ap_kind(config) == k) for k in kinds]
+        return tuple(tuple(k for k, cols in zip(kinds, reads, strict=True) if cols[j])
+                     for j in range(self.width))
+
+    def _ap_read(self, reads: Any) -> tuple[bool, ...]:
+        """Per column, whether an AP member whose configuration satisfies ``reads`` reads it."""
         if self.ovo:  # no AP shares a one-vs-one AUROC's state
             return (False,) * self.width
         micro = [cfg["config"].get("average") == "micro" and self.n_classes > 1 and self.micro
-                 for cfg in self.ranked.values() if cfg["class"] == "AveragePrecision"]
+                 for cfg in self.ranked.values()
+                 if cfg["class"] == "AveragePrecision" and reads(cfg["config"])]
         return (any(not m for m in micro),) * self.n_classes + ((any(micro),) if self.micro else ())
 
     @property
@@ -99,7 +120,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     its values; else None (binary sets without ``by`` have their own range paths).
 
     Taken when one state group holds only exact ``AUROC`` (full area, or partial: any
-    ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / step ``AveragePrecision``
+    ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / ``AveragePrecision`` (step,
+    interpolated or 11-point)
     members (binary, multiclass or multilabel -- one ``num_classes`` / ``multilabel`` /
     ``ignore_index`` / ``multi_class`` among them --, any ``average``, no
     ``classes=`` / ``pos_label=``), fed numeric label (one per label for multilabel), score

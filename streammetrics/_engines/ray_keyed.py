@@ -52,8 +52,9 @@ def _route_task(part: kr.KeyedPart, edges: kr.KeyedEdges, index: int) -> list[An
 
 
 def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, r: int, ap: Sequence[bool],
-                max_fprs: Sequence[Sequence[float]], *pieces: kr.Tuples) -> kr.KeyedSummaries:
-    return kr.range_task(pieces, offsets, edges, r, ap, max_fprs)
+                max_fprs: Sequence[Sequence[float]], envelopes: Sequence[Sequence[tuple[bool, bool]]],
+                *pieces: kr.Tuples) -> kr.KeyedSummaries:
+    return kr.range_task(pieces, offsets, edges, r, ap, max_fprs, envelopes)
 
 
 def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
@@ -81,7 +82,7 @@ def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
     offsets_ref = ray.put(offsets)
     task = ray.remote(_range_task)
     summaries = ray.get([task.remote(offsets_ref, edges_ref, r, split.ap_columns, split.partial_columns,
-                                     *[x[r + 1] for x in routed])
+                                     split.envelope_columns, *[x[r + 1] for x in routed])
                          for r in range(n_ranges)])
     with trusted_states():  # the rest's states were made by the block tasks
         values, caught = kr.final_values([h[0] for h in heads if h[0] is not None], summaries, offsets,

@@ -46,6 +46,7 @@ import numpy as np
 from streammetrics._core.metric import trusted_states
 from streammetrics.wrappers.sliced.keys import decode_keys, encode_keys
 
+from . import keyed_envelope
 from . import keyed_ranges as kr
 from .plan import (
     Plan,
@@ -146,20 +147,32 @@ def _head_from_bytes(data: bytes, split: kr.KeyedSplit) -> tuple[Any, ...]:
 
 
 def summaries_to_bytes(s: kr.KeyedSummaries) -> bytes:
-    """A range's summaries as bytes (the exact pair counts as JSON integers). O(codes)."""
+    """A range's summaries as bytes (the exact pair counts as JSON integers; the keys' AP
+    envelopes as :func:`keyed_envelope.to_arrays`' flat arrays). O(codes + envelopes)."""
     arrays = {"codes": s.codes, "pos": s.pos, "neg": s.neg, "pairs": s.pairs, "ap": s.ap}
     if s.u2 is not None:
         arrays["u2"] = _ints(s.u2)
     if s.partial is not None:  # (F, codes): the partial ROC areas of the max_fpr members
         arrays["partial"] = s.partial
+    if s.envelope is not None:  # the interpolated / 11-point AP's envelope parts
+        arrays.update(keyed_envelope.to_arrays(s.envelope))
     return _arrays_to_bytes(arrays)
 
 
 def summaries_from_bytes(data: bytes) -> kr.KeyedSummaries:
+    """Read back :func:`summaries_to_bytes`: per-code arrays of another length than the codes',
+    or envelope arrays that do not fit them, are a ValueError. O(codes + envelopes)."""
     a = _arrays_from_bytes(data)
+    n = a["codes"].shape[0]
+    short = [k for k in ("pos", "neg", "pairs", "ap") if a[k].shape != (n,)]
+    if short or ("partial" in a and (a["partial"].ndim != 2 or a["partial"].shape[1] != n)):
+        raise ValueError(f"keyed summaries: {(short or ['partial'])[0]} does not hold one number per code "
+                         f"of the {n}")
     u2 = None if "u2" not in a else [int(v) for v in json.loads(a["u2"].tobytes())]
+    if u2 is not None and len(u2) != n:
+        raise ValueError(f"keyed summaries: {len(u2)} exact pair counts for {n} codes")
     return kr.KeyedSummaries(a["codes"].astype(np.int64), a["pos"], a["neg"], a["pairs"], a["ap"], u2,
-                             a.get("partial"))
+                             a.get("partial"), keyed_envelope.from_arrays(a, n))
 
 
 # -- the tasks -------------------------------------------------------------------------------------
@@ -257,16 +270,18 @@ def _route_task(edges: kr.KeyedEdges, index: Mapping[tuple[int, int], int],
 
 
 def _range_task(offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, ap: Sequence[bool], rows: Any,
-                max_fprs: Sequence[Sequence[float]] = ()) -> Any:
+                max_fprs: Sequence[Sequence[float]] = (),
+                envelopes: Sequence[Sequence[tuple[bool, bool]]] = ()) -> Any:
     """Step 3 for one range (a pandas group of its piece rows): one row of its summaries
-    (``max_fprs``: per column, the partial areas its members read)."""
+    (``max_fprs``: per column, the partial areas its members read; ``envelopes``: per column,
+    the interpolated / 11-point AP readouts that read it)."""
     import pandas as pd
 
     rows = rows.sort_values(["part", "seq"], kind="stable")  # a fixed order: the same floats every run
     r = int(rows["range"].iloc[0])
     pieces = [tuples_from_bytes(b) for b in rows["data"]]
     del rows
-    summaries = kr.range_task(pieces, offsets, edges, r, ap, max_fprs)
+    summaries = kr.range_task(pieces, offsets, edges, r, ap, max_fprs, envelopes)
     settle()
     return pd.DataFrame({"range": [r], "summary": [summaries_to_bytes(summaries)]})
 
@@ -318,9 +333,9 @@ def keyed_values(frame: Any, plan: Plan, split: kr.KeyedSplit,
             totals = routed.filter(f"kind = {_TOTALS}").collect()  # the routing: every piece kept
             part.unpersist()
             offsets = kr.offsets_of(_totals_of(totals, edges), edges)
-            ap, fprs = split.ap_columns, split.partial_columns
+            ap, fprs, envs = split.ap_columns, split.partial_columns, split.envelope_columns
             rows = (routed.filter(f"kind = {_PIECE}").select("range", "part", "seq", "data")
-                    .groupBy("range").applyInPandas(lambda g: _range_task(offsets, edges, ap, g, fprs),
+                    .groupBy("range").applyInPandas(lambda g: _range_task(offsets, edges, ap, g, fprs, envs),
                                                     "range int, summary binary")
                     .collect())
     finally:
@@ -328,7 +343,7 @@ def keyed_values(frame: Any, plan: Plan, split: kr.KeyedSplit,
         if routed is not None:
             routed.unpersist()
     got = {int(r): summaries_from_bytes(s) for r, s in rows}
-    summaries = [got[r] if r in got else kr.range_task([], offsets, edges, r, ap, fprs)
+    summaries = [got[r] if r in got else kr.range_task([], offsets, edges, r, ap, fprs, envs)
                  for r in range(n_ranges)]
     rest: list[dict[str, Any]] = []
     if split.rest is not None:

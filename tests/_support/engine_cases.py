@@ -240,10 +240,13 @@ def local_ray() -> Iterator[None]:
 
 
 def numbers_in(obj: object) -> int:
-    """The numbers in a task's output: its arrays' elements, each other scalar 1, lists, tuples
-    and dataclasses counted through (what an engine test says reaches the root)."""
+    """The numbers in a task's output: its arrays' elements, each other scalar 1 (None 0: a field
+    left empty), lists, tuples and dataclasses counted through (what an engine test says
+    reaches the root)."""
     import dataclasses
 
+    if obj is None:
+        return 0
     if isinstance(obj, np.ndarray):
         return int(obj.size)
     if isinstance(obj, (list, tuple)):

@@ -245,14 +245,13 @@ def test_parquet_nulls_skip_and_routes(tmp_path: Any) -> None:
 
 
 def test_sets_outside_the_keyed_ranges_take_the_state_path() -> None:
-    """Interpolated AP, bins, classes= and compute=False: no keyed split (max_fpr, multilabel
-    and one-vs-one: test_dask_keyed_more.py)."""
+    """Bins, classes= and compute=False: no keyed split (max_fpr, multilabel and one-vs-one:
+    test_dask_keyed_more.py; interpolated / 11-point AP: test_dask_keyed_envelope.py)."""
     df = _data(50, 1)
     template, plan_of = sm.MetricSet, {"y": np.int64, **{c: np.float64 for c in SCORES}}
     from streammetrics._engines.plan import make_plan
 
-    for m in (sm.AveragePrecision(C, interpolated=True),
-              sm.AUROC(C, max_bytes=4096), sm.AUROC(C, classes=["a", "b", "c"])):
+    for m in (sm.AUROC(C, max_bytes=4096), sm.AUROC(C, classes=["a", "b", "c"])):
         acc, _, plan = make_plan(template(m=m), label="y", score=SCORES, weight=None, query=None, doc_id=None,
                                  update_kwargs={}, available=list(df.columns))
         assert KR.split_of(acc, plan, plan_of) is None, m

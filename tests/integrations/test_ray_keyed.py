@@ -119,3 +119,41 @@ def test_partial_auroc_and_multilabel_by_keyed_ranges(monkeypatch: pytest.Monkey
                       want)
     assert len(sent) == 5  # every run by the keyed ranges
     assert max(sent) <= 8 * (4 * C * (C - 1) + 2) * 2  # a few numbers per (range, problem): 2 CPUs, 2 ranges
+
+
+def test_interpolated_and_eleven_point_by_keyed_ranges(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """Step, interpolated and 11-point AP (every average) beside a partial AUROC, multiclass by
+    slices and multilabel, through Ray's keyed tasks (evaluate and evaluate_parquet): one
+    process's values within 1e-12, real weights with zeros, an empty block."""
+    rng = np.random.default_rng(21)
+    n = 2_000
+    y = rng.integers(0, C, n)
+    s = np.round(rng.random((n, C)) + 0.3 * np.eye(C)[y], 2)
+    labels = (rng.random((n, C)) < 0.2 + 0.5 * (s > 0.6)).astype(np.int64)
+    w = np.where(rng.random(n) < 0.2, 0.0, rng.random(n))
+    df = pd.DataFrame({"y": y, **{f"s{c}": s[:, c] for c in range(C)}, **{f"l{c}": labels[:, c] for c in range(C)},
+                       "w": w, "g": rng.choice(["a", "b", "c"], n)})
+    ds = ray.data.from_pandas([df.iloc[:0], df.iloc[:600], df.iloc[600:]])
+    calls: list[Any] = []
+    real = RK.evaluate_keyed
+    monkeypatch.setattr(RK, "evaluate_keyed", lambda *a: calls.append(a[2]) or real(*a))
+
+    def readouts(**kw: Any) -> sm.MetricSet:
+        members: dict[str, Any] = {"part": sm.AUROC(C, max_fpr=0.3, **kw)}
+        for avg in ("macro", "weighted", "micro", None):
+            members[f"s_{avg}"] = sm.AveragePrecision(C, average=avg, **kw)
+            members[f"i_{avg}"] = sm.AveragePrecision(C, interpolated=True, average=avg, **kw)
+            members[f"e_{avg}"] = sm.AveragePrecision(C, eleven_point=True, average=avg, **kw)
+        return sm.MetricSet(members)
+
+    multiclass = readouts()
+    want = sm.Sliced(multiclass.copy()).update(y, s, slices=df.g.to_numpy(), sample_weight=w).compute()
+    cases.assert_same(evaluate(ds, multiclass, label="y", score=SCORES, weight="w", by="g"), want)
+    names = [f"l{c}" for c in range(C)]
+    multilabel = readouts(multilabel=True)
+    want = multilabel.copy().update(labels, s, sample_weight=w).compute()
+    cases.assert_same(evaluate(ds, multilabel, label=names, score=SCORES, weight="w"), want)
+    df.iloc[:900].to_parquet(tmp_path / "a.parquet")
+    df.iloc[900:].to_parquet(tmp_path / "b.parquet")
+    cases.assert_same(evaluate_parquet(str(tmp_path), multilabel, label=names, score=SCORES, weight="w"), want)
+    assert len(calls) == 3 and all(any(c.envelope_columns) for c in calls)

@@ -11,6 +11,7 @@ The random cases run the module's Spark tasks in this process on the stand-in fr
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from typing import Any
 from unittest import mock
@@ -31,8 +32,8 @@ from sklearn.metrics import average_precision_score, roc_auc_score  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 import streammetrics.spark as sm_spark  # noqa: E402
+from streammetrics._engines import ap_envelope, keyed_envelope, spark_keyed  # noqa: E402
 from streammetrics._engines import keyed_ranges as kr  # noqa: E402
-from streammetrics._engines import spark_keyed  # noqa: E402
 from streammetrics._engines.request import NullRowsSkipped, Request, make_run  # noqa: E402
 
 C = 3
@@ -171,6 +172,59 @@ def test_shipped_bytes_round_trip_and_are_checked() -> None:
             spark_keyed.tuples_from_bytes(bad)
     s = kr.KeyedSummaries(np.array([3, 4]), np.ones(2), np.ones(2), np.ones(2), np.ones(2), [2**70, 1])
     assert spark_keyed.summaries_from_bytes(spark_keyed.summaries_to_bytes(s)).u2 == [2**70, 1]
+    part = ap_envelope.EnvelopePart(np.array([0.9, 0.5]), np.array([0.25, 0.5]), np.linspace(1, 0, 11))
+    s = kr.KeyedSummaries(np.array([3, 4]), np.ones(2), np.ones(2), np.ones(2), np.ones(2), None,
+                          np.ones((1, 2)), keyed_envelope.pack([None, part]))
+    back = spark_keyed.summaries_from_bytes(spark_keyed.summaries_to_bytes(s))
+    assert back.envelope is not None and back.envelope.parts()[0] is None
+    got = back.envelope.parts()[1]
+    assert got is not None and all(np.array_equal(a, b) for a, b in zip(
+        (got.values, got.masses, got.levels), (part.values, part.masses, part.levels), strict=True))
+    for bad in (dataclasses.replace(s, pos=np.ones(3)), dataclasses.replace(s, partial=np.ones((1, 3))),
+                dataclasses.replace(s, envelope=keyed_envelope.pack([part]))):
+        with pytest.raises(ValueError, match="keyed (summaries|envelopes): "):
+            spark_keyed.summaries_from_bytes(spark_keyed.summaries_to_bytes(bad))
+
+
+@pytest.mark.parametrize("case", ["multiclass", "by", "multilabel"])
+def test_stand_in_interpolated_and_eleven_point(case: str) -> None:
+    """Step, interpolated and 11-point AP (every average) beside a partial AUROC through the Spark
+    jobs (the envelopes in the shipped summaries, several chunks, an empty partition): one
+    process's values and warnings within 1e-12, weights with zeros."""
+    df = _data(300, seed=13, slices=3, decimals=2)
+    rng = np.random.default_rng(8)
+    df["w"] = np.where(rng.random(len(df)) < 0.2, 0.0, rng.random(len(df)))  # real: no recall level hit exactly
+    labels = [f"l{c}" for c in range(C)]
+    for c in labels:
+        df[c] = rng.integers(0, 2, len(df))
+    df = df[~((df.g == 2) & (df.y == 1))]
+    num = None if case == "by" else C
+    ml = {"multilabel": True} if case == "multilabel" else {}
+    members: dict[str, Any] = {"part": sm.AUROC(*([num] if num else []), max_fpr=0.4, **ml)}
+    for avg in AVERAGES if num else ("macro",):
+        kw: dict[str, Any] = {**ml, **({"average": avg} if num else {})}
+        args = [num] if num else []
+        members[f"s_{avg}"] = sm.AveragePrecision(*args, **kw)
+        members[f"i_{avg}"] = sm.AveragePrecision(*args, interpolated=True, **kw)
+        members[f"e_{avg}"] = sm.AveragePrecision(*args, eleven_point=True, **kw)
+    metrics = sm.MetricSet(members)
+    label, score, by = {"multiclass": ("y", SCORES, "g"), "by": ("yb", "s1", ["g", "h"]),
+                        "multilabel": (labels, SCORES, None)}[case]
+    slices = None if by is None else {c: df[c].to_numpy() for c in by} if isinstance(by, list) else df[by].to_numpy()
+    acc: Any = metrics.copy() if by is None else sm.Sliced(metrics.copy())
+    kwargs = {} if by is None else {"slices": slices}
+    want, w1 = _recorded(lambda: acc.update(df[label].to_numpy(), df[score].to_numpy(), sample_weight=df.w.to_numpy(),
+                                            **kwargs).compute())
+    request = Request(label=label, score=score, weight="w", by=by)
+    run = make_run(metrics, request, available=list(df.columns))
+    split = kr.split_of(run.template, run.plan, dict(df.dtypes.items()))
+    assert split is not None and any(split.envelope_columns)
+    frame = ranked_cases.Partitions([df.iloc[:0], df.iloc[:120], df.iloc[120:]], 7, task_id=(spark_keyed, "_partition"))
+    with mock.patch.object(spark_keyed, "TUPLES_PER_CHUNK", 60), mock.patch.object(spark_keyed, "_MIN_ROWS", 1):
+        values, caught, _ = spark_keyed.keyed_values(frame.select(*run.plan.columns()), run.plan, split, 4)
+    got, w2 = _recorded(lambda: run.shape.deliver(values, caught, sliced=by is not None))
+    cases.assert_same(got, want)
+    assert w1 == w2
 
 
 # -- a real local Spark (the ``spark_session`` fixture of tests/integrations/conftest.py) ------------
@@ -259,4 +313,28 @@ def test_the_driver_does_not_receive_the_scores(spark_session, keyed) -> None:
         sizes.append(read["n"])
     assert sizes[1] < 1.25 * sizes[0] + 4_000, sizes
     assert sizes[1] < 960_000 / 4, sizes
+    assert keyed.call_count == 2
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_interpolated_and_eleven_point(spark_session, keyed) -> None:
+    """Step, interpolated and 11-point AP (macro, micro, per class) beside a partial AUROC by
+    slices x classes, and binary readouts by slices, on a real Spark: the keyed route, one
+    process's values within 1e-12 (real weights with zeros)."""
+    df = _data(1_200, 17)
+    rng = np.random.default_rng(17)
+    df["w"] = np.where(rng.random(len(df)) < 0.2, 0.0, rng.random(len(df)))
+    members: dict[str, Any] = {"part": sm.AUROC(C, max_fpr=0.3), "acc": sm.Accuracy(C)}
+    for avg in ("macro", "micro", None):
+        members[f"s_{avg}"] = sm.AveragePrecision(C, average=avg)
+        members[f"i_{avg}"] = sm.AveragePrecision(C, interpolated=True, average=avg)
+        members[f"e_{avg}"] = sm.AveragePrecision(C, eleven_point=True, average=avg)
+    metrics = sm.MetricSet(members)
+    frame = _frame(spark_session, df)
+    got = sm_spark.evaluate(frame, metrics, label="y", score=SCORES, weight="w", by="g")
+    cases.assert_same(got, _one(metrics, df, "g", SCORES, True))
+    binary = sm.MetricSet(i=sm.AveragePrecision(interpolated=True), e=sm.AveragePrecision(eleven_point=True),
+                          a=sm.AUROC())
+    got = sm_spark.evaluate(frame, binary, label="yb", score="s1", by="h", weight="w")
+    cases.assert_same(got, _one(binary, df, "h", "s1", True))
     assert keyed.call_count == 2
