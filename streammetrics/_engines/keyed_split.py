@@ -26,7 +26,8 @@ from .plan import Plan, numeric_dtype
 #: The configuration the ranked members must have (exact AUROC, full or partial area, one-vs-rest
 #: or one-vs-one; step AP; binary, multiclass or multilabel).
 _REQUIRED = {"interpolated": False, "eleven_point": False}
-_ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", "multi_class", *_REQUIRED}
+_ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", "multi_class", "scores",
+            *_REQUIRED}
 #: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
 Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
@@ -196,13 +197,16 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
 
 def _keyed_group(inner: MetricSet, group: Sequence[str]) -> bool:
     """Whether a state group's members are exact ``AUROC`` / step ``AveragePrecision`` the keyed
-    kernel serves (:data:`_ALLOWED` configuration; one ``num_classes`` / ``ignore_index`` /
+    kernel serves (:data:`_ALLOWED` configuration, ``scores`` "raw" or "logit": the same exact
+    state; one ``num_classes`` / ``ignore_index`` /
     ``multilabel`` / ``multi_class`` among them). O(members)."""
     if not all(type(inner[n]) in (AUROC, AveragePrecision) for n in group):
         return False
     cfgs = [inner[n]._config() for n in group]
     for cfg in cfgs:
         if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
+            return False
+        if cfg.get("scores") == "probability":  # its exact buffer checks more than score_batch
             return False
         if any(cfg[k] != cfgs[0][k] for k in ("num_classes", "ignore_index", "multilabel")) or \
                 cfg.get("multi_class", "ovr") != cfgs[0].get("multi_class", "ovr"):

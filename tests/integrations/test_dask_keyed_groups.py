@@ -61,6 +61,7 @@ def _ovr_ovo() -> sm.MetricSet:
     members["ovo"] = sm.AUROC(C, multi_class="ovo")
     members["ovo_part"] = sm.AUROC(C, multi_class="ovo", average="weighted", max_fpr=0.4)
     members["part"] = sm.AUROC(C, max_fpr=0.3)
+    members["logit"] = sm.AUROC(C, scores="logit")  # the one-vs-rest group's state: bins' option only
     return sm.MetricSet(members)
 
 
@@ -161,7 +162,7 @@ def test_two_ignore_indexes_binary_and_multilabel(ranges: int) -> None:
     def binary() -> sm.MetricSet:
         return sm.MetricSet(a=sm.AUROC(), p=sm.AveragePrecision(), f1=sm.F1(),
                             ia=sm.AUROC(ignore_index=0), ip=sm.AveragePrecision(ignore_index=0),
-                            part=sm.AUROC(max_fpr=0.2))
+                            part=sm.AUROC(max_fpr=0.2), logit=sm.AveragePrecision(ignore_index=0, scores="logit"))
 
     acc, _, plan = make_plan(binary(), label="yb", score="s1", weight=None, query=None, doc_id=None,
                              update_kwargs={}, available=list(df.columns))
@@ -205,7 +206,8 @@ def test_errors_follow_the_sets_group_order() -> None:
 def test_split_layout_and_routes(tmp_path: Any) -> None:
     """The split's groups, starts and per-column layouts; a keyed group between two of the
     rest's groups and an ineligible exact group keep their routes; evaluate_parquet takes the
-    keyed ranges; the root receives O(R x K) numbers, not the scores."""
+    keyed ranges; ``scores="logit"`` joins the exact group, ``"probability"`` travels as a
+    state; the root receives O(R x K) numbers, not the scores."""
     df = _data(3_000, 5, decimals=6, slices=10)
     types = dict(df.dtypes.items())
 
@@ -215,13 +217,19 @@ def test_split_layout_and_routes(tmp_path: Any) -> None:
         return KR.split_of(acc, plan, types)
 
     sp = split(_ovr_ovo(), label="y", score=SCORES)
-    assert [len(g.ranked) for g in sp.groups] == [9, 2] and sp.starts == (0, C + 1)
+    assert [len(g.ranked) for g in sp.groups] == [10, 2] and sp.starts == (0, C + 1)
     assert sp.width == C + 1 + C * (C - 1) and sp.max_fprs == (0.3, 0.4)
     assert sp.ap_columns == (True,) * (C + 1) + (False,) * C * (C - 1)
     assert sp.partial_columns == ((0.3,),) * C + ((),) + ((0.4,),) * C * (C - 1)
     assert [g.ranked_first for g in sp.groups] == [True, False]
     between = sm.MetricSet(f=sm.F1(C), a=sm.AUROC(C), acc=sm.Accuracy(C, ignore_index=-1), b=sm.AUROC(C, ignore_index=-1))
     assert split(between, label="y", score=SCORES) is None  # the rest split around a keyed group
+    prob = split(sm.MetricSet(a=sm.AUROC(C), p=sm.AUROC(C, scores="probability")), label="y", score=SCORES)
+    assert list(prob.ranked) == ["a"] and not prob.more  # the probability buffer checks more: a state
+    acc, _, plan = make_plan(sm.MetricSet(a=sm.AUROC(scores="logit"), p=sm.AveragePrecision()), label="yb",
+                             score="s1", weight=None, query=None, doc_id=None, update_kwargs={},
+                             available=list(df.columns))
+    assert RC.split_of(acc, plan, types) is not None  # binary: the score ranges take logit too
     interp = sm.MetricSet(a=sm.AUROC(C), i=sm.AveragePrecision(C, interpolated=True, ignore_index=-1))
     alone = split(interp, label="y", score=SCORES)
     assert alone is not None and not alone.more and list(alone.ranked) == ["a"]  # the other: a state
