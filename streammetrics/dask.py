@@ -31,7 +31,8 @@ by the tree is one score per row (8 bytes, 16 weighted) on the root worker -- ~8
 scores -- except for exact binary AUROC / AP (partial AUROC too) on the range path below (a
 range task holds its range's scores; the root R counts for AUROC, 24 bytes per distinct
 positive score for AP), and for ``by=`` slices, multiclass one-vs-rest and multilabel exact
-AUROC (also partial: ``max_fpr``) / AP and one-vs-one AUROC,
+AUROC (also partial: ``max_fpr``) / AP and one-vs-one AUROC, and sets of several such exact
+state groups (one-vs-one beside one-vs-rest, another ``ignore_index``),
 which go by (key, score) ranges (:mod:`streammetrics._engines.keyed_ranges`: the root
 O(R x K) numbers for K slices x classes, within 1e-12); beyond that,
 :func:`evaluate_ranked` or the bounded variants (``max_bytes``) -- see docs/scale-out.md.

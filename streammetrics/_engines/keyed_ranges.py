@@ -13,7 +13,10 @@ positive, weight) --
   class y is a positive of (y, j) with score column y, a negative of (i, y) with score column
   i); the root applies Hand & Till's rule (``AUROC._ovo_given``);
 * with slices: key = slice x width + column (width: :attr:`KeyedSplit.width`; the split and
-  the layout are :mod:`streammetrics._engines.keyed_split`'s).
+  the layout are :mod:`streammetrics._engines.keyed_split`'s);
+* several exact state groups in one set (one-vs-one beside one-vs-rest, another
+  ``ignore_index``): each group's columns after the previous group's within a slice (key =
+  slice x width + the group's start + column), each row checked and keyed by each group.
 
 A partial ``AUROC(max_fpr=m)`` (any of these) adds, per key, the key's part of the area over
 FPR <= m to each range's summary (``ranked.partial_areas`` with the key's offsets); the root

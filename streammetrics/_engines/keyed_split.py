@@ -1,11 +1,14 @@
 """Which sets the keyed ranges take, and their key layout (:mod:`streammetrics._engines.keyed_ranges`).
 
-:func:`split_of` decides from a run's template and plan whether its exact ranking group goes by
+:func:`split_of` decides from a run's template and plan whether its exact ranking groups go by
 (key, score) ranges and returns the :class:`KeyedSplit` every step shares: the ranked members,
 the rest, the problems per slice (:attr:`KeyedSplit.width`) and which columns carry an AP or a
 partial area. :func:`batch_tuples` turns a checked batch into keyed tuples (key, score,
 positive, weight): a key is ``slice * width + column``, the column a class, a label, the pooled
-micro problem, or an ordered class pair (one-vs-one, :func:`pair_codes`).
+micro problem, or an ordered class pair (one-vs-one, :func:`pair_codes`). A set of several
+exact groups (one-vs-one beside one-vs-rest, another ``ignore_index``) is one split: each group
+its own columns of a slice, after the previous group's (:attr:`KeyedSplit.more`,
+:attr:`KeyedSplit.starts`).
 """
 
 from __future__ import annotations
