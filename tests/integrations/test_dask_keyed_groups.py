@@ -259,3 +259,17 @@ class _RootInputs(Callback):  # type: ignore[misc]
     def _posttask(self, key: Any, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
         if isinstance(key, tuple) and key[0].startswith("streammetrics-keyed") and key[1] == "range":
             self.sent["range"] = self.sent.get("range", 0) + cases.numbers_in(result)
+
+
+def test_evaluate_ranked_takes_logit_scores_not_probability() -> None:
+    """``scores="logit"`` keeps raw's exact state: ``evaluate_ranked`` gives its value; the
+    ``"probability"`` buffer checks more than the ranges do: refused, naming the option."""
+    from streammetrics.dask import evaluate_ranked
+
+    df = _data(400, 2)
+    frame = cases.delayed_partitions(df, [150])
+    with dask.config.set(scheduler="synchronous"):
+        got = evaluate_ranked(frame, sm.MetricSet(a=sm.AUROC(scores="logit")), label="yb", score="s1")
+        with pytest.raises(ValueError, match="got scores='probability'"):
+            evaluate_ranked(frame, sm.MetricSet(a=sm.AUROC(scores="probability")), label="yb", score="s1")
+    assert got["a"] == sm.AUROC().update(df.yb.to_numpy(), df.s1.to_numpy()).compute()
