@@ -27,9 +27,11 @@ AUROC alone, plus 24 bytes per distinct positive score for AP. Weighted: the ran
 one-vs-rest and multilabel exact ``AUROC`` (also partial: ``max_fpr``) / ``AveragePrecision``
 (step, interpolated or 11-point; weighted or not), and one-vs-one AUROC, go by (key, score)
 ranges over the blocks (:mod:`streammetrics._engines.ray_keyed`): the driver receives
-O(R x K) numbers for K slices x classes, labels or class pairs, within 1e-12 of one process.
-Every other case -- curves, other exact ranking metrics, ``compute=False`` -- takes the state
-path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
+O(R x K) numbers for K slices x classes, labels or class pairs, within 1e-12 of one process;
+so do sets with several exact AUROC / AP state groups (one-vs-one beside one-vs-rest, another
+``ignore_index``: each group its own columns). Every other case -- curves, other exact score
+states (``AUROC(scores="probability")``, ``KSStatistic``), ``compute=False`` -- takes
+the state path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
 score, 16 weighted, and their merge).
 
 Retrieval metrics need each query's rows in one block: the dataset is repartitioned by the query

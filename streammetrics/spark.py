@@ -62,8 +62,10 @@ the same pass, each partition's state merged on the driver). Still gathered on t
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
 ``compute=False`` (the merged accumulators are asked for), a vector score column (MLlib
 ``VectorUDT`` or arrays) with ``by=`` or multiclass, the curves (``ROCCurve``,
-``PRCurve``: use :func:`evaluate_ranked`), other exact ranking metrics, and a second exact
-AUROC / AP state in the same set (another ``ignore_index``). See docs/scale-out.md.
+``PRCurve``: use :func:`evaluate_ranked`) and other exact score states
+(``AUROC(scores="probability")``, ``KSStatistic``). Several exact AUROC / AP state groups
+(one-vs-one beside one-vs-rest, another ``ignore_index``) go by the keyed ranges together. See
+docs/scale-out.md.
 
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
 driver holds one merged state -- counts for the members above, one score per row for the

@@ -13,7 +13,10 @@ positive, weight) --
   class y is a positive of (y, j) with score column y, a negative of (i, y) with score column
   i); the root applies Hand & Till's rule (``AUROC._ovo_given``);
 * with slices: key = slice x width + column (width: :attr:`KeyedSplit.width`; the split and
-  the layout are :mod:`streammetrics._engines.keyed_split`'s).
+  the layout are :mod:`streammetrics._engines.keyed_split`'s);
+* several exact state groups in one set (one-vs-one beside one-vs-rest, another
+  ``ignore_index``): each group's columns after the previous group's within a slice (key =
+  slice x width + the group's start + column), each row checked and keyed by each group.
 
 A partial ``AUROC(max_fpr=m)`` (any of these) adds, per key, the key's part of the area over
 FPR <= m to each range's summary (``ranked.partial_areas`` with the key's offsets); the root
@@ -153,26 +156,39 @@ def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:
     return lut[inv.reshape(-1)]
 
 
-def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_size: int) -> KeyedPart:
+def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_size: int,
+               acc: Any = None) -> KeyedPart:
     """A task's rows (:func:`frame_batches`) as keyed tuples, unsorted (see the module
-    docstring), with the other members fed (in the set's group order), the task's slice keys
+    docstring), with the other members fed (in the set's group order: each exact group's
+    checks before or after theirs, :attr:`KeyedSplit.ranked_first`), the task's slice keys
     and rows per slice, and up to ``sample_size`` evenly spaced tuples. Tuples of weight 0 are
-    left out (a zero weight is a removal). O(n x width)."""
-    rest = None if split.rest is None else empty_set(split.rest, split.rest_kind)
+    left out (a zero weight is a removal). ``acc``: the other members' accumulator to feed
+    instead of a fresh one (the caller's, kept across calls; its state not in the part).
+    O(n x width)."""
+    rest = acc if acc is not None or split.rest is None else empty_set(split.rest, split.rest_kind)
     local: dict[Any, int] = {}
     task = task_of(split)
+    groups, starts, stride = split.groups, split.starts, split.width
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
     for y, p, w, slices in batches:
         kwargs = {} if slices is None else {"slices": slices}
-        if rest is not None and not split.ranked_first:
+        fed = rest is None
+        checked: dict[Any, Any] = {}  # a batch checked once per ignore_index
+        for g in groups:
+            if not fed and not g.ranked_first:
+                rest.update(y, p, sample_weight=w, **kwargs)
+                fed = True
+            if g.ignore_index not in checked:
+                checked[g.ignore_index] = score_batch(y, p, w, task, split.n_classes, g.ignore_index)
+        if not fed:
             rest.update(y, p, sample_weight=w, **kwargs)
-        b = score_batch(y, p, w, task, split.n_classes, split.ignore_index)
-        if rest is not None and split.ranked_first:
-            rest.update(y, p, sample_weight=w, **kwargs)
+        b = checked[groups[0].ignore_index]
         rows = _slice_codes(slices, b.y.shape[0], local)
         row_codes.append(rows)
-        out += batch_tuples(b.y, b.s, b.w, rows, split)
+        for g, start in zip(groups, starts, strict=True):
+            b = checked[g.ignore_index]
+            out += batch_tuples(b.y, b.s, b.w, rows, g, stride, start)
     tuples = _joined(out)
     m = tuples[0].shape[0]
     idx = np.unique(np.linspace(0, max(0, m - 1), min(sample_size, m)).astype(np.int64))
@@ -180,7 +196,7 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     counts = np.zeros(0, np.int64)
     if row_codes:
         counts = np.bincount(np.concatenate(row_codes), minlength=len(local))
-    return KeyedPart(None if rest is None else state_of(rest), tuples,
+    return KeyedPart(None if rest is None or acc is not None else state_of(rest), tuples,
                      (tuples[0][idx], tuples[1][idx], stands), list(local), counts)
 
 
@@ -503,22 +519,25 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
         rest, caught = compute_recorded(merged(states))
     partial: dict[float, np.ndarray] = {}
     kinds: dict[tuple[bool, bool], np.ndarray] = {  # the interpolated / 11-point readouts asked
-        ranked_engine.ap_kind(cfg["config"]): np.zeros(0) for cfg in split.ranked.values()
+        ranked_engine.ap_kind(cfg["config"]): np.zeros(0) for g in split.groups for cfg in g.ranked.values()
         if cfg["class"] == "AveragePrecision" and ranked_engine.needs_envelope([cfg["config"]])}
     auroc, ap = problem_values(summaries, offsets, split.max_fprs, partial, kinds)
     kinds[(False, False)] = ap
-    twin = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
+    at = {n: (g, start) for g, start in zip(split.groups, split.starts, strict=True) for n in g.ranked}
+    where = {n: at[n] for n in split.names if n in at}  # the set's member order (its warnings')
+    twin = empty_set({"members": {n: cfg for g in split.groups for n, cfg in g.ranked.items()},
+                      "groups": [list(g.ranked) for g in split.groups]})
     assert isinstance(twin, MetricSet)
-    width, c = split.width, split.n_classes
+    stride = split.width
     out: dict[Any, Any] = {}
     import warnings
 
     with warnings.catch_warnings(record=True) as more:
         warnings.simplefilter("always")
         for g, key in enumerate(edges.keys):
-            base = g * width
             got: dict[str, Any] = {}
-            for name in split.ranked:
+            for name, (group, start) in where.items():  # each group's columns from its start
+                base, width, c = g * stride + start, group.width, group.n_classes
                 m = twin[name]
                 assert isinstance(m, (AUROC, AveragePrecision))
                 if isinstance(m, AUROC):

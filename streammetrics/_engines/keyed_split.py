@@ -1,16 +1,20 @@
 """Which sets the keyed ranges take, and their key layout (:mod:`streammetrics._engines.keyed_ranges`).
 
-:func:`split_of` decides from a run's template and plan whether its exact ranking group goes by
+:func:`split_of` decides from a run's template and plan whether its exact ranking groups go by
 (key, score) ranges and returns the :class:`KeyedSplit` every step shares: the ranked members,
 the rest, the problems per slice (:attr:`KeyedSplit.width`) and which columns carry an AP or a
 partial area. :func:`batch_tuples` turns a checked batch into keyed tuples (key, score,
 positive, weight): a key is ``slice * width + column``, the column a class, a label, the pooled
-micro problem, or an ordered class pair (one-vs-one, :func:`pair_codes`).
+micro problem, or an ordered class pair (one-vs-one, :func:`pair_codes`). A set of several
+exact groups (one-vs-one beside one-vs-rest, another ``ignore_index``) is one split: each group
+its own columns of a slice, after the previous group's (:attr:`KeyedSplit.more`,
+:attr:`KeyedSplit.starts`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +31,7 @@ from .plan import Plan, numeric_dtype
 #: :attr:`KeyedSplit.envelope_columns`; binary, multiclass or multilabel).
 _REQUIRED: dict[str, Any] = {}
 _ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", "multi_class", "interpolated",
-            "eleven_point", *_REQUIRED}
+            "eleven_point", "scores", *_REQUIRED}
 #: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
 Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
@@ -43,7 +47,7 @@ class KeyedSplit:
     n_classes: int  #: C (1: binary)
     micro: bool  #: a member averages micro: one more pooled problem per slice
     ignore_index: int | None
-    ranked_first: bool  #: whether the ranked group comes first (validation order)
+    ranked_first: bool  #: whether the ranked group's checks come before the rest's (validation order)
     sliced: bool  #: by= slices
     bare: bool  #: a Sliced around one metric (a slice's value is the metric's, not a dict)
     key_names: tuple[str, ...] | None  #: the key columns' names (several by= columns)
@@ -52,11 +56,30 @@ class KeyedSplit:
     max_fprs: tuple[float, ...] = ()
     multilabel: bool = False  #: the C columns are labels (per-label binary problems)
     ovo: bool = False  #: one-vs-one AUROC: a problem per ordered class pair (:func:`pair_codes`)
+    #: the set's further exact ranking groups (another ``ignore_index``, one-vs-one beside
+    #: one-vs-rest), each the split of its own members alone (``rest`` None), in the set's group
+    #: order; the fields above describe the first group (``max_fprs``: the union of all). A
+    #: slice's problems are each group's columns after the previous group's (:attr:`starts`)
+    more: tuple[KeyedSplit, ...] = ()
+
+    @property
+    def groups(self) -> tuple[KeyedSplit, ...]:
+        """Each exact ranking group's split alone (no :attr:`more`), in the set's group order. O(groups)."""
+        return (dataclasses.replace(self, more=()), *self.more) if self.more else (self,)
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        """Per group (:attr:`groups`), its first column among a slice's :attr:`width` problems. O(groups)."""
+        out, at = [], 0
+        for g in self.groups:
+            out.append(at)
+            at += g.width
+        return tuple(out)
 
     @property
     def ap(self) -> bool:
         """Whether a ranked member is ``AveragePrecision`` (else AUROC only)."""
-        return any(cfg["class"] == "AveragePrecision" for cfg in self.ranked.values())
+        return any(cfg["class"] == "AveragePrecision" for g in self.groups for cfg in g.ranked.values())
 
     @property
     def ap_columns(self) -> tuple[bool, ...]:
@@ -72,7 +95,10 @@ class KeyedSplit:
         members that read it (as :attr:`ap_columns`; empty: none): ``range_task`` then adds each
         such key's share of them to its summary
         (:func:`~streammetrics._engines.ap_envelope.range_part`: the precision envelope only
-        where an interpolated member reads it, the 11 levels always). O(members x width)."""
+        where an interpolated member reads it, the 11 levels always); with :attr:`more`, each
+        group's columns in turn. O(members x width)."""
+        if self.more:
+            return tuple(e for g in self.groups for e in g.envelope_columns)
         kinds = sorted({ranked_engine.ap_kind(cfg["config"]) for cfg in self.ranked.values()
                         if cfg["class"] == "AveragePrecision"} - {(False, False)})
         reads = [self._ap_read(lambda config, k=k: ranked_engine.ap_kind(config) == k) for k in kinds]
@@ -80,7 +106,10 @@ class KeyedSplit:
                      for j in range(self.width))
 
     def _ap_read(self, reads: Any) -> tuple[bool, ...]:
-        """Per column, whether an AP member whose configuration satisfies ``reads`` reads it."""
+        """Per column, whether an AP member whose configuration satisfies ``reads`` reads it
+        (with :attr:`more`, each group's columns in turn)."""
+        if self.more:
+            return tuple(a for g in self.groups for a in g._ap_read(reads))
         if self.ovo:  # no AP shares a one-vs-one AUROC's state
             return (False,) * self.width
         micro = [cfg["config"].get("average") == "micro" and self.n_classes > 1 and self.micro
@@ -95,6 +124,8 @@ class KeyedSplit:
         member reads m in the class / label columns (binary: the one; one-vs-one: every pair),
         or in the pooled one when it averages micro. Empty tuples when no member has a partial
         area. O(members + width)."""
+        if self.more:
+            return tuple(p for g in self.groups for p in g.partial_columns)
         cols: list[set[float]] = [set() for _ in range(self.width)]
         for cfg in self.ranked.values():
             m = cfg["config"].get("max_fpr")
@@ -108,7 +139,9 @@ class KeyedSplit:
     @property
     def width(self) -> int:
         """Problems per slice: C columns (1 binary), plus the pooled one with micro; one-vs-one
-        C (C - 1) ordered class pairs."""
+        C (C - 1) ordered class pairs; with :attr:`more`, the sum over the groups."""
+        if self.more:
+            return sum(g.width for g in self.groups)
         if self.ovo:
             return self.n_classes * (self.n_classes - 1)
         return self.n_classes + int(self.micro)
@@ -116,16 +149,19 @@ class KeyedSplit:
 
 def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit | None:
     """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
-    ranking group is keyed -- multiclass one-vs-rest and/or ``by=`` -- and the keyed ranges give
-    its values; else None (binary sets without ``by`` have their own range paths).
+    ranking groups are keyed -- multiclass / multilabel, ``by=``, or more than one group -- and
+    the keyed ranges give their values; else None (one binary group without ``by`` has its own
+    range paths).
 
-    Taken when one state group holds only exact ``AUROC`` (full area, or partial: any
+    Taken when one or more state groups hold only exact ``AUROC`` (full area, or partial: any
     ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / ``AveragePrecision`` (step,
-    interpolated or 11-point)
-    members (binary, multiclass or multilabel -- one ``num_classes`` / ``multilabel`` /
-    ``ignore_index`` / ``multi_class`` among them --, any ``average``, no
-    ``classes=`` / ``pos_label=``), fed numeric label (one per label for multilabel), score
-    (one per class or label) and weight columns, no other ``update`` keywords. O(members)."""
+    interpolated or 11-point) members (binary, multiclass or multilabel -- one ``num_classes`` /
+    ``multilabel`` among all of them, one ``ignore_index`` / ``multi_class`` per group --, any
+    ``average``, no ``classes=`` / ``pos_label=``: :func:`_keyed_group`), fed numeric label (one
+    per label for multilabel), score (one per class or label) and weight columns, no other
+    ``update`` keywords. Every other group (bounded ``max_bytes`` AUROC, F1, ...) travels as
+    states, and their groups must be consecutive in the set's order (validation follows it).
+    O(members)."""
     labels = [plan.label] if isinstance(plan.label, str) else list(plan.label)
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
     numeric = [isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in labels + scores]
@@ -144,43 +180,66 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     if not isinstance(inner, MetricSet):
         return None
     groups = inner.groups
-    ranked = [g for g in groups if all(type(inner[n]) in (AUROC, AveragePrecision) for n in g)]
-    if len(ranked) != 1:
+    ranked = [g for g in groups if _keyed_group(inner, g)]
+    if not ranked:
         return None
-    cfgs = {n: inner[n]._config() for n in ranked[0]}
-    first = next(iter(cfgs.values()))
-    for cfg in cfgs.values():
-        if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
-            return None
-        if any(cfg[k] != first[k] for k in ("num_classes", "ignore_index", "multilabel")) or \
-                cfg.get("multi_class", "ovr") != first.get("multi_class", "ovr"):
-            return None
-    c, multilabel = first["num_classes"], bool(first["multilabel"])
+    firsts = [inner[g[0]]._config() for g in ranked]
+    if any((f["num_classes"], f["multilabel"]) != (firsts[0]["num_classes"], firsts[0]["multilabel"])
+           for f in firsts):
+        return None
+    c, multilabel = firsts[0]["num_classes"], bool(firsts[0]["multilabel"])
     if (c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c):
         return None
     if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels) != c):
         return None  # a multilabel target is L label columns, any other one label column
-    if c is None and not sliced:
-        return None  # binary without slices: range_counts / the ranked engine
+    if c is None and not sliced and len(ranked) == 1:
+        return None  # one binary group without slices: range_counts / the ranked engine
     order = tuple(n for n, _ in inner.items())
-    others = [n for n in order if n not in ranked[0]]
+    others = [n for n in order if not any(n in g for g in ranked)]
+    at = [i for i, g in enumerate(groups) if g not in ranked]  # the rest's groups
+    if at and at != list(range(at[0], at[-1] + 1)):
+        return None  # a keyed group between two of the rest's: one update could not keep the order
     rest, rest_kind = None, "MetricSet"
     if others:
         twin = MetricSet({n: type(inner[n])._from_config(inner[n]._config()) for n in others})
-        if twin._config()["groups"] != [g for g in groups if g is not ranked[0]]:
+        if twin._config()["groups"] != [g for g in groups if g not in ranked]:
             return None
         rest = twin._config()
         if sliced:
             rest = {**template._config(), "metric": {"class": "MetricSet", "config": rest}}
             rest_kind = "Sliced"
     members = inner._config()["members"]
-    micro = any(members[n]["config"]["average"] == "micro" for n in ranked[0]) and c is not None
     names = plan.by if sliced and not isinstance(plan.by, str) else None
-    return KeyedSplit(order, {n: members[n] for n in ranked[0]}, rest, rest_kind, c or 1, micro,
-                      first["ignore_index"], groups.index(ranked[0]) == 0, sliced, bare,
-                      None if names is None else tuple(names), int(template.max_slices) if sliced else 1,
-                      ranked_engine.partial_fprs(cfgs.values()), multilabel,
-                      first.get("multi_class", "ovr") == "ovo")
+    parts = []
+    for g, first in zip(ranked, firsts, strict=True):
+        micro = any(members[n]["config"]["average"] == "micro" for n in g) and c is not None
+        parts.append(KeyedSplit(order, {n: members[n] for n in g}, None, rest_kind, c or 1, micro,
+                                first["ignore_index"], not at or groups.index(g) < at[0], sliced, bare,
+                                None if names is None else tuple(names),
+                                int(template.max_slices) if sliced else 1,
+                                ranked_engine.partial_fprs(inner[n]._config() for n in g), multilabel,
+                                first.get("multi_class", "ovr") == "ovo"))
+    every = ranked_engine.partial_fprs(inner[n]._config() for g in ranked for n in g)
+    return dataclasses.replace(parts[0], rest=rest, max_fprs=every, more=tuple(parts[1:]))
+
+
+def _keyed_group(inner: MetricSet, group: Sequence[str]) -> bool:
+    """Whether a state group's members are exact ``AUROC`` / ``AveragePrecision`` the keyed
+    kernel serves (:data:`_ALLOWED` configuration, ``scores`` "raw" or "logit": the same exact
+    state; one ``num_classes`` / ``ignore_index`` /
+    ``multilabel`` / ``multi_class`` among them). O(members)."""
+    if not all(type(inner[n]) in (AUROC, AveragePrecision) for n in group):
+        return False
+    cfgs = [inner[n]._config() for n in group]
+    for cfg in cfgs:
+        if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
+            return False
+        if cfg.get("scores") == "probability":  # its exact buffer checks more than score_batch
+            return False
+        if any(cfg[k] != cfgs[0][k] for k in ("num_classes", "ignore_index", "multilabel")) or \
+                cfg.get("multi_class", "ovr") != cfgs[0].get("multi_class", "ovr"):
+            return False
+    return True
 
 
 def task_of(split: KeyedSplit) -> str:
@@ -199,47 +258,50 @@ def pair_codes(i: Any, j: Any, c: int) -> Any:
 
 
 def batch_tuples(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
-                 split: KeyedSplit) -> list[Tuples]:
-    """A checked batch's keyed tuples (``score_batch``'s labels, scores and weights; ``rows`` each
-    row's slice code), the layouts of the ``keyed_ranges`` module docstring: binary one per
-    row; multiclass one-vs-rest C per row (+ C pooled with micro); multilabel one per entry
-    (:func:`_label_tuples`); one-vs-one 2 (C - 1) per row (:func:`_pair_tuples`). Rows whose
-    label is ``ignore_index`` and rows of weight 0 are left out (a zero weight is a removal).
-    O(n x width)."""
+                 split: KeyedSplit, stride: int | None = None, start: int = 0) -> list[Tuples]:
+    """A checked batch's keyed tuples for one group's ``split`` (``score_batch``'s labels, scores
+    and weights; ``rows`` each row's slice code; a slice's problems ``stride`` apart -- default
+    the group's :attr:`~KeyedSplit.width` --, the group's columns from ``start`` on: the
+    key is ``slice * stride + start + column``), the layouts of the ``keyed_ranges`` module
+    docstring: binary one per row; multiclass one-vs-rest C per row (+ C pooled with micro);
+    multilabel one per entry (:func:`_label_tuples`); one-vs-one 2 (C - 1) per row
+    (:func:`_pair_tuples`). Rows whose label is ``ignore_index`` and rows of weight 0 are left
+    out (a zero weight is a removal). O(n x width)."""
     width, c = split.width, split.n_classes
+    base = rows * (width if stride is None else stride) + start  # each row's first problem code
     if split.multilabel:  # an (n, L) target: ignore_index drops an entry, not its row
-        return _label_tuples(y, s, w, rows, split)
+        return _label_tuples(y, s, w, base, split)
     keep = np.ones(y.shape[0], bool) if split.ignore_index is None else y != split.ignore_index
     if w is not None:
         keep &= w != 0
-    y, s, rows = y[keep], s[keep], rows[keep]
+    y, s, base = y[keep], s[keep], base[keep]
     w = None if w is None else w[keep]
     if s.ndim == 1:
-        return [(rows * width, s.astype(np.float64), y != 0, w)]
+        return [(base, s.astype(np.float64), y != 0, w)]
     if split.ovo:
-        return _pair_tuples(y, s, w, rows, split)
+        return _pair_tuples(y, s, w, base, split)
     cols = np.arange(c)
-    codes = (rows[:, None] * width + cols).ravel()
+    codes = (base[:, None] + cols).ravel()
     flat = s.astype(np.float64).ravel()
     pos = (y[:, None] == cols).ravel()
     wt = None if w is None else np.repeat(w, c)
     out = [(codes, flat, pos, wt)]
     if split.micro:
-        out.append((np.repeat(rows * width + c, c), flat, pos, wt))
+        out.append((np.repeat(base + c, c), flat, pos, wt))
     return out
 
 
-def _pair_tuples(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+def _pair_tuples(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, base: np.ndarray,
                  split: KeyedSplit) -> list[Tuples]:
-    """One-vs-one tuples of checked multiclass rows (ignored and zero-weight rows already out):
-    a row of class y is a positive of each pair (y, j), j != y, with its column-y score, and a
-    negative of each pair (i, y), i != y, with its column-i score -- AUC(i|j) compares class
-    i's column-i scores with class j's. O(n x C)."""
+    """One-vs-one tuples of checked multiclass rows (ignored and zero-weight rows already out;
+    ``base`` each row's first problem code): a row of class y is a positive of each pair
+    (y, j), j != y, with its column-y score, and a negative of each pair (i, y), i != y, with
+    its column-i score -- AUC(i|j) compares class i's column-i scores with class j's. O(n x C)."""
     n, c = s.shape
     y = y.astype(np.int64)
     other = np.broadcast_to(np.arange(c), (n, c))[np.arange(c)[None, :] != y[:, None]].reshape(n, c - 1)
     yy = np.broadcast_to(y[:, None], other.shape)
-    base = np.broadcast_to((rows * split.width)[:, None], other.shape)
+    base = np.broadcast_to(base[:, None], other.shape)
     s64 = s.astype(np.float64)
     codes = np.concatenate([(base + pair_codes(yy, other, c)).ravel(),  # class y the positives
                             (base + pair_codes(other, yy, c)).ravel()])  # class y the negatives
@@ -250,20 +312,20 @@ def _pair_tuples(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, rows: np.nd
     return [(codes, scores, pos, wt)]
 
 
-def _label_tuples(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, rows: np.ndarray,
+def _label_tuples(y: np.ndarray, s: np.ndarray, w: np.ndarray | None, base: np.ndarray,
                   split: KeyedSplit) -> list[Tuples]:
-    """A checked multilabel batch's tuples: one per (row, label) entry -- key slice x label,
-    positive when the entry is 1 -- plus the pooled (micro) problem's copy; entries equal to
-    ``ignore_index`` and rows of weight 0 left out, as the exact state leaves them out of every
-    column and of the pooled one. O(n x L)."""
+    """A checked multilabel batch's tuples (``base`` each row's first problem code): one per
+    (row, label) entry -- key slice x label, positive when the entry is 1 -- plus the pooled
+    (micro) problem's copy; entries equal to ``ignore_index`` and rows of weight 0 left out, as
+    the exact state leaves them out of every column and of the pooled one. O(n x L)."""
     keep = np.ones(y.shape, bool) if split.ignore_index is None else y != split.ignore_index
     if w is not None:
         keep &= (w != 0)[:, None]
-    width, c = split.width, split.n_classes
-    codes = (rows[:, None] * width + np.arange(c))[keep]
+    c = split.n_classes
+    codes = (base[:, None] + np.arange(c))[keep]
     flat, pos = s.astype(np.float64)[keep], y[keep] != 0
     wt = None if w is None else np.broadcast_to(w[:, None], y.shape)[keep]
     out = [(codes, flat, pos, wt)]
     if split.micro:
-        out.append((np.broadcast_to(rows[:, None] * width + c, y.shape)[keep], flat, pos, wt))
+        out.append((np.broadcast_to(base[:, None] + c, y.shape)[keep], flat, pos, wt))
     return out

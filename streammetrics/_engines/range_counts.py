@@ -47,6 +47,7 @@ from streammetrics._scores.thresholds import ThresholdCounts, average_precision
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
+from . import keyed_split
 from . import ranked as ranked_engine
 from .pair_counts import distinct_scores, doubled_pairs, ranks
 from .plan import (
@@ -124,7 +125,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
     weights above them: the ranked kernel), the group may also hold partial AUROCs
     (``max_fpr``); without, a group holding one gives None. Interpolated and 11-point AP: from
     the root's counts without ``offsets``, from the ranges' precision envelopes with
-    (:mod:`.ap_envelope`).
+    (:mod:`.ap_envelope`). None when the set holds more exact groups the keyed ranges serve
+    together (:func:`.keyed_split.split_of`, e.g. two ``ignore_index``): they take the set.
     """
     if weighted != (plan.weight is not None):
         return None
@@ -137,6 +139,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
         return None
     groups = template.groups
     ranked, ignore = _served(template, groups)
+    if ranked and keyed_split.split_of(template, plan, dtypes) is not None:
+        return None  # more than one exact group: every one by the keyed ranges, none gathered
     if not ranked or (not offsets and ranked_engine.partial_fprs(template[n]._config() for n in ranked[0])):
         return None
     order = tuple(n for n, _ in template.items())

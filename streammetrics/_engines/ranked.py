@@ -92,7 +92,9 @@ def check_metrics(metrics: Mapping[str, Any]) -> Any:
                 f"metrics: range-partitioned evaluation supports AUROC, AveragePrecision, ROCCurve "
                 f"and PRCurve, got {type(m).__name__} ({name!r})")
         cfg = m._config()
-        extra = sorted(set(cfg) - set(_REQUIRED) - _FREE)
+        # the declared score range: bins' only (an exact "probability" buffer checks more)
+        free = _FREE | ({"scores"} if cfg.get("scores") != "probability" else set())
+        extra = sorted(set(cfg) - set(_REQUIRED) - free)
         bad = [k for k in required if k in cfg and cfg[k] != required[k]]
         if extra or bad:
             key = (extra or bad)[0]

@@ -96,7 +96,7 @@ def evaluate_dataset(frame: Any, run: Any) -> Any:
     types), or None when it is not (the state path). O(members) to decide."""
     from .ray_ranges import range_count
 
-    if run.plan.family != "classification" or (run.plan.by is None and isinstance(run.plan.score, str)):
+    if run.plan.family != "classification":
         return None
     schema = frame.schema()
     dtypes: dict[str, Any] = {}

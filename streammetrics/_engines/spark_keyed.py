@@ -53,7 +53,6 @@ from .plan import (
     arrow_chunks,
     drop_nulls,
     empty_set,
-    feed,
     merge_bytes,
     state_from_bytes,
     state_of,
@@ -195,7 +194,7 @@ def _part_row(kind: int, part: int, seq: int, head: int, data: bytes, skipped: i
 
 def chunk_rows(split: kr.KeyedSplit) -> int:
     """Rows per chunk of a part task: :data:`TUPLES_PER_CHUNK` over the tuples a row makes."""
-    per_row = split.n_classes * (1 + int(split.micro)) if split.n_classes > 1 else 1
+    per_row = sum(g.n_classes * (1 + int(g.micro)) if g.n_classes > 1 else 1 for g in split.groups)
     return max(_MIN_ROWS, TUPLES_PER_CHUNK // per_row)
 
 
@@ -204,7 +203,6 @@ def _part_task(plan: Plan, split: kr.KeyedSplit, batches: Iterator[Any]) -> Iter
     other members' state."""
     part = _partition()
     where = f"Spark partition {part}"
-    bare = dataclasses.replace(split, rest=None)  # the other members: one state for the partition
     rest = None if split.rest is None else dataclasses.replace(plan, config=split.rest, kind=split.rest_kind)
     rows = chunk_rows(split)
     skipped = offset = seq = head = 0
@@ -217,11 +215,8 @@ def _part_task(plan: Plan, split: kr.KeyedSplit, batches: Iterator[Any]) -> Iter
                 skipped, offset = skipped + dropped, offset + chunk.num_rows
                 if not len(df):
                     continue
-                if acc is not None and rest is not None and not split.ranked_first:
-                    feed(acc, df, rest, where)
-                got = kr.keyed_part(kr.frame_batches([df], plan, 0, where), bare, SAMPLE)
-                if acc is not None and rest is not None and split.ranked_first:
-                    feed(acc, df, rest, where)
+                # the other members: one state for the partition (acc), fed in the set's order
+                got = kr.keyed_part(kr.frame_batches([df], plan, 0, where), split, SAMPLE, acc)
                 yield _part_row(_HEAD, part, seq, head, _head_bytes(got, split.sliced))
                 seq += 1
                 codes, scores, pos, w = got.tuples
@@ -379,8 +374,6 @@ def split_for(frame: Any, run: Any) -> kr.KeyedSplit | None:
     over one numeric column per class), else None (the state path). O(members)."""
     plan = run.plan
     if not run.request.compute or run.shuffle_on is not None or plan.family != "classification":
-        return None
-    if plan.by is None and isinstance(plan.score, str):
         return None
     return kr.split_of(run.template, plan, _dtypes(frame))
 

@@ -228,7 +228,7 @@ def test_routes_of_partial_and_multilabel_sets(tmp_path: Any) -> None:
     assert ovo.ovo and ovo.width == C * (C - 1) and ovo.ap_columns == (False,) * C * (C - 1)
     assert ovo.partial_columns == ((0.4,),) * C * (C - 1)
     both = sm.MetricSet(a=sm.AUROC(C, multi_class="ovo"), b=sm.AUROC(C))  # two exact ranking groups
-    assert split(both, label="y", score=SCORES) is None
+    assert [list(g.ranked) for g in split(both, label="y", score=SCORES).groups] == [["a"], ["b"]]
     ovr = split(sm.MetricSet(p=sm.AUROC(C, max_fpr=0.3, average="micro"), q=sm.AUROC(C, max_fpr=0.7),
                              a=sm.AUROC(C, average="micro")), label="y", score=SCORES)
     assert ovr.partial_columns == ((0.7,),) * C + ((0.3,),) and ovr.max_fprs == (0.3, 0.7)
