@@ -232,7 +232,9 @@ def test_split_layout_and_routes(tmp_path: Any) -> None:
     assert RC.split_of(acc, plan, types) is not None  # binary: the score ranges take logit too
     interp = sm.MetricSet(a=sm.AUROC(C), i=sm.AveragePrecision(C, interpolated=True, ignore_index=-1))
     alone = split(interp, label="y", score=SCORES)
-    assert alone is not None and not alone.more and list(alone.ranked) == ["a"]  # the other: a state
+    # an interpolated AP of another ignore_index: a keyed group of its own (its envelope columns)
+    assert alone is not None and [list(g.ranked) for g in alone.groups] == [["a"], ["i"]]
+    assert alone.envelope_columns == ((),) * C + (((True, False),),) * C
     for i, a in enumerate((0, 1_000, 2_000)):
         df.iloc[a : a + 1_000].to_parquet(tmp_path / f"part-{i}.parquet")
     seen: list[Any] = []
