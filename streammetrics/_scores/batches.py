@@ -198,9 +198,9 @@ class ScoreBatches:
         parts: Parts = []
         for col in range(num_labels):
             lab = yt[col]
-            if self.ignore_index is not None:
-                pos = lab == 1
-                neg = lab == 0
+            if self.ignore_index is not None:  # entries labelled ignore_index dropped, 0 or 1 too
+                pos = (lab == 1) if self.ignore_index != 1 else np.zeros(lab.shape, dtype=bool)
+                neg = (lab == 0) if self.ignore_index != 0 else np.zeros(lab.shape, dtype=bool)
             else:
                 pos = lab.astype(bool, copy=False)
                 if w is not None:

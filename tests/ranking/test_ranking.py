@@ -317,6 +317,14 @@ def test_ignore_index():
     got = sm.AUROC(2, multilabel=True, average=None, ignore_index=-1).update(Yp, Sm).compute()
     close(got[0], roc_auc_score(Y[Yp[:, 0] != -1, 0], Sm[Yp[:, 0] != -1, 0]))
     close(got[1], roc_auc_score(Y[:, 1], Sm[:, 1]))
+    # an ignore_index of 0 or 1 drops those entries too (as torchmetrics' and the engines' keyed
+    # ranges do): label 0 ignored leaves no negative, label 1 no positive -- undefined
+    for ignored in (0, 1):
+        with pytest.warns(sm.UndefinedMetricWarning):
+            got = sm.AUROC(2, multilabel=True, average=None, ignore_index=ignored).update(Y, Sm).compute()
+        assert np.isnan(got).all()
+        with pytest.warns(sm.UndefinedMetricWarning):
+            assert np.isnan(sm.AUROC(ignore_index=ignored).update(Y[:, 0], Sm[:, 0]).compute())
 
 
 # -- undefined cases ------------------------------------------------------------------------------------
