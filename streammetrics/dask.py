@@ -306,7 +306,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     except ValueError:  # the general path raises it, as for any frame
         return None
     plan = run.plan
-    split = range_counts.split_of(run.template, plan, dtypes)
+    split = range_counts.split_of(run.template, plan, dtypes, labels=True)
     if split is None:
         return None
     n_ranges = range_counts.range_count()
@@ -443,7 +443,8 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     # rows with a null: counted by their own tasks on either path (the range path's partition
     # tasks drop them as the state path's do, :func:`range_counts.frame_batches`)
     nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
-    split = range_counts.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
+    split = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()), labels=True)
+             if compute else None)
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
@@ -458,14 +459,16 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
     weighted = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()),
-                                      weighted=plan.weight is not None, offsets=True) if compute else None)
+                                      weighted=plan.weight is not None, offsets=True, labels=True)
+                if compute else None)
     if weighted is not None:  # weighted or partial (max_fpr) exact binary AUROC / AP: the ranked engine
         graph = _weighted_graph(frame, plan, weighted, split_every)
         (summaries, totals, rest), skipped = dask.compute(graph, nulls)
         run.report_skipped(sum(skipped))
         values, caught = _weighted_values(summaries, totals, rest, weighted)
         return shape.deliver(values, caught, sliced=False)
-    keyed = keyed_ranges.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
+    keyed = (keyed_ranges.split_of(run.template, plan, dict(frame.dtypes.items()), labels=True)
+             if compute else None)
     if keyed is not None:  # by= slices, multiclass one-vs-rest: by (key, score) ranges, no gather
         graph = keyed_graph(frames, plan, keyed, range_counts.range_count(), split_every)
         result, skipped = dask.compute(graph, nulls)

@@ -79,6 +79,7 @@ from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, split_slices
 from streammetrics.wrappers.sliced.results import SlicedResults
 
+from . import label_codes
 from . import ranked as ranked_engine
 from .keyed_split import KeyedSplit as KeyedSplit
 from .keyed_split import Tuples as Tuples
@@ -115,13 +116,14 @@ class KeyedPart:
 
 def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0,
                   where: str = "Dask partition") -> Iterable[tuple[Any, ...]]:
-    """``(labels, scores, weights, slices)`` of pandas partitions ``first``, ``first + 1``, ...
-    (nulls dropped or refused as :func:`~streammetrics._engines.plan.drop_nulls` does; empty
-    ones skipped). O(rows)."""
+    """``(labels, scores, weights, slices, where)`` of pandas partitions ``first``, ``first +
+    1``, ... (nulls dropped or refused as :func:`~streammetrics._engines.plan.drop_nulls` does;
+    empty ones skipped; ``where`` names the partition). O(rows)."""
     for i, df in enumerate(frames):
         if not len(df):
             continue
-        df, _ = drop_nulls(df, plan, f"{where} {first + i}")
+        at = f"{where} {first + i}"
+        df, _ = drop_nulls(df, plan, at)
         if not len(df):
             continue
         w = None if plan.weight is None else column(df, plan.weight, "weight")
@@ -130,7 +132,8 @@ def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0,
             slices = ids(df, plan.by)
         elif plan.by is not None:
             slices = {name: ids(df, name) for name in plan.by}
-        yield column(df, plan.label, "label"), vector_scores(column(df, plan.score, "score"), plan), w, slices
+        scores = vector_scores(column(df, plan.score, "score"), plan)
+        yield column(df, plan.label, "label"), scores, w, slices, at
 
 
 def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:
@@ -149,7 +152,8 @@ def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:
 
 
 def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_size: int) -> KeyedPart:
-    """A task's rows (:func:`frame_batches`) as keyed tuples, unsorted (see the module
+    """A task's rows (:func:`frame_batches`; a batch's ``where`` optional) as keyed tuples, the
+    labels mapped by the ranked members' codec first (:func:`label_codes.coded`), unsorted (see the module
     docstring), with the other members fed (in the set's group order), the task's slice keys
     and rows per slice, and up to ``sample_size`` evenly spaced tuples. Tuples of weight 0 are
     left out (a zero weight is a removal). O(n x width)."""
@@ -158,11 +162,12 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     task = task_of(split)
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
-    for y, p, w, slices in batches:
+    for y, p, w, slices, *at in batches:
         kwargs = {} if slices is None else {"slices": slices}
         if rest is not None and not split.ranked_first:
             rest.update(y, p, sample_weight=w, **kwargs)
-        b = score_batch(y, p, w, task, split.n_classes, split.ignore_index)
+        codes = label_codes.coded(y, split.codec, split.label, at[0] if at else "")
+        b = score_batch(codes, p, w, task, split.n_classes, split.ignore_index)
         if rest is not None and split.ranked_first:
             rest.update(y, p, sample_weight=w, **kwargs)
         rows = _slice_codes(slices, b.y.shape[0], local)

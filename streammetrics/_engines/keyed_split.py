@@ -10,6 +10,7 @@ micro problem, or an ordered class pair (one-vs-one, :func:`pair_codes`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ import numpy as np
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
+from . import label_codes
 from . import ranked as ranked_engine
 from .plan import Plan, numeric_dtype
 
@@ -50,6 +52,13 @@ class KeyedSplit:
     max_fprs: tuple[float, ...] = ()
     multilabel: bool = False  #: the C columns are labels (per-label binary problems)
     ovo: bool = False  #: one-vs-one AUROC: a problem per ordered class pair (:func:`pair_codes`)
+    label: Any = "label"  #: the label column(s) (named in a refused label's message)
+
+    @functools.cached_property
+    def codec(self) -> Any:
+        """The ranked members' label codec (``classes=`` / ``pos_label=``), or None: what
+        :func:`label_codes.coded` maps each batch's labels with before they are checked."""
+        return label_codes.ranked_codec(self.ranked)
 
     @property
     def ap(self) -> bool:
@@ -93,7 +102,7 @@ class KeyedSplit:
         return self.n_classes + int(self.micro)
 
 
-def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit | None:
+def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool = False) -> KeyedSplit | None:
     """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
     ranking group is keyed -- multiclass one-vs-rest and/or ``by=`` -- and the keyed ranges give
     its values; else None (binary sets without ``by`` have their own range paths).
@@ -101,13 +110,15 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     Taken when one state group holds only exact ``AUROC`` (full area, or partial: any
     ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / step ``AveragePrecision``
     members (binary, multiclass or multilabel -- one ``num_classes`` / ``multilabel`` /
-    ``ignore_index`` / ``multi_class`` among them --, any ``average``, no
-    ``classes=`` / ``pos_label=``), fed numeric label (one per label for multilabel), score
-    (one per class or label) and weight columns, no other ``update`` keywords. O(members)."""
-    labels = [plan.label] if isinstance(plan.label, str) else list(plan.label)
+    ``ignore_index`` / ``multi_class`` among them --, any ``average``; ``classes=`` /
+    ``pos_label=`` only with ``labels``: a route that maps them, :mod:`.label_codes`), fed
+    numeric label (one per label for multilabel; with ``classes=`` / ``pos_label=`` and no
+    ``by=`` also strings, categoricals, objects, which ``Sliced`` refuses), score (one per
+    class or label) and weight columns, no other ``update`` keywords. O(members)."""
+    labels_in = [plan.label] if isinstance(plan.label, str) else list(plan.label)
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
-    numeric = [isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in labels + scores]
-    if plan.update_kwargs or not all(numeric):
+    numeric = [isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in scores]
+    if plan.update_kwargs or not all(numeric) or not all(isinstance(c, str) for c in labels_in):
         return None
     weight = plan.weight
     if weight is not None and not (isinstance(weight, str) and numeric_dtype(dtypes.get(weight))):
@@ -127,8 +138,13 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
         return None
     cfgs = {n: inner[n]._config() for n in ranked[0]}
     first = next(iter(cfgs.values()))
+    # Sliced reads its labels as numbers (strings refused before its members' codecs see them)
+    mapped = labels and not sliced and label_codes.maps_labels(cfgs.values())
+    if not all(label_codes.label_column(dtypes.get(c), mapped) for c in labels_in):
+        return None
+    allowed = _ALLOWED | label_codes.LABEL_KEYS if labels else _ALLOWED
     for cfg in cfgs.values():
-        if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
+        if set(cfg) - allowed or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
             return None
         if any(cfg[k] != first[k] for k in ("num_classes", "ignore_index", "multilabel")) or \
                 cfg.get("multi_class", "ovr") != first.get("multi_class", "ovr"):
@@ -136,7 +152,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     c, multilabel = first["num_classes"], bool(first["multilabel"])
     if (c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c):
         return None
-    if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels) != c):
+    if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels_in) != c):
         return None  # a multilabel target is L label columns, any other one label column
     if c is None and not sliced:
         return None  # binary without slices: range_counts / the ranked engine
@@ -158,7 +174,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
                       first["ignore_index"], groups.index(ranked[0]) == 0, sliced, bare,
                       None if names is None else tuple(names), int(template.max_slices) if sliced else 1,
                       ranked_engine.partial_fprs(cfgs.values()), multilabel,
-                      first.get("multi_class", "ovr") == "ovo")
+                      first.get("multi_class", "ovr") == "ovo", plan.label)
 
 
 def task_of(split: KeyedSplit) -> str:
