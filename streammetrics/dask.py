@@ -84,7 +84,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines import keyed_ranges, minority, range_counts
+from streammetrics._engines import keyed_ranges, label_codes, minority, range_counts
 from streammetrics._engines.dask_expressions import series_columns
 from streammetrics._engines.dask_keyed import keyed_graph
 from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
@@ -155,7 +155,8 @@ def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
 def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                   sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan))
+        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan),
+                                               label_codes.mapped_column(split))
         rows = sum(f.num_rows for f in footers)
         return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan, footers),
                                             split, sample_size, rows)

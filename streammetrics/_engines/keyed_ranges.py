@@ -81,6 +81,7 @@ from streammetrics.wrappers.sliced.results import SlicedResults
 
 from . import label_codes
 from . import ranked as ranked_engine
+from .keyed_split import VECTOR as VECTOR
 from .keyed_split import KeyedSplit as KeyedSplit
 from .keyed_split import Tuples as Tuples
 from .keyed_split import batch_tuples, pair_codes, task_of

@@ -28,6 +28,9 @@ from .plan import Plan, numeric_dtype
 #: or one-vs-one; step AP; binary, multiclass or multilabel).
 _REQUIRED = {"interpolated": False, "eleven_point": False}
 _ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", "multi_class", *_REQUIRED}
+#: The dtype a caller gives a score column holding one vector per row (an MLlib vector or an
+#: array column): a multiclass / multilabel set's C scores, a binary one's ``positive_index``.
+VECTOR = "vector"
 #: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
 Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
@@ -117,7 +120,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     class or label) and weight columns, no other ``update`` keywords. O(members)."""
     labels_in = [plan.label] if isinstance(plan.label, str) else list(plan.label)
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
-    numeric = [isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in scores]
+    vector = isinstance(plan.score, str) and dtypes.get(plan.score) == VECTOR
+    numeric = [vector or isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in scores]
     if plan.update_kwargs or not all(numeric) or not all(isinstance(c, str) for c in labels_in):
         return None
     weight = plan.weight
@@ -150,7 +154,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
                 cfg.get("multi_class", "ovr") != first.get("multi_class", "ovr"):
             return None
     c, multilabel = first["num_classes"], bool(first["multilabel"])
-    if (c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c):
+    if not vector and ((c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c)):
         return None
     if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels_in) != c):
         return None  # a multilabel target is L label columns, any other one label column

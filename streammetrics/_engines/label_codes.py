@@ -88,7 +88,11 @@ def label_column(dtype: Any, codec_given: bool) -> bool:
         return True
     if not codec_given or dtype is None:
         return False
-    return getattr(dtype, "kind", None) in ("U", "S", "O")  # categoricals, pandas strings: "O"
+    try:  # a numpy dtype or scalar type (pyarrow's ``to_pandas_dtype``: ``np.object_``)
+        kind = np.dtype(dtype).kind
+    except TypeError:  # pandas extension dtypes carry their numpy kind
+        kind = getattr(dtype, "kind", None)
+    return kind in ("U", "S", "O")  # categoricals, pandas strings: "O"; pyarrow strings: "U"
 
 
 def label_options(configs: Any) -> dict[str, Any]:
@@ -103,6 +107,12 @@ def label_options(configs: Any) -> dict[str, Any]:
         raise ValueError(f"metrics: the members map labels differently ({brief(found[0])} and "
                          f"{brief(other)}); give them the same classes= / pos_label=")
     return found[0] if found else {}
+
+
+def mapped_column(split: Any) -> str | None:
+    """The label column of a binary range split (``range_counts.Split``) whose ranked members
+    map labels (a Parquet file may then hold it as strings), else None. O(members)."""
+    return split.label if maps_labels(cfg["config"] for cfg in split.ranked.values()) else None
 
 
 def maps_labels(configs: Any) -> bool:

@@ -307,11 +307,12 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
                 raise ValueError(f"data: cannot read the Parquet file {name!r}: {exc}") from exc
 
 
-def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = ()) -> list[Any]:
+def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = (),
+                    mapped: str | None = None) -> list[Any]:
     """Each file's footer (``pyarrow.parquet.FileMetaData``): the rows a task will read, known
     before it reads them (given to :func:`parquet_batches`, not read twice). A file pyarrow
     cannot read (not Parquet, truncated) is a ValueError naming it; each of ``columns`` is
-    checked in every footer (:func:`check_columns`). O(files)."""
+    checked in every footer (:func:`check_columns`, ``mapped`` its label column of labels). O(files)."""
     import pyarrow.parquet as pq
 
     local = is_local(fs)
@@ -325,7 +326,7 @@ def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = ()) 
                     meta = pq.read_metadata(f)
             schema = meta.schema.to_arrow_schema() if columns else None
         if schema is not None:
-            check_columns(schema, columns, name)
+            check_columns(schema, columns, name, mapped)
         out.append(meta)
     return out
 
@@ -347,10 +348,12 @@ def named_read_errors(path: str) -> Iterator[None]:
         raise ValueError(f"data: cannot read the Parquet file {path!r}: {exc}") from exc
 
 
-def check_columns(schema: Any, columns: Sequence[str], path: str) -> None:
+def check_columns(schema: Any, columns: Sequence[str], path: str, mapped: str | None = None) -> None:
     """Refuse a file (``schema``: its ``pyarrow.Schema``) whose ``columns`` are missing or not
-    of a number or boolean type: the range path was chosen from the first file's types, and a
-    later file's other type would otherwise fail deep in a task without its name. O(columns)."""
+    of a number or boolean type (``mapped``: a label column the ranked members' codec maps, may
+    hold strings, :func:`label_codes.mapped_column`): the range path was chosen from the first
+    file's types, and a later file's other type would otherwise fail deep in a task without its
+    name. O(columns)."""
     for col in columns:
         i = schema.get_field_index(col)
         if i < 0:
@@ -359,7 +362,7 @@ def check_columns(schema: Any, columns: Sequence[str], path: str) -> None:
         kind: Any = None
         with contextlib.suppress(NotImplementedError, TypeError):
             kind = schema.field(i).type.to_pandas_dtype()
-        if not numeric_dtype(kind):
+        if not label_codes.label_column(kind, col == mapped):
             raise ValueError(f"column {col!r} of {path} has type {schema.field(i).type}, not a "
                              f"number or boolean type as in the first Parquet file; the files' "
                              f"schemas differ")
