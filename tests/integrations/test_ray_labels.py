@@ -17,7 +17,6 @@ pytest.importorskip("ray.data")
 
 import engine_cases as cases  # noqa: E402
 
-import streammetrics as sm  # noqa: E402
 import streammetrics._engines.ray_keyed as RK  # noqa: E402
 from streammetrics._engines import ray_blocks, ray_ranges  # noqa: E402
 from streammetrics.ray import evaluate, evaluate_parquet  # noqa: E402
