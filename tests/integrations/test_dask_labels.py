@@ -159,3 +159,26 @@ def test_label_codes_rules() -> None:
     assert not label_codes.label_column(np.dtype("datetime64[ns]"), True)
     with pytest.raises(ValueError, match=r"^metrics: the members map labels differently"):
         label_codes.label_options([sm.AUROC(pos_label="a")._config(), sm.AUROC(pos_label="b")._config()])
+
+
+def test_evaluate_ranked_maps_the_labels_too() -> None:
+    """The public ``evaluate_ranked`` builds its twin with the members' ``pos_label=`` /
+    ``classes=`` (the twin's own codec maps each chunk); curves too."""
+    from streammetrics.dask import evaluate_ranked
+
+    df = cases.labelled_frame(seed=9)
+    frame = cases.delayed_partitions(df, CUTS)
+    metrics = {"a": sm.AUROC(pos_label="spam"), "ap": sm.AveragePrecision(pos_label="spam"),
+               "roc": sm.ROCCurve(pos_label="spam")}
+    with dask.config.set(scheduler="synchronous"):
+        got = evaluate_ranked(frame, metrics, label="yb", score="p", weight="w", ranges=3)
+    for name, m in metrics.items():
+        want = m.copy().update(df.yb, df.p, sample_weight=df.w).compute()
+        if name == "roc":
+            for a, b in zip(got[name], want, strict=True):
+                np.testing.assert_allclose(a, b, rtol=1e-12)
+        else:
+            cases.assert_same(got[name], want)
+    with pytest.raises(ValueError, match=r"^metrics: the members map labels differently"):
+        evaluate_ranked(frame, {"a": sm.AUROC(pos_label="spam"), "b": sm.AUROC(pos_label="ham")},
+                        label="yb", score="p")
