@@ -46,6 +46,9 @@ to 32 partitions in one task.
 Exact binary AUROC / AP without the gather: when the set's exact score state serves only
 full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric label and score
 column, no weights, no ``by``, ``compute=True``), ``evaluate`` does not ship that state whole.
+Members with ``classes=`` / ``pos_label=`` may read string, categorical or pyarrow string labels
+here and on the weighted and keyed routes below: each task maps them with the members' own
+codec (:mod:`streammetrics._engines.label_codes`).
 A few partitions feed each task (at most 4; with :func:`evaluate_parquet`'s own reader, one
 task per worker thread, reading a row group at a time), which validates its scores into one
 buffer by class (unsorted); they are routed by sampled score quantiles into R ranges (1 per

@@ -60,11 +60,14 @@ process (unweighted AUROC bit for bit).
 The set's other members go by their states as above (on the shuffled and keyed routes fed in
 the same pass, each partition's state merged on the driver). Still gathered on the driver (one
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
-``compute=False`` (the merged accumulators are asked for), a vector score column (MLlib
-``VectorUDT`` or arrays) with ``by=`` or multiclass, interpolated / 11-point AP beside
+``compute=False`` (the merged accumulators are asked for), interpolated / 11-point AP beside
 ``by=`` or classes, the curves (``ROCCurve``,
 ``PRCurve``: use :func:`evaluate_ranked`), other exact ranking metrics, and a second exact
-AUROC / AP state in the same set (another ``ignore_index``). See docs/scale-out.md.
+AUROC / AP state in the same set (another ``ignore_index``), and string labels with ``by=``.
+A vector score column (MLlib ``VectorUDT`` or arrays) with ``by=`` or multiclass takes the keyed
+ranges; ``classes=`` / ``pos_label=`` members with string labels, and ``DecimalType`` scores or
+labels (read as float64, as the state path reads them), take the routes of numeric columns
+(:mod:`streammetrics._engines.label_codes`). See docs/scale-out.md.
 
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
 driver holds one merged state -- counts for the members above, one score per row for the
