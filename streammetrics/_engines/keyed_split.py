@@ -142,8 +142,9 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
         return None
     cfgs = {n: inner[n]._config() for n in ranked[0]}
     first = next(iter(cfgs.values()))
-    # Sliced reads its labels as numbers (strings refused before its members' codecs see them)
-    mapped = labels and not sliced and label_codes.maps_labels(cfgs.values())
+    # Sliced reads its labels as numbers (strings refused before its members' codecs see them);
+    # multilabel classes= name the label columns, which hold numbers
+    mapped = labels and not sliced and not first["multilabel"] and label_codes.maps_labels(cfgs.values())
     if not all(label_codes.label_column(dtypes.get(c), mapped) for c in labels_in):
         return None
     allowed = _ALLOWED | label_codes.LABEL_KEYS if labels else _ALLOWED

@@ -182,3 +182,18 @@ def test_evaluate_ranked_maps_the_labels_too() -> None:
     with pytest.raises(ValueError, match=r"^metrics: the members map labels differently"):
         evaluate_ranked(frame, {"a": sm.AUROC(pos_label="spam"), "b": sm.AUROC(pos_label="ham")},
                         label="yb", score="p")
+
+
+def test_multilabel_classes_name_the_label_columns() -> None:
+    """Multilabel ``classes=`` name the L label columns (numbers, not mapped): the keyed route."""
+    df = cases.labelled_frame(seed=12)
+    names = ["l0", "l1", "l2"]
+    for i, c in enumerate(names):
+        df[c] = (df[f"s{i}"] > 0.5).astype(np.int64)
+    frame = cases.delayed_partitions(df, CUTS)
+    metrics = sm.MetricSet(a=sm.AUROC(classes=names, multilabel=True),
+                           ap=sm.AveragePrecision(classes=names, multilabel=True, average="micro"))
+    got = _run(frame, metrics, label=names, score=["s0", "s1", "s2"], weight="w")
+    want = metrics.copy().update(df[names].to_numpy(), df[["s0", "s1", "s2"]].to_numpy(),
+                                 sample_weight=df.w.to_numpy()).compute()
+    cases.assert_same(got, want)
