@@ -48,6 +48,9 @@ to 32 partitions in one task.
 Exact binary AUROC / AP without the gather: when the set's exact score state serves only
 full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric label and score
 column, no weights, no ``by``, ``compute=True``), ``evaluate`` does not ship that state whole.
+Members with ``classes=`` / ``pos_label=`` may read string, categorical or pyarrow string labels
+here and on the weighted and keyed routes below: each task maps them with the members' own
+codec (:mod:`streammetrics._engines.label_codes`).
 A few partitions feed each task (at most 4; with :func:`evaluate_parquet`'s own reader, one
 task per worker thread, reading a row group at a time), which validates its scores into one
 buffer by class (unsorted); they are routed by sampled score quantiles into R ranges (1 per
@@ -86,7 +89,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines import keyed_ranges, minority, range_counts
+from streammetrics._engines import keyed_ranges, label_codes, minority, range_counts
 from streammetrics._engines.dask_expressions import series_columns
 from streammetrics._engines.dask_keyed import keyed_graph
 from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
@@ -157,7 +160,8 @@ def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
 def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                   sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan))
+        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan),
+                                               label_codes.mapped_column(split))
         rows = sum(f.num_rows for f in footers)
         return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan, footers),
                                             split, sample_size, rows)
@@ -308,7 +312,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     except ValueError:  # the general path raises it, as for any frame
         return None
     plan = run.plan
-    split = range_counts.split_of(run.template, plan, dtypes)
+    split = range_counts.split_of(run.template, plan, dtypes, labels=True)
     if split is None:
         return None
     n_ranges = range_counts.range_count()
@@ -445,7 +449,8 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     # rows with a null: counted by their own tasks on either path (the range path's partition
     # tasks drop them as the state path's do, :func:`range_counts.frame_batches`)
     nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
-    split = range_counts.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
+    split = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()), labels=True)
+             if compute else None)
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
@@ -460,14 +465,16 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
     weighted = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()),
-                                      weighted=plan.weight is not None, offsets=True) if compute else None)
+                                      weighted=plan.weight is not None, offsets=True, labels=True)
+                if compute else None)
     if weighted is not None:  # weighted or partial (max_fpr) exact binary AUROC / AP: the ranked engine
         graph = _weighted_graph(frame, plan, weighted, split_every)
         (summaries, totals, rest), skipped = dask.compute(graph, nulls)
         run.report_skipped(sum(skipped))
         values, caught = _weighted_values(summaries, totals, rest, weighted)
         return shape.deliver(values, caught, sliced=False)
-    keyed = keyed_ranges.split_of(run.template, plan, dict(frame.dtypes.items())) if compute else None
+    keyed = (keyed_ranges.split_of(run.template, plan, dict(frame.dtypes.items()), labels=True)
+             if compute else None)
     if keyed is not None:  # by= slices, multiclass one-vs-rest: by (key, score) ranges, no gather
         graph = keyed_graph(frames, plan, keyed, range_counts.range_count(), split_every)
         result, skipped = dask.compute(graph, nulls)

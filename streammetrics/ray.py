@@ -369,7 +369,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, request: Request) -> tuple[Any] 
         run = make_run(metrics, request, available=schema.names)
     except ValueError:  # the general path raises it, as for any dataset
         return None
-    split = range_counts.split_of(run.template, run.plan, dtypes)
+    split = range_counts.split_of(run.template, run.plan, dtypes, labels=True)
     if split is None:
         return None
     values, caught = ray_ranges.evaluate_files(files, fs, run.plan, split)

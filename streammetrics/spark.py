@@ -60,12 +60,14 @@ process (unweighted AUROC bit for bit).
 The set's other members go by their states as above (on the shuffled and keyed routes fed in
 the same pass, each partition's state merged on the driver). Still gathered on the driver (one
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
-``compute=False`` (the merged accumulators are asked for), a vector score column (MLlib
-``VectorUDT`` or arrays) with ``by=`` or multiclass, the curves (``ROCCurve``,
-``PRCurve``: use :func:`evaluate_ranked`) and other exact score states
-(``AUROC(scores="probability")``, ``KSStatistic``). Several exact AUROC / AP state groups
-(one-vs-one beside one-vs-rest, another ``ignore_index``) go by the keyed ranges together. See
-docs/scale-out.md.
+``compute=False`` (the merged accumulators are asked for), the curves (``ROCCurve``,
+``PRCurve``: use :func:`evaluate_ranked`), other exact score states
+(``AUROC(scores="probability")``, ``KSStatistic``) and string labels with ``by=``. Several exact
+AUROC / AP state groups (one-vs-one beside one-vs-rest, another ``ignore_index``) go by the
+keyed ranges together. A vector score column (MLlib ``VectorUDT`` or arrays) with ``by=`` or
+multiclass takes the keyed ranges; ``classes=`` / ``pos_label=`` members with string labels,
+and ``DecimalType`` scores or labels (read as float64, as the state path reads them), take the
+routes of numeric columns (:mod:`streammetrics._engines.label_codes`). See docs/scale-out.md.
 
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
 driver holds one merged state -- counts for the members above, one score per row for the

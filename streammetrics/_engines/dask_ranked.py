@@ -23,6 +23,7 @@ import numpy as np
 from streammetrics._core.params import Param, check_param
 from streammetrics.ranking.metrics import PRCurve, ROCCurve
 
+from . import label_codes
 from . import ranked as ranked_engine
 from .plan import Plan, brief, empty_set, fed_tables, frame_state, normalise, state_of
 from .request import check_nulls, warn_skipped
@@ -286,7 +287,8 @@ def ranked_graph(
     import dask
 
     template, _ = normalise(metrics)
-    ignore = ranked_engine.check_metrics(dict(template.items()))
+    ignore = ranked_engine.check_metrics(dict(template.items()), label_codes.LABEL_KEYS)
+    labels = label_codes.label_options(m._config() for _, m in template.items())
     fprs = ranked_engine.partial_fprs(m._config() for _, m in template.items())
     envelope = ranked_engine.needs_envelope(m._config() for _, m in template.items())
     n_ranges, fixed = _edges(ranges)
@@ -295,8 +297,8 @@ def ranked_graph(
     if ranges_at_once is not None:
         check_param(ranges_at_once, "ranges_at_once", _AT_ONCE)
     check_names(label=label, score=score, weight=weight)
-    plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
-                weight=weight, nulls=check_nulls(nulls))
+    plan = Plan(config=ranked_engine.runs_config(ignore, labels), family="classification", label=label,
+                score=score, weight=weight, nulls=check_nulls(nulls))
     delayed = dask.delayed
     plan_node = delayed(plan, pure=True)
     found = parquet_files(ddf)

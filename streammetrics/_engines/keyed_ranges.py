@@ -85,9 +85,10 @@ from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, split_slices
 from streammetrics.wrappers.sliced.results import SlicedResults
 
-from . import keyed_envelope
+from . import keyed_envelope, label_codes
 from . import ranked as ranked_engine
 from .keyed_envelope import KeyedEnvelopes
+from .keyed_split import VECTOR as VECTOR
 from .keyed_split import KeyedSplit as KeyedSplit
 from .keyed_split import Tuples as Tuples
 from .keyed_split import batch_tuples, pair_codes, task_of
@@ -123,13 +124,14 @@ class KeyedPart:
 
 def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0,
                   where: str = "Dask partition") -> Iterable[tuple[Any, ...]]:
-    """``(labels, scores, weights, slices)`` of pandas partitions ``first``, ``first + 1``, ...
-    (nulls dropped or refused as :func:`~streammetrics._engines.plan.drop_nulls` does; empty
-    ones skipped). O(rows)."""
+    """``(labels, scores, weights, slices, where)`` of pandas partitions ``first``, ``first +
+    1``, ... (nulls dropped or refused as :func:`~streammetrics._engines.plan.drop_nulls` does;
+    empty ones skipped; ``where`` names the partition). O(rows)."""
     for i, df in enumerate(frames):
         if not len(df):
             continue
-        df, _ = drop_nulls(df, plan, f"{where} {first + i}")
+        at = f"{where} {first + i}"
+        df, _ = drop_nulls(df, plan, at)
         if not len(df):
             continue
         w = None if plan.weight is None else column(df, plan.weight, "weight")
@@ -138,7 +140,8 @@ def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0,
             slices = ids(df, plan.by)
         elif plan.by is not None:
             slices = {name: ids(df, name) for name in plan.by}
-        yield column(df, plan.label, "label"), vector_scores(column(df, plan.score, "score"), plan), w, slices
+        scores = vector_scores(column(df, plan.score, "score"), plan)
+        yield column(df, plan.label, "label"), scores, w, slices, at
 
 
 def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:
@@ -158,9 +161,10 @@ def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:
 
 def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_size: int,
                acc: Any = None) -> KeyedPart:
-    """A task's rows (:func:`frame_batches`) as keyed tuples, unsorted (see the module
-    docstring), with the other members fed (in the set's group order: each exact group's
-    checks before or after theirs, :attr:`KeyedSplit.ranked_first`), the task's slice keys
+    """A task's rows (:func:`frame_batches`; a batch's ``where`` optional) as keyed tuples, the
+    labels mapped by the ranked members' codec first (:func:`label_codes.coded`), unsorted (see
+    the module docstring), with the other members fed (in the set's group order: each exact
+    group's checks before or after theirs, :attr:`KeyedSplit.ranked_first`), the task's slice keys
     and rows per slice, and up to ``sample_size`` evenly spaced tuples. Tuples of weight 0 are
     left out (a zero weight is a removal). ``acc``: the other members' accumulator to feed
     instead of a fresh one (the caller's, kept across calls; its state not in the part).
@@ -171,16 +175,19 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     groups, starts, stride = split.groups, split.starts, split.width
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
-    for y, p, w, slices in batches:
+    for y, p, w, slices, *at in batches:
         kwargs = {} if slices is None else {"slices": slices}
         fed = rest is None
         checked: dict[Any, Any] = {}  # a batch checked once per ignore_index
+        codes = None
         for g in groups:
             if not fed and not g.ranked_first:
                 rest.update(y, p, sample_weight=w, **kwargs)
                 fed = True
+            if codes is None:  # the labels as the ranked members' codec maps them (one group then)
+                codes = label_codes.coded(y, split.codec, split.label, at[0] if at else "")
             if g.ignore_index not in checked:
-                checked[g.ignore_index] = score_batch(y, p, w, task, split.n_classes, g.ignore_index)
+                checked[g.ignore_index] = score_batch(codes, p, w, task, split.n_classes, g.ignore_index)
         if not fed:
             rest.update(y, p, sample_weight=w, **kwargs)
         b = checked[groups[0].ignore_index]

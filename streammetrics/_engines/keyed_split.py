@@ -14,6 +14,7 @@ its own columns of a slice, after the previous group's (:attr:`KeyedSplit.more`,
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +24,7 @@ import numpy as np
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
+from . import label_codes
 from . import ranked as ranked_engine
 from .plan import Plan, numeric_dtype
 
@@ -32,6 +34,9 @@ from .plan import Plan, numeric_dtype
 _REQUIRED: dict[str, Any] = {}
 _ALLOWED = {"num_classes", "multilabel", "average", "ignore_index", "max_fpr", "multi_class", "interpolated",
             "eleven_point", "scores", *_REQUIRED}
+#: The dtype a caller gives a score column holding one vector per row (an MLlib vector or an
+#: array column): a multiclass / multilabel set's C scores, a binary one's ``positive_index``.
+VECTOR = "vector"
 #: Tuples: (problem codes int64, scores float64, positive bool, weights float64 or None).
 Tuples = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]
 
@@ -75,6 +80,13 @@ class KeyedSplit:
             out.append(at)
             at += g.width
         return tuple(out)
+    label: Any = "label"  #: the label column(s) (named in a refused label's message)
+
+    @functools.cached_property
+    def codec(self) -> Any:
+        """The ranked members' label codec (``classes=`` / ``pos_label=``), or None: what
+        :func:`label_codes.coded` maps each batch's labels with before they are checked."""
+        return label_codes.ranked_codec(self.ranked)
 
     @property
     def ap(self) -> bool:
@@ -147,7 +159,7 @@ class KeyedSplit:
         return self.n_classes + int(self.micro)
 
 
-def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit | None:
+def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool = False) -> KeyedSplit | None:
     """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
     ranking groups are keyed -- multiclass / multilabel, ``by=``, or more than one group -- and
     the keyed ranges give their values; else None (one binary group without ``by`` has its own
@@ -157,15 +169,18 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / ``AveragePrecision`` (step,
     interpolated or 11-point) members (binary, multiclass or multilabel -- one ``num_classes`` /
     ``multilabel`` among all of them, one ``ignore_index`` / ``multi_class`` per group --, any
-    ``average``, no ``classes=`` / ``pos_label=``: :func:`_keyed_group`), fed numeric label (one
-    per label for multilabel), score (one per class or label) and weight columns, no other
-    ``update`` keywords. Every other group (bounded ``max_bytes`` AUROC, F1, ...) travels as
-    states, and their groups must be consecutive in the set's order (validation follows it).
-    O(members)."""
-    labels = [plan.label] if isinstance(plan.label, str) else list(plan.label)
+    ``average``: :func:`_keyed_group`; ``classes=`` / ``pos_label=`` only with ``labels``, a
+    route that maps them, :mod:`.label_codes`, and then in one exact group), fed numeric label
+    (one per label for multilabel; with ``classes=`` / ``pos_label=`` and no ``by=`` also
+    strings, categoricals, objects, which ``Sliced`` refuses), score (one per class or label)
+    and weight columns, no other ``update`` keywords. Every other group (bounded ``max_bytes``
+    AUROC, F1, ...) travels as states, and their groups must be consecutive in the set's order
+    (validation follows it). O(members)."""
+    labels_in = [plan.label] if isinstance(plan.label, str) else list(plan.label)
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
-    numeric = [isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in labels + scores]
-    if plan.update_kwargs or not all(numeric):
+    vector = isinstance(plan.score, str) and dtypes.get(plan.score) == VECTOR
+    numeric = [vector or isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in scores]
+    if plan.update_kwargs or not all(numeric) or not all(isinstance(c, str) for c in labels_in):
         return None
     weight = plan.weight
     if weight is not None and not (isinstance(weight, str) and numeric_dtype(dtypes.get(weight))):
@@ -180,17 +195,26 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
     if not isinstance(inner, MetricSet):
         return None
     groups = inner.groups
-    ranked = [g for g in groups if _keyed_group(inner, g)]
+    allowed = _ALLOWED | label_codes.LABEL_KEYS if labels else _ALLOWED
+    ranked = [g for g in groups if _keyed_group(inner, g, allowed)]
     if not ranked:
         return None
     firsts = [inner[g[0]]._config() for g in ranked]
     if any((f["num_classes"], f["multilabel"]) != (firsts[0]["num_classes"], firsts[0]["multilabel"])
            for f in firsts):
         return None
-    c, multilabel = firsts[0]["num_classes"], bool(firsts[0]["multilabel"])
-    if (c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c):
+    # Sliced reads its labels as numbers (strings refused before its members' codecs see them);
+    # multilabel classes= name the label columns, which hold numbers; one codec: one exact group
+    mapping = label_codes.maps_labels(inner[n]._config() for g in ranked for n in g)
+    if mapping and len(ranked) > 1:
         return None
-    if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels) != c):
+    mapped = labels and not sliced and not firsts[0]["multilabel"] and mapping
+    if not all(label_codes.label_column(dtypes.get(c), mapped) for c in labels_in):
+        return None
+    c, multilabel = firsts[0]["num_classes"], bool(firsts[0]["multilabel"])
+    if not vector and ((c is None) != isinstance(plan.score, str) or (c is not None and len(scores) != c)):
+        return None
+    if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels_in) != c):
         return None  # a multilabel target is L label columns, any other one label column
     if c is None and not sliced and len(ranked) == 1:
         return None  # one binary group without slices: range_counts / the ranked engine
@@ -218,21 +242,21 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any]) -> KeyedSplit
                                 None if names is None else tuple(names),
                                 int(template.max_slices) if sliced else 1,
                                 ranked_engine.partial_fprs(inner[n]._config() for n in g), multilabel,
-                                first.get("multi_class", "ovr") == "ovo"))
+                                first.get("multi_class", "ovr") == "ovo", label=plan.label))
     every = ranked_engine.partial_fprs(inner[n]._config() for g in ranked for n in g)
     return dataclasses.replace(parts[0], rest=rest, max_fprs=every, more=tuple(parts[1:]))
 
 
-def _keyed_group(inner: MetricSet, group: Sequence[str]) -> bool:
+def _keyed_group(inner: MetricSet, group: Sequence[str], allowed: Any = frozenset(_ALLOWED)) -> bool:
     """Whether a state group's members are exact ``AUROC`` / ``AveragePrecision`` the keyed
-    kernel serves (:data:`_ALLOWED` configuration, ``scores`` "raw" or "logit": the same exact
-    state; one ``num_classes`` / ``ignore_index`` /
-    ``multilabel`` / ``multi_class`` among them). O(members)."""
+    kernel serves (configuration keys among ``allowed``, ``scores`` "raw" or "logit": the same
+    exact state; one ``num_classes`` / ``ignore_index`` / ``multilabel`` / ``multi_class`` among
+    them). O(members)."""
     if not all(type(inner[n]) in (AUROC, AveragePrecision) for n in group):
         return False
     cfgs = [inner[n]._config() for n in group]
     for cfg in cfgs:
-        if set(cfg) - _ALLOWED or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
+        if set(cfg) - allowed or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
             return False
         if cfg.get("scores") == "probability":  # its exact buffer checks more than score_batch
             return False

@@ -47,7 +47,7 @@ from streammetrics._scores.thresholds import ThresholdCounts, average_precision
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
-from . import keyed_split
+from . import keyed_split, label_codes
 from . import ranked as ranked_engine
 from .pair_counts import distinct_scores, doubled_pairs, ranks
 from .plan import (
@@ -81,6 +81,7 @@ class Split:
     rest: dict[str, Any] | None  #: the MetricSet configuration of the other members
     ignore_index: int | None  #: the ranked members' common ``ignore_index``
     ranked_first: bool  #: whether the ranked group is the set's first (validation order)
+    label: str = "label"  #: the label column (named in a refused label's message)
 
     @property
     def ap(self) -> bool:
@@ -110,23 +111,22 @@ class Split:
 
 
 def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: bool = False,
-             offsets: bool = False) -> Split | None:
+             offsets: bool = False, labels: bool = False) -> Split | None:
     """The split of ``template`` (a MetricSet) if the range path gives its exact values, else None.
 
     Taken when a state group holds only exact binary full-area ``AUROC`` / ``AveragePrecision``
     members (step, interpolated or 11-point: the root gets the counts at every distinct positive
-    score, :func:`final_values`), fed one numeric label and one numeric score column
-    (``dtypes``: the frame's column dtypes, :func:`~.plan.numeric_dtype`; a column missing from
-    them takes the general path) with unit weights, no slices and no other ``update`` keywords:
-    the first such group goes by ranges, every other group (a bounded ``max_bytes`` AUROC,
-    F1...) travels as states. With ``weighted``, the same but with a numeric weight column
-    instead of unit weights (the split of the ranked engine's route,
-    :func:`streammetrics.dask.evaluate`). With ``offsets`` (a route whose range tasks know the
-    weights above them: the ranked kernel), the group may also hold partial AUROCs
-    (``max_fpr``); without, a group holding one gives None. Interpolated and 11-point AP: from
-    the root's counts without ``offsets``, from the ranges' precision envelopes with
-    (:mod:`.ap_envelope`). None when the set holds more exact groups the keyed ranges serve
-    together (:func:`.keyed_split.split_of`, e.g. two ``ignore_index``): they take the set.
+    score, :func:`final_values`), fed one numeric label and score column (``dtypes``: the
+    frame's column dtypes, :func:`~.plan.numeric_dtype`; a column missing from them takes the
+    general path) with unit weights, no slices and no other ``update`` keywords: the first such
+    group goes by ranges, every other (a bounded ``max_bytes`` AUROC, F1...) as states.
+    ``weighted``: a numeric weight column instead (the ranked engine's route). ``offsets`` (range
+    tasks that know the weights above them: the ranked kernel): the group may also hold partial
+    AUROCs (``max_fpr``; without, None), interpolated / 11-point AP from the ranges' envelopes
+    (:mod:`.ap_envelope`; without, from the root's counts). None when the set holds more exact
+    groups the keyed ranges serve together (:func:`.keyed_split.split_of`): they take the set.
+    ``labels`` (a route that maps labels, :mod:`.label_codes`): the members may also have
+    ``classes=`` / ``pos_label=``; the label column may then hold strings, objects or categoricals.
     """
     if weighted != (plan.weight is not None):
         return None
@@ -134,13 +134,15 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
         return None
     if (plan.by is not None or plan.update_kwargs
             or not isinstance(plan.label, str) or not isinstance(plan.score, str)
-            or not numeric_dtype(dtypes.get(plan.label)) or not numeric_dtype(dtypes.get(plan.score))
-            or not isinstance(template, MetricSet)):
+            or not numeric_dtype(dtypes.get(plan.score)) or not isinstance(template, MetricSet)):
         return None
     groups = template.groups
-    ranked, ignore = _served(template, groups)
-    if ranked and keyed_split.split_of(template, plan, dtypes) is not None:
+    ranked, ignore = _served(template, groups, label_codes.LABEL_KEYS if labels else ())
+    if ranked and keyed_split.split_of(template, plan, dtypes, labels=labels) is not None:
         return None  # more than one exact group: every one by the keyed ranges, none gathered
+    mapped = bool(ranked) and label_codes.maps_labels(template[n]._config() for n in ranked[0])
+    if not label_codes.label_column(dtypes.get(plan.label), mapped):
+        return None
     if not ranked or (not offsets and ranked_engine.partial_fprs(template[n]._config() for n in ranked[0])):
         return None
     order = tuple(n for n, _ in template.items())
@@ -152,36 +154,42 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
         if rest["groups"] != [g for g in groups if g is not ranked[0]]:
             return None
     cfg = template._config()["members"]
-    return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0)
+    return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0,
+                 plan.label)
 
 
-def _served(template: Any, groups: Sequence[Sequence[str]]) -> tuple[list[Any], Any]:
+def _served(template: Any, groups: Sequence[Sequence[str]],
+            free: Iterable[str] = ()) -> tuple[list[Any], Any]:
     """``([group], ignore_index)`` of the first group of exact binary AUROC / AP members
-    (:func:`ranked.check_metrics`), or ``([], None)``. O(members)."""
+    (:func:`ranked.check_metrics`, ``free`` its more keys), or ``([], None)``. O(members)."""
     for g in groups:
         if all(type(template[n]) in (AUROC, AveragePrecision) for n in g):
             try:
-                return [g], ranked_engine.check_metrics({n: template[n] for n in g})
+                return [g], ranked_engine.check_metrics({n: template[n] for n in g}, free)
             except ValueError:
                 continue
     return [], None
 
 
-def partition_parts(batches: Iterable[tuple[Any, Any]], split: Split, sample_size: int,
+def partition_parts(batches: Iterable[tuple[Any, ...]], split: Split, sample_size: int,
                     rows: int = 0) -> tuple[Any, ...]:
-    """A few partitions fed at once, as ``(labels, scores)`` column batches: the other members'
-    state (or None), the ranked members' negative and positive scores (validated as the exact
-    state validates them), unsorted, and an evenly spaced sample of them to place the edges.
+    """A few partitions fed at once, as ``(labels, scores)`` column batches (or ``(labels,
+    scores, where)``: ``where`` names the batch's rows in a refused label's message): the other
+    members' state (or None), the ranked members' negative and positive scores (validated as
+    the exact state validates them, the labels mapped first by the members' codec,
+    :func:`label_codes.coded`), unsorted, and an evenly spaced sample of them to place the edges.
 
     The scores of both classes go straight into one float64 buffer (:class:`_ClassBuffer`,
     ``rows`` long where the caller knows the row count, else grown), not into per-batch copies
     joined at the end: one allocation per task. O(n)."""
     scores = _ClassBuffer(rows)
     rest = None if split.rest is None else empty_set(split.rest)
-    for y, p in batches:
+    codec = label_codes.ranked_codec(split.ranked)
+    for y, p, *at in batches:
         if rest is not None and not split.ranked_first:  # errors in the set's group order
             rest.update(y, p)
-        scores.add(score_batch(y, p, None, "binary", 1, split.ignore_index), split.ignore_index)
+        codes = label_codes.coded(y, codec, split.label, at[0] if at else "")
+        scores.add(score_batch(codes, p, None, "binary", 1, split.ignore_index), split.ignore_index)
         if rest is not None and split.ranked_first:
             rest.update(y, p)
     runs = scores.runs()
@@ -253,19 +261,20 @@ class _ClassBuffer:
         return (self.buf[: self.n_neg], None, self.buf[self.buf.shape[0] - self.n_pos :], None)
 
 
-def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0) -> Iterator[tuple[Any, Any]]:
-    """The ``(labels, scores)`` batches of pandas partitions (empty ones skipped); ``frames``
-    are the frame's partitions ``first``, ``first + 1``, ..., so a null is named by its row in
-    its partition and that partition's number."""
+def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0) -> Iterator[tuple[Any, Any, str]]:
+    """The ``(labels, scores, where)`` batches of pandas partitions (empty ones skipped);
+    ``frames`` are the frame's partitions ``first``, ``first + 1``, ..., so a null (and a label
+    the ranked members' codec refuses) is named by its partition's number."""
     for i, df in enumerate(frames):
         if len(df):
-            df, _ = drop_nulls(df, plan, f"Dask partition {first + i}")  # nulls="error": the row named
-            yield column(df, plan.label, "label"), column(df, plan.score, "score")
+            where = f"Dask partition {first + i}"
+            df, _ = drop_nulls(df, plan, where)  # nulls="error": the row named
+            yield column(df, plan.label, "label"), column(df, plan.score, "score"), where
 
 
 def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
-                    footers: Sequence[Any] | None = None) -> Iterator[tuple[Any, Any]]:
-    """The ``(labels, scores)`` batches of Parquet files, at most :data:`READ_ROWS` rows at a
+                    footers: Sequence[Any] | None = None) -> Iterator[tuple[Any, Any, str]]:
+    """The ``(labels, scores, where)`` batches of Parquet files, at most :data:`READ_ROWS` rows at a
     time, read with pyarrow straight into numpy (no DataFrame); ``fs`` an fsspec filesystem;
     ``footers`` the files' metadata where read already (:func:`parquet_footers`). Memory is
     bounded by the batch, not by the row counts a footer claims (a hostile footer cannot make
@@ -292,17 +301,18 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
                         arrays = (batch.column(plan.label).to_numpy(zero_copy_only=False),
                                   batch.column(plan.score).to_numpy(zero_copy_only=False))
                         _refuse_nulls(arrays, (plan.label, plan.score), name, offset)
-                        yield arrays
+                        yield (*arrays, f"the Parquet file {name!r} from row {offset}")
                     offset += batch.num_rows
             except (pa.ArrowException, OSError) as exc:
                 raise ValueError(f"data: cannot read the Parquet file {name!r}: {exc}") from exc
 
 
-def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = ()) -> list[Any]:
+def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = (),
+                    mapped: str | None = None) -> list[Any]:
     """Each file's footer (``pyarrow.parquet.FileMetaData``): the rows a task will read, known
     before it reads them (given to :func:`parquet_batches`, not read twice). A file pyarrow
     cannot read (not Parquet, truncated) is a ValueError naming it; each of ``columns`` is
-    checked in every footer (:func:`check_columns`). O(files)."""
+    checked in every footer (:func:`check_columns`, ``mapped`` its label column of labels). O(files)."""
     import pyarrow.parquet as pq
 
     local = is_local(fs)
@@ -316,7 +326,7 @@ def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = ()) 
                     meta = pq.read_metadata(f)
             schema = meta.schema.to_arrow_schema() if columns else None
         if schema is not None:
-            check_columns(schema, columns, name)
+            check_columns(schema, columns, name, mapped)
         out.append(meta)
     return out
 
@@ -338,10 +348,12 @@ def named_read_errors(path: str) -> Iterator[None]:
         raise ValueError(f"data: cannot read the Parquet file {path!r}: {exc}") from exc
 
 
-def check_columns(schema: Any, columns: Sequence[str], path: str) -> None:
+def check_columns(schema: Any, columns: Sequence[str], path: str, mapped: str | None = None) -> None:
     """Refuse a file (``schema``: its ``pyarrow.Schema``) whose ``columns`` are missing or not
-    of a number or boolean type: the range path was chosen from the first file's types, and a
-    later file's other type would otherwise fail deep in a task without its name. O(columns)."""
+    of a number or boolean type (``mapped``: a label column the ranked members' codec maps, may
+    hold strings, :func:`label_codes.mapped_column`): the range path was chosen from the first
+    file's types, and a later file's other type would otherwise fail deep in a task without its
+    name. O(columns)."""
     for col in columns:
         i = schema.get_field_index(col)
         if i < 0:
@@ -350,7 +362,7 @@ def check_columns(schema: Any, columns: Sequence[str], path: str) -> None:
         kind: Any = None
         with contextlib.suppress(NotImplementedError, TypeError):
             kind = schema.field(i).type.to_pandas_dtype()
-        if not numeric_dtype(kind):
+        if not label_codes.label_column(kind, col == mapped):
             raise ValueError(f"column {col!r} of {path} has type {schema.field(i).type}, not a "
                              f"number or boolean type as in the first Parquet file; the files' "
                              f"schemas differ")

@@ -80,10 +80,11 @@ _REQUIRED = {"num_classes": None, "multilabel": False, "multi_class": "ovr"}
 _FREE = {"average", "ignore_index", "drop_intermediate", "max_fpr", "interpolated", "eleven_point"}
 
 
-def check_metrics(metrics: Mapping[str, Any]) -> Any:
+def check_metrics(metrics: Mapping[str, Any], free: Iterable[str] = ()) -> Any:
     """Check that every metric is an exact binary AUROC (full or partial area: ``max_fpr``) /
     AveragePrecision (step, interpolated or 11-point) / ROCCurve / PRCurve with one common
-    ``ignore_index``; return that ``ignore_index``."""
+    ``ignore_index``; return that ``ignore_index``. ``free``: more configuration keys that may
+    take any value (a route that maps ``classes=`` / ``pos_label=`` labels itself)."""
     ignore = None
     required = _REQUIRED
     for i, (name, m) in enumerate(metrics.items()):
@@ -93,8 +94,8 @@ def check_metrics(metrics: Mapping[str, Any]) -> Any:
                 f"and PRCurve, got {type(m).__name__} ({name!r})")
         cfg = m._config()
         # the declared score range: bins' only (an exact "probability" buffer checks more)
-        free = _FREE | ({"scores"} if cfg.get("scores") != "probability" else set())
-        extra = sorted(set(cfg) - set(_REQUIRED) - free)
+        scores = {"scores"} if cfg.get("scores") != "probability" else set()
+        extra = sorted(set(cfg) - set(_REQUIRED) - _FREE - scores - set(free))
         bad = [k for k in required if k in cfg and cfg[k] != required[k]]
         if extra or bad:
             key = (extra or bad)[0]
@@ -116,9 +117,11 @@ def partial_fprs(configs: Iterable[Mapping[str, Any]]) -> tuple[float, ...]:
                          if c.get("max_fpr") is not None and c["max_fpr"] != 1}))
 
 
-def runs_config(ignore_index: Any) -> dict[str, Any]:
-    """The configuration of the exact binary ``AUROC`` twin that validates each partition."""
-    return MetricSet(s=AUROC(ignore_index=ignore_index))._config()
+def runs_config(ignore_index: Any, labels: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The configuration of the exact binary ``AUROC`` twin that validates each partition;
+    ``labels``: the ranked members' ``classes=`` / ``pos_label=`` (its own codec then maps each
+    batch's labels as theirs do, :func:`~.label_codes.label_options`)."""
+    return MetricSet(s=AUROC(ignore_index=ignore_index, **dict(labels or {})))._config()
 
 
 def runs_of(acc: MetricSet) -> Runs:

@@ -22,7 +22,7 @@ from streammetrics._core.params import check_param
 from streammetrics._scores.thresholds import ThresholdCounts
 from streammetrics.ranking.metrics import PRCurve, ROCCurve
 
-from . import ap_envelope
+from . import ap_envelope, label_codes
 from . import ranked as ranked_engine
 from .dask_ranked import CHUNK_ROWS_PARAM, SAMPLE_SIZE, check_names, check_ranges
 from .plan import Plan, Shape, brief, normalise
@@ -69,14 +69,15 @@ def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges:
     null refused (``"error"``) or dropped (``"skip"``) by the tasks."""
     template, shape = normalise(metrics)
     members = dict(template.items())
-    ignore = ranked_engine.check_metrics(members)
+    ignore = ranked_engine.check_metrics(members, label_codes.LABEL_KEYS)
+    labels = label_codes.label_options(m._config() for m in members.values())
     n_ranges, fixed = check_ranges(ranges)
     sample_size = check_param(sample_size, "sample_size", SAMPLE_SIZE)
     chunk_rows = check_param(chunk_rows, "chunk_rows", CHUNK_ROWS_PARAM)
     nulls = check_nulls(nulls)
     check_names(label=label, score=score, weight=weight)
-    plan = Plan(config=ranked_engine.runs_config(ignore), family="classification", label=label, score=score,
-                weight=weight, nulls=nulls)
+    plan = Plan(config=ranked_engine.runs_config(ignore, labels), family="classification", label=label,
+                score=score, weight=weight, nulls=nulls)
     missing = [c for c in plan.columns() if c not in available]
     if missing:
         raise ValueError(f"columns {brief(missing)} are not in the DataFrame (has {brief(list(available))})")

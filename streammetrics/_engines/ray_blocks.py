@@ -37,7 +37,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import range_counts, ray_ranges
+from . import label_codes, range_counts, ray_ranges
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .plan import (
@@ -82,7 +82,8 @@ def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_
     if plan.weight is not None and not (isinstance(plan.weight, str) and plan.weight in dtypes
                                         and dtypes[plan.weight].kind in "biuf"):
         return None
-    return range_counts.split_of(template, dataclasses.replace(plan, weight=None), dtypes, offsets=True)
+    return range_counts.split_of(template, dataclasses.replace(plan, weight=None), dtypes, offsets=True,
+                                 labels=True)
 
 
 def _block_columns(table: Any, plan: Plan) -> tuple[list[np.ndarray], int]:
@@ -116,12 +117,13 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
             if cols[0].shape[0]:
                 fed.append(cols)
         if not by_summaries(plan, split):
-            parts = range_counts.partition_parts([(c[0], c[1]) for c in fed], split, 1,
+            parts = range_counts.partition_parts([(c[0], c[1], "a Ray block") for c in fed], split, 1,
                                                  sum(c[0].shape[0] for c in fed))
             return [(parts[0], skipped, None), *range_counts.partition_runs(parts, edges)]
         import pyarrow as pa
 
-        twin = Plan(config=ranked_engine.runs_config(split.ignore_index), family="classification",
+        labels = label_codes.label_options(cfg["config"] for cfg in split.ranked.values())
+        twin = Plan(config=ranked_engine.runs_config(split.ignore_index, labels), family="classification",
                     label="y", score="s", weight=None if plan.weight is None else "w")
         rest = None if split.rest is None else empty_set(split.rest)
         runs: list[ranked_engine.Runs] = []

@@ -103,7 +103,7 @@ def evaluate_dataset(frame: Any, run: Any) -> Any:
     for name, kind in zip(schema.names, schema.types, strict=True) if schema is not None else ():
         with contextlib.suppress(NotImplementedError, TypeError, AttributeError):  # Arrow or numpy
             dtypes[name] = np.dtype(kind.to_pandas_dtype() if hasattr(kind, "to_pandas_dtype") else kind)
-    split = kr.split_of(run.template, run.plan, dtypes)
+    split = kr.split_of(run.template, run.plan, dtypes, labels=True)
     if split is None:
         return None
     done = evaluate_keyed(frame, run.plan, split, range_count())

@@ -43,7 +43,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import minority, range_counts
+from . import label_codes, minority, range_counts
 from . import ranked as ranked_engine
 from .plan import Plan
 
@@ -63,7 +63,8 @@ def range_count() -> int:
     return 1 if cpus <= 1 else range_counts.RANGES_PER_THREAD * cpus
 
 
-def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np.ndarray | minority.Exchange:
+def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int,
+                 codec: Any = None) -> np.ndarray | minority.Exchange:
     """R - 1 edges at the score quantiles of the middle row group of up to :data:`SAMPLE_FILES`
     files spread over ``files`` (:data:`SAMPLE_SCORES` evenly spaced scores of each; NaN
     and nulls dropped; a file pyarrow cannot read, or whose label or score column is not numeric,
@@ -72,7 +73,8 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np
     group of those files (read one row group at a time, the label column only) are few enough
     (:func:`~streammetrics._engines.minority.use_exchange`: exact for the sampled files, an
     estimate for the others, which only decides the cost, never the values). O(rows of the
-    sampled files) for the labels, O(sampled row groups) for the scores."""
+    sampled files) for the labels, O(sampled row groups) for the scores. ``codec``: the ranked
+    members' label codec (:func:`label_codes.ranked_codec`), which maps the labels first."""
     if n_ranges <= 1:
         return np.zeros(0)
     import pyarrow.parquet as pq
@@ -84,7 +86,8 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np
         name = files[int(i)]
         with fs.open(name, "rb") as f, range_counts.named_read_errors(name):
             reader = pq.ParquetFile(f)
-            range_counts.check_columns(reader.schema_arrow, range_counts.plan_columns(plan), name)
+            range_counts.check_columns(reader.schema_arrow, range_counts.plan_columns(plan), name,
+                                       str(plan.label) if codec is not None else None)
             if reader.num_row_groups:
                 group = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.score])
                 # nulls dropped (the file task names them): booleans with nulls read as objects
@@ -93,8 +96,10 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int) -> np
                 values.append(v[~np.isnan(v)])
             for g in range(reader.num_row_groups):  # every row group's labels, one at a time: a
                 # file sorted by label has row groups of one class (ignored labels count as rows)
-                y = np.asarray(reader.read_row_group(g, columns=[plan.label]).column(0).drop_null()
-                               .to_numpy(), dtype=np.float64)
+                raw = reader.read_row_group(g, columns=[plan.label]).column(0).drop_null().to_numpy(
+                    zero_copy_only=False)
+                y = np.asarray(label_codes.coded(raw, codec, plan.label, f"the Parquet file {name!r}"),
+                               dtype=np.float64)
                 y = y[~np.isnan(y)]
                 rows += int(y.shape[0])
                 positives += int(np.count_nonzero(y))
@@ -111,7 +116,8 @@ def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Sp
     a file that is not Parquet, or whose label or score column is not numeric as in the first
     file, is named before any row is read."""
     with trusted_states():
-        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan))
+        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan),
+                                               label_codes.mapped_column(split))
         rows = sum(f.num_rows for f in footers)
         batches = range_counts.parquet_batches(files, fs, plan, footers)
         parts = range_counts.partition_parts(batches, split, 1, rows)
@@ -147,7 +153,7 @@ def evaluate_files(files: Sequence[str], fs: Any, plan: Plan,
     from .ray_ranked import get
 
     n_ranges = range_count()
-    edges = sample_edges(files, fs, plan, n_ranges)
+    edges = sample_edges(files, fs, plan, n_ranges, label_codes.ranked_codec(split.ranked))
     exchange = isinstance(edges, minority.Exchange)
     file_task = ray.remote(_file_task).options(num_returns=3 if exchange else n_ranges + 1)
     plan_ref, split_ref, fs_ref = ray.put(plan), ray.put(split), ray.put(fs)  # once, not per task

@@ -51,12 +51,15 @@ ARROW_TYPES = {
 }
 #: Spark SQL numeric type name -> the numpy dtype its column reads as (None: not a number).
 _NUMPY = {"ByteType": "int8", "ShortType": "int16", "IntegerType": "int32", "LongType": "int64",
-          "FloatType": "float32", "DoubleType": "float64", "BooleanType": "bool"}
+          "FloatType": "float32", "DoubleType": "float64", "BooleanType": "bool",
+          "DecimalType": "float64"}  # read as the state path reads it: Decimal objects -> float64
 
 
 def numpy_dtype(spark_type: str) -> np.dtype[Any] | None:
     """The numpy dtype a column of Spark SQL type ``spark_type`` (its class name) is read as
-    when it is a number or a boolean, else None."""
+    when it is a number or a boolean, else None. A decimal is float64: pyarrow gives its
+    ``Decimal`` objects, which :func:`~.plan.column` makes float64 (each correctly rounded) on
+    the state path and on the routes alike."""
     name = _NUMPY.get(spark_type)
     return None if name is None else np.dtype(name)
 

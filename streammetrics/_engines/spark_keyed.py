@@ -216,7 +216,7 @@ def _part_task(plan: Plan, split: kr.KeyedSplit, batches: Iterator[Any]) -> Iter
                 if not len(df):
                     continue
                 # the other members: one state for the partition (acc), fed in the set's order
-                got = kr.keyed_part(kr.frame_batches([df], plan, 0, where), split, SAMPLE, acc)
+                got = kr.keyed_part(kr.frame_batches([df], plan, part, "Spark partition"), split, SAMPLE, acc)
                 yield _part_row(_HEAD, part, seq, head, _head_bytes(got, split.sliced))
                 seq += 1
                 codes, scores, pos, w = got.tuples
@@ -352,8 +352,12 @@ def keyed_values(frame: Any, plan: Plan, split: kr.KeyedSplit,
 
 
 def _dtypes(frame: Any) -> dict[str, Any]:
-    """The frame's numeric columns as the numpy types ``keyed_ranges.split_of`` reads (integers,
-    floats, booleans; decimals and the rest left out: the state path)."""
+    """The frame's columns as the numpy types ``keyed_ranges.split_of`` reads: integers, floats,
+    booleans; decimals as float64 (pyarrow gives ``Decimal`` objects, which
+    :func:`~.plan.column` makes float64 on the state path and here alike); strings as objects
+    (labels that ``classes=`` / ``pos_label=`` map); an MLlib vector or an array of numbers as
+    :data:`~.keyed_split.VECTOR` (one score vector per row, :func:`~.plan.vector_scores`); the
+    rest left out (the state path)."""
     from pyspark.sql import types as T
 
     out: dict[str, Any] = {}
@@ -363,19 +367,25 @@ def _dtypes(frame: Any) -> dict[str, Any]:
             out[f.name] = np.dtype(bool)
         elif isinstance(t, T.ByteType | T.ShortType | T.IntegerType | T.LongType):
             out[f.name] = np.dtype(np.int64)
-        elif isinstance(t, T.FloatType | T.DoubleType):
+        elif isinstance(t, T.FloatType | T.DoubleType | T.DecimalType):
             out[f.name] = np.dtype(np.float64)
+        elif isinstance(t, T.StringType):
+            out[f.name] = np.dtype(object)
+        elif type(t).__name__ == "VectorUDT" or (isinstance(t, T.ArrayType) and isinstance(
+                t.elementType, T.FloatType | T.DoubleType | T.IntegerType | T.LongType)):
+            out[f.name] = kr.VECTOR
     return out
 
 
 def split_for(frame: Any, run: Any) -> kr.KeyedSplit | None:
     """The keyed split of ``run`` over ``frame`` (:func:`keyed_ranges.split_of`) when its values
     are asked for and its exact ranking group is keyed (``by=`` slices, multiclass one-vs-rest
-    over one numeric column per class), else None (the state path). O(members)."""
+    over one numeric column per class or one vector column), else None (the state path).
+    O(members)."""
     plan = run.plan
     if not run.request.compute or run.shuffle_on is not None or plan.family != "classification":
         return None
-    return kr.split_of(run.template, plan, _dtypes(frame))
+    return kr.split_of(run.template, plan, _dtypes(frame), labels=True)
 
 
 def range_count(session: Any) -> int:

@@ -51,7 +51,7 @@ import numpy as np
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.validation import score_batch
 
-from . import range_counts
+from . import label_codes, range_counts
 from . import ranked as ranked_engine
 from .plan import Plan, arrow_arrays, arrow_chunks, column, drop_nulls, empty_set, state_of
 from .spark_files import Piece, batches_of, numpy_dtype, open_file
@@ -77,7 +77,7 @@ def split_for(df: Any, run: Any) -> range_counts.Split | None:
         return None
     other = np.dtype(object)  # not a number: split_of refuses it
     types = {f.name: numpy_dtype(type(f.dataType).__name__) or other for f in df.schema.fields}
-    return range_counts.split_of(run.template, plan, types)
+    return range_counts.split_of(run.template, plan, types, labels=True)
 
 
 def range_total(parallelism: int) -> int:
@@ -167,12 +167,14 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
     with trusted_states():
         rest = None if split.rest is None else empty_set(split.rest)
         kept: list[ranked_engine.Runs] = []  # per batch, the range's negatives and positives
+        codec = label_codes.ranked_codec(split.ranked)
         for i, piece in enumerate(pieces):
             owned = share[0] <= i < share[1]
             try:
                 for y, p in _rows([piece], plan):
                     runs = [_EMPTY, _EMPTY]
-                    for group, s in _validated(split, rest, y, p, edges, r, owned):
+                    codes = label_codes.coded(y, codec, plan.label, f"the Parquet file {piece.source!r}")
+                    for group, s in _validated(split, rest, (y, codes), p, edges, r, owned):
                         runs[group] = s
                     kept.append((runs[0], None, runs[1], None))
             except ValueError as exc:
@@ -196,20 +198,22 @@ def wants_ap(split: range_counts.Split) -> bool:
     return any(cfg["class"] == "AveragePrecision" for cfg in split.ranked.values())
 
 
-def _validated(split: range_counts.Split, rest: Any, y: np.ndarray, p: np.ndarray, edges: np.ndarray,
-               r: int, owned: bool) -> list[tuple[int, np.ndarray]]:
+def _validated(split: range_counts.Split, rest: Any, labels: tuple[Any, Any], p: np.ndarray,
+               edges: np.ndarray, r: int, owned: bool) -> list[tuple[int, np.ndarray]]:
     """The ``(group, scores)`` of the rows whose score is in range r (group 1: positives, 0:
     negatives). In the task's share (``owned``) every row is checked as the exact score state
     checks it (:func:`score_batch`), ``rest`` (the set's other members, or None) fed every row,
     in the set's group order; outside it nothing is checked -- the share's task refuses a bad
     row, failing the job -- and the rows are split as the state splits valid rows (labels 1
-    and 0, ``ignore_index`` dropped). O(n)."""
+    and 0, ``ignore_index`` dropped). ``labels``: the rows' labels as given (what ``rest`` is
+    fed) and as the ranked members' codes (:func:`label_codes.coded`). O(n)."""
+    y_in, y = labels
     if owned:
         if rest is not None and not split.ranked_first:
-            rest.update(y, p)
+            rest.update(y_in, p)
         batch = score_batch(y, p, None, "binary", 1, split.ignore_index)
         if rest is not None and split.ranked_first:
-            rest.update(y, p)
+            rest.update(y_in, p)
         y, p = batch.y, batch.s
     s = np.asarray(p, dtype=np.float64)
     mask = _range_mask(s, edges, r)

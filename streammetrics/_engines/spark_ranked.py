@@ -42,7 +42,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import range_counts
+from . import label_codes, range_counts
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .dask_ranked import CHUNK_ROWS
@@ -340,7 +340,8 @@ def split_for(run: Any) -> range_counts.Split | None:
     if not run.request.compute or plan.by is not None or plan.family == "retrieval":
         return None
     names = {c: np.dtype(np.float64) for c in plan.columns()}  # the twin validates every column
-    return range_counts.split_of(run.template, dataclasses.replace(plan, weight=None), names, offsets=True)
+    return range_counts.split_of(run.template, dataclasses.replace(plan, weight=None), names, offsets=True,
+                                 labels=True)
 
 
 def set_request(split: range_counts.Split, plan: Plan, cores: int) -> common.RankedRequest:
@@ -349,7 +350,8 @@ def set_request(split: range_counts.Split, plan: Plan, cores: int) -> common.Ran
     refusing or skipping nulls as the run does; :data:`RANGES_PER_CORE` ranges per core (at
     least 8), sampled edges, no curves. O(members)."""
     template = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
-    twin = Plan(config=ranked_engine.runs_config(split.ignore_index), family="classification",
+    labels = label_codes.label_options(cfg["config"] for cfg in split.ranked.values())
+    twin = Plan(config=ranked_engine.runs_config(split.ignore_index, labels), family="classification",
                 label=plan.label, score=plan.score, weight=plan.weight, positive_index=plan.positive_index,
                 task=plan.task, nulls=plan.nulls)
     n_ranges = max(8, RANGES_PER_CORE * max(1, cores))

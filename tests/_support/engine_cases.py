@@ -265,3 +265,40 @@ def delayed_partitions(df: pd.DataFrame, cuts: list[int]) -> Any:
     bounds = [0, *sorted(cuts), len(df)]
     parts = [df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
     return dd.from_delayed([dask.delayed(p) for p in parts], meta=df.iloc[:0])
+
+
+#: The binary labels of :func:`labelled_frame` (negative, positive) and its classes.
+SPAM = ("ham", "spam")
+ANIMALS = ("cat", "dog", "eel")
+
+
+def labelled_frame(n: int = 1200, seed: int = 3, kind: str = "object") -> pd.DataFrame:
+    """Rows whose labels are strings: ``yb`` binary (:data:`SPAM`), ``yc`` multiclass
+    (:data:`ANIMALS`), ``yn`` binary numbers 3 / 7 (7 the positive); tied scores ``p`` (binary)
+    and ``s0..s2`` (classes, rounded), float weights ``w``, a slice key ``g``. ``kind``: the
+    label columns' dtype -- ``"object"``, ``"category"`` or ``"pyarrow"`` (``string[pyarrow]``)."""
+    rng = np.random.default_rng(seed)
+    c = rng.integers(0, 3, n)
+    s = np.round(rng.random((n, 3)) + 0.3 * np.eye(3)[c], 1)
+    yb = rng.integers(0, 2, n)
+    df = pd.DataFrame({"yb": np.array(SPAM, dtype=object)[yb], "yc": np.array(ANIMALS, dtype=object)[c],
+                       "yn": np.where(yb == 1, 7, 3), "p": np.round(rng.random(n) * 0.6 + 0.4 * yb, 2),
+                       "s0": s[:, 0], "s1": s[:, 1], "s2": s[:, 2], "w": np.round(rng.random(n) * 3, 1),
+                       "g": rng.integers(0, 4, n)})
+    if kind != "object":
+        dtype = "category" if kind == "category" else "string[pyarrow]"
+        df = df.astype({"yb": dtype, "yc": dtype})
+    return df
+
+
+def spam_set(**extra: Any) -> sm.MetricSet:
+    """Binary members reading ``pos_label="spam"``: exact AUROC and AP (the ranked group), F1."""
+    return sm.MetricSet(auroc=sm.AUROC(pos_label="spam", **extra), ap=sm.AveragePrecision(pos_label="spam"),
+                        f1=sm.F1(pos_label="spam"))
+
+
+def animal_set() -> sm.MetricSet:
+    """Multiclass members over ``classes=ANIMALS``: AUROC macro, AP micro, accuracy."""
+    cls = list(ANIMALS)
+    return sm.MetricSet(auroc=sm.AUROC(classes=cls), ap=sm.AveragePrecision(classes=cls, average="micro"),
+                        acc=sm.Accuracy(classes=cls))

@@ -228,7 +228,7 @@ def test_parquet_nulls_skip_and_routes(tmp_path: Any) -> None:
     seen: list[Any] = []
     real = KR.split_of
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
-        mp.setattr(KR, "split_of", lambda *a: seen.append(real(*a)) or seen[-1])
+        mp.setattr(KR, "split_of", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
         got = evaluate_parquet(str(tmp_path), metrics, label="yb", score="s1", by="g")
         evaluate_parquet(str(tmp_path), metrics, label="yb", score="s1")
     _close(got, want)
@@ -267,7 +267,7 @@ def test_too_many_slices_is_sliceds_error() -> None:
     df = _data(300, 2, slices=300)
     real = KR.split_of
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
-        mp.setattr(KR, "split_of", lambda *a: dataclasses.replace(real(*a), max_slices=10))
+        mp.setattr(KR, "split_of", lambda *a, **k: dataclasses.replace(real(*a, **k), max_slices=10))
         with pytest.raises(ValueError, match="more than max_slices=10 distinct slice keys"):
             evaluate(_frames(df, [100]), sm.AUROC(), label="yb", score="s1", by="g")
 

@@ -106,8 +106,8 @@ class _Spy:
         self.splits: list[Any] = []
         real = RC.split_of
 
-        def spy(*args: Any) -> Any:
-            out = real(*args)
+        def spy(*args: Any, **kwargs: Any) -> Any:
+            out = real(*args, **kwargs)
             self.splits.append(out)
             return out
         mp.setattr(RC, "split_of", spy)
