@@ -159,7 +159,7 @@ def test_routes_envelope_columns_and_parquet(tmp_path: Any) -> None:
     seen: list[Any] = []
     real = KR.split_of
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
-        mp.setattr(KR, "split_of", lambda *a: seen.append(real(*a)) or seen[-1])
+        mp.setattr(KR, "split_of", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
         got = evaluate_parquet(str(tmp_path), metrics, label="y", score=SCORES, by="g", weight="w")
     assert seen and seen[-1] is not None
     want = sm.Sliced(metrics.copy()).update(df.y.to_numpy(), df[SCORES].to_numpy(), slices=df.g.to_numpy(),

@@ -83,7 +83,7 @@ def _run(frame: Any, metrics: Any, ranges: int, **kwargs: Any) -> tuple[Any, lis
             warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         mp.setattr(RC, "range_count", lambda: ranges)
-        mp.setattr(KR, "split_of", lambda *a: seen.append(real(*a)) or seen[-1])
+        mp.setattr(KR, "split_of", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
         got = evaluate(frame, metrics, **kwargs)
     assert seen and seen[-1] is not None and seen[-1].more, "not the keyed ranges of several groups"
     return got, sorted(str(w.message) for w in caught)
@@ -242,7 +242,7 @@ def test_split_layout_and_routes(tmp_path: Any) -> None:
     spy = _RootInputs()
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"), spy:
         mp.setattr(RC, "range_count", lambda: 4)
-        mp.setattr(KR, "split_of", lambda *a: seen.append(real(*a)) or seen[-1])
+        mp.setattr(KR, "split_of", lambda *a, **k: seen.append(real(*a, **k)) or seen[-1])
         got = evaluate_parquet(str(tmp_path), _ovr_ovo(), label="y", score=SCORES, by="g")
     assert seen and seen[-1] is not None and seen[-1].more
     problems = 10 * sp.width
