@@ -18,6 +18,8 @@ two paths agree bit for bit; tests/ranking/test_merge_count.py checks it.
   level prefetches the probe of the needle 16 ahead, and needles sparser than 64 coarse
   entries find their block through every 64th coarse entry and a level-wise search in the
   coarse index (:func:`_walk_coarse`).
+* :func:`radix_sort`: a batch's float64 scores sorted by their bits (numpy's own sort being a
+  scalar introsort on this build), the same array as ``np.sort``'s.
 * :func:`merge_back`: a small run merged into a large one in place (the large one grown by
   ``realloc``), with no temporary copy.
 * :func:`bin_negatives`, :func:`add_upto`, :func:`merge_pending`, :func:`ap_sum`: the counts
@@ -511,6 +513,61 @@ def _ap_term(tp: int, fp: int, total_pos: float, prev: float, o: int) -> Any:  #
     precision = tps / np.float64(fp + tp)
     recall = tps / total_pos
     return (recall if o == 0 else recall - prev) * precision, recall
+
+
+_SIGN = np.uint64(1 << 63)
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_ABS = np.uint64((1 << 63) - 1)
+_INF = np.uint64(0x7FF0000000000000)
+_BYTE = np.uint64(255)
+
+
+@_jit
+def radix_sort(v: Any) -> bool:  # pragma: no cover - compiled
+    """Sort the float64 array ``v`` in place by a least-significant-digit radix sort of its
+    order-preserving 64-bit keys (sign bit set for x >= 0, every bit inverted for x < 0): one
+    pass builds the eight byte histograms, then one stable scatter per byte (a byte that every
+    key shares is skipped). The result is ``np.sort``'s, bit for bit, when ``v`` holds no NaN
+    and no -0.0 (whose place among the +0.0 ``np.sort`` leaves to its partitioning): for those
+    it returns False at once, ``v`` untouched. numpy's sort here is a scalar introsort (~27 ns
+    a value at 1e4); this is ~11. O(n) time, n more keys of memory (a batch's scratch)."""
+    n = v.shape[0]
+    bits = v.view(np.uint64)
+    keys = np.empty(n, np.uint64)
+    hist = np.zeros((8, 256), np.int64)
+    for i in range(n):
+        b = bits[i]
+        if b == _SIGN or (b & _ABS) > _INF:  # -0.0 or NaN (before anything is written)
+            return False
+        k = b ^ (_ALL if b >= _SIGN else _SIGN)
+        keys[i] = k
+        for d in range(8):
+            hist[d, np.intp((k >> np.uint64(8 * d)) & _BYTE)] += 1
+    if n == 0:
+        return True
+    src = keys
+    dst = bits
+    k0 = keys[0]
+    for d in range(8):
+        sh = np.uint64(8 * d)
+        h = hist[d]
+        if h[np.intp((k0 >> sh) & _BYTE)] == n:
+            continue
+        tot = 0
+        for c in range(256):
+            t = h[c]
+            h[c] = tot
+            tot += t
+        for i in range(n):
+            k = src[i]
+            c = np.intp((k >> sh) & _BYTE)
+            dst[h[c]] = k
+            h[c] += 1
+        src, dst = dst, src
+    for i in range(n):  # back to the float bits (into v, whichever array holds the keys)
+        k = src[i]
+        bits[i] = k ^ (_SIGN if k >= _SIGN else _ALL)
+    return True
 
 
 @_jit
