@@ -560,9 +560,9 @@ def radix_sort(v: Any) -> bool:  # pragma: no cover - compiled
             tot += t
         for i in range(n):
             k = src[i]
-            c = np.intp((k >> sh) & _BYTE)
-            dst[h[c]] = k
-            h[c] += 1
+            at = np.intp((k >> sh) & _BYTE)
+            dst[h[at]] = k
+            h[at] += 1
         src, dst = dst, src
     for i in range(n):  # back to the float bits (into v, whichever array holds the keys)
         k = src[i]
