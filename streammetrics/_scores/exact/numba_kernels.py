@@ -71,6 +71,7 @@ def _lower(v: Any, t: Any, lo: int, n: int) -> int:  # pragma: no cover - compil
     return lo
 
 
+
 @_jit
 def _upper(v: Any, t: Any, lo: int, n: int) -> int:  # pragma: no cover - compiled
     """First index >= ``lo`` whose value is > ``t`` (every index below ``lo`` is <= ``t``)."""
@@ -100,6 +101,24 @@ def _upper(v: Any, t: Any, lo: int, n: int) -> int:  # pragma: no cover - compil
 #: Block of the coarse index (``streammetrics._scores.exact.runs.coarse_index``: every 64th value).
 _BLOCK = 64
 
+
+
+#: Needles at least 1/_DENSE_GAP of the values they are ranked in take :func:`_lower_dense`.
+_DENSE_GAP = 4
+
+
+@_jit
+def _lower_dense(v: Any, t: Any, lo: int, n: int) -> int:  # pragma: no cover - compiled
+    """:func:`_lower` for needles a few values apart: the next ``_PROBE`` values are counted
+    without a branch (the answer is mostly among them: one predictable test instead of a probe
+    loop whose exit mispredicts), :func:`_lower` past them otherwise. Sorted needles at most 4
+    values apart: 9k in 16k values 18 -> 10 ns a needle (at 11 apart it would lose 5 %)."""
+    if lo + _PROBE > n:
+        return _lower(v, t, lo, n)
+    c = 0
+    for q in range(_PROBE):
+        c += v[lo + q] < t
+    return lo + c if c < _PROBE else _lower(v, t, lo + _PROBE, n)
 
 @_jit
 def _in_block(v: Any, t: Any, j: int, n: int, upper: bool) -> int:  # pragma: no cover - compiled
@@ -141,12 +160,13 @@ def _walk(v: Any, co: Any, x: Any, mode: int) -> Any:  # pragma: no cover - comp
     s = 0
     lo = 0
     r = 0
+    dense = _DENSE_GAP * m >= n
     for k in range(m):
         t = x[k]
         if not k or t != x[k - 1]:  # (a needle equal to the previous one: its ranks again)
             if k and t < x[k - 1]:
                 lo = 0
-            lo = _lower(v, t, lo, n)
+            lo = _lower_dense(v, t, lo, n) if dense else _lower(v, t, lo, n)
             if mode > 0:
                 r = lo if lo == n or v[lo] != t else _upper(v, t, lo, n)
         if mode < 2:
@@ -201,7 +221,9 @@ def _levels(a: Any, x: Any, pos: Any) -> None:  # pragma: no cover - compiled
     ``x[k]``, the answer at most 64 past it) to the first index whose value is >= ``x[k]`` (or
     ``len(a)``): a branch-free lower bound one level at a time for all needles, the probe of
     the needle ``_AHEAD`` on prefetched (the loads of one level do not wait for one another,
-    so their memory misses overlap). O(6 m)."""
+    so their memory misses overlap). Each level adds ``step`` times the comparison instead of
+    branching on it: 9k sorted needles in 512k scores 49.5 -> 25 ns a needle warm, 1k in 4M
+    56 -> 43, 9k in 20k 31 -> 9 (a branch on random data mispredicts half the time). O(6 m)."""
     n = a.shape[0]
     m = x.shape[0]
     last = n - 1
@@ -210,13 +232,12 @@ def _levels(a: Any, x: Any, pos: Any) -> None:  # pragma: no cover - compiled
         for k in range(m):
             if k + _AHEAD < m:
                 _prefetch(a, min(pos[k + _AHEAD] + step - 1, last))
-            if a[min(pos[k] + step - 1, last)] < x[k]:
-                pos[k] += step
+            p = pos[k]  # (an arithmetic step, not a branch: half of them would mispredict)
+            pos[k] = p + step * np.int64(a[min(p + step - 1, last)] < x[k])
         step //= 2
     for k in range(m):
         lo = pos[k]
-        if lo < n and a[min(lo, last)] < x[k]:
-            lo += 1
+        lo += np.int64(a[min(lo, last)] < x[k])
         pos[k] = min(lo, n)
 
 
@@ -226,11 +247,12 @@ def _gallop_all(a: Any, x: Any, pos: Any) -> None:  # pragma: no cover - compile
     the previous needle's answer (from 0 after a needle below its predecessor)."""
     n = a.shape[0]
     j = 0
+    dense = _DENSE_GAP * x.shape[0] >= n
     for k in range(x.shape[0]):
         t = x[k]
         if k and t < x[k - 1]:
             j = 0
-        j = _lower(a, t, j, n)
+        j = _lower_dense(a, t, j, n) if dense else _lower(a, t, j, n)
         pos[k] = j * _BLOCK
 
 
