@@ -511,7 +511,6 @@ def ap_sum(pw: Any, nb: Any, sa: Any, sc: Any, sh: Any, total_pos: float) -> flo
     prev = 0.0
     for b in range(k[0]):
         size = sizes[b]
-        f = 0
         if j >= s or sa[j] >= i + size:  # no pending threshold in the block: one tight loop
             for q in range(size):
                 tp += pw[i + q]
@@ -519,22 +518,21 @@ def ap_sum(pw: Any, nb: Any, sa: Any, sc: Any, sh: Any, total_pos: float) -> flo
                 tps[q] = np.float64(tp)
                 den[q] = np.float64(fp + tp)
             i += size
-            f = size
-        while f < size:  # kept thresholds up to the next pending one, then that one
-            run = min(size - f, (sa[j] if j < s else p) - i)
-            for q in range(run):
-                tp += pw[i + q]
-                fp += nb[i + q]
-                tps[f + q] = np.float64(tp)
-                den[f + q] = np.float64(fp + tp)
-            i += run
-            f += run
-            if f < size:
-                tp += sc[j]
-                tps[f] = np.float64(tp)
-                den[f] = np.float64(sh[j] + tp)
-                j += 1
-                f += 1
+        else:  # one test per threshold against the next pending one's place (rarely taken)
+            nxt = sa[j]
+            for q in range(size):
+                if i == nxt:  # (every pending one before kept i comes when i reaches it)
+                    tp += sc[j]
+                    tps[q] = np.float64(tp)
+                    den[q] = np.float64(sh[j] + tp)
+                    j += 1
+                    nxt = sa[j] if j < s else -1
+                else:
+                    tp += pw[i]
+                    fp += nb[i]
+                    tps[q] = np.float64(tp)
+                    den[q] = np.float64(fp + tp)
+                    i += 1
         prev = _ap_block(tps, den, size, total_pos, prev, b == 0, rec, prec, term)
         sums[b] = _pw_block(term, size)
     k[0] = 0
