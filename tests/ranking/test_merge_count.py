@@ -318,6 +318,9 @@ def _sides(kernel: str, size: int, seed: int):
         r = rng.integers(0, max(1, size // 3), size)
         w = rng.random(size) + 0.5
         return lambda: (_ranks.inversions(r, None), _ranks.inversions(r, w))
+    if kernel == "sort":  # a batch sorted for its run (radix sort or numpy's)
+        s = _scores(rng, size, 8, np.float64)
+        return lambda: (runs.sorted_batch([s.copy()], [None])[0].tobytes(),)
     if kernel in ("add", "ap"):
         m = size // 10 if kernel == "add" else 0
         y = rng.random(size) < 0.3
@@ -350,7 +353,7 @@ def _sides(kernel: str, size: int, seed: int):
 
 
 @pytest.mark.parametrize("kernel", ["rank_left", "ranks", "count2", "merge_back", "add", "ap",
-                                    "inversions"])
+                                    "inversions", "sort"])
 def test_every_dispatch_choice_gives_the_same_values_on_both_sides_of_its_threshold(kernel):
     # at each kernel's threshold and one element below it, the default dispatch (numba loaded)
     # switches path, and gives the values of the numpy path: the same bits (the weighted
