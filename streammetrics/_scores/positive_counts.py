@@ -50,10 +50,11 @@ _READ_BLOCK = 1 << 14
 #: The compiled path merges its pending thresholds into the kept ones past 1/_PENDING_SHARE of
 #: them (and at least _PENDING_MIN): the read then pays at most that much more, the merge
 #: (O(P)) runs once per P/_PENDING_SHARE new distinct positive scores. Each batch's new ones
-#: are inserted into the pending arrays (``np.insert``: O(S) each), so fewer pending ones cost
-#: less per batch than the more frequent merges add: AP read after each of 1000 batches of 10k
-#: at 1e7 (compiled, CPU, alternated in one process, 2026-12-06, load 14-21): 1/8 4.62 s,
-#: 1/32 4.29 s (median of 3); 1/8 4.70, 1/32 4.50, 1/64 4.47 s (median of 2); the same value.
+#: are inserted into the pending arrays (``numba_kernels.insert_pending``: O(S) each), so
+#: fewer pending ones cost less per batch than the more frequent merges add: AP read after
+#: each of 1000 batches of 10k at 1e7 (compiled, CPU, alternated in one process, 2026-12-06,
+#: load 14-21): 1/8 4.62 s, 1/32 4.29 s (median of 3); 1/8 4.70, 1/32 4.50, 1/64 4.47 s
+#: (median of 2); the same value.
 _PENDING_SHARE = 32
 _PENDING_MIN = 1 << 12
 _NO_INT = np.zeros(0, dtype=np.int64)
@@ -303,10 +304,9 @@ class PositiveCounts:
             return
         ge = count_ge(neg_group, np.negative(dkey[::-1]))[::-1]  # negatives at or above each
         del key  # (the merge below grows the kept arrays in place: no other reference)
-        self.sk = np.insert(sk, sj, dkey)
-        self.sa = np.insert(self.sa, sj, at)
-        self.sc = np.insert(self.sc, sj, k)
-        self.sh = np.insert(self.sh, sj, ge)
+        self.sk, self.sa, self.sc, self.sh = fast.insert_pending(  # np.insert of each, at once
+            sk, self.sa, self.sc, self.sh, sj, dkey, at.astype(np.int64, copy=False),
+            k.astype(np.int64, copy=False), ge.astype(np.int64, copy=False))
         if self.sk.shape[0] > max(_PENDING_MIN, p // _PENDING_SHARE):
             self._merge_pending()
 

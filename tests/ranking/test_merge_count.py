@@ -318,6 +318,9 @@ def _sides(kernel: str, size: int, seed: int):
         r = rng.integers(0, max(1, size // 3), size)
         w = rng.random(size) + 0.5
         return lambda: (_ranks.inversions(r, None), _ranks.inversions(r, w))
+    if kernel == "sort":  # a batch sorted for its run (radix sort or numpy's)
+        s = _scores(rng, size, 8, np.float64)
+        return lambda: (runs.sorted_batch([s.copy()], [None])[0].tobytes(),)
     if kernel in ("add", "ap"):
         m = size // 10 if kernel == "add" else 0
         y = rng.random(size) < 0.3
@@ -350,7 +353,7 @@ def _sides(kernel: str, size: int, seed: int):
 
 
 @pytest.mark.parametrize("kernel", ["rank_left", "ranks", "count2", "merge_back", "add", "ap",
-                                    "inversions"])
+                                    "inversions", "sort"])
 def test_every_dispatch_choice_gives_the_same_values_on_both_sides_of_its_threshold(kernel):
     # at each kernel's threshold and one element below it, the default dispatch (numba loaded)
     # switches path, and gives the values of the numpy path: the same bits (the weighted
@@ -410,6 +413,27 @@ def _pairwise_replica(a: np.ndarray) -> float:
     assert lo == n
     at[0] = 0
     return float(k._pw_tree(sums, n, at))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(0, 3000), levels=st.sampled_from([0, 1, 4, 50]),
+       scale=st.sampled_from([1e-300, 1.0, 1e300]), zeros=st.sampled_from(["none", "plus", "minus"]))
+def test_radix_sort_is_np_sort_bit_for_bit(seed, n, levels, scale, zeros):
+    # a batch sorted by its bits is np.sort's array (infinities, ties, subnormals included);
+    # with a -0.0 or a NaN the kernel refuses (False) and leaves the batch as it was
+    rng = np.random.default_rng(seed)
+    s = _scores(rng, n, levels, np.float64) * scale
+    if n and zeros != "none":
+        s[rng.integers(0, n, 1 + n // 10)] = 0.0 if zeros == "plus" else -0.0
+    before = s.copy()
+    minus = bool((np.signbit(s) & (s == 0)).any())
+    got = s.copy()
+    assert _numba_kernels.radix_sort(got) is not minus
+    assert got.tobytes() == (before if minus else np.sort(before)).tobytes()
+    with_nan = np.append(before, np.nan)
+    got = with_nan.copy()
+    assert not _numba_kernels.radix_sort(got)
+    assert got.tobytes() == with_nan.tobytes()
 
 
 @settings(max_examples=80, deadline=None)

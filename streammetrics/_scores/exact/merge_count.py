@@ -53,6 +53,9 @@ MIN_SIZES: dict[str, int | None] = {
     # over all of them (~1.7 ns each) -- data, not size; sparse at 1e7 1.00, 1.24 since the
     # prefetching coarse walk (ties then 0.42-0.77 from 1e6)
     "count2": 1_000,
+    # runs.sort_batch (a batch's float64 scores, radix sort against numpy's introsort): 2.4x
+    # at 1e4 (98 vs 237 us), 1.1x at 1e3; measured 2026-12-06 08:45 UTC, load 5-9
+    "sort": 512,
     # runs.merge_into_last (a run merged in place, numpy: copy in + stable sort): 1.25 at 1e3,
     # 1.03-1.95 after (memory bound from 1e5)
     "merge_back": 1_000,
