@@ -16,7 +16,8 @@ not recognise, returns None and the caller keeps the dataset path. Recognised sh
 * its first API (``DataContext.use_datasource_v2 = False``, and older releases of the same
   shape): ``[Project]* -> Read`` over a ``ParquetDatasource`` with no predicate (``filter=``),
   block transform, user schema, partition columns, shuffle or synthesized columns; the files
-  are its ``_pq_paths``, which must equal ``Dataset.input_files()``.
+  are its ``_pq_paths``, which must equal ``Dataset.input_files()``, and the paths given its
+  ``_source_paths_ref``.
 
 Every dataclass and datasource is checked to carry exactly the fields this module knows (a Ray
 release that adds one -- a new pushdown -- falls back), and the files Ray would read must be
@@ -160,7 +161,8 @@ def _read_files(op: Any, kept: tuple[str, ...] | None) -> Found | None:
 
 
 def _read_v1(ds: Any, op: Any, kept: tuple[str, ...] | None) -> Found | None:
-    """The first API's ``Read`` over a ``ParquetDatasource``: (its files, the same, the columns)."""
+    """The first API's ``Read`` over a ``ParquetDatasource``: (its files, the paths it was given,
+    the columns)."""
     from ray.data._internal.datasource.parquet_datasource import ParquetDatasource
 
     source = op.datasource
@@ -180,8 +182,15 @@ def _read_v1(ds: Any, op: Any, kept: tuple[str, ...] | None) -> Found | None:
     files = [str(p) for p in source._pq_paths]
     if sorted(files) != sorted(str(p) for p in ds.input_files()):
         return None
+    import ray
+
+    ref = source._source_paths_ref  # the paths read_parquet was given
+    given: Any = ray.get(ref) if isinstance(ref, ray.ObjectRef) else ref
+    paths = [given] if isinstance(given, str) else list(given)
+    if not all(isinstance(p, str) for p in paths):
+        return None
     columns = kept if projection is None else _select(kept, projection)
-    return files, files, columns
+    return files, paths, columns
 
 
 def parquet_source(ds: Any) -> Source | None:

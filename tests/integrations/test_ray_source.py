@@ -139,21 +139,25 @@ def test_any_other_plan_keeps_the_dataset_path(folder, reader, monkeypatch, shap
                                    rtol=1e-12, atol=1e-12)
 
 
-def test_a_file_ray_lists_and_the_range_path_would_not_keeps_the_dataset_path(tmp_path, reader,
-                                                                            monkeypatch) -> None:
-    """Below ``_tmp/`` (skipped by ``evaluate_parquet``'s listing, read by Ray Data's): the file
-    lists differ, so the dataset path reads what Ray reads."""
+def test_file_lists_that_differ_keep_the_dataset_path(tmp_path, reader, monkeypatch) -> None:
+    """Ray Data reads only ``*.parquet`` (its ``file_extensions``) where ``evaluate_parquet``'s
+    listing takes every file of the directory (here ``extra.bin``, Parquet too): the lists
+    differ, so the dataset path reads what Ray reads. Below ``_tmp/`` both skip the file."""
     rng = np.random.default_rng(9)
-    frames = [pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.random(n)}) for n in (400, 300)]
+    frames = [pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.random(n)}) for n in (400, 300, 200)]
     frames[0].to_parquet(tmp_path / "part-0.parquet", index=False)
     (tmp_path / "_tmp").mkdir()
     frames[1].to_parquet(tmp_path / "_tmp" / "part-1.parquet", index=False)
     ds = ray.data.read_parquet(str(tmp_path))
-    rows = ds.to_pandas()
     calls = _spy(monkeypatch)
+    got = evaluate(ds, _set(), label="y", score="p")  # the same files: the range path
+    assert calls == [[str(tmp_path / "part-0.parquet")]]
+    _same(got, _one_process(frames[0]))
+    frames[2].to_parquet(tmp_path / "extra.bin", index=False)
+    ds = ray.data.read_parquet(str(tmp_path))
+    assert ray_source.parquet_source(ds) is None
+    rows = ds.to_pandas()
+    assert len(rows) == len(frames[0])
     got = evaluate(ds, _set(), label="y", score="p")
-    if len(rows) == len(frames[0]):  # this reader skips _tmp/ too: the same files
-        assert calls == [[str(tmp_path / "part-0.parquet")]]
-    else:
-        assert calls == []
+    assert calls == [[str(tmp_path / "part-0.parquet")]]  # not called again
     _same(got, _one_process(rows))
