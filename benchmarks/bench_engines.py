@@ -32,7 +32,9 @@ AP beside F1 and the confusion matrix) by score ranges, only counts reaching the
 (``streammetrics._engines.spark_ranges``); ``spark_states``: the same direct read with the range
 path turned off, every task's state (8 bytes a score) merged on the driver; ``spark_arrow``:
 Spark's reader and ``mapInArrow``, ``direct_parquet=False``; ``ray``:
-``streammetrics.ray.evaluate(ray.data.read_parquet(DIR))``; ``ray_v1``: the same with Ray Data's
+``streammetrics.ray.evaluate(ray.data.read_parquet(DIR))`` (a plain read of local files: taken to
+``evaluate_parquet``'s path, ``streammetrics._engines.ray_source``); ``ray_dataset``: the same with
+that recognition turned off (Ray Data reads the files); ``ray_v1``: the same as ``ray`` with Ray Data's
 first Parquet reader (``DataContext.use_datasource_v2 = False``, where Ray has the setting: its
 second one starts Parquet footer-reading actors, new processes, at every read);
 ``ray_materialized``: ``evaluate`` over the dataset materialized before the timing (Ray Data's
@@ -62,7 +64,7 @@ if __package__ in (None, ""):
 from benchmarks._harness import Report, differing_values  # noqa: E402
 
 ENGINES = ("single", "dask1", "dask", "dask1_malloc", "dask_malloc", "spark", "spark_states", "spark_arrow",
-           "ray", "ray_v1", "ray_materialized", "ray_files")
+           "ray", "ray_dataset", "ray_v1", "ray_materialized", "ray_files")
 #: Worker environment of the ``*_malloc`` Dask runs (see the module docstring).
 MALLOC_ENV = {"MALLOC_TRIM_THRESHOLD_": 1 << 28, "MALLOC_MMAP_THRESHOLD_": 1 << 28,
               "OMP_NUM_THREADS": 1, "MKL_NUM_THREADS": 1, "OPENBLAS_NUM_THREADS": 1}
@@ -344,8 +346,12 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
         ctx.enable_progress_bars = False
         if engine == "ray_v1" and hasattr(ctx, "use_datasource_v2"):
             ctx.use_datasource_v2 = False
+        if engine == "ray_dataset":  # Ray Data's read: the plain-read recognition off
+            from streammetrics._engines import ray_source
+
+            ray_source.parquet_source = lambda ds: None  # type: ignore[assignment]
         try:
-            if engine in ("ray", "ray_v1"):
+            if engine in ("ray", "ray_dataset", "ray_v1"):
                 secs, cpu, values = _timed(
                     lambda: evaluate(ray.data.read_parquet(str(root)), _metrics(), label="y", score="p"), repeat)
             elif engine == "ray_materialized":
@@ -384,7 +390,9 @@ def run_all(root: Path, rows: int, engines: list[str], repeat: int = 2, report: 
              "dask_malloc": ("streammetrics.dask, workers' malloc tuned", 2),
              "spark": ("streammetrics.spark, local[2]", 2),
              "spark_states": ("streammetrics.spark, local[2], range path off (states merged)", 2),
-             "spark_arrow": ("streammetrics.spark, local[2], direct_parquet=False (mapInArrow)", 2), "ray": ("streammetrics.ray", 2),
+             "spark_arrow": ("streammetrics.spark, local[2], direct_parquet=False (mapInArrow)", 2),
+             "ray": ("streammetrics.ray.evaluate(ray.data.read_parquet(DIR))", 2),
+             "ray_dataset": ("the same, plain-read recognition off (Ray Data reads)", 2),
              "ray_v1": ("streammetrics.ray, Ray Data's first Parquet reader", 2),
              "ray_materialized": ("streammetrics.ray over a materialized dataset (read not timed)", 2),
              "ray_files": ("streammetrics.ray.evaluate_parquet (pyarrow in Ray tasks)", 2)}

@@ -38,6 +38,13 @@ Retrieval metrics need each query's rows in one block: the dataset is repartitio
 column (``Dataset.repartition(n, keys=[query])``, a hash shuffle into twice as many blocks as
 the cluster has CPUs) unless ``query_partitioned=True``.
 
+A plain ``ray.data.read_parquet`` of local files (optionally under ``select_columns`` or with
+``columns=``; no filter, transform, limit, union, partition columns, shuffle or other options,
+Ray's file list equal to the one ``evaluate_parquet`` lists: :mod:`streammetrics._engines.ray_source`)
+takes ``evaluate_parquet``'s range path below where the set allows it: the files are read by
+Ray tasks with pyarrow, never by Ray Data, and the values are the same bit for bit. Any plan
+that is not recognised keeps the dataset path.
+
 ``evaluate_parquet(path, metrics, ...)`` reads Parquet files without Ray Data where the set's
 exact score state serves only binary ``AUROC`` / ``AveragePrecision`` (no weights, slices or
 ``update`` keywords): plain Ray tasks read the row groups with pyarrow straight into numpy,
@@ -166,8 +173,12 @@ def evaluate(
     :func:`evaluate_ranked` for curves, or the bounded variants (``max_bytes=``). For Parquet
     files, :func:`evaluate_parquet` skips Ray Data's read (whose own cost is 2x one process's
     whole evaluation and more: Ray 2.60's reader starts footer-reading actors at every read,
-    docs/scale-out.md) and sends only counts of the exact binary AUROC / AP to the driver. A
-    materialized dataset's blocks are read where they are, without a ``select_columns`` pass.
+    docs/scale-out.md) and sends only counts of the exact binary AUROC / AP to the driver; a
+    ``ds`` that is a plain ``ray.data.read_parquet`` of local files (column selections allowed,
+    nothing else; ``compute=True``, no ``by``, weight or ``update`` keywords,
+    ``nulls="error"``) is evaluated by that path over the same files
+    (:mod:`streammetrics._engines.ray_source`). A materialized dataset's blocks are read where
+    they are, without a ``select_columns`` pass.
 
     Examples
     --------
@@ -178,8 +189,23 @@ def evaluate(
     {'auroc': 0.91, 'f1': 0.77}
     """
     request = Request.of(locals())
+    if _plain_ranges(request):  # a plain read_parquet of local files: evaluate_parquet's range path
+        from streammetrics._engines import ray_source
+
+        source = ray_source.parquet_source(ds)
+        done = None if source is None else _parquet_by_ranges(source.files, metrics, request, source.columns)
+        if done is not None:
+            return _as_frame(done[0], metrics, request)
     run = make_run(metrics, request, available=list(ds.columns() or []))
     return _as_frame(_evaluate(ds, run), metrics, request)
+
+
+def _plain_ranges(request: Request) -> bool:
+    """Whether the request allows :func:`evaluate_parquet`'s range path (then decided by the
+    set's members, :func:`_parquet_by_ranges`): ``compute=True``, no ``by``, weight or
+    ``update`` keywords, ``nulls="error"``. O(1)."""
+    return (request.compute and request.by is None and request.weight is None
+            and not request.update_kwargs and request.nulls == "error")
 
 
 def _evaluate(ds: Any, run: Run) -> Any:
@@ -310,8 +336,7 @@ def evaluate_parquet(
     {'auroc': 0.91, 'f1': 0.77}
     """
     request = Request.of(locals())
-    if (read_kwargs is None and compute and by is None and weight is None and not update_kwargs
-            and nulls == "error"):
+    if read_kwargs is None and _plain_ranges(request):
         done = _parquet_by_ranges(path, metrics, request)
         if done is not None:
             return _as_frame(done[0], metrics, request)
@@ -346,8 +371,10 @@ def _as_frame(out: Any, metrics: Any, request: Request) -> Any:
     return ray.data.from_pandas(values_table(out, metrics, request.by))
 
 
-def _parquet_by_ranges(path: Any, metrics: Any, request: Request) -> tuple[Any] | None:
-    """:func:`evaluate_parquet`'s range path, or None where the general path applies."""
+def _parquet_by_ranges(path: Any, metrics: Any, request: Request,
+                       columns: Sequence[str] | None = None) -> tuple[Any] | None:
+    """:func:`evaluate_parquet`'s range path, or None where the general path applies
+    (``columns``: the only columns available, as a dataset's selection keeps them)."""
     import contextlib
 
     import numpy as np
@@ -366,7 +393,8 @@ def _parquet_by_ranges(path: Any, metrics: Any, request: Request) -> tuple[Any] 
         with contextlib.suppress(NotImplementedError, TypeError):  # not numpy: general path
             dtypes[field.name] = np.dtype(field.type.to_pandas_dtype())
     try:
-        run = make_run(metrics, request, available=schema.names)
+        available = [n for n in schema.names if columns is None or n in columns]
+        run = make_run(metrics, request, available=available)
     except ValueError:  # the general path raises it, as for any dataset
         return None
     split = range_counts.split_of(run.template, run.plan, dtypes, labels=True)

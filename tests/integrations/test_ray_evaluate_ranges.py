@@ -129,9 +129,13 @@ def test_weighted_within_1e12_of_sklearn(n, seed, levels, cuts, ranges, order) -
 
 
 @pytest.mark.parametrize("weight", [None, "w"])
-def test_from_items_and_read_parquet(tmp_path, calls, weight) -> None:
+def test_from_items_and_read_parquet(tmp_path, calls, weight, monkeypatch) -> None:
     """The other dataset sources: rows as Python dicts (``from_items``) and Parquet files read
-    by Ray Data (uneven files, one empty)."""
+    by Ray Data (uneven files, one empty; the recognition of a plain read, which would take
+    ``evaluate_parquet``'s path, turned off: tests/integrations/test_ray_source.py)."""
+    from streammetrics._engines import ray_source
+
+    monkeypatch.setattr(ray_source, "parquet_source", lambda ds: None)
     df = _frame(3000, 7)
     df.loc[::11, "y"] = -1  # ignored labels
     parts = [df.iloc[:1000], df.iloc[1000:1000], df.iloc[1000:]]
