@@ -174,7 +174,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
     ranking groups are keyed -- multiclass / multilabel, ``by=``, or more than one group -- and
     the keyed ranges give their values; else None (one binary group without ``by`` has its own
-    range paths).
+    range paths -- unless the other members' groups sit on both sides of it: their tasks could
+    not keep one process's error order).
 
     Taken when one or more state groups hold only exact ``AUROC`` (full area, or partial: any
     ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / ``AveragePrecision`` (step,
@@ -226,11 +227,13 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
         return None
     if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels_in) != c):
         return None  # a multilabel target is L label columns, any other one label column
-    if c is None and not sliced and len(ranked) == 1:
-        return None  # one binary group without slices: range_counts / the ranked engine
+    at = [i for i, g in enumerate(groups) if g not in ranked]  # the rest's groups
+    between = bool(at) and at[0] < groups.index(ranked[0]) < at[-1]
+    if c is None and not sliced and len(ranked) == 1 and not between:
+        return None  # one binary group without slices: range_counts / the ranked engine (the
+        # rest's groups on both sides of it: this split, whose tasks keep one process's error order)
     order = tuple(n for n, _ in inner.items())
     others = [n for n in order if not any(n in g for g in ranked)]
-    at = [i for i, g in enumerate(groups) if g not in ranked]  # the rest's groups
     rest, rest_kind = None, "MetricSet"
     if others:
         twin = MetricSet({n: type(inner[n])._from_config(inner[n]._config()) for n in others})

@@ -137,7 +137,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
             or not numeric_dtype(dtypes.get(plan.score)) or not isinstance(template, MetricSet)):
         return None
     groups = template.groups
-    ranked, ignore = _served(template, groups, ("scores", *label_codes.LABEL_KEYS) if labels else ("scores",))
+    ranked, ignore = _served(template, groups, label_codes.LABEL_KEYS if labels else ())
     if ranked and keyed_split.split_of(template, plan, dtypes, labels=labels) is not None:
         return None  # more than one exact group: every one by the keyed ranges, none gathered
     mapped = bool(ranked) and label_codes.maps_labels(template[n]._config() for n in ranked[0])

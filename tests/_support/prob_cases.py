@@ -62,6 +62,13 @@ def between_set() -> sm.MetricSet:
                         bounded=sm.AUROC(C, max_bytes=4096))
 
 
+def binary_between_set() -> sm.MetricSet:
+    """A binary probability AUROC / AP group between F1 (ignoring -1) and accuracy: the keyed
+    ranges (their tasks keep the set's error order), not the score ranges."""
+    return sm.MetricSet(f=sm.F1(ignore_index=-1), a=sm.AUROC(scores="probability"),
+                        p=sm.AveragePrecision(scores="probability"), acc=sm.Accuracy())
+
+
 def spam_set() -> sm.MetricSet:
     """``pos_label="spam"`` on two exact groups (raw and ``scores="probability"``) and F1."""
     return sm.MetricSet(a=sm.AUROC(pos_label="spam"), f1=sm.F1(pos_label="spam"),
@@ -78,7 +85,7 @@ def animal_set() -> sm.MetricSet:
 #: The cases: (set builder, label column, score column(s)).
 CASES: dict[str, tuple[Any, str, Any]] = {
     "binary": (binary_set, "yb", "pb"), "multiclass": (multiclass_set, "y", SCORES),
-    "between": (between_set, "y", SCORES), "spam": (spam_set, "ys", "pb"), "animals": (animal_set, "yc", SCORES),
+    "between": (between_set, "y", SCORES), "binary_between": (binary_between_set, "yb", "pb"), "spam": (spam_set, "ys", "pb"), "animals": (animal_set, "yc", SCORES),
 }
 
 

@@ -68,7 +68,7 @@ def test_groups_equal_one_process(n: int, seed: int, ranges: int, weighted: bool
 
 @pytest.mark.parametrize(("case", "how"), [("binary", "above"), ("binary", "below"), ("multiclass", "above"),
                                           ("multiclass", "below"), ("between", "above"), ("between", "label"),
-                                          ("between", "seven"), ("spam", "above"),
+                                          ("between", "seven"), ("binary_between", "label"), ("spam", "above"),
                                           ("animals", "unknown"), ("multiclass", "label")])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_refused_in_a_late_partition(case: str, how: str, weighted: bool) -> None:
