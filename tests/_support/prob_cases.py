@@ -7,6 +7,7 @@ partition alone (the engines name a row by its index in its partition, as the st
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -145,3 +146,24 @@ def assert_bitwise(got: Any, want: Any, names: list[str]) -> None:
     for g, w in rows:
         for n in names:
             assert np.array_equal(np.asarray(g[n], float), np.asarray(w[n], float), equal_nan=True), n
+
+
+#: The ``evaluate`` runs every engine's test makes: (case, keyword arguments).
+ENGINE_RUNS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("binary", {}), ("binary", {"weight": "w"}), ("multiclass", {"by": "g"}), ("between", {"weight": "w"}),
+    ("binary_between", {}), ("spam", {}), ("animals", {}))
+
+
+def check_runs(evaluate: Any, data: Any, df: pd.DataFrame, seen: list[Any]) -> None:
+    """:data:`ENGINE_RUNS` of an engine's ``evaluate`` over ``data`` (``df`` on the engine):
+    one process's values, and a range route taken (``seen``: what the spied routes gave, a
+    None where a route was not taken; cleared before each run)."""
+    for case, kwargs in ENGINE_RUNS:
+        make, label, score = CASES[case]
+        seen.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = evaluate(data, make(), label=label, score=score, **kwargs)
+            want = one_process(case, df, kwargs.get("by"), "weight" in kwargs)
+        assert any(s is not None for s in seen), case  # a range route, not the state path
+        assert_close(got, want)

@@ -45,16 +45,7 @@ def test_ray_takes_the_ranges(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) ->
     df = pc.frame(1_200, 31)
     ds = ray.data.from_pandas([df.iloc[:0], df.iloc[:300], df.iloc[300:1_000], df.iloc[1_000:]])
     ran = _spied(monkeypatch)
-    for case, kwargs in (("binary", {}), ("binary", {"weight": "w"}), ("multiclass", {"by": "g"}),
-                         ("between", {"weight": "w"}), ("spam", {}), ("animals", {})):
-        make, label, score = pc.CASES[case]
-        ran.clear()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            got = sm_ray.evaluate(ds, make(), label=label, score=score, **kwargs)
-            want = pc.one_process(case, df, kwargs.get("by"), "weight" in kwargs)
-        assert ran, case  # a range route, not the state path
-        pc.assert_close(got, want)
+    pc.check_runs(sm_ray.evaluate, ds, df, ran)
     df.iloc[:600].to_parquet(tmp_path / "a.parquet")
     df.iloc[600:].to_parquet(tmp_path / "b.parquet")
     for case in ("binary", "spam", "multiclass"):

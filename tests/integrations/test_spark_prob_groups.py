@@ -38,16 +38,7 @@ def test_spark_takes_the_ranges(spark_session: Any, monkeypatch: pytest.MonkeyPa
         warnings.simplefilter("ignore", FutureWarning)
         frame = spark_session.createDataFrame(df).repartition(3)
     seen = _spied(monkeypatch)
-    for case, kwargs in (("binary", {}), ("binary", {"weight": "w"}), ("multiclass", {"by": "g"}),
-                         ("between", {"weight": "w"}), ("spam", {}), ("animals", {})):
-        make, label, score = pc.CASES[case]
-        seen.clear()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            got = sm_spark.evaluate(frame, make(), label=label, score=score, **kwargs)
-            want = pc.one_process(case, df, kwargs.get("by"), "weight" in kwargs)
-        assert any(s is not None for s in seen), case  # a range route, not the state path
-        pc.assert_close(got, want)
+    pc.check_runs(sm_spark.evaluate, frame, df, seen)
     df.to_parquet(tmp_path / "f.parquet")  # the direct Parquet ranges (binary), the keyed job
     files = spark_session.read.parquet(str(tmp_path))
     for case in ("binary", "multiclass"):
