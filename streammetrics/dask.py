@@ -33,7 +33,9 @@ range task holds its range's scores; the root R counts for AUROC, 24 bytes per d
 positive score for AP), and for ``by=`` slices, multiclass one-vs-rest and multilabel exact
 AUROC (also partial: ``max_fpr``) / AP (also interpolated and 11-point) and one-vs-one AUROC,
 and sets of several such exact state groups (one-vs-one beside one-vs-rest, another
-``ignore_index``),
+``ignore_index``; the other members' groups before, between or after them; ``classes=`` /
+``pos_label=`` each group with its own codec), ``scores="probability"`` members too (each task
+checks the rows with the group's own probability state),
 which go by (key, score) ranges (:mod:`streammetrics._engines.keyed_ranges`: the root
 O(R x K) numbers for K slices x classes, within 1e-12); beyond that,
 :func:`evaluate_ranked` or the bounded variants (``max_bytes``) -- see docs/scale-out.md.

@@ -29,8 +29,11 @@ one-vs-rest and multilabel exact ``AUROC`` (also partial: ``max_fpr``) / ``Avera
 ranges over the blocks (:mod:`streammetrics._engines.ray_keyed`): the driver receives
 O(R x K) numbers for K slices x classes, labels or class pairs, within 1e-12 of one process;
 so do sets with several exact AUROC / AP state groups (one-vs-one beside one-vs-rest, another
-``ignore_index``: each group its own columns). Every other case -- curves, other exact score
-states (``AUROC(scores="probability")``, ``KSStatistic``), ``compute=False`` -- takes
+``ignore_index``: each group its own columns; the other members' groups before, between or
+after them; ``classes=`` / ``pos_label=`` each group with its own codec); ``scores="probability"``
+members take the routes of raw scores (each task checks the rows with the group's own
+probability state). Every other case -- curves, other exact score states (``KSStatistic``),
+``compute=False`` -- takes
 the state path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
 score, 16 weighted, and their merge).
 

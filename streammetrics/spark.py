@@ -61,13 +61,16 @@ The set's other members go by their states as above (on the shuffled and keyed r
 the same pass, each partition's state merged on the driver). Still gathered on the driver (one
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
 ``compute=False`` (the merged accumulators are asked for), the curves (``ROCCurve``,
-``PRCurve``: use :func:`evaluate_ranked`), other exact score states
-(``AUROC(scores="probability")``, ``KSStatistic``) and string labels with ``by=``. Several exact
-AUROC / AP state groups (one-vs-one beside one-vs-rest, another ``ignore_index``) go by the
-keyed ranges together. A vector score column (MLlib ``VectorUDT`` or arrays) with ``by=`` or
-multiclass takes the keyed ranges; ``classes=`` / ``pos_label=`` members with string labels,
-and ``DecimalType`` scores or labels (read as float64, as the state path reads them), take the
-routes of numeric columns (:mod:`streammetrics._engines.label_codes`). See docs/scale-out.md.
+``PRCurve``: use :func:`evaluate_ranked`), other exact score states (``KSStatistic``) and
+string labels with ``by=``. Several exact AUROC / AP state groups (one-vs-one beside
+one-vs-rest, another ``ignore_index``) go by the keyed ranges together, wherever the other
+members' groups sit in the member order, each group mapping ``classes=`` / ``pos_label=``
+labels with its own codec; ``scores="probability"`` members take the routes of raw scores (each
+task checks the rows with the group's own probability state). A vector score column (MLlib
+``VectorUDT`` or arrays) with ``by=`` or multiclass takes the keyed ranges; ``classes=`` /
+``pos_label=`` members with string labels, and ``DecimalType`` scores or labels (read as
+float64, as the state path reads them), take the routes of numeric columns
+(:mod:`streammetrics._engines.label_codes`). See docs/scale-out.md.
 
 Complexity: one ``update`` pass per partition on the executors, ``depth`` rounds of merges; the
 driver holds one merged state -- counts for the members above, one score per row for the

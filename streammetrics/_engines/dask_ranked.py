@@ -288,7 +288,7 @@ def ranked_graph(
 
     template, _ = normalise(metrics)
     ignore = ranked_engine.check_metrics(dict(template.items()), label_codes.LABEL_KEYS)
-    labels = label_codes.label_options(m._config() for _, m in template.items())
+    labels = ranked_engine.twin_options(m._config() for _, m in template.items())
     fprs = ranked_engine.partial_fprs(m._config() for _, m in template.items())
     envelope = ranked_engine.needs_envelope(m._config() for _, m in template.items())
     n_ranges, fixed = _edges(ranges)

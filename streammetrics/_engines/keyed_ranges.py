@@ -32,7 +32,7 @@ score) pairs share a range; a key spans consecutive ranges (its codes lie betwee
 edge keys). Steps, engine-neutral (:mod:`streammetrics._engines.dask_keyed` wires them for Dask):
 
 1. :func:`keyed_part`: a task's rows validated (the exact state's checks,
-   :func:`~streammetrics._core.validation.score_batch`), its slice keys factorised as
+   ``KeyedSplit.checks``: ``score_batch``, or the probability buffer's), its slice keys factorised as
    ``Sliced`` factorises them (local codes), its tuples unsorted, the other members fed, a
    sample of the tuples.
 2. :func:`edges_of`: the global slice keys (first seen first), each task's map from local to
@@ -78,7 +78,6 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.validation import score_batch
 from streammetrics._scores.exact.sort_kernels import stable_sort_with
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
@@ -91,7 +90,7 @@ from .keyed_envelope import KeyedEnvelopes
 from .keyed_split import VECTOR as VECTOR
 from .keyed_split import KeyedSplit as KeyedSplit
 from .keyed_split import Tuples as Tuples
-from .keyed_split import batch_tuples, pair_codes, task_of
+from .keyed_split import batch_tuples, pair_codes, rest_before
 from .keyed_split import split_of as split_of
 from .plan import (
     Plan,
@@ -161,40 +160,27 @@ def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:
 
 def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_size: int,
                acc: Any = None) -> KeyedPart:
-    """A task's rows (:func:`frame_batches`; a batch's ``where`` optional) as keyed tuples, the
-    labels mapped by the ranked members' codec first (:func:`label_codes.coded`), unsorted (see
-    the module docstring), with the other members fed (in the set's group order: each exact
-    group's checks before or after theirs, :attr:`KeyedSplit.ranked_first`), the task's slice keys
-    and rows per slice, and up to ``sample_size`` evenly spaced tuples. Tuples of weight 0 are
-    left out (a zero weight is a removal). ``acc``: the other members' accumulator to feed
-    instead of a fresh one (the caller's, kept across calls; its state not in the part).
-    O(n x width)."""
+    """A task's rows (:func:`frame_batches`; a batch's ``where`` optional) as keyed tuples, each
+    exact group's labels mapped by its own codec (:func:`label_codes.coded`) and checked as its
+    state checks them (:attr:`KeyedSplit.checks`: ``scores="probability"`` too), unsorted (see
+    the module docstring), with the other members fed, the task's slice keys and rows per slice,
+    and up to ``sample_size`` evenly spaced tuples. A refused batch raises one process's error
+    (:func:`_checked`). Tuples of weight 0 are left out (a zero weight is a removal). ``acc``:
+    the other members' accumulator to feed instead of a fresh one (the caller's, kept across
+    calls; its state not in the part). O(n x width)."""
     rest = acc if acc is not None or split.rest is None else empty_set(split.rest, split.rest_kind)
     local: dict[Any, int] = {}
-    task = task_of(split)
     groups, starts, stride = split.groups, split.starts, split.width
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
     for y, p, w, slices, *at in batches:
         kwargs = {} if slices is None else {"slices": slices}
-        fed = rest is None
-        checked: dict[Any, Any] = {}  # a batch checked once per ignore_index
-        codes = None
-        for g in groups:
-            if not fed and not g.ranked_first:
-                rest.update(y, p, sample_weight=w, **kwargs)
-                fed = True
-            if codes is None:  # the labels as the ranked members' codec maps them (one group then)
-                codes = label_codes.coded(y, split.codec, split.label, at[0] if at else "")
-            if g.ignore_index not in checked:
-                checked[g.ignore_index] = score_batch(codes, p, w, task, split.n_classes, g.ignore_index)
-        if not fed:
+        checked = _checked(y, p, w, kwargs, split, groups, at[0] if at else "")
+        if rest is not None:
             rest.update(y, p, sample_weight=w, **kwargs)
-        b = checked[groups[0].ignore_index]
-        rows = _slice_codes(slices, b.y.shape[0], local)
+        rows = _slice_codes(slices, checked[0].y.shape[0], local)
         row_codes.append(rows)
-        for g, start in zip(groups, starts, strict=True):
-            b = checked[g.ignore_index]
+        for g, start, b in zip(groups, starts, checked, strict=True):
             out += batch_tuples(b.y, b.s, b.w, rows, g, stride, start)
     tuples = _joined(out)
     m = tuples[0].shape[0]
@@ -205,6 +191,34 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
         counts = np.bincount(np.concatenate(row_codes), minlength=len(local))
     return KeyedPart(None if rest is None or acc is not None else state_of(rest), tuples,
                      (tuples[0][idx], tuples[1][idx], stands), list(local), counts)
+
+
+def _checked(y: Any, p: Any, w: Any, kwargs: dict[str, Any], split: KeyedSplit,
+             groups: Sequence[KeyedSplit], where: str) -> list[Any]:
+    """Each exact group's batch (``groups``: :attr:`KeyedSplit.groups`) checked as its members' ``update``
+    checks it: the labels mapped by the group's codec, then its state's ``check`` (once per
+    layout, ``ignore_index`` and probability checks, among groups without a codec). A group
+    that refuses the batch: one process's error, the first in the set's group order -- the
+    other members whose groups come before it check the batch first (:func:`rest_before`: a
+    fresh accumulator, on the error path only); when every group accepts, the caller's
+    ``update`` of the other members raises theirs. O(n x groups)."""
+    out: list[Any] = []
+    done: dict[Any, Any] = {}
+    for g in groups:
+        key = (type(g.checks), g.ignore_index) if g.codec is None else id(g)
+        try:
+            if key not in done:
+                done[key] = g.checks.check(label_codes.coded(y, g.codec, split.label, where), p, w)
+        except ValueError as exc:
+            refused = exc
+            break
+        out.append(done[key])
+    else:
+        return out
+    before = rest_before(split, g)
+    if before is not None:
+        before.update(y, p, sample_weight=w, **kwargs)  # their error comes first
+    raise refused
 
 
 def _joined(parts: list[Tuples]) -> Tuples:

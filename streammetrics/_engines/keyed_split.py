@@ -26,7 +26,7 @@ from streammetrics.wrappers.metricset import MetricSet
 
 from . import label_codes
 from . import ranked as ranked_engine
-from .plan import Plan, numeric_dtype
+from .plan import Plan, empty_set, numeric_dtype
 
 #: The configuration the ranked members must have (exact AUROC, full or partial area, one-vs-rest
 #: or one-vs-one; AP step, interpolated or 11-point -- the ranges' envelopes,
@@ -81,12 +81,23 @@ class KeyedSplit:
             at += g.width
         return tuple(out)
     label: Any = "label"  #: the label column(s) (named in a refused label's message)
+    #: the rest's members whose state groups come before this group in the set's order (their
+    #: checks come first in one process's ``update``: :func:`rest_before`)
+    before: tuple[str, ...] = ()
 
     @functools.cached_property
     def codec(self) -> Any:
         """The ranked members' label codec (``classes=`` / ``pos_label=``), or None: what
-        :func:`label_codes.coded` maps each batch's labels with before they are checked."""
+        :func:`label_codes.coded` maps each batch's labels with before they are checked (each
+        group of :attr:`groups` its own)."""
         return label_codes.ranked_codec(self.ranked)
+
+    @functools.cached_property
+    def checks(self) -> Any:
+        """The ranked members' exact state, empty (:func:`label_codes.ranked_checks`): its
+        ``check`` validates a batch's coded labels, scores and weights as their ``update`` does
+        (``scores="probability"``: the probability buffer's checks too)."""
+        return label_codes.ranked_checks(self.ranked)
 
     @property
     def ap(self) -> bool:
@@ -163,19 +174,21 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
     ranking groups are keyed -- multiclass / multilabel, ``by=``, or more than one group -- and
     the keyed ranges give their values; else None (one binary group without ``by`` has its own
-    range paths).
+    range paths -- unless the other members' groups sit on both sides of it: their tasks could
+    not keep one process's error order).
 
     Taken when one or more state groups hold only exact ``AUROC`` (full area, or partial: any
     ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / ``AveragePrecision`` (step,
     interpolated or 11-point) members (binary, multiclass or multilabel -- one ``num_classes`` /
     ``multilabel`` among all of them, one ``ignore_index`` / ``multi_class`` per group --, any
     ``average``: :func:`_keyed_group`; ``classes=`` / ``pos_label=`` only with ``labels``, a
-    route that maps them, :mod:`.label_codes`, and then in one exact group), fed numeric label
+    route that maps them, :mod:`.label_codes`: each group with its own codec), fed numeric label
     (one per label for multilabel; with ``classes=`` / ``pos_label=`` and no ``by=`` also
     strings, categoricals, objects, which ``Sliced`` refuses), score (one per class or label)
-    and weight columns, no other ``update`` keywords. Every other group (bounded ``max_bytes``
-    AUROC, F1, ...) travels as states, and their groups must be consecutive in the set's order
-    (validation follows it). O(members)."""
+    and weight columns, no other ``update`` keywords; ``scores="probability"`` members too (their
+    state's checks, :attr:`KeyedSplit.checks`). Every other group (bounded ``max_bytes`` AUROC,
+    F1, ...) travels as states, before, between or after the exact groups (the errors keep the
+    set's group order: :attr:`KeyedSplit.before`). O(members)."""
     labels_in = [plan.label] if isinstance(plan.label, str) else list(plan.label)
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
     vector = isinstance(plan.score, str) and dtypes.get(plan.score) == VECTOR
@@ -204,11 +217,9 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
            for f in firsts):
         return None
     # Sliced reads its labels as numbers (strings refused before its members' codecs see them);
-    # multilabel classes= name the label columns, which hold numbers; one codec: one exact group
-    mapping = label_codes.maps_labels(inner[n]._config() for g in ranked for n in g)
-    if mapping and len(ranked) > 1:
-        return None
-    mapped = labels and not sliced and not firsts[0]["multilabel"] and mapping
+    # multilabel classes= name the label columns, which hold numbers; each group its own codec
+    mapped = labels and not sliced and not firsts[0]["multilabel"] and all(
+        label_codes.maps_labels(inner[n]._config() for n in g) for g in ranked)
     if not all(label_codes.label_column(dtypes.get(c), mapped) for c in labels_in):
         return None
     c, multilabel = firsts[0]["num_classes"], bool(firsts[0]["multilabel"])
@@ -216,13 +227,13 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
         return None
     if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels_in) != c):
         return None  # a multilabel target is L label columns, any other one label column
-    if c is None and not sliced and len(ranked) == 1:
-        return None  # one binary group without slices: range_counts / the ranked engine
+    at = [i for i, g in enumerate(groups) if g not in ranked]  # the rest's groups
+    between = bool(at) and at[0] < groups.index(ranked[0]) < at[-1]
+    if c is None and not sliced and len(ranked) == 1 and not between:
+        return None  # one binary group without slices: range_counts / the ranked engine (the
+        # rest's groups on both sides of it: this split, whose tasks keep one process's error order)
     order = tuple(n for n, _ in inner.items())
     others = [n for n in order if not any(n in g for g in ranked)]
-    at = [i for i, g in enumerate(groups) if g not in ranked]  # the rest's groups
-    if at and at != list(range(at[0], at[-1] + 1)):
-        return None  # a keyed group between two of the rest's: one update could not keep the order
     rest, rest_kind = None, "MetricSet"
     if others:
         twin = MetricSet({n: type(inner[n])._from_config(inner[n]._config()) for n in others})
@@ -242,7 +253,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
                                 None if names is None else tuple(names),
                                 int(template.max_slices) if sliced else 1,
                                 ranked_engine.partial_fprs(inner[n]._config() for n in g), multilabel,
-                                first.get("multi_class", "ovr") == "ovo", label=plan.label))
+                                first.get("multi_class", "ovr") == "ovo", label=plan.label,
+                                before=tuple(n for i in at if i < groups.index(g) for n in groups[i])))
     every = ranked_engine.partial_fprs(inner[n]._config() for g in ranked for n in g)
     return dataclasses.replace(parts[0], rest=rest, max_fprs=every, more=tuple(parts[1:]))
 
@@ -258,12 +270,25 @@ def _keyed_group(inner: MetricSet, group: Sequence[str], allowed: Any = frozense
     for cfg in cfgs:
         if set(cfg) - allowed or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
             return False
-        if cfg.get("scores") == "probability":  # its exact buffer checks more than score_batch
-            return False
         if any(cfg[k] != cfgs[0][k] for k in ("num_classes", "ignore_index", "multilabel")) or \
                 cfg.get("multi_class", "ovr") != cfgs[0].get("multi_class", "ovr"):
             return False
     return True
+
+
+def rest_before(split: KeyedSplit, group: KeyedSplit) -> Any:
+    """A fresh accumulator of the rest's members whose groups come before ``group``
+    (:attr:`KeyedSplit.before`), or None: fed a batch that ``group`` refuses, it raises the
+    error one process's ``update`` raises first (the error path only). O(members)."""
+    if not group.before or split.rest is None:
+        return None
+    sliced = split.rest_kind == "Sliced"
+    cfg = split.rest["metric"]["config"] if sliced else split.rest
+    keep = set(group.before)
+    sub = {**cfg, "members": {n: c for n, c in cfg["members"].items() if n in keep},
+           "groups": [g for g in cfg["groups"] if g[0] in keep]}
+    return empty_set({**split.rest, "metric": {"class": "MetricSet", "config": sub}} if sliced else sub,
+                     split.rest_kind)
 
 
 def task_of(split: KeyedSplit) -> str:

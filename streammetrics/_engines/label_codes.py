@@ -38,9 +38,22 @@ def ranked_codec(ranked: Mapping[str, Any]) -> Any:
     first = next(iter(ranked.values()))
     if not LABEL_KEYS & set(first["config"]):
         return None
-    metric = Metric._registry[first["class"]]._from_config(first["config"])
-    codec = metric._codec
+    codec = _first(ranked)._codec
     return None if codec is None or codec.task == "multilabel" else codec
+
+
+def ranked_checks(ranked: Mapping[str, Any]) -> Any:
+    """The ranked members' exact score state (one state group, empty): its ``check`` is their
+    ``update``'s checks of a batch whose labels :func:`coded` mapped (``score_batch``; with
+    ``scores="probability"`` the probability buffer's: values in [0, 1], multiclass row sums),
+    what a range route applies to each batch before it splits the rows itself. O(C)."""
+    return _first(ranked)._state
+
+
+def _first(ranked: Mapping[str, Any]) -> Metric:
+    """The first ranked member, built from its configuration. O(C)."""
+    first = next(iter(ranked.values()))
+    return Metric._registry[first["class"]]._from_config(first["config"])
 
 
 def coded(y: Any, codec: Any, column: Any = "label", where: str = "") -> Any:

@@ -41,7 +41,6 @@ from typing import Any
 
 import numpy as np
 
-from streammetrics._core.validation import score_batch
 from streammetrics._scores.exact import merge_count
 from streammetrics._scores.thresholds import ThresholdCounts, average_precision
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
@@ -119,7 +118,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
     score, :func:`final_values`), fed one numeric label and score column (``dtypes``: the
     frame's column dtypes, :func:`~.plan.numeric_dtype`; a column missing from them takes the
     general path) with unit weights, no slices and no other ``update`` keywords: the first such
-    group goes by ranges, every other (a bounded ``max_bytes`` AUROC, F1...) as states.
+    group (``scores="probability"`` too: its state's checks, :func:`label_codes.ranked_checks`)
+    goes by ranges, every other (a bounded ``max_bytes`` AUROC, F1...) as states.
     ``weighted``: a numeric weight column instead (the ranked engine's route). ``offsets`` (range
     tasks that know the weights above them: the ranked kernel): the group may also hold partial
     AUROCs (``max_fpr``; without, None), interpolated / 11-point AP from the ranges' envelopes
@@ -184,12 +184,12 @@ def partition_parts(batches: Iterable[tuple[Any, ...]], split: Split, sample_siz
     joined at the end: one allocation per task. O(n)."""
     scores = _ClassBuffer(rows)
     rest = None if split.rest is None else empty_set(split.rest)
-    codec = label_codes.ranked_codec(split.ranked)
+    codec, checks = label_codes.ranked_codec(split.ranked), label_codes.ranked_checks(split.ranked)
     for y, p, *at in batches:
         if rest is not None and not split.ranked_first:  # errors in the set's group order
             rest.update(y, p)
         codes = label_codes.coded(y, codec, split.label, at[0] if at else "")
-        scores.add(score_batch(codes, p, None, "binary", 1, split.ignore_index), split.ignore_index)
+        scores.add(checks.check(codes, p), split.ignore_index)
         if rest is not None and split.ranked_first:
             rest.update(y, p)
     runs = scores.runs()

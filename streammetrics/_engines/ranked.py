@@ -66,7 +66,7 @@ from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
-from . import ap_envelope, pair_counts
+from . import ap_envelope, label_codes, pair_counts
 from .ap_envelope import EnvelopePart
 from .plan import Plan, empty_set, feed, feed_arrow
 
@@ -83,9 +83,11 @@ _FREE = {"average", "ignore_index", "drop_intermediate", "max_fpr", "interpolate
 def check_metrics(metrics: Mapping[str, Any], free: Iterable[str] = ()) -> Any:
     """Check that every metric is an exact binary AUROC (full or partial area: ``max_fpr``) /
     AveragePrecision (step, interpolated or 11-point) / ROCCurve / PRCurve with one common
-    ``ignore_index``; return that ``ignore_index``. ``free``: more configuration keys that may
-    take any value (a route that maps ``classes=`` / ``pos_label=`` labels itself)."""
-    ignore = None
+    ``ignore_index``, all of them ``scores="probability"`` (the twin's probability buffer checks
+    the rows: :func:`twin_options`) or none; return that ``ignore_index``. ``free``: more
+    configuration keys that may take any value (a route that maps ``classes=`` / ``pos_label=``
+    labels itself)."""
+    ignore = prob = None
     required = _REQUIRED
     for i, (name, m) in enumerate(metrics.items()):
         if type(m) not in _SUPPORTED:
@@ -93,9 +95,7 @@ def check_metrics(metrics: Mapping[str, Any], free: Iterable[str] = ()) -> Any:
                 f"metrics: range-partitioned evaluation supports AUROC, AveragePrecision, ROCCurve "
                 f"and PRCurve, got {type(m).__name__} ({name!r})")
         cfg = m._config()
-        # the declared score range: bins' only (an exact "probability" buffer checks more)
-        scores = {"scores"} if cfg.get("scores") != "probability" else set()
-        extra = sorted(set(cfg) - set(_REQUIRED) - _FREE - scores - set(free))
+        extra = sorted(set(cfg) - set(_REQUIRED) - _FREE - {"scores"} - set(free))
         bad = [k for k in required if k in cfg and cfg[k] != required[k]]
         if extra or bad:
             key = (extra or bad)[0]
@@ -105,8 +105,23 @@ def check_metrics(metrics: Mapping[str, Any], free: Iterable[str] = ()) -> Any:
         if i and cfg["ignore_index"] != ignore:
             raise ValueError(f"metrics: {name!r} has ignore_index={cfg['ignore_index']!r}, "
                              f"the others {ignore!r}")
-        ignore = cfg["ignore_index"]
+        if i and (cfg.get("scores") == "probability") != prob:
+            raise ValueError(f"metrics: {name!r} has scores={cfg.get('scores', 'raw')!r}, the others "
+                             f"{'probability' if prob else 'raw or logit'!r} (one state checks "
+                             "probabilities, the other not); give them the same scores=")
+        ignore, prob = cfg["ignore_index"], cfg.get("scores") == "probability"
     return ignore
+
+
+def twin_options(configs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The options of the ranked members (``metric._config()`` dicts, :func:`check_metrics`) that
+    the :func:`runs_config` twin shares to check their rows as they do: ``classes=`` /
+    ``pos_label=`` (:func:`~.label_codes.label_options`) and ``scores="probability"`` (its
+    exact buffer checks the probabilities). O(members x C)."""
+    configs = list(configs)
+    labels = label_codes.label_options(configs)
+    probability = any(c.get("scores") == "probability" for c in configs)
+    return {**labels, "scores": "probability"} if probability else labels
 
 
 def partial_fprs(configs: Iterable[Mapping[str, Any]]) -> tuple[float, ...]:
@@ -119,8 +134,8 @@ def partial_fprs(configs: Iterable[Mapping[str, Any]]) -> tuple[float, ...]:
 
 def runs_config(ignore_index: Any, labels: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The configuration of the exact binary ``AUROC`` twin that validates each partition;
-    ``labels``: the ranked members' ``classes=`` / ``pos_label=`` (its own codec then maps each
-    batch's labels as theirs do, :func:`~.label_codes.label_options`)."""
+    ``labels``: the ranked members' ``classes=`` / ``pos_label=`` and ``scores=`` (its own codec
+    then maps each batch's labels, its state checks the rows, as theirs do: :func:`twin_options`)."""
     return MetricSet(s=AUROC(ignore_index=ignore_index, **dict(labels or {})))._config()
 
 

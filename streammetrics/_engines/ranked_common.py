@@ -70,7 +70,7 @@ def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges:
     template, shape = normalise(metrics)
     members = dict(template.items())
     ignore = ranked_engine.check_metrics(members, label_codes.LABEL_KEYS)
-    labels = label_codes.label_options(m._config() for m in members.values())
+    labels = ranked_engine.twin_options(m._config() for m in members.values())
     n_ranges, fixed = check_ranges(ranges)
     sample_size = check_param(sample_size, "sample_size", SAMPLE_SIZE)
     chunk_rows = check_param(chunk_rows, "chunk_rows", CHUNK_ROWS_PARAM)

@@ -37,7 +37,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import label_codes, range_counts, ray_ranges
+from . import range_counts, ray_ranges
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .plan import (
@@ -122,7 +122,7 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
             return [(parts[0], skipped, None), *range_counts.partition_runs(parts, edges)]
         import pyarrow as pa
 
-        labels = label_codes.label_options(cfg["config"] for cfg in split.ranked.values())
+        labels = ranked_engine.twin_options(cfg["config"] for cfg in split.ranked.values())
         twin = Plan(config=ranked_engine.runs_config(split.ignore_index, labels), family="classification",
                     label="y", score="s", weight=None if plan.weight is None else "w")
         rest = None if split.rest is None else empty_set(split.rest)

@@ -49,7 +49,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from streammetrics._core.metric import trusted_states
-from streammetrics._core.validation import score_batch
 
 from . import label_codes, range_counts
 from . import ranked as ranked_engine
@@ -167,14 +166,15 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
     with trusted_states():
         rest = None if split.rest is None else empty_set(split.rest)
         kept: list[ranked_engine.Runs] = []  # per batch, the range's negatives and positives
-        codec = label_codes.ranked_codec(split.ranked)
+        codec, checks = label_codes.ranked_codec(split.ranked), label_codes.ranked_checks(split.ranked)
         for i, piece in enumerate(pieces):
             owned = share[0] <= i < share[1]
             try:
                 for y, p in _rows([piece], plan):
                     runs = [_EMPTY, _EMPTY]
                     codes = label_codes.coded(y, codec, plan.label, f"the Parquet file {piece.source!r}")
-                    for group, s in _validated(split, rest, (y, codes), p, edges, r, owned):
+                    for group, s in _validated(split, rest, (y, codes), p, edges, r,
+                                               checks if owned else None):
                         runs[group] = s
                     kept.append((runs[0], None, runs[1], None))
             except ValueError as exc:
@@ -199,19 +199,21 @@ def wants_ap(split: range_counts.Split) -> bool:
 
 
 def _validated(split: range_counts.Split, rest: Any, labels: tuple[Any, Any], p: np.ndarray,
-               edges: np.ndarray, r: int, owned: bool) -> list[tuple[int, np.ndarray]]:
+               edges: np.ndarray, r: int, owned: Any) -> list[tuple[int, np.ndarray]]:
     """The ``(group, scores)`` of the rows whose score is in range r (group 1: positives, 0:
-    negatives). In the task's share (``owned``) every row is checked as the exact score state
-    checks it (:func:`score_batch`), ``rest`` (the set's other members, or None) fed every row,
-    in the set's group order; outside it nothing is checked -- the share's task refuses a bad
-    row, failing the job -- and the rows are split as the state splits valid rows (labels 1
-    and 0, ``ignore_index`` dropped). ``labels``: the rows' labels as given (what ``rest`` is
-    fed) and as the ranked members' codes (:func:`label_codes.coded`). O(n)."""
+    negatives). In the task's share (``owned``: the ranked members' empty state,
+    :func:`label_codes.ranked_checks`; None outside it) every row is checked as that exact
+    score state checks it (its ``check``: ``score_batch``, or the probability buffer's),
+    ``rest`` (the set's other members, or None) fed every row, in the set's group order;
+    outside it nothing is checked -- the share's task refuses a bad row, failing the job --
+    and the rows are split as the state splits valid rows (labels 1 and 0, ``ignore_index``
+    dropped). ``labels``: the rows' labels as given (what ``rest`` is fed) and as the ranked
+    members' codes (:func:`label_codes.coded`). O(n)."""
     y_in, y = labels
-    if owned:
+    if owned is not None:
         if rest is not None and not split.ranked_first:
             rest.update(y_in, p)
-        batch = score_batch(y, p, None, "binary", 1, split.ignore_index)
+        batch = owned.check(y, p)
         if rest is not None and split.ranked_first:
             rest.update(y_in, p)
         y, p = batch.y, batch.s

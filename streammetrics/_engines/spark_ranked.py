@@ -42,7 +42,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import label_codes, range_counts
+from . import range_counts
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .dask_ranked import CHUNK_ROWS
@@ -350,7 +350,7 @@ def set_request(split: range_counts.Split, plan: Plan, cores: int) -> common.Ran
     refusing or skipping nulls as the run does; :data:`RANGES_PER_CORE` ranges per core (at
     least 8), sampled edges, no curves. O(members)."""
     template = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
-    labels = label_codes.label_options(cfg["config"] for cfg in split.ranked.values())
+    labels = ranked_engine.twin_options(cfg["config"] for cfg in split.ranked.values())
     twin = Plan(config=ranked_engine.runs_config(split.ignore_index, labels), family="classification",
                 label=plan.label, score=plan.score, weight=plan.weight, positive_index=plan.positive_index,
                 task=plan.task, nulls=plan.nulls)

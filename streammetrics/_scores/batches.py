@@ -114,8 +114,14 @@ class ScoreBatches:
             or (is_scalar(y_true) and is_scalar(y_score))
         ):
             return self._split_one(y_true, y_score, sample_weight)
-        return self.split(score_batch(y_true, y_score, sample_weight, self.task, self.n_columns,
-                                      self.ignore_index))
+        return self.split(self.check(y_true, y_score, sample_weight))
+
+    def check(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> ScoreBatch:
+        """The checks of :meth:`prepare` alone: the batch converted and checked
+        (:func:`~streammetrics._core.validation.score_batch` with this state's layout), not split
+        -- what a route that splits the rows itself (the engines' range tasks) applies to the
+        ranked members' batches. Never mutates. O(n) (O(n·C) for score matrices)."""
+        return score_batch(y_true, y_score, sample_weight, self.task, self.n_columns, self.ignore_index)
 
     def prepare_checked(self, batch: ScoreBatch) -> Any:
         """The increment of a :class:`ScoreBatch` its maker has checked: :meth:`split` of it as it

@@ -41,13 +41,22 @@ class ProbabilityScores(SortedScores):
         return (*super().key(), "probability")  # type: ignore[misc]
 
     def prepare(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
-        """The calibration metrics' checks (:func:`prepare_batch`), then the buffer's split of
-        the checked arrays, handed over as a :class:`ScoreBatch` (not checked again). O(n C)."""
+        """The calibration metrics' checks (:meth:`check`), then the buffer's split of the
+        checked arrays (not checked again). O(n C)."""
+        return self.split(self.check(y_true, y_score, sample_weight))
+
+    def check(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> ScoreBatch:
+        """The checks of :meth:`prepare` alone (:func:`prepare_batch`: labels, weights,
+        probabilities in [0, 1] and not NaN, multiclass row sums), the checked arrays as a
+        :class:`ScoreBatch` (float64 probabilities; rows labelled ``ignore_index`` left out; no
+        row when nothing counts). O(n C)."""
         b = prepare_batch(y_true, y_score, sample_weight, self.num_classes, False, losses=False,
                           ignore_index=self.ignore_index)
         if b is None:
-            return None
-        return self.split(ScoreBatch(b.y, b.p, b.w, b.y, b.p))
+            y = np.zeros(0, np.int8 if self.num_classes is None else np.intp)
+            p = np.zeros((0,) if self.num_classes is None else (0, self.num_classes))
+            return ScoreBatch(y, p, None, y, p)
+        return ScoreBatch(b.y, b.p, b.w, b.y, b.p)
 
     def load_arrays(self, arrays: Mapping[str, Any]) -> None:
         """The sorted buffer's validation, and every value must be a probability in [0, 1]."""

@@ -205,9 +205,9 @@ def test_errors_follow_the_sets_group_order() -> None:
 
 def test_split_layout_and_routes(tmp_path: Any) -> None:
     """The split's groups, starts and per-column layouts; a keyed group between two of the
-    rest's groups and an ineligible exact group keep their routes; evaluate_parquet takes the
-    keyed ranges; ``scores="logit"`` joins the exact group, ``"probability"`` travels as a
-    state; the root receives O(R x K) numbers, not the scores."""
+    rest's groups takes the keyed ranges (each group knows the rest's members before it);
+    evaluate_parquet takes the keyed ranges; ``scores="logit"`` joins the exact group,
+    ``"probability"`` is an exact group of its own (its state's checks); the root receives O(R x K) numbers, not the scores."""
     df = _data(3_000, 5, decimals=6, slices=10)
     types = dict(df.dtypes.items())
 
@@ -223,9 +223,10 @@ def test_split_layout_and_routes(tmp_path: Any) -> None:
     assert sp.partial_columns == ((0.3,),) * C + ((),) + ((0.4,),) * C * (C - 1)
     assert [g.ranked_first for g in sp.groups] == [True, False]
     between = sm.MetricSet(f=sm.F1(C), a=sm.AUROC(C), acc=sm.Accuracy(C, ignore_index=-1), b=sm.AUROC(C, ignore_index=-1))
-    assert split(between, label="y", score=SCORES) is None  # the rest split around a keyed group
+    around = split(between, label="y", score=SCORES)  # the rest on both sides of the keyed groups
+    assert [g.before for g in around.groups] == [("f",), ("f", "acc")] and around.rest is not None
     prob = split(sm.MetricSet(a=sm.AUROC(C), p=sm.AUROC(C, scores="probability")), label="y", score=SCORES)
-    assert list(prob.ranked) == ["a"] and not prob.more  # the probability buffer checks more: a state
+    assert [list(g.ranked) for g in prob.groups] == [["a"], ["p"]]  # the probability buffer: its own group
     acc, _, plan = make_plan(sm.MetricSet(a=sm.AUROC(scores="logit"), p=sm.AveragePrecision()), label="yb",
                              score="s1", weight=None, query=None, doc_id=None, update_kwargs={},
                              available=list(df.columns))
@@ -263,15 +264,26 @@ class _RootInputs(Callback):  # type: ignore[misc]
             self.sent["range"] = self.sent.get("range", 0) + cases.numbers_in(result)
 
 
-def test_evaluate_ranked_takes_logit_scores_not_probability() -> None:
-    """``scores="logit"`` keeps raw's exact state: ``evaluate_ranked`` gives its value; the
-    ``"probability"`` buffer checks more than the ranges do: refused, naming the option."""
+def test_evaluate_ranked_takes_logit_and_probability_scores() -> None:
+    """``scores="logit"`` keeps raw's exact state: ``evaluate_ranked`` gives its value; with
+    ``"probability"`` its twin's probability buffer checks the rows as the members' does (a
+    score above 1 refused); members that check differently are refused, naming the option."""
     from streammetrics.dask import evaluate_ranked
 
     df = _data(400, 2)
+    df = df.assign(p=df.s1 / df.s1.max())
+    df = df.assign(bad=np.where(np.arange(len(df)) == 300, 1.25, df.p))  # in the late partition
     frame = cases.delayed_partitions(df, [150])
+    want = sm.AUROC().update(df.yb.to_numpy(), df.s1.to_numpy()).compute()
     with dask.config.set(scheduler="synchronous"):
         got = evaluate_ranked(frame, sm.MetricSet(a=sm.AUROC(scores="logit")), label="yb", score="s1")
-        with pytest.raises(ValueError, match="got scores='probability'"):
-            evaluate_ranked(frame, sm.MetricSet(a=sm.AUROC(scores="probability")), label="yb", score="s1")
-    assert got["a"] == sm.AUROC().update(df.yb.to_numpy(), df.s1.to_numpy()).compute()
+        prob = evaluate_ranked(frame, sm.MetricSet(a=sm.AUROC(scores="probability")), label="yb", score="p")
+        with pytest.raises(ValueError, match="probabilities must lie in") as eng:
+            evaluate_ranked(frame, sm.MetricSet(a=sm.AUROC(scores="probability")), label="yb", score="bad")
+        with pytest.raises(ValueError, match="has scores='raw'"):
+            evaluate_ranked(frame, sm.MetricSet(a=sm.AUROC(scores="probability"), b=sm.AUROC()), label="yb",
+                            score="p")
+    with pytest.raises(ValueError) as one:
+        sm.AUROC(scores="probability").update(df.yb.to_numpy()[150:], df.bad.to_numpy()[150:])
+    assert str(one.value) in str(eng.value)
+    assert got["a"] == want and prob["a"] == want

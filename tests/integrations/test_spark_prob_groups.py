@@ -1,0 +1,59 @@
+"""Issue #32 on Spark: ``scores="probability"`` AUROC / AP groups, an exact group between two
+other state groups in the member order, and ``classes=`` / ``pos_label=`` string labels beside a
+second exact group take the range routes of :func:`streammetrics.spark.evaluate` (score ranges,
+shuffled ranked ranges, keyed ranges), never the state path: one process's values within 1e-12,
+and a probability above 1 (or a label outside the classes) in a late partition refused with
+one process's message and offending value. A real local Spark (the stand-in frames of the keyed
+tests run the same ``keyed_part`` the Dask tests check)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+import prob_cases as pc  # noqa: E402
+
+import streammetrics.spark as sm_spark  # noqa: E402
+from streammetrics._engines import spark_keyed, spark_ranges, spark_ranked  # noqa: E402
+
+
+def _spied(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The splits the range routes' ``split_for`` return (a None: that route not taken)."""
+    seen: list[Any] = []
+    for module in (spark_keyed, spark_ranked, spark_ranges):
+        real = module.split_for
+        monkeypatch.setattr(module, "split_for", lambda *a, real=real, **k: seen.append(real(*a, **k)) or seen[-1])
+    return seen
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_takes_the_ranges(spark_session: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    df = pc.frame(900, 21)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        frame = spark_session.createDataFrame(df).repartition(3)
+    seen = _spied(monkeypatch)
+    pc.check_runs(sm_spark.evaluate, frame, df, seen)
+    df.to_parquet(tmp_path / "f.parquet")  # the direct Parquet ranges (binary), the keyed job
+    files = spark_session.read.parquet(str(tmp_path))
+    for case in ("binary", "multiclass"):
+        make, label, score = pc.CASES[case]
+        seen.clear()
+        got = sm_spark.evaluate(files, make(), label=label, score=score)
+        assert any(s is not None for s in seen), case
+        pc.assert_close(got, pc.one_process(case, df))
+    for case, how in (("binary", "above"), ("multiclass", "below"), ("between", "label"), ("animals", "unknown")):
+        bad = pc.spoiled(df, case, 700, how)
+        want = pc.refused(case, bad).split(" at index")[0].split(" at row")[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            bad_frame = spark_session.createDataFrame(bad).repartition(3)
+        make, label, score = pc.CASES[case]
+        with pytest.raises(ValueError) as eng:
+            sm_spark.evaluate(bad_frame, make(), label=label, score=score)
+        assert want in str(eng.value), (want, str(eng.value))
