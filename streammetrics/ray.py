@@ -29,8 +29,10 @@ one-vs-rest and multilabel exact ``AUROC`` (also partial: ``max_fpr``) / ``Avera
 ranges over the blocks (:mod:`streammetrics._engines.ray_keyed`): the driver receives
 O(R x K) numbers for K slices x classes, labels or class pairs, within 1e-12 of one process;
 so do sets with several exact AUROC / AP state groups (one-vs-one beside one-vs-rest, another
-``ignore_index``: each group its own columns). Every other case -- curves, other exact score
-states (``AUROC(scores="probability")``, ``KSStatistic``), ``compute=False`` -- takes
+``ignore_index``: each group its own columns). A binary exact ``KSStatistic`` in the AUROC / AP
+state group sends the set by the weighted route's summaries (one number a range: its largest
+|TPR - FPR|; KS bit for bit unweighted). Every other case -- curves, other exact score states
+(``AUROC(scores="probability")``, a multiclass or ``by=`` KS), ``compute=False`` -- takes
 the state path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
 score, 16 weighted, and their merge).
 
@@ -434,7 +436,8 @@ def evaluate_ranked(
         path, a directory, a glob or a list of them (names starting with ``_`` or ``.``
         skipped; not hive-partitioned directories) -- read by the tasks themselves.
     metrics : MetricSet, Metric or mapping of name -> Metric
-        Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``.
+        Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``KSStatistic``,
+        ``ROCCurve``, ``PRCurve``, ``GainsCurve`` / ``LiftCurve``, ``DETCurve``.
     label, score : str
         The 0/1 label and the score columns.
     weight : str, optional
@@ -454,8 +457,9 @@ def evaluate_ranked(
     Returns
     -------
     dict or value
-        In the shape of ``metrics``: floats for AUROC and AP, ``ROCCurveResult`` /
-        ``PRCurveResult`` for the curves (assembled on the driver: one point per distinct score).
+        In the shape of ``metrics``: floats for AUROC, AP and KS, ``ROCCurveResult`` /
+        ``PRCurveResult`` / ``GainsCurveResult`` / ``DETCurveResult`` for the curves (assembled
+        on the driver: one point per distinct score).
 
     Raises
     ------

@@ -1,0 +1,75 @@
+"""Issue #32 on Ray: a set holding ``KSStatistic`` beside exact AUROC / AP goes by the block ranges
+(each range summarised with the weight above it sends its largest |TPR - FPR|) in ``evaluate``
+and ``evaluate_parquet`` (through its dataset), no longer by the state path; ``evaluate_ranked``
+takes ``KSStatistic``, ``GainsCurve`` / ``LiftCurve`` and ``DETCurve``. Against a real local Ray:
+one process (KS bit for bit unweighted, else 1e-12) and its warnings."""
+
+from __future__ import annotations
+
+import unittest.mock
+from typing import Any
+
+import pandas as pd
+import pytest
+
+ray = pytest.importorskip("ray")
+pytest.importorskip("ray.data")
+
+import engine_cases as cases  # noqa: E402
+import partial_auc_cases as pac  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+from streammetrics._engines import ray_blocks, ray_ranges  # noqa: E402
+from streammetrics.ray import evaluate, evaluate_parquet, evaluate_ranked  # noqa: E402
+
+local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
+
+
+@pytest.mark.parametrize(("weighted", "order", "cuts"), [(False, "ranked first", [0, 90, 90, 200]),
+                                                         (True, "rest first", [150]),
+                                                         (False, "rest first", [])])
+def test_blocks_equal_one_process(weighted: bool, order: str, cuts: list[int], monkeypatch: Any) -> None:
+    df = pac.data(300, len(cuts), 2, weighted)
+    metrics = pac.ks_set(order)
+    want, warned = pac.one_process(metrics, df)
+    calls: list[int] = []
+    real = ray_blocks.evaluate_blocks
+    monkeypatch.setattr(ray_blocks, "evaluate_blocks", lambda *a: calls.append(1) or real(*a))
+    with unittest.mock.patch.object(ray_ranges, "range_count", lambda: 3):
+        got, caught = pac.recorded(lambda: evaluate(pac.ray_dataset(df, cuts), metrics, label="y", score="p",
+                                                    weight="w" if weighted else None))
+    pac.close(got, want)
+    assert caught == warned and calls == [1]
+    if not weighted:
+        assert got["ks"] == want["ks"]
+
+
+@pytest.mark.parametrize("case", ["no positives", "no negatives"])
+def test_one_class_warns_as_one_process(case: str) -> None:
+    df = pac.one_class(pac.data(200, 3, 2, True), case)
+    metrics = sm.MetricSet(ks=sm.KSStatistic(), auc=sm.AUROC(), f1=sm.F1())
+    want, warned = pac.one_process(metrics, df)
+    got, caught = pac.recorded(lambda: evaluate(pac.ray_dataset(df, [80]), metrics, label="y", score="p", weight="w"))
+    pac.close(got, want)
+    assert caught == warned
+
+
+def test_parquet_and_evaluate_ranked(tmp_path: Any, monkeypatch: Any) -> None:
+    """``evaluate_parquet`` with a KS member reads its dataset by the block path; Ray's
+    ``evaluate_ranked`` takes KS and the gains / lift / DET curves (files and a dataset)."""
+    frames = [pac.data(k, 60 + i, 2, True) for i, k in enumerate([700, 0, 900])]
+    for i, f in enumerate(frames):
+        f.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    df = pd.concat(frames, ignore_index=True)
+    calls: list[int] = []
+    real = ray_blocks.evaluate_blocks
+    monkeypatch.setattr(ray_blocks, "evaluate_blocks", lambda *a: calls.append(1) or real(*a))
+    metrics = pac.ks_set()
+    for weight in (None, "w"):
+        want, _ = pac.one_process(metrics, df if weight else df.drop(columns="w"))
+        pac.close(evaluate_parquet(str(tmp_path), metrics, label="y", score="p", weight=weight), want)
+    assert calls == [1, 1]
+    pac.check_ranked(evaluate_ranked(str(tmp_path), pac.CURVES, label="y", score="p", weight="w",
+                                     ranges=[0.2, 0.5, 0.5]), df, True)
+    pac.check_ranked(evaluate_ranked(ray.data.from_pandas(df), pac.CURVES, label="y", score="p", ranges=3),
+                     df, False)

@@ -1,0 +1,60 @@
+"""Issue #32 on Spark: a set holding ``KSStatistic`` beside exact AUROC / AP goes by the shuffled
+score ranges of ``evaluate_ranked`` in ``evaluate`` (each range summarised with the weight above
+it sends its largest |TPR - FPR|), no longer by the state path; ``evaluate_ranked`` takes
+``KSStatistic``, ``GainsCurve`` / ``LiftCurve`` and ``DETCurve``. Against a real local Spark: one
+process (KS bit for bit unweighted, else 1e-12) and its warnings."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+from unittest import mock
+
+import pytest
+
+pytest.importorskip("pyspark")
+pytest.importorskip("pyarrow")
+
+import partial_auc_cases as pac  # noqa: E402
+
+import streammetrics as sm  # noqa: E402
+import streammetrics.spark as sm_spark  # noqa: E402
+from streammetrics._engines import spark_ranked  # noqa: E402
+
+
+def _frame(spark: Any, df: Any, partitions: int = 3) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return spark.createDataFrame(df).repartition(partitions)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+@pytest.mark.parametrize(("order", "weighted"), [("rest first", True), ("ranked first", False)])
+def test_created_frame_equals_one_process(spark_session: Any, order: str, weighted: bool) -> None:
+    df = pac.data(1_500, len(order), 2, weighted)
+    metrics = pac.ks_set(order)
+    want, warned = pac.one_process(metrics, df)
+    with mock.patch.object(spark_ranked, "counted_summaries", wraps=spark_ranked.counted_summaries) as ranked:
+        got, caught = pac.recorded(lambda: sm_spark.evaluate(_frame(spark_session, df), metrics, label="y",
+                                                             score="p", weight="w" if weighted else None))
+    pac.close(got, want)
+    assert caught == warned and ranked.call_count == 1  # the shuffled ranges, not the state path
+    if not weighted:
+        assert got["ks"] == want["ks"]
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_one_class_and_evaluate_ranked(spark_session: Any, tmp_path: Any) -> None:
+    df = pac.one_class(pac.data(300, 2, 2, True), "no negatives")
+    metrics = sm.MetricSet(ks=sm.KSStatistic(), f1=sm.F1())
+    want, warned = pac.one_process(metrics, df)
+    got, caught = pac.recorded(lambda: sm_spark.evaluate(_frame(spark_session, df), metrics, label="y", score="p",
+                                                         weight="w"))
+    pac.close(got, want)
+    assert caught == warned
+    df = pac.data(1_200, 7, 2, True)
+    df.to_parquet(tmp_path / "a.parquet", index=False)
+    frame = spark_session.read.parquet(str(tmp_path))
+    pac.check_ranked(sm_spark.evaluate_ranked(frame, pac.CURVES, label="y", score="p", weight="w",
+                                              ranges=[0.3, 0.6, 0.6]), df, True)
+    pac.check_ranked(sm_spark.evaluate_ranked(frame, pac.CURVES, label="y", score="p", ranges=4), df, False)
