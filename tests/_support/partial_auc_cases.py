@@ -74,6 +74,15 @@ def defined(df: pd.DataFrame) -> bool:
     return bool(w[df.y.to_numpy() == 1].sum() > 0 and w[df.y.to_numpy() == 0].sum() > 0)
 
 
+def parquet_parts(root: Any, sizes: list[int], seed: int) -> pd.DataFrame:
+    """Weighted :func:`data` frames of ``sizes`` rows (seeds ``seed``, ``seed + 1``, ...) written
+    as ``root/part-i.parquet``; returns them concatenated."""
+    frames = [data(k, seed + i, 2, True) for i, k in enumerate(sizes)]
+    for i, f in enumerate(frames):
+        f.to_parquet(root / f"part-{i}.parquet", index=False)
+    return pd.concat(frames, ignore_index=True)
+
+
 def one_class(df: pd.DataFrame, case: str) -> pd.DataFrame:
     """``df`` with a class absent: "no positives", "no negatives", "positives weigh zero" or
     "empty" (no row)."""

@@ -18,7 +18,6 @@ import dask  # noqa: E402
 import dask.dataframe as dd  # noqa: E402
 import engine_cases as cases  # noqa: E402
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 import partial_auc_cases as pac  # noqa: E402
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
@@ -89,10 +88,7 @@ def test_evaluate_ranked_one_class_warns() -> None:
 def test_local_cluster_and_parquet(client: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """A real 2-process LocalCluster: a frame and Parquet files (an empty one), weighted or not,
     each by the ranked route (the root combines range summaries, never a state of the scores)."""
-    frames = [pac.data(k, 50 + i, 2, True) for i, k in enumerate([900, 0, 1_400])]
-    for i, f in enumerate(frames):
-        f.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
-    df = pd.concat(frames, ignore_index=True)
+    df = pac.parquet_parts(tmp_path, [900, 0, 1_400], 50)
     metrics = pac.ks_set("rest first")
     sizes = _summaries(monkeypatch)
     for weight in ("w", None):

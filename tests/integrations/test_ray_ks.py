@@ -9,7 +9,6 @@ from __future__ import annotations
 import unittest.mock
 from typing import Any
 
-import pandas as pd
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -57,10 +56,7 @@ def test_one_class_warns_as_one_process(case: str) -> None:
 def test_parquet_and_evaluate_ranked(tmp_path: Any, monkeypatch: Any) -> None:
     """``evaluate_parquet`` with a KS member reads its dataset by the block path; Ray's
     ``evaluate_ranked`` takes KS and the gains / lift / DET curves (files and a dataset)."""
-    frames = [pac.data(k, 60 + i, 2, True) for i, k in enumerate([700, 0, 900])]
-    for i, f in enumerate(frames):
-        f.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
-    df = pd.concat(frames, ignore_index=True)
+    df = pac.parquet_parts(tmp_path, [700, 0, 900], 60)
     calls: list[int] = []
     real = ray_blocks.evaluate_blocks
     monkeypatch.setattr(ray_blocks, "evaluate_blocks", lambda *a: calls.append(1) or real(*a))

@@ -6,26 +6,19 @@ process (KS bit for bit unweighted, else 1e-12) and its warnings."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 from unittest import mock
 
 import pytest
 
 pytest.importorskip("pyspark")
-pytest.importorskip("pyarrow")
 
 import partial_auc_cases as pac  # noqa: E402
+from test_spark_max_fpr import _frame  # noqa: E402  (createDataFrame, repartitioned)
 
 import streammetrics as sm  # noqa: E402
 import streammetrics.spark as sm_spark  # noqa: E402
 from streammetrics._engines import spark_ranked  # noqa: E402
-
-
-def _frame(spark: Any, df: Any, partitions: int = 3) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", FutureWarning)
-        return spark.createDataFrame(df).repartition(partitions)
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
