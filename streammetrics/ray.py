@@ -29,10 +29,11 @@ one-vs-rest and multilabel exact ``AUROC`` (also partial: ``max_fpr``) / ``Avera
 ranges over the blocks (:mod:`streammetrics._engines.ray_keyed`): the driver receives
 O(R x K) numbers for K slices x classes, labels or class pairs, within 1e-12 of one process;
 so do sets with several exact AUROC / AP state groups (one-vs-one beside one-vs-rest, another
-``ignore_index``: each group its own columns). A binary exact ``KSStatistic`` in the AUROC / AP
+``ignore_index``: each group its own columns). An exact ``KSStatistic`` in the AUROC / AP
 state group sends the set by the weighted route's summaries (one number a range: its largest
-|TPR - FPR|; KS bit for bit unweighted). Every other case -- curves, other exact score states
-(``AUROC(scores="probability")``, a multiclass or ``by=`` KS), ``compute=False`` -- takes
+|TPR - FPR|; KS bit for bit unweighted), with ``by=`` or multiclass by the keyed ranges (one
+number per key and range). Every other case -- curves, other exact score states
+(``AUROC(scores="probability")``), ``compute=False`` -- takes
 the state path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
 score, 16 weighted, and their merge).
 

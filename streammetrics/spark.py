@@ -62,9 +62,9 @@ the same pass, each partition's state merged on the driver). Still gathered on t
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
 ``compute=False`` (the merged accumulators are asked for), the curves (``ROCCurve``,
 ``PRCurve``, ``GainsCurve``...: use :func:`evaluate_ranked`), other exact score states
-(``AUROC(scores="probability")``, a multiclass or ``by=`` ``KSStatistic``) and string labels with
-``by=``; a binary exact ``KSStatistic`` beside AUROC / AP takes the shuffled ranges (each range
-sends its largest |TPR - FPR|). Several exact
+(``AUROC(scores="probability")``) and string labels with ``by=``; an exact ``KSStatistic``
+beside AUROC / AP takes the shuffled ranges (each range sends its largest |TPR - FPR|), with
+``by=`` or multiclass the keyed ranges. Several exact
 AUROC / AP state groups (one-vs-one beside one-vs-rest, another ``ignore_index``) go by the
 keyed ranges together. A vector score column (MLlib ``VectorUDT`` or arrays) with ``by=`` or
 multiclass takes the keyed ranges; ``classes=`` / ``pos_label=`` members with string labels,

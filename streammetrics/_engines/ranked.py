@@ -614,9 +614,7 @@ def member_values(members: Iterable[tuple[str, Any]], res: Mapping[str, Any]) ->
             if out[name] != out[name]:
                 warn_undefined_nan("AveragePrecision", "no positives")
         elif isinstance(m, KSStatistic):
-            out[name] = float(res["partial"][KS])
-            if out[name] != out[name]:
-                warn_undefined_nan("KSStatistic", "no positives or no negatives")
+            out[name] = m._given(np.array([res["partial"][KS]]))
         elif isinstance(m, ROCCurve):
             out[name] = ROCCurveResult(res["curve"], m.drop_intermediate)
         elif isinstance(m, GainsCurve):

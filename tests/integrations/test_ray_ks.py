@@ -9,6 +9,7 @@ from __future__ import annotations
 import unittest.mock
 from typing import Any
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -69,3 +70,29 @@ def test_parquet_and_evaluate_ranked(tmp_path: Any, monkeypatch: Any) -> None:
                                      ranges=[0.2, 0.5, 0.5]), df, True)
     pac.check_ranked(evaluate_ranked(ray.data.from_pandas(df), pac.CURVES, label="y", score="p", ranges=3),
                      df, False)
+
+
+def test_multiclass_and_sliced_ks_by_keyed_ranges(monkeypatch: Any) -> None:
+    """Multiclass one-vs-rest ``KSStatistic(C)`` beside ``AUROC(C)`` and a binary KS with ``by=``
+    take the keyed ranges (not the state path): one process's values (KS bit for bit unweighted)."""
+    from test_dask_keyed import SCORES, _data
+
+    from streammetrics._engines import ray_keyed
+
+    calls: list[int] = []
+    real = ray_keyed.kr.final_values
+    monkeypatch.setattr(ray_keyed.kr, "final_values", lambda *a: calls.append(1) or real(*a))
+    df = _data(500, 11)
+    c = len(SCORES)
+    metrics = sm.MetricSet(auroc=sm.AUROC(c), ks=sm.KSStatistic(c), acc=sm.Accuracy(c))
+    want = metrics.copy().update(df.y.to_numpy(), df[SCORES].to_numpy()).compute()
+    got = evaluate(pac.ray_dataset(df, [120, 300]), metrics, label="y", score=SCORES)
+    np.testing.assert_array_equal(got["ks"], want["ks"])
+    assert abs(got["auroc"] - want["auroc"]) <= 1e-12 and got["acc"] == want["acc"]
+    sliced = sm.MetricSet(ks=sm.KSStatistic(), auroc=sm.AUROC())
+    one = sm.Sliced(sliced.copy()).update(df.yb.to_numpy(), df.s1.to_numpy(), slices=df.g.to_numpy(),
+                                          sample_weight=df.w.to_numpy()).compute()
+    by = evaluate(pac.ray_dataset(df, [200]), sliced, label="yb", score="s1", by="g", weight="w")
+    for key in one:
+        assert abs(by[key]["ks"] - one[key]["ks"]) <= 1e-12 and abs(by[key]["auroc"] - one[key]["auroc"]) <= 1e-12
+    assert calls == [1, 1]

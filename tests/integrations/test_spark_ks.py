@@ -51,3 +51,29 @@ def test_one_class_and_evaluate_ranked(spark_session: Any, tmp_path: Any) -> Non
     pac.check_ranked(sm_spark.evaluate_ranked(frame, pac.CURVES, label="y", score="p", weight="w",
                                               ranges=[0.3, 0.6, 0.6]), df, True)
     pac.check_ranked(sm_spark.evaluate_ranked(frame, pac.CURVES, label="y", score="p", ranges=4), df, False)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_multiclass_and_sliced_ks_by_keyed_ranges(spark_session: Any) -> None:
+    """Multiclass one-vs-rest ``KSStatistic(C)`` beside ``AUROC(C)`` and a binary KS with ``by=``
+    take the keyed jobs (not the state path): one process's values (KS bit for bit unweighted)."""
+    import numpy as np
+    from test_dask_keyed import SCORES, _data
+
+    from streammetrics._engines import spark_keyed
+
+    df = _data(600, 12)
+    c = len(SCORES)
+    metrics = sm.MetricSet(auroc=sm.AUROC(c), ks=sm.KSStatistic(c), acc=sm.Accuracy(c))
+    want = metrics.copy().update(df.y.to_numpy(), df[SCORES].to_numpy()).compute()
+    with mock.patch.object(spark_keyed.kr, "final_values", wraps=spark_keyed.kr.final_values) as keyed:
+        got = sm_spark.evaluate(_frame(spark_session, df), metrics, label="y", score=SCORES)
+        sliced = sm.MetricSet(ks=sm.KSStatistic(), auroc=sm.AUROC())
+        by = sm_spark.evaluate(_frame(spark_session, df), sliced, label="yb", score="s1", by="g", weight="w")
+    np.testing.assert_array_equal(got["ks"], want["ks"])
+    assert abs(got["auroc"] - want["auroc"]) <= 1e-12 and got["acc"] == want["acc"]
+    one = sm.Sliced(sliced.copy()).update(df.yb.to_numpy(), df.s1.to_numpy(), slices=df.g.to_numpy(),
+                                          sample_weight=df.w.to_numpy()).compute()
+    for key in one:
+        assert abs(by[key]["ks"] - one[key]["ks"]) <= 1e-12 and abs(by[key]["auroc"] - one[key]["auroc"]) <= 1e-12
+    assert keyed.call_count == 2
