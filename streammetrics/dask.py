@@ -72,9 +72,10 @@ numeric ``weight`` column the same members go by :func:`evaluate_ranked`'s graph
 (:func:`streammetrics._engines.dask_ranked.ranked_graph`, in one ``compute`` with the other
 members' state tree, whose states the tasks that read and sort the rows make: one read):
 O(R) numbers at the root, within 1e-12 (float sums in another order).
-So does a set with a partial ``AUROC(max_fpr=...)`` member, weighted or not (each range task,
-told the weight above it, sends its part of the partial area); another state group beside the
-exact one (a bounded ``AUROC(max_bytes=...)``) travels as its state.
+So does a set with a partial ``AUROC(max_fpr=...)`` or a binary exact ``KSStatistic`` member
+in that state group, weighted or not (each range task, told the weight above it, sends its part
+of the partial area, its largest |TPR - FPR|); another state group beside the exact one (a
+bounded ``AUROC(max_bytes=...)``) travels as its state.
 The graph has P (3 + R) + R + 2 tasks for P partition tasks (14 for 2
 workers reading Parquet): ``distributed`` costs about a millisecond of scheduler and worker
 CPU per task. For AUROC, AP and curves at a size where even the

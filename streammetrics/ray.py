@@ -32,8 +32,10 @@ so do sets with several exact AUROC / AP state groups (one-vs-one beside one-vs-
 ``ignore_index``: each group its own columns; the other members' groups before, between or
 after them; ``classes=`` / ``pos_label=`` each group with its own codec); ``scores="probability"``
 members take the routes of raw scores (each task checks the rows with the group's own
-probability state). Every other case -- curves, other exact score states (``KSStatistic``),
-``compute=False`` -- takes
+probability state). An exact ``KSStatistic`` in the AUROC / AP state group sends the set by the
+weighted route's summaries (one number a range: its largest |TPR - FPR|; KS bit for bit
+unweighted), with ``by=`` or multiclass by the keyed ranges (one number per key and range).
+Every other case -- curves, ``compute=False`` -- takes
 the state path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
 score, 16 weighted, and their merge).
 
@@ -437,7 +439,8 @@ def evaluate_ranked(
         path, a directory, a glob or a list of them (names starting with ``_`` or ``.``
         skipped; not hive-partitioned directories) -- read by the tasks themselves.
     metrics : MetricSet, Metric or mapping of name -> Metric
-        Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``.
+        Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``KSStatistic``,
+        ``ROCCurve``, ``PRCurve``, ``GainsCurve`` / ``LiftCurve``, ``DETCurve``.
     label, score : str
         The 0/1 label and the score columns.
     weight : str, optional
@@ -457,8 +460,9 @@ def evaluate_ranked(
     Returns
     -------
     dict or value
-        In the shape of ``metrics``: floats for AUROC and AP, ``ROCCurveResult`` /
-        ``PRCurveResult`` for the curves (assembled on the driver: one point per distinct score).
+        In the shape of ``metrics``: floats for AUROC, AP and KS, ``ROCCurveResult`` /
+        ``PRCurveResult`` / ``GainsCurveResult`` / ``DETCurveResult`` for the curves (assembled
+        on the driver: one point per distinct score).
 
     Raises
     ------

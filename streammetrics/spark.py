@@ -61,9 +61,11 @@ The set's other members go by their states as above (on the shuffled and keyed r
 the same pass, each partition's state merged on the driver). Still gathered on the driver (one
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
 ``compute=False`` (the merged accumulators are asked for), the curves (``ROCCurve``,
-``PRCurve``: use :func:`evaluate_ranked`), other exact score states (``KSStatistic``) and
-string labels with ``by=``. Several exact AUROC / AP state groups (one-vs-one beside
-one-vs-rest, another ``ignore_index``) go by the keyed ranges together, wherever the other
+``PRCurve``, ``GainsCurve``...: use :func:`evaluate_ranked`) and string labels with ``by=``;
+an exact ``KSStatistic`` beside AUROC / AP takes the shuffled ranges (each range sends its
+largest |TPR - FPR|), with ``by=`` or multiclass the keyed ranges. Several exact AUROC / AP
+state groups (one-vs-one beside one-vs-rest, another ``ignore_index``) go by the keyed ranges
+together, wherever the other
 members' groups sit in the member order, each group mapping ``classes=`` / ``pos_label=``
 labels with its own codec; ``scores="probability"`` members take the routes of raw scores (each
 task checks the rows with the group's own probability state). A vector score column (MLlib
@@ -516,7 +518,8 @@ def evaluate_ranked(
     df : pyspark.sql.DataFrame
         The rows (only ``label``, ``score`` and ``weight`` are read).
     metrics : MetricSet, Metric or mapping of name -> Metric
-        Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve``.
+        Exact binary ``AUROC`` (full area), ``AveragePrecision`` (step), ``KSStatistic``,
+        ``ROCCurve``, ``PRCurve``, ``GainsCurve`` / ``LiftCurve``, ``DETCurve``.
     label, score : str
         The 0/1 label and the score columns.
     weight : str, optional
@@ -535,8 +538,9 @@ def evaluate_ranked(
     Returns
     -------
     dict or value
-        In the shape of ``metrics``: floats for AUROC and AP, ``ROCCurveResult`` /
-        ``PRCurveResult`` for the curves (assembled on the driver: one point per distinct score).
+        In the shape of ``metrics``: floats for AUROC, AP and KS, ``ROCCurveResult`` /
+        ``PRCurveResult`` / ``GainsCurveResult`` / ``DETCurveResult`` for the curves (assembled
+        on the driver: one point per distinct score).
 
     Raises
     ------

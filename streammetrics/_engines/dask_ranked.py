@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.params import Param, check_param
-from streammetrics.ranking.metrics import PRCurve, ROCCurve
 
 from . import label_codes
 from . import ranked as ranked_engine
@@ -289,7 +288,7 @@ def ranked_graph(
     template, _ = normalise(metrics)
     ignore = ranked_engine.check_metrics(dict(template.items()), label_codes.LABEL_KEYS)
     labels = ranked_engine.twin_options(m._config() for _, m in template.items())
-    fprs = ranked_engine.partial_fprs(m._config() for _, m in template.items())
+    fprs = ranked_engine.readouts((type(m).__name__, m._config()) for _, m in template.items())
     envelope = ranked_engine.needs_envelope(m._config() for _, m in template.items())
     n_ranges, fixed = _edges(ranges)
     sample_size = check_param(sample_size, "sample_size", _SAMPLE_SIZE)
@@ -438,8 +437,9 @@ def evaluate_ranked(
         other Dask DataFrame, whose partitions Dask computes, each whole.
     metrics : MetricSet, Metric or mapping of name -> Metric
         Exact binary ``AUROC`` (full area, or partial: ``max_fpr``, McClish-standardised as
-        scikit-learn's), ``AveragePrecision`` (step), ``ROCCurve``, ``PRCurve`` templates (their
-        configuration is used; they are not modified).
+        scikit-learn's), ``AveragePrecision`` (step), ``KSStatistic`` (each range sends its
+        largest |TPR - FPR|), ``ROCCurve``, ``PRCurve``, ``GainsCurve`` / ``LiftCurve``,
+        ``DETCurve`` templates (their configuration is used; they are not modified).
     label, score : str or dask Series
         The 0/1 label and the score columns, or Dask Series derived from ``ddf`` (as
         :func:`streammetrics.dask.evaluate` takes them: ``score=ddf.p * 1.0``, added to the
@@ -470,9 +470,10 @@ def evaluate_ranked(
     Returns
     -------
     dict or value
-        In the shape of ``metrics``, as :func:`streammetrics.dask.evaluate`: floats for AUROC and
-        AP, ``ROCCurveResult`` / ``PRCurveResult`` for the curves (these, the output, are
-        assembled on the client: one point per distinct score).
+        In the shape of ``metrics``, as :func:`streammetrics.dask.evaluate`: floats for AUROC, AP
+        and KS, ``ROCCurveResult`` / ``PRCurveResult`` / ``GainsCurveResult`` /
+        ``DETCurveResult`` for the curves (these, the output, are assembled on the client: one
+        point per distinct score).
 
     Raises
     ------
@@ -514,14 +515,14 @@ def evaluate_ranked(
         label, score, weight = req.label, req.score, req.weight
     template, shape = normalise(metrics)
     members = dict(template.items())
-    curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())
+    curves = ranked_engine.wants_curve(members.values())
     skipped = [0]
     summaries, totals = range_summaries(ddf, metrics, label=label, score=score, weight=weight,
                                         ranges=ranges, sample_size=sample_size, curves=curves,
                                         chunk_rows=chunk_rows, ranges_at_once=ranges_at_once,
                                         nulls=nulls, skipped=skipped)
     warn_skipped(skipped[0], [c for c in (label, score, weight) if c is not None])
-    fprs = ranked_engine.partial_fprs(m._config() for m in members.values())
+    fprs = ranked_engine.readouts((type(m).__name__, m._config()) for m in members.values())
     res = ranked_engine.combine(summaries, totals, fprs)
     return shape.values(ranked_engine.member_values(members.items(), res))
 

@@ -79,6 +79,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._scores.exact.sort_kernels import stable_sort_with
+from streammetrics.calibration.ks_gains import KSStatistic
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 from streammetrics.wrappers.sliced.keys import cross, factorize, short_repr, split_slices
@@ -560,6 +561,9 @@ def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[K
             for name, (group, start) in where.items():  # each group's columns from its start
                 base, width, c = g * stride + start, group.width, group.n_classes
                 m = twin[name]
+                if isinstance(m, KSStatistic):  # per class (binary: one), its own warning
+                    got[name] = m._given(partial[ranked_engine.KS][base : base + c])
+                    continue
                 assert isinstance(m, (AUROC, AveragePrecision))
                 if isinstance(m, AUROC):
                     arr = auroc if m.max_fpr is None or m.max_fpr == 1 else partial[float(m.max_fpr)]

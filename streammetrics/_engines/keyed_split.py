@@ -2,9 +2,10 @@
 
 :func:`split_of` decides from a run's template and plan whether its exact ranking groups go by
 (key, score) ranges and returns the :class:`KeyedSplit` every step shares: the ranked members,
-the rest, the problems per slice (:attr:`KeyedSplit.width`) and which columns carry an AP or a
-partial area. :func:`batch_tuples` turns a checked batch into keyed tuples (key, score,
-positive, weight): a key is ``slice * width + column``, the column a class, a label, the pooled
+the rest, the problems per slice (:attr:`KeyedSplit.width`) and which columns carry an AP, a
+partial area or the KS readout (an exact ``KSStatistic`` in the group: the class columns).
+:func:`batch_tuples` turns a checked batch into keyed tuples (key, score, positive, weight): a
+key is ``slice * width + column``, the column a class, a label, the pooled
 micro problem, or an ordered class pair (one-vs-one, :func:`pair_codes`). A set of several
 exact groups (one-vs-one beside one-vs-rest, another ``ignore_index``) is one split: each group
 its own columns of a slice, after the previous group's (:attr:`KeyedSplit.more`,
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics.calibration.ks_gains import KSStatistic
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
@@ -145,12 +147,17 @@ class KeyedSplit:
         """Per column of a slice's problems (:attr:`width`), the ``max_fpr`` values whose part
         of the partial ROC area ``range_task`` computes there: an ``AUROC(max_fpr=m)``
         member reads m in the class / label columns (binary: the one; one-vs-one: every pair),
-        or in the pooled one when it averages micro. Empty tuples when no member has a partial
-        area. O(members + width)."""
+        or in the pooled one when it averages micro; a ``KSStatistic`` reads the
+        :data:`~.ranked.KS` readout in the class columns. Empty tuples when no member has a
+        partial area or a KS. O(members + width)."""
         if self.more:
             return tuple(p for g in self.groups for p in g.partial_columns)
         cols: list[set[float]] = [set() for _ in range(self.width)]
         for cfg in self.ranked.values():
+            if cfg["class"] == KSStatistic.__name__:  # its readout in the C class columns
+                for j in range(self.n_classes):
+                    cols[j].add(ranked_engine.KS)
+                continue
             m = cfg["config"].get("max_fpr")
             if cfg["class"] != "AUROC" or m is None or m == 1:
                 continue
@@ -179,10 +186,10 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
 
     Taken when one or more state groups hold only exact ``AUROC`` (full area, or partial: any
     ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / ``AveragePrecision`` (step,
-    interpolated or 11-point) members (binary, multiclass or multilabel -- one ``num_classes`` /
-    ``multilabel`` among all of them, one ``ignore_index`` / ``multi_class`` per group --, any
-    ``average``: :func:`_keyed_group`; ``classes=`` / ``pos_label=`` only with ``labels``, a
-    route that maps them, :mod:`.label_codes`: each group with its own codec), fed numeric label
+    interpolated or 11-point) / ``KSStatistic`` members (binary, multiclass or multilabel -- one
+    ``num_classes`` / ``multilabel`` among all of them, one ``ignore_index`` / ``multi_class`` per
+    group --, any ``average``: :func:`_keyed_group`; ``classes=`` / ``pos_label=`` only with
+    ``labels``, a route that maps them, :mod:`.label_codes`: each group with its own codec), fed numeric label
     (one per label for multilabel; with ``classes=`` / ``pos_label=`` and no ``by=`` also
     strings, categoricals, objects, which ``Sliced`` refuses), score (one per class or label)
     and weight columns, no other ``update`` keywords; ``scores="probability"`` members too (their
@@ -212,7 +219,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     ranked = [g for g in groups if _keyed_group(inner, g, allowed)]
     if not ranked:
         return None
-    firsts = [inner[g[0]]._config() for g in ranked]
+    firsts = [_full(inner[g[0]]._config()) for g in ranked]
     if any((f["num_classes"], f["multilabel"]) != (firsts[0]["num_classes"], firsts[0]["multilabel"])
            for f in firsts):
         return None
@@ -247,26 +254,37 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     names = plan.by if sliced and not isinstance(plan.by, str) else None
     parts = []
     for g, first in zip(ranked, firsts, strict=True):
-        micro = any(members[n]["config"]["average"] == "micro" for n in g) and c is not None
+        micro = any(members[n]["config"].get("average") == "micro" for n in g) and c is not None
         parts.append(KeyedSplit(order, {n: members[n] for n in g}, None, rest_kind, c or 1, micro,
                                 first["ignore_index"], not at or groups.index(g) < at[0], sliced, bare,
                                 None if names is None else tuple(names),
                                 int(template.max_slices) if sliced else 1,
-                                ranked_engine.partial_fprs(inner[n]._config() for n in g), multilabel,
+                                _readouts(inner, g), multilabel,
                                 first.get("multi_class", "ovr") == "ovo", label=plan.label,
                                 before=tuple(n for i in at if i < groups.index(g) for n in groups[i])))
-    every = ranked_engine.partial_fprs(inner[n]._config() for g in ranked for n in g)
+    every = _readouts(inner, [n for g in ranked for n in g])
     return dataclasses.replace(parts[0], rest=rest, max_fprs=every, more=tuple(parts[1:]))
 
 
+def _full(cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """A member's configuration with the keys a ``KSStatistic`` leaves out at their defaults
+    (its state is that of ``ignore_index=None``, not multilabel). O(1)."""
+    return {"num_classes": None, "ignore_index": None, "multilabel": False, **cfg}
+
+
+def _readouts(inner: MetricSet, names: Sequence[str]) -> tuple[float, ...]:
+    """The members' readouts from offset curve points (:func:`ranked.readouts`). O(members)."""
+    return ranked_engine.readouts((type(inner[n]).__name__, inner[n]._config()) for n in names)
+
+
 def _keyed_group(inner: MetricSet, group: Sequence[str], allowed: Any = frozenset(_ALLOWED)) -> bool:
-    """Whether a state group's members are exact ``AUROC`` / ``AveragePrecision`` the keyed
-    kernel serves (configuration keys among ``allowed``, ``scores`` "raw" or "logit": the same
-    exact state; one ``num_classes`` / ``ignore_index`` / ``multilabel`` / ``multi_class`` among
-    them). O(members)."""
-    if not all(type(inner[n]) in (AUROC, AveragePrecision) for n in group):
+    """Whether a state group's members are exact ``AUROC`` / ``AveragePrecision`` /
+    ``KSStatistic`` the keyed kernel serves (configuration keys among ``allowed``, ``scores``
+    "raw" or "logit": the same exact state; one ``num_classes`` / ``ignore_index`` /
+    ``multilabel`` / ``multi_class`` among them). O(members)."""
+    if not all(type(inner[n]) in (AUROC, AveragePrecision, KSStatistic) for n in group):
         return False
-    cfgs = [inner[n]._config() for n in group]
+    cfgs = [_full(inner[n]._config()) for n in group]
     for cfg in cfgs:
         if set(cfg) - allowed or any(cfg.get(k, v) != v for k, v in _REQUIRED.items()):
             return False
@@ -295,7 +313,7 @@ def task_of(split: KeyedSplit) -> str:
     """The ranking task the keyed members validate their batches as. O(members)."""
     if split.multilabel:
         return "multilabel"
-    multiclass = any(cfg["config"]["num_classes"] is not None for cfg in split.ranked.values())
+    multiclass = any(cfg["config"].get("num_classes") is not None for cfg in split.ranked.values())
     return "multiclass" if multiclass else "binary"
 
 

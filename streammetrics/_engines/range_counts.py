@@ -43,6 +43,7 @@ import numpy as np
 
 from streammetrics._scores.exact import merge_count
 from streammetrics._scores.thresholds import ThresholdCounts, average_precision
+from streammetrics.calibration.ks_gains import KSStatistic
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
 from streammetrics.wrappers.metricset import MetricSet
 
@@ -104,9 +105,10 @@ class Split:
 
     @property
     def max_fprs(self) -> tuple[float, ...]:
-        """The ranked AUROC members' distinct ``max_fpr`` below 1 (:func:`ranked.partial_fprs`):
-        the partial areas each range computes (with its offsets known: the ranked kernel)."""
-        return ranked_engine.partial_fprs(cfg["config"] for cfg in self.ranked.values())
+        """The readouts each range computes with its offsets known (the ranked kernel,
+        :func:`ranked.readouts`): the ranked AUROC members' distinct ``max_fpr`` below 1 (partial
+        areas), then the KS slot with a ``KSStatistic`` member."""
+        return ranked_engine.readouts((cfg["class"], cfg["config"]) for cfg in self.ranked.values())
 
 
 def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: bool = False,
@@ -143,7 +145,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
     mapped = bool(ranked) and label_codes.maps_labels(template[n]._config() for n in ranked[0])
     if not label_codes.label_column(dtypes.get(plan.label), mapped):
         return None
-    if not ranked or (not offsets and ranked_engine.partial_fprs(template[n]._config() for n in ranked[0])):
+    if not ranked or (not offsets and ranked_engine.readouts(
+            (type(template[n]).__name__, template[n]._config()) for n in ranked[0])):
         return None
     order = tuple(n for n, _ in template.items())
     others = [n for n in order if n not in ranked[0]]
@@ -163,7 +166,7 @@ def _served(template: Any, groups: Sequence[Sequence[str]],
     """``([group], ignore_index)`` of the first group of exact binary AUROC / AP members
     (:func:`ranked.check_metrics`, ``free`` its more keys), or ``([], None)``. O(members)."""
     for g in groups:
-        if all(type(template[n]) in (AUROC, AveragePrecision) for n in g):
+        if all(type(template[n]) in (AUROC, AveragePrecision, KSStatistic) for n in g):
             try:
                 return [g], ranked_engine.check_metrics({n: template[n] for n in g}, free)
             except ValueError:
@@ -675,16 +678,13 @@ def assemble(split: Split, rest: Mapping[str, Any], ranked: Mapping[str, Any], a
              partial: Mapping[float, float] | None = None) -> dict[str, Any]:
     """The values in the set's member order: the other members' (``rest``), the undefined
     ranked ones (``ranked``), else ``auroc`` / ``ap`` by class (an AUROC with ``max_fpr``
-    below 1: its value in ``partial``, :func:`ranked.combine`'s; ``ap`` the AP per readout
-    ``(interpolated, eleven_point)``, :func:`ranked.ap_kind`). O(members)."""
+    below 1 or a KS: its value in ``partial``, :func:`ranked.combine`'s; ``ap`` the AP per
+    readout ``(interpolated, eleven_point)``, :func:`ranked.ap_kind`). O(members)."""
     got = dict(ranked)
-    res = {"auroc": auroc, "partial": partial or {}}
+    res = {"auroc": auroc, "partial": partial or {}, "ap_kinds": ap}
     for name, cfg in split.ranked.items():
         if name not in got:
-            if cfg["class"] == "AUROC":
-                got[name] = ranked_engine.auroc_value(res, cfg["config"].get("max_fpr"))
-            else:
-                got[name] = ap[ranked_engine.ap_kind(cfg["config"])]
+            got[name] = ranked_engine.config_value(res, cfg)
     return {n: got[n] if n in got else rest[n] for n in split.names}
 
 

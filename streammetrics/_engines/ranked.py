@@ -23,7 +23,10 @@ scores always share a range and every score of range r is below every score of r
    partial AUROC (``max_fpr``) = McClish's standardisation of the sum of the ranges' parts of
    the area over FPR <= max_fpr (:func:`partial_areas`: each range's own curve points offset
    by the weight above it; 0 from the ranges beyond, the whole area of those within, the one
-   holding the crossing interpolated there as one process does) -- O(1) numbers a range.
+   holding the crossing interpolated there as one process does) -- O(1) numbers a range; the KS
+   statistic = the largest of the ranges' largest |TPR - FPR| over their own offset curve points
+   (the :data:`KS` readout beside the partial areas; one number a range). The gains / lift and
+   DET curves read the same concatenated counts as the ROC and PR curves.
 
 Bounded pieces: :func:`chunk_runs` reads a partition (a pandas frame, an Arrow table or
 batches) ``chunk_rows`` rows at a time, each chunk validated and sorted on its own and kept as
@@ -62,7 +65,9 @@ from streammetrics._scores.thresholds import (
     partial_roc_area,
     roc_auc_from_counts,
 )
+from streammetrics.calibration.ks_gains import GainsCurve, KSStatistic, LiftCurve
 from streammetrics.ranking._results import PRCurveResult, ROCCurveResult
+from streammetrics.ranking.det import DETCurve, DETCurveResult
 from streammetrics.ranking.metrics import AUROC, AveragePrecision, PRCurve, ROCCurve
 from streammetrics.wrappers.metricset import MetricSet
 
@@ -73,7 +78,14 @@ from .plan import Plan, empty_set, feed, feed_arrow
 #: (negatives, their weights or None, positives, their weights or None), each ascending.
 Runs = tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray | None]
 
-_SUPPORTED = (AUROC, AveragePrecision, ROCCurve, PRCurve)
+_SUPPORTED = (AUROC, AveragePrecision, ROCCurve, PRCurve, KSStatistic, GainsCurve, LiftCurve, DETCurve)
+#: The members that read the counts at every distinct score (the curves: the user asked for them;
+#: ``LiftCurve`` is a ``GainsCurve``).
+_CURVES = (ROCCurve, PRCurve, GainsCurve, DETCurve)
+#: The slot of ``KSStatistic`` among a range's readouts (:func:`readouts`, beside the partial
+#: areas' ``max_fpr`` values, all below it): the range's largest |TPR - FPR| over its own curve
+#: points offset by the weight above it (:func:`partial_areas`), combined by max, not summed.
+KS = math.inf
 #: The configuration every metric must have (binary, exact, step AP; AUROC's ``max_fpr`` any).
 _REQUIRED = {"num_classes": None, "multilabel": False, "multi_class": "ovr"}
 #: The configuration keys that may take any value.
@@ -82,18 +94,19 @@ _FREE = {"average", "ignore_index", "drop_intermediate", "max_fpr", "interpolate
 
 def check_metrics(metrics: Mapping[str, Any], free: Iterable[str] = ()) -> Any:
     """Check that every metric is an exact binary AUROC (full or partial area: ``max_fpr``) /
-    AveragePrecision (step, interpolated or 11-point) / ROCCurve / PRCurve with one common
-    ``ignore_index``, all of them ``scores="probability"`` (the twin's probability buffer checks
-    the rows: :func:`twin_options`) or none; return that ``ignore_index``. ``free``: more
-    configuration keys that may take any value (a route that maps ``classes=`` / ``pos_label=``
-    labels itself)."""
+    AveragePrecision (step, interpolated or 11-point) / KSStatistic / ROCCurve / PRCurve /
+    GainsCurve / LiftCurve / DETCurve with one common ``ignore_index`` (None for the KS and
+    gains members, which have none), all of them ``scores="probability"`` (the twin's
+    probability buffer checks the rows: :func:`twin_options`) or none; return that
+    ``ignore_index``. ``free``: more configuration keys that may take any value (a route that
+    maps ``classes=`` / ``pos_label=`` labels itself)."""
     ignore = prob = None
     required = _REQUIRED
     for i, (name, m) in enumerate(metrics.items()):
         if type(m) not in _SUPPORTED:
             raise ValueError(
-                f"metrics: range-partitioned evaluation supports AUROC, AveragePrecision, ROCCurve "
-                f"and PRCurve, got {type(m).__name__} ({name!r})")
+                f"metrics: range-partitioned evaluation supports AUROC, AveragePrecision, ROCCurve, PRCurve, "
+                f"KSStatistic, GainsCurve, LiftCurve and DETCurve, got {type(m).__name__} ({name!r})")
         cfg = m._config()
         extra = sorted(set(cfg) - set(_REQUIRED) - _FREE - {"scores"} - set(free))
         bad = [k for k in required if k in cfg and cfg[k] != required[k]]
@@ -102,14 +115,15 @@ def check_metrics(metrics: Mapping[str, Any], free: Iterable[str] = ()) -> Any:
             raise ValueError(
                 f"metrics: {name!r} must be exact and binary (AUROC, step AP) for "
                 f"range-partitioned evaluation, got {key}={cfg.get(key)!r}")
-        if i and cfg["ignore_index"] != ignore:
-            raise ValueError(f"metrics: {name!r} has ignore_index={cfg['ignore_index']!r}, "
+        # KSStatistic / GainsCurve have no ignore_index: their state is that of ignore_index=None
+        if i and cfg.get("ignore_index") != ignore:
+            raise ValueError(f"metrics: {name!r} has ignore_index={cfg.get('ignore_index')!r}, "
                              f"the others {ignore!r}")
         if i and (cfg.get("scores") == "probability") != prob:
             raise ValueError(f"metrics: {name!r} has scores={cfg.get('scores', 'raw')!r}, the others "
                              f"{'probability' if prob else 'raw or logit'!r} (one state checks "
                              "probabilities, the other not); give them the same scores=")
-        ignore, prob = cfg["ignore_index"], cfg.get("scores") == "probability"
+        ignore, prob = cfg.get("ignore_index"), cfg.get("scores") == "probability"
     return ignore
 
 
@@ -130,6 +144,22 @@ def partial_fprs(configs: Iterable[Mapping[str, Any]]) -> tuple[float, ...]:
     (:func:`range_summary`). ``max_fpr=1`` is the full area. O(members)."""
     return tuple(sorted({float(c["max_fpr"]) for c in configs
                          if c.get("max_fpr") is not None and c["max_fpr"] != 1}))
+
+
+def readouts(members: Iterable[tuple[str, Mapping[str, Any]]]) -> tuple[float, ...]:
+    """The readouts each range computes from its curve points offset by the weight above it
+    (:func:`partial_areas`) for ``members``, (class name, ``_config()``) pairs: the partial
+    areas' distinct ``max_fpr`` (:func:`partial_fprs`), then :data:`KS` when a member is a
+    ``KSStatistic``. O(members)."""
+    pairs = list(members)
+    ks = any(name == KSStatistic.__name__ for name, _ in pairs)
+    return partial_fprs(cfg for _, cfg in pairs) + ((KS,) if ks else ())
+
+
+def wants_curve(members: Iterable[Any]) -> bool:
+    """Whether a metric among ``members`` reads the counts at every distinct score (ROC, PR,
+    gains / lift, DET curves: the ranges then send their curve pieces). O(members)."""
+    return any(isinstance(m, _CURVES) for m in members)
 
 
 def runs_config(ignore_index: Any, labels: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -481,8 +511,12 @@ def partial_areas(every: ThresholdCounts, above: tuple[float, float], totals: tu
     totals (P, N); :func:`~streammetrics._scores.thresholds.partial_roc_area` of that polyline
     -- 0 for a range starting beyond m, its whole area for one ending within, the range
     holding FPR = m interpolated there as one process does. The parts add up to the partial
-    area (the ranges' polylines join end to start). All 0 when P or N is 0 (undefined).
-    O(n_r) per m."""
+    area (the ranges' polylines join end to start). For m = :data:`KS` the range's largest
+    |TPR - FPR| over the same points (the first is the last point of the ranges above: never
+    beyond the statistic), whose maximum over the ranges is the KS statistic -- with unit
+    weights the same floating-point steps as one process's
+    (:func:`streammetrics.calibration._business_curves.ks_certified`), bit for bit. All 0 when
+    P or N is 0 (undefined). O(n_r) per m."""
     P, N = totals
     if not max_fprs or P <= 0 or N <= 0:
         return tuple(0.0 for _ in max_fprs)
@@ -490,7 +524,8 @@ def partial_areas(every: ThresholdCounts, above: tuple[float, float], totals: tu
     tpr = np.concatenate([[0.0], every.tps]) + above[0]
     fpr /= N
     tpr /= P
-    return tuple(partial_roc_area(fpr, tpr, m) for m in max_fprs)
+    return tuple(float(np.max(np.abs(tpr - fpr))) if m == KS else partial_roc_area(fpr, tpr, m)
+                 for m in max_fprs)
 
 
 def _concat(parts: list[ThresholdCounts], P: float, N: float) -> ThresholdCounts:
@@ -513,7 +548,8 @@ def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float],
     counts at every distinct score behind the ROC and PR curves (``None`` unless the summaries
     carry them) and, per ``max_fprs`` (those the summaries were made with), the
     McClish-standardised partial AUROC from the sum of the ranges' parts
-    (:func:`~streammetrics._scores.thresholds.mcclish`; nan when undefined). Read an AUROC
+    (:func:`~streammetrics._scores.thresholds.mcclish`; nan when undefined), at :data:`KS` the
+    KS statistic, the largest of the ranges' gaps. Read an AUROC
     member's value with :func:`auroc_value`. O(R) plus the curve's size.
     """
     P, N = totals
@@ -522,7 +558,9 @@ def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float],
     curve = None
     if summaries and summaries[0].curve is not None:
         curve = _concat([s.curve for s in summaries if s.curve is not None], P, N)
-    partial = {m: math.nan if P <= 0 or N <= 0 else mcclish(sum(s.partial[i] for s in summaries), m)
+    partial = {m: math.nan if P <= 0 or N <= 0
+               else max(s.partial[i] for s in summaries) if m == KS
+               else mcclish(sum(s.partial[i] for s in summaries), m)
                for i, m in enumerate(max_fprs)}
     kinds = {(False, False): ap}
     if P <= 0:  # undefined whatever the readout
@@ -563,10 +601,22 @@ def auroc_value(res: Mapping[str, Any], max_fpr: float | None) -> float:
     return float(res["auroc"] if max_fpr is None or max_fpr == 1 else res["partial"][float(max_fpr)])
 
 
+def config_value(res: Mapping[str, Any], member: Mapping[str, Any]) -> float:
+    """A ranked member's value from :func:`combine`'s result by its MetricSet configuration
+    (``{"class", "config"}``): AUROC (:func:`auroc_value`), KS (the :data:`KS` readout), else
+    AP (:func:`ap_value`). O(1)."""
+    if member["class"] == AUROC.__name__:
+        return auroc_value(res, member["config"].get("max_fpr"))
+    if member["class"] == KSStatistic.__name__:
+        return float(res["partial"][KS])
+    return ap_value(res, member["config"])
+
+
 def member_values(members: Iterable[tuple[str, Any]], res: Mapping[str, Any]) -> dict[str, Any]:
     """Each member's value from :func:`combine`'s result, warning as one process does where a
-    value is undefined: AUROC (:func:`auroc_value`) and AP (:func:`ap_value`) as floats, the
-    curves as ``ROCCurveResult`` / ``PRCurveResult``. ``members``: (name, metric) pairs, e.g. a
+    value is undefined: AUROC (:func:`auroc_value`), AP (:func:`ap_value`) and KS (the
+    :data:`KS` readout) as floats, the curves as ``ROCCurveResult`` / ``PRCurveResult`` /
+    ``GainsCurveResult`` (gains and lift) / ``DETCurveResult``. ``members``: (name, metric) pairs, e.g. a
     MetricSet's ``items()``. O(members) plus the curves' size."""
     out: dict[str, Any] = {}
     for name, m in members:
@@ -578,8 +628,17 @@ def member_values(members: Iterable[tuple[str, Any]], res: Mapping[str, Any]) ->
             out[name] = ap_value(res, m._config())
             if out[name] != out[name]:
                 warn_undefined_nan("AveragePrecision", "no positives")
+        elif isinstance(m, KSStatistic):
+            out[name] = m._given(np.array([res["partial"][KS]]))
         elif isinstance(m, ROCCurve):
             out[name] = ROCCurveResult(res["curve"], m.drop_intermediate)
+        elif isinstance(m, GainsCurve):
+            out[name] = GainsCurve._result(res["curve"])
+            if math.isnan(out[name].max_lift):
+                warn_undefined_nan(m._name, "no positives")
+        elif isinstance(m, DETCurve):
+            out[name] = DETCurveResult(res["curve"], m.drop_intermediate)
+            m._check(res["curve"])
         else:
             out[name] = PRCurveResult(res["curve"])
     return out

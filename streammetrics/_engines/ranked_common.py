@@ -20,7 +20,6 @@ import numpy as np
 
 from streammetrics._core.params import check_param
 from streammetrics._scores.thresholds import ThresholdCounts
-from streammetrics.ranking.metrics import PRCurve, ROCCurve
 
 from . import ap_envelope, label_codes
 from . import ranked as ranked_engine
@@ -55,9 +54,10 @@ class RankedRequest:
 
     @property
     def max_fprs(self) -> tuple[float, ...]:
-        """The partial areas each range computes: the AUROC members' distinct ``max_fpr`` below
-        1 (:func:`~streammetrics._engines.ranked.partial_fprs`). O(members)."""
-        return ranked_engine.partial_fprs(m._config() for _, m in self.template.items())
+        """The readouts each range computes from its offset curve points: the AUROC members'
+        distinct ``max_fpr`` below 1, then the KS slot with a ``KSStatistic``
+        (:func:`~streammetrics._engines.ranked.readouts`). O(members)."""
+        return ranked_engine.readouts((type(m).__name__, m._config()) for _, m in self.template.items())
 
 
 def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges: int | Sequence[float],
@@ -81,7 +81,7 @@ def request(metrics: Any, *, label: str, score: str, weight: str | None, ranges:
     missing = [c for c in plan.columns() if c not in available]
     if missing:
         raise ValueError(f"columns {brief(missing)} are not in the DataFrame (has {brief(list(available))})")
-    curves = any(isinstance(m, (ROCCurve, PRCurve)) for m in members.values())
+    curves = ranked_engine.wants_curve(members.values())
     return RankedRequest(template, shape, plan, n_ranges, fixed, sample_size, curves, chunk_rows)
 
 

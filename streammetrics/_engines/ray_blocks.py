@@ -59,22 +59,24 @@ SAMPLE_BLOCKS = 4
 
 def may_split(template: Any, plan: Plan) -> bool:
     """Whether :func:`dataset_split` may apply, before the dataset's schema is asked for (which
-    can start reading a lazy dataset): a MetricSet with an ``AUROC`` or ``AveragePrecision``
-    member, one label and score column, no ``by``, no ``update`` keywords. O(members)."""
+    can start reading a lazy dataset): a MetricSet with an ``AUROC``, ``AveragePrecision`` or
+    ``KSStatistic`` member, one label and score column, no ``by``, no ``update`` keywords.
+    O(members)."""
+    from streammetrics.calibration.ks_gains import KSStatistic
     from streammetrics.ranking.metrics import AUROC, AveragePrecision
     from streammetrics.wrappers.metricset import MetricSet
 
     return (isinstance(template, MetricSet) and plan.by is None and not plan.update_kwargs
             and isinstance(plan.label, str) and isinstance(plan.score, str)
-            and any(type(m) in (AUROC, AveragePrecision) for _, m in template.items()))
+            and any(type(m) in (AUROC, AveragePrecision, KSStatistic) for _, m in template.items()))
 
 
 def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_counts.Split | None:
     """The split of ``template`` for :func:`evaluate_blocks` (``types``: the dataset's column
     types, Arrow or numpy), or None where the state path applies: the set's exact score state
-    serves only binary ``AUROC`` (full or partial area) / step ``AveragePrecision`` members, fed one numeric
-    label, score and (optionally) weight column, without ``by`` or ``update`` keywords
-    (:func:`range_counts.split_of`, weights allowed here). O(members)."""
+    serves only binary ``AUROC`` (full or partial area) / ``AveragePrecision`` / ``KSStatistic``
+    members, fed one numeric label, score and (optionally) weight column, without ``by`` or
+    ``update`` keywords (:func:`range_counts.split_of`, weights allowed here). O(members)."""
     dtypes: dict[str, Any] = {}
     for name, kind in types.items():
         with contextlib.suppress(NotImplementedError, TypeError, AttributeError):
@@ -196,7 +198,7 @@ def _count_task(thresholds: bool, *pieces: ranked_engine.Runs) -> range_counts.R
 
 def by_summaries(plan: Plan, split: range_counts.Split) -> bool:
     """Whether the ranges go by :mod:`ranked`'s summaries (each range task told the weight
-    above it): weighted, or a partial AUROC (``max_fpr``) asked; else by the integer counts of
+    above it): weighted, or a partial AUROC (``max_fpr``) or a KS asked; else by the integer counts of
     :mod:`range_counts`. O(members)."""
     return plan.weight is not None or bool(split.max_fprs)
 

@@ -151,9 +151,15 @@ class KSStatistic(_ScoreCurve[Value]):
         return float(col[0]) if self.num_classes is None else col.copy()
 
     def _compute(self) -> Any:
-        stats = self._stats()
-        self._warn(np.flatnonzero(np.isnan(stats[:, 0])).tolist(), "no positives or no negatives")
-        return self._out(stats[:, 0])
+        return self._given(self._stats()[:, 0])
+
+    def _given(self, values: np.ndarray) -> Any:
+        """The value from the statistic per column (binary: one), with ``compute``'s warning
+        where one is nan (no positives or no negatives): shared with the engines, which compute
+        the statistics by score ranges. O(C)."""
+        values = np.asarray(values, dtype=np.float64)
+        self._warn(np.flatnonzero(np.isnan(values)).tolist(), "no positives or no negatives")
+        return self._out(values)
 
     def threshold(self) -> Value:
         """The highest threshold t (select ``score >= t``) where the statistic is attained;

@@ -74,6 +74,30 @@ def defined(df: pd.DataFrame) -> bool:
     return bool(w[df.y.to_numpy() == 1].sum() > 0 and w[df.y.to_numpy() == 0].sum() > 0)
 
 
+def parquet_parts(root: Any, sizes: list[int], seed: int) -> pd.DataFrame:
+    """Weighted :func:`data` frames of ``sizes`` rows (seeds ``seed``, ``seed + 1``, ...) written
+    as ``root/part-i.parquet``; returns them concatenated."""
+    frames = [data(k, seed + i, 2, True) for i, k in enumerate(sizes)]
+    for i, f in enumerate(frames):
+        f.to_parquet(root / f"part-{i}.parquet", index=False)
+    return pd.concat(frames, ignore_index=True)
+
+
+def one_class(df: pd.DataFrame, case: str) -> pd.DataFrame:
+    """``df`` with a class absent: "no positives", "no negatives", "positives weigh zero" or
+    "empty" (no row)."""
+    df = df.copy()
+    if case == "no positives":
+        df["y"] = 0
+    elif case == "no negatives":
+        df["y"] = 1
+    elif case == "positives weigh zero":
+        df.loc[df.y == 1, "w"] = 0.0
+    else:
+        df = df.iloc[:0]
+    return df
+
+
 def recorded(fn: Any) -> tuple[Any, list[str]]:
     """``fn()`` and the messages of the warnings it raised (pyspark's FutureWarnings left out),
     sorted."""
@@ -90,3 +114,39 @@ def ray_dataset(df: pd.DataFrame, cuts: list[int]) -> Any:
     at = sorted({min(max(c, 0), len(df)) for c in cuts})
     bounds = [0, *at, len(df)]
     return ray.data.from_pandas([df.iloc[:0], *[df.iloc[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]])
+
+
+def ks_set(order: str = "ranked first") -> sm.MetricSet:
+    """The issue's set: exact AUROC, AP and KS (one score state) beside F1 (and a bounded AUROC)."""
+    ranked = {"auc": sm.AUROC(), "ap": sm.AveragePrecision(), "ks": sm.KSStatistic()}
+    rest = {"f1": sm.F1(), "bounded": sm.AUROC(max_bytes=2048)}
+    return sm.MetricSet({**ranked, **rest} if order == "ranked first" else {**rest, **ranked})
+
+
+def same_curve(got: Any, want: Any, fields: tuple[str, ...]) -> None:
+    """Each of ``fields`` of two curve results equal within 1e-12."""
+    for f in fields:
+        np.testing.assert_allclose(getattr(got, f), getattr(want, f), rtol=1e-12, atol=1e-12, err_msg=f)
+
+
+#: What ``evaluate_ranked`` takes beyond AUROC / AP / ROC / PR: KS, gains, lift, DET (and an AUROC).
+CURVES = {"ks": sm.KSStatistic(), "gains": sm.GainsCurve(), "lift": sm.LiftCurve(),
+          "det": sm.DETCurve(), "det_drop": sm.DETCurve(drop_intermediate=True), "auc": sm.AUROC()}
+
+
+def check_ranked(got: dict[str, Any], df: pd.DataFrame, weighted: bool) -> None:
+    """``evaluate_ranked``'s values of :data:`CURVES` against one process's (KS bit for bit
+    unweighted, everything else within 1e-12)."""
+    one = sm.MetricSet({k: type(m)._from_config(m._config()) for k, m in CURVES.items()})
+    want, _ = one_process(one, df if weighted else df.drop(columns="w", errors="ignore"))
+    if weighted:
+        assert abs(got["ks"] - want["ks"]) <= 1e-12
+    else:
+        assert got["ks"] == want["ks"]
+    for k in ("gains", "lift"):
+        same_curve(got[k], want[k], ("thresholds", "fraction", "gain", "lift"))
+        assert abs(got[k].max_lift - want[k].max_lift) <= 1e-12
+        np.testing.assert_allclose(got[k].at_fraction(0.3), want[k].at_fraction(0.3), rtol=1e-12, atol=1e-12)
+    for k in ("det", "det_drop"):
+        same_curve(got[k], want[k], ("fpr", "fnr", "thresholds"))
+    assert abs(got["auc"] - want["auc"]) <= 1e-12

@@ -127,18 +127,14 @@ def test_mixed_exact_and_bounded_groups_go_by_ranges(weighted: bool) -> None:
     assert max(root.ranges) <= (12 if weighted else 2 * 1_000 + 12)
 
 
+@pytest.mark.parametrize("readout", ["max_fpr", "ks"])
 @pytest.mark.parametrize("case", ["no positives", "no negatives", "positives weigh zero", "empty"])
-def test_undefined_partial_auroc_warns_as_one_process(case: str) -> None:
-    df = pac.data(200, 4, 2, True)
-    if case == "no positives":
-        df["y"] = 0
-    elif case == "no negatives":
-        df["y"] = 1
-    elif case == "positives weigh zero":
-        df.loc[df.y == 1, "w"] = 0.0
-    else:
-        df = df.iloc[:0]
-    metrics = sm.MetricSet(part=sm.AUROC(max_fpr=0.3), auroc=sm.AUROC(), f1=sm.F1())
+def test_undefined_partial_auroc_warns_as_one_process(case: str, readout: str) -> None:
+    """A class absent: nan and one process's warnings, for a partial AUROC or a KSStatistic
+    (the ranked route's other readout, :mod:`test_dask_ks`)."""
+    df = pac.one_class(pac.data(200, 4, 2, True), case)
+    first = sm.AUROC(max_fpr=0.3) if readout == "max_fpr" else sm.KSStatistic()
+    metrics = sm.MetricSet(part=first, auroc=sm.AUROC(), f1=sm.F1())
     want, warned = pac.one_process(metrics, df)
     with dask.config.set(scheduler="synchronous"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -12,7 +12,6 @@ import unittest.mock
 from typing import Any
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -87,10 +86,7 @@ def test_the_driver_fetches_no_score(monkeypatch: Any) -> None:
 def test_parquet_and_evaluate_ranked(tmp_path: Any, monkeypatch: Any) -> None:
     """``evaluate_parquet`` with a ``max_fpr`` member reads its dataset by the block path; Ray's
     ``evaluate_ranked`` takes ``max_fpr`` (curves beside it, a repeated edge)."""
-    frames = [pac.data(k, 40 + i, 2, True) for i, k in enumerate([700, 0, 900])]
-    for i, f in enumerate(frames):
-        f.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
-    df = pd.concat(frames, ignore_index=True)
+    df = pac.parquet_parts(tmp_path, [700, 0, 900], 40)
     calls: list[int] = []
     real = ray_blocks.evaluate_blocks
     monkeypatch.setattr(ray_blocks, "evaluate_blocks", lambda *a: calls.append(1) or real(*a))
