@@ -108,9 +108,11 @@ def test_root_receives_no_score_at_scale() -> None:
 def test_mixed_exact_and_bounded_groups_go_by_ranges(weighted: bool) -> None:
     """An exact AUROC / AP group beside a bounded AUROC (two ranking states) used to gather the
     whole set; now the exact group goes by ranges (unweighted: the integer range path, bit for
-    bit) and the bounded one travels as a state."""
+    bit) and the bounded one travels as a state. (The exact group first: between the two others
+    it takes the keyed ranges, which keep one process's error order, 1e-12:
+    test_dask_prob_groups.)"""
     df = pac.data(3_000, 8, 3, weighted)
-    metrics = sm.MetricSet(bounded=sm.AUROC(max_bytes=2048), auroc=sm.AUROC(), ap=sm.AveragePrecision(),
+    metrics = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(), bounded=sm.AUROC(max_bytes=2048),
                            f1=sm.F1())
     want, _ = pac.one_process(metrics, df)
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
