@@ -25,7 +25,9 @@ def _counts(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> ThresholdCounts:
     thr = np.unique(p[y == 1])[::-1]
     last = np.searchsorted(-ps, -thr, "right") - 1  # the last row scoring >= each threshold
     total_pos, total_neg = (float(pos[-1]), float(neg[-1])) if p.shape[0] else (0.0, 0.0)
-    return ThresholdCounts(thr, pos[last], neg[last], total_pos, total_neg)
+    up = np.argsort(p[y == 1], kind="stable")  # the positive weights in ascending score order
+    runs = (w[y == 1][up], (p[y == 1][:, None] >= thr[None, :]).sum(axis=0))
+    return ThresholdCounts(thr, pos[last], neg[last], total_pos, total_neg, pos_runs=runs)
 
 
 def _one_process(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> tuple[float, float]:
@@ -39,15 +41,14 @@ def _by_ranges(y: np.ndarray, p: np.ndarray, w: np.ndarray, edges: list[float]) 
     own counts and the weight above it, combined from the lowest range up."""
     cuts = [-np.inf, *sorted(edges), np.inf]
     P = float(w[y == 1].sum())
-    parts, positives = [], []
+    parts = []
     for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
         inside = (p >= lo) & (p < hi)
         above = p >= hi
         local = _counts(y[inside], p[inside], w[inside])
         parts.append(ap_envelope.range_part(local, (float(w[above & (y == 1)].sum()),
                                                     float(w[above & (y == 0)].sum())), P))
-        positives.append(local.total_pos)
-    return ap_envelope.combine(parts, positives)
+    return ap_envelope.combine(parts)
 
 
 @settings(max_examples=200, deadline=None)
@@ -80,5 +81,5 @@ def test_empty_ranges_and_a_zero_weight_top_threshold() -> None:
     empty = ThresholdCounts(np.zeros(0), np.zeros(0), np.zeros(0), 0.0, 3.0)
     part = ap_envelope.range_part(empty, (0.0, 0.0), 2.0)
     assert part is ap_envelope.NONE and (part.levels == -1).all()
-    assert ap_envelope.combine([part], [0.0]) == (0.0, 0.0)
+    assert ap_envelope.combine([part]) == (0.0, 0.0)
     assert math.isnan(average_precision(empty, interpolated=True))  # the caller's nan for P = 0
