@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ranking_oracles import eleven_point_exact
 
 import streammetrics as sm
 from streammetrics._engines import ap_envelope
@@ -19,23 +20,6 @@ from streammetrics._scores import levels
 from streammetrics._scores.thresholds import counts_from_sorted
 
 UNITS = {"tenth": 0.1, "twentieth": 0.05, "third": 1 / 3}
-
-
-def _oracle(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
-    """The 11-point AP by its definition in exact arithmetic: thresholds at the distinct positive
-    scores, threshold t reaching level l when 10 TP(t) >= l P, the level's value the best
-    precision among those reaching it (0 if none)."""
-    fw = [Fraction(x) for x in w.tolist()]
-    P = sum((f for f, lab in zip(fw, y.tolist(), strict=True) if lab == 1), Fraction(0))
-    points = []
-    for t in sorted(set(p[y == 1].tolist()), reverse=True):
-        tp = sum((f for f, lab, s in zip(fw, y.tolist(), p.tolist(), strict=True) if lab == 1 and s >= t),
-                 Fraction(0))
-        fp = sum((f for f, lab, s in zip(fw, y.tolist(), p.tolist(), strict=True) if lab == 0 and s >= t),
-                 Fraction(0))
-        points.append((tp, tp / (tp + fp) if tp + fp else Fraction(0)))
-    best = [max((pr for tp, pr in points if 10 * tp >= lv * P), default=Fraction(0)) for lv in range(11)]
-    return float(sum(best, Fraction(0)) / 11)
 
 
 def _data(n: int, seed: int, unit: float, decimals: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -59,7 +43,7 @@ def test_one_process_is_the_exact_definition(n: int, seed: int, unit: str, decim
                                              data: st.DataObject) -> None:
     """One update, batches read after each, and merged partitions: the exact value (1e-12)."""
     y, p, w = _data(n, seed, UNITS[unit], decimals)
-    want = _oracle(y, p, w)
+    want = eleven_point_exact(y, p, w)
     assert _ap().update(y, p, sample_weight=w).compute() == pytest.approx(want, rel=1e-12, abs=1e-15)
     cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=4)))
     bounds = [0, *cuts, n]
@@ -68,7 +52,7 @@ def test_one_process_is_the_exact_definition(n: int, seed: int, unit: str, decim
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         read.update(y[a:b], p[a:b], sample_weight=w[a:b])
         if (w[:b][y[:b] == 1] > 0).any():
-            assert read.compute() == pytest.approx(_oracle(y[:b], p[:b], w[:b]), rel=1e-12, abs=1e-15)
+            assert read.compute() == pytest.approx(eleven_point_exact(y[:b], p[:b], w[:b]), rel=1e-12, abs=1e-15)
         parts.append(_ap().update(y[a:b], p[a:b], sample_weight=w[a:b]))
     assert read.compute() == pytest.approx(want, rel=1e-12, abs=1e-15)
     merged = parts[-1].merge(*parts[:-1])
@@ -99,7 +83,7 @@ def test_ranges_are_the_exact_definition(n: int, seed: int, unit: str, decimals:
     """Any score ranges (some empty, some of zero-weight positives): the exact value."""
     y, p, w = _data(n, seed, UNITS[unit], decimals)
     edges = data.draw(st.lists(st.sampled_from(sorted(set(p.tolist())) + [-1.0, 2.0]), max_size=5))
-    assert _by_ranges(y, p, w, edges) == pytest.approx(_oracle(y, p, w), rel=1e-12, abs=1e-15)
+    assert _by_ranges(y, p, w, edges) == pytest.approx(eleven_point_exact(y, p, w), rel=1e-12, abs=1e-15)
 
 
 def test_a_level_the_float_sums_miss() -> None:
@@ -109,7 +93,7 @@ def test_a_level_the_float_sums_miss() -> None:
     y = np.array([1, 1, 0, 1, 1, 1, 0, 1])
     p = np.array([0.9, 0.8, 0.75, 0.7, 0.6, 0.5, 0.4, 0.3])
     w = np.array([0.1, 0.2, 0.3, 0.1, 0.3, 0.1, 0.1, 0.2])
-    want = _oracle(y, p, w)
+    want = eleven_point_exact(y, p, w)
     assert _ap().update(y, p, sample_weight=w).compute() == pytest.approx(want, rel=1e-12)
     for edges in ([], [0.55], [0.65, 0.85], [0.35, 0.45, 0.72]):
         assert _by_ranges(y, p, w, edges) == pytest.approx(want, rel=1e-12)
