@@ -16,15 +16,19 @@ ones) can send, without knowing M_r:
   recall mass m_i carried by each, so that its part of AP_interp is
   ``sum_i m_i max(v_i, M_r)`` (:func:`range_part`: at most one pair per distinct positive
   threshold of the range, typically far fewer);
-* per level l, the best precision among its thresholds that surely reach it (float recall
-  further above l than any summation order's rounding: :func:`~streammetrics._scores.levels.windows`
-  with a margin of 2^-14 P, room for 2^34 rows), and -- weighted -- the thresholds within that
-  margin of a level (the candidates: level, best precision at or after it, its exact weight
-  from the top of the range) with the range's exact positive weight
-  (:func:`~streammetrics._scores.levels.exact_sums`, as float expansions). The root, adding
-  the ranges' exact weights, decides each candidate exactly (10 TP >= l P in exact sums): the
-  levels one process decides (:func:`~streammetrics._scores.levels.level_reach`), in any
-  order of summation. Unit weights need no candidate: their float sums are exact.
+* per level 0 < l < 1, the best precision among its thresholds that surely reach it (float
+  recall further above l than any summation order's rounding:
+  :func:`~streammetrics._scores.levels.windows` with a margin of 2^-14 P, room for 2^34
+  rows), and -- weighted -- the thresholds within that margin of a level (the candidates:
+  level, best precision at or after it, its exact weight from the top of the range) with the
+  range's exact positive weight (:func:`~streammetrics._scores.levels.exact_sums`, as float
+  expansions). The root, adding the ranges' exact weights, decides each candidate exactly
+  (10 TP >= l P in exact sums): the levels one process decides
+  (:func:`~streammetrics._scores.levels.level_reach`), in any order of summation. Unit weights
+  need no candidate: their float sums are exact. Level 0: its first threshold; level 1: the
+  best precision among its thresholds above which lies all of its positive weight (those
+  below weigh 0, read exactly: recall 1 is reached there when no positive weight lies in a
+  lower range, which the root knows).
 
 A range whose positives all weigh 0 still has thresholds (of precision P / (P + negatives
 above)), which bound the envelope of the ranges above it: it sends its part too.
@@ -55,7 +59,9 @@ class EnvelopePart:
 
     values: np.ndarray  #: the distinct suffix maxima of the range's precision, decreasing
     masses: np.ndarray  #: the recall gained where each holds (sums to the range's recall)
-    #: per 11-point level, the range's best precision surely reaching it (-1: none)
+    #: per 11-point level, the range's best precision surely reaching it (-1: none); the last,
+    #: recall 1: the best at or after its first threshold above which lies all its positive
+    #: weight (those below weigh 0: exact)
     levels: np.ndarray
     #: weighted: the range's exact positive weight and its candidates (thresholds within the
     #: margin of a level), flat: ``[k, e_1..e_k, (level, precision, m, c_1..c_m)...]`` -- the
@@ -72,7 +78,8 @@ def range_part(local: ThresholdCounts, above: tuple[float, float], P: float) -> 
     """The part of a range whose counts at its distinct positive scores (decreasing) are
     ``local`` (its own sums: ``local.total_pos`` its positive weight; ``local.pos_runs`` its
     weights where weighted), given the positive and negative weight ``above`` it and the total
-    positive weight P. O(T) for T thresholds, plus O(n_r) for the exact sums (weighted)."""
+    positive weight P. O(T) for T thresholds, plus O(n_r) for the exact sums (weighted, a
+    threshold near a level)."""
     if P <= 0 or local.tps.shape[0] == 0:
         return NONE
     tps, fps = local.tps + above[0], local.fps + above[1]
@@ -83,33 +90,33 @@ def range_part(local: ThresholdCounts, above: tuple[float, float], P: float) -> 
     gain = np.diff(recall, prepend=above[0] / P)
     starts = np.flatnonzero(np.concatenate([[True], suffix[1:] != suffix[:-1]]))
     runs = local.pos_runs
-    a, reach = exact_levels.windows(tps, P, 0.0 if runs is None else P * MARGIN)
-    if runs is None:  # unit weights: the float sums are exact, the first reaching is sure
-        reach = a
+    a, b = exact_levels.windows(tps, P, 0.0 if runs is None else P * MARGIN)
+    if runs is None:  # unit weights: exact float sums, the first reaching is sure
+        whole = int(np.searchsorted(local.tps, local.total_pos, "left"))  # all its weight above
+        reach = np.concatenate([[0], a, [whole]])
+        exact = np.zeros(0)
+    else:
+        reach = np.concatenate([[0], b, [exact_levels.complete(runs)]])
+        exact = _candidates(runs, a, b, suffix)
     levels = np.where(reach < tps.shape[0], suffix[np.minimum(reach, tps.shape[0] - 1)], -1.0)
-    exact = np.zeros(0) if runs is None else _candidates(runs, a, reach, suffix)
     return EnvelopePart(suffix[starts], np.add.reduceat(gain, starts), levels, exact)
 
 
 def _candidates(runs: tuple[np.ndarray, np.ndarray], a: np.ndarray, b: np.ndarray,
                 suffix: np.ndarray) -> np.ndarray:
-    """:attr:`EnvelopePart.exact` of a weighted range: its exact positive weight, then per
+    """:attr:`EnvelopePart.exact` of a weighted range: its exact positive weight, then per inner
     level each threshold i in ``[a_l, b_l)`` as (l, ``suffix[i]``, its exact weight from the
-    top). O(n_r) numpy work for the sums (one pass), O(candidates) integers."""
-    w, above = runs
-    n = w.shape[0]
-    spans = [(lv, x, y) for lv, (x, y) in enumerate(zip(a.tolist(), b.tolist(), strict=True)) if x < y]
+    top; :func:`~streammetrics._scores.levels.tops`). O(n_r) numpy work for the sums (one pass),
+    O(candidates) integers."""
+    inner = exact_levels.INNER.tolist()
+    spans = [(lv, x, y) for lv, x, y in zip(inner, a.tolist(), b.tolist(), strict=True) if x < y]
     near = sorted({i for _, x, y in spans for i in range(x, y)})
-    starts = [n - int(above[i]) for i in near]
-    cuts = sorted({0, n, *starts})
-    seg = exact_levels.exact_sums(w, cuts)
-    top = [0] * len(cuts)  # the exact weight from each cut to the top
-    for k in range(len(seg) - 1, -1, -1):
-        top[k] = top[k + 1] + seg[k]
-    at = dict(zip(cuts, top, strict=True))
-    total = exact_levels.to_expansion(at[0])
+    if near:
+        whole, weight = exact_levels.tops(runs, near)
+    else:
+        whole, weight = exact_levels.exact_sums(runs[0], [0, runs[0].shape[0]])[0], {}
+    total = exact_levels.to_expansion(whole)
     out: list[float] = [float(len(total)), *total]
-    weight = dict(zip(near, (at[s] for s in starts), strict=True))
     for lv, x, y in spans:
         for i in range(x, y):
             c = exact_levels.to_expansion(weight[i])
@@ -131,26 +138,32 @@ def _read_exact(exact: np.ndarray) -> tuple[int, list[tuple[int, float, int]]]:
     return total, cands
 
 
-def combine(parts: Sequence[EnvelopePart]) -> tuple[float, float]:
-    """(interpolated AP, 11-point AP) from the ranges' parts, in *increasing* score order (the
-    root): weighted, each candidate threshold decides its level
+def combine(parts: Sequence[EnvelopePart], positives: Sequence[float]) -> tuple[float, float]:
+    """(interpolated AP, 11-point AP) from the ranges' parts and their positive weights, in
+    *increasing* score order (the root): recall 1 from the lowest range holding positive
+    weight and the ranges below it; weighted, each candidate threshold decides its inner level
     in the ranges' exact weights (P their sum, each range offset by those above it). Callers
     give nan for P = 0 themselves. O(sum of the parts' sizes)."""
     best = 0.0  # M: the best precision at the recall below the current range (none yet: 0)
     total = 0.0
     levels = np.zeros(LEVELS.shape[0])
-    for part in parts:
+    last = LEVELS.shape[0] - 1
+    whole = True  # no positive weight below the current range (a sum of weights > 0: exact)
+    for part, pos in zip(parts, positives, strict=True):
         if part.values.shape[0]:
             total += float(np.dot(part.masses, np.maximum(part.values, best)))
             best = max(best, float(part.values[0]))
-        np.maximum(levels, part.levels, out=levels)
+        np.maximum(levels[:last], part.levels[:last], out=levels[:last])
+        if whole:
+            levels[last] = max(levels[last], float(part.levels[last]))
+        whole = whole and not pos > 0
     if any(part.exact.shape[0] for part in parts):
         read = [_read_exact(part.exact) if part.exact.shape[0] else (0, []) for part in parts]
-        whole = sum(t for t, _ in read)
-        top = whole  # exact positive weight at or above the current range (decreasing walk)
+        P = sum(t for t, _ in read)
+        top = P  # exact positive weight at or above the current range (walking up)
         for weight, cands in read:
             top -= weight
             for lv, v, tp in cands:
-                if exact_levels.reaches(top + tp, whole, lv):
+                if exact_levels.reaches(top + tp, P, lv):
                     levels[lv] = max(levels[lv], v)
     return max(0.0, total), float(levels.mean())

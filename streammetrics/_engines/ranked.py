@@ -513,7 +513,8 @@ def combine(summaries: Sequence[RangeSummary], totals: tuple[float, float],
     if P <= 0:  # undefined whatever the readout
         kinds.update({(True, False): math.nan, (False, True): math.nan})
     elif any(s.envelope is not None for s in summaries):
-        interp, eleven = ap_envelope.combine([s.envelope or ap_envelope.NONE for s in summaries])
+        interp, eleven = ap_envelope.combine([s.envelope or ap_envelope.NONE for s in summaries],
+                                             [s.pos for s in summaries])
         kinds[(True, False)] = interp
         kinds[(False, True)] = eleven
     return {"auroc": auroc, "ap": ap, "curve": curve, "partial": partial, "ap_kinds": kinds}

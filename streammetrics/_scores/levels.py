@@ -27,6 +27,8 @@ import numpy as np
 
 #: The recall levels of the 11-point AP: 0, 0.1, ..., 1 as tenths (compared as 10 TP >= l P).
 LEVELS = np.arange(11)
+#: The levels decided by sums: 0 is reached by every threshold, 10 where no weight lies below.
+INNER = LEVELS[1:-1]
 #: Every finite float64 is an integer multiple of 2^-UNIT_BITS (53-bit significands, exponents
 #: down to the subnormals' 2^-1074), and so is every sum of them.
 UNIT_BITS = 1127
@@ -90,12 +92,44 @@ def from_expansion(floats: Sequence[float] | np.ndarray) -> int:
 
 
 def windows(tps: np.ndarray, P: float, margin: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per level l, the thresholds ``[a_l, b_l)`` whose float count ``tps`` (nondecreasing,
-    total P) lies within ``margin`` of the level: before a_l none reaches it, from b_l on all
-    do, whatever the rounding of sums within ``margin``. O(11 log T)."""
+    """Per inner level l = 1..9, the thresholds ``[a_l, b_l)`` whose float count ``tps``
+    (nondecreasing, total P) lies within ``margin`` of the level: before a_l none reaches it,
+    from b_l on all do, whatever the rounding of sums within ``margin``. (Level 0 is reached by
+    every threshold, level 10 by those above which lies all the weight: :func:`complete`.)
+    O(9 log T)."""
     t10 = tps * 10.0
-    target = LEVELS * P
+    target = INNER * P
     return np.searchsorted(t10, target - margin, "left"), np.searchsorted(t10, target + margin, "right")
+
+
+def complete(runs: tuple[np.ndarray, np.ndarray]) -> int:
+    """The first threshold at or above which lies all the positive weight of ``runs`` (the
+    positive weights in ascending score order, per threshold how many score >= it): those
+    scoring below it weigh 0, exactly -- recall 1 without a sum. O(log T), O(n) only when the
+    lowest 64 positives all weigh 0."""
+    w, above = runs
+    n = w.shape[0]
+    nz = np.flatnonzero(w[:64])
+    if not nz.shape[0]:
+        nz = np.flatnonzero(w)
+    first = int(nz[0]) if nz.shape[0] else n  # the lowest positive of nonzero weight
+    return int(np.searchsorted(above, n - first, "left"))
+
+
+def tops(runs: tuple[np.ndarray, np.ndarray], near: Sequence[int]) -> tuple[int, dict[int, int]]:
+    """(the exact total of the weights of ``runs``, per threshold of ``near`` the exact weight
+    scoring >= it), in units of 2^-:data:`UNIT_BITS`: one :func:`exact_sums` pass cut at those
+    thresholds. O(n) numpy work, O(len(near)) integers."""
+    w, above = runs
+    n = w.shape[0]
+    starts = [n - int(above[i]) for i in near]
+    cuts = sorted({0, n, *starts})
+    seg = exact_sums(w, cuts)
+    top = [0] * len(cuts)  # the exact weight from each cut to the top
+    for k in range(len(seg) - 1, -1, -1):
+        top[k] = top[k + 1] + seg[k]
+    at = dict(zip(cuts, top, strict=True))
+    return at[0], dict(zip(near, (at[s] for s in starts), strict=True))
 
 
 def reaches(tp: int, total: int, level: int) -> bool:
@@ -108,31 +142,20 @@ def level_reach(tps: np.ndarray, P: float, runs: tuple[np.ndarray, np.ndarray] |
 
     ``tps`` the float positive counts at the thresholds (decreasing scores), P their total;
     ``runs`` = (the positive weights in ascending score order, per threshold how many of them
-    score >= it): None for unit weights (the floats are exact). The float sums are suffix sums
-    of n weights: within (n + 2) 2^-46 P of the exact ones with room to spare (the comparison's
-    error is below 20 (n + 2) 2^-53 P), so only thresholds within that of a level are summed
-    exactly -- one pass over the weights for them all (:func:`exact_sums`). O(11 log T), plus
-    O(n) when a threshold lies that close to a level.
+    score >= it): None for unit weights (the floats are exact). Level 0: the first threshold;
+    level 10: :func:`complete`; levels 1-9: the float sums are suffix sums of n weights, within
+    (n + 2) 2^-46 P of the exact ones with room to spare (the comparison's error is below
+    20 (n + 2) 2^-53 P), so only thresholds within that of a level are summed exactly -- one
+    pass over the weights for them all (:func:`tops`). O(9 log T), plus O(n) when a threshold
+    lies that close to a level.
     """
     if runs is None:
         return np.searchsorted(tps * 10.0, LEVELS * P, "left")
-    w, above = runs
-    n = w.shape[0]
-    a, b = windows(tps, P, P * (n + 2) * 2.0**-46)
-    if (a == b).all():
-        return a
-    near = np.unique(np.concatenate([np.arange(x, y) for x, y in zip(a.tolist(), b.tolist(), strict=True)]))
-    starts = n - np.asarray(above)[near]  # decreasing along ``near``
-    cuts = np.unique(np.concatenate([[0, n], starts]))
-    seg = exact_sums(w, cuts)
-    suffix = [0] * cuts.shape[0]  # the exact weight from each cut to the top
-    for k in range(len(seg) - 1, -1, -1):
-        suffix[k] = suffix[k + 1] + seg[k]
-    at = dict(zip(cuts.tolist(), suffix, strict=True))
-    total = at[0]
-    tp = dict(zip(near.tolist(), (at[s] for s in starts.tolist()), strict=True))
-    reach = b.copy()
-    for level, (x, y) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
-        first = next((i for i in range(x, y) if reaches(tp[i], total, level)), y)
-        reach[level] = first
+    a, b = windows(tps, P, P * (runs[0].shape[0] + 2) * 2.0**-46)
+    reach = np.concatenate([[0], b, [complete(runs)]])
+    spans = [(lv, x, y) for lv, x, y in zip(INNER.tolist(), a.tolist(), b.tolist(), strict=True) if x < y]
+    if spans:
+        total, tp = tops(runs, sorted({i for _, x, y in spans for i in range(x, y)}))
+        for lv, x, y in spans:
+            reach[lv] = next((i for i in range(x, y) if reaches(tp[i], total, lv)), y)
     return reach

@@ -41,14 +41,15 @@ def _by_ranges(y: np.ndarray, p: np.ndarray, w: np.ndarray, edges: list[float]) 
     own counts and the weight above it, combined from the lowest range up."""
     cuts = [-np.inf, *sorted(edges), np.inf]
     P = float(w[y == 1].sum())
-    parts = []
+    parts, positives = [], []
     for lo, hi in zip(cuts[:-1], cuts[1:], strict=True):
         inside = (p >= lo) & (p < hi)
         above = p >= hi
         local = _counts(y[inside], p[inside], w[inside])
         parts.append(ap_envelope.range_part(local, (float(w[above & (y == 1)].sum()),
                                                     float(w[above & (y == 0)].sum())), P))
-    return ap_envelope.combine(parts)
+        positives.append(local.total_pos)
+    return ap_envelope.combine(parts, positives)
 
 
 @settings(max_examples=200, deadline=None)
@@ -81,5 +82,5 @@ def test_empty_ranges_and_a_zero_weight_top_threshold() -> None:
     empty = ThresholdCounts(np.zeros(0), np.zeros(0), np.zeros(0), 0.0, 3.0)
     part = ap_envelope.range_part(empty, (0.0, 0.0), 2.0)
     assert part is ap_envelope.NONE and (part.levels == -1).all()
-    assert ap_envelope.combine([part]) == (0.0, 0.0)
+    assert ap_envelope.combine([part], [0.0]) == (0.0, 0.0)
     assert math.isnan(average_precision(empty, interpolated=True))  # the caller's nan for P = 0

@@ -73,7 +73,7 @@ def _by_ranges(y: np.ndarray, p: np.ndarray, w: np.ndarray, edges: list[float]) 
         local = counts_from_sorted(p[pos][po], w[pos][po], p[neg][ne], w[neg][ne], positive_only=True)
         above = (float(np.sum([t[0] for t in totals[r + 1:]])), float(np.sum([t[1] for t in totals[r + 1:]])))
         parts.append(ap_envelope.range_part(local, above, P))
-    return ap_envelope.combine(parts)[1]
+    return ap_envelope.combine(parts, [t[0] for t in totals])[1]
 
 
 @settings(max_examples=120, deadline=None)
