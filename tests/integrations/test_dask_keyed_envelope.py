@@ -230,7 +230,7 @@ def test_envelope_arrays_round_trip_and_are_checked(sizes: list[int], seed: int)
     ``from_arrays``: the same parts; arrays that do not fit are a ValueError."""
     rng = np.random.default_rng(seed)
     parts = [None if k < 0 else ap_envelope.EnvelopePart(np.sort(rng.random(k))[::-1], rng.random(k),
-                                                        rng.random(ap_envelope.LEVELS.shape[0]))
+                                                        rng.random(ap_envelope.LEVELS.shape[0]), rng.random(k % 3))
              for k in sizes]
     arrays = keyed_envelope.to_arrays(keyed_envelope.pack(parts))
     back = keyed_envelope.from_arrays(arrays, len(parts))
@@ -238,13 +238,14 @@ def test_envelope_arrays_round_trip_and_are_checked(sizes: list[int], seed: int)
     for a, b in zip(parts, back.parts(), strict=True):
         assert (a is None) == (b is None)
         if a is not None and b is not None:
-            for x, y in ((a.values, b.values), (a.masses, b.masses), (a.levels, b.levels)):
+            for x, y in ((a.values, b.values), (a.masses, b.masses), (a.levels, b.levels), (a.exact, b.exact)):
                 assert np.array_equal(x, y)
     assert keyed_envelope.from_arrays({}, len(parts)) is None
     bad = [{**arrays, "env_sizes": np.append(arrays["env_sizes"], 1)},
            {**arrays, "env_values": np.append(arrays["env_values"], 0.5)},
            {**arrays, "env_levels": arrays["env_levels"][:, :5]},
-           {k: v for k, v in arrays.items() if k != "env_masses"}]
+           {k: v for k, v in arrays.items() if k != "env_masses"},
+           {**arrays, "env_exact": np.append(arrays["env_exact"], 0.5)}]
     for arr in bad:
         with pytest.raises(ValueError, match="keyed envelopes: "):
             keyed_envelope.from_arrays(arr, len(parts))

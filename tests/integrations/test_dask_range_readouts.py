@@ -207,7 +207,7 @@ def test_range_summary_bytes_carry_the_envelope() -> None:
         if envelope:
             assert s.envelope is not None and back.envelope is not None
             for a, b in ((s.envelope.values, back.envelope.values), (s.envelope.masses, back.envelope.masses),
-                         (s.envelope.levels, back.envelope.levels)):
+                         (s.envelope.levels, back.envelope.levels), (s.envelope.exact, back.envelope.exact)):
                 assert np.array_equal(a, b)
     with pytest.raises(ValueError, match="range summary"):
         ranked_common.summary_from_bytes(ranked_common.summary_to_bytes(s)[:30])
