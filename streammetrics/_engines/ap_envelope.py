@@ -96,25 +96,26 @@ def range_part(local: ThresholdCounts, above: tuple[float, float], P: float) -> 
         reach = np.concatenate([[0], a, [whole]])
         exact = np.zeros(0)
     else:
-        reach = np.concatenate([[0], b, [exact_levels.complete(runs)]])
-        exact = _candidates(runs, a, b, suffix)
+        reach = np.concatenate([[0], b, [exact_levels.complete(local.thresholds, runs)]])
+        exact = _candidates(runs, local.thresholds, (a, b), suffix)
     levels = np.where(reach < tps.shape[0], suffix[np.minimum(reach, tps.shape[0] - 1)], -1.0)
     return EnvelopePart(suffix[starts], np.add.reduceat(gain, starts), levels, exact)
 
 
-def _candidates(runs: tuple[np.ndarray, np.ndarray], a: np.ndarray, b: np.ndarray,
-                suffix: np.ndarray) -> np.ndarray:
+def _candidates(runs: tuple[np.ndarray, np.ndarray], thresholds: np.ndarray,
+                windows: tuple[np.ndarray, np.ndarray], suffix: np.ndarray) -> np.ndarray:
     """:attr:`EnvelopePart.exact` of a weighted range: its exact positive weight, then per inner
-    level each threshold i in ``[a_l, b_l)`` as (l, ``suffix[i]``, its exact weight from the
+    level each threshold i in its window ``[a_l, b_l)`` as (l, ``suffix[i]``, its exact weight from the
     top; :func:`~streammetrics._scores.levels.tops`). O(n_r) numpy work for the sums (one pass),
     O(candidates) integers."""
     inner = exact_levels.INNER.tolist()
+    a, b = windows
     spans = [(lv, x, y) for lv, x, y in zip(inner, a.tolist(), b.tolist(), strict=True) if x < y]
     near = sorted({i for _, x, y in spans for i in range(x, y)})
     if near:
-        whole, weight = exact_levels.tops(runs, near)
+        whole, weight = exact_levels.tops(runs, thresholds, near)
     else:
-        whole, weight = exact_levels.exact_sums(runs[0], [0, runs[0].shape[0]])[0], {}
+        whole, weight = exact_levels.exact_sums(runs[1], [0, runs[1].shape[0]])[0], {}
     total = exact_levels.to_expansion(whole)
     out: list[float] = [float(len(total)), *total]
     for lv, x, y in spans:

@@ -102,27 +102,29 @@ def windows(tps: np.ndarray, P: float, margin: float) -> tuple[np.ndarray, np.nd
     return np.searchsorted(t10, target - margin, "left"), np.searchsorted(t10, target + margin, "right")
 
 
-def complete(runs: tuple[np.ndarray, np.ndarray]) -> int:
-    """The first threshold at or above which lies all the positive weight of ``runs`` (the
-    positive weights in ascending score order, per threshold how many score >= it): those
-    scoring below it weigh 0, exactly -- recall 1 without a sum. O(log T), O(n) only when the
-    lowest 64 positives all weigh 0."""
-    w, above = runs
-    n = w.shape[0]
+def complete(thresholds: np.ndarray, runs: tuple[np.ndarray, np.ndarray]) -> int:
+    """The first of the decreasing ``thresholds`` at or above which lies all the positive
+    weight of ``runs`` (the positives' scores ascending, their weights): those scoring below it
+    weigh 0, exactly -- recall 1 without a sum. O(log T), O(n) only when the lowest 64
+    positives all weigh 0."""
+    v, w = runs
     nz = np.flatnonzero(w[:64])
     if not nz.shape[0]:
         nz = np.flatnonzero(w)
-    first = int(nz[0]) if nz.shape[0] else n  # the lowest positive of nonzero weight
-    return int(np.searchsorted(above, n - first, "left"))
+    if not nz.shape[0]:
+        return 0
+    low = v[int(nz[0])]  # the lowest score of a positive of nonzero weight
+    return int(thresholds.shape[0] - np.searchsorted(thresholds[::-1], low, "right"))
 
 
-def tops(runs: tuple[np.ndarray, np.ndarray], near: Sequence[int]) -> tuple[int, dict[int, int]]:
-    """(the exact total of the weights of ``runs``, per threshold of ``near`` the exact weight
-    scoring >= it), in units of 2^-:data:`UNIT_BITS`: one :func:`exact_sums` pass cut at those
-    thresholds. O(n) numpy work, O(len(near)) integers."""
-    w, above = runs
+def tops(runs: tuple[np.ndarray, np.ndarray], thresholds: np.ndarray,
+         near: Sequence[int]) -> tuple[int, dict[int, int]]:
+    """(the exact total of the weights of ``runs``, per index i of ``near`` the exact weight of
+    the positives scoring >= ``thresholds[i]``), in units of 2^-:data:`UNIT_BITS`: one
+    :func:`exact_sums` pass cut at those thresholds. O(n) numpy work, O(len(near) log n)."""
+    v, w = runs
     n = w.shape[0]
-    starts = [n - int(above[i]) for i in near]
+    starts = np.searchsorted(v, thresholds[list(near)], "left").tolist() if near else []
     cuts = sorted({0, n, *starts})
     seg = exact_sums(w, cuts)
     top = [0] * len(cuts)  # the exact weight from each cut to the top
@@ -137,25 +139,25 @@ def reaches(tp: int, total: int, level: int) -> bool:
     return 10 * tp >= level * total
 
 
-def level_reach(tps: np.ndarray, P: float, runs: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+def level_reach(tps: np.ndarray, P: float, runs: tuple[np.ndarray, np.ndarray] | None,
+                thresholds: np.ndarray) -> np.ndarray:
     """Per level, the first threshold reaching it exactly (``len(tps)``: none), one process.
 
-    ``tps`` the float positive counts at the thresholds (decreasing scores), P their total;
-    ``runs`` = (the positive weights in ascending score order, per threshold how many of them
-    score >= it): None for unit weights (the floats are exact). Level 0: the first threshold;
-    level 10: :func:`complete`; levels 1-9: the float sums are suffix sums of n weights, within
-    (n + 2) 2^-46 P of the exact ones with room to spare (the comparison's error is below
-    20 (n + 2) 2^-53 P), so only thresholds within that of a level are summed exactly -- one
-    pass over the weights for them all (:func:`tops`). O(9 log T), plus O(n) when a threshold
-    lies that close to a level.
+    ``tps`` the float positive counts at the decreasing ``thresholds``, P their total; ``runs``
+    = (the positives' scores ascending, their weights): None for unit weights (the floats are
+    exact). Level 0: the first threshold; level 10: :func:`complete`; levels 1-9: the float
+    sums are sums of n weights, within (n + 2) 2^-46 P of the exact ones with room to spare
+    (the comparison's error is below 20 (n + 2) 2^-53 P), so only thresholds within that of a
+    level are summed exactly -- one pass over the weights for them all (:func:`tops`).
+    O(9 log T), plus O(n) when a threshold lies that close to a level.
     """
     if runs is None:
         return np.searchsorted(tps * 10.0, LEVELS * P, "left")
-    a, b = windows(tps, P, P * (runs[0].shape[0] + 2) * 2.0**-46)
-    reach = np.concatenate([[0], b, [complete(runs)]])
+    a, b = windows(tps, P, P * (runs[1].shape[0] + 2) * 2.0**-46)
+    reach = np.concatenate([[0], b, [complete(thresholds, runs)]])
     spans = [(lv, x, y) for lv, x, y in zip(INNER.tolist(), a.tolist(), b.tolist(), strict=True) if x < y]
     if spans:
-        total, tp = tops(runs, sorted({i for _, x, y in spans for i in range(x, y)}))
+        total, tp = tops(runs, thresholds, sorted({i for _, x, y in spans for i in range(x, y)}))
         for lv, x, y in spans:
             reach[lv] = next((i for i in range(x, y) if reaches(tp[i], total, lv)), y)
     return reach

@@ -49,9 +49,9 @@ class ThresholdCounts:
     #: True for the lower bin edges of a binned state whose bins may hold several distinct
     #: scores: exact at the thresholds, order unknown inside each bin (module docstring).
     binned: bool = False
-    #: (positive weights in ascending score order, per threshold how many of them score >= it)
-    #: where the counts were summed from weights (None: unit weights or bins): what the 11-point
-    #: AP's exact level decisions read (:func:`streammetrics._scores.levels.level_reach`).
+    #: (the positives' scores ascending, their weights) where the counts were summed from
+    #: weights (None: unit weights or bins; references, not copies): what the 11-point AP's
+    #: exact level decisions read (:func:`streammetrics._scores.levels.level_reach`).
     pos_runs: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False, repr=False)
 
     def steps(self) -> tuple[np.ndarray, np.ndarray]:
@@ -90,13 +90,15 @@ def counts_from_sorted(
     """
     if positive_only:
         return _positive_threshold_counts(pos, pos_w, neg, neg_w)
+    runs = None if pos_w is None else (pos, pos_w)
     if thresholds is None:  # one linear merge of the two runs, no binary search
-        return ThresholdCounts(*threshold_counts(pos, pos_w, neg, neg_w))
+        return ThresholdCounts(*threshold_counts(pos, pos_w, neg, neg_w), pos_runs=runs)
     # totals read from the same suffix sums as the counts, so the lowest threshold gives
     # exactly P, N
     tps, total_pos = _suffix_weights(pos, pos_w, thresholds)
     fps, total_neg = _suffix_weights(neg, neg_w, thresholds)
-    return ThresholdCounts(np.asarray(thresholds, dtype=np.float64), tps, fps, total_pos, total_neg)
+    return ThresholdCounts(np.asarray(thresholds, dtype=np.float64), tps, fps, total_pos, total_neg,
+                           pos_runs=runs)
 
 
 def _positive_threshold_counts(
@@ -116,13 +118,14 @@ def _positive_threshold_counts(
     pos_above = (n_pos - starts)[::-1]
     neg_above = (n_neg - np.searchsorted(neg, asc, "left"))[::-1]
     return counts_from_ranks(asc[::-1].astype(np.float64), (pos_above, pos_w, n_pos),
-                             (neg_above, neg_w, n_neg))
+                             (neg_above, neg_w, n_neg), pos_scores=pos)
 
 
 def counts_from_ranks(
     thresholds: np.ndarray,
     pos: tuple[np.ndarray, np.ndarray | None, int],
     neg: tuple[np.ndarray, np.ndarray | None, int],
+    pos_scores: np.ndarray | None = None,
 ) -> ThresholdCounts:
     """Counts at ``thresholds`` given, per group, how many of its scores are >= each.
 
@@ -133,6 +136,9 @@ def counts_from_ranks(
     pos, neg : (above, weights, n)
         Per group of ``n`` ascending scores with ``weights`` (None: unit weights): ``above[i]``
         of them score >= ``thresholds[i]`` (int; e.g. ``n - searchsorted(v, t, "left")``).
+    pos_scores : ndarray, optional
+        The positives' ascending scores: with weights, kept as the counts' ``pos_runs`` (the
+        11-point AP's exact levels read them).
 
     Returns
     -------
@@ -142,7 +148,7 @@ def counts_from_ranks(
     """
     tps, total_pos = _weigh(pos[1], pos[0], pos[2])
     fps, total_neg = _weigh(neg[1], neg[0], neg[2])
-    runs = None if pos[1] is None else (pos[1], pos[0])
+    runs = None if pos[1] is None or pos_scores is None else (pos_scores, pos[1])
     return ThresholdCounts(thresholds, tps, fps, total_pos, total_neg, pos_runs=runs)
 
 
@@ -397,7 +403,7 @@ def average_precision(
         if eleven_point:
             # the first point (highest threshold) whose recall reaches each level, decided in
             # the weights' exact sums (``levels.level_reach``)
-            reach = level_reach(tps, P, counts.pos_runs)
+            reach = level_reach(tps, P, counts.pos_runs, counts.thresholds)
             vals = np.where(reach < tps.shape[0], interp[np.minimum(reach, tps.shape[0] - 1)], 0.0)
             return float(vals.mean())
         precision = interp

@@ -41,10 +41,13 @@ def _ap() -> sm.AveragePrecision:
        decimals=st.integers(1, 2), data=st.data())
 def test_one_process_is_the_exact_definition(n: int, seed: int, unit: str, decimals: int,
                                              data: st.DataObject) -> None:
-    """One update, batches read after each, and merged partitions: the exact value (1e-12)."""
+    """One update, batches read after each, merged partitions and the PR curve's area: the exact
+    value (1e-12)."""
     y, p, w = _data(n, seed, UNITS[unit], decimals)
     want = eleven_point_exact(y, p, w)
     assert _ap().update(y, p, sample_weight=w).compute() == pytest.approx(want, rel=1e-12, abs=1e-15)
+    curve = sm.PRCurve().update(y, p, sample_weight=w).compute()  # counts at every distinct score
+    assert curve.area("eleven_point") == pytest.approx(want, rel=1e-12, abs=1e-15)
     cuts = sorted(data.draw(st.lists(st.integers(0, n), max_size=4)))
     bounds = [0, *cuts, n]
     read = _ap()
