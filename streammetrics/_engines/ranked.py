@@ -486,7 +486,7 @@ def range_summary(runs: Runs, offset: tuple[float, float, float], totals: tuple[
         if need_ap or need_env:
             n_pos, n_neg = pv.shape[0], nv.shape[0]
             counts = counts_from_ranks(asc[::-1], ((n_pos - starts)[::-1], pw, n_pos),
-                                       ((n_neg - left)[::-1], nw, n_neg))
+                                       ((n_neg - left)[::-1], nw, n_neg), pos_scores=pv)
             if need_env:
                 env = ap_envelope.range_part(counts, (p_above, n_above), P)
         if need_ap:

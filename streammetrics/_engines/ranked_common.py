@@ -166,22 +166,24 @@ def summary_to_bytes(s: ranked_engine.RangeSummary) -> bytes:
     c, e = s.curve, s.envelope
     n = -1 if c is None else c.thresholds.shape[0]
     m = -1 if e is None else e.values.shape[0]
+    x = 0 if e is None else e.exact.shape[0]
     floats = [s.pos, s.neg, s.pairs, s.ap_part] + ([] if c is None else [c.total_pos, c.total_neg])
     arrays = (([] if c is None else [c.thresholds, c.tps, c.fps])
-              + ([] if e is None else [e.values, e.masses, e.levels])
+              + ([] if e is None else [e.values, e.masses, e.levels, e.exact])
               + [np.array(s.partial, dtype=np.float64)])
-    return _pack([s.n_scores, n, m], floats + [0.0] * (6 - len(floats)), arrays)
+    return _pack([s.n_scores, n, m, x], floats + [0.0] * (6 - len(floats)), arrays)
 
 
 def summary_from_bytes(data: bytes) -> ranked_engine.RangeSummary:
     """Read back :func:`summary_to_bytes` (the partial areas: the float64 values after the
     curve and the envelope). O(curve + envelope)."""
-    (n_scores, n, m), (pos, neg, pairs, ap, total_pos, total_neg), at = _unpack(data, 3, 6, "range summary")
+    counts, (pos, neg, pairs, ap, total_pos, total_neg), at = _unpack(data, 4, 6, "range summary")
+    n_scores, n, m, x = counts  # x: the envelope's exact part (weighted 11-point levels)
     levels = 0 if m < 0 else ap_envelope.LEVELS.shape[0]
-    lengths = [n] * 3 * (n >= 0) + [m, m, levels] * (m >= 0)
+    lengths = [n] * 3 * (n >= 0) + [m, m, levels, x] * (m >= 0)
     k = max(0, (len(data) - at) // 8 - sum(lengths))
     *got, partial = _arrays(data, at, [*lengths, k], "range summary")
     curve = ThresholdCounts(got[0], got[1], got[2], total_pos, total_neg) if n >= 0 else None
-    envelope = ap_envelope.EnvelopePart(got[-3], got[-2], got[-1]) if m >= 0 else None
+    envelope = ap_envelope.EnvelopePart(got[-4], got[-3], got[-2], got[-1]) if m >= 0 else None
     return ranked_engine.RangeSummary(n_scores, pos, neg, pairs, ap, curve,
                                       tuple(float(a) for a in partial), None, envelope)

@@ -21,11 +21,12 @@ one point per distinct score in decreasing-threshold order (without scikit-learn
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from streammetrics._scores.exact.sort_kernels import suffix_sums, suffix_weight, threshold_counts
+from streammetrics._scores.levels import level_reach
 
 #: A curve as (x, y) arrays.
 Polyline = tuple[np.ndarray, np.ndarray]
@@ -48,6 +49,10 @@ class ThresholdCounts:
     #: True for the lower bin edges of a binned state whose bins may hold several distinct
     #: scores: exact at the thresholds, order unknown inside each bin (module docstring).
     binned: bool = False
+    #: (the positives' scores ascending, their weights) where the counts were summed from
+    #: weights (None: unit weights or bins; references, not copies): what the 11-point AP's
+    #: exact level decisions read (:func:`streammetrics._scores.levels.level_reach`).
+    pos_runs: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False, repr=False)
 
     def steps(self) -> tuple[np.ndarray, np.ndarray]:
         """Positive and negative weight added at each threshold (the bins, decreasing score)."""
@@ -85,13 +90,15 @@ def counts_from_sorted(
     """
     if positive_only:
         return _positive_threshold_counts(pos, pos_w, neg, neg_w)
+    runs = None if pos_w is None else (pos, pos_w)
     if thresholds is None:  # one linear merge of the two runs, no binary search
-        return ThresholdCounts(*threshold_counts(pos, pos_w, neg, neg_w))
+        return ThresholdCounts(*threshold_counts(pos, pos_w, neg, neg_w), pos_runs=runs)
     # totals read from the same suffix sums as the counts, so the lowest threshold gives
     # exactly P, N
     tps, total_pos = _suffix_weights(pos, pos_w, thresholds)
     fps, total_neg = _suffix_weights(neg, neg_w, thresholds)
-    return ThresholdCounts(np.asarray(thresholds, dtype=np.float64), tps, fps, total_pos, total_neg)
+    return ThresholdCounts(np.asarray(thresholds, dtype=np.float64), tps, fps, total_pos, total_neg,
+                           pos_runs=runs)
 
 
 def _positive_threshold_counts(
@@ -111,13 +118,14 @@ def _positive_threshold_counts(
     pos_above = (n_pos - starts)[::-1]
     neg_above = (n_neg - np.searchsorted(neg, asc, "left"))[::-1]
     return counts_from_ranks(asc[::-1].astype(np.float64), (pos_above, pos_w, n_pos),
-                             (neg_above, neg_w, n_neg))
+                             (neg_above, neg_w, n_neg), pos_scores=pos)
 
 
 def counts_from_ranks(
     thresholds: np.ndarray,
     pos: tuple[np.ndarray, np.ndarray | None, int],
     neg: tuple[np.ndarray, np.ndarray | None, int],
+    pos_scores: np.ndarray | None = None,
 ) -> ThresholdCounts:
     """Counts at ``thresholds`` given, per group, how many of its scores are >= each.
 
@@ -128,6 +136,9 @@ def counts_from_ranks(
     pos, neg : (above, weights, n)
         Per group of ``n`` ascending scores with ``weights`` (None: unit weights): ``above[i]``
         of them score >= ``thresholds[i]`` (int; e.g. ``n - searchsorted(v, t, "left")``).
+    pos_scores : ndarray, optional
+        The positives' ascending scores: with weights, kept as the counts' ``pos_runs`` (the
+        11-point AP's exact levels read them).
 
     Returns
     -------
@@ -137,7 +148,8 @@ def counts_from_ranks(
     """
     tps, total_pos = _weigh(pos[1], pos[0], pos[2])
     fps, total_neg = _weigh(neg[1], neg[0], neg[2])
-    return ThresholdCounts(thresholds, tps, fps, total_pos, total_neg)
+    runs = None if pos[1] is None or pos_scores is None else (pos_scores, pos[1])
+    return ThresholdCounts(thresholds, tps, fps, total_pos, total_neg, pos_runs=runs)
 
 
 def _weigh(w: np.ndarray | None, above: np.ndarray, n: int) -> tuple[np.ndarray, float]:
@@ -376,7 +388,9 @@ def average_precision(
     Step (default): AP = sum_k (R_k - R_{k-1}) P_k, R_0 = 0 (scikit-learn's
     ``average_precision_score``). ``interpolated``: P_k replaced by max_{j >= k} P_j (the best
     precision at recall >= R_k). ``eleven_point``: mean of the interpolated precision at recall
-    0, 0.1, ..., 1. nan if P = 0. O(T).
+    0, 0.1, ..., 1, a point reaching level l when 10 TP >= l P in the weights' exact sums
+    (:func:`streammetrics._scores.levels.level_reach`: O(n) more only when a point's float
+    recall lies within its rounding of a level). nan if P = 0. O(T).
     """
     P = counts.total_pos
     if P <= 0:
@@ -387,9 +401,9 @@ def average_precision(
     if interpolated or eleven_point:
         interp = np.maximum.accumulate(precision[::-1])[::-1]
         if eleven_point:
-            levels = np.arange(11)
-            # first point (highest threshold) whose recall reaches i/10, compared exactly
-            reach = np.searchsorted(tps * 10.0, levels * P, "left")
+            # the first point (highest threshold) whose recall reaches each level, decided in
+            # the weights' exact sums (``levels.level_reach``)
+            reach = level_reach(tps, P, counts.pos_runs, counts.thresholds)
             vals = np.where(reach < tps.shape[0], interp[np.minimum(reach, tps.shape[0] - 1)], 0.0)
             return float(vals.mean())
         precision = interp

@@ -319,8 +319,10 @@ class AveragePrecision(RankingMetric[Value]):
     order, R_0 = 0 (step, no interpolation; ``sklearn.metrics.average_precision_score``).
 
     ``interpolated=True``: P_k replaced by max_{r' >= R_k} P(r'). ``eleven_point=True``: the mean
-    of that interpolated precision at recall 0, 0.1, ..., 1. ``average`` as for AUROC (macro AP
-    over classes is mAP). Undefined without positives (nan + ``UndefinedMetricWarning``).
+    of that interpolated precision at recall 0, 0.1, ..., 1, a threshold reaching level l when
+    10 TP >= l P in the exact sums of the weights (weights such as multiples of 0.1 reach a
+    level exactly; every engine route decides it the same way). ``average`` as for AUROC (macro
+    AP over classes is mAP). Undefined without positives (nan + ``UndefinedMetricWarning``).
 
     Complexity: the first ``compute`` O(n) per class (a merge of the sorted runs, then the
     precision at the distinct positive scores); later ones, unweighted, O(P + m log n) per class
@@ -343,7 +345,7 @@ class AveragePrecision(RankingMetric[Value]):
     interpolated : bool, default False
         Replace each precision by the best precision at the same or a higher recall.
     eleven_point : bool, default False
-        The mean interpolated precision at recall 0, 0.1, ..., 1.
+        The mean interpolated precision at recall 0, 0.1, ..., 1 (levels decided in exact sums).
     {ranking: max_bytes, thresholds, scores, labels}
 
     Examples

@@ -81,6 +81,47 @@ def assert_same(got: Any, ref: Any) -> None:
     np.testing.assert_allclose(np.asarray(got, dtype=float), np.asarray(ref, dtype=float), rtol=1e-12)
 
 
+#: Seeds of :func:`level_frame` whose weight sums reach an 11-point recall level exactly and
+#: where, before the levels were decided in exact sums, one process or the score ranges compared
+#: a level either way (a jump of a value by up to 0.05).
+LEVEL_SEEDS = (4, 23, 32, 42, 58, 68)
+
+
+def level_frame(unit: float, seeds: tuple[int, ...] = LEVEL_SEEDS) -> pd.DataFrame:
+    """40 rows per seed, the seed as slice ``g``: label ``y``, score ``p`` of 1 decimal (ties),
+    weight ``w`` a multiple of ``unit`` (0.1, 0.05, 1/3; zeros too)."""
+    frames = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        n = 40
+        frames.append(pd.DataFrame({"y": (rng.random(n) < 0.5).astype(np.int64), "p": np.round(rng.random(n), 1),
+                                    "w": rng.integers(0, 7, n) * unit, "g": seed}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def level_metrics() -> sm.MetricSet:
+    """11-point, interpolated and step AP (the envelopes' route when weighted)."""
+    return sm.MetricSet(e=sm.AveragePrecision(eleven_point=True), i=sm.AveragePrecision(interpolated=True),
+                        s=sm.AveragePrecision())
+
+
+def assert_exact_levels(got: dict[str, Any], df: pd.DataFrame, by: bool = False) -> None:
+    """``got`` (of :func:`level_metrics` over ``df``, by ``g`` with ``by``) is one process's
+    values within 1e-12, and its 11-point AP the exact definition's (a Fraction oracle)."""
+    from ranking_oracles import eleven_point_exact
+
+    one = level_metrics()
+    if by:
+        want = sm.Sliced(one).update(df.y.to_numpy(), df.p.to_numpy(), slices=df.g.to_numpy(),
+                                     sample_weight=df.w.to_numpy()).compute()
+        exact = {k: eleven_point_exact(d.y.to_numpy(), d.p.to_numpy(), d.w.to_numpy()) for k, d in df.groupby("g")}
+        assert_same({k: v["e"] for k, v in got.items()}, exact)
+    else:
+        want = one.update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy()).compute()
+        assert_same(got["e"], eleven_point_exact(df.y.to_numpy(), df.p.to_numpy(), df.w.to_numpy()))
+    assert_same(got, want)
+
+
 def sliced_frame(n: int = 2400, seed: int = 5) -> pd.DataFrame:
     """:func:`classification_frame` with slice keys, sorted by ``region`` so that partitions
     cut in order see different slices (some only one); ``tier`` an integer key."""

@@ -9,6 +9,7 @@ order of the scores, so an order-preserving replacement changes nothing but the 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from itertools import combinations
 
 import numpy as np
@@ -98,6 +99,32 @@ def interpolated_ap(y, s, w=None, eleven_point=False) -> float:
         total += (level - prev) * interp(level)
         prev = level
     return total
+
+
+def eleven_point_exact(y, s, w=None) -> float:
+    """The 11-point AP by its definition in exact arithmetic (``Fraction`` sums of the float64
+    weights): thresholds at the distinct positive scores, threshold t reaching level l when
+    10 TP(t) >= l P, each level's value the best precision among those reaching it (0 if none);
+    nan without positive weight. O(n log n) Fraction additions."""
+    y, s = np.asarray(y), np.asarray(s, dtype=np.float64)
+    w = np.ones(y.shape[0]) if w is None else np.asarray(w, dtype=np.float64)
+    order = np.argsort(-s, kind="stable")
+    tp = fp = Fraction(0)
+    points, at = [], {}
+    for i in order.tolist():  # counts after each row, read at each distinct score's last row
+        if y[i] == 1:
+            tp += Fraction(float(w[i]))
+        else:
+            fp += Fraction(float(w[i]))
+        at[float(s[i])] = (tp, fp)
+    P = tp
+    if P == 0:
+        return math.nan
+    for t in sorted(set(s[y == 1].tolist()), reverse=True):
+        a, b = at[t]
+        points.append((a, a / (a + b) if a + b else Fraction(0)))
+    best = [max((pr for a, pr in points if 10 * a >= lv * P), default=Fraction(0)) for lv in range(11)]
+    return float(sum(best, Fraction(0)) / 11)
 
 
 def confusion_at(y, s, w, t):

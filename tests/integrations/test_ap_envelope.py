@@ -25,7 +25,9 @@ def _counts(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> ThresholdCounts:
     thr = np.unique(p[y == 1])[::-1]
     last = np.searchsorted(-ps, -thr, "right") - 1  # the last row scoring >= each threshold
     total_pos, total_neg = (float(pos[-1]), float(neg[-1])) if p.shape[0] else (0.0, 0.0)
-    return ThresholdCounts(thr, pos[last], neg[last], total_pos, total_neg)
+    up = np.argsort(p[y == 1], kind="stable")  # the positives in ascending score order
+    runs = (p[y == 1][up], w[y == 1][up])
+    return ThresholdCounts(thr, pos[last], neg[last], total_pos, total_neg, pos_runs=runs)
 
 
 def _one_process(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> tuple[float, float]:

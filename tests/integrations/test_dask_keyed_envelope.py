@@ -50,22 +50,24 @@ def _readouts(num_classes: int | None = None, averages: Any = AVERAGES, **kw: An
     return sm.MetricSet(members)
 
 
-def _zeroed(df: pd.DataFrame, seed: int) -> pd.DataFrame:
-    """``df`` with real weights, about a fifth of them 0 (positives too). Not ``_data``'s
-    multiples of 0.1: their sums can reach a recall level of the 11-point AP exactly, where the
-    float sums of two summation orders (one process, the ranges) compare either way."""
+def _zeroed(df: pd.DataFrame, seed: int, unit: float | None = None) -> pd.DataFrame:
+    """``df`` with real weights (``unit``: multiples of it, whose sums reach the 11-point AP's
+    recall levels exactly, decided in exact sums on both sides), about a fifth of them 0
+    (positives too)."""
     rng = np.random.default_rng(seed)
-    return df.assign(w=np.where(rng.random(len(df)) < 0.2, 0.0, rng.random(len(df)) * 3))
+    w = rng.random(len(df)) * 3 if unit is None else rng.integers(1, 8, len(df)) * unit
+    return df.assign(w=np.where(rng.random(len(df)) < 0.2, 0.0, w))
 
 
-@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize(("weighted", "unit"), [(False, None), (True, None), (True, 0.1), (True, 1 / 3)])
 @pytest.mark.parametrize("ranges", [1, 4])
-def test_multiclass_readouts_equal_one_process(weighted: bool, ranges: int) -> None:
+def test_multiclass_readouts_equal_one_process(weighted: bool, unit: float | None, ranges: int) -> None:
     """Multiclass one-vs-rest step / interpolated / 11-point AP, every average (micro pooled,
-    None per class), beside partial and full AUROC: tied scores, weights with zeros, empty
-    partitions; alone and by slices where one slice lacks class 1 (nan for it, left out of the
-    averages, one process's warnings)."""
-    df = _zeroed(_data(2_400, 61, decimals=2, slices=4), 61)
+    None per class), beside partial and full AUROC: tied scores, weights with zeros (real, or
+    multiples of 0.1 or 1/3: recall levels reached exactly), empty partitions; alone and by
+    slices where one slice lacks class 1 (nan for it, left out of the averages, one process's
+    warnings)."""
+    df = _zeroed(_data(2_400, 61, decimals=2, slices=4), 61, unit)
     df = df[~((df.g == 2) & (df.y == 1))]
     y, s = df.y.to_numpy(), df[SCORES].to_numpy()
     w = df.w.to_numpy() if weighted else None
@@ -197,15 +199,16 @@ def test_root_receives_the_envelopes_not_the_scores(ranges: int) -> None:
     _close(got, want)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=20, deadline=None)
 @given(n=st.integers(0, 300), seed=st.integers(0, 10**6), ranges=st.integers(1, 5), weighted=st.booleans(),
        slices=st.integers(1, 8), task=st.sampled_from(["binary", "multiclass", "multilabel"]),
-       decimals=st.integers(1, 3), data=st.data())
+       decimals=st.integers(1, 3), unit=st.sampled_from([None, 0.1, 0.05, 1 / 3]), data=st.data())
 def test_any_partition_equals_sliced(n: int, seed: int, ranges: int, weighted: bool, slices: int, task: str,
-                                     decimals: int, data: Any) -> None:
-    """Any partitioning (empty partitions), range count, weights (zeros) and ties: the readouts
+                                     decimals: int, unit: float | None, data: Any) -> None:
+    """Any partitioning (empty partitions), range count, weights (zeros; real or multiples of
+    0.1, 0.05, 1/3, whose sums reach the 11-point recall levels exactly) and ties: the readouts
     of ``Sliced`` in one process, binary, multiclass or multilabel."""
-    df = _zeroed(_labelled(_data(n, seed, decimals=decimals, slices=slices), seed), seed)
+    df = _zeroed(_labelled(_data(n, seed, decimals=decimals, slices=slices), seed), seed, unit)
     w = df.w.to_numpy() if weighted else None
     cuts = data.draw(st.lists(st.integers(0, n), max_size=4))
     label: Any = {"binary": "yb", "multiclass": "y", "multilabel": LABELS}[task]
@@ -227,7 +230,7 @@ def test_envelope_arrays_round_trip_and_are_checked(sizes: list[int], seed: int)
     ``from_arrays``: the same parts; arrays that do not fit are a ValueError."""
     rng = np.random.default_rng(seed)
     parts = [None if k < 0 else ap_envelope.EnvelopePart(np.sort(rng.random(k))[::-1], rng.random(k),
-                                                        rng.random(ap_envelope.LEVELS.shape[0]))
+                                                        rng.random(ap_envelope.LEVELS.shape[0]), rng.random(k % 3))
              for k in sizes]
     arrays = keyed_envelope.to_arrays(keyed_envelope.pack(parts))
     back = keyed_envelope.from_arrays(arrays, len(parts))
@@ -235,13 +238,14 @@ def test_envelope_arrays_round_trip_and_are_checked(sizes: list[int], seed: int)
     for a, b in zip(parts, back.parts(), strict=True):
         assert (a is None) == (b is None)
         if a is not None and b is not None:
-            for x, y in ((a.values, b.values), (a.masses, b.masses), (a.levels, b.levels)):
+            for x, y in ((a.values, b.values), (a.masses, b.masses), (a.levels, b.levels), (a.exact, b.exact)):
                 assert np.array_equal(x, y)
     assert keyed_envelope.from_arrays({}, len(parts)) is None
     bad = [{**arrays, "env_sizes": np.append(arrays["env_sizes"], 1)},
            {**arrays, "env_values": np.append(arrays["env_values"], 0.5)},
            {**arrays, "env_levels": arrays["env_levels"][:, :5]},
-           {k: v for k, v in arrays.items() if k != "env_masses"}]
+           {k: v for k, v in arrays.items() if k != "env_masses"},
+           {**arrays, "env_exact": np.append(arrays["env_exact"], 0.5)}]
     for arr in bad:
         with pytest.raises(ValueError, match="keyed envelopes: "):
             keyed_envelope.from_arrays(arr, len(parts))

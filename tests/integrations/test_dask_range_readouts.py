@@ -116,7 +116,7 @@ def test_interpolated_ap_against_the_definition() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(1, 300), seed=st.integers(0, 10**6), ranges=st.integers(1, 5),
-       weights=st.sampled_from(["real", "zeros", "none"]), max_fpr=st.sampled_from([None, 0.3]),
+       weights=st.sampled_from(["real", "zeros", "none", "tenths", "thirds"]), max_fpr=st.sampled_from([None, 0.3]),
        data=st.data())
 def test_weighted_and_partial_sets_carry_the_envelopes(n: int, seed: int, ranges: int, weights: str,
                                                        max_fpr: float | None, data: Any) -> None:
@@ -125,8 +125,9 @@ def test_weighted_and_partial_sets_carry_the_envelopes(n: int, seed: int, ranges
     (``_engines/ap_envelope``): within 1e-12 of one process, no gather."""
     rng = np.random.default_rng(seed)
     df = pd.DataFrame({"y": (rng.random(n) < 0.4).astype(np.int64), "p": np.round(rng.random(n), 2)})
-    if weights != "none":
-        df["w"] = np.where(rng.random(n) < 0.2, 0.0, rng.random(n)) if weights == "zeros" else rng.random(n)
+    if weights != "none":  # tenths / thirds: sums reaching the 11-point recall levels exactly
+        df["w"] = {"zeros": np.where(rng.random(n) < 0.2, 0.0, rng.random(n)), "real": rng.random(n),
+                   "tenths": rng.integers(0, 8, n) * 0.1, "thirds": rng.integers(0, 5, n) / 3}[weights]
     members: dict[str, Any] = {"interp": sm.AveragePrecision(interpolated=True),
                                "eleven": sm.AveragePrecision(eleven_point=True), "ap": sm.AveragePrecision(),
                                "auroc": sm.AUROC(max_fpr=max_fpr), "f1": sm.F1()}
@@ -150,14 +151,16 @@ def test_weighted_and_partial_sets_carry_the_envelopes(n: int, seed: int, ranges
         assert got[k] == pytest.approx(v, rel=1e-12, abs=1e-14, nan_ok=True), k
 
 
-def test_evaluate_ranked_takes_interpolated_and_eleven_point_ap() -> None:
-    """``evaluate_ranked`` (weighted, several ranges): the readouts within 1e-12 of one process."""
+@pytest.mark.parametrize("unit", [1.0, 0.1, 0.05])
+def test_evaluate_ranked_takes_interpolated_and_eleven_point_ap(unit: float) -> None:
+    """``evaluate_ranked`` (weighted, several ranges): the readouts within 1e-12 of one process
+    (weights multiples of 0.1 / 0.05 too: recall levels reached exactly, decided exactly)."""
     from streammetrics.dask import evaluate_ranked
 
     rng = np.random.default_rng(3)
     n = 2_000
     df = pd.DataFrame({"y": (rng.random(n) < 0.3).astype(np.int64), "p": np.round(rng.random(n), 2),
-                       "w": rng.integers(0, 4, n).astype(float)})
+                       "w": rng.integers(0, 4, n) * unit})
     metrics = sm.MetricSet(interp=sm.AveragePrecision(interpolated=True),
                            eleven=sm.AveragePrecision(eleven_point=True), ap=sm.AveragePrecision())
     want = metrics.copy().update(df.y.to_numpy(), df.p.to_numpy(), sample_weight=df.w.to_numpy()).compute()
@@ -165,6 +168,29 @@ def test_evaluate_ranked_takes_interpolated_and_eleven_point_ap() -> None:
         got = evaluate_ranked(_frames(df, [500, 1_200]), metrics, label="y", score="p", weight="w", ranges=6)
     for k, v in want.items():
         assert got[k] == pytest.approx(v, rel=1e-12), k
+
+
+@pytest.mark.parametrize("unit", [0.1, 0.05, 1 / 3])
+def test_eleven_point_levels_reached_exactly(unit: float) -> None:
+    """Weights multiples of 0.1 / 0.05 / 1/3 whose sums reach recall levels exactly (the cases
+    where float sums compared a level either way): the score ranges, the keyed ranges (``by=``)
+    and ``evaluate_ranked`` give one process's values and the exact definition's 11-point AP."""
+    from streammetrics.dask import evaluate_ranked
+
+    metrics = cases.level_metrics()
+    with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
+        mp.setattr(RC, "range_count", lambda: 3)
+        splits = _Splits(mp)
+        for seed in cases.LEVEL_SEEDS:
+            df = cases.level_frame(unit, (seed,))
+            frames = _frames(df, [13, 27])
+            cases.assert_exact_levels(evaluate(frames, metrics, label="y", score="p", weight="w"), df)
+            cases.assert_exact_levels(evaluate_ranked(frames, metrics, label="y", score="p", weight="w", ranges=4),
+                                      df)
+        df = cases.level_frame(unit)
+        cases.assert_exact_levels(evaluate(_frames(df, [50, 130]), metrics, label="y", score="p", weight="w",
+                                           by="g"), df, by=True)
+    assert any(s is not None and s.envelope for s in splits.seen)
 
 
 def test_range_summary_bytes_carry_the_envelope() -> None:
@@ -181,7 +207,7 @@ def test_range_summary_bytes_carry_the_envelope() -> None:
         if envelope:
             assert s.envelope is not None and back.envelope is not None
             for a, b in ((s.envelope.values, back.envelope.values), (s.envelope.masses, back.envelope.masses),
-                         (s.envelope.levels, back.envelope.levels)):
+                         (s.envelope.levels, back.envelope.levels), (s.envelope.exact, back.envelope.exact)):
                 assert np.array_equal(a, b)
     with pytest.raises(ValueError, match="range summary"):
         ranked_common.summary_from_bytes(ranked_common.summary_to_bytes(s)[:30])

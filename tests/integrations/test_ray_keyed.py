@@ -157,3 +157,16 @@ def test_interpolated_and_eleven_point_by_keyed_ranges(monkeypatch: pytest.Monke
     df.iloc[900:].to_parquet(tmp_path / "b.parquet")
     cases.assert_same(evaluate_parquet(str(tmp_path), multilabel, label=names, score=SCORES, weight="w"), want)
     assert len(calls) == 3 and all(any(c.envelope_columns) for c in calls)
+
+
+def test_eleven_point_levels_reached_exactly() -> None:
+    """Weights multiples of 1/3 whose sums reach recall levels exactly (the cases where float
+    sums compared a level either way): binary and by slices through Ray, one process's values
+    and the exact definition's 11-point AP (a Fraction oracle)."""
+    metrics = cases.level_metrics()
+    df = cases.level_frame(1 / 3, (23,))
+    ds = ray.data.from_pandas([df.iloc[:0], df.iloc[:15], df.iloc[15:]])
+    cases.assert_exact_levels(evaluate(ds, metrics, label="y", score="p", weight="w"), df)
+    df = cases.level_frame(1 / 3)
+    ds = ray.data.from_pandas([df.iloc[:100], df.iloc[100:]])
+    cases.assert_exact_levels(evaluate(ds, metrics, label="y", score="p", weight="w", by="g"), df, by=True)

@@ -186,14 +186,17 @@ def test_shipped_bytes_round_trip_and_are_checked() -> None:
             spark_keyed.summaries_from_bytes(spark_keyed.summaries_to_bytes(bad))
 
 
+@pytest.mark.parametrize("unit", [None, 0.1])
 @pytest.mark.parametrize("case", ["multiclass", "by", "multilabel"])
-def test_stand_in_interpolated_and_eleven_point(case: str) -> None:
+def test_stand_in_interpolated_and_eleven_point(case: str, unit: float | None) -> None:
     """Step, interpolated and 11-point AP (every average) beside a partial AUROC through the Spark
     jobs (the envelopes in the shipped summaries, several chunks, an empty partition): one
-    process's values and warnings within 1e-12, weights with zeros."""
+    process's values and warnings within 1e-12, weights with zeros (real, or multiples of 0.1:
+    recall levels reached exactly, the exact sums shipped)."""
     df = _data(300, seed=13, slices=3, decimals=2)
     rng = np.random.default_rng(8)
-    df["w"] = np.where(rng.random(len(df)) < 0.2, 0.0, rng.random(len(df)))  # real: no recall level hit exactly
+    w = rng.random(len(df)) if unit is None else rng.integers(1, 8, len(df)) * unit
+    df["w"] = np.where(rng.random(len(df)) < 0.2, 0.0, w)
     labels = [f"l{c}" for c in range(C)]
     for c in labels:
         df[c] = rng.integers(0, 2, len(df))
@@ -338,3 +341,18 @@ def test_spark_interpolated_and_eleven_point(spark_session, keyed) -> None:
     got = sm_spark.evaluate(frame, binary, label="yb", score="s1", by="h", weight="w")
     cases.assert_same(got, _one(binary, df, "h", "s1", True))
     assert keyed.call_count == 2
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_eleven_point_levels_reached_exactly(spark_session, keyed) -> None:
+    """Weights multiples of 0.1 whose sums reach recall levels exactly (the cases where float
+    sums compared a level either way): binary and by slices on a real Spark, one process's
+    values and the exact definition's 11-point AP (a Fraction oracle)."""
+    metrics = cases.level_metrics()
+    df = cases.level_frame(0.1, (23,))
+    cases.assert_exact_levels(sm_spark.evaluate(_frame(spark_session, df), metrics, label="y", score="p",
+                                                weight="w"), df)
+    df = cases.level_frame(0.1)
+    cases.assert_exact_levels(sm_spark.evaluate(_frame(spark_session, df), metrics, label="y", score="p",
+                                                weight="w", by="g"), df, by=True)
+    assert keyed.call_count == 1
