@@ -74,6 +74,7 @@ from streammetrics._engines.dask_ranked import CHUNK_ROWS
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    arrow_dtypes,
     brief,
     empty_set,
     feed_arrow,
@@ -375,9 +376,6 @@ def _parquet_by_ranges(path: Any, metrics: Any, request: Request,
                        columns: Sequence[str] | None = None) -> tuple[Any] | None:
     """:func:`evaluate_parquet`'s range path, or None where the general path applies
     (``columns``: the only columns available, as a dataset's selection keeps them)."""
-    import contextlib
-
-    import numpy as np
     import pyarrow.parquet as pq
 
     from streammetrics._engines import range_counts, ray_ranges
@@ -388,10 +386,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, request: Request,
     fs, files = found
     with range_counts.named_read_errors(files[0]), fs.open(files[0], "rb") as f:
         schema = pq.read_schema(f)
-    dtypes: dict[str, Any] = {}
-    for field in schema:
-        with contextlib.suppress(NotImplementedError, TypeError):  # not numpy: general path
-            dtypes[field.name] = np.dtype(field.type.to_pandas_dtype())
+    dtypes = arrow_dtypes(schema.names, schema.types)  # a type without a numpy twin: general path
     try:
         available = [n for n in schema.names if columns is None or n in columns]
         run = make_run(metrics, request, available=available)

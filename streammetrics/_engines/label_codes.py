@@ -119,3 +119,22 @@ def maps_labels(configs: Any) -> bool:
     """Whether any of the member configurations (``metric._config()`` dicts) has ``classes=`` or
     ``pos_label=``. O(members)."""
     return any(LABEL_KEYS & set(cfg) for cfg in configs)
+
+
+def read_as_numbers(dtype: Any) -> bool:
+    """Whether a task reading a column of ``dtype`` through pandas
+    (:func:`~streammetrics._engines.plan.column`, which tries float64 as the state path does:
+    ``Decimal`` s, numeric strings; a categorical's values) must find numbers there: objects,
+    strings (numpy ``U`` / ``S`` / ``O``, pandas ``string`` / ``str``, pyarrow strings) and
+    categoricals. O(1)."""
+    if dtype is None:
+        return False
+    if getattr(dtype, "categories", None) is not None:  # a pandas categorical
+        return True
+    if getattr(dtype, "name", None) in ("string", "str"):
+        return True
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:  # pandas extension dtypes carry their numpy kind
+        kind = getattr(dtype, "kind", None)
+    return kind in ("U", "S", "O")

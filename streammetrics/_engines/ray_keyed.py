@@ -15,7 +15,6 @@ summaries: never the scores.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,7 +23,8 @@ import numpy as np
 from streammetrics._core.metric import trusted_states
 
 from . import keyed_ranges as kr
-from .plan import Plan
+from . import label_codes
+from .plan import Plan, arrow_dtypes
 from .range_counts import task_slices
 from .ray_ranked import get
 
@@ -99,10 +99,10 @@ def evaluate_dataset(frame: Any, run: Any) -> Any:
     if run.plan.family != "classification":
         return None
     schema = frame.schema()
-    dtypes: dict[str, Any] = {}
-    for name, kind in zip(schema.names, schema.types, strict=True) if schema is not None else ():
-        with contextlib.suppress(NotImplementedError, TypeError, AttributeError):  # Arrow or numpy
-            dtypes[name] = np.dtype(kind.to_pandas_dtype() if hasattr(kind, "to_pandas_dtype") else kind)
+    dtypes = arrow_dtypes(schema.names, schema.types) if schema is not None else {}
+    if run.plan.by is not None:  # Sliced reads its labels as numbers: so do the tasks (plan.numbers)
+        labels = [run.plan.label] if isinstance(run.plan.label, str) else run.plan.label
+        dtypes.update({c: np.dtype(np.float64) for c in labels if label_codes.read_as_numbers(dtypes.get(c))})
     split = kr.split_of(run.template, run.plan, dtypes, labels=True)
     if split is None:
         return None
