@@ -221,9 +221,9 @@ def _evaluate(ds: Any, run: Run) -> Any:
     from streammetrics._engines import ray_blocks
 
     if run.request.compute and run.shuffle_on is None and ray_blocks.may_split(run.template, plan):
-        schema = frame.schema()
-        types = dict(zip(schema.names, schema.types, strict=True)) if schema is not None else {}
-        split = ray_blocks.dataset_split(run.template, plan, types)
+        from streammetrics._engines.ray_keyed import schema_types
+
+        split = ray_blocks.dataset_split(run.template, plan, schema_types(frame.schema()))
         if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of the scores
             done = ray_blocks.evaluate_blocks(frame, plan, split)
             if done is None:  # no block: the empty set's values

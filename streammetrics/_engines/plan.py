@@ -218,14 +218,19 @@ def arrow_dtypes(names: Iterable[str], types: Iterable[Any]) -> dict[str, Any]:
     """The numpy dtypes of columns of Arrow (or numpy) ``types``, as the range routes'
     ``split_of`` read them: a dictionary-encoded column (a pandas categorical written to
     Parquet or put in a Ray block) as its values' type, which the tasks decode; Arrow strings
-    as numpy ``U`` (strings, not objects of unknown kind); a type with no numpy twin left out
-    (the state path). O(columns)."""
+    as numpy ``U`` (strings, not objects of unknown kind); a pandas categorical (a Ray pandas
+    block's) as its categories' dtype; a type with no numpy twin left out (the state path).
+    O(columns)."""
     import pyarrow as pa
 
     out: dict[str, Any] = {}
     for name, kind in zip(names, types, strict=True):
+        if kind is None:  # np.dtype(None) would be float64
+            continue
         if isinstance(kind, pa.DataType) and pa.types.is_dictionary(kind):
             kind = kind.value_type
+        elif getattr(kind, "categories", None) is not None:  # categories of strings: "str" / object
+            kind = pa.string() if kind.categories.dtype.kind in "OU" else kind.categories.dtype
         if isinstance(kind, pa.DataType) and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             out[name] = np.dtype(str)
             continue
@@ -250,10 +255,9 @@ def column(df: Any, spec: Columns, what: str) -> np.ndarray:
 
 
 def numbers(arr: np.ndarray, spec: Columns, what: str, where: str) -> np.ndarray:
-    """``arr`` (a range route's task's :func:`column`, which made an object column of numbers --
-    Dask's ``Decimal`` s -- float64 exactly as the state path does) unchanged, unless it still
-    holds objects: then the first value float64 cannot hold (a string, another object) is a
-    ``ValueError`` naming the column, ``where`` (the partition) and the value with its row.
+    """``arr`` (a range route's task's :func:`column`: ``Decimal`` s float64 as on the state path)
+    unchanged, unless it still holds objects: then the first value float64 cannot hold (a string,
+    another object) is a ``ValueError`` naming the column, ``where`` and the value with its row.
     O(1) (a scan only for an object array)."""
     if arr.dtype != object:
         return arr
@@ -269,8 +273,7 @@ def numbers(arr: np.ndarray, spec: Columns, what: str, where: str) -> np.ndarray
 
 
 def task_scores(df: Any, plan: Plan, where: str) -> np.ndarray:
-    """A range route's task's score column read as the state path reads it (:func:`column`, then
-    :func:`vector_scores`), checked by :func:`numbers`. O(n)."""
+    """A range task's scores as the state path reads them (:func:`vector_scores`), :func:`numbers`. O(n)."""
     return numbers(vector_scores(column(df, plan.score, "score"), plan), plan.score, "score", where)
 
 

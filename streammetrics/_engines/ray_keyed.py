@@ -90,6 +90,26 @@ def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
     return values, caught, skipped
 
 
+def schema_types(schema: Any) -> dict[str, Any]:
+    """A Ray Dataset schema's column types (Arrow, or numpy / pandas for pandas blocks: read from
+    the block schema, as ``Schema.types`` has no Arrow type -- None -- for a categorical); {} for
+    no schema. O(columns)."""
+    if schema is None:
+        return {}
+    base = getattr(schema, "base_schema", schema)
+    return dict(zip(base.names, base.types, strict=True))
+
+
+def _vectors(kind: Any) -> bool:
+    """Whether an Arrow type is a list of numbers (a score vector per row; Ray's tensor columns
+    are not: its state path cannot read them either). O(1)."""
+    import pyarrow as pa
+
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    return (isinstance(kind, pa.DataType) and any(f(kind) for f in lists)
+            and (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type)))
+
+
 def evaluate_dataset(frame: Any, run: Any) -> Any:
     """What ``ray.evaluate`` returns for a run whose exact ranking group is keyed (``by=``
     slices, multiclass one-vs-rest: :func:`keyed_ranges.split_of` on the dataset's column
@@ -98,11 +118,15 @@ def evaluate_dataset(frame: Any, run: Any) -> Any:
 
     if run.plan.family != "classification":
         return None
-    schema = frame.schema()
-    dtypes = arrow_dtypes(schema.names, schema.types) if schema is not None else {}
+    types = schema_types(frame.schema())
+    dtypes = arrow_dtypes(types.keys(), types.values())
+    score = run.plan.score
+    if isinstance(score, str) and _vectors(types.get(score)):  # the state path's plan.vector_scores
+        dtypes[score] = kr.VECTOR
     if run.plan.by is not None:  # Sliced reads its labels as numbers: so do the tasks (plan.numbers)
         labels = [run.plan.label] if isinstance(run.plan.label, str) else run.plan.label
-        dtypes.update({c: np.dtype(np.float64) for c in labels if label_codes.read_as_numbers(dtypes.get(c))})
+        read = label_codes.read_as_numbers  # of the Arrow types, or of pandas blocks' dtypes
+        dtypes.update({c: np.dtype(np.float64) for c in labels if read(dtypes.get(c)) or read(types.get(c))})
     split = kr.split_of(run.template, run.plan, dtypes, labels=True)
     if split is None:
         return None
