@@ -138,3 +138,20 @@ def read_as_numbers(dtype: Any) -> bool:
     except TypeError:  # pandas extension dtypes carry their numpy kind
         kind = getattr(dtype, "kind", None)
     return kind in ("U", "S", "O")
+
+
+def sliced_labels(plan: Any, dtypes: Mapping[str, Any], *more: Mapping[str, Any]) -> dict[str, Any]:
+    """``dtypes`` with a ``by=`` run's label columns of strings, objects or categoricals
+    (:func:`read_as_numbers` of their dtype in ``dtypes`` or in any of ``more``, e.g. the
+    engine's own types) as float64: ``Sliced`` reads its labels as numbers whatever
+    ``classes=`` / ``pos_label=`` say, and so do the keyed tasks
+    (:func:`~streammetrics._engines.keyed_ranges.frame_batches`: the state path's float64
+    reading, a value float64 cannot hold refused naming the column, the partition and the
+    value) -- the keyed ranges take such a run rather than gathering its scores to refuse them.
+    ``dtypes`` unchanged without ``by=``. O(label columns)."""
+    out = dict(dtypes)
+    if plan.by is not None:
+        for c in [plan.label] if isinstance(plan.label, str) else list(plan.label):
+            if any(read_as_numbers(d.get(c)) for d in (dtypes, *more)):
+                out[c] = np.dtype(np.float64)
+    return out

@@ -18,8 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from streammetrics._core.metric import trusted_states
 
 from . import keyed_ranges as kr
@@ -123,10 +121,7 @@ def evaluate_dataset(frame: Any, run: Any) -> Any:
     score = run.plan.score
     if isinstance(score, str) and _vectors(types.get(score)):  # the state path's plan.vector_scores
         dtypes[score] = kr.VECTOR
-    if run.plan.by is not None:  # Sliced reads its labels as numbers: so do the tasks (plan.numbers)
-        labels = [run.plan.label] if isinstance(run.plan.label, str) else run.plan.label
-        read = label_codes.read_as_numbers  # of the Arrow types, or of pandas blocks' dtypes
-        dtypes.update({c: np.dtype(np.float64) for c in labels if read(dtypes.get(c)) or read(types.get(c))})
+    dtypes = label_codes.sliced_labels(run.plan, dtypes, types)  # pandas blocks' dtypes too
     split = kr.split_of(run.template, run.plan, dtypes, labels=True)
     if split is None:
         return None
