@@ -50,7 +50,11 @@ full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric la
 column, no weights, no ``by``, ``compute=True``), ``evaluate`` does not ship that state whole.
 Members with ``classes=`` / ``pos_label=`` may read string, categorical or pyarrow string labels
 here and on the weighted and keyed routes below: each task maps them with the members' own
-codec (:mod:`streammetrics._engines.label_codes`).
+codec (:mod:`streammetrics._engines.label_codes`). Object or string columns of ``Decimal`` s or
+numbers (labels, scores, weights) take every route too, read as float64 as the state path reads
+them (a value float64 cannot hold is a ValueError naming the column, the partition and the
+value), and so do Parquet dictionary (categorical) label columns; string labels with ``by=``
+are refused by the keyed tasks as ``Sliced`` refuses them.
 A few partitions feed each task (at most 4; with :func:`evaluate_parquet`'s own reader, one
 task per worker thread, reading a row group at a time), which validates its scores into one
 buffer by class (unsorted); they are routed by sampled score quantiles into R ranges (1 per

@@ -29,7 +29,10 @@ one-vs-rest and multilabel exact ``AUROC`` (also partial: ``max_fpr``) / ``Avera
 ranges over the blocks (:mod:`streammetrics._engines.ray_keyed`): the driver receives
 O(R x K) numbers for K slices x classes, labels or class pairs, within 1e-12 of one process;
 so do sets with several exact AUROC / AP state groups (one-vs-one beside one-vs-rest, another
-``ignore_index``: each group its own columns). Every other case -- curves, other exact score
+``ignore_index``: each group its own columns), Arrow dictionary (categorical) labels and
+``by=`` keys (decoded in the tasks) and a score column of number lists with ``by=`` or several
+classes; string labels with ``by=`` are refused by those tasks as ``Sliced`` refuses them
+(naming the column, the block and the value). Every other case -- curves, other exact score
 states (``AUROC(scores="probability")``, ``KSStatistic``), ``compute=False`` -- takes
 the state path, whose driver holds every block's state (for exact ranking metrics 8 bytes a
 score, 16 weighted, and their merge).

@@ -62,7 +62,8 @@ the same pass, each partition's state merged on the driver). Still gathered on t
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
 ``compute=False`` (the merged accumulators are asked for), the curves (``ROCCurve``,
 ``PRCurve``: use :func:`evaluate_ranked`), other exact score states
-(``AUROC(scores="probability")``, ``KSStatistic``) and string labels with ``by=``. Several exact
+(``AUROC(scores="probability")``, ``KSStatistic``); string labels with ``by=`` are refused by
+the keyed tasks as ``Sliced`` refuses them (naming the column, the partition and the value). Several exact
 AUROC / AP state groups (one-vs-one beside one-vs-rest, another ``ignore_index``) go by the
 keyed ranges together. A vector score column (MLlib ``VectorUDT`` or arrays) with ``by=`` or
 multiclass takes the keyed ranges; ``classes=`` / ``pos_label=`` members with string labels,
