@@ -168,3 +168,23 @@ def test_parquet_dictionary_columns_take_the_ranges(tmp_path: Path) -> None:
     assert got.keys() == want.keys()
     for key in want:
         cases.assert_same(got[key], want[key])
+
+
+def test_parquet_decimal_columns_take_the_ranges(tmp_path: Path) -> None:
+    """Parquet ``decimal128`` scores and weights (pandas ``Decimal`` objects once read) go by the
+    range routes of ``evaluate_parquet``'s general path, as float64."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    dec, floats = _frame(n=600, seed=12)
+    table = pa.table({"y": floats.y.astype(np.int64), "g": floats.g,
+                      "s": pa.array(list(dec.s), type=pa.decimal128(6, 2)),
+                      "w": pa.array(list(dec.w), type=pa.decimal128(6, 1))})
+    pq.write_table(table.slice(0, 250), tmp_path / "a.parquet")
+    pq.write_table(table.slice(250), tmp_path / "b.parquet")
+    _bits(_run(evaluate_parquet, str(tmp_path), _set(), label="y", score="s"), _one(floats, False, False))
+    got = _run(evaluate_parquet, str(tmp_path), _set(), label="y", score="s", weight="w", by="g")
+    want = _one(floats, True, True)
+    assert got.keys() == want.keys()
+    for key in want:
+        cases.assert_same(got[key], want[key])

@@ -27,13 +27,6 @@ from streammetrics.ray import evaluate, evaluate_parquet  # noqa: E402
 local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
-    calls: list[Any] = []
-    real = getattr(module, name)
-    monkeypatch.setattr(module, name, lambda *a, **k: calls.append(name) or real(*a, **k))
-    return calls
-
-
 def _no_gather(monkeypatch: pytest.MonkeyPatch) -> None:
     def gather(*_: Any, **__: Any) -> Any:
         raise AssertionError("the state path (gather) ran")
@@ -60,9 +53,9 @@ def test_dictionary_columns_take_the_ranges(monkeypatch: pytest.MonkeyPatch, tmp
     ds = ray.data.from_arrow([pa.Table.from_pandas(p, preserve_index=False) for p in pieces])
     assert pa.types.is_dictionary(ds.schema().base_schema.field("yb").type)
     _no_gather(monkeypatch)
-    blocks = _spy(monkeypatch, ray_blocks, "evaluate_blocks")
-    keyed = _spy(monkeypatch, RK, "evaluate_keyed")
-    files = _spy(monkeypatch, ray_ranges, "evaluate_files")
+    blocks = cases.spy(monkeypatch, ray_blocks, "evaluate_blocks")
+    keyed = cases.spy(monkeypatch, RK, "evaluate_keyed")
+    files = cases.spy(monkeypatch, ray_ranges, "evaluate_files")
     want = cases.spam_set().update(df.yb.astype(object), df.p).compute()
     assert evaluate(ds, cases.spam_set(), label="yb", score="p") == want  # bit for bit
     assert evaluate(ray.data.from_pandas(pieces), cases.spam_set(), label="yb", score="p") == want
@@ -109,7 +102,7 @@ def test_vector_score_lists_take_the_keyed_ranges(monkeypatch: pytest.MonkeyPatc
     table = pa.table({"y": y, "c": c, "g": g, "w": w, "v": pa.array(list(s), type=pa.list_(pa.float64()))})
     ds = ray.data.from_arrow([table.slice(0, 0), table.slice(0, 500), table.slice(500)])
     _no_gather(monkeypatch)
-    keyed = _spy(monkeypatch, RK, "evaluate_keyed")
+    keyed = cases.spy(monkeypatch, RK, "evaluate_keyed")
     binary = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision())
     for weight in (None, "w"):
         got = evaluate(ds, binary, label="y", score="v", by="g", positive_index=2, weight=weight)
