@@ -89,13 +89,12 @@ def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
 
 
 def schema_types(schema: Any) -> dict[str, Any]:
-    """A Ray Dataset schema's column types (Arrow, or numpy / pandas for pandas blocks: read from
-    the block schema, as ``Schema.types`` has no Arrow type -- None -- for a categorical); {} for
-    no schema. O(columns)."""
+    """A Ray Dataset schema's column types: ``Schema.types`` (Arrow), and where it has none (None:
+    a pandas block's categorical) the block schema's pandas dtype; {} for no schema. O(columns)."""
     if schema is None:
         return {}
     base = getattr(schema, "base_schema", schema)
-    return dict(zip(base.names, base.types, strict=True))
+    return {n: b if t is None else t for n, t, b in zip(schema.names, schema.types, base.types, strict=True)}
 
 
 def _vectors(kind: Any) -> bool:
