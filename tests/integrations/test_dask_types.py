@@ -110,8 +110,12 @@ def test_a_value_float64_cannot_hold_is_named(convert: bool) -> None:
                                              r"booleans or Decimals that float64 can hold; first invalid "
                                              r"value 'abc' at row 80$"):
             _run(evaluate, frame, _set(), convert, label="y", score="s", by=by)
-    with pytest.raises(ValueError, match=r"^weight: column 'w' of Dask partition 4: .* value 'heavy' at row 90$"):
+    with pytest.raises(ValueError, match=r"^score: column 's' .* value 'abc' at row 80$"):  # y, s, w: update's order
         _run(evaluate, frame, _set(), convert, label="y", score="s", weight="w", by="g")
+    dec.loc[500, "s"] = decimal.Decimal("0.5")
+    with pytest.raises(ValueError, match=r"^weight: column 'w' of Dask partition 4: .* value 'heavy' at row 90$"):
+        _run(evaluate, cases.delayed_partitions(dec, CUTS), _set(), convert, label="y", score="s", weight="w",
+             by="g")
     # a Decimal NaN is a null, on the state path and here alike: refused naming the row, or skipped
     dec, floats = _frame(seed=9)
     dec.loc[300, "s"] = decimal.Decimal("NaN")
