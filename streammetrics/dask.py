@@ -52,7 +52,11 @@ full-area binary ``AUROC`` and step ``AveragePrecision`` members (one numeric la
 column, no weights, no ``by``, ``compute=True``), ``evaluate`` does not ship that state whole.
 Members with ``classes=`` / ``pos_label=`` may read string, categorical or pyarrow string labels
 here and on the weighted and keyed routes below: each task maps them with the members' own
-codec (:mod:`streammetrics._engines.label_codes`).
+codec (:mod:`streammetrics._engines.label_codes`). Object or string columns of ``Decimal`` s or
+numbers (labels, scores, weights) take every route too, read as float64 as the state path reads
+them (a value float64 cannot hold is a ValueError naming the column, the partition and the
+value), and so do Parquet dictionary (categorical) label columns; string labels with ``by=``
+are refused by the keyed tasks as ``Sliced`` refuses them.
 A few partitions feed each task (at most 4; with :func:`evaluate_parquet`'s own reader, one
 task per worker thread, reading a row group at a time), which validates its scores into one
 buffer by class (unsorted); they are routed by sampled score quantiles into R ranges (1 per
@@ -85,7 +89,6 @@ O(R) numbers at the root (within 1e-12).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -99,6 +102,7 @@ from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    arrow_dtypes,
     brief,
     empty_set,
     frame_state,
@@ -275,7 +279,8 @@ def _weighted_graph(frame: Any, plan: Plan, split: range_counts.Split,
     others = None if split.rest is None else (dataclasses.replace(plan, config=split.rest),
                                               split.ranked_first)
     summaries, totals, parts, _ = ranked_graph(frame, members, label=plan.label, score=plan.score,
-                                               weight=plan.weight, nulls=plan.nulls, rest=others)
+                                               weight=plan.weight, nulls=plan.nulls, rest=others,
+                                               positive_index=plan.positive_index)
     rest = None
     if split.rest is not None:
         rest = _tree(parts, dask.delayed(split.rest, pure=True), "MetricSet", split_every, True)
@@ -297,7 +302,6 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     groups straight to numpy: no DataFrame, no ``read_parquet`` graph), or None where the
     general path applies (the range path's conditions, see :func:`evaluate`)."""
     import dask
-    import numpy as np
     import pyarrow.parquet as pq
 
     found = range_counts.parquet_files(path)
@@ -306,10 +310,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     fs, files = found
     with range_counts.named_read_errors(files[0]):
         schema = pq.read_schema(files[0], filesystem=fs)
-    dtypes: dict[str, Any] = {}
-    for f in schema:
-        with contextlib.suppress(NotImplementedError, TypeError):  # not numpy: general path
-            dtypes[f.name] = np.dtype(f.type.to_pandas_dtype())
+    dtypes = arrow_dtypes(schema.names, schema.types)  # a type without a numpy twin: general path
     try:
         run = make_run(metrics, request, available=schema.names)
     except ValueError:  # the general path raises it, as for any frame
@@ -432,6 +433,21 @@ def _as_frame(out: Any, metrics: Any, request: Request) -> Any:
     return dd.from_pandas(values_table(out, metrics, request.by), npartitions=1)
 
 
+def _route_dtypes(frame: Any, plan: Plan) -> dict[str, Any]:
+    """The frame's dtypes as the range routes' ``split_of`` read them: an object or string label,
+    score or weight column (Dask makes a pandas column of ``Decimal`` s a string column) as
+    float64 -- the tasks read it as the state path does (:func:`~streammetrics._engines.plan.column`:
+    ``Decimal`` s, numeric strings as float64) and refuse what float64 cannot hold naming the
+    column, partition and value (:func:`~streammetrics._engines.plan.numbers`; labels: the
+    members' codec maps them, or, with ``by=``, ``Sliced``'s rule: numbers). O(columns)."""
+    import numpy as np
+
+    used = {c for spec in (plan.label, plan.score, plan.weight) if spec is not None
+            for c in ([spec] if isinstance(spec, str) else spec)}
+    return {c: np.dtype(np.float64) if c in used and label_codes.read_as_numbers(d) else d
+            for c, d in frame.dtypes.items()}
+
+
 def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any:
     """:func:`evaluate` with its arguments checked (``split_every``) or gathered (``request``)."""
     import dask
@@ -452,8 +468,8 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     # rows with a null: counted by their own tasks on either path (the range path's partition
     # tasks drop them as the state path's do, :func:`range_counts.frame_batches`)
     nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
-    split = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()), labels=True)
-             if compute else None)
+    dtypes = _route_dtypes(frame, plan)
+    split = range_counts.split_of(run.template, plan, dtypes, labels=True) if compute else None
     if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of every score
         n_ranges = range_counts.range_count()
         name = _new_name()
@@ -467,8 +483,8 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         run.report_skipped(sum(skipped))
         values, caught = result
         return shape.deliver(values, caught, sliced=False)
-    weighted = (range_counts.split_of(run.template, plan, dict(frame.dtypes.items()),
-                                      weighted=plan.weight is not None, offsets=True, labels=True)
+    weighted = (range_counts.split_of(run.template, plan, dtypes, weighted=plan.weight is not None,
+                                      offsets=True, labels=True)
                 if compute else None)
     if weighted is not None:  # weighted or partial (max_fpr) exact binary AUROC / AP: the ranked engine
         graph = _weighted_graph(frame, plan, weighted, split_every)
@@ -476,8 +492,7 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
         run.report_skipped(sum(skipped))
         values, caught = _weighted_values(summaries, totals, rest, weighted)
         return shape.deliver(values, caught, sliced=False)
-    keyed = (keyed_ranges.split_of(run.template, plan, dict(frame.dtypes.items()), labels=True)
-             if compute else None)
+    keyed = keyed_ranges.split_of(run.template, plan, dtypes, labels=True) if compute else None
     if keyed is not None:  # by= slices, multiclass one-vs-rest: by (key, score) ranges, no gather
         graph = keyed_graph(frames, plan, keyed, range_counts.range_count(), split_every)
         result, skipped = dask.compute(graph, nulls)

@@ -32,7 +32,10 @@ so do sets with several exact AUROC / AP state groups (one-vs-one beside one-vs-
 ``ignore_index``: each group its own columns; the other members' groups before, between or
 after them; ``classes=`` / ``pos_label=`` each group with its own codec); ``scores="probability"``
 members take the routes of raw scores (each task checks the rows with the group's own
-probability state). An exact ``KSStatistic`` in the AUROC / AP state group sends the set by the
+probability state); so do Arrow dictionary (categorical) labels and ``by=`` keys (decoded in
+the tasks) and a score column of number lists with ``by=`` or several classes; string labels
+with ``by=`` are refused by those tasks as ``Sliced`` refuses them (naming the column, the block
+and the value). An exact ``KSStatistic`` in the AUROC / AP state group sends the set by the
 weighted route's summaries (one number a range: its largest |TPR - FPR|; KS bit for bit
 unweighted), with ``by=`` or multiclass by the keyed ranges (one number per key and range).
 Every other case -- curves, ``compute=False`` -- takes
@@ -79,6 +82,7 @@ from streammetrics._engines.dask_ranked import CHUNK_ROWS
 from streammetrics._engines.plan import (
     Columns,
     Plan,
+    arrow_dtypes,
     brief,
     empty_set,
     feed_arrow,
@@ -225,9 +229,9 @@ def _evaluate(ds: Any, run: Run) -> Any:
     from streammetrics._engines import ray_blocks
 
     if run.request.compute and run.shuffle_on is None and ray_blocks.may_split(run.template, plan):
-        schema = frame.schema()
-        types = dict(zip(schema.names, schema.types, strict=True)) if schema is not None else {}
-        split = ray_blocks.dataset_split(run.template, plan, types)
+        from streammetrics._engines.ray_keyed import schema_types
+
+        split = ray_blocks.dataset_split(run.template, plan, schema_types(frame.schema()))
         if split is not None:  # exact binary AUROC / AP: by score ranges, no gather of the scores
             done = ray_blocks.evaluate_blocks(frame, plan, split)
             if done is None:  # no block: the empty set's values
@@ -380,9 +384,6 @@ def _parquet_by_ranges(path: Any, metrics: Any, request: Request,
                        columns: Sequence[str] | None = None) -> tuple[Any] | None:
     """:func:`evaluate_parquet`'s range path, or None where the general path applies
     (``columns``: the only columns available, as a dataset's selection keeps them)."""
-    import contextlib
-
-    import numpy as np
     import pyarrow.parquet as pq
 
     from streammetrics._engines import range_counts, ray_ranges
@@ -393,10 +394,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, request: Request,
     fs, files = found
     with range_counts.named_read_errors(files[0]), fs.open(files[0], "rb") as f:
         schema = pq.read_schema(f)
-    dtypes: dict[str, Any] = {}
-    for field in schema:
-        with contextlib.suppress(NotImplementedError, TypeError):  # not numpy: general path
-            dtypes[field.name] = np.dtype(field.type.to_pandas_dtype())
+    dtypes = arrow_dtypes(schema.names, schema.types)  # a type without a numpy twin: general path
     try:
         available = [n for n in schema.names if columns is None or n in columns]
         run = make_run(metrics, request, available=available)

@@ -61,8 +61,9 @@ The set's other members go by their states as above (on the shuffled and keyed r
 the same pass, each partition's state merged on the driver). Still gathered on the driver (one
 score per row, 8 bytes, 16 weighted; ``max_bytes=`` bounded variants instead):
 ``compute=False`` (the merged accumulators are asked for), the curves (``ROCCurve``,
-``PRCurve``, ``GainsCurve``...: use :func:`evaluate_ranked`) and string labels with ``by=``;
-an exact ``KSStatistic`` beside AUROC / AP takes the shuffled ranges (each range sends its
+``PRCurve``, ``GainsCurve``...: use :func:`evaluate_ranked`); string labels with ``by=`` are
+refused by the keyed tasks as ``Sliced`` refuses them (naming the column, the partition and the
+value); an exact ``KSStatistic`` beside AUROC / AP takes the shuffled ranges (each range sends its
 largest |TPR - FPR|), with ``by=`` or multiclass the keyed ranges. Several exact AUROC / AP
 state groups (one-vs-one beside one-vs-rest, another ``ignore_index``) go by the keyed ranges
 together, wherever the other

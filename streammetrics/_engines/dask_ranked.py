@@ -275,13 +275,15 @@ def ranked_graph(
     ranges_at_once: int | None = None,
     nulls: str = "error",
     rest: tuple[Plan, bool] | None = None,
+    positive_index: int = 1,
 ) -> tuple[list[Any], Any, list[Any], list[Any]]:
     """:func:`range_summaries` not yet computed: the per-range summaries, the totals, the
     other members' states and each runs task's rows dropped for a null as ``Delayed`` objects
     (``streammetrics.dask.evaluate`` computes them in one graph); ``nulls``: the rows with a
     null dropped (``"skip"``) or refused; ``rest``:
     the other members' plan and whether the ranked members come first -- each runs task feeds
-    them the rows it reads (one read), one state per task (none without ``rest``).
+    them the rows it reads (one read), one state per task (none without ``rest``);
+    ``positive_index``: the element of a vector score column the binary members take.
     """
     import dask
 
@@ -297,7 +299,8 @@ def ranked_graph(
         check_param(ranges_at_once, "ranges_at_once", _AT_ONCE)
     check_names(label=label, score=score, weight=weight)
     plan = Plan(config=ranked_engine.runs_config(ignore, labels), family="classification", label=label,
-                score=score, weight=weight, nulls=check_nulls(nulls))
+                score=score, weight=weight, nulls=check_nulls(nulls), task="binary",
+                positive_index=positive_index)
     delayed = dask.delayed
     plan_node = delayed(plan, pure=True)
     found = parquet_files(ddf)

@@ -101,9 +101,10 @@ from .plan import (
     empty_set,
     ids,
     merged,
+    numbers,
     rebuild,
     state_of,
-    vector_scores,
+    task_scores,
 )
 
 
@@ -134,14 +135,17 @@ def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0,
         df, _ = drop_nulls(df, plan, at)
         if not len(df):
             continue
-        w = None if plan.weight is None else column(df, plan.weight, "weight")
         slices: Any = None
         if isinstance(plan.by, str):
             slices = ids(df, plan.by)
         elif plan.by is not None:
             slices = {name: ids(df, name) for name in plan.by}
-        scores = vector_scores(column(df, plan.score, "score"), plan)
-        yield column(df, plan.label, "label"), scores, w, slices, at
+        y = column(df, plan.label, "label")  # Sliced reads labels as numbers (no codec maps them first)
+        y = numbers(y, plan.label, "label", at) if slices is not None else y  # update's order: y, s, w
+        s = task_scores(df, plan, at)
+        w = None if plan.weight is None else numbers(column(df, plan.weight, "weight"), plan.weight,
+                                                     "weight", at)
+        yield y, s, w, slices, at
 
 
 def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:

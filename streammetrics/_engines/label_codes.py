@@ -132,3 +132,39 @@ def maps_labels(configs: Any) -> bool:
     """Whether any of the member configurations (``metric._config()`` dicts) has ``classes=`` or
     ``pos_label=``. O(members)."""
     return any(LABEL_KEYS & set(cfg) for cfg in configs)
+
+
+def read_as_numbers(dtype: Any) -> bool:
+    """Whether a task reading a column of ``dtype`` through pandas
+    (:func:`~streammetrics._engines.plan.column`, which tries float64 as the state path does:
+    ``Decimal`` s, numeric strings; a categorical's values) must find numbers there: objects,
+    strings (numpy ``U`` / ``S`` / ``O``, pandas ``string`` / ``str``, pyarrow strings) and
+    categoricals. O(1)."""
+    if dtype is None:
+        return False
+    if getattr(dtype, "categories", None) is not None:  # a pandas categorical
+        return True
+    if getattr(dtype, "name", None) in ("string", "str"):
+        return True
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:  # pandas extension dtypes carry their numpy kind
+        kind = getattr(dtype, "kind", None)
+    return kind in ("U", "S", "O")
+
+
+def sliced_labels(plan: Any, dtypes: Mapping[str, Any], *more: Mapping[str, Any]) -> dict[str, Any]:
+    """``dtypes`` with a ``by=`` run's label columns of strings, objects or categoricals
+    (:func:`read_as_numbers` of their dtype in ``dtypes`` or in any of ``more``, e.g. the
+    engine's own types) as float64: ``Sliced`` reads its labels as numbers whatever
+    ``classes=`` / ``pos_label=`` say, and so do the keyed tasks
+    (:func:`~streammetrics._engines.keyed_ranges.frame_batches`: the state path's float64
+    reading, a value float64 cannot hold refused naming the column, the partition and the
+    value) -- the keyed ranges take such a run rather than gathering its scores to refuse them.
+    ``dtypes`` unchanged without ``by=``. O(label columns)."""
+    out = dict(dtypes)
+    if plan.by is not None:
+        for c in [plan.label] if isinstance(plan.label, str) else list(plan.label):
+            if any(read_as_numbers(d.get(c)) for d in (dtypes, *more)):
+                out[c] = np.dtype(np.float64)
+    return out

@@ -214,6 +214,31 @@ def numeric_dtype(dtype: Any) -> bool:
         return isinstance(kind, str) and len(kind) == 1 and kind in "biuf"
 
 
+def arrow_dtypes(names: Iterable[str], types: Iterable[Any]) -> dict[str, Any]:
+    """The numpy dtypes of columns of Arrow (or numpy) ``types``, as the range routes'
+    ``split_of`` read them: a dictionary-encoded column (a pandas categorical written to
+    Parquet or put in a Ray block) as its values' type, which the tasks decode; Arrow strings
+    as numpy ``U`` (strings, not objects of unknown kind); a pandas categorical (a Ray pandas
+    block's) as its categories' dtype; a type with no numpy twin left out (the state path).
+    O(columns)."""
+    import pyarrow as pa
+
+    out: dict[str, Any] = {}
+    for name, kind in zip(names, types, strict=True):
+        if kind is None:  # np.dtype(None) would be float64
+            continue
+        if isinstance(kind, pa.DataType) and pa.types.is_dictionary(kind):
+            kind = kind.value_type
+        elif getattr(kind, "categories", None) is not None:  # categories of strings: "str" / object
+            kind = pa.string() if kind.categories.dtype.kind in "OU" else kind.categories.dtype
+        if isinstance(kind, pa.DataType) and (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            out[name] = np.dtype(str)
+            continue
+        with contextlib.suppress(NotImplementedError, TypeError, AttributeError):
+            out[name] = np.dtype(kind.to_pandas_dtype() if hasattr(kind, "to_pandas_dtype") else kind)
+    return out
+
+
 def column(df: Any, spec: Columns, what: str) -> np.ndarray:
     """One column as a 1-D array, or several as an (n, k) array; pandas NA becomes NaN (rejected)."""
     cols = [spec] if isinstance(spec, str) else list(spec)
@@ -227,6 +252,29 @@ def column(df: Any, spec: Columns, what: str) -> np.ndarray:
         with contextlib.suppress(TypeError, ValueError):
             arr = frame.to_numpy(dtype=np.float64, na_value=np.nan)
     return arr[:, 0] if isinstance(spec, str) else arr
+
+
+def numbers(arr: np.ndarray, spec: Columns, what: str, where: str) -> np.ndarray:
+    """``arr`` (a range route's task's :func:`column`: ``Decimal`` s float64 as on the state path)
+    unchanged, unless it still holds objects: then the first value float64 cannot hold (a string,
+    another object) is a ``ValueError`` naming the column, ``where`` and the value with its row.
+    O(1) (a scan only for an object array)."""
+    if arr.dtype != object:
+        return arr
+    for i, v in enumerate(arr.reshape(-1)):
+        try:
+            float(v)
+        except (TypeError, ValueError, OverflowError):
+            row = i if arr.ndim == 1 else i // arr.shape[1]
+            raise ValueError(f"{what}: column {brief(spec)} of {where}: expected numbers, booleans or "
+                             f"Decimals that float64 can hold; first invalid value {brief(v)} at row "
+                             f"{row}") from None
+    return arr  # numbers float64 holds (the state's validation reads them as the state path's)
+
+
+def task_scores(df: Any, plan: Plan, where: str) -> np.ndarray:
+    """A range task's scores as the state path reads them (:func:`vector_scores`), :func:`numbers`. O(n)."""
+    return numbers(vector_scores(column(df, plan.score, "score"), plan), plan.score, "score", where)
 
 
 def vector_scores(arr: np.ndarray, plan: Plan) -> np.ndarray:

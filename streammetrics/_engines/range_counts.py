@@ -52,6 +52,7 @@ from . import ranked as ranked_engine
 from .pair_counts import distinct_scores, doubled_pairs, ranks
 from .plan import (
     Plan,
+    arrow_dtypes,
     column,
     compute_recorded,
     drop_nulls,
@@ -60,6 +61,7 @@ from .plan import (
     numeric_dtype,
     rebuild,
     state_of,
+    task_scores,
 )
 
 #: Score ranges per worker thread (measured on 10M rows, 2 workers: 1 range each spends ~20% less
@@ -272,7 +274,7 @@ def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0) -> Iterator
         if len(df):
             where = f"Dask partition {first + i}"
             df, _ = drop_nulls(df, plan, where)  # nulls="error": the row named
-            yield column(df, plan.label, "label"), column(df, plan.score, "score"), where
+            yield column(df, plan.label, "label"), task_scores(df, plan, where), where
 
 
 def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
@@ -362,10 +364,7 @@ def check_columns(schema: Any, columns: Sequence[str], path: str, mapped: str | 
         if i < 0:
             raise ValueError(f"column {col!r} is missing from {path} (or not unique), which the "
                              f"first Parquet file holds; the files' schemas differ")
-        kind: Any = None
-        with contextlib.suppress(NotImplementedError, TypeError):
-            kind = schema.field(i).type.to_pandas_dtype()
-        if not label_codes.label_column(kind, col == mapped):
+        if not label_codes.label_column(arrow_dtypes([col], [schema.field(i).type]).get(col), col == mapped):
             raise ValueError(f"column {col!r} of {path} has type {schema.field(i).type}, not a "
                              f"number or boolean type as in the first Parquet file; the files' "
                              f"schemas differ")

@@ -28,7 +28,6 @@ the other members per block task -- never the scores.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -43,6 +42,7 @@ from . import ranked_common as common
 from .plan import (
     Plan,
     arrow_arrays,
+    arrow_dtypes,
     column,
     compute_recorded,
     drop_nulls,
@@ -77,10 +77,7 @@ def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_
     serves only binary ``AUROC`` (full or partial area) / ``AveragePrecision`` / ``KSStatistic``
     members, fed one numeric label, score and (optionally) weight column, without ``by`` or
     ``update`` keywords (:func:`range_counts.split_of`, weights allowed here). O(members)."""
-    dtypes: dict[str, Any] = {}
-    for name, kind in types.items():
-        with contextlib.suppress(NotImplementedError, TypeError, AttributeError):
-            dtypes[name] = np.dtype(kind.to_pandas_dtype() if hasattr(kind, "to_pandas_dtype") else kind)
+    dtypes = arrow_dtypes(types.keys(), types.values())
     if plan.weight is not None and not (isinstance(plan.weight, str) and plan.weight in dtypes
                                         and dtypes[plan.weight].kind in "biuf"):
         return None

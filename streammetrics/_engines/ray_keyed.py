@@ -15,16 +15,14 @@ summaries: never the scores.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
 from . import keyed_ranges as kr
-from .plan import Plan
+from . import label_codes
+from .plan import Plan, arrow_dtypes
 from .range_counts import task_slices
 from .ray_ranked import get
 
@@ -90,6 +88,25 @@ def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
     return values, caught, skipped
 
 
+def schema_types(schema: Any) -> dict[str, Any]:
+    """A Ray Dataset schema's column types: ``Schema.types`` (Arrow), and where it has none (None:
+    a pandas block's categorical) the block schema's pandas dtype; {} for no schema. O(columns)."""
+    if schema is None:
+        return {}
+    base = getattr(schema, "base_schema", schema)
+    return {n: b if t is None else t for n, t, b in zip(schema.names, schema.types, base.types, strict=True)}
+
+
+def _vectors(kind: Any) -> bool:
+    """Whether an Arrow type is a list of numbers (a score vector per row; Ray's tensor columns
+    are not: its state path cannot read them either). O(1)."""
+    import pyarrow as pa
+
+    lists = (pa.types.is_list, pa.types.is_large_list, pa.types.is_fixed_size_list)
+    return (isinstance(kind, pa.DataType) and any(f(kind) for f in lists)
+            and (pa.types.is_floating(kind.value_type) or pa.types.is_integer(kind.value_type)))
+
+
 def evaluate_dataset(frame: Any, run: Any) -> Any:
     """What ``ray.evaluate`` returns for a run whose exact ranking group is keyed (``by=``
     slices, multiclass one-vs-rest: :func:`keyed_ranges.split_of` on the dataset's column
@@ -98,11 +115,12 @@ def evaluate_dataset(frame: Any, run: Any) -> Any:
 
     if run.plan.family != "classification":
         return None
-    schema = frame.schema()
-    dtypes: dict[str, Any] = {}
-    for name, kind in zip(schema.names, schema.types, strict=True) if schema is not None else ():
-        with contextlib.suppress(NotImplementedError, TypeError, AttributeError):  # Arrow or numpy
-            dtypes[name] = np.dtype(kind.to_pandas_dtype() if hasattr(kind, "to_pandas_dtype") else kind)
+    types = schema_types(frame.schema())
+    dtypes = arrow_dtypes(types.keys(), types.values())
+    score = run.plan.score
+    if isinstance(score, str) and _vectors(types.get(score)):  # the state path's plan.vector_scores
+        dtypes[score] = kr.VECTOR
+    dtypes = label_codes.sliced_labels(run.plan, dtypes, types)  # pandas blocks' dtypes too
     split = kr.split_of(run.template, run.plan, dtypes, labels=True)
     if split is None:
         return None

@@ -46,7 +46,7 @@ import numpy as np
 from streammetrics._core.metric import trusted_states
 from streammetrics.wrappers.sliced.keys import decode_keys, encode_keys
 
-from . import keyed_envelope
+from . import keyed_envelope, label_codes
 from . import keyed_ranges as kr
 from .plan import (
     Plan,
@@ -385,7 +385,7 @@ def split_for(frame: Any, run: Any) -> kr.KeyedSplit | None:
     plan = run.plan
     if not run.request.compute or run.shuffle_on is not None or plan.family != "classification":
         return None
-    return kr.split_of(run.template, plan, _dtypes(frame), labels=True)
+    return kr.split_of(run.template, plan, label_codes.sliced_labels(plan, _dtypes(frame)), labels=True)
 
 
 def range_count(session: Any) -> int:

@@ -280,6 +280,15 @@ def local_ray() -> Iterator[None]:
     ray.shutdown()
 
 
+def spy(monkeypatch: Any, module: Any, name: str) -> list[Any]:
+    """Record each call of ``module.name`` (a route's entry point, still run) in the list
+    returned; undone with ``monkeypatch``."""
+    calls: list[Any] = []
+    real = getattr(module, name)
+    monkeypatch.setattr(module, name, lambda *a, **k: calls.append(name) or real(*a, **k))
+    return calls
+
+
 def numbers_in(obj: object) -> int:
     """The numbers in a task's output: its arrays' elements, each other scalar 1 (None 0: a field
     left empty), lists, tuples and dataclasses counted through (what an engine test says

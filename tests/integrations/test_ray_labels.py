@@ -24,19 +24,12 @@ from streammetrics.ray import evaluate, evaluate_parquet  # noqa: E402
 local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
 
 
-def _spy(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
-    calls: list[Any] = []
-    real = getattr(module, name)
-    monkeypatch.setattr(module, name, lambda *a, **k: calls.append(name) or real(*a, **k))
-    return calls
-
-
 def test_string_labels_take_the_range_routes(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     df = cases.labelled_frame(n=1500, seed=4)
     ds = ray.data.from_pandas([df.iloc[:0], df.iloc[:400], df.iloc[400:1100], df.iloc[1100:]])
-    blocks = _spy(monkeypatch, ray_blocks, "evaluate_blocks")
-    keyed = _spy(monkeypatch, RK, "evaluate_keyed")
-    files = _spy(monkeypatch, ray_ranges, "evaluate_files")
+    blocks = cases.spy(monkeypatch, ray_blocks, "evaluate_blocks")
+    keyed = cases.spy(monkeypatch, RK, "evaluate_keyed")
+    files = cases.spy(monkeypatch, ray_ranges, "evaluate_files")
 
     got = evaluate(ds, cases.spam_set(), label="yb", score="p")
     want = cases.spam_set().update(df.yb, df.p).compute()

@@ -97,3 +97,19 @@ def test_labels_decimals_and_vectors_take_the_ranges(spark_session, no_gather, t
     bad.loc[500, "yc"] = "yak"
     with pytest.raises(ValueError, match=r"label: column 'yc' of Spark partition \d+: y_true: unknown label 'yak'"):
         sm_spark.evaluate(_frame(spark_session, bad), cases.animal_set(), label="yc", score=SCORES)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_string_labels_with_by_are_refused_by_the_keyed_tasks(spark_session, no_gather) -> None:
+    """``Sliced`` reads its labels as numbers whatever ``pos_label=`` says: string labels with
+    ``by=`` are a ValueError naming the column, the partition and the value, raised by the keyed
+    tasks (no gather of the scores to refuse them)."""
+    keyed, _ = no_gather
+    df = cases.labelled_frame(n=300, seed=3)
+    with pytest.raises(ValueError, match="y_true: expected numbers"):  # one process refuses them
+        sm.Sliced(cases.spam_set()).update(df.yb, df.p.to_numpy(), slices=df.g.to_numpy())
+    with pytest.raises(ValueError, match=r"label: column 'yb' of Spark partition \d+: expected numbers, "
+                                         r"booleans or Decimals that float64 can hold; first invalid "
+                                         r"value '(ham|spam)' at row 0"):
+        sm_spark.evaluate(_frame(spark_session, df), cases.spam_set(), label="yb", score="p", by="g")
+    assert keyed.called
