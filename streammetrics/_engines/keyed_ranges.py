@@ -100,6 +100,7 @@ from .plan import (
     drop_nulls,
     empty_set,
     ids,
+    located,
     merged,
     rebuild,
     state_of,
@@ -175,23 +176,25 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     groups, starts, stride = split.groups, split.starts, split.width
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
+    columns = split.fed or {"label": split.label}
     for y, p, w, slices, *at in batches:
         kwargs = {} if slices is None else {"slices": slices}
         fed = rest is None
         checked: dict[Any, Any] = {}  # a batch checked once per ignore_index
         codes = None
-        for g in groups:
-            if not fed and not g.ranked_first:
+        with located(columns, at[0] if at else ""):  # a refused value: its column and batch named
+            for g in groups:
+                if not fed and not g.ranked_first:
+                    rest.update(y, p, sample_weight=w, **kwargs)
+                    fed = True
+                if codes is None:  # the labels as the ranked members' codec maps them (one group then)
+                    codes = label_codes.coded(y, split.codec, split.label, at[0] if at else "")
+                if g.ignore_index not in checked:
+                    checked[g.ignore_index] = score_batch(codes, p, w, task, split.n_classes, g.ignore_index)
+            if not fed:
                 rest.update(y, p, sample_weight=w, **kwargs)
-                fed = True
-            if codes is None:  # the labels as the ranked members' codec maps them (one group then)
-                codes = label_codes.coded(y, split.codec, split.label, at[0] if at else "")
-            if g.ignore_index not in checked:
-                checked[g.ignore_index] = score_batch(codes, p, w, task, split.n_classes, g.ignore_index)
-        if not fed:
-            rest.update(y, p, sample_weight=w, **kwargs)
-        b = checked[groups[0].ignore_index]
-        rows = _slice_codes(slices, b.y.shape[0], local)
+            b = checked[groups[0].ignore_index]
+            rows = _slice_codes(slices, b.y.shape[0], local)
         row_codes.append(rows)
         for g, start in zip(groups, starts, strict=True):
             b = checked[g.ignore_index]

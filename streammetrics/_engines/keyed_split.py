@@ -81,6 +81,8 @@ class KeyedSplit:
             at += g.width
         return tuple(out)
     label: Any = "label"  #: the label column(s) (named in a refused label's message)
+    #: the engine arguments' columns (:meth:`~.plan.Plan.fed`), named in a refused batch's message
+    fed: Mapping[str, Any] | None = None
 
     @functools.cached_property
     def codec(self) -> Any:
@@ -242,7 +244,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
                                 None if names is None else tuple(names),
                                 int(template.max_slices) if sliced else 1,
                                 ranked_engine.partial_fprs(inner[n]._config() for n in g), multilabel,
-                                first.get("multi_class", "ovr") == "ovo", label=plan.label))
+                                first.get("multi_class", "ovr") == "ovo", label=plan.label,
+                                fed=plan.fed()))
     every = ranked_engine.partial_fprs(inner[n]._config() for g in ranked for n in g)
     return dataclasses.replace(parts[0], rest=rest, max_fprs=every, more=tuple(parts[1:]))
 

@@ -54,6 +54,11 @@ class Plan:
     #: Rows with a null in a used column: ``"error"`` (refused, the row named) or ``"skip"``.
     nulls: str = "error"
 
+    def fed(self) -> dict[str, Any]:
+        """The engine arguments' columns (named in a refused batch's message, :func:`located`)."""
+        return dict(label=self.label, score=self.score, weight=self.weight, by=self.by, query=self.query,
+                    doc_id=self.doc_id)
+
     def columns(self) -> list[str]:
         cols: list[str] = []
         for spec in (self.label, self.score, self.weight, self.query, self.doc_id, self.by):
@@ -288,12 +293,54 @@ def drop_nulls(df: Any, plan: Plan, where: str = "", offset: int = 0) -> tuple[A
                      f"holding a null in {brief(cols)}")
 
 
+#: The ``update`` arguments a refused batch's message starts with, and the engine argument
+#: (a key of :meth:`Plan.fed`) whose column(s) fed each.
+FED_BY = {"y_true": "label", "y_score": "score", "y_pred": "score", "sample_weight": "weight",
+          "slices": "by", "query_ids": "query", "doc_ids": "doc_id"}
+
+
+def located_message(message: str, fed: Mapping[str, Any], where: str = "") -> str:
+    """A refused batch's message (``"y_true: labels must be 0 or 1; first invalid value 2 at
+    index 45"``) led by the engine argument and the column(s) that fed the ``update`` argument
+    it starts with (:data:`FED_BY`; ``fed`` as :meth:`Plan.fed`) and by ``where`` the rows
+    come from: ``"label: column 'y' of Dask partition 4: y_true: ..."``. Unchanged when it
+    starts with no such argument (already located, or not about the rows). O(len(message))."""
+    arg = FED_BY.get(message.split(":", 1)[0].split("[", 1)[0])
+    spec = None if arg is None else fed.get(arg)
+    if spec is None:
+        return message
+    named = f"column {brief(spec)}" if isinstance(spec, str) else f"columns {brief(list(spec))}"
+    return f"{arg}: {named}{f' of {where}' if where else ''}: {message}"
+
+
+@contextlib.contextmanager
+def located(fed: Mapping[str, Any], where: str = "", offset: int = 0) -> Iterator[None]:
+    """A ``ValueError`` refusing one batch of rows re-raised with the column and ``where`` named
+    (:func:`located_message`; ``offset``, the batch's first row in ``where``, named when not 0)."""
+    try:
+        yield
+    except ValueError as exc:
+        at = f"{where or 'the partition'} from row {offset}" if offset else where
+        message = located_message(str(exc), fed, at)
+        if type(exc) is not ValueError or message == str(exc):
+            raise
+        raise ValueError(message) from None
+
+
 def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> int:
     """Feed one partition's rows (a pandas DataFrame) to ``acc``; return how many rows with a
-    null were skipped (see :func:`drop_nulls`: ``where`` and ``offset`` name the rows)."""
+    null were skipped (see :func:`drop_nulls`: ``where`` and ``offset`` name the rows; a value
+    ``update`` refuses is named by column and ``where``, :func:`located`)."""
     df, skipped = drop_nulls(df, plan, where, offset)
     if not len(df):
         return skipped
+    with located(plan.fed(), where, offset):
+        _update(acc, df, plan)
+    return skipped
+
+
+def _update(acc: Metric, df: Any, plan: Plan) -> None:
+    """:func:`feed`'s ``update`` of rows without a null."""
     if plan.family == "retrieval":
         assert plan.query is not None
         df = df.sort_values(plan.query, kind="stable")  # each query's rows contiguous
@@ -302,7 +349,7 @@ def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> 
         if plan.doc_id is not None:
             kwargs["doc_ids"] = ids(df, plan.doc_id)
         acc.update(column(df, plan.label, "label"), column(df, plan.score, "score"), **kwargs)
-        return skipped
+        return
     weight = None if plan.weight is None else column(df, plan.weight, "weight")
     kwargs = dict(plan.update_kwargs)
     if isinstance(plan.by, str):
@@ -315,7 +362,6 @@ def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> 
         sample_weight=weight,
         **kwargs,
     )
-    return skipped
 
 
 #: Rows an Arrow-fed task hands to one ``update`` (Spark sends record batches of 10,000 rows:
@@ -386,7 +432,8 @@ def feed_arrow(acc: Metric, table: Any, plan: Plan, where: str = "", offset: int
         return arrays[spec] if isinstance(spec, str) else np.column_stack([arrays[c] for c in spec])
 
     weight = None if plan.weight is None else arrays[plan.weight]
-    acc.update(get(plan.label), get(plan.score), sample_weight=weight, **plan.update_kwargs)
+    with located(plan.fed(), where, offset):
+        acc.update(get(plan.label), get(plan.score), sample_weight=weight, **plan.update_kwargs)
     return 0
 
 

@@ -56,6 +56,7 @@ from .plan import (
     compute_recorded,
     drop_nulls,
     empty_set,
+    located,
     merged,
     numeric_dtype,
     rebuild,
@@ -82,6 +83,8 @@ class Split:
     ignore_index: int | None  #: the ranked members' common ``ignore_index``
     ranked_first: bool  #: whether the ranked group is the set's first (validation order)
     label: str = "label"  #: the label column (named in a refused label's message)
+    #: the engine arguments' columns (:meth:`~.plan.Plan.fed`), named in a refused batch's message
+    fed: Mapping[str, Any] | None = None
 
     @property
     def ap(self) -> bool:
@@ -155,7 +158,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
             return None
     cfg = template._config()["members"]
     return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0,
-                 plan.label)
+                 plan.label, plan.fed())
 
 
 def _served(template: Any, groups: Sequence[Sequence[str]],
@@ -185,13 +188,15 @@ def partition_parts(batches: Iterable[tuple[Any, ...]], split: Split, sample_siz
     scores = _ClassBuffer(rows)
     rest = None if split.rest is None else empty_set(split.rest)
     codec = label_codes.ranked_codec(split.ranked)
+    fed = split.fed or {"label": split.label}
     for y, p, *at in batches:
-        if rest is not None and not split.ranked_first:  # errors in the set's group order
-            rest.update(y, p)
-        codes = label_codes.coded(y, codec, split.label, at[0] if at else "")
-        scores.add(score_batch(codes, p, None, "binary", 1, split.ignore_index), split.ignore_index)
-        if rest is not None and split.ranked_first:
-            rest.update(y, p)
+        with located(fed, at[0] if at else ""):  # a refused value: its column and batch named
+            if rest is not None and not split.ranked_first:  # errors in the set's group order
+                rest.update(y, p)
+            codes = label_codes.coded(y, codec, split.label, at[0] if at else "")
+            scores.add(score_batch(codes, p, None, "binary", 1, split.ignore_index), split.ignore_index)
+            if rest is not None and split.ranked_first:
+                rest.update(y, p)
     runs = scores.runs()
     return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size)
 
