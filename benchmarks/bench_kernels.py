@@ -20,7 +20,12 @@ data on both paths, only that dispatch point switched (:func:`compiled_kernels` 
   precision read cache of ``n`` (a fresh copy per call), sparse / dense / ties;
 * ``ap`` (``PositiveCounts.average_precision``): the read of a cache of ``n`` samples, plain / ties;
 * ``inversions`` (``regression._ranks.inversions``, Kendall's tau): ``n`` int64 ranks, plain (all
-  distinct) / ties (``n / 4`` distinct), up to 1e6.
+  distinct) / ties (``n / 4`` distinct), up to 1e6;
+* ``sort`` (``runs.sort_batch``: a batch's float64 scores sorted in place, the compiled radix
+  sort against numpy's ``ndarray.sort``): ``n`` normal scores, *plain* / *ties* (1/64 steps;
+  -0.0 made 0.0: a batch holding -0.0 is numpy's on both paths) / *unit* (uniform in [0, 1):
+  probabilities), a fresh copy per call, up to ``runs._RADIX_MAX`` (larger batches are numpy's
+  on both paths); ``--kernels sort --sizes 128,256,512,...`` times the sizes around its threshold.
 
 Each cell is ``--rounds`` rounds; a round times each path in turn (the order alternating) for
 as many calls as take about ``--target`` seconds (at least one), untimed preparation (copies)
@@ -122,6 +127,12 @@ def case_inversions(n: int, case: str, rng: np.random.Generator) -> Case:
     return (lambda: None), lambda _: _ranks.inversions(r, None)
 
 
+def case_sort(n: int, case: str, rng: np.random.Generator) -> Case:
+    """``runs.sort_batch`` of n float64 scores (a fresh unsorted copy per call, sorted in place)."""
+    v = rng.random(n) if case == "unit" else _scores(rng, n, case == "ties") + 0.0  # no -0.0 (numpy's)
+    return v.copy, runs.sort_batch  # type: ignore[return-value]
+
+
 CASES: dict[str, tuple[tuple[str, ...], Callable[[int, str, np.random.Generator], Case]]] = {
     "rank_left": (("sparse", "dense", "ties"), lambda n, c, g: case_search("rank_left", n, c, g)),
     "ranks": (("sparse", "dense", "ties"), lambda n, c, g: case_search("ranks", n, c, g)),
@@ -130,9 +141,17 @@ CASES: dict[str, tuple[tuple[str, ...], Callable[[int, str, np.random.Generator]
     "add": (("sparse", "dense", "ties"), case_add),
     "ap": (("plain", "ties"), case_ap),
     "inversions": (("plain", "ties"), case_inversions),
+    "sort": (("plain", "ties", "unit"), case_sort),
 }
-#: The largest size timed per kernel (the numpy inversion count of 1e7 takes seconds a call).
-MAX_N = {"inversions": 1_000_000}
+#: The largest size timed per kernel (the numpy inversion count of 1e7 takes seconds a call;
+#: beyond ``runs._RADIX_MAX`` scores both paths of ``sort_batch`` are numpy's).
+MAX_N = {"inversions": 1_000_000, "sort": runs._RADIX_MAX}
+
+
+def _size(n: int) -> str:
+    """``n`` as ``1e+03`` where that is exact, else its digits (``512``)."""
+    text = f"{n:.0e}"
+    return text if float(text) == n else str(n)
 
 
 def _time(prepare: Callable[[], object], run: Callable[[object], object], calls: int) -> tuple[float, float]:
@@ -206,7 +225,7 @@ def main(argv: list[str] | None = None) -> str:
                 with report.section(f"{kernel} {case} {n}"):
                     r = cell(kernel, n, case, args.rounds, args.target)
                     wins[n] = wins.get(n, True) and r["ratio"] > 1.0
-                    add([kernel, case, f"{n:.0e}", f"{r['ratio']:.2f}", f"{r['lo']:.2f}-{r['hi']:.2f}",
+                    add([kernel, case, _size(n), f"{r['ratio']:.2f}", f"{r['lo']:.2f}-{r['hi']:.2f}",
                          f"{1e6 * r['np_cpu']:.1f} ({1e6 * r['np_wall']:.1f})",
                          f"{1e6 * r['nb_cpu']:.1f} ({1e6 * r['nb_wall']:.1f})", MIN_SIZES[kernel]])
         # the smallest size from which every larger size wins in every case

@@ -255,7 +255,7 @@ def _two_level_count2(v, c8, c512, x):  # pragma: no cover - compiled
         lo = base + c
         r = lo
         if lo < n and v[lo] == t:
-            r = nk._upper(v, t, lo, n)
+            r = nk.upper_bound(v, t, lo, n)
         s += lo + r
     return s
 

@@ -265,12 +265,13 @@ def _tree(parts: list[Any], config: Any, kind: str, split_every: int, compute: b
 
 
 def _weighted_graph(frame: Any, plan: Plan, split: range_counts.Split,
-                    split_every: int) -> tuple[Any, Any, Any]:
+                    split_every: int) -> tuple[Any, Any, Any, Any]:
     """The weighted route of :func:`evaluate`: the ranked members by
     :func:`streammetrics._engines.dask_ranked.ranked_graph` (each range merged and summarised
     on a worker; the root gets O(R) numbers), the set's other members fed the same rows by its
     runs tasks (one read) and their states merged in a tree (None without any). Returns the
-    summaries, the totals and the rest's root, delayed."""
+    summaries, the totals, the rest's root and the rows each runs task dropped for a null
+    (``nulls="skip"``: counted while reading, no second read of the partitions), delayed."""
     import dask
 
     assert isinstance(plan.label, str) and isinstance(plan.score, str)
@@ -278,13 +279,13 @@ def _weighted_graph(frame: Any, plan: Plan, split: range_counts.Split,
     # the other members are fed by the tasks that read the rows for the ranked ones: one read
     others = None if split.rest is None else (dataclasses.replace(plan, config=split.rest),
                                               split.ranked_first)
-    summaries, totals, parts, _ = ranked_graph(frame, members, label=plan.label, score=plan.score,
-                                               weight=plan.weight, nulls=plan.nulls, rest=others,
-                                               positive_index=plan.positive_index)
+    summaries, totals, parts, skipped = ranked_graph(frame, members, label=plan.label, score=plan.score,
+                                                     weight=plan.weight, nulls=plan.nulls, rest=others,
+                                                     positive_index=plan.positive_index)
     rest = None
     if split.rest is not None:
         rest = _tree(parts, dask.delayed(split.rest, pure=True), "MetricSet", split_every, True)
-    return summaries, totals, rest
+    return summaries, totals, rest, skipped
 
 
 def _weighted_values(summaries: Sequence[Any], totals: tuple[float, float], rest: Any,
@@ -465,8 +466,9 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
     if not frames:
         return run.result(None)
     skip = plan.nulls == "skip"
-    # rows with a null: counted by their own tasks on either path (the range path's partition
-    # tasks drop them as the state path's do, :func:`range_counts.frame_batches`)
+    # rows with a null: counted by their own tasks over the same partitions (the range path's
+    # partition tasks drop them as the state path's do, :func:`range_counts.frame_batches`); the
+    # weighted route's runs tasks count what they drop themselves (they read other keys)
     nulls = [dask.delayed(_null_rows, pure=True)(p, plan.columns()) for p in frames] if skip else []
     dtypes = _route_dtypes(frame, plan)
     split = range_counts.split_of(run.template, plan, dtypes, labels=True) if compute else None
@@ -487,8 +489,7 @@ def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any
                                       offsets=True, labels=True)
                 if compute else None)
     if weighted is not None:  # weighted or partial (max_fpr) exact binary AUROC / AP: the ranked engine
-        graph = _weighted_graph(frame, plan, weighted, split_every)
-        (summaries, totals, rest), skipped = dask.compute(graph, nulls)
+        summaries, totals, rest, skipped = dask.compute(*_weighted_graph(frame, plan, weighted, split_every))
         run.report_skipped(sum(skipped))
         values, caught = _weighted_values(summaries, totals, rest, weighted)
         return shape.deliver(values, caught, sliced=False)

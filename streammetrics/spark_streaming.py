@@ -60,7 +60,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines.plan import Columns, brief
+from streammetrics._engines.messages import brief
+from streammetrics._engines.plan import Columns
 from streammetrics._engines.request import Request, make_run
 from streammetrics._engines.spark_stream_state import (
     END,

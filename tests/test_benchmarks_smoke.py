@@ -189,6 +189,7 @@ def test_bench_kernels_times_both_paths_of_a_dispatch_point() -> None:
     pytest.importorskip("numba")
     from benchmarks import bench_kernels as bk
 
-    text = bk.main(["--sizes", "1000", "--rounds", "1", "--target", "0.001", "--kernels", "ranks,ap"])
+    text = bk.main(["--sizes", "512,1000", "--rounds", "1", "--target", "0.001", "--kernels", "ranks,ap,sort"])
     assert "| ranks | sparse | 1e+03 |" in text and "| ap | ties | 1e+03 |" in text
+    assert "| sort | unit | 512 |" in text and "| sort | ties | 1e+03 |" in text
     assert "failed" not in text and "MIN_SIZES now" in text

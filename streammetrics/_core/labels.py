@@ -441,15 +441,54 @@ class LabelCodec:
         if arr.dtype.kind in "US":
             return arr == pos if isinstance(pos, str) else np.zeros(arr.shape, dtype=bool)
         if arr.dtype.kind == "O":
-            return np.array([(isinstance(v, str) == isinstance(pos, str)) and v == pos
-                             for v in arr.ravel().tolist()], dtype=bool).reshape(arr.shape)
+            return same_labels(arr, pos)
         if isinstance(pos, str):
             return np.zeros(arr.shape, dtype=bool)
         return np.asarray(arr == pos)
 
 
+def same_labels(arr: np.ndarray, label: Any) -> np.ndarray:
+    """Which entries of an object array are the label ``label``: of its kind (a string or not:
+    ``1`` is not ``"1"``) and equal to it -- ``isinstance(v, str) == isinstance(label, str) and
+    bool(v == label)`` for each entry ``v`` (so ``None`` and NaN never are, ``True`` is ``1``,
+    ``np.str_("a")`` is ``"a"``), as a boolean array of ``arr``'s shape.
+
+    Vectorised: numpy's elementwise ``==``, then the types of the equal entries only (a set of
+    them: one C pass). An entry whose ``==`` gives no truth value (``pd.NA``, an array) sends
+    the batch through the entry-by-entry rule, which refuses it as it did (``TypeError`` /
+    ``ValueError``) or skips it where the kinds differ. O(n) comparisons; O(n) Python steps
+    only on that fallback.
+    """
+    flat = arr.ravel()
+    want = isinstance(label, str)
+    try:
+        hit = np.asarray(flat == label, dtype=bool)
+    except (TypeError, ValueError):
+        hit = None
+    if hit is None or hit.shape != flat.shape:
+        return np.array([(isinstance(v, str) == want) and v == label for v in flat.tolist()],
+                        dtype=bool).reshape(arr.shape)
+    if hit.any():  # an equal entry of the other kind (a str subclass equal to a number...) is not
+        where = np.flatnonzero(hit)
+        equal = flat[where]
+        for kind in set(map(type, equal.tolist())):
+            if issubclass(kind, str) != want:
+                hit[where[[type(v) is kind for v in equal.tolist()]]] = False
+    return hit.reshape(arr.shape)
+
+
 def _distinct_objects(arr: np.ndarray) -> list[Any]:
-    return list({_key(v) for v in arr.ravel().tolist()})
+    """The distinct labels of an object array as :func:`_key` tells them apart (each NaN and
+    each unhashable entry its own): one C pass (``set``) unless the array holds one of those.
+    O(n)."""
+    items = arr.ravel().tolist()
+    try:
+        found = set(items)
+    except TypeError:  # an unhashable entry
+        found = None
+    if found is None or any(isinstance(v, float) and math.isnan(v) for v in found):
+        return list({_key(v) for v in items})
+    return list(found)
 
 
 def numeric_or_labels(x: Any, name: str) -> Any:

@@ -18,7 +18,7 @@ import numpy as np
 from streammetrics._core.metric import Metric
 from streammetrics.wrappers.metricset import MetricSet
 
-from .plan import brief
+from .messages import brief
 
 
 def as_metric_set(metrics: Any, what: str = "metrics") -> MetricSet:

@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 from typing import Any
 
-from .plan import brief
+from .messages import brief
 from .request import Request
 
 

@@ -24,7 +24,8 @@ from streammetrics._core.params import Param, check_param
 
 from . import label_codes
 from . import ranked as ranked_engine
-from .plan import Plan, brief, empty_set, fed_tables, frame_state, normalise, state_of
+from .messages import brief
+from .plan import Plan, empty_set, fed_tables, frame_state, normalise, state_of
 from .request import check_nulls, warn_skipped
 
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)

@@ -93,6 +93,7 @@ from .keyed_split import KeyedSplit as KeyedSplit
 from .keyed_split import Tuples as Tuples
 from .keyed_split import batch_tuples, pair_codes, rest_before
 from .keyed_split import split_of as split_of
+from .messages import located
 from .plan import (
     Plan,
     column,
@@ -178,12 +179,14 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     groups, starts, stride = split.groups, split.starts, split.width
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
+    columns = split.fed or {"label": split.label}
     for y, p, w, slices, *at in batches:
         kwargs = {} if slices is None else {"slices": slices}
-        checked = _checked(y, p, w, kwargs, split, groups, at[0] if at else "")
-        if rest is not None:
-            rest.update(y, p, sample_weight=w, **kwargs)
-        rows = _slice_codes(slices, checked[0].y.shape[0], local)
+        with located(columns, at[0] if at else ""):  # a refused value: its column and batch named
+            checked = _checked(y, p, w, kwargs, split, groups, at[0] if at else "")
+            if rest is not None:
+                rest.update(y, p, sample_weight=w, **kwargs)
+            rows = _slice_codes(slices, checked[0].y.shape[0], local)
         row_codes.append(rows)
         for g, start, b in zip(groups, starts, checked, strict=True):
             out += batch_tuples(b.y, b.s, b.w, rows, g, stride, start)

@@ -86,6 +86,8 @@ class KeyedSplit:
     #: the rest's members whose state groups come before this group in the set's order (their
     #: checks come first in one process's ``update``: :func:`rest_before`)
     before: tuple[str, ...] = ()
+    #: the engine arguments' columns (:meth:`~.plan.Plan.fed`), named in a refused batch's message
+    fed: Mapping[str, Any] | None = None
 
     @functools.cached_property
     def codec(self) -> Any:
@@ -261,7 +263,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
                                 int(template.max_slices) if sliced else 1,
                                 _readouts(inner, g), multilabel,
                                 first.get("multi_class", "ovr") == "ovo", label=plan.label,
-                                before=tuple(n for i in at if i < groups.index(g) for n in groups[i])))
+                                before=tuple(n for i in at if i < groups.index(g) for n in groups[i]),
+                                fed=plan.fed()))
     every = _readouts(inner, [n for g in ranked for n in g])
     return dataclasses.replace(parts[0], rest=rest, max_fprs=every, more=tuple(parts[1:]))
 

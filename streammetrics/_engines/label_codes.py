@@ -24,7 +24,8 @@ import numpy as np
 
 from streammetrics._core.metric import Metric
 
-from .plan import brief, numeric_dtype
+from .messages import brief, located_message
+from .plan import numeric_dtype
 
 #: The configuration keys of the label arguments the routes map (:func:`coded`).
 LABEL_KEYS = frozenset({"classes", "pos_label"})
@@ -88,8 +89,7 @@ def coded(y: Any, codec: Any, column: Any = "label", where: str = "") -> Any:
     try:
         return np.asarray(codec.true_codes(y))
     except ValueError as exc:
-        at = f" of {where}" if where else ""
-        raise ValueError(f"label: column {brief(column)}{at}: {exc}") from None
+        raise ValueError(located_message(str(exc), {"label": column}, where)) from None
 
 
 def label_column(dtype: Any, codec_given: bool) -> bool:

@@ -14,7 +14,6 @@ shipped once) or, where an engine needs bytes, in the library's checksummed file
 from __future__ import annotations
 
 import contextlib
-import itertools
 import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,8 @@ from streammetrics._core.params import Param, check_accumulator, check_param, no
 from streammetrics._core.persistence import dumps, loads
 from streammetrics._core.warn import warn
 from streammetrics.wrappers.metricset import MetricSet
+
+from .messages import ITEMS, brief, located
 
 Columns = str | Sequence[str]
 
@@ -54,6 +55,11 @@ class Plan:
     #: Rows with a null in a used column: ``"error"`` (refused, the row named) or ``"skip"``.
     nulls: str = "error"
 
+    def fed(self) -> dict[str, Any]:
+        """The engine arguments' columns (named in a refused batch's message, :func:`located`)."""
+        return dict(label=self.label, score=self.score, weight=self.weight, by=self.by, query=self.query,
+                    doc_id=self.doc_id)
+
     def columns(self) -> list[str]:
         cols: list[str] = []
         for spec in (self.label, self.score, self.weight, self.query, self.doc_id, self.by):
@@ -63,78 +69,6 @@ class Plan:
                 if c not in cols:
                     cols.append(c)
         return cols
-
-
-#: About the longest description :func:`brief` gives of one argument in an error message.
-BRIEF = 100
-_ITEMS = 6  # the items of a long list (or mapping) a description shows
-
-
-def brief(value: Any, limit: int = BRIEF) -> str:
-    """A short description of a user's argument for an error message, whatever its size: its repr
-    when short (a column name, a number, a short list of names); a long string cut; a long list
-    or mapping its first items and its length; a column (a pandas or Dask Series) its type and
-    name; a Spark ``Column`` its expression, cut; an array its shape; anything else its type.
-    Never raises (an object that misbehaves when asked is described by its type).
-
-    Complexity: O(limit): at most a few items of ``value`` are looked at.
-
-    Parameters
-    ----------
-    value : object
-        The argument (or part of it).
-    limit : int
-        About the longest description, in characters.
-
-    Returns
-    -------
-    str
-    """
-    if isinstance(value, str):
-        return repr(value) if len(value) <= limit else f"{value[: limit // 2]!r}... ({len(value)} characters)"
-    if isinstance(value, (list, tuple, Mapping)):
-        n = len(value)
-        sub = max(limit // 3, 12)
-        if isinstance(value, Mapping):
-            shown = [f"{brief(k, sub)}: {brief(v, sub)}" for k, v in itertools.islice(value.items(), _ITEMS)]
-        else:
-            shown = [brief(x, sub) for x in itertools.islice(value, _ITEMS)]
-        if n > len(shown):
-            shown.append(f"... ({n} in all)")
-        text = ", ".join(shown) + ("," if isinstance(value, tuple) and n == 1 else "")
-        if len(text) > 2 * limit:  # long items: as many as fit
-            text = f"{text[: text.rfind(', ', 0, 2 * limit) + 2]}... ({n} in all)"
-        ends = "{}" if isinstance(value, Mapping) else "()" if isinstance(value, tuple) else "[]"
-        return f"{ends[0]}{text}{ends[1]}"
-    kind = type(value).__name__
-    where = type(value).__module__.split(".")[0]
-    try:
-        return _brief_object(value, limit, kind, where)
-    except Exception:  # an object whose attributes or comparisons misbehave: its type only
-        return f"{_an(where)} {where}.{kind}"
-
-
-def _brief_object(value: Any, limit: int, kind: str, where: str) -> str:
-    """:func:`brief` of anything but a string, a list, a tuple or a mapping."""
-    if value is None or isinstance(value, (bool, float, np.bool_, np.floating)):
-        return repr(value)
-    if isinstance(value, (int, np.integer)):
-        bits = int(value).bit_length()
-        return repr(int(value)) if bits <= 64 else f"an int of {bits} bits"
-    if isinstance(value, np.ndarray):
-        return f"a numpy array of shape {value.shape} and dtype {value.dtype}"
-    if where == "pyspark" and kind == "Column":  # its expression, e.g. Column<'(p * 1.0)'>
-        text = str(value)
-        return text if len(text) <= limit else f"{text[:limit]}..."
-    # a Series-like column (pandas, Dask, ...): asked of its class, not of an object's __getattr__
-    cls = type(value)
-    if all(hasattr(cls, a) for a in ("ndim", "dtype", "name")) and value.ndim == 1:
-        return f"{_an(where)} {where} {kind} named {brief(value.name, max(limit // 2, 12))}"
-    return f"{_an(where)} {where}.{kind}" if where != "builtins" else f"{_an(kind)} {kind}"
-
-
-def _an(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 #: The accumulators an engine runs: the user's metrics in a MetricSet, or sliced (``by=``).
@@ -326,7 +260,7 @@ def drop_nulls(df: Any, plan: Plan, where: str = "", offset: int = 0) -> tuple[A
         return df[~mask], int(mask.sum())
     i = int(np.argmax(mask))
     col = cols[int(np.argmax(isna.iloc[i].to_numpy()))]
-    shown = cols[:_ITEMS] if col in cols[:_ITEMS] else [*cols[: _ITEMS - 1], col]  # what brief() shows
+    shown = cols[:ITEMS] if col in cols[:ITEMS] else [*cols[: ITEMS - 1], col]  # what brief() shows
     row_text = brief({c: v.item() if isinstance(v, np.generic) else v
                       for c, v in ((c, df[c].iloc[i]) for c in shown)})
     if len(cols) > len(shown):
@@ -338,10 +272,18 @@ def drop_nulls(df: Any, plan: Plan, where: str = "", offset: int = 0) -> tuple[A
 
 def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> int:
     """Feed one partition's rows (a pandas DataFrame) to ``acc``; return how many rows with a
-    null were skipped (see :func:`drop_nulls`: ``where`` and ``offset`` name the rows)."""
+    null were skipped (see :func:`drop_nulls`: ``where`` and ``offset`` name the rows; a value
+    ``update`` refuses is named by column and ``where``, :func:`located`)."""
     df, skipped = drop_nulls(df, plan, where, offset)
     if not len(df):
         return skipped
+    with located(plan.fed(), where, offset):
+        _update(acc, df, plan)
+    return skipped
+
+
+def _update(acc: Metric, df: Any, plan: Plan) -> None:
+    """:func:`feed`'s ``update`` of rows without a null."""
     if plan.family == "retrieval":
         assert plan.query is not None
         df = df.sort_values(plan.query, kind="stable")  # each query's rows contiguous
@@ -350,7 +292,7 @@ def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> 
         if plan.doc_id is not None:
             kwargs["doc_ids"] = ids(df, plan.doc_id)
         acc.update(column(df, plan.label, "label"), column(df, plan.score, "score"), **kwargs)
-        return skipped
+        return
     weight = None if plan.weight is None else column(df, plan.weight, "weight")
     kwargs = dict(plan.update_kwargs)
     if isinstance(plan.by, str):
@@ -363,7 +305,6 @@ def feed(acc: Metric, df: Any, plan: Plan, where: str = "", offset: int = 0) -> 
         sample_weight=weight,
         **kwargs,
     )
-    return skipped
 
 
 #: Rows an Arrow-fed task hands to one ``update`` (Spark sends record batches of 10,000 rows:
@@ -434,7 +375,8 @@ def feed_arrow(acc: Metric, table: Any, plan: Plan, where: str = "", offset: int
         return arrays[spec] if isinstance(spec, str) else np.column_stack([arrays[c] for c in spec])
 
     weight = None if plan.weight is None else arrays[plan.weight]
-    acc.update(get(plan.label), get(plan.score), sample_weight=weight, **plan.update_kwargs)
+    with located(plan.fed(), where, offset):
+        acc.update(get(plan.label), get(plan.score), sample_weight=weight, **plan.update_kwargs)
     return 0
 
 

@@ -49,6 +49,7 @@ from streammetrics.wrappers.metricset import MetricSet
 
 from . import keyed_split, label_codes
 from . import ranked as ranked_engine
+from .messages import located
 from .pair_counts import distinct_scores, doubled_pairs, ranks
 from .plan import (
     Plan,
@@ -84,6 +85,7 @@ class Split:
     ignore_index: int | None  #: the ranked members' common ``ignore_index``
     ranked_first: bool  #: whether the ranked group is the set's first (validation order)
     label: str = "label"  #: the label column (named in a refused label's message)
+    fed: Mapping[str, Any] | None = None  #: the engine arguments' columns (:meth:`.Plan.fed`): messages
 
     @property
     def ap(self) -> bool:
@@ -160,7 +162,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
             return None
     cfg = template._config()["members"]
     return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0,
-                 plan.label)
+                 plan.label, plan.fed())
 
 
 def _served(template: Any, groups: Sequence[Sequence[str]],
@@ -190,13 +192,14 @@ def partition_parts(batches: Iterable[tuple[Any, ...]], split: Split, sample_siz
     scores = _ClassBuffer(rows)
     rest = None if split.rest is None else empty_set(split.rest)
     codec, checks = label_codes.ranked_codec(split.ranked), label_codes.ranked_checks(split.ranked)
-    for y, p, *at in batches:
-        if rest is not None and not split.ranked_first:  # errors in the set's group order
-            rest.update(y, p)
-        codes = label_codes.coded(y, codec, split.label, at[0] if at else "")
-        scores.add(checks.check(codes, p), split.ignore_index)
-        if rest is not None and split.ranked_first:
-            rest.update(y, p)
+    for y, p, *at in batches:  # a refused value: its column and batch named
+        with located(split.fed or {"label": split.label}, at[0] if at else ""):
+            if rest is not None and not split.ranked_first:  # errors in the set's group order
+                rest.update(y, p)
+            codes = label_codes.coded(y, codec, split.label, at[0] if at else "")
+            scores.add(checks.check(codes, p), split.ignore_index)
+            if rest is not None and split.ranked_first:
+                rest.update(y, p)
     runs = scores.runs()
     return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size)
 
@@ -285,31 +288,27 @@ def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,
     bounded by the batch, not by the row counts a footer claims (a hostile footer cannot make
     the reader allocate for rows the file does not hold); a file pyarrow cannot read is a
     ValueError naming it. O(rows read)."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     assert isinstance(plan.label, str) and isinstance(plan.score, str)
     local = is_local(fs)
     columns = [plan.label, plan.score]
     for i, name in enumerate(files):
-        with contextlib.ExitStack() as stack:
-            try:
-                source = name if local else stack.enter_context(fs.open(name, "rb"))
-                reader = pq.ParquetFile(source, metadata=None if footers is None else footers[i])
-                # one thread: a worker thread's task decodes its own rows (no pool handoffs); one
-                # row group at a time, so a batch never joins the ends of two row groups (a copy)
-                batches = (batch for g in range(reader.num_row_groups) for batch in reader.iter_batches(
-                    batch_size=READ_ROWS, row_groups=[g], columns=columns, use_threads=False))
-                offset = 0
-                for batch in batches:
-                    if batch.num_rows:
-                        arrays = (batch.column(plan.label).to_numpy(zero_copy_only=False),
-                                  batch.column(plan.score).to_numpy(zero_copy_only=False))
-                        _refuse_nulls(arrays, (plan.label, plan.score), name, offset)
-                        yield (*arrays, f"the Parquet file {name!r} from row {offset}")
-                    offset += batch.num_rows
-            except (pa.ArrowException, OSError) as exc:
-                raise ValueError(f"data: cannot read the Parquet file {name!r}: {exc}") from exc
+        with contextlib.ExitStack() as stack, named_read_errors(name):
+            source = name if local else stack.enter_context(fs.open(name, "rb"))
+            reader = pq.ParquetFile(source, metadata=None if footers is None else footers[i])
+            # one thread: a worker thread's task decodes its own rows (no pool handoffs); one
+            # row group at a time, so a batch never joins the ends of two row groups (a copy)
+            batches = (batch for g in range(reader.num_row_groups) for batch in reader.iter_batches(
+                batch_size=READ_ROWS, row_groups=[g], columns=columns, use_threads=False))
+            offset = 0
+            for batch in batches:
+                if batch.num_rows:
+                    arrays = (batch.column(plan.label).to_numpy(zero_copy_only=False),
+                              batch.column(plan.score).to_numpy(zero_copy_only=False))
+                    _refuse_nulls(arrays, (plan.label, plan.score), name, offset)
+                    yield (*arrays, f"the Parquet file {name!r} from row {offset}")
+                offset += batch.num_rows
 
 
 def parquet_footers(files: Sequence[str], fs: Any, columns: Sequence[str] = (),

@@ -24,7 +24,8 @@ from streammetrics._scores.thresholds import ThresholdCounts
 from . import ap_envelope, label_codes
 from . import ranked as ranked_engine
 from .dask_ranked import CHUNK_ROWS_PARAM, SAMPLE_SIZE, check_names, check_ranges
-from .plan import Plan, Shape, brief, normalise
+from .messages import brief
+from .plan import Plan, Shape, normalise
 from .request import check_nulls
 
 #: The per-range summaries (increasing ranges) and the totals (P, N) an engine returns.

@@ -39,6 +39,7 @@ from streammetrics._core.metric import trusted_states
 from . import range_counts, ray_ranges
 from . import ranked as ranked_engine
 from . import ranked_common as common
+from .messages import located
 from .plan import (
     Plan,
     arrow_arrays,
@@ -122,19 +123,23 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
         import pyarrow as pa
 
         labels = ranked_engine.twin_options(cfg["config"] for cfg in split.ranked.values())
+        # the twin's columns named as the user's (a refused value's message names them)
+        names = [c for c in (plan.label, plan.score, plan.weight) if isinstance(c, str)]
+        names = names if len(set(names)) == len(names) else ["y", "s", "w"][: len(names)]
         twin = Plan(config=ranked_engine.runs_config(split.ignore_index, labels), family="classification",
-                    label="y", score="s", weight=None if plan.weight is None else "w")
+                    label=names[0], score=names[1], weight=names[2] if len(names) > 2 else None)
         rest = None if split.rest is None else empty_set(split.rest)
         runs: list[ranked_engine.Runs] = []
         for cols in fed:  # each group's errors in the set's order, as one update would raise them
             y, s, w = cols[0], cols[1], cols[2] if len(cols) > 2 else None
-            if rest is not None and not split.ranked_first:
-                rest.update(y, s, sample_weight=w)
-            frame = pa.table({"y": y, "s": s} if w is None else {"y": y, "s": s, "w": w})
-            runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin,
-                                                  "a Ray block")
-            if rest is not None and split.ranked_first:
-                rest.update(y, s, sample_weight=w)
+            with located(plan.fed(), "a Ray block"):
+                if rest is not None and not split.ranked_first:
+                    rest.update(y, s, sample_weight=w)
+                frame = pa.table(dict(zip(names, cols, strict=True)))
+                runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin,
+                                                      "a Ray block")
+                if rest is not None and split.ranked_first:
+                    rest.update(y, s, sample_weight=w)
         pieces = ranked_engine.split_chunks(runs, edges)
         head = (None if rest is None else state_of(rest), skipped, ranked_engine.chunk_totals(pieces))
         return [head, *pieces]

@@ -94,12 +94,14 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int,
                 v = np.asarray(group.column(0).drop_null().to_numpy(), dtype=np.float64)
                 v = v[:: max(1, v.shape[0] // SAMPLE_SCORES)]
                 values.append(v[~np.isnan(v)])
+            first = 0  # the row group's first row in the file (a refused label's message)
             for g in range(reader.num_row_groups):  # every row group's labels, one at a time: a
                 # file sorted by label has row groups of one class (ignored labels count as rows)
                 raw = reader.read_row_group(g, columns=[plan.label]).column(0).drop_null().to_numpy(
                     zero_copy_only=False)
-                y = np.asarray(label_codes.coded(raw, codec, plan.label, f"the Parquet file {name!r}"),
-                               dtype=np.float64)
+                at = f"the Parquet file {name!r} from row {first}"
+                y = np.asarray(label_codes.coded(raw, codec, plan.label, at), dtype=np.float64)
+                first += reader.metadata.row_group(g).num_rows
                 y = y[~np.isnan(y)]
                 rows += int(y.shape[0])
                 positives += int(np.count_nonzero(y))

@@ -22,7 +22,8 @@ from streammetrics._core.metric import Metric, trusted_states
 from streammetrics._core.params import FLAG, Param, check_param
 from streammetrics.wrappers.metricset import MetricSet
 
-from .plan import NULLS, Columns, Plan, Shape, brief, finish, make_plan, state_from_bytes
+from .messages import brief
+from .plan import NULLS, Columns, Plan, Shape, finish, make_plan, state_from_bytes
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 _POSITIVE_INDEX = Param("int", "must be an integer >= 0", low=0)

@@ -52,6 +52,7 @@ from streammetrics._core.metric import trusted_states
 
 from . import label_codes, range_counts
 from . import ranked as ranked_engine
+from .messages import located
 from .plan import Plan, arrow_arrays, arrow_chunks, column, drop_nulls, empty_set, state_of
 from .spark_files import Piece, batches_of, numpy_dtype, open_file
 from .spark_worker import settle
@@ -105,21 +106,23 @@ def sample_edges(pieces: Sequence[Piece], score: str, n_ranges: int) -> np.ndarr
     return ranked_engine.range_edges(samples, n_ranges)
 
 
-def _rows(pieces: Sequence[Piece], plan: Plan) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """The ``(labels, scores)`` of the pieces' row groups, ~1M rows at a time, as the direct path
-    reads them (a null refused naming its file and row). O(rows read)."""
+def _rows(pieces: Sequence[Piece], plan: Plan) -> Iterator[tuple[np.ndarray, np.ndarray, str]]:
+    """The ``(labels, scores, where)`` of the pieces' row groups, ~1M rows at a time, as the direct
+    path reads them (a null refused naming its file and row; ``where`` the file and the batch's
+    first row, for a refused value's message). O(rows read)."""
     columns = plan.columns()
     assert isinstance(plan.label, str) and isinstance(plan.score, str)  # range_counts.split_of
     for piece in pieces:
         offset = piece.first_row
         for chunk in arrow_chunks(batches_of(piece, columns)):
             arrays = arrow_arrays(chunk, plan)
+            where = f"the Parquet file {piece.source!r} from row {offset}"
             if arrays is not None:
-                yield arrays[plan.label], arrays[plan.score]
+                yield arrays[plan.label], arrays[plan.score], where
             else:  # a null or a NaN: refused naming the row (nulls="error")
                 rows = chunk.replace_schema_metadata(None).to_pandas()
                 df, _ = drop_nulls(rows, plan, piece.source, offset)
-                yield column(df, plan.label, "label"), column(df, plan.score, "score")
+                yield column(df, plan.label, "label"), column(df, plan.score, "score"), where
             offset += chunk.num_rows
 
 
@@ -170,12 +173,13 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
         for i, piece in enumerate(pieces):
             owned = share[0] <= i < share[1]
             try:
-                for y, p in _rows([piece], plan):
+                for y, p, where in _rows([piece], plan):
                     runs = [_EMPTY, _EMPTY]
-                    codes = label_codes.coded(y, codec, plan.label, f"the Parquet file {piece.source!r}")
-                    for group, s in _validated(split, rest, (y, codes), p, edges, r,
-                                               checks if owned else None):
-                        runs[group] = s
+                    with located(plan.fed(), where):  # a refused value: its column and rows named
+                        codes = label_codes.coded(y, codec, plan.label, where)
+                        for group, s in _validated(split, rest, (y, codes), p, edges, r,
+                                                   checks if owned else None):
+                            runs[group] = s
                     kept.append((runs[0], None, runs[1], None))
             except ValueError as exc:
                 if owned:  # the first bad row of this share, returned: the driver picks the first

@@ -197,7 +197,7 @@ class AUROC(RankingMetric[Value]):
         w = st.totals()[0]  # weight of every class (the same in every column)
 
         def area(i: int, j: int) -> float:
-            if self.max_fpr is not None:
+            if self.max_fpr is not None and self.max_fpr != 1.0:  # 1: the full area, as _stat reads it
                 return roc_auc_from_counts(self._pair_counts(i, j), self.max_fpr)
             return float(u2[i, j]) / (2.0 * w[i] * w[j])
 

@@ -432,3 +432,63 @@ def test_classification_report_rows_are_named_by_classes() -> None:
                              ("support", "support")):
             assert got[label][ours] == pytest.approx(ref[label][theirs], abs=1e-12)
     assert got["accuracy"] == pytest.approx(ref["accuracy"], abs=1e-12)
+
+
+def _entry_by_entry(arr, label):
+    """The rule ``same_labels`` vectorises, one entry at a time (what ``_is_positive`` was)."""
+    return np.array([(isinstance(v, str) == isinstance(label, str)) and v == label for v in arr.ravel().tolist()],
+                    dtype=bool).reshape(arr.shape)
+
+
+class _EqualsAll:  # a non-string equal to every string: still not the label "a"
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+_ENTRIES = ["a", "b", np.str_("a"), "1", 1, 1.0, True, False, 0, np.int64(1), np.float64(1.0), 2.5, None,
+            float("nan"), np.nan, b"a", np.array("a"), _EqualsAll(), pd.NA, np.array([1, 2]), ("a",)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=st.lists(st.sampled_from(range(len(_ENTRIES))), max_size=12),
+       label=st.sampled_from(["a", "1", 1, 1.0, True, 0, 2.5]), two_d=st.booleans())
+def test_same_labels_is_the_entry_by_entry_rule(entries, label, two_d) -> None:
+    """pos_label-only binary labels in an object array (review of #32: a Python loop per row made
+    vectorised): mixed kinds (``1`` is not ``"1"``, ``True`` is ``1``), None, NaN, ``np.str_``,
+    0-d arrays and objects whose ``==`` misbehaves give what the entry-by-entry rule gives, or
+    the same error (``pd.NA``, arrays: no truth value); the codec's distinct labels too."""
+    from streammetrics._core.labels import _distinct_objects, _key, same_labels
+
+    arr = np.empty(len(entries), dtype=object)
+    arr[:] = [_ENTRIES[i] for i in entries]
+    if two_d and len(entries) % 2 == 0:
+        arr = arr.reshape(2, -1)
+    try:
+        want = _entry_by_entry(arr, label)
+    except (TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            same_labels(arr, label)
+    else:
+        got = same_labels(arr, label)
+        assert got.dtype == bool and got.shape == arr.shape and np.array_equal(got, want)
+    try:
+        hashable = [v for v in arr.ravel().tolist() if hash(v) is not None]
+    except TypeError:  # unhashable entries: each its own label
+        hashable = None
+    old = list({_key(v) for v in arr.ravel().tolist()})
+    new = _distinct_objects(arr)
+    assert len(new) == len(old)
+    if hashable is not None and not any(isinstance(v, float) and v != v for v in hashable):
+        assert set(new) == set(old)
+
+
+def test_pos_label_codes_of_a_large_object_array() -> None:
+    rng = np.random.default_rng(32)
+    y = np.array(["ham", "spam"], dtype=object)[rng.integers(0, 2, 10_000)]
+    codec = sm.AUROC(pos_label="spam")._codec
+    assert np.array_equal(codec.true_codes(y), (y == "spam").astype(np.intp))
+    y[5] = "eel"
+    with pytest.raises(ValueError, match=r"^y_true: a binary task \(pos_label='spam'\) takes at most two distinct"):
+        codec.true_codes(y)

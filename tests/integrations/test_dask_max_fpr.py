@@ -172,3 +172,41 @@ def test_local_cluster_and_parquet(client: Any, tmp_path: Any) -> None:
     assert abs(evaluate_ranked(str(tmp_path), sm.AUROC(max_fpr=0.2), label="y", score="p", weight="w")
                - roc_auc_score(df.y, df.p, max_fpr=0.2, sample_weight=df.w)) <= 1e-12
     assert cases is not None
+
+
+@pytest.mark.parametrize(("metrics", "weight"), [
+    (sm.MetricSet(auroc=sm.AUROC(), f1=sm.F1()), "w"),  # the weighted route, F1 fed by its runs tasks
+    (sm.MetricSet(part=sm.AUROC(max_fpr=0.3)), None),  # the ranked route, unweighted
+    (sm.MetricSet(auroc=sm.AUROC()), None),  # the score-range path
+    (sm.MetricSet(f1=sm.F1()), "w"),  # the state path
+], ids=["weighted set", "partial", "ranges", "states"])
+def test_nulls_skip_counts_the_rows_in_one_read_of_each_partition(metrics: Any, weight: str | None) -> None:
+    """Issue #32 (review): the weighted / partial route counted ``nulls="skip"`` rows with a task
+    of its own that read every partition again; its runs tasks now report the rows they dropped.
+    The warning's count is the rows holding a null in a used column, each partition is read
+    once (a counting loader), and the values are one process's over the kept rows."""
+    import uuid
+
+    from streammetrics._engines.request import NullRowsSkipped
+
+    df = pac.data(400, 11, 2, True)
+    df.loc[[3, 150, 399], "p"] = float("nan")
+    df.loc[[200, 3], "w"] = float("nan")  # row 3: two nulls, one row
+    parts = [df.iloc[i : i + 100] for i in range(0, 400, 100)]
+    reads: list[int] = []
+
+    def load(i: int, call: str) -> pd.DataFrame:
+        reads.append(i)
+        return parts[i]
+
+    # ``call`` makes the expression unique: Dask would reuse an earlier case's (and its loader)
+    ddf = dd.from_map(load, range(4), meta=df.iloc[:0], enforce_metadata=False, call=uuid.uuid4().hex)
+    used = ["y", "p"] if weight is None else ["y", "p", "w"]
+    kept = df[used].dropna()
+    want, _ = pac.one_process(metrics, kept)
+    with dask.config.set(scheduler="synchronous"), pytest.warns(NullRowsSkipped) as caught:
+        got = evaluate(ddf, metrics, label="y", score="p", weight=weight, nulls="skip")
+    assert [str(w.message) for w in caught] == [
+        f"nulls: skipped {len(df) - len(kept)} row(s) holding a null in {used}"]
+    assert sorted(reads) == [0, 1, 2, 3]
+    pac.close(got, want)

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 import streammetrics as sm
 from streammetrics._engines.callbacks import as_metric_set
-from streammetrics._engines.plan import BRIEF, brief, partition_state
+from streammetrics._engines.messages import BRIEF, brief
+from streammetrics._engines.plan import partition_state
 from streammetrics._engines.request import Request, make_run
 
 HUGE = 100_000

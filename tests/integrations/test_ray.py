@@ -230,14 +230,16 @@ def test_parquet_null_names_file_and_row(tmp_path, monkeypatch, column) -> None:
                                          rf".*part-1\.parquet"):
         sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
     assert calls == [1]
-    if column == "y":  # a bad label: one process's error, raised as itself
+    if column == "y":  # a bad label: one process's error, led by its column, file and batch
         frames[1].loc[412, "y"] = 2.0
         _write(tmp_path, frames, [[300], [100, 300, 100]])
         with pytest.raises(ValueError) as one:
             _ranked_set().update(frames[1].y.to_numpy(), frames[1].p.to_numpy())
         with pytest.raises(ValueError) as engine:
             sm.ray.evaluate_parquet(str(tmp_path), _ranked_set(), label="y", score="p")
-        assert str(engine.value).split(";")[0] == str(one.value).split(";")[0]
+        bad = tmp_path / "part-1.parquet"  # row 412 is row 12 of the batch from row 400 (row group 3)
+        assert str(engine.value) == (f"label: column 'y' of the Parquet file {str(bad)!r} from row 400: "
+                                     f"{one.value}".replace("index 412", "index 12"))
         frames[1].loc[412, "y"] = np.nan
         _write(tmp_path, frames, [[300], [100, 300, 100]])
     ranged = len(calls)

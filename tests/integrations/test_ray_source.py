@@ -161,3 +161,31 @@ def test_file_lists_that_differ_keep_the_dataset_path(tmp_path, reader, monkeypa
     got = evaluate(ds, _set(), label="y", score="p")
     assert calls == [[str(tmp_path / "part-0.parquet")]]  # not called again
     _same(got, _one_process(rows))
+
+
+def test_a_bad_value_names_the_column_and_the_file(tmp_path, monkeypatch) -> None:
+    """Issue #32 (review): on the plain read's route a refused value (a label outside
+    ``classes=``, a label 2, a negative weight) names its column, the file and the batch's first
+    row before one process's words, as the dataset path names its column and block."""
+    rng = np.random.default_rng(12)
+    for i, n in enumerate((300, 500)):
+        df = pd.DataFrame({"y": rng.integers(0, 2, n), "p": rng.random(n).round(2),
+                           "yb": np.array(cases.SPAM, dtype=object)[rng.integers(0, 2, n)], "w": rng.random(n)})
+        if i == 1:
+            df.loc[45, "y"], df.loc[46, "yb"], df.loc[47, "w"] = 2, "yak", -1.0
+        df.to_parquet(tmp_path / f"part-{i}.parquet", index=False)
+    bad = str(tmp_path / "part-1.parquet")
+    calls = _spy(monkeypatch)
+    with pytest.raises(ValueError) as err:
+        evaluate(ray.data.read_parquet(str(tmp_path)), _set(), label="y", score="p")
+    assert str(err.value) == (f"label: column 'y' of the Parquet file {bad!r} from row 0: y_true: labels must "
+                              "be 0 or 1; first invalid value 2 at index 45")
+    spam = sm.MetricSet(auroc=sm.AUROC(classes=list(cases.SPAM)), ap=sm.AveragePrecision(classes=list(cases.SPAM)))
+    with pytest.raises(ValueError) as err:
+        evaluate(ray.data.read_parquet(str(tmp_path)), spam, label="yb", score="p")
+    assert str(err.value) == (f"label: column 'yb' of the Parquet file {bad!r} from row 0: y_true: unknown label "
+                              "'yak' at index 46 (classes: ['ham', 'spam'])")
+    assert len(calls) == 2  # both on the range path over the files
+    with pytest.raises(ValueError, match=r"^weight: column 'w' of a Ray block: sample_weight: .* first invalid "
+                                         r"value -1\.0 at index 3?47$"):  # weighted: the dataset's blocks
+        evaluate(ray.data.read_parquet(str(tmp_path)).materialize(), _set(), label="y", score="p", weight="w")

@@ -191,7 +191,9 @@ def test_nulls_and_bad_labels_refused_as_one_process(spark_session, tmp_path, ra
     if rows is not None:  # the first file first: its label error, at the row one process names
         with pytest.raises(ValueError) as one:
             _set().update(rows.y.to_numpy(), rows.p.to_numpy())
-        assert seen == {str(one.value)}
+        (text,) = seen  # one process's words led by the column, the file and the batch's first row
+        assert text.startswith("label: column 'y' of the Parquet file ") and text.endswith(f": {one.value}")
+        assert "part-0.parquet' from row 0: " in text, text
     else:
         assert seen.pop().startswith("nulls: column 'p' is null at row 234 of ")
     assert range_runs.call_count == 5
@@ -296,7 +298,8 @@ def test_a_bad_row_is_refused_by_its_share_in_any_range(tmp_path: Path) -> None:
         edges = np.array([0.5])
         for r in (0, 1):
             refused = spark_ranges.range_task(plan, split, _pieces(paths), (0, 1), edges, r)
-            assert refused == spark_ranges.Refused(0, str(one.value))
+            where = f"the Parquet file {paths[0]!r} from row 0"  # the column and the batch named first
+            assert refused == spark_ranges.Refused(0, f"label: column 'y' of {where}: {one.value}")
             kept = spark_ranges.range_task(plan, split, _pieces(paths), (0, 0), edges, r)  # not its share
             assert not isinstance(kept, spark_ranges.Refused)
 

@@ -252,6 +252,22 @@ def test_weighted_ovo_against_pair_oracle(seed, average):
 
 
 @pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("average", ["macro", "weighted"])
+def test_ovo_max_fpr_one_is_the_full_area_bit_for_bit(seed, average):
+    """``max_fpr=1`` is the full area: one-vs-one reads it from the state's pair counts, as
+    one-vs-rest does and as the engines' keyed ranges do (the review of #32 found the trapezoid
+    of each pair's curve here, 1 ulp away from them in some seeds)."""
+    rng = np.random.default_rng(seed)
+    y, S = multiclass_data(rng, 300, 4, levels=3)
+    w = rng.random(300) * 2
+    for weights in (None, w):
+        full = stream(sm.AUROC(4, average=average, multi_class="ovo"), y, S, weights).compute()
+        one = stream(sm.AUROC(4, average=average, multi_class="ovo", max_fpr=1.0), y, S, weights).compute()
+        assert one == full
+        close(one, ovo_auroc(y, S, weights, average))
+
+
+@pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("average", ["macro", "weighted", "micro", None])
 def test_multilabel_against_sklearn(seed, average):
     rng = np.random.default_rng(seed)

@@ -54,8 +54,12 @@ MIN_SIZES: dict[str, int | None] = {
     # prefetching coarse walk (ties then 0.42-0.77 from 1e6)
     "count2": 1_000,
     # runs.sort_batch (a batch's float64 scores, radix sort against numpy's introsort): 2.4x
-    # at 1e4 (98 vs 237 us), 1.1x at 1e3; measured 2026-12-06 08:45 UTC, load 5-9
-    "sort": 512,
+    # at 1e4 (98 vs 237 us), 1.1x at 1e3; measured 2026-12-06 08:45 UTC, load 5-9. Its own
+    # bench_kernels case (plain / 1/64 ties / uniform), 12:01-12:05 UTC, load 8-13, 3 runs: 512
+    # loses in every case and run (0.62-0.86, 1-3 us a call: it was the threshold), 768 0.89-1.10,
+    # 1024 0.86-1.30 (plain / uniform 1.0-1.3, ties at parity), 1536-2048 1.2-1.8 (ties 0.96-1.2),
+    # 4096 1.7-2.0, 16k-64k 2.5-3.8
+    "sort": 1_024,
     # runs.merge_into_last (a run merged in place, numpy: copy in + stable sort): 1.25 at 1e3,
     # 1.03-1.95 after (memory bound from 1e5)
     "merge_back": 1_000,
