@@ -262,8 +262,9 @@ def feed(m: Any, kind: str, b: dict[str, Any]) -> None:
 
 # -- comparing states and values ---------------------------------------------------------------
 def same_value(a: Any, b: Any) -> bool:
-    if dataclasses.is_dataclass(a) and not isinstance(a, type):
-        return type(a) is type(b) and same_value(dataclasses.asdict(a), dataclasses.asdict(b))
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):  # the fields == compares
+        return type(a) is type(b) and all(same_value(getattr(a, f.name), getattr(b, f.name))
+                                          for f in dataclasses.fields(a) if f.compare)
     if hasattr(a, "__dict__") and not isinstance(a, np.ndarray):  # result objects
         return type(a) is type(b) and same_value(vars(a), vars(b))
     if isinstance(a, dict):

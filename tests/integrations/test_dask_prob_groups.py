@@ -25,6 +25,7 @@ from hypothesis import strategies as st  # noqa: E402
 import streammetrics.dask as sm_dask  # noqa: E402
 from streammetrics._engines import keyed_ranges as KR  # noqa: E402
 from streammetrics._engines import range_counts as RC  # noqa: E402
+from streammetrics._engines.messages import located_message  # noqa: E402
 from streammetrics._engines.plan import make_plan  # noqa: E402
 
 
@@ -103,7 +104,8 @@ def test_between_group_order() -> None:
         bad = pc.spoiled(df, "between", 20, how)
         with pytest.raises(ValueError) as eng:
             KR.keyed_part([(bad.y.to_numpy(), bad[pc.SCORES].to_numpy(), None, None)], split, 8)
-        assert str(eng.value) == pc.refused("between", bad), how
+        # one process's words, led by the engine argument and its column(s) (messages.located)
+        assert str(eng.value) == located_message(pc.refused("between", bad), plan.fed()), how
 
 
 def test_parquet_takes_the_ranges(tmp_path: Any) -> None:

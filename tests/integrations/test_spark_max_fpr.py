@@ -88,12 +88,13 @@ def test_the_driver_reads_no_score(spark_session: Any) -> None:
 def test_parquet_mixed_groups_and_evaluate_ranked(spark_session: Any, tmp_path: Any) -> None:
     """Parquet files read in the tasks: an exact AUROC / AP beside a bounded AUROC and F1 takes the
     direct range path (bit for bit), no longer the state path; ``evaluate_ranked`` takes
-    ``max_fpr`` (weights, given edges with a repeated one)."""
+    ``max_fpr`` (weights, given edges with a repeated one). (The exact group first: between the
+    two others it takes the keyed ranges, which keep one process's error order, 1e-12.)"""
     df = pac.data(1_200, 7, 3, True)
     df.iloc[:500].to_parquet(tmp_path / "a.parquet", index=False)
     df.iloc[500:].to_parquet(tmp_path / "b.parquet", index=False)
     frame = spark_session.read.parquet(str(tmp_path))
-    metrics = sm.MetricSet(bounded=sm.AUROC(max_bytes=2048), auroc=sm.AUROC(), ap=sm.AveragePrecision(),
+    metrics = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(), bounded=sm.AUROC(max_bytes=2048),
                            f1=sm.F1())
     with mock.patch.object(spark_ranges, "run_ranges", wraps=spark_ranges.run_ranges) as direct:
         got = sm_spark.evaluate(frame, metrics, label="y", score="p")

@@ -94,7 +94,7 @@ def test_what_travels_and_what_the_driver_holds() -> None:
     assert {len(t) for _, t in totals.collect()} == {ranges * 2 * 8}
     summaries, total = spark_ranked.range_summaries(frame, req)
     assert [s.n_scores for s in summaries] == per_range.tolist() and sum(total) == n
-    assert {len(ranked_common.summary_to_bytes(s)) for s in summaries} == {72}  # 3 counts, 6 floats
+    assert {len(ranked_common.summary_to_bytes(s)) for s in summaries} == {80}  # 4 counts (the 4th: the 11-point levels' exact part), 6 floats
 
 
 def test_a_partition_task_holds_one_chunk_not_its_partition() -> None:
