@@ -31,6 +31,7 @@ summary of the rounds: a run cut short keeps the rounds it finished.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import statistics
 import subprocess
@@ -52,6 +53,11 @@ from streammetrics._scores.exact.merge_count import compiled_kernels, kernels  #
 
 #: Wall seconds of the last :func:`_cpu` call (printed beside the CPU seconds).
 _WALL: list[float] = [0.0]
+
+
+def _reads(m: sm.AUROC | sm.AveragePrecision, k: int) -> list[object]:
+    """``k`` reads of ``m`` with no update between them (the repeated-read case)."""
+    return [m.compute() for _ in range(k)]
 
 
 def _cpu(fn: Callable[[], object]) -> float:
@@ -163,10 +169,10 @@ def oneshot(n: int, rounds: int, paths: list[str]) -> None:
             cpu: dict[str, list[float]] = {p: [] for p in paths}
             wall: dict[str, list[float]] = {p: [] for p in paths}
             for _ in range(rounds):
-                t_ref = _cpu(lambda wt=weights, nm=name: getattr(skm, nm)(y, s, sample_weight=wt))
+                t_ref = _cpu(functools.partial(getattr(skm, name), y, s, sample_weight=weights))
                 for path in paths:
                     with compiled_kernels(path == "numba"):
-                        t = _cpu(lambda wt=weights, nm=name: getattr(F, nm)(y, s, sample_weight=wt))
+                        t = _cpu(functools.partial(getattr(F, name), y, s, sample_weight=weights))
                     ratio[path].append(t_ref / t)
                     cpu[path].append(t)
                     wall[path].append(_WALL[0])
@@ -232,15 +238,15 @@ def main(argv: list[str] | None = None) -> str:
             add(f"[{path}] {label} read after every batch / read once", every / once, every, w_every)
             m = cls().update(y, s)
             m.compute()
-            rep = _cpu(lambda m=m: [m.compute() for _ in range(1000)]) / 1000
+            rep = _cpu(functools.partial(_reads, m, 1000)) / 1000
             add(f"[{path}] {label} read again, no update (s per read)", rep, rep, _WALL[0] / 1000)
         if args.no_extra:
             return
         for k, (yk, sk) in mc.items():
-            once, every, _, _ = once_and_every(lambda k=k: sm.AUROC(num_classes=k), yk, sk, mc_batch[k])
+            once, every, _, _ = once_and_every(functools.partial(sm.AUROC, num_classes=k), yk, sk, mc_batch[k])
             add(f"[{path}] macro AUROC, {k} classes: every batch / once", every / once, every)
         for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
-            once, every, _, _ = once_and_every(lambda c=cls: c(max_bytes=budget), y, s, b)
+            once, every, _, _ = once_and_every(functools.partial(cls, max_bytes=budget), y, s, b)
             add(f"[{path}] bounded {label} (max_bytes=256K): every batch / once", every / once, every)
     if args.oneshot:
         with rep.section("one-shot functional vs scikit-learn"):
