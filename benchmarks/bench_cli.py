@@ -251,8 +251,8 @@ def main(argv: list[str] | None = None) -> str:
                                    "rows": args.rows},
                                   mem_limit_mb=args.mem_limit_mb, timeout=args.timeout)
                 runs[impl].append(r)
-                secs = f"{r['seconds']:.2f} s, " if r.get("status") == "ok" and "seconds" in r else ""
-                rep.emit(f"- round {i + 1}/{args.repeat} {IMPLS.get(impl, impl)}: {r.get('status')}, {secs}"
+                took = f"{r['seconds']:.2f} s, " if r.get("status") == "ok" and "seconds" in r else ""
+                rep.emit(f"- round {i + 1}/{args.repeat} {IMPLS.get(impl, impl)}: {r.get('status')}, {took}"
                          f"peak RSS {r.get('peak_rss_mb', '?')} MB")
         results = {impl: _median_run(rs) for impl, rs in runs.items()}
     def values_of(impl: str) -> Any:
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> str:
         ref = values_of("evaluate-regression" if regression else "evaluate")
         base = results.get("sklearn-regression" if regression else "sklearn", {})
         ok = r.get("status") == "ok"
-        secs = r.get("seconds") if ok else None
+        secs: float | None = r.get("seconds") if ok else None
         ratio = base["seconds"] / secs if ok and base.get("status") == "ok" else None
         diff = ""
         if ok and ref is not None:

@@ -194,7 +194,7 @@ def _torchmetrics(kind: str, ys: list[Any], ps: list[Any], validate: bool = True
     tp = [torch.as_tensor(np.atleast_1d(p)) for p in ps]
 
     def make() -> Any:
-        v = {"validate_args": validate}
+        v: dict[str, Any] = {"validate_args": validate}
         if kind == "multiclass":
             c = NUM_CLASSES
             return MetricCollection({

@@ -142,7 +142,8 @@ def peers(ref: np.ndarray, chunks: list[np.ndarray], python: str, timeout: float
                                     "/tmp/peers/bin/pip install nannyml evidently 'pandas<3')"}}
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "data.npz")
-        np.savez(path, reference=ref, **{f"chunk{i:04d}": c for i, c in enumerate(chunks)})
+        arrays: dict[str, Any] = {f"chunk{i:04d}": c for i, c in enumerate(chunks)}
+        np.savez(path, reference=ref, **arrays)
         try:
             env = {**os.environ, "NML_DISABLE_USAGE_LOGGING": "1"}  # no usage telemetry from NannyML
             done = subprocess.run([python, "-c", PEER_SCRIPT, path], capture_output=True, text=True,

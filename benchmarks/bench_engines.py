@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import resource
@@ -273,7 +274,8 @@ def _timed(fn: Any, repeat: int) -> tuple[float, float, dict[str, Any]]:
     """(best wall s, CPU s of the process tree in that run -- :func:`run_cpu` --, values) after
     one untimed run."""
     fn()  # warm-up, untimed
-    best, cpu, out = float("inf"), float("nan"), {}
+    best, cpu = float("inf"), float("nan")
+    out: dict[str, Any] = {}
     for _ in range(repeat):
         wall, used, out = run_cpu(fn)
         if wall < best:
@@ -338,9 +340,10 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
     if engine.startswith("ray"):
         import ray
 
-        from streammetrics.ray import evaluate, evaluate_parquet
+        from streammetrics.ray import evaluate as ray_evaluate
+        from streammetrics.ray import evaluate_parquet
 
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR,
                  configure_logging=False)
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
@@ -353,10 +356,10 @@ def run_engine(engine: str, root: Path, repeat: int) -> dict[str, Any]:
         try:
             if engine in ("ray", "ray_dataset", "ray_v1"):
                 secs, cpu, values = _timed(
-                    lambda: evaluate(ray.data.read_parquet(str(root)), _metrics(), label="y", score="p"), repeat)
+                    lambda: ray_evaluate(ray.data.read_parquet(str(root)), _metrics(), label="y", score="p"), repeat)
             elif engine == "ray_materialized":
                 ds = ray.data.read_parquet(str(root)).materialize()
-                secs, cpu, values = _timed(lambda: evaluate(ds, _metrics(), label="y", score="p"), repeat)
+                secs, cpu, values = _timed(lambda: ray_evaluate(ds, _metrics(), label="y", score="p"), repeat)
                 del ds
             else:
                 secs, cpu, values = _timed(

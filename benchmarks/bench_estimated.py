@@ -73,7 +73,7 @@ def _timings(n: int, batch: int, repeat: int) -> tuple[list[list[Any]], list[str
     p = _data(n, 1)
     y, s, w = _duplicated(p)
     cuts = range(0, n, batch)
-    values: dict[str, float] = {}
+    values: dict[str, float | np.ndarray] = {}
 
     def estimated() -> None:
         est = Estimated(sm.AUROC())
@@ -164,7 +164,10 @@ def main(argv: list[str] | None = None) -> str:
     add = rep.rows(["rows", "implementation", "median ms", "vs weighted AUROC", "M rows/s", "|Δ| vs sklearn"],
                    "llrrrr")
     for n in sizes:
-        with rep.section(f"{n:,} rows", on_error=lambda what, n=n: add([f"{n:,}", f"failed: {what}", "", "", "", ""])):
+        def failed(what: str, n: int = n) -> None:
+            add([f"{n:,}", f"failed: {what}", "", "", "", ""])
+
+        with rep.section(f"{n:,} rows", on_error=failed):
             r, w = _timings(n, args.batch, repeat)
             for row in r:
                 add(row)

@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> str:
     w = rng.random(n) * 2.0
     rows = []
     for name, cls in (("CalibrationError", sm.CalibrationError), ("CalibrationCurve", sm.CalibrationCurve)):
-        for layout, kw in (("exact", {}), ("bounded 1 MiB", {"max_bytes": 1 << 20})):
+        layouts: tuple[tuple[str, dict[str, Any]], ...] = (("exact", {}), ("bounded 1 MiB", {"max_bytes": 1 << 20}))
+        for layout, kw in layouts:
             for weighted in (False, True):
                 m = cls(strategy="quantile", n_bins=10, **kw)
                 m.update(y, p, sample_weight=w if weighted else None)

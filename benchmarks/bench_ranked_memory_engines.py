@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import logging
 import os
 import resource
 import shutil
@@ -214,7 +215,7 @@ def run_spark(root: Path, args: argparse.Namespace, share_mib: float) -> dict[st
 def _ray() -> Any:
     import ray
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR,
              configure_logging=False, object_store_memory=3 << 30,
              runtime_env={"env_vars": {k: os.environ[k] for k in ("ARROW_DEFAULT_MEMORY_POOL", "PYTHONPATH")}})
     ray.data.DataContext.get_current().enable_progress_bars = False
@@ -245,8 +246,8 @@ def run_ray(root: Path, args: argparse.Namespace, share_mib: float, files: bool 
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        files = sorted(root.glob("*.parquet"))
-        groups = [files[i :: args.blocks] for i in range(args.blocks)] if args.blocks else [[f] for f in files]
+        paths = sorted(root.glob("*.parquet"))
+        groups = [paths[i :: args.blocks] for i in range(args.blocks)] if args.blocks else [[f] for f in paths]
         refs = [ray.put(pa.concat_tables([pq.read_table(f, columns=["y", "p"]) for f in g]).combine_chunks())
                 for g in groups if g]
         ds = ray.data.from_arrow_refs(refs)

@@ -20,7 +20,9 @@ the machine may be shared); the median over the rounds of each ratio is printed 
 target (issue 32), beside the median CPU and wall seconds of the measure. ``--memory`` adds
 numpy's traced peak (``tracemalloc``) per score while streaming AUROC + AP in one ``MetricSet``
 and reading once, or after every batch; ``--rss`` the same stream's peak resident memory above
-the process's own before it (``VmHWM``, Linux), each in a fresh process. ``--oneshot`` first
+the process's own before it (``VmHWM``, Linux), each in a fresh process, measured from a start
+where the warm-up's freed heap went back to the system (glibc ``malloc_trim``), so the figure
+counts the metric's memory only. ``--oneshot`` first
 times one-shot ``streammetrics.functional.roc_auc_score`` / ``average_precision_score`` against
 scikit-learn's (with and without weights, on each kernel path: the target is >= 5x without
 numba); ``--no-reads`` skips the read timings. The load average is printed before and after.
@@ -31,6 +33,10 @@ summary of the rounds: a run cut short keeps the rounds it finished.
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
+import functools
+import gc
 import os
 import statistics
 import subprocess
@@ -52,6 +58,11 @@ from streammetrics._scores.exact.merge_count import compiled_kernels, kernels  #
 
 #: Wall seconds of the last :func:`_cpu` call (printed beside the CPU seconds).
 _WALL: list[float] = [0.0]
+
+
+def _reads(m: sm.AUROC | sm.AveragePrecision, k: int) -> list[object]:
+    """``k`` reads of ``m`` with no update between them (the repeated-read case)."""
+    return [m.compute() for _ in range(k)]
 
 
 def _cpu(fn: Callable[[], object]) -> float:
@@ -115,14 +126,34 @@ def _status_bytes(field: str) -> int:
     raise OSError(f"{field} not in /proc/self/status")
 
 
+def _trim_heap() -> bool:
+    """Hand the heap's free memory back to the system (glibc's ``malloc_trim(0)``: the free top
+    of the heap and the free pages inside it), so that resident memory counts only what is in
+    use. False where there is no glibc (the memory the warm-up freed then stays resident, and
+    a later allocation that reuses it does not show in the peak above the start)."""
+    name = ctypes.util.find_library("c")
+    try:
+        trim = ctypes.CDLL(name).malloc_trim if name else None
+    except (OSError, AttributeError):
+        trim = None
+    if trim is None:
+        return False
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    trim(0)
+    return True
+
+
 def rss_child(n: int, batch: int, every: bool, path: str) -> None:
     """In a fresh process: the peak resident memory of streaming AUROC + AP (one shared state)
     above the process's resident memory once the data is made and the kernels warm, per score
-    (the high-water mark is reset first); prints one line."""
+    (the heap the warm-up freed is given back to the system and the high-water mark reset
+    first); prints one line: the peak and the end per score, and 1 if the heap was trimmed."""
     y, s = binary_data(n)
     with compiled_kernels(path == "numba", min_size=0):  # every kernel the stream uses compiled
         for cls in (sm.AUROC, sm.AveragePrecision):  # (runs of 256k+ take the coarse-index ones)
             stream(cls, y[:600_000], s[:600_000], batch, True)
+    gc.collect()
+    trimmed = _trim_heap()
     with open("/proc/self/clear_refs", "w") as f:
         f.write("5")  # reset VmHWM to the current resident memory
     start = _status_bytes("VmRSS:")
@@ -133,7 +164,7 @@ def rss_child(n: int, batch: int, every: bool, path: str) -> None:
             if every:
                 ms.compute()
         ms.compute()
-    print(f"{(_status_bytes('VmHWM:') - start) / n:.1f} {(_status_bytes('VmRSS:') - start) / n:.1f}")
+    print(f"{(_status_bytes('VmHWM:') - start) / n:.1f} {(_status_bytes('VmRSS:') - start) / n:.1f} {int(trimmed)}")
 
 
 def oneshot(n: int, rounds: int, paths: list[str]) -> None:
@@ -163,10 +194,10 @@ def oneshot(n: int, rounds: int, paths: list[str]) -> None:
             cpu: dict[str, list[float]] = {p: [] for p in paths}
             wall: dict[str, list[float]] = {p: [] for p in paths}
             for _ in range(rounds):
-                t_ref = _cpu(lambda wt=weights, nm=name: getattr(skm, nm)(y, s, sample_weight=wt))
+                t_ref = _cpu(functools.partial(getattr(skm, name), y, s, sample_weight=weights))
                 for path in paths:
                     with compiled_kernels(path == "numba"):
-                        t = _cpu(lambda wt=weights, nm=name: getattr(F, nm)(y, s, sample_weight=wt))
+                        t = _cpu(functools.partial(getattr(F, name), y, s, sample_weight=weights))
                     ratio[path].append(t_ref / t)
                     cpu[path].append(t)
                     wall[path].append(_WALL[0])
@@ -232,15 +263,15 @@ def main(argv: list[str] | None = None) -> str:
             add(f"[{path}] {label} read after every batch / read once", every / once, every, w_every)
             m = cls().update(y, s)
             m.compute()
-            rep = _cpu(lambda m=m: [m.compute() for _ in range(1000)]) / 1000
+            rep = _cpu(functools.partial(_reads, m, 1000)) / 1000
             add(f"[{path}] {label} read again, no update (s per read)", rep, rep, _WALL[0] / 1000)
         if args.no_extra:
             return
         for k, (yk, sk) in mc.items():
-            once, every, _, _ = once_and_every(lambda k=k: sm.AUROC(num_classes=k), yk, sk, mc_batch[k])
+            once, every, _, _ = once_and_every(functools.partial(sm.AUROC, num_classes=k), yk, sk, mc_batch[k])
             add(f"[{path}] macro AUROC, {k} classes: every batch / once", every / once, every)
         for label, cls in (("AUROC", sm.AUROC), ("AP", sm.AveragePrecision)):
-            once, every, _, _ = once_and_every(lambda c=cls: c(max_bytes=budget), y, s, b)
+            once, every, _, _ = once_and_every(functools.partial(cls, max_bytes=budget), y, s, b)
             add(f"[{path}] bounded {label} (max_bytes=256K): every batch / once", every / once, every)
     if args.oneshot:
         with rep.section("one-shot functional vs scikit-learn"):
@@ -293,8 +324,10 @@ def main(argv: list[str] | None = None) -> str:
                 if out.returncode:
                     rep.emit(f"[{path}] peak RSS, {mode}: failed ({out.stderr.strip().splitlines()[-1:]})")
                     continue
-                peak, end = (float(x) for x in out.stdout.split())
-                rep.emit(f"[{path}] peak RSS above the start per score, AUROC + AP, "
+                peak_s, end_s, trimmed = out.stdout.split()
+                peak, end = float(peak_s), float(end_s)
+                start = "the start, heap trimmed" if trimmed == "1" else "the start (heap not trimmed: no glibc)"
+                rep.emit(f"[{path}] peak RSS above {start}, per score, AUROC + AP, "
                          f"{'read every batch' if mode == 'every' else 'one read'}: {peak:.1f} "
                          f"(at the end {end:.1f}; target <= 12: {'met' if peak <= 12 else 'NOT met'})")
     rep.emit(f"load average after {' / '.join(f'{x:.1f}' for x in os.getloadavg())}")

@@ -18,11 +18,13 @@ Run: ``python -m benchmarks.bench_retrieval [--queries 100000] [--docs 100] [--m
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -206,13 +208,13 @@ def work_huge(queries: int, docs: int, chunk: int) -> dict[str, Any]:
 #: One huge update against the same queries in chunks of 1000 (time and peak memory).
 HUGE = {"one update": 0, "1000-query updates": 1000}
 
-WORKERS = {
+WORKERS: dict[str, Callable[[int, int], dict[str, Any]]] = {
     "streammetrics": lambda q, d: work_streammetrics(q, d),
     "streammetrics (1 query/update)": lambda q, d: work_streammetrics(q, d, one_by_one=True),
     "pytrec_eval": work_pytrec_eval,
     "ranx": work_ranx,
     "torchmetrics": work_torchmetrics,
-    **{f"huge:{name}": (lambda q, d, c=c: work_huge(q, d, c)) for name, c in HUGE.items()},
+    **{f"huge:{name}": functools.partial(work_huge, chunk=c) for name, c in HUGE.items()},
 }
 
 
@@ -273,7 +275,10 @@ def main(argv: list[str] | None = None) -> str:
                     "MRR", "values vs streammetrics"], "lrrrrrrrl")
     ours: dict[str, Any] = {}
     for t in tools:
-        with rep.section(t, on_error=lambda what, t=t: add([t, f"failed: {what}", *[""] * 7])):
+        def failed(what: str, t: str = t) -> None:
+            add([t, f"failed: {what}", *[""] * 7])
+
+        with rep.section(t, on_error=failed):
             r = run_worker(t, args.queries, args.docs, args.timeout)
             if t == "streammetrics":
                 ours = r
@@ -296,7 +301,10 @@ def main(argv: list[str] | None = None) -> str:
         rep.emit("", "Peak memory above the process baseline (MB), by number of queries:", "")
         add_mem = rep.rows(["tool", *(f"{s:,} queries" for s in scales)], "l" + "r" * len(scales))
         for t in tools:
-            with rep.section(f"{t} memory", on_error=lambda what, t=t: add_mem([t, f"failed: {what}"])):
+            def failed_mem(what: str, t: str = t) -> None:
+                add_mem([t, f"failed: {what}"])
+
+            with rep.section(f"{t} memory", on_error=failed_mem):
                 cells = []
                 for s in scales:
                     r = run_worker(t, s, args.docs, args.timeout)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import hashlib
 import time
 import tracemalloc
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> str:
             wall, cpu, peak, data = _step(lambda: sm.dumps(acc), args.repeat)
             rows.append([f"dumps, {label}", f"{wall:.3f}", f"{cpu:.3f}", f"{peak:.0f}",
                          f"{peak / state_mb:.1f}x"])
-            wall, cpu, peak, back = _step(lambda d=data: sm.loads(d, max_bytes=None), args.repeat)
+            wall, cpu, peak, back = _step(functools.partial(sm.loads, data, max_bytes=None), args.repeat)
             rows.append([f"loads, {label}", f"{wall:.3f}", f"{cpu:.3f}", f"{peak:.0f}",
                          f"{peak / state_mb:.1f}x"])
             assert back.compute() == acc.compute()

@@ -88,7 +88,7 @@ def _data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return y, s
 
 
-def _impl(name: str, window: int) -> tuple[Callable[[np.ndarray, np.ndarray], None], Callable[[], float]]:
+def _impl(name: str, window: int) -> tuple[Callable[[np.ndarray, np.ndarray], None], Callable[[], float | np.ndarray]]:
     """(update(y, s), read()) for one implementation."""
     if name.startswith("streammetrics"):
         import streammetrics as sm

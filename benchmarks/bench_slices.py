@@ -21,6 +21,7 @@ load hits them alike); values are checked against scikit-learn. Timings never go
 from __future__ import annotations
 
 import argparse
+import functools
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -87,7 +88,7 @@ def key_types(repeat: int) -> str:
     cands: list[tuple[str, Callable[[], Any]]] = [("unsliced F1", lambda: f1.update(y, p))]
     for label, k in (("int keys", keys), ("str keys (<U11)", as_str), ("object keys", as_obj)):
         s = sm.Sliced(sm.F1())
-        cands.append((label, lambda s=s, k=k: s.update(y, p, slices=k)))
+        cands.append((label, functools.partial(s.update, y, p, slices=k)))
     times = measure_interleaved([c for _, c in cands], repeat=repeat)
     cpu = _cpu_times([c for _, c in cands], repeat)
     base, cpu_base = times[0].median, cpu[0]

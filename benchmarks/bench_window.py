@@ -131,8 +131,10 @@ def main(argv: list[str] | None = None) -> str:
                     "µs per sample", "max |Δ| vs sklearn"], "llrrrrl")
     for w in (10_000, 1_000_000):
         for m in (10, 100, 1000):
-            with rep.section(f"W={w}, batch {m}", on_error=lambda what, w=w, m=m: add(
-                    ["failed: " + what, w, m, "", "", "", ""])):
+            def failed(what: str, w: int = w, m: int = m) -> None:
+                add(["failed: " + what, w, m, "", "", "", ""])
+
+            with rep.section(f"W={w}, batch {m}", on_error=failed):
                 for row in bench(w, m, budget, 300 if w == 10_000 else 60):
                     add(row)
     rep.emit("", "Implementations alternate on the same batches; median over the timed batches. The",

@@ -13,6 +13,7 @@ by hand; each MODE in its own process).
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -67,7 +68,7 @@ def main(argv: list[str]) -> str:
     folder = argv[4] if len(argv) > 4 else "/tmp/rr/pq"
     if mode == "before":
         ray_blocks.dataset_split = lambda *a: None  # the state path, as before the change
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR",
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR,
              configure_logging=False)
     ray.data.DataContext.get_current().enable_progress_bars = False
     rng = np.random.default_rng(0)

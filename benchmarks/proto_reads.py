@@ -45,6 +45,7 @@ import streammetrics as sm
 from benchmarks.bench_ranking import binary_data
 from streammetrics._scores.exact import buffer as exact_buffer
 from streammetrics._scores.exact import numba_kernels as nk
+from streammetrics._scores.exact import numba_search as nsearch
 from streammetrics._scores.exact.merge_count import compiled_kernels
 from streammetrics._scores.exact.runs import coarse_index
 
@@ -54,27 +55,14 @@ _jit = numba.njit(cache=True, nogil=True, boundscheck=False)
 # ---------------------------------------------------------------- idea (1): bucketed counts
 @_jit
 def _bucket_of(edges, x, out):  # pragma: no cover - compiled
-    """searchsorted(edges, x, 'right') for ascending x: a galloping merged walk."""
+    """searchsorted(edges, x, 'right') for ascending x: each search gallops from the previous
+    answer (the library's ``numba_search.upper_bound``; from 0 after a smaller x)."""
     b = 0
     n = edges.shape[0]
     for k in range(x.shape[0]):
-        t = x[k]
-        if k and t < x[k - 1]:
+        if k and x[k] < x[k - 1]:
             b = 0
-        step = 1
-        while b + step <= n and edges[b + step - 1] <= t:
-            b += step
-            step *= 2
-        # now edges[b-1] <= t (or b == 0); answer in [b, min(b + step, n)]
-        lo, hi = b, min(b + step, n + 1) - 1
-        hi = min(b + step - 1, n)
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if edges[mid] <= t:
-                lo = mid + 1
-            else:
-                hi = mid
-        b = lo
+        b = nsearch.upper_bound(edges, x[k], b, n)
         out[k] = b
 
 
@@ -233,7 +221,7 @@ def _two_level_count2(v, c8, c512, x):  # pragma: no cover - compiled
         t = x[k]
         if k and t < x[k - 1]:
             j = 0
-        j = nk._lower(c512, t, j, c512.shape[0])
+        j = nsearch._lower(c512, t, j, c512.shape[0])
         pos[k] = j * 64
     step = 32
     while step >= 1:
@@ -255,7 +243,7 @@ def _two_level_count2(v, c8, c512, x):  # pragma: no cover - compiled
         lo = base + c
         r = lo
         if lo < n and v[lo] == t:
-            r = nk.upper_bound(v, t, lo, n)
+            r = nsearch.upper_bound(v, t, lo, n)
         s += lo + r
     return s
 

@@ -186,8 +186,6 @@ def _collected(states: Any) -> list[tuple[bytes, int]]:
     return [(bytes(row[0]), int(row[1])) for row in states.collect()]
 
 
-#: The session setting of the rows per Arrow record batch Spark sends a Python task.
-_BATCH_ROWS = "spark.sql.execution.arrow.maxRecordsPerBatch"
 #: Rows and bytes of one record batch ``evaluate`` asks for (numeric columns, 8 bytes a value
 #: at most): the rows of the chunks its tasks feed (``plan.ARROW_CHUNK_ROWS``).
 _BATCH_MAX_ROWS = 1 << 20
@@ -203,15 +201,15 @@ def _batch_rows(frame: Any) -> Iterator[None]:
     tasks' 1.5 -> 1.0 s.)"""
     from pyspark.sql.types import BooleanType, NumericType
 
+    from streammetrics._engines.spark_ranked import BATCH_ROWS, batch_rows_set
+
     session = frame.sparkSession
     fields = frame.schema.fields
-    before = session.conf.get(_BATCH_ROWS, None)
+    before = session.conf.get(BATCH_ROWS, None)
     if not fields or before not in (None, "10000") or not all(
             isinstance(f.dataType, NumericType | BooleanType) for f in fields):
         yield
         return
-    from streammetrics._engines.spark_ranked import batch_rows_set
-
     with batch_rows_set(session, min(_BATCH_MAX_ROWS, _BATCH_BYTES // (8 * len(fields)))):
         yield
 

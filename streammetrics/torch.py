@@ -53,6 +53,7 @@ are real (they come first), and :class:`PaddingFilter` trims the duplicates off 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -189,6 +190,12 @@ def _rendezvous(group: Any, world: int, step: Any, timeout: Any) -> tuple[Any, l
     ``sync`` on the group pairs up as before. Ranks at different steps: a ``ValueError`` on
     every rank naming each rank's step.
 
+    The call's store keys go when no rank needs them: after a merge, each rank's post and the
+    roll (:func:`sync`, once the collectives have joined every rank); after a ``TimeoutError``
+    or the ``ValueError``, through :func:`_leave` (the last rank of the call to leave deletes
+    them). Only a rank that never reaches a timed-out call leaves two keys behind: the closed
+    roll, which must stay to turn that rank away should it come, and the count of ranks gone.
+
     Returns (store, keys to delete once the collectives are done); None when the process group
     exposes no key-value store and neither ``step`` nor ``timeout`` is given (a
     ``RuntimeWarning``, once per process; with either, a ``RuntimeError``: see :func:`sync`).
@@ -224,6 +231,8 @@ def _rendezvous(group: Any, world: int, step: Any, timeout: Any) -> tuple[Any, l
     where = f"sync call #{call}{'' if step is None else f' (step {step!r} on rank {me})'}"
 
     def timed_out(roll: str, by: str) -> TimeoutError:
+        # raised only: this rank leaves the call (no rank reads a post of a closed call)
+        _leave(store, prefix, len(ranks), [prefix + str(me)], [roll_key])
         joined = {int(r) for r in roll.split(",") if r}
         missing = [r for r in ranks if r not in joined]
         return TimeoutError(
@@ -259,10 +268,26 @@ def _rendezvous(group: Any, world: int, step: Any, timeout: Any) -> tuple[Any, l
     keys = [prefix + str(r) for r in ranks]
     steps = {r: json.loads(store.get(k)) for r, k in zip(ranks, keys, strict=True)}
     if len({json.dumps(v) for v in steps.values()}) > 1:
+        _leave(store, prefix, len(ranks), [], [*keys, roll_key])  # this rank has read every post
         shown = ", ".join(f"rank {r}: {v!r}" for r, v in steps.items())
         raise ValueError(f"sync: ranks reached sync call #{call} at different steps ({shown}); "
                          "every rank must sync at the same steps")
     return store, [prefix + str(me)] + ([roll_key] if me == ranks[0] else [])
+
+
+def _leave(store: Any, prefix: str, world: int, mine: list[str], shared: list[str]) -> None:
+    """A rank leaves a sync call that failed (timed out, or ranks at different steps): it
+    deletes ``mine`` (keys no other rank reads any more) and counts itself gone; the last of the
+    call's ``world`` ranks to go deletes ``shared`` and the count. Best effort: a store that
+    cannot delete (or add) keeps the keys, and the caller's error is raised all the same. O(1)
+    store operations (O(W) for the last rank)."""
+    gone = prefix + "gone"
+    with contextlib.suppress(Exception):
+        for key in mine:
+            store.delete_key(key)
+        if store.add(gone, 1) == world:
+            for key in (*shared, gone):
+                store.delete_key(key)
 
 
 def _checked_timeout(timeout: Any) -> timedelta | None:

@@ -287,18 +287,6 @@ def roc_envelope(counts: ThresholdCounts) -> tuple[Polyline, Polyline]:
     return poly(tp0, fps), poly(tps, fp0)
 
 
-def _partial_area(x: np.ndarray, y: np.ndarray, stop: float) -> float:
-    """Area under the polyline (x non-decreasing) over x <= ``stop``. O(len(x))."""
-    x0, x1, y0, y1 = x[:-1], x[1:], y[:-1], y[1:]
-    dx = x1 - x0
-    c1 = np.minimum(x1, stop)
-    w = c1 - x0
-    inside = (w > 0) & (dx > 0)
-    frac = np.divide(w, dx, out=np.zeros_like(w), where=inside)
-    y_end = y0 + (y1 - y0) * frac
-    return float(np.sum(np.where(inside, w * (y0 + y_end) / 2.0, 0.0)))
-
-
 def mcclish(partial: float, max_fpr: float) -> float:
     """McClish's standardisation of a partial area over [0, max_fpr] (0.5 for the diagonal, 1
     for a perfect ranking), as scikit-learn's ``roc_auc_score(max_fpr=...)``. O(1)."""
@@ -319,7 +307,7 @@ def roc_auc_certified(
         return v, v, v
     stop = 1.0 if max_fpr is None else max_fpr
     (lx, ly), (ux, uy) = roc_envelope(counts)
-    lo, hi = _partial_area(lx, ly, stop), _partial_area(ux, uy, stop)
+    lo, hi = partial_roc_area(lx, ly, stop), partial_roc_area(ux, uy, stop)
     if stop != 1.0:
         lo, hi = mcclish(lo, stop), mcclish(hi, stop)
     lo, hi = guard(lo, hi)

@@ -336,6 +336,16 @@ def test_only_plain_summed_blocks_take_the_all_reduce_path() -> None:
     assert keys(sm.Window(sm.F1(), size=10)) == []
 
 
+def _left_keys(call: int) -> list[str]:
+    """Which of the store keys of the world group's sync call ``call`` are still in the store:
+    each rank's post ("0", "1"), the roll and the count of ranks gone."""
+    import streammetrics.torch as smt
+
+    store = smt._store()
+    names = ("0", "1", "roll", "gone")
+    return [n for n in names if store.check([f"streammetrics/sync/world/{call}/{n}"])]
+
+
 def _steps_worker(rank: int, world: int, init: str) -> None:
     torch.set_num_threads(1)
     dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world)
@@ -360,6 +370,9 @@ def _steps_worker(rank: int, world: int, init: str) -> None:
             else:
                 raise AssertionError("sync did not time out")
         dist.barrier()
+        # the calls that merged and the one at different steps left nothing in the store; the
+        # timed-out call its closed roll (for rank 1, should it come) and the count of ranks gone
+        assert [_left_keys(call) for call in range(4)] == [[], [], [], ["roll", "gone"]]
     finally:
         dist.destroy_process_group()
 
@@ -402,6 +415,8 @@ def _late_rank_worker(rank: int, world: int, init: str) -> None:
         assert sync(m, step=3, timeout=30.0).compute() == ref.compute()
         assert sync(m).compute() == ref.compute()
         dist.barrier()
+        # every rank has left the timed-out call #1 too: no call left a key in the store
+        assert [_left_keys(call) for call in range(4)] == [[], [], [], []]
     finally:
         dist.destroy_process_group()
 

@@ -50,7 +50,7 @@ under it, so batches reach the metric whole and in label order.
 
 Persistence stores the wrapped metric's state (prefix ``metric.``), the pending predictions
 (prefix ``pending.``: ids, scores, weights, times) and the counters, so a restarted service
-resumes with its backlog.
+resumes with its backlog: see ``delayed/persist.py``.
 """
 
 from __future__ import annotations
@@ -64,28 +64,24 @@ from typing import Any, ClassVar
 import numpy as np
 
 from streammetrics._core.labels import numeric_or_labels
-from streammetrics._core.load_checks import split_entries
-from streammetrics._core.metric import RESERVED_KEYS, Metric, R_co
+from streammetrics._core.metric import Metric, R_co
 from streammetrics._core.params import Param, check_accumulator, check_param
 from streammetrics._core.timestamps import Clock, call_time
 from streammetrics._core.validation import as_numpy, check_weights, kept_predictions, one_score
 from streammetrics.wrappers._base import Wrapper, resolve_clock
 
-from .checks import kind_error
 from .estimate import estimate_pending
-from .fold import BatchedFolding
 from .order import reorder_tail
 from .pending import (
     FLOAT_SPEC,
     INT64_RANGE,
     NoState,
     check_ids,
-    load_pending,
-    pending_arrays,
     pending_scalar,
 )
-from .slices import KeyLayout, check_layout, key_arrays, key_bytes, load_key_arrays, row_keys, slices_argument
-from .targets import RealChecks, check_loaded, real_labels
+from .persist import STATS, SavedPending
+from .slices import KeyLayout, check_layout, key_bytes, row_keys, slices_argument
+from .targets import RealChecks, real_labels
 from .unknown import LabelReport, check_on_unknown, unknown_error
 
 __all__ = ["DelayedLabels"]
@@ -94,10 +90,6 @@ _AT_LEAST_ONE = Param("int", "must be an int >= 1", low=1)
 _TTL = Param("real", "must be a finite number of seconds > 0 or None", low=0.0, low_open=True, optional=True)
 _MAX_DELAY = Param("real", "must be a finite number of seconds > 0", low=0.0, low_open=True)
 
-_STATS = ("predicted", "labelled", "replaced", "evicted", "expired", "unknown", "rejected")
-_OPTIONAL_STATS = {"rejected"}  # absent from files written before batched folding
-_MSEP = "metric."
-_PSEP = "pending."
 _time = time.time  # the default clock: the per-request paths skip validating its readings
 
 
@@ -110,7 +102,7 @@ def _merge_snapshot(other: DelayedLabels) -> tuple[tuple[Metric, Any, Any, dict[
             other._slice_names)
 
 
-class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
+class DelayedLabels(SavedPending, RealChecks, Wrapper[R_co]):
     """Pending predictions that feed ``metric`` when their labels arrive (module docstring).
 
     Parameters
@@ -191,7 +183,7 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
         # id -> (score, weight or None, time[, slice key around Sliced]), oldest first
         self._pending: OrderedDict[int | str, tuple[Any, ...]] = OrderedDict()
         self._spec: tuple[str, tuple[int, ...]] | None = None  # dtype and row shape of pending
-        self._stats = dict.fromkeys(_STATS, 0)
+        self._stats = dict.fromkeys(STATS, 0)
         self._expire_at = math.inf  # no pending prediction can expire before this time
         self._newest = -math.inf  # no pending prediction is newer (pending stays in time order)
         self.batch_size = int(batch_size)
@@ -607,7 +599,7 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
                     self._pending[key] = entry
                 if spec is not None:
                     self._spec = spec
-                for name in _STATS:
+                for name in STATS:
                     self._stats[name] += stats[name]
             self._pending = OrderedDict(sorted(self._pending.items(), key=lambda kv: kv[1][2]))
             self._newest = max([self._newest] + [e[2] for e in self._pending.values()][-1:])
@@ -628,7 +620,7 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
             self._buffer = []
             self._buffer_spec = None
             self._flush_at = math.inf
-            self._stats = dict.fromkeys(_STATS, 0)
+            self._stats = dict.fromkeys(STATS, 0)
         return self
 
     @property
@@ -639,60 +631,3 @@ class DelayedLabels(BatchedFolding, RealChecks, Wrapper[R_co]):
             if self._sliced:  # each pending row's slice key (a str, int or tuple of them)
                 rows += sum(key_bytes(e[3]) for e in self._pending.values())
             return self._metric.nbytes + rows
-
-    def _state_arrays(self) -> dict[str, Any]:
-        self._flush_locked()  # the caller (state_dict) holds the lock
-        inner = self._metric.state_dict()
-        out: dict[str, Any] = {_MSEP + k: v for k, v in inner.items() if k not in RESERVED_KEYS}
-        for name, arr in pending_arrays(self._pending).items():
-            out[_PSEP + name] = arr
-        if self._sliced:  # each pending row's slice key, in the same order
-            keys = [e[3] for e in self._pending.values()]
-            for name, arr in key_arrays(self._slice_names, keys).items():
-                out[_PSEP + name] = arr
-        for name in _STATS:
-            out["stats." + name] = self._stats[name]
-        return out
-
-    def _load_arrays(self, arrays: Mapping[str, Any]) -> None:
-        inner, pend, counters = split_entries(arrays, (_MSEP, _PSEP, "stats."), "DelayedLabels")
-        stats: dict[str, int] = {}
-        for name, value in counters.items():
-            if name not in _STATS:
-                raise ValueError(f"state: unexpected entry {'stats.' + name!r} in DelayedLabels")
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-                raise ValueError(f"state: counter {'stats.' + name!r} must be an int >= 0, got {value!r}")
-            stats[name] = int(value)
-        missing = set(_STATS) - set(stats) - _OPTIONAL_STATS
-        if missing:
-            raise ValueError(f"state: DelayedLabels counters missing: {sorted(missing)}")
-        for name in _OPTIONAL_STATS:
-            stats.setdefault(name, 0)
-        names: KeyLayout = None
-        row_key = None
-        if self._sliced:
-            extra: dict[str, Any] = {name: pend.pop(name) for name in ("slice_names", "slice_keys")
-                                     if name in pend}
-            k = np.shape(pend.get("ids_int", ()))[0] if np.ndim(pend.get("ids_int", ())) == 1 else 0
-            names, row_key = load_key_arrays(extra, k)
-        pending, spec, newest = load_pending(pend, self.capacity, row_key)
-        metric = type(self._metric)._from_config(self._metric._config())
-        metric._load_arrays(inner)
-        if spec is not None:
-            error = kind_error(metric, spec, (names,) if self._sliced else None)
-            if error is not None:
-                raise ValueError(f"state: pending.scores of dtype {spec[0]} and row shape {spec[1]} "
-                                 f"are refused by the wrapped {type(metric).__name__} ({error})")
-            if self._regression:  # what predict checks: float64, finite, in the metric's domain
-                check_loaded(metric, list(pending.values()))
-        self._metric = metric
-        self._pending = pending
-        self._spec = spec
-        self._slice_names = names
-        self._stats = stats
-        self._expire_at = -math.inf  # recomputed by the next call
-        self._newest = newest
-        self._buffer = []
-        self._buffer_spec = None
-        self._flush_at = math.inf
-
