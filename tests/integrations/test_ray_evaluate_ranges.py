@@ -164,7 +164,7 @@ def test_nulls_refused_or_skipped(calls, weight) -> None:
     holes.loc[[10, 20], "p"] = np.nan
     holes.loc[30, "w"] = np.nan
     ds = _blocks(holes, [250])
-    with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 10 of a Ray block"):
+    with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 10 of Ray block 0 "):
         evaluate(ds, _set(), label="y", score="p", weight=weight)
     skipped = 3 if weight else 2
     with pytest.warns(NullRowsSkipped, match=rf"skipped {skipped} row\(s\)"):
