@@ -225,7 +225,7 @@ def task_columns(df: Any, plan: Plan, where: str) -> tuple[list[np.ndarray], Val
     try:
         s = task_scores(df, plan, where)
     except ValueError as exc:
-        s, bad = np.zeros(y.shape[0]), exc
+        s, bad = np.zeros((y.shape[0], len(plan.score)) if isinstance(plan.score, list) else y.shape[0]), exc
     cols = [y, s]
     if plan.weight is not None:
         try:
