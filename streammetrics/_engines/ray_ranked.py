@@ -111,7 +111,7 @@ def get(refs: Any) -> Any:
         cause = getattr(failed, "cause", None)
         if isinstance(cause, ValueError):
             raise ValueError(str(cause)) from failed
-        raise failed from None
+        raise failed from first if failed is not first else None
 
 
 def _sources(data: Any, req: common.RankedRequest) -> list[tuple[Any, Any, str]]:
