@@ -435,18 +435,9 @@ def _as_frame(out: Any, metrics: Any, request: Request) -> Any:
 
 
 def _route_dtypes(frame: Any, plan: Plan) -> dict[str, Any]:
-    """The frame's dtypes as the range routes' ``split_of`` read them: an object or string label,
-    score or weight column (Dask makes a pandas column of ``Decimal`` s a string column) as
-    float64 -- the tasks read it as the state path does (:func:`~streammetrics._engines.plan.column`:
-    ``Decimal`` s, numeric strings as float64) and refuse what float64 cannot hold naming the
-    column, partition and value (:func:`~streammetrics._engines.plan.numbers`; labels: the
-    members' codec maps them, or, with ``by=``, ``Sliced``'s rule: numbers). O(columns)."""
-    import numpy as np
-
-    used = {c for spec in (plan.label, plan.score, plan.weight) if spec is not None
-            for c in ([spec] if isinstance(spec, str) else spec)}
-    return {c: np.dtype(np.float64) if c in used and label_codes.read_as_numbers(d) else d
-            for c, d in frame.dtypes.items()}
+    """The frame's dtypes as the range routes' ``split_of`` read them
+    (:func:`~streammetrics._engines.label_codes.read_numbers`). O(columns)."""
+    return label_codes.read_numbers(plan, dict(frame.dtypes.items()))
 
 
 def _evaluate(ddf: Any, metrics: Any, request: Request, split_every: int) -> Any:

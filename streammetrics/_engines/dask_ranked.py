@@ -107,9 +107,10 @@ def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int,
         with fs.open(name, "rb") as source:
             reader = pq.ParquetFile(source, pre_buffer=False)
             batches = reader.iter_batches(chunk_rows, columns=plan.columns(), use_threads=False)
+            where = f"the Parquet file {name!r}"  # a refused row: "... from row N" (its file's)
             if acc is not None and rest is not None:
-                batches = fed_tables(batches, acc, rest[0], rest[1], name)
-            out += ranked_engine.chunk_runs(batches, plan, name, skipped)
+                batches = fed_tables(batches, acc, rest[0], rest[1], where)
+            out += ranked_engine.chunk_runs(batches, plan, where, skipped)
     out.skipped = skipped[0]
     if acc is not None:
         out.rest = state_of(acc)

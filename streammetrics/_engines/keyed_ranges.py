@@ -96,7 +96,6 @@ from .keyed_split import split_of as split_of
 from .messages import located
 from .plan import (
     Plan,
-    column,
     compute_recorded,
     drop_nulls,
     empty_set,
@@ -105,7 +104,7 @@ from .plan import (
     numbers,
     rebuild,
     state_of,
-    task_scores,
+    task_columns,
 )
 
 
@@ -141,12 +140,12 @@ def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0,
             slices = ids(df, plan.by)
         elif plan.by is not None:
             slices = {name: ids(df, name) for name in plan.by}
-        y = column(df, plan.label, "label")  # Sliced reads labels as numbers (no codec maps them first)
-        y = numbers(y, plan.label, "label", at) if slices is not None else y  # update's order: y, s, w
-        s = task_scores(df, plan, at)
-        w = None if plan.weight is None else numbers(column(df, plan.weight, "weight"), plan.weight,
-                                                     "weight", at)
-        yield y, s, w, slices, at
+        cols, bad = task_columns(df, plan, at)  # a bad score / weight raised after the labels' check
+        # Sliced reads labels as numbers (no codec maps them first); update's order: y, s, w
+        y = numbers(cols[0], plan.label, "label", at) if slices is not None else cols[0]
+        yield y, cols[1], cols[2] if len(cols) > 2 else None, slices, at
+        if bad is not None:
+            raise bad
 
 
 def _slice_codes(slices: Any, n: int, local: dict[Any, int]) -> np.ndarray:

@@ -153,6 +153,20 @@ def read_as_numbers(dtype: Any) -> bool:
     return kind in ("U", "S", "O")
 
 
+def read_numbers(plan: Any, dtypes: Mapping[str, Any]) -> dict[str, Any]:
+    """``dtypes`` (a frame's column dtypes) as the range routes' ``split_of`` read them: an
+    object, string or categorical label, score or weight column (:func:`read_as_numbers`: a
+    pandas column of ``Decimal`` s, which Dask makes a string column; Arrow ``decimal128`` or
+    strings in a Ray block) as float64 -- the tasks read it as the state path does
+    (:func:`~streammetrics._engines.plan.column`: ``Decimal`` s, numeric strings as float64)
+    and refuse what float64 cannot hold naming the column, partition / block and value
+    (:func:`~streammetrics._engines.plan.numbers`; labels: the members' codec maps them, or,
+    with ``by=``, ``Sliced``'s rule: numbers). O(columns)."""
+    used = {c for spec in (plan.label, plan.score, plan.weight) if spec is not None
+            for c in ([spec] if isinstance(spec, str) else spec)}
+    return {c: np.dtype(np.float64) if c in used and read_as_numbers(d) else d for c, d in dtypes.items()}
+
+
 def sliced_labels(plan: Any, dtypes: Mapping[str, Any], *more: Mapping[str, Any]) -> dict[str, Any]:
     """``dtypes`` with a ``by=`` run's label columns of strings, objects or categoricals
     (:func:`read_as_numbers` of their dtype in ``dtypes`` or in any of ``more``, e.g. the

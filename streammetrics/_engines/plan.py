@@ -185,6 +185,8 @@ def column(df: Any, spec: Columns, what: str) -> np.ndarray:
     if arr.dtype == object:  # pandas nullable dtypes: NA -> NaN, which validation rejects
         with contextlib.suppress(TypeError, ValueError):
             arr = frame.to_numpy(dtype=np.float64, na_value=np.nan)
+    if arr.ndim == 1:  # an extension column pandas gives flat (Ray's ``python_object()``)
+        arr = arr.reshape(len(frame), -1)
     return arr[:, 0] if isinstance(spec, str) else arr
 
 
@@ -209,6 +211,40 @@ def numbers(arr: np.ndarray, spec: Columns, what: str, where: str) -> np.ndarray
 def task_scores(df: Any, plan: Plan, where: str) -> np.ndarray:
     """A range task's scores as the state path reads them (:func:`vector_scores`), :func:`numbers`. O(n)."""
     return numbers(vector_scores(column(df, plan.score, "score"), plan), plan.score, "score", where)
+
+
+def task_columns(df: Any, plan: Plan, where: str) -> tuple[list[np.ndarray], ValueError | None]:
+    """A range task's label, score (and weight) columns of ``df`` as the state path reads them
+    (:func:`column`; scores :func:`task_scores`, weights :func:`numbers`), and the refusal of a
+    score or weight float64 cannot hold, or None. Not raised: that column is replaced by
+    stand-ins (zeros, ones; the task fails either way), so that the caller checks the batch's
+    labels (and scores) first and raises it after them, as one ``update`` checks ``y_true``,
+    ``y_score``, ``sample_weight`` in that order. O(n)."""
+    y = column(df, plan.label, "label")
+    bad: ValueError | None = None
+    try:
+        s = task_scores(df, plan, where)
+    except ValueError as exc:
+        s, bad = np.zeros((y.shape[0], len(plan.score)) if isinstance(plan.score, list) else y.shape[0]), exc
+    cols = [y, s]
+    if plan.weight is not None:
+        try:
+            cols.append(numbers(column(df, plan.weight, "weight"), plan.weight, "weight", where))
+        except ValueError as exc:
+            cols.append(np.ones(y.shape[0]))
+            bad = exc if bad is None else bad
+    return cols, bad
+
+
+def labels_first(batches: Iterable[tuple[list[np.ndarray], ValueError | None, str]]
+                 ) -> Iterator[tuple[np.ndarray, np.ndarray, str]]:
+    """The ``(labels, scores, where)`` of each ``(columns, refusal, where)`` batch
+    (:func:`task_columns`); a batch's refusal (a score or weight float64 cannot hold) raised
+    when the consumer asks for the next batch, once it has checked that batch's labels. O(1)."""
+    for cols, bad, where in batches:
+        yield cols[0], cols[1], where
+        if bad is not None:
+            raise bad
 
 
 def vector_scores(arr: np.ndarray, plan: Plan) -> np.ndarray:

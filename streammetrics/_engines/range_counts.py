@@ -54,15 +54,15 @@ from .pair_counts import distinct_scores, doubled_pairs, ranks
 from .plan import (
     Plan,
     arrow_dtypes,
-    column,
     compute_recorded,
     drop_nulls,
     empty_set,
+    labels_first,
     merged,
     numeric_dtype,
     rebuild,
     state_of,
-    task_scores,
+    task_columns,
 )
 
 #: Score ranges per worker thread (measured on 10M rows, 2 workers: 1 range each spends ~20% less
@@ -272,12 +272,13 @@ class _ClassBuffer:
 def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0) -> Iterator[tuple[Any, Any, str]]:
     """The ``(labels, scores, where)`` batches of pandas partitions (empty ones skipped);
     ``frames`` are the frame's partitions ``first``, ``first + 1``, ..., so a null (and a label
-    the ranked members' codec refuses) is named by its partition's number."""
+    the ranked members' codec refuses) is named by its partition's number; a bad label before
+    a bad score (:func:`~.plan.labels_first`)."""
     for i, df in enumerate(frames):
         if len(df):
             where = f"Dask partition {first + i}"
             df, _ = drop_nulls(df, plan, where)  # nulls="error": the row named
-            yield column(df, plan.label, "label"), task_scores(df, plan, where), where
+            yield from labels_first([(*task_columns(df, plan, where), where)])
 
 
 def parquet_batches(files: Sequence[str], fs: Any, plan: Plan,

@@ -36,7 +36,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import range_counts, ray_ranges
+from . import label_codes, range_counts, ray_ranges
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .messages import located
@@ -44,13 +44,14 @@ from .plan import (
     Plan,
     arrow_arrays,
     arrow_dtypes,
-    column,
     compute_recorded,
     drop_nulls,
     empty_set,
+    labels_first,
     merged,
     rebuild,
     state_of,
+    task_columns,
 )
 from .ray_ranked import get
 
@@ -78,7 +79,7 @@ def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_
     serves only binary ``AUROC`` (full or partial area) / ``AveragePrecision`` / ``KSStatistic``
     members, fed one numeric label, score and (optionally) weight column, without ``by`` or
     ``update`` keywords (:func:`range_counts.split_of`, weights allowed here). O(members)."""
-    dtypes = arrow_dtypes(types.keys(), types.values())
+    dtypes = label_codes.read_numbers(plan, arrow_dtypes(types.keys(), types.values()))  # Decimals too
     if plan.weight is not None and not (isinstance(plan.weight, str) and plan.weight in dtypes
                                         and dtypes[plan.weight].kind in "biuf"):
         return None
@@ -86,22 +87,26 @@ def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_
                                  labels=True)
 
 
-def _block_columns(table: Any, plan: Plan) -> tuple[list[np.ndarray], int]:
+def _block_columns(table: Any, plan: Plan, where: str) -> tuple[list[np.ndarray], int, ValueError | None]:
     """A block's label, score (and weight) columns as numpy, rows holding a null dropped or
     refused as the state path does (:func:`~streammetrics._engines.plan.drop_nulls`: the column
-    and row named, "of a Ray block"), and the rows dropped."""
+    and row named, of ``where``: "Ray block 3"), the rows dropped, and the refusal of a score or
+    weight float64 cannot hold (``Decimal`` s and numeric strings read as numbers, as on Dask:
+    :func:`~streammetrics._engines.plan.task_columns`), raised once the labels are checked."""
     names = [c for c in (plan.label, plan.score, plan.weight) if isinstance(c, str)]
     table = table.select(plan.columns())  # a dataset's other columns (zero-copy)
     arrays = arrow_arrays(table, plan) if table.num_rows else None
     if arrays is not None:
-        return [arrays[c] for c in names], 0
-    df, skipped = drop_nulls(table.to_pandas(), plan, "a Ray block")
-    whats = ("label", "score", "weight")
-    return [column(df, c, what) for c, what in zip(names, whats, strict=False)], skipped
+        return [arrays[c] for c in names], 0, None
+    df, skipped = drop_nulls(table.to_pandas(), plan, where)
+    cols, bad = task_columns(df, plan, where)
+    return cols, skipped, bad
 
 
-def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *blocks: Any) -> list[Any]:
-    """A few blocks (Arrow tables, read in place): ``(the other members' state or None, rows
+def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, first: int,
+                 *blocks: Any) -> list[Any]:
+    """A few blocks (Arrow tables, read in place; ``first``: the first one's number, which a
+    refused row's message names): ``(the other members' state or None, rows
     skipped for a null, per range (P_r, N_r) or None)``, then each range's piece as its own
     object. Unweighted: the scores validated into one buffer by class and routed unsorted
     (:func:`range_counts.partition_parts`, :func:`range_counts.partition_runs`: the kernels of
@@ -111,14 +116,14 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
 
     with trusted_states():
         skipped, fed = 0, []
-        for table in blocks:
-            cols, dropped = _block_columns(table, plan)
+        for k, table in enumerate(blocks):
+            cols, dropped, bad = _block_columns(table, plan, f"Ray block {first + k}")
             skipped += dropped
             if cols[0].shape[0]:
-                fed.append(cols)
+                fed.append((cols, bad, f"Ray block {first + k}"))
         if not by_summaries(plan, split):
-            parts = range_counts.partition_parts([(c[0], c[1], "a Ray block") for c in fed], split, 1,
-                                                 sum(c[0].shape[0] for c in fed))
+            rows = sum(c[0].shape[0] for c, *_ in fed)
+            parts = range_counts.partition_parts(labels_first(fed), split, 1, rows)
             return [(parts[0], skipped, None), *range_counts.partition_runs(parts, edges)]
         import pyarrow as pa
 
@@ -130,16 +135,17 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
                     label=names[0], score=names[1], weight=names[2] if len(names) > 2 else None)
         rest = None if split.rest is None else empty_set(split.rest)
         runs: list[ranked_engine.Runs] = []
-        for cols in fed:  # each group's errors in the set's order, as one update would raise them
+        for cols, bad, at in fed:  # each group's errors in the set's order, as one update would raise them
             y, s, w = cols[0], cols[1], cols[2] if len(cols) > 2 else None
-            with located(plan.fed(), "a Ray block"):
+            with located(plan.fed(), at):
                 if rest is not None and not split.ranked_first:
                     rest.update(y, s, sample_weight=w)
                 frame = pa.table(dict(zip(names, cols, strict=True)))
-                runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin,
-                                                      "a Ray block")
+                runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin, at)
                 if rest is not None and split.ranked_first:
                     rest.update(y, s, sample_weight=w)
+            if bad is not None:  # a score or weight float64 cannot hold, after the block's labels
+                raise bad
         pieces = ranked_engine.split_chunks(runs, edges)
         head = (None if rest is None else state_of(rest), skipped, ranked_engine.chunk_totals(pieces))
         return [head, *pieces]
@@ -147,21 +153,8 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
 
 def _sample_task(score: str, per_block: int, *tables: Any) -> list[np.ndarray]:
     """Up to ``per_block`` evenly spaced scores of each block (taken before any conversion:
-    only they are copied; nulls, NaN and non-numbers dropped: the block tasks name them; an
-    empty block gives none): only the ranges' balance depends on them."""
-    import pyarrow as pa
-
-    out = []
-    for table in tables:
-        col = table.column(score)
-        at = np.unique(np.linspace(0, len(col) - 1, min(len(col), per_block)).astype(np.int64))
-        try:
-            picked = col.take(pa.array(at)).drop_null()
-            v = np.asarray(picked.to_numpy(zero_copy_only=False), dtype=np.float64)
-        except (TypeError, ValueError, pa.ArrowException):
-            v = np.zeros(0)
-        out.append(v[~np.isnan(v)])
-    return out
+    only they are copied; :func:`ray_ranges.sample_scores`; an empty block gives none)."""
+    return [ray_ranges.sample_scores(table.column(score), per_block) for table in tables]
 
 
 def edge_sample(blocks: Sequence[Any], score: str) -> np.ndarray:
@@ -245,7 +238,7 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
         edges = ranked_engine.range_edges([(v, np.ones(v.shape[0]))], n_ranges)
     task = ray.remote(_blocks_task).options(num_returns=n_ranges + 1)
     plan_ref, split_ref = ray.put(plan), ray.put(split)
-    parts: list[Any] = [task.remote(plan_ref, split_ref, edges, *blocks[s])
+    parts: list[Any] = [task.remote(plan_ref, split_ref, edges, s.start, *blocks[s])
                         for s in range_counts.task_slices(len(blocks), n_ranges)]
     del blocks  # each block is freed once its task is done (unless the dataset holds it)
     if not by_summaries(plan, split):

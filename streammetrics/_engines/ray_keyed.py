@@ -116,7 +116,7 @@ def evaluate_dataset(frame: Any, run: Any) -> Any:
     if run.plan.family != "classification":
         return None
     types = schema_types(frame.schema())
-    dtypes = arrow_dtypes(types.keys(), types.values())
+    dtypes = label_codes.read_numbers(run.plan, arrow_dtypes(types.keys(), types.values()))  # Decimals too
     score = run.plan.score
     if isinstance(score, str) and _vectors(types.get(score)):  # the state path's plan.vector_scores
         dtypes[score] = kr.VECTOR

@@ -63,12 +63,29 @@ def range_count() -> int:
     return 1 if cpus <= 1 else range_counts.RANGES_PER_THREAD * cpus
 
 
+def sample_scores(col: Any, k: int) -> np.ndarray:
+    """Up to ``k`` evenly spaced scores of an Arrow column (chunked or not) as float64, read as
+    the range tasks read them (``to_numpy``: a dictionary-encoded column decoded, Decimals and
+    booleans as numbers); nulls, NaN and a column of non-numbers dropped (the tasks name them):
+    only the ranges' balance depends on them. O(k) (a dictionary: its values too)."""
+    import pyarrow as pa
+
+    at = np.unique(np.linspace(0, len(col) - 1, min(len(col), k)).astype(np.int64))
+    try:
+        picked = col.take(pa.array(at)).drop_null()
+        v = np.asarray(picked.to_numpy(zero_copy_only=False), dtype=np.float64)
+    except (TypeError, ValueError, pa.ArrowException):
+        v = np.zeros(0)
+    return v[~np.isnan(v)]
+
+
 def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int,
                  codec: Any = None) -> np.ndarray | minority.Exchange:
     """R - 1 edges at the score quantiles of the middle row group of up to :data:`SAMPLE_FILES`
     files spread over ``files`` (:data:`SAMPLE_SCORES` evenly spaced scores of each; NaN
     and nulls dropped; a file pyarrow cannot read, or whose label or score column is not numeric,
-    a ValueError naming it) -- or the exchange of positives
+    a ValueError naming it; a label the codec refuses is left to the file tasks, which name its
+    row) -- or the exchange of positives
     (:mod:`streammetrics._engines.minority`) where the positives among the labels of every row
     group of those files (read one row group at a time, the label column only) are few enough
     (:func:`~streammetrics._engines.minority.use_exchange`: exact for the sampled files, an
@@ -90,18 +107,15 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int,
                                        str(plan.label) if codec is not None else None)
             if reader.num_row_groups:
                 group = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.score])
-                # nulls dropped (the file task names them): booleans with nulls read as objects
-                v = np.asarray(group.column(0).drop_null().to_numpy(), dtype=np.float64)
-                v = v[:: max(1, v.shape[0] // SAMPLE_SCORES)]
-                values.append(v[~np.isnan(v)])
-            first = 0  # the row group's first row in the file (a refused label's message)
+                values.append(sample_scores(group.column(0), SAMPLE_SCORES))
             for g in range(reader.num_row_groups):  # every row group's labels, one at a time: a
                 # file sorted by label has row groups of one class (ignored labels count as rows)
                 raw = reader.read_row_group(g, columns=[plan.label]).column(0).drop_null().to_numpy(
                     zero_copy_only=False)
-                at = f"the Parquet file {name!r} from row {first}"
-                y = np.asarray(label_codes.coded(raw, codec, plan.label, at), dtype=np.float64)
-                first += reader.metadata.row_group(g).num_rows
+                try:
+                    y = np.asarray(label_codes.coded(raw, codec, plan.label), dtype=np.float64)
+                except ValueError:  # a label the codec refuses: the file task names it, at its
+                    continue  # row in the file (here the nulls are dropped) after any null before it
                 y = y[~np.isnan(y)]
                 rows += int(y.shape[0])
                 positives += int(np.count_nonzero(y))

@@ -93,16 +93,25 @@ def _range_task(offset: tuple[float, float, float], totals: tuple[float, float],
 
 
 def get(refs: Any) -> Any:
-    """``ray.get``, a ValueError raised in a task (a refused row) raised as itself."""
+    """``ray.get``, a ValueError raised in a task (a refused row) raised as itself; of a list,
+    the first task's in the list that failed (the earliest blocks' or files' refusal, as one
+    process names the first bad row), not the first to fail. O(refs) more only on an error."""
     import ray
 
     try:
         return ray.get(refs)
-    except ray.exceptions.RayTaskError as exc:
-        cause = getattr(exc, "cause", None)
+    except ray.exceptions.RayTaskError as first:
+        failed = first
+        for ref in refs if isinstance(refs, list) else ():
+            try:
+                ray.get(ref)
+            except ray.exceptions.RayTaskError as earlier:
+                failed = earlier
+                break
+        cause = getattr(failed, "cause", None)
         if isinstance(cause, ValueError):
-            raise ValueError(str(cause)) from exc
-        raise
+            raise ValueError(str(cause)) from failed
+        raise failed from first if failed is not first else None
 
 
 def _sources(data: Any, req: common.RankedRequest) -> list[tuple[Any, Any, str]]:

@@ -251,7 +251,8 @@ def pieces_state(plan: Plan, pieces: Sequence[Piece]) -> tuple[bytes, int]:
             offset = piece.first_row
             for chunk in arrow_chunks(batches_of(piece, columns)):
                 # no pandas metadata: the rows read as the mapInArrow path reads them
-                skipped += feed_arrow(acc, chunk.replace_schema_metadata(None), plan, piece.source, offset)
+                skipped += feed_arrow(acc, chunk.replace_schema_metadata(None), plan,
+                                      f"the Parquet file {piece.source!r}", offset)
                 offset += chunk.num_rows
         return state_to_bytes(acc), skipped
 

@@ -280,6 +280,17 @@ def local_ray() -> Iterator[None]:
     ray.shutdown()
 
 
+def ray_no_gather(monkeypatch: Any) -> None:
+    """Make Ray's state path (the driver's read of the blocks' states) fail the test: a route
+    that must not gather every score; undone with ``monkeypatch``."""
+    import streammetrics.ray as SR
+
+    def gather(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the state path (gather) ran")
+
+    monkeypatch.setattr(SR, "state_from_bytes", gather)
+
+
 def spy(monkeypatch: Any, module: Any, name: str) -> list[Any]:
     """Record each call of ``module.name`` (a route's entry point, still run) in the list
     returned; undone with ``monkeypatch``."""

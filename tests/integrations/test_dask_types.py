@@ -127,6 +127,44 @@ def test_a_value_float64_cannot_hold_is_named(convert: bool) -> None:
     _bits(got, _one(floats.drop(index=300), False, False))
 
 
+@pytest.mark.parametrize("convert", [False, True])
+def test_a_bad_label_is_named_before_a_bad_score(convert: bool) -> None:
+    """One ``update`` checks ``y_true`` before ``y_score``: a partition bad in both names the label
+    (the binary range route read the scores first and named the score)."""
+    dec, _ = _frame(seed=8)
+    dec.loc[500, "s"] = "abc"  # partition 4, its row 80; a label 2 at its row 85
+    dec.loc[505, "y"] = decimal.Decimal(2)
+    frame = cases.delayed_partitions(dec, CUTS)
+    with pytest.raises(ValueError, match=r"^label: column 'y' of Dask partition 4: y_true: labels must be 0 or 1; "
+                                         r"first invalid value 2(\.0)? at index 85$"):
+        _run(evaluate, frame, _set(), convert, label="y", score="s")
+    with pytest.raises(ValueError, match=r"^y_true: labels must be 0 or 1"):  # one process, on the float twin
+        _set().update(np.where(np.arange(900) == 505, 2.0, 0.0), np.where(np.arange(900) == 500, np.nan, 0.5))
+    dec.loc[505, "y"] = decimal.Decimal(1)  # the score alone: still named, after the labels passed
+    with pytest.raises(ValueError, match=r"^score: column 's' of Dask partition 4: .* value 'abc' at row 80$"):
+        _run(evaluate, cases.delayed_partitions(dec, CUTS), _set(), convert, label="y", score="s")
+
+
+@pytest.mark.parametrize("by", [None, "g"])
+def test_the_keyed_ranges_name_a_bad_label_before_a_bad_score(by: str | None) -> None:
+    """Multiclass (keyed ranges, with or without ``by=``): a partition bad in its labels and its
+    scores names ``y_true`` (the keyed tasks read the scores first without ``by=``)."""
+    rng = np.random.default_rng(3)
+    c, s = rng.integers(0, 3, 900), np.round(rng.random((900, 3)), 2)
+    dec = pd.DataFrame({"y": _decimals(c), "s0": _decimals(s[:, 0]), "s1": _decimals(s[:, 1]),
+                        "s2": _decimals(s[:, 2]), "g": rng.integers(0, 3, 900)})
+    dec.loc[500, "s1"] = "abc"
+    dec.loc[505, "y"] = decimal.Decimal(7)
+    metrics = sm.MetricSet(a=sm.AUROC(num_classes=3), ap=sm.AveragePrecision(num_classes=3))
+    scores = ["s0", "s1", "s2"]
+    with pytest.raises(ValueError, match=r"^label: column 'y' of Dask partition 4: y_true: class labels must be "
+                                         r"integers in \[0, 3\); first invalid value 7(\.0)? at index 85$"):
+        _run(evaluate, cases.delayed_partitions(dec, CUTS), metrics, label="y", score=scores, by=by)
+    dec.loc[505, "y"] = decimal.Decimal(1)
+    with pytest.raises(ValueError, match=r"^score: column \['s0', 's1', 's2'\] of Dask partition 4: .* 'abc' at row 80$"):
+        _run(evaluate, cases.delayed_partitions(dec, CUTS), metrics, label="y", score=scores, by=by)
+
+
 @pytest.mark.parametrize("kind", ["object", "category", "pyarrow"])
 def test_string_labels_with_by_are_refused_as_sliced_refuses_them(kind: str) -> None:
     df = cases.labelled_frame(kind=kind, n=600)

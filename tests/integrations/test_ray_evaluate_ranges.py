@@ -164,7 +164,7 @@ def test_nulls_refused_or_skipped(calls, weight) -> None:
     holes.loc[[10, 20], "p"] = np.nan
     holes.loc[30, "w"] = np.nan
     ds = _blocks(holes, [250])
-    with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 10 of a Ray block"):
+    with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row 10 of Ray block 1 "):
         evaluate(ds, _set(), label="y", score="p", weight=weight)
     skipped = 3 if weight else 2
     with pytest.warns(NullRowsSkipped, match=rf"skipped {skipped} row\(s\)"):
@@ -215,7 +215,8 @@ def test_errors_are_the_state_paths(calls, bad) -> None:
     for weight in ("w", None) if bad != "weight" else ("w",):
         with pytest.raises(ValueError) as ranged:
             evaluate(ds, _set(), label="y", score="p", weight=weight)
-        assert str(ranged.value) == str(state.value)
+        # the state path's per-block tasks (map_batches) cannot know their block's number
+        assert str(ranged.value) == str(state.value).replace("of a Ray block", "of Ray block 1")
     assert calls
 
 
@@ -346,7 +347,7 @@ def test_weighted_block_task_reads_arrow_straight_to_numpy(monkeypatch) -> None:
     assert split is not None
     monkeypatch.setattr(ranked, "feed", lambda *a, **k: pytest.fail("a chunk went through pandas"))
     with trusted_states():
-        got = ray_blocks._blocks_task(run.plan, split, np.array([0.5]), table)
+        got = ray_blocks._blocks_task(run.plan, split, np.array([0.5]), 0, table)
     assert len(got) == 3 and got[0][1] == 0
     for r, rows in enumerate([df[df.p < 0.5], df[df.p >= 0.5]]):
         (nv, nw, pv, pw), = got[r + 1]  # one chunk

@@ -186,6 +186,6 @@ def test_a_bad_value_names_the_column_and_the_file(tmp_path, monkeypatch) -> Non
     assert str(err.value) == (f"label: column 'yb' of the Parquet file {bad!r} from row 0: y_true: unknown label "
                               "'yak' at index 46 (classes: ['ham', 'spam'])")
     assert len(calls) == 2  # both on the range path over the files
-    with pytest.raises(ValueError, match=r"^weight: column 'w' of a Ray block: sample_weight: .* first invalid "
+    with pytest.raises(ValueError, match=r"^weight: column 'w' of Ray block \d+: sample_weight: .* first invalid "
                                          r"value -1\.0 at index 3?47$"):  # weighted: the dataset's blocks
         evaluate(ray.data.read_parquet(str(tmp_path)).materialize(), _set(), label="y", score="p", weight="w")

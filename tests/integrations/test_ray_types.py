@@ -20,18 +20,13 @@ import pyarrow as pa  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 import streammetrics._engines.ray_keyed as RK  # noqa: E402
-import streammetrics.ray as SR  # noqa: E402
 from streammetrics._engines import ray_blocks, ray_ranges  # noqa: E402
 from streammetrics.ray import evaluate, evaluate_parquet  # noqa: E402
 
 local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
 
 
-def _no_gather(monkeypatch: pytest.MonkeyPatch) -> None:
-    def gather(*_: Any, **__: Any) -> Any:
-        raise AssertionError("the state path (gather) ran")
-
-    monkeypatch.setattr(SR, "state_from_bytes", gather)  # the driver's read of the blocks' states
+_no_gather = cases.ray_no_gather
 
 
 def _sliced(metrics: sm.MetricSet, y: Any, s: Any, g: Any, w: Any = None) -> Any:

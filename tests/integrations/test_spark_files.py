@@ -141,15 +141,23 @@ def test_nulls_named_by_file_and_row_or_skipped(spark_session, tmp_path, direct_
     _write(folder, holes, cuts=[1000], group_rows=[300])
     frame = spark_session.read.parquet(str(folder))
     path = re.escape(str(folder / "part-1.parquet"))
-    with pytest.raises(ValueError, match=rf"nulls: column 'p' is null at row 234 of {path} "):
+    with pytest.raises(ValueError, match=rf"nulls: column 'p' is null at row 234 of the Parquet file '{path}' "):
         evaluate(frame, _set(), label="y", score="p", weight="w")  # the other members' direct read
+    bad = df.copy()
+    bad.loc[1250, "y"] = 2  # row 250 of part-1: "of the Parquet file '...'" as on every other route
+    _write(folder, bad, cuts=[1000], group_rows=[300])
+    with pytest.raises(ValueError, match=rf"^label: column 'y' of the Parquet file '{path}'( from row \d+)?: y_true: "
+                                         r"labels must be 0 or 1; first invalid value 2 at index \d+$"):
+        evaluate(spark_session.read.parquet(str(folder)), sm.MetricSet(f1=sm.F1(), acc=sm.Accuracy()), label="y",
+                 score="p")
+    _write(folder, holes, cuts=[1000], group_rows=[300])
     # weighted AUROC alone goes by spark_ranked's shuffled ranges (Spark's reader): its partition
     with pytest.raises(ValueError, match=r"nulls: column 'p' is null at row \d+ of Spark partition \d+ "):
         evaluate(frame, sm.AUROC(), label="y", score="p", weight="w")
     with pytest.warns(NullRowsSkipped, match=r"skipped 3 row\(s\)"):
         got = evaluate(frame, _set(), label="y", score="p", weight="w", nulls="skip")
     _assert_close(got, _sklearn(df.drop(index=[1234, 1500, 1600])))
-    assert direct_runs.call_count == 2
+    assert direct_runs.call_count == 3
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
