@@ -91,7 +91,7 @@ from .keyed_envelope import KeyedEnvelopes
 from .keyed_split import VECTOR as VECTOR
 from .keyed_split import KeyedSplit as KeyedSplit
 from .keyed_split import Tuples as Tuples
-from .keyed_split import batch_tuples, pair_codes, rest_before
+from .keyed_split import batch_tuples, keywords_for, pair_codes, rest_before
 from .keyed_split import split_of as split_of
 from .messages import located
 from .plan import (
@@ -181,7 +181,7 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     row_codes: list[np.ndarray] = []
     columns = split.fed or {"label": split.label}
     for y, p, w, slices, *at in batches:
-        kwargs = {} if slices is None else {"slices": slices}
+        kwargs = dict(split.kwargs) if slices is None else {"slices": slices}  # keywords: no slices
         with located(columns, at[0] if at else ""):  # a refused value: its column and batch named
             checked = _checked(y, p, w, kwargs, split, groups, at[0] if at else "")
             if rest is not None:
@@ -225,7 +225,7 @@ def _checked(y: Any, p: Any, w: Any, kwargs: dict[str, Any], split: KeyedSplit,
         return out
     before = rest_before(split, g)
     if before is not None:
-        before.update(y, p, sample_weight=w, **kwargs)  # their error comes first
+        before.update(y, p, sample_weight=w, **keywords_for(before, kwargs))  # their error comes first
     raise refused
 
 

@@ -88,6 +88,8 @@ class KeyedSplit:
     before: tuple[str, ...] = ()
     #: the engine arguments' columns (:meth:`~.plan.Plan.fed`), named in a refused batch's message
     fed: Mapping[str, Any] | None = None
+    #: the ``update`` keywords the rest's members take (:func:`rest_keywords`), fed with its rows
+    kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     @functools.cached_property
     def codec(self) -> Any:
@@ -194,7 +196,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     ``labels``, a route that maps them, :mod:`.label_codes`: each group with its own codec), fed numeric label
     (one per label for multilabel; with ``classes=`` / ``pos_label=`` and no ``by=`` also
     strings, categoricals, objects, which ``Sliced`` refuses), score (one per class or label)
-    and weight columns, no other ``update`` keywords; ``scores="probability"`` members too (their
+    and weight columns, ``update`` keywords only the rest takes (:func:`rest_keywords`: fed
+    with its rows; none with ``by=``); ``scores="probability"`` members too (their
     state's checks, :attr:`KeyedSplit.checks`). Every other group (bounded ``max_bytes`` AUROC,
     F1, ...) travels as states, before, between or after the exact groups (the errors keep the
     set's group order: :attr:`KeyedSplit.before`). O(members)."""
@@ -202,7 +205,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
     vector = isinstance(plan.score, str) and dtypes.get(plan.score) == VECTOR
     numeric = [vector or isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in scores]
-    if plan.update_kwargs or not all(numeric) or not all(isinstance(c, str) for c in labels_in):
+    if not all(numeric) or not all(isinstance(c, str) for c in labels_in):
         return None
     weight = plan.weight
     if weight is not None and not (isinstance(weight, str) and numeric_dtype(dtypes.get(weight))):
@@ -219,7 +222,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     groups = inner.groups
     allowed = _ALLOWED | label_codes.LABEL_KEYS if labels else _ALLOWED
     ranked = [g for g in groups if _keyed_group(inner, g, allowed)]
-    if not ranked:
+    kwargs = rest_keywords(None if sliced else inner, ranked, plan.update_kwargs)
+    if not ranked or kwargs is None:
         return None
     firsts = [_full(inner[g[0]]._config()) for g in ranked]
     if any((f["num_classes"], f["multilabel"]) != (firsts[0]["num_classes"], firsts[0]["multilabel"])
@@ -264,7 +268,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
                                 _readouts(inner, g), multilabel,
                                 first.get("multi_class", "ovr") == "ovo", label=plan.label,
                                 before=tuple(n for i in at if i < groups.index(g) for n in groups[i]),
-                                fed=plan.fed()))
+                                fed=plan.fed(), kwargs=kwargs))
     every = _readouts(inner, [n for g in ranked for n in g])
     return dataclasses.replace(parts[0], rest=rest, max_fprs=every, more=tuple(parts[1:]))
 
@@ -295,6 +299,39 @@ def _keyed_group(inner: MetricSet, group: Sequence[str], allowed: Any = frozense
                 cfg.get("multi_class", "ovr") != cfgs[0].get("multi_class", "ovr"):
             return False
     return True
+
+
+def rest_keywords(inner: Any, ranked: Sequence[Sequence[str]],
+                  kwargs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``update`` keywords (``kwargs``: the engine's ``**update_kwargs``) a range route feeds
+    the set's other members with, or None where it must not take the set (the state path keeps
+    one process's behaviour). One ``MetricSet.update`` gives each keyword to the state groups
+    whose ``prepare`` accepts it and raises TypeError for one no group accepts: the ranges take
+    the keywords when no exact group of ``ranked`` (state groups of ``inner``, a MetricSet)
+    accepts any and every keyword has a taker among the other groups -- the rest's ``update``
+    then routes them as one process does. ``inner`` None (``Sliced``: it gives every keyword to
+    every member, the exact ones too): only without keywords. O(groups x keywords)."""
+    if not kwargs:
+        return {}
+    if not isinstance(inner, MetricSet):
+        return None
+    accepted = inner._accepted  # per state group, in inner.groups' order (None: any keyword)
+    exact = {i for i, g in enumerate(inner.groups) if g in ranked}
+    if any(a is None or not a.isdisjoint(kwargs) for i, a in enumerate(accepted) if i in exact):
+        return None
+    others = [a for i, a in enumerate(accepted) if i not in exact]
+    if not all(any(a is None or k in a for a in others) for k in kwargs):
+        return None
+    return dict(kwargs)
+
+
+def keywords_for(acc: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The keywords of ``kwargs`` a MetricSet ``acc`` (a subset of a set's members) takes from
+    its ``update`` -- those one of its state groups accepts, as the whole set's ``update``
+    routes them -- or all of them for any other accumulator. O(groups x keywords)."""
+    if not kwargs or not isinstance(acc, MetricSet):
+        return dict(kwargs)
+    return {k: v for k, v in kwargs.items() if any(a is None or k in a for a in acc._accepted)}
 
 
 def rest_before(split: KeyedSplit, group: KeyedSplit) -> Any:

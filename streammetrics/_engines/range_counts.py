@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -86,6 +86,7 @@ class Split:
     ranked_first: bool  #: whether the ranked group is the set's first (validation order)
     label: str = "label"  #: the label column (named in a refused label's message)
     fed: Mapping[str, Any] | None = None  #: the engine arguments' columns (:meth:`.Plan.fed`): messages
+    kwargs: Mapping[str, Any] = field(default_factory=dict)  #: the rest's keywords: rest_keywords
 
     @property
     def ap(self) -> bool:
@@ -123,7 +124,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
     members (step, interpolated or 11-point: the root gets the counts at every distinct positive
     score, :func:`final_values`), fed one numeric label and score column (``dtypes``: the
     frame's column dtypes, :func:`~.plan.numeric_dtype`; a column missing from them takes the
-    general path) with unit weights, no slices and no other ``update`` keywords: the first such
+    general path) with unit weights, no slices, ``update`` keywords only the other members take
+    (:func:`.keyed_split.rest_keywords`, fed with their rows): the first such
     group (``scores="probability"`` too: its state's checks, :func:`label_codes.ranked_checks`)
     goes by ranges, every other (a bounded ``max_bytes`` AUROC, F1...) as states.
     ``weighted``: a numeric weight column instead (the ranked engine's route). ``offsets`` (range
@@ -138,13 +140,13 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
         return None
     if weighted and not (isinstance(plan.weight, str) and numeric_dtype(dtypes.get(plan.weight))):
         return None
-    if (plan.by is not None or plan.update_kwargs
-            or not isinstance(plan.label, str) or not isinstance(plan.score, str)
+    if (plan.by is not None or not isinstance(plan.label, str) or not isinstance(plan.score, str)
             or not numeric_dtype(dtypes.get(plan.score)) or not isinstance(template, MetricSet)):
         return None
     groups = template.groups
     ranked, ignore = _served(template, groups, label_codes.LABEL_KEYS if labels else ())
-    if ranked and keyed_split.split_of(template, plan, dtypes, labels=labels) is not None:
+    kwargs = keyed_split.rest_keywords(template, ranked, plan.update_kwargs)
+    if kwargs is None or ranked and keyed_split.split_of(template, plan, dtypes, labels=labels) is not None:
         return None  # more than one exact group: every one by the keyed ranges, none gathered
     mapped = bool(ranked) and label_codes.maps_labels(template[n]._config() for n in ranked[0])
     if not label_codes.label_column(dtypes.get(plan.label), mapped):
@@ -162,7 +164,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
             return None
     cfg = template._config()["members"]
     return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0,
-                 plan.label, plan.fed())
+                 plan.label, plan.fed(), kwargs)
 
 
 def _served(template: Any, groups: Sequence[Sequence[str]],
@@ -195,11 +197,11 @@ def partition_parts(batches: Iterable[tuple[Any, ...]], split: Split, sample_siz
     for y, p, *at in batches:  # a refused value: its column and batch named
         with located(split.fed or {"label": split.label}, at[0] if at else ""):
             if rest is not None and not split.ranked_first:  # errors in the set's group order
-                rest.update(y, p)
+                rest.update(y, p, **split.kwargs)
             codes = label_codes.coded(y, codec, split.label, at[0] if at else "")
             scores.add(checks.check(codes, p), split.ignore_index)
             if rest is not None and split.ranked_first:
-                rest.update(y, p)
+                rest.update(y, p, **split.kwargs)
     runs = scores.runs()
     return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size)
 

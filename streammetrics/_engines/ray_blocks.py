@@ -61,13 +61,13 @@ SAMPLE_BLOCKS = 4
 def may_split(template: Any, plan: Plan) -> bool:
     """Whether :func:`dataset_split` may apply, before the dataset's schema is asked for (which
     can start reading a lazy dataset): a MetricSet with an ``AUROC``, ``AveragePrecision`` or
-    ``KSStatistic`` member, one label and score column, no ``by``, no ``update`` keywords.
-    O(members)."""
+    ``KSStatistic`` member, one label and score column, no ``by`` (``update`` keywords:
+    :func:`dataset_split` decides, :func:`.keyed_split.rest_keywords`). O(members)."""
     from streammetrics.calibration.ks_gains import KSStatistic
     from streammetrics.ranking.metrics import AUROC, AveragePrecision
     from streammetrics.wrappers.metricset import MetricSet
 
-    return (isinstance(template, MetricSet) and plan.by is None and not plan.update_kwargs
+    return (isinstance(template, MetricSet) and plan.by is None
             and isinstance(plan.label, str) and isinstance(plan.score, str)
             and any(type(m) in (AUROC, AveragePrecision, KSStatistic) for _, m in template.items()))
 
@@ -76,8 +76,9 @@ def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_
     """The split of ``template`` for :func:`evaluate_blocks` (``types``: the dataset's column
     types, Arrow or numpy), or None where the state path applies: the set's exact score state
     serves only binary ``AUROC`` (full or partial area) / ``AveragePrecision`` / ``KSStatistic``
-    members, fed one numeric label, score and (optionally) weight column, without ``by`` or
-    ``update`` keywords (:func:`range_counts.split_of`, weights allowed here). O(members)."""
+    members, fed one numeric label, score and (optionally) weight column, without ``by``,
+    ``update`` keywords only for the other members (:func:`range_counts.split_of`, weights
+    allowed here). O(members)."""
     dtypes = arrow_dtypes(types.keys(), types.values())
     if plan.weight is not None and not (isinstance(plan.weight, str) and plan.weight in dtypes
                                         and dtypes[plan.weight].kind in "biuf"):
@@ -134,12 +135,12 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
             y, s, w = cols[0], cols[1], cols[2] if len(cols) > 2 else None
             with located(plan.fed(), "a Ray block"):
                 if rest is not None and not split.ranked_first:
-                    rest.update(y, s, sample_weight=w)
+                    rest.update(y, s, sample_weight=w, **split.kwargs)
                 frame = pa.table(dict(zip(names, cols, strict=True)))
                 runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin,
                                                       "a Ray block")
                 if rest is not None and split.ranked_first:
-                    rest.update(y, s, sample_weight=w)
+                    rest.update(y, s, sample_weight=w, **split.kwargs)
         pieces = ranked_engine.split_chunks(runs, edges)
         head = (None if rest is None else state_of(rest), skipped, ranked_engine.chunk_totals(pieces))
         return [head, *pieces]

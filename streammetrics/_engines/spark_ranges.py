@@ -216,10 +216,10 @@ def _validated(split: range_counts.Split, rest: Any, labels: tuple[Any, Any], p:
     y_in, y = labels
     if owned is not None:
         if rest is not None and not split.ranked_first:
-            rest.update(y_in, p)
+            rest.update(y_in, p, **split.kwargs)
         batch = owned.check(y, p)
         if rest is not None and split.ranked_first:
-            rest.update(y_in, p)
+            rest.update(y_in, p, **split.kwargs)
         y, p = batch.y, batch.s
     s = np.asarray(p, dtype=np.float64)
     mask = _range_mask(s, edges, r)

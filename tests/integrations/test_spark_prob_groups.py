@@ -16,19 +16,10 @@ import pytest
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
+import engine_cases as cases  # noqa: E402
 import prob_cases as pc  # noqa: E402
 
 import streammetrics.spark as sm_spark  # noqa: E402
-from streammetrics._engines import spark_keyed, spark_ranges, spark_ranked  # noqa: E402
-
-
-def _spied(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The splits the range routes' ``split_for`` return (a None: that route not taken)."""
-    seen: list[Any] = []
-    for module in (spark_keyed, spark_ranked, spark_ranges):
-        real = module.split_for
-        monkeypatch.setattr(module, "split_for", lambda *a, real=real, **k: seen.append(real(*a, **k)) or seen[-1])
-    return seen
 
 
 @pytest.mark.filterwarnings("ignore::FutureWarning")
@@ -37,7 +28,7 @@ def test_spark_takes_the_ranges(spark_session: Any, monkeypatch: pytest.MonkeyPa
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         frame = spark_session.createDataFrame(df).repartition(3)
-    seen = _spied(monkeypatch)
+    seen = cases.spark_routes(monkeypatch)
     pc.check_runs(sm_spark.evaluate, frame, df, seen)
     df.to_parquet(tmp_path / "f.parquet")  # the direct Parquet ranges (binary), the keyed job
     files = spark_session.read.parquet(str(tmp_path))
