@@ -278,7 +278,7 @@ def _weighted_graph(frame: Any, plan: Plan, split: range_counts.Split,
     members = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
     # the other members are fed by the tasks that read the rows for the ranked ones: one read
     others = None if split.rest is None else (dataclasses.replace(plan, config=split.rest),
-                                              split.ranked_first)
+                                              split.before)
     summaries, totals, parts, skipped = ranked_graph(frame, members, label=plan.label, score=plan.score,
                                                      weight=plan.weight, nulls=plan.nulls, rest=others,
                                                      positive_index=plan.positive_index)

@@ -484,7 +484,7 @@ def _split_evaluate(df: Any, run: Run, split: Any, depth: int, tasks: Any) -> An
         acc, _ = _states(df, rest_run, depth, tasks)
     rest = None
     if rest_run is not None and tasks is None:
-        rest = spark_ranked.Rest(rest_run.plan, split.ranked_first)
+        rest = spark_ranked.Rest(rest_run.plan, split.before)
     frame = df.select(*readable_columns(df, run.plan.columns() if rest is not None else req.plan.columns()))
     with _task_errors(), _batch_rows(frame):
         (summaries, totals), skipped, states = spark_ranked.counted_summaries(frame, req, rest)

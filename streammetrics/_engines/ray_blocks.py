@@ -53,6 +53,7 @@ from .plan import (
     state_of,
 )
 from .ray_ranked import get
+from .rest_order import checked_rows
 
 #: Blocks the driver samples (a few thousand scores each) to place the range edges.
 SAMPLE_BLOCKS = 4
@@ -134,12 +135,11 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, *bloc
         for cols in fed:  # each group's errors in the set's order, as one update would raise them
             y, s, w = cols[0], cols[1], cols[2] if len(cols) > 2 else None
             with located(plan.fed(), "a Ray block"):
-                if rest is not None and not split.ranked_first:
-                    rest.update(y, s, sample_weight=w, **split.kwargs)
                 frame = pa.table(dict(zip(names, cols, strict=True)))
-                runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin,
-                                                      "a Ray block")
-                if rest is not None and split.ranked_first:
+                with checked_rows(split, y, s, w):  # the exact group's checks first
+                    runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin,
+                                                          "a Ray block")
+                if rest is not None:
                     rest.update(y, s, sample_weight=w, **split.kwargs)
         pieces = ranked_engine.split_chunks(runs, edges)
         head = (None if rest is None else state_of(rest), skipped, ranked_engine.chunk_totals(pieces))

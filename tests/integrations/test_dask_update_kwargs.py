@@ -21,8 +21,8 @@ import prob_cases as pc  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 import streammetrics.dask as sm_dask  # noqa: E402
-from streammetrics._engines import keyed_split  # noqa: E402
 from streammetrics._engines import range_counts as RC  # noqa: E402
+from streammetrics._engines import rest_order  # noqa: E402
 
 
 def _gather(*args: Any, **kwargs: Any) -> Any:
@@ -69,12 +69,12 @@ def test_rest_keywords() -> None:
     among the others; None (the state path) otherwise, and always for ``Sliced``."""
     s = kc.first_set()
     exact = [g for g in s.groups if "a" in g]
-    assert keyed_split.rest_keywords(s, exact, {}) == {}
-    assert keyed_split.rest_keywords(s, exact, {"timestamp": 1.0}) == {"timestamp": 1.0}
-    assert keyed_split.rest_keywords(s, exact, {"foo": 1}) is None  # no member accepts it
-    assert keyed_split.rest_keywords(s, exact, {"y_true": 1}) is None  # an exact member accepts it
-    assert keyed_split.rest_keywords(None, exact, {"timestamp": 1.0}) is None
-    assert keyed_split.rest_keywords(None, exact, {}) == {}
+    assert rest_order.rest_keywords(s, exact, {}) == {}
+    assert rest_order.rest_keywords(s, exact, {"timestamp": 1.0}) == {"timestamp": 1.0}
+    assert rest_order.rest_keywords(s, exact, {"foo": 1}) is None  # no member accepts it
+    assert rest_order.rest_keywords(s, exact, {"y_true": 1}) is None  # an exact member accepts it
+    assert rest_order.rest_keywords(None, exact, {"timestamp": 1.0}) is None
+    assert rest_order.rest_keywords(None, exact, {}) == {}
     before = sm.MetricSet(f=sm.F1(), win=sm.Window(sm.F1(), seconds=1))
-    assert keyed_split.keywords_for(before, {"timestamp": 1.0}) == {"timestamp": 1.0}
-    assert keyed_split.keywords_for(sm.MetricSet(f=sm.F1()), {"timestamp": 1.0}) == {}
+    assert rest_order.keywords_for(before, {"timestamp": 1.0}) == {"timestamp": 1.0}
+    assert rest_order.keywords_for(sm.MetricSet(f=sm.F1()), {"timestamp": 1.0}) == {}
