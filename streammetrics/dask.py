@@ -278,7 +278,7 @@ def _weighted_graph(frame: Any, plan: Plan, split: range_counts.Split,
     members = empty_set({"members": split.ranked, "groups": [list(split.ranked)]})
     # the other members are fed by the tasks that read the rows for the ranked ones: one read
     others = None if split.rest is None else (dataclasses.replace(plan, config=split.rest),
-                                              split.ranked_first)
+                                              split.before)
     summaries, totals, parts, skipped = ranked_graph(frame, members, label=plan.label, score=plan.score,
                                                      weight=plan.weight, nulls=plan.nulls, rest=others,
                                                      positive_index=plan.positive_index)
@@ -323,7 +323,7 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     n_ranges = range_counts.range_count()
     name = _new_name()
     # one task per worker thread (each reads a row group at a time: its memory is its scores);
-    # the plan, split and filesystem (small: no update keywords here) inside the few tasks
+    # the plan, split and filesystem inside the few tasks (update keywords: the rest's, once per task)
     dsk: dict[Any, Any] = {}
     slices = range_counts.task_slices(len(files), n_ranges, range_counts.per_thread(len(files), n_ranges))
     for i, s in enumerate(slices):
@@ -571,8 +571,7 @@ def evaluate_parquet(
 
     split_every = check_param(split_every, "split_every", _SPLIT_EVERY)
     request = Request.of(locals())
-    if (read_kwargs is None and compute and by is None and weight is None and not update_kwargs
-            and nulls == "error"):
+    if read_kwargs is None and compute and by is None and weight is None and nulls == "error":
         done = _parquet_by_ranges(path, metrics, split_every, request)
         if done is not None:
             return _as_frame(done[0], metrics, request)

@@ -14,7 +14,8 @@ computes the values; a state is never pickled as an accumulator object.
 Exact binary AUROC / AP without the gather: when the set's exact score state serves only
 binary ``AUROC`` (full or partial area: ``max_fpr``, by the weighted route's summaries) and step
 ``AveragePrecision`` members (one numeric label, score and
-optional weight column; no ``by``, no ``update`` keywords, ``compute=True``; ``nulls`` either
+optional weight column; no ``by``, ``update`` keywords only the set's other members take,
+``compute=True``; ``nulls`` either
 way), the scores never reach the driver: the blocks of the selected columns are taken once
 (``Dataset.to_arrow_refs``), the driver samples a few blocks' scores to place one score edge per
 CPU, one task per group of at most 4 blocks validates the rows (and feeds the set's other
@@ -53,12 +54,12 @@ takes ``evaluate_parquet``'s range path below where the set allows it: the files
 Ray tasks with pyarrow, never by Ray Data, and the values are the same bit for bit. Any plan
 that is not recognised keeps the dataset path.
 
-``evaluate_parquet(path, metrics, ...)`` reads Parquet files without Ray Data where the set's
-exact score state serves only binary ``AUROC`` / ``AveragePrecision`` (no weights, slices or
-``update`` keywords): plain Ray tasks read the row groups with pyarrow straight into numpy,
-route the scores to one score range per CPU, sort each range once in its own task and send only
-counts to the driver (:mod:`streammetrics._engines.ray_ranges`), the single-process values bit
-for bit at about a quarter of the CPU of ``evaluate(ray.data.read_parquet(path))`` (measured:
+``evaluate_parquet(path, metrics, ...)`` reads Parquet files without Ray Data where the set's exact
+score state serves only binary ``AUROC`` / ``AveragePrecision`` (no weights or slices; ``update``
+keywords only the other members take): plain Ray tasks read the row groups with pyarrow straight
+into numpy, route the scores to one score range per CPU, sort each range once in its own task and
+send only counts to the driver (:mod:`streammetrics._engines.ray_ranges`), the single-process values
+bit for bit at about a quarter of the CPU of ``evaluate(ray.data.read_parquet(path))`` (measured:
 docs/scale-out.md). Every other case reads the files with ``ray.data.read_parquet``.
 
 Any blocking, empty blocks and any block order give the single-process result (bit for bit for
@@ -121,18 +122,22 @@ def _block_state(block: Any, plan: Plan) -> dict[str, list[Any]]:
         return {"state": [state_to_bytes(acc)], "skipped": [skipped]}
 
 
-def _value_error(exc: BaseException) -> ValueError | None:
-    """The ValueError a block's task raised (a bad value in the rows), from Ray Data's wrapped
-    task error (``UserCodeException`` around the task's ``RayTaskError``)."""
+def _value_error(exc: BaseException) -> ValueError | TypeError | None:
+    """The ValueError a block's task raised (a bad value in the rows) -- or its TypeError (an
+    ``update`` keyword the members refuse, as one process raises it) --, from Ray Data's
+    wrapped task error (``UserCodeException`` around the task's ``RayTaskError``)."""
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
-        if isinstance(cause, ValueError) and type(cause).__module__ == "builtins":
+        if isinstance(cause, (ValueError, TypeError)) and type(cause).__module__ == "builtins":
             return cause
         cause = cause.__cause__ or cause.__context__ or getattr(cause, "cause", None)
-    lines = [ln for ln in str(exc).splitlines() if ln.startswith("ValueError: ")]
-    return ValueError(lines[-1][len("ValueError: "):]) if lines else None
+    lines = [ln for ln in str(exc).splitlines() if ln.startswith(("ValueError: ", "TypeError: "))]
+    if not lines:
+        return None
+    kind, _, message = lines[-1].partition(": ")
+    return ValueError(message) if kind == "ValueError" else TypeError(message)
 
 
 @engine_evaluate
@@ -184,7 +189,8 @@ def evaluate(
     whole evaluation and more: Ray 2.60's reader starts footer-reading actors at every read,
     docs/scale-out.md) and sends only counts of the exact binary AUROC / AP to the driver; a
     ``ds`` that is a plain ``ray.data.read_parquet`` of local files (column selections allowed,
-    nothing else; ``compute=True``, no ``by``, weight or ``update`` keywords,
+    nothing else; ``compute=True``, no ``by`` or weight, ``update`` keywords only the set's
+    other members take,
     ``nulls="error"``) is evaluated by that path over the same files
     (:mod:`streammetrics._engines.ray_source`). A materialized dataset's blocks are read where
     they are, without a ``select_columns`` pass.
@@ -211,10 +217,10 @@ def evaluate(
 
 def _plain_ranges(request: Request) -> bool:
     """Whether the request allows :func:`evaluate_parquet`'s range path (then decided by the
-    set's members, :func:`_parquet_by_ranges`): ``compute=True``, no ``by``, weight or
-    ``update`` keywords, ``nulls="error"``. O(1)."""
+    set's members, :func:`_parquet_by_ranges`: ``update`` keywords only its other members
+    take): ``compute=True``, no ``by`` or weight, ``nulls="error"``. O(1)."""
     return (request.compute and request.by is None and request.weight is None
-            and not request.update_kwargs and request.nulls == "error")
+            and request.nulls == "error")
 
 
 def _evaluate(ds: Any, run: Run) -> Any:
@@ -290,10 +296,10 @@ def evaluate_parquet(
     """:func:`evaluate` over Parquet files (a path, a directory, a glob or a list of them).
 
     When the set's exact score state serves only full-area binary ``AUROC`` and step
-    ``AveragePrecision`` members (one numeric label and score column, no weights, no ``by``, no
-    ``update`` keywords, ``compute=True``, ``nulls="error"``) and ``read_kwargs`` is None, plain
-    Ray tasks read the files themselves with pyarrow, one row group at a time straight into
-    numpy (no Ray Data; directories, globs and lists of files as
+    ``AveragePrecision`` members (one numeric label and score column, no weights, no ``by``,
+    ``update`` keywords only the other members take, ``compute=True``, ``nulls="error"``) and
+    ``read_kwargs`` is None, plain Ray tasks read the files themselves with pyarrow, one row group
+    at a time straight into numpy (no Ray Data; directories, globs and lists of files as
     :func:`streammetrics.dask.evaluate_parquet` finds them, names starting with ``_`` or ``.``
     skipped): the scores are routed to R score ranges (one per CPU of the cluster), each range
     sorted once by its own task and counted, and only the counts reach the driver

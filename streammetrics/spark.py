@@ -224,15 +224,20 @@ def _driver_merge(pairs: list[tuple[bytes, int]]) -> tuple[Any, int]:
     return acc, sum(n for _, n in pairs)
 
 
-def _value_error(exc: Exception) -> ValueError | None:
-    """The ValueError a Python task raised (a bad value in the rows), from Spark's exception."""
-    lines = [ln for ln in str(exc).splitlines() if ln.startswith("ValueError: ")]
-    return ValueError(lines[-1][len("ValueError: "):]) if lines else None
+def _value_error(exc: Exception) -> ValueError | TypeError | None:
+    """The ValueError a Python task raised (a bad value in the rows) -- or its TypeError (an
+    ``update`` keyword the members refuse, as one process raises it) --, from Spark's exception."""
+    lines = [ln for ln in str(exc).splitlines() if ln.startswith(("ValueError: ", "TypeError: "))]
+    if not lines:
+        return None
+    kind, _, message = lines[-1].partition(": ")
+    return ValueError(message) if kind == "ValueError" else TypeError(message)
 
 
 @contextlib.contextmanager
 def _task_errors() -> Iterator[None]:
-    """Inside the block, a row a Python task refused raises the ValueError the task raised."""
+    """Inside the block, a row a Python task refused raises the ValueError (or an ``update``
+    keyword's TypeError) the task raised."""
     try:
         yield
     except Exception as exc:
@@ -477,7 +482,7 @@ def _split_evaluate(df: Any, run: Run, split: Any, depth: int, tasks: Any) -> An
         acc, _ = _states(df, rest_run, depth, tasks)
     rest = None
     if rest_run is not None and tasks is None:
-        rest = spark_ranked.Rest(rest_run.plan, split.ranked_first)
+        rest = spark_ranked.Rest(rest_run.plan, split.before)
     frame = df.select(*readable_columns(df, run.plan.columns() if rest is not None else req.plan.columns()))
     with _task_errors(), _batch_rows(frame):
         (summaries, totals), skipped, states = spark_ranked.counted_summaries(frame, req, rest)

@@ -14,6 +14,8 @@ task) ``-> combine`` (O(R) numbers, plus the curve when a curve metric asks for 
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import operator
 from collections.abc import Sequence
 from typing import Any
@@ -25,8 +27,9 @@ from streammetrics._core.params import Param, check_param
 from . import label_codes
 from . import ranked as ranked_engine
 from .messages import brief
-from .plan import Plan, empty_set, fed_tables, frame_state, normalise, state_of
+from .plan import Plan, empty_set, feed_frame, frame_state, normalise, state_of
 from .request import check_nulls, warn_skipped
+from .rest_order import checked_first, rest_fed
 
 _RANGES = Param("int", "must be an integer >= 1 or a sequence of edges", low=1)
 _SAMPLE_SIZE = Param("int", "must be an integer >= 1", low=1)
@@ -50,22 +53,26 @@ class Held(list):  # type: ignore[type-arg]
 
 
 def _runs_task(df: Any, plan: Plan, chunk_rows: int = CHUNK_ROWS, index: int = 0,
-               rest: tuple[Plan, bool] | None = None) -> Held:
+               rest: tuple[Plan, tuple[str, ...]] | None = None) -> Held:
     """One Dask partition's runs, ``chunk_rows`` rows at a time; with ``rest`` (the other
-    members' plan, and whether the ranked members come first in the set: the order of their
-    errors), also their state."""
+    members' plan, and those whose groups come before the ranked members: a partition the
+    ranked members refuse is offered to them first, :func:`.rest_order.checked_first`), also
+    the other members' state, fed after the ranked members' checks."""
     where = f"Dask partition {index}"
-    state = None if rest is None or rest[1] else state_of(frame_state(df, rest[0], where))
     skipped = [0]
-    held = Held(ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, where, skipped))
+    order = contextlib.nullcontext() if rest is None else checked_first(
+        rest[0].config, rest[0].kind, rest[1], rest[0].update_kwargs,
+        lambda acc, kw: feed_frame(acc, df, dataclasses.replace(rest[0], update_kwargs=kw), where))
+    with order:
+        held = Held(ranked_engine.chunk_runs(ranked_engine.row_chunks(df, chunk_rows), plan, where, skipped))
     held.skipped = skipped[0]
     if rest is not None:
-        held.rest = state_of(frame_state(df, rest[0], where)) if rest[1] else state
+        held.rest = state_of(frame_state(df, rest[0], where))
     return held
 
 
 def _runs_frame(df: Any, plan: Plan, chunk_rows: int, call: str = "", partition_info: Any = None,
-                rest: tuple[Plan, bool] | None = None) -> Any:
+                rest: tuple[Plan, tuple[str, ...]] | None = None) -> Any:
     """:func:`_runs_task` of a partition, in a one-row frame (a ``map_partitions`` result;
     ``call`` only makes the task unique to one evaluation)."""
     import pandas as pd
@@ -94,7 +101,7 @@ def _take_task(held: Held, edges: np.ndarray) -> list[list[ranked_engine.Runs]]:
 
 
 def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int,
-                    rest: tuple[Plan, bool] | None = None) -> Held:
+                    rest: tuple[Plan, tuple[str, ...]] | None = None) -> Held:
     """The runs of Parquet files, each read ``chunk_rows`` rows at a time (pyarrow record
     batches of the used columns: no file is ever whole in memory); with ``rest`` (as for
     :func:`_runs_task`), the other members fed each batch too: one read of the files."""
@@ -108,9 +115,9 @@ def _file_runs_task(names: Sequence[str], fs: Any, plan: Plan, chunk_rows: int,
             reader = pq.ParquetFile(source, pre_buffer=False)
             batches = reader.iter_batches(chunk_rows, columns=plan.columns(), use_threads=False)
             where = f"the Parquet file {name!r}"  # a refused row: "... from row N" (its file's)
-            if acc is not None and rest is not None:
-                batches = fed_tables(batches, acc, rest[0], rest[1], where)
-            out += ranked_engine.chunk_runs(batches, plan, where, skipped)
+            with rest_fed(batches, acc, None if rest is None else rest[0], () if rest is None else rest[1],
+                          where) as batches:
+                out += ranked_engine.chunk_runs(batches, plan, where, skipped)
     out.skipped = skipped[0]
     if acc is not None:
         out.rest = state_of(acc)
@@ -276,15 +283,15 @@ def ranked_graph(
     chunk_rows: int = CHUNK_ROWS,
     ranges_at_once: int | None = None,
     nulls: str = "error",
-    rest: tuple[Plan, bool] | None = None,
+    rest: tuple[Plan, tuple[str, ...]] | None = None,
     positive_index: int = 1,
 ) -> tuple[list[Any], Any, list[Any], list[Any]]:
     """:func:`range_summaries` not yet computed: the per-range summaries, the totals, the
     other members' states and each runs task's rows dropped for a null as ``Delayed`` objects
     (``streammetrics.dask.evaluate`` computes them in one graph); ``nulls``: the rows with a
-    null dropped (``"skip"``) or refused; ``rest``:
-    the other members' plan and whether the ranked members come first -- each runs task feeds
-    them the rows it reads (one read), one state per task (none without ``rest``);
+    null dropped (``"skip"``) or refused; ``rest``: the other members' plan and those whose
+    groups come before the ranked members' -- each runs task feeds them the rows it reads
+    after the ranked members' checks (one read), one state per task (none without ``rest``);
     ``positive_index``: the element of a vector score column the binary members take.
     """
     import dask

@@ -91,7 +91,7 @@ from .keyed_envelope import KeyedEnvelopes
 from .keyed_split import VECTOR as VECTOR
 from .keyed_split import KeyedSplit as KeyedSplit
 from .keyed_split import Tuples as Tuples
-from .keyed_split import batch_tuples, pair_codes, rest_before
+from .keyed_split import batch_tuples, pair_codes
 from .keyed_split import split_of as split_of
 from .messages import located
 from .plan import (
@@ -106,6 +106,7 @@ from .plan import (
     state_of,
     task_columns,
 )
+from .rest_order import checked_rows
 
 
 @dataclass
@@ -180,7 +181,7 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     row_codes: list[np.ndarray] = []
     columns = split.fed or {"label": split.label}
     for y, p, w, slices, *at in batches:
-        kwargs = {} if slices is None else {"slices": slices}
+        kwargs = dict(split.kwargs) if slices is None else {"slices": slices}  # keywords: no slices
         with located(columns, at[0] if at else ""):  # a refused value: its column and batch named
             checked = _checked(y, p, w, kwargs, split, groups, at[0] if at else "")
             if rest is not None:
@@ -206,26 +207,18 @@ def _checked(y: Any, p: Any, w: Any, kwargs: dict[str, Any], split: KeyedSplit,
     checks it: the labels mapped by the group's codec, then its state's ``check`` (once per
     layout, ``ignore_index`` and probability checks, among groups without a codec). A group
     that refuses the batch: one process's error, the first in the set's group order -- the
-    other members whose groups come before it check the batch first (:func:`rest_before`: a
+    other members whose groups come before it check the batch first (:func:`.rest_order.checked_first`: a
     fresh accumulator, on the error path only); when every group accepts, the caller's
     ``update`` of the other members raises theirs. O(n x groups)."""
     out: list[Any] = []
     done: dict[Any, Any] = {}
     for g in groups:
         key = (type(g.checks), g.ignore_index) if g.codec is None else id(g)
-        try:
+        with checked_rows(split, y, p, w, g.before, kwargs):
             if key not in done:
                 done[key] = g.checks.check(label_codes.coded(y, g.codec, split.label, where), p, w)
-        except ValueError as exc:
-            refused = exc
-            break
         out.append(done[key])
-    else:
-        return out
-    before = rest_before(split, g)
-    if before is not None:
-        before.update(y, p, sample_weight=w, **kwargs)  # their error comes first
-    raise refused
+    return out
 
 
 def _joined(parts: list[Tuples]) -> Tuples:

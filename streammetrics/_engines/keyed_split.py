@@ -28,7 +28,8 @@ from streammetrics.wrappers.metricset import MetricSet
 
 from . import label_codes
 from . import ranked as ranked_engine
-from .plan import Plan, empty_set, numeric_dtype
+from .plan import Plan, numeric_dtype
+from .rest_order import rest_keywords
 
 #: The configuration the ranked members must have (exact AUROC, full or partial area, one-vs-rest
 #: or one-vs-one; AP step, interpolated or 11-point -- the ranges' envelopes,
@@ -54,7 +55,6 @@ class KeyedSplit:
     n_classes: int  #: C (1: binary)
     micro: bool  #: a member averages micro: one more pooled problem per slice
     ignore_index: int | None
-    ranked_first: bool  #: whether the ranked group's checks come before the rest's (validation order)
     sliced: bool  #: by= slices
     bare: bool  #: a Sliced around one metric (a slice's value is the metric's, not a dict)
     key_names: tuple[str, ...] | None  #: the key columns' names (several by= columns)
@@ -84,10 +84,12 @@ class KeyedSplit:
         return tuple(out)
     label: Any = "label"  #: the label column(s) (named in a refused label's message)
     #: the rest's members whose state groups come before this group in the set's order (their
-    #: checks come first in one process's ``update``: :func:`rest_before`)
+    #: checks come first in one process's ``update``: :func:`.rest_order.checked_first`)
     before: tuple[str, ...] = ()
     #: the engine arguments' columns (:meth:`~.plan.Plan.fed`), named in a refused batch's message
     fed: Mapping[str, Any] | None = None
+    #: the ``update`` keywords the rest's members take (:func:`.rest_order.rest_keywords`), fed with its rows
+    kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
     @functools.cached_property
     def codec(self) -> Any:
@@ -183,8 +185,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     """The split of ``template`` (a MetricSet, or the ``Sliced`` of a ``by=`` run) when its exact
     ranking groups are keyed -- multiclass / multilabel, ``by=``, or more than one group -- and
     the keyed ranges give their values; else None (one binary group without ``by`` has its own
-    range paths -- unless the other members' groups sit on both sides of it: their tasks could
-    not keep one process's error order).
+    range paths, wherever the other members' groups sit: :func:`.rest_order.checked_first`).
 
     Taken when one or more state groups hold only exact ``AUROC`` (full area, or partial: any
     ``max_fpr``; one-vs-rest, or one-vs-one: a group of its own) / ``AveragePrecision`` (step,
@@ -194,7 +195,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     ``labels``, a route that maps them, :mod:`.label_codes`: each group with its own codec), fed numeric label
     (one per label for multilabel; with ``classes=`` / ``pos_label=`` and no ``by=`` also
     strings, categoricals, objects, which ``Sliced`` refuses), score (one per class or label)
-    and weight columns, no other ``update`` keywords; ``scores="probability"`` members too (their
+    and weight columns, ``update`` keywords only the rest takes (:func:`.rest_order.rest_keywords`: fed
+    with its rows; none with ``by=``); ``scores="probability"`` members too (their
     state's checks, :attr:`KeyedSplit.checks`). Every other group (bounded ``max_bytes`` AUROC,
     F1, ...) travels as states, before, between or after the exact groups (the errors keep the
     set's group order: :attr:`KeyedSplit.before`). O(members)."""
@@ -202,7 +204,7 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     scores = [plan.score] if isinstance(plan.score, str) else list(plan.score)
     vector = isinstance(plan.score, str) and dtypes.get(plan.score) == VECTOR
     numeric = [vector or isinstance(c, str) and numeric_dtype(dtypes.get(c)) for c in scores]
-    if plan.update_kwargs or not all(numeric) or not all(isinstance(c, str) for c in labels_in):
+    if not all(numeric) or not all(isinstance(c, str) for c in labels_in):
         return None
     weight = plan.weight
     if weight is not None and not (isinstance(weight, str) and numeric_dtype(dtypes.get(weight))):
@@ -219,7 +221,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     groups = inner.groups
     allowed = _ALLOWED | label_codes.LABEL_KEYS if labels else _ALLOWED
     ranked = [g for g in groups if _keyed_group(inner, g, allowed)]
-    if not ranked:
+    kwargs = rest_keywords(None if sliced else inner, ranked, plan.update_kwargs)
+    if not ranked or kwargs is None:
         return None
     firsts = [_full(inner[g[0]]._config()) for g in ranked]
     if any((f["num_classes"], f["multilabel"]) != (firsts[0]["num_classes"], firsts[0]["multilabel"])
@@ -237,10 +240,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     if multilabel != (not isinstance(plan.label, str)) or (multilabel and len(labels_in) != c):
         return None  # a multilabel target is L label columns, any other one label column
     at = [i for i, g in enumerate(groups) if g not in ranked]  # the rest's groups
-    between = bool(at) and at[0] < groups.index(ranked[0]) < at[-1]
-    if c is None and not sliced and len(ranked) == 1 and not between:
-        return None  # one binary group without slices: range_counts / the ranked engine (the
-        # rest's groups on both sides of it: this split, whose tasks keep one process's error order)
+    if c is None and not sliced and len(ranked) == 1:
+        return None  # one binary group without slices: range_counts / the ranked engine
     order = tuple(n for n, _ in inner.items())
     others = [n for n in order if not any(n in g for g in ranked)]
     rest, rest_kind = None, "MetricSet"
@@ -258,13 +259,13 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], labels: bool 
     for g, first in zip(ranked, firsts, strict=True):
         micro = any(members[n]["config"].get("average") == "micro" for n in g) and c is not None
         parts.append(KeyedSplit(order, {n: members[n] for n in g}, None, rest_kind, c or 1, micro,
-                                first["ignore_index"], not at or groups.index(g) < at[0], sliced, bare,
+                                first["ignore_index"], sliced, bare,
                                 None if names is None else tuple(names),
                                 int(template.max_slices) if sliced else 1,
                                 _readouts(inner, g), multilabel,
                                 first.get("multi_class", "ovr") == "ovo", label=plan.label,
                                 before=tuple(n for i in at if i < groups.index(g) for n in groups[i]),
-                                fed=plan.fed()))
+                                fed=plan.fed(), kwargs=kwargs))
     every = _readouts(inner, [n for g in ranked for n in g])
     return dataclasses.replace(parts[0], rest=rest, max_fprs=every, more=tuple(parts[1:]))
 
@@ -295,21 +296,6 @@ def _keyed_group(inner: MetricSet, group: Sequence[str], allowed: Any = frozense
                 cfg.get("multi_class", "ovr") != cfgs[0].get("multi_class", "ovr"):
             return False
     return True
-
-
-def rest_before(split: KeyedSplit, group: KeyedSplit) -> Any:
-    """A fresh accumulator of the rest's members whose groups come before ``group``
-    (:attr:`KeyedSplit.before`), or None: fed a batch that ``group`` refuses, it raises the
-    error one process's ``update`` raises first (the error path only). O(members)."""
-    if not group.before or split.rest is None:
-        return None
-    sliced = split.rest_kind == "Sliced"
-    cfg = split.rest["metric"]["config"] if sliced else split.rest
-    keep = set(group.before)
-    sub = {**cfg, "members": {n: c for n, c in cfg["members"].items() if n in keep},
-           "groups": [g for g in cfg["groups"] if g[0] in keep]}
-    return empty_set({**split.rest, "metric": {"class": "MetricSet", "config": sub}} if sliced else sub,
-                     split.rest_kind)
 
 
 def task_of(split: KeyedSplit) -> str:

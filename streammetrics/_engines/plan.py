@@ -416,21 +416,6 @@ def feed_arrow(acc: Metric, table: Any, plan: Plan, where: str = "", offset: int
     return 0
 
 
-def fed_tables(tables: Iterable[Any], acc: Metric, plan: Plan, after: bool, where: str) -> Iterator[Any]:
-    """The Arrow tables unchanged, each also fed to ``acc`` (a set's other members, fed by
-    ``plan``): before it is passed on, or with ``after`` once the consumer asks for the next one
-    (the ranked members first in the set: the order of the errors one ``update`` raises); a
-    row named by its position in ``where``. O(rows)."""
-    offset = 0
-    for table in tables:
-        if not after:
-            feed_arrow(acc, table, plan, where, offset)
-        yield table
-        if after:
-            feed_arrow(acc, table, plan, where, offset)
-        offset += table.num_rows
-
-
 def partition_state(df: Any, plan: Plan) -> dict[str, Any]:
     """State of one partition (a pandas DataFrame): an empty twin fed with its rows.
 
@@ -657,11 +642,17 @@ def frame_state(frame: Any, plan: Plan, where: str = "") -> Metric:
     straight to numpy, see :func:`feed_arrow`).
     """
     acc = empty_set(plan.config, plan.kind)
+    feed_frame(acc, frame, plan, where)
+    return acc
+
+
+def feed_frame(acc: Metric, frame: Any, plan: Plan, where: str = "") -> None:
+    """Feed ``acc`` one partition given as a pandas DataFrame or an Arrow table/batch
+    (:func:`feed`, :func:`feed_arrow`). O(rows)."""
     if not hasattr(frame, "columns") or not hasattr(frame, "iloc"):  # Arrow: numpy or pandas
         feed_arrow(acc, frame, plan, where)
     elif len(frame):
         feed(acc, frame, plan, where)
-    return acc
 
 
 def state_to_bytes(acc: Metric) -> bytes:

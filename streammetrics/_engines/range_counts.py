@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -64,6 +64,7 @@ from .plan import (
     state_of,
     task_columns,
 )
+from .rest_order import checked_rows, rest_keywords
 
 #: Score ranges per worker thread (measured on 10M rows, 2 workers: 1 range each spends ~20% less
 #: CPU in all processes than 2 -- half the piece and range tasks -- and no more wall time).
@@ -83,9 +84,10 @@ class Split:
     ranked: dict[str, Any]  #: the ranked members' configurations (class name, config)
     rest: dict[str, Any] | None  #: the MetricSet configuration of the other members
     ignore_index: int | None  #: the ranked members' common ``ignore_index``
-    ranked_first: bool  #: whether the ranked group is the set's first (validation order)
+    before: tuple[str, ...]  #: the rest's members whose groups come before the ranked one (error order)
     label: str = "label"  #: the label column (named in a refused label's message)
     fed: Mapping[str, Any] | None = None  #: the engine arguments' columns (:meth:`.Plan.fed`): messages
+    kwargs: Mapping[str, Any] = field(default_factory=dict)  #: the rest's keywords (rest_keywords)
 
     @property
     def ap(self) -> bool:
@@ -123,9 +125,10 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
     members (step, interpolated or 11-point: the root gets the counts at every distinct positive
     score, :func:`final_values`), fed one numeric label and score column (``dtypes``: the
     frame's column dtypes, :func:`~.plan.numeric_dtype`; a column missing from them takes the
-    general path) with unit weights, no slices and no other ``update`` keywords: the first such
-    group (``scores="probability"`` too: its state's checks, :func:`label_codes.ranked_checks`)
-    goes by ranges, every other (a bounded ``max_bytes`` AUROC, F1...) as states.
+    general path) with unit weights, no slices, ``update`` keywords only the other members take
+    (:func:`.rest_order.rest_keywords`): the first such group (``scores="probability"`` too:
+    :func:`label_codes.ranked_checks`) goes by ranges, every other (F1...) as states, before,
+    between or after it (:func:`.rest_order.checked_first`).
     ``weighted``: a numeric weight column instead (the ranked engine's route). ``offsets`` (range
     tasks that know the weights above them: the ranked kernel): the group may also hold partial
     AUROCs (``max_fpr``; without, None), interpolated / 11-point AP from the ranges' envelopes
@@ -138,13 +141,13 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
         return None
     if weighted and not (isinstance(plan.weight, str) and numeric_dtype(dtypes.get(plan.weight))):
         return None
-    if (plan.by is not None or plan.update_kwargs
-            or not isinstance(plan.label, str) or not isinstance(plan.score, str)
+    if (plan.by is not None or not isinstance(plan.label, str) or not isinstance(plan.score, str)
             or not numeric_dtype(dtypes.get(plan.score)) or not isinstance(template, MetricSet)):
         return None
     groups = template.groups
     ranked, ignore = _served(template, groups, label_codes.LABEL_KEYS if labels else ())
-    if ranked and keyed_split.split_of(template, plan, dtypes, labels=labels) is not None:
+    kwargs = rest_keywords(template, ranked, plan.update_kwargs)
+    if kwargs is None or ranked and keyed_split.split_of(template, plan, dtypes, labels=labels) is not None:
         return None  # more than one exact group: every one by the keyed ranges, none gathered
     mapped = bool(ranked) and label_codes.maps_labels(template[n]._config() for n in ranked[0])
     if not label_codes.label_column(dtypes.get(plan.label), mapped):
@@ -160,9 +163,8 @@ def split_of(template: Any, plan: Plan, dtypes: Mapping[str, Any], weighted: boo
         rest = twin._config()
         if rest["groups"] != [g for g in groups if g is not ranked[0]]:
             return None
-    cfg = template._config()["members"]
-    return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, groups.index(ranked[0]) == 0,
-                 plan.label, plan.fed())
+    cfg, before = template._config()["members"], tuple(n for g in groups[:groups.index(ranked[0])] for n in g)
+    return Split(order, {n: cfg[n] for n in ranked[0]}, rest, ignore, before, plan.label, plan.fed(), kwargs)
 
 
 def _served(template: Any, groups: Sequence[Sequence[str]],
@@ -194,12 +196,11 @@ def partition_parts(batches: Iterable[tuple[Any, ...]], split: Split, sample_siz
     codec, checks = label_codes.ranked_codec(split.ranked), label_codes.ranked_checks(split.ranked)
     for y, p, *at in batches:  # a refused value: its column and batch named
         with located(split.fed or {"label": split.label}, at[0] if at else ""):
-            if rest is not None and not split.ranked_first:  # errors in the set's group order
-                rest.update(y, p)
-            codes = label_codes.coded(y, codec, split.label, at[0] if at else "")
-            scores.add(checks.check(codes, p), split.ignore_index)
-            if rest is not None and split.ranked_first:
-                rest.update(y, p)
+            with checked_rows(split, y, p):  # errors in the set's group order
+                batch = checks.check(label_codes.coded(y, codec, split.label, at[0] if at else ""), p)
+            scores.add(batch, split.ignore_index)
+            if rest is not None:
+                rest.update(y, p, **split.kwargs)
     runs = scores.runs()
     return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size)
 

@@ -54,6 +54,7 @@ from .plan import (
     task_columns,
 )
 from .ray_ranked import get
+from .rest_order import checked_rows
 
 #: Blocks the driver samples (a few thousand scores each) to place the range edges.
 SAMPLE_BLOCKS = 4
@@ -62,13 +63,13 @@ SAMPLE_BLOCKS = 4
 def may_split(template: Any, plan: Plan) -> bool:
     """Whether :func:`dataset_split` may apply, before the dataset's schema is asked for (which
     can start reading a lazy dataset): a MetricSet with an ``AUROC``, ``AveragePrecision`` or
-    ``KSStatistic`` member, one label and score column, no ``by``, no ``update`` keywords.
-    O(members)."""
+    ``KSStatistic`` member, one label and score column, no ``by`` (``update`` keywords:
+    :func:`dataset_split` decides, :func:`.keyed_split.rest_keywords`). O(members)."""
     from streammetrics.calibration.ks_gains import KSStatistic
     from streammetrics.ranking.metrics import AUROC, AveragePrecision
     from streammetrics.wrappers.metricset import MetricSet
 
-    return (isinstance(template, MetricSet) and plan.by is None and not plan.update_kwargs
+    return (isinstance(template, MetricSet) and plan.by is None
             and isinstance(plan.label, str) and isinstance(plan.score, str)
             and any(type(m) in (AUROC, AveragePrecision, KSStatistic) for _, m in template.items()))
 
@@ -77,8 +78,9 @@ def dataset_split(template: Any, plan: Plan, types: Mapping[str, Any]) -> range_
     """The split of ``template`` for :func:`evaluate_blocks` (``types``: the dataset's column
     types, Arrow or numpy), or None where the state path applies: the set's exact score state
     serves only binary ``AUROC`` (full or partial area) / ``AveragePrecision`` / ``KSStatistic``
-    members, fed one numeric label, score and (optionally) weight column, without ``by`` or
-    ``update`` keywords (:func:`range_counts.split_of`, weights allowed here). O(members)."""
+    members, fed one numeric label, score and (optionally) weight column, without ``by``,
+    ``update`` keywords only for the other members (:func:`range_counts.split_of`, weights
+    allowed here). O(members)."""
     dtypes = label_codes.read_numbers(plan, arrow_dtypes(types.keys(), types.values()))  # Decimals too
     if plan.weight is not None and not (isinstance(plan.weight, str) and plan.weight in dtypes
                                         and dtypes[plan.weight].kind in "biuf"):
@@ -138,12 +140,12 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, first
         for cols, bad, at in fed:  # each group's errors in the set's order, as one update would raise them
             y, s, w = cols[0], cols[1], cols[2] if len(cols) > 2 else None
             with located(plan.fed(), at):
-                if rest is not None and not split.ranked_first:
-                    rest.update(y, s, sample_weight=w)
                 frame = pa.table(dict(zip(names, cols, strict=True)))
-                runs += ranked_engine.iter_chunk_runs(ranked_engine.row_chunks(frame, CHUNK_ROWS), twin, at)
-                if rest is not None and split.ranked_first:
-                    rest.update(y, s, sample_weight=w)
+                with checked_rows(split, y, s, w):  # the exact group's checks first
+                    chunks = ranked_engine.row_chunks(frame, CHUNK_ROWS)
+                    runs += ranked_engine.iter_chunk_runs(chunks, twin, at)
+                if rest is not None:
+                    rest.update(y, s, sample_weight=w, **split.kwargs)
             if bad is not None:  # a score or weight float64 cannot hold, after the block's labels
                 raise bad
         pieces = ranked_engine.split_chunks(runs, edges)

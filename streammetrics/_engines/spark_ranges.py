@@ -43,6 +43,7 @@ while it computes AP (AUROC alone: three numbers per range).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
@@ -54,6 +55,7 @@ from . import label_codes, range_counts
 from . import ranked as ranked_engine
 from .messages import located
 from .plan import Plan, arrow_arrays, arrow_chunks, column, drop_nulls, empty_set, state_of
+from .rest_order import checked_rows
 from .spark_files import Piece, batches_of, numpy_dtype, open_file
 from .spark_worker import settle
 
@@ -176,8 +178,8 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
                 for y, p, where in _rows([piece], plan):
                     runs = [_EMPTY, _EMPTY]
                     with located(plan.fed(), where):  # a refused value: its column and rows named
-                        codes = label_codes.coded(y, codec, plan.label, where)
-                        for group, s in _validated(split, rest, (y, codes), p, edges, r,
+                        code = functools.partial(label_codes.coded, y, codec, plan.label, where)
+                        for group, s in _validated(split, rest, (y, code), p, edges, r,
                                                    checks if owned else None):
                             runs[group] = s
                     kept.append((runs[0], None, runs[1], None))
@@ -208,18 +210,20 @@ def _validated(split: range_counts.Split, rest: Any, labels: tuple[Any, Any], p:
     negatives). In the task's share (``owned``: the ranked members' empty state,
     :func:`label_codes.ranked_checks`; None outside it) every row is checked as that exact
     score state checks it (its ``check``: ``score_batch``, or the probability buffer's),
-    ``rest`` (the set's other members, or None) fed every row, in the set's group order;
+    ``rest`` (the set's other members, or None) fed every row after it, the errors in the set's
+    group order (:func:`.rest_order.checked_rows`);
     outside it nothing is checked -- the share's task refuses a bad row, failing the job --
     and the rows are split as the state splits valid rows (labels 1 and 0, ``ignore_index``
-    dropped). ``labels``: the rows' labels as given (what ``rest`` is fed) and as the ranked
-    members' codes (:func:`label_codes.coded`). O(n)."""
-    y_in, y = labels
-    if owned is not None:
-        if rest is not None and not split.ranked_first:
-            rest.update(y_in, p)
-        batch = owned.check(y, p)
-        if rest is not None and split.ranked_first:
-            rest.update(y_in, p)
+    dropped). ``labels``: the rows' labels as given (what ``rest`` is fed) and the function
+    that maps them to the ranked members' codes (:func:`label_codes.coded`). O(n)."""
+    y_in, code = labels
+    if owned is None:
+        y = code()
+    else:
+        with checked_rows(split, y_in, p):
+            batch = owned.check(code(), p)
+        if rest is not None:
+            rest.update(y_in, p, **split.kwargs)
         y, p = batch.y, batch.s
     s = np.asarray(p, dtype=np.float64)
     mask = _range_mask(s, edges, r)

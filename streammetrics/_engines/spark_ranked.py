@@ -46,7 +46,8 @@ from . import range_counts
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .dask_ranked import CHUNK_ROWS
-from .plan import Plan, Shape, empty_set, fed_tables, state_to_bytes
+from .plan import Plan, Shape, empty_set, state_to_bytes
+from .rest_order import rest_fed
 from .spark_worker import settle
 
 #: Scores per shipped row (32 MiB of float64, 64 with weights): bounds a task's output buffer and
@@ -103,12 +104,13 @@ _ROUTED_SCHEMA = "kind int, part long, seq long, data binary, more binary, skipp
 
 @dataclasses.dataclass(frozen=True)
 class Rest:
-    """The set's other members, fed in the routing pass beside the ranked twin: their plan and
-    whether the twin is fed each chunk first (the set's group order, so that a row both refuse
-    is refused as one process refuses it)."""
+    """The set's other members, fed in the routing pass beside the ranked twin (each chunk after
+    the twin): their plan and the members whose groups come before the exact group (a chunk
+    the twin refuses is offered to them first, :func:`.rest_order.rest_fed`: one process's
+    error)."""
 
     plan: Plan
-    ranked_first: bool
+    before: tuple[str, ...]
 
 
 def _routed_batch(kind: int, part: int, seq: int, data: bytes, more: bytes = b"", skipped: int = 0) -> Any:
@@ -136,16 +138,16 @@ def _route_task(plan: Plan, k: int, chunk_rows: int, rest: Rest | None,
     seq = 0
     with trusted_states():
         acc = None if rest is None else empty_set(rest.plan.config, rest.plan.kind)
-        if acc is not None and rest is not None:
-            tables = fed_tables(tables, acc, rest.plan, rest.ranked_first, f"Spark partition {part}")
-        for runs in ranked_engine.iter_chunk_runs(tables, plan, f"Spark partition {part}"):
-            for piece in common.chunks(runs, _CHUNK):
-                yield _routed_batch(_RUNS, part, seq, common.piece_to_bytes(piece))
-                seq += 1
-            if k:
-                values, counts = ranked_engine.run_sample(runs, k)
-                yield _routed_batch(_SAMPLE, part, seq, values.tobytes(), counts.tobytes())
-            del runs
+        with rest_fed(tables, acc, None if rest is None else rest.plan, () if rest is None else rest.before,
+                      f"Spark partition {part}") as fed:
+            for runs in ranked_engine.iter_chunk_runs(fed, plan, f"Spark partition {part}"):
+                for piece in common.chunks(runs, _CHUNK):
+                    yield _routed_batch(_RUNS, part, seq, common.piece_to_bytes(piece))
+                    seq += 1
+                if k:
+                    values, counts = ranked_engine.run_sample(runs, k)
+                    yield _routed_batch(_SAMPLE, part, seq, values.tobytes(), counts.tobytes())
+                del runs
         settle()  # the daemon's collection after the task: cheap
         yield _routed_batch(_SAMPLE, part, seq, b"", b"", skipped[0])
         if acc is not None:

@@ -363,3 +363,34 @@ def animal_set() -> sm.MetricSet:
     cls = list(ANIMALS)
     return sm.MetricSet(auroc=sm.AUROC(classes=cls), ap=sm.AveragePrecision(classes=cls, average="micro"),
                         acc=sm.Accuracy(classes=cls))
+
+
+def spark_routes(monkeypatch: Any) -> list[Any]:
+    """The splits Spark's range routes' ``split_for`` return (a None: that route not taken),
+    spied with ``monkeypatch`` (keyed, shuffled ranked and direct Parquet ranges)."""
+    from streammetrics._engines import spark_keyed, spark_ranges, spark_ranked
+
+    seen: list[Any] = []
+    for module in (spark_keyed, spark_ranked, spark_ranges):
+        real = module.split_for
+        monkeypatch.setattr(module, "split_for", lambda *a, real=real, **k: seen.append(real(*a, **k)) or seen[-1])
+    return seen
+
+
+def ray_routes(monkeypatch: Any) -> list[Any]:
+    """The names of the Ray range routes that ran (block ranges, keyed ranges, the Parquet file
+    tasks), spied with ``monkeypatch``."""
+    from streammetrics._engines import ray_blocks, ray_keyed, ray_ranges
+
+    ran: list[Any] = []
+    for module, name in ((ray_blocks, "evaluate_blocks"), (ray_keyed, "evaluate_dataset"),
+                         (ray_ranges, "evaluate_files")):
+        real = getattr(module, name)
+
+        def spy(*a: Any, real: Any = real, name: str = name, **k: Any) -> Any:
+            out = real(*a, **k)
+            if out is not None:
+                ran.append(name)
+            return out
+        monkeypatch.setattr(module, name, spy)
+    return ran

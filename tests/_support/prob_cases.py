@@ -64,8 +64,8 @@ def between_set() -> sm.MetricSet:
 
 
 def binary_between_set() -> sm.MetricSet:
-    """A binary probability AUROC / AP group between F1 (ignoring -1) and accuracy: the keyed
-    ranges (their tasks keep the set's error order), not the score ranges."""
+    """A binary probability AUROC / AP group between F1 (ignoring -1) and accuracy: the score
+    ranges, which keep the set's error order (``rest_order.checked_first``), as the keyed ones do."""
     return sm.MetricSet(f=sm.F1(ignore_index=-1), a=sm.AUROC(scores="probability"),
                         p=sm.AveragePrecision(scores="probability"), acc=sm.Accuracy())
 

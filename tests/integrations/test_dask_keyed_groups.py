@@ -221,7 +221,6 @@ def test_split_layout_and_routes(tmp_path: Any) -> None:
     assert sp.width == C + 1 + C * (C - 1) and sp.max_fprs == (0.3, 0.4)
     assert sp.ap_columns == (True,) * (C + 1) + (False,) * C * (C - 1)
     assert sp.partial_columns == ((0.3,),) * C + ((),) + ((0.4,),) * C * (C - 1)
-    assert [g.ranked_first for g in sp.groups] == [True, False]
     between = sm.MetricSet(f=sm.F1(C), a=sm.AUROC(C), acc=sm.Accuracy(C, ignore_index=-1), b=sm.AUROC(C, ignore_index=-1))
     around = split(between, label="y", score=SCORES)  # the rest on both sides of the keyed groups
     assert [g.before for g in around.groups] == [("f",), ("f", "acc")] and around.rest is not None

@@ -104,16 +104,19 @@ def test_root_receives_no_score_at_scale() -> None:
     assert len(root.states) == 4 and max(root.states) <= pac.REST_NUMBERS, root.states
 
 
+@pytest.mark.parametrize("order", ["exact first", "between"])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_mixed_exact_and_bounded_groups_go_by_ranges(weighted: bool) -> None:
+def test_mixed_exact_and_bounded_groups_go_by_ranges(weighted: bool, order: str) -> None:
     """An exact AUROC / AP group beside a bounded AUROC (two ranking states) used to gather the
     whole set; now the exact group goes by ranges (unweighted: the integer range path, bit for
-    bit) and the bounded one travels as a state. (The exact group first: between the two others
-    it takes the keyed ranges, which keep one process's error order, 1e-12:
-    test_dask_prob_groups.)"""
+    bit) and the bounded one travels as a state -- also with the exact group between the
+    bounded AUROC and F1 in the member order (the score ranges keep one process's error order:
+    ``rest_order.checked_first``)."""
     df = pac.data(3_000, 8, 3, weighted)
-    metrics = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(), bounded=sm.AUROC(max_bytes=2048),
-                           f1=sm.F1())
+    exact = {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()}
+    bounded = {"bounded": sm.AUROC(max_bytes=2048)}
+    metrics = sm.MetricSet({**exact, **bounded, "f1": sm.F1()} if order == "exact first"
+                           else {**bounded, **exact, "f1": sm.F1()})
     want, _ = pac.one_process(metrics, df)
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
         root = _Root(mp)

@@ -1,7 +1,7 @@
 """Issue #32 on Dask: the last exact groups that gathered every score take the ranges --
 ``scores="probability"`` AUROC / AP (binary by the score ranges or, weighted / partial, the
 ranked ranges; multiclass and ``by=`` by the keyed ranges), an exact group between two other
-state groups in the member order, ``classes=`` / ``pos_label=`` with string labels beside a
+state groups in the member order (binary: the score ranges), ``classes=`` / ``pos_label=`` with string labels beside a
 second exact group (each group its own codec). Values: one process's within 1e-12 (unweighted
 full AUROC bit for bit); a refused batch (a probability above 1 or below 0, a label, NaN, in a
 late partition): one process's error for that partition, the first in the set's group order,
@@ -69,7 +69,8 @@ def test_groups_equal_one_process(n: int, seed: int, ranges: int, weighted: bool
 
 @pytest.mark.parametrize(("case", "how"), [("binary", "above"), ("binary", "below"), ("multiclass", "above"),
                                           ("multiclass", "below"), ("between", "above"), ("between", "label"),
-                                          ("between", "seven"), ("binary_between", "label"), ("spam", "above"),
+                                          ("between", "seven"), ("binary_between", "label"), ("binary_between", "seven"),
+                                          ("binary_between", "above"), ("spam", "above"),
                                           ("animals", "unknown"), ("multiclass", "label")])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_refused_in_a_late_partition(case: str, how: str, weighted: bool) -> None:
@@ -106,6 +107,25 @@ def test_between_group_order() -> None:
             KR.keyed_part([(bad.y.to_numpy(), bad[pc.SCORES].to_numpy(), None, None)], split, 8)
         # one process's words, led by the engine argument and its column(s) (messages.located)
         assert str(eng.value) == located_message(pc.refused("between", bad), plan.fed()), how
+
+
+def test_binary_between_takes_the_score_ranges() -> None:
+    """A binary exact group between F1 (ignoring -1) and accuracy: the score ranges (not the
+    keyed ones), F1 the member before it; a refused batch raises one process's error, the
+    refusing group's or, where F1 refuses it too, F1's (label 7) -- F1 offered the batch first
+    on the error path only."""
+    df = pc.frame(200, 9)
+    acc, _, plan = make_plan(pc.binary_between_set(), label="yb", score="pb", weight=None, query=None,
+                             doc_id=None, update_kwargs={}, available=list(df.columns))
+    dtypes = dict(df.dtypes.items())
+    split = RC.split_of(acc, plan, dtypes, labels=True)
+    assert KR.split_of(acc, plan, dtypes, labels=True) is None
+    assert split is not None and split.before == ("f",) and list(split.ranked) == ["a", "p"]
+    for how in ("label", "seven", "above", "nan"):
+        bad = pc.spoiled(df, "binary_between", 20, how)
+        with pytest.raises(ValueError) as eng:
+            RC.partition_parts([(bad.yb.to_numpy(), bad.pb.to_numpy())], split, 8)
+        assert str(eng.value) == located_message(pc.refused("binary_between", bad), plan.fed()), how
 
 
 def test_parquet_takes_the_ranges(tmp_path: Any) -> None:

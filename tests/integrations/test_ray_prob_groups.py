@@ -20,31 +20,14 @@ import engine_cases as cases  # noqa: E402
 import prob_cases as pc  # noqa: E402
 
 import streammetrics.ray as sm_ray  # noqa: E402
-from streammetrics._engines import ray_blocks, ray_keyed, ray_ranges  # noqa: E402
 
 local_ray = pytest.fixture(scope="module", autouse=True)(cases.local_ray)
-
-
-def _spied(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The range routes that ran (block ranges, keyed ranges, the Parquet file tasks)."""
-    ran: list[str] = []
-    for module, name in ((ray_blocks, "evaluate_blocks"), (ray_keyed, "evaluate_dataset"),
-                         (ray_ranges, "evaluate_files")):
-        real = getattr(module, name)
-
-        def spy(*a: Any, real: Any = real, name: str = name, **k: Any) -> Any:
-            out = real(*a, **k)
-            if out is not None:
-                ran.append(name)
-            return out
-        monkeypatch.setattr(module, name, spy)
-    return ran
 
 
 def test_ray_takes_the_ranges(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
     df = pc.frame(1_200, 31)
     ds = ray.data.from_pandas([df.iloc[:0], df.iloc[:300], df.iloc[300:1_000], df.iloc[1_000:]])
-    ran = _spied(monkeypatch)
+    ran = cases.ray_routes(monkeypatch)
     pc.check_runs(sm_ray.evaluate, ds, df, ran)
     df.iloc[:600].to_parquet(tmp_path / "a.parquet")
     df.iloc[600:].to_parquet(tmp_path / "b.parquet")

@@ -87,19 +87,22 @@ def test_the_driver_reads_no_score(spark_session: Any) -> None:
 @pytest.mark.filterwarnings("ignore::FutureWarning")
 def test_parquet_mixed_groups_and_evaluate_ranked(spark_session: Any, tmp_path: Any) -> None:
     """Parquet files read in the tasks: an exact AUROC / AP beside a bounded AUROC and F1 takes the
-    direct range path (bit for bit), no longer the state path; ``evaluate_ranked`` takes
-    ``max_fpr`` (weights, given edges with a repeated one). (The exact group first: between the
-    two others it takes the keyed ranges, which keep one process's error order, 1e-12.)"""
+    direct range path (bit for bit), no longer the state path -- the exact group first, or
+    between the bounded AUROC and F1 in the member order (the direct ranges keep one process's
+    error order: ``rest_order.checked_first``); ``evaluate_ranked`` takes ``max_fpr`` (weights,
+    given edges with a repeated one)."""
     df = pac.data(1_200, 7, 3, True)
     df.iloc[:500].to_parquet(tmp_path / "a.parquet", index=False)
     df.iloc[500:].to_parquet(tmp_path / "b.parquet", index=False)
     frame = spark_session.read.parquet(str(tmp_path))
-    metrics = sm.MetricSet(auroc=sm.AUROC(), ap=sm.AveragePrecision(), bounded=sm.AUROC(max_bytes=2048),
-                           f1=sm.F1())
-    with mock.patch.object(spark_ranges, "run_ranges", wraps=spark_ranges.run_ranges) as direct:
-        got = sm_spark.evaluate(frame, metrics, label="y", score="p")
-    want, _ = pac.one_process(metrics, df.drop(columns="w"))
-    assert got == want and direct.call_count == 1
+    exact = {"auroc": sm.AUROC(), "ap": sm.AveragePrecision()}
+    bounded = {"bounded": sm.AUROC(max_bytes=2048)}
+    for members in ({**exact, **bounded, "f1": sm.F1()}, {**bounded, **exact, "f1": sm.F1()}):
+        metrics = sm.MetricSet(members)
+        with mock.patch.object(spark_ranges, "run_ranges", wraps=spark_ranges.run_ranges) as direct:
+            got = sm_spark.evaluate(frame, metrics, label="y", score="p")
+        want, _ = pac.one_process(metrics, df.drop(columns="w"))
+        assert got == want and direct.call_count == 1, list(members)
     ranked = sm_spark.evaluate_ranked(frame, {"a": sm.AUROC(max_fpr=0.25), "b": sm.AUROC(max_fpr=0.6),
                                               "roc": sm.ROCCurve()}, label="y", score="p", weight="w",
                                       ranges=[0.3, 0.6, 0.6])
