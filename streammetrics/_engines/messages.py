@@ -106,8 +106,13 @@ def located_message(message: str, fed: Mapping[str, Any], where: str = "") -> st
     spec = None if arg is None else fed.get(arg)
     if spec is None:
         return message
-    named = f"column {brief(spec)}" if isinstance(spec, str) else f"columns {brief(list(spec))}"
-    return f"{arg}: {named}{f' of {where}' if where else ''}: {message}"
+    return f"{arg}: {named(spec)}{f' of {where}' if where else ''}: {message}"
+
+
+def named(spec: Any) -> str:
+    """``"column 'p'"`` for one column name, ``"columns ['p0', 'p1']"`` for several (:func:`brief`
+    of them). O(1)."""
+    return f"column {brief(spec)}" if isinstance(spec, str) else f"columns {brief(list(spec))}"
 
 
 @contextlib.contextmanager

@@ -27,7 +27,7 @@ from streammetrics._core.persistence import dumps, loads
 from streammetrics._core.warn import warn
 from streammetrics.wrappers.metricset import MetricSet
 
-from .messages import ITEMS, brief, located
+from .messages import ITEMS, brief, located, named
 
 Columns = str | Sequence[str]
 
@@ -202,7 +202,7 @@ def numbers(arr: np.ndarray, spec: Columns, what: str, where: str) -> np.ndarray
             float(v)
         except (TypeError, ValueError, OverflowError):
             row = i if arr.ndim == 1 else i // arr.shape[1]
-            raise ValueError(f"{what}: column {brief(spec)} of {where}: expected numbers, booleans or "
+            raise ValueError(f"{what}: {named(spec)} of {where}: expected numbers, booleans or "
                              f"Decimals that float64 can hold; first invalid value {brief(v)} at row "
                              f"{row}") from None
     return arr  # numbers float64 holds (the state's validation reads them as the state path's)

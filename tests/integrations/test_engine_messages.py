@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 import streammetrics as sm
 from streammetrics._engines.callbacks import as_metric_set
-from streammetrics._engines.messages import BRIEF, brief
-from streammetrics._engines.plan import partition_state
+from streammetrics._engines.messages import BRIEF, brief, named
+from streammetrics._engines.plan import numbers, partition_state
 from streammetrics._engines.request import Request, make_run
 
 HUGE = 100_000
@@ -68,6 +68,15 @@ nested = st.recursive(
 @given(value=nested)
 def test_brief_is_bounded_for_any_nesting(value: Any) -> None:
     assert len(brief(value)) <= 3 * BRIEF
+
+
+def test_one_column_or_several_are_named_as_such() -> None:
+    assert named("p") == "column 'p'"
+    assert named(("p0", "p1")) == "columns ['p0', 'p1']"
+    scores = np.array([[0.1, 0.9], [0.5, "x"]], dtype=object)  # several score columns, one bad value
+    with pytest.raises(ValueError, match=r"^score: columns \['p0', 'p1'\] of Dask partition 2: .*'x' at row 1$"):
+        numbers(scores, ["p0", "p1"], "score", "Dask partition 2")
+    assert numbers(np.array([0.5]), "p", "score", "Dask partition 2").dtype == np.float64
 
 
 def test_make_run_messages_are_bounded() -> None:
