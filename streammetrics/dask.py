@@ -95,7 +95,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines import keyed_ranges, label_codes, minority, range_counts
+from streammetrics._engines import keyed_ranges, label_codes, minority, parquet_reads, range_counts
 from streammetrics._engines.dask_expressions import series_columns
 from streammetrics._engines.dask_keyed import keyed_graph
 from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
@@ -167,10 +167,10 @@ def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
 def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                   sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan),
+        footers = parquet_reads.parquet_footers(files, fs, parquet_reads.plan_columns(plan),
                                                label_codes.mapped_column(split))
         rows = sum(f.num_rows for f in footers)
-        return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan, footers),
+        return range_counts.partition_parts(parquet_reads.parquet_batches(files, fs, plan, footers),
                                             split, sample_size, rows)
 
 
@@ -305,11 +305,11 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     import dask
     import pyarrow.parquet as pq
 
-    found = range_counts.parquet_files(path)
+    found = parquet_reads.parquet_files(path)
     if found is None:
         return None
     fs, files = found
-    with range_counts.named_read_errors(files[0]):
+    with parquet_reads.named_read_errors(files[0]):
         schema = pq.read_schema(files[0], filesystem=fs)
     dtypes = arrow_dtypes(schema.names, schema.types)  # a type without a numpy twin: general path
     try:

@@ -43,7 +43,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import label_codes, minority, range_counts
+from . import label_codes, minority, parquet_reads, range_counts
 from . import ranked as ranked_engine
 from .plan import Plan
 
@@ -101,9 +101,9 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int,
     positives, rows = 0, 0
     for i in picks:
         name = files[int(i)]
-        with fs.open(name, "rb") as f, range_counts.named_read_errors(name):
+        with fs.open(name, "rb") as f, parquet_reads.named_read_errors(name):
             reader = pq.ParquetFile(f)
-            range_counts.check_columns(reader.schema_arrow, range_counts.plan_columns(plan), name,
+            parquet_reads.check_columns(reader.schema_arrow, parquet_reads.plan_columns(plan), name,
                                        str(plan.label) if codec is not None else None)
             if reader.num_row_groups:
                 group = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.score])
@@ -132,10 +132,10 @@ def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Sp
     a file that is not Parquet, or whose label or score column is not numeric as in the first
     file, is named before any row is read."""
     with trusted_states():
-        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan),
+        footers = parquet_reads.parquet_footers(files, fs, parquet_reads.plan_columns(plan),
                                                label_codes.mapped_column(split))
         rows = sum(f.num_rows for f in footers)
-        batches = range_counts.parquet_batches(files, fs, plan, footers)
+        batches = parquet_reads.parquet_batches(files, fs, plan, footers)
         parts = range_counts.partition_parts(batches, split, 1, rows)
         if isinstance(edges, minority.Exchange):
             own = minority.exchange_pieces(parts, 0, 1)[0]
