@@ -1,0 +1,119 @@
+"""Warnings raised inside engine tasks reach the caller: multiclass ``scores="probability"``
+members (the keyed ranges) whose rows do not sum to 1 warn in the partition tasks, on workers
+the caller never sees. The tasks keep the warnings their updates raise
+(:func:`streammetrics._core.warn.recorded`) and send them with their small head; the caller raises
+each distinct one once (:func:`streammetrics._core.warn.reissued`, ``Shape.deliver``). Oracle: one
+process (``MetricSet.update`` on the whole frame): the same warnings, category and message,
+once -- on a real 2-process LocalCluster and on the synchronous scheduler (the task runs in the
+caller: kept, not raised twice); rows summing to 1: none; values unchanged."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.dataframe")
+
+import dask  # noqa: E402
+import engine_cases as cases  # noqa: E402
+import prob_cases as pc  # noqa: E402
+
+import streammetrics.dask as sm_dask  # noqa: E402
+
+PREFIX = "The y_prob values do not sum to one"
+CUTS = [120, 120, 260]  # an empty partition in the middle
+
+
+def _spoiled(rows: list[int], seed: int = 3) -> Any:
+    """:func:`prob_cases.frame` with the class-0 probability of ``rows`` raised by 0.25."""
+    df = pc.frame(400, seed)
+    df.loc[rows, "s0"] = df.loc[rows, "s0"] + 0.25
+    return df
+
+
+def _recorded(fn: Any) -> tuple[Any, list[tuple[type[Warning], str]]]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = fn()
+    return got, [(w.category, str(w.message)) for w in caught]
+
+
+def _one_process(df: Any) -> tuple[Any, list[tuple[type[Warning], str]]]:
+    make, label, score = pc.CASES["multiclass"]
+    return _recorded(lambda: make().update(df[label].to_numpy(), df[score].to_numpy()).compute())
+
+
+def _engine(df: Any, **kwargs: Any) -> tuple[Any, list[tuple[type[Warning], str]]]:
+    make, label, score = pc.CASES["multiclass"]
+
+    def gather(*args: Any, **kw: Any) -> Any:
+        raise AssertionError("the state path gathered every score")
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sm_dask, "_partition_task", gather)  # the keyed ranges, never the gather
+        return _recorded(lambda: sm_dask.evaluate(cases.delayed_partitions(df, CUTS), make(), label=label,
+                                                  score=score, **kwargs))
+
+
+def _bad_rows(found: list[tuple[type[Warning], str]]) -> int:
+    """The rows the warnings name (their ``N row(s)``), summed."""
+    return sum(int(re.search(r"(\d+) row\(s\)", m).group(1)) for _, m in found)  # type: ignore[union-attr]
+
+
+def _probability(found: list[tuple[type[Warning], str]]) -> list[tuple[type[Warning], str]]:
+    return [(c, m) for c, m in found if m.startswith(PREFIX)]
+
+
+def _scheduled(fn: Any, client: Any, scheduler: str) -> Any:
+    if scheduler == "synchronous":
+        with dask.config.set(scheduler="synchronous"):
+            return fn()
+    assert client is not None
+    return fn()
+
+
+@pytest.mark.parametrize("scheduler", ["distributed", "synchronous"])
+def test_one_process_warnings_once(scheduler: str, request: pytest.FixtureRequest) -> None:
+    """Rows not summing to 1 in one partition: exactly one process's warnings (category and
+    message, each once); the values one process's within 1e-12."""
+    client = request.getfixturevalue("client") if scheduler == "distributed" else None
+    df = _spoiled([3, 40, 77])  # the first partition: its indices are the frame's
+    want, warned = _one_process(df)
+    assert len(_probability(warned)) == 1 and warned[0][0] is UserWarning
+    got, found = _scheduled(lambda: _engine(df), client, scheduler)
+    assert found == warned
+    pc.assert_close(got, want)
+
+
+@pytest.mark.parametrize("scheduler", ["distributed", "synchronous"])
+def test_rows_in_several_partitions(scheduler: str, request: pytest.FixtureRequest) -> None:
+    """Bad rows in several partitions: each partition's warning once (one process's category and
+    words, the partition's count and first row), the counts adding up to one process's."""
+    client = request.getfixturevalue("client") if scheduler == "distributed" else None
+    df = _spoiled([3, 200, 201, 350])
+    want, warned = _one_process(df)
+    got, found = _scheduled(lambda: _engine(df), client, scheduler)
+    mine = _probability(found)
+    assert len(mine) == 3 and len(set(mine)) == 3 and all(c is UserWarning for c, _ in mine)
+    assert _bad_rows(mine) == _bad_rows(_probability(warned)) == 4
+    assert [w for w in found if w not in mine] == [w for w in warned if w not in _probability(warned)]
+    pc.assert_close(got, want)
+
+
+@pytest.mark.parametrize("scheduler", ["distributed", "synchronous"])
+def test_rows_summing_to_one_warn_nothing(scheduler: str, request: pytest.FixtureRequest) -> None:
+    """Rows summing to 1 (sliced too): no warning, as one process; values unchanged."""
+    client = request.getfixturevalue("client") if scheduler == "distributed" else None
+    df = pc.frame(400, 5)
+    want, warned = _one_process(df)
+    got, found = _scheduled(lambda: _engine(df), client, scheduler)
+    assert found == warned == []
+    pc.assert_close(got, want)
+    got, found = _scheduled(lambda: _engine(df, by="g"), client, scheduler)
+    assert found == []
+    pc.assert_close(got, pc.one_process("multiclass", df, by="g"))
+    assert np.isfinite(got[0]["a"])
