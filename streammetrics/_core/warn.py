@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import sys
 import threading
 import warnings
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from .metric import UndefinedMetricWarning
 
@@ -141,4 +143,24 @@ def reissued(*records: Iterable[tuple[str, type[Warning]]]) -> list[tuple[str, t
         for w in kept:
             if w not in out and len(out) < MAX_RECORDED:
                 out.append(w)
+    return out
+
+
+def recorded_to_bytes(records: Iterable[tuple[str, type[Warning]]]) -> bytes:
+    """Recorded warnings as JSON bytes (for an engine whose tasks return bytes: Spark): each
+    message and its category's ``module:qualname``. O(records)."""
+    return json.dumps([[m, f"{c.__module__}:{c.__qualname__}"] for m, c in records]).encode()
+
+
+def recorded_from_bytes(data: bytes) -> Recorded:
+    """:func:`recorded_to_bytes`'s warnings back; a category that is not a ``Warning`` class of
+    an imported module (``sys.modules``: nothing is imported) read as ``UserWarning``. O(records)."""
+    out: Recorded = []
+    for message, name in json.loads(data.decode()) if data else []:
+        module, _, qualname = str(name).partition(":")
+        found: Any = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        category = found if isinstance(found, type) and issubclass(found, Warning) else UserWarning
+        out.append((str(message), category))
     return out

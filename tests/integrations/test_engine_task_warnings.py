@@ -39,7 +39,8 @@ def _recorded(fn: Any) -> tuple[Any, list[tuple[type[Warning], str]]]:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         got = fn()
-    return got, [(w.category, str(w.message)) for w in caught]
+    other = (FutureWarning, DeprecationWarning, ResourceWarning)  # the frameworks' own
+    return got, [(w.category, str(w.message)) for w in caught if not issubclass(w.category, other)]
 
 
 def _one_process(df: Any) -> tuple[Any, list[tuple[type[Warning], str]]]:
@@ -117,3 +118,70 @@ def test_rows_summing_to_one_warn_nothing(scheduler: str, request: pytest.Fixtur
     assert found == []
     pc.assert_close(got, pc.one_process("multiclass", df, by="g"))
     assert np.isfinite(got[0]["a"])
+
+
+def _check_spread(run: Any, df: Any) -> None:
+    """``run(df)``'s warnings: each of one process's category and words once, their counts adding
+    up to one process's; the other warnings one process's; values one process's."""
+    want, warned = _one_process(df)
+    got, found = _recorded(lambda: run(df))
+    mine = _probability(found)
+    assert mine and len(set(mine)) == len(mine) and all(c is UserWarning for c, _ in mine)
+    assert _bad_rows(mine) == _bad_rows(_probability(warned))
+    assert [w for w in found if w not in mine] == [w for w in warned if w not in _probability(warned)]
+    pc.assert_close(got, want)
+
+
+def test_ray_keyed_tasks(request: pytest.FixtureRequest) -> None:
+    """Ray's keyed ranges (block tasks in worker processes): one process's warning once when the
+    bad rows are in the first block; spread over blocks, each block's once; none for rows
+    summing to 1. Values unchanged."""
+    ray = pytest.importorskip("ray")
+    pytest.importorskip("ray.data")
+    import streammetrics.ray as sm_ray
+
+    gen = cases.local_ray()
+    next(gen)
+    try:
+        make, label, score = pc.CASES["multiclass"]
+
+        def run(df: Any) -> Any:
+            ds = ray.data.from_pandas([df.iloc[:150], df.iloc[150:150], df.iloc[150:300], df.iloc[300:]])
+            return sm_ray.evaluate(ds, make(), label=label, score=score)
+
+        df = _spoiled([3, 40, 77])
+        want, warned = _one_process(df)
+        got, found = _recorded(lambda: run(df))
+        assert found == warned and len(warned) == 1
+        pc.assert_close(got, want)
+        _check_spread(run, _spoiled([3, 200, 201, 350]))
+        df = pc.frame(400, 5)
+        got, found = _recorded(lambda: run(df))
+        assert found == []
+        pc.assert_close(got, pc.one_process("multiclass", df))
+    finally:
+        next(gen, None)  # ray.shutdown()
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_spark_keyed_tasks(request: pytest.FixtureRequest) -> None:
+    """Spark's keyed ranges (the partitions' chunk heads carry the warnings as bytes): bad rows
+    spread over partitions warn each partition's once, with one process's category and words;
+    none for rows summing to 1. Values unchanged."""
+    pytest.importorskip("pyspark")
+    import streammetrics.spark as sm_spark
+
+    spark = request.getfixturevalue("spark_session")
+    make, label, score = pc.CASES["multiclass"]
+
+    def run(df: Any) -> Any:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            frame = spark.createDataFrame(df).repartition(3)
+        return sm_spark.evaluate(frame, make(), label=label, score=score)
+
+    _check_spread(run, _spoiled([3, 200, 201, 350]))
+    df = pc.frame(400, 5)
+    got, found = _recorded(lambda: run(df))
+    assert [w for w in found if w[0] is not FutureWarning] == []
+    pc.assert_close(got, pc.one_process("multiclass", df))
