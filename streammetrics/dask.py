@@ -176,9 +176,9 @@ def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts
 
 def _final_task(rest: Sequence[Mapping[str, Any]],
                 ranges: Sequence[range_counts.RangeCounts | minority.ExchangeCounts],
-                split: range_counts.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+                split: range_counts.Split, warned: Sequence[Any] = ()) -> tuple[dict[str, Any], list[Any]]:
     with trusted_states():
-        return minority.final_values(rest, ranges, split)
+        return minority.final_values(rest, ranges, split, warned)
 
 
 def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, split: range_counts.Split,
@@ -235,7 +235,8 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
             rest = [key("rest", level, j) for j in range(len(groups))]
             for k, g in zip(rest, groups, strict=True):
                 dsk[k] = (_merge_task, g, key("rest-config"))
-    dsk[key("final")] = (_final_task, rest, ranges, split)
+    warned = [(operator.getitem, h, 4) for h in heads]  # the partition tasks' warnings
+    dsk[key("final")] = (_final_task, rest, ranges, split, warned)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(deps))
     return Delayed(key("final"), graph, layer=name)
 

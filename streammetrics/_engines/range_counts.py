@@ -40,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from streammetrics._core.warn import Recorded, recorded, reissued
 from streammetrics._scores.exact import merge_count
 from streammetrics._scores.thresholds import ThresholdCounts, average_precision
 from streammetrics.calibration.ks_gains import KSStatistic
@@ -185,19 +186,22 @@ def partition_parts(batches: Iterable[tuple[Any, ...]], split: Split, sample_siz
 
     The scores of both classes go straight into one float64 buffer (:class:`_ClassBuffer`,
     ``rows`` long where the caller knows the row count, else grown), not into per-batch copies
-    joined at the end: one allocation per task. O(n)."""
+    joined at the end: one allocation per task. Last, the warnings the batches' updates raise
+    (:func:`~streammetrics._core.warn.recorded`), for the caller. O(n)."""
     scores = _ClassBuffer(rows)
     rest = None if split.rest is None else empty_set(split.rest)
     codec, checks = label_codes.ranked_codec(split.ranked), label_codes.ranked_checks(split.ranked)
+    warned: Recorded = []
     for y, p, *at in batches:  # a refused value: its column and batch named
-        with located(split.fed or {"label": split.label}, at[0] if at else ""):
+        with located(split.fed or {"label": split.label}, at[0] if at else ""), recorded() as kept:
             with checked_rows(split, y, p):  # errors in the set's group order
                 batch = checks.check(label_codes.coded(y, codec, split.label, at[0] if at else ""), p)
             scores.add(batch, split.ignore_index)
             if rest is not None:
                 rest.update(y, p, **split.kwargs)
+        warned = reissued(warned, kept)
     runs = scores.runs()
-    return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size)
+    return None if rest is None else state_of(rest), runs, ranked_engine.run_sample(runs, sample_size), warned
 
 
 class _ClassBuffer:
@@ -462,16 +466,17 @@ def range_counts(pieces: Sequence[ranked_engine.Runs], thresholds: bool = True,
     return RangeCounts(n_pos, n_neg, u2, asc[::-1] if thresholds else asc[:0], tps, fps)
 
 
-def final_values(
-    rest_states: Sequence[Mapping[str, Any]], ranges: Sequence[RangeCounts], split: Split
-) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+def final_values(rest_states: Sequence[Mapping[str, Any]], ranges: Sequence[RangeCounts], split: Split,
+                 warned: Sequence[Recorded] = ()) -> tuple[dict[str, Any], Recorded]:
     """The root: the other members merged and computed, the ranked ones from the range counts
     (ranges in increasing score order); values in the set's member order, with the warnings
-    one process raises. O(states + R + distinct positive scores)."""
+    one process raises: the tasks' updates' (``warned``, :func:`partition_parts`' last item,
+    each distinct one once), then compute's. O(states + R + distinct positive scores)."""
     values: dict[str, Any] = {}
-    caught: list[tuple[str, type[Warning]]] = []
+    caught = reissued(*warned)
     if split.rest is not None:
-        values, caught = compute_recorded(merged([rebuild(split.rest, s) for s in rest_states]))
+        values, more_rest = compute_recorded(merged([rebuild(split.rest, s) for s in rest_states]))
+        caught += more_rest
     P = sum(r.pos for r in ranges)
     N = sum(r.neg for r in ranges)
     ranked, more = undefined(split, P > 0, N > 0)

@@ -127,10 +127,10 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int,
 
 def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                edges: np.ndarray | minority.Exchange) -> list[Any]:
-    """The other members' state (or None), then the R routed pieces of ``files``' scores (for
-    the exchange: the sorted negatives, then the sorted positives). The footers are read first:
-    a file that is not Parquet, or whose label or score column is not numeric as in the first
-    file, is named before any row is read."""
+    """The other members' state (or None) and the updates' warnings, then the R routed pieces of
+    ``files``' scores (for the exchange: the sorted negatives, then the sorted positives). The
+    footers are read first: a file that is not Parquet, or whose label or score column is not
+    numeric as in the first file, is named before any row is read."""
     with trusted_states():
         footers = parquet_reads.parquet_footers(files, fs, parquet_reads.plan_columns(plan),
                                                label_codes.mapped_column(split))
@@ -139,8 +139,8 @@ def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Sp
         parts = range_counts.partition_parts(batches, split, 1, rows)
         if isinstance(edges, minority.Exchange):
             own = minority.exchange_pieces(parts, 0, 1)[0]
-            return [parts[0], own[0], own[2]]
-        return [parts[0], *range_counts.route_runs(parts, edges)]
+            return [(parts[0], parts[3]), own[0], own[2]]
+        return [(parts[0], parts[3]), *range_counts.route_runs(parts, edges)]
 
 
 def _range_task(ap: bool, *pieces: ranked_engine.Runs) -> range_counts.RangeCounts:
@@ -184,7 +184,8 @@ def evaluate_files(files: Sequence[str], fs: Any, plan: Plan,
     else:
         range_task = ray.remote(_range_task)
         ranges = [range_task.remote(split.ap, *[p[r + 1] for p in parts]) for r in range(n_ranges)]
-    rest = [s for s in get([p[0] for p in parts]) if s is not None]  # a refused row raises here
+    heads = get([p[0] for p in parts])  # a refused row raises here
     counts = get(ranges)
     with trusted_states():  # the states were made by the file tasks
-        return minority.final_values(rest, counts, split)
+        return minority.final_values([s for s, _ in heads if s is not None], counts, split,
+                                     [w for _, w in heads])

@@ -348,7 +348,7 @@ def test_class_buffer_any_row_hint_and_blocks(rows: int) -> None:
                            doc_id=None, update_kwargs={}, available=["y", "p"])
     split = RC.split_of(t, plan, {"y": np.dtype("int64"), "p": np.dtype("float64")})
     assert split is not None
-    _, (neg, _, pos, _), _ = RC.partition_parts([b for b in batches if len(b[0])], split, 16, rows)
+    _, (neg, _, pos, _), _, _ = RC.partition_parts([b for b in batches if len(b[0])], split, 16, rows)
     y = np.concatenate([b[0] for b in batches])
     p = np.concatenate([b[1].astype(np.float64) for b in batches])
     assert neg.dtype == pos.dtype == np.float64

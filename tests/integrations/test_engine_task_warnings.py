@@ -22,6 +22,7 @@ import dask  # noqa: E402
 import engine_cases as cases  # noqa: E402
 import prob_cases as pc  # noqa: E402
 
+import streammetrics as sm  # noqa: E402
 import streammetrics.dask as sm_dask  # noqa: E402
 
 PREFIX = "The y_prob values do not sum to one"
@@ -88,6 +89,12 @@ def test_one_process_warnings_once(scheduler: str, request: pytest.FixtureReques
     got, found = _scheduled(lambda: _engine(df), client, scheduler)
     assert found == warned
     pc.assert_close(got, want)
+    make, label, score = pc.CASES["multiclass"]
+    with warnings.catch_warnings(record=True) as caught:  # at the caller's line (stacklevel)
+        warnings.simplefilter("always")
+        _scheduled(lambda: sm_dask.evaluate(cases.delayed_partitions(df, CUTS), make(), label=label,
+                                            score=score), client, scheduler)
+    assert [w.filename for w in caught if str(w.message).startswith(PREFIX)] == [__file__]
 
 
 @pytest.mark.parametrize("scheduler", ["distributed", "synchronous"])
@@ -185,3 +192,37 @@ def test_spark_keyed_tasks(request: pytest.FixtureRequest) -> None:
     got, found = _recorded(lambda: run(df))
     assert [w for w in found if w[0] is not FutureWarning] == []
     pc.assert_close(got, pc.one_process("multiclass", df))
+
+
+@pytest.mark.parametrize("ranges", [1, 3])
+def test_score_range_tasks(ranges: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dask's score ranges (binary exact group, F1 beside it), synchronous scheduler: a warning
+    the partition tasks' checks raise (a stand-in: no binary check warns today) reaches the
+    caller once, however many partitions raise it; values unchanged."""
+    from streammetrics._core.warn import warn
+    from streammetrics._engines import label_codes
+    from streammetrics._engines import range_counts as RC
+
+    real = label_codes.ranked_checks
+
+    class Warns:
+        def __init__(self, checks: Any) -> None:
+            self.checks = checks
+
+        def check(self, *args: Any) -> Any:
+            warn("a stand-in warning of a task's check", RuntimeWarning)
+            return self.checks.check(*args)
+
+    monkeypatch.setattr(label_codes, "ranked_checks", lambda ranked: Warns(real(ranked)))
+    monkeypatch.setattr(RC, "range_count", lambda: ranges)
+    monkeypatch.setattr(sm_dask, "_partition_task", lambda *a, **k: pytest.fail("gathered"))
+    def make() -> Any:
+        return sm.MetricSet(a=sm.AUROC(scores="probability"), p=sm.AveragePrecision(scores="probability"),
+                            f1=sm.F1())
+
+    df = pc.frame(400, 7)
+    with dask.config.set(scheduler="synchronous"):
+        got, found = _recorded(lambda: sm_dask.evaluate(cases.delayed_partitions(df, CUTS), make(),
+                                                        label="yb", score="pb"))
+    assert found == [(RuntimeWarning, "a stand-in warning of a task's check")]
+    pc.assert_close(got, make().update(df.yb.to_numpy(), df.pb.to_numpy()).compute())
