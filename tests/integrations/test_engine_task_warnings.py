@@ -199,21 +199,9 @@ def test_score_range_tasks(ranges: int, monkeypatch: pytest.MonkeyPatch) -> None
     """Dask's score ranges (binary exact group, F1 beside it), synchronous scheduler: a warning
     the partition tasks' checks raise (a stand-in: no binary check warns today) reaches the
     caller once, however many partitions raise it; values unchanged."""
-    from streammetrics._core.warn import warn
-    from streammetrics._engines import label_codes
     from streammetrics._engines import range_counts as RC
 
-    real = label_codes.ranked_checks
-
-    class Warns:
-        def __init__(self, checks: Any) -> None:
-            self.checks = checks
-
-        def check(self, *args: Any) -> Any:
-            warn("a stand-in warning of a task's check", RuntimeWarning)
-            return self.checks.check(*args)
-
-    monkeypatch.setattr(label_codes, "ranked_checks", lambda ranked: Warns(real(ranked)))
+    _stand_in(monkeypatch)
     monkeypatch.setattr(RC, "range_count", lambda: ranges)
     monkeypatch.setattr(sm_dask, "_partition_task", lambda *a, **k: pytest.fail("gathered"))
     def make() -> Any:
@@ -226,3 +214,59 @@ def test_score_range_tasks(ranges: int, monkeypatch: pytest.MonkeyPatch) -> None
                                                         label="yb", score="pb"))
     assert found == [(RuntimeWarning, "a stand-in warning of a task's check")]
     pc.assert_close(got, make().update(df.yb.to_numpy(), df.pb.to_numpy()).compute())
+
+
+STAND_IN = (RuntimeWarning, "a stand-in warning of a task's check")
+
+
+def _stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the ranked members' checks (every score-range task's) warn :data:`STAND_IN`, through
+    the library's ``warn``, in this process."""
+    from streammetrics._core.warn import warn
+    from streammetrics._engines import label_codes
+
+    real = label_codes.ranked_checks
+
+    class Warns:
+        def __init__(self, checks: Any) -> None:
+            self.checks = checks
+
+        def check(self, *args: Any) -> Any:
+            warn(STAND_IN[1], STAND_IN[0])
+            return self.checks.check(*args)
+
+    monkeypatch.setattr(label_codes, "ranked_checks", lambda ranked: Warns(real(ranked)))
+
+
+def test_spark_range_tasks_in_process(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spark's direct Parquet ranges, their tasks run here (no session): each task keeps the
+    warnings of its share's checks and returns them; the driver's root puts each once before
+    compute's; nothing is raised by the tasks themselves."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    from streammetrics._engines import range_counts, spark_files, spark_ranges
+    from streammetrics._engines.plan import make_plan
+
+    _stand_in(monkeypatch)
+    df = pc.frame(600, 9)[["yb", "pb"]].rename(columns={"yb": "y", "pb": "p"})
+    paths = []
+    for i, (a, b) in enumerate([(0, 200), (200, 450), (450, 600)]):
+        paths.append(str(tmp_path / f"part-{i}.parquet"))
+        df.iloc[a:b].to_parquet(paths[-1], row_group_size=100)
+    tasks = spark_files.split_groups([(p, [(pq.ParquetFile(p).metadata.row_group(g).num_rows, 1)
+                                          for g in range(pq.ParquetFile(p).num_row_groups)]) for p in paths], 10**6)
+    pieces = [p for t in tasks for p in t]
+    metrics = sm.MetricSet(f1=sm.F1(), auroc=sm.AUROC(), ap=sm.AveragePrecision())
+    plan = make_plan(metrics, label="y", score="p", weight=None, query=None, doc_id=None, update_kwargs={},
+                     available=["y", "p"])[2]
+    split = range_counts.split_of(metrics, plan, {"y": np.dtype("int64"), "p": np.dtype("float64")})
+    assert split is not None
+    edges, shares = np.array([0.3, 0.6]), [(0, 2), (2, 4), (4, len(pieces))]
+    with warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always")
+        results: Any = [spark_ranges.range_task(plan, split, pieces, shares[r], edges, r) for r in range(3)]
+    assert raised == [] and [r[6] for r in results] == [[STAND_IN[::-1]]] * 3
+    got, caught = range_counts.final_values([r[0] for r in results if r[0] is not None],
+                                            [spark_ranges.unpacked(r) for r in results], split,
+                                            [r[6] for r in results])
+    assert [(c, m) for m, c in caught] == [STAND_IN]
+    pc.assert_close(got, metrics.copy().update(df.y.to_numpy(), df.p.to_numpy()).compute())
