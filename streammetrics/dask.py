@@ -95,7 +95,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from streammetrics._core.metric import trusted_states
 from streammetrics._core.params import Param, check_param
-from streammetrics._engines import keyed_ranges, label_codes, minority, range_counts
+from streammetrics._engines import keyed_ranges, label_codes, minority, parquet_reads, range_counts
 from streammetrics._engines.dask_expressions import series_columns
 from streammetrics._engines.dask_keyed import keyed_graph
 from streammetrics._engines.dask_ranked import evaluate_ranked, ranked_graph
@@ -167,18 +167,18 @@ def _ranked_task(frames: Sequence[Any], plan: Plan, split: range_counts.Split,
 def _parquet_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                   sample_size: int) -> tuple[Any, ...]:
     with trusted_states():
-        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan),
+        footers = parquet_reads.parquet_footers(files, fs, parquet_reads.plan_columns(plan),
                                                label_codes.mapped_column(split))
         rows = sum(f.num_rows for f in footers)
-        return range_counts.partition_parts(range_counts.parquet_batches(files, fs, plan, footers),
+        return range_counts.partition_parts(parquet_reads.parquet_batches(files, fs, plan, footers),
                                             split, sample_size, rows)
 
 
 def _final_task(rest: Sequence[Mapping[str, Any]],
                 ranges: Sequence[range_counts.RangeCounts | minority.ExchangeCounts],
-                split: range_counts.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+                split: range_counts.Split, warned: Sequence[Any] = ()) -> tuple[dict[str, Any], list[Any]]:
     with trusted_states():
-        return minority.final_values(rest, ranges, split)
+        return minority.final_values(rest, ranges, split, warned)
 
 
 def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, split: range_counts.Split,
@@ -235,7 +235,8 @@ def _by_ranges(dsk: dict[Any, Any], name: str, n_parts: int, n_ranges: int, spli
             rest = [key("rest", level, j) for j in range(len(groups))]
             for k, g in zip(rest, groups, strict=True):
                 dsk[k] = (_merge_task, g, key("rest-config"))
-    dsk[key("final")] = (_final_task, rest, ranges, split)
+    warned = [(operator.getitem, h, 4) for h in heads]  # the partition tasks' warnings
+    dsk[key("final")] = (_final_task, rest, ranges, split, warned)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(deps))
     return Delayed(key("final"), graph, layer=name)
 
@@ -305,11 +306,11 @@ def _parquet_by_ranges(path: Any, metrics: Any, split_every: int, request: Reque
     import dask
     import pyarrow.parquet as pq
 
-    found = range_counts.parquet_files(path)
+    found = parquet_reads.parquet_files(path)
     if found is None:
         return None
     fs, files = found
-    with range_counts.named_read_errors(files[0]):
+    with parquet_reads.named_read_errors(files[0]):
         schema = pq.read_schema(files[0], filesystem=fs)
     dtypes = arrow_dtypes(schema.names, schema.types)  # a type without a numpy twin: general path
     try:

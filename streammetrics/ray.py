@@ -363,16 +363,16 @@ def evaluate_parquet(
 
 
 def _listed(path: Any) -> Any:
-    """The files of ``path`` as the range path lists them (:func:`range_counts.parquet_files`:
+    """The files of ``path`` as the range path lists them (:func:`parquet_reads.parquet_files`:
     globs expanded, names under ``_`` / ``.`` skipped at any depth), so that every metric set
     reads the same files; ``path`` itself where only a dataset reader knows (hive partitions)."""
-    from streammetrics._engines import range_counts
+    from streammetrics._engines import parquet_reads
 
-    found = range_counts.parquet_files(path)
+    found = parquet_reads.parquet_files(path)
     if found is None:
         return path
     fs, files = found
-    if range_counts.is_local(fs):
+    if parquet_reads.is_local(fs):
         return files
     return [fs.unstrip_protocol(name) for name in files]
 
@@ -392,13 +392,13 @@ def _parquet_by_ranges(path: Any, metrics: Any, request: Request,
     (``columns``: the only columns available, as a dataset's selection keeps them)."""
     import pyarrow.parquet as pq
 
-    from streammetrics._engines import range_counts, ray_ranges
+    from streammetrics._engines import parquet_reads, range_counts, ray_ranges
 
-    found = range_counts.parquet_files(path)
+    found = parquet_reads.parquet_files(path)
     if found is None:
         return None
     fs, files = found
-    with range_counts.named_read_errors(files[0]), fs.open(files[0], "rb") as f:
+    with parquet_reads.named_read_errors(files[0]), fs.open(files[0], "rb") as f:
         schema = pq.read_schema(f)
     dtypes = arrow_dtypes(schema.names, schema.types)  # a type without a numpy twin: general path
     try:
@@ -484,18 +484,18 @@ def evaluate_ranked(
     """
     import os
 
-    from streammetrics._engines import range_counts, ranked_common, ray_ranked
+    from streammetrics._engines import parquet_reads, ranked_common, ray_ranked
 
     data: Any = ds
     if isinstance(ds, str | os.PathLike | list | tuple):
-        data = range_counts.parquet_files(ds)
+        data = parquet_reads.parquet_files(ds)
         if data is None:
             raise ValueError(f"ds: no Parquet file found at {brief(ds)} (or hive-partitioned: pass "
                              "ray.data.read_parquet(...) instead)")
         import pyarrow.parquet as pq
 
         fs, files = data
-        with range_counts.named_read_errors(files[0]), fs.open(files[0], "rb") as f:
+        with parquet_reads.named_read_errors(files[0]), fs.open(files[0], "rb") as f:
             available = list(pq.read_schema(f).names)
     else:
         available = list(ds.columns() or [])

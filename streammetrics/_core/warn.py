@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import os
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from .metric import UndefinedMetricWarning
 
@@ -71,8 +73,13 @@ def warn(message: str, category: type[Warning]) -> None:
     """``warnings.warn(message, category)`` pointing at the first caller outside the package
     (the outermost library frame if there is none, e.g. on a thread the library started), with
     the category made catchable as scikit-learn's (:func:`sklearn_compatible`). O(stack depth).
-    Nothing inside :func:`silenced` on this thread."""
+    Nothing inside :func:`silenced` on this thread; inside :func:`recorded`, kept instead."""
     if getattr(_LOCAL, "silent", False):
+        return
+    kept = getattr(_LOCAL, "recorded", None)
+    if kept is not None:  # inside recorded(): kept for the caller, raised nowhere here
+        if (message, category) not in kept and len(kept) < MAX_RECORDED:
+            kept.append((message, category))
         return
     frame = sys._getframe(1)
     level = 2  # stacklevel 2 = the frame that called this function
@@ -98,3 +105,62 @@ def silenced() -> Iterator[None]:
         yield
     finally:
         _LOCAL.silent = before
+
+
+#: Recorded warnings: each ``(message, category)`` (:func:`recorded`).
+Recorded = list[tuple[str, type[Warning]]]
+#: At most this many distinct warnings :func:`recorded` keeps (an engine task's; the rest dropped).
+MAX_RECORDED = 16
+
+
+@contextlib.contextmanager
+def recorded() -> Iterator[list[tuple[str, type[Warning]]]]:
+    """Keep the package's own warnings (:func:`warn`) raised on this thread inside the block,
+    instead of raising them: the yielded list gets each distinct ``(message, category)`` once,
+    in the order first raised, at most :data:`MAX_RECORDED`.
+
+    For an engine's task, on a worker the caller never sees: the task sends the list with its
+    small result and the caller re-raises each once (:func:`reissued`). Thread-local, as
+    :func:`silenced` (``warnings.catch_warnings`` would swap the process-wide state under the
+    other tasks of a threaded worker); on a scheduler that runs the task in the caller's own
+    process the warnings are kept too, so the caller sees them once, not twice. O(1) per warning.
+    """
+    before = getattr(_LOCAL, "recorded", None)
+    kept: list[tuple[str, type[Warning]]] = []
+    _LOCAL.recorded = kept
+    try:
+        yield kept
+    finally:
+        _LOCAL.recorded = before
+
+
+def reissued(*records: Iterable[tuple[str, type[Warning]]]) -> list[tuple[str, type[Warning]]]:
+    """The warnings of several tasks' :func:`recorded` lists, in order, each distinct
+    ``(message, category)`` once and at most :data:`MAX_RECORDED`: what the caller raises
+    (``Shape.deliver``: :func:`warn`, at the caller's line). O(records)."""
+    out: list[tuple[str, type[Warning]]] = []
+    for kept in records:
+        for w in kept:
+            if w not in out and len(out) < MAX_RECORDED:
+                out.append(w)
+    return out
+
+
+def recorded_to_bytes(records: Iterable[tuple[str, type[Warning]]]) -> bytes:
+    """Recorded warnings as JSON bytes (for an engine whose tasks return bytes: Spark): each
+    message and its category's ``module:qualname``. O(records)."""
+    return json.dumps([[m, f"{c.__module__}:{c.__qualname__}"] for m, c in records]).encode()
+
+
+def recorded_from_bytes(data: bytes) -> Recorded:
+    """:func:`recorded_to_bytes`'s warnings back; a category that is not a ``Warning`` class of
+    an imported module (``sys.modules``: nothing is imported) read as ``UserWarning``. O(records)."""
+    out: Recorded = []
+    for message, name in json.loads(data.decode()) if data else []:
+        module, _, qualname = str(name).partition(":")
+        found: Any = sys.modules.get(module)
+        for part in qualname.split("."):
+            found = getattr(found, part, None)
+        category = found if isinstance(found, type) and issubclass(found, Warning) else UserWarning
+        out.append((str(message), category))
+    return out

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from streammetrics._core.metric import trusted_states
+from streammetrics._core.warn import Recorded
 
 from . import keyed_ranges as kr
 from .plan import Plan, merge_states
@@ -44,9 +45,10 @@ def _merge_task(states: Sequence[Mapping[str, Any]], config: Mapping[str, Any], 
 
 
 def _final_task(rest: Sequence[Mapping[str, Any]], summaries: Sequence[kr.KeyedSummaries],
-                offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, split: kr.KeyedSplit) -> Any:
+                offsets: kr.KeyedOffsets, edges: kr.KeyedEdges, split: kr.KeyedSplit,
+                warned: Sequence[Recorded] = ()) -> Any:
     with trusted_states():
-        return kr.final_values(rest, summaries, offsets, edges, split)
+        return kr.final_values(rest, summaries, offsets, edges, split, warned)
 
 
 def keyed_graph(frames: Sequence[Any], plan: Plan, split: kr.KeyedSplit, n_ranges: int,
@@ -89,7 +91,8 @@ def keyed_graph(frames: Sequence[Any], plan: Plan, split: kr.KeyedSplit, n_range
             rest = [key("rest", level, j) for j in range(len(groups))]
             for k, g in zip(rest, groups, strict=True):
                 dsk[k] = (_merge_task, g, key("rest-config"), split.rest_kind)
+    warned = [(operator.getitem, key("head", i), 4) for i in range(n_parts)]  # the tasks' warnings
     dsk[key("final")] = (_final_task, rest, [key("range", r) for r in range(n_ranges)], key("offsets"),
-                         key("edges"), key("split"))
+                         key("edges"), key("split"), warned)
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=list(frames))
     return Delayed(key("final"), graph, layer=name)

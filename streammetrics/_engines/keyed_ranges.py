@@ -73,11 +73,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from streammetrics._core.warn import Recorded, recorded, reissued
 from streammetrics._scores.exact.sort_kernels import stable_sort_with
 from streammetrics.calibration.ks_gains import KSStatistic
 from streammetrics.ranking.metrics import AUROC, AveragePrecision
@@ -118,10 +119,11 @@ class KeyedPart:
     sample: tuple[np.ndarray, np.ndarray, np.ndarray]  #: (codes, scores, weight each stands for)
     keys: list[Any]  #: the task's slice keys, local code order
     rows: np.ndarray  #: rows per local slice (what ``Sliced`` counts)
+    warned: Recorded = field(default_factory=list)  #: its updates' warnings (:func:`recorded`)
 
     def head(self) -> tuple[Any, ...]:
-        """The small part (rest state, sample, keys, rows): what the edges and the root need."""
-        return self.rest, self.sample, self.keys, self.rows
+        """The small part (rest state, sample, keys, rows, warnings): what the edges and the root need."""
+        return self.rest, self.sample, self.keys, self.rows, self.warned
 
 
 def frame_batches(frames: Sequence[Any], plan: Plan, first: int = 0,
@@ -180,13 +182,16 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     out: list[Tuples] = []
     row_codes: list[np.ndarray] = []
     columns = split.fed or {"label": split.label}
+    warned: Recorded = []
     for y, p, w, slices, *at in batches:
         kwargs = dict(split.kwargs) if slices is None else {"slices": slices}  # keywords: no slices
-        with located(columns, at[0] if at else ""):  # a refused value: its column and batch named
+        # a refused value: its column and batch named; the updates' warnings kept for the caller
+        with located(columns, at[0] if at else ""), recorded() as kept:
             checked = _checked(y, p, w, kwargs, split, groups, at[0] if at else "")
             if rest is not None:
                 rest.update(y, p, sample_weight=w, **kwargs)
             rows = _slice_codes(slices, checked[0].y.shape[0], local)
+        warned = reissued(warned, kept)
         row_codes.append(rows)
         for g, start, b in zip(groups, starts, checked, strict=True):
             out += batch_tuples(b.y, b.s, b.w, rows, g, stride, start)
@@ -198,7 +203,7 @@ def keyed_part(batches: Iterable[tuple[Any, ...]], split: KeyedSplit, sample_siz
     if row_codes:
         counts = np.bincount(np.concatenate(row_codes), minlength=len(local))
     return KeyedPart(None if rest is None or acc is not None else state_of(rest), tuples,
-                     (tuples[0][idx], tuples[1][idx], stands), list(local), counts)
+                     (tuples[0][idx], tuples[1][idx], stands), list(local), counts, warned)
 
 
 def _checked(y: Any, p: Any, w: Any, kwargs: dict[str, Any], split: KeyedSplit,
@@ -259,7 +264,7 @@ def edges_of(heads: Sequence[tuple[Any, ...]], n_ranges: int, split: KeyedSplit)
     samples in (key, score) order. O(keys + sample log sample)."""
     index: dict[Any, int] = {}
     maps = []
-    for _, _, keys, _ in heads:
+    for _, _, keys, _, *_ in heads:
         maps.append(np.array([index.setdefault(k, len(index)) for k in keys], dtype=np.int64))
         if split.sliced and len(index) > split.max_slices:
             beyond = list(index)[split.max_slices]
@@ -271,7 +276,7 @@ def edges_of(heads: Sequence[tuple[Any, ...]], n_ranges: int, split: KeyedSplit)
     rows = np.zeros(len(index), np.int64)
     width = split.width
     codes, scores, counts = [], [], []
-    for (_, (c, s, k), _, n), gmap in zip(heads, maps, strict=True):
+    for (_, (c, s, k), _, n, *_), gmap in zip(heads, maps, strict=True):
         np.add.at(rows, gmap, n)
         codes.append(gmap[c // width] * width + c % width)
         scores.append(s)
@@ -527,17 +532,20 @@ def _ovo_value(m: AUROC, areas: np.ndarray, pos: np.ndarray, c: int) -> float:
 
 
 def final_values(rest_states: Sequence[Mapping[str, Any]], summaries: Sequence[KeyedSummaries],
-                 offsets: KeyedOffsets, edges: KeyedEdges,
-                 split: KeyedSplit) -> tuple[Any, list[tuple[str, type[Warning]]]]:
+                 offsets: KeyedOffsets, edges: KeyedEdges, split: KeyedSplit,
+                 warned: Sequence[Recorded] = ()) -> tuple[Any, Recorded]:
     """The root: the other members merged and computed; each ranked member's value per slice
     from the problems' AUROC / AP by the member's own rule (:meth:`RankingMetric._value_given`:
     binary, micro, or per class averaged, with its warnings); values in the set's member order
-    (``{key: values}`` with slices, a :class:`SlicedResults`). O(R x K + slices x members)."""
+    (``{key: values}`` with slices, a :class:`SlicedResults`); the warnings the tasks' updates
+    kept (``warned``: each head's, :func:`~streammetrics._core.warn.reissued`) before compute's,
+    as one process raises them. O(R x K + slices x members)."""
     rest: Any = {}
-    caught: list[tuple[str, type[Warning]]] = []
+    caught = reissued(*warned)
     if split.rest is not None:
         states = [rebuild(split.rest, s, split.rest_kind) for s in rest_states]
-        rest, caught = compute_recorded(merged(states))
+        rest, more_rest = compute_recorded(merged(states))
+        caught += more_rest
     partial: dict[float, np.ndarray] = {}
     kinds: dict[tuple[bool, bool], np.ndarray] = {  # the interpolated / 11-point readouts asked
         ranked_engine.ap_kind(cfg["config"]): np.zeros(0) for g in split.groups for cfg in g.ranked.values()

@@ -84,14 +84,14 @@ def use_exchange(n_pos: int, n_rows: int, n_ranges: int) -> bool:
     return n_ranges > 1 and n_pos * SHARE_DIVISOR * n_ranges <= n_rows
 
 
-def head(part: tuple[Any, ...]) -> tuple[Any, Any, int, int]:
+def head(part: tuple[Any, ...]) -> tuple[Any, Any, int, int, Any]:
     """A partition task's small outputs (:func:`range_counts.partition_parts`): the other members'
-    state, the score sample, its positives and its ranked rows. O(1)."""
+    state, the score sample, its positives, its ranked rows and its updates' warnings. O(1)."""
     runs = part[1]
-    return part[0], part[2], int(runs[2].shape[0]), int(runs[0].shape[0] + runs[2].shape[0])
+    return part[0], part[2], int(runs[2].shape[0]), int(runs[0].shape[0] + runs[2].shape[0]), part[3]
 
 
-def choose(heads: Sequence[tuple[Any, Any, int, int]], n_ranges: int) -> np.ndarray | Exchange:
+def choose(heads: Sequence[tuple[Any, ...]], n_ranges: int) -> np.ndarray | Exchange:
     """The edges task: the exchange where :func:`use_exchange` says so, else the R - 1 range
     edges from the partitions' samples (:func:`streammetrics._engines.ranked.range_edges`).
     O(partitions + sampled scores log)."""
@@ -192,11 +192,11 @@ def combine(counts: Sequence[ExchangeCounts]) -> range_counts.RangeCounts:
 
 
 def final_values(rest_states: Sequence[Any], counts: Sequence[range_counts.RangeCounts | ExchangeCounts],
-                 split: range_counts.Split) -> tuple[dict[str, Any], list[tuple[str, type[Warning]]]]:
+                 split: range_counts.Split, warned: Sequence[Any] = ()) -> tuple[dict[str, Any], list[Any]]:
     """The root of either path: :func:`range_counts.final_values` over the range counts, or over
-    :func:`combine` of the exchange's. O(states + R T)."""
+    :func:`combine` of the exchange's (``warned``: the tasks' warnings). O(states + R T)."""
     if counts and isinstance(counts[0], ExchangeCounts):
         ex = [c for c in counts if isinstance(c, ExchangeCounts)]
-        return range_counts.final_values(rest_states, [combine(ex)], split)
+        return range_counts.final_values(rest_states, [combine(ex)], split, warned)
     ranges = [c for c in counts if isinstance(c, range_counts.RangeCounts)]
-    return range_counts.final_values(rest_states, ranges, split)
+    return range_counts.final_values(rest_states, ranges, split, warned)

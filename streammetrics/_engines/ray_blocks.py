@@ -108,8 +108,8 @@ def _block_columns(table: Any, plan: Plan, where: str) -> tuple[list[np.ndarray]
 def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, first: int,
                  *blocks: Any) -> list[Any]:
     """A few blocks (Arrow tables, read in place; ``first``: the first one's number, which a
-    refused row's message names): ``(the other members' state or None, rows
-    skipped for a null, per range (P_r, N_r) or None)``, then each range's piece as its own
+    refused row's message names): ``(the other members' state or None, rows skipped for a
+    null, per range (P_r, N_r) or None[, the updates' warnings])``, then each range's piece as its own
     object. Unweighted: the scores validated into one buffer by class and routed unsorted
     (:func:`range_counts.partition_parts`, :func:`range_counts.partition_runs`: the kernels of
     the Parquet range path); weighted: each chunk's sorted runs from an exact ``AUROC`` twin
@@ -126,7 +126,7 @@ def _blocks_task(plan: Plan, split: range_counts.Split, edges: np.ndarray, first
         if not by_summaries(plan, split):
             rows = sum(c[0].shape[0] for c, *_ in fed)
             parts = range_counts.partition_parts(labels_first(fed), split, 1, rows)
-            return [(parts[0], skipped, None), *range_counts.partition_runs(parts, edges)]
+            return [(parts[0], skipped, None, parts[3]), *range_counts.partition_runs(parts, edges)]
         import pyarrow as pa
 
         labels = ranked_engine.twin_options(cfg["config"] for cfg in split.ranked.values())
@@ -251,7 +251,7 @@ def evaluate_blocks(frame: Any, plan: Plan, split: range_counts.Split
         counts = get(ranges)
         with trusted_states():  # the states were made by the block tasks
             values, caught = range_counts.final_values([h[0] for h in heads if h[0] is not None],
-                                                       counts, split)
+                                                       counts, split, [h[3] for h in heads])
         return values, caught, sum(h[1] for h in heads)
     heads = get([p[0] for p in parts])
     totals = ranked_engine.add_totals([h[2] for h in heads])

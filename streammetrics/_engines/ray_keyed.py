@@ -84,7 +84,7 @@ def evaluate_keyed(frame: Any, plan: Plan, split: kr.KeyedSplit,
                          for r in range(n_ranges)])
     with trusted_states():  # the rest's states were made by the block tasks
         values, caught = kr.final_values([h[0] for h in heads if h[0] is not None], summaries, offsets,
-                                         edges, split)
+                                         edges, split, [h[4] for h in heads])  # the tasks' warnings
     return values, caught, skipped
 
 

@@ -43,7 +43,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import label_codes, minority, range_counts
+from . import label_codes, minority, parquet_reads, range_counts
 from . import ranked as ranked_engine
 from .plan import Plan
 
@@ -101,9 +101,9 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int,
     positives, rows = 0, 0
     for i in picks:
         name = files[int(i)]
-        with fs.open(name, "rb") as f, range_counts.named_read_errors(name):
+        with fs.open(name, "rb") as f, parquet_reads.named_read_errors(name):
             reader = pq.ParquetFile(f)
-            range_counts.check_columns(reader.schema_arrow, range_counts.plan_columns(plan), name,
+            parquet_reads.check_columns(reader.schema_arrow, parquet_reads.plan_columns(plan), name,
                                        str(plan.label) if codec is not None else None)
             if reader.num_row_groups:
                 group = reader.read_row_group(reader.num_row_groups // 2, columns=[plan.score])
@@ -127,20 +127,20 @@ def sample_edges(files: Sequence[str], fs: Any, plan: Plan, n_ranges: int,
 
 def _file_task(files: Sequence[str], fs: Any, plan: Plan, split: range_counts.Split,
                edges: np.ndarray | minority.Exchange) -> list[Any]:
-    """The other members' state (or None), then the R routed pieces of ``files``' scores (for
-    the exchange: the sorted negatives, then the sorted positives). The footers are read first:
-    a file that is not Parquet, or whose label or score column is not numeric as in the first
-    file, is named before any row is read."""
+    """The other members' state (or None) and the updates' warnings, then the R routed pieces of
+    ``files``' scores (for the exchange: the sorted negatives, then the sorted positives). The
+    footers are read first: a file that is not Parquet, or whose label or score column is not
+    numeric as in the first file, is named before any row is read."""
     with trusted_states():
-        footers = range_counts.parquet_footers(files, fs, range_counts.plan_columns(plan),
+        footers = parquet_reads.parquet_footers(files, fs, parquet_reads.plan_columns(plan),
                                                label_codes.mapped_column(split))
         rows = sum(f.num_rows for f in footers)
-        batches = range_counts.parquet_batches(files, fs, plan, footers)
+        batches = parquet_reads.parquet_batches(files, fs, plan, footers)
         parts = range_counts.partition_parts(batches, split, 1, rows)
         if isinstance(edges, minority.Exchange):
             own = minority.exchange_pieces(parts, 0, 1)[0]
-            return [parts[0], own[0], own[2]]
-        return [parts[0], *range_counts.route_runs(parts, edges)]
+            return [(parts[0], parts[3]), own[0], own[2]]
+        return [(parts[0], parts[3]), *range_counts.route_runs(parts, edges)]
 
 
 def _range_task(ap: bool, *pieces: ranked_engine.Runs) -> range_counts.RangeCounts:
@@ -184,7 +184,8 @@ def evaluate_files(files: Sequence[str], fs: Any, plan: Plan,
     else:
         range_task = ray.remote(_range_task)
         ranges = [range_task.remote(split.ap, *[p[r + 1] for p in parts]) for r in range(n_ranges)]
-    rest = [s for s in get([p[0] for p in parts]) if s is not None]  # a refused row raises here
+    heads = get([p[0] for p in parts])  # a refused row raises here
     counts = get(ranges)
     with trusted_states():  # the states were made by the file tasks
-        return minority.final_values(rest, counts, split)
+        return minority.final_values([s for s, _ in heads if s is not None], counts, split,
+                                     [w for _, w in heads])

@@ -38,7 +38,7 @@ import numpy as np
 
 from streammetrics._core.metric import trusted_states
 
-from . import range_counts
+from . import parquet_reads
 from . import ranked as ranked_engine
 from . import ranked_common as common
 from .plan import Plan
@@ -51,8 +51,8 @@ def _file_chunks(path: str, fs: Any, columns: list[str], chunk_rows: int) -> Ite
     which read ahead on its I/O threads)."""
     import pyarrow.parquet as pq
 
-    local = range_counts.is_local(fs)
-    with range_counts.named_read_errors(path), (open(path, "rb") if local else fs.open(path, "rb")) as f:
+    local = parquet_reads.is_local(fs)
+    with parquet_reads.named_read_errors(path), (open(path, "rb") if local else fs.open(path, "rb")) as f:
         reader = pq.ParquetFile(f, pre_buffer=False)
         yield from reader.iter_batches(batch_size=chunk_rows, columns=columns, use_threads=False)
 
@@ -116,7 +116,7 @@ def get(refs: Any) -> Any:
 
 def _sources(data: Any, req: common.RankedRequest) -> list[tuple[Any, Any, str]]:
     """``(source, fs, where)`` of each block (``data`` a Ray Dataset) or Parquet file (``data``
-    the ``(fs, files)`` of :func:`~streammetrics._engines.range_counts.parquet_files`)."""
+    the ``(fs, files)`` of :func:`~streammetrics._engines.parquet_reads.parquet_files`)."""
     if isinstance(data, tuple):
         fs, files = data
         return [(f, fs, f) for f in files]

@@ -21,7 +21,7 @@ not recognise, returns None and the caller keeps the dataset path. Recognised sh
 
 Every dataclass and datasource is checked to carry exactly the fields this module knows (a Ray
 release that adds one -- a new pushdown -- falls back), and the files Ray would read must be
-exactly those :func:`range_counts.parquet_files` lists for the same paths (equal as sets), so
+exactly those :func:`parquet_reads.parquet_files` lists for the same paths (equal as sets), so
 that the range path never reads another file list than Ray's. The values are those of the
 files' rows, whatever Ray's blocking: the range path gives the single-process values bit for
 bit.
@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from . import range_counts
+from . import parquet_reads
 
 #: The fields of the plan objects this module knows (Ray 2.60); other fields: not recognised.
 READ_FILES_FIELDS = frozenset({
@@ -196,7 +196,7 @@ def _read_v1(ds: Any, op: Any, kept: tuple[str, ...] | None) -> Found | None:
 def parquet_source(ds: Any) -> Source | None:
     """``ds`` as a plain Parquet read of local files (see the module docstring), or None: any
     other plan, anything not recognised, or a file list that differs from
-    :func:`range_counts.parquet_files`' listing of the same paths. Never raises. O(operators +
+    :func:`parquet_reads.parquet_files`' listing of the same paths. Never raises. O(operators +
     files listed)."""
     try:
         from ray.data._internal.logical.operators.read_operator import Read, ReadFiles
@@ -211,8 +211,8 @@ def parquet_source(ds: Any) -> Source | None:
         if found is None:
             return None
         files, paths, columns = found
-        listed = range_counts.parquet_files(paths)
-        if (not files or listed is None or not range_counts.is_local(listed[0])
+        listed = parquet_reads.parquet_files(paths)
+        if (not files or listed is None or not parquet_reads.is_local(listed[0])
                 or sorted(listed[1]) != sorted(files) or len(set(files)) != len(files)):
             return None
         return Source(sorted(files), columns)

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from streammetrics._core.metric import trusted_states
+from streammetrics._core.warn import recorded_from_bytes, recorded_to_bytes
 from streammetrics.wrappers.sliced.keys import decode_keys, encode_keys
 
 from . import keyed_envelope, label_codes
@@ -133,16 +134,19 @@ def _ints(values: Sequence[int]) -> np.ndarray:
 def _head_bytes(part: kr.KeyedPart, sliced: bool) -> bytes:
     codes, scores, stands = part.sample
     keys = encode_keys(part.keys) if sliced else np.zeros(0, np.uint8)
+    warned = np.frombuffer(recorded_to_bytes(part.warned), np.uint8)  # its updates' warnings
     return _arrays_to_bytes({"codes": codes, "scores": scores, "stands": stands, "rows": part.rows,
-                             "keys": keys})
+                             "keys": keys, "warned": warned})
 
 
 def _head_from_bytes(data: bytes, split: kr.KeyedSplit) -> tuple[Any, ...]:
-    """A chunk's head as :func:`keyed_ranges.edges_of` reads it: (None, sample, keys, rows)."""
+    """A chunk's head as :func:`keyed_ranges.edges_of` reads it: (None, sample, keys, rows,
+    warnings)."""
     a = _arrays_from_bytes(data)
     width = None if split.key_names is None else len(split.key_names)
     keys = decode_keys(a["keys"], width, "slice keys") if split.sliced else [None] * a["rows"].shape[0]
-    return None, (a["codes"].astype(np.int64), a["scores"], a["stands"]), keys, a["rows"]
+    warned = recorded_from_bytes(a["warned"].tobytes()) if "warned" in a else []
+    return None, (a["codes"].astype(np.int64), a["scores"], a["stands"]), keys, a["rows"], warned
 
 
 def summaries_to_bytes(s: kr.KeyedSummaries) -> bytes:
@@ -319,8 +323,10 @@ def keyed_values(frame: Any, plan: Plan, split: kr.KeyedSplit,
         index = {(int(r[1]), int(r[3])): i for i, r in enumerate(heads)}
         states = [bytes(r[4]) for r in sorted(small, key=lambda r: r[1]) if r[0] == _STATE]
         skipped = sum(int(r[5]) for r in small if r[0] == _STATE)
-        edges = kr.edges_of([_head_from_bytes(r[4], split) for r in heads], n_ranges, split)
-        del small, heads
+        decoded = [_head_from_bytes(r[4], split) for r in heads]
+        edges = kr.edges_of(decoded, n_ranges, split)
+        warned = [h[4] for h in decoded]  # the chunks' warnings, in partition order
+        del small, heads, decoded
         with batch_rows_set(getattr(frame, "sparkSession", None), 1):  # a task reads one row at a time
             routed = (part.filter(f"kind = {_TUPLES}")
                       .mapInArrow(lambda it: _route_task(edges, index, it), _ROUTED_SCHEMA)
@@ -347,7 +353,7 @@ def keyed_values(frame: Any, plan: Plan, split: kr.KeyedSplit,
             acc = state_from_bytes(merged_bytes) if merged_bytes else empty_set(split.rest, split.rest_kind)
             rest = [state_of(acc)]
     with trusted_states():
-        values, caught = kr.final_values(rest, summaries, offsets, edges, split)
+        values, caught = kr.final_values(rest, summaries, offsets, edges, split, warned)
     return values, caught, skipped
 
 

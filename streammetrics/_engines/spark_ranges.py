@@ -50,6 +50,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from streammetrics._core.metric import trusted_states
+from streammetrics._core.warn import recorded
 
 from . import label_codes, range_counts
 from . import ranked as ranked_engine
@@ -160,15 +161,16 @@ class Refused(NamedTuple):
 
 
 def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], share: tuple[int, int],
-               edges: np.ndarray, r: int) -> tuple[Any, int, int, int, np.ndarray, np.ndarray] | Refused:
+               edges: np.ndarray, r: int) -> tuple[Any, int, int, int, np.ndarray, np.ndarray, Any] | Refused:
     """Range ``r``'s task: every piece read, the scores of range r kept and counted; the pieces
     ``pieces[share[0]:share[1]]`` validated and fed to the other members. Returns
     the other members' state (or None), the range's positives, negatives and doubled
     Mann-Whitney count, and per distinct positive score (decreasing) the positives and the
-    negatives added there (packed, :func:`_packed`); or, where a row of its share is refused,
+    negatives added there (packed, :func:`_packed`), and the warnings its share's updates raise
+    (:func:`~streammetrics._core.warn.recorded`); or, where a row of its share is refused,
     :class:`Refused` (a bad row outside the share ends that piece's reading: its share's task
     refuses it)."""
-    with trusted_states():
+    with trusted_states(), recorded() as warned:  # only its share is checked and fed: no copies
         rest = None if split.rest is None else empty_set(split.rest)
         kept: list[ranked_engine.Runs] = []  # per batch, the range's negatives and positives
         codec, checks = label_codes.ranked_codec(split.ranked), label_codes.ranked_checks(split.ranked)
@@ -191,11 +193,12 @@ def range_task(plan: Plan, split: range_counts.Split, pieces: Sequence[Piece], s
         del kept
         if not wants_ap(split):  # AUROC alone reads only u2, P and N: no count per score is sent
             none = np.zeros(0, dtype=np.uint8)
-            return None if rest is None else state_of(rest), counts.pos, counts.neg, counts.u2, none, none
+            state = None if rest is None else state_of(rest)
+            return state, counts.pos, counts.neg, counts.u2, none, none, warned
         dp = np.diff(counts.tps, prepend=0.0)
         dn = np.diff(counts.fps, prepend=0.0)
         return (None if rest is None else state_of(rest), counts.pos, counts.neg, counts.u2,
-                _packed(dp), _packed(dn))
+                _packed(dp), _packed(dn), warned)
 
 
 def wants_ap(split: range_counts.Split) -> bool:
@@ -233,10 +236,10 @@ def _validated(split: range_counts.Split, rest: Any, labels: tuple[Any, Any], p:
     return [(g, s.compress(y == g if mask is None else mask & (y == g))) for g in (0, 1)]
 
 
-def unpacked(result: tuple[Any, int, int, int, np.ndarray, np.ndarray]) -> range_counts.RangeCounts:
+def unpacked(result: tuple[Any, ...]) -> range_counts.RangeCounts:
     """A range task's counts as :class:`range_counts.RangeCounts`, without the thresholds
     themselves (the root's AUROC and step AP read only the counts at them). O(T_r)."""
-    _, pos, neg, u2, dp, dn = result
+    _, pos, neg, u2, dp, dn, *_ = result
     tps = np.cumsum(dp, dtype=np.float64)
     fps = np.cumsum(dn, dtype=np.float64)
     return range_counts.RangeCounts(pos, neg, u2, _EMPTY, tps, fps)
@@ -265,4 +268,5 @@ def run_ranges(df: Any, plan: Plan, split: range_counts.Split, tasks: list[list[
         raise ValueError(min(refused).message)
     with trusted_states():
         rest = [res[0] for res in results if res[0] is not None]
-        return range_counts.final_values(rest, [unpacked(res) for res in results], split)
+        return range_counts.final_values(rest, [unpacked(res) for res in results], split,
+                                         [res[6] for res in results])  # the tasks' warnings

@@ -22,7 +22,7 @@ import pandas as pd  # noqa: E402
 import streammetrics as sm  # noqa: E402
 import streammetrics._engines.range_counts as RC  # noqa: E402
 import streammetrics.dask as SD  # noqa: E402
-from streammetrics._engines import label_codes  # noqa: E402
+from streammetrics._engines import label_codes, parquet_reads  # noqa: E402
 from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
 
 KINDS = ("object", "category", "pyarrow")
@@ -125,14 +125,14 @@ def test_parquet_reads_string_labels_in_the_tasks(tmp_path: Any) -> None:
     for i, (a, b) in enumerate([(0, 500), (500, 900), (900, len(df))]):
         df.iloc[a:b].to_parquet(tmp_path / f"part-{i}.parquet")
     calls: list[Any] = []
-    real = RC.parquet_batches
+    real = parquet_reads.parquet_batches
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         calls.append(args[0])
         return real(*args, **kwargs)
 
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
-        mp.setattr(RC, "parquet_batches", spy)
+        mp.setattr(parquet_reads, "parquet_batches", spy)
         mp.setattr(SD, "_partition_task", _no_gather)
         got = evaluate_parquet(str(tmp_path / "*.parquet"), cases.spam_set(), label="yb", score="p")
         assert calls  # the tasks' own pyarrow reader

@@ -45,10 +45,10 @@ class _Root:
             self.states += [pac.numbers(s) for s in states]
             return root(states, *args)
 
-        def final_task(rest: Any, ranges: Any, split: Any) -> Any:
+        def final_task(rest: Any, ranges: Any, split: Any, *warned: Any) -> Any:
             self.states += [pac.numbers(s) for s in rest]
             self.ranges += [pac.numbers(r) for r in ranges]
-            return final(rest, ranges, split)
+            return final(rest, ranges, split, *warned)
 
         def summaries(split: Any, rest: Any, got: Any, totals: Any) -> Any:
             self.ranges += [pac.numbers(s) for s in got]

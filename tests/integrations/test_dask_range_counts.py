@@ -23,6 +23,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
 import streammetrics._engines.range_counts as RC  # noqa: E402
+from streammetrics._engines import parquet_reads  # noqa: E402
 from streammetrics._engines.plan import make_plan  # noqa: E402
 from streammetrics._scores.exact import merge_count  # noqa: E402
 from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
@@ -228,14 +229,14 @@ def test_parquet_read_by_pyarrow_globs_lists_and_fallbacks(tmp_path_factory: Any
     whole = pd.concat(frames, ignore_index=True)
     want = _single(_set(), whole)
     files = [str(tmp_path / f"part-{i}.parquet") for i in range(4)]
-    fs, found = RC.parquet_files(str(tmp_path))
+    fs, found = parquet_reads.parquet_files(str(tmp_path))
     assert found == files
-    assert RC.parquet_files(str(tmp_path / "*.parquet"))[1] == files
-    assert RC.parquet_files(files[::-1])[1] == files[::-1]
+    assert parquet_reads.parquet_files(str(tmp_path / "*.parquet"))[1] == files
+    assert parquet_reads.parquet_files(files[::-1])[1] == files[::-1]
     hive = tmp_path_factory.mktemp("hive")
     (hive / "region=eu").mkdir()
     frames[0].to_parquet(hive / "region=eu" / "a.parquet", index=False)
-    assert RC.parquet_files(str(hive)) is None
+    assert parquet_reads.parquet_files(str(hive)) is None
     read = []
     with pytest.MonkeyPatch.context() as mp, dask.config.set(scheduler="synchronous"):
         mp.setattr(RC, "range_count", lambda: 3)
@@ -347,7 +348,7 @@ def test_class_buffer_any_row_hint_and_blocks(rows: int) -> None:
                            doc_id=None, update_kwargs={}, available=["y", "p"])
     split = RC.split_of(t, plan, {"y": np.dtype("int64"), "p": np.dtype("float64")})
     assert split is not None
-    _, (neg, _, pos, _), _ = RC.partition_parts([b for b in batches if len(b[0])], split, 16, rows)
+    _, (neg, _, pos, _), _, _ = RC.partition_parts([b for b in batches if len(b[0])], split, 16, rows)
     y = np.concatenate([b[0] for b in batches])
     p = np.concatenate([b[1].astype(np.float64) for b in batches])
     assert neg.dtype == pos.dtype == np.float64

@@ -27,6 +27,7 @@ import pandas as pd  # noqa: E402
 import streammetrics as sm  # noqa: E402
 import streammetrics._engines.range_counts as RC  # noqa: E402
 import streammetrics.dask as SD  # noqa: E402
+from streammetrics._engines import parquet_reads  # noqa: E402
 from streammetrics.dask import evaluate, evaluate_parquet  # noqa: E402
 
 CUTS = [0, 150, 150, 420, 700]  # an empty partition first and one in the middle
@@ -196,9 +197,9 @@ def test_parquet_dictionary_columns_take_the_ranges(tmp_path: Path) -> None:
         read.append(1)
         return batches(*args, **kwargs)
 
-    batches = RC.parquet_batches
+    batches = parquet_reads.parquet_batches
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(RC, "parquet_batches", spy)
+        mp.setattr(parquet_reads, "parquet_batches", spy)
         got = _run(evaluate_parquet, str(tmp_path), cases.spam_set(), label="yb", score="p")
     assert read
     _bits(got, cases.spam_set().update(df.yb.astype(object), df.p.to_numpy()).compute())

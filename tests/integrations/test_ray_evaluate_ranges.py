@@ -321,7 +321,8 @@ def test_edges_from_non_empty_blocks_balance_the_ranges(monkeypatch, calls) -> N
     seen: list[list[int]] = []
     real = range_counts.final_values
     monkeypatch.setattr(range_counts, "final_values",
-                        lambda rest, counts, split: seen.append([c.pos + c.neg for c in counts]) or real(rest, counts, split))
+                        lambda rest, counts, split, *w: seen.append([c.pos + c.neg for c in counts])
+                        or real(rest, counts, split, *w))
     monkeypatch.setattr(ray_ranges, "range_count", lambda: 2)
     _same_bits(evaluate(ds, _set(), label="y", score="p"), _one_process(_set(), want))
     assert len(calls) == 1 and len(seen) == 1 and sum(seen[0]) == 3_000

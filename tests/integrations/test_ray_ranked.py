@@ -21,7 +21,7 @@ import engine_cases  # noqa: E402
 import ranked_cases as cases  # noqa: E402
 
 import streammetrics as sm  # noqa: E402
-from streammetrics._engines import range_counts, ranked_common, ray_ranked  # noqa: E402
+from streammetrics._engines import parquet_reads, ranked_common, ray_ranked  # noqa: E402
 from streammetrics.ray import evaluate_ranked  # noqa: E402
 
 local_ray = pytest.fixture(scope="module", autouse=True)(engine_cases.local_ray)
@@ -156,7 +156,7 @@ def test_file_and_block_tasks_hold_one_chunk(tmp_path: Any) -> None:
 
     frames = [cases.frame(n, 60 + i, 1000) for i, n in enumerate((2_500, 1_100))]
     _write(tmp_path, frames, [[2_000, 500], [1_100]])
-    fs_files = range_counts.parquet_files(str(tmp_path))
+    fs_files = parquet_reads.parquet_files(str(tmp_path))
     assert fs_files is not None
     fs, files = fs_files
     task = ray.remote(ray_ranked._source_task).options(num_returns="streaming")
