@@ -109,10 +109,14 @@ def expand_rows(y_prob: Any, sample_weight: Any, n_classes: int, threshold: floa
         p = p[:, 1]
     w = check_weights(sample_weight, n)
     cols = [1.0 - p, p] if C == 2 else [np.ascontiguousarray(p[:, c]) for c in range(C)]  # P(class i)
-    wcols = []
+    wcols, dropped = [], np.zeros(n, dtype=bool)
     for col in (cols if w is None else [c * w for c in cols]):
         tiny = col < _MIN_WEIGHT  # below the smallest weight the library takes: counts as 0
-        wcols.append(np.where(tiny, 0.0, col) if tiny.any() else col)
+        if tiny.any():
+            wcols.append(np.where(tiny, 0.0, col))
+            dropped |= tiny & (col > 0)
+        else:
+            wcols.append(col)
     rw = np.column_stack(wcols)
     scores = np.repeat(p, C, axis=0)
     y = np.tile(np.arange(C, dtype=np.int64), n)
@@ -120,12 +124,20 @@ def expand_rows(y_prob: Any, sample_weight: Any, n_classes: int, threshold: floa
     w2 = None if w is None else w * w
     # per predicted class k: Σ w·p_c and Σ w²·p_c·(1 − p_c), one bincount per column
     mean = np.stack([np.bincount(pred, weights=c, minlength=C) for c in wcols], axis=1)
+    # A row some of whose weighted probabilities count as 0 (``dropped``) keeps only what it
+    # adds to ``mean``: its variance terms are a·(t − a), a its kept w·p_c and t their sum, so
+    # V[k, c] <= (Σ_c M[k, c])² / 4 holds as a loaded state is checked (w²·p(1 − p) may not).
     if C == 2:  # p(1 − p) is the same for both classes
         v = cols[1] * cols[0] if w2 is None else cols[1] * cols[0] * w2
+        if dropped.any():
+            v = np.where(dropped, wcols[0] * wcols[1], v)
         var = np.repeat(np.bincount(pred, weights=v, minlength=C)[:, None], 2, axis=1)
     else:
-        var = np.stack([np.bincount(pred, weights=c * (1.0 - c) if w2 is None else c * (1.0 - c) * w2,
-                                    minlength=C) for c in cols], axis=1)
+        terms = [c * (1.0 - c) if w2 is None else c * (1.0 - c) * w2 for c in cols]
+        if dropped.any():
+            total = rw.sum(axis=1)
+            terms = [np.where(dropped, c * (total - c), t) for c, t in zip(wcols, terms, strict=True)]
+        var = np.stack([np.bincount(pred, weights=t, minlength=C) for t in terms], axis=1)
     return y, scores, rw.reshape(-1), mean, var
 
 

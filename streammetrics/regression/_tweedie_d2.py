@@ -40,6 +40,8 @@ _LO_BOUND = 2.0**-52
 #: The largest |sum| a loaded state may hold (check_sums' bound; the deviance sum may be a
 #: rounding residue below 0).
 _BOUND = 1e150
+#: How far (relative to max(|y_min|, |y_max|)) a loaded 'mean' may lie outside [y_min, y_max].
+_MEAN_SLACK = 1e-6
 
 
 def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +206,15 @@ class TweedieD2Sums(LazyOutputs):
             if bad.any():
                 raise ValueError(f"state: array 'y_min' holds {float(new['y_min'][bad][0])!r}, "
                                  f"outside the domain of y_true for power {self.power}")
+        # A weighted mean lies between the smallest and the largest y_true (up to the rounding
+        # of its running updates, far below _MEAN_SLACK of their magnitude).
+        slack = _MEAN_SLACK * np.maximum(np.abs(new["y_min"]), np.abs(new["y_max"]))
+        outside = (new["mean"] < new["y_min"] - slack) | (new["mean"] > new["y_max"] + slack)
+        if self.power >= 1:  # and in y_true's domain: >= 0 (> 0 from power 2 on)
+            outside |= new["mean"] <= 0 if self.power >= 2 else new["mean"] < 0
+        if outside.any():
+            raise ValueError(f"state: array 'mean' holds {float(new['mean'][outside][0])!r}, outside "
+                             "[y_min, y_max] (or the domain of y_true for this power)")
 
     def scale(self, factor: float) -> None:
         """Multiply every sample weight by ``factor`` (0 empties the state). O(k)."""

@@ -162,7 +162,7 @@ def test_the_keyed_ranges_name_a_bad_label_before_a_bad_score(by: str | None) ->
                                          r"integers in \[0, 3\); first invalid value 7(\.0)? at index 85$"):
         _run(evaluate, cases.delayed_partitions(dec, CUTS), metrics, label="y", score=scores, by=by)
     dec.loc[505, "y"] = decimal.Decimal(1)
-    with pytest.raises(ValueError, match=r"^score: column \['s0', 's1', 's2'\] of Dask partition 4: .* 'abc' at row 80$"):
+    with pytest.raises(ValueError, match=r"^score: columns \['s0', 's1', 's2'\] of Dask partition 4: .* 'abc' at row 80$"):
         _run(evaluate, cases.delayed_partitions(dec, CUTS), metrics, label="y", score=scores, by=by)
 
 

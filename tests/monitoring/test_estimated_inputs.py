@@ -79,6 +79,22 @@ def test_tiny_products_count_as_zero_weight():
     sm.loads(sm.dumps(est))
 
 
+@pytest.mark.parametrize("classes", [2, 3])
+def test_a_row_whose_products_all_count_as_zero_keeps_a_loadable_state(classes):
+    """A weight of 2⁻¹²⁸ times any probability < 1 is below the smallest weight: the row adds
+    nothing to the moments' means, and nothing to their variances either (a fresh Hypothesis
+    seed found w²·p(1 − p) kept there, which the loaded state's bound then refused)."""
+    p = (np.array([0.3, 0.6]) if classes == 2
+         else np.array([[0.29846335, 0.47665426, 0.22488239], [0.38421373, 0.27260796, 0.34317831]]))
+    for weights in ([float(np.finfo(np.float32).max), 2.0**-128], [1.0, 2.0**-128], [1e-38, 5e-39]):
+        est = Estimated(sm.AUROC() if classes == 2 else sm.AUROC(num_classes=3))
+        est.update(p, sample_weight=weights)
+        back = sm.loads(sm.dumps(est))
+        assert np.array_equal(back.state_dict()["estimate.var"], est.state_dict()["estimate.var"])
+        mean, var = est.state_dict()["estimate.mean"], est.state_dict()["estimate.var"]
+        assert (var <= mean.sum(axis=1, keepdims=True) ** 2 / 4 * (1 + 1e-12)).all()
+
+
 def test_sliced_and_time_window_inside():
     p = np.array([0.9, 0.2, 0.7, 0.4, 0.6, 0.1])
     keys = np.array(["a", "b", "a", "b", "a", "b"])

@@ -226,3 +226,22 @@ def test_perfect_predictions_save_and_load(cls):
     assert quiet(again.compute) == quiet(m.compute)
     if cls is sm.TweedieDeviance:
         assert m.compute() == 0.0
+
+
+@pytest.mark.parametrize("power", [0.0, 1.0, 1.5, 2.0, 3.0, -1.5])
+def test_a_loaded_mean_lies_between_the_smallest_and_largest_target(power):
+    """A file whose 'mean' lies outside [y_min, y_max] (or outside y_true's domain) is refused:
+    a fresh Hypothesis seed set it to -1.0 at power >= 1, which loaded and then left a state
+    whose deviance sum was nan after a merge (a state that could not be saved and loaded)."""
+    y, p = np.array([0.5, 2.0, 3.0, 1.0]), np.array([1.0, 1.5, 2.5, 1.2])
+    m = sm.D2TweedieScore(power=power).update(y, p)
+    state = m.state_dict()
+    assert loads(dumps(m)).compute() == m.compute()
+    for mean in (-1.0, 0.4, 3.5):
+        with pytest.raises(ValueError, match="array 'mean' holds"):
+            sm.Metric.from_state_dict(dict(state, mean=np.array([mean])))
+    back = sm.Metric.from_state_dict(dict(state, mean=np.array([2.9])))  # inside: loads, merges, saves
+    back.merge(m).update(y, p)
+    assert np.isfinite(back.state_dict()["dev"]).all()
+    loads(dumps(back))
+
